@@ -1,0 +1,3 @@
+module github.com/ibkey/ibkey
+
+go 1.26.8

@@ -1,0 +1,224 @@
+// Package check holds ibkey's pure rules: P_Key and Q_Key values, how user input
+// becomes them, and what they mean. It does no I/O and imports no other ibkey package.
+//
+// Sources: ../shared/facts/keys.md, seeds 000 (P_Key) and 003 (Q_Key).
+package check
+
+import (
+	"fmt"
+	"strings"
+)
+
+// PKey is a 16-bit partition key as it sits in a port's P_Key table or a packet's BTH.
+type PKey uint16
+
+const (
+	// MembershipBit is bit 15: 1 = full member, 0 = limited member (seed 000).
+	MembershipBit PKey = 0x8000
+	// KeyMask selects the 15-bit key, the partition's identity.
+	KeyMask PKey = 0x7fff
+	// DefaultKey is the default partition's key; 0xffff is full, 0x7fff limited.
+	DefaultKey uint16 = 0x7fff
+	// DefaultFull is the default P_Key, full membership of the default partition.
+	DefaultFull PKey = 0xffff
+	// DefaultLimited is limited membership of the default partition.
+	DefaultLimited PKey = 0x7fff
+)
+
+// Membership is full or limited membership of a partition.
+type Membership uint8
+
+const (
+	Limited Membership = iota
+	Full
+)
+
+func (m Membership) String() string {
+	if m == Full {
+		return "full"
+	}
+	return "limited"
+}
+
+// Key returns the 15-bit key. Two P_Keys that differ only in bit 15 are the same partition.
+func (p PKey) Key() uint16 { return uint16(p & KeyMask) }
+
+// Membership returns the membership encoded in bit 15.
+func (p PKey) Membership() Membership {
+	if p&MembershipBit != 0 {
+		return Full
+	}
+	return Limited
+}
+
+// IsFull reports whether bit 15 (full membership) is set.
+func (p PKey) IsFull() bool { return p&MembershipBit != 0 }
+
+// Valid reports whether the entry holds a key: key 0 (0x0000 or 0x8000) marks an
+// empty, invalid table entry (keys.md).
+func (p PKey) Valid() bool { return p.Key() != 0 }
+
+// IsDefault reports whether p belongs to the default partition (key 0x7fff).
+func (p PKey) IsDefault() bool { return p.Key() == DefaultKey }
+
+// WithMembership returns p with bit 15 set for Full and cleared for Limited.
+func (p PKey) WithMembership(m Membership) PKey {
+	if m == Full {
+		return p | MembershipBit
+	}
+	return p &^ MembershipBit
+}
+
+// SamePartition reports whether a and b carry the same 15-bit key.
+func SamePartition(a, b PKey) bool { return a.Key() == b.Key() }
+
+// String prints the canonical form used everywhere in ibkey's output.
+func (p PKey) String() string { return fmt.Sprintf("0x%04x", uint16(p)) }
+
+// KeyString prints the 15-bit key in the same form.
+func (p PKey) KeyString() string { return fmt.Sprintf("0x%04x", p.Key()) }
+
+// PKeyForms is what ParsePKey accepts, for error messages.
+const PKeyForms = "hex 0x8001, 8001 or colon form 80:01, at most 0xffff"
+
+// ParseError is bad user input. It names the input and the accepted forms.
+type ParseError struct {
+	What     string // "P_Key", "Q_Key", ...
+	Input    string
+	Problem  string
+	Accepted string
+}
+
+func (e *ParseError) Error() string {
+	return fmt.Sprintf("invalid %s %q: %s (accepted: %s)", e.What, e.Input, e.Problem, e.Accepted)
+}
+
+// ParsePKey reads a P_Key as a user writes it: hexadecimal with or without 0x (any case),
+// or the colon form "80:01" of switch CLIs (two bytes of one or two hex digits each).
+// Signs, spaces, decimal suffixes, empty input and values over 0xffff are rejected.
+func ParsePKey(s string) (PKey, error) {
+	bad := func(problem string) (PKey, error) {
+		return 0, &ParseError{What: "P_Key", Input: s, Problem: problem, Accepted: PKeyForms}
+	}
+	if hi, lo, ok := strings.Cut(s, ":"); ok {
+		if strings.Contains(lo, ":") {
+			return bad("the colon form has exactly two bytes")
+		}
+		h, err1 := parseHexByte(hi)
+		l, err2 := parseHexByte(lo)
+		if err1 != "" {
+			return bad(err1)
+		}
+		if err2 != "" {
+			return bad(err2)
+		}
+		return PKey(h)<<8 | PKey(l), nil
+	}
+	v, problem := parseHex(s, 0xffff)
+	if problem != "" {
+		return bad(problem)
+	}
+	return PKey(v), nil
+}
+
+func parseHexByte(s string) (uint8, string) {
+	if s == "" {
+		return 0, "empty byte in colon form"
+	}
+	if len(s) > 2 {
+		return 0, fmt.Sprintf("%q is more than one byte (two hex digits)", s)
+	}
+	var v uint8
+	for i := 0; i < len(s); i++ {
+		d, ok := hexDigit(s[i])
+		if !ok {
+			return 0, fmt.Sprintf("%q is not a hex digit", s[i:i+1])
+		}
+		v = v<<4 | d
+	}
+	return v, ""
+}
+
+// parseHex parses hex digits with an optional 0x/0X prefix and checks v <= max.
+// Leading zeros are allowed ("0x00008001"); the problem string is "" on success.
+func parseHex(s string, max uint64) (uint64, string) {
+	if s == "" {
+		return 0, "empty value"
+	}
+	digits := s
+	if len(s) >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') {
+		digits = s[2:]
+		if digits == "" {
+			return 0, "no hex digits after 0x"
+		}
+	}
+	var v uint64
+	for i := 0; i < len(digits); i++ {
+		d, ok := hexDigit(digits[i])
+		if !ok {
+			c := digits[i : i+1]
+			switch c {
+			case "-", "+":
+				return 0, "signs are not allowed"
+			case " ", "\t", "\n":
+				return 0, "spaces are not allowed"
+			}
+			return 0, fmt.Sprintf("%q is not a hex digit", c)
+		}
+		v = v<<4 | uint64(d)
+		if v > max {
+			return 0, fmt.Sprintf("larger than 0x%x", max)
+		}
+	}
+	return v, ""
+}
+
+func hexDigit(c byte) (uint8, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0', true
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10, true
+	case c >= 'A' && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
+}
+
+// PKeyDecoding is what `ibkey decode pkey` shows for one value (JSON per design.md).
+type PKeyDecoding struct {
+	Value      string `json:"value"`
+	Key        string `json:"key"`
+	Membership string `json:"membership"`
+	Valid      bool   `json:"valid"`
+	Default    bool   `json:"default"`
+	// Notes are sentences that explain the value to a user.
+	Notes []string `json:"notes"`
+}
+
+// DecodePKey explains a P_Key value.
+func DecodePKey(p PKey) PKeyDecoding {
+	d := PKeyDecoding{
+		Value:      p.String(),
+		Key:        p.KeyString(),
+		Membership: p.Membership().String(),
+		Valid:      p.Valid(),
+		Default:    p.Valid() && p.IsDefault(),
+	}
+	switch {
+	case !p.Valid():
+		d.Notes = append(d.Notes, "key 0 is invalid: 0x0000 and 0x8000 mark an empty P_Key table entry; no packet may use it")
+	case p == DefaultFull:
+		d.Notes = append(d.Notes, "the default P_Key: full member of the default partition; talks to every member of it")
+	case p == DefaultLimited:
+		d.Notes = append(d.Notes, "limited member of the default partition: talks only to full members (0xffff), e.g. the SM")
+	case p.IsFull():
+		d.Notes = append(d.Notes, fmt.Sprintf("full member of partition %s: talks to full and limited members of it", p.KeyString()))
+	default:
+		d.Notes = append(d.Notes, fmt.Sprintf("limited member of partition %s: talks only to full members (%s), not to other limited members", p.KeyString(), p.WithMembership(Full)))
+	}
+	if p.Valid() && p.IsFull() && !p.IsDefault() {
+		d.Notes = append(d.Notes, fmt.Sprintf("IPoIB child interface for it: ib0.%04x (the interface name always carries the full bit)", uint16(p)))
+	}
+	return d
+}
