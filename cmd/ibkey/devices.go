@@ -1,0 +1,145 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ibkey/ibkey/internal/query"
+)
+
+// DevicesOptions holds `ibkey devices`'s flags and dependencies.
+type DevicesOptions struct {
+	*Globals
+}
+
+func newDevicesCmd(g *Globals) *cobra.Command {
+	o := &DevicesOptions{Globals: g}
+	return &cobra.Command{
+		Use:   "devices",
+		Short: "List RDMA ports: link layer, state, LID, rate, P_Key table use",
+		Long: `List every port of every RDMA device: link layer, state, physical state, LID,
+SM LID, rate, valid P_Keys / table size and port GUID. A value the kernel does not
+provide is shown as n/a (in JSON: null, with the reason under "missing").`,
+		Example:           "  ibkey devices\n  ibkey --demo devices -o json",
+		Args:              usageArgs(cobra.NoArgs),
+		ValidArgsFunction: cobra.NoFileCompletions,
+		RunE: func(c *cobra.Command, args []string) error {
+			return runDevices(o)
+		},
+	}
+}
+
+// devicePortJSON is one row of `devices -o json` (design.md field names).
+type devicePortJSON struct {
+	Device     string            `json:"device"`
+	Port       int               `json:"port"`
+	NodeType   *string           `json:"node_type"`
+	LinkLayer  *string           `json:"link_layer"`
+	State      string            `json:"state"`
+	PhysState  *string           `json:"phys_state"`
+	LID        *uint16           `json:"lid"`
+	SMLID      *uint16           `json:"sm_lid"`
+	Rate       *string           `json:"rate"`
+	PortGUID   *string           `json:"port_guid"`
+	TableSize  *int              `json:"table_size"`
+	ValidPKeys *int              `json:"valid_pkeys"`
+	Missing    map[string]string `json:"missing,omitempty"`
+}
+
+func runDevices(o *DevicesOptions) error {
+	f, err := o.Format()
+	if err != nil {
+		return err
+	}
+	host := o.Host()
+	views, err := host.Load(query.Selector{}, query.LoadOptions{Tables: true})
+	if err != nil {
+		return err
+	}
+	n := o.notices()
+	n.label(host.Label)
+	rows := make([]devicePortJSON, len(views))
+	for i, v := range views {
+		rows[i] = devicePortRow(v)
+	}
+	if f == formatJSON {
+		return writeJSON(o.IO.Out, struct {
+			Demo  bool             `json:"demo,omitempty"`
+			Ports []devicePortJSON `json:"ports"`
+		}{host.Label != "", rows})
+	}
+	g := grid{header: []string{"DEVICE", "PORT", "LINK", "STATE", "PHYS", "LID", "SM_LID", "RATE", "PKEYS", "PORT_GUID"}}
+	for _, r := range rows {
+		pkeys := "none"
+		if r.TableSize != nil {
+			pkeys = fmt.Sprintf("%d/%d", *r.ValidPKeys, *r.TableSize)
+		}
+		g.add(r.Device, strconv.Itoa(r.Port), str(r.LinkLayer), r.State, str(r.PhysState),
+			num(r.LID), num(r.SMLID), str(r.Rate), pkeys, str(r.PortGUID))
+	}
+	return g.render(o.IO.Out, f)
+}
+
+func devicePortRow(v *query.PortView) devicePortJSON {
+	p := v.Port
+	r := devicePortJSON{Device: p.Device, Port: p.Num, State: p.State.Name, Missing: map[string]string{}}
+	if v.Device.NodeType.OK() {
+		r.NodeType = &v.Device.NodeType.Value.Name
+	}
+	r.LinkLayer = optPtr(p.LinkLayer.Value, p.LinkLayer.Missing, "link_layer", r.Missing)
+	if p.PhysState.OK() {
+		r.PhysState = &p.PhysState.Value.Name
+	} else {
+		r.Missing["phys_state"] = p.PhysState.Missing
+	}
+	r.LID = optPtr(p.LID.Value, p.LID.Missing, "lid", r.Missing)
+	r.SMLID = optPtr(p.SMLID.Value, p.SMLID.Missing, "sm_lid", r.Missing)
+	if p.Rate.OK() {
+		r.Rate = &p.Rate.Value.Text
+	} else {
+		r.Missing["rate"] = p.Rate.Missing
+	}
+	switch {
+	case !p.GID0.OK():
+		r.Missing["port_guid"] = p.GID0.Missing
+	case p.LinkLayer.Value != "InfiniBand":
+		r.Missing["port_guid"] = "not an InfiniBand port (GID 0 does not hold a port GUID)"
+	default:
+		s := p.GID0.Value.PortGUID().String()
+		r.PortGUID = &s
+	}
+	if v.Table != nil {
+		size, valid := len(v.Table.Entries), v.Table.Valid
+		r.TableSize, r.ValidPKeys = &size, &valid
+	} else {
+		r.Missing["table_size"] = v.TableMissing
+	}
+	if len(r.Missing) == 0 {
+		r.Missing = nil
+	}
+	return r
+}
+
+func optPtr[T any](v T, missing, name string, into map[string]string) *T {
+	if missing != "" {
+		into[name] = missing
+		return nil
+	}
+	return &v
+}
+
+func str(p *string) string {
+	if p == nil {
+		return "n/a"
+	}
+	return *p
+}
+
+func num(p *uint16) string {
+	if p == nil {
+		return "n/a"
+	}
+	return strconv.Itoa(int(*p))
+}

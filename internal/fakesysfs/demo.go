@@ -1,0 +1,41 @@
+package fakesysfs
+
+// Demo is the embedded demo host (`ibkey --demo`): a made-up machine "demo-node" with
+//   - mlx5_0/1: ACTIVE InfiniBand, full and limited entries, a key held both ways, a hole
+//     left by a removed partition, IPoIB ib0 with children (ib0.8020's key is missing);
+//   - mlx5_1/1: ACTIVE InfiniBand with only limited entries; mlx5_1/2: DOWN;
+//   - mlx5_2/1: RoCE.
+func Demo() Host {
+	const g0, g1, g2 = 0x248a0703005e1a20, 0x248a0703005e1b30, 0x0c42a1030062c340
+	p0 := ibPort(1, g0+1, "0x3", "0x1", Table(128,
+		"0xffff", "0x8001", "0x0002", "0x8003", "0x0003", "0x0000", "0x8010"))
+	p0.Counters = IBCounters(map[string]string{"port_rcv_constraint_errors": "12", "port_xmit_constraint_errors": "0"})
+	p1 := ibPort(1, g1+1, "0x9", "0x1", Table(128, "0x7fff", "0x0001", "0x0002"))
+	p1.Rate = "200 Gb/sec (4X HDR)"
+	p2 := ibPort(2, g1+2, "0x0", "0x0", Table(128, "0xffff"))
+	p2.State, p2.PhysState = "1: DOWN", "2: Polling"
+	p2.Rate = "10 Gb/sec (4X SDR)"
+	roce := Port{Num: 1, State: "4: ACTIVE", PhysState: "5: LinkUp", LID: "0x0", SMLID: "0x0",
+		LMC: "0", SMSL: "0", CapMask: "0x04010000", Rate: "100 Gb/sec (4X EDR)", LinkLayer: "Ethernet",
+		GIDs: []string{"fe80:0000:0000:0000:0e42:a1ff:fe62:c341"}, PKeys: []string{"0xffff"},
+		Counters: IBCounters(nil)}
+	return Host{
+		NoSymlinks: true,
+		Devices: []Device{
+			{Name: "mlx5_0", PCI: "0000:17:00.0", NodeType: "1: CA", NodeGUID: GUID(g0), SysImageGUID: GUID(g0),
+				NodeDesc: "demo-node HCA-1", FWVer: "20.39.1002", HCAType: "MT4123", BoardID: "MT_0000000222",
+				HWRev: "0x0", Ports: []Port{p0}},
+			{Name: "mlx5_1", PCI: "0000:31:00.0", NodeType: "1: CA", NodeGUID: GUID(g1), SysImageGUID: GUID(g1),
+				NodeDesc: "demo-node HCA-2", FWVer: "28.39.1002", HCAType: "MT4129", Ports: []Port{p1, p2}},
+			{Name: "mlx5_2", PCI: "0000:4b:00.0", NodeType: "1: CA", NodeGUID: GUID(g2), SysImageGUID: GUID(g2),
+				NodeDesc: "demo-node RoCE", FWVer: "22.39.1002", HCAType: "MT4125", Ports: []Port{roce}},
+		},
+		Net: []NetIf{
+			{Name: "ib0", Device: "mlx5_0", Type: "32", Address: IPoIBAddress(0x00001049, g0+1), PKey: "0xffff", DevPort: "0", OperState: "up"},
+			{Name: "ib0.8001", Device: "mlx5_0", Type: "32", Address: IPoIBAddress(0x0000104b, g0+1), PKey: "0x8001", Parent: "ib0", DevPort: "0", OperState: "up"},
+			{Name: "ib0.8002", Device: "mlx5_0", Type: "32", Address: IPoIBAddress(0x0000104d, g0+1), PKey: "0x8002", Parent: "ib0", DevPort: "0", OperState: "up"},
+			{Name: "ib0.8020", Device: "mlx5_0", Type: "32", Address: IPoIBAddress(0x0000104f, g0+1), PKey: "0x8020", Parent: "ib0", DevPort: "0", OperState: "lowerlayerdown"},
+			{Name: "ib1", Device: "mlx5_1", Type: "32", Address: IPoIBAddress(0x00001051, g1+1), PKey: "0xffff", DevPort: "0", OperState: "up"},
+		},
+	}
+}

@@ -1,0 +1,258 @@
+// Package fakesysfs writes sysfs trees shaped like the kernel's (facts/sysfs.md) for
+// tests, the demo host and benchmarks: class/infiniband/DEV and class/net/IF are
+// symlinks into devices/, files end in a newline unless the tree imitates a simulator.
+package fakesysfs
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+)
+
+// Host is a whole tree.
+type Host struct {
+	Devices []Device
+	Net     []NetIf
+	// NoNewline writes values without the trailing newline, as simulators do.
+	NoNewline bool
+	// NoSymlinks puts device and interface directories directly under class/ (for
+	// trees embedded with go:embed, which cannot hold symlinks).
+	NoSymlinks bool
+}
+
+// Device is one RDMA device. Empty optional strings are not written.
+type Device struct {
+	Name         string
+	PCI          string // PCI address, e.g. 0000:03:00.0 (for the devices/ path)
+	NodeType     string // `1: CA`
+	NodeGUID     string // `0002:c903:00a1:b2c0`
+	SysImageGUID string
+	NodeDesc     string
+	FWVer        string
+	HCAType      string
+	BoardID      string
+	HWRev        string
+	Ports        []Port
+}
+
+// Port is one port. A nil PKeys writes no pkeys/ directory; a nil Counters no counters/.
+type Port struct {
+	Num       int
+	State     string // `4: ACTIVE`
+	PhysState string // `5: LinkUp`
+	LID       string // `0x1a`
+	SMLID     string
+	LMC       string
+	SMSL      string
+	CapMask   string
+	Rate      string
+	LinkLayer string
+	GIDs      []string // gids/0.. (full uncompressed form)
+	PKeys     []string // pkeys/0.. as the kernel prints them (`0xffff`)
+	// Unreadable lists pkey indexes written as a symlink to itself, so reading the
+	// file fails (ELOOP) even as root, like an entry the device refuses to report.
+	Unreadable []int
+	// MissingPKeyFiles lists pkey indexes whose file is left out of pkeys/.
+	MissingPKeyFiles []int
+	Counters         map[string]string
+	HWCounters       map[string]string
+}
+
+// NetIf is a network interface in class/net.
+type NetIf struct {
+	Name      string
+	Device    string // the RDMA device it sits on (for the devices/ path)
+	Type      string // `32` for IPoIB, `1` for Ethernet
+	Address   string
+	PKey      string
+	Parent    string
+	DevPort   string
+	OperState string
+}
+
+// Write creates the tree under dir (which must not exist or be empty).
+func Write(dir string, h Host) error {
+	w := writer{nl: !h.NoNewline}
+	pci := map[string]string{}
+	for _, d := range h.Devices {
+		pci[d.Name] = d.PCI
+		real := filepath.Join(dir, "devices", "pci0000:00", d.PCI, "infiniband", d.Name)
+		if h.NoSymlinks {
+			real = filepath.Join(dir, "class", "infiniband", d.Name)
+		}
+		w.file(real, "node_type", d.NodeType)
+		w.file(real, "node_guid", d.NodeGUID)
+		w.file(real, "sys_image_guid", d.SysImageGUID)
+		w.file(real, "node_desc", d.NodeDesc)
+		w.file(real, "fw_ver", d.FWVer)
+		w.file(real, "hca_type", d.HCAType)
+		w.file(real, "board_id", d.BoardID)
+		w.file(real, "hw_rev", d.HWRev)
+		w.mkdir(filepath.Join(real, "ports"))
+		for _, p := range d.Ports {
+			w.port(filepath.Join(real, "ports", strconv.Itoa(p.Num)), p)
+		}
+		if !h.NoSymlinks {
+			w.link(filepath.Join(dir, "class", "infiniband", d.Name),
+				filepath.Join("..", "..", "devices", "pci0000:00", d.PCI, "infiniband", d.Name))
+		}
+	}
+	for _, n := range h.Net {
+		real := filepath.Join(dir, "devices", "pci0000:00", pci[n.Device], "net", n.Name)
+		if n.Device == "" {
+			real = filepath.Join(dir, "devices", "virtual", "net", n.Name)
+		}
+		if h.NoSymlinks {
+			real = filepath.Join(dir, "class", "net", n.Name)
+		}
+		w.file(real, "type", n.Type)
+		w.file(real, "address", n.Address)
+		w.file(real, "pkey", n.PKey)
+		w.file(real, "parent", n.Parent)
+		w.file(real, "dev_port", n.DevPort)
+		w.file(real, "operstate", n.OperState)
+		if !h.NoSymlinks {
+			rel, _ := filepath.Rel(filepath.Join(dir, "class", "net"), real)
+			w.link(filepath.Join(dir, "class", "net", n.Name), rel)
+		}
+	}
+	return w.err
+}
+
+type writer struct {
+	nl  bool
+	err error
+}
+
+func (w *writer) mkdir(p string) {
+	if w.err == nil {
+		w.err = os.MkdirAll(p, 0o755)
+	}
+}
+
+func (w *writer) file(dir, name, value string) {
+	if value == "" || w.err != nil {
+		return
+	}
+	w.mkdir(dir)
+	if w.nl {
+		value += "\n"
+	}
+	if w.err == nil {
+		w.err = os.WriteFile(filepath.Join(dir, name), []byte(value), 0o444)
+	}
+}
+
+func (w *writer) link(at, target string) {
+	w.mkdir(filepath.Dir(at))
+	if w.err == nil {
+		w.err = os.Symlink(target, at)
+	}
+}
+
+func (w *writer) port(dir string, p Port) {
+	w.mkdir(dir)
+	w.file(dir, "state", p.State)
+	w.file(dir, "phys_state", p.PhysState)
+	w.file(dir, "lid", p.LID)
+	w.file(dir, "sm_lid", p.SMLID)
+	w.file(dir, "lid_mask_count", p.LMC)
+	w.file(dir, "sm_sl", p.SMSL)
+	w.file(dir, "cap_mask", p.CapMask)
+	w.file(dir, "rate", p.Rate)
+	w.file(dir, "link_layer", p.LinkLayer)
+	for i, g := range p.GIDs {
+		w.file(filepath.Join(dir, "gids"), strconv.Itoa(i), g)
+	}
+	if p.PKeys != nil {
+		pk := filepath.Join(dir, "pkeys")
+		w.mkdir(pk)
+		skip := map[int]bool{}
+		for _, i := range p.MissingPKeyFiles {
+			skip[i] = true
+		}
+		for _, i := range p.Unreadable {
+			skip[i] = true
+			w.link(filepath.Join(pk, strconv.Itoa(i)), strconv.Itoa(i))
+		}
+		for i, v := range p.PKeys {
+			if !skip[i] {
+				w.file(pk, strconv.Itoa(i), v)
+			}
+		}
+	}
+	w.counters(filepath.Join(dir, "counters"), p.Counters)
+	w.counters(filepath.Join(dir, "hw_counters"), p.HWCounters)
+}
+
+func (w *writer) counters(dir string, m map[string]string) {
+	if m == nil {
+		return
+	}
+	w.mkdir(dir)
+	names := make([]string, 0, len(m))
+	for n := range m {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		w.file(dir, n, m[n])
+	}
+}
+
+// GUID formats a 64-bit value the way node_guid does.
+func GUID(v uint64) string {
+	return fmt.Sprintf("%04x:%04x:%04x:%04x", v>>48, v>>32&0xffff, v>>16&0xffff, v&0xffff)
+}
+
+// GID0 is the GID 0 of an IB port: the default subnet prefix fe80::/64 + the port GUID.
+func GID0(portGUID uint64) string {
+	return "fe80:0000:0000:0000:" + GUID(portGUID)
+}
+
+// IPoIBAddress is /sys/class/net/IF/address for an IPoIB interface on a port with the
+// given GUID: 4 bytes (flags and QPN) then the 16-byte GID 0.
+func IPoIBAddress(qpn uint32, portGUID uint64) string {
+	b := []byte{byte(qpn >> 24), byte(qpn >> 16), byte(qpn >> 8), byte(qpn),
+		0xfe, 0x80, 0, 0, 0, 0, 0, 0}
+	for i := 7; i >= 0; i-- {
+		b = append(b, byte(portGUID>>(8*i)))
+	}
+	s := ""
+	for i, x := range b {
+		if i > 0 {
+			s += ":"
+		}
+		s += fmt.Sprintf("%02x", x)
+	}
+	return s
+}
+
+// Table returns n entries: the given values first, then 0x0000 (empty entries).
+func Table(n int, values ...string) []string {
+	t := make([]string, n)
+	for i := range t {
+		t[i] = "0x0000"
+	}
+	copy(t, values)
+	return t
+}
+
+// IBCounters returns a counters/ directory of an IB port with every error counter at 0
+// and the given overrides.
+func IBCounters(over map[string]string) map[string]string {
+	m := map[string]string{}
+	for _, n := range []string{"symbol_error", "link_error_recovery", "link_downed",
+		"port_rcv_errors", "port_rcv_remote_physical_errors", "port_rcv_switch_relay_errors",
+		"port_xmit_discards", "port_xmit_constraint_errors", "port_rcv_constraint_errors",
+		"local_link_integrity_errors", "excessive_buffer_overrun_errors", "VL15_dropped",
+		"port_xmit_wait", "port_xmit_data", "port_rcv_data", "port_xmit_packets", "port_rcv_packets"} {
+		m[n] = "0"
+	}
+	for k, v := range over {
+		m[k] = v
+	}
+	return m
+}

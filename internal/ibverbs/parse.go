@@ -1,0 +1,212 @@
+package ibverbs
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Small pure parsers for the values the kernel writes in sysfs (facts/sysfs.md).
+// Each takes the file's content with or without the trailing newline: the kernel
+// always writes one, simulators may not.
+
+func trimValue(b []byte) string {
+	s := string(b)
+	s = strings.TrimSuffix(s, "\n")
+	return strings.TrimRight(s, " \t\r")
+}
+
+// Enum is a numbered state as sysfs prints it: `4: ACTIVE`, `7: Phy Test`, `1: CA`.
+type Enum struct {
+	Num  int
+	Name string
+}
+
+func (e Enum) String() string { return e.Name }
+
+// ParseEnum parses `N: NAME`. The name may contain spaces (`7: Phy Test`).
+func ParseEnum(s string) (Enum, error) {
+	num, name, ok := strings.Cut(s, ":")
+	if !ok {
+		return Enum{}, fmt.Errorf("%q: want \"N: NAME\"", s)
+	}
+	n, err := strconv.ParseUint(strings.TrimSpace(num), 10, 8)
+	if err != nil {
+		return Enum{}, fmt.Errorf("%q: %q is not a state number", s, num)
+	}
+	name = strings.TrimSpace(name)
+	if name == "" {
+		return Enum{}, fmt.Errorf("%q: empty name", s)
+	}
+	return Enum{Num: int(n), Name: name}, nil
+}
+
+// Port states (ibv_port_state / `state` file).
+const (
+	StateDown        = 1
+	StateInit        = 2
+	StateArmed       = 3
+	StateActive      = 4
+	StateActiveDefer = 5
+)
+
+// GUID is a 64-bit EUI-64 as in node_guid, sys_image_guid and GID 0's low half.
+type GUID uint64
+
+// String prints the form ibstat and smpquery use.
+func (g GUID) String() string { return fmt.Sprintf("0x%016x", uint64(g)) }
+
+// ParseGUID parses the sysfs form `0002:c903:00a1:b2c4` (four groups of four hex digits).
+func ParseGUID(s string) (GUID, error) {
+	parts := strings.Split(s, ":")
+	if len(parts) != 4 {
+		return 0, fmt.Errorf("%q: want four groups of 4 hex digits like 0002:c903:00a1:b2c4", s)
+	}
+	var g uint64
+	for _, p := range parts {
+		if len(p) != 4 {
+			return 0, fmt.Errorf("%q: group %q is not 4 hex digits", s, p)
+		}
+		v, err := strconv.ParseUint(p, 16, 16)
+		if err != nil {
+			return 0, fmt.Errorf("%q: group %q is not hex", s, p)
+		}
+		g = g<<16 | v
+	}
+	return GUID(g), nil
+}
+
+// GID is a 128-bit port GID; GID 0 of an IB port is subnet prefix + port GUID.
+type GID [16]byte
+
+// PortGUID returns the low 64 bits (the port GUID for GID 0 of an IB port).
+func (g GID) PortGUID() GUID {
+	var v uint64
+	for _, b := range g[8:] {
+		v = v<<8 | uint64(b)
+	}
+	return GUID(v)
+}
+
+// String prints the full uncompressed form sysfs uses.
+func (g GID) String() string {
+	var b strings.Builder
+	for i := 0; i < 16; i += 2 {
+		if i > 0 {
+			b.WriteByte(':')
+		}
+		fmt.Fprintf(&b, "%02x%02x", g[i], g[i+1])
+	}
+	return b.String()
+}
+
+// ParseGID parses `fe80:0000:0000:0000:0002:c903:00a1:b2c4` (eight groups of 4 hex digits).
+func ParseGID(s string) (GID, error) {
+	var g GID
+	parts := strings.Split(s, ":")
+	if len(parts) != 8 {
+		return g, fmt.Errorf("%q: want eight groups of 4 hex digits", s)
+	}
+	for i, p := range parts {
+		if len(p) != 4 {
+			return g, fmt.Errorf("%q: group %q is not 4 hex digits", s, p)
+		}
+		v, err := strconv.ParseUint(p, 16, 16)
+		if err != nil {
+			return g, fmt.Errorf("%q: group %q is not hex", s, p)
+		}
+		g[2*i], g[2*i+1] = byte(v>>8), byte(v)
+	}
+	return g, nil
+}
+
+// ParseHWAddr parses a colon-separated hardware address (`/sys/class/net/IF/address`);
+// IPoIB addresses are 20 bytes: 4 bytes of flags and QPN, then the port's GID 0.
+func ParseHWAddr(s string) ([]byte, error) {
+	if s == "" {
+		return nil, fmt.Errorf("empty address")
+	}
+	parts := strings.Split(s, ":")
+	out := make([]byte, len(parts))
+	for i, p := range parts {
+		if len(p) == 0 || len(p) > 2 {
+			return nil, fmt.Errorf("%q: %q is not a byte", s, p)
+		}
+		v, err := strconv.ParseUint(p, 16, 8)
+		if err != nil {
+			return nil, fmt.Errorf("%q: %q is not hex", s, p)
+		}
+		out[i] = byte(v)
+	}
+	return out, nil
+}
+
+// ParseHex parses a `0x`-prefixed (or bare) hex number of at most bits bits, as in
+// pkeys/I (`0xffff`), lid (`0x1a`), cap_mask (`0x2651e848`) and net pkey files.
+func ParseHex(s string, bits int) (uint64, error) {
+	d := strings.TrimPrefix(strings.TrimPrefix(s, "0x"), "0X")
+	if d == "" || strings.ContainsAny(d, "+-_") {
+		return 0, fmt.Errorf("%q is not a hex number", s)
+	}
+	v, err := strconv.ParseUint(d, 16, bits)
+	if err != nil {
+		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
+			return 0, fmt.Errorf("%q does not fit in %d bits", s, bits)
+		}
+		return 0, fmt.Errorf("%q is not a hex number", s)
+	}
+	return v, nil
+}
+
+// ParseDec parses a decimal number of at most bits bits (counters, lid_mask_count, sm_sl).
+// Very old kernels print `N/A (no PMA)` in counter files: that is an error, not 0.
+func ParseDec(s string, bits int) (uint64, error) {
+	if s == "" || strings.ContainsAny(s, "+-_") {
+		return 0, fmt.Errorf("%q is not a decimal number", s)
+	}
+	v, err := strconv.ParseUint(s, 10, bits)
+	if err != nil {
+		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
+			return 0, fmt.Errorf("%q does not fit in %d bits", s, bits)
+		}
+		return 0, fmt.Errorf("%q is not a decimal number", s)
+	}
+	return v, nil
+}
+
+// Rate is a port's `rate` file: `100 Gb/sec (4X EDR)`; old kernels print `(4X)`.
+type Rate struct {
+	Text  string  // as the kernel printed it
+	Gbps  float64 // 100, 2.5
+	Width string  // "4X"
+	Speed string  // "EDR"; empty on old kernels
+}
+
+// ParseRate parses the rate file.
+func ParseRate(s string) (Rate, error) {
+	r := Rate{Text: s}
+	num, rest, ok := strings.Cut(s, " Gb/sec")
+	if !ok {
+		return r, fmt.Errorf("%q: want \"N Gb/sec (WIDTH SPEED)\"", s)
+	}
+	v, err := strconv.ParseFloat(num, 64)
+	if err != nil || v < 0 {
+		return r, fmt.Errorf("%q: %q is not a rate", s, num)
+	}
+	r.Gbps = v
+	rest = strings.TrimSpace(rest)
+	if rest != "" {
+		if !strings.HasPrefix(rest, "(") || !strings.HasSuffix(rest, ")") {
+			return r, fmt.Errorf("%q: want \"(WIDTH SPEED)\" after the rate", s)
+		}
+		f := strings.Fields(rest[1 : len(rest)-1])
+		if len(f) == 0 || len(f) > 2 {
+			return r, fmt.Errorf("%q: want \"(WIDTH SPEED)\" after the rate", s)
+		}
+		r.Width = f[0]
+		if len(f) == 2 {
+			r.Speed = f[1]
+		}
+	}
+	return r, nil
+}

@@ -1,0 +1,394 @@
+package query
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/ibverbs"
+)
+
+// Host is the machine ibkey looks at: a sysfs tree (the real one, a saved copy, a
+// fixture or the demo host).
+type Host struct {
+	Sys *ibverbs.Sysfs
+	// Label is shown with every answer when the host is not the real machine (the demo).
+	Label string
+}
+
+// PortRef names a port: `mlx5_0/1`.
+type PortRef struct {
+	Device string
+	Port   int
+}
+
+func (r PortRef) String() string { return r.Device + "/" + strconv.Itoa(r.Port) }
+
+// Selector picks ports: all ports of all devices, all ports of one device, or one port.
+type Selector struct {
+	Device  string // "" = every device
+	Port    int
+	HasPort bool
+}
+
+// DevicePortForms is what ParseSelector accepts, for error messages.
+const DevicePortForms = "DEV or DEV/PORT, e.g. mlx5_0 or mlx5_0/1"
+
+// ParseSelector reads `DEV` or `DEV/PORT` (the iproute2 rdma convention).
+func ParseSelector(s string) (Selector, error) {
+	dev, port, hasPort := strings.Cut(s, "/")
+	if err := ibverbs.CheckDeviceName(dev); err != nil {
+		return Selector{}, &UsageError{Msg: fmt.Sprintf("invalid device %q in %q: a device name is one path component (accepted: %s)", dev, s, DevicePortForms)}
+	}
+	sel := Selector{Device: dev}
+	if hasPort {
+		n, err := ParsePortNum(port)
+		if err != nil {
+			return Selector{}, err
+		}
+		sel.Port, sel.HasPort = n, true
+	}
+	return sel, nil
+}
+
+// ParsePortNum reads a port number, 0-255 (port 0 is a switch's management port).
+func ParsePortNum(s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 || n > 255 || strconv.Itoa(n) != s {
+		return 0, &UsageError{Msg: fmt.Sprintf("invalid port %q (accepted: a port number 1-255, or 0 for a switch's management port)", s)}
+	}
+	return n, nil
+}
+
+// Devices reads the named device, or every device when name is "".
+func (h *Host) Devices(name string) ([]*ibverbs.Device, error) {
+	names, err := h.Sys.DeviceNames()
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, &EnvError{Msg: fmt.Sprintf("no RDMA devices: %s/%s does not exist (is the ib_core module loaded? point --sysfs at a saved tree, or try --demo)", strings.TrimSuffix(h.Sys.Root, "/"), ibverbs.ClassInfiniBand)}
+		}
+		return nil, &EnvError{Msg: err.Error()}
+	}
+	if name != "" {
+		if err := ibverbs.CheckDeviceName(name); err != nil {
+			return nil, &UsageError{Msg: fmt.Sprintf("invalid device %q: a device name is one path component, without / or .. (devices: %s)", name, strings.Join(names, ", "))}
+		}
+		found := false
+		for _, n := range names {
+			found = found || n == name
+		}
+		if !found {
+			return nil, &NotFoundError{What: "device", Name: name, Available: names}
+		}
+		names = []string{name}
+	}
+	if len(names) == 0 {
+		return nil, &EnvError{Msg: fmt.Sprintf("no RDMA devices in %s/%s", strings.TrimSuffix(h.Sys.Root, "/"), ibverbs.ClassInfiniBand)}
+	}
+	devs := make([]*ibverbs.Device, 0, len(names))
+	for _, n := range names {
+		d, err := h.Sys.Device(n)
+		if err != nil {
+			return nil, &EnvError{Msg: err.Error()}
+		}
+		devs = append(devs, d)
+	}
+	return devs, nil
+}
+
+// Select resolves a selector into ports, in device then port order.
+func (h *Host) Select(sel Selector) ([]PortRef, map[string]*ibverbs.Device, error) {
+	devs, err := h.Devices(sel.Device)
+	if err != nil {
+		return nil, nil, err
+	}
+	byName := make(map[string]*ibverbs.Device, len(devs))
+	var refs []PortRef
+	for _, d := range devs {
+		byName[d.Name] = d
+		if sel.HasPort {
+			found := false
+			for _, p := range d.Ports {
+				found = found || p == sel.Port
+			}
+			if !found {
+				avail := make([]string, len(d.Ports))
+				for i, p := range d.Ports {
+					avail[i] = strconv.Itoa(p)
+				}
+				return nil, nil, &NotFoundError{What: "port", Name: fmt.Sprintf("%d on %s", sel.Port, d.Name), Available: avail}
+			}
+			refs = append(refs, PortRef{d.Name, sel.Port})
+			continue
+		}
+		for _, p := range d.Ports {
+			refs = append(refs, PortRef{d.Name, p})
+		}
+	}
+	return refs, byName, nil
+}
+
+// PortView is one port with what it means.
+type PortView struct {
+	Device *ibverbs.Device
+	Port   *ibverbs.Port
+	// Table is the P_Key table; nil when not loaded or when the port has none
+	// (TableMissing says why).
+	Table        *Table
+	TableMissing string
+	// Interfaces are the IPoIB interfaces on this port (matched by GID 0).
+	Interfaces []IPoIB
+	// Warnings say when the data cannot be trusted or something will not work.
+	Warnings []string
+}
+
+// Ref names the port.
+func (v *PortView) Ref() PortRef { return PortRef{v.Port.Device, v.Port.Num} }
+
+// LinkLayer returns the link layer, or "" when the file is absent.
+func (v *PortView) LinkLayer() string { return v.Port.LinkLayer.Value }
+
+// TableTrusted reports whether the table's contents are defined: only while the port
+// is ARMED or ACTIVE (seed 001, ibv_query_pkey).
+func (v *PortView) TableTrusted() bool {
+	s := v.Port.State.Num
+	return s == ibverbs.StateArmed || s == ibverbs.StateActive || s == ibverbs.StateActiveDefer
+}
+
+// Table is a decoded P_Key table.
+type Table struct {
+	Entries []Entry
+	Valid   int // entries holding a valid key
+}
+
+// Entry is one decoded table entry.
+type Entry struct {
+	Index int
+	PKey  check.PKey
+	// Unreadable says why the entry could not be read ("" when it was); PKey is then
+	// meaningless, never 0x0000.
+	Unreadable string
+	// Hole: an invalid entry below the last valid one, typically the slot of a removed
+	// partition (OpenSM keeps keys at their index across reconfigurations).
+	Hole bool
+	// Both: the table holds this key as a full and as a limited member.
+	Both bool
+	// DuplicateOf is the index of an earlier entry with the same value, or -1.
+	DuplicateOf int
+	// Interfaces are the IPoIB interfaces whose key resolves to this entry.
+	Interfaces []string
+}
+
+// Valid reports whether the entry was read and holds a valid key.
+func (e *Entry) Valid() bool { return e.Unreadable == "" && e.PKey.Valid() }
+
+// IPoIB is an IPoIB interface mapped to its port.
+type IPoIB struct {
+	Name      string
+	PKey      check.PKey // from class/net/IF/pkey: always has the full bit
+	Parent    string     // "" for a parent interface
+	OperState string
+	// Index is the table entry the kernel uses for the key (ib_find_pkey: 15-bit
+	// match, a full entry preferred), or -1 when the key is not in the table: the
+	// interface cannot come up.
+	Index int
+	// Membership is the membership really used: the entry's, not the pkey file's.
+	Membership check.Membership
+}
+
+// LoadOptions says what to read besides port attributes.
+type LoadOptions struct {
+	Tables     bool
+	Interfaces bool
+}
+
+// Load reads the selected ports. Ports are read concurrently (on real hardware each
+// pkey file is a device query); the result is in device then port order.
+func (h *Host) Load(sel Selector, opt LoadOptions) ([]*PortView, error) {
+	refs, devs, err := h.Select(sel)
+	if err != nil {
+		return nil, err
+	}
+	views := make([]*PortView, len(refs))
+	errs := make([]error, len(refs))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 2*runtime.GOMAXPROCS(0))
+	for i, r := range refs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			views[i], errs[i] = h.loadPort(devs[r.Device], r.Port, opt.Tables)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, &EnvError{Msg: err.Error()}
+	}
+	if opt.Interfaces {
+		ifs, err := h.Sys.IPoIBInterfaces()
+		if err != nil {
+			return nil, &EnvError{Msg: err.Error()}
+		}
+		attachInterfaces(views, ifs)
+	}
+	for _, v := range views {
+		v.Warnings = append(v.Warnings, portWarnings(v)...)
+	}
+	return views, nil
+}
+
+func (h *Host) loadPort(d *ibverbs.Device, num int, tables bool) (*PortView, error) {
+	p, err := h.Sys.Port(d.Name, num)
+	if err != nil {
+		return nil, err
+	}
+	v := &PortView{Device: d, Port: p}
+	if !tables {
+		return v, nil
+	}
+	if !p.HasPKeys {
+		v.TableMissing = "no P_Key table: the port has no pkeys/ directory"
+		if d.NodeType.OK() && d.NodeType.Value.Num == 4 {
+			v.TableMissing += " (iWARP devices have none: P_Keys do not apply)"
+		}
+		return v, nil
+	}
+	raw, err := h.Sys.PKeys(d.Name, num)
+	if err != nil {
+		if errors.Is(err, ibverbs.ErrNoTable) {
+			v.TableMissing = "no P_Key table: the port has no pkeys/ directory"
+			return v, nil
+		}
+		return nil, err
+	}
+	v.Table = DecodeTable(raw)
+	return v, nil
+}
+
+// DecodeTable gives raw entries their meaning: validity, holes, keys held both ways,
+// duplicates.
+func DecodeTable(raw []ibverbs.PKeyEntry) *Table {
+	t := &Table{Entries: make([]Entry, len(raw))}
+	last := -1
+	full := map[uint16]bool{}
+	limited := map[uint16]bool{}
+	first := map[check.PKey]int{}
+	for i, r := range raw {
+		e := Entry{Index: r.Index, PKey: check.PKey(r.Value), DuplicateOf: -1}
+		if r.Err != nil {
+			e.Unreadable = r.Err.Error()
+			e.PKey = 0
+		}
+		if e.Valid() {
+			t.Valid++
+			last = i
+			if e.PKey.IsFull() {
+				full[e.PKey.Key()] = true
+			} else {
+				limited[e.PKey.Key()] = true
+			}
+			if j, ok := first[e.PKey]; ok {
+				e.DuplicateOf = j
+			} else {
+				first[e.PKey] = e.Index
+			}
+		}
+		t.Entries[i] = e
+	}
+	for i := range t.Entries {
+		e := &t.Entries[i]
+		if e.Valid() {
+			e.Both = full[e.PKey.Key()] && limited[e.PKey.Key()]
+		} else if e.Unreadable == "" && i < last {
+			e.Hole = true
+		}
+	}
+	return t
+}
+
+// FindIndex returns the entry a QP should use for key's partition: the 15-bit key
+// must match and a full-member entry is preferred over a limited one, as the
+// kernel's ib_find_pkey does; among equals the lowest index wins.
+func (t *Table) FindIndex(key check.PKey) (*Entry, bool) {
+	var limited *Entry
+	for i := range t.Entries {
+		e := &t.Entries[i]
+		if !e.Valid() || e.PKey.Key() != key.Key() {
+			continue
+		}
+		if e.PKey.IsFull() {
+			return e, true
+		}
+		if limited == nil {
+			limited = e
+		}
+	}
+	return limited, limited != nil
+}
+
+func attachInterfaces(views []*PortView, ifs []ibverbs.NetInterface) {
+	sort.Slice(ifs, func(i, j int) bool { return ifs[i].Name < ifs[j].Name })
+	for _, nif := range ifs {
+		if !nif.Address.OK() || len(nif.Address.Value) != 20 || !nif.PKey.OK() {
+			continue
+		}
+		gid := nif.Address.Value[4:]
+		for _, v := range views {
+			if !v.Port.GID0.OK() || !bytes.Equal(v.Port.GID0.Value[:], gid) {
+				continue
+			}
+			ip := IPoIB{Name: nif.Name, PKey: check.PKey(nif.PKey.Value), Parent: nif.Parent.Value,
+				OperState: nif.OperState.Value, Index: -1}
+			if v.Table != nil {
+				if e, ok := v.Table.FindIndex(ip.PKey); ok {
+					ip.Index = e.Index
+					ip.Membership = e.PKey.Membership()
+					e.Interfaces = append(e.Interfaces, nif.Name)
+				}
+			}
+			v.Interfaces = append(v.Interfaces, ip)
+		}
+	}
+}
+
+func portWarnings(v *PortView) []string {
+	var w []string
+	ref := v.Ref().String()
+	if v.Table != nil && !v.TableTrusted() {
+		w = append(w, fmt.Sprintf("%s is %s: a P_Key table is valid only while the port is ARMED or ACTIVE; these entries may be stale", ref, v.Port.State.Name))
+	}
+	if v.LinkLayer() == "Ethernet" && v.Table != nil {
+		w = append(w, fmt.Sprintf("%s is RoCE (link layer Ethernet): P_Keys are an InfiniBand feature; only the default P_Key 0xffff is used", ref))
+	}
+	if v.Table != nil {
+		var bad []string
+		for _, e := range v.Table.Entries {
+			if e.Unreadable != "" {
+				bad = append(bad, fmt.Sprintf("%d (%s)", e.Index, e.Unreadable))
+			}
+		}
+		if len(bad) > 0 {
+			w = append(w, fmt.Sprintf("%s: %d P_Key entries could not be read: %s", ref, len(bad), strings.Join(bad, ", ")))
+		}
+	}
+	for _, ip := range v.Interfaces {
+		switch {
+		case v.Table == nil:
+		case ip.Index < 0:
+			w = append(w, fmt.Sprintf("%s uses P_Key %s (partition %s), which is not in the %s table: the interface cannot come up (kernel: \"PKEY is not assigned\")", ip.Name, ip.PKey, ip.PKey.KeyString(), ref))
+		case ip.Membership == check.Limited:
+			// The pkey file always shows the full bit; the entry the kernel found is
+			// limited, so the interface is a limited member (keys.md, IPoIB).
+			w = append(w, fmt.Sprintf("%s shows P_Key %s, but the %s table holds only %s (limited) at index %d: it runs as a limited member and reaches only full members of partition %s", ip.Name, ip.PKey, ref, ip.PKey.WithMembership(check.Limited), ip.Index, ip.PKey.KeyString()))
+		}
+	}
+	return w
+}
