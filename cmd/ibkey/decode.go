@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -137,11 +136,8 @@ func runDecodeQKey(o *DecodeOptions) error {
 			fmt.Fprintln(o.IO.Out)
 		}
 		fmt.Fprintf(o.IO.Out, "Q_Key %s\n", d.Value)
-		wk := d.WellKnown
-		if wk == "" {
-			wk = "no"
-		}
-		fmt.Fprintf(o.IO.Out, "  controlled  %s\n  range       %s\n  well-known  %s\n", yesNo(d.Controlled), d.Range, strings.ToUpper(wk[:1])+wk[1:])
+		wk := map[string]string{"gsi": "GSI (QP1)", "ipoib": "IPoIB (OpenSM default)", "": "no"}[d.WellKnown]
+		fmt.Fprintf(o.IO.Out, "  controlled  %s\n  range       %s\n  well-known  %s\n", yesNo(d.Controlled), d.Range, wk)
 		for _, n := range d.Notes {
 			fmt.Fprintf(o.IO.Out, "  - %s\n", n)
 		}

@@ -194,7 +194,8 @@ func show(e query.Entry, all bool) bool { return all || e.Valid() || e.Unreadabl
 func entryCells(e query.Entry) []string {
 	idx := strconv.Itoa(e.Index)
 	if e.Unreadable != "" {
-		return []string{idx, "unreadable", "", "", "unreadable: " + e.Unreadable, ""}
+		// The reason is in the port's warning; the cell stays one word.
+		return []string{idx, "unreadable", "", "", "unreadable", ""}
 	}
 	return []string{idx, e.PKey.String(), e.PKey.Membership().String(), e.PKey.KeyString(),
 		strings.Join(entryNotes(e), ","), strings.Join(e.Interfaces, ",")}

@@ -1,0 +1,242 @@
+package ibverbs
+
+import (
+	"errors"
+	"io/fs"
+	"strings"
+	"syscall"
+	"testing"
+	"testing/fstest"
+)
+
+const mlx5Tree = "../../testdata/sysfs/mlx5"
+
+func TestDeviceNamesFollowSymlinks(t *testing.T) {
+	s := Open(mlx5Tree)
+	names, err := s.DeviceNames()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(names, " "); got != "irdma0 mlx5_0 mlx5_1 mlx5_2" {
+		t.Errorf("DeviceNames = %q", got)
+	}
+}
+
+func TestDevice(t *testing.T) {
+	s := Open(mlx5Tree)
+	d, err := s.Device("mlx5_0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.NodeType.Value != (Enum{1, "CA"}) || d.NodeGUID.Value != 0x0002c90300a1b2c0 ||
+		d.NodeDesc.Value != "node01 HCA-1" || d.FWVer.Value != "20.31.1014" || d.HCAType.Value != "MT4123" {
+		t.Errorf("Device = %+v", d)
+	}
+	if len(d.Ports) != 1 || d.Ports[0] != 1 {
+		t.Errorf("Ports = %v", d.Ports)
+	}
+	iw, err := s.Device("irdma0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if iw.HCAType.OK() || !strings.Contains(iw.HCAType.Missing, "hca_type: does not exist") {
+		t.Errorf("a missing optional file is absent with the reason, got %+v", iw.HCAType)
+	}
+	if _, err := s.Device("mlx5_9"); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("missing device: %v", err)
+	}
+}
+
+// openRecorder fails the test if anything is opened.
+type openRecorder struct{ t *testing.T }
+
+func (o openRecorder) Open(name string) (fs.File, error) {
+	o.t.Errorf("opened %q", name)
+	return nil, fs.ErrNotExist
+}
+
+func TestBadDeviceNamesOpenNothing(t *testing.T) {
+	s := FromFS(openRecorder{t}, "rec")
+	for _, name := range []string{"", ".", "..", "../../etc", "mlx5_0/../..", "a/b", "x\x00y", "a\\b", strings.Repeat("x", 65), "tab\there"} {
+		if _, err := s.Device(name); !errors.Is(err, ErrBadName) {
+			t.Errorf("Device(%q) = %v, want ErrBadName", name, err)
+		}
+		if _, err := s.Port(name, 1); !errors.Is(err, ErrBadName) {
+			t.Errorf("Port(%q) = %v, want ErrBadName", name, err)
+		}
+		if _, err := s.PKeys(name, 1); !errors.Is(err, ErrBadName) {
+			t.Errorf("PKeys(%q) = %v, want ErrBadName", name, err)
+		}
+		if c := s.ReadCounter(name, 1, "symbol_error"); !errors.Is(c.Err, ErrBadName) {
+			t.Errorf("ReadCounter(%q) = %v, want ErrBadName", name, c.Err)
+		}
+	}
+}
+
+func TestPort(t *testing.T) {
+	s := Open(mlx5Tree)
+	p, err := s.Port("mlx5_1", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.State != (Enum{1, "DOWN"}) || p.PhysState.Value != (Enum{3, "Disabled"}) || p.LinkLayer.Value != "InfiniBand" || !p.HasPKeys {
+		t.Errorf("Port = %+v", p)
+	}
+	p, err = s.Port("mlx5_0", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.LID.Value != 1 || p.SMLID.Value != 1 || p.CapMask.Value != 0x2651e848 || p.Rate.Value.Speed != "EDR" ||
+		p.GID0.Value.PortGUID() != 0x0002c90300a1b2c1 || !p.Counters.OK() {
+		t.Errorf("Port = %+v", p)
+	}
+	if p, err = s.Port("mlx5_2", 1); err != nil || p.Counters.OK() || !strings.Contains(p.Counters.Missing, "does not exist") {
+		t.Errorf("a port without counters/: %+v, %v", p, err)
+	}
+	if p, err = s.Port("irdma0", 1); err != nil || p.HasPKeys {
+		t.Errorf("iWARP port has no pkeys/: %+v, %v", p, err)
+	}
+	if _, err := s.Port("mlx5_0", 2); !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "ports/2/state") {
+		t.Errorf("missing port: %v", err)
+	}
+}
+
+func TestPKeys(t *testing.T) {
+	s := Open(mlx5Tree)
+	tab, err := s.PKeys("mlx5_0", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tab) != 128 {
+		t.Fatalf("len = %d, want 128 (numeric order, not 0 1 10 100 ...)", len(tab))
+	}
+	want := []uint16{0xffff, 0x8001, 0x0002, 0x0000, 0x8005, 0x0005, 0x8000, 0x0000, 0x8010, 0}
+	for i, w := range want {
+		if tab[i].Index != i || tab[i].Value != w || tab[i].Err != nil {
+			t.Errorf("entry %d = %+v, want %#04x", i, tab[i], w)
+		}
+	}
+	tab, err = s.PKeys("mlx5_1", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tab[3].Err == nil || !strings.Contains(tab[3].Err.Error(), "symbolic links") {
+		t.Errorf("unreadable entry: %+v", tab[3])
+	}
+	if tab[4].Value != 0x0003 || tab[4].Err != nil {
+		t.Errorf("entry after the unreadable one: %+v", tab[4])
+	}
+	if _, err := s.PKeys("irdma0", 1); !errors.Is(err, ErrNoTable) {
+		t.Errorf("iWARP: %v, want ErrNoTable", err)
+	}
+}
+
+func TestPKeysInjectedErrors(t *testing.T) {
+	m := fstest.MapFS{
+		"class/infiniband/d/ports/1/pkeys/0":  {Data: []byte("0xffff\n")},
+		"class/infiniband/d/ports/1/pkeys/1":  {Data: []byte("garbage\n")},
+		"class/infiniband/d/ports/1/pkeys/3":  {Data: []byte("0x8001")},
+		"class/infiniband/d/ports/1/pkeys/x":  {Data: []byte("0x8001")},
+		"class/infiniband/d/ports/1/pkeys/04": {Data: []byte("0x8001")},
+		"class/infiniband/d/ports/1/pkeys/2":  {Data: []byte("0x8002")},
+	}
+	s := FromFS(eioFS{m, "class/infiniband/d/ports/1/pkeys/2"}, "m")
+	tab, err := s.PKeys("d", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tab) != 4 {
+		t.Fatalf("len %d: only files named 0..N count", len(tab))
+	}
+	if tab[0].Value != 0xffff || tab[0].Err != nil || tab[1].Err == nil || tab[3].Value != 0x8001 {
+		t.Errorf("table = %+v", tab)
+	}
+	if tab[2].Err == nil || !strings.Contains(tab[2].Err.Error(), "EIO") {
+		t.Errorf("EIO entry = %+v", tab[2])
+	}
+}
+
+// eioFS fails reads of one file with EIO, as a device that refuses a query does.
+type eioFS struct {
+	fstest.MapFS
+	bad string
+}
+
+func (e eioFS) Open(name string) (fs.File, error) {
+	f, err := e.MapFS.Open(name)
+	if err != nil || name != e.bad {
+		return f, err
+	}
+	return eioFile{f}, nil
+}
+
+type eioFile struct{ fs.File }
+
+func (eioFile) Read([]byte) (int, error) { return 0, &fs.PathError{Op: "read", Err: syscall.EIO} }
+
+func TestSimulatorTreeWithoutNewlines(t *testing.T) {
+	s := Open("../../testdata/sysfs/simulator")
+	p, err := s.Port("ibsim0", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.State.Name != "ACTIVE" || p.Rate.Value.Width != "4X" || p.Rate.Value.Speed != "" || p.LID.Value != 2 {
+		t.Errorf("Port = %+v", p)
+	}
+	tab, err := s.PKeys("ibsim0", 1)
+	if err != nil || len(tab) != 64 || tab[1].Value != 0x8001 {
+		t.Errorf("PKeys = %v, %v", tab[:3], err)
+	}
+	if c := s.ReadCounter("ibsim0", 1, "port_rcv_constraint_errors"); c.Err != nil || c.Value != 4 || c.Width != 8 {
+		t.Errorf("counter = %+v", c)
+	}
+}
+
+func TestReadCounter(t *testing.T) {
+	s := Open(mlx5Tree)
+	c := s.ReadCounter("mlx5_1", 1, "port_rcv_constraint_errors")
+	if c.Err != nil || c.Value != 255 || c.Width != 8 {
+		t.Errorf("counter = %+v", c)
+	}
+	c = s.ReadCounter("mlx5_2", 1, "port_rcv_constraint_errors")
+	if c.Err == nil || !strings.Contains(c.Err.Error(), "does not exist") {
+		t.Errorf("a counter on a port without counters/ is an error, not 0: %+v", c)
+	}
+	for _, name := range []string{"../state", "..", "a/b"} {
+		if c := s.ReadCounter("mlx5_0", 1, name); c.Err == nil {
+			t.Errorf("ReadCounter(%q) must refuse", name)
+		}
+	}
+	m := fstest.MapFS{"class/infiniband/d/ports/1/counters/symbol_error": {Data: []byte("N/A (no PMA)\n")},
+		"class/infiniband/d/ports/1/counters/link_downed": {Data: []byte("256\n")}}
+	if c := FromFS(m, "m").ReadCounter("d", 1, "symbol_error"); c.Err == nil {
+		t.Errorf("N/A (no PMA) is an error, got %+v", c)
+	}
+	if c := FromFS(m, "m").ReadCounter("d", 1, "link_downed"); c.Err == nil {
+		t.Errorf("256 does not fit an 8-bit counter, got %+v", c)
+	}
+}
+
+func TestIPoIBInterfaces(t *testing.T) {
+	ifs, err := Open(mlx5Tree).IPoIBInterfaces()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, i := range ifs {
+		names = append(names, i.Name)
+	}
+	if got := strings.Join(names, " "); got != "ib0 ib0.8001 ib0.8002 ib0.8004 ib1" {
+		t.Errorf("IPoIB interfaces = %q (eth0 is not IPoIB)", got)
+	}
+	child := ifs[1]
+	if child.PKey.Value != 0x8001 || child.Parent.Value != "ib0" || len(child.Address.Value) != 20 || child.DevPort.Value != 0 {
+		t.Errorf("child = %+v", child)
+	}
+	if ifs[0].Parent.OK() {
+		t.Errorf("a parent interface has no parent file: %+v", ifs[0].Parent)
+	}
+	if ifs, err := FromFS(fstest.MapFS{}, "empty").IPoIBInterfaces(); err != nil || ifs != nil {
+		t.Errorf("no class/net: %v %v", ifs, err)
+	}
+}

@@ -1,0 +1,143 @@
+package query
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/ibverbs"
+)
+
+func raw(vals ...int) []ibverbs.PKeyEntry {
+	out := make([]ibverbs.PKeyEntry, len(vals))
+	for i, v := range vals {
+		out[i] = ibverbs.PKeyEntry{Index: i, Value: uint16(v)}
+		if v < 0 {
+			out[i] = ibverbs.PKeyEntry{Index: i, Err: errors.New("read failed: EIO")}
+		}
+	}
+	return out
+}
+
+func TestDecodeTable(t *testing.T) {
+	// 0xffff, hole, limited 5, invalid 0x8000 (hole), full 5, unreadable, dup 0xffff, empty tail
+	tab := DecodeTable(raw(0xffff, 0x0000, 0x0005, 0x8000, 0x8005, -1, 0xffff, 0, 0))
+	if tab.Valid != 4 {
+		t.Errorf("Valid = %d, want 4", tab.Valid)
+	}
+	e := tab.Entries
+	if !e[1].Hole || !e[3].Hole || e[7].Hole || e[8].Hole {
+		t.Errorf("holes: invalid entries below the last valid one only: %+v", e)
+	}
+	if !e[2].Both || !e[4].Both || e[0].Both {
+		t.Error("key 5 is held as full and limited")
+	}
+	if e[6].DuplicateOf != 0 || e[0].DuplicateOf != -1 {
+		t.Errorf("duplicate: %+v", e[6])
+	}
+	if e[5].Unreadable == "" || e[5].Valid() || e[5].Hole || e[5].PKey != 0 {
+		t.Errorf("unreadable entry: %+v", e[5])
+	}
+}
+
+func TestFindIndex(t *testing.T) {
+	tab := DecodeTable(raw(0xffff, 0x0005, 0x0000, 0x8005, 0x0007, 0x0007, -1, 0x8000))
+	tests := []struct {
+		key   check.PKey
+		index int
+		ok    bool
+	}{
+		{0x8005, 3, true}, // a full entry is preferred over an earlier limited one
+		{0x0005, 3, true}, // the lookup is by 15-bit key
+		{0x8007, 4, true}, // only limited entries: the lowest index
+		{0x7fff, 0, true}, // default partition
+		{0x0000, 0, false}, {0x8000, 0, false}, // key 0 never matches, not even the 0x8000 entry
+		{0x8009, 0, false},
+	}
+	for _, tc := range tests {
+		e, ok := tab.FindIndex(tc.key)
+		if ok != tc.ok || (ok && e.Index != tc.index) {
+			t.Errorf("FindIndex(%v) = %+v, %v; want %d, %v", tc.key, e, ok, tc.index, tc.ok)
+		}
+	}
+}
+
+func TestParseSelector(t *testing.T) {
+	good := map[string]Selector{"mlx5_0": {Device: "mlx5_0"}, "mlx5_0/1": {"mlx5_0", 1, true}, "sw/0": {"sw", 0, true}}
+	for in, want := range good {
+		if got, err := ParseSelector(in); err != nil || got != want {
+			t.Errorf("ParseSelector(%q) = %+v, %v", in, got, err)
+		}
+	}
+	for _, in := range []string{"", "/1", "../x", "..", "mlx5_0/", "mlx5_0/x", "mlx5_0/256", "mlx5_0/-1", "mlx5_0/01", "mlx5_0/1/2", "a\x00b/1"} {
+		var u *UsageError
+		if _, err := ParseSelector(in); !errors.As(err, &u) {
+			t.Errorf("ParseSelector(%q) = %v, want a UsageError", in, err)
+		}
+	}
+}
+
+func TestSelectNotFound(t *testing.T) {
+	h := &Host{Sys: ibverbs.Open("../../testdata/sysfs/mlx5")}
+	_, _, err := h.Select(Selector{Device: "mlx5_9"})
+	var nf *NotFoundError
+	if !errors.As(err, &nf) || err.Error() != "no device mlx5_9 (devices: irdma0, mlx5_0, mlx5_1, mlx5_2)" {
+		t.Errorf("err = %v", err)
+	}
+	_, _, err = h.Select(Selector{Device: "mlx5_1", Port: 3, HasPort: true})
+	if !errors.As(err, &nf) || err.Error() != "no port 3 on mlx5_1 (ports: 1, 2)" {
+		t.Errorf("err = %v", err)
+	}
+	_, _, err = (&Host{Sys: ibverbs.Open(t.TempDir())}).Select(Selector{})
+	var env *EnvError
+	if !errors.As(err, &env) || !strings.Contains(err.Error(), "class/infiniband does not exist") {
+		t.Errorf("no sysfs: %v", err)
+	}
+}
+
+func TestLoadWarningsAndInterfaces(t *testing.T) {
+	h := &Host{Sys: ibverbs.Open("../../testdata/sysfs/mlx5")}
+	views, err := h.Load(Selector{}, LoadOptions{Tables: true, Interfaces: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	byRef := map[string]*PortView{}
+	for _, v := range views {
+		byRef[v.Ref().String()] = v
+	}
+	if got := len(views); got != 5 {
+		t.Fatalf("%d ports", got)
+	}
+	p := byRef["mlx5_0/1"]
+	var names []string
+	for _, ip := range p.Interfaces {
+		names = append(names, ip.Name)
+	}
+	if strings.Join(names, " ") != "ib0 ib0.8001 ib0.8002 ib0.8004" {
+		t.Errorf("interfaces on mlx5_0/1: %v", names)
+	}
+	if p.Table.Entries[1].Interfaces[0] != "ib0.8001" || p.Interfaces[2].Membership != check.Limited || p.Interfaces[3].Index != -1 {
+		t.Errorf("interface mapping: %+v", p.Interfaces)
+	}
+	wantWarn := map[string][]string{
+		"mlx5_0/1": {"ib0.8002 shows P_Key 0x8002", "runs as a limited member", "ib0.8004 uses P_Key 0x8004", "cannot come up"},
+		"mlx5_1/1": {"1 P_Key entries could not be read: 3"},
+		"mlx5_1/2": {"is DOWN", "ARMED or ACTIVE"},
+		"mlx5_2/1": {"RoCE"},
+	}
+	for ref, wants := range wantWarn {
+		all := strings.Join(byRef[ref].Warnings, "\n")
+		for _, w := range wants {
+			if !strings.Contains(all, w) {
+				t.Errorf("%s warnings %q: want %q", ref, all, w)
+			}
+		}
+	}
+	if w := byRef["irdma0/1"]; w.Table != nil || !strings.Contains(w.TableMissing, "iWARP") {
+		t.Errorf("iWARP: %+v", w)
+	}
+	if len(byRef["mlx5_1/1"].Interfaces) != 1 {
+		t.Errorf("ib1 sits on mlx5_1/1 (matched by GID 0, not by name)")
+	}
+}
