@@ -48,10 +48,10 @@ func TestFindIndex(t *testing.T) {
 		index int
 		ok    bool
 	}{
-		{0x8005, 3, true}, // a full entry is preferred over an earlier limited one
-		{0x0005, 3, true}, // the lookup is by 15-bit key
-		{0x8007, 4, true}, // only limited entries: the lowest index
-		{0x7fff, 0, true}, // default partition
+		{0x8005, 3, true},                      // a full entry is preferred over an earlier limited one
+		{0x0005, 3, true},                      // the lookup is by 15-bit key
+		{0x8007, 4, true},                      // only limited entries: the lowest index
+		{0x7fff, 0, true},                      // default partition
 		{0x0000, 0, false}, {0x8000, 0, false}, // key 0 never matches, not even the 0x8000 entry
 		{0x8009, 0, false},
 	}
