@@ -47,19 +47,6 @@ func completeDevPort(g *Globals) cobra.CompletionFunc {
 	}
 }
 
-// completeDevSlashPort completes `DEV/PORT` values (watch, can-talk endpoints).
-func completeDevSlashPort(g *Globals) []cobra.Completion {
-	views, err := g.Host().Load(query.Selector{}, query.LoadOptions{})
-	if err != nil {
-		return nil
-	}
-	out := make([]cobra.Completion, 0, len(views))
-	for _, v := range views {
-		out = append(out, v.Ref().String()+"\t"+v.LinkLayer()+" "+v.Port.State.Name)
-	}
-	return out
-}
-
 // completePKeys completes the P_Keys present in the selected port's (or every port's)
 // table, for --find.
 func completePKeys(g *Globals, o *PKeysOptions) cobra.CompletionFunc {

@@ -19,13 +19,11 @@ func newDecodeCmd(g *Globals) *cobra.Command {
 		Use:   "decode",
 		Short: "Explain P_Key and Q_Key values",
 		Args:  usageArgs(cobra.NoArgs),
+		// A bare `ibkey decode` is a usage mistake: show the subcommands, exit 2.
 		RunE: func(c *cobra.Command, args []string) error {
-			return &silentError{code: exitUsage} // cobra prints help for a bare group below
+			_ = c.Help()
+			return &silentError{code: exitUsage}
 		},
-	}
-	c.RunE = func(c *cobra.Command, args []string) error {
-		_ = c.Help()
-		return &silentError{code: exitUsage}
 	}
 	c.AddCommand(newDecodePKeyCmd(g), newDecodeQKeyCmd(g))
 	return c
@@ -56,7 +54,11 @@ func newDecodeQKeyCmd(g *Globals) *cobra.Command {
 		Short: "Explain Q_Key values: controlled bit, ranges, well-known values",
 		Long: `Explain Q_Key values: whether the top bit (controlled, privileged) is set, which range
 the value falls in (general use 0x80000000-0x8000ffff, reserved 0x80010000-0x8fffffff),
-and well-known values (GSI 0x80010000, OpenSM's IPoIB default 0x00000b1b).`,
+and well-known values (GSI 0x80010000, OpenSM's IPoIB default 0x00000b1b).
+
+JSON (-o json): {"qkeys":[{"value","controlled","well_known","range","notes"}]};
+well_known is "gsi", "ipoib" or "", range one of unprivileged, general-use, reserved,
+controlled.`,
 		Example:           "  ibkey decode qkey 0x80010000 b1b",
 		Args:              usageArgs(cobra.MinimumNArgs(1)),
 		ValidArgsFunction: cobra.NoFileCompletions,

@@ -21,7 +21,11 @@ func newDevicesCmd(g *Globals) *cobra.Command {
 		Short: "List RDMA ports: link layer, state, LID, rate, P_Key table use",
 		Long: `List every port of every RDMA device: link layer, state, physical state, LID,
 SM LID, rate, valid P_Keys / table size and port GUID. A value the kernel does not
-provide is shown as n/a (in JSON: null, with the reason under "missing").`,
+provide is shown as n/a (in JSON: null, with the reason under "missing").
+
+JSON (-o json): {"demo"?, "ports":[{"device","port","node_type","link_layer","state",
+"phys_state","lid","sm_lid","rate","port_guid","table_size","valid_pkeys","missing"?}]};
+lid, sm_lid, table_size and valid_pkeys are numbers, port_guid a "0x%016x" string.`,
 		Example:           "  ibkey devices\n  ibkey --demo devices -o json",
 		Args:              usageArgs(cobra.NoArgs),
 		ValidArgsFunction: cobra.NoFileCompletions,

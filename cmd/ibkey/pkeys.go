@@ -33,7 +33,17 @@ counted. Warnings say when a table cannot be trusted (port not ARMED/ACTIVE, RoC
 when an IPoIB child's key is missing from the table (it cannot come up).
 
 --find PKEY prints the index a QP should use for that key's partition, as
-ibv_get_pkey_index does: a full-member entry is preferred. Exit 1 when not found.`,
+ibv_get_pkey_index does: a full-member entry is preferred. Exit 1 when not found.
+With -o plain and one port it prints just the index.
+
+JSON (-o json): {"demo"?, "ports":[{"device","port","link_layer","state","table_size",
+"valid_pkeys","table_missing"?,"entries":[{"index","pkey","key","membership","valid",
+"default","both_memberships"?,"duplicate_of"?,"hole"?,"unreadable"?,"ipoib"?}],
+"ipoib":[{"name","pkey","parent"?,"operstate"?,"index","membership"}],"warnings":[]}]}.
+An unreadable entry has "pkey": null and the reason in "unreadable"; an IPoIB
+interface whose key is not in the table has "index": null.
+With --find: {"pkey","key","found","ports":[{"device","port","found","index","entry",
+"membership","reason"?}]}.`,
 		Example: `  ibkey pkeys
   ibkey pkeys mlx5_0 1
   ibkey pkeys mlx5_0/1 --all

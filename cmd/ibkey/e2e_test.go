@@ -1,0 +1,72 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestEndToEnd builds the binary and runs it like a user: real process, real exit
+// codes, stdout not a terminal.
+func TestEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "ibkey")
+	build := exec.Command("go", "build", "-ldflags", "-X main.version=e2e", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	fixture, _ := filepath.Abs(mlx5)
+	cases := []struct {
+		args   []string
+		env    []string
+		code   int
+		stdout string
+		stderr string
+	}{
+		{[]string{"--version"}, nil, 0, "ibkey version e2e", ""},
+		{[]string{"--demo", "pkeys", "mlx5_0", "1"}, nil, 0, "mlx5_0/1  1      0x8001  full", "demo host"},
+		{[]string{"pkeys", "mlx5_0", "1", "--find", "0x8005"}, []string{"IBKEY_SYSFS=" + fixture}, 0, "4\n", ""},
+		{[]string{"pkeys", "--find", "0x0042"}, []string{"IBKEY_SYSFS=" + fixture}, 1, "", "partition 0x0042 is not in the mlx5_0/1 table"},
+		{[]string{"--sysfs", fixture, "pkeys", "mlx5_7"}, nil, 3, "", "ibkey: no device mlx5_7 (devices: irdma0, mlx5_0, mlx5_1, mlx5_2)\n"},
+		{[]string{"--sysfs", fixture, "pkeys", "mlx5_0", "9"}, nil, 3, "", "ibkey: no port 9 on mlx5_0 (ports: 1)\n"},
+		{[]string{"--sysfs", fixture, "pkeys", "../../../etc/passwd"}, nil, 2, "", `invalid device ".."`},
+		{[]string{"decode", "pkey", "0x1ffff"}, nil, 2, "", `ibkey: invalid P_Key "0x1ffff": larger than 0xffff`},
+		{[]string{"decode", "qkey", "0xg"}, nil, 2, "", `ibkey: invalid Q_Key "0xg"`},
+		{[]string{"decode", "pkey", "0x8001", "-o", "json"}, nil, 0, `"membership": "full"`, ""},
+		{[]string{"--sysfs", "/nonexistent", "devices"}, nil, 3, "", "no RDMA devices"},
+		{[]string{"frobnicate"}, nil, 2, "", `unknown command "frobnicate"`},
+		{[]string{"completion", "bash"}, nil, 0, "__start_ibkey", ""},
+	}
+	for _, tc := range cases {
+		cmd := exec.Command(bin, tc.args...)
+		cmd.Env = append([]string{"PATH=/usr/bin:/bin"}, tc.env...)
+		var out, errOut bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errOut
+		err := cmd.Run()
+		code := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		name := "ibkey " + strings.Join(tc.args, " ")
+		if code != tc.code {
+			t.Errorf("%s: exit %d, want %d (stderr %q)", name, code, tc.code, errOut.String())
+		}
+		if !strings.Contains(out.String(), tc.stdout) {
+			t.Errorf("%s: stdout %q, want %q", name, out.String(), tc.stdout)
+		}
+		if !strings.Contains(errOut.String(), tc.stderr) {
+			t.Errorf("%s: stderr %q, want %q", name, errOut.String(), tc.stderr)
+		}
+		if strings.Contains(errOut.String(), "panic") || strings.Contains(errOut.String(), "goroutine ") {
+			t.Errorf("%s: panicked:\n%s", name, errOut.String())
+		}
+	}
+}
