@@ -1,0 +1,769 @@
+package check
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// The can-talk rules (design.md "can-talk endpoints"; keys.md; seeds 000 and 003):
+//
+//   - P_Key: a packet is accepted only if its 15-bit key equals the receiver's and at least
+//     one of the two P_Keys is a full member; limited-limited is rejected (seed 000). Key 0
+//     (0x0000, 0x8000) marks an empty table entry and matches nothing (keys.md). The check
+//     is the same in both directions.
+//   - QP types must match: UD talks to UD, RC to RC, UC to UC.
+//   - Q_Key, UD only (seed 003): the sender puts its send request's Q_Key (wr_qkey) on the
+//     wire, unless that has the top bit set, then its QP context's Q_Key; without wr_qkey
+//     it is the QP context's. The receiver accepts only its own QP-context Q_Key. So the
+//     two directions can differ.
+
+// NoIndex is TableEntry.Index when the index is not known (a QP given by its P_Key value).
+const NoIndex = -1
+
+// TableEntry is one slot of a port's P_Key table, or the one P_Key a QP uses.
+type TableEntry struct {
+	Index int  // the table index; NoIndex when not known
+	PKey  PKey // meaningful only when Readable
+	// Readable is false when reading the entry failed (a hole in what was read).
+	Readable bool
+}
+
+// FindPKeyIndex answers "which index should a QP use for this key": the entry whose 15-bit
+// key equals key's, preferring a full-member entry and else the first limited one, as the
+// kernel's ib_find_pkey does (keys.md). Unlike ib_find_pkey, invalid entries (key 0) never
+// match, even when asked for key 0, and unreadable entries are skipped rather than failing
+// the search. Among equal candidates the lowest index wins, whatever the order of entries.
+func FindPKeyIndex(entries []TableEntry, key PKey) (index int, entry PKey, ok bool) {
+	if !key.Valid() {
+		return NoIndex, 0, false
+	}
+	best := -1
+	for i, e := range entries {
+		if !e.Readable || !e.PKey.Valid() || e.PKey.Key() != key.Key() {
+			continue
+		}
+		if best < 0 || betterEntry(e, entries[best]) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return NoIndex, 0, false
+	}
+	return entries[best].Index, entries[best].PKey, true
+}
+
+// betterEntry orders entries of one key: full before limited, then lower index.
+func betterEntry(a, b TableEntry) bool {
+	if a.PKey.IsFull() != b.PKey.IsFull() {
+		return a.PKey.IsFull()
+	}
+	return a.Index < b.Index
+}
+
+// Endpoint is one side of a can-talk question, resolved to P_Keys.
+type Endpoint struct {
+	Label string // how reasons name it, e.g. "mlx5_0/1"; "A" or "B" when empty
+	// Port is true when Entries is a port's whole P_Key table: a QP on the port may use
+	// any valid entry. Otherwise Entries holds the one P_Key a QP uses.
+	Port    bool
+	Entries []TableEntry
+	QPType  QPType // QPAny when not known
+	QKey    *QKey  // the QP context's Q_Key, nil when not known
+	WRQKey  *QKey  // the send request's Q_Key, nil when not given
+	// Notes are passed through to the verdict's warnings (e.g. from resolving a spec).
+	Notes []string
+}
+
+// QPEndpoint is a QP using P_Key p at an unknown index.
+func QPEndpoint(label string, p PKey, t QPType) Endpoint {
+	return Endpoint{Label: label, Entries: []TableEntry{{Index: NoIndex, PKey: p, Readable: true}}, QPType: t}
+}
+
+// ResolveError says a spec asks for something the table it was resolved against lacks.
+type ResolveError struct {
+	Endpoint string // the spec, canonical form
+	Problem  string
+}
+
+func (e *ResolveError) Error() string { return fmt.Sprintf("endpoint %s: %s", e.Endpoint, e.Problem) }
+
+// Endpoint turns a parsed spec into a rules-engine endpoint. For EndpointPKey and
+// EndpointOptions the table is ignored (the spec holds the P_Key). For a port, GUID or LID
+// the caller passes that port's table (for a GUID: its partitions.conf memberships, with
+// Index NoIndex); then index= pins that entry and pkey= picks the entry a QP on the port
+// would use for that key (FindPKeyIndex). A label of "" becomes the spec's String().
+// The error is a *ResolveError when index= or pkey= is not in the table.
+func (s EndpointSpec) Endpoint(label string, table []TableEntry) (Endpoint, error) {
+	if label == "" {
+		label = s.String()
+	}
+	e := Endpoint{Label: label, QPType: s.QPType, QKey: s.QKey, WRQKey: s.WRQKey}
+	if s.Kind == EndpointPKey || s.Kind == EndpointOptions {
+		idx := NoIndex
+		if s.Index != nil {
+			idx = *s.Index
+		}
+		var p PKey
+		if s.PKey != nil {
+			p = *s.PKey
+		}
+		e.Entries = []TableEntry{{Index: idx, PKey: p, Readable: true}}
+		return e, nil
+	}
+	switch {
+	case s.Index != nil:
+		i := slices.IndexFunc(table, func(t TableEntry) bool { return t.Index == *s.Index })
+		if i < 0 {
+			return e, &ResolveError{Endpoint: s.String(), Problem: fmt.Sprintf("no P_Key table entry at index %d%s", *s.Index, indexRange(table))}
+		}
+		t := table[i]
+		if s.PKey != nil && t.Readable && t.PKey.Key() != s.PKey.Key() {
+			return e, &ResolveError{Endpoint: s.String(), Problem: fmt.Sprintf("index %d holds %s, not partition %s", t.Index, t.PKey, s.PKey.KeyString())}
+		}
+		e.Entries = []TableEntry{t}
+	case s.PKey != nil:
+		idx, p, ok := FindPKeyIndex(table, *s.PKey)
+		if !ok {
+			return e, &ResolveError{Endpoint: s.String(), Problem: fmt.Sprintf("no valid P_Key table entry for partition %s, so no QP there can use it", s.PKey.KeyString())}
+		}
+		if p != *s.PKey {
+			e.Notes = append(e.Notes, fmt.Sprintf("%s: asked for %s; a QP there uses the entry at index %d, %s (%s member)", label, *s.PKey, idx, p, p.Membership()))
+		}
+		e.Entries = []TableEntry{{Index: idx, PKey: p, Readable: true}}
+	default:
+		e.Port = true
+		e.Entries = table
+	}
+	return e, nil
+}
+
+func indexRange(table []TableEntry) string {
+	if len(table) == 0 {
+		return " (the table is empty)"
+	}
+	lo, hi := table[0].Index, table[0].Index
+	for _, t := range table {
+		lo, hi = min(lo, t.Index), max(hi, t.Index)
+	}
+	return fmt.Sprintf(" (indexes %d-%d)", lo, hi)
+}
+
+// QKeyCheck is the outcome of the Q_Key rule in one direction.
+type QKeyCheck string
+
+const (
+	QKeyNotApplicable QKeyCheck = "not_applicable" // not UD: Q_Keys are ignored
+	QKeyNotChecked    QKeyCheck = "not_checked"    // UD, but a Q_Key needed was not given
+	QKeyMatch         QKeyCheck = "match"
+	QKeyMismatch      QKeyCheck = "mismatch"
+)
+
+// PartitionSide is one endpoint's entry for a shared partition: the one a QP should use
+// (FindPKeyIndex's choice).
+type PartitionSide struct {
+	PKey  PKey
+	Index int // NoIndex when not known
+	// Both: the endpoint also holds the key with the other membership, at OtherIndex
+	// (the lowest such index).
+	Both       bool
+	OtherIndex int
+}
+
+// SharedPartition is a partition (15-bit key) both endpoints have a valid entry for.
+type SharedPartition struct {
+	Key   uint16
+	A, B  PartitionSide
+	Works bool // at least one side is a full member
+}
+
+// Direction is the verdict for packets from one endpoint to the other.
+type Direction struct {
+	From, To string // labels
+	OK       bool   // every rule that could be checked passed
+	QPTypeOK bool
+	PKeyOK   bool
+	QKey     QKeyCheck
+	WireQKey *QKey // the Q_Key From puts on the wire, when known (UD)
+	// AcceptedQKey is the only Q_Key To accepts, when known (UD).
+	AcceptedQKey *QKey
+	Reasons      []string
+}
+
+// EndpointSummary repeats what the verdict was computed from.
+type EndpointSummary struct {
+	Label  string
+	Port   bool
+	QPType QPType
+	QKey   *QKey
+	WRQKey *QKey
+}
+
+// Verdict is the answer to "can A and B talk".
+type Verdict struct {
+	// CanTalk: both directions pass every rule that could be checked. A rule that could
+	// not be decided (a Q_Key not given) does not fail it; it is named in Reasons.
+	CanTalk bool
+	// OneWay: exactly one direction works (CanTalk is then false).
+	OneWay     bool
+	A, B       EndpointSummary
+	AToB, BToA Direction
+	// Shared lists every partition both have a valid entry for, in key order.
+	Shared []SharedPartition
+	// Reasons are the rules that decided the verdict, in words a user can act on.
+	Reasons []string
+	// Warnings are worth knowing but decide nothing.
+	Warnings []string
+}
+
+// keyGroup is one 15-bit key of an endpoint, with its best entry.
+type keyGroup struct {
+	key        uint16
+	best       PKey // the entry FindPKeyIndex would pick
+	both       bool // the key is also present with the other membership
+	bestIndex  int
+	otherIndex int // lowest index of the other membership, when both
+}
+
+// add folds entry e, which sorts after the group's best entry, into the group.
+func (g *keyGroup) add(e TableEntry) {
+	if !g.both && e.PKey.IsFull() != g.best.IsFull() {
+		g.both, g.otherIndex = true, e.Index
+	}
+}
+
+// groupByKey sorts the valid entries by key (full first, then by index) and keeps one
+// group per key. Sorting both sides and merging is what keeps a 128x128 port verdict fast.
+func groupByKey(entries []TableEntry) (groups []keyGroup, unreadable, invalid int) {
+	// Fast path: sort packed uint64s, key(15) | limited(1) | index+1 (32) | position (16),
+	// which orders exactly like betterEntry within a key. Tables that do not fit (over
+	// 65536 entries, odd indexes) take the general path.
+	packed := make([]uint64, 0, len(entries))
+	fits := len(entries) <= 1<<16
+	for i, e := range entries {
+		switch {
+		case !e.Readable:
+			unreadable++
+		case !e.PKey.Valid():
+			invalid++
+		case fits && e.Index >= NoIndex && e.Index < 1<<32-1:
+			var limited uint64
+			if !e.PKey.IsFull() {
+				limited = 1
+			}
+			packed = append(packed, uint64(e.PKey.Key())<<49|limited<<48|uint64(e.Index+1)<<16|uint64(i))
+		default:
+			fits = false
+		}
+	}
+	if !fits {
+		return groupByKeySlow(entries), unreadable, invalid
+	}
+	slices.Sort(packed)
+	groups = make([]keyGroup, 0, len(packed))
+	for _, k := range packed {
+		e := entries[k&0xffff]
+		if n := len(groups); n > 0 && groups[n-1].key == e.PKey.Key() {
+			groups[n-1].add(e)
+			continue
+		}
+		groups = append(groups, keyGroup{key: e.PKey.Key(), best: e.PKey, bestIndex: e.Index, otherIndex: NoIndex})
+	}
+	return groups, unreadable, invalid
+}
+
+func groupByKeySlow(entries []TableEntry) []keyGroup {
+	valid := make([]TableEntry, 0, len(entries))
+	for _, e := range entries {
+		if e.Readable && e.PKey.Valid() {
+			valid = append(valid, e)
+		}
+	}
+	slices.SortFunc(valid, func(a, b TableEntry) int {
+		if c := cmp.Compare(a.PKey.Key(), b.PKey.Key()); c != 0 {
+			return c
+		}
+		if betterEntry(a, b) {
+			return -1
+		}
+		if betterEntry(b, a) {
+			return 1
+		}
+		return 0
+	})
+	groups := make([]keyGroup, 0, len(valid))
+	for _, e := range valid {
+		if n := len(groups); n > 0 && groups[n-1].key == e.PKey.Key() {
+			groups[n-1].add(e)
+			continue
+		}
+		groups = append(groups, keyGroup{key: e.PKey.Key(), best: e.PKey, bestIndex: e.Index, otherIndex: NoIndex})
+	}
+	return groups
+}
+
+func (g keyGroup) side() PartitionSide {
+	return PartitionSide{PKey: g.best, Index: g.bestIndex, Both: g.both, OtherIndex: g.otherIndex}
+}
+
+// CanTalk applies the rules to two endpoints.
+func CanTalk(a, b Endpoint) Verdict {
+	if a.Label == "" {
+		a.Label = "A"
+	}
+	if b.Label == "" {
+		b.Label = "B"
+	}
+	v := Verdict{
+		A:        EndpointSummary{Label: a.Label, Port: a.Port, QPType: a.QPType, QKey: a.QKey, WRQKey: a.WRQKey},
+		B:        EndpointSummary{Label: b.Label, Port: b.Port, QPType: b.QPType, QKey: b.QKey, WRQKey: b.WRQKey},
+		Reasons:  []string{},
+		Warnings: []string{},
+	}
+	v.Warnings = append(v.Warnings, a.Notes...)
+	v.Warnings = append(v.Warnings, b.Notes...)
+
+	// QP types (design.md: UD talks to UD).
+	typeOK := a.QPType == QPAny || b.QPType == QPAny || a.QPType == b.QPType
+	if !typeOK {
+		v.Reasons = append(v.Reasons, fmt.Sprintf("%s is %s QP and %s %s QP: QP types must match (%s talks only to %s)",
+			a.Label, withArticle(a.QPType), b.Label, withArticle(b.QPType), upper(a.QPType), upper(a.QPType)))
+	}
+
+	// P_Keys: the receive check is symmetric, so one result serves both directions.
+	pkeyOK, pkeyReasons := v.checkPKeys(a, b)
+	v.Reasons = append(v.Reasons, pkeyReasons...)
+
+	// Q_Keys, per direction.
+	// With different QP types the Q_Key rule has nothing to add.
+	ud := v.qkeyScope(a, b) && typeOK
+	var qa, qb string
+	v.AToB, qa = direction(a, b, typeOK, pkeyOK, ud)
+	v.BToA, qb = direction(b, a, typeOK, pkeyOK, ud)
+	for _, x := range []struct {
+		d *Direction
+		q string
+	}{{&v.AToB, qa}, {&v.BToA, qb}} {
+		if !typeOK {
+			x.d.Reasons = append(x.d.Reasons, v.Reasons[0])
+		}
+		x.d.Reasons = append(x.d.Reasons, pkeyReasons...)
+		if x.q != "" {
+			x.d.Reasons = append(x.d.Reasons, x.q)
+			v.Reasons = append(v.Reasons, x.q)
+		}
+	}
+
+	v.CanTalk = v.AToB.OK && v.BToA.OK
+	v.OneWay = v.AToB.OK != v.BToA.OK
+	if v.OneWay {
+		ok, bad := v.AToB, v.BToA
+		if !ok.OK {
+			ok, bad = bad, ok
+		}
+		v.Reasons = append(v.Reasons, fmt.Sprintf("one way only: %s → %s works, %s → %s is dropped", ok.From, ok.To, bad.From, bad.To))
+	}
+	return v
+}
+
+func upper(t QPType) string { return strings.ToUpper(t.String()) }
+
+func withArticle(t QPType) string {
+	if t == QPRC {
+		return "an RC"
+	}
+	return "a " + upper(t)
+}
+
+// qkeyScope decides whether the Q_Key rule applies and adds the warnings that go with it.
+func (v *Verdict) qkeyScope(a, b Endpoint) bool {
+	eff := a.QPType
+	if eff == QPAny {
+		eff = b.QPType
+	}
+	given := func(e Endpoint) bool { return e.QKey != nil || e.WRQKey != nil }
+	anyQ := given(a) || given(b)
+	ud := eff == QPUD || (eff == QPAny && anyQ)
+	switch {
+	case eff == QPAny && anyQ:
+		v.Warnings = append(v.Warnings, "QP type not given: Q_Keys were checked as for UD QPs (add qp=ud to say so)")
+	case eff == QPAny:
+		v.Warnings = append(v.Warnings, "QP type not given: only the P_Key rule was checked; UD QPs must also agree on Q_Keys (qp=ud,qkey=...)")
+	}
+	for _, e := range []Endpoint{a, b} {
+		t := e.QPType
+		if t == QPAny {
+			t = eff
+		}
+		if given(e) && (t == QPRC || t == QPUC) {
+			v.Warnings = append(v.Warnings, fmt.Sprintf("%s's Q_Key is ignored: %s is %s, and only UD QPs check Q_Keys", e.Label, e.Label, upper(t)))
+			continue
+		}
+		// keys.md: controlled Q_Keys need privilege in a QP context; in a send request
+		// the top bit is only a flag ("use the context's Q_Key"), so wr_qkey is fine.
+		if ud && e.QKey != nil && e.QKey.Controlled() {
+			v.Warnings = append(v.Warnings, fmt.Sprintf("%s's qkey %s is controlled (top bit set): an unprivileged process cannot set it in a QP context (Linux since 2023, unless `rdma system set privileged-qkey on`)", e.Label, *e.QKey))
+		}
+	}
+	return ud
+}
+
+// direction applies the per-direction rules for packets from s to r. It returns the
+// Q_Key sentence separately ("" when the Q_Key rule does not apply).
+func direction(s, r Endpoint, typeOK, pkeyOK, ud bool) (Direction, string) {
+	d := Direction{From: s.Label, To: r.Label, QPTypeOK: typeOK, PKeyOK: pkeyOK, QKey: QKeyNotApplicable, Reasons: []string{}}
+	var sentence string
+	if ud {
+		d.QKey = QKeyNotChecked
+		switch {
+		case s.WRQKey != nil && !s.WRQKey.Controlled():
+			d.WireQKey = s.WRQKey
+		case s.QKey != nil:
+			d.WireQKey = s.QKey
+		}
+		d.AcceptedQKey = r.QKey
+		if d.WireQKey != nil && d.AcceptedQKey != nil {
+			d.QKey = QKeyMismatch
+			if *d.WireQKey == *d.AcceptedQKey {
+				d.QKey = QKeyMatch
+			}
+		}
+		sentence = qkeySentence(s, r, d)
+	}
+	d.OK = typeOK && pkeyOK && d.QKey != QKeyMismatch
+	return d, sentence
+}
+
+func qkeySentence(s, r Endpoint, d Direction) string {
+	arrow := s.Label + " → " + r.Label + ": "
+	var how string
+	switch {
+	case s.WRQKey != nil && !s.WRQKey.Controlled():
+		how = "its wr_qkey"
+		if s.QKey != nil && *s.QKey != *s.WRQKey {
+			how = "its wr_qkey, not its QP-context qkey " + s.QKey.String()
+		}
+	case s.WRQKey != nil:
+		how = "its QP-context qkey, because wr_qkey " + s.WRQKey.String() + " has the top bit set"
+	default:
+		how = "its QP-context qkey; no wr_qkey given"
+	}
+	switch d.QKey {
+	case QKeyMatch:
+		return fmt.Sprintf("%s%s sends Q_Key %s (%s) and %s accepts %s", arrow, s.Label, *d.WireQKey, how, r.Label, *d.AcceptedQKey)
+	case QKeyMismatch:
+		return fmt.Sprintf("%s%s sends Q_Key %s (%s) but %s accepts only its own qkey %s: the packets are dropped; use the same Q_Key on both", arrow, s.Label, *d.WireQKey, how, r.Label, *d.AcceptedQKey)
+	}
+	var missing []string
+	if d.WireQKey == nil {
+		if s.WRQKey != nil {
+			missing = append(missing, fmt.Sprintf("qkey= for %s (its wr_qkey has the top bit set, so it sends its QP-context Q_Key)", s.Label))
+		} else {
+			missing = append(missing, fmt.Sprintf("qkey= (or wr_qkey=) for %s, the Q_Key it sends", s.Label))
+		}
+	}
+	if d.AcceptedQKey == nil {
+		missing = append(missing, fmt.Sprintf("qkey= for %s, the only Q_Key it accepts", r.Label))
+	}
+	return arrow + "Q_Key not checked: give " + strings.Join(missing, " and ")
+}
+
+// checkPKeys fills v.Shared and returns whether some partition works, with the reasons.
+func (v *Verdict) checkPKeys(a, b Endpoint) (bool, []string) {
+	ga, unA, invA := groupByKey(a.Entries)
+	gb, unB, invB := groupByKey(b.Entries)
+	var reasons []string
+	for _, x := range []struct {
+		e           Endpoint
+		g           []keyGroup
+		unread, inv int
+	}{{a, ga, unA, invA}, {b, gb, unB, invB}} {
+		if x.unread > 0 && x.e.Port {
+			v.Warnings = append(v.Warnings, fmt.Sprintf("%s: %d P_Key table entries could not be read; partitions in them were not considered", x.e.Label, x.unread))
+		}
+		if len(x.g) > 0 {
+			continue
+		}
+		switch {
+		case !x.e.Port && len(x.e.Entries) == 1 && !x.e.Entries[0].Readable:
+			reasons = append(reasons, fmt.Sprintf("%s's P_Key could not be read", x.e.Label))
+		case !x.e.Port && len(x.e.Entries) == 1:
+			reasons = append(reasons, fmt.Sprintf("%s uses P_Key %s: key 0 is invalid (0x0000 and 0x8000 mark an empty table entry) and matches nothing", x.e.Label, x.e.Entries[0].PKey))
+		case len(x.e.Entries) == 0:
+			reasons = append(reasons, fmt.Sprintf("%s has no P_Key (no table entries)", x.e.Label))
+		default:
+			reasons = append(reasons, fmt.Sprintf("%s has no valid P_Key entry (%d invalid, %d unreadable)", x.e.Label, x.inv, x.unread))
+		}
+	}
+	if len(ga) == 0 || len(gb) == 0 {
+		return false, reasons
+	}
+
+	// Merge the two key-sorted lists.
+	n := 0 // count first: allocating for the smaller table would waste half of it
+	for i, j := 0, 0; i < len(ga) && j < len(gb); {
+		switch {
+		case ga[i].key < gb[j].key:
+			i++
+		case ga[i].key > gb[j].key:
+			j++
+		default:
+			n, i, j = n+1, i+1, j+1
+		}
+	}
+	shared := make([]SharedPartition, 0, n)
+	for i, j := 0, 0; i < len(ga) && j < len(gb); {
+		switch {
+		case ga[i].key < gb[j].key:
+			i++
+		case ga[i].key > gb[j].key:
+			j++
+		default:
+			sa, sb := ga[i].side(), gb[j].side()
+			shared = append(shared, SharedPartition{Key: ga[i].key, A: sa, B: sb, Works: sa.PKey.IsFull() || sb.PKey.IsFull()})
+			i++
+			j++
+		}
+	}
+	v.Shared = shared
+
+	if len(shared) == 0 {
+		if len(ga) == 1 && len(gb) == 1 {
+			return false, append(reasons, fmt.Sprintf("%s is in partition %s (%s) and %s in partition %s (%s): different partitions never talk",
+				a.Label, hex4(ga[0].key), ga[0].best, b.Label, hex4(gb[0].key), gb[0].best))
+		}
+		return false, append(reasons, fmt.Sprintf("%s and %s share no partition (%s: %s; %s: %s)",
+			a.Label, b.Label, a.Label, groupKeys(ga), b.Label, groupKeys(gb)))
+	}
+
+	// Count rather than copy: a 128-entry table can share 100+ partitions.
+	var nWorking int
+	chosen := -1 // prefer an application partition over the default one for the headline
+	var limited []uint16
+	for i := range shared {
+		sp := &shared[i]
+		if !sp.Works {
+			limited = append(limited, sp.Key)
+			continue
+		}
+		nWorking++
+		if chosen < 0 || (shared[chosen].Key == DefaultKey && sp.Key != DefaultKey) {
+			chosen = i
+		}
+	}
+	if nWorking == 0 {
+		return false, append(reasons, limitedReason(limited, false))
+	}
+	ch := shared[chosen]
+	onlyDefault := ch.Key == DefaultKey
+	switch {
+	case onlyDefault && len(shared) == 1:
+		reasons = append(reasons, fmt.Sprintf("they share only the default partition 0x7fff: %s; it works, but they have no other partition in common", pairWords(a, b, ch)))
+	case onlyDefault:
+		reasons = append(reasons, fmt.Sprintf("only the default partition 0x7fff works for them: %s", pairWords(a, b, ch)))
+	case nWorking == 1:
+		reasons = append(reasons, fmt.Sprintf("they share partition %s: %s", hex4(ch.Key), pairWords(a, b, ch)))
+	default:
+		others := make([]uint16, 0, min(nWorking-1, maxListed+1))
+		extra := 0
+		for _, sp := range shared {
+			if !sp.Works || sp.Key == ch.Key {
+				continue
+			}
+			if len(others) < maxListed {
+				others = append(others, sp.Key)
+			} else {
+				extra++
+			}
+		}
+		reasons = append(reasons, fmt.Sprintf("they share partition %s: %s; other shared partitions that work: %s",
+			hex4(ch.Key), pairWords(a, b, ch), keyListMore(others, extra)))
+	}
+	if len(limited) > 0 {
+		reasons = append(reasons, limitedReason(limited, true))
+	}
+	// seed 000: a port may be a full and a limited member of the same partition; a QP
+	// there must pick the full entry to reach a limited member.
+	for _, x := range []struct {
+		e     Endpoint
+		s, o  PartitionSide
+		other string
+	}{{a, ch.A, ch.B, b.Label}, {b, ch.B, ch.A, a.Label}} {
+		if !x.s.Both {
+			continue
+		}
+		lead := fmt.Sprintf("%s has partition %s as both full (index %d) and limited (index %d)", x.e.Label, hex4(ch.Key), x.s.Index, x.s.OtherIndex)
+		if x.o.PKey.IsFull() {
+			reasons = append(reasons, lead+fmt.Sprintf(": either works with %s's full member; index %d (full) is what ib_find_pkey picks", x.other, x.s.Index))
+		} else {
+			reasons = append(reasons, lead+fmt.Sprintf(": a QP on %s must use index %d (full) to reach %s's limited member", x.e.Label, x.s.Index, x.other))
+		}
+	}
+	return true, reasons
+}
+
+// pairWords says which entry each side uses for a working shared partition.
+func pairWords(a, b Endpoint, sp SharedPartition) string {
+	entry := func(e Endpoint, s PartitionSide) string {
+		switch {
+		case s.Index != NoIndex:
+			return fmt.Sprintf("index %d on %s (%s, %s)", s.Index, e.Label, s.PKey, s.PKey.Membership())
+		}
+		return fmt.Sprintf("%s with %s (%s)", e.Label, s.PKey, s.PKey.Membership())
+	}
+	return entry(a, sp.A) + " and " + entry(b, sp.B)
+}
+
+// limitedReason explains shared partitions (keys) where both ends are limited members.
+// When another partition works (alsoWorking) it is a side note, not the blocker.
+func limitedReason(keys []uint16, alsoWorking bool) string {
+	if len(keys) == 1 {
+		k := keys[0]
+		name := "partition " + hex4(k)
+		if k == DefaultKey {
+			name = "the default partition 0x7fff"
+		}
+		if alsoWorking {
+			return fmt.Sprintf("%s does not work for them: both ends are limited members of it", name)
+		}
+		return fmt.Sprintf("both ends are limited members of %s: at least one must be a full member (%s)", name, PKey(k).WithMembership(Full))
+	}
+	if alsoWorking {
+		return fmt.Sprintf("partitions %s do not work for them: both ends are limited members of each", keyList(keys))
+	}
+	return fmt.Sprintf("both ends are only limited members of partitions %s: for each, at least one end must be a full member", keyList(keys))
+}
+
+// maxListed bounds key lists in reasons; a 128-entry table would drown the sentence.
+const maxListed = 8
+
+func groupKeys(g []keyGroup) string {
+	keys := make([]uint16, len(g))
+	for i := range g {
+		keys[i] = g[i].key
+	}
+	return keyList(keys)
+}
+
+// keyList prints keys, at most maxListed of them, then "and N more".
+func keyList(keys []uint16) string {
+	if len(keys) > maxListed {
+		return keyListMore(keys[:maxListed], len(keys)-maxListed)
+	}
+	return keyListMore(keys, 0)
+}
+
+func keyListMore(keys []uint16, more int) string {
+	var b strings.Builder
+	for i, k := range keys {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(hex4(k))
+	}
+	if more > 0 {
+		fmt.Fprintf(&b, " and %d more", more)
+	}
+	return b.String()
+}
+
+// hex4 prints a 16-bit value as P_Keys are printed (0x%04x), without fmt: key lists of
+// 128-entry tables are on the hot path.
+func hex4(k uint16) string {
+	const digits = "0123456789abcdef"
+	b := [6]byte{'0', 'x', digits[k>>12], digits[k>>8&0xf], digits[k>>4&0xf], digits[k&0xf]}
+	return string(b[:])
+}
+
+// JSON (design.md: snake_case names, values as hex strings, numbers for indexes).
+
+func qkeyJSON(q *QKey) *string {
+	if q == nil {
+		return nil
+	}
+	s := q.String()
+	return &s
+}
+
+func indexJSON(i int) *int {
+	if i == NoIndex {
+		return nil
+	}
+	return &i
+}
+
+// MarshalJSON: {"label","port","qp_type","qkey","wr_qkey"}.
+func (s EndpointSummary) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Label  string  `json:"label"`
+		Port   bool    `json:"port"`
+		QPType string  `json:"qp_type"`
+		QKey   *string `json:"qkey"`
+		WRQKey *string `json:"wr_qkey"`
+	}{s.Label, s.Port, s.QPType.String(), qkeyJSON(s.QKey), qkeyJSON(s.WRQKey)})
+}
+
+// MarshalJSON: {"pkey","membership","index","both_memberships","other_index"}.
+func (s PartitionSide) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		PKey       string `json:"pkey"`
+		Membership string `json:"membership"`
+		Index      *int   `json:"index"`
+		Both       bool   `json:"both_memberships"`
+		OtherIndex *int   `json:"other_index"`
+	}{s.PKey.String(), s.PKey.Membership().String(), indexJSON(s.Index), s.Both, indexJSON(s.OtherIndex)})
+}
+
+// MarshalJSON: {"key","default","works","a","b"}.
+func (p SharedPartition) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Key     string        `json:"key"`
+		Default bool          `json:"default"`
+		Works   bool          `json:"works"`
+		A       PartitionSide `json:"a"`
+		B       PartitionSide `json:"b"`
+	}{hex4(p.Key), p.Key == DefaultKey, p.Works, p.A, p.B})
+}
+
+// MarshalJSON: {"from","to","ok","qp_type_ok","pkey_ok","qkey_check","wire_qkey","accepted_qkey","reasons"}.
+func (d Direction) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		From         string    `json:"from"`
+		To           string    `json:"to"`
+		OK           bool      `json:"ok"`
+		QPTypeOK     bool      `json:"qp_type_ok"`
+		PKeyOK       bool      `json:"pkey_ok"`
+		QKey         QKeyCheck `json:"qkey_check"`
+		WireQKey     *string   `json:"wire_qkey"`
+		AcceptedQKey *string   `json:"accepted_qkey"`
+		Reasons      []string  `json:"reasons"`
+	}{d.From, d.To, d.OK, d.QPTypeOK, d.PKeyOK, d.QKey, qkeyJSON(d.WireQKey), qkeyJSON(d.AcceptedQKey), nonNil(d.Reasons)})
+}
+
+// MarshalJSON: {"can_talk","one_way","reasons","warnings","a","b","a_to_b","b_to_a","shared_partitions"}.
+func (v Verdict) MarshalJSON() ([]byte, error) {
+	shared := v.Shared
+	if shared == nil {
+		shared = []SharedPartition{}
+	}
+	return json.Marshal(struct {
+		CanTalk  bool              `json:"can_talk"`
+		OneWay   bool              `json:"one_way"`
+		Reasons  []string          `json:"reasons"`
+		Warnings []string          `json:"warnings"`
+		A        EndpointSummary   `json:"a"`
+		B        EndpointSummary   `json:"b"`
+		AToB     Direction         `json:"a_to_b"`
+		BToA     Direction         `json:"b_to_a"`
+		Shared   []SharedPartition `json:"shared_partitions"`
+	}{v.CanTalk, v.OneWay, nonNil(v.Reasons), nonNil(v.Warnings), v.A, v.B, v.AToB, v.BToA, shared})
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
