@@ -314,24 +314,29 @@ func DecodeTable(raw []ibverbs.PKeyEntry) *Table {
 	return t
 }
 
-// FindIndex returns the entry a QP should use for key's partition: the 15-bit key
-// must match and a full-member entry is preferred over a limited one, as the
-// kernel's ib_find_pkey does; among equals the lowest index wins.
+// CheckEntries returns the table in the form check's rules take.
+func (t *Table) CheckEntries() []check.TableEntry {
+	out := make([]check.TableEntry, len(t.Entries))
+	for i, e := range t.Entries {
+		out[i] = check.TableEntry{Index: e.Index, PKey: e.PKey, Readable: e.Unreadable == ""}
+	}
+	return out
+}
+
+// FindIndex returns the entry a QP should use for key's partition, by the one rule
+// shared with can-talk (check.FindPKeyIndex: 15-bit match, a full entry preferred,
+// as the kernel's ib_find_pkey does; among equals the lowest index).
 func (t *Table) FindIndex(key check.PKey) (*Entry, bool) {
-	var limited *Entry
+	idx, _, ok := check.FindPKeyIndex(t.CheckEntries(), key)
+	if !ok {
+		return nil, false
+	}
 	for i := range t.Entries {
-		e := &t.Entries[i]
-		if !e.Valid() || e.PKey.Key() != key.Key() {
-			continue
-		}
-		if e.PKey.IsFull() {
-			return e, true
-		}
-		if limited == nil {
-			limited = e
+		if t.Entries[i].Index == idx {
+			return &t.Entries[i], true
 		}
 	}
-	return limited, limited != nil
+	return nil, false
 }
 
 func attachInterfaces(views []*PortView, ifs []ibverbs.NetInterface) {
