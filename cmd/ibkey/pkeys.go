@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"strconv"
@@ -181,13 +182,17 @@ func runPKeys(o *PKeysOptions) error {
 			return err
 		}
 	} else {
+		var b bytes.Buffer
 		for i, v := range views {
 			if i > 0 {
-				fmt.Fprintln(o.IO.Out)
+				fmt.Fprintln(&b)
 			}
-			if err := pkeysTable(o.IO.Out, v, o.All); err != nil {
+			if err := pkeysTable(&b, v, o.All); err != nil {
 				return err
 			}
+		}
+		if _, err := o.IO.Out.Write(b.Bytes()); err != nil {
+			return err
 		}
 	}
 	for _, v := range views {
@@ -403,7 +408,7 @@ func findPKey(o *PKeysOptions, f format, views []*query.PortView, key check.PKey
 			}
 		}
 		if len(g.rows) > 0 {
-			if err := g.renderTable(o.IO.Out); err != nil {
+			if err := g.render(o.IO.Out, formatTable); err != nil {
 				return err
 			}
 		}

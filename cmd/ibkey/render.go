@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -21,11 +22,21 @@ type grid struct {
 
 func (g *grid) add(cells ...string) { g.rows = append(g.rows, cells) }
 
+// render writes the whole grid with one write (tabwriter and tablewriter write cell
+// by cell: unbuffered, that is thousands of write(2) calls for a big table).
 func (g *grid) render(w io.Writer, f format) error {
+	var b bytes.Buffer
+	var err error
 	if f == formatTable {
-		return g.renderTable(w)
+		err = g.renderTable(&b)
+	} else {
+		err = g.renderPlain(&b)
 	}
-	return g.renderPlain(w)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b.Bytes())
+	return err
 }
 
 func (g *grid) renderTable(w io.Writer) error {

@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // Directories below the sysfs root (facts/sysfs.md).
@@ -26,13 +28,16 @@ const (
 // demo host. Every read goes through fsys, so all of them are read the same way.
 type Sysfs struct {
 	fsys fs.FS
+	// dir is the tree's directory on disk ("" when fsys is not the OS file system):
+	// reads then take a fast path of openat(2) + one read(2) + close(2).
+	dir string
 	// Root names the tree in messages: "/sys", "testdata/sysfs/mlx5", "demo host".
 	Root string
 }
 
 // Open returns the tree rooted at dir. Symlinks inside it (class/infiniband/DEV points
 // into devices/) are followed by the operating system.
-func Open(dir string) *Sysfs { return &Sysfs{fsys: os.DirFS(dir), Root: dir} }
+func Open(dir string) *Sysfs { return &Sysfs{fsys: os.DirFS(dir), dir: dir, Root: dir} }
 
 // FromFS returns a tree read from fsys, named root in messages.
 func FromFS(fsys fs.FS, root string) *Sysfs { return &Sysfs{fsys: fsys, Root: root} }
@@ -109,11 +114,11 @@ func describeErr(err error) string {
 }
 
 func (s *Sysfs) readFile(p string) (string, error) {
-	b, err := fs.ReadFile(s.fsys, p)
+	v, err := s.readSmall(p, nil)
 	if err != nil {
 		return "", &PathError{Root: s.Root, Path: p, Err: err}
 	}
-	return trimValue(b), nil
+	return v, nil
 }
 
 // optional reads an optional file and parses it; a missing, unreadable or unparsable
@@ -298,11 +303,14 @@ func (s *Sysfs) PKeys(dev string, num int) ([]PKeyEntry, error) {
 		return nil, &PathError{Root: s.Root, Path: dir, Err: err}
 	}
 	n := 0
-	present := make(map[int]bool, len(ents))
+	present := make([]bool, 0, len(ents))
 	for _, e := range ents {
 		i, err := strconv.Atoi(e.Name())
 		if err != nil || i < 0 || i > 0xffff || strconv.Itoa(i) != e.Name() {
 			continue
+		}
+		if i >= len(present) {
+			present = append(present, make([]bool, i+1-len(present))...)
 		}
 		present[i] = true
 		if i+1 > n {
@@ -310,15 +318,25 @@ func (s *Sysfs) PKeys(dev string, num int) ([]PKeyEntry, error) {
 		}
 	}
 	table := make([]PKeyEntry, n)
-	buf := make([]byte, 0, 16)
+	buf := make([]byte, 0, 64)
+	read := func(i int) (string, error) { return s.readSmall(dir+"/"+strconv.Itoa(i), buf) }
+	if s.dir != "" {
+		// One directory descriptor for the whole table: each entry is then a
+		// single-component openat, not a walk of the full path.
+		dfd, err := unix.Open(path.Join(s.dir, dir), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return nil, &PathError{Root: s.Root, Path: dir, Err: err}
+		}
+		defer unix.Close(dfd)
+		read = func(i int) (string, error) { return readAt(dfd, strconv.Itoa(i), buf) }
+	}
 	for i := range table {
 		table[i].Index = i
 		if !present[i] {
 			table[i].Err = errors.New("file missing from pkeys/")
 			continue
 		}
-		name := dir + "/" + strconv.Itoa(i)
-		v, err := s.readSmall(name, buf[:0])
+		v, err := read(i)
 		if err != nil {
 			table[i].Err = errors.New(describeErr(err))
 			continue
@@ -333,19 +351,25 @@ func (s *Sysfs) PKeys(dev string, num int) ([]PKeyEntry, error) {
 	return table, nil
 }
 
-// readSmall reads a small file into buf, growing it as needed (saving fs.ReadFile's
-// stat and allocation on the hot path of big tables), and returns the trimmed content.
+// readSmall reads a small file and returns its trimmed content; buf, when not nil,
+// is scratch space reused across calls.
 func (s *Sysfs) readSmall(name string, buf []byte) (string, error) {
+	if s.dir != "" {
+		return readAt(unix.AT_FDCWD, path.Join(s.dir, name), buf)
+	}
 	f, err := s.fsys.Open(name)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
+	if cap(buf) < 64 {
+		buf = make([]byte, 0, 64)
+	}
 	buf = buf[:0]
 	for {
 		if len(buf) == cap(buf) {
-			if cap(buf) >= 1<<16 {
-				return "", errors.New("larger than 64 KiB: not a sysfs value")
+			if cap(buf) >= maxValue {
+				return "", errTooLarge
 			}
 			buf = append(buf, 0)[:len(buf)]
 		}
@@ -356,6 +380,48 @@ func (s *Sysfs) readSmall(name string, buf []byte) (string, error) {
 		}
 		if err != nil {
 			return "", err
+		}
+	}
+}
+
+// maxValue bounds what ibkey reads of one sysfs file: the kernel's attribute show
+// functions write at most a page.
+const maxValue = 1 << 16
+
+var errTooLarge = errors.New("larger than 64 KiB: not a sysfs value")
+
+// readAt reads name (relative to dirfd) with openat(2) and read(2) into buf. A sysfs
+// attribute is produced whole by one read of a large enough buffer (rdma-core's
+// ibv_read_sysfs_file relies on the same); a full buffer is grown and read again, so
+// ordinary files of any size up to maxValue read correctly too.
+func readAt(dirfd int, name string, buf []byte) (string, error) {
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+	if err != nil {
+		return "", &fs.PathError{Op: "open", Path: name, Err: err}
+	}
+	defer unix.Close(fd)
+	if cap(buf) < 64 {
+		var stack [64]byte
+		buf = stack[:0]
+	}
+	buf = buf[:0]
+	for {
+		if len(buf) == cap(buf) {
+			if cap(buf) >= maxValue {
+				return "", errTooLarge
+			}
+			buf = append(buf, make([]byte, cap(buf))...)[:len(buf)]
+		}
+		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return "", &fs.PathError{Op: "read", Path: name, Err: err}
+		}
+		buf = buf[:len(buf)+n]
+		if n == 0 || len(buf) < cap(buf) {
+			return trimValue(buf), nil
 		}
 	}
 }
