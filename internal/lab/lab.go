@@ -189,7 +189,34 @@ func Start(t testing.TB, topologyFile string, opts *Options) *Lab {
 	if _, err := l.stdout.waitFor("sim> ", 0, o.StartTimeout, l.exited); err != nil {
 		t.Fatalf("lab: ibsim printed no prompt: %v", err)
 	}
+	// ibsim prints "ready" and its prompt before it binds its sockets.
+	if err := l.waitForSockets(o.StartTimeout); err != nil {
+		t.Fatalf("lab: %v", err)
+	}
 	return l
+}
+
+// waitForSockets waits until ibsim has bound its control socket and the last
+// of its client slot sockets (it binds ctl, then out0..out9, in that order).
+func (l *Lab) waitForSockets(timeout time.Duration) error {
+	want := []byte("@" + l.SockName + ":out9@")
+	deadline := time.Now().Add(timeout)
+	for {
+		b, err := os.ReadFile("/proc/net/unix")
+		if err != nil {
+			return fmt.Errorf("waiting for ibsim's sockets: %w", err)
+		}
+		if bytes.Contains(b, want) {
+			return nil
+		}
+		if l.Exited() {
+			return fmt.Errorf("ibsim exited before binding its sockets; stderr:\n%s", tail(l.stderr.String(), 2000))
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("ibsim did not bind socket %q within %v", want, timeout)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
 }
 
 // env returns the environment for a process attached to this lab at node
