@@ -200,6 +200,9 @@ func (c *ibsimClient) send(mad []byte, req *Request, class Class, _ time.Duratio
 	be.PutUint64(b[24:], Size)
 	copy(b[32:], mad)
 	_, err := c.data.WriteToUnix(b[:], c.out)
+	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOENT) {
+		return fmt.Errorf("ibsim is not running any more (or dropped client slot %d): %w", c.slot, err)
+	}
 	return err
 }
 
