@@ -279,3 +279,47 @@ func TestLabKilledSimulator(t *testing.T) {
 		t.Errorf("after Close: err = %v, want ErrClosed", err)
 	}
 }
+
+// TestLabInjectedPKeyTable writes unusual tables with the test-only Set helper
+// (ibsim accepts SubnSet from any client) and reads them back both ways.
+func TestLabInjectedPKeyTable(t *testing.T) {
+	t.Parallel()
+	l := lab.Start(t, smallNet, nil)
+	tr := dial(t, l, "")
+	ctx := context.Background()
+	var blk0, blk1 [mad.PKeysPerBlock]uint16
+	blk0 = [mad.PKeysPerBlock]uint16{0: 0xffff, 1: 0x0000, 2: 0x8000, 3: 0x0001, 4: 0x8001, 5: 0x7fff, 31: 0x1234}
+	for i := range blk1 {
+		blk1[i] = uint16(0x8000 | (i + 1) | i<<8)
+	}
+	for _, tc := range []struct {
+		node string
+		port uint8
+		path []uint8
+	}{
+		{"HcaC", 1, []uint8{1, 7, 1}},
+		{"Switch2", 1, []uint8{1, 7}},
+		{"Switch2", 0, []uint8{1, 7}},
+	} {
+		a := mad.DirectedRoute(tc.path...)
+		n, err := mad.GetPKeyTableLen(ctx, tr, a, tc.port)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := mad.SetPKeyBlockForTest(ctx, tr, a, tc.port, 0, blk0); err != nil {
+			t.Fatalf("%s[%d]: set block 0: %v", tc.node, tc.port, err)
+		}
+		if n > mad.PKeysPerBlock {
+			if err := mad.SetPKeyBlockForTest(ctx, tr, a, tc.port, 1, blk1); err != nil {
+				t.Fatalf("%s[%d]: set block 1: %v", tc.node, tc.port, err)
+			}
+		}
+		got := comparePKeys(t, l, tr, a, target{node: tc.node, port: tc.port, path: tc.path}, "-D", "pkeys", lab.FormatDRPath(tc.path))
+		if len(got) > 0 && got[2] != 0x8000 {
+			t.Errorf("%s[%d]: entry 2 = %#04x, want the injected 0x8000", tc.node, tc.port, got[2])
+		}
+		if n > mad.PKeysPerBlock && len(got) > 33 && got[33] != blk1[1] {
+			t.Errorf("%s[%d]: entry 33 = %#04x, want the injected %#04x", tc.node, tc.port, got[33], blk1[1])
+		}
+	}
+}
