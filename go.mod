@@ -1,3 +1,5 @@
 module github.com/ibkey/ibkey
 
 go 1.26.8
+
+require golang.org/x/sys v0.49.0
