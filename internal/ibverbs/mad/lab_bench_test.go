@@ -2,6 +2,9 @@ package mad_test
 
 import (
 	"context"
+	"os"
+	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
@@ -58,4 +61,40 @@ func BenchmarkLabPKeyTable64(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkLabFatTree512 reads every CA's whole P_Key table (64 entries, two
+// blocks) by directed route on a 512-CA fat tree (lab.FatTree(16, 4, 32)),
+// all CAs concurrently through one transport. One op is the whole fabric.
+func BenchmarkLabFatTree512(b *testing.B) {
+	file := filepath.Join(b.TempDir(), "fattree512.net")
+	if err := os.WriteFile(file, []byte(lab.FatTree(16, 4, 32)), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	l := lab.Start(b, file, nil)
+	tr := dial(b, l, "")
+	src := l.Topology.Nodes[0].Name
+	var paths [][]uint8
+	for _, n := range l.Topology.CAs() {
+		p, err := l.Topology.DRPath(src, n.Name, 1)
+		if err != nil {
+			b.Fatal(err)
+		}
+		paths = append(paths, p)
+	}
+	ctx := context.Background()
+	for b.Loop() {
+		var wg sync.WaitGroup
+		for _, p := range paths {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, err := mad.GetPKeyTable(ctx, tr, mad.DirectedRoute(p...), 1, 64); err != nil {
+					b.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/float64(len(paths)), "µs/CA")
 }
