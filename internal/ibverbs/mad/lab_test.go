@@ -1,0 +1,386 @@
+package mad_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ibkey/ibkey/internal/ibverbs/mad"
+	"github.com/ibkey/ibkey/internal/lab"
+)
+
+// These tests compare the codec and the ibsim transport with infiniband-diags
+// (the oracle) on the simulated fabric. They skip when the lab is not
+// installed, and fail instead under CI.
+
+var labOpts = mad.Options{Timeout: 300 * time.Millisecond, Retries: 2}
+
+func dial(t testing.TB, l *lab.Lab, node string) *mad.Ibsim {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	tr, err := mad.DialIbsim(ctx, mad.IbsimOptions{SockName: l.SockName, Node: node, Options: labOpts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := tr.Close(); err != nil && !l.Exited() {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return tr
+}
+
+// target is one port to check: a switch port (any port, 0 included) or a
+// connected CA port, with the directed route that reaches it from the
+// transport's node (for a CA, arriving on that port).
+type target struct {
+	node string
+	typ  lab.NodeType
+	port uint8
+	path []uint8
+}
+
+func (tg target) String() string { return fmt.Sprintf("%s[%d]", tg.node, tg.port) }
+
+func targets(t *testing.T, topo *lab.Topology, from string) []target {
+	t.Helper()
+	var out []target
+	for _, n := range topo.Nodes {
+		if n.Type == lab.Switch {
+			p, err := topo.DRPath(from, n.Name, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for port := 0; port <= n.NumPorts; port++ {
+				out = append(out, target{n.Name, n.Type, uint8(port), p})
+			}
+			continue
+		}
+		for port := 1; port <= n.NumPorts; port++ {
+			if _, ok := n.Links[port]; !ok {
+				continue
+			}
+			p, err := topo.DRPath(from, n.Name, port)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, target{n.Name, n.Type, uint8(port), p})
+		}
+	}
+	return out
+}
+
+// comparePKeys checks GetPKeyTable at a against `smpquery [-D] pkeys ADDR PORT`.
+func comparePKeys(t *testing.T, l *lab.Lab, tr mad.Transport, a mad.Address, tg target, smpArgs ...string) []uint16 {
+	t.Helper()
+	ctx := context.Background()
+	n, err := mad.GetPKeyTableLen(ctx, tr, a, tg.port)
+	if err != nil {
+		t.Errorf("%s via %s: GetPKeyTableLen: %v", tg, a, err)
+		return nil
+	}
+	got, err := mad.GetPKeyTable(ctx, tr, a, tg.port, n)
+	if err != nil {
+		t.Errorf("%s via %s: GetPKeyTable: %v", tg, a, err)
+		return nil
+	}
+	out, err := l.Tool("smpquery", append(smpArgs, strconv.Itoa(int(tg.port)))...)
+	if err != nil {
+		t.Errorf("%s: %v", tg, err)
+		return nil
+	}
+	want, err := lab.ParsePKeys(out)
+	if err != nil {
+		t.Errorf("%s: %v", tg, err)
+		return nil
+	}
+	if n != want.Capacity {
+		t.Errorf("%s via %s: table length %d, smpquery says capacity %d", tg, a, n, want.Capacity)
+	}
+	if fmt.Sprintf("%04x", got) != fmt.Sprintf("%04x", want.Entries[:min(len(want.Entries), want.Capacity)]) {
+		t.Errorf("%s via %s: P_Key table\n got %04x\nwant %04x (smpquery %s)", tg, a, got, want.Entries, strings.Join(smpArgs, " "))
+	}
+	return got
+}
+
+// compareFields checks decoded values against smpquery/perfquery fields.
+func compareFields(t *testing.T, what string, f lab.Fields, want map[string]string) {
+	t.Helper()
+	for name, v := range want {
+		if f[name] != v {
+			t.Errorf("%s: %s = %q (tool), %q (ours)", what, name, f[name], v)
+		}
+	}
+}
+
+var mtuNames = map[uint8]string{1: "256", 2: "512", 3: "1024", 4: "2048", 5: "4096"}
+var vlNames = map[uint8]string{1: "VL0", 2: "VL0-1", 3: "VL0-3", 4: "VL0-7", 5: "VL0-14"}
+var widthNames = map[uint8]string{1: "1X", 2: "4X", 4: "8X", 8: "12X", 16: "2X"}
+
+func b01(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
+
+func nodeInfoFields(ni mad.NodeInfo) map[string]string {
+	return map[string]string{
+		"BaseVers":   strconv.Itoa(int(ni.BaseVersion)),
+		"ClassVers":  strconv.Itoa(int(ni.ClassVersion)),
+		"NodeType":   ni.NodeType.String(),
+		"NumPorts":   strconv.Itoa(int(ni.NumPorts)),
+		"SystemGuid": fmt.Sprintf("0x%016x", ni.SystemImageGUID),
+		"Guid":       fmt.Sprintf("0x%016x", ni.NodeGUID),
+		"PortGuid":   fmt.Sprintf("0x%016x", ni.PortGUID),
+		"PartCap":    strconv.Itoa(int(ni.PartitionCap)),
+		"DevId":      fmt.Sprintf("0x%04x", ni.DeviceID),
+		"Revision":   fmt.Sprintf("0x%08x", ni.Revision),
+		"LocalPort":  strconv.Itoa(int(ni.LocalPortNum)),
+		"VendorId":   fmt.Sprintf("0x%06x", ni.VendorID),
+	}
+}
+
+func portInfoFields(pi mad.PortInfo) map[string]string {
+	return map[string]string{
+		"GidPrefix":        fmt.Sprintf("0x%016x", pi.GIDPrefix),
+		"Lid":              strconv.Itoa(int(pi.LID)),
+		"SMLid":            strconv.Itoa(int(pi.MasterSMLID)),
+		"CapMask":          fmt.Sprintf("0x%x", pi.CapabilityMask),
+		"DiagCode":         fmt.Sprintf("0x%04x", pi.DiagCode),
+		"LocalPort":        strconv.Itoa(int(pi.LocalPortNum)),
+		"LinkWidthActive":  widthNames[pi.LinkWidthActive],
+		"LinkState":        pi.PortState.String(),
+		"PhysLinkState":    pi.PhysState.String(),
+		"ProtectBits":      strconv.Itoa(int(pi.MKeyProtectBits)),
+		"LMC":              strconv.Itoa(int(pi.LMC)),
+		"NeighborMTU":      mtuNames[pi.NeighborMTU],
+		"SMSL":             strconv.Itoa(int(pi.MasterSMSL)),
+		"VLCap":            vlNames[pi.VLCap],
+		"MtuCap":           mtuNames[pi.MTUCap],
+		"OperVLs":          vlNames[pi.OperationalVLs],
+		"PartEnforceInb":   b01(pi.PartitionEnforcementInbound),
+		"PartEnforceOutb":  b01(pi.PartitionEnforcementOutbound),
+		"FilterRawInb":     b01(pi.FilterRawInbound),
+		"FilterRawOutb":    b01(pi.FilterRawOutbound),
+		"MkeyViolations":   strconv.Itoa(int(pi.MKeyViolations)),
+		"PkeyViolations":   strconv.Itoa(int(pi.PKeyViolations)),
+		"QkeyViolations":   strconv.Itoa(int(pi.QKeyViolations)),
+		"GuidCap":          strconv.Itoa(int(pi.GUIDCap)),
+		"ClientReregister": b01(pi.ClientReregister),
+		"SubnetTimeout":    strconv.Itoa(int(pi.SubnetTimeout)),
+	}
+}
+
+func switchInfoFields(si mad.SwitchInfo) map[string]string {
+	return map[string]string{
+		"LinearFdbCap":      strconv.Itoa(int(si.LinearFDBCap)),
+		"RandomFdbCap":      strconv.Itoa(int(si.RandomFDBCap)),
+		"McastFdbCap":       strconv.Itoa(int(si.MulticastFDBCap)),
+		"LinearFdbTop":      strconv.Itoa(int(si.LinearFDBTop)),
+		"DefPort":           strconv.Itoa(int(si.DefaultPort)),
+		"LifeTime":          strconv.Itoa(int(si.LifeTimeValue)),
+		"StateChange":       b01(si.PortStateChange),
+		"LidsPerPort":       strconv.Itoa(int(si.LIDsPerPort)),
+		"PartEnforceCap":    strconv.Itoa(int(si.PartitionEnforcementCap)),
+		"InboundPartEnf":    b01(si.InboundEnforcementCap),
+		"OutboundPartEnf":   b01(si.OutboundEnforcementCap),
+		"FilterRawInbound":  b01(si.FilterRawInboundCap),
+		"FilterRawOutbound": b01(si.FilterRawOutboundCap),
+		"EnhancedPort0":     b01(si.EnhancedPort0),
+		"MulticastFDBTop":   fmt.Sprintf("0x%04x", si.MulticastFDBTop),
+	}
+}
+
+// checkNode compares NodeInfo, PortInfo and (for switches) SwitchInfo at a
+// with smpquery run with addrArgs ("-D", "0,1" or "3").
+func checkNode(t *testing.T, l *lab.Lab, tr mad.Transport, a mad.Address, tg target, addrArgs ...string) {
+	t.Helper()
+	ctx := context.Background()
+	tool := func(args ...string) lab.Fields {
+		out, err := l.Tool("smpquery", args...)
+		if err != nil {
+			t.Error(err)
+		}
+		return lab.ParseFields(out)
+	}
+	withAddr := func(attr string, extra ...string) []string {
+		args := []string{}
+		if addrArgs[0] == "-D" {
+			args = append(args, "-D")
+			addrArgs = addrArgs[1:]
+			defer func() { addrArgs = append([]string{"-D"}, addrArgs...) }()
+		}
+		return append(append(append(args, attr), addrArgs...), extra...)
+	}
+	port := strconv.Itoa(int(tg.port))
+	if tg.port == 0 || tg.typ == lab.CA {
+		ni, err := mad.GetNodeInfo(ctx, tr, a)
+		if err != nil {
+			t.Errorf("%s: GetNodeInfo: %v", tg, err)
+		} else {
+			compareFields(t, tg.String()+" nodeinfo "+a.String(), tool(withAddr("nodeinfo")...), nodeInfoFields(ni))
+		}
+		desc, err := mad.GetNodeDesc(ctx, tr, a)
+		if err != nil {
+			t.Errorf("%s: GetNodeDesc: %v", tg, err)
+		} else if want, _ := l.Tool("smpquery", withAddr("nodedesc")...); !strings.Contains(want, "Node Description:") || !strings.HasSuffix(strings.TrimSpace(want), "."+desc) {
+			t.Errorf("%s: NodeDescription %q, smpquery: %q", tg, desc, want)
+		}
+	}
+	pi, err := mad.GetPortInfo(ctx, tr, a, tg.port)
+	if err != nil {
+		t.Errorf("%s: GetPortInfo: %v", tg, err)
+	} else {
+		compareFields(t, tg.String()+" portinfo "+a.String(), tool(withAddr("portinfo", port)...), portInfoFields(pi))
+	}
+	if tg.typ == lab.Switch && tg.port == 0 {
+		si, err := mad.GetSwitchInfo(ctx, tr, a)
+		if err != nil {
+			t.Errorf("%s: GetSwitchInfo: %v", tg, err)
+		} else {
+			compareFields(t, tg.String()+" switchinfo "+a.String(), tool(withAddr("switchinfo")...), switchInfoFields(si))
+		}
+	}
+}
+
+type fabricCase struct {
+	file       string
+	opts       *lab.Options
+	allowBoth  bool
+	partitions func(portGUID map[string]uint64) string // key "Node[port]"
+	// wantMultiBlock: some table must have entries beyond block 0.
+	wantMultiBlock bool
+}
+
+// each runs f for every target, a few at a time: the diags tools take ~15 ms
+// each and ibsim has client slots to spare (10, one held by our transport).
+func each(tgs []target, f func(target)) {
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 4)
+	for _, tg := range tgs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			f(tg)
+		}()
+	}
+	wg.Wait()
+}
+
+func testFabric(t *testing.T, fc fabricCase) {
+	l := lab.Start(t, fc.file, fc.opts)
+	tr := dial(t, l, "")
+	src := l.Topology.Nodes[0].Name
+	if tr.Node != src {
+		t.Fatalf("attached at %q, want the first node %q", tr.Node, src)
+	}
+	tgs := targets(t, l.Topology, src)
+	ctx := context.Background()
+
+	// Before any SM ran: every LID is 0, only directed routes work.
+	var mu sync.Mutex
+	guids := map[string]uint64{}
+	each(tgs, func(tg target) {
+		a := mad.DirectedRoute(tg.path...)
+		path := lab.FormatDRPath(tg.path)
+		comparePKeys(t, l, tr, a, tg, "-D", "pkeys", path)
+		checkNode(t, l, tr, a, tg, "-D", path)
+		ni, err := mad.GetNodeInfo(ctx, tr, a)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		mu.Lock()
+		guids[tg.String()] = ni.PortGUID
+		mu.Unlock()
+	})
+	if t.Failed() {
+		t.FailNow()
+	}
+	if _, err := mad.GetNodeInfo(ctx, tr, mad.LIDAddress(1)); !errors.Is(err, mad.ErrTimeout) {
+		t.Errorf("LID-routed before the SM ran: err = %v, want ErrTimeout", err)
+	}
+
+	if err := l.RunOpenSM(fc.partitions(guids), fc.allowBoth); err != nil {
+		t.Fatal(err)
+	}
+
+	// After OpenSM: LID-routed, every port's table as the SM programmed it.
+	multiBlock := false
+	each(tgs, func(tg target) {
+		pi, err := mad.GetPortInfo(ctx, tr, mad.DirectedRoute(tg.path...), tg.port)
+		if err != nil {
+			t.Error(err)
+			return
+		}
+		lid := pi.LID
+		if tg.typ == lab.Switch && tg.port != 0 {
+			// Switch external ports have no LID; address the switch.
+			pi0, err := mad.GetPortInfo(ctx, tr, mad.DirectedRoute(tg.path...), 0)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			lid = pi0.LID
+		}
+		if lid == 0 || pi.PortState != mad.PortStateActive && tg.typ == lab.CA {
+			t.Errorf("%s after OpenSM: LID %d, state %s", tg, lid, pi.PortState)
+			return
+		}
+		a := mad.LIDAddress(lid)
+		tbl := comparePKeys(t, l, tr, a, tg, "pkeys", strconv.Itoa(int(lid)))
+		for i, v := range tbl {
+			if i >= mad.PKeysPerBlock && v&0x7fff != 0 {
+				mu.Lock()
+				multiBlock = true
+				mu.Unlock()
+			}
+		}
+		checkNode(t, l, tr, a, tg, strconv.Itoa(int(lid)))
+	})
+	if fc.wantMultiBlock && !multiBlock {
+		t.Error("no P_Key table had entries beyond block 0; the partitions should have put some there")
+	}
+}
+
+func TestLabSmallFabric(t *testing.T) {
+	t.Parallel()
+	testFabric(t, fabricCase{
+		file:      "../../lab/testdata/small.net",
+		allowBoth: true,
+		partitions: func(g map[string]uint64) string {
+			return fmt.Sprintf(`Default=0x7fff, ipoib : ALL=full ;
+Compute=0x0001 : 0x%016x=full, 0x%016x=limited ;
+Storage=0x0002 : ALL_CAS=limited, 0x%016x=full ;
+Mgmt=0x0a0b : ALL_SWITCHES=full, 0x%016x=limited, 0x%016x=full ;
+Both=0x0003 : 0x%016x=both, 0x%016x=full ;
+`, g["HcaA[1]"], g["HcaB[1]"], g["HcaC[1]"], g["HcaD[2]"], g["HcaD[1]"], g["HcaA[1]"], g["HcaB[1]"])
+		},
+	})
+}
+
+func TestLabFatTree(t *testing.T) {
+	t.Parallel()
+	testFabric(t, fabricCase{
+		file:           "../../lab/testdata/fattree.net",
+		wantMultiBlock: true,
+		partitions: func(g map[string]uint64) string {
+			// 40 partitions all holding Hca1, so its table spans two blocks.
+			var b strings.Builder
+			b.WriteString("Default=0x7fff, ipoib : ALL=full ;\n")
+			for k := 1; k <= 40; k++ {
+				fmt.Fprintf(&b, "P%d=0x%04x : 0x%016x=full, 0x%016x=limited ;\n",
+					k, 0x100+k, g["Hca1[1]"], g[fmt.Sprintf("Hca%d[1]", k%32+1)])
+			}
+			return b.String()
+		},
+	})
+}

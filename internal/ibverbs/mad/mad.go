@@ -1,0 +1,392 @@
+// Package mad encodes and decodes InfiniBand management datagrams (MADs) and
+// sends them over a Transport: the kernel's umad interface on real hardware, or
+// ibsim's socket protocol on the simulated fabric.
+//
+// Only the pieces ibkey needs are here: subnet management packets (SMPs,
+// LID-routed class 0x01 and directed-route class 0x81) and the performance
+// management class (PMA, 0x04), with the attributes NodeInfo, NodeDescription,
+// PortInfo, P_KeyTable, SwitchInfo, ClassPortInfo and PortCounters.
+//
+// Layouts follow the InfiniBand Architecture Specification vol. 1, chapters 13
+// (MAD format), 14 (subnet management) and 16.1 (performance management); every
+// offset is checked in tests against infiniband-diags run on ibsim. ibkey only
+// reads the fabric: the helpers in this package only send Get.
+package mad
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Size is the length of every MAD on the wire.
+const Size = 256
+
+// Class is a management class (MAD header byte 1).
+type Class uint8
+
+// Management classes used by ibkey.
+const (
+	ClassSubnLID      Class = 0x01 // subnet management, LID-routed
+	ClassPerf         Class = 0x04 // performance management (PMA)
+	ClassSubnDirected Class = 0x81 // subnet management, directed route
+)
+
+func (c Class) String() string {
+	switch c {
+	case ClassSubnLID:
+		return "SubnLID"
+	case ClassPerf:
+		return "Perf"
+	case ClassSubnDirected:
+		return "SubnDirected"
+	}
+	return fmt.Sprintf("class 0x%02x", uint8(c))
+}
+
+// Method is a MAD method (header byte 3).
+type Method uint8
+
+// Methods used by ibkey. Set exists only for tests that inject tables into the
+// simulator; the query helpers never send it.
+const (
+	MethodGet     Method = 0x01
+	MethodSet     Method = 0x02
+	MethodGetResp Method = 0x81
+)
+
+func (m Method) String() string {
+	switch m {
+	case MethodGet:
+		return "Get"
+	case MethodSet:
+		return "Set"
+	case MethodGetResp:
+		return "GetResp"
+	}
+	return fmt.Sprintf("method 0x%02x", uint8(m))
+}
+
+// AttrID is a MAD attribute identifier (header bytes 16-17). The same number
+// means different attributes in different classes (0x0012 is SwitchInfo for
+// SMPs and PortCounters for the PMA).
+type AttrID uint16
+
+// SMP attributes (IBA 14.2.5).
+const (
+	AttrNodeDescription AttrID = 0x0010
+	AttrNodeInfo        AttrID = 0x0011
+	AttrSwitchInfo      AttrID = 0x0012
+	AttrPortInfo        AttrID = 0x0015
+	AttrPKeyTable       AttrID = 0x0016
+)
+
+// PMA attributes (IBA 16.1.3).
+const (
+	AttrClassPortInfo AttrID = 0x0001
+	AttrPortCounters  AttrID = 0x0012
+)
+
+// Offsets inside the 256-byte MAD (IBA 13.4.2 common header, 14.2.1 SMP
+// formats, 16.1.2 PMA format).
+const (
+	offBaseVersion   = 0
+	offClass         = 1
+	offClassVersion  = 2
+	offMethod        = 3
+	offStatus        = 4
+	offHopPointer    = 6 // directed route: ClassSpecific high byte
+	offHopCount      = 7 // directed route: ClassSpecific low byte
+	offTID           = 8
+	offAttrID        = 16
+	offAttrModifier  = 20
+	offMKey          = 24 // SMPs only
+	offDrSLID        = 32 // directed route only
+	offDrDLID        = 34 // directed route only
+	offData          = 64
+	offInitialPath   = 128 // directed route only
+	offReturnPath    = 192 // directed route only
+	smpDataSize      = 64
+	pmaDataSize      = Size - offData // 192
+	drPathSize       = 64
+	drDirectionBit   = 0x8000
+	permissiveLID    = 0xffff
+	baseVersion      = 1
+	classVersionSubn = 1
+	classVersionPerf = 1
+)
+
+// MaxHops is the longest directed route: InitialPath holds 64 entries and entry
+// 0 is unused (IBA 14.2.2.1).
+const MaxHops = 63
+
+// Address says where a MAD goes: a destination LID, or a directed route.
+type Address struct {
+	// LID is the destination for LID-routed MADs. Unused when Directed.
+	LID uint16
+	// Directed selects a directed-route SMP along Path.
+	Directed bool
+	// Path holds the egress port of each hop (InitialPath[1..n]); an empty
+	// path with Directed set addresses the local node.
+	Path []uint8
+}
+
+// LIDAddress returns the address of a LID-routed destination.
+func LIDAddress(lid uint16) Address { return Address{LID: lid} }
+
+// DirectedRoute returns the directed-route address that leaves the local node
+// through the given egress ports in turn. No ports means the local node.
+func DirectedRoute(ports ...uint8) Address {
+	return Address{Directed: true, Path: append([]uint8{}, ports...)}
+}
+
+// ParseDRPath parses a directed route in infiniband-diags notation: "0" is the
+// local node, "0,1,3" leaves it through port 1, then the next node's port 3.
+func ParseDRPath(s string) (Address, error) {
+	parts := strings.Split(strings.TrimSpace(s), ",")
+	if parts[0] != "0" {
+		return Address{}, fmt.Errorf("bad directed route %q: must start with 0 (the local node), e.g. 0,1,3", s)
+	}
+	if len(parts)-1 > MaxHops {
+		return Address{}, fmt.Errorf("bad directed route %q: %d hops, at most %d", s, len(parts)-1, MaxHops)
+	}
+	a := Address{Directed: true, Path: make([]uint8, 0, len(parts)-1)}
+	for _, p := range parts[1:] {
+		n, err := strconv.ParseUint(strings.TrimSpace(p), 10, 8)
+		if err != nil || n == 0 {
+			return Address{}, fmt.Errorf("bad directed route %q: hop %q is not a port number 1-255", s, p)
+		}
+		a.Path = append(a.Path, uint8(n))
+	}
+	return a, nil
+}
+
+// ParseLID parses a LID in decimal or 0x hex, as infiniband-diags accepts it.
+// 0 and the permissive LID 0xffff are not unicast destinations.
+func ParseLID(s string) (uint16, error) {
+	n, err := strconv.ParseUint(strings.TrimSpace(s), 0, 16)
+	if err != nil || n == 0 || n >= 0xc000 {
+		return 0, fmt.Errorf("bad LID %q: want a unicast LID 1-49151 (0x1-0xbfff)", s)
+	}
+	return uint16(n), nil
+}
+
+// String prints the address as infiniband-diags does: "lid 3" or "DR path 0,1,3".
+func (a Address) String() string {
+	if !a.Directed {
+		return "lid " + strconv.Itoa(int(a.LID))
+	}
+	var b strings.Builder
+	b.WriteString("DR path 0")
+	for _, p := range a.Path {
+		b.WriteByte(',')
+		b.WriteString(strconv.Itoa(int(p)))
+	}
+	return b.String()
+}
+
+func (a Address) validate() error {
+	if a.Directed {
+		if len(a.Path) > MaxHops {
+			return fmt.Errorf("mad: directed route of %d hops, at most %d", len(a.Path), MaxHops)
+		}
+		for _, p := range a.Path {
+			if p == 0 {
+				return fmt.Errorf("mad: %s: egress port 0 inside a directed route", a)
+			}
+		}
+		return nil
+	}
+	if a.LID == 0 || a.LID == permissiveLID {
+		return fmt.Errorf("mad: LID %d is not a destination (use a directed route before the SM assigned LIDs)", a.LID)
+	}
+	return nil
+}
+
+// Request is one MAD to send. Class is ClassSubnLID for SMPs (the transport
+// switches to ClassSubnDirected when Addr is a directed route) or ClassPerf.
+type Request struct {
+	Addr     Address
+	Class    Class
+	Method   Method
+	Attr     AttrID
+	Modifier uint32
+	// Data is copied into the attribute data area: at most 64 bytes for SMPs,
+	// 192 for the PMA. PMA PortCounters needs PortSelect here.
+	Data []byte
+}
+
+// wireClass returns the class put on the wire for r.
+func (r *Request) wireClass() (Class, error) {
+	switch r.Class {
+	case ClassSubnLID, ClassSubnDirected:
+		if r.Addr.Directed {
+			return ClassSubnDirected, nil
+		}
+		return ClassSubnLID, nil
+	case ClassPerf:
+		if r.Addr.Directed {
+			return 0, errors.New("mad: PMA MADs cannot use a directed route; address the port by LID")
+		}
+		return ClassPerf, nil
+	}
+	return 0, fmt.Errorf("mad: unsupported class 0x%02x", uint8(r.Class))
+}
+
+// Marshal encodes r as a 256-byte MAD with transaction ID tid.
+func (r *Request) Marshal(tid uint64) ([]byte, error) {
+	class, err := r.wireClass()
+	if err != nil {
+		return nil, err
+	}
+	if err := r.Addr.validate(); err != nil {
+		return nil, err
+	}
+	if r.Method != MethodGet && r.Method != MethodSet {
+		return nil, fmt.Errorf("mad: cannot send %s as a request", r.Method)
+	}
+	limit := smpDataSize
+	if class == ClassPerf {
+		limit = pmaDataSize
+	}
+	if len(r.Data) > limit {
+		return nil, fmt.Errorf("mad: %d bytes of attribute data, %s carries at most %d", len(r.Data), class, limit)
+	}
+	b := make([]byte, Size)
+	b[offBaseVersion] = baseVersion
+	b[offClass] = byte(class)
+	b[offClassVersion] = classVersionSubn
+	if class == ClassPerf {
+		b[offClassVersion] = classVersionPerf
+	}
+	b[offMethod] = byte(r.Method)
+	binary.BigEndian.PutUint64(b[offTID:], tid)
+	binary.BigEndian.PutUint16(b[offAttrID:], uint16(r.Attr))
+	binary.BigEndian.PutUint32(b[offAttrModifier:], r.Modifier)
+	copy(b[offData:], r.Data)
+	if class == ClassSubnDirected {
+		// Outbound directed route: D=0, hop pointer 0, hop count n, both
+		// DR LIDs permissive (a pure directed route, IBA 14.2.2.2).
+		b[offHopPointer] = 0
+		b[offHopCount] = byte(len(r.Addr.Path))
+		binary.BigEndian.PutUint16(b[offDrSLID:], permissiveLID)
+		binary.BigEndian.PutUint16(b[offDrDLID:], permissiveLID)
+		copy(b[offInitialPath+1:], r.Addr.Path)
+	}
+	return b, nil
+}
+
+// Packet is a decoded MAD.
+type Packet struct {
+	Class    Class
+	Method   Method
+	Status   uint16 // for directed-route SMPs without the D bit
+	TID      uint64
+	Attr     AttrID
+	Modifier uint32
+
+	// Directed-route SMPs only.
+	Direction   bool // D bit: set in replies travelling back
+	HopPointer  uint8
+	HopCount    uint8
+	DrSLID      uint16
+	DrDLID      uint16
+	InitialPath []uint8 // entries 1..HopCount
+	ReturnPath  []uint8 // entries 1..HopCount
+
+	// Data is the attribute data area: 64 bytes for SMPs, 192 for the PMA.
+	Data []byte
+}
+
+// Decode parses a 256-byte MAD. It checks the versions and the class and that
+// the directed-route hop count fits the path arrays; it never panics.
+func Decode(b []byte) (*Packet, error) {
+	if len(b) != Size {
+		return nil, fmt.Errorf("mad: %d bytes, want %d", len(b), Size)
+	}
+	if b[offBaseVersion] != baseVersion {
+		return nil, fmt.Errorf("mad: base version %d, want %d", b[offBaseVersion], baseVersion)
+	}
+	p := &Packet{
+		Class:    Class(b[offClass]),
+		Method:   Method(b[offMethod]),
+		Status:   binary.BigEndian.Uint16(b[offStatus:]),
+		TID:      binary.BigEndian.Uint64(b[offTID:]),
+		Attr:     AttrID(binary.BigEndian.Uint16(b[offAttrID:])),
+		Modifier: binary.BigEndian.Uint32(b[offAttrModifier:]),
+	}
+	switch p.Class {
+	case ClassSubnLID, ClassSubnDirected:
+		if b[offClassVersion] != classVersionSubn {
+			return nil, fmt.Errorf("mad: %s class version %d, want %d", p.Class, b[offClassVersion], classVersionSubn)
+		}
+		p.Data = append([]byte(nil), b[offData:offData+smpDataSize]...)
+	case ClassPerf:
+		if b[offClassVersion] != classVersionPerf {
+			return nil, fmt.Errorf("mad: %s class version %d, want %d", p.Class, b[offClassVersion], classVersionPerf)
+		}
+		p.Data = append([]byte(nil), b[offData:]...)
+	default:
+		return nil, fmt.Errorf("mad: unsupported %s", p.Class)
+	}
+	if p.Class == ClassSubnDirected {
+		p.Direction = p.Status&drDirectionBit != 0
+		p.Status &^= drDirectionBit
+		p.HopPointer = b[offHopPointer]
+		p.HopCount = b[offHopCount]
+		if p.HopCount > MaxHops {
+			return nil, fmt.Errorf("mad: directed route hop count %d, at most %d", p.HopCount, MaxHops)
+		}
+		p.DrSLID = binary.BigEndian.Uint16(b[offDrSLID:])
+		p.DrDLID = binary.BigEndian.Uint16(b[offDrDLID:])
+		n := int(p.HopCount)
+		p.InitialPath = append([]uint8{}, b[offInitialPath+1:offInitialPath+1+n]...)
+		p.ReturnPath = append([]uint8{}, b[offReturnPath+1:offReturnPath+1+n]...)
+	}
+	return p, nil
+}
+
+// StatusError is a reply whose MAD status is not success (IBA 13.4.7).
+type StatusError struct {
+	Addr   Address
+	Attr   AttrID
+	Status uint16
+}
+
+func (e *StatusError) Error() string {
+	return fmt.Sprintf("mad: %s: attribute 0x%04x: status 0x%04x (%s)", e.Addr, uint16(e.Attr), e.Status, StatusText(e.Status))
+}
+
+// StatusText describes a MAD status word: bit 0 busy, bit 1 redirect, bits 2-4
+// the invalid-field code (IBA table 127).
+func StatusText(s uint16) string {
+	var parts []string
+	if s&0x1 != 0 {
+		parts = append(parts, "busy")
+	}
+	if s&0x2 != 0 {
+		parts = append(parts, "redirect required")
+	}
+	switch (s >> 2) & 0x7 {
+	case 0:
+	case 1:
+		parts = append(parts, "bad base or class version")
+	case 2:
+		parts = append(parts, "method not supported")
+	case 3:
+		parts = append(parts, "method/attribute combination not supported")
+	case 7:
+		parts = append(parts, "invalid attribute or modifier value")
+	default:
+		parts = append(parts, fmt.Sprintf("reserved invalid-field code %d", (s>>2)&0x7))
+	}
+	if s>>8 != 0 {
+		parts = append(parts, fmt.Sprintf("class-specific 0x%02x", s>>8))
+	}
+	if len(parts) == 0 {
+		return "success"
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,485 @@
+package mad
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func TestParseDRPath(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want []uint8
+	}{
+		{"0", []uint8{}},
+		{"0,1", []uint8{1}},
+		{" 0,1,3 ", []uint8{1, 3}},
+		{"0,255", []uint8{255}},
+		{"0" + strings.Repeat(",1", 63), bytes.Repeat([]byte{1}, 63)},
+	} {
+		a, err := ParseDRPath(tc.in)
+		if err != nil {
+			t.Errorf("ParseDRPath(%q): %v", tc.in, err)
+			continue
+		}
+		if !a.Directed || !bytes.Equal(a.Path, tc.want) {
+			t.Errorf("ParseDRPath(%q) = %+v, want path %v", tc.in, a, tc.want)
+		}
+		if got := a.String(); got != "DR path "+strings.TrimSpace(tc.in) {
+			t.Errorf("String() = %q", got)
+		}
+	}
+	for _, bad := range []string{"", "1", "1,2", "0,0", "0,256", "0,a", "0,", "0,-1", "0" + strings.Repeat(",1", 64)} {
+		if _, err := ParseDRPath(bad); err == nil {
+			t.Errorf("ParseDRPath(%q): no error", bad)
+		}
+	}
+}
+
+func TestParseLID(t *testing.T) {
+	for in, want := range map[string]uint16{"1": 1, "0x10": 16, " 49151 ": 0xbfff} {
+		if got, err := ParseLID(in); err != nil || got != want {
+			t.Errorf("ParseLID(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "0", "0xc000", "65535", "-1", "x"} {
+		if _, err := ParseLID(bad); err == nil {
+			t.Errorf("ParseLID(%q): no error", bad)
+		}
+	}
+	if got := LIDAddress(7).String(); got != "lid 7" {
+		t.Errorf("String() = %q", got)
+	}
+}
+
+func TestMarshal(t *testing.T) {
+	t.Run("LID-routed SMP", func(t *testing.T) {
+		r := Request{Addr: LIDAddress(3), Class: ClassSubnLID, Method: MethodGet, Attr: AttrPKeyTable, Modifier: PKeyTableModifier(1, 5)}
+		b, err := r.Marshal(0x1122334455667788)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []byte{1, 0x01, 1, 0x01, 0, 0, 0, 0, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x00, 0x16, 0, 0, 0x00, 0x05, 0x00, 0x01}
+		if !bytes.Equal(b[:24], want) {
+			t.Errorf("header % x\nwant   % x", b[:24], want)
+		}
+	})
+	t.Run("directed-route SMP", func(t *testing.T) {
+		r := Request{Addr: DirectedRoute(1, 7, 2), Class: ClassSubnLID, Method: MethodGet, Attr: AttrPortInfo, Modifier: 2}
+		b, err := r.Marshal(9)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := Decode(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Class != ClassSubnDirected || b[offHopPointer] != 0 || p.HopCount != 3 || p.Direction ||
+			p.DrSLID != 0xffff || p.DrDLID != 0xffff || !bytes.Equal(p.InitialPath, []uint8{1, 7, 2}) || b[offInitialPath] != 0 {
+			t.Errorf("decoded %+v", p)
+		}
+		if p.TID != 9 || p.Attr != AttrPortInfo || p.Modifier != 2 || p.Method != MethodGet {
+			t.Errorf("decoded %+v", p)
+		}
+	})
+	t.Run("PMA", func(t *testing.T) {
+		r := Request{Addr: LIDAddress(4), Class: ClassPerf, Method: MethodGet, Attr: AttrPortCounters, Data: PortCountersRequestData(3)}
+		b, err := r.Marshal(1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b[offClass] != 0x04 || b[offClassVersion] != 1 || b[offData+1] != 3 || len(b) != Size {
+			t.Errorf("PMA MAD % x", b[:72])
+		}
+		p, err := Decode(b)
+		if err != nil || len(p.Data) != 192 {
+			t.Errorf("Decode: %v, data %d bytes", err, len(p.Data))
+		}
+	})
+	for name, r := range map[string]Request{
+		"PMA directed":   {Addr: DirectedRoute(1), Class: ClassPerf, Method: MethodGet},
+		"LID 0":          {Addr: LIDAddress(0), Class: ClassSubnLID, Method: MethodGet},
+		"permissive LID": {Addr: LIDAddress(0xffff), Class: ClassSubnLID, Method: MethodGet},
+		"port 0 in path": {Addr: DirectedRoute(1, 0), Class: ClassSubnLID, Method: MethodGet},
+		"64 hops":        {Addr: DirectedRoute(bytes.Repeat([]byte{1}, 64)...), Class: ClassSubnLID, Method: MethodGet},
+		"SMP data > 64":  {Addr: LIDAddress(1), Class: ClassSubnLID, Method: MethodSet, Data: make([]byte, 65)},
+		"PMA data > 192": {Addr: LIDAddress(1), Class: ClassPerf, Method: MethodGet, Data: make([]byte, 193)},
+		"GetResp":        {Addr: LIDAddress(1), Class: ClassSubnLID, Method: MethodGetResp},
+		"unknown class":  {Addr: LIDAddress(1), Class: 0x03, Method: MethodGet},
+	} {
+		if _, err := r.Marshal(1); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}
+
+func TestDecodeRejects(t *testing.T) {
+	good, _ := (&Request{Addr: DirectedRoute(1), Class: ClassSubnLID, Method: MethodGet, Attr: AttrNodeInfo}).Marshal(1)
+	mod := func(f func(b []byte)) []byte {
+		b := append([]byte(nil), good...)
+		f(b)
+		return b
+	}
+	for name, b := range map[string][]byte{
+		"empty":         nil,
+		"short":         good[:255],
+		"long":          append(append([]byte(nil), good...), 0),
+		"base version":  mod(func(b []byte) { b[0] = 2 }),
+		"class version": mod(func(b []byte) { b[2] = 2 }),
+		"PMA version":   mod(func(b []byte) { b[1], b[2] = 0x04, 2 }),
+		"class":         mod(func(b []byte) { b[1] = 0x03 }),
+		"hop count":     mod(func(b []byte) { b[offHopCount] = 64 }),
+	} {
+		if _, err := Decode(b); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+	p, err := Decode(mod(func(b []byte) { b[offStatus] = 0x80; b[offStatus+1] = 0x1c; b[offHopCount] = 63 }))
+	if err != nil || !p.Direction || p.Status != 0x1c || len(p.InitialPath) != 63 {
+		t.Errorf("D bit: %+v, %v", p, err)
+	}
+}
+
+func TestStatusText(t *testing.T) {
+	for s, want := range map[uint16]string{
+		0:      "success",
+		0x0001: "busy",
+		0x000c: "method/attribute combination not supported",
+		0x001c: "invalid attribute or modifier value",
+		0x0008: "method not supported",
+		0x0100: "class-specific 0x01",
+		0x0014: "reserved invalid-field code 5",
+	} {
+		if got := StatusText(s); got != want {
+			t.Errorf("StatusText(%#04x) = %q, want %q", s, got, want)
+		}
+	}
+}
+
+func TestAttributeParsers(t *testing.T) {
+	d := make([]byte, 64)
+	d[2], d[3] = 2, 36
+	binary.BigEndian.PutUint64(d[12:], 0x0002c90300000204)
+	binary.BigEndian.PutUint16(d[28:], 128)
+	d[36], d[37], d[38], d[39] = 7, 0x00, 0x02, 0xc9
+	ni, err := ParseNodeInfo(d)
+	if err != nil || ni.NodeType != NodeSwitch || ni.NumPorts != 36 || ni.NodeGUID != 0x0002c90300000204 || ni.PartitionCap != 128 || ni.LocalPortNum != 7 || ni.VendorID != 0x2c9 {
+		t.Errorf("NodeInfo %+v, %v", ni, err)
+	}
+
+	pi := make([]byte, 64)
+	binary.BigEndian.PutUint16(pi[16:], 0x1234)
+	pi[32], pi[33], pi[34] = 0x34, 0x52, 0xc5
+	pi[43] = 0x40 | 0x08 | 0x01
+	binary.BigEndian.PutUint16(pi[44:], 1)
+	binary.BigEndian.PutUint16(pi[46:], 0xfffe)
+	binary.BigEndian.PutUint16(pi[48:], 3)
+	p, err := ParsePortInfo(pi)
+	if err != nil || p.LID != 0x1234 || p.PortState != PortStateActive || p.LinkSpeedSupported != 3 || p.PhysState != 5 || p.LinkDownDefState != 2 ||
+		p.MKeyProtectBits != 3 || p.LMC != 5 || p.OperationalVLs != 4 || !p.PartitionEnforcementInbound || p.PartitionEnforcementOutbound ||
+		p.FilterRawInbound || !p.FilterRawOutbound || p.MKeyViolations != 1 || p.PKeyViolations != 0xfffe || p.QKeyViolations != 3 {
+		t.Errorf("PortInfo %+v, %v", p, err)
+	}
+	if p.PortState.String() != "Active" || p.PhysState.String() != "LinkUp" || PortState(9).String() != "?(9)" {
+		t.Errorf("state names %s %s", p.PortState, p.PhysState)
+	}
+
+	var blk [PKeysPerBlock]uint16
+	for i := range blk {
+		blk[i] = uint16(0x8000 + i)
+	}
+	got, err := ParsePKeyBlock(EncodePKeyBlock(blk))
+	if err != nil || got != blk {
+		t.Errorf("P_Key block round trip: %v, %v", got, err)
+	}
+	if m := PKeyTableModifier(3, 17); m != 0x00110003 {
+		t.Errorf("modifier %#x", m)
+	}
+
+	desc, err := ParseNodeDescription(append([]byte("HcaA mlx5_0"), make([]byte, 53)...))
+	if err != nil || desc != "HcaA mlx5_0" {
+		t.Errorf("NodeDescription %q, %v", desc, err)
+	}
+
+	pc := make([]byte, 192)
+	pc[1], pc[16], pc[17], pc[19] = 2, 11, 7, 0x34
+	binary.BigEndian.PutUint32(pc[40:], 0xdeadbeef)
+	c, err := ParsePortCounters(pc)
+	if err != nil || c.PortSelect != 2 || c.PortXmitConstraintErrors != 11 || c.PortRcvConstraintErrors != 7 ||
+		c.LocalLinkIntegrityErrors != 3 || c.ExcessiveBufferOverrunErrors != 4 || c.PortXmitWait != 0xdeadbeef {
+		t.Errorf("PortCounters %+v, %v", c, err)
+	}
+
+	cpi := []byte{1, 1, 0x16, 0x00, 0, 0, 0, 0x32}
+	ci, err := ParseClassPortInfo(cpi)
+	if err != nil || ci.CapabilityMask != 0x1600 || ci.CapabilityMask2 != 1 || ci.RespTimeValue != 0x12 {
+		t.Errorf("ClassPortInfo %+v, %v", ci, err)
+	}
+
+	// Every parser rejects short data instead of panicking.
+	for name, f := range map[string]func([]byte) error{
+		"NodeInfo":        func(b []byte) error { _, err := ParseNodeInfo(b); return err },
+		"NodeDescription": func(b []byte) error { _, err := ParseNodeDescription(b); return err },
+		"PortInfo":        func(b []byte) error { _, err := ParsePortInfo(b); return err },
+		"P_KeyTable":      func(b []byte) error { _, err := ParsePKeyBlock(b); return err },
+		"SwitchInfo":      func(b []byte) error { _, err := ParseSwitchInfo(b); return err },
+		"ClassPortInfo":   func(b []byte) error { _, err := ParseClassPortInfo(b); return err },
+		"PortCounters":    func(b []byte) error { _, err := ParsePortCounters(b); return err },
+	} {
+		if err := f(make([]byte, 7)); err == nil {
+			t.Errorf("%s of 7 bytes: no error", name)
+		}
+	}
+}
+
+// fakeEndpoint answers requests through a function, off the sender's goroutine.
+type fakeEndpoint struct {
+	answer   func(mad []byte) [][]byte // frames to deliver for one request
+	dropped  func(mad []byte) bool     // deliver this frame as a reported drop
+	in       chan frame
+	closed   chan struct{}
+	once     sync.Once
+	inFlight atomic.Int32
+	maxSeen  atomic.Int32
+	tids     sync.Map
+	dupTID   atomic.Bool
+}
+
+func newFake(answer func([]byte) [][]byte) *fakeEndpoint {
+	return &fakeEndpoint{answer: answer, in: make(chan frame, 1024), closed: make(chan struct{})}
+}
+
+func (f *fakeEndpoint) send(m []byte, _ *Request, _ Class, _ time.Duration) error {
+	if _, dup := f.tids.LoadOrStore(binary.BigEndian.Uint64(m[offTID:]), true); dup {
+		f.dupTID.Store(true)
+	}
+	go func() {
+		for _, r := range f.answer(m) {
+			select {
+			case f.in <- frame{mad: r, dropped: f.dropped != nil && f.dropped(r)}:
+			case <-f.closed:
+			}
+		}
+	}()
+	return nil
+}
+
+func (f *fakeEndpoint) recv() (frame, error) {
+	select {
+	case fr := <-f.in:
+		return fr, nil
+	case <-f.closed:
+		return frame{}, ErrClosed
+	}
+}
+
+func (f *fakeEndpoint) close() error { f.once.Do(func() { close(f.closed) }); return nil }
+func (f *fakeEndpoint) name() string { return "fake" }
+
+// reply turns a request MAD into a GetResp carrying data.
+func reply(req []byte, data []byte) []byte {
+	r := append([]byte(nil), req...)
+	r[offMethod] = byte(MethodGetResp)
+	if Class(r[offClass]) == ClassSubnDirected {
+		r[offStatus] |= 0x80
+	}
+	copy(r[offData:], data)
+	return r
+}
+
+func getNodeInfo(addr Address) Request {
+	return Request{Addr: addr, Class: ClassSubnLID, Method: MethodGet, Attr: AttrNodeInfo}
+}
+
+func TestEngineTimeout(t *testing.T) {
+	f := newFake(func([]byte) [][]byte { return nil }) // silence
+	e := newEngine(f, Options{Timeout: 20 * time.Millisecond, Retries: 2}, 0)
+	defer e.Close()
+	start := time.Now()
+	_, err := e.Do(context.Background(), getNodeInfo(LIDAddress(5)))
+	var te *TimeoutError
+	if !errors.As(err, &te) || !errors.Is(err, ErrTimeout) || te.Attempts != 3 || te.Dropped {
+		t.Fatalf("err = %v, want a silent TimeoutError after 3 attempts", err)
+	}
+	if d := time.Since(start); d < 60*time.Millisecond || d > time.Second {
+		t.Errorf("took %v for 3 x 20ms", d)
+	}
+	if !strings.Contains(err.Error(), "lid 5") || !strings.Contains(err.Error(), "within 20ms") {
+		t.Errorf("message %q", err)
+	}
+}
+
+func TestEngineDroppedThenAnswered(t *testing.T) {
+	var n atomic.Int32
+	f := newFake(func(m []byte) [][]byte {
+		if n.Add(1) == 1 {
+			return [][]byte{m} // echoed back as dropped, as ibsim does (status 110)
+		}
+		return [][]byte{reply(m, []byte{1, 1, 1, 2})}
+	})
+	f.dropped = func(m []byte) bool { return Method(m[offMethod]) == MethodGet }
+	e := newEngine(f, Options{Timeout: time.Second, Retries: 1}, 0)
+	defer e.Close()
+	start := time.Now()
+	p, err := e.Do(context.Background(), getNodeInfo(DirectedRoute()))
+	if err != nil || p.Data[3] != 2 {
+		t.Fatalf("Do = %v, %v", p, err)
+	}
+	if time.Since(start) > 500*time.Millisecond {
+		t.Error("a reported drop waited for the timeout")
+	}
+}
+
+func TestEngineConcurrent(t *testing.T) {
+	const window = 4
+	var f *fakeEndpoint
+	f = newFake(func(m []byte) [][]byte {
+		cur := f.inFlight.Add(1)
+		for {
+			old := f.maxSeen.Load()
+			if cur <= old || f.maxSeen.CompareAndSwap(old, cur) {
+				break
+			}
+		}
+		time.Sleep(time.Millisecond * time.Duration(m[offAttrModifier+3]%3))
+		f.inFlight.Add(-1)
+		// Echo the modifier in the data so each caller can check its reply.
+		return [][]byte{reply(m, m[offAttrModifier:offAttrModifier+4])}
+	})
+	e := newEngine(f, Options{Timeout: 5 * time.Second, Window: window}, 0)
+	defer e.Close()
+	var wg sync.WaitGroup
+	for i := range 200 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r := getNodeInfo(LIDAddress(1))
+			r.Modifier = uint32(i)
+			p, err := e.Do(context.Background(), r)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if got := binary.BigEndian.Uint32(p.Data); got != uint32(i) {
+				t.Errorf("request %d got the reply of %d", i, got)
+			}
+		}()
+	}
+	wg.Wait()
+	if m := f.maxSeen.Load(); m > window {
+		t.Errorf("%d requests in flight, window %d", m, window)
+	}
+	if f.dupTID.Load() {
+		t.Error("a transaction ID was reused")
+	}
+}
+
+func TestEngineBadReplies(t *testing.T) {
+	for name, mutate := range map[string]func(m []byte) [][]byte{
+		"wrong attribute": func(m []byte) [][]byte {
+			r := reply(m, nil)
+			r[offAttrID+1] = 0x15
+			return [][]byte{r}
+		},
+		"still a Get": func(m []byte) [][]byte { return [][]byte{append([]byte(nil), m...)} },
+		"bad status": func(m []byte) [][]byte {
+			r := reply(m, nil)
+			r[offStatus+1] = 0x1c
+			return [][]byte{r}
+		},
+		"bad version": func(m []byte) [][]byte {
+			r := reply(m, nil)
+			r[offBaseVersion] = 9
+			return [][]byte{r}
+		},
+	} {
+		// Garbage, unknown TIDs and short frames first: ignored, not fatal.
+		f := newFake(func(m []byte) [][]byte {
+			junk := reply(m, nil)
+			junk[offTID+7] ^= 0xff
+			return append([][]byte{{1, 2, 3}, junk}, mutate(m)...)
+		})
+		e := newEngine(f, Options{Timeout: time.Second}, 0)
+		_, err := e.Do(context.Background(), getNodeInfo(DirectedRoute(1)))
+		if err == nil || errors.Is(err, ErrTimeout) {
+			t.Errorf("%s: err = %v, want a reply error", name, err)
+		}
+		if name == "bad status" {
+			var se *StatusError
+			if !errors.As(err, &se) || se.Status != 0x1c {
+				t.Errorf("bad status: err = %v", err)
+			}
+		}
+		e.Close()
+	}
+}
+
+func TestEngineCancelAndClose(t *testing.T) {
+	f := newFake(func([]byte) [][]byte { return nil })
+	e := newEngine(f, Options{Timeout: time.Hour}, 0)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if _, err := e.Do(ctx, getNodeInfo(LIDAddress(1))); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("canceled: err = %v", err)
+	}
+	done := make(chan error)
+	go func() {
+		_, err := e.Do(context.Background(), getNodeInfo(LIDAddress(1)))
+		done <- err
+	}()
+	time.Sleep(10 * time.Millisecond)
+	e.Close()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrClosed) {
+			t.Errorf("in flight at Close: err = %v, want ErrClosed", err)
+		}
+	case <-time.After(time.Second):
+		t.Fatal("Do did not return after Close")
+	}
+	if _, err := e.Do(context.Background(), getNodeInfo(LIDAddress(1))); !errors.Is(err, ErrClosed) {
+		t.Errorf("after Close: err = %v", err)
+	}
+	if err := e.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+}
+
+func TestGetPKeyTableBlocks(t *testing.T) {
+	var calls atomic.Int32
+	f := newFake(func(m []byte) [][]byte {
+		calls.Add(1)
+		mod := binary.BigEndian.Uint32(m[offAttrModifier:])
+		var blk [PKeysPerBlock]uint16
+		for i := range blk {
+			blk[i] = uint16(mod&0xffff)<<8 | uint16(i) | uint16(mod>>16)<<15
+		}
+		return [][]byte{reply(m, EncodePKeyBlock(blk))}
+	})
+	e := newEngine(f, Options{Timeout: time.Second}, 0)
+	defer e.Close()
+	tbl, err := GetPKeyTable(context.Background(), e, DirectedRoute(), 1, 70)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tbl) != 70 || calls.Load() != 3 {
+		t.Fatalf("%d entries from %d reads, want 70 from 3", len(tbl), calls.Load())
+	}
+	for i, v := range tbl {
+		if want := uint16(i/32)<<8 | uint16(i%32) | 0x8000; v != want {
+			t.Fatalf("entry %d = %#04x, want %#04x (block %d, port 1)", i, v, want, i/32)
+		}
+	}
+	if tbl, err := GetPKeyTable(context.Background(), e, DirectedRoute(), 1, 0); err != nil || len(tbl) != 0 {
+		t.Errorf("length 0: %v, %v", tbl, err)
+	}
+	if _, err := GetPKeyTable(context.Background(), e, DirectedRoute(), 1, -1); err == nil {
+		t.Error("length -1: no error")
+	}
+}

@@ -1,0 +1,150 @@
+package mad
+
+import (
+	"context"
+	"fmt"
+	"sync"
+)
+
+// get sends one Get and returns the reply's data area.
+func get(ctx context.Context, t Transport, a Address, class Class, attr AttrID, mod uint32, data []byte) ([]byte, error) {
+	p, err := t.Do(ctx, Request{Addr: a, Class: class, Method: MethodGet, Attr: attr, Modifier: mod, Data: data})
+	if err != nil {
+		return nil, err
+	}
+	return p.Data, nil
+}
+
+// GetNodeInfo reads NodeInfo from the node at a.
+func GetNodeInfo(ctx context.Context, t Transport, a Address) (NodeInfo, error) {
+	d, err := get(ctx, t, a, ClassSubnLID, AttrNodeInfo, 0, nil)
+	if err != nil {
+		return NodeInfo{}, err
+	}
+	return ParseNodeInfo(d)
+}
+
+// GetNodeDesc reads NodeDescription from the node at a.
+func GetNodeDesc(ctx context.Context, t Transport, a Address) (string, error) {
+	d, err := get(ctx, t, a, ClassSubnLID, AttrNodeDescription, 0, nil)
+	if err != nil {
+		return "", err
+	}
+	return ParseNodeDescription(d)
+}
+
+// GetPortInfo reads PortInfo of port (0 is a switch's management port) of
+// the node at a.
+func GetPortInfo(ctx context.Context, t Transport, a Address, port uint8) (PortInfo, error) {
+	d, err := get(ctx, t, a, ClassSubnLID, AttrPortInfo, uint32(port), nil)
+	if err != nil {
+		return PortInfo{}, err
+	}
+	return ParsePortInfo(d)
+}
+
+// GetSwitchInfo reads SwitchInfo from the switch at a. CAs answer with a
+// *StatusError.
+func GetSwitchInfo(ctx context.Context, t Transport, a Address) (SwitchInfo, error) {
+	d, err := get(ctx, t, a, ClassSubnLID, AttrSwitchInfo, 0, nil)
+	if err != nil {
+		return SwitchInfo{}, err
+	}
+	return ParseSwitchInfo(d)
+}
+
+// GetPKeyTableLen returns the P_Key table length of port on the node at a,
+// as smpquery decides it: SwitchInfo PartitionEnforcementCap for a switch's
+// external ports, NodeInfo PartitionCap for CA ports and switch port 0.
+func GetPKeyTableLen(ctx context.Context, t Transport, a Address, port uint8) (int, error) {
+	ni, err := GetNodeInfo(ctx, t, a)
+	if err != nil {
+		return 0, err
+	}
+	if port > ni.NumPorts {
+		return 0, fmt.Errorf("mad: %s: no port %d (the node has %d)", a, port, ni.NumPorts)
+	}
+	if ni.NodeType == NodeSwitch && port != 0 {
+		si, err := GetSwitchInfo(ctx, t, a)
+		if err != nil {
+			return 0, err
+		}
+		return int(si.PartitionEnforcementCap), nil
+	}
+	return int(ni.PartitionCap), nil
+}
+
+// maxPKeyBlocks: the block number is 16 bits, the table length a 16-bit cap.
+const maxPKeyTableLen = 0xffff
+
+// GetPKeyTable reads the first tableLen entries of port's P_Key table on the
+// node at a, issuing the ceil(tableLen/32) block reads concurrently (the
+// transport's window bounds how many are in flight). For a CA the port in the
+// modifier is ignored by the device: it answers for the port the SMP arrived
+// on, so address each CA port through a route that ends on it.
+func GetPKeyTable(ctx context.Context, t Transport, a Address, port uint8, tableLen int) ([]uint16, error) {
+	if tableLen < 0 || tableLen > maxPKeyTableLen {
+		return nil, fmt.Errorf("mad: P_Key table length %d out of range 0-%d", tableLen, maxPKeyTableLen)
+	}
+	blocks := (tableLen + PKeysPerBlock - 1) / PKeysPerBlock
+	table := make([]uint16, blocks*PKeysPerBlock)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		firstErr error // the first failure; later ones are its cancellation
+	)
+	for b := range blocks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			d, err := get(ctx, t, a, ClassSubnLID, AttrPKeyTable, PKeyTableModifier(uint16(b), port), nil)
+			if err == nil {
+				var blk [PKeysPerBlock]uint16
+				if blk, err = ParsePKeyBlock(d); err == nil {
+					copy(table[b*PKeysPerBlock:], blk[:])
+					return
+				}
+			}
+			mu.Lock()
+			if firstErr == nil {
+				firstErr = fmt.Errorf("P_KeyTable block %d of port %d: %w", b, port, err)
+			}
+			mu.Unlock()
+			cancel() // the table is incomplete anyway
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	return table[:tableLen], nil
+}
+
+// GetPortCounters reads PMA PortCounters of port on the node at a, which
+// must be a LID address (PMA MADs are not directed-routed).
+func GetPortCounters(ctx context.Context, t Transport, a Address, port uint8) (PortCounters, error) {
+	d, err := get(ctx, t, a, ClassPerf, AttrPortCounters, 0, PortCountersRequestData(port))
+	if err != nil {
+		return PortCounters{}, err
+	}
+	pc, err := ParsePortCounters(d)
+	if err != nil {
+		return PortCounters{}, err
+	}
+	if pc.PortSelect != port {
+		return PortCounters{}, fmt.Errorf("mad: %s: PortCounters reply for port %d, asked for %d", a, pc.PortSelect, port)
+	}
+	return pc, nil
+}
+
+// GetPMAClassPortInfo reads the PMA's ClassPortInfo (which optional counters
+// the port supports) from the node at a (a LID address).
+func GetPMAClassPortInfo(ctx context.Context, t Transport, a Address) (ClassPortInfo, error) {
+	d, err := get(ctx, t, a, ClassPerf, AttrClassPortInfo, 0, nil)
+	if err != nil {
+		return ClassPortInfo{}, err
+	}
+	return ParseClassPortInfo(d)
+}

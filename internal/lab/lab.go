@@ -1,0 +1,503 @@
+// Package lab runs the simulated InfiniBand fabric for tests: ibsim with a
+// topology file, OpenSM once to assign LIDs and program partitions, and the
+// infiniband-diags tools (smpquery, perfquery, ...) as oracles, all attached
+// through libumad2sim. Nothing here needs root, a kernel module or hardware.
+//
+// Each Lab gets its own ibsim socket name, so tests may run in parallel, and
+// its own scratch directory. Cleanup stops exactly the ibsim process it
+// started and fails the test if a client left an ibsim slot attached.
+package lab
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// PreloadLib is libumad2sim, which redirects libibumad's device access to ibsim.
+const PreloadLib = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so"
+
+// InstallHint is the command that provides everything the lab needs.
+const InstallHint = "apt-get install -y ibsim-utils opensm infiniband-diags"
+
+// Programs the lab runs.
+var programs = []string{"ibsim", "opensm", "smpquery", "perfquery", "ibnetdiscover", "saquery"}
+
+// lookPath finds a program in PATH or in the sbin directories, where Debian
+// installs opensm and infiniband-diags (often not in a user's PATH).
+func lookPath(name string) (string, error) {
+	if p, err := exec.LookPath(name); err == nil {
+		return p, nil
+	}
+	for _, dir := range []string{"/usr/sbin", "/sbin", "/usr/local/sbin"} {
+		p := filepath.Join(dir, name)
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("%s not found", name)
+}
+
+// Available reports whether ibsim, OpenSM, infiniband-diags and libumad2sim
+// are installed; the error names what is missing.
+func Available() error {
+	var missing []string
+	for _, p := range programs {
+		if _, err := lookPath(p); err != nil {
+			missing = append(missing, p)
+		}
+	}
+	if _, err := os.Stat(PreloadLib); err != nil {
+		missing = append(missing, PreloadLib)
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("simulated fabric unavailable: missing %s", strings.Join(missing, ", "))
+	}
+	return nil
+}
+
+// Require skips the test when the lab is not installed, saying how to install
+// it. When the environment variable CI is set it fails instead: CI never skips.
+func Require(t testing.TB) {
+	t.Helper()
+	if err := Available(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("%v (CI is set, so this fails instead of skipping); install with: %s", err, InstallHint)
+		}
+		t.Skipf("%v; install with: %s", err, InstallHint)
+	}
+}
+
+// Options tune Start. The zero value is fine for small topologies.
+type Options struct {
+	// MaxNodes, MaxSwitches, MaxPorts raise ibsim's table sizes (-N, -S, -P)
+	// for big fabrics; 0 keeps ibsim's defaults (2048 nodes, 256 switches,
+	// 13312 ports).
+	MaxNodes, MaxSwitches, MaxPorts int
+	// SMNode is where RunOpenSM attaches; empty means the first CA of the
+	// topology.
+	SMNode string
+	// ToolNode is where Tool attaches; empty means ibsim's default, the
+	// first node of the topology file.
+	ToolNode string
+	// StartTimeout bounds the wait for "Network simulator ready" (default 10s).
+	StartTimeout time.Duration
+}
+
+// Lab is one running ibsim.
+type Lab struct {
+	// SockName is this ibsim's IBSIM_SOCKNAME.
+	SockName string
+	// Dir is the lab's scratch directory (topology copy, OpenSM files, the
+	// tools' working directory).
+	Dir string
+	// Topology is the parsed topology file.
+	Topology *Topology
+
+	t       testing.TB
+	opts    Options
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	stdout  *syncBuffer
+	stderr  *syncBuffer
+	exited  chan struct{}
+	waitErr error
+	console sync.Mutex
+	killed  atomic.Bool
+}
+
+var labSeq atomic.Uint64
+
+// Start runs `ibsim -s topologyFile` for the test and stops it in t.Cleanup.
+// It skips (or, under CI, fails) the test when the lab is not installed.
+func Start(t testing.TB, topologyFile string, opts *Options) *Lab {
+	t.Helper()
+	Require(t)
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.StartTimeout <= 0 {
+		o.StartTimeout = 10 * time.Second
+	}
+	topo, err := ParseTopologyFile(topologyFile)
+	if err != nil {
+		t.Fatalf("lab: %v", err)
+	}
+	ibsim, _ := lookPath("ibsim")
+	l := &Lab{
+		SockName: fmt.Sprintf("ibkeylab%d-%d", os.Getpid(), labSeq.Add(1)),
+		Dir:      t.TempDir(),
+		Topology: topo,
+		t:        t,
+		opts:     o,
+		stdout:   newSyncBuffer(),
+		stderr:   newSyncBuffer(),
+		exited:   make(chan struct{}),
+	}
+	args := []string{"-s"}
+	if o.MaxNodes > 0 {
+		args = append(args, "-N", strconv.Itoa(o.MaxNodes))
+	}
+	if o.MaxSwitches > 0 {
+		args = append(args, "-S", strconv.Itoa(o.MaxSwitches))
+	}
+	if o.MaxPorts > 0 {
+		args = append(args, "-P", strconv.Itoa(o.MaxPorts))
+	}
+	abs, err := filepath.Abs(topologyFile)
+	if err != nil {
+		t.Fatalf("lab: %v", err)
+	}
+	args = append(args, abs)
+	l.cmd = exec.Command(ibsim, args...)
+	l.cmd.Dir = l.Dir
+	l.cmd.Env = l.env("")
+	l.cmd.Stdout = l.stdout
+	l.cmd.Stderr = l.stderr
+	// ibsim reads console commands from stdin and spins at full CPU once it
+	// reaches EOF, so the lab keeps the pipe open until ibsim has exited.
+	l.stdin, err = l.cmd.StdinPipe()
+	if err != nil {
+		t.Fatalf("lab: %v", err)
+	}
+	if err := l.cmd.Start(); err != nil {
+		t.Fatalf("lab: start ibsim: %v", err)
+	}
+	go func() {
+		l.waitErr = l.cmd.Wait()
+		close(l.exited)
+	}()
+	t.Cleanup(l.stop)
+
+	if _, err := l.stdout.waitFor("Network simulator ready", 0, o.StartTimeout, l.exited); err != nil {
+		t.Fatalf("lab: ibsim -s %s did not start: %v\nstderr:\n%s", topologyFile, err, tail(l.stderr.String(), 2000))
+	}
+	// Wait for the first prompt, so Console sees a quiet stream.
+	if _, err := l.stdout.waitFor("sim> ", 0, o.StartTimeout, l.exited); err != nil {
+		t.Fatalf("lab: ibsim printed no prompt: %v", err)
+	}
+	// ibsim prints "ready" and its prompt before it binds its sockets.
+	if err := l.waitForSockets(o.StartTimeout); err != nil {
+		t.Fatalf("lab: %v", err)
+	}
+	return l
+}
+
+// waitForSockets waits until ibsim has bound its control socket and the last
+// of its client slot sockets (it binds ctl, then out0..out9, in that order).
+func (l *Lab) waitForSockets(timeout time.Duration) error {
+	want := []byte("@" + l.SockName + ":out9@")
+	deadline := time.Now().Add(timeout)
+	for {
+		b, err := os.ReadFile("/proc/net/unix")
+		if err != nil {
+			return fmt.Errorf("waiting for ibsim's sockets: %w", err)
+		}
+		if bytes.Contains(b, want) {
+			return nil
+		}
+		if l.Exited() {
+			return fmt.Errorf("ibsim exited before binding its sockets; stderr:\n%s", tail(l.stderr.String(), 2000))
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("ibsim did not bind socket %q within %v", want, timeout)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// env returns the environment for a process attached to this lab at node
+// (empty: ibsim's default node).
+func (l *Lab) env(node string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		switch strings.SplitN(kv, "=", 2)[0] {
+		case "IBSIM_SOCKNAME", "SIM_HOST", "LD_PRELOAD", "IBSIM_SERVER_NAME", "IBSIM_SERVER_PORT":
+			continue
+		}
+		env = append(env, kv)
+	}
+	env = append(env, "IBSIM_SOCKNAME="+l.SockName)
+	if node != "" {
+		env = append(env, "SIM_HOST="+node)
+	}
+	return env
+}
+
+// Env returns the environment a process needs to attach to this lab at node
+// through libumad2sim.
+func (l *Lab) Env(node string) []string {
+	return append(l.env(node), "LD_PRELOAD="+PreloadLib)
+}
+
+// Console sends one ibsim console command, e.g.
+// `PerformanceSet "HcaB"[1] PortCounters.PortRcvConstraintErrors=7` or
+// `Error "Switch1"[0] 100`, and returns what ibsim printed for it.
+func (l *Lab) Console(cmd string) (string, error) {
+	if strings.ContainsAny(cmd, "\n\r") {
+		return "", fmt.Errorf("lab: console command %q: one line only", cmd)
+	}
+	if len(cmd) >= 126 {
+		return "", fmt.Errorf("lab: console command %q: ibsim reads at most 126 bytes per line", cmd)
+	}
+	l.console.Lock()
+	defer l.console.Unlock()
+	select {
+	case <-l.exited:
+		return "", fmt.Errorf("lab: ibsim has exited (%v)", l.waitErr)
+	default:
+	}
+	mark := l.stdout.Len()
+	if _, err := io.WriteString(l.stdin, cmd+"\n"); err != nil {
+		return "", fmt.Errorf("lab: console: %w", err)
+	}
+	// ibsim prints a prompt after each command it has run.
+	out, err := l.stdout.waitFor("sim> ", mark, 10*time.Second, l.exited)
+	if err != nil {
+		return "", fmt.Errorf("lab: console command %q: %w", cmd, err)
+	}
+	return strings.TrimSpace(out), nil
+}
+
+// MustConsole is Console failing the test on error.
+func (l *Lab) MustConsole(cmd string) string {
+	l.t.Helper()
+	out, err := l.Console(cmd)
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	return out
+}
+
+var attachedRE = regexp.MustCompile(`(?m)^Client \d+: pid .*$`)
+
+// Attached lists ibsim's attached clients (its Attached console command).
+func (l *Lab) Attached() ([]string, error) {
+	out, err := l.Console("Attached")
+	if err != nil {
+		return nil, err
+	}
+	return attachedRE.FindAllString(out, -1), nil
+}
+
+// Kill stops ibsim now (SIGKILL), as a crash would; for tests of what clients
+// do when the simulator dies. Cleanup then skips its slot check.
+func (l *Lab) Kill() {
+	l.killed.Store(true)
+	l.cmd.Process.Kill()
+	<-l.exited
+}
+
+// Exited reports whether ibsim is no longer running.
+func (l *Lab) Exited() bool {
+	select {
+	case <-l.exited:
+		return true
+	default:
+		return false
+	}
+}
+
+func (l *Lab) stop() {
+	if !l.Exited() && !l.killed.Load() {
+		// Slot hygiene: every client must have disconnected; ibsim has 10
+		// slots and never frees a dead client's.
+		if clients, err := l.Attached(); err != nil {
+			l.t.Errorf("lab: checking ibsim slots: %v", err)
+		} else if len(clients) > 0 {
+			l.t.Errorf("lab: ibsim client slots still attached at the end of the test (a client did not disconnect):\n%s", strings.Join(clients, "\n"))
+		}
+		l.console.Lock()
+		io.WriteString(l.stdin, "Quit\n")
+		l.console.Unlock()
+		select {
+		case <-l.exited:
+		case <-time.After(3 * time.Second):
+			l.cmd.Process.Kill() // exactly the process this lab started
+			<-l.exited
+		}
+	}
+	l.stdin.Close()
+}
+
+// Stderr returns what ibsim wrote to stderr so far (its warnings).
+func (l *Lab) Stderr() string { return l.stderr.String() }
+
+// smNode picks where OpenSM attaches.
+func (l *Lab) smNode() (string, error) {
+	if l.opts.SMNode != "" {
+		return l.opts.SMNode, nil
+	}
+	for _, n := range l.Topology.Nodes {
+		if n.Type == CA {
+			return n.Name, nil
+		}
+	}
+	return "", errors.New("lab: topology has no CA for OpenSM; set Options.SMNode")
+}
+
+// RunOpenSM runs OpenSM once (-o) on the fabric: it assigns LIDs, brings ports
+// to Active and programs P_Key tables from partitionsConf, the text of an
+// OpenSM partitions.conf. allowBoth sets allow_both_pkeys (-W), which lets
+// a port hold both the full and the limited entry of one partition.
+func (l *Lab) RunOpenSM(partitionsConf string, allowBoth bool) error {
+	node, err := l.smNode()
+	if err != nil {
+		return err
+	}
+	dir := filepath.Join(l.Dir, "opensm")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	conf := filepath.Join(dir, "partitions.conf")
+	if err := os.WriteFile(conf, []byte(partitionsConf), 0o644); err != nil {
+		return err
+	}
+	logFile := filepath.Join(dir, "opensm.log")
+	bin, err := lookPath("opensm")
+	if err != nil {
+		return err
+	}
+	args := []string{"-o", "-e", "-s", "0", "-P", conf, "-f", logFile}
+	if allowBoth {
+		args = append(args, "-W")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir = dir
+	cmd.Env = append(l.Env(node), "OSM_CACHE_DIR="+dir, "OSM_TMP_DIR="+dir)
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	cmd.Stderr = &out
+	runErr := cmd.Run()
+	logText, _ := os.ReadFile(logFile)
+	if runErr != nil {
+		return fmt.Errorf("lab: opensm at %s: %v\n%s\nlog:\n%s", node, runErr, tail(out.String(), 2000), tail(string(logText), 4000))
+	}
+	if !bytes.Contains(logText, []byte("SUBNET UP")) {
+		return fmt.Errorf("lab: opensm at %s exited without reaching SUBNET UP\nlog:\n%s", node, tail(string(logText), 4000))
+	}
+	return nil
+}
+
+// Tool runs an infiniband-diags tool (smpquery, perfquery, ibnetdiscover,
+// saquery, ...) attached to this lab at Options.ToolNode and returns its
+// stdout. It runs in a scratch directory, where libumad2sim leaves its
+// ./sys-PID directories.
+func (l *Lab) Tool(name string, args ...string) (string, error) {
+	return l.ToolAt(l.opts.ToolNode, name, args...)
+}
+
+// ToolAt is Tool attached at node.
+func (l *Lab) ToolAt(node, name string, args ...string) (string, error) {
+	bin, err := lookPath(name)
+	if err != nil {
+		return "", fmt.Errorf("lab: %w; install with: %s", err, InstallHint)
+	}
+	dir := filepath.Join(l.Dir, "tools")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir = dir
+	cmd.Env = l.Env(node)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout = &stdout
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.String(), fmt.Errorf("lab: %s %s: %v: %s", name, strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
+	}
+	return stdout.String(), nil
+}
+
+// MustTool is Tool failing the test on error.
+func (l *Lab) MustTool(name string, args ...string) string {
+	l.t.Helper()
+	out, err := l.Tool(name, args...)
+	if err != nil {
+		l.t.Fatal(err)
+	}
+	return out
+}
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "..." + s[len(s)-n:]
+}
+
+// syncBuffer collects a process's output and lets readers wait for text.
+type syncBuffer struct {
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	changed chan struct{} // closed and replaced on every write
+}
+
+func newSyncBuffer() *syncBuffer { return &syncBuffer{changed: make(chan struct{})} }
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n, err := b.buf.Write(p)
+	close(b.changed)
+	b.changed = make(chan struct{})
+	return n, err
+}
+
+func (b *syncBuffer) Len() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Len()
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// waitFor waits until text appears after offset from and returns what came
+// between from and the text.
+func (b *syncBuffer) waitFor(text string, from int, timeout time.Duration, exited <-chan struct{}) (string, error) {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		b.mu.Lock()
+		s := b.buf.String()
+		changed := b.changed
+		b.mu.Unlock()
+		if from <= len(s) {
+			if i := strings.Index(s[from:], text); i >= 0 {
+				return s[from : from+i], nil
+			}
+		}
+		select {
+		case <-changed:
+		case <-exited:
+			// The process may have written the text just before exiting.
+			if i := strings.Index(b.String()[from:], text); i >= 0 {
+				return b.String()[from : from+i], nil
+			}
+			return "", errors.New("ibsim exited")
+		case <-deadline.C:
+			return "", fmt.Errorf("no %q within %v", text, timeout)
+		}
+	}
+}

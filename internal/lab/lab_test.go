@@ -1,0 +1,173 @@
+package lab
+
+import (
+	"os"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestFatTreeFileIsGenerated(t *testing.T) {
+	b, err := os.ReadFile("testdata/fattree.net")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := FatTree(4, 2, 8); string(b) != got {
+		t.Fatal("testdata/fattree.net differs from FatTree(4, 2, 8); regenerate it")
+	}
+	topo, err := ParseTopology(strings.NewReader(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(topo.CAs()); n != 32 {
+		t.Errorf("CAs = %d, want 32", n)
+	}
+	if n := len(topo.Switches()); n != 6 {
+		t.Errorf("switches = %d, want 6", n)
+	}
+}
+
+func TestParseTopologyAndDRPath(t *testing.T) {
+	topo, err := ParseTopologyFile("testdata/small.net")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		from, to string
+		arrive   int
+		want     string
+	}{
+		{"HcaA", "HcaA", 0, "0"},
+		{"HcaA", "Switch1", 0, "0,1"},
+		{"HcaA", "HcaB", 1, "0,1,2"},
+		{"HcaA", "Switch2", 0, "0,1,7"},
+		{"HcaA", "HcaC", 1, "0,1,7,1"},
+		{"HcaA", "HcaD", 2, "0,1,7,2"},
+		{"HcaA", "HcaD", 1, "0,1,3"},
+	} {
+		p, err := topo.DRPath(tc.from, tc.to, tc.arrive)
+		if err != nil {
+			t.Errorf("DRPath(%s, %s, %d): %v", tc.from, tc.to, tc.arrive, err)
+			continue
+		}
+		if got := FormatDRPath(p); got != tc.want {
+			t.Errorf("DRPath(%s, %s, %d) = %s, want %s", tc.from, tc.to, tc.arrive, got, tc.want)
+		}
+	}
+	if _, err := topo.DRPath("HcaA", "HcaB", 2); err == nil {
+		t.Error("DRPath to HcaB's unconnected port 2: no error")
+	}
+	for _, bad := range []string{
+		"Hca 1 \"A\"\n[1] \"B\"[1]\n",                            // unknown peer
+		"Hca 1 \"A\"\n[1] \"B\"[1]\nHca 1 \"B\"\n[1] \"A\"[2]\n", // not linked back (port 2)
+		"Hca 1 \"A\"\n[3] \"B\"[1]\n",                            // port out of range
+		"Hca 1 \"A\"\n\nHca 1 \"A\"\n",                           // duplicate
+		"[1] \"B\"[1]\n",                                         // link before header
+	} {
+		if _, err := ParseTopology(strings.NewReader(bad)); err == nil {
+			t.Errorf("ParseTopology(%q): no error", bad)
+		}
+	}
+}
+
+func TestParsePKeys(t *testing.T) {
+	out := "   0: 0xffff 0x8001 0x0002 0x0000 0x0000 0x0000 0x0000 0x0000\n" +
+		"   8: 0x0000 0x0000 0x0000 0x0000 0x0000 0x0000 0x0000 0x7fff\n" +
+		"16 pkeys capacity for this port\n"
+	got, err := ParsePKeys(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Capacity != 16 || len(got.Entries) != 16 || got.Entries[1] != 0x8001 || got.Entries[15] != 0x7fff {
+		t.Errorf("ParsePKeys = %+v", got)
+	}
+	for _, bad := range []string{
+		"",
+		"   0: 0xffff\n", // no capacity
+		"   8: 0xffff\n1 pkeys capacity for this port\n", // starts at 8
+		"   0: 0xffff\n8 pkeys capacity for this port\n", // too few entries
+		"   0: 0xffff\nsmpquery: iberror: failed\n1 pkeys capacity for this port\n",
+	} {
+		if _, err := ParsePKeys(bad); err == nil {
+			t.Errorf("ParsePKeys(%q): no error", bad)
+		}
+	}
+}
+
+func TestParseFields(t *testing.T) {
+	out := "# Port info: Lid 3 port 1\nLid:.............................3\nLinkWidthSupported:..............1X or 4X\nMkey:............................<not displayed>\nCapMask:.........................0x2651a48\n"
+	f := ParseFields(out)
+	if f["Lid"] != "3" || f["LinkWidthSupported"] != "1X or 4X" || f["Mkey"] != "<not displayed>" {
+		t.Errorf("ParseFields = %v", f)
+	}
+	if n, err := f.Uint("CapMask"); err != nil || n != 0x2651a48 {
+		t.Errorf("Uint(CapMask) = %d, %v", n, err)
+	}
+	if _, err := f.Uint("Mkey"); err == nil {
+		t.Error("Uint(Mkey): no error")
+	}
+	if _, err := f.Uint("Nope"); err == nil {
+		t.Error("Uint(Nope): no error")
+	}
+}
+
+// TestLab exercises the harness itself against ibsim: console, tools, OpenSM.
+func TestLab(t *testing.T) {
+	t.Parallel()
+	l := Start(t, "testdata/small.net", nil)
+
+	// Before an SM runs, only directed routes work.
+	out := l.MustTool("smpquery", "-D", "pkeys", "0")
+	pk, err := ParsePKeys(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pk.Entries[0] != 0xffff || pk.Capacity == 0 {
+		t.Errorf("HcaA before SM: %+v", pk)
+	}
+
+	if err := l.RunOpenSM("Default=0x7fff, ipoib : ALL=full ;\nStorage=0x8001 : ALL_CAS=limited ;\n", false); err != nil {
+		t.Fatal(err)
+	}
+	ni := ParseFields(l.MustTool("smpquery", "nodeinfo", "1"))
+	if ni["NodeType"] == "" {
+		t.Errorf("smpquery nodeinfo 1: %v", ni)
+	}
+
+	// PerformanceSet shows up in perfquery.
+	if out, err := l.Console(`PerformanceSet "HcaB"[1] PortCounters.PortRcvConstraintErrors=7`); err != nil || !strings.Contains(out, "has been set to 7") {
+		t.Fatalf("PerformanceSet: %q, %v", out, err)
+	}
+	pi := ParseFields(l.MustTool("smpquery", "-D", "portinfo", "0,1,2", "1"))
+	lid := pi["Lid"]
+	pq := ParseFields(l.MustTool("perfquery", lid, "1"))
+	if pq["PortRcvConstraintErrors"] != "7" {
+		t.Errorf("perfquery %s 1: PortRcvConstraintErrors = %q, want 7", lid, pq["PortRcvConstraintErrors"])
+	}
+
+	clients, err := l.Attached()
+	if err != nil || len(clients) != 0 {
+		t.Errorf("Attached = %v, %v; want none", clients, err)
+	}
+	if !slices.Contains([]string{"HcaA"}, l.Topology.Nodes[0].Name) {
+		t.Errorf("first node %q", l.Topology.Nodes[0].Name)
+	}
+}
+
+func TestConsoleRejectsBadInput(t *testing.T) {
+	t.Parallel()
+	l := Start(t, "testdata/small.net", nil)
+	if _, err := l.Console("Dump\nQuit"); err == nil {
+		t.Error("two lines: no error")
+	}
+	if _, err := l.Console(strings.Repeat("#", 200)); err == nil {
+		t.Error("200 bytes: no error")
+	}
+	if _, err := l.Console("Dump"); err != nil {
+		t.Errorf("Dump: %v", err)
+	}
+	l.Kill()
+	if _, err := l.Console("Dump"); err == nil {
+		t.Error("console after Kill: no error")
+	}
+}
