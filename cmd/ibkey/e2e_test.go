@@ -70,3 +70,25 @@ func TestEndToEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestSaveSysfsRoundTrip: a tree saved by scripts/save-sysfs reads the same as the original.
+func TestSaveSysfsRoundTrip(t *testing.T) {
+	saved := filepath.Join(t.TempDir(), "saved")
+	fixture, _ := filepath.Abs(mlx5)
+	cmd := exec.Command("../../scripts/save-sysfs", saved)
+	cmd.Env = []string{"PATH=/usr/bin:/bin", "SYSFS=" + fixture}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("save-sysfs: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "skipped unreadable") {
+		t.Errorf("the unreadable pkey entry must be reported, got:\n%s", out)
+	}
+	for _, args := range [][]string{{"devices", "-o", "json"}, {"pkeys", "mlx5_0", "-o", "json"}, {"pkeys", "mlx5_1", "2"}} {
+		a := runIbkey(t, false, nil, append([]string{"--sysfs", fixture}, args...)...)
+		b := runIbkey(t, false, nil, append([]string{"--sysfs", saved}, args...)...)
+		if a.stdout != b.stdout || a.code != b.code || a.code != 0 {
+			t.Errorf("ibkey %v differs on the saved tree:\n%s\n---\n%s", args, a.stdout, b.stdout)
+		}
+	}
+}
