@@ -144,32 +144,26 @@ func ParseHWAddr(s string) ([]byte, error) {
 // ParseHex parses a `0x`-prefixed (or bare) hex number of at most bits bits, as in
 // pkeys/I (`0xffff`), lid (`0x1a`), cap_mask (`0x2651e848`) and net pkey files.
 func ParseHex(s string, bits int) (uint64, error) {
-	d := strings.TrimPrefix(strings.TrimPrefix(s, "0x"), "0X")
-	if d == "" || strings.ContainsAny(d, "+-_") {
-		return 0, fmt.Errorf("%q is not a hex number", s)
-	}
-	v, err := strconv.ParseUint(d, 16, bits)
-	if err != nil {
-		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
-			return 0, fmt.Errorf("%q does not fit in %d bits", s, bits)
-		}
-		return 0, fmt.Errorf("%q is not a hex number", s)
-	}
-	return v, nil
+	return parseUint(s, strings.TrimPrefix(strings.TrimPrefix(s, "0x"), "0X"), 16, bits, "hex")
 }
 
 // ParseDec parses a decimal number of at most bits bits (counters, lid_mask_count, sm_sl).
 // Very old kernels print `N/A (no PMA)` in counter files: that is an error, not 0.
 func ParseDec(s string, bits int) (uint64, error) {
-	if s == "" || strings.ContainsAny(s, "+-_") {
-		return 0, fmt.Errorf("%q is not a decimal number", s)
+	return parseUint(s, s, 10, bits, "decimal")
+}
+
+// parseUint parses digits (s without its prefix) strictly: no sign, no underscores.
+func parseUint(s, digits string, base, bits int, what string) (uint64, error) {
+	if digits == "" || strings.ContainsAny(digits, "+-_") {
+		return 0, fmt.Errorf("%q is not a %s number", s, what)
 	}
-	v, err := strconv.ParseUint(s, 10, bits)
+	v, err := strconv.ParseUint(digits, base, bits)
 	if err != nil {
 		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
 			return 0, fmt.Errorf("%q does not fit in %d bits", s, bits)
 		}
-		return 0, fmt.Errorf("%q is not a decimal number", s)
+		return 0, fmt.Errorf("%q is not a %s number", s, what)
 	}
 	return v, nil
 }
