@@ -41,13 +41,13 @@ access) are not available yet and exit 2 saying so.
 
 Output: the verdict first (YES, NO, or ONE-WAY when only one direction works), the
 rules that decided it, then for a port the shared partitions: each side's entry and
-index and whether that partition works. Warnings (a port not ARMED/ACTIVE, RoCE,
-unchecked Q_Keys) go to stderr.
+index and whether that partition works. Warnings (a port not ARMED/ACTIVE, RoCE) and
+notes (a rule not checked, a Q_Key ignored) go to stderr.
 
 Exit codes: 0 they can talk; 1 they cannot (also ONE-WAY), or an endpoint asks for a
-P_Key or index its port's table does not hold: no QP there can exist, a definite no;
-2 a bad endpoint; 3 no such device or port, or no P_Key table (the devices or ports
-that exist are listed).
+P_Key or index its port's table does not hold, or pins an empty entry: no QP there can
+use it, which is a definite no; 2 a bad endpoint; 3 no such device or port (those that
+exist are listed), no P_Key table, or a pinned entry that cannot be read.
 
 JSON (-o json): {"can_talk","one_way","reasons":[],"warnings":[],
 "a"/"b":{"label","port","qp_type","qkey","wr_qkey"},
@@ -124,6 +124,11 @@ func runCanTalk(o *CanTalkOptions) error {
 			seen[e.View.Ref()] = true
 			warnings = append(warnings, e.View.Warnings...)
 		}
+	}
+	if a, b := eps[0].View, eps[1].View; a != nil && b != nil && a.LinkLayer() != b.LinkLayer() && a.LinkLayer() != "" && b.LinkLayer() != "" {
+		// The P_Key rules say nothing about this, but no packet crosses it.
+		warnings = append(warnings, fmt.Sprintf("%s is %s and %s is %s: the P_Key answer holds only for QPs on the same kind of fabric; these two ports cannot exchange packets directly",
+			a.Ref(), a.LinkLayer(), b.Ref(), b.LinkLayer()))
 	}
 	v.Warnings = append(warnings, v.Warnings...)
 
