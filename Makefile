@@ -48,6 +48,7 @@ fixtures:
 	mkdir -p testdata/sysfs
 	$(GO) run ./internal/fakesysfs/mkhost -fixture mlx5 -o testdata/sysfs/mlx5
 	$(GO) run ./internal/fakesysfs/mkhost -fixture simulator -o testdata/sysfs/simulator
+	$(GO) run ./internal/fakesysfs/mkhost -fixture cantalk -o testdata/sysfs/cantalk
 	$(GO) run ./internal/fakesysfs/mkhost -fixture demo -o internal/demo/host
 
 install: build

@@ -103,6 +103,7 @@ Without hardware, --demo shows every command on an embedded demo host.`,
 		newDevicesCmd(g),
 		newPKeysCmd(g),
 		newDecodeCmd(g),
+		newCanTalkCmd(g),
 	)
 	return root
 }

@@ -610,6 +610,9 @@ func pairWords(a, b Endpoint, sp SharedPartition) string {
 		switch {
 		case s.Index != NoIndex:
 			return fmt.Sprintf("index %d on %s (%s, %s)", s.Index, e.Label, s.PKey, s.PKey.Membership())
+		case e.Label == s.PKey.String():
+			// The endpoint is named by its P_Key: "0x8001 with 0x8001" says it twice.
+			return fmt.Sprintf("%s (%s)", s.PKey, s.PKey.Membership())
 		}
 		return fmt.Sprintf("%s with %s (%s)", e.Label, s.PKey, s.PKey.Membership())
 	}

@@ -618,3 +618,13 @@ func TestHex4(t *testing.T) {
 		}
 	}
 }
+
+// TestCanTalkLabelIsPKey: an endpoint named by its P_Key (as `ibkey can-talk 0x8001
+// 0x0001` names them) is not described as "0x8001 with 0x8001".
+func TestCanTalkLabelIsPKey(t *testing.T) {
+	v := CanTalk(QPEndpoint("0x8001", 0x8001, QPAny), QPEndpoint("0x0001", 0x0001, QPAny))
+	want := "they share partition 0x0001: 0x8001 (full) and 0x0001 (limited)"
+	if len(v.Reasons) != 1 || v.Reasons[0] != want {
+		t.Errorf("reasons %q, want [%q]", v.Reasons, want)
+	}
+}

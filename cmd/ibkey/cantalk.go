@@ -1,0 +1,292 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/query"
+)
+
+// CanTalkOptions holds `ibkey can-talk`'s arguments and dependencies.
+type CanTalkOptions struct {
+	*Globals
+	A, B string // the endpoints as typed
+}
+
+func newCanTalkCmd(g *Globals) *cobra.Command {
+	o := &CanTalkOptions{Globals: g}
+	c := &cobra.Command{
+		Use:   "can-talk A B",
+		Short: "Say whether two endpoints can talk under the P_Key and Q_Key rules, and why",
+		Long: `Say whether endpoints A and B can talk, in both directions, and why: the P_Key rule
+(same 15-bit key, at least one full member), the QP types, and for UD QPs the Q_Key
+rule (the sender's wr_qkey, or its QP-context qkey when wr_qkey has the top bit set
+or is not given, must equal the receiver's qkey).
+
+An endpoint is a base and options, ENDPOINT := BASE {,KEY=VALUE}:
+  0x8001                       a QP using that P_Key (also 8001, 80:01)
+  mlx5_0/1                     a local port: every valid entry of its P_Key table
+  mlx5_0/1,index=3             a QP on that port using table entry 3
+  mlx5_0/1,pkey=0x8001         a QP on that port using partition 0x0001 (the entry
+                               ibv_get_pkey_index picks: a full member preferred)
+  pkey=0x8001,qp=ud,qkey=0x11  options only
+Options: pkey=PKEY, index=N, qp=rc|uc|ud, qkey=QKEY (the QP context's),
+wr_qkey=QKEY (the send request's). Port GUIDs (--partitions FILE) and lid=N (fabric
+access) are not available yet and exit 2 saying so.
+
+Output: the verdict first (YES, NO, or ONE-WAY when only one direction works), the
+rules that decided it, then for a port the shared partitions: each side's entry and
+index and whether that partition works. Warnings (a port not ARMED/ACTIVE, RoCE) and
+notes (a rule not checked, a Q_Key ignored) go to stderr.
+
+Exit codes: 0 they can talk; 1 they cannot (also ONE-WAY), or an endpoint asks for a
+P_Key or index its port's table does not hold, or pins an empty entry: no QP there can
+use it, which is a definite no; 2 a bad endpoint; 3 no such device or port (those that
+exist are listed), no P_Key table, or a pinned entry that cannot be read.
+
+JSON (-o json): {"can_talk","one_way","reasons":[],"warnings":[],
+"a"/"b":{"label","port","qp_type","qkey","wr_qkey"},
+"a_to_b"/"b_to_a":{"from","to","ok","qp_type_ok","pkey_ok","qkey_check","wire_qkey",
+"accepted_qkey","reasons"},"shared_partitions":[{"key","default","works",
+"a"/"b":{"pkey","membership","index","both_memberships","other_index"}}]}.
+qkey_check is match, mismatch, not_checked or not_applicable. When an endpoint
+cannot be resolved in its table: {"can_talk":false,"one_way":false,"reasons",
+"warnings","unresolved":{"endpoint":"a"|"b","spec","problem"}}.`,
+		Example: `  ibkey can-talk 0x8001 0x0001
+  ibkey can-talk mlx5_0/1 mlx5_1/1
+  ibkey can-talk mlx5_0/1,index=2 0x0002
+  ibkey can-talk pkey=0x8001,qp=ud,qkey=0x11 pkey=0x0001,qp=ud,qkey=0x12 -o json`,
+		Args:              usageArgs(cobra.ExactArgs(2)),
+		ValidArgsFunction: completeEndpoints(g),
+		RunE: func(c *cobra.Command, args []string) error {
+			o.A, o.B = args[0], args[1]
+			return runCanTalk(o)
+		},
+	}
+	return c
+}
+
+// parseEndpointArg parses one argument; an error about a token inside it says which
+// argument it came from.
+func parseEndpointArg(arg string) (check.EndpointSpec, error) {
+	spec, err := check.ParseEndpoint(arg)
+	var pe *check.ParseError
+	if errors.As(err, &pe) && pe.Input != arg {
+		return spec, fmt.Errorf("endpoint %q: %w", arg, err)
+	}
+	if err != nil {
+		return spec, err
+	}
+	return spec, query.CheckResolvable(arg, spec)
+}
+
+func runCanTalk(o *CanTalkOptions) error {
+	f, err := o.Format()
+	if err != nil {
+		return err
+	}
+	specA, err := parseEndpointArg(o.A)
+	if err != nil {
+		return err
+	}
+	specB, err := parseEndpointArg(o.B)
+	if err != nil {
+		return err
+	}
+	// The host is read only when an endpoint names a port: `can-talk 0x8001 0x0001`
+	// answers on a machine without RDMA devices.
+	var host *query.Host
+	eps, err := query.ResolveEndpoints(func() *query.Host { host = o.Host(); return host }, specA, specB)
+	n := o.notices()
+	if host != nil {
+		n.label(host.Label)
+	}
+	var rerr *check.ResolveError
+	if errors.As(err, &rerr) {
+		return cannotResolve(o, f, specA, specB, rerr)
+	}
+	if err != nil {
+		return err
+	}
+
+	v := check.CanTalk(eps[0].Endpoint, eps[1].Endpoint)
+	// Port warnings first (a stale or RoCE table undermines everything after it), once
+	// per port; they go in the JSON too.
+	var warnings []string
+	seen := map[query.PortRef]bool{}
+	for _, e := range eps {
+		if e.View != nil && !seen[e.View.Ref()] {
+			seen[e.View.Ref()] = true
+			warnings = append(warnings, e.View.Warnings...)
+		}
+	}
+	if a, b := eps[0].View, eps[1].View; a != nil && b != nil && a.LinkLayer() != b.LinkLayer() && a.LinkLayer() != "" && b.LinkLayer() != "" {
+		// The P_Key rules say nothing about this, but no packet crosses it.
+		warnings = append(warnings, fmt.Sprintf("%s is %s and %s is %s: the P_Key answer holds only for QPs on the same kind of fabric; these two ports cannot exchange packets directly",
+			a.Ref(), a.LinkLayer(), b.Ref(), b.LinkLayer()))
+	}
+	v.Warnings = append(warnings, v.Warnings...)
+
+	if f == formatJSON {
+		if err := writeJSON(o.IO.Out, v); err != nil {
+			return err
+		}
+	} else if err := canTalkText(o, f, v, eps); err != nil {
+		return err
+	}
+	// Port warnings undermine the answer; the verdict's own warnings are notes (a rule
+	// not checked, a Q_Key ignored, the entry a QP would really use).
+	for i, w := range v.Warnings {
+		if i < len(warnings) {
+			n.warn(w)
+		} else {
+			n.note(w)
+		}
+	}
+	if !v.CanTalk {
+		return &silentError{code: exitNo}
+	}
+	return nil
+}
+
+// headline is the verdict line: YES / NO / ONE-WAY first, so `| head -1` answers.
+func headline(v check.Verdict) string {
+	switch {
+	case v.CanTalk:
+		return fmt.Sprintf("YES: %s and %s can talk", v.A.Label, v.B.Label)
+	case v.OneWay:
+		ok, bad := v.AToB, v.BToA
+		if !ok.OK {
+			ok, bad = bad, ok
+		}
+		return fmt.Sprintf("ONE-WAY: %s → %s works, %s → %s does not", ok.From, ok.To, bad.From, bad.To)
+	}
+	return fmt.Sprintf("NO: %s and %s cannot talk", v.A.Label, v.B.Label)
+}
+
+func canTalkText(o *CanTalkOptions, f format, v check.Verdict, eps []query.ResolvedEndpoint) error {
+	w := o.IO.Out
+	fmt.Fprintln(w, headline(v))
+	for _, r := range v.Reasons {
+		if v.OneWay && strings.HasPrefix(r, "one way only:") {
+			continue // the headline says it
+		}
+		fmt.Fprintf(w, "  %s\n", r)
+	}
+	// The shared-partition table is the detail for ports; for two P_Key values the
+	// reasons already say everything.
+	if eps[0].View == nil && eps[1].View == nil {
+		return nil
+	}
+	fmt.Fprintln(w)
+	legend := fmt.Sprintf("Shared partitions (A = %s, B = %s):", eps[0].Spec, eps[1].Spec)
+	if len(v.Shared) == 0 {
+		fmt.Fprintln(w, legend, "none")
+		return nil
+	}
+	fmt.Fprintln(w, legend)
+	g := grid{header: []string{"KEY", "A_ENTRY", "A_INDEX", "B_ENTRY", "B_INDEX", "MEMBERSHIPS", "WORKS", "NOTES"}}
+	for _, sp := range v.Shared {
+		works := "yes"
+		if !sp.Works {
+			works = "no"
+		}
+		var notes []string
+		if sp.Key == check.DefaultKey {
+			notes = append(notes, "default")
+		}
+		if !sp.Works {
+			notes = append(notes, "both limited")
+		}
+		for _, s := range []struct {
+			name string
+			side check.PartitionSide
+		}{{"A", sp.A}, {"B", sp.B}} {
+			if s.side.Both {
+				other := s.side.PKey ^ check.MembershipBit // the same key, the other membership
+				notes = append(notes, fmt.Sprintf("%s also %s at %d", s.name, other, s.side.OtherIndex))
+			}
+		}
+		g.add(check.PKey(sp.Key).KeyString(), sp.A.PKey.String(), indexCell(sp.A.Index), sp.B.PKey.String(), indexCell(sp.B.Index),
+			sp.A.PKey.Membership().String()+"/"+sp.B.PKey.Membership().String(), works, strings.Join(notes, ","))
+	}
+	return g.render(w, f)
+}
+
+func indexCell(i int) string {
+	if i == check.NoIndex {
+		return ""
+	}
+	return strconv.Itoa(i)
+}
+
+// cannotResolve reports an endpoint whose table lacks the key or index it asks for: no
+// QP there can exist, so the answer is a definite no (exit 1), said like any other no.
+func cannotResolve(o *CanTalkOptions, f format, specA, specB check.EndpointSpec, rerr *check.ResolveError) error {
+	side := "b"
+	if rerr.Endpoint == specA.String() {
+		side = "a"
+	}
+	reason := fmt.Sprintf("%s: %s", rerr.Endpoint, rerr.Problem)
+	if f == formatJSON {
+		type unresolved struct {
+			Endpoint string `json:"endpoint"`
+			Spec     string `json:"spec"`
+			Problem  string `json:"problem"`
+		}
+		if err := writeJSON(o.IO.Out, struct {
+			CanTalk    bool       `json:"can_talk"`
+			OneWay     bool       `json:"one_way"`
+			Reasons    []string   `json:"reasons"`
+			Warnings   []string   `json:"warnings"`
+			Unresolved unresolved `json:"unresolved"`
+		}{false, false, []string{reason}, []string{}, unresolved{side, rerr.Endpoint, rerr.Problem}}); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(o.IO.Out, "NO: %s and %s cannot talk\n  %s\n", specA, specB, reason)
+	}
+	return &silentError{code: exitNo}
+}
+
+// completeEndpoints offers, for A and B, the host's ports (DEV/PORT, described by link
+// layer and state) and the P_Keys in their tables; after a comma, the options.
+func completeEndpoints(g *Globals) cobra.CompletionFunc {
+	return func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) >= 2 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		if i := strings.LastIndex(toComplete, ","); i >= 0 {
+			var out []cobra.Completion
+			for _, opt := range []string{"pkey=", "index=", "qp=rc", "qp=uc", "qp=ud", "qkey=", "wr_qkey="} {
+				out = append(out, toComplete[:i+1]+opt)
+			}
+			return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+		}
+		views, err := g.Host().Load(query.Selector{}, query.LoadOptions{Tables: true})
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		var ports, pkeys []cobra.Completion
+		seen := map[check.PKey]bool{}
+		for _, v := range views {
+			if v.Table == nil {
+				continue // no P_Keys (iWARP): nothing to check
+			}
+			desc := strings.TrimSpace(v.LinkLayer() + " " + v.Port.State.Name)
+			ports = append(ports, cobra.CompletionWithDesc(v.Ref().String(), desc))
+			for _, e := range v.Table.Entries {
+				if e.Valid() && !seen[e.PKey] {
+					seen[e.PKey] = true
+					pkeys = append(pkeys, cobra.CompletionWithDesc(e.PKey.String(), e.PKey.Membership().String()+" member of "+e.PKey.KeyString()))
+				}
+			}
+		}
+		return append(ports, pkeys...), cobra.ShellCompDirectiveNoFileComp
+	}
+}

@@ -1,0 +1,186 @@
+package query
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/ibkey/ibkey/internal/check"
+)
+
+// ResolvedEndpoint is a can-talk endpoint ready for check.CanTalk.
+type ResolvedEndpoint struct {
+	Spec     check.EndpointSpec
+	Endpoint check.Endpoint
+	// View is the port a DEV/PORT endpoint names (its warnings say when its table cannot
+	// be trusted); nil for an endpoint given by P_Key value.
+	View *PortView
+}
+
+// NeedsHost reports whether resolving spec reads the host: only DEV/PORT does. A P_Key
+// value or options-only endpoint is answered from the values alone.
+func NeedsHost(spec check.EndpointSpec) bool { return spec.Kind == check.EndpointPort }
+
+// CheckResolvable returns a *UsageError for endpoint forms this build cannot resolve:
+// a GUID needs a partitions.conf (--partitions FILE) and lid= needs fabric access (MADs),
+// neither of which exists yet. They are bad input for now (exit 2), not an environment
+// problem: no host would make them work, and the message names the flag that will.
+func CheckResolvable(token string, spec check.EndpointSpec) error {
+	switch spec.Kind {
+	case check.EndpointGUID:
+		hint := ""
+		if spec.GUID < 1<<32 {
+			// Real port GUIDs carry a 24-bit OUI in the top bits; a short one is more
+			// likely a mistyped P_Key.
+			hint = " (if you meant a P_Key: a P_Key is at most 0xffff)"
+		}
+		return &UsageError{Msg: fmt.Sprintf("endpoint %q is a port GUID (%s)%s: resolving a GUID needs --partitions FILE (an OpenSM partitions.conf), which this ibkey does not have yet; use DEV/PORT for a local port or a P_Key value",
+			token, check.FormatGUID(spec.GUID), hint)}
+	case check.EndpointLID:
+		return &UsageError{Msg: fmt.Sprintf("endpoint %q is a port read over the fabric (LID %d): it needs fabric access (MADs via umad), which this ibkey does not have yet; use DEV/PORT for a local port or the P_Key the remote QP uses",
+			token, spec.LID)}
+	}
+	return nil
+}
+
+// ResolveEndpoints turns parsed specs into rules-engine endpoints. host is called only
+// when a spec names a local port, and each port is read once. Errors:
+//   - *UsageError for GUID and lid= forms (see CheckResolvable);
+//   - *NotFoundError for a device or port that does not exist, with what does (exit 3);
+//   - *EnvError for a port with no P_Key table, or a pinned entry that cannot be read;
+//   - *check.ResolveError when index= or pkey= is not in the port's table, or index=
+//     pins an empty (invalid) entry: no QP can use that entry to talk (a definite "no").
+//
+// Each endpoint is labelled as EndpointLabels says.
+func ResolveEndpoints(host func() *Host, specs ...check.EndpointSpec) ([]ResolvedEndpoint, error) {
+	for _, s := range specs {
+		if err := CheckResolvable(s.String(), s); err != nil {
+			return nil, err
+		}
+	}
+	labels := EndpointLabels(specs...)
+	var h *Host
+	views := map[PortRef]*PortView{}
+	out := make([]ResolvedEndpoint, len(specs))
+	// A missing device on B is worth more than "not in the table" on A: resolution
+	// errors wait until every port has been read.
+	var unresolved error
+	for i, s := range specs {
+		r := ResolvedEndpoint{Spec: s}
+		if !NeedsHost(s) {
+			e, err := s.Endpoint(labels[i], nil)
+			if err != nil {
+				return nil, err
+			}
+			r.Endpoint = e
+			out[i] = r
+			continue
+		}
+		ref := PortRef{Device: s.Device, Port: s.Port}
+		v, ok := views[ref]
+		if !ok {
+			if h == nil {
+				h = host()
+			}
+			loaded, err := h.Load(Selector{Device: s.Device, Port: s.Port, HasPort: true}, LoadOptions{Tables: true})
+			if err != nil {
+				return nil, err
+			}
+			v = loaded[0]
+			views[ref] = v
+		}
+		e, err := resolvePort(s, labels[i], v)
+		var rerr *check.ResolveError
+		switch {
+		case errors.As(err, &rerr):
+			if unresolved == nil {
+				unresolved = err
+			}
+		case err != nil:
+			return nil, err
+		}
+		r.Endpoint, r.View = e, v
+		out[i] = r
+	}
+	if unresolved != nil {
+		return nil, unresolved
+	}
+	return out, nil
+}
+
+func resolvePort(s check.EndpointSpec, label string, v *PortView) (check.Endpoint, error) {
+	if v.Table == nil {
+		return check.Endpoint{}, &EnvError{Msg: fmt.Sprintf("%s: %s", v.Ref(), v.TableMissing)}
+	}
+	if s.Index != nil {
+		// check.EndpointSpec.Endpoint pins any entry; an empty or unreadable one is
+		// better said here, where the table's meaning is known.
+		for _, e := range v.Table.Entries {
+			if e.Index != *s.Index {
+				continue
+			}
+			switch {
+			case e.Unreadable != "":
+				return check.Endpoint{}, &EnvError{Msg: fmt.Sprintf("%s: P_Key table entry %d could not be read (%s)", v.Ref(), e.Index, e.Unreadable)}
+			case !e.Valid():
+				what := "an empty entry"
+				if e.Hole {
+					what = "an empty entry (a hole, typically left by a removed partition)"
+				}
+				return check.Endpoint{}, &check.ResolveError{Endpoint: s.String(), Problem: fmt.Sprintf(
+					"index %d holds %s, %s: a QP using it sends key 0, which matches nothing (valid entries: %s)",
+					e.Index, e.PKey, what, validEntries(v.Table))}
+			}
+		}
+	}
+	return s.Endpoint(label, v.Table.CheckEntries())
+}
+
+// validEntries lists a table's valid entries as INDEX:PKEY, at most 8 of them.
+func validEntries(t *Table) string {
+	const most = 8
+	var out string
+	n := 0
+	for _, e := range t.Entries {
+		if !e.Valid() {
+			continue
+		}
+		if n == most {
+			return out + fmt.Sprintf(" and %d more", t.Valid-most)
+		}
+		if n > 0 {
+			out += ", "
+		}
+		out += fmt.Sprintf("%d:%s", e.Index, e.PKey)
+		n++
+	}
+	if n == 0 {
+		return "none"
+	}
+	return out
+}
+
+// EndpointLabels names endpoints in reasons by their base, the part a user recognizes:
+// DEV/PORT or the P_Key (pkey= of an options-only endpoint), not the whole spec, which
+// repeated in every per-direction sentence drowns it. Bases that occur more than once
+// get their position: "A (0x0001)", "B (0x0001)".
+func EndpointLabels(specs ...check.EndpointSpec) []string {
+	labels := make([]string, len(specs))
+	count := map[string]int{}
+	for i, s := range specs {
+		switch {
+		case s.Kind == check.EndpointPort:
+			labels[i] = PortRef{Device: s.Device, Port: s.Port}.String()
+		case (s.Kind == check.EndpointPKey || s.Kind == check.EndpointOptions) && s.PKey != nil:
+			labels[i] = s.PKey.String()
+		default:
+			labels[i] = s.String()
+		}
+		count[labels[i]]++
+	}
+	for i := range labels {
+		if count[labels[i]] > 1 && i < 26 {
+			labels[i] = fmt.Sprintf("%c (%s)", 'A'+i, labels[i])
+		}
+	}
+	return labels
+}
