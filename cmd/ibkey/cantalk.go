@@ -125,11 +125,6 @@ func runCanTalk(o *CanTalkOptions) error {
 			warnings = append(warnings, e.View.Warnings...)
 		}
 	}
-	if a, b := eps[0].View, eps[1].View; a != nil && b != nil && a.LinkLayer() != b.LinkLayer() && a.LinkLayer() != "" && b.LinkLayer() != "" {
-		// The P_Key rules say nothing about this, but no packet crosses it.
-		warnings = append(warnings, fmt.Sprintf("%s is %s and %s is %s: the P_Key answer holds only for QPs on the same kind of fabric; these two ports cannot exchange packets directly",
-			a.Ref(), a.LinkLayer(), b.Ref(), b.LinkLayer()))
-	}
 	v.Warnings = append(warnings, v.Warnings...)
 
 	if f == formatJSON {

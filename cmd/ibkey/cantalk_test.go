@@ -35,7 +35,7 @@ func TestCanTalk(t *testing.T) {
 		{"port_pkey_not_in_table_json", []string{"--sysfs", mlx5, "can-talk", "0x8009", "mlx5_0/1,pkey=0x0009", "-o", "json"}, 1},
 		{"port_down_warns", []string{"--sysfs", mlx5, "can-talk", "mlx5_0/1", "mlx5_1/2"}, 0},
 		{"port_roce_warns", []string{"--sysfs", mlx5, "can-talk", "mlx5_2/1", "0xffff"}, 0},
-		{"ports_infiniband_vs_roce_warns", []string{"--sysfs", mlx5, "can-talk", "mlx5_0/1", "mlx5_2/1"}, 0},
+		{"ports_infiniband_vs_roce_no", []string{"--sysfs", mlx5, "can-talk", "mlx5_0/1", "mlx5_2/1"}, 1},
 		{"demo_ports_table", []string{"--demo", "can-talk", "mlx5_0/1", "mlx5_1/1", "-o", "table"}, 0},
 		// Seed 000's four QPs: A 0x8001, B 0x0001, C 0x0001, D 0x8002.
 		{"seed_a_b", []string{"can-talk", "0x8001", "0x0001"}, 0},

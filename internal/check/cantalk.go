@@ -75,6 +75,9 @@ type Endpoint struct {
 	WRQKey  *QKey  // the send request's Q_Key, nil when not given
 	// Notes are passed through to the verdict's warnings (e.g. from resolving a spec).
 	Notes []string
+	// LinkLayer is the port's link layer ("InfiniBand", "Ethernet"), "" when not known
+	// (a bare P_Key). Ports on different link layers share no fabric at all.
+	LinkLayer string
 }
 
 // QPEndpoint is a QP using P_Key p at an unknown index.
@@ -183,6 +186,7 @@ type SharedPartition struct {
 type Direction struct {
 	From, To string // labels
 	OK       bool   // every rule that could be checked passed
+	LinkOK   bool // both on the same link layer (or not known)
 	QPTypeOK bool
 	PKeyOK   bool
 	QKey     QKeyCheck
@@ -325,12 +329,22 @@ func CanTalk(a, b Endpoint) Verdict {
 	v.Warnings = append(v.Warnings, a.Notes...)
 	v.Warnings = append(v.Warnings, b.Notes...)
 
+	// Rules that fail both directions before any key is compared.
+	var pre []string
+	// The same fabric: an InfiniBand port and a RoCE (Ethernet) port exchange no packets,
+	// whatever their tables say (P_Keys are an InfiniBand feature, keys.md).
+	linkOK := a.LinkLayer == "" || b.LinkLayer == "" || a.LinkLayer == b.LinkLayer
+	if !linkOK {
+		pre = append(pre, fmt.Sprintf("%s is on %s and %s on %s: different link layers share no fabric, so no packet can pass between them (the P_Key tables do not matter)",
+			a.Label, a.LinkLayer, b.Label, b.LinkLayer))
+	}
 	// QP types (design.md: UD talks to UD).
 	typeOK := a.QPType == QPAny || b.QPType == QPAny || a.QPType == b.QPType
 	if !typeOK {
-		v.Reasons = append(v.Reasons, fmt.Sprintf("%s is %s QP and %s %s QP: QP types must match (%s talks only to %s)",
+		pre = append(pre, fmt.Sprintf("%s is %s QP and %s %s QP: QP types must match (%s talks only to %s)",
 			a.Label, withArticle(a.QPType), b.Label, withArticle(b.QPType), upper(a.QPType), upper(a.QPType)))
 	}
+	v.Reasons = append(v.Reasons, pre...)
 
 	// P_Keys: the receive check is symmetric, so one result serves both directions.
 	pkeyOK, pkeyReasons := v.checkPKeys(a, b)
@@ -346,9 +360,9 @@ func CanTalk(a, b Endpoint) Verdict {
 		d *Direction
 		q string
 	}{{&v.AToB, qa}, {&v.BToA, qb}} {
-		if !typeOK {
-			x.d.Reasons = append(x.d.Reasons, v.Reasons[0])
-		}
+		x.d.LinkOK = linkOK
+		x.d.OK = x.d.OK && linkOK
+		x.d.Reasons = append(x.d.Reasons, pre...)
 		x.d.Reasons = append(x.d.Reasons, pkeyReasons...)
 		if x.q != "" {
 			x.d.Reasons = append(x.d.Reasons, x.q)
@@ -730,19 +744,20 @@ func (p SharedPartition) MarshalJSON() ([]byte, error) {
 	}{hex4(p.Key), p.Key == DefaultKey, p.Works, p.A, p.B})
 }
 
-// MarshalJSON: {"from","to","ok","qp_type_ok","pkey_ok","qkey_check","wire_qkey","accepted_qkey","reasons"}.
+// MarshalJSON: {"from","to","ok","link_ok","qp_type_ok","pkey_ok","qkey_check","wire_qkey","accepted_qkey","reasons"}.
 func (d Direction) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
 		From         string    `json:"from"`
 		To           string    `json:"to"`
 		OK           bool      `json:"ok"`
+		LinkOK       bool      `json:"link_ok"`
 		QPTypeOK     bool      `json:"qp_type_ok"`
 		PKeyOK       bool      `json:"pkey_ok"`
 		QKey         QKeyCheck `json:"qkey_check"`
 		WireQKey     *string   `json:"wire_qkey"`
 		AcceptedQKey *string   `json:"accepted_qkey"`
 		Reasons      []string  `json:"reasons"`
-	}{d.From, d.To, d.OK, d.QPTypeOK, d.PKeyOK, d.QKey, qkeyJSON(d.WireQKey), qkeyJSON(d.AcceptedQKey), nonNil(d.Reasons)})
+	}{d.From, d.To, d.OK, d.LinkOK, d.QPTypeOK, d.PKeyOK, d.QKey, qkeyJSON(d.WireQKey), qkeyJSON(d.AcceptedQKey), nonNil(d.Reasons)})
 }
 
 // MarshalJSON: {"can_talk","one_way","reasons","warnings","a","b","a_to_b","b_to_a","shared_partitions"}.

@@ -628,3 +628,26 @@ func TestCanTalkLabelIsPKey(t *testing.T) {
 		t.Errorf("reasons %q, want [%q]", v.Reasons, want)
 	}
 }
+
+func TestCanTalkLinkLayers(t *testing.T) {
+	ib := Endpoint{Label: "mlx5_0/1", Port: true, LinkLayer: "InfiniBand",
+		Entries: []TableEntry{{Index: 0, PKey: 0xffff, Readable: true}}}
+	roce := Endpoint{Label: "mlx5_2/1", Port: true, LinkLayer: "Ethernet",
+		Entries: []TableEntry{{Index: 0, PKey: 0xffff, Readable: true}}}
+	v := CanTalk(ib, roce)
+	if v.CanTalk || v.AToB.OK || v.BToA.OK || v.AToB.LinkOK || v.OneWay {
+		t.Fatalf("InfiniBand and Ethernet ports cannot talk, whatever their tables: %+v", v)
+	}
+	if !strings.Contains(strings.Join(v.Reasons, "\n"), "different link layers") {
+		t.Errorf("reasons %q", v.Reasons)
+	}
+	// Unknown link layer (a bare P_Key) does not decide anything.
+	if v := CanTalk(ib, QPEndpoint("0x8001", 0xffff, QPAny)); !v.CanTalk {
+		t.Errorf("a QP with an unknown link layer: %+v", v)
+	}
+	roce2 := roce
+	roce2.Label = "mlx5_3/1"
+	if v := CanTalk(roce, roce2); !v.CanTalk {
+		t.Errorf("two RoCE ports with 0xffff: %+v", v)
+	}
+}

@@ -132,7 +132,9 @@ func resolvePort(s check.EndpointSpec, label string, v *PortView) (check.Endpoin
 			}
 		}
 	}
-	return s.Endpoint(label, v.Table.CheckEntries())
+	e, err := s.Endpoint(label, v.Table.CheckEntries())
+	e.LinkLayer = v.LinkLayer()
+	return e, err
 }
 
 // validEntries lists a table's valid entries as INDEX:PKEY, at most 8 of them.
