@@ -186,7 +186,7 @@ type SharedPartition struct {
 type Direction struct {
 	From, To string // labels
 	OK       bool   // every rule that could be checked passed
-	LinkOK   bool // both on the same link layer (or not known)
+	LinkOK   bool   // both on the same link layer (or not known)
 	QPTypeOK bool
 	PKeyOK   bool
 	QKey     QKeyCheck
