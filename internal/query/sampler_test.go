@@ -356,16 +356,25 @@ func TestTrackerMemoryFlat(t *testing.T) {
 	}
 	tr := NewTracker()
 	at := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
-	for i := 0; i < 1000; i++ { // warm up: every counter's state exists
-		tr.Add(synthetic(64, at, uint64(i)))
+	pre := make([]*Sample, 40) // values that go up and reset
+	for i := range pre {
+		pre[i] = synthetic(64, at, uint64(i))
+	}
+	add := func(i int) {
+		s := *pre[i%len(pre)]
+		s.Time = at
 		at = at.Add(time.Second)
+		tr.Add(&s)
+	}
+	for i := range 1000 { // warm up: every counter's state exists
+		add(i)
 	}
 	before := heapAfterGC()
-	for i := 0; i < 100_000; i++ {
-		tr.Add(synthetic(64, at, uint64(i)))
-		at = at.Add(time.Second)
+	for i := range 100_000 {
+		add(i)
 	}
 	after := heapAfterGC()
+	runtime.KeepAlive(pre) // in both figures
 	t.Logf("tracker, 64 ports: heap %d bytes before, %d after 100,000 samples", before, after)
 	if after > before+256<<10 {
 		t.Errorf("heap grew from %d to %d bytes over 100,000 samples", before, after)
@@ -393,4 +402,28 @@ func BenchmarkSample64Ports(b *testing.B) {
 		tr.Add(s.Take(false))
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/64, "ns/port")
+}
+
+// TestSamplerMemoryFlat reads 100,000 real samples (files, one port) through Take and
+// Add: the heap must not grow with them.
+func TestSamplerMemoryFlat(t *testing.T) {
+	if testing.Short() {
+		t.Skip("100,000 samples")
+	}
+	f := newWatchFixture(t)
+	s, tr := f.sampler(Selector{Device: "mlx5_0", Port: 1, HasPort: true}), NewTracker()
+	for range 1000 {
+		f.now = f.now.Add(time.Second)
+		tr.Add(s.Take(false))
+	}
+	before := heapAfterGC()
+	for range 100_000 {
+		f.now = f.now.Add(time.Second)
+		tr.Add(s.Take(false))
+	}
+	after := heapAfterGC()
+	t.Logf("sampler+tracker, 1 port read from files: heap %d bytes before, %d after 100,000 samples", before, after)
+	if after > before+256<<10 {
+		t.Errorf("heap grew from %d to %d bytes over 100,000 samples", before, after)
+	}
 }
