@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -19,13 +20,16 @@ type Globals struct {
 	Demo     bool
 	Output   string
 	NoColor  bool
+	// Now is the clock: sample times, and the demo host's moving counters.
+	Now func() time.Time
 }
 
 // Host returns the host the flags (and IBKEY_SYSFS / IBKEY_DEMO) select. Building the
 // command tree never calls it, so completions and man pages can be generated anywhere.
 func (g *Globals) Host() *query.Host {
 	if g.Demo || g.Getenv("IBKEY_DEMO") == "1" {
-		return &query.Host{Sys: demo.Sysfs(), Label: demo.Label}
+		// The demo's counters move with the time elapsed since now (counters.txt).
+		return &query.Host{Sys: demo.LiveSysfs(g.Now), Label: demo.Label}
 	}
 	dir := g.SysfsDir
 	if dir == "" {
@@ -71,7 +75,7 @@ func (g *Globals) Color() bool {
 }
 
 func newRootCmd(streams *IOStreams, getenv func(string) string) *cobra.Command {
-	g := &Globals{IO: streams, Getenv: getenv}
+	g := &Globals{IO: streams, Getenv: getenv, Now: time.Now}
 	root := &cobra.Command{
 		Use:   "ibkey",
 		Short: "Explain InfiniBand partitions: P_Key tables, P_Key/Q_Key values, who can talk",
@@ -104,6 +108,7 @@ Without hardware, --demo shows every command on an embedded demo host.`,
 		newPKeysCmd(g),
 		newDecodeCmd(g),
 		newCanTalkCmd(g),
+		newWatchCmd(g),
 	)
 	return root
 }

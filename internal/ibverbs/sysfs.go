@@ -535,3 +535,25 @@ func (s *Sysfs) IPoIBInterfaces() ([]NetInterface, error) {
 	}
 	return out, nil
 }
+
+// PortState reads only ports/N/state: the watch loop's one file per port per sample
+// that tells a port that went away (an error wrapping fs.ErrNotExist) from one that is up.
+func (s *Sysfs) PortState(dev string, num int) (Enum, error) {
+	if err := CheckDeviceName(dev); err != nil {
+		return Enum{}, err
+	}
+	p := s.devPath(dev, "ports", strconv.Itoa(num), "state")
+	v, err := s.readSmall(p, make([]byte, 0, 32))
+	if err != nil {
+		return Enum{}, &PathError{Root: s.Root, Path: p, Err: err}
+	}
+	e, err := ParseEnum(v)
+	if err != nil {
+		return Enum{}, &PathError{Root: s.Root, Path: p, Err: err}
+	}
+	return e, nil
+}
+
+// Describe turns a read error into a short reason without the path ("does not exist",
+// "permission denied", "read failed: ... (EINVAL ...)").
+func Describe(err error) string { return describeErr(err) }

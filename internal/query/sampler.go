@@ -1,0 +1,294 @@
+package query
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"slices"
+	"time"
+
+	"github.com/ibkey/ibkey/internal/ibverbs"
+)
+
+// Counters are read from sources: sysfs today, PortInfo over MADs later. A source reads
+// a port's counters in one call so that a MAD source can answer both PortInfo
+// violation counters from one SMP Get.
+
+// CounterSource reads counters of one port.
+type CounterSource interface {
+	// Name labels the source in output: "sysfs", "mad".
+	Name() string
+	// Read reads the named counters of port, each once, into out (len(out) == len(names)).
+	Read(port PortRef, names []string, out []Reading)
+}
+
+// Reading is one counter read: a value, a read error, or "not available from this
+// source" with the reason. Value is meaningful only when both strings are empty.
+type Reading struct {
+	Value uint64
+	// Err: the read failed this time (EIO, EINVAL, the file went away).
+	Err string
+	// Unavailable: the source cannot provide this counter for this port at all (no
+	// counters/ directory, no fabric access). Never shown as 0.
+	Unavailable string
+}
+
+// Counter is one counter the sampler reads.
+type Counter struct {
+	Name   string
+	Source CounterSource
+	// Width in bits (facts/sysfs.md); 0 when unknown (no saturation detection).
+	Width int
+}
+
+// Max is the counter's maximum value, where an error counter saturates; 0 when the
+// width is unknown.
+func (c Counter) Max() uint64 {
+	if c.Width <= 0 || c.Width >= 64 {
+		return 0
+	}
+	return 1<<c.Width - 1
+}
+
+// Partition enforcement drops (sysfs, PortCounters) and the PortInfo violation counters.
+const (
+	RcvConstraintErrors  = "port_rcv_constraint_errors"
+	XmitConstraintErrors = "port_xmit_constraint_errors"
+	PKeyViolations       = "pkey_violations"
+	QKeyViolations       = "qkey_violations"
+)
+
+// ErrorCounters are the sysfs PortCounters error counters `--all-counters` shows, in
+// display order: partition enforcement drops first.
+var ErrorCounters = []string{
+	RcvConstraintErrors, XmitConstraintErrors,
+	"symbol_error", "link_error_recovery", "link_downed", "port_rcv_errors",
+	"port_rcv_remote_physical_errors", "port_rcv_switch_relay_errors", "port_xmit_discards",
+	"local_link_integrity_errors", "excessive_buffer_overrun_errors", "VL15_dropped",
+}
+
+// FabricAccessReason is why the PortInfo P_Key/Q_Key violation counters are n/a:
+// they are not in sysfs (facts/sysfs.md) and MAD reads are not implemented yet.
+const FabricAccessReason = "needs fabric access (PortInfo P_KeyViolations/Q_KeyViolations over MADs; not in sysfs)"
+
+// SysfsCounters reads counters/NAME files. Ports whose counters/ directory is missing
+// (no PMA) and counters a device does not provide are Unavailable, with the reason.
+type SysfsCounters struct {
+	Sys *ibverbs.Sysfs
+	// missing: per port, why counters/ is absent; present: the names it holds.
+	missing map[PortRef]string
+	present map[PortRef]map[string]bool
+}
+
+// NewSysfsCounters returns a sysfs source that knows, from views, which counters each
+// port has.
+func NewSysfsCounters(sys *ibverbs.Sysfs, views []*PortView) *SysfsCounters {
+	s := &SysfsCounters{Sys: sys, missing: map[PortRef]string{}, present: map[PortRef]map[string]bool{}}
+	for _, v := range views {
+		if !v.Port.Counters.OK() {
+			s.missing[v.Ref()] = "no PMA counters (" + v.Port.Counters.Missing + ")"
+			continue
+		}
+		names := map[string]bool{}
+		for _, n := range v.Port.Counters.Value {
+			names[n] = true
+		}
+		s.present[v.Ref()] = names
+	}
+	return s
+}
+
+// Name implements CounterSource.
+func (s *SysfsCounters) Name() string { return "sysfs" }
+
+// Read implements CounterSource.
+func (s *SysfsCounters) Read(port PortRef, names []string, out []Reading) {
+	if why, ok := s.missing[port]; ok {
+		for i := range out {
+			out[i] = Reading{Unavailable: why}
+		}
+		return
+	}
+	have, known := s.present[port]
+	for i, n := range names {
+		if known && !have[n] {
+			out[i] = Reading{Unavailable: "not provided by this device (no counters/" + n + ")"}
+			continue
+		}
+		c := s.Sys.ReadCounter(port.Device, port.Port, n)
+		if c.Err != nil {
+			out[i] = Reading{Err: c.Err.Error()}
+			continue
+		}
+		out[i] = Reading{Value: c.Value}
+	}
+}
+
+// UnavailableSource stands for a source ibkey cannot read yet (MADs): every counter is
+// Unavailable with Reason.
+type UnavailableSource struct {
+	Label  string
+	Reason string
+}
+
+// Name implements CounterSource.
+func (u UnavailableSource) Name() string { return u.Label }
+
+// Read implements CounterSource.
+func (u UnavailableSource) Read(_ PortRef, _ []string, out []Reading) {
+	for i := range out {
+		out[i] = Reading{Unavailable: u.Reason}
+	}
+}
+
+// CounterSets: the partition counters (default) and every error counter.
+type CounterSets struct {
+	Violations []Counter
+	All        []Counter
+}
+
+// DefaultCounterSets builds the two sets on top of a sysfs source and the MAD
+// placeholder.
+func DefaultCounterSets(sysfs CounterSource) CounterSets {
+	mad := UnavailableSource{Label: "mad", Reason: FabricAccessReason}
+	portInfo := []Counter{{Name: PKeyViolations, Source: mad, Width: 16}, {Name: QKeyViolations, Source: mad, Width: 16}}
+	var cs CounterSets
+	for _, n := range []string{RcvConstraintErrors, XmitConstraintErrors} {
+		cs.Violations = append(cs.Violations, Counter{Name: n, Source: sysfs, Width: ibverbs.CounterWidths[n]})
+	}
+	cs.Violations = append(cs.Violations, portInfo...)
+	for _, n := range ErrorCounters {
+		cs.All = append(cs.All, Counter{Name: n, Source: sysfs, Width: ibverbs.CounterWidths[n]})
+	}
+	cs.All = append(cs.All, portInfo...)
+	return cs
+}
+
+// Sample is one read of every selected port's counters at Time.
+type Sample struct {
+	Time     time.Time
+	Counters []Counter
+	Ports    []PortSample
+}
+
+// PortSample is one port in a sample.
+type PortSample struct {
+	Ref   PortRef
+	State string // from ports/N/state: ACTIVE, DOWN, ...
+	// Err: the port could not be read at all (it went away); Readings are then empty.
+	Err string
+	// Readings are parallel to Sample.Counters.
+	Readings []Reading
+}
+
+// Sampler reads samples. It holds no per-sample state, so Take may run in a goroutine
+// (a tea.Cmd) while the caller keeps its Tracker elsewhere.
+type Sampler struct {
+	Sys   *ibverbs.Sysfs
+	Ports []PortRef
+	Sets  CounterSets
+	// Now is the clock (injected: tests and the demo host use their own).
+	Now func() time.Time
+}
+
+// NewSampler selects ports on h and prepares the sysfs and MAD sources for them.
+func NewSampler(h *Host, sel []Selector, now func() time.Time) (*Sampler, error) {
+	views, err := h.LoadMany(sel)
+	if err != nil {
+		return nil, err
+	}
+	refs := make([]PortRef, len(views))
+	for i, v := range views {
+		refs[i] = v.Ref()
+	}
+	return &Sampler{Sys: h.Sys, Ports: refs, Sets: DefaultCounterSets(NewSysfsCounters(h.Sys, views)), Now: now}, nil
+}
+
+// LoadMany loads the union of several selectors (no selector: every port), each port
+// once, in device then port order.
+func (h *Host) LoadMany(sels []Selector) ([]*PortView, error) {
+	if len(sels) == 0 {
+		sels = []Selector{{}}
+	}
+	seen := map[PortRef]bool{}
+	var out []*PortView
+	for _, s := range sels {
+		views, err := h.Load(s, LoadOptions{})
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range views {
+			if !seen[v.Ref()] {
+				seen[v.Ref()] = true
+				out = append(out, v)
+			}
+		}
+	}
+	slices.SortStableFunc(out, func(a, b *PortView) int {
+		if a.Port.Device != b.Port.Device {
+			if a.Port.Device < b.Port.Device {
+				return -1
+			}
+			return 1
+		}
+		return a.Port.Num - b.Port.Num
+	})
+	return out, nil
+}
+
+// Take reads one sample: per port its state file, then each counter file once. all
+// selects every error counter instead of the partition counters.
+func (s *Sampler) Take(all bool) *Sample {
+	set := s.Sets.Violations
+	if all {
+		set = s.Sets.All
+	}
+	smp := &Sample{Time: s.Now(), Counters: set, Ports: make([]PortSample, len(s.Ports))}
+	// Group the counters by source once: one Read call per source per port.
+	type group struct {
+		src   CounterSource
+		names []string
+		idx   []int
+	}
+	var groups []group
+	for i, c := range set {
+		j := slices.IndexFunc(groups, func(g group) bool { return g.src == c.Source })
+		if j < 0 {
+			groups = append(groups, group{src: c.Source})
+			j = len(groups) - 1
+		}
+		groups[j].names = append(groups[j].names, c.Name)
+		groups[j].idx = append(groups[j].idx, i)
+	}
+	buf := make([]Reading, len(set))
+	for i, ref := range s.Ports {
+		ps := &smp.Ports[i]
+		ps.Ref = ref
+		st, err := s.Sys.PortState(ref.Device, ref.Port)
+		if err != nil {
+			ps.Err = portErr(err)
+			continue
+		}
+		ps.State = st.Name
+		ps.Readings = make([]Reading, len(set))
+		for _, g := range groups {
+			out := buf[:len(g.names)]
+			g.src.Read(ref, g.names, out)
+			for k, r := range out {
+				ps.Readings[g.idx[k]] = r
+			}
+		}
+	}
+	return smp
+}
+
+func portErr(err error) string {
+	if errors.Is(err, fs.ErrNotExist) {
+		return "port went away (state file does not exist)"
+	}
+	var pe *ibverbs.PathError
+	if errors.As(err, &pe) {
+		return "port unreadable: state: " + ibverbs.Describe(pe.Err)
+	}
+	return fmt.Sprintf("port unreadable: %v", err)
+}

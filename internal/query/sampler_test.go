@@ -1,0 +1,429 @@
+package query
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ibkey/ibkey/internal/fakesysfs"
+	"github.com/ibkey/ibkey/internal/ibverbs"
+)
+
+// watchFixture is a tree the test rewrites between samples, with a clock it advances.
+type watchFixture struct {
+	t   *testing.T
+	dir string
+	now time.Time
+}
+
+func newWatchFixture(t *testing.T) *watchFixture {
+	t.Helper()
+	port := func(n int) fakesysfs.Port {
+		return fakesysfs.Port{Num: n, State: "4: ACTIVE", PhysState: "5: LinkUp", LinkLayer: "InfiniBand",
+			PKeys: fakesysfs.Table(4, "0xffff"), Counters: fakesysfs.IBCounters(nil)}
+	}
+	noPMA := port(1)
+	noPMA.Counters = nil
+	h := fakesysfs.Host{Devices: []fakesysfs.Device{
+		{Name: "mlx5_0", PCI: "0000:03:00.0", NodeType: "1: CA", Ports: []fakesysfs.Port{port(1), port(2)}},
+		{Name: "mlx5_9", PCI: "0000:09:00.0", NodeType: "1: CA", Ports: []fakesysfs.Port{noPMA}},
+	}}
+	dir := t.TempDir()
+	if err := fakesysfs.Write(dir, h); err != nil {
+		t.Fatal(err)
+	}
+	return &watchFixture{t: t, dir: dir, now: time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)}
+}
+
+func (f *watchFixture) clock() time.Time { return f.now }
+
+func (f *watchFixture) portDir(dev string, port int) string {
+	return filepath.Join(f.dir, "class", "infiniband", dev, "ports", strconv.Itoa(port))
+}
+
+func (f *watchFixture) set(dev string, port int, name, value string) {
+	f.t.Helper()
+	p := filepath.Join(f.portDir(dev, port), "counters", name)
+	if err := os.Remove(p); err != nil {
+		f.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(value+"\n"), 0o444); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// unreadable makes a counter file a symlink to itself: reading it fails (ELOOP) even as root.
+func (f *watchFixture) unreadable(dev string, port int, name string) {
+	f.t.Helper()
+	p := filepath.Join(f.portDir(dev, port), "counters", name)
+	if err := os.Remove(p); err != nil {
+		f.t.Fatal(err)
+	}
+	if err := os.Symlink(name, p); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+func (f *watchFixture) sampler(sel ...Selector) *Sampler {
+	f.t.Helper()
+	s, err := NewSampler(&Host{Sys: ibverbs.Open(f.dir)}, sel, f.clock)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return s
+}
+
+func counter(t *testing.T, s *Snapshot, port PortRef, name string) CounterDelta {
+	t.Helper()
+	for _, p := range s.Ports {
+		if p.Ref != port {
+			continue
+		}
+		if p.Err != "" {
+			t.Fatalf("%s: port error %s", port, p.Err)
+		}
+		for _, c := range p.Counters {
+			if c.Name == name {
+				return c
+			}
+		}
+	}
+	t.Fatalf("no %s on %s", name, port)
+	return CounterDelta{}
+}
+
+var p01, p02, p91 = PortRef{"mlx5_0", 1}, PortRef{"mlx5_0", 2}, PortRef{"mlx5_9", 1}
+
+func TestSamplerDeltasAndRates(t *testing.T) {
+	f := newWatchFixture(t)
+	s := f.sampler()
+	tr := NewTracker()
+	f.set("mlx5_0", 1, RcvConstraintErrors, "10")
+	first := tr.Add(s.Take(false))
+	c := counter(t, first, p01, RcvConstraintErrors)
+	if c.Value != 10 || c.HasDelta || c.Source != "sysfs" || first.Interval != 0 {
+		t.Errorf("first sample: %+v (interval %s)", c, first.Interval)
+	}
+	f.now = f.now.Add(2 * time.Second)
+	f.set("mlx5_0", 1, RcvConstraintErrors, "16")
+	snap := tr.Add(s.Take(false))
+	c = counter(t, snap, p01, RcvConstraintErrors)
+	if !c.HasDelta || c.Delta != 6 || c.Rate != 3 || c.Total != 6 || c.Saturated || c.Reset {
+		t.Errorf("after +6 in 2s: %+v", c)
+	}
+	if snap.Interval != 2*time.Second || !snap.Ports[0].Moved || snap.Ports[0].Activity != 6 {
+		t.Errorf("snapshot: interval %s, port %+v", snap.Interval, snap.Ports[0])
+	}
+	if x := counter(t, snap, p01, XmitConstraintErrors); !x.HasDelta || x.Delta != 0 || x.Rate != 0 {
+		t.Errorf("quiet counter: %+v", x)
+	}
+	if snap.Ports[1].Moved {
+		t.Errorf("mlx5_0/2 did not move: %+v", snap.Ports[1])
+	}
+	// The PortInfo violation counters are n/a with the reason, never 0.
+	for _, name := range []string{PKeyViolations, QKeyViolations} {
+		v := counter(t, snap, p01, name)
+		if v.Unavailable != FabricAccessReason || v.Source != "mad" || v.OK() || v.HasDelta {
+			t.Errorf("%s: %+v", name, v)
+		}
+	}
+	// A port without counters/ says so.
+	if v := counter(t, snap, p91, RcvConstraintErrors); !strings.Contains(v.Unavailable, "no PMA counters") {
+		t.Errorf("no counters/: %+v", v)
+	}
+	if snap.Ports[0].State != "ACTIVE" {
+		t.Errorf("state %q", snap.Ports[0].State)
+	}
+}
+
+func TestSamplerSaturation8Bit(t *testing.T) {
+	f := newWatchFixture(t)
+	s, tr := f.sampler(Selector{Device: "mlx5_0", Port: 1, HasPort: true}), NewTracker()
+	step := func(v string) CounterDelta {
+		f.now = f.now.Add(time.Second)
+		f.set("mlx5_0", 1, RcvConstraintErrors, v)
+		return counter(t, tr.Add(s.Take(false)), p01, RcvConstraintErrors)
+	}
+	step("250")
+	if c := step("255"); !c.Saturated || !c.HasDelta || c.Delta != 5 || !c.TotalLowerBound {
+		t.Errorf("reaching 255: %+v", c)
+	}
+	if c := step("255"); !c.Saturated || c.HasDelta || c.Rate != 0 || !c.TotalLowerBound || c.Total != 5 {
+		t.Errorf("staying at 255: real count unknown: %+v", c)
+	}
+	if c := step("3"); c.Saturated || !c.Reset || c.Delta != 3 || c.Total != 8 {
+		t.Errorf("reset after saturation: %+v", c)
+	}
+	if c := step("4"); c.Reset || c.Delta != 1 {
+		t.Errorf("counting again: %+v", c)
+	}
+}
+
+func TestSamplerSaturation16Bit(t *testing.T) {
+	f := newWatchFixture(t)
+	s, tr := f.sampler(Selector{Device: "mlx5_0"}), NewTracker()
+	step := func(v string) CounterDelta {
+		f.now = f.now.Add(time.Second)
+		f.set("mlx5_0", 1, "symbol_error", v)
+		return counter(t, tr.Add(s.Take(true)), p01, "symbol_error")
+	}
+	if c := step("255"); c.Saturated {
+		t.Errorf("255 is not the maximum of a 16-bit counter: %+v", c)
+	}
+	if c := step("300"); c.Saturated || c.Delta != 45 {
+		t.Errorf("16-bit counter past 255: %+v", c)
+	}
+	if c := step("65535"); !c.Saturated || c.Delta != 65235 {
+		t.Errorf("reaching 65535: %+v", c)
+	}
+	if c := step("65535"); !c.Saturated || c.HasDelta {
+		t.Errorf("staying at 65535: %+v", c)
+	}
+}
+
+func TestSamplerReset(t *testing.T) {
+	f := newWatchFixture(t)
+	s, tr := f.sampler(), NewTracker()
+	f.set("mlx5_0", 2, XmitConstraintErrors, "100")
+	tr.Add(s.Take(false))
+	f.now = f.now.Add(500 * time.Millisecond)
+	f.set("mlx5_0", 2, XmitConstraintErrors, "7")
+	snap := tr.Add(s.Take(false))
+	c := counter(t, snap, p02, XmitConstraintErrors)
+	if !c.Reset || !c.HasDelta || c.Delta != 7 || c.Rate != 14 || c.Total != 7 || !snap.Ports[1].Moved {
+		t.Errorf("reset 100 -> 7: %+v", c)
+	}
+	f.now = f.now.Add(time.Second)
+	snap = tr.Add(s.Take(false))
+	if c := counter(t, snap, p02, XmitConstraintErrors); c.Reset || c.Delta != 0 || snap.Ports[1].Moved {
+		t.Errorf("after the reset: %+v", c)
+	}
+}
+
+func TestSamplerVanishedPort(t *testing.T) {
+	f := newWatchFixture(t)
+	s, tr := f.sampler(), NewTracker()
+	f.set("mlx5_0", 2, RcvConstraintErrors, "5")
+	tr.Add(s.Take(false))
+	saved := t.TempDir() + "/port2"
+	if err := os.Rename(f.portDir("mlx5_0", 2), saved); err != nil {
+		t.Fatal(err)
+	}
+	f.now = f.now.Add(time.Second)
+	f.set("mlx5_0", 1, RcvConstraintErrors, "1")
+	snap := tr.Add(s.Take(false))
+	if p := snap.Ports[1]; !strings.Contains(p.Err, "went away") || len(p.Counters) != 0 {
+		t.Errorf("vanished port: %+v", p)
+	}
+	if c := counter(t, snap, p01, RcvConstraintErrors); c.Delta != 1 {
+		t.Errorf("other ports go on: %+v", c)
+	}
+	// It comes back: the delta is over the whole gap.
+	if err := os.Rename(saved, f.portDir("mlx5_0", 2)); err != nil {
+		t.Fatal(err)
+	}
+	f.set("mlx5_0", 2, RcvConstraintErrors, "9")
+	f.now = f.now.Add(time.Second)
+	if c := counter(t, tr.Add(s.Take(false)), p02, RcvConstraintErrors); c.Delta != 4 || c.Rate != 2 {
+		t.Errorf("port back: %+v", c)
+	}
+}
+
+func TestSamplerUnreadableFile(t *testing.T) {
+	f := newWatchFixture(t)
+	s, tr := f.sampler(), NewTracker()
+	f.set("mlx5_0", 1, RcvConstraintErrors, "20")
+	tr.Add(s.Take(false))
+	f.unreadable("mlx5_0", 1, RcvConstraintErrors)
+	f.now = f.now.Add(time.Second)
+	snap := tr.Add(s.Take(false))
+	c := counter(t, snap, p01, RcvConstraintErrors)
+	if c.Err == "" || c.OK() || c.HasDelta || !strings.Contains(c.Err, "symbolic links") {
+		t.Errorf("unreadable: %+v", c)
+	}
+	if x := counter(t, snap, p01, XmitConstraintErrors); !x.OK() {
+		t.Errorf("the other counters are still read: %+v", x)
+	}
+	f.set("mlx5_0", 1, RcvConstraintErrors, "22")
+	f.now = f.now.Add(time.Second)
+	if c := counter(t, tr.Add(s.Take(false)), p01, RcvConstraintErrors); c.Delta != 2 || c.Rate != 1 {
+		t.Errorf("readable again: %+v", c)
+	}
+}
+
+// countingFS counts opens per path.
+type countingFS struct {
+	fs.FS
+	mu    sync.Mutex
+	opens map[string]int
+}
+
+func (c *countingFS) Open(name string) (fs.File, error) {
+	c.mu.Lock()
+	c.opens[name]++
+	c.mu.Unlock()
+	return c.FS.Open(name)
+}
+
+func TestSamplerReadsEachFileOnce(t *testing.T) {
+	f := newWatchFixture(t)
+	cfs := &countingFS{FS: os.DirFS(f.dir), opens: map[string]int{}}
+	s, err := NewSampler(&Host{Sys: ibverbs.FromFS(cfs, f.dir)}, nil, f.clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfs.opens = map[string]int{}
+	s.Take(true)
+	reads := 0
+	for p, n := range cfs.opens {
+		if n != 1 {
+			t.Errorf("%s opened %d times in one sample", p, n)
+		}
+		if strings.Contains(p, "/counters/") {
+			reads++
+		}
+	}
+	// 2 ports with PMA x 12 error counters; the port without counters/ reads none.
+	if reads != 24 {
+		t.Errorf("%d counter files read, want 24: %v", reads, cfs.opens)
+	}
+}
+
+func TestRing(t *testing.T) {
+	var r Ring
+	if got := r.Last(5, nil); len(got) != 0 {
+		t.Errorf("empty ring: %v", got)
+	}
+	for i := uint64(1); i <= HistoryLen+3; i++ {
+		r.Push(i)
+	}
+	got := r.Last(3, nil)
+	if r.Len() != HistoryLen || len(got) != 3 || got[0] != HistoryLen+1 || got[2] != HistoryLen+3 {
+		t.Errorf("ring: len %d, last 3 %v", r.Len(), got)
+	}
+	if all := r.Last(1000, nil); len(all) != HistoryLen || all[0] != 4 {
+		t.Errorf("whole ring: %d values from %d", len(all), all[0])
+	}
+}
+
+func TestResetBaseline(t *testing.T) {
+	f := newWatchFixture(t)
+	s, tr := f.sampler(), NewTracker()
+	tr.Add(s.Take(false))
+	f.set("mlx5_0", 1, RcvConstraintErrors, "5")
+	f.now = f.now.Add(time.Second)
+	tr.Add(s.Take(false))
+	tr.ResetBaseline(f.now)
+	if tr.Base != f.now || len(tr.Trend(p01, RcvConstraintErrors, 10, nil)) != 0 {
+		t.Errorf("baseline %s, trend %v", tr.Base, tr.Trend(p01, RcvConstraintErrors, 10, nil))
+	}
+	f.set("mlx5_0", 1, RcvConstraintErrors, "6")
+	f.now = f.now.Add(time.Second)
+	if c := counter(t, tr.Add(s.Take(false)), p01, RcvConstraintErrors); c.Total != 1 || c.Value != 6 {
+		t.Errorf("total since the new baseline: %+v", c)
+	}
+}
+
+// synthetic is a sample of ports ports without I/O, for memory tests and benchmarks.
+func synthetic(ports int, at time.Time, v uint64) *Sample {
+	cs := DefaultCounterSets(UnavailableSource{Label: "sysfs"})
+	s := &Sample{Time: at, Counters: cs.Violations, Ports: make([]PortSample, ports)}
+	for i := range s.Ports {
+		s.Ports[i] = PortSample{Ref: PortRef{"mlx5_" + strconv.Itoa(i), 1}, State: "ACTIVE",
+			Readings: []Reading{{Value: v % 256}, {Value: v % 7}, {Unavailable: "x"}, {Unavailable: "x"}}}
+	}
+	return s
+}
+
+func heapAfterGC() uint64 {
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+// TestTrackerMemoryFlat feeds 100,000 samples: the heap must not grow with them.
+func TestTrackerMemoryFlat(t *testing.T) {
+	if testing.Short() {
+		t.Skip("100,000 samples")
+	}
+	tr := NewTracker()
+	at := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	pre := make([]*Sample, 40) // values that go up and reset
+	for i := range pre {
+		pre[i] = synthetic(64, at, uint64(i))
+	}
+	add := func(i int) {
+		s := *pre[i%len(pre)]
+		s.Time = at
+		at = at.Add(time.Second)
+		tr.Add(&s)
+	}
+	for i := range 1000 { // warm up: every counter's state exists
+		add(i)
+	}
+	before := heapAfterGC()
+	for i := range 100_000 {
+		add(i)
+	}
+	after := heapAfterGC()
+	runtime.KeepAlive(pre) // in both figures
+	t.Logf("tracker, 64 ports: heap %d bytes before, %d after 100,000 samples", before, after)
+	if after > before+256<<10 {
+		t.Errorf("heap grew from %d to %d bytes over 100,000 samples", before, after)
+	}
+}
+
+// BenchmarkSample64Ports reads one sample of 64 ports (32 devices x 2 ports) from a
+// fixture tree: the partition counters plus each port's state file.
+func BenchmarkSample64Ports(b *testing.B) {
+	dir := b.TempDir()
+	if err := fakesysfs.Write(dir, fakesysfs.Large(32, 2, 4)); err != nil {
+		b.Fatal(err)
+	}
+	s, err := NewSampler(&Host{Sys: ibverbs.Open(dir)}, nil, time.Now)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if len(s.Ports) != 64 {
+		b.Fatalf("%d ports", len(s.Ports))
+	}
+	tr := NewTracker()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		tr.Add(s.Take(false))
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/64, "ns/port")
+}
+
+// TestSamplerMemoryFlat reads 100,000 real samples (files, one port) through Take and
+// Add: the heap must not grow with them.
+func TestSamplerMemoryFlat(t *testing.T) {
+	if testing.Short() {
+		t.Skip("100,000 samples")
+	}
+	f := newWatchFixture(t)
+	s, tr := f.sampler(Selector{Device: "mlx5_0", Port: 1, HasPort: true}), NewTracker()
+	for range 1000 {
+		f.now = f.now.Add(time.Second)
+		tr.Add(s.Take(false))
+	}
+	before := heapAfterGC()
+	for range 100_000 {
+		f.now = f.now.Add(time.Second)
+		tr.Add(s.Take(false))
+	}
+	after := heapAfterGC()
+	t.Logf("sampler+tracker, 1 port read from files: heap %d bytes before, %d after 100,000 samples", before, after)
+	if after > before+256<<10 {
+		t.Errorf("heap grew from %d to %d bytes over 100,000 samples", before, after)
+	}
+}

@@ -1,0 +1,214 @@
+package query
+
+import "time"
+
+// HistoryLen is how many per-interval deltas a Tracker keeps per counter (the trend):
+// a fixed ring, so memory stays flat however long a watch runs.
+const HistoryLen = 60
+
+// Tracker turns successive samples into deltas and rates. It is pure computation (no
+// I/O): the TUI keeps one in its model and feeds it the samples a tea.Cmd reads.
+type Tracker struct {
+	state map[trackKey]*counterState
+	// Base is when the on-screen baseline was set (the first sample or ResetBaseline).
+	Base time.Time
+	// last is the previous sample's time, for the interval.
+	last time.Time
+}
+
+type trackKey struct {
+	port PortRef
+	name string
+}
+
+type counterState struct {
+	have      bool // a value was read before
+	value     uint64
+	at        time.Time // when value was read
+	saturated bool
+	total     uint64 // sum of deltas since the baseline
+	totalLow  bool   // total is a lower bound (counts lost to saturation)
+	hist      Ring
+}
+
+// Ring is a fixed-size ring of per-interval deltas, oldest first when read.
+type Ring struct {
+	buf  [HistoryLen]uint64
+	head int // next write
+	n    int
+}
+
+// Push adds a value, dropping the oldest when full.
+func (r *Ring) Push(v uint64) {
+	r.buf[r.head] = v
+	r.head = (r.head + 1) % HistoryLen
+	if r.n < HistoryLen {
+		r.n++
+	}
+}
+
+// Last appends up to k most recent values, oldest first, to dst.
+func (r *Ring) Last(k int, dst []uint64) []uint64 {
+	if k > r.n {
+		k = r.n
+	}
+	for i := k; i > 0; i-- {
+		dst = append(dst, r.buf[(r.head-i+HistoryLen)%HistoryLen])
+	}
+	return dst
+}
+
+// Len is how many values the ring holds.
+func (r *Ring) Len() int { return r.n }
+
+// NewTracker returns an empty tracker.
+func NewTracker() *Tracker { return &Tracker{state: map[trackKey]*counterState{}} }
+
+// Snapshot is what a sample means given the ones before it.
+type Snapshot struct {
+	Time time.Time
+	// Interval since the previous sample; 0 for the first.
+	Interval time.Duration
+	Counters []Counter
+	Ports    []PortDelta
+}
+
+// PortDelta is one port in a snapshot.
+type PortDelta struct {
+	Ref   PortRef
+	State string
+	Err   string // the port could not be read this time (it went away)
+	// Counters are parallel to Snapshot.Counters (empty when Err is set).
+	Counters []CounterDelta
+	// Moved: some counter went up in the last interval (or was reset).
+	Moved bool
+	// Activity is the sum of the known deltas of the last interval (for sorting).
+	Activity uint64
+}
+
+// CounterDelta is one counter of one port in a snapshot.
+type CounterDelta struct {
+	Name   string
+	Source string
+	// Value is the counter's value now; meaningful when Err and Unavailable are "".
+	Value       uint64
+	Err         string
+	Unavailable string
+	// HasDelta: Delta and Rate are known. False on the first reading, and while the
+	// counter stays saturated (the real count is unknown).
+	HasDelta bool
+	Delta    uint64
+	Rate     float64 // per second, over the time since the previous good reading
+	// Saturated: the counter is at its maximum (2^width-1). Error counters saturate
+	// rather than wrap (facts/sysfs.md): from now on counts are lost, and a Delta
+	// reported with it is a lower bound.
+	Saturated bool
+	// Reset: the value went down, so someone reset the counter; Delta counts from 0.
+	Reset bool
+	// Total is the sum of deltas since the on-screen baseline; TotalLowerBound when
+	// counts were lost to saturation.
+	Total           uint64
+	TotalLowerBound bool
+}
+
+// OK reports whether the counter has a value.
+func (c *CounterDelta) OK() bool { return c.Err == "" && c.Unavailable == "" }
+
+// Add folds in the next sample.
+func (t *Tracker) Add(s *Sample) *Snapshot {
+	snap := &Snapshot{Time: s.Time, Counters: s.Counters, Ports: make([]PortDelta, len(s.Ports))}
+	if !t.last.IsZero() {
+		snap.Interval = s.Time.Sub(t.last)
+	} else {
+		t.Base = s.Time
+	}
+	t.last = s.Time
+	for i := range s.Ports {
+		ps := &s.Ports[i]
+		pd := &snap.Ports[i]
+		pd.Ref, pd.State, pd.Err = ps.Ref, ps.State, ps.Err
+		if ps.Err != "" {
+			continue
+		}
+		pd.Counters = make([]CounterDelta, len(s.Counters))
+		for j, c := range s.Counters {
+			cd := &pd.Counters[j]
+			*cd = t.observe(ps.Ref, c, ps.Readings[j], s.Time)
+			if cd.HasDelta && cd.Delta > 0 || cd.Reset {
+				pd.Moved = true
+			}
+			if cd.HasDelta {
+				pd.Activity += cd.Delta
+			}
+		}
+	}
+	return snap
+}
+
+func (t *Tracker) observe(port PortRef, c Counter, r Reading, now time.Time) CounterDelta {
+	cd := CounterDelta{Name: c.Name, Source: c.Source.Name(), Err: r.Err, Unavailable: r.Unavailable}
+	if !cd.OK() {
+		return cd
+	}
+	k := trackKey{port, c.Name}
+	st := t.state[k]
+	if st == nil {
+		st = &counterState{}
+		t.state[k] = st
+	}
+	v := r.Value
+	cd.Value = v
+	max := c.Max()
+	atMax := max != 0 && v == max
+	switch {
+	case !st.have:
+		// First reading: a baseline, no delta.
+	case v < st.value:
+		// Error counters only go down when reset (perfquery -R, a driver restart);
+		// the counts since then are the new value.
+		cd.Reset, cd.HasDelta, cd.Delta = true, true, v
+	case atMax && st.saturated:
+		// Still saturated: whatever happened is not counted.
+	default:
+		cd.HasDelta, cd.Delta = true, v-st.value
+	}
+	if cd.HasDelta {
+		if dt := now.Sub(st.at).Seconds(); dt > 0 {
+			cd.Rate = float64(cd.Delta) / dt
+		}
+		st.total += cd.Delta
+	} else if st.have {
+		st.totalLow = true // saturated: counts lost
+	}
+	if atMax {
+		cd.Saturated = true
+		if st.have {
+			st.totalLow = true // what went past the maximum was not counted
+		}
+	}
+	if st.have {
+		st.hist.Push(cd.Delta)
+	}
+	st.have, st.value, st.at, st.saturated = true, v, now, atMax
+	cd.Total, cd.TotalLowerBound = st.total, st.totalLow
+	return cd
+}
+
+// ResetBaseline restarts the totals and trends from now. It never touches the
+// hardware counters.
+func (t *Tracker) ResetBaseline(now time.Time) {
+	t.Base = now
+	for _, st := range t.state {
+		st.total, st.totalLow = 0, false
+		st.hist = Ring{}
+	}
+}
+
+// Trend appends up to k most recent deltas of a counter, oldest first, to dst.
+func (t *Tracker) Trend(port PortRef, name string, k int, dst []uint64) []uint64 {
+	st := t.state[trackKey{port, name}]
+	if st == nil {
+		return dst
+	}
+	return st.hist.Last(k, dst)
+}

@@ -1,0 +1,397 @@
+package tui
+
+import (
+	"bytes"
+	"regexp"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/golden"
+	"github.com/charmbracelet/x/exp/teatest"
+
+	"github.com/ibkey/ibkey/internal/query"
+)
+
+// sysfsLabel names the fake source "sysfs"; it is never read (fakeSampler builds samples).
+type sysfsLabel struct{}
+
+func (sysfsLabel) Name() string                                  { return "sysfs" }
+func (sysfsLabel) Read(query.PortRef, []string, []query.Reading) {}
+func sets() query.CounterSets                                    { return query.DefaultCounterSets(sysfsLabel{}) }
+func val(v uint64) query.Reading                                 { return query.Reading{Value: v} }
+func na() query.Reading                                          { return query.Reading{Unavailable: query.FabricAccessReason} }
+func ref(dev string, port int) query.PortRef                     { return query.PortRef{Device: dev, Port: port} }
+
+var t0 = time.Date(2026, 11, 1, 12, 0, 0, 0, time.UTC)
+
+// fakeSampler scripts samples: call i returns script(i, all) at t0 + i seconds.
+type fakeSampler struct {
+	mu    sync.Mutex
+	calls int
+	all   []bool
+}
+
+func (f *fakeSampler) Take(all bool) *query.Sample {
+	f.mu.Lock()
+	i := f.calls
+	f.calls++
+	f.all = append(f.all, all)
+	f.mu.Unlock()
+	return script(i, all)
+}
+
+// script: mlx5_0/1 drops 3 per sample, mlx5_1/1 climbs to 255 and saturates, then
+// is reset; mlx5_1/2 is quiet; mlx5_2/1 goes away at sample 3.
+func script(i int, all bool) *query.Sample {
+	cs := sets()
+	s := &query.Sample{Time: t0.Add(time.Duration(i) * time.Second), Counters: cs.Violations}
+	if all {
+		s.Counters = cs.All
+	}
+	sat := uint64(250 + 3*i)
+	if sat > 255 {
+		sat = 255
+	}
+	if i >= 5 {
+		sat = 1
+	}
+	rows := []struct {
+		ref      query.PortRef
+		state    string
+		rcv, xmt uint64
+	}{
+		{ref("mlx5_0", 1), "ACTIVE", 12 + 3*uint64(i), 0},
+		{ref("mlx5_1", 1), "ACTIVE", 0, sat},
+		{ref("mlx5_1", 2), "DOWN", 0, 0},
+		{ref("mlx5_2", 1), "ACTIVE", 7, 0},
+	}
+	for _, r := range rows {
+		ps := query.PortSample{Ref: r.ref, State: r.state}
+		if r.ref.Device == "mlx5_2" && i == 3 {
+			ps = query.PortSample{Ref: r.ref, Err: "port went away (state file does not exist)"}
+			s.Ports = append(s.Ports, ps)
+			continue
+		}
+		for _, c := range s.Counters {
+			switch c.Name {
+			case query.RcvConstraintErrors:
+				ps.Readings = append(ps.Readings, val(r.rcv))
+			case query.XmitConstraintErrors:
+				ps.Readings = append(ps.Readings, val(r.xmt))
+			case query.PKeyViolations, query.QKeyViolations:
+				ps.Readings = append(ps.Readings, na())
+			case "symbol_error":
+				ps.Readings = append(ps.Readings, query.Reading{Err: "read failed: input/output error (EIO)"})
+			default:
+				ps.Readings = append(ps.Readings, val(0))
+			}
+		}
+		s.Ports = append(s.Ports, ps)
+	}
+	return s
+}
+
+func newModel(f *fakeSampler) Model {
+	m := New(Options{Sampler: f, Interval: time.Second, Label: "demo host (test)"})
+	m2, _ := m.Update(tea.WindowSizeMsg{Width: 120, Height: 30})
+	return m2.(Model)
+}
+
+// step runs one message through Update.
+func step(t *testing.T, m Model, msg tea.Msg) (Model, tea.Cmd) {
+	t.Helper()
+	m2, cmd := m.Update(msg)
+	return m2.(Model), cmd
+}
+
+func keyMsg(s string) tea.KeyMsg {
+	switch s {
+	case "ctrl+c":
+		return tea.KeyMsg{Type: tea.KeyCtrlC}
+	case " ":
+		return tea.KeyMsg{Type: tea.KeySpace, Runes: []rune(" ")}
+	}
+	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)}
+}
+
+// feed delivers the samples the fake reads next.
+func feed(t *testing.T, m Model, f *fakeSampler, n int) Model {
+	t.Helper()
+	for range n {
+		var cmd tea.Cmd
+		m, cmd = step(t, m, sampleMsg{sample: f.Take(m.all)})
+		if cmd == nil && !m.paused {
+			t.Fatal("a sample arrived and no tick was armed")
+		}
+	}
+	return m
+}
+
+func TestUpdateSampleArmsTick(t *testing.T) {
+	f := &fakeSampler{}
+	m := newModel(f)
+	if m.Init() == nil {
+		t.Fatal("Init reads no sample")
+	}
+	m = feed(t, m, f, 2)
+	snap := m.Snapshot()
+	if snap == nil || m.Samples() != 2 || snap.Interval != time.Second {
+		t.Fatalf("after two samples: %+v", snap)
+	}
+	if c := snap.Ports[0].Counters[0]; c.Delta != 3 || !snap.Ports[0].Moved {
+		t.Errorf("mlx5_0/1: %+v", c)
+	}
+	// The tick asks for a sample (in a Cmd, not in Update) ...
+	m, cmd := step(t, m, tickMsg{gen: m.gen})
+	if cmd == nil || !m.sampling {
+		t.Fatal("tick: no sample requested")
+	}
+	msg := cmd()
+	if _, ok := msg.(sampleMsg); !ok || f.calls != 3 {
+		t.Fatalf("the command returned %T after %d reads", msg, f.calls)
+	}
+	// ... and a second tick while it is being read starts nothing.
+	if _, cmd := step(t, m, tickMsg{gen: m.gen}); cmd != nil {
+		t.Error("overlapping samples")
+	}
+	// A tick from before an interval change is ignored.
+	m, _ = step(t, m, msg)
+	if _, cmd := step(t, m, tickMsg{gen: m.gen - 1}); cmd != nil {
+		t.Error("a stale tick read a sample")
+	}
+}
+
+func TestUpdateKeys(t *testing.T) {
+	f := &fakeSampler{}
+	m := feed(t, newModel(f), f, 2)
+
+	m, cmd := step(t, m, keyMsg("p"))
+	if !m.Paused() || cmd != nil {
+		t.Fatalf("pause: paused=%v cmd=%v", m.Paused(), cmd)
+	}
+	if _, cmd := step(t, m, tickMsg{gen: m.gen}); cmd != nil {
+		t.Error("a tick sampled while paused")
+	}
+	m, cmd = step(t, m, keyMsg(" "))
+	if m.Paused() || cmd == nil {
+		t.Fatal("resume does not sample at once")
+	}
+	m, _ = step(t, m, cmd())
+
+	m, _ = step(t, m, keyMsg("+"))
+	if m.Interval() != 2*time.Second {
+		t.Errorf("+: %s", m.Interval())
+	}
+	m, _ = step(t, m, keyMsg("-"))
+	m, _ = step(t, m, keyMsg("-"))
+	if m.Interval() != 500*time.Millisecond {
+		t.Errorf("- -: %s", m.Interval())
+	}
+	for range 10 {
+		m, _ = step(t, m, keyMsg("-"))
+	}
+	if m.Interval() != Intervals[0] {
+		t.Errorf("faster than the fastest step: %s", m.Interval())
+	}
+
+	m, _ = step(t, m, keyMsg("s"))
+	if !m.SortedByActivity() {
+		t.Error("s does not sort by activity")
+	}
+
+	m, cmd = step(t, m, keyMsg("a"))
+	if !m.AllCounters() || cmd == nil {
+		t.Fatal("a: no sample of all counters")
+	}
+	m, _ = step(t, m, cmd())
+	if !f.all[len(f.all)-1] || len(m.Snapshot().Counters) != len(query.ErrorCounters)+2 {
+		t.Errorf("a: sampler asked for all=%v, snapshot has %d counters", f.all[len(f.all)-1], len(m.Snapshot().Counters))
+	}
+
+	if c := m.Snapshot().Ports[0].Counters[0]; c.Total == 0 {
+		t.Fatalf("no total to reset: %+v", c)
+	}
+	m, _ = step(t, m, keyMsg("b"))
+	if c := m.Snapshot().Ports[0].Counters[0]; c.Total != 0 || c.Value == 0 {
+		t.Errorf("b: total %d, value %d (the value is the hardware's, untouched)", c.Total, c.Value)
+	}
+
+	for _, k := range []string{"q", "ctrl+c"} {
+		_, cmd = step(t, m, keyMsg(k))
+		if cmd == nil {
+			t.Fatalf("%s: no command", k)
+		}
+		if _, ok := cmd().(tea.QuitMsg); !ok {
+			t.Errorf("%s does not quit", k)
+		}
+	}
+}
+
+func TestUpdatePausedSampleDoesNotRearm(t *testing.T) {
+	f := &fakeSampler{}
+	m := feed(t, newModel(f), f, 1)
+	m, _ = step(t, m, tickMsg{gen: m.gen}) // a sample is being read
+	m, _ = step(t, m, keyMsg("p"))
+	m, cmd := step(t, m, sampleMsg{sample: f.Take(false)})
+	if cmd != nil || m.Samples() != 2 {
+		t.Errorf("a sample that arrives while paused is shown (%d) but arms no tick (%v)", m.Samples(), cmd)
+	}
+}
+
+func view(m Model) string { return ansi.Strip(m.View()) }
+
+// TestViewGolden: the screen at 120x30 after several samples, ANSI stripped.
+func TestViewGolden(t *testing.T) {
+	cases := []struct {
+		name    string
+		samples int
+		keys    []string
+	}{
+		{"first_sample", 1, nil},
+		{"moving", 3, nil},
+		{"saturated_gone_sorted", 4, []string{"s"}},
+		{"reset_paused", 6, []string{"p"}},
+		{"all_counters", 3, []string{"a"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &fakeSampler{}
+			m := newModel(f)
+			for _, k := range tc.keys {
+				if k == "a" {
+					m.all = true
+				} else {
+					m, _ = step(t, m, keyMsg(k))
+				}
+			}
+			for range tc.samples {
+				m, _ = step(t, m, sampleMsg{sample: f.Take(m.all)})
+			}
+			golden.RequireEqual(t, view(m))
+		})
+	}
+}
+
+func TestViewHighlightsMovedRows(t *testing.T) {
+	f := &fakeSampler{}
+	m := New(Options{Sampler: f, Interval: time.Second, Color: true})
+	for range 2 {
+		m, _ = step(t, m, sampleMsg{sample: f.Take(false)})
+	}
+	v := m.View()
+	if !strings.Contains(v, "\x1b[") {
+		t.Fatal("no colors")
+	}
+	lines := strings.Split(v, "\n")
+	for _, l := range lines {
+		plain := ansi.Strip(l)
+		switch {
+		case strings.Contains(plain, "mlx5_0/1"):
+			if !strings.HasPrefix(plain, "▶") || !regexp.MustCompile(`\x1b\[1;31m *\+3`).MatchString(l) {
+				t.Errorf("moved row not highlighted: %q", l)
+			}
+		case strings.Contains(plain, "mlx5_1/2"):
+			if strings.HasPrefix(plain, "▶") {
+				t.Errorf("quiet row highlighted: %q", l)
+			}
+		}
+	}
+}
+
+func TestViewNarrowTerminal(t *testing.T) {
+	f := &fakeSampler{}
+	m := newModel(f)
+	m, _ = step(t, m, tea.WindowSizeMsg{Width: 60, Height: 12})
+	for range 2 {
+		m, _ = step(t, m, sampleMsg{sample: f.Take(false)})
+	}
+	v := view(m)
+	for _, l := range strings.Split(v, "\n") {
+		if w := ansi.StringWidth(l); w > 60 {
+			t.Errorf("line of %d columns on a 60-column terminal: %q", w, l)
+		}
+	}
+	if !strings.Contains(v, "mlx5_0/1") {
+		t.Errorf("rows missing:\n%s", v)
+	}
+}
+
+// TestModelMemoryFlat: 100,000 samples through Update (and a View every 100) keep
+// the heap flat: the history is a ring.
+func TestModelMemoryFlat(t *testing.T) {
+	if testing.Short() {
+		t.Skip("100,000 samples")
+	}
+	f := &fakeSampler{}
+	m := newModel(f)
+	samples := make([]*query.Sample, 6)
+	for i := range samples {
+		samples[i] = script(i, false)
+	}
+	at := t0
+	next := func(i int) tea.Msg {
+		s := *samples[i%len(samples)]
+		s.Time = at
+		at = at.Add(time.Second)
+		return sampleMsg{sample: &s}
+	}
+	for i := range 1000 {
+		m, _ = step(t, m, next(i))
+	}
+	var ms runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	before := ms.HeapAlloc
+	for i := range 100_000 {
+		m, _ = step(t, m, next(i))
+		if i%100 == 0 {
+			_ = m.View()
+		}
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&ms)
+	after := ms.HeapAlloc
+	t.Logf("TUI model: heap %d bytes before, %d after 100,000 samples", before, after)
+	if after > before+256<<10 {
+		t.Errorf("heap grew from %d to %d bytes", before, after)
+	}
+}
+
+// TestFlow runs the program with teatest: start, two samples, pause, change the
+// sort, quit; then checks the final screen.
+func TestFlow(t *testing.T) {
+	f := &fakeSampler{}
+	m := New(Options{Sampler: f, Interval: 100 * time.Millisecond})
+	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 30))
+	waitFor := func(what string) {
+		t.Helper()
+		teatest.WaitFor(t, tm.Output(), func(b []byte) bool { return bytes.Contains(b, []byte(what)) },
+			teatest.WithDuration(5*time.Second), teatest.WithCheckInterval(10*time.Millisecond))
+	}
+	waitFor("+3") // the second sample's delta
+	tm.Type("p")
+	waitFor("PAUSED")
+	tm.Type("s")
+	waitFor("sorted by activity")
+	tm.Type("q")
+	final := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(Model)
+	if !final.Paused() || !final.SortedByActivity() || final.Samples() < 2 {
+		t.Errorf("final model: paused=%v byActivity=%v samples=%d", final.Paused(), final.SortedByActivity(), final.Samples())
+	}
+	screen := view(final)
+	for _, want := range []string{"PAUSED", "sorted by activity", "mlx5_0/1", "mlx5_1/2", "P_KEY VIOL", "n/a: needs fabric access"} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("final screen lacks %q:\n%s", want, screen)
+		}
+	}
+	// Sorted by activity: the port that moved most comes first.
+	if i, j := strings.Index(screen, "mlx5_0/1"), strings.Index(screen, "mlx5_1/2"); i > j {
+		t.Errorf("mlx5_0/1 (+3 per sample) should precede mlx5_1/2 (quiet):\n%s", screen)
+	}
+
+}
