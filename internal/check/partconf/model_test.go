@@ -2,8 +2,8 @@ package partconf
 
 import (
 	"fmt"
-	"strings"
 	"reflect"
+	"strings"
 	"testing"
 )
 
