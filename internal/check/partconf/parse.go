@@ -415,7 +415,8 @@ func (p *parser) segment(s string, base int, terminated bool, rest string) bool 
 				p.reject(base, "opensm-rejects", msg, "convert the file to Unix line ends (dos2unix)")
 				return false
 			}
-			p.reject(base, "opensm-rejects", msg,
+			// Recover at the next line: the text up to here is not a definition.
+			p.errorf(Error, p.pos(base), "opensm-rejects", msg,
 				"join the line with the next one so that ':' follows the definition, or end the previous member list with ';'")
 			return false
 		}
