@@ -204,13 +204,16 @@ var labFabric = []Port{
 	{GUID: 0x0002c90300000211, Type: CA},
 	{GUID: 0x0002c90300000221, Type: CA},
 	{GUID: 0x0002c90300000231, Type: CA},
-	{GUID: 0x0000000000200000, Type: Switch},
+	{GUID: 0x0000000000200000, Type: Switch, TableSize: 8}, // Sw1's management port 0
 }
 
 const labSM = 0x0002c90300000201
 
 // labHCAs are the directed routes from the switch to the HCA ports.
 var labHCAs = []string{"0,1", "0,2", "0,3", "0,4"}
+
+// labSwitch is the directed route to the switch itself: smpquery reads its port 0.
+const labSwitch = "0"
 
 type labCase struct {
 	conf      string // testdata/lab/NAME.conf, "" for no file
@@ -221,7 +224,7 @@ var labCases = []labCase{
 	{conf: ""}, {conf: "multiline"}, {conf: "prefix"}, {conf: "defmember"},
 	{conf: "both"}, {conf: "both", allowBoth: true}, {conf: "rejected"}, {conf: "dupkeys"},
 	{conf: "keywords"}, {conf: "nodefault"}, {conf: "order"}, {conf: "order", allowBoth: true},
-	{conf: "mgid"}, {conf: "smlimited"}, {conf: "crlf"}, {conf: "semicolon"},
+	{conf: "mgid"}, {conf: "smlimited"}, {conf: "crlf"}, {conf: "semicolon"}, {conf: "overflow"},
 }
 
 func (c labCase) String() string {
@@ -283,6 +286,12 @@ func TestLabOpenSM(t *testing.T) {
 				if got, want := fmt.Sprint(m.PKeys(g)), fmt.Sprint(real[g]); got != want {
 					t.Errorf("port 0x%016x: model %s, OpenSM programmed %s", g, got, want)
 				}
+			}
+			// The switch's management port 0 gets the partitions that name it (ALL,
+			// ALL_SWITCHES), not only the default P_Key.
+			sw := l.pkeys(t, labSwitch)
+			if got, want := fmt.Sprint(m.PKeys(labFabric[4].GUID)), fmt.Sprint(sw); got != want {
+				t.Errorf("switch port 0: model %s, OpenSM programmed %s", got, want)
 			}
 			for a, ta := range real {
 				for b, tb := range real {

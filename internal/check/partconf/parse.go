@@ -1,10 +1,3 @@
-// Package partconf reads OpenSM's partitions.conf the way OpenSM 3.3.23 reads it
-// (osm_prtn_config.c), models the P_Key tables the Partition Manager programs from it,
-// and lints it. It does no I/O beyond reading an io.Reader.
-//
-// Sources: ../../../../shared/facts/partitions-conf.md, opensm(8) PARTITION CONFIGURATION,
-// and experiments against OpenSM 3.3.23 on ibsim (lab_test.go). Where the lab and the
-// documentation disagree, the lab wins; each such rule says "lab:".
 package partconf
 
 import (
