@@ -1,0 +1,38 @@
+// Package partconf reads OpenSM's partitions.conf the way OpenSM 3.3.23 reads it
+// (osm_prtn_config.c), models the P_Key tables its Partition Manager programs from it,
+// answers who can talk to whom, and lints the file. It does no I/O beyond reading an
+// io.Reader, and imports only internal/check of ibkey.
+//
+// Sources: shared/facts/partitions-conf.md, opensm(8) PARTITION CONFIGURATION, and
+// experiments with OpenSM 3.3.23 on the ibsim simulator (lab_test.go; the recorded
+// tables are in model_test.go). Where they disagree the lab wins. What the lab showed:
+//
+//   - Any parse error: OpenSM logs "PARSE ERROR: line N" and "Partition configuration in
+//     error; retrying with default config", and every port gets only 0xffff.
+//   - Rejected: a line break before ':'; a ';' with nothing before it (a line holding
+//     only ';', ";;", "; ;"); CRLF line ends ('\r' is not skipped); a member that is not
+//     a keyword or a non-zero number (ALL_CAs, all, 0x0, 0x12x); a key that is not a
+//     number; an invalid mgid; `mgid=GID;` with no group flag before the ';'; the
+//     opensm(8) example `ShareIO = 0x80 : defmember=limited : ...` (two colons).
+//   - Accepted: a line end ends a member like a comma (`0x1=full\n 0x2;`); empty items,
+//     trailing commas and "=full" without a name are ignored, NONE and its prefixes too.
+//   - Prefixes: the word written must be a prefix of the keyword: "=" and "=f" are full,
+//     "=b" both, "=limi" limited, "=fullx" and "=FULL" limited; A is ALL, ALL_ and ALL_C
+//     are ALL_CAS, S is SELF, d= is defmember=, i is ipoib. Not prefixes: mgid and indx0
+//     are matched exactly.
+//   - The last item naming a port wins inside a partition, across merged definitions and
+//     over the implicit Default items: `Default=0x7fff : ALL=limited;` makes even the
+//     SM's port limited (0x7fff), contrary to opensm(8).
+//   - Keys: (uint16)strtoul then & 0x7fff: 0x18002 is 0x0002, 0x8001 is 0x0001, a name
+//     starting with a digit is the key (`16 : ...` is 0x0010). A missing or 0 key takes
+//     the partition with that name if there is one, else the next free key counting
+//     from 0x0001 in file order.
+//   - Table order, on a port whose table held 0xffff at index 0: the last indx0
+//     partition at index 0, else the default entry stays at 0; then keys in OpenSM's map
+//     order, the two bytes of the key swapped (0x0100, 0x0201, 0x0002, 0x0005); with -W
+//     a key's limited entry comes before its full one. Entries past the table size are
+//     dropped ("ERR 0512 ... Pkey table is full"), the last in that order.
+//   - A switch's management port 0 gets every partition that names it (ALL,
+//     ALL_SWITCHES), not only the default P_Key.
+//   - Lines are read in 4094-byte pieces (fgets with sizeof(line) - 1 on 4096 bytes).
+package partconf

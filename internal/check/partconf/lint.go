@@ -1,0 +1,192 @@
+package partconf
+
+import (
+	"fmt"
+	"sort"
+)
+
+// LintOptions are how the linted file will be used.
+type LintOptions struct {
+	// AllowBoth: OpenSM runs with -W (allow_both_pkeys).
+	AllowBoth bool
+	// TableSize is the smallest P_Key table among the ports (PartitionCap): 128 on mlx5,
+	// 64 in ibsim, 32 on some switches. 0 means 128.
+	TableSize int
+}
+
+// Lint returns every finding for c: what OpenSM rejects (errors, line and column), and
+// the mistakes it accepts silently (partitions-conf.md, "Checks users need"). The first
+// finding is the rejection headline when OpenSM would drop the file.
+func Lint(c *Config, opt LintOptions) []Finding {
+	if opt.TableSize <= 0 {
+		opt.TableSize = 128
+	}
+	var out []Finding
+	add := func(sev Severity, pos Pos, rule, msg, hint string) {
+		out = append(out, Finding{Severity: sev, Pos: pos, Rule: rule, Message: msg, Hint: hint})
+	}
+	out = append(out, c.Findings...)
+	if !c.Exists {
+		return out
+	}
+	if !c.HasDefault {
+		add(Warning, Pos{File: c.File, Line: 1, Col: 1}, "no-default",
+			"no Default partition line: OpenSM adds Default=0x7fff : ALL=limited, SELF=full, so every port except the SM's is a limited member of the default partition and they cannot talk to each other in it (0x7fff; IPoIB on the default partition breaks)",
+			"add `Default=0x7fff, ipoib : ALL=full ;` (or ALL=limited on purpose, with SELF=full)")
+	}
+	for _, p := range c.Partitions {
+		lintPartition(c, p, opt, add)
+	}
+	lintTables(c, opt, add)
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i].Pos, out[j].Pos
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.Col < b.Col
+	})
+	if c.Rejected {
+		head := Finding{Severity: Error, Pos: c.RejectedAt, Rule: "file-rejected",
+			Message: "OpenSM REJECTS THIS FILE (PARSE ERROR at this line) and applies Default=0x7fff : ALL=full instead: every port becomes a full member of the default partition, no other partition exists, ALL ISOLATION IS LOST",
+			Hint:    "fix the errors below; `opensm` logs \"Partition configuration in error; retrying with default config\""}
+		out = append([]Finding{head}, out...)
+	}
+	return out
+}
+
+func lintPartition(c *Config, p *Partition, opt LintOptions, add func(Severity, Pos, string, string, string)) {
+	var first *Definition
+	for _, d := range p.Defs {
+		if d.Implicit {
+			continue
+		}
+		if first == nil {
+			first = d
+		} else if d.KeyText != "" {
+			add(Warning, d.Pos, "duplicate-key", fmt.Sprintf("key 0x%04x is already defined at %s: OpenSM merges the definitions and keeps the name %q", p.Key, first.Pos, p.Name),
+				"merge the member lists into one definition, or give this partition its own key")
+		}
+		if first != d && d.Name != "" && d.Name != p.Name {
+			add(Warning, d.Pos, "two-names", fmt.Sprintf("key 0x%04x is named %q here but %q at %s: OpenSM keeps %q", p.Key, d.Name, p.Name, first.Pos, p.Name),
+				"use one name per key")
+		}
+		if d.Generated {
+			add(Warning, d.Pos, "generated-key", fmt.Sprintf("no key: OpenSM generates 0x%04x from the order of the definitions, and it changes when definitions are added or moved", p.Key),
+				fmt.Sprintf("write the key: %s=0x%04x", d.Name, p.Key))
+		}
+		if d.DefMember == FlagBoth && !opt.AllowBoth {
+			add(Warning, d.Pos, "both-without-W", "defmember=both without OpenSM -W (allow_both_pkeys): members get only a full entry",
+				"run opensm with -W / allow_both_pkeys TRUE, or write defmember=full")
+		}
+	}
+	full := false
+	type seen struct {
+		m   MemberFlag
+		pos Pos
+	}
+	byGUID := map[uint64]seen{}
+	for _, m := range p.Members {
+		eff := m.Membership
+		if eff == FlagBoth && !opt.AllowBoth {
+			eff = FlagFull
+			if m.Explicit {
+				add(Warning, m.Pos, "both-without-W", fmt.Sprintf("%s: `both` without OpenSM -W (allow_both_pkeys) gives only a full entry", m.Text),
+					"run opensm with -W / allow_both_pkeys TRUE, or write =full")
+			}
+		}
+		if eff != FlagLimited {
+			full = true
+		}
+		if m.Kind == KindGUID && !m.Def.Implicit {
+			if s, ok := byGUID[m.GUID]; ok && s.m != eff {
+				add(Warning, m.Pos, "conflicting-membership", fmt.Sprintf("port 0x%016x is listed in partition 0x%04x as %s at %s and as %s here: OpenSM uses the last one (%s)", m.GUID, p.Key, s.m, s.pos, eff, eff),
+					"list the port once with the membership you want")
+			}
+			byGUID[m.GUID] = seen{eff, m.Pos}
+		}
+	}
+	if !full && len(p.Members) > 0 {
+		pos := p.Defs[0].Pos
+		if first != nil {
+			pos = first.Pos
+		}
+		add(Warning, pos, "no-full-member", fmt.Sprintf("every member of partition 0x%04x (%s) is limited: limited members cannot talk to each other, so nobody can talk in it", p.Key, p.Name),
+			"make at least one port (a server, the storage target) =full, or use defmember=full")
+	}
+	if p.IsDefault() {
+		// The SM's port is a CA: the last item naming SELF, ALL or ALL_CAS decides it.
+		var last *Member
+		for _, m := range p.Members {
+			if m.Kind == KindSelf || m.Kind == KindAll || m.Kind == KindAllCAs {
+				last = m
+			}
+		}
+		if last != nil && last.Membership == FlagLimited && !last.Def.Implicit {
+			add(Warning, last.Pos, "sm-limited", "the SM's own port ends up a limited member of the default partition (lab: OpenSM programs 0x7fff on it): limited ports can no longer reach the SM/SA in the default partition",
+				"add SELF=full after it")
+		}
+	}
+}
+
+// lintTables counts the entries each explicitly listed port needs. Keyword members (ALL,
+// ALL_CAS) count for every port; ALL_SWITCHES and ALL_ROUTERS are assumed not to name
+// the listed ports (they are usually HCAs).
+func lintTables(c *Config, opt LintOptions, add func(Severity, Pos, string, string, string)) {
+	entries := func(f MemberFlag) int {
+		if f == FlagBoth && opt.AllowBoth {
+			return 2
+		}
+		return 1
+	}
+	everyone := 0
+	type acc struct {
+		n   int
+		pos Pos
+	}
+	perGUID := map[uint64]*acc{}
+	var order []uint64
+	for _, p := range c.Partitions {
+		kw := 0
+		guids := map[uint64]*Member{}
+		for _, m := range p.Members {
+			switch m.Kind {
+			case KindAll, KindAllCAs:
+				if e := entries(m.Membership); e > kw {
+					kw = e
+				}
+			case KindGUID:
+				guids[m.GUID] = m
+			}
+		}
+		everyone += kw
+		for g, m := range guids {
+			a := perGUID[g]
+			if a == nil {
+				a = &acc{}
+				perGUID[g] = a
+				order = append(order, g)
+			}
+			if kw == 0 {
+				a.n += entries(m.Membership)
+			}
+			if a.pos.Line < m.Pos.Line || a.pos.Line == 0 {
+				a.pos = m.Pos
+			}
+		}
+	}
+	if everyone > opt.TableSize {
+		add(Warning, Pos{File: c.File, Line: 1, Col: 1}, "table-overflow",
+			fmt.Sprintf("every port needs %d P_Key entries (ALL/ALL_CAS members), more than a table of %d holds: OpenSM cannot program the rest", everyone, opt.TableSize),
+			"use fewer partitions per port, or check PartitionCap (`smpquery nodeinfo`)")
+		return
+	}
+	sort.Slice(order, func(i, j int) bool { return order[i] < order[j] })
+	for _, g := range order {
+		a := perGUID[g]
+		if n := a.n + everyone; n > opt.TableSize {
+			add(Warning, a.pos, "table-overflow",
+				fmt.Sprintf("port 0x%016x needs %d P_Key entries, more than a table of %d holds: OpenSM cannot program the last %d", g, n, opt.TableSize, n-opt.TableSize),
+				"take the port out of some partitions, or check PartitionCap (`smpquery nodeinfo`)")
+		}
+	}
+}

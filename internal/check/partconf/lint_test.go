@@ -1,0 +1,100 @@
+package partconf
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func TestLintRules(t *testing.T) {
+	const def = "Default=0x7fff, ipoib : ALL=full;\n"
+	tests := []struct {
+		rule string
+		sev  Severity
+		in   string
+		opt  LintOptions
+		at   string // line:col of the finding
+	}{
+		{"file-rejected", Error, def + "p=0x10 : ALL_CAs;\n", LintOptions{}, "2:10"},
+		{"opensm-rejects", Error, def + "p=0x10\n: ALL;\n", LintOptions{}, "2:1"},
+		{"opensm-rejects", Error, def + "p=0x10 : ALL\n;\n", LintOptions{}, "3:1"},
+		{"bad-member", Error, def + "p=0x10 : host17=full;\n", LintOptions{}, "2:10"},
+		{"key-zero", Error, def + "p=0x8000 : ALL;\n", LintOptions{}, "2:3"},
+		{"key-too-large", Error, def + "p=0x18002 : ALL;\n", LintOptions{}, "2:3"},
+		{"key-top-bit", Warning, def + "p=0x8002 : ALL;\n", LintOptions{}, "2:3"},
+		{"duplicate-key", Warning, def + "a=0x10 : 0x1;\nb=0x8010 : 0x2;\n", LintOptions{}, "3:1"},
+		{"two-names", Warning, def + "a=0x10 : 0x1;\nb=0x10 : 0x2;\n", LintOptions{}, "3:1"},
+		{"no-full-member", Warning, def + "a=0x10 : 0x1, 0x2=limited;\n", LintOptions{}, "2:1"},
+		{"conflicting-membership", Warning, def + "a=0x10 : 0x1=full,\n 0x2, 0x1=limited;\n", LintOptions{}, "3:7"},
+		{"table-overflow", Warning, def + overflowing(3, 0x5), LintOptions{TableSize: 3}, "4:13"},
+		{"table-overflow", Warning, def + "a=0x10 : ALL;\nb=0x20 : ALL_CAS;\n", LintOptions{TableSize: 2}, "1:1"},
+		{"both-without-W", Warning, def + "a=0x10 : 0x1=both;\n", LintOptions{}, "2:10"},
+		{"both-without-W", Warning, def + "a=0x10, defmember=both : 0x1;\n", LintOptions{}, "2:1"},
+		{"no-default", Warning, "a=0x10 : 0x1=full;\n", LintOptions{}, "1:1"},
+		{"sm-limited", Warning, "Default=0x7fff : ALL=limited;\n", LintOptions{}, "1:18"},
+		{"generated-key", Warning, def + "a : 0x1=full;\n", LintOptions{}, "2:1"},
+		{"unknown-flag", Warning, def + "a=0x10, indx : 0x1=full;\n", LintOptions{}, "2:9"},
+		{"unknown-membership", Warning, def + "a=0x10 : 0x1=Full;\n", LintOptions{}, "2:14"},
+		{"bad-flag", Warning, def + "a=0x10, defmember=yes : 0x1=full;\n", LintOptions{}, "2:9"},
+		{"missing-semicolon", Warning, def + "a=0x10 : 0x1=full", LintOptions{}, "2:1"},
+		{"mgid-swallows", Warning, def + "a=0x10 : mgid=ff12::1, 0x1=full\n, 0x2=full;", LintOptions{}, "2:24"},
+		{"mgid-semicolon", Error, def + "a=0x10 : mgid=ff12::1;b=0x20 : 0x1=full;", LintOptions{}, "2:10"},
+		{"long-line", Warning, def + "a=0x10 :" + strings.Repeat(" ", 5000) + "0x1;\n", LintOptions{}, "2:1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.rule, func(t *testing.T) {
+			fs := Lint(Parse("p.conf", []byte(tt.in)), tt.opt)
+			var got []string
+			for _, f := range fs {
+				got = append(got, f.String())
+				if f.Rule == tt.rule && f.Severity == tt.sev && fmt.Sprintf("%d:%d", f.Pos.Line, f.Pos.Col) == tt.at {
+					if f.Hint == "" || f.Pos.File != "p.conf" {
+						t.Errorf("finding without hint or file: %v", f)
+					}
+					return
+				}
+			}
+			t.Errorf("no %s %s at %s in:\n%s", tt.sev, tt.rule, tt.at, strings.Join(got, "\n"))
+		})
+	}
+}
+
+func overflowing(n int, guid uint64) string {
+	var b strings.Builder
+	for k := 1; k <= n; k++ {
+		fmt.Fprintf(&b, "p%d=0x%04x : 0x%x=full;\n", k, k, guid)
+	}
+	return b.String()
+}
+
+// A rejected file is announced first, loudly, at the first error OpenSM hits.
+func TestLintRejectedHeadline(t *testing.T) {
+	fs := Lint(Parse("p.conf", []byte("Default=0x7fff : ALL=limited, SELF=full;\np=0x10 : 0x1=full;\nbroken\nq=0x20 : nope;\n")), LintOptions{})
+	if len(fs) < 3 || fs[0].Rule != "file-rejected" || fs[0].Pos.Line != 3 || !strings.Contains(fs[0].Message, "ALL ISOLATION IS LOST") ||
+		!strings.Contains(fs[0].Message, "Default=0x7fff : ALL=full") {
+		t.Fatalf("headline: %v", fs)
+	}
+	errs := 0
+	for _, f := range fs[1:] {
+		if f.Severity == Error {
+			errs++
+		}
+	}
+	if errs != 2 {
+		t.Errorf("want both errors (lines 3 and 4) after the headline: %v", fs)
+	}
+}
+
+// The file from the facts example is clean; AllowBoth silences both-without-W.
+func TestLintClean(t *testing.T) {
+	if fs := Lint(Parse("p.conf", []byte(factsExample)), LintOptions{}); len(fs) != 0 {
+		t.Errorf("facts example: %v", fs)
+	}
+	in := "Default=0x7fff : ALL=full;\na=0x10 : 0x1=both, 0x2;\n"
+	if fs := Lint(Parse("p.conf", []byte(in)), LintOptions{AllowBoth: true}); len(fs) != 0 {
+		t.Errorf("both with -W: %v", fs)
+	}
+	if fs := Lint(NoFile(), LintOptions{}); len(fs) != 0 {
+		t.Errorf("no file: %v", fs)
+	}
+}

@@ -1,0 +1,190 @@
+package partconf
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// diff reports want and got when they differ (go-cmp would need a module dependency).
+func diff(want, got any) string {
+	if reflect.DeepEqual(want, got) {
+		return ""
+	}
+	return fmt.Sprintf("want %v\n got %v", want, got)
+}
+
+// labTables are the tables OpenSM 3.3.23 programmed on the four HCA ports and the
+// switch's port 0 of testdata/lab/net (HcaA running OpenSM), as checked by
+// TestLabOpenSM. They pin the model when the lab is not installed.
+var labTables = []struct {
+	lc     labCase
+	tables [5]string // HcaA..HcaD, then the switch's port 0
+}{
+	{labCase{conf: ""}, [5]string{"0xffff", "0xffff", "0xffff", "0xffff", "0xffff"}},
+	{labCase{conf: "multiline"}, [5]string{"0xffff 0x8010", "0xffff 0x0010", "0xffff 0x0010 0x8020", "0xffff 0x0020", "0xffff"}},
+	{labCase{conf: "prefix"}, [5]string{"0xffff 0x8010 0x8020 0x8030", "0xffff 0x0010 0x0020 0x0030", "0xffff 0x8010 0x0020 0x0030", "0xffff 0x8010 0x0020 0x8030", "0xffff"}},
+	{labCase{conf: "defmember"}, [5]string{"0xffff 0x8010", "0xffff 0x0020", "0xffff 0x8030 0x0040", "0xffff 0x8040 0x8050", "0xffff"}},
+	{labCase{conf: "both"}, [5]string{"0xffff 0x8010", "0xffff 0x8010", "0xffff 0x0010 0x8020 0x0030", "0xffff 0x0020 0x8030", "0xffff"}},
+	{labCase{conf: "both", allowBoth: true}, [5]string{"0xffff 0x0010 0x8010", "0xffff 0x8010", "0xffff 0x0010 0x0020 0x8020 0x0030", "0xffff 0x0020 0x8030", "0xffff"}},
+	{labCase{conf: "rejected"}, [5]string{"0xffff", "0xffff", "0xffff", "0xffff", "0xffff"}},
+	{labCase{conf: "dupkeys"}, [5]string{"0xffff 0x8001", "0xffff 0x8001 0x8004", "0xffff 0x8002 0x0003 0x0010", "0x7fff 0x8003", "0xffff"}},
+	{labCase{conf: "keywords"}, [5]string{"0xffff 0x8010 0x0020 0x8040", "0xffff 0x0010 0x0020", "0xffff 0x0010 0x0020", "0xffff 0x0010 0x0020 0x0040", "0x7fff 0x0010 0x8030"}},
+	{labCase{conf: "nodefault"}, [5]string{"0xffff", "0x7fff 0x8010", "0x7fff 0x0010", "0x7fff", "0x7fff"}},
+	{labCase{conf: "order"}, [5]string{"0xffff 0x8100 0x8005", "0xffff 0x8100 0x8201 0x0002 0x8005", "0xffff 0x8100 0x8001 0x0101 0x8005", "0x0040 0x8100 0x8005 0x0050 0xffff", "0xffff 0x8100 0x8005"}},
+	{labCase{conf: "order", allowBoth: true}, [5]string{"0xffff 0x8100 0x8005", "0xffff 0x8100 0x8201 0x0002 0x8005", "0xffff 0x8100 0x8001 0x0101 0x8005", "0x0040 0x8100 0x8005 0x0050 0xffff", "0xffff 0x8100 0x8005"}},
+	{labCase{conf: "mgid"}, [5]string{"0xffff", "0xffff 0x8010", "0xffff 0x8020", "0xffff 0x0020", "0xffff"}},
+	{labCase{conf: "smlimited"}, [5]string{"0x7fff 0x0010", "0x7fff 0x0010", "0x7fff 0x0010", "0x7fff 0x0010", "0x7fff 0x0010"}},
+	{labCase{conf: "crlf"}, [5]string{"0xffff", "0xffff", "0xffff", "0xffff", "0xffff"}},
+	{labCase{conf: "semicolon"}, [5]string{"0xffff", "0xffff", "0xffff", "0xffff", "0xffff"}},
+	{labCase{conf: "overflow"}, [5]string{"0xffff", "0xffff 0x0003 0x0006 0x0009 0x000c 0x000f 0x0012 0x0015 0x0018 0x001b 0x001e", "0xffff", "0xffff", "0xffff 0x8003 0x8006 0x8009 0x800c 0x800f 0x8012 0x8015"}},
+}
+
+func TestModelMatchesRecordedLab(t *testing.T) {
+	if len(labTables) != len(labCases) {
+		t.Fatalf("labTables has %d cases, labCases %d: record the new case", len(labTables), len(labCases))
+	}
+	for _, tc := range labTables {
+		t.Run(tc.lc.String(), func(t *testing.T) {
+			m := NewModel(loadLabConfig(t, tc.lc.conf), labFabric, Options{AllowBoth: tc.lc.allowBoth, SMGUID: labSM, TableSize: 64})
+			for i, want := range tc.tables {
+				got := strings.Trim(fmt.Sprint(m.PKeys(labFabric[i].GUID)), "[]")
+				if got != want {
+					t.Errorf("port 0x%016x: got %s, OpenSM programmed %s", labFabric[i].GUID, got, want)
+				}
+			}
+		})
+	}
+}
+
+// The facts file's example, and its verdicts.
+const factsExample = `Default=0x7fff, ipoib : ALL=full;
+storage=0x0001 : 0x0002c90300000201=full, 0x0002c90300000204, 0x0002c90300000207;
+compute=0x0002, defmember=full : 0x0002c90300000204, 0x0002c9030000020a=limited;
+`
+
+var factsPorts = []Port{
+	{GUID: 0x0002c90300000201, Type: CA}, {GUID: 0x0002c90300000204, Type: CA},
+	{GUID: 0x0002c90300000207, Type: CA}, {GUID: 0x0002c9030000020a, Type: CA},
+}
+
+func TestFactsExample(t *testing.T) {
+	m := NewModel(Parse("p.conf", []byte(factsExample)), factsPorts, Options{SMGUID: 0x0002c90300000201})
+	want := map[uint64]string{
+		0x0002c90300000201: "[0xffff 0x8001]",
+		0x0002c90300000204: "[0xffff 0x0001 0x8002]",
+		0x0002c90300000207: "[0xffff 0x0001]",
+		0x0002c9030000020a: "[0xffff 0x0002]",
+	}
+	for g, w := range want {
+		if got := fmt.Sprint(m.PKeys(g)); got != w {
+			t.Errorf("0x%x: %s, want %s", g, got, w)
+		}
+	}
+	v := m.CanTalk(0x0002c90300000204, 0x0002c90300000207)
+	if !v.CanTalk { // via the default partition, both full
+		t.Errorf("204-207 should talk through the default partition: %v", v.Reasons)
+	}
+	var storage *Shared
+	for i := range v.Shared {
+		if v.Shared[i].Key == 1 {
+			storage = &v.Shared[i]
+		}
+	}
+	if storage == nil || storage.CanTalk || storage.DecidedA.Line != 2 || !strings.Contains(storage.Reason, "both limited") {
+		t.Errorf("storage verdict for 204-207: %+v", storage)
+	}
+	// Without the default partition in play:
+	c := Parse("p.conf", []byte(strings.Replace(factsExample, "ALL=full", "ALL=limited, SELF=full", 1)))
+	m = NewModel(c, factsPorts, Options{SMGUID: 0x0002c90300000201})
+	if v := m.CanTalk(0x0002c90300000204, 0x0002c90300000207); v.CanTalk {
+		t.Errorf("204-207 both limited everywhere: %v", v.Reasons)
+	}
+	if v := m.CanTalk(0x0002c90300000201, 0x0002c90300000207); !v.CanTalk {
+		t.Errorf("201-207: %v", v.Reasons)
+	}
+	if v := m.CanTalk(0x0002c90300000201, 0x0002c9030000020a); !v.CanTalk { // default: SELF full
+		t.Errorf("201-20a: %v", v.Reasons)
+	}
+	if v := m.CanTalk(0x0002c90300000207, 0x0002c9030000020a); v.CanTalk || len(v.Shared) != 1 {
+		t.Errorf("207-20a share only the default partition, both limited: %+v", v)
+	}
+	if v := m.CanTalk(0x0002c90300000207, 0x1234); v.CanTalk || !strings.Contains(v.Reasons[0], "not in the fabric") {
+		t.Errorf("unknown port: %+v", v)
+	}
+}
+
+func TestRejectedModelIsFallback(t *testing.T) {
+	c := Parse("p.conf", []byte("Default=0x7fff : ALL=limited;\np=0x10 : 0x1=full;\nbroken\n"))
+	m := NewModel(c, []Port{{GUID: 1, Type: CA}, {GUID: 2, Type: CA}}, Options{SMGUID: 1})
+	if got := fmt.Sprint(m.PKeys(1), m.PKeys(2)); got != "[0xffff] [0xffff]" {
+		t.Errorf("fallback tables: %s", got)
+	}
+	v := m.CanTalk(1, 2)
+	if !v.CanTalk || !strings.Contains(strings.Join(v.Reasons, "\n"), "rejects p.conf") {
+		t.Errorf("verdict: %+v", v)
+	}
+}
+
+func TestTableOverflow(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("Default=0x7fff : ALL=full;\n")
+	for k := 1; k <= 70; k++ {
+		fmt.Fprintf(&b, "p%d=0x%04x : 0x1=full;\n", k, k)
+	}
+	m := NewModel(Parse("p.conf", []byte(b.String())), []Port{{GUID: 1, Type: CA}, {GUID: 2, Type: CA, TableSize: 128}}, Options{TableSize: 64})
+	if n := len(m.Table(1)); n != 64 || m.Dropped(1) != 7 {
+		t.Errorf("table of 64: %d entries, %d dropped", n, m.Dropped(1))
+	}
+}
+
+func TestSummary(t *testing.T) {
+	conf := `Default=0x7fff : ALL=limited, SELF=full;
+a=0x10 : 0x1=full, 0x2, 0x3;      # 1 full, 2 limited: 2 pairs
+b=0x20 : 0x4=full, 0x5=full, 0x6; # 2 full, 1 limited: 1 + 2 = 3 pairs
+c=0x30 : 0x7, 0x8;                # nobody full: 0 pairs
+`
+	var ports []Port
+	for g := uint64(1); g <= 9; g++ {
+		ports = append(ports, Port{GUID: g, Type: CA})
+	}
+	m := NewModel(Parse("p.conf", []byte(conf)), ports, Options{SMGUID: 9})
+	s := m.Summary()
+	got := map[uint16]int64{}
+	for _, p := range s.Partitions {
+		got[p.Key] = p.Pairs
+	}
+	want := map[uint16]int64{0x7fff: 8, 0x10: 2, 0x20: 3, 0x30: 0}
+	if d := diff(want, got); d != "" {
+		t.Errorf("pairs :\n%s", d)
+	}
+	if d := diff([][]uint64{{1, 2, 3, 4, 5, 6, 7, 8, 9}}, s.Groups); d != "" {
+		t.Errorf("groups with the default partition :\n%s", d)
+	}
+	if d := diff([][]uint64{{1, 2, 3}, {4, 5, 6}}, s.GroupsWithoutDefault); d != "" {
+		t.Errorf("groups without the default partition :\n%s", d)
+	}
+	if d := diff([]uint64{7, 8, 9}, s.OnlyDefault); d != "" {
+		t.Errorf("only default :\n%s", d)
+	}
+	if d := diff([]uint16{0x10, 0x7fff}, s.Ports[1].Reaches); d != "" { // 0x2 talks to the SM (full) in the default partition
+		t.Errorf("port 2 reaches :\n%s", d)
+	}
+	// Cross-check the arithmetic against enumerating pairs with CanTalk per partition.
+	for _, p := range s.Partitions {
+		var n int64
+		for i := range ports {
+			for j := i + 1; j < len(ports); j++ {
+				for _, sh := range m.CanTalk(ports[i].GUID, ports[j].GUID).Shared {
+					if sh.Key == p.Key && sh.CanTalk {
+						n++
+					}
+				}
+			}
+		}
+		if n != p.Pairs {
+			t.Errorf("partition 0x%04x: %d pairs by formula, %d by enumeration", p.Key, p.Pairs, n)
+		}
+	}
+}
