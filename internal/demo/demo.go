@@ -5,8 +5,6 @@ package demo
 import (
 	"embed"
 	"io/fs"
-
-	"github.com/ibkey/ibkey/internal/ibverbs"
 )
 
 //go:embed host
@@ -23,6 +21,3 @@ func FS() fs.FS {
 	}
 	return sub
 }
-
-// Sysfs returns the demo host as a sysfs tree.
-func Sysfs() *ibverbs.Sysfs { return ibverbs.FromFS(FS(), "demo:") }
