@@ -25,10 +25,14 @@ build:
 test:
 	$(GO) test ./...
 
+## fabric-test: the simulated-fabric (lab) tests only, with CI=true so none of them skips.
+fabric-test:
+	CI=true $(GO) test -run 'Lab|Fabric' -count=1 ./...
+
 ## bench: Go benchmarks, then whole-process comparisons with the reference tools.
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./...
-	scripts/bench
+	scripts/bench && scripts/bench-fabric
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 
@@ -12,11 +13,13 @@ import (
 // DevicesOptions holds `ibkey devices`'s flags and dependencies.
 type DevicesOptions struct {
 	*Globals
+	Addr   AddressFlags
+	Fabric []query.FabricSelector
 }
 
 func newDevicesCmd(g *Globals) *cobra.Command {
 	o := &DevicesOptions{Globals: g}
-	return &cobra.Command{
+	c := &cobra.Command{
 		Use:   "devices",
 		Short: "List RDMA ports: link layer, state, LID, rate, P_Key table use",
 		Long: `List every port of every RDMA device: link layer, state, physical state, LID,
@@ -25,14 +28,33 @@ provide is shown as n/a (in JSON: null, with the reason under "missing").
 
 JSON (-o json): {"demo"?, "ports":[{"device","port","node_type","link_layer","state",
 "phys_state","lid","sm_lid","rate","port_guid","table_size","valid_pkeys","missing"?}]};
-lid, sm_lid, table_size and valid_pkeys are numbers, port_guid a "0x%016x" string.`,
-		Example:           "  ibkey devices\n  ibkey --demo devices -o json",
+lid, sm_lid, table_size and valid_pkeys are numbers, port_guid a "0x%016x" string.
+
+Over the fabric (by SMPs; needs umad access or --ibsim): --lid LIDS or --dr PATH
+lists every port of the node at that address (--port P: one port), from NodeInfo,
+NodeDescription, PortInfo and the P_Key table length. The device is the node
+description. A switch's external ports have no LID, SM LID or GUID of their own
+(n/a); a CA's ports other than the one the address reaches are read through their
+own LIDs. JSON adds "address" and "node_guid" per port and "via" at the top level.`,
+		Example:           "  ibkey devices\n  ibkey --demo devices -o json\n  ibkey devices --lid 2\n  ibkey --ibsim devices --dr 0,1",
 		Args:              usageArgs(cobra.NoArgs),
 		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: func(c *cobra.Command, args []string) error {
+			fab, err := o.Addr.Selectors(args)
+			if err != nil {
+				return err
+			}
+			for i := range fab {
+				if !fab[i].HasPort {
+					fab[i].AllPorts = true
+				}
+			}
+			o.Fabric = fab
 			return runDevices(o)
 		},
 	}
+	o.Addr.register(c)
+	return c
 }
 
 // devicePortJSON is one row of `devices -o json` (design.md field names).
@@ -50,6 +72,9 @@ type devicePortJSON struct {
 	TableSize  *int              `json:"table_size"`
 	ValidPKeys *int              `json:"valid_pkeys"`
 	Missing    map[string]string `json:"missing,omitempty"`
+	// Over the fabric only.
+	Address  string `json:"address,omitempty"`
+	NodeGUID string `json:"node_guid,omitempty"`
 }
 
 func runDevices(o *DevicesOptions) error {
@@ -57,13 +82,29 @@ func runDevices(o *DevicesOptions) error {
 	if err != nil {
 		return err
 	}
+	if o.Fabric != nil {
+		return o.WithFabric(func(ctx context.Context, fab *query.Fabric) error {
+			views, err := fab.LoadMany(ctx, o.Fabric, query.LoadOptions{Tables: true})
+			if len(views) == 0 {
+				return err
+			}
+			fabricLabel(o.notices(), fab, o.Fabric)
+			if rerr := renderDevices(o, f, views, source{via: fab.Via}); rerr != nil {
+				return rerr
+			}
+			return err // some addresses failed: after what the others answered
+		})
+	}
 	host := o.Host()
 	views, err := host.Load(query.Selector{}, query.LoadOptions{Tables: true})
 	if err != nil {
 		return err
 	}
-	n := o.notices()
-	n.label(host.Label)
+	o.notices().label(host.Label)
+	return renderDevices(o, f, views, source{demo: host.Label != ""})
+}
+
+func renderDevices(o *DevicesOptions, f format, views []*query.PortView, src source) error {
 	rows := make([]devicePortJSON, len(views))
 	for i, v := range views {
 		rows[i] = devicePortRow(v)
@@ -71,8 +112,9 @@ func runDevices(o *DevicesOptions) error {
 	if f == formatJSON {
 		return writeJSON(o.IO.Out, struct {
 			Demo  bool             `json:"demo,omitempty"`
+			Via   string           `json:"via,omitempty"`
 			Ports []devicePortJSON `json:"ports"`
-		}{host.Label != "", rows})
+		}{src.demo, src.via, rows})
 	}
 	g := grid{header: []string{"DEVICE", "PORT", "LINK", "STATE", "PHYS", "LID", "SM_LID", "RATE", "PKEYS", "PORT_GUID"}}
 	for _, r := range rows {
@@ -122,6 +164,9 @@ func devicePortRow(v *query.PortView) devicePortJSON {
 	}
 	if len(r.Missing) == 0 {
 		r.Missing = nil
+	}
+	if v.Fabric != nil {
+		r.Address, r.NodeGUID = v.Fabric.Address, v.Fabric.NodeGUID.String()
 	}
 	return r
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"strconv"
@@ -17,8 +18,12 @@ import (
 type PKeysOptions struct {
 	*Globals
 	Selector query.Selector
-	All      bool
-	Find     string
+	// Addr holds --lid/--dr/--port; Fabric is set from them when the ports are read
+	// over MADs instead of from sysfs.
+	Addr   AddressFlags
+	Fabric []query.FabricSelector
+	All    bool
+	Find   string
 }
 
 func newPKeysCmd(g *Globals) *cobra.Command {
@@ -44,22 +49,43 @@ JSON (-o json): {"demo"?, "ports":[{"device","port","link_layer","state","table_
 An unreadable entry has "pkey": null and the reason in "unreadable"; an IPoIB
 interface whose key is not in the table has "index": null.
 With --find: {"pkey","key","found","ports":[{"device","port","found","index","entry",
-"membership","reason"?}]}.`,
+"membership","reason"?}]}.
+
+Over the fabric (any node, by SMPs; needs umad access or --ibsim): --lid LIDS reads
+the port each LID belongs to (a CA's port, or a switch's port 0), --dr PATH the node
+at the end of a directed route (the only way before a subnet manager assigned LIDs).
+--port P picks another port of that node, --port all every port. A switch answers
+for any of its ports; a CA answers only for the port an SMP arrives at, so its other
+ports are read through their own LIDs. The device is named by the node description;
+JSON adds "address" (what the port was read through), "node_guid" and, on switch
+ports, "partition_enforcement":{"inbound","outbound"}; the top level adds "via".
+The table length is what smpquery reports: SwitchInfo PartitionEnforcementCap for a
+switch's external ports, NodeInfo PartitionCap otherwise.`,
 		Example: `  ibkey pkeys
   ibkey pkeys mlx5_0 1
   ibkey pkeys mlx5_0/1 --all
-  ibkey pkeys mlx5_0 1 --find 0x8001 -o plain`,
+  ibkey pkeys mlx5_0 1 --find 0x8001 -o plain
+  ibkey pkeys --lid 6
+  ibkey pkeys --lid 2 --port all
+  ibkey pkeys --ibsim --dr 0,1,3 -o json
+  ibkey pkeys --lid 1-40 --find 0x8002`,
 		Args:              usageArgs(cobra.MaximumNArgs(2)),
 		ValidArgsFunction: completeDevPort(g),
 		RunE: func(c *cobra.Command, args []string) error {
-			sel, err := selectorFromArgs(args)
+			fab, err := o.Addr.Selectors(args)
 			if err != nil {
 				return err
 			}
-			o.Selector = sel
+			o.Fabric = fab
+			if fab == nil {
+				if o.Selector, err = selectorFromArgs(args); err != nil {
+					return err
+				}
+			}
 			return runPKeys(o)
 		},
 	}
+	o.Addr.register(c)
 	c.Flags().BoolVar(&o.All, "all", false, "also show empty (invalid) entries")
 	c.Flags().StringVar(&o.Find, "find", "", "print the index to use for `PKEY`'s partition (a full-member entry preferred)")
 	_ = c.RegisterFlagCompletionFunc("find", completePKeys(g, o))
@@ -124,6 +150,15 @@ type pkeyPortJSON struct {
 	Entries      []pkeyEntryJSON `json:"entries"`
 	IPoIB        []ipoibJSON     `json:"ipoib"`
 	Warnings     []string        `json:"warnings"`
+	// Over the fabric only.
+	Address     string           `json:"address,omitempty"`
+	NodeGUID    string           `json:"node_guid,omitempty"`
+	Enforcement *enforcementJSON `json:"partition_enforcement,omitempty"`
+}
+
+type enforcementJSON struct {
+	Inbound  bool `json:"inbound"`
+	Outbound bool `json:"outbound"`
 }
 
 func runPKeys(o *PKeysOptions) error {
@@ -137,13 +172,36 @@ func runPKeys(o *PKeysOptions) error {
 			return err
 		}
 	}
+	if o.Fabric != nil {
+		return o.WithFabric(func(ctx context.Context, fab *query.Fabric) error {
+			views, err := fab.LoadMany(ctx, o.Fabric, query.LoadOptions{Tables: true})
+			if len(views) == 0 {
+				return err
+			}
+			fabricLabel(o.notices(), fab, o.Fabric)
+			if rerr := renderPKeys(o, f, views, find, source{via: fab.Via}); rerr != nil {
+				return rerr
+			}
+			return err // some addresses failed: after what the others answered
+		})
+	}
 	host := o.Host()
 	views, err := host.Load(o.Selector, query.LoadOptions{Tables: true, Interfaces: true})
 	if err != nil {
 		return err
 	}
+	o.notices().label(host.Label)
+	return renderPKeys(o, f, views, find, source{demo: host.Label != ""})
+}
+
+// source says where views came from, for the JSON document's top level.
+type source struct {
+	demo bool
+	via  string // the MAD transport, for fabric views
+}
+
+func renderPKeys(o *PKeysOptions, f format, views []*query.PortView, find check.PKey, src source) error {
 	n := o.notices()
-	n.label(host.Label)
 	if o.Find != "" {
 		return findPKey(o, f, views, find)
 	}
@@ -154,8 +212,9 @@ func runPKeys(o *PKeysOptions) error {
 		}
 		if err := writeJSON(o.IO.Out, struct {
 			Demo  bool           `json:"demo,omitempty"`
+			Via   string         `json:"via,omitempty"`
 			Ports []pkeyPortJSON `json:"ports"`
-		}{host.Label != "", out}); err != nil {
+		}{src.demo, src.via, out}); err != nil {
 			return err
 		}
 		for _, v := range views {
@@ -245,6 +304,14 @@ func pkeysTable(w io.Writer, v *query.PortView, all bool) error {
 	if v.Port.LID.OK() && ll == "InfiniBand" {
 		head += fmt.Sprintf("  LID %d", v.Port.LID.Value)
 	}
+	if v.Fabric != nil {
+		if !v.Port.LID.OK() || v.Fabric.Address != fmt.Sprintf("lid %d", v.Port.LID.Value) {
+			head += "  via " + v.Fabric.Address
+		}
+		if e := v.Fabric.Enforcement; e != nil {
+			head += fmt.Sprintf("  enforcement inbound %s, outbound %s", onOff(e.Inbound), onOff(e.Outbound))
+		}
+	}
 	if v.Table == nil {
 		fmt.Fprintf(w, "%s\n  %s\n", head, v.TableMissing)
 		return nil
@@ -300,9 +367,22 @@ func compactRanges(idx []string) string {
 
 func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
 
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
 func pkeyPortToJSON(v *query.PortView, all bool) pkeyPortJSON {
 	j := pkeyPortJSON{Device: v.Port.Device, Port: v.Port.Num, State: v.Port.State.Name,
 		TableMissing: v.TableMissing, Warnings: v.Warnings, IPoIB: []ipoibJSON{}}
+	if v.Fabric != nil {
+		j.Address, j.NodeGUID = v.Fabric.Address, v.Fabric.NodeGUID.String()
+		if e := v.Fabric.Enforcement; e != nil {
+			j.Enforcement = &enforcementJSON{Inbound: e.Inbound, Outbound: e.Outbound}
+		}
+	}
 	if v.Port.LinkLayer.OK() {
 		j.LinkLayer = &v.Port.LinkLayer.Value
 	}

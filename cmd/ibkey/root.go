@@ -22,6 +22,8 @@ type Globals struct {
 	NoColor  bool
 	// Now is the clock: sample times, and the demo host's moving counters.
 	Now func() time.Time
+	// Fabric selects the MAD transport for commands given a fabric address.
+	Fabric FabricFlags
 }
 
 // Host returns the host the flags (and IBKEY_SYSFS / IBKEY_DEMO) select. Building the
@@ -100,6 +102,7 @@ Without hardware, --demo shows every command on an embedded demo host.`,
 	pf.BoolVar(&g.Demo, "demo", false, "use the embedded demo host (env IBKEY_DEMO=1)")
 	pf.StringVarP(&g.Output, "output", "o", "", "output `FORMAT`: table, plain or json (default: table on a terminal, plain otherwise)")
 	pf.BoolVar(&g.NoColor, "no-color", false, "no colors (also NO_COLOR)")
+	g.Fabric.register(pf)
 	_ = root.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(outputFormats, cobra.ShellCompDirectiveNoFileComp))
 	_ = root.MarkPersistentFlagDirname("sysfs")
 

@@ -147,6 +147,9 @@ type PortView struct {
 	Interfaces []IPoIB
 	// Warnings say when the data cannot be trusted or something will not work.
 	Warnings []string
+	// Fabric is set on a port read over MADs (Fabric.Load): where it was read and
+	// what only the fabric tells; nil for a port read from sysfs.
+	Fabric *FabricPort
 }
 
 // Ref names the port.

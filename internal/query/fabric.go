@@ -1,0 +1,468 @@
+package query
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/ibkey/ibkey/internal/ibverbs"
+	"github.com/ibkey/ibkey/internal/ibverbs/mad"
+)
+
+// Fabric reads any node's ports over SMPs (Get NodeInfo, NodeDescription, PortInfo,
+// SwitchInfo, P_KeyTable) and turns the answers into the same PortViews the local
+// commands render, so `pkeys --lid` and `pkeys DEV PORT` print alike.
+type Fabric struct {
+	T mad.Transport
+	// Via names the transport in messages: `ibsim "sim" at HcaA`, `umad0 (mlx5_0/1)`.
+	Via string
+}
+
+// FabricSelector picks ports of the node at Addr.
+//
+// Without a port: the port the address reaches. A LID belongs to one port (a CA's
+// port, or a switch's port 0, its management port), so that is the port whose
+// table `smpquery pkeys LID` prints; a directed route ends on one port of a CA, or
+// at a switch (port 0).
+//
+// With Port: that port. A switch answers P_KeyTable for any of its ports (the port
+// number is in the attribute modifier). A CA answers only for the port the SMP
+// arrived on (IBA 14.2.5.7: the modifier's port is ignored), so another port of a
+// CA is read through that port's own LID, taken from its PortInfo; a port without
+// a LID (before an SM ran) needs a directed route that ends on it.
+// (`smpquery pkeys LID PORT` prints the arrival port's table for every PORT of a CA.)
+type FabricSelector struct {
+	Addr     mad.Address
+	Port     int
+	HasPort  bool
+	AllPorts bool // every port of the node (a switch's port 0 included)
+}
+
+func (s FabricSelector) String() string {
+	switch {
+	case s.AllPorts:
+		return s.Addr.String() + " (all ports)"
+	case s.HasPort:
+		return fmt.Sprintf("%s port %d", s.Addr, s.Port)
+	}
+	return s.Addr.String()
+}
+
+// FabricPort is what the fabric says about a port beyond its PortView: where it was
+// read and, on a switch's external ports, whether it enforces partitions.
+type FabricPort struct {
+	// Address is the address the port's data was read through: "lid 6",
+	// "DR path 0,1,3".
+	Address  string
+	NodeGUID ibverbs.GUID
+	// Enforcement is PortInfo's PartitionEnforcementInbound/Outbound; nil on CA ports
+	// and a switch's port 0, where it does not apply.
+	Enforcement *Enforcement
+}
+
+// Enforcement is a switch port's partition enforcement (PortInfo byte 43).
+type Enforcement struct {
+	Inbound  bool // drops received packets whose P_Key is not in the port's table
+	Outbound bool // drops packets to send whose P_Key is not in the port's table
+}
+
+// Load reads the selected ports of one node.
+func (f *Fabric) Load(ctx context.Context, sel FabricSelector, opt LoadOptions) ([]*PortView, error) {
+	return f.LoadMany(ctx, []FabricSelector{sel}, opt)
+}
+
+// LoadMany reads the ports of several nodes concurrently (the transport's window
+// bounds the MADs in flight), in selector order. When some nodes fail, it returns
+// the views of the others and an *EnvError listing the failures.
+func (f *Fabric) LoadMany(ctx context.Context, sels []FabricSelector, opt LoadOptions) ([]*PortView, error) {
+	views := make([][]*PortView, len(sels))
+	errs := make([]error, len(sels))
+	var wg sync.WaitGroup
+	for i, s := range sels {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			views[i], errs[i] = f.loadNode(ctx, s, opt)
+		}()
+	}
+	wg.Wait()
+	if len(sels) == 1 {
+		return views[0], errs[0]
+	}
+	var out []*PortView
+	for _, v := range views {
+		out = append(out, v...)
+	}
+	var failed []string
+	for _, err := range errs {
+		if err != nil {
+			failed = append(failed, err.Error())
+		}
+	}
+	if len(failed) > 0 {
+		return out, &EnvError{Msg: fmt.Sprintf("%d of %d addresses failed: %s", len(failed), len(sels), strings.Join(failed, "; "))}
+	}
+	return out, nil
+}
+
+// nodeData is what is read once per node.
+type nodeData struct {
+	addr mad.Address
+	info mad.NodeInfo
+	desc string
+	sw   *mad.SwitchInfo
+	dev  *ibverbs.Device
+}
+
+func (f *Fabric) loadNode(ctx context.Context, sel FabricSelector, opt LoadOptions) ([]*PortView, error) {
+	ni, err := mad.GetNodeInfo(ctx, f.T, sel.Addr)
+	if err != nil {
+		return nil, f.madError(sel.Addr, err)
+	}
+	n := &nodeData{addr: sel.Addr, info: ni}
+	ports, err := selectFabricPorts(sel, ni)
+	if err != nil {
+		return nil, err
+	}
+	var (
+		wg     sync.WaitGroup
+		descEr error
+		swEr   error
+	)
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		n.desc, descEr = mad.GetNodeDesc(ctx, f.T, sel.Addr)
+	}()
+	if ni.NodeType == mad.NodeSwitch && opt.Tables {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var si mad.SwitchInfo
+			if si, swEr = mad.GetSwitchInfo(ctx, f.T, sel.Addr); swEr == nil {
+				n.sw = &si
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(descEr, swEr); err != nil {
+		return nil, f.madError(sel.Addr, err)
+	}
+	n.dev = fabricDevice(n)
+
+	views := make([]*PortView, len(ports))
+	errs := make([]error, len(ports))
+	for i, p := range ports {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			views[i], errs[i] = f.loadPort(ctx, n, p, opt.Tables)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	for _, v := range views {
+		v.Warnings = append(v.Warnings, portWarnings(v)...)
+	}
+	return views, nil
+}
+
+// selectFabricPorts resolves the selector against the node's NodeInfo.
+func selectFabricPorts(sel FabricSelector, ni mad.NodeInfo) ([]int, error) {
+	first := 1
+	if ni.NodeType == mad.NodeSwitch {
+		first = 0 // a switch's management port
+	}
+	switch {
+	case sel.AllPorts:
+		var ports []int
+		for p := first; p <= int(ni.NumPorts); p++ {
+			ports = append(ports, p)
+		}
+		return ports, nil
+	case sel.HasPort:
+		if sel.Port < first || sel.Port > int(ni.NumPorts) {
+			return nil, &NotFoundError{What: "port", Name: fmt.Sprintf("%d on the %s at %s", sel.Port, nodeTypeWord(ni.NodeType), sel.Addr),
+				Available: []string{fmt.Sprintf("%d-%d", first, ni.NumPorts)}}
+		}
+		return []int{sel.Port}, nil
+	case ni.NodeType == mad.NodeSwitch:
+		return []int{0}, nil
+	}
+	return []int{int(ni.LocalPortNum)}, nil
+}
+
+func nodeTypeWord(t mad.NodeType) string {
+	switch t {
+	case mad.NodeCA:
+		return "CA"
+	case mad.NodeSwitch:
+		return "switch"
+	case mad.NodeRouter:
+		return "router"
+	}
+	return "node"
+}
+
+// fabricDevice is the node as a Device, named by its NodeDescription (or its
+// address when the description is empty).
+func fabricDevice(n *nodeData) *ibverbs.Device {
+	name := strings.TrimSpace(n.desc)
+	if name == "" {
+		name = n.addr.String()
+	}
+	typ := ibverbs.Enum{Num: int(n.info.NodeType), Name: nodeTypeWord(n.info.NodeType)}
+	d := &ibverbs.Device{
+		Name:         name,
+		NodeType:     ibverbs.Opt[ibverbs.Enum]{Value: typ},
+		NodeGUID:     ibverbs.Opt[ibverbs.GUID]{Value: ibverbs.GUID(n.info.NodeGUID)},
+		SysImageGUID: ibverbs.Opt[ibverbs.GUID]{Value: ibverbs.GUID(n.info.SystemImageGUID)},
+		NodeDesc:     ibverbs.Opt[string]{Value: n.desc},
+	}
+	const notOverMADs = "not available over MADs"
+	d.FWVer.Missing, d.HCAType.Missing, d.BoardID.Missing, d.HWRev.Missing = notOverMADs, notOverMADs, notOverMADs, notOverMADs
+	first := 1
+	if n.info.NodeType == mad.NodeSwitch {
+		first = 0
+	}
+	for p := first; p <= int(n.info.NumPorts); p++ {
+		d.Ports = append(d.Ports, p)
+	}
+	return d
+}
+
+// loadPort reads one port's PortInfo and, with tables, its P_Key table.
+func (f *Fabric) loadPort(ctx context.Context, n *nodeData, num int, tables bool) (*PortView, error) {
+	isSwitch := n.info.NodeType == mad.NodeSwitch
+	arrival := !isSwitch && num == int(n.info.LocalPortNum)
+	addr := n.addr
+
+	var (
+		pi       mad.PortInfo
+		extSpeed uint8
+		piErr    error
+		table    []uint16
+		tableErr error
+		wg       sync.WaitGroup
+	)
+	tableLen := int(n.info.PartitionCap)
+	if isSwitch && num != 0 {
+		tableLen = 0 // SwitchInfo is read only with tables
+		if n.sw != nil {
+			tableLen = int(n.sw.PartitionEnforcementCap)
+		}
+	}
+	readTable := func(a mad.Address) {
+		table, tableErr = mad.GetPKeyTable(ctx, f.T, a, uint8(num), tableLen)
+	}
+	// The table of a switch port or of the port the SMP arrives at is read along
+	// with PortInfo; another port of a CA needs its LID from PortInfo first.
+	if tables && (isSwitch || arrival) && tableLen > 0 {
+		wg.Add(1)
+		go func() { defer wg.Done(); readTable(addr) }()
+	}
+	pi, extSpeed, piErr = getPortInfo(ctx, f.T, addr, uint8(num))
+	wg.Wait()
+	if piErr != nil {
+		return nil, f.madError(addr, piErr)
+	}
+
+	d := n.dev
+	v := &PortView{Device: d, Fabric: &FabricPort{Address: addr.String(), NodeGUID: ibverbs.GUID(n.info.NodeGUID)}}
+	p := &ibverbs.Port{
+		Device:    d.Name,
+		Num:       num,
+		State:     portStateEnum(pi.PortState),
+		PhysState: ibverbs.Opt[ibverbs.Enum]{Value: physStateEnum(pi.PhysState)},
+		CapMask:   ibverbs.Opt[uint32]{Value: pi.CapabilityMask},
+		Rate:      portRate(pi, extSpeed),
+		LinkLayer: ibverbs.Opt[string]{Value: "InfiniBand"},
+		HasPKeys:  tableLen > 0,
+	}
+	p.Counters.Missing = "counters are read with PMA PortCounters, not shown here"
+	p.HWCounter.Missing = "not available over MADs"
+	v.Port = p
+	portGUID := ibverbs.Opt[uint64]{Value: n.info.PortGUID}
+
+	switch {
+	case isSwitch && num != 0:
+		// IBA 14.2.5.6: LID, MasterSMLID and LMC are defined only for a switch's
+		// port 0; the switch's LID and GUID belong to port 0.
+		const reason = "a switch's external port has none (the switch's is on port 0)"
+		p.LID.Missing, p.SMLID.Missing, p.LMC.Missing = reason, reason, reason
+		portGUID.Missing = reason
+		v.Fabric.Enforcement = &Enforcement{Inbound: pi.PartitionEnforcementInbound, Outbound: pi.PartitionEnforcementOutbound}
+	default:
+		p.LID.Value, p.SMLID.Value, p.LMC.Value, p.SMSL.Value = pi.LID, pi.MasterSMLID, pi.LMC, pi.MasterSMSL
+	}
+
+	if !isSwitch && !arrival {
+		// A CA answers NodeInfo (PortGUID) and P_KeyTable for the port an SMP
+		// arrives on: reach this port through its own LID.
+		if pi.LID == 0 {
+			why := fmt.Sprintf("port %d has no LID and a CA answers only for the port an SMP arrives at (%s arrives at port %d): use a directed route that ends on port %d", num, addr, n.info.LocalPortNum, num)
+			if pi.PortState == mad.PortStateDown {
+				why = fmt.Sprintf("port %d is DOWN: no SMP can arrive there, and a CA answers only for the port an SMP arrives at (%s arrives at port %d)", num, addr, n.info.LocalPortNum)
+			}
+			portGUID.Missing = why
+			if tables {
+				v.TableMissing = why
+			}
+		} else {
+			addr = mad.LIDAddress(pi.LID)
+			v.Fabric.Address = addr.String()
+			var other mad.NodeInfo
+			var err error
+			if other, err = mad.GetNodeInfo(ctx, f.T, addr); err == nil && (other.NodeGUID != n.info.NodeGUID || int(other.LocalPortNum) != num) {
+				err = fmt.Errorf("%s answers as port %d of node 0x%016x, not port %d of 0x%016x", addr, other.LocalPortNum, other.NodeGUID, num, n.info.NodeGUID)
+			}
+			if err != nil {
+				why := fmt.Sprintf("port %d's own LID %d did not answer: %v", num, pi.LID, err)
+				portGUID.Missing = why
+				if tables {
+					v.TableMissing = why
+				}
+			} else {
+				portGUID.Value = other.PortGUID
+				if tables && tableLen > 0 {
+					readTable(addr)
+				}
+			}
+		}
+	}
+	if portGUID.OK() {
+		var gid ibverbs.GID
+		putUint64(gid[:8], pi.GIDPrefix)
+		putUint64(gid[8:], portGUID.Value)
+		p.GID0.Value = gid
+	} else {
+		p.GID0.Missing = portGUID.Missing
+	}
+
+	switch {
+	case !tables || v.TableMissing != "":
+	case tableLen == 0:
+		v.TableMissing = "no P_Key table: the node reports a table length of 0"
+	case tableErr != nil:
+		return nil, f.madError(addr, tableErr)
+	default:
+		raw := make([]ibverbs.PKeyEntry, len(table))
+		for i, k := range table {
+			raw[i] = ibverbs.PKeyEntry{Index: i, Value: k}
+		}
+		v.Table = DecodeTable(raw)
+	}
+	return v, nil
+}
+
+// getPortInfo reads PortInfo and LinkSpeedExtActive (byte 62, high 4 bits), which
+// mad.PortInfo does not decode.
+func getPortInfo(ctx context.Context, t mad.Transport, a mad.Address, port uint8) (mad.PortInfo, uint8, error) {
+	p, err := t.Do(ctx, mad.Request{Addr: a, Class: mad.ClassSubnLID, Method: mad.MethodGet, Attr: mad.AttrPortInfo, Modifier: uint32(port)})
+	if err != nil {
+		return mad.PortInfo{}, 0, err
+	}
+	pi, err := mad.ParsePortInfo(p.Data)
+	if err != nil {
+		return pi, 0, err
+	}
+	var ext uint8
+	if len(p.Data) > 62 {
+		ext = p.Data[62] >> 4
+	}
+	return pi, ext, nil
+}
+
+func putUint64(b []byte, v uint64) {
+	for i := range 8 {
+		b[i] = byte(v >> (56 - 8*i))
+	}
+}
+
+// portStateEnum names PortInfo's PortState as the kernel's ports/N/state does.
+func portStateEnum(s mad.PortState) ibverbs.Enum {
+	names := map[mad.PortState]string{0: "NOP", 1: "DOWN", 2: "INIT", 3: "ARMED", 4: "ACTIVE", 5: "ACTIVE_DEFER"}
+	name, ok := names[s]
+	if !ok {
+		name = "UNKNOWN"
+	}
+	return ibverbs.Enum{Num: int(s), Name: name}
+}
+
+// physStateEnum names PortPhysicalState as the kernel's ports/N/phys_state does.
+func physStateEnum(s mad.PhysState) ibverbs.Enum {
+	names := map[mad.PhysState]string{0: "NOP", 1: "Sleep", 2: "Polling", 3: "Disabled",
+		4: "PortConfigurationTraining", 5: "LinkUp", 6: "LinkErrorRecovery", 7: "Phy Test"}
+	name, ok := names[s]
+	if !ok {
+		name = "<unknown>"
+	}
+	return ibverbs.Enum{Num: int(s), Name: name}
+}
+
+// capExtendedSpeeds is PortInfo CapabilityMask.IsExtendedSpeedsSupported (bit 14).
+const capExtendedSpeeds = 1 << 14
+
+// portRate is the kernel's rate text, "10 Gb/sec (4X SDR)", from LinkWidthActive
+// and LinkSpeedActive, or LinkSpeedExtActive when the port supports extended
+// speeds and one is active (IBA 14.2.5.6; infiniband-diags decodes them alike).
+func portRate(pi mad.PortInfo, ext uint8) ibverbs.Opt[ibverbs.Rate] {
+	widths := map[uint8]int{1: 1, 2: 4, 4: 8, 8: 12, 16: 2}
+	type speed struct {
+		name string
+		gbps float64 // per lane, as the kernel counts it
+	}
+	speeds := map[uint8]speed{1: {"SDR", 2.5}, 2: {"DDR", 5}, 4: {"QDR", 10}}
+	extSpeeds := map[uint8]speed{1: {"FDR", 14}, 2: {"EDR", 25}, 4: {"HDR", 50}, 8: {"NDR", 100}}
+	w, ok := widths[pi.LinkWidthActive]
+	if !ok {
+		return ibverbs.Opt[ibverbs.Rate]{Missing: fmt.Sprintf("LinkWidthActive %d is not a known width", pi.LinkWidthActive)}
+	}
+	sp, ok := speeds[pi.LinkSpeedActive]
+	if pi.CapabilityMask&capExtendedSpeeds != 0 && ext != 0 {
+		sp, ok = extSpeeds[ext]
+		if !ok {
+			return ibverbs.Opt[ibverbs.Rate]{Missing: fmt.Sprintf("LinkSpeedExtActive %d is not a known speed", ext)}
+		}
+	} else if !ok {
+		return ibverbs.Opt[ibverbs.Rate]{Missing: fmt.Sprintf("LinkSpeedActive %d is not a known speed", pi.LinkSpeedActive)}
+	}
+	g := sp.gbps * float64(w)
+	width := strconv.Itoa(w) + "X"
+	text := fmt.Sprintf("%s Gb/sec (%s %s)", strconv.FormatFloat(g, 'f', -1, 64), width, sp.name)
+	return ibverbs.Opt[ibverbs.Rate]{Value: ibverbs.Rate{Text: text, Gbps: g, Width: width, Speed: sp.name}}
+}
+
+// madError turns a transport error into an error a user can act on (exit 3).
+func (f *Fabric) madError(a mad.Address, err error) error {
+	var (
+		te *mad.TimeoutError
+		se *mad.StatusError
+	)
+	via := ""
+	if f.Via != "" {
+		via = " via " + f.Via
+	}
+	switch {
+	case errors.As(err, &te):
+		hint := "is the destination there and routed?"
+		if !a.Directed {
+			hint = fmt.Sprintf("is LID %d assigned and routed? before a subnet manager has run, only directed routes (--dr) reach other nodes", a.LID)
+		}
+		how := fmt.Sprintf("no reply after %d attempt(s) of %v", te.Attempts, te.Timeout)
+		if te.Dropped {
+			how = fmt.Sprintf("dropped or no route (%d attempt(s))", te.Attempts)
+		}
+		return &EnvError{Msg: fmt.Sprintf("no answer from %s%s: %s: %s", a, via, how, hint)}
+	case errors.As(err, &se):
+		return &EnvError{Msg: fmt.Sprintf("%s%s refused the query: %v", a, via, err)}
+	}
+	return &EnvError{Msg: fmt.Sprintf("%s%s: %v", a, via, err)}
+}
