@@ -16,6 +16,10 @@ import (
 type CanTalkOptions struct {
 	*Globals
 	A, B string // the endpoints as typed
+	// Partitions is --partitions FILE: GUID endpoints are ports in that partitions.conf,
+	// resolved with OpenSM's options in OpenSM.
+	Partitions string
+	OpenSM     PartitionsOptions
 }
 
 func newCanTalkCmd(g *Globals) *cobra.Command {
@@ -35,9 +39,17 @@ An endpoint is a base and options, ENDPOINT := BASE {,KEY=VALUE}:
   mlx5_0/1,pkey=0x8001         a QP on that port using partition 0x0001 (the entry
                                ibv_get_pkey_index picks: a full member preferred)
   pkey=0x8001,qp=ud,qkey=0x11  options only
-Options: pkey=PKEY, index=N, qp=rc|uc|ud, qkey=QKEY (the QP context's),
-wr_qkey=QKEY (the send request's). Port GUIDs (--partitions FILE) and lid=N (fabric
-access) are not available yet and exit 2 saying so.
+  0x0002c90300000204           with --partitions FILE: a port in that OpenSM
+  guid=0x0002c90300000204      partitions.conf, with the P_Keys OpenSM gives it
+Options: pkey=PKEY, index=N (not for a GUID), qp=rc|uc|ud, qkey=QKEY (the QP
+context's), wr_qkey=QKEY (the send request's). lid=N (fabric access) is not available
+yet and exits 2 saying so; so does a GUID without --partitions.
+
+With --partitions FILE the reasons name the lines of FILE that gave each port its
+entry (FILE:LINE:COL and the member item). A GUID the file does not name gets what
+ALL / ALL_CAS give it. --sm-guid says which port SELF is, --allow-both mirrors
+OpenSM's -W, --table-size drops the entries a table cannot hold, as for
+'ibkey partitions show'. A file OpenSM rejects is applied as Default=0x7fff : ALL=full.
 
 Output: the verdict first (YES, NO, or ONE-WAY when only one direction works), the
 rules that decided it, then for a port the shared partitions: each side's entry and
@@ -60,20 +72,24 @@ cannot be resolved in its table: {"can_talk":false,"one_way":false,"reasons",
 		Example: `  ibkey can-talk 0x8001 0x0001
   ibkey can-talk mlx5_0/1 mlx5_1/1
   ibkey can-talk mlx5_0/1,index=2 0x0002
-  ibkey can-talk pkey=0x8001,qp=ud,qkey=0x11 pkey=0x0001,qp=ud,qkey=0x12 -o json`,
+  ibkey can-talk pkey=0x8001,qp=ud,qkey=0x11 pkey=0x0001,qp=ud,qkey=0x12 -o json
+  ibkey can-talk --partitions partitions.conf 0x0002c90300000201 0x0002c90300000204`,
 		Args:              usageArgs(cobra.ExactArgs(2)),
-		ValidArgsFunction: completeEndpoints(g),
+		ValidArgsFunction: completeEndpoints(g, &o.Partitions),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.A, o.B = args[0], args[1]
 			return runCanTalk(o)
 		},
 	}
+	c.Flags().StringVar(&o.Partitions, "partitions", "", "resolve port GUIDs from this OpenSM partitions.conf (`FILE`)")
+	_ = c.MarkFlagFilename("partitions")
+	o.OpenSM.addOpenSMFlags(c)
 	return c
 }
 
 // parseEndpointArg parses one argument; an error about a token inside it says which
-// argument it came from.
-func parseEndpointArg(arg string) (check.EndpointSpec, error) {
+// argument it came from. A GUID needs partitions (--partitions FILE).
+func parseEndpointArg(arg string, partitions bool) (check.EndpointSpec, error) {
 	spec, err := check.ParseEndpoint(arg)
 	var pe *check.ParseError
 	if errors.As(err, &pe) && pe.Input != arg {
@@ -81,6 +97,9 @@ func parseEndpointArg(arg string) (check.EndpointSpec, error) {
 	}
 	if err != nil {
 		return spec, err
+	}
+	if spec.Kind == check.EndpointGUID && partitions {
+		return spec, nil
 	}
 	return spec, query.CheckResolvable(arg, spec)
 }
@@ -90,18 +109,24 @@ func runCanTalk(o *CanTalkOptions) error {
 	if err != nil {
 		return err
 	}
-	specA, err := parseEndpointArg(o.A)
+	specA, err := parseEndpointArg(o.A, o.Partitions != "")
 	if err != nil {
 		return err
 	}
-	specB, err := parseEndpointArg(o.B)
+	specB, err := parseEndpointArg(o.B, o.Partitions != "")
 	if err != nil {
 		return err
+	}
+	var parts *query.Partitions
+	if o.Partitions != "" {
+		if parts, err = o.OpenSM.load(o.Partitions); err != nil {
+			return err
+		}
 	}
 	// The host is read only when an endpoint names a port: `can-talk 0x8001 0x0001`
 	// answers on a machine without RDMA devices.
 	var host *query.Host
-	eps, err := query.ResolveEndpoints(func() *query.Host { host = o.Host(); return host }, specA, specB)
+	eps, err := query.ResolveEndpointsWith(func() *query.Host { host = o.Host(); return host }, parts, specA, specB)
 	n := o.notices()
 	if host != nil {
 		n.label(host.Label)
@@ -115,6 +140,9 @@ func runCanTalk(o *CanTalkOptions) error {
 	}
 
 	v := check.CanTalk(eps[0].Endpoint, eps[1].Endpoint)
+	if parts != nil {
+		v.Reasons = append(v.Reasons, partitionReasons(parts, v, eps)...)
+	}
 	// Port warnings first (a stale or RoCE table undermines everything after it), once
 	// per port; they go in the JSON too.
 	var warnings []string
@@ -175,7 +203,7 @@ func canTalkText(o *CanTalkOptions, f format, v check.Verdict, eps []query.Resol
 	}
 	// The shared-partition table is the detail for ports; for two P_Key values the
 	// reasons already say everything.
-	if eps[0].View == nil && eps[1].View == nil {
+	if eps[0].View == nil && eps[1].View == nil && eps[0].Model == nil && eps[1].Model == nil {
 		return nil
 	}
 	fmt.Fprintln(w)
@@ -249,9 +277,10 @@ func cannotResolve(o *CanTalkOptions, f format, specA, specB check.EndpointSpec,
 	return &silentError{code: exitNo}
 }
 
-// completeEndpoints offers, for A and B, the host's ports (DEV/PORT, described by link
-// layer and state) and the P_Keys in their tables; after a comma, the options.
-func completeEndpoints(g *Globals) cobra.CompletionFunc {
+// completeEndpoints offers, for A and B, the port GUIDs of --partitions FILE when given
+// earlier on the line, the host's ports (DEV/PORT, described by link layer and state)
+// and the P_Keys in their tables; after a comma, the options.
+func completeEndpoints(g *Globals, partitions *string) cobra.CompletionFunc {
 	return func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		if len(args) >= 2 {
 			return nil, cobra.ShellCompDirectiveNoFileComp
@@ -263,9 +292,13 @@ func completeEndpoints(g *Globals) cobra.CompletionFunc {
 			}
 			return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
 		}
+		var guids []cobra.Completion
+		if *partitions != "" {
+			guids = fileGUIDCompletions(*partitions)
+		}
 		views, err := g.Host().Load(query.Selector{}, query.LoadOptions{Tables: true})
 		if err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
+			return guids, cobra.ShellCompDirectiveNoFileComp
 		}
 		var ports, pkeys []cobra.Completion
 		seen := map[check.PKey]bool{}
@@ -282,6 +315,57 @@ func completeEndpoints(g *Globals) cobra.CompletionFunc {
 				}
 			}
 		}
-		return append(ports, pkeys...), cobra.ShellCompDirectiveNoFileComp
+		return append(append(guids, ports...), pkeys...), cobra.ShellCompDirectiveNoFileComp
 	}
 }
+
+// partitionReasons names, for each GUID endpoint, the lines of the partitions file that
+// gave it the entries the verdict used: those of the shared partitions, else all of them.
+func partitionReasons(p *query.Partitions, v check.Verdict, eps []query.ResolvedEndpoint) []string {
+	var out []string
+	c := p.Config
+	if c.Rejected {
+		out = append(out, fmt.Sprintf("OpenSM rejects %s (first error at %s) and applies Default=0x7fff : ALL=full instead: every port is a full member of the default partition and the file's partitions do not exist (see 'ibkey partitions check %s')", c.File, c.RejectedAt, c.File))
+	}
+	shared := map[uint16]bool{}
+	for _, s := range v.Shared {
+		shared[s.Key] = true
+	}
+	for _, e := range eps {
+		if e.Model == nil {
+			continue
+		}
+		g, label := e.Spec.GUID, e.Endpoint.Label
+		if !p.InFile(g) {
+			out = append(out, fmt.Sprintf("%s is not named in %s: it gets only what ALL / ALL_CAS give every port", label, c.File))
+		}
+		var items []string
+		more := 0
+		for _, t := range e.Model.Table(g) {
+			if len(shared) > 0 && !shared[t.PKey.Key()] {
+				continue
+			}
+			if !e.Endpoint.Port && len(e.Endpoint.Entries) == 1 && e.Endpoint.Entries[0].PKey != t.PKey {
+				continue // pkey=: the entry its QP uses
+			}
+			if len(items) == maxFileItems {
+				more++
+				continue
+			}
+			items = append(items, fmt.Sprintf("%s (%s) from %s at %s", t.PKey, t.Partition.Name, t.DecidedBy.Text, posText(t.DecidedBy.Pos, c)))
+		}
+		if more > 0 {
+			items = append(items, fmt.Sprintf("and %d more", more))
+		}
+		if len(items) > 0 {
+			out = append(out, fmt.Sprintf("%s gets %s", label, strings.Join(items, "; ")))
+		}
+		if n := e.Model.Dropped(g); n > 0 {
+			out = append(out, fmt.Sprintf("%s: %d more entries do not fit its table of %d: OpenSM drops them (ERR 0512)", label, n, p.Options.TableSize))
+		}
+	}
+	return out
+}
+
+// maxFileItems bounds the file lines named per endpoint.
+const maxFileItems = 8

@@ -112,6 +112,7 @@ Without hardware, --demo shows every command on an embedded demo host.`,
 		newDecodeCmd(g),
 		newCanTalkCmd(g),
 		newWatchCmd(g),
+		newPartitionsCmd(g),
 	)
 	return root
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/check/partconf"
 )
 
 // ResolvedEndpoint is a can-talk endpoint ready for check.CanTalk.
@@ -14,16 +15,19 @@ type ResolvedEndpoint struct {
 	// View is the port a DEV/PORT endpoint names (its warnings say when its table cannot
 	// be trusted); nil for an endpoint given by P_Key value.
 	View *PortView
+	// Model is the partitions.conf model a GUID endpoint was resolved from; nil otherwise.
+	Model *partconf.Model
 }
 
 // NeedsHost reports whether resolving spec reads the host: only DEV/PORT does. A P_Key
 // value or options-only endpoint is answered from the values alone.
 func NeedsHost(spec check.EndpointSpec) bool { return spec.Kind == check.EndpointPort }
 
-// CheckResolvable returns a *UsageError for endpoint forms this build cannot resolve:
-// a GUID needs a partitions.conf (--partitions FILE) and lid= needs fabric access (MADs),
-// neither of which exists yet. They are bad input for now (exit 2), not an environment
-// problem: no host would make them work, and the message names the flag that will.
+// CheckResolvable returns a *UsageError for endpoint forms that cannot be resolved
+// without more input: a GUID needs a partitions.conf (--partitions FILE, see
+// ResolveEndpointsWith) and lid= needs fabric access (MADs), which does not exist yet.
+// They are bad input (exit 2), not an environment problem: no host would make them
+// work, and the message names the flag that will.
 func CheckResolvable(token string, spec check.EndpointSpec) error {
 	switch spec.Kind {
 	case check.EndpointGUID:
@@ -33,7 +37,7 @@ func CheckResolvable(token string, spec check.EndpointSpec) error {
 			// likely a mistyped P_Key.
 			hint = " (if you meant a P_Key: a P_Key is at most 0xffff)"
 		}
-		return &UsageError{Msg: fmt.Sprintf("endpoint %q is a port GUID (%s)%s: resolving a GUID needs --partitions FILE (an OpenSM partitions.conf), which this ibkey does not have yet; use DEV/PORT for a local port or a P_Key value",
+		return &UsageError{Msg: fmt.Sprintf("endpoint %q is a port GUID (%s)%s: resolving a GUID needs --partitions FILE (the OpenSM partitions.conf that says what the port gets); or use DEV/PORT for a local port or a P_Key value",
 			token, check.FormatGUID(spec.GUID), hint)}
 	case check.EndpointLID:
 		return &UsageError{Msg: fmt.Sprintf("endpoint %q is a port read over the fabric (LID %d): it needs fabric access (MADs via umad), which this ibkey does not have yet; use DEV/PORT for a local port or the P_Key the remote QP uses",
@@ -52,10 +56,28 @@ func CheckResolvable(token string, spec check.EndpointSpec) error {
 //
 // Each endpoint is labelled as EndpointLabels says.
 func ResolveEndpoints(host func() *Host, specs ...check.EndpointSpec) ([]ResolvedEndpoint, error) {
+	return ResolveEndpointsWith(host, nil, specs...)
+}
+
+// ResolveEndpointsWith is ResolveEndpoints with a partitions.conf for GUID endpoints:
+// a GUID resolves to the P_Keys OpenSM would program on that port from parts (every
+// entry with Index NoIndex: the index depends on what the table held before). A GUID the
+// file does not name gets what ALL / ALL_CAS give it. With parts nil, GUIDs are bad input
+// as CheckResolvable says.
+func ResolveEndpointsWith(host func() *Host, parts *Partitions, specs ...check.EndpointSpec) ([]ResolvedEndpoint, error) {
+	var guids []uint64
 	for _, s := range specs {
+		if s.Kind == check.EndpointGUID && parts != nil {
+			guids = append(guids, s.GUID)
+			continue
+		}
 		if err := CheckResolvable(s.String(), s); err != nil {
 			return nil, err
 		}
+	}
+	var model *partconf.Model
+	if len(guids) > 0 {
+		model = parts.ModelOf(guids...)
 	}
 	labels := EndpointLabels(specs...)
 	var h *Host
@@ -66,6 +88,21 @@ func ResolveEndpoints(host func() *Host, specs ...check.EndpointSpec) ([]Resolve
 	var unresolved error
 	for i, s := range specs {
 		r := ResolvedEndpoint{Spec: s}
+		if s.Kind == check.EndpointGUID {
+			e, err := resolveGUID(s, labels[i], model)
+			var rerr *check.ResolveError
+			switch {
+			case errors.As(err, &rerr):
+				if unresolved == nil {
+					unresolved = err
+				}
+			case err != nil:
+				return nil, err
+			}
+			r.Endpoint, r.Model = e, model
+			out[i] = r
+			continue
+		}
 		if !NeedsHost(s) {
 			e, err := s.Endpoint(labels[i], nil)
 			if err != nil {
@@ -105,6 +142,49 @@ func ResolveEndpoints(host func() *Host, specs ...check.EndpointSpec) ([]Resolve
 		return nil, unresolved
 	}
 	return out, nil
+}
+
+// resolveGUID is a GUID endpoint: the port's predicted table, or with pkey= the entry a
+// QP there would use for that partition (a full one preferred, as for a local port).
+func resolveGUID(s check.EndpointSpec, label string, m *partconf.Model) (check.Endpoint, error) {
+	table := GUIDTable(m, s.GUID)
+	if s.PKey == nil {
+		e, err := s.Endpoint(label, table)
+		e.LinkLayer = "InfiniBand" // OpenSM manages InfiniBand ports
+		return e, err
+	}
+	_, p, ok := check.FindPKeyIndex(table, *s.PKey)
+	if !ok {
+		return check.Endpoint{}, &check.ResolveError{Endpoint: s.String(), Problem: fmt.Sprintf(
+			"%s gets no entry for partition %s from %s (it gets %s), so no QP there can use it",
+			check.FormatGUID(s.GUID), s.PKey.KeyString(), m.Source.File, pkeyList(table))}
+	}
+	e := check.Endpoint{Label: label, Entries: []check.TableEntry{{Index: check.NoIndex, PKey: p, Readable: true}},
+		QPType: s.QPType, QKey: s.QKey, WRQKey: s.WRQKey, LinkLayer: "InfiniBand"}
+	if p != *s.PKey {
+		e.Notes = append(e.Notes, fmt.Sprintf("%s: asked for %s; %s gives it %s (%s member), the entry a QP there uses",
+			label, *s.PKey, m.Source.File, p, p.Membership()))
+	}
+	return e, nil
+}
+
+// pkeyList lists a predicted table's P_Keys, at most 8.
+func pkeyList(t []check.TableEntry) string {
+	const most = 8
+	if len(t) == 0 {
+		return "no P_Key at all"
+	}
+	out := ""
+	for i, e := range t {
+		if i == most {
+			return out + fmt.Sprintf(" and %d more", len(t)-most)
+		}
+		if i > 0 {
+			out += ", "
+		}
+		out += e.PKey.String()
+	}
+	return out
 }
 
 func resolvePort(s check.EndpointSpec, label string, v *PortView) (check.Endpoint, error) {
@@ -162,7 +242,7 @@ func validEntries(t *Table) string {
 }
 
 // EndpointLabels names endpoints in reasons by their base, the part a user recognizes:
-// DEV/PORT or the P_Key (pkey= of an options-only endpoint), not the whole spec, which
+// DEV/PORT, the GUID or the P_Key (pkey= of an options-only endpoint), not the whole spec, which
 // repeated in every per-direction sentence drowns it. Bases that occur more than once
 // get their position: "A (0x0001)", "B (0x0001)".
 func EndpointLabels(specs ...check.EndpointSpec) []string {
@@ -172,6 +252,8 @@ func EndpointLabels(specs ...check.EndpointSpec) []string {
 		switch {
 		case s.Kind == check.EndpointPort:
 			labels[i] = PortRef{Device: s.Device, Port: s.Port}.String()
+		case s.Kind == check.EndpointGUID:
+			labels[i] = check.FormatGUID(s.GUID)
 		case (s.Kind == check.EndpointPKey || s.Kind == check.EndpointOptions) && s.PKey != nil:
 			labels[i] = s.PKey.String()
 		default:

@@ -1,0 +1,210 @@
+package query
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/check/partconf"
+)
+
+// Partitions is an OpenSM partitions.conf read from a file, and how OpenSM runs with it.
+// The ports it knows are the GUIDs the file names; others can be added (a port the file
+// does not name gets what ALL / ALL_CAS give it).
+type Partitions struct {
+	Path    string
+	Config  *partconf.Config
+	Options partconf.Options
+	// FileGUIDs are the port GUIDs named in the file, in order of first appearance.
+	FileGUIDs []uint64
+	inFile    map[uint64]bool
+}
+
+// ReadPartitions reads and parses path. A file that cannot be read is bad input (exit
+// 2): the command line names it. Parse problems are in Config.Findings, never an error.
+func ReadPartitions(path string, opt partconf.Options) (*Partitions, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &UsageError{Msg: fmt.Sprintf("partitions file: %v", err)}
+	}
+	return NewPartitions(partconf.Parse(path, data), opt), nil
+}
+
+// NewPartitions wraps a parsed config.
+func NewPartitions(c *partconf.Config, opt partconf.Options) *Partitions {
+	p := &Partitions{Path: c.File, Config: c, Options: opt, inFile: map[uint64]bool{}}
+	for _, d := range c.Definitions {
+		for _, m := range d.Members {
+			if m.Kind == partconf.KindGUID && !p.inFile[m.GUID] {
+				p.inFile[m.GUID] = true
+				p.FileGUIDs = append(p.FileGUIDs, m.GUID)
+			}
+		}
+	}
+	return p
+}
+
+// InFile reports whether the file names this port GUID.
+func (p *Partitions) InFile(guid uint64) bool { return p.inFile[guid] }
+
+// Ports are the file's GUIDs, then extra ones and the SM's port (--sm-guid) when the file
+// does not name them. Every port is taken for a CA port: a file names port GUIDs, not
+// node types, so ALL_SWITCHES and ALL_ROUTERS name none of them.
+func (p *Partitions) Ports(extra ...uint64) []partconf.Port {
+	seen := make(map[uint64]bool, len(p.FileGUIDs)+len(extra)+1)
+	out := make([]partconf.Port, 0, len(p.FileGUIDs)+len(extra)+1)
+	add := func(g uint64) {
+		if g != 0 && !seen[g] {
+			seen[g] = true
+			out = append(out, partconf.Port{GUID: g, Type: partconf.CA})
+		}
+	}
+	for _, g := range p.FileGUIDs {
+		add(g)
+	}
+	for _, g := range extra {
+		add(g)
+	}
+	add(p.Options.SMGUID)
+	return out
+}
+
+// Model is what OpenSM programs on Ports(extra...).
+func (p *Partitions) Model(extra ...uint64) *partconf.Model {
+	return partconf.NewModel(p.Config, p.Ports(extra...), p.Options)
+}
+
+// ModelOf models only these ports. A port's table depends only on the items that name it
+// (its GUID, a keyword, SELF), not on the other ports, so answering for two ports of a
+// 20,000-port file does not need 20,000 tables.
+func (p *Partitions) ModelOf(guids ...uint64) *partconf.Model {
+	seen := map[uint64]bool{}
+	var ports []partconf.Port
+	for _, g := range append(guids, p.Options.SMGUID) {
+		if g != 0 && !seen[g] {
+			seen[g] = true
+			ports = append(ports, partconf.Port{GUID: g, Type: partconf.CA})
+		}
+	}
+	return partconf.NewModel(p.Config, ports, p.Options)
+}
+
+// GUIDTable is the port's predicted entries as a can-talk table: every entry with Index
+// NoIndex, since which index OpenSM uses depends on what the table held before.
+func GUIDTable(m *partconf.Model, guid uint64) []check.TableEntry {
+	t := m.Table(guid)
+	out := make([]check.TableEntry, len(t))
+	for i, e := range t {
+		out[i] = check.TableEntry{Index: check.NoIndex, PKey: e.PKey, Readable: true}
+	}
+	return out
+}
+
+// Slot is one P_Key table index after OpenSM reprogrammed a port that already held a
+// table (Reprogram).
+type Slot struct {
+	Index int
+	// Entry is what OpenSM puts there; nil for an empty entry (0x0000).
+	Entry *partconf.Entry
+	// Before is what the index held before (0 when it was empty).
+	Before check.PKey
+	// Kept: the key was already at this index (its membership may have changed).
+	Kept bool
+}
+
+// Hole reports an empty entry left where the previous table had a key.
+func (s Slot) Hole() bool { return s.Entry == nil && s.Before.Valid() }
+
+// Reprogram predicts the table OpenSM 3.3.23 programs on a port whose table holds before
+// (index order, 0 for empty entries) when the new configuration gives the port entries
+// next (a fresh Model's table, in the order OpenSM fills it). Lab-checked
+// (cmd/ibkey/partitions_lab_test.go) and per osm_pkey_mgr.c:
+//   - a key already in the table stays at its index (matched on the 15-bit key; with -W
+//     on the exact value), its membership updated in place;
+//   - a removed key leaves its index empty: a hole (0x0000);
+//   - a new key goes after the highest index of the kept keys (OpenSM's last_pkey_idx,
+//     which it sets while placing them; index 1 when none is kept), in map order, so a
+//     hole below that index is not refilled until the end of the table is reached;
+//     then the lowest free index from 1 is reused, and past that the entry is dropped
+//     (ERR 0512). Lab: a removed key at the end of the table is refilled at once;
+//   - a new default key (0x7fff) goes to index 0.
+//
+// The indx0 flag across a reconfiguration is not modelled (not lab-checked). size is
+// the table length; 0 means unlimited. Slots run up to the last valid entry, before or
+// after.
+func Reprogram(before []check.PKey, next []partconf.Entry, size int, allowBoth bool) (slots []Slot, dropped []partconf.Entry) {
+	match := func(p check.PKey) uint16 {
+		if allowBoth {
+			return uint16(p)
+		}
+		return p.Key()
+	}
+	at := map[uint16]int{}
+	for i, p := range before {
+		if !p.Valid() {
+			continue
+		}
+		k := match(p)
+		if j, ok := at[k]; !ok || (!before[j].IsFull() && p.IsFull()) {
+			at[k] = i
+		}
+	}
+	n := size
+	if n <= 0 {
+		n = len(before) + len(next) + 1
+	}
+	table := make([]*partconf.Entry, max(n, len(before)))
+	var fresh []int
+	last := 0 // highest index of a kept entry: new ones go after it
+	for i := range next {
+		if j, ok := at[match(next[i].PKey)]; ok && j < n {
+			table[j] = &next[i]
+			last = max(last, j)
+			continue
+		}
+		fresh = append(fresh, i)
+	}
+	for _, i := range fresh {
+		e := &next[i]
+		if e.PKey.IsDefault() && table[0] == nil && (!allowBoth || e.PKey == check.DefaultFull) {
+			table[0] = e
+			continue
+		}
+		idx := last + 1
+		if idx >= n {
+			idx = -1
+			for j := 1; j < n; j++ {
+				if table[j] == nil {
+					idx = j
+					break
+				}
+			}
+		}
+		if idx < 0 {
+			dropped = append(dropped, *e)
+			continue
+		}
+		table[idx] = e
+		last = max(last, idx)
+	}
+	end := -1 // through the last entry, and the last removed one: a hole at the end is news too
+	for i, p := range before {
+		if p.Valid() {
+			end = i
+		}
+	}
+	for i, e := range table {
+		if e != nil {
+			end = max(end, i)
+		}
+	}
+	for i := 0; i <= end; i++ {
+		s := Slot{Index: i, Entry: table[i]}
+		if i < len(before) {
+			s.Before = before[i]
+			s.Kept = s.Entry != nil && s.Before.Valid() && match(s.Before) == match(s.Entry.PKey)
+		}
+		slots = append(slots, s)
+	}
+	return slots, dropped
+}
