@@ -1,0 +1,372 @@
+package check
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Severity says how bad a finding is. Errors make `ibkey fabric check` exit 1; warnings
+// are policy and exit 0 unless --strict.
+type Severity uint8
+
+const (
+	SeverityWarning Severity = iota
+	SeverityError
+)
+
+func (s Severity) String() string {
+	if s == SeverityError {
+		return "error"
+	}
+	return "warning"
+}
+
+// MarshalText writes "error" or "warning".
+func (s Severity) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// Finding rules, stable identifiers for scripts.
+const (
+	// Errors: the tables of the two ends of a cable disagree.
+	RuleHCAKeyNotOnSwitch = "hca-key-not-on-switch"
+	RuleSwitchKeyNotOnHCA = "switch-key-not-on-hca"
+	// Warnings: policy.
+	RuleEnforcementOff  = "enforcement-off"
+	RuleLimitedOnly     = "limited-only-partition"
+	RuleTableFull       = "table-full"
+	RulePortNotActive   = "port-not-active"
+	RuleNotRead         = "not-read"
+	RuleSweepIncomplete = "sweep-incomplete"
+)
+
+// FindingPort is a port a finding is about, with its node's description for people.
+type FindingPort struct {
+	PortID
+	Description string `json:"node"`
+}
+
+// Finding is one audit result: what is wrong, where, and what to do.
+type Finding struct {
+	Severity Severity      `json:"severity"`
+	Rule     string        `json:"rule"`
+	Ports    []FindingPort `json:"ports"`
+	// PKeys are the keys the finding is about, when there are any.
+	PKeys   []PKey `json:"-"`
+	Message string `json:"message"`
+	Action  string `json:"action"`
+}
+
+// MarshalJSON writes the keys as hex strings.
+func (f Finding) MarshalJSON() ([]byte, error) {
+	type alias Finding
+	keys := make([]string, len(f.PKeys))
+	for i, k := range f.PKeys {
+		keys[i] = k.String()
+	}
+	ports := f.Ports
+	if ports == nil {
+		ports = []FindingPort{}
+	}
+	a := alias(f)
+	a.Ports = ports
+	return json.Marshal(struct {
+		alias
+		PKeys []string `json:"pkeys"`
+	}{a, keys})
+}
+
+func (f Finding) String() string {
+	s := fmt.Sprintf("%s: %s [%s]", f.Severity, f.Message, f.Rule)
+	if f.Action != "" {
+		s += "\n  do: " + f.Action
+	}
+	return s
+}
+
+// HasErrors reports whether a check with these findings fails: any error, or with
+// strict any finding at all.
+func HasErrors(findings []Finding, strict bool) bool {
+	for _, f := range findings {
+		if f.Severity == SeverityError || strict {
+			return true
+		}
+	}
+	return false
+}
+
+// SortFindings orders findings: errors first, then by rule, then by the first port.
+func SortFindings(fs []Finding) {
+	sort.SliceStable(fs, func(i, j int) bool {
+		a, b := fs[i], fs[j]
+		if a.Severity != b.Severity {
+			return a.Severity > b.Severity
+		}
+		if a.Rule != b.Rule {
+			return a.Rule < b.Rule
+		}
+		for k := 0; k < len(a.Ports) && k < len(b.Ports); k++ {
+			if a.Ports[k].PortID != b.Ports[k].PortID {
+				return lessPortID(a.Ports[k].PortID, b.Ports[k].PortID)
+			}
+		}
+		if len(a.Ports) != len(b.Ports) {
+			return len(a.Ports) < len(b.Ports)
+		}
+		return a.Message < b.Message
+	})
+}
+
+// FindingPort returns the port for a finding.
+func (f *Fabric) FindingPort(id PortID) FindingPort {
+	fp := FindingPort{PortID: id}
+	if n := f.Node(id.Node); n != nil {
+		fp.Description = n.Description
+	}
+	return fp
+}
+
+const actionResweep = "have the Subnet Manager re-sweep so it reprograms both ends (OpenSM: kill -HUP its pid); " +
+	"if the tables still differ, look for P_Key table errors on these ports in the SM's log"
+
+// Audit applies the fabric rules to one sweep:
+//   - errors: a CA port's key that the switch port it is cabled to does not hold (with
+//     enforcement on the switch drops that partition's packets), and the reverse;
+//   - warnings: partition enforcement off on a switch port facing a CA, partitions whose
+//     members are all limited, full tables, cabled ports that are not ACTIVE, and
+//     whatever the sweep could not read.
+//
+// The partitions.conf comparison is in internal/check/partconf (CompareFabric).
+func Audit(f *Fabric) []Finding {
+	var out []Finding
+	add := func(sev Severity, rule string, keys []PKey, msg, action string, ports ...PortID) {
+		fp := make([]FindingPort, len(ports))
+		for i, p := range ports {
+			fp[i] = f.FindingPort(p)
+		}
+		out = append(out, Finding{Severity: sev, Rule: rule, Ports: fp, PKeys: keys, Message: msg, Action: action})
+	}
+	if f.Incomplete != "" {
+		add(SeverityWarning, RuleSweepIncomplete, nil, "the sweep stopped early: "+f.Incomplete+"; nodes past that point are not checked",
+			"run the sweep again with a longer timeout")
+	}
+	for _, u := range f.Unreachable {
+		add(SeverityWarning, RuleNotRead, nil, fmt.Sprintf("the node behind %s (%s) did not answer: %s", f.Label(u.From), "DR path "+u.Path, u.Error),
+			"check the link and the node (ibportstate, the node's SMA); nodes behind it are not checked", u.From)
+	}
+	type keyUse struct {
+		full, limited []PortID
+	}
+	keys := map[uint16]*keyUse{}
+	for _, n := range f.Nodes {
+		for _, e := range n.Errors {
+			add(SeverityWarning, RuleNotRead, nil, fmt.Sprintf("%s (%s): %s", quoteDesc(n), n.GUID, e), "re-run the sweep; if it persists check the node's SMA", PortID{n.GUID, 0})
+		}
+		for _, p := range n.Ports {
+			id := PortID{n.GUID, p.Num}
+			if p.Error != "" {
+				add(SeverityWarning, RuleNotRead, nil, fmt.Sprintf("PortInfo of %s: %s", f.Label(id), p.Error), "re-run the sweep; if it persists check the port", id)
+			}
+			if p.PKeysError != "" && p.Peer != nil {
+				add(SeverityWarning, RuleNotRead, nil, fmt.Sprintf("P_Key table of %s: %s", f.Label(id), p.PKeysError), "re-run the sweep; if it persists check the port", id)
+			}
+			if p.Peer != nil && p.State != "" && p.State != StateActive {
+				peer := f.Label(*p.Peer)
+				add(SeverityWarning, RulePortNotActive, nil,
+					fmt.Sprintf("%s is %s (physical state %s) although it is cabled to %s: no data passes until the Subnet Manager makes it ACTIVE", f.Label(id), p.State, p.PhysState, peer),
+					"check that a Subnet Manager runs and sees the port (sminfo, the SM's log); a port that stays INIT or ARMED means no SM or an SM error", id)
+			}
+			if p.PKeys != nil && p.TableSize > 0 && (p.Peer != nil || n.IsEndPort(p)) {
+				valid := 0
+				for _, k := range p.PKeys {
+					if k.Valid() {
+						valid++
+					}
+				}
+				if valid == p.TableSize {
+					add(SeverityWarning, RuleTableFull, nil,
+						fmt.Sprintf("the P_Key table of %s is full (%d of %d entries hold a key): the Subnet Manager cannot add another partition to it (OpenSM logs \"Pkey table is full\")", f.Label(id), valid, p.TableSize),
+						"take the port out of partitions it does not need in the SM's configuration (ibkey partitions check FILE lists ports in more partitions than their table holds)", id)
+				}
+			}
+			if n.IsEndPort(p) && p.PKeys != nil {
+				for k, s := range memberships(p.PKeys) {
+					u := keys[k]
+					if u == nil {
+						u = &keyUse{}
+						keys[k] = u
+					}
+					if s.full {
+						u.full = append(u.full, id)
+					} else {
+						u.limited = append(u.limited, id)
+					}
+				}
+			}
+			if n.Type == NodeSwitch && p.Num > 0 && p.Peer != nil {
+				peerNode := f.Node(p.Peer.Node)
+				if peerNode == nil || peerNode.Type == NodeSwitch {
+					continue
+				}
+				out = append(out, auditSwitchPort(f, n, p, peerNode, peerNode.Port(p.Peer.Port))...)
+			}
+		}
+	}
+	var limitedOnly []uint16
+	for k, u := range keys {
+		if len(u.full) == 0 && len(u.limited) > 0 {
+			limitedOnly = append(limitedOnly, k)
+		}
+	}
+	sort.Slice(limitedOnly, func(i, j int) bool { return limitedOnly[i] < limitedOnly[j] })
+	for _, k := range limitedOnly {
+		u := keys[k]
+		sort.Slice(u.limited, func(i, j int) bool { return lessPortID(u.limited[i], u.limited[j]) })
+		var names []string
+		for i, id := range u.limited {
+			if i == maxListed {
+				names = append(names, fmt.Sprintf("and %d more", len(u.limited)-maxListed))
+				break
+			}
+			names = append(names, f.Label(id))
+		}
+		what := fmt.Sprintf("all %d member ports are limited members", len(u.limited))
+		if len(u.limited) == 1 {
+			what = "its only member port is a limited member"
+		}
+		add(SeverityWarning, RuleLimitedOnly, []PKey{PKey(k)},
+			fmt.Sprintf("partition %s: %s (%s): limited members cannot talk to each other, so nobody can talk in it", hex4(k), what, strings.Join(names, ", ")),
+			"make at least one member full (GUID=full in partitions.conf, e.g. the server the others use), or remove the partition", u.limited...)
+	}
+	SortFindings(out)
+	return out
+}
+
+func quoteDesc(n *Node) string {
+	if n.Description == "" {
+		return n.GUID.String()
+	}
+	return fmt.Sprintf("%q", n.Description)
+}
+
+// auditSwitchPort checks a switch external port sw[p] cabled to a CA or router port.
+func auditSwitchPort(f *Fabric, sw *Node, p *Port, caNode *Node, ca *Port) []Finding {
+	var out []Finding
+	swID, caID := PortID{sw.GUID, p.Num}, PortID{caNode.GUID, ca.Num}
+	ports := []FindingPort{f.FindingPort(caID), f.FindingPort(swID)}
+	enforcing := ""
+	if e := p.Enforcement; e != nil {
+		var off []string
+		if !e.Inbound {
+			off = append(off, "inbound")
+		}
+		if !e.Outbound {
+			off = append(off, "outbound")
+		}
+		switch {
+		case len(off) > 0:
+			out = append(out, Finding{Severity: SeverityWarning, Rule: RuleEnforcementOff, Ports: ports,
+				Message: fmt.Sprintf("partition enforcement is off (%s) on %s, which faces %s: packets of any partition pass the switch there, so isolation rests on the end ports alone",
+					strings.Join(off, ", "), f.Label(swID), f.Label(caID)),
+				Action: "turn switch enforcement on in the Subnet Manager (OpenSM: part_enforce both, no_partition_enforcement FALSE in opensm.conf) and re-sweep"})
+			if e.Inbound || e.Outbound {
+				enforcing = "with " + strings.Join(off, " ") + " enforcement off the switch still drops them in the other direction"
+			}
+		default:
+			enforcing = "with enforcement on, the switch drops them"
+		}
+	}
+	if p.PKeys == nil || ca.PKeys == nil {
+		return out
+	}
+	if enforcing == "" {
+		enforcing = "once enforcement is on, the switch will drop them"
+	}
+	caKeys, swKeys := memberships(ca.PKeys), memberships(p.PKeys)
+	missing := func(have, want map[uint16]membershipSet) []PKey {
+		var ks []PKey
+		for k, s := range want {
+			if _, ok := have[k]; !ok {
+				pk := PKey(k)
+				if s.full {
+					pk |= MembershipBit
+				}
+				ks = append(ks, pk)
+			}
+		}
+		sort.Slice(ks, func(i, j int) bool { return ks[i].Key() < ks[j].Key() })
+		return ks
+	}
+	if ks := missing(swKeys, caKeys); len(ks) > 0 {
+		out = append(out, Finding{Severity: SeverityError, Rule: RuleHCAKeyNotOnSwitch, Ports: ports, PKeys: ks,
+			Message: fmt.Sprintf("%s holds %s, which %s, the switch port it is cabled to, does not: packets of %s to and from this port do not pass the switch (%s)",
+				f.Label(caID), pkeyList(ks), f.Label(swID), plural(len(ks), "that partition", "those partitions"), enforcing),
+			Action: actionResweep})
+	}
+	if ks := missing(caKeys, swKeys); len(ks) > 0 {
+		out = append(out, Finding{Severity: SeverityError, Rule: RuleSwitchKeyNotOnHCA, Ports: ports, PKeys: ks,
+			Message: fmt.Sprintf("%s holds %s, which %s, the port it faces, does not: the switch lets %s through to a port that is not a member (a stale entry, or the CA's table changed behind the SM's back)",
+				f.Label(swID), pkeyList(ks), f.Label(caID), plural(len(ks), "that partition", "those partitions")),
+			Action: actionResweep})
+	}
+	return out
+}
+
+func pkeyList(ks []PKey) string {
+	s := make([]string, len(ks))
+	for i, k := range ks {
+		s[i] = k.String()
+	}
+	if len(s) == 1 {
+		return "P_Key " + s[0]
+	}
+	return "P_Keys " + strings.Join(s, ", ")
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// Member is one port holding a partition's key, for `ibkey fabric pkeys --key`.
+type Member struct {
+	FindingPort
+	Type NodeType `json:"type"`
+	// EndPort is false for a switch's external port, which only mirrors the port it
+	// faces.
+	EndPort bool `json:"end_port"`
+	// Membership is full, limited or both (a full and a limited entry).
+	Membership string `json:"membership"`
+	// Indexes of the entries holding the key.
+	Indexes []int `json:"indexes"`
+}
+
+// Members lists the ports whose table holds the 15-bit key of p, in node GUID and port
+// order.
+func (f *Fabric) Members(p PKey) []Member {
+	var out []Member
+	for _, n := range f.Nodes {
+		for _, port := range n.Ports {
+			var s membershipSet
+			var idx []int
+			for i, k := range port.PKeys {
+				if k.Valid() && k.Key() == p.Key() {
+					idx = append(idx, i)
+					if k.IsFull() {
+						s.full = true
+					} else {
+						s.limited = true
+					}
+				}
+			}
+			if len(idx) == 0 {
+				continue
+			}
+			out = append(out, Member{FindingPort: f.FindingPort(PortID{n.GUID, port.Num}), Type: n.Type,
+				EndPort: n.IsEndPort(port), Membership: s.String(), Indexes: idx})
+		}
+	}
+	return out
+}

@@ -1,0 +1,218 @@
+package check
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Change kinds in a FabricDiff, stable identifiers for scripts.
+const (
+	ChangeNodeAdded    = "node-added"
+	ChangeNodeRemoved  = "node-removed"
+	ChangeNode         = "node-changed" // type, description, port count
+	ChangeLinkAdded    = "link-added"
+	ChangeLinkRemoved  = "link-removed"
+	ChangePort         = "port-changed" // state, LID, port GUID, enforcement
+	ChangePKeyAdded    = "pkey-added"
+	ChangePKeyRemoved  = "pkey-removed"
+	ChangePKeyMoved    = "pkey-moved"     // same value, other index
+	ChangeTableRead    = "table-readable" // read in one sweep, not the other
+	ChangeTableResized = "table-resized"
+)
+
+// Change is one difference between two sweeps.
+type Change struct {
+	Kind string `json:"kind"`
+	// Ports are the ports concerned: one, or the two ends of a link. For node
+	// changes the port is 0.
+	Ports   []FindingPort `json:"ports"`
+	Field   string        `json:"field,omitempty"`
+	Before  string        `json:"before,omitempty"`
+	After   string        `json:"after,omitempty"`
+	Message string        `json:"message"`
+}
+
+// Diff lists what changed from sweep a to sweep b: nodes, links, port attributes and
+// P_Key table entries. Nodes are matched by node GUID, ports by number. Counters (P_Key
+// violations), LIDs of the SM and the sweep's own metadata are not compared.
+func Diff(a, b *Fabric) []Change {
+	var out []Change
+	label := func(id PortID) (FindingPort, string) {
+		f := b
+		if f.Node(id.Node) == nil {
+			f = a
+		}
+		return f.FindingPort(id), f.Label(id)
+	}
+	add := func(kind, field, before, after, msg string, ids ...PortID) {
+		c := Change{Kind: kind, Field: field, Before: before, After: after, Message: msg}
+		for _, id := range ids {
+			fp, _ := label(id)
+			c.Ports = append(c.Ports, fp)
+		}
+		out = append(out, c)
+	}
+	for _, na := range a.Nodes {
+		nb := b.Node(na.GUID)
+		if nb == nil {
+			add(ChangeNodeRemoved, "", "", "", fmt.Sprintf("%s %s (%s) is gone", na.Type, quoteDesc(na), na.GUID), PortID{na.GUID, 0})
+			continue
+		}
+		id0 := PortID{na.GUID, 0}
+		for _, c := range []struct{ field, before, after string }{
+			{"type", string(na.Type), string(nb.Type)},
+			{"description", na.Description, nb.Description},
+			{"num_ports", fmt.Sprint(na.NumPorts), fmt.Sprint(nb.NumPorts)},
+		} {
+			if c.before != c.after {
+				add(ChangeNode, c.field, c.before, c.after, fmt.Sprintf("node %s: %s %q -> %q", na.GUID, c.field, c.before, c.after), id0)
+			}
+		}
+		for _, pa := range na.Ports {
+			pb := nb.Port(pa.Num)
+			if pb == nil {
+				continue
+			}
+			out = append(out, diffPort(a, b, na, pa, pb)...)
+		}
+	}
+	for _, nb := range b.Nodes {
+		if a.Node(nb.GUID) == nil {
+			add(ChangeNodeAdded, "", "", "", fmt.Sprintf("new %s %s (%s)", nb.Type, quoteDesc(nb), nb.GUID), PortID{nb.GUID, 0})
+		}
+	}
+	la, lb := map[Link]bool{}, map[Link]bool{}
+	for _, l := range a.Links() {
+		la[l] = true
+	}
+	for _, l := range b.Links() {
+		lb[l] = true
+		if !la[l] {
+			_, x := label(l.A)
+			_, y := label(l.B)
+			add(ChangeLinkAdded, "", "", "", fmt.Sprintf("new link %s - %s", x, y), l.A, l.B)
+		}
+	}
+	for _, l := range a.Links() {
+		if !lb[l] {
+			_, x := label(l.A)
+			_, y := label(l.B)
+			add(ChangeLinkRemoved, "", "", "", fmt.Sprintf("link %s - %s is gone", x, y), l.A, l.B)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		pi, pj := out[i].Ports[0].PortID, out[j].Ports[0].PortID
+		if pi != pj {
+			return lessPortID(pi, pj)
+		}
+		return out[i].Kind < out[j].Kind
+	})
+	return out
+}
+
+func diffPort(a, b *Fabric, n *Node, pa, pb *Port) []Change {
+	var out []Change
+	id := PortID{n.GUID, pa.Num}
+	fp := b.FindingPort(id)
+	name := b.Label(id)
+	add := func(kind, field, before, after, msg string) {
+		out = append(out, Change{Kind: kind, Ports: []FindingPort{fp}, Field: field, Before: before, After: after, Message: msg})
+	}
+	enf := func(e *Enforcement) string {
+		if e == nil {
+			return ""
+		}
+		var on []string
+		for _, x := range []struct {
+			b bool
+			s string
+		}{{e.Inbound, "inbound"}, {e.Outbound, "outbound"}, {e.FilterRawInbound, "filter-raw-inbound"}, {e.FilterRawOutbound, "filter-raw-outbound"}} {
+			if x.b {
+				on = append(on, x.s)
+			}
+		}
+		if len(on) == 0 {
+			return "off"
+		}
+		return strings.Join(on, ",")
+	}
+	guid := func(g GUID) string {
+		if g == 0 {
+			return ""
+		}
+		return g.String()
+	}
+	for _, c := range []struct{ field, before, after string }{
+		{"state", pa.State, pb.State},
+		{"phys_state", pa.PhysState, pb.PhysState},
+		{"lid", fmt.Sprint(pa.LID), fmt.Sprint(pb.LID)},
+		{"lmc", fmt.Sprint(pa.LMC), fmt.Sprint(pb.LMC)},
+		{"port_guid", guid(pa.GUID), guid(pb.GUID)},
+		{"enforcement", enf(pa.Enforcement), enf(pb.Enforcement)},
+	} {
+		if c.before != c.after && c.before != "" && c.after != "" {
+			add(ChangePort, c.field, c.before, c.after, fmt.Sprintf("%s: %s %s -> %s", name, c.field, c.before, c.after))
+		}
+	}
+	switch {
+	case pa.PKeys == nil && pb.PKeys == nil:
+		return out
+	case pa.PKeys == nil || pb.PKeys == nil:
+		before, after := "read", "not read"
+		if pa.PKeys == nil {
+			before, after = after, before
+		}
+		add(ChangeTableRead, "pkeys", before, after, fmt.Sprintf("%s: P_Key table %s before, %s now; its entries are not compared", name, before, after))
+		return out
+	}
+	if len(pa.PKeys) != len(pb.PKeys) {
+		add(ChangeTableResized, "table_size", fmt.Sprint(len(pa.PKeys)), fmt.Sprint(len(pb.PKeys)),
+			fmt.Sprintf("%s: P_Key table size %d -> %d", name, len(pa.PKeys), len(pb.PKeys)))
+	}
+	idx := func(t []PKey) map[PKey][]int {
+		m := map[PKey][]int{}
+		for i, k := range t {
+			if k.Valid() {
+				m[k] = append(m[k], i)
+			}
+		}
+		return m
+	}
+	ia, ib := idx(pa.PKeys), idx(pb.PKeys)
+	var values []PKey
+	for k := range ia {
+		values = append(values, k)
+	}
+	for k := range ib {
+		if _, ok := ia[k]; !ok {
+			values = append(values, k)
+		}
+	}
+	sort.Slice(values, func(i, j int) bool {
+		if values[i].Key() != values[j].Key() {
+			return values[i].Key() < values[j].Key()
+		}
+		return values[i] < values[j]
+	})
+	for _, k := range values {
+		xa, xb := ia[k], ib[k]
+		switch {
+		case len(xb) == 0:
+			add(ChangePKeyRemoved, "pkeys", k.String(), "", fmt.Sprintf("%s: %s (%s member of %s) removed from index %s", name, k, k.Membership(), k.KeyString(), ints(xa)))
+		case len(xa) == 0:
+			add(ChangePKeyAdded, "pkeys", "", k.String(), fmt.Sprintf("%s: %s (%s member of %s) added at index %s", name, k, k.Membership(), k.KeyString(), ints(xb)))
+		case ints(xa) != ints(xb):
+			add(ChangePKeyMoved, "pkeys", ints(xa), ints(xb), fmt.Sprintf("%s: %s moved from index %s to %s (QPs holding the old index now use another entry)", name, k, ints(xa), ints(xb)))
+		}
+	}
+	return out
+}
+
+func ints(v []int) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = fmt.Sprint(x)
+	}
+	return strings.Join(s, ",")
+}

@@ -1,0 +1,256 @@
+package partconf
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/ibkey/ibkey/internal/check"
+)
+
+// Rules of CompareFabric's findings (all errors: the fabric is not what the file says).
+const (
+	RuleMissingKey      = "partitions-missing-key"
+	RuleExtraKey        = "partitions-extra-key"
+	RuleWrongMembership = "partitions-wrong-membership"
+	RuleTableOverflow   = "partitions-table-overflow"
+	RuleFileRejected    = "partitions-file-rejected"
+)
+
+// FabricPorts returns the fabric's end ports as NewModel takes them (CA and router
+// ports with a GUID, each switch's port 0 with the switch's port GUID) and the port
+// GUID of the master SM: the end port whose LID is the SM LID the ports report (0 when
+// none is found; SELF then names nobody).
+func FabricPorts(f *check.Fabric) (ports []Port, smGUID uint64) {
+	byLID := map[uint16]uint64{}
+	smLIDs := map[uint16]int{}
+	for _, n := range f.Nodes {
+		typ := CA
+		switch n.Type {
+		case check.NodeSwitch:
+			typ = Switch
+		case check.NodeRouter:
+			typ = Router
+		}
+		for _, p := range n.Ports {
+			if !n.IsEndPort(p) || p.GUID == 0 {
+				continue
+			}
+			size := p.TableSize
+			if size == 0 {
+				size = n.PartitionCap
+			}
+			ports = append(ports, Port{GUID: uint64(p.GUID), Type: typ, TableSize: size})
+			if p.LID != 0 {
+				byLID[p.LID] = uint64(p.GUID)
+			}
+			if p.SMLID != 0 {
+				smLIDs[p.SMLID]++
+			}
+		}
+	}
+	best := 0
+	for lid, count := range smLIDs {
+		if g, ok := byLID[lid]; ok && count > best {
+			smGUID, best = g, count
+		}
+	}
+	return ports, smGUID
+}
+
+// NewFabricModel is NewModel for the end ports of a sweep, with SELF the master SM's
+// port when opt.SMGUID is 0.
+func NewFabricModel(c *Config, f *check.Fabric, opt Options) *Model {
+	ports, sm := FabricPorts(f)
+	if opt.SMGUID == 0 {
+		opt.SMGUID = sm
+	}
+	return NewModel(c, ports, opt)
+}
+
+// CompareFabric lists every difference between the tables OpenSM would program from
+// m's configuration and the tables in the sweep:
+//   - end ports (CA and router ports, switch port 0) against the model of their GUID
+//     (OpenSM gives a switch's port 0 every partition that names it: ALL, ALL_SWITCHES,
+//     its GUID);
+//   - a switch's external port facing a CA against the model of that CA port: OpenSM
+//     copies the CA port's keys there for switch partition enforcement. When the switch
+//     port holds the same keys as the CA port, it is added to the CA port's findings
+//     instead of repeating them. Ports between switches are not compared.
+//
+// The enforcement bits are not consulted: on ibsim, OpenSM 3.3.23 copies the tables but
+// PortInfo shows enforcement off on every port (lab_test in internal/query).
+//
+// Per port and 15-bit key: a key the file gives that the table lacks (missing), a key the
+// table holds that the file does not give (extra), and the same key with another
+// membership (wrong membership). Ports whose table was not read are skipped (the audit
+// reports them). Table order is not compared.
+func CompareFabric(f *check.Fabric, m *Model) []check.Finding {
+	var out []check.Finding
+	if m.Source.Rejected {
+		out = append(out, check.Finding{Severity: check.SeverityError, Rule: RuleFileRejected,
+			Message: fmt.Sprintf("OpenSM rejects %s (PARSE ERROR at %s) and programs Default=0x7fff : ALL=full instead; the fabric is compared with that fallback", m.Source.File, m.Source.RejectedAt),
+			Action:  "fix the file (ibkey partitions check " + m.Source.File + ")"})
+	}
+	byPort := map[check.PortID][]int{} // an end port's findings, by index in out
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if p.PKeys == nil || !n.IsEndPort(p) || p.GUID == 0 {
+				continue
+			}
+			id := check.PortID{Node: n.GUID, Port: p.Num}
+			for _, fd := range comparePort(f, m, id, p, id, uint64(p.GUID), "") {
+				byPort[id] = append(byPort[id], len(out))
+				out = append(out, fd)
+			}
+		}
+	}
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if p.PKeys == nil || n.IsEndPort(p) || p.Peer == nil {
+				continue
+			}
+			peerNode, peer := f.Node(p.Peer.Node), f.Port(*p.Peer)
+			if peerNode == nil || peer == nil || peerNode.Type == check.NodeSwitch || peer.GUID == 0 {
+				continue
+			}
+			id := check.PortID{Node: n.GUID, Port: p.Num}
+			if peer.PKeys != nil && sameMemberships(p.PKeys, peer.PKeys) {
+				// The switch port mirrors the CA port exactly: it shares the CA
+				// port's findings rather than repeating them.
+				for _, i := range byPort[*p.Peer] {
+					out[i].Ports = append(out[i].Ports, f.FindingPort(id))
+					out[i].Message += fmt.Sprintf("; the same goes for %s, the switch port that mirrors it", f.Label(id))
+				}
+				continue
+			}
+			out = append(out, comparePort(f, m, id, p, *p.Peer, uint64(peer.GUID), fmt.Sprintf(" (it mirrors %s, the CA port it faces)", f.Label(*p.Peer)))...)
+		}
+	}
+	check.SortFindings(out)
+	return out
+}
+
+type wantKey struct {
+	full, limited bool
+	entry         Entry
+}
+
+func comparePort(f *check.Fabric, m *Model, id check.PortID, p *check.Port, modelPort check.PortID, guid uint64, mirror string) []check.Finding {
+	var out []check.Finding
+	ports := []check.FindingPort{f.FindingPort(id)}
+	if modelPort != id {
+		ports = append(ports, f.FindingPort(modelPort))
+	}
+	name := f.Label(id)
+	want := map[uint16]*wantKey{}
+	for _, e := range m.Table(guid) {
+		w := want[e.PKey.Key()]
+		if w == nil {
+			w = &wantKey{entry: e}
+			want[e.PKey.Key()] = w
+		}
+		if e.PKey.IsFull() {
+			w.full = true
+		} else {
+			w.limited = true
+		}
+	}
+	have := map[uint16][2]bool{} // full, limited
+	for _, k := range p.PKeys {
+		if k.Valid() {
+			h := have[k.Key()]
+			if k.IsFull() {
+				h[0] = true
+			} else {
+				h[1] = true
+			}
+			have[k.Key()] = h
+		}
+	}
+	keys := make([]uint16, 0, len(want)+len(have))
+	for k := range want {
+		keys = append(keys, k)
+	}
+	for k := range have {
+		if want[k] == nil {
+			keys = append(keys, k)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	ms := func(full, limited bool) string {
+		switch {
+		case full && limited:
+			return "both full and limited"
+		case full:
+			return "full"
+		}
+		return "limited"
+	}
+	for _, k := range keys {
+		w, h := want[k], have[k]
+		pk := check.PKey(k)
+		switch {
+		case w == nil:
+			if h[0] {
+				pk |= check.MembershipBit
+			}
+			out = append(out, check.Finding{Severity: check.SeverityError, Rule: RuleExtraKey, Ports: ports, PKeys: []check.PKey{pk},
+				Message: fmt.Sprintf("%s holds %s (%s member of %s), which %s does not give it%s", name, pk, ms(h[0], h[1]), pk.KeyString(), m.Source.File, mirror),
+				Action:  "if the partition is wanted, add the port to it in the file; if not, the SM did not remove it: re-sweep (OpenSM: kill -HUP) and check that this is the file the SM reads"})
+		case !h[0] && !h[1]:
+			if w.full {
+				pk |= check.MembershipBit
+			}
+			out = append(out, check.Finding{Severity: check.SeverityError, Rule: RuleMissingKey, Ports: ports, PKeys: []check.PKey{pk},
+				Message: fmt.Sprintf("%s lacks %s: %s makes it a %s member of partition %s (%s, %s)%s", name, pk, m.Source.File, ms(w.full, w.limited), w.entry.Partition.Name, pk.KeyString(), decided(w.entry), mirror),
+				Action:  "make the SM apply the file (OpenSM: kill -HUP; check its log for \"Pkey table is full\" and parse errors), or correct the file if the fabric is right"})
+		case h[0] != w.full || h[1] != w.limited:
+			if h[0] {
+				pk |= check.MembershipBit
+			}
+			out = append(out, check.Finding{Severity: check.SeverityError, Rule: RuleWrongMembership, Ports: ports, PKeys: []check.PKey{pk},
+				Message: fmt.Sprintf("%s is a %s member of partition %s (%s) but %s makes it %s (%s)%s", name, ms(h[0], h[1]), w.entry.Partition.Name, pk.KeyString(), m.Source.File, ms(w.full, w.limited), decided(w.entry), mirror),
+				Action:  "make the SM apply the file (OpenSM: kill -HUP), or correct the membership in the file (=full / =limited) if the fabric is right"})
+		}
+	}
+	if d := m.Dropped(guid); d > 0 && mirror == "" {
+		out = append(out, check.Finding{Severity: check.SeverityError, Rule: RuleTableOverflow, Ports: ports,
+			Message: fmt.Sprintf("%s gives %s %d more partition entries than its %d-entry table holds: OpenSM drops them (\"Pkey table is full\")", m.Source.File, name, d, p.TableSize),
+			Action:  "take the port out of partitions it does not need"})
+	}
+	return out
+}
+
+func decided(e Entry) string {
+	if e.DecidedBy == nil {
+		return "implicit"
+	}
+	s := e.DecidedBy.Pos.String()
+	if t := strings.TrimSpace(e.DecidedBy.Text); t != "" {
+		s += " " + t
+	}
+	return s
+}
+
+func sameMemberships(a, b []check.PKey) bool {
+	set := func(t []check.PKey) map[check.PKey]bool {
+		m := map[check.PKey]bool{}
+		for _, k := range t {
+			if k.Valid() {
+				m[k] = true
+			}
+		}
+		return m
+	}
+	sa, sb := set(a), set(b)
+	if len(sa) != len(sb) {
+		return false
+	}
+	for k := range sa {
+		if !sb[k] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,129 @@
+package partconf
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ibkey/ibkey/internal/check"
+)
+
+// fabric: CA A (port GUID 0xa1, LID 1, the SM) and CA B (0xb1) on switch S (0x50);
+// tables as OpenSM programs them from conf below (the simulator's 8-entry tables).
+func compareFabricFixture() *check.Fabric {
+	t := func(keys ...check.PKey) []check.PKey {
+		out := make([]check.PKey, 8)
+		copy(out, keys)
+		return out
+	}
+	peer := func(n check.GUID, p int) *check.PortID { return &check.PortID{Node: n, Port: p} }
+	f := &check.Fabric{Nodes: []*check.Node{
+		{GUID: 0xa0, Type: check.NodeCA, Description: "A", NumPorts: 1, PartitionCap: 8, Ports: []*check.Port{
+			{Num: 1, GUID: 0xa1, LID: 1, SMLID: 1, Peer: peer(0x50, 1), TableSize: 8, PKeys: t(0xffff, 0x8001)}}},
+		{GUID: 0xb0, Type: check.NodeCA, Description: "B", NumPorts: 1, PartitionCap: 8, Ports: []*check.Port{
+			{Num: 1, GUID: 0xb1, LID: 2, SMLID: 1, Peer: peer(0x50, 2), TableSize: 8, PKeys: t(0xffff, 0x0001)}}},
+		{GUID: 0x50, Type: check.NodeSwitch, Description: "S", NumPorts: 2, PartitionCap: 8, Ports: []*check.Port{
+			{Num: 0, GUID: 0x50, LID: 3, SMLID: 1, TableSize: 8, PKeys: t(0xffff)},
+			{Num: 1, Peer: peer(0xa0, 1), TableSize: 8, PKeys: t(0xffff, 0x8001)},
+			{Num: 2, Peer: peer(0xb0, 1), TableSize: 8, PKeys: t(0xffff, 0x0001)}}},
+	}}
+	f.Normalize()
+	return f
+}
+
+const compareConf = `Default=0x7fff : ALL_CAS=full, ALL_SWITCHES=full ;
+storage=0x0001 : SELF=full, 0xb1 ;
+`
+
+func compare(t *testing.T, f *check.Fabric, conf string) []check.Finding {
+	t.Helper()
+	return CompareFabric(f, NewFabricModel(Parse("partitions.conf", []byte(conf)), f, Options{}))
+}
+
+func TestFabricPorts(t *testing.T) {
+	ports, sm := FabricPorts(compareFabricFixture())
+	if sm != 0xa1 {
+		t.Errorf("SM port GUID 0x%x, want 0xa1 (the port with LID 1, the SM LID)", sm)
+	}
+	var got []string
+	for _, p := range ports {
+		got = append(got, check.FormatGUID(p.GUID)+"/"+p.Type.String())
+	}
+	if want := "0x0000000000000050/switch 0x00000000000000a1/CA 0x00000000000000b1/CA"; strings.Join(got, " ") != want {
+		t.Errorf("ports %v, want %s", got, want)
+	}
+}
+
+func TestCompareFabricClean(t *testing.T) {
+	if fs := compare(t, compareFabricFixture(), compareConf); len(fs) > 0 {
+		t.Errorf("%v", fs)
+	}
+}
+
+func TestCompareFabric(t *testing.T) {
+	a1, b1 := check.PortID{Node: 0xa0, Port: 1}, check.PortID{Node: 0xb0, Port: 1}
+	s0, s2 := check.PortID{Node: 0x50, Port: 0}, check.PortID{Node: 0x50, Port: 2}
+	for _, tc := range []struct {
+		name   string
+		conf   string
+		change func(f *check.Fabric)
+		want   []string // per finding: rule, the keys the port holds (or -), ports
+	}{
+		{"B should be full", strings.Replace(compareConf, "0xb1", "0xb1=full", 1), nil,
+			[]string{"partitions-wrong-membership 0x0001 B[1] S[2]"}},
+		{"B should not be in storage", strings.Replace(compareConf, ", 0xb1", "", 1), nil,
+			[]string{"partitions-extra-key 0x0001 B[1] S[2]"}},
+		{"a new partition", compareConf + "p2=0x0002 : 0xa1=full ;\n", nil,
+			[]string{"partitions-missing-key 0x8002 A[1] S[1]"}},
+		{"switch port 0 in ALL partitions", compareConf + "p3=0x0003 : ALL=full ;\n", func(f *check.Fabric) {
+			for _, id := range []check.PortID{a1, b1, {Node: 0x50, Port: 1}, s2} {
+				f.Port(id).PKeys[2] = 0x8003
+			}
+		}, []string{"partitions-missing-key 0x8003 S[0]"}},
+		{"switch port differs from its CA", compareConf, func(f *check.Fabric) { f.Port(s2).PKeys[1] = 0 },
+			[]string{"partitions-missing-key 0x0001 S[2] B[1]"}},
+		{"default membership wrong on switch port 0", compareConf, func(f *check.Fabric) { f.Port(s0).PKeys[0] = 0x7fff },
+			[]string{"partitions-wrong-membership 0x7fff S[0]"}},
+		{"table not read", strings.Replace(compareConf, "0xb1", "0xb1=full", 1), func(f *check.Fabric) {
+			f.Port(b1).PKeys = nil
+		}, []string{"partitions-wrong-membership 0x0001 S[2] B[1]"}},
+		{"table overflow", compareConf + "p4=0x0004 : 0xa1 ;\np5=0x0005 : 0xa1 ;\np6=0x0006 : 0xa1 ;\np7=0x0007 : 0xa1 ;\np8=0x0008 : 0xa1 ;\np9=0x0009 : 0xa1 ;\np10=0x000a : 0xa1 ;\n", func(f *check.Fabric) {
+			for i, k := range []check.PKey{4, 5, 6, 7, 8, 9} {
+				f.Port(a1).PKeys[2+i] = k
+				f.Node(0x50).Port(1).PKeys[2+i] = k
+			}
+		}, []string{"partitions-table-overflow - A[1] S[1]"}},
+		{"rejected file", "Default=0x7fff : ALL=full ;\nbroken\n=0x0001 : 0xa1 ;\n", func(f *check.Fabric) {
+			for _, id := range []check.PortID{a1, b1, {Node: 0x50, Port: 1}, s2} {
+				f.Port(id).PKeys[1] = 0
+			}
+		}, []string{"partitions-file-rejected -"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := compareFabricFixture()
+			if tc.change != nil {
+				tc.change(f)
+			}
+			var got []string
+			for _, fd := range compare(t, f, tc.conf) {
+				s := fd.Rule
+				if len(fd.PKeys) == 0 {
+					s += " -"
+				}
+				for _, k := range fd.PKeys {
+					s += " " + k.String()
+				}
+				for _, p := range fd.Ports {
+					s += " " + strings.Trim(f.Label(p.PortID), `"`)
+					s = strings.Replace(s, `"[`, "[", 1)
+				}
+				if fd.Severity != check.SeverityError || fd.Action == "" {
+					t.Errorf("%s: severity %s, action %q", s, fd.Severity, fd.Action)
+				}
+				got = append(got, s)
+			}
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("findings\n got %q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}

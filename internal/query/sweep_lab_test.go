@@ -1,0 +1,271 @@
+package query_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/ibverbs/mad"
+	"github.com/ibkey/ibkey/internal/lab"
+	"github.com/ibkey/ibkey/internal/query"
+)
+
+// These tests sweep the simulated fabric and compare the result with
+// infiniband-diags (ibnetdiscover, smpquery) run against the same ibsim. They skip
+// when the lab is not installed, and fail instead under CI.
+
+const (
+	smallNet   = "../lab/testdata/small.net"
+	fatTreeNet = "../lab/testdata/fattree.net"
+)
+
+var labMAD = mad.Options{Timeout: 300 * time.Millisecond, Retries: 2}
+
+func dialLab(t testing.TB, l *lab.Lab, node string) *mad.Ibsim {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	tr, err := mad.DialIbsim(ctx, mad.IbsimOptions{SockName: l.SockName, Node: node, Options: labMAD})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := tr.Close(); err != nil && !l.Exited() {
+			t.Errorf("Close: %v", err)
+		}
+	})
+	return tr
+}
+
+func sweepLab(t testing.TB, l *lab.Lab, node string, opts query.SweepOptions) *check.Fabric {
+	t.Helper()
+	tr := dialLab(t, l, node)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	f, err := query.Sweep(ctx, tr, opts)
+	if err != nil {
+		t.Fatalf("Sweep: %v", err)
+	}
+	return f
+}
+
+// netDiscover is what ibnetdiscover printed: nodes and links.
+type netDiscover struct {
+	nodes map[check.GUID]ndNode
+	links map[string]bool // "guid[port]-guid[port]", smaller end first
+	// portGUIDs of CA ports, by "guid[port]".
+	portGUIDs map[string]check.GUID
+}
+
+type ndNode struct {
+	typ   check.NodeType
+	ports int
+	desc  string
+}
+
+var (
+	ndHeader = regexp.MustCompile(`^(Switch|Ca|Rt)\s+(\d+)\s+"[SHR]-([0-9a-f]{16})"\s+#\s+"([^"]*)"`)
+	ndLink   = regexp.MustCompile(`^\[(\d+)\](?:\(([0-9a-f]+)\))?\s+"[SHR]-([0-9a-f]{16})"\[(\d+)\](?:\(([0-9a-f]+)\))?`)
+)
+
+func endKey(g check.GUID, port int) string { return fmt.Sprintf("%s[%d]", g, port) }
+
+func linkKey(a check.GUID, ap int, b check.GUID, bp int) string {
+	x, y := endKey(a, ap), endKey(b, bp)
+	if y < x {
+		x, y = y, x
+	}
+	return x + "-" + y
+}
+
+func parseIbnetdiscover(t *testing.T, out string) netDiscover {
+	t.Helper()
+	nd := netDiscover{nodes: map[check.GUID]ndNode{}, links: map[string]bool{}, portGUIDs: map[string]check.GUID{}}
+	var cur check.GUID
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if m := ndHeader.FindStringSubmatch(line); m != nil {
+			g, _ := strconv.ParseUint(m[3], 16, 64)
+			cur = check.GUID(g)
+			n, _ := strconv.Atoi(m[2])
+			typ := map[string]check.NodeType{"Switch": check.NodeSwitch, "Ca": check.NodeCA, "Rt": check.NodeRouter}[m[1]]
+			nd.nodes[cur] = ndNode{typ: typ, ports: n, desc: m[4]}
+			continue
+		}
+		if m := ndLink.FindStringSubmatch(line); m != nil {
+			if cur == 0 {
+				t.Fatalf("ibnetdiscover: link before a node: %q", line)
+			}
+			p, _ := strconv.Atoi(m[1])
+			rg, _ := strconv.ParseUint(m[3], 16, 64)
+			rp, _ := strconv.Atoi(m[4])
+			nd.links[linkKey(cur, p, check.GUID(rg), rp)] = true
+			if m[2] != "" {
+				pg, _ := strconv.ParseUint(m[2], 16, 64)
+				nd.portGUIDs[endKey(cur, p)] = check.GUID(pg)
+			}
+		}
+	}
+	if len(nd.nodes) == 0 {
+		t.Fatalf("ibnetdiscover printed no nodes:\n%s", out)
+	}
+	return nd
+}
+
+func TestLabSweepMatchesIbnetdiscover(t *testing.T) {
+	for _, net := range []string{smallNet, fatTreeNet} {
+		t.Run(net[strings.LastIndex(net, "/")+1:], func(t *testing.T) {
+			l := lab.Start(t, net, nil)
+			for _, phase := range []string{"before OpenSM", "after OpenSM"} {
+				if phase == "after OpenSM" {
+					if err := l.RunOpenSM("Default=0x7fff, ipoib : ALL=full ;\n", false); err != nil {
+						t.Fatal(err)
+					}
+				}
+				f := sweepLab(t, l, "", query.SweepOptions{})
+				nd := parseIbnetdiscover(t, l.MustTool("ibnetdiscover"))
+				compareDiscovery(t, phase, f, nd, l.Topology)
+			}
+		})
+	}
+}
+
+func compareDiscovery(t *testing.T, phase string, f *check.Fabric, nd netDiscover, topo *lab.Topology) {
+	t.Helper()
+	if len(f.Nodes) != len(nd.nodes) || len(f.Nodes) != len(topo.Nodes) {
+		t.Errorf("%s: %d nodes, ibnetdiscover %d, topology %d", phase, len(f.Nodes), len(nd.nodes), len(topo.Nodes))
+	}
+	for _, n := range f.Nodes {
+		want, ok := nd.nodes[n.GUID]
+		if !ok {
+			t.Errorf("%s: node %s (%q) not in ibnetdiscover's output", phase, n.GUID, n.Description)
+			continue
+		}
+		if n.Type != want.typ || n.NumPorts != want.ports || n.Description != want.desc {
+			t.Errorf("%s: node %s: %s %d ports %q, ibnetdiscover %s %d ports %q", phase, n.GUID, n.Type, n.NumPorts, n.Description, want.typ, want.ports, want.desc)
+		}
+		if len(n.Errors) > 0 {
+			t.Errorf("%s: node %q: errors %v", phase, n.Description, n.Errors)
+		}
+		for _, p := range n.Ports {
+			if p.Error != "" {
+				t.Errorf("%s: %s: %s", phase, f.Label(check.PortID{Node: n.GUID, Port: p.Num}), p.Error)
+			}
+			if want, ok := nd.portGUIDs[endKey(n.GUID, p.Num)]; ok && n.Type != check.NodeSwitch && p.GUID != want {
+				t.Errorf("%s: %s: port GUID %s, ibnetdiscover %s", phase, f.Label(check.PortID{Node: n.GUID, Port: p.Num}), p.GUID, want)
+			}
+		}
+	}
+	links := map[string]bool{}
+	for _, lk := range f.Links() {
+		links[linkKey(lk.A.Node, lk.A.Port, lk.B.Node, lk.B.Port)] = true
+	}
+	if got, want := sortedKeys(links), sortedKeys(nd.links); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("%s: links\n got %v\nwant %v (ibnetdiscover)", phase, got, want)
+	}
+	if len(f.Unreachable) > 0 {
+		t.Errorf("%s: unreachable: %+v", phase, f.Unreachable)
+	}
+	t.Logf("%s: %d nodes, %d links, swept in %v", phase, len(f.Nodes), len(links), f.Duration)
+}
+
+func sortedKeys(m map[string]bool) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestLabSweepTables checks every P_Key table the sweep read against smpquery, after
+// OpenSM gave each CA port a different table (HcaD's two ports differ, so a table read
+// through the wrong route shows).
+func TestLabSweepTables(t *testing.T) {
+	l := lab.Start(t, smallNet, nil)
+	conf := "Default=0x7fff : ALL=full ;\n" +
+		"a=0x0001 : 0x100004=full, 0x10000a ;\n" +
+		"b=0x0002, defmember=full : 0x10000b, 0x100007=limited, 0x100001 ;\n"
+	if err := l.RunOpenSM(conf, false); err != nil {
+		t.Fatal(err)
+	}
+	f := sweepLab(t, l, "", query.SweepOptions{})
+	checked := 0
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			id := check.PortID{Node: n.GUID, Port: p.Num}
+			lid := p.LID
+			if n.Type == check.NodeSwitch {
+				lid = n.Port(0).LID
+			}
+			if p.PKeys == nil {
+				if p.Peer != nil || n.Type == check.NodeSwitch && p.Num == 0 {
+					t.Errorf("%s: table not read: %s", f.Label(id), p.PKeysError)
+				}
+				continue
+			}
+			out, err := l.Tool("smpquery", "pkeys", strconv.Itoa(int(lid)), strconv.Itoa(p.Num))
+			if err != nil {
+				t.Errorf("%s: %v", f.Label(id), err)
+				continue
+			}
+			want, err := lab.ParsePKeys(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.TableSize != want.Capacity || fmt.Sprint(p.PKeys) != fmt.Sprint(toPKeys(want.Entries[:want.Capacity])) {
+				t.Errorf("%s: table (%d) %v\nsmpquery (%d) %v", f.Label(id), p.TableSize, p.PKeys, want.Capacity, want.Entries[:want.Capacity])
+			}
+			checked++
+		}
+	}
+	if checked < 13 { // 4 CA ports + 2 switch port 0 + 7 cabled switch ports... at least
+		t.Errorf("only %d tables compared", checked)
+	}
+	d := f.Node(0x100009)
+	if d == nil || d.Port(1).PKeys == nil || d.Port(2).PKeys == nil || fmt.Sprint(d.Port(1).PKeys) == fmt.Sprint(d.Port(2).PKeys) {
+		t.Errorf("HcaD's two ports should have been read through their own routes and differ: %+v", d)
+	}
+}
+
+func toPKeys(v []uint16) []check.PKey {
+	out := make([]check.PKey, len(v))
+	for i, x := range v {
+		out[i] = check.PKey(x)
+	}
+	return out
+}
+
+// TestLabSweepUnreachable: a node that does not answer is reported and the sweep goes
+// on past it.
+func TestLabSweepUnreachable(t *testing.T) {
+	l := lab.Start(t, smallNet, nil)
+	l.MustConsole(`Error "HcaC"[1] 100`)
+	l.MustConsole(`Error "HcaB"[1] 100 21`) // PortInfo only
+	f := sweepLab(t, l, "", query.SweepOptions{})
+	if len(f.Nodes) != 5 {
+		t.Errorf("%d nodes, want 5 (all but HcaC)", len(f.Nodes))
+	}
+	if len(f.Unreachable) != 1 || f.Unreachable[0].From != (check.PortID{Node: 0x200001, Port: 1}) {
+		t.Errorf("unreachable = %+v, want Switch2 port 1", f.Unreachable)
+	}
+	if b := f.Node(0x100003); b == nil || b.Port(1).Error == "" {
+		t.Errorf("HcaB's PortInfo error not recorded: %+v", b)
+	}
+	var rules []string
+	for _, fd := range check.Audit(f) {
+		rules = append(rules, fd.Rule)
+		t.Log(fd)
+	}
+	if !strings.Contains(strings.Join(rules, " "), check.RuleNotRead) {
+		t.Errorf("audit rules %v, want %s", rules, check.RuleNotRead)
+	}
+}
