@@ -32,7 +32,7 @@ fabric-test:
 ## bench: Go benchmarks, then whole-process comparisons with the reference tools.
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./...
-	scripts/bench && scripts/bench-fabric
+	scripts/bench && scripts/bench-fabric && scripts/bench-sweep
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -20,10 +21,13 @@ type CanTalkOptions struct {
 	// resolved with OpenSM's options in OpenSM.
 	Partitions string
 	OpenSM     PartitionsOptions
+	// Sweep is --fabric-file and --timeout: where lid=, node= and GUID endpoints are
+	// found when they are not read over MADs now.
+	Sweep FabricSource
 }
 
 func newCanTalkCmd(g *Globals) *cobra.Command {
-	o := &CanTalkOptions{Globals: g}
+	o := &CanTalkOptions{Globals: g, Sweep: FabricSource{Globals: g}}
 	c := &cobra.Command{
 		Use:   "can-talk A B",
 		Short: "Say whether two endpoints can talk under the P_Key and Q_Key rules, and why",
@@ -39,11 +43,29 @@ An endpoint is a base and options, ENDPOINT := BASE {,KEY=VALUE}:
   mlx5_0/1,pkey=0x8001         a QP on that port using partition 0x0001 (the entry
                                ibv_get_pkey_index picks: a full member preferred)
   pkey=0x8001,qp=ud,qkey=0x11  options only
-  0x0002c90300000204           with --partitions FILE: a port in that OpenSM
-  guid=0x0002c90300000204      partitions.conf, with the P_Keys OpenSM gives it
-Options: pkey=PKEY, index=N (not for a GUID), qp=rc|uc|ud, qkey=QKEY (the QP
-context's), wr_qkey=QKEY (the send request's). lid=N (fabric access) is not available
-yet and exits 2 saying so; so does a GUID without --partitions.
+  lid=3  lid=3,port=2          a port of the fabric, its table read over MADs now:
+                               the port LID 3 belongs to (a CA port, a switch's
+                               port 0), or port P of that node
+  node=HcaB  node=HcaB,port=1  a port of the fabric found by node description (or
+                               node GUID) in a sweep: a switch's port 0, a CA's one
+                               cabled port (port= when it has several)
+  0x0002c90300000204           a port GUID (or node GUID, with port=), see below
+  guid=0x0002c90300000204
+Options: pkey=PKEY, index=N, qp=rc|uc|ud, qkey=QKEY (the QP context's),
+wr_qkey=QKEY (the send request's), port=P (with lid=, node= or a GUID).
+
+Where fabric endpoints are read, in this order:
+  - a GUID: with --partitions FILE, the table OpenSM would program on that port from
+    FILE (the intended state; index= and port= do not apply). Else with --fabric-file
+    FILE, the port in that saved sweep. Else, only when a fabric transport is chosen
+    explicitly (--ibsim, IBKEY_IBSIM, --ca), the port in a sweep run now. Otherwise
+    a GUID exits 2 saying so (a long hex value is often a mistyped P_Key, and a sweep
+    reads the whole subnet).
+  - node=NAME: the saved sweep (--fabric-file), else a sweep run now through the
+    transport the flags select (default: umad on the first ACTIVE InfiniBand port).
+  - lid=N: the port with that LID in the saved sweep (--fabric-file), else read over
+    MADs now (only that port: no sweep).
+The port each fabric endpoint resolved to is named on stderr.
 
 With --partitions FILE the reasons name the lines of FILE that gave each port its
 entry (FILE:LINE:COL and the member item). A GUID the file does not name gets what
@@ -73,7 +95,9 @@ cannot be resolved in its table: {"can_talk":false,"one_way":false,"reasons",
   ibkey can-talk mlx5_0/1 mlx5_1/1
   ibkey can-talk mlx5_0/1,index=2 0x0002
   ibkey can-talk pkey=0x8001,qp=ud,qkey=0x11 pkey=0x0001,qp=ud,qkey=0x12 -o json
-  ibkey can-talk --partitions partitions.conf 0x0002c90300000201 0x0002c90300000204`,
+  ibkey can-talk --partitions partitions.conf 0x0002c90300000201 0x0002c90300000204
+  ibkey can-talk --ibsim lid=3 lid=7,qp=ud,qkey=0x11
+  ibkey can-talk --fabric-file fabric.json node=HcaB node=HcaD,port=2`,
 		Args:              usageArgs(cobra.ExactArgs(2)),
 		ValidArgsFunction: completeEndpoints(g, &o.Partitions),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -84,24 +108,58 @@ cannot be resolved in its table: {"can_talk":false,"one_way":false,"reasons",
 	c.Flags().StringVar(&o.Partitions, "partitions", "", "resolve port GUIDs from this OpenSM partitions.conf (`FILE`)")
 	_ = c.MarkFlagFilename("partitions")
 	o.OpenSM.addOpenSMFlags(c)
+	o.Sweep.addFlags(c)
 	return c
 }
 
 // parseEndpointArg parses one argument; an error about a token inside it says which
-// argument it came from. A GUID needs partitions (--partitions FILE).
-func parseEndpointArg(arg string, partitions bool) (check.EndpointSpec, error) {
+// argument it came from.
+func parseEndpointArg(arg string) (check.EndpointSpec, error) {
 	spec, err := check.ParseEndpoint(arg)
 	var pe *check.ParseError
 	if errors.As(err, &pe) && pe.Input != arg {
 		return spec, fmt.Errorf("endpoint %q: %w", arg, err)
 	}
-	if err != nil {
-		return spec, err
+	return spec, err
+}
+
+// explicitFabric reports whether a fabric transport was chosen on purpose: a GUID
+// endpoint sweeps the fabric only then.
+func (o *CanTalkOptions) explicitFabric() bool {
+	return o.ibsimBase() != "" || o.Globals.Fabric.CA != ""
+}
+
+// resolve reads the endpoints from where they live (see the command's help): the host,
+// the partitions file, a saved sweep, or the fabric now.
+func (o *CanTalkOptions) resolve(src query.EndpointSources, specA, specB check.EndpointSpec) ([]query.ResolvedEndpoint, error) {
+	need, guid := query.NeedsFabric(src.Partitions != nil, specA, specB)
+	switch {
+	case !need:
+		return query.ResolveEndpointsFrom(src, specA, specB)
+	case o.Sweep.File != "":
+		src.Sweep = func() (*check.Fabric, error) { return readFabricFile(o.Sweep.File) }
+		src.SweepName = o.Sweep.File
+		return query.ResolveEndpointsFrom(src, specA, specB)
+	case guid && !o.explicitFabric():
+		for i, s := range []check.EndpointSpec{specA, specB} {
+			if s.Kind == check.EndpointGUID {
+				return nil, query.CheckResolvable([]string{o.A, o.B}[i], s)
+			}
+		}
 	}
-	if spec.Kind == check.EndpointGUID && partitions {
-		return spec, nil
+	if err := o.Sweep.prepare(); err != nil {
+		return nil, err
 	}
-	return spec, query.CheckResolvable(arg, spec)
+	var eps []query.ResolvedEndpoint
+	err := o.WithFabric(func(ctx context.Context, fab *query.Fabric) error {
+		src.Fabric, src.Ctx = fab, ctx
+		src.Sweep = func() (*check.Fabric, error) { return o.Sweep.sweep(ctx, fab, false) }
+		src.SweepName = "a sweep via " + fab.Via
+		var err error
+		eps, err = query.ResolveEndpointsFrom(src, specA, specB)
+		return err
+	})
+	return eps, err
 }
 
 func runCanTalk(o *CanTalkOptions) error {
@@ -109,11 +167,11 @@ func runCanTalk(o *CanTalkOptions) error {
 	if err != nil {
 		return err
 	}
-	specA, err := parseEndpointArg(o.A, o.Partitions != "")
+	specA, err := parseEndpointArg(o.A)
 	if err != nil {
 		return err
 	}
-	specB, err := parseEndpointArg(o.B, o.Partitions != "")
+	specB, err := parseEndpointArg(o.B)
 	if err != nil {
 		return err
 	}
@@ -126,10 +184,16 @@ func runCanTalk(o *CanTalkOptions) error {
 	// The host is read only when an endpoint names a port: `can-talk 0x8001 0x0001`
 	// answers on a machine without RDMA devices.
 	var host *query.Host
-	eps, err := query.ResolveEndpointsWith(func() *query.Host { host = o.Host(); return host }, parts, specA, specB)
+	src := query.EndpointSources{Host: func() *query.Host { host = o.Host(); return host }, Partitions: parts}
+	eps, err := o.resolve(src, specA, specB)
 	n := o.notices()
 	if host != nil {
 		n.label(host.Label)
+	}
+	for _, e := range eps {
+		if e.Resolved != "" {
+			n.label(e.Resolved)
+		}
 	}
 	var rerr *check.ResolveError
 	if errors.As(err, &rerr) {

@@ -43,7 +43,7 @@ func TestEndToEnd(t *testing.T) {
 		{[]string{"completion", "bash"}, nil, 0, "__start_ibkey", ""},
 		{[]string{"can-talk", "0x8001", "0x0001"}, nil, 0, "YES: 0x8001 and 0x0001 can talk\n", ""},
 		{[]string{"--demo", "can-talk", "mlx5_1/1", "0x0002"}, nil, 1, "NO: mlx5_1/1 and 0x0002 cannot talk\n", "demo host"},
-		{[]string{"can-talk", "lid=3", "0x8001"}, nil, 2, "", `ibkey: endpoint "lid=3" is a port read over the fabric`},
+		{[]string{"can-talk", "0x0002c90300000204", "0x8001"}, nil, 2, "", `ibkey: endpoint "0x0002c90300000204" is a port GUID`},
 		{[]string{"--sysfs", fixture, "can-talk", "mlx5_7/1", "0x8001"}, nil, 3, "", "ibkey: no device mlx5_7 (devices: irdma0, mlx5_0, mlx5_1, mlx5_2)\n"},
 	}
 	for _, tc := range cases {

@@ -28,6 +28,9 @@ type FabricFlags struct {
 	CAPort     int           // --ca-port
 	MADTimeout time.Duration // --mad-timeout, per attempt
 	MADRetries int           // --mad-retries
+	// window is the transport's MADs in flight; 0 keeps its default. Sweeps set it
+	// (sweepWindowIbsim).
+	window int
 
 	// Dependencies, replaced in tests.
 	dialIbsim func(ctx context.Context, o mad.IbsimOptions) (mad.Transport, string, error)
@@ -77,7 +80,7 @@ func (g *Globals) madOptions() (mad.Options, error) {
 	if retries == 0 {
 		retries = -1 // mad.Options: 0 means the default, negative means none
 	}
-	return mad.Options{Timeout: f.MADTimeout, Retries: retries}, nil
+	return mad.Options{Timeout: f.MADTimeout, Retries: retries, Window: f.window}, nil
 }
 
 // OpenFabric opens the transport the flags select. The caller must Close f.T

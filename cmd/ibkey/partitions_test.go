@@ -83,7 +83,7 @@ func TestPartitionsErrors(t *testing.T) {
 		{[]string{"partitions", "matrix", clusterConf, "--table-size", "0"}, 2, "invalid --table-size 0 (accepted: 1-65535"},
 		{[]string{"can-talk", "0x0002c90300001021", "0x8001"}, 2, "resolving a GUID needs --partitions FILE"},
 		{[]string{"can-talk", "--partitions", "/nonexistent.conf", "0x0002c90300001021", "0x8001"}, 2, "ibkey: partitions file: open /nonexistent.conf"},
-		{[]string{"can-talk", "--partitions", clusterConf, "0x0002c90300001021,index=1", "0x8001"}, 2, "index= needs a P_Key, DEV/PORT or lid= endpoint"},
+		{[]string{"can-talk", "--partitions", clusterConf, "0x0002c90300001021,index=1", "0x8001"}, 2, "index= and port= need a port of a sweep"},
 	}
 	for _, tc := range cases {
 		r := runIbkey(t, false, nil, tc.args...)

@@ -113,6 +113,7 @@ Without hardware, --demo shows every command on an embedded demo host.`,
 		newCanTalkCmd(g),
 		newWatchCmd(g),
 		newPartitionsCmd(g),
+		newFabricCmd(g),
 	)
 	return root
 }

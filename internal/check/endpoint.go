@@ -21,6 +21,9 @@ const (
 	EndpointLID
 	// EndpointOptions is options only, a QP described by pkey=: "pkey=0x8001,qp=ud".
 	EndpointOptions
+	// EndpointNode is a port of a node found by a fabric sweep, by its node
+	// description (or GUID): "node=HcaB" (optionally ",port=P").
+	EndpointNode
 )
 
 func (k EndpointKind) String() string {
@@ -35,6 +38,8 @@ func (k EndpointKind) String() string {
 		return "lid"
 	case EndpointOptions:
 		return "options"
+	case EndpointNode:
+		return "node"
 	}
 	return "unknown"
 }
@@ -63,11 +68,11 @@ func (t QPType) String() string {
 
 // EndpointForms is what ParseEndpoint accepts, for error messages.
 const EndpointForms = "PKEY (0x8001, 8001, 80:01), DEV/PORT (mlx5_0/1), GUID (0x0002c90300000204, " +
-	"0002:c903:0000:0204, guid=GUID), lid=N, or options only (pkey=0x8001,qp=ud,qkey=0x11), " +
+	"0002:c903:0000:0204, guid=GUID), lid=N, node=NAME, or options only (pkey=0x8001,qp=ud,qkey=0x11), " +
 	"then ,KEY=VALUE options"
 
 // EndpointOptionForms is what may follow the base, for error messages.
-const EndpointOptionForms = "pkey=PKEY, index=N (decimal), qp=rc|uc|ud, qkey=QKEY, wr_qkey=QKEY, port=P (with lid=N)"
+const EndpointOptionForms = "pkey=PKEY, index=N (decimal), qp=rc|uc|ud, qkey=QKEY, wr_qkey=QKEY, port=P (with lid=N, node=NAME or a GUID)"
 
 // Limits of the endpoint grammar.
 const (
@@ -80,6 +85,8 @@ const (
 	MaxTableIndex = 0xffff
 	// MaxUnicastLID is the top of the unicast LID range 0x0001-0xbfff.
 	MaxUnicastLID = 0xbfff
+	// MaxNodeName bounds node=NAME: NodeDescription is 64 bytes.
+	MaxNodeName = 64
 )
 
 // EndpointSpec is one parsed can-talk endpoint. Fields that were not given are nil (or
@@ -94,7 +101,8 @@ type EndpointSpec struct {
 	Port   int    // EndpointPort: the port number, 0-255
 	GUID   uint64 // EndpointGUID: the port GUID, never 0
 	LID    uint16 // EndpointLID: a unicast LID, 1-0xbfff
-	// PortNum is port=P, only with lid=N.
+	Node   string // EndpointNode: a node description (or GUID) to find in a sweep
+	// PortNum is port=P, with lid=N, node=NAME or a GUID.
 	PortNum *int
 	// Index is index=N: on a port it pins one table entry; on a QP it records the index
 	// the QP uses.
@@ -115,8 +123,10 @@ func optionErr(token, problem string) error {
 // ParseEndpoint reads a can-talk endpoint:
 //
 //	ENDPOINT := BASE { "," KEY "=" VALUE }
-//	BASE     := PKEY | DEV "/" PORT | GUID | "guid=" GUID | "lid=" N | KEY "=" VALUE
-//	KEY      := pkey | index | qp | qkey | wr_qkey | port (only with lid=)
+//	BASE     := PKEY | DEV "/" PORT | GUID | "guid=" GUID | "lid=" N | "node=" NAME | KEY "=" VALUE
+//	KEY      := pkey | index | qp | qkey | wr_qkey | port (with lid=, node= or a GUID)
+//
+// NAME is a node description: 1-64 bytes, no comma or control character.
 //
 // A bare BASE is told apart like this, in order:
 //   - it contains "=": an option (guid= and lid= are bases, the rest make an
@@ -153,6 +163,11 @@ func ParseEndpoint(s string) (EndpointSpec, error) {
 				return spec, err
 			}
 			spec.Kind, spec.LID = EndpointLID, lid
+		case "node":
+			if err := checkNodeName(base, value); err != nil {
+				return spec, err
+			}
+			spec.Kind, spec.Node = EndpointNode, value
 		default:
 			spec.Kind = EndpointOptions
 			opts = tokens // the base is the first option
@@ -194,9 +209,6 @@ func (spec *EndpointSpec) setOption(tok, key, value string) error {
 		}
 		spec.PKey = &p
 	case "index":
-		if spec.Kind == EndpointGUID {
-			return optionErr(tok, "index= needs a P_Key, DEV/PORT or lid= endpoint: a partitions.conf member has no table index")
-		}
 		n, ok := parseDecimal(value, MaxTableIndex)
 		if !ok {
 			return optionErr(tok, fmt.Sprintf("a P_Key table index is a decimal number 0-%d", MaxTableIndex))
@@ -224,15 +236,15 @@ func (spec *EndpointSpec) setOption(tok, key, value string) error {
 			spec.WRQKey = &q
 		}
 	case "port":
-		if spec.Kind != EndpointLID {
-			return optionErr(tok, "port= goes with lid=N; a local port is written DEV/PORT, e.g. mlx5_0/1")
+		if spec.Kind != EndpointLID && spec.Kind != EndpointNode && spec.Kind != EndpointGUID {
+			return optionErr(tok, "port= goes with lid=N, node=NAME or a GUID; a local port is written DEV/PORT, e.g. mlx5_0/1")
 		}
 		n, ok := parseDecimal(value, MaxPortNum)
 		if !ok {
 			return optionErr(tok, fmt.Sprintf("a port number is a decimal number 0-%d", MaxPortNum))
 		}
 		spec.PortNum = &n
-	case "guid", "lid":
+	case "guid", "lid", "node":
 		return optionErr(tok, key+"= is a base: put it first")
 	default:
 		return optionErr(tok, fmt.Sprintf("unknown option %q", key))
@@ -294,6 +306,21 @@ func parseBase(base string, spec *EndpointSpec) error {
 		return err
 	}
 	spec.Kind, spec.PKey = EndpointPKey, &p
+	return nil
+}
+
+func checkNodeName(token, name string) error {
+	switch {
+	case name == "":
+		return endpointErr(token, "empty node name after node=")
+	case len(name) > MaxNodeName:
+		return endpointErr(token, fmt.Sprintf("node name longer than %d bytes (a NodeDescription holds 64)", MaxNodeName))
+	}
+	for i := 0; i < len(name); i++ {
+		if c := name[i]; c < ' ' || c == 0x7f {
+			return endpointErr(token, "node name has a control character")
+		}
+	}
 	return nil
 }
 
@@ -431,9 +458,11 @@ func (s EndpointSpec) String() string {
 		b.WriteString(FormatGUID(s.GUID))
 	case EndpointLID:
 		opt("lid", strconv.Itoa(int(s.LID)))
-		if s.PortNum != nil {
-			opt("port", strconv.Itoa(*s.PortNum))
-		}
+	case EndpointNode:
+		opt("node", s.Node)
+	}
+	if s.PortNum != nil {
+		opt("port", strconv.Itoa(*s.PortNum))
 	}
 	if s.PKey != nil && s.Kind != EndpointPKey {
 		opt("pkey", s.PKey.String())

@@ -50,6 +50,11 @@ func TestParseEndpoint(t *testing.T) {
 		{"lid=3", EndpointSpec{Kind: EndpointLID, LID: 3}, ""},
 		{"lid=0x1a,port=2", EndpointSpec{Kind: EndpointLID, LID: 0x1a, PortNum: ip(2)}, "lid=26,port=2"},
 		{"lid=49151,qp=rc", EndpointSpec{Kind: EndpointLID, LID: 0xbfff, QPType: QPRC}, ""},
+		// Nodes of a sweep, and GUIDs with a port.
+		{"node=HcaB", EndpointSpec{Kind: EndpointNode, Node: "HcaB"}, ""},
+		{"node=node01 HCA-1,port=2,qp=ud", EndpointSpec{Kind: EndpointNode, Node: "node01 HCA-1", PortNum: ip(2), QPType: QPUD}, ""},
+		{"node=a=b", EndpointSpec{Kind: EndpointNode, Node: "a=b"}, ""},
+		{"guid=0x100004,port=1,index=0", EndpointSpec{Kind: EndpointGUID, GUID: 0x100004, PortNum: ip(1), Index: ip(0)}, "0x0000000000100004,port=1,index=0"},
 		// Options.
 		{"0x8001,qp=ud,qkey=0x11,wr_qkey=80000000,index=0", EndpointSpec{Kind: EndpointPKey, PKey: pk(0x8001), QPType: QPUD, QKey: qk(0x11), WRQKey: qk(0x80000000), Index: ip(0)},
 			"0x8001,index=0,qp=ud,qkey=0x00000011,wr_qkey=0x80000000"},
@@ -128,7 +133,10 @@ func TestParseEndpointErrors(t *testing.T) {
 		{"qp=ud,qkey=0x11", `"qp=ud,qkey=0x11"`, "needs pkey="},
 		{"0x8001,guid=1", `"guid=1"`, "put it first"},
 		{"lid=3,lid=4", `"lid=4"`, "put it first"},
-		{"guid=0x1,index=2", `"index=2"`, "no table index"},
+		{"node=", `"node="`, "empty node name"},
+		{"node=" + strings.Repeat("x", 65), `"node=`, "longer than 64"},
+		{"node=a\tb", `"node=a\tb"`, "control character"},
+		{"0x8001,node=HcaB", `"node=HcaB"`, "put it first"},
 		{"=1", `"=1"`, "unknown option"},
 		{"mlx5_0/1,pkey=zz", `"zz"`, "hex"},
 	}
@@ -177,7 +185,7 @@ func TestParseEndpointDeviceLength(t *testing.T) {
 
 func FuzzParseEndpoint(f *testing.F) {
 	// The committed corpus in testdata/fuzz/FuzzParseEndpoint holds more seeds.
-	for _, s := range []string{"0x8001", "mlx5_0/1,index=3", "lid=3,port=1", "pkey=80:01,qp=ud,qkey=0x11,wr_qkey=0x80000000"} {
+	for _, s := range []string{"0x8001", "mlx5_0/1,index=3", "lid=3,port=1", "pkey=80:01,qp=ud,qkey=0x11,wr_qkey=0x80000000", "node=HcaB,port=1"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

@@ -171,3 +171,33 @@ func TestConsoleRejectsBadInput(t *testing.T) {
 		t.Error("console after Kill: no error")
 	}
 }
+
+func TestParseIbnetdiscover(t *testing.T) {
+	out := `# Topology file
+vendid=0x0
+switchguid=0x200001(200001)
+Switch	8 "S-0000000000200001"		# "Switch2" base port 0 lid 3 lmc 0
+[1]	"H-0000000000100006"[1](100007) 		# "HcaC" lid 5 4xSDR
+[7]	"S-0000000000200000"[7]		# "Switch1" lid 2 4xSDR
+
+caguid=0x100006
+Ca	2 "H-0000000000100006"		# "HcaC"
+[1](100007) 	"S-0000000000200001"[1]		# lid 5 lmc 0 "Switch2" lid 3 4xSDR
+`
+	n, err := ParseIbnetdiscover(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(n.Nodes) != 2 || n.Nodes[0x200001] != (NetNode{"Switch", 8, "Switch2"}) || n.Nodes[0x100006] != (NetNode{"Ca", 2, "HcaC"}) {
+		t.Errorf("nodes %+v", n.Nodes)
+	}
+	if !n.Links[NetLink(0x100006, 1, 0x200001, 1)] || !n.Links[NetLink(0x200001, 7, 0x200000, 7)] || len(n.Links) != 2 {
+		t.Errorf("links %v", n.Links)
+	}
+	if n.PortGUIDs[NetEnd(0x100006, 1)] != 0x100007 {
+		t.Errorf("port GUIDs %v", n.PortGUIDs)
+	}
+	if _, err := ParseIbnetdiscover("nothing"); err == nil {
+		t.Error("no nodes: want an error")
+	}
+}

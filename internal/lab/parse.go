@@ -100,3 +100,70 @@ func (f Fields) Uint(name string) (uint64, error) {
 	}
 	return n, nil
 }
+
+// NetNode is one node as ibnetdiscover prints it.
+type NetNode struct {
+	Type     string // Switch, Ca or Rt
+	NumPorts int
+	Desc     string
+}
+
+// Net is what ibnetdiscover printed: nodes by node GUID, links, and the port GUIDs it
+// prints for CA ports.
+type Net struct {
+	Nodes map[uint64]NetNode
+	// Links are "0x%016x[port]-0x%016x[port]", the smaller end first.
+	Links map[string]bool
+	// PortGUIDs are the CA port GUIDs, by "0x%016x[port]" (node GUID, port).
+	PortGUIDs map[string]uint64
+}
+
+var (
+	netHeaderRE = regexp.MustCompile(`^(Switch|Ca|Rt)\s+(\d+)\s+"[SHR]-([0-9a-f]{16})"\s+#\s+"([^"]*)"`)
+	netLinkRE   = regexp.MustCompile(`^\[(\d+)\](?:\(([0-9a-f]+)\))?\s+"[SHR]-([0-9a-f]{16})"\[(\d+)\](?:\(([0-9a-f]+)\))?`)
+)
+
+// NetEnd names one end of a link as Net does.
+func NetEnd(guid uint64, port int) string { return fmt.Sprintf("0x%016x[%d]", guid, port) }
+
+// NetLink names a link as Net does, whichever end comes first.
+func NetLink(a uint64, ap int, b uint64, bp int) string {
+	x, y := NetEnd(a, ap), NetEnd(b, bp)
+	if y < x {
+		x, y = y, x
+	}
+	return x + "-" + y
+}
+
+// ParseIbnetdiscover parses ibnetdiscover's topology output.
+func ParseIbnetdiscover(out string) (Net, error) {
+	n := Net{Nodes: map[uint64]NetNode{}, Links: map[string]bool{}, PortGUIDs: map[string]uint64{}}
+	var cur uint64
+	sc := bufio.NewScanner(strings.NewReader(out))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if m := netHeaderRE.FindStringSubmatch(line); m != nil {
+			cur, _ = strconv.ParseUint(m[3], 16, 64)
+			ports, _ := strconv.Atoi(m[2])
+			n.Nodes[cur] = NetNode{Type: m[1], NumPorts: ports, Desc: m[4]}
+			continue
+		}
+		if m := netLinkRE.FindStringSubmatch(line); m != nil {
+			if cur == 0 {
+				return n, fmt.Errorf("ibnetdiscover: link before a node: %q", line)
+			}
+			p, _ := strconv.Atoi(m[1])
+			rg, _ := strconv.ParseUint(m[3], 16, 64)
+			rp, _ := strconv.Atoi(m[4])
+			n.Links[NetLink(cur, p, rg, rp)] = true
+			if m[2] != "" {
+				pg, _ := strconv.ParseUint(m[2], 16, 64)
+				n.PortGUIDs[NetEnd(cur, p)] = pg
+			}
+		}
+	}
+	if len(n.Nodes) == 0 {
+		return n, fmt.Errorf("ibnetdiscover printed no nodes:\n%s", out)
+	}
+	return n, nil
+}

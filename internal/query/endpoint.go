@@ -1,6 +1,7 @@
 package query
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -17,6 +18,9 @@ type ResolvedEndpoint struct {
 	View *PortView
 	// Model is the partitions.conf model a GUID endpoint was resolved from; nil otherwise.
 	Model *partconf.Model
+	// Resolved says which port a fabric endpoint (lid=, node=, a GUID in a sweep) turned
+	// out to be and where it was read, for a note; "" otherwise.
+	Resolved string
 }
 
 // NeedsHost reports whether resolving spec reads the host: only DEV/PORT does. A P_Key
@@ -24,10 +28,10 @@ type ResolvedEndpoint struct {
 func NeedsHost(spec check.EndpointSpec) bool { return spec.Kind == check.EndpointPort }
 
 // CheckResolvable returns a *UsageError for endpoint forms that cannot be resolved
-// without more input: a GUID needs a partitions.conf (--partitions FILE, see
-// ResolveEndpointsWith) and lid= needs fabric access (MADs), which does not exist yet.
-// They are bad input (exit 2), not an environment problem: no host would make them
-// work, and the message names the flag that will.
+// without more input: a GUID needs a partitions.conf (--partitions FILE) or a fabric
+// (a saved sweep, --fabric-file FILE, or fabric access); lid= and node= need a fabric.
+// They are bad input (exit 2), not an environment problem: the message names the flags
+// that make them work.
 func CheckResolvable(token string, spec check.EndpointSpec) error {
 	switch spec.Kind {
 	case check.EndpointGUID:
@@ -37,11 +41,13 @@ func CheckResolvable(token string, spec check.EndpointSpec) error {
 			// likely a mistyped P_Key.
 			hint = " (if you meant a P_Key: a P_Key is at most 0xffff)"
 		}
-		return &UsageError{Msg: fmt.Sprintf("endpoint %q is a port GUID (%s)%s: resolving a GUID needs --partitions FILE (the OpenSM partitions.conf that says what the port gets); or use DEV/PORT for a local port or a P_Key value",
+		return &UsageError{Msg: fmt.Sprintf("endpoint %q is a port GUID (%s)%s: resolving a GUID needs --partitions FILE (the tables the SM would program), --fabric-file FILE (a saved sweep) or a fabric to sweep (--ibsim, --ca); or use DEV/PORT for a local port or a P_Key value",
 			token, check.FormatGUID(spec.GUID), hint)}
 	case check.EndpointLID:
-		return &UsageError{Msg: fmt.Sprintf("endpoint %q is a port read over the fabric (LID %d): it needs fabric access (MADs via umad), which this ibkey does not have yet; use DEV/PORT for a local port or the P_Key the remote QP uses",
+		return &UsageError{Msg: fmt.Sprintf("endpoint %q is a port read over the fabric (LID %d): it needs fabric access (MADs via umad or --ibsim) or --fabric-file FILE; use DEV/PORT for a local port or the P_Key the remote QP uses",
 			token, spec.LID)}
+	case check.EndpointNode:
+		return &UsageError{Msg: fmt.Sprintf("endpoint %q names a node of the fabric: it needs a sweep (fabric access via umad or --ibsim, or --fabric-file FILE)", token)}
 	}
 	return nil
 }
@@ -65,10 +71,26 @@ func ResolveEndpoints(host func() *Host, specs ...check.EndpointSpec) ([]Resolve
 // file does not name gets what ALL / ALL_CAS give it. With parts nil, GUIDs are bad input
 // as CheckResolvable says.
 func ResolveEndpointsWith(host func() *Host, parts *Partitions, specs ...check.EndpointSpec) ([]ResolvedEndpoint, error) {
+	return ResolveEndpointsFrom(EndpointSources{Host: host, Partitions: parts}, specs...)
+}
+
+// ResolveEndpointsFrom resolves specs from the sources EndpointSources describes, with
+// the errors of ResolveEndpoints; a fabric endpoint that is not in the sweep is a
+// *NotFoundError (exit 3), one that matches several nodes or ports a *UsageError.
+func ResolveEndpointsFrom(src EndpointSources, specs ...check.EndpointSpec) ([]ResolvedEndpoint, error) {
+	parts := src.Partitions
 	var guids []uint64
 	for _, s := range specs {
-		if s.Kind == check.EndpointGUID && parts != nil {
+		switch {
+		case s.Kind == check.EndpointGUID && parts != nil:
+			if s.Index != nil || s.PortNum != nil {
+				return nil, &UsageError{Msg: fmt.Sprintf("endpoint %q: index= and port= need a port of a sweep; with --partitions a GUID is a partitions.conf member, which has no table index", s)}
+			}
 			guids = append(guids, s.GUID)
+			continue
+		case s.Kind == check.EndpointLID && src.Fabric != nil:
+			continue
+		case src.needsSweep(s) && src.Sweep != nil:
 			continue
 		}
 		if err := CheckResolvable(s.String(), s); err != nil {
@@ -79,16 +101,21 @@ func ResolveEndpointsWith(host func() *Host, parts *Partitions, specs ...check.E
 	if len(guids) > 0 {
 		model = parts.ModelOf(guids...)
 	}
+	sweep := &sweepResolver{load: src.Sweep}
+	ctx := src.Ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	labels := EndpointLabels(specs...)
 	var h *Host
-	views := map[PortRef]*PortView{}
+	views := map[string]*PortView{}
 	out := make([]ResolvedEndpoint, len(specs))
 	// A missing device on B is worth more than "not in the table" on A: resolution
 	// errors wait until every port has been read.
 	var unresolved error
 	for i, s := range specs {
 		r := ResolvedEndpoint{Spec: s}
-		if s.Kind == check.EndpointGUID {
+		if s.Kind == check.EndpointGUID && parts != nil {
 			e, err := resolveGUID(s, labels[i], model)
 			var rerr *check.ResolveError
 			switch {
@@ -103,7 +130,7 @@ func ResolveEndpointsWith(host func() *Host, parts *Partitions, specs ...check.E
 			out[i] = r
 			continue
 		}
-		if !NeedsHost(s) {
+		if !NeedsHost(s) && s.Kind != check.EndpointLID && s.Kind != check.EndpointNode && s.Kind != check.EndpointGUID {
 			e, err := s.Endpoint(labels[i], nil)
 			if err != nil {
 				return nil, err
@@ -112,18 +139,47 @@ func ResolveEndpointsWith(host func() *Host, parts *Partitions, specs ...check.E
 			out[i] = r
 			continue
 		}
-		ref := PortRef{Device: s.Device, Port: s.Port}
-		v, ok := views[ref]
-		if !ok {
-			if h == nil {
-				h = host()
+		// A port: local, read over MADs, or in a sweep; each read once.
+		var v *PortView
+		switch {
+		case s.Kind == check.EndpointPort:
+			key := "local " + PortRef{Device: s.Device, Port: s.Port}.String()
+			if v = views[key]; v == nil {
+				if h == nil {
+					h = src.Host()
+				}
+				loaded, err := h.Load(Selector{Device: s.Device, Port: s.Port, HasPort: true}, LoadOptions{Tables: true})
+				if err != nil {
+					return nil, err
+				}
+				v = loaded[0]
+				views[key] = v
 			}
-			loaded, err := h.Load(Selector{Device: s.Device, Port: s.Port, HasPort: true}, LoadOptions{Tables: true})
+		case s.Kind == check.EndpointLID && src.Fabric != nil:
+			key := "lid " + s.String()
+			if v = views[key]; v == nil {
+				var err error
+				if v, err = resolveLID(ctx, src.Fabric, s); err != nil {
+					return nil, err
+				}
+				views[key] = v
+			}
+			r.Resolved = describeLive(src.Fabric, s, v)
+		default:
+			f, n, p, err := sweep.find(s)
 			if err != nil {
 				return nil, err
 			}
-			v = loaded[0]
-			views[ref] = v
+			key := fmt.Sprintf("swept %s[%d]", n.GUID, p.Num)
+			if v = views[key]; v == nil {
+				v = SweptPortView(f, n, p)
+				views[key] = v
+			}
+			where := "found in the sweep"
+			if src.SweepName != "" {
+				where = "found in " + src.SweepName
+			}
+			r.Resolved = describeSwept(f, s, n, p, where)
 		}
 		e, err := resolvePort(s, labels[i], v)
 		var rerr *check.ResolveError
@@ -254,6 +310,9 @@ func EndpointLabels(specs ...check.EndpointSpec) []string {
 			labels[i] = PortRef{Device: s.Device, Port: s.Port}.String()
 		case s.Kind == check.EndpointGUID:
 			labels[i] = check.FormatGUID(s.GUID)
+		case s.Kind == check.EndpointLID || s.Kind == check.EndpointNode:
+			base := check.EndpointSpec{Kind: s.Kind, LID: s.LID, Node: s.Node, PortNum: s.PortNum}
+			labels[i] = base.String()
 		case (s.Kind == check.EndpointPKey || s.Kind == check.EndpointOptions) && s.PKey != nil:
 			labels[i] = s.PKey.String()
 		default:

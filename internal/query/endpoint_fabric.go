@@ -1,0 +1,334 @@
+package query
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/ibverbs"
+	"github.com/ibkey/ibkey/internal/ibverbs/mad"
+)
+
+// EndpointSources say where can-talk endpoints are resolved. Each is used only by the
+// endpoint kinds that need it, and only when such an endpoint is given:
+//
+//   - DEV/PORT: Host (sysfs);
+//   - a GUID: Partitions when set (the table OpenSM would program), else the sweep;
+//   - node=NAME: the sweep;
+//   - lid=N[,port=P]: Fabric when set (read over MADs now), else the sweep (a port
+//     with that LID in a saved sweep);
+//   - P_Key values and options-only: nothing.
+//
+// An endpoint whose source is missing is bad input (*UsageError, see CheckResolvable).
+type EndpointSources struct {
+	Host       func() *Host
+	Partitions *Partitions
+	// Fabric and Ctx read lid= endpoints over MADs.
+	Fabric *Fabric
+	Ctx    context.Context
+	// Sweep returns the fabric that node=, GUID (without Partitions) and, without
+	// Fabric, lid= endpoints are found in: a saved sweep or a live one. Called at
+	// most once. A partial sweep may come with an error: endpoints it holds are still
+	// resolved, and the error is returned only when one is missing.
+	Sweep func() (*check.Fabric, error)
+	// SweepName names the sweep in notes: "fabric.json", "a sweep run now".
+	SweepName string
+}
+
+// needsSweep reports whether resolving s reads the sweep.
+func (src *EndpointSources) needsSweep(s check.EndpointSpec) bool {
+	switch s.Kind {
+	case check.EndpointNode:
+		return true
+	case check.EndpointGUID:
+		return src.Partitions == nil
+	case check.EndpointLID:
+		return src.Fabric == nil
+	}
+	return false
+}
+
+// NeedsFabric reports whether resolving these specs needs a fabric (a live transport
+// or a saved sweep), and whether a GUID is among the reasons; partitions says whether a
+// partitions.conf resolves GUIDs.
+func NeedsFabric(partitions bool, specs ...check.EndpointSpec) (need, guid bool) {
+	for _, s := range specs {
+		switch {
+		case s.Kind == check.EndpointLID, s.Kind == check.EndpointNode:
+			need = true
+		case s.Kind == check.EndpointGUID && !partitions:
+			need, guid = true, true
+		}
+	}
+	return need, guid
+}
+
+// sweepResolver finds endpoints in a sweep, read once.
+type sweepResolver struct {
+	load  func() (*check.Fabric, error)
+	f     *check.Fabric
+	err   error
+	tried bool
+}
+
+func (r *sweepResolver) fabric() (*check.Fabric, error) {
+	if !r.tried {
+		r.tried = true
+		r.f, r.err = r.load()
+		if r.f == nil && r.err == nil {
+			r.err = &EnvError{Msg: "no fabric to resolve the endpoint in"}
+		}
+	}
+	return r.f, r.err
+}
+
+// find resolves a node=, GUID or lid= spec to a port of the sweep.
+func (r *sweepResolver) find(s check.EndpointSpec) (*check.Fabric, *check.Node, *check.Port, error) {
+	f, err := r.fabric()
+	if f == nil {
+		return nil, nil, nil, err
+	}
+	// A partial sweep: say so when the port is not in it.
+	partial := func(e error) error {
+		if err != nil {
+			return &EnvError{Msg: fmt.Sprintf("%v; the sweep is partial (%v), the port may be in the part not read", e, err)}
+		}
+		return e
+	}
+	var (
+		nodes []*check.Node
+		port  *check.Port
+	)
+	switch s.Kind {
+	case check.EndpointLID:
+		n, p := findLID(f, s.LID)
+		if n == nil {
+			return nil, nil, nil, partial(&NotFoundError{What: "LID", Name: strconv.Itoa(int(s.LID)) + " in the sweep", Available: lidRanges(f)})
+		}
+		nodes, port = []*check.Node{n}, p
+	case check.EndpointGUID:
+		nodes = f.FindNodes(check.FormatGUID(s.GUID))
+		if len(nodes) == 0 {
+			return nil, nil, nil, partial(&NotFoundError{What: "node", Name: "with node or port GUID " + check.FormatGUID(s.GUID) + " in the sweep", Available: nodeNames(f)})
+		}
+		for _, p := range nodes[0].Ports {
+			if uint64(p.GUID) == s.GUID && nodes[0].IsEndPort(p) {
+				port = p
+			}
+		}
+	case check.EndpointNode:
+		nodes = f.FindNodes(s.Node)
+		if len(nodes) == 0 {
+			return nil, nil, nil, partial(&NotFoundError{What: "node", Name: strconv.Quote(s.Node) + " in the sweep", Available: nodeNames(f)})
+		}
+	}
+	if len(nodes) > 1 {
+		var gs []string
+		for _, n := range nodes {
+			gs = append(gs, n.GUID.String())
+		}
+		return nil, nil, nil, &UsageError{Msg: fmt.Sprintf("endpoint %q: %d nodes match (%s): name one by its node GUID, e.g. node=%s", s, len(nodes), strings.Join(gs, ", "), gs[0])}
+	}
+	n := nodes[0]
+	if s.PortNum != nil {
+		p := n.Port(*s.PortNum)
+		if p == nil {
+			return nil, nil, nil, &NotFoundError{What: "port", Name: fmt.Sprintf("%d on %s", *s.PortNum, nodeName(n)), Available: portNums(n)}
+		}
+		return f, n, p, nil
+	}
+	if port != nil {
+		return f, n, port, nil
+	}
+	if n.Type == check.NodeSwitch {
+		return f, n, n.Port(0), nil // the switch's own (management) port
+	}
+	// A CA named by node: its one port with a link, else its one port.
+	var linked []*check.Port
+	for _, p := range n.Ports {
+		if p.Peer != nil || p.PKeys != nil {
+			linked = append(linked, p)
+		}
+	}
+	switch {
+	case len(linked) == 1:
+		return f, n, linked[0], nil
+	case len(n.Ports) == 1:
+		return f, n, n.Ports[0], nil
+	}
+	var nums []string
+	for _, p := range linked {
+		nums = append(nums, strconv.Itoa(p.Num))
+	}
+	if len(nums) == 0 {
+		nums = portNums(n)
+	}
+	return nil, nil, nil, &UsageError{Msg: fmt.Sprintf("endpoint %q: %s has ports %s: add ,port=P", s, nodeName(n), strings.Join(nums, ", "))}
+}
+
+// findLID is the end port whose LID range (LID to LID+2^LMC-1) holds lid.
+func findLID(f *check.Fabric, lid uint16) (*check.Node, *check.Port) {
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if !n.IsEndPort(p) || p.LID == 0 {
+				continue
+			}
+			if lid >= p.LID && int(lid) < int(p.LID)+1<<p.LMC {
+				return n, p
+			}
+		}
+	}
+	return nil, nil
+}
+
+// maxListed bounds the names listed in a not-found error.
+const maxListed = 12
+
+func nodeNames(f *check.Fabric) []string {
+	var out []string
+	for _, n := range f.Nodes {
+		out = append(out, nodeName(n))
+	}
+	sort.Strings(out)
+	return capList(out)
+}
+
+func capList(s []string) []string {
+	if len(s) > maxListed {
+		return append(s[:maxListed:maxListed], fmt.Sprintf("and %d more", len(s)-maxListed))
+	}
+	return s
+}
+
+func lidRanges(f *check.Fabric) []string {
+	var lids []int
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if n.IsEndPort(p) && p.LID != 0 {
+				lids = append(lids, int(p.LID))
+			}
+		}
+	}
+	sort.Ints(lids)
+	var out []string
+	for i := 0; i < len(lids); {
+		j := i
+		for j+1 < len(lids) && lids[j+1] == lids[j]+1 {
+			j++
+		}
+		if i == j {
+			out = append(out, strconv.Itoa(lids[i]))
+		} else {
+			out = append(out, fmt.Sprintf("%d-%d", lids[i], lids[j]))
+		}
+		i = j + 1
+	}
+	if len(out) == 0 {
+		return []string{"none: no LIDs are assigned (has a Subnet Manager run?)"}
+	}
+	return capList(out)
+}
+
+func nodeName(n *check.Node) string {
+	if n.Description == "" {
+		return n.GUID.String()
+	}
+	return n.Description
+}
+
+func portNums(n *check.Node) []string {
+	var out []string
+	for _, p := range n.Ports {
+		out = append(out, strconv.Itoa(p.Num))
+	}
+	return out
+}
+
+// SweptPortView is a port of a sweep as the PortView the can-talk rules and renderers
+// take: named NODE/PORT by its node description, its table decoded, with the warnings
+// a port read from sysfs would get.
+func SweptPortView(f *check.Fabric, n *check.Node, p *check.Port) *PortView {
+	d := &ibverbs.Device{
+		Name:     nodeName(n),
+		NodeGUID: ibverbs.Opt[ibverbs.GUID]{Value: ibverbs.GUID(n.GUID)},
+		NodeDesc: ibverbs.Opt[string]{Value: n.Description},
+	}
+	state := map[string]int{check.StateDown: ibverbs.StateDown, check.StateInit: ibverbs.StateInit,
+		check.StateArmed: ibverbs.StateArmed, check.StateActive: ibverbs.StateActive}
+	port := &ibverbs.Port{
+		Device:    d.Name,
+		Num:       p.Num,
+		State:     ibverbs.Enum{Num: state[p.State], Name: p.State},
+		LinkLayer: ibverbs.Opt[string]{Value: "InfiniBand"},
+		LID:       ibverbs.Opt[uint16]{Value: p.LID},
+		SMLID:     ibverbs.Opt[uint16]{Value: p.SMLID},
+		HasPKeys:  p.TableSize > 0,
+	}
+	v := &PortView{Device: d, Port: port, Fabric: &FabricPort{Address: "DR path " + n.Path, NodeGUID: ibverbs.GUID(n.GUID)}}
+	switch {
+	case p.PKeys != nil:
+		raw := make([]ibverbs.PKeyEntry, len(p.PKeys))
+		for i, k := range p.PKeys {
+			raw[i] = ibverbs.PKeyEntry{Index: i, Value: uint16(k)}
+		}
+		v.Table = DecodeTable(raw)
+	case p.PKeysError != "":
+		v.TableMissing = "P_Key table not read in the sweep: " + p.PKeysError
+	default:
+		v.TableMissing = "P_Key table not read in the sweep"
+	}
+	v.Warnings = portWarnings(v)
+	return v
+}
+
+// describeSwept says which port an endpoint resolved to, for a note.
+func describeSwept(f *check.Fabric, s check.EndpointSpec, n *check.Node, p *check.Port, where string) string {
+	var facts []string
+	if p.GUID != 0 {
+		facts = append(facts, "port GUID "+p.GUID.String())
+	}
+	if p.LID != 0 {
+		facts = append(facts, fmt.Sprintf("LID %d", p.LID))
+	}
+	if p.State != "" {
+		facts = append(facts, p.State)
+	}
+	return fmt.Sprintf("%s is %s (%s), %s", s, f.Label(check.PortID{Node: n.GUID, Port: p.Num}), strings.Join(facts, ", "), where)
+}
+
+// resolveLID reads a lid= endpoint's port over MADs.
+func resolveLID(ctx context.Context, fab *Fabric, s check.EndpointSpec) (*PortView, error) {
+	sel := FabricSelector{Addr: mad.LIDAddress(s.LID)}
+	if s.PortNum != nil {
+		sel.Port, sel.HasPort = *s.PortNum, true
+	}
+	views, err := fab.Load(ctx, sel, LoadOptions{Tables: true})
+	if err != nil {
+		return nil, err
+	}
+	return views[0], nil
+}
+
+// describeLive says which port a lid= endpoint read over MADs is.
+func describeLive(fab *Fabric, s check.EndpointSpec, v *PortView) string {
+	var facts []string
+	if v.Port.GID0.OK() {
+		facts = append(facts, "port GUID "+check.FormatGUID(guidOfGID(v.Port.GID0.Value)))
+	}
+	if v.Fabric != nil {
+		facts = append(facts, "node GUID "+check.FormatGUID(uint64(v.Fabric.NodeGUID)))
+	}
+	facts = append(facts, v.Port.State.Name)
+	return fmt.Sprintf("%s is %s[%d] (%s), read over MADs via %s", s, strconv.Quote(v.Device.Name), v.Port.Num, strings.Join(facts, ", "), fab.Via)
+}
+
+func guidOfGID(g ibverbs.GID) uint64 {
+	var v uint64
+	for _, b := range g[8:] {
+		v = v<<8 | uint64(b)
+	}
+	return v
+}
