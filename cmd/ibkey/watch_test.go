@@ -86,6 +86,7 @@ type sampleJSON struct {
 	Ports    []struct {
 		Device   string `json:"device"`
 		Port     int    `json:"port"`
+		Address  string `json:"address"`
 		State    string `json:"state"`
 		Error    string `json:"error"`
 		Counters map[string]struct {
@@ -147,7 +148,7 @@ func TestWatchCountersJSON(t *testing.T) {
 		t.Errorf("deltas add up to %d, want 5", total)
 	}
 	pk := samples[2].Ports[0].Counters["pkey_violations"]
-	if pk.Value != nil || pk.Source != "mad" || !strings.Contains(pk.Unavailable, "needs fabric access") {
+	if pk.Value != nil || pk.Source != "smp portinfo" || !strings.Contains(pk.Unavailable, "needs fabric access") {
 		t.Errorf("P_Key violations must be n/a with the reason, never 0: %+v", pk)
 	}
 }
