@@ -35,6 +35,10 @@ type WatchCountersOptions struct {
 	WatchOptions
 	Once bool
 	All  bool
+	// Addr holds --lid/--dr/--port; Fabric is set from them when the ports are read
+	// over MADs instead of from sysfs.
+	Addr   AddressFlags
+	Fabric []query.FabricSelector
 }
 
 // WatchPKeysOptions holds `ibkey watch pkeys`'s flags and dependencies.
@@ -95,8 +99,21 @@ func newWatchCountersCmd(g *Globals) *cobra.Command {
 last interval and the rate. By default the partition counters: sysfs
 port_rcv_constraint_errors and port_xmit_constraint_errors (packets dropped by
 partition enforcement; 8-bit, they saturate at 255) and the PortInfo P_Key/Q_Key
-violation counters, which need fabric access (MADs) and show as n/a with that reason,
-never as 0. --all-counters adds every PortCounters error counter.
+violation counters (16-bit). --all-counters adds every PortCounters error counter
+and PortInfo's M_Key violations. Each counter names its source: sysfs,
+"smp portinfo" or "pma portcounters".
+
+The PortInfo counters are not in sysfs: they are read with an SMP Get PortInfo, when
+a MAD transport is chosen (--ca DEV, which needs root or the rdma group, or --ibsim);
+the SMP goes to the local port (directed route 0, or its LID), checked by NodeGUID.
+Without a transport they show as n/a with that reason, never as 0.
+
+Over the fabric: --lid LIDS (a LID, a list or a range) or --dr PATH watches those
+ports instead, with --port P or all as in 'ibkey pkeys': state and violation counters
+from one PortInfo Get, the error counters from one PMA PortCounters Get per port per
+sample. PMA MADs are LID-routed: a port reached by --dr without a LID (before a
+subnet manager ran) shows them as n/a. A port that does not answer is reported on its
+row (NOREPLY) and sampling goes on. The transport stays open for the whole watch.
 
 A counter at its maximum is flagged saturated: later counts are lost, so deltas are
 lower bounds or unknown. A counter that goes down was reset (by perfquery -R or a
@@ -111,7 +128,7 @@ s sort by activity, a all error counters, b reset the on-screen baseline, q quit
 Otherwise (a pipe, --once, --count N, -o plain/json) one line per port per sample:
   TIME DEV/PORT STATE NAME=VALUE(+DELTA,RATE/s[,saturated][,reset]) ...
 or with -o json one object per sample per line:
-  {"time","interval_s","ports":[{"device","port","state","error"?,"counters":{NAME:
+  {"time","interval_s","via"?,"ports":[{"device","port","address"?,"state","error"?,"counters":{NAME:
   {"value","delta","rate","source","saturated"?,"reset"?,"error"?,"unavailable"?}}}]}
 "value" is null when the counter could not be read ("error") or is not available
 ("unavailable"); "delta" and "rate" are null on the first sample and while a
@@ -120,10 +137,18 @@ counter stays saturated. --once reads one sample, without deltas.`,
   ibkey --demo watch counters
   ibkey watch counters mlx5_0/1 --interval 5s --all-counters
   ibkey watch counters --count 10 -o json | jq -c '.ports[].counters'
-  ibkey watch counters --once`,
+  ibkey watch counters --once
+  ibkey watch counters --ca mlx5_0
+  ibkey watch counters --lid 4,9 --count 3 -o json
+  ibkey watch counters --ibsim --dr 0,1 --port all --all-counters`,
 		Args:              usageArgs(cobra.ArbitraryArgs),
 		ValidArgsFunction: completePortArgs(g),
 		RunE: func(c *cobra.Command, args []string) error {
+			fab, err := o.Addr.Selectors(args)
+			if err != nil {
+				return err
+			}
+			o.Fabric = fab
 			if err := o.check(args); err != nil {
 				return err
 			}
@@ -134,6 +159,7 @@ counter stays saturated. --once reads one sample, without deltas.`,
 		},
 	}
 	o.bind(c)
+	o.Addr.register(c)
 	c.Flags().BoolVar(&o.Once, "once", false, "read one sample (values, no deltas) and exit")
 	c.Flags().BoolVar(&o.All, "all-counters", false, "every PortCounters error counter, not only the partition counters")
 	return c
@@ -202,30 +228,72 @@ func runWatchCounters(o *WatchCountersOptions) error {
 	if err != nil {
 		return err
 	}
+	if o.Fabric != nil {
+		// Over the fabric: the transport stays open for the whole watch and is closed
+		// however it ends (ibsim has 10 client slots).
+		return o.WithFabric(func(ctx context.Context, fab *query.Fabric) error {
+			views, lerr := fab.LoadMany(ctx, o.Fabric, query.LoadOptions{})
+			if len(views) == 0 {
+				return lerr
+			}
+			if lerr != nil {
+				o.notices().warn(lerr.Error() + "; watching the others")
+			}
+			sampler, err := query.NewFabricSampler(ctx, fab, views, o.Now)
+			if err != nil {
+				return err
+			}
+			label := "fabric: " + o.Fabric[0].String()
+			if len(o.Fabric) > 1 {
+				label = fmt.Sprintf("fabric: %d LIDs (%s .. %s)", len(o.Fabric), o.Fabric[0].Addr, o.Fabric[len(o.Fabric)-1].Addr)
+			}
+			return watchCounters(ctx, o, f, sampler, label+" via "+fab.Via, fab.Via)
+		})
+	}
 	host := o.Host()
 	sampler, err := query.NewSampler(host, o.Selectors, o.Now)
 	if err != nil {
 		return err
 	}
+	if o.ibsimBase() != "" || o.Globals.Fabric.CA != "" {
+		// A transport was chosen: the local ports' PortInfo violation counters, which
+		// sysfs does not have, come from SMPs to the local port.
+		return o.WithFabric(func(ctx context.Context, fab *query.Fabric) error {
+			views, err := host.LoadMany(o.Selectors)
+			if err != nil {
+				return err
+			}
+			sampler.UsePortInfo(query.LocalPortInfo(ctx, fab, views))
+			return watchCounters(ctx, o, f, sampler, host.Label, fab.Via)
+		})
+	}
+	ctx, cancel := o.context()
+	defer cancel()
+	return watchCounters(ctx, o, f, sampler, host.Label, "")
+}
+
+// watchCounters runs the screen, or prints samples until ctx ends or --count is
+// reached. label names a host that is not this machine (the demo host, a fabric
+// address); via is the MAD transport, if any.
+func watchCounters(ctx context.Context, o *WatchCountersOptions, f format, sampler *query.Sampler, label, via string) error {
 	n := o.notices()
 	if o.IO.InTTY && o.IO.OutTTY && !o.Once && o.Count == 0 && f == formatTable {
-		return tui.Run(context.Background(), tui.Options{Sampler: sampler, Interval: o.Interval, All: o.All,
-			Label: host.Label, Color: !o.NoColor && o.Getenv("NO_COLOR") == ""}, o.IO.In, o.IO.Out)
+		return tui.Run(ctx, tui.Options{Sampler: sampler, Interval: o.Interval, All: o.All,
+			Label: label, Color: !o.NoColor && o.Getenv("NO_COLOR") == ""}, o.IO.In, o.IO.Out)
 	}
-	n.label(host.Label)
+	n.label(label)
 	count := o.Count
 	if o.Once {
 		count = 1
 	}
-	ctx, cancel := o.context()
-	defer cancel()
+	demo := label != "" && o.Fabric == nil && via == ""
 	tracker := query.NewTracker()
 	explained := map[string]bool{}
 	return o.loop(ctx, count, func(int) error {
 		snap := tracker.Add(sampler.Take(o.All))
 		explainUnavailable(n, snap, explained)
 		if f == formatJSON {
-			return writeJSONLine(o.IO.Out, countersToJSON(snap, host.Label != ""))
+			return writeJSONLine(o.IO.Out, countersToJSON(snap, demo, via))
 		}
 		_, err := io.WriteString(o.IO.Out, countersLines(snap, o.Once))
 		return err
@@ -256,7 +324,7 @@ func countersLines(snap *query.Snapshot, once bool) string {
 	for _, p := range snap.Ports {
 		b.WriteString(t + " " + p.Ref.String() + " ")
 		if p.Err != "" {
-			b.WriteString("GONE error=" + plainCell(p.Err) + "\n")
+			b.WriteString(goneWord(p) + " error=" + plainCell(p.Err) + "\n")
 			continue
 		}
 		b.WriteString(plainCell(p.State))
@@ -298,6 +366,15 @@ func countersLines(snap *query.Snapshot, once bool) string {
 	return b.String()
 }
 
+// goneWord stands for the state of a port that could not be read: a local port went
+// away; a port on the fabric did not answer (it may again).
+func goneWord(p query.PortDelta) string {
+	if p.Address != "" {
+		return "NOREPLY"
+	}
+	return "GONE"
+}
+
 type counterJSON struct {
 	Value       *uint64  `json:"value"`
 	Delta       *uint64  `json:"delta"`
@@ -312,6 +389,7 @@ type counterJSON struct {
 type counterPortJSON struct {
 	Device   string                 `json:"device"`
 	Port     int                    `json:"port"`
+	Address  string                 `json:"address,omitempty"`
 	State    string                 `json:"state,omitempty"`
 	Error    string                 `json:"error,omitempty"`
 	Counters map[string]counterJSON `json:"counters"`
@@ -321,17 +399,18 @@ type countersSampleJSON struct {
 	Time     string            `json:"time"`
 	Interval *float64          `json:"interval_s"`
 	Demo     bool              `json:"demo,omitempty"`
+	Via      string            `json:"via,omitempty"`
 	Ports    []counterPortJSON `json:"ports"`
 }
 
-func countersToJSON(snap *query.Snapshot, demo bool) countersSampleJSON {
-	out := countersSampleJSON{Time: snap.Time.Format(time.RFC3339Nano), Demo: demo, Ports: make([]counterPortJSON, len(snap.Ports))}
+func countersToJSON(snap *query.Snapshot, demo bool, via string) countersSampleJSON {
+	out := countersSampleJSON{Time: snap.Time.Format(time.RFC3339Nano), Demo: demo, Via: via, Ports: make([]counterPortJSON, len(snap.Ports))}
 	if snap.Interval > 0 {
 		s := snap.Interval.Seconds()
 		out.Interval = &s
 	}
 	for i, p := range snap.Ports {
-		pj := counterPortJSON{Device: p.Ref.Device, Port: p.Ref.Port, State: p.State, Error: p.Err, Counters: map[string]counterJSON{}}
+		pj := counterPortJSON{Device: p.Ref.Device, Port: p.Ref.Port, Address: p.Address, State: p.State, Error: p.Err, Counters: map[string]counterJSON{}}
 		for _, c := range p.Counters {
 			cj := counterJSON{Source: c.Source, Saturated: c.Saturated, Reset: c.Reset, Error: c.Err, Unavailable: c.Unavailable}
 			if c.OK() {

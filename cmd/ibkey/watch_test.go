@@ -86,6 +86,7 @@ type sampleJSON struct {
 	Ports    []struct {
 		Device   string `json:"device"`
 		Port     int    `json:"port"`
+		Address  string `json:"address"`
 		State    string `json:"state"`
 		Error    string `json:"error"`
 		Counters map[string]struct {
@@ -147,7 +148,7 @@ func TestWatchCountersJSON(t *testing.T) {
 		t.Errorf("deltas add up to %d, want 5", total)
 	}
 	pk := samples[2].Ports[0].Counters["pkey_violations"]
-	if pk.Value != nil || pk.Source != "mad" || !strings.Contains(pk.Unavailable, "needs fabric access") {
+	if pk.Value != nil || pk.Source != "smp portinfo" || !strings.Contains(pk.Unavailable, "needs fabric access") {
 		t.Errorf("P_Key violations must be n/a with the reason, never 0: %+v", pk)
 	}
 }
@@ -186,6 +187,10 @@ func TestWatchErrors(t *testing.T) {
 		{[]string{"--sysfs", mlx5, "watch", "pkeys", "mlx5_0/3"}, 3, "no port 3 on mlx5_0 (ports: 1)"},
 		{[]string{"--sysfs", mlx5, "watch", "pkeys", "irdma0"}, 3, "no port with a P_Key table"},
 		{[]string{"--sysfs", "/nonexistent", "watch", "counters"}, 3, "no RDMA devices"},
+		{[]string{"--sysfs", mlx5, "watch", "counters", "--port", "1"}, 2, "--port needs --lid or --dr"},
+		{[]string{"--sysfs", mlx5, "watch", "counters", "--lid", "0"}, 2, `invalid --lid "0"`},
+		{[]string{"--sysfs", mlx5, "watch", "counters", "--lid", "3", "mlx5_0"}, 2, "not both"},
+		{[]string{"--demo", "watch", "counters", "--lid", "3", "--once"}, 2, "the demo host has no fabric"},
 	}
 	for _, tc := range cases {
 		r := runIbkey(t, false, nil, tc.args...)

@@ -56,7 +56,9 @@ func (s FabricSelector) String() string {
 type FabricPort struct {
 	// Address is the address the port's data was read through: "lid 6",
 	// "DR path 0,1,3".
-	Address  string
+	Address string
+	// Addr is the address Address names, for reading the port again (watch).
+	Addr     mad.Address
 	NodeGUID ibverbs.GUID
 	// Enforcement is PortInfo's PartitionEnforcementInbound/Outbound; nil on CA ports
 	// and a switch's port 0, where it does not apply.
@@ -275,7 +277,7 @@ func (f *Fabric) loadPort(ctx context.Context, n *nodeData, num int, tables bool
 	}
 
 	d := n.dev
-	v := &PortView{Device: d, Fabric: &FabricPort{Address: addr.String(), NodeGUID: ibverbs.GUID(n.info.NodeGUID)}}
+	v := &PortView{Device: d, Fabric: &FabricPort{Address: addr.String(), Addr: addr, NodeGUID: ibverbs.GUID(n.info.NodeGUID)}}
 	p := &ibverbs.Port{
 		Device:    d.Name,
 		Num:       num,
@@ -317,7 +319,7 @@ func (f *Fabric) loadPort(ctx context.Context, n *nodeData, num int, tables bool
 			}
 		} else {
 			addr = mad.LIDAddress(pi.LID)
-			v.Fabric.Address = addr.String()
+			v.Fabric.Address, v.Fabric.Addr = addr.String(), addr
 			var other mad.NodeInfo
 			var err error
 			if other, err = mad.GetNodeInfo(ctx, f.T, addr); err == nil && (other.NodeGUID != n.info.NodeGUID || int(other.LocalPortNum) != num) {

@@ -5,18 +5,20 @@ import (
 	"fmt"
 	"io/fs"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/ibkey/ibkey/internal/ibverbs"
 )
 
-// Counters are read from sources: sysfs today, PortInfo over MADs later. A source reads
-// a port's counters in one call so that a MAD source can answer both PortInfo
-// violation counters from one SMP Get.
+// Counters are read from sources: sysfs, SMP PortInfo and PMA PortCounters over MADs
+// (madcounters.go). A source reads a port's counters in one call so that a MAD source
+// answers every PortInfo violation counter from one SMP Get, and every PortCounters
+// counter from one PMA Get.
 
 // CounterSource reads counters of one port.
 type CounterSource interface {
-	// Name labels the source in output: "sysfs", "mad".
+	// Name labels the source in output: "sysfs", "smp portinfo", "pma portcounters".
 	Name() string
 	// Read reads the named counters of port, each once, into out (len(out) == len(names)).
 	Read(port PortRef, names []string, out []Reading)
@@ -56,6 +58,7 @@ const (
 	XmitConstraintErrors = "port_xmit_constraint_errors"
 	PKeyViolations       = "pkey_violations"
 	QKeyViolations       = "qkey_violations"
+	MKeyViolations       = "mkey_violations"
 )
 
 // ErrorCounters are the sysfs PortCounters error counters `--all-counters` shows, in
@@ -67,9 +70,11 @@ var ErrorCounters = []string{
 	"local_link_integrity_errors", "excessive_buffer_overrun_errors", "VL15_dropped",
 }
 
-// FabricAccessReason is why the PortInfo P_Key/Q_Key violation counters are n/a:
-// they are not in sysfs (facts/sysfs.md) and MAD reads are not implemented yet.
-const FabricAccessReason = "needs fabric access (PortInfo P_KeyViolations/Q_KeyViolations over MADs; not in sysfs)"
+// FabricAccessReason is why the PortInfo violation counters are n/a when no MAD
+// transport was chosen: they are not in sysfs (facts/sysfs.md), and SMPs over umad
+// need read/write access to /dev/infiniband/umadN. The text before " (" is the short
+// form plain output prints.
+const FabricAccessReason = "needs fabric access (PortInfo, not in sysfs: pass --ca DEV as root or the rdma group, or --ibsim)"
 
 // SysfsCounters reads counters/NAME files. Ports whose counters/ directory is missing
 // (no PMA) and counters a device does not provide are Unavailable, with the reason.
@@ -124,8 +129,8 @@ func (s *SysfsCounters) Read(port PortRef, names []string, out []Reading) {
 	}
 }
 
-// UnavailableSource stands for a source ibkey cannot read yet (MADs): every counter is
-// Unavailable with Reason.
+// UnavailableSource stands for a source ibkey cannot read here (no MAD transport):
+// every counter is Unavailable with Reason.
 type UnavailableSource struct {
 	Label  string
 	Reason string
@@ -147,20 +152,27 @@ type CounterSets struct {
 	All        []Counter
 }
 
-// DefaultCounterSets builds the two sets on top of a sysfs source and the MAD
-// placeholder.
+// DefaultCounterSets builds the two sets on top of a sysfs source, with the PortInfo
+// violation counters n/a (no MAD transport).
 func DefaultCounterSets(sysfs CounterSource) CounterSets {
-	mad := UnavailableSource{Label: "mad", Reason: FabricAccessReason}
-	portInfo := []Counter{{Name: PKeyViolations, Source: mad, Width: 16}, {Name: QKeyViolations, Source: mad, Width: 16}}
+	return NewCounterSets(sysfs, UnavailableSource{Label: SourcePortInfo, Reason: FabricAccessReason})
+}
+
+// NewCounterSets builds the two sets: the PortCounters counters from portCounters
+// (sysfs locally, PMA over the fabric) and the PortInfo violation counters from
+// portInfo. The default set is the partition counters; M_KeyViolations (management
+// key, not partitions) only comes with every error counter.
+func NewCounterSets(portCounters, portInfo CounterSource) CounterSets {
+	pi := func(n string) Counter { return Counter{Name: n, Source: portInfo, Width: PortInfoViolationWidth} }
 	var cs CounterSets
 	for _, n := range []string{RcvConstraintErrors, XmitConstraintErrors} {
-		cs.Violations = append(cs.Violations, Counter{Name: n, Source: sysfs, Width: ibverbs.CounterWidths[n]})
+		cs.Violations = append(cs.Violations, Counter{Name: n, Source: portCounters, Width: ibverbs.CounterWidths[n]})
 	}
-	cs.Violations = append(cs.Violations, portInfo...)
+	cs.Violations = append(cs.Violations, pi(PKeyViolations), pi(QKeyViolations))
 	for _, n := range ErrorCounters {
-		cs.All = append(cs.All, Counter{Name: n, Source: sysfs, Width: ibverbs.CounterWidths[n]})
+		cs.All = append(cs.All, Counter{Name: n, Source: portCounters, Width: ibverbs.CounterWidths[n]})
 	}
-	cs.All = append(cs.All, portInfo...)
+	cs.All = append(cs.All, pi(PKeyViolations), pi(QKeyViolations), pi(MKeyViolations))
 	return cs
 }
 
@@ -173,8 +185,10 @@ type Sample struct {
 
 // PortSample is one port in a sample.
 type PortSample struct {
-	Ref   PortRef
-	State string // from ports/N/state: ACTIVE, DOWN, ...
+	Ref PortRef
+	// Address is where a port read over the fabric is (lid 4, DR path 0,1); "" locally.
+	Address string
+	State   string // from ports/N/state (or PortInfo over the fabric): ACTIVE, DOWN, ...
 	// Err: the port could not be read at all (it went away); Readings are then empty.
 	Err string
 	// Readings are parallel to Sample.Counters.
@@ -186,9 +200,45 @@ type PortSample struct {
 type Sampler struct {
 	Sys   *ibverbs.Sysfs
 	Ports []PortRef
-	Sets  CounterSets
+	// Addresses, when set, are parallel to Ports: where each port is on the fabric.
+	Addresses []string
+	Sets      CounterSets
+	// States reads each port's state first in a sample; nil: ports/N/state in Sys.
+	States StateReader
+	// Parallel reads the ports concurrently (MADs: a port that does not answer must not
+	// hold up the others for its timeouts).
+	Parallel bool
 	// Now is the clock (injected: tests and the demo host use their own).
 	Now func() time.Time
+}
+
+// StateReader reads a port's state; an error means the port could not be read at all
+// this time (it went away, it did not answer) and its counters are not read.
+type StateReader interface {
+	PortState(port PortRef) (string, error)
+}
+
+// sysfsStates reads ports/N/state.
+type sysfsStates struct{ sys *ibverbs.Sysfs }
+
+func (s sysfsStates) PortState(ref PortRef) (string, error) {
+	st, err := s.sys.PortState(ref.Device, ref.Port)
+	if err != nil {
+		return "", errors.New(portErr(err))
+	}
+	return st.Name, nil
+}
+
+// UsePortInfo reads the PortInfo violation counters from src instead (a MAD source
+// for the local ports, when a transport was chosen).
+func (s *Sampler) UsePortInfo(src CounterSource) {
+	for _, set := range [][]Counter{s.Sets.Violations, s.Sets.All} {
+		for i := range set {
+			if slices.Contains(PortInfoViolations, set[i].Name) {
+				set[i].Source = src
+			}
+		}
+	}
 }
 
 // NewSampler selects ports on h and prepares the sysfs and MAD sources for them.
@@ -236,7 +286,8 @@ func (h *Host) LoadMany(sels []Selector) ([]*PortView, error) {
 	return out, nil
 }
 
-// Take reads one sample: per port its state file, then each counter file once. all
+// Take reads one sample: per port its state (ports/N/state, or PortInfo over the
+// fabric), then each source once (each counter file once; one MAD per MAD source). all
 // selects every error counter instead of the partition counters.
 func (s *Sampler) Take(all bool) *Sample {
 	set := s.Sets.Violations
@@ -260,17 +311,24 @@ func (s *Sampler) Take(all bool) *Sample {
 		groups[j].names = append(groups[j].names, c.Name)
 		groups[j].idx = append(groups[j].idx, i)
 	}
-	buf := make([]Reading, len(set))
-	for i, ref := range s.Ports {
+	states := s.States
+	if states == nil {
+		states = sysfsStates{s.Sys}
+	}
+	read := func(i int, ref PortRef) {
 		ps := &smp.Ports[i]
 		ps.Ref = ref
-		st, err := s.Sys.PortState(ref.Device, ref.Port)
-		if err != nil {
-			ps.Err = portErr(err)
-			continue
+		if i < len(s.Addresses) {
+			ps.Address = s.Addresses[i]
 		}
-		ps.State = st.Name
+		st, err := states.PortState(ref)
+		if err != nil {
+			ps.Err = err.Error()
+			return
+		}
+		ps.State = st
 		ps.Readings = make([]Reading, len(set))
+		buf := make([]Reading, len(set))
 		for _, g := range groups {
 			out := buf[:len(g.names)]
 			g.src.Read(ref, g.names, out)
@@ -279,6 +337,18 @@ func (s *Sampler) Take(all bool) *Sample {
 			}
 		}
 	}
+	if !s.Parallel {
+		for i, ref := range s.Ports {
+			read(i, ref)
+		}
+		return smp
+	}
+	var wg sync.WaitGroup
+	for i, ref := range s.Ports {
+		wg.Add(1)
+		go func() { defer wg.Done(); read(i, ref) }()
+	}
+	wg.Wait()
 	return smp
 }
 

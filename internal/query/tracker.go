@@ -75,9 +75,10 @@ type Snapshot struct {
 
 // PortDelta is one port in a snapshot.
 type PortDelta struct {
-	Ref   PortRef
-	State string
-	Err   string // the port could not be read this time (it went away)
+	Ref     PortRef
+	Address string // where a port read over the fabric is; "" locally
+	State   string
+	Err     string // the port could not be read this time (it went away)
 	// Counters are parallel to Snapshot.Counters (empty when Err is set).
 	Counters []CounterDelta
 	// Moved: some counter went up in the last interval (or was reset).
@@ -126,7 +127,7 @@ func (t *Tracker) Add(s *Sample) *Snapshot {
 	for i := range s.Ports {
 		ps := &s.Ports[i]
 		pd := &snap.Ports[i]
-		pd.Ref, pd.State, pd.Err = ps.Ref, ps.State, ps.Err
+		pd.Ref, pd.Address, pd.State, pd.Err = ps.Ref, ps.Address, ps.State, ps.Err
 		if ps.Err != "" {
 			continue
 		}

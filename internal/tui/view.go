@@ -191,7 +191,10 @@ func (m Model) lead(p *query.PortDelta) string {
 	}
 	state := p.State
 	if p.Err != "" {
-		state = "GONE"
+		state = "GONE" // a local port went away
+		if p.Address != "" {
+			state = "NOREPLY" // a fabric port did not answer (it may again)
+		}
 	}
 	return mark + port + " " + cell(state, wState, false, nil)
 }
@@ -325,7 +328,7 @@ func (m Model) trend(ref query.PortRef, name string, w int) string {
 
 // allRows: every error counter, one row per counter, grouped by port.
 func (m Model) allRows() []string {
-	const wName, wSrc = 32, 6
+	const wName, wSrc = 32, 16 // wSrc: "pma portcounters"
 	head := pad("  PORT", wMark+wPort, false) + " " + pad("STATE", wState, false) + "  " + pad("COUNTER", wName, false) + " " +
 		pad("SOURCE", wSrc, false) + " " + pad("VALUE", wValue, true) + " " + pad("TOTAL", wTotal, true) + " " +
 		pad("Δ", wDelta, true) + " " + pad("/s", wRate, true) + " " + "TREND"

@@ -83,7 +83,7 @@ func script(i int, all bool) *query.Sample {
 				ps.Readings = append(ps.Readings, val(r.rcv))
 			case query.XmitConstraintErrors:
 				ps.Readings = append(ps.Readings, val(r.xmt))
-			case query.PKeyViolations, query.QKeyViolations:
+			case query.PKeyViolations, query.QKeyViolations, query.MKeyViolations:
 				ps.Readings = append(ps.Readings, na())
 			case "symbol_error":
 				ps.Readings = append(ps.Readings, query.Reading{Err: "read failed: input/output error (EIO)"})
@@ -209,7 +209,7 @@ func TestUpdateKeys(t *testing.T) {
 		t.Fatal("a: no sample of all counters")
 	}
 	m, _ = step(t, m, cmd())
-	if !f.all[len(f.all)-1] || len(m.Snapshot().Counters) != len(query.ErrorCounters)+2 {
+	if !f.all[len(f.all)-1] || len(m.Snapshot().Counters) != len(query.ErrorCounters)+len(query.PortInfoViolations) {
 		t.Errorf("a: sampler asked for all=%v, snapshot has %d counters", f.all[len(f.all)-1], len(m.Snapshot().Counters))
 	}
 

@@ -1,0 +1,238 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ibkey/ibkey/internal/fakesysfs"
+	"github.com/ibkey/ibkey/internal/lab"
+)
+
+// perfqueryNames: PortCounters field names as perfquery prints them, by ibkey's
+// counter name.
+var perfqueryNames = map[string]string{
+	"port_rcv_constraint_errors":      "PortRcvConstraintErrors",
+	"port_xmit_constraint_errors":     "PortXmitConstraintErrors",
+	"symbol_error":                    "SymbolErrorCounter",
+	"link_error_recovery":             "LinkErrorRecoveryCounter",
+	"link_downed":                     "LinkDownedCounter",
+	"port_rcv_errors":                 "PortRcvErrors",
+	"port_rcv_remote_physical_errors": "PortRcvRemotePhysicalErrors",
+	"port_rcv_switch_relay_errors":    "PortRcvSwitchRelayErrors",
+	"port_xmit_discards":              "PortXmitDiscards",
+	"local_link_integrity_errors":     "LocalLinkIntegrityErrors",
+	"excessive_buffer_overrun_errors": "ExcessiveBufferOverrunErrors",
+	"VL15_dropped":                    "VL15Dropped",
+}
+
+// smpqueryViolations: PortInfo's violation counters as smpquery portinfo prints them.
+var smpqueryViolations = map[string]string{
+	"pkey_violations": "PkeyViolations",
+	"qkey_violations": "QkeyViolations",
+	"mkey_violations": "MkeyViolations",
+}
+
+func decodeSamples(t *testing.T, out string) []sampleJSON {
+	t.Helper()
+	var samples []sampleJSON
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		var s sampleJSON
+		if err := json.Unmarshal([]byte(l), &s); err != nil {
+			t.Fatalf("not one JSON object per line: %v\n%s", err, out)
+		}
+		samples = append(samples, s)
+	}
+	return samples
+}
+
+// TestLabFabricWatchCounters: `watch counters --lid/--dr` against ibsim, with
+// perfquery and smpquery as the oracles: PortCounters set from ibsim's console show
+// up with the values perfquery reports, changes between samples as deltas, 300 as a
+// saturated 255; the PortInfo violation counters are real zeros from the SMP (ibsim
+// does not simulate them), not the n/a of a watch without fabric access.
+func TestLabFabricWatchCounters(t *testing.T) {
+	l, targets := startFabricLab(t, "small.net")
+	var hcaB *fabricTarget
+	for _, tg := range targets {
+		if tg.node == "HcaB" && tg.port == 1 {
+			hcaB = tg
+		}
+	}
+	base := []string{"--ibsim=" + l.SockName, "--sim-node", l.from}
+	watch := func(t *testing.T, args ...string) []sampleJSON {
+		t.Helper()
+		r := runIbkey(t, false, nil, append(append(base, "watch", "counters", "-o", "json"), args...)...)
+		if r.code != 0 {
+			t.Fatalf("watch counters %s: exit %d\n%s", strings.Join(args, " "), r.code, r.stderr)
+		}
+		return decodeSamples(t, r.stdout)
+	}
+
+	t.Run("dr-before-sm", func(t *testing.T) {
+		// No LID yet: PortInfo is read by directed route; PortCounters need a LID.
+		s := watch(t, "--dr", hcaB.path, "--once")
+		p := s[0].Ports[0]
+		if p.Device != "HcaB" || p.Port != 1 || p.Address != "DR path "+hcaB.path {
+			t.Fatalf("port: %+v", p)
+		}
+		for name, c := range p.Counters {
+			switch {
+			case strings.HasSuffix(name, "_violations"):
+				if c.Source != "smp portinfo" || c.Value == nil || *c.Value != 0 {
+					t.Errorf("%s: %+v", name, c)
+				}
+			case c.Source != "pma portcounters" || c.Value != nil || !strings.Contains(c.Unavailable, "needs a LID"):
+				t.Errorf("%s without a LID: want n/a (needs a LID) from pma portcounters: %+v", name, c)
+			}
+		}
+	})
+
+	if err := l.RunOpenSM(partitionsConf(t), false); err != nil {
+		t.Fatal(err)
+	}
+	resolveLIDs(t, l, []*fabricTarget{hcaB})
+	lid := strconv.Itoa(hcaB.lid)
+	perfSet := func(field string, v int) {
+		l.MustConsole(fmt.Sprintf(`PerformanceSet "HcaB"[1] PortCounters.%s=%d`, field, v))
+	}
+
+	t.Run("perfquery", func(t *testing.T) {
+		perfSet("PortRcvConstraintErrors", 7)
+		perfSet("PortXmitConstraintErrors", 3)
+		perfSet("SymbolErrorCounter", 1234)
+		perfSet("LinkDownedCounter", 2)
+		perfSet("PortRcvSwitchRelayErrors", 9)
+		samples := watch(t, "--lid", lid, "--count", "2", "--interval", "100ms", "--all-counters")
+		pq := lab.ParseFields(l.tool(t, "perfquery", lid, "1"))
+		pi := lab.ParseFields(l.tool(t, "smpquery", "portinfo", lid, "1"))
+		if len(samples) != 2 {
+			t.Fatalf("%d samples", len(samples))
+		}
+		for i, s := range samples {
+			if len(s.Ports) != 1 || s.Ports[0].Address != "lid "+lid || s.Ports[0].State != "ACTIVE" {
+				t.Fatalf("sample %d: %+v", i, s.Ports)
+			}
+			got := s.Ports[0].Counters
+			for name, field := range perfqueryNames {
+				c := got[name]
+				if c.Source != "pma portcounters" || c.Value == nil || strconv.FormatUint(*c.Value, 10) != pq[field] {
+					t.Errorf("sample %d %s: %+v, perfquery %s: %s", i, name, c, field, pq[field])
+				}
+			}
+			for name, field := range smpqueryViolations {
+				c := got[name]
+				if c.Source != "smp portinfo" || c.Value == nil || strconv.FormatUint(*c.Value, 10) != pi[field] || c.Unavailable != "" {
+					t.Errorf("sample %d %s: %+v, smpquery portinfo %s: %s", i, name, c, field, pi[field])
+				}
+			}
+			if d := got["port_rcv_constraint_errors"].Delta; i == 1 && (d == nil || *d != 0) {
+				t.Errorf("sample %d: delta %v, want 0", i, d)
+			}
+		}
+		if pq["PortRcvConstraintErrors"] != "7" || pq["SymbolErrorCounter"] != "1234" {
+			t.Errorf("the console did not set the counters: perfquery %v", pq)
+		}
+	})
+
+	t.Run("delta", func(t *testing.T) {
+		perfSet("PortRcvConstraintErrors", 10)
+		lines, stderr, code := runStreaming(t, append(base, "watch", "counters", "--lid", lid, "--count", "3", "--interval", "300ms", "-o", "json")...)
+		go func() { _, _ = io.Copy(io.Discard, stderr) }()
+		var samples []sampleJSON
+		for i := range 3 {
+			samples = append(samples, decodeSamples(t, next(t, lines))...)
+			if i == 0 {
+				perfSet("PortRcvConstraintErrors", 15) // between the first and second sample
+			}
+		}
+		if c := <-code; c != 0 {
+			t.Fatalf("exit %d", c)
+		}
+		var total uint64
+		for i, s := range samples {
+			c := s.Ports[0].Counters["port_rcv_constraint_errors"]
+			switch {
+			case i == 0 && (c.Value == nil || *c.Value != 10 || c.Delta != nil):
+				t.Errorf("first sample: %+v", c)
+			case i > 0 && c.Delta == nil:
+				t.Errorf("sample %d: no delta: %+v", i, c)
+			case i > 0:
+				total += *c.Delta
+			}
+		}
+		if total != 5 || *samples[2].Ports[0].Counters["port_rcv_constraint_errors"].Value != 15 {
+			t.Errorf("deltas add up to %d, want 5 (10 -> 15)", total)
+		}
+	})
+
+	t.Run("saturated", func(t *testing.T) {
+		perfSet("PortXmitConstraintErrors", 300) // ibsim clamps to 255, as the 8-bit counter saturates
+		s := watch(t, "--lid", lid, "--count", "2", "--interval", "50ms")
+		pq := lab.ParseFields(l.tool(t, "perfquery", lid, "1"))
+		for i, smp := range s {
+			c := smp.Ports[0].Counters["port_xmit_constraint_errors"]
+			if c.Value == nil || *c.Value != 255 || pq["PortXmitConstraintErrors"] != "255" || !c.Saturated {
+				t.Errorf("sample %d: %+v (perfquery %s), want 255 saturated", i, c, pq["PortXmitConstraintErrors"])
+			}
+			if i == 1 && c.Delta != nil {
+				t.Errorf("still saturated: delta %d, want none (the real count is unknown)", *c.Delta)
+			}
+		}
+		r := runIbkey(t, false, nil, append(base, "watch", "counters", "--lid", lid, "--once")...)
+		if !strings.Contains(r.stdout, " port_xmit_constraint_errors=255(saturated) ") {
+			t.Errorf("plain: %s", r.stdout)
+		}
+	})
+
+	t.Run("local-port", func(t *testing.T) {
+		// A local port whose node_guid and LID are HcaB's: with --ibsim its PortInfo
+		// counters come from SMPs (attached at HcaA, DR path 0 is HcaA, so the LID is
+		// used); a device the fabric does not have stays n/a with what was tried.
+		ni := lab.ParseFields(l.tool(t, "smpquery", "nodeinfo", lid))
+		g := strings.TrimPrefix(ni["Guid"], "0x")
+		if len(g) != 16 {
+			t.Fatalf("smpquery nodeinfo Guid %q", ni["Guid"])
+		}
+		port := func(lid string) fakesysfs.Port {
+			return fakesysfs.Port{Num: 1, State: "4: ACTIVE", PhysState: "5: LinkUp", LinkLayer: "InfiniBand", LID: lid,
+				PKeys: fakesysfs.Table(4, "0xffff"), Counters: fakesysfs.IBCounters(nil)}
+		}
+		dir := t.TempDir()
+		err := fakesysfs.Write(dir, fakesysfs.Host{Devices: []fakesysfs.Device{
+			{Name: "mlx5_0", PCI: "0000:03:00.0", NodeType: "1: CA", NodeGUID: g[0:4] + ":" + g[4:8] + ":" + g[8:12] + ":" + g[12:16],
+				Ports: []fakesysfs.Port{port(fmt.Sprintf("0x%x", hcaB.lid))}},
+			{Name: "mlx5_1", PCI: "0000:04:00.0", NodeType: "1: CA", NodeGUID: "0002:c903:dead:beef",
+				Ports: []fakesysfs.Port{port("0x0")}},
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := runIbkey(t, false, nil, append(append([]string{"--sysfs", dir}, base...), "watch", "counters", "--once", "-o", "json")...)
+		s := decodeSamples(t, r.stdout)
+		if r.code != 0 || len(s) != 1 || len(s[0].Ports) != 2 {
+			t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+		}
+		pk := s[0].Ports[0].Counters["pkey_violations"]
+		if pk.Source != "smp portinfo" || pk.Value == nil || *pk.Value != 0 || pk.Unavailable != "" {
+			t.Errorf("mlx5_0/1 (HcaB's GUID and LID): %+v", pk)
+		}
+		if rc := s[0].Ports[0].Counters["port_rcv_constraint_errors"]; rc.Source != "sysfs" {
+			t.Errorf("constraint errors of a local port come from sysfs: %+v", rc)
+		}
+		other := s[0].Ports[1].Counters["pkey_violations"]
+		if other.Value != nil || !strings.Contains(other.Unavailable, "not reachable over MADs") || !strings.Contains(other.Unavailable, "DR path 0 is node 0x") {
+			t.Errorf("mlx5_1/1 (not on the fabric): %+v", other)
+		}
+	})
+
+	t.Run("slots", func(t *testing.T) {
+		clients, err := l.Attached()
+		if err != nil || len(clients) != 0 {
+			t.Fatalf("attached after the watches: %v %v", clients, err)
+		}
+	})
+}

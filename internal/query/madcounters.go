@@ -1,0 +1,346 @@
+package query
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ibkey/ibkey/internal/ibverbs"
+	"github.com/ibkey/ibkey/internal/ibverbs/mad"
+)
+
+// Counters over MADs: the PortInfo violation counters (one SMP Get PortInfo per port
+// per sample) and the PMA PortCounters error counters (one PMA Get PortCounters per
+// port per sample), for ports read by fabric address (--lid, --dr) and, for the
+// violation counters sysfs does not have, for local ports when a MAD transport was
+// chosen (--ca, --ibsim).
+
+// Source labels of the MAD counters.
+const (
+	SourcePortInfo     = "smp portinfo"
+	SourcePortCounters = "pma portcounters"
+)
+
+// PortInfoViolationWidth: PortInfo's M_Key, P_Key and Q_KeyViolations are 16-bit
+// counters that saturate (IBA 14.2.5.6; facts/mad-and-lab.md).
+const PortInfoViolationWidth = 16
+
+// PortInfoViolations are the PortInfo counters, in display order.
+var PortInfoViolations = []string{PKeyViolations, QKeyViolations, MKeyViolations}
+
+// MADPort says how to reach one port's counters over MADs.
+type MADPort struct {
+	// SMP is where Get PortInfo goes; the modifier is the port number Num.
+	SMP mad.Address
+	Num uint8
+	// PMALID is the LID Get PortCounters goes to, with PortSelect Num. PMA MADs are
+	// LID-routed only: 0 when the port has no LID, and NoPMA says why.
+	PMALID uint16
+	NoPMA  string
+	// FollowLID: PMALID follows the LID PortInfo reports (a CA port, whose LID an SM
+	// may assign while the watch runs).
+	FollowLID bool
+	// Unavailable: the port cannot be read over MADs at all, and why.
+	Unavailable string
+}
+
+// MADCounters reads counters over one MAD transport, which the caller keeps open for
+// as long as the sampler runs. PortInfo and PortCounters give two CounterSources;
+// MADCounters is also the StateReader of ports read over the fabric: the PortInfo Get
+// that reads a port's state is the one whose violation counters the sample shows.
+type MADCounters struct {
+	fab *Fabric
+	// ctx bounds every MAD (the watch's context: CounterSource.Read takes none).
+	ctx   context.Context
+	mu    sync.Mutex
+	ports map[PortRef]*MADPort
+	// read holds the PortInfo PortState read in the sample being taken, until the
+	// PortInfo source's Read uses it.
+	read map[PortRef]portInfoRead
+}
+
+type portInfoRead struct {
+	pi  mad.PortInfo
+	err error
+}
+
+// NewMADCounters reads ports through fab; a port missing from ports is not read.
+func NewMADCounters(ctx context.Context, fab *Fabric, ports map[PortRef]*MADPort) *MADCounters {
+	return &MADCounters{fab: fab, ctx: ctx, ports: ports, read: map[PortRef]portInfoRead{}}
+}
+
+func (m *MADCounters) port(ref PortRef) (MADPort, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p, ok := m.ports[ref]
+	if !ok {
+		return MADPort{}, false
+	}
+	return *p, true
+}
+
+func (m *MADCounters) getPortInfo(ref PortRef, p MADPort) (mad.PortInfo, error) {
+	pi, err := mad.GetPortInfo(m.ctx, m.fab.T, p.SMP, p.Num)
+	if err != nil {
+		return pi, m.fab.madError(p.SMP, fmt.Errorf("PortInfo of port %d: %w", p.Num, err))
+	}
+	if pi.LID != 0 {
+		m.mu.Lock()
+		if q := m.ports[ref]; q.FollowLID && q.PMALID != pi.LID {
+			q.PMALID = pi.LID
+		}
+		m.mu.Unlock()
+	}
+	return pi, nil
+}
+
+// PortState implements StateReader: one Get PortInfo, kept for the PortInfo counters.
+func (m *MADCounters) PortState(ref PortRef) (string, error) {
+	p, ok := m.port(ref)
+	switch {
+	case !ok:
+		return "", fmt.Errorf("%s is not read over MADs", ref)
+	case p.Unavailable != "":
+		return "", fmt.Errorf("%s", p.Unavailable)
+	}
+	pi, err := m.getPortInfo(ref, p)
+	if err != nil {
+		return "", err
+	}
+	m.mu.Lock()
+	m.read[ref] = portInfoRead{pi: pi}
+	m.mu.Unlock()
+	return portStateEnum(pi.PortState).Name, nil
+}
+
+// PortInfo is the source of the PortInfo violation counters.
+func (m *MADCounters) PortInfo() CounterSource { return madPortInfo{m} }
+
+// PortCounters is the source of the PMA PortCounters counters (named as in sysfs).
+func (m *MADCounters) PortCounters() CounterSource { return madPortCounters{m} }
+
+type madPortInfo struct{ m *MADCounters }
+
+func (madPortInfo) Name() string { return SourcePortInfo }
+
+func (s madPortInfo) Read(ref PortRef, names []string, out []Reading) {
+	m := s.m
+	p, ok := m.port(ref)
+	if !ok || p.Unavailable != "" {
+		fill(out, Reading{Unavailable: cmp.Or(p.Unavailable, "not read over MADs")})
+		return
+	}
+	m.mu.Lock()
+	r, ok := m.read[ref]
+	delete(m.read, ref)
+	m.mu.Unlock()
+	if !ok {
+		r.pi, r.err = m.getPortInfo(ref, p)
+	}
+	if r.err != nil {
+		fill(out, Reading{Err: r.err.Error()})
+		return
+	}
+	for i, n := range names {
+		switch n {
+		case PKeyViolations:
+			out[i] = Reading{Value: uint64(r.pi.PKeyViolations)}
+		case QKeyViolations:
+			out[i] = Reading{Value: uint64(r.pi.QKeyViolations)}
+		case MKeyViolations:
+			out[i] = Reading{Value: uint64(r.pi.MKeyViolations)}
+		default:
+			out[i] = Reading{Unavailable: "not a PortInfo counter"}
+		}
+	}
+}
+
+type madPortCounters struct{ m *MADCounters }
+
+func (madPortCounters) Name() string { return SourcePortCounters }
+
+func (s madPortCounters) Read(ref PortRef, names []string, out []Reading) {
+	m := s.m
+	p, ok := m.port(ref)
+	switch {
+	case !ok || p.Unavailable != "":
+		fill(out, Reading{Unavailable: cmp.Or(p.Unavailable, "not read over MADs")})
+		return
+	case p.PMALID == 0:
+		fill(out, Reading{Unavailable: p.NoPMA})
+		return
+	}
+	addr := mad.LIDAddress(p.PMALID)
+	pc, err := mad.GetPortCounters(m.ctx, m.fab.T, addr, p.Num)
+	if err != nil {
+		fill(out, Reading{Err: m.fab.madError(addr, fmt.Errorf("PortCounters of port %d: %w", p.Num, err)).Error()})
+		return
+	}
+	for i, n := range names {
+		v, ok := portCounterValue(pc, n)
+		if !ok {
+			out[i] = Reading{Unavailable: "not a PortCounters counter"}
+			continue
+		}
+		out[i] = Reading{Value: v}
+	}
+}
+
+// portCounterValue is PortCounters' field for a sysfs counters/ name.
+func portCounterValue(pc mad.PortCounters, name string) (uint64, bool) {
+	switch name {
+	case "symbol_error":
+		return uint64(pc.SymbolErrorCounter), true
+	case "link_error_recovery":
+		return uint64(pc.LinkErrorRecoveryCounter), true
+	case "link_downed":
+		return uint64(pc.LinkDownedCounter), true
+	case "port_rcv_errors":
+		return uint64(pc.PortRcvErrors), true
+	case "port_rcv_remote_physical_errors":
+		return uint64(pc.PortRcvRemotePhysicalErrors), true
+	case "port_rcv_switch_relay_errors":
+		return uint64(pc.PortRcvSwitchRelayErrors), true
+	case "port_xmit_discards":
+		return uint64(pc.PortXmitDiscards), true
+	case XmitConstraintErrors:
+		return uint64(pc.PortXmitConstraintErrors), true
+	case RcvConstraintErrors:
+		return uint64(pc.PortRcvConstraintErrors), true
+	case "local_link_integrity_errors":
+		return uint64(pc.LocalLinkIntegrityErrors), true
+	case "excessive_buffer_overrun_errors":
+		return uint64(pc.ExcessiveBufferOverrunErrors), true
+	case "VL15_dropped":
+		return uint64(pc.VL15Dropped), true
+	case "port_xmit_wait":
+		return uint64(pc.PortXmitWait), true
+	}
+	return 0, false
+}
+
+func fill(out []Reading, r Reading) {
+	for i := range out {
+		out[i] = r
+	}
+}
+
+// noLIDReason is why PortCounters cannot be read from a port reached without a LID.
+func noLIDReason(where string) string {
+	return fmt.Sprintf("needs a LID (PMA PortCounters are LID-routed, not directed-routed, and %s has no LID: no subnet manager has assigned one yet)", where)
+}
+
+// NewFabricSampler samples ports read over the fabric (views from Fabric.LoadMany):
+// state and violation counters from PortInfo, the error counters from PMA
+// PortCounters. Ports are read concurrently. Each port is named DEVICE/PORT by its
+// node description; nodes with the same description get their address added.
+func NewFabricSampler(ctx context.Context, fab *Fabric, views []*PortView, now func() time.Time) (*Sampler, error) {
+	names := map[PortRef]int{}
+	for _, v := range views {
+		names[v.Ref()]++
+	}
+	ports := map[PortRef]*MADPort{}
+	s := &Sampler{Parallel: true, Now: now}
+	switchLIDs := map[string]uint16{} // a switch's LID (port 0's) by the address it was read at
+	for _, v := range views {
+		if v.Fabric == nil {
+			return nil, fmt.Errorf("query: %s was not read over the fabric", v.Ref())
+		}
+		ref := v.Ref()
+		if names[ref] > 1 {
+			ref.Device = fmt.Sprintf("%s (%s)", ref.Device, v.Fabric.Address)
+		}
+		p := &MADPort{SMP: v.Fabric.Addr, Num: uint8(v.Port.Num)}
+		isSwitch := v.Device.NodeType.OK() && v.Device.NodeType.Value.Num == int(mad.NodeSwitch)
+		switch {
+		case !isSwitch:
+			p.FollowLID = true
+			if v.Port.LID.OK() {
+				p.PMALID = v.Port.LID.Value
+			}
+		case !v.Fabric.Addr.Directed:
+			// A switch's LID is its port 0's, which PortCounters of every port go to.
+			p.PMALID = v.Fabric.Addr.LID
+		default:
+			key := v.Fabric.Addr.String()
+			lid, ok := switchLIDs[key]
+			if !ok {
+				pi, err := mad.GetPortInfo(ctx, fab.T, v.Fabric.Addr, 0)
+				if err != nil {
+					return nil, fab.madError(v.Fabric.Addr, err)
+				}
+				lid, switchLIDs[key] = pi.LID, pi.LID
+			}
+			p.PMALID = lid
+		}
+		p.NoPMA = noLIDReason(v.Fabric.Address)
+		ports[ref] = p
+		s.Ports = append(s.Ports, ref)
+		s.Addresses = append(s.Addresses, v.Fabric.Address)
+	}
+	m := NewMADCounters(ctx, fab, ports)
+	s.States = m
+	s.Sets = NewCounterSets(m.PortCounters(), m.PortInfo())
+	return s, nil
+}
+
+// LocalPortInfo is a PortInfo source for local ports (views from Host.Load), read
+// through fab: the ports of the device the transport sends from by directed route 0
+// (no SM needed), another device's through a LID from sysfs. Every address is checked
+// by its NodeInfo NodeGUID against the device's node_guid, so a counter never comes
+// from another node; a device no address reaches is n/a with what was tried.
+func LocalPortInfo(ctx context.Context, fab *Fabric, views []*PortView) CounterSource {
+	ports := map[PortRef]*MADPort{}
+	byDev := map[string][]*PortView{}
+	var devs []string
+	for _, v := range views {
+		if byDev[v.Port.Device] == nil {
+			devs = append(devs, v.Port.Device)
+		}
+		byDev[v.Port.Device] = append(byDev[v.Port.Device], v)
+	}
+	for _, dev := range devs {
+		vs := byDev[dev]
+		addr, why := reachLocal(ctx, fab, vs)
+		for _, v := range vs {
+			p := &MADPort{SMP: addr, Num: uint8(v.Port.Num), Unavailable: why}
+			if ll := v.LinkLayer(); ll != "InfiniBand" {
+				p.Unavailable = fmt.Sprintf("no PortInfo on a %s port (link layer %s): SMPs and these counters are InfiniBand's", ll, ll)
+			}
+			ports[v.Ref()] = p
+		}
+	}
+	return NewMADCounters(ctx, fab, ports).PortInfo()
+}
+
+// reachLocal finds the address whose NodeInfo is the device of vs.
+func reachLocal(ctx context.Context, fab *Fabric, vs []*PortView) (mad.Address, string) {
+	d := vs[0].Device
+	dev := vs[0].Port.Device
+	if !d.NodeGUID.OK() {
+		return mad.Address{}, fmt.Sprintf("cannot check that MADs via %s reach %s: node_guid: %s", fab.Via, dev, d.NodeGUID.Missing)
+	}
+	want := uint64(d.NodeGUID.Value)
+	cands := []mad.Address{mad.DirectedRoute()}
+	for _, v := range vs {
+		if v.Port.LID.OK() && v.Port.LID.Value != 0 && v.Port.LID.Value < 0xc000 {
+			cands = append(cands, mad.LIDAddress(v.Port.LID.Value))
+		}
+	}
+	var tried []string
+	for _, a := range cands {
+		ni, err := mad.GetNodeInfo(ctx, fab.T, a)
+		switch {
+		case err != nil:
+			tried = append(tried, fmt.Sprintf("%s: %v", a, err))
+		case ni.NodeGUID != want:
+			tried = append(tried, fmt.Sprintf("%s is node %s", a, ibverbs.GUID(ni.NodeGUID)))
+		default:
+			return a, ""
+		}
+	}
+	return mad.Address{}, fmt.Sprintf("not reachable over MADs via %s (%s is node %s; %s)", fab.Via, dev, d.NodeGUID.Value, strings.Join(tried, "; "))
+}

@@ -1,0 +1,192 @@
+package query
+
+import (
+	"context"
+	"encoding/binary"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ibkey/ibkey/internal/ibverbs"
+	"github.com/ibkey/ibkey/internal/ibverbs/mad"
+)
+
+// fakeFabric answers Get PortInfo and Get PortCounters for one CA port with the
+// values the test sets, and counts the MADs of each kind.
+type fakeFabric struct {
+	mu                  sync.Mutex
+	pkey, qkey, mkey    uint16
+	rcvConstraint       uint8
+	lid                 uint16
+	dropPMA             bool
+	portInfos, counters int
+}
+
+func (f *fakeFabric) Do(_ context.Context, req mad.Request) (*mad.Packet, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch {
+	case req.Class == mad.ClassSubnLID && req.Attr == mad.AttrPortInfo:
+		f.portInfos++
+		d := make([]byte, 64)
+		binary.BigEndian.PutUint16(d[16:], f.lid)
+		d[32] = byte(mad.PortStateActive)
+		binary.BigEndian.PutUint16(d[44:], f.mkey)
+		binary.BigEndian.PutUint16(d[46:], f.pkey)
+		binary.BigEndian.PutUint16(d[48:], f.qkey)
+		return &mad.Packet{Class: req.Class, Attr: req.Attr, Data: d}, nil
+	case req.Class == mad.ClassPerf && req.Attr == mad.AttrPortCounters:
+		f.counters++
+		if f.dropPMA {
+			return nil, &mad.TimeoutError{Attempts: 1, Timeout: time.Millisecond}
+		}
+		d := make([]byte, 192)
+		d[1] = req.Data[1] // PortSelect
+		d[17] = f.rcvConstraint
+		return &mad.Packet{Class: req.Class, Attr: req.Attr, Data: d}, nil
+	}
+	return nil, &mad.StatusError{Status: 0x000c}
+}
+
+func (f *fakeFabric) Close() error { return nil }
+
+func (f *fakeFabric) set(fn func(f *fakeFabric)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fn(f)
+}
+
+func fakeCAView(lid uint16, addr mad.Address) *PortView {
+	d := &ibverbs.Device{Name: "HcaB", NodeType: ibverbs.Opt[ibverbs.Enum]{Value: ibverbs.Enum{Num: 1, Name: "CA"}}}
+	p := &ibverbs.Port{Device: "HcaB", Num: 1}
+	p.LID.Value = lid
+	return &PortView{Device: d, Port: p, Fabric: &FabricPort{Address: addr.String(), Addr: addr}}
+}
+
+// TestMADCountersSaturate: the PortInfo violation counters are 16-bit and saturate at
+// 65535; the tracker flags them and keeps deltas honest. One PortInfo and one
+// PortCounters MAD per port per sample.
+func TestMADCountersSaturate(t *testing.T) {
+	f := &fakeFabric{lid: 4, pkey: 65530, qkey: 7}
+	fab := &Fabric{T: f, Via: "fake"}
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	clock := func() time.Time { now = now.Add(time.Second); return now }
+	s, err := NewFabricSampler(context.Background(), fab, []*PortView{fakeCAView(4, mad.LIDAddress(4))}, clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := NewTracker()
+	get := func(snap *Snapshot, name string) CounterDelta {
+		t.Helper()
+		for i, c := range snap.Counters {
+			if c.Name == name {
+				return snap.Ports[0].Counters[i]
+			}
+		}
+		t.Fatalf("no counter %s", name)
+		return CounterDelta{}
+	}
+
+	snap := tr.Add(s.Take(true))
+	if snap.Ports[0].Err != "" || snap.Ports[0].State != "ACTIVE" || snap.Ports[0].Address != "lid 4" {
+		t.Fatalf("port: %+v", snap.Ports[0])
+	}
+	pk := get(snap, PKeyViolations)
+	if pk.Value != 65530 || pk.Source != SourcePortInfo || pk.Saturated {
+		t.Errorf("first: %+v", pk)
+	}
+	if q := get(snap, QKeyViolations); q.Value != 7 || q.Source != SourcePortInfo {
+		t.Errorf("qkey: %+v", q)
+	}
+	if m := get(snap, MKeyViolations); !m.OK() || m.Value != 0 {
+		t.Errorf("mkey: %+v", m)
+	}
+	if r := get(snap, RcvConstraintErrors); r.Source != SourcePortCounters || r.Value != 0 {
+		t.Errorf("rcv constraint: %+v", r)
+	}
+	if f.portInfos != 1 || f.counters != 1 {
+		t.Errorf("one sample sent %d PortInfo and %d PortCounters Gets, want 1 and 1", f.portInfos, f.counters)
+	}
+
+	// 65530 + 100 saturates at 65535: flagged, the delta (5) is a lower bound.
+	f.set(func(f *fakeFabric) { f.pkey, f.mkey = 65535, 65535 })
+	snap = tr.Add(s.Take(true))
+	pk = get(snap, PKeyViolations)
+	if pk.Value != 65535 || !pk.Saturated || !pk.HasDelta || pk.Delta != 5 || !pk.TotalLowerBound {
+		t.Errorf("saturating: %+v", pk)
+	}
+	if m := get(snap, MKeyViolations); m.Value != 65535 || !m.Saturated {
+		t.Errorf("mkey saturating: %+v", m)
+	}
+	// Still saturated: no delta, never a made-up 0.
+	snap = tr.Add(s.Take(true))
+	if pk = get(snap, PKeyViolations); !pk.Saturated || pk.HasDelta {
+		t.Errorf("still saturated: %+v", pk)
+	}
+	// Someone reset it: the reset is reported and the delta counts from 0.
+	f.set(func(f *fakeFabric) { f.pkey = 3 })
+	snap = tr.Add(s.Take(true))
+	if pk = get(snap, PKeyViolations); !pk.Reset || pk.Delta != 3 || pk.Saturated {
+		t.Errorf("after a reset: %+v", pk)
+	}
+
+	// A PortCounters timeout is an error on those counters; PortInfo's still read.
+	f.set(func(f *fakeFabric) { f.dropPMA = true })
+	snap = tr.Add(s.Take(false))
+	if r := get(snap, RcvConstraintErrors); r.OK() || r.Err == "" {
+		t.Errorf("dropped PMA: %+v", r)
+	}
+	if pk = get(snap, PKeyViolations); !pk.OK() || pk.Value != 3 {
+		t.Errorf("PortInfo with PMA dropped: %+v", pk)
+	}
+}
+
+// TestMADCountersNoLID: a port reached by directed route without a LID has its
+// PortInfo counters, and the PortCounters ones n/a with the reason; once an SM gives
+// the port a LID, PortCounters are read.
+func TestMADCountersNoLID(t *testing.T) {
+	f := &fakeFabric{}
+	fab := &Fabric{T: f, Via: "fake"}
+	s, err := NewFabricSampler(context.Background(), fab, []*PortView{fakeCAView(0, mad.DirectedRoute(1, 2))}, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	smp := s.Take(false)
+	for i, c := range smp.Counters {
+		r := smp.Ports[0].Readings[i]
+		switch c.Source.Name() {
+		case SourcePortInfo:
+			if r.Unavailable != "" || r.Err != "" {
+				t.Errorf("%s: %+v", c.Name, r)
+			}
+		case SourcePortCounters:
+			if r.Unavailable == "" || !strings.Contains(r.Unavailable, "needs a LID") || !strings.Contains(r.Unavailable, "DR path 0,1,2") {
+				t.Errorf("%s: want n/a, needs a LID: %+v", c.Name, r)
+			}
+		}
+	}
+	if f.counters != 0 {
+		t.Errorf("%d PortCounters sent without a LID", f.counters)
+	}
+	f.set(func(f *fakeFabric) { f.lid, f.rcvConstraint = 9, 2 })
+	smp = s.Take(false)
+	if r := smp.Ports[0].Readings[0]; smp.Counters[0].Name != RcvConstraintErrors || r.Value != 2 || r.Unavailable != "" {
+		t.Errorf("after the SM: %+v", r)
+	}
+}
+
+// TestUsePortInfo: the local sampler's PortInfo counters move to another source.
+func TestUsePortInfo(t *testing.T) {
+	s := &Sampler{Sets: DefaultCounterSets(UnavailableSource{Label: "sysfs"})}
+	src := UnavailableSource{Label: "x"}
+	s.UsePortInfo(src)
+	for _, set := range [][]Counter{s.Sets.Violations, s.Sets.All} {
+		for _, c := range set {
+			isPI := c.Name == PKeyViolations || c.Name == QKeyViolations || c.Name == MKeyViolations
+			if isPI != (c.Source.Name() == "x") || isPI && c.Width != 16 {
+				t.Errorf("%s from %s (width %d)", c.Name, c.Source.Name(), c.Width)
+			}
+		}
+	}
+}
