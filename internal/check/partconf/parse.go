@@ -232,6 +232,19 @@ type parser struct {
 	skipping bool        // after an error: ignore the rest up to the next ';'
 	line     int
 	col0     int // column offset of this piece inside its physical line
+	// slab hands out Members from blocks: one allocation per block instead of one
+	// per member (a 20,000-port file has 200,000 members; GC was 40% of parsing).
+	slab []Member
+}
+
+// newMember returns a pointer to a fresh Member from the current block.
+func (p *parser) newMember() *Member {
+	if len(p.slab) == 0 {
+		p.slab = make([]Member, 256)
+	}
+	m := &p.slab[0]
+	p.slab = p.slab[1:]
+	return m
 }
 
 // Parse parses a partitions.conf held in data. It never fails: problems are Findings.
@@ -606,7 +619,8 @@ func (p *parser) members(s string, base int, terminated bool, rest string) bool 
 		if prefixOf(t.name, "NONE") {
 			continue
 		}
-		m := &Member{Text: t.text, Pos: p.pos(t.col), Def: d, Indx0: d.Indx0, Membership: d.DefMember}
+		m := p.newMember()
+		*m = Member{Text: t.text, Pos: p.pos(t.col), Def: d, Indx0: d.Indx0, Membership: d.DefMember}
 		kw := false
 		for _, k := range memberKeywords {
 			if prefixOf(t.name, k.word) {
