@@ -117,13 +117,7 @@ func ResolveEndpointsFrom(src EndpointSources, specs ...check.EndpointSpec) ([]R
 		r := ResolvedEndpoint{Spec: s}
 		if s.Kind == check.EndpointGUID && parts != nil {
 			e, err := resolveGUID(s, labels[i], model)
-			var rerr *check.ResolveError
-			switch {
-			case errors.As(err, &rerr):
-				if unresolved == nil {
-					unresolved = err
-				}
-			case err != nil:
+			if err := deferResolveError(err, &unresolved); err != nil {
 				return nil, err
 			}
 			r.Endpoint, r.Model = e, model
@@ -182,13 +176,7 @@ func ResolveEndpointsFrom(src EndpointSources, specs ...check.EndpointSpec) ([]R
 			r.Resolved = describeSwept(f, s, n, p, where)
 		}
 		e, err := resolvePort(s, labels[i], v)
-		var rerr *check.ResolveError
-		switch {
-		case errors.As(err, &rerr):
-			if unresolved == nil {
-				unresolved = err
-			}
-		case err != nil:
+		if err := deferResolveError(err, &unresolved); err != nil {
 			return nil, err
 		}
 		r.Endpoint, r.View = e, v
@@ -326,4 +314,18 @@ func EndpointLabels(specs ...check.EndpointSpec) []string {
 		}
 	}
 	return labels
+}
+
+// deferResolveError keeps the first *check.ResolveError in *first, to be reported
+// after every port has been read (a missing device on B is worth more than "not in
+// the table" on A), and returns any other error for the caller to return at once.
+func deferResolveError(err error, first *error) error {
+	var rerr *check.ResolveError
+	if errors.As(err, &rerr) {
+		if *first == nil {
+			*first = err
+		}
+		return nil
+	}
+	return err
 }
