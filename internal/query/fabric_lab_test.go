@@ -87,7 +87,7 @@ func TestLabFabricCheck(t *testing.T) {
 	if err := l.RunOpenSM(labConf, false); err != nil {
 		t.Fatal(err)
 	}
-	tr := dialLab(t, l, "")
+	tr := l.Dial(t, "", labMAD)
 	ctx := context.Background()
 	sweep := func(t *testing.T) *check.Fabric {
 		t.Helper()

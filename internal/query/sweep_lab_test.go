@@ -28,25 +28,9 @@ const (
 
 var labMAD = mad.Options{Timeout: 300 * time.Millisecond, Retries: 2}
 
-func dialLab(t testing.TB, l *lab.Lab, node string) *mad.Ibsim {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	tr, err := mad.DialIbsim(ctx, mad.IbsimOptions{SockName: l.SockName, Node: node, Options: labMAD})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := tr.Close(); err != nil && !l.Exited() {
-			t.Errorf("Close: %v", err)
-		}
-	})
-	return tr
-}
-
 func sweepLab(t testing.TB, l *lab.Lab, node string, opts query.SweepOptions) *check.Fabric {
 	t.Helper()
-	tr := dialLab(t, l, node)
+	tr := l.Dial(t, node, labMAD)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	f, err := query.Sweep(ctx, tr, opts)

@@ -18,7 +18,7 @@ func BenchmarkLabPKeyBlock(b *testing.B) {
 	if err := l.RunOpenSM("Default=0x7fff : ALL=full ;\n", false); err != nil {
 		b.Fatal(err)
 	}
-	tr := dial(b, l, "")
+	tr := l.Dial(b, "", labOpts)
 	ctx := context.Background()
 	hcaB := lidOf(b, l, tr, "HcaB", 1)
 	for _, bc := range []struct {
@@ -54,7 +54,7 @@ func BenchmarkLabPKeyBlock(b *testing.B) {
 // block reads) by directed route.
 func BenchmarkLabPKeyTable64(b *testing.B) {
 	l := lab.Start(b, smallNet, nil)
-	tr := dial(b, l, "")
+	tr := l.Dial(b, "", labOpts)
 	ctx := context.Background()
 	for b.Loop() {
 		if _, err := mad.GetPKeyTable(ctx, tr, mad.DirectedRoute(1, 2), 1, 64); err != nil {
@@ -72,7 +72,7 @@ func BenchmarkLabFatTree512(b *testing.B) {
 		b.Fatal(err)
 	}
 	l := lab.Start(b, file, nil)
-	tr := dial(b, l, "")
+	tr := l.Dial(b, "", labOpts)
 	src := l.Topology.Nodes[0].Name
 	var paths [][]uint8
 	for _, n := range l.Topology.CAs() {

@@ -37,7 +37,7 @@ func TestLabPortCounters(t *testing.T) {
 	if err := l.RunOpenSM("Default=0x7fff : ALL=full ;\n", false); err != nil {
 		t.Fatal(err)
 	}
-	tr := dial(t, l, "")
+	tr := l.Dial(t, "", labOpts)
 	ctx := context.Background()
 
 	// Error counters do not move with traffic: set each to a distinct value.
@@ -148,7 +148,7 @@ func TestLabErrors(t *testing.T) {
 	if err := l.RunOpenSM("Default=0x7fff : ALL=full ;\n", false); err != nil {
 		t.Fatal(err)
 	}
-	tr := dial(t, l, "")
+	tr := l.Dial(t, "", labOpts)
 	ctx := context.Background()
 	limit := 2 * time.Second // attempts x timeout, plus slack
 
@@ -257,7 +257,7 @@ func TestLabErrors(t *testing.T) {
 func TestLabKilledSimulator(t *testing.T) {
 	t.Parallel()
 	l := lab.Start(t, smallNet, nil)
-	tr := dial(t, l, "")
+	tr := l.Dial(t, "", labOpts)
 	ctx := context.Background()
 	if _, err := mad.GetNodeInfo(ctx, tr, mad.DirectedRoute()); err != nil {
 		t.Fatal(err)
@@ -285,7 +285,7 @@ func TestLabKilledSimulator(t *testing.T) {
 func TestLabInjectedPKeyTable(t *testing.T) {
 	t.Parallel()
 	l := lab.Start(t, smallNet, nil)
-	tr := dial(t, l, "")
+	tr := l.Dial(t, "", labOpts)
 	ctx := context.Background()
 	var blk0, blk1 [mad.PKeysPerBlock]uint16
 	blk0 = [mad.PKeysPerBlock]uint16{0: 0xffff, 1: 0x0000, 2: 0x8000, 3: 0x0001, 4: 0x8001, 5: 0x7fff, 31: 0x1234}

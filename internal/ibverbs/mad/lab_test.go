@@ -20,22 +20,6 @@ import (
 
 var labOpts = mad.Options{Timeout: 300 * time.Millisecond, Retries: 2}
 
-func dial(t testing.TB, l *lab.Lab, node string) *mad.Ibsim {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	tr, err := mad.DialIbsim(ctx, mad.IbsimOptions{SockName: l.SockName, Node: node, Options: labOpts})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := tr.Close(); err != nil && !l.Exited() {
-			t.Errorf("Close: %v", err)
-		}
-	})
-	return tr
-}
-
 // target is one port to check: a switch port (any port, 0 included) or a
 // connected CA port, with the directed route that reaches it from the
 // transport's node (for a CA, arriving on that port).
@@ -277,7 +261,7 @@ func each(tgs []target, f func(target)) {
 
 func testFabric(t *testing.T, fc fabricCase) {
 	l := lab.Start(t, fc.file, fc.opts)
-	tr := dial(t, l, "")
+	tr := l.Dial(t, "", labOpts)
 	src := l.Topology.Nodes[0].Name
 	if tr.Node != src {
 		t.Fatalf("attached at %q, want the first node %q", tr.Node, src)
