@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"strconv"
 
@@ -83,16 +82,8 @@ func runDevices(o *DevicesOptions) error {
 		return err
 	}
 	if o.Fabric != nil {
-		return o.WithFabric(func(ctx context.Context, fab *query.Fabric) error {
-			views, err := fab.LoadMany(ctx, o.Fabric, query.LoadOptions{Tables: true})
-			if len(views) == 0 {
-				return err
-			}
-			fabricLabel(o.notices(), fab, o.Fabric)
-			if rerr := renderDevices(o, f, views, source{via: fab.Via}); rerr != nil {
-				return rerr
-			}
-			return err // some addresses failed: after what the others answered
+		return o.renderFabricPorts(o.Fabric, func(views []*query.PortView, src source) error {
+			return renderDevices(o, f, views, src)
 		})
 	}
 	host := o.Host()

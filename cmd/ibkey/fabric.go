@@ -298,6 +298,24 @@ func ParseLIDList(s string) ([]uint16, error) {
 	return out, nil
 }
 
+// renderFabricPorts reads the selected ports' attributes and P_Key tables over MADs
+// and renders the ports that answered. When some addresses failed, their error is
+// returned after that output (so what did answer is still shown); when none
+// answered, it is returned alone.
+func (g *Globals) renderFabricPorts(sels []query.FabricSelector, render func([]*query.PortView, source) error) error {
+	return g.WithFabric(func(ctx context.Context, fab *query.Fabric) error {
+		views, err := fab.LoadMany(ctx, sels, query.LoadOptions{Tables: true})
+		if len(views) == 0 {
+			return err
+		}
+		fabricLabel(g.notices(), fab, sels)
+		if rerr := render(views, source{via: fab.Via}); rerr != nil {
+			return rerr
+		}
+		return err
+	})
+}
+
 // fabricLabel announces where fabric data came from, on stderr.
 func fabricLabel(n *notices, f *query.Fabric, sels []query.FabricSelector) {
 	what := sels[0].String()

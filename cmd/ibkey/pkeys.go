@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"strconv"
@@ -173,16 +172,8 @@ func runPKeys(o *PKeysOptions) error {
 		}
 	}
 	if o.Fabric != nil {
-		return o.WithFabric(func(ctx context.Context, fab *query.Fabric) error {
-			views, err := fab.LoadMany(ctx, o.Fabric, query.LoadOptions{Tables: true})
-			if len(views) == 0 {
-				return err
-			}
-			fabricLabel(o.notices(), fab, o.Fabric)
-			if rerr := renderPKeys(o, f, views, find, source{via: fab.Via}); rerr != nil {
-				return rerr
-			}
-			return err // some addresses failed: after what the others answered
+		return o.renderFabricPorts(o.Fabric, func(views []*query.PortView, src source) error {
+			return renderPKeys(o, f, views, find, src)
 		})
 	}
 	host := o.Host()
