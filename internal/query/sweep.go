@@ -186,29 +186,15 @@ func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, ports []
 		probes []probe
 	)
 	for _, n := range frontier {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if !s.acquire(ctx) {
-				return
-			}
-			defer s.release()
+		s.bounded(ctx, &wg, func() {
 			ps := s.readNode(ctx, n, n.path == nil)
 			mu.Lock()
 			probes = append(probes, ps...)
 			mu.Unlock()
-		}()
+		})
 	}
 	for _, v := range ports {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if !s.acquire(ctx) {
-				return
-			}
-			defer s.release()
-			s.readCAPort(ctx, v.n, v.port, v.path)
-		}()
+		s.bounded(ctx, &wg, func() { s.readCAPort(ctx, v.n, v.port, v.path) })
 	}
 	wg.Wait()
 	return probes
@@ -224,6 +210,20 @@ func (s *sweeper) acquire(ctx context.Context) bool {
 }
 
 func (s *sweeper) release() { <-s.sem }
+
+// bounded runs fn in a goroutine counted by wg once a window slot is free; it does
+// not run fn when ctx ends first.
+func (s *sweeper) bounded(ctx context.Context, wg *sync.WaitGroup, fn func()) {
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if !s.acquire(ctx) {
+			return
+		}
+		defer s.release()
+		fn()
+	}()
+}
 
 func errText(what string, err error) string { return what + ": " + err.Error() }
 
