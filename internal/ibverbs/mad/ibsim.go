@@ -1,3 +1,5 @@
+//go:build linux
+
 package mad
 
 import (
@@ -7,15 +9,17 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"os"
-	"syscall"
 	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
-// ibsim's socket protocol (ibsim 0.10, include/ibsim.h): unix datagram sockets
-// in the abstract namespace. Control messages are struct sim_ctl in host byte
-// order; MADs travel in struct sim_request with big-endian fields.
+// ibsim's socket protocol (ibsim 0.10, include/ibsim.h, ibsim/ibsim.c): unix
+// datagram sockets in the abstract namespace. Control messages are struct
+// sim_ctl in host byte order; MADs travel in struct sim_request with
+// big-endian fields.
 const (
 	ibsimMagic      = 0xdeadbeef
 	ibsimCtlSize    = 80 // u32 magic, clientid, type, len; 64 bytes data
@@ -25,6 +29,14 @@ const (
 	ibsimReqSize    = 32 + Size // dlid, slid, dqp, sqp, status, pad, u64 length, mad
 	ibsimMaxClients = 10
 	ibsimNoReply    = 110 // status ibsim puts on a MAD it dropped (ETIMEDOUT)
+	// ibsimMaxWindow: ibsim writes a reply with a loop that spins while the
+	// write fails with EAGAIN (sim_read_pkt), and a unix datagram socket
+	// queues only net.unix.max_dgram_qlen (default 10) messages; 8 MADs in
+	// flight keep our receive queue below that.
+	ibsimMaxWindow = 8
+	// ibsimCtlTimeout bounds each control exchange (ibsim answers in
+	// microseconds when it runs).
+	ibsimCtlTimeout = 2 * time.Second
 )
 
 // IbsimOptions configure DialIbsim.
@@ -48,17 +60,24 @@ type Ibsim struct {
 	Slot int
 }
 
-var _ Transport = (*Ibsim)(nil)
+var _ Exchanger = (*Ibsim)(nil)
 
-func abstractAddr(name string) *net.UnixAddr {
-	// Go maps a leading '@' to the abstract namespace's leading NUL; ibsim's
-	// names also carry a trailing NUL in the address.
-	return &net.UnixAddr{Name: "@" + name + "\x00", Net: "unixgram"}
+// abstractAddr is ibsim's name for a socket: a leading NUL (x/sys/unix maps
+// '@' to it) and a trailing NUL that is part of the address (ibsim's
+// make_name counts it).
+func abstractAddr(name string) *unix.SockaddrUnix {
+	return &unix.SockaddrUnix{Name: "@" + name + "\x00"}
 }
 
 // DialIbsim attaches to a running ibsim as a client at opts.Node. The
 // transport holds one of ibsim's 10 client slots until Close; ibsim does not
-// free the slot of a client that exits without disconnecting.
+// free the slot of a client that exits without disconnecting. ctx bounds the
+// attach (each control exchange also gives up after 2s).
+//
+// Before it asks for a slot, DialIbsim checks that ibsim answers at all: a
+// CONNECT left in the queue of a stopped ibsim is handled when it resumes,
+// and ibsim exits (IBPANIC "can't connect to in socket") when the client's
+// socket is gone by then.
 func DialIbsim(ctx context.Context, opts IbsimOptions) (*Ibsim, error) {
 	base := opts.SockName
 	if base == "" {
@@ -70,41 +89,36 @@ func DialIbsim(ctx context.Context, opts IbsimOptions) (*Ibsim, error) {
 	if len(opts.Node) > 31 {
 		return nil, fmt.Errorf("ibsim: node name %q longer than 31 bytes", opts.Node)
 	}
-	server := abstractAddr(base + ":ctl")
+	if opts.Window <= 0 || opts.Window > ibsimMaxWindow {
+		opts.Window = ibsimMaxWindow
+	}
+	c := &ibsimClient{base: base, server: abstractAddr(base + ":ctl"), ctl: -1, data: -1, ev: -1, slot: -1}
 
 	// Client ID: any number unique among ibsim's clients; ibsim prints it as
 	// a signed int, so keep it positive. Retry when the name is taken.
-	var (
-		id   uint32
-		ctl  *net.UnixConn
-		data *net.UnixConn
-		err  error
-	)
+	var id uint32
+	var err error
 	for range 16 {
 		id = uint32(rand.Int32N(1<<31-1)) + 1
-		ctl, err = net.ListenUnixgram("unixgram", abstractAddr(fmt.Sprintf("%s:ctl%d", base, id)))
-		if err != nil {
-			if errors.Is(err, syscall.EADDRINUSE) {
-				continue
-			}
-			return nil, fmt.Errorf("ibsim: bind control socket: %w", err)
+		if err = c.bind(id); err == nil {
+			break
 		}
-		// The data socket must exist before CONNECT: ibsim connects its
-		// per-slot socket to BASE:inID while handling CONNECT.
-		data, err = net.ListenUnixgram("unixgram", abstractAddr(fmt.Sprintf("%s:in%d", base, id)))
-		if err != nil {
-			ctl.Close()
-			if errors.Is(err, syscall.EADDRINUSE) {
-				continue
-			}
-			return nil, fmt.Errorf("ibsim: bind data socket: %w", err)
+		c.closeSockets()
+		if !errors.Is(err, unix.EADDRINUSE) {
+			return nil, err
 		}
-		break
 	}
-	if data == nil {
+	if err != nil {
 		return nil, fmt.Errorf("ibsim: no free client socket name: %w", err)
 	}
-	c := &ibsimClient{base: base, server: server, ctl: ctl, data: data, slot: -1}
+
+	// Is ibsim there and running? A message of type SIM_CTL_ERROR is
+	// answered (after a warning on ibsim's stderr) and changes nothing, so a
+	// stale one is harmless.
+	if _, err := c.ctlCall(ctx, ibsimCtlError, 0, nil); err != nil && !errors.Is(err, errIbsimRefused) {
+		c.closeSockets()
+		return nil, err
+	}
 
 	var info [44]byte // struct sim_client_info: u32 id, qp, issm; char nodeid[32]
 	binary.NativeEndian.PutUint32(info[0:], id)
@@ -127,25 +141,63 @@ func DialIbsim(ctx context.Context, opts IbsimOptions) (*Ibsim, error) {
 		c.closeSockets()
 		return nil, fmt.Errorf("ibsim: CONNECT assigned slot %d, want 0-%d", c.slot, ibsimMaxClients-1)
 	}
-	c.out = abstractAddr(fmt.Sprintf("%s:out%d", base, c.slot))
+	// Connect the data socket to our slot's socket: sends need no address
+	// and only ibsim's replies are received.
+	if err := unix.Connect(c.data, abstractAddr(fmt.Sprintf("%s:out%d", base, c.slot))); err != nil {
+		c.close()
+		return nil, fmt.Errorf("ibsim: connect to client slot %d: %w", c.slot, err)
+	}
+	c.mm = newMmsg(opts.Window, ibsimReqSize)
 	return &Ibsim{engine: newEngine(c, opts.Options, rand.Uint32()), Node: node, Slot: c.slot}, nil
 }
 
 var errIbsimRefused = errors.New("ibsim answered with an error")
 
-// ibsimClient is the endpoint: one control and one data socket.
+// ibsimClient is the endpoint: one control and one data socket, non-blocking,
+// and an eventfd that wakes the engine's loop.
 type ibsimClient struct {
 	base   string
-	server *net.UnixAddr
-	out    *net.UnixAddr
-	ctl    *net.UnixConn
-	data   *net.UnixConn
+	server *unix.SockaddrUnix
+	ctl    int
+	data   int
+	ev     int
 	slot   int
+	mm     *mmsg
 }
 
 func (c *ibsimClient) name() string { return fmt.Sprintf("ibsim %q", c.base) }
 
-// ctlCall sends one control message and returns the reply's data.
+func dgramSocket() (int, error) {
+	return unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+}
+
+// bind creates and binds the client's sockets BASE:ctlID and BASE:inID. The
+// data socket must exist before CONNECT: ibsim connects its per-slot socket
+// to BASE:inID while handling CONNECT.
+func (c *ibsimClient) bind(id uint32) error {
+	var err error
+	if c.ev, err = unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC); err != nil {
+		return fmt.Errorf("ibsim: eventfd: %w", err)
+	}
+	if c.ctl, err = dgramSocket(); err != nil {
+		return fmt.Errorf("ibsim: control socket: %w", err)
+	}
+	if err := unix.Bind(c.ctl, abstractAddr(fmt.Sprintf("%s:ctl%d", c.base, id))); err != nil {
+		return fmt.Errorf("ibsim: bind control socket: %w", err)
+	}
+	if c.data, err = dgramSocket(); err != nil {
+		return fmt.Errorf("ibsim: data socket: %w", err)
+	}
+	if err := unix.Bind(c.data, abstractAddr(fmt.Sprintf("%s:in%d", c.base, id))); err != nil {
+		return fmt.Errorf("ibsim: bind data socket: %w", err)
+	}
+	return nil
+}
+
+// ctlCall sends one control message and returns the reply's data. Both the
+// send (ibsim's queue may be full when it is stopped) and the wait for the
+// reply end at the earlier of ctx's deadline and ibsimCtlTimeout, and within
+// 100ms of ctx being cancelled.
 func (c *ibsimClient) ctlCall(ctx context.Context, typ uint32, slot int, data []byte) ([]byte, error) {
 	var m [ibsimCtlSize]byte
 	ne := binary.NativeEndian
@@ -154,22 +206,37 @@ func (c *ibsimClient) ctlCall(ctx context.Context, typ uint32, slot int, data []
 	ne.PutUint32(m[8:], typ)
 	ne.PutUint32(m[12:], uint32(len(data)))
 	copy(m[16:], data)
-	if _, err := c.ctl.WriteToUnix(m[:], c.server); err != nil {
-		if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOENT) {
-			return nil, fmt.Errorf("ibsim: no simulator listening on socket %q (is ibsim running, with the same IBSIM_SOCKNAME?): %w", c.base, err)
-		}
-		return nil, fmt.Errorf("ibsim: control message: %w", err)
-	}
-	deadline := time.Now().Add(2 * time.Second)
+	deadline := time.Now().Add(ibsimCtlTimeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
-	c.ctl.SetReadDeadline(deadline)
+	what := map[uint32]string{ibsimCtlConnect: "CONNECT", ibsimCtlDisconn: "DISCONNECT", ibsimCtlError: "a status query"}[typ]
+	for {
+		err := unix.Sendto(c.ctl, m[:], unix.MSG_DONTWAIT, c.server)
+		if err == nil {
+			break
+		}
+		if errors.Is(err, unix.ECONNREFUSED) || errors.Is(err, unix.ENOENT) {
+			return nil, fmt.Errorf("ibsim: no simulator listening on socket %q (is ibsim running, with the same IBSIM_SOCKNAME?): %w", c.base, err)
+		}
+		if !errors.Is(err, unix.EAGAIN) {
+			return nil, fmt.Errorf("ibsim: control message: %w", err)
+		}
+		if err := waitFD(ctx, c.ctl, unix.POLLOUT, deadline); err != nil {
+			return nil, fmt.Errorf("ibsim %q: cannot send %s: its control queue is full (is ibsim stopped?): %w", c.base, what, err)
+		}
+	}
 	var r [ibsimCtlSize + 1]byte
 	for {
-		n, _, err := c.ctl.ReadFromUnix(r[:])
+		n, _, err := unix.Recvfrom(c.ctl, r[:], unix.MSG_DONTWAIT)
+		if errors.Is(err, unix.EAGAIN) {
+			if err := waitFD(ctx, c.ctl, unix.POLLIN, deadline); err != nil {
+				return nil, fmt.Errorf("ibsim %q: no answer to %s (is ibsim stopped?): %w", c.base, what, err)
+			}
+			continue
+		}
 		if err != nil {
-			return nil, fmt.Errorf("ibsim %q: no answer to control message %d: %w", c.base, typ, err)
+			return nil, fmt.Errorf("ibsim %q: no answer to %s: %w", c.base, what, err)
 		}
 		if n != ibsimCtlSize || ne.Uint32(r[0:]) != ibsimMagic {
 			continue // not a control reply; ignore
@@ -181,8 +248,34 @@ func (c *ibsimClient) ctlCall(ctx context.Context, typ uint32, slot int, data []
 	}
 }
 
-func (c *ibsimClient) send(mad []byte, req *Request, class Class, _ time.Duration) error {
-	var b [ibsimReqSize]byte
+// errDeadline: a wait for a socket passed its deadline.
+var errDeadline = errors.New("timed out")
+
+// waitFD waits until fd is ready for events, the deadline passes or ctx ends.
+func waitFD(ctx context.Context, fd int, events int16, deadline time.Time) error {
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return errDeadline
+		}
+		ms := int(min(left, 100*time.Millisecond)/time.Millisecond) + 1
+		fds := [1]unix.PollFd{{Fd: int32(fd), Events: events}}
+		n, err := unix.Poll(fds[:], ms)
+		if err != nil && !errors.Is(err, unix.EINTR) {
+			return err
+		}
+		if n > 0 {
+			return nil
+		}
+	}
+}
+
+func (c *ibsimClient) hdrLen() int { return ibsimReqSize - Size }
+
+func (c *ibsimClient) encodeHdr(b []byte, req *Request, class Class, _ time.Duration) {
 	be := binary.BigEndian
 	dlid, slid := req.Addr.LID, uint16(0) // slid 0: ibsim fills in ours
 	if class == ClassSubnDirected {
@@ -192,37 +285,44 @@ func (c *ibsimClient) send(mad []byte, req *Request, class Class, _ time.Duratio
 	if class == ClassPerf {
 		qp = 1
 	}
+	clear(b)
 	be.PutUint16(b[0:], dlid) // u32 field, LID in its first two bytes
 	be.PutUint16(b[4:], slid)
 	be.PutUint32(b[8:], qp)  // dqp
 	be.PutUint32(b[12:], qp) // sqp
 	be.PutUint32(b[16:], 0)  // status
 	be.PutUint64(b[24:], Size)
-	copy(b[32:], mad)
-	_, err := c.data.WriteToUnix(b[:], c.out)
-	if errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ENOENT) {
-		return fmt.Errorf("ibsim is not running any more (or dropped client slot %d): %w", c.slot, err)
-	}
-	return err
 }
 
-func (c *ibsimClient) recv() (frame, error) {
-	var b [ibsimReqSize + 1]byte
-	for {
-		n, _, err := c.data.ReadFromUnix(b[:])
-		if err != nil {
-			return frame{}, err
-		}
-		if n != ibsimReqSize {
-			continue // not a sim_request; ignore
-		}
-		status := binary.BigEndian.Uint32(b[16:])
-		return frame{mad: append([]byte(nil), b[32:ibsimReqSize]...), dropped: status != 0}, nil
+func (c *ibsimClient) send(msgs [][]byte) (int, error) {
+	n, err := c.mm.send(c.data, msgs)
+	if errors.Is(err, unix.ECONNREFUSED) || errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTCONN) {
+		return n, fmt.Errorf("ibsim is not running any more (or dropped client slot %d): %w", c.slot, err)
 	}
+	return n, err
 }
+
+func (c *ibsimClient) recv(bufs [][]byte, lens []int) (int, error) {
+	n, err := c.mm.recv(c.data, bufs, lens)
+	if errors.Is(err, unix.ECONNREFUSED) {
+		return n, nil // a reply write of ours was refused earlier; nothing to read
+	}
+	return n, err
+}
+
+func (c *ibsimClient) dropped(msg []byte) bool { return binary.BigEndian.Uint32(msg[16:]) != 0 }
+
+func (c *ibsimClient) wait(writable bool, timeout time.Duration) error {
+	return pollWait(c.data, c.ev, writable, timeout)
+}
+
+func (c *ibsimClient) wake() { wakeFD(c.ev) }
 
 func (c *ibsimClient) close() error {
-	// Always give the slot back: ibsim has 10 and never reclaims them.
+	// Always give the slot back: ibsim has 10 and never reclaims them. With
+	// ibsim stopped the DISCONNECT waits in its queue and frees the slot
+	// when it resumes (its answer then goes nowhere, which ibsim only warns
+	// about).
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	_, err := c.ctlCall(ctx, ibsimCtlDisconn, c.slot, nil)
@@ -234,6 +334,108 @@ func (c *ibsimClient) close() error {
 }
 
 func (c *ibsimClient) closeSockets() {
-	c.ctl.Close()
-	c.data.Close()
+	for _, fd := range []*int{&c.ctl, &c.data, &c.ev} {
+		if *fd >= 0 {
+			unix.Close(*fd)
+			*fd = -1
+		}
+	}
+}
+
+// pollWait blocks until fd is readable (or writable), the eventfd ev is
+// signalled, or timeout passes (<0: no limit). It drains ev.
+func pollWait(fd, ev int, writable bool, timeout time.Duration) error {
+	events := int16(unix.POLLIN)
+	if writable {
+		events |= unix.POLLOUT
+	}
+	ms := -1
+	if timeout >= 0 {
+		ms = int((timeout + time.Millisecond - 1) / time.Millisecond)
+	}
+	fds := [2]unix.PollFd{{Fd: int32(fd), Events: events}, {Fd: int32(ev), Events: unix.POLLIN}}
+	_, err := unix.Poll(fds[:], ms)
+	if err != nil && !errors.Is(err, unix.EINTR) {
+		return err
+	}
+	if fds[1].Revents&unix.POLLIN != 0 {
+		var b [8]byte
+		unix.Read(ev, b[:])
+	}
+	return nil
+}
+
+func wakeFD(ev int) {
+	var one = [8]byte{1} // host byte order u64 1 on little-endian; any nonzero value wakes
+	unix.Write(ev, one[:])
+}
+
+// mmsg holds the headers for sendmmsg/recvmmsg, allocated once.
+type mmsg struct {
+	hdrs []unix.Mmsghdr
+	iovs []unix.Iovec
+}
+
+func newMmsg(n, _ int) *mmsg {
+	m := &mmsg{hdrs: make([]unix.Mmsghdr, n), iovs: make([]unix.Iovec, n)}
+	for i := range m.hdrs {
+		m.hdrs[i].Hdr.Iov = &m.iovs[i]
+		m.hdrs[i].Hdr.Iovlen = 1
+	}
+	return m
+}
+
+// send writes msgs with sendmmsg(2) without blocking: the count sent, and an
+// error only when the first message not sent failed other than with EAGAIN.
+func (m *mmsg) send(fd int, msgs [][]byte) (int, error) {
+	sent := 0
+	for sent < len(msgs) {
+		k := min(len(msgs)-sent, len(m.hdrs))
+		for i := range k {
+			b := msgs[sent+i]
+			m.iovs[i].Base = &b[0]
+			m.iovs[i].SetLen(len(b))
+		}
+		r, _, e := unix.Syscall6(unix.SYS_SENDMMSG, uintptr(fd), uintptr(unsafe.Pointer(&m.hdrs[0])), uintptr(k), unix.MSG_DONTWAIT, 0, 0)
+		if e != 0 {
+			if e == unix.EINTR {
+				continue
+			}
+			if e == unix.EAGAIN {
+				return sent, nil
+			}
+			return sent, e
+		}
+		sent += int(r)
+		if int(r) < k {
+			return sent, nil
+		}
+	}
+	return sent, nil
+}
+
+// recv reads up to len(bufs) messages with recvmmsg(2) without blocking.
+func (m *mmsg) recv(fd int, bufs [][]byte, lens []int) (int, error) {
+	k := min(len(bufs), len(m.hdrs))
+	for i := range k {
+		m.iovs[i].Base = &bufs[i][0]
+		m.iovs[i].SetLen(len(bufs[i]))
+		m.hdrs[i].Len = 0
+	}
+	for {
+		r, _, e := unix.Syscall6(unix.SYS_RECVMMSG, uintptr(fd), uintptr(unsafe.Pointer(&m.hdrs[0])), uintptr(k), unix.MSG_DONTWAIT, 0, 0)
+		if e == unix.EINTR {
+			continue
+		}
+		if e == unix.EAGAIN {
+			return 0, nil
+		}
+		if e != 0 {
+			return 0, e
+		}
+		for i := range int(r) {
+			lens[i] = int(m.hdrs[i].Len)
+		}
+		return int(r), nil
+	}
 }

@@ -238,11 +238,19 @@ func TestAttributeParsers(t *testing.T) {
 	}
 }
 
-// fakeEndpoint answers requests through a function, off the sender's goroutine.
+// frame is one message the fake endpoint delivers.
+type frame struct {
+	mad     []byte
+	dropped bool
+}
+
+// fakeEndpoint answers requests through a function, off the engine's loop.
 type fakeEndpoint struct {
 	answer   func(mad []byte) [][]byte // frames to deliver for one request
-	dropped  func(mad []byte) bool     // deliver this frame as a reported drop
-	in       chan frame
+	drop     func(mad []byte) bool     // deliver this frame as a reported drop
+	mu       sync.Mutex
+	in       []frame
+	ready    chan struct{} // a frame arrived or wake was called
 	closed   chan struct{}
 	once     sync.Once
 	inFlight atomic.Int32
@@ -252,30 +260,72 @@ type fakeEndpoint struct {
 }
 
 func newFake(answer func([]byte) [][]byte) *fakeEndpoint {
-	return &fakeEndpoint{answer: answer, in: make(chan frame, 1024), closed: make(chan struct{})}
+	return &fakeEndpoint{answer: answer, ready: make(chan struct{}, 1), closed: make(chan struct{})}
 }
 
-func (f *fakeEndpoint) send(m []byte, _ *Request, _ Class, _ time.Duration) error {
-	if _, dup := f.tids.LoadOrStore(binary.BigEndian.Uint64(m[offTID:]), true); dup {
-		f.dupTID.Store(true)
-	}
-	go func() {
-		for _, r := range f.answer(m) {
-			select {
-			case f.in <- frame{mad: r, dropped: f.dropped != nil && f.dropped(r)}:
-			case <-f.closed:
-			}
+// The fake's one-byte header says, in a reply, that the request was dropped.
+func (f *fakeEndpoint) hdrLen() int                                              { return 1 }
+func (f *fakeEndpoint) encodeHdr(h []byte, _ *Request, _ Class, _ time.Duration) { h[0] = 0 }
+func (f *fakeEndpoint) dropped(msg []byte) bool                                  { return msg[0] == 1 }
+
+func (f *fakeEndpoint) send(msgs [][]byte) (int, error) {
+	for _, m := range msgs {
+		m := append([]byte(nil), m...)
+		m = m[1:]
+		if _, dup := f.tids.LoadOrStore(binary.BigEndian.Uint64(m[offTID:]), true); dup {
+			f.dupTID.Store(true)
 		}
-	}()
+		go func() {
+			for _, r := range f.answer(m) {
+				f.mu.Lock()
+				f.in = append(f.in, frame{mad: r, dropped: f.drop != nil && f.drop(r)})
+				f.mu.Unlock()
+				f.wake()
+			}
+		}()
+	}
+	return len(msgs), nil
+}
+
+func (f *fakeEndpoint) recv(bufs [][]byte, lens []int) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for n < len(bufs) && len(f.in) > 0 {
+		fr := f.in[0]
+		f.in = f.in[1:]
+		if len(fr.mad) >= len(bufs[n]) {
+			continue // longer than any MAD: a datagram socket would truncate it
+		}
+		bufs[n][0] = 0
+		if fr.dropped {
+			bufs[n][0] = 1
+		}
+		lens[n] = 1 + copy(bufs[n][1:], fr.mad)
+		n++
+	}
+	return n, nil
+}
+
+func (f *fakeEndpoint) wait(_ bool, timeout time.Duration) error {
+	var tc <-chan time.Time
+	if timeout >= 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		tc = t.C
+	}
+	select {
+	case <-f.ready:
+	case <-tc:
+	case <-f.closed:
+	}
 	return nil
 }
 
-func (f *fakeEndpoint) recv() (frame, error) {
+func (f *fakeEndpoint) wake() {
 	select {
-	case fr := <-f.in:
-		return fr, nil
-	case <-f.closed:
-		return frame{}, ErrClosed
+	case f.ready <- struct{}{}:
+	default:
 	}
 }
 
@@ -323,7 +373,7 @@ func TestEngineDroppedThenAnswered(t *testing.T) {
 		}
 		return [][]byte{reply(m, []byte{1, 1, 1, 2})}
 	})
-	f.dropped = func(m []byte) bool { return Method(m[offMethod]) == MethodGet }
+	f.drop = func(m []byte) bool { return Method(m[offMethod]) == MethodGet }
 	e := newEngine(f, Options{Timeout: time.Second, Retries: 1}, 0)
 	defer e.Close()
 	start := time.Now()

@@ -3,7 +3,6 @@ package mad
 import (
 	"context"
 	"fmt"
-	"sync"
 )
 
 // get sends one Get and returns the reply's data area.
@@ -78,46 +77,48 @@ func GetPKeyTableLen(ctx context.Context, t Transport, a Address, port uint8) (i
 const maxPKeyTableLen = 0xffff
 
 // GetPKeyTable reads the first tableLen entries of port's P_Key table on the
-// node at a, issuing the ceil(tableLen/32) block reads concurrently (the
+// node at a, sending the ceil(tableLen/32) block reads as one batch (the
 // transport's window bounds how many are in flight). For a CA the port in the
 // modifier is ignored by the device: it answers for the port the SMP arrived
 // on, so address each CA port through a route that ends on it.
 func GetPKeyTable(ctx context.Context, t Transport, a Address, port uint8, tableLen int) ([]uint16, error) {
+	calls, err := PKeyTableCalls(a, port, tableLen)
+	if err != nil {
+		return nil, err
+	}
+	if err := Exchange(ctx, t, calls); err != nil {
+		return nil, err
+	}
+	return PKeyTableFromCalls(calls, port, tableLen)
+}
+
+// PKeyTableCalls returns the block reads of the first tableLen entries of
+// port's P_Key table on the node at a, for Exchange.
+func PKeyTableCalls(a Address, port uint8, tableLen int) ([]Call, error) {
 	if tableLen < 0 || tableLen > maxPKeyTableLen {
 		return nil, fmt.Errorf("mad: P_Key table length %d out of range 0-%d", tableLen, maxPKeyTableLen)
 	}
-	blocks := (tableLen + PKeysPerBlock - 1) / PKeysPerBlock
-	table := make([]uint16, blocks*PKeysPerBlock)
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		firstErr error // the first failure; later ones are its cancellation
-	)
-	for b := range blocks {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			d, err := get(ctx, t, a, ClassSubnLID, AttrPKeyTable, PKeyTableModifier(uint16(b), port), nil)
-			if err == nil {
-				var blk [PKeysPerBlock]uint16
-				if blk, err = ParsePKeyBlock(d); err == nil {
-					copy(table[b*PKeysPerBlock:], blk[:])
-					return
-				}
-			}
-			mu.Lock()
-			if firstErr == nil {
-				firstErr = fmt.Errorf("P_KeyTable block %d of port %d: %w", b, port, err)
-			}
-			mu.Unlock()
-			cancel() // the table is incomplete anyway
-		}()
+	calls := make([]Call, (tableLen+PKeysPerBlock-1)/PKeysPerBlock)
+	for b := range calls {
+		calls[b].Req = Request{Addr: a, Class: ClassSubnLID, Method: MethodGet, Attr: AttrPKeyTable, Modifier: PKeyTableModifier(uint16(b), port)}
 	}
-	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
+	return calls, nil
+}
+
+// PKeyTableFromCalls assembles the table from the exchanged block reads of
+// PKeyTableCalls; the error names the first block that failed.
+func PKeyTableFromCalls(calls []Call, port uint8, tableLen int) ([]uint16, error) {
+	table := make([]uint16, len(calls)*PKeysPerBlock)
+	for b := range calls {
+		err := calls[b].Err
+		if err == nil {
+			var blk [PKeysPerBlock]uint16
+			if blk, err = ParsePKeyBlock(calls[b].Data()); err == nil {
+				copy(table[b*PKeysPerBlock:], blk[:])
+				continue
+			}
+		}
+		return nil, fmt.Errorf("P_KeyTable block %d of port %d: %w", b, port, err)
 	}
 	return table[:tableLen], nil
 }

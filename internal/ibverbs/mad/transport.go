@@ -2,15 +2,16 @@ package mad
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
+	"unsafe"
 )
 
 // Transport sends MADs and waits for their replies. Implementations are safe
-// for concurrent use: each Do gets its own transaction ID, and at most
+// for concurrent use: each request gets its own transaction ID, and at most
 // Options.Window requests are in flight at once.
 type Transport interface {
 	// Do sends req and returns the matching reply. It retries after a
@@ -23,17 +24,96 @@ type Transport interface {
 	Close() error
 }
 
+// Exchanger is a Transport that also sends a batch of requests at once. The
+// transports of this package are Exchangers; use the Exchange function, which
+// also serves a Transport that is not.
+type Exchanger interface {
+	Transport
+	// Exchange sends every call's request, keeping at most Options.Window in
+	// flight, and returns when each call has its reply or its error in
+	// Call.Err. It returns ctx's error when ctx ended first (the calls not
+	// answered by then carry it too), or ErrClosed.
+	Exchange(ctx context.Context, calls []Call) error
+}
+
+// Call is one request of a batch and, after Exchange, its outcome. The reply
+// lives in the Call itself, so a batch costs no allocation per MAD.
+type Call struct {
+	Req Request
+	// Err is nil when the reply arrived and answers Req with status success;
+	// otherwise an error as Transport.Do returns it.
+	Err error
+
+	reply    [Size]byte
+	class    Class
+	attempts int
+	dropped  bool
+	b        *batch
+}
+
+// Reply is the whole 256-byte reply MAD; valid when Err is nil.
+func (c *Call) Reply() []byte { return c.reply[:] }
+
+// Data is the reply's attribute data area (64 bytes for SMPs, 192 for the
+// PMA); valid when Err is nil.
+func (c *Call) Data() []byte {
+	if c.class == ClassPerf {
+		return c.reply[offData:]
+	}
+	return c.reply[offData : offData+smpDataSize]
+}
+
+// Exchange runs calls through t: in one batch when t is an Exchanger,
+// otherwise with concurrent Do calls (at most 8 at once).
+func Exchange(ctx context.Context, t Transport, calls []Call) error {
+	if x, ok := t.(Exchanger); ok {
+		return x.Exchange(ctx, calls)
+	}
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 8)
+	for i := range calls {
+		c := &calls[i]
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			for j := i; j < len(calls); j++ {
+				calls[j].Err = ctx.Err()
+			}
+			wg.Wait()
+			return ctx.Err()
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			p, err := t.Do(ctx, c.Req)
+			c.Err = err
+			if err == nil {
+				c.class = p.Class
+				copy(c.reply[offData:], p.Data)
+			}
+		}()
+	}
+	wg.Wait()
+	return ctx.Err()
+}
+
 // Options tune a transport. Zero values take the defaults.
 type Options struct {
-	// Timeout is how long one attempt waits for its reply (default 1s, the
-	// libibmad default).
+	// Timeout is how long one attempt waits for its reply, sending included
+	// (default 1s, the libibmad default).
 	Timeout time.Duration
 	// Retries is how many times an unanswered request is sent again
 	// (default 3; a negative value means none).
 	Retries int
-	// Window bounds the requests in flight at once (default 16).
+	// Window bounds the requests in flight at once (default 8, at most 64;
+	// the ibsim transport holds it to 8: above that ibsim's reply writes
+	// fail with EAGAIN and it spins).
 	Window int
 }
+
+// maxWindow: a slot index travels in the low 6 bits of the transaction ID.
+const maxWindow = 64
 
 func (o Options) withDefaults() Options {
 	if o.Timeout <= 0 {
@@ -45,7 +125,10 @@ func (o Options) withDefaults() Options {
 		o.Retries = 0
 	}
 	if o.Window <= 0 {
-		o.Window = 16
+		o.Window = 8
+	}
+	if o.Window > maxWindow {
+		o.Window = maxWindow
 	}
 	return o
 }
@@ -81,187 +164,536 @@ func (e *TimeoutError) Error() string {
 // Is makes errors.Is(err, ErrTimeout) true.
 func (e *TimeoutError) Is(target error) bool { return target == ErrTimeout }
 
-// frame is one MAD read from a transport's endpoint.
-type frame struct {
-	mad     []byte
-	dropped bool // the endpoint reported a send timeout / drop for this TID
+// Stats count what a transport did since it was opened.
+type Stats struct {
+	Sent     uint64 // MADs written, retries included
+	Received uint64 // replies matched to a request
+	Retries  uint64 // attempts after the first
+	Timeouts uint64 // requests that got no reply at all
 }
 
 // endpoint is the wire part of a transport: ibsim's socket or a umad fd.
+// Only the engine's loop goroutine calls send and recv; every call is
+// non-blocking, the loop waits in wait.
 type endpoint interface {
-	// send writes one 256-byte MAD for req.
-	send(mad []byte, req *Request, class Class, timeout time.Duration) error
-	// recv blocks for the next MAD; it fails once the endpoint is closed.
-	recv() (frame, error)
+	// hdrLen is the transport header in front of the MAD in every message.
+	hdrLen() int
+	// encodeHdr writes the header for sending req into h (hdrLen bytes).
+	encodeHdr(h []byte, req *Request, class Class, timeout time.Duration)
+	// send writes msgs in order and returns how many went; fewer than
+	// len(msgs) with a nil error means the queue is full. An error is about
+	// msgs[n], the first not sent.
+	send(msgs [][]byte) (int, error)
+	// recv reads up to len(bufs) messages, lens[i] their lengths, and
+	// returns how many (0 when none is waiting).
+	recv(bufs [][]byte, lens []int) (int, error)
+	// dropped reports whether a received message's transport header says
+	// the request was dropped (ibsim status 110, umad ETIMEDOUT).
+	dropped(msg []byte) bool
+	// wait blocks until the endpoint is readable (or writable, when
+	// writable is set), wake is called, or timeout passes (<0: no limit).
+	wait(writable bool, timeout time.Duration) error
+	// wake makes a concurrent wait return.
+	wake()
+	// close releases the endpoint once the loop has stopped.
 	close() error
 	name() string
 }
 
-// engine matches replies to requests by transaction ID; the endpoint moves
-// bytes.
+// batch is one Exchange: its calls and how many are not finished.
+type batch struct {
+	calls     []Call
+	next      int // the next call to start
+	remaining int
+	done      chan struct{}
+	cancel    error // set (under engine.mu) when the caller gives up
+}
+
+// slot is one request in flight: its message buffer and attempt deadline.
+type slot struct {
+	idx      int
+	msg      []byte // transport header + MAD
+	call     *Call
+	tid      uint32
+	deadline time.Duration // since engine.epoch
+	unsent   bool          // waiting for room in the send queue
+}
+
+// engine runs one loop goroutine per transport: it fills the window from the
+// submitted batches, sends in batches, reads replies in batches and matches
+// them to slots by transaction ID, and expires attempts, all without a
+// goroutine, timer or allocation per MAD.
 type engine struct {
-	ep      endpoint
-	opts    Options
-	window  chan struct{}
-	tid     atomic.Uint32
-	mu      sync.Mutex
-	pending map[uint32]chan frame
-	done    chan struct{} // closed by Close
-	dead    chan struct{} // closed when the reader stops
-	readErr error         // why the reader stopped; set before dead closes
-	once    sync.Once
+	ep    endpoint
+	opts  Options
+	epoch time.Time
+
+	mu       sync.Mutex
+	queue    []*batch
+	closed   bool
+	sleeping bool
+	failed   error // the loop stopped on an endpoint error
+	stats    Stats
+
+	dead chan struct{} // closed when the loop has stopped
+
+	// Loop-owned.
+	active []*batch
+	slots  []slot
+	free   []int
+	seq    uint32
 }
 
 func newEngine(ep endpoint, opts Options, firstTID uint32) *engine {
 	opts = opts.withDefaults()
-	e := &engine{
-		ep:      ep,
-		opts:    opts,
-		window:  make(chan struct{}, opts.Window),
-		pending: make(map[uint32]chan frame),
-		done:    make(chan struct{}),
-		dead:    make(chan struct{}),
+	e := &engine{ep: ep, opts: opts, epoch: time.Now(), dead: make(chan struct{}), seq: firstTID}
+	n := ep.hdrLen() + Size
+	buf := make([]byte, opts.Window*n)
+	e.slots = make([]slot, opts.Window)
+	for i := range e.slots {
+		e.slots[i] = slot{idx: i, msg: buf[i*n : (i+1)*n : (i+1)*n]}
+		e.free = append(e.free, opts.Window-1-i)
 	}
-	e.tid.Store(firstTID)
-	go e.read()
+	go e.loop()
 	return e
 }
 
-func (e *engine) read() {
-	defer close(e.dead)
-	for {
-		f, err := e.ep.recv()
-		if err != nil {
-			e.readErr = err
-			return
-		}
-		if len(f.mad) < offTID+8 {
-			continue
-		}
-		// Match on the low 32 bits: the kernel's MAD layer owns the high
-		// 32 bits of the TID (it puts the agent's ID there).
-		tid := uint32(f.mad[offTID+4])<<24 | uint32(f.mad[offTID+5])<<16 | uint32(f.mad[offTID+6])<<8 | uint32(f.mad[offTID+7])
-		e.mu.Lock()
-		ch := e.pending[tid]
-		delete(e.pending, tid)
-		e.mu.Unlock()
-		if ch != nil {
-			ch <- f // buffered, one frame per registration
-		}
-	}
+func (e *engine) now() time.Duration { return time.Since(e.epoch) }
+
+// Stats returns the transport's counters.
+func (e *engine) Stats() Stats {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.stats
 }
 
-func (e *engine) nextTID() uint32 {
-	for {
-		if t := e.tid.Add(1); t != 0 {
-			return t
-		}
-	}
-}
+var callPool = sync.Pool{New: func() any { return new(Call) }}
 
 // Do implements Transport.
 func (e *engine) Do(ctx context.Context, req Request) (*Packet, error) {
-	class, err := req.wireClass()
-	if err != nil {
+	c := callPool.Get().(*Call)
+	*c = Call{Req: req}
+	defer callPool.Put(c)
+	if err := e.Exchange(ctx, unsafe.Slice(c, 1)); err != nil && c.Err == nil {
 		return nil, err
 	}
-	if err := req.Addr.validate(); err != nil {
-		return nil, err
+	if c.Err != nil {
+		return nil, c.Err
+	}
+	p, err := Decode(c.reply[:])
+	if err != nil {
+		return nil, fmt.Errorf("mad: %s: bad reply: %w", req.Addr, err)
+	}
+	return p, nil
+}
+
+// Exchange implements Exchanger.
+func (e *engine) Exchange(ctx context.Context, calls []Call) error {
+	if len(calls) == 0 {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		for i := range calls {
+			calls[i].Err = err
+		}
+		return err
+	}
+	b := &batch{calls: calls, remaining: len(calls), done: make(chan struct{})}
+	for i := range calls {
+		calls[i].Err, calls[i].attempts, calls[i].dropped, calls[i].b = nil, 0, false, b
+	}
+	e.mu.Lock()
+	if e.closed || e.failed != nil {
+		err := e.failed
+		if e.closed {
+			err = ErrClosed
+		}
+		e.mu.Unlock()
+		for i := range calls {
+			calls[i].Err = err
+		}
+		return err
+	}
+	e.queue = append(e.queue, b)
+	wake := e.sleeping
+	e.sleeping = false
+	e.mu.Unlock()
+	if wake {
+		e.ep.wake()
 	}
 	select {
-	case e.window <- struct{}{}:
+	case <-b.done:
+		return nil
 	case <-ctx.Done():
-		return nil, ctx.Err()
-	case <-e.done:
-		return nil, ErrClosed
-	}
-	defer func() { <-e.window }()
-
-	attempts := e.opts.Retries + 1
-	dropped := false
-	for a := 0; a < attempts; a++ {
-		p, f, err := e.attempt(ctx, &req, class)
-		if err != nil {
-			return nil, err
+		e.mu.Lock()
+		b.cancel = ctx.Err()
+		wake := e.sleeping
+		e.sleeping = false
+		e.mu.Unlock()
+		if wake {
+			e.ep.wake()
 		}
-		if p == nil { // no reply in time
-			dropped = dropped || f.dropped
+		<-b.done // the loop lets go of the calls promptly
+		return ctx.Err()
+	}
+}
+
+// Close implements Transport: it stops the loop, fails what is in flight with
+// ErrClosed, then closes the endpoint (ibsim: gives the client slot back).
+func (e *engine) Close() error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		<-e.dead
+		return nil
+	}
+	e.closed = true
+	e.mu.Unlock()
+	e.ep.wake()
+	<-e.dead
+	return e.ep.close()
+}
+
+// finish ends one call.
+func (e *engine) finish(c *Call, err error) {
+	c.Err = err
+	b := c.b
+	b.remaining--
+	if b.remaining == 0 {
+		close(b.done)
+	}
+}
+
+func (e *engine) loop() {
+	defer close(e.dead)
+	hl := e.ep.hdrLen()
+	rn := len(e.slots)
+	rbufs := make([][]byte, rn)
+	lens := make([]int, rn)
+	rmem := make([]byte, rn*(hl+Size+1))
+	for i := range rbufs {
+		rbufs[i] = rmem[i*(hl+Size+1) : (i+1)*(hl+Size+1)]
+	}
+	outq := make([]*slot, 0, len(e.slots)) // slots waiting to be sent, in order
+	msgs := make([][]byte, 0, len(e.slots))
+	readable, writable := true, true
+	var stats Stats
+	for {
+		// Intake: new batches, cancellations, Close.
+		e.mu.Lock()
+		e.active = append(e.active, e.queue...)
+		clear(e.queue)
+		e.queue = e.queue[:0]
+		closed := e.closed
+		e.stats.Sent += stats.Sent
+		e.stats.Received += stats.Received
+		e.stats.Retries += stats.Retries
+		e.stats.Timeouts += stats.Timeouts
+		stats = Stats{}
+		var cancelled []*batch
+		for _, b := range e.active {
+			if b.cancel != nil {
+				cancelled = append(cancelled, b)
+			}
+		}
+		e.mu.Unlock()
+		if closed {
+			e.abort(ErrClosed)
+			return
+		}
+		for _, b := range cancelled {
+			e.dropBatch(b, b.cancel, &outq)
+		}
+		e.prune()
+		now := e.now()
+
+		// Expired attempts: send again or give up. The deadline was set
+		// before the send, so a full send queue counts against it too.
+		for i := range e.slots {
+			s := &e.slots[i]
+			if s.call == nil || s.deadline > now {
+				continue
+			}
+			e.retry(s, now, &outq, &stats)
+		}
+
+		// Fill the window from the batches, in submission order.
+		for len(e.free) > 0 {
+			c := e.nextCall()
+			if c == nil {
+				break
+			}
+			s := &e.slots[e.free[len(e.free)-1]]
+			if err := e.start(s, c, now); err != nil {
+				e.finish(c, err)
+				continue
+			}
+			e.free = e.free[:len(e.free)-1]
+			outq = append(outq, s)
+		}
+
+		// Send what is waiting, in one batch.
+		progress := false
+		if len(outq) > 0 && writable {
+			msgs = msgs[:0]
+			for _, s := range outq {
+				msgs = append(msgs, s.msg)
+			}
+			n, err := e.ep.send(msgs)
+			stats.Sent += uint64(n)
+			for _, s := range outq[:n] {
+				s.unsent = false
+			}
+			if err != nil {
+				s := outq[n]
+				c := s.call
+				e.release(s)
+				e.finish(c, fmt.Errorf("mad: %s: send to %s: %w", c.Req.Addr, e.ep.name(), err))
+				n++
+			} else if n < len(outq) {
+				writable = false
+			}
+			rest := copy(outq, outq[n:])
+			clear(outq[rest:])
+			outq = outq[:rest]
+			progress = n > 0
+		}
+
+		// Read what has arrived, in one batch.
+		if readable {
+			n, err := e.ep.recv(rbufs, lens)
+			if err != nil {
+				e.fail(err)
+				return
+			}
+			if n < len(rbufs) {
+				readable = false
+			}
+			for i := range n {
+				if e.match(rbufs[i][:lens[i]], hl, now, &outq, &stats) {
+					progress = true
+				}
+			}
+			if n > 0 {
+				progress = true
+			}
+		}
+		if progress {
 			continue
 		}
-		if err := checkReply(&req, class, p); err != nil {
-			return nil, err
-		}
-		return p, nil
-	}
-	return nil, &TimeoutError{Addr: req.Addr, Attr: req.Attr, Attempts: attempts, Timeout: e.opts.Timeout, Dropped: dropped}
-}
 
-// attempt sends req once. A nil packet and nil error mean no reply.
-func (e *engine) attempt(ctx context.Context, req *Request, class Class) (*Packet, frame, error) {
-	tid := e.nextTID()
-	b, err := req.Marshal(uint64(tid))
-	if err != nil {
-		return nil, frame{}, err
-	}
-	ch := make(chan frame, 1)
-	e.mu.Lock()
-	e.pending[tid] = ch
-	e.mu.Unlock()
-	defer func() {
+		// Nothing to do until a reply, room to send, a deadline or a wake.
+		timeout := time.Duration(-1)
+		for i := range e.slots {
+			s := &e.slots[i]
+			if s.call != nil {
+				if d := s.deadline - now; timeout < 0 || d < timeout {
+					timeout = max(d, 0)
+				}
+			}
+		}
 		e.mu.Lock()
-		delete(e.pending, tid)
+		if len(e.queue) > 0 || e.closed || e.anyCancelled() {
+			e.mu.Unlock()
+			continue
+		}
+		e.sleeping = true
 		e.mu.Unlock()
-	}()
-	if err := e.ep.send(b, req, class, e.opts.Timeout); err != nil {
-		select {
-		case <-e.done:
-			return nil, frame{}, ErrClosed
-		default:
-		}
-		return nil, frame{}, fmt.Errorf("mad: %s: send to %s: %w", req.Addr, e.ep.name(), err)
-	}
-	t := time.NewTimer(e.opts.Timeout)
-	defer t.Stop()
-	select {
-	case f := <-ch:
-		if f.dropped {
-			return nil, f, nil
-		}
-		p, err := Decode(f.mad)
+		err := e.ep.wait(len(outq) > 0, timeout)
+		e.mu.Lock()
+		e.sleeping = false
+		e.mu.Unlock()
 		if err != nil {
-			return nil, f, fmt.Errorf("mad: %s: bad reply: %w", req.Addr, err)
+			e.fail(err)
+			return
 		}
-		return p, f, nil
-	case <-t.C:
-		return nil, frame{}, nil
-	case <-ctx.Done():
-		return nil, frame{}, ctx.Err()
-	case <-e.done:
-		return nil, frame{}, ErrClosed
-	case <-e.dead:
-		return nil, frame{}, fmt.Errorf("mad: %s: receive from %s: %w", req.Addr, e.ep.name(), e.readErr)
+		readable, writable = true, true
 	}
 }
 
-// checkReply verifies that p answers req.
-func checkReply(req *Request, class Class, p *Packet) error {
-	if p.Class != class || p.Method != MethodGetResp || p.Attr != req.Attr {
-		return fmt.Errorf("mad: %s: reply %s %s attribute 0x%04x does not answer %s %s attribute 0x%04x",
-			req.Addr, p.Class, p.Method, uint16(p.Attr), class, req.Method, uint16(req.Attr))
+func (e *engine) anyCancelled() bool {
+	for _, b := range e.active {
+		if b.cancel != nil {
+			return true
+		}
 	}
-	if p.Status != 0 {
-		return &StatusError{Addr: req.Addr, Attr: req.Attr, Status: p.Status}
+	return false
+}
+
+// nextCall returns the next call not started yet, in submission order.
+func (e *engine) nextCall() *Call {
+	for _, b := range e.active {
+		if b.next < len(b.calls) && b.cancel == nil {
+			c := &b.calls[b.next]
+			b.next++
+			return c
+		}
 	}
 	return nil
 }
 
-// Close implements Transport.
-func (e *engine) Close() error {
-	var err error
-	e.once.Do(func() {
-		close(e.done)
-		err = e.ep.close()
-		<-e.dead
-	})
-	return err
+// prune forgets the batches whose calls have all finished.
+func (e *engine) prune() {
+	n := 0
+	for _, b := range e.active {
+		if b.remaining > 0 {
+			e.active[n] = b
+			n++
+		}
+	}
+	clear(e.active[n:])
+	e.active = e.active[:n]
+}
+
+// start encodes c's first attempt into s.
+func (e *engine) start(s *slot, c *Call, now time.Duration) error {
+	class, err := c.Req.wireClass()
+	if err != nil {
+		return err
+	}
+	c.class = class
+	e.seq++
+	tid := e.seq<<6 | uint32(s.idx)
+	m, err := c.Req.Marshal(uint64(tid))
+	if err != nil {
+		return err
+	}
+	hl := e.ep.hdrLen()
+	e.ep.encodeHdr(s.msg[:hl], &c.Req, class, e.opts.Timeout)
+	copy(s.msg[hl:], m)
+	s.call, s.tid, s.deadline, s.unsent = c, tid, now+e.opts.Timeout, true
+	c.attempts = 1
+	return nil
+}
+
+// retry sends s's call again with a new transaction ID, or ends it.
+func (e *engine) retry(s *slot, now time.Duration, outq *[]*slot, stats *Stats) {
+	c := s.call
+	if c.attempts > e.opts.Retries {
+		e.release(s)
+		stats.Timeouts++
+		e.finish(c, &TimeoutError{Addr: c.Req.Addr, Attr: c.Req.Attr, Attempts: c.attempts, Timeout: e.opts.Timeout, Dropped: c.dropped})
+		e.unqueue(s, outq)
+		return
+	}
+	c.attempts++
+	stats.Retries++
+	e.seq++
+	s.tid = e.seq<<6 | uint32(s.idx)
+	binary.BigEndian.PutUint64(s.msg[e.ep.hdrLen()+offTID:], uint64(s.tid))
+	s.deadline = now + e.opts.Timeout
+	if !s.unsent {
+		s.unsent = true
+		*outq = append(*outq, s)
+	}
+}
+
+// unqueue takes s out of the send queue if it is there.
+func (e *engine) unqueue(s *slot, outq *[]*slot) {
+	q := *outq
+	for i, x := range q {
+		if x == s {
+			copy(q[i:], q[i+1:])
+			q[len(q)-1] = nil
+			*outq = q[:len(q)-1]
+			return
+		}
+	}
+}
+
+func (e *engine) release(s *slot) {
+	s.call, s.unsent = nil, false
+	e.free = append(e.free, s.idx)
+}
+
+// match hands a received message to the slot whose transaction ID it
+// carries. It reports whether a call moved on.
+func (e *engine) match(msg []byte, hl int, now time.Duration, outq *[]*slot, stats *Stats) bool {
+	if len(msg) != hl+Size {
+		return false // not a MAD message; ignore
+	}
+	m := msg[hl:]
+	// Match on the low 32 bits: the kernel's MAD layer owns the high 32 bits
+	// of the TID (it puts the agent's ID there).
+	tid := binary.BigEndian.Uint32(m[offTID+4:])
+	s := &e.slots[tid&(maxWindow-1)%uint32(len(e.slots))]
+	if s.call == nil || s.tid != tid || int(tid&(maxWindow-1)) != s.idx {
+		return false // late reply to an attempt given up, or not ours
+	}
+	c := s.call
+	if e.ep.dropped(msg) {
+		c.dropped = true // send again now, or give up
+		e.retry(s, now, outq, stats)
+		return true
+	}
+	stats.Received++
+	e.release(s)
+	e.unqueue(s, outq)
+	copy(c.reply[:], m)
+	e.finish(c, checkReply(&c.Req, c.class, c.reply[:]))
+	return true
+}
+
+// checkReply verifies that the MAD b answers req.
+func checkReply(req *Request, class Class, b []byte) error {
+	if b[offBaseVersion] != baseVersion {
+		return fmt.Errorf("mad: %s: bad reply: base version %d, want %d", req.Addr, b[offBaseVersion], baseVersion)
+	}
+	rc, rm := Class(b[offClass]), Method(b[offMethod])
+	attr := AttrID(binary.BigEndian.Uint16(b[offAttrID:]))
+	if rc != class || rm != MethodGetResp || attr != req.Attr {
+		return fmt.Errorf("mad: %s: reply %s %s attribute 0x%04x does not answer %s %s attribute 0x%04x",
+			req.Addr, rc, rm, uint16(attr), class, req.Method, uint16(req.Attr))
+	}
+	status := binary.BigEndian.Uint16(b[offStatus:])
+	if class == ClassSubnDirected {
+		status &^= drDirectionBit
+	}
+	if status != 0 {
+		return &StatusError{Addr: req.Addr, Attr: req.Attr, Status: status}
+	}
+	return nil
+}
+
+// dropBatch ends every unfinished call of b with err.
+func (e *engine) dropBatch(b *batch, err error, outq *[]*slot) {
+	for i := range e.slots {
+		s := &e.slots[i]
+		if s.call != nil && s.call.b == b {
+			c := s.call
+			e.unqueue(s, outq)
+			e.release(s)
+			e.finish(c, err)
+		}
+	}
+	for b.next < len(b.calls) {
+		c := &b.calls[b.next]
+		b.next++
+		e.finish(c, err)
+	}
+}
+
+// abort ends every call, queued or in flight, with err.
+func (e *engine) abort(err error) {
+	e.mu.Lock()
+	e.active = append(e.active, e.queue...)
+	e.queue = nil
+	e.mu.Unlock()
+	var outq []*slot
+	for _, b := range e.active {
+		if b.remaining > 0 {
+			e.dropBatch(b, err, &outq)
+		}
+	}
+	e.active = nil
+}
+
+// fail stops the loop on an endpoint error: every call, now and later,
+// fails with it.
+func (e *engine) fail(err error) {
+	err = fmt.Errorf("mad: receive from %s: %w", e.ep.name(), err)
+	e.mu.Lock()
+	e.failed = err
+	e.mu.Unlock()
+	e.abort(err)
 }

@@ -79,6 +79,12 @@ func encodeUmadRegReq(class Class, qpn uint8) []byte {
 // encodeUmadHdr builds the header for sending mad to req's destination.
 func encodeUmadHdr(hdrSize int, agent uint32, class Class, dlid uint16, timeoutMS uint32) []byte {
 	h := make([]byte, hdrSize)
+	encodeUmadHdrInto(h, agent, class, dlid, timeoutMS)
+	return h
+}
+
+// encodeUmadHdrInto writes the header into h, which is zero.
+func encodeUmadHdrInto(h []byte, agent uint32, class Class, dlid uint16, timeoutMS uint32) {
 	ne, be := binary.NativeEndian, binary.BigEndian
 	ne.PutUint32(h[0:], agent)
 	ne.PutUint32(h[8:], timeoutMS)
@@ -89,7 +95,6 @@ func encodeUmadHdr(hdrSize int, agent uint32, class Class, dlid uint16, timeoutM
 	}
 	be.PutUint16(h[28:], dlid)
 	// pkey_index 0 (the default partition's usual slot) at 56 when enabled.
-	return h
 }
 
 // umadHdrStatus returns a received header's status (an errno; ETIMEDOUT
@@ -203,4 +208,4 @@ type Umad struct {
 	Port UmadPort
 }
 
-var _ Transport = (*Umad)(nil)
+var _ Exchanger = (*Umad)(nil)

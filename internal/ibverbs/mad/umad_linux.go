@@ -8,7 +8,6 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
-	"sync"
 	"syscall"
 	"time"
 	"unsafe"
@@ -41,12 +40,14 @@ func ioctlPtr(fd int, req uint32, p unsafe.Pointer) error {
 	return nil
 }
 
+// umadFile is the endpoint: the umad file, non-blocking, read and written
+// only by the engine's loop, and an eventfd that wakes the loop.
 type umadFile struct {
 	path    string
-	f       *os.File
+	fd      int
+	ev      int
 	hdrSize int
 	agents  map[Class]uint32
-	mu      sync.Mutex // one write at a time: each write is one MAD
 }
 
 func openUmadFile(path string) (*umadFile, error) {
@@ -62,11 +63,17 @@ func openUmadFile(path string) (*umadFile, error) {
 		}
 		return nil, umadOpenError(path, err, group)
 	}
-	u := &umadFile{path: path, hdrSize: umadHdrSize, agents: map[Class]uint32{}}
+	u := &umadFile{path: path, fd: fd, ev: -1, hdrSize: umadHdrSize, agents: map[Class]uint32{}}
 	fail := func(err error) (*umadFile, error) {
-		u.unregister(fd)
+		u.unregister()
 		unix.Close(fd)
+		if u.ev >= 0 {
+			unix.Close(u.ev)
+		}
 		return nil, err
+	}
+	if u.ev, err = unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC); err != nil {
+		return fail(fmt.Errorf("umad: eventfd: %w", err))
 	}
 	// The P_Key header must be enabled before any agent is registered.
 	if err := ioctlPtr(fd, umadIoctlEnablePKey, nil); err != nil {
@@ -85,21 +92,21 @@ func openUmadFile(path string) (*umadFile, error) {
 		}
 		u.agents[a.class] = *(*uint32)(unsafe.Pointer(&req[0]))
 	}
-	// Non-blocking fd: the runtime poller serves Read, and Close wakes it.
-	u.f = os.NewFile(uintptr(fd), path)
 	return u, nil
 }
 
-func (u *umadFile) unregister(fd int) {
+func (u *umadFile) unregister() {
 	for _, id := range u.agents {
 		id := id
-		ioctlPtr(fd, umadIoctlUnregisterAgent, unsafe.Pointer(&id))
+		ioctlPtr(u.fd, umadIoctlUnregisterAgent, unsafe.Pointer(&id))
 	}
 }
 
 func (u *umadFile) name() string { return u.path }
 
-func (u *umadFile) send(mad []byte, req *Request, class Class, timeout time.Duration) error {
+func (u *umadFile) hdrLen() int { return u.hdrSize }
+
+func (u *umadFile) encodeHdr(h []byte, req *Request, class Class, timeout time.Duration) {
 	dlid := req.Addr.LID
 	if class == ClassSubnDirected {
 		dlid = permissiveLID
@@ -108,35 +115,74 @@ func (u *umadFile) send(mad []byte, req *Request, class Class, timeout time.Dura
 	if ms == 0 {
 		ms = 1
 	}
-	b := append(encodeUmadHdr(u.hdrSize, u.agents[class], class, dlid, ms), mad...)
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	n, err := u.f.Write(b)
-	if err == nil && n != len(b) {
-		err = fmt.Errorf("short write %d of %d bytes", n, len(b))
-	}
-	return err
+	clear(h)
+	encodeUmadHdrInto(h, u.agents[class], class, dlid, ms)
 }
 
-func (u *umadFile) recv() (frame, error) {
-	buf := make([]byte, u.hdrSize+Size)
-	for {
-		n, err := u.f.Read(buf)
-		if err != nil {
-			return frame{}, err
+// send writes one MAD per write(2): the umad interface takes one request
+// per write (Documentation/infiniband/user_mad.rst).
+func (u *umadFile) send(msgs [][]byte) (int, error) {
+	for i, b := range msgs {
+		for {
+			n, err := unix.Write(u.fd, b)
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			if errors.Is(err, unix.EAGAIN) {
+				return i, nil
+			}
+			if err != nil {
+				return i, err
+			}
+			if n != len(b) {
+				return i, fmt.Errorf("short write %d of %d bytes", n, len(b))
+			}
+			break
 		}
-		if n < u.hdrSize+offTID+8 {
+	}
+	return len(msgs), nil
+}
+
+// recv reads whatever replies are waiting, one read(2) each, until the queue
+// is empty or bufs are full.
+func (u *umadFile) recv(bufs [][]byte, lens []int) (int, error) {
+	n := 0
+	for n < len(bufs) {
+		k, err := unix.Read(u.fd, bufs[n])
+		if errors.Is(err, unix.EINTR) {
 			continue
 		}
-		m := make([]byte, Size)
-		copy(m, buf[u.hdrSize:n])
-		return frame{mad: m, dropped: umadHdrStatus(buf) != 0}, nil
+		if errors.Is(err, unix.EAGAIN) {
+			break
+		}
+		if err != nil {
+			return n, err
+		}
+		if k < u.hdrSize+offTID+8 {
+			continue // too short to be a MAD; ignore
+		}
+		// A reply shorter than a whole MAD (a short GMP) is padded to one.
+		if k < u.hdrSize+Size {
+			clear(bufs[n][k : u.hdrSize+Size])
+			k = u.hdrSize + Size
+		}
+		lens[n] = k
+		n++
 	}
+	return n, nil
 }
 
+func (u *umadFile) dropped(msg []byte) bool { return umadHdrStatus(msg) != 0 }
+
+func (u *umadFile) wait(writable bool, timeout time.Duration) error {
+	return pollWait(u.fd, u.ev, writable, timeout)
+}
+
+func (u *umadFile) wake() { wakeFD(u.ev) }
+
 func (u *umadFile) close() error {
-	if rc, err := u.f.SyscallConn(); err == nil {
-		rc.Control(func(fd uintptr) { u.unregister(int(fd)) })
-	}
-	return u.f.Close()
+	u.unregister()
+	err := unix.Close(u.fd)
+	unix.Close(u.ev)
+	return err
 }
