@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
-	"sync"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ibkey/ibkey/internal/check"
@@ -14,9 +16,6 @@ import (
 
 // SweepOptions tune Sweep. The zero value reads everything with the defaults.
 type SweepOptions struct {
-	// Window bounds the nodes read at once (default 32). The transport's own window
-	// bounds the MADs in flight.
-	Window int
 	// Timeout bounds the whole sweep (default none beyond ctx). When it expires the
 	// sweep returns what it has, marked Incomplete.
 	Timeout time.Duration
@@ -46,9 +45,6 @@ type SweepOptions struct {
 // Only a failure to read the local node is an error. When ctx ends or the Timeout
 // expires the partial fabric is returned, marked Incomplete, with the error.
 func Sweep(ctx context.Context, t mad.Transport, opts SweepOptions) (*check.Fabric, error) {
-	if opts.Window <= 0 {
-		opts.Window = 32
-	}
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -58,7 +54,7 @@ func Sweep(ctx context.Context, t mad.Transport, opts SweepOptions) (*check.Fabr
 		defer cancel()
 	}
 	start := opts.Now()
-	s := &sweeper{t: t, opts: opts, nodes: map[check.GUID]*sweepNode{}, sem: make(chan struct{}, opts.Window)}
+	s := &sweeper{t: t, opts: opts, nodes: map[check.GUID]*sweepNode{}}
 	local, err := mad.GetNodeInfo(ctx, t, mad.DirectedRoute())
 	if err != nil {
 		return nil, fmt.Errorf("sweep: reading the local node: %w", err)
@@ -93,7 +89,6 @@ func Sweep(ctx context.Context, t mad.Transport, opts SweepOptions) (*check.Fabr
 type sweeper struct {
 	t    mad.Transport
 	opts SweepOptions
-	sem  chan struct{}
 
 	// Touched only by the merge step, between levels.
 	nodes       map[check.GUID]*sweepNode
@@ -177,204 +172,282 @@ func stateName(s mad.PortState) string {
 // INIT before an SM ran still forwards directed-route SMPs).
 func linkUp(pi mad.PortInfo) bool { return pi.PortState >= mad.PortStateInit }
 
-// readLevel reads every new node of a level and the CA ports reached on the way, and
-// probes the neighbours of the new switches (and of the local node), concurrently.
-func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, ports []caPortVisit) []probe {
-	var (
-		wg     sync.WaitGroup
-		mu     sync.Mutex
-		probes []probe
-	)
-	for _, n := range frontier {
-		s.bounded(ctx, &wg, func() {
-			ps := s.readNode(ctx, n, n.path == nil)
-			mu.Lock()
-			probes = append(probes, ps...)
-			mu.Unlock()
-		})
-	}
-	for _, v := range ports {
-		s.bounded(ctx, &wg, func() { s.readCAPort(ctx, v.n, v.port, v.path) })
-	}
-	wg.Wait()
-	return probes
+// portRead is one PortInfo read of a level, and what follows from it.
+type portRead struct {
+	n     *sweepNode
+	i     int     // index in n.node.Ports
+	path  []uint8 // the route the PortInfo and the table go through
+	visit bool    // a CA port reached by a later route (caPortVisit)
+	call  int     // index of the PortInfo call
 }
 
-func (s *sweeper) acquire(ctx context.Context) bool {
-	select {
-	case s.sem <- struct{}{}:
-		return true
-	case <-ctx.Done():
-		return false
-	}
+// levelNode is one node read in a level.
+type levelNode struct {
+	n              *sweepNode
+	desc, swInfo   int // call indexes; swInfo -1 for a CA
+	extCap         int // SwitchInfo PartitionEnforcementCap, -1 if unknown
+	infos          []*mad.PortInfo
+	isSwitch, root bool
 }
 
-func (s *sweeper) release() { <-s.sem }
-
-// bounded runs fn in a goroutine counted by wg once a window slot is free; it does
-// not run fn when ctx ends first.
-func (s *sweeper) bounded(ctx context.Context, wg *sync.WaitGroup, fn func()) {
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		if !s.acquire(ctx) {
-			return
+// readLevel reads every new node of a level and the CA ports reached on the way,
+// then the P_Key tables, then probes the neighbours of the new switches (and of the
+// local node): three batches of MADs, each sent through the transport at once.
+func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, visits []caPortVisit) []probe {
+	// Batch 1: NodeDescription, SwitchInfo, PortInfo.
+	var calls []mad.Call
+	add := func(path []uint8, attr mad.AttrID, mod uint32) int {
+		calls = append(calls, mad.Call{Req: mad.Request{Addr: mad.DirectedRoute(path...), Class: mad.ClassSubnLID, Method: mad.MethodGet, Attr: attr, Modifier: mod}})
+		return len(calls) - 1
+	}
+	nodes := make([]levelNode, len(frontier))
+	var reads []portRead
+	for k, n := range frontier {
+		ln := &nodes[k]
+		*ln = levelNode{n: n, swInfo: -1, extCap: -1, infos: make([]*mad.PortInfo, len(n.node.Ports)),
+			isSwitch: n.info.NodeType == mad.NodeSwitch, root: n.path == nil}
+		ln.desc = add(n.path, mad.AttrNodeDescription, 0)
+		if ln.isSwitch {
+			ln.swInfo = add(n.path, mad.AttrSwitchInfo, 0)
 		}
-		defer s.release()
-		fn()
-	}()
+		for i, p := range n.node.Ports {
+			if _, reached := n.caPaths[p.Num]; !ln.isSwitch && reached && p.Num != int(n.info.LocalPortNum) {
+				continue // reached by another route in the same level: a visit reads it
+			}
+			// The PortInfo modifier selects the port, on a CA too; the P_Key table
+			// is the arrival port's whatever the modifier says.
+			reads = append(reads, portRead{n: n, i: i, path: n.path, call: add(n.path, mad.AttrPortInfo, uint32(p.Num))})
+		}
+	}
+	for _, v := range visits {
+		p := v.n.node.Port(v.port)
+		if p == nil {
+			continue
+		}
+		reads = append(reads, portRead{n: v.n, i: slices.Index(v.n.node.Ports, p), path: v.path, visit: true, call: add(v.path, mad.AttrPortInfo, uint32(v.port))})
+	}
+	mad.Exchange(ctx, s.t, calls)
+
+	byNode := make(map[*sweepNode]*levelNode, len(nodes))
+	for k := range nodes {
+		ln := &nodes[k]
+		byNode[ln.n] = ln
+		node := ln.n.node
+		if c := &calls[ln.desc]; c.Err != nil {
+			node.Errors = append(node.Errors, errText("NodeDescription", c.Err))
+		} else if desc, err := mad.ParseNodeDescription(c.Data()); err != nil {
+			node.Errors = append(node.Errors, errText("NodeDescription", err))
+		} else {
+			node.Description = desc
+		}
+		if ln.swInfo >= 0 {
+			if c := &calls[ln.swInfo]; c.Err != nil {
+				node.Errors = append(node.Errors, errText("SwitchInfo", c.Err))
+			} else if si, err := mad.ParseSwitchInfo(c.Data()); err != nil {
+				node.Errors = append(node.Errors, errText("SwitchInfo", err))
+			} else {
+				ln.extCap = int(si.PartitionEnforcementCap)
+				node.PartitionEnforcementCap = ln.extCap
+			}
+		}
+	}
+
+	// Batch 2: the P_Key table of each port it makes sense to read.
+	type tableRead struct {
+		p          *check.Port
+		start, end int
+	}
+	var tcalls []mad.Call
+	var tables []tableRead
+	for _, r := range reads {
+		n, p := r.n, r.n.node.Ports[r.i]
+		isSwitch := n.info.NodeType == mad.NodeSwitch
+		c := &calls[r.call]
+		var pi mad.PortInfo
+		err := c.Err
+		if err == nil {
+			pi, err = mad.ParsePortInfo(c.Data())
+		}
+		if err != nil {
+			p.Error = errText("PortInfo", err)
+			// The route arrives on this port (a CA's, or a switch's port 0): its
+			// table can still be read.
+			if r.visit || isSwitch && p.Num > 0 || !isSwitch && p.Num != int(n.info.LocalPortNum) {
+				continue
+			}
+		} else {
+			if r.visit {
+				p.Error = ""
+			} else {
+				byNode[n].infos[r.i] = &pi
+			}
+			fillPort(p, pi, isSwitch)
+		}
+		if s.opts.NoTables {
+			continue
+		}
+		size := int(n.info.PartitionCap)
+		switch {
+		case r.visit:
+			p.PKeysError = ""
+		case isSwitch && p.Num > 0:
+			extCap := byNode[n].extCap
+			if extCap < 0 {
+				p.PKeysError = "table size unknown: SwitchInfo could not be read"
+				continue
+			}
+			if !linkUp(pi) {
+				p.PKeysError = notRead + "the port is " + p.State + " (a table is meaningful only on a port with a link)"
+				p.TableSize = extCap
+				continue
+			}
+			size = extCap
+		case !isSwitch:
+			if _, ok := n.caPaths[p.Num]; !ok {
+				p.TableSize = size
+				if !linkUp(pi) {
+					p.PKeysError = notRead + "the port is " + p.State + ", so no directed route arrives on it (a CA answers P_KeyTable only for the port an SMP arrives on)"
+				} else {
+					p.PKeysError = "not read yet: no directed route arrived on this port"
+				}
+				continue
+			}
+		}
+		p.TableSize = size
+		tc, err := mad.PKeyTableCalls(mad.DirectedRoute(r.path...), uint8(p.Num), size)
+		if err != nil {
+			p.PKeysError = errText("P_KeyTable", err)
+			continue
+		}
+		tables = append(tables, tableRead{p: p, start: len(tcalls), end: len(tcalls) + len(tc)})
+		tcalls = append(tcalls, tc...)
+	}
+	mad.Exchange(ctx, s.t, tcalls)
+	for _, tr := range tables {
+		t, err := mad.PKeyTableFromCalls(tcalls[tr.start:tr.end], uint8(tr.p.Num), tr.p.TableSize)
+		if err != nil {
+			tr.p.PKeysError = errText("P_KeyTable", err)
+			continue
+		}
+		tr.p.PKeys = toPKeys(t)
+	}
+
+	// Batch 3: NodeInfo through every port of a switch (or the local node) whose
+	// link is up and whose peer is not known yet.
+	var pcalls []mad.Call
+	var probes []probe
+	for k := range nodes {
+		ln := &nodes[k]
+		n := ln.n
+		if !ln.isSwitch && !ln.root {
+			continue // CAs and routers do not forward directed-route SMPs
+		}
+		if len(n.path) >= mad.MaxHops {
+			n.node.Errors = append(n.node.Errors, fmt.Sprintf("neighbours not probed: the route to this node already has %d hops, the most a directed route holds", len(n.path)))
+			continue
+		}
+		for i, p := range n.node.Ports {
+			// A port whose peer is known already (the link this node was found
+			// through, or one a node of the same level probed) needs no probe.
+			if p.Num == 0 || ln.infos[i] == nil || !linkUp(*ln.infos[i]) || p.Peer != nil {
+				continue
+			}
+			path := append(append(make([]uint8, 0, len(n.path)+1), n.path...), uint8(p.Num))
+			probes = append(probes, probe{from: n, port: p.Num, path: path})
+			pcalls = append(pcalls, mad.Call{Req: mad.Request{Addr: mad.DirectedRoute(path...), Class: mad.ClassSubnLID, Method: mad.MethodGet, Attr: mad.AttrNodeInfo}})
+		}
+	}
+	mad.Exchange(ctx, s.t, pcalls)
+	for i := range probes {
+		if err := pcalls[i].Err; err != nil {
+			probes[i].err = err
+			continue
+		}
+		probes[i].info, probes[i].err = mad.ParseNodeInfo(pcalls[i].Data())
+	}
+	return probes
 }
 
 func errText(what string, err error) string { return what + ": " + err.Error() }
 
-// readNode reads one node's attributes, ports and tables, and probes its neighbours.
-// Only this goroutine writes n.node until the level ends.
-func (s *sweeper) readNode(ctx context.Context, n *sweepNode, isLocal bool) []probe {
-	a := mad.DirectedRoute(n.path...)
-	node := n.node
-	isSwitch := n.info.NodeType == mad.NodeSwitch
-	var mu sync.Mutex // guards node.Errors
-	nodeErr := func(what string, err error) {
-		mu.Lock()
-		node.Errors = append(node.Errors, errText(what, err))
-		mu.Unlock()
-	}
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		desc, err := mad.GetNodeDesc(ctx, s.t, a)
-		if err != nil {
-			nodeErr("NodeDescription", err)
-			return
-		}
-		node.Description = desc
-	}()
-	extCap := -1
-	if isSwitch {
-		si, err := mad.GetSwitchInfo(ctx, s.t, a)
-		if err != nil {
-			nodeErr("SwitchInfo", err)
-		} else {
-			extCap = int(si.PartitionEnforcementCap)
-			node.PartitionEnforcementCap = extCap
-		}
-	}
-	// PortInfo of every port, then the table of each port it makes sense to read.
-	infos := make([]*mad.PortInfo, len(node.Ports))
-	for i, p := range node.Ports {
-		if _, reached := n.caPaths[p.Num]; !isSwitch && reached && p.Num != int(n.info.LocalPortNum) {
-			continue // reached by another route in the same level: readCAPort reads it
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			// The PortInfo modifier selects the port, on a CA too; the P_Key table
-			// is the arrival port's whatever the modifier says.
-			pi, err := mad.GetPortInfo(ctx, s.t, a, uint8(p.Num))
-			if err != nil {
-				p.Error = errText("PortInfo", err)
-				// The route arrives on this port (a CA's, or a switch's port 0):
-				// its table can still be read.
-				if isSwitch && p.Num > 0 || !isSwitch && p.Num != int(n.info.LocalPortNum) {
-					return
-				}
-			} else {
-				infos[i] = &pi
-				fillPort(p, pi, isSwitch)
-			}
-			if s.opts.NoTables {
-				return
-			}
-			size := int(n.info.PartitionCap)
-			switch {
-			case isSwitch && p.Num > 0:
-				if extCap < 0 {
-					p.PKeysError = "table size unknown: SwitchInfo could not be read"
-					return
-				}
-				if !linkUp(pi) {
-					p.PKeysError = "not read: the port is " + p.State + " (a table is meaningful only on a port with a link)"
-					p.TableSize = extCap
-					return
-				}
-				size = extCap
-			case !isSwitch:
-				if _, ok := n.caPaths[p.Num]; !ok {
-					p.TableSize = size
-					if !linkUp(pi) {
-						p.PKeysError = "not read: the port is " + p.State + ", so no directed route arrives on it (a CA answers P_KeyTable only for the port an SMP arrives on)"
-					} else {
-						p.PKeysError = "not read yet: no directed route arrived on this port"
-					}
-					return
-				}
-			}
-			p.TableSize = size
-			t, err := mad.GetPKeyTable(ctx, s.t, a, uint8(p.Num), size)
-			if err != nil {
-				p.PKeysError = errText("P_KeyTable", err)
-				return
-			}
-			p.PKeys = toPKeys(t)
-		}()
-	}
-	wg.Wait()
-	if !isSwitch && !isLocal {
-		return nil // CAs and routers do not forward directed-route SMPs
-	}
-	if len(n.path) >= mad.MaxHops {
-		node.Errors = append(node.Errors, fmt.Sprintf("neighbours not probed: the route to this node already has %d hops, the most a directed route holds", len(n.path)))
-		return nil
-	}
-	var probes []probe
-	var pmu sync.Mutex
-	for i, p := range node.Ports {
-		// A port whose peer is known already (the link this node was found
-		// through, or one a node of the same level probed) needs no probe.
-		if p.Num == 0 || infos[i] == nil || !linkUp(*infos[i]) || p.Peer != nil {
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			path := append(append([]uint8{}, n.path...), uint8(p.Num))
-			ni, err := mad.GetNodeInfo(ctx, s.t, mad.DirectedRoute(path...))
-			pmu.Lock()
-			probes = append(probes, probe{from: n, port: p.Num, path: path, info: ni, err: err})
-			pmu.Unlock()
-		}()
-	}
-	wg.Wait()
-	return probes
+// notRead starts a PKeysError for a table deliberately not read (a port without a
+// link): not a failure, so Gaps does not count it.
+const notRead = "not read: "
+
+// Gaps counts what a sweep could not read, so a caller can say that the result is
+// partial (and exit non-zero) without walking the fabric itself.
+type Gaps struct {
+	// NodeReads: NodeDescription and SwitchInfo reads that failed.
+	NodeReads int
+	// PortReads: PortInfo reads that failed.
+	PortReads int
+	// TableReads: P_Key tables not read because a read failed or no route reached
+	// the port (tables of ports without a link are not counted).
+	TableReads int
+	// UnansweredLinks: links whose far end did not answer NodeInfo; the nodes
+	// behind them are missing (how many is unknown: one node may sit behind several
+	// such links, and a whole subtree behind one).
+	UnansweredLinks int
+	// Stopped is why the sweep ended early (Fabric.Incomplete), or "".
+	Stopped string
 }
 
-// readCAPort reads PortInfo and the P_Key table of a CA port through a route that
-// arrives on it.
-func (s *sweeper) readCAPort(ctx context.Context, n *sweepNode, num int, path []uint8) {
-	p := n.node.Port(num)
-	if p == nil {
-		return
+// FabricGaps counts the gaps of a swept (or saved) fabric.
+func FabricGaps(f *check.Fabric) Gaps {
+	g := Gaps{UnansweredLinks: len(f.Unreachable), Stopped: f.Incomplete}
+	for _, n := range f.Nodes {
+		for _, e := range n.Errors {
+			if strings.HasPrefix(e, "NodeDescription:") || strings.HasPrefix(e, "SwitchInfo:") {
+				g.NodeReads++
+			}
+		}
+		for _, p := range n.Ports {
+			if p.Error != "" {
+				g.PortReads++
+			}
+			if p.PKeysError != "" && !strings.HasPrefix(p.PKeysError, notRead) {
+				g.TableReads++
+			}
+		}
 	}
-	a := mad.DirectedRoute(path...)
-	pi, err := mad.GetPortInfo(ctx, s.t, a, uint8(num))
-	if err != nil {
-		p.Error = errText("PortInfo", err)
-		return
+	return g
+}
+
+// Partial reports whether anything was not read.
+func (g Gaps) Partial() bool {
+	return g.NodeReads > 0 || g.PortReads > 0 || g.TableReads > 0 || g.UnansweredLinks > 0 || g.Stopped != ""
+}
+
+// String summarises the gaps in one line: "the sweep stopped early (...); 3
+// PortInfo reads and 2 P_Key tables failed; 5 links did not answer (the nodes
+// behind them are missing)"; "" when there are none.
+func (g Gaps) String() string {
+	var parts, failed []string
+	if g.Stopped != "" {
+		parts = append(parts, "the sweep stopped early ("+g.Stopped+")")
 	}
-	p.Error = ""
-	fillPort(p, pi, false)
-	if s.opts.NoTables {
-		return
+	plural := func(n int, one, many string) string {
+		if n == 1 {
+			return "1 " + one
+		}
+		return strconv.Itoa(n) + " " + many
 	}
-	p.TableSize = int(n.info.PartitionCap)
-	p.PKeysError = ""
-	t, err := mad.GetPKeyTable(ctx, s.t, a, uint8(num), p.TableSize)
-	if err != nil {
-		p.PKeysError = errText("P_KeyTable", err)
-		return
+	if g.NodeReads > 0 {
+		failed = append(failed, plural(g.NodeReads, "node attribute read", "node attribute reads"))
 	}
-	p.PKeys = toPKeys(t)
+	if g.PortReads > 0 {
+		failed = append(failed, plural(g.PortReads, "PortInfo read", "PortInfo reads"))
+	}
+	if g.TableReads > 0 {
+		failed = append(failed, plural(g.TableReads, "P_Key table", "P_Key tables"))
+	}
+	if len(failed) > 0 {
+		parts = append(parts, strings.Join(failed, ", ")+" not read")
+	}
+	if g.UnansweredLinks > 0 {
+		parts = append(parts, plural(g.UnansweredLinks, "link", "links")+" with no answer from the far end (the nodes behind them are missing)")
+	}
+	return strings.Join(parts, "; ")
 }
 
 func fillPort(p *check.Port, pi mad.PortInfo, isSwitch bool) {
