@@ -301,6 +301,10 @@ func (l *Lab) Kill() {
 	<-l.exited
 }
 
+// Signal sends sig to ibsim (e.g. SIGSTOP and SIGCONT, for tests of a stalled
+// simulator).
+func (l *Lab) Signal(sig os.Signal) error { return l.cmd.Process.Signal(sig) }
+
 // Exited reports whether ibsim is no longer running.
 func (l *Lab) Exited() bool {
 	select {

@@ -239,6 +239,7 @@ type engine struct {
 
 	// Loop-owned.
 	active []*batch
+	pend   Stats // counted since the last flushStats
 	slots  []slot
 	free   []int
 	seq    uint32
@@ -259,6 +260,16 @@ func newEngine(ep endpoint, opts Options, firstTID uint32) *engine {
 }
 
 func (e *engine) now() time.Duration { return time.Since(e.epoch) }
+
+func (e *engine) flushStats() {
+	e.mu.Lock()
+	e.stats.Sent += e.pend.Sent
+	e.stats.Received += e.pend.Received
+	e.stats.Retries += e.pend.Retries
+	e.stats.Timeouts += e.pend.Timeouts
+	e.mu.Unlock()
+	e.pend = Stats{}
+}
 
 // Stats returns the transport's counters.
 func (e *engine) Stats() Stats {
@@ -360,6 +371,7 @@ func (e *engine) finish(c *Call, err error) {
 	b := c.b
 	b.remaining--
 	if b.remaining == 0 {
+		e.flushStats() // so Stats after Exchange counts the whole batch
 		close(b.done)
 	}
 }
@@ -377,7 +389,7 @@ func (e *engine) loop() {
 	outq := make([]*slot, 0, len(e.slots)) // slots waiting to be sent, in order
 	msgs := make([][]byte, 0, len(e.slots))
 	readable, writable := true, true
-	var stats Stats
+	stats := &e.pend
 	for {
 		// Intake: new batches, cancellations, Close.
 		e.mu.Lock()
@@ -385,11 +397,6 @@ func (e *engine) loop() {
 		clear(e.queue)
 		e.queue = e.queue[:0]
 		closed := e.closed
-		e.stats.Sent += stats.Sent
-		e.stats.Received += stats.Received
-		e.stats.Retries += stats.Retries
-		e.stats.Timeouts += stats.Timeouts
-		stats = Stats{}
 		var cancelled []*batch
 		for _, b := range e.active {
 			if b.cancel != nil {
@@ -414,7 +421,7 @@ func (e *engine) loop() {
 			if s.call == nil || s.deadline > now {
 				continue
 			}
-			e.retry(s, now, &outq, &stats)
+			e.retry(s, now, &outq, stats)
 		}
 
 		// Fill the window from the batches, in submission order.
@@ -470,7 +477,7 @@ func (e *engine) loop() {
 				readable = false
 			}
 			for i := range n {
-				if e.match(rbufs[i][:lens[i]], hl, now, &outq, &stats) {
+				if e.match(rbufs[i][:lens[i]], hl, now, &outq, stats) {
 					progress = true
 				}
 			}
