@@ -29,10 +29,15 @@ test:
 fabric-test:
 	CI=true $(GO) test -run 'Lab|Fabric' -count=1 ./...
 
-## bench: Go benchmarks, then whole-process comparisons with the reference tools.
+## bench: Go benchmarks (-benchmem; the MAD loop is BenchmarkLabExchange, the sweep
+## BenchmarkLabSweep), then whole-process comparisons with the reference tools, paired,
+## from tmpfs: the sweep at 512, 2,000 and 5,004 nodes against ibnetdiscover with CPU
+## per MAD (scripts/bench-sweep). Needs hyperfine, ibsim-utils, opensm, infiniband-diags.
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./...
-	scripts/bench && scripts/bench-fabric && scripts/bench-sweep
+	scripts/bench
+	scripts/bench-fabric
+	scripts/bench-sweep
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
