@@ -322,8 +322,8 @@ func (c *ibsimClient) close() error {
 	// Always give the slot back: ibsim has 10 and never reclaims them. With
 	// ibsim stopped the DISCONNECT waits in its queue and frees the slot
 	// when it resumes (its answer then goes nowhere, which ibsim only warns
-	// about).
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	// about). Half a second: a signal must end the command within a second.
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel()
 	_, err := c.ctlCall(ctx, ibsimCtlDisconn, c.slot, nil)
 	c.closeSockets()

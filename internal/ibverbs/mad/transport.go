@@ -51,7 +51,8 @@ type Call struct {
 	b        *batch
 }
 
-// Reply is the whole 256-byte reply MAD; valid when Err is nil.
+// Reply is the whole 256-byte reply MAD; valid when Err is nil and the calls
+// went through an Exchanger (the Do fallback of Exchange fills only Data).
 func (c *Call) Reply() []byte { return c.reply[:] }
 
 // Data is the reply's attribute data area (64 bytes for SMPs, 192 for the
