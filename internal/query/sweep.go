@@ -197,7 +197,8 @@ func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, visits [
 	// Batch 1: NodeDescription, SwitchInfo, PortInfo.
 	var calls []mad.Call
 	add := func(path []uint8, attr mad.AttrID, mod uint32) int {
-		calls = append(calls, mad.Call{Req: mad.Request{Addr: mad.DirectedRoute(path...), Class: mad.ClassSubnLID, Method: mad.MethodGet, Attr: attr, Modifier: mod}})
+		// The route is shared, not copied: requests only read it.
+		calls = append(calls, mad.Call{Req: mad.Request{Addr: mad.Address{Directed: true, Path: path}, Class: mad.ClassSubnLID, Method: mad.MethodGet, Attr: attr, Modifier: mod}})
 		return len(calls) - 1
 	}
 	nodes := make([]levelNode, len(frontier))
@@ -314,7 +315,7 @@ func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, visits [
 			}
 		}
 		p.TableSize = size
-		tc, err := mad.PKeyTableCalls(mad.DirectedRoute(r.path...), uint8(p.Num), size)
+		tc, err := mad.PKeyTableCalls(mad.Address{Directed: true, Path: r.path}, uint8(p.Num), size)
 		if err != nil {
 			p.PKeysError = errText("P_KeyTable", err)
 			continue
@@ -354,7 +355,7 @@ func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, visits [
 			}
 			path := append(append(make([]uint8, 0, len(n.path)+1), n.path...), uint8(p.Num))
 			probes = append(probes, probe{from: n, port: p.Num, path: path})
-			pcalls = append(pcalls, mad.Call{Req: mad.Request{Addr: mad.DirectedRoute(path...), Class: mad.ClassSubnLID, Method: mad.MethodGet, Attr: mad.AttrNodeInfo}})
+			pcalls = append(pcalls, mad.Call{Req: mad.Request{Addr: mad.Address{Directed: true, Path: path}, Class: mad.ClassSubnLID, Method: mad.MethodGet, Attr: mad.AttrNodeInfo}})
 		}
 	}
 	mad.Exchange(ctx, s.t, pcalls)
