@@ -192,9 +192,10 @@ func (x *opIndex) replay(p Port, opt Options, add func(*Member, bool), st *portS
 			continue
 		}
 		ms := m.Membership
-		if opt.AllowBoth && ms != FlagBoth && !m.Def.Implicit {
+		if opt.AllowBoth && ms != FlagBoth {
 			// manage_membership_change: =full drops the port's limited entry of this
-			// partition, =limited its full entry.
+			// partition, =limited its full entry. For the implicit SELF=full this is
+			// prtn_make_default's cl_map_remove(&p->part_guid_tbl, sm_port_guid).
 			st.drop(m.Def.Partition, ms == FlagLimited)
 		}
 		if ms != FlagLimited {

@@ -778,6 +778,33 @@ func (e *emu) mgroupCreate(p, nameAt, valAt int) int {
 	return n
 }
 
+// refuseGroup is validate_requested_mgid in mcmr_rcv_create_new_mgrp
+// (osm_sa_mcmember_record.c, ipoib_mcgroup_creation_validation on by default): an
+// IPoIB group other than the broadcast group needs the broadcast group of its P_Key
+// and scope ("ERR 1B1B: Broadcast group ... not found", seen in the lab); other MGIDs
+// must not use the reserved flag bits (ERR 1B28) nor the 0xA01B signature with
+// link-local scope (ERR 1B24).
+func (c *Config) refuseGroup(mg [16]byte) string {
+	sig := uint16(mg[2])<<8 | uint16(mg[3])
+	if sig == 0x401b || sig == 0x601b {
+		bc := [16]byte{0xff, 0x10 | mg[1]&0x0f, 0x40, 0x1b, mg[4], mg[5], 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff}
+		if sig == 0x401b && bc == mg {
+			return ""
+		}
+		if _, ok := c.groupByMGID[bc]; !ok {
+			return fmt.Sprintf("its IPoIB broadcast group %s does not exist (ERR 1B1B)", netip.AddrFrom16(bc))
+		}
+		return ""
+	}
+	if mg[1]&0xe0 != 0 {
+		return "the MGID uses reserved flag bits (ERR 1B28)"
+	}
+	if sig == 0xa01b && mg[1]&0x0f == 2 {
+		return "the SA-assigned signature 0xA01B with link-local scope (ERR 1B24)"
+	}
+	return ""
+}
+
 func isIPMGID(gid [16]byte) bool {
 	sig := uint16(gid[2])<<8 | uint16(gid[3])
 	return sig == 0x401b || sig == 0x601b
@@ -806,6 +833,12 @@ func (e *emu) createGroups(p *Partition, d *Definition, gid [16]byte, g groupFla
 		mg := gid
 		mg[1] = mg[1]&0xf0 | s
 		if _, dup := e.c.groupByMGID[mg]; dup {
+			continue
+		}
+		if why := e.c.refuseGroup(mg); why != "" {
+			e.c.Findings = append(e.c.Findings, Finding{Severity: Warning, Pos: pos, Rule: "mgid-refused",
+				Message: fmt.Sprintf("OpenSM's SA refuses to create multicast group %s: %s", netip.AddrFrom16(mg), why),
+				Hint:    "for IPoIB groups give the partition the ipoib flag (its broadcast group must exist first, in the same scope)"})
 			continue
 		}
 		grp := &MGroup{MGID: netip.AddrFrom16(mg), QKey: g.QKey, MTU: uint8(g.MTU), Rate: uint8(g.Rate), SL: uint8(g.SL), Scope: s,
