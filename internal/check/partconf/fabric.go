@@ -167,7 +167,7 @@ func CompareFabric(f *check.Fabric, m *Model) []check.Finding {
 				}
 				continue
 			}
-			out = append(out, compareTable(f, m, id, p, *p.Peer, want, 0, fmt.Sprintf(" (OpenSM copies %s's entries there, a limited entry only when the port has no full entry of that key)", f.Label(*p.Peer)))...)
+			out = append(out, compareTable(f, m, id, p, *p.Peer, want, 0, fmt.Sprintf(" (it mirrors %s, the CA port it faces)", f.Label(*p.Peer)))...)
 		}
 	}
 	check.SortFindings(out)

@@ -145,12 +145,13 @@ func (e *emu) finding(sev Severity, at int, rule, msg, hint string) {
 // abort is a PARSE ERROR that makes osm_prtn_config_parse_file return 1: OpenSM drops
 // the file and programs its fallback.
 func (e *emu) abort(at int, osmMsg, msg, hint string) {
-	full := fmt.Sprintf("OpenSM: \"PARSE ERROR: line %d: %s\": %s", e.lineno, osmMsg, msg)
+	full := msg
 	e.finding(Error, at, "opensm-rejects", full, hint)
 	if !e.dead && !e.c.Rejected {
 		e.c.Rejected = true
 		e.c.RejectedAt = e.c.Findings[len(e.c.Findings)-1].Pos
-		e.c.RejectReason = full
+		// What OpenSM logs: "PARSE ERROR: line N: ..." (N counts 4094-byte pieces).
+		e.c.RejectReason = fmt.Sprintf("PARSE ERROR: line %d: %s (%s)", e.lineno, osmMsg, msg)
 	}
 }
 
@@ -326,8 +327,8 @@ func (e *emu) parsePartConf(str int) int {
 	if e.conf.def == nil {
 		q := b.strchr(p, ':')
 		if q < 0 {
-			hint := "put the definition (name, key, flags) and its ':' on one line, and end each member list with ';'"
-			msg := fmt.Sprintf("no ':' in %q, and no member list is open (the previous one ended with ';')", short(b.str(p)))
+			hint := "join the line with the next one so that ':' follows the definition, or end the previous member list with ';'"
+			msg := fmt.Sprintf("no ':' in %q: OpenSM needs the definition (name, key, flags) and its ':' on one line", short(b.str(p)))
 			if strings.HasSuffix(b.str(p), "\r") {
 				hint = "convert the file to Unix line ends (dos2unix): OpenSM does not skip '\\r'"
 			}
@@ -533,7 +534,7 @@ func (e *emu) partitionCreate(defAt, nameAt, idAt int, flags []Flag) bool {
 		d.KeyText = id
 		v, used := strtoull(id)
 		if used == 0 || used != len(id) {
-			e.abort(idAt, "bad partition definition", fmt.Sprintf("partition key %q is not a number", id), "write the key in hex, e.g. =0x0010")
+			e.abort(idAt, "bad partition definition", fmt.Sprintf("partition key %q is not a number: OpenSM rejects the definition", id), "write the key in hex, e.g. =0x0010")
 			if !hasName {
 				e.c.Findings[len(e.c.Findings)-1].Pos = idPos
 			}
