@@ -13,7 +13,7 @@ LDFLAGS    := -s -w -X main.version=$(VERSION)
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 export CGO_ENABLED ?= 0
 
-.PHONY: all build test bench lint golden completions man fixtures install uninstall demo clean fabric-test
+.PHONY: all build test bench lint golden completions man fixtures install uninstall demo clean fabric-test truth
 
 all: build
 
@@ -28,6 +28,11 @@ test:
 ## fabric-test: the simulated-fabric (lab) tests only, with CI=true so none of them skips.
 fabric-test:
 	CI=true $(GO) test -run 'Lab|Fabric' -count=1 ./...
+
+## truth: soak the partitions model against OpenSM on random topologies and files
+## (N=200 topologies by default); prints "truth: N/M agree" and the disagreements.
+truth:
+	scripts/truth
 
 ## bench: Go benchmarks (-benchmem; the MAD loop is BenchmarkLabExchange, the sweep
 ## BenchmarkLabSweep), then whole-process comparisons with the reference tools, paired,

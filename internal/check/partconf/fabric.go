@@ -40,7 +40,17 @@ func FabricPorts(f *check.Fabric) (ports []Port, smGUID uint64) {
 			if size == 0 {
 				size = n.PartitionCap
 			}
-			ports = append(ports, Port{GUID: uint64(p.GUID), Type: typ, TableSize: size})
+			port := Port{GUID: uint64(p.GUID), Type: typ, TableSize: size}
+			if typ != Switch && p.Peer != nil {
+				if sw := f.Node(p.Peer.Node); sw != nil && sw.Type == check.NodeSwitch {
+					capy := sw.PartitionEnforcementCap
+					if sp := f.Port(*p.Peer); sp != nil && sp.TableSize > 0 && capy == 0 {
+						capy = sp.TableSize
+					}
+					port.Peer = &SwitchPort{Switch: uint64(sw.GUID), Num: p.Peer.Port, EnforceCap: capy}
+				}
+			}
+			ports = append(ports, port)
 			if p.LID != 0 {
 				byLID[p.LID] = uint64(p.GUID)
 			}
@@ -59,11 +69,32 @@ func FabricPorts(f *check.Fabric) (ports []Port, smGUID uint64) {
 }
 
 // NewFabricModel is NewModel for the end ports of a sweep, with SELF the master SM's
-// port when opt.SMGUID is 0.
+// port when opt.SMGUID is 0. When opt.Before is nil the tables of the sweep are the
+// tables before: the model is what OpenSM programs when it runs again on this fabric.
+// OpenSM is at a fixed point after a run (a key in a table keeps its index), so a
+// fabric OpenSM has programmed from c matches this model, also after a
+// reconfiguration (kept keys in their old slots, holes, new keys dropped when the table
+// is full, ERR 0512), where a model of fresh ports would call kept keys extra.
 func NewFabricModel(c *Config, f *check.Fabric, opt Options) *Model {
 	ports, sm := FabricPorts(f)
 	if opt.SMGUID == 0 {
 		opt.SMGUID = sm
+	}
+	if opt.Before == nil {
+		opt.Before, opt.PeerBefore = map[uint64][]check.PKey{}, map[uint64][]check.PKey{}
+		for _, n := range f.Nodes {
+			for _, p := range n.Ports {
+				if p.PKeys == nil || !n.IsEndPort(p) || p.GUID == 0 {
+					continue
+				}
+				opt.Before[uint64(p.GUID)] = p.PKeys
+				if n.Type != check.NodeSwitch && p.Peer != nil {
+					if sp := f.Port(*p.Peer); sp != nil && sp.PKeys != nil {
+						opt.PeerBefore[uint64(p.GUID)] = sp.PKeys
+					}
+				}
+			}
+		}
 	}
 	return NewModel(c, ports, opt)
 }
@@ -99,7 +130,7 @@ func CompareFabric(f *check.Fabric, m *Model) []check.Finding {
 				continue
 			}
 			id := check.PortID{Node: n.GUID, Port: p.Num}
-			for _, fd := range comparePort(f, m, id, p, id, uint64(p.GUID), "") {
+			for _, fd := range compareTable(f, m, id, p, id, m.Table(uint64(p.GUID)), m.Dropped(uint64(p.GUID)), "") {
 				byPort[id] = append(byPort[id], len(out))
 				out = append(out, fd)
 			}
@@ -114,17 +145,29 @@ func CompareFabric(f *check.Fabric, m *Model) []check.Finding {
 			if peerNode == nil || peer == nil || peerNode.Type == check.NodeSwitch || peer.GUID == 0 {
 				continue
 			}
+			pt := m.Peer(uint64(peer.GUID))
+			if pt == nil || !pt.Managed {
+				// part_enforce off (or no enforcement capability): OpenSM does not
+				// write this table, whatever it holds is not OpenSM's doing.
+				continue
+			}
 			id := check.PortID{Node: n.GUID, Port: p.Num}
-			if peer.PKeys != nil && sameMemberships(p.PKeys, peer.PKeys) {
-				// The switch port mirrors the CA port exactly: it shares the CA
-				// port's findings rather than repeating them.
+			want := make([]Entry, 0, len(pt.Table))
+			for _, k := range pt.Table {
+				if k.Valid() {
+					want = append(want, entryFor(m, uint64(peer.GUID), k))
+				}
+			}
+			if peer.PKeys != nil && sameMemberships(p.PKeys, peer.PKeys) && sameEntries(want, m.Table(uint64(peer.GUID))) {
+				// The switch port mirrors the CA port exactly, as OpenSM programs it:
+				// it shares the CA port's findings rather than repeating them.
 				for _, i := range byPort[*p.Peer] {
 					out[i].Ports = append(out[i].Ports, f.FindingPort(id))
 					out[i].Message += fmt.Sprintf("; the same goes for %s, the switch port that mirrors it", f.Label(id))
 				}
 				continue
 			}
-			out = append(out, comparePort(f, m, id, p, *p.Peer, uint64(peer.GUID), fmt.Sprintf(" (it mirrors %s, the CA port it faces)", f.Label(*p.Peer)))...)
+			out = append(out, compareTable(f, m, id, p, *p.Peer, want, 0, fmt.Sprintf(" (it mirrors %s, the CA port it faces)", f.Label(*p.Peer)))...)
 		}
 	}
 	check.SortFindings(out)
@@ -136,7 +179,29 @@ type wantKey struct {
 	entry         Entry
 }
 
-func comparePort(f *check.Fabric, m *Model, id check.PortID, p *check.Port, modelPort check.PortID, guid uint64, mirror string) []check.Finding {
+// entryFor finds the model entry of the end port behind a switch port value.
+func entryFor(m *Model, guid uint64, k check.PKey) Entry {
+	for _, e := range m.Table(guid) {
+		if e.PKey == k {
+			return e
+		}
+	}
+	return Entry{PKey: k, Partition: m.Config.Partition(k.Key())}
+}
+
+func sameEntries(a, b []Entry) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].PKey != b[i].PKey {
+			return false
+		}
+	}
+	return true
+}
+
+func compareTable(f *check.Fabric, m *Model, id check.PortID, p *check.Port, modelPort check.PortID, table []Entry, dropped int, mirror string) []check.Finding {
 	var out []check.Finding
 	ports := []check.FindingPort{f.FindingPort(id)}
 	if modelPort != id {
@@ -144,7 +209,7 @@ func comparePort(f *check.Fabric, m *Model, id check.PortID, p *check.Port, mode
 	}
 	name := f.Label(id)
 	want := map[uint16]*wantKey{}
-	for _, e := range m.Table(guid) {
+	for _, e := range table {
 		w := want[e.PKey.Key()]
 		if w == nil {
 			w = &wantKey{entry: e}
@@ -214,7 +279,7 @@ func comparePort(f *check.Fabric, m *Model, id check.PortID, p *check.Port, mode
 				Action:  "make the SM apply the file (OpenSM: kill -HUP), or correct the membership in the file (=full / =limited) if the fabric is right"})
 		}
 	}
-	if d := m.Dropped(guid); d > 0 && mirror == "" {
+	if d := dropped; d > 0 && mirror == "" {
 		out = append(out, check.Finding{Severity: check.SeverityError, Rule: RuleTableOverflow, Ports: ports,
 			Message: fmt.Sprintf("%s gives %s %d more partition entries than its %d-entry table holds: OpenSM drops them (\"Pkey table is full\")", m.Source.File, name, d, p.TableSize),
 			Action:  "take the port out of partitions it does not need"})

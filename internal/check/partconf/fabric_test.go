@@ -1,6 +1,7 @@
 package partconf
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -125,5 +126,53 @@ func TestCompareFabric(t *testing.T) {
 				t.Errorf("findings\n got %q\nwant %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// Issue 11 items 7, 14 and 8: what OpenSM programs on switch ports and after a
+// reconfiguration is clean, not a list of errors.
+func TestCompareFabricAsOpenSMPrograms(t *testing.T) {
+	b1, s2, s1 := check.PortID{Node: 0xb0, Port: 1}, check.PortID{Node: 0x50, Port: 2}, check.PortID{Node: 0x50, Port: 1}
+	set := func(f *check.Fabric, id check.PortID, keys ...check.PKey) {
+		t := make([]check.PKey, 8)
+		copy(t, keys)
+		f.Port(id).PKeys = t
+	}
+	// -W and both: B holds 0x0001 and 0x8001, the switch port only 0x8001.
+	f := compareFabricFixture()
+	set(f, b1, 0xffff, 0x0001, 0x8001)
+	set(f, s2, 0xffff, 0x8001)
+	conf := strings.Replace(compareConf, "0xb1", "0xb1=both", 1)
+	if fs := CompareFabric(f, NewFabricModel(Parse("p.conf", []byte(conf)), f, Options{AllowBoth: true})); len(fs) > 0 {
+		t.Errorf("-W both: %v", fs)
+	}
+	// part_enforce off: the switch ports keep 0xffff.
+	f = compareFabricFixture()
+	set(f, s1, 0xffff)
+	set(f, s2, 0xffff)
+	if fs := CompareFabric(f, NewFabricModel(Parse("p.conf", []byte(compareConf)), f, Options{EnforceOff: true})); len(fs) > 0 {
+		t.Errorf("enforcement off: %v", fs)
+	}
+	if fs := CompareFabric(f, NewFabricModel(Parse("p.conf", []byte(compareConf)), f, Options{})); len(fs) == 0 {
+		t.Error("enforcement on: switch ports without the CA's keys must be reported")
+	}
+	// Reconfiguration: A's 8-entry table is full of keys that stay; a new key is
+	// dropped (ERR 0512), the kept ones are not "extra".
+	f = compareFabricFixture()
+	var keys []check.PKey
+	conf = compareConf
+	for k := check.PKey(0x10); k < 0x16; k++ {
+		keys = append(keys, k|check.MembershipBit)
+		conf += fmt.Sprintf("k%d=%#x : 0xa1=full ;\n", k, uint16(k))
+	}
+	set(f, check.PortID{Node: 0xa0, Port: 1}, append([]check.PKey{0xffff, 0x8001}, keys...)...)
+	set(f, s1, append([]check.PKey{0xffff, 0x8001}, keys...)...)
+	conf += "new=0x0002 : 0xa1=full ;\n"
+	var rules []string
+	for _, fd := range CompareFabric(f, NewFabricModel(Parse("p.conf", []byte(conf)), f, Options{})) {
+		rules = append(rules, fd.Rule)
+	}
+	if strings.Join(rules, " ") != RuleTableOverflow {
+		t.Errorf("reconfiguration overflow: %v, want only %s", rules, RuleTableOverflow)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ibkey/ibkey/internal/check"
+	ibsimlab "github.com/ibkey/ibkey/internal/lab"
 )
 
 // The lab: ibsim simulates a fabric, OpenSM programs it from a partitions.conf, and
@@ -30,22 +31,14 @@ type lab struct {
 	stdin io.WriteCloser
 }
 
-// needLab skips the test when the simulator or the tools are missing.
+// needLab skips the test when the simulator or the tools are missing (and fails it
+// under CI=true, lab.Require), or with -short.
 func needLab(t testing.TB) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("lab: -short")
 	}
-	for _, tool := range []string{"ibsim", "opensm", "smpquery"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			if _, err2 := os.Stat("/usr/sbin/" + tool); err2 != nil {
-				t.Skipf("lab: %s not installed (apt-get install ibsim-utils opensm infiniband-diags)", tool)
-			}
-		}
-	}
-	if _, err := os.Stat(umad2sim); err != nil {
-		t.Skipf("lab: %s missing (apt-get install ibsim-utils)", umad2sim)
-	}
+	ibsimlab.Require(t)
 }
 
 func toolPath(name string) string {
@@ -105,6 +98,18 @@ func startLab(t testing.TB, netfile string) *lab {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("ibsim: not ready after 10s")
+	}
+	// ibsim prints "ready" before it binds its sockets (ctl, then out0..out9).
+	want := []byte("@" + l.sock + ":out9")
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		b, err := os.ReadFile("/proc/net/unix")
+		if err != nil || bytes.Contains(b, want) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("ibsim did not bind %s within 10s", want)
+		}
+		time.Sleep(2 * time.Millisecond)
 	}
 	return l
 }

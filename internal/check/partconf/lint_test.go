@@ -38,7 +38,7 @@ func TestLintRules(t *testing.T) {
 		{"bad-flag", Warning, def + "a=0x10, defmember=yes : 0x1=full;\n", LintOptions{}, "2:9"},
 		{"missing-semicolon", Warning, def + "a=0x10 : 0x1=full", LintOptions{}, "2:1"},
 		{"mgid-swallows", Warning, def + "a=0x10 : mgid=ff12::1, 0x1=full\n, 0x2=full;", LintOptions{}, "2:24"},
-		{"mgid-semicolon", Error, def + "a=0x10 : mgid=ff12::1;b=0x20 : 0x1=full;", LintOptions{}, "2:10"},
+		{"mgid-not-multicast", Warning, def + "a=0x10 : mgid=zzz\n, 0x1=full;", LintOptions{}, "2:15"},
 		{"long-line", Warning, def + "a=0x10 :" + strings.Repeat(" ", 5000) + "0x1;\n", LintOptions{}, "2:1"},
 	}
 	for _, tt := range tests {

@@ -1,19 +1,11 @@
 package partconf
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"net/netip"
 	"sort"
-	"strings"
 )
-
-// lineBuf is how many bytes one fgets call returns: OpenSM calls
-// fgets(line, sizeof(line) - 1, file) with char line[4096], so a longer line is read in
-// pieces of 4094 bytes, each counted as a line of its own (lab: a keyword split at byte
-// 4094 is rejected, split at 4095 is not).
-const lineBuf = 4094
 
 // Severity of a Finding.
 type Severity uint8
@@ -102,6 +94,9 @@ type Member struct {
 	Pos        Pos
 	Indx0      bool // the definition has indx0: this P_Key goes to table index 0
 	Def        *Definition
+	// Octal and Decimal: the GUID was written without 0x, with a leading 0 (OpenSM's
+	// strtoull reads it as octal) or without (decimal).
+	Octal, Decimal bool
 }
 
 // MGID is a multicast group line (mgid=GID[,flag=value]*).
@@ -134,6 +129,9 @@ type Definition struct {
 	MGIDs     []MGID
 	Partition *Partition
 	Implicit  bool // the Default partition OpenSM creates before reading the file
+	// NameTruncated: the name has 32 bytes or more; OpenSM stores 31 and never finds
+	// the partition by this name again (osm_prtn_new, osm_prtn_find_by_name).
+	NameTruncated bool
 }
 
 // Partition is a P_Key after merging every definition that names it.
@@ -145,6 +143,8 @@ type Partition struct {
 	Defs      []*Definition
 	// Members in the order OpenSM applies them: for the same port the last item wins.
 	Members []*Member
+	// Groups are the multicast groups OpenSM creates for it (see MGroup).
+	Groups []*MGroup
 }
 
 // IsDefault reports whether this is the default partition (key 0x7fff).
@@ -168,8 +168,22 @@ type Config struct {
 	// HasDefault: the file has a definition of the default partition (key 0x7fff or,
 	// without a key, the name "Default").
 	HasDefault bool
-	// CRLF: the file has Windows line ends (OpenSM rejects it, see Lint).
+	// CRLF: the file has '\r' characters (OpenSM does not skip them).
 	CRLF bool
+	// RejectReason says why OpenSM drops the file (its log message).
+	RejectReason string
+	// Empty: the file holds no definition; OpenSM treats that as an error (Rejected).
+	Empty bool
+	// Uncertain is set when what OpenSM does with this file depends on something the
+	// file does not determine (uninitialised memory, a crash): then neither the
+	// tables nor Rejected can be predicted.
+	Uncertain   string
+	UncertainAt Pos
+	// Members are every member item in file order (the implicit Default items first):
+	// OpenSM applies them in this order, and some state (indx0) crosses partitions.
+	Members []*Member
+
+	groupByMGID map[[16]byte]*MGroup
 
 	byKey   map[uint16]*Partition
 	counter uint16 // OpenSM's global_pkey_counter
@@ -198,7 +212,7 @@ func NoFile() *Config {
 }
 
 func newConfig(file string) *Config {
-	return &Config{File: file, byKey: map[uint16]*Partition{}}
+	return &Config{File: file, byKey: map[uint16]*Partition{}, groupByMGID: map[[16]byte]*MGroup{}}
 }
 
 // implicitDefault is prtn_make_default: ALL=full without a file, else ALL=limited, then
@@ -210,8 +224,17 @@ func (c *Config) implicitDefault(all MemberFlag) {
 		{Kind: KindAll, Membership: all, Explicit: true, Text: "ALL=" + all.String(), Pos: d.Pos, Def: d},
 		{Kind: KindSelf, Membership: FlagFull, Explicit: true, Text: "SELF=full", Pos: d.Pos, Def: d},
 	}
-	p := &Partition{Key: 0x7fff, Name: "Default", Defs: []*Definition{d}, Members: d.Members}
+	p := &Partition{Key: 0x7fff, Name: "Default", Defs: []*Definition{d}, Members: append([]*Member(nil), d.Members...)}
 	d.Partition = p
+	c.Members = append(c.Members, d.Members...)
+	if all == FlagFull {
+		// prtn_make_default without a file also creates the IPv4 broadcast group.
+		gid := broadcastMGID(0x7fff)
+		g := &MGroup{MGID: netip.AddrFrom16(gid), QKey: ipoibQKey, MTU: defaultMgrpMTU, Rate: defaultMgrpRate, Scope: defaultMgrpScope,
+			Broadcast: true, Partition: p, Pos: d.Pos, RawMTU: defaultMgrpMTU, RawRate: defaultMgrpRate}
+		p.Groups = append(p.Groups, g)
+		c.groupByMGID[gid] = g
+	}
 	c.byKey[0x7fff] = p
 	c.Definitions = append(c.Definitions, d)
 	c.Partitions = append(c.Partitions, p)
@@ -226,469 +249,12 @@ func ReadConfig(file string, r io.Reader) (*Config, error) {
 	return Parse(file, data), nil
 }
 
-type parser struct {
-	c        *Config
-	cur      *Definition // definition whose member list is open (no ';' yet)
-	skipping bool        // after an error: ignore the rest up to the next ';'
-	line     int
-	col0     int // column offset of this piece inside its physical line
-	// slab hands out Members from blocks: one allocation per block instead of one
-	// per member (a 20,000-port file has 200,000 members; GC was 40% of parsing).
-	slab []Member
-}
-
-// newMember returns a pointer to a fresh Member from the current block.
-func (p *parser) newMember() *Member {
-	if len(p.slab) == 0 {
-		p.slab = make([]Member, 256)
-	}
-	m := &p.slab[0]
-	p.slab = p.slab[1:]
-	return m
-}
-
-// Parse parses a partitions.conf held in data. It never fails: problems are Findings.
-func Parse(file string, data []byte) *Config {
-	c := newConfig(file)
-	c.Exists = true
-	c.implicitDefault(FlagLimited)
-	p := &parser{c: c, line: 1}
-	for off := 0; off < len(data); {
-		end, n := off, 0
-		for end < len(data) && n < lineBuf {
-			ch := data[end]
-			end++
-			n++
-			if ch == '\n' {
-				break
-			}
-		}
-		piece := data[off:end]
-		if p.col0 == 0 && len(piece) == lineBuf && piece[len(piece)-1] != '\n' {
-			p.errorf(Warning, p.pos(0), "long-line",
-				"line longer than 4094 bytes: OpenSM reads it in 4094-byte pieces, so a name, key or GUID at a piece boundary is cut in two",
-				"break the member list over several lines after a comma")
-		}
-		p.piece(piece)
-		if piece[len(piece)-1] == '\n' {
-			p.line++
-			p.col0 = 0
-		} else {
-			p.col0 += len(piece)
-		}
-		off = end
-	}
-	if p.cur != nil && !p.skipping {
-		p.errorf(Warning, p.cur.Pos, "missing-semicolon",
-			"the last definition has no ';': OpenSM applies it anyway at end of file",
-			"end the member list with ';'")
-	}
-	c.sortPartitions()
-	return c
-}
-
-func (p *parser) pos(col int) Pos { return Pos{File: p.c.File, Line: p.line, Col: p.col0 + col + 1} }
-
-func (p *parser) errorf(sev Severity, pos Pos, rule, msg, hint string) {
-	p.c.Findings = append(p.c.Findings, Finding{Severity: sev, Pos: pos, Rule: rule, Message: msg, Hint: hint})
-	if sev == Error && !p.c.Rejected {
-		p.c.Rejected = true
-		p.c.RejectedAt = pos
-	}
-}
-
-// reject records something OpenSM rejects and skips to the next ';'.
-func (p *parser) reject(col int, rule, msg, hint string) {
-	p.errorf(Error, p.pos(col), rule, msg, hint)
-	p.skipping = true
-}
-
-// isBlank is the whitespace OpenSM's parser skips: space, tab and newline, not '\r'
-// (lab: a file with CRLF line ends is rejected).
-func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\n' }
-
-// piece is one fgets result: comments cut, then segments separated by ';'.
-func (p *parser) piece(b []byte) {
-	if i := bytes.IndexByte(b, 0); i >= 0 {
-		b = b[:i] // C string functions stop at NUL
-	}
-	if i := bytes.IndexByte(b, '#'); i >= 0 {
-		b = b[:i]
-	}
-	if bytes.Contains(b, []byte("\r\n")) {
-		p.c.CRLF = true
-	}
-	s := string(b)
-	i := 0
-	for {
-		for i < len(s) && isBlank(s[i]) {
-			i++
-		}
-		if i >= len(s) {
-			return
-		}
-		if s[i] == ';' {
-			// lab: a ';' with nothing before it (a line holding only ';', ";;") is
-			// "PARSE ERROR: no partition definition found".
-			if !p.skipping {
-				p.reject(i, "opensm-rejects", "';' with nothing before it: OpenSM rejects an empty definition",
-					"put the ';' right after the last member, on the same line")
-			}
-			p.finish()
-			i++
-			continue
-		}
-		j := strings.IndexByte(s[i:], ';')
-		terminated := j >= 0
-		if !terminated {
-			j = len(s)
-		} else {
-			j += i
-		}
-		rest := ""
-		if terminated {
-			rest = s[j+1:]
-		}
-		dropRest := p.segment(s[i:j], i, terminated, rest)
-		if !terminated {
-			return
-		}
-		p.finish()
-		if dropRest {
-			return
-		}
-		i = j + 1
-	}
-}
-
-func (p *parser) finish() {
-	p.cur = nil
-	p.skipping = false
-}
-
-// token is one comma-separated item split at its first '=' like parse_name_token: the
-// name loses surrounding blanks, the value too; hasVal says whether '=' was there.
-type token struct {
-	name, val   string
-	hasVal      bool
-	text        string
-	col, valCol int // offsets inside the piece
-}
-
-func splitTokens(s string, base int) []token {
-	var out []token
-	start := 0
-	for {
-		k := strings.IndexByte(s[start:], ',')
-		end := len(s)
-		if k >= 0 {
-			end = start + k
-		}
-		raw := s[start:end]
-		t := token{text: strings.Trim(raw, " \t\n")}
-		lead := len(raw) - len(strings.TrimLeft(raw, " \t\n"))
-		t.col = base + start + lead
-		if e := strings.IndexByte(raw, '='); e >= 0 {
-			t.name = strings.Trim(raw[:e], " \t\n")
-			v := raw[e+1:]
-			t.val = strings.Trim(v, " \t\n")
-			t.hasVal = true
-			t.valCol = base + start + e + 1 + len(v) - len(strings.TrimLeft(v, " \t\n"))
-		} else {
-			t.name = strings.Trim(raw, " \t\n")
-		}
-		out = append(out, t)
-		if k < 0 {
-			return out
-		}
-		start = end + 1
-	}
-}
-
-// segment is the text between ';'s (or a line's end). It returns true when OpenSM
-// loses the rest of the line (the mgid quirk).
-func (p *parser) segment(s string, base int, terminated bool, rest string) bool {
-	if p.skipping {
-		return false
-	}
-	members, mbase := s, base
-	if p.cur == nil {
-		k := strings.IndexByte(s, ':')
-		if k < 0 {
-			msg := fmt.Sprintf("no ':' in %q: OpenSM needs the definition (name, key, flags) and its ':' on one line", short(s))
-			if strings.HasSuffix(s, "\r") || s == "\r" {
-				msg = "Windows line end (CR before LF): OpenSM does not skip '\\r' and rejects the file"
-				p.reject(base, "opensm-rejects", msg, "convert the file to Unix line ends (dos2unix)")
-				return false
-			}
-			// Recover at the next line: the text up to here is not a definition.
-			p.errorf(Error, p.pos(base), "opensm-rejects", msg,
-				"join the line with the next one so that ':' follows the definition, or end the previous member list with ';'")
-			return false
-		}
-		if !p.header(s[:k], base) {
-			return false
-		}
-		members, mbase = s[k+1:], base+k+1
-	}
-	return p.members(members, mbase, terminated, rest)
-}
-
-func short(s string) string {
-	s = strings.TrimSpace(s)
-	if len(s) > 40 {
-		return s[:37] + "..."
-	}
-	return s
-}
-
-// prefixOf reports OpenSM's matching: strncmp(word, keyword, strlen(word)) == 0, that is
-// word is a prefix of keyword (case-sensitive; the empty word matches everything).
-func prefixOf(word, keyword string) bool { return strings.HasPrefix(keyword, word) }
-
-// membershipWord is how OpenSM reads full/both/limited: in that order, by prefix
-// (lab: "=" alone is full, "=b" without -W is full, "=limi" limited, "=FULL" limited).
-func membershipWord(v string) (MemberFlag, bool) {
-	switch {
-	case prefixOf(v, "full"):
-		return FlagFull, true
-	case prefixOf(v, "both"):
-		return FlagBoth, true
-	case prefixOf(v, "limited"):
-		return FlagLimited, true
-	}
-	return FlagLimited, false
-}
-
-// partition flags, tried in this order by prefix. Unknown flags are ignored by OpenSM
-// (a log line at verbose level), so order only matters for which name a prefix gets.
-// indx0 is matched exactly (lab: `indx` does not move the entry to index 0).
-var partitionFlags = []string{"ipoib", "mtu", "rate", "sl", "scope", "Q_Key", "TClass", "FlowLabel", "defmember"}
-
-func matchFlag(name string, list []string) string {
-	if name == "" {
-		return ""
-	}
-	for _, f := range list {
-		if prefixOf(name, f) {
-			return f
-		}
-	}
-	return ""
-}
-
-func (p *parser) header(h string, base int) bool {
-	toks := splitTokens(h, base)
-	first := toks[0]
-	d := &Definition{Pos: p.pos(first.col), Name: first.name, DefMember: FlagLimited}
-	id, hasID, idCol := first.val, first.hasVal, first.valCol
-	if !hasID && first.name != "" && first.name[0] >= '0' && first.name[0] <= '9' {
-		// partition_create: a name starting with a digit is the key.
-		id, hasID, idCol, d.Name = first.name, true, first.col, ""
-	}
-	var key uint16
-	if hasID {
-		d.KeyText = id
-		v, n := strtoull(id)
-		if n == 0 || n != len(id) {
-			p.reject(idCol, "opensm-rejects", fmt.Sprintf("partition key %q is not a number: OpenSM rejects the definition", id),
-				"write the key in hex, e.g. =0x0010")
-			return false
-		}
-		// (uint16_t)strtoul(...) then masked with 0x7fff.
-		key = uint16(v) & 0x7fff
-		pos := p.pos(idCol)
-		switch {
-		case key == 0:
-			p.lintError(pos, "key-zero", fmt.Sprintf("key %s is 0 after masking to 15 bits: OpenSM silently generates a key instead", id),
-				"choose a key between 0x0001 and 0x7ffe")
-		case v > 0xffff:
-			p.lintError(pos, "key-too-large", fmt.Sprintf("key %s is wider than 16 bits: OpenSM truncates it to 0x%04x", id, key),
-				"write the 15-bit key, at most 0x7fff")
-		case v&0x8000 != 0:
-			p.errorf(Warning, pos, "key-top-bit", fmt.Sprintf("key %s has the membership bit set: OpenSM ignores it, the key is 0x%04x", id, key),
-				fmt.Sprintf("write =0x%04x; membership is set per member with =full/=limited", key))
-		}
-	}
-	for _, t := range toks[1:] {
-		f := Flag{Text: t.text, Name: matchFlag(t.name, partitionFlags), Value: t.val, Pos: p.pos(t.col)}
-		if t.name == "indx0" {
-			f.Name = "indx0"
-		}
-		switch f.Name {
-		case "ipoib":
-			d.IPoIB = true
-		case "indx0":
-			d.Indx0 = true
-		case "defmember":
-			m, ok := membershipWord(t.val)
-			if !t.hasVal || !ok {
-				p.errorf(Warning, f.Pos, "bad-flag", fmt.Sprintf("defmember needs full, limited or both, not %q: OpenSM ignores it (members default to limited)", t.val),
-					"write defmember=full or defmember=limited")
-			} else {
-				d.DefMember = m
-			}
-		case "":
-			if t.name != "" {
-				p.errorf(Warning, f.Pos, "unknown-flag", fmt.Sprintf("unknown partition flag %q: OpenSM ignores it", t.text),
-					"flags: ipoib, indx0, defmember=, mtu=, rate=, sl=, scope=, Q_Key=, TClass=, FlowLabel=")
-			}
-		}
-		d.Flags = append(d.Flags, f)
-	}
-	p.create(d, key)
-	p.cur = d
-	return true
-}
-
-// lintError is an error finding that is not an OpenSM rejection.
-func (p *parser) lintError(pos Pos, rule, msg, hint string) {
-	p.c.Findings = append(p.c.Findings, Finding{Severity: Error, Pos: pos, Rule: rule, Message: msg, Hint: hint})
-}
-
-// create is partition_create + osm_prtn_make_new: key 0 means "the partition with this
-// name, else a generated key" (lab: `a : ...` twice is one partition; `: ...` gets the
-// next free key counting from 0x0001 in file order).
-func (p *parser) create(d *Definition, key uint16) {
-	c := p.c
-	var part *Partition
-	if key == 0 {
-		if d.Name != "" {
-			for _, q := range c.mapOrder() {
-				if q.Name == d.Name {
-					part = q
-					break
-				}
-			}
-		}
-		if part == nil {
-			for c.counter < 0x7ffe {
-				c.counter++
-				if c.byKey[c.counter] == nil {
-					key = c.counter
-					break
-				}
-			}
-			d.Generated = true
-			if key == 0 {
-				p.lintError(d.Pos, "keys-exhausted", "no free key left to generate", "give the partition a key")
-				p.skipping = true
-				return
-			}
-		}
-	} else {
-		part = c.byKey[key]
-	}
-	if part == nil {
-		name := d.Name
-		if name == "" {
-			name = fmt.Sprintf("%04x", key)
-		}
-		part = &Partition{Key: key, Name: name, Generated: d.Generated}
-		c.byKey[key] = part
-		c.Partitions = append(c.Partitions, part)
-	}
-	d.Key = part.Key
-	d.Partition = part
-	part.Defs = append(part.Defs, d)
-	part.IPoIB = part.IPoIB || d.IPoIB
-	if part.Key == 0x7fff {
-		c.HasDefault = true
-	}
-	c.Definitions = append(c.Definitions, d)
-}
-
 var memberKeywords = []struct {
 	word string
 	kind MemberKind
 }{
 	{"ALL", KindAll}, {"ALL_CAS", KindAllCAs}, {"ALL_SWITCHES", KindAllSwitches},
 	{"ALL_ROUTERS", KindAllRouters}, {"SELF", KindSelf},
-}
-
-func (p *parser) members(s string, base int, terminated bool, rest string) bool {
-	d := p.cur
-	toks := splitTokens(s, base)
-	for i, t := range toks {
-		if t.name == "" {
-			continue // empty item, trailing comma, "=full" (lab: ignored)
-		}
-		if t.name == "mgid" { // exact match (lab: "m=" and "mgidx=" are bad PortGUIDs)
-			return p.mgid(d, t, toks[i+1:], terminated, rest)
-		}
-		if prefixOf(t.name, "NONE") {
-			continue
-		}
-		m := p.newMember()
-		*m = Member{Text: t.text, Pos: p.pos(t.col), Def: d, Indx0: d.Indx0, Membership: d.DefMember}
-		kw := false
-		for _, k := range memberKeywords {
-			if prefixOf(t.name, k.word) {
-				m.Kind, kw = k.kind, true
-				break
-			}
-		}
-		if !kw {
-			v, n := strtoull(t.name)
-			if n != len(t.name) || v == 0 {
-				hint := "write a port GUID (0x0002c90300000201) or ALL, ALL_CAS, ALL_SWITCHES, ALL_ROUTERS, SELF (upper case)"
-				if strings.ContainsAny(t.name, ":") {
-					hint = "end the previous partition with ';' before the next definition; the ':' belongs on the definition line"
-				}
-				p.reject(t.col, "bad-member", fmt.Sprintf("%q is neither a port GUID nor a keyword: OpenSM rejects it (bad PortGUID)", t.name), hint)
-				return false
-			}
-			m.GUID = v
-		}
-		if t.hasVal {
-			mf, ok := membershipWord(t.val)
-			if !ok {
-				p.errorf(Warning, p.pos(t.valCol), "unknown-membership",
-					fmt.Sprintf("membership %q is not full, limited or both: OpenSM makes the port limited", t.val),
-					"write =full, =limited or =both (lower case)")
-			}
-			m.Membership, m.Explicit = mf, true
-		}
-		d.Members = append(d.Members, m)
-		d.Partition.Members = append(d.Partition.Members, m)
-	}
-	return false
-}
-
-var mgroupFlags = []string{"mtu", "rate", "sl", "scope", "Q_Key", "TClass", "FlowLabel"}
-
-// mgid consumes the rest of the segment: every later item on the line is a group flag
-// (lab: `mgid=ff12::2, 0x...=full` does not add the port).
-func (p *parser) mgid(d *Definition, t token, flags []token, terminated bool, rest string) bool {
-	pos := p.pos(t.col)
-	addr, err := netip.ParseAddr(t.val)
-	if err != nil || !addr.Is6() || addr.As16()[0] != 0xff {
-		p.reject(t.valCol, "opensm-rejects", fmt.Sprintf("mgid %q is not a multicast GID: OpenSM rejects the file", t.val),
-			"write an IPv6-style multicast GID starting with ff, e.g. ff12:401b::1")
-		return false
-	}
-	g := MGID{GID: addr, Pos: pos}
-	for _, f := range flags {
-		g.Flags = append(g.Flags, Flag{Text: f.text, Name: matchFlag(f.name, mgroupFlags), Value: f.val, Pos: p.pos(f.col)})
-		if f.name != "" && matchFlag(f.name, mgroupFlags) == "" {
-			p.errorf(Warning, p.pos(f.col), "mgid-swallows", fmt.Sprintf("%q after mgid= on the same line is read as a group flag, not a member", f.text),
-				"put members on their own line after the mgid line")
-		}
-	}
-	d.MGIDs = append(d.MGIDs, g)
-	if terminated && len(flags) == 0 {
-		// lab: `mgid=GID;` (no group flag before the ';') makes OpenSM misparse the
-		// rest of the line: rejected ("no partition definition found"), or, when a ':'
-		// follows on the line, the following definitions are silently dropped.
-		if strings.Contains(rest, ":") {
-			p.lintError(pos, "mgid-semicolon", "';' right after mgid=GID: OpenSM silently drops the rest of this line",
-				"end the partition on the next line (`ALL=full;`) or add a group flag (mgid=GID,sl=0;)")
-			return true
-		}
-		p.reject(t.col, "opensm-rejects", "';' right after mgid=GID: OpenSM misparses it and rejects the file",
-			"add a group flag (mgid=GID,sl=0;) or put the members and ';' on the next line")
-	}
-	return false
 }
 
 // strtoull mimics C strtoull(s, &end, 0): leading isspace, optional sign, 0x/0 prefixes,

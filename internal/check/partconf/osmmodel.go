@@ -1,0 +1,697 @@
+package partconf
+
+import (
+	"sort"
+
+	"github.com/ibkey/ibkey/internal/check"
+)
+
+// Port is an end port of the fabric: a CA or router port, or a switch's port 0.
+type Port struct {
+	GUID uint64
+	Type NodeType
+	// TableSize is the port's P_Key table length (NodeInfo PartitionCap); 0 means
+	// Options.TableSize.
+	TableSize int
+	// Peer is the switch port this port is cabled to, when it is one: OpenSM copies
+	// the port's table there for partition enforcement (pkey_mgr_update_peer_port).
+	Peer *SwitchPort
+}
+
+// SwitchPort is a switch's external port.
+type SwitchPort struct {
+	Switch uint64 // the switch's node GUID
+	Num    int
+	// EnforceCap is SwitchInfo PartitionEnforcementCap: its table length. 0: the
+	// switch does not enforce partitions and OpenSM leaves the port alone.
+	EnforceCap int
+}
+
+// Options are how OpenSM runs.
+type Options struct {
+	// AllowBoth mirrors opensm -W (allow_both_pkeys): `both` installs a full and a
+	// limited entry. Without it `both` is full.
+	AllowBoth bool
+	// SMGUID is the port GUID of the SM's port: what SELF means.
+	SMGUID uint64
+	// TableSize is the default P_Key table length; 0 means unlimited. mlx5 HCAs have
+	// 128 entries, the ibsim simulator 64, some switches 32.
+	TableSize int
+	// EnforceOff mirrors part_enforce off (-Z off): OpenSM clears the enforcement bits
+	// of the switch ports facing CAs and routers and leaves their tables as they were.
+	EnforceOff bool
+	// Before are the tables the ports held when OpenSM read them, by port GUID, in
+	// index order (0x0000 for empty entries). A port not listed held only 0xffff at
+	// index 0: a fresh port, as on the simulator and after a reset. OpenSM keeps a key
+	// that is already in the table at its index (osm_pkey_mgr.c).
+	Before map[uint64][]check.PKey
+	// PeerBefore are the tables of switch ports facing end ports, by end port GUID;
+	// absent means 0xffff at index 0.
+	PeerBefore map[uint64][]check.PKey
+}
+
+// Entry is one P_Key table entry the model predicts.
+type Entry struct {
+	// Index in the port's table.
+	Index     int
+	PKey      check.PKey
+	Partition *Partition
+	// DecidedBy is the member item that gave the port this membership (the last one
+	// that named it: OpenSM lets the last item win).
+	DecidedBy *Member
+}
+
+// PeerTable is what OpenSM programs on the switch port facing an end port.
+type PeerTable struct {
+	Port SwitchPort
+	// Managed is false when OpenSM does not write the table (part_enforce off, or the
+	// switch has no enforcement capability): it keeps what it held (Table is then
+	// that, from Options.PeerBefore).
+	Managed bool
+	// Table in index order, 0x0000 for empty entries.
+	Table []check.PKey
+	// Enforced: OpenSM sets PartitionEnforcementInbound/Outbound on the port. It clears
+	// them when enforcement is off or the end port's entries do not fit.
+	Enforced bool
+}
+
+// Model is what OpenSM programs for a set of ports from a Config.
+type Model struct {
+	Config  *Config // the applied configuration (the fallback when the file is rejected)
+	Source  *Config // the configuration as given
+	Ports   []Port
+	Options Options
+
+	index   map[uint64]int
+	slots   [][]Entry // per port, index order, PKey 0 for empty entries
+	dropped [][]Entry // per port: entries that did not fit (ERR 0512)
+	peers   []*PeerTable
+	members []int // per partition (Config.Partitions order): ports with an entry
+}
+
+// NewModel predicts the tables OpenSM 3.3.23 programs on ports from c. c may be a
+// rejected Config: the model then is OpenSM's fallback (everyone a full member of the
+// default partition), after the side effects of the definitions it read before the
+// error (an indx0 item there still moves the default entry off index 0).
+func NewModel(c *Config, ports []Port, opt Options) *Model {
+	src := c
+	applied := c.Applied()
+	m := &Model{Config: applied, Source: src, Ports: ports, Options: opt, index: make(map[uint64]int, len(ports))}
+	for i, p := range ports {
+		m.index[p.GUID] = i
+	}
+	m.slots = make([][]Entry, len(ports))
+	m.dropped = make([][]Entry, len(ports))
+	m.peers = make([]*PeerTable, len(ports))
+	m.members = make([]int, len(applied.Partitions))
+
+	// Partition order: OpenSM's prtn_pkey_tbl (map order).
+	order := map[*Partition]int{}
+	for i, p := range applied.Partitions {
+		order[p] = i
+	}
+	fileOps := newOpIndex(src.Members)
+	var fallbackOps *opIndex
+	if src.Rejected {
+		fallbackOps = newOpIndex(applied.Members)
+	}
+	st := newPortState(len(applied.Partitions) + len(src.Partitions) + 1)
+	srcOrder := map[*Partition]int{}
+	for i, p := range src.Partitions {
+		srcOrder[p] = len(applied.Partitions) + i
+	}
+	for i, p := range ports {
+		st.reset(i)
+		if src.Rejected {
+			// osm_prtn_make_partitions: the file's items ran before the error, then
+			// "retrying with default config" clears the memberships but not the
+			// port's indx0_pkey.
+			fileOps.replay(p, opt, func(mem *Member, full bool) { st.add(srcOrder[mem.Def.Partition], mem, full, opt.AllowBoth) }, st)
+			st.clearMembers()
+			fallbackOps.replay(p, opt, func(mem *Member, full bool) { st.add(order[mem.Def.Partition], mem, full, opt.AllowBoth) }, st)
+		} else {
+			fileOps.replay(p, opt, func(mem *Member, full bool) { st.add(order[mem.Def.Partition], mem, full, opt.AllowBoth) }, st)
+		}
+		m.program(i, p, st, applied.Partitions)
+	}
+	return m
+}
+
+// opIndex finds the member items that name a port, in file order.
+type opIndex struct {
+	ops      []*Member
+	byGUID   map[uint64][]int32
+	keywords []int32 // ALL, ALL_CAS, ALL_SWITCHES, ALL_ROUTERS, SELF items
+}
+
+func newOpIndex(ops []*Member) *opIndex {
+	x := &opIndex{ops: ops, byGUID: map[uint64][]int32{}}
+	for i, m := range ops {
+		if m.Kind == KindGUID {
+			x.byGUID[m.GUID] = append(x.byGUID[m.GUID], int32(i))
+		} else {
+			x.keywords = append(x.keywords, int32(i))
+		}
+	}
+	return x
+}
+
+func names(m *Member, p Port, sm uint64) bool {
+	switch m.Kind {
+	case KindGUID:
+		return m.GUID == p.GUID
+	case KindSelf:
+		return sm != 0 && p.GUID == sm
+	case KindAll:
+		return true
+	case KindAllCAs:
+		return p.Type == CA
+	case KindAllSwitches:
+		return p.Type == Switch
+	case KindAllRouters:
+		return p.Type == Router
+	}
+	return false
+}
+
+// replay applies, in file order, the items that name port p: partition_add_port and
+// partition_add_all (osm_prtn_config.c) with manage_membership_change, then
+// osm_prtn_add_port (osm_prtn.c) through add.
+func (x *opIndex) replay(p Port, opt Options, add func(*Member, bool), st *portState) {
+	g := x.byGUID[p.GUID]
+	k := x.keywords
+	for len(g) > 0 || len(k) > 0 {
+		var i int32
+		if len(k) == 0 || (len(g) > 0 && g[0] < k[0]) {
+			i, g = g[0], g[1:]
+		} else {
+			i, k = k[0], k[1:]
+		}
+		m := x.ops[i]
+		if !names(m, p, opt.SMGUID) {
+			continue
+		}
+		ms := m.Membership
+		if opt.AllowBoth && ms != FlagBoth {
+			// manage_membership_change: =full drops the port's limited entry of this
+			// partition, =limited its full entry. For the implicit SELF=full this is
+			// prtn_make_default's cl_map_remove(&p->part_guid_tbl, sm_port_guid).
+			st.drop(m.Def.Partition, ms == FlagLimited)
+		}
+		if ms != FlagLimited {
+			add(m, true)
+		}
+		if ms == FlagLimited || (ms == FlagBoth && opt.AllowBoth) {
+			add(m, false)
+		}
+	}
+}
+
+// portState is one port's memberships while the items are replayed: per partition
+// (by index) whether it is in the full and the limited table, and who put it there.
+type portState struct {
+	stamp   []int32
+	cur     int32
+	full    []*Member
+	limited []*Member
+	touched []int
+	indx0   uint16 // osm_pkey_tbl_t.indx0_pkey
+	byPart  map[*Partition]int
+}
+
+func newPortState(n int) *portState {
+	return &portState{stamp: make([]int32, n), full: make([]*Member, n), limited: make([]*Member, n), byPart: map[*Partition]int{}}
+}
+
+func (s *portState) reset(i int) {
+	s.cur = int32(i + 1)
+	s.touched = s.touched[:0]
+	s.indx0 = 0
+}
+
+func (s *portState) slot(pi int) {
+	if s.stamp[pi] != s.cur {
+		s.stamp[pi] = s.cur
+		s.full[pi], s.limited[pi] = nil, nil
+		s.touched = append(s.touched, pi)
+	}
+}
+
+func (s *portState) clearMembers() {
+	for _, pi := range s.touched {
+		s.full[pi], s.limited[pi] = nil, nil
+	}
+	s.touched = s.touched[:0]
+	s.cur = -s.cur
+}
+
+// drop is manage_membership_change for one port.
+func (s *portState) drop(p *Partition, limitedItem bool) {
+	pi, ok := s.byPart[p]
+	if !ok || s.stamp[pi] != s.cur {
+		return
+	}
+	if limitedItem {
+		s.full[pi] = nil
+	} else {
+		s.limited[pi] = nil
+	}
+}
+
+// add is osm_prtn_add_port for one port: the indx0 bookkeeping, then the port moves
+// to the full or limited table (without -W out of the other one).
+func (s *portState) add(pi int, m *Member, full, allowBoth bool) {
+	s.byPart[m.Def.Partition] = pi
+	s.slot(pi)
+	key := m.Def.Partition.Key
+	if m.Indx0 {
+		s.indx0 = key // osm_pkey_tbl_set_indx0_pkey
+		if full {
+			s.indx0 |= 0x8000
+		}
+	} else if s.indx0&0x7fff == key {
+		s.indx0 = 0
+	}
+	if !allowBoth {
+		s.full[pi], s.limited[pi] = nil, nil
+	}
+	if full {
+		s.full[pi] = m
+	} else {
+		s.limited[pi] = m
+	}
+}
+
+// pending is an osm_pending_pkey_t with what the model knows about it.
+type pending struct {
+	pkey  uint16
+	isNew bool
+	index int
+	entry Entry
+}
+
+func (m *Model) tableSize(i int) int {
+	if n := m.Ports[i].TableSize; n > 0 {
+		return n
+	}
+	if m.Options.TableSize > 0 {
+		return m.Options.TableSize
+	}
+	return 0xffff
+}
+
+var freshTable = []check.PKey{check.DefaultFull}
+
+// program builds port i's pending list (pkey_mgr_process_partition_table: partitions
+// in map order, the limited table before the full one) and runs pkeyMgrUpdatePort.
+func (m *Model) program(i int, p Port, st *portState, parts []*Partition) {
+	touched := append([]int(nil), st.touched...)
+	sort.Ints(touched)
+	var list []Entry
+	for _, pi := range touched {
+		if pi >= len(parts) {
+			continue
+		}
+		part := parts[pi]
+		k := check.PKey(part.Key)
+		if who := st.limited[pi]; who != nil {
+			list = append(list, Entry{PKey: k, Partition: part, DecidedBy: who})
+		}
+		if who := st.full[pi]; who != nil {
+			list = append(list, Entry{PKey: k | check.MembershipBit, Partition: part, DecidedBy: who})
+		}
+		if st.limited[pi] != nil || st.full[pi] != nil {
+			m.members[pi]++
+		}
+	}
+	before := freshTable
+	if b, ok := m.Options.Before[p.GUID]; ok {
+		before = b
+	}
+	size := m.tableSize(i)
+	slots, dropped := pkeyMgrUpdatePort(before, list, size, m.Options.AllowBoth, st.indx0)
+	m.slots[i], m.dropped[i] = slots, dropped
+	if p.Type != Switch && p.Peer != nil {
+		prev := freshTable
+		if b, ok := m.Options.PeerBefore[p.GUID]; ok {
+			prev = b
+		}
+		m.peers[i] = updatePeerPort(slots, *p.Peer, prev, m.Options.EnforceOff)
+	}
+}
+
+// pkeyMgrUpdatePort is pkey_mgr_process_physical_port for each entry followed by
+// pkey_mgr_update_port (osm_pkey_mgr.c), for a fresh OpenSM process (its accum_pkeys
+// map starts empty): a key already in the table keeps its index, the default key goes
+// to index 0 unless an indx0 key claims it, new keys go after the last index used,
+// then into the first free entry from index 1; what does not fit is dropped
+// ("ERR 0512 ... Pkey table is full").
+func pkeyMgrUpdatePort(before []check.PKey, list []Entry, maxPKeys int, allowBoth bool, indx0 uint16) (slots []Entry, dropped []Entry) {
+	base := func(k uint16) uint16 { return k & 0x7fff }
+	match := func(a, b uint16) bool {
+		if allowBoth {
+			return a == b
+		}
+		return base(a) == base(b)
+	}
+	isDefault := func(k uint16) bool {
+		if allowBoth {
+			return k == 0xffff
+		}
+		return base(k) == 0x7fff
+	}
+	// keys: osm_pkey_tbl_set, the first valid entry of each key wins.
+	keys := make(map[uint16]int, len(before))
+	for i, k := range before {
+		if !k.Valid() {
+			continue
+		}
+		kk := uint16(k)
+		if !allowBoth {
+			kk = base(kk)
+		}
+		if _, ok := keys[kk]; !ok {
+			keys[kk] = i
+		}
+	}
+	accum := map[uint16]int{} // pkey -> index + 1
+	last := 0                 // last_pkey_idx
+	clearAccum := func(idx int) {
+		// clear_accum_pkey_index: the first key in map order (bytes swapped) at idx.
+		var hit []uint16
+		for k, v := range accum {
+			if v == idx+1 {
+				hit = append(hit, k)
+			}
+		}
+		if len(hit) == 0 {
+			return
+		}
+		sort.Slice(hit, func(a, b int) bool { return orderKey(hit[a]) < orderKey(hit[b]) })
+		delete(accum, hit[0])
+		if last == idx+1 {
+			last = 0
+			for _, v := range accum {
+				last = max(last, v)
+			}
+		}
+	}
+	setAccum := func(k uint16, idx int) {
+		if idx >= last {
+			last = idx + 1
+		}
+		accum[k] = idx + 1
+	}
+	// pkey_mgr_process_physical_port: updated entries at the head (each inserted
+	// there, so in reverse), new ones at the tail.
+	var head, tail []pending
+	for _, e := range list {
+		pk := uint16(e.PKey)
+		kk := pk
+		if !allowBoth {
+			kk = base(pk)
+		}
+		pd := pending{pkey: pk, entry: e}
+		orig, ok := keys[kk]
+		if !ok {
+			pd.isNew = true
+		} else {
+			pd.index = orig
+			if indx0 != 0 {
+				if match(pk, indx0) && orig != 0 {
+					pd.isNew = true
+					clearAccum(orig)
+				}
+				if orig == 0 && !match(pk, indx0) {
+					pd.isNew = true
+					clearAccum(0)
+				}
+			} else if orig == 0 {
+				if base(pk) != 0x7fff {
+					pd.isNew = true
+					clearAccum(0)
+				}
+			} else if isDefault(pk) {
+				pd.isNew = true
+				clearAccum(orig)
+			}
+		}
+		if pd.isNew {
+			tail = append(tail, pd)
+		} else {
+			head = append([]pending{pd}, head...)
+		}
+	}
+	queue := append(head, tail...)
+	const perBlock = 32
+	maxBlocks := (maxPKeys + perBlock - 1) / perBlock
+	table := make([]uint16, maxBlocks*perBlock)
+	placed := make([]*Entry, len(table))
+	used := 0
+	findFree := func() (int, bool) { // osm_pkey_find_next_free_entry from block 0 index 1
+		for idx := 1; idx < maxBlocks*perBlock; idx++ {
+			if table[idx]&0x7fff == 0 {
+				return idx, true
+			}
+		}
+		return 0, false
+	}
+	for len(queue) > 0 {
+		pd := queue[0]
+		queue = queue[1:]
+		idx, found, fromAccum := 0, false, false
+		if !pd.isNew {
+			idx, found = pd.index, true
+		} else {
+			if v, ok := accum[pd.pkey]; ok {
+				fromAccum = true
+				idx = v - 1
+				if (indx0 != 0 && match(pd.pkey, indx0)) || (pd.pkey != indx0 && idx == 0) {
+					clearAccum(idx)
+					queue = append(queue, pd)
+					continue
+				}
+				found = true
+			}
+			if !found {
+				switch {
+				case indx0 == 0 && isDefault(pd.pkey):
+					idx = 0
+				case indx0 != 0 && match(pd.pkey, indx0):
+					idx = 0
+				case last > 0:
+					idx = last
+				default:
+					idx = 1
+				}
+				if idx >= maxPKeys {
+					if !isDefault(pd.pkey) {
+						idx, found = findFree()
+						if found && idx >= maxPKeys {
+							found = false
+						}
+						if found {
+							clearAccum(idx)
+						}
+					}
+					if !found {
+						dropped = append(dropped, pd.entry)
+					}
+				} else {
+					found = true
+				}
+			}
+		}
+		if !found {
+			continue
+		}
+		table[idx] = pd.pkey
+		e := pd.entry
+		e.Index = idx
+		placed[idx] = &e
+		used = max(used, idx/perBlock+1)
+		if !fromAccum {
+			setAccum(pd.pkey, idx)
+		}
+	}
+	end := 0
+	for i, k := range table {
+		if k&0x7fff != 0 {
+			end = i + 1
+		}
+	}
+	slots = make([]Entry, end)
+	for i := 0; i < end; i++ {
+		if placed[i] != nil && table[i]&0x7fff != 0 {
+			slots[i] = *placed[i]
+		} else {
+			slots[i] = Entry{Index: i, PKey: check.PKey(table[i])}
+		}
+	}
+	return slots, dropped
+}
+
+// updatePeerPort is pkey_mgr_update_peer_port: the end port's new entries, in index
+// order, packed from index 0 into the switch port facing it, leaving out a limited
+// entry when the full entry of the key is there too (with -W and `both` the switch
+// port gets only the full one). With part_enforce off OpenSM only clears the
+// enforcement bits and does not touch the table.
+func updatePeerPort(slots []Entry, sp SwitchPort, prev []check.PKey, enforceOff bool) *PeerTable {
+	pt := &PeerTable{Port: sp}
+	if sp.EnforceCap == 0 {
+		pt.Table = append([]check.PKey(nil), prev...)
+		return pt
+	}
+	if enforceOff {
+		pt.Table = append([]check.PKey(nil), prev...)
+		return pt
+	}
+	pt.Managed, pt.Enforced = true, true
+	full := map[uint16]bool{}
+	for _, e := range slots {
+		if e.PKey.Valid() && e.PKey.IsFull() {
+			full[e.PKey.Key()] = true
+		}
+	}
+	var packed []check.PKey
+	for _, e := range slots {
+		if !e.PKey.Valid() || (!e.PKey.IsFull() && full[e.PKey.Key()]) {
+			continue
+		}
+		packed = append(packed, e.PKey)
+	}
+	const perBlock = 32
+	maxBlocks := (sp.EnforceCap + perBlock - 1) / perBlock
+	if len(packed) > maxBlocks*perBlock {
+		// The loop stops at the capacity and enforcement is turned off.
+		packed = packed[:maxBlocks*perBlock]
+		pt.Enforced = false
+	}
+	if len(packed) == 0 {
+		// Nothing to copy: OpenSM writes no block (peer_block_idx wraps), the table
+		// stays as it was.
+		pt.Table = append([]check.PKey(nil), prev...)
+		return pt
+	}
+	blocks := (len(packed) + perBlock - 1) / perBlock
+	out := make([]check.PKey, max(len(prev), blocks*perBlock))
+	copy(out, prev)
+	for i := 0; i < blocks*perBlock; i++ {
+		out[i] = 0
+		if i < len(packed) {
+			out[i] = packed[i]
+		}
+	}
+	end := 0
+	for i, k := range out {
+		if k.Valid() {
+			end = i + 1
+		}
+	}
+	pt.Table = out[:end]
+	return pt
+}
+
+// Table returns the valid P_Key entries of the port with this GUID in index order, or
+// nil.
+func (m *Model) Table(guid uint64) []Entry {
+	i, ok := m.index[guid]
+	if !ok {
+		return nil
+	}
+	out := make([]Entry, 0, len(m.slots[i]))
+	for _, e := range m.slots[i] {
+		if e.PKey.Valid() {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// Slots returns the port's table index by index through its last valid entry, empty
+// entries (0x0000) included, or nil.
+func (m *Model) Slots(guid uint64) []Entry {
+	if i, ok := m.index[guid]; ok {
+		return m.slots[i]
+	}
+	return nil
+}
+
+// PKeys returns the valid entries as values in index order, for comparisons with a
+// port's real table.
+func (m *Model) PKeys(guid uint64) []check.PKey {
+	var out []check.PKey
+	for _, e := range m.Table(guid) {
+		out = append(out, e.PKey)
+	}
+	return out
+}
+
+// Dropped is how many entries did not fit the port's table.
+func (m *Model) Dropped(guid uint64) int { return len(m.DroppedEntries(guid)) }
+
+// DroppedEntries are the entries OpenSM could not place ("ERR 0512 ... Pkey table is
+// full"), in the order it tried them.
+func (m *Model) DroppedEntries(guid uint64) []Entry {
+	if i, ok := m.index[guid]; ok {
+		return m.dropped[i]
+	}
+	return nil
+}
+
+// Peer returns what OpenSM programs on the switch port facing this end port, or nil
+// when the port has no switch peer (Port.Peer) or is a switch's port 0.
+func (m *Model) Peer(guid uint64) *PeerTable {
+	if i, ok := m.index[guid]; ok {
+		return m.peers[i]
+	}
+	return nil
+}
+
+// Exists reports whether OpenSM keeps the partition: it deletes a partition none of
+// whose members is in the fabric (osm_prtn_make_partitions), and its multicast
+// groups with it.
+func (m *Model) Exists(p *Partition) bool {
+	for i, q := range m.Config.Partitions {
+		if q == p {
+			return m.members[i] > 0
+		}
+	}
+	return false
+}
+
+// Tables returns every port's predicted table (index order, 0x0000 for empty
+// entries), by port GUID: the Options.Before of the next run, to predict a
+// reconfiguration.
+func (m *Model) Tables() map[uint64][]check.PKey {
+	out := make(map[uint64][]check.PKey, len(m.Ports))
+	for i, p := range m.Ports {
+		t := make([]check.PKey, len(m.slots[i]))
+		for j, e := range m.slots[i] {
+			t[j] = e.PKey
+		}
+		out[p.GUID] = t
+	}
+	return out
+}
+
+// PeerTables is Tables for the switch ports facing end ports (Options.PeerBefore).
+func (m *Model) PeerTables() map[uint64][]check.PKey {
+	out := map[uint64][]check.PKey{}
+	for i, p := range m.Ports {
+		if m.peers[i] != nil {
+			out[p.GUID] = m.peers[i].Table
+		}
+	}
+	return out
+}
+
+// Reconfigure predicts what OpenSM programs when it applies c to a fabric whose ports
+// hold what prev predicted (a new OpenSM process: kill and restart, or opensm -o): keys
+// kept keep their index, removed ones leave holes, and new ones that do not fit are
+// dropped (ERR 0512) while kept ones stay.
+func Reconfigure(prev *Model, c *Config) *Model {
+	opt := prev.Options
+	opt.Before, opt.PeerBefore = prev.Tables(), prev.PeerTables()
+	return NewModel(c, prev.Ports, opt)
+}

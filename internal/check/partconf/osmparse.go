@@ -1,0 +1,896 @@
+package partconf
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+)
+
+// This file is a byte-for-byte emulation of OpenSM 3.3.23's partitions.conf reader,
+// opensm/osm_prtn_config.c: osm_prtn_config_parse_file, parse_part_conf,
+// parse_name_token, partition_add_flag, parse_group_flag, partition_create,
+// partition_add_port, mgroup_create, parse_mgroup_flags, and of the key rules of
+// opensm/osm_prtn.c (osm_prtn_make_new, generate_pkey, osm_prtn_find_by_name,
+// osm_prtn_new). OpenSM parses in place in one char line[4096] that every fgets call
+// reuses: it writes NULs into it and, in some cases, steps past the NUL that ends the
+// current line and reads what earlier lines left in the buffer. The emulation keeps
+// that buffer, so those cases come out as OpenSM has them. Bytes no fgets call ever
+// wrote are uninitialised stack memory in OpenSM: reading one makes the outcome
+// uncertain (Config.Uncertain), never a guess.
+
+const lineSize = 4096 // char line[4096] in osm_prtn_config_parse_file
+
+// cbuf is OpenSM's line buffer.
+type cbuf struct {
+	b     [lineSize]byte
+	known [lineSize]bool // written by fgets (or by the parser) at least once
+	// unknownAt is the first index read that was never written (-1: none).
+	unknownAt int
+}
+
+func (c *cbuf) at(i int) byte {
+	if i < 0 || i >= lineSize || !c.known[i] {
+		if c.unknownAt < 0 {
+			c.unknownAt = i
+		}
+		return 0
+	}
+	return c.b[i]
+}
+
+func (c *cbuf) set(i int, v byte) {
+	if i < 0 || i >= lineSize {
+		if c.unknownAt < 0 {
+			c.unknownAt = i
+		}
+		return
+	}
+	c.b[i], c.known[i] = v, true
+}
+
+func (c *cbuf) strlen(i int) int {
+	n := 0
+	for c.at(i+n) != 0 {
+		n++
+	}
+	return n
+}
+
+// strchr returns the index of ch in the C string at i, or -1.
+func (c *cbuf) strchr(i int, ch byte) int {
+	for j := i; ; j++ {
+		v := c.at(j)
+		if v == ch {
+			return j
+		}
+		if v == 0 {
+			return -1
+		}
+	}
+}
+
+func (c *cbuf) str(i int) string {
+	if i < 0 {
+		return ""
+	}
+	n := c.strlen(i)
+	if i >= lineSize {
+		return ""
+	}
+	return string(c.b[i : i+n])
+}
+
+// isBlank is what STRIP_HEAD_SPACES and parse_name_token skip: space, tab, newline
+// (not '\r': a CRLF file keeps a '\r' at the end of its last item).
+func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\n' }
+
+// partConf is struct part_conf: the state of the definition being read.
+type partConf struct {
+	def        *Definition
+	isIPoIB    bool
+	flags      groupFlags
+	membership MemberFlag
+	indx0      bool
+}
+
+// groupFlags is struct group_flags.
+type groupFlags struct {
+	MTU, Rate, SL, ScopeMask uint32
+	QKey                     uint32
+	TClass                   uint8
+	FlowLabel                uint32
+}
+
+// OpenSM's defaults (include/opensm/osm_base.h).
+const (
+	defaultMgrpMTU   = 4      // OSM_DEFAULT_MGRP_MTU: 2048
+	defaultMgrpRate  = 3      // OSM_DEFAULT_MGRP_RATE: 10 Gb/s
+	defaultMgrpScope = 2      // OSM_DEFAULT_MGRP_SCOPE: link-local
+	ipoibQKey        = 0x0b1b // OSM_IPOIB_BROADCAST_MGRP_QKEY
+)
+
+// newPartConf is new_part_conf.
+func newPartConf() *partConf {
+	return &partConf{flags: groupFlags{Rate: defaultMgrpRate, MTU: defaultMgrpMTU}, membership: FlagLimited}
+}
+
+type emu struct {
+	c    *Config
+	buf  cbuf
+	conf *partConf
+	// place of the current fgets piece: physical line, column offset, OpenSM's lineno
+	line, col0, lineno, pieceLen int
+	dead                         bool // after the first abort: keep finding errors, change nothing
+	names                        map[string]*Partition
+}
+
+// pos maps a buffer index to the file: inside the current piece it is a line and
+// column; past it the byte is a leftover of an earlier, longer line (Col 0).
+func (e *emu) pos(i int) Pos {
+	if i >= 0 && i < e.pieceLen {
+		return Pos{File: e.c.File, Line: e.line, Col: e.col0 + i + 1}
+	}
+	return Pos{File: e.c.File, Line: e.line}
+}
+
+func (e *emu) finding(sev Severity, at int, rule, msg, hint string) {
+	p := e.pos(at)
+	if p.Col == 0 {
+		msg += " (OpenSM read this from what an earlier, longer line left in its 4096-byte line buffer)"
+		p.Col = 1
+	}
+	e.c.Findings = append(e.c.Findings, Finding{Severity: sev, Pos: p, Rule: rule, Message: msg, Hint: hint})
+}
+
+// abort is a PARSE ERROR that makes osm_prtn_config_parse_file return 1: OpenSM drops
+// the file and programs its fallback.
+func (e *emu) abort(at int, osmMsg, msg, hint string) {
+	full := msg
+	e.finding(Error, at, "opensm-rejects", full, hint)
+	if !e.dead && !e.c.Rejected {
+		e.c.Rejected = true
+		e.c.RejectedAt = e.c.Findings[len(e.c.Findings)-1].Pos
+		// What OpenSM logs: "PARSE ERROR: line N: ..." (N counts 4094-byte pieces).
+		e.c.RejectReason = fmt.Sprintf("PARSE ERROR: line %d: %s (%s)", e.lineno, osmMsg, msg)
+	}
+}
+
+// Parse reads a partitions.conf held in data exactly as OpenSM 3.3.23 does. It never
+// fails: what OpenSM rejects or logs is in Findings, Rejected says whether OpenSM
+// drops the file, and Uncertain whether its outcome depends on memory the file does
+// not determine.
+func Parse(file string, data []byte) *Config {
+	c := newConfig(file)
+	c.Exists = true
+	c.implicitDefault(FlagLimited)
+	e := &emu{c: c, line: 1, names: map[string]*Partition{}}
+	e.buf.unknownAt = -1
+	e.buf.set(0, 0) // line[0] = '\0'
+	e.names["Default"] = c.byKey[0x7fff]
+	parsed := 0 // is_parse_success
+	for off := 0; off < len(data); {
+		// fgets(line, sizeof(line) - 1, file): at most 4094 bytes, through '\n'.
+		end := off
+		for end < len(data) && end-off < lineSize-2 {
+			end++
+			if data[end-1] == '\n' {
+				break
+			}
+		}
+		piece := data[off:end]
+		if e.col0 == 0 && len(piece) == lineSize-2 && piece[len(piece)-1] != '\n' {
+			e.pieceLen = len(piece)
+			e.finding(Warning, 0, "long-line",
+				"line longer than 4094 bytes: OpenSM reads it in 4094-byte pieces, each counted as a line, so a name, key or GUID at a piece boundary is cut in two",
+				"break the member list over several lines after a comma")
+		}
+		if strings.Contains(string(piece), "\r") {
+			c.CRLF = true
+		}
+		for i, b := range piece {
+			e.buf.set(i, b)
+		}
+		e.buf.set(len(piece), 0)
+		e.pieceLen = len(piece)
+		e.lineno++
+		if r := e.parseLine(); r < 0 {
+			if !e.dead {
+				parsed = -1
+			}
+			e.dead = true
+			e.conf = nil
+		} else if r > 0 && !e.dead {
+			parsed = 1
+		}
+		if e.buf.unknownAt >= 0 && c.Uncertain == "" && !e.dead {
+			c.Uncertain = fmt.Sprintf("line %d: OpenSM reads past the end of the line into bytes of its line buffer that no line of this file wrote (uninitialised memory): what it does with this file cannot be predicted", e.line)
+			c.UncertainAt = Pos{File: file, Line: e.line, Col: 1}
+		}
+		if piece[len(piece)-1] == '\n' {
+			e.line++
+			e.col0 = 0
+		} else {
+			e.col0 += len(piece)
+		}
+		off = end
+	}
+	if e.conf != nil && e.conf.def != nil && !e.dead {
+		e.finding(Warning, -1, "missing-semicolon",
+			"the last definition has no ';': OpenSM applies it anyway at end of file", "end the member list with ';'")
+		c.Findings[len(c.Findings)-1].Pos = e.conf.def.Pos
+	}
+	if parsed == 0 && !c.Rejected {
+		// osm_prtn_config_parse_file returns 1 when nothing was parsed: OpenSM logs
+		// "Partition configuration in error; retrying with default config".
+		c.Rejected = true
+		c.Empty = true
+		c.RejectedAt = Pos{File: file, Line: 1, Col: 1}
+		c.RejectReason = "the file holds no definition (empty, blank or only comments): OpenSM treats that as a configuration error"
+		c.Findings = append(c.Findings, Finding{Severity: Error, Pos: c.RejectedAt, Rule: "opensm-rejects",
+			Message: c.RejectReason + " and programs its fallback Default=0x7fff : ALL=full",
+			Hint:    "add at least `Default=0x7fff, ipoib : ALL=full;`, or remove the file (OpenSM then uses the same fallback without an error)"})
+	}
+	c.sortPartitions()
+	return c
+}
+
+// parseLine is the body of the fgets loop: it returns -1 when OpenSM stops with an
+// error, 1 when something was parsed, 0 when the line was blank.
+func (e *emu) parseLine() int {
+	b := &e.buf
+	res := 0
+	p := 0
+	if q := b.strchr(p, '#'); q >= 0 {
+		b.set(q, 0)
+	}
+	for {
+		for isBlank(b.at(p)) {
+			p++
+		}
+		if b.at(p) == 0 {
+			break
+		}
+		if e.conf == nil {
+			e.conf = newPartConf()
+		}
+		q := b.strchr(p, ';')
+		if q >= 0 {
+			b.set(q, 0)
+		}
+		n := e.parsePartConf(p)
+		if n < 0 {
+			return -1
+		}
+		res = 1
+		p += n
+		if q < 0 {
+			break
+		}
+		e.conf = nil // flush_part_conf
+		if p >= lineSize {
+			b.at(p) // past the buffer: uncertain
+			break
+		}
+	}
+	return res
+}
+
+// nameToken is parse_name_token: it splits the C string at str at its first '=',
+// strips blanks around both parts (writing NULs), and returns the name, the value (-1
+// when there is no '=') and the length OpenSM advances by.
+func (e *emu) nameToken(str int) (name, val, n int) {
+	b := &e.buf
+	p := str
+	for isBlank(b.at(p)) {
+		p++
+	}
+	q := b.strchr(p, '=')
+	if q >= 0 {
+		b.set(q, 0)
+		q++
+	}
+	n = b.strlen(str) + 1
+	s := q
+	t := p + b.strlen(p)
+	for t != p && (b.at(t) == 0 || isBlank(b.at(t))) {
+		b.set(t, 0)
+		t--
+	}
+	name, val = p, -1
+	if s < 0 {
+		return
+	}
+	p = s
+	for isBlank(b.at(p)) {
+		p++
+	}
+	t = p + b.strlen(p)
+	n += t - s + 1
+	for t != p && (b.at(t) == 0 || isBlank(b.at(t))) {
+		b.set(t, 0)
+		t--
+	}
+	val = p
+	return
+}
+
+// parsePartConf is parse_part_conf on the string at str; it returns the length
+// OpenSM advances by, or -1 on a PARSE ERROR.
+func (e *emu) parsePartConf(str int) int {
+	b := &e.buf
+	p := str
+	if v := b.at(p); v == '\t' || v == 0 || v == '\n' {
+		p++
+	}
+	n := p - str
+	str = p
+	if e.conf.def == nil {
+		q := b.strchr(p, ':')
+		if q < 0 {
+			hint := "join the line with the next one so that ':' follows the definition, or end the previous member list with ';'"
+			msg := fmt.Sprintf("no ':' in %q: OpenSM needs the definition (name, key, flags) and its ':' on one line", short(b.str(p)))
+			if strings.HasSuffix(b.str(p), "\r") {
+				hint = "convert the file to Unix line ends (dos2unix): OpenSM does not skip '\\r'"
+			}
+			e.abort(p, "no partition definition found", msg, hint)
+			return -1
+		}
+		b.set(q, 0)
+		str = q + 1
+		defAt := p
+		q = b.strchr(p, ',')
+		if q >= 0 {
+			b.set(q, 0)
+		}
+		nameAt, idAt, r := e.nameToken(p)
+		p += r
+		n += r
+		var flags []Flag
+		for q >= 0 {
+			q = b.strchr(p, ',')
+			if q >= 0 {
+				b.set(q, 0)
+				q++
+			}
+			fAt, vAt, r := e.nameToken(p)
+			p += r
+			n += r
+			flags = append(flags, e.partitionFlag(fAt, vAt))
+		}
+		if p != str {
+			e.abort(defAt, "bad partition definition", "the definition does not end where OpenSM expects its ':'", "write `name=key[,flag...] : members ;`")
+			return -1
+		}
+		if !e.partitionCreate(defAt, nameAt, idAt, flags) {
+			return -1
+		}
+	}
+	// skip_header: the members.
+	for {
+		q := b.strchr(p, ',')
+		if q >= 0 {
+			b.set(q, 0)
+			q++
+		}
+		nameAt, flagAt, r := e.nameToken(p)
+		n += r
+		if b.str(nameAt) == "mgid" {
+			// "We're done: this consumes the line": the flags start after this token,
+			// which is past the NUL that ends the line when the token is the last.
+			n += e.mgroupCreate(p+r, nameAt, flagAt)
+			return n
+		}
+		if !e.addPort(nameAt, flagAt) {
+			return -1
+		}
+		p += r
+		if q < 0 {
+			break
+		}
+	}
+	return n
+}
+
+// partitionFlag is partition_add_flag (with parse_group_flag first).
+func (e *emu) partitionFlag(fAt, vAt int) Flag {
+	b := &e.buf
+	name, val := b.str(fAt), b.str(vAt)
+	f := Flag{Text: name, Value: val, Pos: e.pos(fAt)}
+	if vAt >= 0 {
+		f.Text += "=" + val
+	}
+	if g := e.groupFlag(&e.conf.flags, fAt, vAt); g != "" {
+		f.Name = g
+		return f
+	}
+	switch {
+	case prefixOf(name, "ipoib"):
+		f.Name = "ipoib"
+		e.conf.isIPoIB = true
+	case prefixOf(name, "defmember"):
+		f.Name = "defmember"
+		if vAt < 0 || !(prefixOf(val, "limited") || prefixOf(val, "both") || prefixOf(val, "full")) {
+			e.finding(Warning, fAt, "bad-flag", fmt.Sprintf("defmember needs full, limited or both, not %q: OpenSM ignores it (members default to limited)", val),
+				"write defmember=full or defmember=limited")
+			break
+		}
+		switch {
+		case prefixOf(val, "full"):
+			e.conf.membership = FlagFull
+		case prefixOf(val, "both"):
+			e.conf.membership = FlagBoth
+		default:
+			e.conf.membership = FlagLimited
+		}
+	case name == "indx0":
+		f.Name = "indx0"
+		e.conf.indx0 = true
+	default:
+		e.finding(Warning, fAt, "unknown-flag", fmt.Sprintf("unknown partition flag %q: OpenSM ignores it", f.Text),
+			"flags: ipoib, indx0, defmember=, mtu=, rate=, sl=, scope=, Q_Key=, TClass=, FlowLabel=")
+	}
+	return f
+}
+
+// groupFlag is parse_group_flag: it returns the flag's name when it is one of the
+// multicast group flags (matched by prefix in this order), "" if not.
+func (e *emu) groupFlag(g *groupFlags, fAt, vAt int) string {
+	b := &e.buf
+	name, val := b.str(fAt), b.str(vAt)
+	num := func() (uint64, bool) { // verify_val: strtoul, junk after it only logged
+		v, used := strtoull(val)
+		return v, used == len(val)
+	}
+	warn := func(flag string) {
+		e.finding(Warning, fAt, "bad-group-flag", fmt.Sprintf("%s needs a valid value, not %q: OpenSM logs \"flag '%s' requires valid value\"", flag, val, flag),
+			"write a number, e.g. "+flag+"=4")
+	}
+	switch {
+	case prefixOf(name, "mtu"):
+		if vAt < 0 {
+			warn("mtu")
+			return "mtu"
+		}
+		v, _ := num()
+		g.MTU = uint32(v)
+		if g.MTU == 0 {
+			warn("mtu")
+		}
+		return "mtu"
+	case prefixOf(name, "rate"):
+		if vAt < 0 {
+			warn("rate")
+			return "rate"
+		}
+		v, _ := num()
+		g.Rate = uint32(v)
+		if g.Rate == 0 {
+			warn("rate")
+		}
+		return "rate"
+	case prefixOf(name, "scope"):
+		if vAt < 0 {
+			warn("scope")
+			return "scope"
+		}
+		v, _ := num()
+		if s := uint32(v); s == 0 || s > 0xf {
+			warn("scope")
+		} else {
+			g.ScopeMask |= 1 << s
+		}
+		return "scope"
+	case prefixOf(name, "Q_Key"):
+		if vAt >= 0 {
+			v, _ := num()
+			g.QKey = uint32(v)
+		}
+		return "Q_Key"
+	case prefixOf(name, "TClass"):
+		if vAt >= 0 {
+			v, _ := num()
+			g.TClass = uint8(v)
+		}
+		return "TClass"
+	case prefixOf(name, "sl"):
+		v, used := strtoull(val)
+		if vAt < 0 || val == "" || uint32(v) > 15 || (used < len(val) && !isCSpace(val[used])) {
+			warn("sl")
+		} else {
+			g.SL = uint32(v)
+		}
+		return "sl"
+	case prefixOf(name, "FlowLabel"):
+		v, used := strtoull(val)
+		if vAt < 0 || val == "" || uint32(v) > 0xfffff || (used < len(val) && !isCSpace(val[used])) {
+			warn("FlowLabel")
+		} else {
+			g.FlowLabel = uint32(v)
+		}
+		return "FlowLabel"
+	default:
+		return ""
+	}
+}
+
+func isCSpace(c byte) bool { return c == ' ' || (c >= '\t' && c <= '\r') }
+
+// partitionCreate is partition_create + osm_prtn_make_new.
+func (e *emu) partitionCreate(defAt, nameAt, idAt int, flags []Flag) bool {
+	b := &e.buf
+	name := b.str(nameAt)
+	hasName := true
+	d := &Definition{Pos: e.pos(defAt), Name: name, Flags: flags, IPoIB: e.conf.isIPoIB, Indx0: e.conf.indx0, DefMember: e.conf.membership}
+	id, idPos := "", Pos{}
+	hasID := idAt >= 0
+	if hasID {
+		id, idPos = b.str(idAt), e.pos(idAt)
+	}
+	if !hasID && name != "" && name[0] >= '0' && name[0] <= '9' {
+		id, idPos, hasID, hasName, d.Name = name, e.pos(nameAt), true, false, ""
+	}
+	var key uint16
+	if hasID {
+		d.KeyText = id
+		v, used := strtoull(id)
+		if used == 0 || used != len(id) {
+			e.abort(idAt, "bad partition definition", fmt.Sprintf("partition key %q is not a number: OpenSM rejects the definition", id), "write the key in hex, e.g. =0x0010")
+			if !hasName {
+				e.c.Findings[len(e.c.Findings)-1].Pos = idPos
+			}
+			return false
+		}
+		key = uint16(v) & 0x7fff // cl_hton16((uint16_t)strtoul(id)), then & ~0x8000
+		switch {
+		case key == 0:
+			e.c.Findings = append(e.c.Findings, Finding{Severity: Error, Pos: idPos, Rule: "key-zero",
+				Message: fmt.Sprintf("key %s is 0 after OpenSM truncates it to 16 bits and drops the top bit: OpenSM silently generates a key instead", id),
+				Hint:    "choose a key between 0x0001 and 0x7ffe"})
+		case v > 0xffff:
+			e.c.Findings = append(e.c.Findings, Finding{Severity: Error, Pos: idPos, Rule: "key-too-large",
+				Message: fmt.Sprintf("key %s is wider than 16 bits: OpenSM truncates it to 0x%04x", id, key), Hint: "write the 15-bit key, at most 0x7fff"})
+		case v&0x8000 != 0:
+			e.c.Findings = append(e.c.Findings, Finding{Severity: Warning, Pos: idPos, Rule: "key-top-bit",
+				Message: fmt.Sprintf("key %s has the membership bit set: OpenSM ignores it, the key is 0x%04x", id, key),
+				Hint:    fmt.Sprintf("write =0x%04x; membership is set per member with =full/=limited", key)})
+		}
+	}
+	if len(name) >= 32 && hasName {
+		d.NameTruncated = true
+	}
+	c := e.c
+	var part *Partition
+	if key == 0 {
+		// osm_prtn_find_by_name: strncmp(p->name, name, 32) against names stored in
+		// char name[32]: a name of 32 bytes or more is stored cut to 31 and never
+		// found again.
+		if hasName && len(name) < 32 {
+			part = e.names[name]
+		}
+		if part == nil {
+			for c.counter < 0x7ffe { // generate_pkey
+				c.counter++
+				if c.byKey[c.counter] == nil {
+					key = c.counter
+					break
+				}
+			}
+			d.Generated = true
+			if key == 0 {
+				e.abort(defAt, "bad partition definition", "no free P_Key left to generate (generate_pkey)", "give the partition a key")
+				return false
+			}
+		}
+	} else {
+		part = c.byKey[key]
+	}
+	if part == nil && !e.dead {
+		stored := name
+		if len(stored) > 31 {
+			stored = stored[:31] // strncpy(p->name, name, sizeof(p->name) - 1)
+		}
+		if !hasName || stored == "" {
+			stored = fmt.Sprintf("%04x", key)
+		}
+		part = &Partition{Key: key, Name: stored, Generated: d.Generated}
+		c.byKey[key] = part
+		c.Partitions = append(c.Partitions, part)
+		if _, ok := e.names[stored]; !ok {
+			e.names[stored] = part
+		}
+	}
+	if e.dead {
+		e.conf.def = d
+		return true
+	}
+	d.Key = part.Key
+	d.Partition = part
+	part.Defs = append(part.Defs, d)
+	part.IPoIB = part.IPoIB || d.IPoIB
+	if part.Key == 0x7fff {
+		c.HasDefault = true
+	}
+	c.Definitions = append(c.Definitions, d)
+	e.conf.def = d
+	if !c.qos() && e.conf.flags.SL != 0 {
+		// partition_create: without QoS the SL is forced to the default (0).
+		e.conf.flags.SL = 0
+	}
+	if e.conf.isIPoIB {
+		// The IPoIB broadcast group: ff12:401b:PKEY::ffff:ffff, with the partition's
+		// mtu, rate, sl, Q_Key (0x0b1b when 0), TClass, FlowLabel, but not its scope
+		// (broadcast_mgroup.flags is zeroed and scope_mask not copied).
+		g := e.conf.flags
+		g.ScopeMask = 0
+		if g.QKey == 0 {
+			g.QKey = ipoibQKey
+		}
+		gid := broadcastMGID(part.Key)
+		e.createGroups(part, d, gid, g, d.Pos, true)
+	}
+	return true
+}
+
+func (c *Config) qos() bool { return false }
+
+// broadcastMGID is osm_ipoib_broadcast_mgid with the full P_Key at bytes 4-5.
+func broadcastMGID(key uint16) [16]byte {
+	gid := [16]byte{0xff, 0x12, 0x40, 0x1b, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff}
+	k := key | 0x8000
+	gid[4], gid[5] = byte(k>>8), byte(k)
+	return gid
+}
+
+// addPort is partition_add_port; false is "bad PortGUID".
+func (e *emu) addPort(nameAt, flagAt int) bool {
+	b := &e.buf
+	name := b.str(nameAt)
+	if name == "" || prefixOf(name, "NONE") {
+		return true
+	}
+	d := e.conf.def
+	m := &Member{Text: name, Pos: e.pos(nameAt), Def: d, Indx0: e.conf.indx0, Membership: e.conf.membership}
+	if flagAt >= 0 {
+		flag := b.str(flagAt)
+		m.Text += "=" + flag
+		m.Explicit = true
+		mf, ok := membershipWord(flag)
+		if !ok {
+			e.finding(Warning, flagAt, "unknown-membership", fmt.Sprintf("membership %q is not full, limited or both: OpenSM makes the port limited", flag),
+				"write =full, =limited or =both (lower case)")
+		}
+		m.Membership = mf
+	}
+	kw := false
+	for _, k := range memberKeywords {
+		if prefixOf(name, k.word) {
+			m.Kind, kw = k.kind, true
+			break
+		}
+	}
+	if !kw {
+		v, used := strtoull(name)
+		if used != len(name) || v == 0 {
+			hint := "write a port GUID (0x0002c90300000201) or ALL, ALL_CAS, ALL_SWITCHES, ALL_ROUTERS, SELF (upper case)"
+			if strings.ContainsAny(name, ":") {
+				hint = "end the previous partition with ';' before the next definition; the ':' belongs on the definition line"
+			}
+			e.abort(nameAt, "bad PortGUID", fmt.Sprintf("%q is neither a port GUID nor a keyword", short(name)), hint)
+			if e.c.Findings[len(e.c.Findings)-1].Rule == "opensm-rejects" {
+				e.c.Findings[len(e.c.Findings)-1].Rule = "bad-member"
+			}
+			return false
+		}
+		m.GUID = v
+		m.Octal = len(name) > 1 && name[0] == '0' && name[1] != 'x' && name[1] != 'X'
+		m.Decimal = name[0] >= '1' && name[0] <= '9'
+	}
+	if e.dead {
+		return true
+	}
+	d.Members = append(d.Members, m)
+	d.Partition.Members = append(d.Partition.Members, m)
+	e.c.Members = append(e.c.Members, m)
+	return true
+}
+
+// mgroupCreate is mgroup_create: the mgid value at valAt, the flags from p (which may
+// be past the end of the line). It returns the length OpenSM adds.
+func (e *emu) mgroupCreate(p, nameAt, valAt int) int {
+	b := &e.buf
+	d := e.conf.def
+	if valAt < 0 {
+		// inet_pton(AF_INET6, NULL, ...): OpenSM dereferences a NULL pointer.
+		e.finding(Error, nameAt, "mgid-crash", "`mgid` without '=GID': OpenSM 3.3.23 passes a NULL pointer to inet_pton and crashes (segmentation fault)",
+			"write mgid=GID, e.g. mgid=ff12:401b::1")
+		if e.c.Uncertain == "" {
+			e.c.Uncertain = "OpenSM crashes on `mgid` without a value"
+			e.c.UncertainAt = e.pos(nameAt)
+		}
+		return 0
+	}
+	text := b.str(valAt)
+	addr, err := netip.ParseAddr(text)
+	if err != nil || !addr.Is6() || addr.Zone() != "" || addr.As16()[0] != 0xff {
+		// Logged as a PARSE ERROR but mgroup_create returns 0: the file is kept,
+		// only this group is not created.
+		e.finding(Warning, valAt, "mgid-not-multicast",
+			fmt.Sprintf("mgid %q is not a multicast GID: OpenSM logs \"PARSE ERROR ... gid is not multicast\" and creates no group, but keeps the file", short(text)),
+			"write an IPv6-style multicast GID starting with ff, e.g. ff12:401b::1")
+		return 0
+	}
+	g := e.conf.flags // inherit partition flags (but not TClass)
+	g.TClass = 0
+	var flags []Flag
+	n := 0
+	for { // parse_mgroup_flags
+		q := b.strchr(p, ',')
+		if q >= 0 {
+			b.set(q, 0)
+			q++
+		}
+		fAt, vAt, r := e.nameToken(p)
+		f := Flag{Text: b.str(fAt), Value: b.str(vAt), Pos: e.pos(fAt)}
+		if vAt >= 0 {
+			f.Text += "=" + f.Value
+		}
+		f.Name = e.groupFlag(&g, fAt, vAt)
+		if f.Name == "" && f.Text != "" {
+			e.finding(Warning, fAt, "mgid-swallows", fmt.Sprintf("%q after mgid= is read as a group flag, not a member: OpenSM ignores it", short(f.Text)),
+				"put members on their own line after the mgid line")
+		}
+		if f.Text != "" {
+			flags = append(flags, f)
+		}
+		p += r
+		n += r
+		if q < 0 {
+			break
+		}
+	}
+	if e.dead || d.Partition == nil {
+		return n
+	}
+	gid := addr.As16()
+	d.MGIDs = append(d.MGIDs, MGID{GID: addr, Flags: flags, Pos: e.pos(nameAt)})
+	if isIPMGID(gid) {
+		pk := uint16(gid[4])<<8 | uint16(gid[5])
+		full := d.Partition.Key | 0x8000
+		switch {
+		case gid != broadcastMGID(d.Partition.Key) && pk != 0 && pk != full:
+			e.finding(Warning, nameAt, "mgid-pkey", fmt.Sprintf("IP multicast group %s carries P_Key 0x%04x but partition %s is 0x%04x: OpenSM logs an error and does not create it", addr, pk, d.Partition.Name, full),
+				fmt.Sprintf("write 0x%04x or 0000 in bytes 4-5 of the MGID (OpenSM fills in the partition's key for 0000)", full))
+			return n
+		case g.Rate != e.conf.flags.Rate:
+			e.finding(Warning, nameAt, "mgid-rate", fmt.Sprintf("IP multicast group %s has rate %d but the partition's broadcast group has %d: OpenSM logs an error and does not create it", addr, g.Rate, e.conf.flags.Rate),
+				"give IP groups the partition's rate (set rate= on the partition, not the mgid line)")
+			return n
+		case g.MTU != e.conf.flags.MTU:
+			e.finding(Warning, nameAt, "mgid-mtu", fmt.Sprintf("IP multicast group %s has mtu %d but the partition's broadcast group has %d: OpenSM logs an error and does not create it", addr, g.MTU, e.conf.flags.MTU),
+				"give IP groups the partition's mtu (set mtu= on the partition, not the mgid line)")
+			return n
+		}
+		gid[4], gid[5] = byte(full>>8), byte(full)
+		if g.QKey == 0 {
+			g.QKey = ipoibQKey
+		}
+	}
+	e.createGroups(d.Partition, d, gid, g, e.pos(nameAt), false)
+	return n
+}
+
+// refuseGroup is validate_requested_mgid in mcmr_rcv_create_new_mgrp
+// (osm_sa_mcmember_record.c, ipoib_mcgroup_creation_validation on by default): an
+// IPoIB group other than the broadcast group needs the broadcast group of its P_Key
+// and scope ("ERR 1B1B: Broadcast group ... not found", seen in the lab); other MGIDs
+// must not use the reserved flag bits (ERR 1B28) nor the 0xA01B signature with
+// link-local scope (ERR 1B24).
+func (c *Config) refuseGroup(mg [16]byte) string {
+	sig := uint16(mg[2])<<8 | uint16(mg[3])
+	if sig == 0x401b || sig == 0x601b {
+		bc := [16]byte{0xff, 0x10 | mg[1]&0x0f, 0x40, 0x1b, mg[4], mg[5], 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff}
+		if sig == 0x401b && bc == mg {
+			return ""
+		}
+		if _, ok := c.groupByMGID[bc]; !ok {
+			return fmt.Sprintf("its IPoIB broadcast group %s does not exist (ERR 1B1B)", netip.AddrFrom16(bc))
+		}
+		return ""
+	}
+	if mg[1]&0xe0 != 0 {
+		return "the MGID uses reserved flag bits (ERR 1B28)"
+	}
+	if sig == 0xa01b && mg[1]&0x0f == 2 {
+		return "the SA-assigned signature 0xA01B with link-local scope (ERR 1B24)"
+	}
+	return ""
+}
+
+func isIPMGID(gid [16]byte) bool {
+	sig := uint16(gid[2])<<8 | uint16(gid[3])
+	return sig == 0x401b || sig == 0x601b
+}
+
+// createGroups is __create_mgrp + osm_prtn_add_mcgroup: one group per scope in the
+// mask (the default scope, link-local, when none), its scope written into the MGID.
+// A group whose MGID already exists is not created again (osm_get_mgrp_by_mgid in
+// mgroup_create, find-or-create for the broadcast group): the first one wins.
+func (e *emu) createGroups(p *Partition, d *Definition, gid [16]byte, g groupFlags, pos Pos, broadcast bool) {
+	if !broadcast {
+		if _, dup := e.c.groupByMGID[gid]; dup {
+			return
+		}
+	}
+	scopes := []uint8{}
+	for s := 0; s < 16; s++ {
+		if g.ScopeMask&(1<<s) != 0 {
+			scopes = append(scopes, uint8(s))
+		}
+	}
+	if len(scopes) == 0 {
+		scopes = []uint8{defaultMgrpScope}
+	}
+	for _, s := range scopes {
+		mg := gid
+		mg[1] = mg[1]&0xf0 | s
+		if _, dup := e.c.groupByMGID[mg]; dup {
+			continue
+		}
+		if why := e.c.refuseGroup(mg); why != "" {
+			e.c.Findings = append(e.c.Findings, Finding{Severity: Warning, Pos: pos, Rule: "mgid-refused",
+				Message: fmt.Sprintf("OpenSM's SA refuses to create multicast group %s: %s", netip.AddrFrom16(mg), why),
+				Hint:    "for IPoIB groups give the partition the ipoib flag (its broadcast group must exist first, in the same scope)"})
+			continue
+		}
+		grp := &MGroup{MGID: netip.AddrFrom16(mg), QKey: g.QKey, MTU: uint8(g.MTU), Rate: uint8(g.Rate), SL: uint8(g.SL), Scope: s,
+			TClass: g.TClass, FlowLabel: g.FlowLabel, Broadcast: broadcast, Partition: p, Pos: pos, RawMTU: g.MTU, RawRate: g.Rate}
+		e.c.groupByMGID[mg] = grp
+		p.Groups = append(p.Groups, grp)
+	}
+}
+
+// MGroup is a multicast group OpenSM creates for a partition (osm_prtn_add_mcgroup):
+// the IPoIB broadcast group of an `ipoib` partition and every valid mgid= line. It
+// exists only while the partition has a member in the fabric (OpenSM deletes empty
+// partitions and their groups).
+type MGroup struct {
+	MGID      netip.Addr // with the scope and, for IP groups, the P_Key filled in
+	QKey      uint32
+	MTU       uint8 // IB MTU code (1: 256 ... 5: 4096), as OpenSM stores it (truncated to 8 bits)
+	Rate      uint8 // IB rate code (2: 2.5 Gb/s, 3: 10 Gb/s ... 22: 600 Gb/s)
+	SL        uint8
+	Scope     uint8
+	TClass    uint8
+	FlowLabel uint32
+	Broadcast bool // the IPoIB broadcast group of an ipoib partition
+	Partition *Partition
+	Pos       Pos
+	// RawMTU and RawRate are the values as written (before the 8-bit truncation).
+	RawMTU, RawRate uint32
+}
+
+// prefixOf is OpenSM's matching: strncmp(word, keyword, strlen(word)) == 0, that is
+// word is a prefix of keyword (case-sensitive; the empty word matches everything).
+func prefixOf(word, keyword string) bool { return strings.HasPrefix(keyword, word) }
+
+// membershipWord is how partition_add_port reads full/both/limited: in that order, by
+// prefix ("=" alone is full, "=b" both, "=limi" limited, "=FULL" unknown: limited).
+func membershipWord(v string) (MemberFlag, bool) {
+	switch {
+	case prefixOf(v, "full"):
+		return FlagFull, true
+	case prefixOf(v, "both"):
+		return FlagBoth, true
+	case prefixOf(v, "limited"):
+		return FlagLimited, true
+	}
+	return FlagLimited, false
+}
+
+func short(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) > 40 {
+		return s[:37] + "..."
+	}
+	return s
+}
