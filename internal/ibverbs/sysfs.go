@@ -15,7 +15,7 @@ import (
 	"strings"
 	"syscall"
 
-	"golang.org/x/sys/unix"
+	"github.com/ibkey/ibkey/internal/fsread"
 )
 
 // Directories below the sysfs root (facts/sysfs.md).
@@ -28,16 +28,20 @@ const (
 // demo host. Every read goes through fsys, so all of them are read the same way.
 type Sysfs struct {
 	fsys fs.FS
-	// dir is the tree's directory on disk ("" when fsys is not the OS file system):
-	// reads then take a fast path of openat(2) + one read(2) + close(2).
-	dir string
+	// root is the tree on disk (nil when fsys is not the OS file system): reads then
+	// stay inside it and take a fast path of openat2(2) + fstat(2) + one read(2).
+	root *fsread.Root
 	// Root names the tree in messages: "/sys", "testdata/sysfs/mlx5", "demo host".
 	Root string
 }
 
 // Open returns the tree rooted at dir. Symlinks inside it (class/infiniband/DEV points
-// into devices/) are followed by the operating system.
-func Open(dir string) *Sysfs { return &Sysfs{fsys: os.DirFS(dir), dir: dir, Root: dir} }
+// into devices/) are followed while they stay inside dir, as every link of the kernel's
+// sysfs layout does; one leading out is refused and nothing of its target is read
+// (fsread.Root). Special files (FIFOs, devices, sockets) are refused by type.
+func Open(dir string) *Sysfs {
+	return &Sysfs{fsys: os.DirFS(dir), root: fsread.NewRoot(dir), Root: dir}
+}
 
 // FromFS returns a tree read from fsys, named root in messages.
 func FromFS(fsys fs.FS, root string) *Sysfs { return &Sysfs{fsys: fsys, Root: root} }
@@ -90,6 +94,10 @@ func (e *PathError) Unwrap() error { return e.Err }
 
 // describeErr turns an fs error into a short reason without repeating the path.
 func describeErr(err error) string {
+	var fe *fsread.Error
+	if errors.As(err, &fe) {
+		return fe.Problem
+	}
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		err = pe.Err
@@ -144,7 +152,7 @@ func asString(s string) (string, error) { return s, nil }
 // DeviceNames lists class/infiniband. The entries are symlinks into devices/: they are
 // not filtered by type (an Lstat-based "is a directory" check would miss every device).
 func (s *Sysfs) DeviceNames() ([]string, error) {
-	ents, err := fs.ReadDir(s.fsys, ClassInfiniBand)
+	ents, err := s.readDir(ClassInfiniBand)
 	if err != nil {
 		return nil, &PathError{Root: s.Root, Path: ClassInfiniBand, Err: err}
 	}
@@ -182,9 +190,9 @@ func (s *Sysfs) Device(name string) (*Device, error) {
 	if err := CheckDeviceName(name); err != nil {
 		return nil, err
 	}
-	ents, err := fs.ReadDir(s.fsys, s.devPath(name, "ports"))
+	ents, err := s.readDir(s.devPath(name, "ports"))
 	if err != nil {
-		if _, serr := fs.Stat(s.fsys, s.devPath(name)); serr != nil {
+		if _, serr := s.stat(s.devPath(name)); serr != nil {
 			return nil, &PathError{Root: s.Root, Path: s.devPath(name), Err: serr}
 		}
 		return nil, &PathError{Root: s.Root, Path: s.devPath(name, "ports"), Err: err}
@@ -254,7 +262,7 @@ func (s *Sysfs) Port(dev string, num int) (*Port, error) {
 	p.Rate = optional(s, path.Join(pdir, "rate"), ParseRate)
 	p.LinkLayer = optional(s, path.Join(pdir, "link_layer"), asString)
 	p.GID0 = optional(s, path.Join(pdir, "gids", "0"), ParseGID)
-	if fi, err := fs.Stat(s.fsys, path.Join(pdir, "pkeys")); err == nil && fi.IsDir() {
+	if fi, err := s.stat(path.Join(pdir, "pkeys")); err == nil && fi.IsDir() {
 		p.HasPKeys = true
 	}
 	p.Counters = s.listDir(path.Join(pdir, "counters"))
@@ -263,7 +271,7 @@ func (s *Sysfs) Port(dev string, num int) (*Port, error) {
 }
 
 func (s *Sysfs) listDir(p string) Opt[[]string] {
-	ents, err := fs.ReadDir(s.fsys, p)
+	ents, err := s.readDir(p)
 	if err != nil {
 		return Opt[[]string]{Missing: path.Base(p) + "/: " + describeErr(err)}
 	}
@@ -295,7 +303,25 @@ func (s *Sysfs) PKeys(dev string, num int) ([]PKeyEntry, error) {
 		return nil, err
 	}
 	dir := s.devPath(dev, "ports", strconv.Itoa(num), "pkeys")
-	ents, err := fs.ReadDir(s.fsys, dir)
+	buf := make([]byte, 0, 64)
+	read := func(i int) (string, error) { return s.readSmall(dir+"/"+strconv.Itoa(i), buf) }
+	var ents []fs.DirEntry
+	var err error
+	if s.root != nil {
+		// One directory descriptor for the whole table: each entry is then a
+		// single-component openat, not a walk of the full path.
+		var d *fsread.Dir
+		if d, err = s.root.OpenDir(dir); err == nil {
+			defer d.Close()
+			ents, err = d.ReadDir()
+			read = func(i int) (string, error) {
+				b, err := d.ReadFile(strconv.Itoa(i), buf)
+				return trimValue(b), err
+			}
+		}
+	} else {
+		ents, err = fs.ReadDir(s.fsys, dir)
+	}
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("%s/%d: %w", dev, num, ErrNoTable)
@@ -318,18 +344,6 @@ func (s *Sysfs) PKeys(dev string, num int) ([]PKeyEntry, error) {
 		}
 	}
 	table := make([]PKeyEntry, n)
-	buf := make([]byte, 0, 64)
-	read := func(i int) (string, error) { return s.readSmall(dir+"/"+strconv.Itoa(i), buf) }
-	if s.dir != "" {
-		// One directory descriptor for the whole table: each entry is then a
-		// single-component openat, not a walk of the full path.
-		dfd, err := unix.Open(path.Join(s.dir, dir), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return nil, &PathError{Root: s.Root, Path: dir, Err: err}
-		}
-		defer unix.Close(dfd)
-		read = func(i int) (string, error) { return readAt(dfd, strconv.Itoa(i), buf) }
-	}
 	for i := range table {
 		table[i].Index = i
 		if !present[i] {
@@ -352,10 +366,12 @@ func (s *Sysfs) PKeys(dev string, num int) ([]PKeyEntry, error) {
 }
 
 // readSmall reads a small file and returns its trimmed content; buf, when not nil,
-// is scratch space reused across calls.
+// is scratch space reused across calls. Reads are bounded by fsread.AttrMax: the
+// kernel's attribute show functions write at most a page.
 func (s *Sysfs) readSmall(name string, buf []byte) (string, error) {
-	if s.dir != "" {
-		return readAt(unix.AT_FDCWD, path.Join(s.dir, name), buf)
+	if s.root != nil {
+		b, err := s.root.ReadFile(name, buf)
+		return trimValue(b), err
 	}
 	f, err := s.fsys.Open(name)
 	if err != nil {
@@ -368,8 +384,8 @@ func (s *Sysfs) readSmall(name string, buf []byte) (string, error) {
 	buf = buf[:0]
 	for {
 		if len(buf) == cap(buf) {
-			if cap(buf) >= maxValue {
-				return "", errTooLarge
+			if cap(buf) > fsread.AttrMax {
+				return "", fsread.TooLarge(name, fsread.AttrMax, "a kernel attribute")
 			}
 			buf = append(buf, 0)[:len(buf)]
 		}
@@ -384,46 +400,20 @@ func (s *Sysfs) readSmall(name string, buf []byte) (string, error) {
 	}
 }
 
-// maxValue bounds what ibkey reads of one sysfs file: the kernel's attribute show
-// functions write at most a page.
-const maxValue = 1 << 16
+// readDir lists a directory of the tree, sorted by name.
+func (s *Sysfs) readDir(p string) ([]fs.DirEntry, error) {
+	if s.root != nil {
+		return s.root.ReadDir(p)
+	}
+	return fs.ReadDir(s.fsys, p)
+}
 
-var errTooLarge = errors.New("larger than 64 KiB: not a sysfs value")
-
-// readAt reads name (relative to dirfd) with openat(2) and read(2) into buf. A sysfs
-// attribute is produced whole by one read of a large enough buffer (rdma-core's
-// ibv_read_sysfs_file relies on the same); a full buffer is grown and read again, so
-// ordinary files of any size up to maxValue read correctly too.
-func readAt(dirfd int, name string, buf []byte) (string, error) {
-	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
-	if err != nil {
-		return "", &fs.PathError{Op: "open", Path: name, Err: err}
+// stat describes a file of the tree, symlinks followed (inside the tree).
+func (s *Sysfs) stat(p string) (fs.FileInfo, error) {
+	if s.root != nil {
+		return s.root.Stat(p)
 	}
-	defer unix.Close(fd)
-	if cap(buf) < 64 {
-		var stack [64]byte
-		buf = stack[:0]
-	}
-	buf = buf[:0]
-	for {
-		if len(buf) == cap(buf) {
-			if cap(buf) >= maxValue {
-				return "", errTooLarge
-			}
-			buf = append(buf, make([]byte, cap(buf))...)[:len(buf)]
-		}
-		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return "", &fs.PathError{Op: "read", Path: name, Err: err}
-		}
-		buf = buf[:len(buf)+n]
-		if n == 0 || len(buf) < cap(buf) {
-			return trimValue(buf), nil
-		}
-	}
+	return fs.Stat(s.fsys, p)
 }
 
 // Counter is one counters/NAME value.
@@ -501,7 +491,7 @@ const ARPHRDInfiniBand = 32
 // IPoIBInterfaces lists the IPoIB interfaces in class/net (entries are symlinks into
 // devices/). A tree without class/net has none.
 func (s *Sysfs) IPoIBInterfaces() ([]NetInterface, error) {
-	ents, err := fs.ReadDir(s.fsys, ClassNet)
+	ents, err := s.readDir(ClassNet)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil

@@ -3,6 +3,7 @@ package ibverbs
 import (
 	"errors"
 	"io/fs"
+	"os"
 	"strings"
 	"syscall"
 	"testing"
@@ -238,5 +239,43 @@ func TestIPoIBInterfaces(t *testing.T) {
 	}
 	if ifs, err := FromFS(fstest.MapFS{}, "empty").IPoIBInterfaces(); err != nil || ifs != nil {
 		t.Errorf("no class/net: %v %v", ifs, err)
+	}
+}
+
+// TestSymlinkEscapeRefused: a --sysfs tree whose node_desc and ports lead to /etc/passwd
+// is refused with a reason, and nothing of the target reaches a value or a message.
+func TestSymlinkEscapeRefused(t *testing.T) {
+	root := t.TempDir()
+	dev := root + "/devices/virtual/infiniband/x0"
+	for _, d := range []string{dev + "/ports/1", root + "/class/infiniband"} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	must := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.Symlink("../../devices/virtual/infiniband/x0", root+"/class/infiniband/x0"))
+	must(os.WriteFile(dev+"/node_type", []byte("1: CA\n"), 0o644))
+	must(os.Symlink("/etc/passwd", dev+"/node_desc"))
+	must(os.Symlink("/etc", dev+"/ports/1/pkeys"))
+	must(os.WriteFile(dev+"/ports/1/state", []byte("4: ACTIVE\n"), 0o644))
+	s := Open(root)
+	d, err := s.Device("x0")
+	if err != nil || d.NodeType.Value.Name != "CA" {
+		t.Fatalf("the kernel's own link must resolve: %+v, %v", d, err)
+	}
+	if d.NodeDesc.OK() || strings.Contains(d.NodeDesc.Missing, "root:") {
+		t.Errorf("node_desc linked to /etc/passwd = %+v", d.NodeDesc)
+	}
+	p, err := s.Port("x0", 1)
+	if err != nil || p.HasPKeys {
+		t.Errorf("pkeys/ linked to /etc counts as a table: %+v, %v", p, err)
+	}
+	_, err = s.PKeys("x0", 1)
+	if err == nil || !strings.Contains(err.Error(), "outside") {
+		t.Errorf("PKeys through a link to /etc = %v, want a refusal naming the escape", err)
 	}
 }

@@ -1,0 +1,225 @@
+package fsread
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// specialFiles makes one of each file type a user could point ibkey at.
+func specialFiles(t *testing.T) (dir string, files map[string]string) {
+	t.Helper()
+	dir = t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, "sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	sub := filepath.Join(dir, "dir")
+	if err := os.Mkdir(sub, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return dir, map[string]string{
+		fifo:        "is a FIFO (named pipe), not a regular file",
+		"/dev/zero": "is a character device, not a regular file",
+		"/dev/null": "is a character device, not a regular file",
+		sock:        "is a socket, not a regular file",
+		sub:         "is a directory, not a regular file",
+	}
+}
+
+func TestOpenRefusesSpecialFiles(t *testing.T) {
+	_, files := specialFiles(t)
+	for name, want := range files {
+		for what, read := range map[string]func() error{
+			"ReadFile": func() error { _, err := ReadFile(name, 1<<20, "a test file"); return err },
+			"ReadAttr": func() error { _, err := ReadAttr(name); return err },
+		} {
+			err := read()
+			var fe *Error
+			if !errors.As(err, &fe) || !errors.Is(err, ErrNotRegular) {
+				t.Errorf("%s(%s) = %v, want an *Error wrapping ErrNotRegular", what, name, err)
+				continue
+			}
+			if err.Error() != name+": "+want || strings.Contains(err.Error(), "\n") {
+				t.Errorf("%s(%s) = %q, want %q", what, name, err, name+": "+want)
+			}
+		}
+	}
+}
+
+func TestReadFileBounds(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []int{0, 1, 63, 64, 65, 4095, 4096, 4097, 1 << 16} {
+		name := filepath.Join(dir, "f")
+		data := bytes.Repeat([]byte{'x'}, n)
+		if err := os.WriteFile(name, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		got, err := ReadFile(name, 1<<16, "a test file")
+		if err != nil || !bytes.Equal(got, data) {
+			t.Errorf("ReadFile of %d bytes (limit 64 KiB) = %d bytes, %v", n, len(got), err)
+		}
+		got, err = ReadAttr(name)
+		if err != nil || !bytes.Equal(got, data) {
+			t.Errorf("ReadAttr of %d bytes = %d bytes, %v", n, len(got), err)
+		}
+		if n > 0 {
+			_, err := ReadFile(name, int64(n-1), "a test file")
+			if !errors.Is(err, ErrTooLarge) || err.Error() != name+": larger than "+Size(int64(n-1))+": too large for a test file" {
+				t.Errorf("ReadFile of %d bytes with limit %d = %v", n, n-1, err)
+			}
+		}
+	}
+	big := filepath.Join(dir, "big")
+	if err := os.WriteFile(big, make([]byte, AttrMax+1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadAttr(big); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("ReadAttr past AttrMax = %v", err)
+	}
+}
+
+// TestReadStopsAtBound reads a file that grows past its fstat size (as /proc files
+// and anything being written do): the bound holds on the bytes read, not the size.
+func TestReadStopsAtBound(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(name, make([]byte, 100), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Open(name, 150, "a test file")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := os.WriteFile(name, make([]byte, 1000), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b, err := io.ReadAll(f)
+	if !errors.Is(err, ErrTooLarge) || len(b) != 150 {
+		t.Errorf("read %d bytes, %v; want 150 and ErrTooLarge", len(b), err)
+	}
+}
+
+func TestOpenMissing(t *testing.T) {
+	_, err := ReadFile("/nonexistent/x", 10, "")
+	if !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("missing file: %v", err)
+	}
+}
+
+// kernelTree builds a tree shaped like /sys with an escape added: class/infiniband/rxe0
+// is the kernel's relative link into devices/, evil links to /etc/passwd, up climbs
+// above the root.
+func kernelTree(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	dev := filepath.Join(root, "devices/virtual/infiniband/rxe0")
+	mk := func(p, data string) {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk(filepath.Join(dev, "node_type"), "1: CA\n")
+	mk(filepath.Join(root, "outside-secret"), "")
+	ln := func(target, name string) {
+		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ln("../../devices/virtual/infiniband/rxe0", filepath.Join(root, "class/infiniband/rxe0"))
+	ln("/etc/passwd", filepath.Join(dev, "node_desc"))
+	ln("/etc", filepath.Join(root, "class/infiniband/etc"))
+	ln("../../../../../../../../../../etc", filepath.Join(root, "class/infiniband/up"))
+	ln("self", filepath.Join(dev, "self"))
+	return root
+}
+
+func TestRootConfinesSymlinks(t *testing.T) {
+	for _, fallback := range []bool{false, true} {
+		r := NewRoot(kernelTree(t))
+		if fallback {
+			r.noOpenat2.Store(true)
+		}
+		b, err := r.ReadFile("class/infiniband/rxe0/node_type", nil)
+		if err != nil || string(b) != "1: CA\n" {
+			t.Errorf("fallback=%v: the kernel's own link must resolve: %q, %v", fallback, b, err)
+		}
+		if ents, err := r.ReadDir("class/infiniband"); err != nil || len(ents) != 3 {
+			t.Errorf("fallback=%v: ReadDir = %v, %v", fallback, ents, err)
+		}
+		if fi, err := r.Stat("class/infiniband/rxe0"); err != nil || !fi.IsDir() {
+			t.Errorf("fallback=%v: Stat through the kernel's link = %v, %v", fallback, fi, err)
+		}
+		for _, p := range []string{"class/infiniband/etc/passwd", "class/infiniband/up/passwd", "../outside", "/etc/passwd"} {
+			b, err := r.ReadFile(p, nil)
+			if !errors.Is(err, ErrOutsideRoot) || len(b) != 0 {
+				t.Errorf("fallback=%v: ReadFile(%s) = %q, %v; want ErrOutsideRoot", fallback, p, b, err)
+			}
+			if _, err := r.ReadDir(strings.TrimSuffix(p, "/passwd")); err == nil {
+				t.Errorf("fallback=%v: ReadDir(%s) listed a directory outside the root", fallback, p)
+			}
+		}
+		// A symlink as the attribute itself is refused whatever it points to.
+		if b, err := r.ReadFile("class/infiniband/rxe0/node_desc", nil); err == nil || len(b) != 0 {
+			t.Errorf("fallback=%v: a final symlink to /etc/passwd was read: %q", fallback, b)
+		}
+		if _, err := r.ReadFile("class/infiniband/rxe0/self", nil); !errors.Is(err, syscall.ELOOP) {
+			t.Errorf("fallback=%v: a link to itself = %v, want ELOOP", fallback, err)
+		}
+	}
+}
+
+func TestRootSpecialFiles(t *testing.T) {
+	dir, _ := specialFiles(t)
+	if err := os.Symlink("/dev/zero", filepath.Join(dir, "zero")); err != nil {
+		t.Fatal(err)
+	}
+	r := NewRoot(dir)
+	for name, want := range map[string]error{"fifo": ErrNotRegular, "sock": ErrNotRegular, "dir": ErrNotRegular, "zero": syscall.ELOOP} {
+		if _, err := r.ReadFile(name, nil); !errors.Is(err, want) {
+			t.Errorf("ReadFile(%s) = %v, want %v", name, err, want)
+		}
+		d, err := r.OpenDir(".")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.ReadFile(name, nil); !errors.Is(err, want) {
+			t.Errorf("Dir.ReadFile(%s) = %v, want %v", name, err, want)
+		}
+		d.Close()
+	}
+}
+
+func TestRootMissing(t *testing.T) {
+	r := NewRoot(filepath.Join(t.TempDir(), "none"))
+	_, err := r.ReadDir("class/infiniband")
+	if !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "class/infiniband") {
+		t.Errorf("a missing root: %v", err)
+	}
+}
+
+func TestSize(t *testing.T) {
+	for n, want := range map[int64]string{10: "10 bytes", 1024: "1 KiB", 65536: "64 KiB", 16 << 20: "16 MiB", 1 << 30: "1 GiB", 1500: "1500 bytes"} {
+		if got := Size(n); got != want {
+			t.Errorf("Size(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
