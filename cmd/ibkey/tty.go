@@ -3,11 +3,9 @@ package main
 import (
 	"os"
 
-	"golang.org/x/sys/unix"
+	"golang.org/x/term"
 )
 
-// isTerminal reports whether f is a terminal.
-func isTerminal(f *os.File) bool {
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
-}
+// isTerminal reports whether f is a terminal (golang.org/x/term works on every
+// platform Go builds for; the TCGETS ioctl did not build on darwin).
+func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
