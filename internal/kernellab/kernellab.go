@@ -81,8 +81,8 @@ type Run struct {
 	Dir string
 	// Console is qemu's serial console output; Log is the guest script's own output.
 	Console, Log string
-	Setup   *Result
-	results map[string]*Result
+	Setup        *Result
+	results      map[string]*Result
 }
 
 // Result returns the result of the named command; Exit is -1 when it did not run.
@@ -221,7 +221,6 @@ func (l *Lab) Boot(ctx context.Context, dir string, plan Plan) (*Run, error) {
 	}
 	return run, nil
 }
-
 
 func tail(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
