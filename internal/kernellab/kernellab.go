@@ -130,6 +130,10 @@ func guestScript(dir string, plan Plan) error {
 	if setup == nil {
 		setup = RxeSetup
 	}
+	// Commands run as nobody must reach cmd/ and the binaries the caller put in dir.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return err
+	}
 	for _, d := range []string{"cmd", "out", "work"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o777); err != nil {
 			return err
@@ -169,6 +173,11 @@ func guestScript(dir string, plan Plan) error {
 	b.WriteString("sync\n")
 	return os.WriteFile(filepath.Join(dir, "guest.sh"), []byte(b.String()), 0o644)
 }
+
+// GuestDir is where the guest sees the run directory. Files the caller puts there
+// before Boot (binaries) are visible to the guest; the host's /tmp is not (the guest
+// mounts its own tmpfs there).
+const GuestDir = "/kl"
 
 // Boot boots the guest once in dir (a fresh directory the caller owns), runs plan and
 // reads every result back. An error means the boot itself failed (no qemu, timed out

@@ -81,6 +81,11 @@ func openUmadFile(path string) (*umadFile, error) {
 	}{{ClassSubnLID, 0}, {ClassSubnDirected, 0}, {ClassPerf, 1}} {
 		req := encodeUmadRegReq(a.class, a.qpn)
 		if err := ioctlPtr(fd, umadIoctlRegisterAgent, unsafe.Pointer(&req[0])); err != nil {
+			if a.qpn == 0 && errors.Is(err, unix.EPROTONOSUPPORT) {
+				// A RoCE or iWARP port has no QP0 (ib_register_mad_agent in
+				// drivers/infiniband/core/mad.c): no SMPs, but GMPs on QP1 work.
+				continue
+			}
 			return fail(fmt.Errorf("umad: %s: register an agent for %s: %w", path, a.class, err))
 		}
 		u.agents[a.class] = *(*uint32)(unsafe.Pointer(&req[0]))
@@ -108,7 +113,11 @@ func (u *umadFile) send(mad []byte, req *Request, class Class, timeout time.Dura
 	if ms == 0 {
 		ms = 1
 	}
-	b := append(encodeUmadHdr(u.hdrSize, u.agents[class], class, dlid, ms), mad...)
+	agent, ok := u.agents[class]
+	if !ok {
+		return fmt.Errorf("no %s agent: the port has no QP0 (not InfiniBand), so it sends no SMPs: %w", class, unix.EPROTONOSUPPORT)
+	}
+	b := append(encodeUmadHdr(u.hdrSize, agent, class, dlid, ms), mad...)
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	n, err := u.f.Write(b)
