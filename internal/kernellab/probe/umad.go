@@ -32,9 +32,9 @@ const (
 	ioctlEnablePKey      = 0x1b03     // _IO(0x1b, 3)
 
 	offID, offStatus, offTimeout, offRetries, offLength = 0, 4, 8, 12, 16
-	offQPN, offQKey, offLID, offSL, offPathBits          = 20, 24, 28, 30, 31
-	offGRHPresent, offGIDIndex, offHopLimit, offTClass   = 32, 33, 34, 35
-	offGID, offFlowLabel, offPKeyIndex                   = 36, 52, 56
+	offQPN, offQKey, offLID, offSL, offPathBits         = 20, 24, 28, 30, 31
+	offGRHPresent, offGIDIndex, offHopLimit, offTClass  = 32, 33, 34, 35
+	offGID, offFlowLabel, offPKeyIndex                  = 36, 52, 56
 
 	classPerf = 0x04
 	gsiQKey   = 0x80010000
