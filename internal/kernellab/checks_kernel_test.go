@@ -172,6 +172,17 @@ func TestIbkeyWatchOnKernel(t *testing.T) {
 	}
 	t.Logf("watch --once: %s%s\nwatch --once --ca rxe0 (exit %d): %s%s", mustSucceed(t, "ibkey_watch"), result(t, "ibkey_watch").Stderr, ca.Exit, ca.Stdout, ca.Stderr)
 	ctq := result(t, "ibkey_cantalk_qkey")
+	var v struct {
+		AToB struct {
+			OK      bool     `json:"ok"`
+			Reasons []string `json:"reasons"`
+		} `json:"a_to_b"`
+	}
+	decodeJSON(t, "ibkey_cantalk_qkey", ctq.Stdout, &v)
+	// Measured (qkey table, top_bit_plus_ctx): rxe drops it; ibkey must say so, by rule.
+	if v.AToB.OK || !strings.Contains(strings.Join(v.AToB.Reasons, " "), "verbatim rule") || ctq.Exit != 1 {
+		t.Errorf("ibkey can-talk on rxe0 with wr_qkey 0x80000011 (exit %d): a_to_b %+v; want dropped under the verbatim rule, exit 1", ctq.Exit, v.AToB)
+	}
 	t.Logf("ibkey can-talk rxe0/1,qp=ud,qkey=0x11,wr_qkey=0x80000011 rxe0/1,qp=ud,qkey=0x11 (binary, exit %d):\n%s", ctq.Exit, ctq.Stdout)
 }
 

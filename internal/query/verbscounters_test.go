@@ -2,10 +2,13 @@ package query
 
 import (
 	"errors"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/ibverbs"
 	"github.com/ibkey/ibkey/internal/ibverbs/verbs"
 )
@@ -156,5 +159,56 @@ func TestVerbsUnavailable(t *testing.T) {
 	v.Read(PortRef{"rxe0", 1}, []string{QKeyViolations}, out)
 	if !strings.Contains(out[0].Unavailable, "cannot load libibverbs.so.1") {
 		t.Errorf("reading %+v, want n/a with the reason", out[0])
+	}
+}
+
+// TestRxeFixture: the tree Linux 6.1 writes for rdma_rxe (testdata/sysfs/rxe, saved in
+// the kernel lab): one Ethernet port, one P_Key, no counters/ (so the constraint
+// counters are n/a, never 0), and the verbatim Q_Key rule; can-talk between two QPs on
+// it with a top-bit wr_qkey follows that rule and says so.
+func TestRxeFixture(t *testing.T) {
+	h := &Host{Sys: ibverbs.Open(filepath.Join("..", "..", "testdata", "sysfs", "rxe"))}
+	views, err := h.Load(Selector{}, LoadOptions{Tables: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(views) != 1 || views[0].Ref() != (PortRef{"rxe0", 1}) || views[0].LinkLayer() != "Ethernet" {
+		t.Fatalf("views %+v, want rxe0/1 on Ethernet", views)
+	}
+	v := views[0]
+	if v.Table == nil || len(v.Table.Entries) != 1 || v.Table.Entries[0].PKey != 0xffff {
+		t.Errorf("table %+v, want one entry 0xffff", v.Table)
+	}
+	if v.Port.Counters.OK() || !v.Port.HWCounter.OK() {
+		t.Errorf("counters %+v hw_counters %+v: rxe has only hw_counters/", v.Port.Counters, v.Port.HWCounter)
+	}
+	if rule, why := QKeyRuleOf(h.Sys, v); rule != check.QKeyRuleVerbatim || !strings.Contains(why, "dummy0") {
+		t.Errorf("QKeyRuleOf = %v (%s), want the verbatim rule", rule, why)
+	}
+	s, err := NewSampler(h, nil, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	smp := s.Take(false)
+	for i, c := range smp.Counters {
+		if r := smp.Ports[0].Readings[i]; r.Unavailable == "" {
+			t.Errorf("%s (%s) = %+v on rxe without a verbs source: want n/a", c.Name, c.Source.Name(), r)
+		}
+	}
+	a, err := check.ParseEndpoint("rxe0/1,qp=ud,qkey=0x11,wr_qkey=0x80000011")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := check.ParseEndpoint("rxe0/1,qp=ud,qkey=0x11")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := ResolveEndpoints(func() *Host { return h }, a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vd := check.CanTalk(res[0].Endpoint, res[1].Endpoint)
+	if vd.AToB.OK || !strings.Contains(strings.Join(vd.AToB.Reasons, " "), "verbatim rule") || !vd.BToA.OK {
+		t.Errorf("can-talk on rxe with wr_qkey 0x80000011: A→B %+v B→A ok=%v; want A→B dropped under the verbatim rule (measured), B→A fine", vd.AToB, vd.BToA.OK)
 	}
 }
