@@ -13,12 +13,22 @@ LDFLAGS    := -s -w -X main.version=$(VERSION)
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 export CGO_ENABLED ?= 0
 
-.PHONY: all build test bench lint golden completions man fixtures install uninstall demo clean fabric-test truth
+.PHONY: all build test bench lint golden completions man fixtures install uninstall demo clean fabric-test truth build-static kernel-test
 
 all: build
 
 build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/ibkey ./cmd/ibkey
+
+## build-static: ibkey without the run-time libibverbs loader (purego): a fully static
+## binary for systems without glibc; the verbs counter source then says it is absent.
+build-static:
+	$(GO) build -trimpath -tags ibkey_static -ldflags '$(LDFLAGS)' -o bin/ibkey-static ./cmd/ibkey
+
+## kernel-test: the real-kernel tests (one QEMU boot of Debian's kernel with rdma_rxe),
+## with CI=true so they fail instead of skipping; install with scripts/kernel-lab install.
+kernel-test:
+	CI=true $(GO) test -count=1 ./internal/kernellab/
 
 ## test: every test, fuzz seed corpora included (lab tests skip with a hint when the
 ## simulator packages are missing; under CI=true they fail instead).

@@ -73,6 +73,9 @@ type Endpoint struct {
 	QPType  QPType // QPAny when not known
 	QKey    *QKey  // the QP context's Q_Key, nil when not known
 	WRQKey  *QKey  // the send request's Q_Key, nil when not given
+	// QKeyRule is how this endpoint's device picks the Q_Key it sends (qkey.go,
+	// QKeyRuleFor); the zero value assumes the IBA rule.
+	QKeyRule QKeyRule
 	// Notes are passed through to the verdict's warnings (e.g. from resolving a spec).
 	Notes []string
 	// LinkLayer is the port's link layer ("InfiniBand", "Ethernet"), "" when not known
@@ -431,12 +434,7 @@ func direction(s, r Endpoint, typeOK, pkeyOK, ud bool) (Direction, string) {
 	var sentence string
 	if ud {
 		d.QKey = QKeyNotChecked
-		switch {
-		case s.WRQKey != nil && !s.WRQKey.Controlled():
-			d.WireQKey = s.WRQKey
-		case s.QKey != nil:
-			d.WireQKey = s.QKey
-		}
+		d.WireQKey, _ = s.QKeyRule.WireQKey(s.QKey, s.WRQKey)
 		d.AcceptedQKey = r.QKey
 		if d.WireQKey != nil && d.AcceptedQKey != nil {
 			d.QKey = QKeyMismatch
@@ -452,18 +450,7 @@ func direction(s, r Endpoint, typeOK, pkeyOK, ud bool) (Direction, string) {
 
 func qkeySentence(s, r Endpoint, d Direction) string {
 	arrow := s.Label + " → " + r.Label + ": "
-	var how string
-	switch {
-	case s.WRQKey != nil && !s.WRQKey.Controlled():
-		how = "its wr_qkey"
-		if s.QKey != nil && *s.QKey != *s.WRQKey {
-			how = "its wr_qkey, not its QP-context qkey " + s.QKey.String()
-		}
-	case s.WRQKey != nil:
-		how = "its QP-context qkey, because wr_qkey " + s.WRQKey.String() + " has the top bit set"
-	default:
-		how = "its QP-context qkey; no wr_qkey given"
-	}
+	_, how := s.QKeyRule.WireQKey(s.QKey, s.WRQKey)
 	switch d.QKey {
 	case QKeyMatch:
 		return fmt.Sprintf("%s%s sends Q_Key %s (%s) and %s accepts %s", arrow, s.Label, *d.WireQKey, how, r.Label, *d.AcceptedQKey)

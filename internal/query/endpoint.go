@@ -179,6 +179,10 @@ func ResolveEndpointsFrom(src EndpointSources, specs ...check.EndpointSpec) ([]R
 		if err := deferResolveError(err, &unresolved); err != nil {
 			return nil, err
 		}
+		if s.Kind == check.EndpointPort && h != nil {
+			// A local port: its device's Q_Key send rule (verbscounters.go, QKeyRuleOf).
+			e.QKeyRule, _ = QKeyRuleOf(h.Sys, v)
+		}
 		r.Endpoint, r.View = e, v
 		out[i] = r
 	}

@@ -12,13 +12,14 @@ import (
 )
 
 // Counters are read from sources: sysfs, SMP PortInfo and PMA PortCounters over MADs
-// (madcounters.go). A source reads a port's counters in one call so that a MAD source
+// (madcounters.go), and verbs (verbscounters.go). A source reads a port's counters in one call so that a MAD source
 // answers every PortInfo violation counter from one SMP Get, and every PortCounters
 // counter from one PMA Get.
 
 // CounterSource reads counters of one port.
 type CounterSource interface {
-	// Name labels the source in output: "sysfs", "smp portinfo", "pma portcounters".
+	// Name labels the source in output: "sysfs", "smp portinfo", "pma portcounters",
+	// "verbs".
 	Name() string
 	// Read reads the named counters of port, each once, into out (len(out) == len(names)).
 	Read(port PortRef, names []string, out []Reading)
@@ -33,6 +34,9 @@ type Reading struct {
 	// Unavailable: the source cannot provide this counter for this port at all (no
 	// counters/ directory, no fabric access). Never shown as 0.
 	Unavailable string
+	// Source labels the source that answered when it is not the counter's own (a
+	// Preferred source that fell back); "" means Counter.Source.
+	Source string
 }
 
 // Counter is one counter the sampler reads.

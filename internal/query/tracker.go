@@ -1,6 +1,9 @@
 package query
 
-import "time"
+import (
+	"cmp"
+	"time"
+)
 
 // HistoryLen is how many per-interval deltas a Tracker keeps per counter (the trend):
 // a fixed ring, so memory stays flat however long a watch runs.
@@ -147,7 +150,7 @@ func (t *Tracker) Add(s *Sample) *Snapshot {
 }
 
 func (t *Tracker) observe(port PortRef, c Counter, r Reading, now time.Time) CounterDelta {
-	cd := CounterDelta{Name: c.Name, Source: c.Source.Name(), Err: r.Err, Unavailable: r.Unavailable}
+	cd := CounterDelta{Name: c.Name, Source: cmp.Or(r.Source, c.Source.Name()), Err: r.Err, Unavailable: r.Unavailable}
 	if !cd.OK() {
 		return cd
 	}

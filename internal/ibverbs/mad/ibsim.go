@@ -275,7 +275,7 @@ func waitFD(ctx context.Context, fd int, events int16, deadline time.Time) error
 
 func (c *ibsimClient) hdrLen() int { return ibsimReqSize - Size }
 
-func (c *ibsimClient) encodeHdr(b []byte, req *Request, class Class, _ time.Duration) {
+func (c *ibsimClient) encodeHdr(b []byte, req *Request, class Class, _ time.Duration) error {
 	be := binary.BigEndian
 	dlid, slid := req.Addr.LID, uint16(0) // slid 0: ibsim fills in ours
 	if class == ClassSubnDirected {
@@ -292,6 +292,7 @@ func (c *ibsimClient) encodeHdr(b []byte, req *Request, class Class, _ time.Dura
 	be.PutUint32(b[12:], qp) // sqp
 	be.PutUint32(b[16:], 0)  // status
 	be.PutUint64(b[24:], Size)
+	return nil
 }
 
 func (c *ibsimClient) send(msgs [][]byte) (int, error) {

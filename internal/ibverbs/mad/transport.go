@@ -180,7 +180,7 @@ type endpoint interface {
 	// hdrLen is the transport header in front of the MAD in every message.
 	hdrLen() int
 	// encodeHdr writes the header for sending req into h (hdrLen bytes).
-	encodeHdr(h []byte, req *Request, class Class, timeout time.Duration)
+	encodeHdr(h []byte, req *Request, class Class, timeout time.Duration) error
 	// send writes msgs in order and returns how many went; fewer than
 	// len(msgs) with a nil error means the queue is full. An error is about
 	// msgs[n], the first not sent.
@@ -567,7 +567,9 @@ func (e *engine) start(s *slot, c *Call, now time.Duration) error {
 		return err
 	}
 	hl := e.ep.hdrLen()
-	e.ep.encodeHdr(s.msg[:hl], &c.Req, class, e.opts.Timeout)
+	if err := e.ep.encodeHdr(s.msg[:hl], &c.Req, class, e.opts.Timeout); err != nil {
+		return err
+	}
 	copy(s.msg[hl:], m)
 	s.call, s.tid, s.deadline, s.unsent = c, tid, now+e.opts.Timeout, true
 	c.attempts = 1

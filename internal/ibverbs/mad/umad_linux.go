@@ -88,6 +88,11 @@ func openUmadFile(path string) (*umadFile, error) {
 	}{{ClassSubnLID, 0}, {ClassSubnDirected, 0}, {ClassPerf, 1}} {
 		req := encodeUmadRegReq(a.class, a.qpn)
 		if err := ioctlPtr(fd, umadIoctlRegisterAgent, unsafe.Pointer(&req[0])); err != nil {
+			if a.qpn == 0 && errors.Is(err, unix.EPROTONOSUPPORT) {
+				// A RoCE or iWARP port has no QP0 (ib_register_mad_agent in
+				// drivers/infiniband/core/mad.c): no SMPs, but GMPs on QP1 work.
+				continue
+			}
 			return fail(fmt.Errorf("umad: %s: register an agent for %s: %w", path, a.class, err))
 		}
 		u.agents[a.class] = *(*uint32)(unsafe.Pointer(&req[0]))
@@ -106,7 +111,7 @@ func (u *umadFile) name() string { return u.path }
 
 func (u *umadFile) hdrLen() int { return u.hdrSize }
 
-func (u *umadFile) encodeHdr(h []byte, req *Request, class Class, timeout time.Duration) {
+func (u *umadFile) encodeHdr(h []byte, req *Request, class Class, timeout time.Duration) error {
 	dlid := req.Addr.LID
 	if class == ClassSubnDirected {
 		dlid = permissiveLID
@@ -115,8 +120,13 @@ func (u *umadFile) encodeHdr(h []byte, req *Request, class Class, timeout time.D
 	if ms == 0 {
 		ms = 1
 	}
+	agent, ok := u.agents[class]
+	if !ok {
+		return fmt.Errorf("no %s agent: the port has no QP0 (not InfiniBand), so it sends no SMPs: %w", class, unix.EPROTONOSUPPORT)
+	}
 	clear(h)
-	encodeUmadHdrInto(h, u.agents[class], class, dlid, ms)
+	encodeUmadHdrInto(h, agent, class, dlid, ms)
+	return nil
 }
 
 // send writes one MAD per write(2): the umad interface takes one request

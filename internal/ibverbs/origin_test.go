@@ -1,0 +1,53 @@
+package ibverbs
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestOrigin(t *testing.T) {
+	dir := t.TempDir()
+	mk := func(p, content string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, p), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ln := func(target, p string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, filepath.Join(dir, p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mk("devices/virtual/infiniband/rxe0/parent", "dummy0\n")
+	ln("../../devices/virtual/infiniband/rxe0", "class/infiniband/rxe0")
+	mk("devices/pci0000:00/0000:00:01.0/infiniband/mlx5_0/node_type", "1: CA\n")
+	mk("bus/pci/drivers/mlx5_core/.keep", "")
+	ln("../../devices/pci0000:00/0000:00:01.0/infiniband/mlx5_0", "class/infiniband/mlx5_0")
+	ln("../../../bus/pci/drivers/mlx5_core", "devices/pci0000:00/0000:00:01.0/infiniband/mlx5_0/device/driver")
+	mk("class/infiniband/copied/parent", "eth0\n")
+	s := Open(dir)
+
+	rxe := s.Origin("rxe0")
+	if !rxe.Virtual || rxe.Parent.Value != "dummy0" || rxe.Driver.OK() {
+		t.Errorf("rxe0: %+v, want virtual, parent dummy0, no driver", rxe)
+	}
+	mlx := s.Origin("mlx5_0")
+	if mlx.Virtual || mlx.Parent.OK() || mlx.Driver.Value != "mlx5_core" {
+		t.Errorf("mlx5_0: %+v, want a bus device with driver mlx5_core and no parent", mlx)
+	}
+	cp := s.Origin("copied")
+	if cp.Virtual || cp.Link.OK() || cp.Parent.Value != "eth0" {
+		t.Errorf("copied: %+v, want no link (a copied tree), parent eth0", cp)
+	}
+	if bad := s.Origin("../x"); bad.Virtual || bad.Link.OK() || bad.Parent.OK() {
+		t.Errorf("../x: %+v, want nothing read", bad)
+	}
+}

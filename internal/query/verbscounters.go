@@ -1,0 +1,234 @@
+package query
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/ibverbs"
+	"github.com/ibkey/ibkey/internal/ibverbs/verbs"
+)
+
+// Counters over verbs: ibv_query_port's bad_pkey_cntr and qkey_viol_cntr, the P_Key and
+// Q_Key violation counters sysfs does not have, readable by every user who may open
+// /dev/infiniband/uverbsN (mode 0666 by default) without MADs or root. For local ports
+// they are preferred over SMPs (PortInfo): no privilege, no fabric access, and the same
+// 16-bit saturating counters (IBA 14.2.5.6; rdma_rxe caps them at 0xffff too).
+
+// SourceVerbs labels the verbs counters in every output.
+const SourceVerbs = "verbs"
+
+// VerbsLib is the part of an opened libibverbs the verbs source uses (verbs.Lib).
+type VerbsLib interface {
+	OpenDevice(name string) (VerbsDevice, error)
+	Close() error
+}
+
+// VerbsDevice is an opened verbs device (verbs.Device).
+type VerbsDevice interface {
+	QueryPort(port int) (verbs.PortAttr, error)
+	Close() error
+}
+
+type verbsLib struct{ l *verbs.Lib }
+
+func (v verbsLib) OpenDevice(name string) (VerbsDevice, error) {
+	d, err := v.l.OpenDevice(name)
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+func (v verbsLib) Close() error { return v.l.Close() }
+
+// OpenVerbs loads the system's libibverbs. The error says why verbs cannot be used
+// here (no library, no RDMA stack, a static build); a verbs source then is n/a with it.
+// Only for the real /sys: verbs devices are the running kernel's, not a saved tree's.
+func OpenVerbs() (VerbsLib, error) {
+	l, err := verbs.Open()
+	if err != nil {
+		return nil, err
+	}
+	return verbsLib{l}, nil
+}
+
+// VerbsCounters reads the violation counters of local ports through verbs. Devices are
+// opened on first use and kept open until Close; a device that cannot be opened is n/a
+// with the reason for as long as the source lives.
+type VerbsCounters struct {
+	lib VerbsLib
+	// why is set when lib is nil: why verbs cannot be used at all.
+	why    string
+	mu     sync.Mutex
+	devs   map[string]VerbsDevice
+	failed map[string]string
+}
+
+// NewVerbsCounters reads through lib; with a nil lib every counter is n/a with
+// openErr's reason (the error OpenVerbs returned).
+func NewVerbsCounters(lib VerbsLib, openErr error) *VerbsCounters {
+	v := &VerbsCounters{lib: lib, devs: map[string]VerbsDevice{}, failed: map[string]string{}}
+	if lib == nil {
+		v.why = "verbs unavailable"
+		if openErr != nil {
+			v.why = openErr.Error()
+		}
+	}
+	return v
+}
+
+// Name implements CounterSource.
+func (*VerbsCounters) Name() string { return SourceVerbs }
+
+func (v *VerbsCounters) device(name string) (VerbsDevice, string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.lib == nil {
+		return nil, v.why
+	}
+	if d, ok := v.devs[name]; ok {
+		return d, ""
+	}
+	if why, ok := v.failed[name]; ok {
+		return nil, why
+	}
+	d, err := v.lib.OpenDevice(name)
+	if err != nil {
+		why := err.Error()
+		if errors.Is(err, verbs.ErrNoDevice) {
+			why = fmt.Sprintf("%s is not a verbs device here (%v)", name, err)
+		}
+		v.failed[name] = why
+		return nil, why
+	}
+	v.devs[name] = d
+	return d, ""
+}
+
+// Read implements CounterSource: one ibv_query_port per port per sample.
+func (v *VerbsCounters) Read(ref PortRef, names []string, out []Reading) {
+	d, why := v.device(ref.Device)
+	if d == nil {
+		fill(out, Reading{Unavailable: why})
+		return
+	}
+	a, err := d.QueryPort(ref.Port)
+	if err != nil {
+		fill(out, Reading{Err: err.Error()})
+		return
+	}
+	for i, n := range names {
+		switch n {
+		case PKeyViolations:
+			out[i] = Reading{Value: uint64(a.BadPKeyCntr)}
+		case QKeyViolations:
+			out[i] = Reading{Value: uint64(a.QKeyViolCntr)}
+		case MKeyViolations:
+			out[i] = Reading{Unavailable: "not in ibv_query_port (M_KeyViolations is a PortInfo field: SMPs only)"}
+		default:
+			out[i] = Reading{Unavailable: "not a verbs counter"}
+		}
+	}
+}
+
+// Close closes every device opened and the library.
+func (v *VerbsCounters) Close() error {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	var errs []error
+	for n, d := range v.devs {
+		errs = append(errs, d.Close())
+		delete(v.devs, n)
+	}
+	if v.lib != nil {
+		errs = append(errs, v.lib.Close())
+		v.lib = nil
+		v.why = "verbs source closed"
+	}
+	return errors.Join(errs...)
+}
+
+// Preferred reads from First and, for every counter First cannot provide (Unavailable),
+// from Then; such readings carry Then's label in Reading.Source, and when neither can
+// provide a counter the reason names both. Name is First's.
+type Preferred struct {
+	First, Then CounterSource
+}
+
+// Name implements CounterSource.
+func (p Preferred) Name() string { return p.First.Name() }
+
+// Read implements CounterSource.
+func (p Preferred) Read(ref PortRef, names []string, out []Reading) {
+	p.First.Read(ref, names, out)
+	var idx []int
+	var rest []string
+	for i, r := range out {
+		if r.Unavailable != "" {
+			idx, rest = append(idx, i), append(rest, names[i])
+		}
+	}
+	if len(idx) == 0 || p.Then == nil {
+		return
+	}
+	second := make([]Reading, len(rest))
+	p.Then.Read(ref, rest, second)
+	for k, i := range idx {
+		r := second[k]
+		if r.Unavailable != "" {
+			r.Unavailable = fmt.Sprintf("%s: %s; %s: %s", p.First.Name(), out[i].Unavailable, p.Then.Name(), r.Unavailable)
+		}
+		r.Source = cmp.Or(r.Source, p.Then.Name())
+		out[i] = r
+	}
+}
+
+// PreferVerbs reads the violation counters from v first and from the source used so far
+// (SMPs when a transport was chosen, else "needs fabric access") for what verbs cannot
+// read. Only for ports of the real /sys (see OpenVerbs).
+func (s *Sampler) PreferVerbs(v CounterSource) {
+	for _, set := range [][]Counter{s.Sets.Violations, s.Sets.All} {
+		for i := range set {
+			if set[i].Name == PKeyViolations || set[i].Name == QKeyViolations || set[i].Name == MKeyViolations {
+				set[i].Source = Preferred{First: v, Then: set[i].Source}
+			}
+		}
+	}
+}
+
+// QKeyRuleOf is the Q_Key send rule of a local port's device and why (check.QKeyRuleFor
+// on what sysfs says about the device).
+func QKeyRuleOf(sys *ibverbs.Sysfs, v *PortView) (check.QKeyRule, string) {
+	o := sys.Origin(v.Port.Device)
+	d := check.QKeyDevice{Name: v.Port.Device, Virtual: o.Virtual, Parent: o.Parent.Value, Driver: o.Driver.Value, LinkLayer: v.LinkLayer()}
+	if v.Device != nil && v.Device.NodeType.OK() {
+		d.NodeType = v.Device.NodeType.Value.Num
+	}
+	return check.QKeyRuleFor(d)
+}
+
+// MADSupport says in words what a local port supports over MADs when opening a MAD
+// transport for it failed with err, and which sources still work. RoCE ports have no
+// QP0 (no subnet management, so no SMPs: the kernel refuses to register an SMI agent
+// with EPROTONOSUPPORT, drivers/infiniband/core/mad.c ib_register_mad_agent); their
+// violation counters come from verbs, their other counters from sysfs.
+func MADSupport(v *PortView, err error) string {
+	ll := v.LinkLayer()
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: ", v.Ref())
+	switch {
+	case ll != "" && ll != "InfiniBand":
+		fmt.Fprintf(&b, "a %s (RoCE/iWARP) port has no QP0, so no subnet management packets (SMPs: PortInfo) and no fabric to sweep", ll)
+	case errors.Is(err, syscall.EPROTONOSUPPORT):
+		b.WriteString("the kernel refused a subnet management agent on this port (no QP0)")
+	default:
+		fmt.Fprintf(&b, "MADs unavailable (%v)", err)
+	}
+	b.WriteString("; P_Key/Q_Key violation counters: from verbs (ibv_query_port, no root needed); state, P_Key table and hw_counters: from sysfs")
+	return b.String()
+}
