@@ -60,8 +60,8 @@ type (
 )
 
 type keyMap struct {
-	Up, Down, PageUp, PageDown, Home, End, Open, Back, Filter  key.Binding
-	Pause, Faster, Slower, Sort, All, Baseline, Help, Quit     key.Binding
+	Up, Down, PageUp, PageDown, Home, End, Open, Back, Filter        key.Binding
+	Pause, Faster, Slower, Sort, All, Baseline, Help, Quit           key.Binding
 	viewUp, viewDown, viewPageUp, viewPageDown, viewHalf, viewHalfUp key.Binding
 }
 
