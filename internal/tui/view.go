@@ -44,6 +44,12 @@ var titles = map[string]string{
 	query.QKeyViolations:       "Q_KEY VIOL",
 }
 
+// longTitles are used where the full column group has room.
+var longTitles = map[string]string{
+	query.RcvConstraintErrors:  "RCV CONSTRAINT",
+	query.XmitConstraintErrors: "XMIT CONSTRAINT",
+}
+
 func title(name string) string {
 	if t := titles[name]; t != "" {
 		return t
@@ -254,7 +260,7 @@ func (m Model) lead(p *query.PortDelta, pw int) string {
 	}
 	name := cell(clip(p.Ref.String(), pw), pw, false, nil)
 	if p.Moved {
-		moved = m.st.movedRow.Render("*")
+		moved = m.st.movedRow.Render("▶")
 		name = cell(clip(p.Ref.String(), pw), pw, false, &m.st.movedRow)
 	}
 	if p.Ref == m.selected {
@@ -316,8 +322,16 @@ func (m Model) portTable(rows []row) (head, body []string) {
 		}
 		gw := groupWidth(t) - 2
 		ti := title(c.Name)
-		if full := ti + " (" + c.Source.Name() + ")"; t == tierFull && len(full) <= gw {
-			ti = full
+		if t == tierFull {
+			long := longTitles[c.Name]
+			if long == "" {
+				long = ti
+			}
+			if full := long + " (" + c.Source.Name() + ")"; ansi.StringWidth(full) <= gw {
+				ti = full
+			} else if ansi.StringWidth(long) <= gw {
+				ti = long
+			}
 		}
 		h1.WriteString("  " + pad(ti, gw, false))
 		h2.WriteString("  " + pad("VALUE", wValue, true))
@@ -562,7 +576,7 @@ func (m Model) statusLine(rows []row, total, offset, shown int) string {
 			parts[0] += fmt.Sprintf(" (filtered from %d ports)", len(m.snap.Ports))
 		}
 	}
-	parts = append(parts, "* moved ! saturated ↺ reset ≥ lower bound")
+	parts = append(parts, "▶ moved ! saturated ↺ reset ≥ lower bound")
 	if notes := m.notes(); len(notes) > 0 {
 		parts = append(parts, notes[0])
 		if len(notes) > 1 {
@@ -827,7 +841,7 @@ func (m Model) columnsHelp() string {
 	w := func(s string) { b.WriteString(s + "\n") }
 	w(m.st.title.Render("COLUMNS"))
 	w("  PORT       device/port (a fabric port: node description/port). > marks the selected")
-	w("             port (enter opens it), * a port whose counters moved in the last interval.")
+	w("             port (enter opens it), ▶ a port whose counters moved in the last interval.")
 	w("  STATE      the port's state; GONE: a local port went away; NOREPLY: a fabric port")
 	w("             did not answer this time.")
 	w("  RCV CONSTR PortRcvConstraintErrors: packets dropped on receive by the partition")

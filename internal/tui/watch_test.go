@@ -302,11 +302,11 @@ func TestViewHighlightsMovedRows(t *testing.T) {
 		plain := ansi.Strip(l)
 		switch {
 		case strings.Contains(plain, "mlx5_0/1"):
-			if plain[1] != '*' || !regexp.MustCompile(`\x1b\[1;31m *\+3`).MatchString(l) {
+			if !strings.HasPrefix(plain[1:], "▶") || !regexp.MustCompile(`\x1b\[1;31m *\+3`).MatchString(l) {
 				t.Errorf("moved row not highlighted: %q", l)
 			}
 		case strings.Contains(plain, "mlx5_1/2"):
-			if plain[1] == '*' {
+			if strings.HasPrefix(plain[1:], "▶") {
 				t.Errorf("quiet row highlighted: %q", l)
 			}
 		}
