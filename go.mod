@@ -48,3 +48,5 @@ require (
 	go.yaml.in/yaml/v3 v3.0.4 // indirect
 	golang.org/x/text v0.28.0 // indirect
 )
+
+replace github.com/charmbracelet/bubbletea => ./third_party/bubbletea

@@ -2,10 +2,12 @@ package tui
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/muesli/termenv"
@@ -16,12 +18,13 @@ import (
 const colorProfile = termenv.ANSI
 
 type styles struct {
-	title, dim, moved, movedRow, sat, reset, warn, paused lipgloss.Style
+	title, plain, dim, moved, movedRow, sat, reset, warn, paused, selected lipgloss.Style
 }
 
 func newStyles(r *lipgloss.Renderer) styles {
 	return styles{
 		title:    r.NewStyle().Bold(true),
+		plain:    r.NewStyle(),
 		dim:      r.NewStyle().Faint(true),
 		moved:    r.NewStyle().Bold(true).Foreground(lipgloss.Color("1")),
 		movedRow: r.NewStyle().Bold(true).Foreground(lipgloss.Color("3")),
@@ -29,66 +32,99 @@ func newStyles(r *lipgloss.Renderer) styles {
 		reset:    r.NewStyle().Foreground(lipgloss.Color("6")),
 		warn:     r.NewStyle().Foreground(lipgloss.Color("3")),
 		paused:   r.NewStyle().Reverse(true).Bold(true),
+		selected: r.NewStyle().Reverse(true),
 	}
 }
 
 // Short column titles for the partition counters.
 var titles = map[string]string{
-	query.RcvConstraintErrors:  "RCV CONSTRAINT",
-	query.XmitConstraintErrors: "XMIT CONSTRAINT",
+	query.RcvConstraintErrors:  "RCV CONSTR",
+	query.XmitConstraintErrors: "XMIT CONSTR",
 	query.PKeyViolations:       "P_KEY VIOL",
 	query.QKeyViolations:       "Q_KEY VIOL",
 }
 
-// Column widths of one counter group: VALUE TOTAL Δ /s TREND.
+// longTitles are used where the full column group has room.
+var longTitles = map[string]string{
+	query.RcvConstraintErrors:  "RCV CONSTRAINT",
+	query.XmitConstraintErrors: "XMIT CONSTRAINT",
+}
+
+func title(name string) string {
+	if t := titles[name]; t != "" {
+		return t
+	}
+	return name
+}
+
+// Column widths.
 const (
-	wMark  = 2
-	wPort  = 10
+	wMark  = 2 // selection, moved
 	wState = 7
 	wValue = 6
 	wTotal = 6
 	wDelta = 5
 	wRate  = 6
-	wTrend = 8
 )
 
-const sparks = "▁▂▃▄▅▆▇█"
+// sparks are the trend's levels: one per decade of the rate (see trendCell).
+var sparks = []rune("▁▂▃▄▅▆▇█")
 
 // View draws the screen. It reads only the model.
 func (m Model) View() string {
+	switch m.screen {
+	case screenDetail, screenHelp:
+		return m.fit(m.pageView())
+	}
 	var b strings.Builder
 	m.header(&b)
 	if m.snap == nil {
-		b.WriteString("\nreading counters…\n")
+		b.WriteString("reading counters…\n")
 		return m.fit(b.String())
 	}
-	var rows []string
+	rows := m.rows()
+	var head, body []string
 	if m.all {
-		rows = m.allRows()
+		head, body = m.allTable(rows)
 	} else {
-		rows = m.portRows()
+		head, body = m.portTable(rows)
 	}
-	// Rows first; the footer's explanations get what room is left.
-	avail := m.height - strings.Count(b.String(), "\n") - 2 // the help line and the blank above it
-	if len(rows) > max(avail, 2) {
-		more := len(rows) - max(avail-1, 2)
-		rows = append(rows[:len(rows)-more], m.st.dim.Render(fmt.Sprintf("  … %d more rows (make the terminal taller)", more)))
+	n := m.bodyHeight()
+	if len(rows) == 0 {
+		body = []string{m.st.dim.Render(fmt.Sprintf("  no port matches %q (esc clears the filter)", m.filter))}
 	}
-	footer := m.footer()
-	if room := avail - len(rows); len(footer) > room {
-		footer = footer[:max(room, 0)]
+	end := min(m.offset+n, len(body))
+	shown := body[min(m.offset, end):end]
+	for _, l := range head {
+		b.WriteString(l + "\n")
 	}
-	for _, r := range rows {
-		b.WriteString(r)
+	for _, l := range shown {
+		b.WriteString(l + "\n")
+	}
+	for range n - len(shown) {
 		b.WriteByte('\n')
 	}
-	for _, f := range footer {
-		b.WriteString(f)
-		b.WriteByte('\n')
-	}
-	b.WriteByte('\n')
-	b.WriteString(m.help.View(m.keys))
+	b.WriteString(m.statusLine(rows, len(body), m.offset, len(shown)) + "\n")
+	b.WriteString(m.help.ShortHelpView(m.keys.ShortHelp()))
 	return m.fit(b.String())
+}
+
+// headerLines is how many lines header writes.
+func (m Model) headerLines() int {
+	if m.label != "" {
+		return 3
+	}
+	return 2
+}
+
+// bodyHeight is how many table rows fit: the height less the header, the table's
+// column titles, the status line and the help line.
+func (m Model) bodyHeight() int {
+	head := 2
+	if m.all {
+		head = 1
+	}
+	return max(m.height-m.headerLines()-head-2, 1)
 }
 
 // fit cuts every line to the terminal width.
@@ -129,27 +165,25 @@ func (m Model) header(b *strings.Builder) {
 		base = m.tracker.Base.Format("15:04:05")
 	}
 	b.WriteString(m.st.dim.Render(fmt.Sprintf("%s · sorted %s · totals since %s", set, order, base)))
-	b.WriteString("\n\n")
+	switch {
+	case m.filtering:
+		b.WriteString("  filter: " + m.filter + "█")
+	case m.filter != "":
+		b.WriteString("  " + m.st.warn.Render("filter: "+m.filter))
+	}
+	b.WriteByte('\n')
 }
 
-// ports returns the snapshot's ports in display order.
-func (m Model) ports() []*query.PortDelta {
-	ps := make([]*query.PortDelta, len(m.snap.Ports))
-	for i := range m.snap.Ports {
-		ps[i] = &m.snap.Ports[i]
-	}
-	if m.byActive {
-		slices.SortStableFunc(ps, func(a, b *query.PortDelta) int {
-			switch {
-			case a.Activity > b.Activity:
-				return -1
-			case a.Activity < b.Activity:
-				return 1
-			}
-			return 0
-		})
-	}
-	return ps
+func sortByActivity(rows []row) {
+	slices.SortStableFunc(rows, func(a, b row) int {
+		switch {
+		case a.port.Activity > b.port.Activity:
+			return -1
+		case a.port.Activity < b.port.Activity:
+			return 1
+		}
+		return 0
+	})
 }
 
 // compact reports whether counter j is unavailable on every port: it gets a narrow
@@ -183,103 +217,219 @@ func cell(text string, w int, right bool, st *lipgloss.Style) string {
 	return s
 }
 
-func (m Model) lead(p *query.PortDelta) string {
-	mark, port := "  ", cell(p.Ref.String(), wPort, false, nil)
-	if p.Moved {
-		mark = m.st.movedRow.Render("▶ ")
-		port = cell(p.Ref.String(), wPort, false, &m.st.movedRow)
+// clip shortens s to w columns with an ellipsis.
+func clip(s string, w int) string {
+	if ansi.StringWidth(s) <= w {
+		return s
 	}
-	state := p.State
-	if p.Err != "" {
-		state = "GONE" // a local port went away
-		if p.Address != "" {
-			state = "NOREPLY" // a fabric port did not answer (it may again)
-		}
-	}
-	return mark + port + " " + cell(state, wState, false, nil)
+	return ansi.Truncate(s, w, "…")
 }
 
-// portRows: one row per port, a group of columns per counter.
-func (m Model) portRows() []string {
-	var h1, h2 strings.Builder
-	h1.WriteString(strings.Repeat(" ", wMark+wPort+1+wState))
-	h2.WriteString(pad("  PORT", wMark+wPort, false) + " " + pad("STATE", wState, false))
-	gw := wValue + wTotal + wDelta + wRate + wTrend + 4
-	for j, c := range m.snap.Counters {
-		title := titles[c.Name]
-		if title == "" {
-			title = c.Name
+// portState is the state column: the port's state, or why it has none.
+func portState(p *query.PortDelta) string {
+	switch {
+	case p.Err == "":
+		return p.State
+	case p.Address != "":
+		return "NOREPLY" // a fabric port did not answer (it may again)
+	}
+	return "GONE" // a local port went away
+}
+
+// portWidth is the port column's width: the longest name, up to a cap that leaves
+// the counters room (longer names end in …; the drill-down shows them whole).
+func (m Model) portWidth(rows []row) int {
+	w := 8
+	for _, r := range rows {
+		w = max(w, ansi.StringWidth(r.port.Ref.String()))
+	}
+	limit := 12
+	switch {
+	case m.width >= 160:
+		limit = 40
+	case m.width >= 110:
+		limit = 22
+	}
+	return min(w, limit)
+}
+
+func (m Model) lead(p *query.PortDelta, pw int) string {
+	sel, moved := " ", " "
+	if p.Ref == m.selected {
+		sel = ">"
+	}
+	name := cell(clip(p.Ref.String(), pw), pw, false, nil)
+	if p.Moved {
+		moved = m.st.movedRow.Render("▶")
+		name = cell(clip(p.Ref.String(), pw), pw, false, &m.st.movedRow)
+	}
+	if p.Ref == m.selected {
+		name = m.st.selected.Render(ansi.Strip(name))
+	}
+	return sel + moved + name + " " + cell(portState(p), wState, false, nil)
+}
+
+// tier is how much of each counter the port table shows, by the room there is.
+type tier int
+
+const (
+	tierCompact tier = iota // VALUE Δ
+	tierTrend               // VALUE Δ TREND
+	tierFull                // VALUE TOTAL Δ /s TREND
+)
+
+const wTrend = 6
+
+func groupWidth(t tier) int {
+	switch t {
+	case tierTrend:
+		return 2 + wValue + 1 + wDelta + 1 + wTrend
+	case tierFull:
+		return 2 + wValue + 1 + wTotal + 1 + wDelta + 1 + wRate + 1 + wTrend
+	}
+	return 2 + wValue + 1 + wDelta
+}
+
+// portTable: one row per port, a group of columns per counter, as wide as fits.
+func (m Model) portTable(rows []row) (head, body []string) {
+	pw := m.portWidth(rows)
+	leadW := wMark + pw + 1 + wState
+	naW := func(j int) int { return 2 + max(len(title(m.snap.Counters[j].Name)), 3) }
+	t := tierCompact
+	for _, try := range []tier{tierFull, tierTrend} {
+		w := leadW
+		for j := range m.snap.Counters {
+			if m.compact(j) {
+				w += naW(j)
+			} else {
+				w += groupWidth(try)
+			}
 		}
+		if w <= m.width {
+			t = try
+			break
+		}
+	}
+	var h1, h2 strings.Builder
+	h1.WriteString(strings.Repeat(" ", leadW))
+	h2.WriteString(pad("  PORT", wMark+pw, false) + " " + pad("STATE", wState, false))
+	for j, c := range m.snap.Counters {
 		if m.compact(j) {
-			w := max(len(title), 3)
-			h1.WriteString("  " + pad(title, w, false))
+			w := naW(j) - 2
+			h1.WriteString("  " + pad(title(c.Name), w, false))
 			h2.WriteString("  " + strings.Repeat(" ", w))
 			continue
 		}
-		h1.WriteString("  " + pad(title+" ("+c.Source.Name()+")", gw, false))
-		h2.WriteString("  " + pad("VALUE", wValue, true) + " " + pad("TOTAL", wTotal, true) + " " +
-			pad("Δ", wDelta, true) + " " + pad("/s", wRate, true) + " " + pad("TREND", wTrend, false))
+		gw := groupWidth(t) - 2
+		ti := title(c.Name)
+		if t == tierFull {
+			long := longTitles[c.Name]
+			if long == "" {
+				long = ti
+			}
+			if full := long + " (" + c.Source.Name() + ")"; ansi.StringWidth(full) <= gw {
+				ti = full
+			} else if ansi.StringWidth(long) <= gw {
+				ti = long
+			}
+		}
+		h1.WriteString("  " + pad(ti, gw, false))
+		h2.WriteString("  " + pad("VALUE", wValue, true))
+		if t == tierFull {
+			h2.WriteString(" " + pad("TOTAL", wTotal, true))
+		}
+		h2.WriteString(" " + pad("Δ", wDelta, true))
+		if t == tierFull {
+			h2.WriteString(" " + pad("/s", wRate, true))
+		}
+		if t >= tierTrend {
+			h2.WriteString(" " + pad("TREND", wTrend, false))
+		}
 	}
-	rows := []string{m.st.title.Render(strings.TrimRight(h1.String(), " ")), m.st.title.Render(strings.TrimRight(h2.String(), " "))}
-	for _, p := range m.ports() {
-		var r strings.Builder
-		r.WriteString(m.lead(p))
+	head = []string{m.st.title.Render(strings.TrimRight(h1.String(), " ")), m.st.title.Render(strings.TrimRight(h2.String(), " "))}
+	for _, r := range rows {
+		p := r.port
+		var b strings.Builder
+		b.WriteString(m.lead(p, pw))
 		if p.Err != "" {
-			r.WriteString("  " + m.st.warn.Render(p.Err))
-			rows = append(rows, r.String())
+			b.WriteString("  " + m.st.warn.Render(p.Err))
+			body = append(body, b.String())
 			continue
 		}
-		for j, c := range m.snap.Counters {
+		for j := range m.snap.Counters {
 			cd := &p.Counters[j]
 			if m.compact(j) {
-				title := titles[c.Name]
-				if title == "" {
-					title = c.Name
-				}
-				r.WriteString("  " + cell("n/a", max(len(title), 3), false, &m.st.dim))
+				b.WriteString("  " + cell("n/a", naW(j)-2, false, &m.st.dim))
 				continue
 			}
-			r.WriteString("  " + m.group(p.Ref, cd))
+			b.WriteString("  " + m.group(p.Ref, cd, t))
 		}
-		rows = append(rows, strings.TrimRight(r.String(), " "))
+		body = append(body, strings.TrimRight(b.String(), " "))
 	}
-	return rows
+	return head, body
 }
 
-// group renders VALUE TOTAL Δ /s TREND of one counter.
-func (m Model) group(ref query.PortRef, cd *query.CounterDelta) string {
+// group renders one counter of one port at tier t.
+func (m Model) group(ref query.PortRef, cd *query.CounterDelta, t tier) string {
+	rest := groupWidth(t) - 2 - wValue
 	switch {
 	case cd.Unavailable != "":
-		return cell("n/a", wValue, true, &m.st.dim) + strings.Repeat(" ", wTotal+wDelta+wRate+wTrend+4)
+		return cell("n/a", wValue, true, &m.st.dim) + strings.Repeat(" ", rest)
 	case cd.Err != "":
-		return cell("error", wValue, true, &m.st.warn) + strings.Repeat(" ", wTotal+wDelta+wRate+wTrend+4)
+		return cell("error", wValue, true, &m.st.warn) + strings.Repeat(" ", rest)
 	}
 	value, total, delta, rate := m.cells(cd)
-	return value + " " + total + " " + delta + " " + rate + " " + m.trend(ref, cd.Name, wTrend)
+	switch t {
+	case tierFull:
+		return value + " " + total + " " + delta + " " + rate + " " + m.trend(ref, cd.Name, wTrend)
+	case tierTrend:
+		return value + " " + delta + " " + m.trend(ref, cd.Name, wTrend)
+	}
+	return value + " " + delta
+}
+
+// short formats v in at most w columns: exact when it fits, else with k/M/G/T.
+func short(v uint64, w int) string {
+	s := strconv.FormatUint(v, 10)
+	if len(s) <= w {
+		return s
+	}
+	f := float64(v)
+	for _, u := range []string{"k", "M", "G", "T", "P", "E"} {
+		f /= 1000
+		if t := strconv.FormatFloat(f, 'f', 1, 64) + u; len(t) <= w {
+			return t
+		}
+		if t := strconv.FormatFloat(f, 'f', 0, 64) + u; len(t) <= w {
+			return t
+		}
+	}
+	return s
 }
 
 // cells formats VALUE, TOTAL, Δ and /s of a readable counter.
 func (m Model) cells(cd *query.CounterDelta) (value, total, delta, rate string) {
-	v := strconv.FormatUint(cd.Value, 10)
 	if cd.Saturated {
-		value = cell(v+"!", wValue, true, &m.st.sat)
+		value = cell(short(cd.Value, wValue-1)+"!", wValue, true, &m.st.sat)
 	} else {
-		value = cell(v, wValue, true, nil)
+		value = cell(short(cd.Value, wValue), wValue, true, nil)
 	}
-	t := strconv.FormatUint(cd.Total, 10)
+	t := short(cd.Total, wTotal)
 	if cd.TotalLowerBound {
-		t = "≥" + t
+		t = "≥" + short(cd.Total, wTotal-1)
 	}
 	total = cell(t, wTotal, true, nil)
 	switch {
 	case cd.Reset:
-		delta = cell("↺"+strconv.FormatUint(cd.Delta, 10), wDelta, true, &m.st.reset)
+		delta = cell("↺"+short(cd.Delta, wDelta-1), wDelta, true, &m.st.reset)
+	case cd.HasDelta && cd.Delta > 0 && cd.Saturated:
+		delta = cell("≥"+short(cd.Delta, wDelta-1), wDelta, true, &m.st.sat)
 	case cd.HasDelta && cd.Delta > 0:
-		delta = cell("+"+strconv.FormatUint(cd.Delta, 10), wDelta, true, &m.st.moved)
+		delta = cell("+"+short(cd.Delta, wDelta-1), wDelta, true, &m.st.moved)
 	case cd.HasDelta:
 		delta = cell("0", wDelta, true, &m.st.dim)
 	case cd.Saturated && m.snap.Interval > 0:
-		delta = cell("?", wDelta, true, &m.st.sat)
+		delta = cell("?", wDelta, true, &m.st.sat) // counts lost: unknown, not 0
 	default:
 		delta = pad("", wDelta, true)
 	}
@@ -299,70 +449,148 @@ func formatRate(r float64) string {
 		return strconv.FormatFloat(r, 'f', 2, 64)
 	case r < 1000:
 		return strconv.FormatFloat(r, 'f', 1, 64)
+	case r < 1e5:
+		return strconv.FormatFloat(r, 'f', 0, 64)
 	}
-	return strconv.FormatFloat(r, 'f', 0, 64)
+	return short(uint64(r), wRate)
 }
 
-// trend is a sparkline of the last w per-interval deltas, scaled to their maximum.
+// level is a rate's trend level: its decade, on a fixed scale (▁ under 1/s, ▂ under
+// 10/s, ... █ from 1,000,000/s). A fixed scale, not one relative to the window's
+// maximum: a steady 3/s stays a low flat line instead of filling every cell as if
+// it were at the top.
+func level(rate float64) int {
+	if rate < 1 {
+		return 0
+	}
+	return min(int(math.Log10(rate))+1, len(sparks)-1)
+}
+
+// trend draws the last w samples of a counter taken at the current interval, newest
+// on the right: · nothing counted, a bar per decade of the rate, ↺ reset, ! saturated
+// (counts lost: unknown, never drawn as quiet), blank not known.
 func (m Model) trend(ref query.PortRef, name string, w int) string {
-	var buf [query.HistoryLen]uint64
-	h := m.tracker.Trend(ref, name, w, buf[:0])
-	var hi uint64
-	for _, v := range h {
-		hi = max(hi, v)
-	}
+	var buf [histLen]point
+	pts := m.hist.sameInterval(ref, name, w, buf[:0])
 	var b strings.Builder
-	for _, v := range h {
-		i := 0
-		if hi > 0 && v > 0 {
-			i = 1 + int((v*uint64(len([]rune(sparks))-2)+hi-1)/hi)
-		}
-		b.WriteRune([]rune(sparks)[i])
+	b.WriteString(strings.Repeat(" ", w-len(pts)))
+	for _, p := range pts {
+		b.WriteString(m.trendCell(p))
 	}
-	s := pad(b.String(), w, false)
-	if hi > 0 {
-		return m.st.moved.Render(s)
-	}
-	return m.st.dim.Render(s)
+	return b.String()
 }
 
-// allRows: every error counter, one row per counter, grouped by port.
-func (m Model) allRows() []string {
-	const wName, wSrc = 32, 16 // wSrc: "pma portcounters"
-	head := pad("  PORT", wMark+wPort, false) + " " + pad("STATE", wState, false) + "  " + pad("COUNTER", wName, false) + " " +
-		pad("SOURCE", wSrc, false) + " " + pad("VALUE", wValue, true) + " " + pad("TOTAL", wTotal, true) + " " +
-		pad("Δ", wDelta, true) + " " + pad("/s", wRate, true) + " " + "TREND"
-	rows := []string{m.st.title.Render(head)}
-	blank := strings.Repeat(" ", wMark+wPort+1+wState)
-	for _, p := range m.ports() {
+func (m Model) trendCell(p point) string {
+	switch p.kind {
+	case pointDelta:
+		if p.delta == 0 {
+			return m.st.dim.Render("·")
+		}
+		return m.st.moved.Render(string(sparks[level(p.rate)]))
+	case pointReset:
+		return m.st.reset.Render("↺")
+	case pointSaturated:
+		return m.st.sat.Render("!")
+	}
+	return " "
+}
+
+// allTable: every error counter, one row per counter, grouped by port.
+func (m Model) allTable(rows []row) (head, body []string) {
+	pw := m.portWidth(rows)
+	leadW := wMark + pw + 1 + wState
+	wName := 0
+	for _, c := range m.snap.Counters {
+		wName = max(wName, len(c.Name))
+	}
+	const wSrc = 16 // "pma portcounters"
+	base := leadW + 2 + wName + 1 + wValue + 1 + wDelta + 1 + wRate
+	wide := base+1+wTotal+1+wSrc+1+12 <= m.width
+	tw := 12
+	if !wide {
+		tw = max(min(m.width-base-1, 12), 0)
+	}
+	h := pad("  PORT", wMark+pw, false) + " " + pad("STATE", wState, false) + "  " + pad("COUNTER", wName, false) + " "
+	if wide {
+		h += pad("SOURCE", wSrc, false) + " "
+	}
+	h += pad("VALUE", wValue, true) + " "
+	if wide {
+		h += pad("TOTAL", wTotal, true) + " "
+	}
+	h += pad("Δ", wDelta, true) + " " + pad("/s", wRate, true)
+	if tw > 0 {
+		h += " TREND"
+	}
+	head = []string{m.st.title.Render(h)}
+	blank := strings.Repeat(" ", leadW)
+	for _, r := range rows {
+		p := r.port
 		if p.Err != "" {
-			rows = append(rows, m.lead(p)+"  "+m.st.warn.Render(p.Err))
+			body = append(body, m.lead(p, pw)+"  "+m.st.warn.Render(p.Err))
 			continue
 		}
 		for j, c := range m.snap.Counters {
 			cd := &p.Counters[j]
 			lead := blank
 			if j == 0 {
-				lead = m.lead(p)
+				lead = m.lead(p, pw)
 			}
-			r := lead + "  " + pad(c.Name, wName, false) + " " + pad(cd.Source, wSrc, false) + " "
+			l := lead + "  " + pad(c.Name, wName, false) + " "
+			if wide {
+				l += pad(cd.Source, wSrc, false) + " "
+			}
 			switch {
 			case cd.Unavailable != "":
-				r += cell("n/a", wValue, true, &m.st.dim)
+				l += cell("n/a", wValue, true, &m.st.dim)
 			case cd.Err != "":
-				r += cell("error", wValue, true, &m.st.warn)
+				l += cell("error", wValue, true, &m.st.warn)
 			default:
 				value, total, delta, rate := m.cells(cd)
-				r += value + " " + total + " " + delta + " " + rate + " " + m.trend(p.Ref, cd.Name, 12)
+				l += value + " "
+				if wide {
+					l += total + " "
+				}
+				l += delta + " " + rate
+				if tw > 0 {
+					l += " " + m.trend(p.Ref, cd.Name, tw)
+				}
 			}
-			rows = append(rows, strings.TrimRight(r, " "))
+			body = append(body, strings.TrimRight(l, " "))
 		}
 	}
-	return rows
+	return head, body
 }
 
-// footer explains n/a and error cells, each reason once.
-func (m Model) footer() []string {
+// statusLine: where the view is in the table, the marks, and the first note (? lists
+// them all).
+func (m Model) statusLine(rows []row, total, offset, shown int) string {
+	var parts []string
+	if total > shown || m.filter != "" {
+		what := "ports"
+		if m.all {
+			what = "rows"
+		}
+		parts = append(parts, fmt.Sprintf("%s %d-%d of %d", what, min(offset+1, total), offset+shown, total))
+		if m.filter != "" {
+			parts[0] += fmt.Sprintf(" (filtered from %d ports)", len(m.snap.Ports))
+		}
+	}
+	parts = append(parts, "▶ moved ! saturated ↺ reset ≥ lower bound")
+	if notes := m.notes(); len(notes) > 0 {
+		parts = append(parts, notes[0])
+		if len(notes) > 1 {
+			parts[len(parts)-1] += fmt.Sprintf(" (+%d: ?)", len(notes)-1)
+		}
+	}
+	return m.st.dim.Render(strings.Join(parts, " · "))
+}
+
+// notes explain n/a and error cells, each reason once.
+func (m Model) notes() []string {
+	if m.snap == nil {
+		return nil
+	}
 	var out []string
 	seen := map[string]bool{}
 	add := func(s string) {
@@ -373,24 +601,293 @@ func (m Model) footer() []string {
 	}
 	for _, p := range m.snap.Ports {
 		if p.Err != "" {
-			add(m.st.warn.Render(p.Ref.String() + ": " + p.Err))
+			add(p.Ref.String() + ": " + p.Err)
 			continue
 		}
 		for j := range p.Counters {
 			cd := &p.Counters[j]
 			switch {
 			case cd.Unavailable != "" && m.compact(j):
-				add(m.st.dim.Render(cd.Name + ": n/a: " + cd.Unavailable))
+				add(title(cd.Name) + ": n/a: " + cd.Unavailable)
 			case cd.Unavailable != "":
-				add(m.st.dim.Render(p.Ref.String() + " " + cd.Name + ": n/a: " + cd.Unavailable))
+				add(p.Ref.String() + " " + cd.Name + ": n/a: " + cd.Unavailable)
 			case cd.Err != "":
-				add(m.st.warn.Render(p.Ref.String() + " " + cd.Name + ": " + cd.Err))
+				add(p.Ref.String() + " " + cd.Name + ": " + cd.Err)
 			}
 		}
 	}
-	if len(out) > 0 {
-		out = append([]string{""}, out...)
-	}
-	out = append(out, m.st.dim.Render("! saturated (at the maximum: later counts are lost)  ↺ reset  ≥ lower bound"))
 	return out
+}
+
+// pageView is the detail or help screen: a title, the scrolling page, a help line.
+func (m Model) pageView() string {
+	var b strings.Builder
+	t := "--:--:--"
+	if m.snap != nil {
+		t = m.snap.Time.Format("15:04:05")
+	}
+	what := "columns and keys"
+	if m.screen == screenDetail {
+		what = m.selected.String()
+	}
+	b.WriteString(m.st.title.Render("ibkey watch counters › "+what) + fmt.Sprintf("  every %s  %s", m.interval, t))
+	if m.paused {
+		b.WriteString("  " + m.st.paused.Render(" PAUSED "))
+	}
+	b.WriteString("\n")
+	b.WriteString(m.vp.View() + "\n")
+	pos := ""
+	if m.vp.TotalLineCount() > m.vp.Height {
+		pos = fmt.Sprintf("  %d%%", int(m.vp.ScrollPercent()*100))
+	}
+	b.WriteString(m.help.ShortHelpView([]key.Binding{m.keys.Back, m.keys.Up, m.keys.Down, m.keys.PageDown, m.keys.Pause, m.keys.Quit}) + m.st.dim.Render(pos))
+	return b.String()
+}
+
+// detail is the drill-down page of the selected port: its counters, their history
+// and its P_Key table.
+func (m Model) detail() string {
+	var b strings.Builder
+	var p *query.PortDelta
+	if m.snap != nil {
+		for i := range m.snap.Ports {
+			if m.snap.Ports[i].Ref == m.selected {
+				p = &m.snap.Ports[i]
+			}
+		}
+	}
+	if p == nil {
+		return "no sample of " + m.selected.String() + " yet\n"
+	}
+	fmt.Fprintf(&b, "port     %s\n", p.Ref)
+	if p.Address != "" {
+		fmt.Fprintf(&b, "address  %s\n", p.Address)
+	}
+	fmt.Fprintf(&b, "state    %s\n", portState(p))
+	if p.Err != "" {
+		b.WriteString(m.st.warn.Render("error    "+p.Err) + "\n")
+	}
+	fmt.Fprintf(&b, "totals   since %s (b resets them on screen; the hardware counters are never written)\n\n", m.tracker.Base.Format("15:04:05"))
+
+	if p.Err == "" {
+		wName := len("COUNTER")
+		for _, c := range m.snap.Counters {
+			wName = max(wName, len(c.Name))
+		}
+		b.WriteString(m.st.title.Render(pad("COUNTER", wName, false)+"  "+pad("SOURCE", 16, false)+" "+pad("VALUE", wValue, true)+" "+
+			pad("TOTAL", wTotal, true)+" "+pad("Δ", wDelta, true)+" "+pad("/s", wRate, true)+" TREND") + "\n")
+		for j, c := range m.snap.Counters {
+			cd := &p.Counters[j]
+			l := pad(c.Name, wName, false) + "  " + pad(cd.Source, 16, false) + " "
+			switch {
+			case cd.Unavailable != "":
+				l += m.st.dim.Render(pad("n/a", wValue, true) + "  " + cd.Unavailable)
+			case cd.Err != "":
+				l += m.st.warn.Render(pad("error", wValue, true) + "  " + cd.Err)
+			default:
+				value, total, delta, rate := m.cells(cd)
+				l += value + " " + total + " " + delta + " " + rate + " " + m.trend(p.Ref, cd.Name, 24)
+			}
+			b.WriteString(strings.TrimRight(l, " ") + "\n")
+		}
+		b.WriteString("\n")
+		m.history(&b, p)
+	}
+	b.WriteString("\n")
+	m.pkeyTable(&b)
+	return b.String()
+}
+
+// history lists the port's recent samples, newest first: Δ per sample of each
+// readable counter (in the all-counters view, of those that counted something).
+func (m Model) history(b *strings.Builder, p *query.PortDelta) {
+	type col struct {
+		name string
+		pts  []point
+	}
+	var cols []col
+	n := 0
+	for j, c := range m.snap.Counters {
+		if !p.Counters[j].OK() {
+			continue
+		}
+		var buf []point
+		r := m.hist.series[histKey{p.Ref, c.Name}]
+		if r == nil {
+			continue
+		}
+		pts := r.last(histLen, buf)
+		if m.all && !slices.ContainsFunc(pts, func(pt point) bool { return pt.delta > 0 || pt.kind == pointSaturated || pt.kind == pointReset }) {
+			continue
+		}
+		cols = append(cols, col{c.Name, pts})
+		n = max(n, len(pts))
+	}
+	b.WriteString(m.st.title.Render("HISTORY") + m.st.dim.Render(" Δ per sample, newest first") + "\n")
+	if len(cols) == 0 || n == 0 {
+		if n == 0 {
+			b.WriteString(m.st.dim.Render("  (a delta needs two samples)") + "\n")
+		} else {
+			b.WriteString(m.st.dim.Render(fmt.Sprintf("  no counter of this port counted anything in the last %d samples", n)) + "\n")
+		}
+		return
+	}
+	const wCol = 12
+	h := pad("TIME", 8, false) + " " + pad("INTERVAL", 8, true)
+	for _, c := range cols {
+		h += "  " + pad(clip(title(c.name), wCol), wCol, true)
+	}
+	b.WriteString(m.st.title.Render(h) + "\n")
+	for i := n - 1; i >= 0; i-- {
+		var first point
+		for _, c := range cols {
+			if i < len(c.pts) {
+				first = c.pts[i]
+				break
+			}
+		}
+		l := first.at.Format("15:04:05") + " " + pad(first.interval.String(), 8, true)
+		for _, c := range cols {
+			s := ""
+			if i < len(c.pts) {
+				pt := c.pts[i]
+				switch pt.kind {
+				case pointDelta:
+					s = strconv.FormatUint(pt.delta, 10)
+					if pt.delta > 0 {
+						s = "+" + s
+					}
+				case pointReset:
+					s = "↺" + strconv.FormatUint(pt.delta, 10)
+				case pointSaturated:
+					s = "! at max"
+					if pt.delta > 0 {
+						s = "≥" + strconv.FormatUint(pt.delta, 10) + "!"
+					}
+				default:
+					s = "-"
+				}
+			}
+			l += "  " + pad(s, wCol, true)
+		}
+		b.WriteString(l + "\n")
+	}
+}
+
+// pkeyTable renders the port's P_Key table as the command's LoadPort read it.
+func (m Model) pkeyTable(b *strings.Builder) {
+	b.WriteString(m.st.title.Render("P_KEY TABLE") + "\n")
+	switch {
+	case m.port.ref != m.selected || m.loadPort == nil:
+		b.WriteString(m.st.dim.Render("  not read (this screen was started without a way to read it)") + "\n")
+		return
+	case m.port.pending:
+		b.WriteString(m.st.dim.Render("  reading…") + "\n")
+		return
+	case m.port.err != nil:
+		b.WriteString(m.st.warn.Render("  not read: "+m.port.err.Error()) + "\n")
+		return
+	case m.port.view == nil || m.port.view.Table == nil:
+		why := "no table"
+		if m.port.view != nil && m.port.view.TableMissing != "" {
+			why = m.port.view.TableMissing
+		}
+		b.WriteString(m.st.dim.Render("  "+why) + "\n")
+		return
+	}
+	v := m.port.view
+	if !v.TableTrusted() {
+		b.WriteString(m.st.warn.Render("  the port is "+v.Port.State.Name+": the table's contents are not defined until it is ARMED or ACTIVE") + "\n")
+	}
+	t := v.Table
+	fmt.Fprintf(b, "  %d entries, %d valid\n", len(t.Entries), t.Valid)
+	b.WriteString(m.st.title.Render("  INDEX  P_KEY   KEY     MEMBER   NOTES") + "\n")
+	for _, e := range t.Entries {
+		if e.Unreadable == "" && !e.PKey.Valid() && !e.Hole {
+			continue // empty slots after the last key
+		}
+		var notes []string
+		if e.Unreadable != "" {
+			b.WriteString(m.st.warn.Render(fmt.Sprintf("  %5d  unreadable: %s", e.Index, e.Unreadable)) + "\n")
+			continue
+		}
+		if e.Hole {
+			notes = append(notes, "hole (invalid entry below a valid one)")
+		}
+		if e.PKey.Valid() && e.PKey.IsDefault() {
+			notes = append(notes, "default partition")
+		}
+		if e.Both {
+			notes = append(notes, "held as full and as limited")
+		}
+		if e.DuplicateOf >= 0 {
+			notes = append(notes, fmt.Sprintf("duplicate of index %d", e.DuplicateOf))
+		}
+		notes = append(notes, e.Interfaces...)
+		member := ""
+		if e.PKey.Valid() {
+			member = e.PKey.Membership().String()
+		}
+		fmt.Fprintf(b, "  %5d  %s  %s  %-7s  %s\n", e.Index, e.PKey, e.PKey.KeyString(), member, strings.Join(notes, ", "))
+	}
+	if len(t.Entries) > t.Valid {
+		b.WriteString(m.st.dim.Render(fmt.Sprintf("  (%d invalid entries not listed, except holes)", len(t.Entries)-t.Valid)) + "\n")
+	}
+}
+
+// columnsHelp is the ? page.
+func (m Model) columnsHelp() string {
+	var b strings.Builder
+	w := func(s string) { b.WriteString(s + "\n") }
+	w(m.st.title.Render("COLUMNS"))
+	w("  PORT       device/port (a fabric port: node description/port). > marks the selected")
+	w("             port (enter opens it), ▶ a port whose counters moved in the last interval.")
+	w("  STATE      the port's state; GONE: a local port went away; NOREPLY: a fabric port")
+	w("             did not answer this time.")
+	w("  RCV CONSTR PortRcvConstraintErrors: packets dropped on receive by the partition")
+	w("             (P_Key) enforcement of a switch port, or raw-packet filtering.")
+	w("  XMIT CONSTR PortXmitConstraintErrors: the same on transmit.")
+	w("  P_KEY VIOL PortInfo P_KeyViolations: packets with a P_Key the port's table lacks.")
+	w("  Q_KEY VIOL PortInfo Q_KeyViolations: datagrams with a Q_Key that did not match.")
+	w("             (IBA vol. 1: PortCounters 16.1.3.5, PortInfo 14.2.5.6)")
+	w("  VALUE      the hardware counter now. ! it is at its maximum: it stopped counting,")
+	w("             later drops are lost (error counters saturate, they do not wrap).")
+	w("  TOTAL      the sum of deltas since the baseline (b); ≥ a lower bound (counts lost).")
+	w("  Δ          the change over the last interval; ↺ the counter was reset (the delta")
+	w("             counts from 0); ? saturated: unknown, not 0.")
+	w("  /s         the rate over the time since the previous reading.")
+	w("  TREND      one cell per sample taken at the current interval, newest on the right")
+	w("             (samples at another interval, before + or - or a pause, are left out):")
+	w("             · nothing counted; a bar per decade of the rate: ▁ under 1/s, ▂ 1-10/s,")
+	w("             ▃ 10-100/s, ▄ 100-1k/s, ▅ 1k-10k/s, ▆ 10k-100k/s, ▇ 100k-1M/s, █ more;")
+	w("             ↺ reset; ! saturated (counts lost); blank: not known.")
+	w("  n/a        not readable from this source; the reasons are below. n/a is never 0.")
+	w("")
+	w("  Narrow terminals show VALUE Δ only, then TREND; TOTAL and /s from ~150 columns.")
+	w("  enter shows everything for one port: all columns, the history, its P_Key table.")
+	w("")
+	if m.snap != nil {
+		w(m.st.title.Render("SOURCES"))
+		for _, c := range m.snap.Counters {
+			w("  " + pad(c.Name, 32, false) + " " + c.Source.Name())
+		}
+		w("")
+	}
+	if notes := m.notes(); len(notes) > 0 {
+		w(m.st.title.Render("NOTES"))
+		for _, n := range notes {
+			w("  " + n)
+		}
+		w("")
+	}
+	w(m.st.title.Render("KEYS"))
+	for _, g := range m.keys.FullHelp() {
+		var parts []string
+		for _, k := range g {
+			parts = append(parts, pad(k.Help().Key, 7, false)+" "+k.Help().Desc)
+		}
+		w("  " + strings.Join(parts, "   "))
+	}
+	w("  esc/←  back; clears the filter    ctrl+c quit (also while typing a filter)")
+	return b.String()
 }

@@ -3,12 +3,13 @@ package tui
 
 import (
 	"context"
-	"errors"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/viewport"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
@@ -31,6 +32,11 @@ type Options struct {
 	Label string
 	// Color: false renders without colors (NO_COLOR, --no-color, tests).
 	Color bool
+	// LoadPort reads one port with its P_Key table (PortView.Table, or TableMissing
+	// saying why there is none) for the drill-down. It runs in a tea.Cmd when the
+	// drill-down opens, never in Update. nil: the drill-down says the table was not
+	// read.
+	LoadPort func(query.PortRef) (*query.PortView, error)
 }
 
 // Intervals are the steps + and - move through.
@@ -42,39 +48,87 @@ var Intervals = []time.Duration{
 // Messages. Every sample is read in a tea.Cmd and comes back as a sampleMsg; the
 // next one is requested by a tickMsg armed when the previous sample arrived, so
 // samples never overlap. gen invalidates ticks armed before a pause or an interval
-// change.
+// change. A port read for the drill-down comes back as a portMsg.
 type (
 	sampleMsg struct{ sample *query.Sample }
 	tickMsg   struct{ gen int }
+	portMsg   struct {
+		ref  query.PortRef
+		view *query.PortView
+		err  error
+	}
 )
 
 type keyMap struct {
-	Pause, Faster, Slower, Sort, All, Baseline, Help, Quit key.Binding
+	Up, Down, PageUp, PageDown, Home, End, Open, Back, Filter        key.Binding
+	Pause, Faster, Slower, Sort, All, Baseline, Help, Quit           key.Binding
+	viewUp, viewDown, viewPageUp, viewPageDown, viewHalf, viewHalfUp key.Binding
 }
 
 func (k keyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.Pause, k.Slower, k.Faster, k.Sort, k.All, k.Baseline, k.Quit}
+	return []key.Binding{k.Help, k.Open, k.Filter, k.Pause, k.Slower, k.Faster, k.Sort, k.All, k.Baseline, k.Quit}
 }
 
-func (k keyMap) FullHelp() [][]key.Binding { return [][]key.Binding{k.ShortHelp(), {k.Help}} }
+func (k keyMap) FullHelp() [][]key.Binding {
+	return [][]key.Binding{
+		{k.Up, k.Down, k.PageUp, k.PageDown, k.Home, k.End},
+		{k.Open, k.Back, k.Filter, k.Help, k.Quit},
+		{k.Pause, k.Slower, k.Faster, k.Sort, k.All, k.Baseline},
+	}
+}
 
 func newKeyMap() keyMap {
 	return keyMap{
+		Up:       key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
+		Down:     key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
+		PageUp:   key.NewBinding(key.WithKeys("pgup", "ctrl+b"), key.WithHelp("pgup", "page up")),
+		PageDown: key.NewBinding(key.WithKeys("pgdown", "ctrl+f"), key.WithHelp("pgdn", "page down")),
+		Home:     key.NewBinding(key.WithKeys("home", "g"), key.WithHelp("g/home", "first")),
+		End:      key.NewBinding(key.WithKeys("end", "G"), key.WithHelp("G/end", "last")),
+		Open:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "port")),
+		Back:     key.NewBinding(key.WithKeys("esc", "backspace", "left"), key.WithHelp("esc", "back")),
+		Filter:   key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
 		Pause:    key.NewBinding(key.WithKeys("p", " "), key.WithHelp("p", "pause")),
 		Faster:   key.NewBinding(key.WithKeys("-", "_"), key.WithHelp("-", "faster")),
 		Slower:   key.NewBinding(key.WithKeys("+", "="), key.WithHelp("+", "slower")),
 		Sort:     key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sort")),
-		All:      key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "all counters")),
-		Baseline: key.NewBinding(key.WithKeys("b"), key.WithHelp("b", "reset baseline")),
-		Help:     key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
-		Quit:     key.NewBinding(key.WithKeys("q", "ctrl+c", "esc"), key.WithHelp("q", "quit")),
+		All:      key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "all")),
+		Baseline: key.NewBinding(key.WithKeys("b"), key.WithHelp("b", "baseline")),
+		Help:     key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "columns")),
+		Quit:     key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+
+		viewUp:       key.NewBinding(key.WithKeys("up", "k")),
+		viewDown:     key.NewBinding(key.WithKeys("down", "j")),
+		viewPageUp:   key.NewBinding(key.WithKeys("pgup", "ctrl+b")),
+		viewPageDown: key.NewBinding(key.WithKeys("pgdown", "ctrl+f", " ")),
+		viewHalfUp:   key.NewBinding(key.WithKeys("ctrl+u")),
+		viewHalf:     key.NewBinding(key.WithKeys("ctrl+d")),
 	}
+}
+
+// screen is what fills the terminal.
+type screen int
+
+const (
+	screenTable  screen = iota // the ports
+	screenDetail               // one port: counters, history, P_Key table
+	screenHelp                 // the columns explained
+)
+
+// portLoad is the drill-down's P_Key table read.
+type portLoad struct {
+	ref     query.PortRef
+	pending bool
+	view    *query.PortView
+	err     error
 }
 
 // Model is the counters screen.
 type Model struct {
 	sampler  Sampler
+	loadPort func(query.PortRef) (*query.PortView, error)
 	tracker  *query.Tracker
+	hist     *history
 	snap     *query.Snapshot
 	interval time.Duration
 	label    string
@@ -86,21 +140,47 @@ type Model struct {
 	samples  int
 	width    int
 	height   int
-	keys     keyMap
-	help     help.Model
-	st       styles
+
+	screen    screen
+	selected  query.PortRef // the selected port (kept across re-sorts and samples)
+	offset    int           // first table row shown
+	filter    string
+	filtering bool // typing the filter
+	port      portLoad
+	vp        viewport.Model // the detail and help screens
+
+	keys keyMap
+	help help.Model
+	st   styles
 }
 
 // New returns the model; Init starts sampling.
 func New(o Options) Model {
+	// A renderer of our own on io.Discard: rendering never asks the terminal anything
+	// (lipgloss's default renderer would query the background colour for adaptive
+	// colours, and stall for 5 s on a terminal that does not answer). The styles use
+	// the 16 ANSI colours, bold, faint and reverse, which follow the terminal's palette.
 	r := lipgloss.NewRenderer(io.Discard)
+	r.SetHasDarkBackground(true)
 	if o.Color {
 		r.SetColorProfile(colorProfile)
 	}
+	st := newStyles(r)
 	h := help.New()
-	return Model{sampler: o.Sampler, tracker: query.NewTracker(), interval: o.Interval, label: o.Label,
-		all: o.All, keys: newKeyMap(), help: h, st: newStyles(r), width: 100, height: 30,
-		sampling: true} // Init's sample
+	h.Styles = help.Styles{
+		Ellipsis: st.dim, ShortKey: st.title, ShortDesc: st.plain, ShortSeparator: st.dim,
+		FullKey: st.title, FullDesc: st.plain, FullSeparator: st.dim,
+	}
+	h.ShortSeparator = " "
+	keys := newKeyMap()
+	vp := viewport.New(80, 20)
+	vp.Style = st.plain
+	vp.KeyMap = viewport.KeyMap{Up: keys.viewUp, Down: keys.viewDown, PageUp: keys.viewPageUp,
+		PageDown: keys.viewPageDown, HalfPageUp: keys.viewHalfUp, HalfPageDown: keys.viewHalf,
+		Left: key.NewBinding(key.WithDisabled()), Right: key.NewBinding(key.WithDisabled())}
+	return Model{sampler: o.Sampler, loadPort: o.LoadPort, tracker: query.NewTracker(), hist: newHistory(),
+		interval: o.Interval, label: o.Label, all: o.All, keys: keys, help: h, st: st, vp: vp,
+		width: 100, height: 30, sampling: true} // Init's sample
 }
 
 // Init reads the first sample at once.
@@ -119,45 +199,168 @@ func (m Model) tick() tea.Cmd {
 
 // Update handles one message; it never blocks and never reads anything.
 func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	var cmd tea.Cmd
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
-		m.width, m.height = msg.Width, msg.Height
-		m.help.Width = msg.Width
-		return m, nil
+		m.width, m.height = max(msg.Width, 20), max(msg.Height, 8)
+		m.help.Width = m.width
 	case sampleMsg:
 		m.sampling = false
 		m.snap = m.tracker.Add(msg.sample)
+		m.hist.add(m.snap)
 		m.samples++
-		if m.paused {
-			return m, nil
+		if m.selected == (query.PortRef{}) && len(m.snap.Ports) > 0 {
+			m.selected = m.snap.Ports[0].Ref
 		}
-		return m, m.tick()
+		if !m.paused {
+			cmd = m.tick()
+		}
 	case tickMsg:
-		if msg.gen != m.gen || m.paused || m.sampling {
-			return m, nil
+		if msg.gen == m.gen && !m.paused && !m.sampling {
+			m.sampling = true
+			cmd = m.sample()
 		}
-		m.sampling = true
-		return m, m.sample()
+	case portMsg:
+		if msg.ref == m.port.ref {
+			m.port = portLoad{ref: msg.ref, view: msg.view, err: msg.err}
+		}
 	case tea.KeyMsg:
-		return m.key(msg)
+		var mm tea.Model
+		mm, cmd = m.key(msg)
+		m = mm.(Model)
 	}
-	return m, nil
+	return m.layout(), cmd
+}
+
+// layout brings the derived state in line with the model: the selection exists and
+// is visible, the viewport has the right size and content.
+func (m Model) layout() Model {
+	rows := m.rows()
+	if len(rows) > 0 && rowOf(rows, m.selected) < 0 {
+		m.selected = rows[0].port.Ref
+	}
+	body := m.bodyHeight()
+	if i := rowOf(rows, m.selected); i >= 0 {
+		n := 1
+		if m.all {
+			n = max(len(rows[i].port.Counters), 1)
+		}
+		if i < m.offset {
+			m.offset = i
+		}
+		if i+n > m.offset+body {
+			m.offset = i + n - body
+		}
+	}
+	m.offset = max(min(m.offset, len(rows)-body), 0)
+	m.vp.Width, m.vp.Height = m.width, max(m.height-3, 1) // title, blank, help line
+	switch m.screen {
+	case screenDetail:
+		m.vp.SetContent(m.detail())
+	case screenHelp:
+		m.vp.SetContent(m.columnsHelp())
+	}
+	return m
 }
 
 func (m Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
+	if msg.Type == tea.KeyCtrlC {
+		return m, tea.Quit
+	}
+	if m.filtering {
+		return m.filterKey(msg), nil
+	}
 	switch {
 	case key.Matches(msg, m.keys.Quit):
 		return m, tea.Quit
+	case key.Matches(msg, m.keys.Back):
+		switch {
+		case m.screen != screenTable:
+			m.screen = screenTable
+		case m.filter != "":
+			m.filter = ""
+		}
+		return m, nil
+	case key.Matches(msg, m.keys.Help):
+		if m.screen == screenHelp {
+			m.screen = screenTable
+		} else {
+			m.screen = screenHelp
+			m.vp.GotoTop()
+		}
+		return m, nil
 	case key.Matches(msg, m.keys.Pause):
 		m.paused = !m.paused
 		m.gen++
 		if !m.paused {
 			return m.sampleNow()
 		}
+		return m, nil
 	case key.Matches(msg, m.keys.Slower):
 		return m.setInterval(+1)
 	case key.Matches(msg, m.keys.Faster):
 		return m.setInterval(-1)
+	case key.Matches(msg, m.keys.Baseline):
+		m.resetBaseline()
+		return m, nil
+	}
+	if m.screen != screenTable {
+		var cmd tea.Cmd
+		switch {
+		case key.Matches(msg, m.keys.Home):
+			m.vp.GotoTop()
+		case key.Matches(msg, m.keys.End):
+			m.vp.GotoBottom()
+		default:
+			m.vp, cmd = m.vp.Update(msg)
+		}
+		return m, cmd
+	}
+	rows := m.rows()
+	i := rowOf(rows, m.selected)
+	move := func(to int) {
+		if len(rows) > 0 {
+			m.selected = rows[max(min(to, len(rows)-1), 0)].port.Ref
+		}
+	}
+	page := max(m.bodyHeight(), 1)
+	if m.all {
+		page = max(page/max(len(m.snap.Counters), 1), 1)
+	}
+	switch {
+	case key.Matches(msg, m.keys.Up):
+		move(i - 1)
+	case key.Matches(msg, m.keys.Down):
+		move(i + 1)
+	case key.Matches(msg, m.keys.PageUp):
+		move(i - page)
+	case key.Matches(msg, m.keys.PageDown):
+		move(i + page)
+	case key.Matches(msg, m.keys.Home):
+		move(0)
+	case key.Matches(msg, m.keys.End):
+		move(len(rows) - 1)
+	case key.Matches(msg, m.keys.Filter):
+		m.filtering = true
+	case key.Matches(msg, m.keys.Open):
+		if i < 0 {
+			return m, nil
+		}
+		m.screen = screenDetail
+		m.vp.GotoTop()
+		if m.port.ref == m.selected && !m.port.pending && m.port.err == nil && m.port.view != nil {
+			return m, nil // read already
+		}
+		m.port = portLoad{ref: m.selected}
+		if m.loadPort == nil {
+			return m, nil
+		}
+		m.port.pending = true
+		load, ref := m.loadPort, m.selected
+		return m, func() tea.Msg {
+			v, err := load(ref)
+			return portMsg{ref: ref, view: v, err: err}
+		}
 	case key.Matches(msg, m.keys.Sort):
 		m.byActive = !m.byActive
 	case key.Matches(msg, m.keys.All):
@@ -166,21 +369,41 @@ func (m Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 		if !m.paused {
 			return m.sampleNow()
 		}
-	case key.Matches(msg, m.keys.Baseline):
-		if m.snap != nil {
-			// On screen only: the hardware counters are never written.
-			m.tracker.ResetBaseline(m.snap.Time)
-			for i := range m.snap.Ports {
-				for j := range m.snap.Ports[i].Counters {
-					c := &m.snap.Ports[i].Counters[j]
-					c.Total, c.TotalLowerBound = 0, false
-				}
-			}
-		}
-	case key.Matches(msg, m.keys.Help):
-		m.help.ShowAll = !m.help.ShowAll
 	}
 	return m, nil
+}
+
+// filterKey edits the filter: typed text narrows the ports at once, enter keeps it,
+// esc clears it.
+func (m Model) filterKey(msg tea.KeyMsg) Model {
+	switch msg.Type {
+	case tea.KeyEnter:
+		m.filtering = false
+	case tea.KeyEsc:
+		m.filtering, m.filter = false, ""
+	case tea.KeyBackspace:
+		if r := []rune(m.filter); len(r) > 0 {
+			m.filter = string(r[:len(r)-1])
+		}
+	case tea.KeyRunes, tea.KeySpace:
+		m.filter += string(msg.Runes)
+	}
+	return m
+}
+
+func (m *Model) resetBaseline() {
+	if m.snap == nil {
+		return
+	}
+	// On screen only: the hardware counters are never written.
+	m.tracker.ResetBaseline(m.snap.Time)
+	m.hist.reset()
+	for i := range m.snap.Ports {
+		for j := range m.snap.Ports[i].Counters {
+			c := &m.snap.Ports[i].Counters[j]
+			c.Total, c.TotalLowerBound = 0, false
+		}
+	}
 }
 
 // sampleNow reads a sample unless one is already being read (its arrival re-arms the tick).
@@ -212,6 +435,38 @@ func (m Model) setInterval(step int) (tea.Model, tea.Cmd) {
 	return m, m.tick()
 }
 
+// row is one port of the table, in display order, after the filter.
+type row struct{ port *query.PortDelta }
+
+// rows returns the snapshot's ports in display order, filtered.
+func (m Model) rows() []row {
+	if m.snap == nil {
+		return nil
+	}
+	f := strings.ToLower(m.filter)
+	var out []row
+	for i := range m.snap.Ports {
+		p := &m.snap.Ports[i]
+		if f != "" && !strings.Contains(strings.ToLower(p.Ref.String()+" "+p.Address+" "+p.State+" "+portState(p)), f) {
+			continue
+		}
+		out = append(out, row{p})
+	}
+	if m.byActive {
+		sortByActivity(out)
+	}
+	return out
+}
+
+func rowOf(rows []row, ref query.PortRef) int {
+	for i, r := range rows {
+		if r.port.Ref == ref {
+			return i
+		}
+	}
+	return -1
+}
+
 // Interval is the current sampling interval.
 func (m Model) Interval() time.Duration { return m.interval }
 
@@ -230,13 +485,38 @@ func (m Model) Samples() int { return m.samples }
 // Snapshot is the last sample's meaning (nil before the first).
 func (m Model) Snapshot() *query.Snapshot { return m.snap }
 
-// Run shows the screen on a terminal until the user quits (q, Ctrl-C) or the process
-// gets SIGINT/SIGTERM; bubbletea restores the terminal in every case.
+// Selected is the selected port.
+func (m Model) Selected() query.PortRef { return m.selected }
+
+// InterruptedError is what Run returns when ctx ended the screen (in ibkey: a signal,
+// through main's signal.NotifyContext). Cause is context.Cause(ctx), for a signal
+// "terminated signal received" and the like. The terminal has been restored.
+type InterruptedError struct{ Cause error }
+
+func (e *InterruptedError) Error() string { return "interrupted: " + e.Cause.Error() }
+
+func (e *InterruptedError) Unwrap() error { return e.Cause }
+
+// Run shows the screen on the terminal in/out until the user quits (q, Ctrl-C:
+// nil) or ctx ends (*InterruptedError).
+//
+// The caller owns the process's signals: it cancels ctx on SIGINT, SIGTERM, SIGHUP
+// and SIGQUIT. bubbletea's own handler is off (tea.WithoutSignalHandler): two owners
+// deadlocked, bubbletea's handler blocking on sending a QuitMsg to a program that
+// the context had already stopped, with the terminal left raw in the alternate
+// screen. On ctx's end bubbletea kills the program without waiting for running
+// commands (a sample being read is abandoned) and restores the terminal (cursor
+// shown, alternate screen left, cooked mode) before Run returns; so do a quit and
+// an error.
+//
+// Nothing here asks the terminal anything (see third_party/bubbletea/PATCH.md):
+// the styles do not depend on its background colour.
 func Run(ctx context.Context, o Options, in io.Reader, out io.Writer) error {
-	p := tea.NewProgram(New(o), tea.WithContext(ctx), tea.WithInput(in), tea.WithOutput(out), tea.WithAltScreen())
+	p := tea.NewProgram(New(o), tea.WithContext(ctx), tea.WithInput(in), tea.WithOutput(out),
+		tea.WithAltScreen(), tea.WithoutSignalHandler())
 	_, err := p.Run()
-	if errors.Is(err, tea.ErrInterrupted) || errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
-		return nil
+	if ctx.Err() != nil {
+		return &InterruptedError{Cause: context.Cause(ctx)}
 	}
 	return err
 }

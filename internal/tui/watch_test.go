@@ -115,6 +115,16 @@ func keyMsg(s string) tea.KeyMsg {
 		return tea.KeyMsg{Type: tea.KeyCtrlC}
 	case " ":
 		return tea.KeyMsg{Type: tea.KeySpace, Runes: []rune(" ")}
+	case "enter":
+		return tea.KeyMsg{Type: tea.KeyEnter}
+	case "esc":
+		return tea.KeyMsg{Type: tea.KeyEsc}
+	case "down":
+		return tea.KeyMsg{Type: tea.KeyDown}
+	case "up":
+		return tea.KeyMsg{Type: tea.KeyUp}
+	case "pgdown":
+		return tea.KeyMsg{Type: tea.KeyPgDown}
 	}
 	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)}
 }
@@ -292,11 +302,11 @@ func TestViewHighlightsMovedRows(t *testing.T) {
 		plain := ansi.Strip(l)
 		switch {
 		case strings.Contains(plain, "mlx5_0/1"):
-			if !strings.HasPrefix(plain, "▶") || !regexp.MustCompile(`\x1b\[1;31m *\+3`).MatchString(l) {
+			if !strings.HasPrefix(plain[1:], "▶") || !regexp.MustCompile(`\x1b\[1;31m *\+3`).MatchString(l) {
 				t.Errorf("moved row not highlighted: %q", l)
 			}
 		case strings.Contains(plain, "mlx5_1/2"):
-			if strings.HasPrefix(plain, "▶") {
+			if strings.HasPrefix(plain[1:], "▶") {
 				t.Errorf("quiet row highlighted: %q", l)
 			}
 		}

@@ -1,0 +1,127 @@
+package tui
+
+import (
+	"time"
+
+	"github.com/ibkey/ibkey/internal/query"
+)
+
+// histLen is how many samples of each counter the screen remembers: a fixed ring, so
+// memory stays flat however long a watch runs.
+const histLen = 60
+
+// pointKind says what a sample of a counter tells.
+type pointKind uint8
+
+const (
+	pointNone      pointKind = iota // no reading (n/a, error, the port gone): nothing known
+	pointDelta                      // a delta over the interval
+	pointReset                      // the counter went down (reset): the delta counts from 0
+	pointSaturated                  // the counter is at its maximum: the count is unknown, not 0
+)
+
+// point is one sample of one counter, kept for the trend and the drill-down history.
+type point struct {
+	at       time.Time
+	interval time.Duration // since the previous sample (the pause too, when there was one)
+	kind     pointKind
+	value    uint64
+	delta    uint64 // a lower bound when saturated is set together with a delta
+	rate     float64
+}
+
+type ring struct {
+	buf  [histLen]point
+	head int
+	n    int
+}
+
+func (r *ring) push(p point) {
+	r.buf[r.head] = p
+	r.head = (r.head + 1) % histLen
+	r.n = min(r.n+1, histLen)
+}
+
+// last returns up to k most recent points, oldest first, appended to dst.
+func (r *ring) last(k int, dst []point) []point {
+	k = min(k, r.n)
+	for i := k; i > 0; i-- {
+		dst = append(dst, r.buf[(r.head-i+histLen)%histLen])
+	}
+	return dst
+}
+
+type histKey struct {
+	port query.PortRef
+	name string
+}
+
+// history is every counter's recent samples. It lives in the model (a pointer, like
+// the Tracker) and is fed only by Update.
+type history struct{ series map[histKey]*ring }
+
+func newHistory() *history { return &history{series: map[histKey]*ring{}} }
+
+// add records a snapshot; the first snapshot only sets the baseline (no interval).
+func (h *history) add(s *query.Snapshot) {
+	if s.Interval <= 0 {
+		return
+	}
+	for i := range s.Ports {
+		p := &s.Ports[i]
+		for j, c := range s.Counters {
+			pt := point{at: s.Time, interval: s.Interval}
+			if p.Err == "" && j < len(p.Counters) {
+				cd := &p.Counters[j]
+				pt.value = cd.Value
+				switch {
+				case !cd.OK():
+				case cd.Reset:
+					pt.kind, pt.delta, pt.rate = pointReset, cd.Delta, cd.Rate
+				case cd.Saturated && !cd.HasDelta:
+					pt.kind = pointSaturated
+				case cd.HasDelta:
+					pt.kind, pt.delta, pt.rate = pointDelta, cd.Delta, cd.Rate
+					if cd.Saturated {
+						pt.kind = pointSaturated // reached the maximum in this interval: a lower bound
+					}
+				}
+			}
+			k := histKey{p.Ref, c.Name}
+			r := h.series[k]
+			if r == nil {
+				r = &ring{}
+				h.series[k] = r
+			}
+			r.push(pt)
+		}
+	}
+}
+
+func (h *history) reset() { clear(h.series) }
+
+// sameInterval returns the most recent points taken at the latest point's interval
+// (within a factor of 1.5: sampling jitters), oldest first. Points taken at another
+// interval (before + or -, across a pause) are left out, so a trend never puts a
+// delta over 100 ms next to one over 10 s.
+func (h *history) sameInterval(port query.PortRef, name string, k int, dst []point) []point {
+	r := h.series[histKey{port, name}]
+	if r == nil {
+		return dst
+	}
+	start := len(dst)
+	dst = r.last(k, dst)
+	pts := dst[start:]
+	if len(pts) == 0 {
+		return dst
+	}
+	ref := pts[len(pts)-1].interval
+	i := len(pts) - 1
+	for i > 0 && similar(pts[i-1].interval, ref) {
+		i--
+	}
+	n := copy(pts, pts[i:])
+	return dst[:start+n]
+}
+
+func similar(a, b time.Duration) bool { return a*2 <= b*3 && b*2 <= a*3 }
