@@ -66,8 +66,8 @@ func TestHostsWhereTheIndexDiffers(t *testing.T) {
 	}
 	for _, want := range []string{
 		"hostB:mlx5_0/1: NCCL_IB_PKEY index 1 holds 0x0000, an empty entry",
-		"for partition 0x0001: no single value works; per host: hostA:mlx5_0/1: NCCL_IB_PKEY=1, hostB:mlx5_0/1: NCCL_IB_PKEY=3",
-		"for partition 0x0002: NCCL_IB_PKEY=2 on every host",
+		"for partition 0x0001: no single value works; per port: hostA:mlx5_0/1: NCCL_IB_PKEY=1, hostB:mlx5_0/1: NCCL_IB_PKEY=3",
+		"for partition 0x0002: NCCL_IB_PKEY=2 everywhere",
 	} {
 		if !strings.Contains(text(r), want) {
 			t.Errorf("missing %q in:\n%s", want, text(r))
@@ -87,8 +87,8 @@ func TestHostsWhereTheIndexDiffers(t *testing.T) {
 	// The inverse.
 	for _, w := range job.WantPartition([]*job.Library{lib(t, "nccl"), lib(t, "ucx"), lib(t, "gasnet")}, inputs(), 0x0001, ports) {
 		want := map[string]string{
-			"nccl":   "no single value works; per host: hostA:mlx5_0/1: NCCL_IB_PKEY=1, hostB:mlx5_0/1: NCCL_IB_PKEY=3",
-			"ucx":    "UCX_IB_PKEY=0x0001 on every host",
+			"nccl":   "no single value works; per port: hostA:mlx5_0/1: NCCL_IB_PKEY=1, hostB:mlx5_0/1: NCCL_IB_PKEY=3",
+			"ucx":    "UCX_IB_PKEY=0x0001 everywhere",
 			"gasnet": "",
 		}[w.Library.ID]
 		if w.Library.ID == "gasnet" {
@@ -113,7 +113,7 @@ func TestHostsAllLimited(t *testing.T) {
 	if r.Verdict != job.DoesNotWork || !strings.Contains(text(r), "limited members of partition 0x0001 cannot talk to each other") {
 		t.Errorf("%s\n%s", r.Verdict, text(r))
 	}
-	if !strings.Contains(text(r), "for partition 0x7fff: NCCL_IB_PKEY=0 on every host") {
+	if !strings.Contains(text(r), "for partition 0x7fff: NCCL_IB_PKEY=0 everywhere") {
 		t.Errorf("no fix to the default partition:\n%s", text(r))
 	}
 	w := job.WantPartition([]*job.Library{lib(t, "ucx")}, inputs(), 0x0001, ports)[0]

@@ -178,6 +178,13 @@ func wantIndex(key check.PKey, p *Port, name string, pick func(Env) Pick) Want {
 	if p.Table == nil {
 		return Want{Problem: p.NoTable}
 	}
+	if p.Ethernet() {
+		// RoCE: P_Keys do not apply; the one entry is index 0 and any other index
+		// fails there.
+		w := Want{Setting: name + "=0", Pick: pick(Env{name: "0"})}
+		w.Pick.Notes = append(w.Pick.Notes, "RoCE port: P_Keys do not apply, but the index must exist: its table has the one entry 0 (exclude the port from the library's devices to use another index elsewhere)")
+		return w
+	}
 	idx, _, ok := check.FindPKeyIndex(p.Table, key)
 	if !ok {
 		return Want{Problem: missingKey(key, p)}
@@ -189,6 +196,11 @@ func wantIndex(key check.PKey, p *Port, name string, pick func(Env) Pick) Want {
 // wantValue is the inverse for libraries set by value: the value, checked by running
 // the library's own lookup with it.
 func wantValue(key check.PKey, p *Port, name, value string, pick func(Env) Pick) Want {
+	if p.Ethernet() {
+		w := Want{Pick: pick(Env{name: value})}
+		w.Pick.Notes = append(w.Pick.Notes, "RoCE port: the setting does not apply")
+		return w
+	}
 	if p.Table == nil {
 		return Want{Problem: p.NoTable}
 	}

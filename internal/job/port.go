@@ -27,10 +27,11 @@ type Port struct {
 	NoTable string
 }
 
-// Label names the port: HOST:DEV/PORT, or DEV/PORT for the local host.
+// Label names the port: HOST:DEV/PORT, or DEV/PORT for the local host and for a port
+// of a sweep (its device is the node).
 func (p *Port) Label() string {
 	s := p.Device + "/" + strconv.Itoa(p.Num)
-	if p.Host != "" {
+	if p.Host != "" && p.Host != p.Device {
 		s = p.Host + ":" + s
 	}
 	return s

@@ -157,7 +157,9 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Resolution {
 		}
 		switch pk.Outcome {
 		case Uses:
-			usable = append(usable, hostPick{pr.Port.Host, pr})
+			if !pr.Port.Ethernet() { // RoCE ports share no partition with InfiniBand ones
+				usable = append(usable, hostPick{pr.Port.Host, pr})
+			}
 			if !r.Peers && !pk.PKey.IsFull() {
 				r.Notes = append(r.Notes, fmt.Sprintf("%s: index %d holds %s, a limited member of partition %s: it reaches only full members (%s) of it", pr.Port.Label(), pk.Index, pk.PKey, pk.PKey.KeyString(), pk.PKey.WithMembership(check.Full)))
 			}
@@ -242,11 +244,14 @@ const maxFixes = 3
 // fixes proposes settings that make the library work: for each partition every used
 // port holds, the setting per port (one line when it is the same everywhere).
 func fixes(l *Library, s *setup, r *Resolution) []string {
-	var used []*Port
+	var used, ib []*Port
 	current := map[uint16]int{}
 	for _, pr := range r.Ports {
 		if pr.Used {
 			used = append(used, pr.Port)
+			if !pr.Port.Ethernet() {
+				ib = append(ib, pr.Port)
+			}
 			if pr.Pick.Outcome == Uses {
 				current[pr.Pick.PKey.Key()]++
 			}
@@ -255,7 +260,7 @@ func fixes(l *Library, s *setup, r *Resolution) []string {
 	if len(used) == 0 {
 		return nil
 	}
-	keys := candidateKeys(used)
+	keys := candidateKeys(ib)
 	sort.SliceStable(keys, func(i, j int) bool {
 		if current[keys[i]] != current[keys[j]] {
 			return current[keys[i]] > current[keys[j]]

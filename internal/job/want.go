@@ -31,7 +31,7 @@ type WantResult struct {
 // Summary says what to set: the one setting, or the setting per port.
 func (w *WantResult) Summary() string {
 	if w.Same != "" {
-		return w.Same + " on every host"
+		return w.Same + " everywhere"
 	}
 	var parts []string
 	for _, pw := range w.Ports {
@@ -39,7 +39,10 @@ func (w *WantResult) Summary() string {
 			parts = append(parts, fmt.Sprintf("%s: %s", pw.Port.Label(), pw.Want.Setting))
 		}
 	}
-	return "no single value works; per host: " + strings.Join(parts, ", ")
+	if len(parts) == 0 {
+		return "no setting works"
+	}
+	return "no single value works; per port: " + strings.Join(parts, ", ")
 }
 
 // WantPartition gives, for each library, the settings that put the ports it would
@@ -107,9 +110,12 @@ func WantOn(s *setup, key check.PKey, ports []*Port) *WantResult {
 				w.Notes = append(w.Notes, p.Label()+": "+n)
 			}
 		}
-		if first {
+		switch {
+		case pw.Want.Setting == "" && pw.Want.Problem == "":
+			// nothing to set on this port (RoCE for a value setting)
+		case first:
 			same, first = pw.Want.Setting, false
-		} else if pw.Want.Setting != same {
+		case pw.Want.Setting != same:
 			same = ""
 		}
 	}
@@ -118,6 +124,9 @@ func WantOn(s *setup, key check.PKey, ports []*Port) *WantResult {
 	var limited []string
 	hosts := map[string]bool{}
 	for _, pw := range picks {
+		if pw.Port.Ethernet() {
+			continue
+		}
 		hosts[pw.Port.Host] = true
 		if !pw.Want.Pick.PKey.IsFull() {
 			limited = append(limited, fmt.Sprintf("%s (index %d, %s)", pw.Port.Label(), pw.Want.Pick.Index, pw.Want.Pick.PKey))
