@@ -133,6 +133,8 @@ func selectActive(host []*Port, allowEthernet bool, filter func(p *Port) (bool, 
 			s.Used, s.Why = true, "given (device filters do not apply to a port read over the fabric)"
 		case !p.Active():
 			s.Why = "not ACTIVE (" + p.State + ")"
+		case noPKeys(p):
+			s.Why = "no P_Key table (" + p.NoTable + "): P_Keys do not apply"
 		case p.Ethernet() && !allowEthernet:
 			s.Why = "RoCE port: not used"
 		case p.LinkLayer != "InfiniBand" && !p.Ethernet():
@@ -147,6 +149,10 @@ func selectActive(host []*Port, allowEthernet bool, filter func(p *Port) (bool, 
 	}
 	return out
 }
+
+// noPKeys reports a port without a P_Key table on a non-InfiniBand link (iWARP):
+// partitions do not apply to it, whatever a library does there.
+func noPKeys(p *Port) bool { return p.Table == nil && !p.Fabric && p.LinkLayer != "InfiniBand" }
 
 // findByKey is the lookup GASNet, MVAPICH2 and Open MPI's openib BTL share: the first
 // index, in table order, whose 15-bit key equals key, whatever its membership. An
@@ -225,7 +231,7 @@ func hasUnreadable(p *Port) bool {
 
 func missingKey(key check.PKey, p *Port) string {
 	if hasUnreadable(p) {
-		return fmt.Sprintf("partition %s not found in the readable entries of %s (some entries could not be read)", key.KeyString(), p.Label())
+		return fmt.Sprintf("partition %s is not in the entries that could be read (some could not)", key.KeyString())
 	}
-	return fmt.Sprintf("%s holds no entry for partition %s: no setting makes it a member (the Subnet Manager must add the port to the partition)", p.Label(), key.KeyString())
+	return fmt.Sprintf("no entry for partition %s in its table: no setting makes it a member (the Subnet Manager must add the port to the partition)", key.KeyString())
 }

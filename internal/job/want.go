@@ -111,8 +111,9 @@ func WantOn(s *setup, key check.PKey, ports []*Port) *WantResult {
 			}
 		}
 		switch {
-		case pw.Want.Setting == "" && pw.Want.Problem == "":
-			// nothing to set on this port (RoCE for a value setting)
+		case pw.Want.Setting == "":
+			// nothing to set on this port (RoCE for a value setting), or nothing
+			// works there (a finding)
 		case first:
 			same, first = pw.Want.Setting, false
 		case pw.Want.Setting != same:
