@@ -66,7 +66,7 @@ var NVSHMEM = Library{
 				return nvshmemPick(n, p)
 			})
 			if w.Setting != "" && w.Setting != "NVSHMEM_IB_PKEY_INDEX=0" {
-				w.Setting += " (NVSHMEM >= 3.7.0)"
+				w.Pick.Notes = append(w.Pick.Notes, "NVSHMEM_IB_PKEY_INDEX needs NVSHMEM 3.7.0 or later: older versions always use index 0")
 			}
 			return w
 		}

@@ -302,6 +302,9 @@ func (r *report) writeVerdict(b *bytes.Buffer, l libReport) {
 	if l.Verdict == job.Works && !r.PeersChecked && r.Mode == "resolve" {
 		word = "uses a valid entry (this host only)"
 	}
+	if l.Verdict == job.Works && r.Mode == "want" && l.Same == "" {
+		word = "works with a value per port"
+	}
 	what := l.Setting
 	if l.Inactive != "" {
 		what = l.Inactive
