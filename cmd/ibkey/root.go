@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	jobcmd "github.com/ibkey/ibkey/cmd/ibkey/internal/job"
 	"github.com/ibkey/ibkey/internal/demo"
 	"github.com/ibkey/ibkey/internal/ibverbs"
 	"github.com/ibkey/ibkey/internal/query"
@@ -116,6 +117,7 @@ Without hardware, --demo shows every command on an embedded demo host.`,
 		newWatchCmd(g),
 		newPartitionsCmd(g),
 		newFabricCmd(g),
+		jobcmd.NewCmdJob(jobcmd.Deps{Out: streams.Out, ErrOut: streams.ErrOut, OutTTY: streams.OutTTY, Host: g.Host, Getenv: getenv, Output: func() string { return g.Output }, Fabric: g.OpenFabric, Exit: func(c int) error { return &silentError{code: c} }}, nil),
 	)
 	return root
 }

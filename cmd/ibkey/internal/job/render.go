@@ -1,0 +1,343 @@
+package job
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/job"
+	"github.com/ibkey/ibkey/internal/query"
+)
+
+type format int
+
+const (
+	formatTable format = iota
+	formatPlain
+	formatJSON
+)
+
+func (o *Options) format() (format, error) {
+	v := ""
+	if o.Output != nil {
+		v = o.Output()
+	}
+	switch v {
+	case "":
+		if o.OutTTY {
+			return formatTable, nil
+		}
+		return formatPlain, nil
+	case "table":
+		return formatTable, nil
+	case "plain":
+		return formatPlain, nil
+	case "json":
+		return formatJSON, nil
+	}
+	return 0, &query.UsageError{Msg: fmt.Sprintf("invalid output format %q (accepted: table, plain, json)", v)}
+}
+
+// report is the JSON document and what the text renderers print.
+type report struct {
+	Mode         string       `json:"mode"`
+	Partition    string       `json:"partition,omitempty"`
+	Hosts        int          `json:"hosts"`
+	PeersChecked bool         `json:"peers_checked"`
+	Libraries    []libReport  `json:"libraries"`
+	Reach        []reachEntry `json:"reach,omitempty"`
+}
+
+type libReport struct {
+	Library     string       `json:"library"`
+	Name        string       `json:"name"`
+	Kind        string       `json:"kind"`
+	Setting     string       `json:"setting,omitempty"`
+	Verdict     job.Verdict  `json:"verdict"`
+	Inactive    string       `json:"inactive,omitempty"`
+	Same        string       `json:"same,omitempty"`
+	Ports       []portReport `json:"ports"`
+	Findings    []string     `json:"findings"`
+	Fixes       []string     `json:"fixes"`
+	Unchecked   []string     `json:"unchecked"`
+	Notes       []string     `json:"notes"`
+	Assumptions []string     `json:"assumptions"`
+	Source      string       `json:"source"`
+}
+
+type portReport struct {
+	Host       string      `json:"host"`
+	Port       string      `json:"port"`
+	Used       bool        `json:"used"`
+	Why        string      `json:"why,omitempty"`
+	Outcome    job.Outcome `json:"outcome,omitempty"`
+	Index      *int        `json:"index"`
+	PKey       string      `json:"pkey,omitempty"`
+	Membership string      `json:"membership,omitempty"`
+	Setting    string      `json:"setting,omitempty"`
+	Problem    string      `json:"problem,omitempty"`
+}
+
+type reachEntry struct {
+	Partition string `json:"partition"`
+	Full      int    `json:"full"`
+	Limited   int    `json:"limited"`
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func pickFields(pr *portReport, pk job.Pick) {
+	pr.Outcome = pk.Outcome
+	if pk.Index >= 0 {
+		i := pk.Index
+		pr.Index = &i
+	}
+	if pk.Outcome == job.Uses || pk.Outcome == job.EmptyEntry {
+		pr.PKey = pk.PKey.String()
+		if pk.PKey.Valid() {
+			pr.Membership = pk.PKey.Membership().String()
+		}
+	}
+	pr.Problem = pk.Problem
+}
+
+func resolveReport(rs []*job.Resolution) report {
+	rep := report{Mode: "resolve"}
+	for _, r := range rs {
+		lr := libReport{Library: r.Library.ID, Name: r.Library.Name, Kind: r.Library.Kind.String(), Setting: r.Setting,
+			Verdict: r.Verdict, Inactive: r.Inactive, Findings: nonNil(r.Findings), Fixes: nonNil(r.Fixes),
+			Unchecked: nonNil(r.Unchecked), Notes: nonNil(r.Notes), Assumptions: nonNil(r.Assumptions), Source: r.Library.Source,
+			Ports: []portReport{}}
+		for _, pr := range r.Ports {
+			p := portReport{Host: pr.Port.Host, Port: portName(pr.Port), Used: pr.Used, Why: pr.Why}
+			if pr.Used {
+				pickFields(&p, pr.Pick)
+			}
+			lr.Ports = append(lr.Ports, p)
+		}
+		rep.Libraries = append(rep.Libraries, lr)
+	}
+	return rep
+}
+
+func wantReport(ws []*job.WantResult, key check.PKey) report {
+	rep := report{Mode: "want", Partition: key.KeyString()}
+	for _, w := range ws {
+		lr := libReport{Library: w.Library.ID, Name: w.Library.Name, Kind: w.Library.Kind.String(), Verdict: w.Verdict,
+			Inactive: w.Inactive, Same: w.Same, Findings: nonNil(w.Findings), Fixes: []string{}, Unchecked: nonNil(w.Unchecked),
+			Notes: nonNil(w.Notes), Assumptions: []string{}, Source: w.Library.Source, Ports: []portReport{}}
+		if w.Verdict != job.NotApplicable && len(w.Ports) > 0 {
+			lr.Setting = w.Summary()
+		}
+		for _, pw := range w.Ports {
+			p := portReport{Host: pw.Port.Host, Port: portName(pw.Port), Used: true, Setting: pw.Want.Setting}
+			if pw.Want.Setting == "" && pw.Want.Problem != "" {
+				p.Outcome, p.Problem = job.Fails, pw.Want.Problem
+			} else {
+				pickFields(&p, pw.Want.Pick)
+				if pw.Want.Problem != "" {
+					p.Problem = pw.Want.Problem
+				}
+			}
+			lr.Ports = append(lr.Ports, p)
+		}
+		rep.Libraries = append(rep.Libraries, lr)
+	}
+	return rep
+}
+
+func portName(p *job.Port) string { return p.Device + "/" + strconv.Itoa(p.Num) }
+
+// addReach says, for each partition the libraries use, how many end ports of the
+// sweep are full and limited members of it.
+func (r *report) addReach(f *check.Fabric) {
+	seen := map[string]bool{}
+	for _, l := range r.Libraries {
+		for _, p := range l.Ports {
+			if p.PKey == "" {
+				continue
+			}
+			k, err := check.ParsePKey(p.PKey)
+			if err != nil || !k.Valid() || seen[k.KeyString()] {
+				continue
+			}
+			seen[k.KeyString()] = true
+			full, limited := job.Reach(f, k)
+			r.Reach = append(r.Reach, reachEntry{Partition: k.KeyString(), Full: full, Limited: limited})
+		}
+	}
+}
+
+func (r *report) exitCode() int {
+	code := 0
+	for _, l := range r.Libraries {
+		switch l.Verdict {
+		case job.DoesNotWork:
+			return 1
+		case job.Incomplete:
+			code = 4
+		}
+	}
+	return code
+}
+
+func (r *report) unchecked() []string {
+	var out []string
+	for _, l := range r.Libraries {
+		for _, u := range l.Unchecked {
+			out = append(out, l.Name+": "+u)
+		}
+	}
+	return out
+}
+
+func (r *report) assumptions() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, l := range r.Libraries {
+		for _, a := range l.Assumptions {
+			if !seen[a] {
+				seen[a] = true
+				out = append(out, a)
+			}
+		}
+	}
+	return out
+}
+
+func (r *report) render(w io.Writer, f format) error {
+	if f == formatJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	}
+	header := []string{"LIBRARY", "HOST", "PORT", "USED", "INDEX", "PKEY", "MEMBER", "OUTCOME"}
+	if r.Mode == "want" {
+		header = []string{"LIBRARY", "HOST", "PORT", "SETTING", "INDEX", "PKEY", "MEMBER", "OUTCOME"}
+	}
+	var rows [][]string
+	for _, l := range r.Libraries {
+		if l.Inactive != "" {
+			continue
+		}
+		for _, p := range l.Ports {
+			host := p.Host
+			if host == "" {
+				host = "local"
+			}
+			idx := ""
+			if p.Index != nil {
+				idx = strconv.Itoa(*p.Index)
+			}
+			out := ""
+			if p.Used {
+				out = p.Outcome.String()
+			}
+			second := "no"
+			if p.Used {
+				second = "yes"
+			}
+			if r.Mode == "want" {
+				second = p.Setting
+			}
+			rows = append(rows, []string{l.Library, host, p.Port, second, idx, p.PKey, p.Membership, out})
+		}
+	}
+	var b bytes.Buffer
+	if f == formatTable {
+		t := tablewriter.NewTable(&b, tablewriter.WithHeaderAutoFormat(tw.Off),
+			tablewriter.WithHeaderAlignment(tw.AlignLeft), tablewriter.WithRowAlignment(tw.AlignLeft))
+		t.Header(toAny(header)...)
+		for _, row := range rows {
+			if err := t.Append(toAny(row)...); err != nil {
+				return err
+			}
+		}
+		if err := t.Render(); err != nil {
+			return err
+		}
+	} else {
+		tw := tabwriter.NewWriter(&b, 0, 8, 2, ' ', 0)
+		fmt.Fprintln(tw, strings.Join(header, "\t"))
+		for _, row := range rows {
+			cells := make([]string, len(row))
+			for i, c := range row {
+				if c == "" {
+					c = "-"
+				}
+				cells[i] = strings.ReplaceAll(c, " ", "_")
+			}
+			fmt.Fprintln(tw, strings.Join(cells, "\t"))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	b.WriteString("\n")
+	for _, l := range r.Libraries {
+		r.writeVerdict(&b, l)
+	}
+	for _, re := range r.Reach {
+		fmt.Fprintf(&b, "partition %s in the sweep: %d end ports full members, %d limited\n", re.Partition, re.Full, re.Limited)
+	}
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+func (r *report) writeVerdict(b *bytes.Buffer, l libReport) {
+	word := map[job.Verdict]string{job.Works: "works", job.DoesNotWork: "DOES NOT WORK", job.Incomplete: "NOT CHECKED", job.NotApplicable: "not applicable"}[l.Verdict]
+	if l.Verdict == job.Works && !r.PeersChecked && r.Mode == "resolve" {
+		word = "uses a valid entry (this host only)"
+	}
+	if l.Verdict == job.Works && r.Mode == "want" && l.Same == "" {
+		word = "works with a value per port"
+	}
+	what := l.Setting
+	if l.Inactive != "" {
+		what = l.Inactive
+	}
+	if r.Mode == "want" && l.Verdict != job.NotApplicable {
+		what = "for partition " + r.Partition + ": " + l.Setting
+	}
+	fmt.Fprintf(b, "%s: %s: %s\n", l.Name, word, what)
+	for _, s := range l.Findings {
+		fmt.Fprintf(b, "  problem: %s\n", s)
+	}
+	for _, s := range l.Fixes {
+		fmt.Fprintf(b, "  fix: %s\n", s)
+	}
+	for _, s := range l.Unchecked {
+		fmt.Fprintf(b, "  not checked: %s\n", s)
+	}
+	for _, s := range l.Notes {
+		fmt.Fprintf(b, "  note: %s\n", s)
+	}
+}
+
+func toAny(s []string) []any {
+	out := make([]any, len(s))
+	for i, v := range s {
+		out[i] = v
+	}
+	return out
+}
+
+// notices prints notes and warnings on stderr.
+type notices struct{ w io.Writer }
+
+func (n notices) note(msg string)  { fmt.Fprintln(n.w, "note:", msg) }
+func (n notices) warn(msg string)  { fmt.Fprintln(n.w, "warning:", msg) }
+func (n notices) label(msg string) { fmt.Fprintf(n.w, "ibkey: %s\n", msg) }

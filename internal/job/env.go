@@ -1,0 +1,112 @@
+// Package job answers "which partition will my job actually use?": it reads the P_Key
+// settings of the communication libraries HPC and AI jobs run on (NCCL, UCX, NVSHMEM,
+// GASNet, MVAPICH2, Open MPI, perftest), resolves each against the P_Key tables of the
+// ports the library would use, and says whether the partitions they land in can talk
+// across the job's hosts; the inverse (Want) gives the settings that put every library
+// in one partition.
+//
+// Every library rule cites the library's own source (file and function) next to it.
+// The package is pure: ports and settings in, resolutions and findings out.
+package job
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+)
+
+// Env is the job's environment: variable name to value. Only the variables the
+// libraries read matter; others are kept and ignored.
+type Env map[string]string
+
+// Lookup returns the value and whether the variable is set (set to "" counts as set).
+func (e Env) Lookup(name string) (string, bool) {
+	v, ok := e[name]
+	return v, ok
+}
+
+// Names returns the variable names in order.
+func (e Env) Names() []string {
+	out := make([]string, 0, len(e))
+	for k := range e {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// EnvError is a malformed setting line (a KEY=VALUE argument or a line of --env FILE).
+type EnvError struct {
+	Where   string // "argument 2", "job.env:7"
+	Input   string
+	Problem string
+}
+
+func (e *EnvError) Error() string {
+	return fmt.Sprintf("%s: invalid setting %q: %s (accepted: KEY=VALUE, e.g. NCCL_IB_PKEY=1; in a file also 'export KEY=VALUE' and # comments)", e.Where, e.Input, e.Problem)
+}
+
+// ParseAssignment reads one KEY=VALUE. The key is a shell variable name; the value may
+// be quoted with '...' or "..." as in a shell or an env file.
+func ParseAssignment(where, s string) (string, string, error) {
+	key, value, ok := strings.Cut(s, "=")
+	if !ok {
+		return "", "", &EnvError{Where: where, Input: s, Problem: "no '='"}
+	}
+	if !validName(key) {
+		return "", "", &EnvError{Where: where, Input: s, Problem: fmt.Sprintf("%q is not a variable name (letters, digits and _, not starting with a digit)", key)}
+	}
+	if n := len(value); n >= 2 && (value[0] == '"' || value[0] == '\'') && value[n-1] == value[0] {
+		value = value[1 : n-1]
+	}
+	return key, value, nil
+}
+
+func validName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '_', c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z':
+		case c >= '0' && c <= '9' && i > 0:
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// maxEnvLine bounds one line of an env file (NCCL's own nccl.conf reader uses 4096:
+// src/misc/param.cc setEnvFile).
+const maxEnvLine = 64 << 10
+
+// ReadEnvFile reads KEY=VALUE lines, the format of NCCL's nccl.conf (src/misc/param.cc
+// setEnvFile: '#' comment lines, KEY=VALUE) and of shell env files (`export KEY=VALUE`,
+// blank lines). name labels errors.
+func ReadEnvFile(name string, r io.Reader) (Env, error) {
+	env := Env{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 4096), maxEnvLine)
+	line := 0
+	for sc.Scan() {
+		line++
+		text := strings.TrimSpace(strings.TrimSuffix(sc.Text(), "\r"))
+		if text == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		text = strings.TrimPrefix(text, "export ")
+		k, v, err := ParseAssignment(fmt.Sprintf("%s:%d", name, line), strings.TrimSpace(text))
+		if err != nil {
+			return nil, err
+		}
+		env[k] = v
+	}
+	if err := sc.Err(); err != nil {
+		return nil, &EnvError{Where: fmt.Sprintf("%s:%d", name, line+1), Input: "", Problem: err.Error()}
+	}
+	return env, nil
+}

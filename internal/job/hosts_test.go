@@ -1,0 +1,181 @@
+package job_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fakesysfs"
+	"github.com/ibkey/ibkey/internal/ibverbs"
+	"github.com/ibkey/ibkey/internal/job"
+	"github.com/ibkey/ibkey/internal/query"
+)
+
+// fixtureHost writes a one-HCA host whose mlx5_0/1 holds table and loads its ports.
+func fixtureHost(t *testing.T, name string, guid uint64, table []string, unreadable ...int) []*job.Port {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), name)
+	p := fakesysfs.Port{Num: 1, State: "4: ACTIVE", PhysState: "5: LinkUp", LID: "0x5", SMLID: "0x1",
+		LMC: "0", Rate: "100 Gb/sec (4X EDR)", LinkLayer: "InfiniBand", GIDs: []string{fakesysfs.GID0(guid)},
+		PKeys: fakesysfs.Table(16, table...), Unreadable: unreadable}
+	h := fakesysfs.Host{Devices: []fakesysfs.Device{{Name: "mlx5_0", PCI: "0000:03:00.0", NodeType: "1: CA",
+		NodeGUID: fakesysfs.GUID(guid), Ports: []fakesysfs.Port{p}}}}
+	if err := fakesysfs.Write(dir, h); err != nil {
+		t.Fatal(err)
+	}
+	ports, err := job.HostPorts(&query.Host{Sys: ibverbs.Open(dir)}, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ports
+}
+
+func inputs(kv ...string) job.Inputs {
+	e := job.Env{}
+	for _, s := range kv {
+		k, v, _ := strings.Cut(s, "=")
+		e[k] = v
+	}
+	return job.Inputs{Env: e}
+}
+
+func lib(t *testing.T, id string) *job.Library {
+	l, ok := job.LookupLibrary(id)
+	if !ok {
+		t.Fatalf("no library %s", id)
+	}
+	return l
+}
+
+func text(r *job.Resolution) string {
+	return strings.Join(append(append(append(append([]string{r.Setting}, r.Findings...), r.Fixes...), r.Notes...), r.Unchecked...), "\n")
+}
+
+// Two hosts where OpenSM put the same partitions at different indexes (it keeps a
+// key's index across reconfigurations and appends new keys after the highest used
+// index, so hosts joined at different times differ).
+func TestHostsWhereTheIndexDiffers(t *testing.T) {
+	a := fixtureHost(t, "hostA", 0x0002c90300000100, []string{"0xffff", "0x8001", "0x8002"})
+	b := fixtureHost(t, "hostB", 0x0002c90300000200, []string{"0xffff", "0x0000", "0x8002", "0x8001"})
+	ports := append(append([]*job.Port{}, a...), b...)
+
+	r := job.Resolve([]*job.Library{lib(t, "nccl")}, inputs("NCCL_IB_PKEY=1"), ports)[0]
+	if r.Verdict != job.DoesNotWork {
+		t.Fatalf("NCCL_IB_PKEY=1: %s, want does-not-work\n%s", r.Verdict, text(r))
+	}
+	for _, want := range []string{
+		"hostB:mlx5_0/1: NCCL_IB_PKEY index 1 holds 0x0000, an empty entry",
+		"for partition 0x0001: no single value works; per port: hostA:mlx5_0/1: NCCL_IB_PKEY=1, hostB:mlx5_0/1: NCCL_IB_PKEY=3",
+		"for partition 0x0002: NCCL_IB_PKEY=2 everywhere",
+	} {
+		if !strings.Contains(text(r), want) {
+			t.Errorf("missing %q in:\n%s", want, text(r))
+		}
+	}
+
+	r = job.Resolve([]*job.Library{lib(t, "nccl")}, inputs("NCCL_IB_PKEY=2"), ports)[0]
+	if r.Verdict != job.Works {
+		t.Errorf("NCCL_IB_PKEY=2 (0x8002 on both): %s\n%s", r.Verdict, text(r))
+	}
+	// A value-based library finds the key wherever it sits.
+	r = job.Resolve([]*job.Library{lib(t, "ucx")}, inputs("UCX_IB_PKEY=0x1"), ports)[0]
+	if r.Verdict != job.Works {
+		t.Errorf("UCX_IB_PKEY=0x1: %s\n%s", r.Verdict, text(r))
+	}
+
+	// The inverse.
+	for _, w := range job.WantPartition([]*job.Library{lib(t, "nccl"), lib(t, "ucx"), lib(t, "gasnet")}, inputs(), 0x0001, ports) {
+		want := map[string]string{
+			"nccl":   "no single value works; per port: hostA:mlx5_0/1: NCCL_IB_PKEY=1, hostB:mlx5_0/1: NCCL_IB_PKEY=3",
+			"ucx":    "UCX_IB_PKEY=0x0001 everywhere",
+			"gasnet": "",
+		}[w.Library.ID]
+		if w.Library.ID == "gasnet" {
+			// GASNet refuses key 1 (get_pkey: the key must be 2..0x7fff).
+			if w.Verdict != job.DoesNotWork {
+				t.Errorf("gasnet, partition 0x0001: %s, want does-not-work", w.Verdict)
+			}
+			continue
+		}
+		if w.Verdict != job.Works || w.Summary() != want {
+			t.Errorf("%s: %s %q, want works %q", w.Library.ID, w.Verdict, w.Summary(), want)
+		}
+	}
+}
+
+// Limited members on every host cannot talk, even in the same partition.
+func TestHostsAllLimited(t *testing.T) {
+	a := fixtureHost(t, "hostA", 0x0002c90300000100, []string{"0xffff", "0x0001"})
+	b := fixtureHost(t, "hostB", 0x0002c90300000200, []string{"0xffff", "0x0001"})
+	ports := append(a, b...)
+	r := job.Resolve([]*job.Library{lib(t, "nccl")}, inputs("NCCL_IB_PKEY=1"), ports)[0]
+	if r.Verdict != job.DoesNotWork || !strings.Contains(text(r), "limited members of partition 0x0001 cannot talk to each other") {
+		t.Errorf("%s\n%s", r.Verdict, text(r))
+	}
+	if !strings.Contains(text(r), "for partition 0x7fff: NCCL_IB_PKEY=0 everywhere") {
+		t.Errorf("no fix to the default partition:\n%s", text(r))
+	}
+	w := job.WantPartition([]*job.Library{lib(t, "ucx")}, inputs(), 0x0001, ports)[0]
+	if w.Verdict != job.DoesNotWork {
+		t.Errorf("want 0x0001 with limited members only: %s", w.Verdict)
+	}
+	// One limited host with full peers works.
+	c := fixtureHost(t, "hostC", 0x0002c90300000300, []string{"0xffff", "0x8001"})
+	r = job.Resolve([]*job.Library{lib(t, "nccl")}, inputs("NCCL_IB_PKEY=1"), append(a, c...))[0]
+	if r.Verdict != job.Works {
+		t.Errorf("limited + full: %s\n%s", r.Verdict, text(r))
+	}
+}
+
+// An entry that could not be read is never an answer: not checked.
+func TestHostsUnreadable(t *testing.T) {
+	a := fixtureHost(t, "hostA", 0x0002c90300000100, []string{"0xffff", "0x8001"})
+	b := fixtureHost(t, "hostB", 0x0002c90300000200, []string{"0xffff", "0x8001"}, 1)
+	r := job.Resolve([]*job.Library{lib(t, "nccl")}, inputs("NCCL_IB_PKEY=1"), append(a, b...))[0]
+	if r.Verdict != job.Incomplete || !strings.Contains(text(r), "hostB:mlx5_0/1: entry 1 of hostB:mlx5_0/1 could not be read") {
+		t.Errorf("%s\n%s", r.Verdict, text(r))
+	}
+	r = job.Resolve([]*job.Library{lib(t, "nccl")}, inputs("NCCL_IB_PKEY=0"), append(a, b...))[0]
+	if r.Verdict != job.Works {
+		t.Errorf("index 0 was read on both: %s\n%s", r.Verdict, text(r))
+	}
+}
+
+// The committed mlx5 fixture: NCCL uses every ACTIVE port (IB and RoCE); index 3 is a
+// hole on mlx5_0/1 and unreadable on mlx5_1/1: the hole decides (a definite no).
+func TestMLX5Fixture(t *testing.T) {
+	ports, err := job.HostPorts(&query.Host{Sys: ibverbs.Open("../../testdata/sysfs/mlx5")}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := job.Resolve([]*job.Library{lib(t, "nccl")}, inputs("NCCL_IB_PKEY=3"), ports)[0]
+	if r.Verdict != job.DoesNotWork {
+		t.Fatalf("%s\n%s", r.Verdict, text(r))
+	}
+	for _, want := range []string{"mlx5_0/1: NCCL_IB_PKEY index 3 holds 0x0000", "mlx5_1/1: entry 3 of mlx5_1/1 could not be read", "mlx5_2/1: index 3 is outside the 1-entry table"} {
+		if !strings.Contains(text(r), want) {
+			t.Errorf("missing %q in:\n%s", want, text(r))
+		}
+	}
+	used := map[string]bool{}
+	for _, pr := range r.Ports {
+		used[pr.Port.Label()] = pr.Used
+	}
+	if !used["mlx5_0/1"] || !used["mlx5_2/1"] || used["mlx5_1/2"] {
+		t.Errorf("NCCL uses the ACTIVE ports (link layer InfiniBand or Ethernet): %v", used)
+	}
+	// UCX on mlx5_1/1: only limited entries, and entry 3 unreadable: it might hold a
+	// full entry UCX would prefer, so the answer is open.
+	r = job.Resolve([]*job.Library{lib(t, "ucx")}, inputs("UCX_NET_DEVICES=mlx5_1:1"), ports)[0]
+	if r.Verdict != job.Incomplete || !strings.Contains(text(r), "entry 3 of mlx5_1/1 could not be read") {
+		t.Errorf("%s\n%s", r.Verdict, text(r))
+	}
+	// On mlx5_0/1 UCX takes index 0, 0xffff (the first full entry).
+	r = job.Resolve([]*job.Library{lib(t, "ucx")}, inputs("UCX_NET_DEVICES=mlx5_0:1"), ports)[0]
+	for _, pr := range r.Ports {
+		if pr.Used && (pr.Port.Label() != "mlx5_0/1" || pr.Pick.PKey != check.PKey(0xffff) || pr.Pick.Index != 0) {
+			t.Errorf("UCX on %s: %+v", pr.Port.Label(), pr.Pick)
+		}
+	}
+}

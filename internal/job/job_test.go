@@ -1,0 +1,359 @@
+package job
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ibkey/ibkey/internal/check"
+)
+
+// unread marks an entry that could not be read in a test table.
+const unread = -1
+
+func port(host, dev string, num int, entries ...int) *Port {
+	p := &Port{Host: host, Device: dev, Num: num, LinkLayer: "InfiniBand", State: "ACTIVE", LID: uint16(num + 1)}
+	for i, v := range entries {
+		e := check.TableEntry{Index: i, Readable: v != unread}
+		if v != unread {
+			e.PKey = check.PKey(v)
+		}
+		p.Table = append(p.Table, e)
+	}
+	return p
+}
+
+func env(kv ...string) Inputs {
+	e := Env{}
+	for _, s := range kv {
+		k, v, _ := strings.Cut(s, "=")
+		e[k] = v
+	}
+	return Inputs{Env: e}
+}
+
+// pickOn resolves one library on one port and returns what it uses there.
+func pickOn(t *testing.T, l *Library, in Inputs, p *Port) (Pick, *Resolution) {
+	t.Helper()
+	r := Resolve([]*Library{l}, in, []*Port{p})[0]
+	for _, pr := range r.Ports {
+		if pr.Port == p {
+			if !pr.Used {
+				t.Fatalf("%s does not use %s: %s", l.Name, p.Label(), pr.Why)
+			}
+			return pr.Pick, r
+		}
+	}
+	t.Fatalf("%s: port %s not in the resolution", l.Name, p.Label())
+	return Pick{}, nil
+}
+
+type pickCase struct {
+	name    string
+	in      Inputs
+	table   []int
+	outcome Outcome
+	index   int
+	pkey    check.PKey
+	// contains must appear in the setting, a finding, a note or the problem.
+	contains string
+}
+
+func runPicks(t *testing.T, l *Library, cases []pickCase) {
+	t.Helper()
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := port("", "mlx5_0", 1, c.table...)
+			pk, r := pickOn(t, l, c.in, p)
+			if pk.Outcome != c.outcome || pk.Index != c.index || (c.outcome == Uses && pk.PKey != c.pkey) {
+				t.Errorf("%s: got %s index %d %s (%s), want %s index %d %s", r.Setting, pk.Outcome, pk.Index, pk.PKey, pk.Problem, c.outcome, c.index, c.pkey)
+			}
+			all := strings.Join(append(append(append([]string{r.Setting, pk.Problem}, r.Findings...), r.Notes...), r.Unchecked...), "\n")
+			if c.contains != "" && !strings.Contains(all, c.contains) {
+				t.Errorf("%q not in:\n%s", c.contains, all)
+			}
+			wantVerdict := map[Outcome]Verdict{Uses: Works, EmptyEntry: DoesNotWork, Fails: DoesNotWork, Skips: DoesNotWork, NotChecked: Incomplete}[c.outcome]
+			if r.Verdict != wantVerdict {
+				t.Errorf("verdict %s, want %s (findings %q)", r.Verdict, wantVerdict, r.Findings)
+			}
+		})
+	}
+}
+
+// NCCL: NCCL_IB_PKEY is an index, strtoll base 0, default 0, used unchecked
+// (src/transport/net_ib/connect.cc ncclIbQpInit, src/misc/param.cc ncclLoadParam).
+func TestNCCLPKey(t *testing.T) {
+	tbl := []int{0xffff, 0x8001, 0x0000, 0x0002, 0x8002, 0, 0, 0, 0x8003}
+	runPicks(t, &NCCL, []pickCase{
+		{"unset is index 0", env(), tbl, Uses, 0, 0xffff, "index 0"},
+		{"empty keeps the default", env("NCCL_IB_PKEY="), tbl, Uses, 0, 0xffff, ""},
+		{"index 1", env("NCCL_IB_PKEY=1"), tbl, Uses, 1, 0x8001, ""},
+		{"a hole (OpenSM keeps indexes)", env("NCCL_IB_PKEY=2"), tbl, EmptyEntry, 2, 0, "empty entry"},
+		{"limited entry", env("NCCL_IB_PKEY=3"), tbl, Uses, 3, 0x0002, "limited member"},
+		{"a P_Key value is an index to NCCL", env("NCCL_IB_PKEY=0x8001"), tbl, Fails, 0x8001, 0, "an index, not a P_Key value"},
+		{"leading zero is octal", env("NCCL_IB_PKEY=010"), tbl, Uses, 8, 0x8003, "octal"},
+		{"not a number is 0", env("NCCL_IB_PKEY=abc"), tbl, Uses, 0, 0xffff, "strtoll reads 0"},
+		{"trailing text ignored", env("NCCL_IB_PKEY=1abc"), tbl, Uses, 1, 0x8001, "ignored"},
+		{"overflow keeps the default", env("NCCL_IB_PKEY=99999999999999999999"), tbl, Uses, 0, 0xffff, "overflows"},
+		{"-1 is 65535", env("NCCL_IB_PKEY=-1"), tbl, Fails, 65535, 0, "truncated"},
+		{"unreadable entry", env("NCCL_IB_PKEY=1"), []int{0xffff, unread}, NotChecked, 1, 0, "could not be read"},
+	})
+}
+
+// NCCL_IB_HCA: '^' then '=' prefixes, comma list of name[:port], prefix match
+// (ncclIbInitDevices, parseStringList, matchIfList).
+func TestNCCLIBHCA(t *testing.T) {
+	ports := [][2]any{{"mlx5_0", 1}, {"mlx5_0", 2}, {"mlx5_1", 1}, {"mlx5_10", 1}, {"ib0", 1}}
+	for _, c := range []struct {
+		hca  string
+		want string
+	}{
+		{"", "mlx5_0/1 mlx5_0/2 mlx5_1/1 mlx5_10/1 ib0/1"},
+		{"mlx5", "mlx5_0/1 mlx5_0/2 mlx5_1/1 mlx5_10/1"},
+		{"mlx5_1", "mlx5_1/1 mlx5_10/1"}, // prefix match
+		{"=mlx5_1", "mlx5_1/1"},
+		{"mlx5_0:2", "mlx5_0/2"},
+		{"mlx5_0:", "mlx5_0/1 mlx5_0/2"},
+		{"^mlx5_0", "mlx5_1/1 mlx5_10/1 ib0/1"},
+		{"^=mlx5_1,ib", "mlx5_0/1 mlx5_0/2 mlx5_10/1 ib0/1"}, // exact: "ib" is not ib0
+		{"=^mlx5_0", ""},                                     // '=' first: "^mlx5_0" is a name
+		{"^", ""},
+		{",,mlx5_0:1,,", "mlx5_0/1"},
+		{"mlx5_0:x", ""}, // atoi("x") = 0: no port 0
+		{"mlx5_0:1:3:0", "mlx5_0/1"},
+	} {
+		f := parseNCCLHCA(c.hca)
+		var got []string
+		for _, p := range ports {
+			if f.match(p[0].(string), p[1].(int)) {
+				got = append(got, p[0].(string)+"/"+itoa(p[1].(int)))
+			}
+		}
+		if strings.Join(got, " ") != c.want {
+			t.Errorf("NCCL_IB_HCA=%q selects %q, want %q", c.hca, strings.Join(got, " "), c.want)
+		}
+	}
+}
+
+func itoa(n int) string { return string(rune('0' + n)) }
+
+// UCX: UCX_IB_PKEY is a 15-bit value or auto; full entries win, then the first
+// limited; only 0x0000 is skipped (uct_ib_iface_init_pkey, ucs_config_sscanf_hex).
+func TestUCXPKey(t *testing.T) {
+	runPicks(t, &UCX, []pickCase{
+		{"auto takes the first full entry", env(), []int{0x7fff, 0x8002, 0xffff}, Uses, 1, 0x8002, ""},
+		{"auto skips 0x0000 holes", env("UCX_IB_PKEY=auto"), []int{0, 0, 0xffff}, Uses, 2, 0xffff, ""},
+		{"auto takes 0x8000 (UCX skips only 0x0000)", env("UCX_IB_PKEY=AUTO"), []int{0, 0x8000, 0xffff}, EmptyEntry, 1, 0x8000, "skips only 0x0000"},
+		{"auto, limited only", env(), []int{0, 0x7fff, 0x0002}, Uses, 1, 0x7fff, "first limited"},
+		{"value prefers full", env("UCX_IB_PKEY=0x2"), []int{0xffff, 0x0002, 0x8002}, Uses, 2, 0x8002, ""},
+		{"value, limited only", env("UCX_IB_PKEY=0x0002"), []int{0xffff, 0x0002}, Uses, 1, 0x0002, "first limited"},
+		{"value not in table", env("UCX_IB_PKEY=0x5"), []int{0xffff, 0x8002}, Fails, -1, 0, "unable to find specified pkey"},
+		{"no 0x is rejected", env("UCX_IB_PKEY=8002"), []int{0xffff, 0x8002}, Fails, -1, 0, "UCX rejects"},
+		{"full bit is rejected", env("UCX_IB_PKEY=0x8002"), []int{0xffff, 0x8002}, Fails, -1, 0, "UCX_IB_PKEY=0x0002"},
+		{"unreadable before the full match", env("UCX_IB_PKEY=0x2"), []int{0xffff, unread, 0x8002}, NotChecked, -1, 0, "could not be read"},
+		{"unreadable after the full match", env("UCX_IB_PKEY=0x2"), []int{0x8002, unread}, Uses, 0, 0x8002, ""},
+		{"no valid pkey", env(), []int{0, 0}, Fails, -1, 0, "no valid pkey"},
+	})
+	roce := port("", "mlx5_2", 1, 0xffff)
+	roce.LinkLayer = "Ethernet"
+	pk, _ := pickOn(t, &UCX, env("UCX_IB_PKEY=0x5"), roce)
+	if pk.Outcome != Uses || pk.Index != 0 || pk.PKey != 0xffff {
+		t.Errorf("RoCE: %+v, want index 0 0xffff without reading the table", pk)
+	}
+	r := Resolve([]*Library{&UCX}, env("UCX_RC_VERBS_PKEY=0x3"), []*Port{port("", "mlx5_0", 1, 0xffff)})[0]
+	if r.Verdict != Incomplete {
+		t.Errorf("a per-transport PKEY variable: verdict %s, want not-checked", r.Verdict)
+	}
+}
+
+func TestUCXNetDevices(t *testing.T) {
+	for _, c := range []struct {
+		v    string
+		set  bool
+		want string
+	}{
+		{"", false, "mlx5_0/1 mlx5_0/2 mlx5_1/1"},
+		{"all", true, "mlx5_0/1 mlx5_0/2 mlx5_1/1"},
+		{"mlx5_0:1", true, "mlx5_0/1"},
+		{"mlx5_0", true, "mlx5_0/1 mlx5_0/2"},
+		{"^mlx5_0:1", true, "mlx5_0/2 mlx5_1/1"},
+		{"mlx5", true, ""}, // exact names, no prefix match
+		{"", true, ""},
+	} {
+		d := parseUCXDevices(c.v, c.set)
+		var got []string
+		for _, p := range [][2]any{{"mlx5_0", 1}, {"mlx5_0", 2}, {"mlx5_1", 1}} {
+			if d.match(p[0].(string), p[1].(int)) {
+				got = append(got, p[0].(string)+"/"+itoa(p[1].(int)))
+			}
+		}
+		if strings.Join(got, " ") != c.want {
+			t.Errorf("UCX_NET_DEVICES=%q (set %v) selects %q, want %q", c.v, c.set, strings.Join(got, " "), c.want)
+		}
+	}
+}
+
+// NVSHMEM: index 0 before 3.7.0; NVSHMEM_IB_PKEY_INDEX from 3.7.0, checked against
+// the table length (ibrc.cpp ep_create).
+func TestNVSHMEMPKey(t *testing.T) {
+	tbl := []int{0xffff, 0x8001, 0}
+	runPicks(t, &NVSHMEM, []pickCase{
+		{"unset is index 0", env(), tbl, Uses, 0, 0xffff, "every NVSHMEM version"},
+		{"index 1", env("NVSHMEM_IB_PKEY_INDEX=1"), tbl, Uses, 1, 0x8001, "3.7.0"},
+		{"hole", env("NVSHMEM_IB_PKEY_INDEX=2"), tbl, EmptyEntry, 2, 0, "empty entry"},
+		{"beyond the table", env("NVSHMEM_IB_PKEY_INDEX=3"), tbl, Fails, 3, 0, "Invalid NVSHMEM_IB_PKEY_INDEX"},
+		{"negative", env("NVSHMEM_IB_PKEY_INDEX=-1"), tbl, Fails, -1, 0, "Invalid NVSHMEM_IB_PKEY_INDEX"},
+		{"not a number", env("NVSHMEM_IB_PKEY_INDEX=x"), tbl, Fails, -1, 0, "not an integer"},
+	})
+	r := Resolve([]*Library{&NVSHMEM}, env("NVSHMEM_REMOTE_TRANSPORT=ucx"), []*Port{port("", "mlx5_0", 1, 0xffff)})[0]
+	if r.Verdict != NotApplicable || !strings.Contains(r.Inactive, "UCX") {
+		t.Errorf("NVSHMEM over UCX: %s %q", r.Verdict, r.Inactive)
+	}
+}
+
+// GASNet: GASNET_IBV_PKEY is a value, membership stripped, 2..0x7fff; the first entry
+// of the key wins whatever its membership (gasnet_core.c get_pkey, gasnetc_probe_ports).
+func TestGASNetPKey(t *testing.T) {
+	tbl := []int{0xffff, 0x0002, 0x8002, 0x8003}
+	runPicks(t, &GASNet, []pickCase{
+		{"unset is index 0", env(), tbl, Uses, 0, 0xffff, ""},
+		{"first entry, even limited", env("GASNET_IBV_PKEY=0x8002"), tbl, Uses, 1, 0x0002, "whatever its membership"},
+		{"decimal", env("GASNET_IBV_PKEY=3"), tbl, Uses, 3, 0x8003, ""},
+		{"key 1 is refused", env("GASNET_IBV_PKEY=1"), tbl, Fails, -1, 0, "Invalid GASNET_IBV_PKEY"},
+		{"not found", env("GASNET_IBV_PKEY=0x9"), tbl, Fails, -1, 0, "Failed to locate index"},
+		{"unreadable before the match", env("GASNET_IBV_PKEY=0x3"), []int{0xffff, unread, 0x8003}, NotChecked, -1, 0, "fatal"},
+	})
+}
+
+func TestGASNetPorts(t *testing.T) {
+	host := []*Port{port("", "mlx5_0", 1, 0xffff), port("", "mlx5_0", 2, 0xffff), port("", "mlx5_1", 1, 0xffff)}
+	host[0].State = "DOWN"
+	for _, c := range []struct {
+		ports, want string
+	}{
+		{"", "mlx5_0/2"},
+		{"mlx5_1", "mlx5_1/1"},
+		{"mlx5_0:1,2", "mlx5_0/2"}, // port 1 is DOWN
+		{"mlx5_9", ""},
+	} {
+		in := env()
+		if c.ports != "" {
+			in.Env["GASNET_IBV_PORTS"] = c.ports
+		}
+		r := Resolve([]*Library{&GASNet}, in, host)[0]
+		var got []string
+		for _, pr := range r.Ports {
+			if pr.Used {
+				got = append(got, pr.Port.Label())
+			}
+		}
+		if strings.Join(got, " ") != c.want {
+			t.Errorf("GASNET_IBV_PORTS=%q uses %q, want %q", c.ports, strings.Join(got, " "), c.want)
+		}
+	}
+}
+
+// MVAPICH2: MV2_DEFAULT_PKEY is strtol base 0 & 0x7fff; 0 means MV2_DEFAULT_PKEY_IX
+// (default 0); else the first entry of the key (ibv_param.c, rdma_iba_priv.c).
+func TestMVAPICH2PKey(t *testing.T) {
+	tbl := []int{0xffff, 0x0002, 0x8002}
+	runPicks(t, &MVAPICH2, []pickCase{
+		{"unset is index 0", env(), tbl, Uses, 0, 0xffff, ""},
+		{"first entry, even limited", env("MV2_DEFAULT_PKEY=0x8002"), tbl, Uses, 1, 0x0002, "whatever its membership"},
+		{"0x8000 masks to 0: the index", env("MV2_DEFAULT_PKEY=0x8000", "MV2_DEFAULT_PKEY_IX=2"), tbl, Uses, 2, 0x8002, "means unset"},
+		{"index", env("MV2_DEFAULT_PKEY_IX=2"), tbl, Uses, 2, 0x8002, ""},
+		{"not found aborts", env("MV2_DEFAULT_PKEY=5"), tbl, Fails, -1, 0, "Can't find PKEY INDEX"},
+	})
+}
+
+// Open MPI openib: value masked 0x7fff; the first entry of the key; a port without it
+// is left out (btl_openib_component.c init_one_device).
+func TestOpenMPIPKey(t *testing.T) {
+	tbl := []int{0xffff, 0x0002, 0x8002}
+	runPicks(t, &OpenMPI, []pickCase{
+		{"unset is index 0", env(), tbl, Uses, 0, 0xffff, ""},
+		{"first entry", env("OMPI_MCA_btl_openib_pkey=0x8002"), tbl, Uses, 1, 0x0002, "whatever its membership"},
+		{"synonym", env("OMPI_MCA_btl_openib_ib_pkey_val=2"), tbl, Uses, 1, 0x0002, ""},
+		{"port left out", env("OMPI_MCA_btl_openib_pkey=7"), tbl, Skips, -1, 0, "leaves every port out"},
+		{"bad value", env("OMPI_MCA_btl_openib_pkey=x"), tbl, Fails, -1, 0, "Open MPI rejects"},
+	})
+	r := Resolve([]*Library{&OpenMPI}, env("OMPI_MCA_pml=ucx"), []*Port{port("", "mlx5_0", 1, 0xffff)})[0]
+	if r.Verdict != NotApplicable {
+		t.Errorf("pml ucx: %s", r.Verdict)
+	}
+}
+
+// perftest: --pkey_index, default 0; beyond the table it becomes 0
+// (perftest_parameters.c ctx_chk_pkey_index).
+func TestPerftest(t *testing.T) {
+	a := ParsePerftestArgs("ib_send_bw -d mlx5_1 -i 2 --pkey_index=3 peer")
+	if a.Device != "mlx5_1" || a.Port != 2 || a.PKeyIdx != 3 || !a.Given || a.BadValue != "" {
+		t.Errorf("parsed %+v", a)
+	}
+	a = ParsePerftestArgs("ib_write_bw --ib-dev=mlx5_0 --ib-port 1 --pkey_index 0x2")
+	if a.Device != "mlx5_0" || a.Port != 1 || a.PKeyIdx != 2 {
+		t.Errorf("parsed %+v", a)
+	}
+	if a = ParsePerftestArgs("ib_send_bw --pkey_index=2x"); a.BadValue == "" {
+		t.Error("--pkey_index=2x: perftest rejects it")
+	}
+	tbl := []int{0xffff, 0x8001, 0}
+	pf := func(line string) Inputs { a := ParsePerftestArgs(line); return Inputs{Env: Env{}, Perftest: &a} }
+	runPicks(t, &Perftest, []pickCase{
+		{"default", pf("ib_send_bw"), tbl, Uses, 0, 0xffff, ""},
+		{"index 1", pf("ib_send_bw --pkey_index=1"), tbl, Uses, 1, 0x8001, ""},
+		{"beyond the table becomes 0", pf("ib_send_bw --pkey_index=7"), tbl, Uses, 0, 0xffff, "Changing to 0"},
+		{"hole", pf("ib_send_bw --pkey_index=2"), tbl, EmptyEntry, 2, 0, "empty"},
+		{"negative", pf("ib_send_bw --pkey_index=-1"), tbl, Fails, -1, 0, "negative"},
+	})
+}
+
+// The pair rule used across hosts agrees with check.CanTalk on every pair of a
+// generated set of P_Keys.
+func TestTalksMatchesCanTalk(t *testing.T) {
+	var keys []check.PKey
+	for _, k := range []uint16{0, 1, 2, 0x7fff} {
+		keys = append(keys, check.PKey(k), check.PKey(k)|check.MembershipBit)
+	}
+	for _, a := range keys {
+		for _, b := range keys {
+			want := check.CanTalk(check.QPEndpoint("a", a, check.QPAny), check.QPEndpoint("b", b, check.QPAny)).CanTalk
+			if got := talks(a, b); got != want {
+				t.Errorf("talks(%s, %s) = %v, check.CanTalk says %v", a, b, got, want)
+			}
+		}
+	}
+}
+
+func TestParseC(t *testing.T) {
+	for _, c := range []struct {
+		in     string
+		base   int
+		v      int64
+		digits bool
+		rest   string
+	}{
+		{"12", 0, 12, true, ""}, {"0x1f", 0, 31, true, ""}, {"010", 0, 8, true, ""},
+		{"08", 0, 0, true, "8"}, {"0x", 0, 0, true, "x"}, {" -3z", 0, -3, true, "z"},
+		{"abc", 0, 0, false, "abc"}, {"", 10, 0, false, ""}, {"010", 10, 10, true, ""},
+	} {
+		n := parseC(c.in, c.base)
+		if n.Value != c.v || n.Digits != c.digits || n.Rest != c.rest {
+			t.Errorf("parseC(%q, %d) = %+v, want %d %v %q", c.in, c.base, n, c.v, c.digits, c.rest)
+		}
+	}
+}
+
+func TestEnvFile(t *testing.T) {
+	e, err := ReadEnvFile("job.env", strings.NewReader("# comment\n\nexport NCCL_IB_PKEY=1\nUCX_IB_PKEY='0x2'\r\nX=\"a b\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e["NCCL_IB_PKEY"] != "1" || e["UCX_IB_PKEY"] != "0x2" || e["X"] != "a b" {
+		t.Errorf("%v", e)
+	}
+	for _, bad := range []string{"NOEQUALS\n", "1X=2\n", "=v\n", "A-B=1\n"} {
+		if _, err := ReadEnvFile("f", strings.NewReader(bad)); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}

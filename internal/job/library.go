@@ -1,0 +1,237 @@
+package job
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/ibkey/ibkey/internal/check"
+)
+
+// Kind says how a library is told its partition.
+type Kind uint8
+
+const (
+	// ByIndex: the setting is a P_Key table index, used as given on every port: the
+	// same index can hold different partitions on different hosts.
+	ByIndex Kind = iota
+	// ByValue: the setting is a P_Key value; the library looks its index up in each
+	// port's table.
+	ByValue
+)
+
+func (k Kind) String() string {
+	if k == ByIndex {
+		return "index"
+	}
+	return "value"
+}
+
+// Library is one communication library's P_Key behaviour.
+type Library struct {
+	ID   string // nccl, ucx, nvshmem, gasnet, mvapich2, openmpi, perftest
+	Name string
+	Kind Kind
+	// Vars are the settings it reads (environment variables; perftest: its options).
+	Vars []string
+	// Source cites where the rules below come from.
+	Source string
+
+	configure func(in Inputs) *setup
+}
+
+// Inputs are a job's settings: its environment and, for perftest, its command line.
+type Inputs struct {
+	Env      Env
+	Perftest *PerftestArgs // nil: no perftest command line given
+}
+
+// setup is a library configured by one job environment.
+type setup struct {
+	// Setting says how the partition is chosen: "NCCL_IB_PKEY=1 (index 1)".
+	Setting string
+	// Reject is non-empty when the library refuses the settings at start-up on every
+	// port (a value it cannot parse or that is out of range).
+	Reject string
+	// Unchecked lists settings that may change the answer but that ibkey does not
+	// interpret: the answer is then incomplete.
+	Unchecked   []string
+	Assumptions []string
+	Notes       []string
+	// Inactive is non-empty when the settings route the library away from its own
+	// InfiniBand code (Open MPI over UCX, NVSHMEM over UCX): the library is not
+	// resolved and Inactive says which applies instead.
+	Inactive string
+
+	selectPorts func(host []*Port) []Selected
+	pick        func(p *Port) Pick
+	want        func(key check.PKey, p *Port) Want
+}
+
+// Selected says whether a library uses a port of a host, and why.
+type Selected struct {
+	Port *Port
+	Used bool
+	Why  string
+}
+
+// Want is the setting that puts a library's QPs on a port in one partition.
+type Want struct {
+	// Setting is NAME=VALUE ("" when no setting can).
+	Setting string
+	// Pick is what the library then uses.
+	Pick Pick
+	// Problem says why no setting works on this port ("" when Setting works).
+	Problem string
+}
+
+// Libraries are all libraries ibkey knows, in the order they are reported.
+func Libraries() []*Library {
+	return []*Library{&NCCL, &UCX, &NVSHMEM, &GASNet, &MVAPICH2, &OpenMPI, &Perftest}
+}
+
+// LibraryIDs lists the accepted library names, for usage errors.
+func LibraryIDs() []string {
+	var out []string
+	for _, l := range Libraries() {
+		out = append(out, l.ID)
+	}
+	return out
+}
+
+// LookupLibrary finds a library by ID (case-insensitive).
+func LookupLibrary(id string) (*Library, bool) {
+	for _, l := range Libraries() {
+		if strings.EqualFold(l.ID, id) {
+			return l, true
+		}
+	}
+	return nil, false
+}
+
+// Mentioned reports whether the inputs set any of the library's settings.
+func (l *Library) Mentioned(in Inputs) bool {
+	if l.ID == Perftest.ID {
+		return in.Perftest != nil
+	}
+	for _, v := range l.Vars {
+		if _, ok := in.Env[v]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// defaultSelect uses every ACTIVE port of the host whose link layer the library runs
+// on; ports read from a sweep are used as given.
+func selectActive(host []*Port, allowEthernet bool, filter func(p *Port) (bool, string)) []Selected {
+	out := make([]Selected, 0, len(host))
+	for _, p := range host {
+		s := Selected{Port: p}
+		switch {
+		case p.Fabric:
+			s.Used, s.Why = true, "given (device filters do not apply to a port read over the fabric)"
+		case !p.Active():
+			s.Why = "not ACTIVE (" + p.State + ")"
+		case noPKeys(p):
+			s.Why = "no P_Key table (" + p.NoTable + "): P_Keys do not apply"
+		case p.Ethernet() && !allowEthernet:
+			s.Why = "RoCE port: not used"
+		case p.LinkLayer != "InfiniBand" && !p.Ethernet():
+			s.Why = "link layer " + strconv.Quote(p.LinkLayer) + ": not used"
+		default:
+			s.Used, s.Why = true, "ACTIVE"
+			if filter != nil {
+				s.Used, s.Why = filter(p)
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// noPKeys reports a port without a P_Key table on a non-InfiniBand link (iWARP):
+// partitions do not apply to it, whatever a library does there.
+func noPKeys(p *Port) bool { return p.Table == nil && !p.Fabric && p.LinkLayer != "InfiniBand" }
+
+// findByKey is the lookup GASNet, MVAPICH2 and Open MPI's openib BTL share: the first
+// index, in table order, whose 15-bit key equals key, whatever its membership. An
+// unreadable entry before the match leaves the answer open.
+func findByKey(p *Port, key uint16) (Pick, bool) {
+	for _, e := range p.Table {
+		if !e.Readable {
+			return Pick{Outcome: NotChecked, Index: -1, Problem: fmt.Sprintf("entry %d of %s could not be read: it may hold partition 0x%04x", e.Index, p.Label(), key)}, true
+		}
+		if e.PKey.Key() == key && key != 0 {
+			pk := Pick{Outcome: Uses, Index: e.Index, PKey: e.PKey}
+			if !e.PKey.IsFull() {
+				for _, f := range p.Table[e.Index+1:] {
+					if f.Readable && f.PKey.Key() == key && f.PKey.IsFull() {
+						pk.Notes = append(pk.Notes, fmt.Sprintf("takes the limited entry at index %d although index %d holds %s (full): the lookup takes the first entry of the key, whatever its membership", e.Index, f.Index, f.PKey))
+						break
+					}
+				}
+			}
+			return pk, true
+		}
+	}
+	return Pick{}, false
+}
+
+// wantIndex is the inverse for libraries set by index: the entry a QP should use for
+// key (check.FindPKeyIndex: a full member preferred, then the lowest index).
+func wantIndex(key check.PKey, p *Port, name string, pick func(Env) Pick) Want {
+	if p.Table == nil {
+		return Want{Problem: p.NoTable}
+	}
+	if p.Ethernet() {
+		// RoCE: P_Keys do not apply; the one entry is index 0 and any other index
+		// fails there.
+		w := Want{Setting: name + "=0", Pick: pick(Env{name: "0"})}
+		w.Pick.Notes = append(w.Pick.Notes, "RoCE port: P_Keys do not apply, but the index must exist: its table has the one entry 0 (exclude the port from the library's devices to use another index elsewhere)")
+		return w
+	}
+	idx, _, ok := check.FindPKeyIndex(p.Table, key)
+	if !ok {
+		return Want{Problem: missingKey(key, p)}
+	}
+	env := Env{name: strconv.Itoa(idx)}
+	return Want{Setting: name + "=" + strconv.Itoa(idx), Pick: pick(env)}
+}
+
+// wantValue is the inverse for libraries set by value: the value, checked by running
+// the library's own lookup with it.
+func wantValue(key check.PKey, p *Port, name, value string, pick func(Env) Pick) Want {
+	if p.Ethernet() {
+		w := Want{Pick: pick(Env{name: value})}
+		w.Pick.Notes = append(w.Pick.Notes, "RoCE port: the setting does not apply")
+		return w
+	}
+	if p.Table == nil {
+		return Want{Problem: p.NoTable}
+	}
+	if _, _, ok := check.FindPKeyIndex(p.Table, key); !ok && !hasUnreadable(p) {
+		return Want{Problem: missingKey(key, p)}
+	}
+	w := Want{Setting: name + "=" + value, Pick: pick(Env{name: value})}
+	if w.Pick.Outcome != Uses {
+		w.Problem = w.Pick.Problem
+	}
+	return w
+}
+
+func hasUnreadable(p *Port) bool {
+	for _, e := range p.Table {
+		if !e.Readable {
+			return true
+		}
+	}
+	return false
+}
+
+func missingKey(key check.PKey, p *Port) string {
+	if hasUnreadable(p) {
+		return fmt.Sprintf("partition %s is not in the entries that could be read (some could not)", key.KeyString())
+	}
+	return fmt.Sprintf("no entry for partition %s in its table: no setting makes it a member (the Subnet Manager must add the port to the partition)", key.KeyString())
+}

@@ -1,0 +1,178 @@
+package job
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/ibkey/ibkey/internal/check"
+)
+
+// MVAPICH2 (OFA-IB-CH3, src/mpid/ch3/channels/mrail/src/gen2/):
+//
+//   - MV2_DEFAULT_PKEY is a P_Key *value*: ibv_param.c reads it as
+//     (uint16_t)strtol(value, NULL, 0) & PKEY_MASK (0x7fff, ibv_param.h).
+//   - set_pkey_index (rdma_iba_priv.c): a key of 0 (unset, RDMA_DEFAULT_PKEY) uses
+//     rdma_default_pkey_ix, i.e. MV2_DEFAULT_PKEY_IX (atoi, older releases) or 0;
+//     otherwise get_pkey_index takes the first index (0 .. max_pkeys-1) whose 15-bit
+//     key matches, whatever its membership, ignoring ibv_query_pkey errors; no match
+//     aborts ("Can't find PKEY INDEX according to given PKEY").
+//   - Ports: MV2_IBA_HCA names the HCA(s) (':'-separated) and MV2_DEFAULT_PORT the port;
+//     otherwise MVAPICH2 chooses among the ACTIVE ports (all are checked here).
+var MVAPICH2 = Library{
+	ID: "mvapich2", Name: "MVAPICH2", Kind: ByValue,
+	Vars:   []string{"MV2_DEFAULT_PKEY", "MV2_DEFAULT_PKEY_IX", "MV2_IBA_HCA", "MV2_DEFAULT_PORT"},
+	Source: "MVAPICH2 src/mpid/ch3/channels/mrail/src/gen2/ibv_param.c (MV2_DEFAULT_PKEY, MV2_DEFAULT_PKEY_IX), rdma_iba_priv.c set_pkey_index/get_pkey_index, ibv_param.h PKEY_MASK",
+	configure: func(in Inputs) *setup {
+		env := in.Env
+		s := &setup{}
+		key := uint16(0)
+		if v, ok := env.Lookup("MV2_DEFAULT_PKEY"); ok {
+			key = uint16(parseC(v, 0).Value) & 0x7fff
+			if key == 0 {
+				s.Setting = fmt.Sprintf("MV2_DEFAULT_PKEY=%s reads as key 0, which means unset: ", v)
+			} else {
+				s.Setting = fmt.Sprintf("MV2_DEFAULT_PKEY=%s: the first entry of partition 0x%04x, whatever its membership", v, key)
+			}
+		}
+		ix := 0
+		if key == 0 {
+			if v, ok := env.Lookup("MV2_DEFAULT_PKEY_IX"); ok {
+				ix = int(uint16(parseC(v, 10).Value))
+				s.Setting += fmt.Sprintf("MV2_DEFAULT_PKEY_IX=%s: index %d", v, ix)
+				s.Assumptions = append(s.Assumptions, "MVAPICH2: MV2_DEFAULT_PKEY_IX is read (older MVAPICH2 releases); newer ones use index 0 without MV2_DEFAULT_PKEY")
+			} else {
+				s.Setting += "index 0"
+				if !strings.HasPrefix(s.Setting, "MV2") {
+					s.Setting = "MV2_DEFAULT_PKEY unset: index 0"
+				}
+			}
+		}
+		hcas, hasHCA := env.Lookup("MV2_IBA_HCA")
+		port, hasPort := env.Lookup("MV2_DEFAULT_PORT")
+		portNum := int(parseC(port, 10).Value)
+		s.Assumptions = append(s.Assumptions, "MVAPICH2: without MV2_IBA_HCA every ACTIVE InfiniBand port may be used (MVAPICH2 picks by topology); all are checked")
+		s.selectPorts = func(host []*Port) []Selected {
+			return selectActive(host, false, func(p *Port) (bool, string) {
+				if hasHCA && !containsField(hcas, ":", p.Device) {
+					return false, "not in MV2_IBA_HCA=" + hcas
+				}
+				if hasPort && portNum > 0 && portNum != p.Num {
+					return false, "not MV2_DEFAULT_PORT=" + port
+				}
+				return true, "ACTIVE"
+			})
+		}
+		s.pick = func(p *Port) Pick { return mv2Pick(key, ix, p) }
+		s.want = func(k check.PKey, p *Port) Want {
+			return wantValue(k, p, "MV2_DEFAULT_PKEY", fmt.Sprintf("0x%04x", k.Key()), func(e Env) Pick {
+				return mv2Pick(uint16(parseC(e["MV2_DEFAULT_PKEY"], 0).Value)&0x7fff, 0, p)
+			})
+		}
+		return s
+	},
+}
+
+func mv2Pick(key uint16, ix int, p *Port) Pick {
+	if p.Table == nil {
+		return Pick{Outcome: NotChecked, Index: -1, Problem: p.NoTable}
+	}
+	if key == 0 {
+		return usesIndex(p, ix, "MVAPICH2's")
+	}
+	if pk, ok := findByKey(p, key); ok {
+		return pk
+	}
+	return Pick{Outcome: Fails, Index: -1, Problem: fmt.Sprintf("MVAPICH2 aborts: \"Can't find PKEY INDEX according to given PKEY\" (partition 0x%04x is not in the %s table)", key, p.Label())}
+}
+
+func containsField(list, sep, name string) bool {
+	for _, f := range strings.Split(list, sep) {
+		if f == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Open MPI's openib BTL (open-mpi/ompi v4.x; removed in v5.0.0 by commit 8de786f5):
+//
+//   - btl_openib_pkey (synonym ib_pkey_val; environment OMPI_MCA_btl_openib_pkey) is a
+//     P_Key *value*, decimal or hex, masked with 0x7fff (btl_openib_mca.c,
+//     btl_openib_register_mca_params).
+//   - init_one_device (btl_openib_component.c): 0 uses index 0; otherwise the first
+//     index (0 .. max_pkeys-1) whose 15-bit key matches, whatever its membership; a
+//     port without the key gets no BTL: Open MPI silently does not use it.
+//   - btl_openib_if_include / btl_openib_if_exclude choose devices (dev or dev:port).
+//   - With pml ucx (Open MPI 4.0 and later on InfiniBand, and the only way in 5.x) the
+//     openib BTL is not used and UCX_IB_PKEY applies.
+var OpenMPI = Library{
+	ID: "openmpi", Name: "Open MPI (openib)", Kind: ByValue,
+	Vars:   []string{"OMPI_MCA_btl_openib_pkey", "OMPI_MCA_btl_openib_ib_pkey_val", "OMPI_MCA_btl_openib_if_include", "OMPI_MCA_btl_openib_if_exclude", "OMPI_MCA_pml"},
+	Source: "open-mpi/ompi v4.1 opal/mca/btl/openib/btl_openib_mca.c (pkey, masked 0x7fff) and btl_openib_component.c init_one_device; removed in v5.0.0",
+	configure: func(in Inputs) *setup {
+		env := in.Env
+		s := &setup{}
+		if pml, ok := env.Lookup("OMPI_MCA_pml"); ok && pml != "ob1" {
+			s.Inactive = fmt.Sprintf("OMPI_MCA_pml=%s: the openib BTL is not used (with pml ucx, UCX_IB_PKEY applies: see UCX)", pml)
+		}
+		name, v, set := "OMPI_MCA_btl_openib_pkey", "", false
+		for _, n := range []string{"OMPI_MCA_btl_openib_pkey", "OMPI_MCA_btl_openib_ib_pkey_val"} {
+			if x, ok := env.Lookup(n); ok {
+				name, v, set = n, x, true
+				break
+			}
+		}
+		key := uint16(0)
+		if set {
+			n, err := strconv.ParseUint(strings.TrimSpace(v), 0, 64)
+			if err != nil {
+				s.Reject = fmt.Sprintf("Open MPI rejects %s=%s: an unsigned decimal or hex integer is expected", name, v)
+			}
+			key = uint16(n & 0x7fff)
+		}
+		if key == 0 {
+			s.Setting = "btl_openib_pkey unset (0): index 0"
+		} else {
+			s.Setting = fmt.Sprintf("%s=%s: the first entry of partition 0x%04x, whatever its membership; ports without it are not used", name, v, key)
+		}
+		s.Assumptions = append(s.Assumptions, "Open MPI: applies to the openib BTL of Open MPI 4.x (pml ob1); MCA parameters from mpirun --mca or mca-params.conf are not read")
+		inc, hasInc := env.Lookup("OMPI_MCA_btl_openib_if_include")
+		exc, hasExc := env.Lookup("OMPI_MCA_btl_openib_if_exclude")
+		s.selectPorts = func(host []*Port) []Selected {
+			return selectActive(host, false, func(p *Port) (bool, string) {
+				spec := func(list string) bool {
+					return containsField(list, ",", p.Device) || containsField(list, ",", fmt.Sprintf("%s:%d", p.Device, p.Num))
+				}
+				if hasInc && !spec(inc) {
+					return false, "not in btl_openib_if_include=" + inc
+				}
+				if hasExc && spec(exc) {
+					return false, "in btl_openib_if_exclude=" + exc
+				}
+				return true, "ACTIVE"
+			})
+		}
+		s.pick = func(p *Port) Pick { return ompiPick(key, p) }
+		s.want = func(k check.PKey, p *Port) Want {
+			return wantValue(k, p, "OMPI_MCA_btl_openib_pkey", fmt.Sprintf("0x%04x", k.Key()), func(e Env) Pick {
+				n, _ := strconv.ParseUint(e["OMPI_MCA_btl_openib_pkey"], 0, 64)
+				return ompiPick(uint16(n&0x7fff), p)
+			})
+		}
+		return s
+	},
+}
+
+func ompiPick(key uint16, p *Port) Pick {
+	if p.Table == nil {
+		return Pick{Outcome: NotChecked, Index: -1, Problem: p.NoTable}
+	}
+	if key == 0 {
+		return usesIndex(p, 0, "Open MPI's")
+	}
+	if pk, ok := findByKey(p, key); ok {
+		return pk
+	}
+	return Pick{Outcome: Skips, Index: -1, Problem: fmt.Sprintf("partition 0x%04x is not in the %s table: Open MPI's openib BTL silently does not use this port", key, p.Label())}
+}

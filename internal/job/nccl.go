@@ -1,0 +1,171 @@
+package job
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ibkey/ibkey/internal/check"
+)
+
+// NCCL, as of NVIDIA/nccl v2.30 (src/transport/net_ib/, src/misc/):
+//
+//   - NCCL_IB_PKEY is a P_Key table *index*, default 0: NCCL_PARAM(IbPkey, "IB_PKEY", 0)
+//     in src/transport/net_ib/connect.cc; ncclIbQpInit puts it unchanged into
+//     ibv_qp_attr.pkey_index for ibv_modify_qp(RESET->INIT). NCCL never reads the table.
+//   - The value is parsed by ncclLoadParam (src/misc/param.cc): strtoll(str, NULL, 0),
+//     so 0x8001 is index 32769 and 010 is index 8 (octal); an empty value or an
+//     overflow (errno) keeps the default; anything after the digits is ignored. The
+//     field is an int (struct ncclIbQpInitAttr), stored in the 16-bit pkey_index.
+//   - NCCL also reads NCCL_CONF_FILE, ~/.nccl.conf and /etc/nccl.conf (initEnvFunc,
+//     setEnvFile); the environment wins (setenv with overwrite 0).
+//   - Ports: ncclIbInitDevices (src/transport/net_ib/init.cc) uses every ACTIVE port
+//     with link layer InfiniBand or Ethernet that NCCL_IB_HCA selects: a leading '^'
+//     excludes, then a leading '=' asks for exact names, then a comma list of
+//     name[:port[:rail[:plane]]] (parseStringList, src/misc/utils.cc); names match by
+//     prefix unless '=' (matchIf), a missing or empty port matches any port
+//     (matchPort). An empty list selects every port, and "^" alone none.
+//   - NCCL_IB_GID_INDEX does not change the partition: on InfiniBand ports
+//     ncclIbGetGidIndex (connect.cc) ignores it (GID 0, or the routable FLID GID);
+//     it only selects the RoCE GID, and RoCE ports have the one P_Key 0xffff.
+var NCCL = Library{
+	ID: "nccl", Name: "NCCL", Kind: ByIndex,
+	Vars:   []string{"NCCL_IB_PKEY", "NCCL_IB_HCA", "NCCL_IB_GID_INDEX"},
+	Source: "NVIDIA/nccl src/transport/net_ib/connect.cc (NCCL_PARAM IbPkey, ncclIbQpInit), src/misc/param.cc ncclLoadParam, src/transport/net_ib/init.cc ncclIbInitDevices, src/misc/utils.cc parseStringList/matchIfList",
+	configure: func(in Inputs) *setup {
+		env := in.Env
+		s := &setup{}
+		idx, setting := ncclIndex(env)
+		s.Setting = setting
+		hca, hasHCA := env.Lookup("NCCL_IB_HCA")
+		filter := parseNCCLHCA(hca)
+		if hasHCA {
+			s.Setting += fmt.Sprintf(", NCCL_IB_HCA=%s", hca)
+			if filter.none() {
+				s.Notes = append(s.Notes, `NCCL_IB_HCA="^" with an empty list excludes every port: NCCL uses no InfiniBand port (it falls back to sockets)`)
+			}
+		}
+		if g, ok := env.Lookup("NCCL_IB_GID_INDEX"); ok {
+			s.Notes = append(s.Notes, fmt.Sprintf("NCCL_IB_GID_INDEX=%s does not change the partition: on InfiniBand ports NCCL uses GID 0 (or the routable FLID GID) whatever it says; it selects the GID on RoCE ports, whose one P_Key is 0xffff", g))
+		}
+		s.Assumptions = append(s.Assumptions, "NCCL: only the environment (and --env) is read; NCCL_CONF_FILE, ~/.nccl.conf and /etc/nccl.conf can also set NCCL_IB_PKEY when the environment does not")
+		s.selectPorts = func(host []*Port) []Selected {
+			return selectActive(host, true, func(p *Port) (bool, string) {
+				if filter.match(p.Device, p.Num) {
+					if hasHCA {
+						return true, "ACTIVE, selected by NCCL_IB_HCA"
+					}
+					return true, "ACTIVE"
+				}
+				return false, "not selected by NCCL_IB_HCA=" + hca
+			})
+		}
+		s.pick = func(p *Port) Pick { return ncclPick(idx, p) }
+		s.want = func(key check.PKey, p *Port) Want {
+			return wantIndex(key, p, "NCCL_IB_PKEY", func(e Env) Pick { i, _ := ncclIndex(e); return ncclPick(i, p) })
+		}
+		return s
+	},
+}
+
+// ncclIndex is the index NCCL puts in its QPs, and how it came about.
+func ncclIndex(env Env) (int, string) {
+	v, ok := env.Lookup("NCCL_IB_PKEY")
+	if !ok || v == "" {
+		return 0, "NCCL_IB_PKEY unset: index 0"
+	}
+	n := parseC(v, 0)
+	if n.Overflow {
+		return 0, fmt.Sprintf("NCCL_IB_PKEY=%s overflows: NCCL keeps the default, index 0", v)
+	}
+	idx := int(uint16(n.Value)) // int pkeyIndex stored in the 16-bit ibv_qp_attr.pkey_index
+	var how []string
+	if !n.Digits {
+		how = append(how, "not a number: strtoll reads 0")
+	} else if n.Rest != "" {
+		how = append(how, fmt.Sprintf("%q after the number is ignored", n.Rest))
+	}
+	if n.Digits && n.Base == 8 && n.Value != 0 {
+		how = append(how, "a leading 0 makes it octal")
+	}
+	if n.Base == 16 && n.Value > 0x7f {
+		how = append(how, "NCCL_IB_PKEY is an index, not a P_Key value")
+	}
+	if int64(idx) != n.Value {
+		how = append(how, fmt.Sprintf("truncated to 16 bits: %d", idx))
+	}
+	s := fmt.Sprintf("NCCL_IB_PKEY=%s: index %d", v, idx)
+	if len(how) > 0 {
+		s += " (" + strings.Join(how, "; ") + ")"
+	}
+	return idx, s
+}
+
+func ncclPick(idx int, p *Port) Pick {
+	if p.Table == nil {
+		return Pick{Outcome: NotChecked, Index: idx, Problem: p.NoTable}
+	}
+	pk := usesIndex(p, idx, "NCCL_IB_PKEY")
+	if pk.Outcome == Fails {
+		pk.Problem += ": ibv_modify_qp(RESET->INIT) fails (EINVAL) and NCCL cannot connect"
+	}
+	return pk
+}
+
+// ncclHCAFilter is NCCL_IB_HCA parsed as parseStringList and the '^'/'=' prefixes do.
+type ncclHCAFilter struct {
+	not, exact bool
+	entries    []ncclHCAEntry
+}
+
+type ncclHCAEntry struct {
+	prefix string
+	port   int // -1: any
+}
+
+// maxNCCLDevs is MAX_IB_DEVS: parseStringList keeps at most this many entries.
+const maxNCCLDevs = 32
+
+func parseNCCLHCA(s string) ncclHCAFilter {
+	var f ncclHCAFilter
+	if strings.HasPrefix(s, "^") {
+		f.not, s = true, s[1:]
+	}
+	if strings.HasPrefix(s, "=") {
+		f.exact, s = true, s[1:]
+	}
+	// strtok_r(str, ","): empty tokens are skipped.
+	for _, tok := range strings.Split(s, ",") {
+		if tok == "" || len(f.entries) == maxNCCLDevs {
+			continue
+		}
+		fields := strings.Split(tok, ":")
+		if fields[0] == "" {
+			continue
+		}
+		e := ncclHCAEntry{prefix: fields[0], port: -1}
+		if len(fields) > 1 && fields[1] != "" {
+			e.port = int(parseC(fields[1], 10).Value) // atoi
+		}
+		f.entries = append(f.entries, e)
+	}
+	return f
+}
+
+// none reports whether the filter excludes everything ("^" with an empty list:
+// matchIfList's empty list matches, and '^' inverts it).
+func (f ncclHCAFilter) none() bool { return f.not && len(f.entries) == 0 }
+
+func (f ncclHCAFilter) match(dev string, port int) bool {
+	m := len(f.entries) == 0
+	for _, e := range f.entries {
+		name := dev == e.prefix
+		if !f.exact {
+			name = strings.HasPrefix(dev, e.prefix)
+		}
+		if name && (e.port == -1 || e.port == port) {
+			m = true
+			break
+		}
+	}
+	return m != f.not
+}

@@ -1,0 +1,152 @@
+package job
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/ibkey/ibkey/internal/check"
+)
+
+// perftest (linux-rdma/perftest, src/perftest_parameters.c):
+//
+//   - --pkey_index=N is a P_Key table *index*, default 0 (init_perftest_params);
+//     parsed by CHECK_VALUE: strtol(optarg, &end, 0) with nothing after the number.
+//   - ctx_chk_pkey_index: an index above max_pkeys-1 is changed to 0 with a warning
+//     ("Changing to 0"); it is applied only when the index is > 0, so a negative index
+//     reaches ibv_modify_qp unchanged (as a 16-bit value) and fails there.
+//   - -d/--ib-dev chooses the device (default: the first of ibv_get_device_list,
+//     ctx_find_dev in perftest_resources.c), -i/--ib-port the port (default 1,
+//     DEF_IB_PORT).
+var Perftest = Library{
+	ID: "perftest", Name: "perftest", Kind: ByIndex,
+	Vars:   []string{"--pkey_index", "-d/--ib-dev", "-i/--ib-port"},
+	Source: "linux-rdma/perftest src/perftest_parameters.c (--pkey_index, CHECK_VALUE, ctx_chk_pkey_index), src/perftest_resources.c ctx_find_dev",
+	configure: func(in Inputs) *setup {
+		a := PerftestArgs{Port: 1}
+		if in.Perftest != nil {
+			a = *in.Perftest
+		}
+		return perftestSetup(a)
+	},
+}
+
+// PerftestArgs are a perftest command line's device, port and P_Key index options.
+type PerftestArgs struct {
+	Device   string // "" = the first device
+	Port     int
+	PKeyIdx  int
+	Given    bool   // --pkey_index was given
+	Raw      string // the command line, for messages
+	BadValue string // an option value perftest rejects ("" when all parse)
+}
+
+// ParsePerftestArgs reads the options ibkey needs from a perftest command line
+// ("ib_send_bw -d mlx5_0 -i 1 --pkey_index=2 host").
+func ParsePerftestArgs(line string) PerftestArgs {
+	a := PerftestArgs{Port: 1, Raw: line}
+	f := strings.Fields(line)
+	val := func(i *int, name, inline string) string {
+		if inline != "" {
+			return inline
+		}
+		if *i+1 < len(f) {
+			*i++
+			return f[*i]
+		}
+		a.BadValue = name + " needs a value"
+		return ""
+	}
+	num := func(name, s string) int {
+		n := parseC(s, 0)
+		if !n.Digits || n.Rest != "" {
+			a.BadValue = fmt.Sprintf("%s %q should be int", name, s)
+		}
+		return int(int32(n.Value))
+	}
+	for i := 0; i < len(f); i++ {
+		arg := f[i]
+		name, inline, _ := strings.Cut(arg, "=")
+		switch {
+		case name == "--pkey_index":
+			a.PKeyIdx, a.Given = num("Pkey index", val(&i, name, inline)), true
+		case name == "-d" || name == "--ib-dev":
+			a.Device = val(&i, name, inline)
+		case strings.HasPrefix(arg, "-d") && len(arg) > 2 && !strings.HasPrefix(arg, "--"):
+			a.Device = arg[2:]
+		case name == "-i" || name == "--ib-port":
+			a.Port = num("IB Port", val(&i, name, inline))
+		case strings.HasPrefix(arg, "-i") && len(arg) > 2 && !strings.HasPrefix(arg, "--"):
+			a.Port = num("IB Port", arg[2:])
+		}
+	}
+	return a
+}
+
+// perftestSetup configures the perftest library from its command line.
+func perftestSetup(a PerftestArgs) *setup {
+	s := &setup{}
+	s.Reject = a.BadValue
+	idx := a.PKeyIdx
+	switch {
+	case !a.Given:
+		s.Setting = "--pkey_index not given: index 0"
+	default:
+		s.Setting = fmt.Sprintf("--pkey_index=%d: index %d", a.PKeyIdx, a.PKeyIdx)
+	}
+	dev := a.Device
+	s.Assumptions = append(s.Assumptions, "perftest: without -d, the first device in name order (ibv_get_device_list order is not guaranteed)")
+	s.selectPorts = func(host []*Port) []Selected {
+		out := make([]Selected, 0, len(host))
+		first := ""
+		for _, p := range host {
+			if first == "" || p.Device < first {
+				first = p.Device
+			}
+		}
+		want := dev
+		if want == "" {
+			want = first
+		}
+		for _, p := range host {
+			s := Selected{Port: p}
+			switch {
+			case p.Fabric:
+				s.Used, s.Why = true, "given (device filters do not apply to a port read over the fabric)"
+			case p.Device != want:
+				s.Why = "not the -d device " + want
+			case p.Num != a.Port:
+				s.Why = fmt.Sprintf("not the -i port %d", a.Port)
+			case !p.Active():
+				s.Used, s.Why = true, "the -d/-i port, but not ACTIVE ("+p.State+"): perftest will not connect"
+			default:
+				s.Used, s.Why = true, "the -d/-i port"
+			}
+			out = append(out, s)
+		}
+		return out
+	}
+	s.pick = func(p *Port) Pick { return perftestPick(idx, p) }
+	s.want = func(key check.PKey, p *Port) Want {
+		return wantIndex(key, p, "--pkey_index", func(e Env) Pick {
+			n, _ := strconv.Atoi(e["--pkey_index"])
+			return perftestPick(n, p)
+		})
+	}
+	return s
+}
+
+func perftestPick(idx int, p *Port) Pick {
+	if p.Table == nil {
+		return Pick{Outcome: NotChecked, Index: idx, Problem: p.NoTable}
+	}
+	if idx > 0 && idx > len(p.Table)-1 {
+		pk := usesIndex(p, 0, "perftest's")
+		pk.Notes = append(pk.Notes, fmt.Sprintf("--pkey_index=%d is beyond the table (max %d): perftest changes it to 0 (\"Changing to 0\")", idx, len(p.Table)-1))
+		return pk
+	}
+	if idx < 0 {
+		return Pick{Outcome: Fails, Index: idx, Problem: fmt.Sprintf("--pkey_index=%d is negative: perftest passes it to ibv_modify_qp as %d, which fails", idx, uint16(idx))}
+	}
+	return usesIndex(p, idx, "--pkey_index")
+}

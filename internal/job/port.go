@@ -1,0 +1,113 @@
+package job
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/ibkey/ibkey/internal/check"
+)
+
+// Port is one port a job may run on, with its P_Key table.
+type Port struct {
+	// Host names the machine ("" for the local host); ports of one host share Host.
+	Host string
+	// Device and Num name the port. For a port read from a sweep, Device is the node
+	// description and the library's device filters do not apply (Fabric is true).
+	Device string
+	Num    int
+	Fabric bool
+	// LinkLayer is "InfiniBand", "Ethernet" or "" when not known.
+	LinkLayer string
+	// State is the port state name (ACTIVE, DOWN, ...).
+	State string
+	LID   uint16
+	// Table is the whole P_Key table in index order, unreadable entries included
+	// (Readable false); nil when the port has none (NoTable says why).
+	Table   []check.TableEntry
+	NoTable string
+}
+
+// Label names the port: HOST:DEV/PORT, or DEV/PORT for the local host and for a port
+// of a sweep (its device is the node).
+func (p *Port) Label() string {
+	s := p.Device + "/" + strconv.Itoa(p.Num)
+	if p.Host != "" && p.Host != p.Device {
+		s = p.Host + ":" + s
+	}
+	return s
+}
+
+// Active reports whether the port is ACTIVE: every library here uses only ACTIVE ports.
+func (p *Port) Active() bool { return p.State == "ACTIVE" }
+
+// Ethernet reports whether the port is RoCE.
+func (p *Port) Ethernet() bool { return p.LinkLayer == "Ethernet" }
+
+// entry returns the table entry at index i.
+func (p *Port) entry(i int) (check.TableEntry, bool) {
+	if i < 0 || i >= len(p.Table) {
+		return check.TableEntry{}, false
+	}
+	return p.Table[i], true
+}
+
+// Outcome is what a library does with its setting on one port.
+type Outcome uint8
+
+const (
+	// Uses: the library's QPs use the entry at Pick.Index, a valid P_Key.
+	Uses Outcome = iota
+	// EmptyEntry: the library uses an index holding key 0 (0x0000/0x8000): the QP
+	// matches no partition, so no packet it sends or expects gets through.
+	EmptyEntry
+	// Fails: the library refuses the setting on this port (an error at start-up, or a
+	// modify_qp that fails).
+	Fails
+	// Skips: the library silently does not use this port (Open MPI's openib BTL).
+	Skips
+	// NotChecked: the answer depends on an entry or table that could not be read.
+	NotChecked
+)
+
+func (o Outcome) String() string {
+	switch o {
+	case Uses:
+		return "uses"
+	case EmptyEntry:
+		return "empty-entry"
+	case Fails:
+		return "fails"
+	case Skips:
+		return "skips-port"
+	}
+	return "not-checked"
+}
+
+// MarshalText encodes the outcome as its String.
+func (o Outcome) MarshalText() ([]byte, error) { return []byte(o.String()), nil }
+
+// Pick is the P_Key table entry a library uses on one port.
+type Pick struct {
+	Outcome Outcome
+	// Index is the table index the library puts in its QPs, -1 when none.
+	Index int
+	// PKey is the entry at Index (meaningful for Uses and EmptyEntry).
+	PKey check.PKey
+	// Problem says, for anything but Uses, what goes wrong, in the library's terms.
+	Problem string
+	// Notes explain the choice (a limited entry picked before a full one, ...).
+	Notes []string
+}
+
+func usesIndex(p *Port, i int, how string) Pick {
+	e, ok := p.entry(i)
+	switch {
+	case !ok:
+		return Pick{Outcome: Fails, Index: i, Problem: fmt.Sprintf("index %d is outside the %d-entry table of %s", i, len(p.Table), p.Label())}
+	case !e.Readable:
+		return Pick{Outcome: NotChecked, Index: i, Problem: fmt.Sprintf("entry %d of %s could not be read", i, p.Label())}
+	case !e.PKey.Valid():
+		return Pick{Outcome: EmptyEntry, Index: i, PKey: e.PKey, Problem: fmt.Sprintf("%s index %d holds %s, an empty entry (key 0): no packet gets through", how, i, e.PKey)}
+	}
+	return Pick{Outcome: Uses, Index: i, PKey: e.PKey}
+}

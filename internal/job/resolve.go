@@ -1,0 +1,313 @@
+package job
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/ibkey/ibkey/internal/check"
+)
+
+// Verdict is a library's answer for the job.
+type Verdict uint8
+
+const (
+	// Works: every host's port resolves to a usable entry and, across hosts, every
+	// pair of them can talk (same partition, at least one full member).
+	Works Verdict = iota
+	// DoesNotWork: a definite problem (the library fails, an empty entry, hosts in
+	// different partitions, limited members only).
+	DoesNotWork
+	// Incomplete: the answer depends on something not read or not interpreted.
+	Incomplete
+	// NotApplicable: the settings hand the library's traffic to another one.
+	NotApplicable
+)
+
+func (v Verdict) String() string {
+	switch v {
+	case Works:
+		return "works"
+	case DoesNotWork:
+		return "does-not-work"
+	case Incomplete:
+		return "not-checked"
+	}
+	return "not-applicable"
+}
+
+// MarshalText encodes the verdict as its String.
+func (v Verdict) MarshalText() ([]byte, error) { return []byte(v.String()), nil }
+
+// PortResult is what one library does on one port.
+type PortResult struct {
+	Port *Port
+	Used bool
+	Why  string
+	// Pick is set for used ports.
+	Pick Pick
+}
+
+// Resolution is one library resolved against the job's ports.
+type Resolution struct {
+	Library     *Library
+	Setting     string
+	Inactive    string
+	Ports       []PortResult
+	Verdict     Verdict
+	Findings    []string // definite problems
+	Unchecked   []string // what the answer depends on and was not read or interpreted
+	Fixes       []string // settings that make it work
+	Notes       []string
+	Assumptions []string
+	// Peers is false when only one host was given: the answer is then about this
+	// host's entries, not about reaching the job's other ranks.
+	Peers bool
+}
+
+// Resolve resolves each library's settings against the ports (all hosts' ports, in
+// host order; ports of a host adjacent or not).
+func Resolve(libs []*Library, in Inputs, ports []*Port) []*Resolution {
+	hosts := groupHosts(ports)
+	out := make([]*Resolution, 0, len(libs))
+	for _, l := range libs {
+		out = append(out, resolveOne(l, in, hosts))
+	}
+	return out
+}
+
+// hostPorts are the ports of one host.
+type hostPorts struct {
+	name  string
+	ports []*Port
+}
+
+func groupHosts(ports []*Port) []hostPorts {
+	var hosts []hostPorts
+	at := map[string]int{}
+	for _, p := range ports {
+		i, ok := at[p.Host]
+		if !ok {
+			i = len(hosts)
+			at[p.Host] = i
+			hosts = append(hosts, hostPorts{name: p.Host})
+		}
+		hosts[i].ports = append(hosts[i].ports, p)
+	}
+	return hosts
+}
+
+func hostName(h string) string {
+	if h == "" {
+		return "this host"
+	}
+	return h
+}
+
+func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Resolution {
+	s := l.configure(in)
+	r := &Resolution{Library: l, Setting: s.Setting, Inactive: s.Inactive, Notes: s.Notes,
+		Assumptions: s.Assumptions, Unchecked: s.Unchecked, Peers: len(hosts) > 1}
+	if s.Inactive != "" {
+		r.Verdict = NotApplicable
+		return r
+	}
+	if s.Reject != "" {
+		r.Findings = append(r.Findings, s.Reject)
+	}
+	type hostPick struct {
+		host string
+		res  *PortResult
+	}
+	var usable []hostPick
+	unknownHosts := map[string]bool{}
+	for _, h := range hosts {
+		sel := s.selectPorts(h.ports)
+		used := 0
+		var why []string
+		for _, se := range sel {
+			pr := PortResult{Port: se.Port, Used: se.Used, Why: se.Why}
+			if se.Used {
+				used++
+				if s.Reject != "" {
+					pr.Pick = Pick{Outcome: Fails, Index: -1, Problem: s.Reject}
+				} else {
+					pr.Pick = s.pick(se.Port)
+				}
+			} else {
+				why = append(why, se.Port.Label()+": "+se.Why)
+			}
+			r.Ports = append(r.Ports, pr)
+		}
+		if used == 0 {
+			r.Findings = append(r.Findings, fmt.Sprintf("%s: %s uses none of its ports (%s)", hostName(h.name), l.Name, strings.Join(why, "; ")))
+		}
+	}
+	skipsOnly := map[string]int{}
+	usedOn := map[string]int{}
+	for i := range r.Ports {
+		pr := &r.Ports[i]
+		if !pr.Used {
+			continue
+		}
+		usedOn[pr.Port.Host]++
+		pk := pr.Pick
+		for _, n := range pk.Notes {
+			r.Notes = append(r.Notes, pr.Port.Label()+": "+n)
+		}
+		switch pk.Outcome {
+		case Uses:
+			if !pr.Port.Ethernet() { // RoCE ports share no partition with InfiniBand ones
+				usable = append(usable, hostPick{pr.Port.Host, pr})
+			}
+			if !r.Peers && !pk.PKey.IsFull() {
+				r.Notes = append(r.Notes, fmt.Sprintf("%s: index %d holds %s, a limited member of partition %s: it reaches only full members (%s) of it", pr.Port.Label(), pk.Index, pk.PKey, pk.PKey.KeyString(), pk.PKey.WithMembership(check.Full)))
+			}
+		case EmptyEntry, Fails:
+			if s.Reject == "" {
+				r.Findings = append(r.Findings, pr.Port.Label()+": "+pk.Problem)
+			}
+		case Skips:
+			skipsOnly[pr.Port.Host]++
+			r.Notes = append(r.Notes, pr.Port.Label()+": "+pk.Problem)
+		case NotChecked:
+			unknownHosts[pr.Port.Host] = true
+			r.Unchecked = append(r.Unchecked, pr.Port.Label()+": "+pk.Problem)
+		}
+	}
+	for h, n := range skipsOnly {
+		if n == usedOn[h] {
+			r.Findings = append(r.Findings, fmt.Sprintf("%s: %s leaves every port out (the partition is in none of their tables)", hostName(h), l.Name))
+		}
+	}
+	// Across hosts: every pair of ranks on different hosts must share the partition
+	// with at least one full member (the P_Key rule of check.CanTalk).
+	if r.Peers && len(usable) > 1 {
+		byKey := map[uint16][]hostPick{}
+		var keys []uint16
+		for _, u := range usable {
+			k := u.res.Pick.PKey.Key()
+			if _, ok := byKey[k]; !ok {
+				keys = append(keys, k)
+			}
+			byKey[k] = append(byKey[k], u)
+		}
+		if len(keys) > 1 {
+			var parts []string
+			for _, k := range keys {
+				var ps []string
+				for _, u := range byKey[k] {
+					ps = append(ps, fmt.Sprintf("%s index %d", u.res.Port.Label(), u.res.Pick.Index))
+				}
+				parts = append(parts, fmt.Sprintf("partition 0x%04x on %s", k, strings.Join(ps, ", ")))
+			}
+			r.Findings = append(r.Findings, "the hosts land in different partitions, which cannot talk to each other: "+strings.Join(parts, "; "))
+		} else {
+			var limitedHosts []string
+			seen := map[string]bool{}
+			for _, u := range usable {
+				if !u.res.Pick.PKey.IsFull() && !seen[u.host] {
+					seen[u.host] = true
+					limitedHosts = append(limitedHosts, fmt.Sprintf("%s (index %d, %s)", u.res.Port.Label(), u.res.Pick.Index, u.res.Pick.PKey))
+				}
+			}
+			if len(limitedHosts) > 1 {
+				r.Findings = append(r.Findings, fmt.Sprintf("limited members of partition 0x%04x cannot talk to each other: %s", keys[0], strings.Join(limitedHosts, ", ")))
+			} else if len(limitedHosts) == 1 {
+				r.Notes = append(r.Notes, fmt.Sprintf("%s is a limited member: it talks only to the full members, which every other host here is", limitedHosts[0]))
+			}
+		}
+	}
+	switch {
+	case len(r.Findings) > 0:
+		r.Verdict = DoesNotWork
+	case len(r.Unchecked) > 0:
+		r.Verdict = Incomplete
+	default:
+		r.Verdict = Works
+	}
+	if r.Verdict == DoesNotWork && s.want != nil {
+		r.Fixes = fixes(l, s, r)
+	}
+	return r
+}
+
+// talks is the P_Key rule (IBA 10.9.3, check.CanTalk): the same non-zero 15-bit key
+// and at least one full member.
+func talks(a, b check.PKey) bool {
+	return a.Valid() && check.SamePartition(a, b) && (a.IsFull() || b.IsFull())
+}
+
+// maxFixes bounds the partitions a fix lists.
+const maxFixes = 3
+
+// fixes proposes settings that make the library work: for each partition every used
+// port holds, the setting per port (one line when it is the same everywhere).
+func fixes(l *Library, s *setup, r *Resolution) []string {
+	var used, ib []*Port
+	current := map[uint16]int{}
+	for _, pr := range r.Ports {
+		if pr.Used {
+			used = append(used, pr.Port)
+			if !pr.Port.Ethernet() {
+				ib = append(ib, pr.Port)
+			}
+			if pr.Pick.Outcome == Uses {
+				current[pr.Pick.PKey.Key()]++
+			}
+		}
+	}
+	if len(used) == 0 {
+		return nil
+	}
+	keys := candidateKeys(ib)
+	sort.SliceStable(keys, func(i, j int) bool {
+		if current[keys[i]] != current[keys[j]] {
+			return current[keys[i]] > current[keys[j]]
+		}
+		return false
+	})
+	var out []string
+	for _, k := range keys {
+		w := WantOn(s, check.PKey(k), used)
+		if w.Verdict != Works {
+			continue
+		}
+		out = append(out, fmt.Sprintf("for partition 0x%04x: %s", k, w.Summary()))
+		if len(out) == maxFixes {
+			break
+		}
+	}
+	if len(out) == 0 && r.Peers {
+		out = append(out, "no partition is held by every host with a full member among them: no setting can make this work; the Subnet Manager's partitions.conf must change")
+	}
+	return out
+}
+
+// candidateKeys are the keys every port holds (readable, valid), the default
+// partition last, others in key order.
+func candidateKeys(ports []*Port) []uint16 {
+	count := map[uint16]int{}
+	for _, p := range ports {
+		seen := map[uint16]bool{}
+		for _, e := range p.Table {
+			if e.Readable && e.PKey.Valid() && !seen[e.PKey.Key()] {
+				seen[e.PKey.Key()] = true
+				count[e.PKey.Key()]++
+			}
+		}
+	}
+	var keys []uint16
+	for k, n := range count {
+		if n == len(ports) {
+			keys = append(keys, k)
+		}
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if (keys[i] == check.DefaultKey) != (keys[j] == check.DefaultKey) {
+			return keys[j] == check.DefaultKey
+		}
+		return keys[i] < keys[j]
+	})
+	return keys
+}

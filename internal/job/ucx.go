@@ -1,0 +1,203 @@
+package job
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ibkey/ibkey/internal/check"
+)
+
+// UCX, as of openucx/ucx master (2026):
+//
+//   - UCX_IB_PKEY is a P_Key *value* (15 bits), default "auto": "PKEY" in
+//     uct_ib_iface_config_table (src/uct/ib/base/ib_iface.c), type UCS_CONFIG_TYPE_HEX,
+//     parsed by ucs_config_sscanf_hex (src/ucs/config/parser.c): "auto" (any case) or
+//     0x followed by hex digits; anything else ("8001") is a configuration error.
+//   - uct_ib_iface_init_pkey (ib_iface.c): a value above 0x7fff is an error
+//     ("requested pkey 0x8001 is invalid"); RoCE ports use index 0 (0xffff) without
+//     reading the table; otherwise indexes are scanned in order, an entry that cannot
+//     be queried is skipped, 0x0000 is skipped (only 0x0000: 0x8000 is not), and the
+//     first entry matching (any entry for auto, else the same 15-bit key) with full
+//     membership wins; without one, the first limited match; without any, an error
+//     ("unable to find specified pkey", "there is no valid pkey to use").
+//   - Peers: uct_ib_iface_is_reachable (ib_iface.c) declares a peer unreachable unless
+//     the 15-bit keys are equal and one side is full, so UCX reports an unreachable
+//     peer rather than hanging.
+//   - Ports: UCX_NET_DEVICES (ucp_config_table, src/ucp/core/ucp_context.c; parsed as
+//     an allow list by ucs_config_sscanf_allow_list): "all" (default), or a comma list
+//     of dev:port or dev (every port of dev), '^' negating the list
+//     (ucp_is_resource_in_device_list); only ACTIVE ports (uct_ib_device_port_check,
+//     src/uct/ib/base/ib_device.c).
+//   - Per-transport variables (ucs_config_apply_config_vars) can override UCX_IB_PKEY
+//     for one transport; ibkey reports them as not interpreted.
+var UCX = Library{
+	ID: "ucx", Name: "UCX", Kind: ByValue,
+	Vars:   []string{"UCX_IB_PKEY", "UCX_NET_DEVICES"},
+	Source: "openucx/ucx src/uct/ib/base/ib_iface.c uct_ib_iface_init_pkey and uct_ib_iface_is_reachable, src/ucs/config/parser.c ucs_config_sscanf_hex, src/ucp/core/ucp_context.c ucp_is_resource_in_device_list",
+	configure: func(in Inputs) *setup {
+		env := in.Env
+		s := &setup{}
+		v, set := env.Lookup("UCX_IB_PKEY")
+		cfg, reject := ucxParsePKey(v, set)
+		s.Reject = reject
+		switch {
+		case !set:
+			s.Setting = "UCX_IB_PKEY unset (auto): the first full-member entry, else the first limited one"
+		case cfg.auto:
+			s.Setting = "UCX_IB_PKEY=" + v + ": the first full-member entry, else the first limited one"
+		default:
+			s.Setting = fmt.Sprintf("UCX_IB_PKEY=%s: partition 0x%04x, a full-member entry preferred", v, cfg.key)
+		}
+		devs, hasDevs := env.Lookup("UCX_NET_DEVICES")
+		filter := parseUCXDevices(devs, hasDevs)
+		if hasDevs {
+			s.Setting += ", UCX_NET_DEVICES=" + devs
+		}
+		for _, name := range env.Names() {
+			if strings.HasPrefix(name, "UCX_") && strings.HasSuffix(name, "_PKEY") && name != "UCX_IB_PKEY" {
+				s.Unchecked = append(s.Unchecked, fmt.Sprintf("%s=%s may override UCX_IB_PKEY for one UCX transport; ibkey does not interpret it", name, env[name]))
+			}
+		}
+		if filter.ranges {
+			s.Unchecked = append(s.Unchecked, fmt.Sprintf("UCX_NET_DEVICES=%s uses ranges ([...]), which ibkey does not expand", devs))
+		}
+		s.Assumptions = append(s.Assumptions, "UCX: only the environment (and --env) is read; a ucx.conf file can also set UCX_IB_PKEY")
+		s.selectPorts = func(host []*Port) []Selected {
+			return selectActive(host, true, func(p *Port) (bool, string) {
+				if filter.match(p.Device, p.Num) {
+					return true, "ACTIVE"
+				}
+				return false, "not selected by UCX_NET_DEVICES=" + devs
+			})
+		}
+		s.pick = func(p *Port) Pick { return ucxPick(cfg, p) }
+		s.want = func(key check.PKey, p *Port) Want {
+			return wantValue(key, p, "UCX_IB_PKEY", fmt.Sprintf("0x%04x", key.Key()), func(e Env) Pick {
+				c, _ := ucxParsePKey(e["UCX_IB_PKEY"], true)
+				return ucxPick(c, p)
+			})
+		}
+		return s
+	},
+}
+
+type ucxPKey struct {
+	auto bool
+	key  uint32
+}
+
+// ucxParsePKey is ucs_config_sscanf_hex plus the range check of uct_ib_iface_init_pkey.
+func ucxParsePKey(v string, set bool) (ucxPKey, string) {
+	if !set || strings.EqualFold(v, "auto") {
+		return ucxPKey{auto: true}, ""
+	}
+	if len(v) < 2 || !strings.EqualFold(v[:2], "0x") {
+		return ucxPKey{}, fmt.Sprintf("UCX rejects UCX_IB_PKEY=%s: the value must be auto or hexadecimal with 0x (e.g. 0x%s)", v, strings.TrimLeft(v, "0xX"))
+	}
+	// sscanf("%x") after the 0x: hex digits, the rest ignored.
+	var key uint64
+	digits := 0
+	for _, c := range []byte(v[2:]) {
+		d, ok := digitVal(c)
+		if !ok {
+			break
+		}
+		digits++
+		key = key<<4 | uint64(d)
+		if key > 0xffffffff {
+			key = 0xffffffff
+		}
+	}
+	if digits == 0 {
+		return ucxPKey{}, fmt.Sprintf("UCX rejects UCX_IB_PKEY=%s: no hex digits after 0x", v)
+	}
+	if key > 0x7fff {
+		return ucxPKey{key: uint32(key)}, fmt.Sprintf("UCX rejects UCX_IB_PKEY=%s: \"requested pkey 0x%x is invalid, should be in the range 0..0x7fff\"; give the 15-bit key without the membership bit: UCX_IB_PKEY=0x%04x (UCX prefers the full-member entry by itself)", v, key, key&0x7fff)
+	}
+	return ucxPKey{key: uint32(key)}, ""
+}
+
+func ucxPick(c ucxPKey, p *Port) Pick {
+	if p.Ethernet() {
+		return Pick{Outcome: Uses, Index: 0, PKey: check.DefaultFull, Notes: []string{"RoCE port: UCX uses index 0, 0xffff, without reading the table"}}
+	}
+	if p.Table == nil {
+		return Pick{Outcome: NotChecked, Index: -1, Problem: p.NoTable}
+	}
+	limited := -1
+	unreadable := -1
+	for i, e := range p.Table {
+		if !e.Readable {
+			if unreadable < 0 {
+				unreadable = i
+			}
+			continue
+		}
+		if e.PKey == 0 {
+			continue
+		}
+		if !c.auto && uint32(e.PKey.Key()) != c.key {
+			continue
+		}
+		if e.PKey.IsFull() {
+			if unreadable >= 0 {
+				return Pick{Outcome: NotChecked, Index: -1, Problem: fmt.Sprintf("entry %d of %s could not be read; UCX would take it if it holds a full match before index %d", unreadable, p.Label(), e.Index)}
+			}
+			pk := usesIndex(p, e.Index, "UCX_IB_PKEY resolves to")
+			if pk.Outcome == EmptyEntry {
+				pk.Problem = fmt.Sprintf("UCX takes index %d, %s (it skips only 0x0000): key 0 matches no partition", e.Index, e.PKey)
+			}
+			return pk
+		}
+		if limited < 0 {
+			limited = i
+		}
+	}
+	if unreadable >= 0 {
+		return Pick{Outcome: NotChecked, Index: -1, Problem: fmt.Sprintf("entry %d of %s could not be read; UCX might take it", unreadable, p.Label())}
+	}
+	if limited >= 0 {
+		pk := usesIndex(p, p.Table[limited].Index, "UCX_IB_PKEY resolves to")
+		pk.Notes = append(pk.Notes, "no full-member entry matches: UCX uses the first limited one")
+		return pk
+	}
+	if c.auto {
+		return Pick{Outcome: Fails, Index: -1, Problem: fmt.Sprintf("UCX: \"there is no valid pkey to use on %s\"", p.Label())}
+	}
+	return Pick{Outcome: Fails, Index: -1, Problem: fmt.Sprintf("UCX: \"unable to find specified pkey 0x%x on %s\": the table holds no entry for partition 0x%04x", c.key, p.Label(), c.key)}
+}
+
+// ucxDevices is UCX_NET_DEVICES as an allow list.
+type ucxDevices struct {
+	all, negate, ranges bool
+	names               map[string]bool
+}
+
+func parseUCXDevices(s string, set bool) ucxDevices {
+	d := ucxDevices{names: map[string]bool{}}
+	if !set {
+		d.all = true
+		return d
+	}
+	if strings.HasPrefix(s, "^") {
+		d.negate, s = true, s[1:]
+	}
+	parts := strings.Split(s, ",")
+	if len(parts) == 1 && parts[0] == "all" {
+		d.all = true
+		return d
+	}
+	for _, n := range parts {
+		d.ranges = d.ranges || strings.ContainsAny(n, "[]")
+		d.names[n] = true
+	}
+	return d
+}
+
+func (d ucxDevices) match(dev string, port int) bool {
+	if d.all {
+		return true
+	}
+	found := d.names[fmt.Sprintf("%s:%d", dev, port)] || d.names[dev]
+	return found != d.negate
+}

@@ -1,0 +1,151 @@
+package job
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ibkey/ibkey/internal/check"
+)
+
+// PortWant is the setting one port needs.
+type PortWant struct {
+	Port *Port
+	Want Want
+}
+
+// WantResult is what one library needs so every port it uses is in one partition.
+type WantResult struct {
+	Library *Library
+	Key     check.PKey
+	// Inactive is set when the job's settings route the library elsewhere.
+	Inactive string
+	Ports    []PortWant
+	Verdict  Verdict
+	// Same is the one setting that works on every port, "" when they differ.
+	Same      string
+	Findings  []string
+	Unchecked []string
+	Notes     []string
+}
+
+// Summary says what to set: the one setting, or the setting per port.
+func (w *WantResult) Summary() string {
+	if w.Same != "" {
+		return w.Same + " everywhere"
+	}
+	var parts []string
+	for _, pw := range w.Ports {
+		if pw.Want.Setting != "" {
+			parts = append(parts, fmt.Sprintf("%s: %s", pw.Port.Label(), pw.Want.Setting))
+		}
+	}
+	if len(parts) == 0 {
+		return "no setting works"
+	}
+	return "no single value works; per port: " + strings.Join(parts, ", ")
+}
+
+// WantPartition gives, for each library, the settings that put the ports it would
+// use (with the job's other settings: device filters, transports) in partition key.
+func WantPartition(libs []*Library, in Inputs, key check.PKey, ports []*Port) []*WantResult {
+	hosts := groupHosts(ports)
+	out := make([]*WantResult, 0, len(libs))
+	for _, l := range libs {
+		s := l.configure(in)
+		if s.Inactive != "" {
+			out = append(out, &WantResult{Library: l, Key: key, Inactive: s.Inactive, Verdict: NotApplicable})
+			continue
+		}
+		var used []*Port
+		var none []string
+		for _, h := range hosts {
+			n := 0
+			for _, se := range s.selectPorts(h.ports) {
+				if se.Used {
+					used = append(used, se.Port)
+					n++
+				}
+			}
+			if n == 0 {
+				none = append(none, hostName(h.name))
+			}
+		}
+		w := WantOn(s, key, used)
+		w.Library = l
+		for _, h := range none {
+			w.Findings = append(w.Findings, fmt.Sprintf("%s: %s uses none of its ports with these settings", h, l.Name))
+			w.Verdict = DoesNotWork
+		}
+		w.Unchecked = append(w.Unchecked, s.Unchecked...)
+		if w.Verdict == Works && len(w.Unchecked) > 0 {
+			w.Verdict = Incomplete
+		}
+		out = append(out, w)
+	}
+	return out
+}
+
+// WantOn computes the settings on the given ports.
+func WantOn(s *setup, key check.PKey, ports []*Port) *WantResult {
+	w := &WantResult{Key: key}
+	same, first := "", true
+	var picks []PortWant
+	for _, p := range ports {
+		pw := PortWant{Port: p, Want: s.want(key, p)}
+		w.Ports = append(w.Ports, pw)
+		switch {
+		case pw.Want.Problem != "" && pw.Want.Pick.Outcome == NotChecked:
+			w.Unchecked = append(w.Unchecked, p.Label()+": "+pw.Want.Problem)
+		case pw.Want.Problem != "" && hasUnreadable(p):
+			w.Unchecked = append(w.Unchecked, p.Label()+": "+pw.Want.Problem)
+		case pw.Want.Problem != "":
+			w.Findings = append(w.Findings, p.Label()+": "+pw.Want.Problem)
+		case pw.Want.Pick.Outcome == NotChecked:
+			w.Unchecked = append(w.Unchecked, p.Label()+": "+pw.Want.Pick.Problem)
+		case pw.Want.Pick.Outcome != Uses:
+			w.Findings = append(w.Findings, p.Label()+": "+pw.Want.Pick.Problem)
+		default:
+			picks = append(picks, pw)
+			for _, n := range pw.Want.Pick.Notes {
+				w.Notes = append(w.Notes, p.Label()+": "+n)
+			}
+		}
+		switch {
+		case pw.Want.Setting == "":
+			// nothing to set on this port (RoCE for a value setting), or nothing
+			// works there (a finding)
+		case first:
+			same, first = pw.Want.Setting, false
+		case pw.Want.Setting != same:
+			same = ""
+		}
+	}
+	w.Same = same
+	// Pairs on different hosts: limited with limited does not talk.
+	var limited []string
+	hosts := map[string]bool{}
+	for _, pw := range picks {
+		if pw.Port.Ethernet() {
+			continue
+		}
+		hosts[pw.Port.Host] = true
+		if !pw.Want.Pick.PKey.IsFull() {
+			limited = append(limited, fmt.Sprintf("%s (index %d, %s)", pw.Port.Label(), pw.Want.Pick.Index, pw.Want.Pick.PKey))
+		}
+	}
+	if len(hosts) > 1 && len(limited) > 1 {
+		w.Findings = append(w.Findings, fmt.Sprintf("limited members of partition %s cannot talk to each other: %s; the Subnet Manager must make one side full", key.KeyString(), strings.Join(limited, ", ")))
+	}
+	switch {
+	case len(w.Findings) > 0:
+		w.Verdict = DoesNotWork
+	case len(w.Unchecked) > 0:
+		w.Verdict = Incomplete
+	case len(w.Ports) == 0:
+		w.Verdict = DoesNotWork
+		w.Findings = append(w.Findings, "no port is used")
+	default:
+		w.Verdict = Works
+	}
+	return w
+}
