@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/exporter"
 	"github.com/ibkey/ibkey/internal/demo"
 	"github.com/ibkey/ibkey/internal/ibverbs"
 	"github.com/ibkey/ibkey/internal/query"
@@ -116,6 +117,7 @@ Without hardware, --demo shows every command on an embedded demo host.`,
 		newWatchCmd(g),
 		newPartitionsCmd(g),
 		newFabricCmd(g),
+		exporter.NewCmdExporter(exporter.Deps{In: streams.In, Out: streams.Out, ErrOut: streams.ErrOut, Host: g.Host, Getenv: getenv, OpenFabric: g.OpenFabric}, nil),
 	)
 	return root
 }

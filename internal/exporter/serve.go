@@ -1,0 +1,120 @@
+package exporter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/exporter-toolkit/web"
+)
+
+// DefaultListen is --listen's default: loopback only, so a host does not publish its
+// partition layout to the network until the admin chooses an address (and, with
+// --web.config.file, TLS and basic auth).
+const DefaultListen = "127.0.0.1:9893"
+
+// TextfileName is the file --textfile writes in its directory (node_exporter's textfile
+// collector reads *.prom).
+const TextfileName = "ibkey.prom"
+
+// NewRegistry returns a registry holding collectors and nothing else (no Go runtime or
+// process metrics: the exporter's own health is not what it exports).
+func NewRegistry(collectors ...prometheus.Collector) (*prometheus.Registry, error) {
+	reg := prometheus.NewPedanticRegistry()
+	for _, c := range collectors {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return reg, nil
+}
+
+// Handler is the HTTP handler: /metrics and a landing page at /.
+func Handler(g prometheus.Gatherer, logger *slog.Logger) (http.Handler, error) {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{
+		ErrorLog:      slog.NewLogLogger(logger.Handler(), slog.LevelError),
+		ErrorHandling: promhttp.ContinueOnError,
+		// One scrape at a time: each host scrape reads sysfs.
+		MaxRequestsInFlight: 2,
+	}))
+	landing, err := web.NewLandingPage(web.LandingConfig{
+		Name:        "ibkey exporter",
+		Description: "InfiniBand partitions: P_Key tables, IPoIB membership, partition drops",
+		Links:       []web.LandingLinks{{Address: "/metrics", Text: "Metrics"}},
+	})
+	if err != nil {
+		return nil, err
+	}
+	mux.Handle("/", landing)
+	return mux, nil
+}
+
+// Serve serves h on the listen addresses until ctx ends. webConfig is an
+// exporter-toolkit web configuration file (TLS, basic auth), "" for plain HTTP.
+func Serve(ctx context.Context, listen []string, webConfig string, h http.Handler, logger *slog.Logger) error {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	systemd := false
+	flags := &web.FlagConfig{WebListenAddresses: &listen, WebSystemdSocket: &systemd, WebConfigFile: &webConfig}
+	errc := make(chan error, 1)
+	go func() { errc <- web.ListenAndServe(srv, flags, logger) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+		if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+			return err
+		}
+		return nil
+	}
+}
+
+// ValidateWebConfig checks a web configuration file before serving.
+func ValidateWebConfig(path string) error {
+	if path == "" {
+		return nil
+	}
+	return web.Validate(path)
+}
+
+// WriteText gathers g once and writes it to w in the text exposition format, encoded
+// by prometheus/common/expfmt.
+func WriteText(w io.Writer, g prometheus.Gatherer) error {
+	mfs, err := g.Gather()
+	if err != nil {
+		return err
+	}
+	enc := expfmt.NewEncoder(w, expfmt.NewFormat(expfmt.TypeTextPlain))
+	for _, mf := range mfs {
+		if err := enc.Encode(mf); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// WriteTextfile writes g to dir/ibkey.prom atomically: client_golang's
+// WriteToTextfile writes a temporary file in dir and renames it, so node_exporter's
+// textfile collector never reads a half-written file.
+func WriteTextfile(dir string, g prometheus.Gatherer) error {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	return prometheus.WriteToTextfile(filepath.Join(dir, TextfileName), g)
+}
