@@ -229,6 +229,16 @@ func (c *FabricCollector) sweep(ctx context.Context) (*fabricSnapshot, error) {
 	if err == nil && f.Incomplete != "" {
 		err = fmt.Errorf("sweep incomplete: %s", f.Incomplete)
 	}
+	snap := c.fromFabric(ctx, f)
+	if err == nil {
+		err = ctx.Err()
+	}
+	return snap, err
+}
+
+// fromFabric reads the counters of a sweep's ports (unless NoCounters), runs the
+// audit and builds the metrics.
+func (c *FabricCollector) fromFabric(ctx context.Context, f *check.Fabric) *fabricSnapshot {
 	recs := sweepRecords(f)
 	if !c.opts.NoCounters {
 		c.readPortCounters(ctx, recs)
@@ -239,16 +249,11 @@ func (c *FabricCollector) sweep(ctx context.Context) (*fabricSnapshot, error) {
 			}
 		}
 	}
-	if err == nil {
-		err = ctx.Err()
-	}
 	findings := check.Audit(f)
-	rules := knownRules(c.opts.Partitions != nil)
 	if c.opts.Partitions != nil {
 		findings = append(findings, partconf.CompareFabric(f, partconf.NewFabricModel(c.opts.Partitions, f, partconf.Options{AllowBoth: c.opts.AllowBoth}))...)
 	}
-	snap := buildFabricMetrics(f, recs, findings, rules)
-	return snap, err
+	return buildFabricMetrics(f, recs, findings, knownRules(c.opts.Partitions != nil))
 }
 
 // sweepRecords are the ports `ibkey fabric pkeys` shows: end ports (CA ports, switch
