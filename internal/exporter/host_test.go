@@ -153,7 +153,7 @@ func filterDevice(t *testing.T, c prometheus.Collector, name, dev string) promet
 type collectorFunc func(chan<- prometheus.Metric)
 
 func (f collectorFunc) Describe(ch chan<- *prometheus.Desc) { prometheus.DescribeByCollect(f, ch) }
-func (f collectorFunc) Collect(ch chan<- prometheus.Metric)   { f(ch) }
+func (f collectorFunc) Collect(ch chan<- prometheus.Metric) { f(ch) }
 
 // TestHostCountersUnreadableAndSaturated: a counter that cannot be read is a metric
 // with the reason, never a 0 value; 255 is saturated; a pluggable violations source is

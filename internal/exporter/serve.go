@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -62,11 +63,31 @@ func Handler(g prometheus.Gatherer, logger *slog.Logger) (http.Handler, error) {
 // Serve serves h on the listen addresses until ctx ends. webConfig is an
 // exporter-toolkit web configuration file (TLS, basic auth), "" for plain HTTP.
 func Serve(ctx context.Context, listen []string, webConfig string, h http.Handler, logger *slog.Logger) error {
+	var ls []net.Listener
+	for _, a := range listen {
+		l, err := net.Listen("tcp", a)
+		if err != nil {
+			for _, o := range ls {
+				o.Close()
+			}
+			return err
+		}
+		ls = append(ls, l)
+	}
+	return ServeListeners(ctx, ls, webConfig, h, logger)
+}
+
+// ServeListeners is Serve on listeners the caller opened (tests: port 0).
+func ServeListeners(ctx context.Context, ls []net.Listener, webConfig string, h http.Handler, logger *slog.Logger) error {
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	systemd := false
-	flags := &web.FlagConfig{WebListenAddresses: &listen, WebSystemdSocket: &systemd, WebConfigFile: &webConfig}
+	var addrs []string
+	for _, l := range ls {
+		addrs = append(addrs, l.Addr().String())
+	}
+	flags := &web.FlagConfig{WebListenAddresses: &addrs, WebSystemdSocket: &systemd, WebConfigFile: &webConfig}
 	errc := make(chan error, 1)
-	go func() { errc <- web.ListenAndServe(srv, flags, logger) }()
+	go func() { errc <- web.ServeMultiple(ls, srv, flags, logger) }()
 	select {
 	case err := <-errc:
 		return err
