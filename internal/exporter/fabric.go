@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/check/partconf"
@@ -62,6 +63,8 @@ type fabricSnapshot struct {
 	at       time.Time
 	duration time.Duration
 	metrics  []prometheus.Metric
+	families []*dto.MetricFamily
+	err      error
 	// Ports and Findings, for tests and the textfile: counts only.
 	ports, findings int
 }
@@ -146,8 +149,14 @@ func (c *FabricCollector) Sweep(ctx context.Context) error {
 		return err
 	}
 	snap.at, snap.duration = start, c.opts.Now().Sub(start)
-	c.snap.Store(snap)
+	c.publish(snap)
 	return nil
+}
+
+// publish gathers the snapshot's metrics once and serves it.
+func (c *FabricCollector) publish(s *fabricSnapshot) {
+	s.families, s.err = gatherMetrics(s.metrics)
+	c.snap.Store(s)
 }
 
 // Describe implements prometheus.Collector.
@@ -156,6 +165,23 @@ func (c *FabricCollector) Describe(ch chan<- *prometheus.Desc) { describe(ch, Mo
 // Collect implements prometheus.Collector: the last complete sweep, its age, and the
 // sweep results so far.
 func (c *FabricCollector) Collect(ch chan<- prometheus.Metric) {
+	if s := c.collectLive(ch); s != nil {
+		for _, m := range s.metrics {
+			ch <- m
+		}
+	}
+}
+
+// staticFamilies are the served sweep's metrics, gathered once per sweep.
+func (c *FabricCollector) staticFamilies() ([]*dto.MetricFamily, error) {
+	if s := c.snap.Load(); s != nil {
+		return s.families, s.err
+	}
+	return nil, nil
+}
+
+// collectLive collects the sweep's age and the results, and returns the snapshot.
+func (c *FabricCollector) collectLive(ch chan<- prometheus.Metric) *fabricSnapshot {
 	s := c.snap.Load()
 	c.mu.Lock()
 	for _, r := range []string{ResultComplete, ResultPartial, ResultFailed} {
@@ -167,15 +193,13 @@ func (c *FabricCollector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Unlock()
 	if s == nil {
 		ch <- gauge(mFabricUp, 0)
-		return
+		return nil
 	}
 	ch <- gauge(mFabricUp, 1)
 	ch <- gauge(mSweepTime, float64(s.at.UnixNano())/1e9)
 	ch <- gauge(mSweepAge, c.opts.Now().Sub(s.at).Seconds())
 	ch <- gauge(mSweepDuration, s.duration.Seconds())
-	for _, m := range s.metrics {
-		ch <- m
-	}
+	return s
 }
 
 // portRecord is one exported fabric port.

@@ -42,7 +42,7 @@ func savedFabricCollector(t testing.TB, file string, partitions bool) *FabricCol
 	c := NewFabricCollector(opts)
 	snap := c.fromFabric(context.Background(), f)
 	snap.at, snap.duration = f.SweptAt, f.Duration
-	c.snap.Store(snap)
+	c.publish(snap)
 	return c
 }
 
@@ -109,7 +109,7 @@ func TestFabricCardinality(t *testing.T) {
 	f := fatTreeFabric(80, 8, 24, 4)
 	c := NewFabricCollector(FabricOptions{NoCounters: true})
 	snap := c.fromFabric(context.Background(), f)
-	c.snap.Store(snap)
+	c.publish(snap)
 	n := testutil.CollectAndCount(c)
 	ports := snap.ports
 	t.Logf("fabric of %d nodes, %d exported ports: %d series (%.1f per port)", len(f.Nodes), ports, n, float64(n)/float64(ports))

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/ibverbs"
@@ -50,7 +51,9 @@ type HostCollector struct {
 	refs     []query.PortRef
 	sysfs    *query.SysfsCounters
 	// static are the metrics that change only when the tables are read again.
-	static []prometheus.Metric
+	static      []prometheus.Metric
+	families    []*dto.MetricFamily
+	familiesErr error
 	// counters are read per scrape, grouped by source.
 	counters []query.Counter
 	groups   []counterGroup
@@ -88,12 +91,34 @@ func NewHostCollector(opts HostOptions) *HostCollector {
 func (c *HostCollector) Describe(ch chan<- *prometheus.Desc) { describe(ch, ModeHost) }
 
 // Collect implements prometheus.Collector.
-func (c *HostCollector) Collect(ch chan<- prometheus.Metric) {
+func (c *HostCollector) Collect(ch chan<- prometheus.Metric) { c.collect(ch, true) }
+
+// collectLive collects what is read every scrape: state, counters, health.
+func (c *HostCollector) collectLive(ch chan<- prometheus.Metric) { c.collect(ch, false) }
+
+// staticFamilies are the metrics that change only when the tables are read again,
+// gathered once per read.
+func (c *HostCollector) staticFamilies() ([]*dto.MetricFamily, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.refreshIfStale(c.opts.Now())
+	return c.families, c.familiesErr
+}
+
+func (c *HostCollector) refreshIfStale(now time.Time) {
+	if !c.loaded || now.Sub(c.tablesAt) >= c.opts.TableMaxAge {
+		c.refresh(now)
+	}
+}
+
+func (c *HostCollector) collect(ch chan<- prometheus.Metric, withStatic bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := c.opts.Now()
-	if !c.loaded || now.Sub(c.tablesAt) >= c.opts.TableMaxAge {
-		c.refresh(now)
+	if withStatic || !c.loaded {
+		// Without the static metrics, the gatherer has just read them
+		// (staticFamilies): the tables are not read twice in one scrape.
+		c.refreshIfStale(now)
 	}
 	if c.loadErr != "" {
 		ch <- gauge(mHostUp, 0)
@@ -102,8 +127,10 @@ func (c *HostCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- gauge(mHostUp, 1)
 	ch <- gauge(mTablesAge, now.Sub(c.tablesAt).Seconds())
-	for _, m := range c.static {
-		ch <- m
+	if withStatic {
+		for _, m := range c.static {
+			ch <- m
+		}
 	}
 	emit := func(m prometheus.Metric) { ch <- m }
 	readings := make([]query.Reading, len(c.counters))
@@ -183,7 +210,7 @@ func (c *HostCollector) refresh(now time.Time) {
 	c.loaded, c.tablesAt = true, now
 	views, err := c.opts.Host.Load(query.Selector{}, query.LoadOptions{Tables: true, Interfaces: true})
 	if err != nil {
-		c.loadErr, c.views, c.refs, c.static = err.Error(), nil, nil, nil
+		c.loadErr, c.views, c.refs, c.static, c.families = err.Error(), nil, nil, nil, nil
 		return
 	}
 	c.loadErr = ""
@@ -203,6 +230,7 @@ func (c *HostCollector) refresh(now time.Time) {
 	}
 	c.groups = groupBySource(c.counters)
 	c.static = buildHostStatic(views)
+	c.families, c.familiesErr = gatherMetrics(c.static)
 }
 
 func groupBySource(counters []query.Counter) []counterGroup {

@@ -317,7 +317,7 @@ func TestPromtoolCheckMetrics(t *testing.T) {
 
 func gatherText(t testing.TB, c prometheus.Collector) string {
 	t.Helper()
-	reg, err := NewRegistry(c)
+	reg, err := NewGatherer(c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -353,7 +353,7 @@ type sample struct {
 
 func collect(t testing.TB, c prometheus.Collector) []sample {
 	t.Helper()
-	reg, err := NewRegistry(c)
+	reg, err := NewGatherer(c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -417,5 +417,36 @@ func expect(t testing.TB, samples []sample, want float64, name string, kv ...str
 		t.Errorf("%d series %s%v, want 1", len(got), name, kv)
 	case got[0].value != want:
 		t.Errorf("%s%v = %v, want %v", name, kv, got[0].value, want)
+	}
+}
+
+// TestCachedGathererMatchesCollector: what the HTTP handler serves (pre-gathered
+// tables or sweep plus the live metrics) is what the plain collector collects.
+func TestCachedGathererMatchesCollector(t *testing.T) {
+	dir := writeHost(t, fakesysfs.MLX5())
+	clock := &fakeClock{time.Unix(1000, 0)}
+	for name, c := range map[string]prometheus.Collector{
+		"host":   newHostCollector(dir, clock, nil),
+		"fabric": savedFabricCollector(t, "small.json", true),
+	} {
+		g, err := NewGatherer(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cached bytes.Buffer
+		if err := WriteText(&cached, g); err != nil {
+			t.Fatal(err)
+		}
+		reg, err := NewRegistry(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var plain bytes.Buffer
+		if err := WriteText(&plain, reg); err != nil {
+			t.Fatal(err)
+		}
+		if cached.String() != plain.String() || cached.Len() < 1000 {
+			t.Errorf("%s: cached gatherer and collector differ:\n%s\n---\n%s", name, cached.String(), plain.String())
+		}
 	}
 }

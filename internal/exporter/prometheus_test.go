@@ -41,7 +41,7 @@ const (
 // address.
 func serveExporter(t *testing.T, c prometheus.Collector, webConfig string) string {
 	t.Helper()
-	reg, err := NewRegistry(c)
+	reg, err := NewGatherer(c)
 	if err != nil {
 		t.Fatal(err)
 	}

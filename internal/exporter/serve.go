@@ -10,10 +10,12 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sort"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/exporter-toolkit/web"
 )
@@ -30,13 +32,82 @@ const TextfileName = "ibkey.prom"
 // NewRegistry returns a registry holding collectors and nothing else (no Go runtime or
 // process metrics: the exporter's own health is not what it exports).
 func NewRegistry(collectors ...prometheus.Collector) (*prometheus.Registry, error) {
-	reg := prometheus.NewPedanticRegistry()
+	reg := prometheus.NewRegistry()
 	for _, c := range collectors {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
 	}
 	return reg, nil
+}
+
+// cachingCollector is a collector whose slowly changing metrics (the P_Key tables, a
+// sweep) are gathered once when they change rather than on every scrape.
+type cachingCollector interface {
+	prometheus.Collector
+	staticFamilies() ([]*dto.MetricFamily, error)
+	collectLive(ch chan<- prometheus.Metric)
+}
+
+// NewGatherer returns what the HTTP handler and the textfile gather: for the host and
+// fabric collectors, their pre-gathered families plus a registry of what changes per
+// scrape (64 ports x 128 entries are 8,192 series that would otherwise be converted
+// and sorted on every scrape); any other collector through a plain registry.
+func NewGatherer(c prometheus.Collector) (prometheus.Gatherer, error) {
+	cc, ok := c.(cachingCollector)
+	if !ok {
+		return NewRegistry(c)
+	}
+	live, err := NewRegistry(liveCollector{cc})
+	if err != nil {
+		return nil, err
+	}
+	return cachedGatherer{static: cc.staticFamilies, live: live}, nil
+}
+
+type liveCollector struct{ c cachingCollector }
+
+func (l liveCollector) Describe(ch chan<- *prometheus.Desc) { l.c.Describe(ch) }
+func (l liveCollector) Collect(ch chan<- prometheus.Metric)  { l.c.collectLive(ch) }
+
+// cachedGatherer merges pre-gathered families with a live registry's. The two never
+// share a metric name (the collectors split them by name), which the merge checks.
+type cachedGatherer struct {
+	static func() ([]*dto.MetricFamily, error)
+	live   prometheus.Gatherer
+}
+
+func (g cachedGatherer) Gather() ([]*dto.MetricFamily, error) {
+	static, serr := g.static()
+	live, lerr := g.live.Gather()
+	out := make([]*dto.MetricFamily, 0, len(static)+len(live))
+	out = append(append(out, static...), live...)
+	sort.Slice(out, func(i, j int) bool { return out[i].GetName() < out[j].GetName() })
+	for i := 1; i < len(out); i++ {
+		if out[i].GetName() == out[i-1].GetName() {
+			return nil, fmt.Errorf("exporter: metric %s is both cached and live", out[i].GetName())
+		}
+	}
+	return out, errors.Join(serr, lerr)
+}
+
+// gatherMetrics gathers a fixed set of metrics into sorted families.
+func gatherMetrics(ms []prometheus.Metric) ([]*dto.MetricFamily, error) {
+	reg := prometheus.NewRegistry()
+	if err := reg.Register(fixedMetrics(ms)); err != nil {
+		return nil, err
+	}
+	return reg.Gather()
+}
+
+// fixedMetrics is an unchecked collector of metrics built beforehand.
+type fixedMetrics []prometheus.Metric
+
+func (fixedMetrics) Describe(chan<- *prometheus.Desc) {}
+func (f fixedMetrics) Collect(ch chan<- prometheus.Metric) {
+	for _, m := range f {
+		ch <- m
+	}
 }
 
 // Handler is the HTTP handler: /metrics and a landing page at /.

@@ -283,7 +283,7 @@ func runFabric(ctx context.Context, o *Options, logger *slog.Logger) error {
 // output serves, writes or prints the collector's metrics. background, when set, runs
 // beside it until ctx ends (the fabric sweeps).
 func output(ctx context.Context, o *Options, logger *slog.Logger, c prometheus.Collector, background func(context.Context)) error {
-	reg, err := exporter.NewRegistry(c)
+	reg, err := exporter.NewGatherer(c)
 	if err != nil {
 		return err
 	}
