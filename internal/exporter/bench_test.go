@@ -165,12 +165,15 @@ func rssMB(b testing.TB) float64 {
 // BenchmarkFabric2000 runs on a 2,008-node two-level fat tree in ibsim (80 leaves x 24
 // CAs, 8 spines; internal/lab's FatTree, what internal/lab/gen writes) after OpenSM
 // programmed it:
+//
 //   - fabric-pkeys: query.Sweep with tables, what `ibkey fabric pkeys` does;
+//
 //   - exporter-sweep: the exporter's sweep: the same sweep, PMA PortCounters of every
 //     exported port, the audit and the metrics built;
+//
 //   - scrape: one scrape answered from that sweep (gather + encode).
 //
-//	go test ./internal/exporter -run '^$' -bench Fabric2000 -benchtime 3x
+//     go test ./internal/exporter -run '^$' -bench Fabric2000 -benchtime 3x
 func BenchmarkFabric2000(b *testing.B) {
 	const leaves, spines, hcas = 80, 8, 24
 	net := filepath.Join(b.TempDir(), "fattree.net")

@@ -68,7 +68,7 @@ func NewGatherer(c prometheus.Collector) (prometheus.Gatherer, error) {
 type liveCollector struct{ c cachingCollector }
 
 func (l liveCollector) Describe(ch chan<- *prometheus.Desc) { l.c.Describe(ch) }
-func (l liveCollector) Collect(ch chan<- prometheus.Metric)  { l.c.collectLive(ch) }
+func (l liveCollector) Collect(ch chan<- prometheus.Metric) { l.c.collectLive(ch) }
 
 // cachedGatherer merges pre-gathered families with a live registry's. The two never
 // share a metric name (the collectors split them by name), which the merge checks.
