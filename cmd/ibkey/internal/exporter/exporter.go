@@ -1,0 +1,368 @@
+// Package exporter is the `ibkey exporter` command: Prometheus metrics of the local
+// ports (host mode) or of a whole subnet (fabric mode), served over HTTP, written to a
+// node_exporter textfile directory, or printed once.
+package exporter
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/spf13/cobra"
+
+	"github.com/ibkey/ibkey/internal/check/partconf"
+	"github.com/ibkey/ibkey/internal/exporter"
+	"github.com/ibkey/ibkey/internal/ibverbs/mad"
+	"github.com/ibkey/ibkey/internal/query"
+)
+
+// Deps are what the command needs from the program around it. Building the command
+// touches none of them; they are called when it runs.
+type Deps struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+	// Host returns the host the global flags select (--sysfs, --demo).
+	Host func() *query.Host
+	// OpenFabric opens the MAD transport the global flags select (--ibsim, --ca); the
+	// command closes it. nil: fabric mode and --portinfo are not available.
+	OpenFabric func(ctx context.Context) (*query.Fabric, error)
+	Getenv     func(string) string
+	// Ctx is cancelled to stop serving; nil: SIGINT and SIGTERM stop it.
+	Ctx context.Context
+}
+
+// Options are the command's flags and dependencies.
+type Options struct {
+	Deps
+
+	Listen    []string
+	WebConfig string
+	Textfile  string
+	Once      bool
+	Interval  time.Duration
+
+	TableInterval time.Duration
+	PortInfo      bool
+
+	Sweep         bool
+	LID           string
+	SweepInterval time.Duration
+	SweepTimeout  time.Duration
+	Partitions    string
+	AllowBoth     bool
+	NoCounters    bool
+}
+
+// NewCmdExporter builds `ibkey exporter`. runF replaces the run function in tests.
+func NewCmdExporter(deps Deps, runF func(*Options) error) *cobra.Command {
+	o := &Options{Deps: deps}
+	c := &cobra.Command{
+		Use:   "exporter",
+		Short: "Prometheus metrics: P_Key tables, IPoIB membership, partition drops, fabric audit",
+		Long:  longHelp(),
+		Example: `  ibkey exporter                                   # host mode on 127.0.0.1:9893
+  ibkey exporter --listen :9893 --web.config.file web.yml
+  ibkey exporter --textfile /var/lib/node_exporter/textfile_collector
+  ibkey exporter --once
+  ibkey exporter --sweep --ibsim --partitions /etc/opensm/partitions.conf
+  ibkey exporter --lid 1-40 --sweep-interval 30s`,
+		Args: func(c *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return &query.UsageError{Msg: fmt.Sprintf("ibkey exporter takes no arguments, got %q (usage: %s)", strings.Join(args, " "), c.UseLine())}
+			}
+			return nil
+		},
+		RunE: func(c *cobra.Command, args []string) error {
+			if err := o.validate(); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(o)
+			}
+			return Run(o)
+		},
+	}
+	fl := c.Flags()
+	fl.StringSliceVar(&o.Listen, "listen", []string{exporter.DefaultListen}, "serve /metrics on `ADDRS` (host:port, comma-separated or repeated; default loopback only)")
+	fl.StringVar(&o.WebConfig, "web.config.file", "", "exporter-toolkit web configuration `FILE`: TLS and basic auth (https://github.com/prometheus/exporter-toolkit/blob/master/docs/web-configuration.md)")
+	fl.StringVar(&o.Textfile, "textfile", "", "write DIR/"+exporter.TextfileName+" atomically every --interval (node_exporter's textfile collector) instead of serving HTTP (`DIR`)")
+	fl.BoolVar(&o.Once, "once", false, "collect once and print the metrics to stdout (with --textfile: write the file once)")
+	fl.DurationVar(&o.Interval, "interval", time.Minute, "with --textfile: time between writes")
+	fl.DurationVar(&o.TableInterval, "table-interval", time.Minute, "host mode: read the P_Key tables and IPoIB interfaces again after this long (state and counters: every scrape)")
+	fl.BoolVar(&o.PortInfo, "portinfo", false, "host mode: read the P_Key/Q_Key violation counters of the local ports over MADs (SMP PortInfo through --ca or --ibsim; needs umad access)")
+	fl.BoolVar(&o.Sweep, "sweep", false, "fabric mode: sweep the whole subnet every --sweep-interval (through --ca or --ibsim)")
+	fl.StringVar(&o.LID, "lid", "", "fabric mode: read every port of the nodes at `LIDS` (3, 3,5,9, 3-40) every --sweep-interval")
+	fl.DurationVar(&o.SweepInterval, "sweep-interval", time.Minute, "fabric mode: time between the starts of two sweeps; scrapes answer from the last complete one")
+	fl.DurationVar(&o.SweepTimeout, "sweep-timeout", 0, "fabric mode: give up a sweep after this long (default: --sweep-interval)")
+	fl.StringVar(&o.Partitions, "partitions", "", "fabric mode (--sweep): also compare the tables with what OpenSM programs from this partitions.conf (`FILE`)")
+	fl.BoolVar(&o.AllowBoth, "allow-both", false, "with --partitions: OpenSM runs with -W (allow_both_pkeys)")
+	fl.BoolVar(&o.NoCounters, "no-counters", false, "fabric mode: do not read PMA PortCounters (tables and PortInfo only)")
+	c.MarkFlagsMutuallyExclusive("sweep", "lid")
+	_ = c.MarkFlagFilename("partitions")
+	_ = c.MarkFlagFilename("web.config.file", "yml", "yaml")
+	_ = c.MarkFlagDirname("textfile")
+	return c
+}
+
+func (o *Options) fabricMode() bool { return o.Sweep || o.LID != "" }
+
+func (o *Options) validate() error {
+	bad := func(format string, args ...any) error { return &query.UsageError{Msg: fmt.Sprintf(format, args...)} }
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"--interval", o.Interval}, {"--table-interval", o.TableInterval}, {"--sweep-interval", o.SweepInterval}} {
+		if d.v <= 0 {
+			return bad("invalid %s %v (accepted: a positive duration, e.g. 30s)", d.name, d.v)
+		}
+	}
+	if o.SweepTimeout < 0 {
+		return bad("invalid --sweep-timeout %v (accepted: a positive duration, e.g. 30s)", o.SweepTimeout)
+	}
+	if o.Partitions != "" && !o.Sweep {
+		return bad("--partitions compares a whole sweep with the file: it needs --sweep")
+	}
+	if o.AllowBoth && o.Partitions == "" {
+		return bad("--allow-both applies to --partitions FILE")
+	}
+	if o.PortInfo && o.fabricMode() {
+		return bad("--portinfo is for host mode; fabric mode reads PortInfo anyway")
+	}
+	if len(o.Listen) == 0 {
+		return bad("--listen needs at least one address (accepted: host:port, e.g. 127.0.0.1:9893)")
+	}
+	for _, a := range o.Listen {
+		if _, _, err := splitHostPort(a); err != nil {
+			return bad("invalid --listen %q: %v (accepted: host:port, e.g. 127.0.0.1:9893 or :9893)", a, err)
+		}
+	}
+	if o.LID != "" {
+		if _, err := parseLIDs(o.LID); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func splitHostPort(a string) (string, int, error) {
+	i := strings.LastIndex(a, ":")
+	if i < 0 {
+		return "", 0, errors.New("no port")
+	}
+	p, err := strconv.Atoi(a[i+1:])
+	if err != nil || p < 0 || p > 65535 {
+		return "", 0, fmt.Errorf("port %q is not 0-65535", a[i+1:])
+	}
+	return a[:i], p, nil
+}
+
+// parseLIDs reads "3", "3,5,9", "3-40" or a mix, decimal or 0x hex.
+func parseLIDs(s string) ([]uint16, error) {
+	bad := func(why string) error {
+		return &query.UsageError{Msg: fmt.Sprintf("invalid --lid %q: %s (accepted: a LID 1-49151, a list 3,5,9 or a range 3-40)", s, why)}
+	}
+	var out []uint16
+	seen := map[uint16]bool{}
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
+		a, err := mad.ParseLID(lo)
+		if err != nil {
+			return nil, bad(fmt.Sprintf("%q is not a unicast LID", lo))
+		}
+		b := a
+		if isRange {
+			if b, err = mad.ParseLID(hi); err != nil {
+				return nil, bad(fmt.Sprintf("%q is not a unicast LID", hi))
+			}
+			if b < a {
+				return nil, bad(fmt.Sprintf("range %s ends below its start", part))
+			}
+		}
+		for l := int(a); l <= int(b); l++ {
+			if !seen[uint16(l)] {
+				seen[uint16(l)] = true
+				out = append(out, uint16(l))
+			}
+		}
+	}
+	return out, nil
+}
+
+// Run runs the exporter until its context ends (or once).
+func Run(o *Options) error {
+	ctx := o.Ctx
+	if ctx == nil {
+		var stop context.CancelFunc
+		ctx, stop = signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+	}
+	logger := slog.New(slog.NewTextHandler(o.ErrOut, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	if !o.Once {
+		if err := exporter.ValidateWebConfig(o.WebConfig); err != nil {
+			return &query.UsageError{Msg: fmt.Sprintf("--web.config.file %s: %v", o.WebConfig, err)}
+		}
+	}
+	if o.fabricMode() {
+		return runFabric(ctx, o, logger)
+	}
+	return runHost(ctx, o, logger)
+}
+
+func runHost(ctx context.Context, o *Options, logger *slog.Logger) error {
+	h := o.Host()
+	hopts := exporter.HostOptions{Host: h, TableMaxAge: o.TableInterval}
+	if _, err := h.Devices(""); err != nil {
+		if o.Once {
+			return err
+		}
+		logger.Warn("no RDMA devices yet; serving ibkey_host_up 0 until there are", "err", err)
+	}
+	if o.PortInfo {
+		if o.OpenFabric == nil {
+			return &query.UsageError{Msg: "--portinfo needs a MAD transport, which this build of the command was not given"}
+		}
+		fab, err := o.OpenFabric(ctx)
+		if err != nil {
+			return err
+		}
+		defer fab.T.Close()
+		views, err := h.Load(query.Selector{}, query.LoadOptions{})
+		if err != nil {
+			return err
+		}
+		hopts.Violations = query.LocalPortInfo(ctx, fab, views)
+	}
+	return output(ctx, o, logger, exporter.NewHostCollector(hopts), nil)
+}
+
+func runFabric(ctx context.Context, o *Options, logger *slog.Logger) error {
+	if o.OpenFabric == nil {
+		return &query.UsageError{Msg: "fabric mode needs a MAD transport, which this build of the command was not given"}
+	}
+	fopts := exporter.FabricOptions{Interval: o.SweepInterval, Timeout: o.SweepTimeout, AllowBoth: o.AllowBoth, NoCounters: o.NoCounters,
+		Logf: func(format string, args ...any) { logger.Warn(fmt.Sprintf(format, args...)) }}
+	if o.Partitions != "" {
+		data, err := os.ReadFile(o.Partitions)
+		if err != nil {
+			return &query.UsageError{Msg: fmt.Sprintf("--partitions: %v", err)}
+		}
+		fopts.Partitions = partconf.Parse(o.Partitions, data)
+	}
+	if o.LID != "" {
+		lids, _ := parseLIDs(o.LID)
+		for _, l := range lids {
+			fopts.Selectors = append(fopts.Selectors, query.FabricSelector{Addr: mad.LIDAddress(l), AllPorts: true})
+		}
+	}
+	fab, err := o.OpenFabric(ctx)
+	if err != nil {
+		return err
+	}
+	defer fab.T.Close()
+	fopts.Fabric = fab
+	c := exporter.NewFabricCollector(fopts)
+	if o.Once {
+		if err := c.Sweep(ctx); err != nil {
+			return &query.EnvError{Msg: fmt.Sprintf("fabric via %s: %v", fab.Via, err)}
+		}
+		return output(ctx, o, logger, c, nil)
+	}
+	return output(ctx, o, logger, c, c.Run)
+}
+
+// output serves, writes or prints the collector's metrics. background, when set, runs
+// beside it until ctx ends (the fabric sweeps).
+func output(ctx context.Context, o *Options, logger *slog.Logger, c prometheus.Collector, background func(context.Context)) error {
+	reg, err := exporter.NewGatherer(c)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan struct{})
+	if background != nil {
+		go func() { defer close(done); background(ctx) }()
+	} else {
+		close(done)
+	}
+	defer func() { cancel(); <-done }()
+	switch {
+	case o.Textfile != "":
+		for {
+			if err := exporter.WriteTextfile(o.Textfile, reg); err != nil {
+				return &query.EnvError{Msg: fmt.Sprintf("--textfile: %v", err)}
+			}
+			if o.Once {
+				return nil
+			}
+			t := time.NewTimer(o.Interval)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return nil
+			case <-t.C:
+			}
+		}
+	case o.Once:
+		return exporter.WriteText(o.Out, reg)
+	}
+	h, err := exporter.Handler(reg, logger)
+	if err != nil {
+		return err
+	}
+	if err := exporter.Serve(ctx, o.Listen, o.WebConfig, h, logger); err != nil {
+		return &query.EnvError{Msg: fmt.Sprintf("serving on %s: %v", strings.Join(o.Listen, ","), err)}
+	}
+	return nil
+}
+
+func longHelp() string {
+	var b strings.Builder
+	b.WriteString(`Export ibkey's partition view to Prometheus, through prometheus/client_golang.
+
+Host mode (default) exports the local ports from sysfs: every valid P_Key table entry,
+table size and valid count, IPoIB interfaces with the membership they really run with
+(the table entry the kernel finds, not the pkey file) and whether their key is in the
+table, port state, and the partition counters: PortRcv/XmitConstraintErrors as gauges
+with a saturated flag (8-bit counters stop at 255: never read them as _total), and the
+P_Key/Q_Key violation counters where a source exists (--portinfo reads them over MADs).
+A counter that cannot be read is ibkey_port_unreadable{reason}, never 0. The
+tables are read again every --table-interval (each pkey file read is a device query);
+state and counters every scrape.
+
+Fabric mode (--sweep or --lid, through --ca or --ibsim) sweeps on a schedule, never per
+scrape: a scrape answers from the last complete sweep and says its age. Every port's
+table and counters carry node_guid, node_name, port and lid labels; with --sweep the
+audit of 'ibkey fabric check' (and with --partitions FILE the partitions.conf
+comparison) is ibkey_fabric_findings{rule,severity} and per port
+ibkey_fabric_port_finding_info.
+
+Output: HTTP /metrics on --listen (default 127.0.0.1:9893; TLS and basic auth with
+--web.config.file, the Prometheus exporter-toolkit format), or --textfile DIR (writes
+DIR/ibkey.prom atomically for node_exporter's textfile collector), or --once (print to
+stdout and exit). Labels follow node_exporter's infiniband collector (device, port).
+
+Metrics:
+`)
+	for _, m := range exporter.Catalog() {
+		labels := ""
+		if len(m.Labels) > 0 {
+			labels = "{" + strings.Join(m.Labels, ",") + "}"
+		}
+		fmt.Fprintf(&b, "  %s%s (%s)\n      %s\n", m.Name, labels, m.Mode, m.Help)
+	}
+	b.WriteString(`
+Exit codes: 0 stopped by SIGINT/SIGTERM or --once done; 2 bad usage; 3 environment (no
+devices with --once, no fabric access, cannot listen or write the textfile).`)
+	return b.String()
+}

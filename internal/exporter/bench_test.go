@@ -1,0 +1,250 @@
+package exporter
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fakesysfs"
+	"github.com/ibkey/ibkey/internal/ibverbs"
+	"github.com/ibkey/ibkey/internal/lab"
+	"github.com/ibkey/ibkey/internal/query"
+)
+
+// fullHost is the cardinality and benchmark host: devices x ports, every one of the
+// 128 entries of every table valid (the worst case for series).
+func fullHost(devices, ports int) fakesysfs.Host {
+	h := fakesysfs.Large(devices, ports, 128)
+	for d := range h.Devices {
+		for p := range h.Devices[d].Ports {
+			for i := range h.Devices[d].Ports[p].PKeys {
+				h.Devices[d].Ports[p].PKeys[i] = fmt.Sprintf("0x%04x", 0x8000|(i+1))
+			}
+		}
+	}
+	return h
+}
+
+// TestHostCardinality is the series budget for 64 ports with full 128-entry tables.
+func TestHostCardinality(t *testing.T) {
+	dir := writeHost(t, fullHost(8, 8))
+	c := NewHostCollector(HostOptions{Host: &query.Host{Sys: ibverbs.Open(dir)}, TableMaxAge: time.Hour})
+	n := testutil.CollectAndCount(c)
+	entries := testutil.CollectAndCount(c, "ibkey_pkey_entry_info")
+	t.Logf("64 ports x 128 valid entries: %d series (%d entry series, %d per port otherwise)", n, entries, (n-entries)/64)
+	if entries != 64*128 {
+		t.Errorf("%d entry series, want %d", entries, 64*128)
+	}
+	if budget := 64*128 + 64*20 + 50; n > budget {
+		t.Errorf("%d series, budget %d", n, budget)
+	}
+}
+
+// cpuTime is this process's user+system CPU time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkHostScrape is one scrape of 64 ports x 128 valid entries through the HTTP
+// handler (gather + encode): with the tables from the cache (the steady state: state
+// and counters read, 64 + 128 files) and with the tables read every scrape (8,192
+// pkey files). cpu-ms/op counts every thread of the process.
+//
+//	go test ./internal/exporter -run '^$' -bench HostScrape
+func BenchmarkHostScrape(b *testing.B) {
+	dir := writeHost(b, fullHost(8, 8))
+	for _, bc := range []struct {
+		name   string
+		maxAge time.Duration
+	}{{"cached-tables", time.Hour}, {"tables-every-scrape", 0}} {
+		b.Run(bc.name, func(b *testing.B) {
+			c := NewHostCollector(HostOptions{Host: &query.Host{Sys: ibverbs.Open(dir)}, TableMaxAge: bc.maxAge})
+			h := handlerFor(b, c)
+			scrape(b, h) // the first scrape reads the tables
+			start := cpuTime()
+			b.ResetTimer()
+			for b.Loop() {
+				scrape(b, h)
+			}
+			b.ReportMetric(float64(cpuTime()-start)/1e6/float64(b.N), "cpu-ms/op")
+		})
+	}
+}
+
+// BenchmarkHostRSS10k scrapes the 64 x 128 host 10,000 times through the HTTP handler
+// and reports the resident set size after 100 scrapes and after 10,000.
+//
+//	go test ./internal/exporter -run '^$' -bench HostRSS10k -benchtime 1x
+func BenchmarkHostRSS10k(b *testing.B) {
+	dir := writeHost(b, fullHost(8, 8))
+	c := NewHostCollector(HostOptions{Host: &query.Host{Sys: ibverbs.Open(dir)}, TableMaxAge: time.Minute})
+	h := handlerFor(b, c)
+	for b.Loop() {
+		var first, mid float64
+		for i := 1; i <= 10000; i++ {
+			scrape(b, h)
+			switch i {
+			case 100:
+				first = rssMB(b)
+			case 5000:
+				mid = rssMB(b)
+			}
+		}
+		b.ReportMetric(first, "rss-MB@100")
+		b.ReportMetric(mid, "rss-MB@5000")
+		b.ReportMetric(rssMB(b), "rss-MB@10000")
+	}
+}
+
+func handlerFor(b testing.TB, c *HostCollector) func() int {
+	reg, err := NewGatherer(c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	h, err := Handler(reg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	req := httptest.NewRequest("GET", "/metrics", nil)
+	return func() int {
+		w := &countingWriter{ResponseRecorder: httptest.NewRecorder()}
+		h.ServeHTTP(w, req)
+		return w.n
+	}
+}
+
+// countingWriter discards the body (a recorder would keep every scrape's bytes).
+type countingWriter struct {
+	*httptest.ResponseRecorder
+	n int
+}
+
+func (w *countingWriter) Write(p []byte) (int, error) { w.n += len(p); return len(p), nil }
+
+func scrape(b testing.TB, h func() int) {
+	if n := h(); n < 1000 {
+		b.Fatalf("scrape wrote %d bytes", n)
+	}
+}
+
+func rssMB(b testing.TB) float64 {
+	f, err := os.Open("/proc/self/status")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+			kb, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
+			return float64(kb) / 1024
+		}
+	}
+	b.Fatal("no VmRSS")
+	return 0
+}
+
+// BenchmarkFabric2000 runs on a 2,008-node two-level fat tree in ibsim (80 leaves x 24
+// CAs, 8 spines; internal/lab's FatTree, what internal/lab/gen writes) after OpenSM
+// programmed it:
+//
+//   - fabric-pkeys: query.Sweep with tables, what `ibkey fabric pkeys` does;
+//
+//   - exporter-sweep: the exporter's sweep: the same sweep, PMA PortCounters of every
+//     exported port, the audit and the metrics built;
+//
+//   - scrape: one scrape answered from that sweep (gather + encode).
+//
+//     go test ./internal/exporter -run '^$' -bench Fabric2000 -benchtime 3x
+func BenchmarkFabric2000(b *testing.B) {
+	const leaves, spines, hcas = 80, 8, 24
+	net := filepath.Join(b.TempDir(), "fattree.net")
+	if err := os.WriteFile(net, []byte(lab.FatTree(leaves, spines, hcas)), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	l := lab.Start(b, net, &lab.Options{StartTimeout: time.Minute})
+	if err := l.RunOpenSM("Default=0x7fff, ipoib : ALL=full ;\nstorage=0x0001 : ALL_CAS=limited, ALL_SWITCHES=full ;\ncompute=0x0002 : ALL_CAS=full ;\n", false); err != nil {
+		b.Fatal(err)
+	}
+	tr := l.Dial(b, "", labMAD)
+	fab := &query.Fabric{T: tr, Via: "ibsim"}
+	ctx := context.Background()
+	nodes := leaves*(hcas+1) + spines
+	var pkeysPerOp, exporterPerOp float64
+	b.Run("fabric-pkeys", func(b *testing.B) {
+		var f *check.Fabric
+		var err error
+		for b.Loop() {
+			if f, err = query.Sweep(ctx, tr, query.SweepOptions{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+		if len(f.Nodes) != nodes || len(f.Unreachable) > 0 {
+			b.Fatalf("%d nodes (want %d), %d unreachable", len(f.Nodes), nodes, len(f.Unreachable))
+		}
+		pkeysPerOp = float64(b.Elapsed().Milliseconds()) / float64(b.N)
+		b.ReportMetric(pkeysPerOp, "ms/sweep")
+	})
+	c := NewFabricCollector(FabricOptions{Fabric: fab, Interval: time.Minute, Timeout: 5 * time.Minute})
+	b.Run("exporter-sweep", func(b *testing.B) {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		for b.Loop() {
+			if err := c.Sweep(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		s := c.snap.Load()
+		exporterPerOp = float64(b.Elapsed().Milliseconds()) / float64(b.N)
+		b.ReportMetric(exporterPerOp, "ms/sweep")
+		b.ReportMetric(float64(s.ports), "ports")
+		b.ReportMetric(float64(len(s.metrics)), "series")
+		b.ReportMetric(float64(after.HeapAlloc)/(1<<20), "heap-MB-after")
+		if pkeysPerOp > 0 {
+			b.ReportMetric(exporterPerOp/pkeysPerOp, "x-fabric-pkeys")
+		}
+	})
+	b.Run("scrape", func(b *testing.B) {
+		reg, err := NewGatherer(c)
+		if err != nil {
+			b.Fatal(err)
+		}
+		h, err := Handler(reg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		req := httptest.NewRequest("GET", "/metrics", nil)
+		bytes := 0
+		start := cpuTime()
+		for b.Loop() {
+			w := &countingWriter{ResponseRecorder: httptest.NewRecorder()}
+			h.ServeHTTP(w, req)
+			bytes = w.n
+		}
+		b.ReportMetric(float64(b.Elapsed().Microseconds())/1e3/float64(b.N), "ms/scrape")
+		b.ReportMetric(float64(cpuTime()-start)/1e6/float64(b.N), "cpu-ms/op")
+		b.ReportMetric(float64(bytes)/(1<<20), "MB/scrape")
+		b.ReportMetric(rssMB(b), "rss-MB")
+	})
+}

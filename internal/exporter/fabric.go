@@ -1,0 +1,589 @@
+package exporter
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/check/partconf"
+	"github.com/ibkey/ibkey/internal/ibverbs"
+	"github.com/ibkey/ibkey/internal/query"
+)
+
+// FabricOptions configure a FabricCollector.
+type FabricOptions struct {
+	// Fabric is the open MAD transport (umad on a local port, or ibsim). The caller
+	// keeps it open while the collector runs and closes it afterwards.
+	Fabric *query.Fabric
+	// Selectors, when set, read only these nodes (--lid) instead of sweeping the
+	// subnet; the audit needs a whole sweep and is not run.
+	Selectors []query.FabricSelector
+	// Interval is the time between the starts of two sweeps (Run).
+	Interval time.Duration
+	// Timeout bounds one sweep, counters included (0: Interval).
+	Timeout time.Duration
+	// Partitions, when set, also compares the tables with what OpenSM programs from
+	// this partitions.conf (partconf.CompareFabric); AllowBoth is OpenSM's -W.
+	Partitions *partconf.Config
+	AllowBoth  bool
+	// NoCounters skips the PMA PortCounters reads (tables and PortInfo only).
+	NoCounters bool
+	// Window bounds the ports whose counters are read at once (default 64); the
+	// transport's own window bounds the MADs in flight.
+	Window int
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// Logf, when set, is told about sweeps that did not complete.
+	Logf func(format string, args ...any)
+}
+
+// FabricCollector sweeps a subnet on a schedule and answers scrapes from the last
+// complete sweep, never by sweeping during a scrape: a sweep of a large subnet sends
+// thousands of MADs, and every Prometheus server scraping the exporter would multiply
+// them.
+type FabricCollector struct {
+	opts FabricOptions
+	snap atomic.Pointer[fabricSnapshot]
+
+	mu          sync.Mutex
+	results     map[string]float64
+	lastFailure string
+}
+
+// fabricSnapshot is one complete sweep, its metrics built once.
+type fabricSnapshot struct {
+	at       time.Time
+	duration time.Duration
+	metrics  []prometheus.Metric
+	families []*dto.MetricFamily
+	err      error
+	// Ports and Findings, for tests and the textfile: counts only.
+	ports, findings int
+}
+
+// Sweep results, the values of ibkey_fabric_sweeps_total's result label.
+const (
+	ResultComplete = "complete"
+	ResultPartial  = "partial"
+	ResultFailed   = "failed"
+)
+
+// NewFabricCollector returns a collector with nothing to serve until Sweep or Run has
+// completed a sweep.
+func NewFabricCollector(opts FabricOptions) *FabricCollector {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Window <= 0 {
+		opts.Window = 64
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = opts.Interval
+	}
+	return &FabricCollector{opts: opts, results: map[string]float64{ResultComplete: 0, ResultPartial: 0, ResultFailed: 0}}
+}
+
+// Run sweeps now and then every Interval (from the start of one sweep to the start of
+// the next; a sweep that takes longer is followed at once by the next) until ctx ends.
+func (c *FabricCollector) Run(ctx context.Context) {
+	for {
+		start := time.Now()
+		_ = c.Sweep(ctx)
+		wait := c.opts.Interval - time.Since(start)
+		if wait < 0 {
+			wait = 0
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// Sweep runs one sweep (or reads the --lid nodes) with counters and the audit, and
+// serves it when it completed. A sweep that stopped early or failed is counted and
+// its reason kept; the previous complete sweep stays served.
+func (c *FabricCollector) Sweep(ctx context.Context) error {
+	start := c.opts.Now()
+	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
+	defer cancel()
+	var (
+		snap *fabricSnapshot
+		err  error
+	)
+	if len(c.opts.Selectors) > 0 {
+		snap, err = c.readNodes(ctx)
+	} else {
+		snap, err = c.sweep(ctx)
+	}
+	result := ResultComplete
+	switch {
+	case snap == nil:
+		result = ResultFailed
+	case err != nil:
+		result = ResultPartial
+	}
+	c.mu.Lock()
+	c.results[result]++
+	if result == ResultComplete {
+		c.lastFailure = ""
+	} else {
+		c.lastFailure = err.Error()
+	}
+	c.mu.Unlock()
+	if result != ResultComplete {
+		if c.opts.Logf != nil {
+			c.opts.Logf("sweep %s (the previous complete sweep is still served): %v", result, err)
+		}
+		return err
+	}
+	snap.at, snap.duration = start, c.opts.Now().Sub(start)
+	c.publish(snap)
+	return nil
+}
+
+// publish gathers the snapshot's metrics once and serves it.
+func (c *FabricCollector) publish(s *fabricSnapshot) {
+	s.families, s.err = gatherMetrics(s.metrics)
+	c.snap.Store(s)
+}
+
+// Describe implements prometheus.Collector.
+func (c *FabricCollector) Describe(ch chan<- *prometheus.Desc) { describe(ch, ModeFabric) }
+
+// Collect implements prometheus.Collector: the last complete sweep, its age, and the
+// sweep results so far.
+func (c *FabricCollector) Collect(ch chan<- prometheus.Metric) {
+	if s := c.collectLive(ch); s != nil {
+		for _, m := range s.metrics {
+			ch <- m
+		}
+	}
+}
+
+// staticFamilies are the served sweep's metrics, gathered once per sweep.
+func (c *FabricCollector) staticFamilies() ([]*dto.MetricFamily, error) {
+	if s := c.snap.Load(); s != nil {
+		return s.families, s.err
+	}
+	return nil, nil
+}
+
+// collectLive collects the sweep's age and the results, and returns the snapshot.
+func (c *FabricCollector) collectLive(ch chan<- prometheus.Metric) *fabricSnapshot {
+	s := c.snap.Load()
+	c.mu.Lock()
+	for _, r := range []string{ResultComplete, ResultPartial, ResultFailed} {
+		ch <- counter(mSweeps, c.results[r], r)
+	}
+	if c.lastFailure != "" {
+		ch <- gauge(mLastFailure, 1, c.lastFailure)
+	}
+	c.mu.Unlock()
+	if s == nil {
+		ch <- gauge(mFabricUp, 0)
+		return nil
+	}
+	ch <- gauge(mFabricUp, 1)
+	ch <- gauge(mSweepTime, float64(s.at.UnixNano())/1e9)
+	ch <- gauge(mSweepAge, c.opts.Now().Sub(s.at).Seconds())
+	ch <- gauge(mSweepDuration, s.duration.Seconds())
+	return s
+}
+
+// portRecord is one exported fabric port.
+type portRecord struct {
+	id       check.PortID
+	labels   []string // node_guid, node_name, port, lid
+	nodeType string
+	portGUID string
+	state    string // PortInfo state name, "" when not read
+	// Table: size, entries (nil when not read: tableErr says why).
+	tableSize int
+	pkeys     []check.PKey
+	tableErr  string
+	// PMA: where PortCounters go (0: no LID, noPMA says why).
+	pmaLID uint16
+	noPMA  string
+	// Counter readings, parallel to fabricCounters.
+	readings [4]query.Reading
+}
+
+// fabricCounters are the partition counters of a fabric port, in output order.
+var fabricCounters = [4]struct {
+	counter query.Counter
+	metric  *Metric
+}{
+	{query.Counter{Name: query.RcvConstraintErrors, Source: sourceName(query.SourcePortCounters), Width: 8}, mFRcvConstraint},
+	{query.Counter{Name: query.XmitConstraintErrors, Source: sourceName(query.SourcePortCounters), Width: 8}, mFXmitConstraint},
+	{query.Counter{Name: query.PKeyViolations, Source: sourceName(query.SourcePortInfo), Width: query.PortInfoViolationWidth}, mFPKeyViolations},
+	{query.Counter{Name: query.QKeyViolations, Source: sourceName(query.SourcePortInfo), Width: query.PortInfoViolationWidth}, mFQKeyViolations},
+}
+
+// sourceName is a CounterSource that only carries a name (the fabric collector reads
+// through query's MAD sources and keeps the readings).
+type sourceName string
+
+func (s sourceName) Name() string                                          { return string(s) }
+func (s sourceName) Read(_ query.PortRef, _ []string, out []query.Reading) {}
+
+var stateIDs = map[string]int{check.StateDown: 1, check.StateInit: 2, check.StateArmed: 3, check.StateActive: 4, "ACTIVE_DEFER": 5}
+
+// sweepNoQKey: check.Port keeps P_KeyViolations from the sweep's PortInfo, not
+// Q_KeyViolations.
+const sweepNoQKey = "not kept by the sweep (only P_KeyViolations is); --lid reads it"
+
+func (c *FabricCollector) sweep(ctx context.Context) (*fabricSnapshot, error) {
+	fab := c.opts.Fabric
+	f, err := query.Sweep(ctx, fab.T, query.SweepOptions{Source: fab.Via, Now: c.opts.Now})
+	if f == nil {
+		return nil, err
+	}
+	if err == nil && f.Incomplete != "" {
+		err = fmt.Errorf("sweep incomplete: %s", f.Incomplete)
+	}
+	snap := c.fromFabric(ctx, f)
+	if err == nil {
+		err = ctx.Err()
+	}
+	return snap, err
+}
+
+// fromFabric reads the counters of a sweep's ports (unless NoCounters), runs the
+// audit and builds the metrics.
+func (c *FabricCollector) fromFabric(ctx context.Context, f *check.Fabric) *fabricSnapshot {
+	recs := sweepRecords(f)
+	if !c.opts.NoCounters {
+		c.readPortCounters(ctx, recs)
+	} else {
+		for i := range recs {
+			for k := range 2 {
+				recs[i].readings[k] = query.Reading{Unavailable: "not read (--no-counters)"}
+			}
+		}
+	}
+	findings := check.Audit(f)
+	if c.opts.Partitions != nil {
+		findings = append(findings, partconf.CompareFabric(f, partconf.NewFabricModel(c.opts.Partitions, f, partconf.Options{AllowBoth: c.opts.AllowBoth}))...)
+	}
+	return buildFabricMetrics(f, recs, findings, knownRules(c.opts.Partitions != nil))
+}
+
+// sweepRecords are the ports `ibkey fabric pkeys` shows: end ports (CA ports, switch
+// port 0) and cabled switch ports.
+func sweepRecords(f *check.Fabric) []portRecord {
+	var recs []portRecord
+	for _, n := range f.Nodes {
+		var swLID uint16
+		if n.Type == check.NodeSwitch {
+			if p0 := n.Port(0); p0 != nil {
+				swLID = p0.LID
+			}
+		}
+		for _, p := range n.Ports {
+			end := n.IsEndPort(p)
+			if !end && p.Peer == nil {
+				continue
+			}
+			lid := p.LID
+			if n.Type == check.NodeSwitch {
+				// PortCounters of every switch port go to the switch's LID (port 0's).
+				lid = swLID
+			}
+			r := portRecord{
+				id:       check.PortID{Node: n.GUID, Port: p.Num},
+				labels:   []string{n.GUID.String(), n.Description, strconv.Itoa(p.Num), strconv.Itoa(int(lid))},
+				nodeType: string(n.Type), state: p.State,
+				tableSize: p.TableSize, pkeys: p.PKeys, tableErr: p.PKeysError,
+				pmaLID: lid,
+			}
+			if p.GUID != 0 {
+				r.portGUID = p.GUID.String()
+			}
+			if lid == 0 {
+				r.noPMA = "no LID (PMA PortCounters are LID-routed; no subnet manager has assigned one yet)"
+			}
+			if r.pkeys == nil && r.tableErr == "" {
+				r.tableErr = "not read"
+			}
+			if p.Error != "" {
+				r.state = ""
+				r.readings[2] = query.Reading{Err: "PortInfo: " + p.Error}
+			} else {
+				r.readings[2] = query.Reading{Value: uint64(p.PKeyViolations)}
+			}
+			r.readings[3] = query.Reading{Unavailable: sweepNoQKey}
+			recs = append(recs, r)
+		}
+	}
+	return recs
+}
+
+// readPortCounters reads PMA PortCounters of every record, Window ports at a time,
+// through query's PortCounters source.
+func (c *FabricCollector) readPortCounters(ctx context.Context, recs []portRecord) {
+	ports := make(map[query.PortRef]*query.MADPort, len(recs))
+	refs := make([]query.PortRef, len(recs))
+	for i := range recs {
+		r := &recs[i]
+		refs[i] = query.PortRef{Device: r.labels[0], Port: r.id.Port}
+		ports[refs[i]] = &query.MADPort{Num: uint8(r.id.Port), PMALID: r.pmaLID, NoPMA: r.noPMA}
+	}
+	src := query.NewMADCounters(ctx, c.opts.Fabric, ports).PortCounters()
+	names := []string{query.RcvConstraintErrors, query.XmitConstraintErrors}
+	sem := make(chan struct{}, c.opts.Window)
+	var wg sync.WaitGroup
+	for i := range recs {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			src.Read(refs[i], names, recs[i].readings[:2])
+		}()
+	}
+	wg.Wait()
+}
+
+// readNodes reads the --lid nodes' ports (tables, PortInfo, PortCounters).
+func (c *FabricCollector) readNodes(ctx context.Context) (*fabricSnapshot, error) {
+	fab := c.opts.Fabric
+	views, err := fab.LoadMany(ctx, c.opts.Selectors, query.LoadOptions{Tables: true})
+	if len(views) == 0 {
+		if err == nil {
+			err = fmt.Errorf("no port read")
+		}
+		return nil, err
+	}
+	recs := make([]portRecord, len(views))
+	for i, v := range views {
+		recs[i] = viewRecord(v)
+	}
+	if c.opts.NoCounters {
+		for i := range recs {
+			for k := range recs[i].readings {
+				recs[i].readings[k] = query.Reading{Unavailable: "not read (--no-counters)"}
+			}
+		}
+	} else {
+		s, serr := query.NewFabricSampler(ctx, fab, views, c.opts.Now)
+		if serr != nil {
+			return nil, serr
+		}
+		smp := s.Take(false)
+		for i, ps := range smp.Ports {
+			if ps.Err != "" {
+				for k := range recs[i].readings {
+					recs[i].readings[k] = query.Reading{Err: ps.Err}
+				}
+				continue
+			}
+			for j, cn := range smp.Counters {
+				for k, fc := range fabricCounters {
+					if fc.counter.Name == cn.Name {
+						recs[i].readings[k] = ps.Readings[j]
+					}
+				}
+			}
+		}
+	}
+	return buildFabricMetrics(nil, recs, nil, nil), err
+}
+
+func viewRecord(v *query.PortView) portRecord {
+	d, p := v.Device, v.Port
+	var lid uint16
+	if p.LID.OK() {
+		lid = p.LID.Value
+	}
+	if lid == 0 && !v.Fabric.Addr.Directed {
+		lid = v.Fabric.Addr.LID
+	}
+	r := portRecord{
+		id:     check.PortID{Node: check.GUID(v.Fabric.NodeGUID), Port: p.Num},
+		labels: []string{check.GUID(v.Fabric.NodeGUID).String(), d.NodeDesc.Value, strconv.Itoa(p.Num), strconv.Itoa(int(lid))},
+		state:  p.State.Name,
+	}
+	if d.NodeType.OK() {
+		r.nodeType = nodeTypeName(d.NodeType.Value)
+	}
+	if p.GID0.OK() {
+		g := p.GID0.Value
+		var guid uint64
+		for _, b := range g[8:] {
+			guid = guid<<8 | uint64(b)
+		}
+		if guid != 0 {
+			r.portGUID = check.GUID(guid).String()
+		}
+	}
+	if v.Table != nil {
+		r.tableSize = len(v.Table.Entries)
+		r.pkeys = make([]check.PKey, len(v.Table.Entries))
+		for i, e := range v.Table.Entries {
+			r.pkeys[i] = e.PKey
+		}
+	} else {
+		r.tableErr = v.TableMissing
+		if r.tableErr == "" {
+			r.tableErr = "not read"
+		}
+	}
+	return r
+}
+
+func nodeTypeName(e ibverbs.Enum) string {
+	switch e.Num {
+	case 1:
+		return string(check.NodeCA)
+	case 2:
+		return string(check.NodeSwitch)
+	case 3:
+		return string(check.NodeRouter)
+	}
+	return e.Name
+}
+
+// knownRules are the audit's rules with their severity: each is exported, at 0 when
+// nothing was found, so an alert on it has a series to look at.
+func knownRules(partitions bool) map[string]check.Severity {
+	m := map[string]check.Severity{
+		check.RuleHCAKeyNotOnSwitch: check.SeverityError, check.RuleSwitchKeyNotOnHCA: check.SeverityError,
+		check.RuleEnforcementOff: check.SeverityWarning, check.RuleLimitedOnly: check.SeverityWarning,
+		check.RuleTableFull: check.SeverityWarning, check.RulePortNotActive: check.SeverityWarning,
+		check.RuleNotRead: check.SeverityWarning, check.RuleSweepIncomplete: check.SeverityWarning,
+	}
+	if partitions {
+		for _, r := range []string{partconf.RuleMissingKey, partconf.RuleExtraKey, partconf.RuleWrongMembership, partconf.RuleTableOverflow, partconf.RuleFileRejected} {
+			m[r] = check.SeverityError
+		}
+	}
+	return m
+}
+
+// buildFabricMetrics builds a snapshot's metrics. f is nil in --lid mode (no node
+// counts, no audit).
+func buildFabricMetrics(f *check.Fabric, recs []portRecord, findings []check.Finding, rules map[string]check.Severity) *fabricSnapshot {
+	var out []prometheus.Metric
+	byID := make(map[check.PortID]int, len(recs))
+	for i := range recs {
+		r := &recs[i]
+		byID[r.id] = i
+		l := r.labels
+		out = append(out, gauge(mFPortInfo, 1, l[0], l[1], l[2], l[3], r.nodeType, r.portGUID))
+		if id, ok := stateIDs[r.state]; ok {
+			out = append(out, gauge(mFPortState, float64(id), l...))
+		}
+		out = append(out, gauge(mFTableSize, float64(r.tableSize), l...))
+		if r.pkeys == nil {
+			out = append(out, gauge(mFTableUnread, 1, l[0], l[1], l[2], l[3], r.tableErr))
+		} else {
+			valid := 0
+			for i, k := range r.pkeys {
+				if !k.Valid() {
+					continue
+				}
+				valid++
+				out = append(out, gauge(mFEntry, 1, l[0], l[1], l[2], l[3], strconv.Itoa(i), k.String(), k.KeyString(), k.Membership().String()))
+			}
+			out = append(out, gauge(mFTableValid, float64(valid), l...))
+		}
+		for k, fc := range fabricCounters {
+			emitCounter(func(m prometheus.Metric) { out = append(out, m) }, fc.metric, mFSaturated, mFUnreadable, fc.counter, r.readings[k], l, false)
+		}
+	}
+	snap := &fabricSnapshot{ports: len(recs), findings: len(findings)}
+	if f != nil {
+		types := map[string]int{string(check.NodeCA): 0, string(check.NodeSwitch): 0, string(check.NodeRouter): 0}
+		for _, n := range f.Nodes {
+			types[string(n.Type)]++
+		}
+		for _, t := range sortedKeys(types) {
+			out = append(out, gauge(mNodes, float64(types[t]), t))
+		}
+		out = append(out, gauge(mUnreachable, float64(len(f.Unreachable))))
+		type ruleSev struct{ rule, sev string }
+		counts := map[ruleSev]int{}
+		for r, s := range rules {
+			counts[ruleSev{r, s.String()}] = 0
+		}
+		type portRule struct {
+			id check.PortID
+			ruleSev
+		}
+		perPort := map[portRule]int{}
+		var order []portRule
+		for _, fd := range findings {
+			rs := ruleSev{fd.Rule, fd.Severity.String()}
+			counts[rs]++
+			for _, p := range fd.Ports {
+				k := portRule{p.PortID, rs}
+				if perPort[k] == 0 {
+					order = append(order, k)
+				}
+				perPort[k]++
+			}
+		}
+		keys := make([]ruleSev, 0, len(counts))
+		for k := range counts {
+			keys = append(keys, k)
+		}
+		sort.Slice(keys, func(i, j int) bool {
+			if keys[i].rule != keys[j].rule {
+				return keys[i].rule < keys[j].rule
+			}
+			return keys[i].sev < keys[j].sev
+		})
+		for _, k := range keys {
+			out = append(out, gauge(mFindings, float64(counts[k]), k.rule, k.sev))
+		}
+		for _, k := range order {
+			var l []string
+			if i, ok := byID[k.id]; ok {
+				l = recs[i].labels
+			} else {
+				l = findingPortLabels(f, k.id)
+			}
+			out = append(out, gauge(mFPortFinding, float64(perPort[k]), l[0], l[1], l[2], l[3], k.rule, k.sev))
+		}
+	}
+	snap.metrics = out
+	return snap
+}
+
+// findingPortLabels labels a port a finding names that is not an exported port (a
+// switch port without a cable).
+func findingPortLabels(f *check.Fabric, id check.PortID) []string {
+	name, lid := "", uint16(0)
+	if n := f.Node(id.Node); n != nil {
+		name = n.Description
+		if p := n.Port(id.Port); p != nil {
+			lid = p.LID
+		}
+		if n.Type == check.NodeSwitch {
+			if p0 := n.Port(0); p0 != nil {
+				lid = p0.LID
+			}
+		}
+	}
+	return []string{id.Node.String(), name, strconv.Itoa(id.Port), strconv.Itoa(int(lid))}
+}
+
+func sortedKeys(m map[string]int) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

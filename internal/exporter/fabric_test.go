@@ -1,0 +1,313 @@
+package exporter
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/check/partconf"
+	"github.com/ibkey/ibkey/internal/ibverbs/mad"
+	"github.com/ibkey/ibkey/internal/lab"
+	"github.com/ibkey/ibkey/internal/query"
+)
+
+// savedFabricCollector serves a saved sweep (testdata, written by `ibkey fabric
+// discover -o json` on the lab's small.net) without counters.
+func savedFabricCollector(t testing.TB, file string, partitions bool) *FabricCollector {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := check.DecodeFabric(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := FabricOptions{NoCounters: true, Now: func() time.Time { return f.SweptAt.Add(90 * time.Second) }}
+	if partitions {
+		conf, err := os.ReadFile("testdata/partitions.conf")
+		if err != nil {
+			t.Fatal(err)
+		}
+		opts.Partitions = partconf.Parse("partitions.conf", conf)
+	}
+	c := NewFabricCollector(opts)
+	snap := c.fromFabric(context.Background(), f)
+	snap.at, snap.duration = f.SweptAt, f.Duration
+	c.publish(snap)
+	return c
+}
+
+func TestFabricMetricsFromSavedSweep(t *testing.T) {
+	c := savedFabricCollector(t, "small.json", true)
+	got := collect(t, c)
+	hcaA := []string{"node_guid", "0x0000000000100000", "node_name", "HcaA", "port", "1", "lid", "1"}
+	sw1 := []string{"node_guid", "0x0000000000200000", "node_name", "Switch1", "lid", "2"}
+	with := func(base []string, kv ...string) []string { return append(append([]string{}, base...), kv...) }
+	expect(t, got, 1, "ibkey_fabric_up")
+	expect(t, got, 90, "ibkey_fabric_sweep_age_seconds")
+	expect(t, got, 4, "ibkey_fabric_nodes", "type", "ca")
+	expect(t, got, 2, "ibkey_fabric_nodes", "type", "switch")
+	expect(t, got, 1, "ibkey_fabric_pkey_entry_info", with(hcaA, "index", "1", "pkey", "0x8002", "key", "0x0002", "membership", "full")...)
+	expect(t, got, 1, "ibkey_fabric_pkey_entry_info", with(hcaA, "index", "2", "pkey", "0x0003", "key", "0x0003", "membership", "limited")...)
+	if n := len(find(got, "ibkey_fabric_pkey_entry_info", hcaA...)); n != 4 {
+		t.Errorf("HcaA[1]: %d entries, want 4", n)
+	}
+	expect(t, got, 4, "ibkey_fabric_pkey_table_valid_entries", hcaA...)
+	expect(t, got, 64, "ibkey_fabric_pkey_table_size", hcaA...)
+	// A switch's external port carries the switch's LID (port 0's).
+	expect(t, got, 4, "ibkey_fabric_pkey_table_valid_entries", with(sw1, "port", "1")...)
+	expect(t, got, 1, "ibkey_fabric_port_state_id", "node_name", "HcaA", "port", "2", "lid", "0")
+	expect(t, got, 1, "ibkey_fabric_pkey_table_unread", "node_name", "HcaA", "port", "2", "reason^", "not read: the port is DOWN")
+	if n := len(find(got, "ibkey_fabric_pkey_table_valid_entries", "node_name", "HcaA", "port", "2")); n != 0 {
+		t.Error("an unread table has a valid count")
+	}
+	expect(t, got, 0, "ibkey_fabric_port_pkey_violations", hcaA...)
+	expect(t, got, 1, "ibkey_fabric_port_unreadable", with(hcaA, "counter", "qkey_violations", "reason", sweepNoQKey)...)
+	expect(t, got, 1, "ibkey_fabric_port_unreadable", with(hcaA, "counter", "port_rcv_constraint_errors", "reason", "not read (--no-counters)")...)
+	if n := len(find(got, "ibkey_fabric_port_rcv_constraint_errors")); n != 0 {
+		t.Errorf("%d constraint error values without counters read", n)
+	}
+	expect(t, got, 5, "ibkey_fabric_findings", "rule", "enforcement-off", "severity", "warning")
+	expect(t, got, 0, "ibkey_fabric_findings", "rule", "hca-key-not-on-switch", "severity", "error")
+	expect(t, got, 0, "ibkey_fabric_findings", "rule", "partitions-missing-key", "severity", "error")
+	expect(t, got, 1, "ibkey_fabric_port_finding_info", with(sw1, "port", "1", "rule", "enforcement-off", "severity", "warning")...)
+	expect(t, got, 1, "ibkey_fabric_port_finding_info", with(hcaA, "rule", "enforcement-off", "severity", "warning")...)
+	expect(t, got, 0, "ibkey_fabric_sweeps_total", "result", "complete")
+	// Switch1 port 4 has no cable: not exported.
+	if n := len(find(got, "ibkey_fabric_port_info", "node_name", "Switch1", "port", "4")); n != 0 {
+		t.Error("an uncabled switch port is exported")
+	}
+	problems, err := testutil.CollectAndLint(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("promlint: %s: %s", p.Metric, p.Text)
+	}
+}
+
+func TestFabricNothingServedBeforeFirstSweep(t *testing.T) {
+	c := NewFabricCollector(FabricOptions{Interval: time.Minute})
+	text := gatherText(t, c)
+	if !strings.Contains(text, "ibkey_fabric_up 0") || strings.Contains(text, "ibkey_fabric_sweep_age_seconds") {
+		t.Errorf("before any sweep:\n%s", text)
+	}
+}
+
+// TestFabricCardinality is the series budget: a 2,008-node two-level fat tree (80
+// leaves x 24 CAs, 8 spines) with 4 partitions on every CA port, every port read.
+func TestFabricCardinality(t *testing.T) {
+	f := fatTreeFabric(80, 8, 24, 4)
+	c := NewFabricCollector(FabricOptions{NoCounters: true})
+	snap := c.fromFabric(context.Background(), f)
+	c.publish(snap)
+	n := testutil.CollectAndCount(c)
+	ports := snap.ports
+	t.Logf("fabric of %d nodes, %d exported ports: %d series (%.1f per port)", len(f.Nodes), ports, n, float64(n)/float64(ports))
+	// Budget: 20 series per exported port.
+	if budget := 20 * ports; n > budget {
+		t.Errorf("%d series for %d ports, budget %d", n, ports, budget)
+	}
+}
+
+// fatTreeFabric builds the sweep of lab.FatTree(leaves, spines, hcas) as OpenSM
+// programs it: keys partitions (0xffff and keys-1 full keys) on every CA port and its
+// switch port, the default key on links between switches.
+func fatTreeFabric(leaves, spines, hcas, keys int) *check.Fabric {
+	f := &check.Fabric{Source: "synthetic", SweptAt: time.Unix(1e9, 0)}
+	table := func(n int) []check.PKey {
+		t := make([]check.PKey, 64)
+		t[0] = 0xffff
+		for i := 1; i < n; i++ {
+			t[i] = check.PKey(0x8000 | i + 1)
+		}
+		return t
+	}
+	lid := uint16(1)
+	guid := check.GUID(0x100000)
+	var cas []*check.Node
+	for i := 0; i < leaves*hcas; i++ {
+		n := &check.Node{GUID: guid, Type: check.NodeCA, Description: fmt.Sprintf("Hca%d", i+1), NumPorts: 1, PartitionCap: 64,
+			Ports: []*check.Port{{Num: 1, GUID: guid + 1, LID: lid, State: check.StateActive, TableSize: 64, PKeys: table(keys)}}}
+		guid += 2
+		lid++
+		cas = append(cas, n)
+		f.Nodes = append(f.Nodes, n)
+	}
+	sw := func(name string, ports int) *check.Node {
+		n := &check.Node{GUID: guid, Type: check.NodeSwitch, Description: name, NumPorts: ports, PartitionCap: 8, PartitionEnforcementCap: 64}
+		n.Ports = append(n.Ports, &check.Port{Num: 0, GUID: guid, LID: lid, State: check.StateActive, TableSize: 8, PKeys: table(1)[:8]})
+		for p := 1; p <= ports; p++ {
+			n.Ports = append(n.Ports, &check.Port{Num: p, State: check.StateActive, TableSize: 64})
+		}
+		guid++
+		lid++
+		f.Nodes = append(f.Nodes, n)
+		return n
+	}
+	link := func(a *check.Node, ap int, b *check.Node, bp int) {
+		a.Ports[portIndex(a, ap)].Peer = &check.PortID{Node: b.GUID, Port: bp}
+		b.Ports[portIndex(b, bp)].Peer = &check.PortID{Node: a.GUID, Port: ap}
+	}
+	var spineNodes []*check.Node
+	for s := 0; s < spines; s++ {
+		spineNodes = append(spineNodes, sw(fmt.Sprintf("Spine%d", s+1), leaves))
+	}
+	for l := 0; l < leaves; l++ {
+		leaf := sw(fmt.Sprintf("Leaf%d", l+1), hcas+spines)
+		for h := 0; h < hcas; h++ {
+			ca := cas[l*hcas+h]
+			link(ca, 1, leaf, h+1)
+			leaf.Ports[h+1].PKeys = ca.Ports[0].PKeys
+			leaf.Ports[h+1].Enforcement = &check.Enforcement{Inbound: true, Outbound: true}
+		}
+		for s := 0; s < spines; s++ {
+			link(leaf, hcas+s+1, spineNodes[s], l+1)
+			leaf.Ports[hcas+s+1].PKeys = table(1)
+			spineNodes[s].Ports[l+1].PKeys = table(1)
+		}
+	}
+	f.Normalize()
+	return f
+}
+
+func portIndex(n *check.Node, num int) int {
+	for i, p := range n.Ports {
+		if p.Num == num {
+			return i
+		}
+	}
+	panic("no port")
+}
+
+// labMAD: short timeouts, ibsim's best window (query's BenchmarkLabSweep).
+var labMAD = mad.Options{Timeout: 300 * time.Millisecond, Retries: 2, Window: 8}
+
+func startSmallLab(t testing.TB) *lab.Lab {
+	t.Helper()
+	l := lab.Start(t, "../lab/testdata/small.net", nil)
+	conf, err := os.ReadFile("testdata/partitions.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.RunOpenSM(string(conf), false); err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// TestFabricLab sweeps the simulated fabric after OpenSM programmed it: tables agree
+// with `smpquery pkeys`, PortCounters set on ibsim's console show up (and saturate),
+// and the partitions.conf comparison finds nothing against the file OpenSM used and a
+// missing key against one that adds a partition.
+func TestFabricLab(t *testing.T) {
+	l := startSmallLab(t)
+	tr := l.Dial(t, "HcaA", labMAD)
+	conf, err := os.ReadFile("testdata/partitions.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	c := NewFabricCollector(FabricOptions{Fabric: &query.Fabric{T: tr, Via: "ibsim"}, Interval: time.Minute,
+		Partitions: partconf.Parse("partitions.conf", conf)})
+	if err := c.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := collect(t, c)
+	hcaB := []string{"node_guid", "0x0000000000100003", "node_name", "HcaB", "port", "1"}
+	with := func(base []string, kv ...string) []string { return append(append([]string{}, base...), kv...) }
+	info := find(got, "ibkey_fabric_port_info", hcaB...)
+	if len(info) != 1 {
+		t.Fatalf("HcaB[1]: %d port_info series", len(info))
+	}
+	lidB := info[0].labels["lid"]
+	// The oracle: smpquery's table of HcaB.
+	table, err := lab.ParsePKeys(l.MustTool("smpquery", "pkeys", lidB))
+	if err != nil {
+		t.Fatal(err)
+	}
+	valid := 0
+	for i, k := range table.Entries[:table.Capacity] {
+		pk := check.PKey(k)
+		if !pk.Valid() {
+			continue
+		}
+		valid++
+		expect(t, got, 1, "ibkey_fabric_pkey_entry_info", with(hcaB, "lid", lidB, "index", fmt.Sprint(i), "pkey", pk.String(), "key", pk.KeyString(), "membership", pk.Membership().String())...)
+	}
+	if n := len(find(got, "ibkey_fabric_pkey_entry_info", hcaB...)); n != valid || valid == 0 {
+		t.Errorf("HcaB[1]: %d entries, smpquery pkeys %s shows %d valid", n, lidB, valid)
+	}
+	expect(t, got, float64(valid), "ibkey_fabric_pkey_table_valid_entries", hcaB...)
+	expect(t, got, float64(table.Capacity), "ibkey_fabric_pkey_table_size", hcaB...)
+	expect(t, got, 0, "ibkey_fabric_port_rcv_constraint_errors", hcaB...)
+	expect(t, got, 0, "ibkey_fabric_findings", "rule", "partitions-missing-key")
+	expect(t, got, 0, "ibkey_fabric_findings", "rule", "partitions-extra-key")
+	expect(t, got, 1, "ibkey_fabric_sweeps_total", "result", "complete")
+	expect(t, got, 4, "ibkey_fabric_nodes", "type", "ca")
+
+	l.MustConsole(`PerformanceSet "HcaB"[1] PortCounters.PortRcvConstraintErrors=7`)
+	l.MustConsole(`PerformanceSet "HcaC"[1] PortCounters.PortXmitConstraintErrors=300`) // ibsim clamps to 255
+	perf := lab.ParseFields(l.MustTool("perfquery", lidB, "1"))
+	if perf["PortRcvConstraintErrors"] != "7" {
+		t.Fatalf("perfquery %s 1: PortRcvConstraintErrors %q, want 7", lidB, perf["PortRcvConstraintErrors"])
+	}
+	if err := c.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got = collect(t, c)
+	hcaC := []string{"node_guid", "0x0000000000100006", "node_name", "HcaC", "port", "1"}
+	expect(t, got, 7, "ibkey_fabric_port_rcv_constraint_errors", hcaB...)
+	expect(t, got, 0, "ibkey_fabric_port_saturated", with(hcaB, "counter", "port_rcv_constraint_errors")...)
+	expect(t, got, 255, "ibkey_fabric_port_xmit_constraint_errors", hcaC...)
+	expect(t, got, 1, "ibkey_fabric_port_saturated", with(hcaC, "counter", "port_xmit_constraint_errors")...)
+	expect(t, got, 2, "ibkey_fabric_sweeps_total", "result", "complete")
+
+	// A file with one more partition for HcaB: its table lacks the key.
+	more := string(conf) + "extra=0x0007 : 0x0000000000100004=full ;\n"
+	c2 := NewFabricCollector(FabricOptions{Fabric: &query.Fabric{T: tr, Via: "ibsim"}, Interval: time.Minute, NoCounters: true,
+		Partitions: partconf.Parse("more.conf", []byte(more))})
+	if err := c2.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got = collect(t, c2)
+	expect(t, got, 1, "ibkey_fabric_findings", "rule", "partitions-missing-key", "severity", "error")
+	expect(t, got, 1, "ibkey_fabric_port_finding_info", with(hcaB, "rule", "partitions-missing-key", "severity", "error")...)
+}
+
+// TestFabricLIDMode reads a node by LID: every port, its table and all four counters
+// (Q_KeyViolations too, from PortInfo); no audit.
+func TestFabricLIDMode(t *testing.T) {
+	l := startSmallLab(t)
+	tr := l.Dial(t, "HcaA", labMAD)
+	fab := &query.Fabric{T: tr, Via: "ibsim"}
+	ctx := context.Background()
+	views, err := fab.Load(ctx, query.FabricSelector{Addr: mad.DirectedRoute()}, query.LoadOptions{})
+	if err != nil || len(views) != 1 || !views[0].Port.LID.OK() {
+		t.Fatalf("local port: %v", err)
+	}
+	lid := views[0].Port.LID.Value
+	c := NewFabricCollector(FabricOptions{Fabric: fab, Interval: time.Minute,
+		Selectors: []query.FabricSelector{{Addr: mad.LIDAddress(lid), AllPorts: true}}})
+	if err := c.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := collect(t, c)
+	hcaA := []string{"node_guid", "0x0000000000100000", "node_name", "HcaA", "port", "1", "lid", fmt.Sprint(lid)}
+	expect(t, got, 1, "ibkey_fabric_pkey_entry_info", append(hcaA, "index", "0", "pkey", "0xffff", "membership", "full")...)
+	expect(t, got, 0, "ibkey_fabric_port_qkey_violations", hcaA...)
+	expect(t, got, 0, "ibkey_fabric_port_pkey_violations", hcaA...)
+	expect(t, got, 0, "ibkey_fabric_port_rcv_constraint_errors", hcaA...)
+	if n := len(find(got, "ibkey_fabric_findings")); n != 0 {
+		t.Error("--lid mode has no audit, but findings were exported")
+	}
+}

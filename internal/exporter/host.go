@@ -1,0 +1,317 @@
+package exporter
+
+import (
+	"errors"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/ibverbs"
+	"github.com/ibkey/ibkey/internal/query"
+)
+
+// ViolationsReason is why the P_Key and Q_Key violation counters are unreadable when no
+// source for them was given: they are PortInfo fields, not in sysfs (the kernel's
+// drivers/infiniband/core/sysfs.c has no such file); ibv_query_port (bad_pkey_cntr,
+// qkey_viol_cntr) or an SMP Get PortInfo reads them.
+const ViolationsReason = "not in sysfs: needs a verbs or MAD source (PortInfo P_KeyViolations/Q_KeyViolations)"
+
+// HostOptions configure a HostCollector.
+type HostOptions struct {
+	Host *query.Host
+	// TableMaxAge: the P_Key tables and IPoIB interfaces are read again when the copy
+	// is older than this (0: every scrape). On real hardware each pkey file read is a
+	// device query (a MAD or firmware command on mlx5), so a fleet scraped every 15 s
+	// should not re-read 128 entries per port each time; state and counters are read
+	// every scrape.
+	TableMaxAge time.Duration
+	// Violations reads pkey_violations and qkey_violations of a port (a verbs source,
+	// or SMP PortInfo over umad). nil: they are reported unreadable with
+	// ViolationsReason.
+	Violations query.CounterSource
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+}
+
+// HostCollector exports the local ports: P_Key tables, IPoIB interfaces, port state
+// and the partition counters. It is safe for concurrent scrapes (they are serialized:
+// each reads sysfs once).
+type HostCollector struct {
+	opts HostOptions
+
+	mu       sync.Mutex
+	tablesAt time.Time
+	loaded   bool
+	loadErr  string
+	views    []*query.PortView
+	refs     []query.PortRef
+	sysfs    *query.SysfsCounters
+	// static are the metrics that change only when the tables are read again.
+	static      []prometheus.Metric
+	families    []*dto.MetricFamily
+	familiesErr error
+	// counters are read per scrape, grouped by source.
+	counters []query.Counter
+	groups   []counterGroup
+}
+
+type counterGroup struct {
+	src   query.CounterSource
+	names []string
+	idx   []int
+}
+
+// hostCounters are the partition counters, in output order, with their metrics.
+var hostCounters = []struct {
+	name   string
+	metric *Metric
+}{
+	{query.RcvConstraintErrors, mRcvConstraint},
+	{query.XmitConstraintErrors, mXmitConstraint},
+	{query.PKeyViolations, mPKeyViolations},
+	{query.QKeyViolations, mQKeyViolations},
+}
+
+// NewHostCollector returns a collector of opts.Host's ports.
+func NewHostCollector(opts HostOptions) *HostCollector {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Violations == nil {
+		opts.Violations = query.UnavailableSource{Label: "none", Reason: ViolationsReason}
+	}
+	return &HostCollector{opts: opts}
+}
+
+// Describe implements prometheus.Collector.
+func (c *HostCollector) Describe(ch chan<- *prometheus.Desc) { describe(ch, ModeHost) }
+
+// Collect implements prometheus.Collector.
+func (c *HostCollector) Collect(ch chan<- prometheus.Metric) { c.collect(ch, true) }
+
+// collectLive collects what is read every scrape: state, counters, health.
+func (c *HostCollector) collectLive(ch chan<- prometheus.Metric) { c.collect(ch, false) }
+
+// staticFamilies are the metrics that change only when the tables are read again,
+// gathered once per read.
+func (c *HostCollector) staticFamilies() ([]*dto.MetricFamily, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.refreshIfStale(c.opts.Now())
+	return c.families, c.familiesErr
+}
+
+func (c *HostCollector) refreshIfStale(now time.Time) {
+	if !c.loaded || now.Sub(c.tablesAt) >= c.opts.TableMaxAge {
+		c.refresh(now)
+	}
+}
+
+func (c *HostCollector) collect(ch chan<- prometheus.Metric, withStatic bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.opts.Now()
+	if withStatic || !c.loaded {
+		// Without the static metrics, the gatherer has just read them
+		// (staticFamilies): the tables are not read twice in one scrape.
+		c.refreshIfStale(now)
+	}
+	if c.loadErr != "" {
+		ch <- gauge(mHostUp, 0)
+		ch <- gauge(mHostError, 1, c.loadErr)
+		return
+	}
+	ch <- gauge(mHostUp, 1)
+	ch <- gauge(mTablesAge, now.Sub(c.tablesAt).Seconds())
+	if withStatic {
+		for _, m := range c.static {
+			ch <- m
+		}
+	}
+	emit := func(m prometheus.Metric) { ch <- m }
+	readings := make([]query.Reading, len(c.counters))
+	buf := make([]query.Reading, len(c.counters))
+	for _, ref := range c.refs {
+		dev, port := ref.Device, strconv.Itoa(ref.Port)
+		st, err := c.opts.Host.Sys.PortState(ref.Device, ref.Port)
+		if err != nil {
+			// The port went away or cannot be read: read the tables again next time.
+			c.loaded = false
+			why := stateErr(err)
+			ch <- gauge(mPortStateError, 1, dev, port, why)
+			for _, cn := range c.counters {
+				ch <- gauge(mUnreadable, 1, dev, port, cn.Name, cn.Source.Name(), why)
+			}
+			continue
+		}
+		ch <- gauge(mPortState, float64(st.Num), dev, port)
+		for _, g := range c.groups {
+			out := buf[:len(g.names)]
+			g.src.Read(ref, g.names, out)
+			for k, r := range out {
+				readings[g.idx[k]] = r
+			}
+		}
+		for i, cn := range c.counters {
+			emitCounter(emit, hostCounters[i].metric, mSaturated, mUnreadable, cn, readings[i], []string{dev, port}, true)
+		}
+	}
+}
+
+// emitCounter writes one counter reading: its value and saturation, or why it could
+// not be read. withSource adds the source label (host mode).
+func emitCounter(emit func(prometheus.Metric), value, saturated, unreadable *Metric, cn query.Counter, r query.Reading, labels []string, withSource bool) {
+	src := cn.Source.Name()
+	if why := unreadableReason(r); why != "" {
+		l := append(append([]string{}, labels...), cn.Name)
+		if withSource {
+			l = append(l, src)
+		}
+		emit(gauge(unreadable, 1, append(l, why)...))
+		return
+	}
+	vl := labels
+	if withSource {
+		vl = append(append([]string{}, labels...), src)
+	}
+	emit(gauge(value, float64(r.Value), vl...))
+	sat := 0.0
+	if m := cn.Max(); m > 0 && r.Value >= m {
+		sat = 1
+	}
+	emit(gauge(saturated, sat, append(append([]string{}, labels...), cn.Name)...))
+}
+
+func unreadableReason(r query.Reading) string {
+	switch {
+	case r.Unavailable != "":
+		return r.Unavailable
+	case r.Err != "":
+		return "read failed: " + r.Err
+	}
+	return ""
+}
+
+func stateErr(err error) string {
+	var pe *ibverbs.PathError
+	if errors.As(err, &pe) {
+		return "state: " + ibverbs.Describe(pe.Err)
+	}
+	return err.Error()
+}
+
+// refresh reads the ports, their tables and IPoIB interfaces, and builds the metrics
+// that only change with them.
+func (c *HostCollector) refresh(now time.Time) {
+	c.loaded, c.tablesAt = true, now
+	views, err := c.opts.Host.Load(query.Selector{}, query.LoadOptions{Tables: true, Interfaces: true})
+	if err != nil {
+		c.loadErr, c.views, c.refs, c.static, c.families = err.Error(), nil, nil, nil, nil
+		return
+	}
+	c.loadErr = ""
+	c.views = views
+	c.refs = make([]query.PortRef, len(views))
+	for i, v := range views {
+		c.refs[i] = v.Ref()
+	}
+	c.sysfs = query.NewSysfsCounters(c.opts.Host.Sys, views)
+	c.counters = c.counters[:0]
+	for _, hc := range hostCounters {
+		cn := query.Counter{Name: hc.name, Source: c.sysfs, Width: ibverbs.CounterWidths[hc.name]}
+		if hc.name == query.PKeyViolations || hc.name == query.QKeyViolations {
+			cn = query.Counter{Name: hc.name, Source: c.opts.Violations, Width: query.PortInfoViolationWidth}
+		}
+		c.counters = append(c.counters, cn)
+	}
+	c.groups = groupBySource(c.counters)
+	c.static = buildHostStatic(views)
+	c.families, c.familiesErr = gatherMetrics(c.static)
+}
+
+func groupBySource(counters []query.Counter) []counterGroup {
+	var groups []counterGroup
+	for i, cn := range counters {
+		j := -1
+		for k := range groups {
+			if groups[k].src == cn.Source {
+				j = k
+			}
+		}
+		if j < 0 {
+			groups = append(groups, counterGroup{src: cn.Source})
+			j = len(groups) - 1
+		}
+		groups[j].names = append(groups[j].names, cn.Name)
+		groups[j].idx = append(groups[j].idx, i)
+	}
+	return groups
+}
+
+func buildHostStatic(views []*query.PortView) []prometheus.Metric {
+	var out []prometheus.Metric
+	seenDev := map[string]bool{}
+	for _, v := range views {
+		d := v.Device
+		if !seenDev[d.Name] {
+			seenDev[d.Name] = true
+			nodeType, guid := "", ""
+			if d.NodeType.OK() {
+				nodeType = d.NodeType.Value.Name
+			}
+			if d.NodeGUID.OK() {
+				guid = check.FormatGUID(uint64(d.NodeGUID.Value))
+			}
+			out = append(out, gauge(mDeviceInfo, 1, d.Name, nodeType, guid, d.FWVer.Value, d.HCAType.Value))
+		}
+		dev, port := v.Port.Device, strconv.Itoa(v.Port.Num)
+		lid := ""
+		if v.Port.LID.OK() {
+			lid = strconv.Itoa(int(v.Port.LID.Value))
+		}
+		out = append(out, gauge(mPortInfo, 1, dev, port, v.LinkLayer(), lid))
+		if v.Table == nil {
+			out = append(out, gauge(mTableMissing, 1, dev, port, v.TableMissing))
+		} else {
+			unreadable := 0
+			for _, e := range v.Table.Entries {
+				if e.Unreadable != "" {
+					unreadable++
+					continue
+				}
+				if !e.Valid() {
+					continue
+				}
+				out = append(out, gauge(mEntry, 1, dev, port, strconv.Itoa(e.Index), e.PKey.String(), e.PKey.KeyString(), e.PKey.Membership().String()))
+			}
+			out = append(out,
+				gauge(mTableSize, float64(len(v.Table.Entries)), dev, port),
+				gauge(mTableValid, float64(v.Table.Valid), dev, port),
+				gauge(mTableUnreadable, float64(unreadable), dev, port),
+				gauge(mTableTrusted, boolValue(v.TableTrusted()), dev, port))
+		}
+		for _, ip := range v.Interfaces {
+			membership, index := "unknown", ""
+			if v.Table != nil {
+				membership = "none"
+				if ip.Index >= 0 {
+					membership, index = ip.Membership.String(), strconv.Itoa(ip.Index)
+				}
+				out = append(out, gauge(mIPoIBKey, boolValue(ip.Index >= 0), ip.Name, dev, port, ip.PKey.String()))
+			}
+			out = append(out, gauge(mIPoIB, 1, ip.Name, ip.Parent, dev, port, ip.PKey.String(), index, membership))
+		}
+	}
+	return out
+}
+
+func boolValue(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,452 @@
+package exporter
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/ibkey/ibkey/internal/fakesysfs"
+	"github.com/ibkey/ibkey/internal/ibverbs"
+	"github.com/ibkey/ibkey/internal/query"
+)
+
+// writeHost writes a fixture tree and returns its directory.
+func writeHost(t testing.TB, h fakesysfs.Host) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := fakesysfs.Write(dir, h); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// fakeClock is a settable clock.
+type fakeClock struct{ t time.Time }
+
+func (c *fakeClock) now() time.Time { return c.t }
+
+func newHostCollector(dir string, clock *fakeClock, violations query.CounterSource) *HostCollector {
+	return NewHostCollector(HostOptions{Host: &query.Host{Sys: ibverbs.Open(dir)}, TableMaxAge: time.Minute,
+		Violations: violations, Now: clock.now})
+}
+
+func counterPath(dir, dev string, port, name string) string {
+	return filepath.Join(dir, "class", "infiniband", dev, "ports", port, "counters", name)
+}
+
+// rewrite replaces a read-only fixture file.
+func rewrite(t testing.TB, path, value string) {
+	t.Helper()
+	tmp := path + ".new"
+	if err := os.WriteFile(tmp, []byte(value+"\n"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestHostMetricsOnFixture(t *testing.T) {
+	dir := writeHost(t, fakesysfs.MLX5())
+	c := newHostCollector(dir, &fakeClock{time.Unix(1000, 0)}, nil)
+	const want = `
+# HELP ibkey_ipoib_interface_info An IPoIB interface (value 1) on this port: its P_Key (pkey file, always full), the table index the kernel uses and the membership it really runs with (full, limited, none: key not in the table, unknown: no table read).
+# TYPE ibkey_ipoib_interface_info gauge
+ibkey_ipoib_interface_info{device="mlx5_0",index="",interface="ib0.8004",membership="none",parent="ib0",pkey="0x8004",port="1"} 1
+ibkey_ipoib_interface_info{device="mlx5_0",index="0",interface="ib0",membership="full",parent="",pkey="0xffff",port="1"} 1
+ibkey_ipoib_interface_info{device="mlx5_0",index="1",interface="ib0.8001",membership="full",parent="ib0",pkey="0x8001",port="1"} 1
+ibkey_ipoib_interface_info{device="mlx5_0",index="2",interface="ib0.8002",membership="limited",parent="ib0",pkey="0x8002",port="1"} 1
+ibkey_ipoib_interface_info{device="mlx5_1",index="0",interface="ib1",membership="limited",parent="",pkey="0xffff",port="1"} 1
+# HELP ibkey_ipoib_key_present 1 when the interface's partition is in its port's P_Key table, 0 when not (the interface cannot come up). Absent when the table was not read.
+# TYPE ibkey_ipoib_key_present gauge
+ibkey_ipoib_key_present{device="mlx5_0",interface="ib0",pkey="0xffff",port="1"} 1
+ibkey_ipoib_key_present{device="mlx5_0",interface="ib0.8001",pkey="0x8001",port="1"} 1
+ibkey_ipoib_key_present{device="mlx5_0",interface="ib0.8002",pkey="0x8002",port="1"} 1
+ibkey_ipoib_key_present{device="mlx5_0",interface="ib0.8004",pkey="0x8004",port="1"} 0
+ibkey_ipoib_key_present{device="mlx5_1",interface="ib1",pkey="0xffff",port="1"} 1
+# HELP ibkey_port_rcv_constraint_errors PortRcvConstraintErrors: received packets dropped by partition enforcement (8-bit, saturates at 255; a gauge).
+# TYPE ibkey_port_rcv_constraint_errors gauge
+ibkey_port_rcv_constraint_errors{device="mlx5_0",port="1",source="sysfs"} 17
+ibkey_port_rcv_constraint_errors{device="mlx5_1",port="1",source="sysfs"} 255
+ibkey_port_rcv_constraint_errors{device="mlx5_1",port="2",source="sysfs"} 0
+# HELP ibkey_pkey_table_valid_entries Entries holding a valid P_Key (15-bit key not 0).
+# TYPE ibkey_pkey_table_valid_entries gauge
+ibkey_pkey_table_valid_entries{device="mlx5_0",port="1"} 6
+ibkey_pkey_table_valid_entries{device="mlx5_1",port="1"} 4
+ibkey_pkey_table_valid_entries{device="mlx5_1",port="2"} 2
+ibkey_pkey_table_valid_entries{device="mlx5_2",port="1"} 1
+# HELP ibkey_pkey_table_unreadable_entries Entries that could not be read: the valid count is then a lower bound.
+# TYPE ibkey_pkey_table_unreadable_entries gauge
+ibkey_pkey_table_unreadable_entries{device="mlx5_0",port="1"} 0
+ibkey_pkey_table_unreadable_entries{device="mlx5_1",port="1"} 1
+ibkey_pkey_table_unreadable_entries{device="mlx5_1",port="2"} 0
+ibkey_pkey_table_unreadable_entries{device="mlx5_2",port="1"} 0
+# HELP ibkey_pkey_table_unavailable The port has no P_Key table (value 1), with the reason (iWARP, no pkeys/ directory).
+# TYPE ibkey_pkey_table_unavailable gauge
+ibkey_pkey_table_unavailable{device="irdma0",port="1",reason="no P_Key table: the port has no pkeys/ directory (iWARP devices have none: P_Keys do not apply)"} 1
+# HELP ibkey_port_state_id Port state from ports/N/state: 1 DOWN, 2 INIT, 3 ARMED, 4 ACTIVE, 5 ACTIVE_DEFER.
+# TYPE ibkey_port_state_id gauge
+ibkey_port_state_id{device="irdma0",port="1"} 4
+ibkey_port_state_id{device="mlx5_0",port="1"} 4
+ibkey_port_state_id{device="mlx5_1",port="1"} 4
+ibkey_port_state_id{device="mlx5_1",port="2"} 1
+ibkey_port_state_id{device="mlx5_2",port="1"} 4
+`
+	names := []string{"ibkey_ipoib_interface_info", "ibkey_ipoib_key_present", "ibkey_port_rcv_constraint_errors",
+		"ibkey_pkey_table_valid_entries", "ibkey_pkey_table_unreadable_entries", "ibkey_pkey_table_unavailable", "ibkey_port_state_id"}
+	if err := testutil.CollectAndCompare(c, strings.NewReader(want), names...); err != nil {
+		t.Error(err)
+	}
+	// Entries: the valid ones of mlx5_0/1 with their membership; 0x8000 (key 0) and
+	// the holes are not entries.
+	const entries = `
+# HELP ibkey_pkey_entry_info One valid P_Key table entry (value 1): index, P_Key, 15-bit key and membership (full or limited).
+# TYPE ibkey_pkey_entry_info gauge
+ibkey_pkey_entry_info{device="mlx5_0",index="0",key="0x7fff",membership="full",pkey="0xffff",port="1"} 1
+ibkey_pkey_entry_info{device="mlx5_0",index="1",key="0x0001",membership="full",pkey="0x8001",port="1"} 1
+ibkey_pkey_entry_info{device="mlx5_0",index="2",key="0x0002",membership="limited",pkey="0x0002",port="1"} 1
+ibkey_pkey_entry_info{device="mlx5_0",index="4",key="0x0005",membership="full",pkey="0x8005",port="1"} 1
+ibkey_pkey_entry_info{device="mlx5_0",index="5",key="0x0005",membership="limited",pkey="0x0005",port="1"} 1
+ibkey_pkey_entry_info{device="mlx5_0",index="8",key="0x0010",membership="full",pkey="0x8010",port="1"} 1
+`
+	got := filterDevice(t, c, "ibkey_pkey_entry_info", "mlx5_0")
+	if err := testutil.CollectAndCompare(got, strings.NewReader(entries), "ibkey_pkey_entry_info"); err != nil {
+		t.Error(err)
+	}
+}
+
+// filterDevice collects c and keeps name's metrics of one device.
+func filterDevice(t *testing.T, c prometheus.Collector, name, dev string) prometheus.Collector {
+	t.Helper()
+	ch := make(chan prometheus.Metric, 4096)
+	go func() { c.Collect(ch); close(ch) }()
+	var keep []prometheus.Metric
+	for m := range ch {
+		if !strings.Contains(m.Desc().String(), `"`+name+`"`) {
+			continue
+		}
+		var pb dto.Metric
+		if err := m.Write(&pb); err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range pb.GetLabel() {
+			if l.GetName() == "device" && l.GetValue() == dev {
+				keep = append(keep, m)
+			}
+		}
+	}
+	return collectorFunc(func(ch chan<- prometheus.Metric) {
+		for _, m := range keep {
+			ch <- m
+		}
+	})
+}
+
+type collectorFunc func(chan<- prometheus.Metric)
+
+func (f collectorFunc) Describe(ch chan<- *prometheus.Desc) { prometheus.DescribeByCollect(f, ch) }
+func (f collectorFunc) Collect(ch chan<- prometheus.Metric) { f(ch) }
+
+// TestHostCountersUnreadableAndSaturated: a counter that cannot be read is a metric
+// with the reason, never a 0 value; 255 is saturated; a pluggable violations source is
+// used, with its name as the source label.
+func TestHostCountersUnreadableAndSaturated(t *testing.T) {
+	h := fakesysfs.MLX5()
+	dir := writeHost(t, h)
+	// mlx5_0/1's rcv counter fails to read (ELOOP), as some devices fail with EIO.
+	p := counterPath(dir, "mlx5_0", "1", "port_rcv_constraint_errors")
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("port_rcv_constraint_errors", p); err != nil {
+		t.Fatal(err)
+	}
+	src := &fakeSource{name: "verbs", values: map[string]uint64{query.PKeyViolations: 65535, query.QKeyViolations: 4}}
+	c := newHostCollector(dir, &fakeClock{time.Unix(1000, 0)}, src)
+	text := gatherText(t, c)
+	for _, want := range []string{
+		`ibkey_port_unreadable{counter="port_rcv_constraint_errors",device="mlx5_0",port="1",reason="read failed: `,
+		`ibkey_port_unreadable{counter="port_rcv_constraint_errors",device="mlx5_2",port="1",reason="no PMA counters (counters/: does not exist)",source="sysfs"} 1`,
+		`ibkey_port_saturated{counter="port_rcv_constraint_errors",device="mlx5_1",port="1"} 1`,
+		`ibkey_port_saturated{counter="port_xmit_constraint_errors",device="mlx5_1",port="1"} 0`,
+		`ibkey_port_pkey_violations{device="mlx5_0",port="1",source="verbs"} 65535`,
+		`ibkey_port_saturated{counter="pkey_violations",device="mlx5_0",port="1"} 1`,
+		`ibkey_port_qkey_violations{device="mlx5_0",port="1",source="verbs"} 4`,
+		`ibkey_port_saturated{counter="qkey_violations",device="mlx5_0",port="1"} 0`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("missing %s", want)
+		}
+	}
+	for _, never := range []string{
+		`ibkey_port_rcv_constraint_errors{device="mlx5_0"`,
+		`ibkey_port_rcv_constraint_errors{device="mlx5_2"`,
+		`ibkey_port_saturated{counter="port_rcv_constraint_errors",device="mlx5_0"`,
+		`_total`,
+	} {
+		if strings.Contains(text, never) {
+			t.Errorf("unexpected %s in\n%s", never, text)
+		}
+	}
+	if src.calls == 0 {
+		t.Error("the violations source was never read")
+	}
+}
+
+type fakeSource struct {
+	name   string
+	values map[string]uint64
+	calls  int
+}
+
+func (f *fakeSource) Name() string { return f.name }
+func (f *fakeSource) Read(_ query.PortRef, names []string, out []query.Reading) {
+	f.calls++
+	for i, n := range names {
+		v, ok := f.values[n]
+		if !ok {
+			out[i] = query.Reading{Unavailable: "not from " + f.name}
+			continue
+		}
+		out[i] = query.Reading{Value: v}
+	}
+}
+
+// TestHostTablesCachedCountersLive: counters and state are read every scrape, tables
+// and interfaces only once they are older than TableMaxAge.
+func TestHostTablesCachedCountersLive(t *testing.T) {
+	dir := writeHost(t, fakesysfs.MLX5())
+	clock := &fakeClock{time.Unix(1000, 0)}
+	c := newHostCollector(dir, clock, nil)
+	first := gatherText(t, c)
+	if !strings.Contains(first, `ibkey_pkey_entry_info{device="mlx5_0",index="1",key="0x0001",membership="full",pkey="0x8001",port="1"} 1`) {
+		t.Fatalf("no 0x8001 entry:\n%s", first)
+	}
+	rewrite(t, filepath.Join(dir, "class/infiniband/mlx5_0/ports/1/pkeys/1"), "0x0001")
+	rewrite(t, counterPath(dir, "mlx5_0", "1", "port_rcv_constraint_errors"), "42")
+	rewrite(t, filepath.Join(dir, "class/infiniband/mlx5_1/ports/2/state"), "4: ACTIVE")
+	clock.t = clock.t.Add(30 * time.Second)
+	second := gatherText(t, c)
+	for _, want := range []string{
+		`ibkey_port_rcv_constraint_errors{device="mlx5_0",port="1",source="sysfs"} 42`,
+		`ibkey_port_state_id{device="mlx5_1",port="2"} 4`,
+		`membership="full",pkey="0x8001",port="1"} 1`, // the table is 30 s old: not read again
+		`ibkey_host_tables_age_seconds 30`,
+	} {
+		if !strings.Contains(second, want) {
+			t.Errorf("after 30s: missing %s", want)
+		}
+	}
+	clock.t = clock.t.Add(time.Minute)
+	third := gatherText(t, c)
+	for _, want := range []string{
+		`ibkey_pkey_entry_info{device="mlx5_0",index="1",key="0x0001",membership="limited",pkey="0x0001",port="1"} 1`,
+		`ibkey_ipoib_interface_info{device="mlx5_0",index="1",interface="ib0.8001",membership="limited",parent="ib0",pkey="0x8001",port="1"} 1`,
+		`ibkey_host_tables_age_seconds 0`,
+	} {
+		if !strings.Contains(third, want) {
+			t.Errorf("after 90s: missing %s", want)
+		}
+	}
+}
+
+func TestHostNoDevices(t *testing.T) {
+	c := newHostCollector(t.TempDir(), &fakeClock{time.Unix(0, 0)}, nil)
+	text := gatherText(t, c)
+	if !strings.Contains(text, "ibkey_host_up 0") || !strings.Contains(text, `ibkey_host_read_error{reason="no RDMA devices: `) {
+		t.Errorf("want host_up 0 with the reason:\n%s", text)
+	}
+}
+
+// TestHostPortWentAway: a port whose state cannot be read has its counters reported
+// unreadable with the reason, and the tables are read again next scrape.
+func TestHostPortWentAway(t *testing.T) {
+	dir := writeHost(t, fakesysfs.MLX5())
+	c := newHostCollector(dir, &fakeClock{time.Unix(0, 0)}, nil)
+	gatherText(t, c)
+	if err := os.Remove(filepath.Join(dir, "class/infiniband/mlx5_1/ports/2/state")); err != nil {
+		t.Fatal(err)
+	}
+	text := gatherText(t, c)
+	for _, want := range []string{
+		`ibkey_port_state_unreadable{device="mlx5_1",port="2",reason="state: does not exist"} 1`,
+		`ibkey_port_unreadable{counter="port_rcv_constraint_errors",device="mlx5_1",port="2",reason="state: does not exist",source="sysfs"} 1`,
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("missing %s in\n%s", want, text)
+		}
+	}
+}
+
+func TestHostLint(t *testing.T) {
+	dir := writeHost(t, fakesysfs.MLX5())
+	c := newHostCollector(dir, &fakeClock{time.Unix(0, 0)}, nil)
+	problems, err := testutil.CollectAndLint(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("promlint: %s: %s", p.Metric, p.Text)
+	}
+}
+
+// TestPromtoolCheckMetrics runs `promtool check metrics` on the host and the fabric
+// output.
+func TestPromtoolCheckMetrics(t *testing.T) {
+	promtool := requireTool(t, "promtool")
+	dir := writeHost(t, fakesysfs.MLX5())
+	host := gatherText(t, newHostCollector(dir, &fakeClock{time.Unix(0, 0)}, nil))
+	fab := gatherText(t, savedFabricCollector(t, "small.json", true))
+	for name, text := range map[string]string{"host": host, "fabric": fab} {
+		cmd := exec.Command(promtool, "check", "metrics")
+		cmd.Stdin = strings.NewReader(text)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Errorf("promtool check metrics (%s): %v\n%s", name, err, out)
+		}
+	}
+}
+
+func gatherText(t testing.TB, c prometheus.Collector) string {
+	t.Helper()
+	reg, err := NewGatherer(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := WriteText(&b, reg); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// requireTool finds a Prometheus tool; outside CI a missing one skips the test with
+// the install line, under CI=true it fails.
+func requireTool(t testing.TB, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err == nil {
+		return p
+	}
+	msg := name + " not found; install with: apt-get install -y prometheus"
+	if os.Getenv("CI") != "" {
+		t.Fatalf("%s (CI is set, so this fails instead of skipping)", msg)
+	}
+	t.Skip(msg)
+	return ""
+}
+
+// sample is one collected series.
+type sample struct {
+	name   string
+	labels map[string]string
+	value  float64
+}
+
+func collect(t testing.TB, c prometheus.Collector) []sample {
+	t.Helper()
+	reg, err := NewGatherer(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []sample
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			s := sample{name: mf.GetName(), labels: map[string]string{}}
+			for _, l := range m.GetLabel() {
+				s.labels[l.GetName()] = l.GetValue()
+			}
+			switch {
+			case m.Gauge != nil:
+				s.value = m.GetGauge().GetValue()
+			case m.Counter != nil:
+				s.value = m.GetCounter().GetValue()
+			}
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// find returns the series of name whose labels include kv (pairs; a key ending in ^
+// matches a value prefix).
+func find(samples []sample, name string, kv ...string) []sample {
+	var out []sample
+next:
+	for _, s := range samples {
+		if s.name != name {
+			continue
+		}
+		for i := 0; i+1 < len(kv); i += 2 {
+			k, v := kv[i], kv[i+1]
+			if p, ok := strings.CutSuffix(k, "^"); ok {
+				if !strings.HasPrefix(s.labels[p], v) {
+					continue next
+				}
+				continue
+			}
+			if got, ok := s.labels[k]; !ok || got != v {
+				continue next
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// expect checks that exactly one series of name matches kv, with value want.
+func expect(t testing.TB, samples []sample, want float64, name string, kv ...string) {
+	t.Helper()
+	got := find(samples, name, kv...)
+	switch {
+	case len(got) == 0:
+		t.Errorf("no %s%v", name, kv)
+	case len(got) > 1:
+		t.Errorf("%d series %s%v, want 1", len(got), name, kv)
+	case got[0].value != want:
+		t.Errorf("%s%v = %v, want %v", name, kv, got[0].value, want)
+	}
+}
+
+// TestCachedGathererMatchesCollector: what the HTTP handler serves (pre-gathered
+// tables or sweep plus the live metrics) is what the plain collector collects.
+func TestCachedGathererMatchesCollector(t *testing.T) {
+	dir := writeHost(t, fakesysfs.MLX5())
+	clock := &fakeClock{time.Unix(1000, 0)}
+	for name, c := range map[string]prometheus.Collector{
+		"host":   newHostCollector(dir, clock, nil),
+		"fabric": savedFabricCollector(t, "small.json", true),
+	} {
+		g, err := NewGatherer(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cached bytes.Buffer
+		if err := WriteText(&cached, g); err != nil {
+			t.Fatal(err)
+		}
+		reg, err := NewRegistry(c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var plain bytes.Buffer
+		if err := WriteText(&plain, reg); err != nil {
+			t.Fatal(err)
+		}
+		if cached.String() != plain.String() || cached.Len() < 1000 {
+			t.Errorf("%s: cached gatherer and collector differ:\n%s\n---\n%s", name, cached.String(), plain.String())
+		}
+	}
+}

@@ -1,0 +1,177 @@
+// Package exporter exposes ibkey's view of partitions to Prometheus: the local ports
+// read from sysfs (host mode) and every port of a subnet read by a sweep (fabric mode),
+// through prometheus/client_golang collectors. Nothing here formats the exposition
+// format by hand: the collectors hand const metrics to a registry, and client_golang
+// and prometheus/common encode them.
+//
+// Label names follow node_exporter's infiniband collector where they overlap
+// (`device`, `port`). The error counters that saturate (8-bit PortRcv/XmitConstraintErrors,
+// 16-bit P_Key/Q_Key violations; IBA 16.1.3.5 PortCounters, 14.2.5.6 PortInfo) are
+// gauges with a `saturated` companion, never `_total` counters: at its maximum such a
+// counter stops moving, and rate() would read that as "no new drops".
+package exporter
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Mode says where a metric comes from.
+type Mode string
+
+const (
+	ModeHost   Mode = "host"
+	ModeFabric Mode = "fabric"
+)
+
+// Metric is one metric family the exporter writes: its name, help, labels and mode.
+// Catalog lists them all; the README and the command's help are checked against it.
+type Metric struct {
+	Name   string
+	Help   string
+	Labels []string
+	Mode   Mode
+	desc   *prometheus.Desc
+}
+
+func newMetric(mode Mode, name, help string, labels ...string) *Metric {
+	return &Metric{Name: name, Help: help, Labels: labels, Mode: mode,
+		desc: prometheus.NewDesc(name, help, labels, nil)}
+}
+
+// Label sets.
+var (
+	portLabels       = []string{"device", "port"}
+	fabricPortLabels = []string{"node_guid", "node_name", "port", "lid"}
+)
+
+func withLabels(base []string, more ...string) []string {
+	return append(append([]string{}, base...), more...)
+}
+
+// Host mode metrics.
+var (
+	mHostUp = newMetric(ModeHost, "ibkey_host_up",
+		"1 when the host's RDMA devices were read, 0 when not (ibkey_host_read_error says why).")
+	mHostError = newMetric(ModeHost, "ibkey_host_read_error",
+		"Why the host's RDMA devices could not be read (value 1).", "reason")
+	mTablesAge = newMetric(ModeHost, "ibkey_host_tables_age_seconds",
+		"Age of the P_Key tables and IPoIB interfaces shown (read again after --table-interval: each pkey file read is a device query).")
+	mDeviceInfo = newMetric(ModeHost, "ibkey_device_info",
+		"An RDMA device (value 1), from class/infiniband/DEV.", "device", "node_type", "node_guid", "firmware_version", "hca_type")
+	mPortInfo = newMetric(ModeHost, "ibkey_port_info",
+		"A port (value 1): link layer and LID from sysfs.", withLabels(portLabels, "link_layer", "lid")...)
+	mPortState = newMetric(ModeHost, "ibkey_port_state_id",
+		"Port state from ports/N/state: 1 DOWN, 2 INIT, 3 ARMED, 4 ACTIVE, 5 ACTIVE_DEFER.", portLabels...)
+	mPortStateError = newMetric(ModeHost, "ibkey_port_state_unreadable",
+		"The port's state could not be read this scrape (value 1), with the reason.", withLabels(portLabels, "reason")...)
+	mEntry = newMetric(ModeHost, "ibkey_pkey_entry_info",
+		"One valid P_Key table entry (value 1): index, P_Key, 15-bit key and membership (full or limited).",
+		withLabels(portLabels, "index", "pkey", "key", "membership")...)
+	mTableSize = newMetric(ModeHost, "ibkey_pkey_table_size",
+		"P_Key table length (entries in ports/N/pkeys/).", portLabels...)
+	mTableValid = newMetric(ModeHost, "ibkey_pkey_table_valid_entries",
+		"Entries holding a valid P_Key (15-bit key not 0).", portLabels...)
+	mTableUnreadable = newMetric(ModeHost, "ibkey_pkey_table_unreadable_entries",
+		"Entries that could not be read: the valid count is then a lower bound.", portLabels...)
+	mTableTrusted = newMetric(ModeHost, "ibkey_pkey_table_trusted",
+		"1 when the port is ARMED or ACTIVE, the only states where the table's contents are defined.", portLabels...)
+	mTableMissing = newMetric(ModeHost, "ibkey_pkey_table_unavailable",
+		"The port has no P_Key table (value 1), with the reason (iWARP, no pkeys/ directory).", withLabels(portLabels, "reason")...)
+	mIPoIB = newMetric(ModeHost, "ibkey_ipoib_interface_info",
+		"An IPoIB interface (value 1) on this port: its P_Key (pkey file, always full), the table index the kernel uses and the membership it really runs with (full, limited, none: key not in the table, unknown: no table read).",
+		"interface", "parent", "device", "port", "pkey", "index", "membership")
+	mIPoIBKey = newMetric(ModeHost, "ibkey_ipoib_key_present",
+		"1 when the interface's partition is in its port's P_Key table, 0 when not (the interface cannot come up). Absent when the table was not read.",
+		"interface", "device", "port", "pkey")
+	mRcvConstraint = newMetric(ModeHost, "ibkey_port_rcv_constraint_errors",
+		"PortRcvConstraintErrors: received packets dropped by partition enforcement (8-bit, saturates at 255; a gauge).", withLabels(portLabels, "source")...)
+	mXmitConstraint = newMetric(ModeHost, "ibkey_port_xmit_constraint_errors",
+		"PortXmitConstraintErrors: packets not sent because of partition enforcement (8-bit, saturates at 255; a gauge).", withLabels(portLabels, "source")...)
+	mPKeyViolations = newMetric(ModeHost, "ibkey_port_pkey_violations",
+		"PortInfo P_KeyViolations (ibv_query_port bad_pkey_cntr): packets with a P_Key not in the table (16-bit, saturates; a gauge).", withLabels(portLabels, "source")...)
+	mQKeyViolations = newMetric(ModeHost, "ibkey_port_qkey_violations",
+		"PortInfo Q_KeyViolations (ibv_query_port qkey_viol_cntr): UD packets with the wrong Q_Key (16-bit, saturates; a gauge).", withLabels(portLabels, "source")...)
+	mSaturated = newMetric(ModeHost, "ibkey_port_saturated",
+		"1 when the counter is at its maximum: it no longer counts, so an unchanged value does not mean no new drops.", withLabels(portLabels, "counter")...)
+	mUnreadable = newMetric(ModeHost, "ibkey_port_unreadable",
+		"The counter could not be read (value 1), with the source and the reason; its value metric is absent (not 0).", withLabels(portLabels, "counter", "source", "reason")...)
+)
+
+// Fabric mode metrics.
+var (
+	mFabricUp = newMetric(ModeFabric, "ibkey_fabric_up",
+		"1 when a complete sweep is being served, 0 before the first one finished.")
+	mSweepTime = newMetric(ModeFabric, "ibkey_fabric_sweep_timestamp_seconds",
+		"When the sweep being served started (Unix time).")
+	mSweepAge = newMetric(ModeFabric, "ibkey_fabric_sweep_age_seconds",
+		"Age of the sweep being served at the time of the scrape (sweeps run on a schedule, not per scrape).")
+	mSweepDuration = newMetric(ModeFabric, "ibkey_fabric_sweep_duration_seconds",
+		"How long the sweep being served took, counters included.")
+	mSweeps = newMetric(ModeFabric, "ibkey_fabric_sweeps_total",
+		"Sweeps run by this exporter, by result: complete (served), partial or failed (not served: the previous complete sweep stays).", "result")
+	mLastFailure = newMetric(ModeFabric, "ibkey_fabric_last_sweep_failure",
+		"The last sweep did not complete (value 1), with the reason; absent after a complete sweep.", "reason")
+	mNodes = newMetric(ModeFabric, "ibkey_fabric_nodes",
+		"Nodes that answered the sweep, by type (ca, switch, router).", "type")
+	mUnreachable = newMetric(ModeFabric, "ibkey_fabric_unreachable_links",
+		"Links whose far end did not answer NodeInfo: the nodes behind them are not checked.")
+	mFPortInfo = newMetric(ModeFabric, "ibkey_fabric_port_info",
+		"A port the sweep read (value 1): end ports and cabled switch ports. lid is the port's LID, a switch's for its external ports.",
+		withLabels(fabricPortLabels, "node_type", "port_guid")...)
+	mFPortState = newMetric(ModeFabric, "ibkey_fabric_port_state_id",
+		"PortInfo PortState: 1 DOWN, 2 INIT, 3 ARMED, 4 ACTIVE; absent when PortInfo was not read.", fabricPortLabels...)
+	mFEntry = newMetric(ModeFabric, "ibkey_fabric_pkey_entry_info",
+		"One valid P_Key table entry of a fabric port (value 1).", withLabels(fabricPortLabels, "index", "pkey", "key", "membership")...)
+	mFTableSize = newMetric(ModeFabric, "ibkey_fabric_pkey_table_size",
+		"P_Key table length (NodeInfo PartitionCap, SwitchInfo PartitionEnforcementCap for switch external ports).", fabricPortLabels...)
+	mFTableValid = newMetric(ModeFabric, "ibkey_fabric_pkey_table_valid_entries",
+		"Entries holding a valid P_Key; absent when the table was not read.", fabricPortLabels...)
+	mFTableUnread = newMetric(ModeFabric, "ibkey_fabric_pkey_table_unread",
+		"The port's P_Key table was not read (value 1), with the reason.", withLabels(fabricPortLabels, "reason")...)
+	mFRcvConstraint = newMetric(ModeFabric, "ibkey_fabric_port_rcv_constraint_errors",
+		"PMA PortCounters PortRcvConstraintErrors (8-bit, saturates at 255; a gauge).", fabricPortLabels...)
+	mFXmitConstraint = newMetric(ModeFabric, "ibkey_fabric_port_xmit_constraint_errors",
+		"PMA PortCounters PortXmitConstraintErrors (8-bit, saturates at 255; a gauge).", fabricPortLabels...)
+	mFPKeyViolations = newMetric(ModeFabric, "ibkey_fabric_port_pkey_violations",
+		"PortInfo P_KeyViolations (16-bit, saturates; a gauge).", fabricPortLabels...)
+	mFQKeyViolations = newMetric(ModeFabric, "ibkey_fabric_port_qkey_violations",
+		"PortInfo Q_KeyViolations (16-bit, saturates; a gauge); --lid mode only.", fabricPortLabels...)
+	mFSaturated = newMetric(ModeFabric, "ibkey_fabric_port_saturated",
+		"1 when the counter is at its maximum and no longer counts.", withLabels(fabricPortLabels, "counter")...)
+	mFUnreadable = newMetric(ModeFabric, "ibkey_fabric_port_unreadable",
+		"The counter could not be read (value 1), with the reason; its value metric is absent (not 0).", withLabels(fabricPortLabels, "counter", "reason")...)
+	mFindings = newMetric(ModeFabric, "ibkey_fabric_findings",
+		"Audit findings of the sweep being served (ibkey fabric check; with --partitions also the partitions.conf comparison), by rule and severity.", "rule", "severity")
+	mFPortFinding = newMetric(ModeFabric, "ibkey_fabric_port_finding_info",
+		"Findings that name this port, by rule (value: how many).", withLabels(fabricPortLabels, "rule", "severity")...)
+)
+
+// Catalog lists every metric the exporter writes, host mode first.
+func Catalog() []*Metric {
+	return []*Metric{
+		mHostUp, mHostError, mTablesAge, mDeviceInfo, mPortInfo, mPortState, mPortStateError,
+		mEntry, mTableSize, mTableValid, mTableUnreadable, mTableTrusted, mTableMissing,
+		mIPoIB, mIPoIBKey, mRcvConstraint, mXmitConstraint, mPKeyViolations, mQKeyViolations,
+		mSaturated, mUnreadable,
+		mFabricUp, mSweepTime, mSweepAge, mSweepDuration, mSweeps, mLastFailure, mNodes, mUnreachable,
+		mFPortInfo, mFPortState, mFEntry, mFTableSize, mFTableValid, mFTableUnread,
+		mFRcvConstraint, mFXmitConstraint, mFPKeyViolations, mFQKeyViolations, mFSaturated, mFUnreadable,
+		mFindings, mFPortFinding,
+	}
+}
+
+func describe(ch chan<- *prometheus.Desc, mode Mode) {
+	for _, m := range Catalog() {
+		if m.Mode == mode {
+			ch <- m.desc
+		}
+	}
+}
+
+func gauge(m *Metric, v float64, labels ...string) prometheus.Metric {
+	return prometheus.MustNewConstMetric(m.desc, prometheus.GaugeValue, v, labels...)
+}
+
+func counter(m *Metric, v float64, labels ...string) prometheus.Metric {
+	return prometheus.MustNewConstMetric(m.desc, prometheus.CounterValue, v, labels...)
+}

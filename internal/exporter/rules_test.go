@@ -1,0 +1,56 @@
+package exporter
+
+import (
+	"os"
+	"os/exec"
+	"regexp"
+	"testing"
+)
+
+// TestAlertRules checks the sample rules with promtool (syntax, then the unit tests in
+// ibkey-rules_test.yml) and that every metric they use is one the exporter writes.
+func TestAlertRules(t *testing.T) {
+	const dir = "../../contrib/prometheus"
+	rules, err := os.ReadFile(dir + "/ibkey-rules.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	known := map[string]bool{}
+	for _, m := range Catalog() {
+		known[m.Name] = true
+	}
+	for _, name := range regexp.MustCompile(`\bibkey_[a-z_]+`).FindAllString(string(rules), -1) {
+		if !known[name] {
+			t.Errorf("ibkey-rules.yml uses %s, which the exporter does not write", name)
+		}
+	}
+	promtool := requireTool(t, "promtool")
+	for _, args := range [][]string{
+		{"check", "rules", "ibkey-rules.yml"},
+		{"test", "rules", "ibkey-rules_test.yml"},
+	} {
+		cmd := exec.Command(promtool, args...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("promtool %v: %v\n%s", args, err, out)
+		}
+	}
+}
+
+// TestCatalogNames: every metric is described once, and the names follow the
+// Prometheus conventions the exporter promises (no _total on a gauge).
+func TestCatalogNames(t *testing.T) {
+	seen := map[string]bool{}
+	for _, m := range Catalog() {
+		if seen[m.Name] {
+			t.Errorf("%s twice in Catalog", m.Name)
+		}
+		seen[m.Name] = true
+		if ok, _ := regexp.MatchString(`^ibkey_(fabric_)?[a-z_]+$`, m.Name); !ok {
+			t.Errorf("bad name %s", m.Name)
+		}
+		if m.Name != "ibkey_fabric_sweeps_total" && regexp.MustCompile(`_total$`).MatchString(m.Name) {
+			t.Errorf("%s: only real counters end in _total", m.Name)
+		}
+	}
+}
