@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	jobcmd "github.com/ibkey/ibkey/cmd/ibkey/internal/job"
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/exporter"
+	jobcmd "github.com/ibkey/ibkey/cmd/ibkey/internal/job"
 	"github.com/ibkey/ibkey/internal/demo"
 	"github.com/ibkey/ibkey/internal/ibverbs"
 	"github.com/ibkey/ibkey/internal/query"

@@ -264,12 +264,12 @@ func newFake(answer func([]byte) [][]byte) *fakeEndpoint {
 }
 
 // The fake's one-byte header says, in a reply, that the request was dropped.
-func (f *fakeEndpoint) hdrLen() int                                              { return 1 }
+func (f *fakeEndpoint) hdrLen() int { return 1 }
 func (f *fakeEndpoint) encodeHdr(h []byte, _ *Request, _ Class, _ time.Duration) error {
 	h[0] = 0
 	return nil
 }
-func (f *fakeEndpoint) dropped(msg []byte) bool                                  { return msg[0] == 1 }
+func (f *fakeEndpoint) dropped(msg []byte) bool { return msg[0] == 1 }
 
 func (f *fakeEndpoint) send(msgs [][]byte) (int, error) {
 	for _, m := range msgs {
