@@ -92,6 +92,15 @@ func build(dir string) error {
 			return fmt.Errorf("go build %s: %v\n%s", b.pkg, err, out)
 		}
 	}
+	// The guest mounts a tmpfs on /tmp, so a checkout there is invisible to it: the
+	// script goes into the run directory with the binaries.
+	script, err := os.ReadFile(filepath.Join(root, "scripts", "save-sysfs"))
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "save-sysfs"), script, 0o755); err != nil {
+		return err
+	}
 	cmd := exec.Command("gcc", "-O2", "-Wall", "-o", filepath.Join(dir, "qkeytraffic"),
 		filepath.Join(root, "internal", "kernellab", "testdata", "qkeytraffic.c"), "-libverbs")
 	if out, err := cmd.CombinedOutput(); err != nil {
@@ -106,10 +115,9 @@ func plan(bin string) kernellab.Plan {
 	ibkey := bin + "/ibkey"
 	probe := bin + "/probe"
 	traffic := bin + "/qkeytraffic " + dev + " " + port
-	root := repoRoot()
 	cmds := []kernellab.Command{
 		{Name: "raw", Script: rawScript},
-		{Name: "save_sysfs", Script: root + "/scripts/save-sysfs /kl/work/sysfs-rxe"},
+		{Name: "save_sysfs", Script: bin + "/save-sysfs /kl/work/sysfs-rxe"},
 		{Name: "rdma_link", Script: "rdma -j link show"},
 		{Name: "rdma_dev", Script: "rdma -j dev show"},
 		{Name: "devinfo_root", Script: "ibv_devinfo -v -d " + dev},
