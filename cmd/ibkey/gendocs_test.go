@@ -11,6 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
+
+	"github.com/ibkey/ibkey/internal/tools/manpage"
 )
 
 // manDate is fixed so regenerating the pages changes nothing unless the commands did.
@@ -48,7 +50,7 @@ func generated(t *testing.T) map[string][]byte {
 	for _, e := range ents {
 		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
 		must(err)
-		files["man/"+e.Name()] = data
+		files["man/"+e.Name()] = manpage.Fix(e.Name(), data)
 	}
 	return files
 }
