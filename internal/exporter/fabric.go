@@ -172,14 +172,6 @@ func (c *FabricCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 }
 
-// staticFamilies are the served sweep's metrics, gathered once per sweep.
-func (c *FabricCollector) staticFamilies() ([]*dto.MetricFamily, error) {
-	if s := c.snap.Load(); s != nil {
-		return s.families, s.err
-	}
-	return nil, nil
-}
-
 // collectLive collects the sweep's age and the results, and returns the snapshot.
 func (c *FabricCollector) collectLive(ch chan<- prometheus.Metric) *fabricSnapshot {
 	s := c.snap.Load()

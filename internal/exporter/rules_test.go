@@ -41,12 +41,13 @@ func TestAlertRules(t *testing.T) {
 // Prometheus conventions the exporter promises (no _total on a gauge).
 func TestCatalogNames(t *testing.T) {
 	seen := map[string]bool{}
+	name := regexp.MustCompile(`^ibkey_(fabric_)?[a-z_]+$`)
 	for _, m := range Catalog() {
 		if seen[m.Name] {
 			t.Errorf("%s twice in Catalog", m.Name)
 		}
 		seen[m.Name] = true
-		if ok, _ := regexp.MatchString(`^ibkey_(fabric_)?[a-z_]+$`, m.Name); !ok {
+		if !name.MatchString(m.Name) {
 			t.Errorf("bad name %s", m.Name)
 		}
 		if m.Name != "ibkey_fabric_sweeps_total" && regexp.MustCompile(`_total$`).MatchString(m.Name) {

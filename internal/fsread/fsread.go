@@ -102,7 +102,7 @@ func checkFD(fd int, name string) (int64, error) {
 		return 0, &fs.PathError{Op: "fstat", Path: name, Err: err}
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return 0, notRegular(name, st.Mode)
+		return 0, notRegular(name, uint32(st.Mode))
 	}
 	return st.Size, nil
 }
@@ -118,7 +118,7 @@ func openErr(dirfd int, rel, name string, err error) error {
 				// link to itself.
 				return &fs.PathError{Op: "open", Path: name, Err: err}
 			}
-			return notRegular(name, st.Mode)
+			return notRegular(name, uint32(st.Mode))
 		}
 	}
 	return &fs.PathError{Op: "open", Path: name, Err: err}
@@ -245,7 +245,7 @@ func readFD(fd int, dir, rel string, buf []byte) ([]byte, error) {
 		return nil, &fs.PathError{Op: "fstat", Path: joinName(dir, rel), Err: err}
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return nil, notRegular(joinName(dir, rel), st.Mode)
+		return nil, notRegular(joinName(dir, rel), uint32(st.Mode))
 	}
 	if cap(buf) < 64 {
 		buf = make([]byte, 0, 64)

@@ -62,9 +62,8 @@ func (r *Root) openat(rel string, flags int) (int, error) {
 	}
 	rel = path.Clean(rel)
 	if !r.noOpenat2.Load() {
-		how := unix.OpenHow{Flags: uint64(flags), Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_MAGICLINKS}
 		for range 8 {
-			fd, err := unix.Openat2(int(r.f.Fd()), rel, &how)
+			fd, err := openBeneath(int(r.f.Fd()), rel, flags)
 			runtime.KeepAlive(r.f)
 			switch err {
 			case nil:
@@ -139,7 +138,7 @@ func (r *Root) Stat(rel string) (fs.FileInfo, error) {
 		}
 		return fi, err
 	}
-	fd, err := r.openat(rel, unix.O_PATH|unix.O_CLOEXEC)
+	fd, err := r.openat(rel, oPath|unix.O_CLOEXEC)
 	if err != nil {
 		return nil, err
 	}

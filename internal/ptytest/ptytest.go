@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package ptytest runs a process on a pseudo-terminal for tests: the process sees a
 // terminal on stdin, stdout and stderr (its controlling terminal), and the test reads
 // everything it writes. The terminal never answers a query (a colour or cursor
