@@ -9,6 +9,7 @@ import (
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/exporter"
 	jobcmd "github.com/ibkey/ibkey/cmd/ibkey/internal/job"
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/partitions"
 	"github.com/ibkey/ibkey/internal/demo"
 	"github.com/ibkey/ibkey/internal/ibverbs"
 	"github.com/ibkey/ibkey/internal/query"
@@ -116,7 +117,7 @@ Without hardware, --demo shows every command on an embedded demo host.`,
 		newDecodeCmd(g),
 		newCanTalkCmd(g),
 		newWatchCmd(g),
-		newPartitionsCmd(g),
+		g.bridged(partitions.NewCmdPartitions),
 		newFabricCmd(g),
 		jobcmd.NewCmdJob(jobcmd.Deps{Out: streams.Out, ErrOut: streams.ErrOut, OutTTY: streams.OutTTY, Host: g.Host, Getenv: getenv, Output: func() string { return g.Output }, Fabric: g.OpenFabric, Exit: func(c int) error { return &silentError{code: c} }}, nil),
 		exporter.NewCmdExporter(exporter.Deps{In: streams.In, Out: streams.Out, ErrOut: streams.ErrOut, Host: g.Host, Getenv: getenv, OpenFabric: g.OpenFabric}, nil),

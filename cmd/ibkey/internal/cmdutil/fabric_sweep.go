@@ -1,0 +1,119 @@
+package cmdutil
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/query"
+)
+
+// ExitIncompleteCode is exit 4: the answer depends on something not read (a partial
+// sweep). The fabric commands use it until cmdutil's exit codes name it.
+const ExitIncompleteCode = 4
+
+// FabricSweep is where a fabric command's fabric comes from: a saved sweep
+// (--fabric-file) or a sweep run now through the transport the MAD flags select, the
+// whole command bounded by --timeout and by the command's context (main cancels it
+// on a signal).
+type FabricSweep struct {
+	MAD     *MADFlags
+	File    string        // --fabric-file
+	Timeout time.Duration // --timeout
+}
+
+// timeoutUsage is --timeout's help: what happens when it expires.
+const timeoutUsage = "stop after this long (the whole command: attaching and the sweep) and report what was read: a partial sweep, exit 4"
+
+// AddFabricSweepFlags adds the MAD flags, --fabric-file and --timeout to c.
+func AddFabricSweepFlags(c *cobra.Command, f *Factory) *FabricSweep {
+	s := &FabricSweep{MAD: AddMADFlags(c, f)}
+	c.Flags().StringVar(&s.File, "fabric-file", "", "read a saved sweep from `FILE` (ibkey fabric discover -o json > FILE) instead of sweeping the fabric")
+	_ = c.MarkFlagFilename("fabric-file", "json")
+	s.AddTimeoutFlag(c, timeoutUsage)
+	return s
+}
+
+// AddTimeoutFlag adds --timeout alone (fabric diff: its files are given as arguments).
+func (s *FabricSweep) AddTimeoutFlag(c *cobra.Command, usage string) {
+	c.Flags().DurationVar(&s.Timeout, "timeout", 5*time.Minute, usage)
+}
+
+// Bound is ctx limited by --timeout; the caller must call cancel.
+func (s *FabricSweep) Bound(ctx context.Context) (context.Context, context.CancelFunc, error) {
+	if s.Timeout <= 0 {
+		return nil, nil, Usagef("invalid --timeout %v (accepted: a positive duration, e.g. 30s)", s.Timeout)
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.Timeout)
+	return ctx, cancel, nil
+}
+
+// Load gives fn the fabric: the saved file, or a sweep run now under ctx (see Bound).
+// fn prints what it has; afterwards a partial fabric (the sweep stopped early, reads
+// that failed, links with no answer) is reported on n and the result is exit 4,
+// whatever fn answered, unless fn failed outright.
+func (s *FabricSweep) Load(ctx context.Context, n *Notices, noTables bool, fn func(f *check.Fabric) error) error {
+	if s.File != "" {
+		f, err := ReadFabricFile(s.File)
+		if err != nil {
+			return err
+		}
+		n.Label(fmt.Sprintf("fabric: %s: %s", s.File, SweepSummary(f)))
+		return PartialResult(n, f, fn(f))
+	}
+	return s.Sweep(ctx, n, noTables, func(f *check.Fabric) error { return PartialResult(n, f, fn(f)) })
+}
+
+// Sweep runs a sweep now and gives fn what was read, however partial (fn decides with
+// PartialResult). A sweep that read nothing is an error: exit 4 when --timeout or ctx
+// ended it, else exit 3 (no fabric access).
+func (s *FabricSweep) Sweep(ctx context.Context, n *Notices, noTables bool, fn func(f *check.Fabric) error) error {
+	if s.MAD.IbsimBase() != "" && s.MAD.Window == 0 {
+		s.MAD.Window = sweepWindowIbsim
+	}
+	err := s.MAD.With(ctx, func(ctx context.Context, fab *query.Fabric) error {
+		f, err := query.Sweep(ctx, fab.T, query.SweepOptions{NoTables: noTables, Source: fab.Via})
+		if f == nil {
+			return &query.EnvError{Msg: fmt.Sprintf("%v (via %s)", err, fab.Via)}
+		}
+		n.Label(fmt.Sprintf("fabric: %s", SweepSummary(f)))
+		return fn(f)
+	})
+	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) && !Reported(err) {
+		fmt.Fprintf(n.w, "ibkey: --timeout %v expired before anything was read: %v\n", s.Timeout, err)
+		return Exit(ExitIncompleteCode)
+	}
+	return err
+}
+
+// PartialResult is err after fn printed f, unless f is partial: then the gaps go to
+// n's stream (one line, with up to three of the links that did not answer) and the
+// result is exit 4. An error other than an exit code (a write error) wins.
+func PartialResult(n *Notices, f *check.Fabric, err error) error {
+	if err != nil && !Reported(err) {
+		return err
+	}
+	gaps := query.FabricGaps(f)
+	if !gaps.Partial() {
+		return err
+	}
+	msg := "partial sweep: " + gaps.String()
+	if k := len(f.Unreachable); k > 0 {
+		var where []string
+		for i, u := range f.Unreachable {
+			if i == 3 {
+				where = append(where, fmt.Sprintf("and %d more", k-3))
+				break
+			}
+			where = append(where, fmt.Sprintf("behind %s (DR path %s): %s", f.Label(u.From), u.Path, u.Error))
+		}
+		msg += ": " + strings.Join(where, "; ")
+	}
+	fmt.Fprintf(n.w, "ibkey: %s; what was read is shown above, and what was not is not checked\n", msg)
+	return Exit(ExitIncompleteCode)
+}
