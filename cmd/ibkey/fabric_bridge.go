@@ -7,14 +7,18 @@ package main
 // this file go away: can-talk is its last user (FabricSource, PartitionsOptions).
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
+	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/check/partconf"
 	"github.com/ibkey/ibkey/internal/query"
 )
@@ -64,4 +68,41 @@ func fileGUIDCompletions(path string) []cobra.Completion { return cmdutil.FileGU
 
 func posText(p partconf.Pos, src *partconf.Config) string { return cmdutil.PartitionPos(p, src) }
 
-func plural(n int, one, many string) string { return cmdutil.Plural(n, one, many) }
+// FabricSource is can-talk's --fabric-file and --timeout.
+type FabricSource struct {
+	*Globals
+	File    string        // --fabric-file
+	Timeout time.Duration // --timeout
+}
+
+func (s *FabricSource) addFlags(c *cobra.Command) {
+	c.Flags().StringVar(&s.File, "fabric-file", "", "read a saved sweep from `FILE` (ibkey fabric discover -o json > FILE) instead of sweeping the fabric")
+	c.Flags().DurationVar(&s.Timeout, "timeout", 5*time.Minute, "stop the sweep after this long and report what was read (exit 3)")
+	_ = c.MarkFlagFilename("fabric-file", "json")
+}
+
+func readFabricFile(path string) (*check.Fabric, error) { return cmdutil.ReadFabricFile(path) }
+
+// sweep runs a sweep through the open transport. A sweep that stopped early comes back
+// with what it read and the error.
+func (s *FabricSource) sweep(ctx context.Context, fab *query.Fabric, noTables bool) (*check.Fabric, error) {
+	f, err := query.Sweep(ctx, fab.T, query.SweepOptions{Timeout: s.Timeout, NoTables: noTables, Source: fab.Via})
+	if f == nil {
+		return nil, &query.EnvError{Msg: fmt.Sprintf("%v (via %s)", err, fab.Via)}
+	}
+	return f, err
+}
+
+// sweepWindowIbsim: see cmdutil's.
+const sweepWindowIbsim = 8
+
+// prepare sets the transport up for a sweep.
+func (s *FabricSource) prepare() error {
+	if s.Timeout <= 0 {
+		return &query.UsageError{Msg: fmt.Sprintf("invalid --timeout %v (accepted: a positive duration, e.g. 30s)", s.Timeout)}
+	}
+	if s.ibsimBase() != "" && s.Globals.Fabric.window == 0 {
+		s.Globals.Fabric.window = sweepWindowIbsim
+	}
+	return nil
+}

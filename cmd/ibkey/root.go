@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/exporter"
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/fabric"
 	jobcmd "github.com/ibkey/ibkey/cmd/ibkey/internal/job"
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/partitions"
 	"github.com/ibkey/ibkey/internal/demo"
@@ -118,7 +119,7 @@ Without hardware, --demo shows every command on an embedded demo host.`,
 		newCanTalkCmd(g),
 		newWatchCmd(g),
 		g.bridged(partitions.NewCmdPartitions),
-		newFabricCmd(g),
+		g.bridged(fabric.NewCmdFabric),
 		jobcmd.NewCmdJob(jobcmd.Deps{Out: streams.Out, ErrOut: streams.ErrOut, OutTTY: streams.OutTTY, Host: g.Host, Getenv: getenv, Output: func() string { return g.Output }, Fabric: g.OpenFabric, Exit: func(c int) error { return &silentError{code: c} }}, nil),
 		exporter.NewCmdExporter(exporter.Deps{In: streams.In, Out: streams.Out, ErrOut: streams.ErrOut, Host: g.Host, Getenv: getenv, OpenFabric: g.OpenFabric}, nil),
 	)
