@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
 	"github.com/spf13/cobra"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
@@ -130,9 +131,17 @@ func runCheck(o *CheckOptions) error {
 // writeFindings prints compiler-style lines; the rejection headline in red on a terminal.
 func writeFindings(w io.Writer, findings []partconf.Finding, color bool) {
 	var b strings.Builder
-	red := cmdutil.Style(w, color)
-	if red != nil {
-		*red = red.Foreground(lipgloss.Color("1")).Bold(true)
+	var red *lipgloss.Style
+	if color {
+		// The caller decided w is a terminal and colour is allowed: a fixed 16-colour
+		// profile set explicitly, so termenv probes neither the writer nor the
+		// environment (with only termenv.WithProfile, lipgloss still asks termenv,
+		// which says "no colour" for a writer that is not an *os.File or when CI is
+		// set).
+		r := lipgloss.NewRenderer(w)
+		r.SetColorProfile(termenv.ANSI)
+		s := r.NewStyle().Foreground(lipgloss.Color("1")).Bold(true)
+		red = &s
 	}
 	for _, fd := range findings {
 		line := fmt.Sprintf("%s: %s: %s [%s]", fd.Pos, fd.Severity, fd.Message, fd.Rule)

@@ -219,3 +219,32 @@ func TestFlagsParse(t *testing.T) {
 		t.Errorf("matrix options: %+v", matrix)
 	}
 }
+
+// TestRejectedHeadlineColour: on a terminal the rejection headline is red and bold
+// (lipgloss, no hand-written escape codes); NO_COLOR, --no-color and plain output
+// have no escape sequence at all.
+func TestRejectedHeadlineColour(t *testing.T) {
+	r := runIbkey(t, true, nil, "partitions", "check", rejectedConf)
+	first, _, _ := strings.Cut(r.stdout, "\n")
+	if r.code != 1 || !strings.HasPrefix(first, "\x1b[") || !strings.Contains(first, "[file-rejected]") || !strings.Contains(first, "\x1b[0m") {
+		t.Errorf("terminal: exit %d, first line %q; want it styled", r.code, first)
+	}
+	if strings.Count(r.stdout, "\x1b[") != 2 {
+		t.Errorf("terminal: only the headline is styled, got:\n%q", r.stdout)
+	}
+	for _, tc := range []struct {
+		tty  bool
+		env  map[string]string
+		args []string
+	}{
+		{true, map[string]string{"NO_COLOR": "1"}, nil},
+		{true, nil, []string{"--no-color"}},
+		{true, nil, []string{"-o", "plain"}},
+		{false, nil, nil},
+	} {
+		r := runIbkey(t, tc.tty, tc.env, append([]string{"partitions", "check", rejectedConf}, tc.args...)...)
+		if strings.Contains(r.stdout, "\x1b") {
+			t.Errorf("tty %v env %v %v: escape sequences in\n%q", tc.tty, tc.env, tc.args, r.stdout)
+		}
+	}
+}
