@@ -57,16 +57,34 @@ func (s *FabricSweep) Bound(ctx context.Context) (context.Context, context.Cance
 // fn prints what it has; afterwards a partial fabric (the sweep stopped early, reads
 // that failed, links with no answer) is reported on n and the result is exit 4,
 // whatever fn answered, unless fn failed outright.
-func (s *FabricSweep) Load(ctx context.Context, n *Notices, noTables bool, fn func(f *check.Fabric) error) error {
+//
+// noTables skips the P_Key tables in a sweep run now. A command that answers from the
+// tables passes needTables: then tables missing from a saved sweep (made with
+// --no-tables) are gaps too.
+func (s *FabricSweep) Load(ctx context.Context, n *Notices, noTables, needTables bool, fn func(f *check.Fabric) error) error {
 	if s.File != "" {
 		f, err := ReadFabricFile(s.File)
 		if err != nil {
 			return err
 		}
 		n.Label(fmt.Sprintf("fabric: %s: %s", s.File, SweepSummary(f)))
-		return PartialResult(n, f, fn(f))
+		return PartialResult(n, f, needTables, fn(f))
 	}
-	return s.Sweep(ctx, n, noTables, func(f *check.Fabric) error { return PartialResult(n, f, fn(f)) })
+	return s.Sweep(ctx, n, noTables, func(f *check.Fabric) error { return PartialResult(n, f, needTables, fn(f)) })
+}
+
+// TablesNotRead counts the tables a sweep holds no answer for without a failure:
+// end ports and cabled ports that are not DOWN, swept with --no-tables.
+func TablesNotRead(f *check.Fabric) int {
+	k := 0
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if p.PKeys == nil && p.PKeysError == "" && p.State != check.StateDown && (n.IsEndPort(p) || p.Peer != nil) {
+				k++
+			}
+		}
+	}
+	return k
 }
 
 // Sweep runs a sweep now and gives fn what was read, however partial (fn decides with
@@ -84,7 +102,7 @@ func (s *FabricSweep) Sweep(ctx context.Context, n *Notices, noTables bool, fn f
 		n.Label(fmt.Sprintf("fabric: %s", SweepSummary(f)))
 		return fn(f)
 	})
-	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) && !Reported(err) {
+	if err != nil && expired(ctx) && !Reported(err) {
 		fmt.Fprintf(n.w, "ibkey: --timeout %v expired before anything was read: %v\n", s.Timeout, err)
 		return Exit(ExitIncompleteCode)
 	}
@@ -93,16 +111,28 @@ func (s *FabricSweep) Sweep(ctx context.Context, n *Notices, noTables bool, fn f
 
 // PartialResult is err after fn printed f, unless f is partial: then the gaps go to
 // n's stream (one line, with up to three of the links that did not answer) and the
-// result is exit 4. An error other than an exit code (a write error) wins.
-func PartialResult(n *Notices, f *check.Fabric, err error) error {
+// result is exit 4. With needTables, tables the sweep did not read (--no-tables) are
+// gaps. An error other than an exit code (a write error) wins.
+func PartialResult(n *Notices, f *check.Fabric, needTables bool, err error) error {
 	if err != nil && !Reported(err) {
 		return err
 	}
 	gaps := query.FabricGaps(f)
-	if !gaps.Partial() {
+	var skipped int
+	if needTables {
+		skipped = TablesNotRead(f)
+	}
+	if !gaps.Partial() && skipped == 0 {
 		return err
 	}
-	msg := "partial sweep: " + gaps.String()
+	var parts []string
+	if gaps.Partial() {
+		parts = append(parts, gaps.String())
+	}
+	if skipped > 0 {
+		parts = append(parts, Plural(skipped, "P_Key table", "P_Key tables")+" not in the sweep (made with --no-tables)")
+	}
+	msg := "partial sweep: " + strings.Join(parts, "; ")
 	if k := len(f.Unreachable); k > 0 {
 		var where []string
 		for i, u := range f.Unreachable {
@@ -116,4 +146,14 @@ func PartialResult(n *Notices, f *check.Fabric, err error) error {
 	}
 	fmt.Fprintf(n.w, "ibkey: %s; what was read is shown above, and what was not is not checked\n", msg)
 	return Exit(ExitIncompleteCode)
+}
+
+// expired reports whether ctx's deadline has passed: a transport that waits until the
+// deadline may return before ctx's own timer has marked it done.
+func expired(ctx context.Context) bool {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return true
+	}
+	d, ok := ctx.Deadline()
+	return ok && !time.Now().Before(d)
 }

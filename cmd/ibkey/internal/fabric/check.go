@@ -12,6 +12,7 @@ import (
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/check/partconf"
+	"github.com/ibkey/ibkey/internal/query"
 )
 
 // CheckOptions are `ibkey fabric check`'s inputs.
@@ -57,7 +58,8 @@ enforcement off on every switch port: --ignore enforcement-off).
 
 Exit codes: 0 no errors (warnings allowed unless --strict); 1 errors (or warnings with
 --strict); 2 bad usage, --fabric-file or --partitions file; 3 no fabric access; 4 a
-partial sweep (findings printed first; what was not read is not checked, on stderr).
+partial sweep, or a saved one without tables (--no-tables): findings printed first,
+what was not read is not checked and is named on stderr.
 
 JSON (-o json): {"source","partitions","findings":[{"severity","rule","ports":
 [{"node_guid","port","node"}],"pkeys":[],"message","action"}],"errors","warnings"}.`,
@@ -118,7 +120,7 @@ func runCheck(o *CheckOptions) error {
 		return err
 	}
 	defer cancel()
-	return o.Source.Load(ctx, o.Notices, false, func(fab *check.Fabric) error {
+	return o.Source.Load(ctx, o.Notices, false, true, func(fab *check.Fabric) error {
 		all := check.Audit(fab)
 		if conf != nil {
 			all = append(all, partconf.CompareFabric(fab, partconf.NewFabricModel(conf, fab, partconf.Options{AllowBoth: o.AllowBoth}))...)
@@ -200,6 +202,10 @@ func checkSummary(fab *check.Fabric, partitions string, errs, warns, ignored int
 		what += fmt.Sprintf("; %d ignored (--ignore)", ignored)
 	}
 	if errs+warns == 0 {
+		if query.FabricGaps(fab).Partial() || cmdutil.TablesNotRead(fab) > 0 {
+			// Not an all-clear: what was not read is not checked (stderr lists it).
+			return fmt.Sprintf("no problems found in what was read (%s); the sweep is partial: what it lacks is not checked", what)
+		}
 		return fmt.Sprintf("no problems found (%s)", what)
 	}
 	return fmt.Sprintf("%s, %s (%s)", cmdutil.Plural(errs, "error", "errors"), cmdutil.Plural(warns, "warning", "warnings"), what)

@@ -127,6 +127,6 @@ func runDiff(o *DiffOptions) error {
 	}
 	defer cancel()
 	return o.Source.Sweep(ctx, o.Notices, false, func(b *check.Fabric) error {
-		return cmdutil.PartialResult(o.Notices, b, compare(b, "the sweep now"))
+		return cmdutil.PartialResult(o.Notices, b, true, compare(b, "the sweep now"))
 	})
 }

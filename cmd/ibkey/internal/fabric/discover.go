@@ -77,7 +77,7 @@ func runDiscover(o *DiscoverOptions) error {
 		return err
 	}
 	defer cancel()
-	return o.Source.Load(ctx, o.Notices, o.NoTables, func(fab *check.Fabric) error {
+	return o.Source.Load(ctx, o.Notices, o.NoTables, false, func(fab *check.Fabric) error {
 		if o.Format == cmdutil.FormatJSON {
 			return check.EncodeFabric(o.IO.Out, fab)
 		}

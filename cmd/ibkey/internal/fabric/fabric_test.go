@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/charmbracelet/x/exp/golden"
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
+	"github.com/ibkey/ibkey/internal/check"
 )
 
 // The fabric commands on committed sweeps (--fabric-file): small.json is small.net after
@@ -75,6 +77,42 @@ func TestFabricErrors(t *testing.T) {
 		r := runIbkey(t, false, nil, tc.args...)
 		if r.code != tc.code || !strings.Contains(r.stderr, tc.stderr) {
 			t.Errorf("ibkey %s: exit %d, stderr %q; want exit %d and %q", strings.Join(tc.args, " "), r.code, r.stderr, tc.code, tc.stderr)
+		}
+	}
+}
+
+// TestNoTablesIsNotAnAllClear: a sweep saved with --no-tables holds no P_Key table, so
+// check and pkeys cannot answer from it: they say so and exit 4, never "no problems"
+// with exit 0 or "no port holds it" with exit 1. discover, which needs no table, is
+// complete.
+func TestNoTablesIsNotAnAllClear(t *testing.T) {
+	f, err := cmdutil.ReadFabricFile(smallFabric)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			p.PKeys, p.PKeysError = nil, ""
+		}
+	}
+	var b strings.Builder
+	if err := check.EncodeFabric(&b, f); err != nil {
+		t.Fatal(err)
+	}
+	file := writeTemp(t, "no-tables.json", b.String())
+	for _, tc := range []struct {
+		args   []string
+		code   int
+		stderr string
+	}{
+		{[]string{"fabric", "check", "--fabric-file", file}, 4, "16 P_Key tables not in the sweep (made with --no-tables)"},
+		{[]string{"fabric", "pkeys", "--fabric-file", file, "--key", "0x0002"}, 4, "16 P_Key tables not in the sweep"},
+		{[]string{"fabric", "pkeys", "--fabric-file", file}, 4, "16 P_Key tables not in the sweep"},
+		{[]string{"fabric", "discover", "--fabric-file", file}, 0, ""},
+	} {
+		r := runIbkey(t, false, nil, tc.args...)
+		if r.code != tc.code || !strings.Contains(r.stderr, tc.stderr) || strings.Contains(r.stdout, "no problems found (") {
+			t.Errorf("ibkey %s: exit %d, stderr %q; want exit %d and %q\n%s", strings.Join(tc.args, " "), r.code, r.stderr, tc.code, tc.stderr, r.stdout)
 		}
 	}
 }

@@ -398,7 +398,8 @@ func TestLabFabricSweepTimeout(t *testing.T) {
 		}
 		if r.stdout == "" {
 			// Cut before the local node answered: nothing to print.
-			if r.code != 4 || !strings.Contains(r.stderr, "reading the local node") || !strings.Contains(r.stderr, "--timeout "+timeout+" expired before anything was read") {
+			// (--timeout bounds attaching too: the cut may come before the local node.)
+			if r.code != 4 || !strings.Contains(r.stderr, "--timeout "+timeout+" expired before anything was read") {
 				t.Fatalf("--timeout %s: exit %d, stderr %s", timeout, r.code, r.stderr)
 			}
 			continue

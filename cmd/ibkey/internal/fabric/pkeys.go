@@ -49,7 +49,8 @@ JSON (-o json): {"source","swept_at","ports":[{"node","node_guid","type","port",
 "type","end_port","membership","indexes"}]}.
 
 Exit codes: 0; 1 (--key) no port holds the key; 2 bad usage or --fabric-file; 3 no
-fabric access; 4 a partial sweep (printed first; what was not read on stderr).`,
+fabric access; 4 a partial sweep, or a saved one without tables (--no-tables): printed
+first, what was not read on stderr.`,
 		Example: `  ibkey fabric pkeys --ibsim
   ibkey fabric pkeys --fabric-file fabric.json --key 0x0002
   ibkey fabric pkeys --key 80:01 -o json`,
@@ -159,7 +160,7 @@ func runPKeys(o *PKeysOptions) error {
 		return err
 	}
 	defer cancel()
-	return o.Source.Load(ctx, o.Notices, false, func(fab *check.Fabric) error {
+	return o.Source.Load(ctx, o.Notices, false, true, func(fab *check.Fabric) error {
 		if o.Key != "" {
 			return members(o, fab, key)
 		}
