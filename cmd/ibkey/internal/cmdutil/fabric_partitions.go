@@ -1,6 +1,8 @@
 package cmdutil
 
 import (
+	"fmt"
+	"io"
 	"runtime/debug"
 	"strings"
 
@@ -119,4 +121,17 @@ func PartitionPos(p partconf.Pos, src *partconf.Config) string {
 		return src.File + ":(implicit)"
 	}
 	return p.String()
+}
+
+// Uncertain reports on w, after a command printed what it predicts from c, that what
+// OpenSM does with c's file cannot be predicted (partconf.Config.Uncertain), and
+// returns exit 4; nil when it can be. printed names what was printed ("the findings
+// above are").
+func Uncertain(w io.Writer, c *partconf.Config, printed string) error {
+	if c.Uncertain == "" {
+		return nil
+	}
+	fmt.Fprintf(w, "ibkey: %s: what OpenSM 3.3.23 does with this file cannot be predicted (%s: %s): %s what it does if it reads the file as written, not a verdict (see 'ibkey partitions check %s')\n",
+		c.File, c.UncertainAt, c.Uncertain, printed, c.File)
+	return Exit(ExitIncompleteCode)
 }

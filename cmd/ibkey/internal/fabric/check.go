@@ -59,7 +59,8 @@ enforcement off on every switch port: --ignore enforcement-off).
 Exit codes: 0 no errors (warnings allowed unless --strict); 1 errors (or warnings with
 --strict); 2 bad usage, --fabric-file or --partitions file; 3 no fabric access; 4 a
 partial sweep, or a saved one without tables (--no-tables): findings printed first,
-what was not read is not checked and is named on stderr.
+what was not read is not checked and is named on stderr; 4 also when what OpenSM does
+with the --partitions file cannot be predicted.
 
 JSON (-o json): {"source","partitions","findings":[{"severity","rule","ports":
 [{"node_guid","port","node"}],"pkeys":[],"message","action"}],"errors","warnings"}.`,
@@ -159,6 +160,11 @@ func runCheck(o *CheckOptions) error {
 		} else {
 			writeFindings(o.IO.Out, fab, findings)
 			fmt.Fprintln(o.IO.Out, checkSummary(fab, o.Partitions, errs, warns, len(all)-len(findings)))
+		}
+		if conf != nil {
+			if err := cmdutil.Uncertain(o.IO.ErrOut, conf, "the partitions-* findings above are"); err != nil {
+				return err
+			}
 		}
 		if check.HasErrors(findings, o.Strict) {
 			return cmdutil.Exit(cmdutil.ExitNo)

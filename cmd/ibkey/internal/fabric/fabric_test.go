@@ -116,3 +116,18 @@ func TestNoTablesIsNotAnAllClear(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckUncertainPartitions: when what OpenSM does with the --partitions file cannot
+// be predicted, fabric check does not assert its comparison: stderr says so, exit 4.
+func TestCheckUncertainPartitions(t *testing.T) {
+	// `;` right after an mgid= value: OpenSM reads bytes of its line buffer no line wrote.
+	conf := writeTemp(t, "uncertain.conf", "Default=0x7fff : ALL=full;\np=0x10 : 0x0002c90300000211=full, mgid=ff12::5;\n")
+	r := runIbkey(t, false, nil, "fabric", "check", "--fabric-file", smallFabric, "--partitions", conf, "--ignore", "enforcement-off")
+	if r.code != 4 || !strings.Contains(r.stderr, "cannot be predicted") {
+		t.Errorf("exit %d, stderr %q; want exit 4 saying OpenSM's outcome cannot be predicted", r.code, r.stderr)
+	}
+	r = runIbkey(t, false, nil, "fabric", "check", "--fabric-file", smallFabric, "--partitions", fabricConf, "--ignore", "enforcement-off")
+	if r.code != 0 || strings.Contains(r.stderr, "cannot be predicted") {
+		t.Errorf("a predictable file: exit %d, stderr %q", r.code, r.stderr)
+	}
+}

@@ -46,24 +46,16 @@ ports, ALL_CAS does not, and ALL_SWITCHES names none of them.`,
 	return c
 }
 
-// exitIncomplete is exit 4: what OpenSM does with the file cannot be predicted.
-const exitIncomplete = cmdutil.ExitIncompleteCode
-
 // rejectedWarning is the loud line show and matrix print when OpenSM would drop the file.
 func rejectedWarning(c *partconf.Config) string {
 	return fmt.Sprintf("OpenSM REJECTS %s (first error at %s) and applies Default=0x7fff : ALL=full instead: every port is a full member of the default partition, ALL ISOLATION IS LOST; what follows is that fallback (see 'ibkey partitions check %s')",
 		c.File, c.RejectedAt, c.File)
 }
 
-// uncertain reports on w that OpenSM's outcome for c cannot be predicted, after what
-// was printed, and returns exit 4; nil when it can be.
+// uncertain is exit 4 when what OpenSM does with c's file cannot be predicted
+// (cmdutil.Uncertain).
 func uncertain(w io.Writer, c *partconf.Config, printed string) error {
-	if c.Uncertain == "" {
-		return nil
-	}
-	fmt.Fprintf(w, "ibkey: %s: what OpenSM 3.3.23 does with this file cannot be predicted (%s: %s): %s is what it does if it reads the file as written, not a verdict (see 'ibkey partitions check %s')\n",
-		c.File, c.UncertainAt, c.Uncertain, printed, c.File)
-	return cmdutil.Exit(exitIncomplete)
+	return cmdutil.Uncertain(w, c, printed)
 }
 
 // routerFlag is --router: the port GUIDs that are router ports.

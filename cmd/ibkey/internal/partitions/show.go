@@ -223,7 +223,7 @@ func runShow(o *ShowOptions) error {
 	if err != nil {
 		return err
 	}
-	return uncertain(o.IO.ErrOut, p.Config, "what is shown above")
+	return uncertain(o.IO.ErrOut, p.Config, "what is shown above is")
 }
 
 // memberRule says what a member item names, keywords as the rule they stand for.
