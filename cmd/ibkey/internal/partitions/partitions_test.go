@@ -174,14 +174,14 @@ func TestRouterPorts(t *testing.T) {
 		return out
 	}
 	got := keys("--router", routerPort)
-	want := map[string]string{caPort: "CA 0xffff,0x8010,0x8030", routerPort: "router 0xffff,0x8020,0x0030"}
+	want := map[string]string{caPort: "ca 0xffff,0x8010,0x8030", routerPort: "router 0xffff,0x8020,0x0030"}
 	for g, w := range want {
 		if got[g] != w {
 			t.Errorf("--router %s: port %s: %q, want %q", routerPort, g, got[g], w)
 		}
 	}
 	got = keys()
-	if w := "CA 0xffff,0x8010,0x0030"; got[routerPort] != w {
+	if w := "ca 0xffff,0x8010,0x0030"; got[routerPort] != w {
 		t.Errorf("without --router: port %s: %q, want %q", routerPort, got[routerPort], w)
 	}
 }

@@ -70,7 +70,7 @@ JSON (-o json): {"file","rejected","uncertain"?,"applied":"file"|"opensm_default
 "previous"?,"allow_both","sm_guid","table_size","partitions":[{"key","name","flags",
 "ipoib","defined_at","members":[{"member","kind","rule","membership","at"}],
 "groups":[{"mgid","q_key","mtu","rate","sl","scope","broadcast","at"}]}],
-"ports":[{"guid","type","in_file","sm","table_size","entries":[{"index","pkey","key",
+"ports":[{"guid","type" (ca|router),"in_file","sm","table_size","entries":[{"index","pkey","key",
 "membership","valid","partition","decided_by","at","hole"?,"before"?,"kept"?}],
 "dropped":[{"pkey","membership","partition","decided_by","at"}]}]}.`,
 		Example: `  ibkey partitions show partitions.conf
@@ -342,7 +342,7 @@ func (s show) json() showJSON {
 		out.Partitions = append(out.Partitions, pj)
 	}
 	for _, t := range s.tables {
-		pj := portTableJSON{GUID: check.FormatGUID(t.Port.GUID), Type: t.Port.Type.String(), InFile: t.InFile, SM: t.SM,
+		pj := portTableJSON{GUID: check.FormatGUID(t.Port.GUID), Type: string(nodeType(t.Port.Type)), InFile: t.InFile, SM: t.SM,
 			TableSize: p.Options.TableSize, Entries: []tableEntryJSON{}, Dropped: []droppedJSON{}}
 		for _, sl := range t.Slots {
 			ej := tableEntryJSON{Index: sl.Index, PKey: "0x0000", Key: "0x0000"}
@@ -368,6 +368,17 @@ func (s show) json() showJSON {
 }
 
 func strp(s string) *string { return &s }
+
+// nodeType is the port's node type as the fabric file writes it (ca, switch, router).
+func nodeType(t partconf.NodeType) check.NodeType {
+	switch t {
+	case partconf.Switch:
+		return check.NodeSwitch
+	case partconf.Router:
+		return check.NodeRouter
+	}
+	return check.NodeCA
+}
 
 func (s show) text(w io.Writer, f cmdutil.Format) error {
 	p := s.p
