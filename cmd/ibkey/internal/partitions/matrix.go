@@ -24,7 +24,7 @@ type MatrixOptions struct {
 	Format  cmdutil.Format
 	Notices *cmdutil.Notices
 	OpenSM  cmdutil.OpenSMFlags
-	Routers routerFlag
+	Types   PortTypes
 	File    string
 	Summary bool
 }
@@ -74,7 +74,7 @@ JSON (-o json): {"file","rejected","uncertain"?,"mode":"grid"|"summary","ports":
 		},
 	}
 	o.OpenSM.AddFlags(c)
-	o.Routers.add(c)
+	o.Types.add(c)
 	c.Flags().BoolVar(&o.Summary, "summary", false, fmt.Sprintf("the summary even for %d ports or fewer", gridMax))
 	return c
 }
@@ -132,7 +132,7 @@ func runMatrix(o *MatrixOptions) error {
 	if err != nil {
 		return err
 	}
-	types, err := o.Routers.types()
+	types, err := o.Types.types()
 	if err != nil {
 		return err
 	}
@@ -232,7 +232,7 @@ func (x matrix) gridText(w io.Writer, f cmdutil.Format) error {
 			notes = append(notes, "SM port (SELF)")
 		}
 		if port.Type == partconf.Router {
-			notes = append(notes, "router port (--router)")
+			notes = append(notes, "router port")
 		}
 		if !x.p.InFile(port.GUID) {
 			notes = append(notes, "not in the file")

@@ -34,8 +34,9 @@ When what OpenSM does with a file cannot be predicted (it reads memory the file 
 not determine, or crashes), every subcommand says so on stderr and exits 4.
 
 The ports are the GUIDs the file names (show also takes more on the command line).
-They are taken for CA ports unless --router names them: ALL_ROUTERS names router
-ports, ALL_CAS does not, and ALL_SWITCHES names none of them.`,
+They are taken for CA ports unless --router names them or a saved sweep
+(--fabric-file) shows them on a router: ALL_ROUTERS names router ports, ALL_CAS does
+not, and ALL_SWITCHES names none of them.`,
 		Example: `  ibkey partitions check /etc/opensm/partitions.conf
   ibkey partitions show partitions.conf --sm-guid 0x0002c90300000201
   ibkey partitions matrix partitions.conf -o json`,
@@ -58,22 +59,44 @@ func uncertain(w io.Writer, c *partconf.Config, printed string) error {
 	return cmdutil.Uncertain(w, c, printed)
 }
 
-// routerFlag is --router: the port GUIDs that are router ports.
-type routerFlag []string
-
-func (r *routerFlag) add(c *cobra.Command) {
-	c.Flags().StringSliceVar((*[]string)(r), "router", nil, "the port `GUIDS` (comma-separated) are router ports: ALL_ROUTERS names them, ALL_CAS does not")
+// PortTypes are --router and --fabric-file: which port GUIDs are router ports (a
+// file names port GUIDs, not node types).
+type PortTypes struct {
+	Routers    []string // --router
+	FabricFile string   // --fabric-file: the router ports of a saved sweep
 }
 
-// types reads the GUIDs.
-func (r routerFlag) types() (map[uint64]partconf.NodeType, error) {
+func (p *PortTypes) add(c *cobra.Command) {
+	c.Flags().StringSliceVar(&p.Routers, "router", nil, "the port `GUIDS` (comma-separated) are router ports: ALL_ROUTERS names them, ALL_CAS does not")
+	c.Flags().StringVar(&p.FabricFile, "fabric-file", "", "take the router ports from a saved sweep (`FILE`, ibkey fabric discover -o json)")
+	_ = c.MarkFlagFilename("fabric-file", "json")
+}
+
+// types reads the router GUIDs.
+func (p PortTypes) types() (map[uint64]partconf.NodeType, error) {
 	out := map[uint64]partconf.NodeType{}
-	for _, s := range r {
+	for _, s := range p.Routers {
 		g, err := cmdutil.ParseGUIDArg(s)
 		if err != nil {
 			return nil, err
 		}
 		out[g] = partconf.Router
+	}
+	if p.FabricFile != "" {
+		f, err := cmdutil.ReadFabricFile(p.FabricFile)
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range f.Nodes {
+			if n.Type != check.NodeRouter {
+				continue
+			}
+			for _, port := range n.Ports {
+				if port.GUID != 0 {
+					out[uint64(port.GUID)] = partconf.Router
+				}
+			}
+		}
 	}
 	return out, nil
 }

@@ -3,12 +3,15 @@ package partitions
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/charmbracelet/x/exp/golden"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
+	"github.com/ibkey/ibkey/internal/check"
 )
 
 const (
@@ -184,6 +187,25 @@ func TestRouterPorts(t *testing.T) {
 	if w := "ca 0xffff,0x8010,0x0030"; got[routerPort] != w {
 		t.Errorf("without --router: port %s: %q, want %q", routerPort, got[routerPort], w)
 	}
+	// --fabric-file: the router ports of a saved sweep.
+	f := check.Fabric{Nodes: []*check.Node{
+		{GUID: 0x0002c90300000300, Type: check.NodeCA, NumPorts: 1, Ports: []*check.Port{{Num: 1, GUID: 0x0002c90300000301}}},
+		{GUID: 0x0002c90300000303, Type: check.NodeRouter, NumPorts: 1, Ports: []*check.Port{{Num: 1, GUID: 0x0002c90300000302}}},
+	}}
+	var b bytes.Buffer
+	if err := check.EncodeFabric(&b, &f); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "fabric.json")
+	if err := os.WriteFile(file, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got = keys("--fabric-file", file)
+	for g, w := range want {
+		if got[g] != w {
+			t.Errorf("--fabric-file: port %s: %q, want %q", g, got[g], w)
+		}
+	}
 }
 
 // TestFlagsParse: the constructors bind flags and arguments into the options without
@@ -197,7 +219,7 @@ func TestFlagsParse(t *testing.T) {
 		t.Fatal(err)
 	}
 	if show.File != "a.conf" || strings.Join(show.GUIDs, " ") != "0x1 0x2" || !show.OpenSM.AllowBoth || show.OpenSM.SMGUID != "0x3" ||
-		show.OpenSM.TableSize != 64 || strings.Join(show.Routers, " ") != "0x4 0x5" || show.Previous != "b.conf" || show.Format != cmdutil.FormatJSON {
+		show.OpenSM.TableSize != 64 || strings.Join(show.Types.Routers, " ") != "0x4 0x5" || show.Previous != "b.conf" || show.Format != cmdutil.FormatJSON {
 		t.Errorf("show options: %+v", show)
 	}
 	var check *CheckOptions

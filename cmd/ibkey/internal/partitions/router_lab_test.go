@@ -1,16 +1,20 @@
 package partitions
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 	"github.com/ibkey/ibkey/internal/lab"
+	"github.com/ibkey/ibkey/internal/query"
 )
 
 // routerNet: one switch, two HCAs and a router (ibsim "Rt"; its GUIDs are set from
@@ -81,13 +85,30 @@ both=0x0030 : ALL_CAS=limited, ALL_ROUTERS=full ;
 	if err := os.WriteFile(file, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	predict := func(router bool) map[uint64][]check.PKey {
+	// A sweep of the lab saved as a fabric file: --fabric-file takes the router
+	// ports from it.
+	tr, err := mad.DialIbsim(context.Background(), mad.IbsimOptions{SockName: l.SockName})
+	if err != nil {
+		t.Fatal(err)
+	}
+	swept, err := query.Sweep(context.Background(), tr, query.SweepOptions{NoTables: true})
+	tr.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := check.EncodeFabric(&b, swept); err != nil {
+		t.Fatal(err)
+	}
+	fabricFile := filepath.Join(dir, "fabric.json")
+	if err := os.WriteFile(fabricFile, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	predict := func(types ...string) map[uint64][]check.PKey {
 		t.Helper()
 		args := []string{"partitions", "show", file, check.FormatGUID(hcaA), check.FormatGUID(hcaB), check.FormatGUID(rtPort),
 			"--sm-guid", check.FormatGUID(hcaA), "--table-size", "64", "-o", "json"}
-		if router {
-			args = append(args, "--router", check.FormatGUID(rtPort))
-		}
+		args = append(args, types...)
 		r := runIbkey(t, false, nil, args...)
 		if r.code != 0 {
 			t.Fatalf("exit %d: %s", r.code, r.stderr)
@@ -112,21 +133,23 @@ both=0x0030 : ALL_CAS=limited, ALL_ROUTERS=full ;
 		}
 		return out
 	}
-	predicted := predict(true)
-	for _, port := range []struct {
-		guid uint64
-		dr   string
-	}{{hcaA, "0,1"}, {hcaB, "0,2"}, {rtPort, "0,3"}} {
-		real := labTable(t, l, port.dr)
-		if !sameTable(predicted[port.guid], real) {
-			t.Errorf("port %s: partitions show --router predicts %v, OpenSM programmed %v", check.FormatGUID(port.guid), predicted[port.guid], trimTable(real))
+	for _, types := range [][]string{{"--router", check.FormatGUID(rtPort)}, {"--fabric-file", fabricFile}} {
+		predicted := predict(types...)
+		for _, port := range []struct {
+			guid uint64
+			dr   string
+		}{{hcaA, "0,1"}, {hcaB, "0,2"}, {rtPort, "0,3"}} {
+			real := labTable(t, l, port.dr)
+			if !sameTable(predicted[port.guid], real) {
+				t.Errorf("port %s: partitions show %s predicts %v, OpenSM programmed %v", check.FormatGUID(port.guid), types[0], predicted[port.guid], trimTable(real))
+			}
 		}
 	}
 	// Without --router the router is taken for a CA port (ALL_CAS instead of
 	// ALL_ROUTERS), which OpenSM does not do: the comparison tells them apart.
-	if real, wrong := labTable(t, l, "0,3"), predict(false)[rtPort]; sameTable(wrong, real) {
+	if real, wrong := labTable(t, l, "0,3"), predict()[rtPort]; sameTable(wrong, real) {
 		t.Errorf("router port: the CA-port prediction %v matches what OpenSM programmed %v: the test cannot tell", wrong, trimTable(real))
 	} else {
-		t.Logf("router port: OpenSM %v; as a router %v; as a CA %v", trimTable(real), predicted[rtPort], wrong)
+		t.Logf("router port: OpenSM %v; as a CA %v", trimTable(real), wrong)
 	}
 }

@@ -21,7 +21,7 @@ type ShowOptions struct {
 	Format   cmdutil.Format
 	Notices  *cmdutil.Notices
 	OpenSM   cmdutil.OpenSMFlags
-	Routers  routerFlag
+	Types    PortTypes
 	File     string
 	GUIDs    []string
 	Previous string
@@ -50,7 +50,8 @@ Ports: for each port GUID the file names (and each GUID given on the command lin
 the P_Key table OpenSM programs, in the order it fills it (index 0 first: the indx0
 partition, else the default partition, then keys in OpenSM's map order), with the item
 that decided each entry. A GUID the file does not name gets only what ALL / ALL_CAS
-(ALL_ROUTERS for a --router port) give it, and says so. Entries past --table-size are
+(ALL_ROUTERS for a router port: --router, or --fabric-file with a saved sweep) give
+it, and says so. Entries past --table-size are
 dropped, as OpenSM does.
 
 The indexes are those of a port whose table held only 0xffff before (a fresh port).
@@ -76,6 +77,7 @@ JSON (-o json): {"file","rejected","uncertain"?,"applied":"file"|"opensm_default
 		Example: `  ibkey partitions show partitions.conf
   ibkey partitions show partitions.conf 0x0002c90300000299 --sm-guid 0x0002c90300000201
   ibkey partitions show partitions.conf --router 0x0002c90300000301
+  ibkey partitions show partitions.conf --fabric-file fabric.json
   ibkey partitions show new.conf --previous old.conf -o json`,
 		Args:              cmdutil.UsageArgs(cobra.MinimumNArgs(1)),
 		ValidArgsFunction: cmdutil.CompletePartitionsFileThenGUIDs,
@@ -93,7 +95,7 @@ JSON (-o json): {"file","rejected","uncertain"?,"applied":"file"|"opensm_default
 		},
 	}
 	o.OpenSM.AddFlags(c)
-	o.Routers.add(c)
+	o.Types.add(c)
 	c.Flags().StringVar(&o.Previous, "previous", "", "the configuration OpenSM applied before (`FILE`): keys keep their index, removed ones leave holes")
 	_ = c.MarkFlagFilename("previous")
 	return c
@@ -186,7 +188,7 @@ func runShow(o *ShowOptions) error {
 	if err != nil {
 		return err
 	}
-	types, err := o.Routers.types()
+	types, err := o.Types.types()
 	if err != nil {
 		return err
 	}
@@ -436,7 +438,7 @@ func (s show) text(w io.Writer, f cmdutil.Format) error {
 			portNotes = append(portNotes, "SM port (SELF)")
 		}
 		if t.Port.Type == partconf.Router {
-			portNotes = append(portNotes, "router port (--router)")
+			portNotes = append(portNotes, "router port")
 		}
 		if !t.InFile {
 			if t.Port.Type == partconf.Router {
