@@ -28,7 +28,7 @@ type FabricSweep struct {
 }
 
 // timeoutUsage is --timeout's help: what happens when it expires.
-const timeoutUsage = "stop after this long (the whole command: attaching and the sweep) and report what was read: a partial sweep, exit 4"
+const timeoutUsage = "bound the whole command: stop sweeping this long after it started and report what was read (a partial sweep, exit 4)"
 
 // AddFabricSweepFlags adds the MAD flags, --fabric-file and --timeout to c.
 func AddFabricSweepFlags(c *cobra.Command, f *Factory) *FabricSweep {
@@ -44,16 +44,15 @@ func (s *FabricSweep) AddTimeoutFlag(c *cobra.Command, usage string) {
 	c.Flags().DurationVar(&s.Timeout, "timeout", 5*time.Minute, usage)
 }
 
-// Bound is ctx limited by --timeout; the caller must call cancel.
-func (s *FabricSweep) Bound(ctx context.Context) (context.Context, context.CancelFunc, error) {
+// Validate checks --timeout.
+func (s *FabricSweep) Validate() error {
 	if s.Timeout <= 0 {
-		return nil, nil, Usagef("invalid --timeout %v (accepted: a positive duration, e.g. 30s)", s.Timeout)
+		return Usagef("invalid --timeout %v (accepted: a positive duration, e.g. 30s)", s.Timeout)
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.Timeout)
-	return ctx, cancel, nil
+	return nil
 }
 
-// Load gives fn the fabric: the saved file, or a sweep run now under ctx (see Bound).
+// Load gives fn the fabric: the saved file, or a sweep run now (see Sweep).
 // fn prints what it has; afterwards a partial fabric (the sweep stopped early, reads
 // that failed, links with no answer) is reported on n and the result is exit 4,
 // whatever fn answered, unless fn failed outright.
@@ -88,25 +87,41 @@ func TablesNotRead(f *check.Fabric) int {
 }
 
 // Sweep runs a sweep now and gives fn what was read, however partial (fn decides with
-// PartialResult). A sweep that read nothing is an error: exit 4 when --timeout or ctx
-// ended it, else exit 3 (no fabric access).
-func (s *FabricSweep) Sweep(ctx context.Context, n *Notices, noTables bool, fn func(f *check.Fabric) error) error {
+// PartialResult). ctx is the command's (main cancels it on a signal); --timeout,
+// counted from now, bounds the whole sweep. Attaching runs under ctx alone: the
+// transport bounds it itself (ibsim: a few seconds; umad opens a local device), and a
+// CONNECT cut short would leave ibsim a request it crashes on when it gets to it (an
+// abandoned connect), so a --timeout that expires while attaching takes effect right
+// after. A sweep that read nothing is an error: exit 4 when --timeout or ctx ended it,
+// else exit 3 (no fabric access).
+func (s *FabricSweep) Sweep(ctx context.Context, n *Notices, noTables bool, fn func(f *check.Fabric) error) (err error) {
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	sctx, cancel := context.WithTimeout(ctx, s.Timeout)
+	defer cancel()
 	if s.MAD.IbsimBase() != "" && s.MAD.Window == 0 {
 		s.MAD.Window = sweepWindowIbsim
 	}
-	err := s.MAD.With(ctx, func(ctx context.Context, fab *query.Fabric) error {
-		f, err := query.Sweep(ctx, fab.T, query.SweepOptions{NoTables: noTables, Source: fab.Via})
-		if f == nil {
-			return &query.EnvError{Msg: fmt.Sprintf("%v (via %s)", err, fab.Via)}
-		}
-		n.Label(fmt.Sprintf("fabric: %s", SweepSummary(f)))
-		return fn(f)
-	})
-	if err != nil && expired(ctx) && !Reported(err) {
-		fmt.Fprintf(n.w, "ibkey: --timeout %v expired before anything was read: %v\n", s.Timeout, err)
-		return Exit(ExitIncompleteCode)
+	fab, err := s.MAD.Open(ctx)
+	if err != nil {
+		return err
 	}
-	return err
+	defer func() {
+		if cerr := fab.T.Close(); cerr != nil && err == nil {
+			n.Warn(fmt.Sprintf("closing %s: %v", fab.Via, cerr))
+		}
+	}()
+	f, err := query.Sweep(sctx, fab.T, query.SweepOptions{NoTables: noTables, Source: fab.Via})
+	if f == nil {
+		if expired(sctx) && ctx.Err() == nil {
+			fmt.Fprintf(n.w, "ibkey: --timeout %v expired before anything was read: %v (via %s)\n", s.Timeout, err, fab.Via)
+			return Exit(ExitIncompleteCode)
+		}
+		return &query.EnvError{Msg: fmt.Sprintf("%v (via %s)", err, fab.Via)}
+	}
+	n.Label(fmt.Sprintf("fabric: %s", SweepSummary(f)))
+	return fn(f)
 }
 
 // PartialResult is err after fn printed f, unless f is partial: then the gaps go to

@@ -116,12 +116,10 @@ func runCheck(o *CheckOptions) error {
 		}
 		conf = partconf.Parse(o.Partitions, data)
 	}
-	ctx, cancel, err := o.Source.Bound(o.Ctx)
-	if err != nil {
+	if err := o.Source.Validate(); err != nil {
 		return err
 	}
-	defer cancel()
-	return o.Source.Load(ctx, o.Notices, false, true, func(fab *check.Fabric) error {
+	return o.Source.Load(o.Ctx, o.Notices, false, true, func(fab *check.Fabric) error {
 		all := check.Audit(fab)
 		if conf != nil {
 			all = append(all, partconf.CompareFabric(fab, partconf.NewFabricModel(conf, fab, partconf.Options{AllowBoth: o.AllowBoth}))...)

@@ -49,14 +49,30 @@ func bounded(t *testing.T, limit time.Duration, run func() result) result {
 	}
 }
 
-// TestTimeoutBoundsTheWholeCommand: --timeout ends a command whose transport never
-// answers, attaching included, and the exit is 4 (incomplete) as its help says.
+// silentTransport stands for a fabric that never answers: every MAD waits until its
+// context ends, and records why.
+type silentTransport struct{ ended chan error }
+
+func (s *silentTransport) Do(ctx context.Context, req mad.Request) (*mad.Packet, error) {
+	<-ctx.Done()
+	select {
+	case s.ended <- ctx.Err():
+	default:
+	}
+	return nil, ctx.Err()
+}
+
+func (s *silentTransport) Close() error { return nil }
+
+// TestTimeoutBoundsTheWholeCommand: --timeout ends a command whose fabric never
+// answers, and the exit is 4 (incomplete) as its help says.
 func TestTimeoutBoundsTheWholeCommand(t *testing.T) {
-	b := &blockingDial{ended: make(chan error, 1)}
+	tr := &silentTransport{ended: make(chan error, 1)}
+	dial := func(ctx context.Context, o mad.IbsimOptions) (mad.Transport, string, error) { return tr, "Node", nil }
 	r := bounded(t, time.Minute, func() result {
-		return runWith(t, false, nil, discoverWith(b.dial), "fabric", "discover", "--ibsim=nowhere", "--timeout", "50ms")
+		return runWith(t, false, nil, discoverWith(dial), "fabric", "discover", "--ibsim=nowhere", "--timeout", "50ms")
 	})
-	if err := <-b.ended; !errors.Is(err, context.DeadlineExceeded) {
+	if err := <-tr.ended; !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("the transport saw %v, want the deadline", err)
 	}
 	if r.code != 4 || !strings.Contains(r.stderr, "--timeout 50ms expired before anything was read") {
@@ -71,7 +87,7 @@ func TestTimeoutBoundsTheWholeCommand(t *testing.T) {
 }
 
 // TestCommandContextReachesTheTransport: the command's context (main cancels it on a
-// signal) is the one the transport gets: cancelled, the command ends at once.
+// signal) is the one attaching gets: cancelled, the command ends at once.
 func TestCommandContextReachesTheTransport(t *testing.T) {
 	b := &blockingDial{ended: make(chan error, 1)}
 	f := &cmdutil.Factory{IOStreams: &cmdutil.IOStreams{Out: &strings.Builder{}, ErrOut: &strings.Builder{}}, Getenv: func(string) string { return "" }}

@@ -68,7 +68,7 @@ JSON (-o json): {"a","b","same","changes":[{"kind","ports":[{"node_guid","port",
 		},
 	}
 	o.Source = &cmdutil.FabricSweep{MAD: cmdutil.AddMADFlags(c, f)}
-	o.Source.AddTimeoutFlag(c, "with one file: stop after this long (attaching and the sweep) and compare what was read: a partial sweep, exit 4")
+	o.Source.AddTimeoutFlag(c, "with one file: stop sweeping this long after the command started and compare what was read (a partial sweep, exit 4)")
 	return c
 }
 
@@ -121,12 +121,7 @@ func runDiff(o *DiffOptions) error {
 		}
 		return compare(b, o.B)
 	}
-	ctx, cancel, err := o.Source.Bound(o.Ctx)
-	if err != nil {
-		return err
-	}
-	defer cancel()
-	return o.Source.Sweep(ctx, o.Notices, false, func(b *check.Fabric) error {
+	return o.Source.Sweep(o.Ctx, o.Notices, false, func(b *check.Fabric) error {
 		return cmdutil.PartialResult(o.Notices, b, true, compare(b, "the sweep now"))
 	})
 }

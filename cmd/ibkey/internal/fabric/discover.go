@@ -72,12 +72,10 @@ Exit codes: 0; 2 bad usage or --fabric-file; 3 no fabric access; 4 a partial swe
 }
 
 func runDiscover(o *DiscoverOptions) error {
-	ctx, cancel, err := o.Source.Bound(o.Ctx)
-	if err != nil {
+	if err := o.Source.Validate(); err != nil {
 		return err
 	}
-	defer cancel()
-	return o.Source.Load(ctx, o.Notices, o.NoTables, false, func(fab *check.Fabric) error {
+	return o.Source.Load(o.Ctx, o.Notices, o.NoTables, false, func(fab *check.Fabric) error {
 		if o.Format == cmdutil.FormatJSON {
 			return check.EncodeFabric(o.IO.Out, fab)
 		}

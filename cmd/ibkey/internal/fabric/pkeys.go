@@ -155,12 +155,10 @@ func runPKeys(o *PKeysOptions) error {
 			return cmdutil.Usagef("invalid --key %q: key 0 is not a partition (accepted: a P_Key whose low 15 bits are not 0, e.g. 0x0001)", o.Key)
 		}
 	}
-	ctx, cancel, err := o.Source.Bound(o.Ctx)
-	if err != nil {
+	if err := o.Source.Validate(); err != nil {
 		return err
 	}
-	defer cancel()
-	return o.Source.Load(ctx, o.Notices, false, true, func(fab *check.Fabric) error {
+	return o.Source.Load(o.Ctx, o.Notices, false, true, func(fab *check.Fabric) error {
 		if o.Key != "" {
 			return members(o, fab, key)
 		}
