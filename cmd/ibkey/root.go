@@ -8,7 +8,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/exporter"
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/fabric"
 	jobcmd "github.com/ibkey/ibkey/cmd/ibkey/internal/job"
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/partitions"
 	"github.com/ibkey/ibkey/internal/demo"
 	"github.com/ibkey/ibkey/internal/ibverbs"
 	"github.com/ibkey/ibkey/internal/query"
@@ -116,8 +118,8 @@ Without hardware, --demo shows every command on an embedded demo host.`,
 		newDecodeCmd(g),
 		newCanTalkCmd(g),
 		newWatchCmd(g),
-		newPartitionsCmd(g),
-		newFabricCmd(g),
+		g.bridged(partitions.NewCmdPartitions),
+		g.bridged(fabric.NewCmdFabric),
 		jobcmd.NewCmdJob(jobcmd.Deps{Out: streams.Out, ErrOut: streams.ErrOut, OutTTY: streams.OutTTY, Host: g.Host, Getenv: getenv, Output: func() string { return g.Output }, Fabric: g.OpenFabric, Exit: func(c int) error { return &silentError{code: c} }}, nil),
 		exporter.NewCmdExporter(exporter.Deps{In: streams.In, Out: streams.Out, ErrOut: streams.ErrOut, Host: g.Host, Getenv: getenv, OpenFabric: g.OpenFabric}, nil),
 	)

@@ -1,0 +1,80 @@
+package cmdutil
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/ibverbs"
+	"github.com/ibkey/ibkey/internal/query"
+)
+
+// Exit codes: 0 success / yes, 1 a definite no, 2 bad input, 3 environment, 4
+// incomplete (the answer depends on something not read or checked).
+const (
+	ExitOK    = 0
+	ExitNo    = 1
+	ExitUsage = 2
+	ExitEnv   = 3
+)
+
+// SilentError carries an exit code for an outcome the command has already reported
+// (a "no" from can-talk, a key not found).
+type SilentError struct{ Code int }
+
+func (e *SilentError) Error() string { return fmt.Sprintf("exit status %d", e.Code) }
+
+// Exit is a SilentError with code c.
+func Exit(c int) error { return &SilentError{Code: c} }
+
+// ExitCode maps typed errors to exit codes, in this one place.
+func ExitCode(err error) int {
+	if err == nil {
+		return ExitOK
+	}
+	var (
+		silent   *SilentError
+		parseErr *check.ParseError
+		usage    *query.UsageError
+		notFound *query.NotFoundError
+		env      *query.EnvError
+	)
+	switch {
+	case errors.As(err, &silent):
+		return silent.Code
+	case errors.As(err, &parseErr), errors.As(err, &usage), errors.Is(err, ibverbs.ErrBadName):
+		return ExitUsage
+	case errors.As(err, &notFound), errors.As(err, &env):
+		return ExitEnv
+	}
+	// Anything else comes from cobra's own argument and flag parsing.
+	return ExitUsage
+}
+
+// Reported says whether err's message was already printed (a SilentError).
+func Reported(err error) bool {
+	var silent *SilentError
+	return errors.As(err, &silent)
+}
+
+// Usagef is a bad-input error (exit 2).
+func Usagef(format string, a ...any) error {
+	return &query.UsageError{Msg: fmt.Sprintf(format, a...)}
+}
+
+// UsageArgs wraps a cobra argument validator so its errors exit 2.
+func UsageArgs(v cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(c *cobra.Command, args []string) error {
+		if err := v(c, args); err != nil {
+			return &query.UsageError{Msg: fmt.Sprintf("%s: %s (usage: %s)", c.CommandPath(), err, c.UseLine())}
+		}
+		return nil
+	}
+}
+
+// FlagError makes cobra's flag errors exit 2 with a pointer to the help.
+func FlagError(c *cobra.Command, err error) error {
+	return &query.UsageError{Msg: fmt.Sprintf("%s (see 'ibkey %s --help')", err, c.Name())}
+}

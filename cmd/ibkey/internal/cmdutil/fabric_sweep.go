@@ -1,0 +1,174 @@
+package cmdutil
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/query"
+)
+
+// ExitIncompleteCode is exit 4: the answer depends on something not read (a partial
+// sweep). The fabric commands use it until cmdutil's exit codes name it.
+const ExitIncompleteCode = 4
+
+// FabricSweep is where a fabric command's fabric comes from: a saved sweep
+// (--fabric-file) or a sweep run now through the transport the MAD flags select, the
+// whole command bounded by --timeout and by the command's context (main cancels it
+// on a signal).
+type FabricSweep struct {
+	MAD     *MADFlags
+	File    string        // --fabric-file
+	Timeout time.Duration // --timeout
+}
+
+// timeoutUsage is --timeout's help: what happens when it expires.
+const timeoutUsage = "bound the whole command: stop sweeping this long after it started and report what was read (a partial sweep, exit 4)"
+
+// AddFabricSweepFlags adds the MAD flags, --fabric-file and --timeout to c.
+func AddFabricSweepFlags(c *cobra.Command, f *Factory) *FabricSweep {
+	s := &FabricSweep{MAD: AddMADFlags(c, f)}
+	c.Flags().StringVar(&s.File, "fabric-file", "", "read a saved sweep from `FILE` (ibkey fabric discover -o json > FILE) instead of sweeping the fabric")
+	_ = c.MarkFlagFilename("fabric-file", "json")
+	s.AddTimeoutFlag(c, timeoutUsage)
+	return s
+}
+
+// AddTimeoutFlag adds --timeout alone (fabric diff: its files are given as arguments).
+func (s *FabricSweep) AddTimeoutFlag(c *cobra.Command, usage string) {
+	c.Flags().DurationVar(&s.Timeout, "timeout", 5*time.Minute, usage)
+}
+
+// Validate checks --timeout.
+func (s *FabricSweep) Validate() error {
+	if s.Timeout <= 0 {
+		return Usagef("invalid --timeout %v (accepted: a positive duration, e.g. 30s)", s.Timeout)
+	}
+	return nil
+}
+
+// Load gives fn the fabric: the saved file, or a sweep run now (see Sweep).
+// fn prints what it has; afterwards a partial fabric (the sweep stopped early, reads
+// that failed, links with no answer) is reported on n and the result is exit 4,
+// whatever fn answered, unless fn failed outright.
+//
+// noTables skips the P_Key tables in a sweep run now. A command that answers from the
+// tables passes needTables: then tables missing from a saved sweep (made with
+// --no-tables) are gaps too.
+func (s *FabricSweep) Load(ctx context.Context, n *Notices, noTables, needTables bool, fn func(f *check.Fabric) error) error {
+	if s.File != "" {
+		f, err := ReadFabricFile(s.File)
+		if err != nil {
+			return err
+		}
+		n.Label(fmt.Sprintf("fabric: %s: %s", s.File, SweepSummary(f)))
+		return PartialResult(n, f, needTables, fn(f))
+	}
+	return s.Sweep(ctx, n, noTables, func(f *check.Fabric) error { return PartialResult(n, f, needTables, fn(f)) })
+}
+
+// TablesNotRead counts the tables a sweep holds no answer for without a failure:
+// end ports and cabled ports that are not DOWN, swept with --no-tables.
+func TablesNotRead(f *check.Fabric) int {
+	k := 0
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if p.PKeys == nil && p.PKeysError == "" && p.State != check.StateDown && (n.IsEndPort(p) || p.Peer != nil) {
+				k++
+			}
+		}
+	}
+	return k
+}
+
+// Sweep runs a sweep now and gives fn what was read, however partial (fn decides with
+// PartialResult). ctx is the command's (main cancels it on a signal); --timeout,
+// counted from now, bounds the whole sweep. Attaching runs under ctx alone: the
+// transport bounds it itself (ibsim: a few seconds; umad opens a local device), and a
+// CONNECT cut short would leave ibsim a request it crashes on when it gets to it (an
+// abandoned connect), so a --timeout that expires while attaching takes effect right
+// after. A sweep that read nothing is an error: exit 4 when --timeout or ctx ended it,
+// else exit 3 (no fabric access).
+func (s *FabricSweep) Sweep(ctx context.Context, n *Notices, noTables bool, fn func(f *check.Fabric) error) (err error) {
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	sctx, cancel := context.WithTimeout(ctx, s.Timeout)
+	defer cancel()
+	if s.MAD.IbsimBase() != "" && s.MAD.Window == 0 {
+		s.MAD.Window = sweepWindowIbsim
+	}
+	fab, err := s.MAD.Open(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := fab.T.Close(); cerr != nil && err == nil {
+			n.Warn(fmt.Sprintf("closing %s: %v", fab.Via, cerr))
+		}
+	}()
+	f, err := query.Sweep(sctx, fab.T, query.SweepOptions{NoTables: noTables, Source: fab.Via})
+	if f == nil {
+		if expired(sctx) && ctx.Err() == nil {
+			fmt.Fprintf(n.w, "ibkey: --timeout %v expired before anything was read: %v (via %s)\n", s.Timeout, err, fab.Via)
+			return Exit(ExitIncompleteCode)
+		}
+		return &query.EnvError{Msg: fmt.Sprintf("%v (via %s)", err, fab.Via)}
+	}
+	n.Label(fmt.Sprintf("fabric: %s", SweepSummary(f)))
+	return fn(f)
+}
+
+// PartialResult is err after fn printed f, unless f is partial: then the gaps go to
+// n's stream (one line, with up to three of the links that did not answer) and the
+// result is exit 4. With needTables, tables the sweep did not read (--no-tables) are
+// gaps. An error other than an exit code (a write error) wins.
+func PartialResult(n *Notices, f *check.Fabric, needTables bool, err error) error {
+	if err != nil && !Reported(err) {
+		return err
+	}
+	gaps := query.FabricGaps(f)
+	var skipped int
+	if needTables {
+		skipped = TablesNotRead(f)
+	}
+	if !gaps.Partial() && skipped == 0 {
+		return err
+	}
+	var parts []string
+	if gaps.Partial() {
+		parts = append(parts, gaps.String())
+	}
+	if skipped > 0 {
+		parts = append(parts, Plural(skipped, "P_Key table", "P_Key tables")+" not in the sweep (made with --no-tables)")
+	}
+	msg := "partial sweep: " + strings.Join(parts, "; ")
+	if k := len(f.Unreachable); k > 0 {
+		var where []string
+		for i, u := range f.Unreachable {
+			if i == 3 {
+				where = append(where, fmt.Sprintf("and %d more", k-3))
+				break
+			}
+			where = append(where, fmt.Sprintf("behind %s (DR path %s): %s", f.Label(u.From), u.Path, u.Error))
+		}
+		msg += ": " + strings.Join(where, "; ")
+	}
+	fmt.Fprintf(n.w, "ibkey: %s; what was read is shown above, and what was not is not checked\n", msg)
+	return Exit(ExitIncompleteCode)
+}
+
+// expired reports whether ctx's deadline has passed: a transport that waits until the
+// deadline may return before ctx's own timer has marked it done.
+func expired(ctx context.Context) bool {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return true
+	}
+	d, ok := ctx.Deadline()
+	return ok && !time.Now().Before(d)
+}

@@ -1,0 +1,222 @@
+package cmdutil
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ibkey/ibkey/internal/ibverbs"
+	"github.com/ibkey/ibkey/internal/ibverbs/mad"
+	"github.com/ibkey/ibkey/internal/query"
+)
+
+// MADFlags select how a command sends MADs: the ibsim simulator, or the kernel's umad
+// interface on a local port. Only commands that send MADs add them (AddMADFlags).
+type MADFlags struct {
+	f *Factory
+
+	Ibsim      string        // --ibsim[=BASE]; env IBKEY_IBSIM
+	SimNode    string        // --sim-node
+	CA         string        // --ca
+	CAPort     int           // --ca-port
+	MADTimeout time.Duration // --mad-timeout, per attempt
+	MADRetries int           // --mad-retries
+	// Window is the transport's MADs in flight; 0 keeps its default. Sweeps set it.
+	Window int
+
+	// Dependencies, replaced in tests.
+	DialIbsim func(ctx context.Context, o mad.IbsimOptions) (mad.Transport, string, error)
+	OpenUmad  func(dev string, port int, o mad.UmadOptions) (mad.Transport, error)
+	UmadDir   string // /dev/infiniband unless set
+}
+
+// IbsimDefault is --ibsim's value when given without one: $IBSIM_SOCKNAME, else "sim".
+const IbsimDefault = "sim"
+
+// ibsimUsage is --ibsim's help, shared with the root's hidden copy.
+const ibsimUsage = "send MADs through the ibsim simulator with socket base name `BASE` (--ibsim alone: $IBSIM_SOCKNAME, else sim; env IBKEY_IBSIM)"
+
+// MADFlagNames are the flags AddMADFlags adds.
+var MADFlagNames = []string{"ibsim", "sim-node", "ca", "ca-port", "mad-timeout", "mad-retries"}
+
+// AddMADFlags adds --ibsim, --sim-node, --ca, --ca-port, --mad-timeout and
+// --mad-retries to c and returns where they are parsed into.
+func AddMADFlags(c *cobra.Command, f *Factory) *MADFlags {
+	m := &MADFlags{f: f}
+	fl := c.Flags()
+	fl.StringVar(&m.Ibsim, "ibsim", "", ibsimUsage)
+	fl.Lookup("ibsim").NoOptDefVal = IbsimDefault
+	fl.StringVar(&m.SimNode, "sim-node", "", "attach to the simulator at node `NAME` (default: the first node of its topology)")
+	fl.StringVar(&m.CA, "ca", "", "send MADs from local device `DEV` (default: the first ACTIVE InfiniBand port)")
+	fl.IntVar(&m.CAPort, "ca-port", 0, "send MADs from port `N` of --ca")
+	fl.DurationVar(&m.MADTimeout, "mad-timeout", time.Second, "wait this long for each MAD's reply")
+	fl.IntVar(&m.MADRetries, "mad-retries", 3, "send an unanswered MAD again this many times")
+	return m
+}
+
+// AddRootIbsimFlag gives the root a hidden --ibsim so that `ibkey --ibsim pkeys ...`
+// still finds the subcommand (cobra must know, before it picks the subcommand, that
+// --ibsim alone takes no value). The subcommands' own --ibsim shadows it; a command
+// without MAD flags rejects it (CheckRootIbsim).
+func AddRootIbsimFlag(root *cobra.Command) {
+	var ignored string
+	pf := root.PersistentFlags()
+	pf.StringVar(&ignored, "ibsim", "", ibsimUsage)
+	pf.Lookup("ibsim").NoOptDefVal = IbsimDefault
+	_ = pf.MarkHidden("ibsim")
+}
+
+// CheckRootIbsim rejects --ibsim on a command that sends no MADs.
+func CheckRootIbsim(c *cobra.Command) error {
+	if fl := c.InheritedFlags().Lookup("ibsim"); fl != nil && fl.Changed {
+		return Usagef("--ibsim: '%s' sends no MADs (the MAD flags apply to devices, pkeys, can-talk, watch counters and fabric)", c.CommandPath())
+	}
+	return nil
+}
+
+// IbsimBase returns the simulator's socket base name, or "" when umad is selected.
+func (m *MADFlags) IbsimBase() string {
+	base := m.Ibsim
+	if base == "" {
+		base = m.f.Getenv("IBKEY_IBSIM")
+		if base == "1" {
+			base = IbsimDefault
+		}
+	}
+	if base == IbsimDefault {
+		if s := m.f.Getenv("IBSIM_SOCKNAME"); s != "" {
+			base = s
+		}
+	}
+	return base
+}
+
+// Explicit reports whether a transport was chosen (--ibsim or --ca).
+func (m *MADFlags) Explicit() bool { return m.IbsimBase() != "" || m.CA != "" }
+
+// Options are the transport options the flags select.
+func (m *MADFlags) Options() (mad.Options, error) {
+	if m.MADTimeout <= 0 {
+		return mad.Options{}, Usagef("invalid --mad-timeout %v (accepted: a positive duration, e.g. 500ms)", m.MADTimeout)
+	}
+	if m.MADRetries < 0 || m.MADRetries > 100 {
+		return mad.Options{}, Usagef("invalid --mad-retries %d (accepted: 0-100)", m.MADRetries)
+	}
+	retries := m.MADRetries
+	if retries == 0 {
+		retries = -1 // mad.Options: 0 means the default, negative means none
+	}
+	return mad.Options{Timeout: m.MADTimeout, Retries: retries, Window: m.Window}, nil
+}
+
+// Open opens the transport the flags select. The caller must Close the transport
+// (ibsim has 10 client slots and never frees the slot of a client that exits without
+// disconnecting); With does that.
+func (m *MADFlags) Open(ctx context.Context) (*query.Fabric, error) {
+	opts, err := m.Options()
+	if err != nil {
+		return nil, err
+	}
+	if base := m.IbsimBase(); base != "" {
+		if m.CA != "" || m.CAPort != 0 {
+			return nil, Usagef("--ca and --ca-port choose a local umad port; they do not apply with --ibsim (use --sim-node NAME to choose where to attach)")
+		}
+		dial := m.DialIbsim
+		if dial == nil {
+			dial = dialIbsim
+		}
+		t, node, err := dial(ctx, mad.IbsimOptions{SockName: base, Node: m.SimNode, Options: opts})
+		if err != nil {
+			return nil, &query.EnvError{Msg: err.Error()}
+		}
+		return &query.Fabric{T: t, Via: fmt.Sprintf("ibsim %q at %s", base, node)}, nil
+	}
+	if m.SimNode != "" {
+		return nil, Usagef("--sim-node chooses where to attach to the simulator: it needs --ibsim")
+	}
+	if m.f.IsDemo() {
+		return nil, Usagef("the demo host has no fabric to query: use --ibsim with a running simulator (see 'ibkey pkeys --help')")
+	}
+	dev, port, err := m.umadPort()
+	if err != nil {
+		return nil, err
+	}
+	open := m.OpenUmad
+	if open == nil {
+		open = func(dev string, port int, o mad.UmadOptions) (mad.Transport, error) {
+			return mad.OpenUmad(dev, port, o)
+		}
+	}
+	t, err := open(dev, port, mad.UmadOptions{SysfsRoot: m.f.Host().Sys.Root, DevDir: m.UmadDir, Options: opts})
+	if err != nil {
+		return nil, &query.EnvError{Msg: umadErrorText(err)}
+	}
+	return &query.Fabric{T: t, Via: fmt.Sprintf("%s/%d", dev, port)}, nil
+}
+
+func dialIbsim(ctx context.Context, o mad.IbsimOptions) (mad.Transport, string, error) {
+	t, err := mad.DialIbsim(ctx, o)
+	if err != nil {
+		return nil, "", err
+	}
+	return t, t.Node, nil
+}
+
+// umadErrorText adds what to do to umad's errors.
+func umadErrorText(err error) string {
+	msg := err.Error()
+	switch {
+	case errors.Is(err, os.ErrPermission):
+		return msg
+	case strings.Contains(msg, "no umad device"), strings.Contains(msg, "infiniband_mad"):
+		return msg + "; without InfiniBand hardware, query a simulated fabric with --ibsim"
+	}
+	return msg
+}
+
+// umadPort is --ca/--ca-port, or the first ACTIVE InfiniBand port of the host.
+func (m *MADFlags) umadPort() (string, int, error) {
+	if m.CA != "" {
+		port := m.CAPort
+		if port == 0 {
+			port = 1
+		}
+		return m.CA, port, nil
+	}
+	if m.CAPort != 0 {
+		return "", 0, Usagef("--ca-port needs --ca DEV")
+	}
+	views, err := m.f.Host().Load(query.Selector{}, query.LoadOptions{})
+	if err != nil {
+		return "", 0, &query.EnvError{Msg: fmt.Sprintf("no local port to send MADs from: %v; to query a simulated fabric use --ibsim", err)}
+	}
+	var seen []string
+	for _, v := range views {
+		if v.LinkLayer() == "InfiniBand" && v.Port.State.Num == ibverbs.StateActive {
+			return v.Port.Device, v.Port.Num, nil
+		}
+		seen = append(seen, fmt.Sprintf("%s %s %s", v.Ref(), v.LinkLayer(), v.Port.State.Name))
+	}
+	return "", 0, &query.EnvError{Msg: fmt.Sprintf("no ACTIVE InfiniBand port to send MADs from (ports: %s); choose one with --ca DEV --ca-port N", strings.Join(seen, ", "))}
+}
+
+// With opens the selected transport, runs fn, and closes the transport however fn
+// ends, also when ctx (main's signal context) is cancelled, so an ibsim client slot is
+// always given back.
+func (m *MADFlags) With(ctx context.Context, fn func(ctx context.Context, f *query.Fabric) error) (err error) {
+	fab, err := m.Open(ctx)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := fab.T.Close(); cerr != nil && err == nil {
+			m.f.Notices().Warn(fmt.Sprintf("closing %s: %v", fab.Via, cerr))
+		}
+	}()
+	return fn(ctx, fab)
+}

@@ -1,0 +1,75 @@
+package decode
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
+	"github.com/ibkey/ibkey/internal/check"
+)
+
+// NewCmdQKey is `ibkey decode qkey`; runF replaces the run function in tests.
+func NewCmdQKey(f *cmdutil.Factory, runF func(*DecodeOptions) error) *cobra.Command {
+	o := newOptions(f)
+	return &cobra.Command{
+		Use:   "qkey VALUE...",
+		Short: "Explain Q_Key values: controlled bit, ranges, well-known values",
+		Long: `Explain Q_Key values: whether the top bit (controlled, privileged) is set, which range
+the value falls in (general use 0x80000000-0x8000ffff, reserved 0x80010000-0x8fffffff),
+and well-known values (GSI 0x80010000, OpenSM's IPoIB default 0x00000b1b).
+
+JSON (-o json): {"qkeys":[{"value","controlled","well_known","range","notes"}]};
+well_known is "gsi", "ipoib" or "", range one of unprivileged, general-use, reserved,
+controlled.`,
+		Example:           "  ibkey decode qkey 0x80010000 b1b",
+		Args:              cmdutil.UsageArgs(cobra.MinimumNArgs(1)),
+		ValidArgsFunction: cobra.NoFileCompletions,
+		RunE: func(c *cobra.Command, args []string) error {
+			o.Values = args
+			if runF != nil {
+				return runF(o)
+			}
+			return runDecodeQKey(o)
+		},
+	}
+}
+
+func runDecodeQKey(o *DecodeOptions) error {
+	f, err := o.Format()
+	if err != nil {
+		return err
+	}
+	out := make([]check.QKeyDecoding, 0, len(o.Values))
+	for _, s := range o.Values {
+		q, err := check.ParseQKey(s)
+		if err != nil {
+			return err
+		}
+		out = append(out, check.DecodeQKey(q))
+	}
+	switch f {
+	case cmdutil.FormatJSON:
+		return cmdutil.WriteJSON(o.IO.Out, struct {
+			QKeys []check.QKeyDecoding `json:"qkeys"`
+		}{out})
+	case cmdutil.FormatPlain:
+		g := cmdutil.Grid{Header: []string{"VALUE", "CONTROLLED", "RANGE", "WELL_KNOWN"}}
+		for _, d := range out {
+			g.Add(d.Value, cmdutil.YesNo(d.Controlled), string(d.Range), d.WellKnown)
+		}
+		return g.Render(o.IO.Out, f)
+	}
+	for i, d := range out {
+		if i > 0 {
+			fmt.Fprintln(o.IO.Out)
+		}
+		fmt.Fprintf(o.IO.Out, "Q_Key %s\n", d.Value)
+		wk := map[string]string{"gsi": "GSI (QP1)", "ipoib": "IPoIB (OpenSM default)", "": "no"}[d.WellKnown]
+		fmt.Fprintf(o.IO.Out, "  controlled  %s\n  range       %s\n  well-known  %s\n", cmdutil.YesNo(d.Controlled), d.Range, wk)
+		for _, n := range d.Notes {
+			fmt.Fprintf(o.IO.Out, "  - %s\n", n)
+		}
+	}
+	return nil
+}

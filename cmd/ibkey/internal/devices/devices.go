@@ -1,0 +1,202 @@
+// Package devices is `ibkey devices`: one row per RDMA port, from sysfs or over MADs.
+package devices
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
+
+	"github.com/ibkey/ibkey/internal/query"
+)
+
+// DevicesOptions holds `ibkey devices`'s flags and dependencies.
+type DevicesOptions struct {
+	IO      *cmdutil.IOStreams
+	Format  func() (cmdutil.Format, error)
+	Notices func() *cmdutil.Notices
+	Host    func() *query.Host
+	// MAD holds the transport flags; Ctx is main's signal context, set when the
+	// command runs.
+	MAD    *cmdutil.MADFlags
+	Ctx    context.Context
+	Addr   cmdutil.AddressFlags
+	Fabric []query.FabricSelector
+}
+
+// NewCmdDevices builds the command; runF, when not nil, runs instead of runDevices (tests of flag parsing).
+func NewCmdDevices(f *cmdutil.Factory, runF func(*DevicesOptions) error) *cobra.Command {
+	o := &DevicesOptions{IO: f.IOStreams, Format: f.Format, Notices: f.Notices, Host: f.Host}
+	c := &cobra.Command{
+		Use:   "devices",
+		Short: "List RDMA ports: link layer, state, LID, rate, P_Key table use",
+		Long: `List every port of every RDMA device: link layer, state, physical state, LID,
+SM LID, rate, valid P_Keys / table size and port GUID. A value the kernel does not
+provide is shown as n/a (in JSON: null, with the reason under "missing").
+
+JSON (-o json): {"demo"?, "ports":[{"device","port","node_type","link_layer","state",
+"phys_state","lid","sm_lid","rate","port_guid","table_size","valid_pkeys","missing"?}]};
+lid, sm_lid, table_size and valid_pkeys are numbers, port_guid a "0x%016x" string.
+
+Over the fabric (by SMPs; needs umad access or --ibsim): --lid LIDS or --dr PATH
+lists every port of the node at that address (--port P: one port), from NodeInfo,
+NodeDescription, PortInfo and the P_Key table length. The device is the node
+description. A switch's external ports have no LID, SM LID or GUID of their own
+(n/a); a CA's ports other than the one the address reaches are read through their
+own LIDs. JSON adds "address" and "node_guid" per port and "via" at the top level.`,
+		Example:           "  ibkey devices\n  ibkey --demo devices -o json\n  ibkey devices --lid 2\n  ibkey --ibsim devices --dr 0,1",
+		Args:              cmdutil.UsageArgs(cobra.NoArgs),
+		ValidArgsFunction: cobra.NoFileCompletions,
+		RunE: func(c *cobra.Command, args []string) error {
+			o.Ctx = cmdutil.Context(c)
+			fab, err := o.Addr.Selectors(args)
+			if err != nil {
+				return err
+			}
+			for i := range fab {
+				if !fab[i].HasPort {
+					fab[i].AllPorts = true
+				}
+			}
+			o.Fabric = fab
+			if runF != nil {
+				return runF(o)
+			}
+			return runDevices(o)
+		},
+	}
+	o.MAD = cmdutil.AddMADFlags(c, f)
+	o.Addr.Register(c)
+	return c
+}
+
+// devicePortJSON is one row of `devices -o json` (design.md field names).
+type devicePortJSON struct {
+	Device     string            `json:"device"`
+	Port       int               `json:"port"`
+	NodeType   *string           `json:"node_type"`
+	LinkLayer  *string           `json:"link_layer"`
+	State      string            `json:"state"`
+	PhysState  *string           `json:"phys_state"`
+	LID        *uint16           `json:"lid"`
+	SMLID      *uint16           `json:"sm_lid"`
+	Rate       *string           `json:"rate"`
+	PortGUID   *string           `json:"port_guid"`
+	TableSize  *int              `json:"table_size"`
+	ValidPKeys *int              `json:"valid_pkeys"`
+	Missing    map[string]string `json:"missing,omitempty"`
+	// Over the fabric only.
+	Address  string `json:"address,omitempty"`
+	NodeGUID string `json:"node_guid,omitempty"`
+}
+
+func runDevices(o *DevicesOptions) error {
+	f, err := o.Format()
+	if err != nil {
+		return err
+	}
+	if o.Fabric != nil {
+		return cmdutil.RenderFabricPorts(o.Ctx, o.MAD, o.Notices(), o.Fabric, func(views []*query.PortView, src cmdutil.Source) error {
+			return renderDevices(o, f, views, src)
+		})
+	}
+	host := o.Host()
+	views, err := host.Load(query.Selector{}, query.LoadOptions{Tables: true})
+	if err != nil {
+		return err
+	}
+	o.Notices().Label(host.Label)
+	return renderDevices(o, f, views, cmdutil.Source{Demo: host.Label != ""})
+}
+
+func renderDevices(o *DevicesOptions, f cmdutil.Format, views []*query.PortView, src cmdutil.Source) error {
+	rows := make([]devicePortJSON, len(views))
+	for i, v := range views {
+		rows[i] = devicePortRow(v)
+	}
+	if f == cmdutil.FormatJSON {
+		return cmdutil.WriteJSON(o.IO.Out, struct {
+			Demo  bool             `json:"demo,omitempty"`
+			Via   string           `json:"via,omitempty"`
+			Ports []devicePortJSON `json:"ports"`
+		}{src.Demo, src.Via, rows})
+	}
+	g := cmdutil.Grid{Header: []string{"DEVICE", "PORT", "LINK", "STATE", "PHYS", "LID", "SM_LID", "RATE", "PKEYS", "PORT_GUID"}}
+	for _, r := range rows {
+		pkeys := "none"
+		if r.TableSize != nil {
+			pkeys = fmt.Sprintf("%d/%d", *r.ValidPKeys, *r.TableSize)
+		}
+		g.Add(r.Device, strconv.Itoa(r.Port), str(r.LinkLayer), r.State, str(r.PhysState),
+			num(r.LID), num(r.SMLID), str(r.Rate), pkeys, str(r.PortGUID))
+	}
+	return g.Render(o.IO.Out, f)
+}
+
+func devicePortRow(v *query.PortView) devicePortJSON {
+	p := v.Port
+	r := devicePortJSON{Device: p.Device, Port: p.Num, State: p.State.Name, Missing: map[string]string{}}
+	if v.Device.NodeType.OK() {
+		r.NodeType = &v.Device.NodeType.Value.Name
+	}
+	r.LinkLayer = optPtr(p.LinkLayer.Value, p.LinkLayer.Missing, "link_layer", r.Missing)
+	if p.PhysState.OK() {
+		r.PhysState = &p.PhysState.Value.Name
+	} else {
+		r.Missing["phys_state"] = p.PhysState.Missing
+	}
+	r.LID = optPtr(p.LID.Value, p.LID.Missing, "lid", r.Missing)
+	r.SMLID = optPtr(p.SMLID.Value, p.SMLID.Missing, "sm_lid", r.Missing)
+	if p.Rate.OK() {
+		r.Rate = &p.Rate.Value.Text
+	} else {
+		r.Missing["rate"] = p.Rate.Missing
+	}
+	switch {
+	case !p.GID0.OK():
+		r.Missing["port_guid"] = p.GID0.Missing
+	case p.LinkLayer.Value != "InfiniBand":
+		r.Missing["port_guid"] = "not an InfiniBand port (GID 0 does not hold a port GUID)"
+	default:
+		s := p.GID0.Value.PortGUID().String()
+		r.PortGUID = &s
+	}
+	if v.Table != nil {
+		size, valid := len(v.Table.Entries), v.Table.Valid
+		r.TableSize, r.ValidPKeys = &size, &valid
+	} else {
+		r.Missing["table_size"] = v.TableMissing
+	}
+	if len(r.Missing) == 0 {
+		r.Missing = nil
+	}
+	if v.Fabric != nil {
+		r.Address, r.NodeGUID = v.Fabric.Address, v.Fabric.NodeGUID.String()
+	}
+	return r
+}
+
+func optPtr[T any](v T, missing, name string, into map[string]string) *T {
+	if missing != "" {
+		into[name] = missing
+		return nil
+	}
+	return &v
+}
+
+func str(p *string) string {
+	if p == nil {
+		return "n/a"
+	}
+	return *p
+}
+
+func num(p *uint16) string {
+	if p == nil {
+		return "n/a"
+	}
+	return strconv.Itoa(int(*p))
+}

@@ -1,0 +1,216 @@
+package fabric
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
+	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/check/partconf"
+	"github.com/ibkey/ibkey/internal/query"
+)
+
+// CheckOptions are `ibkey fabric check`'s inputs.
+type CheckOptions struct {
+	IO         *cmdutil.IOStreams
+	Format     cmdutil.Format
+	Notices    *cmdutil.Notices
+	Ctx        context.Context
+	Source     *cmdutil.FabricSweep
+	Partitions string
+	AllowBoth  bool
+	Strict     bool
+	Ignore     []string
+}
+
+// NewCmdCheck is `ibkey fabric check`; runF replaces the run in tests.
+func NewCmdCheck(f *cmdutil.Factory, runF func(*CheckOptions) error) *cobra.Command {
+	o := &CheckOptions{IO: f.IOStreams}
+	c := &cobra.Command{
+		Use:   "check",
+		Short: "Audit the subnet's P_Key tables, and compare them with a partitions.conf",
+		Long: `Audit one sweep of the subnet (or a saved one, --fabric-file). Each finding names the
+ports involved and says what to do.
+
+Errors (the tables of a cable's two ends disagree, so a partition's packets are
+dropped at the switch, or a switch lets a partition through to a non-member):
+  hca-key-not-on-switch   a CA port holds a key the switch port it is cabled to lacks
+  switch-key-not-on-hca   the switch port holds a key the CA port it faces lacks
+Warnings (policy, and what could not be checked):
+  limited-only-partition  every member of a partition is limited: nobody can talk in it
+  enforcement-off         partition enforcement off on a switch port facing a CA
+  table-full              a table with no free entry: the SM cannot add a partition
+  port-not-active         a cabled port that is not ACTIVE
+  not-read, sweep-incomplete   what the sweep could not read
+
+With --partitions FILE (an OpenSM partitions.conf) every end port's table is also
+compared with the one OpenSM would program from FILE, and each switch port facing a
+CA with that CA port's (errors: partitions-missing-key, partitions-extra-key,
+partitions-wrong-membership, partitions-table-overflow, partitions-file-rejected). SELF
+is the port whose LID the ports report as their SM LID; --allow-both mirrors OpenSM's
+-W. --ignore RULE,... drops findings of those rules (the simulator, ibsim, reports
+enforcement off on every switch port: --ignore enforcement-off).
+
+Exit codes: 0 no errors (warnings allowed unless --strict); 1 errors (or warnings with
+--strict); 2 bad usage, --fabric-file or --partitions file; 3 no fabric access; 4 a
+partial sweep, or a saved one without tables (--no-tables): findings printed first,
+what was not read is not checked and is named on stderr; 4 also when what OpenSM does
+with the --partitions file cannot be predicted.
+
+JSON (-o json): {"source","partitions","findings":[{"severity","rule","ports":
+[{"node_guid","port","node"}],"pkeys":[],"message","action"}],"errors","warnings"}.`,
+		Example: `  ibkey fabric check --ibsim
+  ibkey fabric check --partitions /etc/opensm/partitions.conf --strict
+  ibkey fabric check --fabric-file fabric.json -o json`,
+		Args: cmdutil.UsageArgs(cobra.NoArgs),
+		RunE: func(c *cobra.Command, args []string) error {
+			var err error
+			if o.Format, err = f.Format(); err != nil {
+				return err
+			}
+			o.Notices, o.Ctx = f.Notices(), cmdutil.Context(c)
+			if runF != nil {
+				return runF(o)
+			}
+			return runCheck(o)
+		},
+	}
+	o.Source = cmdutil.AddFabricSweepFlags(c, f)
+	c.Flags().StringVar(&o.Partitions, "partitions", "", "compare the tables with what OpenSM programs from this partitions.conf (`FILE`)")
+	c.Flags().BoolVar(&o.AllowBoth, "allow-both", false, "OpenSM runs with -W (allow_both_pkeys): `both` gives a full and a limited entry")
+	c.Flags().BoolVar(&o.Strict, "strict", false, "exit 1 on warnings too")
+	c.Flags().StringSliceVar(&o.Ignore, "ignore", nil, "drop findings of these `RULES` (comma-separated, e.g. enforcement-off)")
+	_ = c.MarkFlagFilename("partitions")
+	_ = c.RegisterFlagCompletionFunc("ignore", cobra.FixedCompletions(checkRules, cobra.ShellCompDirectiveNoFileComp))
+	return c
+}
+
+var checkRules = []string{
+	check.RuleHCAKeyNotOnSwitch, check.RuleSwitchKeyNotOnHCA, check.RuleLimitedOnly, check.RuleEnforcementOff,
+	check.RuleTableFull, check.RulePortNotActive, check.RuleNotRead, check.RuleSweepIncomplete,
+	partconf.RuleMissingKey, partconf.RuleExtraKey, partconf.RuleWrongMembership, partconf.RuleTableOverflow, partconf.RuleFileRejected,
+}
+
+func runCheck(o *CheckOptions) error {
+	ignore := map[string]bool{}
+	for _, r := range o.Ignore {
+		known := false
+		for _, k := range checkRules {
+			known = known || k == r
+		}
+		if !known {
+			return cmdutil.Usagef("invalid --ignore %q (accepted: %s)", r, strings.Join(checkRules, ", "))
+		}
+		ignore[r] = true
+	}
+	var conf *partconf.Config
+	if o.Partitions != "" {
+		data, err := os.ReadFile(o.Partitions)
+		if err != nil {
+			return cmdutil.Usagef("--partitions: %v", err)
+		}
+		conf = partconf.Parse(o.Partitions, data)
+	}
+	if err := o.Source.Validate(); err != nil {
+		return err
+	}
+	return o.Source.Load(o.Ctx, o.Notices, false, true, func(fab *check.Fabric) error {
+		all := check.Audit(fab)
+		if conf != nil {
+			all = append(all, partconf.CompareFabric(fab, partconf.NewFabricModel(conf, fab, partconf.Options{AllowBoth: o.AllowBoth}))...)
+		}
+		var findings []check.Finding
+		var errs, warns int
+		for _, fd := range all {
+			if ignore[fd.Rule] {
+				continue
+			}
+			findings = append(findings, fd)
+			if fd.Severity == check.SeverityError {
+				errs++
+			} else {
+				warns++
+			}
+		}
+		check.SortFindings(findings)
+		if o.Format == cmdutil.FormatJSON {
+			if findings == nil {
+				findings = []check.Finding{}
+			}
+			var file *string
+			if o.Partitions != "" {
+				file = &o.Partitions
+			}
+			if err := cmdutil.WriteJSON(o.IO.Out, struct {
+				Source     string          `json:"source"`
+				Partitions *string         `json:"partitions"`
+				Findings   []check.Finding `json:"findings"`
+				Errors     int             `json:"errors"`
+				Warnings   int             `json:"warnings"`
+			}{fab.Source, file, findings, errs, warns}); err != nil {
+				return err
+			}
+		} else {
+			writeFindings(o.IO.Out, fab, findings)
+			fmt.Fprintln(o.IO.Out, checkSummary(fab, o.Partitions, errs, warns, len(all)-len(findings)))
+		}
+		if conf != nil {
+			if err := cmdutil.Uncertain(o.IO.ErrOut, conf, "the partitions-* findings above are"); err != nil {
+				return err
+			}
+		}
+		if check.HasErrors(findings, o.Strict) {
+			return cmdutil.Exit(cmdutil.ExitNo)
+		}
+		return nil
+	})
+}
+
+func writeFindings(w io.Writer, fab *check.Fabric, findings []check.Finding) {
+	var b strings.Builder
+	for _, fd := range findings {
+		fmt.Fprintf(&b, "%s: %s [%s]\n", fd.Severity, fd.Message, fd.Rule)
+		if len(fd.Ports) > 0 {
+			ports := make([]string, len(fd.Ports))
+			for i, p := range fd.Ports {
+				ports[i] = fmt.Sprintf("%s (node %s)", fab.Label(p.PortID), p.Node)
+			}
+			fmt.Fprintf(&b, "  ports: %s\n", strings.Join(ports, ", "))
+		}
+		if fd.Action != "" {
+			fmt.Fprintf(&b, "  do: %s\n", fd.Action)
+		}
+	}
+	io.WriteString(w, b.String())
+}
+
+func checkSummary(fab *check.Fabric, partitions string, errs, warns, ignored int) string {
+	tables := 0
+	for _, n := range fab.Nodes {
+		for _, p := range n.Ports {
+			if p.PKeys != nil {
+				tables++
+			}
+		}
+	}
+	what := fmt.Sprintf("%s, %s checked", cmdutil.Plural(len(fab.Nodes), "node", "nodes"), cmdutil.Plural(tables, "P_Key table", "P_Key tables"))
+	if partitions != "" {
+		what += " against " + partitions
+	}
+	if ignored > 0 {
+		what += fmt.Sprintf("; %d ignored (--ignore)", ignored)
+	}
+	if errs+warns == 0 {
+		if query.FabricGaps(fab).Partial() || cmdutil.TablesNotRead(fab) > 0 {
+			// Not an all-clear: what was not read is not checked (stderr lists it).
+			return fmt.Sprintf("no problems found in what was read (%s); the sweep is partial: what it lacks is not checked", what)
+		}
+		return fmt.Sprintf("no problems found (%s)", what)
+	}
+	return fmt.Sprintf("%s, %s (%s)", cmdutil.Plural(errs, "error", "errors"), cmdutil.Plural(warns, "warning", "warnings"), what)
+}

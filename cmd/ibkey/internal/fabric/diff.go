@@ -1,0 +1,127 @@
+package fabric
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
+	"github.com/ibkey/ibkey/internal/check"
+)
+
+// DiffOptions are `ibkey fabric diff`'s inputs.
+type DiffOptions struct {
+	IO      *cmdutil.IOStreams
+	Format  cmdutil.Format
+	Notices *cmdutil.Notices
+	Ctx     context.Context
+	// Source sweeps B now when it is not given (the MAD flags and --timeout).
+	Source *cmdutil.FabricSweep
+	A, B   string
+}
+
+// NewCmdDiff is `ibkey fabric diff A [B]`; runF replaces the run in tests.
+func NewCmdDiff(f *cmdutil.Factory, runF func(*DiffOptions) error) *cobra.Command {
+	o := &DiffOptions{IO: f.IOStreams}
+	c := &cobra.Command{
+		Use:   "diff A.json [B.json]",
+		Short: "What changed between two sweeps: nodes, links, ports, P_Key entries",
+		Long: `Compare two saved sweeps (ibkey fabric discover -o json), or a saved sweep with one run
+now when B is not given: nodes added or gone, links added or gone, port changes (state,
+LID, port GUID, enforcement), P_Key entries added, removed or moved to another index
+(a QP holding the old index then uses another entry), tables resized or no longer
+readable. Nodes are matched by node GUID, ports by number; P_Key violation counters,
+the SM's LID and the sweeps' own times are not compared.
+
+One line per change: KIND: MESSAGE, in node GUID and port order; kinds: node-added,
+node-removed, node-changed, link-added, link-removed, port-changed, pkey-added,
+pkey-removed, pkey-moved, table-readable, table-resized.
+
+Exit codes, as diff(1): 0 no differences; 1 differences; 2 bad usage or a file that is
+not a fabric file (named); 3 (B swept now) no fabric access; 4 (B swept now) a partial
+sweep: changes in what was not read are not seen.
+
+JSON (-o json): {"a","b","same","changes":[{"kind","ports":[{"node_guid","port","node"}],
+"field"?,"before"?,"after"?,"message"}]}.`,
+		Example: `  ibkey fabric diff monday.json tuesday.json
+  ibkey fabric diff fabric.json --ibsim
+  ibkey fabric diff a.json b.json -o json`,
+		Args:              cmdutil.UsageArgs(cobra.RangeArgs(1, 2)),
+		ValidArgsFunction: cobra.FixedCompletions([]string{"json"}, cobra.ShellCompDirectiveFilterFileExt),
+		RunE: func(c *cobra.Command, args []string) error {
+			o.A, o.B = args[0], ""
+			if len(args) == 2 {
+				o.B = args[1]
+			}
+			var err error
+			if o.Format, err = f.Format(); err != nil {
+				return err
+			}
+			o.Notices, o.Ctx = f.Notices(), cmdutil.Context(c)
+			if runF != nil {
+				return runF(o)
+			}
+			return runDiff(o)
+		},
+	}
+	o.Source = &cmdutil.FabricSweep{MAD: cmdutil.AddMADFlags(c, f)}
+	o.Source.AddTimeoutFlag(c, "with one file: stop sweeping this long after the command started and compare what was read (a partial sweep, exit 4)")
+	return c
+}
+
+func runDiff(o *DiffOptions) error {
+	a, err := cmdutil.ReadFabricFile(o.A)
+	if err != nil {
+		return err
+	}
+	compare := func(b *check.Fabric, bName string) error {
+		n := o.Notices
+		for _, x := range []struct {
+			name string
+			f    *check.Fabric
+		}{{o.A, a}, {bName, b}} {
+			if x.f.Incomplete != "" || len(x.f.Unreachable) > 0 {
+				n.Warn(fmt.Sprintf("%s is a partial sweep: changes in the part not read are not seen", x.name))
+			}
+		}
+		changes := check.Diff(a, b)
+		if o.Format == cmdutil.FormatJSON {
+			if changes == nil {
+				changes = []check.Change{}
+			}
+			if err := cmdutil.WriteJSON(o.IO.Out, struct {
+				A       string         `json:"a"`
+				B       string         `json:"b"`
+				Same    bool           `json:"same"`
+				Changes []check.Change `json:"changes"`
+			}{o.A, bName, len(changes) == 0, changes}); err != nil {
+				return err
+			}
+		} else {
+			var sb strings.Builder
+			for _, c := range changes {
+				fmt.Fprintf(&sb, "%s: %s\n", c.Kind, c.Message)
+			}
+			io.WriteString(o.IO.Out, sb.String())
+		}
+		if len(changes) == 0 {
+			n.Note(fmt.Sprintf("no differences between %s and %s", o.A, bName))
+			return nil
+		}
+		n.Note(fmt.Sprintf("%s between %s and %s", cmdutil.Plural(len(changes), "change", "changes"), o.A, bName))
+		return cmdutil.Exit(cmdutil.ExitNo)
+	}
+	if o.B != "" {
+		b, err := cmdutil.ReadFabricFile(o.B)
+		if err != nil {
+			return err
+		}
+		return compare(b, o.B)
+	}
+	return o.Source.Sweep(o.Ctx, o.Notices, false, func(b *check.Fabric) error {
+		return cmdutil.PartialResult(o.Notices, b, true, compare(b, "the sweep now"))
+	})
+}

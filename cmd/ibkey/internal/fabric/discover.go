@@ -1,0 +1,104 @@
+package fabric
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
+	"github.com/ibkey/ibkey/internal/check"
+)
+
+// DiscoverOptions are `ibkey fabric discover`'s inputs.
+type DiscoverOptions struct {
+	IO       *cmdutil.IOStreams
+	Format   cmdutil.Format
+	Notices  *cmdutil.Notices
+	Ctx      context.Context // the command's: main cancels it on a signal
+	Source   *cmdutil.FabricSweep
+	NoTables bool
+}
+
+// NewCmdDiscover is `ibkey fabric discover`; runF replaces the run in tests.
+func NewCmdDiscover(f *cmdutil.Factory, runF func(*DiscoverOptions) error) *cobra.Command {
+	o := &DiscoverOptions{IO: f.IOStreams}
+	c := &cobra.Command{
+		Use:   "discover",
+		Short: "Sweep the subnet: nodes, GUIDs, descriptions, LIDs, ports and links",
+		Long: `Sweep the subnet by directed route from the local port, breadth first as
+ibnetdiscover does: every node that answers, with its type, node GUID, description,
+ports (port GUID, LID, state) and the links between them. The P_Key tables are read too
+(--no-tables skips them), so the JSON is a complete sweep to save and give back with
+--fabric-file.
+
+Output: one row per port that is an end port (a CA port, a switch's port 0) or has a
+cable: NODE TYPE NODE_GUID PORT PORT_GUID LID STATE PEER, a table on a terminal and
+plain columns otherwise; a summary goes to stderr. A switch's external ports have no
+GUID or LID of their own (the switch's are on port 0).
+
+JSON (-o json) is the fabric file: {"format":"ibkey-fabric","version":1,"source",
+"swept_at","duration_ms","local":{"node_guid","port"},"incomplete"?,
+"nodes":[{"node_guid","type" (ca|switch|router),"description","system_image_guid",
+"vendor_id","device_id","num_ports","partition_cap","partition_enforcement_cap"?,
+"dr_path","errors"?,"ports":[{"port","port_guid","lid","lmc","sm_lid","state",
+"phys_state","enforcement"?:{"inbound","outbound","filter_raw_inbound",
+"filter_raw_outbound"},"pkey_violations","peer":{"node_guid","port"}|null,
+"peer_error"?,"table_size","pkeys":["0xffff",...]|null,"pkeys_error"?,"error"?}]}],
+"unreachable":[{"from":{"node_guid","port"},"dr_path","error"}]}. A partial sweep is
+still written in full, with what failed in it.
+
+Exit codes: 0; 2 bad usage or --fabric-file; 3 no fabric access; 4 a partial sweep
+(printed first; what was not read on stderr).`,
+		Example: `  ibkey fabric discover --ibsim --sim-node HcaA
+  ibkey fabric discover -o json > fabric.json
+  ibkey fabric discover --fabric-file fabric.json -o table`,
+		Args: cmdutil.UsageArgs(cobra.NoArgs),
+		RunE: func(c *cobra.Command, args []string) error {
+			var err error
+			if o.Format, err = f.Format(); err != nil {
+				return err
+			}
+			o.Notices, o.Ctx = f.Notices(), cmdutil.Context(c)
+			if runF != nil {
+				return runF(o)
+			}
+			return runDiscover(o)
+		},
+	}
+	o.Source = cmdutil.AddFabricSweepFlags(c, f)
+	c.Flags().BoolVar(&o.NoTables, "no-tables", false, "do not read the P_Key tables (discovery only; the file then has none)")
+	return c
+}
+
+func runDiscover(o *DiscoverOptions) error {
+	if err := o.Source.Validate(); err != nil {
+		return err
+	}
+	return o.Source.Load(o.Ctx, o.Notices, o.NoTables, false, func(fab *check.Fabric) error {
+		if o.Format == cmdutil.FormatJSON {
+			return check.EncodeFabric(o.IO.Out, fab)
+		}
+		g := cmdutil.Grid{Header: []string{"NODE", "TYPE", "NODE_GUID", "PORT", "PORT_GUID", "LID", "STATE", "PEER"}}
+		for _, n := range fab.Nodes {
+			for _, p := range n.Ports {
+				if !n.IsEndPort(p) && p.Peer == nil && p.PeerError == "" {
+					continue
+				}
+				peer := ""
+				switch {
+				case p.Peer != nil:
+					peer = fab.Label(*p.Peer)
+				case p.PeerError != "":
+					peer = "no answer: " + p.PeerError
+				}
+				lid := ""
+				if n.IsEndPort(p) {
+					lid = strconv.Itoa(int(p.LID))
+				}
+				g.Add(nodeName(n), string(n.Type), n.GUID.String(), strconv.Itoa(p.Num), guidCell(p.GUID), lid, p.State, peer)
+			}
+		}
+		return g.Render(o.IO.Out, o.Format)
+	})
+}

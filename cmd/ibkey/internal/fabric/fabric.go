@@ -1,0 +1,66 @@
+// Package fabric holds `ibkey fabric`: discover, pkeys, check and diff, which answer
+// from one sweep of the subnet (internal/query.Sweep) or a saved one (--fabric-file).
+package fabric
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
+	"github.com/ibkey/ibkey/internal/check"
+)
+
+// NewCmdFabric is `ibkey fabric` and its subcommands.
+func NewCmdFabric(f *cmdutil.Factory) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "fabric",
+		Short: "Sweep the subnet: nodes, links and every port's P_Key table; audit and compare sweeps",
+		Long: `Sweep the whole subnet by directed route from the local port, as ibnetdiscover does,
+reading every node, link and P_Key table with SMP Gets (it never sets anything), then
+answer from that one sweep:
+
+  discover          nodes with type, GUIDs, description, LIDs, ports and links
+  pkeys             every port's P_Key table; --key K: the members of one partition
+  check             audit the tables (cable ends that disagree, limited-only
+                    partitions, enforcement off, full tables, ...), and with
+                    --partitions FILE compare them with what OpenSM would program
+  diff A B          what changed between two saved sweeps
+
+The sweep needs fabric access: umad on a local port (--ca/--ca-port, default the first
+ACTIVE InfiniBand port; usually root or the rdma group) or the ibsim simulator
+(--ibsim). Save one with 'ibkey fabric discover -o json > fabric.json' and give it back
+with --fabric-file fabric.json to pkeys, check and can-talk: audits then run offline.
+
+--timeout bounds the whole command (attaching and the sweep); SIGINT and SIGTERM end
+it too, with the simulator or umad port released.
+
+Exit codes (all subcommands): 2 bad usage or an unusable --fabric-file (the problem is
+named); 3 no fabric access; 4 a partial sweep (stopped at --timeout, reads that
+failed, or nodes behind a link that did not answer): what was read is printed first,
+then what was not, on stderr.`,
+		Example: `  ibkey fabric discover --ibsim
+  ibkey fabric discover -o json > fabric.json
+  ibkey fabric pkeys --fabric-file fabric.json --key 0x0002
+  ibkey fabric check --partitions /etc/opensm/partitions.conf
+  ibkey fabric diff fabric.json`,
+		Args: cmdutil.UsageArgs(cobra.NoArgs),
+		RunE: func(c *cobra.Command, args []string) error { return c.Help() },
+	}
+	c.AddCommand(NewCmdDiscover(f, nil), NewCmdPKeys(f, nil), NewCmdCheck(f, nil), NewCmdDiff(f, nil))
+	return c
+}
+
+// nodeName is a node's description, or its GUID when it has none.
+func nodeName(n *check.Node) string {
+	if n.Description == "" {
+		return n.GUID.String()
+	}
+	return n.Description
+}
+
+// guidCell is a GUID, or empty for none (a switch's external port).
+func guidCell(g check.GUID) string {
+	if g == 0 {
+		return ""
+	}
+	return g.String()
+}

@@ -1,0 +1,133 @@
+package fabric
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/exp/golden"
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
+	"github.com/ibkey/ibkey/internal/check"
+)
+
+// The fabric commands on committed sweeps (--fabric-file): small.json is small.net after
+// OpenSM applied testdata/fabric/partitions.conf, small-changed.json the same with
+// Switch1 port 2's table changed (TestLabFabricFiles records and checks both).
+const (
+	fabricTestdata = "../../testdata/fabric"
+	smallFabric    = fabricTestdata + "/small.json"
+	changedFabric  = fabricTestdata + "/small-changed.json"
+	fabricConf     = fabricTestdata + "/partitions.conf"
+	mlx5           = "../../../../testdata/sysfs/mlx5"
+)
+
+func TestFabricGolden(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"discover_plain", []string{"fabric", "discover", "--fabric-file", smallFabric}, 0},
+		{"discover_table", []string{"fabric", "discover", "--fabric-file", smallFabric, "-o", "table"}, 0},
+		{"discover_json", []string{"fabric", "discover", "--fabric-file", smallFabric, "-o", "json"}, 0},
+		{"pkeys_plain", []string{"fabric", "pkeys", "--fabric-file", smallFabric}, 0},
+		{"pkeys_json", []string{"fabric", "pkeys", "--fabric-file", changedFabric, "-o", "json"}, 0},
+		{"pkeys_key_plain", []string{"fabric", "pkeys", "--fabric-file", smallFabric, "--key", "0x0002"}, 0},
+		{"pkeys_key_json", []string{"fabric", "pkeys", "--fabric-file", smallFabric, "--key", "80:04", "-o", "json"}, 0},
+		{"pkeys_key_none", []string{"fabric", "pkeys", "--fabric-file", smallFabric, "--key", "0x0009"}, 1},
+		{"check_clean_plain", []string{"fabric", "check", "--fabric-file", smallFabric, "--partitions", fabricConf, "--ignore", "enforcement-off"}, 0},
+		{"check_warnings_plain", []string{"fabric", "check", "--fabric-file", smallFabric}, 0},
+		{"check_strict", []string{"fabric", "check", "--fabric-file", smallFabric, "--strict"}, 1},
+		{"check_changed_plain", []string{"fabric", "check", "--fabric-file", changedFabric, "--partitions", fabricConf, "--ignore", "enforcement-off"}, 1},
+		{"check_changed_json", []string{"fabric", "check", "--fabric-file", changedFabric, "--ignore", "enforcement-off", "-o", "json"}, 1},
+		{"diff_plain", []string{"fabric", "diff", smallFabric, changedFabric}, 1},
+		{"diff_json", []string{"fabric", "diff", smallFabric, changedFabric, "-o", "json"}, 1},
+		{"diff_same", []string{"fabric", "diff", smallFabric, smallFabric}, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runIbkey(t, false, nil, tc.args...)
+			if r.code != tc.code {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", r.code, tc.code, r.stderr)
+			}
+			golden.RequireEqual(t, "$ ibkey "+strings.Join(tc.args, " ")+"\n"+r.stdout+"--- stderr\n"+r.stderr)
+		})
+	}
+}
+
+func TestFabricErrors(t *testing.T) {
+	bad := writeTemp(t, "bad.json", `{"format":"ibkey-fabric","version":2}`)
+	cases := []struct {
+		args   []string
+		code   int
+		stderr string
+	}{
+		{[]string{"fabric", "pkeys", "--fabric-file", "nonexistent.json"}, 2, "ibkey: --fabric-file: open nonexistent.json: no such file or directory"},
+		{[]string{"fabric", "check", "--fabric-file", fabricConf}, 2, "ibkey: --fabric-file ../../testdata/fabric/partitions.conf: not JSON"},
+		{[]string{"fabric", "discover", "--fabric-file", bad}, 2, "version 2, this ibkey reads version 1"},
+		{[]string{"fabric", "diff", smallFabric, bad}, 2, "version 2, this ibkey reads version 1"},
+		{[]string{"fabric", "diff"}, 2, "accepts between 1 and 2 arg(s)"},
+		{[]string{"fabric", "pkeys", "--fabric-file", smallFabric, "--key", "0x8000"}, 2, "key 0 is not a partition"},
+		{[]string{"fabric", "pkeys", "--fabric-file", smallFabric, "--key", "zz"}, 2, `invalid P_Key "zz"`},
+		{[]string{"fabric", "check", "--fabric-file", smallFabric, "--ignore", "nope"}, 2, `invalid --ignore "nope" (accepted: hca-key-not-on-switch`},
+		{[]string{"fabric", "check", "--fabric-file", smallFabric, "--partitions", "nonexistent.conf"}, 2, "--partitions: open nonexistent.conf"},
+		{[]string{"fabric", "discover", "--timeout", "0s"}, 2, "invalid --timeout 0s"},
+		{[]string{"--sysfs", mlx5, "fabric", "discover"}, 3, "is ib_umad loaded?"},
+	}
+	for _, tc := range cases {
+		r := runIbkey(t, false, nil, tc.args...)
+		if r.code != tc.code || !strings.Contains(r.stderr, tc.stderr) {
+			t.Errorf("ibkey %s: exit %d, stderr %q; want exit %d and %q", strings.Join(tc.args, " "), r.code, r.stderr, tc.code, tc.stderr)
+		}
+	}
+}
+
+// TestNoTablesIsNotAnAllClear: a sweep saved with --no-tables holds no P_Key table, so
+// check and pkeys cannot answer from it: they say so and exit 4, never "no problems"
+// with exit 0 or "no port holds it" with exit 1. discover, which needs no table, is
+// complete.
+func TestNoTablesIsNotAnAllClear(t *testing.T) {
+	f, err := cmdutil.ReadFabricFile(smallFabric)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			p.PKeys, p.PKeysError = nil, ""
+		}
+	}
+	var b strings.Builder
+	if err := check.EncodeFabric(&b, f); err != nil {
+		t.Fatal(err)
+	}
+	file := writeTemp(t, "no-tables.json", b.String())
+	for _, tc := range []struct {
+		args   []string
+		code   int
+		stderr string
+	}{
+		{[]string{"fabric", "check", "--fabric-file", file}, 4, "16 P_Key tables not in the sweep (made with --no-tables)"},
+		{[]string{"fabric", "pkeys", "--fabric-file", file, "--key", "0x0002"}, 4, "16 P_Key tables not in the sweep"},
+		{[]string{"fabric", "pkeys", "--fabric-file", file}, 4, "16 P_Key tables not in the sweep"},
+		{[]string{"fabric", "discover", "--fabric-file", file}, 0, ""},
+	} {
+		r := runIbkey(t, false, nil, tc.args...)
+		if r.code != tc.code || !strings.Contains(r.stderr, tc.stderr) || strings.Contains(r.stdout, "no problems found (") {
+			t.Errorf("ibkey %s: exit %d, stderr %q; want exit %d and %q\n%s", strings.Join(tc.args, " "), r.code, r.stderr, tc.code, tc.stderr, r.stdout)
+		}
+	}
+}
+
+// TestCheckUncertainPartitions: when what OpenSM does with the --partitions file cannot
+// be predicted, fabric check does not assert its comparison: stderr says so, exit 4.
+func TestCheckUncertainPartitions(t *testing.T) {
+	// `;` right after an mgid= value: OpenSM reads bytes of its line buffer no line wrote.
+	conf := writeTemp(t, "uncertain.conf", "Default=0x7fff : ALL=full;\np=0x10 : 0x0002c90300000211=full, mgid=ff12::5;\n")
+	r := runIbkey(t, false, nil, "fabric", "check", "--fabric-file", smallFabric, "--partitions", conf, "--ignore", "enforcement-off")
+	if r.code != 4 || !strings.Contains(r.stderr, "cannot be predicted") {
+		t.Errorf("exit %d, stderr %q; want exit 4 saying OpenSM's outcome cannot be predicted", r.code, r.stderr)
+	}
+	r = runIbkey(t, false, nil, "fabric", "check", "--fabric-file", smallFabric, "--partitions", fabricConf, "--ignore", "enforcement-off")
+	if r.code != 0 || strings.Contains(r.stderr, "cannot be predicted") {
+		t.Errorf("a predictable file: exit %d, stderr %q", r.code, r.stderr)
+	}
+}

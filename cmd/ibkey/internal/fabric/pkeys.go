@@ -1,0 +1,263 @@
+package fabric
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
+	"github.com/ibkey/ibkey/internal/check"
+)
+
+// PKeysOptions are `ibkey fabric pkeys`'s inputs.
+type PKeysOptions struct {
+	IO      *cmdutil.IOStreams
+	Format  cmdutil.Format
+	Notices *cmdutil.Notices
+	Ctx     context.Context
+	Source  *cmdutil.FabricSweep
+	Key     string
+}
+
+// NewCmdPKeys is `ibkey fabric pkeys`; runF replaces the run in tests.
+func NewCmdPKeys(f *cmdutil.Factory, runF func(*PKeysOptions) error) *cobra.Command {
+	o := &PKeysOptions{IO: f.IOStreams}
+	c := &cobra.Command{
+		Use:   "pkeys",
+		Short: "Every port's P_Key table from one sweep; --key: the ports in one partition",
+		Long: `Every port's P_Key table from one sweep of the subnet (or a saved one, --fabric-file):
+the end ports (CA ports, each switch's port 0) and the switch ports that have a cable
+(a switch port facing a CA holds a copy of the CA port's keys, for partition
+enforcement). One row per port: NODE PORT TYPE NODE_GUID LID STATE SIZE VALID PKEYS,
+PKEYS being the valid entries in index order. Ports whose table could not be read are
+named on stderr.
+
+--key PKEY lists the ports whose table holds that partition (the 15-bit key: 0x0001
+and 0x8001 are the same partition) with their membership (full, limited, or both) and
+the indexes of the entries; END_PORT is no for a switch's external port, which only
+mirrors the port it faces. Exit 1 when no port holds it (exit 4 instead when the
+sweep is partial: a table not read might hold it).
+
+JSON (-o json): {"source","swept_at","ports":[{"node","node_guid","type","port",
+"port_guid","lid","state","end_port","peer":{"node_guid","port"}|null,"table_size",
+"valid_pkeys","entries":[{"index","pkey","key","membership"}],"pkeys_error"?}]}
+(entries: the valid ones). With --key: {"key","members":[{"node_guid","port","node",
+"type","end_port","membership","indexes"}]}.
+
+Exit codes: 0; 1 (--key) no port holds the key; 2 bad usage or --fabric-file; 3 no
+fabric access; 4 a partial sweep, or a saved one without tables (--no-tables): printed
+first, what was not read on stderr.`,
+		Example: `  ibkey fabric pkeys --ibsim
+  ibkey fabric pkeys --fabric-file fabric.json --key 0x0002
+  ibkey fabric pkeys --key 80:01 -o json`,
+		Args: cmdutil.UsageArgs(cobra.NoArgs),
+		RunE: func(c *cobra.Command, args []string) error {
+			var err error
+			if o.Format, err = f.Format(); err != nil {
+				return err
+			}
+			o.Notices, o.Ctx = f.Notices(), cmdutil.Context(c)
+			if runF != nil {
+				return runF(o)
+			}
+			return runPKeys(o)
+		},
+	}
+	o.Source = cmdutil.AddFabricSweepFlags(c, f)
+	c.Flags().StringVar(&o.Key, "key", "", "list the ports in partition `PKEY` (0x0001, 8001, 80:01) with their membership")
+	return c
+}
+
+type entryJSON struct {
+	Index      int    `json:"index"`
+	PKey       string `json:"pkey"`
+	Key        string `json:"key"`
+	Membership string `json:"membership"`
+}
+
+type portJSON struct {
+	Node       string         `json:"node"`
+	NodeGUID   check.GUID     `json:"node_guid"`
+	Type       check.NodeType `json:"type"`
+	Port       int            `json:"port"`
+	PortGUID   *check.GUID    `json:"port_guid"`
+	LID        *uint16        `json:"lid"`
+	State      string         `json:"state"`
+	EndPort    bool           `json:"end_port"`
+	Peer       *check.PortID  `json:"peer"`
+	TableSize  int            `json:"table_size"`
+	Valid      int            `json:"valid_pkeys"`
+	Entries    []entryJSON    `json:"entries"`
+	PKeysError string         `json:"pkeys_error,omitempty"`
+}
+
+// tablePort is one row of `fabric pkeys`: an end port, or a switch port with a cable.
+type tablePort struct {
+	node    *check.Node
+	port    *check.Port
+	end     bool
+	entries []check.TableEntry // the valid ones
+}
+
+// tablePorts are the ports `fabric pkeys` lists, and the tables it could not read
+// (ports that are DOWN have none to read).
+func tablePorts(fab *check.Fabric) (ports []tablePort, unread []string) {
+	for _, n := range fab.Nodes {
+		for _, p := range n.Ports {
+			end := n.IsEndPort(p)
+			if !end && p.Peer == nil {
+				continue
+			}
+			ports = append(ports, tablePort{node: n, port: p, end: end, entries: p.Entries()})
+			if p.PKeys == nil && p.State != check.StateDown {
+				why := p.PKeysError
+				if why == "" {
+					why = "not read"
+				}
+				unread = append(unread, fmt.Sprintf("%s: %s", fab.Label(check.PortID{Node: n.GUID, Port: p.Num}), why))
+			}
+		}
+	}
+	return ports, unread
+}
+
+func (t tablePort) json() portJSON {
+	n, p := t.node, t.port
+	pj := portJSON{Node: n.Description, NodeGUID: n.GUID, Type: n.Type, Port: p.Num, State: p.State,
+		EndPort: t.end, Peer: p.Peer, TableSize: p.TableSize, Entries: []entryJSON{}, PKeysError: p.PKeysError}
+	if t.end {
+		if p.GUID != 0 {
+			g := p.GUID
+			pj.PortGUID = &g
+		}
+		lid := p.LID
+		pj.LID = &lid
+	}
+	for _, e := range t.entries {
+		pj.Entries = append(pj.Entries, entryJSON{e.Index, e.PKey.String(), e.PKey.KeyString(), e.PKey.Membership().String()})
+	}
+	pj.Valid = len(pj.Entries)
+	return pj
+}
+
+func runPKeys(o *PKeysOptions) error {
+	var key check.PKey
+	if o.Key != "" {
+		var err error
+		if key, err = check.ParsePKey(o.Key); err != nil {
+			return err
+		}
+		if !key.Valid() {
+			return cmdutil.Usagef("invalid --key %q: key 0 is not a partition (accepted: a P_Key whose low 15 bits are not 0, e.g. 0x0001)", o.Key)
+		}
+	}
+	if err := o.Source.Validate(); err != nil {
+		return err
+	}
+	return o.Source.Load(o.Ctx, o.Notices, false, true, func(fab *check.Fabric) error {
+		if o.Key != "" {
+			return members(o, fab, key)
+		}
+		ports, unread := tablePorts(fab)
+		if o.Format == cmdutil.FormatJSON {
+			out := make([]portJSON, len(ports))
+			for i, t := range ports {
+				out[i] = t.json()
+			}
+			if err := cmdutil.WriteJSON(o.IO.Out, struct {
+				Source  string     `json:"source"`
+				SweptAt time.Time  `json:"swept_at"`
+				Ports   []portJSON `json:"ports"`
+			}{fab.Source, fab.SweptAt, out}); err != nil {
+				return err
+			}
+		} else {
+			g := cmdutil.Grid{Header: []string{"NODE", "PORT", "TYPE", "NODE_GUID", "LID", "STATE", "SIZE", "VALID", "PKEYS"}}
+			for _, t := range ports {
+				n, p := t.node, t.port
+				lid := ""
+				if t.end {
+					lid = strconv.Itoa(int(p.LID))
+				}
+				valid := strconv.Itoa(len(t.entries))
+				if p.PKeysError != "" {
+					valid = ""
+				}
+				keys := make([]string, len(t.entries))
+				for i, e := range t.entries {
+					keys[i] = e.PKey.String()
+				}
+				g.Add(nodeName(n), strconv.Itoa(p.Num), string(n.Type), n.GUID.String(), lid, p.State, strconv.Itoa(p.TableSize), valid, strings.Join(keys, ","))
+			}
+			if err := g.Render(o.IO.Out, o.Format); err != nil {
+				return err
+			}
+		}
+		for i, u := range unread {
+			if i == 10 {
+				o.Notices.Warn(fmt.Sprintf("and %d more tables not read", len(unread)-10))
+				break
+			}
+			o.Notices.Warn("table not read: " + u)
+		}
+		return nil
+	})
+}
+
+func members(o *PKeysOptions, fab *check.Fabric, key check.PKey) error {
+	members := fab.Members(key)
+	if o.Format == cmdutil.FormatJSON {
+		if members == nil {
+			members = []check.Member{}
+		}
+		if err := cmdutil.WriteJSON(o.IO.Out, struct {
+			Key     string         `json:"key"`
+			Members []check.Member `json:"members"`
+		}{key.KeyString(), members}); err != nil {
+			return err
+		}
+	} else if len(members) > 0 {
+		g := cmdutil.Grid{Header: []string{"NODE", "PORT", "TYPE", "NODE_GUID", "END_PORT", "MEMBERSHIP", "INDEXES"}}
+		for _, m := range members {
+			name := m.Description
+			if name == "" {
+				name = m.Node.String()
+			}
+			idx := make([]string, len(m.Indexes))
+			for i, x := range m.Indexes {
+				idx[i] = strconv.Itoa(x)
+			}
+			g.Add(name, strconv.Itoa(m.Port), string(m.Type), m.Node.String(), cmdutil.YesNo(m.EndPort), m.Membership, strings.Join(idx, ","))
+		}
+		if err := g.Render(o.IO.Out, o.Format); err != nil {
+			return err
+		}
+	}
+	var full, limited, ends int
+	for _, m := range members {
+		if !m.EndPort {
+			continue
+		}
+		ends++
+		if m.Membership == check.Limited.String() {
+			limited++
+		} else {
+			full++ // full, or both: it can talk as a full member
+		}
+	}
+	n := o.Notices
+	if len(members) == 0 {
+		n.Note(fmt.Sprintf("no port holds partition %s", key.KeyString()))
+		return cmdutil.Exit(cmdutil.ExitNo)
+	}
+	n.Note(fmt.Sprintf("partition %s: %s (%d full, %d limited), %s mirroring them", key.KeyString(),
+		cmdutil.Plural(ends, "end port", "end ports"), full, limited, cmdutil.Plural(len(members)-ends, "switch port", "switch ports")))
+	if full == 0 && ends > 0 {
+		n.Warn(fmt.Sprintf("every end port of partition %s is a limited member: limited members cannot talk to each other", key.KeyString()))
+	}
+	return nil
+}

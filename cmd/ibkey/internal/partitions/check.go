@@ -1,0 +1,171 @@
+package partitions
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+	"github.com/spf13/cobra"
+
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
+	"github.com/ibkey/ibkey/internal/check/partconf"
+	"github.com/ibkey/ibkey/internal/query"
+)
+
+// CheckOptions are `ibkey partitions check`'s inputs.
+type CheckOptions struct {
+	IO     *cmdutil.IOStreams
+	Format cmdutil.Format
+	// Color: stdout may be coloured (the rejection headline in red).
+	Color  bool
+	OpenSM cmdutil.OpenSMFlags
+	File   string
+	Strict bool
+}
+
+// NewCmdCheck is `ibkey partitions check FILE`; runF replaces the run in tests.
+func NewCmdCheck(f *cmdutil.Factory, runF func(*CheckOptions) error) *cobra.Command {
+	o := &CheckOptions{IO: f.IOStreams}
+	c := &cobra.Command{
+		Use:   "check FILE",
+		Short: "Lint an OpenSM partitions.conf: what OpenSM rejects, and mistakes it accepts silently",
+		Long: `Lint an OpenSM partitions.conf. Each finding is printed like a compiler message:
+FILE:LINE:COL: SEVERITY: MESSAGE [RULE], then the fix.
+
+Errors are what OpenSM rejects. Any error makes OpenSM drop the WHOLE file and apply
+Default=0x7fff : ALL=full instead (all isolation lost): the first finding then says so.
+Warnings are what OpenSM accepts but probably not as meant: duplicate keys (merged),
+two names for one key, a partition where every member is limited (nobody can talk in
+it), a port listed twice with different memberships, more partitions than a table holds
+(--table-size), 'both' without -W (--allow-both), no Default line, the SM's own port a
+limited member of the default partition, keys OpenSM generates.
+
+When what OpenSM does with the file cannot be predicted (it reads bytes of its line
+buffer no line of the file wrote, or crashes), the first finding says so
+[opensm-uncertain], stderr says so, and the exit is 4.
+
+Exit codes: 0 no errors (warnings allowed unless --strict); 1 errors (or warnings with
+--strict); 2 bad usage or a file that cannot be read; 4 OpenSM's outcome cannot be
+predicted.
+
+JSON (-o json): {"file","rejected","uncertain"?,"findings":[{"severity","file","line",
+"column","rule","message","hint"}],"errors","warnings"}.`,
+		Example: `  ibkey partitions check /etc/opensm/partitions.conf
+  ibkey partitions check partitions.conf --allow-both --table-size 64 --strict
+  ibkey partitions check partitions.conf -o json`,
+		Args:              cmdutil.UsageArgs(cobra.ExactArgs(1)),
+		ValidArgsFunction: cmdutil.CompletePartitionsFile,
+		RunE: func(c *cobra.Command, args []string) error {
+			o.File = args[0]
+			var err error
+			if o.Format, err = f.Format(); err != nil {
+				return err
+			}
+			o.Color = o.Format == cmdutil.FormatTable && f.ColorOut()
+			if runF != nil {
+				return runF(o)
+			}
+			return runCheck(o)
+		},
+	}
+	o.OpenSM.AddFlags(c)
+	c.Flags().BoolVar(&o.Strict, "strict", false, "exit 1 on warnings too")
+	return c
+}
+
+type findingJSON struct {
+	Severity string `json:"severity"`
+	File     string `json:"file"`
+	Line     int    `json:"line"`
+	Column   int    `json:"column"`
+	Rule     string `json:"rule"`
+	Message  string `json:"message"`
+	Hint     string `json:"hint"`
+}
+
+func runCheck(o *CheckOptions) error {
+	p, err := o.OpenSM.Load(o.File)
+	if err != nil {
+		return err
+	}
+	c := p.Config
+	findings := partconf.Lint(c, partconf.LintOptions{AllowBoth: o.OpenSM.AllowBoth, TableSize: o.OpenSM.TableSize})
+	var errs, warns int
+	for _, fd := range findings {
+		if fd.Severity == partconf.Error {
+			errs++
+		} else {
+			warns++
+		}
+	}
+	if o.Format == cmdutil.FormatJSON {
+		out := struct {
+			File      string        `json:"file"`
+			Rejected  bool          `json:"rejected"`
+			Uncertain string        `json:"uncertain,omitempty"`
+			Findings  []findingJSON `json:"findings"`
+			Errors    int           `json:"errors"`
+			Warnings  int           `json:"warnings"`
+		}{c.File, c.Rejected, c.Uncertain, []findingJSON{}, errs, warns}
+		for _, fd := range findings {
+			out.Findings = append(out.Findings, findingJSON{fd.Severity.String(), fd.Pos.File, fd.Pos.Line, fd.Pos.Col, fd.Rule, fd.Message, fd.Hint})
+		}
+		if err := cmdutil.WriteJSON(o.IO.Out, out); err != nil {
+			return err
+		}
+	} else {
+		writeFindings(o.IO.Out, findings, o.Color)
+		fmt.Fprintln(o.IO.Out, checkSummary(p, errs, warns))
+	}
+	if err := uncertain(o.IO.ErrOut, c, "the findings above are"); err != nil {
+		return err
+	}
+	if errs > 0 || (o.Strict && warns > 0) {
+		return cmdutil.Exit(cmdutil.ExitNo)
+	}
+	return nil
+}
+
+// writeFindings prints compiler-style lines; the rejection headline in red on a terminal.
+func writeFindings(w io.Writer, findings []partconf.Finding, color bool) {
+	var b strings.Builder
+	var red *lipgloss.Style
+	if color {
+		// The caller decided w is a terminal and colour is allowed: a fixed 16-colour
+		// profile set explicitly, so termenv probes neither the writer nor the
+		// environment (with only termenv.WithProfile, lipgloss still asks termenv,
+		// which says "no colour" for a writer that is not an *os.File or when CI is
+		// set).
+		r := lipgloss.NewRenderer(w)
+		r.SetColorProfile(termenv.ANSI)
+		s := r.NewStyle().Foreground(lipgloss.Color("1")).Bold(true)
+		red = &s
+	}
+	for _, fd := range findings {
+		line := fmt.Sprintf("%s: %s: %s [%s]", fd.Pos, fd.Severity, fd.Message, fd.Rule)
+		if red != nil && (fd.Rule == "file-rejected" || fd.Rule == "opensm-uncertain") {
+			line = red.Render(line)
+		}
+		b.WriteString(line + "\n")
+		if fd.Hint != "" {
+			b.WriteString("  fix: " + fd.Hint + "\n")
+		}
+	}
+	io.WriteString(w, b.String())
+}
+
+func checkSummary(p *query.Partitions, errs, warns int) string {
+	c := p.Config
+	size := fmt.Sprintf("%s, %s", cmdutil.Plural(len(c.Partitions), "partition", "partitions"), cmdutil.Plural(len(p.FileGUIDs), "port GUID", "port GUIDs"))
+	switch {
+	case c.Uncertain != "":
+		return fmt.Sprintf("%s: %s, %s: WHAT OPENSM DOES WITH THIS FILE CANNOT BE PREDICTED", c.File, cmdutil.Plural(errs, "error", "errors"), cmdutil.Plural(warns, "warning", "warnings"))
+	case c.Rejected:
+		return fmt.Sprintf("%s: %s, %s: OPENSM REJECTS THIS FILE and applies Default=0x7fff : ALL=full", c.File, cmdutil.Plural(errs, "error", "errors"), cmdutil.Plural(warns, "warning", "warnings"))
+	case errs+warns == 0:
+		return fmt.Sprintf("%s: no problems found (%s)", c.File, size)
+	}
+	return fmt.Sprintf("%s: %s, %s (%s)", c.File, cmdutil.Plural(errs, "error", "errors"), cmdutil.Plural(warns, "warning", "warnings"), size)
+}

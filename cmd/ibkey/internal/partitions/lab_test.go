@@ -1,0 +1,218 @@
+package partitions
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
+	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/lab"
+)
+
+// The lab, through the CLI: ibsim simulates testdata/lab/net (one switch, four HCAs),
+// OpenSM programs it from each lab config of internal/check/partconf, and smpquery reads
+// back the tables. `ibkey partitions show -o json` must predict each HCA port's table
+// exactly (keys, memberships and indexes), and `partitions check` must say whether
+// OpenSM rejected the file (can-talk --partitions against the same tables:
+// cmd/ibkey/cantalk_partitions_lab_test.go). `make fabric-test` runs these
+// (-run 'Lab|Fabric').
+
+const partconfLab = "../../../../internal/check/partconf/testdata/lab"
+
+// labHCAs are HcaA..HcaD of the lab net, with the directed route to each from the switch
+// (the tools attach to the first node, Sw1). HcaA runs OpenSM: SELF.
+var labHCAs = []struct {
+	guid uint64
+	dr   string
+}{
+	{0x0002c90300000201, "0,1"}, {0x0002c90300000211, "0,2"}, {0x0002c90300000221, "0,3"}, {0x0002c90300000231, "0,4"},
+}
+
+// labPartitionCases reuse the partconf lab configs: multi-line definitions, prefix
+// keywords, defmember, both with and without -W, files OpenSM rejects, duplicate keys,
+// ALL/ALL_CAS/SELF, no Default line, table order, the SM port limited.
+var labPartitionCases = []struct {
+	conf      string
+	allowBoth bool
+}{
+	{"multiline", false}, {"prefix", false}, {"defmember", false}, {"both", false}, {"both", true},
+	{"rejected", false}, {"crlf", false}, {"semicolon", false}, {"dupkeys", false}, {"keywords", false},
+	{"nodefault", false}, {"order", false}, {"order", true}, {"mgid", false}, {"smlimited", false},
+}
+
+// labTable reads one HCA port's programmed table: every entry, in index order.
+func labTable(t *testing.T, l *lab.Lab, dr string) []check.PKey {
+	t.Helper()
+	pt, err := lab.ParsePKeys(l.MustTool("smpquery", "-D", "pkeys", dr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]check.PKey, len(pt.Entries))
+	for i, v := range pt.Entries {
+		out[i] = check.PKey(v)
+	}
+	return out
+}
+
+// showTables runs `ibkey partitions show -o json` for the four HCAs and returns each
+// port's predicted entries by index (holes as 0x0000).
+func showTables(t *testing.T, args ...string) map[uint64][]check.PKey {
+	t.Helper()
+	args = append([]string{"partitions", "show"}, args...)
+	for _, h := range labHCAs {
+		args = append(args, check.FormatGUID(h.guid))
+	}
+	args = append(args, "--sm-guid", check.FormatGUID(labHCAs[0].guid), "--table-size", "64", "-o", "json")
+	r := runIbkey(t, false, nil, args...)
+	if r.code != 0 {
+		t.Fatalf("ibkey %s: exit %d\n%s", strings.Join(args, " "), r.code, r.stderr)
+	}
+	var out showJSON
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("show -o json: %v\n%s", err, r.stdout)
+	}
+	tables := map[uint64][]check.PKey{}
+	for _, p := range out.Ports {
+		g, err := cmdutil.ParseGUIDArg(p.GUID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tbl []check.PKey
+		for _, e := range p.Entries {
+			if e.Index != len(tbl) {
+				t.Fatalf("port %s: entry index %d after %d entries", p.GUID, e.Index, len(tbl))
+			}
+			v, err := check.ParsePKey(e.PKey)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tbl = append(tbl, v)
+		}
+		tables[g] = tbl
+	}
+	return tables
+}
+
+// sameTable compares a predicted table with the programmed one: the same entries at the
+// same indexes, and nothing valid past the prediction.
+func sameTable(predicted, programmed []check.PKey) bool {
+	for i, v := range programmed {
+		want := check.PKey(0)
+		if i < len(predicted) {
+			want = predicted[i]
+		}
+		if want.Valid() != v.Valid() || (v.Valid() && v != want) {
+			return false
+		}
+	}
+	return len(predicted) <= len(programmed)
+}
+
+// TestLabPartitionsCLI: one ibsim and one OpenSM run per config; show and check
+// against what OpenSM did.
+func TestLabPartitionsCLI(t *testing.T) {
+	lab.Require(t)
+	if testing.Short() {
+		t.Skip("lab: -short")
+	}
+	for _, lc := range labPartitionCases {
+		name := lc.conf
+		if lc.allowBoth {
+			name += "-W"
+		}
+		t.Run(name, func(t *testing.T) {
+			conf := filepath.Join(partconfLab, lc.conf+".conf")
+			text, err := os.ReadFile(conf)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l := lab.Start(t, filepath.Join(partconfLab, "net"), &lab.Options{SMNode: "HcaA"})
+			if err := l.RunOpenSM(string(text), lc.allowBoth); err != nil {
+				t.Fatal(err)
+			}
+			args := []string{conf}
+			if lc.allowBoth {
+				args = append(args, "--allow-both")
+			}
+			predicted := showTables(t, args...)
+			real := map[uint64][]check.PKey{}
+			for _, h := range labHCAs {
+				real[h.guid] = labTable(t, l, h.dr)
+				if !sameTable(predicted[h.guid], real[h.guid]) {
+					t.Errorf("port %s: partitions show predicts %v, OpenSM programmed %v", check.FormatGUID(h.guid), predicted[h.guid], trimTable(real[h.guid]))
+				}
+			}
+			// check must say what OpenSM did with the file: rejected or applied.
+			r := runIbkey(t, false, nil, "partitions", "check", conf, "-o", "json")
+			var chk struct {
+				Rejected bool `json:"rejected"`
+			}
+			if err := json.Unmarshal([]byte(r.stdout), &chk); err != nil {
+				t.Fatal(err)
+			}
+			log, _ := os.ReadFile(filepath.Join(l.Dir, "opensm", "opensm.log"))
+			if rejected := strings.Contains(string(log), "retrying with default config"); rejected != chk.Rejected {
+				t.Errorf("OpenSM rejected the file: %v; partitions check says rejected=%v", rejected, chk.Rejected)
+			}
+		})
+	}
+}
+
+// TestLabPartitionsReconfiguration runs OpenSM twice on one running fabric, with
+// reconf-a.conf then reconf-b.conf (which removes partitions, changes one membership and
+// adds keys), and checks that OpenSM keeps indexes and leaves holes as
+// `partitions show --previous` predicts, and that without --previous the prediction is
+// the fresh-port table (which the second run does not produce: the holes are real).
+func TestLabPartitionsReconfiguration(t *testing.T) {
+	lab.Require(t)
+	if testing.Short() {
+		t.Skip("lab: -short")
+	}
+	l := lab.Start(t, filepath.Join(partconfLab, "net"), &lab.Options{SMNode: "HcaA"})
+	for _, step := range []struct {
+		conf string
+		args []string
+	}{
+		{reconfAConf, []string{reconfAConf}},
+		{reconfBConf, []string{reconfBConf, "--previous", reconfAConf}},
+	} {
+		text, err := os.ReadFile(step.conf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := l.RunOpenSM(string(text), false); err != nil {
+			t.Fatal(err)
+		}
+		predicted := showTables(t, step.args...)
+		holes := 0
+		real := map[uint64][]check.PKey{}
+		for _, h := range labHCAs {
+			real[h.guid] = labTable(t, l, h.dr)
+			if !sameTable(predicted[h.guid], real[h.guid]) {
+				t.Errorf("%s: port %s: partitions show %s predicts %v, OpenSM programmed %v", filepath.Base(step.conf), check.FormatGUID(h.guid), strings.Join(step.args, " "), predicted[h.guid], trimTable(real[h.guid]))
+			}
+			for i, v := range trimTable(real[h.guid]) {
+				if !v.Valid() && i > 0 {
+					holes++
+				}
+			}
+		}
+		if step.conf == reconfBConf && holes == 0 {
+			t.Errorf("reconf-b.conf after reconf-a.conf: no hole in any table; OpenSM no longer keeps indexes?")
+		}
+	}
+}
+
+// trimTable drops the empty entries after the last valid one, for messages.
+func trimTable(t []check.PKey) []check.PKey {
+	end := 0
+	for i, v := range t {
+		if v.Valid() {
+			end = i + 1
+		}
+	}
+	return t[:end]
+}

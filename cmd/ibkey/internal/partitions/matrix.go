@@ -1,0 +1,346 @@
+package partitions
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
+	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/check/partconf"
+	"github.com/ibkey/ibkey/internal/query"
+)
+
+// gridMax is the most ports matrix shows as a grid; more get the summary.
+const gridMax = 16
+
+// MatrixOptions are `ibkey partitions matrix`'s inputs.
+type MatrixOptions struct {
+	IO      *cmdutil.IOStreams
+	Format  cmdutil.Format
+	Notices *cmdutil.Notices
+	OpenSM  cmdutil.OpenSMFlags
+	Types   PortTypes
+	File    string
+	Summary bool
+}
+
+// NewCmdMatrix is `ibkey partitions matrix FILE`; runF replaces the run in tests.
+func NewCmdMatrix(f *cmdutil.Factory, runF func(*MatrixOptions) error) *cobra.Command {
+	o := &MatrixOptions{IO: f.IOStreams}
+	c := &cobra.Command{
+		Use:   "matrix FILE",
+		Short: "Show who can talk to whom under a partitions.conf",
+		Long: fmt.Sprintf(`Show which ports can talk to which under a partitions.conf (the P_Key rule: a
+shared key and at least one full member), for the port GUIDs the file names.
+
+Up to %d ports: a grid. Y: they can talk, with the partitions that work for them;
+N: they cannot, with the partitions they share where both are limited members.
+
+More ports (or --summary): per partition, its full and limited members and how many
+pairs of ports can talk in it; per port, the partitions in which it reaches another
+port; the isolation groups (ports connected through partitions where they can talk,
+transitively), counting the default partition and without it; and the ports that
+reach nobody except through the default partition.
+
+Exit codes: 0; 2 bad usage or a file that cannot be read; 4 what OpenSM does with
+the file cannot be predicted (the matrix of the file as written is printed).
+
+JSON (-o json): {"file","rejected","uncertain"?,"mode":"grid"|"summary","ports":[GUID],
+"pairs"?:[{"a","b","can_talk","partitions","limited_only"}] (grid only),
+"summary":{"partitions":[{"key","name","full","limited","pairs"}],
+"ports":[{"guid","reaches"}],"groups":[[GUID]],"groups_without_default":[[GUID]],
+"only_default":[GUID]}}. Groups of one port are left out.`, gridMax),
+		Example: `  ibkey partitions matrix partitions.conf
+  ibkey partitions matrix partitions.conf --summary
+  ibkey partitions matrix partitions.conf -o json | jq '.summary.only_default'`,
+		Args:              cmdutil.UsageArgs(cobra.ExactArgs(1)),
+		ValidArgsFunction: cmdutil.CompletePartitionsFile,
+		RunE: func(c *cobra.Command, args []string) error {
+			o.File = args[0]
+			var err error
+			if o.Format, err = f.Format(); err != nil {
+				return err
+			}
+			o.Notices = f.Notices()
+			if runF != nil {
+				return runF(o)
+			}
+			return runMatrix(o)
+		},
+	}
+	o.OpenSM.AddFlags(c)
+	o.Types.add(c)
+	c.Flags().BoolVar(&o.Summary, "summary", false, fmt.Sprintf("the summary even for %d ports or fewer", gridMax))
+	return c
+}
+
+type pairJSON struct {
+	A           string   `json:"a"`
+	B           string   `json:"b"`
+	CanTalk     bool     `json:"can_talk"`
+	Partitions  []string `json:"partitions"`
+	LimitedOnly []string `json:"limited_only"`
+}
+
+type partitionReachJSON struct {
+	Key     string `json:"key"`
+	Name    string `json:"name"`
+	Full    int    `json:"full"`
+	Limited int    `json:"limited"`
+	Pairs   int64  `json:"pairs"`
+}
+
+type portReachJSON struct {
+	GUID    string   `json:"guid"`
+	Reaches []string `json:"reaches"`
+}
+
+type summaryJSON struct {
+	Partitions           []partitionReachJSON `json:"partitions"`
+	Ports                []portReachJSON      `json:"ports"`
+	Groups               [][]string           `json:"groups"`
+	GroupsWithoutDefault [][]string           `json:"groups_without_default"`
+	OnlyDefault          []string             `json:"only_default"`
+}
+
+type matrixJSON struct {
+	File      string      `json:"file"`
+	Rejected  bool        `json:"rejected"`
+	Uncertain string      `json:"uncertain,omitempty"`
+	Mode      string      `json:"mode"`
+	Ports     []string    `json:"ports"`
+	Pairs     []pairJSON  `json:"pairs,omitempty"`
+	Summary   summaryJSON `json:"summary"`
+}
+
+// matrix is what `partitions matrix` prints, as values.
+type matrix struct {
+	p       *query.Partitions
+	m       *partconf.Model
+	summary *partconf.Summary
+	pairs   []query.Pair // grid mode only
+	grid    bool
+}
+
+func runMatrix(o *MatrixOptions) error {
+	p, err := o.OpenSM.Load(o.File)
+	if err != nil {
+		return err
+	}
+	types, err := o.Types.types()
+	if err != nil {
+		return err
+	}
+	if p.Config.Rejected {
+		o.Notices.Warn(rejectedWarning(p.Config))
+	}
+	m := partconf.NewModel(p.Config, p.TypedPorts(types), p.Options)
+	x := matrix{p: p, m: m, summary: m.Summary()}
+	sort.SliceStable(x.summary.Partitions, func(i, j int) bool { return keyLess(x.summary.Partitions[i].Key, x.summary.Partitions[j].Key) })
+	if len(m.Ports) <= gridMax && !o.Summary {
+		x.grid = true
+		x.pairs = query.Pairs(m)
+	}
+	switch {
+	case o.Format == cmdutil.FormatJSON:
+		err = cmdutil.WriteJSON(o.IO.Out, x.json())
+	case x.grid:
+		err = x.gridText(o.IO.Out, o.Format)
+	default:
+		err = x.summaryText(o.IO.Out, o.Format)
+	}
+	if err != nil {
+		return err
+	}
+	return uncertain(o.IO.ErrOut, p.Config, "the matrix above is")
+}
+
+func guidStrings(gs []uint64) []string {
+	out := make([]string, len(gs))
+	for i, g := range gs {
+		out[i] = check.FormatGUID(g)
+	}
+	return out
+}
+
+func keyStrings(ks []uint16) []string {
+	out := make([]string, len(ks))
+	for i, k := range ks {
+		out[i] = keyString(k)
+	}
+	return out
+}
+
+func pkeyStrings(ks []check.PKey) []string {
+	out := make([]string, len(ks))
+	for i, k := range ks {
+		out[i] = k.KeyString()
+	}
+	return out
+}
+
+func (x matrix) json() matrixJSON {
+	out := matrixJSON{File: x.p.Config.File, Rejected: x.p.Config.Rejected, Uncertain: x.p.Config.Uncertain, Mode: "summary", Ports: make([]string, len(x.m.Ports))}
+	for i, port := range x.m.Ports {
+		out.Ports[i] = check.FormatGUID(port.GUID)
+	}
+	s := x.summary
+	out.Summary = summaryJSON{Partitions: []partitionReachJSON{}, Ports: []portReachJSON{}, Groups: [][]string{}, GroupsWithoutDefault: [][]string{}, OnlyDefault: guidStrings(s.OnlyDefault)}
+	for _, pr := range s.Partitions {
+		out.Summary.Partitions = append(out.Summary.Partitions, partitionReachJSON{keyString(pr.Key), pr.Name, pr.Full, pr.Limited, pr.Pairs})
+	}
+	for _, pr := range s.Ports {
+		out.Summary.Ports = append(out.Summary.Ports, portReachJSON{check.FormatGUID(pr.GUID), keyStrings(pr.Reaches)})
+	}
+	for _, g := range s.Groups {
+		out.Summary.Groups = append(out.Summary.Groups, guidStrings(g))
+	}
+	for _, g := range s.GroupsWithoutDefault {
+		out.Summary.GroupsWithoutDefault = append(out.Summary.GroupsWithoutDefault, guidStrings(g))
+	}
+	if x.grid {
+		out.Mode = "grid"
+		out.Pairs = []pairJSON{}
+		for _, pr := range x.pairs {
+			out.Pairs = append(out.Pairs, pairJSON{A: check.FormatGUID(pr.A), B: check.FormatGUID(pr.B), CanTalk: pr.CanTalk,
+				Partitions: pkeyStrings(pr.Partitions), LimitedOnly: pkeyStrings(pr.LimitedOnly)})
+		}
+	}
+	return out
+}
+
+// portLetter names grid rows and columns: A..Z, then AA...
+func portLetter(i int) string {
+	s := ""
+	for i++; i > 0; i = (i - 1) / 26 {
+		s = string(rune('A'+(i-1)%26)) + s
+	}
+	return s
+}
+
+func (x matrix) gridText(w io.Writer, f cmdutil.Format) error {
+	fmt.Fprintf(w, "Ports (%s):\n", x.p.Config.File)
+	pg := cmdutil.Grid{Header: []string{"PORT", "GUID", "NOTES"}}
+	for i, port := range x.m.Ports {
+		var notes []string
+		if port.GUID == x.p.Options.SMGUID {
+			notes = append(notes, "SM port (SELF)")
+		}
+		if port.Type == partconf.Router {
+			notes = append(notes, "router port")
+		}
+		if !x.p.InFile(port.GUID) {
+			notes = append(notes, "not in the file")
+		}
+		pg.Add(portLetter(i), check.FormatGUID(port.GUID), strings.Join(notes, "; "))
+	}
+	if err := pg.Render(w, f); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Who can talk: Y yes, in these partitions (the default partition 0x7fff only when no other works),")
+	fmt.Fprintln(w, "N no; (limited K) partitions they share where both are limited members:")
+	n := len(x.m.Ports)
+	cells := make([][]string, n)
+	for i := range cells {
+		cells[i] = make([]string, n)
+		cells[i][i] = "-"
+	}
+	k := 0
+	for i := 0; i < n; i++ {
+		for j := i + 1; j < n; j++ {
+			cells[i][j] = pairCell(x.pairs[k])
+			cells[j][i] = cells[i][j]
+			k++
+		}
+	}
+	header := []string{"PORT"}
+	for i := range x.m.Ports {
+		header = append(header, portLetter(i))
+	}
+	mg := cmdutil.Grid{Header: header}
+	for i := range x.m.Ports {
+		mg.Add(append([]string{portLetter(i)}, cells[i]...)...)
+	}
+	return mg.Render(w, f)
+}
+
+// pairCell is one grid cell: Y and the partitions that work (Pair.Working), or N;
+// then the shared partitions where both are limited.
+func pairCell(pr query.Pair) string {
+	c := "N"
+	if pr.CanTalk {
+		c = "Y " + strings.Join(pkeyStrings(pr.Working()), ",")
+	}
+	if len(pr.LimitedOnly) > 0 {
+		c += " (limited " + strings.Join(pkeyStrings(pr.LimitedOnly), ",") + ")"
+	}
+	return c
+}
+
+// listMax bounds GUID lists in the summary text; the JSON has them all.
+const listMax = 8
+
+func guidList(gs []uint64) string {
+	if len(gs) <= listMax {
+		return strings.Join(guidStrings(gs), ",")
+	}
+	return strings.Join(guidStrings(gs[:listMax]), ",") + fmt.Sprintf(" and %d more", len(gs)-listMax)
+}
+
+func (x matrix) summaryText(w io.Writer, f cmdutil.Format) error {
+	s := x.summary
+	fmt.Fprintf(w, "%s: %s, %s\n\n", x.p.Config.File, cmdutil.Plural(len(x.m.Ports), "port", "ports"), cmdutil.Plural(len(s.Partitions), "partition", "partitions"))
+	fmt.Fprintln(w, "Partitions (PAIRS: pairs of ports that can talk in it):")
+	pg := cmdutil.Grid{Header: []string{"KEY", "NAME", "FULL", "LIMITED", "PAIRS"}}
+	for _, pr := range s.Partitions {
+		pg.Add(keyString(pr.Key), pr.Name, strconv.Itoa(pr.Full), strconv.Itoa(pr.Limited), strconv.FormatInt(pr.Pairs, 10))
+	}
+	if err := pg.Render(w, f); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Ports (REACHES: the partitions in which the port can talk to another port):")
+	rg := cmdutil.Grid{Header: []string{"PORT", "PARTITIONS", "REACHES"}}
+	for _, pr := range s.Ports {
+		reach := strings.Join(keyStrings(pr.Reaches), ",")
+		if reach == "" {
+			reach = "nobody"
+		}
+		rg.Add(check.FormatGUID(pr.GUID), strconv.Itoa(len(pr.Reaches)), reach)
+	}
+	if err := rg.Render(w, f); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Isolation groups (ports connected through partitions where they can talk, transitively):")
+	for _, g := range []struct {
+		what   string
+		groups [][]uint64
+	}{{"counting the default partition", s.Groups}, {"without the default partition", s.GroupsWithoutDefault}} {
+		in := 0
+		for _, grp := range g.groups {
+			in += len(grp)
+		}
+		fmt.Fprintf(w, "  %s: %s, %s alone\n", g.what, cmdutil.Plural(len(g.groups), "group", "groups"), cmdutil.Plural(len(x.m.Ports)-in, "port", "ports"))
+		for i, grp := range g.groups {
+			if i == listMax {
+				fmt.Fprintf(w, "    and %d more groups\n", len(g.groups)-listMax)
+				break
+			}
+			fmt.Fprintf(w, "    %d: %s: %s\n", i+1, cmdutil.Plural(len(grp), "port", "ports"), guidList(grp))
+		}
+	}
+	fmt.Fprintln(w)
+	if len(s.OnlyDefault) == 0 {
+		fmt.Fprintln(w, "Every port reaches another port outside the default partition.")
+		return nil
+	}
+	fmt.Fprintf(w, "Reach nobody except through the default partition: %s: %s\n", cmdutil.Plural(len(s.OnlyDefault), "port", "ports"), guidList(s.OnlyDefault))
+	return nil
+}

@@ -1,0 +1,113 @@
+// Package partitions holds `ibkey partitions`: check, show and matrix, which read an
+// OpenSM partitions.conf the way OpenSM does (internal/check/partconf) and render
+// what internal/query builds from it.
+package partitions
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
+	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/check/partconf"
+)
+
+// NewCmdPartitions is `ibkey partitions` and its subcommands.
+func NewCmdPartitions(f *cmdutil.Factory) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "partitions",
+		Short: "Check an OpenSM partitions.conf, show the P_Key tables it gives, and who can talk",
+		Long: `Read an OpenSM partitions.conf the way OpenSM 3.3 reads it (lab-checked against
+OpenSM 3.3.23 on the ibsim simulator) and answer three questions without a fabric:
+
+  check FILE            what OpenSM rejects or silently gets wrong, with file:line:col and a fix
+  show FILE [GUID...]   each partition's members and multicast groups, and the P_Key
+                        table each port gets
+  matrix FILE           who can talk to whom: a grid for a few ports, a summary for many
+
+A file OpenSM rejects is not applied at all: OpenSM falls back to
+Default=0x7fff : ALL=full, every port becomes a full member of the default partition
+and all isolation is lost. check says so first; show and matrix show that fallback.
+When what OpenSM does with a file cannot be predicted (it reads memory the file does
+not determine, or crashes), every subcommand says so on stderr and exits 4.
+
+The ports are the GUIDs the file names (show also takes more on the command line).
+They are taken for CA ports unless --router names them or a saved sweep
+(--fabric-file) shows them on a router: ALL_ROUTERS names router ports, ALL_CAS does
+not, and ALL_SWITCHES names none of them.`,
+		Example: `  ibkey partitions check /etc/opensm/partitions.conf
+  ibkey partitions show partitions.conf --sm-guid 0x0002c90300000201
+  ibkey partitions matrix partitions.conf -o json`,
+		Args: cmdutil.UsageArgs(cobra.NoArgs),
+		RunE: func(c *cobra.Command, args []string) error { return c.Help() },
+	}
+	c.AddCommand(NewCmdCheck(f, nil), NewCmdShow(f, nil), NewCmdMatrix(f, nil))
+	return c
+}
+
+// rejectedWarning is the loud line show and matrix print when OpenSM would drop the file.
+func rejectedWarning(c *partconf.Config) string {
+	return fmt.Sprintf("OpenSM REJECTS %s (first error at %s) and applies Default=0x7fff : ALL=full instead: every port is a full member of the default partition, ALL ISOLATION IS LOST; what follows is that fallback (see 'ibkey partitions check %s')",
+		c.File, c.RejectedAt, c.File)
+}
+
+// uncertain is exit 4 when what OpenSM does with c's file cannot be predicted
+// (cmdutil.Uncertain).
+func uncertain(w io.Writer, c *partconf.Config, printed string) error {
+	return cmdutil.Uncertain(w, c, printed)
+}
+
+// PortTypes are --router and --fabric-file: which port GUIDs are router ports (a
+// file names port GUIDs, not node types).
+type PortTypes struct {
+	Routers    []string // --router
+	FabricFile string   // --fabric-file: the router ports of a saved sweep
+}
+
+func (p *PortTypes) add(c *cobra.Command) {
+	c.Flags().StringSliceVar(&p.Routers, "router", nil, "the port `GUIDS` (comma-separated) are router ports: ALL_ROUTERS names them, ALL_CAS does not")
+	c.Flags().StringVar(&p.FabricFile, "fabric-file", "", "take the router ports from a saved sweep (`FILE`, ibkey fabric discover -o json)")
+	_ = c.MarkFlagFilename("fabric-file", "json")
+}
+
+// types reads the router GUIDs.
+func (p PortTypes) types() (map[uint64]partconf.NodeType, error) {
+	out := map[uint64]partconf.NodeType{}
+	for _, s := range p.Routers {
+		g, err := cmdutil.ParseGUIDArg(s)
+		if err != nil {
+			return nil, err
+		}
+		out[g] = partconf.Router
+	}
+	if p.FabricFile != "" {
+		f, err := cmdutil.ReadFabricFile(p.FabricFile)
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range f.Nodes {
+			if n.Type != check.NodeRouter {
+				continue
+			}
+			for _, port := range n.Ports {
+				if port.GUID != 0 {
+					out[uint64(port.GUID)] = partconf.Router
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// keyString is a 15-bit partition key as printed: 0x0010.
+func keyString(k uint16) string { return check.PKey(k).KeyString() }
+
+// keyLess sorts partitions for people: the default partition first, then by key.
+func keyLess(a, b uint16) bool {
+	if (a == check.DefaultKey) != (b == check.DefaultKey) {
+		return a == check.DefaultKey
+	}
+	return a < b
+}

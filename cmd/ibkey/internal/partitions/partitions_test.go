@@ -1,0 +1,272 @@
+package partitions
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/exp/golden"
+
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
+	"github.com/ibkey/ibkey/internal/check"
+)
+
+const (
+	clusterConf  = "../../../../testdata/partitions/cluster.conf"
+	mistakesConf = "../../../../testdata/partitions/mistakes.conf"
+	rejectedConf = "../../../../testdata/partitions/rejected.conf"
+	reconfAConf  = "../../../../testdata/partitions/reconf-a.conf"
+	reconfBConf  = "../../../../testdata/partitions/reconf-b.conf"
+	headNode     = "0x0002c90300001001"
+	mgidConf     = "../../../../internal/check/partconf/testdata/lab/mgid.conf"
+	routerConf   = "testdata/router.conf"
+	// uncertainConf: `;` right after an mgid= value makes OpenSM read bytes of its line
+	// buffer no line wrote (partconf's lab_parse_test).
+	uncertainConf = "testdata/uncertain.conf"
+	caPort        = "0x0002c90300000301"
+	routerPort    = "0x0002c90300000302"
+)
+
+// TestPartitions runs `ibkey partitions` on the sample configs and compares stdout and
+// stderr with testdata/TestPartitions/*.golden (go test ./cmd/ibkey/internal/partitions
+// -update rewrites them). can-talk --partitions has its own in cmd/ibkey.
+func TestPartitions(t *testing.T) {
+	cases := []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"check_clean", []string{"partitions", "check", clusterConf}, 0},
+		{"check_warnings", []string{"partitions", "check", mistakesConf}, 0},
+		{"check_warnings_strict", []string{"partitions", "check", mistakesConf, "--strict", "--allow-both"}, 1},
+		{"check_warnings_json", []string{"partitions", "check", mistakesConf, "-o", "json"}, 0},
+		{"check_rejected", []string{"partitions", "check", rejectedConf}, 1},
+		{"check_rejected_json", []string{"partitions", "check", rejectedConf, "-o", "json"}, 1},
+		{"check_table_overflow", []string{"partitions", "check", clusterConf, "--table-size", "2"}, 0},
+		{"show_table", []string{"partitions", "show", clusterConf, "--sm-guid", headNode, "-o", "table"}, 0},
+		{"show_plain_extra_guid", []string{"partitions", "show", clusterConf, "0x0002c90300009999"}, 0},
+		{"show_json", []string{"partitions", "show", clusterConf, "--sm-guid", headNode, "-o", "json"}, 0},
+		{"show_mistakes_both", []string{"partitions", "show", mistakesConf, "--allow-both"}, 0},
+		{"show_rejected", []string{"partitions", "show", rejectedConf}, 0},
+		{"show_dropped", []string{"partitions", "show", clusterConf, "--table-size", "2"}, 0},
+		{"show_previous", []string{"partitions", "show", reconfBConf, "--previous", reconfAConf}, 0},
+		{"show_previous_json", []string{"partitions", "show", reconfBConf, "--previous", reconfAConf, "-o", "json"}, 0},
+		{"matrix_grid_table", []string{"partitions", "matrix", clusterConf, "--sm-guid", headNode, "-o", "table"}, 0},
+		{"matrix_grid_plain", []string{"partitions", "matrix", mistakesConf}, 0},
+		{"matrix_grid_json", []string{"partitions", "matrix", clusterConf, "-o", "json"}, 0},
+		{"matrix_summary", []string{"partitions", "matrix", clusterConf, "--sm-guid", headNode, "--summary"}, 0},
+		{"matrix_summary_nodefault", []string{"partitions", "matrix", mistakesConf, "--summary"}, 0},
+		{"matrix_rejected", []string{"partitions", "matrix", rejectedConf}, 0},
+		{"show_groups", []string{"partitions", "show", mgidConf}, 0},
+		{"show_groups_json", []string{"partitions", "show", mgidConf, "-o", "json"}, 0},
+		{"show_router", []string{"partitions", "show", routerConf, "--router", routerPort}, 0},
+		{"show_router_json", []string{"partitions", "show", routerConf, "--router", routerPort, "-o", "json"}, 0},
+		{"show_no_router", []string{"partitions", "show", routerConf}, 0},
+		{"matrix_router", []string{"partitions", "matrix", routerConf, "--router", routerPort}, 0},
+		{"check_uncertain", []string{"partitions", "check", uncertainConf}, 4},
+		{"check_uncertain_json", []string{"partitions", "check", uncertainConf, "-o", "json"}, 4},
+		{"show_uncertain", []string{"partitions", "show", uncertainConf}, 4},
+		{"matrix_uncertain", []string{"partitions", "matrix", uncertainConf}, 4},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runIbkey(t, false, nil, tc.args...)
+			if r.code != tc.code {
+				t.Fatalf("exit %d, want %d; stdout:\n%s\nstderr:\n%s", r.code, tc.code, r.stdout, r.stderr)
+			}
+			if strings.HasSuffix(tc.name, "json") && !json.Valid([]byte(r.stdout)) {
+				t.Errorf("not one JSON document:\n%s", r.stdout)
+			}
+			golden.RequireEqual(t, "$ ibkey "+strings.Join(tc.args, " ")+"\n"+r.stdout+"--- stderr\n"+r.stderr)
+		})
+	}
+}
+
+func TestPartitionsErrors(t *testing.T) {
+	cases := []struct {
+		args   []string
+		code   int
+		stderr string
+	}{
+		{[]string{"partitions", "check", "/nonexistent.conf"}, 2, "ibkey: partitions file: open /nonexistent.conf: no such file or directory"},
+		{[]string{"partitions", "check"}, 2, "accepts 1 arg(s), received 0"},
+		{[]string{"partitions", "show", clusterConf, "0xzz"}, 2, `invalid GUID "0xzz"`},
+		{[]string{"partitions", "show", clusterConf, "--sm-guid", "0"}, 2, `invalid GUID "0": GUID 0 is not a port GUID`},
+		{[]string{"partitions", "matrix", clusterConf, "--table-size", "0"}, 2, "invalid --table-size 0 (accepted: 1-65535"},
+		{[]string{"partitions", "show", clusterConf, "--router", "0xzz"}, 2, `invalid GUID "0xzz"`},
+		{[]string{"partitions", "show", clusterConf, "-o", "yaml"}, 2, `invalid output format "yaml" (accepted: table, plain, json)`},
+	}
+	for _, tc := range cases {
+		r := runIbkey(t, false, nil, tc.args...)
+		if r.code != tc.code || !strings.Contains(r.stderr, tc.stderr) {
+			t.Errorf("ibkey %s: exit %d, stderr %q; want exit %d and %q", strings.Join(tc.args, " "), r.code, r.stderr, tc.code, tc.stderr)
+		}
+	}
+}
+
+func TestPartitionsCompletion(t *testing.T) {
+	cases := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"__complete", "partitions", "show", clusterConf, ""}, []string{"0x0002c90300001011\tin storage", "0x0002c90300001021\tin storage, compute"}},
+		{[]string{"__complete", "partitions", ""}, []string{"check", "show", "matrix"}},
+	}
+	for _, tc := range cases {
+		r := runIbkey(t, false, nil, tc.args...)
+		for _, w := range tc.want {
+			if !strings.Contains(r.stdout, w) {
+				t.Errorf("ibkey %s: want %q in\n%s", strings.Join(tc.args, " "), w, r.stdout)
+			}
+		}
+	}
+}
+
+// TestUncertainSaysSo: when OpenSM's outcome cannot be predicted every subcommand says
+// so on stderr, after its output, and exits 4; none prints a verdict as if it knew.
+func TestUncertainSaysSo(t *testing.T) {
+	for _, sub := range []string{"check", "show", "matrix"} {
+		r := runIbkey(t, false, nil, "partitions", sub, uncertainConf)
+		if r.code != 4 || !strings.Contains(r.stderr, "cannot be predicted") || !strings.Contains(r.stderr, "uninitialised memory") {
+			t.Errorf("partitions %s: exit %d, stderr %q; want exit 4 saying the outcome cannot be predicted", sub, r.code, r.stderr)
+		}
+		if strings.Contains(r.stdout, "no problems found") {
+			t.Errorf("partitions %s: an all-clear for a file whose outcome is unknown:\n%s", sub, r.stdout)
+		}
+	}
+	// A predictable file exits 0 and says nothing of the kind.
+	r := runIbkey(t, false, nil, "partitions", "show", clusterConf)
+	if r.code != 0 || strings.Contains(r.stderr, "cannot be predicted") {
+		t.Errorf("cluster.conf: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// TestRouterPorts: ALL_ROUTERS names a --router port and ALL_CAS does not (OpenSM
+// osm_prtn_config.c picks ports by node type); without --router the same GUID is a CA
+// port.
+func TestRouterPorts(t *testing.T) {
+	type doc struct {
+		Ports []struct {
+			GUID    string `json:"guid"`
+			Type    string `json:"type"`
+			Entries []struct {
+				PKey string `json:"pkey"`
+			} `json:"entries"`
+		} `json:"ports"`
+	}
+	keys := func(args ...string) map[string]string {
+		r := runIbkey(t, false, nil, append([]string{"partitions", "show", routerConf, "-o", "json"}, args...)...)
+		if r.code != 0 {
+			t.Fatalf("exit %d: %s", r.code, r.stderr)
+		}
+		var d doc
+		if err := json.Unmarshal([]byte(r.stdout), &d); err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]string{}
+		for _, p := range d.Ports {
+			var ks []string
+			for _, e := range p.Entries {
+				ks = append(ks, e.PKey)
+			}
+			out[p.GUID] = p.Type + " " + strings.Join(ks, ",")
+		}
+		return out
+	}
+	got := keys("--router", routerPort)
+	want := map[string]string{caPort: "ca 0xffff,0x8010,0x8030", routerPort: "router 0xffff,0x8020,0x0030"}
+	for g, w := range want {
+		if got[g] != w {
+			t.Errorf("--router %s: port %s: %q, want %q", routerPort, g, got[g], w)
+		}
+	}
+	got = keys()
+	if w := "ca 0xffff,0x8010,0x0030"; got[routerPort] != w {
+		t.Errorf("without --router: port %s: %q, want %q", routerPort, got[routerPort], w)
+	}
+	// --fabric-file: the router ports of a saved sweep.
+	f := check.Fabric{Nodes: []*check.Node{
+		{GUID: 0x0002c90300000300, Type: check.NodeCA, NumPorts: 1, Ports: []*check.Port{{Num: 1, GUID: 0x0002c90300000301}}},
+		{GUID: 0x0002c90300000303, Type: check.NodeRouter, NumPorts: 1, Ports: []*check.Port{{Num: 1, GUID: 0x0002c90300000302}}},
+	}}
+	var b bytes.Buffer
+	if err := check.EncodeFabric(&b, &f); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "fabric.json")
+	if err := os.WriteFile(file, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got = keys("--fabric-file", file)
+	for g, w := range want {
+		if got[g] != w {
+			t.Errorf("--fabric-file: port %s: %q, want %q", g, got[g], w)
+		}
+	}
+}
+
+// TestFlagsParse: the constructors bind flags and arguments into the options without
+// running anything (runF).
+func TestFlagsParse(t *testing.T) {
+	f := &cmdutil.Factory{IOStreams: &cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}, Getenv: func(string) string { return "" }, Output: "json"}
+	var show *ShowOptions
+	c := NewCmdShow(f, func(o *ShowOptions) error { show = o; return nil })
+	c.SetArgs([]string{"a.conf", "0x1", "0x2", "--allow-both", "--sm-guid", "0x3", "--table-size", "64", "--router", "0x4,0x5", "--previous", "b.conf"})
+	if err := c.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if show.File != "a.conf" || strings.Join(show.GUIDs, " ") != "0x1 0x2" || !show.OpenSM.AllowBoth || show.OpenSM.SMGUID != "0x3" ||
+		show.OpenSM.TableSize != 64 || strings.Join(show.Types.Routers, " ") != "0x4 0x5" || show.Previous != "b.conf" || show.Format != cmdutil.FormatJSON {
+		t.Errorf("show options: %+v", show)
+	}
+	var check *CheckOptions
+	c = NewCmdCheck(f, func(o *CheckOptions) error { check = o; return nil })
+	c.SetArgs([]string{"a.conf", "--strict"})
+	if err := c.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if check.File != "a.conf" || !check.Strict || check.OpenSM.TableSize != 128 || check.Color {
+		t.Errorf("check options: %+v", check)
+	}
+	var matrix *MatrixOptions
+	c = NewCmdMatrix(f, func(o *MatrixOptions) error { matrix = o; return nil })
+	c.SetArgs([]string{"a.conf", "--summary"})
+	if err := c.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if matrix.File != "a.conf" || !matrix.Summary {
+		t.Errorf("matrix options: %+v", matrix)
+	}
+}
+
+// TestRejectedHeadlineColour: on a terminal the rejection headline is red and bold
+// (lipgloss, no hand-written escape codes); NO_COLOR, --no-color and plain output
+// have no escape sequence at all.
+func TestRejectedHeadlineColour(t *testing.T) {
+	r := runIbkey(t, true, nil, "partitions", "check", rejectedConf)
+	first, _, _ := strings.Cut(r.stdout, "\n")
+	if r.code != 1 || !strings.HasPrefix(first, "\x1b[") || !strings.Contains(first, "[file-rejected]") || !strings.Contains(first, "\x1b[0m") {
+		t.Errorf("terminal: exit %d, first line %q; want it styled", r.code, first)
+	}
+	if strings.Count(r.stdout, "\x1b[") != 2 {
+		t.Errorf("terminal: only the headline is styled, got:\n%q", r.stdout)
+	}
+	for _, tc := range []struct {
+		tty  bool
+		env  map[string]string
+		args []string
+	}{
+		{true, map[string]string{"NO_COLOR": "1"}, nil},
+		{true, nil, []string{"--no-color"}},
+		{true, nil, []string{"-o", "plain"}},
+		{false, nil, nil},
+	} {
+		r := runIbkey(t, tc.tty, tc.env, append([]string{"partitions", "check", rejectedConf}, tc.args...)...)
+		if strings.Contains(r.stdout, "\x1b") {
+			t.Errorf("tty %v env %v %v: escape sequences in\n%q", tc.tty, tc.env, tc.args, r.stdout)
+		}
+	}
+}

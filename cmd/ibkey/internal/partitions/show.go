@@ -1,0 +1,504 @@
+package partitions
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
+	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/check/partconf"
+	"github.com/ibkey/ibkey/internal/query"
+)
+
+// ShowOptions are `ibkey partitions show`'s inputs.
+type ShowOptions struct {
+	IO       *cmdutil.IOStreams
+	Format   cmdutil.Format
+	Notices  *cmdutil.Notices
+	OpenSM   cmdutil.OpenSMFlags
+	Types    PortTypes
+	File     string
+	GUIDs    []string
+	Previous string
+}
+
+// NewCmdShow is `ibkey partitions show FILE [GUID...]`; runF replaces the run in tests.
+func NewCmdShow(f *cmdutil.Factory, runF func(*ShowOptions) error) *cobra.Command {
+	o := &ShowOptions{IO: f.IOStreams}
+	c := &cobra.Command{
+		Use:   "show FILE [GUID...]",
+		Short: "Show each partition's members and multicast groups, and the P_Key table OpenSM programs on each port",
+		Long: `Show what OpenSM does with a partitions.conf:
+
+Partitions: one row per member item, in the order OpenSM applies them (for a port
+named twice, the last item wins): key, name, flags, the membership the item gives and
+the member, keywords written as the rule they stand for (ALL: every port, ALL_CAS:
+every CA port, ALL_ROUTERS: every router port, SELF: the SM's port, --sm-guid), and
+where it is written.
+
+Multicast groups: the groups OpenSM creates for each partition (the IPoIB broadcast
+group of an ipoib partition, and each valid mgid= line, once per scope) with MGID,
+Q_Key, MTU, rate, SL and scope. OpenSM creates them only while the partition has a
+member in the fabric.
+
+Ports: for each port GUID the file names (and each GUID given on the command line),
+the P_Key table OpenSM programs, in the order it fills it (index 0 first: the indx0
+partition, else the default partition, then keys in OpenSM's map order), with the item
+that decided each entry. A GUID the file does not name gets only what ALL / ALL_CAS
+(ALL_ROUTERS for a router port: --router, or --fabric-file with a saved sweep) give
+it, and says so. Entries past --table-size are
+dropped, as OpenSM does.
+
+The indexes are those of a port whose table held only 0xffff before (a fresh port).
+OpenSM keeps a key at its index across reconfigurations, so after an earlier
+configuration the indexes differ and removed partitions leave holes (0x0000): give
+that configuration with --previous FILE (lab-checked for keys added, removed and
+changed; indx0 changes are not modelled).
+
+A file OpenSM rejects is shown as the fallback OpenSM applies (Default=0x7fff :
+ALL=full), with a warning. When what OpenSM does with the file cannot be predicted,
+what it does with the file as written is shown, stderr says so, and the exit is 4.
+
+Exit codes: 0; 2 bad usage or a file that cannot be read; 4 OpenSM's outcome cannot be
+predicted.
+
+JSON (-o json): {"file","rejected","uncertain"?,"applied":"file"|"opensm_default",
+"previous"?,"allow_both","sm_guid","table_size","partitions":[{"key","name","flags",
+"ipoib","defined_at","members":[{"member","kind","rule","membership","at"}],
+"groups":[{"mgid","q_key","mtu","rate","sl","scope","broadcast","at"}]}],
+"ports":[{"guid","type" (ca|router),"in_file","sm","table_size","entries":[{"index","pkey","key",
+"membership","valid","partition","decided_by","at","hole"?,"before"?,"kept"?}],
+"dropped":[{"pkey","membership","partition","decided_by","at"}]}]}.`,
+		Example: `  ibkey partitions show partitions.conf
+  ibkey partitions show partitions.conf 0x0002c90300000299 --sm-guid 0x0002c90300000201
+  ibkey partitions show partitions.conf --router 0x0002c90300000301
+  ibkey partitions show partitions.conf --fabric-file fabric.json
+  ibkey partitions show new.conf --previous old.conf -o json`,
+		Args:              cmdutil.UsageArgs(cobra.MinimumNArgs(1)),
+		ValidArgsFunction: cmdutil.CompletePartitionsFileThenGUIDs,
+		RunE: func(c *cobra.Command, args []string) error {
+			o.File, o.GUIDs = args[0], args[1:]
+			var err error
+			if o.Format, err = f.Format(); err != nil {
+				return err
+			}
+			o.Notices = f.Notices()
+			if runF != nil {
+				return runF(o)
+			}
+			return runShow(o)
+		},
+	}
+	o.OpenSM.AddFlags(c)
+	o.Types.add(c)
+	c.Flags().StringVar(&o.Previous, "previous", "", "the configuration OpenSM applied before (`FILE`): keys keep their index, removed ones leave holes")
+	_ = c.MarkFlagFilename("previous")
+	return c
+}
+
+type memberJSON struct {
+	Member     string `json:"member"`
+	Kind       string `json:"kind"`
+	Rule       string `json:"rule"`
+	Membership string `json:"membership"`
+	At         string `json:"at"`
+}
+
+type groupJSON struct {
+	MGID      string `json:"mgid"`
+	QKey      string `json:"q_key"`
+	MTU       int    `json:"mtu"`
+	Rate      int    `json:"rate"`
+	SL        int    `json:"sl"`
+	Scope     int    `json:"scope"`
+	Broadcast bool   `json:"broadcast"`
+	At        string `json:"at"`
+}
+
+type partitionJSON struct {
+	Key       string       `json:"key"`
+	Name      string       `json:"name"`
+	Flags     []string     `json:"flags"`
+	IPoIB     bool         `json:"ipoib"`
+	DefinedAt []string     `json:"defined_at"`
+	Members   []memberJSON `json:"members"`
+	Groups    []groupJSON  `json:"groups"`
+}
+
+type tableEntryJSON struct {
+	Index      int     `json:"index"`
+	PKey       string  `json:"pkey"`
+	Key        string  `json:"key"`
+	Membership *string `json:"membership"`
+	Valid      bool    `json:"valid"`
+	Partition  *string `json:"partition"`
+	DecidedBy  *string `json:"decided_by"`
+	At         *string `json:"at"`
+	Hole       bool    `json:"hole,omitempty"`
+	Before     *string `json:"before,omitempty"`
+	Kept       *bool   `json:"kept,omitempty"`
+}
+
+type droppedJSON struct {
+	PKey       string `json:"pkey"`
+	Membership string `json:"membership"`
+	Partition  string `json:"partition"`
+	DecidedBy  string `json:"decided_by"`
+	At         string `json:"at"`
+}
+
+type portTableJSON struct {
+	GUID      string           `json:"guid"`
+	Type      string           `json:"type"`
+	InFile    bool             `json:"in_file"`
+	SM        bool             `json:"sm"`
+	TableSize int              `json:"table_size"`
+	Entries   []tableEntryJSON `json:"entries"`
+	Dropped   []droppedJSON    `json:"dropped"`
+}
+
+type showJSON struct {
+	File       string          `json:"file"`
+	Rejected   bool            `json:"rejected"`
+	Uncertain  string          `json:"uncertain,omitempty"`
+	Applied    string          `json:"applied"`
+	Previous   string          `json:"previous,omitempty"`
+	AllowBoth  bool            `json:"allow_both"`
+	SMGUID     *string         `json:"sm_guid"`
+	TableSize  int             `json:"table_size"`
+	Partitions []partitionJSON `json:"partitions"`
+	Ports      []portTableJSON `json:"ports"`
+}
+
+// show is what `partitions show` prints, as values.
+type show struct {
+	p        *query.Partitions
+	applied  *partconf.Config // the configuration OpenSM programs (the fallback when rejected)
+	tables   []query.PortTable
+	previous string
+}
+
+func runShow(o *ShowOptions) error {
+	p, err := o.OpenSM.Load(o.File)
+	if err != nil {
+		return err
+	}
+	types, err := o.Types.types()
+	if err != nil {
+		return err
+	}
+	var extra []uint64
+	for _, a := range o.GUIDs {
+		g, err := cmdutil.ParseGUIDArg(a)
+		if err != nil {
+			return err
+		}
+		extra = append(extra, g)
+	}
+	ports := p.TypedPorts(types, extra...)
+	var prev *partconf.Model
+	if o.Previous != "" {
+		pp, err := query.ReadPartitions(o.Previous, p.Options)
+		if err != nil {
+			return err
+		}
+		prev = partconf.NewModel(pp.Config, ports, p.Options)
+		if pp.Config.Rejected {
+			o.Notices.Warn(fmt.Sprintf("the previous configuration %s is one OpenSM rejects: it was applied as Default=0x7fff : ALL=full", pp.Config.File))
+		}
+	}
+	m := partconf.NewModel(p.Config, ports, p.Options)
+	s := show{p: p, applied: m.Config, tables: p.PortTables(m, prev), previous: o.Previous}
+	if p.Config.Rejected {
+		o.Notices.Warn(rejectedWarning(p.Config))
+	}
+	if o.Format == cmdutil.FormatJSON {
+		err = cmdutil.WriteJSON(o.IO.Out, s.json())
+	} else {
+		err = s.text(o.IO.Out, o.Format)
+	}
+	if err != nil {
+		return err
+	}
+	return uncertain(o.IO.ErrOut, p.Config, "what is shown above is")
+}
+
+// memberRule says what a member item names, keywords as the rule they stand for.
+func memberRule(m *partconf.Member, sm uint64) string {
+	switch m.Kind {
+	case partconf.KindGUID:
+		return check.FormatGUID(m.GUID)
+	case partconf.KindAll:
+		return "ALL: every port"
+	case partconf.KindAllCAs:
+		return "ALL_CAS: every CA port"
+	case partconf.KindAllSwitches:
+		return "ALL_SWITCHES: every switch's port 0"
+	case partconf.KindAllRouters:
+		return "ALL_ROUTERS: every router port"
+	case partconf.KindSelf:
+		if sm == 0 {
+			return "SELF: the SM's port (unknown: give --sm-guid)"
+		}
+		return "SELF: the SM's port " + check.FormatGUID(sm)
+	}
+	return m.Text
+}
+
+// effectiveMembership is what an item gives: both is full without -W.
+func effectiveMembership(m *partconf.Member, allowBoth bool) string {
+	if m.Membership == partconf.FlagBoth && !allowBoth {
+		return "full (both without -W)"
+	}
+	return m.Membership.String()
+}
+
+// posText prints where an item is written (cmdutil.PartitionPos).
+func posText(p partconf.Pos, src *partconf.Config) string { return cmdutil.PartitionPos(p, src) }
+
+func partitionFlags(p *partconf.Partition) []string {
+	out := []string{}
+	seen := map[string]bool{}
+	add := func(s string) {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	for _, d := range p.Defs {
+		if d.IPoIB {
+			add("ipoib")
+		}
+		if d.Indx0 {
+			add("indx0")
+		}
+		for _, f := range d.Flags {
+			switch {
+			case f.Name == "ipoib":
+			case f.Name != "":
+				add(f.Name + "=" + f.Value)
+			case f.Text != "" && f.Text != "indx0":
+				add(f.Text + " (ignored)")
+			}
+		}
+	}
+	return out
+}
+
+// keyOrder sorts partitions for people: the default partition first, then by key (OpenSM
+// applies them in its map order, which only the tables show).
+func keyOrder(ps []*partconf.Partition) []*partconf.Partition {
+	out := append([]*partconf.Partition(nil), ps...)
+	sort.SliceStable(out, func(i, j int) bool { return keyLess(out[i].Key, out[j].Key) })
+	return out
+}
+
+// MTU and rate codes as OpenSM stores them in a group (IBA Vol 1 15.2.5.16
+// MCMemberRecord, the PathRecord encodings; OpenSM include/iba/ib_types.h
+// IB_MTU_LEN_*, IB_PATH_RECORD_RATE_*).
+var (
+	mtuBytes = map[uint8]string{1: "256", 2: "512", 3: "1024", 4: "2048", 5: "4096"}
+	rateGbs  = map[uint8]string{2: "2.5", 3: "10", 4: "30", 5: "5", 6: "20", 7: "40", 8: "60", 9: "80", 10: "120",
+		11: "14", 12: "56", 13: "112", 14: "168", 15: "25", 16: "100", 17: "200", 18: "300", 19: "28", 20: "50", 21: "400", 22: "600"}
+	// scopeNames are the multicast scopes of an IB MGID (IBA Vol 1 4.1.1, as IPv6's,
+	// RFC 4291 2.7).
+	scopeNames = map[uint8]string{1: "interface-local", 2: "link-local", 4: "admin-local", 5: "site-local", 8: "organization-local", 0xe: "global"}
+)
+
+func codeText(code uint8, names map[uint8]string, unit string) string {
+	if n, ok := names[code]; ok {
+		return fmt.Sprintf("%d (%s%s)", code, n, unit)
+	}
+	return fmt.Sprintf("%d (not a valid code)", code)
+}
+
+func (s show) json() showJSON {
+	p := s.p
+	out := showJSON{File: p.Config.File, Rejected: p.Config.Rejected, Uncertain: p.Config.Uncertain, Applied: "file", Previous: s.previous,
+		AllowBoth: p.Options.AllowBoth, TableSize: p.Options.TableSize, Partitions: []partitionJSON{}, Ports: []portTableJSON{}}
+	if p.Config.Rejected {
+		out.Applied = "opensm_default"
+	}
+	if p.Options.SMGUID != 0 {
+		out.SMGUID = strp(check.FormatGUID(p.Options.SMGUID))
+	}
+	for _, part := range keyOrder(s.applied.Partitions) {
+		pj := partitionJSON{Key: keyString(part.Key), Name: part.Name, Flags: partitionFlags(part), IPoIB: part.IPoIB,
+			DefinedAt: []string{}, Members: []memberJSON{}, Groups: []groupJSON{}}
+		for _, d := range part.Defs {
+			pj.DefinedAt = append(pj.DefinedAt, posText(d.Pos, p.Config))
+		}
+		for _, m := range part.Members {
+			pj.Members = append(pj.Members, memberJSON{Member: m.Text, Kind: m.Kind.String(), Rule: memberRule(m, p.Options.SMGUID),
+				Membership: effectiveMembership(m, p.Options.AllowBoth), At: posText(m.Pos, p.Config)})
+		}
+		for _, g := range part.Groups {
+			pj.Groups = append(pj.Groups, groupJSON{MGID: g.MGID.String(), QKey: fmt.Sprintf("0x%08x", g.QKey), MTU: int(g.MTU), Rate: int(g.Rate),
+				SL: int(g.SL), Scope: int(g.Scope), Broadcast: g.Broadcast, At: posText(g.Pos, p.Config)})
+		}
+		out.Partitions = append(out.Partitions, pj)
+	}
+	for _, t := range s.tables {
+		pj := portTableJSON{GUID: check.FormatGUID(t.Port.GUID), Type: string(nodeType(t.Port.Type)), InFile: t.InFile, SM: t.SM,
+			TableSize: p.Options.TableSize, Entries: []tableEntryJSON{}, Dropped: []droppedJSON{}}
+		for _, sl := range t.Slots {
+			ej := tableEntryJSON{Index: sl.Index, PKey: "0x0000", Key: "0x0000"}
+			if e := sl.Entry; e != nil {
+				ms := e.PKey.Membership().String()
+				ej = tableEntryJSON{Index: sl.Index, PKey: e.PKey.String(), Key: e.PKey.KeyString(), Membership: &ms, Valid: true,
+					Partition: strp(e.Partition.Name), DecidedBy: strp(e.DecidedBy.Text), At: strp(posText(e.DecidedBy.Pos, p.Config))}
+			}
+			if sl.Before.Valid() {
+				ej.Before = strp(sl.Before.String())
+				kept := sl.Kept
+				ej.Kept = &kept
+			}
+			ej.Hole = sl.Hole()
+			pj.Entries = append(pj.Entries, ej)
+		}
+		for _, e := range t.Dropped {
+			pj.Dropped = append(pj.Dropped, droppedJSON{e.PKey.String(), e.PKey.Membership().String(), e.Partition.Name, e.DecidedBy.Text, posText(e.DecidedBy.Pos, p.Config)})
+		}
+		out.Ports = append(out.Ports, pj)
+	}
+	return out
+}
+
+func strp(s string) *string { return &s }
+
+// nodeType is the port's node type as the fabric file writes it (ca, switch, router).
+func nodeType(t partconf.NodeType) check.NodeType {
+	switch t {
+	case partconf.Switch:
+		return check.NodeSwitch
+	case partconf.Router:
+		return check.NodeRouter
+	}
+	return check.NodeCA
+}
+
+func (s show) text(w io.Writer, f cmdutil.Format) error {
+	p := s.p
+	how := "OpenSM without -W"
+	if p.Options.AllowBoth {
+		how = "OpenSM with -W"
+	}
+	self := "SELF unknown (no --sm-guid)"
+	if p.Options.SMGUID != 0 {
+		self = "SELF = " + check.FormatGUID(p.Options.SMGUID)
+	}
+	applied := p.Config.File
+	if p.Config.Rejected {
+		applied = "OpenSM's fallback for the rejected " + p.Config.File
+	}
+	fmt.Fprintf(w, "Partitions (%s; %s, %s, table size %d):\n", applied, how, self, p.Options.TableSize)
+	fmt.Fprintln(w, "  member items in the order OpenSM applies them: for a port named twice, the last wins;")
+	if p.Config.Rejected {
+		fmt.Fprintln(w, "  (fallback) is what OpenSM applies instead of a file it rejects")
+	} else {
+		fmt.Fprintln(w, "  (implicit) items are OpenSM's, applied before the file's")
+	}
+	parts := keyOrder(s.applied.Partitions)
+	pg := cmdutil.Grid{Header: []string{"KEY", "NAME", "FLAGS", "MEMBERSHIP", "MEMBER", "AT"}}
+	for _, part := range parts {
+		flags := strings.Join(partitionFlags(part), ",")
+		if len(part.Members) == 0 {
+			var at []string
+			for _, d := range part.Defs {
+				at = append(at, posText(d.Pos, p.Config))
+			}
+			pg.Add(keyString(part.Key), part.Name, flags, "", "(no members)", strings.Join(at, ","))
+		}
+		for _, m := range part.Members {
+			pg.Add(keyString(part.Key), part.Name, flags, effectiveMembership(m, p.Options.AllowBoth), memberRule(m, p.Options.SMGUID), posText(m.Pos, p.Config))
+		}
+	}
+	if err := pg.Render(w, f); err != nil {
+		return err
+	}
+	if err := s.groupsText(w, f, parts); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	order := "in the order OpenSM fills them, on ports that held only 0xffff"
+	if s.previous != "" {
+		order = "after " + s.previous + ": keys keep their index, removed ones leave holes"
+	}
+	fmt.Fprintf(w, "P_Key tables (%s):\n", order)
+	tg := cmdutil.Grid{Header: []string{"PORT", "INDEX", "PKEY", "MEMBERSHIP", "PARTITION", "DECIDED_BY", "AT", "NOTES"}}
+	for _, t := range s.tables {
+		guid := check.FormatGUID(t.Port.GUID)
+		var portNotes []string
+		if t.SM {
+			portNotes = append(portNotes, "SM port (SELF)")
+		}
+		if t.Port.Type == partconf.Router {
+			portNotes = append(portNotes, "router port")
+		}
+		if !t.InFile {
+			if t.Port.Type == partconf.Router {
+				portNotes = append(portNotes, "not in the file: only what ALL/ALL_ROUTERS give it")
+			} else {
+				portNotes = append(portNotes, "not in the file: only what ALL/ALL_CAS give it")
+			}
+		}
+		first := true
+		note := func(more ...string) string {
+			n := append([]string(nil), more...)
+			if first {
+				n = append(append([]string(nil), portNotes...), n...)
+				first = false
+			}
+			return strings.Join(n, "; ")
+		}
+		for _, sl := range t.Slots {
+			var extra []string
+			e := sl.Entry
+			switch {
+			case sl.Hole():
+				extra = append(extra, "hole: "+sl.Before.String()+" removed")
+			case sl.Before.Valid() && sl.Kept && sl.Before != e.PKey:
+				extra = append(extra, "was "+sl.Before.String())
+			case sl.Before.Valid() && !sl.Kept && e != nil:
+				extra = append(extra, "replaces "+sl.Before.String())
+			}
+			if e == nil {
+				tg.Add(guid, strconv.Itoa(sl.Index), "0x0000", "", "", "", "", note(extra...))
+				continue
+			}
+			tg.Add(guid, strconv.Itoa(sl.Index), e.PKey.String(), e.PKey.Membership().String(), e.PKey.KeyString()+" "+e.Partition.Name,
+				e.DecidedBy.Text, posText(e.DecidedBy.Pos, p.Config), note(extra...))
+		}
+		for _, d := range t.Dropped {
+			tg.Add(guid, "", d.PKey.String(), d.PKey.Membership().String(), d.Partition.Name, d.DecidedBy.Text, posText(d.DecidedBy.Pos, p.Config),
+				note(fmt.Sprintf("DROPPED: the table holds %d entries", p.Options.TableSize)))
+		}
+	}
+	return tg.Render(w, f)
+}
+
+// groupsText lists the multicast groups OpenSM creates, when there are any.
+func (s show) groupsText(w io.Writer, f cmdutil.Format, parts []*partconf.Partition) error {
+	gg := cmdutil.Grid{Header: []string{"KEY", "NAME", "MGID", "Q_KEY", "MTU", "RATE", "SL", "SCOPE", "AT"}}
+	for _, part := range parts {
+		for _, g := range part.Groups {
+			at := posText(g.Pos, s.p.Config)
+			if g.Broadcast {
+				at += " (IPoIB broadcast)"
+			}
+			gg.Add(keyString(part.Key), part.Name, g.MGID.String(), fmt.Sprintf("0x%08x", g.QKey), codeText(g.MTU, mtuBytes, " bytes"),
+				codeText(g.Rate, rateGbs, " Gb/s"), strconv.Itoa(int(g.SL)), codeText(g.Scope, scopeNames, ""), at)
+		}
+	}
+	if len(gg.Rows) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Multicast groups (OpenSM creates them while the partition has a member in the fabric):")
+	return gg.Render(w, f)
+}

@@ -1,0 +1,529 @@
+// Package pkeys is `ibkey pkeys`: P_Key tables decoded, from sysfs or over MADs, and
+// --find, the index a QP should use for a partition.
+package pkeys
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
+
+	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/query"
+)
+
+// PKeysOptions holds `ibkey pkeys`'s flags and dependencies.
+type PKeysOptions struct {
+	IO      *cmdutil.IOStreams
+	Format  func() (cmdutil.Format, error)
+	Notices func() *cmdutil.Notices
+	Host    func() *query.Host
+	// MAD holds the transport flags; Ctx is main's signal context, set when the
+	// command runs.
+	MAD      *cmdutil.MADFlags
+	Ctx      context.Context
+	Selector query.Selector
+	// Addr holds --lid/--dr/--port; Fabric is set from them when the ports are read
+	// over MADs instead of from sysfs.
+	Addr   cmdutil.AddressFlags
+	Fabric []query.FabricSelector
+	All    bool
+	Find   string
+}
+
+// NewCmdPKeys builds the command; runF, when not nil, runs instead of runPKeys (tests of flag parsing).
+func NewCmdPKeys(f *cmdutil.Factory, runF func(*PKeysOptions) error) *cobra.Command {
+	o := &PKeysOptions{IO: f.IOStreams, Format: f.Format, Notices: f.Notices, Host: f.Host}
+	c := &cobra.Command{
+		Use:   "pkeys [DEV [PORT]]",
+		Short: "Show P_Key tables, decoded",
+		Long: `Show the P_Key tables of all ports, one device, or one port (DEV PORT or DEV/PORT):
+index, value, membership (full/limited), 15-bit key, notes (default partition, a key
+held both as full and limited, duplicates) and the IPoIB interfaces using each entry.
+Empty (invalid) entries are hidden unless --all; holes below the last valid entry are
+counted. Warnings say when a table cannot be trusted (port not ARMED/ACTIVE, RoCE) and
+when an IPoIB child's key is missing from the table (it cannot come up).
+
+--find PKEY prints the index a QP should use for that key's partition, as
+ibv_get_pkey_index does: a full-member entry is preferred. Exit 1 when not found.
+With -o plain and one port it prints just the index.
+
+JSON (-o json): {"demo"?, "ports":[{"device","port","link_layer","state","table_size",
+"valid_pkeys","table_missing"?,"entries":[{"index","pkey","key","membership","valid",
+"default","both_memberships"?,"duplicate_of"?,"hole"?,"unreadable"?,"ipoib"?}],
+"ipoib":[{"name","pkey","parent"?,"operstate"?,"index","membership"}],"warnings":[]}]}.
+An unreadable entry has "pkey": null and the reason in "unreadable"; an IPoIB
+interface whose key is not in the table has "index": null.
+With --find: {"pkey","key","found","ports":[{"device","port","found","index","entry",
+"membership","reason"?}]}.
+
+Over the fabric (any node, by SMPs; needs umad access or --ibsim): --lid LIDS reads
+the port each LID belongs to (a CA's port, or a switch's port 0), --dr PATH the node
+at the end of a directed route (the only way before a subnet manager assigned LIDs).
+--port P picks another port of that node, --port all every port. A switch answers
+for any of its ports; a CA answers only for the port an SMP arrives at, so its other
+ports are read through their own LIDs. The device is named by the node description;
+JSON adds "address" (what the port was read through), "node_guid" and, on switch
+ports, "partition_enforcement":{"inbound","outbound"}; the top level adds "via".
+The table length is what smpquery reports: SwitchInfo PartitionEnforcementCap for a
+switch's external ports, NodeInfo PartitionCap otherwise.`,
+		Example: `  ibkey pkeys
+  ibkey pkeys mlx5_0 1
+  ibkey pkeys mlx5_0/1 --all
+  ibkey pkeys mlx5_0 1 --find 0x8001 -o plain
+  ibkey pkeys --lid 6
+  ibkey pkeys --lid 2 --port all
+  ibkey pkeys --ibsim --dr 0,1,3 -o json
+  ibkey pkeys --lid 1-40 --find 0x8002`,
+		Args:              cmdutil.UsageArgs(cobra.MaximumNArgs(2)),
+		ValidArgsFunction: cmdutil.CompleteDevPort(f),
+		RunE: func(c *cobra.Command, args []string) error {
+			o.Ctx = cmdutil.Context(c)
+			fab, err := o.Addr.Selectors(args)
+			if err != nil {
+				return err
+			}
+			o.Fabric = fab
+			if fab == nil {
+				if o.Selector, err = cmdutil.SelectorFromArgs(args); err != nil {
+					return err
+				}
+			}
+			if runF != nil {
+				return runF(o)
+			}
+			return runPKeys(o)
+		},
+	}
+	o.MAD = cmdutil.AddMADFlags(c, f)
+	o.Addr.Register(c)
+	c.Flags().BoolVar(&o.All, "all", false, "also show empty (invalid) entries")
+	c.Flags().StringVar(&o.Find, "find", "", "print the index to use for `PKEY`'s partition (a full-member entry preferred)")
+	_ = c.RegisterFlagCompletionFunc("find", completePKeys(o))
+	return c
+}
+
+// JSON shapes of `pkeys -o json` (design.md).
+type pkeyEntryJSON struct {
+	Index      int      `json:"index"`
+	PKey       *string  `json:"pkey"`
+	Key        *string  `json:"key"`
+	Membership *string  `json:"membership"`
+	Valid      bool     `json:"valid"`
+	Default    bool     `json:"default"`
+	Both       bool     `json:"both_memberships,omitempty"`
+	Duplicate  *int     `json:"duplicate_of,omitempty"`
+	Hole       bool     `json:"hole,omitempty"`
+	Unreadable string   `json:"unreadable,omitempty"`
+	IPoIB      []string `json:"ipoib,omitempty"`
+}
+
+type ipoibJSON struct {
+	Name       string  `json:"name"`
+	PKey       string  `json:"pkey"`
+	Parent     string  `json:"parent,omitempty"`
+	OperState  string  `json:"operstate,omitempty"`
+	Index      *int    `json:"index"`
+	Membership *string `json:"membership"`
+}
+
+type pkeyPortJSON struct {
+	Device       string          `json:"device"`
+	Port         int             `json:"port"`
+	LinkLayer    *string         `json:"link_layer"`
+	State        string          `json:"state"`
+	TableSize    *int            `json:"table_size"`
+	ValidPKeys   *int            `json:"valid_pkeys"`
+	TableMissing string          `json:"table_missing,omitempty"`
+	Entries      []pkeyEntryJSON `json:"entries"`
+	IPoIB        []ipoibJSON     `json:"ipoib"`
+	Warnings     []string        `json:"warnings"`
+	// Over the fabric only.
+	Address     string           `json:"address,omitempty"`
+	NodeGUID    string           `json:"node_guid,omitempty"`
+	Enforcement *enforcementJSON `json:"partition_enforcement,omitempty"`
+}
+
+type enforcementJSON struct {
+	Inbound  bool `json:"inbound"`
+	Outbound bool `json:"outbound"`
+}
+
+func runPKeys(o *PKeysOptions) error {
+	f, err := o.Format()
+	if err != nil {
+		return err
+	}
+	var find check.PKey
+	if o.Find != "" {
+		if find, err = check.ParsePKey(o.Find); err != nil {
+			return err
+		}
+	}
+	if o.Fabric != nil {
+		return cmdutil.RenderFabricPorts(o.Ctx, o.MAD, o.Notices(), o.Fabric, func(views []*query.PortView, src cmdutil.Source) error {
+			return renderPKeys(o, f, views, find, src)
+		})
+	}
+	host := o.Host()
+	views, err := host.Load(o.Selector, query.LoadOptions{Tables: true, Interfaces: true})
+	if err != nil {
+		return err
+	}
+	o.Notices().Label(host.Label)
+	return renderPKeys(o, f, views, find, cmdutil.Source{Demo: host.Label != ""})
+}
+
+func renderPKeys(o *PKeysOptions, f cmdutil.Format, views []*query.PortView, find check.PKey, src cmdutil.Source) error {
+	n := o.Notices()
+	if o.Find != "" {
+		return findPKey(o, f, views, find)
+	}
+	if f == cmdutil.FormatJSON {
+		out := make([]pkeyPortJSON, len(views))
+		for i, v := range views {
+			out[i] = pkeyPortToJSON(v, o.All)
+		}
+		if err := cmdutil.WriteJSON(o.IO.Out, struct {
+			Demo  bool           `json:"demo,omitempty"`
+			Via   string         `json:"via,omitempty"`
+			Ports []pkeyPortJSON `json:"ports"`
+		}{src.Demo, src.Via, out}); err != nil {
+			return err
+		}
+		for _, v := range views {
+			for _, w := range v.Warnings {
+				n.Warn(w)
+			}
+		}
+		return nil
+	}
+	if f == cmdutil.FormatPlain {
+		g := cmdutil.Grid{Header: []string{"PORT", "INDEX", "PKEY", "MEMBERSHIP", "KEY", "NOTES", "IPOIB"}}
+		for _, v := range views {
+			if v.Table == nil {
+				n.Note(fmt.Sprintf("%s: %s", v.Ref(), v.TableMissing))
+				continue
+			}
+			for _, e := range v.Table.Entries {
+				if show(e, o.All) {
+					g.Add(append([]string{v.Ref().String()}, entryCells(e)...)...)
+				}
+			}
+		}
+		if err := g.Render(o.IO.Out, f); err != nil {
+			return err
+		}
+	} else {
+		var b bytes.Buffer
+		for i, v := range views {
+			if i > 0 {
+				fmt.Fprintln(&b)
+			}
+			if err := pkeysTable(&b, v, o.All); err != nil {
+				return err
+			}
+		}
+		if _, err := o.IO.Out.Write(b.Bytes()); err != nil {
+			return err
+		}
+	}
+	for _, v := range views {
+		for _, w := range v.Warnings {
+			n.Warn(w)
+		}
+	}
+	return nil
+}
+
+func show(e query.Entry, all bool) bool { return all || e.Valid() || e.Unreadable != "" }
+
+// entryCells are INDEX PKEY MEMBERSHIP KEY NOTES IPOIB.
+func entryCells(e query.Entry) []string {
+	idx := strconv.Itoa(e.Index)
+	if e.Unreadable != "" {
+		// The reason is in the port's warning; the cell stays one word.
+		return []string{idx, "unreadable", "", "", "unreadable", ""}
+	}
+	return []string{idx, e.PKey.String(), e.PKey.Membership().String(), e.PKey.KeyString(),
+		strings.Join(entryNotes(e), ","), strings.Join(e.Interfaces, ",")}
+}
+
+func entryNotes(e query.Entry) []string {
+	var notes []string
+	switch {
+	case !e.PKey.Valid() && e.Hole:
+		notes = append(notes, "hole")
+	case !e.PKey.Valid():
+		notes = append(notes, "empty")
+	case e.PKey.IsDefault():
+		notes = append(notes, "default")
+	}
+	if e.Both {
+		notes = append(notes, "both")
+	}
+	if e.DuplicateOf >= 0 {
+		notes = append(notes, "duplicate-of-"+strconv.Itoa(e.DuplicateOf))
+	}
+	return notes
+}
+
+// pkeysTable prints one port as a heading, a table and a summary line.
+func pkeysTable(w io.Writer, v *query.PortView, all bool) error {
+	ll := v.LinkLayer()
+	if ll == "" {
+		ll = "link layer n/a"
+	}
+	head := fmt.Sprintf("%s  %s  %s", v.Ref(), ll, v.Port.State.Name)
+	if v.Port.LID.OK() && ll == "InfiniBand" {
+		head += fmt.Sprintf("  LID %d", v.Port.LID.Value)
+	}
+	if v.Fabric != nil {
+		if !v.Port.LID.OK() || v.Fabric.Address != fmt.Sprintf("lid %d", v.Port.LID.Value) {
+			head += "  via " + v.Fabric.Address
+		}
+		if e := v.Fabric.Enforcement; e != nil {
+			head += fmt.Sprintf("  enforcement inbound %s, outbound %s", onOff(e.Inbound), onOff(e.Outbound))
+		}
+	}
+	if v.Table == nil {
+		fmt.Fprintf(w, "%s\n  %s\n", head, v.TableMissing)
+		return nil
+	}
+	fmt.Fprintf(w, "%s  %d entries, %d valid\n", head, len(v.Table.Entries), v.Table.Valid)
+	g := cmdutil.Grid{Header: []string{"INDEX", "PKEY", "MEMBERSHIP", "KEY", "NOTES", "IPOIB"}}
+	hidden, holes := 0, []string{}
+	for _, e := range v.Table.Entries {
+		if e.Hole {
+			holes = append(holes, strconv.Itoa(e.Index))
+		}
+		if !show(e, all) {
+			hidden++
+			continue
+		}
+		g.Add(entryCells(e)...)
+	}
+	if len(g.Rows) > 0 {
+		if err := g.Render(w, cmdutil.FormatTable); err != nil {
+			return err
+		}
+	}
+	var sum []string
+	if hidden > 0 {
+		sum = append(sum, fmt.Sprintf("%d empty entries hidden (--all shows them)", hidden))
+	}
+	if len(holes) > 0 {
+		sum = append(sum, "holes at "+compactRanges(holes))
+	}
+	if len(sum) > 0 {
+		fmt.Fprintf(w, "  %s\n", strings.Join(sum, "; "))
+	}
+	return nil
+}
+
+// compactRanges turns "3 4 5 9" into "3-5, 9".
+func compactRanges(idx []string) string {
+	var out []string
+	for i := 0; i < len(idx); {
+		j := i
+		for j+1 < len(idx) && atoi(idx[j+1]) == atoi(idx[j])+1 {
+			j++
+		}
+		if j > i {
+			out = append(out, idx[i]+"-"+idx[j])
+		} else {
+			out = append(out, idx[i])
+		}
+		i = j + 1
+	}
+	return strings.Join(out, ", ")
+}
+
+func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
+
+func onOff(b bool) string {
+	if b {
+		return "on"
+	}
+	return "off"
+}
+
+func pkeyPortToJSON(v *query.PortView, all bool) pkeyPortJSON {
+	j := pkeyPortJSON{Device: v.Port.Device, Port: v.Port.Num, State: v.Port.State.Name,
+		TableMissing: v.TableMissing, Warnings: v.Warnings, IPoIB: []ipoibJSON{}}
+	if v.Fabric != nil {
+		j.Address, j.NodeGUID = v.Fabric.Address, v.Fabric.NodeGUID.String()
+		if e := v.Fabric.Enforcement; e != nil {
+			j.Enforcement = &enforcementJSON{Inbound: e.Inbound, Outbound: e.Outbound}
+		}
+	}
+	if v.Port.LinkLayer.OK() {
+		j.LinkLayer = &v.Port.LinkLayer.Value
+	}
+	if j.Warnings == nil {
+		j.Warnings = []string{}
+	}
+	if v.Table != nil {
+		size, valid := len(v.Table.Entries), v.Table.Valid
+		j.TableSize, j.ValidPKeys = &size, &valid
+		j.Entries = []pkeyEntryJSON{}
+		for _, e := range v.Table.Entries {
+			if show(e, all) {
+				j.Entries = append(j.Entries, entryToJSON(e))
+			}
+		}
+	}
+	for _, ip := range v.Interfaces {
+		ij := ipoibJSON{Name: ip.Name, PKey: ip.PKey.String(), Parent: ip.Parent, OperState: ip.OperState}
+		if ip.Index >= 0 {
+			idx, m := ip.Index, ip.Membership.String()
+			ij.Index, ij.Membership = &idx, &m
+		}
+		j.IPoIB = append(j.IPoIB, ij)
+	}
+	return j
+}
+
+func entryToJSON(e query.Entry) pkeyEntryJSON {
+	j := pkeyEntryJSON{Index: e.Index, Valid: e.Valid(), Hole: e.Hole, Both: e.Both,
+		Unreadable: e.Unreadable, IPoIB: e.Interfaces}
+	if e.Unreadable == "" {
+		p, k, m := e.PKey.String(), e.PKey.KeyString(), e.PKey.Membership().String()
+		j.PKey, j.Key, j.Membership = &p, &k, &m
+		j.Default = e.Valid() && e.PKey.IsDefault()
+	}
+	if e.DuplicateOf >= 0 {
+		d := e.DuplicateOf
+		j.Duplicate = &d
+	}
+	return j
+}
+
+type findJSON struct {
+	Device     string  `json:"device"`
+	Port       int     `json:"port"`
+	Found      bool    `json:"found"`
+	Index      *int    `json:"index"`
+	Entry      *string `json:"entry"`
+	Membership *string `json:"membership"`
+	Reason     string  `json:"reason,omitempty"`
+}
+
+// findPKey prints the index a QP should use for key's partition on each port.
+func findPKey(o *PKeysOptions, f cmdutil.Format, views []*query.PortView, key check.PKey) error {
+	n := o.Notices()
+	var results []findJSON
+	found := false
+	for _, v := range views {
+		r := findJSON{Device: v.Port.Device, Port: v.Port.Num}
+		switch {
+		case v.Table == nil:
+			r.Reason = v.TableMissing
+		case !key.Valid():
+			r.Reason = fmt.Sprintf("%s has key 0, which is invalid: it never matches a table entry", key)
+		default:
+			if e, ok := v.Table.FindIndex(key); ok {
+				idx, p, m := e.Index, e.PKey.String(), e.PKey.Membership().String()
+				r.Found, r.Index, r.Entry, r.Membership = true, &idx, &p, &m
+				found = true
+			} else {
+				r.Reason = fmt.Sprintf("partition %s is not in the %s table (valid keys: %s)", key.KeyString(), v.Ref(), validKeys(v.Table))
+			}
+		}
+		results = append(results, r)
+	}
+	switch f {
+	case cmdutil.FormatJSON:
+		if err := cmdutil.WriteJSON(o.IO.Out, struct {
+			PKey  string     `json:"pkey"`
+			Key   string     `json:"key"`
+			Found bool       `json:"found"`
+			Ports []findJSON `json:"ports"`
+		}{key.String(), key.KeyString(), found, results}); err != nil {
+			return err
+		}
+	case cmdutil.FormatPlain:
+		// One port: just the index, for NCCL_IB_PKEY=$(ibkey pkeys DEV PORT --find K).
+		for _, r := range results {
+			if !r.Found {
+				continue
+			}
+			if len(results) == 1 {
+				fmt.Fprintln(o.IO.Out, *r.Index)
+			} else {
+				fmt.Fprintf(o.IO.Out, "%s/%d %d %s %s\n", r.Device, r.Port, *r.Index, *r.Entry, *r.Membership)
+			}
+		}
+	default:
+		g := cmdutil.Grid{Header: []string{"PORT", "INDEX", "ENTRY", "MEMBERSHIP"}}
+		for _, r := range results {
+			if r.Found {
+				g.Add(fmt.Sprintf("%s/%d", r.Device, r.Port), strconv.Itoa(*r.Index), *r.Entry, *r.Membership)
+			}
+		}
+		if len(g.Rows) > 0 {
+			if err := g.Render(o.IO.Out, cmdutil.FormatTable); err != nil {
+				return err
+			}
+		}
+	}
+	for _, r := range results {
+		if !r.Found {
+			n.Note(fmt.Sprintf("%s/%d: %s", r.Device, r.Port, r.Reason))
+		} else if *r.Membership == "limited" {
+			n.Note(fmt.Sprintf("%s/%d: only a limited entry holds partition %s: a QP there talks only to full members", r.Device, r.Port, key.KeyString()))
+		}
+	}
+	if !found {
+		return cmdutil.Exit(cmdutil.ExitNo)
+	}
+	return nil
+}
+
+func validKeys(t *query.Table) string {
+	var keys []string
+	for _, e := range t.Entries {
+		if e.Valid() {
+			keys = append(keys, e.PKey.String())
+		}
+	}
+	if len(keys) == 0 {
+		return "none"
+	}
+	return strings.Join(keys, " ")
+}
+
+// completePKeys completes the P_Keys present in the selected port's (or every port's)
+// table, for --find.
+func completePKeys(o *PKeysOptions) cobra.CompletionFunc {
+	return func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		sel, err := cmdutil.SelectorFromArgs(args)
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		views, err := o.Host().Load(sel, query.LoadOptions{Tables: true})
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		seen := map[string]bool{}
+		var out []cobra.Completion
+		for _, v := range views {
+			if v.Table == nil {
+				continue
+			}
+			for _, e := range v.Table.Entries {
+				if e.Valid() && !seen[e.PKey.String()] {
+					seen[e.PKey.String()] = true
+					out = append(out, e.PKey.String()+"\t"+e.PKey.Membership().String()+" member of "+e.PKey.KeyString())
+				}
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+}

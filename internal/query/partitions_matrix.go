@@ -1,0 +1,121 @@
+package query
+
+import (
+	"sort"
+
+	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/check/partconf"
+)
+
+// This file builds what `ibkey partitions show` and `matrix` print, as values: the
+// per-port P_Key tables and the pairs of the reachability grid. The commands only
+// render them.
+
+// TypedPorts are Ports(extra...) with the node type of each port taken from types
+// (a port not listed is a CA port). A router port is named by ALL_ROUTERS and not by
+// ALL_CAS (osm_prtn_config.c: partition_add_all, by node type), so a router's GUID
+// must be told apart to predict its table.
+func (p *Partitions) TypedPorts(types map[uint64]partconf.NodeType, extra ...uint64) []partconf.Port {
+	ports := p.Ports(extra...)
+	for i := range ports {
+		if t, ok := types[ports[i].GUID]; ok {
+			ports[i].Type = t
+		}
+	}
+	return ports
+}
+
+// PortTable is the P_Key table OpenSM programs on one port.
+type PortTable struct {
+	Port partconf.Port
+	// InFile: the file names this port's GUID; SM: it is the SM's port (SELF).
+	InFile, SM bool
+	// Slots in index order through the last entry (empty entries have Entry nil).
+	// After a previous configuration (PortTables' prev) Before and Kept say what each
+	// index held; on a fresh port Before is 0.
+	Slots []Slot
+	// Dropped are the entries that did not fit the table (ERR 0512), in the order
+	// OpenSM tried them.
+	Dropped []partconf.Entry
+}
+
+// PortTables are the tables m predicts for its ports. With prev (the model of the
+// configuration OpenSM applied before, on the same ports) each table is the one OpenSM
+// reprograms over prev's (Reprogram); without it, a fresh port's.
+func (p *Partitions) PortTables(m, prev *partconf.Model) []PortTable {
+	out := make([]PortTable, 0, len(m.Ports))
+	for _, port := range m.Ports {
+		pt := PortTable{Port: port, InFile: p.InFile(port.GUID), SM: port.GUID == p.Options.SMGUID}
+		if prev == nil {
+			slots := m.Slots(port.GUID)
+			pt.Slots = make([]Slot, len(slots))
+			for i := range slots {
+				pt.Slots[i] = Slot{Index: i}
+				if slots[i].PKey.Valid() {
+					pt.Slots[i].Entry = &slots[i]
+				}
+			}
+			pt.Dropped = m.DroppedEntries(port.GUID)
+		} else {
+			// Reprogram needs every entry the port should get, dropped ones included.
+			opt := p.Options
+			opt.TableSize = 0
+			unl := partconf.NewModel(p.Config, []partconf.Port{port}, opt)
+			pt.Slots, pt.Dropped = Reprogram(prev.PKeys(port.GUID), unl.Table(port.GUID), p.Options.TableSize, p.Options.AllowBoth)
+		}
+		out = append(out, pt)
+	}
+	return out
+}
+
+// Pair is one cell of the who-can-talk grid.
+type Pair struct {
+	A, B    uint64
+	CanTalk bool
+	// Partitions are the keys in which they can talk, LimitedOnly those they share
+	// where both are limited members; ascending.
+	Partitions, LimitedOnly []check.PKey
+}
+
+// Pairs applies the P_Key rule to every unordered pair of m's ports, in port order
+// (a before b).
+func Pairs(m *partconf.Model) []Pair {
+	var out []Pair
+	for i, a := range m.Ports {
+		for _, b := range m.Ports[i+1:] {
+			out = append(out, PairOf(m, a.GUID, b.GUID))
+		}
+	}
+	return out
+}
+
+// PairOf applies the P_Key rule to two ports of m.
+func PairOf(m *partconf.Model, a, b uint64) Pair {
+	v := m.CanTalk(a, b)
+	pr := Pair{A: a, B: b, CanTalk: v.CanTalk}
+	sh := append([]partconf.Shared(nil), v.Shared...)
+	sort.Slice(sh, func(i, j int) bool { return sh[i].Key < sh[j].Key })
+	for _, s := range sh {
+		if s.CanTalk {
+			pr.Partitions = append(pr.Partitions, check.PKey(s.Key))
+		} else {
+			pr.LimitedOnly = append(pr.LimitedOnly, check.PKey(s.Key))
+		}
+	}
+	return pr
+}
+
+// Working are the partitions a pair talks in, for people: the default partition only
+// when no other works (every port is in it, so it says nothing otherwise).
+func (p Pair) Working() []check.PKey {
+	var out []check.PKey
+	for _, k := range p.Partitions {
+		if !k.IsDefault() {
+			out = append(out, k)
+		}
+	}
+	if len(out) == 0 && len(p.Partitions) > 0 {
+		return p.Partitions[:1:1]
+	}
+	return out
+}
