@@ -1,70 +1,56 @@
 package main
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 
-	"github.com/charmbracelet/x/exp/golden"
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
 )
 
 const mlx5 = "../../testdata/sysfs/mlx5"
 
+// result is a command line's outcome (cmdtest.Result with the names the tests use).
 type result struct {
 	stdout, stderr string
 	code           int
 }
 
-// runIbkey runs one command line in-process with fake streams; tty makes stdout a
-// terminal (table output by default).
+// runIbkey runs one command line through the whole command tree in-process with fake
+// streams; tty makes stdout a terminal (table output by default).
 func runIbkey(t *testing.T, tty bool, env map[string]string, args ...string) result {
 	t.Helper()
-	var out, errOut bytes.Buffer
-	streams := &IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut, OutTTY: tty}
-	code := run(args, streams, func(k string) string { return env[k] })
-	return result{out.String(), errOut.String(), code}
+	r := cmdtest.Run(t, newRootCmd, tty, env, args...)
+	return result{r.Stdout, r.Stderr, r.Code}
 }
 
 // TestGolden compares every command's output, in each format, with testdata/TestGolden/*.golden
 // (go test ./cmd/ibkey -update rewrites them).
 func TestGolden(t *testing.T) {
-	cases := []struct {
-		name string
-		args []string
-		code int
-	}{
-		{"devices_table", []string{"--sysfs", mlx5, "devices", "-o", "table"}, 0},
-		{"devices_plain", []string{"--sysfs", mlx5, "devices"}, 0},
-		{"devices_json", []string{"--sysfs", mlx5, "devices", "-o", "json"}, 0},
-		{"pkeys_table", []string{"--sysfs", mlx5, "pkeys", "-o", "table"}, 0},
-		{"pkeys_plain", []string{"--sysfs", mlx5, "pkeys"}, 0},
-		{"pkeys_json", []string{"--sysfs", mlx5, "pkeys", "-o", "json"}, 0},
-		{"pkeys_port_all_plain", []string{"--sysfs", mlx5, "pkeys", "mlx5_0", "1", "--all"}, 0},
-		{"pkeys_port_slash_json", []string{"--sysfs", mlx5, "pkeys", "mlx5_1/1", "-o", "json"}, 0},
-		{"pkeys_iwarp_table", []string{"--sysfs", mlx5, "pkeys", "irdma0", "-o", "table"}, 0},
-		{"pkeys_simulator_plain", []string{"--sysfs", "../../testdata/sysfs/simulator", "pkeys"}, 0},
-		{"pkeys_find_plain", []string{"--sysfs", mlx5, "pkeys", "mlx5_0", "1", "--find", "0x0005"}, 0},
-		{"pkeys_find_limited_table", []string{"--sysfs", mlx5, "pkeys", "--find", "80:02", "-o", "table"}, 0},
-		{"pkeys_find_json", []string{"--sysfs", mlx5, "pkeys", "--find", "0x8010", "-o", "json"}, 0},
-		{"pkeys_find_missing", []string{"--sysfs", mlx5, "pkeys", "mlx5_0", "1", "--find", "0x0009"}, 1},
-		{"decode_pkey_table", []string{"decode", "pkey", "0x8001", "0x0001", "0x7fff", "0xffff", "0x0000", "0x8000", "-o", "table"}, 0},
-		{"decode_pkey_plain", []string{"decode", "pkey", "0x8001", "01", "7f:ff", "FFFF", "0", "8000"}, 0},
-		{"decode_pkey_json", []string{"decode", "pkey", "0x8001", "0x7fff", "0x0000", "-o", "json"}, 0},
-		{"decode_qkey_table", []string{"decode", "qkey", "0x80010000", "0xb1b", "0x80000001", "0x12345678", "0x90000000", "-o", "table"}, 0},
-		{"decode_qkey_plain", []string{"decode", "qkey", "0x80010000", "b1b", "0x8fffffff"}, 0},
-		{"decode_qkey_json", []string{"decode", "qkey", "0x80010000", "0x11", "-o", "json"}, 0},
-		{"demo_devices_table", []string{"--demo", "devices", "-o", "table"}, 0},
-		{"demo_pkeys_table", []string{"--demo", "pkeys", "-o", "table"}, 0},
+	cases := []cmdtest.GoldenCase{
+		{Name: "devices_table", Args: []string{"--sysfs", mlx5, "devices", "-o", "table"}, Code: 0},
+		{Name: "devices_plain", Args: []string{"--sysfs", mlx5, "devices"}, Code: 0},
+		{Name: "devices_json", Args: []string{"--sysfs", mlx5, "devices", "-o", "json"}, Code: 0},
+		{Name: "pkeys_table", Args: []string{"--sysfs", mlx5, "pkeys", "-o", "table"}, Code: 0},
+		{Name: "pkeys_plain", Args: []string{"--sysfs", mlx5, "pkeys"}, Code: 0},
+		{Name: "pkeys_json", Args: []string{"--sysfs", mlx5, "pkeys", "-o", "json"}, Code: 0},
+		{Name: "pkeys_port_all_plain", Args: []string{"--sysfs", mlx5, "pkeys", "mlx5_0", "1", "--all"}, Code: 0},
+		{Name: "pkeys_port_slash_json", Args: []string{"--sysfs", mlx5, "pkeys", "mlx5_1/1", "-o", "json"}, Code: 0},
+		{Name: "pkeys_iwarp_table", Args: []string{"--sysfs", mlx5, "pkeys", "irdma0", "-o", "table"}, Code: 0},
+		{Name: "pkeys_simulator_plain", Args: []string{"--sysfs", "../../testdata/sysfs/simulator", "pkeys"}, Code: 0},
+		{Name: "pkeys_find_plain", Args: []string{"--sysfs", mlx5, "pkeys", "mlx5_0", "1", "--find", "0x0005"}, Code: 0},
+		{Name: "pkeys_find_limited_table", Args: []string{"--sysfs", mlx5, "pkeys", "--find", "80:02", "-o", "table"}, Code: 0},
+		{Name: "pkeys_find_json", Args: []string{"--sysfs", mlx5, "pkeys", "--find", "0x8010", "-o", "json"}, Code: 0},
+		{Name: "pkeys_find_missing", Args: []string{"--sysfs", mlx5, "pkeys", "mlx5_0", "1", "--find", "0x0009"}, Code: 1},
+		{Name: "decode_pkey_table", Args: []string{"decode", "pkey", "0x8001", "0x0001", "0x7fff", "0xffff", "0x0000", "0x8000", "-o", "table"}, Code: 0},
+		{Name: "decode_pkey_plain", Args: []string{"decode", "pkey", "0x8001", "01", "7f:ff", "FFFF", "0", "8000"}, Code: 0},
+		{Name: "decode_pkey_json", Args: []string{"decode", "pkey", "0x8001", "0x7fff", "0x0000", "-o", "json"}, Code: 0},
+		{Name: "decode_qkey_table", Args: []string{"decode", "qkey", "0x80010000", "0xb1b", "0x80000001", "0x12345678", "0x90000000", "-o", "table"}, Code: 0},
+		{Name: "decode_qkey_plain", Args: []string{"decode", "qkey", "0x80010000", "b1b", "0x8fffffff"}, Code: 0},
+		{Name: "decode_qkey_json", Args: []string{"decode", "qkey", "0x80010000", "0x11", "-o", "json"}, Code: 0},
+		{Name: "demo_devices_table", Args: []string{"--demo", "devices", "-o", "table"}, Code: 0},
+		{Name: "demo_pkeys_table", Args: []string{"--demo", "pkeys", "-o", "table"}, Code: 0},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			r := runIbkey(t, false, nil, tc.args...)
-			if r.code != tc.code {
-				t.Fatalf("exit %d, want %d; stderr:\n%s", r.code, tc.code, r.stderr)
-			}
-			golden.RequireEqual(t, "$ ibkey "+strings.Join(tc.args, " ")+"\n"+r.stdout+"--- stderr\n"+r.stderr)
-		})
-	}
+	cmdtest.Golden(t, newRootCmd, cases, nil)
 }
 
 func TestDefaultFormatFollowsTerminal(t *testing.T) {
@@ -92,37 +78,24 @@ func TestEnvironment(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
-	cases := []struct {
-		args   []string
-		code   int
-		stderr string
-	}{
-		{[]string{"decode", "pkey", "0x10000"}, 2, `ibkey: invalid P_Key "0x10000": larger than 0xffff (accepted: hex 0x8001, 8001 or colon form 80:01, at most 0xffff)`},
-		{[]string{"decode", "pkey", "0x8001", "zz"}, 2, `ibkey: invalid P_Key "zz": "z" is not a hex digit`},
-		{[]string{"decode", "qkey", "--", "-5"}, 2, `ibkey: invalid Q_Key "-5": signs are not allowed`},
-		{[]string{"decode", "pkey"}, 2, "requires at least 1 arg"},
-		{[]string{"decode", "nope"}, 2, ""},
-		{[]string{"--sysfs", mlx5, "pkeys", "mlx5_9"}, 3, "ibkey: no device mlx5_9 (devices: irdma0, mlx5_0, mlx5_1, mlx5_2)"},
-		{[]string{"--sysfs", mlx5, "pkeys", "mlx5_0", "2"}, 3, "ibkey: no port 2 on mlx5_0 (ports: 1)"},
-		{[]string{"--sysfs", mlx5, "pkeys", "mlx5_0/2"}, 3, "ibkey: no port 2 on mlx5_0 (ports: 1)"},
-		{[]string{"--sysfs", mlx5, "pkeys", "../../etc"}, 2, `invalid device ".."`},
-		{[]string{"--sysfs", mlx5, "pkeys", "..", "1"}, 2, `invalid device ".."`},
-		{[]string{"--sysfs", mlx5, "pkeys", "mlx5_0", "x"}, 2, `invalid port "x"`},
-		{[]string{"--sysfs", mlx5, "pkeys", "mlx5_0", "1", "2"}, 2, "accepts at most 2 arg(s)"},
-		{[]string{"--sysfs", mlx5, "pkeys", "--find", "0xfffff"}, 2, `invalid P_Key "0xfffff"`},
-		{[]string{"--sysfs", "/nonexistent", "devices"}, 3, "no RDMA devices: /nonexistent/class/infiniband does not exist"},
-		{[]string{"-o", "yaml", "devices"}, 2, `invalid output format "yaml" (accepted: table, plain, json)`},
-		{[]string{"pkeys", "--bogus"}, 2, "unknown flag: --bogus"},
-	}
-	for _, tc := range cases {
-		r := runIbkey(t, false, nil, tc.args...)
-		if r.code != tc.code || !strings.Contains(r.stderr, tc.stderr) {
-			t.Errorf("ibkey %s: exit %d, stderr %q; want exit %d and %q", strings.Join(tc.args, " "), r.code, r.stderr, tc.code, tc.stderr)
-		}
-		if tc.stderr != "" && strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
-			t.Errorf("ibkey %s: error spans several lines: %q", strings.Join(tc.args, " "), r.stderr)
-		}
-	}
+	cmdtest.Errors(t, newRootCmd, []cmdtest.ErrorCase{
+		{Args: []string{"decode", "pkey", "0x10000"}, Code: 2, Stderr: `ibkey: invalid P_Key "0x10000": larger than 0xffff (accepted: hex 0x8001, 8001 or colon form 80:01, at most 0xffff)`},
+		{Args: []string{"decode", "pkey", "0x8001", "zz"}, Code: 2, Stderr: `ibkey: invalid P_Key "zz": "z" is not a hex digit`},
+		{Args: []string{"decode", "qkey", "--", "-5"}, Code: 2, Stderr: `ibkey: invalid Q_Key "-5": signs are not allowed`},
+		{Args: []string{"decode", "pkey"}, Code: 2, Stderr: "requires at least 1 arg"},
+		{Args: []string{"decode", "nope"}, Code: 2, Stderr: ""},
+		{Args: []string{"--sysfs", mlx5, "pkeys", "mlx5_9"}, Code: 3, Stderr: "ibkey: no device mlx5_9 (devices: irdma0, mlx5_0, mlx5_1, mlx5_2)"},
+		{Args: []string{"--sysfs", mlx5, "pkeys", "mlx5_0", "2"}, Code: 3, Stderr: "ibkey: no port 2 on mlx5_0 (ports: 1)"},
+		{Args: []string{"--sysfs", mlx5, "pkeys", "mlx5_0/2"}, Code: 3, Stderr: "ibkey: no port 2 on mlx5_0 (ports: 1)"},
+		{Args: []string{"--sysfs", mlx5, "pkeys", "../../etc"}, Code: 2, Stderr: `invalid device ".."`},
+		{Args: []string{"--sysfs", mlx5, "pkeys", "..", "1"}, Code: 2, Stderr: `invalid device ".."`},
+		{Args: []string{"--sysfs", mlx5, "pkeys", "mlx5_0", "x"}, Code: 2, Stderr: `invalid port "x"`},
+		{Args: []string{"--sysfs", mlx5, "pkeys", "mlx5_0", "1", "2"}, Code: 2, Stderr: "accepts at most 2 arg(s)"},
+		{Args: []string{"--sysfs", mlx5, "pkeys", "--find", "0xfffff"}, Code: 2, Stderr: `invalid P_Key "0xfffff"`},
+		{Args: []string{"--sysfs", "/nonexistent", "devices"}, Code: 3, Stderr: "no RDMA devices: /nonexistent/class/infiniband does not exist"},
+		{Args: []string{"-o", "yaml", "devices"}, Code: 2, Stderr: `invalid output format "yaml" (accepted: table, plain, json)`},
+		{Args: []string{"pkeys", "--bogus"}, Code: 2, Stderr: "unknown flag: --bogus"},
+	})
 }
 
 func TestCompletion(t *testing.T) {

@@ -5,13 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
-	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/ibkey/ibkey/internal/ibverbs"
@@ -177,11 +174,10 @@ func (g *Globals) umadPort() (string, int, error) {
 }
 
 // WithFabric opens the selected transport, runs fn, and closes the transport however
-// fn ends, also on SIGINT or SIGTERM (they cancel fn's context), so an ibsim client
-// slot is always given back.
+// fn ends, also on a signal (main's context, cancelled, cancels fn's), so an ibsim
+// client slot is always given back.
 func (g *Globals) WithFabric(fn func(ctx context.Context, f *query.Fabric) error) (err error) {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx := g.context()
 	f, err := g.OpenFabric(ctx)
 	if err != nil {
 		return err
@@ -201,15 +197,6 @@ type AddressFlags struct {
 	LID  string
 	DR   string
 	Port string
-}
-
-// registerAddressFlags adds --lid, --dr and --port to c.
-func (a *AddressFlags) register(c *cobra.Command) {
-	fl := c.Flags()
-	fl.StringVar(&a.LID, "lid", "", "read over MADs the node at `LIDS`: a LID, a list or a range (3, 3,5,9, 3-40)")
-	fl.StringVar(&a.DR, "dr", "", "read over MADs the node at directed route `PATH` (0,1,3: out of local port 1, then port 3)")
-	fl.StringVar(&a.Port, "port", "", "with --lid/--dr: port `P` of that node, or all (default: the port the address reaches)")
-	c.MarkFlagsMutuallyExclusive("lid", "dr")
 }
 
 // Set reports whether a fabric address was given.
@@ -296,31 +283,4 @@ func ParseLIDList(s string) ([]uint16, error) {
 		}
 	}
 	return out, nil
-}
-
-// renderFabricPorts reads the selected ports' attributes and P_Key tables over MADs
-// and renders the ports that answered. When some addresses failed, their error is
-// returned after that output (so what did answer is still shown); when none
-// answered, it is returned alone.
-func (g *Globals) renderFabricPorts(sels []query.FabricSelector, render func([]*query.PortView, source) error) error {
-	return g.WithFabric(func(ctx context.Context, fab *query.Fabric) error {
-		views, err := fab.LoadMany(ctx, sels, query.LoadOptions{Tables: true})
-		if len(views) == 0 {
-			return err
-		}
-		fabricLabel(g.notices(), fab, sels)
-		if rerr := render(views, source{via: fab.Via}); rerr != nil {
-			return rerr
-		}
-		return err
-	})
-}
-
-// fabricLabel announces where fabric data came from, on stderr.
-func fabricLabel(n *notices, f *query.Fabric, sels []query.FabricSelector) {
-	what := sels[0].String()
-	if len(sels) > 1 {
-		what = fmt.Sprintf("%d LIDs (%s .. %s)", len(sels), sels[0].Addr, sels[len(sels)-1].Addr)
-	}
-	n.label(fmt.Sprintf("fabric: %s via %s", what, f.Via))
 }

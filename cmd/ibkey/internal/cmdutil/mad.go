@@ -71,10 +71,11 @@ func AddRootIbsimFlag(root *cobra.Command) {
 	_ = pf.MarkHidden("ibsim")
 }
 
-// CheckRootIbsim rejects --ibsim on a command that sends no MADs.
+// CheckRootIbsim rejects --ibsim on a command that sends no MADs: only then is the
+// root's hidden copy the one parsed (a command with MAD flags parses its own).
 func CheckRootIbsim(c *cobra.Command) error {
-	if fl := c.InheritedFlags().Lookup("ibsim"); fl != nil && fl.Changed {
-		return Usagef("--ibsim: '%s' sends no MADs (the MAD flags apply to devices, pkeys, can-talk, watch counters and fabric)", c.CommandPath())
+	if fl := c.Root().PersistentFlags().Lookup("ibsim"); fl != nil && fl.Changed {
+		return Usagef("--ibsim: '%s' sends no MADs (the MAD flags apply to devices, pkeys, can-talk, watch counters, fabric, job and exporter)", c.CommandPath())
 	}
 	return nil
 }

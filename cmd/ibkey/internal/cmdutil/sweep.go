@@ -64,8 +64,8 @@ func (s *FabricSource) Sweep(ctx context.Context, fab *query.Fabric, noTables bo
 	return f, err
 }
 
-// prepare sets the transport up for a sweep.
-func (s *FabricSource) prepare() error {
+// Prepare checks --timeout and sets the transport up for a sweep (With calls it).
+func (s *FabricSource) Prepare() error {
 	if s.Timeout <= 0 {
 		return &query.UsageError{Msg: fmt.Sprintf("invalid --timeout %v (accepted: a positive duration, e.g. 30s)", s.Timeout)}
 	}
@@ -88,7 +88,7 @@ func (s *FabricSource) With(ctx context.Context, noTables bool, fn func(f *check
 		n.Label(fmt.Sprintf("fabric: %s: %s", s.File, SweepSummary(f)))
 		return partialError(f, fn(f))
 	}
-	if err := s.prepare(); err != nil {
+	if err := s.Prepare(); err != nil {
 		return err
 	}
 	return s.MAD.With(ctx, func(ctx context.Context, fab *query.Fabric) error {
@@ -157,4 +157,3 @@ func SweepSummary(f *check.Fabric) string {
 	}
 	return s + fmt.Sprintf(" in %v", f.Duration.Round(time.Millisecond))
 }
-
