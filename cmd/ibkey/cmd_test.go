@@ -4,6 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
+
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
 )
 
@@ -127,4 +130,62 @@ func TestCompletion(t *testing.T) {
 	if strings.Contains(r.stdout, "mlx5") || r.code != 0 {
 		t.Errorf("no host: %+v", r)
 	}
+}
+
+// TestMADFlagsOnlyWhereSent: the MAD transport flags are on the commands that send
+// MADs and on no other (decode's help and man page do not list them); --ibsim before a
+// command that sends none is refused, before one that does it is that command's.
+func TestMADFlagsOnlyWhereSent(t *testing.T) {
+	sends := map[string]bool{
+		"ibkey devices": true, "ibkey pkeys": true, "ibkey can-talk": true, "ibkey watch counters": true,
+		"ibkey job": true, "ibkey exporter": true, "ibkey fabric discover": true, "ibkey fabric pkeys": true,
+		"ibkey fabric check": true, "ibkey fabric diff": true,
+	}
+	root := newRootCmd(cmdutil.NewFactory(&IOStreams{}, func(string) string { return "" }, nil))
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	seen := 0
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if c.Runnable() && !c.HasSubCommands() {
+			for _, name := range cmdutil.MADFlagNames {
+				fl := c.Flags().Lookup(name)
+				if fl == nil {
+					fl = c.InheritedFlags().Lookup(name)
+				}
+				// The root's hidden --ibsim is inherited everywhere; it is not listed.
+				listed := fl != nil && !fl.Hidden
+				if listed != sends[c.CommandPath()] {
+					t.Errorf("%s: --%s listed %v, want %v", c.CommandPath(), name, listed, sends[c.CommandPath()])
+				}
+			}
+			if sends[c.CommandPath()] {
+				seen++
+			}
+		}
+		for _, s := range c.Commands() {
+			walk(s)
+		}
+	}
+	walk(root)
+	if seen != len(sends) {
+		t.Errorf("found %d of the %d commands that send MADs", seen, len(sends))
+	}
+	help := runIbkey(t, false, nil, "decode", "pkey", "--help")
+	for _, name := range cmdutil.MADFlagNames {
+		if strings.Contains(help.stdout, "--"+name) {
+			t.Errorf("decode pkey --help lists --%s:\n%s", name, help.stdout)
+		}
+	}
+	if !strings.Contains(runIbkey(t, false, nil, "pkeys", "--help").stdout, "--mad-timeout") {
+		t.Error("pkeys --help does not list --mad-timeout")
+	}
+	cmdtest.Errors(t, newRootCmd, []cmdtest.ErrorCase{
+		{Args: []string{"--ibsim", "decode", "pkey", "0x8001"}, Code: 2, Stderr: "ibkey: --ibsim: 'ibkey decode pkey' sends no MADs"},
+		{Args: []string{"--ibsim=x", "partitions", "check", "p.conf"}, Code: 2, Stderr: "'ibkey partitions check' sends no MADs"},
+		{Args: []string{"decode", "pkey", "--mad-timeout", "1s", "0x8001"}, Code: 2, Stderr: "unknown flag: --mad-timeout"},
+		// The root's --ibsim and --sim-node before the command are the command's.
+		{Args: []string{"--ibsim=/nonexistent/sock", "--sim-node", "x", "--demo", "pkeys", "--lid", "1", "--mad-retries", "0"}, Code: 3, Stderr: "/nonexistent/sock"},
+		{Args: []string{"--sim-node", "x", "--demo", "pkeys", "--lid", "1"}, Code: 2, Stderr: "--sim-node chooses where to attach to the simulator: it needs --ibsim"},
+	})
 }

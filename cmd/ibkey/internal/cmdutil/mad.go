@@ -81,21 +81,7 @@ func CheckRootIbsim(c *cobra.Command) error {
 }
 
 // IbsimBase returns the simulator's socket base name, or "" when umad is selected.
-func (m *MADFlags) IbsimBase() string {
-	base := m.Ibsim
-	if base == "" {
-		base = m.f.Getenv("IBKEY_IBSIM")
-		if base == "1" {
-			base = IbsimDefault
-		}
-	}
-	if base == IbsimDefault {
-		if s := m.f.Getenv("IBSIM_SOCKNAME"); s != "" {
-			base = s
-		}
-	}
-	return base
-}
+func (m *MADFlags) IbsimBase() string { return m.f.IbsimSocket(m.Ibsim) }
 
 // Explicit reports whether a transport was chosen (--ibsim or --ca).
 func (m *MADFlags) Explicit() bool { return m.IbsimBase() != "" || m.CA != "" }

@@ -24,11 +24,12 @@ const sweepWindowIbsim = 8
 // (--fabric-file) or a sweep run now through the transport the global flags select.
 type FabricSource struct {
 	MAD     *MADFlags
-	Notices *Notices
+	Notices *Notices      // nil: the factory's (set it only to print elsewhere)
 	File    string        // --fabric-file
 	Timeout time.Duration // --timeout
 }
 
+// AddFlags binds --fabric-file and --timeout.
 func (s *FabricSource) AddFlags(c *cobra.Command) {
 	c.Flags().StringVar(&s.File, "fabric-file", "", "read a saved sweep from `FILE` (ibkey fabric discover -o json > FILE) instead of sweeping the fabric")
 	c.Flags().DurationVar(&s.Timeout, "timeout", 5*time.Minute, "stop the sweep after this long and report what was read (exit 3)")
@@ -80,6 +81,9 @@ func (s *FabricSource) Prepare() error {
 // environment problem, exit 3, whatever fn returned.
 func (s *FabricSource) With(ctx context.Context, noTables bool, fn func(f *check.Fabric) error) error {
 	n := s.Notices
+	if n == nil {
+		n = s.MAD.f.Notices()
+	}
 	if s.File != "" {
 		f, err := ReadFabricFile(s.File)
 		if err != nil {

@@ -283,7 +283,7 @@ func Run(o *Options) error {
 		n.note("one host: this says which entry each library uses here, not whether the job's other hosts can reach it (give --fabric-file with --node, --lid or --host)")
 	}
 	code := rep.exitCode()
-	if code == 4 {
+	if code == cmdutil.ExitIncomplete {
 		for _, u := range rep.unchecked() {
 			n.warn("not checked: " + u)
 		}

@@ -173,9 +173,9 @@ func (r *report) exitCode() int {
 	for _, l := range r.Libraries {
 		switch l.Verdict {
 		case job.DoesNotWork:
-			return 1
+			return cmdutil.ExitNo
 		case job.Incomplete:
-			code = 4
+			code = cmdutil.ExitIncomplete
 		}
 	}
 	return code
