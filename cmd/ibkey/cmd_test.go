@@ -68,6 +68,8 @@ func TestErrors(t *testing.T) {
 		{Args: []string{"--sysfs", "/nonexistent", "devices"}, Code: 3, Stderr: "no RDMA devices: /nonexistent/class/infiniband does not exist"},
 		{Args: []string{"-o", "yaml", "devices"}, Code: 2, Stderr: `invalid output format "yaml" (accepted: table, plain, json)`},
 		{Args: []string{"pkeys", "--bogus"}, Code: 2, Stderr: "unknown flag: --bogus"},
+		// The help a flag error points at exists: the command's path, not its name.
+		{Args: []string{"decode", "pkey", "--bogus", "1"}, Code: 2, Stderr: "unknown flag: --bogus (see 'ibkey decode pkey --help')"},
 	})
 }
 

@@ -101,5 +101,5 @@ func UsageArgs(v cobra.PositionalArgs) cobra.PositionalArgs {
 
 // FlagError makes cobra's flag errors exit 2 with a pointer to the help.
 func FlagError(c *cobra.Command, err error) error {
-	return &query.UsageError{Msg: fmt.Sprintf("%s (see 'ibkey %s --help')", err, c.Name())}
+	return &query.UsageError{Msg: fmt.Sprintf("%s (see '%s --help')", err, c.CommandPath())}
 }
