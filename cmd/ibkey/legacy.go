@@ -80,9 +80,6 @@ func (g *Globals) Host() *query.Host { return g.factory().Host() }
 // Format is cmdutil.Factory.Format.
 func (g *Globals) Format() (format, error) { return g.factory().Format() }
 
-// Color reports whether stderr may be coloured.
-func (g *Globals) Color() bool { return g.factory().ColorErr() }
-
 func (g *Globals) notices() *notices { return &notices{g.factory().Notices()} }
 
 type format = cmdutil.Format
