@@ -21,8 +21,13 @@ func main() {
 	// The one signal handler of the process: SIGINT, SIGTERM, SIGHUP and SIGQUIT cancel
 	// ctx, which every command receives through cobra; a command cleans up and returns
 	// (the screen restores the terminal, a fabric transport gives its slot back).
+	// A command that does not stop within cmdutil.SignalGrace after a signal, or a
+	// second signal, ends the process anyway (Watchdog).
 	ctx, stop := cmdutil.SignalContext(context.Background())
+	done := make(chan struct{})
+	go cmdutil.Watchdog(ctx, stop, done, os.Stderr, cmdutil.SignalGrace)
 	code := run(ctx, os.Args[1:], cmdutil.SystemIOStreams(), os.Getenv)
+	close(done)
 	stop()
 	os.Exit(code)
 }

@@ -72,7 +72,7 @@ func ExitCode(err error) int {
 	case errors.As(err, &incomplete):
 		return ExitIncomplete
 	case errors.As(err, &interrupted):
-		return ExitSignal + int(signalOf(interrupted.Cause))
+		return SignalExitCode(interrupted.Cause)
 	}
 	// Anything else comes from cobra's own argument and flag parsing.
 	return ExitUsage
