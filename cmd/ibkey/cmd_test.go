@@ -1,70 +1,29 @@
 package main
 
 import (
-	"bytes"
 	"strings"
 	"testing"
 
-	"github.com/charmbracelet/x/exp/golden"
+	"github.com/spf13/cobra"
+
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
 )
 
 const mlx5 = "../../testdata/sysfs/mlx5"
 
+// result is a command line's outcome (cmdtest.Result with the names the tests use).
 type result struct {
 	stdout, stderr string
 	code           int
 }
 
-// runIbkey runs one command line in-process with fake streams; tty makes stdout a
-// terminal (table output by default).
+// runIbkey runs one command line through the whole command tree in-process with fake
+// streams; tty makes stdout a terminal (table output by default).
 func runIbkey(t *testing.T, tty bool, env map[string]string, args ...string) result {
 	t.Helper()
-	var out, errOut bytes.Buffer
-	streams := &IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut, OutTTY: tty}
-	code := run(args, streams, func(k string) string { return env[k] })
-	return result{out.String(), errOut.String(), code}
-}
-
-// TestGolden compares every command's output, in each format, with testdata/TestGolden/*.golden
-// (go test ./cmd/ibkey -update rewrites them).
-func TestGolden(t *testing.T) {
-	cases := []struct {
-		name string
-		args []string
-		code int
-	}{
-		{"devices_table", []string{"--sysfs", mlx5, "devices", "-o", "table"}, 0},
-		{"devices_plain", []string{"--sysfs", mlx5, "devices"}, 0},
-		{"devices_json", []string{"--sysfs", mlx5, "devices", "-o", "json"}, 0},
-		{"pkeys_table", []string{"--sysfs", mlx5, "pkeys", "-o", "table"}, 0},
-		{"pkeys_plain", []string{"--sysfs", mlx5, "pkeys"}, 0},
-		{"pkeys_json", []string{"--sysfs", mlx5, "pkeys", "-o", "json"}, 0},
-		{"pkeys_port_all_plain", []string{"--sysfs", mlx5, "pkeys", "mlx5_0", "1", "--all"}, 0},
-		{"pkeys_port_slash_json", []string{"--sysfs", mlx5, "pkeys", "mlx5_1/1", "-o", "json"}, 0},
-		{"pkeys_iwarp_table", []string{"--sysfs", mlx5, "pkeys", "irdma0", "-o", "table"}, 0},
-		{"pkeys_simulator_plain", []string{"--sysfs", "../../testdata/sysfs/simulator", "pkeys"}, 0},
-		{"pkeys_find_plain", []string{"--sysfs", mlx5, "pkeys", "mlx5_0", "1", "--find", "0x0005"}, 0},
-		{"pkeys_find_limited_table", []string{"--sysfs", mlx5, "pkeys", "--find", "80:02", "-o", "table"}, 0},
-		{"pkeys_find_json", []string{"--sysfs", mlx5, "pkeys", "--find", "0x8010", "-o", "json"}, 0},
-		{"pkeys_find_missing", []string{"--sysfs", mlx5, "pkeys", "mlx5_0", "1", "--find", "0x0009"}, 1},
-		{"decode_pkey_table", []string{"decode", "pkey", "0x8001", "0x0001", "0x7fff", "0xffff", "0x0000", "0x8000", "-o", "table"}, 0},
-		{"decode_pkey_plain", []string{"decode", "pkey", "0x8001", "01", "7f:ff", "FFFF", "0", "8000"}, 0},
-		{"decode_pkey_json", []string{"decode", "pkey", "0x8001", "0x7fff", "0x0000", "-o", "json"}, 0},
-		{"decode_qkey_table", []string{"decode", "qkey", "0x80010000", "0xb1b", "0x80000001", "0x12345678", "0x90000000", "-o", "table"}, 0},
-		{"decode_qkey_plain", []string{"decode", "qkey", "0x80010000", "b1b", "0x8fffffff"}, 0},
-		{"decode_qkey_json", []string{"decode", "qkey", "0x80010000", "0x11", "-o", "json"}, 0},
-		{"demo_devices_table", []string{"--demo", "devices", "-o", "table"}, 0},
-		{"demo_pkeys_table", []string{"--demo", "pkeys", "-o", "table"}, 0},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			r := runIbkey(t, false, nil, tc.args...)
-			if r.code != tc.code {
-				t.Fatalf("exit %d, want %d; stderr:\n%s", r.code, tc.code, r.stderr)
-			}
-			golden.RequireEqual(t, "$ ibkey "+strings.Join(tc.args, " ")+"\n"+r.stdout+"--- stderr\n"+r.stderr)
-		})
-	}
+	r := cmdtest.Run(t, newRootCmd, tty, env, args...)
+	return result{r.Stdout, r.Stderr, r.Code}
 }
 
 func TestDefaultFormatFollowsTerminal(t *testing.T) {
@@ -92,37 +51,26 @@ func TestEnvironment(t *testing.T) {
 }
 
 func TestErrors(t *testing.T) {
-	cases := []struct {
-		args   []string
-		code   int
-		stderr string
-	}{
-		{[]string{"decode", "pkey", "0x10000"}, 2, `ibkey: invalid P_Key "0x10000": larger than 0xffff (accepted: hex 0x8001, 8001 or colon form 80:01, at most 0xffff)`},
-		{[]string{"decode", "pkey", "0x8001", "zz"}, 2, `ibkey: invalid P_Key "zz": "z" is not a hex digit`},
-		{[]string{"decode", "qkey", "--", "-5"}, 2, `ibkey: invalid Q_Key "-5": signs are not allowed`},
-		{[]string{"decode", "pkey"}, 2, "requires at least 1 arg"},
-		{[]string{"decode", "nope"}, 2, ""},
-		{[]string{"--sysfs", mlx5, "pkeys", "mlx5_9"}, 3, "ibkey: no device mlx5_9 (devices: irdma0, mlx5_0, mlx5_1, mlx5_2)"},
-		{[]string{"--sysfs", mlx5, "pkeys", "mlx5_0", "2"}, 3, "ibkey: no port 2 on mlx5_0 (ports: 1)"},
-		{[]string{"--sysfs", mlx5, "pkeys", "mlx5_0/2"}, 3, "ibkey: no port 2 on mlx5_0 (ports: 1)"},
-		{[]string{"--sysfs", mlx5, "pkeys", "../../etc"}, 2, `invalid device ".."`},
-		{[]string{"--sysfs", mlx5, "pkeys", "..", "1"}, 2, `invalid device ".."`},
-		{[]string{"--sysfs", mlx5, "pkeys", "mlx5_0", "x"}, 2, `invalid port "x"`},
-		{[]string{"--sysfs", mlx5, "pkeys", "mlx5_0", "1", "2"}, 2, "accepts at most 2 arg(s)"},
-		{[]string{"--sysfs", mlx5, "pkeys", "--find", "0xfffff"}, 2, `invalid P_Key "0xfffff"`},
-		{[]string{"--sysfs", "/nonexistent", "devices"}, 3, "no RDMA devices: /nonexistent/class/infiniband does not exist"},
-		{[]string{"-o", "yaml", "devices"}, 2, `invalid output format "yaml" (accepted: table, plain, json)`},
-		{[]string{"pkeys", "--bogus"}, 2, "unknown flag: --bogus"},
-	}
-	for _, tc := range cases {
-		r := runIbkey(t, false, nil, tc.args...)
-		if r.code != tc.code || !strings.Contains(r.stderr, tc.stderr) {
-			t.Errorf("ibkey %s: exit %d, stderr %q; want exit %d and %q", strings.Join(tc.args, " "), r.code, r.stderr, tc.code, tc.stderr)
-		}
-		if tc.stderr != "" && strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
-			t.Errorf("ibkey %s: error spans several lines: %q", strings.Join(tc.args, " "), r.stderr)
-		}
-	}
+	cmdtest.Errors(t, newRootCmd, []cmdtest.ErrorCase{
+		{Args: []string{"decode", "pkey", "0x10000"}, Code: 2, Stderr: `ibkey: invalid P_Key "0x10000": larger than 0xffff (accepted: hex 0x8001, 8001 or colon form 80:01, at most 0xffff)`},
+		{Args: []string{"decode", "pkey", "0x8001", "zz"}, Code: 2, Stderr: `ibkey: invalid P_Key "zz": "z" is not a hex digit`},
+		{Args: []string{"decode", "qkey", "--", "-5"}, Code: 2, Stderr: `ibkey: invalid Q_Key "-5": signs are not allowed`},
+		{Args: []string{"decode", "pkey"}, Code: 2, Stderr: "requires at least 1 arg"},
+		{Args: []string{"decode", "nope"}, Code: 2, Stderr: ""},
+		{Args: []string{"--sysfs", mlx5, "pkeys", "mlx5_9"}, Code: 3, Stderr: "ibkey: no device mlx5_9 (devices: irdma0, mlx5_0, mlx5_1, mlx5_2)"},
+		{Args: []string{"--sysfs", mlx5, "pkeys", "mlx5_0", "2"}, Code: 3, Stderr: "ibkey: no port 2 on mlx5_0 (ports: 1)"},
+		{Args: []string{"--sysfs", mlx5, "pkeys", "mlx5_0/2"}, Code: 3, Stderr: "ibkey: no port 2 on mlx5_0 (ports: 1)"},
+		{Args: []string{"--sysfs", mlx5, "pkeys", "../../etc"}, Code: 2, Stderr: `invalid device ".."`},
+		{Args: []string{"--sysfs", mlx5, "pkeys", "..", "1"}, Code: 2, Stderr: `invalid device ".."`},
+		{Args: []string{"--sysfs", mlx5, "pkeys", "mlx5_0", "x"}, Code: 2, Stderr: `invalid port "x"`},
+		{Args: []string{"--sysfs", mlx5, "pkeys", "mlx5_0", "1", "2"}, Code: 2, Stderr: "accepts at most 2 arg(s)"},
+		{Args: []string{"--sysfs", mlx5, "pkeys", "--find", "0xfffff"}, Code: 2, Stderr: `invalid P_Key "0xfffff"`},
+		{Args: []string{"--sysfs", "/nonexistent", "devices"}, Code: 3, Stderr: "no RDMA devices: /nonexistent/class/infiniband does not exist"},
+		{Args: []string{"-o", "yaml", "devices"}, Code: 2, Stderr: `invalid output format "yaml" (accepted: table, plain, json)`},
+		{Args: []string{"pkeys", "--bogus"}, Code: 2, Stderr: "unknown flag: --bogus"},
+		// The help a flag error points at exists: the command's path, not its name.
+		{Args: []string{"decode", "pkey", "--bogus", "1"}, Code: 2, Stderr: "unknown flag: --bogus (see 'ibkey decode pkey --help')"},
+	})
 }
 
 func TestCompletion(t *testing.T) {
@@ -154,4 +102,62 @@ func TestCompletion(t *testing.T) {
 	if strings.Contains(r.stdout, "mlx5") || r.code != 0 {
 		t.Errorf("no host: %+v", r)
 	}
+}
+
+// TestMADFlagsOnlyWhereSent: the MAD transport flags are on the commands that send
+// MADs and on no other (decode's help and man page do not list them); --ibsim before a
+// command that sends none is refused, before one that does it is that command's.
+func TestMADFlagsOnlyWhereSent(t *testing.T) {
+	sends := map[string]bool{
+		"ibkey devices": true, "ibkey pkeys": true, "ibkey can-talk": true, "ibkey watch counters": true,
+		"ibkey job": true, "ibkey exporter": true, "ibkey fabric discover": true, "ibkey fabric pkeys": true,
+		"ibkey fabric check": true, "ibkey fabric diff": true,
+	}
+	root := newRootCmd(cmdutil.NewFactory(&cmdutil.IOStreams{}, func(string) string { return "" }, nil))
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	seen := 0
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if c.Runnable() && !c.HasSubCommands() {
+			for _, name := range cmdutil.MADFlagNames {
+				fl := c.Flags().Lookup(name)
+				if fl == nil {
+					fl = c.InheritedFlags().Lookup(name)
+				}
+				// The root's hidden --ibsim is inherited everywhere; it is not listed.
+				listed := fl != nil && !fl.Hidden
+				if listed != sends[c.CommandPath()] {
+					t.Errorf("%s: --%s listed %v, want %v", c.CommandPath(), name, listed, sends[c.CommandPath()])
+				}
+			}
+			if sends[c.CommandPath()] {
+				seen++
+			}
+		}
+		for _, s := range c.Commands() {
+			walk(s)
+		}
+	}
+	walk(root)
+	if seen != len(sends) {
+		t.Errorf("found %d of the %d commands that send MADs", seen, len(sends))
+	}
+	help := runIbkey(t, false, nil, "decode", "pkey", "--help")
+	for _, name := range cmdutil.MADFlagNames {
+		if strings.Contains(help.stdout, "--"+name) {
+			t.Errorf("decode pkey --help lists --%s:\n%s", name, help.stdout)
+		}
+	}
+	if !strings.Contains(runIbkey(t, false, nil, "pkeys", "--help").stdout, "--mad-timeout") {
+		t.Error("pkeys --help does not list --mad-timeout")
+	}
+	cmdtest.Errors(t, newRootCmd, []cmdtest.ErrorCase{
+		{Args: []string{"--ibsim", "decode", "pkey", "0x8001"}, Code: 2, Stderr: "ibkey: --ibsim: 'ibkey decode pkey' sends no MADs"},
+		{Args: []string{"--ibsim=x", "partitions", "check", "p.conf"}, Code: 2, Stderr: "'ibkey partitions check' sends no MADs"},
+		{Args: []string{"decode", "pkey", "--mad-timeout", "1s", "0x8001"}, Code: 2, Stderr: "unknown flag: --mad-timeout"},
+		// The root's --ibsim and --sim-node before the command are the command's.
+		{Args: []string{"--ibsim=/nonexistent/sock", "--sim-node", "x", "--demo", "pkeys", "--lid", "1", "--mad-retries", "0"}, Code: 3, Stderr: "/nonexistent/sock"},
+		{Args: []string{"--sim-node", "x", "--demo", "pkeys", "--lid", "1"}, Code: 2, Stderr: "--sim-node chooses where to attach to the simulator: it needs --ibsim"},
+	})
 }

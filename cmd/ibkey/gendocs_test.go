@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
 
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/internal/tools/manpage"
 )
 
@@ -22,7 +23,7 @@ var manDate = time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 // repository root) from the command tree.
 func generated(t *testing.T) map[string][]byte {
 	t.Helper()
-	root := newRootCmd(&IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}, func(string) string { return "" })
+	root := newRootCmd(cmdutil.NewFactory(&cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}, func(string) string { return "" }, time.Now))
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
 	root.DisableAutoGenTag = true
@@ -98,7 +99,7 @@ func TestGeneratedFilesFresh(t *testing.T) {
 // TestEveryCommandDocumented keeps the man pages useful: every command has a short
 // description, and leaf commands an example.
 func TestEveryCommandDocumented(t *testing.T) {
-	root := newRootCmd(&IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}, func(string) string { return "" })
+	root := newRootCmd(cmdutil.NewFactory(&cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}, func(string) string { return "" }, time.Now))
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		if c.Short == "" {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
 	"github.com/ibkey/ibkey/internal/fakesysfs"
 	"github.com/ibkey/ibkey/internal/lab"
 )
@@ -34,6 +35,29 @@ var smpqueryViolations = map[string]string{
 	"pkey_violations": "PkeyViolations",
 	"qkey_violations": "QkeyViolations",
 	"mkey_violations": "MkeyViolations",
+}
+
+// sampleJSON is one line of `watch counters -o json`.
+type sampleJSON struct {
+	Time     string   `json:"time"`
+	Interval *float64 `json:"interval_s"`
+	Ports    []struct {
+		Device   string `json:"device"`
+		Port     int    `json:"port"`
+		Address  string `json:"address"`
+		State    string `json:"state"`
+		Error    string `json:"error"`
+		Counters map[string]struct {
+			Value       *uint64  `json:"value"`
+			Delta       *uint64  `json:"delta"`
+			Rate        *float64 `json:"rate"`
+			Source      string   `json:"source"`
+			Saturated   bool     `json:"saturated"`
+			Reset       bool     `json:"reset"`
+			Error       string   `json:"error"`
+			Unavailable string   `json:"unavailable"`
+		} `json:"counters"`
+	} `json:"ports"`
 }
 
 func decodeSamples(t *testing.T, out string) []sampleJSON {
@@ -140,11 +164,11 @@ func TestLabFabricWatchCounters(t *testing.T) {
 
 	t.Run("delta", func(t *testing.T) {
 		perfSet("PortRcvConstraintErrors", 10)
-		lines, stderr, code := runStreaming(t, append(base, "watch", "counters", "--lid", lid, "--count", "3", "--interval", "300ms", "-o", "json")...)
+		lines, stderr, code := cmdtest.Start(t, newRootCmd, append(base, "watch", "counters", "--lid", lid, "--count", "3", "--interval", "300ms", "-o", "json")...)
 		go func() { _, _ = io.Copy(io.Discard, stderr) }()
 		var samples []sampleJSON
 		for i := range 3 {
-			samples = append(samples, decodeSamples(t, next(t, lines))...)
+			samples = append(samples, decodeSamples(t, cmdtest.Next(t, lines))...)
 			if i == 0 {
 				perfSet("PortRcvConstraintErrors", 15) // between the first and second sample
 			}

@@ -3,12 +3,14 @@ package cmdutil
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/ibverbs"
 	"github.com/ibkey/ibkey/internal/query"
+	"github.com/ibkey/ibkey/internal/tui"
 )
 
 // Exit codes: 0 success / yes, 1 a definite no, 2 bad input, 3 environment, 4
@@ -18,7 +20,23 @@ const (
 	ExitNo    = 1
 	ExitUsage = 2
 	ExitEnv   = 3
+	// ExitIncomplete: the answer depends on something that was not read or checked
+	// (listed on stderr); never a definite yes or no.
+	ExitIncomplete = 4
+	// ExitSignal is added to the signal number when a signal ended the command, as a
+	// shell reports it (SIGINT: 130, SIGTERM: 143).
+	ExitSignal = 128
 )
+
+// IncompleteError says the answer depends on what could not be read or checked: exit 4.
+// Unchecked lists those things, one per line on stderr.
+type IncompleteError struct {
+	Unchecked []string
+}
+
+func (e *IncompleteError) Error() string {
+	return fmt.Sprintf("incomplete: the answer depends on what was not checked: %s", strings.Join(e.Unchecked, "; "))
+}
 
 // SilentError carries an exit code for an outcome the command has already reported
 // (a "no" from can-talk, a key not found).
@@ -40,6 +58,9 @@ func ExitCode(err error) int {
 		usage    *query.UsageError
 		notFound *query.NotFoundError
 		env      *query.EnvError
+
+		incomplete  *IncompleteError
+		interrupted *tui.InterruptedError
 	)
 	switch {
 	case errors.As(err, &silent):
@@ -48,6 +69,10 @@ func ExitCode(err error) int {
 		return ExitUsage
 	case errors.As(err, &notFound), errors.As(err, &env):
 		return ExitEnv
+	case errors.As(err, &incomplete):
+		return ExitIncomplete
+	case errors.As(err, &interrupted):
+		return SignalExitCode(interrupted.Cause)
 	}
 	// Anything else comes from cobra's own argument and flag parsing.
 	return ExitUsage
@@ -76,5 +101,5 @@ func UsageArgs(v cobra.PositionalArgs) cobra.PositionalArgs {
 
 // FlagError makes cobra's flag errors exit 2 with a pointer to the help.
 func FlagError(c *cobra.Command, err error) error {
-	return &query.UsageError{Msg: fmt.Sprintf("%s (see 'ibkey %s --help')", err, c.Name())}
+	return &query.UsageError{Msg: fmt.Sprintf("%s (see '%s --help')", err, c.CommandPath())}
 }

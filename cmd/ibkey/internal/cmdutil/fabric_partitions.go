@@ -133,5 +133,5 @@ func Uncertain(w io.Writer, c *partconf.Config, printed string) error {
 	}
 	fmt.Fprintf(w, "ibkey: %s: what OpenSM 3.3.23 does with this file cannot be predicted (%s: %s): %s what it does if it reads the file as written, not a verdict (see 'ibkey partitions check %s')\n",
 		c.File, c.UncertainAt, c.Uncertain, printed, c.File)
-	return Exit(ExitIncompleteCode)
+	return Exit(ExitIncomplete)
 }

@@ -13,10 +13,6 @@ import (
 	"github.com/ibkey/ibkey/internal/query"
 )
 
-// ExitIncompleteCode is exit 4: the answer depends on something not read (a partial
-// sweep). The fabric commands use it until cmdutil's exit codes name it.
-const ExitIncompleteCode = 4
-
 // FabricSweep is where a fabric command's fabric comes from: a saved sweep
 // (--fabric-file) or a sweep run now through the transport the MAD flags select, the
 // whole command bounded by --timeout and by the command's context (main cancels it
@@ -116,7 +112,7 @@ func (s *FabricSweep) Sweep(ctx context.Context, n *Notices, noTables bool, fn f
 	if f == nil {
 		if expired(sctx) && ctx.Err() == nil {
 			fmt.Fprintf(n.w, "ibkey: --timeout %v expired before anything was read: %v (via %s)\n", s.Timeout, err, fab.Via)
-			return Exit(ExitIncompleteCode)
+			return Exit(ExitIncomplete)
 		}
 		return &query.EnvError{Msg: fmt.Sprintf("%v (via %s)", err, fab.Via)}
 	}
@@ -160,7 +156,7 @@ func PartialResult(n *Notices, f *check.Fabric, needTables bool, err error) erro
 		msg += ": " + strings.Join(where, "; ")
 	}
 	fmt.Fprintf(n.w, "ibkey: %s; what was read is shown above, and what was not is not checked\n", msg)
-	return Exit(ExitIncompleteCode)
+	return Exit(ExitIncomplete)
 }
 
 // expired reports whether ctx's deadline has passed: a transport that waits until the

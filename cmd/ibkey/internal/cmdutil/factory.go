@@ -28,6 +28,17 @@ type Factory struct {
 	Demo     bool   // --demo (env IBKEY_DEMO=1)
 	Output   string // -o/--output
 	NoColor  bool   // --no-color (env NO_COLOR)
+
+	// Decided once from the flags and the streams (Decide).
+	decided            bool
+	format             Format
+	colorOut, colorErr bool
+}
+
+// NewFactory is the factory for one command line: the process's streams, environment
+// and clock.
+func NewFactory(streams *IOStreams, getenv func(string) string, now func() time.Time) *Factory {
+	return &Factory{IOStreams: streams, Getenv: getenv, Now: now}
 }
 
 // Context is the process context of a running command: main cancels it on SIGINT,
@@ -58,6 +69,26 @@ func (f *Factory) Host() *query.Host {
 	return &query.Host{Sys: ibverbs.Open(dir)}
 }
 
+// IbsimSocket resolves the simulator's socket base name from --ibsim's value (flag,
+// "" when not given), in this one place: the flag, else IBKEY_IBSIM (1 meaning the
+// default); the default (--ibsim alone) is $IBSIM_SOCKNAME, else "sim" (the names
+// ibsim and its umad2sim library use for the socket). "" means no simulator: umad.
+func (f *Factory) IbsimSocket(flag string) string {
+	base := flag
+	if base == "" {
+		base = f.Getenv("IBKEY_IBSIM")
+		if base == "1" {
+			base = IbsimDefault
+		}
+	}
+	if base == IbsimDefault {
+		if s := f.Getenv("IBSIM_SOCKNAME"); s != "" {
+			base = s
+		}
+	}
+	return base
+}
+
 // Format is how a command prints its data.
 type Format int
 
@@ -71,33 +102,59 @@ const (
 // OutputFormats are -o's accepted values.
 var OutputFormats = []string{"table", "plain", "json"}
 
-// Format decides table vs plain vs JSON: -o wins, else table on a terminal.
+// Format is the output format decided once, before any command runs (Decide): -o
+// wins, else table on a terminal. The error is the one Decide reported (it ends the
+// command first, so a command never sees it).
 func (f *Factory) Format() (Format, error) {
-	switch f.Output {
-	case "":
-		if f.IOStreams.OutTTY {
-			return FormatTable, nil
+	if !f.decided {
+		if err := f.Decide(); err != nil {
+			return 0, err
 		}
-		return FormatPlain, nil
-	case "table":
-		return FormatTable, nil
-	case "plain":
-		return FormatPlain, nil
-	case "json":
-		return FormatJSON, nil
 	}
-	return 0, Usagef("invalid output format %q (accepted: %s)", f.Output, strings.Join(OutputFormats, ", "))
+	return f.format, nil
 }
 
-// colorAllowed is the user's choice: --no-color and NO_COLOR (https://no-color.org) turn
-// colour off.
-func (f *Factory) colorAllowed() bool { return !f.NoColor && f.Getenv("NO_COLOR") == "" }
+// Decide validates -o and decides the output format and the colour of stdout and
+// stderr, once for the process. The root's PersistentPreRunE calls it, so a bad -o is
+// reported before any command reads anything.
+func (f *Factory) Decide() error {
+	switch f.Output {
+	case "":
+		f.format = FormatPlain
+		if f.IOStreams.OutTTY {
+			f.format = FormatTable
+		}
+	case "table":
+		f.format = FormatTable
+	case "plain":
+		f.format = FormatPlain
+	case "json":
+		f.format = FormatJSON
+	default:
+		return Usagef("invalid output format %q (accepted: %s)", f.Output, strings.Join(OutputFormats, ", "))
+	}
+	// --no-color and NO_COLOR (https://no-color.org) turn colour off; a stream that is
+	// not a terminal is never coloured.
+	allowed := !f.NoColor && f.Getenv("NO_COLOR") == ""
+	f.colorOut = allowed && f.IOStreams.OutTTY
+	f.colorErr = allowed && f.IOStreams.ErrTTY
+	f.decided = true
+	return nil
+}
 
 // ColorOut reports whether stdout may be coloured (a terminal, colour allowed).
-func (f *Factory) ColorOut() bool { return f.IOStreams.OutTTY && f.colorAllowed() }
+func (f *Factory) ColorOut() bool { f.decide(); return f.colorOut }
 
 // ColorErr reports whether stderr may be coloured (a terminal, colour allowed).
-func (f *Factory) ColorErr() bool { return f.IOStreams.ErrTTY && f.colorAllowed() }
+func (f *Factory) ColorErr() bool { f.decide(); return f.colorErr }
+
+// decide makes the decision for callers that cannot report an error (colour); a bad -o
+// is reported by Format and by the root before any command runs.
+func (f *Factory) decide() {
+	if !f.decided {
+		_ = f.Decide()
+	}
+}
 
 // Notices returns the printer of warnings and notes on stderr.
 func (f *Factory) Notices() *Notices { return NewNotices(f.IOStreams.ErrOut, f.ColorErr()) }

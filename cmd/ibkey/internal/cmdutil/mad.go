@@ -71,30 +71,17 @@ func AddRootIbsimFlag(root *cobra.Command) {
 	_ = pf.MarkHidden("ibsim")
 }
 
-// CheckRootIbsim rejects --ibsim on a command that sends no MADs.
+// CheckRootIbsim rejects --ibsim on a command that sends no MADs: only then is the
+// root's hidden copy the one parsed (a command with MAD flags parses its own).
 func CheckRootIbsim(c *cobra.Command) error {
-	if fl := c.InheritedFlags().Lookup("ibsim"); fl != nil && fl.Changed {
-		return Usagef("--ibsim: '%s' sends no MADs (the MAD flags apply to devices, pkeys, can-talk, watch counters and fabric)", c.CommandPath())
+	if fl := c.Root().PersistentFlags().Lookup("ibsim"); fl != nil && fl.Changed {
+		return Usagef("--ibsim: '%s' sends no MADs (the MAD flags apply to devices, pkeys, can-talk, watch counters, fabric, job and exporter)", c.CommandPath())
 	}
 	return nil
 }
 
 // IbsimBase returns the simulator's socket base name, or "" when umad is selected.
-func (m *MADFlags) IbsimBase() string {
-	base := m.Ibsim
-	if base == "" {
-		base = m.f.Getenv("IBKEY_IBSIM")
-		if base == "1" {
-			base = IbsimDefault
-		}
-	}
-	if base == IbsimDefault {
-		if s := m.f.Getenv("IBSIM_SOCKNAME"); s != "" {
-			base = s
-		}
-	}
-	return base
-}
+func (m *MADFlags) IbsimBase() string { return m.f.IbsimSocket(m.Ibsim) }
 
 // Explicit reports whether a transport was chosen (--ibsim or --ca).
 func (m *MADFlags) Explicit() bool { return m.IbsimBase() != "" || m.CA != "" }

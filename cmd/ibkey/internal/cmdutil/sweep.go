@@ -24,11 +24,12 @@ const sweepWindowIbsim = 8
 // (--fabric-file) or a sweep run now through the transport the global flags select.
 type FabricSource struct {
 	MAD     *MADFlags
-	Notices *Notices
+	Notices *Notices      // nil: the factory's (set it only to print elsewhere)
 	File    string        // --fabric-file
 	Timeout time.Duration // --timeout
 }
 
+// AddFlags binds --fabric-file and --timeout.
 func (s *FabricSource) AddFlags(c *cobra.Command) {
 	c.Flags().StringVar(&s.File, "fabric-file", "", "read a saved sweep from `FILE` (ibkey fabric discover -o json > FILE) instead of sweeping the fabric")
 	c.Flags().DurationVar(&s.Timeout, "timeout", 5*time.Minute, "stop the sweep after this long and report what was read (exit 3)")
@@ -64,8 +65,8 @@ func (s *FabricSource) Sweep(ctx context.Context, fab *query.Fabric, noTables bo
 	return f, err
 }
 
-// prepare sets the transport up for a sweep.
-func (s *FabricSource) prepare() error {
+// Prepare checks --timeout and sets the transport up for a sweep (With calls it).
+func (s *FabricSource) Prepare() error {
 	if s.Timeout <= 0 {
 		return &query.UsageError{Msg: fmt.Sprintf("invalid --timeout %v (accepted: a positive duration, e.g. 30s)", s.Timeout)}
 	}
@@ -80,6 +81,9 @@ func (s *FabricSource) prepare() error {
 // environment problem, exit 3, whatever fn returned.
 func (s *FabricSource) With(ctx context.Context, noTables bool, fn func(f *check.Fabric) error) error {
 	n := s.Notices
+	if n == nil {
+		n = s.MAD.f.Notices()
+	}
 	if s.File != "" {
 		f, err := ReadFabricFile(s.File)
 		if err != nil {
@@ -88,7 +92,7 @@ func (s *FabricSource) With(ctx context.Context, noTables bool, fn func(f *check
 		n.Label(fmt.Sprintf("fabric: %s: %s", s.File, SweepSummary(f)))
 		return partialError(f, fn(f))
 	}
-	if err := s.prepare(); err != nil {
+	if err := s.Prepare(); err != nil {
 		return err
 	}
 	return s.MAD.With(ctx, func(ctx context.Context, fab *query.Fabric) error {

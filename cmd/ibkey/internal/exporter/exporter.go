@@ -10,10 +10,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -37,7 +35,8 @@ type Deps struct {
 	// command closes it. nil: fabric mode and --portinfo are not available.
 	OpenFabric func(ctx context.Context) (*query.Fabric, error)
 	Getenv     func(string) string
-	// Ctx is cancelled to stop serving; nil: SIGINT and SIGTERM stop it.
+	// Ctx is cancelled to stop serving (main's signal context); nil: the command's
+	// (cobra's ExecuteContext).
 	Ctx context.Context
 }
 
@@ -85,6 +84,9 @@ func NewCmdExporter(deps Deps, runF func(*Options) error) *cobra.Command {
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := o.validate(); err != nil {
 				return err
+			}
+			if o.Ctx == nil {
+				o.Ctx = c.Context()
 			}
 			if runF != nil {
 				return runF(o)
@@ -202,9 +204,7 @@ func parseLIDs(s string) ([]uint16, error) {
 func Run(o *Options) error {
 	ctx := o.Ctx
 	if ctx == nil {
-		var stop context.CancelFunc
-		ctx, stop = signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		defer stop()
+		ctx = context.Background()
 	}
 	logger := slog.New(slog.NewTextHandler(o.ErrOut, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	if !o.Once {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/ibverbs"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
@@ -26,16 +27,17 @@ import (
 // of the funcs.
 type Deps struct {
 	Out, ErrOut io.Writer
-	OutTTY      bool
 	// Host is the local host the global flags select (--sysfs, --demo).
 	Host func() *query.Host
 	// Getenv reads the environment the job would run with; Environ lists it
 	// (KEY=VALUE), to find per-transport overrides; nil reads only known names.
 	Getenv  func(string) string
 	Environ func() []string
-	Ctx     context.Context
-	// Output is the -o flag's value ("" = table on a terminal, plain otherwise).
-	Output func() string
+	// Ctx is main's signal context; nil: the command's (cobra's ExecuteContext).
+	Ctx context.Context
+	// Format is the output format the factory decided (-o, or table on a terminal);
+	// nil: plain.
+	Format func() (cmdutil.Format, error)
 	// Fabric opens the MAD transport the global flags select (for --lid and --node
 	// without --fabric-file); nil when there is none. The caller of Fabric closes T.
 	Fabric func(ctx context.Context) (*query.Fabric, error)
@@ -115,6 +117,9 @@ does-not-work, not-checked, not-applicable.`,
   ibkey job --perftest 'ib_send_bw -d mlx5_0 --pkey_index=1'`,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.Assign = args
+			if o.Ctx == nil {
+				o.Ctx = c.Context()
+			}
 			if runF != nil {
 				return runF(o)
 			}
@@ -278,7 +283,7 @@ func Run(o *Options) error {
 		n.note("one host: this says which entry each library uses here, not whether the job's other hosts can reach it (give --fabric-file with --node, --lid or --host)")
 	}
 	code := rep.exitCode()
-	if code == 4 {
+	if code == cmdutil.ExitIncomplete {
 		for _, u := range rep.unchecked() {
 			n.warn("not checked: " + u)
 		}

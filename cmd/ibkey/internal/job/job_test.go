@@ -8,6 +8,7 @@ import (
 
 	"github.com/charmbracelet/x/exp/golden"
 
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/ibverbs"
 	"github.com/ibkey/ibkey/internal/query"
@@ -22,6 +23,13 @@ const (
 	// HcaD 0xffff 0x8002 0x8003.
 	labFabric = "testdata/lab-fabric.json"
 )
+
+// formatOf is the format the factory decides for -o output on a pipe.
+func formatOf(output string) func() (cmdutil.Format, error) {
+	f := cmdutil.NewFactory(&cmdutil.IOStreams{}, func(string) string { return "" }, nil)
+	f.Output = output
+	return f.Format
+}
 
 type exitErr struct{ code int }
 
@@ -50,7 +58,7 @@ func runJob(t *testing.T, env map[string]string, args ...string) result {
 	deps := Deps{Out: &out, ErrOut: &errOut,
 		Host:   func() *query.Host { return &query.Host{Sys: ibverbs.Open(mlx5)} },
 		Getenv: func(k string) string { return env[k] },
-		Output: func() string { return output },
+		Format: formatOf(output),
 		Exit:   func(c int) error { return &exitErr{c} },
 	}
 	c := NewCmdJob(deps, nil)

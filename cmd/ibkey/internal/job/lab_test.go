@@ -50,7 +50,7 @@ func TestLabJobCommand(t *testing.T) {
 		var out, errOut bytes.Buffer
 		deps := Deps{Out: &out, ErrOut: &errOut, Ctx: ctx,
 			Getenv: func(string) string { return "" },
-			Output: func() string { return "plain" },
+			Format: formatOf("plain"),
 			Fabric: func(context.Context) (*query.Fabric, error) {
 				return &query.Fabric{T: keepOpen{tr}, Via: "the lab"}, nil
 			},

@@ -12,38 +12,25 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/job"
-	"github.com/ibkey/ibkey/internal/query"
 )
 
-type format int
+// format is the output format the factory decided (-o, or table on a terminal).
+type format = cmdutil.Format
 
 const (
-	formatTable format = iota
-	formatPlain
-	formatJSON
+	formatTable = cmdutil.FormatTable
+	formatPlain = cmdutil.FormatPlain
+	formatJSON  = cmdutil.FormatJSON
 )
 
 func (o *Options) format() (format, error) {
-	v := ""
-	if o.Output != nil {
-		v = o.Output()
-	}
-	switch v {
-	case "":
-		if o.OutTTY {
-			return formatTable, nil
-		}
+	if o.Format == nil {
 		return formatPlain, nil
-	case "table":
-		return formatTable, nil
-	case "plain":
-		return formatPlain, nil
-	case "json":
-		return formatJSON, nil
 	}
-	return 0, &query.UsageError{Msg: fmt.Sprintf("invalid output format %q (accepted: table, plain, json)", v)}
+	return o.Format()
 }
 
 // report is the JSON document and what the text renderers print.
@@ -186,9 +173,9 @@ func (r *report) exitCode() int {
 	for _, l := range r.Libraries {
 		switch l.Verdict {
 		case job.DoesNotWork:
-			return 1
+			return cmdutil.ExitNo
 		case job.Incomplete:
-			code = 4
+			code = cmdutil.ExitIncomplete
 		}
 	}
 	return code

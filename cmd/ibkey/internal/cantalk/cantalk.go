@@ -1,0 +1,456 @@
+// Package cantalk is `ibkey can-talk`: whether two endpoints can talk under the P_Key
+// and Q_Key rules, and why. Endpoints are P_Key values, local ports (sysfs), ports in a
+// partitions.conf, or ports of the fabric (read over MADs, or from a sweep).
+package cantalk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
+
+	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/query"
+)
+
+// CanTalkOptions holds `ibkey can-talk`'s arguments and dependencies.
+type CanTalkOptions struct {
+	IO      *cmdutil.IOStreams
+	Format  func() (cmdutil.Format, error)
+	Notices func() *cmdutil.Notices
+	Host    func() *query.Host
+	// MAD holds the transport flags; Ctx is main's signal context, set when the
+	// command runs.
+	MAD *cmdutil.MADFlags
+	Ctx context.Context
+
+	A, B string // the endpoints as typed
+	// Partitions is --partitions FILE: GUID endpoints are ports in that partitions.conf,
+	// resolved with OpenSM's options in OpenSM.
+	Partitions string
+	OpenSM     cmdutil.OpenSMFlags
+	// Sweep is --fabric-file and --timeout: where lid=, node= and GUID endpoints are
+	// found when they are not read over MADs now.
+	Sweep cmdutil.FabricSource
+}
+
+// NewCmdCanTalk builds `ibkey can-talk`; runF, when not nil, runs instead of runCanTalk
+// (tests of argument parsing).
+func NewCmdCanTalk(f *cmdutil.Factory, runF func(*CanTalkOptions) error) *cobra.Command {
+	o := &CanTalkOptions{IO: f.IOStreams, Format: f.Format, Notices: f.Notices, Host: f.Host}
+	c := &cobra.Command{
+		Use:   "can-talk A B",
+		Short: "Say whether two endpoints can talk under the P_Key and Q_Key rules, and why",
+		Long: `Say whether endpoints A and B can talk, in both directions, and why: the P_Key rule
+(same 15-bit key, at least one full member), the QP types, and for UD QPs the Q_Key
+rule (the sender's wr_qkey, or its QP-context qkey when wr_qkey has the top bit set
+or is not given, must equal the receiver's qkey).
+
+An endpoint is a base and options, ENDPOINT := BASE {,KEY=VALUE}:
+  0x8001                       a QP using that P_Key (also 8001, 80:01)
+  mlx5_0/1                     a local port: every valid entry of its P_Key table
+  mlx5_0/1,index=3             a QP on that port using table entry 3
+  mlx5_0/1,pkey=0x8001         a QP on that port using partition 0x0001 (the entry
+                               ibv_get_pkey_index picks: a full member preferred)
+  pkey=0x8001,qp=ud,qkey=0x11  options only
+  lid=3  lid=3,port=2          a port of the fabric, its table read over MADs now:
+                               the port LID 3 belongs to (a CA port, a switch's
+                               port 0), or port P of that node
+  node=HcaB  node=HcaB,port=1  a port of the fabric found by node description (or
+                               node GUID) in a sweep: a switch's port 0, a CA's one
+                               cabled port (port= when it has several)
+  0x0002c90300000204           a port GUID (or node GUID, with port=), see below
+  guid=0x0002c90300000204
+Options: pkey=PKEY, index=N, qp=rc|uc|ud, qkey=QKEY (the QP context's),
+wr_qkey=QKEY (the send request's), port=P (with lid=, node= or a GUID).
+
+Where fabric endpoints are read, in this order:
+  - a GUID: with --partitions FILE, the table OpenSM would program on that port from
+    FILE (the intended state; index= and port= do not apply). Else with --fabric-file
+    FILE, the port in that saved sweep. Else, only when a fabric transport is chosen
+    explicitly (--ibsim, IBKEY_IBSIM, --ca), the port in a sweep run now. Otherwise
+    a GUID exits 2 saying so (a long hex value is often a mistyped P_Key, and a sweep
+    reads the whole subnet).
+  - node=NAME: the saved sweep (--fabric-file), else a sweep run now through the
+    transport the flags select (default: umad on the first ACTIVE InfiniBand port).
+  - lid=N: the port with that LID in the saved sweep (--fabric-file), else read over
+    MADs now (only that port: no sweep).
+The port each fabric endpoint resolved to is named on stderr.
+
+With --partitions FILE the reasons name the lines of FILE that gave each port its
+entry (FILE:LINE:COL and the member item). A GUID the file does not name gets what
+ALL / ALL_CAS give it. --sm-guid says which port SELF is, --allow-both mirrors
+OpenSM's -W, --table-size drops the entries a table cannot hold, as for
+'ibkey partitions show'. A file OpenSM rejects is applied as Default=0x7fff : ALL=full.
+
+Output: the verdict first (YES, NO, or ONE-WAY when only one direction works), the
+rules that decided it, then for a port the shared partitions: each side's entry and
+index and whether that partition works. Warnings (a port not ARMED/ACTIVE, RoCE) and
+notes (a rule not checked, a Q_Key ignored) go to stderr.
+
+Exit codes: 0 they can talk; 1 they cannot (also ONE-WAY), or an endpoint asks for a
+P_Key or index its port's table does not hold, or pins an empty entry: no QP there can
+use it, which is a definite no; 2 a bad endpoint; 3 no such device or port (those that
+exist are listed), no P_Key table, or a pinned entry that cannot be read.
+
+JSON (-o json): {"can_talk","one_way","reasons":[],"warnings":[],
+"a"/"b":{"label","port","qp_type","qkey","wr_qkey"},
+"a_to_b"/"b_to_a":{"from","to","ok","qp_type_ok","pkey_ok","qkey_check","wire_qkey",
+"accepted_qkey","reasons"},"shared_partitions":[{"key","default","works",
+"a"/"b":{"pkey","membership","index","both_memberships","other_index"}}]}.
+qkey_check is match, mismatch, not_checked or not_applicable. When an endpoint
+cannot be resolved in its table: {"can_talk":false,"one_way":false,"reasons",
+"warnings","unresolved":{"endpoint":"a"|"b","spec","problem"}}.`,
+		Example: `  ibkey can-talk 0x8001 0x0001
+  ibkey can-talk mlx5_0/1 mlx5_1/1
+  ibkey can-talk mlx5_0/1,index=2 0x0002
+  ibkey can-talk pkey=0x8001,qp=ud,qkey=0x11 pkey=0x0001,qp=ud,qkey=0x12 -o json
+  ibkey can-talk --partitions partitions.conf 0x0002c90300000201 0x0002c90300000204
+  ibkey can-talk --ibsim lid=3 lid=7,qp=ud,qkey=0x11
+  ibkey can-talk --fabric-file fabric.json node=HcaB node=HcaD,port=2`,
+		Args:              cmdutil.UsageArgs(cobra.ExactArgs(2)),
+		ValidArgsFunction: completeEndpoints(f, &o.Partitions),
+		RunE: func(c *cobra.Command, args []string) error {
+			o.Ctx = cmdutil.Context(c)
+			o.A, o.B = args[0], args[1]
+			if runF != nil {
+				return runF(o)
+			}
+			return runCanTalk(o)
+		},
+	}
+	o.MAD = cmdutil.AddMADFlags(c, f)
+	o.Sweep.MAD = o.MAD
+	c.Flags().StringVar(&o.Partitions, "partitions", "", "resolve port GUIDs from this OpenSM partitions.conf (`FILE`)")
+	_ = c.MarkFlagFilename("partitions")
+	o.OpenSM.AddFlags(c)
+	o.Sweep.AddFlags(c)
+	return c
+}
+
+// parseEndpointArg parses one argument; an error about a token inside it says which
+// argument it came from.
+func parseEndpointArg(arg string) (check.EndpointSpec, error) {
+	spec, err := check.ParseEndpoint(arg)
+	var pe *check.ParseError
+	if errors.As(err, &pe) && pe.Input != arg {
+		return spec, fmt.Errorf("endpoint %q: %w", arg, err)
+	}
+	return spec, err
+}
+
+// explicitFabric reports whether a fabric transport was chosen on purpose: a GUID
+// endpoint sweeps the fabric only then.
+func (o *CanTalkOptions) explicitFabric() bool {
+	return o.MAD.Explicit()
+}
+
+// resolve reads the endpoints from where they live (see the command's help): the host,
+// the partitions file, a saved sweep, or the fabric now.
+func (o *CanTalkOptions) resolve(src query.EndpointSources, specA, specB check.EndpointSpec) ([]query.ResolvedEndpoint, error) {
+	need, guid := query.NeedsFabric(src.Partitions != nil, specA, specB)
+	switch {
+	case !need:
+		return query.ResolveEndpointsFrom(src, specA, specB)
+	case o.Sweep.File != "":
+		src.Sweep = func() (*check.Fabric, error) { return cmdutil.ReadFabricFile(o.Sweep.File) }
+		src.SweepName = o.Sweep.File
+		return query.ResolveEndpointsFrom(src, specA, specB)
+	case guid && !o.explicitFabric():
+		for i, s := range []check.EndpointSpec{specA, specB} {
+			if s.Kind == check.EndpointGUID {
+				return nil, query.CheckResolvable([]string{o.A, o.B}[i], s)
+			}
+		}
+	}
+	if err := o.Sweep.Prepare(); err != nil {
+		return nil, err
+	}
+	var eps []query.ResolvedEndpoint
+	err := o.MAD.With(o.Ctx, func(ctx context.Context, fab *query.Fabric) error {
+		src.Fabric, src.Ctx = fab, ctx
+		src.Sweep = func() (*check.Fabric, error) { return o.Sweep.Sweep(ctx, fab, false) }
+		src.SweepName = "a sweep via " + fab.Via
+		var err error
+		eps, err = query.ResolveEndpointsFrom(src, specA, specB)
+		return err
+	})
+	return eps, err
+}
+
+func runCanTalk(o *CanTalkOptions) error {
+	f, err := o.Format()
+	if err != nil {
+		return err
+	}
+	specA, err := parseEndpointArg(o.A)
+	if err != nil {
+		return err
+	}
+	specB, err := parseEndpointArg(o.B)
+	if err != nil {
+		return err
+	}
+	var parts *query.Partitions
+	if o.Partitions != "" {
+		if parts, err = o.OpenSM.Load(o.Partitions); err != nil {
+			return err
+		}
+	}
+	// The host is read only when an endpoint names a port: `can-talk 0x8001 0x0001`
+	// answers on a machine without RDMA devices.
+	var host *query.Host
+	src := query.EndpointSources{Host: func() *query.Host { host = o.Host(); return host }, Partitions: parts}
+	eps, err := o.resolve(src, specA, specB)
+	n := o.Notices()
+	if host != nil {
+		n.Label(host.Label)
+	}
+	for _, e := range eps {
+		if e.Resolved != "" {
+			n.Label(e.Resolved)
+		}
+	}
+	var rerr *check.ResolveError
+	if errors.As(err, &rerr) {
+		return cannotResolve(o, f, specA, specB, rerr)
+	}
+	if err != nil {
+		return err
+	}
+
+	v := check.CanTalk(eps[0].Endpoint, eps[1].Endpoint)
+	if parts != nil {
+		v.Reasons = append(v.Reasons, partitionReasons(parts, v, eps)...)
+	}
+	// Port warnings first (a stale or RoCE table undermines everything after it), once
+	// per port; they go in the JSON too.
+	var warnings []string
+	seen := map[query.PortRef]bool{}
+	for _, e := range eps {
+		if e.View != nil && !seen[e.View.Ref()] {
+			seen[e.View.Ref()] = true
+			warnings = append(warnings, e.View.Warnings...)
+		}
+	}
+	v.Warnings = append(warnings, v.Warnings...)
+
+	if f == cmdutil.FormatJSON {
+		if err := cmdutil.WriteJSON(o.IO.Out, v); err != nil {
+			return err
+		}
+	} else if err := canTalkText(o, f, v, eps); err != nil {
+		return err
+	}
+	// Port warnings undermine the answer; the verdict's own warnings are notes (a rule
+	// not checked, a Q_Key ignored, the entry a QP would really use).
+	for i, w := range v.Warnings {
+		if i < len(warnings) {
+			n.Warn(w)
+		} else {
+			n.Note(w)
+		}
+	}
+	if !v.CanTalk {
+		return cmdutil.Exit(cmdutil.ExitNo)
+	}
+	return nil
+}
+
+// headline is the verdict line: YES / NO / ONE-WAY first, so `| head -1` answers.
+func headline(v check.Verdict) string {
+	switch {
+	case v.CanTalk:
+		return fmt.Sprintf("YES: %s and %s can talk", v.A.Label, v.B.Label)
+	case v.OneWay:
+		ok, bad := v.AToB, v.BToA
+		if !ok.OK {
+			ok, bad = bad, ok
+		}
+		return fmt.Sprintf("ONE-WAY: %s → %s works, %s → %s does not", ok.From, ok.To, bad.From, bad.To)
+	}
+	return fmt.Sprintf("NO: %s and %s cannot talk", v.A.Label, v.B.Label)
+}
+
+func canTalkText(o *CanTalkOptions, f cmdutil.Format, v check.Verdict, eps []query.ResolvedEndpoint) error {
+	w := o.IO.Out
+	fmt.Fprintln(w, headline(v))
+	for _, r := range v.Reasons {
+		if v.OneWay && strings.HasPrefix(r, "one way only:") {
+			continue // the headline says it
+		}
+		fmt.Fprintf(w, "  %s\n", r)
+	}
+	// The shared-partition table is the detail for ports; for two P_Key values the
+	// reasons already say everything.
+	if eps[0].View == nil && eps[1].View == nil && eps[0].Model == nil && eps[1].Model == nil {
+		return nil
+	}
+	fmt.Fprintln(w)
+	legend := fmt.Sprintf("Shared partitions (A = %s, B = %s):", eps[0].Spec, eps[1].Spec)
+	if len(v.Shared) == 0 {
+		fmt.Fprintln(w, legend, "none")
+		return nil
+	}
+	fmt.Fprintln(w, legend)
+	g := cmdutil.Grid{Header: []string{"KEY", "A_ENTRY", "A_INDEX", "B_ENTRY", "B_INDEX", "MEMBERSHIPS", "WORKS", "NOTES"}}
+	for _, sp := range v.Shared {
+		works := "yes"
+		if !sp.Works {
+			works = "no"
+		}
+		var notes []string
+		if sp.Key == check.DefaultKey {
+			notes = append(notes, "default")
+		}
+		if !sp.Works {
+			notes = append(notes, "both limited")
+		}
+		for _, s := range []struct {
+			name string
+			side check.PartitionSide
+		}{{"A", sp.A}, {"B", sp.B}} {
+			if s.side.Both {
+				other := s.side.PKey ^ check.MembershipBit // the same key, the other membership
+				notes = append(notes, fmt.Sprintf("%s also %s at %d", s.name, other, s.side.OtherIndex))
+			}
+		}
+		g.Add(check.PKey(sp.Key).KeyString(), sp.A.PKey.String(), indexCell(sp.A.Index), sp.B.PKey.String(), indexCell(sp.B.Index),
+			sp.A.PKey.Membership().String()+"/"+sp.B.PKey.Membership().String(), works, strings.Join(notes, ","))
+	}
+	return g.Render(w, f)
+}
+
+func indexCell(i int) string {
+	if i == check.NoIndex {
+		return ""
+	}
+	return strconv.Itoa(i)
+}
+
+// cannotResolve reports an endpoint whose table lacks the key or index it asks for: no
+// QP there can exist, so the answer is a definite no (exit 1), said like any other no.
+func cannotResolve(o *CanTalkOptions, f cmdutil.Format, specA, specB check.EndpointSpec, rerr *check.ResolveError) error {
+	side := "b"
+	if rerr.Endpoint == specA.String() {
+		side = "a"
+	}
+	reason := fmt.Sprintf("%s: %s", rerr.Endpoint, rerr.Problem)
+	if f == cmdutil.FormatJSON {
+		type unresolved struct {
+			Endpoint string `json:"endpoint"`
+			Spec     string `json:"spec"`
+			Problem  string `json:"problem"`
+		}
+		if err := cmdutil.WriteJSON(o.IO.Out, struct {
+			CanTalk    bool       `json:"can_talk"`
+			OneWay     bool       `json:"one_way"`
+			Reasons    []string   `json:"reasons"`
+			Warnings   []string   `json:"warnings"`
+			Unresolved unresolved `json:"unresolved"`
+		}{false, false, []string{reason}, []string{}, unresolved{side, rerr.Endpoint, rerr.Problem}}); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(o.IO.Out, "NO: %s and %s cannot talk\n  %s\n", specA, specB, reason)
+	}
+	return cmdutil.Exit(cmdutil.ExitNo)
+}
+
+// completeEndpoints offers, for A and B, the port GUIDs of --partitions FILE when given
+// earlier on the line, the host's ports (DEV/PORT, described by link layer and state)
+// and the P_Keys in their tables; after a comma, the options.
+func completeEndpoints(f *cmdutil.Factory, partitions *string) cobra.CompletionFunc {
+	return func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) >= 2 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		if i := strings.LastIndex(toComplete, ","); i >= 0 {
+			var out []cobra.Completion
+			for _, opt := range []string{"pkey=", "index=", "qp=rc", "qp=uc", "qp=ud", "qkey=", "wr_qkey="} {
+				out = append(out, toComplete[:i+1]+opt)
+			}
+			return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+		}
+		var guids []cobra.Completion
+		if *partitions != "" {
+			guids = cmdutil.FileGUIDCompletions(*partitions)
+		}
+		views, err := f.Host().Load(query.Selector{}, query.LoadOptions{Tables: true})
+		if err != nil {
+			return guids, cobra.ShellCompDirectiveNoFileComp
+		}
+		var ports, pkeys []cobra.Completion
+		seen := map[check.PKey]bool{}
+		for _, v := range views {
+			if v.Table == nil {
+				continue // no P_Keys (iWARP): nothing to check
+			}
+			desc := strings.TrimSpace(v.LinkLayer() + " " + v.Port.State.Name)
+			ports = append(ports, cobra.CompletionWithDesc(v.Ref().String(), desc))
+			for _, e := range v.Table.Entries {
+				if e.Valid() && !seen[e.PKey] {
+					seen[e.PKey] = true
+					pkeys = append(pkeys, cobra.CompletionWithDesc(e.PKey.String(), e.PKey.Membership().String()+" member of "+e.PKey.KeyString()))
+				}
+			}
+		}
+		return append(append(guids, ports...), pkeys...), cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// partitionReasons names, for each GUID endpoint, the lines of the partitions file that
+// gave it the entries the verdict used: those of the shared partitions, else all of them.
+func partitionReasons(p *query.Partitions, v check.Verdict, eps []query.ResolvedEndpoint) []string {
+	var out []string
+	c := p.Config
+	if c.Rejected {
+		out = append(out, fmt.Sprintf("OpenSM rejects %s (first error at %s) and applies Default=0x7fff : ALL=full instead: every port is a full member of the default partition and the file's partitions do not exist (see 'ibkey partitions check %s')", c.File, c.RejectedAt, c.File))
+	}
+	shared := map[uint16]bool{}
+	for _, s := range v.Shared {
+		shared[s.Key] = true
+	}
+	for _, e := range eps {
+		if e.Model == nil {
+			continue
+		}
+		g, label := e.Spec.GUID, e.Endpoint.Label
+		if !p.InFile(g) {
+			out = append(out, fmt.Sprintf("%s is not named in %s: it gets only what ALL / ALL_CAS give every port", label, c.File))
+		}
+		var items []string
+		more := 0
+		for _, t := range e.Model.Table(g) {
+			if len(shared) > 0 && !shared[t.PKey.Key()] {
+				continue
+			}
+			if !e.Endpoint.Port && len(e.Endpoint.Entries) == 1 && e.Endpoint.Entries[0].PKey != t.PKey {
+				continue // pkey=: the entry its QP uses
+			}
+			if len(items) == maxFileItems {
+				more++
+				continue
+			}
+			items = append(items, fmt.Sprintf("%s (%s) from %s at %s", t.PKey, t.Partition.Name, t.DecidedBy.Text, cmdutil.PartitionPos(t.DecidedBy.Pos, c)))
+		}
+		if more > 0 {
+			items = append(items, fmt.Sprintf("and %d more", more))
+		}
+		if len(items) > 0 {
+			out = append(out, fmt.Sprintf("%s gets %s", label, strings.Join(items, "; ")))
+		}
+		if n := e.Model.Dropped(g); n > 0 {
+			out = append(out, fmt.Sprintf("%s: %d more entries do not fit its table of %d: OpenSM drops them (ERR 0512)", label, n, p.Options.TableSize))
+		}
+	}
+	return out
+}
+
+// maxFileItems bounds the file lines named per endpoint.
+const maxFileItems = 8

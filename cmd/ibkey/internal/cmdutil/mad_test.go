@@ -1,0 +1,124 @@
+package cmdutil
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ibkey/ibkey/internal/ibverbs/mad"
+	"github.com/ibkey/ibkey/internal/query"
+)
+
+const mlx5 = "../../../../testdata/sysfs/mlx5"
+
+// testMAD is the MAD flags at their defaults, with env as the environment.
+func testMAD(env map[string]string) *MADFlags {
+	f := NewFactory(&IOStreams{Out: &strings.Builder{}, ErrOut: &strings.Builder{}}, func(k string) string { return env[k] }, time.Now)
+	return &MADFlags{f: f, MADTimeout: time.Second, MADRetries: 3}
+}
+
+func TestParseLIDList(t *testing.T) {
+	good := map[string][]uint16{
+		"3":         {3},
+		"0x10":      {16},
+		"3,5,9":     {3, 5, 9},
+		"3-6":       {3, 4, 5, 6},
+		"1,3-5,4,1": {1, 3, 4, 5},
+		"49151":     {49151},
+	}
+	for in, want := range good {
+		got, err := ParseLIDList(in)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("ParseLIDList(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "0", "49152", "0xffff", "5-3", "3-", "-3", "a", "3,,4", "1-49151,x"} {
+		if got, err := ParseLIDList(in); err == nil {
+			t.Errorf("ParseLIDList(%q) = %v, want an error", in, got)
+		} else if !strings.Contains(err.Error(), "accepted:") {
+			t.Errorf("ParseLIDList(%q): %v does not say what is accepted", in, err)
+		}
+	}
+}
+
+// Without --ca, MADs go out of the first ACTIVE InfiniBand port; umad's refusals
+// reach the user with what to do, as environment errors (exit 3).
+func TestOpenFabricUmad(t *testing.T) {
+	m := testMAD(nil)
+	m.f.SysfsDir = mlx5
+	var gotDev string
+	var gotPort int
+	m.OpenUmad = func(dev string, port int, o mad.UmadOptions) (mad.Transport, error) {
+		gotDev, gotPort = dev, port
+		if o.SysfsRoot != mlx5 {
+			t.Errorf("umad sysfs root %q, want %q", o.SysfsRoot, mlx5)
+		}
+		return nil, fmt.Errorf("umad: open /dev/infiniband/umad0: permission denied: needs root or membership of group \"rdma\", which owns /dev/infiniband/umad0: %w", fs.ErrPermission)
+	}
+	_, err := m.Open(context.Background())
+	var env *query.EnvError
+	if !errors.As(err, &env) || !strings.Contains(err.Error(), "needs root or membership of group \"rdma\"") {
+		t.Errorf("Open: %v, want an EnvError with the reason", err)
+	}
+	if ExitCode(err) != ExitEnv {
+		t.Errorf("exit code %d, want %d", ExitCode(err), ExitEnv)
+	}
+	// mlx5_0/1 is the first ACTIVE InfiniBand port (irdma0 comes first, but is iWARP).
+	if gotDev != "mlx5_0" || gotPort != 1 {
+		t.Errorf("default port %s/%d, want mlx5_0/1", gotDev, gotPort)
+	}
+	m.CA, m.CAPort = "mlx5_1", 2
+	if _, err := m.Open(context.Background()); err == nil || gotDev != "mlx5_1" || gotPort != 2 {
+		t.Errorf("--ca mlx5_1 --ca-port 2: opened %s/%d (%v)", gotDev, gotPort, err)
+	}
+
+	// A host with no ACTIVE InfiniBand port lists what it has.
+	dir := t.TempDir()
+	port := filepath.Join(dir, "class/infiniband/dev0/ports/1")
+	if err := os.MkdirAll(port, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, v := range map[string]string{"state": "1: DOWN\n", "link_layer": "InfiniBand\n"} {
+		if err := os.WriteFile(filepath.Join(port, name), []byte(v), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m = testMAD(nil)
+	m.f.SysfsDir = dir
+	m.OpenUmad = func(string, int, mad.UmadOptions) (mad.Transport, error) { return nil, errors.New("opened") }
+	_, err = m.Open(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "no ACTIVE InfiniBand port to send MADs from (ports: dev0/1 InfiniBand DOWN); choose one with --ca DEV --ca-port N") || ExitCode(err) != ExitEnv {
+		t.Errorf("no active port: %v", err)
+	}
+}
+
+func TestIbsimSocket(t *testing.T) {
+	cases := []struct {
+		flag string
+		env  map[string]string
+		want string
+	}{
+		{"", nil, ""},
+		{"sim", nil, "sim"},
+		{"sim", map[string]string{"IBSIM_SOCKNAME": "lab7"}, "lab7"},
+		{"other", map[string]string{"IBSIM_SOCKNAME": "lab7"}, "other"},
+		{"", map[string]string{"IBKEY_IBSIM": "1"}, "sim"},
+		{"", map[string]string{"IBKEY_IBSIM": "1", "IBSIM_SOCKNAME": "lab7"}, "lab7"},
+		{"", map[string]string{"IBKEY_IBSIM": "x"}, "x"},
+		{"y", map[string]string{"IBKEY_IBSIM": "x"}, "y"},
+	}
+	for _, tc := range cases {
+		m := testMAD(tc.env)
+		m.Ibsim = tc.flag
+		if got := m.IbsimBase(); got != tc.want {
+			t.Errorf("--ibsim=%q env %v: base %q, want %q", tc.flag, tc.env, got, tc.want)
+		}
+	}
+}

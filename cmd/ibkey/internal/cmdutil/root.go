@@ -1,0 +1,50 @@
+package cmdutil
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+)
+
+// AddRootFlags gives root the flags every command shares (--sysfs, --demo, -o,
+// --no-color, and the hidden --ibsim of AddRootIbsimFlag), bound into f, and decides
+// the output format and colour once, before any command runs. cmd/ibkey's root and
+// the command tests (cmdtest) build their roots with it.
+func AddRootFlags(root *cobra.Command, f *Factory) {
+	pf := root.PersistentFlags()
+	pf.StringVar(&f.SysfsDir, "sysfs", "", "read sysfs from `DIR` instead of /sys (env IBKEY_SYSFS)")
+	pf.BoolVar(&f.Demo, "demo", false, "use the embedded demo host (env IBKEY_DEMO=1)")
+	pf.StringVarP(&f.Output, "output", "o", "", "output `FORMAT`: table, plain or json (default: table on a terminal, plain otherwise)")
+	pf.BoolVar(&f.NoColor, "no-color", false, "no colors (also NO_COLOR)")
+	AddRootIbsimFlag(root)
+	_ = root.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(OutputFormats, cobra.ShellCompDirectiveNoFileComp))
+	_ = root.MarkPersistentFlagDirname("sysfs")
+	root.SilenceUsage = true
+	root.SilenceErrors = true
+	root.SetIn(f.IOStreams.In)
+	root.SetOut(f.IOStreams.Out)
+	root.SetErr(f.IOStreams.ErrOut)
+	root.SetFlagErrorFunc(FlagError)
+	root.PersistentPreRunE = func(c *cobra.Command, args []string) error {
+		if err := CheckRootIbsim(c); err != nil {
+			return err
+		}
+		return f.Decide()
+	}
+}
+
+// Execute runs root with args under ctx (main's signal context) and returns the exit
+// code; an error is printed on stderr as one "ibkey: ..." line unless the command
+// already reported it.
+func Execute(ctx context.Context, root *cobra.Command, args []string, streams *IOStreams) int {
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	if !Reported(err) {
+		fmt.Fprintf(streams.ErrOut, "ibkey: %s\n", err)
+	}
+	return ExitCode(err)
+}

@@ -1,0 +1,26 @@
+package devices
+
+import (
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
+)
+
+const mlx5 = "../../../../testdata/sysfs/mlx5"
+
+// root is `ibkey` with devices only.
+var root = cmdtest.WithCommands(func(f *cmdutil.Factory) *cobra.Command { return NewCmdDevices(f, nil) })
+
+// TestGolden compares the command's output, in each format, with
+// testdata/TestGolden/*.golden (go test -update rewrites them).
+func TestGolden(t *testing.T) {
+	cmdtest.Golden(t, root, []cmdtest.GoldenCase{
+		{Name: "devices_table", Args: []string{"--sysfs", mlx5, "devices", "-o", "table"}, Code: 0},
+		{Name: "devices_plain", Args: []string{"--sysfs", mlx5, "devices"}, Code: 0},
+		{Name: "devices_json", Args: []string{"--sysfs", mlx5, "devices", "-o", "json"}, Code: 0},
+		{Name: "demo_devices_table", Args: []string{"--demo", "devices", "-o", "table"}, Code: 0},
+	}, nil)
+}

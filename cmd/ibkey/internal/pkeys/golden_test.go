@@ -1,0 +1,34 @@
+package pkeys
+
+import (
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
+)
+
+const mlx5 = "../../../../testdata/sysfs/mlx5"
+
+// root is `ibkey` with pkeys only.
+var root = cmdtest.WithCommands(func(f *cmdutil.Factory) *cobra.Command { return NewCmdPKeys(f, nil) })
+
+// TestGolden compares the command's output, in each format, with
+// testdata/TestGolden/*.golden (go test -update rewrites them).
+func TestGolden(t *testing.T) {
+	cmdtest.Golden(t, root, []cmdtest.GoldenCase{
+		{Name: "pkeys_table", Args: []string{"--sysfs", mlx5, "pkeys", "-o", "table"}, Code: 0},
+		{Name: "pkeys_plain", Args: []string{"--sysfs", mlx5, "pkeys"}, Code: 0},
+		{Name: "pkeys_json", Args: []string{"--sysfs", mlx5, "pkeys", "-o", "json"}, Code: 0},
+		{Name: "pkeys_port_all_plain", Args: []string{"--sysfs", mlx5, "pkeys", "mlx5_0", "1", "--all"}, Code: 0},
+		{Name: "pkeys_port_slash_json", Args: []string{"--sysfs", mlx5, "pkeys", "mlx5_1/1", "-o", "json"}, Code: 0},
+		{Name: "pkeys_iwarp_table", Args: []string{"--sysfs", mlx5, "pkeys", "irdma0", "-o", "table"}, Code: 0},
+		{Name: "pkeys_simulator_plain", Args: []string{"--sysfs", "../../../../testdata/sysfs/simulator", "pkeys"}, Code: 0},
+		{Name: "pkeys_find_plain", Args: []string{"--sysfs", mlx5, "pkeys", "mlx5_0", "1", "--find", "0x0005"}, Code: 0},
+		{Name: "pkeys_find_limited_table", Args: []string{"--sysfs", mlx5, "pkeys", "--find", "80:02", "-o", "table"}, Code: 0},
+		{Name: "pkeys_find_json", Args: []string{"--sysfs", mlx5, "pkeys", "--find", "0x8010", "-o", "json"}, Code: 0},
+		{Name: "pkeys_find_missing", Args: []string{"--sysfs", mlx5, "pkeys", "mlx5_0", "1", "--find", "0x0009"}, Code: 1},
+		{Name: "demo_pkeys_table", Args: []string{"--demo", "pkeys", "-o", "table"}, Code: 0},
+	}, nil)
+}

@@ -1,0 +1,35 @@
+package pkeys
+
+import (
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
+)
+
+func rootWith(got **PKeysOptions) cmdtest.Root {
+	return cmdtest.WithCommands(func(f *cmdutil.Factory) *cobra.Command {
+		return NewCmdPKeys(f, func(o *PKeysOptions) error { *got = o; return nil })
+	})
+}
+
+// TestFlagParsing: DEV PORT, --find and the MAD flags reach the options; nothing runs.
+func TestFlagParsing(t *testing.T) {
+	var got *PKeysOptions
+	r := cmdtest.Run(t, rootWith(&got), false, nil, "pkeys", "mlx5_0", "1", "--find", "0x8001", "--all")
+	if r.Code != 0 || got == nil || got.Selector.Device != "mlx5_0" || !got.Selector.HasPort || got.Selector.Port != 1 ||
+		got.Find != "0x8001" || !got.All || got.Fabric != nil {
+		t.Fatalf("%+v, options %+v", r, got)
+	}
+	got = nil
+	r = cmdtest.Run(t, rootWith(&got), false, nil, "--ibsim", "pkeys", "--lid", "3-5", "--port", "all", "--mad-timeout", "250ms")
+	if r.Code != 0 || got == nil || len(got.Fabric) != 3 || !got.Fabric[0].AllPorts || got.MAD.MADTimeout != 250*time.Millisecond || got.MAD.IbsimBase() != cmdutil.IbsimDefault {
+		t.Fatalf("%+v, options %+v", r, got)
+	}
+	if got.Ctx == nil {
+		t.Error("no context")
+	}
+}

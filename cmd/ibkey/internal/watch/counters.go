@@ -1,0 +1,319 @@
+package watch
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
+	"github.com/ibkey/ibkey/internal/query"
+	"github.com/ibkey/ibkey/internal/tui"
+)
+
+// CountersOptions holds `ibkey watch counters`'s flags and dependencies.
+type CountersOptions struct {
+	IO      *cmdutil.IOStreams
+	Format  func() (cmdutil.Format, error)
+	Notices func() *cmdutil.Notices
+	Host    func() *query.Host
+	// Color reports whether the screen may use colour (stdout a terminal, colour
+	// allowed).
+	Color func() bool
+	// MAD holds the transport flags: the fabric's ports, or the local ports' PortInfo
+	// counters.
+	MAD *cmdutil.MADFlags
+	Sampling
+
+	Once bool
+	All  bool
+	// Addr holds --lid/--dr/--port; Fabric is set from them when the ports are read
+	// over MADs instead of from sysfs.
+	Addr   cmdutil.AddressFlags
+	Fabric []query.FabricSelector
+}
+
+// NewCmdCounters builds `ibkey watch counters`; runF, when not nil, runs instead of
+// runCounters (tests of flag parsing).
+func NewCmdCounters(f *cmdutil.Factory, runF func(*CountersOptions) error) *cobra.Command {
+	o := &CountersOptions{IO: f.IOStreams, Format: f.Format, Notices: f.Notices, Host: f.Host,
+		Color: f.ColorOut, Sampling: Sampling{Now: f.Now}}
+	c := &cobra.Command{
+		Use:   "counters [DEV[/PORT]...]",
+		Short: "Watch partition enforcement drops and P_Key/Q_Key violations",
+		Long: `Sample each port's counters every --interval and show the value, the change in the
+last interval and the rate. By default the partition counters: sysfs
+port_rcv_constraint_errors and port_xmit_constraint_errors (packets dropped by
+partition enforcement; 8-bit, they saturate at 255) and the PortInfo P_Key/Q_Key
+violation counters (16-bit). --all-counters adds every PortCounters error counter
+and PortInfo's M_Key violations. Each counter names its source: sysfs,
+"smp portinfo" or "pma portcounters".
+
+The PortInfo counters are not in sysfs: they are read with an SMP Get PortInfo, when
+a MAD transport is chosen (--ca DEV, which needs root or the rdma group, or --ibsim);
+the SMP goes to the local port (directed route 0, or its LID), checked by NodeGUID.
+Without a transport they show as n/a with that reason, never as 0.
+
+Over the fabric: --lid LIDS (a LID, a list or a range) or --dr PATH watches those
+ports instead, with --port P or all as in 'ibkey pkeys': state and violation counters
+from one PortInfo Get, the error counters from one PMA PortCounters Get per port per
+sample. PMA MADs are LID-routed: a port reached by --dr without a LID (before a
+subnet manager ran) shows them as n/a. A port that does not answer is reported on its
+row (NOREPLY) and sampling goes on. The transport stays open for the whole watch.
+
+A counter at its maximum is flagged saturated: later counts are lost, so deltas are
+lower bounds or unknown. A counter that goes down was reset (by perfquery -R or a
+driver restart); the delta restarts from the new value and the reset is reported. A
+port that goes away or a file that cannot be read is reported on its row and the
+watch goes on. ibkey never resets hardware counters.
+
+On a terminal (stdin and stdout) a live screen: one row per port, rows that moved in
+the last interval highlighted, a trend per counter; keys: p pause, + / - interval,
+s sort by activity, a all error counters, b reset the on-screen baseline, q quit.
+
+Otherwise (a pipe, --once, --count N, -o plain/json) one line per port per sample:
+  TIME DEV/PORT STATE NAME=VALUE(+DELTA,RATE/s[,saturated][,reset]) ...
+or with -o json one object per sample per line:
+  {"time","interval_s","via"?,"ports":[{"device","port","address"?,"state","error"?,"counters":{NAME:
+  {"value","delta","rate","source","saturated"?,"reset"?,"error"?,"unavailable"?}}}]}
+"value" is null when the counter could not be read ("error") or is not available
+("unavailable"); "delta" and "rate" are null on the first sample and while a
+counter stays saturated. --once reads one sample, without deltas.`,
+		Example: `  ibkey watch counters
+  ibkey --demo watch counters
+  ibkey watch counters mlx5_0/1 --interval 5s --all-counters
+  ibkey watch counters --count 10 -o json | jq -c '.ports[].counters'
+  ibkey watch counters --once
+  ibkey watch counters --ca mlx5_0
+  ibkey watch counters --lid 4,9 --count 3 -o json
+  ibkey watch counters --ibsim --dr 0,1 --port all --all-counters`,
+		Args:              cmdutil.UsageArgs(cobra.ArbitraryArgs),
+		ValidArgsFunction: cmdutil.CompletePortArgs(f),
+		RunE: func(c *cobra.Command, args []string) error {
+			fab, err := o.Addr.Selectors(args)
+			if err != nil {
+				return err
+			}
+			o.Fabric = fab
+			if err := o.check(c, args); err != nil {
+				return err
+			}
+			if o.Once && c.Flags().Changed("count") && o.Count != 1 {
+				return cmdutil.Usagef("--once takes one sample: it cannot be combined with --count")
+			}
+			if runF != nil {
+				return runF(o)
+			}
+			return runCounters(o)
+		},
+	}
+	o.bind(c)
+	o.MAD = cmdutil.AddMADFlags(c, f)
+	o.Addr.Register(c)
+	c.Flags().BoolVar(&o.Once, "once", false, "read one sample (values, no deltas) and exit")
+	c.Flags().BoolVar(&o.All, "all-counters", false, "every PortCounters error counter, not only the partition counters")
+	return c
+}
+
+func runCounters(o *CountersOptions) error {
+	f, err := o.Format()
+	if err != nil {
+		return err
+	}
+	if o.Fabric != nil {
+		// Over the fabric: the transport stays open for the whole watch and is closed
+		// however it ends (ibsim has 10 client slots).
+		return o.MAD.With(o.Ctx, func(ctx context.Context, fab *query.Fabric) error {
+			views, lerr := fab.LoadMany(ctx, o.Fabric, query.LoadOptions{})
+			if len(views) == 0 {
+				return lerr
+			}
+			if lerr != nil {
+				o.Notices().Warn(lerr.Error() + "; watching the others")
+			}
+			sampler, err := query.NewFabricSampler(ctx, fab, views, o.Now)
+			if err != nil {
+				return err
+			}
+			label := "fabric: " + o.Fabric[0].String()
+			if len(o.Fabric) > 1 {
+				label = fmt.Sprintf("fabric: %d LIDs (%s .. %s)", len(o.Fabric), o.Fabric[0].Addr, o.Fabric[len(o.Fabric)-1].Addr)
+			}
+			return watchCounters(ctx, o, f, sampler, label+" via "+fab.Via, fab.Via)
+		})
+	}
+	host := o.Host()
+	sampler, err := query.NewSampler(host, o.Selectors, o.Now)
+	if err != nil {
+		return err
+	}
+	if o.MAD.Explicit() {
+		// A transport was chosen: the local ports' PortInfo violation counters, which
+		// sysfs does not have, come from SMPs to the local port.
+		return o.MAD.With(o.Ctx, func(ctx context.Context, fab *query.Fabric) error {
+			views, err := host.LoadMany(o.Selectors)
+			if err != nil {
+				return err
+			}
+			sampler.UsePortInfo(query.LocalPortInfo(ctx, fab, views))
+			return watchCounters(ctx, o, f, sampler, host.Label, fab.Via)
+		})
+	}
+	return watchCounters(o.Ctx, o, f, sampler, host.Label, "")
+}
+
+// watchCounters runs the screen, or prints samples until ctx ends or --count is
+// reached. label names a host that is not this machine (the demo host, a fabric
+// address); via is the MAD transport, if any.
+func watchCounters(ctx context.Context, o *CountersOptions, f cmdutil.Format, sampler *query.Sampler, label, via string) error {
+	n := o.Notices()
+	if o.IO.InTTY && o.IO.OutTTY && !o.Once && o.Count == 0 && f == cmdutil.FormatTable {
+		return tui.Run(ctx, tui.Options{Sampler: sampler, Interval: o.Interval, All: o.All,
+			Label: label, Color: o.Color()}, o.IO.In, o.IO.Out)
+	}
+	n.Label(label)
+	count := o.Count
+	if o.Once {
+		count = 1
+	}
+	demo := label != "" && o.Fabric == nil && via == ""
+	tracker := query.NewTracker()
+	explained := map[string]bool{}
+	return o.loop(ctx, count, func(int) error {
+		snap := tracker.Add(sampler.Take(o.All))
+		explainUnavailable(n, snap, explained)
+		if f == cmdutil.FormatJSON {
+			return cmdutil.WriteJSONLine(o.IO.Out, countersToJSON(snap, demo, via))
+		}
+		_, err := io.WriteString(o.IO.Out, countersLines(snap, o.Once))
+		return err
+	})
+}
+
+// explainUnavailable notes once, on stderr, why a counter is n/a.
+func explainUnavailable(n *cmdutil.Notices, snap *query.Snapshot, done map[string]bool) {
+	for _, p := range snap.Ports {
+		for _, c := range p.Counters {
+			if c.Unavailable == "" || done[c.Name+c.Unavailable] {
+				continue
+			}
+			done[c.Name+c.Unavailable] = true
+			n.Note(fmt.Sprintf("%s: n/a: %s", c.Name, c.Unavailable))
+		}
+	}
+}
+
+// countersLines prints one line per port: TIME DEV/PORT STATE NAME=VALUE(+DELTA,RATE/s,...) ...
+func countersLines(snap *query.Snapshot, once bool) string {
+	var b strings.Builder
+	t := snap.Time.Format(lineTime)
+	for _, p := range snap.Ports {
+		b.WriteString(t + " " + p.Ref.String() + " ")
+		if p.Err != "" {
+			b.WriteString(goneWord(p) + " error=" + cmdutil.PlainCell(p.Err) + "\n")
+			continue
+		}
+		b.WriteString(cmdutil.PlainCell(p.State))
+		for _, c := range p.Counters {
+			b.WriteString(" " + c.Name + "=")
+			switch {
+			case c.Unavailable != "":
+				// The short reason; the whole one is noted once on stderr.
+				why, _, _ := strings.Cut(c.Unavailable, " (")
+				b.WriteString("n/a(" + cmdutil.PlainCell(why) + ")")
+				continue
+			case c.Err != "":
+				b.WriteString("error(" + cmdutil.PlainCell(strings.ReplaceAll(c.Err, ",", ";")) + ")")
+				continue
+			}
+			b.WriteString(strconv.FormatUint(c.Value, 10))
+			if once {
+				if c.Saturated {
+					b.WriteString("(saturated)")
+				}
+				continue
+			}
+			var flags []string
+			if c.HasDelta {
+				flags = append(flags, "+"+strconv.FormatUint(c.Delta, 10), strconv.FormatFloat(c.Rate, 'f', 2, 64)+"/s")
+			}
+			if c.Saturated {
+				flags = append(flags, "saturated")
+			}
+			if c.Reset {
+				flags = append(flags, "reset")
+			}
+			if len(flags) > 0 {
+				b.WriteString("(" + strings.Join(flags, ",") + ")")
+			}
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// goneWord stands for the state of a port that could not be read: a local port went
+// away; a port on the fabric did not answer (it may again).
+func goneWord(p query.PortDelta) string {
+	if p.Address != "" {
+		return "NOREPLY"
+	}
+	return "GONE"
+}
+
+type counterJSON struct {
+	Value       *uint64  `json:"value"`
+	Delta       *uint64  `json:"delta"`
+	Rate        *float64 `json:"rate"`
+	Source      string   `json:"source"`
+	Saturated   bool     `json:"saturated,omitempty"`
+	Reset       bool     `json:"reset,omitempty"`
+	Error       string   `json:"error,omitempty"`
+	Unavailable string   `json:"unavailable,omitempty"`
+}
+
+type counterPortJSON struct {
+	Device   string                 `json:"device"`
+	Port     int                    `json:"port"`
+	Address  string                 `json:"address,omitempty"`
+	State    string                 `json:"state,omitempty"`
+	Error    string                 `json:"error,omitempty"`
+	Counters map[string]counterJSON `json:"counters"`
+}
+
+type countersSampleJSON struct {
+	Time     string            `json:"time"`
+	Interval *float64          `json:"interval_s"`
+	Demo     bool              `json:"demo,omitempty"`
+	Via      string            `json:"via,omitempty"`
+	Ports    []counterPortJSON `json:"ports"`
+}
+
+func countersToJSON(snap *query.Snapshot, demo bool, via string) countersSampleJSON {
+	out := countersSampleJSON{Time: snap.Time.Format(time.RFC3339Nano), Demo: demo, Via: via, Ports: make([]counterPortJSON, len(snap.Ports))}
+	if snap.Interval > 0 {
+		s := snap.Interval.Seconds()
+		out.Interval = &s
+	}
+	for i, p := range snap.Ports {
+		pj := counterPortJSON{Device: p.Ref.Device, Port: p.Ref.Port, Address: p.Address, State: p.State, Error: p.Err, Counters: map[string]counterJSON{}}
+		for _, c := range p.Counters {
+			cj := counterJSON{Source: c.Source, Saturated: c.Saturated, Reset: c.Reset, Error: c.Err, Unavailable: c.Unavailable}
+			if c.OK() {
+				v := c.Value
+				cj.Value = &v
+			}
+			if c.HasDelta {
+				d, r := c.Delta, c.Rate
+				cj.Delta, cj.Rate = &d, &r
+			}
+			pj.Counters[c.Name] = cj
+		}
+		out.Ports[i] = pj
+	}
+	return out
+}

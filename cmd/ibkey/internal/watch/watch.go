@@ -1,0 +1,81 @@
+// Package watch is `ibkey watch counters` and `ibkey watch pkeys`: partition counters
+// sampled over time (a live screen on a terminal, lines or JSON otherwise) and P_Key
+// table changes as they happen.
+package watch
+
+import (
+	"context"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
+	"github.com/ibkey/ibkey/internal/query"
+)
+
+// NewCmdWatch is `ibkey watch`, the parent of counters and pkeys.
+func NewCmdWatch(f *cmdutil.Factory) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "watch",
+		Short: "Watch partition counters and P_Key tables change",
+		Long: `Watch a host's partition counters (is traffic being dropped for P_Key reasons
+right now?) or its P_Key tables (is the Subnet Manager reprogramming them?).`,
+	}
+	c.AddCommand(NewCmdCounters(f, nil), NewCmdPKeys(f, nil))
+	return c
+}
+
+// Sampling is what both watch commands share: the ports, how often and how many
+// samples, the clock and main's signal context.
+type Sampling struct {
+	Selectors []query.Selector
+	Interval  time.Duration
+	Count     int
+	Now       func() time.Time
+	// Ctx is main's signal context (set when the command runs): a signal ends the
+	// watch after the sample in progress.
+	Ctx context.Context
+}
+
+func (o *Sampling) bind(c *cobra.Command) {
+	c.Flags().DurationVar(&o.Interval, "interval", time.Second, "time between samples (e.g. 500ms, 2s)")
+	c.Flags().IntVar(&o.Count, "count", 0, "stop after `N` samples (0: until interrupted)")
+}
+
+func (o *Sampling) check(c *cobra.Command, args []string) error {
+	o.Ctx = cmdutil.Context(c)
+	sels, err := cmdutil.SelectorsFromArgs(args)
+	if err != nil {
+		return err
+	}
+	o.Selectors = sels
+	if o.Interval < 10*time.Millisecond {
+		return cmdutil.Usagef("invalid --interval %s (accepted: a duration of at least 10ms, e.g. 500ms, 1s, 1m)", o.Interval)
+	}
+	if o.Count < 0 {
+		return cmdutil.Usagef("invalid --count %d (accepted: 0 for no limit, or a positive number of samples)", o.Count)
+	}
+	return nil
+}
+
+// loop calls step every interval (the first at once) until count steps ran, ctx ends
+// or step fails.
+func (o *Sampling) loop(ctx context.Context, count int, step func(i int) error) error {
+	tick := time.NewTicker(o.Interval)
+	defer tick.Stop()
+	for i := 0; count == 0 || i < count; i++ {
+		if i > 0 {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-tick.C:
+			}
+		}
+		if err := step(i); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+const lineTime = "2006-01-02T15:04:05.000Z07:00"

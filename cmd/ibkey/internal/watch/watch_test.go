@@ -1,0 +1,326 @@
+package watch
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
+	"github.com/ibkey/ibkey/internal/fakesysfs"
+)
+
+const mlx5 = "../../../../testdata/sysfs/mlx5"
+
+// root is `ibkey` with watch only.
+var root = cmdtest.WithCommands(NewCmdWatch)
+
+// runIbkey runs one command line in-process.
+func runIbkey(t *testing.T, args ...string) cmdtest.Result {
+	t.Helper()
+	return cmdtest.Run(t, root, false, nil, args...)
+}
+
+// watchTree writes a small host the test rewrites while a watch runs.
+func watchTree(t *testing.T) string {
+	t.Helper()
+	port := func(n int) fakesysfs.Port {
+		return fakesysfs.Port{Num: n, State: "4: ACTIVE", PhysState: "5: LinkUp", LinkLayer: "InfiniBand",
+			PKeys: fakesysfs.Table(8, "0xffff", "0x8001", "0x0002"), Counters: fakesysfs.IBCounters(nil)}
+	}
+	dir := t.TempDir()
+	err := fakesysfs.Write(dir, fakesysfs.Host{Devices: []fakesysfs.Device{
+		{Name: "mlx5_0", PCI: "0000:03:00.0", NodeType: "1: CA", NodeDesc: "test HCA", Ports: []fakesysfs.Port{port(1), port(2)}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func rewrite(t *testing.T, p, value string) {
+	t.Helper()
+	if err := os.Remove(p); err != nil {
+		t.Error(err)
+	}
+	if err := os.WriteFile(p, []byte(value+"\n"), 0o444); err != nil {
+		t.Error(err)
+	}
+}
+
+// runStreaming runs a command in-process and hands its stdout lines (and stderr) to
+// the test as they come.
+func runStreaming(t *testing.T, args ...string) (stdout <-chan string, stderr *bufio.Reader, code <-chan int) {
+	t.Helper()
+	return cmdtest.Start(t, root, args...)
+}
+
+func next(t *testing.T, lines <-chan string) string {
+	t.Helper()
+	return cmdtest.Next(t, lines)
+}
+
+type sampleJSON struct {
+	Time     string   `json:"time"`
+	Interval *float64 `json:"interval_s"`
+	Ports    []struct {
+		Device   string `json:"device"`
+		Port     int    `json:"port"`
+		Address  string `json:"address"`
+		State    string `json:"state"`
+		Error    string `json:"error"`
+		Counters map[string]struct {
+			Value       *uint64  `json:"value"`
+			Delta       *uint64  `json:"delta"`
+			Rate        *float64 `json:"rate"`
+			Source      string   `json:"source"`
+			Saturated   bool     `json:"saturated"`
+			Reset       bool     `json:"reset"`
+			Error       string   `json:"error"`
+			Unavailable string   `json:"unavailable"`
+		} `json:"counters"`
+	} `json:"ports"`
+}
+
+// TestWatchCountersJSON: --count 3 --interval 100ms -o json while the test raises a
+// counter after the first sample.
+func TestWatchCountersJSON(t *testing.T) {
+	dir := watchTree(t)
+	lines, stderr, code := runStreaming(t, "--sysfs", dir, "watch", "counters", "--count", "3", "--interval", "100ms", "-o", "json")
+	go func() { _, _ = io.Copy(io.Discard, stderr) }()
+	var samples []sampleJSON
+	for i := range 3 {
+		l := next(t, lines)
+		var s sampleJSON
+		if err := json.Unmarshal([]byte(l), &s); err != nil {
+			t.Fatalf("line %d is not one JSON object: %v\n%s", i, err, l)
+		}
+		samples = append(samples, s)
+		if i == 0 {
+			rewrite(t, filepath.Join(dir, "class/infiniband/mlx5_0/ports/1/counters/port_rcv_constraint_errors"), "5")
+		}
+	}
+	if c := <-code; c != 0 {
+		t.Fatalf("exit %d", c)
+	}
+	if _, ok := <-lines; ok {
+		t.Error("more than 3 samples")
+	}
+	first := samples[0].Ports[0].Counters["port_rcv_constraint_errors"]
+	if samples[0].Interval != nil || first.Delta != nil || first.Value == nil || *first.Value != 0 || first.Source != "sysfs" {
+		t.Errorf("first sample: %+v", samples[0])
+	}
+	var total uint64
+	for _, s := range samples[1:] {
+		if len(s.Ports) != 2 || s.Interval == nil || *s.Interval < 0.05 {
+			t.Fatalf("sample: %+v", s)
+		}
+		c := s.Ports[0].Counters["port_rcv_constraint_errors"]
+		if c.Delta == nil || c.Rate == nil {
+			t.Fatalf("no delta: %+v", c)
+		}
+		total += *c.Delta
+		if q := s.Ports[1].Counters["port_rcv_constraint_errors"]; *q.Delta != 0 {
+			t.Errorf("quiet port moved: %+v", q)
+		}
+	}
+	if total != 5 {
+		t.Errorf("deltas add up to %d, want 5", total)
+	}
+	pk := samples[2].Ports[0].Counters["pkey_violations"]
+	if pk.Value != nil || pk.Source != "smp portinfo" || !strings.Contains(pk.Unavailable, "needs fabric access") {
+		t.Errorf("P_Key violations must be n/a with the reason, never 0: %+v", pk)
+	}
+}
+
+func TestWatchCountersPlain(t *testing.T) {
+	dir := watchTree(t)
+	r := runIbkey(t, "--sysfs", dir, "watch", "counters", "mlx5_0/2", "--once")
+	want := regexp.MustCompile(`^\S+ mlx5_0/2 ACTIVE port_rcv_constraint_errors=0 port_xmit_constraint_errors=0 pkey_violations=n/a\(needs_fabric_access\) qkey_violations=n/a\(needs_fabric_access\)\n$`)
+	if r.Code != 0 || !want.MatchString(r.Stdout) {
+		t.Errorf("--once: exit %d\n%s", r.Code, r.Stdout)
+	}
+	if !strings.Contains(r.Stderr, "note: pkey_violations: n/a: needs fabric access") {
+		t.Errorf("stderr: %s", r.Stderr)
+	}
+	r = runIbkey(t, "--sysfs", dir, "watch", "counters", "--all-counters", "--count", "2", "--interval", "10ms")
+	if n := strings.Count(r.Stdout, "\n"); r.Code != 0 || n != 4 || !strings.Contains(r.Stdout, "symbol_error=0(+0,") {
+		t.Errorf("--count 2 over 2 ports: %d lines, exit %d\n%s", n, r.Code, r.Stdout)
+	}
+	r = runIbkey(t, "--demo", "watch", "counters", "--once", "mlx5_2")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "mlx5_2/1 ACTIVE") || !strings.Contains(r.Stderr, "demo host") {
+		t.Errorf("demo: %+v", r)
+	}
+}
+
+func TestWatchErrors(t *testing.T) {
+	cmdtest.Errors(t, root, []cmdtest.ErrorCase{
+		{Args: []string{"--sysfs", mlx5, "watch", "counters", "--interval", "1ms"}, Code: 2, Stderr: "invalid --interval 1ms"},
+		{Args: []string{"--sysfs", mlx5, "watch", "counters", "--count", "-1"}, Code: 2, Stderr: "invalid --count -1"},
+		{Args: []string{"--sysfs", mlx5, "watch", "counters", "--once", "--count", "3"}, Code: 2, Stderr: "--once takes one sample"},
+		{Args: []string{"--sysfs", mlx5, "watch", "counters", "mlx5_0/x"}, Code: 2, Stderr: `invalid port "x"`},
+		{Args: []string{"--sysfs", mlx5, "watch", "counters", "mlx5_9", "--once"}, Code: 3, Stderr: "no device mlx5_9"},
+		{Args: []string{"--sysfs", mlx5, "watch", "pkeys", "mlx5_0/3"}, Code: 3, Stderr: "no port 3 on mlx5_0 (ports: 1)"},
+		{Args: []string{"--sysfs", mlx5, "watch", "pkeys", "irdma0"}, Code: 3, Stderr: "no port with a P_Key table"},
+		{Args: []string{"--sysfs", "/nonexistent", "watch", "counters"}, Code: 3, Stderr: "no RDMA devices"},
+		{Args: []string{"--sysfs", mlx5, "watch", "counters", "--port", "1"}, Code: 2, Stderr: "--port needs --lid or --dr"},
+		{Args: []string{"--sysfs", mlx5, "watch", "counters", "--lid", "0"}, Code: 2, Stderr: `invalid --lid "0"`},
+		{Args: []string{"--sysfs", mlx5, "watch", "counters", "--lid", "3", "mlx5_0"}, Code: 2, Stderr: "not both"},
+		{Args: []string{"--demo", "watch", "counters", "--lid", "3", "--once"}, Code: 2, Stderr: "the demo host has no fabric"},
+	})
+	// A port without counters/ (RoCE in the fixture) is n/a with the reason.
+	r := runIbkey(t, "--sysfs", mlx5, "watch", "counters", "mlx5_2/1", "--once")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "port_rcv_constraint_errors=n/a(no_PMA_counters)") {
+		t.Errorf("no counters/: %+v", r)
+	}
+}
+
+// TestWatchPKeys polls a table while the test changes it: one event per changed entry.
+func TestWatchPKeys(t *testing.T) {
+	for _, format := range []string{"plain", "json"} {
+		t.Run(format, func(t *testing.T) {
+			dir := watchTree(t)
+			lines, stderr, code := runStreaming(t, "--sysfs", dir, "watch", "pkeys", "mlx5_0/1", "--count", "4", "--interval", "200ms", "-o", format)
+			note, err := stderr.ReadString('\n')
+			if err != nil || !strings.Contains(note, "watching the P_Key tables of mlx5_0/1 every 200ms") {
+				t.Fatalf("stderr: %q %v", note, err)
+			}
+			go func() { _, _ = io.Copy(io.Discard, stderr) }()
+			// Polls at 0, 200, 400, 600 ms: change the table between the second and third.
+			time.Sleep(300 * time.Millisecond)
+			pk := filepath.Join(dir, "class/infiniband/mlx5_0/ports/1/pkeys")
+			rewrite(t, filepath.Join(pk, "1"), "0x0000")
+			rewrite(t, filepath.Join(pk, "2"), "0x8002")
+			rewrite(t, filepath.Join(pk, "5"), "0x8030")
+			got := []string{next(t, lines), next(t, lines), next(t, lines)}
+			if c := <-code; c != 0 {
+				t.Fatalf("exit %d", c)
+			}
+			if l, ok := <-lines; ok {
+				t.Errorf("unexpected event %q", l)
+			}
+			if format == "plain" {
+				want := []string{
+					`mlx5_0/1 index=1 old=0x8001 new=0x0000 removed: full member of partition 0x0001 (a QP using this index loses the partition)`,
+					`mlx5_0/1 index=2 old=0x0002 new=0x8002 membership: partition 0x0002: limited -> full member`,
+					`mlx5_0/1 index=5 old=0x0000 new=0x8030 added: full member of partition 0x0030`,
+				}
+				for i, w := range want {
+					if _, rest, _ := strings.Cut(got[i], " "); rest != w {
+						t.Errorf("event %d:\n got %s\nwant TIME %s", i, got[i], w)
+					}
+				}
+				return
+			}
+			var ev struct {
+				Device string  `json:"device"`
+				Port   int     `json:"port"`
+				Index  *int    `json:"index"`
+				Old    *string `json:"old"`
+				New    *string `json:"new"`
+				Change string  `json:"change"`
+				Time   string  `json:"time"`
+			}
+			if err := json.Unmarshal([]byte(got[0]), &ev); err != nil {
+				t.Fatal(err)
+			}
+			if ev.Device != "mlx5_0" || ev.Port != 1 || *ev.Index != 1 || *ev.Old != "0x8001" || *ev.New != "0x0000" || ev.Change != "removed" || ev.Time == "" {
+				t.Errorf("event: %s", got[0])
+			}
+		})
+	}
+}
+
+func TestWatchCompletion(t *testing.T) {
+	r := runIbkey(t, "__complete", "--demo", "watch", "counters", "mlx5_1")
+	for _, w := range []string{"mlx5_1/1\tdemo-node HCA-2 port 1", "mlx5_1/2\t"} {
+		if !strings.Contains(r.Stdout, w) {
+			t.Errorf("want %q in\n%s", w, r.Stdout)
+		}
+	}
+	r = runIbkey(t, "__complete", "--demo", "watch", "pkeys", "mlx5_0/1", "")
+	if strings.Contains(r.Stdout, "mlx5_0/1\t") || !strings.Contains(r.Stdout, "mlx5_2/1\t") {
+		t.Errorf("an argument already given is offered again:\n%s", r.Stdout)
+	}
+}
+
+// TestWatchInTmux runs the built binary's screen in a real terminal (tmux): rows and
+// highlighted values appear, q quits with exit 0 and the terminal is restored.
+func TestWatchInTmux(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs it in tmux for seconds")
+	}
+	tmux, err := exec.LookPath("tmux")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("tmux is missing (CI is set: install tmux)")
+		}
+		t.Skip("tmux is missing: apt-get install -y tmux")
+	}
+	tmp := t.TempDir()
+	bin := filepath.Join(tmp, "ibkey")
+	if out, err := exec.Command("go", "build", "-o", bin, "github.com/ibkey/ibkey/cmd/ibkey").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	sock := filepath.Join(tmp, "tmux.sock") // a private server: nothing else is touched
+	tm := func(args ...string) string {
+		t.Helper()
+		out, err := exec.Command(tmux, append([]string{"-S", sock}, args...)...).CombinedOutput()
+		if err != nil {
+			t.Fatalf("tmux %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	status := filepath.Join(tmp, "status")
+	script := bin + " --demo watch counters; echo $? > " + status + "; sleep 30"
+	tm("-f", "/dev/null", "new-session", "-d", "-s", "ibkey", "-x", "120", "-y", "30", "env", "TERM=xterm-256color", "sh", "-c", script)
+	defer exec.Command(tmux, "-S", sock, "kill-server").Run()
+
+	var screen string
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		time.Sleep(500 * time.Millisecond)
+		screen = tm("capture-pane", "-p", "-e", "-t", "ibkey")
+		// At least two samples: a delta was shown.
+		if regexp.MustCompile(`\x1b\[[0-9;]*m *\+[0-9]`).MatchString(screen) && strings.Contains(screen, "mlx5_1/2") {
+			break
+		}
+	}
+	plain := regexp.MustCompile(`\x1b\[[0-9;?]*[a-zA-Z]`).ReplaceAllString(screen, "")
+	for _, want := range []string{"ibkey watch counters", "demo host", "RCV CONSTRAINT", "mlx5_0/1", "mlx5_1/1", "mlx5_1/2", "mlx5_2/1", "n/a", "q quit"} {
+		if !strings.Contains(plain, want) {
+			t.Errorf("screen lacks %q:\n%s", want, plain)
+		}
+	}
+	// The steady drops on mlx5_0/1 are highlighted: its row is marked and its delta colored.
+	row := ""
+	for _, l := range strings.Split(screen, "\n") {
+		if strings.Contains(l, "mlx5_0/1") {
+			row = l
+		}
+	}
+	if !strings.Contains(row, "▶") || !regexp.MustCompile(`\x1b\[[0-9;]*3[0-9][0-9;]*m *\+[1-9]`).MatchString(row) {
+		t.Errorf("mlx5_0/1 not highlighted: %q", row)
+	}
+	tm("send-keys", "-t", "ibkey", "q")
+	var code []byte
+	for i := 0; i < 50; i++ {
+		time.Sleep(100 * time.Millisecond)
+		if code, err = os.ReadFile(status); err == nil && len(code) > 0 {
+			break
+		}
+	}
+	if strings.TrimSpace(string(code)) != "0" {
+		t.Fatalf("exit status %q after q", code)
+	}
+	after := tm("capture-pane", "-p", "-t", "ibkey")
+	if strings.Contains(after, "RCV CONSTRAINT") {
+		t.Errorf("the alternate screen was not left:\n%s", after)
+	}
+}
