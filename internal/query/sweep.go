@@ -64,11 +64,19 @@ func Sweep(ctx context.Context, t mad.Transport, opts SweepOptions) (*check.Fabr
 	root := s.addNode(local, nil)
 	frontier := []*sweepNode{root}
 	var pendingPorts []caPortVisit
+	tried := map[string]bool{}
 	for len(frontier) > 0 || len(pendingPorts) > 0 {
 		probes := s.readLevel(ctx, frontier, pendingPorts)
 		frontier, pendingPorts = s.merge(probes)
 		if ctx.Err() != nil {
 			break
+		}
+		if len(frontier) == 0 && len(pendingPorts) == 0 {
+			// The local CA's other cabled ports (sweep_ports.go).
+			if back := s.otherPortProbes(tried); len(back) > 0 {
+				s.sendProbes(ctx, back)
+				frontier, pendingPorts = s.merge(back)
+			}
 		}
 	}
 	for _, n := range s.order {
