@@ -81,6 +81,18 @@ type Endpoint struct {
 	// LinkLayer is the port's link layer ("InfiniBand", "Ethernet"), "" when not known
 	// (a bare P_Key). Ports on different link layers share no fabric at all.
 	LinkLayer string
+	// State is the port's PortInfo PortState (StateDown, StateInit, StateArmed,
+	// StateActive), "" when not known (a P_Key value, a partitions.conf GUID). A port
+	// that is not ACTIVE passes no data packets now (IBA 7.2, only SMPs in INIT/ARMED).
+	State string
+	// Subnet is the port's GID prefix and master SM LID, nil when not known. Ports with
+	// different GID prefixes are on different subnets: only a router joins them.
+	Subnet *SubnetID
+	// Fabric and At place the port in a known fabric (a sweep or a fabric file): the
+	// switch port cabled to it is checked with the switch-port rule the audit uses
+	// (hop.go, Fabric.CheckHop). Both nil when the fabric is not known.
+	Fabric *Fabric
+	At     *PortID
 }
 
 // QPEndpoint is a QP using P_Key p at an unknown index.
@@ -196,7 +208,12 @@ type Direction struct {
 	WireQKey *QKey // the Q_Key From puts on the wire, when known (UD)
 	// AcceptedQKey is the only Q_Key To accepts, when known (UD).
 	AcceptedQKey *QKey
-	Reasons      []string
+	// SwitchOK: no switch port at the ends drops every working partition (always true
+	// when the fabric is not known).
+	SwitchOK bool
+	// Unknown: the direction fails only for want of something not read.
+	Unknown bool
+	Reasons []string
 }
 
 // EndpointSummary repeats what the verdict was computed from.
@@ -208,8 +225,58 @@ type EndpointSummary struct {
 	WRQKey *QKey
 }
 
+// VerdictKind is the kind of answer can-talk gives; each has its own exit code
+// (ExitCode).
+type VerdictKind uint8
+
+const (
+	// VerdictYes: both directions pass every rule that could be checked.
+	VerdictYes VerdictKind = iota
+	// VerdictNo: a rule drops the packets in both directions.
+	VerdictNo
+	// VerdictOneWay: one direction works, the other is dropped.
+	VerdictOneWay
+	// VerdictNotActive: a port is not ACTIVE, so it cannot talk now, whatever the
+	// tables say.
+	VerdictNotActive
+	// VerdictDifferentSubnets: the ports are on different subnets (GID prefixes); they
+	// can reach each other only through an InfiniBand router, which is not checked.
+	VerdictDifferentSubnets
+	// VerdictUnknown: the answer depends on something that was not read (unreadable
+	// P_Key entries, a switch port's table or enforcement bits).
+	VerdictUnknown
+)
+
+var verdictNames = [...]string{"yes", "no", "one-way", "not-active", "different-subnets", "unknown"}
+
+func (k VerdictKind) String() string {
+	if int(k) < len(verdictNames) {
+		return verdictNames[k]
+	}
+	return fmt.Sprintf("VerdictKind(%d)", uint8(k))
+}
+
+// MarshalText writes the name ("yes", "no", "one-way", "not-active",
+// "different-subnets", "unknown").
+func (k VerdictKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+// ExitCode is the exit status for the verdict: 0 yes; 1 a definite no (no, one-way,
+// not-active); 4 when the answer depends on what was not checked (unknown, and
+// different-subnets: a router's partitions and routes are not checked).
+func (k VerdictKind) ExitCode() int {
+	switch k {
+	case VerdictYes:
+		return 0
+	case VerdictUnknown, VerdictDifferentSubnets:
+		return 4
+	}
+	return 1
+}
+
 // Verdict is the answer to "can A and B talk".
 type Verdict struct {
+	// Kind is the answer; CanTalk is Kind == VerdictYes.
+	Kind VerdictKind
 	// CanTalk: both directions pass every rule that could be checked. A rule that could
 	// not be decided (a Q_Key not given) does not fail it; it is named in Reasons.
 	CanTalk bool
@@ -223,6 +290,12 @@ type Verdict struct {
 	Reasons []string
 	// Warnings are worth knowing but decide nothing.
 	Warnings []string
+	// Hops are the switch ports checked at the ends in a known fabric, for the
+	// partitions that work between the end ports.
+	Hops []HopCheck
+	// NotChecked lists what the answer depends on and was not read; not empty only
+	// when Kind is VerdictUnknown.
+	NotChecked []string
 }
 
 // keyGroup is one 15-bit key of an endpoint, with its best entry.
@@ -373,16 +446,207 @@ func CanTalk(a, b Endpoint) Verdict {
 		}
 	}
 
+	v.AToB.SwitchOK, v.BToA.SwitchOK = true, true
+	if pkeyOK {
+		v.applyHops(a, b)
+	} else if unread := unreadEntries(a) + unreadEntries(b); unread > 0 {
+		// The partition that would work may be in an entry that was not read.
+		for _, d := range []*Direction{&v.AToB, &v.BToA} {
+			d.Unknown = true
+		}
+		v.NotChecked = append(v.NotChecked, fmt.Sprintf("%d P_Key table %s could not be read: a partition they share may be there", unread, plural(unread, "entry", "entries")))
+	}
+	for _, d := range []*Direction{&v.AToB, &v.BToA} {
+		// A direction that fails on a rule that was decided is a definite no.
+		if d.Unknown && (!d.LinkOK || !d.QPTypeOK || d.QKey == QKeyMismatch) {
+			d.Unknown = false
+		}
+	}
+
 	v.CanTalk = v.AToB.OK && v.BToA.OK
 	v.OneWay = v.AToB.OK != v.BToA.OK
-	if v.OneWay {
+	if v.OneWay && !v.AToB.Unknown && !v.BToA.Unknown {
 		ok, bad := v.AToB, v.BToA
 		if !ok.OK {
 			ok, bad = bad, ok
 		}
 		v.Reasons = append(v.Reasons, fmt.Sprintf("one way only: %s → %s works, %s → %s is dropped", ok.From, ok.To, bad.From, bad.To))
 	}
+	switch {
+	case v.CanTalk:
+		v.Kind = VerdictYes
+	case v.AToB.Unknown && !v.BToA.OK || v.BToA.Unknown && !v.AToB.OK:
+		v.Kind = VerdictUnknown
+		v.OneWay = false
+		v.Reasons = append(v.Reasons, "not known: the answer depends on what could not be read ("+strings.Join(v.NotChecked, "; ")+")")
+	case v.OneWay:
+		v.Kind = VerdictOneWay
+	default:
+		v.Kind = VerdictNo
+	}
+	if v.Kind == VerdictUnknown {
+		// An unknown stays an unknown: no headline "no".
+	} else {
+		v.NotChecked = nil
+	}
+	v.applyPortRules(a, b)
 	return v
+}
+
+func unreadEntries(e Endpoint) int {
+	n := 0
+	for _, t := range e.Entries {
+		if !t.Readable {
+			n++
+		}
+	}
+	return n
+}
+
+// applyPortRules: a port that is not ACTIVE cannot talk now, and ports on different
+// subnets need a router; both override what the tables say.
+func (v *Verdict) applyPortRules(a, b Endpoint) {
+	var inactive []string
+	for _, e := range []Endpoint{a, b} {
+		if e.State != "" && e.State != StateActive {
+			inactive = append(inactive, fmt.Sprintf("%s is %s: a port that is not ACTIVE passes no data packets (the Subnet Manager makes it ACTIVE; DOWN means no link)", e.Label, e.State))
+		}
+	}
+	diff := a.Subnet != nil && b.Subnet != nil && a.Subnet.GIDPrefix != 0 && b.Subnet.GIDPrefix != 0 && a.Subnet.GIDPrefix != b.Subnet.GIDPrefix
+	if len(inactive) == 0 && !diff {
+		if a.Subnet != nil && b.Subnet != nil && a.Subnet.SMLID != 0 && b.Subnet.SMLID != 0 && a.Subnet.SMLID != b.Subnet.SMLID {
+			v.Warnings = append(v.Warnings, fmt.Sprintf("%s reports master SM LID %d and %s LID %d: if two Subnet Managers manage them, they are on different subnets (their GID prefixes are the same, so this is not certain)",
+				a.Label, a.Subnet.SMLID, b.Label, b.Subnet.SMLID))
+		}
+		return
+	}
+	fail := func(reason string) {
+		v.Reasons = append([]string{reason}, v.Reasons...)
+		for _, d := range []*Direction{&v.AToB, &v.BToA} {
+			d.OK, d.Unknown = false, false
+			d.Reasons = append([]string{reason}, d.Reasons...)
+		}
+	}
+	v.CanTalk, v.OneWay, v.NotChecked = false, false, nil
+	if diff {
+		v.Kind = VerdictDifferentSubnets
+		fail(fmt.Sprintf("%s is on subnet %s and %s on subnet %s (GID prefixes): ports of different subnets reach each other only through an InfiniBand router, whose partitions and routes are not checked here; the tables compared below are each subnet's own",
+			a.Label, gidPrefix(a.Subnet.GIDPrefix), b.Label, gidPrefix(b.Subnet.GIDPrefix)))
+	}
+	if len(inactive) > 0 {
+		v.Kind = VerdictNotActive
+		for i := len(inactive) - 1; i >= 0; i-- {
+			fail(inactive[i])
+		}
+	}
+}
+
+// applyHops checks, in a known fabric, the switch ports cabled to the two ends for the
+// partitions that work between the end ports (hop.go: the audit's rule).
+func (v *Verdict) applyHops(a, b Endpoint) {
+	hop := func(e Endpoint, key uint16) (HopCheck, bool) {
+		if e.Fabric == nil || e.At == nil {
+			return HopCheck{}, false
+		}
+		return e.Fabric.CheckHop(*e.At, key)
+	}
+	seen := map[[2]PortID]bool{}
+	for _, x := range []struct {
+		d    *Direction
+		s, r Endpoint
+	}{{&v.AToB, a, b}, {&v.BToA, b, a}} {
+		pass, unknown := false, false
+		var drops, unknowns []HopCheck
+		for _, sp := range v.Shared {
+			if !sp.Works {
+				continue
+			}
+			res := HopPasses
+			for _, h := range []struct {
+				e    Endpoint
+				from bool
+			}{{x.s, true}, {x.r, false}} {
+				hc, ok := hop(h.e, sp.Key)
+				if !ok {
+					continue
+				}
+				if k := [2]PortID{hc.Switch, {Node: GUID(sp.Key)}}; !seen[k] {
+					seen[k] = true
+					v.Hops = append(v.Hops, hc)
+				}
+				r := hc.ToEnd
+				if h.from {
+					r = hc.FromEnd
+				}
+				switch r {
+				case HopDrops:
+					res = HopDrops
+					drops = append(drops, hc)
+				case HopUnknown:
+					if res != HopDrops {
+						res = HopUnknown
+					}
+					unknowns = append(unknowns, hc)
+				}
+			}
+			switch res {
+			case HopPasses:
+				pass = true
+			case HopUnknown:
+				unknown = true
+			}
+		}
+		if pass {
+			for _, hc := range drops {
+				r := fmt.Sprintf("%s → %s: partition %s does not pass (%s); the partitions that pass carry their packets", x.s.Label, x.r.Label, hex4(hc.Key), hc.Sentence(hc.fabric(x.s, x.r)))
+				x.d.Reasons = append(x.d.Reasons, r)
+				v.Reasons = appendNew(v.Reasons, r)
+			}
+			continue
+		}
+		x.d.OK, x.d.SwitchOK = false, false
+		var reasons []string
+		for _, hc := range drops {
+			reasons = appendNew(reasons, x.s.Label+" → "+x.r.Label+": "+hc.Sentence(hc.fabric(x.s, x.r)))
+		}
+		if unknown {
+			x.d.Unknown = true
+			for _, hc := range unknowns {
+				v.NotChecked = appendNew(v.NotChecked, hc.Sentence(hc.fabric(x.s, x.r)))
+			}
+		}
+		x.d.Reasons = append(x.d.Reasons, reasons...)
+		for _, r := range reasons {
+			v.Reasons = appendNew(v.Reasons, r)
+		}
+	}
+	// A missing key the switch passes only because it does not enforce: worth knowing.
+	for _, hc := range v.Hops {
+		if hc.TableRead && !hc.OnSwitch && hc.FromEnd == HopPasses && hc.ToEnd == HopPasses {
+			f := a.Fabric
+			if f == nil {
+				f = b.Fabric
+			}
+			v.Warnings = appendNew(v.Warnings, hc.Sentence(f))
+		}
+	}
+}
+
+// fabric is the fabric a hop was checked in: the endpoint whose At it belongs to.
+func (h HopCheck) fabric(s, r Endpoint) *Fabric {
+	if s.At != nil && *s.At == h.End {
+		return s.Fabric
+	}
+	return r.Fabric
+}
+
+func appendNew(list []string, s string) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
 }
 
 func upper(t QPType) string { return strings.ToUpper(t.String()) }
@@ -743,27 +1007,67 @@ func (d Direction) MarshalJSON() ([]byte, error) {
 		QKey         QKeyCheck `json:"qkey_check"`
 		WireQKey     *string   `json:"wire_qkey"`
 		AcceptedQKey *string   `json:"accepted_qkey"`
+		SwitchOK     *bool     `json:"switch_ok,omitempty"`
+		Unknown      bool      `json:"unknown,omitempty"`
 		Reasons      []string  `json:"reasons"`
-	}{d.From, d.To, d.OK, d.LinkOK, d.QPTypeOK, d.PKeyOK, d.QKey, qkeyJSON(d.WireQKey), qkeyJSON(d.AcceptedQKey), nonNil(d.Reasons)})
+	}{d.From, d.To, d.OK, d.LinkOK, d.QPTypeOK, d.PKeyOK, d.QKey, qkeyJSON(d.WireQKey), qkeyJSON(d.AcceptedQKey), falseOnly(d.SwitchOK), d.Unknown, nonNil(d.Reasons)})
 }
 
-// MarshalJSON: {"can_talk","one_way","reasons","warnings","a","b","a_to_b","b_to_a","shared_partitions"}.
+// falseOnly is nil for true: switch_ok is written only when a switch port drops.
+func falseOnly(b bool) *bool {
+	if b {
+		return nil
+	}
+	return &b
+}
+
+// MarshalJSON: {"can_talk","one_way","verdict","not_checked","reasons","warnings","a","b",
+// "a_to_b","b_to_a","shared_partitions","hops"}. "verdict" (VerdictKind's name) is
+// written when it says more than can_talk and one_way do (not-active,
+// different-subnets, unknown), "not_checked" with unknown, "hops" for the switch ports
+// at the ends that lack a working partition's key or were not read.
 func (v Verdict) MarshalJSON() ([]byte, error) {
 	shared := v.Shared
 	if shared == nil {
 		shared = []SharedPartition{}
 	}
+	var kind *VerdictKind
+	if v.Kind != VerdictYes && v.Kind != VerdictNo && v.Kind != VerdictOneWay {
+		kind = &v.Kind
+	}
+	var hops []hopJSON
+	for _, h := range v.Hops {
+		if h.TableRead && h.OnSwitch {
+			continue // only the hops that lack the key, or were not read, say something
+		}
+		hops = append(hops, hopJSON{End: h.End, Switch: h.Switch, Key: hex4(h.Key), TableRead: h.TableRead, OnSwitch: h.OnSwitch,
+			Enforcement: h.Enforcement, FromEnd: h.FromEnd.String(), ToEnd: h.ToEnd.String()})
+	}
 	return json.Marshal(struct {
-		CanTalk  bool              `json:"can_talk"`
-		OneWay   bool              `json:"one_way"`
-		Reasons  []string          `json:"reasons"`
-		Warnings []string          `json:"warnings"`
-		A        EndpointSummary   `json:"a"`
-		B        EndpointSummary   `json:"b"`
-		AToB     Direction         `json:"a_to_b"`
-		BToA     Direction         `json:"b_to_a"`
-		Shared   []SharedPartition `json:"shared_partitions"`
-	}{v.CanTalk, v.OneWay, nonNil(v.Reasons), nonNil(v.Warnings), v.A, v.B, v.AToB, v.BToA, shared})
+		CanTalk    bool              `json:"can_talk"`
+		OneWay     bool              `json:"one_way"`
+		Kind       *VerdictKind      `json:"verdict,omitempty"`
+		NotChecked []string          `json:"not_checked,omitempty"`
+		Reasons    []string          `json:"reasons"`
+		Warnings   []string          `json:"warnings"`
+		A          EndpointSummary   `json:"a"`
+		B          EndpointSummary   `json:"b"`
+		AToB       Direction         `json:"a_to_b"`
+		BToA       Direction         `json:"b_to_a"`
+		Shared     []SharedPartition `json:"shared_partitions"`
+		Hops       []hopJSON         `json:"hops,omitempty"`
+	}{v.CanTalk, v.OneWay, kind, v.NotChecked, nonNil(v.Reasons), nonNil(v.Warnings), v.A, v.B, v.AToB, v.BToA, shared, hops})
+}
+
+type hopJSON struct {
+	End         PortID       `json:"end"`
+	Switch      PortID       `json:"switch_port"`
+	Key         string       `json:"key"`
+	TableRead   bool         `json:"table_read"`
+	OnSwitch    bool         `json:"on_switch"`
+	Enforcement *Enforcement `json:"enforcement"`
+	FromEnd     string       `json:"from_end"`
+	ToEnd       string       `json:"to_end"`
 }
 
 func nonNil(s []string) []string {

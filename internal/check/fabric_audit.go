@@ -129,6 +129,66 @@ func (f *Fabric) FindingPort(id PortID) FindingPort {
 const actionResweep = "have the Subnet Manager re-sweep so it reprograms both ends (OpenSM: kill -HUP its pid); " +
 	"if the tables still differ, look for P_Key table errors on these ports in the SM's log"
 
+// AuditOptions say what the audit assumes about the Subnet Manager.
+type AuditOptions struct {
+	// EnforceOff: the SM runs with partition enforcement off (OpenSM part_enforce off,
+	// -Z off; opensm.conf, osm_subnet.c). OpenSM then leaves the tables of switch ports
+	// facing end ports as they were (osm_pkey_mgr.c), so they are not compared with the
+	// end ports and enforcement being off is not a finding.
+	EnforceOff bool
+}
+
+// AuditResult is an audit of one sweep: the findings, the ports it did not audit
+// because they are outside the subnet, and what it could not check.
+type AuditResult struct {
+	Findings []Finding `json:"findings"`
+	// Outside are ports with a link that are not in the swept subnet (subnet.go): not
+	// audited, and not a gap.
+	Outside []OutsidePort `json:"not_audited"`
+	// NotChecked is what the audit needed and the sweep did not read: the audit is
+	// incomplete (exit 4) when it is not empty.
+	NotChecked []NotChecked `json:"not_checked"`
+	// TablesChecked counts the P_Key tables of the subnet that were read and audited.
+	TablesChecked int `json:"tables_checked"`
+}
+
+// NotChecked is one thing the audit could not check, and why.
+type NotChecked struct {
+	// Port is the port concerned; zero for the sweep as a whole.
+	Port FindingPort `json:"port"`
+	// What was not read: "P_Key table", "PortInfo", "node", "link", "sweep".
+	What   string `json:"what"`
+	Reason string `json:"reason"`
+}
+
+// Incomplete reports whether the audit depends on something not read.
+func (r AuditResult) Incomplete() bool { return len(r.NotChecked) > 0 }
+
+// NotCheckedSummary says in one line what was not checked ("" when everything was),
+// for stderr: "12 P_Key tables not read (the sweep did not read tables); 1 link did
+// not answer".
+func (r AuditResult) NotCheckedSummary() string {
+	count := map[string]int{}
+	var order []string
+	reason := map[string]string{}
+	for _, nc := range r.NotChecked {
+		if count[nc.What] == 0 {
+			order = append(order, nc.What)
+			reason[nc.What] = nc.Reason
+		}
+		count[nc.What]++
+	}
+	var parts []string
+	for _, w := range order {
+		if count[w] == 1 {
+			parts = append(parts, fmt.Sprintf("%s not checked: %s", w, reason[w]))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d × %s not checked (e.g. %s)", count[w], w, reason[w]))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
 // Audit applies the fabric rules to one sweep:
 //   - errors: a CA port's key that the switch port it is cabled to does not hold (with
 //     enforcement on the switch drops that partition's packets), and the reverse;
@@ -137,7 +197,12 @@ const actionResweep = "have the Subnet Manager re-sweep so it reprograms both en
 //     whatever the sweep could not read.
 //
 // The partitions.conf comparison is in internal/check/partconf (CompareFabric).
-func Audit(f *Fabric) []Finding {
+func Audit(f *Fabric) []Finding { return AuditFabric(f, AuditOptions{}).Findings }
+
+// AuditFabric is Audit with what it did not audit (ports outside the subnet) and what it
+// could not check (tables, ports and nodes not read: the audit is then incomplete).
+func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
+	var res AuditResult
 	var out []Finding
 	add := func(sev Severity, rule string, keys []PKey, msg, action string, ports ...PortID) {
 		fp := make([]FindingPort, len(ports))
@@ -146,29 +211,56 @@ func Audit(f *Fabric) []Finding {
 		}
 		out = append(out, Finding{Severity: sev, Rule: rule, Ports: fp, PKeys: keys, Message: msg, Action: action})
 	}
+	notChecked := func(id *PortID, what, why string) {
+		nc := NotChecked{What: what, Reason: why}
+		if id != nil {
+			nc.Port = f.FindingPort(*id)
+		}
+		res.NotChecked = append(res.NotChecked, nc)
+	}
 	if f.Incomplete != "" {
 		add(SeverityWarning, RuleSweepIncomplete, nil, "the sweep stopped early: "+f.Incomplete+"; nodes past that point are not checked",
 			"run the sweep again with a longer timeout")
+		notChecked(nil, "sweep", "it stopped early: "+f.Incomplete)
 	}
 	for _, u := range f.Unreachable {
 		add(SeverityWarning, RuleNotRead, nil, fmt.Sprintf("the node behind %s (%s) did not answer: %s", f.Label(u.From), "DR path "+u.Path, u.Error),
 			"check the link and the node (ibportstate, the node's SMA); nodes behind it are not checked", u.From)
+		notChecked(&u.From, "link", "the node behind it did not answer: "+u.Error)
 	}
+	res.Outside = f.OutsidePorts()
+	// Tables a sweep without tables (--no-tables) did not read: one finding, each
+	// port listed as not checked.
+	var noTables []PortID
 	type keyUse struct {
 		full, limited []PortID
 	}
 	keys := map[uint16]*keyUse{}
 	for _, n := range f.Nodes {
 		for _, e := range n.Errors {
-			add(SeverityWarning, RuleNotRead, nil, fmt.Sprintf("%s (%s): %s", quoteDesc(n), n.GUID, e), "re-run the sweep; if it persists check the node's SMA", PortID{n.GUID, 0})
+			id := PortID{n.GUID, 0}
+			add(SeverityWarning, RuleNotRead, nil, fmt.Sprintf("%s (%s): %s", quoteDesc(n), n.GUID, e), "re-run the sweep; if it persists check the node's SMA", id)
+			notChecked(&id, "node", e)
 		}
 		for _, p := range n.Ports {
 			id := PortID{n.GUID, p.Num}
+			if !f.inSubnet(id) {
+				continue // listed in res.Outside
+			}
 			if p.Error != "" {
 				add(SeverityWarning, RuleNotRead, nil, fmt.Sprintf("PortInfo of %s: %s", f.Label(id), p.Error), "re-run the sweep; if it persists check the port", id)
+				notChecked(&id, "PortInfo", p.Error)
 			}
 			if p.PKeysError != "" && p.Peer != nil {
 				add(SeverityWarning, RuleNotRead, nil, fmt.Sprintf("P_Key table of %s: %s", f.Label(id), p.PKeysError), "re-run the sweep; if it persists check the port", id)
+				notChecked(&id, "P_Key table", p.PKeysError)
+			}
+			if p.PKeys == nil && p.PKeysError == "" && p.State != "" && p.State != StateDown && (p.Peer != nil || n.IsEndPort(p)) {
+				noTables = append(noTables, id)
+				notChecked(&id, "P_Key table", "not read: the sweep did not read P_Key tables (fabric discover --no-tables)")
+			}
+			if p.PKeys != nil && (p.Peer != nil || n.IsEndPort(p)) {
+				res.TablesChecked++
 			}
 			if p.Peer != nil && p.State != "" && p.State != StateActive {
 				peer := f.Label(*p.Peer)
@@ -203,14 +295,28 @@ func Audit(f *Fabric) []Finding {
 					}
 				}
 			}
-			if n.Type == NodeSwitch && p.Num > 0 && p.Peer != nil {
+			if n.Type == NodeSwitch && p.Num > 0 && p.Peer != nil && !opt.EnforceOff {
 				peerNode := f.Node(p.Peer.Node)
-				if peerNode == nil || peerNode.Type == NodeSwitch {
+				if peerNode == nil || peerNode.Type == NodeSwitch || !f.inSubnet(*p.Peer) {
 					continue
 				}
 				out = append(out, auditSwitchPort(f, n, p, peerNode, peerNode.Port(p.Peer.Port))...)
 			}
 		}
+	}
+	if len(noTables) > 0 {
+		var names []string
+		for i, id := range noTables {
+			if i == maxListed {
+				names = append(names, fmt.Sprintf("and %d more", len(noTables)-maxListed))
+				break
+			}
+			names = append(names, f.Label(id))
+		}
+		add(SeverityWarning, RuleNotRead, nil,
+			fmt.Sprintf("%d P_Key %s not read: the sweep did not read tables (fabric discover --no-tables), so no partition rule was checked on %s (%s)",
+				len(noTables), plural(len(noTables), "table was", "tables were"), plural(len(noTables), "it", "them"), strings.Join(names, ", ")),
+			"sweep again with the tables (fabric discover without --no-tables, or fabric check on the live fabric)", noTables...)
 	}
 	var limitedOnly []uint16
 	for k, u := range keys {
@@ -239,7 +345,8 @@ func Audit(f *Fabric) []Finding {
 			"make at least one member full (GUID=full in partitions.conf, e.g. the server the others use), or remove the partition", u.limited...)
 	}
 	SortFindings(out)
-	return out
+	res.Findings = out
+	return res
 }
 
 func quoteDesc(n *Node) string {
@@ -297,7 +404,20 @@ func auditSwitchPort(f *Fabric, sw *Node, p *Port, caNode *Node, ca *Port) []Fin
 		sort.Slice(ks, func(i, j int) bool { return ks[i].Key() < ks[j].Key() })
 		return ks
 	}
-	if ks := missing(swKeys, caKeys); len(ks) > 0 {
+	// The CA's keys the switch port lacks: the switch-port rule can-talk applies too
+	// (hop.go, CheckHop).
+	var notOnSwitch []PKey
+	for k, s := range caKeys {
+		if h, ok := f.CheckHop(caID, k); ok && h.TableRead && !h.OnSwitch {
+			pk := PKey(k)
+			if s.full {
+				pk |= MembershipBit
+			}
+			notOnSwitch = append(notOnSwitch, pk)
+		}
+	}
+	sort.Slice(notOnSwitch, func(i, j int) bool { return notOnSwitch[i].Key() < notOnSwitch[j].Key() })
+	if ks := notOnSwitch; len(ks) > 0 {
 		out = append(out, Finding{Severity: SeverityError, Rule: RuleHCAKeyNotOnSwitch, Ports: ports, PKeys: ks,
 			Message: fmt.Sprintf("%s holds %s, which %s, the switch port it is cabled to, does not: packets of %s to and from this port do not pass the switch (%s)",
 				f.Label(caID), pkeyList(ks), f.Label(swID), plural(len(ks), "that partition", "those partitions"), enforcing),

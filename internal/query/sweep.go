@@ -461,6 +461,9 @@ func (g Gaps) String() string {
 
 func fillPort(p *check.Port, pi mad.PortInfo, isSwitch bool) {
 	p.LID, p.LMC, p.SMLID = pi.LID, pi.LMC, pi.MasterSMLID
+	if !isSwitch || p.Num == 0 {
+		p.GIDPrefix = check.GUID(pi.GIDPrefix)
+	}
 	p.State, p.PhysState = stateName(pi.PortState), pi.PhysState.String()
 	p.PKeyViolations = pi.PKeyViolations
 	if isSwitch && p.Num > 0 {
