@@ -490,3 +490,23 @@ func (f *Fabric) Members(p PKey) []Member {
 	}
 	return out
 }
+
+// MembersChecked is Members with the ports whose table was not read (in the subnet,
+// with a link): any of them may hold the key, so an empty member list is "not
+// known", not "no port holds it", while unread is not empty (exit 4).
+func (f *Fabric) MembersChecked(p PKey) (members []Member, unread []NotChecked) {
+	for _, n := range f.Nodes {
+		for _, port := range n.Ports {
+			id := PortID{n.GUID, port.Num}
+			if port.PKeys != nil || port.State == StateDown || !f.inSubnet(id) || (port.Peer == nil && !n.IsEndPort(port)) {
+				continue
+			}
+			why := port.PKeysError
+			if why == "" {
+				why = "not read: the sweep did not read P_Key tables (fabric discover --no-tables)"
+			}
+			unread = append(unread, NotChecked{Port: f.FindingPort(id), What: "P_Key table", Reason: why})
+		}
+	}
+	return f.Members(p), unread
+}

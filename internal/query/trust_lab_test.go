@@ -213,3 +213,49 @@ func TestLabCanTalkNamesTheHop(t *testing.T) {
 		t.Errorf("exit %d, hops %+v", v.Kind.ExitCode(), v.Hops)
 	}
 }
+
+// TestLabNoTablesIsNotChecked (issue 11 item 13): a sweep without tables gives no
+// all-clear. smpquery shows 0x8001 on HcaA[1]; the sweep did not read it, so the audit is
+// incomplete and `fabric pkeys --key 0x0001` must not say that no port holds it.
+func TestLabNoTablesIsNotChecked(t *testing.T) {
+	l := lab.Start(t, smallNet, nil)
+	if err := l.RunOpenSM("Default=0x7fff : ALL=full ;\na=0x0001 : 0x100001=full ;\n", false); err != nil {
+		t.Fatal(err)
+	}
+	smp, err := lab.ParsePKeys(l.MustTool("smpquery", "pkeys", "1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if smp.Entries[1] != 0x8001 {
+		t.Fatalf("smpquery: HcaA[1] holds %v, expected 0x8001 at index 1", smp.Entries[:4])
+	}
+	f := sweepLab(t, l, "", query.SweepOptions{NoTables: true})
+	res := check.AuditFabric(f, check.AuditOptions{})
+	if !res.Incomplete() || res.TablesChecked != 0 {
+		t.Errorf("no-tables audit: incomplete %v, %d tables checked", res.Incomplete(), res.TablesChecked)
+	}
+	// ibnetdiscover's 5 CA/switch end ports + 4 CA-facing and 4 inter-switch switch ports.
+	if len(res.NotChecked) < 13 {
+		t.Errorf("%d not checked: %s", len(res.NotChecked), res.NotCheckedSummary())
+	}
+	members, unread := f.MembersChecked(0x0001)
+	if len(members) != 0 || len(unread) < 5 {
+		t.Errorf("members %v, unread %d", members, len(unread))
+	}
+	found := false
+	for _, u := range unread {
+		found = found || u.Port.PortID == check.PortID{Node: 0x100000, Port: 1}
+	}
+	if !found {
+		t.Errorf("HcaA[1], which holds 0x8001, is not among the unread: %+v", unread)
+	}
+	// With the tables, the same fabric: complete, and HcaA[1] is a member.
+	f = sweepLab(t, l, "", query.SweepOptions{})
+	res = check.AuditFabric(f, check.AuditOptions{})
+	if res.Incomplete() {
+		t.Errorf("full sweep incomplete: %s", res.NotCheckedSummary())
+	}
+	if members, unread := f.MembersChecked(0x0001); len(members) == 0 || len(unread) != 0 {
+		t.Errorf("full sweep: members %v, unread %v", members, unread)
+	}
+}
