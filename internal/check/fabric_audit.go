@@ -38,6 +38,9 @@ const (
 	RulePortNotActive   = "port-not-active"
 	RuleNotRead         = "not-read"
 	RuleSweepIncomplete = "sweep-incomplete"
+	// RuleDefaultNotIndex0: a CA or router port whose index 0 does not hold the
+	// default partition: IPoIB's parent interface takes its P_Key from index 0.
+	RuleDefaultNotIndex0 = "default-not-at-index-0"
 )
 
 // FindingPort is a port a finding is about, with its node's description for people.
@@ -280,6 +283,22 @@ func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 						fmt.Sprintf("the P_Key table of %s is full (%d of %d entries hold a key): the Subnet Manager cannot add another partition to it (OpenSM logs \"Pkey table is full\")", f.Label(id), valid, p.TableSize),
 						"take the port out of partitions it does not need in the SM's configuration (ibkey partitions check FILE lists ports in more partitions than their table holds)", id)
 				}
+			}
+			if n.Type != NodeSwitch && len(p.PKeys) > 0 && (!p.PKeys[0].Valid() || p.PKeys[0].Key() != DefaultKey) {
+				what := "is empty"
+				if p.PKeys[0].Valid() {
+					what = "holds " + p.PKeys[0].String() + " (partition " + p.PKeys[0].KeyString() + ")"
+				}
+				where := ""
+				for i, k := range p.PKeys {
+					if k.Valid() && k.Key() == DefaultKey {
+						where = fmt.Sprintf("; the default partition is at index %d", i)
+						break
+					}
+				}
+				add(SeverityWarning, RuleDefaultNotIndex0, []PKey{p.PKeys[0]},
+					fmt.Sprintf("index 0 of %s %s, not the default partition 0x7fff%s: IPoIB's parent interface (ib0) takes its P_Key from index 0, and jobs that use index 0 (NCCL_IB_PKEY unset) use that entry", f.Label(id), what, where),
+					"intended only if partitions.conf marks that partition indx0 (or OpenSM runs with allow_both_pkeys and the port is a limited member of the default partition); otherwise let the SM rewrite the table (OpenSM: kill -HUP)", id)
 			}
 			if n.IsEndPort(p) && p.PKeys != nil {
 				for k, s := range memberships(p.PKeys) {

@@ -202,3 +202,26 @@ func TestAuditEnforceOff(t *testing.T) {
 		t.Errorf("part_enforce off: %v", fs)
 	}
 }
+
+func TestAuditDefaultNotIndex0(t *testing.T) {
+	f := testFabric()
+	a := f.Port(PortID{0xa0, 1})
+	a.PKeys[0], a.PKeys[1] = a.PKeys[1], a.PKeys[0]
+	var got []Finding
+	for _, fd := range Audit(f) {
+		if fd.Rule == RuleDefaultNotIndex0 {
+			got = append(got, fd)
+		}
+	}
+	if len(got) != 1 || !strings.Contains(got[0].Message, "default partition is at index 1") || got[0].Severity != SeverityWarning {
+		t.Errorf("%v", got)
+	}
+	// Switch ports (port 0 and external) are not IPoIB ports.
+	f = testFabric()
+	f.Port(PortID{0x50, 0}).PKeys[0] = 0
+	for _, fd := range Audit(f) {
+		if fd.Rule == RuleDefaultNotIndex0 {
+			t.Errorf("switch port: %s", fd)
+		}
+	}
+}

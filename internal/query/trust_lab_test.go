@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/check/partconf"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 	"github.com/ibkey/ibkey/internal/lab"
 	"github.com/ibkey/ibkey/internal/query"
@@ -258,4 +259,198 @@ func TestLabNoTablesIsNotChecked(t *testing.T) {
 	if members, unread := f.MembersChecked(0x0001); len(members) == 0 || len(unread) != 0 {
 		t.Errorf("full sweep: members %v, unread %v", members, unread)
 	}
+}
+
+// runOpenSMConf runs OpenSM once at HcaA with an opensm.conf (-F) and a partitions.conf
+// (-P), in a fresh directory (no cache from an earlier run).
+func runOpenSMConf(t *testing.T, l *lab.Lab, osmConf, partitions string) (confFile string) {
+	t.Helper()
+	dir := t.TempDir()
+	confFile = filepath.Join(dir, "opensm.conf")
+	parts := filepath.Join(dir, "partitions.conf")
+	if err := os.WriteFile(confFile, []byte(osmConf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(parts, []byte(partitions), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "opensm", "-o", "-e", "-s", "0", "-F", confFile, "-P", parts, "-f", filepath.Join(dir, "opensm.log"))
+	cmd.Dir = dir
+	cmd.Env = append(l.Env("HcaA"), "OSM_CACHE_DIR="+dir, "OSM_TMP_DIR="+dir)
+	out, err := cmd.CombinedOutput()
+	log, _ := os.ReadFile(filepath.Join(dir, "opensm.log"))
+	if err != nil || !strings.Contains(string(log), "SUBNET UP") {
+		t.Fatalf("opensm -F: %v\n%s\n%s", err, out, log)
+	}
+	return confFile
+}
+
+// TestLabOpenSMConfEnforceOff (issue 11 item 14): OpenSM with part_enforce off in its
+// opensm.conf. What it did: the switch ports facing the CAs keep 0xffff only (smpquery
+// pkeys LID PORT) and their enforcement bits read 0. The audit that assumes
+// enforcement reports every CA key as missing on the switch; with the intent read from
+// opensm.conf, the fabric is exactly as OpenSM set it up: no finding.
+func TestLabOpenSMConfEnforceOff(t *testing.T) {
+	l := lab.Start(t, smallNet, nil)
+	const parts = "Default=0x7fff : ALL=full ;\na=0x0001 : 0x100001=full, 0x100004 ;\n"
+	file := runOpenSMConf(t, l, "part_enforce off\n", parts)
+	smp, err := lab.ParsePKeys(l.MustTool("smpquery", "pkeys", "2", "1")) // Switch1[1], facing HcaA
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range smp.Entries[1:] {
+		if k != 0 {
+			t.Fatalf("part_enforce off: smpquery shows Switch1[1] = %v; this test expects OpenSM to leave it at 0xffff", smp.Entries[:4])
+		}
+	}
+	f := sweepLab(t, l, "", query.SweepOptions{})
+	data, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	osm := partconf.ParseOpenSMConf(file, data)
+	if osm.PartEnforce != partconf.EnforceOff {
+		t.Fatalf("parsed part_enforce %s", osm.PartEnforce)
+	}
+	assumed := false
+	for _, fd := range check.Audit(f) {
+		assumed = assumed || fd.Rule == check.RuleHCAKeyNotOnSwitch
+	}
+	if !assumed {
+		t.Errorf("the audit assuming enforcement should report the switch ports")
+	}
+	for _, fd := range check.AuditFabric(f, osm.AuditOptions()).Findings {
+		if fd.Severity == check.SeverityError || fd.Rule == check.RuleEnforcementOff {
+			t.Errorf("part_enforce off: %s", fd)
+		}
+	}
+	conf := partconf.Parse("partitions.conf", []byte(parts))
+	for _, fd := range partconf.CompareFabric(f, osm.FabricModel(conf, f, partconf.Options{})) {
+		t.Errorf("partitions compare with part_enforce off: %s", fd)
+	}
+}
+
+// TestLabKeepPKeyIndexes (issue 11 item 14): OpenSM run twice, the second time without
+// partition a. What it did (smpquery pkeys): with keep_pkey_indexes TRUE (the default)
+// b keeps index 2 and index 1 is left empty; with FALSE b moves to index 1. The model
+// built from opensm.conf predicts the tables OpenSM programmed, index by index.
+func TestLabKeepPKeyIndexes(t *testing.T) {
+	for _, keep := range []string{"TRUE", "FALSE"} {
+		t.Run("keep_pkey_indexes "+keep, func(t *testing.T) {
+			l := lab.Start(t, smallNet, nil)
+			conf := "keep_pkey_indexes " + keep + "\n"
+			runOpenSMConf(t, l, conf, "Default=0x7fff : ALL=full ;\na=0x0001 : ALL ;\nb=0x0002 : ALL ;\n")
+			before := sweepLab(t, l, "", query.SweepOptions{})
+			const second = "Default=0x7fff : ALL=full ;\nb=0x0002 : ALL ;\n"
+			file := runOpenSMConf(t, l, conf, second)
+			smp, err := lab.ParsePKeys(l.MustTool("smpquery", "pkeys", "1"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("HcaA[1] after the second run: %v", smp.Entries[:4])
+			data, _ := os.ReadFile(file)
+			osm := partconf.ParseOpenSMConf(file, data)
+			m := osm.FabricModel(partconf.Parse("p.conf", []byte(second)), before, partconf.Options{})
+			after := sweepLab(t, l, "", query.SweepOptions{})
+			n := 0
+			for _, node := range after.Nodes {
+				for _, p := range node.Ports {
+					if p.PKeys == nil || !node.IsEndPort(p) || p.GUID == 0 {
+						continue
+					}
+					var want []check.PKey
+					for _, e := range m.Slots(uint64(p.GUID)) {
+						want = append(want, e.PKey)
+					}
+					got := p.PKeys[:len(want)]
+					if fmtKeys(got) != fmtKeys(want) {
+						t.Errorf("%s: OpenSM programmed %v, the model predicts %v", after.Label(check.PortID{Node: node.GUID, Port: p.Num}), got, want)
+					}
+					n++
+				}
+			}
+			if n < 5 {
+				t.Errorf("only %d ports compared", n)
+			}
+		})
+	}
+}
+
+func fmtKeys(k []check.PKey) string {
+	var s []string
+	for _, x := range k {
+		s = append(s, x.String())
+	}
+	return strings.Join(s, " ")
+}
+
+// TestLabIndexMoved (issue 11 item 15): the default key moved off index 0 behind the
+// SM's back (a Set swapping HcaB[1]'s entries 0 and 1). Table order used to be ignored,
+// so the fabric passed. What OpenSM did when run again: it put 0xffff back at index 0
+// (smpquery), which is the index the model predicts; the audit warns that index 0 is
+// not the default partition, and the comparison with partitions.conf reports the move.
+func TestLabIndexMoved(t *testing.T) {
+	l := lab.Start(t, smallNet, nil)
+	const parts = "Default=0x7fff : ALL=full ;\na=0x0001 : 0x100004=full, 0x100001 ;\n"
+	if err := l.RunOpenSM(parts, false); err != nil {
+		t.Fatal(err)
+	}
+	tr := l.Dial(t, "HcaA", labMAD)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var block [mad.PKeysPerBlock]uint16
+	block[0], block[1] = 0x8001, 0xffff
+	if err := mad.SetPKeyBlockForTest(ctx, tr, mad.LIDAddress(4), 0, 0, block); err != nil { // HcaB[1] has LID 4
+		t.Fatal(err)
+	}
+	f := sweepLab(t, l, "", query.SweepOptions{})
+	b := check.PortID{Node: 0x100003, Port: 1}
+	if got := f.Port(b).PKeys[:2]; got[0] != 0x8001 || got[1] != 0xffff {
+		t.Fatalf("HcaB[1] = %v after the Set", got)
+	}
+	rules := map[string]int{}
+	for _, fd := range check.Audit(f) {
+		rules[fd.Rule]++
+	}
+	if rules[check.RuleDefaultNotIndex0] != 1 {
+		t.Errorf("audit rules %v, want one %s", rules, check.RuleDefaultNotIndex0)
+	}
+	conf := partconf.Parse("partitions.conf", []byte(parts))
+	var moved []string
+	for _, fd := range partconf.CompareFabric(f, partconf.NewFabricModel(conf, f, partconf.Options{})) {
+		if fd.Rule == partconf.RuleIndexMoved {
+			moved = append(moved, fd.Message)
+		} else {
+			t.Errorf("other finding: %s", fd)
+		}
+	}
+	if len(moved) != 2 || !strings.Contains(strings.Join(moved, "\n"), "IPoIB's parent interface takes its P_Key from index 0") {
+		t.Errorf("index moves: %v", moved)
+	}
+	// OpenSM run again puts the default back at index 0, where the model has it.
+	if err := l.RunOpenSM(parts, false); err != nil {
+		t.Fatal(err)
+	}
+	smp, err := lab.ParsePKeys(l.MustTool("smpquery", "pkeys", "4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := partconf.NewFabricModel(conf, f, partconf.Options{})
+	var want []uint16
+	for _, e := range m.Slots(0x100004) {
+		want = append(want, uint16(e.PKey))
+	}
+	if fmtU16(smp.Entries[:len(want)]) != fmtU16(want) {
+		t.Errorf("OpenSM re-run: HcaB[1] = %v, the model predicted %v", smp.Entries[:4], want)
+	}
+}
+
+func fmtU16(v []uint16) string {
+	var s []string
+	for _, x := range v {
+		s = append(s, check.PKey(x).String())
+	}
+	return strings.Join(s, " ")
 }

@@ -115,7 +115,8 @@ func NewFabricModel(c *Config, f *check.Fabric, opt Options) *Model {
 // Per port and 15-bit key: a key the file gives that the table lacks (missing), a key the
 // table holds that the file does not give (extra), and the same key with another
 // membership (wrong membership). Ports whose table was not read are skipped (the audit
-// reports them). Table order is not compared.
+// reports them). On end ports, a key at another index than OpenSM gives it
+// (partitions-index-moved, fabric_index.go).
 func CompareFabric(f *check.Fabric, m *Model) []check.Finding {
 	var out []check.Finding
 	if m.Source.Rejected {
@@ -134,6 +135,7 @@ func CompareFabric(f *check.Fabric, m *Model) []check.Finding {
 				byPort[id] = append(byPort[id], len(out))
 				out = append(out, fd)
 			}
+			out = append(out, compareIndexes(f, m, id, p)...)
 		}
 	}
 	for _, n := range f.Nodes {
