@@ -454,3 +454,37 @@ func fmtU16(v []uint16) string {
 	}
 	return strings.Join(s, " ")
 }
+
+// TestLabOctalGUID (issue 11 item 16): HcaB's port GUID 0x100004 written without 0x and
+// with a leading 0. What OpenSM did: HcaB[1] did not get partition 0x0001 (smpquery
+// pkeys), as strtoull reads the GUID as octal (0x8004). The lint says so, and the check
+// of the file against the sweep names 0x8004 as a GUID the fabric does not have.
+func TestLabOctalGUID(t *testing.T) {
+	l := lab.Start(t, smallNet, nil)
+	const parts = "Default=0x7fff : ALL=full ;\na=0x0001 : 0000000000100004=full, 0x100001=full ;\n"
+	if err := l.RunOpenSM(parts, false); err != nil {
+		t.Fatal(err)
+	}
+	smp, err := lab.ParsePKeys(l.MustTool("smpquery", "pkeys", "4"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range smp.Entries {
+		if k&0x7fff == 1 {
+			t.Fatalf("OpenSM gave HcaB[1] partition 0x0001 (%v): it did not read the GUID as octal", smp.Entries[:4])
+		}
+	}
+	conf := partconf.Parse("partitions.conf", []byte(parts))
+	octal := false
+	for _, fd := range partconf.Lint(conf, partconf.LintOptions{}) {
+		octal = octal || fd.Rule == "octal-guid" && strings.Contains(fd.Message, "0x0000000000008004")
+	}
+	if !octal {
+		t.Errorf("lint: no octal-guid warning naming 0x8004")
+	}
+	f := sweepLab(t, l, "", query.SweepOptions{})
+	unknown := partconf.UnknownGUIDs(conf, f)
+	if len(unknown) != 1 || !strings.Contains(unknown[0].Message, "0x0000000000008004") {
+		t.Errorf("GUIDs not in the fabric: %v", unknown)
+	}
+}

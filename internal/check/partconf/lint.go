@@ -38,6 +38,7 @@ func Lint(c *Config, opt LintOptions) []Finding {
 		lintPartition(c, p, opt, add)
 	}
 	lintTables(c, opt, add)
+	lintValues(c, add)
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i].Pos, out[j].Pos
 		if a.Line != b.Line {
