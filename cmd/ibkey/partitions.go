@@ -185,7 +185,7 @@ func runPartitionsCheck(o *PartitionsCheckOptions) error {
 			Warnings int           `json:"warnings"`
 		}{c.File, c.Rejected, []findingJSON{}, errs, warns}
 		for _, fd := range findings {
-			out.Findings = append(out.Findings, findingJSON{fd.Severity.String(), fd.Pos.File, fd.Pos.Line, fd.Pos.Col, fd.Rule, fd.Message, fd.Hint})
+			out.Findings = append(out.Findings, findingJSON{fd.Severity.String(), fd.Pos.File, fd.Pos.Line, fd.Pos.Col, fd.Rule, fd.Message, fd.Action})
 		}
 		if err := writeJSON(o.IO.Out, out); err != nil {
 			return err
@@ -209,8 +209,8 @@ func writeFindings(w io.Writer, findings []partconf.Finding, color bool) {
 			line = "\x1b[1;31m" + line + "\x1b[0m"
 		}
 		b.WriteString(line + "\n")
-		if fd.Hint != "" {
-			b.WriteString("  fix: " + fd.Hint + "\n")
+		if fd.Action != "" {
+			b.WriteString("  fix: " + fd.Action + "\n")
 		}
 	}
 	io.WriteString(w, b.String())

@@ -7,8 +7,10 @@ import (
 	"strings"
 )
 
-// Severity says how bad a finding is. Errors make `ibkey fabric check` exit 1; warnings
-// are policy and exit 0 unless --strict.
+// Severity says how bad a finding is. Errors make `ibkey fabric check` and `ibkey
+// partitions check` exit 1; warnings are policy and exit 0 unless --strict. It is the
+// one severity of every finding: the audit's, the partitions.conf lint's
+// (partconf.Severity is this type) and the comparison with a file's. Higher is worse.
 type Severity uint8
 
 const (
@@ -49,15 +51,21 @@ type FindingPort struct {
 	Description string `json:"node"`
 }
 
-// Finding is one audit result: what is wrong, where, and what to do.
+// Finding is one result of a rule: what is wrong, where, and what to do. It is the one
+// finding type of the fabric audit, the comparison with a partitions.conf and the
+// partitions.conf lint (partconf.Finding is this type): a finding about the fabric names
+// Ports, one about a file its Pos.
 type Finding struct {
-	Severity Severity      `json:"severity"`
-	Rule     string        `json:"rule"`
-	Ports    []FindingPort `json:"ports"`
+	Severity Severity `json:"severity"`
+	// Pos is where in a configuration file the finding is; zero for the fabric's.
+	Pos   FilePos       `json:"-"`
+	Rule  string        `json:"rule"`
+	Ports []FindingPort `json:"ports"`
 	// PKeys are the keys the finding is about, when there are any.
 	PKeys   []PKey `json:"-"`
 	Message string `json:"message"`
-	Action  string `json:"action"`
+	// Action says what to do about it (for a file: how to fix the line).
+	Action string `json:"action"`
 }
 
 // MarshalJSON writes the keys as hex strings.
@@ -73,13 +81,25 @@ func (f Finding) MarshalJSON() ([]byte, error) {
 	}
 	a := alias(f)
 	a.Ports = ports
+	var pos *FilePos
+	if !f.Pos.IsZero() {
+		pos = &f.Pos
+	}
 	return json.Marshal(struct {
 		alias
 		PKeys []string `json:"pkeys"`
-	}{a, keys})
+		Pos   *FilePos `json:"pos,omitempty"`
+	}{a, keys, pos})
 }
 
 func (f Finding) String() string {
+	if !f.Pos.IsZero() {
+		s := fmt.Sprintf("%s: %s: %s [%s]", f.Pos, f.Severity, f.Message, f.Rule)
+		if f.Action != "" {
+			s += " (fix: " + f.Action + ")"
+		}
+		return s
+	}
 	s := fmt.Sprintf("%s: %s [%s]", f.Severity, f.Message, f.Rule)
 	if f.Action != "" {
 		s += "\n  do: " + f.Action

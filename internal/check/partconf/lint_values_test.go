@@ -24,7 +24,7 @@ func TestLintValues(t *testing.T) {
 				got = append(got, fd)
 			}
 		}
-		if len(got) != 1 || !strings.Contains(got[0].Message+" "+got[0].Hint, tc.text) || got[0].Severity != Warning {
+		if len(got) != 1 || !strings.Contains(got[0].Message+" "+got[0].Action, tc.text) || got[0].Severity != Warning {
 			t.Errorf("%q: %s findings %v, want one with %q", tc.in, tc.rule, got, tc.text)
 		}
 	}
@@ -48,5 +48,22 @@ func TestUnknownGUIDs(t *testing.T) {
 	f.Unreachable = []check.Unreachable{{}}
 	if got := UnknownGUIDs(c, f); !strings.Contains(got[1].Message, "partial") {
 		t.Errorf("partial sweep: %v", got)
+	}
+}
+
+// TestOneSeverityOneFinding: lint, audit and the comparison with a file share one
+// Severity (errors sort first everywhere) and one Finding.
+func TestOneSeverityOneFinding(t *testing.T) {
+	if Error != check.SeverityError || Warning != check.SeverityWarning || !(Error > Warning) {
+		t.Fatalf("severities: Error %d Warning %d", Error, Warning)
+	}
+	fs := Lint(Parse("p.conf", []byte("a=0x10 : 0x1=full, 0x1=limited;\nb=0x20 : ALL_CAs;\n")), LintOptions{})
+	check.SortFindings(fs)
+	if len(fs) < 2 || fs[0].Severity != Error || fs[len(fs)-1].Severity != Warning {
+		t.Errorf("sorted lint findings: %v", fs)
+	}
+	var f check.Finding = fs[0] // the same type
+	if f.Pos.IsZero() || !strings.HasPrefix(f.String(), "p.conf:") {
+		t.Errorf("a file finding keeps its position: %s", f)
 	}
 }
