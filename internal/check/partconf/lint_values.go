@@ -103,7 +103,7 @@ func UnknownGUIDs(c *Config, f *check.Fabric) []Finding {
 		}
 		out = append(out, Finding{Severity: Warning, Pos: m.Pos, Rule: "guid-not-in-fabric",
 			Message: what + ": OpenSM skips it, so the partition has one member fewer than the file says",
-			Action:    "check the GUID (ibstat, ibnetdiscover list port GUIDs), or remove the line if the card is gone"})
+			Action:  "check the GUID (ibstat, ibnetdiscover list port GUIDs), or remove the line if the card is gone"})
 	}
 	return out
 }
