@@ -104,6 +104,9 @@ func QPEndpoint(label string, p PKey, t QPType) Endpoint {
 type ResolveError struct {
 	Endpoint string // the spec, canonical form
 	Problem  string
+	// Unknown: the entry asked for may be among table entries that could not be read,
+	// so "not in the table" is not certain (exit 4, not a definite no).
+	Unknown bool
 }
 
 func (e *ResolveError) Error() string { return fmt.Sprintf("endpoint %s: %s", e.Endpoint, e.Problem) }
@@ -145,6 +148,9 @@ func (s EndpointSpec) Endpoint(label string, table []TableEntry) (Endpoint, erro
 	case s.PKey != nil:
 		idx, p, ok := FindPKeyIndex(table, *s.PKey)
 		if !ok {
+			if n := unreadEntries(Endpoint{Entries: table}); n > 0 {
+				return e, &ResolveError{Endpoint: s.String(), Unknown: true, Problem: fmt.Sprintf("no readable P_Key table entry for partition %s, but %d %s could not be read: it may be in one of them", s.PKey.KeyString(), n, plural(n, "entry", "entries"))}
+			}
 			return e, &ResolveError{Endpoint: s.String(), Problem: fmt.Sprintf("no valid P_Key table entry for partition %s, so no QP there can use it", s.PKey.KeyString())}
 		}
 		if p != *s.PKey {

@@ -219,6 +219,9 @@ func lidRanges(f *check.Fabric) []string {
 	for _, n := range f.Nodes {
 		for _, p := range n.Ports {
 			if n.IsEndPort(p) && p.LID != 0 {
+				if s, _ := f.PortScope(check.PortID{Node: n.GUID, Port: p.Num}); s == check.ScopeOtherSubnet || s == check.ScopeUnmanaged {
+					continue // another subnet's LIDs (findLID)
+				}
 				lids = append(lids, int(p.LID))
 			}
 		}
