@@ -414,7 +414,7 @@ func FabricGaps(f *check.Fabric) Gaps {
 			if p.Error != "" {
 				g.PortReads++
 			}
-			if p.PKeysError != "" && !strings.HasPrefix(p.PKeysError, notRead) {
+			if p.PKeysError != "" && !strings.HasPrefix(p.PKeysError, notRead) && !outsideSubnet(f, n, p) {
 				g.TableReads++
 			}
 		}

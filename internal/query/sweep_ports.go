@@ -3,6 +3,8 @@ package query
 import (
 	"context"
 
+	"github.com/ibkey/ibkey/internal/check"
+
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 )
 
@@ -60,4 +62,11 @@ func (s *sweeper) sendProbes(ctx context.Context, probes []probe) {
 		}
 		probes[i].info, probes[i].err = mad.ParseNodeInfo(calls[i].Data())
 	}
+}
+
+// outsideSubnet: a port past a subnet boundary (check.Fabric.PortScope); its table not
+// being read is not a gap of this subnet's sweep.
+func outsideSubnet(f *check.Fabric, n *check.Node, p *check.Port) bool {
+	s, _ := f.PortScope(check.PortID{Node: n.GUID, Port: p.Num})
+	return s == check.ScopeUnmanaged || s == check.ScopeOtherSubnet
 }
