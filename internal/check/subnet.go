@@ -16,7 +16,9 @@ import "fmt"
 //   - outside, another subnet: its SM LID or its GID prefix differs from the local
 //     port's (both known and non-zero);
 //   - outside, not managed: its LID or its SM LID is 0 while its link is up (INIT or
-//     ARMED), so no SM has configured it (the SM assigns both, IBA 14.4);
+//     ARMED), so no SM has configured it (the SM assigns both, IBA 14.4), while the
+//     local port has an SM. When the local port has none either (no SM has run), the
+//     whole sweep is one unmanaged fabric and every port is judged as part of it;
 //   - in the subnet otherwise. An INIT or ARMED port with a LID and this SM LID is in
 //     the subnet: its SM knows it and has not (yet) made it ACTIVE (port-not-active).
 //
@@ -108,7 +110,7 @@ func (f *Fabric) endPortScope(p *Port) (Scope, string) {
 	if known && sub.GIDPrefix != 0 && p.GIDPrefix != 0 && p.GIDPrefix != sub.GIDPrefix {
 		return ScopeOtherSubnet, fmt.Sprintf("its GID prefix is %s, the local port's %s: another subnet", gidPrefix(p.GIDPrefix), gidPrefix(sub.GIDPrefix))
 	}
-	if p.LID == 0 || p.SMLID == 0 {
+	if (p.LID == 0 || p.SMLID == 0) && known && sub.SMLID != 0 {
 		return ScopeUnmanaged, fmt.Sprintf("it is %s with LID %d and SM LID %d: no Subnet Manager has configured it", p.State, p.LID, p.SMLID)
 	}
 	return ScopeSubnet, ""

@@ -243,3 +243,16 @@ func TestResolvePKeyWithUnreadEntries(t *testing.T) {
 		t.Errorf("all read: %v, want a definite ResolveError", err)
 	}
 }
+
+func TestScopeBeforeAnySM(t *testing.T) {
+	// No SM has run: every LID is 0, the local port's too. Nothing is "outside".
+	f := testFabric()
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			p.LID, p.SMLID, p.State = 0, 0, StateInit
+		}
+	}
+	if out := f.OutsidePorts(); len(out) != 0 {
+		t.Errorf("before an SM: outside %v", out)
+	}
+}
