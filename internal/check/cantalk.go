@@ -548,7 +548,9 @@ func (v *Verdict) applyPortRules(a, b Endpoint) {
 }
 
 // applyHops checks, in a known fabric, the switch ports cabled to the two ends for the
-// partitions that work between the end ports (hop.go: the audit's rule).
+// partitions that work between the end ports (hop.go: the audit's rule). A QP pair uses
+// one partition for both directions (a QP has one P_Key), so the pair can talk when one
+// partition passes both switch ports both ways.
 func (v *Verdict) applyHops(a, b Endpoint) {
 	hop := func(e Endpoint, key uint16) (HopCheck, bool) {
 		if e.Fabric == nil || e.At == nil {
@@ -556,85 +558,113 @@ func (v *Verdict) applyHops(a, b Endpoint) {
 		}
 		return e.Fabric.CheckHop(*e.At, key)
 	}
-	seen := map[[2]PortID]bool{}
-	for _, x := range []struct {
-		d    *Direction
-		s, r Endpoint
-	}{{&v.AToB, a, b}, {&v.BToA, b, a}} {
-		pass, unknown := false, false
-		var drops, unknowns []HopCheck
-		for _, sp := range v.Shared {
-			if !sp.Works {
-				continue
-			}
-			res := HopPasses
-			for _, h := range []struct {
-				e    Endpoint
-				from bool
-			}{{x.s, true}, {x.r, false}} {
-				hc, ok := hop(h.e, sp.Key)
-				if !ok {
-					continue
-				}
-				if k := [2]PortID{hc.Switch, {Node: GUID(sp.Key)}}; !seen[k] {
-					seen[k] = true
-					v.Hops = append(v.Hops, hc)
-				}
-				r := hc.ToEnd
-				if h.from {
-					r = hc.FromEnd
-				}
-				switch r {
-				case HopDrops:
-					res = HopDrops
-					drops = append(drops, hc)
-				case HopUnknown:
-					if res != HopDrops {
-						res = HopUnknown
-					}
-					unknowns = append(unknowns, hc)
-				}
-			}
-			switch res {
-			case HopPasses:
-				pass = true
-			case HopUnknown:
-				unknown = true
-			}
+	fabricOf := func(h HopCheck) *Fabric { return h.fabric(a, b) }
+	// combine: the worst of two results (drops over unknown over passes).
+	combine := func(x, y HopResult) HopResult {
+		if x == HopDrops || y == HopDrops {
+			return HopDrops
 		}
-		if pass {
-			for _, hc := range drops {
-				r := fmt.Sprintf("%s → %s: partition %s does not pass (%s); the partitions that pass carry their packets", x.s.Label, x.r.Label, hex4(hc.Key), hc.Sentence(hc.fabric(x.s, x.r)))
-				x.d.Reasons = append(x.d.Reasons, r)
-				v.Reasons = appendNew(v.Reasons, r)
-			}
+		if x == HopUnknown || y == HopUnknown {
+			return HopUnknown
+		}
+		return HopPasses
+	}
+	type partResult struct {
+		key    uint16
+		ab, ba HopResult
+		hops   []HopCheck
+	}
+	var results []partResult
+	for _, sp := range v.Shared {
+		if !sp.Works {
 			continue
 		}
-		x.d.OK, x.d.SwitchOK = false, false
-		var reasons []string
-		for _, hc := range drops {
-			reasons = appendNew(reasons, x.s.Label+" → "+x.r.Label+": "+hc.Sentence(hc.fabric(x.s, x.r)))
+		r := partResult{key: sp.Key}
+		ha, okA := hop(a, sp.Key)
+		hb, okB := hop(b, sp.Key)
+		if okA {
+			r.hops = append(r.hops, ha)
+			r.ab, r.ba = combine(r.ab, ha.FromEnd), combine(r.ba, ha.ToEnd)
 		}
-		if unknown {
-			x.d.Unknown = true
-			for _, hc := range unknowns {
-				v.NotChecked = appendNew(v.NotChecked, hc.Sentence(hc.fabric(x.s, x.r)))
-			}
+		if okB {
+			r.hops = append(r.hops, hb)
+			r.ab, r.ba = combine(r.ab, hb.ToEnd), combine(r.ba, hb.FromEnd)
 		}
-		x.d.Reasons = append(x.d.Reasons, reasons...)
-		for _, r := range reasons {
-			v.Reasons = appendNew(v.Reasons, r)
+		v.Hops = append(v.Hops, r.hops...)
+		results = append(results, r)
+	}
+	// Worth knowing whatever the verdict: a key the switch passes only because it does
+	// not enforce.
+	for _, h := range v.Hops {
+		if h.TableRead && !h.OnSwitch && h.FromEnd == HopPasses && h.ToEnd == HopPasses {
+			v.Warnings = appendNew(v.Warnings, h.Sentence(fabricOf(h)))
 		}
 	}
-	// A missing key the switch passes only because it does not enforce: worth knowing.
-	for _, hc := range v.Hops {
-		if hc.TableRead && !hc.OnSwitch && hc.FromEnd == HopPasses && hc.ToEnd == HopPasses {
-			f := a.Fabric
-			if f == nil {
-				f = b.Fabric
+	dropSentences := func(r partResult) []string {
+		var out []string
+		for _, h := range r.hops {
+			if h.FromEnd == HopDrops || h.ToEnd == HopDrops {
+				out = append(out, h.Sentence(fabricOf(h)))
 			}
-			v.Warnings = appendNew(v.Warnings, hc.Sentence(f))
 		}
+		return out
+	}
+	for _, r := range results {
+		if r.ab == HopPasses && r.ba == HopPasses {
+			// One partition works both ways: the others dropped are side notes.
+			for _, o := range results {
+				if o.ab == HopDrops || o.ba == HopDrops {
+					for _, s := range dropSentences(o) {
+						v.Reasons = appendNew(v.Reasons, fmt.Sprintf("partition %s does not pass: %s; partition %s does", hex4(o.key), s, hex4(r.key)))
+					}
+				}
+			}
+			return
+		}
+	}
+	// No partition passes both ways.
+	var unknown bool
+	var ab, ba []uint16
+	for _, r := range results {
+		for _, s := range dropSentences(r) {
+			v.Reasons = appendNew(v.Reasons, s)
+		}
+		if r.ab == HopUnknown || r.ba == HopUnknown {
+			if r.ab != HopDrops && r.ba != HopDrops {
+				unknown = true
+				for _, h := range r.hops {
+					if h.FromEnd == HopUnknown || h.ToEnd == HopUnknown {
+						v.NotChecked = appendNew(v.NotChecked, h.Sentence(fabricOf(h)))
+					}
+				}
+			}
+		}
+		if r.ab == HopPasses {
+			ab = append(ab, r.key)
+		}
+		if r.ba == HopPasses {
+			ba = append(ba, r.key)
+		}
+	}
+	for _, x := range []struct {
+		d    *Direction
+		pass []uint16
+	}{{&v.AToB, ab}, {&v.BToA, ba}} {
+		x.d.SwitchOK = len(x.pass) > 0
+		if !x.d.SwitchOK {
+			x.d.OK = false
+			for _, r := range results {
+				x.d.Reasons = append(x.d.Reasons, dropSentences(r)...)
+			}
+		}
+		x.d.Unknown = unknown
+	}
+	if len(ab) > 0 && len(ba) > 0 {
+		// Each direction in another partition: no QP pair can use one for both.
+		v.AToB.OK, v.BToA.OK = false, false
+		v.AToB.SwitchOK, v.BToA.SwitchOK = false, false
+		v.Reasons = append(v.Reasons, fmt.Sprintf("no partition passes the switch ports both ways: %s → %s only in %s, %s → %s only in %s; a QP pair uses one partition for both directions",
+			a.Label, b.Label, keyList(ab), b.Label, a.Label, keyList(ba)))
 	}
 }
 

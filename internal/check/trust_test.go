@@ -2,6 +2,7 @@ package check
 
 import (
 	"errors"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -254,5 +255,70 @@ func TestScopeBeforeAnySM(t *testing.T) {
 	}
 	if out := f.OutsidePorts(); len(out) != 0 {
 		t.Errorf("before an SM: outside %v", out)
+	}
+}
+
+// TestCanTalkAndAuditAgree: on random tables and enforcement bits, can-talk's switch
+// hops and the audit's hca-key-not-on-switch findings say the same about every key of
+// every CA port (one rule, Fabric.CheckHop), and a pair whose every working partition
+// the audit reports missing on an enforcing switch port is never a yes.
+func TestCanTalkAndAuditAgree(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	a1, b1 := PortID{0xa0, 1}, PortID{0xb0, 1}
+	keys := []PKey{0xffff, 0x7fff, 0x8001, 0x0001, 0x8002, 0x0002, 0x8003}
+	for round := 0; round < 2000; round++ {
+		f := testFabric()
+		for _, id := range []PortID{a1, b1, {0x50, 1}, {0x50, 2}} {
+			p := f.Port(id)
+			for i := range p.PKeys {
+				p.PKeys[i] = 0
+				if rng.IntN(2) == 0 {
+					p.PKeys[i] = keys[rng.IntN(len(keys))]
+				}
+			}
+			if id.Node == 0x50 {
+				switch rng.IntN(4) {
+				case 0:
+					p.Enforcement = nil
+				default:
+					p.Enforcement = &Enforcement{Inbound: rng.IntN(2) == 0, Outbound: rng.IntN(2) == 0}
+				}
+			}
+		}
+		missing := map[[2]uint64]bool{} // {CA node, key}
+		for _, fd := range Audit(f) {
+			if fd.Rule == RuleHCAKeyNotOnSwitch {
+				for _, k := range fd.PKeys {
+					missing[[2]uint64{uint64(fd.Ports[0].Node), uint64(k.Key())}] = true
+				}
+			}
+		}
+		v := CanTalk(portEndpoint(f, a1, "A"), portEndpoint(f, b1, "B"))
+		for _, h := range v.Hops {
+			if got := missing[[2]uint64{uint64(h.End.Node), uint64(h.Key)}]; got != (h.TableRead && !h.OnSwitch) {
+				t.Fatalf("round %d: key %s at %s: audit missing %v, hop %+v", round, hex4(h.Key), f.Label(h.End), got, h)
+			}
+		}
+		if v.Kind != VerdictYes {
+			continue
+		}
+		// A yes needs a working shared partition whose hops all pass.
+		ok := false
+		for _, sp := range v.Shared {
+			if !sp.Works {
+				continue
+			}
+			pass := true
+			for _, end := range []PortID{a1, b1} {
+				h, _ := f.CheckHop(end, sp.Key)
+				if h.FromEnd != HopPasses || h.ToEnd != HopPasses {
+					pass = false
+				}
+			}
+			ok = ok || pass
+		}
+		if !ok {
+			t.Fatalf("round %d: yes without a partition that passes both switch ports: %v", round, v.Reasons)
+		}
 	}
 }
