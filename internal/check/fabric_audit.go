@@ -267,7 +267,7 @@ func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 		}
 		for _, p := range n.Ports {
 			id := PortID{n.GUID, p.Num}
-			if !f.inSubnet(id) {
+			if !f.InSubnet(id) {
 				continue // listed in res.Outside
 			}
 			if p.Error != "" {
@@ -336,7 +336,7 @@ func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 			}
 			if n.Type == NodeSwitch && p.Num > 0 && p.Peer != nil && !opt.EnforceOff {
 				peerNode := f.Node(p.Peer.Node)
-				if peerNode == nil || peerNode.Type == NodeSwitch || !f.inSubnet(*p.Peer) {
+				if peerNode == nil || peerNode.Type == NodeSwitch || !f.InSubnet(*p.Peer) {
 					continue
 				}
 				out = append(out, auditSwitchPort(f, n, p, peerNode, peerNode.Port(p.Peer.Port))...)
@@ -537,7 +537,7 @@ func (f *Fabric) MembersChecked(p PKey) (members []Member, unread []NotChecked) 
 	for _, n := range f.Nodes {
 		for _, port := range n.Ports {
 			id := PortID{n.GUID, port.Num}
-			if port.PKeys != nil || port.State == StateDown || !f.inSubnet(id) || (port.Peer == nil && !n.IsEndPort(port)) {
+			if port.PKeys != nil || port.State == StateDown || !f.InSubnet(id) || (port.Peer == nil && !n.IsEndPort(port)) {
 				continue
 			}
 			why := port.PKeysError

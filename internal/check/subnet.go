@@ -145,9 +145,9 @@ func (f *Fabric) OutsidePorts() []OutsidePort {
 	return out
 }
 
-// inSubnet reports whether a port is audited: in the subnet, or not known to be
+// InSubnet reports whether a port is audited: in the subnet, or not known to be
 // outside it (a port whose PortInfo was not read is reported as not read instead).
-func (f *Fabric) inSubnet(id PortID) bool {
+func (f *Fabric) InSubnet(id PortID) bool {
 	s, _ := f.PortScope(id)
 	return s != ScopeUnmanaged && s != ScopeOtherSubnet
 }

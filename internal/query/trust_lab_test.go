@@ -67,7 +67,8 @@ func runSecondSM(t *testing.T, l *lab.Lab, node, conf string) {
 // SM LIDs of the two subnets are equal: only the GID prefix tells them apart).
 func TestLabSubnetBoundary(t *testing.T) {
 	l := lab.Start(t, backToBackNet, nil)
-	if err := l.RunOpenSM("Default=0x7fff : ALL=full ;\n", false); err != nil {
+	const parts = "Default=0x7fff : ALL=full ;\na=0x0001 : ALL=full ;\n"
+	if err := l.RunOpenSM(parts, false); err != nil {
 		t.Fatal(err)
 	}
 	nd := parseIbnetdiscover(t, l.MustTool("ibnetdiscover"))
@@ -112,6 +113,11 @@ func TestLabSubnetBoundary(t *testing.T) {
 		}
 		if res.Incomplete() {
 			t.Errorf("%s: incomplete: %s", phase, res.NotCheckedSummary())
+		}
+		// The comparison with the partitions.conf OpenSM read leaves them out too.
+		conf := partconf.Parse("partitions.conf", []byte(parts))
+		for _, fd := range partconf.CompareFabric(f, partconf.NewFabricModel(conf, f, partconf.Options{})) {
+			t.Errorf("%s: partitions compare: %s", phase, fd)
 		}
 		// HcaA[2]'s table is not read (no route arrives on it): not a gap of this subnet.
 		if g := query.FabricGaps(f); g.Partial() {

@@ -33,8 +33,8 @@ func FabricPorts(f *check.Fabric) (ports []Port, smGUID uint64) {
 			typ = Router
 		}
 		for _, p := range n.Ports {
-			if !n.IsEndPort(p) || p.GUID == 0 {
-				continue
+			if !n.IsEndPort(p) || p.GUID == 0 || !f.InSubnet(check.PortID{Node: n.GUID, Port: p.Num}) {
+				continue // another subnet's port, or one no SM manages: not OpenSM's here
 			}
 			size := p.TableSize
 			if size == 0 {
@@ -127,7 +127,7 @@ func CompareFabric(f *check.Fabric, m *Model) []check.Finding {
 	byPort := map[check.PortID][]int{} // an end port's findings, by index in out
 	for _, n := range f.Nodes {
 		for _, p := range n.Ports {
-			if p.PKeys == nil || !n.IsEndPort(p) || p.GUID == 0 {
+			if p.PKeys == nil || !n.IsEndPort(p) || p.GUID == 0 || !f.InSubnet(check.PortID{Node: n.GUID, Port: p.Num}) {
 				continue
 			}
 			id := check.PortID{Node: n.GUID, Port: p.Num}
@@ -144,7 +144,7 @@ func CompareFabric(f *check.Fabric, m *Model) []check.Finding {
 				continue
 			}
 			peerNode, peer := f.Node(p.Peer.Node), f.Port(*p.Peer)
-			if peerNode == nil || peer == nil || peerNode.Type == check.NodeSwitch || peer.GUID == 0 {
+			if peerNode == nil || peer == nil || peerNode.Type == check.NodeSwitch || peer.GUID == 0 || !f.InSubnet(*p.Peer) {
 				continue
 			}
 			pt := m.Peer(uint64(peer.GUID))
