@@ -357,6 +357,11 @@ func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 				len(noTables), plural(len(noTables), "table was", "tables were"), plural(len(noTables), "it", "them"), strings.Join(names, ", ")),
 			"sweep again with the tables (fabric discover without --no-tables, or fabric check on the live fabric)", noTables...)
 	}
+	// A full member may sit in a table that was not read.
+	unreadEnds := ""
+	if n := countUnreadEndTables(res.NotChecked, f); n > 0 {
+		unreadEnds = fmt.Sprintf(" (among the tables read: %d end-port %s not read, a full member may be there)", n, plural(n, "table was", "tables were"))
+	}
 	var limitedOnly []uint16
 	for k, u := range keys {
 		if len(u.full) == 0 && len(u.limited) > 0 {
@@ -380,7 +385,7 @@ func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 			what = "its only member port is a limited member"
 		}
 		add(SeverityWarning, RuleLimitedOnly, []PKey{PKey(k)},
-			fmt.Sprintf("partition %s: %s (%s): limited members cannot talk to each other, so nobody can talk in it", hex4(k), what, strings.Join(names, ", ")),
+			fmt.Sprintf("partition %s: %s (%s): limited members cannot talk to each other, so nobody can talk in it%s", hex4(k), what, strings.Join(names, ", "), unreadEnds),
 			"make at least one member full (GUID=full in partitions.conf, e.g. the server the others use), or remove the partition", u.limited...)
 	}
 	SortFindings(out)
@@ -548,4 +553,20 @@ func (f *Fabric) MembersChecked(p PKey) (members []Member, unread []NotChecked) 
 		}
 	}
 	return f.Members(p), unread
+}
+
+// countUnreadEndTables counts the end ports among the not-checked P_Key tables.
+func countUnreadEndTables(nc []NotChecked, f *Fabric) int {
+	n := 0
+	for _, x := range nc {
+		if x.What != "P_Key table" {
+			continue
+		}
+		if node := f.Node(x.Port.Node); node != nil {
+			if p := node.Port(x.Port.Port); p != nil && node.IsEndPort(p) {
+				n++
+			}
+		}
+	}
+	return n
 }

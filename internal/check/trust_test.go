@@ -322,3 +322,23 @@ func TestCanTalkAndAuditAgree(t *testing.T) {
 		}
 	}
 }
+
+func TestLimitedOnlyWithUnreadTables(t *testing.T) {
+	// HcaA (the full member of 0x0001) was not read: the limited-only warning must say
+	// a full member may be in a table not read.
+	f := testFabric()
+	f.Port(PortID{0xa0, 1}).PKeys, f.Port(PortID{0xa0, 1}).PKeysError = nil, "P_KeyTable: timeout"
+	res := AuditFabric(f, AuditOptions{})
+	found := false
+	for _, fd := range res.Findings {
+		if fd.Rule == RuleLimitedOnly {
+			found = true
+			if !strings.Contains(fd.Message, "a full member may be there") {
+				t.Errorf("%s", fd)
+			}
+		}
+	}
+	if !found || !res.Incomplete() {
+		t.Errorf("findings %v, incomplete %v", res.Findings, res.Incomplete())
+	}
+}
