@@ -81,6 +81,18 @@ type Endpoint struct {
 	// LinkLayer is the port's link layer ("InfiniBand", "Ethernet"), "" when not known
 	// (a bare P_Key). Ports on different link layers share no fabric at all.
 	LinkLayer string
+	// State is the port's PortInfo PortState (StateDown, StateInit, StateArmed,
+	// StateActive), "" when not known (a P_Key value, a partitions.conf GUID). A port
+	// that is not ACTIVE passes no data packets now (IBA 7.2, only SMPs in INIT/ARMED).
+	State string
+	// Subnet is the port's GID prefix and master SM LID, nil when not known. Ports with
+	// different GID prefixes are on different subnets: only a router joins them.
+	Subnet *SubnetID
+	// Fabric and At place the port in a known fabric (a sweep or a fabric file): the
+	// switch port cabled to it is checked with the switch-port rule the audit uses
+	// (hop.go, Fabric.CheckHop). Both nil when the fabric is not known.
+	Fabric *Fabric
+	At     *PortID
 }
 
 // QPEndpoint is a QP using P_Key p at an unknown index.
@@ -92,6 +104,9 @@ func QPEndpoint(label string, p PKey, t QPType) Endpoint {
 type ResolveError struct {
 	Endpoint string // the spec, canonical form
 	Problem  string
+	// Unknown: the entry asked for may be among table entries that could not be read,
+	// so "not in the table" is not certain (exit 4, not a definite no).
+	Unknown bool
 }
 
 func (e *ResolveError) Error() string { return fmt.Sprintf("endpoint %s: %s", e.Endpoint, e.Problem) }
@@ -133,6 +148,9 @@ func (s EndpointSpec) Endpoint(label string, table []TableEntry) (Endpoint, erro
 	case s.PKey != nil:
 		idx, p, ok := FindPKeyIndex(table, *s.PKey)
 		if !ok {
+			if n := unreadEntries(Endpoint{Entries: table}); n > 0 {
+				return e, &ResolveError{Endpoint: s.String(), Unknown: true, Problem: fmt.Sprintf("no readable P_Key table entry for partition %s, but %d %s could not be read: it may be in one of them", s.PKey.KeyString(), n, plural(n, "entry", "entries"))}
+			}
 			return e, &ResolveError{Endpoint: s.String(), Problem: fmt.Sprintf("no valid P_Key table entry for partition %s, so no QP there can use it", s.PKey.KeyString())}
 		}
 		if p != *s.PKey {
@@ -196,7 +214,12 @@ type Direction struct {
 	WireQKey *QKey // the Q_Key From puts on the wire, when known (UD)
 	// AcceptedQKey is the only Q_Key To accepts, when known (UD).
 	AcceptedQKey *QKey
-	Reasons      []string
+	// SwitchOK: no switch port at the ends drops every working partition (always true
+	// when the fabric is not known).
+	SwitchOK bool
+	// Unknown: the direction fails only for want of something not read.
+	Unknown bool
+	Reasons []string
 }
 
 // EndpointSummary repeats what the verdict was computed from.
@@ -208,8 +231,58 @@ type EndpointSummary struct {
 	WRQKey *QKey
 }
 
+// VerdictKind is the kind of answer can-talk gives; each has its own exit code
+// (ExitCode).
+type VerdictKind uint8
+
+const (
+	// VerdictYes: both directions pass every rule that could be checked.
+	VerdictYes VerdictKind = iota
+	// VerdictNo: a rule drops the packets in both directions.
+	VerdictNo
+	// VerdictOneWay: one direction works, the other is dropped.
+	VerdictOneWay
+	// VerdictNotActive: a port is not ACTIVE, so it cannot talk now, whatever the
+	// tables say.
+	VerdictNotActive
+	// VerdictDifferentSubnets: the ports are on different subnets (GID prefixes); they
+	// can reach each other only through an InfiniBand router, which is not checked.
+	VerdictDifferentSubnets
+	// VerdictUnknown: the answer depends on something that was not read (unreadable
+	// P_Key entries, a switch port's table or enforcement bits).
+	VerdictUnknown
+)
+
+var verdictNames = [...]string{"yes", "no", "one-way", "not-active", "different-subnets", "unknown"}
+
+func (k VerdictKind) String() string {
+	if int(k) < len(verdictNames) {
+		return verdictNames[k]
+	}
+	return fmt.Sprintf("VerdictKind(%d)", uint8(k))
+}
+
+// MarshalText writes the name ("yes", "no", "one-way", "not-active",
+// "different-subnets", "unknown").
+func (k VerdictKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+// ExitCode is the exit status for the verdict: 0 yes; 1 a definite no (no, one-way,
+// not-active); 4 when the answer depends on what was not checked (unknown, and
+// different-subnets: a router's partitions and routes are not checked).
+func (k VerdictKind) ExitCode() int {
+	switch k {
+	case VerdictYes:
+		return 0
+	case VerdictUnknown, VerdictDifferentSubnets:
+		return 4
+	}
+	return 1
+}
+
 // Verdict is the answer to "can A and B talk".
 type Verdict struct {
+	// Kind is the answer; CanTalk is Kind == VerdictYes.
+	Kind VerdictKind
 	// CanTalk: both directions pass every rule that could be checked. A rule that could
 	// not be decided (a Q_Key not given) does not fail it; it is named in Reasons.
 	CanTalk bool
@@ -223,6 +296,12 @@ type Verdict struct {
 	Reasons []string
 	// Warnings are worth knowing but decide nothing.
 	Warnings []string
+	// Hops are the switch ports checked at the ends in a known fabric, for the
+	// partitions that work between the end ports.
+	Hops []HopCheck
+	// NotChecked lists what the answer depends on and was not read; not empty only
+	// when Kind is VerdictUnknown.
+	NotChecked []string
 }
 
 // keyGroup is one 15-bit key of an endpoint, with its best entry.
@@ -373,16 +452,237 @@ func CanTalk(a, b Endpoint) Verdict {
 		}
 	}
 
+	v.AToB.SwitchOK, v.BToA.SwitchOK = true, true
+	if pkeyOK {
+		v.applyHops(a, b)
+	} else if unread := unreadEntries(a) + unreadEntries(b); unread > 0 {
+		// The partition that would work may be in an entry that was not read.
+		for _, d := range []*Direction{&v.AToB, &v.BToA} {
+			d.Unknown = true
+		}
+		v.NotChecked = append(v.NotChecked, fmt.Sprintf("%d P_Key table %s could not be read: a partition they share may be there", unread, plural(unread, "entry", "entries")))
+	}
+	for _, d := range []*Direction{&v.AToB, &v.BToA} {
+		// A direction that fails on a rule that was decided is a definite no.
+		if d.Unknown && (!d.LinkOK || !d.QPTypeOK || d.QKey == QKeyMismatch) {
+			d.Unknown = false
+		}
+	}
+
 	v.CanTalk = v.AToB.OK && v.BToA.OK
 	v.OneWay = v.AToB.OK != v.BToA.OK
-	if v.OneWay {
+	if v.OneWay && !v.AToB.Unknown && !v.BToA.Unknown {
 		ok, bad := v.AToB, v.BToA
 		if !ok.OK {
 			ok, bad = bad, ok
 		}
 		v.Reasons = append(v.Reasons, fmt.Sprintf("one way only: %s → %s works, %s → %s is dropped", ok.From, ok.To, bad.From, bad.To))
 	}
+	switch {
+	case v.CanTalk:
+		v.Kind = VerdictYes
+	case v.AToB.Unknown && !v.BToA.OK || v.BToA.Unknown && !v.AToB.OK:
+		v.Kind = VerdictUnknown
+		v.OneWay = false
+		v.Reasons = append(v.Reasons, "not known: the answer depends on what could not be read ("+strings.Join(v.NotChecked, "; ")+")")
+	case v.OneWay:
+		v.Kind = VerdictOneWay
+	default:
+		v.Kind = VerdictNo
+	}
+	if v.Kind == VerdictUnknown {
+		// An unknown stays an unknown: no headline "no".
+	} else {
+		v.NotChecked = nil
+	}
+	v.applyPortRules(a, b)
 	return v
+}
+
+func unreadEntries(e Endpoint) int {
+	n := 0
+	for _, t := range e.Entries {
+		if !t.Readable {
+			n++
+		}
+	}
+	return n
+}
+
+// applyPortRules: a port that is not ACTIVE cannot talk now, and ports on different
+// subnets need a router; both override what the tables say.
+func (v *Verdict) applyPortRules(a, b Endpoint) {
+	var inactive []string
+	for _, e := range []Endpoint{a, b} {
+		if e.State != "" && e.State != StateActive {
+			inactive = append(inactive, fmt.Sprintf("%s is %s: a port that is not ACTIVE passes no data packets (the Subnet Manager makes it ACTIVE; DOWN means no link)", e.Label, e.State))
+		}
+	}
+	diff := a.Subnet != nil && b.Subnet != nil && a.Subnet.GIDPrefix != 0 && b.Subnet.GIDPrefix != 0 && a.Subnet.GIDPrefix != b.Subnet.GIDPrefix
+	if len(inactive) == 0 && !diff {
+		if a.Subnet != nil && b.Subnet != nil && a.Subnet.SMLID != 0 && b.Subnet.SMLID != 0 && a.Subnet.SMLID != b.Subnet.SMLID {
+			v.Warnings = append(v.Warnings, fmt.Sprintf("%s reports master SM LID %d and %s LID %d: if two Subnet Managers manage them, they are on different subnets (their GID prefixes are the same, so this is not certain)",
+				a.Label, a.Subnet.SMLID, b.Label, b.Subnet.SMLID))
+		}
+		return
+	}
+	fail := func(reason string) {
+		v.Reasons = append([]string{reason}, v.Reasons...)
+		for _, d := range []*Direction{&v.AToB, &v.BToA} {
+			d.OK, d.Unknown = false, false
+			d.Reasons = append([]string{reason}, d.Reasons...)
+		}
+	}
+	v.CanTalk, v.OneWay, v.NotChecked = false, false, nil
+	if diff {
+		v.Kind = VerdictDifferentSubnets
+		fail(fmt.Sprintf("%s is on subnet %s and %s on subnet %s (GID prefixes): ports of different subnets reach each other only through an InfiniBand router, whose partitions and routes are not checked here; the tables compared below are each subnet's own",
+			a.Label, gidPrefix(a.Subnet.GIDPrefix), b.Label, gidPrefix(b.Subnet.GIDPrefix)))
+	}
+	if len(inactive) > 0 {
+		v.Kind = VerdictNotActive
+		for i := len(inactive) - 1; i >= 0; i-- {
+			fail(inactive[i])
+		}
+	}
+}
+
+// applyHops checks, in a known fabric, the switch ports cabled to the two ends for the
+// partitions that work between the end ports (hop.go: the audit's rule). A QP pair uses
+// one partition for both directions (a QP has one P_Key), so the pair can talk when one
+// partition passes both switch ports both ways.
+func (v *Verdict) applyHops(a, b Endpoint) {
+	hop := func(e Endpoint, key uint16) (HopCheck, bool) {
+		if e.Fabric == nil || e.At == nil {
+			return HopCheck{}, false
+		}
+		return e.Fabric.CheckHop(*e.At, key)
+	}
+	fabricOf := func(h HopCheck) *Fabric { return h.fabric(a, b) }
+	// combine: the worst of two results (drops over unknown over passes).
+	combine := func(x, y HopResult) HopResult {
+		if x == HopDrops || y == HopDrops {
+			return HopDrops
+		}
+		if x == HopUnknown || y == HopUnknown {
+			return HopUnknown
+		}
+		return HopPasses
+	}
+	type partResult struct {
+		key    uint16
+		ab, ba HopResult
+		hops   []HopCheck
+	}
+	var results []partResult
+	for _, sp := range v.Shared {
+		if !sp.Works {
+			continue
+		}
+		r := partResult{key: sp.Key}
+		ha, okA := hop(a, sp.Key)
+		hb, okB := hop(b, sp.Key)
+		if okA {
+			r.hops = append(r.hops, ha)
+			r.ab, r.ba = combine(r.ab, ha.FromEnd), combine(r.ba, ha.ToEnd)
+		}
+		if okB {
+			r.hops = append(r.hops, hb)
+			r.ab, r.ba = combine(r.ab, hb.ToEnd), combine(r.ba, hb.FromEnd)
+		}
+		v.Hops = append(v.Hops, r.hops...)
+		results = append(results, r)
+	}
+	// Worth knowing whatever the verdict: a key the switch passes only because it does
+	// not enforce.
+	for _, h := range v.Hops {
+		if h.TableRead && !h.OnSwitch && h.FromEnd == HopPasses && h.ToEnd == HopPasses {
+			v.Warnings = appendNew(v.Warnings, h.Sentence(fabricOf(h)))
+		}
+	}
+	dropSentences := func(r partResult) []string {
+		var out []string
+		for _, h := range r.hops {
+			if h.FromEnd == HopDrops || h.ToEnd == HopDrops {
+				out = append(out, h.Sentence(fabricOf(h)))
+			}
+		}
+		return out
+	}
+	for _, r := range results {
+		if r.ab == HopPasses && r.ba == HopPasses {
+			// One partition works both ways: the others dropped are side notes.
+			for _, o := range results {
+				if o.ab == HopDrops || o.ba == HopDrops {
+					for _, s := range dropSentences(o) {
+						v.Reasons = appendNew(v.Reasons, fmt.Sprintf("partition %s does not pass: %s; partition %s does", hex4(o.key), s, hex4(r.key)))
+					}
+				}
+			}
+			return
+		}
+	}
+	// No partition passes both ways.
+	var unknown bool
+	var ab, ba []uint16
+	for _, r := range results {
+		for _, s := range dropSentences(r) {
+			v.Reasons = appendNew(v.Reasons, s)
+		}
+		if r.ab == HopUnknown || r.ba == HopUnknown {
+			if r.ab != HopDrops && r.ba != HopDrops {
+				unknown = true
+				for _, h := range r.hops {
+					if h.FromEnd == HopUnknown || h.ToEnd == HopUnknown {
+						v.NotChecked = appendNew(v.NotChecked, h.Sentence(fabricOf(h)))
+					}
+				}
+			}
+		}
+		if r.ab == HopPasses {
+			ab = append(ab, r.key)
+		}
+		if r.ba == HopPasses {
+			ba = append(ba, r.key)
+		}
+	}
+	for _, x := range []struct {
+		d    *Direction
+		pass []uint16
+	}{{&v.AToB, ab}, {&v.BToA, ba}} {
+		x.d.SwitchOK = len(x.pass) > 0
+		if !x.d.SwitchOK {
+			x.d.OK = false
+			for _, r := range results {
+				x.d.Reasons = append(x.d.Reasons, dropSentences(r)...)
+			}
+		}
+		x.d.Unknown = unknown
+	}
+	if len(ab) > 0 && len(ba) > 0 {
+		// Each direction in another partition: no QP pair can use one for both.
+		v.AToB.OK, v.BToA.OK = false, false
+		v.AToB.SwitchOK, v.BToA.SwitchOK = false, false
+		v.Reasons = append(v.Reasons, fmt.Sprintf("no partition passes the switch ports both ways: %s → %s only in %s, %s → %s only in %s; a QP pair uses one partition for both directions",
+			a.Label, b.Label, keyList(ab), b.Label, a.Label, keyList(ba)))
+	}
+}
+
+// fabric is the fabric a hop was checked in: the endpoint whose At it belongs to.
+func (h HopCheck) fabric(s, r Endpoint) *Fabric {
+	if s.At != nil && *s.At == h.End {
+		return s.Fabric
+	}
+	return r.Fabric
+}
+
+func appendNew(list []string, s string) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
 }
 
 func upper(t QPType) string { return strings.ToUpper(t.String()) }
@@ -743,27 +1043,67 @@ func (d Direction) MarshalJSON() ([]byte, error) {
 		QKey         QKeyCheck `json:"qkey_check"`
 		WireQKey     *string   `json:"wire_qkey"`
 		AcceptedQKey *string   `json:"accepted_qkey"`
+		SwitchOK     *bool     `json:"switch_ok,omitempty"`
+		Unknown      bool      `json:"unknown,omitempty"`
 		Reasons      []string  `json:"reasons"`
-	}{d.From, d.To, d.OK, d.LinkOK, d.QPTypeOK, d.PKeyOK, d.QKey, qkeyJSON(d.WireQKey), qkeyJSON(d.AcceptedQKey), nonNil(d.Reasons)})
+	}{d.From, d.To, d.OK, d.LinkOK, d.QPTypeOK, d.PKeyOK, d.QKey, qkeyJSON(d.WireQKey), qkeyJSON(d.AcceptedQKey), falseOnly(d.SwitchOK), d.Unknown, nonNil(d.Reasons)})
 }
 
-// MarshalJSON: {"can_talk","one_way","reasons","warnings","a","b","a_to_b","b_to_a","shared_partitions"}.
+// falseOnly is nil for true: switch_ok is written only when a switch port drops.
+func falseOnly(b bool) *bool {
+	if b {
+		return nil
+	}
+	return &b
+}
+
+// MarshalJSON: {"can_talk","one_way","verdict","not_checked","reasons","warnings","a","b",
+// "a_to_b","b_to_a","shared_partitions","hops"}. "verdict" (VerdictKind's name) is
+// written when it says more than can_talk and one_way do (not-active,
+// different-subnets, unknown), "not_checked" with unknown, "hops" for the switch ports
+// at the ends that lack a working partition's key or were not read.
 func (v Verdict) MarshalJSON() ([]byte, error) {
 	shared := v.Shared
 	if shared == nil {
 		shared = []SharedPartition{}
 	}
+	var kind *VerdictKind
+	if v.Kind != VerdictYes && v.Kind != VerdictNo && v.Kind != VerdictOneWay {
+		kind = &v.Kind
+	}
+	var hops []hopJSON
+	for _, h := range v.Hops {
+		if h.TableRead && h.OnSwitch {
+			continue // only the hops that lack the key, or were not read, say something
+		}
+		hops = append(hops, hopJSON{End: h.End, Switch: h.Switch, Key: hex4(h.Key), TableRead: h.TableRead, OnSwitch: h.OnSwitch,
+			Enforcement: h.Enforcement, FromEnd: h.FromEnd.String(), ToEnd: h.ToEnd.String()})
+	}
 	return json.Marshal(struct {
-		CanTalk  bool              `json:"can_talk"`
-		OneWay   bool              `json:"one_way"`
-		Reasons  []string          `json:"reasons"`
-		Warnings []string          `json:"warnings"`
-		A        EndpointSummary   `json:"a"`
-		B        EndpointSummary   `json:"b"`
-		AToB     Direction         `json:"a_to_b"`
-		BToA     Direction         `json:"b_to_a"`
-		Shared   []SharedPartition `json:"shared_partitions"`
-	}{v.CanTalk, v.OneWay, nonNil(v.Reasons), nonNil(v.Warnings), v.A, v.B, v.AToB, v.BToA, shared})
+		CanTalk    bool              `json:"can_talk"`
+		OneWay     bool              `json:"one_way"`
+		Kind       *VerdictKind      `json:"verdict,omitempty"`
+		NotChecked []string          `json:"not_checked,omitempty"`
+		Reasons    []string          `json:"reasons"`
+		Warnings   []string          `json:"warnings"`
+		A          EndpointSummary   `json:"a"`
+		B          EndpointSummary   `json:"b"`
+		AToB       Direction         `json:"a_to_b"`
+		BToA       Direction         `json:"b_to_a"`
+		Shared     []SharedPartition `json:"shared_partitions"`
+		Hops       []hopJSON         `json:"hops,omitempty"`
+	}{v.CanTalk, v.OneWay, kind, v.NotChecked, nonNil(v.Reasons), nonNil(v.Warnings), v.A, v.B, v.AToB, v.BToA, shared, hops})
+}
+
+type hopJSON struct {
+	End         PortID       `json:"end"`
+	Switch      PortID       `json:"switch_port"`
+	Key         string       `json:"key"`
+	TableRead   bool         `json:"table_read"`
+	OnSwitch    bool         `json:"on_switch"`
+	Enforcement *Enforcement `json:"enforcement"`
+	FromEnd     string       `json:"from_end"`
+	ToEnd       string       `json:"to_end"`
 }
 
 func nonNil(s []string) []string {

@@ -100,11 +100,14 @@ type Node struct {
 
 // Port is one port of a node (PortInfo, P_KeyTable).
 type Port struct {
-	Num       int    `json:"port"`
-	GUID      GUID   `json:"port_guid"`
-	LID       uint16 `json:"lid"`
-	LMC       uint8  `json:"lmc"`
-	SMLID     uint16 `json:"sm_lid"`
+	Num   int    `json:"port"`
+	GUID  GUID   `json:"port_guid"`
+	LID   uint16 `json:"lid"`
+	LMC   uint8  `json:"lmc"`
+	SMLID uint16 `json:"sm_lid"`
+	// GIDPrefix is PortInfo GIDPrefix (end ports; 0 when not read): with SMLID, what
+	// tells subnets apart (subnet.go).
+	GIDPrefix GUID   `json:"gid_prefix,omitempty"`
 	State     string `json:"state"`      // DOWN, INIT, ARMED, ACTIVE
 	PhysState string `json:"phys_state"` // LinkUp, Polling, Disabled, ...
 	// Enforcement is PortInfo's partition enforcement bits; set on switch external

@@ -7,8 +7,10 @@ import (
 	"strings"
 )
 
-// Severity says how bad a finding is. Errors make `ibkey fabric check` exit 1; warnings
-// are policy and exit 0 unless --strict.
+// Severity says how bad a finding is. Errors make `ibkey fabric check` and `ibkey
+// partitions check` exit 1; warnings are policy and exit 0 unless --strict. It is the
+// one severity of every finding: the audit's, the partitions.conf lint's
+// (partconf.Severity is this type) and the comparison with a file's. Higher is worse.
 type Severity uint8
 
 const (
@@ -38,6 +40,9 @@ const (
 	RulePortNotActive   = "port-not-active"
 	RuleNotRead         = "not-read"
 	RuleSweepIncomplete = "sweep-incomplete"
+	// RuleDefaultNotIndex0: a CA or router port whose index 0 does not hold the
+	// default partition: IPoIB's parent interface takes its P_Key from index 0.
+	RuleDefaultNotIndex0 = "default-not-at-index-0"
 )
 
 // FindingPort is a port a finding is about, with its node's description for people.
@@ -46,15 +51,21 @@ type FindingPort struct {
 	Description string `json:"node"`
 }
 
-// Finding is one audit result: what is wrong, where, and what to do.
+// Finding is one result of a rule: what is wrong, where, and what to do. It is the one
+// finding type of the fabric audit, the comparison with a partitions.conf and the
+// partitions.conf lint (partconf.Finding is this type): a finding about the fabric names
+// Ports, one about a file its Pos.
 type Finding struct {
-	Severity Severity      `json:"severity"`
-	Rule     string        `json:"rule"`
-	Ports    []FindingPort `json:"ports"`
+	Severity Severity `json:"severity"`
+	// Pos is where in a configuration file the finding is; zero for the fabric's.
+	Pos   FilePos       `json:"-"`
+	Rule  string        `json:"rule"`
+	Ports []FindingPort `json:"ports"`
 	// PKeys are the keys the finding is about, when there are any.
 	PKeys   []PKey `json:"-"`
 	Message string `json:"message"`
-	Action  string `json:"action"`
+	// Action says what to do about it (for a file: how to fix the line).
+	Action string `json:"action"`
 }
 
 // MarshalJSON writes the keys as hex strings.
@@ -70,13 +81,25 @@ func (f Finding) MarshalJSON() ([]byte, error) {
 	}
 	a := alias(f)
 	a.Ports = ports
+	var pos *FilePos
+	if !f.Pos.IsZero() {
+		pos = &f.Pos
+	}
 	return json.Marshal(struct {
 		alias
 		PKeys []string `json:"pkeys"`
-	}{a, keys})
+		Pos   *FilePos `json:"pos,omitempty"`
+	}{a, keys, pos})
 }
 
 func (f Finding) String() string {
+	if !f.Pos.IsZero() {
+		s := fmt.Sprintf("%s: %s: %s [%s]", f.Pos, f.Severity, f.Message, f.Rule)
+		if f.Action != "" {
+			s += " (fix: " + f.Action + ")"
+		}
+		return s
+	}
 	s := fmt.Sprintf("%s: %s [%s]", f.Severity, f.Message, f.Rule)
 	if f.Action != "" {
 		s += "\n  do: " + f.Action
@@ -129,6 +152,66 @@ func (f *Fabric) FindingPort(id PortID) FindingPort {
 const actionResweep = "have the Subnet Manager re-sweep so it reprograms both ends (OpenSM: kill -HUP its pid); " +
 	"if the tables still differ, look for P_Key table errors on these ports in the SM's log"
 
+// AuditOptions say what the audit assumes about the Subnet Manager.
+type AuditOptions struct {
+	// EnforceOff: the SM runs with partition enforcement off (OpenSM part_enforce off,
+	// -Z off; opensm.conf, osm_subnet.c). OpenSM then leaves the tables of switch ports
+	// facing end ports as they were (osm_pkey_mgr.c), so they are not compared with the
+	// end ports and enforcement being off is not a finding.
+	EnforceOff bool
+}
+
+// AuditResult is an audit of one sweep: the findings, the ports it did not audit
+// because they are outside the subnet, and what it could not check.
+type AuditResult struct {
+	Findings []Finding `json:"findings"`
+	// Outside are ports with a link that are not in the swept subnet (subnet.go): not
+	// audited, and not a gap.
+	Outside []OutsidePort `json:"not_audited"`
+	// NotChecked is what the audit needed and the sweep did not read: the audit is
+	// incomplete (exit 4) when it is not empty.
+	NotChecked []NotChecked `json:"not_checked"`
+	// TablesChecked counts the P_Key tables of the subnet that were read and audited.
+	TablesChecked int `json:"tables_checked"`
+}
+
+// NotChecked is one thing the audit could not check, and why.
+type NotChecked struct {
+	// Port is the port concerned; zero for the sweep as a whole.
+	Port FindingPort `json:"port"`
+	// What was not read: "P_Key table", "PortInfo", "node", "link", "sweep".
+	What   string `json:"what"`
+	Reason string `json:"reason"`
+}
+
+// Incomplete reports whether the audit depends on something not read.
+func (r AuditResult) Incomplete() bool { return len(r.NotChecked) > 0 }
+
+// NotCheckedSummary says in one line what was not checked ("" when everything was),
+// for stderr: "12 P_Key tables not read (the sweep did not read tables); 1 link did
+// not answer".
+func (r AuditResult) NotCheckedSummary() string {
+	count := map[string]int{}
+	var order []string
+	reason := map[string]string{}
+	for _, nc := range r.NotChecked {
+		if count[nc.What] == 0 {
+			order = append(order, nc.What)
+			reason[nc.What] = nc.Reason
+		}
+		count[nc.What]++
+	}
+	var parts []string
+	for _, w := range order {
+		if count[w] == 1 {
+			parts = append(parts, fmt.Sprintf("%s not checked: %s", w, reason[w]))
+		} else {
+			parts = append(parts, fmt.Sprintf("%d × %s not checked (e.g. %s)", count[w], w, reason[w]))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
 // Audit applies the fabric rules to one sweep:
 //   - errors: a CA port's key that the switch port it is cabled to does not hold (with
 //     enforcement on the switch drops that partition's packets), and the reverse;
@@ -137,7 +220,12 @@ const actionResweep = "have the Subnet Manager re-sweep so it reprograms both en
 //     whatever the sweep could not read.
 //
 // The partitions.conf comparison is in internal/check/partconf (CompareFabric).
-func Audit(f *Fabric) []Finding {
+func Audit(f *Fabric) []Finding { return AuditFabric(f, AuditOptions{}).Findings }
+
+// AuditFabric is Audit with what it did not audit (ports outside the subnet) and what it
+// could not check (tables, ports and nodes not read: the audit is then incomplete).
+func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
+	var res AuditResult
 	var out []Finding
 	add := func(sev Severity, rule string, keys []PKey, msg, action string, ports ...PortID) {
 		fp := make([]FindingPort, len(ports))
@@ -146,29 +234,56 @@ func Audit(f *Fabric) []Finding {
 		}
 		out = append(out, Finding{Severity: sev, Rule: rule, Ports: fp, PKeys: keys, Message: msg, Action: action})
 	}
+	notChecked := func(id *PortID, what, why string) {
+		nc := NotChecked{What: what, Reason: why}
+		if id != nil {
+			nc.Port = f.FindingPort(*id)
+		}
+		res.NotChecked = append(res.NotChecked, nc)
+	}
 	if f.Incomplete != "" {
 		add(SeverityWarning, RuleSweepIncomplete, nil, "the sweep stopped early: "+f.Incomplete+"; nodes past that point are not checked",
 			"run the sweep again with a longer timeout")
+		notChecked(nil, "sweep", "it stopped early: "+f.Incomplete)
 	}
 	for _, u := range f.Unreachable {
 		add(SeverityWarning, RuleNotRead, nil, fmt.Sprintf("the node behind %s (%s) did not answer: %s", f.Label(u.From), "DR path "+u.Path, u.Error),
 			"check the link and the node (ibportstate, the node's SMA); nodes behind it are not checked", u.From)
+		notChecked(&u.From, "link", "the node behind it did not answer: "+u.Error)
 	}
+	res.Outside = f.OutsidePorts()
+	// Tables a sweep without tables (--no-tables) did not read: one finding, each
+	// port listed as not checked.
+	var noTables []PortID
 	type keyUse struct {
 		full, limited []PortID
 	}
 	keys := map[uint16]*keyUse{}
 	for _, n := range f.Nodes {
 		for _, e := range n.Errors {
-			add(SeverityWarning, RuleNotRead, nil, fmt.Sprintf("%s (%s): %s", quoteDesc(n), n.GUID, e), "re-run the sweep; if it persists check the node's SMA", PortID{n.GUID, 0})
+			id := PortID{n.GUID, 0}
+			add(SeverityWarning, RuleNotRead, nil, fmt.Sprintf("%s (%s): %s", quoteDesc(n), n.GUID, e), "re-run the sweep; if it persists check the node's SMA", id)
+			notChecked(&id, "node", e)
 		}
 		for _, p := range n.Ports {
 			id := PortID{n.GUID, p.Num}
+			if !f.InSubnet(id) {
+				continue // listed in res.Outside
+			}
 			if p.Error != "" {
 				add(SeverityWarning, RuleNotRead, nil, fmt.Sprintf("PortInfo of %s: %s", f.Label(id), p.Error), "re-run the sweep; if it persists check the port", id)
+				notChecked(&id, "PortInfo", p.Error)
 			}
 			if p.PKeysError != "" && p.Peer != nil {
 				add(SeverityWarning, RuleNotRead, nil, fmt.Sprintf("P_Key table of %s: %s", f.Label(id), p.PKeysError), "re-run the sweep; if it persists check the port", id)
+				notChecked(&id, "P_Key table", p.PKeysError)
+			}
+			if p.PKeys == nil && p.PKeysError == "" && p.State != "" && p.State != StateDown && (p.Peer != nil || n.IsEndPort(p)) {
+				noTables = append(noTables, id)
+				notChecked(&id, "P_Key table", "not read: the sweep did not read P_Key tables (fabric discover --no-tables)")
+			}
+			if p.PKeys != nil && (p.Peer != nil || n.IsEndPort(p)) {
+				res.TablesChecked++
 			}
 			if p.Peer != nil && p.State != "" && p.State != StateActive {
 				peer := f.Label(*p.Peer)
@@ -189,6 +304,22 @@ func Audit(f *Fabric) []Finding {
 						"take the port out of partitions it does not need in the SM's configuration (ibkey partitions check FILE lists ports in more partitions than their table holds)", id)
 				}
 			}
+			if n.Type != NodeSwitch && len(p.PKeys) > 0 && (!p.PKeys[0].Valid() || p.PKeys[0].Key() != DefaultKey) {
+				what := "is empty"
+				if p.PKeys[0].Valid() {
+					what = "holds " + p.PKeys[0].String() + " (partition " + p.PKeys[0].KeyString() + ")"
+				}
+				where := ""
+				for i, k := range p.PKeys {
+					if k.Valid() && k.Key() == DefaultKey {
+						where = fmt.Sprintf("; the default partition is at index %d", i)
+						break
+					}
+				}
+				add(SeverityWarning, RuleDefaultNotIndex0, []PKey{p.PKeys[0]},
+					fmt.Sprintf("index 0 of %s %s, not the default partition 0x7fff%s: IPoIB's parent interface (ib0) takes its P_Key from index 0, and jobs that use index 0 (NCCL_IB_PKEY unset) use that entry", f.Label(id), what, where),
+					"intended only if partitions.conf marks that partition indx0 (or OpenSM runs with allow_both_pkeys and the port is a limited member of the default partition); otherwise let the SM rewrite the table (OpenSM: kill -HUP)", id)
+			}
 			if n.IsEndPort(p) && p.PKeys != nil {
 				for k, s := range memberships(p.PKeys) {
 					u := keys[k]
@@ -203,14 +334,33 @@ func Audit(f *Fabric) []Finding {
 					}
 				}
 			}
-			if n.Type == NodeSwitch && p.Num > 0 && p.Peer != nil {
+			if n.Type == NodeSwitch && p.Num > 0 && p.Peer != nil && !opt.EnforceOff {
 				peerNode := f.Node(p.Peer.Node)
-				if peerNode == nil || peerNode.Type == NodeSwitch {
+				if peerNode == nil || peerNode.Type == NodeSwitch || !f.InSubnet(*p.Peer) {
 					continue
 				}
 				out = append(out, auditSwitchPort(f, n, p, peerNode, peerNode.Port(p.Peer.Port))...)
 			}
 		}
+	}
+	if len(noTables) > 0 {
+		var names []string
+		for i, id := range noTables {
+			if i == maxListed {
+				names = append(names, fmt.Sprintf("and %d more", len(noTables)-maxListed))
+				break
+			}
+			names = append(names, f.Label(id))
+		}
+		add(SeverityWarning, RuleNotRead, nil,
+			fmt.Sprintf("%d P_Key %s not read: the sweep did not read tables (fabric discover --no-tables), so no partition rule was checked on %s (%s)",
+				len(noTables), plural(len(noTables), "table was", "tables were"), plural(len(noTables), "it", "them"), strings.Join(names, ", ")),
+			"sweep again with the tables (fabric discover without --no-tables, or fabric check on the live fabric)", noTables...)
+	}
+	// A full member may sit in a table that was not read.
+	unreadEnds := ""
+	if n := countUnreadEndTables(res.NotChecked, f); n > 0 {
+		unreadEnds = fmt.Sprintf(" (among the tables read: %d end-port %s not read, a full member may be there)", n, plural(n, "table was", "tables were"))
 	}
 	var limitedOnly []uint16
 	for k, u := range keys {
@@ -235,11 +385,12 @@ func Audit(f *Fabric) []Finding {
 			what = "its only member port is a limited member"
 		}
 		add(SeverityWarning, RuleLimitedOnly, []PKey{PKey(k)},
-			fmt.Sprintf("partition %s: %s (%s): limited members cannot talk to each other, so nobody can talk in it", hex4(k), what, strings.Join(names, ", ")),
+			fmt.Sprintf("partition %s: %s (%s): limited members cannot talk to each other, so nobody can talk in it%s", hex4(k), what, strings.Join(names, ", "), unreadEnds),
 			"make at least one member full (GUID=full in partitions.conf, e.g. the server the others use), or remove the partition", u.limited...)
 	}
 	SortFindings(out)
-	return out
+	res.Findings = out
+	return res
 }
 
 func quoteDesc(n *Node) string {
@@ -297,7 +448,20 @@ func auditSwitchPort(f *Fabric, sw *Node, p *Port, caNode *Node, ca *Port) []Fin
 		sort.Slice(ks, func(i, j int) bool { return ks[i].Key() < ks[j].Key() })
 		return ks
 	}
-	if ks := missing(swKeys, caKeys); len(ks) > 0 {
+	// The CA's keys the switch port lacks: the switch-port rule can-talk applies too
+	// (hop.go, CheckHop).
+	var notOnSwitch []PKey
+	for k, s := range caKeys {
+		if h, ok := f.CheckHop(caID, k); ok && h.TableRead && !h.OnSwitch {
+			pk := PKey(k)
+			if s.full {
+				pk |= MembershipBit
+			}
+			notOnSwitch = append(notOnSwitch, pk)
+		}
+	}
+	sort.Slice(notOnSwitch, func(i, j int) bool { return notOnSwitch[i].Key() < notOnSwitch[j].Key() })
+	if ks := notOnSwitch; len(ks) > 0 {
 		out = append(out, Finding{Severity: SeverityError, Rule: RuleHCAKeyNotOnSwitch, Ports: ports, PKeys: ks,
 			Message: fmt.Sprintf("%s holds %s, which %s, the switch port it is cabled to, does not: packets of %s to and from this port do not pass the switch (%s)",
 				f.Label(caID), pkeyList(ks), f.Label(swID), plural(len(ks), "that partition", "those partitions"), enforcing),
@@ -369,4 +533,40 @@ func (f *Fabric) Members(p PKey) []Member {
 		}
 	}
 	return out
+}
+
+// MembersChecked is Members with the ports whose table was not read (in the subnet,
+// with a link): any of them may hold the key, so an empty member list is "not
+// known", not "no port holds it", while unread is not empty (exit 4).
+func (f *Fabric) MembersChecked(p PKey) (members []Member, unread []NotChecked) {
+	for _, n := range f.Nodes {
+		for _, port := range n.Ports {
+			id := PortID{n.GUID, port.Num}
+			if port.PKeys != nil || port.State == StateDown || !f.InSubnet(id) || (port.Peer == nil && !n.IsEndPort(port)) {
+				continue
+			}
+			why := port.PKeysError
+			if why == "" {
+				why = "not read: the sweep did not read P_Key tables (fabric discover --no-tables)"
+			}
+			unread = append(unread, NotChecked{Port: f.FindingPort(id), What: "P_Key table", Reason: why})
+		}
+	}
+	return f.Members(p), unread
+}
+
+// countUnreadEndTables counts the end ports among the not-checked P_Key tables.
+func countUnreadEndTables(nc []NotChecked, f *Fabric) int {
+	n := 0
+	for _, x := range nc {
+		if x.What != "P_Key table" {
+			continue
+		}
+		if node := f.Node(x.Port.Node); node != nil {
+			if p := node.Port(x.Port.Port); p != nil && node.IsEndPort(p) {
+				n++
+			}
+		}
+	}
+	return n
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/check/partconf"
+	"github.com/ibkey/ibkey/internal/ibverbs"
 )
 
 // ResolvedEndpoint is a can-talk endpoint ready for check.CanTalk.
@@ -174,10 +175,21 @@ func ResolveEndpointsFrom(src EndpointSources, specs ...check.EndpointSpec) ([]R
 				where = "found in " + src.SweepName
 			}
 			r.Resolved = describeSwept(f, s, n, p, where)
+			e, err := resolvePort(s, labels[i], v)
+			if err := deferResolveError(err, &unresolved); err != nil {
+				return nil, err
+			}
+			placeSwept(&e, f, n, p, src.PortRules)
+			r.Endpoint, r.View = e, v
+			out[i] = r
+			continue
 		}
 		e, err := resolvePort(s, labels[i], v)
 		if err := deferResolveError(err, &unresolved); err != nil {
 			return nil, err
+		}
+		if src.PortRules {
+			setPortRules(&e, v)
 		}
 		if s.Kind == check.EndpointPort && h != nil {
 			// A local port: its device's Q_Key send rule (verbscounters.go, QKeyRuleOf).
@@ -263,6 +275,57 @@ func resolvePort(s check.EndpointSpec, label string, v *PortView) (check.Endpoin
 	e, err := s.Endpoint(label, v.Table.CheckEntries())
 	e.LinkLayer = v.LinkLayer()
 	return e, err
+}
+
+// setPortRules gives a port endpoint its state and subnet (EndpointSources.PortRules).
+func setPortRules(e *check.Endpoint, v *PortView) {
+	e.State = portStateName(v.Port.State.Num)
+	if e.LinkLayer != "Ethernet" && v.Port.GID0.OK() {
+		// An InfiniBand port's GID prefix names its subnet (a RoCE GID's does not).
+		sub := check.SubnetID{GIDPrefix: check.GUID(gidPrefixOf(v.Port.GID0.Value))}
+		if v.Port.SMLID.OK() {
+			sub.SMLID = v.Port.SMLID.Value
+		}
+		e.Subnet = &sub
+	}
+}
+
+// placeSwept puts an endpoint resolved from a sweep in its fabric, for can-talk's
+// switch-port rule (the switch port cabled to it), and with portRules its state and
+// subnet as swept.
+func placeSwept(e *check.Endpoint, f *check.Fabric, n *check.Node, p *check.Port, portRules bool) {
+	id := check.PortID{Node: n.GUID, Port: p.Num}
+	e.Fabric, e.At = f, &id
+	if !portRules {
+		return
+	}
+	e.State = p.State
+	if p.GIDPrefix != 0 {
+		e.Subnet = &check.SubnetID{SMLID: p.SMLID, GIDPrefix: p.GIDPrefix}
+	}
+}
+
+// portStateName maps a sysfs/PortInfo state number to check's names; "" when unknown.
+func portStateName(n int) string {
+	switch n {
+	case ibverbs.StateDown:
+		return check.StateDown
+	case ibverbs.StateInit:
+		return check.StateInit
+	case ibverbs.StateArmed:
+		return check.StateArmed
+	case ibverbs.StateActive, ibverbs.StateActiveDefer:
+		return check.StateActive
+	}
+	return ""
+}
+
+func gidPrefixOf(g ibverbs.GID) uint64 {
+	var v uint64
+	for _, b := range g[:8] {
+		v = v<<8 | uint64(b)
+	}
+	return v
 }
 
 // validEntries lists a table's valid entries as INDEX:PKEY, at most 8 of them.

@@ -36,6 +36,12 @@ type EndpointSources struct {
 	Sweep func() (*check.Fabric, error)
 	// SweepName names the sweep in notes: "fabric.json", "a sweep run now".
 	SweepName string
+	// PortRules gives port endpoints their state and subnet (check.Endpoint State and
+	// Subnet), so check.CanTalk answers VerdictNotActive for a port that is not ACTIVE
+	// and VerdictDifferentSubnets for ports with different GID prefixes. Off, the
+	// verdicts are what they were before these rules (a DOWN port may answer yes):
+	// cmd turns it on together with the exit codes of check.VerdictKind.ExitCode.
+	PortRules bool
 }
 
 // needsSweep reports whether resolving s reads the sweep.
@@ -169,11 +175,16 @@ func (r *sweepResolver) find(s check.EndpointSpec) (*check.Fabric, *check.Node, 
 	return nil, nil, nil, &UsageError{Msg: fmt.Sprintf("endpoint %q: %s has ports %s: add ,port=P", s, nodeName(n), strings.Join(nums, ", "))}
 }
 
-// findLID is the end port whose LID range (LID to LID+2^LMC-1) holds lid.
+// findLID is the end port whose LID range (LID to LID+2^LMC-1) holds lid. A LID names
+// a port only within its subnet: ports outside the swept subnet (another SM's, which
+// may reuse the same LIDs) are not considered.
 func findLID(f *check.Fabric, lid uint16) (*check.Node, *check.Port) {
 	for _, n := range f.Nodes {
 		for _, p := range n.Ports {
 			if !n.IsEndPort(p) || p.LID == 0 {
+				continue
+			}
+			if s, _ := f.PortScope(check.PortID{Node: n.GUID, Port: p.Num}); s == check.ScopeOtherSubnet || s == check.ScopeUnmanaged {
 				continue
 			}
 			if lid >= p.LID && int(lid) < int(p.LID)+1<<p.LMC {
@@ -208,6 +219,9 @@ func lidRanges(f *check.Fabric) []string {
 	for _, n := range f.Nodes {
 		for _, p := range n.Ports {
 			if n.IsEndPort(p) && p.LID != 0 {
+				if s, _ := f.PortScope(check.PortID{Node: n.GUID, Port: p.Num}); s == check.ScopeOtherSubnet || s == check.ScopeUnmanaged {
+					continue // another subnet's LIDs (findLID)
+				}
 				lids = append(lids, int(p.LID))
 			}
 		}

@@ -64,11 +64,19 @@ func Sweep(ctx context.Context, t mad.Transport, opts SweepOptions) (*check.Fabr
 	root := s.addNode(local, nil)
 	frontier := []*sweepNode{root}
 	var pendingPorts []caPortVisit
+	tried := map[string]bool{}
 	for len(frontier) > 0 || len(pendingPorts) > 0 {
 		probes := s.readLevel(ctx, frontier, pendingPorts)
 		frontier, pendingPorts = s.merge(probes)
 		if ctx.Err() != nil {
 			break
+		}
+		if len(frontier) == 0 && len(pendingPorts) == 0 {
+			// The local CA's other cabled ports (sweep_ports.go).
+			if back := s.otherPortProbes(tried); len(back) > 0 {
+				s.sendProbes(ctx, back)
+				frontier, pendingPorts = s.merge(back)
+			}
 		}
 	}
 	for _, n := range s.order {
@@ -406,7 +414,7 @@ func FabricGaps(f *check.Fabric) Gaps {
 			if p.Error != "" {
 				g.PortReads++
 			}
-			if p.PKeysError != "" && !strings.HasPrefix(p.PKeysError, notRead) {
+			if p.PKeysError != "" && !strings.HasPrefix(p.PKeysError, notRead) && !outsideSubnet(f, n, p) {
 				g.TableReads++
 			}
 		}
@@ -453,6 +461,9 @@ func (g Gaps) String() string {
 
 func fillPort(p *check.Port, pi mad.PortInfo, isSwitch bool) {
 	p.LID, p.LMC, p.SMLID = pi.LID, pi.LMC, pi.MasterSMLID
+	if !isSwitch || p.Num == 0 {
+		p.GIDPrefix = check.GUID(pi.GIDPrefix)
+	}
 	p.State, p.PhysState = stateName(pi.PortState), pi.PhysState.String()
 	p.PKeyViolations = pi.PKeyViolations
 	if isSwitch && p.Num > 0 {

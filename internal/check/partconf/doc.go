@@ -35,4 +35,10 @@
 //   - A switch's management port 0 gets every partition that names it (ALL,
 //     ALL_SWITCHES), not only the default P_Key.
 //   - Lines are read in 4094-byte pieces (fgets with sizeof(line) - 1 on 4096 bytes).
+//   - A GUID without 0x is read by strtoull(…, 0): with a leading 0 it is octal
+//     (0000000000100004 is 0x8004, and that port gets nothing), otherwise decimal.
+//   - opensm.conf (osmconf.go): with part_enforce off the switch ports facing CAs keep
+//     0xffff only; with keep_pkey_indexes FALSE a kept key moves to the first free index
+//     (a removed partition leaves no hole); a default key moved off index 0 behind the
+//     SM's back is put back at index 0 on the next run.
 package partconf

@@ -33,8 +33,8 @@ func FabricPorts(f *check.Fabric) (ports []Port, smGUID uint64) {
 			typ = Router
 		}
 		for _, p := range n.Ports {
-			if !n.IsEndPort(p) || p.GUID == 0 {
-				continue
+			if !n.IsEndPort(p) || p.GUID == 0 || !f.InSubnet(check.PortID{Node: n.GUID, Port: p.Num}) {
+				continue // another subnet's port, or one no SM manages: not OpenSM's here
 			}
 			size := p.TableSize
 			if size == 0 {
@@ -115,7 +115,8 @@ func NewFabricModel(c *Config, f *check.Fabric, opt Options) *Model {
 // Per port and 15-bit key: a key the file gives that the table lacks (missing), a key the
 // table holds that the file does not give (extra), and the same key with another
 // membership (wrong membership). Ports whose table was not read are skipped (the audit
-// reports them). Table order is not compared.
+// reports them). On end ports, a key at another index than OpenSM gives it
+// (partitions-index-moved, fabric_index.go).
 func CompareFabric(f *check.Fabric, m *Model) []check.Finding {
 	var out []check.Finding
 	if m.Source.Rejected {
@@ -126,7 +127,7 @@ func CompareFabric(f *check.Fabric, m *Model) []check.Finding {
 	byPort := map[check.PortID][]int{} // an end port's findings, by index in out
 	for _, n := range f.Nodes {
 		for _, p := range n.Ports {
-			if p.PKeys == nil || !n.IsEndPort(p) || p.GUID == 0 {
+			if p.PKeys == nil || !n.IsEndPort(p) || p.GUID == 0 || !f.InSubnet(check.PortID{Node: n.GUID, Port: p.Num}) {
 				continue
 			}
 			id := check.PortID{Node: n.GUID, Port: p.Num}
@@ -134,6 +135,7 @@ func CompareFabric(f *check.Fabric, m *Model) []check.Finding {
 				byPort[id] = append(byPort[id], len(out))
 				out = append(out, fd)
 			}
+			out = append(out, compareIndexes(f, m, id, p)...)
 		}
 	}
 	for _, n := range f.Nodes {
@@ -142,7 +144,7 @@ func CompareFabric(f *check.Fabric, m *Model) []check.Finding {
 				continue
 			}
 			peerNode, peer := f.Node(p.Peer.Node), f.Port(*p.Peer)
-			if peerNode == nil || peer == nil || peerNode.Type == check.NodeSwitch || peer.GUID == 0 {
+			if peerNode == nil || peer == nil || peerNode.Type == check.NodeSwitch || peer.GUID == 0 || !f.InSubnet(*p.Peer) {
 				continue
 			}
 			pt := m.Peer(uint64(peer.GUID))

@@ -23,7 +23,7 @@ func Lint(c *Config, opt LintOptions) []Finding {
 	}
 	var out []Finding
 	add := func(sev Severity, pos Pos, rule, msg, hint string) {
-		out = append(out, Finding{Severity: sev, Pos: pos, Rule: rule, Message: msg, Hint: hint})
+		out = append(out, Finding{Severity: sev, Pos: pos, Rule: rule, Message: msg, Action: hint})
 	}
 	out = append(out, c.Findings...)
 	if !c.Exists {
@@ -38,6 +38,7 @@ func Lint(c *Config, opt LintOptions) []Finding {
 		lintPartition(c, p, opt, add)
 	}
 	lintTables(c, opt, add)
+	lintValues(c, add)
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i].Pos, out[j].Pos
 		if a.Line != b.Line {
@@ -48,13 +49,13 @@ func Lint(c *Config, opt LintOptions) []Finding {
 	if c.Uncertain != "" {
 		head := Finding{Severity: Error, Pos: c.UncertainAt, Rule: "opensm-uncertain",
 			Message: "WHAT OPENSM DOES WITH THIS FILE CANNOT BE PREDICTED: " + c.Uncertain + "; in the lab OpenSM usually rejected such files (fallback Default=0x7fff : ALL=full)",
-			Hint:    "end the mgid line with a group flag before ';' (mgid=GID,sl=0;) or put ';' on a line of its own after a member"}
+			Action:  "end the mgid line with a group flag before ';' (mgid=GID,sl=0;) or put ';' on a line of its own after a member"}
 		out = append([]Finding{head}, out...)
 	}
 	if c.Rejected {
 		head := Finding{Severity: Error, Pos: c.RejectedAt, Rule: "file-rejected",
 			Message: "OpenSM REJECTS THIS FILE (PARSE ERROR at this line) and applies Default=0x7fff : ALL=full instead: every port becomes a full member of the default partition, no other partition exists, ALL ISOLATION IS LOST",
-			Hint:    "fix the errors below; `opensm` logs \"Partition configuration in error; retrying with default config\""}
+			Action:  "fix the errors below; `opensm` logs \"Partition configuration in error; retrying with default config\""}
 		out = append([]Finding{head}, out...)
 	}
 	return out

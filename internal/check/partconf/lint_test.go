@@ -48,7 +48,7 @@ func TestLintRules(t *testing.T) {
 			for _, f := range fs {
 				got = append(got, f.String())
 				if f.Rule == tt.rule && f.Severity == tt.sev && fmt.Sprintf("%d:%d", f.Pos.Line, f.Pos.Col) == tt.at {
-					if f.Hint == "" || f.Pos.File != "p.conf" {
+					if f.Action == "" || f.Pos.File != "p.conf" {
 						t.Errorf("finding without hint or file: %v", f)
 					}
 					return

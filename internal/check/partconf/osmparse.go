@@ -139,7 +139,7 @@ func (e *emu) finding(sev Severity, at int, rule, msg, hint string) {
 		msg += " (OpenSM read this from what an earlier, longer line left in its 4096-byte line buffer)"
 		p.Col = 1
 	}
-	e.c.Findings = append(e.c.Findings, Finding{Severity: sev, Pos: p, Rule: rule, Message: msg, Hint: hint})
+	e.c.Findings = append(e.c.Findings, Finding{Severity: sev, Pos: p, Rule: rule, Message: msg, Action: hint})
 }
 
 // abort is a PARSE ERROR that makes osm_prtn_config_parse_file return 1: OpenSM drops
@@ -228,7 +228,7 @@ func Parse(file string, data []byte) *Config {
 		c.RejectReason = "the file holds no definition (empty, blank or only comments): OpenSM treats that as a configuration error"
 		c.Findings = append(c.Findings, Finding{Severity: Error, Pos: c.RejectedAt, Rule: "opensm-rejects",
 			Message: c.RejectReason + " and programs its fallback Default=0x7fff : ALL=full",
-			Hint:    "add at least `Default=0x7fff, ipoib : ALL=full;`, or remove the file (OpenSM then uses the same fallback without an error)"})
+			Action:  "add at least `Default=0x7fff, ipoib : ALL=full;`, or remove the file (OpenSM then uses the same fallback without an error)"})
 	}
 	c.sortPartitions()
 	return c
@@ -545,14 +545,14 @@ func (e *emu) partitionCreate(defAt, nameAt, idAt int, flags []Flag) bool {
 		case key == 0:
 			e.c.Findings = append(e.c.Findings, Finding{Severity: Error, Pos: idPos, Rule: "key-zero",
 				Message: fmt.Sprintf("key %s is 0 after OpenSM truncates it to 16 bits and drops the top bit: OpenSM silently generates a key instead", id),
-				Hint:    "choose a key between 0x0001 and 0x7ffe"})
+				Action:  "choose a key between 0x0001 and 0x7ffe"})
 		case v > 0xffff:
 			e.c.Findings = append(e.c.Findings, Finding{Severity: Error, Pos: idPos, Rule: "key-too-large",
-				Message: fmt.Sprintf("key %s is wider than 16 bits: OpenSM truncates it to 0x%04x", id, key), Hint: "write the 15-bit key, at most 0x7fff"})
+				Message: fmt.Sprintf("key %s is wider than 16 bits: OpenSM truncates it to 0x%04x", id, key), Action: "write the 15-bit key, at most 0x7fff"})
 		case v&0x8000 != 0:
 			e.c.Findings = append(e.c.Findings, Finding{Severity: Warning, Pos: idPos, Rule: "key-top-bit",
 				Message: fmt.Sprintf("key %s has the membership bit set: OpenSM ignores it, the key is 0x%04x", id, key),
-				Hint:    fmt.Sprintf("write =0x%04x; membership is set per member with =full/=limited", key)})
+				Action:  fmt.Sprintf("write =0x%04x; membership is set per member with =full/=limited", key)})
 		}
 	}
 	if len(name) >= 32 && hasName {
@@ -839,7 +839,7 @@ func (e *emu) createGroups(p *Partition, d *Definition, gid [16]byte, g groupFla
 		if why := e.c.refuseGroup(mg); why != "" {
 			e.c.Findings = append(e.c.Findings, Finding{Severity: Warning, Pos: pos, Rule: "mgid-refused",
 				Message: fmt.Sprintf("OpenSM's SA refuses to create multicast group %s: %s", netip.AddrFrom16(mg), why),
-				Hint:    "for IPoIB groups give the partition the ipoib flag (its broadcast group must exist first, in the same scope)"})
+				Action:  "for IPoIB groups give the partition the ipoib flag (its broadcast group must exist first, in the same scope)"})
 			continue
 		}
 		grp := &MGroup{MGID: netip.AddrFrom16(mg), QKey: g.QKey, MTU: uint8(g.MTU), Rate: uint8(g.Rate), SL: uint8(g.SL), Scope: s,

@@ -2,57 +2,29 @@ package partconf
 
 import (
 	"fmt"
+	"github.com/ibkey/ibkey/internal/check"
 	"io"
 	"net/netip"
 	"sort"
 )
 
-// Severity of a Finding.
-type Severity uint8
+// Severity is check.Severity, the one severity of lint, audit and comparison findings.
+type Severity = check.Severity
 
+// The two severities, as check names them.
 const (
-	Error Severity = iota
-	Warning
+	Error   = check.SeverityError
+	Warning = check.SeverityWarning
 )
 
-func (s Severity) String() string {
-	if s == Error {
-		return "error"
-	}
-	return "warning"
-}
+// Pos is a place in a partitions.conf file (check.FilePos). Line and Col are 1-based
+// physical lines and byte columns (OpenSM's own "line N" counts 4094-byte pieces of
+// longer lines).
+type Pos = check.FilePos
 
-// Pos is a place in a partitions.conf file. Line and Col are 1-based physical lines and
-// byte columns (OpenSM's own "line N" counts 4094-byte pieces of longer lines).
-type Pos struct {
-	File string
-	Line int
-	Col  int
-}
-
-func (p Pos) String() string {
-	if p.Line == 0 {
-		return p.File + ":(implicit)"
-	}
-	return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Col)
-}
-
-// Finding is one parse or lint result.
-type Finding struct {
-	Severity Severity
-	Pos      Pos
-	Rule     string // stable identifier, e.g. "opensm-rejects", "duplicate-key"
-	Message  string
-	Hint     string // how to fix it
-}
-
-func (f Finding) String() string {
-	s := fmt.Sprintf("%s: %s: %s [%s]", f.Pos, f.Severity, f.Message, f.Rule)
-	if f.Hint != "" {
-		s += " (fix: " + f.Hint + ")"
-	}
-	return s
-}
+// Finding is check.Finding: a parse or lint finding has a Pos and no Ports, and its
+// Action says how to fix the line.
+type Finding = check.Finding
 
 // MemberFlag is the membership a member item asks for.
 type MemberFlag uint8

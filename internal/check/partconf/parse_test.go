@@ -104,7 +104,7 @@ func TestParse(t *testing.T) {
 				}
 			}
 			for _, f := range c.Findings {
-				if f.Pos.File != "p.conf" || f.Pos.Line < 1 || f.Pos.Col < 1 || f.Message == "" || f.Hint == "" || f.Rule == "" {
+				if f.Pos.File != "p.conf" || f.Pos.Line < 1 || f.Pos.Col < 1 || f.Message == "" || f.Action == "" || f.Rule == "" {
 					t.Errorf("incomplete finding %+v", f)
 				}
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/check/partconf"
+	"github.com/ibkey/ibkey/internal/fsread"
 	"github.com/ibkey/ibkey/internal/query"
 )
 
@@ -23,6 +24,7 @@ type CheckOptions struct {
 	Ctx        context.Context
 	Source     *cmdutil.FabricSweep
 	Partitions string
+	OpenSMConf string
 	AllowBoth  bool
 	Strict     bool
 	Ignore     []string
@@ -82,18 +84,20 @@ JSON (-o json): {"source","partitions","findings":[{"severity","rule","ports":
 	}
 	o.Source = cmdutil.AddFabricSweepFlags(c, f)
 	c.Flags().StringVar(&o.Partitions, "partitions", "", "compare the tables with what OpenSM programs from this partitions.conf (`FILE`)")
+	c.Flags().StringVar(&o.OpenSMConf, "opensm-conf", "", "read OpenSM's options from its opensm.conf (`FILE`): part_enforce, allow_both_pkeys and keep_pkey_indexes replace --allow-both and the defaults, partition_config_file is the default --partitions")
 	c.Flags().BoolVar(&o.AllowBoth, "allow-both", false, "OpenSM runs with -W (allow_both_pkeys): `both` gives a full and a limited entry")
 	c.Flags().BoolVar(&o.Strict, "strict", false, "exit 1 on warnings too")
 	c.Flags().StringSliceVar(&o.Ignore, "ignore", nil, "drop findings of these `RULES` (comma-separated, e.g. enforcement-off)")
 	_ = c.MarkFlagFilename("partitions")
+	_ = c.MarkFlagFilename("opensm-conf")
 	_ = c.RegisterFlagCompletionFunc("ignore", cobra.FixedCompletions(checkRules, cobra.ShellCompDirectiveNoFileComp))
 	return c
 }
 
 var checkRules = []string{
 	check.RuleHCAKeyNotOnSwitch, check.RuleSwitchKeyNotOnHCA, check.RuleLimitedOnly, check.RuleEnforcementOff,
-	check.RuleTableFull, check.RulePortNotActive, check.RuleNotRead, check.RuleSweepIncomplete,
-	partconf.RuleMissingKey, partconf.RuleExtraKey, partconf.RuleWrongMembership, partconf.RuleTableOverflow, partconf.RuleFileRejected,
+	check.RuleTableFull, check.RulePortNotActive, check.RuleNotRead, check.RuleSweepIncomplete, check.RuleDefaultNotIndex0,
+	partconf.RuleIndexMoved, partconf.RuleGUIDNotInFabric, partconf.RuleMissingKey, partconf.RuleExtraKey, partconf.RuleWrongMembership, partconf.RuleTableOverflow, partconf.RuleFileRejected,
 }
 
 func runCheck(o *CheckOptions) error {
@@ -108,9 +112,30 @@ func runCheck(o *CheckOptions) error {
 		}
 		ignore[r] = true
 	}
+	var osm *partconf.OpenSMConf
+	if o.OpenSMConf != "" {
+		data, err := fsread.ReadFile(o.OpenSMConf, partconf.MaxOpenSMConfSize, "an opensm.conf")
+		if err != nil {
+			return cmdutil.Usagef("--opensm-conf: %v", err)
+		}
+		osm = partconf.ParseOpenSMConf(o.OpenSMConf, data)
+		for _, w := range osm.Warnings {
+			o.Notices.Warn(w)
+		}
+		if o.Partitions == "" {
+			// OpenSM reads partition_config_file; when it is not on this machine
+			// (the audit runs elsewhere), say so rather than fail.
+			if _, err := os.Stat(osm.PartitionConfigFile); err == nil {
+				o.Partitions = osm.PartitionConfigFile
+				o.Notices.Note(fmt.Sprintf("comparing with %s (partition_config_file of %s)", o.Partitions, o.OpenSMConf))
+			} else {
+				o.Notices.Note(fmt.Sprintf("not compared with a partitions.conf: %s names %s, which is not here (give --partitions)", o.OpenSMConf, osm.PartitionConfigFile))
+			}
+		}
+	}
 	var conf *partconf.Config
 	if o.Partitions != "" {
-		data, err := os.ReadFile(o.Partitions)
+		data, err := fsread.ReadFile(o.Partitions, partconf.MaxFileSize, "a partitions.conf")
 		if err != nil {
 			return cmdutil.Usagef("--partitions: %v", err)
 		}
@@ -120,9 +145,20 @@ func runCheck(o *CheckOptions) error {
 		return err
 	}
 	return o.Source.Load(o.Ctx, o.Notices, false, true, func(fab *check.Fabric) error {
-		all := check.Audit(fab)
+		auditOpts := check.AuditOptions{}
+		if osm != nil {
+			auditOpts = osm.AuditOptions()
+		}
+		res := check.AuditFabric(fab, auditOpts)
+		all := res.Findings
 		if conf != nil {
-			all = append(all, partconf.CompareFabric(fab, partconf.NewFabricModel(conf, fab, partconf.Options{AllowBoth: o.AllowBoth}))...)
+			base := partconf.Options{AllowBoth: o.AllowBoth}
+			model := partconf.NewFabricModel(conf, fab, base)
+			if osm != nil {
+				model = osm.FabricModel(conf, fab, base)
+			}
+			all = append(all, partconf.CompareFabric(fab, model)...)
+			all = append(all, partconf.UnknownGUIDs(conf, fab)...)
 		}
 		var findings []check.Finding
 		var errs, warns int
@@ -164,16 +200,41 @@ func runCheck(o *CheckOptions) error {
 				return err
 			}
 		}
+		if len(res.Outside) > 0 {
+			o.Notices.Note(fmt.Sprintf("%s outside the swept subnet, not audited: %s", cmdutil.Plural(len(res.Outside), "port", "ports"), outsideList(fab, res.Outside)))
+		}
 		if check.HasErrors(findings, o.Strict) {
 			return cmdutil.Exit(cmdutil.ExitNo)
+		}
+		// A partial sweep or one without tables is reported (and exits 4) by Load;
+		// what else the audit could not check is said here.
+		if res.Incomplete() && !query.FabricGaps(fab).Partial() && cmdutil.TablesNotRead(fab) == 0 {
+			fmt.Fprintf(o.IO.ErrOut, "ibkey: audit incomplete: %s; not checked, so no all-clear\n", res.NotCheckedSummary())
+			return cmdutil.Exit(cmdutil.ExitIncomplete)
 		}
 		return nil
 	})
 }
 
+// outsideList names up to four ports outside the subnet, with why.
+func outsideList(fab *check.Fabric, out []check.OutsidePort) string {
+	var parts []string
+	for i, p := range out {
+		if i == 4 {
+			parts = append(parts, fmt.Sprintf("and %d more", len(out)-4))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s (%s)", fab.Label(p.PortID), p.Reason))
+	}
+	return strings.Join(parts, ", ")
+}
+
 func writeFindings(w io.Writer, fab *check.Fabric, findings []check.Finding) {
 	var b strings.Builder
 	for _, fd := range findings {
+		if fd.Pos.Line > 0 {
+			fmt.Fprintf(&b, "%s: ", fd.Pos)
+		}
 		fmt.Fprintf(&b, "%s: %s [%s]\n", fd.Severity, fd.Message, fd.Rule)
 		if len(fd.Ports) > 0 {
 			ports := make([]string, len(fd.Ports))

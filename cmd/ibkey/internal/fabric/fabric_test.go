@@ -1,12 +1,15 @@
 package fabric
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/charmbracelet/x/exp/golden"
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/check/partconf"
 )
 
 // The fabric commands on committed sweeps (--fabric-file): small.json is small.net after
@@ -129,5 +132,48 @@ func TestCheckUncertainPartitions(t *testing.T) {
 	r = runIbkey(t, false, nil, "fabric", "check", "--fabric-file", smallFabric, "--partitions", fabricConf, "--ignore", "enforcement-off")
 	if r.code != 0 || strings.Contains(r.stderr, "cannot be predicted") {
 		t.Errorf("a predictable file: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// TestCheckOpenSMConf: --opensm-conf replaces hand-given assumptions with what OpenSM
+// reads (osm_subnet.c): part_enforce off is no finding, partition_config_file is the
+// default --partitions, values OpenSM reads differently are warned about, and the
+// file is read bounded (a device is refused, exit 2).
+func TestCheckOpenSMConf(t *testing.T) {
+	abs, err := filepath.Abs(fabricConf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	off := writeTemp(t, "off.conf", "# opensm.conf\npart_enforce off\npartition_config_file "+abs+"\n")
+	r := runIbkey(t, false, nil, "fabric", "check", "--fabric-file", smallFabric, "--opensm-conf", off)
+	if r.code != 0 || strings.Contains(r.stdout, check.RuleEnforcementOff) || !strings.Contains(r.stderr, "comparing with "+abs) {
+		t.Errorf("part_enforce off: exit %d\n%s--- stderr\n%s", r.code, r.stdout, r.stderr)
+	}
+	r = runIbkey(t, false, nil, "fabric", "check", "--fabric-file", smallFabric, "--partitions", fabricConf)
+	if !strings.Contains(r.stdout, check.RuleEnforcementOff) {
+		t.Errorf("without --opensm-conf the audit assumes enforcement on and reports it off:\n%s", r.stdout)
+	}
+	odd := writeTemp(t, "odd.conf", "allow_both_pkeys yes\npartition_config_file /nonexistent/partitions.conf\n")
+	r = runIbkey(t, false, nil, "fabric", "check", "--fabric-file", smallFabric, "--opensm-conf", odd, "--ignore", "enforcement-off")
+	if !strings.Contains(r.stderr, "anything but TRUE as FALSE") || !strings.Contains(r.stderr, "not compared with a partitions.conf") {
+		t.Errorf("odd opensm.conf: exit %d, stderr:\n%s", r.code, r.stderr)
+	}
+	r = runIbkey(t, false, nil, "fabric", "check", "--fabric-file", smallFabric, "--opensm-conf", "/dev/zero")
+	if r.code != 2 || !strings.Contains(r.stderr, "--opensm-conf") {
+		t.Errorf("--opensm-conf /dev/zero: exit %d, stderr %q; want exit 2 naming the flag", r.code, r.stderr)
+	}
+}
+
+// TestCheckNamesGUIDsNotInFabric: a port GUID the file names that the fabric does not
+// have is a warning at its line (OpenSM skips it silently).
+func TestCheckNamesGUIDsNotInFabric(t *testing.T) {
+	data, err := os.ReadFile(fabricConf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf := writeTemp(t, "extra.conf", string(data)+"extra=0x0077 : 0x0002c903deadbeef=full;\n")
+	r := runIbkey(t, false, nil, "fabric", "check", "--fabric-file", smallFabric, "--partitions", conf, "--ignore", "enforcement-off")
+	if !strings.Contains(r.stdout, "0x0002c903deadbeef") || !strings.Contains(r.stdout, "["+partconf.RuleGUIDNotInFabric+"]") || !strings.Contains(r.stdout, "extra.conf:") {
+		t.Errorf("exit %d\n%s--- stderr\n%s", r.code, r.stdout, r.stderr)
 	}
 }

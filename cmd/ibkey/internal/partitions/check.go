@@ -110,7 +110,7 @@ func runCheck(o *CheckOptions) error {
 			Warnings  int           `json:"warnings"`
 		}{c.File, c.Rejected, c.Uncertain, []findingJSON{}, errs, warns}
 		for _, fd := range findings {
-			out.Findings = append(out.Findings, findingJSON{fd.Severity.String(), fd.Pos.File, fd.Pos.Line, fd.Pos.Col, fd.Rule, fd.Message, fd.Hint})
+			out.Findings = append(out.Findings, findingJSON{fd.Severity.String(), fd.Pos.File, fd.Pos.Line, fd.Pos.Col, fd.Rule, fd.Message, fd.Action})
 		}
 		if err := cmdutil.WriteJSON(o.IO.Out, out); err != nil {
 			return err
@@ -149,8 +149,8 @@ func writeFindings(w io.Writer, findings []partconf.Finding, color bool) {
 			line = red.Render(line)
 		}
 		b.WriteString(line + "\n")
-		if fd.Hint != "" {
-			b.WriteString("  fix: " + fd.Hint + "\n")
+		if fd.Action != "" {
+			b.WriteString("  fix: " + fd.Action + "\n")
 		}
 	}
 	io.WriteString(w, b.String())

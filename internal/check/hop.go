@@ -1,0 +1,117 @@
+package check
+
+import "fmt"
+
+// The switch-port rule, shared by the audit (Audit: hca-key-not-on-switch) and
+// can-talk over a known fabric (CanTalk with Endpoint.Fabric), so the two cannot
+// disagree.
+//
+// A switch port with partition enforcement checks the P_Key of every packet against
+// its own table (IBA 10.9.4, PortInfo PartitionEnforcementInbound/Outbound): inbound
+// for packets arriving from the port it faces, outbound for packets it sends there. A
+// packet whose 15-bit key the switch port's table lacks is dropped there. OpenSM copies
+// the keys of the end port a switch port faces into that switch port (osm_pkey_mgr.c,
+// pkey_mgr_update_peer_port), so on a fabric it programmed the two agree.
+
+// HopResult is what a switch port does with one partition's packets in one direction.
+type HopResult uint8
+
+const (
+	// HopPasses: the switch port holds the key, or does not enforce in that direction.
+	HopPasses HopResult = iota
+	// HopDrops: the switch port enforces in that direction and lacks the key.
+	HopDrops
+	// HopUnknown: the switch port's table or enforcement bits were not read.
+	HopUnknown
+)
+
+func (r HopResult) String() string {
+	switch r {
+	case HopPasses:
+		return "passes"
+	case HopDrops:
+		return "drops"
+	}
+	return "unknown"
+}
+
+// HopCheck is the rule applied at the switch port cabled to an end port, for one key.
+type HopCheck struct {
+	End, Switch PortID
+	Key         uint16
+	// TableRead: the switch port's P_Key table was read; OnSwitch: it holds Key.
+	TableRead, OnSwitch bool
+	// Enforcement as read from the switch port's PortInfo; nil when not read.
+	Enforcement *Enforcement
+	// FromEnd is what happens to packets the end port sends (the switch's inbound
+	// check), ToEnd to packets sent to it (the outbound check).
+	FromEnd, ToEnd HopResult
+}
+
+// FirstHop returns the switch port cabled to an end port; ok is false when the end
+// port is not cabled to a switch (back to back, or not in the fabric).
+func (f *Fabric) FirstHop(end PortID) (sw PortID, ok bool) {
+	p := f.Port(end)
+	if p == nil || p.Peer == nil {
+		return PortID{}, false
+	}
+	n := f.Node(p.Peer.Node)
+	if n == nil || n.Type != NodeSwitch {
+		return PortID{}, false
+	}
+	return *p.Peer, true
+}
+
+// CheckHop applies the switch-port rule to key at the switch port cabled to end. ok is
+// false when end is not cabled to a switch port (nothing to check).
+func (f *Fabric) CheckHop(end PortID, key uint16) (h HopCheck, ok bool) {
+	swID, ok := f.FirstHop(end)
+	if !ok {
+		return HopCheck{}, false
+	}
+	sw := f.Port(swID)
+	h = HopCheck{End: end, Switch: swID, Key: key, Enforcement: sw.Enforcement, TableRead: sw.PKeys != nil}
+	if h.TableRead {
+		for _, k := range sw.PKeys {
+			if k.Valid() && k.Key() == key {
+				h.OnSwitch = true
+				break
+			}
+		}
+	}
+	judge := func(enforced func(*Enforcement) bool) HopResult {
+		switch {
+		case h.TableRead && h.OnSwitch:
+			return HopPasses
+		case h.Enforcement != nil && !enforced(h.Enforcement):
+			return HopPasses
+		case !h.TableRead || h.Enforcement == nil:
+			return HopUnknown
+		}
+		return HopDrops
+	}
+	h.FromEnd = judge(func(e *Enforcement) bool { return e.Inbound })
+	h.ToEnd = judge(func(e *Enforcement) bool { return e.Outbound })
+	return h, true
+}
+
+// Sentence says what the hop does with the key's packets, for reasons and findings.
+func (h HopCheck) Sentence(f *Fabric) string {
+	key := hex4(h.Key)
+	sw, end := f.Label(h.Switch), f.Label(h.End)
+	switch {
+	case h.TableRead && h.OnSwitch:
+		return fmt.Sprintf("%s, the switch port facing %s, holds partition %s", sw, end, key)
+	case !h.TableRead:
+		return fmt.Sprintf("the P_Key table of %s, the switch port facing %s, was not read: whether it passes partition %s is not known", sw, end, key)
+	case h.Enforcement == nil:
+		return fmt.Sprintf("%s, the switch port facing %s, lacks partition %s and its enforcement bits were not read: it drops those packets if it enforces partitions", sw, end, key)
+	case h.FromEnd == HopDrops && h.ToEnd == HopDrops:
+		return fmt.Sprintf("%s, the switch port facing %s, lacks partition %s and enforces partitions: it drops that partition's packets to and from %s", sw, end, key, end)
+	case h.FromEnd == HopDrops:
+		return fmt.Sprintf("%s, the switch port facing %s, lacks partition %s and enforces inbound: it drops that partition's packets from %s (outbound enforcement is off)", sw, end, key, end)
+	case h.ToEnd == HopDrops:
+		return fmt.Sprintf("%s, the switch port facing %s, lacks partition %s and enforces outbound: it drops that partition's packets to %s (inbound enforcement is off)", sw, end, key, end)
+	}
+	return fmt.Sprintf("%s, the switch port facing %s, lacks partition %s but does not enforce partitions, so it passes them (once enforcement is on it will drop them)", sw, end, key)
+}

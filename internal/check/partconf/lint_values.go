@@ -1,0 +1,112 @@
+package partconf
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/ibkey/ibkey/internal/check"
+)
+
+// What OpenSM reads differently from what the admin meant (issue: the lint was silent).
+//
+//   - GUIDs: partition_add_port reads a member with strtoull(name, NULL, 0), so a GUID
+//     without 0x and with a leading 0 is octal (0000000000100004 is 0x8004) and one
+//     without 0x and without a leading 0 is decimal.
+//   - mtu= and rate= take IB codes (osm_prtn_config.c stores them as uint8; the codes
+//     are not documented there, opensm issue 31): MTU 1-5 (256, 512, 1024, 2048, 4096
+//     bytes, IBA 14.2.5.6 / 15.2.5.16 NeighborMTU), rate 2-22 (IBA Table 15.2.5.16
+//     PathRecord Rate: 2 = 2.5 Gb/s, 3 = 10 Gb/s ... 22 = 600 Gb/s). A value in bytes
+//     or Gb/s is a different code, or no code at all.
+
+// ibMTUBytes are the MTU codes 1-5.
+var ibMTUBytes = [...]int{1: 256, 2: 512, 3: 1024, 4: 2048, 5: 4096}
+
+// ibRateGbps are the rate codes 2-22 (IBA PathRecord Rate).
+var ibRateGbps = map[uint32]string{2: "2.5", 3: "10", 4: "30", 5: "5", 6: "20", 7: "40", 8: "60", 9: "80", 10: "120",
+	11: "14", 12: "56", 13: "112", 14: "168", 15: "25", 16: "100", 17: "200", 18: "300", 19: "28", 20: "50", 21: "400", 22: "600"}
+
+func lintValues(c *Config, add func(Severity, Pos, string, string, string)) {
+	for _, p := range c.Partitions {
+		for _, m := range p.Members {
+			if m.Kind != KindGUID || m.Def.Implicit {
+				continue
+			}
+			switch {
+			case m.Octal:
+				add(Warning, m.Pos, "octal-guid", fmt.Sprintf("%s has no 0x and starts with 0: OpenSM reads it as octal, port 0x%016x", m.Text, m.GUID),
+					fmt.Sprintf("write the GUID in hex with 0x: 0x%016x if that is the port you mean (GUIDs as ibstat prints them need 0x in front)", m.GUID))
+			case m.Decimal:
+				add(Warning, m.Pos, "decimal-guid", fmt.Sprintf("%s has no 0x: OpenSM reads it as a decimal number, port 0x%016x", m.Text, m.GUID),
+					"write the GUID in hex with 0x (as ibstat and ibnetdiscover print it)")
+			}
+		}
+		for _, g := range p.Groups {
+			if g.RawMTU < 1 || g.RawMTU > 5 {
+				hint := "use an IB MTU code: 1=256, 2=512, 3=1024, 4=2048, 5=4096 bytes"
+				for code, bytes := range ibMTUBytes {
+					if code > 0 && uint32(bytes) == g.RawMTU {
+						hint = fmt.Sprintf("for %d bytes write mtu=%d (IB MTU codes: 1=256 ... 5=4096)", bytes, code)
+					}
+				}
+				add(Warning, g.Pos, "mtu-code", fmt.Sprintf("multicast group %s: mtu=%d is not an IB MTU code (1-5); OpenSM stores %d and the group's MTU is not what was meant", g.MGID, g.RawMTU, g.MTU), hint)
+			}
+			if _, ok := ibRateGbps[g.RawRate]; !ok {
+				hint := "use an IB rate code, e.g. 3=10, 6=20, 7=40, 12=56, 16=100, 17=200, 21=400 Gb/s"
+				for code, gbps := range ibRateGbps {
+					if gbps == fmt.Sprint(g.RawRate) {
+						hint = fmt.Sprintf("for %s Gb/s write rate=%d (IB rate codes are not Gb/s)", gbps, code)
+					}
+				}
+				add(Warning, g.Pos, "rate-code", fmt.Sprintf("multicast group %s: rate=%d is not an IB rate code (2-22); OpenSM stores %d and the group's rate is not what was meant", g.MGID, g.RawRate, g.Rate), hint)
+			}
+		}
+	}
+}
+
+// RuleGUIDNotInFabric: a port GUID of the file that the swept fabric does not have.
+const RuleGUIDNotInFabric = "guid-not-in-fabric"
+
+// UnknownGUIDs lists the port GUIDs the file names that are not end ports of the
+// fabric (`fabric check --partitions`): a typo, a replaced card, or a port of another
+// subnet. OpenSM skips them silently (osm_prtn_config.c: the port is looked up when
+// the partition is built). Sorted by GUID, each with where the file names it first.
+func UnknownGUIDs(c *Config, f *check.Fabric) []Finding {
+	known := map[uint64]bool{}
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if n.IsEndPort(p) && p.GUID != 0 {
+				known[uint64(p.GUID)] = true
+			}
+		}
+	}
+	first := map[uint64]*Member{}
+	for _, p := range c.Partitions {
+		for _, m := range p.Members {
+			if m.Kind == KindGUID && !m.Def.Implicit && !known[m.GUID] {
+				if _, ok := first[m.GUID]; !ok {
+					first[m.GUID] = m
+				}
+			}
+		}
+	}
+	guids := make([]uint64, 0, len(first))
+	for g := range first {
+		guids = append(guids, g)
+	}
+	sort.Slice(guids, func(i, j int) bool { return guids[i] < guids[j] })
+	out := make([]Finding, 0, len(guids))
+	for _, g := range guids {
+		m := first[g]
+		what := fmt.Sprintf("port 0x%016x (%s) is not in the fabric", g, m.Text)
+		if n := f.Node(check.GUID(g)); n != nil {
+			what = fmt.Sprintf("0x%016x (%s) is the node GUID of %q, not a port GUID: OpenSM matches port GUIDs", g, m.Text, n.Description)
+		}
+		if f.Incomplete != "" || len(f.Unreachable) > 0 {
+			what += " (as far as the sweep saw: it is partial, the port may be in the part not read)"
+		}
+		out = append(out, Finding{Severity: Warning, Pos: m.Pos, Rule: RuleGUIDNotInFabric,
+			Message: what + ": OpenSM skips it, so the partition has one member fewer than the file says",
+			Action:  "check the GUID (ibstat, ibnetdiscover list port GUIDs), or remove the line if the card is gone"})
+	}
+	return out
+}

@@ -1,0 +1,69 @@
+package partconf
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ibkey/ibkey/internal/check"
+)
+
+func TestLintValues(t *testing.T) {
+	const def = "Default=0x7fff, ipoib : ALL=full;\n"
+	for _, tc := range []struct {
+		in, rule, text string
+	}{
+		{def + "a=0x10 : 0000000000100004=full;\n", "octal-guid", "0x0000000000008004"},
+		{def + "a=0x10 : 1048580=full;\n", "decimal-guid", "0x0000000000100004"},
+		{"Default=0x7fff, ipoib, mtu=2048 : ALL=full;\n", "mtu-code", "mtu=4"},
+		{"Default=0x7fff, ipoib, rate=100 : ALL=full;\n", "rate-code", "rate=16"},
+		{"Default=0x7fff, ipoib, mtu=0 : ALL=full;\n", "mtu-code", "IB MTU code"},
+	} {
+		var got []Finding
+		for _, fd := range Lint(Parse("p.conf", []byte(tc.in)), LintOptions{}) {
+			if fd.Rule == tc.rule {
+				got = append(got, fd)
+			}
+		}
+		if len(got) != 1 || !strings.Contains(got[0].Message+" "+got[0].Action, tc.text) || got[0].Severity != Warning {
+			t.Errorf("%q: %s findings %v, want one with %q", tc.in, tc.rule, got, tc.text)
+		}
+	}
+	// Codes as OpenSM means them, hex GUIDs: quiet.
+	for _, fd := range Lint(Parse("p.conf", []byte("Default=0x7fff, ipoib, mtu=5, rate=7 : ALL=full;\na=0x10 : 0x0002c90300000204=full;\n")), LintOptions{}) {
+		t.Errorf("clean file: %s", fd)
+	}
+}
+
+func TestUnknownGUIDs(t *testing.T) {
+	f := &check.Fabric{Nodes: []*check.Node{
+		{GUID: 0xa0, Type: check.NodeCA, Description: "HcaA", Ports: []*check.Port{{Num: 1, GUID: 0xa1}}},
+		{GUID: 0x50, Type: check.NodeSwitch, Description: "S", Ports: []*check.Port{{Num: 0, GUID: 0x50}, {Num: 1}}},
+	}}
+	f.Normalize()
+	c := Parse("p.conf", []byte("Default=0x7fff : ALL=full;\na=0x10 : 0xa1=full, 0xa0, 0x50, 0xdead, 0xdead=limited;\n"))
+	got := UnknownGUIDs(c, f)
+	if len(got) != 2 || !strings.Contains(got[0].Message, `node GUID of "HcaA"`) || !strings.Contains(got[1].Message, "0x000000000000dead") || got[1].Pos.Col != 33 {
+		t.Errorf("%v", got)
+	}
+	f.Unreachable = []check.Unreachable{{}}
+	if got := UnknownGUIDs(c, f); !strings.Contains(got[1].Message, "partial") {
+		t.Errorf("partial sweep: %v", got)
+	}
+}
+
+// TestOneSeverityOneFinding: lint, audit and the comparison with a file share one
+// Severity (errors sort first everywhere) and one Finding.
+func TestOneSeverityOneFinding(t *testing.T) {
+	if Error != check.SeverityError || Warning != check.SeverityWarning || !(Error > Warning) {
+		t.Fatalf("severities: Error %d Warning %d", Error, Warning)
+	}
+	fs := Lint(Parse("p.conf", []byte("a=0x10 : 0x1=full, 0x1=limited;\nb=0x20 : ALL_CAs;\n")), LintOptions{})
+	check.SortFindings(fs)
+	if len(fs) < 2 || fs[0].Severity != Error || fs[len(fs)-1].Severity != Warning {
+		t.Errorf("sorted lint findings: %v", fs)
+	}
+	var f check.Finding = fs[0] // the same type
+	if f.Pos.IsZero() || !strings.HasPrefix(f.String(), "p.conf:") {
+		t.Errorf("a file finding keeps its position: %s", f)
+	}
+}

@@ -1,0 +1,155 @@
+package partconf
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/ibkey/ibkey/internal/check"
+)
+
+// OpenSM's own configuration file (opensm.conf, `opensm -F FILE`; `opensm -c FILE`
+// writes one with every default), as osm_subnet.c reads it (osm_subn_parse_conf_file):
+// per line of at most 1023 bytes, everything from '#' on is a comment, the first word
+// (split on space, tab, newline) is the option name, the rest of the line, trimmed, its
+// value; an unknown name is ignored. The options that decide what OpenSM programs into
+// P_Key tables:
+//
+//   - partition_config_file PATH (default /etc/opensm/partitions.conf; -P);
+//   - part_enforce both|in|out|off (default both; -Z): partition enforcement on
+//     switch ports facing end ports; any other value is logged ("Invalid Cached Option
+//     Value") and both is used (osm_subn_verify_config);
+//   - no_partition_enforcement TRUE (deprecated; -N): part_enforce off, whatever
+//     part_enforce says;
+//   - allow_both_pkeys TRUE|FALSE (default FALSE; -W);
+//   - keep_pkey_indexes TRUE|FALSE (default TRUE): keep a key at the index it has.
+//
+// Booleans follow opts_parse_boolean: exactly "TRUE" is true, anything else false.
+
+// EnforceMode is OpenSM's part_enforce.
+type EnforceMode uint8
+
+const (
+	EnforceBoth EnforceMode = iota
+	EnforceIn
+	EnforceOut
+	EnforceOff
+)
+
+func (e EnforceMode) String() string {
+	return [...]string{"both", "in", "out", "off"}[e]
+}
+
+// OpenSMConf is what an opensm.conf sets for the partition manager.
+type OpenSMConf struct {
+	File string
+	// PartEnforce is the effective partition enforcement (no_partition_enforcement
+	// TRUE makes it off).
+	PartEnforce     EnforceMode
+	AllowBoth       bool
+	KeepPKeyIndexes bool
+	// PartitionConfigFile is the partitions.conf OpenSM reads.
+	PartitionConfigFile string
+	// Set names the options the file sets (the others have OpenSM's defaults).
+	Set map[string]bool
+	// Warnings: values OpenSM replaces with its default, with the line.
+	Warnings []string
+}
+
+// Options returns base with what the file decides (the file wins over hand-given
+// flags where they overlap: AllowBoth, EnforceOff).
+func (c *OpenSMConf) Options(base Options) Options {
+	base.AllowBoth = c.AllowBoth
+	base.EnforceOff = c.PartEnforce == EnforceOff
+	return base
+}
+
+// AuditOptions returns what the fabric audit assumes about the SM.
+func (c *OpenSMConf) AuditOptions() check.AuditOptions {
+	return check.AuditOptions{EnforceOff: c.PartEnforce == EnforceOff}
+}
+
+// FabricModel is NewFabricModel with the file's options: with keep_pkey_indexes FALSE
+// OpenSM does not keep keys at their old index, so the model starts from fresh tables
+// instead of the swept ones.
+func (c *OpenSMConf) FabricModel(conf *Config, f *check.Fabric, base Options) *Model {
+	opt := c.Options(base)
+	if !c.KeepPKeyIndexes && opt.Before == nil {
+		opt.Before, opt.PeerBefore = map[uint64][]check.PKey{}, map[uint64][]check.PKey{}
+	}
+	return NewFabricModel(conf, f, opt)
+}
+
+// MaxOpenSMConfSize bounds what ParseOpenSMConf is given; OpenSM's own default file is
+// about 40 KB.
+const MaxOpenSMConfSize = 4 << 20
+
+// ParseOpenSMConf reads an opensm.conf as osm_subnet.c does.
+func ParseOpenSMConf(name string, data []byte) *OpenSMConf {
+	c := &OpenSMConf{File: name, KeepPKeyIndexes: true, PartitionConfigFile: "/etc/opensm/partitions.conf", Set: map[string]bool{}}
+	partEnforce, noEnforce := "both", false
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 0, 4096), len(data)+1)
+	lineNo := 0
+	for sc.Scan() {
+		lineNo++
+		line := sc.Text()
+		if len(line) > 1022 {
+			// fgets(line, 1023): the rest is read as a line of its own.
+			line = line[:1022]
+		}
+		if i := strings.IndexByte(line, '#'); i >= 0 {
+			line = line[:i]
+		}
+		// strtok_r(line, " \t\n"): the key; clean_val: the rest, trimmed of
+		// whitespace, one pair of matching quotes removed.
+		rest := strings.TrimLeft(line, " \t")
+		if rest == "" {
+			continue
+		}
+		key, val := rest, ""
+		if i := strings.IndexAny(rest, " \t"); i >= 0 {
+			key, val = rest[:i], rest[i+1:]
+		}
+		val = strings.TrimSpace(val)
+		if len(val) >= 2 && (val[0] == '"' && val[len(val)-1] == '"' || val[0] == '\'' && val[len(val)-1] == '\'') {
+			val = val[1 : len(val)-1]
+		}
+		switch key {
+		case "part_enforce":
+			partEnforce = val
+		case "no_partition_enforcement":
+			noEnforce = val == "TRUE"
+		case "allow_both_pkeys":
+			c.AllowBoth = val == "TRUE"
+		case "keep_pkey_indexes":
+			c.KeepPKeyIndexes = val == "TRUE"
+		case "partition_config_file":
+			c.PartitionConfigFile = val
+		default:
+			continue
+		}
+		c.Set[key] = true
+		if (key == "allow_both_pkeys" || key == "keep_pkey_indexes" || key == "no_partition_enforcement") && val != "TRUE" && val != "FALSE" {
+			c.Warnings = append(c.Warnings, fmt.Sprintf("%s:%d: %s %s: OpenSM reads anything but TRUE as FALSE", name, lineNo, key, strconv.Quote(val)))
+		}
+	}
+	switch {
+	case noEnforce:
+		c.PartEnforce = EnforceOff
+	case partEnforce == "both":
+		c.PartEnforce = EnforceBoth
+	case partEnforce == "in":
+		c.PartEnforce = EnforceIn
+	case partEnforce == "out":
+		c.PartEnforce = EnforceOut
+	case partEnforce == "off":
+		c.PartEnforce = EnforceOff
+	default:
+		c.PartEnforce = EnforceBoth
+		c.Warnings = append(c.Warnings, fmt.Sprintf("%s: part_enforce %s is not both, in, out or off: OpenSM logs \"Invalid Cached Option Value\" and uses both", name, strconv.Quote(partEnforce)))
+	}
+	return c
+}

@@ -1,0 +1,344 @@
+package check
+
+import (
+	"errors"
+	"math/rand/v2"
+	"strings"
+	"testing"
+)
+
+// portEndpoint is the swept port id of f as a can-talk endpoint, placed in f.
+func portEndpoint(f *Fabric, id PortID, label string) Endpoint {
+	p := f.Port(id)
+	var entries []TableEntry
+	for i, k := range p.PKeys {
+		entries = append(entries, TableEntry{Index: i, PKey: k, Readable: true})
+	}
+	e := Endpoint{Label: label, Port: true, Entries: entries, LinkLayer: "InfiniBand", State: p.State, Fabric: f, At: &id}
+	if p.GIDPrefix != 0 {
+		e.Subnet = &SubnetID{SMLID: p.SMLID, GIDPrefix: p.GIDPrefix}
+	}
+	return e
+}
+
+func TestCanTalkHopsShareTheAuditRule(t *testing.T) {
+	a1, b1 := PortID{0xa0, 1}, PortID{0xb0, 1}
+	s1 := PortID{0x50, 1}
+	for _, tc := range []struct {
+		name    string
+		change  func(f *Fabric)
+		kind    VerdictKind
+		text    string // in the reasons (or warnings for yes)
+		audited bool   // the audit reports hca-key-not-on-switch
+	}{
+		{"clean", func(f *Fabric) {}, VerdictYes, "share partition 0x0001", false},
+		{"key removed from the switch port facing A, enforcement on", func(f *Fabric) { f.Port(s1).PKeys[1] = 0 },
+			VerdictNo, `"S"[1], the switch port facing "HcaA"[1], lacks partition 0x0001 and enforces partitions`, true},
+		{"key removed, enforcement off", func(f *Fabric) {
+			f.Port(s1).PKeys[1] = 0
+			f.Port(s1).Enforcement = &Enforcement{}
+		}, VerdictYes, "does not enforce partitions, so it passes them", true},
+		{"key removed, inbound only", func(f *Fabric) {
+			f.Port(s1).PKeys[1] = 0
+			f.Port(s1).Enforcement = &Enforcement{Inbound: true}
+		}, VerdictOneWay, "enforces inbound", true},
+		{"switch table not read", func(f *Fabric) { f.Port(s1).PKeys, f.Port(s1).PKeysError = nil, "P_KeyTable: timeout" },
+			VerdictUnknown, "was not read", false},
+		{"switch enforcement bits not read, key missing", func(f *Fabric) {
+			f.Port(s1).PKeys[1] = 0
+			f.Port(s1).Enforcement = nil
+		}, VerdictUnknown, "enforcement bits were not read", true},
+		{"B not active", func(f *Fabric) { f.Port(b1).State = StateInit }, VerdictNotActive, "B is INIT", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := testFabric()
+			// Only 0x0001 is shared: drop the default partition from the CA ports.
+			for _, id := range []PortID{a1, b1, s1, {0x50, 2}} {
+				f.Port(id).PKeys[0] = 0
+			}
+			tc.change(f)
+			v := CanTalk(portEndpoint(f, a1, "A"), portEndpoint(f, b1, "B"))
+			all := strings.Join(append(append([]string{}, v.Reasons...), v.Warnings...), "\n")
+			if v.Kind != tc.kind || !strings.Contains(all, tc.text) {
+				t.Errorf("verdict %s, want %s with %q:\n%s\nnot checked: %v", v.Kind, tc.kind, tc.text, all, v.NotChecked)
+			}
+			if v.CanTalk != (v.Kind == VerdictYes) {
+				t.Errorf("CanTalk %v for %s", v.CanTalk, v.Kind)
+			}
+			found := false
+			for _, fd := range Audit(f) {
+				found = found || fd.Rule == RuleHCAKeyNotOnSwitch
+			}
+			if found != tc.audited {
+				t.Errorf("audit reports %s: %v, want %v", RuleHCAKeyNotOnSwitch, found, tc.audited)
+			}
+		})
+	}
+}
+
+func TestCanTalkUnreadEntriesAreUnknown(t *testing.T) {
+	// issue: with entries 0 and 1 unreadable, a definite NO was given.
+	a := Endpoint{Label: "A", Port: true, Entries: []TableEntry{{Index: 0}, {Index: 1}, {Index: 2, PKey: 0x0005, Readable: true}}}
+	b := Endpoint{Label: "B", Port: true, Entries: []TableEntry{{Index: 0, PKey: 0xffff, Readable: true}}}
+	v := CanTalk(a, b)
+	if v.Kind != VerdictUnknown || v.CanTalk || v.Kind.ExitCode() != 4 || len(v.NotChecked) == 0 {
+		t.Errorf("verdict %s (exit %d), not checked %v; reasons %v", v.Kind, v.Kind.ExitCode(), v.NotChecked, v.Reasons)
+	}
+	// A rule decided without the unread entries still gives a definite no.
+	a.QPType, b.QPType = QPUD, QPRC
+	if v := CanTalk(a, b); v.Kind != VerdictNo {
+		t.Errorf("QP types differ: verdict %s, want no", v.Kind)
+	}
+	// Readable entries that already work: yes.
+	a.Entries[2].PKey, a.QPType, b.QPType = 0x7fff, QPAny, QPAny
+	if v := CanTalk(a, b); v.Kind != VerdictYes {
+		t.Errorf("shared default partition: verdict %s, want yes", v.Kind)
+	}
+}
+
+func TestCanTalkSubnets(t *testing.T) {
+	e := func(label string, prefix uint64, sm uint16) Endpoint {
+		return Endpoint{Label: label, Port: true, State: StateActive, Entries: []TableEntry{{Index: 0, PKey: 0xffff, Readable: true}},
+			Subnet: &SubnetID{SMLID: sm, GIDPrefix: GUID(prefix)}}
+	}
+	v := CanTalk(e("A", 0xfe80000000000000, 1), e("B", 0xfe80000000000001, 1))
+	if v.Kind != VerdictDifferentSubnets || v.CanTalk || !strings.Contains(v.Reasons[0], "router") || v.Kind.ExitCode() != 4 {
+		t.Errorf("different prefixes: %s %v", v.Kind, v.Reasons)
+	}
+	v = CanTalk(e("A", 0xfe80000000000000, 1), e("B", 0xfe80000000000000, 1))
+	if v.Kind != VerdictYes {
+		t.Errorf("same subnet: %s %v", v.Kind, v.Reasons)
+	}
+	v = CanTalk(e("A", 0xfe80000000000000, 1), e("B", 0xfe80000000000000, 7))
+	if v.Kind != VerdictYes || len(v.Warnings) == 0 {
+		t.Errorf("same prefix, other SM LID: %s, warnings %v (want yes with a warning)", v.Kind, v.Warnings)
+	}
+	down := e("B", 0xfe80000000000000, 1)
+	down.State = StateDown
+	if v := CanTalk(e("A", 0xfe80000000000000, 1), down); v.Kind != VerdictNotActive || v.Kind.ExitCode() != 1 || !strings.Contains(v.Reasons[0], "B is DOWN") {
+		t.Errorf("down port: %s %v", v.Kind, v.Reasons)
+	}
+}
+
+func TestScopeAndAuditOutside(t *testing.T) {
+	f := testFabric()
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if n.IsEndPort(p) {
+				p.GIDPrefix = 0xfe80000000000000
+			}
+		}
+	}
+	// A back-to-back link from HcaA's port 2 to HcaX, no SM on it; HcaY on another subnet.
+	a := f.Node(0xa0)
+	a.NumPorts = 2
+	a.Ports = append(a.Ports, &Port{Num: 2, State: StateInit, PhysState: "LinkUp", Peer: &PortID{0xc0, 1}, PKeysError: "not read yet: no directed route arrived on this port"})
+	f.Nodes = append(f.Nodes,
+		&Node{GUID: 0xc0, Type: NodeCA, Description: "HcaX", NumPorts: 1, PartitionCap: 8, Ports: []*Port{
+			{Num: 1, GUID: 0xc1, State: StateInit, PhysState: "LinkUp", Peer: &PortID{0xa0, 2}, TableSize: 8, PKeys: make([]PKey, 8)}}},
+		&Node{GUID: 0xd0, Type: NodeCA, Description: "HcaY", NumPorts: 1, PartitionCap: 8, Ports: []*Port{
+			{Num: 1, GUID: 0xd1, LID: 1, SMLID: 1, GIDPrefix: 0xfe80000000000001, State: StateActive, PhysState: "LinkUp", Peer: &PortID{0x60, 1}, TableSize: 8, PKeys: make([]PKey, 8)}}})
+	f.byGUID = nil
+	for _, tc := range []struct {
+		id   PortID
+		want Scope
+	}{{PortID{0xa0, 1}, ScopeSubnet}, {PortID{0xa0, 2}, ScopeUnmanaged}, {PortID{0xc0, 1}, ScopeUnmanaged},
+		{PortID{0xd0, 1}, ScopeOtherSubnet}, {PortID{0x50, 1}, ScopeSubnet}, {PortID{0x50, 4}, ScopeDown}} {
+		if got, why := f.PortScope(tc.id); got != tc.want {
+			t.Errorf("%s: %s (%s), want %s", f.Label(tc.id), got, why, tc.want)
+		}
+	}
+	res := AuditFabric(f, AuditOptions{})
+	for _, fd := range res.Findings {
+		for _, p := range fd.Ports {
+			if p.Node == 0xc0 || p.Node == 0xd0 || p.PortID == (PortID{0xa0, 2}) {
+				t.Errorf("finding about a port outside the subnet: %s", fd)
+			}
+		}
+	}
+	if len(res.Outside) != 3 || res.Incomplete() {
+		t.Errorf("outside %+v, not checked %+v", res.Outside, res.NotChecked)
+	}
+}
+
+func TestAuditNoTablesIsIncomplete(t *testing.T) {
+	f := testFabric()
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			p.PKeys, p.PKeysError = nil, ""
+		}
+	}
+	res := AuditFabric(f, AuditOptions{})
+	if !res.Incomplete() || res.TablesChecked != 0 {
+		t.Fatalf("a sweep without tables: incomplete %v, %d tables checked", res.Incomplete(), res.TablesChecked)
+	}
+	// 2 CA ports, 2 switch port 0s, 4 cabled switch ports.
+	if len(res.NotChecked) != 8 || !strings.Contains(res.NotCheckedSummary(), "--no-tables") {
+		t.Errorf("not checked %d: %s", len(res.NotChecked), res.NotCheckedSummary())
+	}
+	found := false
+	for _, fd := range res.Findings {
+		found = found || fd.Rule == RuleNotRead && strings.Contains(fd.Message, "8 P_Key tables were not read")
+	}
+	if !found {
+		t.Errorf("no not-read finding: %v", res.Findings)
+	}
+	if full := AuditFabric(testFabric(), AuditOptions{}); full.Incomplete() || full.TablesChecked != 8 {
+		t.Errorf("full sweep: incomplete %v, %d tables", full.Incomplete(), full.TablesChecked)
+	}
+}
+
+func TestAuditEnforceOff(t *testing.T) {
+	// part_enforce off: OpenSM leaves the switch ports' tables (0xffff) and clears the bits.
+	f := testFabric()
+	for _, id := range []PortID{{0x50, 1}, {0x50, 2}} {
+		p := f.Port(id)
+		p.PKeys = make([]PKey, 8)
+		p.PKeys[0] = 0xffff
+		p.Enforcement = &Enforcement{}
+	}
+	if fs := Audit(f); len(fs) == 0 {
+		t.Fatal("with enforcement assumed on, the audit should report the switch ports")
+	}
+	if fs := AuditFabric(f, AuditOptions{EnforceOff: true}).Findings; len(fs) != 0 {
+		t.Errorf("part_enforce off: %v", fs)
+	}
+}
+
+func TestAuditDefaultNotIndex0(t *testing.T) {
+	f := testFabric()
+	a := f.Port(PortID{0xa0, 1})
+	a.PKeys[0], a.PKeys[1] = a.PKeys[1], a.PKeys[0]
+	var got []Finding
+	for _, fd := range Audit(f) {
+		if fd.Rule == RuleDefaultNotIndex0 {
+			got = append(got, fd)
+		}
+	}
+	if len(got) != 1 || !strings.Contains(got[0].Message, "default partition is at index 1") || got[0].Severity != SeverityWarning {
+		t.Errorf("%v", got)
+	}
+	// Switch ports (port 0 and external) are not IPoIB ports.
+	f = testFabric()
+	f.Port(PortID{0x50, 0}).PKeys[0] = 0
+	for _, fd := range Audit(f) {
+		if fd.Rule == RuleDefaultNotIndex0 {
+			t.Errorf("switch port: %s", fd)
+		}
+	}
+}
+
+func TestResolvePKeyWithUnreadEntries(t *testing.T) {
+	spec, err := ParseEndpoint("mlx5_0/1,pkey=0x0005")
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := []TableEntry{{Index: 0, PKey: 0xffff, Readable: true}, {Index: 1}}
+	_, err = spec.Endpoint("", table)
+	var re *ResolveError
+	if !errors.As(err, &re) || !re.Unknown {
+		t.Errorf("unread entry: %v, want an unknown ResolveError", err)
+	}
+	table[1] = TableEntry{Index: 1, PKey: 0x8001, Readable: true}
+	if _, err = spec.Endpoint("", table); !errors.As(err, &re) || re.Unknown {
+		t.Errorf("all read: %v, want a definite ResolveError", err)
+	}
+}
+
+func TestScopeBeforeAnySM(t *testing.T) {
+	// No SM has run: every LID is 0, the local port's too. Nothing is "outside".
+	f := testFabric()
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			p.LID, p.SMLID, p.State = 0, 0, StateInit
+		}
+	}
+	if out := f.OutsidePorts(); len(out) != 0 {
+		t.Errorf("before an SM: outside %v", out)
+	}
+}
+
+// TestCanTalkAndAuditAgree: on random tables and enforcement bits, can-talk's switch
+// hops and the audit's hca-key-not-on-switch findings say the same about every key of
+// every CA port (one rule, Fabric.CheckHop), and a pair whose every working partition
+// the audit reports missing on an enforcing switch port is never a yes.
+func TestCanTalkAndAuditAgree(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	a1, b1 := PortID{0xa0, 1}, PortID{0xb0, 1}
+	keys := []PKey{0xffff, 0x7fff, 0x8001, 0x0001, 0x8002, 0x0002, 0x8003}
+	for round := 0; round < 2000; round++ {
+		f := testFabric()
+		for _, id := range []PortID{a1, b1, {0x50, 1}, {0x50, 2}} {
+			p := f.Port(id)
+			for i := range p.PKeys {
+				p.PKeys[i] = 0
+				if rng.IntN(2) == 0 {
+					p.PKeys[i] = keys[rng.IntN(len(keys))]
+				}
+			}
+			if id.Node == 0x50 {
+				switch rng.IntN(4) {
+				case 0:
+					p.Enforcement = nil
+				default:
+					p.Enforcement = &Enforcement{Inbound: rng.IntN(2) == 0, Outbound: rng.IntN(2) == 0}
+				}
+			}
+		}
+		missing := map[[2]uint64]bool{} // {CA node, key}
+		for _, fd := range Audit(f) {
+			if fd.Rule == RuleHCAKeyNotOnSwitch {
+				for _, k := range fd.PKeys {
+					missing[[2]uint64{uint64(fd.Ports[0].Node), uint64(k.Key())}] = true
+				}
+			}
+		}
+		v := CanTalk(portEndpoint(f, a1, "A"), portEndpoint(f, b1, "B"))
+		for _, h := range v.Hops {
+			if got := missing[[2]uint64{uint64(h.End.Node), uint64(h.Key)}]; got != (h.TableRead && !h.OnSwitch) {
+				t.Fatalf("round %d: key %s at %s: audit missing %v, hop %+v", round, hex4(h.Key), f.Label(h.End), got, h)
+			}
+		}
+		if v.Kind != VerdictYes {
+			continue
+		}
+		// A yes needs a working shared partition whose hops all pass.
+		ok := false
+		for _, sp := range v.Shared {
+			if !sp.Works {
+				continue
+			}
+			pass := true
+			for _, end := range []PortID{a1, b1} {
+				h, _ := f.CheckHop(end, sp.Key)
+				if h.FromEnd != HopPasses || h.ToEnd != HopPasses {
+					pass = false
+				}
+			}
+			ok = ok || pass
+		}
+		if !ok {
+			t.Fatalf("round %d: yes without a partition that passes both switch ports: %v", round, v.Reasons)
+		}
+	}
+}
+
+func TestLimitedOnlyWithUnreadTables(t *testing.T) {
+	// HcaA (the full member of 0x0001) was not read: the limited-only warning must say
+	// a full member may be in a table not read.
+	f := testFabric()
+	f.Port(PortID{0xa0, 1}).PKeys, f.Port(PortID{0xa0, 1}).PKeysError = nil, "P_KeyTable: timeout"
+	res := AuditFabric(f, AuditOptions{})
+	found := false
+	for _, fd := range res.Findings {
+		if fd.Rule == RuleLimitedOnly {
+			found = true
+			if !strings.Contains(fd.Message, "a full member may be there") {
+				t.Errorf("%s", fd)
+			}
+		}
+	}
+	if !found || !res.Incomplete() {
+		t.Errorf("findings %v, incomplete %v", res.Findings, res.Incomplete())
+	}
+}

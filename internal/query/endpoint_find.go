@@ -1,0 +1,114 @@
+package query
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ibkey/ibkey/internal/check"
+)
+
+// FindOutcome is the answer to "which index holds this partition" on one port.
+type FindOutcome uint8
+
+const (
+	// FindFound: an entry holds the partition (Entry); with Unread entries a better
+	// (full) entry may be among them, which FindResult.Reason says.
+	FindFound FindOutcome = iota
+	// FindNotFound: every entry was read and none holds the partition: a definite no.
+	FindNotFound
+	// FindUnknown: no readable entry holds it, but some entries could not be read: the
+	// partition may be in one of them.
+	FindUnknown
+	// FindNoTable: the table was not read at all (PortView.TableMissing).
+	FindNoTable
+)
+
+func (o FindOutcome) String() string {
+	return [...]string{"found", "not-found", "unknown", "no-table"}[o]
+}
+
+// FindResult is FindPKey's answer for one port.
+type FindResult struct {
+	Outcome FindOutcome
+	// Entry is the entry a QP should use (FindFound), nil otherwise.
+	Entry *Entry
+	// Unread are the indexes of the entries that could not be read.
+	Unread []int
+	// Reason says why it was not found, or what was not read; "" for a plain find.
+	Reason string
+}
+
+// FindPKey answers `pkeys --find KEY` for one port with the rule can-talk uses
+// (check.FindPKeyIndex), and never a definite "not in the table" when entries were not
+// read: an unread entry may hold the key (then FindUnknown). The exit code cmd gives
+// is 0 when any port has FindFound, else 4 when any is FindUnknown or FindNoTable,
+// else 1 (FindExitCode).
+func FindPKey(v *PortView, key check.PKey) FindResult {
+	if v.Table == nil {
+		return FindResult{Outcome: FindNoTable, Reason: v.TableMissing}
+	}
+	var r FindResult
+	for _, e := range v.Table.Entries {
+		if e.Unreadable != "" {
+			r.Unread = append(r.Unread, e.Index)
+		}
+	}
+	unread := ""
+	if len(r.Unread) > 0 {
+		unread = fmt.Sprintf("%d P_Key table %s could not be read (%s)", len(r.Unread), plural(len(r.Unread), "entry", "entries"), indexList(r.Unread))
+	}
+	switch {
+	case !key.Valid():
+		r.Outcome, r.Reason = FindNotFound, fmt.Sprintf("%s has key 0, which is invalid: it never matches a table entry", key)
+	default:
+		if e, ok := v.Table.FindIndex(key); ok {
+			r.Outcome, r.Entry = FindFound, e
+			if !e.PKey.IsFull() && unread != "" {
+				r.Reason = fmt.Sprintf("only a limited entry was found; %s: a full entry may be among them", unread)
+			}
+		} else if unread != "" {
+			r.Outcome = FindUnknown
+			r.Reason = fmt.Sprintf("partition %s is not in the entries that were read, but %s: it may be in one of them", key.KeyString(), unread)
+		} else {
+			r.Outcome = FindNotFound
+			r.Reason = fmt.Sprintf("partition %s is not in the %s table", key.KeyString(), v.Ref())
+		}
+	}
+	return r
+}
+
+// FindExitCode is the exit status for FindPKey's results over the ports asked: 0 when
+// some port has the partition, 4 when none has it but some answer is not known (an
+// unread entry or table), 1 when every port was read and none has it.
+func FindExitCode(results []FindResult) int {
+	code := 1
+	for _, r := range results {
+		switch r.Outcome {
+		case FindFound:
+			return 0
+		case FindUnknown, FindNoTable:
+			code = 4
+		}
+	}
+	return code
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// indexList prints indexes as "0, 1, 5", at most 8 of them.
+func indexList(idx []int) string {
+	var s []string
+	for i, x := range idx {
+		if i == 8 {
+			s = append(s, fmt.Sprintf("and %d more", len(idx)-8))
+			break
+		}
+		s = append(s, fmt.Sprint(x))
+	}
+	return "index " + strings.Join(s, ", ")
+}

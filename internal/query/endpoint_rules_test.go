@@ -1,0 +1,60 @@
+package query
+
+import (
+	"testing"
+
+	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/ibverbs"
+)
+
+// TestPortRulesLocal: with PortRules, a local port that is DOWN answers not-active
+// (issue: can-talk said yes, exit 0); without, the verdict is what it was.
+func TestPortRulesLocal(t *testing.T) {
+	calls := 0
+	for _, tc := range []struct {
+		rules bool
+		want  check.VerdictKind
+	}{{false, check.VerdictYes}, {true, check.VerdictNotActive}} {
+		eps, err := ResolveEndpointsFrom(EndpointSources{Host: fixtureHost(&calls), PortRules: tc.rules}, specs(t, "mlx5_0/1", "mlx5_1/2")...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if eps[1].Endpoint.State != "" != tc.rules {
+			t.Errorf("rules %v: state %q", tc.rules, eps[1].Endpoint.State)
+		}
+		v := check.CanTalk(eps[0].Endpoint, eps[1].Endpoint)
+		if v.Kind != tc.want {
+			t.Errorf("rules %v: %s %v", tc.rules, v.Kind, v.Reasons)
+		}
+		if tc.rules && (eps[0].Endpoint.Subnet == nil || eps[0].Endpoint.Subnet.GIDPrefix == 0) {
+			t.Errorf("mlx5_0/1 subnet %+v", eps[0].Endpoint.Subnet)
+		}
+	}
+}
+
+// TestFindPKeyUnread (issue 13 item 5): entries 0 and 1 unreadable; the key is not in
+// the rest: "unknown" (exit 4), never "not in the table".
+func TestFindPKeyUnread(t *testing.T) {
+	table := &Table{Entries: []Entry{{Index: 0, Unreadable: "EIO"}, {Index: 1, Unreadable: "EIO"}, {Index: 2, PKey: 0x8001}, {Index: 3, PKey: 0x0002}}}
+	v := &PortView{Device: &ibverbs.Device{Name: "mlx5_0"}, Port: &ibverbs.Port{Device: "mlx5_0", Num: 1}, Table: table}
+	for _, tc := range []struct {
+		key  check.PKey
+		want FindOutcome
+		exit int
+	}{{0x7fff, FindUnknown, 4}, {0x8001, FindFound, 0}, {0x0002, FindFound, 0}, {0, FindNotFound, 1}} {
+		r := FindPKey(v, tc.key)
+		if r.Outcome != tc.want || FindExitCode([]FindResult{r}) != tc.exit || len(r.Unread) != 2 {
+			t.Errorf("%s: %s (%q), exit %d; want %s exit %d", tc.key, r.Outcome, r.Reason, FindExitCode([]FindResult{r}), tc.want, tc.exit)
+		}
+		if tc.key == 0x0002 && r.Reason == "" {
+			t.Errorf("a limited entry found with unread entries should say a full one may be unread")
+		}
+	}
+	table.Entries[0], table.Entries[1] = Entry{Index: 0, PKey: 0xffff}, Entry{Index: 1}
+	if r := FindPKey(v, 0x0005); r.Outcome != FindNotFound || FindExitCode([]FindResult{r}) != 1 {
+		t.Errorf("all read, absent: %s", r.Outcome)
+	}
+	if FindExitCode([]FindResult{{Outcome: FindNotFound}, {Outcome: FindNoTable}}) != 4 {
+		t.Error("a port whose table was not read makes the answer unknown")
+	}
+}
