@@ -93,10 +93,14 @@ rules that decided it, then for a port the shared partitions: each side's entry 
 index and whether that partition works. Warnings (a port not ARMED/ACTIVE, RoCE) and
 notes (a rule not checked, a Q_Key ignored) go to stderr.
 
-Exit codes: 0 they can talk; 1 they cannot (also ONE-WAY), or an endpoint asks for a
-P_Key or index its port's table does not hold, or pins an empty entry: no QP there can
-use it, which is a definite no; 2 a bad endpoint; 3 no such device or port (those that
-exist are listed), no P_Key table, or a pinned entry that cannot be read.
+Exit codes: 0 they can talk; 1 they cannot (also ONE-WAY, and NOT ACTIVE: a port that
+is not ACTIVE passes no data now), or an endpoint asks for a P_Key or index its port's
+table does not hold, or pins an empty entry: no QP there can use it, which is a
+definite no; 2 a bad endpoint; 3 no such device or port (those that exist are listed),
+no P_Key table, or a pinned entry that cannot be read; 4 UNKNOWN: the answer depends on
+what was not read (unreadable P_Key entries, a switch port's table), listed on stderr,
+or the ports are on different subnets (GID prefixes) and only a router, which is not
+checked, could join them.
 
 JSON (-o json): {"can_talk","one_way","reasons":[],"warnings":[],
 "a"/"b":{"label","port","qp_type","qkey","wr_qkey"},
@@ -205,7 +209,8 @@ func runCanTalk(o *CanTalkOptions) error {
 	// The host is read only when an endpoint names a port: `can-talk 0x8001 0x0001`
 	// answers on a machine without RDMA devices.
 	var host *query.Host
-	src := query.EndpointSources{Host: func() *query.Host { host = o.Host(); return host }, Partitions: parts}
+	// PortRules: a port that is not ACTIVE, or on another subnet, has its own verdict.
+	src := query.EndpointSources{Host: func() *query.Host { host = o.Host(); return host }, Partitions: parts, PortRules: true}
 	eps, err := o.resolve(src, specA, specB)
 	n := o.Notices()
 	if host != nil {
@@ -256,8 +261,13 @@ func runCanTalk(o *CanTalkOptions) error {
 			n.Note(w)
 		}
 	}
-	if !v.CanTalk {
-		return cmdutil.Exit(cmdutil.ExitNo)
+	if v.Kind == check.VerdictUnknown {
+		for _, nc := range v.NotChecked {
+			n.Warn("not checked: " + nc)
+		}
+	}
+	if code := v.Kind.ExitCode(); code != cmdutil.ExitOK {
+		return cmdutil.Exit(code)
 	}
 	return nil
 }
@@ -273,6 +283,14 @@ func headline(v check.Verdict) string {
 			ok, bad = bad, ok
 		}
 		return fmt.Sprintf("ONE-WAY: %s → %s works, %s → %s does not", ok.From, ok.To, bad.From, bad.To)
+	}
+	switch v.Kind {
+	case check.VerdictNotActive:
+		return fmt.Sprintf("NO (NOT ACTIVE): %s and %s cannot talk now", v.A.Label, v.B.Label)
+	case check.VerdictDifferentSubnets:
+		return fmt.Sprintf("UNKNOWN (DIFFERENT SUBNETS): %s and %s can reach each other only through a router, which is not checked", v.A.Label, v.B.Label)
+	case check.VerdictUnknown:
+		return fmt.Sprintf("UNKNOWN: whether %s and %s can talk depends on what was not read", v.A.Label, v.B.Label)
 	}
 	return fmt.Sprintf("NO: %s and %s cannot talk", v.A.Label, v.B.Label)
 }
@@ -357,7 +375,15 @@ func cannotResolve(o *CanTalkOptions, f cmdutil.Format, specA, specB check.Endpo
 			return err
 		}
 	} else {
-		fmt.Fprintf(o.IO.Out, "NO: %s and %s cannot talk\n  %s\n", specA, specB, reason)
+		word := "NO"
+		if rerr.Unknown {
+			word = "UNKNOWN"
+		}
+		fmt.Fprintf(o.IO.Out, "%s: %s and %s cannot talk\n  %s\n", word, specA, specB, reason)
+	}
+	if rerr.Unknown {
+		// The entry may be among those not read: not a definite no.
+		return cmdutil.Exit(cmdutil.ExitIncomplete)
 	}
 	return cmdutil.Exit(cmdutil.ExitNo)
 }

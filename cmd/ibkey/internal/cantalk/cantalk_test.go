@@ -43,7 +43,7 @@ func TestCanTalk(t *testing.T) {
 		{Name: "port_pkey_option_picks_full", Args: []string{"--sysfs", mlx5, "can-talk", "mlx5_0/1,pkey=0x0005", "0x0005"}, Code: 0},
 		{Name: "port_pkey_not_in_table", Args: []string{"--sysfs", mlx5, "can-talk", "mlx5_0/1,pkey=0x0009", "0x8009"}, Code: 1},
 		{Name: "port_pkey_not_in_table_json", Args: []string{"--sysfs", mlx5, "can-talk", "0x8009", "mlx5_0/1,pkey=0x0009", "-o", "json"}, Code: 1},
-		{Name: "port_down_warns", Args: []string{"--sysfs", mlx5, "can-talk", "mlx5_0/1", "mlx5_1/2"}, Code: 0},
+		{Name: "port_down_is_no", Args: []string{"--sysfs", mlx5, "can-talk", "mlx5_0/1", "mlx5_1/2"}, Code: 1}, // a DOWN port cannot talk now (issue 11 item 11),
 		{Name: "port_roce_warns", Args: []string{"--sysfs", mlx5, "can-talk", "mlx5_2/1", "0xffff"}, Code: 0},
 		{Name: "ports_infiniband_vs_roce_no", Args: []string{"--sysfs", mlx5, "can-talk", "mlx5_0/1", "mlx5_2/1"}, Code: 1},
 		{Name: "demo_ports_table", Args: []string{"--demo", "can-talk", "mlx5_0/1", "mlx5_1/1", "-o", "table"}, Code: 0},
