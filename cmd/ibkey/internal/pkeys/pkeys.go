@@ -51,7 +51,9 @@ counted. Warnings say when a table cannot be trusted (port not ARMED/ACTIVE, RoC
 when an IPoIB child's key is missing from the table (it cannot come up).
 
 --find PKEY prints the index a QP should use for that key's partition, as
-ibv_get_pkey_index does: a full-member entry is preferred. Exit 1 when not found.
+ibv_get_pkey_index does: a full-member entry is preferred. Exit 0 when a port holds
+it; 1 when every table was read and none does; 4 when none of the entries read holds
+it but some could not be read (or a port's table was not read): it may be there.
 With -o plain and one port it prints just the index.
 
 JSON (-o json): {"demo"?, "ports":[{"device","port","link_layer","state","table_size",
@@ -412,29 +414,38 @@ type findJSON struct {
 	Index      *int    `json:"index"`
 	Entry      *string `json:"entry"`
 	Membership *string `json:"membership"`
-	Reason     string  `json:"reason,omitempty"`
+	// Outcome: found, not-found, unknown (some entries could not be read) or no-table.
+	Outcome string `json:"outcome"`
+	Reason  string `json:"reason,omitempty"`
 }
 
 // findPKey prints the index a QP should use for key's partition on each port.
 func findPKey(o *PKeysOptions, f cmdutil.Format, views []*query.PortView, key check.PKey) error {
 	n := o.Notices()
 	var results []findJSON
+	var outcomes []query.FindResult
 	found := false
 	for _, v := range views {
 		r := findJSON{Device: v.Port.Device, Port: v.Port.Num}
-		switch {
-		case v.Table == nil:
-			r.Reason = v.TableMissing
-		case !key.Valid():
+		if !key.Valid() {
+			r.Outcome = query.FindNotFound.String()
 			r.Reason = fmt.Sprintf("%s has key 0, which is invalid: it never matches a table entry", key)
-		default:
-			if e, ok := v.Table.FindIndex(key); ok {
-				idx, p, m := e.Index, e.PKey.String(), e.PKey.Membership().String()
-				r.Found, r.Index, r.Entry, r.Membership = true, &idx, &p, &m
-				found = true
-			} else {
-				r.Reason = fmt.Sprintf("partition %s is not in the %s table (valid keys: %s)", key.KeyString(), v.Ref(), validKeys(v.Table))
-			}
+			outcomes = append(outcomes, query.FindResult{Outcome: query.FindNotFound})
+			results = append(results, r)
+			continue
+		}
+		// FindPKey: the rule can-talk uses; entries that could not be read make a
+		// missing key "unknown", never a definite no.
+		fr := query.FindPKey(v, key)
+		outcomes = append(outcomes, fr)
+		r.Outcome, r.Reason = fr.Outcome.String(), fr.Reason
+		switch fr.Outcome {
+		case query.FindFound:
+			idx, p, m := fr.Entry.Index, fr.Entry.PKey.String(), fr.Entry.PKey.Membership().String()
+			r.Found, r.Index, r.Entry, r.Membership = true, &idx, &p, &m
+			found = true
+		case query.FindNotFound:
+			r.Reason = fmt.Sprintf("partition %s is not in the %s table (valid keys: %s)", key.KeyString(), v.Ref(), validKeys(v.Table))
 		}
 		results = append(results, r)
 	}
@@ -476,12 +487,15 @@ func findPKey(o *PKeysOptions, f cmdutil.Format, views []*query.PortView, key ch
 	for _, r := range results {
 		if !r.Found {
 			n.Note(fmt.Sprintf("%s/%d: %s", r.Device, r.Port, r.Reason))
-		} else if *r.Membership == "limited" {
+		} else if r.Reason != "" {
+			n.Note(fmt.Sprintf("%s/%d: %s", r.Device, r.Port, r.Reason))
+		}
+		if r.Found && *r.Membership == "limited" {
 			n.Note(fmt.Sprintf("%s/%d: only a limited entry holds partition %s: a QP there talks only to full members", r.Device, r.Port, key.KeyString()))
 		}
 	}
-	if !found {
-		return cmdutil.Exit(cmdutil.ExitNo)
+	if code := query.FindExitCode(outcomes); !found && code != cmdutil.ExitOK {
+		return cmdutil.Exit(code)
 	}
 	return nil
 }
