@@ -30,7 +30,15 @@ type familySet struct {
 	byMetric map[*Metric]*dto.MetricFamily
 	pairs    map[[2]string]*dto.LabelPair
 	gauge    dto.MetricType
+	// Slabs the series are carved from: a few large allocations instead of four
+	// small ones per series, which the garbage collector would then scan one by one.
+	metrics []dto.Metric
+	gauges  []dto.Gauge
+	values  []float64
+	labels  []*dto.LabelPair
 }
+
+const slabSize = 4096
 
 func newFamilySet() *familySet {
 	return &familySet{byMetric: map[*Metric]*dto.MetricFamily{}, pairs: map[[2]string]*dto.LabelPair{}, gauge: dto.MetricType_GAUGE}
@@ -48,7 +56,15 @@ func (s *familySet) add(m *Metric, v float64, labels ...string) {
 		mf = &dto.MetricFamily{Name: &m.Name, Help: &m.Help, Type: &s.gauge}
 		s.byMetric[m] = mf
 	}
-	lp := make([]*dto.LabelPair, len(labels))
+	if len(s.metrics) == cap(s.metrics) {
+		s.metrics, s.gauges, s.values = make([]dto.Metric, 0, slabSize), make([]dto.Gauge, 0, slabSize), make([]float64, 0, slabSize)
+	}
+	if cap(s.labels)-len(s.labels) < len(labels) {
+		s.labels = make([]*dto.LabelPair, 0, slabSize*8)
+	}
+	n := len(s.labels)
+	s.labels = s.labels[:n+len(labels)]
+	lp := s.labels[n : n+len(labels) : n+len(labels)]
 	for i, j := range m.sorted {
 		val := labels[j]
 		if !utf8.ValidString(val) {
@@ -62,19 +78,35 @@ func (s *familySet) add(m *Metric, v float64, labels ...string) {
 		}
 		lp[i] = p
 	}
-	mf.Metric = append(mf.Metric, &dto.Metric{Label: lp, Gauge: &dto.Gauge{Value: &v}})
+	k := len(s.metrics)
+	s.metrics, s.gauges, s.values = s.metrics[:k+1], s.gauges[:k+1], append(s.values, v)
+	s.gauges[k].Value = &s.values[k]
+	s.metrics[k].Label, s.metrics[k].Gauge = lp, &s.gauges[k]
+	mf.Metric = append(mf.Metric, &s.metrics[k])
 }
 
-// static returns the families, sorted by name, with their encodings to come.
+// static returns the families, sorted by name, with their encodings to come, in
+// two chunks of about the same number of series (encoded side by side).
 func (s *familySet) static() *staticSet {
 	metrics := make([]*Metric, 0, len(s.byMetric))
-	for m := range s.byMetric {
+	total := 0
+	for m, mf := range s.byMetric {
 		metrics = append(metrics, m)
+		total += len(mf.Metric)
 	}
 	sort.Slice(metrics, func(i, j int) bool { return metrics[i].Name < metrics[j].Name })
 	out := &staticSet{metrics: metrics, enc: map[string]*encoding{}}
+	var cur *chunk
+	n := 0
 	for _, m := range metrics {
-		out.families = append(out.families, s.byMetric[m])
+		mf := s.byMetric[m]
+		out.families = append(out.families, mf)
+		if cur == nil || len(out.chunks) == 1 && n >= total/2 {
+			cur = &chunk{enc: map[string]*encoding{}}
+			out.chunks = append(out.chunks, cur)
+		}
+		cur.families = append(cur.families, mf)
+		n += len(mf.Metric)
 	}
 	return out
 }
@@ -83,8 +115,12 @@ func (s *familySet) static() *staticSet {
 // format asked for, each made once: a scrape of a 2,000-node fabric then writes bytes
 // encoded after the sweep instead of encoding 74,000 series again.
 type staticSet struct {
-	families []*dto.MetricFamily
-	metrics  []*Metric // families[i] is metrics[i]'s
+	families []*dto.MetricFamily // sorted by name
+	metrics  []*Metric           // families[i] is metrics[i]'s
+	// chunks hold the families in the order they are encoded: each is encoded on its
+	// own (side by side), and the encodings are concatenated, which the text and
+	// protobuf formats allow (a stream of whole families, in any order).
+	chunks []*chunk
 
 	mu  sync.Mutex
 	enc map[string]*encoding
@@ -92,9 +128,36 @@ type staticSet struct {
 
 var emptyStatic = &staticSet{enc: map[string]*encoding{}}
 
-// encoding is the families in one format: plain, and (when a client asked for gzip)
+// joinStatic is a and b together: b's families after a's. They share no metric.
+func joinStatic(a, b *staticSet) *staticSet {
+	out := &staticSet{enc: map[string]*encoding{}, chunks: append(append([]*chunk{}, a.chunks...), b.chunks...)}
+	out.families = append(append(out.families, a.families...), b.families...)
+	out.metrics = append(append(out.metrics, a.metrics...), b.metrics...)
+	sort.Sort(byName{out})
+	return out
+}
+
+type byName struct{ s *staticSet }
+
+func (b byName) Len() int           { return len(b.s.families) }
+func (b byName) Less(i, j int) bool { return b.s.families[i].GetName() < b.s.families[j].GetName() }
+func (b byName) Swap(i, j int) {
+	b.s.families[i], b.s.families[j] = b.s.families[j], b.s.families[i]
+	b.s.metrics[i], b.s.metrics[j] = b.s.metrics[j], b.s.metrics[i]
+}
+
+// chunk is some families of a staticSet and their encodings.
+type chunk struct {
+	families []*dto.MetricFamily
+
+	mu  sync.Mutex
+	enc map[string]*encoding
+}
+
+// encoding is families in one format: plain, and (when a client asked for gzip)
 // compressed as a DEFLATE stream that is flushed but not final, so that a response
-// can go on with the live metrics in the same gzip member.
+// can go on with more blocks (the next chunk's, the live metrics) in the same gzip
+// member.
 type encoding struct {
 	plain    []byte
 	crc      uint32 // CRC-32 of plain (the gzip trailer's)
@@ -114,42 +177,84 @@ func formatKey(f expfmt.Format) string {
 	return fmt.Sprintf("%d/%d", f.FormatType(), esc)
 }
 
-// encoded returns the families encoded in format f (and deflated when gz), encoding
-// them on first use.
-func (s *staticSet) encoded(f expfmt.Format, gz bool) *encoding {
+// encoded returns the chunk's families encoded in format f (and deflated when gz),
+// encoding them on first use.
+func (c *chunk) encoded(f expfmt.Format, gz bool) *encoding {
 	key := formatKey(f)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	e := s.enc[key]
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.enc[key]
 	if e == nil {
 		e = &encoding{}
 		var b bytes.Buffer
+		series := 0
+		for _, mf := range c.families {
+			series += len(mf.Metric)
+		}
+		b.Grow(series * 160) // a fabric port's series are about 130 bytes of text
 		enc := expfmt.NewEncoder(&b, f)
-		for _, mf := range s.families {
+		for _, mf := range c.families {
 			if e.err = enc.Encode(mf); e.err != nil {
 				break
 			}
 		}
-		e.plain, e.crc = b.Bytes(), crc32.ChecksumIEEE(b.Bytes())
-		s.enc[key] = e
+		e.plain = b.Bytes()
+		c.enc[key] = e
 	}
 	if gz && e.deflated == nil && e.err == nil {
-		var b bytes.Buffer
+		b := bytes.NewBuffer(make([]byte, 0, len(e.plain)/8))
 		// BestSpeed: the text of a port's series repeats its labels, which even the
-		// fastest level compresses about tenfold.
-		w, _ := flate.NewWriter(&b, flate.BestSpeed)
+		// fastest level compresses about twentyfold.
+		w, _ := flate.NewWriter(b, flate.BestSpeed)
 		_, _ = w.Write(e.plain)
-		e.err = w.Flush() // byte-aligned, no final block: the live part follows
+		e.err = w.Flush() // byte-aligned, no final block: more blocks follow
 		e.deflated = b.Bytes()
 	}
 	return e
 }
 
+// encoded returns the families encoded in format f (and deflated when gz): the
+// chunks' encodings, made side by side on first use, concatenated.
+func (s *staticSet) encoded(f expfmt.Format, gz bool) *encoding {
+	key := formatKey(f)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e := s.enc[key]; e != nil && (e.deflated != nil || !gz || e.err != nil) {
+		return e
+	}
+	parts := make([]*encoding, len(s.chunks))
+	var wg sync.WaitGroup
+	for i, c := range s.chunks {
+		wg.Add(1)
+		go func() { defer wg.Done(); parts[i] = c.encoded(f, gz) }()
+	}
+	wg.Wait()
+	e := &encoding{}
+	np, nd := 0, 0
+	for _, p := range parts {
+		np, nd = np+len(p.plain), nd+len(p.deflated)
+	}
+	plain, deflated := make([]byte, 0, np), make([]byte, 0, nd)
+	for _, p := range parts {
+		if p.err != nil && e.err == nil {
+			e.err = p.err
+		}
+		plain = append(plain, p.plain...)
+		deflated = append(deflated, p.deflated...)
+	}
+	e.plain, e.crc = plain, crc32.ChecksumIEEE(plain)
+	if gz {
+		e.deflated = deflated
+	}
+	s.enc[key] = e
+	return e
+}
+
 // prepare encodes the families in the text format a Prometheus server and a plain
-// HTTP client negotiate, plain and deflated, so the first scrape after a sweep
-// finds them ready.
-func (s *staticSet) prepare() {
-	s.encoded(expfmt.NewFormat(expfmt.TypeTextPlain), true)
+// HTTP client negotiate, so the first scrape finds them ready; gz also deflates them
+// (for a server: --once and --textfile do not need it).
+func (s *staticSet) prepare(gz bool) {
+	s.encoded(expfmt.NewFormat(expfmt.TypeTextPlain), gz)
 }
 
 // collect sends the families as metrics (the registry path: --once, --textfile,
@@ -193,33 +298,12 @@ func (h *cachedHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "too many scrapes at once, try again later", http.StatusServiceUnavailable)
 		return
 	}
-	static := h.g.static()
-	live, err := h.g.live.Gather()
-	if err != nil {
-		// As promhttp's ContinueOnError: log it and serve what was gathered.
-		h.logger.Error("gathering the live metrics", "err", err)
-	}
-	if err := checkDisjoint(static.families, live); err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
-		return
-	}
 	format := expfmt.NegotiateAccept(r.Header, expfmt.DefaultAcceptedFormats()...)
 	gz := acceptsGzip(r.Header.Get("Accept-Encoding"))
-	enc := static.encoded(format, gz)
-	if enc.err != nil {
-		http.Error(w, "encoding the metrics: "+enc.err.Error(), http.StatusInternalServerError)
+	enc, live, err := h.g.render(format, gz, h.logger)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
-	}
-	var lb bytes.Buffer
-	le := expfmt.NewEncoder(&lb, format)
-	for _, mf := range live {
-		if err := le.Encode(mf); err != nil {
-			http.Error(w, "encoding the metrics: "+err.Error(), http.StatusInternalServerError)
-			return
-		}
-	}
-	if c, ok := le.(expfmt.Closer); ok {
-		_ = c.Close()
 	}
 	hd := w.Header()
 	hd.Set("Content-Type", string(format))
@@ -227,11 +311,43 @@ func (h *cachedHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd.Add("Vary", "Accept-Encoding")
 	if !gz {
 		_, _ = w.Write(enc.plain)
-		_, _ = w.Write(lb.Bytes())
+		_, _ = w.Write(live)
 		return
 	}
 	hd.Set("Content-Encoding", "gzip")
-	_ = writeGzip(w, enc, lb.Bytes())
+	_ = writeGzip(w, enc, live)
+}
+
+// render returns the static part encoded in format (deflated too when gz) and the
+// live part, gathered now and encoded in the same format (closed: an OpenMetrics
+// stream would end with it). An error gathering the live part is logged and what
+// was gathered is served, as promhttp's ContinueOnError does.
+func (g cachedGatherer) render(format expfmt.Format, gz bool, logger *slog.Logger) (*encoding, []byte, error) {
+	static := g.static()
+	live, err := g.live.Gather()
+	if err != nil {
+		logger.Error("gathering the live metrics", "err", err)
+	}
+	if err := checkDisjoint(static.families, live); err != nil {
+		return nil, nil, err
+	}
+	enc := static.encoded(format, gz)
+	if enc.err != nil {
+		return nil, nil, fmt.Errorf("encoding the metrics: %w", enc.err)
+	}
+	var lb bytes.Buffer
+	le := expfmt.NewEncoder(&lb, format)
+	for _, mf := range live {
+		if err := le.Encode(mf); err != nil {
+			return nil, nil, fmt.Errorf("encoding the metrics: %w", err)
+		}
+	}
+	if c, ok := le.(expfmt.Closer); ok {
+		if err := c.Close(); err != nil {
+			return nil, nil, fmt.Errorf("encoding the metrics: %w", err)
+		}
+	}
+	return enc, lb.Bytes(), nil
 }
 
 // writeGzip writes one gzip member (RFC 1952) holding the static part, deflated

@@ -9,6 +9,8 @@ import (
 	"io"
 	"log/slog"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,6 +22,7 @@ import (
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/fakesysfs"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
+	"github.com/ibkey/ibkey/internal/query"
 )
 
 // TestCatalogNamesAreLegacy: formatKey shares one encoding between "allow-utf-8" and
@@ -221,6 +224,105 @@ func TestPortInfoTapKeepsQKeyViolations(t *testing.T) {
 	for k, v := range want {
 		if g, ok := got[k]; !ok || g != v {
 			t.Errorf("%v: got %d (%v), want %d", k, g, ok, v)
+		}
+	}
+}
+
+// TestWriteTextfile: the textfile is what WriteText prints, readable by the textfile
+// collector (0644), with no temporary file left beside it; a second write replaces it.
+func TestWriteTextfile(t *testing.T) {
+	dir := writeHost(t, fakesysfs.MLX5())
+	out := t.TempDir()
+	g, err := NewGatherer(savedFabricCollector(t, "small.json", true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if err := WriteTextfile(out, g); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var want bytes.Buffer
+	if err := WriteText(&want, g); err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(out, TextfileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != want.String() || len(got) < 1000 {
+		t.Errorf("textfile differs from WriteText:\n%s", got)
+	}
+	entries, _ := os.ReadDir(out)
+	if len(entries) != 1 {
+		t.Errorf("%d files in the textfile directory, want 1", len(entries))
+	}
+	if st, err := os.Stat(filepath.Join(out, TextfileName)); err != nil || st.Mode().Perm() != 0o644 {
+		t.Errorf("textfile mode: %v %v", st.Mode(), err)
+	}
+	if err := WriteTextfile(filepath.Join(dir, "nope"), g); err == nil {
+		t.Error("no error writing into a missing directory")
+	}
+}
+
+// TestFabricRunServesItsSweep: the serving loop (Run: sweep, then deflate) serves
+// the whole sweep, plain and gzip.
+func TestFabricRunServesItsSweep(t *testing.T) {
+	l := startSmallLab(t)
+	tr := l.Dial(t, "HcaA", labMAD)
+	c := NewFabricCollector(FabricOptions{Fabric: &query.Fabric{T: tr, Via: "ibsim"}, Interval: time.Hour})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); c.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	g, err := NewGatherer(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := Handler(g, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Minute); c.snap.Load() == nil; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("no sweep served after a minute")
+		}
+	}
+	reg, err := NewRegistry(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	if err := WriteText(&want, reg); err != nil {
+		t.Fatal(err)
+	}
+	for _, enc := range []string{"", "gzip"} {
+		req := httptest.NewRequest("GET", "/metrics", nil)
+		req.Header.Set("Accept-Encoding", enc)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		body := w.Body.Bytes()
+		if enc == "gzip" {
+			zr, err := gzip.NewReader(bytes.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if body, err = io.ReadAll(zr); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// The sweep's age moves between the two gathers.
+		strip := func(s string) string {
+			var out []string
+			for _, l := range strings.Split(s, "\n") {
+				if !strings.HasPrefix(l, "ibkey_fabric_sweep_age_seconds ") {
+					out = append(out, l)
+				}
+			}
+			return sortedLines(strings.Join(out, "\n"))
+		}
+		if strip(string(body)) != strip(want.String()) || !strings.Contains(string(body), "ibkey_fabric_pkey_entry_info{") {
+			t.Errorf("Accept-Encoding %q: served\n%s\nregistry\n%s", enc, body, want.String())
 		}
 	}
 }

@@ -87,7 +87,12 @@ func NewFabricCollector(opts FabricOptions) *FabricCollector {
 func (c *FabricCollector) Run(ctx context.Context) {
 	for {
 		start := time.Now()
-		_ = c.Sweep(ctx)
+		if c.Sweep(ctx) == nil {
+			// Deflate the new sweep now, not in the first scrape that asks for gzip
+			// (Prometheus does): the sweep is served meanwhile, and a scrape that
+			// comes first deflates it itself (the encoding is made once either way).
+			c.static().prepare(true)
+		}
 		wait := c.opts.Interval - time.Since(start)
 		if wait < 0 {
 			wait = 0
@@ -147,7 +152,7 @@ func (c *FabricCollector) Sweep(ctx context.Context) error {
 // publish encodes the snapshot's metrics in the text format (the format scrapes ask
 // for) and serves it.
 func (c *FabricCollector) publish(s *fabricSnapshot) {
-	s.set.prepare()
+	s.set.prepare(false)
 	c.snap.Store(s)
 }
 
@@ -257,23 +262,35 @@ func (c *FabricCollector) sweep(ctx context.Context) (*fabricSnapshot, error) {
 
 // fromFabric reads the counters of a sweep's ports (unless NoCounters), runs the
 // audit and builds the metrics. qkeys are the Q_KeyViolations the sweep's PortInfo
-// replies carried (nil: none seen).
+// replies carried (nil: none seen). The PortCounters MADs are read while the audit
+// runs and the metrics that do not depend on them are built and encoded: the MADs
+// wait on the fabric, the rest on the CPU.
 func (c *FabricCollector) fromFabric(ctx context.Context, f *check.Fabric, qkeys map[check.PortID]uint16) *fabricSnapshot {
 	recs := sweepRecords(f, qkeys)
+	counters := make(chan struct{})
 	if !c.opts.NoCounters {
-		readPortCounters(ctx, c.opts.Fabric, recs)
+		// Writes only recs[i].readings[0:2], which nothing else touches until counters
+		// is closed.
+		go func() { defer close(counters); readPortCounters(ctx, c.opts.Fabric, recs) }()
 	} else {
 		for i := range recs {
 			for k := range 2 {
 				recs[i].readings[k] = query.Reading{Unavailable: "not read (--no-counters)"}
 			}
 		}
+		close(counters)
 	}
 	findings := check.Audit(f)
 	if c.opts.Partitions != nil {
 		findings = append(findings, partconf.CompareFabric(f, partconf.NewFabricModel(c.opts.Partitions, f, partconf.Options{AllowBoth: c.opts.AllowBoth}))...)
 	}
-	return buildFabricMetrics(f, recs, findings, knownRules(c.opts.Partitions != nil))
+	snap, tables := buildFabricMetrics(f, recs, findings, knownRules(c.opts.Partitions != nil))
+	tables.prepare(false)
+	<-counters
+	readings, n := buildFabricCounters(recs)
+	readings.prepare(false)
+	snap.set, snap.series = joinStatic(tables, readings), snap.series+n
+	return snap
 }
 
 // sweepRecords are the ports `ibkey fabric pkeys` shows: end ports (CA ports, switch
@@ -373,7 +390,10 @@ func (c *FabricCollector) readNodes(ctx context.Context) (*fabricSnapshot, error
 			}
 		}
 	}
-	return buildFabricMetrics(nil, recs, nil, nil), err
+	snap, tables := buildFabricMetrics(nil, recs, nil, nil)
+	readings, n := buildFabricCounters(recs)
+	snap.set, snap.series = joinStatic(tables, readings), snap.series+n
+	return snap, err
 }
 
 func viewRecord(v *query.PortView) portRecord {
@@ -447,9 +467,27 @@ func knownRules(partitions bool) map[string]check.Severity {
 	return m
 }
 
-// buildFabricMetrics builds a snapshot's metrics. f is nil in --lid mode (no node
-// counts, no audit).
-func buildFabricMetrics(f *check.Fabric, recs []portRecord, findings []check.Finding, rules map[string]check.Severity) *fabricSnapshot {
+// buildFabricCounters builds the counter metrics of the records: values, saturation,
+// or why a counter was not read.
+func buildFabricCounters(recs []portRecord) (*staticSet, int) {
+	out := newFamilySet()
+	series := 0
+	add := func(m *Metric, v float64, labels ...string) {
+		out.add(m, v, labels...)
+		series++
+	}
+	for i := range recs {
+		for k, fc := range fabricCounters {
+			emitCounter(add, fc.metric, mFSaturated, mFUnreadable, fc.counter, recs[i].readings[k], recs[i].labels, false)
+		}
+	}
+	return out.static(), series
+}
+
+// buildFabricMetrics builds a snapshot's metrics but the counters'
+// (buildFabricCounters): ports, tables, nodes and findings. f is nil in --lid mode
+// (no node counts, no audit).
+func buildFabricMetrics(f *check.Fabric, recs []portRecord, findings []check.Finding, rules map[string]check.Severity) (*fabricSnapshot, *staticSet) {
 	out := newFamilySet()
 	series := 0
 	add := func(m *Metric, v float64, labels ...string) {
@@ -478,9 +516,6 @@ func buildFabricMetrics(f *check.Fabric, recs []portRecord, findings []check.Fin
 				add(mFEntry, 1, l[0], l[1], l[2], l[3], strconv.Itoa(i), k.String(), k.KeyString(), k.Membership().String())
 			}
 			add(mFTableValid, float64(valid), l...)
-		}
-		for k, fc := range fabricCounters {
-			emitCounter(add, fc.metric, mFSaturated, mFUnreadable, fc.counter, r.readings[k], l, false)
 		}
 	}
 	snap := &fabricSnapshot{ports: len(recs), findings: len(findings)}
@@ -538,8 +573,8 @@ func buildFabricMetrics(f *check.Fabric, recs []portRecord, findings []check.Fin
 			add(mFPortFinding, float64(perPort[k]), l[0], l[1], l[2], l[3], k.rule, k.sev)
 		}
 	}
-	snap.set, snap.series = out.static(), series
-	return snap
+	snap.series = series
+	return snap, out.static()
 }
 
 // findingPortLabels labels a port a finding names that is not an exported port (a

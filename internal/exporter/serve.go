@@ -171,6 +171,18 @@ func ValidateWebConfig(path string) error {
 // WriteText gathers g once and writes it to w in the text exposition format, encoded
 // by prometheus/common/expfmt.
 func WriteText(w io.Writer, g prometheus.Gatherer) error {
+	if cg, ok := g.(cachedGatherer); ok {
+		// The static part as encoded once (a sweep's 74,000 series), then the live.
+		enc, live, err := cg.render(expfmt.NewFormat(expfmt.TypeTextPlain), false, slog.New(slog.DiscardHandler))
+		if err != nil {
+			return err
+		}
+		if _, err := w.Write(enc.plain); err != nil {
+			return err
+		}
+		_, err = w.Write(live)
+		return err
+	}
 	mfs, err := g.Gather()
 	if err != nil {
 		return err
@@ -195,5 +207,25 @@ func WriteTextfile(dir string, g prometheus.Gatherer) error {
 	if !st.IsDir() {
 		return fmt.Errorf("%s is not a directory", dir)
 	}
-	return prometheus.WriteToTextfile(filepath.Join(dir, TextfileName), g)
+	if _, ok := g.(cachedGatherer); !ok {
+		return prometheus.WriteToTextfile(filepath.Join(dir, TextfileName), g)
+	}
+	// As prometheus.WriteToTextfile does, with WriteText's encoding: a temporary file
+	// in dir (not matching *.prom), renamed over the old one.
+	tmp, err := os.CreateTemp(dir, TextfileName)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := WriteText(tmp, g); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), filepath.Join(dir, TextfileName))
 }
