@@ -36,6 +36,15 @@ type familySet struct {
 	gauges  []dto.Gauge
 	values  []float64
 	labels  []*dto.LabelPair
+	// recent is, per label name, the last value looked up and its pair: a port's
+	// series repeat its labels one after the other, so most look-ups end here, without
+	// hashing the strings.
+	recent []recentPair
+}
+
+type recentPair struct {
+	name, value string // value as given, before any UTF-8 repair
+	pair        *dto.LabelPair
 }
 
 const slabSize = 4096
@@ -66,23 +75,43 @@ func (s *familySet) add(m *Metric, v float64, labels ...string) {
 	s.labels = s.labels[:n+len(labels)]
 	lp := s.labels[n : n+len(labels) : n+len(labels)]
 	for i, j := range m.sorted {
-		val := labels[j]
-		if !utf8.ValidString(val) {
-			val = strings.ToValidUTF8(val, "\uFFFD")
-		}
-		k := [2]string{m.Labels[j], val}
-		p := s.pairs[k]
-		if p == nil {
-			p = &dto.LabelPair{Name: &m.Labels[j], Value: &val}
-			s.pairs[k] = p
-		}
-		lp[i] = p
+		lp[i] = s.pair(&m.Labels[j], labels[j])
 	}
 	k := len(s.metrics)
 	s.metrics, s.gauges, s.values = s.metrics[:k+1], s.gauges[:k+1], append(s.values, v)
 	s.gauges[k].Value = &s.values[k]
 	s.metrics[k].Label, s.metrics[k].Gauge = lp, &s.gauges[k]
 	mf.Metric = append(mf.Metric, &s.metrics[k])
+}
+
+// pair returns the interned label pair name=value.
+func (s *familySet) pair(name *string, value string) *dto.LabelPair {
+	r := -1
+	for i := range s.recent {
+		if s.recent[i].name == *name {
+			if s.recent[i].value == value {
+				return s.recent[i].pair
+			}
+			r = i
+			break
+		}
+	}
+	val := value
+	if !utf8.ValidString(val) {
+		val = strings.ToValidUTF8(val, "\uFFFD")
+	}
+	k := [2]string{*name, val}
+	p := s.pairs[k]
+	if p == nil {
+		p = &dto.LabelPair{Name: name, Value: &val}
+		s.pairs[k] = p
+	}
+	if r < 0 {
+		s.recent = append(s.recent, recentPair{name: *name})
+		r = len(s.recent) - 1
+	}
+	s.recent[r].value, s.recent[r].pair = value, p
+	return p
 }
 
 // static returns the families, sorted by name, with their encodings to come, in
