@@ -22,10 +22,10 @@ import (
 
 // familySet builds metric families directly (the client_model types client_golang's
 // registry produces), for the metrics that change only when the tables are read again
-// or a sweep completes. A 2,000-node sweep is 74,000 series: building them as const
+// or a sweep completes. A 2,000-node sweep is 75,000-80,000 series: building them as const
 // metrics and gathering them through a registry sorted and hash-checked every series
 // (a third of a second) for a result nobody needs sorted. Label pairs are interned:
-// the four labels of a fabric port are shared by its twenty series.
+// the four labels of a fabric port are shared by its fifteen or so series.
 type familySet struct {
 	byMetric map[*Metric]*dto.MetricFamily
 	pairs    map[[2]string]*dto.LabelPair
@@ -155,7 +155,8 @@ type staticSet struct {
 	enc map[string]*encoding
 }
 
-var emptyStatic = &staticSet{enc: map[string]*encoding{}}
+// emptyStatic is a set with no metrics (nothing read yet, or the host unreadable).
+func emptyStatic() *staticSet { return &staticSet{enc: map[string]*encoding{}} }
 
 // joinStatic is a and b together: b's families after a's. They share no metric.
 func joinStatic(a, b *staticSet) *staticSet {

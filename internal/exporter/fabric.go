@@ -161,7 +161,7 @@ func (c *FabricCollector) static() *staticSet {
 	if s := c.snap.Load(); s != nil {
 		return s.set
 	}
-	return emptyStatic
+	return emptyStatic()
 }
 
 // Describe implements prometheus.Collector.

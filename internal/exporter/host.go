@@ -205,7 +205,7 @@ func (c *HostCollector) refresh(now time.Time) {
 	c.loaded, c.tablesAt = true, now
 	views, err := c.opts.Host.Load(query.Selector{}, query.LoadOptions{Tables: true, Interfaces: true})
 	if err != nil {
-		c.loadErr, c.views, c.refs, c.set = err.Error(), nil, nil, emptyStatic
+		c.loadErr, c.views, c.refs, c.set = err.Error(), nil, nil, emptyStatic()
 		return
 	}
 	c.loadErr = ""
