@@ -53,6 +53,7 @@ bench: build
 	scripts/bench
 	scripts/bench-fabric
 	scripts/bench-sweep
+	scripts/bench-exporter
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

@@ -203,6 +203,28 @@ func BenchmarkFabric2000(b *testing.B) {
 		pkeysPerOp = float64(b.Elapsed().Milliseconds()) / float64(b.N)
 		b.ReportMetric(pkeysPerOp, "ms/sweep")
 	})
+	// The MADs alone: the sweep through the PortInfo tap and the PortCounters batch.
+	b.Run("sweep-and-counters", func(b *testing.B) {
+		for b.Loop() {
+			tap := newPortInfoTap(tr)
+			f, err := query.Sweep(ctx, tap, query.SweepOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			recs := sweepRecords(f, tap.qkeyViolations())
+			readPortCounters(ctx, fab, recs)
+			for _, r := range recs {
+				if r.readings[0].Unavailable != "" || r.readings[0].Err != "" || r.readings[3].Unavailable != "" {
+					b.Fatalf("%v: counters %+v", r.id, r.readings)
+				}
+			}
+		}
+		perOp := float64(b.Elapsed().Milliseconds()) / float64(b.N)
+		b.ReportMetric(perOp, "ms/sweep")
+		if pkeysPerOp > 0 {
+			b.ReportMetric(perOp/pkeysPerOp, "x-fabric-pkeys")
+		}
+	})
 	c := NewFabricCollector(FabricOptions{Fabric: fab, Interval: time.Minute, Timeout: 5 * time.Minute})
 	b.Run("exporter-sweep", func(b *testing.B) {
 		var before, after runtime.MemStats
@@ -219,32 +241,44 @@ func BenchmarkFabric2000(b *testing.B) {
 		exporterPerOp = float64(b.Elapsed().Milliseconds()) / float64(b.N)
 		b.ReportMetric(exporterPerOp, "ms/sweep")
 		b.ReportMetric(float64(s.ports), "ports")
-		b.ReportMetric(float64(len(s.metrics)), "series")
+		b.ReportMetric(float64(s.series), "series")
 		b.ReportMetric(float64(after.HeapAlloc)/(1<<20), "heap-MB-after")
 		if pkeysPerOp > 0 {
 			b.ReportMetric(exporterPerOp/pkeysPerOp, "x-fabric-pkeys")
 		}
 	})
-	b.Run("scrape", func(b *testing.B) {
-		reg, err := NewGatherer(c)
-		if err != nil {
-			b.Fatal(err)
-		}
-		h, err := Handler(reg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-		if err != nil {
-			b.Fatal(err)
-		}
-		req := httptest.NewRequest("GET", "/metrics", nil)
-		bytes := 0
-		start := cpuTime()
-		for b.Loop() {
-			w := &countingWriter{ResponseRecorder: httptest.NewRecorder()}
-			h.ServeHTTP(w, req)
-			bytes = w.n
-		}
-		b.ReportMetric(float64(b.Elapsed().Microseconds())/1e3/float64(b.N), "ms/scrape")
-		b.ReportMetric(float64(cpuTime()-start)/1e6/float64(b.N), "cpu-ms/op")
-		b.ReportMetric(float64(bytes)/(1<<20), "MB/scrape")
-		b.ReportMetric(rssMB(b), "rss-MB")
-	})
+	// A scrape answered from the last sweep, through the HTTP handler: as curl asks
+	// (text, no compression) and as Prometheus asks (its Accept header, gzip).
+	for _, sc := range []struct{ name, accept, encoding string }{
+		{"scrape-plain", "", ""},
+		{"scrape-prometheus-gzip", prometheusAccept, "gzip"},
+	} {
+		b.Run(sc.name, func(b *testing.B) {
+			reg, err := NewGatherer(c)
+			if err != nil {
+				b.Fatal(err)
+			}
+			h, err := Handler(reg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+			if err != nil {
+				b.Fatal(err)
+			}
+			req := httptest.NewRequest("GET", "/metrics", nil)
+			req.Header.Set("Accept", sc.accept)
+			req.Header.Set("Accept-Encoding", sc.encoding)
+			bytes := 0
+			start := cpuTime()
+			for b.Loop() {
+				w := &countingWriter{ResponseRecorder: httptest.NewRecorder()}
+				h.ServeHTTP(w, req)
+				bytes = w.n
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/1e3/float64(b.N), "ms/scrape")
+			b.ReportMetric(float64(cpuTime()-start)/1e6/float64(b.N), "cpu-ms/op")
+			b.ReportMetric(float64(bytes)/(1<<20), "MB/scrape")
+			b.ReportMetric(rssMB(b), "rss-MB")
+		})
+	}
 }
+
+// prometheusAccept is the Accept header Prometheus 3 sends by default.
+const prometheusAccept = "application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.6,application/openmetrics-text;version=0.0.1;q=0.5,text/plain;version=1.0.0;escaping=allow-utf-8;q=0.4,text/plain;version=0.0.4;q=0.3,*/*;q=0.2"

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/check/partconf"
@@ -36,9 +35,6 @@ type FabricOptions struct {
 	AllowBoth  bool
 	// NoCounters skips the PMA PortCounters reads (tables and PortInfo only).
 	NoCounters bool
-	// Window bounds the ports whose counters are read at once (default 64); the
-	// transport's own window bounds the MADs in flight.
-	Window int
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 	// Logf, when set, is told about sweeps that did not complete.
@@ -58,15 +54,13 @@ type FabricCollector struct {
 	lastFailure string
 }
 
-// fabricSnapshot is one complete sweep, its metrics built once.
+// fabricSnapshot is one complete sweep, its metrics built and encoded once.
 type fabricSnapshot struct {
 	at       time.Time
 	duration time.Duration
-	metrics  []prometheus.Metric
-	families []*dto.MetricFamily
-	err      error
-	// Ports and Findings, for tests and the textfile: counts only.
-	ports, findings int
+	set      *staticSet
+	// Ports, findings and series, for tests and benchmarks: counts only.
+	ports, findings, series int
 }
 
 // Sweep results, the values of ibkey_fabric_sweeps_total's result label.
@@ -82,9 +76,6 @@ func NewFabricCollector(opts FabricOptions) *FabricCollector {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if opts.Window <= 0 {
-		opts.Window = 64
-	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = opts.Interval
 	}
@@ -96,7 +87,12 @@ func NewFabricCollector(opts FabricOptions) *FabricCollector {
 func (c *FabricCollector) Run(ctx context.Context) {
 	for {
 		start := time.Now()
-		_ = c.Sweep(ctx)
+		if c.Sweep(ctx) == nil {
+			// Deflate the new sweep now, not in the first scrape that asks for gzip
+			// (Prometheus does): the sweep is served meanwhile, and a scrape that
+			// comes first deflates it itself (the encoding is made once either way).
+			c.static().prepare(true)
+		}
 		wait := c.opts.Interval - time.Since(start)
 		if wait < 0 {
 			wait = 0
@@ -153,10 +149,19 @@ func (c *FabricCollector) Sweep(ctx context.Context) error {
 	return nil
 }
 
-// publish gathers the snapshot's metrics once and serves it.
+// publish encodes the snapshot's metrics in the text format (the format scrapes ask
+// for) and serves it.
 func (c *FabricCollector) publish(s *fabricSnapshot) {
-	s.families, s.err = gatherMetrics(s.metrics)
+	s.set.prepare(false)
 	c.snap.Store(s)
+}
+
+// static returns the served sweep's metrics.
+func (c *FabricCollector) static() *staticSet {
+	if s := c.snap.Load(); s != nil {
+		return s.set
+	}
+	return emptyStatic()
 }
 
 // Describe implements prometheus.Collector.
@@ -165,15 +170,17 @@ func (c *FabricCollector) Describe(ch chan<- *prometheus.Desc) { describe(ch, Mo
 // Collect implements prometheus.Collector: the last complete sweep, its age, and the
 // sweep results so far.
 func (c *FabricCollector) Collect(ch chan<- prometheus.Metric) {
-	if s := c.collectLive(ch); s != nil {
-		for _, m := range s.metrics {
-			ch <- m
-		}
+	if s := c.collectSnapshot(ch); s != nil {
+		s.set.collect(ch)
 	}
 }
 
-// collectLive collects the sweep's age and the results, and returns the snapshot.
-func (c *FabricCollector) collectLive(ch chan<- prometheus.Metric) *fabricSnapshot {
+// collectLive collects the sweep's age and the results.
+func (c *FabricCollector) collectLive(ch chan<- prometheus.Metric) { c.collectSnapshot(ch) }
+
+// collectSnapshot collects the sweep's age and the results, and returns the snapshot
+// they describe.
+func (c *FabricCollector) collectSnapshot(ch chan<- prometheus.Metric) *fabricSnapshot {
 	s := c.snap.Load()
 	c.mu.Lock()
 	for _, r := range []string{ResultComplete, ResultPartial, ResultFailed} {
@@ -232,20 +239,21 @@ func (s sourceName) Read(_ query.PortRef, _ []string, out []query.Reading) {}
 
 var stateIDs = map[string]int{check.StateDown: 1, check.StateInit: 2, check.StateArmed: 3, check.StateActive: 4, "ACTIVE_DEFER": 5}
 
-// sweepNoQKey: check.Port keeps P_KeyViolations from the sweep's PortInfo, not
-// Q_KeyViolations.
-const sweepNoQKey = "not kept by the sweep (only P_KeyViolations is); --lid reads it"
+// noQKey is why a port's Q_KeyViolations is not exported when its PortInfo was read
+// but the reply was not seen (a sweep loaded from a file keeps P_KeyViolations only).
+const noQKey = "PortInfo Q_KeyViolations not captured with this sweep"
 
 func (c *FabricCollector) sweep(ctx context.Context) (*fabricSnapshot, error) {
 	fab := c.opts.Fabric
-	f, err := query.Sweep(ctx, fab.T, query.SweepOptions{Source: fab.Via, Now: c.opts.Now})
+	tap := newPortInfoTap(fab.T)
+	f, err := query.Sweep(ctx, tap, query.SweepOptions{Source: fab.Via, Now: c.opts.Now})
 	if f == nil {
 		return nil, err
 	}
 	if err == nil && f.Incomplete != "" {
 		err = fmt.Errorf("sweep incomplete: %s", f.Incomplete)
 	}
-	snap := c.fromFabric(ctx, f)
+	snap := c.fromFabric(ctx, f, tap.qkeyViolations())
 	if err == nil {
 		err = ctx.Err()
 	}
@@ -253,28 +261,41 @@ func (c *FabricCollector) sweep(ctx context.Context) (*fabricSnapshot, error) {
 }
 
 // fromFabric reads the counters of a sweep's ports (unless NoCounters), runs the
-// audit and builds the metrics.
-func (c *FabricCollector) fromFabric(ctx context.Context, f *check.Fabric) *fabricSnapshot {
-	recs := sweepRecords(f)
+// audit and builds the metrics. qkeys are the Q_KeyViolations the sweep's PortInfo
+// replies carried (nil: none seen). The PortCounters MADs are read while the audit
+// runs and the metrics that do not depend on them are built and encoded: the MADs
+// wait on the fabric, the rest on the CPU.
+func (c *FabricCollector) fromFabric(ctx context.Context, f *check.Fabric, qkeys map[check.PortID]uint16) *fabricSnapshot {
+	recs := sweepRecords(f, qkeys)
+	counters := make(chan struct{})
 	if !c.opts.NoCounters {
-		c.readPortCounters(ctx, recs)
+		// Writes only recs[i].readings[0:2], which nothing else touches until counters
+		// is closed.
+		go func() { defer close(counters); readPortCounters(ctx, c.opts.Fabric, recs) }()
 	} else {
 		for i := range recs {
 			for k := range 2 {
 				recs[i].readings[k] = query.Reading{Unavailable: "not read (--no-counters)"}
 			}
 		}
+		close(counters)
 	}
 	findings := check.Audit(f)
 	if c.opts.Partitions != nil {
 		findings = append(findings, partconf.CompareFabric(f, partconf.NewFabricModel(c.opts.Partitions, f, partconf.Options{AllowBoth: c.opts.AllowBoth}))...)
 	}
-	return buildFabricMetrics(f, recs, findings, knownRules(c.opts.Partitions != nil))
+	snap, tables := buildFabricMetrics(f, recs, findings, knownRules(c.opts.Partitions != nil))
+	tables.prepare(false)
+	<-counters
+	readings, n := buildFabricCounters(recs)
+	readings.prepare(false)
+	snap.set, snap.series = joinStatic(tables, readings), snap.series+n
+	return snap
 }
 
 // sweepRecords are the ports `ibkey fabric pkeys` shows: end ports (CA ports, switch
 // port 0) and cabled switch ports.
-func sweepRecords(f *check.Fabric) []portRecord {
+func sweepRecords(f *check.Fabric, qkeys map[check.PortID]uint16) []portRecord {
 	var recs []portRecord
 	for _, n := range f.Nodes {
 		var swLID uint16
@@ -309,42 +330,22 @@ func sweepRecords(f *check.Fabric) []portRecord {
 			if r.pkeys == nil && r.tableErr == "" {
 				r.tableErr = "not read"
 			}
-			if p.Error != "" {
+			switch q, ok := qkeys[r.id]; {
+			case p.Error != "":
 				r.state = ""
-				r.readings[2] = query.Reading{Err: "PortInfo: " + p.Error}
-			} else {
+				r.readings[2] = query.Reading{Err: p.Error}
+				r.readings[3] = r.readings[2]
+			case ok:
 				r.readings[2] = query.Reading{Value: uint64(p.PKeyViolations)}
+				r.readings[3] = query.Reading{Value: uint64(q)}
+			default:
+				r.readings[2] = query.Reading{Value: uint64(p.PKeyViolations)}
+				r.readings[3] = query.Reading{Unavailable: noQKey}
 			}
-			r.readings[3] = query.Reading{Unavailable: sweepNoQKey}
 			recs = append(recs, r)
 		}
 	}
 	return recs
-}
-
-// readPortCounters reads PMA PortCounters of every record, Window ports at a time,
-// through query's PortCounters source.
-func (c *FabricCollector) readPortCounters(ctx context.Context, recs []portRecord) {
-	ports := make(map[query.PortRef]*query.MADPort, len(recs))
-	refs := make([]query.PortRef, len(recs))
-	for i := range recs {
-		r := &recs[i]
-		refs[i] = query.PortRef{Device: r.labels[0], Port: r.id.Port}
-		ports[refs[i]] = &query.MADPort{Num: uint8(r.id.Port), PMALID: r.pmaLID, NoPMA: r.noPMA}
-	}
-	src := query.NewMADCounters(ctx, c.opts.Fabric, ports).PortCounters()
-	names := []string{query.RcvConstraintErrors, query.XmitConstraintErrors}
-	sem := make(chan struct{}, c.opts.Window)
-	var wg sync.WaitGroup
-	for i := range recs {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			src.Read(refs[i], names, recs[i].readings[:2])
-		}()
-	}
-	wg.Wait()
 }
 
 // readNodes reads the --lid nodes' ports (tables, PortInfo, PortCounters).
@@ -389,7 +390,10 @@ func (c *FabricCollector) readNodes(ctx context.Context) (*fabricSnapshot, error
 			}
 		}
 	}
-	return buildFabricMetrics(nil, recs, nil, nil), err
+	snap, tables := buildFabricMetrics(nil, recs, nil, nil)
+	readings, n := buildFabricCounters(recs)
+	snap.set, snap.series = joinStatic(tables, readings), snap.series+n
+	return snap, err
 }
 
 func viewRecord(v *query.PortView) portRecord {
@@ -463,22 +467,45 @@ func knownRules(partitions bool) map[string]check.Severity {
 	return m
 }
 
-// buildFabricMetrics builds a snapshot's metrics. f is nil in --lid mode (no node
-// counts, no audit).
-func buildFabricMetrics(f *check.Fabric, recs []portRecord, findings []check.Finding, rules map[string]check.Severity) *fabricSnapshot {
-	var out []prometheus.Metric
+// buildFabricCounters builds the counter metrics of the records: values, saturation,
+// or why a counter was not read.
+func buildFabricCounters(recs []portRecord) (*staticSet, int) {
+	out := newFamilySet()
+	series := 0
+	add := func(m *Metric, v float64, labels ...string) {
+		out.add(m, v, labels...)
+		series++
+	}
+	for i := range recs {
+		for k, fc := range fabricCounters {
+			emitCounter(add, fc.metric, mFSaturated, mFUnreadable, fc.counter, recs[i].readings[k], recs[i].labels, false)
+		}
+	}
+	return out.static(), series
+}
+
+// buildFabricMetrics builds a snapshot's metrics but the counters'
+// (buildFabricCounters): ports, tables, nodes and findings. f is nil in --lid mode
+// (no node counts, no audit).
+func buildFabricMetrics(f *check.Fabric, recs []portRecord, findings []check.Finding, rules map[string]check.Severity) (*fabricSnapshot, *staticSet) {
+	out := newFamilySet()
+	series := 0
+	add := func(m *Metric, v float64, labels ...string) {
+		out.add(m, v, labels...)
+		series++
+	}
 	byID := make(map[check.PortID]int, len(recs))
 	for i := range recs {
 		r := &recs[i]
 		byID[r.id] = i
 		l := r.labels
-		out = append(out, gauge(mFPortInfo, 1, l[0], l[1], l[2], l[3], r.nodeType, r.portGUID))
+		add(mFPortInfo, 1, l[0], l[1], l[2], l[3], r.nodeType, r.portGUID)
 		if id, ok := stateIDs[r.state]; ok {
-			out = append(out, gauge(mFPortState, float64(id), l...))
+			add(mFPortState, float64(id), l...)
 		}
-		out = append(out, gauge(mFTableSize, float64(r.tableSize), l...))
+		add(mFTableSize, float64(r.tableSize), l...)
 		if r.pkeys == nil {
-			out = append(out, gauge(mFTableUnread, 1, l[0], l[1], l[2], l[3], r.tableErr))
+			add(mFTableUnread, 1, l[0], l[1], l[2], l[3], r.tableErr)
 		} else {
 			valid := 0
 			for i, k := range r.pkeys {
@@ -486,12 +513,9 @@ func buildFabricMetrics(f *check.Fabric, recs []portRecord, findings []check.Fin
 					continue
 				}
 				valid++
-				out = append(out, gauge(mFEntry, 1, l[0], l[1], l[2], l[3], strconv.Itoa(i), k.String(), k.KeyString(), k.Membership().String()))
+				add(mFEntry, 1, l[0], l[1], l[2], l[3], strconv.Itoa(i), k.String(), k.KeyString(), k.Membership().String())
 			}
-			out = append(out, gauge(mFTableValid, float64(valid), l...))
-		}
-		for k, fc := range fabricCounters {
-			emitCounter(func(m prometheus.Metric) { out = append(out, m) }, fc.metric, mFSaturated, mFUnreadable, fc.counter, r.readings[k], l, false)
+			add(mFTableValid, float64(valid), l...)
 		}
 	}
 	snap := &fabricSnapshot{ports: len(recs), findings: len(findings)}
@@ -501,9 +525,9 @@ func buildFabricMetrics(f *check.Fabric, recs []portRecord, findings []check.Fin
 			types[string(n.Type)]++
 		}
 		for _, t := range sortedKeys(types) {
-			out = append(out, gauge(mNodes, float64(types[t]), t))
+			add(mNodes, float64(types[t]), t)
 		}
-		out = append(out, gauge(mUnreachable, float64(len(f.Unreachable))))
+		add(mUnreachable, float64(len(f.Unreachable)))
 		type ruleSev struct{ rule, sev string }
 		counts := map[ruleSev]int{}
 		for r, s := range rules {
@@ -537,7 +561,7 @@ func buildFabricMetrics(f *check.Fabric, recs []portRecord, findings []check.Fin
 			return keys[i].sev < keys[j].sev
 		})
 		for _, k := range keys {
-			out = append(out, gauge(mFindings, float64(counts[k]), k.rule, k.sev))
+			add(mFindings, float64(counts[k]), k.rule, k.sev)
 		}
 		for _, k := range order {
 			var l []string
@@ -546,11 +570,11 @@ func buildFabricMetrics(f *check.Fabric, recs []portRecord, findings []check.Fin
 			} else {
 				l = findingPortLabels(f, k.id)
 			}
-			out = append(out, gauge(mFPortFinding, float64(perPort[k]), l[0], l[1], l[2], l[3], k.rule, k.sev))
+			add(mFPortFinding, float64(perPort[k]), l[0], l[1], l[2], l[3], k.rule, k.sev)
 		}
 	}
-	snap.metrics = out
-	return snap
+	snap.series = series
+	return snap, out.static()
 }
 
 // findingPortLabels labels a port a finding names that is not an exported port (a

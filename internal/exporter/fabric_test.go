@@ -40,7 +40,7 @@ func savedFabricCollector(t testing.TB, file string, partitions bool) *FabricCol
 		opts.Partitions = partconf.Parse("partitions.conf", conf)
 	}
 	c := NewFabricCollector(opts)
-	snap := c.fromFabric(context.Background(), f)
+	snap := c.fromFabric(context.Background(), f, nil)
 	snap.at, snap.duration = f.SweptAt, f.Duration
 	c.publish(snap)
 	return c
@@ -71,7 +71,7 @@ func TestFabricMetricsFromSavedSweep(t *testing.T) {
 		t.Error("an unread table has a valid count")
 	}
 	expect(t, got, 0, "ibkey_fabric_port_pkey_violations", hcaA...)
-	expect(t, got, 1, "ibkey_fabric_port_unreadable", with(hcaA, "counter", "qkey_violations", "reason", sweepNoQKey)...)
+	expect(t, got, 1, "ibkey_fabric_port_unreadable", with(hcaA, "counter", "qkey_violations", "reason", noQKey)...)
 	expect(t, got, 1, "ibkey_fabric_port_unreadable", with(hcaA, "counter", "port_rcv_constraint_errors", "reason", "not read (--no-counters)")...)
 	if n := len(find(got, "ibkey_fabric_port_rcv_constraint_errors")); n != 0 {
 		t.Errorf("%d constraint error values without counters read", n)
@@ -108,7 +108,7 @@ func TestFabricNothingServedBeforeFirstSweep(t *testing.T) {
 func TestFabricCardinality(t *testing.T) {
 	f := fatTreeFabric(80, 8, 24, 4)
 	c := NewFabricCollector(FabricOptions{NoCounters: true})
-	snap := c.fromFabric(context.Background(), f)
+	snap := c.fromFabric(context.Background(), f, nil)
 	c.publish(snap)
 	n := testutil.CollectAndCount(c)
 	ports := snap.ports
@@ -250,6 +250,20 @@ func TestFabricLab(t *testing.T) {
 	expect(t, got, float64(valid), "ibkey_fabric_pkey_table_valid_entries", hcaB...)
 	expect(t, got, float64(table.Capacity), "ibkey_fabric_pkey_table_size", hcaB...)
 	expect(t, got, 0, "ibkey_fabric_port_rcv_constraint_errors", hcaB...)
+	// Q_KeyViolations from the sweep's own PortInfo replies, as smpquery reads it;
+	// every port whose PortInfo was read has the value, none says it is missing.
+	pi := lab.ParseFields(l.MustTool("smpquery", "portinfo", lidB, "1"))
+	qkey, err := pi.Uint("QkeyViolations")
+	if err != nil {
+		t.Fatalf("smpquery portinfo %s 1: %v", lidB, err)
+	}
+	expect(t, got, float64(qkey), "ibkey_fabric_port_qkey_violations", hcaB...)
+	if n, ports := len(find(got, "ibkey_fabric_port_qkey_violations")), len(find(got, "ibkey_fabric_port_state_id")); n != ports || n == 0 {
+		t.Errorf("%d Q_KeyViolations values for %d ports with PortInfo read", n, ports)
+	}
+	if n := len(find(got, "ibkey_fabric_port_unreadable", "counter", "qkey_violations")); n != 0 {
+		t.Errorf("%d ports say Q_KeyViolations was not read", n)
+	}
 	expect(t, got, 0, "ibkey_fabric_findings", "rule", "partitions-missing-key")
 	expect(t, got, 0, "ibkey_fabric_findings", "rule", "partitions-extra-key")
 	expect(t, got, 1, "ibkey_fabric_sweeps_total", "result", "complete")

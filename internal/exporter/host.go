@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/ibverbs"
@@ -50,10 +49,8 @@ type HostCollector struct {
 	views    []*query.PortView
 	refs     []query.PortRef
 	sysfs    *query.SysfsCounters
-	// static are the metrics that change only when the tables are read again.
-	static      []prometheus.Metric
-	families    []*dto.MetricFamily
-	familiesErr error
+	// set holds the metrics that change only when the tables are read again.
+	set *staticSet
 	// counters are read per scrape, grouped by source.
 	counters []query.Counter
 	groups   []counterGroup
@@ -96,13 +93,13 @@ func (c *HostCollector) Collect(ch chan<- prometheus.Metric) { c.collect(ch, tru
 // collectLive collects what is read every scrape: state, counters, health.
 func (c *HostCollector) collectLive(ch chan<- prometheus.Metric) { c.collect(ch, false) }
 
-// staticFamilies are the metrics that change only when the tables are read again,
-// gathered once per read.
-func (c *HostCollector) staticFamilies() ([]*dto.MetricFamily, error) {
+// static returns the metrics that change only when the tables are read again, built
+// once per read.
+func (c *HostCollector) static() *staticSet {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.refreshIfStale(c.opts.Now())
-	return c.families, c.familiesErr
+	return c.set
 }
 
 func (c *HostCollector) refreshIfStale(now time.Time) {
@@ -128,11 +125,9 @@ func (c *HostCollector) collect(ch chan<- prometheus.Metric, withStatic bool) {
 	ch <- gauge(mHostUp, 1)
 	ch <- gauge(mTablesAge, now.Sub(c.tablesAt).Seconds())
 	if withStatic {
-		for _, m := range c.static {
-			ch <- m
-		}
+		c.set.collect(ch)
 	}
-	emit := func(m prometheus.Metric) { ch <- m }
+	emit := func(m *Metric, v float64, labels ...string) { ch <- gauge(m, v, labels...) }
 	readings := make([]query.Reading, len(c.counters))
 	buf := make([]query.Reading, len(c.counters))
 	for _, ref := range c.refs {
@@ -164,26 +159,26 @@ func (c *HostCollector) collect(ch chan<- prometheus.Metric, withStatic bool) {
 
 // emitCounter writes one counter reading: its value and saturation, or why it could
 // not be read. withSource adds the source label (host mode).
-func emitCounter(emit func(prometheus.Metric), value, saturated, unreadable *Metric, cn query.Counter, r query.Reading, labels []string, withSource bool) {
+func emitCounter(emit func(m *Metric, v float64, labels ...string), value, saturated, unreadable *Metric, cn query.Counter, r query.Reading, labels []string, withSource bool) {
 	src := cn.Source.Name()
 	if why := unreadableReason(r); why != "" {
 		l := append(append([]string{}, labels...), cn.Name)
 		if withSource {
 			l = append(l, src)
 		}
-		emit(gauge(unreadable, 1, append(l, why)...))
+		emit(unreadable, 1, append(l, why)...)
 		return
 	}
 	vl := labels
 	if withSource {
 		vl = append(append([]string{}, labels...), src)
 	}
-	emit(gauge(value, float64(r.Value), vl...))
+	emit(value, float64(r.Value), vl...)
 	sat := 0.0
 	if m := cn.Max(); m > 0 && r.Value >= m {
 		sat = 1
 	}
-	emit(gauge(saturated, sat, append(append([]string{}, labels...), cn.Name)...))
+	emit(saturated, sat, append(append([]string{}, labels...), cn.Name)...)
 }
 
 func unreadableReason(r query.Reading) string {
@@ -210,7 +205,7 @@ func (c *HostCollector) refresh(now time.Time) {
 	c.loaded, c.tablesAt = true, now
 	views, err := c.opts.Host.Load(query.Selector{}, query.LoadOptions{Tables: true, Interfaces: true})
 	if err != nil {
-		c.loadErr, c.views, c.refs, c.static, c.families = err.Error(), nil, nil, nil, nil
+		c.loadErr, c.views, c.refs, c.set = err.Error(), nil, nil, emptyStatic()
 		return
 	}
 	c.loadErr = ""
@@ -229,8 +224,7 @@ func (c *HostCollector) refresh(now time.Time) {
 		c.counters = append(c.counters, cn)
 	}
 	c.groups = groupBySource(c.counters)
-	c.static = buildHostStatic(views)
-	c.families, c.familiesErr = gatherMetrics(c.static)
+	c.set = buildHostStatic(views)
 }
 
 func groupBySource(counters []query.Counter) []counterGroup {
@@ -252,8 +246,8 @@ func groupBySource(counters []query.Counter) []counterGroup {
 	return groups
 }
 
-func buildHostStatic(views []*query.PortView) []prometheus.Metric {
-	var out []prometheus.Metric
+func buildHostStatic(views []*query.PortView) *staticSet {
+	out := newFamilySet()
 	seenDev := map[string]bool{}
 	for _, v := range views {
 		d := v.Device
@@ -266,16 +260,16 @@ func buildHostStatic(views []*query.PortView) []prometheus.Metric {
 			if d.NodeGUID.OK() {
 				guid = check.FormatGUID(uint64(d.NodeGUID.Value))
 			}
-			out = append(out, gauge(mDeviceInfo, 1, d.Name, nodeType, guid, d.FWVer.Value, d.HCAType.Value))
+			out.add(mDeviceInfo, 1, d.Name, nodeType, guid, d.FWVer.Value, d.HCAType.Value)
 		}
 		dev, port := v.Port.Device, strconv.Itoa(v.Port.Num)
 		lid := ""
 		if v.Port.LID.OK() {
 			lid = strconv.Itoa(int(v.Port.LID.Value))
 		}
-		out = append(out, gauge(mPortInfo, 1, dev, port, v.LinkLayer(), lid))
+		out.add(mPortInfo, 1, dev, port, v.LinkLayer(), lid)
 		if v.Table == nil {
-			out = append(out, gauge(mTableMissing, 1, dev, port, v.TableMissing))
+			out.add(mTableMissing, 1, dev, port, v.TableMissing)
 		} else {
 			unreadable := 0
 			for _, e := range v.Table.Entries {
@@ -286,13 +280,12 @@ func buildHostStatic(views []*query.PortView) []prometheus.Metric {
 				if !e.Valid() {
 					continue
 				}
-				out = append(out, gauge(mEntry, 1, dev, port, strconv.Itoa(e.Index), e.PKey.String(), e.PKey.KeyString(), e.PKey.Membership().String()))
+				out.add(mEntry, 1, dev, port, strconv.Itoa(e.Index), e.PKey.String(), e.PKey.KeyString(), e.PKey.Membership().String())
 			}
-			out = append(out,
-				gauge(mTableSize, float64(len(v.Table.Entries)), dev, port),
-				gauge(mTableValid, float64(v.Table.Valid), dev, port),
-				gauge(mTableUnreadable, float64(unreadable), dev, port),
-				gauge(mTableTrusted, boolValue(v.TableTrusted()), dev, port))
+			out.add(mTableSize, float64(len(v.Table.Entries)), dev, port)
+			out.add(mTableValid, float64(v.Table.Valid), dev, port)
+			out.add(mTableUnreadable, float64(unreadable), dev, port)
+			out.add(mTableTrusted, boolValue(v.TableTrusted()), dev, port)
 		}
 		for _, ip := range v.Interfaces {
 			membership, index := "unknown", ""
@@ -301,12 +294,12 @@ func buildHostStatic(views []*query.PortView) []prometheus.Metric {
 				if ip.Index >= 0 {
 					membership, index = ip.Membership.String(), strconv.Itoa(ip.Index)
 				}
-				out = append(out, gauge(mIPoIBKey, boolValue(ip.Index >= 0), ip.Name, dev, port, ip.PKey.String()))
+				out.add(mIPoIBKey, boolValue(ip.Index >= 0), ip.Name, dev, port, ip.PKey.String())
 			}
-			out = append(out, gauge(mIPoIB, 1, ip.Name, ip.Parent, dev, port, ip.PKey.String(), index, membership))
+			out.add(mIPoIB, 1, ip.Name, ip.Parent, dev, port, ip.PKey.String(), index, membership)
 		}
 	}
-	return out
+	return out.static()
 }
 
 func boolValue(b bool) float64 {

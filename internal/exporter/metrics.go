@@ -12,6 +12,10 @@
 package exporter
 
 import (
+	"sort"
+	"strings"
+	"unicode/utf8"
+
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -31,11 +35,19 @@ type Metric struct {
 	Labels []string
 	Mode   Mode
 	desc   *prometheus.Desc
+	// sorted lists the indexes of Labels in name order, the order of a series' label
+	// pairs (client_golang's).
+	sorted []int
 }
 
 func newMetric(mode Mode, name, help string, labels ...string) *Metric {
+	sorted := make([]int, len(labels))
+	for i := range sorted {
+		sorted[i] = i
+	}
+	sort.Slice(sorted, func(a, b int) bool { return labels[sorted[a]] < labels[sorted[b]] })
 	return &Metric{Name: name, Help: help, Labels: labels, Mode: mode,
-		desc: prometheus.NewDesc(name, help, labels, nil)}
+		desc: prometheus.NewDesc(name, help, labels, nil), sorted: sorted}
 }
 
 // Label sets.
@@ -135,7 +147,7 @@ var (
 	mFPKeyViolations = newMetric(ModeFabric, "ibkey_fabric_port_pkey_violations",
 		"PortInfo P_KeyViolations (16-bit, saturates; a gauge).", fabricPortLabels...)
 	mFQKeyViolations = newMetric(ModeFabric, "ibkey_fabric_port_qkey_violations",
-		"PortInfo Q_KeyViolations (16-bit, saturates; a gauge); --lid mode only.", fabricPortLabels...)
+		"PortInfo Q_KeyViolations (16-bit, saturates; a gauge), from the PortInfo replies of the sweep (or of --lid).", fabricPortLabels...)
 	mFSaturated = newMetric(ModeFabric, "ibkey_fabric_port_saturated",
 		"1 when the counter is at its maximum and no longer counts.", withLabels(fabricPortLabels, "counter")...)
 	mFUnreadable = newMetric(ModeFabric, "ibkey_fabric_port_unreadable",
@@ -169,9 +181,21 @@ func describe(ch chan<- *prometheus.Desc, mode Mode) {
 }
 
 func gauge(m *Metric, v float64, labels ...string) prometheus.Metric {
-	return prometheus.MustNewConstMetric(m.desc, prometheus.GaugeValue, v, labels...)
+	return prometheus.MustNewConstMetric(m.desc, prometheus.GaugeValue, v, validUTF8(labels)...)
 }
 
 func counter(m *Metric, v float64, labels ...string) prometheus.Metric {
-	return prometheus.MustNewConstMetric(m.desc, prometheus.CounterValue, v, labels...)
+	return prometheus.MustNewConstMetric(m.desc, prometheus.CounterValue, v, validUTF8(labels)...)
+}
+
+// validUTF8 replaces the bytes of label values that are not UTF-8 (a reason quoting
+// a file or a MAD's text): client_golang refuses such values, and the exposition
+// formats carry UTF-8 only.
+func validUTF8(labels []string) []string {
+	for i, l := range labels {
+		if !utf8.ValidString(l) {
+			labels[i] = strings.ToValidUTF8(l, "\uFFFD")
+		}
+	}
+	return labels
 }

@@ -42,17 +42,20 @@ func NewRegistry(collectors ...prometheus.Collector) (*prometheus.Registry, erro
 }
 
 // cachingCollector is a collector whose slowly changing metrics (the P_Key tables, a
-// sweep) are gathered once when they change rather than on every scrape.
+// sweep) are built, gathered and encoded once when they change rather than on every
+// scrape.
 type cachingCollector interface {
 	prometheus.Collector
-	staticFamilies() ([]*dto.MetricFamily, error)
+	// static returns the current static part (reading it again first when stale).
+	static() *staticSet
 	collectLive(ch chan<- prometheus.Metric)
 }
 
 // NewGatherer returns what the HTTP handler and the textfile gather: for the host and
-// fabric collectors, their pre-gathered families plus a registry of what changes per
-// scrape (64 ports x 128 entries are 8,192 series that would otherwise be converted
-// and sorted on every scrape); any other collector through a plain registry.
+// fabric collectors, their pre-built families plus a registry of what changes per
+// scrape (64 ports x 128 entries are 8,192 series, a 2,000-node fabric 74,000, that
+// would otherwise be converted, sorted and encoded on every scrape); any other
+// collector through a plain registry.
 func NewGatherer(c prometheus.Collector) (prometheus.Gatherer, error) {
 	cc, ok := c.(cachingCollector)
 	if !ok {
@@ -62,7 +65,7 @@ func NewGatherer(c prometheus.Collector) (prometheus.Gatherer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return cachedGatherer{static: cc.staticFamilies, live: live}, nil
+	return cachedGatherer{static: cc.static, live: live}, nil
 }
 
 type liveCollector struct{ c cachingCollector }
@@ -70,55 +73,39 @@ type liveCollector struct{ c cachingCollector }
 func (l liveCollector) Describe(ch chan<- *prometheus.Desc) { l.c.Describe(ch) }
 func (l liveCollector) Collect(ch chan<- prometheus.Metric) { l.c.collectLive(ch) }
 
-// cachedGatherer merges pre-gathered families with a live registry's. The two never
+// cachedGatherer merges pre-built families with a live registry's. The two never
 // share a metric name (the collectors split them by name), which the merge checks.
 type cachedGatherer struct {
-	static func() ([]*dto.MetricFamily, error)
+	static func() *staticSet
 	live   prometheus.Gatherer
 }
 
 func (g cachedGatherer) Gather() ([]*dto.MetricFamily, error) {
-	static, serr := g.static()
-	live, lerr := g.live.Gather()
+	static := g.static().families
+	live, err := g.live.Gather()
+	if derr := checkDisjoint(static, live); derr != nil {
+		return nil, derr
+	}
 	out := make([]*dto.MetricFamily, 0, len(static)+len(live))
 	out = append(append(out, static...), live...)
 	sort.Slice(out, func(i, j int) bool { return out[i].GetName() < out[j].GetName() })
-	for i := 1; i < len(out); i++ {
-		if out[i].GetName() == out[i-1].GetName() {
-			return nil, fmt.Errorf("exporter: metric %s is both cached and live", out[i].GetName())
-		}
-	}
-	return out, errors.Join(serr, lerr)
-}
-
-// gatherMetrics gathers a fixed set of metrics into sorted families.
-func gatherMetrics(ms []prometheus.Metric) ([]*dto.MetricFamily, error) {
-	reg := prometheus.NewRegistry()
-	if err := reg.Register(fixedMetrics(ms)); err != nil {
-		return nil, err
-	}
-	return reg.Gather()
-}
-
-// fixedMetrics is an unchecked collector of metrics built beforehand.
-type fixedMetrics []prometheus.Metric
-
-func (fixedMetrics) Describe(chan<- *prometheus.Desc) {}
-func (f fixedMetrics) Collect(ch chan<- prometheus.Metric) {
-	for _, m := range f {
-		ch <- m
-	}
+	return out, err
 }
 
 // Handler is the HTTP handler: /metrics and a landing page at /.
 func Handler(g prometheus.Gatherer, logger *slog.Logger) (http.Handler, error) {
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{
-		ErrorLog:      slog.NewLogLogger(logger.Handler(), slog.LevelError),
-		ErrorHandling: promhttp.ContinueOnError,
-		// One scrape at a time: each host scrape reads sysfs.
-		MaxRequestsInFlight: 2,
-	}))
+	// Two scrapes at a time: each host scrape reads sysfs.
+	const inFlight = 2
+	if cg, ok := g.(cachedGatherer); ok {
+		mux.Handle("/metrics", &cachedHandler{g: cg, inFlight: make(chan struct{}, inFlight), logger: logger})
+	} else {
+		mux.Handle("/metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{
+			ErrorLog:            slog.NewLogLogger(logger.Handler(), slog.LevelError),
+			ErrorHandling:       promhttp.ContinueOnError,
+			MaxRequestsInFlight: inFlight,
+		}))
+	}
 	landing, err := web.NewLandingPage(web.LandingConfig{
 		Name:        "ibkey exporter",
 		Description: "InfiniBand partitions: P_Key tables, IPoIB membership, partition drops",
@@ -184,6 +171,18 @@ func ValidateWebConfig(path string) error {
 // WriteText gathers g once and writes it to w in the text exposition format, encoded
 // by prometheus/common/expfmt.
 func WriteText(w io.Writer, g prometheus.Gatherer) error {
+	if cg, ok := g.(cachedGatherer); ok {
+		// The static part as encoded once (a sweep's 74,000 series), then the live.
+		enc, live, err := cg.render(expfmt.NewFormat(expfmt.TypeTextPlain), false, slog.New(slog.DiscardHandler))
+		if err != nil {
+			return err
+		}
+		if _, err := w.Write(enc.plain); err != nil {
+			return err
+		}
+		_, err = w.Write(live)
+		return err
+	}
 	mfs, err := g.Gather()
 	if err != nil {
 		return err
@@ -208,5 +207,25 @@ func WriteTextfile(dir string, g prometheus.Gatherer) error {
 	if !st.IsDir() {
 		return fmt.Errorf("%s is not a directory", dir)
 	}
-	return prometheus.WriteToTextfile(filepath.Join(dir, TextfileName), g)
+	if _, ok := g.(cachedGatherer); !ok {
+		return prometheus.WriteToTextfile(filepath.Join(dir, TextfileName), g)
+	}
+	// As prometheus.WriteToTextfile does, with WriteText's encoding: a temporary file
+	// in dir (not matching *.prom), renamed over the old one.
+	tmp, err := os.CreateTemp(dir, TextfileName)
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := WriteText(tmp, g); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), filepath.Join(dir, TextfileName))
 }

@@ -341,8 +341,10 @@ tables are read again every --table-interval (each pkey file read is a device qu
 state and counters every scrape.
 
 Fabric mode (--sweep or --lid, through --ca or --ibsim) sweeps on a schedule, never per
-scrape: a scrape answers from the last complete sweep and says its age. Every port's
-table and counters carry node_guid, node_name, port and lid labels; with --sweep the
+scrape: a scrape answers from the last complete sweep, encoded once when it finished,
+and says its age. Every port's table and counters carry node_guid, node_name, port and
+lid labels; P_Key and Q_Key violations come from the sweep's own PortInfo replies, the
+constraint errors from PMA PortCounters (one batch per sweep); with --sweep the
 audit of 'ibkey fabric check' (and with --partitions FILE the partitions.conf
 comparison) is ibkey_fabric_findings{rule,severity} and per port
 ibkey_fabric_port_finding_info.
@@ -362,6 +364,10 @@ Metrics:
 		fmt.Fprintf(&b, "  %s%s (%s)\n      %s\n", m.Name, labels, m.Mode, m.Help)
 	}
 	b.WriteString(`
+Sample alert rules (drops rising, a saturated counter, an IPoIB interface without its
+key, fabric findings, a stale sweep): contrib/prometheus/ibkey-rules.yml in the source,
+with promtool tests beside it.
+
 Exit codes: 0 stopped by SIGINT/SIGTERM or --once done; 2 bad usage; 3 environment (no
 devices with --once, no fabric access, cannot listen or write the textfile).`)
 	return b.String()

@@ -1,0 +1,438 @@
+package exporter
+
+import (
+	"bytes"
+	"compress/flate"
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"log/slog"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// familySet builds metric families directly (the client_model types client_golang's
+// registry produces), for the metrics that change only when the tables are read again
+// or a sweep completes. A 2,000-node sweep is 75,000-80,000 series: building them as const
+// metrics and gathering them through a registry sorted and hash-checked every series
+// (a third of a second) for a result nobody needs sorted. Label pairs are interned:
+// the four labels of a fabric port are shared by its fifteen or so series.
+type familySet struct {
+	byMetric map[*Metric]*dto.MetricFamily
+	pairs    map[[2]string]*dto.LabelPair
+	gauge    dto.MetricType
+	// Slabs the series are carved from: a few large allocations instead of four
+	// small ones per series, which the garbage collector would then scan one by one.
+	metrics []dto.Metric
+	gauges  []dto.Gauge
+	values  []float64
+	labels  []*dto.LabelPair
+	// recent is, per label name, the last value looked up and its pair: a port's
+	// series repeat its labels one after the other, so most look-ups end here, without
+	// hashing the strings.
+	recent []recentPair
+}
+
+type recentPair struct {
+	name, value string // value as given, before any UTF-8 repair
+	pair        *dto.LabelPair
+}
+
+const slabSize = 4096
+
+func newFamilySet() *familySet {
+	return &familySet{byMetric: map[*Metric]*dto.MetricFamily{}, pairs: map[[2]string]*dto.LabelPair{}, gauge: dto.MetricType_GAUGE}
+}
+
+// add adds one gauge series of m; labels are m's label values in m.Labels order. A
+// value that is not valid UTF-8 (a node description from the fabric) has its bad
+// bytes replaced: the exposition formats carry UTF-8 only.
+func (s *familySet) add(m *Metric, v float64, labels ...string) {
+	if len(labels) != len(m.Labels) {
+		panic(fmt.Sprintf("exporter: %s takes %d labels, got %d", m.Name, len(m.Labels), len(labels)))
+	}
+	mf := s.byMetric[m]
+	if mf == nil {
+		mf = &dto.MetricFamily{Name: &m.Name, Help: &m.Help, Type: &s.gauge}
+		s.byMetric[m] = mf
+	}
+	if len(s.metrics) == cap(s.metrics) {
+		s.metrics, s.gauges, s.values = make([]dto.Metric, 0, slabSize), make([]dto.Gauge, 0, slabSize), make([]float64, 0, slabSize)
+	}
+	if cap(s.labels)-len(s.labels) < len(labels) {
+		s.labels = make([]*dto.LabelPair, 0, slabSize*8)
+	}
+	n := len(s.labels)
+	s.labels = s.labels[:n+len(labels)]
+	lp := s.labels[n : n+len(labels) : n+len(labels)]
+	for i, j := range m.sorted {
+		lp[i] = s.pair(&m.Labels[j], labels[j])
+	}
+	k := len(s.metrics)
+	s.metrics, s.gauges, s.values = s.metrics[:k+1], s.gauges[:k+1], append(s.values, v)
+	s.gauges[k].Value = &s.values[k]
+	s.metrics[k].Label, s.metrics[k].Gauge = lp, &s.gauges[k]
+	mf.Metric = append(mf.Metric, &s.metrics[k])
+}
+
+// pair returns the interned label pair name=value.
+func (s *familySet) pair(name *string, value string) *dto.LabelPair {
+	r := -1
+	for i := range s.recent {
+		if s.recent[i].name == *name {
+			if s.recent[i].value == value {
+				return s.recent[i].pair
+			}
+			r = i
+			break
+		}
+	}
+	val := value
+	if !utf8.ValidString(val) {
+		val = strings.ToValidUTF8(val, "\uFFFD")
+	}
+	k := [2]string{*name, val}
+	p := s.pairs[k]
+	if p == nil {
+		p = &dto.LabelPair{Name: name, Value: &val}
+		s.pairs[k] = p
+	}
+	if r < 0 {
+		s.recent = append(s.recent, recentPair{name: *name})
+		r = len(s.recent) - 1
+	}
+	s.recent[r].value, s.recent[r].pair = value, p
+	return p
+}
+
+// static returns the families, sorted by name, with their encodings to come, in
+// two chunks of about the same number of series (encoded side by side).
+func (s *familySet) static() *staticSet {
+	metrics := make([]*Metric, 0, len(s.byMetric))
+	total := 0
+	for m, mf := range s.byMetric {
+		metrics = append(metrics, m)
+		total += len(mf.Metric)
+	}
+	sort.Slice(metrics, func(i, j int) bool { return metrics[i].Name < metrics[j].Name })
+	out := &staticSet{metrics: metrics, enc: map[string]*encoding{}}
+	var cur *chunk
+	n := 0
+	for _, m := range metrics {
+		mf := s.byMetric[m]
+		out.families = append(out.families, mf)
+		if cur == nil || len(out.chunks) == 1 && n >= total/2 {
+			cur = &chunk{enc: map[string]*encoding{}}
+			out.chunks = append(out.chunks, cur)
+		}
+		cur.families = append(cur.families, mf)
+		n += len(mf.Metric)
+	}
+	return out
+}
+
+// staticSet is a fixed set of families and their encodings, one per exposition
+// format asked for, each made once: a scrape of a 2,000-node fabric then writes bytes
+// encoded after the sweep instead of encoding 74,000 series again.
+type staticSet struct {
+	families []*dto.MetricFamily // sorted by name
+	metrics  []*Metric           // families[i] is metrics[i]'s
+	// chunks hold the families in the order they are encoded: each is encoded on its
+	// own (side by side), and the encodings are concatenated, which the text and
+	// protobuf formats allow (a stream of whole families, in any order).
+	chunks []*chunk
+
+	mu  sync.Mutex
+	enc map[string]*encoding
+}
+
+// emptyStatic is a set with no metrics (nothing read yet, or the host unreadable).
+func emptyStatic() *staticSet { return &staticSet{enc: map[string]*encoding{}} }
+
+// joinStatic is a and b together: b's families after a's. They share no metric.
+func joinStatic(a, b *staticSet) *staticSet {
+	out := &staticSet{enc: map[string]*encoding{}, chunks: append(append([]*chunk{}, a.chunks...), b.chunks...)}
+	out.families = append(append(out.families, a.families...), b.families...)
+	out.metrics = append(append(out.metrics, a.metrics...), b.metrics...)
+	sort.Sort(byName{out})
+	return out
+}
+
+type byName struct{ s *staticSet }
+
+func (b byName) Len() int           { return len(b.s.families) }
+func (b byName) Less(i, j int) bool { return b.s.families[i].GetName() < b.s.families[j].GetName() }
+func (b byName) Swap(i, j int) {
+	b.s.families[i], b.s.families[j] = b.s.families[j], b.s.families[i]
+	b.s.metrics[i], b.s.metrics[j] = b.s.metrics[j], b.s.metrics[i]
+}
+
+// chunk is some families of a staticSet and their encodings.
+type chunk struct {
+	families []*dto.MetricFamily
+
+	mu  sync.Mutex
+	enc map[string]*encoding
+}
+
+// encoding is families in one format: plain, and (when a client asked for gzip)
+// compressed as a DEFLATE stream that is flushed but not final, so that a response
+// can go on with more blocks (the next chunk's, the live metrics) in the same gzip
+// member.
+type encoding struct {
+	plain    []byte
+	crc      uint32 // CRC-32 of plain (the gzip trailer's)
+	deflated []byte
+	err      error
+}
+
+// formatKey is the cache key of a negotiated format: its type and name escaping. Every
+// name the exporter writes is a legacy (pre-UTF-8) Prometheus name
+// (TestCatalogNamesAreLegacy), which "allow-utf-8" and "underscores" escaping both
+// leave as it is, so those two share one encoding.
+func formatKey(f expfmt.Format) string {
+	esc := f.ToEscapingScheme()
+	if esc == model.UnderscoreEscaping {
+		esc = model.NoEscaping
+	}
+	return fmt.Sprintf("%d/%d", f.FormatType(), esc)
+}
+
+// encoded returns the chunk's families encoded in format f (and deflated when gz),
+// encoding them on first use.
+func (c *chunk) encoded(f expfmt.Format, gz bool) *encoding {
+	key := formatKey(f)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := c.enc[key]
+	if e == nil {
+		e = &encoding{}
+		var b bytes.Buffer
+		series := 0
+		for _, mf := range c.families {
+			series += len(mf.Metric)
+		}
+		b.Grow(series * 160) // a fabric port's series are about 130 bytes of text
+		enc := expfmt.NewEncoder(&b, f)
+		for _, mf := range c.families {
+			if e.err = enc.Encode(mf); e.err != nil {
+				break
+			}
+		}
+		e.plain = b.Bytes()
+		c.enc[key] = e
+	}
+	if gz && e.deflated == nil && e.err == nil {
+		b := bytes.NewBuffer(make([]byte, 0, len(e.plain)/8))
+		// BestSpeed: the text of a port's series repeats its labels, which even the
+		// fastest level compresses about twentyfold.
+		w, _ := flate.NewWriter(b, flate.BestSpeed)
+		_, _ = w.Write(e.plain)
+		e.err = w.Flush() // byte-aligned, no final block: more blocks follow
+		e.deflated = b.Bytes()
+	}
+	return e
+}
+
+// encoded returns the families encoded in format f (and deflated when gz): the
+// chunks' encodings, made side by side on first use, concatenated.
+func (s *staticSet) encoded(f expfmt.Format, gz bool) *encoding {
+	key := formatKey(f)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if e := s.enc[key]; e != nil && (e.deflated != nil || !gz || e.err != nil) {
+		return e
+	}
+	parts := make([]*encoding, len(s.chunks))
+	var wg sync.WaitGroup
+	for i, c := range s.chunks {
+		wg.Add(1)
+		go func() { defer wg.Done(); parts[i] = c.encoded(f, gz) }()
+	}
+	wg.Wait()
+	e := &encoding{}
+	np, nd := 0, 0
+	for _, p := range parts {
+		np, nd = np+len(p.plain), nd+len(p.deflated)
+	}
+	plain, deflated := make([]byte, 0, np), make([]byte, 0, nd)
+	for _, p := range parts {
+		if p.err != nil && e.err == nil {
+			e.err = p.err
+		}
+		plain = append(plain, p.plain...)
+		deflated = append(deflated, p.deflated...)
+	}
+	e.plain, e.crc = plain, crc32.ChecksumIEEE(plain)
+	if gz {
+		e.deflated = deflated
+	}
+	s.enc[key] = e
+	return e
+}
+
+// prepare encodes the families in the text format a Prometheus server and a plain
+// HTTP client negotiate, so the first scrape finds them ready; gz also deflates them
+// (for a server: --once and --textfile do not need it).
+func (s *staticSet) prepare(gz bool) {
+	s.encoded(expfmt.NewFormat(expfmt.TypeTextPlain), gz)
+}
+
+// collect sends the families as metrics (the registry path: --once, --textfile,
+// tests).
+func (s *staticSet) collect(ch chan<- prometheus.Metric) {
+	for i, mf := range s.families {
+		d := s.metrics[i].desc
+		for _, m := range mf.Metric {
+			ch <- builtMetric{d, m}
+		}
+	}
+}
+
+// builtMetric is a series of a familySet as a prometheus.Metric.
+type builtMetric struct {
+	desc *prometheus.Desc
+	m    *dto.Metric
+}
+
+func (b builtMetric) Desc() *prometheus.Desc { return b.desc }
+func (b builtMetric) Write(out *dto.Metric) error {
+	out.Label, out.Gauge = b.m.Label, b.m.Gauge
+	return nil
+}
+
+// cachedHandler serves /metrics from a cachedGatherer: the static part as encoded
+// once per format, then the live metrics encoded per scrape in the same format.
+// Format negotiation is promhttp's (expfmt.NegotiateAccept with the default formats:
+// text or protobuf); the encoding is expfmt's.
+type cachedHandler struct {
+	g        cachedGatherer
+	inFlight chan struct{}
+	logger   *slog.Logger
+}
+
+func (h *cachedHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	select {
+	case h.inFlight <- struct{}{}:
+		defer func() { <-h.inFlight }()
+	default:
+		http.Error(w, "too many scrapes at once, try again later", http.StatusServiceUnavailable)
+		return
+	}
+	format := expfmt.NegotiateAccept(r.Header, expfmt.DefaultAcceptedFormats()...)
+	gz := acceptsGzip(r.Header.Get("Accept-Encoding"))
+	enc, live, err := h.g.render(format, gz, h.logger)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	hd := w.Header()
+	hd.Set("Content-Type", string(format))
+	hd.Add("Vary", "Accept")
+	hd.Add("Vary", "Accept-Encoding")
+	if !gz {
+		_, _ = w.Write(enc.plain)
+		_, _ = w.Write(live)
+		return
+	}
+	hd.Set("Content-Encoding", "gzip")
+	_ = writeGzip(w, enc, live)
+}
+
+// render returns the static part encoded in format (deflated too when gz) and the
+// live part, gathered now and encoded in the same format (closed: an OpenMetrics
+// stream would end with it). An error gathering the live part is logged and what
+// was gathered is served, as promhttp's ContinueOnError does.
+func (g cachedGatherer) render(format expfmt.Format, gz bool, logger *slog.Logger) (*encoding, []byte, error) {
+	static := g.static()
+	live, err := g.live.Gather()
+	if err != nil {
+		logger.Error("gathering the live metrics", "err", err)
+	}
+	if err := checkDisjoint(static.families, live); err != nil {
+		return nil, nil, err
+	}
+	enc := static.encoded(format, gz)
+	if enc.err != nil {
+		return nil, nil, fmt.Errorf("encoding the metrics: %w", enc.err)
+	}
+	var lb bytes.Buffer
+	le := expfmt.NewEncoder(&lb, format)
+	for _, mf := range live {
+		if err := le.Encode(mf); err != nil {
+			return nil, nil, fmt.Errorf("encoding the metrics: %w", err)
+		}
+	}
+	if c, ok := le.(expfmt.Closer); ok {
+		if err := c.Close(); err != nil {
+			return nil, nil, fmt.Errorf("encoding the metrics: %w", err)
+		}
+	}
+	return enc, lb.Bytes(), nil
+}
+
+// writeGzip writes one gzip member (RFC 1952) holding the static part, deflated
+// beforehand, followed by tail, deflated now: a DEFLATE stream may continue after a
+// flush with blocks from a new compressor (RFC 1951 3.2.3: back-references reach only
+// into data already output, which the new blocks never use), so the member carries one
+// stream and one CRC-32 of the whole text.
+func writeGzip(w io.Writer, static *encoding, tail []byte) error {
+	header := [10]byte{0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 255} // deflate, no flags, no mtime, unknown OS
+	if _, err := w.Write(header[:]); err != nil {
+		return err
+	}
+	if _, err := w.Write(static.deflated); err != nil {
+		return err
+	}
+	fw, _ := flate.NewWriter(w, flate.BestSpeed)
+	if _, err := fw.Write(tail); err != nil {
+		return err
+	}
+	if err := fw.Close(); err != nil { // the final block
+		return err
+	}
+	var trailer [8]byte
+	binary.LittleEndian.PutUint32(trailer[:4], crc32.Update(static.crc, crc32.IEEETable, tail))
+	binary.LittleEndian.PutUint32(trailer[4:], uint32(len(static.plain)+len(tail)))
+	_, err := w.Write(trailer[:])
+	return err
+}
+
+// acceptsGzip reads an Accept-Encoding header: gzip listed with a q above 0 (or "*").
+func acceptsGzip(h string) bool {
+	for _, part := range strings.Split(h, ",") {
+		name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		name = strings.ToLower(strings.TrimSpace(name))
+		if name != "gzip" && name != "*" {
+			continue
+		}
+		q := strings.ReplaceAll(strings.TrimSpace(params), " ", "")
+		if q == "q=0" || q == "q=0.0" || q == "q=0.00" || q == "q=0.000" {
+			continue
+		}
+		return true
+	}
+	return false
+}
+
+// checkDisjoint: the static and live parts never share a metric name (the collectors
+// split them by name); a name in both would be two families in one exposition.
+func checkDisjoint(static, live []*dto.MetricFamily) error {
+	for _, l := range live {
+		for _, s := range static {
+			if l.GetName() == s.GetName() {
+				return fmt.Errorf("exporter: metric %s is both cached and live", l.GetName())
+			}
+		}
+	}
+	return nil
+}
