@@ -122,17 +122,35 @@ func NewModel(c *Config, ports []Port, opt Options) *Model {
 	for i, p := range src.Partitions {
 		srcOrder[p] = len(applied.Partitions) + i
 	}
+	// Each item's partition index, looked up once per item rather than once per port
+	// the item names.
+	partIndex := func(x *opIndex, order map[*Partition]int) []int {
+		if x == nil {
+			return nil
+		}
+		out := make([]int, len(x.ops))
+		for i, mem := range x.ops {
+			out[i] = order[mem.Def.Partition]
+		}
+		return out
+	}
+	var filePart, fileSrcPart, fallbackPart []int
+	if src.Rejected {
+		fileSrcPart, fallbackPart = partIndex(fileOps, srcOrder), partIndex(fallbackOps, order)
+	} else {
+		filePart = partIndex(fileOps, order)
+	}
 	for i, p := range ports {
 		st.reset(i)
 		if src.Rejected {
 			// osm_prtn_make_partitions: the file's items ran before the error, then
 			// "retrying with default config" clears the memberships but not the
 			// port's indx0_pkey.
-			fileOps.replay(p, opt, func(mem *Member, full bool) { st.add(srcOrder[mem.Def.Partition], mem, full, opt.AllowBoth) }, st)
+			fileOps.replay(p, opt, func(i int32, mem *Member, full bool) { st.add(fileSrcPart[i], mem, full, opt.AllowBoth) }, st)
 			st.clearMembers()
-			fallbackOps.replay(p, opt, func(mem *Member, full bool) { st.add(order[mem.Def.Partition], mem, full, opt.AllowBoth) }, st)
+			fallbackOps.replay(p, opt, func(i int32, mem *Member, full bool) { st.add(fallbackPart[i], mem, full, opt.AllowBoth) }, st)
 		} else {
-			fileOps.replay(p, opt, func(mem *Member, full bool) { st.add(order[mem.Def.Partition], mem, full, opt.AllowBoth) }, st)
+			fileOps.replay(p, opt, func(i int32, mem *Member, full bool) { st.add(filePart[i], mem, full, opt.AllowBoth) }, st)
 		}
 		m.program(i, p, st, applied.Partitions, sc)
 	}
@@ -179,7 +197,7 @@ func names(m *Member, p Port, sm uint64) bool {
 // replay applies, in file order, the items that name port p: partition_add_port and
 // partition_add_all (osm_prtn_config.c) with manage_membership_change, then
 // osm_prtn_add_port (osm_prtn.c) through add.
-func (x *opIndex) replay(p Port, opt Options, add func(*Member, bool), st *portState) {
+func (x *opIndex) replay(p Port, opt Options, add func(int32, *Member, bool), st *portState) {
 	g := x.byGUID[p.GUID]
 	k := x.keywords
 	for len(g) > 0 || len(k) > 0 {
@@ -201,10 +219,10 @@ func (x *opIndex) replay(p Port, opt Options, add func(*Member, bool), st *portS
 			st.drop(m.Def.Partition, ms == FlagLimited)
 		}
 		if ms != FlagLimited {
-			add(m, true)
+			add(i, m, true)
 		}
 		if ms == FlagLimited || (ms == FlagBoth && opt.AllowBoth) {
-			add(m, false)
+			add(i, m, false)
 		}
 	}
 }
@@ -263,7 +281,9 @@ func (s *portState) drop(p *Partition, limitedItem bool) {
 // add is osm_prtn_add_port for one port: the indx0 bookkeeping, then the port moves
 // to the full or limited table (without -W out of the other one).
 func (s *portState) add(pi int, m *Member, full, allowBoth bool) {
-	s.byPart[m.Def.Partition] = pi
+	if allowBoth {
+		s.byPart[m.Def.Partition] = pi // for drop, which runs only with -W
+	}
 	s.slot(pi)
 	key := m.Def.Partition.Key
 	if m.Indx0 {
