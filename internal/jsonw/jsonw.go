@@ -138,6 +138,13 @@ func (w *Writer) String(s string) {
 	w.buf = AppendString(w.buf, s)
 }
 
+// StringBytes writes b as a JSON string: for text built in a scratch buffer with
+// append functions ("file:line:col" from strconv.AppendInt), without making a string.
+func (w *Writer) StringBytes(b []byte) {
+	w.value()
+	w.buf = appendString(w.buf, b)
+}
+
 // Int writes an integer.
 func (w *Writer) Int(v int64) {
 	w.value()
@@ -213,7 +220,9 @@ var htmlSafe = func() (t [utf8.RuneSelf]bool) {
 // default HTML escaping): \b \f \n \r \t and \" \\ short, other control bytes and < > &
 // as \u00XX, invalid UTF-8 as \ufffd, U+2028 and U+2029 escaped (appendString in Go's
 // src/encoding/json/encode.go).
-func AppendString(dst []byte, s string) []byte {
+func AppendString(dst []byte, s string) []byte { return appendString(dst, s) }
+
+func appendString[T []byte | string](dst []byte, s T) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
@@ -243,7 +252,7 @@ func AppendString(dst []byte, s string) []byte {
 			start = i
 			continue
 		}
-		c, size := utf8.DecodeRuneInString(s[i:])
+		c, size := utf8.DecodeRuneInString(string(s[i:min(len(s), i+utf8.UTFMax)]))
 		if c == utf8.RuneError && size == 1 {
 			dst = append(dst, s[start:i]...)
 			dst = append(dst, `\ufffd`...)

@@ -150,6 +150,12 @@ func FuzzAppendString(f *testing.F) {
 		if got := AppendString(nil, s); string(got) != string(want) {
 			t.Fatalf("%q: got %s, want %s", s, got, want)
 		}
+		var b bytes.Buffer
+		w := New(&b, "")
+		w.StringBytes([]byte(s))
+		if err := w.Flush(); err != nil || b.String() != string(want) {
+			t.Fatalf("StringBytes(%q): got %s, want %s", s, b.String(), want)
+		}
 	})
 }
 
