@@ -47,13 +47,19 @@ truth:
 ## bench: Go benchmarks (-benchmem; the MAD loop is BenchmarkLabExchange, the sweep
 ## BenchmarkLabSweep), then whole-process comparisons with the reference tools, paired,
 ## from tmpfs: the sweep at 512, 2,000 and 5,004 nodes against ibnetdiscover with CPU
-## per MAD (scripts/bench-sweep). Needs hyperfine, ibsim-utils, opensm, infiniband-diags.
+## per MAD (scripts/bench-sweep), partitions check/show/matrix against whole `opensm -o`
+## runs at 2k/20k/100k ports (scripts/bench-partitions), then one summary of every target.
+## Needs hyperfine, ibsim-utils, opensm, infiniband-diags.
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./...
-	scripts/bench
-	scripts/bench-fabric
-	scripts/bench-sweep
-	scripts/bench-exporter
+	mkdir -p .bench && : >.bench/summary.txt
+	BENCH_SUMMARY=$(CURDIR)/.bench/summary.txt scripts/bench
+	BENCH_SUMMARY=$(CURDIR)/.bench/summary.txt scripts/bench-fabric
+	BENCH_SUMMARY=$(CURDIR)/.bench/summary.txt scripts/bench-sweep
+	BENCH_SUMMARY=$(CURDIR)/.bench/summary.txt scripts/bench-partitions
+	BENCH_SUMMARY=$(CURDIR)/.bench/summary.txt scripts/bench-exporter
+	@echo "== summary (issue 15 targets; paired runs: median, min, max; load = 1-minute average)"
+	@cat .bench/summary.txt
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

@@ -72,3 +72,4 @@ require (
 )
 
 replace github.com/charmbracelet/bubbletea => ./third_party/bubbletea
+replace github.com/olekukonko/tablewriter => ./third_party/tablewriter

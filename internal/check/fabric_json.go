@@ -7,6 +7,8 @@ import (
 	"io"
 	"strconv"
 	"time"
+
+	"github.com/ibkey/ibkey/internal/jsonw"
 )
 
 // The fabric file: what `ibkey fabric discover -o json` writes and --fabric-file reads.
@@ -52,17 +54,15 @@ type portFile struct {
 	PKeys *[]string `json:"pkeys"`
 }
 
-// MarshalJSON writes the P_Key table as hex strings ("pkeys": null when not read).
+// MarshalJSON writes the port as the fabric file does ("pkeys": null when not read).
 func (p *Port) MarshalJSON() ([]byte, error) {
-	w := portFile{portAlias: (*portAlias)(p)}
-	if p.PKeys != nil {
-		s := make([]string, len(p.PKeys))
-		for i, k := range p.PKeys {
-			s[i] = k.String()
-		}
-		w.PKeys = &s
+	var b bytes.Buffer
+	w := jsonw.New(&b, "")
+	writePort(w, p)
+	if err := w.Flush(); err != nil {
+		return nil, err
 	}
-	return json.Marshal(w)
+	return b.Bytes(), nil
 }
 
 // UnmarshalJSON reads what MarshalJSON writes.
@@ -85,23 +85,207 @@ func (p *Port) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// EncodeFabric writes f as the fabric file, indented.
+// FabricEncoding says how EncodeFabricWith lays the file out.
+type FabricEncoding struct {
+	// Indent puts every value on its own line, indented by two spaces (for people);
+	// the default is compact, one line.
+	Indent bool
+}
+
+// EncodeFabric writes f as the fabric file, indented (EncodeFabricWith with Indent).
 func EncodeFabric(w io.Writer, f *Fabric) error {
+	return EncodeFabricWith(w, f, FabricEncoding{Indent: true})
+}
+
+// EncodeFabricWith writes f as the fabric file. The bytes are what encoding/json writes
+// for fabricFile (compact, or SetIndent("", "  ")), streamed: a 5,004-node file is
+// written in tens of milliseconds through a 64 KiB buffer, where encoding/json took
+// 0.4 s and 200 MB (TestEncodeFabricMatchesEncodingJSON keeps the two equal).
+func EncodeFabricWith(w io.Writer, f *Fabric, opt FabricEncoding) error {
 	f.Normalize()
-	ff := fabricFile{
-		Format: FabricFormat, Version: FabricVersion, Source: f.Source, SweptAt: f.SweptAt,
-		DurationMS: float64(f.Duration.Microseconds()) / 1000, Local: f.Local, Incomplete: f.Incomplete,
-		Nodes: f.Nodes, Unreachable: f.Unreachable,
+	indent := ""
+	if opt.Indent {
+		indent = "  "
 	}
-	if ff.Nodes == nil {
-		ff.Nodes = []*Node{}
+	jw := jsonw.New(w, indent)
+	jw.BeginObject()
+	jw.Key("format")
+	jw.String(FabricFormat)
+	jw.Key("version")
+	jw.Int(FabricVersion)
+	jw.Key("source")
+	jw.String(f.Source)
+	if !f.SweptAt.IsZero() {
+		t, err := f.SweptAt.MarshalJSON()
+		if err != nil {
+			return fmt.Errorf("fabric file: swept_at: %w", err)
+		}
+		jw.Key("swept_at")
+		jw.Raw(t)
 	}
-	if ff.Unreachable == nil {
-		ff.Unreachable = []Unreachable{}
+	ms, err := json.Marshal(float64(f.Duration.Microseconds()) / 1000)
+	if err != nil {
+		return fmt.Errorf("fabric file: duration_ms: %w", err)
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(ff)
+	jw.Key("duration_ms")
+	jw.Raw(ms)
+	jw.Key("local")
+	writePortID(jw, f.Local)
+	if f.Incomplete != "" {
+		jw.Key("incomplete")
+		jw.String(f.Incomplete)
+	}
+	jw.Key("nodes")
+	jw.BeginArray()
+	for _, n := range f.Nodes {
+		writeNode(jw, n)
+	}
+	jw.EndArray()
+	jw.Key("unreachable")
+	jw.BeginArray()
+	for _, u := range f.Unreachable {
+		jw.BeginObject()
+		jw.Key("from")
+		writePortID(jw, u.From)
+		jw.Key("dr_path")
+		jw.String(u.Path)
+		jw.Key("error")
+		jw.String(u.Error)
+		jw.EndObject()
+	}
+	jw.EndArray()
+	jw.EndObject()
+	return jw.End()
+}
+
+// The writers below follow the json tags of Node, Port, PortID and Enforcement field by
+// field, in order, omitempty included.
+
+func writePortID(w *jsonw.Writer, id PortID) {
+	w.BeginObject()
+	w.Key("node_guid")
+	w.Hex(uint64(id.Node), 16)
+	w.Key("port")
+	w.Int(int64(id.Port))
+	w.EndObject()
+}
+
+func writeNode(w *jsonw.Writer, n *Node) {
+	if n == nil {
+		w.Null()
+		return
+	}
+	w.BeginObject()
+	w.Key("node_guid")
+	w.Hex(uint64(n.GUID), 16)
+	w.Key("type")
+	w.String(string(n.Type))
+	w.Key("description")
+	w.String(n.Description)
+	w.Key("system_image_guid")
+	w.Hex(uint64(n.SystemImageGUID), 16)
+	w.Key("vendor_id")
+	w.Uint(uint64(n.VendorID))
+	w.Key("device_id")
+	w.Uint(uint64(n.DeviceID))
+	w.Key("num_ports")
+	w.Int(int64(n.NumPorts))
+	w.Key("partition_cap")
+	w.Int(int64(n.PartitionCap))
+	if n.PartitionEnforcementCap != 0 {
+		w.Key("partition_enforcement_cap")
+		w.Int(int64(n.PartitionEnforcementCap))
+	}
+	w.Key("dr_path")
+	w.String(n.Path)
+	w.Key("ports")
+	if n.Ports == nil {
+		w.Null()
+	} else {
+		w.BeginArray()
+		for _, p := range n.Ports {
+			writePort(w, p)
+		}
+		w.EndArray()
+	}
+	if len(n.Errors) > 0 {
+		w.Key("errors")
+		w.BeginArray()
+		for _, e := range n.Errors {
+			w.String(e)
+		}
+		w.EndArray()
+	}
+	w.EndObject()
+}
+
+func writePort(w *jsonw.Writer, p *Port) {
+	if p == nil {
+		w.Null()
+		return
+	}
+	w.BeginObject()
+	w.Key("port")
+	w.Int(int64(p.Num))
+	w.Key("port_guid")
+	w.Hex(uint64(p.GUID), 16)
+	w.Key("lid")
+	w.Uint(uint64(p.LID))
+	w.Key("lmc")
+	w.Uint(uint64(p.LMC))
+	w.Key("sm_lid")
+	w.Uint(uint64(p.SMLID))
+	w.Key("state")
+	w.String(p.State)
+	w.Key("phys_state")
+	w.String(p.PhysState)
+	if e := p.Enforcement; e != nil {
+		w.Key("enforcement")
+		w.BeginObject()
+		w.Key("inbound")
+		w.Bool(e.Inbound)
+		w.Key("outbound")
+		w.Bool(e.Outbound)
+		w.Key("filter_raw_inbound")
+		w.Bool(e.FilterRawInbound)
+		w.Key("filter_raw_outbound")
+		w.Bool(e.FilterRawOutbound)
+		w.EndObject()
+	}
+	w.Key("pkey_violations")
+	w.Uint(uint64(p.PKeyViolations))
+	w.Key("peer")
+	if p.Peer == nil {
+		w.Null()
+	} else {
+		writePortID(w, *p.Peer)
+	}
+	if p.PeerError != "" {
+		w.Key("peer_error")
+		w.String(p.PeerError)
+	}
+	w.Key("table_size")
+	w.Int(int64(p.TableSize))
+	if p.PKeysError != "" {
+		w.Key("pkeys_error")
+		w.String(p.PKeysError)
+	}
+	if p.Error != "" {
+		w.Key("error")
+		w.String(p.Error)
+	}
+	// "pkeys" comes last: encoding/json wrote the embedded port's fields first.
+	w.Key("pkeys")
+	if p.PKeys == nil {
+		w.Null()
+	} else {
+		w.BeginArray()
+		for _, k := range p.PKeys {
+			w.Hex(uint64(k), 4)
+		}
+		w.EndArray()
+	}
+	w.EndObject()
 }
 
 // FabricFileError is a fabric file that cannot be used, with what is wrong.

@@ -1,6 +1,7 @@
 package partconf
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/ibkey/ibkey/internal/check"
@@ -116,9 +117,28 @@ func NewModel(c *Config, ports []Port, opt Options) *Model {
 		fallbackOps = newOpIndex(applied.Members)
 	}
 	st := newPortState(len(applied.Partitions) + len(src.Partitions) + 1)
+	sc := &mgrScratch{}
 	srcOrder := map[*Partition]int{}
 	for i, p := range src.Partitions {
 		srcOrder[p] = len(applied.Partitions) + i
+	}
+	// Each item's partition index, looked up once per item rather than once per port
+	// the item names.
+	partIndex := func(x *opIndex, order map[*Partition]int) []int {
+		if x == nil {
+			return nil
+		}
+		out := make([]int, len(x.ops))
+		for i, mem := range x.ops {
+			out[i] = order[mem.Def.Partition]
+		}
+		return out
+	}
+	var filePart, fileSrcPart, fallbackPart []int
+	if src.Rejected {
+		fileSrcPart, fallbackPart = partIndex(fileOps, srcOrder), partIndex(fallbackOps, order)
+	} else {
+		filePart = partIndex(fileOps, order)
 	}
 	for i, p := range ports {
 		st.reset(i)
@@ -126,13 +146,13 @@ func NewModel(c *Config, ports []Port, opt Options) *Model {
 			// osm_prtn_make_partitions: the file's items ran before the error, then
 			// "retrying with default config" clears the memberships but not the
 			// port's indx0_pkey.
-			fileOps.replay(p, opt, func(mem *Member, full bool) { st.add(srcOrder[mem.Def.Partition], mem, full, opt.AllowBoth) }, st)
+			fileOps.replay(p, opt, func(i int32, mem *Member, full bool) { st.add(fileSrcPart[i], mem, full, opt.AllowBoth) }, st)
 			st.clearMembers()
-			fallbackOps.replay(p, opt, func(mem *Member, full bool) { st.add(order[mem.Def.Partition], mem, full, opt.AllowBoth) }, st)
+			fallbackOps.replay(p, opt, func(i int32, mem *Member, full bool) { st.add(fallbackPart[i], mem, full, opt.AllowBoth) }, st)
 		} else {
-			fileOps.replay(p, opt, func(mem *Member, full bool) { st.add(order[mem.Def.Partition], mem, full, opt.AllowBoth) }, st)
+			fileOps.replay(p, opt, func(i int32, mem *Member, full bool) { st.add(filePart[i], mem, full, opt.AllowBoth) }, st)
 		}
-		m.program(i, p, st, applied.Partitions)
+		m.program(i, p, st, applied.Partitions, sc)
 	}
 	return m
 }
@@ -177,7 +197,7 @@ func names(m *Member, p Port, sm uint64) bool {
 // replay applies, in file order, the items that name port p: partition_add_port and
 // partition_add_all (osm_prtn_config.c) with manage_membership_change, then
 // osm_prtn_add_port (osm_prtn.c) through add.
-func (x *opIndex) replay(p Port, opt Options, add func(*Member, bool), st *portState) {
+func (x *opIndex) replay(p Port, opt Options, add func(int32, *Member, bool), st *portState) {
 	g := x.byGUID[p.GUID]
 	k := x.keywords
 	for len(g) > 0 || len(k) > 0 {
@@ -199,10 +219,10 @@ func (x *opIndex) replay(p Port, opt Options, add func(*Member, bool), st *portS
 			st.drop(m.Def.Partition, ms == FlagLimited)
 		}
 		if ms != FlagLimited {
-			add(m, true)
+			add(i, m, true)
 		}
 		if ms == FlagLimited || (ms == FlagBoth && opt.AllowBoth) {
-			add(m, false)
+			add(i, m, false)
 		}
 	}
 }
@@ -261,7 +281,9 @@ func (s *portState) drop(p *Partition, limitedItem bool) {
 // add is osm_prtn_add_port for one port: the indx0 bookkeeping, then the port moves
 // to the full or limited table (without -W out of the other one).
 func (s *portState) add(pi int, m *Member, full, allowBoth bool) {
-	s.byPart[m.Def.Partition] = pi
+	if allowBoth {
+		s.byPart[m.Def.Partition] = pi // for drop, which runs only with -W
+	}
 	s.slot(pi)
 	key := m.Def.Partition.Key
 	if m.Indx0 {
@@ -304,10 +326,11 @@ var freshTable = []check.PKey{check.DefaultFull}
 
 // program builds port i's pending list (pkey_mgr_process_partition_table: partitions
 // in map order, the limited table before the full one) and runs pkeyMgrUpdatePort.
-func (m *Model) program(i int, p Port, st *portState, parts []*Partition) {
-	touched := append([]int(nil), st.touched...)
+func (m *Model) program(i int, p Port, st *portState, parts []*Partition, sc *mgrScratch) {
+	touched := append(sc.touched[:0], st.touched...)
 	sort.Ints(touched)
-	var list []Entry
+	sc.touched = touched
+	list := sc.list[:0]
 	for _, pi := range touched {
 		if pi >= len(parts) {
 			continue
@@ -328,8 +351,9 @@ func (m *Model) program(i int, p Port, st *portState, parts []*Partition) {
 	if b, ok := m.Options.Before[p.GUID]; ok {
 		before = b
 	}
+	sc.list = list
 	size := m.tableSize(i)
-	slots, dropped := pkeyMgrUpdatePort(before, list, size, m.Options.AllowBoth, st.indx0)
+	slots, dropped := pkeyMgrUpdatePort(before, list, size, m.Options.AllowBoth, st.indx0, sc)
 	m.slots[i], m.dropped[i] = slots, dropped
 	if p.Type != Switch && p.Peer != nil {
 		prev := freshTable
@@ -346,7 +370,13 @@ func (m *Model) program(i int, p Port, st *portState, parts []*Partition) {
 // to index 0 unless an indx0 key claims it, new keys go after the last index used,
 // then into the first free entry from index 1; what does not fit is dropped
 // ("ERR 0512 ... Pkey table is full").
-func pkeyMgrUpdatePort(before []check.PKey, list []Entry, maxPKeys int, allowBoth bool, indx0 uint16) (slots []Entry, dropped []Entry) {
+//
+// sc holds the working memory, reused from port to port (nil: allocate it); the
+// returned slots and dropped are the caller's.
+func pkeyMgrUpdatePort(before []check.PKey, list []Entry, maxPKeys int, allowBoth bool, indx0 uint16, sc *mgrScratch) (slots []Entry, dropped []Entry) {
+	if sc == nil {
+		sc = &mgrScratch{}
+	}
 	base := func(k uint16) uint16 { return k & 0x7fff }
 	match := func(a, b uint16) bool {
 		if allowBoth {
@@ -361,7 +391,7 @@ func pkeyMgrUpdatePort(before []check.PKey, list []Entry, maxPKeys int, allowBot
 		return base(k) == 0x7fff
 	}
 	// keys: osm_pkey_tbl_set, the first valid entry of each key wins.
-	keys := make(map[uint16]int, len(before))
+	keys := sc.keysMap()
 	for i, k := range before {
 		if !k.Valid() {
 			continue
@@ -374,8 +404,8 @@ func pkeyMgrUpdatePort(before []check.PKey, list []Entry, maxPKeys int, allowBot
 			keys[kk] = i
 		}
 	}
-	accum := map[uint16]int{} // pkey -> index + 1
-	last := 0                 // last_pkey_idx
+	accum := sc.accumMap() // pkey -> index + 1
+	last := 0              // last_pkey_idx
 	clearAccum := func(idx int) {
 		// clear_accum_pkey_index: the first key in map order (bytes swapped) at idx.
 		var hit []uint16
@@ -404,7 +434,7 @@ func pkeyMgrUpdatePort(before []check.PKey, list []Entry, maxPKeys int, allowBot
 	}
 	// pkey_mgr_process_physical_port: updated entries at the head (each inserted
 	// there, so in reverse), new ones at the tail.
-	var head, tail []pending
+	head, tail := sc.head[:0], sc.tail[:0]
 	for _, e := range list {
 		pk := uint16(e.PKey)
 		kk := pk
@@ -439,14 +469,16 @@ func pkeyMgrUpdatePort(before []check.PKey, list []Entry, maxPKeys int, allowBot
 		if pd.isNew {
 			tail = append(tail, pd)
 		} else {
-			head = append([]pending{pd}, head...)
+			head = append(head, pd) // reversed below: each went to the front
 		}
 	}
-	queue := append(head, tail...)
+	slices.Reverse(head)
+	queue := append(append(sc.queue[:0], head...), tail...)
+	sc.head, sc.tail = head, tail
 	const perBlock = 32
 	maxBlocks := (maxPKeys + perBlock - 1) / perBlock
-	table := make([]uint16, maxBlocks*perBlock)
-	placed := make([]*Entry, len(table))
+	table, placed := sc.tables(maxBlocks * perBlock)
+	defer sc.clearTables()
 	used := 0
 	findFree := func() (int, bool) { // osm_pkey_find_next_free_entry from block 0 index 1
 		for idx := 1; idx < maxBlocks*perBlock; idx++ {
@@ -456,9 +488,8 @@ func pkeyMgrUpdatePort(before []check.PKey, list []Entry, maxPKeys int, allowBot
 		}
 		return 0, false
 	}
-	for len(queue) > 0 {
-		pd := queue[0]
-		queue = queue[1:]
+	for q := 0; q < len(queue); q++ {
+		pd := queue[q]
 		idx, found, fromAccum := 0, false, false
 		if !pd.isNew {
 			idx, found = pd.index, true
@@ -506,29 +537,73 @@ func pkeyMgrUpdatePort(before []check.PKey, list []Entry, maxPKeys int, allowBot
 			continue
 		}
 		table[idx] = pd.pkey
-		e := pd.entry
-		e.Index = idx
-		placed[idx] = &e
+		placed[idx] = pd.entry
+		placed[idx].Index = idx
+		sc.written = max(sc.written, idx+1)
 		used = max(used, idx/perBlock+1)
 		if !fromAccum {
 			setAccum(pd.pkey, idx)
 		}
 	}
+	sc.queue = queue
 	end := 0
-	for i, k := range table {
+	for i, k := range table[:sc.written] {
 		if k&0x7fff != 0 {
 			end = i + 1
 		}
 	}
 	slots = make([]Entry, end)
 	for i := 0; i < end; i++ {
-		if placed[i] != nil && table[i]&0x7fff != 0 {
-			slots[i] = *placed[i]
+		if placed[i].Partition != nil && table[i]&0x7fff != 0 {
+			slots[i] = placed[i]
 		} else {
 			slots[i] = Entry{Index: i, PKey: check.PKey(table[i])}
 		}
 	}
 	return slots, dropped
+}
+
+// mgrScratch is pkeyMgrUpdatePort's working memory, kept from one port to the next
+// (NewModel's loop over 100,000 ports allocated it 100,000 times).
+type mgrScratch struct {
+	touched           []int
+	list              []Entry
+	head, tail, queue []pending
+	keys, accum       map[uint16]int
+	table             []uint16
+	placed            []Entry // Partition nil: nothing placed
+	written           int     // table and placed are zero from here on
+}
+
+func (sc *mgrScratch) keysMap() map[uint16]int {
+	if sc.keys == nil {
+		sc.keys = map[uint16]int{}
+	}
+	clear(sc.keys)
+	return sc.keys
+}
+
+func (sc *mgrScratch) accumMap() map[uint16]int {
+	if sc.accum == nil {
+		sc.accum = map[uint16]int{}
+	}
+	clear(sc.accum)
+	return sc.accum
+}
+
+// tables returns the zeroed table and placed entries of n slots.
+func (sc *mgrScratch) tables(n int) ([]uint16, []Entry) {
+	if cap(sc.table) < n {
+		sc.table, sc.placed = make([]uint16, n), make([]Entry, n)
+		sc.written = 0
+	}
+	return sc.table[:n], sc.placed[:n]
+}
+
+func (sc *mgrScratch) clearTables() {
+	clear(sc.table[:sc.written])
+	clear(sc.placed[:sc.written])
+	sc.written = 0
 }
 
 // updatePeerPort is pkey_mgr_update_peer_port: the end port's new entries, in index

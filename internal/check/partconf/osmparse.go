@@ -1,8 +1,10 @@
 package partconf
 
 import (
+	"bytes"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 )
 
@@ -22,13 +24,20 @@ const lineSize = 4096 // char line[4096] in osm_prtn_config_parse_file
 
 // cbuf is OpenSM's line buffer.
 type cbuf struct {
-	b     [lineSize]byte
-	known [lineSize]bool // written by fgets (or by the parser) at least once
+	b [lineSize]byte
+	// Bytes below high were written by fgets (every fgets writes from index 0 up, so
+	// the ones below the longest piece so far); known marks bytes above it that the
+	// parser wrote.
+	high  int
+	known [lineSize]bool
 	// unknownAt is the first index read that was never written (-1: none).
 	unknownAt int
 }
 
 func (c *cbuf) at(i int) byte {
+	if uint(i) < uint(c.high) {
+		return c.b[i]
+	}
 	if i < 0 || i >= lineSize || !c.known[i] {
 		if c.unknownAt < 0 {
 			c.unknownAt = i
@@ -45,7 +54,17 @@ func (c *cbuf) set(i int, v byte) {
 		}
 		return
 	}
-	c.b[i], c.known[i] = v, true
+	c.b[i] = v
+	if i >= c.high {
+		c.known[i] = true
+	}
+}
+
+// fgets writes piece and its terminating NUL at index 0 (len(piece) < lineSize).
+func (c *cbuf) fgets(piece []byte) {
+	n := copy(c.b[:], piece)
+	c.b[n] = 0
+	c.high = max(c.high, n+1)
 }
 
 func (c *cbuf) strlen(i int) int {
@@ -69,15 +88,18 @@ func (c *cbuf) strchr(i int, ch byte) int {
 	}
 }
 
-func (c *cbuf) str(i int) string {
+func (c *cbuf) str(i int) string { return string(c.bytes(i)) }
+
+// bytes is the C string at i in the buffer (not a copy).
+func (c *cbuf) bytes(i int) []byte {
 	if i < 0 {
-		return ""
+		return nil
 	}
 	n := c.strlen(i)
 	if i >= lineSize {
-		return ""
+		return nil
 	}
-	return string(c.b[i : i+n])
+	return c.b[i : i+n]
 }
 
 // isBlank is what STRIP_HEAD_SPACES and parse_name_token skip: space, tab, newline
@@ -122,6 +144,45 @@ type emu struct {
 	line, col0, lineno, pieceLen int
 	dead                         bool // after the first abort: keep finding errors, change nothing
 	names                        map[string]*Partition
+	// text is the file as one string and off the offset of the current piece in it:
+	// member texts are substrings of it when the file has them verbatim (no copy
+	// per member).
+	text string
+	off  int
+	// members is a slab the Members are allocated from, a few thousand at a time.
+	members []Member
+}
+
+// str is the C string at buffer index at: a substring of the file when the current
+// piece holds it as written there (it always does unless it runs past the piece into
+// what earlier lines left in the buffer), else a copy.
+func (e *emu) str(at int) string {
+	s := e.buf.bytes(at)
+	if at >= 0 && at+len(s) <= e.pieceLen {
+		if o := e.off + at; e.text[o:o+len(s)] == string(s) {
+			return e.text[o : o+len(s)]
+		}
+	}
+	return string(s)
+}
+
+// joined is name + "=" + flag, a substring of the file when it is written so there.
+func (e *emu) joined(nameAt int, name string, flagAt int, flag string) string {
+	if o := e.off + nameAt; nameAt >= 0 && flagAt == nameAt+len(name)+1 && flagAt+len(flag) <= e.pieceLen &&
+		e.text[o+len(name)] == '=' && e.text[o+len(name)+1:o+len(name)+1+len(flag)] == flag {
+		return e.text[o : o+len(name)+1+len(flag)]
+	}
+	return name + "=" + flag
+}
+
+// newMember allocates a Member from the slab.
+func (e *emu) newMember() *Member {
+	if len(e.members) == 0 {
+		e.members = make([]Member, 1024)
+	}
+	m := &e.members[0]
+	e.members = e.members[1:]
+	return m
 }
 
 // pos maps a buffer index to the file: inside the current piece it is a line and
@@ -163,7 +224,9 @@ func Parse(file string, data []byte) *Config {
 	c := newConfig(file)
 	c.Exists = true
 	c.implicitDefault(FlagLimited)
-	e := &emu{c: c, line: 1, names: map[string]*Partition{}}
+	e := &emu{c: c, line: 1, names: map[string]*Partition{}, text: string(data)}
+	// About one member item per comma: c.Members grows once, not twenty times.
+	c.Members = slices.Grow(c.Members, bytes.Count(data, []byte{','}))
 	e.buf.unknownAt = -1
 	e.buf.set(0, 0) // line[0] = '\0'
 	e.names["Default"] = c.byKey[0x7fff]
@@ -184,13 +247,10 @@ func Parse(file string, data []byte) *Config {
 				"line longer than 4094 bytes: OpenSM reads it in 4094-byte pieces, each counted as a line, so a name, key or GUID at a piece boundary is cut in two",
 				"break the member list over several lines after a comma")
 		}
-		if strings.Contains(string(piece), "\r") {
+		if bytes.IndexByte(piece, '\r') >= 0 {
 			c.CRLF = true
 		}
-		for i, b := range piece {
-			e.buf.set(i, b)
-		}
-		e.buf.set(len(piece), 0)
+		e.buf.fgets(piece)
 		e.pieceLen = len(piece)
 		e.lineno++
 		if r := e.parseLine(); r < 0 {
@@ -213,6 +273,7 @@ func Parse(file string, data []byte) *Config {
 			e.col0 += len(piece)
 		}
 		off = end
+		e.off = off
 	}
 	if e.conf != nil && e.conf.def != nil && !e.dead {
 		e.finding(Warning, -1, "missing-semicolon",
@@ -644,15 +705,16 @@ func broadcastMGID(key uint16) [16]byte {
 // addPort is partition_add_port; false is "bad PortGUID".
 func (e *emu) addPort(nameAt, flagAt int) bool {
 	b := &e.buf
-	name := b.str(nameAt)
+	name := e.str(nameAt)
 	if name == "" || prefixOf(name, "NONE") {
 		return true
 	}
 	d := e.conf.def
-	m := &Member{Text: name, Pos: e.pos(nameAt), Def: d, Indx0: e.conf.indx0, Membership: e.conf.membership}
+	m := e.newMember()
+	*m = Member{Text: name, Pos: e.pos(nameAt), Def: d, Indx0: e.conf.indx0, Membership: e.conf.membership}
 	if flagAt >= 0 {
 		flag := b.str(flagAt)
-		m.Text += "=" + flag
+		m.Text = e.joined(nameAt, name, flagAt, flag)
 		m.Explicit = true
 		mf, ok := membershipWord(flag)
 		if !ok {

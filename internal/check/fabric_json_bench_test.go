@@ -1,0 +1,97 @@
+package check
+
+import (
+	"fmt"
+	"io"
+	"testing"
+	"time"
+)
+
+// fatTreeFabric is what a sweep of internal/lab's FatTree(leaves, spines, hcas) returns
+// in ibsim: single-port CAs (64-entry tables) under leaf switches, every leaf linked to
+// every spine, every connected port's table read (64 entries, 8 on a switch's port 0),
+// the unconnected ones not. FatTree(208, 12, 23) is the 5,004-node fabric of
+// scripts/bench-sweep.
+func fatTreeFabric(leaves, spines, hcas int) *Fabric {
+	f := &Fabric{Source: `ibsim "bench" at Hca1`, SweptAt: time.Date(2026, 11, 22, 18, 0, 0, 123456789, time.UTC),
+		Duration: 1234567 * time.Microsecond}
+	guid := GUID(0x0002c90300000000)
+	next := func() GUID { guid += 0x100; return guid }
+	table := func(n int) []PKey {
+		t := make([]PKey, n)
+		t[0], t[1] = 0xffff, 0x8001
+		return t
+	}
+	sw := func(desc string, ports int) *Node {
+		n := &Node{GUID: next(), Type: NodeSwitch, Description: desc, VendorID: 0x2c9, DeviceID: 0xb924, NumPorts: ports,
+			PartitionCap: 8, PartitionEnforcementCap: 64, Path: "0,1"}
+		n.SystemImageGUID = n.GUID
+		n.Ports = append(n.Ports, &Port{Num: 0, GUID: n.GUID, LID: uint16(guid >> 8), State: StateActive, PhysState: "LinkUp", TableSize: 8, PKeys: table(8)})
+		for p := 1; p <= ports; p++ {
+			n.Ports = append(n.Ports, &Port{Num: p, State: StateDown, PhysState: "Polling", TableSize: 64, Enforcement: &Enforcement{}})
+		}
+		f.Nodes = append(f.Nodes, n)
+		return n
+	}
+	link := func(a *Node, ap int, b *Node, bp int) {
+		pa, pb := a.Port(ap), b.Port(bp)
+		pa.Peer, pb.Peer = &PortID{b.GUID, bp}, &PortID{a.GUID, ap}
+		for _, p := range []*Port{pa, pb} {
+			p.State, p.PhysState, p.PKeys = StateActive, "LinkUp", table(p.TableSize)
+			if p.Enforcement != nil {
+				*p.Enforcement = Enforcement{Inbound: true, Outbound: true}
+			}
+		}
+	}
+	var spineNodes []*Node
+	for s := range spines {
+		spineNodes = append(spineNodes, sw(fmt.Sprintf("Spine%d", s+1), leaves))
+	}
+	for l := range leaves {
+		leaf := sw(fmt.Sprintf("Leaf%d", l+1), hcas+spines)
+		for h := range hcas {
+			ca := &Node{GUID: next(), Type: NodeCA, Description: fmt.Sprintf("Hca%d", l*hcas+h+1), VendorID: 0x2c9, DeviceID: 0x1017,
+				NumPorts: 1, PartitionCap: 64, Path: "0,1,2"}
+			ca.SystemImageGUID = ca.GUID
+			ca.Ports = []*Port{{Num: 1, GUID: ca.GUID + 1, LID: uint16(guid >> 8), SMLID: 1, State: StateDown, PhysState: "Polling", TableSize: 64}}
+			f.Nodes = append(f.Nodes, ca)
+			link(leaf, h+1, ca, 1)
+		}
+		for s, sp := range spineNodes {
+			link(leaf, hcas+s+1, sp, l+1)
+		}
+	}
+	f.Normalize()
+	return f
+}
+
+// BenchmarkEncodeFabric5004 encodes the 5,004-node fabric file (issue 15 target: 100 ms
+// and 40 MB allocated).
+func BenchmarkEncodeFabric5004(b *testing.B) {
+	f := fatTreeFabric(208, 12, 23)
+	if len(f.Nodes) != 5004 {
+		b.Fatalf("%d nodes", len(f.Nodes))
+	}
+	for _, c := range []struct {
+		name string
+		opt  FabricEncoding
+	}{{"compact", FabricEncoding{}}, {"indent", FabricEncoding{Indent: true}}} {
+		b.Run(c.name, func(b *testing.B) {
+			var n countWriter
+			if err := EncodeFabricWith(&n, f, c.opt); err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(n))
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := EncodeFabricWith(io.Discard, f, c.opt); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+type countWriter int
+
+func (c *countWriter) Write(b []byte) (int, error) { *c += countWriter(len(b)); return len(b), nil }
