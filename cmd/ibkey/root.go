@@ -47,6 +47,7 @@ Without hardware, --demo shows every command on an embedded demo host.`,
 		partitions.NewCmdPartitions(f),
 		fabric.NewCmdFabric(f),
 	)
+	cmdutil.UseFixedBashCompletion(root)
 	return root
 }
 

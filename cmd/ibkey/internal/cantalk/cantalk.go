@@ -114,7 +114,7 @@ cannot be resolved in its table: {"can_talk":false,"one_way":false,"reasons",
   ibkey can-talk --ibsim lid=3 lid=7,qp=ud,qkey=0x11
   ibkey can-talk --fabric-file fabric.json node=HcaB node=HcaD,port=2`,
 		Args:              cmdutil.UsageArgs(cobra.ExactArgs(2)),
-		ValidArgsFunction: completeEndpoints(f, &o.Partitions),
+		ValidArgsFunction: completeEndpoints(f, o),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.Ctx = cmdutil.Context(c)
 			o.A, o.B = args[0], args[1]
@@ -130,6 +130,7 @@ cannot be resolved in its table: {"can_talk":false,"one_way":false,"reasons",
 	_ = c.MarkFlagFilename("partitions")
 	o.OpenSM.AddFlags(c)
 	o.Sweep.AddFlags(c)
+	_ = c.RegisterFlagCompletionFunc("timeout", cmdutil.CompleteDurations("30s", "1m", "5m", "10m"))
 	return c
 }
 
@@ -364,26 +365,57 @@ func cannotResolve(o *CanTalkOptions, f cmdutil.Format, specA, specB check.Endpo
 
 // completeEndpoints offers, for A and B, the port GUIDs of --partitions FILE when given
 // earlier on the line, the host's ports (DEV/PORT, described by link layer and state)
-// and the P_Keys in their tables; after a comma, the options.
-func completeEndpoints(f *cmdutil.Factory, partitions *string) cobra.CompletionFunc {
+// and the P_Keys in their tables; lid= and node= from --fabric-file (or the host's own
+// LIDs); after a comma, the options; after pkey= and index=, the port's keys and
+// indexes. Every choice is the whole word (the shell replaces what it must: see
+// cmdutil.GenBashCompletion); completion never sends MADs.
+func completeEndpoints(f *cmdutil.Factory, o *CanTalkOptions) cobra.CompletionFunc {
 	return func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		if len(args) >= 2 {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		if i := strings.LastIndex(toComplete, ","); i >= 0 {
-			var out []cobra.Completion
-			for _, opt := range []string{"pkey=", "index=", "qp=rc", "qp=uc", "qp=ud", "qkey=", "wr_qkey="} {
-				out = append(out, toComplete[:i+1]+opt)
+		const noFile = cobra.ShellCompDirectiveNoFileComp
+		i := strings.LastIndex(toComplete, ",")
+		done, item := toComplete[:i+1], toComplete[i+1:]
+		if key, val, isOpt := strings.Cut(item, "="); isOpt {
+			base := ""
+			if i >= 0 {
+				base = toComplete[:i]
+				base, _, _ = strings.Cut(base, ",")
 			}
-			return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+			var out []cobra.Completion
+			for _, v := range optionValues(f, o, base, key) {
+				if strings.HasPrefix(v, val) {
+					out = append(out, done+key+"="+v)
+				}
+			}
+			return out, noFile | cobra.ShellCompDirectiveKeepOrder
+		}
+		if i >= 0 {
+			base, _, _ := strings.Cut(toComplete, ",")
+			opts := []string{"pkey=", "index=", "qp=", "qkey=", "wr_qkey="}
+			if strings.HasPrefix(base, "lid=") || strings.HasPrefix(base, "node=") || strings.HasPrefix(base, "guid=") || isGUID(base) {
+				opts = append(opts, "port=")
+			}
+			var out []cobra.Completion
+			for _, opt := range opts {
+				if strings.HasPrefix(opt, item) {
+					out = append(out, done+opt)
+				}
+			}
+			return out, noFile | cobra.ShellCompDirectiveNoSpace
 		}
 		var guids []cobra.Completion
-		if *partitions != "" {
-			guids = cmdutil.FileGUIDCompletions(*partitions)
+		if o.Partitions != "" {
+			guids = cmdutil.FileGUIDCompletions(o.Partitions)
+		}
+		var fabric []cobra.Completion
+		if o.Sweep.File != "" {
+			fabric = append(fabric, cobra.CompletionWithDesc("lid=", "a port of the fabric by LID"), cobra.CompletionWithDesc("node=", "a port of the fabric by node description"))
 		}
 		views, err := f.Host().Load(query.Selector{}, query.LoadOptions{Tables: true})
 		if err != nil {
-			return guids, cobra.ShellCompDirectiveNoFileComp
+			return append(guids, fabric...), noFile
 		}
 		var ports, pkeys []cobra.Completion
 		seen := map[check.PKey]bool{}
@@ -400,8 +432,70 @@ func completeEndpoints(f *cmdutil.Factory, partitions *string) cobra.CompletionF
 				}
 			}
 		}
-		return append(append(guids, ports...), pkeys...), cobra.ShellCompDirectiveNoFileComp
+		return append(append(append(guids, fabric...), ports...), pkeys...), noFile
 	}
+}
+
+// isGUID reports whether an endpoint base is a long hex value (a GUID endpoint).
+func isGUID(base string) bool {
+	spec, err := check.ParseEndpoint(base)
+	return err == nil && spec.Kind == check.EndpointGUID
+}
+
+// optionValues are the values offered for KEY= in an endpoint whose base is base:
+// a port's P_Keys (pkey=) and valid indexes (index=), QP types, LIDs and node names
+// from --fabric-file (or, for LIDs, the host's own ports), each with a description.
+func optionValues(f *cmdutil.Factory, o *CanTalkOptions, base, key string) []cobra.Completion {
+	switch key {
+	case "qp":
+		return []cobra.Completion{"rc", "uc", "ud"}
+	case "lid":
+		var out []cobra.Completion
+		for _, l := range cmdutil.LIDChoices(f, o.Sweep.File) {
+			out = append(out, cobra.CompletionWithDesc(strconv.Itoa(int(l.LID)), l.Desc))
+		}
+		return out
+	case "node":
+		return cmdutil.NodeChoices(o.Sweep.File)
+	case "pkey", "index":
+	default:
+		return nil
+	}
+	// The port's table when the base is DEV/PORT, else every local table (pkey=).
+	sel := query.Selector{}
+	if strings.Contains(base, "/") {
+		var err error
+		if sel, err = query.ParseSelector(base); err != nil {
+			return nil
+		}
+	} else if key == "index" {
+		return nil
+	}
+	views, err := f.Host().Load(sel, query.LoadOptions{Tables: true})
+	if err != nil {
+		return nil
+	}
+	var out []cobra.Completion
+	seen := map[string]bool{}
+	for _, v := range views {
+		if v.Table == nil {
+			continue
+		}
+		for _, e := range v.Table.Entries {
+			if !e.Valid() {
+				continue
+			}
+			val, desc := e.PKey.String(), e.PKey.Membership().String()+" member of "+e.PKey.KeyString()
+			if key == "index" {
+				val, desc = strconv.Itoa(e.Index), e.PKey.String()+" "+desc
+			}
+			if !seen[val] {
+				seen[val] = true
+				out = append(out, cobra.CompletionWithDesc(val, desc))
+			}
+		}
+	}
+	return out
 }
 
 // partitionReasons names, for each GUID endpoint, the lines of the partitions file that

@@ -144,9 +144,26 @@ func TestCanTalkCompletion(t *testing.T) {
 		{[]string{"__complete", "--demo", "can-talk", "mlx5_0/1", ""},
 			[]string{"mlx5_1/1\tInfiniBand ACTIVE\n", "0x8003\tfull member of 0x0003\n", "0x7fff\tlimited member of 0x7fff\n"}, nil},
 		{[]string{"__complete", "can-talk", "mlx5_0/1,"},
-			[]string{"mlx5_0/1,index=\n", "mlx5_0/1,qp=ud\n", "mlx5_0/1,qkey=\n"}, nil},
+			[]string{"mlx5_0/1,index=\n", "mlx5_0/1,qp=\n", "mlx5_0/1,qkey=\n", ":6\n"}, []string{"port="}},
 		{[]string{"__complete", "can-talk", "0x8001,qp=ud,"},
 			[]string{"0x8001,qp=ud,wr_qkey=\n"}, nil},
+		// Values after KEY=: the whole word, the port's keys and indexes (issue 12).
+		{[]string{"__complete", "--demo", "can-talk", "mlx5_0/1,pkey="},
+			[]string{"mlx5_0/1,pkey=0x8001\tfull member of 0x0001\n", "mlx5_0/1,pkey=0x0002\tlimited member of 0x0002\n"}, []string{"\\,", "pkey=pkey="}},
+		{[]string{"__complete", "--demo", "can-talk", "0x8001", "mlx5_0/1,qp=ud,index="},
+			[]string{"mlx5_0/1,qp=ud,index=1\t0x8001 full member of 0x0001\n"}, []string{"index=5\t"}},
+		{[]string{"__complete", "--sysfs", mlx5, "can-talk", "mlx5_0/1,index="},
+			[]string{"mlx5_0/1,index=1\t"}, []string{"mlx5_0/1,index=3\t"}},
+		{[]string{"__complete", "can-talk", "0x8001,qp="}, []string{"0x8001,qp=rc\n", "0x8001,qp=ud\n"}, nil},
+		{[]string{"__complete", "can-talk", "--fabric-file", "../../testdata/fabric/small.json", "lid="},
+			[]string{"lid=1\tHcaA port 1\n", "lid=2\tSwitch1 port 0\n"}, []string{"lid=0"}},
+		{[]string{"__complete", "can-talk", "--fabric-file", "../../testdata/fabric/small.json", "node=Hca"},
+			[]string{"node=HcaA\t", "node=HcaD\t"}, nil},
+		{[]string{"__complete", "can-talk", "--fabric-file", "../../testdata/fabric/small.json", "node=HcaB,"},
+			[]string{"node=HcaB,port=\n"}, nil},
+		{[]string{"__complete", "--demo", "can-talk", "lid="}, []string{"lid=3\tlocal mlx5_0/1\n"}, nil},
+		{[]string{"__complete", "can-talk", "--sim-node", ""}, nil, []string{"\n:0\n"}},
+		{[]string{"__complete", "can-talk", "--mad-timeout", ""}, []string{"500ms\n", "1s\n"}, nil},
 		{[]string{"__complete", "--demo", "can-talk", "mlx5_0/1", "mlx5_1/1", ""}, nil, []string{"mlx5", "0x"}},
 	}
 	for _, tc := range cases {
@@ -161,7 +178,7 @@ func TestCanTalkCompletion(t *testing.T) {
 				t.Errorf("ibkey %s: do not want %q in\n%s", strings.Join(tc.args, " "), w, r.Stdout)
 			}
 		}
-		if !strings.Contains(r.Stdout, ":4\n") && !strings.Contains(r.Stdout, ":6\n") {
+		if !strings.Contains(r.Stdout, ":4\n") && !strings.Contains(r.Stdout, ":6\n") && !strings.Contains(r.Stdout, ":36\n") {
 			t.Errorf("ibkey %s: no (or a file-completing) directive in %q", strings.Join(tc.args, " "), r.Stdout)
 		}
 	}

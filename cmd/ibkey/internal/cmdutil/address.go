@@ -36,6 +36,16 @@ func (a *AddressFlags) Register(c *cobra.Command) {
 	c.MarkFlagsMutuallyExclusive("lid", "dr")
 }
 
+// RegisterFor is Register with completion of --lid from the fabric in use (the
+// host's own ports: completion never sends MADs), --dr and --port with nothing
+// file-like.
+func (a *AddressFlags) RegisterFor(c *cobra.Command, f *Factory) {
+	a.Register(c)
+	_ = c.RegisterFlagCompletionFunc("lid", CompleteLIDs(f, nil))
+	_ = c.RegisterFlagCompletionFunc("dr", cobra.NoFileCompletions)
+	_ = c.RegisterFlagCompletionFunc("port", cobra.FixedCompletions([]cobra.Completion{"all"}, cobra.ShellCompDirectiveNoFileComp))
+}
+
 // Set reports whether a fabric address was given.
 func (a *AddressFlags) Set() bool { return a.LID != "" || a.DR != "" }
 

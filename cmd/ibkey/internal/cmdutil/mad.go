@@ -35,6 +35,12 @@ type MADFlags struct {
 	UmadDir   string // /dev/infiniband unless set
 }
 
+// MADTimeoutChoices are --mad-timeout's completions.
+var MADTimeoutChoices = []string{"100ms", "250ms", "500ms", "1s", "2s", "5s"}
+
+// IntervalChoices are the completions of a sampling interval (watch's --interval).
+var IntervalChoices = []string{"1s", "2s", "5s", "10s", "30s", "1m"}
+
 // IbsimDefault is --ibsim's value when given without one: $IBSIM_SOCKNAME, else "sim".
 const IbsimDefault = "sim"
 
@@ -56,6 +62,13 @@ func AddMADFlags(c *cobra.Command, f *Factory) *MADFlags {
 	fl.IntVar(&m.CAPort, "ca-port", 0, "send MADs from port `N` of --ca")
 	fl.DurationVar(&m.MADTimeout, "mad-timeout", time.Second, "wait this long for each MAD's reply")
 	fl.IntVar(&m.MADRetries, "mad-retries", 3, "send an unanswered MAD again this many times")
+	// Completion reads nothing over MADs and offers no file names.
+	_ = c.RegisterFlagCompletionFunc("ibsim", cobra.NoFileCompletions)
+	_ = c.RegisterFlagCompletionFunc("sim-node", cobra.NoFileCompletions)
+	_ = c.RegisterFlagCompletionFunc("ca", CompleteDevices(f))
+	_ = c.RegisterFlagCompletionFunc("ca-port", cobra.FixedCompletions([]cobra.Completion{"1", "2"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = c.RegisterFlagCompletionFunc("mad-timeout", CompleteDurations(MADTimeoutChoices...))
+	_ = c.RegisterFlagCompletionFunc("mad-retries", cobra.FixedCompletions([]cobra.Completion{"0", "1", "3", "5"}, cobra.ShellCompDirectiveNoFileComp))
 	return m
 }
 

@@ -1,6 +1,7 @@
 package pkeys
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -31,5 +32,28 @@ func TestFlagParsing(t *testing.T) {
 	}
 	if got.Ctx == nil {
 		t.Error("no context")
+	}
+}
+
+// TestCompletion: --lid offers the LIDs of the host in use (no MAD is sent), as a
+// list; --mad-timeout durations; --sim-node nothing, never file names.
+func TestCompletion(t *testing.T) {
+	cases := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"__complete", "--demo", "pkeys", "--lid", ""}, []string{"3\tlocal mlx5_0/1\n", "9\tlocal mlx5_1/1\n", ":36\n"}},
+		{[]string{"__complete", "--demo", "pkeys", "--lid", "3,"}, []string{"3,9\tlocal mlx5_1/1\n", ":36\n"}},
+		{[]string{"__complete", "--demo", "pkeys", "--mad-timeout", "5"}, []string{"500ms\n", "5s\n", ":36\n"}},
+		{[]string{"__complete", "--demo", "pkeys", "--sim-node", ""}, []string{":4\n"}},
+		{[]string{"__complete", "--demo", "pkeys", "--port", ""}, []string{"all\n", ":4\n"}},
+	}
+	for _, tc := range cases {
+		r := cmdtest.Run(t, root, false, nil, tc.args...)
+		for _, w := range tc.want {
+			if !strings.Contains(r.Stdout, w) {
+				t.Errorf("ibkey %s: want %q in %q", strings.Join(tc.args, " "), w, r.Stdout)
+			}
+		}
 	}
 }
