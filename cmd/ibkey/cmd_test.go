@@ -161,3 +161,32 @@ func TestMADFlagsOnlyWhereSent(t *testing.T) {
 		{Args: []string{"--sim-node", "x", "--demo", "pkeys", "--lid", "1"}, Code: 2, Stderr: "--sim-node chooses where to attach to the simulator: it needs --ibsim"},
 	})
 }
+
+// TestHelpAndFlagErrors (issue 12 item 5): flag errors name the command path's help;
+// --ibsim BASE with a space is explained; interval flags take plain seconds;
+// -o table on a pipe is refused by the counters screen, not ignored.
+func TestHelpAndFlagErrors(t *testing.T) {
+	cmdtest.Errors(t, newRootCmd, []cmdtest.ErrorCase{
+		{Args: []string{"watch", "counters", "--bogus"}, Code: 2, Stderr: "(see 'ibkey watch counters --help')"},
+		{Args: []string{"fabric", "pkeys", "--bogus"}, Code: 2, Stderr: "(see 'ibkey fabric pkeys --help')"},
+		{Args: []string{"partitions", "check", "--bogus", "x"}, Code: 2, Stderr: "(see 'ibkey partitions check --help')"},
+		{Args: []string{"--demo", "can-talk", "lid=3", "0x8001"}, Code: 2, Stderr: "(see 'ibkey can-talk --help')"},
+		{Args: []string{"--demo", "pkeys", "--lid", "3"}, Code: 2, Stderr: "(see 'ibkey pkeys --help')"},
+		{Args: []string{"--ibsim", "mysim", "pkeys", "--lid", "3"}, Code: 2, Stderr: `ibkey: --ibsim mysim: give the simulator's socket name as --ibsim=mysim (--ibsim alone means $IBSIM_SOCKNAME, else sim; "mysim" was read as a command)`},
+		{Args: []string{"pkeys", "--ibsim", "mysim", "--lid", "3"}, Code: 2, Stderr: `"mysim" was read as an argument)`},
+		{Args: []string{"--sysfs", mlx5, "pkeys", "--ibsim", "/tmp/sock"}, Code: 2, Stderr: `give the simulator's socket name as --ibsim=/tmp/sock`},
+		{Args: []string{"--demo", "watch", "counters", "-o", "table", "--once"}, Code: 2, Stderr: "ibkey: -o table: 'ibkey watch counters' draws its table on a terminal and stdout is not a terminal (accepted here: -o plain, -o json)"},
+		{Args: []string{"--demo", "watch", "counters", "--interval", "x"}, Code: 2, Stderr: `invalid argument "x" for "--interval"`},
+	})
+	// --ibsim before a command name, and an endpoint after it, are not a socket name.
+	if r := runIbkey(t, false, nil, "--ibsim=/nonexistent/sock", "--demo", "can-talk", "--ibsim", "lid=3", "0x8001", "--mad-retries", "0"); strings.Contains(r.stderr, "give the simulator's socket name") {
+		t.Errorf("lid=3 after --ibsim: %+v", r)
+	}
+	r := runIbkey(t, false, nil, "--demo", "watch", "counters", "--once", "--interval", "5")
+	if r.code != 0 {
+		t.Errorf("--interval 5: %+v", r)
+	}
+	if help := runIbkey(t, false, nil, "watch", "counters", "--help").stdout; !strings.Contains(help, "a plain number is seconds") {
+		t.Errorf("watch counters --help does not say --interval takes seconds:\n%s", help)
+	}
+}

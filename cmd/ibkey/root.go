@@ -48,6 +48,10 @@ Without hardware, --demo shows every command on an embedded demo host.`,
 		fabric.NewCmdFabric(f),
 	)
 	cmdutil.UseFixedBashCompletion(root)
+	// Interval flags take plain seconds (watch -n habits), --mad-timeout plain ms.
+	cmdutil.AcceptPlainDurations(root)
+	// The counters screen needs a terminal: -o table on a pipe is refused, not ignored.
+	cmdutil.MarkTableNeedsTerminal(root, "watch", "counters")
 	return root
 }
 

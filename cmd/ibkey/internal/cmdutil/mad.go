@@ -18,7 +18,8 @@ import (
 // MADFlags select how a command sends MADs: the ibsim simulator, or the kernel's umad
 // interface on a local port. Only commands that send MADs add them (AddMADFlags).
 type MADFlags struct {
-	f *Factory
+	f   *Factory
+	cmd *cobra.Command
 
 	Ibsim      string        // --ibsim[=BASE]; env IBKEY_IBSIM
 	SimNode    string        // --sim-node
@@ -53,7 +54,7 @@ var MADFlagNames = []string{"ibsim", "sim-node", "ca", "ca-port", "mad-timeout",
 // AddMADFlags adds --ibsim, --sim-node, --ca, --ca-port, --mad-timeout and
 // --mad-retries to c and returns where they are parsed into.
 func AddMADFlags(c *cobra.Command, f *Factory) *MADFlags {
-	m := &MADFlags{f: f}
+	m := &MADFlags{f: f, cmd: c}
 	fl := c.Flags()
 	fl.StringVar(&m.Ibsim, "ibsim", "", ibsimUsage)
 	fl.Lookup("ibsim").NoOptDefVal = IbsimDefault
@@ -61,6 +62,8 @@ func AddMADFlags(c *cobra.Command, f *Factory) *MADFlags {
 	fl.StringVar(&m.CA, "ca", "", "send MADs from local device `DEV` (default: the first ACTIVE InfiniBand port)")
 	fl.IntVar(&m.CAPort, "ca-port", 0, "send MADs from port `N` of --ca")
 	fl.DurationVar(&m.MADTimeout, "mad-timeout", time.Second, "wait this long for each MAD's reply")
+	fl.Lookup("mad-timeout").Value = &plainDuration{fl.Lookup("mad-timeout").Value, "ms"}
+	fl.Lookup("mad-timeout").Usage += " (a plain number is milliseconds, as the diags' -t)"
 	fl.IntVar(&m.MADRetries, "mad-retries", 3, "send an unanswered MAD again this many times")
 	// Completion reads nothing over MADs and offers no file names.
 	_ = c.RegisterFlagCompletionFunc("ibsim", cobra.NoFileCompletions)
@@ -140,7 +143,7 @@ func (m *MADFlags) Open(ctx context.Context) (*query.Fabric, error) {
 		return nil, Usagef("--sim-node chooses where to attach to the simulator: it needs --ibsim")
 	}
 	if m.f.IsDemo() {
-		return nil, Usagef("the demo host has no fabric to query: use --ibsim with a running simulator (see 'ibkey pkeys --help')")
+		return nil, Usagef("the demo host has no fabric to query: use --ibsim with a running simulator (see '%s --help')", m.cmd.CommandPath())
 	}
 	dev, port, err := m.umadPort()
 	if err != nil {

@@ -26,7 +26,7 @@ func TestFlagParsing(t *testing.T) {
 		t.Fatalf("%+v, options %+v", r, got)
 	}
 	got = nil
-	r = cmdtest.Run(t, rootWith(&got), false, nil, "--ibsim", "pkeys", "--lid", "3-5", "--port", "all", "--mad-timeout", "250ms")
+	r = cmdtest.Run(t, rootWith(&got), false, nil, "--ibsim", "pkeys", "--lid", "3-5", "--port", "all", "--mad-timeout", "250")
 	if r.Code != 0 || got == nil || len(got.Fabric) != 3 || !got.Fabric[0].AllPorts || got.MAD.MADTimeout != 250*time.Millisecond || got.MAD.IbsimBase() != cmdutil.IbsimDefault {
 		t.Fatalf("%+v, options %+v", r, got)
 	}
