@@ -145,6 +145,42 @@ func parseEndpointArg(arg string) (check.EndpointSpec, error) {
 	return spec, err
 }
 
+// ipoibEndpoint reads an endpoint whose base is an IPoIB interface name (ib0.8001,
+// ib0.8001,qp=ud) as a QP on the interface's port using the interface's P_Key:
+// DEV/PORT,pkey=PKEY (the entry is found as the kernel does for IPoIB, ib_find_pkey:
+// 15-bit match, a full member preferred). It returns ifc nil when the base is not a
+// name (a mistyped P_Key keeps its own error) or is a device (DEV without /PORT);
+// a name that is neither a device nor an interface is exit 3 listing both.
+func ipoibEndpoint(o *CanTalkOptions, arg string) (string, *cmdutil.ResolvedInterface, error) {
+	base, opts, _ := strings.Cut(arg, ",")
+	if !looksLikeName(base) {
+		return "", nil, nil
+	}
+	sel, ifc, err := cmdutil.ResolveDeviceOrInterface(o.Host(), query.Selector{Device: base})
+	if err != nil || ifc == nil {
+		return "", nil, err
+	}
+	for _, opt := range strings.Split(opts, ",") {
+		if strings.HasPrefix(opt, "pkey=") || strings.HasPrefix(opt, "index=") {
+			return "", nil, cmdutil.Usagef("endpoint %q: %s uses P_Key %s on %s: %s does not apply (for another entry write %s,%s)", arg, base, ifc.PKey, ifc.Port, opt, ifc.Port, opt)
+		}
+	}
+	out := fmt.Sprintf("%s,pkey=%s", query.PortRef{Device: sel.Device, Port: sel.Port}, ifc.PKey)
+	if opts != "" {
+		out += "," + opts
+	}
+	return out, ifc, nil
+}
+
+// looksLikeName: a device or interface name starts with a letter and is not all hex
+// digits (ffff is a P_Key).
+func looksLikeName(s string) bool {
+	if s == "" || !(s[0] >= 'a' && s[0] <= 'z' || s[0] >= 'A' && s[0] <= 'Z') || strings.ContainsAny(s, "=/:") {
+		return false
+	}
+	return strings.Trim(s, "0123456789abcdefABCDEF") != ""
+}
+
 // explicitFabric reports whether a fabric transport was chosen on purpose: a GUID
 // endpoint sweeps the fabric only then.
 func (o *CanTalkOptions) explicitFabric() bool {
@@ -189,11 +225,27 @@ func runCanTalk(o *CanTalkOptions) error {
 	if err != nil {
 		return err
 	}
-	specA, err := parseEndpointArg(o.A)
+	var ifcs []*cmdutil.ResolvedInterface
+	parse := func(arg string) (check.EndpointSpec, error) {
+		spec, err := parseEndpointArg(arg)
+		if err == nil {
+			return spec, nil
+		}
+		rewritten, ifc, ierr := ipoibEndpoint(o, arg)
+		if ierr != nil {
+			return spec, ierr
+		}
+		if ifc == nil {
+			return spec, err
+		}
+		ifcs = append(ifcs, ifc)
+		return parseEndpointArg(rewritten)
+	}
+	specA, err := parse(o.A)
 	if err != nil {
 		return err
 	}
-	specB, err := parseEndpointArg(o.B)
+	specB, err := parse(o.B)
 	if err != nil {
 		return err
 	}
@@ -211,6 +263,9 @@ func runCanTalk(o *CanTalkOptions) error {
 	n := o.Notices()
 	if host != nil {
 		n.Label(host.Label)
+	}
+	for _, ifc := range ifcs {
+		n.Label(ifc.Describe())
 	}
 	for _, e := range eps {
 		if e.Resolved != "" {

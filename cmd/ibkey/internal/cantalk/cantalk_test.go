@@ -61,6 +61,8 @@ func TestCanTalk(t *testing.T) {
 		{Name: "qkey_not_checked", Args: []string{"can-talk", "0x8001,qp=ud", "0x0001,qp=ud,qkey=0x11"}, Code: 0},
 		{Name: "rc_qkey_ignored", Args: []string{"can-talk", "0x8001,qp=rc,qkey=0x11", "0x0001,qp=rc,qkey=0x12"}, Code: 0},
 		{Name: "ud_vs_rc", Args: []string{"can-talk", "0x8001,qp=ud", "0x0001,qp=rc"}, Code: 1},
+		{Name: "ipoib_children", Args: []string{"--sysfs", mlx5, "can-talk", "ib0.8001,qp=ud,qkey=0x11", "mlx5_1/1,qp=ud,qkey=0x11"}, Code: 0},
+		{Name: "ipoib_child_key_missing", Args: []string{"--sysfs", mlx5, "can-talk", "ib0.8004", "0x8004"}, Code: 1},
 		{Name: "port_ud_qkeys", Args: []string{"--sysfs", mlx5, "can-talk", "mlx5_0/1,pkey=0x8001,qp=ud,qkey=0x11", "mlx5_1/1,index=1,qp=ud,qkey=0x11"}, Code: 0},
 	}
 	cmdtest.Golden(t, root, cases, func(t *testing.T, tc cmdtest.GoldenCase, r cmdtest.Result) {
@@ -125,6 +127,8 @@ func TestCanTalkErrors(t *testing.T) {
 		{Args: []string{"--sysfs", mlx5, "can-talk", "0x8001", "irdma0/1"}, Code: 3, Stderr: "ibkey: irdma0/1: no P_Key table: the port has no pkeys/ directory (iWARP devices have none: P_Keys do not apply)"},
 		{Args: []string{"--sysfs", mlx5, "can-talk", "mlx5_1/1,index=3", "0x8001"}, Code: 3, Stderr: "ibkey: mlx5_1/1: P_Key table entry 3 could not be read"},
 		{Args: []string{"--sysfs", "/nonexistent", "can-talk", "mlx5_0/1", "0x8001"}, Code: 3, Stderr: "no RDMA devices"},
+		{Args: []string{"--sysfs", mlx5, "can-talk", "ib7", "0x8001"}, Code: 3, Stderr: "ibkey: no device or IPoIB interface ib7 (devices: irdma0, mlx5_0, mlx5_1, mlx5_2; IPoIB interfaces: ib0, ib0.8001, ib0.8002, ib0.8004, ib1)"},
+		{Args: []string{"--sysfs", mlx5, "can-talk", "ib0.8001,pkey=0x8002", "0x8001"}, Code: 2, Stderr: `ibkey: endpoint "ib0.8001,pkey=0x8002": ib0.8001 uses P_Key 0x8001 on mlx5_0/1: pkey=0x8002 does not apply (for another entry write mlx5_0/1,pkey=0x8002)`},
 	})
 	// Two P_Key values need no host at all.
 	if r := runIbkey(t, "--sysfs", "/nonexistent", "can-talk", "0x8001", "0x0001"); r.Code != 0 {

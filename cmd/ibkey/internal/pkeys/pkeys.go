@@ -172,11 +172,18 @@ func runPKeys(o *PKeysOptions) error {
 		})
 	}
 	host := o.Host()
-	views, err := host.Load(o.Selector, query.LoadOptions{Tables: true, Interfaces: true})
+	sel, ifc, err := cmdutil.ResolveDeviceOrInterface(host, o.Selector)
+	if err != nil {
+		return err
+	}
+	views, err := host.Load(sel, query.LoadOptions{Tables: true, Interfaces: true})
 	if err != nil {
 		return err
 	}
 	o.Notices().Label(host.Label)
+	if ifc != nil {
+		o.Notices().Label(ifc.Describe())
+	}
 	return renderPKeys(o, f, views, find, cmdutil.Source{Demo: host.Label != ""})
 }
 
@@ -473,6 +480,9 @@ func findPKey(o *PKeysOptions, f cmdutil.Format, views []*query.PortView, key ch
 			}
 		}
 	}
+	if w := indexesDiffer(results, key); w != "" {
+		n.Warn(w)
+	}
 	for _, r := range results {
 		if !r.Found {
 			n.Note(fmt.Sprintf("%s/%d: %s", r.Device, r.Port, r.Reason))
@@ -484,6 +494,24 @@ func findPKey(o *PKeysOptions, f cmdutil.Format, views []*query.PortView, key ch
 		return cmdutil.Exit(cmdutil.ExitNo)
 	}
 	return nil
+}
+
+// indexesDiffer warns when the partition sits at different indexes on the ports that
+// hold it: a job selecting the partition by index (NCCL_IB_PKEY, UCX_IB_PKEY is a key
+// but perftest's --pkey_index an index) cannot use one value on all of them.
+func indexesDiffer(results []findJSON, key check.PKey) string {
+	var at []string
+	seen := map[int]bool{}
+	for _, r := range results {
+		if r.Found {
+			seen[*r.Index] = true
+			at = append(at, fmt.Sprintf("%s/%d %d", r.Device, r.Port, *r.Index))
+		}
+	}
+	if len(seen) < 2 {
+		return ""
+	}
+	return fmt.Sprintf("partition %s is at different indexes (%s): no single NCCL_IB_PKEY (a table index) works on all these ports; set it per port, or select the partition by key where the tool allows it", key.KeyString(), strings.Join(at, ", "))
 }
 
 func validKeys(t *query.Table) string {
