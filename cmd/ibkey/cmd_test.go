@@ -57,7 +57,7 @@ func TestErrors(t *testing.T) {
 		{Args: []string{"decode", "qkey", "--", "-5"}, Code: 2, Stderr: `ibkey: invalid Q_Key "-5": signs are not allowed`},
 		{Args: []string{"decode", "pkey"}, Code: 2, Stderr: "requires at least 1 arg"},
 		{Args: []string{"decode", "nope"}, Code: 2, Stderr: ""},
-		{Args: []string{"--sysfs", mlx5, "pkeys", "mlx5_9"}, Code: 3, Stderr: "ibkey: no device mlx5_9 (devices: irdma0, mlx5_0, mlx5_1, mlx5_2)"},
+		{Args: []string{"--sysfs", mlx5, "pkeys", "mlx5_9"}, Code: 3, Stderr: "ibkey: no device or IPoIB interface mlx5_9 (devices: irdma0, mlx5_0, mlx5_1, mlx5_2; IPoIB interfaces: ib0, ib0.8001, ib0.8002, ib0.8004, ib1)"},
 		{Args: []string{"--sysfs", mlx5, "pkeys", "mlx5_0", "2"}, Code: 3, Stderr: "ibkey: no port 2 on mlx5_0 (ports: 1)"},
 		{Args: []string{"--sysfs", mlx5, "pkeys", "mlx5_0/2"}, Code: 3, Stderr: "ibkey: no port 2 on mlx5_0 (ports: 1)"},
 		{Args: []string{"--sysfs", mlx5, "pkeys", "../../etc"}, Code: 2, Stderr: `invalid device ".."`},
@@ -188,5 +188,24 @@ func TestHelpAndFlagErrors(t *testing.T) {
 	}
 	if help := runIbkey(t, false, nil, "watch", "counters", "--help").stdout; !strings.Contains(help, "a plain number is seconds") {
 		t.Errorf("watch counters --help does not say --interval takes seconds:\n%s", help)
+	}
+}
+
+// TestDiagsHabits (issue 12 item 9): the infiniband-diags' short flags are ibkey's
+// flags where the command has them, and name ibkey's spelling where it has not; a LID
+// typed as a device suggests --lid; -v is not --version.
+func TestDiagsHabits(t *testing.T) {
+	cmdtest.Errors(t, newRootCmd, []cmdtest.ErrorCase{
+		{Args: []string{"--ibsim", "pkeys", "4"}, Code: 2, Stderr: `ibkey: "4" is not a local device: to read the port with LID 4 over MADs use --lid 4 (-L 4)`},
+		{Args: []string{"--sysfs", mlx5, "pkeys", "0,1,3"}, Code: 2, Stderr: "use --dr 0,1,3 (-D 0,1,3)"},
+		{Args: []string{"--sysfs", mlx5, "pkeys", "0x0002c90300000204"}, Code: 2, Stderr: "use --guid 0x0002c90300000204"},
+		{Args: []string{"-v"}, Code: 2, Stderr: "unknown shorthand flag: 'v' in -v (ibkey has no verbose mode: warnings and notes are always on stderr; --version prints the version) (see 'ibkey --help')"},
+		{Args: []string{"pkeys", "-v"}, Code: 2, Stderr: "--version prints the version) (see 'ibkey pkeys --help')"},
+		{Args: []string{"decode", "pkey", "-C", "mlx5_0", "0x8001"}, Code: 2, Stderr: "infiniband-diags' -C is --ca DEV in ibkey, which 'ibkey decode pkey' does not take"},
+		{Args: []string{"fabric", "pkeys", "-D", "0,1"}, Code: 2, Stderr: "infiniband-diags' -D is --dr PATH in ibkey, which 'ibkey fabric pkeys' does not take"},
+		{Args: []string{"--demo", "pkeys", "-L", "3", "-G", "0x1"}, Code: 2, Stderr: "[guid lid] were all set"},
+	})
+	if r := runIbkey(t, false, nil, "--version"); r.code != 0 || !strings.HasPrefix(r.stdout, "ibkey version") {
+		t.Errorf("--version: %+v", r)
 	}
 }

@@ -34,6 +34,9 @@ Without hardware, --demo shows every command on an embedded demo host.`,
 		Version: version,
 	}
 	cmdutil.AddRootFlags(root, f)
+	// --version only: cobra would also take -v, which diags and ssh users type for
+	// "verbose" (FlagError explains -v).
+	root.Flags().Bool("version", false, "print ibkey's version")
 	root.SetVersionTemplate("ibkey version {{.Version}}\n")
 
 	root.AddCommand(

@@ -52,16 +52,18 @@ const ibsimUsage = "send MADs through the ibsim simulator with socket base name 
 var MADFlagNames = []string{"ibsim", "sim-node", "ca", "ca-port", "mad-timeout", "mad-retries"}
 
 // AddMADFlags adds --ibsim, --sim-node, --ca, --ca-port, --mad-timeout and
-// --mad-retries to c and returns where they are parsed into.
+// --mad-retries to c and returns where they are parsed into. -C, -P and -t are the
+// infiniband-diags' spellings (ibstat(8), smpquery(8): -C ca_name, -P ca_port,
+// -t timeout_ms; a plain --mad-timeout number is milliseconds too).
 func AddMADFlags(c *cobra.Command, f *Factory) *MADFlags {
 	m := &MADFlags{f: f, cmd: c}
 	fl := c.Flags()
 	fl.StringVar(&m.Ibsim, "ibsim", "", ibsimUsage)
 	fl.Lookup("ibsim").NoOptDefVal = IbsimDefault
 	fl.StringVar(&m.SimNode, "sim-node", "", "attach to the simulator at node `NAME` (default: the first node of its topology)")
-	fl.StringVar(&m.CA, "ca", "", "send MADs from local device `DEV` (default: the first ACTIVE InfiniBand port)")
-	fl.IntVar(&m.CAPort, "ca-port", 0, "send MADs from port `N` of --ca")
-	fl.DurationVar(&m.MADTimeout, "mad-timeout", time.Second, "wait this long for each MAD's reply")
+	fl.StringVarP(&m.CA, "ca", "C", "", "send MADs from local device `DEV` (default: the first ACTIVE InfiniBand port)")
+	fl.IntVarP(&m.CAPort, "ca-port", "P", 0, "send MADs from port `N` of --ca")
+	fl.DurationVarP(&m.MADTimeout, "mad-timeout", "t", time.Second, "wait this long for each MAD's reply")
 	fl.Lookup("mad-timeout").Value = &plainDuration{fl.Lookup("mad-timeout").Value, "ms"}
 	fl.Lookup("mad-timeout").Usage += " (a plain number is milliseconds, as the diags' -t)"
 	fl.IntVar(&m.MADRetries, "mad-retries", 3, "send an unanswered MAD again this many times")

@@ -167,7 +167,7 @@ func runPKeys(o *PKeysOptions) error {
 		}
 	}
 	if o.Fabric != nil {
-		return cmdutil.RenderFabricPorts(o.Ctx, o.MAD, o.Notices(), o.Fabric, func(views []*query.PortView, src cmdutil.Source) error {
+		return cmdutil.RenderFabricAddress(o.Ctx, o.MAD, o.Notices(), &o.Addr, o.Fabric, func(views []*query.PortView, src cmdutil.Source) error {
 			return renderPKeys(o, f, views, find, src)
 		})
 	}

@@ -33,6 +33,20 @@ func TestFlagParsing(t *testing.T) {
 	if got.Ctx == nil {
 		t.Error("no context")
 	}
+	// The diags' spellings: -C -P -t (ms) -L -D -G.
+	got = nil
+	r = cmdtest.Run(t, rootWith(&got), false, nil, "pkeys", "-C", "mlx5_1", "-P", "2", "-t", "100", "-L", "4")
+	if r.Code != 0 || got == nil || got.MAD.CA != "mlx5_1" || got.MAD.CAPort != 2 || got.MAD.MADTimeout != 100*time.Millisecond || len(got.Fabric) != 1 || got.Fabric[0].Addr.String() != "lid 4" {
+		t.Fatalf("-C -P -t -L: %+v, options %+v", r, got)
+	}
+	r = cmdtest.Run(t, rootWith(&got), false, nil, "pkeys", "-D", "0,1,3")
+	if r.Code != 0 || got.Addr.DR != "0,1,3" || len(got.Fabric) != 1 {
+		t.Fatalf("-D: %+v", r)
+	}
+	r = cmdtest.Run(t, rootWith(&got), false, nil, "pkeys", "-G", "0002:c903:0000:0204", "--port", "all")
+	if r.Code != 0 || got.Addr.GUID != "0002:c903:0000:0204" || len(got.Fabric) != 1 || !got.Fabric[0].AllPorts {
+		t.Fatalf("-G: %+v", r)
+	}
 }
 
 // TestCompletion: --lid offers the LIDs of the host in use (no MAD is sent), as a
