@@ -38,16 +38,21 @@ func (a *AddressFlags) Register(c *cobra.Command) {
 	fl := c.Flags()
 	fl.StringVarP(&a.LID, "lid", "L", "", "read over MADs the node at `LIDS`: a LID, a list or a range (3, 3,5,9, 3-40)")
 	fl.StringVarP(&a.DR, "dr", "D", "", "read over MADs the node at directed route `PATH` (0,1,3: out of local port 1, then port 3)")
-	fl.StringVarP(&a.GUID, "guid", "G", "", "read over MADs the port (port GUID) or node (node GUID) `GUID`, found by a sweep of the fabric (the diags' -G asks the SA)")
 	fl.StringVar(&a.Port, "port", "", "with --lid/--dr/--guid: port `P` of that node, or all (default: the port the address reaches)")
-	c.MarkFlagsMutuallyExclusive("lid", "dr", "guid")
+	c.MarkFlagsMutuallyExclusive("lid", "dr")
 }
 
 // RegisterFor is Register with completion of --lid from the fabric in use (the
 // host's own ports: completion never sends MADs), --dr and --port with nothing
 // file-like.
+//
+// It also adds --guid (-G): the command must then read the ports with
+// RenderFabricAddress, which finds the GUID by a sweep (RenderFabricPorts cannot).
 func (a *AddressFlags) RegisterFor(c *cobra.Command, f *Factory) {
 	a.Register(c)
+	c.Flags().StringVarP(&a.GUID, "guid", "G", "", "read over MADs the port (port GUID) or node (node GUID) `GUID`, found by a sweep of the fabric (the diags' -G asks the SA)")
+	c.MarkFlagsMutuallyExclusive("lid", "dr", "guid")
+	_ = c.RegisterFlagCompletionFunc("guid", cobra.NoFileCompletions)
 	_ = c.RegisterFlagCompletionFunc("lid", CompleteLIDs(f, nil))
 	_ = c.RegisterFlagCompletionFunc("dr", cobra.NoFileCompletions)
 	_ = c.RegisterFlagCompletionFunc("port", cobra.FixedCompletions([]cobra.Completion{"all"}, cobra.ShellCompDirectiveNoFileComp))

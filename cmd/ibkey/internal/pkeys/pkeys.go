@@ -66,7 +66,11 @@ With --find: {"pkey","key","found","ports":[{"device","port","found","index","en
 Over the fabric (any node, by SMPs; needs umad access or --ibsim): --lid LIDS reads
 the port each LID belongs to (a CA's port, or a switch's port 0), --dr PATH the node
 at the end of a directed route (the only way before a subnet manager assigned LIDs).
---port P picks another port of that node, --port all every port. A switch answers
+--guid GUID the port with that port GUID (or the node with that node GUID),
+found by a sweep of the fabric first. --port P picks another port of that node,
+--port all every port. The infiniband-diags' spellings work too: -L LID, -D PATH,
+-G GUID, -C DEV, -P PORT, -t MS. DEV may also be an IPoIB interface (ib0.8001):
+its port is shown. A switch answers
 for any of its ports; a CA answers only for the port an SMP arrives at, so its other
 ports are read through their own LIDs. The device is named by the node description;
 JSON adds "address" (what the port was read through), "node_guid" and, on switch
@@ -80,7 +84,9 @@ switch's external ports, NodeInfo PartitionCap otherwise.`,
   ibkey pkeys --lid 6
   ibkey pkeys --lid 2 --port all
   ibkey pkeys --ibsim --dr 0,1,3 -o json
-  ibkey pkeys --lid 1-40 --find 0x8002`,
+  ibkey pkeys --lid 1-40 --find 0x8002
+  ibkey pkeys --ibsim -G 0x0002c90300000204
+  ibkey pkeys ib0.8001`,
 		Args:              cmdutil.UsageArgs(cobra.MaximumNArgs(2)),
 		ValidArgsFunction: cmdutil.CompleteDevPort(f),
 		RunE: func(c *cobra.Command, args []string) error {
