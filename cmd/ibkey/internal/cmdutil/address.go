@@ -66,7 +66,7 @@ func (a *AddressFlags) Set() bool { return a.LID != "" || a.DR != "" || a.GUID !
 func (a *AddressFlags) Selectors(args []string) ([]query.FabricSelector, error) {
 	if !a.Set() {
 		if a.Port != "" {
-			return nil, &query.UsageError{Msg: "--port needs --lid, --dr or --guid (a local port is given as DEV PORT)"}
+			return nil, &query.UsageError{Msg: "--port needs --lid or --dr (or --guid where the command has it; a local port is given as DEV PORT)"}
 		}
 		if len(args) > 0 {
 			if hint := addressHint(args[0]); hint != "" {
