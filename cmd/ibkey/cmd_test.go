@@ -80,6 +80,8 @@ func TestCompletion(t *testing.T) {
 	}{
 		{[]string{"__complete", "--sysfs", mlx5, "pkeys", ""}, []string{"irdma0\tirdma", "mlx5_0\tnode01 HCA-1", "mlx5_2\tnode01 RoCE"}},
 		{[]string{"__complete", "--demo", "pkeys", "mlx5_1", ""}, []string{"1\n", "2\n"}},
+		{[]string{"__complete", "--sysfs", mlx5, "pkeys", "ib0"}, []string{"ib0.8001\tIPoIB on mlx5_0/1, P_Key 0x8001\n"}},
+		{[]string{"__complete", "--demo", "watch", "counters", "--interval", ""}, []string{"5s\n", ":36\n"}},
 		{[]string{"__complete", "--demo", "pkeys", "mlx5_0", "1", "--find", ""}, []string{"0x8001\tfull member of 0x0001", "0x0002\tlimited member of 0x0002"}},
 		{[]string{"__complete", "devices", "-o", ""}, []string{"table", "plain", "json"}},
 		{[]string{"__complete", "completion", ""}, []string{"bash", "zsh", "fish", "powershell"}},
@@ -92,7 +94,7 @@ func TestCompletion(t *testing.T) {
 				t.Errorf("ibkey %s: want %q in\n%s", strings.Join(tc.args, " "), w, r.stdout)
 			}
 		}
-		if !strings.Contains(r.stdout, ":4\n") && !strings.Contains(r.stdout, ":0\n") {
+		if !strings.Contains(r.stdout, ":4\n") && !strings.Contains(r.stdout, ":0\n") && !strings.Contains(r.stdout, ":36\n") {
 			t.Errorf("ibkey %s: no completion directive in %q", strings.Join(tc.args, " "), r.stdout)
 		}
 	}

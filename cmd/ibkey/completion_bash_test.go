@@ -126,6 +126,8 @@ func TestBashCompletion(t *testing.T) {
 		{line: "ibkey --demo pkeys --mad-timeout 25", want: "ibkey --demo pkeys --mad-timeout 250ms"},
 		{line: "ibkey --demo pkeys --mad-timeout=25", want: "ibkey --demo pkeys --mad-timeout=250ms"},
 		{line: "ibkey --demo pkeys --sim-node ", want: "ibkey --demo pkeys --sim-node "},
+		{line: "ibkey --demo watch counters --interval ", choices: []string{"1s", "5s", "1m"}},
+		{line: "ibkey --demo pkeys ib0.80", choices: []string{"ib0.8001", "ib0.8002", "ib0.8020"}},
 		{line: "ibkey can-talk --fabric-file " + fabricFile + " lid=", choices: []string{"1", "2", "3"}},
 		{line: "ibkey can-talk --fabric-file " + fabricFile + " node=Hca", choices: []string{"HcaA", "HcaB"}},
 	}

@@ -33,7 +33,7 @@ func CompleteDevPort(f *Factory) cobra.CompletionFunc {
 				}
 				out = append(out, d.Name+desc)
 			}
-			return out, cobra.ShellCompDirectiveNoFileComp
+			return append(out, interfaceCompletions(host)...), cobra.ShellCompDirectiveNoFileComp
 		case 1:
 			devs, err := host.Devices(args[0])
 			if err != nil || strings.Contains(args[0], "/") {
@@ -47,6 +47,22 @@ func CompleteDevPort(f *Factory) cobra.CompletionFunc {
 		}
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
+}
+
+// interfaceCompletions are the host's IPoIB interfaces, described by their port and
+// P_Key (pkeys accepts them where a device goes: ResolveDeviceOrInterface).
+func interfaceCompletions(host *query.Host) []cobra.Completion {
+	views, err := host.Load(query.Selector{}, query.LoadOptions{Interfaces: true})
+	if err != nil {
+		return nil
+	}
+	var out []cobra.Completion
+	for _, v := range views {
+		for _, ip := range v.Interfaces {
+			out = append(out, cobra.CompletionWithDesc(ip.Name, fmt.Sprintf("IPoIB on %s, P_Key %s", v.Ref(), ip.PKey)))
+		}
+	}
+	return out
 }
 
 // CompletePortArgs completes each argument as DEV or DEV/PORT.

@@ -31,7 +31,8 @@ func isIntervalFlag(name string) bool {
 }
 
 // AcceptPlainDurations makes every interval flag of root's tree take plain seconds and
-// --mad-timeout plain milliseconds, saying so in their help. cmd/ibkey's root calls it
+// --mad-timeout plain milliseconds, saying so in their help; an interval flag without
+// a completion completes IntervalChoices (never file names). cmd/ibkey's root calls it
 // once the tree is built; Execute calls it again (it is idempotent) for test roots.
 func AcceptPlainDurations(root *cobra.Command) {
 	var walk func(c *cobra.Command)
@@ -47,6 +48,9 @@ func AcceptPlainDurations(root *cobra.Command) {
 			case isIntervalFlag(fl.Name):
 				fl.Value = &plainDuration{fl.Value, "s"}
 				fl.Usage += " (a plain number is seconds)"
+				if _, ok := c.GetFlagCompletionFunc(fl.Name); !ok {
+					_ = c.RegisterFlagCompletionFunc(fl.Name, CompleteDurations(IntervalChoices...))
+				}
 			case fl.Name == "mad-timeout":
 				fl.Value = &plainDuration{fl.Value, "ms"}
 				fl.Usage += " (a plain number is milliseconds, as the diags' -t)"
