@@ -137,8 +137,10 @@ __ibkey_process_completion_results() {
         __ibkey_handle_completion_types
     fi
 
-    __ibkey_handle_special_char "$cur" :
-    __ibkey_handle_special_char "$cur" =
+    if (((directive & (shellCompDirectiveFilterFileExt | shellCompDirectiveFilterDirs)) != 0)); then
+        __ibkey_handle_special_char "$cur" :
+        __ibkey_handle_special_char "$cur" =
+    fi
 
     # Print the activeHelp statements before we finish
     __ibkey_handle_activeHelp
@@ -231,37 +233,69 @@ __ibkey_extract_activeHelp() {
     done <<<"${out}"
 }
 
+__ibkey_unquote() {
+    # The word as the program receives it: backslashes and quotes removed.
+    local s=$1 out="" c q="" i
+    for ((i = 0; i < ${#s}; i++)); do
+        c=${s:i:1}
+        if [[ -z $q && $c == \\ ]]; then
+            ((i++))
+            out+=${s:i:1}
+        elif [[ -z $q && ( $c == "'" || $c == '"' ) ]]; then
+            q=$c
+        elif [[ -n $q && $c == "$q" ]]; then
+            q=""
+        elif [[ $q == '"' && $c == \\ ]]; then
+            ((i++))
+            out+=${s:i:1}
+        else
+            out+=$c
+        fi
+    done
+    printf '%s' "$out"
+}
+
 __ibkey_handle_completion_types() {
     __ibkey_debug "__ibkey_handle_completion_types: COMP_TYPE is $COMP_TYPE"
+    local tab=$'\t'
+    (( ${#completions[@]} == 0 )) && return 0
 
-    case $COMP_TYPE in
-    37|42)
-        # Type: menu-complete/menu-complete-backward and insert-completions
-        # If the user requested inserting one completion at a time, or all
-        # completions at once on the command-line we must remove the descriptions.
-        # https://github.com/spf13/cobra/issues/1508
+    # Bash replaces only the text after the last COMP_WORDBREAKS character of the
+    # word (= and : rejoined by _init_completion -n =:); the part before it stays.
+    local word keep="" ukeep="" i c
+    word=$(__ibkey_unquote "$cur")
+    for ((i = ${#cur} - 1; i >= 0; i--)); do
+        c=${cur:i:1}
+        if [[ ( $c == = || $c == : ) && "$COMP_WORDBREAKS" == *"$c"* && ( $i == 0 || ${cur:i-1:1} != \\ ) ]]; then
+            keep=${cur:0:i+1}
+            break
+        fi
+    done
+    ukeep=$(__ibkey_unquote "$keep")
 
-        # If there are no completions, we don't need to do anything
-        (( ${#completions[@]} == 0 )) && return 0
+    local compline comp longest=0 matches=()
+    while IFS='' read -r compline; do
+        [[ -z $compline ]] && continue
+        comp=${compline%%$tab*}
+        [[ $comp == "$word"* ]] || continue
+        matches+=("${compline#"$ukeep"}")
+        comp=${comp#"$ukeep"}
+        ((${#comp} > longest)) && longest=${#comp}
+    done < <(printf "%s\n" "${completions[@]}")
 
-        local tab=$'\t'
-
-        # Strip any description and escape the completion to handled special characters
-        IFS=$'\n' read -ra completions -d '' < <(printf "%q\n" "${completions[@]%%$tab*}")
-
-        # Only consider the completions that match
-        IFS=$'\n' read -ra COMPREPLY -d '' < <(IFS=$'\n'; compgen -W "${completions[*]}" -- "${cur}")
-
-        # compgen looses the escaping so we need to escape all completions again since they will
-        # all be inserted on the command-line.
-        IFS=$'\n' read -ra COMPREPLY -d '' < <(printf "%q\n" "${COMPREPLY[@]}")
-        ;;
-
-    *)
-        # Type: complete (normal completion)
-        __ibkey_handle_standard_completion_case
-        ;;
-    esac
+    COMPREPLY=()
+    (( ${#matches[@]} == 0 )) && return 0
+    # Escaped, without descriptions, when bash inserts the choices (one choice; the
+    # common prefix on the first TAB; menu-complete, insert-completions); as they
+    # are, with descriptions, when it only lists them.
+    if (( ${#matches[@]} == 1 )) || [[ $COMP_TYPE == 9 || $COMP_TYPE == 33 || $COMP_TYPE == 37 || $COMP_TYPE == 42 || -z $COMP_TYPE ]]; then
+        for comp in "${matches[@]}"; do
+            COMPREPLY+=("$(printf '%q' "${comp%%$tab*}")")
+        done
+        return 0
+    fi
+    COMPREPLY=("${matches[@]}")
+    __ibkey_format_comp_descriptions $longest
 }
 
 __ibkey_handle_standard_completion_case() {

@@ -76,7 +76,7 @@ func TestPartitionsCompletion(t *testing.T) {
 		want []string
 	}{
 		{[]string{"__complete", "--sysfs", "/nonexistent", "can-talk", "--partitions", clusterConf, ""}, []string{"0x0002c90300001002\tin mgmt"}},
-		{[]string{"__complete", "--sysfs", "/nonexistent", "can-talk", "--partitions", clusterConf, "0x0002c90300001002,"}, []string{"0x0002c90300001002,qp=ud"}},
+		{[]string{"__complete", "--sysfs", "/nonexistent", "can-talk", "--partitions", clusterConf, "0x0002c90300001002,"}, []string{"0x0002c90300001002,qp=\n"}},
 	}
 	for _, tc := range cases {
 		r := runIbkey(t, false, nil, tc.args...)

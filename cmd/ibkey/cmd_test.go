@@ -57,7 +57,7 @@ func TestErrors(t *testing.T) {
 		{Args: []string{"decode", "qkey", "--", "-5"}, Code: 2, Stderr: `ibkey: invalid Q_Key "-5": signs are not allowed`},
 		{Args: []string{"decode", "pkey"}, Code: 2, Stderr: "requires at least 1 arg"},
 		{Args: []string{"decode", "nope"}, Code: 2, Stderr: ""},
-		{Args: []string{"--sysfs", mlx5, "pkeys", "mlx5_9"}, Code: 3, Stderr: "ibkey: no device mlx5_9 (devices: irdma0, mlx5_0, mlx5_1, mlx5_2)"},
+		{Args: []string{"--sysfs", mlx5, "pkeys", "mlx5_9"}, Code: 3, Stderr: "ibkey: no device or IPoIB interface mlx5_9 (devices: irdma0, mlx5_0, mlx5_1, mlx5_2; IPoIB interfaces: ib0, ib0.8001, ib0.8002, ib0.8004, ib1)"},
 		{Args: []string{"--sysfs", mlx5, "pkeys", "mlx5_0", "2"}, Code: 3, Stderr: "ibkey: no port 2 on mlx5_0 (ports: 1)"},
 		{Args: []string{"--sysfs", mlx5, "pkeys", "mlx5_0/2"}, Code: 3, Stderr: "ibkey: no port 2 on mlx5_0 (ports: 1)"},
 		{Args: []string{"--sysfs", mlx5, "pkeys", "../../etc"}, Code: 2, Stderr: `invalid device ".."`},
@@ -80,6 +80,8 @@ func TestCompletion(t *testing.T) {
 	}{
 		{[]string{"__complete", "--sysfs", mlx5, "pkeys", ""}, []string{"irdma0\tirdma", "mlx5_0\tnode01 HCA-1", "mlx5_2\tnode01 RoCE"}},
 		{[]string{"__complete", "--demo", "pkeys", "mlx5_1", ""}, []string{"1\n", "2\n"}},
+		{[]string{"__complete", "--sysfs", mlx5, "pkeys", "ib0"}, []string{"ib0.8001\tIPoIB on mlx5_0/1, P_Key 0x8001\n"}},
+		{[]string{"__complete", "--demo", "watch", "counters", "--interval", ""}, []string{"5s\n", ":36\n"}},
 		{[]string{"__complete", "--demo", "pkeys", "mlx5_0", "1", "--find", ""}, []string{"0x8001\tfull member of 0x0001", "0x0002\tlimited member of 0x0002"}},
 		{[]string{"__complete", "devices", "-o", ""}, []string{"table", "plain", "json"}},
 		{[]string{"__complete", "completion", ""}, []string{"bash", "zsh", "fish", "powershell"}},
@@ -92,7 +94,7 @@ func TestCompletion(t *testing.T) {
 				t.Errorf("ibkey %s: want %q in\n%s", strings.Join(tc.args, " "), w, r.stdout)
 			}
 		}
-		if !strings.Contains(r.stdout, ":4\n") && !strings.Contains(r.stdout, ":0\n") {
+		if !strings.Contains(r.stdout, ":4\n") && !strings.Contains(r.stdout, ":0\n") && !strings.Contains(r.stdout, ":36\n") {
 			t.Errorf("ibkey %s: no completion directive in %q", strings.Join(tc.args, " "), r.stdout)
 		}
 	}
@@ -160,4 +162,52 @@ func TestMADFlagsOnlyWhereSent(t *testing.T) {
 		{Args: []string{"--ibsim=/nonexistent/sock", "--sim-node", "x", "--demo", "pkeys", "--lid", "1", "--mad-retries", "0"}, Code: 3, Stderr: "/nonexistent/sock"},
 		{Args: []string{"--sim-node", "x", "--demo", "pkeys", "--lid", "1"}, Code: 2, Stderr: "--sim-node chooses where to attach to the simulator: it needs --ibsim"},
 	})
+}
+
+// TestHelpAndFlagErrors (issue 12 item 5): flag errors name the command path's help;
+// --ibsim BASE with a space is explained; interval flags take plain seconds;
+// -o table on a pipe is refused by the counters screen, not ignored.
+func TestHelpAndFlagErrors(t *testing.T) {
+	cmdtest.Errors(t, newRootCmd, []cmdtest.ErrorCase{
+		{Args: []string{"watch", "counters", "--bogus"}, Code: 2, Stderr: "(see 'ibkey watch counters --help')"},
+		{Args: []string{"fabric", "pkeys", "--bogus"}, Code: 2, Stderr: "(see 'ibkey fabric pkeys --help')"},
+		{Args: []string{"partitions", "check", "--bogus", "x"}, Code: 2, Stderr: "(see 'ibkey partitions check --help')"},
+		{Args: []string{"--demo", "can-talk", "lid=3", "0x8001"}, Code: 2, Stderr: "(see 'ibkey can-talk --help')"},
+		{Args: []string{"--demo", "pkeys", "--lid", "3"}, Code: 2, Stderr: "(see 'ibkey pkeys --help')"},
+		{Args: []string{"--ibsim", "mysim", "pkeys", "--lid", "3"}, Code: 2, Stderr: `ibkey: --ibsim mysim: give the simulator's socket name as --ibsim=mysim (--ibsim alone means $IBSIM_SOCKNAME, else sim; "mysim" was read as a command)`},
+		{Args: []string{"pkeys", "--ibsim", "mysim", "--lid", "3"}, Code: 2, Stderr: `"mysim" was read as an argument)`},
+		{Args: []string{"--sysfs", mlx5, "pkeys", "--ibsim", "/tmp/sock"}, Code: 2, Stderr: `give the simulator's socket name as --ibsim=/tmp/sock`},
+		{Args: []string{"--demo", "watch", "counters", "-o", "table", "--once"}, Code: 2, Stderr: "ibkey: -o table: 'ibkey watch counters' draws its table on a terminal and stdout is not a terminal (accepted here: -o plain, -o json)"},
+		{Args: []string{"--demo", "watch", "counters", "--interval", "x"}, Code: 2, Stderr: `invalid argument "x" for "--interval"`},
+	})
+	// --ibsim before a command name, and an endpoint after it, are not a socket name.
+	if r := runIbkey(t, false, nil, "--ibsim=/nonexistent/sock", "--demo", "can-talk", "--ibsim", "lid=3", "0x8001", "--mad-retries", "0"); strings.Contains(r.stderr, "give the simulator's socket name") {
+		t.Errorf("lid=3 after --ibsim: %+v", r)
+	}
+	r := runIbkey(t, false, nil, "--demo", "watch", "counters", "--once", "--interval", "5")
+	if r.code != 0 {
+		t.Errorf("--interval 5: %+v", r)
+	}
+	if help := runIbkey(t, false, nil, "watch", "counters", "--help").stdout; !strings.Contains(help, "a plain number is seconds") {
+		t.Errorf("watch counters --help does not say --interval takes seconds:\n%s", help)
+	}
+}
+
+// TestDiagsHabits (issue 12 item 9): the infiniband-diags' short flags are ibkey's
+// flags where the command has them, and name ibkey's spelling where it has not; a LID
+// typed as a device suggests --lid; -v is not --version.
+func TestDiagsHabits(t *testing.T) {
+	cmdtest.Errors(t, newRootCmd, []cmdtest.ErrorCase{
+		{Args: []string{"--ibsim", "pkeys", "4"}, Code: 2, Stderr: `ibkey: "4" is not a local device: to read the port with LID 4 over MADs use --lid 4 (-L 4)`},
+		{Args: []string{"--sysfs", mlx5, "pkeys", "0,1,3"}, Code: 2, Stderr: "use --dr 0,1,3 (-D 0,1,3)"},
+		{Args: []string{"--sysfs", mlx5, "pkeys", "0x0002c90300000204"}, Code: 2, Stderr: "use --guid 0x0002c90300000204"},
+		{Args: []string{"-v"}, Code: 2, Stderr: "unknown shorthand flag: 'v' in -v (ibkey has no verbose mode: warnings and notes are always on stderr; --version prints the version) (see 'ibkey --help')"},
+		{Args: []string{"pkeys", "-v"}, Code: 2, Stderr: "--version prints the version) (see 'ibkey pkeys --help')"},
+		{Args: []string{"decode", "pkey", "-C", "mlx5_0", "0x8001"}, Code: 2, Stderr: "infiniband-diags' -C is --ca DEV in ibkey, which 'ibkey decode pkey' does not take"},
+		{Args: []string{"fabric", "pkeys", "-D", "0,1"}, Code: 2, Stderr: "infiniband-diags' -D is --dr PATH in ibkey, which 'ibkey fabric pkeys' does not take"},
+		{Args: []string{"--demo", "pkeys", "-L", "3", "-G", "0x1"}, Code: 2, Stderr: "[guid lid] were all set"},
+	})
+	if r := runIbkey(t, false, nil, "--version"); r.code != 0 || !strings.HasPrefix(r.stdout, "ibkey version") {
+		t.Errorf("--version: %+v", r)
+	}
 }

@@ -33,7 +33,7 @@ func TestEndToEnd(t *testing.T) {
 		{[]string{"pkeys", "mlx5_0", "1", "--find", "0x8005"}, []string{"IBKEY_SYSFS=" + fixture}, 0, "4\n", ""},
 		// mlx5_1/1 has an entry that cannot be read: 0x0042 may be there, so not a definite no.
 		{[]string{"pkeys", "--find", "0x0042"}, []string{"IBKEY_SYSFS=" + fixture}, 4, "", "1 P_Key table entry could not be read (index 3)"},
-		{[]string{"--sysfs", fixture, "pkeys", "mlx5_7"}, nil, 3, "", "ibkey: no device mlx5_7 (devices: irdma0, mlx5_0, mlx5_1, mlx5_2)\n"},
+		{[]string{"--sysfs", fixture, "pkeys", "mlx5_7"}, nil, 3, "", "ibkey: no device or IPoIB interface mlx5_7 (devices: irdma0, mlx5_0, mlx5_1, mlx5_2; IPoIB interfaces: ib0, ib0.8001, ib0.8002, ib0.8004, ib1)\n"},
 		{[]string{"--sysfs", fixture, "pkeys", "mlx5_0", "9"}, nil, 3, "", "ibkey: no port 9 on mlx5_0 (ports: 1)\n"},
 		{[]string{"--sysfs", fixture, "pkeys", "../../../etc/passwd"}, nil, 2, "", `invalid device ".."`},
 		{[]string{"decode", "pkey", "0x1ffff"}, nil, 2, "", `ibkey: invalid P_Key "0x1ffff": larger than 0xffff`},

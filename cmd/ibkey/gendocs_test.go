@@ -34,7 +34,7 @@ func generated(t *testing.T) map[string][]byte {
 			t.Fatal(err)
 		}
 	}
-	must(root.GenBashCompletionV2(&b, true))
+	must(cmdutil.GenBashCompletion(root, &b, true))
 	files["completions/ibkey.bash"] = append([]byte(nil), b.Bytes()...)
 	b.Reset()
 	must(root.GenZshCompletion(&b))

@@ -34,6 +34,9 @@ Without hardware, --demo shows every command on an embedded demo host.`,
 		Version: version,
 	}
 	cmdutil.AddRootFlags(root, f)
+	// --version only: cobra would also take -v, which diags and ssh users type for
+	// "verbose" (FlagError explains -v).
+	root.Flags().Bool("version", false, "print ibkey's version")
 	root.SetVersionTemplate("ibkey version {{.Version}}\n")
 
 	root.AddCommand(
@@ -47,6 +50,11 @@ Without hardware, --demo shows every command on an embedded demo host.`,
 		partitions.NewCmdPartitions(f),
 		fabric.NewCmdFabric(f),
 	)
+	cmdutil.UseFixedBashCompletion(root)
+	// Interval flags take plain seconds (watch -n habits), --mad-timeout plain ms.
+	cmdutil.AcceptPlainDurations(root)
+	// The counters screen needs a terminal: -o table on a pipe is refused, not ignored.
+	cmdutil.MarkTableNeedsTerminal(root, "watch", "counters")
 	return root
 }
 

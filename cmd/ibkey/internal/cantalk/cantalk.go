@@ -118,7 +118,7 @@ cannot be resolved in its table: {"can_talk":false,"one_way":false,"reasons",
   ibkey can-talk --ibsim lid=3 lid=7,qp=ud,qkey=0x11
   ibkey can-talk --fabric-file fabric.json node=HcaB node=HcaD,port=2`,
 		Args:              cmdutil.UsageArgs(cobra.ExactArgs(2)),
-		ValidArgsFunction: completeEndpoints(f, &o.Partitions),
+		ValidArgsFunction: completeEndpoints(f, o),
 		RunE: func(c *cobra.Command, args []string) error {
 			o.Ctx = cmdutil.Context(c)
 			o.A, o.B = args[0], args[1]
@@ -134,6 +134,7 @@ cannot be resolved in its table: {"can_talk":false,"one_way":false,"reasons",
 	_ = c.MarkFlagFilename("partitions")
 	o.OpenSM.AddFlags(c)
 	o.Sweep.AddFlags(c)
+	_ = c.RegisterFlagCompletionFunc("timeout", cmdutil.CompleteDurations("30s", "1m", "5m", "10m"))
 	return c
 }
 
@@ -146,6 +147,42 @@ func parseEndpointArg(arg string) (check.EndpointSpec, error) {
 		return spec, fmt.Errorf("endpoint %q: %w", arg, err)
 	}
 	return spec, err
+}
+
+// ipoibEndpoint reads an endpoint whose base is an IPoIB interface name (ib0.8001,
+// ib0.8001,qp=ud) as a QP on the interface's port using the interface's P_Key:
+// DEV/PORT,pkey=PKEY (the entry is found as the kernel does for IPoIB, ib_find_pkey:
+// 15-bit match, a full member preferred). It returns ifc nil when the base is not a
+// name (a mistyped P_Key keeps its own error) or is a device (DEV without /PORT);
+// a name that is neither a device nor an interface is exit 3 listing both.
+func ipoibEndpoint(o *CanTalkOptions, arg string) (string, *cmdutil.ResolvedInterface, error) {
+	base, opts, _ := strings.Cut(arg, ",")
+	if !looksLikeName(base) {
+		return "", nil, nil
+	}
+	sel, ifc, err := cmdutil.ResolveDeviceOrInterface(o.Host(), query.Selector{Device: base})
+	if err != nil || ifc == nil {
+		return "", nil, err
+	}
+	for _, opt := range strings.Split(opts, ",") {
+		if strings.HasPrefix(opt, "pkey=") || strings.HasPrefix(opt, "index=") {
+			return "", nil, cmdutil.Usagef("endpoint %q: %s uses P_Key %s on %s: %s does not apply (for another entry write %s,%s)", arg, base, ifc.PKey, ifc.Port, opt, ifc.Port, opt)
+		}
+	}
+	out := fmt.Sprintf("%s,pkey=%s", query.PortRef{Device: sel.Device, Port: sel.Port}, ifc.PKey)
+	if opts != "" {
+		out += "," + opts
+	}
+	return out, ifc, nil
+}
+
+// looksLikeName: a device or interface name starts with a letter and is not all hex
+// digits (ffff is a P_Key).
+func looksLikeName(s string) bool {
+	if s == "" || !(s[0] >= 'a' && s[0] <= 'z' || s[0] >= 'A' && s[0] <= 'Z') || strings.ContainsAny(s, "=/:") {
+		return false
+	}
+	return strings.Trim(s, "0123456789abcdefABCDEF") != ""
 }
 
 // explicitFabric reports whether a fabric transport was chosen on purpose: a GUID
@@ -192,11 +229,27 @@ func runCanTalk(o *CanTalkOptions) error {
 	if err != nil {
 		return err
 	}
-	specA, err := parseEndpointArg(o.A)
+	var ifcs []*cmdutil.ResolvedInterface
+	parse := func(arg string) (check.EndpointSpec, error) {
+		spec, err := parseEndpointArg(arg)
+		if err == nil {
+			return spec, nil
+		}
+		rewritten, ifc, ierr := ipoibEndpoint(o, arg)
+		if ierr != nil {
+			return spec, ierr
+		}
+		if ifc == nil {
+			return spec, err
+		}
+		ifcs = append(ifcs, ifc)
+		return parseEndpointArg(rewritten)
+	}
+	specA, err := parse(o.A)
 	if err != nil {
 		return err
 	}
-	specB, err := parseEndpointArg(o.B)
+	specB, err := parse(o.B)
 	if err != nil {
 		return err
 	}
@@ -215,6 +268,9 @@ func runCanTalk(o *CanTalkOptions) error {
 	n := o.Notices()
 	if host != nil {
 		n.Label(host.Label)
+	}
+	for _, ifc := range ifcs {
+		n.Label(ifc.Describe())
 	}
 	for _, e := range eps {
 		if e.Resolved != "" {
@@ -390,26 +446,57 @@ func cannotResolve(o *CanTalkOptions, f cmdutil.Format, specA, specB check.Endpo
 
 // completeEndpoints offers, for A and B, the port GUIDs of --partitions FILE when given
 // earlier on the line, the host's ports (DEV/PORT, described by link layer and state)
-// and the P_Keys in their tables; after a comma, the options.
-func completeEndpoints(f *cmdutil.Factory, partitions *string) cobra.CompletionFunc {
+// and the P_Keys in their tables; lid= and node= from --fabric-file (or the host's own
+// LIDs); after a comma, the options; after pkey= and index=, the port's keys and
+// indexes. Every choice is the whole word (the shell replaces what it must: see
+// cmdutil.GenBashCompletion); completion never sends MADs.
+func completeEndpoints(f *cmdutil.Factory, o *CanTalkOptions) cobra.CompletionFunc {
 	return func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		if len(args) >= 2 {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		if i := strings.LastIndex(toComplete, ","); i >= 0 {
-			var out []cobra.Completion
-			for _, opt := range []string{"pkey=", "index=", "qp=rc", "qp=uc", "qp=ud", "qkey=", "wr_qkey="} {
-				out = append(out, toComplete[:i+1]+opt)
+		const noFile = cobra.ShellCompDirectiveNoFileComp
+		i := strings.LastIndex(toComplete, ",")
+		done, item := toComplete[:i+1], toComplete[i+1:]
+		if key, val, isOpt := strings.Cut(item, "="); isOpt {
+			base := ""
+			if i >= 0 {
+				base = toComplete[:i]
+				base, _, _ = strings.Cut(base, ",")
 			}
-			return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveNoSpace
+			var out []cobra.Completion
+			for _, v := range optionValues(f, o, base, key) {
+				if strings.HasPrefix(v, val) {
+					out = append(out, done+key+"="+v)
+				}
+			}
+			return out, noFile | cobra.ShellCompDirectiveKeepOrder
+		}
+		if i >= 0 {
+			base, _, _ := strings.Cut(toComplete, ",")
+			opts := []string{"pkey=", "index=", "qp=", "qkey=", "wr_qkey="}
+			if strings.HasPrefix(base, "lid=") || strings.HasPrefix(base, "node=") || strings.HasPrefix(base, "guid=") || isGUID(base) {
+				opts = append(opts, "port=")
+			}
+			var out []cobra.Completion
+			for _, opt := range opts {
+				if strings.HasPrefix(opt, item) {
+					out = append(out, done+opt)
+				}
+			}
+			return out, noFile | cobra.ShellCompDirectiveNoSpace
 		}
 		var guids []cobra.Completion
-		if *partitions != "" {
-			guids = cmdutil.FileGUIDCompletions(*partitions)
+		if o.Partitions != "" {
+			guids = cmdutil.FileGUIDCompletions(o.Partitions)
+		}
+		var fabric []cobra.Completion
+		if o.Sweep.File != "" {
+			fabric = append(fabric, cobra.CompletionWithDesc("lid=", "a port of the fabric by LID"), cobra.CompletionWithDesc("node=", "a port of the fabric by node description"))
 		}
 		views, err := f.Host().Load(query.Selector{}, query.LoadOptions{Tables: true})
 		if err != nil {
-			return guids, cobra.ShellCompDirectiveNoFileComp
+			return append(guids, fabric...), noFile
 		}
 		var ports, pkeys []cobra.Completion
 		seen := map[check.PKey]bool{}
@@ -426,8 +513,70 @@ func completeEndpoints(f *cmdutil.Factory, partitions *string) cobra.CompletionF
 				}
 			}
 		}
-		return append(append(guids, ports...), pkeys...), cobra.ShellCompDirectiveNoFileComp
+		return append(append(append(guids, fabric...), ports...), pkeys...), noFile
 	}
+}
+
+// isGUID reports whether an endpoint base is a long hex value (a GUID endpoint).
+func isGUID(base string) bool {
+	spec, err := check.ParseEndpoint(base)
+	return err == nil && spec.Kind == check.EndpointGUID
+}
+
+// optionValues are the values offered for KEY= in an endpoint whose base is base:
+// a port's P_Keys (pkey=) and valid indexes (index=), QP types, LIDs and node names
+// from --fabric-file (or, for LIDs, the host's own ports), each with a description.
+func optionValues(f *cmdutil.Factory, o *CanTalkOptions, base, key string) []cobra.Completion {
+	switch key {
+	case "qp":
+		return []cobra.Completion{"rc", "uc", "ud"}
+	case "lid":
+		var out []cobra.Completion
+		for _, l := range cmdutil.LIDChoices(f, o.Sweep.File) {
+			out = append(out, cobra.CompletionWithDesc(strconv.Itoa(int(l.LID)), l.Desc))
+		}
+		return out
+	case "node":
+		return cmdutil.NodeChoices(o.Sweep.File)
+	case "pkey", "index":
+	default:
+		return nil
+	}
+	// The port's table when the base is DEV/PORT, else every local table (pkey=).
+	sel := query.Selector{}
+	if strings.Contains(base, "/") {
+		var err error
+		if sel, err = query.ParseSelector(base); err != nil {
+			return nil
+		}
+	} else if key == "index" {
+		return nil
+	}
+	views, err := f.Host().Load(sel, query.LoadOptions{Tables: true})
+	if err != nil {
+		return nil
+	}
+	var out []cobra.Completion
+	seen := map[string]bool{}
+	for _, v := range views {
+		if v.Table == nil {
+			continue
+		}
+		for _, e := range v.Table.Entries {
+			if !e.Valid() {
+				continue
+			}
+			val, desc := e.PKey.String(), e.PKey.Membership().String()+" member of "+e.PKey.KeyString()
+			if key == "index" {
+				val, desc = strconv.Itoa(e.Index), e.PKey.String()+" "+desc
+			}
+			if !seen[val] {
+				seen[val] = true
+				out = append(out, cobra.CompletionWithDesc(val, desc))
+			}
+		}
+	}
+	return out
 }
 
 // partitionReasons names, for each GUID endpoint, the lines of the partitions file that

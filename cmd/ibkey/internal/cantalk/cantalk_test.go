@@ -61,6 +61,8 @@ func TestCanTalk(t *testing.T) {
 		{Name: "qkey_not_checked", Args: []string{"can-talk", "0x8001,qp=ud", "0x0001,qp=ud,qkey=0x11"}, Code: 0},
 		{Name: "rc_qkey_ignored", Args: []string{"can-talk", "0x8001,qp=rc,qkey=0x11", "0x0001,qp=rc,qkey=0x12"}, Code: 0},
 		{Name: "ud_vs_rc", Args: []string{"can-talk", "0x8001,qp=ud", "0x0001,qp=rc"}, Code: 1},
+		{Name: "ipoib_children", Args: []string{"--sysfs", mlx5, "can-talk", "ib0.8001,qp=ud,qkey=0x11", "mlx5_1/1,qp=ud,qkey=0x11"}, Code: 0},
+		{Name: "ipoib_child_key_missing", Args: []string{"--sysfs", mlx5, "can-talk", "ib0.8004", "0x8004"}, Code: 1},
 		{Name: "port_ud_qkeys", Args: []string{"--sysfs", mlx5, "can-talk", "mlx5_0/1,pkey=0x8001,qp=ud,qkey=0x11", "mlx5_1/1,index=1,qp=ud,qkey=0x11"}, Code: 0},
 	}
 	cmdtest.Golden(t, root, cases, func(t *testing.T, tc cmdtest.GoldenCase, r cmdtest.Result) {
@@ -125,6 +127,8 @@ func TestCanTalkErrors(t *testing.T) {
 		{Args: []string{"--sysfs", mlx5, "can-talk", "0x8001", "irdma0/1"}, Code: 3, Stderr: "ibkey: irdma0/1: no P_Key table: the port has no pkeys/ directory (iWARP devices have none: P_Keys do not apply)"},
 		{Args: []string{"--sysfs", mlx5, "can-talk", "mlx5_1/1,index=3", "0x8001"}, Code: 3, Stderr: "ibkey: mlx5_1/1: P_Key table entry 3 could not be read"},
 		{Args: []string{"--sysfs", "/nonexistent", "can-talk", "mlx5_0/1", "0x8001"}, Code: 3, Stderr: "no RDMA devices"},
+		{Args: []string{"--sysfs", mlx5, "can-talk", "ib7", "0x8001"}, Code: 3, Stderr: "ibkey: no device or IPoIB interface ib7 (devices: irdma0, mlx5_0, mlx5_1, mlx5_2; IPoIB interfaces: ib0, ib0.8001, ib0.8002, ib0.8004, ib1)"},
+		{Args: []string{"--sysfs", mlx5, "can-talk", "ib0.8001,pkey=0x8002", "0x8001"}, Code: 2, Stderr: `ibkey: endpoint "ib0.8001,pkey=0x8002": ib0.8001 uses P_Key 0x8001 on mlx5_0/1: pkey=0x8002 does not apply (for another entry write mlx5_0/1,pkey=0x8002)`},
 	})
 	// Two P_Key values need no host at all.
 	if r := runIbkey(t, "--sysfs", "/nonexistent", "can-talk", "0x8001", "0x0001"); r.Code != 0 {
@@ -144,9 +148,26 @@ func TestCanTalkCompletion(t *testing.T) {
 		{[]string{"__complete", "--demo", "can-talk", "mlx5_0/1", ""},
 			[]string{"mlx5_1/1\tInfiniBand ACTIVE\n", "0x8003\tfull member of 0x0003\n", "0x7fff\tlimited member of 0x7fff\n"}, nil},
 		{[]string{"__complete", "can-talk", "mlx5_0/1,"},
-			[]string{"mlx5_0/1,index=\n", "mlx5_0/1,qp=ud\n", "mlx5_0/1,qkey=\n"}, nil},
+			[]string{"mlx5_0/1,index=\n", "mlx5_0/1,qp=\n", "mlx5_0/1,qkey=\n", ":6\n"}, []string{"port="}},
 		{[]string{"__complete", "can-talk", "0x8001,qp=ud,"},
 			[]string{"0x8001,qp=ud,wr_qkey=\n"}, nil},
+		// Values after KEY=: the whole word, the port's keys and indexes (issue 12).
+		{[]string{"__complete", "--demo", "can-talk", "mlx5_0/1,pkey="},
+			[]string{"mlx5_0/1,pkey=0x8001\tfull member of 0x0001\n", "mlx5_0/1,pkey=0x0002\tlimited member of 0x0002\n"}, []string{"\\,", "pkey=pkey="}},
+		{[]string{"__complete", "--demo", "can-talk", "0x8001", "mlx5_0/1,qp=ud,index="},
+			[]string{"mlx5_0/1,qp=ud,index=1\t0x8001 full member of 0x0001\n"}, []string{"index=5\t"}},
+		{[]string{"__complete", "--sysfs", mlx5, "can-talk", "mlx5_0/1,index="},
+			[]string{"mlx5_0/1,index=1\t"}, []string{"mlx5_0/1,index=3\t"}},
+		{[]string{"__complete", "can-talk", "0x8001,qp="}, []string{"0x8001,qp=rc\n", "0x8001,qp=ud\n"}, nil},
+		{[]string{"__complete", "can-talk", "--fabric-file", "../../testdata/fabric/small.json", "lid="},
+			[]string{"lid=1\tHcaA port 1\n", "lid=2\tSwitch1 port 0\n"}, []string{"lid=0"}},
+		{[]string{"__complete", "can-talk", "--fabric-file", "../../testdata/fabric/small.json", "node=Hca"},
+			[]string{"node=HcaA\t", "node=HcaD\t"}, nil},
+		{[]string{"__complete", "can-talk", "--fabric-file", "../../testdata/fabric/small.json", "node=HcaB,"},
+			[]string{"node=HcaB,port=\n"}, nil},
+		{[]string{"__complete", "--demo", "can-talk", "lid="}, []string{"lid=3\tlocal mlx5_0/1\n"}, nil},
+		{[]string{"__complete", "can-talk", "--sim-node", ""}, nil, []string{"\n:0\n"}},
+		{[]string{"__complete", "can-talk", "--mad-timeout", ""}, []string{"500ms\n", "1s\n"}, nil},
 		{[]string{"__complete", "--demo", "can-talk", "mlx5_0/1", "mlx5_1/1", ""}, nil, []string{"mlx5", "0x"}},
 	}
 	for _, tc := range cases {
@@ -161,7 +182,7 @@ func TestCanTalkCompletion(t *testing.T) {
 				t.Errorf("ibkey %s: do not want %q in\n%s", strings.Join(tc.args, " "), w, r.Stdout)
 			}
 		}
-		if !strings.Contains(r.Stdout, ":4\n") && !strings.Contains(r.Stdout, ":6\n") {
+		if !strings.Contains(r.Stdout, ":4\n") && !strings.Contains(r.Stdout, ":6\n") && !strings.Contains(r.Stdout, ":36\n") {
 			t.Errorf("ibkey %s: no (or a file-completing) directive in %q", strings.Join(tc.args, " "), r.Stdout)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 	"github.com/ibkey/ibkey/internal/query"
 )
@@ -24,27 +25,53 @@ type Source struct {
 type AddressFlags struct {
 	LID  string
 	DR   string
+	GUID string
 	Port string
+
+	guid check.GUID // GUID parsed by Selectors
 }
 
-// Register adds --lid, --dr and --port to c.
+// Register adds --lid, --dr and --port to c, with the infiniband-diags' -L and -D
+// (smpquery(8): -L the address is a LID, -D a directed route; here the address follows
+// the flag: -L 4, -D 0,1,3).
 func (a *AddressFlags) Register(c *cobra.Command) {
 	fl := c.Flags()
-	fl.StringVar(&a.LID, "lid", "", "read over MADs the node at `LIDS`: a LID, a list or a range (3, 3,5,9, 3-40)")
-	fl.StringVar(&a.DR, "dr", "", "read over MADs the node at directed route `PATH` (0,1,3: out of local port 1, then port 3)")
-	fl.StringVar(&a.Port, "port", "", "with --lid/--dr: port `P` of that node, or all (default: the port the address reaches)")
+	fl.StringVarP(&a.LID, "lid", "L", "", "read over MADs the node at `LIDS`: a LID, a list or a range (3, 3,5,9, 3-40)")
+	fl.StringVarP(&a.DR, "dr", "D", "", "read over MADs the node at directed route `PATH` (0,1,3: out of local port 1, then port 3)")
+	fl.StringVar(&a.Port, "port", "", "with --lid/--dr/--guid: port `P` of that node, or all (default: the port the address reaches)")
 	c.MarkFlagsMutuallyExclusive("lid", "dr")
 }
 
+// RegisterFor is Register with completion of --lid from the fabric in use (the
+// host's own ports: completion never sends MADs), --dr and --port with nothing
+// file-like.
+//
+// It also adds --guid (-G): the command must then read the ports with
+// RenderFabricAddress, which finds the GUID by a sweep (RenderFabricPorts cannot).
+func (a *AddressFlags) RegisterFor(c *cobra.Command, f *Factory) {
+	a.Register(c)
+	c.Flags().StringVarP(&a.GUID, "guid", "G", "", "read over MADs the port (port GUID) or node (node GUID) `GUID`, found by a sweep of the fabric (the diags' -G asks the SA)")
+	c.MarkFlagsMutuallyExclusive("lid", "dr", "guid")
+	_ = c.RegisterFlagCompletionFunc("guid", cobra.NoFileCompletions)
+	_ = c.RegisterFlagCompletionFunc("lid", CompleteLIDs(f, nil))
+	_ = c.RegisterFlagCompletionFunc("dr", cobra.NoFileCompletions)
+	_ = c.RegisterFlagCompletionFunc("port", cobra.FixedCompletions([]cobra.Completion{"all"}, cobra.ShellCompDirectiveNoFileComp))
+}
+
 // Set reports whether a fabric address was given.
-func (a *AddressFlags) Set() bool { return a.LID != "" || a.DR != "" }
+func (a *AddressFlags) Set() bool { return a.LID != "" || a.DR != "" || a.GUID != "" }
 
 // Selectors checks the flags against the command's positional args (DEV PORT
 // and an address are exclusive) and returns one selector per node.
 func (a *AddressFlags) Selectors(args []string) ([]query.FabricSelector, error) {
 	if !a.Set() {
 		if a.Port != "" {
-			return nil, &query.UsageError{Msg: "--port needs --lid or --dr (a local port is given as DEV PORT)"}
+			return nil, &query.UsageError{Msg: "--port needs --lid or --dr (or --guid where the command has it; a local port is given as DEV PORT)"}
+		}
+		if len(args) > 0 {
+			if hint := addressHint(args[0]); hint != "" {
+				return nil, &query.UsageError{Msg: fmt.Sprintf("%q is not a local device: %s", args[0], hint)}
+			}
 		}
 		return nil, nil
 	}
@@ -62,6 +89,14 @@ func (a *AddressFlags) Selectors(args []string) ([]query.FabricSelector, error) 
 			return nil, &query.UsageError{Msg: fmt.Sprintf("invalid --port %q (accepted: a port number 0-255, or all)", p)}
 		}
 		base.Port, base.HasPort = n, true
+	}
+	if a.GUID != "" {
+		spec, err := check.ParseEndpoint("guid=" + a.GUID)
+		if err != nil || spec.Kind != check.EndpointGUID {
+			return nil, &query.UsageError{Msg: fmt.Sprintf("invalid --guid %q (accepted: %s)", a.GUID, check.GUIDForms)}
+		}
+		a.guid = check.GUID(spec.GUID)
+		return []query.FabricSelector{base}, nil
 	}
 	if a.DR != "" {
 		addr, err := mad.ParseDRPath(a.DR)
@@ -81,6 +116,66 @@ func (a *AddressFlags) Selectors(args []string) ([]query.FabricSelector, error) 
 		sels[i].Addr = mad.LIDAddress(l)
 	}
 	return sels, nil
+}
+
+// addressHint names the flag for a fabric address typed where a local device goes
+// (`ibkey --ibsim pkeys 4`, the diags' `smpquery pkeys 4`), or "".
+func addressHint(arg string) string {
+	switch {
+	case arg == "":
+	case strings.Trim(arg, "0123456789") == "":
+		return fmt.Sprintf("to read the port with LID %s over MADs use --lid %s (-L %s)", arg, arg, arg)
+	case strings.Trim(arg, "0123456789,") == "" && strings.HasPrefix(arg, "0,"):
+		return fmt.Sprintf("to read the node at directed route %s use --dr %s (-D %s)", arg, arg, arg)
+	case strings.HasPrefix(arg, "0x") || strings.Count(arg, ":") == 3:
+		if _, err := mad.ParseLID(arg); err == nil && len(arg) <= 6 {
+			return fmt.Sprintf("to read the port with LID %s over MADs use --lid %s (-L %s)", arg, arg, arg)
+		}
+		if spec, err := check.ParseEndpoint("guid=" + arg); err == nil && spec.Kind == check.EndpointGUID {
+			return fmt.Sprintf("to read the port with GUID %s over MADs use --guid %s (-G %s)", arg, arg, arg)
+		}
+	}
+	return ""
+}
+
+// GUIDSelector finds GUID g (a port GUID, else a node GUID) in the swept fabric f and
+// returns the address that reaches it: a CA port through its own LID (a CA answers
+// only for the port an SMP arrives at), a node by its directed route; base's --port
+// applies to a node GUID.
+func GUIDSelector(f *check.Fabric, g check.GUID, base query.FabricSelector) (query.FabricSelector, error) {
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if p.GUID != g || g == 0 {
+				continue
+			}
+			sel := base
+			if p.LID != 0 && n.Type != check.NodeSwitch {
+				sel.Addr = mad.LIDAddress(p.LID)
+				return sel, nil
+			}
+			addr, err := mad.ParseDRPath(n.Path)
+			if err != nil {
+				return sel, &query.EnvError{Msg: fmt.Sprintf("GUID %s: %s has no usable directed route (%q)", g, n.Description, n.Path)}
+			}
+			sel.Addr = addr
+			if !sel.AllPorts {
+				sel.Port, sel.HasPort = p.Num, true
+			}
+			return sel, nil
+		}
+	}
+	for _, n := range f.Nodes {
+		if n.GUID == g {
+			addr, err := mad.ParseDRPath(n.Path)
+			if err != nil {
+				return base, &query.EnvError{Msg: fmt.Sprintf("GUID %s: %s has no usable directed route (%q)", g, n.Description, n.Path)}
+			}
+			sel := base
+			sel.Addr = addr
+			return sel, nil
+		}
+	}
+	return base, &query.EnvError{Msg: fmt.Sprintf("no port or node with GUID %s in the fabric (%s)", g, SweepSummary(f))}
 }
 
 // maxLIDList bounds a LID list: the unicast LID space.
@@ -133,6 +228,37 @@ func RenderFabricPorts(ctx context.Context, m *MADFlags, n *Notices, sels []quer
 			return err
 		}
 		fabricLabel(n, fab, sels)
+		if rerr := render(views, Source{Via: fab.Via}); rerr != nil {
+			return rerr
+		}
+		return err
+	})
+}
+
+// RenderFabricAddress is RenderFabricPorts for the address flags a: with --guid it
+// first sweeps the fabric (no tables) to find the GUID, then reads that port.
+func RenderFabricAddress(ctx context.Context, m *MADFlags, n *Notices, a *AddressFlags, sels []query.FabricSelector, render func([]*query.PortView, Source) error) error {
+	if a.GUID == "" {
+		return RenderFabricPorts(ctx, m, n, sels, render)
+	}
+	return m.With(ctx, func(ctx context.Context, fab *query.Fabric) error {
+		f, err := query.Sweep(ctx, fab.T, query.SweepOptions{NoTables: true, Source: fab.Via})
+		if f == nil {
+			return &query.EnvError{Msg: fmt.Sprintf("finding GUID %s: %v (via %s)", a.guid, err, fab.Via)}
+		}
+		sel, gerr := GUIDSelector(f, a.guid, sels[0])
+		if gerr != nil {
+			if err != nil {
+				// Not found in a partial sweep: it may be in the part not read.
+				return &IncompleteError{Unchecked: []string{fmt.Sprintf("GUID %s: not in the part of the fabric swept before: %v", a.guid, err)}}
+			}
+			return gerr
+		}
+		views, err := fab.LoadMany(ctx, []query.FabricSelector{sel}, query.LoadOptions{Tables: true})
+		if len(views) == 0 {
+			return err
+		}
+		n.Label(fmt.Sprintf("fabric: GUID %s is %s via %s", a.guid, sel, fab.Via))
 		if rerr := render(views, Source{Via: fab.Via}); rerr != nil {
 			return rerr
 		}

@@ -33,7 +33,7 @@ func CompleteDevPort(f *Factory) cobra.CompletionFunc {
 				}
 				out = append(out, d.Name+desc)
 			}
-			return out, cobra.ShellCompDirectiveNoFileComp
+			return append(out, interfaceCompletions(host)...), cobra.ShellCompDirectiveNoFileComp
 		case 1:
 			devs, err := host.Devices(args[0])
 			if err != nil || strings.Contains(args[0], "/") {
@@ -47,6 +47,22 @@ func CompleteDevPort(f *Factory) cobra.CompletionFunc {
 		}
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
+}
+
+// interfaceCompletions are the host's IPoIB interfaces, described by their port and
+// P_Key (pkeys accepts them where a device goes: ResolveDeviceOrInterface).
+func interfaceCompletions(host *query.Host) []cobra.Completion {
+	views, err := host.Load(query.Selector{}, query.LoadOptions{Interfaces: true})
+	if err != nil {
+		return nil
+	}
+	var out []cobra.Completion
+	for _, v := range views {
+		for _, ip := range v.Interfaces {
+			out = append(out, cobra.CompletionWithDesc(ip.Name, fmt.Sprintf("IPoIB on %s, P_Key %s", v.Ref(), ip.PKey)))
+		}
+	}
+	return out
 }
 
 // CompletePortArgs completes each argument as DEV or DEV/PORT.
@@ -115,4 +131,116 @@ func SelectorsFromArgs(args []string) ([]query.Selector, error) {
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// CompleteDurations completes a duration flag with common values, never file names.
+func CompleteDurations(values ...string) cobra.CompletionFunc {
+	return func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		var out []cobra.Completion
+		for _, v := range values {
+			if strings.HasPrefix(v, toComplete) {
+				out = append(out, v)
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveKeepOrder
+	}
+}
+
+// CompleteDevices completes a local device name (--ca).
+func CompleteDevices(f *Factory) cobra.CompletionFunc {
+	return func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		devs, err := f.Host().Devices("")
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		var out []cobra.Completion
+		for _, d := range devs {
+			out = append(out, d.Name)
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// listPrefix splits a comma-separated list being typed into what is already typed
+// (up to and including the last comma) and the item being completed.
+func listPrefix(toComplete string) (done, item string) {
+	i := strings.LastIndex(toComplete, ",")
+	return toComplete[:i+1], toComplete[i+1:]
+}
+
+// LIDChoice is a LID to offer and what it is.
+type LIDChoice struct {
+	LID  uint16
+	Desc string
+}
+
+// LIDChoices are the LIDs of the fabric in use, without sending a MAD: the ports of
+// the saved sweep fabricFile when given, else the host's own ports (sysfs or the
+// demo). Completion must never send MADs: it runs on every TAB.
+func LIDChoices(f *Factory, fabricFile string) []LIDChoice {
+	var out []LIDChoice
+	if fabricFile != "" {
+		fab, err := ReadFabricFile(fabricFile)
+		if err != nil {
+			return nil
+		}
+		for _, n := range fab.Nodes {
+			for _, p := range n.Ports {
+				if p.LID != 0 && n.IsEndPort(p) {
+					out = append(out, LIDChoice{p.LID, fmt.Sprintf("%s port %d", n.Description, p.Num)})
+				}
+			}
+		}
+	} else {
+		views, err := f.Host().Load(query.Selector{}, query.LoadOptions{})
+		if err != nil {
+			return nil
+		}
+		for _, v := range views {
+			if v.LinkLayer() == "InfiniBand" && v.Port.LID.OK() && v.Port.LID.Value != 0 {
+				out = append(out, LIDChoice{uint16(v.Port.LID.Value), "local " + v.Ref().String()})
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].LID < out[j].LID })
+	return out
+}
+
+// CompleteLIDs completes --lid LIDS (a list: the item after the last comma) from
+// LIDChoices; fabricFile, when not nil, is the command's --fabric-file.
+func CompleteLIDs(f *Factory, fabricFile *string) cobra.CompletionFunc {
+	return func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		file := ""
+		if fabricFile != nil {
+			file = *fabricFile
+		}
+		done, item := listPrefix(toComplete)
+		var out []cobra.Completion
+		for _, l := range LIDChoices(f, file) {
+			s := strconv.Itoa(int(l.LID))
+			if strings.HasPrefix(s, item) {
+				out = append(out, cobra.CompletionWithDesc(done+s, l.Desc))
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveKeepOrder
+	}
+}
+
+// NodeChoices are the node descriptions of the saved sweep fabricFile (none without
+// one: naming nodes needs a sweep, and completion never sends MADs).
+func NodeChoices(fabricFile string) []cobra.Completion {
+	if fabricFile == "" {
+		return nil
+	}
+	fab, err := ReadFabricFile(fabricFile)
+	if err != nil {
+		return nil
+	}
+	var out []cobra.Completion
+	for _, n := range fab.Nodes {
+		if n.Description != "" {
+			out = append(out, cobra.CompletionWithDesc(n.Description, fmt.Sprintf("%s %s", n.Type, n.GUID)))
+		}
+	}
+	return out
 }

@@ -99,7 +99,33 @@ func UsageArgs(v cobra.PositionalArgs) cobra.PositionalArgs {
 	}
 }
 
-// FlagError makes cobra's flag errors exit 2 with a pointer to the help.
+// FlagError makes cobra's flag errors exit 2 with a pointer to the help of the
+// command path, and names the ibkey spelling of an infiniband-diags flag the command
+// does not take.
 func FlagError(c *cobra.Command, err error) error {
-	return &query.UsageError{Msg: fmt.Sprintf("%s (see '%s --help')", err, c.CommandPath())}
+	msg := err.Error()
+	if sh, ok := strings.CutPrefix(msg, "unknown shorthand flag: '"); ok && len(sh) > 0 {
+		if hint := diagsHint(c, sh[:1]); hint != "" {
+			msg += " (" + hint + ")"
+		}
+	}
+	return &query.UsageError{Msg: fmt.Sprintf("%s (see '%s --help')", msg, c.CommandPath())}
+}
+
+// diagsFlags are infiniband-diags' short flags and ibkey's spelling of each.
+var diagsFlags = map[string]string{
+	"C": "--ca DEV", "P": "--ca-port N", "D": "--dr PATH", "G": "--guid GUID",
+	"L": "--lid LID", "t": "--mad-timeout MS",
+}
+
+// diagsHint explains a short flag the command does not have.
+func diagsHint(c *cobra.Command, sh string) string {
+	if sh == "v" || sh == "V" {
+		return "ibkey has no verbose mode: warnings and notes are always on stderr; --version prints the version"
+	}
+	long, ok := diagsFlags[sh]
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("infiniband-diags' -%s is %s in ibkey, which '%s' does not take", sh, long, c.CommandPath())
 }

@@ -18,7 +18,8 @@ import (
 // MADFlags select how a command sends MADs: the ibsim simulator, or the kernel's umad
 // interface on a local port. Only commands that send MADs add them (AddMADFlags).
 type MADFlags struct {
-	f *Factory
+	f   *Factory
+	cmd *cobra.Command
 
 	Ibsim      string        // --ibsim[=BASE]; env IBKEY_IBSIM
 	SimNode    string        // --sim-node
@@ -35,6 +36,12 @@ type MADFlags struct {
 	UmadDir   string // /dev/infiniband unless set
 }
 
+// MADTimeoutChoices are --mad-timeout's completions.
+var MADTimeoutChoices = []string{"100ms", "250ms", "500ms", "1s", "2s", "5s"}
+
+// IntervalChoices are the completions of a sampling interval (watch's --interval).
+var IntervalChoices = []string{"1s", "2s", "5s", "10s", "30s", "1m"}
+
 // IbsimDefault is --ibsim's value when given without one: $IBSIM_SOCKNAME, else "sim".
 const IbsimDefault = "sim"
 
@@ -45,17 +52,28 @@ const ibsimUsage = "send MADs through the ibsim simulator with socket base name 
 var MADFlagNames = []string{"ibsim", "sim-node", "ca", "ca-port", "mad-timeout", "mad-retries"}
 
 // AddMADFlags adds --ibsim, --sim-node, --ca, --ca-port, --mad-timeout and
-// --mad-retries to c and returns where they are parsed into.
+// --mad-retries to c and returns where they are parsed into. -C, -P and -t are the
+// infiniband-diags' spellings (ibstat(8), smpquery(8): -C ca_name, -P ca_port,
+// -t timeout_ms; a plain --mad-timeout number is milliseconds too).
 func AddMADFlags(c *cobra.Command, f *Factory) *MADFlags {
-	m := &MADFlags{f: f}
+	m := &MADFlags{f: f, cmd: c}
 	fl := c.Flags()
 	fl.StringVar(&m.Ibsim, "ibsim", "", ibsimUsage)
 	fl.Lookup("ibsim").NoOptDefVal = IbsimDefault
 	fl.StringVar(&m.SimNode, "sim-node", "", "attach to the simulator at node `NAME` (default: the first node of its topology)")
-	fl.StringVar(&m.CA, "ca", "", "send MADs from local device `DEV` (default: the first ACTIVE InfiniBand port)")
-	fl.IntVar(&m.CAPort, "ca-port", 0, "send MADs from port `N` of --ca")
-	fl.DurationVar(&m.MADTimeout, "mad-timeout", time.Second, "wait this long for each MAD's reply")
+	fl.StringVarP(&m.CA, "ca", "C", "", "send MADs from local device `DEV` (default: the first ACTIVE InfiniBand port)")
+	fl.IntVarP(&m.CAPort, "ca-port", "P", 0, "send MADs from port `N` of --ca")
+	fl.DurationVarP(&m.MADTimeout, "mad-timeout", "t", time.Second, "wait this long for each MAD's reply")
+	fl.Lookup("mad-timeout").Value = &plainDuration{fl.Lookup("mad-timeout").Value, "ms"}
+	fl.Lookup("mad-timeout").Usage += " (a plain number is milliseconds, as the diags' -t)"
 	fl.IntVar(&m.MADRetries, "mad-retries", 3, "send an unanswered MAD again this many times")
+	// Completion reads nothing over MADs and offers no file names.
+	_ = c.RegisterFlagCompletionFunc("ibsim", cobra.NoFileCompletions)
+	_ = c.RegisterFlagCompletionFunc("sim-node", cobra.NoFileCompletions)
+	_ = c.RegisterFlagCompletionFunc("ca", CompleteDevices(f))
+	_ = c.RegisterFlagCompletionFunc("ca-port", cobra.FixedCompletions([]cobra.Completion{"1", "2"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = c.RegisterFlagCompletionFunc("mad-timeout", CompleteDurations(MADTimeoutChoices...))
+	_ = c.RegisterFlagCompletionFunc("mad-retries", cobra.FixedCompletions([]cobra.Completion{"0", "1", "3", "5"}, cobra.ShellCompDirectiveNoFileComp))
 	return m
 }
 
@@ -127,7 +145,7 @@ func (m *MADFlags) Open(ctx context.Context) (*query.Fabric, error) {
 		return nil, Usagef("--sim-node chooses where to attach to the simulator: it needs --ibsim")
 	}
 	if m.f.IsDemo() {
-		return nil, Usagef("the demo host has no fabric to query: use --ibsim with a running simulator (see 'ibkey pkeys --help')")
+		return nil, Usagef("the demo host has no fabric to query: use --ibsim with a running simulator (see '%s --help')", m.cmd.CommandPath())
 	}
 	dev, port, err := m.umadPort()
 	if err != nil {

@@ -30,7 +30,10 @@ func AddRootFlags(root *cobra.Command, f *Factory) {
 		if err := CheckRootIbsim(c); err != nil {
 			return err
 		}
-		return f.Decide()
+		if err := f.Decide(); err != nil {
+			return err
+		}
+		return f.checkTableTerminal(c)
 	}
 }
 
@@ -38,11 +41,13 @@ func AddRootFlags(root *cobra.Command, f *Factory) {
 // code; an error is printed on stderr as one "ibkey: ..." line unless the command
 // already reported it.
 func Execute(ctx context.Context, root *cobra.Command, args []string, streams *IOStreams) int {
+	AcceptPlainDurations(root)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return ExitOK
 	}
+	err = ibsimSpacedError(root, args, err)
 	if !Reported(err) {
 		fmt.Fprintf(streams.ErrOut, "ibkey: %s\n", err)
 	}

@@ -29,6 +29,9 @@ func TestGolden(t *testing.T) {
 		{Name: "pkeys_find_limited_table", Args: []string{"--sysfs", mlx5, "pkeys", "--find", "80:02", "-o", "table"}, Code: 0},
 		{Name: "pkeys_find_json", Args: []string{"--sysfs", mlx5, "pkeys", "--find", "0x8010", "-o", "json"}, Code: 0},
 		{Name: "pkeys_find_missing", Args: []string{"--sysfs", mlx5, "pkeys", "mlx5_0", "1", "--find", "0x0009"}, Code: 1},
+		// IPoIB interface names (issue 12 item 8).
+		{Name: "pkeys_ipoib_child", Args: []string{"--sysfs", mlx5, "pkeys", "ib0.8001"}, Code: 0},
+		{Name: "pkeys_find_index_differs", Args: []string{"--sysfs", "../../../../testdata/sysfs/cantalk", "pkeys", "--find", "0x0002"}, Code: 0},
 		{Name: "demo_pkeys_table", Args: []string{"--demo", "pkeys", "-o", "table"}, Code: 0},
 	}, nil)
 }

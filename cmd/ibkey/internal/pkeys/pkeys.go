@@ -68,7 +68,11 @@ With --find: {"pkey","key","found","ports":[{"device","port","found","index","en
 Over the fabric (any node, by SMPs; needs umad access or --ibsim): --lid LIDS reads
 the port each LID belongs to (a CA's port, or a switch's port 0), --dr PATH the node
 at the end of a directed route (the only way before a subnet manager assigned LIDs).
---port P picks another port of that node, --port all every port. A switch answers
+--guid GUID the port with that port GUID (or the node with that node GUID),
+found by a sweep of the fabric first. --port P picks another port of that node,
+--port all every port. The infiniband-diags' spellings work too: -L LID, -D PATH,
+-G GUID, -C DEV, -P PORT, -t MS. DEV may also be an IPoIB interface (ib0.8001):
+its port is shown. A switch answers
 for any of its ports; a CA answers only for the port an SMP arrives at, so its other
 ports are read through their own LIDs. The device is named by the node description;
 JSON adds "address" (what the port was read through), "node_guid" and, on switch
@@ -82,7 +86,9 @@ switch's external ports, NodeInfo PartitionCap otherwise.`,
   ibkey pkeys --lid 6
   ibkey pkeys --lid 2 --port all
   ibkey pkeys --ibsim --dr 0,1,3 -o json
-  ibkey pkeys --lid 1-40 --find 0x8002`,
+  ibkey pkeys --lid 1-40 --find 0x8002
+  ibkey pkeys --ibsim -G 0x0002c90300000204
+  ibkey pkeys ib0.8001`,
 		Args:              cmdutil.UsageArgs(cobra.MaximumNArgs(2)),
 		ValidArgsFunction: cmdutil.CompleteDevPort(f),
 		RunE: func(c *cobra.Command, args []string) error {
@@ -104,7 +110,7 @@ switch's external ports, NodeInfo PartitionCap otherwise.`,
 		},
 	}
 	o.MAD = cmdutil.AddMADFlags(c, f)
-	o.Addr.Register(c)
+	o.Addr.RegisterFor(c, f)
 	c.Flags().BoolVar(&o.All, "all", false, "also show empty (invalid) entries")
 	c.Flags().StringVar(&o.Find, "find", "", "print the index to use for `PKEY`'s partition (a full-member entry preferred)")
 	_ = c.RegisterFlagCompletionFunc("find", completePKeys(o))
@@ -169,16 +175,23 @@ func runPKeys(o *PKeysOptions) error {
 		}
 	}
 	if o.Fabric != nil {
-		return cmdutil.RenderFabricPorts(o.Ctx, o.MAD, o.Notices(), o.Fabric, func(views []*query.PortView, src cmdutil.Source) error {
+		return cmdutil.RenderFabricAddress(o.Ctx, o.MAD, o.Notices(), &o.Addr, o.Fabric, func(views []*query.PortView, src cmdutil.Source) error {
 			return renderPKeys(o, f, views, find, src)
 		})
 	}
 	host := o.Host()
-	views, err := host.Load(o.Selector, query.LoadOptions{Tables: true, Interfaces: true})
+	sel, ifc, err := cmdutil.ResolveDeviceOrInterface(host, o.Selector)
+	if err != nil {
+		return err
+	}
+	views, err := host.Load(sel, query.LoadOptions{Tables: true, Interfaces: true})
 	if err != nil {
 		return err
 	}
 	o.Notices().Label(host.Label)
+	if ifc != nil {
+		o.Notices().Label(ifc.Describe())
+	}
 	return renderPKeys(o, f, views, find, cmdutil.Source{Demo: host.Label != ""})
 }
 
@@ -484,6 +497,9 @@ func findPKey(o *PKeysOptions, f cmdutil.Format, views []*query.PortView, key ch
 			}
 		}
 	}
+	if w := indexesDiffer(results, key); w != "" {
+		n.Warn(w)
+	}
 	for _, r := range results {
 		if !r.Found {
 			n.Note(fmt.Sprintf("%s/%d: %s", r.Device, r.Port, r.Reason))
@@ -498,6 +514,24 @@ func findPKey(o *PKeysOptions, f cmdutil.Format, views []*query.PortView, key ch
 		return cmdutil.Exit(code)
 	}
 	return nil
+}
+
+// indexesDiffer warns when the partition sits at different indexes on the ports that
+// hold it: a job selecting the partition by index (NCCL_IB_PKEY, UCX_IB_PKEY is a key
+// but perftest's --pkey_index an index) cannot use one value on all of them.
+func indexesDiffer(results []findJSON, key check.PKey) string {
+	var at []string
+	seen := map[int]bool{}
+	for _, r := range results {
+		if r.Found {
+			seen[*r.Index] = true
+			at = append(at, fmt.Sprintf("%s/%d %d", r.Device, r.Port, *r.Index))
+		}
+	}
+	if len(seen) < 2 {
+		return ""
+	}
+	return fmt.Sprintf("partition %s is at different indexes (%s): no single NCCL_IB_PKEY (a table index) works on all these ports; set it per port, or select the partition by key where the tool allows it", key.KeyString(), strings.Join(at, ", "))
 }
 
 func validKeys(t *query.Table) string {

@@ -1,6 +1,7 @@
 package pkeys
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -25,11 +26,62 @@ func TestFlagParsing(t *testing.T) {
 		t.Fatalf("%+v, options %+v", r, got)
 	}
 	got = nil
-	r = cmdtest.Run(t, rootWith(&got), false, nil, "--ibsim", "pkeys", "--lid", "3-5", "--port", "all", "--mad-timeout", "250ms")
+	r = cmdtest.Run(t, rootWith(&got), false, nil, "--ibsim", "pkeys", "--lid", "3-5", "--port", "all", "--mad-timeout", "250")
 	if r.Code != 0 || got == nil || len(got.Fabric) != 3 || !got.Fabric[0].AllPorts || got.MAD.MADTimeout != 250*time.Millisecond || got.MAD.IbsimBase() != cmdutil.IbsimDefault {
 		t.Fatalf("%+v, options %+v", r, got)
 	}
 	if got.Ctx == nil {
 		t.Error("no context")
+	}
+	// The diags' spellings: -C -P -t (ms) -L -D -G.
+	got = nil
+	r = cmdtest.Run(t, rootWith(&got), false, nil, "pkeys", "-C", "mlx5_1", "-P", "2", "-t", "100", "-L", "4")
+	if r.Code != 0 || got == nil || got.MAD.CA != "mlx5_1" || got.MAD.CAPort != 2 || got.MAD.MADTimeout != 100*time.Millisecond || len(got.Fabric) != 1 || got.Fabric[0].Addr.String() != "lid 4" {
+		t.Fatalf("-C -P -t -L: %+v, options %+v", r, got)
+	}
+	r = cmdtest.Run(t, rootWith(&got), false, nil, "pkeys", "-D", "0,1,3")
+	if r.Code != 0 || got.Addr.DR != "0,1,3" || len(got.Fabric) != 1 {
+		t.Fatalf("-D: %+v", r)
+	}
+	r = cmdtest.Run(t, rootWith(&got), false, nil, "pkeys", "-G", "0002:c903:0000:0204", "--port", "all")
+	if r.Code != 0 || got.Addr.GUID != "0002:c903:0000:0204" || len(got.Fabric) != 1 || !got.Fabric[0].AllPorts {
+		t.Fatalf("-G: %+v", r)
+	}
+}
+
+// TestCompletion: --lid offers the LIDs of the host in use (no MAD is sent), as a
+// list; --mad-timeout durations; --sim-node nothing, never file names.
+func TestCompletion(t *testing.T) {
+	cases := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"__complete", "--demo", "pkeys", "--lid", ""}, []string{"3\tlocal mlx5_0/1\n", "9\tlocal mlx5_1/1\n", ":36\n"}},
+		{[]string{"__complete", "--demo", "pkeys", "--lid", "3,"}, []string{"3,9\tlocal mlx5_1/1\n", ":36\n"}},
+		{[]string{"__complete", "--demo", "pkeys", "--mad-timeout", "5"}, []string{"500ms\n", "5s\n", ":36\n"}},
+		{[]string{"__complete", "--demo", "pkeys", "--sim-node", ""}, []string{":4\n"}},
+		{[]string{"__complete", "--demo", "pkeys", "--port", ""}, []string{"all\n", ":4\n"}},
+	}
+	for _, tc := range cases {
+		r := cmdtest.Run(t, root, false, nil, tc.args...)
+		for _, w := range tc.want {
+			if !strings.Contains(r.Stdout, w) {
+				t.Errorf("ibkey %s: want %q in %q", strings.Join(tc.args, " "), w, r.Stdout)
+			}
+		}
+	}
+}
+
+// TestIPoIBNames: an IPoIB interface is read as its port; a name that is neither a
+// device nor an interface lists both (exit 3).
+func TestIPoIBNames(t *testing.T) {
+	cmdtest.Errors(t, root, []cmdtest.ErrorCase{
+		{Args: []string{"--sysfs", mlx5, "pkeys", "ib7"}, Code: 3, Stderr: "ibkey: no device or IPoIB interface ib7 (devices: irdma0, mlx5_0, mlx5_1, mlx5_2; IPoIB interfaces: ib0, ib0.8001, ib0.8002, ib0.8004, ib1)"},
+		{Args: []string{"--sysfs", mlx5, "pkeys", "ib0.8001/1"}, Code: 2, Stderr: "ib0.8001 is an IPoIB interface, which runs on one port: give it without /PORT"},
+		{Args: []string{"--sysfs", mlx5, "pkeys", "eth0"}, Code: 3, Stderr: "no device or IPoIB interface eth0"},
+	})
+	r := cmdtest.Run(t, root, false, nil, "--sysfs", mlx5, "pkeys", "ib1", "--find", "0x8001", "-o", "plain")
+	if r.Code != 0 || r.Stdout != "1\n" || !strings.Contains(r.Stderr, "ib1: IPoIB interface on mlx5_1/") {
+		t.Errorf("pkeys ib1 --find: %+v", r)
 	}
 }

@@ -1,0 +1,142 @@
+package cmdutil
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+)
+
+// Durations: an interval flag (--interval, --*-interval) also takes plain seconds, as
+// watch(1) -n and the infiniband-diags do (`--interval 5` is 5 s); --mad-timeout also
+// takes plain milliseconds, as the diags' -t/--timeout do.
+
+// plainDuration wraps a duration flag's value so a plain number is read in unit.
+type plainDuration struct {
+	pflag.Value
+	unit string // "s" or "ms"
+}
+
+func (d *plainDuration) Set(s string) error {
+	if s != "" && strings.Trim(s, "0123456789.") == "" {
+		s += d.unit
+	}
+	return d.Value.Set(s)
+}
+
+// isIntervalFlag says whether a duration flag is an interval.
+func isIntervalFlag(name string) bool {
+	return name == "interval" || strings.HasSuffix(name, "-interval")
+}
+
+// AcceptPlainDurations makes every interval flag of root's tree take plain seconds and
+// --mad-timeout plain milliseconds, saying so in their help; an interval flag without
+// a completion completes IntervalChoices (never file names). cmd/ibkey's root calls it
+// once the tree is built; Execute calls it again (it is idempotent) for test roots.
+func AcceptPlainDurations(root *cobra.Command) {
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		c.Flags().VisitAll(func(fl *pflag.Flag) {
+			if fl.Value.Type() != "duration" {
+				return
+			}
+			if _, done := fl.Value.(*plainDuration); done {
+				return
+			}
+			switch {
+			case isIntervalFlag(fl.Name):
+				fl.Value = &plainDuration{fl.Value, "s"}
+				fl.Usage += " (a plain number is seconds)"
+				if _, ok := c.GetFlagCompletionFunc(fl.Name); !ok {
+					_ = c.RegisterFlagCompletionFunc(fl.Name, CompleteDurations(IntervalChoices...))
+				}
+			case fl.Name == "mad-timeout":
+				fl.Value = &plainDuration{fl.Value, "ms"}
+				fl.Usage += " (a plain number is milliseconds, as the diags' -t)"
+			}
+		})
+		for _, s := range c.Commands() {
+			walk(s)
+		}
+	}
+	walk(root)
+}
+
+// AnnotationTableNeedsTerminal marks a command whose table output is a screen that
+// needs a terminal on stdin and stdout (watch counters): -o table is refused
+// elsewhere instead of silently printing lines.
+const AnnotationTableNeedsTerminal = "ibkey/table-needs-terminal"
+
+// MarkTableNeedsTerminal sets AnnotationTableNeedsTerminal on the command at path
+// (names below root); it is a no-op when there is no such command.
+func MarkTableNeedsTerminal(root *cobra.Command, path ...string) {
+	c, rest, err := root.Find(path)
+	if err != nil || len(rest) > 0 || c == root {
+		return
+	}
+	if c.Annotations == nil {
+		c.Annotations = map[string]string{}
+	}
+	c.Annotations[AnnotationTableNeedsTerminal] = "yes"
+}
+
+// checkTableTerminal refuses -o table for a command marked with
+// AnnotationTableNeedsTerminal when stdin or stdout is not a terminal.
+func (f *Factory) checkTableTerminal(c *cobra.Command) error {
+	if c.Annotations[AnnotationTableNeedsTerminal] == "" || f.Output != "table" || (f.IOStreams.InTTY && f.IOStreams.OutTTY) {
+		return nil
+	}
+	what := "stdout is not a terminal"
+	if f.IOStreams.OutTTY {
+		what = "stdin is not a terminal"
+	}
+	return Usagef("-o table: '%s' draws its table on a terminal and %s (accepted here: -o plain, -o json)", c.CommandPath(), what)
+}
+
+// ibsimSpaced finds `--ibsim WORD` (the flag's value given after a space): --ibsim
+// alone takes no value, so WORD was read as a command or an argument (readAs says
+// which). word is "" when --ibsim is not followed by a word that could be a socket
+// name.
+func ibsimSpaced(root *cobra.Command, args []string) (word, readAs string) {
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == "--" {
+			return "", ""
+		}
+		if args[i] != "--ibsim" {
+			continue
+		}
+		w := args[i+1]
+		if w == "" || strings.HasPrefix(w, "-") || strings.ContainsAny(w, "=,") {
+			return "", "" // a flag, or an endpoint such as lid=3
+		}
+		cur := root
+		if c, _, err := root.Find(args[:i]); err == nil {
+			cur = c
+		}
+		for _, sub := range cur.Commands() {
+			if sub.Name() == w || sub.HasAlias(w) {
+				return "", "" // `ibkey --ibsim pkeys`
+			}
+		}
+		if cur.HasSubCommands() {
+			return w, "a command"
+		}
+		return w, "an argument"
+	}
+	return "", ""
+}
+
+// ibsimSpacedError rewrites a command's failure after `--ibsim WORD` into the usage
+// error that explains it.
+func ibsimSpacedError(root *cobra.Command, args []string, err error) error {
+	w, readAs := ibsimSpaced(root, args)
+	if w == "" {
+		return err
+	}
+	var silent *SilentError
+	if code := ExitCode(err); errors.As(err, &silent) || (code != ExitUsage && code != ExitEnv) {
+		return err
+	}
+	return Usagef("--ibsim %s: give the simulator's socket name as --ibsim=%s (--ibsim alone means $IBSIM_SOCKNAME, else sim; %q was read as %s)", w, w, w, readAs)
+}
