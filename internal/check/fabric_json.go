@@ -18,7 +18,7 @@ import (
 //	 "nodes": [{"node_guid", "type" (ca|switch|router), "description", "system_image_guid",
 //	   "vendor_id", "device_id", "num_ports", "partition_cap", "partition_enforcement_cap",
 //	   "dr_path", "errors",
-//	   "ports": [{"port", "port_guid", "lid", "lmc", "sm_lid", "state", "phys_state",
+//	   "ports": [{"port", "port_guid", "lid", "lmc", "sm_lid", "gid_prefix"?, "state", "phys_state",
 //	     "enforcement": {"inbound", "outbound", "filter_raw_inbound", "filter_raw_outbound"},
 //	     "pkey_violations", "peer": {"node_guid", "port"} | null, "peer_error",
 //	     "table_size", "pkeys": ["0xffff", ...], "pkeys_error", "error"}]}],
@@ -235,6 +235,10 @@ func writePort(w *jsonw.Writer, p *Port) {
 	w.Uint(uint64(p.LMC))
 	w.Key("sm_lid")
 	w.Uint(uint64(p.SMLID))
+	if p.GIDPrefix != 0 {
+		w.Key("gid_prefix")
+		w.Hex(uint64(p.GIDPrefix), 16)
+	}
 	w.Key("state")
 	w.String(p.State)
 	w.Key("phys_state")

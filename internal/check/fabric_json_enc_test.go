@@ -179,6 +179,7 @@ func TestFabricWritersCoverEveryField(t *testing.T) {
 	n.PartitionEnforcementCap = 64
 	p := n.Ports[1]
 	p.Enforcement, p.PeerError, p.PKeysError, p.Error = &Enforcement{}, "x", "y", "z"
+	p.GIDPrefix = 0xfe80000000000000
 	var b bytes.Buffer
 	if err := EncodeFabricWith(&b, f, FabricEncoding{}); err != nil {
 		t.Fatal(err)
