@@ -189,6 +189,15 @@ func runCounters(o *CountersOptions) error {
 			sampler.PreferVerbs(verbs)
 		}
 	}
+	if !o.MAD.Explicit() || o.noSMPs(host) != "" {
+		// Without SMPs, a RoCE port's PortInfo counters are n/a because it has none,
+		// not for want of fabric access.
+		views, err := host.LoadMany(o.Selectors)
+		if err != nil {
+			return err
+		}
+		sampler.UsePortInfo(noPortInfo(views))
+	}
 	if o.MAD.Explicit() {
 		if why := o.noSMPs(host); why != "" {
 			// A RoCE port has no QP0: SMPs cannot read anything there. Say what the
@@ -211,6 +220,34 @@ func runCounters(o *CountersOptions) error {
 	}
 	prefer()
 	return watchCounters(o.Ctx, o, f, sampler, host.Label, "")
+}
+
+// noPortInfo is the PortInfo source when no SMP is sent: every counter n/a, a RoCE
+// or iWARP port's because it has no PortInfo, an InfiniBand port's because SMPs need
+// fabric access (query.FabricAccessReason).
+func noPortInfo(views []*query.PortView) query.CounterSource {
+	s := &portInfoReasons{why: map[query.PortRef]string{}}
+	for _, v := range views {
+		if ll := v.LinkLayer(); ll != "" && ll != "InfiniBand" {
+			s.why[v.Ref()] = fmt.Sprintf("no PortInfo: the %s link layer has no QP0 (SMPs and these counters are InfiniBand's)", ll)
+		}
+	}
+	return s
+}
+
+// portInfoReasons is a pointer: the sampler compares sources to group their counters.
+type portInfoReasons struct{ why map[query.PortRef]string }
+
+func (*portInfoReasons) Name() string { return query.SourcePortInfo }
+
+func (s *portInfoReasons) Read(ref query.PortRef, _ []string, out []query.Reading) {
+	why, ok := s.why[ref]
+	if !ok {
+		why = query.FabricAccessReason
+	}
+	for i := range out {
+		out[i] = query.Reading{Unavailable: why}
+	}
 }
 
 // noSMPs says, when --ca names a local port that cannot send SMPs (a RoCE or iWARP

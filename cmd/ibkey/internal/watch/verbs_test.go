@@ -165,6 +165,12 @@ func TestWatchCountersVerbsAbsent(t *testing.T) {
 	if !strings.Contains(r.Stderr, "note: pkey_violations: n/a: verbs: verbs unavailable: cannot load libibverbs.so.1 (install libibverbs1 / rdma-core)") || !strings.Contains(r.Stderr, "smp portinfo: needs fabric access") {
 		t.Errorf("stderr: %s", r.Stderr)
 	}
+	// A RoCE port has no PortInfo at all: that is the reason, not fabric access.
+	r = cmdtest.Run(t, root, false, nil, "--sysfs", mlx5, "watch", "counters", "mlx5_0/1", "mlx5_2/1", "--once")
+	roce := `mlx5_2/1 ACTIVE port_rcv_constraint_errors=n/a(no_PMA_counters) port_xmit_constraint_errors=n/a(no_PMA_counters) pkey_violations=n/a(verbs:_verbs_unavailable:_cannot_load_libibverbs.so.1) qkey_violations=n/a(verbs:_verbs_unavailable:_cannot_load_libibverbs.so.1)`
+	if r.Code != 0 || !strings.Contains(r.Stdout, roce) || !strings.Contains(r.Stderr, "smp portinfo: no PortInfo: the Ethernet link layer has no QP0") || !strings.Contains(r.Stderr, "smp portinfo: needs fabric access") {
+		t.Errorf("RoCE and IB ports without verbs: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
 }
 
 // TestWatchCountersCaRoCE: --ca on a RoCE port does not try SMPs (no QP0): it says what
