@@ -76,6 +76,9 @@ type Endpoint struct {
 	// QKeyRule is how this endpoint's device picks the Q_Key it sends (qkey.go,
 	// QKeyRuleFor); the zero value assumes the IBA rule.
 	QKeyRule QKeyRule
+	// QKeyRuleReason says why QKeyRule applies (QKeyRuleFor's reason); "" when nothing
+	// is known about the device (the IBA rule is assumed).
+	QKeyRuleReason string
 	// Notes are passed through to the verdict's warnings (e.g. from resolving a spec).
 	Notes []string
 	// LinkLayer is the port's link layer ("InfiniBand", "Ethernet"), "" when not known
@@ -229,6 +232,19 @@ type EndpointSummary struct {
 	QPType QPType
 	QKey   *QKey
 	WRQKey *QKey
+	// QKeyRule is the Q_Key send rule applied to this endpoint, and why.
+	QKeyRule       QKeyRule
+	QKeyRuleReason string
+}
+
+// summary is what the verdict repeats of e; a rule with no reason is the one assumed
+// when nothing is known about the device.
+func summary(e Endpoint) EndpointSummary {
+	why := e.QKeyRuleReason
+	if why == "" {
+		_, why = QKeyRuleFor(QKeyDevice{})
+	}
+	return EndpointSummary{Label: e.Label, Port: e.Port, QPType: e.QPType, QKey: e.QKey, WRQKey: e.WRQKey, QKeyRule: e.QKeyRule, QKeyRuleReason: why}
 }
 
 // VerdictKind is the kind of answer can-talk gives; each has its own exit code
@@ -403,8 +419,8 @@ func CanTalk(a, b Endpoint) Verdict {
 		b.Label = "B"
 	}
 	v := Verdict{
-		A:        EndpointSummary{Label: a.Label, Port: a.Port, QPType: a.QPType, QKey: a.QKey, WRQKey: a.WRQKey},
-		B:        EndpointSummary{Label: b.Label, Port: b.Port, QPType: b.QPType, QKey: b.QKey, WRQKey: b.WRQKey},
+		A:        summary(a),
+		B:        summary(b),
 		Reasons:  []string{},
 		Warnings: []string{},
 	}
@@ -998,15 +1014,18 @@ func indexJSON(i int) *int {
 	return &i
 }
 
-// MarshalJSON: {"label","port","qp_type","qkey","wr_qkey"}.
+// MarshalJSON: {"label","port","qp_type","qkey","wr_qkey","qkey_rule","qkey_rule_reason"};
+// qkey_rule is "iba", "verbatim" or "iba-assumed".
 func (s EndpointSummary) MarshalJSON() ([]byte, error) {
 	return json.Marshal(struct {
-		Label  string  `json:"label"`
-		Port   bool    `json:"port"`
-		QPType string  `json:"qp_type"`
-		QKey   *string `json:"qkey"`
-		WRQKey *string `json:"wr_qkey"`
-	}{s.Label, s.Port, s.QPType.String(), qkeyJSON(s.QKey), qkeyJSON(s.WRQKey)})
+		Label          string   `json:"label"`
+		Port           bool     `json:"port"`
+		QPType         string   `json:"qp_type"`
+		QKey           *string  `json:"qkey"`
+		WRQKey         *string  `json:"wr_qkey"`
+		QKeyRule       QKeyRule `json:"qkey_rule"`
+		QKeyRuleReason string   `json:"qkey_rule_reason"`
+	}{s.Label, s.Port, s.QPType.String(), qkeyJSON(s.QKey), qkeyJSON(s.WRQKey), s.QKeyRule, s.QKeyRuleReason})
 }
 
 // MarshalJSON: {"pkey","membership","index","both_memberships","other_index"}.

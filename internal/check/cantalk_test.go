@@ -513,6 +513,7 @@ func TestSpecEndpoint(t *testing.T) {
 func TestVerdictJSON(t *testing.T) {
 	a := port("mlx5_0/1", 0xffff, 0x0001, 0x8001)
 	a.QPType, a.QKey = QPUD, qk(0x11)
+	a.QKeyRule, a.QKeyRuleReason = QKeyRuleVerbatim, "rxe0 is a software RoCE device"
 	b := ud("B", 0x0001, qk(0x22), qk(0x11))
 	data, err := json.Marshal(CanTalk(a, b))
 	if err != nil {
@@ -522,11 +523,14 @@ func TestVerdictJSON(t *testing.T) {
 	if err := json.Unmarshal(data, &got); err != nil {
 		t.Fatal(err)
 	}
+	_, assumed := QKeyRuleFor(QKeyDevice{}) // B is a bare P_Key: nothing known of its device
 	want := map[string]any{
 		"can_talk": false,
 		"one_way":  true,
-		"a":        map[string]any{"label": "mlx5_0/1", "port": true, "qp_type": "ud", "qkey": "0x00000011", "wr_qkey": nil},
-		"b":        map[string]any{"label": "B", "port": false, "qp_type": "ud", "qkey": "0x00000022", "wr_qkey": "0x00000011"},
+		"a": map[string]any{"label": "mlx5_0/1", "port": true, "qp_type": "ud", "qkey": "0x00000011", "wr_qkey": nil,
+			"qkey_rule": "verbatim", "qkey_rule_reason": "rxe0 is a software RoCE device"},
+		"b": map[string]any{"label": "B", "port": false, "qp_type": "ud", "qkey": "0x00000022", "wr_qkey": "0x00000011",
+			"qkey_rule": "iba-assumed", "qkey_rule_reason": assumed},
 		"shared_partitions": []any{map[string]any{
 			"key": "0x0001", "default": false, "works": true,
 			"a": map[string]any{"pkey": "0x8001", "membership": "full", "index": 2.0, "both_memberships": true, "other_index": 1.0},

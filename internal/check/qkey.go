@@ -95,8 +95,13 @@ func DecodeQKey(q QKey) QKeyDecoding {
 		d.Notes = append(d.Notes, "controlled (top bit set), outside the general-use and reserved ranges: only privileged code may set it in a QP context")
 	}
 	if d.Controlled {
-		d.Notes = append(d.Notes, "in a send request the top bit means: put the QP context's own Q_Key on the wire instead of this value")
-		d.Notes = append(d.Notes, "Linux refuses controlled Q_Keys to unprivileged users unless `rdma system set privileged-qkey on`")
+		// The send rule is the device's (QKeyRuleFor): IBA 10.2.5 says the top bit
+		// selects the QP context's Q_Key; rdma_rxe (rxe_req.c) sends the value as is.
+		d.Notes = append(d.Notes, "in a send request (wr_qkey) the top bit's effect depends on the device: under the IBA rule (IBA 10.2.5) the channel adapter puts the QP context's own Q_Key on the wire instead of this value; Linux's software RoCE driver rdma_rxe sends this value verbatim, so the receiver must hold exactly it ('ibkey can-talk' with a local port says which rule its device follows)")
+		// Measured in the kernel lab (internal/kernellab, TestControlledQKeyPrivilege):
+		// uverbs' modify_qp refuses a controlled qkey without CAP_NET_RAW
+		// (drivers/infiniband/core/uverbs_cmd.c); a work request's Q_Key is not checked.
+		d.Notes = append(d.Notes, "privilege on Linux: an unprivileged process cannot put this Q_Key in a QP context (ibv_modify_qp fails with EPERM without CAP_NET_RAW; newer kernels allow it after `rdma system set privileged-qkey on`), but a send request may carry it unchecked: on a device that sends it verbatim (rdma_rxe) an unprivileged process reaches QP1 with the GSI Q_Key 0x80010000")
 	}
 	d.Notes = append(d.Notes, "Q_Keys are checked by UD QPs only; RC and UC ignore them")
 	return d

@@ -78,6 +78,7 @@ func build(dir string) error {
 		tags     string
 	}{
 		{"ibkey", "./cmd/ibkey", ""},
+		{"ibkey-static", "./cmd/ibkey", "ibkey_static"},
 		{"probe", "./internal/kernellab/probe", ""},
 		{"probe-static", "./internal/kernellab/probe", "ibkey_static"},
 	} {
@@ -131,11 +132,20 @@ func plan(bin string) kernellab.Plan {
 		{Name: "ibkey_pkeys_nobody", Script: ibkey + " pkeys -o json", Nobody: true},
 		{Name: "ibkey_watch", Script: ibkey + " watch counters --once -o json"},
 		{Name: "ibkey_watch_ca", Script: ibkey + " watch counters --once --ca " + dev + " -o json"},
+		{Name: "ibkey_watch_ca_plain", Script: ibkey + " watch counters --once --ca " + dev + " -o plain"},
+		{Name: "ibkey_watch_static", Script: bin + "/ibkey-static watch counters --once -o json", Nobody: true},
 		{Name: "ibkey_cantalk", Script: ibkey + " can-talk " + dev + "/" + port + " " + dev + "/" + port + " -o json"},
 		{Name: "ibkey_cantalk_qkey", Script: ibkey + " can-talk " + dev + "/" + port + ",qp=ud,qkey=0x11,wr_qkey=0x80000011 " + dev + "/" + port + ",qp=ud,qkey=0x11 -o json"},
+		{Name: "ibkey_cantalk_qkey_plain", Script: ibkey + " can-talk " + dev + "/" + port + ",qp=ud,qkey=0x11,wr_qkey=0x80000011 " + dev + "/" + port + ",qp=ud,qkey=0x11", Nobody: true},
+		{Name: "ibkey_cantalk_bare", Script: ibkey + " can-talk 0xffff,qp=ud,qkey=0x11,wr_qkey=0x80000011 0xffff,qp=ud,qkey=0x11 -o json"},
+		{Name: "ibkey_decode_qkey", Script: ibkey + " decode qkey 0x80010000 0x80000011 -o json", Nobody: true},
+		// The verbs counters as uid 65534 just before and just after the Q_Key table.
+		{Name: "ibkey_watch_nobody", Script: ibkey + " watch counters --once -o json", Nobody: true},
 		// The Q_Key oracle: every case in one process.
 		{Name: "qkey_table", Script: traffic + " " + qkeySpecs(), Timeout: 240 * time.Second},
 		{Name: "devinfo_after_table", Script: "ibv_devinfo -v -d " + dev},
+		{Name: "ibkey_watch_nobody_after_table", Script: ibkey + " watch counters --once -o json", Nobody: true},
+		{Name: "ibkey_watch_plain_nobody", Script: ibkey + " watch counters --once -o plain", Nobody: true},
 		{Name: "probe_verbs_after_table", Script: probe + " verbs " + dev + " " + port, Nobody: true},
 		// Privilege of controlled Q_Keys.
 		{Name: "priv_nobody_create_controlled", Script: traffic + " --create 80000011", Nobody: true},
@@ -148,6 +158,9 @@ func plan(bin string) kernellab.Plan {
 		// violations (and one that passes), as nobody and as root.
 		{Name: "watch_traffic_nobody", Script: probe + " watch " + dev + " " + port + " -- " + traffic + " w1,11,22,a,33 w2,11,11,a,80000011 w3,11,gsi,a,11 w4,11,11,a,11", Nobody: true, Timeout: 120 * time.Second},
 		{Name: "watch_traffic_root", Script: probe + " watch " + dev + " " + port + " -- " + traffic + " w5,44,55,b,44 w6,44,44,a,44", Timeout: 120 * time.Second},
+		// ibkey watch counters itself, as uid 65534, sampling while the same traffic as
+		// watch_traffic_nobody runs: the deltas add up to the drops.
+		{Name: "ibkey_watch_stream_nobody", Script: watchStreamScript(ibkey, traffic+" i1,11,22,a,33 i2,11,11,a,80000011 i3,11,gsi,a,11 i4,11,11,a,11"), Nobody: true, Timeout: 150 * time.Second},
 		{Name: "ibkey_watch_after", Script: ibkey + " watch counters --once -o json"},
 		{Name: "devinfo_final", Script: "ibv_devinfo -v -d " + dev},
 		// umad: ibkey's transport and the raw ABI, as root and as nobody.
@@ -155,6 +168,23 @@ func plan(bin string) kernellab.Plan {
 		{Name: "umad_nobody", Script: probe + " umad " + dev + " " + port, Nobody: true},
 	}
 	return kernellab.Plan{Commands: cmds, Timeout: 300 * time.Second}
+}
+
+// watchStreamScript runs `ibkey watch counters -o json` in the background, waits for
+// its first sample, runs traffic, waits for two more samples (one wholly after the
+// traffic), stops the watch with SIGTERM and prints the samples on stdout (traffic's
+// output and the watch's stderr and exit status on stderr).
+func watchStreamScript(ibkey, traffic string) string {
+	return `f=/kl/work/watch-stream.$$
+` + ibkey + ` watch counters ` + dev + `/` + port + ` -o json --interval 500ms > $f.json 2> $f.err &
+pid=$!
+lines() { wc -l < $f.json; }
+i=0; while [ "$(lines)" -lt 1 ] && [ $i -lt 300 ]; do sleep 0.2; i=$((i+1)); done
+` + traffic + ` > $f.traffic 2>&1; echo "traffic exit $?" >&2
+n=$(lines); i=0; while [ "$(lines)" -lt $((n+2)) ] && [ $i -lt 300 ]; do sleep 0.2; i=$((i+1)); done
+kill -TERM $pid; wait $pid; echo "watch exit $?" >&2
+cat $f.traffic $f.err >&2
+cat $f.json`
 }
 
 // rawScript prints the files ibkey reads, NAME=VALUE, for comparison.

@@ -121,6 +121,8 @@ func ResolveEndpointsFrom(src EndpointSources, specs ...check.EndpointSpec) ([]R
 			if err := deferResolveError(err, &unresolved); err != nil {
 				return nil, err
 			}
+			// A port of the partitions file: its device is not known from here.
+			e.QKeyRule, e.QKeyRuleReason = check.QKeyRuleFor(check.QKeyDevice{Name: labels[i]})
 			r.Endpoint, r.Model = e, model
 			out[i] = r
 			continue
@@ -193,7 +195,10 @@ func ResolveEndpointsFrom(src EndpointSources, specs ...check.EndpointSpec) ([]R
 		}
 		if s.Kind == check.EndpointPort && h != nil {
 			// A local port: its device's Q_Key send rule (verbscounters.go, QKeyRuleOf).
-			e.QKeyRule, _ = QKeyRuleOf(h.Sys, v)
+			e.QKeyRule, e.QKeyRuleReason = QKeyRuleOf(h.Sys, v)
+		} else {
+			// A port of the fabric: its device is not known from here.
+			e.QKeyRule, e.QKeyRuleReason = check.QKeyRuleFor(check.QKeyDevice{Name: labels[i]})
 		}
 		r.Endpoint, r.View = e, v
 		out[i] = r

@@ -223,7 +223,7 @@ func MADSupport(v *PortView, err error) string {
 	fmt.Fprintf(&b, "%s: ", v.Ref())
 	switch {
 	case ll != "" && ll != "InfiniBand":
-		fmt.Fprintf(&b, "a %s (RoCE/iWARP) port has no QP0, so no subnet management packets (SMPs: PortInfo) and no fabric to sweep", ll)
+		fmt.Fprintf(&b, "a port on the %s link layer (RoCE or iWARP) has no QP0, so no subnet management packets (SMPs: PortInfo) and no fabric to sweep", ll)
 	case errors.Is(err, syscall.EPROTONOSUPPORT):
 		b.WriteString("the kernel refused a subnet management agent on this port (no QP0)")
 	default:

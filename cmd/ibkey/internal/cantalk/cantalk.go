@@ -103,11 +103,15 @@ or the ports are on different subnets (GID prefixes) and only a router, which is
 checked, could join them.
 
 JSON (-o json): {"can_talk","one_way","reasons":[],"warnings":[],
-"a"/"b":{"label","port","qp_type","qkey","wr_qkey"},
+"a"/"b":{"label","port","qp_type","qkey","wr_qkey","qkey_rule","qkey_rule_reason"},
 "a_to_b"/"b_to_a":{"from","to","ok","qp_type_ok","pkey_ok","qkey_check","wire_qkey",
 "accepted_qkey","reasons"},"shared_partitions":[{"key","default","works",
 "a"/"b":{"pkey","membership","index","both_memberships","other_index"}}]}.
-qkey_check is match, mismatch, not_checked or not_applicable. When an endpoint
+qkey_check is match, mismatch, not_checked or not_applicable; qkey_rule is the Q_Key
+send rule applied to that endpoint: "iba" (a top-bit wr_qkey sends the QP's own
+Q_Key), "verbatim" (the device sends wr_qkey as given: Linux's rdma_rxe) or
+"iba-assumed" (the device is not known), with the reason; the reasons name it when
+Q_Keys were checked. When an endpoint
 cannot be resolved in its table: {"can_talk":false,"one_way":false,"reasons",
 "warnings","unresolved":{"endpoint":"a"|"b","spec","problem"}}.`,
 		Example: `  ibkey can-talk 0x8001 0x0001
@@ -289,6 +293,7 @@ func runCanTalk(o *CanTalkOptions) error {
 	if parts != nil {
 		v.Reasons = append(v.Reasons, partitionReasons(parts, v, eps)...)
 	}
+	v.Reasons = append(v.Reasons, qkeyRuleReasons(v)...)
 	// Port warnings first (a stale or RoCE table undermines everything after it), once
 	// per port; they go in the JSON too.
 	var warnings []string
@@ -326,6 +331,24 @@ func runCanTalk(o *CanTalkOptions) error {
 		return cmdutil.Exit(code)
 	}
 	return nil
+}
+
+// qkeyRuleReasons names the Q_Key send rule applied to each sender when Q_Keys were
+// checked (UD): it decides what a top-bit wr_qkey puts on the wire, and it is the
+// device's (check.QKeyRuleFor), or assumed.
+func qkeyRuleReasons(v check.Verdict) []string {
+	if v.AToB.QKey == check.QKeyNotApplicable && v.BToA.QKey == check.QKeyNotApplicable {
+		return nil
+	}
+	rule := func(s check.EndpointSummary) string {
+		name, _ := s.QKeyRule.MarshalText()
+		return fmt.Sprintf("Q_Key send rule of %%s (%s): %s", name, s.QKeyRuleReason)
+	}
+	a, b := rule(v.A), rule(v.B)
+	if a == b {
+		return []string{fmt.Sprintf(a, v.A.Label+" and "+v.B.Label)}
+	}
+	return []string{fmt.Sprintf(a, v.A.Label), fmt.Sprintf(b, v.B.Label)}
 }
 
 // headline is the verdict line: YES / NO / ONE-WAY first, so `| head -1` answers.

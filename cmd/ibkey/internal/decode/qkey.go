@@ -19,6 +19,13 @@ func NewCmdQKey(f *cmdutil.Factory, runF func(*DecodeOptions) error) *cobra.Comm
 the value falls in (general use 0x80000000-0x8000ffff, reserved 0x80010000-0x8fffffff),
 and well-known values (GSI 0x80010000, OpenSM's IPoIB default 0x00000b1b).
 
+For a controlled value the notes say what it does in a send request, which depends on
+the device: under the IBA rule the top bit makes the channel adapter send the QP's own
+Q_Key instead; Linux's software RoCE driver (rdma_rxe) sends the value verbatim
+('ibkey can-talk' names the rule of a local port's device). And who may use it on
+Linux: an unprivileged process cannot set it in a QP context (EPERM), but may send it
+in a work request, so where it goes out verbatim it reaches QP1 with the GSI Q_Key.
+
 JSON (-o json): {"qkeys":[{"value","controlled","well_known","range","notes"}]};
 well_known is "gsi", "ipoib" or "", range one of unprivileged, general-use, reserved,
 controlled.`,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -35,28 +36,49 @@ type CountersOptions struct {
 	// over MADs instead of from sysfs.
 	Addr   cmdutil.AddressFlags
 	Fabric []query.FabricSelector
+	// Verbs is the verbs source of the local ports' P_Key/Q_Key violation counters,
+	// nil when verbs do not apply to the host (see localVerbs); replaced in tests.
+	Verbs func(h *query.Host) *query.VerbsCounters
+}
+
+// localVerbs opens libibverbs for the host's ports. Verbs read the running kernel's
+// devices, so they apply only to the real /sys, not to a saved tree, a fixture or the
+// demo host (nil then). When the library cannot be loaded the source is still
+// returned: its counters are n/a with the reason, and the sources after it answer.
+func localVerbs(h *query.Host) *query.VerbsCounters {
+	if h.Label != "" || filepath.Clean(h.Sys.Root) != "/sys" {
+		return nil
+	}
+	lib, err := query.OpenVerbs()
+	return query.NewVerbsCounters(lib, err)
 }
 
 // NewCmdCounters builds `ibkey watch counters`; runF, when not nil, runs instead of
 // runCounters (tests of flag parsing).
 func NewCmdCounters(f *cmdutil.Factory, runF func(*CountersOptions) error) *cobra.Command {
 	o := &CountersOptions{IO: f.IOStreams, Format: f.Format, Notices: f.Notices, Host: f.Host,
-		Color: f.ColorOut, Sampling: Sampling{Now: f.Now}}
+		Color: f.ColorOut, Sampling: Sampling{Now: f.Now}, Verbs: localVerbs}
 	c := &cobra.Command{
 		Use:   "counters [DEV[/PORT]...]",
 		Short: "Watch partition enforcement drops and P_Key/Q_Key violations",
 		Long: `Sample each port's counters every --interval and show the value, the change in the
 last interval and the rate. By default the partition counters: sysfs
 port_rcv_constraint_errors and port_xmit_constraint_errors (packets dropped by
-partition enforcement; 8-bit, they saturate at 255) and the PortInfo P_Key/Q_Key
-violation counters (16-bit). --all-counters adds every PortCounters error counter
-and PortInfo's M_Key violations. Each counter names its source: sysfs,
-"smp portinfo" or "pma portcounters".
+partition enforcement; 8-bit, they saturate at 255) and the P_Key/Q_Key violation
+counters (16-bit). --all-counters adds every PortCounters error counter and PortInfo's
+M_Key violations. Each counter names its source: sysfs, verbs, "smp portinfo" or
+"pma portcounters".
 
-The PortInfo counters are not in sysfs: they are read with an SMP Get PortInfo, when
-a MAD transport is chosen (--ca DEV, which needs root or the rdma group, or --ibsim);
-the SMP goes to the local port (directed route 0, or its LID), checked by NodeGUID.
-Without a transport they show as n/a with that reason, never as 0.
+The P_Key/Q_Key violation counters are not in sysfs. For local ports they are read
+through verbs (ibv_query_port's bad_pkey_cntr and qkey_viol_cntr, from the system's
+libibverbs loaded at run time): any user who may open /dev/infiniband/uverbsN, no
+root, no MADs. Where verbs cannot read them (no libibverbs, the static build, a saved
+tree or the demo host) they come from an SMP Get PortInfo when a MAD transport is
+chosen (--ca DEV, which needs root or the rdma group, or --ibsim; the SMP goes to the
+local port, directed route 0 or its LID, checked by NodeGUID), else they show as n/a
+with the reasons, never as 0. M_Key violations are PortInfo's only. A RoCE port (--ca
+on an Ethernet link layer) has no QP0 and answers no SMPs: ibkey says so and watches
+with verbs and sysfs.
 
 Over the fabric: --lid LIDS (a LID, a list or a range) or --dr PATH watches those
 ports instead, with --port P or all as in 'ibkey pkeys': state and violation counters
@@ -76,10 +98,12 @@ the last interval highlighted, a trend per counter; keys: p pause, + / - interva
 s sort by activity, a all error counters, b reset the on-screen baseline, q quit.
 
 Otherwise (a pipe, --once, --count N, -o plain/json) one line per port per sample:
-  TIME DEV/PORT STATE NAME=VALUE(+DELTA,RATE/s[,saturated][,reset]) ...
-or with -o json one object per sample per line:
+  TIME DEV/PORT STATE NAME=VALUE(+DELTA,RATE/s[,saturated][,reset][,SOURCE]) ...
+(SOURCE is named for counters read through verbs, or by another source than the
+counter's usual one because the preferred one could not read it), or with -o json
+one object per sample per line:
   {"time","interval_s","via"?,"ports":[{"device","port","address"?,"state","error"?,"counters":{NAME:
-  {"value","delta","rate","source","saturated"?,"reset"?,"error"?,"unavailable"?}}}]}
+  {"value","delta","rate","source" (sysfs, verbs, "smp portinfo", "pma portcounters"),"saturated"?,"reset"?,"error"?,"unavailable"?}}}]}
 "value" is null when the counter could not be read ("error") or is not available
 ("unavailable"); "delta" and "rate" are null on the first sample and while a
 counter stays saturated. --once reads one sample, without deltas.`,
@@ -151,7 +175,37 @@ func runCounters(o *CountersOptions) error {
 	if err != nil {
 		return err
 	}
+	// Local ports: the P_Key/Q_Key violation counters come from verbs first (any user,
+	// no MADs), and from SMPs (PortInfo) only for what verbs cannot read.
+	var verbs *query.VerbsCounters
+	if o.Verbs != nil {
+		verbs = o.Verbs(host)
+	}
+	if verbs != nil {
+		defer verbs.Close()
+	}
+	prefer := func() {
+		if verbs != nil {
+			sampler.PreferVerbs(verbs)
+		}
+	}
+	if !o.MAD.Explicit() || o.noSMPs(host) != "" {
+		// Without SMPs, a RoCE port's PortInfo counters are n/a because it has none,
+		// not for want of fabric access.
+		views, err := host.LoadMany(o.Selectors)
+		if err != nil {
+			return err
+		}
+		sampler.UsePortInfo(noPortInfo(views))
+	}
 	if o.MAD.Explicit() {
+		if why := o.noSMPs(host); why != "" {
+			// A RoCE port has no QP0: SMPs cannot read anything there. Say what the
+			// port supports and watch with the sources that work.
+			o.Notices().Note(why)
+			prefer()
+			return watchCounters(o.Ctx, o, f, sampler, host.Label, "")
+		}
 		// A transport was chosen: the local ports' PortInfo violation counters, which
 		// sysfs does not have, come from SMPs to the local port.
 		return o.MAD.With(o.Ctx, func(ctx context.Context, fab *query.Fabric) error {
@@ -160,10 +214,61 @@ func runCounters(o *CountersOptions) error {
 				return err
 			}
 			sampler.UsePortInfo(query.LocalPortInfo(ctx, fab, views))
+			prefer()
 			return watchCounters(ctx, o, f, sampler, host.Label, fab.Via)
 		})
 	}
+	prefer()
 	return watchCounters(o.Ctx, o, f, sampler, host.Label, "")
+}
+
+// noPortInfo is the PortInfo source when no SMP is sent: every counter n/a, a RoCE
+// or iWARP port's because it has no PortInfo, an InfiniBand port's because SMPs need
+// fabric access (query.FabricAccessReason).
+func noPortInfo(views []*query.PortView) query.CounterSource {
+	s := &portInfoReasons{why: map[query.PortRef]string{}}
+	for _, v := range views {
+		if ll := v.LinkLayer(); ll != "" && ll != "InfiniBand" {
+			s.why[v.Ref()] = fmt.Sprintf("no PortInfo: the %s link layer has no QP0 (SMPs and these counters are InfiniBand's)", ll)
+		}
+	}
+	return s
+}
+
+// portInfoReasons is a pointer: the sampler compares sources to group their counters.
+type portInfoReasons struct{ why map[query.PortRef]string }
+
+func (*portInfoReasons) Name() string { return query.SourcePortInfo }
+
+func (s *portInfoReasons) Read(ref query.PortRef, _ []string, out []query.Reading) {
+	why, ok := s.why[ref]
+	if !ok {
+		why = query.FabricAccessReason
+	}
+	for i := range out {
+		out[i] = query.Reading{Unavailable: why}
+	}
+}
+
+// noSMPs says, when --ca names a local port that cannot send SMPs (a RoCE or iWARP
+// port: no QP0), what that port supports instead (query.MADSupport); "" otherwise.
+func (o *CountersOptions) noSMPs(host *query.Host) string {
+	if o.MAD.CA == "" || o.MAD.IbsimBase() != "" {
+		return ""
+	}
+	port := o.MAD.CAPort
+	if port == 0 {
+		port = 1
+	}
+	views, err := host.Load(query.Selector{Device: o.MAD.CA, Port: port, HasPort: true}, query.LoadOptions{})
+	if err != nil || len(views) != 1 {
+		return "" // umad reports a missing --ca port itself
+	}
+	v := views[0]
+	if ll := v.LinkLayer(); ll == "" || ll == "InfiniBand" {
+		return ""
+	}
+	return query.MADSupport(v, fmt.Errorf("--ca %s: not an InfiniBand port", v.Ref()))
 }
 
 // watchCounters runs the screen, or prints samples until ctx ends or --count is
@@ -218,7 +323,7 @@ func countersLines(snap *query.Snapshot, once bool) string {
 			continue
 		}
 		b.WriteString(cmdutil.PlainCell(p.State))
-		for _, c := range p.Counters {
+		for j, c := range p.Counters {
 			b.WriteString(" " + c.Name + "=")
 			switch {
 			case c.Unavailable != "":
@@ -231,21 +336,18 @@ func countersLines(snap *query.Snapshot, once bool) string {
 				continue
 			}
 			b.WriteString(strconv.FormatUint(c.Value, 10))
-			if once {
-				if c.Saturated {
-					b.WriteString("(saturated)")
-				}
-				continue
-			}
 			var flags []string
-			if c.HasDelta {
+			if c.HasDelta && !once {
 				flags = append(flags, "+"+strconv.FormatUint(c.Delta, 10), strconv.FormatFloat(c.Rate, 'f', 2, 64)+"/s")
 			}
 			if c.Saturated {
 				flags = append(flags, "saturated")
 			}
-			if c.Reset {
+			if c.Reset && !once {
 				flags = append(flags, "reset")
+			}
+			if namedSource(snap.Counters[j], c) {
+				flags = append(flags, cmdutil.PlainCell(c.Source))
 			}
 			if len(flags) > 0 {
 				b.WriteString("(" + strings.Join(flags, ",") + ")")
@@ -254,6 +356,14 @@ func countersLines(snap *query.Snapshot, once bool) string {
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// namedSource: plain lines name a counter's source when it is verbs (the violation
+// counters of local ports, read with ibv_query_port) or when the preferred source could
+// not read the counter and another one answered; the counters read where they always
+// were (sysfs locally, MADs over the fabric) keep their short form.
+func namedSource(c query.Counter, d query.CounterDelta) bool {
+	return d.Source == query.SourceVerbs || d.Source != c.Source.Name()
 }
 
 // goneWord stands for the state of a port that could not be read: a local port went
