@@ -44,12 +44,16 @@ func watchTree(t *testing.T) string {
 	return dir
 }
 
+// rewrite replaces the file at p atomically (a new file renamed over it), as a sysfs
+// attribute changes: a poll between a remove and a write would read no file, which
+// ibkey rightly reports as an unreadable entry.
 func rewrite(t *testing.T, p, value string) {
 	t.Helper()
-	if err := os.Remove(p); err != nil {
+	tmp := p + ".new"
+	if err := os.WriteFile(tmp, []byte(value+"\n"), 0o444); err != nil {
 		t.Error(err)
 	}
-	if err := os.WriteFile(p, []byte(value+"\n"), 0o444); err != nil {
+	if err := os.Rename(tmp, p); err != nil {
 		t.Error(err)
 	}
 }
