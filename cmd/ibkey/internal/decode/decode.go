@@ -3,6 +3,9 @@
 package decode
 
 import (
+	"fmt"
+	"io"
+
 	"github.com/spf13/cobra"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
@@ -33,4 +36,67 @@ func NewCmdDecode(f *cmdutil.Factory) *cobra.Command {
 	}
 	c.AddCommand(NewCmdPKey(f, nil), NewCmdQKey(f, nil))
 	return c
+}
+
+// newValuesCmd makes c (its texts set) a decode subcommand: VALUE... arguments, then
+// runF (tests) or run.
+func newValuesCmd(f *cmdutil.Factory, c *cobra.Command, runF, run func(*DecodeOptions) error) *cobra.Command {
+	o := newOptions(f)
+	c.Args = cmdutil.UsageArgs(cobra.MinimumNArgs(1))
+	c.ValidArgsFunction = cobra.NoFileCompletions
+	c.RunE = func(c *cobra.Command, args []string) error {
+		o.Values = args
+		if runF != nil {
+			return runF(o)
+		}
+		return run(o)
+	}
+	return c
+}
+
+// decoding is how one kind of value is decoded and shown.
+type decoding[D any] struct {
+	parse  func(string) (D, error) // parse and decode one value
+	json   func([]D) any           // the -o json document
+	header []string                // the plain columns
+	row    func(D) []string        // one plain row
+	text   func(w io.Writer, d D)  // the text block of one value, notes aside
+	notes  func(D) []string
+}
+
+// run decodes o.Values (the first bad one is the error) and prints them in the chosen
+// format: JSON, plain columns, or a text block per value with its notes.
+func (k decoding[D]) run(o *DecodeOptions) error {
+	f, err := o.Format()
+	if err != nil {
+		return err
+	}
+	out := make([]D, 0, len(o.Values))
+	for _, s := range o.Values {
+		d, err := k.parse(s)
+		if err != nil {
+			return err
+		}
+		out = append(out, d)
+	}
+	switch f {
+	case cmdutil.FormatJSON:
+		return cmdutil.WriteJSON(o.IO.Out, k.json(out))
+	case cmdutil.FormatPlain:
+		g := cmdutil.Grid{Header: k.header}
+		for _, d := range out {
+			g.Add(k.row(d)...)
+		}
+		return g.Render(o.IO.Out, f)
+	}
+	for i, d := range out {
+		if i > 0 {
+			fmt.Fprintln(o.IO.Out)
+		}
+		k.text(o.IO.Out, d)
+		for _, n := range k.notes(d) {
+			fmt.Fprintf(o.IO.Out, "  - %s\n", n)
+		}
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package decode
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -11,8 +12,7 @@ import (
 
 // NewCmdQKey is `ibkey decode qkey`; runF replaces the run function in tests.
 func NewCmdQKey(f *cmdutil.Factory, runF func(*DecodeOptions) error) *cobra.Command {
-	o := newOptions(f)
-	return &cobra.Command{
+	return newValuesCmd(f, &cobra.Command{
 		Use:   "qkey VALUE...",
 		Short: "Explain Q_Key values: controlled bit, ranges, well-known values",
 		Long: `Explain Q_Key values: whether the top bit (controlled, privileged) is set, which range
@@ -29,54 +29,33 @@ in a work request, so where it goes out verbatim it reaches QP1 with the GSI Q_K
 JSON (-o json): {"qkeys":[{"value","controlled","well_known","range","notes"}]};
 well_known is "gsi", "ipoib" or "", range one of unprivileged, general-use, reserved,
 controlled.`,
-		Example:           "  ibkey decode qkey 0x80010000 b1b",
-		Args:              cmdutil.UsageArgs(cobra.MinimumNArgs(1)),
-		ValidArgsFunction: cobra.NoFileCompletions,
-		RunE: func(c *cobra.Command, args []string) error {
-			o.Values = args
-			if runF != nil {
-				return runF(o)
-			}
-			return runDecodeQKey(o)
-		},
-	}
+		Example: "  ibkey decode qkey 0x80010000 b1b",
+	}, runF, runDecodeQKey)
 }
 
-func runDecodeQKey(o *DecodeOptions) error {
-	f, err := o.Format()
-	if err != nil {
-		return err
-	}
-	out := make([]check.QKeyDecoding, 0, len(o.Values))
-	for _, s := range o.Values {
+var qkeyDecoding = decoding[check.QKeyDecoding]{
+	parse: func(s string) (check.QKeyDecoding, error) {
 		q, err := check.ParseQKey(s)
 		if err != nil {
-			return err
+			return check.QKeyDecoding{}, err
 		}
-		out = append(out, check.DecodeQKey(q))
-	}
-	switch f {
-	case cmdutil.FormatJSON:
-		return cmdutil.WriteJSON(o.IO.Out, struct {
+		return check.DecodeQKey(q), nil
+	},
+	json: func(out []check.QKeyDecoding) any {
+		return struct {
 			QKeys []check.QKeyDecoding `json:"qkeys"`
-		}{out})
-	case cmdutil.FormatPlain:
-		g := cmdutil.Grid{Header: []string{"VALUE", "CONTROLLED", "RANGE", "WELL_KNOWN"}}
-		for _, d := range out {
-			g.Add(d.Value, cmdutil.YesNo(d.Controlled), string(d.Range), d.WellKnown)
-		}
-		return g.Render(o.IO.Out, f)
-	}
-	for i, d := range out {
-		if i > 0 {
-			fmt.Fprintln(o.IO.Out)
-		}
-		fmt.Fprintf(o.IO.Out, "Q_Key %s\n", d.Value)
+		}{out}
+	},
+	header: []string{"VALUE", "CONTROLLED", "RANGE", "WELL_KNOWN"},
+	row: func(d check.QKeyDecoding) []string {
+		return []string{d.Value, cmdutil.YesNo(d.Controlled), string(d.Range), d.WellKnown}
+	},
+	text: func(w io.Writer, d check.QKeyDecoding) {
+		fmt.Fprintf(w, "Q_Key %s\n", d.Value)
 		wk := map[string]string{"gsi": "GSI (QP1)", "ipoib": "IPoIB (OpenSM default)", "": "no"}[d.WellKnown]
-		fmt.Fprintf(o.IO.Out, "  controlled  %s\n  range       %s\n  well-known  %s\n", cmdutil.YesNo(d.Controlled), d.Range, wk)
-		for _, n := range d.Notes {
-			fmt.Fprintf(o.IO.Out, "  - %s\n", n)
-		}
-	}
-	return nil
+		fmt.Fprintf(w, "  controlled  %s\n  range       %s\n  well-known  %s\n", cmdutil.YesNo(d.Controlled), d.Range, wk)
+	},
+	notes: func(d check.QKeyDecoding) []string { return d.Notes },
 }
+
+func runDecodeQKey(o *DecodeOptions) error { return qkeyDecoding.run(o) }

@@ -17,6 +17,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
+
 	"github.com/ibkey/ibkey/internal/check/partconf"
 	"github.com/ibkey/ibkey/internal/exporter"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
@@ -149,7 +151,7 @@ func (o *Options) validate() error {
 		}
 	}
 	if o.LID != "" {
-		if _, err := parseLIDs(o.LID); err != nil {
+		if _, err := cmdutil.ParseLIDList(o.LID); err != nil {
 			return err
 		}
 	}
@@ -168,37 +170,6 @@ func splitHostPort(a string) (string, int, error) {
 	return a[:i], p, nil
 }
 
-// parseLIDs reads "3", "3,5,9", "3-40" or a mix, decimal or 0x hex.
-func parseLIDs(s string) ([]uint16, error) {
-	bad := func(why string) error {
-		return &query.UsageError{Msg: fmt.Sprintf("invalid --lid %q: %s (accepted: a LID 1-49151, a list 3,5,9 or a range 3-40)", s, why)}
-	}
-	var out []uint16
-	seen := map[uint16]bool{}
-	for _, part := range strings.Split(s, ",") {
-		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
-		a, err := mad.ParseLID(lo)
-		if err != nil {
-			return nil, bad(fmt.Sprintf("%q is not a unicast LID", lo))
-		}
-		b := a
-		if isRange {
-			if b, err = mad.ParseLID(hi); err != nil {
-				return nil, bad(fmt.Sprintf("%q is not a unicast LID", hi))
-			}
-			if b < a {
-				return nil, bad(fmt.Sprintf("range %s ends below its start", part))
-			}
-		}
-		for l := int(a); l <= int(b); l++ {
-			if !seen[uint16(l)] {
-				seen[uint16(l)] = true
-				out = append(out, uint16(l))
-			}
-		}
-	}
-	return out, nil
-}
 
 // Run runs the exporter until its context ends (or once).
 func Run(o *Options) error {
@@ -259,7 +230,7 @@ func runFabric(ctx context.Context, o *Options, logger *slog.Logger) error {
 		fopts.Partitions = partconf.Parse(o.Partitions, data)
 	}
 	if o.LID != "" {
-		lids, _ := parseLIDs(o.LID)
+		lids, _ := cmdutil.ParseLIDList(o.LID)
 		for _, l := range lids {
 			fopts.Selectors = append(fopts.Selectors, query.FabricSelector{Addr: mad.LIDAddress(l), AllPorts: true})
 		}
