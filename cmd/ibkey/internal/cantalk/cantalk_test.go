@@ -166,6 +166,9 @@ func TestCanTalkCompletion(t *testing.T) {
 		{[]string{"__complete", "can-talk", "--fabric-file", "../../testdata/fabric/small.json", "node=HcaB,"},
 			[]string{"node=HcaB,port=\n"}, nil},
 		{[]string{"__complete", "--demo", "can-talk", "lid="}, []string{"lid=3\tlocal mlx5_0/1\n"}, nil},
+		// Ports of a partitions.conf.
+		{[]string{"__complete", "--sysfs", "/nonexistent", "can-talk", "--partitions", clusterConf, ""}, []string{"0x0002c90300001002\tin mgmt"}, nil},
+		{[]string{"__complete", "--sysfs", "/nonexistent", "can-talk", "--partitions", clusterConf, "0x0002c90300001002,"}, []string{"0x0002c90300001002,qp=\n"}, nil},
 		{[]string{"__complete", "can-talk", "--sim-node", ""}, nil, []string{"\n:0\n"}},
 		{[]string{"__complete", "can-talk", "--mad-timeout", ""}, []string{"500ms\n", "1s\n"}, nil},
 		{[]string{"__complete", "--demo", "can-talk", "mlx5_0/1", "mlx5_1/1", ""}, nil, []string{"mlx5", "0x"}},

@@ -1,0 +1,85 @@
+package cantalk
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
+	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/lab"
+)
+
+// The lab, through the command: ibsim simulates the partitions lab net (one switch, four
+// HCAs), OpenSM programs it from each lab config of internal/check/partconf, and
+// smpquery reads back the tables (lab.EachPartconfCase). `ibkey can-talk --partitions`
+// must agree, for every pair of HCA ports and every key, with the P_Key rule applied to
+// the programmed tables. `make fabric-test` runs these (-run 'Lab|Fabric').
+
+// keyRule is the P_Key rule on two programmed tables for one 15-bit key: both hold it,
+// and at least one entry is full.
+func keyRule(a, b []check.PKey, key uint16) bool {
+	for _, x := range a {
+		for _, y := range b {
+			if x.Valid() && x.Key() == key && y.Key() == key && (x.IsFull() || y.IsFull()) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// checkCanTalk runs can-talk --partitions for every pair of HCA ports, as whole ports
+// and for every key either table holds, and compares with the P_Key rule.
+func checkCanTalk(t *testing.T, conf string, allowBoth bool, real map[uint64][]check.PKey) {
+	t.Helper()
+	hcas := lab.PartconfHCAs
+	flags := []string{"--partitions", conf, "--sm-guid", check.FormatGUID(hcas[0].GUID), "--table-size", "64"}
+	if allowBoth {
+		flags = append(flags, "--allow-both")
+	}
+	run := func(args ...string) cmdtest.Result {
+		return runIbkey(t, append(append([]string{"can-talk"}, flags...), args...)...)
+	}
+	for i, a := range hcas {
+		for _, b := range hcas[i+1:] {
+			ta, tb := real[a.GUID], real[b.GUID]
+			keys := map[uint16]bool{}
+			for _, v := range append(append([]check.PKey(nil), ta...), tb...) {
+				if v.Valid() {
+					keys[v.Key()] = true
+				}
+			}
+			want := false
+			for k := range keys {
+				want = want || keyRule(ta, tb, k)
+				args := []string{fmt.Sprintf("%s,pkey=0x%04x", check.FormatGUID(a.GUID), k), fmt.Sprintf("guid=%s,pkey=0x%04x", check.FormatGUID(b.GUID), k)}
+				r := run(args...)
+				if got := r.Code == 0; got != keyRule(ta, tb, k) || (r.Code != 0 && r.Code != 1) {
+					t.Errorf("ibkey can-talk %s %s: exit %d, P_Key rule on the programmed tables %v / %v says %v\n%s%s", strings.Join(flags, " "), strings.Join(args, " "), r.Code, ta, tb, keyRule(ta, tb, k), r.Stdout, r.Stderr)
+				}
+			}
+			args := []string{check.FormatGUID(a.GUID), check.FormatGUID(b.GUID)}
+			r := run(args...)
+			if got := r.Code == 0; got != want || (r.Code != 0 && r.Code != 1) {
+				t.Errorf("ibkey can-talk %s %s: exit %d, P_Key rule on the programmed tables says %v\n%s%s", strings.Join(flags, " "), strings.Join(args, " "), r.Code, want, r.Stdout, r.Stderr)
+			}
+		}
+	}
+}
+
+// TestLabCanTalkPartitions: one ibsim and one OpenSM run per config, then a
+// reconfiguration (reconf-a.conf, then reconf-b.conf on the same fabric): can-talk
+// --partitions against the P_Key rule on the tables OpenSM programmed. (partitions
+// show and check against the same runs: cmd/ibkey/internal/partitions.)
+func TestLabCanTalkPartitions(t *testing.T) {
+	lab.EachPartconfCase(t, func(t *testing.T, c lab.PartconfCase, _ *lab.Lab, tables map[uint64][]check.PKey) {
+		checkCanTalk(t, c.File(), c.AllowBoth, tables)
+	})
+	t.Run("reconfiguration", func(t *testing.T) {
+		l := lab.StartPartconf(t)
+		for _, conf := range []string{reconfAConf, reconfBConf} {
+			checkCanTalk(t, conf, false, l.ProgramFile(t, conf, false))
+		}
+	})
+}
