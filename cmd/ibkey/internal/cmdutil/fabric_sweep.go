@@ -108,7 +108,12 @@ func (s *FabricSweep) Sweep(ctx context.Context, n *Notices, noTables bool, fn f
 			n.Warn(fmt.Sprintf("closing %s: %v", fab.Via, cerr))
 		}
 	}()
-	f, err := query.Sweep(sctx, fab.T, query.SweepOptions{NoTables: noTables, Source: fab.Via})
+	// Progress on stderr while sweeping, when a person watches it (NewSweepProgress),
+	// erased before anything else is printed.
+	format, _ := s.MAD.f.Format()
+	progress := NewSweepProgress(s.MAD.f.IOStreams, format)
+	f, err := query.Sweep(sctx, fab.T, query.SweepOptions{NoTables: noTables, Source: fab.Via, Progress: progress.Option()})
+	progress.Done()
 	if f == nil {
 		if expired(sctx) && ctx.Err() == nil {
 			fmt.Fprintf(n.w, "ibkey: --timeout %v expired before anything was read: %v (via %s)\n", s.Timeout, err, fab.Via)
