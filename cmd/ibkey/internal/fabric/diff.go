@@ -44,7 +44,8 @@ Exit codes, as diff(1): 0 no differences; 1 differences; 2 bad usage or a file t
 not a fabric file (named); 3 (B swept now) no fabric access; 4 (B swept now) a partial
 sweep: changes in what was not read are not seen.
 
-JSON (-o json): {"a","b","same","changes":[{"kind","ports":[{"node_guid","port","node"}],
+JSON (-o json), schema schemas/fabric-diff.schema.json: {"schema_version":1,"a","b","same",
+"changes":[{"kind","ports":[{"node_guid","port","node_desc"}],
 "field"?,"before"?,"after"?,"message"}]}.`,
 		Example: `  ibkey fabric diff monday.json tuesday.json
   ibkey fabric diff fabric.json --ibsim
@@ -93,11 +94,12 @@ func runDiff(o *DiffOptions) error {
 				changes = []check.Change{}
 			}
 			if err := cmdutil.WriteJSON(o.IO.Out, struct {
-				A       string         `json:"a"`
-				B       string         `json:"b"`
-				Same    bool           `json:"same"`
-				Changes []check.Change `json:"changes"`
-			}{o.A, bName, len(changes) == 0, changes}); err != nil {
+				Schema  cmdutil.SchemaVersion `json:"schema_version"`
+				A       string                `json:"a"`
+				B       string                `json:"b"`
+				Same    bool                  `json:"same"`
+				Changes []check.Change        `json:"changes"`
+			}{cmdutil.SchemaVersion{}, o.A, bName, len(changes) == 0, changes}); err != nil {
 				return err
 			}
 		} else {

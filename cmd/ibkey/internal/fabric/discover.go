@@ -37,7 +37,8 @@ cable: NODE TYPE NODE_GUID PORT PORT_GUID LID STATE PEER, a table on a terminal 
 plain columns otherwise; a summary goes to stderr. A switch's external ports have no
 GUID or LID of their own (the switch's are on port 0).
 
-JSON (-o json) is the fabric file: {"format":"ibkey-fabric","version":1,"source",
+JSON (-o json) is the fabric file, schema schemas/fabric-file.schema.json (its "version"
+is its schema version): {"format":"ibkey-fabric","version":1,"source",
 "swept_at","duration_ms","local":{"node_guid","port"},"incomplete"?,
 "nodes":[{"node_guid","type" (ca|switch|router),"description","system_image_guid",
 "vendor_id","device_id","num_ports","partition_cap","partition_enforcement_cap"?,

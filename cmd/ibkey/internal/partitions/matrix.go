@@ -50,10 +50,17 @@ reach nobody except through the default partition.
 Exit codes: 0; 2 bad usage or a file that cannot be read; 4 what OpenSM does with
 the file cannot be predicted (the matrix of the file as written is printed).
 
-JSON (-o json): {"file","rejected","uncertain"?,"mode":"grid"|"summary","ports":[GUID],
+Plain output (-o plain; the default when stdout is not a terminal): sections separated
+by one blank line; each starts with a title line (notes after it indented by two
+spaces), then a header line of column names and one record per line, fields separated
+by spaces (a space inside a field is written _). The summary's isolation groups are
+indented text (the JSON lists them whole). For one document to parse, use
+-o json.
+
+JSON (-o json), schema schemas/partitions-matrix.schema.json: {"schema_version":1,"file","rejected","uncertain"?,"mode":"grid"|"summary","ports":[GUID],
 "pairs"?:[{"a","b","can_talk","partitions","limited_only"}] (grid only),
 "summary":{"partitions":[{"key","name","full","limited","pairs"}],
-"ports":[{"guid","reaches"}],"groups":[[GUID]],"groups_without_default":[[GUID]],
+"ports":[{"port_guid","reaches"}],"groups":[[GUID]],"groups_without_default":[[GUID]],
 "only_default":[GUID]}}. Groups of one port are left out.`, gridMax),
 		Example: `  ibkey partitions matrix partitions.conf
   ibkey partitions matrix partitions.conf --summary
@@ -96,8 +103,8 @@ type partitionReachJSON struct {
 }
 
 type portReachJSON struct {
-	GUID    string   `json:"guid"`
-	Reaches []string `json:"reaches"`
+	PortGUID string   `json:"port_guid"`
+	Reaches  []string `json:"reaches"`
 }
 
 type summaryJSON struct {
@@ -109,13 +116,14 @@ type summaryJSON struct {
 }
 
 type matrixJSON struct {
-	File      string      `json:"file"`
-	Rejected  bool        `json:"rejected"`
-	Uncertain string      `json:"uncertain,omitempty"`
-	Mode      string      `json:"mode"`
-	Ports     []string    `json:"ports"`
-	Pairs     []pairJSON  `json:"pairs,omitempty"`
-	Summary   summaryJSON `json:"summary"`
+	Schema    cmdutil.SchemaVersion `json:"schema_version"`
+	File      string                `json:"file"`
+	Rejected  bool                  `json:"rejected"`
+	Uncertain string                `json:"uncertain,omitempty"`
+	Mode      string                `json:"mode"`
+	Ports     []string              `json:"ports"`
+	Pairs     []pairJSON            `json:"pairs,omitempty"`
+	Summary   summaryJSON           `json:"summary"`
 }
 
 // matrix is what `partitions matrix` prints, as values.
@@ -244,7 +252,7 @@ func (x matrix) gridText(w io.Writer, f cmdutil.Format) error {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Who can talk: Y yes, in these partitions (the default partition 0x7fff only when no other works),")
-	fmt.Fprintln(w, "N no; (limited K) partitions they share where both are limited members:")
+	fmt.Fprintln(w, "  N no; (limited K) partitions they share where both are limited members:")
 	n := len(x.m.Ports)
 	cells := make([][]string, n)
 	for i := range cells {

@@ -67,11 +67,17 @@ what it does with the file as written is shown, stderr says so, and the exit is 
 Exit codes: 0; 2 bad usage or a file that cannot be read; 4 OpenSM's outcome cannot be
 predicted.
 
-JSON (-o json): {"file","rejected","uncertain"?,"applied":"file"|"opensm_default",
+Plain output (-o plain; the default when stdout is not a terminal): sections separated
+by one blank line; each starts with a title line (notes after it indented by two
+spaces), then a header line of column names and one record per line, fields separated
+by spaces (a space inside a field is written _). For one document to parse, use
+-o json.
+
+JSON (-o json), schema schemas/partitions-show.schema.json: {"schema_version":1,"file","rejected","uncertain"?,"applied":"file"|"opensm_default",
 "previous"?,"allow_both","sm_guid","table_size","partitions":[{"key","name","flags",
-"ipoib","defined_at","members":[{"member","kind","rule","membership","at"}],
-"groups":[{"mgid","q_key","mtu","rate","sl","scope","broadcast","at"}]}],
-"ports":[{"guid","type" (ca|router),"in_file","sm","table_size","entries":[{"index","pkey","key",
+"ipoib","defined_at","members":[{"member","kind","rule","membership","written_membership"?,"at"}],
+"groups":[{"mgid","qkey","mtu","rate","sl","scope","broadcast","at"}]}],
+"ports":[{"port_guid","type" (ca|router),"in_file","sm","table_size","entries":[{"index","pkey","key",
 "membership","valid","partition","decided_by","at","hole"?,"before"?,"kept"?}],
 "dropped":[{"pkey","membership","partition","decided_by","at"}]}]}.`,
 		Example: `  ibkey partitions show partitions.conf
@@ -106,12 +112,15 @@ type memberJSON struct {
 	Kind       string `json:"kind"`
 	Rule       string `json:"rule"`
 	Membership string `json:"membership"`
-	At         string `json:"at"`
+	// Written is the membership as written when OpenSM applies another: "both"
+	// without allow_both_pkeys (-W) gives a full entry only.
+	Written string `json:"written_membership,omitempty"`
+	At      string `json:"at"`
 }
 
 type groupJSON struct {
 	MGID      string `json:"mgid"`
-	QKey      string `json:"q_key"`
+	QKey      string `json:"qkey"`
 	MTU       int    `json:"mtu"`
 	Rate      int    `json:"rate"`
 	SL        int    `json:"sl"`
@@ -153,7 +162,7 @@ type droppedJSON struct {
 }
 
 type portTableJSON struct {
-	GUID      string           `json:"guid"`
+	PortGUID  string           `json:"port_guid"`
 	Type      string           `json:"type"`
 	InFile    bool             `json:"in_file"`
 	SM        bool             `json:"sm"`
@@ -163,16 +172,17 @@ type portTableJSON struct {
 }
 
 type showJSON struct {
-	File       string          `json:"file"`
-	Rejected   bool            `json:"rejected"`
-	Uncertain  string          `json:"uncertain,omitempty"`
-	Applied    string          `json:"applied"`
-	Previous   string          `json:"previous,omitempty"`
-	AllowBoth  bool            `json:"allow_both"`
-	SMGUID     *string         `json:"sm_guid"`
-	TableSize  int             `json:"table_size"`
-	Partitions []partitionJSON `json:"partitions"`
-	Ports      []portTableJSON `json:"ports"`
+	Schema     cmdutil.SchemaVersion `json:"schema_version"`
+	File       string                `json:"file"`
+	Rejected   bool                  `json:"rejected"`
+	Uncertain  string                `json:"uncertain,omitempty"`
+	Applied    string                `json:"applied"`
+	Previous   string                `json:"previous,omitempty"`
+	AllowBoth  bool                  `json:"allow_both"`
+	SMGUID     *string               `json:"sm_guid"`
+	TableSize  int                   `json:"table_size"`
+	Partitions []partitionJSON       `json:"partitions"`
+	Ports      []portTableJSON       `json:"ports"`
 }
 
 // show is what `partitions show` prints, as values.
@@ -334,8 +344,12 @@ func (s show) json() showJSON {
 			pj.DefinedAt = append(pj.DefinedAt, posText(d.Pos, p.Config))
 		}
 		for _, m := range part.Members {
-			pj.Members = append(pj.Members, memberJSON{Member: m.Text, Kind: m.Kind.String(), Rule: memberRule(m, p.Options.SMGUID),
-				Membership: effectiveMembership(m, p.Options.AllowBoth), At: posText(m.Pos, p.Config)})
+			mj := memberJSON{Member: m.Text, Kind: m.Kind.String(), Rule: memberRule(m, p.Options.SMGUID),
+				Membership: m.Membership.String(), At: posText(m.Pos, p.Config)}
+			if m.Membership == partconf.FlagBoth && !p.Options.AllowBoth {
+				mj.Membership, mj.Written = partconf.FlagFull.String(), mj.Membership
+			}
+			pj.Members = append(pj.Members, mj)
 		}
 		for _, g := range part.Groups {
 			pj.Groups = append(pj.Groups, groupJSON{MGID: g.MGID.String(), QKey: fmt.Sprintf("0x%08x", g.QKey), MTU: int(g.MTU), Rate: int(g.Rate),
@@ -344,7 +358,7 @@ func (s show) json() showJSON {
 		out.Partitions = append(out.Partitions, pj)
 	}
 	for _, t := range s.tables {
-		pj := portTableJSON{GUID: check.FormatGUID(t.Port.GUID), Type: string(nodeType(t.Port.Type)), InFile: t.InFile, SM: t.SM,
+		pj := portTableJSON{PortGUID: check.FormatGUID(t.Port.GUID), Type: string(nodeType(t.Port.Type)), InFile: t.InFile, SM: t.SM,
 			TableSize: p.Options.TableSize, Entries: []tableEntryJSON{}, Dropped: []droppedJSON{}}
 		for _, sl := range t.Slots {
 			ej := tableEntryJSON{Index: sl.Index, PKey: "0x0000", Key: "0x0000"}
