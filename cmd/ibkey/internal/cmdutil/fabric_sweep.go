@@ -21,6 +21,11 @@ type FabricSweep struct {
 	MAD     *MADFlags
 	File    string        // --fabric-file
 	Timeout time.Duration // --timeout
+	// NodeNameMap is --node-name-map: the fabric's nodes are renamed from it before
+	// the command sees the fabric, unless RawNames (a fabric file being written keeps
+	// the NodeDescriptions as read).
+	NodeNameMap string
+	RawNames    bool
 }
 
 // timeoutUsage is --timeout's help: what happens when it expires.
@@ -32,7 +37,16 @@ func AddFabricSweepFlags(c *cobra.Command, f *Factory) *FabricSweep {
 	c.Flags().StringVar(&s.File, "fabric-file", "", "read a saved sweep from `FILE` (ibkey fabric discover -o json > FILE) instead of sweeping the fabric")
 	_ = c.MarkFlagFilename("fabric-file", "json")
 	s.AddTimeoutFlag(c, timeoutUsage)
+	AddNodeNameMapFlag(c, &s.NodeNameMap)
 	return s
+}
+
+// Names reads --node-name-map (nil when not given).
+func (s *FabricSweep) Names() (*NodeNameMap, error) {
+	if s.NodeNameMap == "" {
+		return nil, nil
+	}
+	return ReadNodeNameMap(s.NodeNameMap)
 }
 
 // AddTimeoutFlag adds --timeout alone (fabric diff: its files are given as arguments).
@@ -57,6 +71,15 @@ func (s *FabricSweep) Validate() error {
 // tables passes needTables: then tables missing from a saved sweep (made with
 // --no-tables) are gaps too.
 func (s *FabricSweep) Load(ctx context.Context, n *Notices, noTables, needTables bool, fn func(f *check.Fabric) error) error {
+	// The map is read first: a bad one is reported before a sweep is run.
+	names, err := s.Names()
+	if err != nil {
+		return err
+	}
+	if !s.RawNames {
+		inner := fn
+		fn = func(f *check.Fabric) error { names.Rename(f); return inner(f) }
+	}
 	if s.File != "" {
 		f, err := ReadFabricFile(s.File)
 		if err != nil {

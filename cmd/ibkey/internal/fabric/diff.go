@@ -34,7 +34,9 @@ now when B is not given: nodes added or gone, links added or gone, port changes 
 LID, port GUID, enforcement), P_Key entries added, removed or moved to another index
 (a QP holding the old index then uses another entry), tables resized or no longer
 readable. Nodes are matched by node GUID, ports by number; P_Key violation counters,
-the SM's LID and the sweeps' own times are not compared.
+the SM's LID and the sweeps' own times are not compared. With --node-name-map, both
+sides are named from the map, so the NodeDescription of a node the map names is not
+compared.
 
 One line per change: KIND: MESSAGE, in node GUID and port order; kinds: node-added,
 node-removed, node-changed, link-added, link-removed, port-changed, pkey-added,
@@ -70,16 +72,24 @@ JSON (-o json), schema schemas/fabric-diff.schema.json: {"schema_version":1,"a",
 	}
 	o.Source = &cmdutil.FabricSweep{MAD: cmdutil.AddMADFlags(c, f)}
 	o.Source.AddTimeoutFlag(c, "with one file: stop sweeping this long after the command started and compare what was read (a partial sweep, exit 4)")
+	cmdutil.AddNodeNameMapFlag(c, &o.Source.NodeNameMap)
 	return c
 }
 
 func runDiff(o *DiffOptions) error {
+	names, err := o.Source.Names()
+	if err != nil {
+		return err
+	}
 	a, err := cmdutil.ReadFabricFile(o.A)
 	if err != nil {
 		return err
 	}
 	compare := func(b *check.Fabric, bName string) error {
 		n := o.Notices
+		// Both sides get the map's names, so a mapped node is not "changed" by it.
+		names.Rename(a)
+		names.Rename(b)
 		for _, x := range []struct {
 			name string
 			f    *check.Fabric
