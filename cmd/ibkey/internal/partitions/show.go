@@ -77,7 +77,7 @@ JSON (-o json), schema schemas/partitions-show.schema.json: {"schema_version":1,
 "previous"?,"allow_both","sm_guid","table_size","partitions":[{"key","name","flags",
 "ipoib","defined_at","members":[{"member","kind","rule","membership","written_membership"?,"at"}],
 "groups":[{"mgid","qkey","mtu","rate","sl","scope","broadcast","at"}]}],
-"ports":[{"port_guid","type" (ca|router),"in_file","sm","table_size","entries":[{"index","pkey","key",
+"ports":[{"port_guid","node_desc"? (--fabric-file),"type" (ca|router),"in_file","sm","table_size","entries":[{"index","pkey","key",
 "membership","valid","partition","decided_by","at","hole"?,"before"?,"kept"?}],
 "dropped":[{"pkey","membership","partition","decided_by","at"}]}]}.`,
 		Example: `  ibkey partitions show partitions.conf
@@ -163,6 +163,7 @@ type droppedJSON struct {
 
 type portTableJSON struct {
 	PortGUID  string           `json:"port_guid"`
+	NodeDesc  *string          `json:"node_desc,omitempty"` // --fabric-file, a port it holds
 	Type      string           `json:"type"`
 	InFile    bool             `json:"in_file"`
 	SM        bool             `json:"sm"`
@@ -191,6 +192,7 @@ type show struct {
 	applied  *partconf.Config // the configuration OpenSM programs (the fallback when rejected)
 	tables   []query.PortTable
 	previous string
+	names    map[uint64]string // --fabric-file: port GUID to its node's name
 }
 
 func runShow(o *ShowOptions) error {
@@ -198,7 +200,7 @@ func runShow(o *ShowOptions) error {
 	if err != nil {
 		return err
 	}
-	types, err := o.Types.types()
+	types, names, err := o.Types.types()
 	if err != nil {
 		return err
 	}
@@ -223,7 +225,7 @@ func runShow(o *ShowOptions) error {
 		}
 	}
 	m := partconf.NewModel(p.Config, ports, p.Options)
-	s := show{p: p, applied: m.Config, tables: p.PortTables(m, prev), previous: o.Previous}
+	s := show{p: p, applied: m.Config, tables: p.PortTables(m, prev), previous: o.Previous, names: names}
 	if p.Config.Rejected {
 		o.Notices.Warn(rejectedWarning(p.Config))
 	}
@@ -360,6 +362,9 @@ func (s show) json() showJSON {
 	for _, t := range s.tables {
 		pj := portTableJSON{PortGUID: check.FormatGUID(t.Port.GUID), Type: string(nodeType(t.Port.Type)), InFile: t.InFile, SM: t.SM,
 			TableSize: p.Options.TableSize, Entries: []tableEntryJSON{}, Dropped: []droppedJSON{}}
+		if name, ok := s.names[t.Port.GUID]; ok {
+			pj.NodeDesc = &name
+		}
 		for _, sl := range t.Slots {
 			ej := tableEntryJSON{Index: sl.Index, PKey: "0x0000", Key: "0x0000"}
 			if e := sl.Entry; e != nil {
@@ -445,8 +450,17 @@ func (s show) text(w io.Writer, f cmdutil.Format) error {
 	}
 	fmt.Fprintf(w, "P_Key tables (%s):\n", order)
 	tg := cmdutil.Grid{Header: []string{"PORT", "INDEX", "PKEY", "MEMBERSHIP", "PARTITION", "DECIDED_BY", "AT", "NOTES"}}
+	if s.names != nil {
+		tg.Header = append([]string{"PORT", "NODE"}, tg.Header[1:]...)
+	}
 	for _, t := range s.tables {
 		guid := check.FormatGUID(t.Port.GUID)
+		add := func(cells ...string) {
+			if s.names != nil {
+				cells = append([]string{cells[0], nodeCell(s.names, t.Port.GUID)}, cells[1:]...)
+			}
+			tg.Add(cells...)
+		}
 		var portNotes []string
 		if t.SM {
 			portNotes = append(portNotes, "SM port (SELF)")
@@ -482,14 +496,14 @@ func (s show) text(w io.Writer, f cmdutil.Format) error {
 				extra = append(extra, "replaces "+sl.Before.String())
 			}
 			if e == nil {
-				tg.Add(guid, strconv.Itoa(sl.Index), "0x0000", "", "", "", "", note(extra...))
+				add(guid, strconv.Itoa(sl.Index), "0x0000", "", "", "", "", note(extra...))
 				continue
 			}
-			tg.Add(guid, strconv.Itoa(sl.Index), e.PKey.String(), e.PKey.Membership().String(), e.PKey.KeyString()+" "+e.Partition.Name,
+			add(guid, strconv.Itoa(sl.Index), e.PKey.String(), e.PKey.Membership().String(), e.PKey.KeyString()+" "+e.Partition.Name,
 				e.DecidedBy.Text, posText(e.DecidedBy.Pos, p.Config), note(extra...))
 		}
 		for _, d := range t.Dropped {
-			tg.Add(guid, "", d.PKey.String(), d.PKey.Membership().String(), d.Partition.Name, d.DecidedBy.Text, posText(d.DecidedBy.Pos, p.Config),
+			add(guid, "", d.PKey.String(), d.PKey.Membership().String(), d.Partition.Name, d.DecidedBy.Text, posText(d.DecidedBy.Pos, p.Config),
 				note(fmt.Sprintf("DROPPED: the table holds %d entries", p.Options.TableSize)))
 		}
 	}
