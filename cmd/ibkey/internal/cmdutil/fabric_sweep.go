@@ -76,9 +76,19 @@ func (s *FabricSweep) Load(ctx context.Context, n *Notices, noTables, needTables
 	if err != nil {
 		return err
 	}
-	if !s.RawNames {
-		inner := fn
-		fn = func(f *check.Fabric) error { names.Rename(f); return inner(f) }
+	// Node descriptions are named from the map and sanitised (SanitizeText) before the
+	// command prints anything made from them; a fabric file being written keeps them as
+	// read, and is sanitised only after, for the notes on stderr.
+	inner := fn
+	fn = func(f *check.Fabric) error {
+		if s.RawNames {
+			err := inner(f)
+			SanitizeFabric(f)
+			return err
+		}
+		names.Rename(f)
+		SanitizeFabric(f)
+		return inner(f)
 	}
 	if s.File != "" {
 		f, err := ReadFabricFile(s.File)

@@ -20,8 +20,10 @@ import "fmt"
 //   - pkey is a 16-bit P_Key table value ("0x8001"); key is a 15-bit partition key
 //     ("0x0001"); qkey is a Q_Key ("0x80010000"); membership is "full" or "limited"
 //     ("both" where a port holds both entries of a key).
-//   - node_desc is a node's NodeDescription (IBA 14.2.5.2) as read, or as renamed by
-//     --node-name-map. The one exception is the fabric file (fabric discover -o json):
+//   - node_desc is a node's NodeDescription (IBA 14.2.5.2), or its --node-name-map
+//     name, passed through SanitizeText (terminal controls written as \xNN escapes,
+//     so a script printing it is safe too). The one exception is the fabric file
+//     (fabric discover -o json), which keeps the bytes as read:
 //     its node objects say "description", and it carries "format": "ibkey-fabric" and
 //     "version" instead of schema_version, because --fabric-file reads it back and
 //     files already saved must stay readable (renaming is a version 2 of that file).

@@ -101,6 +101,7 @@ func (p PortTypes) types() (map[uint64]partconf.NodeType, map[uint64]string, err
 			return nil, nil, err
 		}
 		nm.Rename(f)
+		cmdutil.SanitizeFabric(f)
 		names = map[uint64]string{}
 		for _, n := range f.Nodes {
 			for _, port := range n.Ports {
