@@ -33,8 +33,12 @@ import "fmt"
 //     error. valid_pkeys of a table not read is null, not 0.
 //   - severity is "error" or "warning"; rule is a stable kebab-case identifier;
 //     message says what is wrong and action what to do about it.
-//   - Times are RFC 3339 strings named *_at (swept_at); durations are numbers named
-//     *_ms.
+//   - Times are RFC 3339 strings named *_at (swept_at); durations are numbers whose
+//     name ends in their unit (duration_ms, interval_s).
+//   - A command's schema is schemas/<command path joined by ->.schema.json
+//     (fabric-pkeys.schema.json; a mode with another shape gets its own:
+//     fabric-pkeys-key.schema.json); its tests validate every JSON output through
+//     cmdutil/jsonschematest (Output in the test runner, Goldens over testdata).
 //   - File positions are "FILE:LINE:COLUMN" strings named at / defined_at, or file,
 //     line and column members.
 
