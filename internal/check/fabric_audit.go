@@ -48,7 +48,7 @@ const (
 // FindingPort is a port a finding is about, with its node's description for people.
 type FindingPort struct {
 	PortID
-	Description string `json:"node"`
+	Description string `json:"node_desc"`
 }
 
 // Finding is one result of a rule: what is wrong, where, and what to do. It is the one

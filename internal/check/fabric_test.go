@@ -164,7 +164,7 @@ func TestFindingJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := `[{"severity":"error","rule":"hca-key-not-on-switch","ports":[{"node_guid":"0x00000000000000a0","port":1,"node":"HcaA"},{"node_guid":"0x0000000000000050","port":1,"node":"S"}],"message":`
+	want := `[{"severity":"error","rule":"hca-key-not-on-switch","ports":[{"node_guid":"0x00000000000000a0","port":1,"node_desc":"HcaA"},{"node_guid":"0x0000000000000050","port":1,"node_desc":"S"}],"message":`
 	if !strings.HasPrefix(string(b), want) || !strings.Contains(string(b), `"action":"have the Subnet Manager`) || !strings.HasSuffix(string(b), `"pkeys":["0x8001"]}]`) {
 		t.Errorf("finding JSON:\n%s", b)
 	}

@@ -182,6 +182,8 @@ func ResolveEndpointsFrom(src EndpointSources, specs ...check.EndpointSpec) ([]R
 				return nil, err
 			}
 			placeSwept(&e, f, n, p, src.PortRules)
+			// A port of the fabric: its device is not known from here.
+			e.QKeyRule, e.QKeyRuleReason = check.QKeyRuleFor(check.QKeyDevice{Name: labels[i]})
 			r.Endpoint, r.View = e, v
 			out[i] = r
 			continue

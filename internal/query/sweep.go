@@ -25,6 +25,11 @@ type SweepOptions struct {
 	Source string
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// Progress, when set, is called with a snapshot of the sweep from another
+	// goroutine: once when the sweep starts, then every ProgressEvery (default 100ms),
+	// never after Sweep returns. The sweep only counts (SweepProgress).
+	Progress      func(SweepProgress)
+	ProgressEvery time.Duration
 }
 
 // Sweep discovers the subnet from the transport's local port by directed route, as
@@ -55,6 +60,7 @@ func Sweep(ctx context.Context, t mad.Transport, opts SweepOptions) (*check.Fabr
 	}
 	start := opts.Now()
 	s := &sweeper{t: t, opts: opts, nodes: map[check.GUID]*sweepNode{}}
+	defer s.startProgress(ctx, start)()
 	local, err := mad.GetNodeInfo(ctx, t, mad.DirectedRoute())
 	if err != nil {
 		return nil, fmt.Errorf("sweep: reading the local node: %w", err)
@@ -102,6 +108,8 @@ type sweeper struct {
 	nodes       map[check.GUID]*sweepNode
 	order       []*sweepNode
 	unreachable []check.Unreachable
+
+	count sweepCounters // for opts.Progress
 }
 
 type sweepNode struct {
@@ -151,6 +159,7 @@ func (s *sweeper) addNode(ni mad.NodeInfo, path []uint8) *sweepNode {
 	}
 	s.nodes[n.node.GUID] = n
 	s.order = append(s.order, n)
+	s.count.nodes.Add(1)
 	return n
 }
 
@@ -235,7 +244,7 @@ func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, visits [
 		}
 		reads = append(reads, portRead{n: v.n, i: slices.Index(v.n.node.Ports, p), path: v.path, visit: true, call: add(v.path, mad.AttrPortInfo, uint32(v.port))})
 	}
-	mad.Exchange(ctx, s.t, calls)
+	s.exchange(ctx, calls)
 
 	byNode := make(map[*sweepNode]*levelNode, len(nodes))
 	for k := range nodes {
@@ -331,7 +340,7 @@ func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, visits [
 		tables = append(tables, tableRead{p: p, start: len(tcalls), end: len(tcalls) + len(tc)})
 		tcalls = append(tcalls, tc...)
 	}
-	mad.Exchange(ctx, s.t, tcalls)
+	s.exchange(ctx, tcalls)
 	for _, tr := range tables {
 		t, err := mad.PKeyTableFromCalls(tcalls[tr.start:tr.end], uint8(tr.p.Num), tr.p.TableSize)
 		if err != nil {
@@ -366,7 +375,7 @@ func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, visits [
 			pcalls = append(pcalls, mad.Call{Req: mad.Request{Addr: mad.Address{Directed: true, Path: path}, Class: mad.ClassSubnLID, Method: mad.MethodGet, Attr: mad.AttrNodeInfo}})
 		}
 	}
-	mad.Exchange(ctx, s.t, pcalls)
+	s.exchange(ctx, pcalls)
 	for i := range probes {
 		if err := pcalls[i].Err; err != nil {
 			probes[i].err = err

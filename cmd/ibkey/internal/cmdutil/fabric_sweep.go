@@ -21,6 +21,11 @@ type FabricSweep struct {
 	MAD     *MADFlags
 	File    string        // --fabric-file
 	Timeout time.Duration // --timeout
+	// NodeNameMap is --node-name-map: the fabric's nodes are renamed from it before
+	// the command sees the fabric, unless RawNames (a fabric file being written keeps
+	// the NodeDescriptions as read).
+	NodeNameMap string
+	RawNames    bool
 }
 
 // timeoutUsage is --timeout's help: what happens when it expires.
@@ -32,7 +37,16 @@ func AddFabricSweepFlags(c *cobra.Command, f *Factory) *FabricSweep {
 	c.Flags().StringVar(&s.File, "fabric-file", "", "read a saved sweep from `FILE` (ibkey fabric discover -o json > FILE) instead of sweeping the fabric")
 	_ = c.MarkFlagFilename("fabric-file", "json")
 	s.AddTimeoutFlag(c, timeoutUsage)
+	AddNodeNameMapFlag(c, &s.NodeNameMap)
 	return s
+}
+
+// Names reads --node-name-map (nil when not given).
+func (s *FabricSweep) Names() (*NodeNameMap, error) {
+	if s.NodeNameMap == "" {
+		return nil, nil
+	}
+	return ReadNodeNameMap(s.NodeNameMap)
 }
 
 // AddTimeoutFlag adds --timeout alone (fabric diff: its files are given as arguments).
@@ -57,6 +71,25 @@ func (s *FabricSweep) Validate() error {
 // tables passes needTables: then tables missing from a saved sweep (made with
 // --no-tables) are gaps too.
 func (s *FabricSweep) Load(ctx context.Context, n *Notices, noTables, needTables bool, fn func(f *check.Fabric) error) error {
+	// The map is read first: a bad one is reported before a sweep is run.
+	names, err := s.Names()
+	if err != nil {
+		return err
+	}
+	// Node descriptions are named from the map and sanitised (SanitizeText) before the
+	// command prints anything made from them; a fabric file being written keeps them as
+	// read, and is sanitised only after, for the notes on stderr.
+	inner := fn
+	fn = func(f *check.Fabric) error {
+		if s.RawNames {
+			err := inner(f)
+			SanitizeFabric(f)
+			return err
+		}
+		names.Rename(f)
+		SanitizeFabric(f)
+		return inner(f)
+	}
 	if s.File != "" {
 		f, err := ReadFabricFile(s.File)
 		if err != nil {
@@ -108,7 +141,12 @@ func (s *FabricSweep) Sweep(ctx context.Context, n *Notices, noTables bool, fn f
 			n.Warn(fmt.Sprintf("closing %s: %v", fab.Via, cerr))
 		}
 	}()
-	f, err := query.Sweep(sctx, fab.T, query.SweepOptions{NoTables: noTables, Source: fab.Via})
+	// Progress on stderr while sweeping, when a person watches it (NewSweepProgress),
+	// erased before anything else is printed.
+	format, _ := s.MAD.f.Format()
+	progress := NewSweepProgress(s.MAD.f.IOStreams, format)
+	f, err := query.Sweep(sctx, fab.T, query.SweepOptions{NoTables: noTables, Source: fab.Via, Progress: progress.Option()})
+	progress.Done()
 	if f == nil {
 		if expired(sctx) && ctx.Err() == nil {
 			fmt.Fprintf(n.w, "ibkey: --timeout %v expired before anything was read: %v (via %s)\n", s.Timeout, err, fab.Via)

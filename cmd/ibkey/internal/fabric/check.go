@@ -64,8 +64,8 @@ partial sweep, or a saved one without tables (--no-tables): findings printed fir
 what was not read is not checked and is named on stderr; 4 also when what OpenSM does
 with the --partitions file cannot be predicted.
 
-JSON (-o json): {"source","partitions","findings":[{"severity","rule","ports":
-[{"node_guid","port","node"}],"pkeys":[],"message","action"}],"errors","warnings"}.`,
+JSON (-o json), schema schemas/fabric-check.schema.json: {"schema_version":1,"source",
+"partitions_file","findings":[{"severity","rule","ports":[{"node_guid","port","node_desc"}],"pkeys":[],"message","action"}],"errors","warnings"}.`,
 		Example: `  ibkey fabric check --ibsim
   ibkey fabric check --partitions /etc/opensm/partitions.conf --strict
   ibkey fabric check --fabric-file fabric.json -o json`,
@@ -183,12 +183,13 @@ func runCheck(o *CheckOptions) error {
 				file = &o.Partitions
 			}
 			if err := cmdutil.WriteJSON(o.IO.Out, struct {
-				Source     string          `json:"source"`
-				Partitions *string         `json:"partitions"`
-				Findings   []check.Finding `json:"findings"`
-				Errors     int             `json:"errors"`
-				Warnings   int             `json:"warnings"`
-			}{fab.Source, file, findings, errs, warns}); err != nil {
+				Schema     cmdutil.SchemaVersion `json:"schema_version"`
+				Source     string                `json:"source"`
+				Partitions *string               `json:"partitions_file"` // null: no --partitions
+				Findings   []check.Finding       `json:"findings"`
+				Errors     int                   `json:"errors"`
+				Warnings   int                   `json:"warnings"`
+			}{cmdutil.SchemaVersion{}, fab.Source, file, findings, errs, warns}); err != nil {
 				return err
 			}
 		} else {

@@ -34,7 +34,9 @@ now when B is not given: nodes added or gone, links added or gone, port changes 
 LID, port GUID, enforcement), P_Key entries added, removed or moved to another index
 (a QP holding the old index then uses another entry), tables resized or no longer
 readable. Nodes are matched by node GUID, ports by number; P_Key violation counters,
-the SM's LID and the sweeps' own times are not compared.
+the SM's LID and the sweeps' own times are not compared. With --node-name-map, both
+sides are named from the map, so the NodeDescription of a node the map names is not
+compared.
 
 One line per change: KIND: MESSAGE, in node GUID and port order; kinds: node-added,
 node-removed, node-changed, link-added, link-removed, port-changed, pkey-added,
@@ -44,7 +46,8 @@ Exit codes, as diff(1): 0 no differences; 1 differences; 2 bad usage or a file t
 not a fabric file (named); 3 (B swept now) no fabric access; 4 (B swept now) a partial
 sweep: changes in what was not read are not seen.
 
-JSON (-o json): {"a","b","same","changes":[{"kind","ports":[{"node_guid","port","node"}],
+JSON (-o json), schema schemas/fabric-diff.schema.json: {"schema_version":1,"a","b","same",
+"changes":[{"kind","ports":[{"node_guid","port","node_desc"}],
 "field"?,"before"?,"after"?,"message"}]}.`,
 		Example: `  ibkey fabric diff monday.json tuesday.json
   ibkey fabric diff fabric.json --ibsim
@@ -69,16 +72,26 @@ JSON (-o json): {"a","b","same","changes":[{"kind","ports":[{"node_guid","port",
 	}
 	o.Source = &cmdutil.FabricSweep{MAD: cmdutil.AddMADFlags(c, f)}
 	o.Source.AddTimeoutFlag(c, "with one file: stop sweeping this long after the command started and compare what was read (a partial sweep, exit 4)")
+	cmdutil.AddNodeNameMapFlag(c, &o.Source.NodeNameMap)
 	return c
 }
 
 func runDiff(o *DiffOptions) error {
+	names, err := o.Source.Names()
+	if err != nil {
+		return err
+	}
 	a, err := cmdutil.ReadFabricFile(o.A)
 	if err != nil {
 		return err
 	}
 	compare := func(b *check.Fabric, bName string) error {
 		n := o.Notices
+		// Both sides get the map's names, so a mapped node is not "changed" by it.
+		names.Rename(a)
+		names.Rename(b)
+		cmdutil.SanitizeFabric(a)
+		cmdutil.SanitizeFabric(b)
 		for _, x := range []struct {
 			name string
 			f    *check.Fabric
@@ -93,11 +106,12 @@ func runDiff(o *DiffOptions) error {
 				changes = []check.Change{}
 			}
 			if err := cmdutil.WriteJSON(o.IO.Out, struct {
-				A       string         `json:"a"`
-				B       string         `json:"b"`
-				Same    bool           `json:"same"`
-				Changes []check.Change `json:"changes"`
-			}{o.A, bName, len(changes) == 0, changes}); err != nil {
+				Schema  cmdutil.SchemaVersion `json:"schema_version"`
+				A       string                `json:"a"`
+				B       string                `json:"b"`
+				Same    bool                  `json:"same"`
+				Changes []check.Change        `json:"changes"`
+			}{cmdutil.SchemaVersion{}, o.A, bName, len(changes) == 0, changes}); err != nil {
 				return err
 			}
 		} else {

@@ -37,7 +37,8 @@ cable: NODE TYPE NODE_GUID PORT PORT_GUID LID STATE PEER, a table on a terminal 
 plain columns otherwise; a summary goes to stderr. A switch's external ports have no
 GUID or LID of their own (the switch's are on port 0).
 
-JSON (-o json) is the fabric file: {"format":"ibkey-fabric","version":1,"source",
+JSON (-o json) is the fabric file, schema schemas/fabric-file.schema.json (its "version"
+is its schema version): {"format":"ibkey-fabric","version":1,"source",
 "swept_at","duration_ms","local":{"node_guid","port"},"incomplete"?,
 "nodes":[{"node_guid","type" (ca|switch|router),"description","system_image_guid",
 "vendor_id","device_id","num_ports","partition_cap","partition_enforcement_cap"?,
@@ -46,7 +47,8 @@ JSON (-o json) is the fabric file: {"format":"ibkey-fabric","version":1,"source"
 "filter_raw_outbound"},"pkey_violations","peer":{"node_guid","port"}|null,
 "peer_error"?,"table_size","pkeys":["0xffff",...]|null,"pkeys_error"?,"error"?}]}],
 "unreachable":[{"from":{"node_guid","port"},"dr_path","error"}]}. A partial sweep is
-still written in full, with what failed in it.
+still written in full, with what failed in it. The file keeps the NodeDescriptions as
+read: --node-name-map renames nodes in the table, and where the file is read back.
 
 Exit codes: 0; 2 bad usage or --fabric-file; 3 no fabric access; 4 a partial sweep
 (printed first; what was not read on stderr).`,
@@ -75,6 +77,9 @@ func runDiscover(o *DiscoverOptions) error {
 	if err := o.Source.Validate(); err != nil {
 		return err
 	}
+	// The fabric file keeps the NodeDescriptions as read (--node-name-map renames
+	// nodes when the file is read back).
+	o.Source.RawNames = o.Format == cmdutil.FormatJSON
 	return o.Source.Load(o.Ctx, o.Notices, o.NoTables, false, func(fab *check.Fabric) error {
 		if o.Format == cmdutil.FormatJSON {
 			return check.EncodeFabric(o.IO.Out, fab)

@@ -21,6 +21,7 @@ const (
 	changedFabric  = fabricTestdata + "/small-changed.json"
 	fabricConf     = fabricTestdata + "/partitions.conf"
 	mlx5           = "../../../../testdata/sysfs/mlx5"
+	nodeNameMap    = fabricTestdata + "/node-name-map"
 )
 
 func TestFabricGolden(t *testing.T) {
@@ -45,6 +46,12 @@ func TestFabricGolden(t *testing.T) {
 		{"diff_plain", []string{"fabric", "diff", smallFabric, changedFabric}, 1},
 		{"diff_json", []string{"fabric", "diff", smallFabric, changedFabric, "-o", "json"}, 1},
 		{"diff_same", []string{"fabric", "diff", smallFabric, smallFabric}, 0},
+		// --node-name-map: names from the map in every output but the fabric file.
+		{"names_discover_plain", []string{"fabric", "discover", "--fabric-file", smallFabric, "--node-name-map", nodeNameMap}, 0},
+		{"names_pkeys_json", []string{"fabric", "pkeys", "--fabric-file", smallFabric, "--node-name-map", nodeNameMap, "-o", "json"}, 0},
+		{"names_pkeys_key_plain", []string{"fabric", "pkeys", "--fabric-file", smallFabric, "--key", "0x0002", "--node-name-map", nodeNameMap}, 0},
+		{"names_check_changed_plain", []string{"fabric", "check", "--fabric-file", changedFabric, "--ignore", "enforcement-off", "--node-name-map", nodeNameMap}, 1},
+		{"names_diff_json", []string{"fabric", "diff", smallFabric, changedFabric, "--node-name-map", nodeNameMap, "-o", "json"}, 1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

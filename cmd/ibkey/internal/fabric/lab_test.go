@@ -159,7 +159,7 @@ type checkDoc struct {
 		Severity string `json:"severity"`
 		Rule     string `json:"rule"`
 		Ports    []struct {
-			Node string `json:"node"`
+			Node string `json:"node_desc"`
 			Port int    `json:"port"`
 		} `json:"ports"`
 		PKeys   []string `json:"pkeys"`

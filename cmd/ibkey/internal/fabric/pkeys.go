@@ -42,10 +42,11 @@ the indexes of the entries; END_PORT is no for a switch's external port, which o
 mirrors the port it faces. Exit 1 when no port holds it (exit 4 instead when the
 sweep is partial: a table not read might hold it).
 
-JSON (-o json): {"source","swept_at","ports":[{"node","node_guid","type","port",
+JSON (-o json), schema schemas/fabric-pkeys.schema.json: {"schema_version":1,"source","swept_at","ports":[{"node_desc","node_guid","type","port",
 "port_guid","lid","state","end_port","peer":{"node_guid","port"}|null,"table_size",
 "valid_pkeys","entries":[{"index","pkey","key","membership"}],"pkeys_error"?}]}
-(entries: the valid ones). With --key: {"key","members":[{"node_guid","port","node",
+(entries: the valid ones; valid_pkeys and entries are null for a table not read). With --key
+(schemas/fabric-pkeys-key.schema.json): {"schema_version":1,"key","members":[{"node_guid","port","node_desc",
 "type","end_port","membership","indexes"}]}.
 
 Exit codes: 0; 1 (--key) no port holds the key; 2 bad usage or --fabric-file; 3 no
@@ -80,7 +81,7 @@ type entryJSON struct {
 }
 
 type portJSON struct {
-	Node       string         `json:"node"`
+	NodeDesc   string         `json:"node_desc"`
 	NodeGUID   check.GUID     `json:"node_guid"`
 	Type       check.NodeType `json:"type"`
 	Port       int            `json:"port"`
@@ -90,8 +91,8 @@ type portJSON struct {
 	EndPort    bool           `json:"end_port"`
 	Peer       *check.PortID  `json:"peer"`
 	TableSize  int            `json:"table_size"`
-	Valid      int            `json:"valid_pkeys"`
-	Entries    []entryJSON    `json:"entries"`
+	Valid      *int           `json:"valid_pkeys"` // null: the table was not read
+	Entries    []entryJSON    `json:"entries"`     // null: the table was not read
 	PKeysError string         `json:"pkeys_error,omitempty"`
 }
 
@@ -127,8 +128,8 @@ func tablePorts(fab *check.Fabric) (ports []tablePort, unread []string) {
 
 func (t tablePort) json() portJSON {
 	n, p := t.node, t.port
-	pj := portJSON{Node: n.Description, NodeGUID: n.GUID, Type: n.Type, Port: p.Num, State: p.State,
-		EndPort: t.end, Peer: p.Peer, TableSize: p.TableSize, Entries: []entryJSON{}, PKeysError: p.PKeysError}
+	pj := portJSON{NodeDesc: n.Description, NodeGUID: n.GUID, Type: n.Type, Port: p.Num, State: p.State,
+		EndPort: t.end, Peer: p.Peer, TableSize: p.TableSize, PKeysError: p.PKeysError}
 	if t.end {
 		if p.GUID != 0 {
 			g := p.GUID
@@ -137,10 +138,15 @@ func (t tablePort) json() portJSON {
 		lid := p.LID
 		pj.LID = &lid
 	}
+	if p.PKeys == nil {
+		return pj // not read: valid_pkeys and entries are null
+	}
+	pj.Entries = []entryJSON{}
 	for _, e := range t.entries {
 		pj.Entries = append(pj.Entries, entryJSON{e.Index, e.PKey.String(), e.PKey.KeyString(), e.PKey.Membership().String()})
 	}
-	pj.Valid = len(pj.Entries)
+	valid := len(pj.Entries)
+	pj.Valid = &valid
 	return pj
 }
 
@@ -169,10 +175,11 @@ func runPKeys(o *PKeysOptions) error {
 				out[i] = t.json()
 			}
 			if err := cmdutil.WriteJSON(o.IO.Out, struct {
-				Source  string     `json:"source"`
-				SweptAt time.Time  `json:"swept_at"`
-				Ports   []portJSON `json:"ports"`
-			}{fab.Source, fab.SweptAt, out}); err != nil {
+				Schema  cmdutil.SchemaVersion `json:"schema_version"`
+				Source  string                `json:"source"`
+				SweptAt time.Time             `json:"swept_at"`
+				Ports   []portJSON            `json:"ports"`
+			}{cmdutil.SchemaVersion{}, fab.Source, fab.SweptAt, out}); err != nil {
 				return err
 			}
 		} else {
@@ -215,9 +222,10 @@ func members(o *PKeysOptions, fab *check.Fabric, key check.PKey) error {
 			members = []check.Member{}
 		}
 		if err := cmdutil.WriteJSON(o.IO.Out, struct {
-			Key     string         `json:"key"`
-			Members []check.Member `json:"members"`
-		}{key.KeyString(), members}); err != nil {
+			Schema  cmdutil.SchemaVersion `json:"schema_version"`
+			Key     string                `json:"key"`
+			Members []check.Member        `json:"members"`
+		}{cmdutil.SchemaVersion{}, key.KeyString(), members}); err != nil {
 			return err
 		}
 	} else if len(members) > 0 {

@@ -50,8 +50,8 @@ Exit codes: 0 no errors (warnings allowed unless --strict); 1 errors (or warning
 --strict); 2 bad usage or a file that cannot be read; 4 OpenSM's outcome cannot be
 predicted.
 
-JSON (-o json): {"file","rejected","uncertain"?,"findings":[{"severity","file","line",
-"column","rule","message","hint"}],"errors","warnings"}.`,
+JSON (-o json), schema schemas/partitions-check.schema.json: {"schema_version":1,"file","rejected","uncertain"?,"findings":[{"severity","file","line",
+"column","rule","message","action"}],"errors","warnings"}.`,
 		Example: `  ibkey partitions check /etc/opensm/partitions.conf
   ibkey partitions check partitions.conf --allow-both --table-size 64 --strict
   ibkey partitions check partitions.conf -o json`,
@@ -82,7 +82,7 @@ type findingJSON struct {
 	Column   int    `json:"column"`
 	Rule     string `json:"rule"`
 	Message  string `json:"message"`
-	Hint     string `json:"hint"`
+	Action   string `json:"action"`
 }
 
 func runCheck(o *CheckOptions) error {
@@ -102,13 +102,14 @@ func runCheck(o *CheckOptions) error {
 	}
 	if o.Format == cmdutil.FormatJSON {
 		out := struct {
-			File      string        `json:"file"`
-			Rejected  bool          `json:"rejected"`
-			Uncertain string        `json:"uncertain,omitempty"`
-			Findings  []findingJSON `json:"findings"`
-			Errors    int           `json:"errors"`
-			Warnings  int           `json:"warnings"`
-		}{c.File, c.Rejected, c.Uncertain, []findingJSON{}, errs, warns}
+			Schema    cmdutil.SchemaVersion `json:"schema_version"`
+			File      string                `json:"file"`
+			Rejected  bool                  `json:"rejected"`
+			Uncertain string                `json:"uncertain,omitempty"`
+			Findings  []findingJSON         `json:"findings"`
+			Errors    int                   `json:"errors"`
+			Warnings  int                   `json:"warnings"`
+		}{cmdutil.SchemaVersion{}, c.File, c.Rejected, c.Uncertain, []findingJSON{}, errs, warns}
 		for _, fd := range findings {
 			out.Findings = append(out.Findings, findingJSON{fd.Severity.String(), fd.Pos.File, fd.Pos.Line, fd.Pos.Col, fd.Rule, fd.Message, fd.Action})
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/jsonschematest"
 )
 
 type result struct {
@@ -43,5 +44,6 @@ func runIbkey(t *testing.T, tty bool, env map[string]string, args ...string) res
 	if err != nil && !cmdutil.Reported(err) {
 		fmt.Fprintf(&errOut, "ibkey: %s\n", err)
 	}
+	jsonschematest.Output(t, args, out.String(), schemaFor)
 	return result{out.String(), errOut.String(), cmdutil.ExitCode(err)}
 }

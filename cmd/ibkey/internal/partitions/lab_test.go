@@ -76,14 +76,14 @@ func showTables(t *testing.T, args ...string) map[uint64][]check.PKey {
 	}
 	tables := map[uint64][]check.PKey{}
 	for _, p := range out.Ports {
-		g, err := cmdutil.ParseGUIDArg(p.GUID)
+		g, err := cmdutil.ParseGUIDArg(p.PortGUID)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var tbl []check.PKey
 		for _, e := range p.Entries {
 			if e.Index != len(tbl) {
-				t.Fatalf("port %s: entry index %d after %d entries", p.GUID, e.Index, len(tbl))
+				t.Fatalf("port %s: entry index %d after %d entries", p.PortGUID, e.Index, len(tbl))
 			}
 			v, err := check.ParsePKey(e.PKey)
 			if err != nil {

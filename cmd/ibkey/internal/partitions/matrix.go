@@ -50,10 +50,18 @@ reach nobody except through the default partition.
 Exit codes: 0; 2 bad usage or a file that cannot be read; 4 what OpenSM does with
 the file cannot be predicted (the matrix of the file as written is printed).
 
-JSON (-o json): {"file","rejected","uncertain"?,"mode":"grid"|"summary","ports":[GUID],
+Plain output (-o plain; the default when stdout is not a terminal): sections separated
+by one blank line; each starts with a title line (notes after it indented by two
+spaces), then a header line of column names and one record per line, fields separated
+by spaces (a space inside a field is written _). The summary's isolation groups are
+indented text (the JSON lists them whole). For one document to parse, use
+-o json.
+
+JSON (-o json), schema schemas/partitions-matrix.schema.json: {"schema_version":1,"file","rejected","uncertain"?,"mode":"grid"|"summary","ports":[GUID],
+"node_descs"?:{GUID:NAME} (--fabric-file),
 "pairs"?:[{"a","b","can_talk","partitions","limited_only"}] (grid only),
 "summary":{"partitions":[{"key","name","full","limited","pairs"}],
-"ports":[{"guid","reaches"}],"groups":[[GUID]],"groups_without_default":[[GUID]],
+"ports":[{"port_guid","reaches"}],"groups":[[GUID]],"groups_without_default":[[GUID]],
 "only_default":[GUID]}}. Groups of one port are left out.`, gridMax),
 		Example: `  ibkey partitions matrix partitions.conf
   ibkey partitions matrix partitions.conf --summary
@@ -96,8 +104,8 @@ type partitionReachJSON struct {
 }
 
 type portReachJSON struct {
-	GUID    string   `json:"guid"`
-	Reaches []string `json:"reaches"`
+	PortGUID string   `json:"port_guid"`
+	Reaches  []string `json:"reaches"`
 }
 
 type summaryJSON struct {
@@ -109,13 +117,15 @@ type summaryJSON struct {
 }
 
 type matrixJSON struct {
-	File      string      `json:"file"`
-	Rejected  bool        `json:"rejected"`
-	Uncertain string      `json:"uncertain,omitempty"`
-	Mode      string      `json:"mode"`
-	Ports     []string    `json:"ports"`
-	Pairs     []pairJSON  `json:"pairs,omitempty"`
-	Summary   summaryJSON `json:"summary"`
+	Schema    cmdutil.SchemaVersion `json:"schema_version"`
+	File      string                `json:"file"`
+	Rejected  bool                  `json:"rejected"`
+	Uncertain string                `json:"uncertain,omitempty"`
+	Mode      string                `json:"mode"`
+	Ports     []string              `json:"ports"`
+	NodeDescs map[string]string     `json:"node_descs,omitempty"` // --fabric-file: port GUID to its node's name
+	Pairs     []pairJSON            `json:"pairs,omitempty"`
+	Summary   summaryJSON           `json:"summary"`
 }
 
 // matrix is what `partitions matrix` prints, as values.
@@ -125,6 +135,7 @@ type matrix struct {
 	summary *partconf.Summary
 	pairs   []query.Pair // grid mode only
 	grid    bool
+	names   map[uint64]string // --fabric-file: port GUID to its node's name
 }
 
 func runMatrix(o *MatrixOptions) error {
@@ -132,7 +143,7 @@ func runMatrix(o *MatrixOptions) error {
 	if err != nil {
 		return err
 	}
-	types, err := o.Types.types()
+	types, names, err := o.Types.types()
 	if err != nil {
 		return err
 	}
@@ -140,7 +151,7 @@ func runMatrix(o *MatrixOptions) error {
 		o.Notices.Warn(rejectedWarning(p.Config))
 	}
 	m := partconf.NewModel(p.Config, p.TypedPorts(types), p.Options)
-	x := matrix{p: p, m: m, summary: m.Summary()}
+	x := matrix{p: p, m: m, summary: m.Summary(), names: names}
 	sort.SliceStable(x.summary.Partitions, func(i, j int) bool { return keyLess(x.summary.Partitions[i].Key, x.summary.Partitions[j].Key) })
 	if len(m.Ports) <= gridMax && !o.Summary {
 		x.grid = true
@@ -188,6 +199,12 @@ func (x matrix) json() matrixJSON {
 	out := matrixJSON{File: x.p.Config.File, Rejected: x.p.Config.Rejected, Uncertain: x.p.Config.Uncertain, Mode: "summary", Ports: make([]string, len(x.m.Ports))}
 	for i, port := range x.m.Ports {
 		out.Ports[i] = check.FormatGUID(port.GUID)
+		if name, ok := x.names[port.GUID]; ok {
+			if out.NodeDescs == nil {
+				out.NodeDescs = map[string]string{}
+			}
+			out.NodeDescs[out.Ports[i]] = name
+		}
 	}
 	s := x.summary
 	out.Summary = summaryJSON{Partitions: []partitionReachJSON{}, Ports: []portReachJSON{}, Groups: [][]string{}, GroupsWithoutDefault: [][]string{}, OnlyDefault: guidStrings(s.OnlyDefault)}
@@ -226,6 +243,9 @@ func portLetter(i int) string {
 func (x matrix) gridText(w io.Writer, f cmdutil.Format) error {
 	fmt.Fprintf(w, "Ports (%s):\n", x.p.Config.File)
 	pg := cmdutil.Grid{Header: []string{"PORT", "GUID", "NOTES"}}
+	if x.names != nil {
+		pg.Header = []string{"PORT", "GUID", "NODE", "NOTES"}
+	}
 	for i, port := range x.m.Ports {
 		var notes []string
 		if port.GUID == x.p.Options.SMGUID {
@@ -237,14 +257,18 @@ func (x matrix) gridText(w io.Writer, f cmdutil.Format) error {
 		if !x.p.InFile(port.GUID) {
 			notes = append(notes, "not in the file")
 		}
-		pg.Add(portLetter(i), check.FormatGUID(port.GUID), strings.Join(notes, "; "))
+		if x.names != nil {
+			pg.Add(portLetter(i), check.FormatGUID(port.GUID), nodeCell(x.names, port.GUID), strings.Join(notes, "; "))
+		} else {
+			pg.Add(portLetter(i), check.FormatGUID(port.GUID), strings.Join(notes, "; "))
+		}
 	}
 	if err := pg.Render(w, f); err != nil {
 		return err
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Who can talk: Y yes, in these partitions (the default partition 0x7fff only when no other works),")
-	fmt.Fprintln(w, "N no; (limited K) partitions they share where both are limited members:")
+	fmt.Fprintln(w, "  N no; (limited K) partitions they share where both are limited members:")
 	n := len(x.m.Ports)
 	cells := make([][]string, n)
 	for i := range cells {
@@ -307,12 +331,19 @@ func (x matrix) summaryText(w io.Writer, f cmdutil.Format) error {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Ports (REACHES: the partitions in which the port can talk to another port):")
 	rg := cmdutil.Grid{Header: []string{"PORT", "PARTITIONS", "REACHES"}}
+	if x.names != nil {
+		rg.Header = []string{"PORT", "NODE", "PARTITIONS", "REACHES"}
+	}
 	for _, pr := range s.Ports {
 		reach := strings.Join(keyStrings(pr.Reaches), ",")
 		if reach == "" {
 			reach = "nobody"
 		}
-		rg.Add(check.FormatGUID(pr.GUID), strconv.Itoa(len(pr.Reaches)), reach)
+		if x.names != nil {
+			rg.Add(check.FormatGUID(pr.GUID), nodeCell(x.names, pr.GUID), strconv.Itoa(len(pr.Reaches)), reach)
+		} else {
+			rg.Add(check.FormatGUID(pr.GUID), strconv.Itoa(len(pr.Reaches)), reach)
+		}
 	}
 	if err := rg.Render(w, f); err != nil {
 		return err

@@ -60,32 +60,55 @@ func uncertain(w io.Writer, c *partconf.Config, printed string) error {
 }
 
 // PortTypes are --router and --fabric-file: which port GUIDs are router ports (a
-// file names port GUIDs, not node types).
+// file names port GUIDs, not node types), and with --fabric-file the name of each
+// port's node (--node-name-map renames them).
 type PortTypes struct {
-	Routers    []string // --router
-	FabricFile string   // --fabric-file: the router ports of a saved sweep
+	Routers     []string // --router
+	FabricFile  string   // --fabric-file: the router ports of a saved sweep
+	NodeNameMap string   // --node-name-map: node names for the fabric file's nodes
 }
 
 func (p *PortTypes) add(c *cobra.Command) {
 	c.Flags().StringSliceVar(&p.Routers, "router", nil, "the port `GUIDS` (comma-separated) are router ports: ALL_ROUTERS names them, ALL_CAS does not")
-	c.Flags().StringVar(&p.FabricFile, "fabric-file", "", "take the router ports from a saved sweep (`FILE`, ibkey fabric discover -o json)")
+	c.Flags().StringVar(&p.FabricFile, "fabric-file", "", "take the router ports from a saved sweep (`FILE`, ibkey fabric discover -o json), and name each port's node (a NODE column)")
 	_ = c.MarkFlagFilename("fabric-file", "json")
+	cmdutil.AddNodeNameMapFlag(c, &p.NodeNameMap)
 }
 
-// types reads the router GUIDs.
-func (p PortTypes) types() (map[uint64]partconf.NodeType, error) {
+// types reads the router GUIDs, and with --fabric-file the names of the nodes of the
+// ports it holds (nil without it), keyed by port GUID.
+func (p PortTypes) types() (map[uint64]partconf.NodeType, map[uint64]string, error) {
 	out := map[uint64]partconf.NodeType{}
+	if p.NodeNameMap != "" && p.FabricFile == "" {
+		// A partitions file names port GUIDs; a node name map names node GUIDs.
+		return nil, nil, cmdutil.Usagef("--node-name-map needs --fabric-file (the map names node GUIDs, the partitions file port GUIDs: the sweep links them)")
+	}
 	for _, s := range p.Routers {
 		g, err := cmdutil.ParseGUIDArg(s)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		out[g] = partconf.Router
 	}
+	var names map[uint64]string
 	if p.FabricFile != "" {
+		nm, err := (&cmdutil.FabricSweep{NodeNameMap: p.NodeNameMap}).Names()
+		if err != nil {
+			return nil, nil, err
+		}
 		f, err := cmdutil.ReadFabricFile(p.FabricFile)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
+		}
+		nm.Rename(f)
+		cmdutil.SanitizeFabric(f)
+		names = map[uint64]string{}
+		for _, n := range f.Nodes {
+			for _, port := range n.Ports {
+				if port.GUID != 0 {
+					names[uint64(port.GUID)] = n.Description
+				}
+			}
 		}
 		for _, n := range f.Nodes {
 			if n.Type != check.NodeRouter {
@@ -98,7 +121,15 @@ func (p PortTypes) types() (map[uint64]partconf.NodeType, error) {
 			}
 		}
 	}
-	return out, nil
+	return out, names, nil
+}
+
+// nodeCell is a port's node name for a table: "-" when the sweep does not hold it.
+func nodeCell(names map[uint64]string, guid uint64) string {
+	if name, ok := names[guid]; ok && name != "" {
+		return name
+	}
+	return "-"
 }
 
 // keyString is a 15-bit partition key as printed: 0x0010.

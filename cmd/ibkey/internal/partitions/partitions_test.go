@@ -150,7 +150,7 @@ func TestUncertainSaysSo(t *testing.T) {
 func TestRouterPorts(t *testing.T) {
 	type doc struct {
 		Ports []struct {
-			GUID    string `json:"guid"`
+			GUID    string `json:"port_guid"`
 			Type    string `json:"type"`
 			Entries []struct {
 				PKey string `json:"pkey"`

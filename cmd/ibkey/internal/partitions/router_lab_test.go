@@ -119,7 +119,7 @@ both=0x0030 : ALL_CAS=limited, ALL_ROUTERS=full ;
 		}
 		out := map[uint64][]check.PKey{}
 		for _, p := range doc.Ports {
-			g, err := cmdutil.ParseGUIDArg(p.GUID)
+			g, err := cmdutil.ParseGUIDArg(p.PortGUID)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -67,11 +67,17 @@ what it does with the file as written is shown, stderr says so, and the exit is 
 Exit codes: 0; 2 bad usage or a file that cannot be read; 4 OpenSM's outcome cannot be
 predicted.
 
-JSON (-o json): {"file","rejected","uncertain"?,"applied":"file"|"opensm_default",
+Plain output (-o plain; the default when stdout is not a terminal): sections separated
+by one blank line; each starts with a title line (notes after it indented by two
+spaces), then a header line of column names and one record per line, fields separated
+by spaces (a space inside a field is written _). For one document to parse, use
+-o json.
+
+JSON (-o json), schema schemas/partitions-show.schema.json: {"schema_version":1,"file","rejected","uncertain"?,"applied":"file"|"opensm_default",
 "previous"?,"allow_both","sm_guid","table_size","partitions":[{"key","name","flags",
-"ipoib","defined_at","members":[{"member","kind","rule","membership","at"}],
-"groups":[{"mgid","q_key","mtu","rate","sl","scope","broadcast","at"}]}],
-"ports":[{"guid","type" (ca|router),"in_file","sm","table_size","entries":[{"index","pkey","key",
+"ipoib","defined_at","members":[{"member","kind","rule","membership","written_membership"?,"at"}],
+"groups":[{"mgid","qkey","mtu","rate","sl","scope","broadcast","at"}]}],
+"ports":[{"port_guid","node_desc"? (--fabric-file),"type" (ca|router),"in_file","sm","table_size","entries":[{"index","pkey","key",
 "membership","valid","partition","decided_by","at","hole"?,"before"?,"kept"?}],
 "dropped":[{"pkey","membership","partition","decided_by","at"}]}]}.`,
 		Example: `  ibkey partitions show partitions.conf
@@ -106,12 +112,15 @@ type memberJSON struct {
 	Kind       string `json:"kind"`
 	Rule       string `json:"rule"`
 	Membership string `json:"membership"`
-	At         string `json:"at"`
+	// Written is the membership as written when OpenSM applies another: "both"
+	// without allow_both_pkeys (-W) gives a full entry only.
+	Written string `json:"written_membership,omitempty"`
+	At      string `json:"at"`
 }
 
 type groupJSON struct {
 	MGID      string `json:"mgid"`
-	QKey      string `json:"q_key"`
+	QKey      string `json:"qkey"`
 	MTU       int    `json:"mtu"`
 	Rate      int    `json:"rate"`
 	SL        int    `json:"sl"`
@@ -153,7 +162,8 @@ type droppedJSON struct {
 }
 
 type portTableJSON struct {
-	GUID      string           `json:"guid"`
+	PortGUID  string           `json:"port_guid"`
+	NodeDesc  *string          `json:"node_desc,omitempty"` // --fabric-file, a port it holds
 	Type      string           `json:"type"`
 	InFile    bool             `json:"in_file"`
 	SM        bool             `json:"sm"`
@@ -163,16 +173,17 @@ type portTableJSON struct {
 }
 
 type showJSON struct {
-	File       string          `json:"file"`
-	Rejected   bool            `json:"rejected"`
-	Uncertain  string          `json:"uncertain,omitempty"`
-	Applied    string          `json:"applied"`
-	Previous   string          `json:"previous,omitempty"`
-	AllowBoth  bool            `json:"allow_both"`
-	SMGUID     *string         `json:"sm_guid"`
-	TableSize  int             `json:"table_size"`
-	Partitions []partitionJSON `json:"partitions"`
-	Ports      []portTableJSON `json:"ports"`
+	Schema     cmdutil.SchemaVersion `json:"schema_version"`
+	File       string                `json:"file"`
+	Rejected   bool                  `json:"rejected"`
+	Uncertain  string                `json:"uncertain,omitempty"`
+	Applied    string                `json:"applied"`
+	Previous   string                `json:"previous,omitempty"`
+	AllowBoth  bool                  `json:"allow_both"`
+	SMGUID     *string               `json:"sm_guid"`
+	TableSize  int                   `json:"table_size"`
+	Partitions []partitionJSON       `json:"partitions"`
+	Ports      []portTableJSON       `json:"ports"`
 }
 
 // show is what `partitions show` prints, as values.
@@ -181,6 +192,7 @@ type show struct {
 	applied  *partconf.Config // the configuration OpenSM programs (the fallback when rejected)
 	tables   []query.PortTable
 	previous string
+	names    map[uint64]string // --fabric-file: port GUID to its node's name
 }
 
 func runShow(o *ShowOptions) error {
@@ -188,7 +200,7 @@ func runShow(o *ShowOptions) error {
 	if err != nil {
 		return err
 	}
-	types, err := o.Types.types()
+	types, names, err := o.Types.types()
 	if err != nil {
 		return err
 	}
@@ -213,7 +225,7 @@ func runShow(o *ShowOptions) error {
 		}
 	}
 	m := partconf.NewModel(p.Config, ports, p.Options)
-	s := show{p: p, applied: m.Config, tables: p.PortTables(m, prev), previous: o.Previous}
+	s := show{p: p, applied: m.Config, tables: p.PortTables(m, prev), previous: o.Previous, names: names}
 	if p.Config.Rejected {
 		o.Notices.Warn(rejectedWarning(p.Config))
 	}
@@ -334,8 +346,12 @@ func (s show) json() showJSON {
 			pj.DefinedAt = append(pj.DefinedAt, posText(d.Pos, p.Config))
 		}
 		for _, m := range part.Members {
-			pj.Members = append(pj.Members, memberJSON{Member: m.Text, Kind: m.Kind.String(), Rule: memberRule(m, p.Options.SMGUID),
-				Membership: effectiveMembership(m, p.Options.AllowBoth), At: posText(m.Pos, p.Config)})
+			mj := memberJSON{Member: m.Text, Kind: m.Kind.String(), Rule: memberRule(m, p.Options.SMGUID),
+				Membership: m.Membership.String(), At: posText(m.Pos, p.Config)}
+			if m.Membership == partconf.FlagBoth && !p.Options.AllowBoth {
+				mj.Membership, mj.Written = partconf.FlagFull.String(), mj.Membership
+			}
+			pj.Members = append(pj.Members, mj)
 		}
 		for _, g := range part.Groups {
 			pj.Groups = append(pj.Groups, groupJSON{MGID: g.MGID.String(), QKey: fmt.Sprintf("0x%08x", g.QKey), MTU: int(g.MTU), Rate: int(g.Rate),
@@ -344,8 +360,11 @@ func (s show) json() showJSON {
 		out.Partitions = append(out.Partitions, pj)
 	}
 	for _, t := range s.tables {
-		pj := portTableJSON{GUID: check.FormatGUID(t.Port.GUID), Type: string(nodeType(t.Port.Type)), InFile: t.InFile, SM: t.SM,
+		pj := portTableJSON{PortGUID: check.FormatGUID(t.Port.GUID), Type: string(nodeType(t.Port.Type)), InFile: t.InFile, SM: t.SM,
 			TableSize: p.Options.TableSize, Entries: []tableEntryJSON{}, Dropped: []droppedJSON{}}
+		if name, ok := s.names[t.Port.GUID]; ok {
+			pj.NodeDesc = &name
+		}
 		for _, sl := range t.Slots {
 			ej := tableEntryJSON{Index: sl.Index, PKey: "0x0000", Key: "0x0000"}
 			if e := sl.Entry; e != nil {
@@ -431,8 +450,17 @@ func (s show) text(w io.Writer, f cmdutil.Format) error {
 	}
 	fmt.Fprintf(w, "P_Key tables (%s):\n", order)
 	tg := cmdutil.Grid{Header: []string{"PORT", "INDEX", "PKEY", "MEMBERSHIP", "PARTITION", "DECIDED_BY", "AT", "NOTES"}}
+	if s.names != nil {
+		tg.Header = append([]string{"PORT", "NODE"}, tg.Header[1:]...)
+	}
 	for _, t := range s.tables {
 		guid := check.FormatGUID(t.Port.GUID)
+		add := func(cells ...string) {
+			if s.names != nil {
+				cells = append([]string{cells[0], nodeCell(s.names, t.Port.GUID)}, cells[1:]...)
+			}
+			tg.Add(cells...)
+		}
 		var portNotes []string
 		if t.SM {
 			portNotes = append(portNotes, "SM port (SELF)")
@@ -468,14 +496,14 @@ func (s show) text(w io.Writer, f cmdutil.Format) error {
 				extra = append(extra, "replaces "+sl.Before.String())
 			}
 			if e == nil {
-				tg.Add(guid, strconv.Itoa(sl.Index), "0x0000", "", "", "", "", note(extra...))
+				add(guid, strconv.Itoa(sl.Index), "0x0000", "", "", "", "", note(extra...))
 				continue
 			}
-			tg.Add(guid, strconv.Itoa(sl.Index), e.PKey.String(), e.PKey.Membership().String(), e.PKey.KeyString()+" "+e.Partition.Name,
+			add(guid, strconv.Itoa(sl.Index), e.PKey.String(), e.PKey.Membership().String(), e.PKey.KeyString()+" "+e.Partition.Name,
 				e.DecidedBy.Text, posText(e.DecidedBy.Pos, p.Config), note(extra...))
 		}
 		for _, d := range t.Dropped {
-			tg.Add(guid, "", d.PKey.String(), d.PKey.Membership().String(), d.Partition.Name, d.DecidedBy.Text, posText(d.DecidedBy.Pos, p.Config),
+			add(guid, "", d.PKey.String(), d.PKey.Membership().String(), d.Partition.Name, d.DecidedBy.Text, posText(d.DecidedBy.Pos, p.Config),
 				note(fmt.Sprintf("DROPPED: the table holds %d entries", p.Options.TableSize)))
 		}
 	}

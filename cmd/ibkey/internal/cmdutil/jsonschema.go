@@ -1,0 +1,63 @@
+package cmdutil
+
+import "fmt"
+
+// The JSON vocabulary of ibkey's documents (-o json). Every command follows it, so a
+// script reads the same thing under the same name from every command; the JSON
+// Schemas in the repository's schemas/ directory say it per command, and the tests
+// validate every command's JSON output against them.
+//
+//   - schema_version: a number, the first member of every document (SchemaVersion).
+//     It changes when a member is removed or renamed or changes meaning; members may
+//     be added within a version (the schemas say which are required).
+//   - Names are snake_case. A member that names a thing by reference says which:
+//     node_guid, port_guid, system_image_guid, sm_guid; never a bare "guid" or
+//     "device" for a node.
+//   - GUIDs are strings, "0x" and 16 lower-case hex digits.
+//   - type is the node type, always "ca", "switch" or "router" (check.NodeType).
+//   - port is always a port number (0 is a switch's management port), never a
+//     boolean; a member saying whether something is a port is is_<what>.
+//   - pkey is a 16-bit P_Key table value ("0x8001"); key is a 15-bit partition key
+//     ("0x0001"); qkey is a Q_Key ("0x80010000"); membership is "full" or "limited"
+//     ("both" where a port holds both entries of a key).
+//   - node_desc is a node's NodeDescription (IBA 14.2.5.2), or its --node-name-map
+//     name, passed through SanitizeText (terminal controls written as \xNN escapes,
+//     so a script printing it is safe too). The one exception is the fabric file
+//     (fabric discover -o json), which keeps the bytes as read:
+//     its node objects say "description", and it carries "format": "ibkey-fabric" and
+//     "version" instead of schema_version, because --fabric-file reads it back and
+//     files already saved must stay readable (renaming is a version 2 of that file).
+//   - lid is a number; null where the port has none (a switch's external port).
+//   - Something not read is null, never 0, "" or [] (an empty list means "read, and
+//     empty"); where the reason is known it is in <member>_error (pkeys_error) or
+//     error. valid_pkeys of a table not read is null, not 0.
+//   - severity is "error" or "warning"; rule is a stable kebab-case identifier;
+//     message says what is wrong and action what to do about it.
+//   - Times are RFC 3339 strings named *_at (swept_at); durations are numbers whose
+//     name ends in their unit (duration_ms, interval_s).
+//   - A command's schema is schemas/<command path joined by ->.schema.json
+//     (fabric-pkeys.schema.json; a mode with another shape gets its own:
+//     fabric-pkeys-key.schema.json); its tests validate every JSON output through
+//     cmdutil/jsonschematest (Output in the test runner, Goldens over testdata).
+//   - File positions are "FILE:LINE:COLUMN" strings named at / defined_at, or file,
+//     line and column members.
+
+// SchemaVersionNumber is the schema_version every document carries.
+const SchemaVersionNumber = 1
+
+// SchemaVersion is the schema_version member of a document: a field of this type
+// (`json:"schema_version"`) always writes SchemaVersionNumber, so a document cannot
+// forget to set it.
+type SchemaVersion struct{}
+
+// MarshalJSON writes SchemaVersionNumber.
+func (SchemaVersion) MarshalJSON() ([]byte, error) { return []byte{'0' + SchemaVersionNumber}, nil }
+
+// UnmarshalJSON accepts SchemaVersionNumber only: a reader of this version does not
+// guess at another.
+func (SchemaVersion) UnmarshalJSON(b []byte) error {
+	if string(b) != string([]byte{'0' + SchemaVersionNumber}) {
+		return fmt.Errorf("schema_version %s, this ibkey reads %d", b, SchemaVersionNumber)
+	}
+	return nil
+}

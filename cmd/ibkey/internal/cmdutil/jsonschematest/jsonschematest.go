@@ -1,0 +1,177 @@
+// Package jsonschematest validates ibkey's JSON output against the committed JSON
+// Schemas (the repository's schemas/ directory) in tests. It uses
+// github.com/santhosh-tekuri/jsonschema/v6, a maintained validator that passes the
+// JSON-Schema-Test-Suite, rather than a hand-written one; only tests import it, so the
+// binary does not link it.
+package jsonschematest
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/ibkey/ibkey/schemas"
+)
+
+var (
+	once     sync.Once
+	compiler *jsonschema.Compiler
+	compiled = map[string]*jsonschema.Schema{}
+	mu       sync.Mutex
+	loadErr  error
+)
+
+// load adds every schema file to one compiler, so references between them
+// (common.schema.json#/$defs/...) resolve without a network.
+func load() {
+	compiler = jsonschema.NewCompiler()
+	compiler.DefaultDraft(jsonschema.Draft2020)
+	compiler.AssertFormat() // date-time and the like are checked, not only annotated
+	loadErr = fs.WalkDir(schemas.FS, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := schemas.FS.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		return compiler.AddResource(schemas.Base+path, doc)
+	})
+}
+
+// Schema compiles the schema named name ("fabric-pkeys": schemas/fabric-pkeys.schema.json).
+func Schema(name string) (*jsonschema.Schema, error) {
+	once.Do(load)
+	if loadErr != nil {
+		return nil, loadErr
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if s, ok := compiled[name]; ok {
+		return s, nil
+	}
+	s, err := compiler.Compile(schemas.Base + name + ".schema.json")
+	if err != nil {
+		return nil, err
+	}
+	compiled[name] = s
+	return s, nil
+}
+
+// Check validates doc (one JSON document) against the schema named name.
+func Check(name string, doc []byte) error {
+	s, err := Schema(name)
+	if err != nil {
+		return fmt.Errorf("schema %s: %w", name, err)
+	}
+	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
+	if err != nil {
+		return fmt.Errorf("not JSON: %w", err)
+	}
+	if err := s.Validate(inst); err != nil {
+		return fmt.Errorf("does not follow schemas/%s.schema.json: %v", name, err)
+	}
+	return nil
+}
+
+// Validate fails t when doc does not follow the schema named name.
+func Validate(t testing.TB, name string, doc []byte) {
+	t.Helper()
+	if err := Check(name, doc); err != nil {
+		t.Errorf("%v\n%s", err, doc)
+	}
+}
+
+// Goldens validates the JSON of every golden file under dir (cmdtest.Golden's
+// layout: "$ ibkey ARGS", stdout, "--- stderr", stderr). schemaFor names the schema
+// of a command line's JSON; every golden whose command line has "-o json" must have
+// one, and at least one golden must be validated.
+func Goldens(t *testing.T, dir string, schemaFor func(args []string) string) {
+	t.Helper()
+	n := 0
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".golden") {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		first, rest, _ := strings.Cut(string(b), "\n")
+		args, ok := strings.CutPrefix(first, "$ ibkey ")
+		if !ok {
+			return fmt.Errorf("%s: no \"$ ibkey\" line", path)
+		}
+		stdout, _, _ := strings.Cut(rest, "--- stderr\n")
+		fields := strings.Fields(args)
+		if !isJSON(fields) {
+			return nil
+		}
+		name := schemaFor(fields)
+		if name == "" {
+			t.Errorf("%s: no schema for `ibkey %s`", path, args)
+			return nil
+		}
+		if strings.TrimSpace(stdout) == "" {
+			return nil // an error case: nothing on stdout
+		}
+		if err := Check(name, []byte(stdout)); err != nil {
+			t.Errorf("%s: %v", path, err)
+		}
+		n++
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n == 0 {
+		t.Fatalf("no JSON golden file under %s", dir)
+	}
+	t.Logf("%d JSON golden files follow their schemas", n)
+}
+
+func isJSON(args []string) bool {
+	for i, a := range args {
+		if a == "--output=json" || a == "-ojson" || ((a == "-o" || a == "--output") && i+1 < len(args) && args[i+1] == "json") {
+			return true
+		}
+	}
+	return false
+}
+
+// Has reports whether args has the flag name (--key, or --key=V).
+func Has(args []string, name string) bool {
+	for _, a := range args {
+		if a == name || strings.HasPrefix(a, name+"=") {
+			return true
+		}
+	}
+	return false
+}
+
+// Output validates what `ibkey ARGS` printed on stdout when ARGS ask for JSON (-o
+// json) and it printed something: the tests' in-process runners call it, so every
+// JSON output of a test (goldens, lab runs, partial sweeps) is checked.
+func Output(t testing.TB, args []string, stdout string, schemaFor func(args []string) string) {
+	t.Helper()
+	if !isJSON(args) || strings.TrimSpace(stdout) == "" {
+		return
+	}
+	name := schemaFor(args)
+	if name == "" {
+		t.Errorf("no schema for the JSON of `ibkey %s`", strings.Join(args, " "))
+		return
+	}
+	Validate(t, name, []byte(stdout))
+}

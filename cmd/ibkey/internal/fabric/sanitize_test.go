@@ -1,0 +1,101 @@
+package fabric
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ibkey/ibkey/internal/check"
+)
+
+// TestHostileNodeDescription: a NodeDescription with terminal escapes (a colour, a
+// window title, a bidirectional override) is never printed raw by a fabric command,
+// on stdout or stderr, in any format; the fabric file keeps the bytes as read.
+func TestHostileNodeDescription(t *testing.T) {
+	const evil = "\x1b[31mHcaB\x1b]0;pwned\x07\u202e"
+	b, err := os.ReadFile(smallFabric)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range doc["nodes"].([]any) {
+		if n := n.(map[string]any); n["description"] == "HcaB" {
+			n["description"] = evil
+		}
+	}
+	file := filepath.Join(t.TempDir(), "evil.json")
+	b, _ = json.Marshal(doc)
+	if err := os.WriteFile(file, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const escaped = `\x1b[31mHcaB\x1b]0;pwned\x07\u202e`
+	for _, args := range [][]string{
+		{"fabric", "discover", "--fabric-file", file},
+		{"fabric", "discover", "--fabric-file", file, "-o", "table"},
+		{"fabric", "pkeys", "--fabric-file", file},
+		{"fabric", "pkeys", "--fabric-file", file, "-o", "json"},
+		{"fabric", "pkeys", "--fabric-file", file, "--key", "0x0002"},
+		{"fabric", "check", "--fabric-file", file},
+		{"fabric", "check", "--fabric-file", file, "-o", "json"},
+		{"fabric", "diff", smallFabric, file},
+		{"fabric", "diff", smallFabric, file, "-o", "json"},
+	} {
+		r := runIbkey(t, false, nil, args...)
+		all := r.stdout + r.stderr
+		if strings.ContainsAny(all, "\x1b\x07\u202e") {
+			t.Errorf("%v: raw escape printed:\n%q", args, all)
+		}
+		shown := all
+		if strings.Contains(strings.Join(args, " "), "-o json") {
+			var v any // JSON: the escaped text is inside a string
+			if err := json.Unmarshal([]byte(r.stdout), &v); err != nil {
+				t.Fatalf("%v: %v", args, err)
+			}
+			shown = jsonStrings(v)
+		}
+		// Labels quote names with %q, which escapes the backslashes of the escapes again.
+		if !strings.Contains(shown, escaped) && !strings.Contains(shown, strings.ReplaceAll(escaped, `\`, `\\`)) {
+			t.Errorf("%v: the node is not shown escaped (%s):\n%s", args, escaped, all)
+		}
+	}
+	// The fabric file is data: the description as read, JSON-escaped.
+	r := runIbkey(t, false, nil, "fabric", "discover", "--fabric-file", file, "-o", "json")
+	f, err := check.DecodeFabric(strings.NewReader(r.stdout))
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, n := range f.Nodes {
+		found = found || n.Description == evil
+	}
+	if !found || strings.ContainsAny(r.stdout+r.stderr, "\x1b\x07") {
+		t.Errorf("fabric file: description as read %v, raw escapes printed %v", found, strings.ContainsAny(r.stdout+r.stderr, "\x1b\x07"))
+	}
+}
+
+// jsonStrings joins every string in v.
+func jsonStrings(v any) string {
+	var b strings.Builder
+	var walk func(any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case string:
+			b.WriteString(v + "\n")
+		case []any:
+			for _, x := range v {
+				walk(x)
+			}
+		case map[string]any:
+			for _, x := range v {
+				walk(x)
+			}
+		}
+	}
+	walk(v)
+	return b.String()
+}

@@ -1,0 +1,96 @@
+package fabric
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/jsonschematest"
+)
+
+// schemaFor names the schema of `ibkey fabric SUB ... -o json`.
+func schemaFor(args []string) string {
+	for i, a := range args {
+		if a != "fabric" || i+1 >= len(args) {
+			continue
+		}
+		switch sub := args[i+1]; sub {
+		case "discover":
+			return "fabric-file"
+		case "pkeys":
+			if jsonschematest.Has(args, "--key") {
+				return "fabric-pkeys-key"
+			}
+			return "fabric-pkeys"
+		case "check", "diff":
+			return "fabric-" + sub
+		}
+	}
+	return ""
+}
+
+// TestJSONSchemas: every JSON golden of the fabric commands, and the saved sweeps the
+// tests read back, follow the committed schemas (schemas/fabric-*.schema.json).
+func TestJSONSchemas(t *testing.T) {
+	jsonschematest.Goldens(t, "testdata", schemaFor)
+	for _, file := range []string{"small.json", "small-changed.json"} {
+		r := runIbkey(t, false, nil, "fabric", "discover", "--fabric-file", fabricTestdata+"/"+file, "-o", "json")
+		if r.code != 0 {
+			t.Fatalf("%s: exit %d: %s", file, r.code, r.stderr)
+		}
+		jsonschematest.Validate(t, "fabric-file", []byte(r.stdout))
+	}
+}
+
+// TestPKeysJSONUnreadTable: a table the sweep did not read is null in `fabric pkeys -o
+// json` (valid_pkeys and entries), never 0 and [], and the exit is 4.
+func TestPKeysJSONUnreadTable(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(fabricTestdata, "small.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	node := doc["nodes"].([]any)[0].(map[string]any)
+	port := node["ports"].([]any)[0].(map[string]any)
+	port["pkeys"] = nil
+	port["pkeys_error"] = "P_KeyTable: timeout"
+	file := filepath.Join(t.TempDir(), "unread.json")
+	b, _ = json.Marshal(doc)
+	if err := os.WriteFile(file, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runIbkey(t, false, nil, "fabric", "pkeys", "--fabric-file", file, "-o", "json") // validated by the runner
+	if r.code != 4 {
+		t.Fatalf("exit %d, want 4:\n%s", r.code, r.stderr)
+	}
+	var out struct {
+		Ports []struct {
+			NodeGUID string          `json:"node_guid"`
+			Port     int             `json:"port"`
+			Valid    *int            `json:"valid_pkeys"`
+			Entries  json.RawMessage `json:"entries"`
+			Error    string          `json:"pkeys_error"`
+		} `json:"ports"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, p := range out.Ports {
+		if p.NodeGUID == node["node_guid"] && float64(p.Port) == port["port"] {
+			found = true
+			if p.Valid != nil || string(p.Entries) != "null" || p.Error == "" {
+				t.Errorf("unread table: valid_pkeys %v, entries %s, pkeys_error %q; want null, null and the reason", p.Valid, p.Entries, p.Error)
+			}
+		} else if p.Valid == nil && p.Error == "" {
+			t.Errorf("%s[%d]: valid_pkeys null for a table that was read", p.NodeGUID, p.Port)
+		}
+	}
+	if !found {
+		t.Fatalf("port not listed:\n%s", r.stdout)
+	}
+}
