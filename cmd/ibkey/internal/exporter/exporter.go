@@ -170,7 +170,6 @@ func splitHostPort(a string) (string, int, error) {
 	return a[:i], p, nil
 }
 
-
 // Run runs the exporter until its context ends (or once).
 func Run(o *Options) error {
 	ctx := o.Ctx
