@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/lab"
 )
@@ -19,22 +20,15 @@ import (
 // sweeps, and can-talk lid= / GUID endpoints against the P_Key rule applied to the
 // tables smpquery reads. `make fabric-test` runs them (-run 'Lab|Fabric').
 
-// labRun runs ibkey attached to the lab and returns the result, whatever the exit code.
-func (l *fabricLab) run(t *testing.T, args ...string) result {
-	t.Helper()
-	all := []string{"--ibsim=" + l.SockName, "--sim-node", l.from}
-	return runIbkey(t, false, nil, append(all, args...)...)
-}
-
 // discoverFile runs `fabric discover -o json` and decodes the fabric file.
-func (l *fabricLab) discoverFile(t *testing.T, args ...string) (*check.Fabric, result) {
+func discoverFile(t *testing.T, l *cmdtest.Lab) *check.Fabric {
 	t.Helper()
-	r := l.run(t, append([]string{"fabric", "discover", "-o", "json"}, args...)...)
-	f, err := check.DecodeFabric(strings.NewReader(r.stdout))
+	r := l.Run(t, "fabric", "discover", "-o", "json")
+	f, err := check.DecodeFabric(strings.NewReader(r.Stdout))
 	if err != nil {
-		t.Fatalf("fabric discover -o json: exit %d: %v\nstderr: %s", r.code, err, r.stderr)
+		t.Fatalf("fabric discover -o json: exit %d: %v\nstderr: %s", r.Code, err, r.Stderr)
 	}
-	return f, r
+	return f
 }
 
 // canTalkDoc is the part of `can-talk -o json` compared.
@@ -86,7 +80,8 @@ func pkeyRule(a, b []uint16) string {
 // rule applied to the tables smpquery reads; so does can-talk on the port GUIDs with
 // --fabric-file (a saved sweep), and node= through a live sweep.
 func TestLabFabricCanTalk(t *testing.T) {
-	l, targets := startFabricLab(t, "small.net")
+	l := cmdtest.StartLab(t, "small.net", newRootCmd)
+	targets := l.Targets(t)
 	// The default partition limited for all but the SM's port, so that some pairs
 	// share no working partition.
 	conf := `Default=0x7fff : ALL=limited, SELF=full ;
@@ -97,8 +92,8 @@ mgmt=0x0004 : 0x10000b=full, 0x100004=limited ;
 	if err := l.RunOpenSM(conf, false); err != nil {
 		t.Fatal(err)
 	}
-	resolveLIDs(t, l, targets)
-	f, _ := l.discoverFile(t)
+	l.ResolveLIDs(t, targets)
+	f := discoverFile(t, l)
 	file := filepath.Join(t.TempDir(), "fabric.json")
 	var buf strings.Builder
 	if err := check.EncodeFabric(&buf, f); err != nil {
@@ -108,20 +103,20 @@ mgmt=0x0004 : 0x10000b=full, 0x100004=limited ;
 		t.Fatal(err)
 	}
 	type hcaPort struct {
-		*fabricTarget
+		*cmdtest.Target
 		table []uint16
 		guid  check.GUID
 	}
 	var ports []hcaPort
 	for _, tg := range targets {
-		if tg.typ != lab.CA {
+		if tg.Type != lab.CA {
 			continue
 		}
-		pt, err := lab.ParsePKeys(l.tool(t, "smpquery", "pkeys", strconv.Itoa(tg.lid)))
+		pt, err := lab.ParsePKeys(l.Diag(t, "smpquery", "pkeys", strconv.Itoa(tg.LID)))
 		if err != nil {
 			t.Fatal(err)
 		}
-		guid, err := lab.ParseFields(l.tool(t, "smpquery", "nodeinfo", strconv.Itoa(tg.lid))).Uint("PortGuid")
+		guid, err := lab.ParseFields(l.Diag(t, "smpquery", "nodeinfo", strconv.Itoa(tg.LID))).Uint("PortGuid")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -133,26 +128,26 @@ mgmt=0x0004 : 0x10000b=full, 0x100004=limited ;
 	yes, no := 0, 0
 	for _, a := range ports {
 		for _, b := range ports {
-			if a.fabricTarget == b.fabricTarget {
+			if a.Target == b.Target {
 				continue
 			}
 			want := pkeyRule(a.table, b.table)
 			for _, args := range [][]string{
-				{"can-talk", "lid=" + strconv.Itoa(a.lid), "lid=" + strconv.Itoa(b.lid)},
+				{"can-talk", "lid=" + strconv.Itoa(a.LID), "lid=" + strconv.Itoa(b.LID)},
 				{"can-talk", "--fabric-file", file, a.guid.String(), b.guid.String()},
 			} {
-				r := l.run(t, append(args, "-o", "json")...)
+				r := l.Run(t, append(args, "-o", "json")...)
 				var d canTalkDoc
-				if err := json.Unmarshal([]byte(r.stdout), &d); err != nil {
-					t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, r.stderr)
+				if err := json.Unmarshal([]byte(r.Stdout), &d); err != nil {
+					t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, r.Stderr)
 				}
 				wantCode := 1
 				if want != "" {
 					wantCode = 0
 				}
-				if d.working() != want || d.CanTalk != (want != "") || r.code != wantCode {
+				if d.working() != want || d.CanTalk != (want != "") || r.Code != wantCode {
 					t.Errorf("%s (%s, %s): can_talk %v exit %d, partitions that work %q; P_Key rule on smpquery's tables: %q",
-						strings.Join(args, " "), a, b, d.CanTalk, r.code, d.working(), want)
+						strings.Join(args, " "), a, b, d.CanTalk, r.Code, d.working(), want)
 				}
 			}
 			if want != "" {
@@ -168,19 +163,19 @@ mgmt=0x0004 : 0x10000b=full, 0x100004=limited ;
 	}
 
 	// node= through a live sweep, naming the port it found on stderr.
-	r := l.run(t, "can-talk", "node=HcaC", "node=HcaD,port=2")
-	if r.code != 0 || !strings.Contains(r.stderr, `node=HcaD,port=2 is "HcaD"[2] (port GUID 0x000000000010000b`) {
-		t.Errorf("node=: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	r := l.Run(t, "can-talk", "node=HcaC", "node=HcaD,port=2")
+	if r.Code != 0 || !strings.Contains(r.Stderr, `node=HcaD,port=2 is "HcaD"[2] (port GUID 0x000000000010000b`) {
+		t.Errorf("node=: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 	// A GUID sweeps the fabric when --ibsim is given.
-	r = l.run(t, "can-talk", "0x100007", "lid="+strconv.Itoa(ports[0].lid))
-	if r.code > 1 || !strings.Contains(r.stderr, `0x0000000000100007 is "HcaC"[1]`) {
-		t.Errorf("GUID with --ibsim: exit %d\n%s", r.code, r.stderr)
+	r = l.Run(t, "can-talk", "0x100007", "lid="+strconv.Itoa(ports[0].LID))
+	if r.Code > 1 || !strings.Contains(r.Stderr, `0x0000000000100007 is "HcaC"[1]`) {
+		t.Errorf("GUID with --ibsim: exit %d\n%s", r.Code, r.Stderr)
 	}
-	if r := l.run(t, "can-talk", "node=HcaD", "0x8001"); r.code != 2 || !strings.Contains(r.stderr, "HcaD has ports 1, 2: add ,port=P") {
-		t.Errorf("node=HcaD: exit %d %s", r.code, r.stderr)
+	if r := l.Run(t, "can-talk", "node=HcaD", "0x8001"); r.Code != 2 || !strings.Contains(r.Stderr, "HcaD has ports 1, 2: add ,port=P") {
+		t.Errorf("node=HcaD: exit %d %s", r.Code, r.Stderr)
 	}
-	if r := l.run(t, append([]string{"can-talk", "lid=999", "0x8001"}, fastFail...)...); r.code != 3 || !strings.Contains(r.stderr, "no answer from lid 999") {
-		t.Errorf("lid=999: exit %d %s", r.code, r.stderr)
+	if r := l.Run(t, append([]string{"can-talk", "lid=999", "0x8001"}, cmdtest.FastFail...)...); r.Code != 3 || !strings.Contains(r.Stderr, "no answer from lid 999") {
+		t.Errorf("lid=999: exit %d %s", r.Code, r.Stderr)
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -37,70 +36,34 @@ var smpqueryViolations = map[string]string{
 	"mkey_violations": "MkeyViolations",
 }
 
-// sampleJSON is one line of `watch counters -o json`.
-type sampleJSON struct {
-	Time     string   `json:"time"`
-	Interval *float64 `json:"interval_s"`
-	Ports    []struct {
-		Device   string `json:"device"`
-		Port     int    `json:"port"`
-		Address  string `json:"address"`
-		State    string `json:"state"`
-		Error    string `json:"error"`
-		Counters map[string]struct {
-			Value       *uint64  `json:"value"`
-			Delta       *uint64  `json:"delta"`
-			Rate        *float64 `json:"rate"`
-			Source      string   `json:"source"`
-			Saturated   bool     `json:"saturated"`
-			Reset       bool     `json:"reset"`
-			Error       string   `json:"error"`
-			Unavailable string   `json:"unavailable"`
-		} `json:"counters"`
-	} `json:"ports"`
-}
-
-func decodeSamples(t *testing.T, out string) []sampleJSON {
-	t.Helper()
-	var samples []sampleJSON
-	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
-		var s sampleJSON
-		if err := json.Unmarshal([]byte(l), &s); err != nil {
-			t.Fatalf("not one JSON object per line: %v\n%s", err, out)
-		}
-		samples = append(samples, s)
-	}
-	return samples
-}
-
 // TestLabFabricWatchCounters: `watch counters --lid/--dr` against ibsim, with
 // perfquery and smpquery as the oracles: PortCounters set from ibsim's console show
 // up with the values perfquery reports, changes between samples as deltas, 300 as a
 // saturated 255; the PortInfo violation counters are real zeros from the SMP (ibsim
 // does not simulate them), not the n/a of a watch without fabric access.
 func TestLabFabricWatchCounters(t *testing.T) {
-	l, targets := startFabricLab(t, "small.net")
-	var hcaB *fabricTarget
-	for _, tg := range targets {
-		if tg.node == "HcaB" && tg.port == 1 {
+	l := cmdtest.StartLab(t, "small.net", newRootCmd)
+	var hcaB *cmdtest.Target
+	for _, tg := range l.Targets(t) {
+		if tg.Node == "HcaB" && tg.Port == 1 {
 			hcaB = tg
 		}
 	}
-	base := []string{"--ibsim=" + l.SockName, "--sim-node", l.from}
-	watch := func(t *testing.T, args ...string) []sampleJSON {
+	base := l.Attach()
+	watch := func(t *testing.T, args ...string) []cmdtest.CountersSample {
 		t.Helper()
 		r := runIbkey(t, false, nil, append(append(base, "watch", "counters", "-o", "json"), args...)...)
 		if r.code != 0 {
 			t.Fatalf("watch counters %s: exit %d\n%s", strings.Join(args, " "), r.code, r.stderr)
 		}
-		return decodeSamples(t, r.stdout)
+		return cmdtest.DecodeCounters(t, r.stdout)
 	}
 
 	t.Run("dr-before-sm", func(t *testing.T) {
 		// No LID yet: PortInfo is read by directed route; PortCounters need a LID.
-		s := watch(t, "--dr", hcaB.path, "--once")
+		s := watch(t, "--dr", hcaB.Path, "--once")
 		p := s[0].Ports[0]
-		if p.Device != "HcaB" || p.Port != 1 || p.Address != "DR path "+hcaB.path {
+		if p.Device != "HcaB" || p.Port != 1 || p.Address != "DR path "+hcaB.Path {
 			t.Fatalf("port: %+v", p)
 		}
 		for name, c := range p.Counters {
@@ -115,11 +78,11 @@ func TestLabFabricWatchCounters(t *testing.T) {
 		}
 	})
 
-	if err := l.RunOpenSM(partitionsConf(t), false); err != nil {
+	if err := l.RunOpenSM(cmdtest.FabricConf(t), false); err != nil {
 		t.Fatal(err)
 	}
-	resolveLIDs(t, l, []*fabricTarget{hcaB})
-	lid := strconv.Itoa(hcaB.lid)
+	l.ResolveLIDs(t, []*cmdtest.Target{hcaB})
+	lid := strconv.Itoa(hcaB.LID)
 	perfSet := func(field string, v int) {
 		l.MustConsole(fmt.Sprintf(`PerformanceSet "HcaB"[1] PortCounters.%s=%d`, field, v))
 	}
@@ -131,8 +94,8 @@ func TestLabFabricWatchCounters(t *testing.T) {
 		perfSet("LinkDownedCounter", 2)
 		perfSet("PortRcvSwitchRelayErrors", 9)
 		samples := watch(t, "--lid", lid, "--count", "2", "--interval", "100ms", "--all-counters")
-		pq := lab.ParseFields(l.tool(t, "perfquery", lid, "1"))
-		pi := lab.ParseFields(l.tool(t, "smpquery", "portinfo", lid, "1"))
+		pq := lab.ParseFields(l.Diag(t, "perfquery", lid, "1"))
+		pi := lab.ParseFields(l.Diag(t, "smpquery", "portinfo", lid, "1"))
 		if len(samples) != 2 {
 			t.Fatalf("%d samples", len(samples))
 		}
@@ -166,9 +129,9 @@ func TestLabFabricWatchCounters(t *testing.T) {
 		perfSet("PortRcvConstraintErrors", 10)
 		lines, stderr, code := cmdtest.Start(t, newRootCmd, append(base, "watch", "counters", "--lid", lid, "--count", "3", "--interval", "300ms", "-o", "json")...)
 		go func() { _, _ = io.Copy(io.Discard, stderr) }()
-		var samples []sampleJSON
+		var samples []cmdtest.CountersSample
 		for i := range 3 {
-			samples = append(samples, decodeSamples(t, cmdtest.Next(t, lines))...)
+			samples = append(samples, cmdtest.DecodeCounters(t, cmdtest.Next(t, lines))...)
 			if i == 0 {
 				perfSet("PortRcvConstraintErrors", 15) // between the first and second sample
 			}
@@ -196,7 +159,7 @@ func TestLabFabricWatchCounters(t *testing.T) {
 	t.Run("saturated", func(t *testing.T) {
 		perfSet("PortXmitConstraintErrors", 300) // ibsim clamps to 255, as the 8-bit counter saturates
 		s := watch(t, "--lid", lid, "--count", "2", "--interval", "50ms")
-		pq := lab.ParseFields(l.tool(t, "perfquery", lid, "1"))
+		pq := lab.ParseFields(l.Diag(t, "perfquery", lid, "1"))
 		for i, smp := range s {
 			c := smp.Ports[0].Counters["port_xmit_constraint_errors"]
 			if c.Value == nil || *c.Value != 255 || pq["PortXmitConstraintErrors"] != "255" || !c.Saturated {
@@ -216,7 +179,7 @@ func TestLabFabricWatchCounters(t *testing.T) {
 		// A local port whose node_guid and LID are HcaB's: with --ibsim its PortInfo
 		// counters come from SMPs (attached at HcaA, DR path 0 is HcaA, so the LID is
 		// used); a device the fabric does not have stays n/a with what was tried.
-		ni := lab.ParseFields(l.tool(t, "smpquery", "nodeinfo", lid))
+		ni := lab.ParseFields(l.Diag(t, "smpquery", "nodeinfo", lid))
 		g := strings.TrimPrefix(ni["Guid"], "0x")
 		if len(g) != 16 {
 			t.Fatalf("smpquery nodeinfo Guid %q", ni["Guid"])
@@ -228,7 +191,7 @@ func TestLabFabricWatchCounters(t *testing.T) {
 		dir := t.TempDir()
 		err := fakesysfs.Write(dir, fakesysfs.Host{Devices: []fakesysfs.Device{
 			{Name: "mlx5_0", PCI: "0000:03:00.0", NodeType: "1: CA", NodeGUID: g[0:4] + ":" + g[4:8] + ":" + g[8:12] + ":" + g[12:16],
-				Ports: []fakesysfs.Port{port(fmt.Sprintf("0x%x", hcaB.lid))}},
+				Ports: []fakesysfs.Port{port(fmt.Sprintf("0x%x", hcaB.LID))}},
 			{Name: "mlx5_1", PCI: "0000:04:00.0", NodeType: "1: CA", NodeGUID: "0002:c903:dead:beef",
 				Ports: []fakesysfs.Port{port("0x0")}},
 		}})
@@ -236,7 +199,7 @@ func TestLabFabricWatchCounters(t *testing.T) {
 			t.Fatal(err)
 		}
 		r := runIbkey(t, false, nil, append(append([]string{"--sysfs", dir}, base...), "watch", "counters", "--once", "-o", "json")...)
-		s := decodeSamples(t, r.stdout)
+		s := cmdtest.DecodeCounters(t, r.stdout)
 		if r.code != 0 || len(s) != 1 || len(s[0].Ports) != 2 {
 			t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 		}

@@ -20,14 +20,7 @@ import (
 
 // CanTalkOptions holds `ibkey can-talk`'s arguments and dependencies.
 type CanTalkOptions struct {
-	IO      *cmdutil.IOStreams
-	Format  func() (cmdutil.Format, error)
-	Notices func() *cmdutil.Notices
-	Host    func() *query.Host
-	// MAD holds the transport flags; Ctx is main's signal context, set when the
-	// command runs.
-	MAD *cmdutil.MADFlags
-	Ctx context.Context
+	cmdutil.PortDeps
 
 	A, B string // the endpoints as typed
 	// Partitions is --partitions FILE: GUID endpoints are ports in that partitions.conf,
@@ -42,7 +35,7 @@ type CanTalkOptions struct {
 // NewCmdCanTalk builds `ibkey can-talk`; runF, when not nil, runs instead of runCanTalk
 // (tests of argument parsing).
 func NewCmdCanTalk(f *cmdutil.Factory, runF func(*CanTalkOptions) error) *cobra.Command {
-	o := &CanTalkOptions{IO: f.IOStreams, Format: f.Format, Notices: f.Notices, Host: f.Host}
+	o := &CanTalkOptions{PortDeps: cmdutil.NewPortDeps(f)}
 	c := &cobra.Command{
 		Use:   "can-talk A B",
 		Short: "Say whether two endpoints can talk under the P_Key and Q_Key rules, and why",

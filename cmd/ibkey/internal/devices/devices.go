@@ -2,7 +2,6 @@
 package devices
 
 import (
-	"context"
 	"fmt"
 	"strconv"
 
@@ -15,21 +14,14 @@ import (
 
 // DevicesOptions holds `ibkey devices`'s flags and dependencies.
 type DevicesOptions struct {
-	IO      *cmdutil.IOStreams
-	Format  func() (cmdutil.Format, error)
-	Notices func() *cmdutil.Notices
-	Host    func() *query.Host
-	// MAD holds the transport flags; Ctx is main's signal context, set when the
-	// command runs.
-	MAD    *cmdutil.MADFlags
-	Ctx    context.Context
+	cmdutil.PortDeps
 	Addr   cmdutil.AddressFlags
 	Fabric []query.FabricSelector
 }
 
 // NewCmdDevices builds the command; runF, when not nil, runs instead of runDevices (tests of flag parsing).
 func NewCmdDevices(f *cmdutil.Factory, runF func(*DevicesOptions) error) *cobra.Command {
-	o := &DevicesOptions{IO: f.IOStreams, Format: f.Format, Notices: f.Notices, Host: f.Host}
+	o := &DevicesOptions{PortDeps: cmdutil.NewPortDeps(f)}
 	c := &cobra.Command{
 		Use:   "devices",
 		Short: "List RDMA ports: link layer, state, LID, rate, P_Key table use",

@@ -4,7 +4,6 @@ package pkeys
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"strconv"
@@ -20,14 +19,7 @@ import (
 
 // PKeysOptions holds `ibkey pkeys`'s flags and dependencies.
 type PKeysOptions struct {
-	IO      *cmdutil.IOStreams
-	Format  func() (cmdutil.Format, error)
-	Notices func() *cmdutil.Notices
-	Host    func() *query.Host
-	// MAD holds the transport flags; Ctx is main's signal context, set when the
-	// command runs.
-	MAD      *cmdutil.MADFlags
-	Ctx      context.Context
+	cmdutil.PortDeps
 	Selector query.Selector
 	// Addr holds --lid/--dr/--port; Fabric is set from them when the ports are read
 	// over MADs instead of from sysfs.
@@ -39,7 +31,7 @@ type PKeysOptions struct {
 
 // NewCmdPKeys builds the command; runF, when not nil, runs instead of runPKeys (tests of flag parsing).
 func NewCmdPKeys(f *cmdutil.Factory, runF func(*PKeysOptions) error) *cobra.Command {
-	o := &PKeysOptions{IO: f.IOStreams, Format: f.Format, Notices: f.Notices, Host: f.Host}
+	o := &PKeysOptions{PortDeps: cmdutil.NewPortDeps(f)}
 	c := &cobra.Command{
 		Use:   "pkeys [DEV [PORT]]",
 		Short: "Show P_Key tables, decoded",

@@ -1,0 +1,171 @@
+package devices
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
+	"github.com/ibkey/ibkey/internal/lab"
+)
+
+// The lab tests run `ibkey devices --lid/--dr` in-process against the simulated
+// fabric and compare every answer with infiniband-diags (smpquery), the oracle. They
+// skip when ibsim, OpenSM or infiniband-diags are missing, and fail instead under CI
+// (lab.Require). `make fabric-test` runs them with CI=true.
+
+// devicesDoc is `devices -o json`.
+type devicesDoc struct {
+	Ports []devicePortJSON `json:"ports"`
+}
+
+// smpquery's names for what ibkey prints the kernel's way.
+var (
+	linkStates  = map[string]string{"Down": "DOWN", "Initialize": "INIT", "Armed": "ARMED", "Active": "ACTIVE"}
+	physStates  = map[string]string{"Sleep": "Sleep", "Polling": "Polling", "Disabled": "Disabled", "PortConfigurationTraining": "PortConfigurationTraining", "LinkUp": "LinkUp", "LinkErrorRecovery": "LinkErrorRecovery", "PhyTest": "Phy Test"}
+	laneSpeeds  = map[string]struct{ name, gbps string }{"2.5 Gbps": {"SDR", "2.5"}, "5.0 Gbps": {"DDR", "5"}, "10.0 Gbps": {"QDR", "10"}}
+	nodeTypes   = map[string]string{"Channel Adapter": "CA", "Switch": "switch"}
+	widthFactor = map[string]float64{"1X": 1, "2X": 2, "4X": 4, "8X": 8, "12X": 12}
+)
+
+// expectedRate is the kernel-style rate from smpquery's LinkWidthActive and
+// LinkSpeedActive (the lab has no extended speeds).
+func expectedRate(f lab.Fields) string {
+	s, ok := laneSpeeds[f["LinkSpeedActive"]]
+	w, wok := widthFactor[f["LinkWidthActive"]]
+	if !ok || !wok || f["LinkSpeedExtActive"] != "No Extended Speed" {
+		return "?"
+	}
+	lane, _ := strconv.ParseFloat(s.gbps, 64)
+	return fmt.Sprintf("%s Gb/sec (%s %s)", strconv.FormatFloat(lane*w, 'f', -1, 64), f["LinkWidthActive"], s.name)
+}
+
+func nodeDesc(out string) string {
+	_, v, _ := strings.Cut(out, ":")
+	return strings.TrimSpace(strings.TrimLeft(v, "."))
+}
+
+func TestLabFabricDevices(t *testing.T) {
+	for _, topo := range []string{"small.net", "fattree.net"} {
+		t.Run(topo, func(t *testing.T) {
+			t.Parallel()
+			l := cmdtest.StartLab(t, topo, root)
+			targets := l.Targets(t)
+			if err := l.RunOpenSM(cmdtest.FabricConf(t), false); err != nil {
+				t.Fatal(err)
+			}
+			l.ResolveLIDs(t, targets)
+			lidOf := map[string]map[int]int{} // node -> port -> LID (CAs)
+			var nodes []*cmdtest.Target       // one address per node
+			for _, tg := range targets {
+				if lidOf[tg.Node] == nil {
+					lidOf[tg.Node] = map[int]int{}
+					nodes = append(nodes, tg)
+				}
+				lidOf[tg.Node][tg.Port] = tg.LID
+			}
+			if topo == "fattree.net" {
+				// Every node of small.net, a sample of the fat tree's (its
+				// tables are all compared in TestLabFabricPKeys): a leaf, a
+				// spine and HCAs on two leaves.
+				nodes = sampleNodes(nodes, "Leaf1", "Spine2", "Hca1", "Hca8", "Hca9", "Hca32")
+			}
+			l.Each(t, nodes, func(t *testing.T, tg *cmdtest.Target) {
+				lid := strconv.Itoa(tg.LID)
+				var doc devicesDoc
+				l.RunJSON(t, &doc, "devices", "-o", "json", "--lid", lid)
+				ni := lab.ParseFields(l.Diag(t, "smpquery", "nodeinfo", lid))
+				desc := nodeDesc(l.Diag(t, "smpquery", "nodedesc", lid))
+				numPorts, _ := ni.Uint("NumPorts")
+				first := 1
+				if ni["NodeType"] == "Switch" {
+					first = 0
+				}
+				if len(doc.Ports) != int(numPorts)+1-first {
+					t.Fatalf("%d ports, smpquery nodeinfo NumPorts %d", len(doc.Ports), numPorts)
+				}
+				for i, p := range doc.Ports {
+					port := strconv.Itoa(first + i)
+					pi := lab.ParseFields(l.Diag(t, "smpquery", "portinfo", lid, port))
+					check := func(name, got, want string) {
+						if got != want {
+							t.Errorf("port %s %s = %q, smpquery says %q", port, name, got, want)
+						}
+					}
+					check("port", strconv.Itoa(p.Port), port)
+					check("device", p.Device, desc)
+					check("node_type", deref(p.NodeType), nodeTypes[ni["NodeType"]])
+					check("node_guid", p.NodeGUID, ni["Guid"])
+					check("link_layer", deref(p.LinkLayer), "InfiniBand")
+					check("state", p.State, linkStates[pi["LinkState"]])
+					check("phys_state", deref(p.PhysState), physStates[pi["PhysLinkState"]])
+					check("rate", deref(p.Rate), expectedRate(pi))
+
+					// The table: switch ports by modifier, CA ports at their own LID.
+					pkeyArgs := []string{"pkeys", lid, port}
+					external := ni["NodeType"] == "Switch" && port != "0"
+					if !external {
+						check("lid", fmt.Sprint(derefInt(p.LID)), pi["Lid"])
+						check("sm_lid", fmt.Sprint(derefInt(p.SMLID)), pi["SMLid"])
+					} else if p.LID != nil || p.SMLID != nil || p.PortGUID != nil || p.Missing["lid"] == "" {
+						t.Errorf("switch port %s: lid %v, sm_lid %v, port_guid %v: want n/a with a reason (%v)", port, p.LID, p.SMLID, p.PortGUID, p.Missing)
+					}
+					switch {
+					case ni["NodeType"] == "Switch" && port == "0", port == ni["LocalPort"]:
+						check("port_guid", deref(p.PortGUID), ni["PortGuid"])
+					case external:
+					case pi["Lid"] == "0":
+						if p.PortGUID != nil || p.TableSize != nil || p.Missing["table_size"] == "" {
+							t.Errorf("CA port %s without a LID: port_guid %v table_size %v: want n/a with a reason", port, p.PortGUID, p.TableSize)
+						}
+						continue
+					default:
+						own := pi["Lid"]
+						check("port_guid", deref(p.PortGUID), lab.ParseFields(l.Diag(t, "smpquery", "nodeinfo", own))["PortGuid"])
+						check("address", p.Address, "lid "+own)
+						pkeyArgs = []string{"pkeys", own}
+					}
+					tbl, err := lab.ParsePKeys(l.Diag(t, append([]string{"smpquery"}, pkeyArgs...)...))
+					if err != nil {
+						t.Fatal(err)
+					}
+					valid := 0
+					for _, k := range tbl.Entries[:tbl.Capacity] {
+						if k&0x7fff != 0 {
+							valid++
+						}
+					}
+					check("table_size", fmt.Sprint(derefInt(p.TableSize)), strconv.Itoa(tbl.Capacity))
+					check("valid_pkeys", fmt.Sprint(derefInt(p.ValidPKeys)), strconv.Itoa(valid))
+				}
+			})
+		})
+	}
+}
+
+func sampleNodes(nodes []*cmdtest.Target, names ...string) []*cmdtest.Target {
+	var out []*cmdtest.Target
+	for _, n := range nodes {
+		for _, name := range names {
+			if n.Node == name {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+func deref(p *string) string {
+	if p == nil {
+		return "<null>"
+	}
+	return *p
+}
+
+func derefInt[T int | uint16](p *T) any {
+	if p == nil {
+		return "<null>"
+	}
+	return *p
+}

@@ -1,0 +1,159 @@
+package pkeys
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
+	"github.com/ibkey/ibkey/internal/lab"
+)
+
+// The lab tests run `ibkey pkeys --lid/--dr` in-process against the simulated
+// fabric and compare every answer with infiniband-diags (smpquery), the oracle. They
+// skip when ibsim, OpenSM or infiniband-diags are missing, and fail instead under CI
+// (lab.Require). `make fabric-test` runs them with CI=true.
+
+// pkeysDoc is `pkeys -o json`.
+type pkeysDoc struct {
+	Via   string         `json:"via"`
+	Ports []pkeyPortJSON `json:"ports"`
+}
+
+// comparePKeys checks `ibkey pkeys ADDR --all -o json` against smpquery's table.
+func comparePKeys(t *testing.T, l *cmdtest.Lab, ibkeyArgs []string, smpArgs ...string) {
+	t.Helper()
+	var doc pkeysDoc
+	l.RunJSON(t, &doc, append([]string{"pkeys", "--all", "-o", "json"}, ibkeyArgs...)...)
+	want, err := lab.ParsePKeys(l.Diag(t, append([]string{"smpquery"}, smpArgs...)...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Ports) != 1 {
+		t.Fatalf("ibkey %s: %d ports, want 1", strings.Join(ibkeyArgs, " "), len(doc.Ports))
+	}
+	p := doc.Ports[0]
+	if p.TableSize == nil || *p.TableSize != want.Capacity {
+		t.Errorf("ibkey %s: table_size %v, smpquery %s: capacity %d", strings.Join(ibkeyArgs, " "), p.TableSize, strings.Join(smpArgs, " "), want.Capacity)
+	}
+	var got, exp []string
+	for _, e := range p.Entries {
+		got = append(got, fmt.Sprintf("%d:%s", e.Index, *e.PKey))
+	}
+	for i, v := range want.Entries[:want.Capacity] {
+		exp = append(exp, fmt.Sprintf("%d:0x%04x", i, v))
+	}
+	if strings.Join(got, " ") != strings.Join(exp, " ") {
+		t.Errorf("ibkey %s:\n got %v\nwant %v (smpquery %s)", strings.Join(ibkeyArgs, " "), got, exp, strings.Join(smpArgs, " "))
+	}
+}
+
+func TestLabFabricPKeys(t *testing.T) {
+	for _, topo := range []string{"small.net", "fattree.net"} {
+		t.Run(topo, func(t *testing.T) {
+			t.Parallel()
+			l := cmdtest.StartLab(t, topo, root)
+			targets := l.Targets(t)
+
+			// Before any SM: every LID is 0, only directed routes work.
+			t.Run("dr", func(t *testing.T) {
+				l.Each(t, targets, func(t *testing.T, tg *cmdtest.Target) {
+					p := strconv.Itoa(tg.Port)
+					comparePKeys(t, l, []string{"--dr", tg.Path, "--port", p}, "-D", "pkeys", tg.Path, p)
+				})
+			})
+			if err := l.RunOpenSM(cmdtest.FabricConf(t), false); err != nil {
+				t.Fatal(err)
+			}
+			l.ResolveLIDs(t, targets)
+
+			t.Run("lid", func(t *testing.T) {
+				l.Each(t, targets, func(t *testing.T, tg *cmdtest.Target) {
+					lid, p := strconv.Itoa(tg.LID), strconv.Itoa(tg.Port)
+					if tg.Type == lab.Switch {
+						comparePKeys(t, l, []string{"--lid", lid, "--port", p}, "pkeys", lid, p)
+						return
+					}
+					// A CA port's LID reaches that port: no --port needed.
+					comparePKeys(t, l, []string{"--lid", lid}, "pkeys", lid)
+				})
+			})
+			t.Run("lid-default-port", func(t *testing.T) {
+				// Without --port: a switch's LID is port 0's, as smpquery pkeys LID.
+				for _, sw := range l.Topology.Switches() {
+					for _, tg := range targets {
+						if tg.Node == sw.Name && tg.Port == 0 {
+							comparePKeys(t, l, []string{"--lid", strconv.Itoa(tg.LID)}, "pkeys", strconv.Itoa(tg.LID))
+						}
+					}
+				}
+			})
+			t.Run("ca-other-port", func(t *testing.T) {
+				// Another port of a CA is read through its own LID: compare with
+				// smpquery at that LID (smpquery pkeys LID PORT would print the
+				// arrival port's table again).
+				byNode := map[string][]*cmdtest.Target{}
+				for _, tg := range targets {
+					if tg.Type == lab.CA {
+						byNode[tg.Node] = append(byNode[tg.Node], tg)
+					}
+				}
+				n := 0
+				for _, ports := range byNode {
+					for _, a := range ports {
+						for _, b := range ports {
+							if a != b {
+								n++
+								comparePKeys(t, l, []string{"--lid", strconv.Itoa(a.LID), "--port", strconv.Itoa(b.Port)}, "pkeys", strconv.Itoa(b.LID))
+							}
+						}
+					}
+				}
+				if topo == "small.net" && n == 0 {
+					t.Error("no dual-port CA in small.net to check")
+				}
+			})
+			t.Run("enforcement", func(t *testing.T) {
+				for _, tg := range targets {
+					if tg.Type != lab.Switch || tg.Port == 0 {
+						continue
+					}
+					var doc pkeysDoc
+					l.RunJSON(t, &doc, "pkeys", "-o", "json", "--lid", strconv.Itoa(tg.LID), "--port", strconv.Itoa(tg.Port))
+					f := lab.ParseFields(l.Diag(t, "smpquery", "portinfo", strconv.Itoa(tg.LID), strconv.Itoa(tg.Port)))
+					e := doc.Ports[0].Enforcement
+					if e == nil || b01(e.Inbound) != f["PartEnforceInb"] || b01(e.Outbound) != f["PartEnforceOutb"] {
+						t.Errorf("%s: partition_enforcement %+v, smpquery PartEnforceInb %s PartEnforceOutb %s", tg, e, f["PartEnforceInb"], f["PartEnforceOutb"])
+					}
+				}
+			})
+			t.Run("lid-list", func(t *testing.T) {
+				// One process, many LIDs: the same tables, in the order asked.
+				var lids []string
+				for _, tg := range targets {
+					if tg.Type == lab.CA {
+						lids = append(lids, strconv.Itoa(tg.LID))
+					}
+				}
+				var doc pkeysDoc
+				l.RunJSON(t, &doc, "pkeys", "-o", "json", "--lid", strings.Join(lids, ","))
+				if len(doc.Ports) != len(lids) {
+					t.Fatalf("%d ports for %d LIDs", len(doc.Ports), len(lids))
+				}
+				for i, p := range doc.Ports {
+					if p.Address != "lid "+lids[i] {
+						t.Errorf("port %d: address %q, want lid %s", i, p.Address, lids[i])
+					}
+				}
+			})
+		})
+	}
+}
+
+func b01(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
