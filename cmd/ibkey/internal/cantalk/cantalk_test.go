@@ -193,10 +193,7 @@ func TestCanTalkCompletion(t *testing.T) {
 
 // TestFlagParsing: the endpoints and flags reach the options; nothing runs or is read.
 func TestFlagParsing(t *testing.T) {
-	var got *CanTalkOptions
-	r := cmdtest.Run(t, cmdtest.WithCommands(func(f *cmdutil.Factory) *cobra.Command {
-		return NewCmdCanTalk(f, func(o *CanTalkOptions) error { got = o; return nil })
-	}), false, nil, "--sysfs", "/nonexistent", "can-talk", "node=HcaB", "0x8001", "--partitions", "p.conf", "--allow-both", "--table-size", "64", "--ca", "mlx5_0")
+	r, got := cmdtest.Options(t, NewCmdCanTalk, "--sysfs", "/nonexistent", "can-talk", "node=HcaB", "0x8001", "--partitions", "p.conf", "--allow-both", "--table-size", "64", "--ca", "mlx5_0")
 	if r.Code != 0 || got == nil || got.A != "node=HcaB" || got.B != "0x8001" || got.Partitions != "p.conf" ||
 		!got.OpenSM.AllowBoth || got.OpenSM.TableSize != 64 || !got.MAD.Explicit() || got.Sweep.MAD != got.MAD {
 		t.Fatalf("%+v, options %+v", r, got)

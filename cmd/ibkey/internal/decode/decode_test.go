@@ -3,19 +3,13 @@ package decode
 import (
 	"testing"
 
-	"github.com/spf13/cobra"
-
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
 )
 
 // TestFlagParsing: the arguments reach the options; nothing runs, nothing is read.
 func TestFlagParsing(t *testing.T) {
-	var got *DecodeOptions
-	root := cmdtest.WithCommands(func(f *cmdutil.Factory) *cobra.Command {
-		return NewCmdPKey(f, func(o *DecodeOptions) error { got = o; return nil })
-	})
-	r := cmdtest.Run(t, root, false, nil, "--sysfs", "/nonexistent", "pkey", "0x8001", "7fff", "-o", "json")
+	r, got := cmdtest.Options(t, NewCmdPKey, "--sysfs", "/nonexistent", "pkey", "0x8001", "7fff", "-o", "json")
 	if r.Code != 0 || got == nil || len(got.Values) != 2 || got.Values[1] != "7fff" {
 		t.Fatalf("%+v, options %+v", r, got)
 	}

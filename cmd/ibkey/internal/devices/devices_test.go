@@ -3,19 +3,12 @@ package devices
 import (
 	"testing"
 
-	"github.com/spf13/cobra"
-
-	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
 )
 
 // TestFlagParsing: --dr without --port lists every port of the node; nothing runs.
 func TestFlagParsing(t *testing.T) {
-	var got *DevicesOptions
-	root := cmdtest.WithCommands(func(f *cmdutil.Factory) *cobra.Command {
-		return NewCmdDevices(f, func(o *DevicesOptions) error { got = o; return nil })
-	})
-	r := cmdtest.Run(t, root, false, nil, "devices", "--dr", "0,1", "--ibsim=lab")
+	r, got := cmdtest.Options(t, NewCmdDevices, "devices", "--dr", "0,1", "--ibsim=lab")
 	if r.Code != 0 || got == nil || len(got.Fabric) != 1 || !got.Fabric[0].AllPorts || got.MAD.IbsimBase() != "lab" {
 		t.Fatalf("%+v, options %+v", r, got)
 	}

@@ -5,28 +5,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spf13/cobra"
-
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
 )
 
-func rootWith(got **PKeysOptions) cmdtest.Root {
-	return cmdtest.WithCommands(func(f *cmdutil.Factory) *cobra.Command {
-		return NewCmdPKeys(f, func(o *PKeysOptions) error { *got = o; return nil })
-	})
-}
-
 // TestFlagParsing: DEV PORT, --find and the MAD flags reach the options; nothing runs.
 func TestFlagParsing(t *testing.T) {
-	var got *PKeysOptions
-	r := cmdtest.Run(t, rootWith(&got), false, nil, "pkeys", "mlx5_0", "1", "--find", "0x8001", "--all")
+	r, got := cmdtest.Options(t, NewCmdPKeys, "pkeys", "mlx5_0", "1", "--find", "0x8001", "--all")
 	if r.Code != 0 || got == nil || got.Selector.Device != "mlx5_0" || !got.Selector.HasPort || got.Selector.Port != 1 ||
 		got.Find != "0x8001" || !got.All || got.Fabric != nil {
 		t.Fatalf("%+v, options %+v", r, got)
 	}
-	got = nil
-	r = cmdtest.Run(t, rootWith(&got), false, nil, "--ibsim", "pkeys", "--lid", "3-5", "--port", "all", "--mad-timeout", "250")
+	r, got = cmdtest.Options(t, NewCmdPKeys, "--ibsim", "pkeys", "--lid", "3-5", "--port", "all", "--mad-timeout", "250")
 	if r.Code != 0 || got == nil || len(got.Fabric) != 3 || !got.Fabric[0].AllPorts || got.MAD.MADTimeout != 250*time.Millisecond || got.MAD.IbsimBase() != cmdutil.IbsimDefault {
 		t.Fatalf("%+v, options %+v", r, got)
 	}
@@ -34,16 +24,15 @@ func TestFlagParsing(t *testing.T) {
 		t.Error("no context")
 	}
 	// The diags' spellings: -C -P -t (ms) -L -D -G.
-	got = nil
-	r = cmdtest.Run(t, rootWith(&got), false, nil, "pkeys", "-C", "mlx5_1", "-P", "2", "-t", "100", "-L", "4")
+	r, got = cmdtest.Options(t, NewCmdPKeys, "pkeys", "-C", "mlx5_1", "-P", "2", "-t", "100", "-L", "4")
 	if r.Code != 0 || got == nil || got.MAD.CA != "mlx5_1" || got.MAD.CAPort != 2 || got.MAD.MADTimeout != 100*time.Millisecond || len(got.Fabric) != 1 || got.Fabric[0].Addr.String() != "lid 4" {
 		t.Fatalf("-C -P -t -L: %+v, options %+v", r, got)
 	}
-	r = cmdtest.Run(t, rootWith(&got), false, nil, "pkeys", "-D", "0,1,3")
+	r, got = cmdtest.Options(t, NewCmdPKeys, "pkeys", "-D", "0,1,3")
 	if r.Code != 0 || got.Addr.DR != "0,1,3" || len(got.Fabric) != 1 {
 		t.Fatalf("-D: %+v", r)
 	}
-	r = cmdtest.Run(t, rootWith(&got), false, nil, "pkeys", "-G", "0002:c903:0000:0204", "--port", "all")
+	r, got = cmdtest.Options(t, NewCmdPKeys, "pkeys", "-G", "0002:c903:0000:0204", "--port", "all")
 	if r.Code != 0 || got.Addr.GUID != "0002:c903:0000:0204" || len(got.Fabric) != 1 || !got.Fabric[0].AllPorts {
 		t.Fatalf("-G: %+v", r)
 	}

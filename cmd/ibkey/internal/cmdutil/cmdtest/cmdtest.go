@@ -114,3 +114,16 @@ func errorLines(stderr string) []string {
 	}
 	return out
 }
+
+// Options runs one command line (stdout not a terminal, empty environment) on a root
+// with the command newCmd builds, its runF hook recording the options instead of
+// running: what flag parsing made of the line. The options are nil when the command did
+// not get as far as running.
+func Options[O any](t testing.TB, newCmd func(*cmdutil.Factory, func(*O) error) *cobra.Command, args ...string) (Result, *O) {
+	t.Helper()
+	var got *O
+	root := WithCommands(func(f *cmdutil.Factory) *cobra.Command {
+		return newCmd(f, func(o *O) error { got = o; return nil })
+	})
+	return Run(t, root, false, nil, args...), got
+}
