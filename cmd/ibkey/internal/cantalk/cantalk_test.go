@@ -11,10 +11,7 @@ import (
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
 )
 
-const (
-	mlx5           = "../../../../testdata/sysfs/mlx5"
-	cantalkFixture = "../../../../testdata/sysfs/cantalk"
-)
+const cantalkFixture = "../../../../testdata/sysfs/cantalk"
 
 // root is `ibkey` with can-talk only.
 var root = cmdtest.WithCommands(func(f *cmdutil.Factory) *cobra.Command { return NewCmdCanTalk(f, nil) })
@@ -30,22 +27,22 @@ func TestCanTalk(t *testing.T) {
 	cases := []cmdtest.GoldenCase{
 		// Ports (fixtures testdata/sysfs/mlx5 and testdata/sysfs/cantalk).
 		{Name: "ports_only_default", Args: []string{"--sysfs", cantalkFixture, "can-talk", "hca0/1", "hca1/1"}, Code: 0},
-		{Name: "ports_one_side_limited", Args: []string{"--sysfs", mlx5, "can-talk", "mlx5_0/1", "mlx5_1/1"}, Code: 0},
-		{Name: "ports_one_side_limited_json", Args: []string{"--sysfs", mlx5, "can-talk", "mlx5_0/1", "mlx5_1/1", "-o", "json"}, Code: 0},
+		{Name: "ports_one_side_limited", Args: []string{"--sysfs", cmdtest.MLX5, "can-talk", "mlx5_0/1", "mlx5_1/1"}, Code: 0},
+		{Name: "ports_one_side_limited_json", Args: []string{"--sysfs", cmdtest.MLX5, "can-talk", "mlx5_0/1", "mlx5_1/1", "-o", "json"}, Code: 0},
 		{Name: "ports_share_none", Args: []string{"--sysfs", cantalkFixture, "can-talk", "hca1/1", "hca2/1"}, Code: 1},
 		{Name: "ports_all_limited_table", Args: []string{"--sysfs", cantalkFixture, "can-talk", "hca3/1", "hca4/1", "-o", "table"}, Code: 1},
 		{Name: "ports_all_limited_json", Args: []string{"--sysfs", cantalkFixture, "can-talk", "hca3/1", "hca4/1", "-o", "json"}, Code: 1},
-		{Name: "port_holes_every_valid_entry", Args: []string{"--sysfs", mlx5, "can-talk", "mlx5_0/1", "0x0010"}, Code: 0},
-		{Name: "port_index_on_hole", Args: []string{"--sysfs", mlx5, "can-talk", "mlx5_0/1,index=3", "0x8001"}, Code: 1},
-		{Name: "port_index_out_of_range", Args: []string{"--sysfs", mlx5, "can-talk", "mlx5_0/1,index=300", "0x8001"}, Code: 1},
-		{Name: "port_key_both_full_and_limited", Args: []string{"--sysfs", mlx5, "can-talk", "mlx5_0/1", "0x0005"}, Code: 0},
-		{Name: "port_key_both_pinned_limited", Args: []string{"--sysfs", mlx5, "can-talk", "mlx5_0/1,index=5", "0x0005"}, Code: 1},
-		{Name: "port_pkey_option_picks_full", Args: []string{"--sysfs", mlx5, "can-talk", "mlx5_0/1,pkey=0x0005", "0x0005"}, Code: 0},
-		{Name: "port_pkey_not_in_table", Args: []string{"--sysfs", mlx5, "can-talk", "mlx5_0/1,pkey=0x0009", "0x8009"}, Code: 1},
-		{Name: "port_pkey_not_in_table_json", Args: []string{"--sysfs", mlx5, "can-talk", "0x8009", "mlx5_0/1,pkey=0x0009", "-o", "json"}, Code: 1},
-		{Name: "port_down_is_no", Args: []string{"--sysfs", mlx5, "can-talk", "mlx5_0/1", "mlx5_1/2"}, Code: 1}, // a DOWN port cannot talk now (issue 11 item 11),
-		{Name: "port_roce_warns", Args: []string{"--sysfs", mlx5, "can-talk", "mlx5_2/1", "0xffff"}, Code: 0},
-		{Name: "ports_infiniband_vs_roce_no", Args: []string{"--sysfs", mlx5, "can-talk", "mlx5_0/1", "mlx5_2/1"}, Code: 1},
+		{Name: "port_holes_every_valid_entry", Args: []string{"--sysfs", cmdtest.MLX5, "can-talk", "mlx5_0/1", "0x0010"}, Code: 0},
+		{Name: "port_index_on_hole", Args: []string{"--sysfs", cmdtest.MLX5, "can-talk", "mlx5_0/1,index=3", "0x8001"}, Code: 1},
+		{Name: "port_index_out_of_range", Args: []string{"--sysfs", cmdtest.MLX5, "can-talk", "mlx5_0/1,index=300", "0x8001"}, Code: 1},
+		{Name: "port_key_both_full_and_limited", Args: []string{"--sysfs", cmdtest.MLX5, "can-talk", "mlx5_0/1", "0x0005"}, Code: 0},
+		{Name: "port_key_both_pinned_limited", Args: []string{"--sysfs", cmdtest.MLX5, "can-talk", "mlx5_0/1,index=5", "0x0005"}, Code: 1},
+		{Name: "port_pkey_option_picks_full", Args: []string{"--sysfs", cmdtest.MLX5, "can-talk", "mlx5_0/1,pkey=0x0005", "0x0005"}, Code: 0},
+		{Name: "port_pkey_not_in_table", Args: []string{"--sysfs", cmdtest.MLX5, "can-talk", "mlx5_0/1,pkey=0x0009", "0x8009"}, Code: 1},
+		{Name: "port_pkey_not_in_table_json", Args: []string{"--sysfs", cmdtest.MLX5, "can-talk", "0x8009", "mlx5_0/1,pkey=0x0009", "-o", "json"}, Code: 1},
+		{Name: "port_down_is_no", Args: []string{"--sysfs", cmdtest.MLX5, "can-talk", "mlx5_0/1", "mlx5_1/2"}, Code: 1}, // a DOWN port cannot talk now (issue 11 item 11),
+		{Name: "port_roce_warns", Args: []string{"--sysfs", cmdtest.MLX5, "can-talk", "mlx5_2/1", "0xffff"}, Code: 0},
+		{Name: "ports_infiniband_vs_roce_no", Args: []string{"--sysfs", cmdtest.MLX5, "can-talk", "mlx5_0/1", "mlx5_2/1"}, Code: 1},
 		{Name: "demo_ports_table", Args: []string{"--demo", "can-talk", "mlx5_0/1", "mlx5_1/1", "-o", "table"}, Code: 0},
 		// Seed 000's four QPs: A 0x8001, B 0x0001, C 0x0001, D 0x8002.
 		{Name: "seed_a_b", Args: []string{"can-talk", "0x8001", "0x0001"}, Code: 0},
@@ -61,9 +58,9 @@ func TestCanTalk(t *testing.T) {
 		{Name: "qkey_not_checked", Args: []string{"can-talk", "0x8001,qp=ud", "0x0001,qp=ud,qkey=0x11"}, Code: 0},
 		{Name: "rc_qkey_ignored", Args: []string{"can-talk", "0x8001,qp=rc,qkey=0x11", "0x0001,qp=rc,qkey=0x12"}, Code: 0},
 		{Name: "ud_vs_rc", Args: []string{"can-talk", "0x8001,qp=ud", "0x0001,qp=rc"}, Code: 1},
-		{Name: "ipoib_children", Args: []string{"--sysfs", mlx5, "can-talk", "ib0.8001,qp=ud,qkey=0x11", "mlx5_1/1,qp=ud,qkey=0x11"}, Code: 0},
-		{Name: "ipoib_child_key_missing", Args: []string{"--sysfs", mlx5, "can-talk", "ib0.8004", "0x8004"}, Code: 1},
-		{Name: "port_ud_qkeys", Args: []string{"--sysfs", mlx5, "can-talk", "mlx5_0/1,pkey=0x8001,qp=ud,qkey=0x11", "mlx5_1/1,index=1,qp=ud,qkey=0x11"}, Code: 0},
+		{Name: "ipoib_children", Args: []string{"--sysfs", cmdtest.MLX5, "can-talk", "ib0.8001,qp=ud,qkey=0x11", "mlx5_1/1,qp=ud,qkey=0x11"}, Code: 0},
+		{Name: "ipoib_child_key_missing", Args: []string{"--sysfs", cmdtest.MLX5, "can-talk", "ib0.8004", "0x8004"}, Code: 1},
+		{Name: "port_ud_qkeys", Args: []string{"--sysfs", cmdtest.MLX5, "can-talk", "mlx5_0/1,pkey=0x8001,qp=ud,qkey=0x11", "mlx5_1/1,index=1,qp=ud,qkey=0x11"}, Code: 0},
 	}
 	cmdtest.Golden(t, root, cases, func(t *testing.T, tc cmdtest.GoldenCase, r cmdtest.Result) {
 		if strings.Contains(strings.Join(tc.Args, " "), "-o json") {
@@ -115,20 +112,20 @@ func TestCanTalkErrors(t *testing.T) {
 		{Args: []string{"can-talk", "0x8001", "qp=ud"}, Code: 2, Stderr: `invalid endpoint "qp=ud": an options-only endpoint needs pkey=`},
 		{Args: []string{"can-talk", "0x8001"}, Code: 2, Stderr: "accepts 2 arg(s), received 1"},
 		{Args: []string{"can-talk", "0x8001", "0x8001", "0x8001"}, Code: 2, Stderr: "accepts 2 arg(s), received 3"},
-		{Args: []string{"--sysfs", mlx5, "can-talk", "lid=3", "0x8001"}, Code: 3, Stderr: `is ib_umad loaded?); without InfiniBand hardware, query a simulated fabric with --ibsim`},
+		{Args: []string{"--sysfs", cmdtest.MLX5, "can-talk", "lid=3", "0x8001"}, Code: 3, Stderr: `is ib_umad loaded?); without InfiniBand hardware, query a simulated fabric with --ibsim`},
 		{Args: []string{"can-talk", "lid=3", "0x8001", "--fabric-file", "nonexistent.json"}, Code: 2, Stderr: `ibkey: --fabric-file: open nonexistent.json: no such file or directory`},
 		{Args: []string{"can-talk", "node=HcaB", "0x8001", "--fabric-file", "../../testdata/fabric/partitions.conf"}, Code: 2, Stderr: `ibkey: --fabric-file ../../testdata/fabric/partitions.conf: not JSON`},
 		{Args: []string{"can-talk", "0x8001", "0x0002c90300000204"}, Code: 2, Stderr: `ibkey: endpoint "0x0002c90300000204" is a port GUID (0x0002c90300000204): resolving a GUID needs --partitions FILE`},
 		{Args: []string{"can-talk", "guid=0002:c903:0000:0204", "0x8001"}, Code: 2, Stderr: `endpoint "guid=0002:c903:0000:0204" is a port GUID`},
 		// Bad input is found before the host is read.
 		{Args: []string{"--sysfs", "/nonexistent", "can-talk", "mlx5_0/1", "lid=3"}, Code: 3, Stderr: `no local port to send MADs from: no RDMA devices`},
-		{Args: []string{"--sysfs", mlx5, "can-talk", "mlx5_9/1", "0x8001"}, Code: 3, Stderr: "ibkey: no device mlx5_9 (devices: irdma0, mlx5_0, mlx5_1, mlx5_2)"},
-		{Args: []string{"--sysfs", mlx5, "can-talk", "0x8001", "mlx5_0/2"}, Code: 3, Stderr: "ibkey: no port 2 on mlx5_0 (ports: 1)"},
-		{Args: []string{"--sysfs", mlx5, "can-talk", "0x8001", "irdma0/1"}, Code: 3, Stderr: "ibkey: irdma0/1: no P_Key table: the port has no pkeys/ directory (iWARP devices have none: P_Keys do not apply)"},
-		{Args: []string{"--sysfs", mlx5, "can-talk", "mlx5_1/1,index=3", "0x8001"}, Code: 3, Stderr: "ibkey: mlx5_1/1: P_Key table entry 3 could not be read"},
+		{Args: []string{"--sysfs", cmdtest.MLX5, "can-talk", "mlx5_9/1", "0x8001"}, Code: 3, Stderr: "ibkey: no device mlx5_9 (devices: irdma0, mlx5_0, mlx5_1, mlx5_2)"},
+		{Args: []string{"--sysfs", cmdtest.MLX5, "can-talk", "0x8001", "mlx5_0/2"}, Code: 3, Stderr: "ibkey: no port 2 on mlx5_0 (ports: 1)"},
+		{Args: []string{"--sysfs", cmdtest.MLX5, "can-talk", "0x8001", "irdma0/1"}, Code: 3, Stderr: "ibkey: irdma0/1: no P_Key table: the port has no pkeys/ directory (iWARP devices have none: P_Keys do not apply)"},
+		{Args: []string{"--sysfs", cmdtest.MLX5, "can-talk", "mlx5_1/1,index=3", "0x8001"}, Code: 3, Stderr: "ibkey: mlx5_1/1: P_Key table entry 3 could not be read"},
 		{Args: []string{"--sysfs", "/nonexistent", "can-talk", "mlx5_0/1", "0x8001"}, Code: 3, Stderr: "no RDMA devices"},
-		{Args: []string{"--sysfs", mlx5, "can-talk", "ib7", "0x8001"}, Code: 3, Stderr: "ibkey: no device or IPoIB interface ib7 (devices: irdma0, mlx5_0, mlx5_1, mlx5_2; IPoIB interfaces: ib0, ib0.8001, ib0.8002, ib0.8004, ib1)"},
-		{Args: []string{"--sysfs", mlx5, "can-talk", "ib0.8001,pkey=0x8002", "0x8001"}, Code: 2, Stderr: `ibkey: endpoint "ib0.8001,pkey=0x8002": ib0.8001 uses P_Key 0x8001 on mlx5_0/1: pkey=0x8002 does not apply (for another entry write mlx5_0/1,pkey=0x8002)`},
+		{Args: []string{"--sysfs", cmdtest.MLX5, "can-talk", "ib7", "0x8001"}, Code: 3, Stderr: "ibkey: no device or IPoIB interface ib7 (devices: irdma0, mlx5_0, mlx5_1, mlx5_2; IPoIB interfaces: ib0, ib0.8001, ib0.8002, ib0.8004, ib1)"},
+		{Args: []string{"--sysfs", cmdtest.MLX5, "can-talk", "ib0.8001,pkey=0x8002", "0x8001"}, Code: 2, Stderr: `ibkey: endpoint "ib0.8001,pkey=0x8002": ib0.8001 uses P_Key 0x8001 on mlx5_0/1: pkey=0x8002 does not apply (for another entry write mlx5_0/1,pkey=0x8002)`},
 	})
 	// Two P_Key values need no host at all.
 	if r := runIbkey(t, "--sysfs", "/nonexistent", "can-talk", "0x8001", "0x0001"); r.Code != 0 {
@@ -142,7 +139,7 @@ func TestCanTalkCompletion(t *testing.T) {
 		want    []string
 		notWant []string
 	}{
-		{[]string{"__complete", "--sysfs", mlx5, "can-talk", ""},
+		{[]string{"__complete", "--sysfs", cmdtest.MLX5, "can-talk", ""},
 			[]string{"mlx5_0/1\tInfiniBand ACTIVE\n", "mlx5_1/2\tInfiniBand DOWN\n", "mlx5_2/1\tEthernet ACTIVE\n", "0x8001\tfull member of 0x0001\n", "0x0002\tlimited member of 0x0002\n"},
 			[]string{"irdma0/1", "0x0000", "0x8000\t"}},
 		{[]string{"__complete", "--demo", "can-talk", "mlx5_0/1", ""},
@@ -156,19 +153,19 @@ func TestCanTalkCompletion(t *testing.T) {
 			[]string{"mlx5_0/1,pkey=0x8001\tfull member of 0x0001\n", "mlx5_0/1,pkey=0x0002\tlimited member of 0x0002\n"}, []string{"\\,", "pkey=pkey="}},
 		{[]string{"__complete", "--demo", "can-talk", "0x8001", "mlx5_0/1,qp=ud,index="},
 			[]string{"mlx5_0/1,qp=ud,index=1\t0x8001 full member of 0x0001\n"}, []string{"index=5\t"}},
-		{[]string{"__complete", "--sysfs", mlx5, "can-talk", "mlx5_0/1,index="},
+		{[]string{"__complete", "--sysfs", cmdtest.MLX5, "can-talk", "mlx5_0/1,index="},
 			[]string{"mlx5_0/1,index=1\t"}, []string{"mlx5_0/1,index=3\t"}},
 		{[]string{"__complete", "can-talk", "0x8001,qp="}, []string{"0x8001,qp=rc\n", "0x8001,qp=ud\n"}, nil},
-		{[]string{"__complete", "can-talk", "--fabric-file", "../../testdata/fabric/small.json", "lid="},
+		{[]string{"__complete", "can-talk", "--fabric-file", cmdtest.SmallFabric, "lid="},
 			[]string{"lid=1\tHcaA port 1\n", "lid=2\tSwitch1 port 0\n"}, []string{"lid=0"}},
-		{[]string{"__complete", "can-talk", "--fabric-file", "../../testdata/fabric/small.json", "node=Hca"},
+		{[]string{"__complete", "can-talk", "--fabric-file", cmdtest.SmallFabric, "node=Hca"},
 			[]string{"node=HcaA\t", "node=HcaD\t"}, nil},
-		{[]string{"__complete", "can-talk", "--fabric-file", "../../testdata/fabric/small.json", "node=HcaB,"},
+		{[]string{"__complete", "can-talk", "--fabric-file", cmdtest.SmallFabric, "node=HcaB,"},
 			[]string{"node=HcaB,port=\n"}, nil},
 		{[]string{"__complete", "--demo", "can-talk", "lid="}, []string{"lid=3\tlocal mlx5_0/1\n"}, nil},
 		// Ports of a partitions.conf.
-		{[]string{"__complete", "--sysfs", "/nonexistent", "can-talk", "--partitions", clusterConf, ""}, []string{"0x0002c90300001002\tin mgmt"}, nil},
-		{[]string{"__complete", "--sysfs", "/nonexistent", "can-talk", "--partitions", clusterConf, "0x0002c90300001002,"}, []string{"0x0002c90300001002,qp=\n"}, nil},
+		{[]string{"__complete", "--sysfs", "/nonexistent", "can-talk", "--partitions", cmdtest.ClusterConf, ""}, []string{"0x0002c90300001002\tin mgmt"}, nil},
+		{[]string{"__complete", "--sysfs", "/nonexistent", "can-talk", "--partitions", cmdtest.ClusterConf, "0x0002c90300001002,"}, []string{"0x0002c90300001002,qp=\n"}, nil},
 		{[]string{"__complete", "can-talk", "--sim-node", ""}, nil, []string{"\n:0\n"}},
 		{[]string{"__complete", "can-talk", "--mad-timeout", ""}, []string{"500ms\n", "1s\n"}, nil},
 		{[]string{"__complete", "--demo", "can-talk", "mlx5_0/1", "mlx5_1/1", ""}, nil, []string{"mlx5", "0x"}},

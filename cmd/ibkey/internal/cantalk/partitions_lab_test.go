@@ -78,7 +78,7 @@ func TestLabCanTalkPartitions(t *testing.T) {
 	})
 	t.Run("reconfiguration", func(t *testing.T) {
 		l := lab.StartPartconf(t)
-		for _, conf := range []string{reconfAConf, reconfBConf} {
+		for _, conf := range []string{cmdtest.ReconfAConf, cmdtest.ReconfBConf} {
 			checkCanTalk(t, conf, false, l.ProgramFile(t, conf, false))
 		}
 	})

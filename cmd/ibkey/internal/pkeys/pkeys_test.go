@@ -65,11 +65,11 @@ func TestCompletion(t *testing.T) {
 // device nor an interface lists both (exit 3).
 func TestIPoIBNames(t *testing.T) {
 	cmdtest.Errors(t, root, []cmdtest.ErrorCase{
-		{Args: []string{"--sysfs", mlx5, "pkeys", "ib7"}, Code: 3, Stderr: "ibkey: no device or IPoIB interface ib7 (devices: irdma0, mlx5_0, mlx5_1, mlx5_2; IPoIB interfaces: ib0, ib0.8001, ib0.8002, ib0.8004, ib1)"},
-		{Args: []string{"--sysfs", mlx5, "pkeys", "ib0.8001/1"}, Code: 2, Stderr: "ib0.8001 is an IPoIB interface, which runs on one port: give it without /PORT"},
-		{Args: []string{"--sysfs", mlx5, "pkeys", "eth0"}, Code: 3, Stderr: "no device or IPoIB interface eth0"},
+		{Args: []string{"--sysfs", cmdtest.MLX5, "pkeys", "ib7"}, Code: 3, Stderr: "ibkey: no device or IPoIB interface ib7 (devices: irdma0, mlx5_0, mlx5_1, mlx5_2; IPoIB interfaces: ib0, ib0.8001, ib0.8002, ib0.8004, ib1)"},
+		{Args: []string{"--sysfs", cmdtest.MLX5, "pkeys", "ib0.8001/1"}, Code: 2, Stderr: "ib0.8001 is an IPoIB interface, which runs on one port: give it without /PORT"},
+		{Args: []string{"--sysfs", cmdtest.MLX5, "pkeys", "eth0"}, Code: 3, Stderr: "no device or IPoIB interface eth0"},
 	})
-	r := cmdtest.Run(t, root, false, nil, "--sysfs", mlx5, "pkeys", "ib1", "--find", "0x8001", "-o", "plain")
+	r := cmdtest.Run(t, root, false, nil, "--sysfs", cmdtest.MLX5, "pkeys", "ib1", "--find", "0x8001", "-o", "plain")
 	if r.Code != 0 || r.Stdout != "1\n" || !strings.Contains(r.Stderr, "ib1: IPoIB interface on mlx5_1/") {
 		t.Errorf("pkeys ib1 --find: %+v", r)
 	}
