@@ -10,10 +10,9 @@ import (
 	"github.com/ibkey/ibkey/internal/lab"
 )
 
-// The lab tests run `ibkey devices --lid/--dr` in-process against the simulated
-// fabric and compare every answer with infiniband-diags (smpquery), the oracle. They
-// skip when ibsim, OpenSM or infiniband-diags are missing, and fail instead under CI
-// (lab.Require). `make fabric-test` runs them with CI=true.
+// `ibkey devices --lid` on the simulated fabric (cmdtest.StartLab), every field
+// compared with smpquery's nodeinfo, nodedesc, portinfo and pkeys. `make fabric-test`
+// runs it with CI=true (without the lab it skips, under CI it fails).
 
 // devicesDoc is `devices -o json`.
 type devicesDoc struct {
