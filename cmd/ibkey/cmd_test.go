@@ -50,29 +50,6 @@ func TestEnvironment(t *testing.T) {
 	}
 }
 
-func TestErrors(t *testing.T) {
-	cmdtest.Errors(t, newRootCmd, []cmdtest.ErrorCase{
-		{Args: []string{"decode", "pkey", "0x10000"}, Code: 2, Stderr: `ibkey: invalid P_Key "0x10000": larger than 0xffff (accepted: hex 0x8001, 8001 or colon form 80:01, at most 0xffff)`},
-		{Args: []string{"decode", "pkey", "0x8001", "zz"}, Code: 2, Stderr: `ibkey: invalid P_Key "zz": "z" is not a hex digit`},
-		{Args: []string{"decode", "qkey", "--", "-5"}, Code: 2, Stderr: `ibkey: invalid Q_Key "-5": signs are not allowed`},
-		{Args: []string{"decode", "pkey"}, Code: 2, Stderr: "requires at least 1 arg"},
-		{Args: []string{"decode", "nope"}, Code: 2, Stderr: ""},
-		{Args: []string{"--sysfs", mlx5, "pkeys", "mlx5_9"}, Code: 3, Stderr: "ibkey: no device or IPoIB interface mlx5_9 (devices: irdma0, mlx5_0, mlx5_1, mlx5_2; IPoIB interfaces: ib0, ib0.8001, ib0.8002, ib0.8004, ib1)"},
-		{Args: []string{"--sysfs", mlx5, "pkeys", "mlx5_0", "2"}, Code: 3, Stderr: "ibkey: no port 2 on mlx5_0 (ports: 1)"},
-		{Args: []string{"--sysfs", mlx5, "pkeys", "mlx5_0/2"}, Code: 3, Stderr: "ibkey: no port 2 on mlx5_0 (ports: 1)"},
-		{Args: []string{"--sysfs", mlx5, "pkeys", "../../etc"}, Code: 2, Stderr: `invalid device ".."`},
-		{Args: []string{"--sysfs", mlx5, "pkeys", "..", "1"}, Code: 2, Stderr: `invalid device ".."`},
-		{Args: []string{"--sysfs", mlx5, "pkeys", "mlx5_0", "x"}, Code: 2, Stderr: `invalid port "x"`},
-		{Args: []string{"--sysfs", mlx5, "pkeys", "mlx5_0", "1", "2"}, Code: 2, Stderr: "accepts at most 2 arg(s)"},
-		{Args: []string{"--sysfs", mlx5, "pkeys", "--find", "0xfffff"}, Code: 2, Stderr: `invalid P_Key "0xfffff"`},
-		{Args: []string{"--sysfs", "/nonexistent", "devices"}, Code: 3, Stderr: "no RDMA devices: /nonexistent/class/infiniband does not exist"},
-		{Args: []string{"-o", "yaml", "devices"}, Code: 2, Stderr: `invalid output format "yaml" (accepted: table, plain, json)`},
-		{Args: []string{"pkeys", "--bogus"}, Code: 2, Stderr: "unknown flag: --bogus"},
-		// The help a flag error points at exists: the command's path, not its name.
-		{Args: []string{"decode", "pkey", "--bogus", "1"}, Code: 2, Stderr: "unknown flag: --bogus (see 'ibkey decode pkey --help')"},
-	})
-}
-
 func TestCompletion(t *testing.T) {
 	cases := []struct {
 		args []string

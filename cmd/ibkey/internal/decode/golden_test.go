@@ -24,3 +24,15 @@ func TestGolden(t *testing.T) {
 		{Name: "decode_qkey_json", Args: []string{"decode", "qkey", "0x80010000", "0x11", "-o", "json"}, Code: 0},
 	}, nil)
 }
+
+// TestErrors: a bad value exits 2 naming it and what is accepted.
+func TestErrors(t *testing.T) {
+	cmdtest.Errors(t, root, []cmdtest.ErrorCase{
+		{Args: []string{"decode", "pkey", "0x10000"}, Code: 2, Stderr: `ibkey: invalid P_Key "0x10000": larger than 0xffff (accepted: hex 0x8001, 8001 or colon form 80:01, at most 0xffff)`},
+		{Args: []string{"decode", "pkey", "0x8001", "zz"}, Code: 2, Stderr: `ibkey: invalid P_Key "zz": "z" is not a hex digit`},
+		{Args: []string{"decode", "qkey", "--", "-5"}, Code: 2, Stderr: `ibkey: invalid Q_Key "-5": signs are not allowed`},
+		{Args: []string{"decode", "pkey"}, Code: 2, Stderr: "requires at least 1 arg"},
+		{Args: []string{"decode", "nope"}, Code: 2, Stderr: ""},
+		{Args: []string{"decode", "pkey", "--bogus", "1"}, Code: 2, Stderr: "unknown flag: --bogus (see 'ibkey decode pkey --help')"},
+	})
+}

@@ -15,5 +15,7 @@ func TestFlagParsing(t *testing.T) {
 	cmdtest.Errors(t, root, []cmdtest.ErrorCase{
 		{Args: []string{"devices", "extra"}, Code: 2, Stderr: `unknown command "extra"`},
 		{Args: []string{"devices", "--port", "1"}, Code: 2, Stderr: "--port needs --lid or --dr"},
+		{Args: []string{"--sysfs", "/nonexistent", "devices"}, Code: 3, Stderr: "no RDMA devices: /nonexistent/class/infiniband does not exist"},
+		{Args: []string{"-o", "yaml", "devices"}, Code: 2, Stderr: `invalid output format "yaml" (accepted: table, plain, json)`},
 	})
 }

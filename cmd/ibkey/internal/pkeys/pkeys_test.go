@@ -74,3 +74,19 @@ func TestIPoIBNames(t *testing.T) {
 		t.Errorf("pkeys ib1 --find: %+v", r)
 	}
 }
+
+// TestErrors: bad input exits 2 naming the token; a missing device or port exits 3
+// listing what exists.
+func TestErrors(t *testing.T) {
+	cmdtest.Errors(t, root, []cmdtest.ErrorCase{
+		{Args: []string{"--sysfs", cmdtest.MLX5, "pkeys", "mlx5_9"}, Code: 3, Stderr: "ibkey: no device or IPoIB interface mlx5_9 (devices: irdma0, mlx5_0, mlx5_1, mlx5_2; IPoIB interfaces: ib0, ib0.8001, ib0.8002, ib0.8004, ib1)"},
+		{Args: []string{"--sysfs", cmdtest.MLX5, "pkeys", "mlx5_0", "2"}, Code: 3, Stderr: "ibkey: no port 2 on mlx5_0 (ports: 1)"},
+		{Args: []string{"--sysfs", cmdtest.MLX5, "pkeys", "mlx5_0/2"}, Code: 3, Stderr: "ibkey: no port 2 on mlx5_0 (ports: 1)"},
+		{Args: []string{"--sysfs", cmdtest.MLX5, "pkeys", "../../etc"}, Code: 2, Stderr: `invalid device ".."`},
+		{Args: []string{"--sysfs", cmdtest.MLX5, "pkeys", "..", "1"}, Code: 2, Stderr: `invalid device ".."`},
+		{Args: []string{"--sysfs", cmdtest.MLX5, "pkeys", "mlx5_0", "x"}, Code: 2, Stderr: `invalid port "x"`},
+		{Args: []string{"--sysfs", cmdtest.MLX5, "pkeys", "mlx5_0", "1", "2"}, Code: 2, Stderr: "accepts at most 2 arg(s)"},
+		{Args: []string{"--sysfs", cmdtest.MLX5, "pkeys", "--find", "0xfffff"}, Code: 2, Stderr: `invalid P_Key "0xfffff"`},
+		{Args: []string{"pkeys", "--bogus"}, Code: 2, Stderr: "unknown flag: --bogus"},
+	})
+}
