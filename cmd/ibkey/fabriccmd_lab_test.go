@@ -15,10 +15,10 @@ import (
 	"github.com/ibkey/ibkey/internal/lab"
 )
 
-// The fabric commands on the simulated fabric, run in-process like a user would:
-// discovery against ibnetdiscover, each audit problem injected and found, partial
-// sweeps, and can-talk lid= / GUID endpoints against the P_Key rule applied to the
-// tables smpquery reads. `make fabric-test` runs them (-run 'Lab|Fabric').
+// can-talk on the simulated fabric, through the whole tree: lid= endpoints read over
+// MADs, GUIDs in the file `fabric discover` wrote, node= through a live sweep, against
+// the P_Key rule applied to the tables smpquery reads (the fabric commands' own lab
+// tests: cmd/ibkey/internal/fabric). `make fabric-test` runs them (-run 'Lab|Fabric').
 
 // discoverFile runs `fabric discover -o json` and decodes the fabric file.
 func discoverFile(t *testing.T, l *cmdtest.Lab) *check.Fabric {
