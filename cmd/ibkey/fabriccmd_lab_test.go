@@ -180,7 +180,7 @@ mgmt=0x0004 : 0x10000b=full, 0x100004=limited ;
 	if r := l.run(t, "can-talk", "node=HcaD", "0x8001"); r.code != 2 || !strings.Contains(r.stderr, "HcaD has ports 1, 2: add ,port=P") {
 		t.Errorf("node=HcaD: exit %d %s", r.code, r.stderr)
 	}
-	if r := l.run(t, append([]string{"can-talk", "lid=999", "0x8001"}, fastFail...)...); r.code != 3 || !strings.Contains(r.stderr, "no answer from lid 999") {
+	if r := l.run(t, append([]string{"can-talk", "lid=999", "0x8001"}, fastFail...)...); r.code != 3 || !strings.Contains(r.stderr, "no LID 999 in the sweep (LIDs: ") {
 		t.Errorf("lid=999: exit %d %s", r.code, r.stderr)
 	}
 }
