@@ -51,8 +51,8 @@ An endpoint is a base and options, ENDPOINT := BASE {,KEY=VALUE}:
   mlx5_0/1,pkey=0x8001         a QP on that port using partition 0x0001 (the entry
                                ibv_get_pkey_index picks: a full member preferred)
   pkey=0x8001,qp=ud,qkey=0x11  options only
-  lid=3  lid=3,port=2          a port of the fabric, its table read over MADs now:
-                               the port LID 3 belongs to (a CA port, a switch's
+  lid=3  lid=3,port=2          a port of the fabric found by LID in a sweep: the
+                               port LID 3 belongs to (a CA port, a switch's
                                port 0), or port P of that node
   node=HcaB  node=HcaB,port=1  a port of the fabric found by node description (or
                                node GUID) in a sweep: a switch's port 0, a CA's one
@@ -71,8 +71,10 @@ Where fabric endpoints are read, in this order:
     reads the whole subnet).
   - node=NAME: the saved sweep (--fabric-file), else a sweep run now through the
     transport the flags select (default: umad on the first ACTIVE InfiniBand port).
-  - lid=N: the port with that LID in the saved sweep (--fabric-file), else read over
-    MADs now (only that port: no sweep).
+  - lid=N: the port with that LID in the saved sweep (--fabric-file), else in a sweep
+    run now. A sweep holds the switch ports facing both ends: their tables and
+    partition enforcement are checked with fabric check's rule, and the reasons name
+    the hop that drops the partition.
 The port each fabric endpoint resolved to is named on stderr.
 
 With --partitions FILE the reasons name the lines of FILE that gave each port its
@@ -211,7 +213,12 @@ func (o *CanTalkOptions) resolve(src query.EndpointSources, specA, specB check.E
 	}
 	var eps []query.ResolvedEndpoint
 	err := o.MAD.With(o.Ctx, func(ctx context.Context, fab *query.Fabric) error {
-		src.Fabric, src.Ctx = fab, ctx
+		// lid= endpoints are found in the sweep too, not read alone over MADs: the
+		// sweep holds the switch ports facing each end, so their tables and
+		// enforcement are checked with the same rule as fabric check (issue 11 item
+		// 12); reading only the two end tables could answer yes where a switch drops
+		// the partition.
+		src.Ctx = ctx
 		src.Sweep = func() (*check.Fabric, error) { return o.Sweep.Sweep(ctx, fab, false) }
 		src.SweepName = "a sweep via " + fab.Via
 		var err error
