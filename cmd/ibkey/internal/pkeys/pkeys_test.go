@@ -50,6 +50,12 @@ func TestCompletion(t *testing.T) {
 		{[]string{"__complete", "--demo", "pkeys", "--mad-timeout", "5"}, []string{"500ms\n", "5s\n", ":36\n"}},
 		{[]string{"__complete", "--demo", "pkeys", "--sim-node", ""}, []string{":4\n"}},
 		{[]string{"__complete", "--demo", "pkeys", "--port", ""}, []string{"all\n", ":4\n"}},
+		// DEV and PORT: the host's devices (with their descriptions), ports and IPoIB
+		// interfaces; --find the keys held.
+		{[]string{"__complete", "--sysfs", cmdtest.MLX5, "pkeys", ""}, []string{"irdma0\tirdma", "mlx5_0\tnode01 HCA-1", "mlx5_2\tnode01 RoCE"}},
+		{[]string{"__complete", "--demo", "pkeys", "mlx5_1", ""}, []string{"1\n", "2\n"}},
+		{[]string{"__complete", "--sysfs", cmdtest.MLX5, "pkeys", "ib0"}, []string{"ib0.8001\tIPoIB on mlx5_0/1, P_Key 0x8001\n"}},
+		{[]string{"__complete", "--demo", "pkeys", "mlx5_0", "1", "--find", ""}, []string{"0x8001\tfull member of 0x0001", "0x0002\tlimited member of 0x0002"}},
 	}
 	for _, tc := range cases {
 		r := cmdtest.Run(t, root, false, nil, tc.args...)
@@ -58,6 +64,15 @@ func TestCompletion(t *testing.T) {
 				t.Errorf("ibkey %s: want %q in %q", strings.Join(tc.args, " "), w, r.Stdout)
 			}
 		}
+		if !strings.Contains(r.Stdout, ":4\n") && !strings.Contains(r.Stdout, ":0\n") && !strings.Contains(r.Stdout, ":36\n") {
+			t.Errorf("ibkey %s: no completion directive in %q", strings.Join(tc.args, " "), r.Stdout)
+		}
+	}
+	// A host given after the word being completed is not parsed yet; a missing host
+	// completes nothing rather than failing.
+	r := cmdtest.Run(t, root, false, nil, "__complete", "--sysfs", "/nonexistent", "pkeys", "")
+	if strings.Contains(r.Stdout, "mlx5") || r.Code != 0 {
+		t.Errorf("no host: %+v", r)
 	}
 }
 
