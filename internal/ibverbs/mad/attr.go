@@ -246,15 +246,6 @@ func ParsePKeyBlock(d []byte) ([PKeysPerBlock]uint16, error) {
 	return blk, nil
 }
 
-// EncodePKeyBlock is the inverse of ParsePKeyBlock.
-func EncodePKeyBlock(blk [PKeysPerBlock]uint16) []byte {
-	d := make([]byte, 2*PKeysPerBlock)
-	for i, v := range blk {
-		binary.BigEndian.PutUint16(d[2*i:], v)
-	}
-	return d
-}
-
 // SwitchInfo is SMP attribute 0x0012 (IBA 14.2.5.4).
 type SwitchInfo struct {
 	LinearFDBCap    uint16 // bytes 0-1
