@@ -6,7 +6,8 @@ import (
 	"strings"
 )
 
-// Small pure parsers for the values the kernel writes in sysfs (facts/sysfs.md).
+// Small pure parsers for the values the kernel writes in sysfs (drivers/infiniband/core/sysfs.c;
+// Documentation/ABI/stable/sysfs-class-infiniband).
 // Each takes the file's content with or without the trailing newline: the kernel
 // always writes one, simulators may not.
 

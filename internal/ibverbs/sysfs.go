@@ -18,7 +18,7 @@ import (
 	"github.com/ibkey/ibkey/internal/fsread"
 )
 
-// Directories below the sysfs root (facts/sysfs.md).
+// Directories below the sysfs root (Documentation/ABI/stable/sysfs-class-infiniband).
 const (
 	ClassInfiniBand = "class/infiniband"
 	ClassNet        = "class/net"
@@ -420,14 +420,16 @@ func (s *Sysfs) stat(p string) (fs.FileInfo, error) {
 type Counter struct {
 	Name  string
 	Value uint64
-	// Width is the counter's width in bits (facts/sysfs.md); 0 when not known.
+	// Width is the counter's width in bits (the PortCounters field it is backed by,
+	// IBA 16.1.3.5; drivers/infiniband/core/sysfs.c); 0 when not known.
 	Width int
 	// Err is set when the file could not be read or parsed (EINVAL/EIO on some
 	// devices, `N/A (no PMA)` on very old kernels). Value is then meaningless.
 	Err error
 }
 
-// CounterWidths are the widths of the PortCounters-backed files (facts/sysfs.md). Error
+// CounterWidths are the widths of the PortCounters-backed files (IBA 16.1.3.5, the
+// PortCounters layout; drivers/infiniband/core/sysfs.c maps files to fields). Error
 // counters saturate at their maximum; they do not wrap.
 var CounterWidths = map[string]int{
 	"symbol_error":                    16,

@@ -159,7 +159,7 @@ func (v *PortView) Ref() PortRef { return PortRef{v.Port.Device, v.Port.Num} }
 func (v *PortView) LinkLayer() string { return v.Port.LinkLayer.Value }
 
 // TableTrusted reports whether the table's contents are defined: only while the port
-// is ARMED or ACTIVE (seed 001, ibv_query_pkey).
+// is ARMED or ACTIVE (ibv_query_pkey(3); IBA §10.9).
 func (v *PortView) TableTrusted() bool {
 	s := v.Port.State.Num
 	return s == ibverbs.StateArmed || s == ibverbs.StateActive || s == ibverbs.StateActiveDefer
@@ -394,7 +394,8 @@ func portWarnings(v *PortView) []string {
 			w = append(w, fmt.Sprintf("%s uses P_Key %s (partition %s), which is not in the %s table: the interface cannot come up (kernel: \"PKEY is not assigned\")", ip.Name, ip.PKey, ip.PKey.KeyString(), ref))
 		case ip.Membership == check.Limited:
 			// The pkey file always shows the full bit; the entry the kernel found is
-			// limited, so the interface is a limited member (keys.md, IPoIB).
+			// limited, so the interface is a limited member (drivers/infiniband/ulp/ipoib:
+			// ipoib_pkey_dev_check_presence and ib_find_pkey).
 			w = append(w, fmt.Sprintf("%s shows P_Key %s, but the %s table holds only %s (limited) at index %d: it runs as a limited member and reaches only full members of partition %s", ip.Name, ip.PKey, ref, ip.PKey.WithMembership(check.Limited), ip.Index, ip.PKey.KeyString()))
 		}
 	}

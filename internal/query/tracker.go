@@ -104,7 +104,8 @@ type CounterDelta struct {
 	Delta    uint64
 	Rate     float64 // per second, over the time since the previous good reading
 	// Saturated: the counter is at its maximum (2^width-1). Error counters saturate
-	// rather than wrap (facts/sysfs.md): from now on counts are lost, and a Delta
+	// rather than wrap (IBA 16.1.3.5: PortCounters error
+	// fields stop at their maximum value): from now on counts are lost, and a Delta
 	// reported with it is a lower bound.
 	Saturated bool
 	// Reset: the value went down, so someone reset the counter; Delta counts from 0.

@@ -117,7 +117,8 @@ func TestLabPortCounters(t *testing.T) {
 			}
 		})
 	}
-	// The 8-bit constraint counters saturate at 255 (facts: the console clamps).
+	// The 8-bit constraint counters saturate at 255 (ibsim's PerformanceSet clamps
+	// to the field width, ibsim/sim_cmd.c).
 	out := l.MustConsole(`PerformanceSet "HcaC"[1] PortCounters.PortRcvConstraintErrors=300`)
 	pc, err := mad.GetPortCounters(ctx, tr, mad.LIDAddress(lidOf(t, l, tr, "HcaC", 1)), 1)
 	if err != nil {
