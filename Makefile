@@ -71,10 +71,10 @@ completions man:
 fixtures:
 	rm -rf testdata/sysfs internal/demo/host
 	mkdir -p testdata/sysfs
-	$(GO) run ./internal/fakesysfs/mkhost -fixture mlx5 -o testdata/sysfs/mlx5
-	$(GO) run ./internal/fakesysfs/mkhost -fixture simulator -o testdata/sysfs/simulator
-	$(GO) run ./internal/fakesysfs/mkhost -fixture cantalk -o testdata/sysfs/cantalk
-	$(GO) run ./internal/fakesysfs/mkhost -fixture demo -o internal/demo/host
+	$(GO) run ./internal/tools/mkhost -fixture mlx5 -o testdata/sysfs/mlx5
+	$(GO) run ./internal/tools/mkhost -fixture simulator -o testdata/sysfs/simulator
+	$(GO) run ./internal/tools/mkhost -fixture cantalk -o testdata/sysfs/cantalk
+	$(GO) run ./internal/tools/mkhost -fixture demo -o internal/demo/host
 
 install: build
 	install -d $(BINDIR) $(MANDIR) $(BASHCOMPDIR) $(ZSHCOMPDIR) $(FISHCOMPDIR)

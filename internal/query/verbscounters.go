@@ -4,9 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/ibverbs"
@@ -210,25 +208,4 @@ func QKeyRuleOf(sys *ibverbs.Sysfs, v *PortView) (check.QKeyRule, string) {
 		d.NodeType = v.Device.NodeType.Value.Num
 	}
 	return check.QKeyRuleFor(d)
-}
-
-// MADSupport says in words what a local port supports over MADs when opening a MAD
-// transport for it failed with err, and which sources still work. RoCE ports have no
-// QP0 (no subnet management, so no SMPs: the kernel refuses to register an SMI agent
-// with EPROTONOSUPPORT, drivers/infiniband/core/mad.c ib_register_mad_agent); their
-// violation counters come from verbs, their other counters from sysfs.
-func MADSupport(v *PortView, err error) string {
-	ll := v.LinkLayer()
-	var b strings.Builder
-	fmt.Fprintf(&b, "%s: ", v.Ref())
-	switch {
-	case ll != "" && ll != "InfiniBand":
-		fmt.Fprintf(&b, "a %s (RoCE/iWARP) port has no QP0, so no subnet management packets (SMPs: PortInfo) and no fabric to sweep", ll)
-	case errors.Is(err, syscall.EPROTONOSUPPORT):
-		b.WriteString("the kernel refused a subnet management agent on this port (no QP0)")
-	default:
-		fmt.Fprintf(&b, "MADs unavailable (%v)", err)
-	}
-	b.WriteString("; P_Key/Q_Key violation counters: from verbs (ibv_query_port, no root needed); state, P_Key table and hw_counters: from sysfs")
-	return b.String()
 }
