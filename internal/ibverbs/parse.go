@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // Small pure parsers for the values the kernel writes in sysfs (drivers/infiniband/core/sysfs.c;
@@ -14,7 +16,10 @@ import (
 func trimValue(b []byte) string {
 	s := string(b)
 	s = strings.TrimSuffix(s, "\n")
-	return strings.TrimRight(s, " \t\r")
+	// Every value enters ibkey's model terminal-safe: node_desc is set by anyone who
+	// can send a SubnSet(NodeDescription) or write the file, and a --sysfs tree is
+	// whatever the user was given.
+	return textsafe.String(strings.TrimRight(s, " \t\r"))
 }
 
 // Enum is a numbered state as sysfs prints it: `4: ACTIVE`, `7: Phy Test`, `1: CA`.
