@@ -357,6 +357,50 @@ func newRand(t *testing.T) *rand.Rand {
 	return rand.New(rand.NewPCG(seed, 13))
 }
 
+// leaked waits up to 2 s for ibsim to list no client (a DISCONNECT may still be in
+// its queue) and returns the clients still attached.
+func leaked(t *testing.T, l *lab.Lab) []string {
+	t.Helper()
+	var clients []string
+	for range 100 {
+		var err error
+		if clients, err = l.Attached(); err != nil {
+			return []string{"ibsim does not answer: " + err.Error()}
+		}
+		if len(clients) == 0 {
+			return nil
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return clients
+}
+
+// failures reports each kind of failure once per command class, with its count and
+// its first example, instead of once per round.
+type failures struct {
+	first map[string]string
+	n     map[string]int
+	order []string
+}
+
+func (f *failures) add(kind, example string) {
+	if f.first == nil {
+		f.first, f.n = map[string]string{}, map[string]int{}
+	}
+	if _, ok := f.first[kind]; !ok {
+		f.first[kind] = example
+		f.order = append(f.order, kind)
+	}
+	f.n[kind]++
+}
+
+func (f *failures) report(t *testing.T, rounds int) {
+	t.Helper()
+	for _, k := range f.order {
+		t.Errorf("%s: %d of %d rounds; first:\n%s", k, f.n[k], rounds, f.first[k])
+	}
+}
+
 var signals = []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
 
 // TestFaultsSignals sends INT, TERM, HUP or QUIT at a random moment of each fabric
@@ -371,6 +415,7 @@ func TestFaultsSignals(t *testing.T) {
 		t.Run(cl.name, func(t *testing.T) {
 			l := startLab(t, topo, nil)
 			d := calibrate(t, cl, l)
+			var fails failures
 			for range *rounds {
 				sig := signals[rng.IntN(len(signals))]
 				delay := at(rng, d)
@@ -387,12 +432,21 @@ func TestFaultsSignals(t *testing.T) {
 				}
 				c.add(cl.name, what)
 				if r.hung {
-					t.Errorf("%v: still running %v after %s", r.args, hangLimit, unix.SignalName(sig))
+					fails.add("hung after "+unix.SignalName(sig), fmt.Sprintf("%v", r.args))
 				}
 				if s := crashed(r.stderr); s != "" {
-					t.Errorf("%v after %s: crashed (%q):\n%s", r.args, unix.SignalName(sig), s, head(r.stderr, 600))
+					fails.add("crashed after "+unix.SignalName(sig), fmt.Sprintf("%v: %s", r.args, head(r.stderr, 600)))
+				}
+				if cs := leaked(t, l); len(cs) > 0 {
+					// ibsim never frees a slot; start a fresh one so the next
+					// rounds are not refused for want of slots.
+					c.add(cl.name, "LEAKED an ibsim slot after "+what)
+					fails.add("leaked an ibsim client slot after "+unix.SignalName(sig), strings.Join(cs, "\n"))
+					l.Kill()
+					l = startLab(t, topo, nil)
 				}
 			}
+			fails.report(t, *rounds)
 			checkSlots(t, l, cl.name)
 		})
 	}
@@ -412,6 +466,7 @@ func TestFaultsStalledSimulator(t *testing.T) {
 		t.Run(cl.name, func(t *testing.T) {
 			l := startLab(t, topo, nil)
 			d := calibrate(t, cl, l)
+			var fails failures
 			for i := range n {
 				p := start(t, false, cl.args(l)...)
 				time.Sleep(at(rng, d))
@@ -439,23 +494,30 @@ func TestFaultsStalledSimulator(t *testing.T) {
 				}
 				c.add(cl.name, what)
 				if r.hung {
-					t.Errorf("%v: still running %v after ibsim was stopped (signal sent: %v)", r.args, hangLimit, p.signaled)
+					fails.add("hung with ibsim stopped", fmt.Sprintf("%v (signals sent: %v)", r.args, p.signaled))
 				}
 				if s := crashed(r.stderr); s != "" {
-					t.Errorf("%v: crashed (%q):\n%s", r.args, s, head(r.stderr, 600))
+					fails.add("crashed with ibsim stopped", fmt.Sprintf("%v: %s", r.args, head(r.stderr, 600)))
 				}
 				if !before && !bySignal && !r.hung && r.code == 0 && cl.name == "fabric discover" {
 					// A sweep cut short by a stalled simulator is partial: it must not
 					// exit 0 unless it had finished before the stop.
 					if nodes, ok := sweptNodes(r.stdout); ok && nodes < len(l.Topology.Nodes) {
-						t.Errorf("%v: exit 0 with %d of %d nodes", r.args, nodes, len(l.Topology.Nodes))
+						fails.add("a partial sweep exited 0", fmt.Sprintf("%v: %d of %d nodes", r.args, nodes, len(l.Topology.Nodes)))
 					}
 				}
 				time.Sleep(200 * time.Millisecond)
 				if l.Exited() {
 					t.Fatalf("ibsim exited after SIGCONT (an abandoned request?):\n%s", head(l.Stderr(), 2000))
 				}
+				if cs := leaked(t, l); len(cs) > 0 {
+					c.add(cl.name, "LEAKED an ibsim slot after "+what)
+					fails.add("leaked an ibsim client slot", strings.Join(cs, "\n"))
+					l.Kill()
+					l = startLab(t, topo, nil)
+				}
 			}
+			fails.report(t, n)
 			checkSlots(t, l, cl.name)
 		})
 	}
