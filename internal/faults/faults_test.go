@@ -563,12 +563,7 @@ func TestFaultsKilledSimulator(t *testing.T) {
 				// The new simulator comes up at once; OpenSM (LIDs) only for the
 				// classes that address by LID: a sweep goes by directed route, and
 				// OpenSM would contend with the sweep still running.
-				var l2 *lab.Lab
-				if cl.name == "fabric discover" {
-					l2 = lab.Start(t, topo, &lab.Options{SockName: sock, MaxPorts: 8192})
-				} else {
-					l2 = startLab(t, topo, &lab.Options{SockName: sock})
-				}
+				l2 := lab.Start(t, topo, &lab.Options{SockName: sock, MaxPorts: 8192})
 				r := p.wait(hangLimit)
 				what := outcome(r)
 				if before {
@@ -588,7 +583,15 @@ func TestFaultsKilledSimulator(t *testing.T) {
 						t.Errorf("%v: exit 0 with %d of %d nodes after ibsim was killed", r.args, nodes, len(l.Topology.Nodes))
 					}
 				}
-				// The restarted simulator answers a fresh run.
+				// The restarted simulator answers a fresh run (LIDs first, for the
+				// classes that address by LID).
+				if cl.name != "fabric discover" {
+					if err := l2.RunOpenSM("Default=0x7fff : ALL=full;\n", false); err != nil {
+						t.Errorf("OpenSM on the restarted ibsim (after %v ended with %s): %v", r.args, outcome(r), err)
+						l2.Kill()
+						continue
+					}
+				}
 				if r2 := run(t, false, cl.args(l2)...); r2.code != 0 {
 					t.Errorf("%v against the restarted ibsim: %s\n%s", r2.args, outcome(r2), head(r2.stderr, 600))
 				}
