@@ -13,7 +13,7 @@ LDFLAGS    := -s -w -X main.version=$(VERSION)
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 export CGO_ENABLED ?= 0
 
-.PHONY: all build test bench lint golden completions man fixtures install uninstall demo clean fabric-test truth build-static kernel-test
+.PHONY: all build test bench lint golden completions man fixtures install uninstall demo clean fabric-test truth build-static kernel-test faults
 
 all: build
 
@@ -38,6 +38,14 @@ test:
 ## fabric-test: the simulated-fabric (lab) tests only, with CI=true so none of them skips.
 fabric-test:
 	CI=true $(GO) test -run 'Lab|Fabric' -count=1 ./...
+
+## faults: the fault-injection suite (internal/faults) against the built binary: ibsim
+## stalled, killed and restarted under discover, pkeys and watch; SIGINT/TERM/HUP/QUIT at
+## random moments; FIFOs, /dev/zero, huge files and escape sequences at every input.
+## FAULT_ROUNDS rounds per command class (default 200; CI runs a few).
+FAULT_ROUNDS ?= 200
+faults:
+	IBKEY_FAULTS=1 CI=true $(GO) test -count=1 -timeout 120m -v ./internal/faults -args -rounds=$(FAULT_ROUNDS)
 
 ## truth: soak the partitions model against OpenSM on random topologies and files
 ## (N=200 topologies by default); prints "truth: N/M agree" and the disagreements.
@@ -78,10 +86,10 @@ completions man:
 fixtures:
 	rm -rf testdata/sysfs internal/demo/host
 	mkdir -p testdata/sysfs
-	$(GO) run ./internal/fakesysfs/mkhost -fixture mlx5 -o testdata/sysfs/mlx5
-	$(GO) run ./internal/fakesysfs/mkhost -fixture simulator -o testdata/sysfs/simulator
-	$(GO) run ./internal/fakesysfs/mkhost -fixture cantalk -o testdata/sysfs/cantalk
-	$(GO) run ./internal/fakesysfs/mkhost -fixture demo -o internal/demo/host
+	$(GO) run ./internal/tools/mkhost -fixture mlx5 -o testdata/sysfs/mlx5
+	$(GO) run ./internal/tools/mkhost -fixture simulator -o testdata/sysfs/simulator
+	$(GO) run ./internal/tools/mkhost -fixture cantalk -o testdata/sysfs/cantalk
+	$(GO) run ./internal/tools/mkhost -fixture demo -o internal/demo/host
 
 install: build
 	install -d $(BINDIR) $(MANDIR) $(BASHCOMPDIR) $(ZSHCOMPDIR) $(FISHCOMPDIR)

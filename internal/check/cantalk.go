@@ -8,14 +8,16 @@ import (
 	"strings"
 )
 
-// The can-talk rules (design.md "can-talk endpoints"; keys.md; seeds 000 and 003):
+// The can-talk rules (IBA vol. 1 §10.9 partitioning; Q_Keys as RDMAmojo describes them,
+// http://www.rdmamojo.com/2013/11/29/queue-key-q_key/, and ibv_post_send(3)):
 //
 //   - P_Key: a packet is accepted only if its 15-bit key equals the receiver's and at least
-//     one of the two P_Keys is a full member; limited-limited is rejected (seed 000). Key 0
-//     (0x0000, 0x8000) marks an empty table entry and matches nothing (keys.md). The check
+//     one of the two P_Keys is a full member; limited-limited is rejected (IBA §10.9). Key 0
+//     (0x0000, 0x8000) is the invalid P_Key of an empty table entry and matches nothing
+//     (IBA §10.9; OpenSM never programs it, osm_pkey_mgr.c). The check
 //     is the same in both directions.
 //   - QP types must match: UD talks to UD, RC to RC, UC to UC.
-//   - Q_Key, UD only (seed 003): the sender puts its send request's Q_Key (wr_qkey) on the
+//   - Q_Key, UD only (RDMAmojo above; ibv_post_send(3) wr.ud.remote_qkey): the sender puts its send request's Q_Key (wr_qkey) on the
 //     wire, unless that has the top bit set, then its QP context's Q_Key; without wr_qkey
 //     it is the QP context's. The receiver accepts only its own QP-context Q_Key. So the
 //     two directions can differ.
@@ -33,7 +35,7 @@ type TableEntry struct {
 
 // FindPKeyIndex answers "which index should a QP use for this key": the entry whose 15-bit
 // key equals key's, preferring a full-member entry and else the first limited one, as the
-// kernel's ib_find_pkey does (keys.md). Unlike ib_find_pkey, invalid entries (key 0) never
+// kernel's ib_find_pkey does (drivers/infiniband/core/device.c). Unlike ib_find_pkey, invalid entries (key 0) never
 // match, even when asked for key 0, and unreadable entries are skipped rather than failing
 // the search. Among equal candidates the lowest index wins, whatever the order of entries.
 func FindPKeyIndex(entries []TableEntry, key PKey) (index int, entry PKey, ok bool) {
@@ -430,13 +432,15 @@ func CanTalk(a, b Endpoint) Verdict {
 	// Rules that fail both directions before any key is compared.
 	var pre []string
 	// The same fabric: an InfiniBand port and a RoCE (Ethernet) port exchange no packets,
-	// whatever their tables say (P_Keys are an InfiniBand feature, keys.md).
+	// whatever their tables say (the P_Key travels in the InfiniBand BTH, IBA §9.2,
+	// and a RoCE port sits on an Ethernet network, not on an InfiniBand subnet).
 	linkOK := a.LinkLayer == "" || b.LinkLayer == "" || a.LinkLayer == b.LinkLayer
 	if !linkOK {
 		pre = append(pre, fmt.Sprintf("%s is on %s and %s on %s: different link layers share no fabric, so no packet can pass between them (the P_Key tables do not matter)",
 			a.Label, a.LinkLayer, b.Label, b.LinkLayer))
 	}
-	// QP types (design.md: UD talks to UD).
+	// QP types: a QP only accepts packets of its own transport service (IBA §9.2:
+	// the top three bits of the BTH OpCode name the transport; ibv_create_qp(3)).
 	typeOK := a.QPType == QPAny || b.QPType == QPAny || a.QPType == b.QPType
 	if !typeOK {
 		pre = append(pre, fmt.Sprintf("%s is %s QP and %s %s QP: QP types must match (%s talks only to %s)",
@@ -734,7 +738,8 @@ func (v *Verdict) qkeyScope(a, b Endpoint) bool {
 			v.Warnings = append(v.Warnings, fmt.Sprintf("%s's Q_Key is ignored: %s is %s, and only UD QPs check Q_Keys", e.Label, e.Label, upper(t)))
 			continue
 		}
-		// keys.md: controlled Q_Keys need privilege in a QP context; in a send request
+		// Controlled Q_Keys (top bit set) need privilege in a QP context (RDMAmojo's
+		// Q_Key page above); in a send request
 		// the top bit is only a flag ("use the context's Q_Key"), so wr_qkey is fine.
 		if ud && e.QKey != nil && e.QKey.Controlled() {
 			v.Warnings = append(v.Warnings, fmt.Sprintf("%s's qkey %s is controlled (top bit set): an unprivileged process cannot set it in a QP context (Linux since 2023, unless `rdma system set privileged-qkey on`)", e.Label, *e.QKey))
@@ -901,7 +906,7 @@ func (v *Verdict) checkPKeys(a, b Endpoint) (bool, []string) {
 	if len(limited) > 0 {
 		reasons = append(reasons, limitedReason(limited, true))
 	}
-	// seed 000: a port may be a full and a limited member of the same partition; a QP
+	// IBA §10.9: a port may be a full and a limited member of the same partition; a QP
 	// there must pick the full entry to reach a limited member.
 	for _, x := range []struct {
 		e     Endpoint
@@ -997,7 +1002,8 @@ func hex4(k uint16) string {
 	return string(b[:])
 }
 
-// JSON (design.md: snake_case names, values as hex strings, numbers for indexes).
+// JSON (snake_case names, values as hex strings, numbers for indexes: the
+// contract shown in ibkey-can-talk(1)).
 
 func qkeyJSON(q *QKey) *string {
 	if q == nil {

@@ -29,7 +29,7 @@ func ud(label string, p PKey, qkey, wr *QKey) Endpoint {
 	return e
 }
 
-// pkeyRule is the one-line P_Key rule of keys.md.
+// pkeyRule is the one-line P_Key rule of IBA vol. 1 §10.9.
 func pkeyRule(a, b PKey) bool {
 	return a.Key() == b.Key() && a.Key() != 0 && (a.IsFull() || b.IsFull())
 }
@@ -46,7 +46,8 @@ func missing(lines []string, want []string) []string {
 	return out
 }
 
-// TestCanTalkSeedExample is the example of seed 000.
+// TestCanTalkSeedExample is the full/limited example of RDMAmojo's "Partition Key
+// (P_Key)" article (rdmamojo.com), as IBA vol. 1 §10.9 rules it.
 func TestCanTalkSeedExample(t *testing.T) {
 	qps := map[string]PKey{"QPA": 0x8001, "QPB": 0x0001, "QPC": 0x0001, "QPD": 0x8002}
 	tests := []struct {

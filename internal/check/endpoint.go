@@ -6,8 +6,7 @@ import (
 	"strings"
 )
 
-// EndpointKind says what the base of a can-talk endpoint names (design.md, "can-talk
-// endpoints").
+// EndpointKind says what the base of a can-talk endpoint names (ibkey-can-talk(1)).
 type EndpointKind uint8
 
 const (

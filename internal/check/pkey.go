@@ -1,7 +1,8 @@
 // Package check holds ibkey's pure rules: P_Key and Q_Key values, how user input
 // becomes them, and what they mean. It does no I/O and imports no other ibkey package.
 //
-// Sources: ../shared/facts/keys.md, seeds 000 (P_Key) and 003 (Q_Key).
+// Sources: IBA vol. 1 §10.9 (partitioning) and §9.2 (BTH), OpenSM include/iba/ib_types.h
+// (the P_Key and Q_Key constants), RDMAmojo's P_Key and Q_Key articles.
 package check
 
 import (
@@ -13,7 +14,7 @@ import (
 type PKey uint16
 
 const (
-	// MembershipBit is bit 15: 1 = full member, 0 = limited member (seed 000).
+	// MembershipBit is bit 15: 1 = full member, 0 = limited member (IBA §10.9).
 	MembershipBit PKey = 0x8000
 	// KeyMask selects the 15-bit key, the partition's identity.
 	KeyMask PKey = 0x7fff
@@ -55,7 +56,7 @@ func (p PKey) Membership() Membership {
 func (p PKey) IsFull() bool { return p&MembershipBit != 0 }
 
 // Valid reports whether the entry holds a key: key 0 (0x0000 or 0x8000) marks an
-// empty, invalid table entry (keys.md).
+// empty, invalid table entry (IBA §10.9).
 func (p PKey) Valid() bool { return p.Key() != 0 }
 
 // IsDefault reports whether p belongs to the default partition (key 0x7fff).
@@ -185,7 +186,8 @@ func hexDigit(c byte) (uint8, bool) {
 	return 0, false
 }
 
-// PKeyDecoding is what `ibkey decode pkey` shows for one value (JSON per design.md).
+// PKeyDecoding is what `ibkey decode pkey` shows for one value (its JSON is the
+// contract in ibkey-decode-pkey(1)).
 type PKeyDecoding struct {
 	Value      string `json:"value"`
 	Key        string `json:"key"`

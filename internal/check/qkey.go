@@ -2,7 +2,8 @@ package check
 
 import "fmt"
 
-// QKey is a 32-bit queue key, checked by UD QPs only (seed 003, keys.md).
+// QKey is a 32-bit queue key, checked by UD QPs only (RDMAmojo, "Queue Key (Q_Key)",
+// http://www.rdmamojo.com/2013/11/29/queue-key-q_key/; ibv_modify_qp(3)).
 type QKey uint32
 
 const (
@@ -40,7 +41,7 @@ const (
 	QKeyControlled   QKeyRange = "controlled"
 )
 
-// Range classifies q (seed 003): 0x80000000-0x8000FFFF general use by applications,
+// Range classifies q (RDMAmojo's Q_Key article, after the IBA's Q_Key assignments): 0x80000000-0x8000FFFF general use by applications,
 // 0x80010000-0x8FFFFFFF reserved, the rest of the top-bit space controlled but unassigned.
 func (q QKey) Range() QKeyRange {
 	switch {
@@ -64,7 +65,8 @@ func ParseQKey(s string) (QKey, error) {
 	return QKey(v), nil
 }
 
-// QKeyDecoding is what `ibkey decode qkey` shows for one value (JSON per design.md).
+// QKeyDecoding is what `ibkey decode qkey` shows for one value (its JSON is the
+// contract in ibkey-decode-qkey(1)).
 type QKeyDecoding struct {
 	Value      string    `json:"value"`
 	Controlled bool      `json:"controlled"`

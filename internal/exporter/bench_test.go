@@ -163,7 +163,7 @@ func rssMB(b testing.TB) float64 {
 }
 
 // BenchmarkFabric2000 runs on a 2,008-node two-level fat tree in ibsim (80 leaves x 24
-// CAs, 8 spines; internal/lab's FatTree, what internal/lab/gen writes) after OpenSM
+// CAs, 8 spines; internal/lab's FatTree, what internal/tools/fattree writes) after OpenSM
 // programmed it:
 //
 //   - fabric-pkeys: query.Sweep with tables, what `ibkey fabric pkeys` does;

@@ -1,4 +1,5 @@
-// Package fakesysfs writes sysfs trees shaped like the kernel's (facts/sysfs.md) for
+// Package fakesysfs writes sysfs trees shaped like the kernel's (drivers/infiniband/core/sysfs.c,
+// Documentation/ABI/stable/sysfs-class-infiniband) for
 // tests, the demo host and benchmarks: class/infiniband/DEV and class/net/IF are
 // symlinks into devices/, files end in a newline unless the tree imitates a simulator.
 package fakesysfs

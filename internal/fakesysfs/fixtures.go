@@ -6,7 +6,7 @@ import (
 )
 
 // The committed trees under testdata/sysfs and the embedded demo host are written from
-// these specs by `make fixtures` (go run ./internal/fakesysfs/mkhost).
+// these specs by `make fixtures` (go run ./internal/tools/mkhost).
 
 const (
 	mlx5NodeGUID = 0x0002c90300a1b2c0

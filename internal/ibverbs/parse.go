@@ -4,16 +4,22 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
-// Small pure parsers for the values the kernel writes in sysfs (facts/sysfs.md).
+// Small pure parsers for the values the kernel writes in sysfs (drivers/infiniband/core/sysfs.c;
+// Documentation/ABI/stable/sysfs-class-infiniband).
 // Each takes the file's content with or without the trailing newline: the kernel
 // always writes one, simulators may not.
 
 func trimValue(b []byte) string {
 	s := string(b)
 	s = strings.TrimSuffix(s, "\n")
-	return strings.TrimRight(s, " \t\r")
+	// Every value enters ibkey's model terminal-safe: node_desc is set by anyone who
+	// can send a SubnSet(NodeDescription) or write the file, and a --sysfs tree is
+	// whatever the user was given.
+	return textsafe.String(strings.TrimRight(s, " \t\r"))
 }
 
 // Enum is a numbered state as sysfs prints it: `4: ACTIVE`, `7: Phy Test`, `1: CA`.

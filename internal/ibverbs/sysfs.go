@@ -16,9 +16,10 @@ import (
 	"syscall"
 
 	"github.com/ibkey/ibkey/internal/fsread"
+	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
-// Directories below the sysfs root (facts/sysfs.md).
+// Directories below the sysfs root (Documentation/ABI/stable/sysfs-class-infiniband).
 const (
 	ClassInfiniBand = "class/infiniband"
 	ClassNet        = "class/net"
@@ -87,7 +88,7 @@ type PathError struct {
 }
 
 func (e *PathError) Error() string {
-	return fmt.Sprintf("%s: %s", path.Join(e.Root, e.Path), describeErr(e.Err))
+	return textsafe.String(fmt.Sprintf("%s: %s", path.Join(e.Root, e.Path), describeErr(e.Err)))
 }
 
 func (e *PathError) Unwrap() error { return e.Err }
@@ -136,13 +137,13 @@ func optional[T any](s *Sysfs, p string, parse func(string) (T, error)) Opt[T] {
 	if err != nil {
 		var pe *PathError
 		if errors.As(err, &pe) {
-			return Opt[T]{Missing: path.Base(p) + ": " + describeErr(pe.Err)}
+			return Opt[T]{Missing: textsafe.String(path.Base(p) + ": " + describeErr(pe.Err))}
 		}
-		return Opt[T]{Missing: err.Error()}
+		return Opt[T]{Missing: textsafe.String(err.Error())}
 	}
 	t, err := parse(v)
 	if err != nil {
-		return Opt[T]{Missing: path.Base(p) + ": unparsable: " + err.Error()}
+		return Opt[T]{Missing: textsafe.String(path.Base(p) + ": unparsable: " + err.Error())}
 	}
 	return Opt[T]{Value: t}
 }
@@ -178,6 +179,10 @@ type Device struct {
 	BoardID      Opt[string] // board_id (driver-specific)
 	HWRev        Opt[string] // hw_rev (driver-specific)
 	Ports        []int       // ports/N, numerically sorted
+	// PortsNote says why Ports is empty: the kernel registers no device without
+	// ports (ib_register_device, drivers/infiniband/core/device.c), so an empty
+	// ports/ is a damaged or hand-made tree, never "no ports, nothing to show".
+	PortsNote string
 }
 
 func (s *Sysfs) devPath(name string, rest ...string) string {
@@ -204,6 +209,12 @@ func (s *Sysfs) Device(name string) (*Device, error) {
 		}
 	}
 	sort.Ints(d.Ports)
+	if len(d.Ports) == 0 {
+		d.PortsNote = "ports/ is empty: no port could be read"
+		if len(ents) > 0 {
+			d.PortsNote = fmt.Sprintf("ports/ holds %d entries but none is a port number 0-255", len(ents))
+		}
+	}
 	d.NodeType = optional(s, s.devPath(name, "node_type"), ParseEnum)
 	d.NodeGUID = optional(s, s.devPath(name, "node_guid"), ParseGUID)
 	d.SysImageGUID = optional(s, s.devPath(name, "sys_image_guid"), ParseGUID)
@@ -420,14 +431,16 @@ func (s *Sysfs) stat(p string) (fs.FileInfo, error) {
 type Counter struct {
 	Name  string
 	Value uint64
-	// Width is the counter's width in bits (facts/sysfs.md); 0 when not known.
+	// Width is the counter's width in bits (the PortCounters field it is backed by,
+	// IBA 16.1.3.5; drivers/infiniband/core/sysfs.c); 0 when not known.
 	Width int
 	// Err is set when the file could not be read or parsed (EINVAL/EIO on some
 	// devices, `N/A (no PMA)` on very old kernels). Value is then meaningless.
 	Err error
 }
 
-// CounterWidths are the widths of the PortCounters-backed files (facts/sysfs.md). Error
+// CounterWidths are the widths of the PortCounters-backed files (IBA 16.1.3.5, the
+// PortCounters layout; drivers/infiniband/core/sysfs.c maps files to fields). Error
 // counters saturate at their maximum; they do not wrap.
 var CounterWidths = map[string]int{
 	"symbol_error":                    16,

@@ -94,6 +94,9 @@ type Options struct {
 	ToolNode string
 	// StartTimeout bounds the wait for "Network simulator ready" (default 10s).
 	StartTimeout time.Duration
+	// SockName, when set, is the socket base name: a test that restarts ibsim
+	// under the name its clients already use. Empty: a name unique to this lab.
+	SockName string
 }
 
 // Lab is one running ibsim.
@@ -137,8 +140,12 @@ func Start(t testing.TB, topologyFile string, opts *Options) *Lab {
 		t.Fatalf("lab: %v", err)
 	}
 	ibsim, _ := lookPath("ibsim")
+	sock := o.SockName
+	if sock == "" {
+		sock = fmt.Sprintf("ibkeylab%d-%d", os.Getpid(), labSeq.Add(1))
+	}
 	l := &Lab{
-		SockName: fmt.Sprintf("ibkeylab%d-%d", os.Getpid(), labSeq.Add(1)),
+		SockName: sock,
 		Dir:      t.TempDir(),
 		Topology: topo,
 		t:        t,

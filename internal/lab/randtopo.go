@@ -28,9 +28,6 @@ type GenTopology struct {
 	by    map[string]*GenNode
 }
 
-// Node returns the named node or nil.
-func (t *GenTopology) Node(name string) *GenNode { return t.by[name] }
-
 func (t *GenTopology) add(kind, name string, ports int, guid uint64) *GenNode {
 	n := &GenNode{Name: name, Kind: kind, NumPorts: ports, Links: map[int]Link{}, GUID: guid}
 	t.Nodes = append(t.Nodes, n)

@@ -114,9 +114,6 @@ func ParseTopology(r io.Reader) (*Topology, error) {
 	return t, nil
 }
 
-// Node returns the named node, or nil.
-func (t *Topology) Node(name string) *Node { return t.byName[name] }
-
 // CAs returns the channel adapters in file order.
 func (t *Topology) CAs() []*Node { return t.ofType(CA) }
 

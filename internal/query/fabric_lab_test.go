@@ -176,7 +176,7 @@ compute=0x0002, defmember=full : 0x100004, 0x100007=limited ;
 			}
 		}
 		// Switch1 is one hop from HcaA.
-		if err := mad.SetPKeyBlockForTest(ctx, tr, mad.DirectedRoute(1), 2, 0, blk); err != nil {
+		if err := l.SetPKeyBlock(ctx, "", mad.DirectedRoute(1), 2, 0, blk); err != nil {
 			t.Fatal(err)
 		}
 		defer func() {
@@ -184,7 +184,7 @@ compute=0x0002, defmember=full : 0x100004, 0x100007=limited ;
 			for i := range orig {
 				orig[i] = uint16(old[i])
 			}
-			if err := mad.SetPKeyBlockForTest(ctx, tr, mad.DirectedRoute(1), 2, 0, orig); err != nil {
+			if err := l.SetPKeyBlock(ctx, "", mad.DirectedRoute(1), 2, 0, orig); err != nil {
 				t.Error(err)
 			}
 		}()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/ibverbs"
+	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // Host is the machine ibkey looks at: a sysfs tree (the real one, a saved copy, a
@@ -93,20 +94,61 @@ func (h *Host) Devices(name string) ([]*ibverbs.Device, error) {
 		return nil, &EnvError{Msg: fmt.Sprintf("no RDMA devices in %s/%s", strings.TrimSuffix(h.Sys.Root, "/"), ibverbs.ClassInfiniBand)}
 	}
 	devs := make([]*ibverbs.Device, 0, len(names))
+	var bad []Unread
 	for _, n := range names {
 		d, err := h.Sys.Device(n)
 		if err != nil {
-			return nil, &EnvError{Msg: err.Error()}
+			if name != "" {
+				return nil, &EnvError{Msg: err.Error()}
+			}
+			// One broken entry must not hide the others: read the rest, and say
+			// which could not be read.
+			bad = append(bad, Unread{What: "device " + n, Err: err})
+			continue
 		}
 		devs = append(devs, d)
+	}
+	if len(bad) > 0 {
+		pe := &PartialError{Unread: bad}
+		if len(devs) == 0 {
+			return nil, &EnvError{Msg: pe.Error()}
+		}
+		return devs, pe
 	}
 	return devs, nil
 }
 
-// Select resolves a selector into ports, in device then port order.
+// Unread is one device or port that could not be read.
+type Unread struct {
+	What string // "device mlx5_1", "port mlx5_0/2"
+	Err  error
+}
+
+// PartialError comes back with a result that is missing the devices or ports in Unread:
+// the result holds everything else and is worth showing, then the unread parts are
+// listed on stderr and the command exits 4 (incomplete). Until a command handles it,
+// errors.As finds an *EnvError in it (exit 3), as before.
+type PartialError struct {
+	Unread []Unread
+}
+
+func (e *PartialError) Error() string {
+	parts := make([]string, len(e.Unread))
+	for i, u := range e.Unread {
+		parts[i] = u.What + ": " + u.Err.Error()
+	}
+	return textsafe.Message("could not read " + strings.Join(parts, "; "))
+}
+
+// Unwrap gives errors.As an *EnvError for callers that only know EnvError.
+func (e *PartialError) Unwrap() error { return &EnvError{Msg: e.Error()} }
+
+// Select resolves a selector into ports, in device then port order. With some devices
+// unreadable it returns the ports of the others and a *PartialError.
 func (h *Host) Select(sel Selector) ([]PortRef, map[string]*ibverbs.Device, error) {
 	devs, err := h.Devices(sel.Device)
-	if err != nil {
+	var partial *PartialError
+	if err != nil && !errors.As(err, &partial) {
 		return nil, nil, err
 	}
 	byName := make(map[string]*ibverbs.Device, len(devs))
@@ -131,6 +173,15 @@ func (h *Host) Select(sel Selector) ([]PortRef, map[string]*ibverbs.Device, erro
 		for _, p := range d.Ports {
 			refs = append(refs, PortRef{d.Name, p})
 		}
+		if len(d.Ports) == 0 {
+			if partial == nil {
+				partial = &PartialError{}
+			}
+			partial.Unread = append(partial.Unread, Unread{What: "device " + d.Name, Err: errors.New(d.PortsNote)})
+		}
+	}
+	if partial != nil {
+		return refs, byName, partial
 	}
 	return refs, byName, nil
 }
@@ -159,7 +210,7 @@ func (v *PortView) Ref() PortRef { return PortRef{v.Port.Device, v.Port.Num} }
 func (v *PortView) LinkLayer() string { return v.Port.LinkLayer.Value }
 
 // TableTrusted reports whether the table's contents are defined: only while the port
-// is ARMED or ACTIVE (seed 001, ibv_query_pkey).
+// is ARMED or ACTIVE (ibv_query_pkey(3); IBA §10.9).
 func (v *PortView) TableTrusted() bool {
 	s := v.Port.State.Num
 	return s == ibverbs.StateArmed || s == ibverbs.StateActive || s == ibverbs.StateActiveDefer
@@ -216,7 +267,8 @@ type LoadOptions struct {
 // pkey file is a device query); the result is in device then port order.
 func (h *Host) Load(sel Selector, opt LoadOptions) ([]*PortView, error) {
 	refs, devs, err := h.Select(sel)
-	if err != nil {
+	var partial *PartialError
+	if err != nil && !errors.As(err, &partial) {
 		return nil, err
 	}
 	views := make([]*PortView, len(refs))
@@ -233,7 +285,25 @@ func (h *Host) Load(sel Selector, opt LoadOptions) ([]*PortView, error) {
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
-		return nil, &EnvError{Msg: err.Error()}
+		if sel.HasPort || partial == nil && len(refs) == 1 {
+			return nil, &EnvError{Msg: err.Error()}
+		}
+		// Show the ports that were read; list the others.
+		if partial == nil {
+			partial = &PartialError{}
+		}
+		kept := views[:0]
+		for i, v := range views {
+			if errs[i] != nil {
+				partial.Unread = append(partial.Unread, Unread{What: "port " + refs[i].String(), Err: errs[i]})
+				continue
+			}
+			kept = append(kept, v)
+		}
+		if len(kept) == 0 {
+			return nil, &EnvError{Msg: partial.Error()}
+		}
+		views = kept
 	}
 	if opt.Interfaces {
 		ifs, err := h.Sys.IPoIBInterfaces()
@@ -244,6 +314,9 @@ func (h *Host) Load(sel Selector, opt LoadOptions) ([]*PortView, error) {
 	}
 	for _, v := range views {
 		v.Warnings = append(v.Warnings, portWarnings(v)...)
+	}
+	if partial != nil {
+		return views, partial
 	}
 	return views, nil
 }
@@ -271,6 +344,12 @@ func (h *Host) loadPort(d *ibverbs.Device, num int, tables bool) (*PortView, err
 			return v, nil
 		}
 		return nil, err
+	}
+	if len(raw) == 0 {
+		// The kernel creates pkeys/ only for a non-zero table length, so an empty one
+		// is a damaged or hand-made tree: say so rather than show an empty table.
+		v.TableMissing = "no P_Key table: pkeys/ is empty (the kernel writes one file per entry)"
+		return v, nil
 	}
 	v.Table = DecodeTable(raw)
 	return v, nil
@@ -394,7 +473,8 @@ func portWarnings(v *PortView) []string {
 			w = append(w, fmt.Sprintf("%s uses P_Key %s (partition %s), which is not in the %s table: the interface cannot come up (kernel: \"PKEY is not assigned\")", ip.Name, ip.PKey, ip.PKey.KeyString(), ref))
 		case ip.Membership == check.Limited:
 			// The pkey file always shows the full bit; the entry the kernel found is
-			// limited, so the interface is a limited member (keys.md, IPoIB).
+			// limited, so the interface is a limited member (drivers/infiniband/ulp/ipoib:
+			// ipoib_pkey_dev_check_presence and ib_find_pkey).
 			w = append(w, fmt.Sprintf("%s shows P_Key %s, but the %s table holds only %s (limited) at index %d: it runs as a limited member and reaches only full members of partition %s", ip.Name, ip.PKey, ref, ip.PKey.WithMembership(check.Limited), ip.Index, ip.PKey.KeyString()))
 		}
 	}

@@ -25,7 +25,7 @@ const (
 )
 
 // PortInfoViolationWidth: PortInfo's M_Key, P_Key and Q_KeyViolations are 16-bit
-// counters that saturate (IBA 14.2.5.6; facts/mad-and-lab.md).
+// counters that saturate (IBA 14.2.5.6, PortInfo; checked against ibsim in the lab tests).
 const PortInfoViolationWidth = 16
 
 // PortInfoViolations are the PortInfo counters, in display order.

@@ -2,10 +2,10 @@ package query
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/check/partconf"
+	"github.com/ibkey/ibkey/internal/fsread"
 )
 
 // Partitions is an OpenSM partitions.conf read from a file, and how OpenSM runs with it.
@@ -22,8 +22,10 @@ type Partitions struct {
 
 // ReadPartitions reads and parses path. A file that cannot be read is bad input (exit
 // 2): the command line names it. Parse problems are in Config.Findings, never an error.
+// The read is bounded by partconf.MaxFileSize and refuses FIFOs, devices and other
+// special files without blocking (fsread).
 func ReadPartitions(path string, opt partconf.Options) (*Partitions, error) {
-	data, err := os.ReadFile(path)
+	data, err := fsread.ReadFile(path, partconf.MaxFileSize, "a partitions file (OpenSM's partitions.conf)")
 	if err != nil {
 		return nil, &UsageError{Msg: fmt.Sprintf("partitions file: %v", err)}
 	}

@@ -43,7 +43,7 @@ type Reading struct {
 type Counter struct {
 	Name   string
 	Source CounterSource
-	// Width in bits (facts/sysfs.md); 0 when unknown (no saturation detection).
+	// Width in bits (IBA 16.1.3.5 PortCounters); 0 when unknown (no saturation detection).
 	Width int
 }
 
@@ -75,7 +75,7 @@ var ErrorCounters = []string{
 }
 
 // FabricAccessReason is why the PortInfo violation counters are n/a when no MAD
-// transport was chosen: they are not in sysfs (facts/sysfs.md), and SMPs over umad
+// transport was chosen: they are not in sysfs (drivers/infiniband/core/sysfs.c has no such file), and SMPs over umad
 // need read/write access to /dev/infiniband/umadN. The text before " (" is the short
 // form plain output prints.
 const FabricAccessReason = "needs fabric access (PortInfo, not in sysfs: pass --ca DEV as root or the rdma group, or --ibsim)"

@@ -60,12 +60,11 @@ func TestLabSweepLocalCAOtherPort(t *testing.T) {
 	}
 
 	// Drop 0x8001 from HcaD[2] behind the SM's back: the audit must see it.
-	tr := l.Dial(t, "HcaA", labMAD)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	var block [mad.PKeysPerBlock]uint16
 	block[0] = 0xffff
-	if err := mad.SetPKeyBlockForTest(ctx, tr, mad.LIDAddress(p2.LID), 0, 0, block); err != nil {
+	if err := lab.SetPKeyBlock(ctx, l.SockName, "HcaA", mad.LIDAddress(p2.LID), 0, 0, block); err != nil {
 		t.Fatal(err)
 	}
 	f = sweepLab(t, l, "HcaD", query.SweepOptions{})

@@ -5,10 +5,6 @@ import (
 	"time"
 )
 
-// HistoryLen is how many per-interval deltas a Tracker keeps per counter (the trend):
-// a fixed ring, so memory stays flat however long a watch runs.
-const HistoryLen = 60
-
 // Tracker turns successive samples into deltas and rates. It is pure computation (no
 // I/O): the TUI keeps one in its model and feeds it the samples a tea.Cmd reads.
 type Tracker struct {
@@ -31,38 +27,7 @@ type counterState struct {
 	saturated bool
 	total     uint64 // sum of deltas since the baseline
 	totalLow  bool   // total is a lower bound (counts lost to saturation)
-	hist      Ring
 }
-
-// Ring is a fixed-size ring of per-interval deltas, oldest first when read.
-type Ring struct {
-	buf  [HistoryLen]uint64
-	head int // next write
-	n    int
-}
-
-// Push adds a value, dropping the oldest when full.
-func (r *Ring) Push(v uint64) {
-	r.buf[r.head] = v
-	r.head = (r.head + 1) % HistoryLen
-	if r.n < HistoryLen {
-		r.n++
-	}
-}
-
-// Last appends up to k most recent values, oldest first, to dst.
-func (r *Ring) Last(k int, dst []uint64) []uint64 {
-	if k > r.n {
-		k = r.n
-	}
-	for i := k; i > 0; i-- {
-		dst = append(dst, r.buf[(r.head-i+HistoryLen)%HistoryLen])
-	}
-	return dst
-}
-
-// Len is how many values the ring holds.
-func (r *Ring) Len() int { return r.n }
 
 // NewTracker returns an empty tracker.
 func NewTracker() *Tracker { return &Tracker{state: map[trackKey]*counterState{}} }
@@ -104,7 +69,8 @@ type CounterDelta struct {
 	Delta    uint64
 	Rate     float64 // per second, over the time since the previous good reading
 	// Saturated: the counter is at its maximum (2^width-1). Error counters saturate
-	// rather than wrap (facts/sysfs.md): from now on counts are lost, and a Delta
+	// rather than wrap (IBA 16.1.3.5: PortCounters error
+	// fields stop at their maximum value): from now on counts are lost, and a Delta
 	// reported with it is a lower bound.
 	Saturated bool
 	// Reset: the value went down, so someone reset the counter; Delta counts from 0.
@@ -191,28 +157,17 @@ func (t *Tracker) observe(port PortRef, c Counter, r Reading, now time.Time) Cou
 		}
 	}
 	if st.have {
-		st.hist.Push(cd.Delta)
 	}
 	st.have, st.value, st.at, st.saturated = true, v, now, atMax
 	cd.Total, cd.TotalLowerBound = st.total, st.totalLow
 	return cd
 }
 
-// ResetBaseline restarts the totals and trends from now. It never touches the
+// ResetBaseline restarts the totals from now. It never touches the
 // hardware counters.
 func (t *Tracker) ResetBaseline(now time.Time) {
 	t.Base = now
 	for _, st := range t.state {
 		st.total, st.totalLow = 0, false
-		st.hist = Ring{}
 	}
-}
-
-// Trend appends up to k most recent deltas of a counter, oldest first, to dst.
-func (t *Tracker) Trend(port PortRef, name string, k int, dst []uint64) []uint64 {
-	st := t.state[trackKey{port, name}]
-	if st == nil {
-		return dst
-	}
-	return st.hist.Last(k, dst)
 }

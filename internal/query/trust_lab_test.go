@@ -176,12 +176,12 @@ func TestLabCanTalkNamesTheHop(t *testing.T) {
 		t.Fatalf("before: %s %v", v.Kind, v.Reasons)
 	}
 	sw := f.Node(0x200000)
-	tr := l.Dial(t, "HcaA", labMAD)
+
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	var block [mad.PKeysPerBlock]uint16
 	block[0] = 0x7fff // Switch1[2] faces HcaB, a limited member of the default partition
-	if err := mad.SetPKeyBlockForTest(ctx, tr, mad.LIDAddress(sw.Port(0).LID), 2, 0, block); err != nil {
+	if err := lab.SetPKeyBlock(ctx, l.SockName, "HcaA", mad.LIDAddress(sw.Port(0).LID), 2, 0, block); err != nil {
 		t.Fatal(err)
 	}
 	smp, err := lab.ParsePKeys(l.MustTool("smpquery", "pkeys", "2", "2"))
@@ -407,12 +407,12 @@ func TestLabIndexMoved(t *testing.T) {
 	if err := l.RunOpenSM(parts, false); err != nil {
 		t.Fatal(err)
 	}
-	tr := l.Dial(t, "HcaA", labMAD)
+
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	var block [mad.PKeysPerBlock]uint16
 	block[0], block[1] = 0x8001, 0xffff
-	if err := mad.SetPKeyBlockForTest(ctx, tr, mad.LIDAddress(4), 0, 0, block); err != nil { // HcaB[1] has LID 4
+	if err := lab.SetPKeyBlock(ctx, l.SockName, "HcaA", mad.LIDAddress(4), 0, 0, block); err != nil { // HcaB[1] has LID 4
 		t.Fatal(err)
 	}
 	f := sweepLab(t, l, "", query.SweepOptions{})

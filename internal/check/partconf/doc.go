@@ -3,7 +3,8 @@
 // answers who can talk to whom, and lints the file. It does no I/O beyond reading an
 // io.Reader, and imports only internal/check of ibkey.
 //
-// Sources: shared/facts/partitions-conf.md, opensm(8) PARTITION CONFIGURATION, and
+// Sources: OpenSM's osm_prtn_config.c (the parser), osm_prtn.c and osm_pkey_mgr.c (the
+// tables), doc/partition-config.txt, opensm(8) PARTITION CONFIGURATION, and
 // experiments with OpenSM 3.3.23 on the ibsim simulator (lab_test.go; the recorded
 // tables are in model_test.go). Where they disagree the lab wins. What the lab showed:
 //

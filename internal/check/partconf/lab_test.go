@@ -313,7 +313,7 @@ func TestLabOpenSM(t *testing.T) {
 	}
 }
 
-// pkeyRule is the receive check (keys.md): same non-zero 15-bit key, at least one full.
+// pkeyRule is the receive check (IBA vol. 1 §10.9): same non-zero 15-bit key, at least one full.
 func pkeyRule(a, b []check.PKey) bool {
 	for _, x := range a {
 		for _, y := range b {

@@ -15,7 +15,8 @@ type LintOptions struct {
 }
 
 // Lint returns every finding for c: what OpenSM rejects (errors, line and column), and
-// the mistakes it accepts silently (partitions-conf.md, "Checks users need"). The first
+// the mistakes it accepts silently (osm_prtn_config.c accepts them; lint.go's table
+// says why each matters). The first
 // finding is the rejection headline when OpenSM would drop the file.
 func Lint(c *Config, opt LintOptions) []Finding {
 	if opt.TableSize <= 0 {

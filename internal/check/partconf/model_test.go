@@ -58,7 +58,8 @@ func TestModelMatchesRecordedLab(t *testing.T) {
 	}
 }
 
-// The facts file's example, and its verdicts.
+// A small partitions.conf in the style of opensm(8)'s PARTITION CONFIGURATION
+// examples, and its verdicts.
 const factsExample = `Default=0x7fff, ipoib : ALL=full;
 storage=0x0001 : 0x0002c90300000201=full, 0x0002c90300000204, 0x0002c90300000207;
 compute=0x0002, defmember=full : 0x0002c90300000204, 0x0002c9030000020a=limited;

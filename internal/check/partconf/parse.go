@@ -212,11 +212,24 @@ func (c *Config) implicitDefault(all MemberFlag) {
 	c.Partitions = append(c.Partitions, p)
 }
 
-// ReadConfig parses a partitions.conf from r; file names it in messages.
+// MaxFileSize bounds a partitions.conf. OpenSM itself reads the file line by line with
+// no limit (osm_prtn_config.c), but what it can program is bounded: 32,767 partition
+// keys and at most 49,151 unicast-LID ports in a subnet (IBA 4.1.3). A file naming every
+// port of the largest subnet once in each of ~200 partitions, at ~24 bytes per
+// "0x0002c90300000001=full," entry, is ~230 MiB; anything larger is not a real
+// configuration, and reading /dev/zero must end with an error, not with the memory of
+// the machine.
+const MaxFileSize = 256 << 20
+
+// ReadConfig parses a partitions.conf from r; file names it in messages. More than
+// MaxFileSize bytes is an error naming the bound.
 func ReadConfig(file string, r io.Reader) (*Config, error) {
-	data, err := io.ReadAll(r)
+	data, err := io.ReadAll(io.LimitReader(r, MaxFileSize+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", file, err)
+	}
+	if len(data) > MaxFileSize {
+		return nil, fmt.Errorf("%s: larger than %d MiB: too large for a partitions file (OpenSM's partitions.conf)", file, MaxFileSize>>20)
 	}
 	return Parse(file, data), nil
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+
+	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // need reports a short attribute data area.
@@ -75,8 +77,10 @@ func ParseNodeInfo(d []byte) (NodeInfo, error) {
 	}, nil
 }
 
-// ParseNodeDescription decodes NodeDescription (attribute 0x0010): 64 bytes of
-// UTF-8, NUL-padded. Bytes after the first NUL are ignored.
+// ParseNodeDescription decodes NodeDescription (attribute 0x0010, IBA 14.2.5.2): 64
+// bytes of UTF-8, NUL-padded. Bytes after the first NUL are ignored. Any node on the
+// subnet sets its own, so the text is returned terminal-safe (textsafe.String):
+// controls, invalid UTF-8 and bidi overrides come back as visible escapes.
 func ParseNodeDescription(d []byte) (string, error) {
 	if err := need("NodeDescription", d, 64); err != nil {
 		return "", err
@@ -85,7 +89,7 @@ func ParseNodeDescription(d []byte) (string, error) {
 	if i := bytes.IndexByte(s, 0); i >= 0 {
 		s = s[:i]
 	}
-	return string(s), nil
+	return textsafe.String(string(s)), nil
 }
 
 // PortState is PortInfo's PortState (logical link state).
@@ -244,15 +248,6 @@ func ParsePKeyBlock(d []byte) ([PKeysPerBlock]uint16, error) {
 		blk[i] = binary.BigEndian.Uint16(d[2*i:])
 	}
 	return blk, nil
-}
-
-// EncodePKeyBlock is the inverse of ParsePKeyBlock.
-func EncodePKeyBlock(blk [PKeysPerBlock]uint16) []byte {
-	d := make([]byte, 2*PKeysPerBlock)
-	for i, v := range blk {
-		binary.BigEndian.PutUint16(d[2*i:], v)
-	}
-	return d
 }
 
 // SwitchInfo is SMP attribute 0x0012 (IBA 14.2.5.4).

@@ -117,7 +117,8 @@ func TestLabPortCounters(t *testing.T) {
 			}
 		})
 	}
-	// The 8-bit constraint counters saturate at 255 (facts: the console clamps).
+	// The 8-bit constraint counters saturate at 255 (ibsim's PerformanceSet clamps
+	// to the field width, ibsim/sim_cmd.c).
 	out := l.MustConsole(`PerformanceSet "HcaC"[1] PortCounters.PortRcvConstraintErrors=300`)
 	pc, err := mad.GetPortCounters(ctx, tr, mad.LIDAddress(lidOf(t, l, tr, "HcaC", 1)), 1)
 	if err != nil {
@@ -280,7 +281,7 @@ func TestLabKilledSimulator(t *testing.T) {
 	}
 }
 
-// TestLabInjectedPKeyTable writes unusual tables with the test-only Set helper
+// TestLabInjectedPKeyTable writes unusual tables with the lab's Set helper
 // (ibsim accepts SubnSet from any client) and reads them back both ways.
 func TestLabInjectedPKeyTable(t *testing.T) {
 	t.Parallel()
@@ -306,11 +307,11 @@ func TestLabInjectedPKeyTable(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := mad.SetPKeyBlockForTest(ctx, tr, a, tc.port, 0, blk0); err != nil {
+		if err := l.SetPKeyBlock(ctx, "", a, tc.port, 0, blk0); err != nil {
 			t.Fatalf("%s[%d]: set block 0: %v", tc.node, tc.port, err)
 		}
 		if n > mad.PKeysPerBlock {
-			if err := mad.SetPKeyBlockForTest(ctx, tr, a, tc.port, 1, blk1); err != nil {
+			if err := l.SetPKeyBlock(ctx, "", a, tc.port, 1, blk1); err != nil {
 				t.Fatalf("%s[%d]: set block 1: %v", tc.node, tc.port, err)
 			}
 		}

@@ -10,7 +10,9 @@
 // Layouts follow the InfiniBand Architecture Specification vol. 1, chapters 13
 // (MAD format), 14 (subnet management) and 16.1 (performance management); every
 // offset is checked in tests against infiniband-diags run on ibsim. ibkey only
-// reads the fabric: the helpers in this package only send Get.
+// reads the fabric: Request.Marshal encodes Get and nothing else, so no
+// program built from this package can send a Set (tests that must inject a
+// table into the simulator build their Set in internal/lab).
 package mad
 
 import (
@@ -49,13 +51,17 @@ func (c Class) String() string {
 // Method is a MAD method (header byte 3).
 type Method uint8
 
-// Methods used by ibkey. Set exists only for tests that inject tables into the
-// simulator; the query helpers never send it.
+// Methods ibkey knows (IBA 13.4.5, table 97). Only Get is ever encoded;
+// MethodSet is named so that errors and decoded packets can say "Set".
 const (
 	MethodGet     Method = 0x01
 	MethodSet     Method = 0x02
 	MethodGetResp Method = 0x81
 )
+
+// ErrMethodRefused: Request.Marshal was asked to encode a method other than
+// Get. ibkey is read-only by construction; see the package comment.
+var ErrMethodRefused = errors.New("mad: ibkey only sends Get")
 
 func (m Method) String() string {
 	switch m {
@@ -235,7 +241,8 @@ func (r *Request) wireClass() (Class, error) {
 	return 0, fmt.Errorf("mad: unsupported class 0x%02x", uint8(r.Class))
 }
 
-// Marshal encodes r as a 256-byte MAD with transaction ID tid.
+// Marshal encodes r as a 256-byte MAD with transaction ID tid. It refuses any
+// method but Get with ErrMethodRefused.
 func (r *Request) Marshal(tid uint64) ([]byte, error) {
 	class, err := r.wireClass()
 	if err != nil {
@@ -244,8 +251,10 @@ func (r *Request) Marshal(tid uint64) ([]byte, error) {
 	if err := r.Addr.validate(); err != nil {
 		return nil, err
 	}
-	if r.Method != MethodGet && r.Method != MethodSet {
-		return nil, fmt.Errorf("mad: cannot send %s as a request", r.Method)
+	if r.Method != MethodGet {
+		// The one guard that keeps the shipped binary read-only: every
+		// transport encodes through Marshal.
+		return nil, fmt.Errorf("%w: refusing to encode %s", ErrMethodRefused, r.Method)
 	}
 	limit := smpDataSize
 	if class == ClassPerf {

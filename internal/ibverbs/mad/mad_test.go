@@ -108,7 +108,7 @@ func TestMarshal(t *testing.T) {
 		"permissive LID": {Addr: LIDAddress(0xffff), Class: ClassSubnLID, Method: MethodGet},
 		"port 0 in path": {Addr: DirectedRoute(1, 0), Class: ClassSubnLID, Method: MethodGet},
 		"64 hops":        {Addr: DirectedRoute(bytes.Repeat([]byte{1}, 64)...), Class: ClassSubnLID, Method: MethodGet},
-		"SMP data > 64":  {Addr: LIDAddress(1), Class: ClassSubnLID, Method: MethodSet, Data: make([]byte, 65)},
+		"SMP data > 64":  {Addr: LIDAddress(1), Class: ClassSubnLID, Method: MethodGet, Data: make([]byte, 65)},
 		"PMA data > 192": {Addr: LIDAddress(1), Class: ClassPerf, Method: MethodGet, Data: make([]byte, 193)},
 		"GetResp":        {Addr: LIDAddress(1), Class: ClassSubnLID, Method: MethodGetResp},
 		"unknown class":  {Addr: LIDAddress(1), Class: 0x03, Method: MethodGet},
@@ -194,7 +194,7 @@ func TestAttributeParsers(t *testing.T) {
 	for i := range blk {
 		blk[i] = uint16(0x8000 + i)
 	}
-	got, err := ParsePKeyBlock(EncodePKeyBlock(blk))
+	got, err := ParsePKeyBlock(encodePKeyBlock(blk))
 	if err != nil || got != blk {
 		t.Errorf("P_Key block round trip: %v, %v", got, err)
 	}
@@ -513,7 +513,7 @@ func TestGetPKeyTableBlocks(t *testing.T) {
 		for i := range blk {
 			blk[i] = uint16(mod&0xffff)<<8 | uint16(i) | uint16(mod>>16)<<15
 		}
-		return [][]byte{reply(m, EncodePKeyBlock(blk))}
+		return [][]byte{reply(m, encodePKeyBlock(blk))}
 	})
 	e := newEngine(f, Options{Timeout: time.Second}, 0)
 	defer e.Close()
@@ -534,5 +534,45 @@ func TestGetPKeyTableBlocks(t *testing.T) {
 	}
 	if _, err := GetPKeyTable(context.Background(), e, DirectedRoute(), 1, -1); err == nil {
 		t.Error("length -1: no error")
+	}
+}
+
+// encodePKeyBlock is the inverse of ParsePKeyBlock, for fake replies (the
+// package itself never encodes a P_KeyTable: that would be a Set).
+func encodePKeyBlock(blk [PKeysPerBlock]uint16) []byte {
+	d := make([]byte, 2*PKeysPerBlock)
+	for i, v := range blk {
+		binary.BigEndian.PutUint16(d[2*i:], v)
+	}
+	return d
+}
+
+// TestMarshalRefusesAllButGet: the codec is the guard that keeps ibkey
+// read-only. Every method byte but Get (Set, Send, Trap, TrapRepress, the
+// responses and the 254 values nobody defined) is refused, for every class and
+// both kinds of address, with ErrMethodRefused and no bytes.
+func TestMarshalRefusesAllButGet(t *testing.T) {
+	addrs := []Address{LIDAddress(1), DirectedRoute(), DirectedRoute(1, 2)}
+	for _, class := range []Class{ClassSubnLID, ClassSubnDirected, ClassPerf} {
+		for _, a := range addrs {
+			if class == ClassPerf && a.Directed {
+				continue
+			}
+			for m := range 256 {
+				r := Request{Addr: a, Class: class, Method: Method(m), Attr: AttrPKeyTable, Data: make([]byte, 64)}
+				b, err := r.Marshal(7)
+				if Method(m) == MethodGet {
+					if err != nil || len(b) != Size {
+						t.Errorf("%s %s Get: %v", class, a, err)
+					}
+					continue
+				}
+				if err == nil || b != nil {
+					t.Errorf("%s %s %s: encoded %d bytes, want a refusal", class, a, Method(m), len(b))
+				} else if !errors.Is(err, ErrMethodRefused) {
+					t.Errorf("%s %s %s: %v, want ErrMethodRefused", class, a, Method(m), err)
+				}
+			}
+		}
 	}
 }

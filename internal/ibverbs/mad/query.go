@@ -139,13 +139,3 @@ func GetPortCounters(ctx context.Context, t Transport, a Address, port uint8) (P
 	}
 	return pc, nil
 }
-
-// GetPMAClassPortInfo reads the PMA's ClassPortInfo (which optional counters
-// the port supports) from the node at a (a LID address).
-func GetPMAClassPortInfo(ctx context.Context, t Transport, a Address) (ClassPortInfo, error) {
-	d, err := get(ctx, t, a, ClassPerf, AttrClassPortInfo, 0, nil)
-	if err != nil {
-		return ClassPortInfo{}, err
-	}
-	return ParseClassPortInfo(d)
-}

@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/ibkey/ibkey/internal/fsread"
 )
 
 // The kernel's umad interface (Documentation/infiniband/user_mad.rst, uAPI
@@ -124,7 +126,9 @@ func ListUmadPorts(sysfsRoot string) ([]UmadPort, error) {
 			continue // abi_version, issmN
 		}
 		read := func(f string) (string, error) {
-			b, err := os.ReadFile(filepath.Join(dir, e.Name(), f))
+			// Bounded, non-blocking, regular files only: a --sysfs tree may point
+			// ibdev at /dev/zero or a FIFO.
+			b, err := fsread.ReadAttr(filepath.Join(dir, e.Name(), f))
 			return strings.TrimSpace(string(b)), err
 		}
 		dev, err := read("ibdev")

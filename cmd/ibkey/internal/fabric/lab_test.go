@@ -293,15 +293,10 @@ compute=0x0002, defmember=full : 0x100004, 0x100007=limited ;
 	t.Run("switch port table changed", func(t *testing.T) {
 		// Switch1 port 2 faces HcaB: drop storage (0x0001) from it and add 0x8005,
 		// with a SubnSet from the test (ibsim accepts it from any client).
-		tr, err := mad.DialIbsim(context.Background(), mad.IbsimOptions{SockName: l.SockName, Node: l.from})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer tr.Close()
 		old := f.Node(0x200000).Port(2).PKeys
 		set := func(blk [mad.PKeysPerBlock]uint16) {
 			t.Helper()
-			if err := mad.SetPKeyBlockForTest(context.Background(), tr, mad.DirectedRoute(1), 2, 0, blk); err != nil {
+			if err := lab.SetPKeyBlock(context.Background(), l.SockName, l.from, mad.DirectedRoute(1), 2, 0, blk); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -464,14 +459,9 @@ func TestLabFabricFiles(t *testing.T) {
 		}
 	}
 	record(t, "small.json")
-	tr, err := mad.DialIbsim(context.Background(), mad.IbsimOptions{SockName: l.SockName, Node: l.from})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.Close()
 	// Switch1 port 2 faces HcaB: storage (0x0002) replaced by 0x8005.
 	blk := [mad.PKeysPerBlock]uint16{0xffff, 0x8005, 0x0003}
-	if err := mad.SetPKeyBlockForTest(context.Background(), tr, mad.DirectedRoute(1), 2, 0, blk); err != nil {
+	if err := lab.SetPKeyBlock(context.Background(), l.SockName, l.from, mad.DirectedRoute(1), 2, 0, blk); err != nil {
 		t.Fatal(err)
 	}
 	record(t, "small-changed.json")

@@ -1,7 +1,7 @@
-// Command gen writes a generated two-level fat tree topology (lab.FatTree) for ibsim,
+// Command fattree writes a generated two-level fat tree topology (lab.FatTree) for ibsim,
 // for scripts that start their own simulator (scripts/bench-sweep).
 //
-//	go run ./internal/lab/gen -leaves 24 -spines 8 -hcas 20 > fattree-512.net
+//	go run ./internal/tools/fattree -leaves 24 -spines 8 -hcas 20 > fattree-512.net
 package main
 
 import (

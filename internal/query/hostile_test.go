@@ -1,0 +1,167 @@
+package query
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/ibkey/ibkey/internal/check/partconf"
+	"github.com/ibkey/ibkey/internal/fakesysfs"
+	"github.com/ibkey/ibkey/internal/fsread"
+	"github.com/ibkey/ibkey/internal/ibverbs"
+	"github.com/ibkey/ibkey/internal/textsafe"
+)
+
+// writeTree writes h under a temp dir and returns a host rooted there.
+func writeTree(t *testing.T, h fakesysfs.Host) (*Host, string) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "sys")
+	if err := fakesysfs.Write(dir, h); err != nil {
+		t.Fatal(err)
+	}
+	return &Host{Sys: ibverbs.Open(dir)}, dir
+}
+
+// TestHostileSysfsText: escape sequences, C1 controls, bidi overrides and invalid
+// UTF-8 in node_desc, link_layer and rate enter the model as visible escapes.
+func TestHostileSysfsText(t *testing.T) {
+	h := fakesysfs.MLX5()
+	h.Devices[0].NodeDesc = "evil\x1b]0;pwned\x07\x1b[2J\u202egnp.exe\xff"
+	h.Devices[0].Ports[0].LinkLayer = "InfiniBand\x1b[8m"
+	h.Devices[0].Ports[0].Rate = "100 Gb/sec (4X \x1b[31mEDR)"
+	host, _ := writeTree(t, h)
+	views, err := host.Load(Selector{Device: "mlx5_0"}, LoadOptions{Tables: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := views[0]
+	for name, s := range map[string]string{
+		"node_desc":  v.Device.NodeDesc.Value,
+		"link_layer": v.Port.LinkLayer.Value,
+		"rate":       v.Port.Rate.Value.Text + v.Port.Rate.Missing + v.Port.Rate.Value.Speed,
+	} {
+		if !textsafe.Safe(s) || strings.ContainsRune(s, 0x1b) {
+			t.Errorf("%s reached the model raw: %q", name, s)
+		}
+		if !strings.Contains(s, `\x1b`) {
+			t.Errorf("%s: the escape is not visible: %q", name, s)
+		}
+	}
+	if want := `evil\x1b]0;pwned\x07\x1b[2J\u202egnp.exe\xff`; v.Device.NodeDesc.Value != want {
+		t.Errorf("node_desc %q, want %q", v.Device.NodeDesc.Value, want)
+	}
+}
+
+// TestOneBadDeviceShowsTheRest: a device entry that cannot be read is reported, and
+// every other device is still loaded.
+func TestOneBadDeviceShowsTheRest(t *testing.T) {
+	host, dir := writeTree(t, fakesysfs.MLX5())
+	// mlx5_1's ports/ becomes a FIFO: reading it must neither hang nor hide mlx5_0.
+	ports := filepath.Join(dir, "devices/pci0000:00/0000:04:00.0/infiniband/mlx5_1/ports")
+	if _, err := os.Stat(ports); err != nil {
+		matches, _ := filepath.Glob(filepath.Join(dir, "devices", "*", "*", "infiniband", "mlx5_1", "ports"))
+		if len(matches) != 1 {
+			t.Fatalf("cannot find mlx5_1/ports under %s: %v", dir, err)
+		}
+		ports = matches[0]
+	}
+	if err := os.RemoveAll(ports); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(ports, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	views, err := host.Load(Selector{}, LoadOptions{Tables: true})
+	var pe *PartialError
+	if !errors.As(err, &pe) {
+		t.Fatalf("Load: %v, want a *PartialError", err)
+	}
+	if len(pe.Unread) != 1 || pe.Unread[0].What != "device mlx5_1" {
+		t.Errorf("unread %+v, want device mlx5_1", pe.Unread)
+	}
+	var env *EnvError
+	if !errors.As(err, &env) {
+		t.Error("a PartialError must still be an EnvError for callers that only know that")
+	}
+	got := map[string]bool{}
+	for _, v := range views {
+		got[v.Ref().String()] = true
+	}
+	for _, want := range []string{"mlx5_0/1", "mlx5_2/1", "irdma0/1"} {
+		if !got[want] {
+			t.Errorf("%s missing from %v", want, got)
+		}
+	}
+	// Named on its own, the bad device is still an error (exit 3), not an empty list.
+	if _, err := host.Load(Selector{Device: "mlx5_1"}, LoadOptions{}); err == nil || errors.As(err, &pe) {
+		t.Errorf("Load(mlx5_1): %v, want an EnvError", err)
+	}
+}
+
+// TestEmptyPortsAndPKeys: an empty ports/ or pkeys/ is noted, never shown as nothing.
+func TestEmptyPortsAndPKeys(t *testing.T) {
+	h := fakesysfs.MLX5()
+	h.Devices[2].Ports = nil // mlx5_2: empty ports/
+	h.Devices[0].Ports[0].PKeys = nil
+	host, dir := writeTree(t, h)
+	port, err := filepath.EvalSymlinks(filepath.Join(dir, "class", "infiniband", "mlx5_0", "ports", "1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(filepath.Join(port, "pkeys"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	views, err := host.Load(Selector{}, LoadOptions{Tables: true})
+	var pe *PartialError
+	if !errors.As(err, &pe) || len(pe.Unread) != 1 || !strings.Contains(pe.Unread[0].Err.Error(), "ports/ is empty") {
+		t.Fatalf("Load: %v, want mlx5_2 reported with an empty ports/", err)
+	}
+	for _, v := range views {
+		if v.Ref().String() == "mlx5_0/1" {
+			if v.Table != nil || !strings.Contains(v.TableMissing, "pkeys/ is empty") {
+				t.Errorf("mlx5_0/1: table %v, note %q", v.Table, v.TableMissing)
+			}
+			return
+		}
+	}
+	t.Error("mlx5_0/1 not loaded")
+}
+
+// TestSpecialInputFiles: the partitions file and the fabric file refuse /dev/zero,
+// FIFOs and directories at once, and files past their bound with a clear error.
+func TestSpecialInputFiles(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/dev/zero", fifo, dir, "/dev/null"} {
+		if _, err := ReadPartitions(p, partconf.Options{}); err == nil || !errors.Is(err, fsread.ErrNotRegular) && !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("ReadPartitions(%s): %v, want a not-a-regular-file error", p, err)
+		}
+		_, err := ReadFabricFile(p)
+		var ue *UsageError
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("ReadFabricFile(%s): %v, want a usage error naming the file kind", p, err)
+		}
+	}
+	// A sparse file past the fabric-file bound: refused from its size, nothing read.
+	big := filepath.Join(dir, "big.json")
+	f, err := os.Create(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(1 << 40); err != nil {
+		t.Skipf("cannot make a sparse file here: %v", err)
+	}
+	f.Close()
+	if _, err := ReadFabricFile(big); err == nil || !strings.Contains(err.Error(), "too large for a fabric file") {
+		t.Errorf("ReadFabricFile(1 TiB): %v", err)
+	}
+	if _, err := ReadPartitions(big, partconf.Options{}); err == nil || !errors.Is(err, fsread.ErrTooLarge) && !strings.Contains(err.Error(), "too large") {
+		t.Errorf("ReadPartitions(1 TiB): %v", err)
+	}
+}

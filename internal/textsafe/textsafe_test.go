@@ -1,0 +1,158 @@
+package textsafe
+
+import (
+	"errors"
+	"math/rand/v2"
+	"strings"
+	"testing"
+	"unicode"
+	"unicode/utf8"
+)
+
+func TestStringHostile(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"HcaA mlx5_0", "HcaA mlx5_0"},
+		{"", ""},
+		{"caf\u00e9 \u4e2d\u6587", "caf\u00e9 \u4e2d\u6587"}, // printable UTF-8 stays
+		{"\x1b[2J\x1b[Hpwned", `\x1b[2J\x1b[Hpwned`},         // clear screen, home
+		{"\x1b]0;title\x07", `\x1b]0;title\x07`},             // OSC window title, BEL
+		{"\x1b]8;;http://evil\x1b\\link\x1b]8;;\x1b\\", `\x1b]8;;http://evil\x1b\link\x1b]8;;\x1b\`},
+		{"a\tb\nc\rd", `a\tb\nc\rd`},
+		{"nul\x00here", `nul\x00here`},
+		{"del\x7f", `del\x7f`},
+		{"\u009b31m", `\u009b31m`},                   // C1 CSI, as UTF-8
+		{"\x9b31m", `\x9b31m`},                       // C1 CSI as a raw byte (invalid UTF-8)
+		{"\xff\xfe", `\xff\xfe`},                     // not UTF-8
+		{"abc\xe2\x80", `abc\xe2\x80`},               // truncated rune
+		{"admin\u202etxt.exe", `admin\u202etxt.exe`}, // right-to-left override
+		{"\u2066x\u2069", `\u2066x\u2069`},           // isolates
+		{"\u200e\u200f\u061c", `\u200e\u200f\u061c`},
+		{"line\u2028sep\u2029", `line\u2028sep\u2029`},
+		{"zero\u200bwidth\ufeff", `zero\u200bwidth\ufeff`},
+		{"tag\U000e0041", `tag\U000e0041`},
+	} {
+		got := String(tc.in)
+		if got != tc.want {
+			t.Errorf("String(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+		if String(got) != got {
+			t.Errorf("String is not idempotent on %q: %q", got, String(got))
+		}
+	}
+}
+
+// checkSafe fails when s holds anything a terminal could act on.
+func checkSafe(t *testing.T, in, s string) {
+	t.Helper()
+	if !utf8.ValidString(s) {
+		t.Fatalf("String(%q) = %q: not UTF-8", in, s)
+	}
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || !unicode.IsPrint(r) {
+			t.Fatalf("String(%q) = %q: holds %U", in, s, r)
+		}
+	}
+}
+
+// TestStringRandom: random bytes and random runes from the dangerous ranges always come
+// out printable, valid UTF-8, and unchanged by a second pass.
+func TestStringRandom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	pool := []rune{0, 7, 8, 0x1b, 0x7f, 0x85, 0x9b, 0x9d, 0x202a, 0x202e, 0x2066, 0x2069, 0x200b, 0xfeff, 0x2028, 'a', ' ', '\\', 'x', 0xe9, 0x4e2d, 0x1f600}
+	for range 20000 {
+		var b []byte
+		for range rng.IntN(24) {
+			if rng.IntN(3) == 0 {
+				b = append(b, byte(rng.IntN(256)))
+			} else {
+				b = utf8.AppendRune(b, pool[rng.IntN(len(pool))])
+			}
+		}
+		in := string(b)
+		out := String(in)
+		checkSafe(t, in, out)
+		if String(out) != out {
+			t.Fatalf("not idempotent: %q -> %q -> %q", in, out, String(out))
+		}
+		if Safe(in) != (in == out) {
+			t.Fatalf("Safe(%q) = %v, String changes it: %v", in, Safe(in), in != out)
+		}
+	}
+}
+
+func FuzzString(f *testing.F) {
+	f.Add("\x1b[31mred")
+	f.Add("\xff\u202e")
+	f.Fuzz(func(t *testing.T, in string) {
+		out := String(in)
+		checkSafe(t, in, out)
+		if String(out) != out {
+			t.Fatalf("not idempotent: %q -> %q", in, out)
+		}
+	})
+}
+
+func TestMessageCapsHugeLines(t *testing.T) {
+	// A 5 MB one-line error quoting a hostile input.
+	huge := "partitions file p.conf: line 1: bad token \"" + strings.Repeat("\x1b[2J", 1<<20) + strings.Repeat("A", 1<<20) + "\" at the end"
+	got := Message(huge)
+	if len(got) > MaxMessage+64 {
+		t.Fatalf("Message of %d bytes gave %d bytes", len(huge), len(got))
+	}
+	if !strings.HasPrefix(got, `partitions file p.conf: line 1: bad token "\x1b[2J`) || !strings.HasSuffix(got, `AAAA" at the end`) {
+		t.Errorf("head or tail lost: %q", got)
+	}
+	if !strings.Contains(got, " bytes omitted] … ") {
+		t.Errorf("no omission note: %q", got)
+	}
+	checkSafe(t, "huge", strings.ReplaceAll(got, "\n", ""))
+	if strings.Count(got, "\n") != 0 {
+		t.Errorf("one line became several: %q", got)
+	}
+
+	// Many lines: each kept line sanitised, the rest counted.
+	many := strings.Repeat("x\x1b\n", MaxLines+50)
+	got = Message(many)
+	if n := strings.Count(got, "\n"); n != MaxLines {
+		t.Errorf("%d newlines, want %d", n, MaxLines)
+	}
+	if !strings.HasSuffix(got, "[51 more lines omitted]") || !strings.HasPrefix(got, `x\x1b`+"\n") {
+		t.Errorf("many lines: %q", got[:40]+" ... "+got[len(got)-40:])
+	}
+
+	if Message("short and safe") != "short and safe" || Error(nil) != "" || Error(errors.New("a\x1bb")) != `a\x1bb` {
+		t.Error("short messages changed")
+	}
+}
+
+func TestCapNeverSplitsEscapes(t *testing.T) {
+	for n := 64; n < 200; n++ {
+		s := String(strings.Repeat("é\x1b\u202e", 200))
+		got := Cap(s, n)
+		head, tail, ok := strings.Cut(got, " … [")
+		if !ok {
+			t.Fatalf("Cap(%d): no note", n)
+		}
+		_, tail, _ = strings.Cut(tail, "] … ")
+		for _, part := range []string{head, tail} {
+			if !utf8.ValidString(part) {
+				t.Fatalf("Cap(%d) split a rune: %q", n, part)
+			}
+			if !strings.HasPrefix(s, head) || !strings.HasSuffix(s, tail) {
+				t.Fatalf("Cap(%d): %q is not a head and tail of the input", n, got)
+			}
+		}
+		// A piece of an escape would show as a backslash without its full hex run.
+		for _, part := range []string{head, tail} {
+			for i := 0; i < len(part); i++ {
+				if part[i] != '\\' {
+					continue
+				}
+				esc := part[i:]
+				if !(strings.HasPrefix(esc, `\x1b`) || len(esc) >= 6 && esc[:6] == `\u202e`) {
+					t.Fatalf("Cap(%d) cut an escape: %q", n, part)
+				}
+			}
+		}
+	}
+}
