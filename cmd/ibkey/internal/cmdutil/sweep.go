@@ -2,9 +2,7 @@ package cmdutil
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -39,20 +37,7 @@ func (s *FabricSource) AddFlags(c *cobra.Command) {
 // ReadFabricFile decodes a saved sweep. Every problem is bad input (exit 2) naming the
 // file and what is wrong with it.
 func ReadFabricFile(path string) (*check.Fabric, error) {
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, &query.UsageError{Msg: fmt.Sprintf("--fabric-file: %v", err)}
-	}
-	defer fh.Close()
-	f, err := check.DecodeFabric(fh)
-	if err != nil {
-		var fe *check.FabricFileError
-		if errors.As(err, &fe) {
-			return nil, &query.UsageError{Msg: fmt.Sprintf("--fabric-file %s: %s", path, fe.Problem)}
-		}
-		return nil, &query.UsageError{Msg: fmt.Sprintf("--fabric-file %s: %v", path, err)}
-	}
-	return f, nil
+	return query.ReadFabricFile(path)
 }
 
 // Sweep runs a sweep through the open transport. A sweep that stopped early comes back

@@ -49,8 +49,10 @@ is its schema version): {"format":"ibkey-fabric","version":1,"source",
 "peer_error"?,"table_size","pkeys":["0xffff",...]|null,"pkeys_error"?,"error"?}]}],
 "unreachable":[{"from":{"node_guid","port"},"dr_path","error"}]}. A partial sweep is
 still written in full, with what failed in it. The file is one compact line (a 5,000-node
-sweep encodes in tens of milliseconds); --indent writes it indented for reading. The file keeps the NodeDescriptions as
-read: --node-name-map renames nodes in the table, and where the file is read back.
+sweep encodes in tens of milliseconds); --indent writes it indented for reading.
+NodeDescriptions are kept as the nodes report them, with control and format characters
+written as escapes (\x1b, \u202e), as everywhere ibkey prints them; --node-name-map
+renames nodes in the table, and where the file is read back.
 
 Exit codes: 0; 2 bad usage or --fabric-file; 3 no fabric access; 4 a partial sweep
 (printed first; what was not read on stderr).`,
@@ -80,8 +82,9 @@ func runDiscover(o *DiscoverOptions) error {
 	if err := o.Source.Validate(); err != nil {
 		return err
 	}
-	// The fabric file keeps the NodeDescriptions as read (--node-name-map renames
-	// nodes when the file is read back).
+	// The fabric file keeps the NodeDescriptions as the sweep read them (already
+	// terminal-safe: mad.ParseNodeDescription); --node-name-map renames nodes when the
+	// file is read back.
 	o.Source.RawNames = o.Format == cmdutil.FormatJSON
 	return o.Source.Load(o.Ctx, o.Notices, o.NoTables, false, func(fab *check.Fabric) error {
 		if o.Format == cmdutil.FormatJSON {
