@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // AddRootFlags gives root the flags every command shares (--sysfs, --demo, -o,
@@ -49,7 +51,9 @@ func Execute(ctx context.Context, root *cobra.Command, args []string, streams *I
 	}
 	err = ibsimSpacedError(root, args, err)
 	if !Reported(err) {
-		fmt.Fprintf(streams.ErrOut, "ibkey: %s\n", err)
+		// textsafe: an error can quote a file's bytes or a user's token; it is
+		// sanitised and capped (a 10 MB line is summarised) before a terminal sees it.
+		fmt.Fprintf(streams.ErrOut, "ibkey: %s\n", textsafe.Error(err))
 	}
 	return ExitCode(err)
 }

@@ -97,11 +97,14 @@ func runDevices(o *DevicesOptions) error {
 	}
 	host := o.Host()
 	views, err := host.Load(query.Selector{}, query.LoadOptions{Tables: true})
+	// One device that cannot be read does not hide the others: they are shown, the
+	// one not read is named on stderr, and the exit is 4.
+	partial, err := cmdutil.HostPartial(o.Notices(), err)
 	if err != nil {
 		return err
 	}
 	o.Notices().Label(host.Label)
-	return renderDevices(o, f, views, cmdutil.Source{Demo: host.Label != ""})
+	return cmdutil.Then(renderDevices(o, f, views, cmdutil.Source{Demo: host.Label != ""}), partial)
 }
 
 func renderDevices(o *DevicesOptions, f cmdutil.Format, views []*query.PortView, src cmdutil.Source) error {

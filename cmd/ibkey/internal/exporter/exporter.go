@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/ibkey/ibkey/internal/check/partconf"
 	"github.com/ibkey/ibkey/internal/exporter"
+	"github.com/ibkey/ibkey/internal/fsread"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 	"github.com/ibkey/ibkey/internal/query"
 )
@@ -222,7 +222,7 @@ func runFabric(ctx context.Context, o *Options, logger *slog.Logger) error {
 	fopts := exporter.FabricOptions{Interval: o.SweepInterval, Timeout: o.SweepTimeout, AllowBoth: o.AllowBoth, NoCounters: o.NoCounters,
 		Logf: func(format string, args ...any) { logger.Warn(fmt.Sprintf(format, args...)) }}
 	if o.Partitions != "" {
-		data, err := os.ReadFile(o.Partitions)
+		data, err := fsread.ReadFile(o.Partitions, partconf.MaxFileSize, "a partitions.conf")
 		if err != nil {
 			return &query.UsageError{Msg: fmt.Sprintf("--partitions: %v", err)}
 		}

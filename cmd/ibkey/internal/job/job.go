@@ -5,10 +5,8 @@ package job
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,6 +15,7 @@ import (
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fsread"
 	"github.com/ibkey/ibkey/internal/ibverbs"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 	"github.com/ibkey/ibkey/internal/job"
@@ -153,7 +152,9 @@ func (o *Options) inputs() (job.Inputs, string, error) {
 	if o.EnvFile != "" || len(o.Assign) > 0 {
 		from = "the arguments"
 		if o.EnvFile != "" {
-			fh, err := os.Open(o.EnvFile)
+			// An env file is a few KB; 16 MiB bounds a mistake (/dev/zero), and a FIFO
+			// is refused rather than waited on.
+			fh, err := fsread.Open(o.EnvFile, 16<<20, "an env file")
 			if err != nil {
 				return in, "", usage("--env: %v", err)
 			}
@@ -450,20 +451,7 @@ func parseLIDs(s string) ([]uint16, error) {
 }
 
 func readFabricFile(path string) (*check.Fabric, error) {
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, usage("--fabric-file: %v", err)
-	}
-	defer fh.Close()
-	f, err := check.DecodeFabric(fh)
-	if err != nil {
-		var fe *check.FabricFileError
-		if errors.As(err, &fe) {
-			return nil, usage("--fabric-file %s: %s", path, fe.Problem)
-		}
-		return nil, usage("--fabric-file %s: %v", path, err)
-	}
-	return f, nil
+	return query.ReadFabricFile(path) // bounded, regular files only, descriptions sanitised
 }
 
 // fabricPorts picks the job's ports in a sweep: by LID (the end port whose LID range

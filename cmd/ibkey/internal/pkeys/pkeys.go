@@ -177,6 +177,7 @@ func runPKeys(o *PKeysOptions) error {
 		return err
 	}
 	views, err := host.Load(sel, query.LoadOptions{Tables: true, Interfaces: true})
+	partial, err := cmdutil.HostPartial(o.Notices(), err)
 	if err != nil {
 		return err
 	}
@@ -184,7 +185,7 @@ func runPKeys(o *PKeysOptions) error {
 	if ifc != nil {
 		o.Notices().Label(ifc.Describe())
 	}
-	return renderPKeys(o, f, views, find, cmdutil.Source{Demo: host.Label != ""})
+	return cmdutil.Then(renderPKeys(o, f, views, find, cmdutil.Source{Demo: host.Label != ""}), partial)
 }
 
 func renderPKeys(o *PKeysOptions, f cmdutil.Format, views []*query.PortView, find check.PKey, src cmdutil.Source) error {

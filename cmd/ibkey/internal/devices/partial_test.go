@@ -1,0 +1,37 @@
+package devices
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
+	"github.com/ibkey/ibkey/internal/fakesysfs"
+)
+
+// TestOneBadDeviceShowsTheRest: a device that cannot be read (its ports/ is a FIFO)
+// does not hide the others: they are listed, the one not read is named on stderr, and
+// the exit is 4 (incomplete), not 3 for the whole host.
+func TestOneBadDeviceShowsTheRest(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sys")
+	if err := fakesysfs.Write(dir, fakesysfs.MLX5()); err != nil {
+		t.Fatal(err)
+	}
+	matches, _ := filepath.Glob(filepath.Join(dir, "devices", "*", "*", "infiniband", "mlx5_1", "ports"))
+	if len(matches) != 1 {
+		t.Fatalf("no mlx5_1/ports under %s", dir)
+	}
+	if err := os.RemoveAll(matches[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(matches[0], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := cmdtest.Run(t, root, false, nil, "--sysfs", dir, "devices")
+	if r.Code != 4 || !strings.Contains(r.Stdout, "mlx5_0") || strings.Contains(r.Stdout, "mlx5_1 ") ||
+		!strings.Contains(r.Stderr, "not read: device mlx5_1") {
+		t.Errorf("exit %d\n%s--- stderr\n%s", r.Code, r.Stdout, r.Stderr)
+	}
+}
