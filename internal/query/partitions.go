@@ -18,6 +18,10 @@ type Partitions struct {
 	// FileGUIDs are the port GUIDs named in the file, in order of first appearance.
 	FileGUIDs []uint64
 	inFile    map[uint64]bool
+	// Types are the node types of ports known not to be CA ports (routers, from
+	// --router or a saved sweep): ModelOf models them as such. A port not listed is
+	// a CA port.
+	Types map[uint64]partconf.NodeType
 }
 
 // ReadPartitions reads and parses path. A file that cannot be read is bad input (exit
@@ -85,7 +89,11 @@ func (p *Partitions) ModelOf(guids ...uint64) *partconf.Model {
 	for _, g := range append(guids, p.Options.SMGUID) {
 		if g != 0 && !seen[g] {
 			seen[g] = true
-			ports = append(ports, partconf.Port{GUID: g, Type: partconf.CA})
+			t := partconf.CA
+			if typ, ok := p.Types[g]; ok {
+				t = typ // a router port: ALL_ROUTERS names it, ALL_CAS does not
+			}
+			ports = append(ports, partconf.Port{GUID: g, Type: t})
 		}
 	}
 	return partconf.NewModel(p.Config, ports, p.Options)

@@ -15,6 +15,7 @@ import (
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/check/partconf"
 	"github.com/ibkey/ibkey/internal/query"
 )
 
@@ -26,6 +27,7 @@ type CanTalkOptions struct {
 	// Partitions is --partitions FILE: GUID endpoints are ports in that partitions.conf,
 	// resolved with OpenSM's options in OpenSM.
 	Partitions string
+	Routers    []string // --router: port GUIDs of router ports, for --partitions
 	OpenSM     cmdutil.OpenSMFlags
 	// Sweep is --fabric-file and --timeout: where lid=, node= and GUID endpoints are
 	// found when they are not read over MADs now.
@@ -130,6 +132,7 @@ cannot be resolved in its table: {"can_talk":false,"one_way":false,"reasons",
 	o.MAD = cmdutil.AddMADFlags(c, f)
 	o.Sweep.MAD = o.MAD
 	c.Flags().StringVar(&o.Partitions, "partitions", "", "resolve port GUIDs from this OpenSM partitions.conf (`FILE`)")
+	c.Flags().StringSliceVar(&o.Routers, "router", nil, "with --partitions: these port `GUIDS` (comma-separated) are router ports, which ALL_ROUTERS names and ALL_CAS does not (a saved sweep, --fabric-file, also tells)")
 	_ = c.MarkFlagFilename("partitions")
 	o.OpenSM.AddFlags(c)
 	o.Sweep.AddFlags(c)
@@ -182,6 +185,37 @@ func looksLikeName(s string) bool {
 		return false
 	}
 	return strings.Trim(s, "0123456789abcdefABCDEF") != ""
+}
+
+// routerPorts are the router ports --router names and, with --fabric-file, the ports
+// of the sweep's routers: OpenSM gives a port ALL_ROUTERS' or ALL_CAS' entries by its
+// node type (osm_prtn_config.c), so a router's GUID must not be taken for a CA's.
+func (o *CanTalkOptions) routerPorts() (map[uint64]partconf.NodeType, error) {
+	out := map[uint64]partconf.NodeType{}
+	for _, s := range o.Routers {
+		g, err := cmdutil.ParseGUIDArg(s)
+		if err != nil {
+			return nil, err
+		}
+		out[g] = partconf.Router
+	}
+	if o.Sweep.File != "" {
+		f, err := cmdutil.ReadFabricFile(o.Sweep.File)
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range f.Nodes {
+			if n.Type != check.NodeRouter {
+				continue
+			}
+			for _, p := range n.Ports {
+				if p.GUID != 0 {
+					out[uint64(p.GUID)] = partconf.Router
+				}
+			}
+		}
+	}
+	return out, nil
 }
 
 // explicitFabric reports whether a fabric transport was chosen on purpose: a GUID
@@ -260,6 +294,9 @@ func runCanTalk(o *CanTalkOptions) error {
 	var parts *query.Partitions
 	if o.Partitions != "" {
 		if parts, err = o.OpenSM.Load(o.Partitions); err != nil {
+			return err
+		}
+		if parts.Types, err = o.routerPorts(); err != nil {
 			return err
 		}
 	}
