@@ -147,6 +147,11 @@ func DialIbsim(ctx context.Context, opts IbsimOptions) (*Ibsim, error) {
 		c.close()
 		return nil, fmt.Errorf("ibsim: connect to client slot %d: %w", c.slot, err)
 	}
+	if err := ctx.Err(); err != nil {
+		// Cancelled while attaching: the slot was assigned; give it back now.
+		c.close()
+		return nil, fmt.Errorf("ibsim: attaching: %w", context.Cause(ctx))
+	}
 	c.mm = newMmsg(opts.Window, ibsimReqSize)
 	return &Ibsim{engine: newEngine(c, opts.Options, rand.Uint32()), Node: node, Slot: c.slot}, nil
 }
@@ -226,11 +231,20 @@ func (c *ibsimClient) ctlCall(ctx context.Context, typ uint32, slot int, data []
 			return nil, fmt.Errorf("ibsim %q: cannot send %s: its control queue is full (is ibsim stopped?): %w", c.base, what, err)
 		}
 	}
+	// Once a CONNECT is sent, its answer is awaited even when ctx is cancelled (a
+	// signal): ibsim assigns the slot anyway, and a client that left without reading
+	// the answer and without DISCONNECT makes ibsim reply to a vanished socket, which
+	// it does not survive (IBPANIC in ibsim/sim_net.c). The wait is still bounded by
+	// deadline; DialIbsim then gives the slot back.
+	waitCtx := ctx
+	if typ == ibsimCtlConnect {
+		waitCtx = context.WithoutCancel(ctx)
+	}
 	var r [ibsimCtlSize + 1]byte
 	for {
 		n, _, err := unix.Recvfrom(c.ctl, r[:], unix.MSG_DONTWAIT)
 		if errors.Is(err, unix.EAGAIN) {
-			if err := waitFD(ctx, c.ctl, unix.POLLIN, deadline); err != nil {
+			if err := waitFD(waitCtx, c.ctl, unix.POLLIN, deadline); err != nil {
 				return nil, fmt.Errorf("ibsim %q: no answer to %s (is ibsim stopped?): %w", c.base, what, err)
 			}
 			continue
