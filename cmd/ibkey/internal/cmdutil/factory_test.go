@@ -1,8 +1,12 @@
 package cmdutil
 
 import (
+	"context"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/spf13/cobra"
 )
 
 // TestDecide: -o wins, else table on a terminal; colour needs a terminal and neither
@@ -38,5 +42,46 @@ func TestDecide(t *testing.T) {
 	f.Output = "yaml"
 	if _, err := f.Format(); ExitCode(err) != ExitUsage || err.Error() != `invalid output format "yaml" (accepted: table, plain, json)` {
 		t.Errorf("-o yaml: %v", err)
+	}
+}
+
+// TestInputSanity: a group command given a word that is no subcommand, `help` of no
+// command, an empty option value and a duration past its bound are bad input (exit 2),
+// never a silent exit 0 (issue 13: `watch junk` printed help and exited 0).
+func TestInputSanity(t *testing.T) {
+	grp := func(f *Factory) *cobra.Command {
+		g := &cobra.Command{Use: "grp"}
+		sub := &cobra.Command{Use: "sub", RunE: func(*cobra.Command, []string) error { return nil }}
+		sub.Flags().String("find", "", "")
+		sub.Flags().Duration("interval", time.Second, "")
+		sub.Flags().Duration("mad-timeout", time.Second, "")
+		g.AddCommand(sub)
+		return g
+	}
+	for _, c := range []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"grp", "junk"}, 2, `unknown command "junk" (commands: sub)`},
+		{[]string{"help", "junk"}, 2, `help: unknown command "junk"`},
+		{[]string{"completion", "junk"}, 2, `unknown command "junk"`},
+		{[]string{"grp", "sub", "--find="}, 2, "--find needs a value"},
+		{[]string{"grp", "sub", "--interval", "100000h"}, 2, "invalid --interval 100000h: at most 24h"},
+		{[]string{"grp", "sub", "--mad-timeout", "2h"}, 2, "invalid --mad-timeout 2h: at most 1m"},
+		{[]string{"grp", "sub", "--interval", "5", "--find", "x"}, 0, ""},
+		{[]string{"grp"}, 0, ""},
+		{[]string{"help", "grp"}, 0, ""},
+	} {
+		var out, errOut strings.Builder
+		streams := &IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
+		f := NewFactory(streams, func(string) string { return "" }, time.Now)
+		root := &cobra.Command{Use: "ibkey"}
+		AddRootFlags(root, f)
+		root.AddCommand(grp(f))
+		code := Execute(context.Background(), root, c.args, streams)
+		if code != c.code || !strings.Contains(errOut.String(), c.msg) {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d and %q", c.args, code, errOut.String(), c.code, c.msg)
+		}
 	}
 }

@@ -35,6 +35,9 @@ func AddRootFlags(root *cobra.Command, f *Factory) {
 		if err := f.Decide(); err != nil {
 			return err
 		}
+		if err := checkFlagValues(c); err != nil {
+			return err
+		}
 		return f.checkTableTerminal(c)
 	}
 }
@@ -44,6 +47,7 @@ func AddRootFlags(root *cobra.Command, f *Factory) {
 // already reported it.
 func Execute(ctx context.Context, root *cobra.Command, args []string, streams *IOStreams) int {
 	AcceptPlainDurations(root)
+	RefuseUnknownSubcommands(root)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
 	if err == nil {
