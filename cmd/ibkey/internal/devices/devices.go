@@ -30,7 +30,7 @@ SM LID, rate, valid P_Keys / table size and port GUID. A value the kernel does n
 provide is shown as n/a (in JSON: null, with the reason under "missing").
 
 JSON (-o json): {"demo"?, "ports":[{"device","port","node_type","link_layer","state",
-"phys_state","lid","sm_lid","rate","port_guid","table_size","valid_pkeys","missing"?}]};
+"phys_state","lid","sm_lid","rate","port_guid","table_size","valid_pkeys","unreadable_pkeys"?,"missing"?}]};
 lid, sm_lid, table_size and valid_pkeys are numbers, port_guid a "0x%016x" string.
 
 Over the fabric (by SMPs; needs umad access or --ibsim): --lid LIDS or --dr PATH
@@ -79,6 +79,9 @@ type devicePortJSON struct {
 	PortGUID   *string           `json:"port_guid"`
 	TableSize  *int              `json:"table_size"`
 	ValidPKeys *int              `json:"valid_pkeys"`
+	// UnreadPKeys counts entries that could not be read: valid_pkeys may be short by
+	// as many (omitted when every entry was read).
+	UnreadPKeys int `json:"unreadable_pkeys,omitempty"`
 	Missing    map[string]string `json:"missing,omitempty"`
 	// Over the fabric only.
 	Address  string `json:"address,omitempty"`
@@ -111,6 +114,10 @@ func renderDevices(o *DevicesOptions, f cmdutil.Format, views []*query.PortView,
 	rows := make([]devicePortJSON, len(views))
 	for i, v := range views {
 		rows[i] = devicePortRow(v)
+		if n := rows[i].UnreadPKeys; n > 0 {
+			o.Notices().Warn(fmt.Sprintf("%s: %s could not be read: its count of valid P_Keys may be short by as many (ibkey pkeys %s shows which)",
+				v.Ref(), cmdutil.Plural(n, "P_Key table entry", "P_Key table entries"), v.Ref()))
+		}
 	}
 	if f == cmdutil.FormatJSON {
 		return cmdutil.WriteJSON(o.IO.Out, struct {
@@ -124,6 +131,10 @@ func renderDevices(o *DevicesOptions, f cmdutil.Format, views []*query.PortView,
 		pkeys := "none"
 		if r.TableSize != nil {
 			pkeys = fmt.Sprintf("%d/%d", *r.ValidPKeys, *r.TableSize)
+			if r.UnreadPKeys > 0 {
+				// Not read is not absent: the count may be short by as many.
+				pkeys += fmt.Sprintf(" (%d unread)", r.UnreadPKeys)
+			}
 		}
 		g.Add(r.Device, strconv.Itoa(r.Port), str(r.LinkLayer), r.State, str(r.PhysState),
 			num(r.LID), num(r.SMLID), str(r.Rate), pkeys, str(r.PortGUID))
@@ -162,6 +173,11 @@ func devicePortRow(v *query.PortView) devicePortJSON {
 	if v.Table != nil {
 		size, valid := len(v.Table.Entries), v.Table.Valid
 		r.TableSize, r.ValidPKeys = &size, &valid
+		for _, e := range v.Table.Entries {
+			if e.Unreadable != "" {
+				r.UnreadPKeys++
+			}
+		}
 	} else {
 		r.Missing["table_size"] = v.TableMissing
 	}
