@@ -67,22 +67,22 @@ own LIDs. JSON adds "address" and "node_guid" per port and "via" at the top leve
 
 // devicePortJSON is one row of `devices -o json` (design.md field names).
 type devicePortJSON struct {
-	Device     string            `json:"device"`
-	Port       int               `json:"port"`
-	NodeType   *string           `json:"node_type"`
-	LinkLayer  *string           `json:"link_layer"`
-	State      string            `json:"state"`
-	PhysState  *string           `json:"phys_state"`
-	LID        *uint16           `json:"lid"`
-	SMLID      *uint16           `json:"sm_lid"`
-	Rate       *string           `json:"rate"`
-	PortGUID   *string           `json:"port_guid"`
-	TableSize  *int              `json:"table_size"`
-	ValidPKeys *int              `json:"valid_pkeys"`
+	Device     string  `json:"device"`
+	Port       int     `json:"port"`
+	NodeType   *string `json:"node_type"`
+	LinkLayer  *string `json:"link_layer"`
+	State      string  `json:"state"`
+	PhysState  *string `json:"phys_state"`
+	LID        *uint16 `json:"lid"`
+	SMLID      *uint16 `json:"sm_lid"`
+	Rate       *string `json:"rate"`
+	PortGUID   *string `json:"port_guid"`
+	TableSize  *int    `json:"table_size"`
+	ValidPKeys *int    `json:"valid_pkeys"`
 	// UnreadPKeys counts entries that could not be read: valid_pkeys may be short by
 	// as many (omitted when every entry was read).
-	UnreadPKeys int `json:"unreadable_pkeys,omitempty"`
-	Missing    map[string]string `json:"missing,omitempty"`
+	UnreadPKeys int               `json:"unreadable_pkeys,omitempty"`
+	Missing     map[string]string `json:"missing,omitempty"`
 	// Over the fabric only.
 	Address  string `json:"address,omitempty"`
 	NodeGUID string `json:"node_guid,omitempty"`
