@@ -65,7 +65,7 @@ own LIDs. JSON adds "address" and "node_guid" per port and "via" at the top leve
 	return c
 }
 
-// devicePortJSON is one row of `devices -o json` (design.md field names).
+// devicePortJSON is one row of `devices -o json` (the fields its help and man page list).
 type devicePortJSON struct {
 	Device     string  `json:"device"`
 	Port       int     `json:"port"`

@@ -109,7 +109,7 @@ switch's external ports, NodeInfo PartitionCap otherwise.`,
 	return c
 }
 
-// JSON shapes of `pkeys -o json` (design.md).
+// JSON shapes of `pkeys -o json` (documented in the command help and its man page).
 type pkeyEntryJSON struct {
 	Index      int      `json:"index"`
 	PKey       *string  `json:"pkey"`
