@@ -79,7 +79,7 @@ func TestCanTalk(t *testing.T) {
 }
 
 // TestCanTalkMembershipExample checks every pair of four QPs both ways (A full and B, C
-// limited members of partition 0x0001, D of 0x0002; the membership rule of IBA 10.9.3:
+// limited members of partition 0x0001, D of 0x0002; the membership rule of IBA vol. 1 §10.9:
 // two limited members cannot talk): the verdict line and the exit code.
 func TestCanTalkMembershipExample(t *testing.T) {
 	qps := map[string]string{"A": "0x8001", "B": "0x0001", "C": "0x0001", "D": "0x8002"}
