@@ -175,10 +175,13 @@ func plan(bin string) kernellab.Plan {
 // traffic), stops the watch with SIGTERM and prints the samples on stdout (traffic's
 // output and the watch's stderr and exit status on stderr).
 func watchStreamScript(ibkey, traffic string) string {
+	// The output file exists before the watch starts: the background job's redirect
+	// may open it after the first "lines" runs (a race that skipped the first wait).
 	return `f=/kl/work/watch-stream.$$
-` + ibkey + ` watch counters ` + dev + `/` + port + ` -o json --interval 500ms > $f.json 2> $f.err &
+: > $f.json
+` + ibkey + ` watch counters ` + dev + `/` + port + ` -o json --interval 500ms >> $f.json 2> $f.err &
 pid=$!
-lines() { wc -l < $f.json; }
+lines() { n=$(wc -l < $f.json 2>/dev/null); echo "${n:-0}"; }
 i=0; while [ "$(lines)" -lt 1 ] && [ $i -lt 300 ]; do sleep 0.2; i=$((i+1)); done
 ` + traffic + ` > $f.traffic 2>&1; echo "traffic exit $?" >&2
 n=$(lines); i=0; while [ "$(lines)" -lt $((n+2)) ] && [ $i -lt 300 ]; do sleep 0.2; i=$((i+1)); done
