@@ -192,30 +192,14 @@ func looksLikeName(s string) bool {
 // node type (osm_prtn_config.c), so a router's GUID must not be taken for a CA's.
 func (o *CanTalkOptions) routerPorts() (map[uint64]partconf.NodeType, error) {
 	out := map[uint64]partconf.NodeType{}
-	for _, s := range o.Routers {
-		g, err := cmdutil.ParseGUIDArg(s)
-		if err != nil {
-			return nil, err
-		}
-		out[g] = partconf.Router
-	}
+	var f *check.Fabric
 	if o.Sweep.File != "" {
-		f, err := cmdutil.ReadFabricFile(o.Sweep.File)
-		if err != nil {
+		var err error
+		if f, err = cmdutil.ReadFabricFile(o.Sweep.File); err != nil {
 			return nil, err
 		}
-		for _, n := range f.Nodes {
-			if n.Type != check.NodeRouter {
-				continue
-			}
-			for _, p := range n.Ports {
-				if p.GUID != 0 {
-					out[uint64(p.GUID)] = partconf.Router
-				}
-			}
-		}
 	}
-	return out, nil
+	return out, cmdutil.AddRouters(out, o.Routers, f)
 }
 
 // explicitFabric reports whether a fabric transport was chosen on purpose: a GUID

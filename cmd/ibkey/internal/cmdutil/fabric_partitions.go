@@ -135,3 +135,31 @@ func Uncertain(w io.Writer, c *partconf.Config, printed string) error {
 		c.File, c.UncertainAt, c.Uncertain, printed, c.File)
 	return Exit(ExitIncomplete)
 }
+
+// AddRouters marks as router ports, in types, the --router GUIDs and (f non-nil) the
+// ports of f's routers: OpenSM gives a port ALL_ROUTERS' or ALL_CAS' entries by its
+// node type (osm_prtn_config.c, partition_add_all), so a router's GUID must not be
+// taken for a CA's.
+func AddRouters(types map[uint64]partconf.NodeType, guids []string, f *check.Fabric) error {
+	for _, s := range guids {
+		g, err := ParseGUIDArg(s)
+		if err != nil {
+			return err
+		}
+		types[g] = partconf.Router
+	}
+	if f == nil {
+		return nil
+	}
+	for _, n := range f.Nodes {
+		if n.Type != check.NodeRouter {
+			continue
+		}
+		for _, p := range n.Ports {
+			if p.GUID != 0 {
+				types[uint64(p.GUID)] = partconf.Router
+			}
+		}
+	}
+	return nil
+}

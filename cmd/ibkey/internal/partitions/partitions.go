@@ -83,13 +83,6 @@ func (p PortTypes) types() (map[uint64]partconf.NodeType, map[uint64]string, err
 		// A partitions file names port GUIDs; a node name map names node GUIDs.
 		return nil, nil, cmdutil.Usagef("--node-name-map needs --fabric-file (the map names node GUIDs, the partitions file port GUIDs: the sweep links them)")
 	}
-	for _, s := range p.Routers {
-		g, err := cmdutil.ParseGUIDArg(s)
-		if err != nil {
-			return nil, nil, err
-		}
-		out[g] = partconf.Router
-	}
 	var names map[uint64]string
 	if p.FabricFile != "" {
 		nm, err := (&cmdutil.FabricSweep{NodeNameMap: p.NodeNameMap}).Names()
@@ -110,18 +103,12 @@ func (p PortTypes) types() (map[uint64]partconf.NodeType, map[uint64]string, err
 				}
 			}
 		}
-		for _, n := range f.Nodes {
-			if n.Type != check.NodeRouter {
-				continue
-			}
-			for _, port := range n.Ports {
-				if port.GUID != 0 {
-					out[uint64(port.GUID)] = partconf.Router
-				}
-			}
+		if err := cmdutil.AddRouters(out, p.Routers, f); err != nil {
+			return nil, nil, err
 		}
+		return out, names, nil
 	}
-	return out, names, nil
+	return out, names, cmdutil.AddRouters(out, p.Routers, nil)
 }
 
 // nodeCell is a port's node name for a table: "-" when the sweep does not hold it.
