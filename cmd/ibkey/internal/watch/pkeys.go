@@ -73,17 +73,6 @@ type pkeyEventJSON struct {
 	Description string  `json:"description"`
 }
 
-// tableState is what one poll saw of a port: entries, or the reason it could not be read.
-type tableState struct {
-	entries []entryState
-	err     string
-}
-
-type entryState struct {
-	value    check.PKey
-	readable bool
-}
-
 func runPKeys(o *PKeysOptions) error {
 	f, err := o.Format()
 	if err != nil {
@@ -112,11 +101,11 @@ func runPKeys(o *PKeysOptions) error {
 		names[i] = r.String()
 	}
 	n.Note(fmt.Sprintf("watching the P_Key tables of %s every %s", strings.Join(names, ", "), o.Interval))
-	prev := make([]*tableState, len(refs))
+	prev := make([]*query.TableRead, len(refs))
 	return o.loop(o.Ctx, o.Count, func(int) error {
 		now := o.Now()
 		for i, r := range refs {
-			cur := readTable(host, r)
+			cur := query.ReadTable(host, r)
 			if prev[i] != nil {
 				for _, ev := range tableEvents(r, prev[i], cur) {
 					ev.Time = now.Format(time.RFC3339Nano)
@@ -131,92 +120,27 @@ func runPKeys(o *PKeysOptions) error {
 	})
 }
 
-func readTable(h *query.Host, r query.PortRef) *tableState {
-	raw, err := h.Sys.PKeys(r.Device, r.Port)
-	if err != nil {
-		return &tableState{err: err.Error()}
-	}
-	t := &tableState{entries: make([]entryState, len(raw))}
-	for i, e := range raw {
-		t.entries[i] = entryState{value: check.PKey(e.Value), readable: e.Err == nil}
-	}
-	return t
-}
-
-// tableEvents compares two polls of a port's table: one event per changed index.
-func tableEvents(r query.PortRef, old, cur *tableState) []pkeyEventJSON {
-	base := pkeyEventJSON{Device: r.Device, Port: r.Port}
-	switch {
-	case cur.err != "" && old.err == "":
-		ev := base
-		ev.Change, ev.Description = "port_error", cur.err
-		return []pkeyEventJSON{ev}
-	case cur.err != "":
-		return nil
-	case old.err != "":
-		ev := base
-		ev.Change, ev.Description = "port_back", fmt.Sprintf("the table is readable again (%d entries)", len(cur.entries))
-		return []pkeyEventJSON{ev}
-	}
-	var out []pkeyEventJSON
-	for i := 0; i < max(len(old.entries), len(cur.entries)); i++ {
-		var a, b *entryState
-		if i < len(old.entries) {
-			a = &old.entries[i]
+// tableEvents are query.TableChanges as watch pkeys prints them.
+func tableEvents(r query.PortRef, old, cur *query.TableRead) []pkeyEventJSON {
+	changes := query.TableChanges(old, cur)
+	out := make([]pkeyEventJSON, len(changes))
+	for i, c := range changes {
+		ev := pkeyEventJSON{Device: r.Device, Port: r.Port, Change: c.Kind, Description: c.Description}
+		if c.Index >= 0 {
+			idx := c.Index
+			ev.Index, ev.Old, ev.New = &idx, pkeyString(c.Old), pkeyString(c.New)
 		}
-		if i < len(cur.entries) {
-			b = &cur.entries[i]
-		}
-		change, desc := describeChange(a, b)
-		if change == "" {
-			continue
-		}
-		ev := base
-		idx := i
-		ev.Index, ev.Old, ev.New, ev.Change, ev.Description = &idx, entryValue(a), entryValue(b), change, desc
-		out = append(out, ev)
+		out[i] = ev
 	}
 	return out
 }
 
-func entryValue(e *entryState) *string {
-	if e == nil || !e.readable {
+func pkeyString(p *check.PKey) *string {
+	if p == nil {
 		return nil
 	}
-	s := e.value.String()
+	s := p.String()
 	return &s
-}
-
-func member(p check.PKey) string {
-	return fmt.Sprintf("%s member of partition %s", p.Membership(), p.KeyString())
-}
-
-// describeChange says what a change of one entry means; "" when nothing changed.
-func describeChange(a, b *entryState) (change, desc string) {
-	valid := func(e *entryState) bool { return e != nil && e.readable && e.value.Valid() }
-	switch {
-	case a != nil && b != nil && a.readable == b.readable && (!a.readable || a.value == b.value):
-		return "", ""
-	case a == nil && b != nil && b.readable && !b.value.Valid():
-		return "", "" // the table grew by an empty entry
-	case b == nil && a != nil && a.readable && !a.value.Valid():
-		return "", ""
-	case b != nil && !b.readable:
-		return "unreadable", "the entry can no longer be read"
-	case a != nil && !a.readable && !valid(b):
-		return "readable", "the entry can be read again: empty (invalid)"
-	case a != nil && !a.readable:
-		return "readable", "the entry can be read again: " + member(b.value)
-	case !valid(a) && valid(b):
-		return "added", member(b.value)
-	case valid(a) && !valid(b):
-		return "removed", member(a.value) + " (a QP using this index loses the partition)"
-	case valid(a) && valid(b) && a.value.Key() == b.value.Key():
-		return "membership", fmt.Sprintf("partition %s: %s -> %s member", b.value.KeyString(), a.value.Membership(), b.value.Membership())
-	case valid(a) && valid(b):
-		return "replaced", fmt.Sprintf("%s replaced by %s (a QP using this index now sends in another partition)", member(a.value), member(b.value))
-	}
-	return "", "" // invalid to another invalid value (0x0000 <-> 0x8000)
 }
 
 func printPKeyEvent(w io.Writer, f cmdutil.Format, now time.Time, ev pkeyEventJSON) error {
@@ -233,12 +157,12 @@ func printPKeyEvent(w io.Writer, f cmdutil.Format, now time.Time, ev pkeyEventJS
 	old, cur := "absent", "absent"
 	if ev.Old != nil {
 		old = *ev.Old
-	} else if ev.Change == "readable" {
+	} else if ev.Change == query.ChangeReadable {
 		old = "unreadable"
 	}
 	if ev.New != nil {
 		cur = *ev.New
-	} else if ev.Change == "unreadable" {
+	} else if ev.Change == query.ChangeUnreadable {
 		cur = "unreadable"
 	}
 	_, err = fmt.Fprintf(w, "%s %s index=%d old=%s new=%s %s: %s\n", t, port, *ev.Index, old, cur, ev.Change, ev.Description)

@@ -1,0 +1,129 @@
+package query
+
+import (
+	"fmt"
+
+	"github.com/ibkey/ibkey/internal/check"
+)
+
+// This file is `watch pkeys`' change detector: read a port's P_Key table as it is now,
+// compare two reads, and say what each changed index means for the QPs using it.
+
+// TableRead is one read of a port's P_Key table: its entries, or why it could not be
+// read (Err).
+type TableRead struct {
+	Entries []EntryRead
+	Err     string
+}
+
+// EntryRead is one entry of a TableRead; an entry that could not be read has
+// Readable false and no Value.
+type EntryRead struct {
+	Value    check.PKey
+	Readable bool
+}
+
+// ReadTable reads the P_Key table of port r on h now.
+func ReadTable(h *Host, r PortRef) *TableRead {
+	raw, err := h.Sys.PKeys(r.Device, r.Port)
+	if err != nil {
+		return &TableRead{Err: err.Error()}
+	}
+	t := &TableRead{Entries: make([]EntryRead, len(raw))}
+	for i, e := range raw {
+		t.Entries[i] = EntryRead{Value: check.PKey(e.Value), Readable: e.Err == nil}
+	}
+	return t
+}
+
+// Table change kinds.
+const (
+	ChangePortError  = "port_error" // the table could not be read any more
+	ChangePortBack   = "port_back"  // the table can be read again
+	ChangeUnreadable = "unreadable" // an entry can no longer be read
+	ChangeReadable   = "readable"   // an entry can be read again
+	ChangeAdded      = "added"      // an empty index now holds a key
+	ChangeRemoved    = "removed"    // a key left its index
+	ChangeMembership = "membership" // same partition, full <-> limited
+	ChangeReplaced   = "replaced"   // another partition at the same index
+)
+
+// TableChange is one change between two reads: of the whole table (Index -1: it became
+// unreadable or readable again) or of one index, with the entry before and after (nil:
+// absent or unreadable) and what it means.
+type TableChange struct {
+	Index       int
+	Old, New    *check.PKey
+	Kind        string
+	Description string
+}
+
+// TableChanges compares two reads of one port's table: one change per changed index,
+// in index order. Growing or shrinking by empty entries and one invalid value replacing
+// another (0x0000 <-> 0x8000) are not changes.
+func TableChanges(old, cur *TableRead) []TableChange {
+	switch {
+	case cur.Err != "" && old.Err == "":
+		return []TableChange{{Index: -1, Kind: ChangePortError, Description: cur.Err}}
+	case cur.Err != "":
+		return nil
+	case old.Err != "":
+		return []TableChange{{Index: -1, Kind: ChangePortBack, Description: fmt.Sprintf("the table is readable again (%d entries)", len(cur.Entries))}}
+	}
+	var out []TableChange
+	for i := 0; i < max(len(old.Entries), len(cur.Entries)); i++ {
+		var a, b *EntryRead
+		if i < len(old.Entries) {
+			a = &old.Entries[i]
+		}
+		if i < len(cur.Entries) {
+			b = &cur.Entries[i]
+		}
+		kind, desc := describeChange(a, b)
+		if kind == "" {
+			continue
+		}
+		out = append(out, TableChange{Index: i, Old: entryValue(a), New: entryValue(b), Kind: kind, Description: desc})
+	}
+	return out
+}
+
+func entryValue(e *EntryRead) *check.PKey {
+	if e == nil || !e.Readable {
+		return nil
+	}
+	v := e.Value
+	return &v
+}
+
+func memberOf(p check.PKey) string {
+	return fmt.Sprintf("%s member of partition %s", p.Membership(), p.KeyString())
+}
+
+// describeChange says what a change of one entry means; "" when nothing changed.
+func describeChange(a, b *EntryRead) (kind, desc string) {
+	valid := func(e *EntryRead) bool { return e != nil && e.Readable && e.Value.Valid() }
+	switch {
+	case a != nil && b != nil && a.Readable == b.Readable && (!a.Readable || a.Value == b.Value):
+		return "", ""
+	case a == nil && b != nil && b.Readable && !b.Value.Valid():
+		return "", "" // the table grew by an empty entry
+	case b == nil && a != nil && a.Readable && !a.Value.Valid():
+		return "", ""
+	case b != nil && !b.Readable:
+		return ChangeUnreadable, "the entry can no longer be read"
+	case a != nil && !a.Readable && !valid(b):
+		return ChangeReadable, "the entry can be read again: empty (invalid)"
+	case a != nil && !a.Readable:
+		return ChangeReadable, "the entry can be read again: " + memberOf(b.Value)
+	case !valid(a) && valid(b):
+		return ChangeAdded, memberOf(b.Value)
+	case valid(a) && !valid(b):
+		return ChangeRemoved, memberOf(a.Value) + " (a QP using this index loses the partition)"
+	case valid(a) && valid(b) && a.Value.Key() == b.Value.Key():
+		return ChangeMembership, fmt.Sprintf("partition %s: %s -> %s member", b.Value.KeyString(), a.Value.Membership(), b.Value.Membership())
+	case valid(a) && valid(b):
+		return ChangeReplaced, fmt.Sprintf("%s replaced by %s (a QP using this index now sends in another partition)", memberOf(a.Value), memberOf(b.Value))
+	}
+	return "", "" // invalid to another invalid value (0x0000 <-> 0x8000)
+}

@@ -1,0 +1,62 @@
+package query
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/ibkey/ibkey/internal/check"
+)
+
+// TestTableChanges: every kind of change between two reads of a table, and what is not
+// a change.
+func TestTableChanges(t *testing.T) {
+	e := func(v uint16) EntryRead { return EntryRead{Value: check.PKey(v), Readable: true} }
+	bad := EntryRead{}
+	tab := func(es ...EntryRead) *TableRead { return &TableRead{Entries: es} }
+	cases := []struct {
+		name     string
+		old, cur *TableRead
+		want     []string // "index kind old new"
+	}{
+		{"same", tab(e(0xffff), e(0x8001)), tab(e(0xffff), e(0x8001)), nil},
+		{"removed", tab(e(0xffff), e(0x8001)), tab(e(0xffff), e(0)), []string{"1 removed 0x8001 0x0000"}},
+		{"added", tab(e(0xffff), e(0)), tab(e(0xffff), e(0x0002)), []string{"1 added 0x0000 0x0002"}},
+		{"membership", tab(e(0x0002)), tab(e(0x8002)), []string{"0 membership 0x0002 0x8002"}},
+		{"replaced", tab(e(0x8001)), tab(e(0x8003)), []string{"0 replaced 0x8001 0x8003"}},
+		{"unreadable", tab(e(0x8001)), tab(bad), []string{"0 unreadable 0x8001 -"}},
+		{"readable again, empty", tab(bad), tab(e(0)), []string{"0 readable - 0x0000"}},
+		{"readable again, a key", tab(bad), tab(e(0x8001)), []string{"0 readable - 0x8001"}},
+		{"still unreadable", tab(bad), tab(bad), nil},
+		{"invalid to invalid", tab(e(0)), tab(e(0x8000)), nil},
+		{"grew by an empty entry", tab(e(0xffff)), tab(e(0xffff), e(0)), nil},
+		{"shrank by an empty entry", tab(e(0xffff), e(0)), tab(e(0xffff)), nil},
+		{"grew by a key", tab(e(0xffff)), tab(e(0xffff), e(0x8001)), []string{"1 added - 0x8001"}},
+		{"several, index order", tab(e(0xffff), e(0x8001), e(0x0002)), tab(e(0x7fff), e(0x8001), e(0x8002)),
+			[]string{"0 membership 0xffff 0x7fff", "2 membership 0x0002 0x8002"}},
+		{"port error", tab(e(0xffff)), &TableRead{Err: "gone"}, []string{"-1 port_error - -"}},
+		{"still an error", &TableRead{Err: "gone"}, &TableRead{Err: "gone"}, nil},
+		{"port back", &TableRead{Err: "gone"}, tab(e(0xffff)), []string{"-1 port_back - -"}},
+	}
+	str := func(p *check.PKey) string {
+		if p == nil {
+			return "-"
+		}
+		return p.String()
+	}
+	for _, c := range cases {
+		got := TableChanges(c.old, c.cur)
+		if len(got) != len(c.want) {
+			t.Errorf("%s: %d changes %+v, want %v", c.name, len(got), got, c.want)
+			continue
+		}
+		for i, ch := range got {
+			s := fmt.Sprintf("%d %s %s %s", ch.Index, ch.Kind, str(ch.Old), str(ch.New))
+			if w := c.want[i]; s != w {
+				t.Errorf("%s: change %d is %q, want %q (%s)", c.name, i, s, w, ch.Description)
+			}
+			if ch.Description == "" {
+				t.Errorf("%s: change %d has no description", c.name, i)
+			}
+		}
+	}
+}
