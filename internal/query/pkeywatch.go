@@ -127,3 +127,40 @@ func describeChange(a, b *EntryRead) (kind, desc string) {
 	}
 	return "", "" // invalid to another invalid value (0x0000 <-> 0x8000)
 }
+
+// entries turns a read into can-talk's table form.
+func (t *TableRead) entries() []check.TableEntry {
+	out := make([]check.TableEntry, len(t.Entries))
+	for i, e := range t.Entries {
+		out[i] = check.TableEntry{Index: i, PKey: e.Value, Readable: e.Readable}
+	}
+	return out
+}
+
+// IPoIBEffects names the IPoIB interfaces of the port a change hits: those whose key
+// the kernel found at the changed index in the old table (ib_find_pkey in
+// drivers/infiniband/core/device.c: 15-bit match, a full entry preferred, as
+// check.FindPKeyIndex), and what the new table means for each: the key gone (the
+// interface cannot come up, its traffic stops), found elsewhere, or now limited.
+func IPoIBEffects(ifcs []IPoIB, old, cur *TableRead, c TableChange) []string {
+	if c.Index < 0 || old.Err != "" || cur.Err != "" {
+		return nil
+	}
+	var out []string
+	for _, ifc := range ifcs {
+		i, _, ok := check.FindPKeyIndex(old.entries(), ifc.PKey)
+		if !ok || i != c.Index {
+			continue
+		}
+		j, p, ok := check.FindPKeyIndex(cur.entries(), ifc.PKey)
+		switch {
+		case !ok:
+			out = append(out, fmt.Sprintf("IPoIB %s loses its key %s: the interface cannot come up and its traffic stops", ifc.Name, ifc.PKey))
+		case j != c.Index:
+			out = append(out, fmt.Sprintf("IPoIB %s used this entry; its key %s is still at index %d (%s)", ifc.Name, ifc.PKey, j, p.Membership()))
+		case p.Membership() == check.Limited:
+			out = append(out, fmt.Sprintf("IPoIB %s now runs as a limited member of partition %s: it reaches only full members", ifc.Name, p.KeyString()))
+		}
+	}
+	return out
+}

@@ -2,6 +2,7 @@ package query
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/ibkey/ibkey/internal/check"
@@ -57,6 +58,37 @@ func TestTableChanges(t *testing.T) {
 			if ch.Description == "" {
 				t.Errorf("%s: change %d has no description", c.name, i)
 			}
+		}
+	}
+}
+
+// TestIPoIBEffects: the IPoIB interfaces a change hits are those whose key the kernel
+// found at that index (full preferred), and the new table says what happens to each.
+func TestIPoIBEffects(t *testing.T) {
+	e := func(v uint16) EntryRead { return EntryRead{Value: check.PKey(v), Readable: true} }
+	tab := func(es ...EntryRead) *TableRead { return &TableRead{Entries: es} }
+	ifcs := []IPoIB{{Name: "ib0.8001", PKey: 0x8001}, {Name: "ib0.8002", PKey: 0x8002}}
+	cases := []struct {
+		name     string
+		old, cur *TableRead
+		want     string // "" for no effect
+	}{
+		{"key gone", tab(e(0xffff), e(0x8001)), tab(e(0xffff), e(0)), "IPoIB ib0.8001 loses its key 0x8001"},
+		{"key still elsewhere", tab(e(0xffff), e(0x8001), e(0x0001)), tab(e(0xffff), e(0), e(0x0001)), "IPoIB ib0.8001 used this entry; its key 0x8001 is still at index 2 (limited)"},
+		{"now limited", tab(e(0xffff), e(0x8002)), tab(e(0xffff), e(0x0002)), "IPoIB ib0.8002 now runs as a limited member of partition 0x0002"},
+		{"another entry changed", tab(e(0xffff), e(0x8001), e(0x8003)), tab(e(0xffff), e(0x8001), e(0)), ""},
+		{"not the entry the kernel uses", tab(e(0x0001), e(0x8001)), tab(e(0), e(0x8001)), ""},
+	}
+	for _, c := range cases {
+		var got []string
+		for _, ch := range TableChanges(c.old, c.cur) {
+			got = append(got, IPoIBEffects(ifcs, c.old, c.cur, ch)...)
+		}
+		switch {
+		case c.want == "" && len(got) > 0:
+			t.Errorf("%s: %q, want no effect", c.name, got)
+		case c.want != "" && (len(got) != 1 || !strings.HasPrefix(got[0], c.want)):
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
 	}
 }

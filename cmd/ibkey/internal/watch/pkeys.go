@@ -101,13 +101,20 @@ func runPKeys(o *PKeysOptions) error {
 		names[i] = r.String()
 	}
 	n.Note(fmt.Sprintf("watching the P_Key tables of %s every %s", strings.Join(names, ", "), o.Interval))
+	// The IPoIB interfaces of each port, to name those a change hits.
+	ifcs := make([][]query.IPoIB, len(refs))
+	for i, r := range refs {
+		if vs, err := host.Load(query.Selector{Device: r.Device, Port: r.Port, HasPort: true}, query.LoadOptions{Tables: true, Interfaces: true}); err == nil && len(vs) == 1 {
+			ifcs[i] = vs[0].Interfaces
+		}
+	}
 	prev := make([]*query.TableRead, len(refs))
 	return o.loop(o.Ctx, o.Count, func(int) error {
 		now := o.Now()
 		for i, r := range refs {
 			cur := query.ReadTable(host, r)
 			if prev[i] != nil {
-				for _, ev := range tableEvents(r, prev[i], cur) {
+				for _, ev := range tableEvents(r, prev[i], cur, ifcs[i]) {
 					ev.Time = now.Format(time.RFC3339Nano)
 					if err := printPKeyEvent(o.IO.Out, f, now, ev); err != nil {
 						return err
@@ -120,12 +127,16 @@ func runPKeys(o *PKeysOptions) error {
 	})
 }
 
-// tableEvents are query.TableChanges as watch pkeys prints them.
-func tableEvents(r query.PortRef, old, cur *query.TableRead) []pkeyEventJSON {
+// tableEvents are query.TableChanges as watch pkeys prints them, with the IPoIB
+// interfaces each change hits.
+func tableEvents(r query.PortRef, old, cur *query.TableRead, ifcs []query.IPoIB) []pkeyEventJSON {
 	changes := query.TableChanges(old, cur)
 	out := make([]pkeyEventJSON, len(changes))
 	for i, c := range changes {
 		ev := pkeyEventJSON{Device: r.Device, Port: r.Port, Change: c.Kind, Description: c.Description}
+		if fx := query.IPoIBEffects(ifcs, old, cur, c); len(fx) > 0 {
+			ev.Description += "; " + strings.Join(fx, "; ")
+		}
 		if c.Index >= 0 {
 			idx := c.Index
 			ev.Index, ev.Old, ev.New = &idx, pkeyString(c.Old), pkeyString(c.New)
