@@ -42,10 +42,14 @@ fabric-test:
 ## faults: the fault-injection suite (internal/faults) against the built binary: ibsim
 ## stalled, killed and restarted under discover, pkeys and watch; SIGINT/TERM/HUP/QUIT at
 ## random moments; FIFOs, /dev/zero, huge files and escape sequences at every input.
-## FAULT_ROUNDS rounds per command class (default 200; CI runs a few).
+## FAULT_ROUNDS rounds per command class (default 200; CI runs a few). FAULT_SKIP is a
+## go test -skip pattern (CI skips the stalled-simulator class: a SIGSTOP between
+## ibkey's status probe and its CONNECT can leave ibsim a CONNECT it panics on after
+## SIGCONT, an ibsim bug the client cannot close; make faults runs it and reports it).
 FAULT_ROUNDS ?= 200
+FAULT_SKIP ?=
 faults:
-	IBKEY_FAULTS=1 CI=true $(GO) test -count=1 -timeout 120m -v ./internal/faults -args -rounds=$(FAULT_ROUNDS)
+	IBKEY_FAULTS=1 CI=true $(GO) test -count=1 -timeout 120m -v -skip '$(FAULT_SKIP)' ./internal/faults -args -rounds=$(FAULT_ROUNDS)
 
 ## truth: soak the partitions model against OpenSM on random topologies and files
 ## (N=200 topologies by default); prints "truth: N/M agree" and the disagreements.
