@@ -70,27 +70,8 @@ func next(t *testing.T, lines <-chan string) string {
 	return cmdtest.Next(t, lines)
 }
 
-type sampleJSON struct {
-	Time     string   `json:"time"`
-	Interval *float64 `json:"interval_s"`
-	Ports    []struct {
-		Device   string `json:"device"`
-		Port     int    `json:"port"`
-		Address  string `json:"address"`
-		State    string `json:"state"`
-		Error    string `json:"error"`
-		Counters map[string]struct {
-			Value       *uint64  `json:"value"`
-			Delta       *uint64  `json:"delta"`
-			Rate        *float64 `json:"rate"`
-			Source      string   `json:"source"`
-			Saturated   bool     `json:"saturated"`
-			Reset       bool     `json:"reset"`
-			Error       string   `json:"error"`
-			Unavailable string   `json:"unavailable"`
-		} `json:"counters"`
-	} `json:"ports"`
-}
+// sampleJSON is one line of `watch counters -o json`.
+type sampleJSON = cmdtest.CountersSample
 
 // TestWatchCountersJSON: --count 3 --interval 100ms -o json while the test raises a
 // counter after the first sample.
