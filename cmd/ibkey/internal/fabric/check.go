@@ -174,6 +174,10 @@ func runCheck(o *CheckOptions) error {
 			}
 		}
 		check.SortFindings(findings)
+		// Load reports (and exits 4 for) a partial sweep or one without tables; what
+		// else the audit could not check is said below. Either way no all-clear.
+		partial := query.FabricGaps(fab).Partial() || cmdutil.TablesNotRead(fab) > 0
+		incomplete := partial || res.Incomplete()
 		if o.Format == cmdutil.FormatJSON {
 			if findings == nil {
 				findings = []check.Finding{}
@@ -194,7 +198,7 @@ func runCheck(o *CheckOptions) error {
 			}
 		} else {
 			writeFindings(o.IO.Out, fab, findings)
-			fmt.Fprintln(o.IO.Out, checkSummary(fab, o.Partitions, errs, warns, len(all)-len(findings)))
+			fmt.Fprintln(o.IO.Out, checkSummary(fab, o.Partitions, errs, warns, len(all)-len(findings), incomplete))
 		}
 		if conf != nil {
 			if err := cmdutil.Uncertain(o.IO.ErrOut, conf, "the partitions-* findings above are"); err != nil {
@@ -207,9 +211,7 @@ func runCheck(o *CheckOptions) error {
 		if check.HasErrors(findings, o.Strict) {
 			return cmdutil.Exit(cmdutil.ExitNo)
 		}
-		// A partial sweep or one without tables is reported (and exits 4) by Load;
-		// what else the audit could not check is said here.
-		if res.Incomplete() && !query.FabricGaps(fab).Partial() && cmdutil.TablesNotRead(fab) == 0 {
+		if res.Incomplete() && !partial {
 			fmt.Fprintf(o.IO.ErrOut, "ibkey: audit incomplete: %s; not checked, so no all-clear\n", res.NotCheckedSummary())
 			return cmdutil.Exit(cmdutil.ExitIncomplete)
 		}
@@ -251,7 +253,7 @@ func writeFindings(w io.Writer, fab *check.Fabric, findings []check.Finding) {
 	io.WriteString(w, b.String())
 }
 
-func checkSummary(fab *check.Fabric, partitions string, errs, warns, ignored int) string {
+func checkSummary(fab *check.Fabric, partitions string, errs, warns, ignored int, incomplete bool) string {
 	tables := 0
 	for _, n := range fab.Nodes {
 		for _, p := range n.Ports {
@@ -268,9 +270,9 @@ func checkSummary(fab *check.Fabric, partitions string, errs, warns, ignored int
 		what += fmt.Sprintf("; %d ignored (--ignore)", ignored)
 	}
 	if errs+warns == 0 {
-		if query.FabricGaps(fab).Partial() || cmdutil.TablesNotRead(fab) > 0 {
+		if incomplete {
 			// Not an all-clear: what was not read is not checked (stderr lists it).
-			return fmt.Sprintf("no problems found in what was read (%s); the sweep is partial: what it lacks is not checked", what)
+			return fmt.Sprintf("no problems found in what was read (%s); the audit is incomplete: what was not read is not checked", what)
 		}
 		return fmt.Sprintf("no problems found (%s)", what)
 	}
