@@ -47,12 +47,7 @@ func FindPKey(v *PortView, key check.PKey) FindResult {
 	if v.Table == nil {
 		return FindResult{Outcome: FindNoTable, Reason: v.TableMissing}
 	}
-	var r FindResult
-	for _, e := range v.Table.Entries {
-		if e.Unreadable != "" {
-			r.Unread = append(r.Unread, e.Index)
-		}
-	}
+	r := FindResult{Unread: v.Table.Unread()}
 	unread := ""
 	if len(r.Unread) > 0 {
 		unread = fmt.Sprintf("%d P_Key table %s could not be read (%s)", len(r.Unread), plural(len(r.Unread), "entry", "entries"), indexList(r.Unread))

@@ -222,6 +222,18 @@ type Table struct {
 	Valid   int // entries holding a valid key
 }
 
+// Unread are the indexes of the entries that could not be read: Valid may be short by
+// as many, and a key not found may be among them.
+func (t *Table) Unread() []int {
+	var out []int
+	for _, e := range t.Entries {
+		if e.Unreadable != "" {
+			out = append(out, e.Index)
+		}
+	}
+	return out
+}
+
 // Entry is one decoded table entry.
 type Entry struct {
 	Index int

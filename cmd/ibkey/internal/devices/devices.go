@@ -172,12 +172,7 @@ func devicePortRow(v *query.PortView) devicePortJSON {
 	}
 	if v.Table != nil {
 		size, valid := len(v.Table.Entries), v.Table.Valid
-		r.TableSize, r.ValidPKeys = &size, &valid
-		for _, e := range v.Table.Entries {
-			if e.Unreadable != "" {
-				r.UnreadPKeys++
-			}
-		}
+		r.TableSize, r.ValidPKeys, r.UnreadPKeys = &size, &valid, len(v.Table.Unread())
 	} else {
 		r.Missing["table_size"] = v.TableMissing
 	}
