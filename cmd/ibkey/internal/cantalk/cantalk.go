@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -32,12 +33,16 @@ type CanTalkOptions struct {
 	// Sweep is --fabric-file and --timeout: where lid=, node= and GUID endpoints are
 	// found when they are not read over MADs now.
 	Sweep cmdutil.FabricSource
+	// savedSweep reads --fabric-file once: the router ports and the endpoints both
+	// come from it.
+	savedSweep func() (*check.Fabric, error)
 }
 
 // NewCmdCanTalk builds `ibkey can-talk`; runF, when not nil, runs instead of runCanTalk
 // (tests of argument parsing).
 func NewCmdCanTalk(f *cmdutil.Factory, runF func(*CanTalkOptions) error) *cobra.Command {
 	o := &CanTalkOptions{PortDeps: cmdutil.NewPortDeps(f)}
+	o.savedSweep = sync.OnceValues(func() (*check.Fabric, error) { return cmdutil.ReadFabricFile(o.Sweep.File) })
 	c := &cobra.Command{
 		Use:   "can-talk A B",
 		Short: "Say whether two endpoints can talk under the P_Key and Q_Key rules, and why",
@@ -195,7 +200,7 @@ func (o *CanTalkOptions) routerPorts() (map[uint64]partconf.NodeType, error) {
 	var f *check.Fabric
 	if o.Sweep.File != "" {
 		var err error
-		if f, err = cmdutil.ReadFabricFile(o.Sweep.File); err != nil {
+		if f, err = o.savedSweep(); err != nil {
 			return nil, err
 		}
 	}
@@ -216,7 +221,7 @@ func (o *CanTalkOptions) resolve(src query.EndpointSources, specA, specB check.E
 	case !need:
 		return query.ResolveEndpointsFrom(src, specA, specB)
 	case o.Sweep.File != "":
-		src.Sweep = func() (*check.Fabric, error) { return cmdutil.ReadFabricFile(o.Sweep.File) }
+		src.Sweep = o.savedSweep
 		src.SweepName = o.Sweep.File
 		return query.ResolveEndpointsFrom(src, specA, specB)
 	case guid && !o.explicitFabric():
