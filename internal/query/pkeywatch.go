@@ -128,6 +128,17 @@ func describeChange(a, b *EntryRead) (kind, desc string) {
 	return "", "" // invalid to another invalid value (0x0000 <-> 0x8000)
 }
 
+// unread counts the entries that could not be read.
+func (t *TableRead) unread() int {
+	n := 0
+	for _, e := range t.Entries {
+		if !e.Readable {
+			n++
+		}
+	}
+	return n
+}
+
 // entries turns a read into can-talk's table form.
 func (t *TableRead) entries() []check.TableEntry {
 	out := make([]check.TableEntry, len(t.Entries))
@@ -154,6 +165,9 @@ func IPoIBEffects(ifcs []IPoIB, old, cur *TableRead, c TableChange) []string {
 		}
 		j, p, ok := check.FindPKeyIndex(cur.entries(), ifc.PKey)
 		switch {
+		case !ok && cur.unread() > 0:
+			// Not read is not absent: the key may sit in an entry that could not be read.
+			out = append(out, fmt.Sprintf("IPoIB %s used this entry; its key %s is not among the entries read, but %d could not be read: not checked", ifc.Name, ifc.PKey, cur.unread()))
 		case !ok:
 			out = append(out, fmt.Sprintf("IPoIB %s loses its key %s: the interface cannot come up and its traffic stops", ifc.Name, ifc.PKey))
 		case j != c.Index:

@@ -78,6 +78,7 @@ func TestIPoIBEffects(t *testing.T) {
 		{"now limited", tab(e(0xffff), e(0x8002)), tab(e(0xffff), e(0x0002)), "IPoIB ib0.8002 now runs as a limited member of partition 0x0002"},
 		{"another entry changed", tab(e(0xffff), e(0x8001), e(0x8003)), tab(e(0xffff), e(0x8001), e(0)), ""},
 		{"not the entry the kernel uses", tab(e(0x0001), e(0x8001)), tab(e(0), e(0x8001)), ""},
+		{"key gone, but an entry unread", tab(e(0xffff), e(0x8001), e(0)), tab(e(0xffff), e(0), EntryRead{}), "IPoIB ib0.8001 used this entry; its key 0x8001 is not among the entries read, but 1 could not be read: not checked"},
 	}
 	for _, c := range cases {
 		var got []string
