@@ -14,7 +14,12 @@ import "fmt"
 //     node_guid, port_guid, system_image_guid, sm_guid; never a bare "guid" or
 //     "device" for a node.
 //   - GUIDs are strings, "0x" and 16 lower-case hex digits.
-//   - type is the node type, always "ca", "switch" or "router" (check.NodeType).
+//   - type is the node type, always "ca", "switch" or "router" (check.NodeType) for a
+//     fabric node; a local RDMA device may also be "rnic", "usnic" or "usnic_udp"
+//     (NodeTypeName). Never "CA" or a node_type member.
+//   - device is a local RDMA device name (mlx5_0). A port read over the fabric is
+//     named by its node's node_desc and node_guid; device repeats node_desc there,
+//     so a script reads one member for both.
 //   - port is always a port number (0 is a switch's management port), never a
 //     boolean; a member saying whether something is a port is is_<what>.
 //   - pkey is a 16-bit P_Key table value ("0x8001"); key is a 15-bit partition key
@@ -60,4 +65,25 @@ func (SchemaVersion) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("schema_version %s, this ibkey reads %d", b, SchemaVersionNumber)
 	}
 	return nil
+}
+
+// NodeTypeName is the JSON name of an RDMA node type number: the kernel's enum
+// rdma_node_type (include/rdma/ib_verbs.h; sysfs node_type prints "1: CA") and, for
+// 1-3, NodeInfo NodeType (IBA 14.2.5.3). ok is false for a number neither defines.
+func NodeTypeName(num int) (name string, ok bool) {
+	switch num {
+	case 1:
+		return "ca", true
+	case 2:
+		return "switch", true
+	case 3:
+		return "router", true
+	case 4:
+		return "rnic", true
+	case 5:
+		return "usnic", true
+	case 6:
+		return "usnic_udp", true
+	}
+	return "", false
 }

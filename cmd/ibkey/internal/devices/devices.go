@@ -29,16 +29,20 @@ func NewCmdDevices(f *cmdutil.Factory, runF func(*DevicesOptions) error) *cobra.
 SM LID, rate, valid P_Keys / table size and port GUID. A value the kernel does not
 provide is shown as n/a (in JSON: null, with the reason under "missing").
 
-JSON (-o json): {"demo"?, "ports":[{"device","port","node_type","link_layer","state",
-"phys_state","lid","sm_lid","rate","port_guid","table_size","valid_pkeys","unreadable_pkeys"?,"missing"?}]};
-lid, sm_lid, table_size and valid_pkeys are numbers, port_guid a "0x%016x" string.
+JSON (-o json; schemas/devices.schema.json): {"schema_version","demo"?,"via"?,
+"ports":[{"device","port","type","link_layer","state","phys_state","lid","sm_lid",
+"rate","port_guid","table_size","valid_pkeys","unreadable_pkeys"?,"missing"?}]};
+type is "ca", "switch", "router" (or "rnic", ...); lid, sm_lid, table_size and
+valid_pkeys are numbers, port_guid a "0x%016x" string; a value not read is null
+with the reason under "missing".
 
 Over the fabric (by SMPs; needs umad access or --ibsim): --lid LIDS or --dr PATH
 lists every port of the node at that address (--port P: one port), from NodeInfo,
 NodeDescription, PortInfo and the P_Key table length. The device is the node
 description. A switch's external ports have no LID, SM LID or GUID of their own
 (n/a); a CA's ports other than the one the address reaches are read through their
-own LIDs. JSON adds "address" and "node_guid" per port and "via" at the top level.`,
+own LIDs. JSON adds "node_desc", "node_guid" and "address" per port (device
+repeats node_desc) and "via" at the top level.`,
 		Example:           "  ibkey devices\n  ibkey --demo devices -o json\n  ibkey devices --lid 2\n  ibkey --ibsim devices --dr 0,1",
 		Args:              cmdutil.UsageArgs(cobra.NoArgs),
 		ValidArgsFunction: cobra.NoFileCompletions,
@@ -69,7 +73,7 @@ own LIDs. JSON adds "address" and "node_guid" per port and "via" at the top leve
 type devicePortJSON struct {
 	Device     string  `json:"device"`
 	Port       int     `json:"port"`
-	NodeType   *string `json:"node_type"`
+	Type       *string `json:"type"`
 	LinkLayer  *string `json:"link_layer"`
 	State      string  `json:"state"`
 	PhysState  *string `json:"phys_state"`
@@ -84,8 +88,9 @@ type devicePortJSON struct {
 	UnreadPKeys int               `json:"unreadable_pkeys,omitempty"`
 	Missing     map[string]string `json:"missing,omitempty"`
 	// Over the fabric only.
-	Address  string `json:"address,omitempty"`
-	NodeGUID string `json:"node_guid,omitempty"`
+	NodeDesc *string `json:"node_desc,omitempty"`
+	NodeGUID string  `json:"node_guid,omitempty"`
+	Address  string  `json:"address,omitempty"`
 }
 
 func runDevices(o *DevicesOptions) error {
@@ -121,10 +126,11 @@ func renderDevices(o *DevicesOptions, f cmdutil.Format, views []*query.PortView,
 	}
 	if f == cmdutil.FormatJSON {
 		return cmdutil.WriteJSON(o.IO.Out, struct {
-			Demo  bool             `json:"demo,omitempty"`
-			Via   string           `json:"via,omitempty"`
-			Ports []devicePortJSON `json:"ports"`
-		}{src.Demo, src.Via, rows})
+			Schema cmdutil.SchemaVersion `json:"schema_version"`
+			Demo   bool                  `json:"demo,omitempty"`
+			Via    string                `json:"via,omitempty"`
+			Ports  []devicePortJSON      `json:"ports"`
+		}{cmdutil.SchemaVersion{}, src.Demo, src.Via, rows})
 	}
 	g := cmdutil.Grid{Header: []string{"DEVICE", "PORT", "LINK", "STATE", "PHYS", "LID", "SM_LID", "RATE", "PKEYS", "PORT_GUID"}}
 	for _, r := range rows {
@@ -145,8 +151,12 @@ func renderDevices(o *DevicesOptions, f cmdutil.Format, views []*query.PortView,
 func devicePortRow(v *query.PortView) devicePortJSON {
 	p := v.Port
 	r := devicePortJSON{Device: p.Device, Port: p.Num, State: p.State.Name, Missing: map[string]string{}}
-	if v.Device.NodeType.OK() {
-		r.NodeType = &v.Device.NodeType.Value.Name
+	if !v.Device.NodeType.OK() {
+		r.Missing["type"] = v.Device.NodeType.Missing
+	} else if name, ok := cmdutil.NodeTypeName(v.Device.NodeType.Value.Num); ok {
+		r.Type = &name
+	} else {
+		r.Missing["type"] = fmt.Sprintf("node type %d (%s) is not one the kernel defines", v.Device.NodeType.Value.Num, v.Device.NodeType.Value.Name)
 	}
 	r.LinkLayer = optPtr(p.LinkLayer.Value, p.LinkLayer.Missing, "link_layer", r.Missing)
 	if p.PhysState.OK() {
@@ -180,7 +190,8 @@ func devicePortRow(v *query.PortView) devicePortJSON {
 		r.Missing = nil
 	}
 	if v.Fabric != nil {
-		r.Address, r.NodeGUID = v.Fabric.Address, v.Fabric.NodeGUID.String()
+		desc := cmdutil.SanitizeText(v.Device.NodeDesc.Value)
+		r.NodeDesc, r.NodeGUID, r.Address = &desc, v.Fabric.NodeGUID.String(), v.Fabric.Address
 	}
 	return r
 }

@@ -24,7 +24,7 @@ var (
 	linkStates  = map[string]string{"Down": "DOWN", "Initialize": "INIT", "Armed": "ARMED", "Active": "ACTIVE"}
 	physStates  = map[string]string{"Sleep": "Sleep", "Polling": "Polling", "Disabled": "Disabled", "PortConfigurationTraining": "PortConfigurationTraining", "LinkUp": "LinkUp", "LinkErrorRecovery": "LinkErrorRecovery", "PhyTest": "Phy Test"}
 	laneSpeeds  = map[string]struct{ name, gbps string }{"2.5 Gbps": {"SDR", "2.5"}, "5.0 Gbps": {"DDR", "5"}, "10.0 Gbps": {"QDR", "10"}}
-	nodeTypes   = map[string]string{"Channel Adapter": "CA", "Switch": "switch"}
+	nodeTypes   = map[string]string{"Channel Adapter": "ca", "Switch": "switch"}
 	widthFactor = map[string]float64{"1X": 1, "2X": 2, "4X": 4, "8X": 8, "12X": 12}
 )
 
@@ -94,7 +94,8 @@ func TestLabFabricDevices(t *testing.T) {
 					}
 					check("port", strconv.Itoa(p.Port), port)
 					check("device", p.Device, desc)
-					check("node_type", deref(p.NodeType), nodeTypes[ni["NodeType"]])
+					check("type", deref(p.Type), nodeTypes[ni["NodeType"]])
+					check("node_desc", deref(p.NodeDesc), desc)
 					check("node_guid", p.NodeGUID, ni["Guid"])
 					check("link_layer", deref(p.LinkLayer), "InfiniBand")
 					check("state", p.State, linkStates[pi["LinkState"]])

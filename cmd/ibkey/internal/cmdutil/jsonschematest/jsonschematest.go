@@ -175,3 +175,96 @@ func Output(t testing.TB, args []string, stdout string, schemaFor func(args []st
 	}
 	Validate(t, name, []byte(stdout))
 }
+
+// Lines validates a stream of JSON lines (watch -o json): every non-empty line is one
+// document following the schema named name.
+func Lines(t testing.TB, name, stdout string) {
+	t.Helper()
+	for i, line := range strings.Split(stdout, "\n") {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		if err := Check(name, []byte(line)); err != nil {
+			t.Errorf("line %d: %v", i+1, err)
+		}
+	}
+}
+
+// streams are the schemas of documents printed one per line (watch -o json).
+var streams = map[string]bool{"watch-counters": true, "watch-pkeys": true}
+
+// SchemaFor names the schema of the JSON `ibkey ARGS` prints (cmdutil/jsonschema.go:
+// the command path joined by "-", a mode with another shape its own name), or "" for
+// a command line that prints no JSON document of its own.
+func SchemaFor(args []string) string {
+	for i, a := range args {
+		next := ""
+		if i+1 < len(args) {
+			next = args[i+1]
+		}
+		switch a {
+		case "devices", "job":
+			return a
+		case "can-talk":
+			return "can-talk"
+		case "pkeys":
+			if i > 0 && args[i-1] == "fabric" {
+				continue
+			}
+			if Has(args, "--find") {
+				return "pkeys-find"
+			}
+			return "pkeys"
+		case "decode":
+			if next == "pkey" || next == "qkey" {
+				return "decode-" + next
+			}
+			return ""
+		case "watch":
+			if next == "counters" || next == "pkeys" {
+				return "watch-" + next
+			}
+			return ""
+		case "partitions":
+			switch next {
+			case "check", "show", "matrix":
+				return "partitions-" + next
+			}
+			return ""
+		case "fabric":
+			switch next {
+			case "discover":
+				return "fabric-file"
+			case "pkeys":
+				if Has(args, "--key") {
+					return "fabric-pkeys-key"
+				}
+				return "fabric-pkeys"
+			case "check", "diff":
+				return "fabric-" + next
+			}
+			return ""
+		}
+	}
+	return ""
+}
+
+// Stdout validates what `ibkey ARGS` printed when ARGS ask for JSON: one document, or
+// for watch one per line. The shared test runner (cmdtest.Run) calls it, so every
+// JSON output of every command's tests is checked against its schema.
+func Stdout(t testing.TB, args []string, stdout string) {
+	t.Helper()
+	if !isJSON(args) || strings.TrimSpace(stdout) == "" {
+		return
+	}
+	name := SchemaFor(args)
+	if name == "" {
+		t.Errorf("no schema for the JSON of `ibkey %s`", strings.Join(args, " "))
+		return
+	}
+	if streams[name] {
+		Lines(t, name, stdout)
+		return
+	}
+	Validate(t, name, []byte(stdout))
+}
