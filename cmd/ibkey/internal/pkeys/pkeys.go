@@ -46,16 +46,22 @@ when an IPoIB child's key is missing from the table (it cannot come up).
 ibv_get_pkey_index does: a full-member entry is preferred. Exit 0 when a port holds
 it; 1 when every table was read and none does; 4 when none of the entries read holds
 it but some could not be read (or a port's table was not read): it may be there.
-With -o plain and one port it prints just the index.
+With -o plain and one port it prints just the index (for NCCL_IB_PKEY=$(...));
+over several ports a header line and one port per line.
 
-JSON (-o json): {"demo"?, "ports":[{"device","port","link_layer","state","table_size",
-"valid_pkeys","table_missing"?,"entries":[{"index","pkey","key","membership","valid",
-"default","both_memberships"?,"duplicate_of"?,"hole"?,"unreadable"?,"ipoib"?}],
+JSON (-o json; schemas/pkeys.schema.json): {"schema_version","demo"?,"via"?,
+"ports":[{"device","port","link_layer","state","table_size","valid_pkeys",
+"unreadable_pkeys"?,"pkeys_error"?,"entries":[{"index","pkey","key","membership",
+"valid","default","both_memberships"?,"duplicate_of"?,"hole"?,"unreadable"?,"ipoib"?}],
 "ipoib":[{"name","pkey","parent"?,"operstate"?,"index","membership"}],"warnings":[]}]}.
-An unreadable entry has "pkey": null and the reason in "unreadable"; an IPoIB
+A table not read has "table_size", "valid_pkeys" and "entries" null and the reason in
+"pkeys_error"; an unreadable entry has "pkey" null and the reason in "unreadable"
+(valid_pkeys counts the entries read; unreadable_pkeys how many were not); an IPoIB
 interface whose key is not in the table has "index": null.
-With --find: {"pkey","key","found","ports":[{"device","port","found","index","entry",
-"membership","reason"?}]}.
+With --find (schemas/pkeys-find.schema.json): {"schema_version","pkey","key","found",
+"ports":[{"device","port","found","outcome","index","entry","membership","reason"?}]};
+outcome is "found", "not-found", "unknown" (not in the entries read, some not read)
+or "no-table".
 
 Over the fabric (any node, by SMPs; needs umad access or --ibsim): --lid LIDS reads
 the port each LID belongs to (a CA's port, or a switch's port 0), --dr PATH the node
@@ -67,8 +73,9 @@ found by a sweep of the fabric first. --port P picks another port of that node,
 its port is shown. A switch answers
 for any of its ports; a CA answers only for the port an SMP arrives at, so its other
 ports are read through their own LIDs. The device is named by the node description;
-JSON adds "address" (what the port was read through), "node_guid" and, on switch
-ports, "partition_enforcement":{"inbound","outbound"}; the top level adds "via".
+JSON adds "node_desc" (device repeats it), "node_guid", "address" (what the port was
+read through) and, on switch ports, "partition_enforcement":{"inbound","outbound"};
+the top level adds "via".
 The table length is what smpquery reports: SwitchInfo PartitionEnforcementCap for a
 switch's external ports, NodeInfo PartitionCap otherwise.`,
 		Example: `  ibkey pkeys
@@ -140,13 +147,15 @@ type pkeyPortJSON struct {
 	State        string          `json:"state"`
 	TableSize    *int            `json:"table_size"`
 	ValidPKeys   *int            `json:"valid_pkeys"`
-	TableMissing string          `json:"table_missing,omitempty"`
+	UnreadPKeys  int             `json:"unreadable_pkeys,omitempty"`
+	TableMissing string          `json:"pkeys_error,omitempty"`
 	Entries      []pkeyEntryJSON `json:"entries"`
 	IPoIB        []ipoibJSON     `json:"ipoib"`
 	Warnings     []string        `json:"warnings"`
 	// Over the fabric only.
-	Address     string           `json:"address,omitempty"`
+	NodeDesc    *string          `json:"node_desc,omitempty"`
 	NodeGUID    string           `json:"node_guid,omitempty"`
+	Address     string           `json:"address,omitempty"`
 	Enforcement *enforcementJSON `json:"partition_enforcement,omitempty"`
 }
 
@@ -199,10 +208,11 @@ func renderPKeys(o *PKeysOptions, f cmdutil.Format, views []*query.PortView, fin
 			out[i] = pkeyPortToJSON(v, o.All)
 		}
 		if err := cmdutil.WriteJSON(o.IO.Out, struct {
-			Demo  bool           `json:"demo,omitempty"`
-			Via   string         `json:"via,omitempty"`
-			Ports []pkeyPortJSON `json:"ports"`
-		}{src.Demo, src.Via, out}); err != nil {
+			Schema cmdutil.SchemaVersion `json:"schema_version"`
+			Demo   bool                  `json:"demo,omitempty"`
+			Via    string                `json:"via,omitempty"`
+			Ports  []pkeyPortJSON        `json:"ports"`
+		}{cmdutil.SchemaVersion{}, src.Demo, src.Via, out}); err != nil {
 			return err
 		}
 		for _, v := range views {
@@ -366,7 +376,8 @@ func pkeyPortToJSON(v *query.PortView, all bool) pkeyPortJSON {
 	j := pkeyPortJSON{Device: v.Port.Device, Port: v.Port.Num, State: v.Port.State.Name,
 		TableMissing: v.TableMissing, Warnings: v.Warnings, IPoIB: []ipoibJSON{}}
 	if v.Fabric != nil {
-		j.Address, j.NodeGUID = v.Fabric.Address, v.Fabric.NodeGUID.String()
+		desc := cmdutil.SanitizeText(v.Device.NodeDesc.Value)
+		j.NodeDesc, j.NodeGUID, j.Address = &desc, v.Fabric.NodeGUID.String(), v.Fabric.Address
 		if e := v.Fabric.Enforcement; e != nil {
 			j.Enforcement = &enforcementJSON{Inbound: e.Inbound, Outbound: e.Outbound}
 		}
@@ -379,7 +390,7 @@ func pkeyPortToJSON(v *query.PortView, all bool) pkeyPortJSON {
 	}
 	if v.Table != nil {
 		size, valid := len(v.Table.Entries), v.Table.Valid
-		j.TableSize, j.ValidPKeys = &size, &valid
+		j.TableSize, j.ValidPKeys, j.UnreadPKeys = &size, &valid, len(v.Table.Unread())
 		j.Entries = []pkeyEntryJSON{}
 		for _, e := range v.Table.Entries {
 			if show(e, all) {
@@ -416,6 +427,8 @@ func entryToJSON(e query.Entry) pkeyEntryJSON {
 type findJSON struct {
 	Device     string  `json:"device"`
 	Port       int     `json:"port"`
+	NodeDesc   *string `json:"node_desc,omitempty"` // over the fabric
+	NodeGUID   string  `json:"node_guid,omitempty"`
 	Found      bool    `json:"found"`
 	Index      *int    `json:"index"`
 	Entry      *string `json:"entry"`
@@ -433,6 +446,10 @@ func findPKey(o *PKeysOptions, f cmdutil.Format, views []*query.PortView, key ch
 	found := false
 	for _, v := range views {
 		r := findJSON{Device: v.Port.Device, Port: v.Port.Num}
+		if v.Fabric != nil {
+			desc := cmdutil.SanitizeText(v.Device.NodeDesc.Value)
+			r.NodeDesc, r.NodeGUID = &desc, v.Fabric.NodeGUID.String()
+		}
 		if !key.Valid() {
 			r.Outcome = query.FindNotFound.String()
 			r.Reason = fmt.Sprintf("%s has key 0, which is invalid: it never matches a table entry", key)
@@ -458,26 +475,25 @@ func findPKey(o *PKeysOptions, f cmdutil.Format, views []*query.PortView, key ch
 	switch f {
 	case cmdutil.FormatJSON:
 		if err := cmdutil.WriteJSON(o.IO.Out, struct {
-			PKey  string     `json:"pkey"`
-			Key   string     `json:"key"`
-			Found bool       `json:"found"`
-			Ports []findJSON `json:"ports"`
-		}{key.String(), key.KeyString(), found, results}); err != nil {
+			Schema cmdutil.SchemaVersion `json:"schema_version"`
+			PKey   string                `json:"pkey"`
+			Key    string                `json:"key"`
+			Found  bool                  `json:"found"`
+			Ports  []findJSON            `json:"ports"`
+		}{cmdutil.SchemaVersion{}, key.String(), key.KeyString(), found, results}); err != nil {
 			return err
 		}
 	case cmdutil.FormatPlain:
-		// One port: just the index, for NCCL_IB_PKEY=$(ibkey pkeys DEV PORT --find K).
-		for _, r := range results {
-			if !r.Found {
-				continue
-			}
-			if len(results) == 1 {
+		if len(results) == 1 {
+			// One port: just the index, for NCCL_IB_PKEY=$(ibkey pkeys DEV PORT --find K).
+			if r := results[0]; r.Found {
 				fmt.Fprintln(o.IO.Out, *r.Index)
-			} else {
-				fmt.Fprintf(o.IO.Out, "%s/%d %d %s %s\n", r.Device, r.Port, *r.Index, *r.Entry, *r.Membership)
 			}
+			break
 		}
+		fallthrough
 	default:
+		// Several ports: a header line and one port per line, as every plain table.
 		g := cmdutil.Grid{Header: []string{"PORT", "INDEX", "ENTRY", "MEMBERSHIP"}}
 		for _, r := range results {
 			if r.Found {
@@ -485,7 +501,7 @@ func findPKey(o *PKeysOptions, f cmdutil.Format, views []*query.PortView, key ch
 			}
 		}
 		if len(g.Rows) > 0 {
-			if err := g.Render(o.IO.Out, cmdutil.FormatTable); err != nil {
+			if err := g.Render(o.IO.Out, f); err != nil {
 				return err
 			}
 		}
