@@ -17,7 +17,10 @@ func NewCmdPKey(f *cmdutil.Factory, runF func(*DecodeOptions) error) *cobra.Comm
 		Short: "Explain P_Key values: membership, 15-bit key, validity, default partition",
 		Long: `Explain P_Key values. Bit 15 is the membership (1 full, 0 limited), bits 0-14 the
 key. Key 0 is invalid (0x0000, 0x8000); key 0x7fff is the default partition (0xffff
-full, 0x7fff limited). Values are hex with or without 0x, or the colon form 80:01.`,
+full, 0x7fff limited). Values are hex with or without 0x, or the colon form 80:01.
+
+JSON (-o json; schemas/decode-pkey.schema.json): {"schema_version","pkeys":[{"value",
+"key","membership","valid","default","notes"}]}.`,
 		Example: "  ibkey decode pkey 0x8001 7fff 80:02",
 	}, runF, runDecodePKey)
 }
@@ -32,8 +35,11 @@ var pkeyDecoding = decoding[check.PKeyDecoding]{
 	},
 	json: func(out []check.PKeyDecoding) any {
 		return struct {
-			PKeys []check.PKeyDecoding `json:"pkeys"`
-		}{out}
+			Schema cmdutil.SchemaVersion `json:"schema_version"`
+			PKeys  []pkeyJSON            `json:"pkeys"`
+		}{cmdutil.SchemaVersion{}, mapSlice(out, func(d check.PKeyDecoding) pkeyJSON {
+			return pkeyJSON{d.Value, d.Key, d.Membership, d.Valid, d.Default, nonNil(d.Notes)}
+		})}
 	},
 	header: []string{"VALUE", "KEY", "MEMBERSHIP", "VALID", "DEFAULT"},
 	row: func(d check.PKeyDecoding) []string {
@@ -48,3 +54,28 @@ var pkeyDecoding = decoding[check.PKeyDecoding]{
 }
 
 func runDecodePKey(o *DecodeOptions) error { return pkeyDecoding.run(o) }
+
+// pkeyJSON is one value of `decode pkey -o json`.
+type pkeyJSON struct {
+	Value      string   `json:"value"`
+	Key        string   `json:"key"`
+	Membership string   `json:"membership"`
+	Valid      bool     `json:"valid"`
+	Default    bool     `json:"default"`
+	Notes      []string `json:"notes"`
+}
+
+func mapSlice[T, U any](in []T, f func(T) U) []U {
+	out := make([]U, len(in))
+	for i, v := range in {
+		out[i] = f(v)
+	}
+	return out
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

@@ -26,8 +26,9 @@ Q_Key instead; Linux's software RoCE driver (rdma_rxe) sends the value verbatim
 Linux: an unprivileged process cannot set it in a QP context (EPERM), but may send it
 in a work request, so where it goes out verbatim it reaches QP1 with the GSI Q_Key.
 
-JSON (-o json): {"qkeys":[{"value","controlled","well_known","range","notes"}]};
-well_known is "gsi", "ipoib" or "", range one of unprivileged, general-use, reserved,
+JSON (-o json; schemas/decode-qkey.schema.json): {"schema_version","qkeys":[{"value",
+"controlled","well_known","range","notes"}]}; well_known is "gsi", "ipoib" or null
+(not a well-known value), range one of unprivileged, general-use, reserved,
 controlled.`,
 		Example: "  ibkey decode qkey 0x80010000 b1b",
 	}, runF, runDecodeQKey)
@@ -43,8 +44,15 @@ var qkeyDecoding = decoding[check.QKeyDecoding]{
 	},
 	json: func(out []check.QKeyDecoding) any {
 		return struct {
-			QKeys []check.QKeyDecoding `json:"qkeys"`
-		}{out}
+			Schema cmdutil.SchemaVersion `json:"schema_version"`
+			QKeys  []qkeyJSON            `json:"qkeys"`
+		}{cmdutil.SchemaVersion{}, mapSlice(out, func(d check.QKeyDecoding) qkeyJSON {
+			j := qkeyJSON{Value: d.Value, Controlled: d.Controlled, Range: string(d.Range), Notes: nonNil(d.Notes)}
+			if d.WellKnown != "" {
+				j.WellKnown = &d.WellKnown
+			}
+			return j
+		})}
 	},
 	header: []string{"VALUE", "CONTROLLED", "RANGE", "WELL_KNOWN"},
 	row: func(d check.QKeyDecoding) []string {
@@ -59,3 +67,12 @@ var qkeyDecoding = decoding[check.QKeyDecoding]{
 }
 
 func runDecodeQKey(o *DecodeOptions) error { return qkeyDecoding.run(o) }
+
+// qkeyJSON is one value of `decode qkey -o json`.
+type qkeyJSON struct {
+	Value      string   `json:"value"`
+	Controlled bool     `json:"controlled"`
+	WellKnown  *string  `json:"well_known"`
+	Range      string   `json:"range"`
+	Notes      []string `json:"notes"`
+}
