@@ -104,18 +104,22 @@ what was not read (unreadable P_Key entries, a switch port's table), listed on s
 or the ports are on different subnets (GID prefixes) and only a router, which is not
 checked, could join them.
 
-JSON (-o json): {"can_talk","one_way","reasons":[],"warnings":[],
-"a"/"b":{"label","port","qp_type","qkey","wr_qkey","qkey_rule","qkey_rule_reason"},
-"a_to_b"/"b_to_a":{"from","to","ok","qp_type_ok","pkey_ok","qkey_check","wire_qkey",
-"accepted_qkey","reasons"},"shared_partitions":[{"key","default","works",
-"a"/"b":{"pkey","membership","index","both_memberships","other_index"}}]}.
-qkey_check is match, mismatch, not_checked or not_applicable; qkey_rule is the Q_Key
-send rule applied to that endpoint: "iba" (a top-bit wr_qkey sends the QP's own
-Q_Key), "verbatim" (the device sends wr_qkey as given: Linux's rdma_rxe) or
-"iba-assumed" (the device is not known), with the reason; the reasons name it when
-Q_Keys were checked. When an endpoint
-cannot be resolved in its table: {"can_talk":false,"one_way":false,"reasons",
-"warnings","unresolved":{"endpoint":"a"|"b","spec","problem"}}.`,
+JSON (-o json; schemas/can-talk.schema.json): {"schema_version","can_talk","one_way",
+"verdict","not_checked"?,"reasons":[],"warnings":[],
+"a"/"b":{"label","is_port","qp_type","qkey","wr_qkey","qkey_rule","qkey_rule_reason"},
+"a_to_b"/"b_to_a":{"from","to","ok","link_ok","qp_type_ok","pkey_ok","qkey_check",
+"wire_qkey","accepted_qkey","switch_ok"?,"unknown"?,"reasons"},
+"shared_partitions":[{"key","default","works",
+"a"/"b":{"pkey","membership","index","both_memberships","other_index"}}],"hops"?}.
+verdict is yes, no, one-way, not-active, different-subnets or unknown (exit 4; then
+not_checked lists what was not read); is_port says the endpoint is a port (every
+valid entry of its table), not one P_Key. qkey_check is match, mismatch, not_checked
+or not_applicable; qkey_rule is the Q_Key send rule applied to that endpoint: "iba"
+(a top-bit wr_qkey sends the QP's own Q_Key), "verbatim" (the device sends wr_qkey as
+given: Linux's rdma_rxe) or "iba-assumed" (the device is not known), with the reason;
+the reasons name it when Q_Keys were checked. When an endpoint cannot be resolved in
+its table: {"schema_version","can_talk":false,"one_way":false,"verdict":"no"|"unknown",
+"reasons","warnings","unresolved":{"endpoint":"a"|"b","spec","problem"}}.`,
 		Example: `  ibkey can-talk 0x8001 0x0001
   ibkey can-talk mlx5_0/1 mlx5_1/1
   ibkey can-talk mlx5_0/1,index=2 0x0002
@@ -333,7 +337,7 @@ func runCanTalk(o *CanTalkOptions) error {
 	v.Warnings = append(warnings, v.Warnings...)
 
 	if f == cmdutil.FormatJSON {
-		if err := cmdutil.WriteJSON(o.IO.Out, v); err != nil {
+		if err := cmdutil.WriteJSON(o.IO.Out, verdictToJSON(v)); err != nil {
 			return err
 		}
 	} else if err := canTalkText(o, f, v, eps); err != nil {
@@ -465,18 +469,19 @@ func cannotResolve(o *CanTalkOptions, f cmdutil.Format, specA, specB check.Endpo
 	}
 	reason := fmt.Sprintf("%s: %s", rerr.Endpoint, rerr.Problem)
 	if f == cmdutil.FormatJSON {
-		type unresolved struct {
-			Endpoint string `json:"endpoint"`
-			Spec     string `json:"spec"`
-			Problem  string `json:"problem"`
+		verdict := check.VerdictNo
+		if rerr.Unknown {
+			verdict = check.VerdictUnknown
 		}
 		if err := cmdutil.WriteJSON(o.IO.Out, struct {
-			CanTalk    bool       `json:"can_talk"`
-			OneWay     bool       `json:"one_way"`
-			Reasons    []string   `json:"reasons"`
-			Warnings   []string   `json:"warnings"`
-			Unresolved unresolved `json:"unresolved"`
-		}{false, false, []string{reason}, []string{}, unresolved{side, rerr.Endpoint, rerr.Problem}}); err != nil {
+			Schema     cmdutil.SchemaVersion `json:"schema_version"`
+			CanTalk    bool                  `json:"can_talk"`
+			OneWay     bool                  `json:"one_way"`
+			Verdict    string                `json:"verdict"`
+			Reasons    []string              `json:"reasons"`
+			Warnings   []string              `json:"warnings"`
+			Unresolved unresolvedJSON        `json:"unresolved"`
+		}{cmdutil.SchemaVersion{}, false, false, verdict.String(), []string{reason}, []string{}, unresolvedJSON{side, rerr.Endpoint, rerr.Problem}}); err != nil {
 			return err
 		}
 	} else {

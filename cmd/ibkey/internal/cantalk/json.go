@@ -1,0 +1,156 @@
+package cantalk
+
+import (
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
+	"github.com/ibkey/ibkey/internal/check"
+)
+
+// The JSON of `can-talk -o json` (schemas/can-talk.schema.json), built from the
+// verdict here rather than from tags on internal/check's types, so the document
+// follows the command vocabulary (cmdutil/jsonschema.go) whatever the rules' types
+// look like.
+
+type verdictJSON struct {
+	Schema  cmdutil.SchemaVersion `json:"schema_version"`
+	CanTalk bool                  `json:"can_talk"`
+	OneWay  bool                  `json:"one_way"`
+	// Verdict is yes, no, one-way, not-active, different-subnets or unknown (exit 4:
+	// NotChecked says what was not read).
+	Verdict    string          `json:"verdict"`
+	NotChecked []string        `json:"not_checked,omitempty"`
+	Reasons    []string        `json:"reasons"`
+	Warnings   []string        `json:"warnings"`
+	A          endpointJSON    `json:"a"`
+	B          endpointJSON    `json:"b"`
+	AToB       directionJSON   `json:"a_to_b"`
+	BToA       directionJSON   `json:"b_to_a"`
+	Shared     []sharedJSON    `json:"shared_partitions"`
+	Hops       []hopJSON       `json:"hops,omitempty"`
+	Unresolved *unresolvedJSON `json:"unresolved,omitempty"`
+}
+
+type endpointJSON struct {
+	Label string `json:"label"`
+	// IsPort: the endpoint is a port (all its valid entries), not one P_Key.
+	IsPort         bool    `json:"is_port"`
+	QPType         string  `json:"qp_type"`
+	QKey           *string `json:"qkey"`
+	WRQKey         *string `json:"wr_qkey"`
+	QKeyRule       string  `json:"qkey_rule"` // iba, verbatim or iba-assumed
+	QKeyRuleReason string  `json:"qkey_rule_reason"`
+}
+
+type sideJSON struct {
+	PKey       string `json:"pkey"`
+	Membership string `json:"membership"`
+	Index      *int   `json:"index"`
+	Both       bool   `json:"both_memberships"`
+	OtherIndex *int   `json:"other_index"`
+}
+
+type sharedJSON struct {
+	Key     string   `json:"key"`
+	Default bool     `json:"default"`
+	Works   bool     `json:"works"`
+	A       sideJSON `json:"a"`
+	B       sideJSON `json:"b"`
+}
+
+type directionJSON struct {
+	From         string   `json:"from"`
+	To           string   `json:"to"`
+	OK           bool     `json:"ok"`
+	LinkOK       bool     `json:"link_ok"`
+	QPTypeOK     bool     `json:"qp_type_ok"`
+	PKeyOK       bool     `json:"pkey_ok"`
+	QKey         string   `json:"qkey_check"`
+	WireQKey     *string  `json:"wire_qkey"`
+	AcceptedQKey *string  `json:"accepted_qkey"`
+	SwitchOK     *bool    `json:"switch_ok,omitempty"` // written only when a switch port drops
+	Unknown      bool     `json:"unknown,omitempty"`
+	Reasons      []string `json:"reasons"`
+}
+
+// hopJSON is a switch port at an end that lacks a working partition's key, or was
+// not read. End, Switch and Enforcement keep the fabric types' own JSON.
+type hopJSON struct {
+	End         any    `json:"end"`
+	Switch      any    `json:"switch_port"`
+	Key         string `json:"key"`
+	TableRead   bool   `json:"table_read"`
+	OnSwitch    bool   `json:"on_switch"`
+	Enforcement any    `json:"enforcement"`
+	FromEnd     string `json:"from_end"`
+	ToEnd       string `json:"to_end"`
+}
+
+type unresolvedJSON struct {
+	Endpoint string `json:"endpoint"` // "a" or "b"
+	Spec     string `json:"spec"`
+	Problem  string `json:"problem"`
+}
+
+func verdictToJSON(v check.Verdict) verdictJSON {
+	j := verdictJSON{CanTalk: v.CanTalk, OneWay: v.OneWay, Verdict: v.Kind.String(), NotChecked: v.NotChecked,
+		Reasons: nonNil(v.Reasons), Warnings: nonNil(v.Warnings), A: endpointToJSON(v.A), B: endpointToJSON(v.B),
+		AToB: directionToJSON(v.AToB), BToA: directionToJSON(v.BToA), Shared: []sharedJSON{}}
+	for _, p := range v.Shared {
+		j.Shared = append(j.Shared, sharedJSON{Key: check.PKey(p.Key).KeyString(), Default: p.Key == check.DefaultKey, Works: p.Works,
+			A: sideToJSON(p.A), B: sideToJSON(p.B)})
+	}
+	for _, h := range v.Hops {
+		if h.TableRead && h.OnSwitch {
+			continue // only the hops that lack the key, or were not read, say something
+		}
+		hj := hopJSON{End: h.End, Switch: h.Switch, Key: check.PKey(h.Key).KeyString(), TableRead: h.TableRead, OnSwitch: h.OnSwitch,
+			FromEnd: h.FromEnd.String(), ToEnd: h.ToEnd.String()}
+		if h.Enforcement != nil {
+			hj.Enforcement = h.Enforcement
+		}
+		j.Hops = append(j.Hops, hj)
+	}
+	return j
+}
+
+func endpointToJSON(s check.EndpointSummary) endpointJSON {
+	rule, _ := s.QKeyRule.MarshalText()
+	return endpointJSON{Label: s.Label, IsPort: s.Port, QPType: s.QPType.String(), QKey: qkeyString(s.QKey), WRQKey: qkeyString(s.WRQKey),
+		QKeyRule: string(rule), QKeyRuleReason: s.QKeyRuleReason}
+}
+
+func sideToJSON(s check.PartitionSide) sideJSON {
+	return sideJSON{PKey: s.PKey.String(), Membership: s.PKey.Membership().String(), Index: indexOrNull(s.Index), Both: s.Both,
+		OtherIndex: indexOrNull(s.OtherIndex)}
+}
+
+func directionToJSON(d check.Direction) directionJSON {
+	j := directionJSON{From: d.From, To: d.To, OK: d.OK, LinkOK: d.LinkOK, QPTypeOK: d.QPTypeOK, PKeyOK: d.PKeyOK, QKey: string(d.QKey),
+		WireQKey: qkeyString(d.WireQKey), AcceptedQKey: qkeyString(d.AcceptedQKey), Unknown: d.Unknown, Reasons: nonNil(d.Reasons)}
+	if !d.SwitchOK {
+		f := false
+		j.SwitchOK = &f
+	}
+	return j
+}
+
+func qkeyString(q *check.QKey) *string {
+	if q == nil {
+		return nil
+	}
+	s := q.String()
+	return &s
+}
+
+func indexOrNull(i int) *int {
+	if i == check.NoIndex {
+		return nil
+	}
+	return &i
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
