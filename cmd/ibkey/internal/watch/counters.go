@@ -101,8 +101,9 @@ Otherwise (a pipe, --once, --count N, -o plain/json) one line per port per sampl
   TIME DEV/PORT STATE NAME=VALUE(+DELTA,RATE/s[,saturated][,reset][,SOURCE]) ...
 (SOURCE is named for counters read through verbs, or by another source than the
 counter's usual one because the preferred one could not read it), or with -o json
-one object per sample per line:
-  {"time","interval_s","via"?,"ports":[{"device","port","address"?,"state","error"?,"counters":{NAME:
+one object per sample per line (schemas/watch-counters.schema.json):
+  {"schema_version","sampled_at","interval_s","demo"?,"via"?,"ports":[{"device","port",
+  "address"?,"state","error"?,"counters":{NAME:
   {"value","delta","rate","source" (sysfs, verbs, "smp portinfo", "pma portcounters"),"saturated"?,"reset"?,"error"?,"unavailable"?}}}]}
 "value" is null when the counter could not be read ("error") or is not available
 ("unavailable"); "delta" and "rate" are null on the first sample and while a
@@ -396,11 +397,12 @@ type counterPortJSON struct {
 }
 
 type countersSampleJSON struct {
-	Time     string            `json:"time"`
-	Interval *float64          `json:"interval_s"`
-	Demo     bool              `json:"demo,omitempty"`
-	Via      string            `json:"via,omitempty"`
-	Ports    []counterPortJSON `json:"ports"`
+	Schema   cmdutil.SchemaVersion `json:"schema_version"`
+	Time     string                `json:"sampled_at"`
+	Interval *float64              `json:"interval_s"`
+	Demo     bool                  `json:"demo,omitempty"`
+	Via      string                `json:"via,omitempty"`
+	Ports    []counterPortJSON     `json:"ports"`
 }
 
 func countersToJSON(snap *query.Snapshot, demo bool, via string) countersSampleJSON {

@@ -39,8 +39,10 @@ The first poll is the baseline and prints nothing on stdout.
 Lines: TIME DEV/PORT index=I old=OLD new=NEW CHANGE: DESCRIPTION
 (OLD and NEW are 0x%04x, "unreadable" or "absent"; CHANGE is added, removed,
 membership, replaced, unreadable, readable, port_error or port_back).
-JSON (-o json), one object per event per line: {"time","device","port","index",
-"old","new","change","description"}; old/new are null when absent or unreadable.`,
+JSON (-o json; schemas/watch-pkeys.schema.json), one object per event per line:
+{"schema_version","seen_at","device","port","index","old","new","change",
+"description"}; old/new are null when absent or unreadable, index is null for a
+port_error or port_back event.`,
 		Example: `  ibkey watch pkeys
   ibkey watch pkeys mlx5_0/1 --interval 200ms
   ibkey watch pkeys -o json --count 60`,
@@ -63,14 +65,15 @@ JSON (-o json), one object per event per line: {"time","device","port","index",
 // P_Key table polling.
 
 type pkeyEventJSON struct {
-	Time        string  `json:"time"`
-	Device      string  `json:"device"`
-	Port        int     `json:"port"`
-	Index       *int    `json:"index"`
-	Old         *string `json:"old"`
-	New         *string `json:"new"`
-	Change      string  `json:"change"`
-	Description string  `json:"description"`
+	Schema      cmdutil.SchemaVersion `json:"schema_version"`
+	Time        string                `json:"seen_at"`
+	Device      string                `json:"device"`
+	Port        int                   `json:"port"`
+	Index       *int                  `json:"index"`
+	Old         *string               `json:"old"`
+	New         *string               `json:"new"`
+	Change      string                `json:"change"`
+	Description string                `json:"description"`
 }
 
 func runPKeys(o *PKeysOptions) error {

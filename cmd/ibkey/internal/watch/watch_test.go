@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/jsonschematest"
 	"github.com/ibkey/ibkey/internal/fakesysfs"
 )
 
@@ -203,6 +204,7 @@ func TestWatchPKeys(t *testing.T) {
 				}
 				return
 			}
+			jsonschematest.Lines(t, "watch-pkeys", strings.Join(got, "\n"))
 			var ev struct {
 				Device string  `json:"device"`
 				Port   int     `json:"port"`
@@ -210,7 +212,7 @@ func TestWatchPKeys(t *testing.T) {
 				Old    *string `json:"old"`
 				New    *string `json:"new"`
 				Change string  `json:"change"`
-				Time   string  `json:"time"`
+				Time   string  `json:"seen_at"`
 			}
 			if err := json.Unmarshal([]byte(got[0]), &ev); err != nil {
 				t.Fatal(err)

@@ -8,7 +8,7 @@ import (
 
 // CountersSample is one line of `ibkey watch counters -o json`.
 type CountersSample struct {
-	Time     string   `json:"time"`
+	Time     string   `json:"sampled_at"`
 	Interval *float64 `json:"interval_s"`
 	Ports    []struct {
 		Device   string `json:"device"`
