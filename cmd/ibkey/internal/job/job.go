@@ -102,12 +102,15 @@ in the table, hosts in different partitions, limited members only); 2 bad input;
 3 no device, port or fabric access; 4 the answer depends on an entry or setting that
 could not be read or is not interpreted (listed on stderr).
 
-JSON (-o json): {"mode":"resolve"|"want","partition","hosts","peers_checked",
-"libraries":[{"library","name","kind","setting","verdict","inactive","same",
-"ports":[{"host","port","used","why","outcome","index","pkey","membership",
-"setting","problem"}],"findings","fixes","unchecked","notes","assumptions",
-"source"}],"reach":[{"partition","full","limited"}]}. verdict: works,
-does-not-work, not-checked, not-applicable.`,
+JSON (-o json; schemas/job.schema.json): {"schema_version","mode":"resolve"|"want",
+"partition"?,"hosts","peers_checked","libraries":[{"library","name","kind","setting"?,
+"verdict","inactive"?,"same"?,"ports":[{"host"?,"device","port","used","why"?,
+"outcome"?,"index","pkey"?,"membership"?,"setting"?,"problem"?}],"findings","fixes",
+"unchecked","notes","assumptions","source"}],"reach"?:[{"partition","full",
+"limited"}]}. verdict: works, does-not-work, not-checked, not-applicable; outcome:
+uses, empty-entry, fails, skips-port, not-checked; host is absent for the local host;
+port is the port number (device the RDMA device, or the node description of a port
+from --fabric-file).`,
 		Example: `  NCCL_IB_PKEY=1 ibkey job
   ibkey job NCCL_IB_PKEY=1 UCX_IB_PKEY=0x0002
   ibkey job --env job.env --fabric-file fabric.json --node node01,node02

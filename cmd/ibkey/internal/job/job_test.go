@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/jsonschematest"
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/ibverbs"
 	"github.com/ibkey/ibkey/internal/query"
@@ -88,6 +89,7 @@ func runJob(t *testing.T, env map[string]string, args ...string) result {
 	default:
 		t.Fatalf("untyped error: %v", err)
 	}
+	jsonschematest.Stdout(t, append([]string{"job"}, args...), out.String())
 	return result{out.String(), errOut.String(), code}
 }
 

@@ -35,12 +35,13 @@ func (o *Options) format() (format, error) {
 
 // report is the JSON document and what the text renderers print.
 type report struct {
-	Mode         string       `json:"mode"`
-	Partition    string       `json:"partition,omitempty"`
-	Hosts        int          `json:"hosts"`
-	PeersChecked bool         `json:"peers_checked"`
-	Libraries    []libReport  `json:"libraries"`
-	Reach        []reachEntry `json:"reach,omitempty"`
+	Schema       cmdutil.SchemaVersion `json:"schema_version"`
+	Mode         string                `json:"mode"`
+	Partition    string                `json:"partition,omitempty"`
+	Hosts        int                   `json:"hosts"`
+	PeersChecked bool                  `json:"peers_checked"`
+	Libraries    []libReport           `json:"libraries"`
+	Reach        []reachEntry          `json:"reach,omitempty"`
 }
 
 type libReport struct {
@@ -61,8 +62,13 @@ type libReport struct {
 }
 
 type portReport struct {
-	Host       string      `json:"host"`
-	Port       string      `json:"port"`
+	// Host is the job's host the port is on; "" (not written) for the local host.
+	Host string `json:"host,omitempty"`
+	// Device and Port name the port (over a sweep Device is the node description);
+	// Name is DEV/PORT for the text.
+	Device     string      `json:"device"`
+	Port       int         `json:"port"`
+	Name       string      `json:"-"`
 	Used       bool        `json:"used"`
 	Why        string      `json:"why,omitempty"`
 	Outcome    job.Outcome `json:"outcome,omitempty"`
@@ -109,7 +115,7 @@ func resolveReport(rs []*job.Resolution) report {
 			Unchecked: nonNil(r.Unchecked), Notes: nonNil(r.Notes), Assumptions: nonNil(r.Assumptions), Source: r.Library.Source,
 			Ports: []portReport{}}
 		for _, pr := range r.Ports {
-			p := portReport{Host: pr.Port.Host, Port: portName(pr.Port), Used: pr.Used, Why: pr.Why}
+			p := portReport{Host: pr.Port.Host, Device: pr.Port.Device, Port: pr.Port.Num, Name: portName(pr.Port), Used: pr.Used, Why: pr.Why}
 			if pr.Used {
 				pickFields(&p, pr.Pick)
 			}
@@ -130,7 +136,7 @@ func wantReport(ws []*job.WantResult, key check.PKey) report {
 			lr.Setting = w.Summary()
 		}
 		for _, pw := range w.Ports {
-			p := portReport{Host: pw.Port.Host, Port: portName(pw.Port), Used: true, Setting: pw.Want.Setting}
+			p := portReport{Host: pw.Port.Host, Device: pw.Port.Device, Port: pw.Port.Num, Name: portName(pw.Port), Used: true, Setting: pw.Want.Setting}
 			if pw.Want.Setting == "" && pw.Want.Problem != "" {
 				p.Outcome, p.Problem = job.Fails, pw.Want.Problem
 			} else {
@@ -240,7 +246,7 @@ func (r *report) render(w io.Writer, f format) error {
 			if r.Mode == "want" {
 				second = p.Setting
 			}
-			rows = append(rows, []string{l.Library, host, p.Port, second, idx, p.PKey, p.Membership, out})
+			rows = append(rows, []string{l.Library, host, p.Name, second, idx, p.PKey, p.Membership, out})
 		}
 	}
 	var b bytes.Buffer

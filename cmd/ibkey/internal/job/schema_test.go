@@ -1,0 +1,28 @@
+package job
+
+import (
+	"testing"
+
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/jsonschematest"
+)
+
+// TestJSONSchema: the JSON goldens follow schemas/job.schema.json, and so do generated
+// runs (runJob validates every -o json output): each library's setting on the
+// fixture host (found, empty entry, unreadable entry, out of range) in resolve mode,
+// and --want for every library over the lab sweep.
+func TestJSONSchema(t *testing.T) {
+	jsonschematest.Goldens(t, "testdata", jsonschematest.SchemaFor)
+	codes := map[int]int{}
+	for _, setting := range []string{"NCCL_IB_PKEY=1", "NCCL_IB_PKEY=3", "NCCL_IB_PKEY=200", "UCX_IB_PKEY=0x8001", "UCX_IB_PKEY=auto",
+		"NVSHMEM_IB_PKEY=2", "OMPI_MCA_btl_openib_pkey=0x0002", "MV2_DEFAULT_PKEY=0x7fff", "GASNET_IBV_PKEY=0x0005"} {
+		r := runJob(t, nil, setting, "-o", "json")
+		codes[r.code]++
+	}
+	for _, key := range []string{"0x0003", "0x8002", "0x0001", "0x7fff"} {
+		r := runJob(t, nil, "--fabric-file", labFabric, "--node", "HcaA,HcaB,HcaC,HcaD", "--want", key, "-o", "json")
+		codes[r.code]++
+	}
+	if codes[0] == 0 || codes[1] == 0 || codes[4] == 0 {
+		t.Errorf("exit codes %v: the runs should include works, does-not-work and not-checked", codes)
+	}
+}
