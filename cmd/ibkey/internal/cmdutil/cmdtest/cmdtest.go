@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/jsonschematest"
 )
 
 // Root builds the command tree under test from the factory of one command line.
@@ -39,13 +40,16 @@ type Result struct {
 }
 
 // Run runs one command line in-process with fake streams; tty makes stdout a terminal
-// (table output by default), env is the whole environment.
+// (table output by default), env is the whole environment. What a command line asking
+// for JSON prints is validated against its schema (jsonschematest.Stdout).
 func Run(t testing.TB, root Root, tty bool, env map[string]string, args ...string) Result {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	streams := &cmdutil.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut, OutTTY: tty}
 	f := cmdutil.NewFactory(streams, func(k string) string { return env[k] }, time.Now)
 	code := cmdutil.Execute(context.Background(), root(f), args, streams)
+	// Every JSON output of every command's tests follows its committed schema.
+	jsonschematest.Stdout(t, args, out.String())
 	return Result{out.String(), errOut.String(), code}
 }
 
