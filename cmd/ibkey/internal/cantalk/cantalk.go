@@ -119,7 +119,9 @@ or not_applicable; qkey_rule is the Q_Key send rule applied to that endpoint: "i
 given: Linux's rdma_rxe) or "iba-assumed" (the device is not known), with the reason;
 the reasons name it when Q_Keys were checked. When an endpoint cannot be resolved in
 its table: {"schema_version","can_talk":false,"one_way":false,"verdict":"no"|"unknown",
-"reasons","warnings","unresolved":{"endpoint":"a"|"b","spec","problem"}}.`,
+"reasons","warnings","unresolved":{"endpoint":"a"|"b","spec","problem"}}. Both add
+"incomplete":[{"kind","message"}] when the command exits 4 (kind unread-entries,
+unread-table or different-subnets).`,
 		Example: `  ibkey can-talk 0x8001 0x0001
   ibkey can-talk mlx5_0/1 mlx5_1/1
   ibkey can-talk mlx5_0/1,index=2 0x0002
@@ -470,8 +472,10 @@ func cannotResolve(o *CanTalkOptions, f cmdutil.Format, specA, specB check.Endpo
 	reason := fmt.Sprintf("%s: %s", rerr.Endpoint, rerr.Problem)
 	if f == cmdutil.FormatJSON {
 		verdict := check.VerdictNo
+		var incomplete []cmdutil.Incomplete
 		if rerr.Unknown {
 			verdict = check.VerdictUnknown
+			incomplete = []cmdutil.Incomplete{{Kind: cmdutil.IncompleteUnreadEntries, Message: reason}}
 		}
 		if err := cmdutil.WriteJSON(o.IO.Out, struct {
 			Schema     cmdutil.SchemaVersion `json:"schema_version"`
@@ -481,7 +485,8 @@ func cannotResolve(o *CanTalkOptions, f cmdutil.Format, specA, specB check.Endpo
 			Reasons    []string              `json:"reasons"`
 			Warnings   []string              `json:"warnings"`
 			Unresolved unresolvedJSON        `json:"unresolved"`
-		}{cmdutil.SchemaVersion{}, false, false, verdict.String(), []string{reason}, []string{}, unresolvedJSON{side, rerr.Endpoint, rerr.Problem}}); err != nil {
+			Incomplete []cmdutil.Incomplete  `json:"incomplete,omitempty"`
+		}{cmdutil.SchemaVersion{}, false, false, verdict.String(), []string{reason}, []string{}, unresolvedJSON{side, rerr.Endpoint, rerr.Problem}, incomplete}); err != nil {
 			return err
 		}
 	} else {

@@ -1,6 +1,9 @@
 package cantalk
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/internal/check"
 )
@@ -27,6 +30,9 @@ type verdictJSON struct {
 	Shared     []sharedJSON    `json:"shared_partitions"`
 	Hops       []hopJSON       `json:"hops,omitempty"`
 	Unresolved *unresolvedJSON `json:"unresolved,omitempty"`
+	// Incomplete is present exactly when the command exits 4 (verdict unknown or
+	// different-subnets).
+	Incomplete []cmdutil.Incomplete `json:"incomplete,omitempty"`
 }
 
 type endpointJSON struct {
@@ -109,7 +115,31 @@ func verdictToJSON(v check.Verdict) verdictJSON {
 		}
 		j.Hops = append(j.Hops, hj)
 	}
+	j.Incomplete = verdictIncomplete(v)
 	return j
+}
+
+// verdictIncomplete says why a verdict exits 4: the things check.CanTalk did not
+// check (unread P_Key entries of the ends, switch port tables not read), or ports on
+// different subnets.
+func verdictIncomplete(v check.Verdict) []cmdutil.Incomplete {
+	switch v.Kind {
+	case check.VerdictDifferentSubnets:
+		return []cmdutil.Incomplete{{Kind: cmdutil.IncompleteDifferentSubnets,
+			Message: fmt.Sprintf("%s and %s are on different subnets: only a router, which is not checked, could join them", v.A.Label, v.B.Label)}}
+	case check.VerdictUnknown:
+		var out []cmdutil.Incomplete
+		for _, nc := range v.NotChecked {
+			kind := cmdutil.IncompleteUnreadTable // a switch port's table (check.HopCheck)
+			if strings.Contains(nc, "P_Key table entr") {
+				// check.CanTalk's line for entries of the ends not read.
+				kind = cmdutil.IncompleteUnreadEntries
+			}
+			out = append(out, cmdutil.Incomplete{Kind: kind, Message: nc})
+		}
+		return out
+	}
+	return nil
 }
 
 func endpointToJSON(s check.EndpointSummary) endpointJSON {

@@ -17,6 +17,8 @@ import (
 type Source struct {
 	Demo bool
 	Via  string // the MAD transport, for fabric views
+	// Incomplete: what of the host was not read (the JSON's "incomplete").
+	Incomplete []Incomplete
 }
 
 // AddressFlags are a command's fabric address flags: --lid LIDS or --dr PATH, and

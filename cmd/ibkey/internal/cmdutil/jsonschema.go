@@ -1,6 +1,11 @@
 package cmdutil
 
-import "fmt"
+import (
+	"errors"
+	"fmt"
+
+	"github.com/ibkey/ibkey/internal/query"
+)
 
 // The JSON vocabulary of ibkey's documents (-o json). Every command follows it, so a
 // script reads the same thing under the same name from every command; the JSON
@@ -44,6 +49,9 @@ import "fmt"
 //     (fabric-pkeys.schema.json; a mode with another shape gets its own:
 //     fabric-pkeys-key.schema.json); its tests validate every JSON output through
 //     cmdutil/jsonschematest (Output in the test runner, Goldens over testdata).
+//   - A command that exits 4 (incomplete) says why in incomplete: a list of
+//     {"kind","message"} (Incomplete), present exactly when it exits 4 (devices,
+//     pkeys, can-talk, job).
 //   - File positions are "FILE:LINE:COLUMN" strings named at / defined_at, or file,
 //     line and column members.
 
@@ -86,4 +94,46 @@ func NodeTypeName(num int) (name string, ok bool) {
 		return "usnic_udp", true
 	}
 	return "", false
+}
+
+// Incomplete is one reason a command's answer is incomplete (it exits 4): the members
+// of a document's "incomplete" list, present exactly when the command exits 4, so a
+// script tells a partial read from an unknown verdict without parsing stderr.
+type Incomplete struct {
+	// Kind is one of the Incomplete* kinds.
+	Kind string `json:"kind"`
+	// Message says what was not read or checked, as stderr does.
+	Message string `json:"message"`
+}
+
+// The kinds of Incomplete.
+const (
+	// IncompleteUnreadDevice: a device or port of the host could not be read; the
+	// others are shown.
+	IncompleteUnreadDevice = "unread-device"
+	// IncompleteUnreadEntries: the answer depends on P_Key table entries that could
+	// not be read.
+	IncompleteUnreadEntries = "unread-entries"
+	// IncompleteUnreadTable: a port's P_Key table was not read at all.
+	IncompleteUnreadTable = "unread-table"
+	// IncompleteDifferentSubnets: the ports are on different subnets; only a router,
+	// which is not checked, could join them.
+	IncompleteDifferentSubnets = "different-subnets"
+	// IncompleteNotChecked: a setting or rule that is not read or not interpreted
+	// (job: a library's setting whose effect is not known here).
+	IncompleteNotChecked = "not-checked"
+)
+
+// HostIncomplete lists the devices and ports a host read could not read (err a
+// *query.PartialError, as HostPartial takes it); nil for any other error.
+func HostIncomplete(err error) []Incomplete {
+	var pe *query.PartialError
+	if !errors.As(err, &pe) {
+		return nil
+	}
+	out := make([]Incomplete, len(pe.Unread))
+	for i, u := range pe.Unread {
+		out[i] = Incomplete{IncompleteUnreadDevice, "not read: " + u.What + ": " + u.Err.Error()}
+	}
+	return out
 }

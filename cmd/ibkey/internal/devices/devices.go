@@ -31,7 +31,8 @@ provide is shown as n/a (in JSON: null, with the reason under "missing").
 
 JSON (-o json; schemas/devices.schema.json): {"schema_version","demo"?,"via"?,
 "ports":[{"device","port","type","link_layer","state","phys_state","lid","sm_lid",
-"rate","port_guid","table_size","valid_pkeys","unreadable_pkeys"?,"missing"?}]};
+"rate","port_guid","table_size","valid_pkeys","unreadable_pkeys"?,"missing"?}],
+"incomplete"?:[{"kind","message"}]} (incomplete: the devices not read, exit 4);
 type is "ca", "switch", "router" (or "rnic", ...); lid, sm_lid, table_size and
 valid_pkeys are numbers, port_guid a "0x%016x" string; a value not read is null
 with the reason under "missing".
@@ -106,13 +107,14 @@ func runDevices(o *DevicesOptions) error {
 	host := o.Host()
 	views, err := host.Load(query.Selector{}, query.LoadOptions{Tables: true})
 	// One device that cannot be read does not hide the others: they are shown, the
-	// one not read is named on stderr, and the exit is 4.
+	// one not read is named on stderr (and in the JSON's incomplete), and the exit is 4.
+	incomplete := cmdutil.HostIncomplete(err)
 	partial, err := cmdutil.HostPartial(o.Notices(), err)
 	if err != nil {
 		return err
 	}
 	o.Notices().Label(host.Label)
-	return cmdutil.Then(renderDevices(o, f, views, cmdutil.Source{Demo: host.Label != ""}), partial)
+	return cmdutil.Then(renderDevices(o, f, views, cmdutil.Source{Demo: host.Label != "", Incomplete: incomplete}), partial)
 }
 
 func renderDevices(o *DevicesOptions, f cmdutil.Format, views []*query.PortView, src cmdutil.Source) error {
@@ -126,11 +128,12 @@ func renderDevices(o *DevicesOptions, f cmdutil.Format, views []*query.PortView,
 	}
 	if f == cmdutil.FormatJSON {
 		return cmdutil.WriteJSON(o.IO.Out, struct {
-			Schema cmdutil.SchemaVersion `json:"schema_version"`
-			Demo   bool                  `json:"demo,omitempty"`
-			Via    string                `json:"via,omitempty"`
-			Ports  []devicePortJSON      `json:"ports"`
-		}{cmdutil.SchemaVersion{}, src.Demo, src.Via, rows})
+			Schema     cmdutil.SchemaVersion `json:"schema_version"`
+			Demo       bool                  `json:"demo,omitempty"`
+			Via        string                `json:"via,omitempty"`
+			Ports      []devicePortJSON      `json:"ports"`
+			Incomplete []cmdutil.Incomplete  `json:"incomplete,omitempty"`
+		}{cmdutil.SchemaVersion{}, src.Demo, src.Via, rows, src.Incomplete})
 	}
 	g := cmdutil.Grid{Header: []string{"DEVICE", "PORT", "LINK", "STATE", "PHYS", "LID", "SM_LID", "RATE", "PKEYS", "PORT_GUID"}}
 	for _, r := range rows {

@@ -107,8 +107,10 @@ JSON (-o json; schemas/job.schema.json): {"schema_version","mode":"resolve"|"wan
 "verdict","inactive"?,"same"?,"ports":[{"host"?,"device","port","used","why"?,
 "outcome"?,"index","pkey"?,"membership"?,"setting"?,"problem"?}],"findings","fixes",
 "unchecked","notes","assumptions","source"}],"reach"?:[{"partition","full",
-"limited"}]}. verdict: works, does-not-work, not-checked, not-applicable; outcome:
-uses, empty-entry, fails, skips-port, not-checked; host is absent for the local host;
+"limited"}],"incomplete"?:[{"kind","message"}]}; incomplete (kind not-checked) is
+present exactly when the exit is 4. verdict: works, does-not-work, not-checked,
+not-applicable; outcome: uses, empty-entry, fails, skips-port, not-checked; host is
+absent for the local host;
 port is the port number (device the RDMA device, or the node description of a port
 from --fabric-file).`,
 		Example: `  NCCL_IB_PKEY=1 ibkey job
@@ -276,6 +278,11 @@ func Run(o *Options) error {
 	rep.PeersChecked = rep.Hosts > 1
 	if src.fabric != nil {
 		rep.addReach(src.fabric)
+	}
+	if rep.exitCode() == cmdutil.ExitIncomplete {
+		for _, u := range rep.unchecked() {
+			rep.Incomplete = append(rep.Incomplete, cmdutil.Incomplete{Kind: cmdutil.IncompleteNotChecked, Message: u})
+		}
 	}
 	if err := rep.render(o.Out, format); err != nil {
 		return err

@@ -90,6 +90,7 @@ func runJob(t *testing.T, env map[string]string, args ...string) result {
 		t.Fatalf("untyped error: %v", err)
 	}
 	jsonschematest.Stdout(t, append([]string{"job"}, args...), out.String())
+	jsonschematest.Incomplete(t, append([]string{"job"}, args...), out.String(), code)
 	return result{out.String(), errOut.String(), code}
 }
 

@@ -42,6 +42,8 @@ type report struct {
 	PeersChecked bool                  `json:"peers_checked"`
 	Libraries    []libReport           `json:"libraries"`
 	Reach        []reachEntry          `json:"reach,omitempty"`
+	// Incomplete: what was not checked, when the exit is 4.
+	Incomplete []cmdutil.Incomplete `json:"incomplete,omitempty"`
 }
 
 type libReport struct {

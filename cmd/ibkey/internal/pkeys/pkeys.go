@@ -53,13 +53,15 @@ JSON (-o json; schemas/pkeys.schema.json): {"schema_version","demo"?,"via"?,
 "ports":[{"device","port","link_layer","state","table_size","valid_pkeys",
 "unreadable_pkeys"?,"pkeys_error"?,"entries":[{"index","pkey","key","membership",
 "valid","default","both_memberships"?,"duplicate_of"?,"hole"?,"unreadable"?,"ipoib"?}],
-"ipoib":[{"name","pkey","parent"?,"operstate"?,"index","membership"}],"warnings":[]}]}.
+"ipoib":[{"name","pkey","parent"?,"operstate"?,"index","membership"}],"warnings":[]}],
+"incomplete"?:[{"kind","message"}]} (incomplete: the devices not read, exit 4).
 A table not read has "table_size", "valid_pkeys" and "entries" null and the reason in
 "pkeys_error"; an unreadable entry has "pkey" null and the reason in "unreadable"
 (valid_pkeys counts the entries read; unreadable_pkeys how many were not); an IPoIB
 interface whose key is not in the table has "index": null.
 With --find (schemas/pkeys-find.schema.json): {"schema_version","pkey","key","found",
-"ports":[{"device","port","found","outcome","index","entry","membership","reason"?}]};
+"ports":[{"device","port","found","outcome","index","entry","membership","reason"?}],
+"incomplete"?:[{"kind","message"}]} (incomplete: what was not read, exit 4);
 outcome is "found", "not-found", "unknown" (not in the entries read, some not read)
 or "no-table".
 
@@ -186,6 +188,7 @@ func runPKeys(o *PKeysOptions) error {
 		return err
 	}
 	views, err := host.Load(sel, query.LoadOptions{Tables: true, Interfaces: true})
+	incomplete := cmdutil.HostIncomplete(err)
 	partial, err := cmdutil.HostPartial(o.Notices(), err)
 	if err != nil {
 		return err
@@ -194,13 +197,13 @@ func runPKeys(o *PKeysOptions) error {
 	if ifc != nil {
 		o.Notices().Label(ifc.Describe())
 	}
-	return cmdutil.Then(renderPKeys(o, f, views, find, cmdutil.Source{Demo: host.Label != ""}), partial)
+	return cmdutil.Then(renderPKeys(o, f, views, find, cmdutil.Source{Demo: host.Label != "", Incomplete: incomplete}), partial)
 }
 
 func renderPKeys(o *PKeysOptions, f cmdutil.Format, views []*query.PortView, find check.PKey, src cmdutil.Source) error {
 	n := o.Notices()
 	if o.Find != "" {
-		return findPKey(o, f, views, find)
+		return findPKey(o, f, views, find, src.Incomplete)
 	}
 	if f == cmdutil.FormatJSON {
 		out := make([]pkeyPortJSON, len(views))
@@ -208,11 +211,12 @@ func renderPKeys(o *PKeysOptions, f cmdutil.Format, views []*query.PortView, fin
 			out[i] = pkeyPortToJSON(v, o.All)
 		}
 		if err := cmdutil.WriteJSON(o.IO.Out, struct {
-			Schema cmdutil.SchemaVersion `json:"schema_version"`
-			Demo   bool                  `json:"demo,omitempty"`
-			Via    string                `json:"via,omitempty"`
-			Ports  []pkeyPortJSON        `json:"ports"`
-		}{cmdutil.SchemaVersion{}, src.Demo, src.Via, out}); err != nil {
+			Schema     cmdutil.SchemaVersion `json:"schema_version"`
+			Demo       bool                  `json:"demo,omitempty"`
+			Via        string                `json:"via,omitempty"`
+			Ports      []pkeyPortJSON        `json:"ports"`
+			Incomplete []cmdutil.Incomplete  `json:"incomplete,omitempty"`
+		}{cmdutil.SchemaVersion{}, src.Demo, src.Via, out, src.Incomplete}); err != nil {
 			return err
 		}
 		for _, v := range views {
@@ -439,7 +443,8 @@ type findJSON struct {
 }
 
 // findPKey prints the index a QP should use for key's partition on each port.
-func findPKey(o *PKeysOptions, f cmdutil.Format, views []*query.PortView, key check.PKey) error {
+// incomplete lists what of the host was not read (exit 4 whatever the answer).
+func findPKey(o *PKeysOptions, f cmdutil.Format, views []*query.PortView, key check.PKey, incomplete []cmdutil.Incomplete) error {
 	n := o.Notices()
 	var results []findJSON
 	var outcomes []query.FindResult
@@ -472,15 +477,33 @@ func findPKey(o *PKeysOptions, f cmdutil.Format, views []*query.PortView, key ch
 		}
 		results = append(results, r)
 	}
+	code := query.FindExitCode(outcomes)
+	if !found && code == cmdutil.ExitNo && len(incomplete) > 0 {
+		// Not in the tables read, but a device of the host was not read: it may be
+		// there (HostPartial's exit 4 must not give way to a definite no).
+		code = cmdutil.ExitIncomplete
+	}
+	if !found && code == cmdutil.ExitIncomplete {
+		// Not found in what was read: the ports whose entries or table were not read.
+		for i, r := range results {
+			switch outcomes[i].Outcome {
+			case query.FindUnknown:
+				incomplete = append(incomplete, cmdutil.Incomplete{Kind: cmdutil.IncompleteUnreadEntries, Message: fmt.Sprintf("%s/%d: %s", r.Device, r.Port, r.Reason)})
+			case query.FindNoTable:
+				incomplete = append(incomplete, cmdutil.Incomplete{Kind: cmdutil.IncompleteUnreadTable, Message: fmt.Sprintf("%s/%d: %s", r.Device, r.Port, r.Reason)})
+			}
+		}
+	}
 	switch f {
 	case cmdutil.FormatJSON:
 		if err := cmdutil.WriteJSON(o.IO.Out, struct {
-			Schema cmdutil.SchemaVersion `json:"schema_version"`
-			PKey   string                `json:"pkey"`
-			Key    string                `json:"key"`
-			Found  bool                  `json:"found"`
-			Ports  []findJSON            `json:"ports"`
-		}{cmdutil.SchemaVersion{}, key.String(), key.KeyString(), found, results}); err != nil {
+			Schema     cmdutil.SchemaVersion `json:"schema_version"`
+			PKey       string                `json:"pkey"`
+			Key        string                `json:"key"`
+			Found      bool                  `json:"found"`
+			Ports      []findJSON            `json:"ports"`
+			Incomplete []cmdutil.Incomplete  `json:"incomplete,omitempty"`
+		}{cmdutil.SchemaVersion{}, key.String(), key.KeyString(), found, results, incomplete}); err != nil {
 			return err
 		}
 	case cmdutil.FormatPlain:
@@ -519,7 +542,7 @@ func findPKey(o *PKeysOptions, f cmdutil.Format, views []*query.PortView, key ch
 			n.Note(fmt.Sprintf("%s/%d: only a limited entry holds partition %s: a QP there talks only to full members", r.Device, r.Port, key.KeyString()))
 		}
 	}
-	if code := query.FindExitCode(outcomes); !found && code != cmdutil.ExitOK {
+	if !found && code != cmdutil.ExitOK {
 		return cmdutil.Exit(code)
 	}
 	return nil

@@ -50,6 +50,7 @@ func Run(t testing.TB, root Root, tty bool, env map[string]string, args ...strin
 	code := cmdutil.Execute(context.Background(), root(f), args, streams)
 	// Every JSON output of every command's tests follows its committed schema.
 	jsonschematest.Stdout(t, args, out.String())
+	jsonschematest.Incomplete(t, args, out.String(), code)
 	return Result{out.String(), errOut.String(), code}
 }
 

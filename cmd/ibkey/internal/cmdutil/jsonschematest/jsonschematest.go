@@ -7,6 +7,7 @@ package jsonschematest
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io/fs"
 	"os"
@@ -267,4 +268,26 @@ func Stdout(t testing.TB, args []string, stdout string) {
 		return
 	}
 	Validate(t, name, []byte(stdout))
+}
+
+// withIncomplete are the schemas whose documents carry "incomplete" exactly when the
+// command exits 4 (cmdutil.Incomplete).
+var withIncomplete = map[string]bool{"devices": true, "pkeys": true, "pkeys-find": true, "can-talk": true, "job": true}
+
+// Incomplete fails t when the JSON `ibkey ARGS` printed has an "incomplete" list and
+// the exit code is not 4, or exits 4 without one (for the commands that carry it).
+func Incomplete(t testing.TB, args []string, stdout string, code int) {
+	t.Helper()
+	if !isJSON(args) || strings.TrimSpace(stdout) == "" || !withIncomplete[SchemaFor(args)] {
+		return
+	}
+	var doc struct {
+		Incomplete []json.RawMessage `json:"incomplete"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
+		return // Stdout's validation says it
+	}
+	if has := len(doc.Incomplete) > 0; has != (code == 4) {
+		t.Errorf("`ibkey %s` exits %d with %d incomplete reasons: want them exactly on exit 4\n%s", strings.Join(args, " "), code, len(doc.Incomplete), stdout)
+	}
 }

@@ -1,0 +1,41 @@
+package cantalk
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
+)
+
+// TestJSONIncomplete: a verdict that depends on an entry not read is "unknown", exits
+// 4 and lists it in incomplete (kind unread-entries), for a port endpoint and for a
+// key= endpoint whose entry may be the unread one; a definite answer has none (the
+// runner checks "incomplete exactly on exit 4").
+func TestJSONIncomplete(t *testing.T) {
+	for _, tc := range []struct {
+		a, b    string
+		verdict string
+		code    int
+	}{
+		{"mlx5_1/1", "0x8009", "unknown", 4},
+		{"mlx5_1/1,pkey=0x8009", "0x8009", "unknown", 4},
+		{"mlx5_1/1", "0x8002", "yes", 0},
+	} {
+		r := cmdtest.Run(t, root, false, nil, "--sysfs", cmdtest.MLX5, "can-talk", tc.a, tc.b, "-o", "json")
+		var doc struct {
+			Verdict    string                  `json:"verdict"`
+			Incomplete []struct{ Kind string } `json:"incomplete"`
+		}
+		if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
+			t.Fatalf("%s %s: %v\n%s", tc.a, tc.b, err, r.Stdout)
+		}
+		if r.Code != tc.code || doc.Verdict != tc.verdict {
+			t.Errorf("%s %s: exit %d, verdict %q; want %d, %q\n%s", tc.a, tc.b, r.Code, doc.Verdict, tc.code, tc.verdict, r.Stdout)
+		}
+		for _, i := range doc.Incomplete {
+			if i.Kind != "unread-entries" {
+				t.Errorf("%s %s: incomplete kind %q, want unread-entries", tc.a, tc.b, i.Kind)
+			}
+		}
+	}
+}

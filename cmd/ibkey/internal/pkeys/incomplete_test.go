@@ -1,0 +1,77 @@
+package pkeys
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
+	"github.com/ibkey/ibkey/internal/fakesysfs"
+)
+
+// TestJSONIncomplete: --find of a key that is not in the entries read of a port with
+// an unreadable entry exits 4 and says so in incomplete (kind unread-entries); a key
+// found, or absent from a table read whole, has no incomplete list (the runner checks
+// "incomplete exactly on exit 4").
+func TestJSONIncomplete(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		code int
+		kind string
+	}{
+		{[]string{"--sysfs", cmdtest.MLX5, "pkeys", "mlx5_1/1", "--find", "0x0009", "-o", "json"}, 4, "unread-entries"},
+		{[]string{"--sysfs", cmdtest.MLX5, "pkeys", "mlx5_1/1", "--find", "0x0002", "-o", "json"}, 0, ""},
+		{[]string{"--sysfs", cmdtest.MLX5, "pkeys", "mlx5_0/1", "--find", "0x0009", "-o", "json"}, 1, ""},
+		{[]string{"--sysfs", cmdtest.MLX5, "pkeys", "irdma0", "--find", "0x0009", "-o", "json"}, 4, "unread-table"},
+	} {
+		r := cmdtest.Run(t, root, false, nil, tc.args...)
+		var doc struct {
+			Incomplete []struct{ Kind string } `json:"incomplete"`
+		}
+		if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
+			t.Fatalf("%v: %v\n%s", tc.args, err, r.Stdout)
+		}
+		kind := ""
+		if len(doc.Incomplete) > 0 {
+			kind = doc.Incomplete[0].Kind
+		}
+		if r.Code != tc.code || kind != tc.kind {
+			t.Errorf("%v: exit %d, incomplete %q; want %d, %q\n%s", tc.args, r.Code, kind, tc.code, tc.kind, r.Stdout)
+		}
+	}
+}
+
+// TestFindPartialHost: a key not in the tables read while a device of the host could
+// not be read is not a definite no: exit 4, with the device in incomplete.
+func TestFindPartialHost(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sys")
+	host := fakesysfs.MLX5()
+	var devs []fakesysfs.Device
+	for _, d := range host.Devices {
+		if d.Name != "irdma0" { // no table: an answer of its own (exit 4), not wanted here
+			devs = append(devs, d)
+		}
+	}
+	host.Devices = devs
+	if err := fakesysfs.Write(dir, host); err != nil {
+		t.Fatal(err)
+	}
+	matches, _ := filepath.Glob(filepath.Join(dir, "devices", "*", "*", "infiniband", "mlx5_1", "ports"))
+	if len(matches) != 1 {
+		t.Fatalf("no mlx5_1/ports under %s", dir)
+	}
+	if err := os.RemoveAll(matches[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(matches[0], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range []string{"plain", "json"} {
+		r := cmdtest.Run(t, root, false, nil, "--sysfs", dir, "pkeys", "--find", "0x0009", "-o", format)
+		if r.Code != 4 {
+			t.Errorf("-o %s: exit %d, want 4 (mlx5_1 was not read)\n%s%s", format, r.Code, r.Stdout, r.Stderr)
+		}
+	}
+}
