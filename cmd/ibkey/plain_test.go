@@ -89,6 +89,20 @@ func TestPlainTables(t *testing.T) {
 		checkPlainTable(t, what, lines[i+2:])
 	}
 
+	// watch counters: no header, one line per port per sample: TIME DEV/PORT STATE
+	// NAME=VALUE..., no spaces inside a field.
+	counterLine := regexp.MustCompile(`^\d{4}-\d\d-\d\dT[0-9:.]+Z \S+/\d+ [A-Z_]+( [A-Za-z0-9_]+=\S+)+$`)
+	r = runIbkey(t, false, nil, "--demo", "watch", "counters", "--count", "2", "--interval", "10ms", "-o", "plain")
+	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+	if r.code != 0 || len(lines) != 8 {
+		t.Errorf("watch counters: exit %d, %d lines; want 2 samples of 4 ports:\n%s", r.code, len(lines), r.stdout)
+	}
+	for _, l := range lines {
+		if !counterLine.MatchString(l) {
+			t.Errorf("watch counters line: %q", l)
+		}
+	}
+
 	// job: the table of ports first, up to the first empty line.
 	r = runIbkey(t, false, nil, "--demo", "job", "NCCL_IB_PKEY=1", "UCX_IB_PKEY=0x0002", "-o", "plain")
 	table, _, _ := strings.Cut(r.stdout, "\n\n")
