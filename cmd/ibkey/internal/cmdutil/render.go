@@ -19,6 +19,9 @@ import (
 type Grid struct {
 	Header []string
 	Rows   [][]string
+	// FreeLast keeps the spaces of the last column in plain output: it is free text to
+	// the end of the line (as ps(1)'s COMMAND), for prose such as decode's notes.
+	FreeLast bool
 }
 
 // Add appends a row.
@@ -65,7 +68,8 @@ func toAny(s []string) []any {
 }
 
 // renderPlain prints aligned columns with a header line. Cells never contain spaces
-// (they become _) and empty cells print as -, so awk '{print $N}' always works.
+// (they become _) and empty cells print as -, so awk '{print $N}' always works; with
+// FreeLast the last column alone keeps its spaces.
 func (g *Grid) renderPlain(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 8, 2, ' ', 0)
 	if g.Header != nil {
@@ -74,6 +78,10 @@ func (g *Grid) renderPlain(w io.Writer) error {
 	for _, r := range g.Rows {
 		cells := make([]string, len(r))
 		for i, c := range r {
+			if g.FreeLast && i == len(r)-1 && c != "" {
+				cells[i] = strings.NewReplacer("\t", " ", "\n", " ").Replace(c)
+				continue
+			}
 			cells[i] = PlainCell(c)
 		}
 		fmt.Fprintln(tw, strings.Join(cells, "\t"))

@@ -5,6 +5,7 @@ package decode
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -83,9 +84,11 @@ func (k decoding[D]) run(o *DecodeOptions) error {
 	case cmdutil.FormatJSON:
 		return cmdutil.WriteJSON(o.IO.Out, k.json(out))
 	case cmdutil.FormatPlain:
-		g := cmdutil.Grid{Header: k.header}
+		// The notes stay in plain output (issue: "decode in plain mode keeps its
+		// explanations"), as a last column so that a value is still one line.
+		g := cmdutil.Grid{Header: append(k.header[:len(k.header):len(k.header)], "NOTES"), FreeLast: true}
 		for _, d := range out {
-			g.Add(k.row(d)...)
+			g.Add(append(k.row(d), strings.Join(k.notes(d), "; "))...)
 		}
 		return g.Render(o.IO.Out, f)
 	}
