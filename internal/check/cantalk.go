@@ -96,7 +96,7 @@ type Endpoint struct {
 	// Fabric and At place the port in a known fabric (a sweep or a fabric file): the
 	// switch port cabled to it is checked with the switch-port rule the audit uses
 	// (hop.go, Fabric.CheckHop). Both nil when the fabric is not known.
-	Fabric *Fabric
+	Fabric HopFabric
 	At     *PortID
 }
 
@@ -557,7 +557,7 @@ func (v *Verdict) applyPortRules(a, b Endpoint) {
 	if diff {
 		v.Kind = VerdictDifferentSubnets
 		fail(fmt.Sprintf("%s is on subnet %s and %s on subnet %s (GID prefixes): ports of different subnets reach each other only through an InfiniBand router, whose partitions and routes are not checked here; the tables compared below are each subnet's own",
-			a.Label, gidPrefix(a.Subnet.GIDPrefix), b.Label, gidPrefix(b.Subnet.GIDPrefix)))
+			a.Label, FormatGIDPrefix(a.Subnet.GIDPrefix), b.Label, FormatGIDPrefix(b.Subnet.GIDPrefix)))
 	}
 	if len(inactive) > 0 {
 		v.Kind = VerdictNotActive
@@ -578,7 +578,7 @@ func (v *Verdict) applyHops(a, b Endpoint) {
 		}
 		return e.Fabric.CheckHop(*e.At, key)
 	}
-	fabricOf := func(h HopCheck) *Fabric { return h.fabric(a, b) }
+	fabricOf := func(h HopCheck) HopFabric { return h.fabric(a, b) }
 	// combine: the worst of two results (drops over unknown over passes).
 	combine := func(x, y HopResult) HopResult {
 		if x == HopDrops || y == HopDrops {
@@ -689,7 +689,7 @@ func (v *Verdict) applyHops(a, b Endpoint) {
 }
 
 // fabric is the fabric a hop was checked in: the endpoint whose At it belongs to.
-func (h HopCheck) fabric(s, r Endpoint) *Fabric {
+func (h HopCheck) fabric(s, r Endpoint) HopFabric {
 	if s.At != nil && *s.At == h.End {
 		return s.Fabric
 	}
@@ -1136,4 +1136,11 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -345,6 +345,13 @@ func checkDevice(token, dev string) error {
 // GUIDForms is what a GUID may look like, for error messages.
 const GUIDForms = "0x0002c90300000204 (up to 16 hex digits, 0x optional) or 0002:c903:0000:0204"
 
+// ParseGUID reads a port or node GUID as a user writes it (rules at parseGUID); the
+// error is a *ParseError naming the accepted forms.
+func ParseGUID(s string) (GUID, error) {
+	g, err := parseGUID(s)
+	return GUID(g), err
+}
+
 // parseGUID reads a 64-bit GUID: hex with optional 0x (1-16 digits) or the sysfs form of
 // four colon-separated groups of four hex digits. GUID 0 is not a port GUID.
 func parseGUID(s string) (uint64, error) {

@@ -1,5 +1,8 @@
-// Package check holds ibkey's pure rules: P_Key and Q_Key values, how user input
-// becomes them, and what they mean. It does no I/O and imports no other ibkey package.
+// Package check holds ibkey's pure rules: P_Key and Q_Key values, GUIDs and port
+// names, how user input becomes them and what they mean, can-talk, the switch-port rule
+// at a CA's first hop, and the one Severity and Finding of every check (the fabric
+// audit, the fabric diff, the partitions.conf lint). It does no I/O and imports no other
+// ibkey package; the swept-fabric model the audit runs on is internal/fabric.
 //
 // Sources: IBA vol. 1 §10.9 (partitioning) and §9.2 (BTH), OpenSM include/iba/ib_types.h
 // (the P_Key and Q_Key constants), RDMAmojo's P_Key and Q_Key articles.

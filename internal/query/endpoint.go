@@ -7,6 +7,7 @@ import (
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/check/partconf"
+	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/ibverbs"
 )
 
@@ -300,7 +301,7 @@ func setPortRules(e *check.Endpoint, v *PortView) {
 // placeSwept puts an endpoint resolved from a sweep in its fabric, for can-talk's
 // switch-port rule (the switch port cabled to it), and with portRules its state and
 // subnet as swept.
-func placeSwept(e *check.Endpoint, f *check.Fabric, n *check.Node, p *check.Port, portRules bool) {
+func placeSwept(e *check.Endpoint, f *fabric.Fabric, n *fabric.Node, p *fabric.Port, portRules bool) {
 	id := check.PortID{Node: n.GUID, Port: p.Num}
 	e.Fabric, e.At = f, &id
 	if !portRules {

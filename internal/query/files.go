@@ -4,7 +4,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/fsread"
 	"github.com/ibkey/ibkey/internal/textsafe"
 )
@@ -14,15 +14,15 @@ import (
 // devices and other special files without blocking (fsread); every problem is bad input
 // (*UsageError, exit 2) naming the file. Node descriptions enter the model
 // terminal-safe (textsafe.String), as those read from the fabric do.
-func ReadFabricFile(path string) (*check.Fabric, error) {
-	fh, err := fsread.Open(path, check.MaxFabricFileSize, "a fabric file")
+func ReadFabricFile(path string) (*fabric.Fabric, error) {
+	fh, err := fsread.Open(path, fabric.MaxFabricFileSize, "a fabric file")
 	if err != nil {
 		return nil, &UsageError{Msg: textsafe.Message(fmt.Sprintf("--fabric-file: %v", err))}
 	}
 	defer fh.Close()
-	f, err := check.DecodeFabric(fh)
+	f, err := fabric.DecodeFabric(fh)
 	if err != nil {
-		var fe *check.FabricFileError
+		var fe *fabric.FabricFileError
 		if errors.As(err, &fe) {
 			return nil, &UsageError{Msg: textsafe.Message(fmt.Sprintf("--fabric-file %s: %s", path, fe.Problem))}
 		}

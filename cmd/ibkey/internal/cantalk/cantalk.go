@@ -17,6 +17,7 @@ import (
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/check/partconf"
+	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/query"
 )
 
@@ -35,14 +36,14 @@ type CanTalkOptions struct {
 	Sweep cmdutil.FabricSource
 	// savedSweep reads --fabric-file once: the router ports and the endpoints both
 	// come from it.
-	savedSweep func() (*check.Fabric, error)
+	savedSweep func() (*fabric.Fabric, error)
 }
 
 // NewCmdCanTalk builds `ibkey can-talk`; runF, when not nil, runs instead of runCanTalk
 // (tests of argument parsing).
 func NewCmdCanTalk(f *cmdutil.Factory, runF func(*CanTalkOptions) error) *cobra.Command {
 	o := &CanTalkOptions{PortDeps: cmdutil.NewPortDeps(f)}
-	o.savedSweep = sync.OnceValues(func() (*check.Fabric, error) { return cmdutil.ReadFabricFile(o.Sweep.File) })
+	o.savedSweep = sync.OnceValues(func() (*fabric.Fabric, error) { return cmdutil.ReadFabricFile(o.Sweep.File) })
 	c := &cobra.Command{
 		Use:   "can-talk A B",
 		Short: "Say whether two endpoints can talk under the P_Key and Q_Key rules, and why",
@@ -197,7 +198,7 @@ func looksLikeName(s string) bool {
 // node type (osm_prtn_config.c), so a router's GUID must not be taken for a CA's.
 func (o *CanTalkOptions) routerPorts() (map[uint64]partconf.NodeType, error) {
 	out := map[uint64]partconf.NodeType{}
-	var f *check.Fabric
+	var f *fabric.Fabric
 	if o.Sweep.File != "" {
 		var err error
 		if f, err = o.savedSweep(); err != nil {
@@ -242,7 +243,7 @@ func (o *CanTalkOptions) resolve(src query.EndpointSources, specA, specB check.E
 		// 12); reading only the two end tables could answer yes where a switch drops
 		// the partition.
 		src.Ctx = ctx
-		src.Sweep = func() (*check.Fabric, error) { return o.Sweep.Sweep(ctx, fab, false) }
+		src.Sweep = func() (*fabric.Fabric, error) { return o.Sweep.Sweep(ctx, fab, false) }
 		src.SweepName = "a sweep via " + fab.Via
 		var err error
 		eps, err = query.ResolveEndpointsFrom(src, specA, specB)

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 	"github.com/ibkey/ibkey/internal/query"
 )
@@ -142,7 +143,7 @@ func addressHint(arg string) string {
 // returns the address that reaches it: a CA port through its own LID (a CA answers
 // only for the port an SMP arrives at), a node by its directed route; base's --port
 // applies to a node GUID.
-func GUIDSelector(f *check.Fabric, g check.GUID, base query.FabricSelector) (query.FabricSelector, error) {
+func GUIDSelector(f *fabric.Fabric, g check.GUID, base query.FabricSelector) (query.FabricSelector, error) {
 	for _, n := range f.Nodes {
 		for _, p := range n.Ports {
 			if p.GUID != g || g == 0 {

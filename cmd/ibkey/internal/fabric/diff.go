@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
-	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fabric"
 )
 
 // DiffOptions are `ibkey fabric diff`'s inputs.
@@ -85,7 +85,7 @@ func runDiff(o *DiffOptions) error {
 	if err != nil {
 		return err
 	}
-	compare := func(b *check.Fabric, bName string) error {
+	compare := func(b *fabric.Fabric, bName string) error {
 		n := o.Notices
 		// Both sides get the map's names, so a mapped node is not "changed" by it.
 		names.Rename(a)
@@ -94,23 +94,23 @@ func runDiff(o *DiffOptions) error {
 		cmdutil.SanitizeFabric(b)
 		for _, x := range []struct {
 			name string
-			f    *check.Fabric
+			f    *fabric.Fabric
 		}{{o.A, a}, {bName, b}} {
 			if x.f.Incomplete != "" || len(x.f.Unreachable) > 0 {
 				n.Warn(fmt.Sprintf("%s is a partial sweep: changes in the part not read are not seen", x.name))
 			}
 		}
-		changes := check.Diff(a, b)
+		changes := fabric.Diff(a, b)
 		if o.Format == cmdutil.FormatJSON {
 			if changes == nil {
-				changes = []check.Change{}
+				changes = []fabric.Change{}
 			}
 			if err := cmdutil.WriteJSON(o.IO.Out, struct {
 				Schema  cmdutil.SchemaVersion `json:"schema_version"`
 				A       string                `json:"a"`
 				B       string                `json:"b"`
 				Same    bool                  `json:"same"`
-				Changes []check.Change        `json:"changes"`
+				Changes []fabric.Change       `json:"changes"`
 			}{cmdutil.SchemaVersion{}, o.A, bName, len(changes) == 0, changes}); err != nil {
 				return err
 			}
@@ -135,7 +135,7 @@ func runDiff(o *DiffOptions) error {
 		}
 		return compare(b, o.B)
 	}
-	return o.Source.Sweep(o.Ctx, o.Notices, false, func(b *check.Fabric) error {
+	return o.Source.Sweep(o.Ctx, o.Notices, false, func(b *fabric.Fabric) error {
 		return cmdutil.PartialResult(o.Notices, b, true, compare(b, "the sweep now"))
 	})
 }
