@@ -53,9 +53,9 @@ type FindingPort struct {
 }
 
 // Finding is one result of a rule: what is wrong, where, and what to do. It is the one
-// finding type of the fabric audit, the comparison with a partitions.conf and the
-// partitions.conf lint (partconf.Finding is this type): a finding about the fabric names
-// Ports, one about a file its Pos.
+// finding type of the fabric audit, the comparison with a partitions.conf, the
+// partitions.conf lint (partconf.Finding is this type) and the fabric diff (one finding
+// per change): a finding about the fabric names Ports, one about a file its Pos.
 type Finding struct {
 	Severity Severity `json:"severity"`
 	// Pos is where in a configuration file the finding is; zero for the fabric's.
@@ -67,6 +67,11 @@ type Finding struct {
 	Message string `json:"message"`
 	// Action says what to do about it (for a file: how to fix the line).
 	Action string `json:"action"`
+	// Field, Before and After are the value a finding of a comparison (the fabric
+	// diff) is about: its name, and what it was and is ("" when absent on that side).
+	Field  string `json:"field,omitempty"`
+	Before string `json:"before,omitempty"`
+	After  string `json:"after,omitempty"`
 }
 
 // MarshalJSON writes the keys as hex strings.

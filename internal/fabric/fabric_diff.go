@@ -8,7 +8,7 @@ import (
 	"github.com/ibkey/ibkey/internal/check"
 )
 
-// Change kinds in a FabricDiff, stable identifiers for scripts.
+// Change kinds of Diff, stable identifiers for scripts: the Rule of each finding.
 const (
 	ChangeNodeAdded    = "node-added"
 	ChangeNodeRemoved  = "node-removed"
@@ -23,23 +23,16 @@ const (
 	ChangeTableResized = "table-resized"
 )
 
-// Change is one difference between two sweeps.
-type Change struct {
-	Kind string `json:"kind"`
-	// Ports are the ports concerned: one, or the two ends of a link. For node
-	// changes the port is 0.
-	Ports   []check.FindingPort `json:"ports"`
-	Field   string              `json:"field,omitempty"`
-	Before  string              `json:"before,omitempty"`
-	After   string              `json:"after,omitempty"`
-	Message string              `json:"message"`
-}
+// DiffSeverity is the severity of every finding of Diff: a difference is reported,
+// not judged (whether a change is wanted is for the reader to say).
+const DiffSeverity = check.SeverityWarning
 
 // Diff lists what changed from sweep a to sweep b: nodes, links, port attributes and
-// P_Key table entries. Nodes are matched by node GUID, ports by number. Counters (P_Key
+// P_Key table entries, one finding per change (Rule is the Change kind; Field, Before
+// and After the value that changed, when one did). Nodes are matched by node GUID, ports by number. Counters (P_Key
 // violations), LIDs of the SM and the sweep's own metadata are not compared.
-func Diff(a, b *Fabric) []Change {
-	var out []Change
+func Diff(a, b *Fabric) []check.Finding {
+	var out []check.Finding
 	label := func(id check.PortID) (check.FindingPort, string) {
 		f := b
 		if f.Node(id.Node) == nil {
@@ -48,7 +41,7 @@ func Diff(a, b *Fabric) []Change {
 		return f.FindingPort(id), f.Label(id)
 	}
 	add := func(kind, field, before, after, msg string, ids ...check.PortID) {
-		c := Change{Kind: kind, Field: field, Before: before, After: after, Message: msg}
+		c := check.Finding{Severity: DiffSeverity, Rule: kind, Field: field, Before: before, After: after, Message: msg}
 		for _, id := range ids {
 			fp, _ := label(id)
 			c.Ports = append(c.Ports, fp)
@@ -108,18 +101,18 @@ func Diff(a, b *Fabric) []Change {
 		if pi != pj {
 			return check.LessPortID(pi, pj)
 		}
-		return out[i].Kind < out[j].Kind
+		return out[i].Rule < out[j].Rule
 	})
 	return out
 }
 
-func diffPort(a, b *Fabric, n *Node, pa, pb *Port) []Change {
-	var out []Change
+func diffPort(a, b *Fabric, n *Node, pa, pb *Port) []check.Finding {
+	var out []check.Finding
 	id := check.PortID{Node: n.GUID, Port: pa.Num}
 	fp := b.FindingPort(id)
 	name := b.Label(id)
 	add := func(kind, field, before, after, msg string) {
-		out = append(out, Change{Kind: kind, Ports: []check.FindingPort{fp}, Field: field, Before: before, After: after, Message: msg})
+		out = append(out, check.Finding{Severity: DiffSeverity, Rule: kind, Ports: []check.FindingPort{fp}, Field: field, Before: before, After: after, Message: msg})
 	}
 	enf := func(e *check.Enforcement) string {
 		if e == nil {

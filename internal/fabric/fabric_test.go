@@ -230,7 +230,7 @@ func TestDiff(t *testing.T) {
 	b.Normalize()
 	var got []string
 	for _, c := range Diff(a, b) {
-		got = append(got, c.Kind+" "+c.Message)
+		got = append(got, c.Rule+" "+c.Message)
 	}
 	want := []string{
 		`table-readable "S"[1]: P_Key table read before, not read now; its entries are not compared`,

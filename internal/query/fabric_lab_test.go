@@ -204,7 +204,7 @@ compute=0x0002, defmember=full : 0x100004, 0x100007=limited ;
 		diff := fabric.Diff(clean, f)
 		kinds := map[string]bool{}
 		for _, c := range diff {
-			kinds[c.Kind] = true
+			kinds[c.Rule] = true
 			if c.Ports[0].PortID != switch12 {
 				t.Errorf("diff names %v, want only Switch1[2]: %s", c.Ports, c.Message)
 			}

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
+	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/fabric"
 )
 
@@ -102,22 +103,23 @@ func runDiff(o *DiffOptions) error {
 		}
 		changes := fabric.Diff(a, b)
 		if o.Format == cmdutil.FormatJSON {
-			if changes == nil {
-				changes = []fabric.Change{}
+			js := make([]changeJSON, len(changes))
+			for i, c := range changes {
+				js[i] = changeJSON{Kind: c.Rule, Ports: c.Ports, Field: c.Field, Before: c.Before, After: c.After, Message: c.Message}
 			}
 			if err := cmdutil.WriteJSON(o.IO.Out, struct {
 				Schema  cmdutil.SchemaVersion `json:"schema_version"`
 				A       string                `json:"a"`
 				B       string                `json:"b"`
 				Same    bool                  `json:"same"`
-				Changes []fabric.Change       `json:"changes"`
-			}{cmdutil.SchemaVersion{}, o.A, bName, len(changes) == 0, changes}); err != nil {
+				Changes []changeJSON          `json:"changes"`
+			}{cmdutil.SchemaVersion{}, o.A, bName, len(changes) == 0, js}); err != nil {
 				return err
 			}
 		} else {
 			var sb strings.Builder
 			for _, c := range changes {
-				fmt.Fprintf(&sb, "%s: %s\n", c.Kind, c.Message)
+				fmt.Fprintf(&sb, "%s: %s\n", c.Rule, c.Message)
 			}
 			io.WriteString(o.IO.Out, sb.String())
 		}
@@ -138,4 +140,15 @@ func runDiff(o *DiffOptions) error {
 	return o.Source.Sweep(o.Ctx, o.Notices, false, func(b *fabric.Fabric) error {
 		return cmdutil.PartialResult(o.Notices, b, true, compare(b, "the sweep now"))
 	})
+}
+
+// changeJSON is one change in `fabric diff -o json` (schemas/fabric-diff.schema.json):
+// a finding of fabric.Diff, its rule written as "kind".
+type changeJSON struct {
+	Kind    string              `json:"kind"`
+	Ports   []check.FindingPort `json:"ports"`
+	Field   string              `json:"field,omitempty"`
+	Before  string              `json:"before,omitempty"`
+	After   string              `json:"after,omitempty"`
+	Message string              `json:"message"`
 }
