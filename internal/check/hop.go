@@ -39,7 +39,7 @@ func (r HopResult) String() string {
 // HopCheck is the rule applied at the switch port cabled to an end port, for one key.
 type HopCheck struct {
 	End, Switch PortID
-	Key         uint16
+	Key         PartitionKey
 	// TableRead: the switch port's P_Key table was read; OnSwitch: it holds Key.
 	TableRead, OnSwitch bool
 	// Enforcement as read from the switch port's PortInfo; nil when not read.
@@ -53,18 +53,18 @@ type HopCheck struct {
 // Fabric, a sweep or a fabric file): it finds the switch port cabled to an end port and
 // names ports for people.
 type HopFabric interface {
-	CheckHop(end PortID, key uint16) (HopCheck, bool)
+	CheckHop(end PortID, key PartitionKey) (HopCheck, bool)
 	Label(id PortID) string
 }
 
 // JudgeHop applies the switch-port rule to key at switch port sw cabled to end: table
 // is the switch port's P_Key table as read (nil when not read), enf its enforcement
 // bits (nil when not read).
-func JudgeHop(end, sw PortID, key uint16, table []PKey, enf *Enforcement) HopCheck {
+func JudgeHop(end, sw PortID, key PartitionKey, table []PKey, enf *Enforcement) HopCheck {
 	h := HopCheck{End: end, Switch: sw, Key: key, Enforcement: enf, TableRead: table != nil}
 	if h.TableRead {
 		for _, k := range table {
-			if k.Valid() && k.Key() == key {
+			if k.Valid() && k.Partition() == key {
 				h.OnSwitch = true
 				break
 			}
@@ -88,7 +88,7 @@ func JudgeHop(end, sw PortID, key uint16, table []PKey, enf *Enforcement) HopChe
 
 // Sentence says what the hop does with the key's packets, for reasons and findings.
 func (h HopCheck) Sentence(f HopFabric) string {
-	key := hex4(h.Key)
+	key := h.Key.String()
 	sw, end := f.Label(h.Switch), f.Label(h.End)
 	switch {
 	case h.TableRead && h.OnSwitch:

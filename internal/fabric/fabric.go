@@ -214,19 +214,19 @@ func (p *Port) Entries() []check.TableEntry {
 
 // memberships returns, per 15-bit key, whether the table holds a full and a limited
 // entry.
-func memberships(t []check.PKey) map[uint16]membershipSet {
-	m := map[uint16]membershipSet{}
+func memberships(t []check.PKey) map[check.PartitionKey]membershipSet {
+	m := map[check.PartitionKey]membershipSet{}
 	for _, k := range t {
 		if !k.Valid() {
 			continue
 		}
-		s := m[k.Key()]
+		s := m[k.Partition()]
 		if k.IsFull() {
 			s.full = true
 		} else {
 			s.limited = true
 		}
-		m[k.Key()] = s
+		m[k.Partition()] = s
 	}
 	return m
 }

@@ -143,7 +143,7 @@ func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 	type keyUse struct {
 		full, limited []check.PortID
 	}
-	keys := map[uint16]*keyUse{}
+	keys := map[check.PartitionKey]*keyUse{}
 	for _, n := range f.Nodes {
 		for _, e := range n.Errors {
 			id := check.PortID{Node: n.GUID, Port: 0}
@@ -189,14 +189,14 @@ func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 						"take the port out of partitions it does not need in the SM's configuration (ibkey partitions check FILE lists ports in more partitions than their table holds)", id)
 				}
 			}
-			if n.Type != check.NodeSwitch && len(p.PKeys) > 0 && (!p.PKeys[0].Valid() || p.PKeys[0].Key() != check.DefaultKey) {
+			if n.Type != check.NodeSwitch && len(p.PKeys) > 0 && (!p.PKeys[0].Valid() || p.PKeys[0].Partition() != check.DefaultPartition) {
 				what := "is empty"
 				if p.PKeys[0].Valid() {
-					what = "holds " + p.PKeys[0].String() + " (partition " + p.PKeys[0].KeyString() + ")"
+					what = "holds " + p.PKeys[0].String() + " (partition " + p.PKeys[0].Partition().String() + ")"
 				}
 				where := ""
 				for i, k := range p.PKeys {
-					if k.Valid() && k.Key() == check.DefaultKey {
+					if k.Valid() && k.Partition() == check.DefaultPartition {
 						where = fmt.Sprintf("; the default partition is at index %d", i)
 						break
 					}
@@ -247,7 +247,7 @@ func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 	if n := countUnreadEndTables(res.NotChecked, f); n > 0 {
 		unreadEnds = fmt.Sprintf(" (among the tables read: %d end-port %s not read, a full member may be there)", n, plural(n, "table was", "tables were"))
 	}
-	var limitedOnly []uint16
+	var limitedOnly []check.PartitionKey
 	for k, u := range keys {
 		if len(u.full) == 0 && len(u.limited) > 0 {
 			limitedOnly = append(limitedOnly, k)
@@ -270,7 +270,7 @@ func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 			what = "its only member port is a limited member"
 		}
 		add(check.SeverityWarning, RuleLimitedOnly, []check.PKey{check.PKey(k)},
-			fmt.Sprintf("partition %s: %s (%s): limited members cannot talk to each other, so nobody can talk in it%s", hex4(k), what, strings.Join(names, ", "), unreadEnds),
+			fmt.Sprintf("partition %s: %s (%s): limited members cannot talk to each other, so nobody can talk in it%s", k, what, strings.Join(names, ", "), unreadEnds),
 			"make at least one member full (GUID=full in partitions.conf, e.g. the server the others use), or remove the partition", u.limited...)
 	}
 	check.SortFindings(out)
@@ -319,7 +319,7 @@ func auditSwitchPort(f *Fabric, sw *Node, p *Port, caNode *Node, ca *Port) []che
 		enforcing = "once enforcement is on, the switch will drop them"
 	}
 	caKeys, swKeys := memberships(ca.PKeys), memberships(p.PKeys)
-	missing := func(have, want map[uint16]membershipSet) []check.PKey {
+	missing := func(have, want map[check.PartitionKey]membershipSet) []check.PKey {
 		var ks []check.PKey
 		for k, s := range want {
 			if _, ok := have[k]; !ok {
@@ -330,7 +330,7 @@ func auditSwitchPort(f *Fabric, sw *Node, p *Port, caNode *Node, ca *Port) []che
 				ks = append(ks, pk)
 			}
 		}
-		sort.Slice(ks, func(i, j int) bool { return ks[i].Key() < ks[j].Key() })
+		sort.Slice(ks, func(i, j int) bool { return ks[i].Partition() < ks[j].Partition() })
 		return ks
 	}
 	// The CA's keys the switch port lacks: the switch-port rule can-talk applies too
@@ -345,7 +345,7 @@ func auditSwitchPort(f *Fabric, sw *Node, p *Port, caNode *Node, ca *Port) []che
 			notOnSwitch = append(notOnSwitch, pk)
 		}
 	}
-	sort.Slice(notOnSwitch, func(i, j int) bool { return notOnSwitch[i].Key() < notOnSwitch[j].Key() })
+	sort.Slice(notOnSwitch, func(i, j int) bool { return notOnSwitch[i].Partition() < notOnSwitch[j].Partition() })
 	if ks := notOnSwitch; len(ks) > 0 {
 		out = append(out, check.Finding{Severity: check.SeverityError, Rule: RuleHCAKeyNotOnSwitch, Ports: ports, PKeys: ks,
 			Message: fmt.Sprintf("%s holds %s, which %s, the switch port it is cabled to, does not: packets of %s to and from this port do not pass the switch (%s)",
@@ -401,7 +401,7 @@ func (f *Fabric) Members(p check.PKey) []Member {
 			var s membershipSet
 			var idx []int
 			for i, k := range port.PKeys {
-				if k.Valid() && k.Key() == p.Key() {
+				if k.Valid() && k.Partition() == p.Partition() {
 					idx = append(idx, i)
 					if k.IsFull() {
 						s.full = true
@@ -458,6 +458,3 @@ func countUnreadEndTables(nc []NotChecked, f *Fabric) int {
 
 // maxListed bounds port lists in findings; a fabric of thousands would drown the sentence.
 const maxListed = 8
-
-// hex4 prints a 15-bit key as P_Keys are printed (0x%04x).
-func hex4(k uint16) string { return check.PKey(k).String() }

@@ -185,8 +185,8 @@ func diffPort(a, b *Fabric, n *Node, pa, pb *Port) []check.Finding {
 		}
 	}
 	sort.Slice(values, func(i, j int) bool {
-		if values[i].Key() != values[j].Key() {
-			return values[i].Key() < values[j].Key()
+		if values[i].Partition() != values[j].Partition() {
+			return values[i].Partition() < values[j].Partition()
 		}
 		return values[i] < values[j]
 	})
@@ -194,9 +194,9 @@ func diffPort(a, b *Fabric, n *Node, pa, pb *Port) []check.Finding {
 		xa, xb := ia[k], ib[k]
 		switch {
 		case len(xb) == 0:
-			add(ChangePKeyRemoved, "pkeys", k.String(), "", fmt.Sprintf("%s: %s (%s member of %s) removed from index %s", name, k, k.Membership(), k.KeyString(), ints(xa)))
+			add(ChangePKeyRemoved, "pkeys", k.String(), "", fmt.Sprintf("%s: %s (%s member of %s) removed from index %s", name, k, k.Membership(), k.Partition(), ints(xa)))
 		case len(xa) == 0:
-			add(ChangePKeyAdded, "pkeys", "", k.String(), fmt.Sprintf("%s: %s (%s member of %s) added at index %s", name, k, k.Membership(), k.KeyString(), ints(xb)))
+			add(ChangePKeyAdded, "pkeys", "", k.String(), fmt.Sprintf("%s: %s (%s member of %s) added at index %s", name, k, k.Membership(), k.Partition(), ints(xb)))
 		case ints(xa) != ints(xb):
 			add(ChangePKeyMoved, "pkeys", ints(xa), ints(xb), fmt.Sprintf("%s: %s moved from index %s to %s (QPs holding the old index now use another entry)", name, k, ints(xa), ints(xb)))
 		}

@@ -22,7 +22,7 @@ func (f *Fabric) FirstHop(end check.PortID) (sw check.PortID, ok bool) {
 
 // CheckHop applies the switch-port rule to key at the switch port cabled to end. ok is
 // false when end is not cabled to a switch port (nothing to check).
-func (f *Fabric) CheckHop(end check.PortID, key uint16) (h check.HopCheck, ok bool) {
+func (f *Fabric) CheckHop(end check.PortID, key check.PartitionKey) (h check.HopCheck, ok bool) {
 	swID, ok := f.FirstHop(end)
 	if !ok {
 		return check.HopCheck{}, false

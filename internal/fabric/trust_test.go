@@ -298,7 +298,7 @@ func TestCanTalkAndAuditAgree(t *testing.T) {
 		v := check.CanTalk(portEndpoint(f, a1, "A"), portEndpoint(f, b1, "B"))
 		for _, h := range v.Hops {
 			if got := missing[[2]uint64{uint64(h.End.Node), uint64(h.Key)}]; got != (h.TableRead && !h.OnSwitch) {
-				t.Fatalf("round %d: key %s at %s: audit missing %v, hop %+v", round, hex4(h.Key), f.Label(h.End), got, h)
+				t.Fatalf("round %d: key %s at %s: audit missing %v, hop %+v", round, h.Key, f.Label(h.End), got, h)
 			}
 		}
 		if v.Kind != check.VerdictYes {

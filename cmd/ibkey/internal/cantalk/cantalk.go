@@ -429,7 +429,7 @@ func canTalkText(o *CanTalkOptions, f cmdutil.Format, v check.Verdict, eps []que
 			works = "no"
 		}
 		var notes []string
-		if sp.Key == check.DefaultKey {
+		if sp.Key == check.DefaultPartition {
 			notes = append(notes, "default")
 		}
 		if !sp.Works {
@@ -444,7 +444,7 @@ func canTalkText(o *CanTalkOptions, f cmdutil.Format, v check.Verdict, eps []que
 				notes = append(notes, fmt.Sprintf("%s also %s at %d", s.name, other, s.side.OtherIndex))
 			}
 		}
-		g.Add(check.PKey(sp.Key).KeyString(), sp.A.PKey.String(), indexCell(sp.A.Index), sp.B.PKey.String(), indexCell(sp.B.Index),
+		g.Add(sp.Key.String(), sp.A.PKey.String(), indexCell(sp.A.Index), sp.B.PKey.String(), indexCell(sp.B.Index),
 			sp.A.PKey.Membership().String()+"/"+sp.B.PKey.Membership().String(), works, strings.Join(notes, ","))
 	}
 	return g.Render(w, f)
@@ -637,7 +637,7 @@ func partitionReasons(p *query.Partitions, v check.Verdict, eps []query.Resolved
 	if c.Rejected {
 		out = append(out, fmt.Sprintf("OpenSM rejects %s (first error at %s) and applies Default=0x7fff : ALL=full instead: every port is a full member of the default partition and the file's partitions do not exist (see 'ibkey partitions check %s')", c.File, c.RejectedAt, c.File))
 	}
-	shared := map[uint16]bool{}
+	shared := map[check.PartitionKey]bool{}
 	for _, s := range v.Shared {
 		shared[s.Key] = true
 	}
@@ -652,7 +652,7 @@ func partitionReasons(p *query.Partitions, v check.Verdict, eps []query.Resolved
 		var items []string
 		more := 0
 		for _, t := range e.Model.Table(g) {
-			if len(shared) > 0 && !shared[t.PKey.Key()] {
+			if len(shared) > 0 && !shared[t.PKey.Partition()] {
 				continue
 			}
 			if !e.Endpoint.Port && len(e.Endpoint.Entries) == 1 && e.Endpoint.Entries[0].PKey != t.PKey {
