@@ -6,10 +6,11 @@ import (
 )
 
 // GUID is a node or port GUID (also used for a GID prefix, the first 64 bits of a
-// GID). It prints and encodes as 0x%016x, ibstat's form.
+// GID): the one GUID type above internal/ibverbs. It prints and encodes as 0x%016x,
+// ibstat's form; ParseGUID reads what users write.
 type GUID uint64
 
-func (g GUID) String() string { return FormatGUID(uint64(g)) }
+func (g GUID) String() string { return fmt.Sprintf("0x%016x", uint64(g)) }
 
 // MarshalText encodes the GUID as 0x%016x.
 func (g GUID) MarshalText() ([]byte, error) { return []byte(g.String()), nil }

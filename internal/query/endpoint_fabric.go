@@ -117,12 +117,12 @@ func (r *sweepResolver) find(s check.EndpointSpec) (*fabric.Fabric, *fabric.Node
 		}
 		nodes, port = []*fabric.Node{n}, p
 	case check.EndpointGUID:
-		nodes = f.FindNodes(check.FormatGUID(s.GUID))
+		nodes = f.FindNodes(s.GUID.String())
 		if len(nodes) == 0 {
-			return nil, nil, nil, partial(&NotFoundError{What: "node", Name: "with node or port GUID " + check.FormatGUID(s.GUID) + " in the sweep", Available: nodeNames(f)})
+			return nil, nil, nil, partial(&NotFoundError{What: "node", Name: "with node or port GUID " + s.GUID.String() + " in the sweep", Available: nodeNames(f)})
 		}
 		for _, p := range nodes[0].Ports {
-			if uint64(p.GUID) == s.GUID && nodes[0].IsEndPort(p) {
+			if p.GUID == s.GUID && nodes[0].IsEndPort(p) {
 				port = p
 			}
 		}
@@ -282,7 +282,7 @@ func SweptPortView(f *fabric.Fabric, n *fabric.Node, p *fabric.Port) *PortView {
 		SMLID:     ibverbs.Opt[uint16]{Value: p.SMLID},
 		HasPKeys:  p.TableSize > 0,
 	}
-	v := &PortView{Device: d, Port: port, Fabric: &FabricPort{Address: "DR path " + n.Path, NodeGUID: ibverbs.GUID(n.GUID)}}
+	v := &PortView{Device: d, Port: port, Fabric: &FabricPort{Address: "DR path " + n.Path, NodeGUID: n.GUID}}
 	switch {
 	case p.PKeys != nil:
 		raw := make([]ibverbs.PKeyEntry, len(p.PKeys))
@@ -334,7 +334,7 @@ func describeLive(fab *Fabric, s check.EndpointSpec, v *PortView) string {
 		facts = append(facts, "port GUID "+check.FormatGUID(guidOfGID(v.Port.GID0.Value)))
 	}
 	if v.Fabric != nil {
-		facts = append(facts, "node GUID "+check.FormatGUID(uint64(v.Fabric.NodeGUID)))
+		facts = append(facts, "node GUID "+v.Fabric.NodeGUID.String())
 	}
 	facts = append(facts, v.Port.State.Name)
 	return fmt.Sprintf("%s is %s[%d] (%s), read over MADs via %s", s, strconv.Quote(v.Device.Name), v.Port.Num, strings.Join(facts, ", "), fab.Via)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/ibverbs"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 )
@@ -59,16 +60,10 @@ type FabricPort struct {
 	Address string
 	// Addr is the address Address names, for reading the port again (watch).
 	Addr     mad.Address
-	NodeGUID ibverbs.GUID
-	// Enforcement is PortInfo's PartitionEnforcementInbound/Outbound; nil on CA ports
-	// and a switch's port 0, where it does not apply.
-	Enforcement *Enforcement
-}
-
-// Enforcement is a switch port's partition enforcement (PortInfo byte 43).
-type Enforcement struct {
-	Inbound  bool // drops received packets whose P_Key is not in the port's table
-	Outbound bool // drops packets to send whose P_Key is not in the port's table
+	NodeGUID check.GUID
+	// Enforcement is PortInfo's partition enforcement bits (byte 43); nil on CA ports
+	// and a switch's port 0, where they do not apply.
+	Enforcement *check.Enforcement
 }
 
 // Load reads the selected ports of one node.
@@ -277,7 +272,7 @@ func (f *Fabric) loadPort(ctx context.Context, n *nodeData, num int, tables bool
 	}
 
 	d := n.dev
-	v := &PortView{Device: d, Fabric: &FabricPort{Address: addr.String(), Addr: addr, NodeGUID: ibverbs.GUID(n.info.NodeGUID)}}
+	v := &PortView{Device: d, Fabric: &FabricPort{Address: addr.String(), Addr: addr, NodeGUID: check.GUID(n.info.NodeGUID)}}
 	p := &ibverbs.Port{
 		Device:    d.Name,
 		Num:       num,
@@ -300,7 +295,7 @@ func (f *Fabric) loadPort(ctx context.Context, n *nodeData, num int, tables bool
 		const reason = "a switch's external port has none (the switch's is on port 0)"
 		p.LID.Missing, p.SMLID.Missing, p.LMC.Missing = reason, reason, reason
 		portGUID.Missing = reason
-		v.Fabric.Enforcement = &Enforcement{Inbound: pi.PartitionEnforcementInbound, Outbound: pi.PartitionEnforcementOutbound}
+		v.Fabric.Enforcement = enforcementOf(pi)
 	default:
 		p.LID.Value, p.SMLID.Value, p.LMC.Value, p.SMSL.Value = pi.LID, pi.MasterSMLID, pi.LMC, pi.MasterSMSL
 	}
@@ -467,4 +462,12 @@ func (f *Fabric) madError(a mad.Address, err error) error {
 		return &EnvError{Msg: fmt.Sprintf("%s%s refused the query: %v", a, via, err)}
 	}
 	return &EnvError{Msg: fmt.Sprintf("%s%s: %v", a, via, err)}
+}
+
+// enforcementOf is PortInfo's partition enforcement and raw packet filter bits.
+func enforcementOf(pi mad.PortInfo) *check.Enforcement {
+	return &check.Enforcement{
+		Inbound: pi.PartitionEnforcementInbound, Outbound: pi.PartitionEnforcementOutbound,
+		FilterRawInbound: pi.FilterRawInbound, FilterRawOutbound: pi.FilterRawOutbound,
+	}
 }

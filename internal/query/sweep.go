@@ -477,10 +477,7 @@ func fillPort(p *fabric.Port, pi mad.PortInfo, isSwitch bool) {
 	p.State, p.PhysState = stateName(pi.PortState), pi.PhysState.String()
 	p.PKeyViolations = pi.PKeyViolations
 	if isSwitch && p.Num > 0 {
-		p.Enforcement = &check.Enforcement{
-			Inbound: pi.PartitionEnforcementInbound, Outbound: pi.PartitionEnforcementOutbound,
-			FilterRawInbound: pi.FilterRawInbound, FilterRawOutbound: pi.FilterRawOutbound,
-		}
+		p.Enforcement = enforcementOf(pi)
 	}
 }
 

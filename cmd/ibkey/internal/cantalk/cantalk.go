@@ -645,7 +645,7 @@ func partitionReasons(p *query.Partitions, v check.Verdict, eps []query.Resolved
 		if e.Model == nil {
 			continue
 		}
-		g, label := e.Spec.GUID, e.Endpoint.Label
+		g, label := uint64(e.Spec.GUID), e.Endpoint.Label // partconf keys its model by uint64 GUIDs
 		if !p.InFile(g) {
 			out = append(out, fmt.Sprintf("%s is not named in %s: it gets only what ALL / ALL_CAS give every port", label, c.File))
 		}

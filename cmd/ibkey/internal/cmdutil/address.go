@@ -96,7 +96,7 @@ func (a *AddressFlags) Selectors(args []string) ([]query.FabricSelector, error) 
 		if err != nil || spec.Kind != check.EndpointGUID {
 			return nil, &query.UsageError{Msg: fmt.Sprintf("invalid --guid %q (accepted: %s)", a.GUID, check.GUIDForms)}
 		}
-		a.guid = check.GUID(spec.GUID)
+		a.guid = spec.GUID
 		return []query.FabricSelector{base}, nil
 	}
 	if a.DR != "" {

@@ -64,7 +64,7 @@ func ParseGUIDArg(s string) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return spec.GUID, nil
+	return uint64(spec.GUID), nil
 }
 
 // CompletePartitionsFile completes FILE with file names.
