@@ -3,8 +3,6 @@ package fabric
 import (
 	"fmt"
 	"sort"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/ibkey/ibkey/internal/check"
@@ -243,15 +241,4 @@ func (s membershipSet) String() string {
 		return "limited"
 	}
 	return "none"
-}
-
-// FormatDRPath prints a directed route as infiniband-diags does: "0" for the local
-// node, "0,1,3" through ports 1 then 3.
-func FormatDRPath(path []uint8) string {
-	var b strings.Builder
-	b.WriteString("0")
-	for _, p := range path {
-		b.WriteString("," + strconv.Itoa(int(p)))
-	}
-	return b.String()
 }

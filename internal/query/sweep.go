@@ -143,7 +143,7 @@ func (s *sweeper) addNode(ni mad.NodeInfo, path []uint8) *sweepNode {
 	n.node = &fabric.Node{
 		GUID: check.GUID(ni.NodeGUID), Type: nodeType(ni.NodeType), SystemImageGUID: check.GUID(ni.SystemImageGUID),
 		VendorID: ni.VendorID, DeviceID: ni.DeviceID, NumPorts: int(ni.NumPorts), PartitionCap: int(ni.PartitionCap),
-		Path: fabric.FormatDRPath(path),
+		Path: mad.FormatDRPath(path),
 	}
 	first := 1
 	if ni.NodeType == mad.NodeSwitch {
@@ -506,7 +506,7 @@ func (s *sweeper) merge(probes []probe) ([]*sweepNode, []caPortVisit) {
 			}
 			from.PeerError = msg
 			s.unreachable = append(s.unreachable, fabric.Unreachable{
-				From: check.PortID{Node: pr.from.node.GUID, Port: pr.port}, Path: fabric.FormatDRPath(pr.path), Error: msg})
+				From: check.PortID{Node: pr.from.node.GUID, Port: pr.port}, Path: mad.FormatDRPath(pr.path), Error: msg})
 			continue
 		}
 		g := check.GUID(pr.info.NodeGUID)
