@@ -39,6 +39,32 @@ const (
 	NodeRouter NodeType = "router"
 )
 
+// NodeTypeOf returns the type NodeInfo's NodeType number names (IBA 14.2.5.3: 1 CA,
+// 2 switch, 3 router); ok is false for any other number.
+func NodeTypeOf(num uint8) (t NodeType, ok bool) {
+	switch num {
+	case 1:
+		return NodeCA, true
+	case 2:
+		return NodeSwitch, true
+	case 3:
+		return NodeRouter, true
+	}
+	return "", false
+}
+
+// Word names the type in a sentence: "CA", "switch", "router", or "node" when the
+// type is not known.
+func (t NodeType) Word() string {
+	switch t {
+	case NodeCA:
+		return "CA"
+	case NodeSwitch, NodeRouter:
+		return string(t)
+	}
+	return "node"
+}
+
 // Port states as sysfs and `ibkey devices` print them (PortInfo PortState).
 const (
 	StateDown   = "DOWN"

@@ -196,16 +196,11 @@ func selectFabricPorts(sel FabricSelector, ni mad.NodeInfo) ([]int, error) {
 	return []int{int(ni.LocalPortNum)}, nil
 }
 
+// nodeTypeWord names the node's type in a sentence ("node" when NodeInfo's number is
+// not a type).
 func nodeTypeWord(t mad.NodeType) string {
-	switch t {
-	case mad.NodeCA:
-		return "CA"
-	case mad.NodeSwitch:
-		return "switch"
-	case mad.NodeRouter:
-		return "router"
-	}
-	return "node"
+	nt, _ := check.NodeTypeOf(uint8(t))
+	return nt.Word()
 }
 
 // fabricDevice is the node as a Device, named by its NodeDescription (or its

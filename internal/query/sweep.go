@@ -164,12 +164,11 @@ func (s *sweeper) addNode(ni mad.NodeInfo, path []uint8) *sweepNode {
 	return n
 }
 
+// nodeType is the node's type in the fabric model; a type number NodeInfo does not
+// define is taken for a CA (an end node).
 func nodeType(t mad.NodeType) check.NodeType {
-	switch t {
-	case mad.NodeSwitch:
-		return check.NodeSwitch
-	case mad.NodeRouter:
-		return check.NodeRouter
+	if nt, ok := check.NodeTypeOf(uint8(t)); ok {
+		return nt
 	}
 	return check.NodeCA
 }
