@@ -95,7 +95,8 @@ type Endpoint struct {
 	Subnet *SubnetID
 	// Fabric and At place the port in a known fabric (a sweep or a fabric file): the
 	// switch port cabled to it is checked with the switch-port rule the audit uses
-	// (hop.go, Fabric.CheckHop). Both nil when the fabric is not known.
+	// (hop.go: JudgeHop, through HopFabric.CheckHop; an internal/fabric Fabric is
+	// one). Both nil when the fabric is not known.
 	Fabric HopFabric
 	At     *PortID
 }

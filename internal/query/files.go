@@ -10,7 +10,7 @@ import (
 )
 
 // ReadFabricFile reads a saved sweep (`fabric discover -o json > FILE`) for
-// --fabric-file. The read is bounded by check.MaxFabricFileSize and refuses FIFOs,
+// --fabric-file. The read is bounded by fabric.MaxFabricFileSize and refuses FIFOs,
 // devices and other special files without blocking (fsread); every problem is bad input
 // (*UsageError, exit 2) naming the file. Node descriptions enter the model
 // terminal-safe (textsafe.String), as those read from the fabric do.
