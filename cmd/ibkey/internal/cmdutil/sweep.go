@@ -2,6 +2,7 @@ package cmdutil
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/query"
+	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // sweepWindowIbsim is the MADs in flight during a sweep on ibsim. Measured with
@@ -35,10 +37,20 @@ func (s *FabricSource) AddFlags(c *cobra.Command) {
 	_ = c.MarkFlagFilename("fabric-file", "json")
 }
 
-// ReadFabricFile decodes a saved sweep. Every problem is bad input (exit 2) naming the
-// file and what is wrong with it.
+// ReadFabricFile decodes a saved sweep (--fabric-file, or a file `fabric diff`
+// compares). Every problem is bad input (exit 2) naming the flag, the file and what is
+// wrong with it.
 func ReadFabricFile(path string) (*fabric.Fabric, error) {
-	return query.ReadFabricFile(path)
+	f, err := query.ReadFabricFile(path)
+	var fe *query.FabricFileError
+	if errors.As(err, &fe) {
+		flag := "--fabric-file "
+		if fe.Path == "" {
+			flag = "--fabric-file: " // the open's error names the file
+		}
+		return nil, &query.UsageError{Msg: textsafe.Message(flag + fe.Error()), Err: fe}
+	}
+	return f, err
 }
 
 // Sweep runs a sweep through the open transport. A sweep that stopped early comes back

@@ -452,7 +452,7 @@ func parseLIDs(s string) ([]uint16, error) {
 }
 
 func readFabricFile(path string) (*fabric.Fabric, error) {
-	return query.ReadFabricFile(path) // bounded, regular files only, descriptions sanitised
+	return cmdutil.ReadFabricFile(path) // bounded, regular files only, descriptions sanitised
 }
 
 // fabricPorts picks the job's ports in a sweep: by LID (the end port whose LID range
