@@ -331,19 +331,11 @@ func resolveLID(ctx context.Context, fab *Fabric, s check.EndpointSpec) (*PortVi
 func describeLive(fab *Fabric, s check.EndpointSpec, v *PortView) string {
 	var facts []string
 	if v.Port.GID0.OK() {
-		facts = append(facts, "port GUID "+check.FormatGUID(guidOfGID(v.Port.GID0.Value)))
+		facts = append(facts, "port GUID "+check.GUID(v.Port.GID0.Value.PortGUID()).String())
 	}
 	if v.Fabric != nil {
 		facts = append(facts, "node GUID "+v.Fabric.NodeGUID.String())
 	}
 	facts = append(facts, v.Port.State.Name)
 	return fmt.Sprintf("%s is %s[%d] (%s), read over MADs via %s", s, strconv.Quote(v.Device.Name), v.Port.Num, strings.Join(facts, ", "), fab.Via)
-}
-
-func guidOfGID(g ibverbs.GID) uint64 {
-	var v uint64
-	for _, b := range g[8:] {
-		v = v<<8 | uint64(b)
-	}
-	return v
 }

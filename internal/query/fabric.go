@@ -313,7 +313,7 @@ func (f *Fabric) loadPort(ctx context.Context, n *nodeData, num int, tables bool
 			var other mad.NodeInfo
 			var err error
 			if other, err = mad.GetNodeInfo(ctx, f.T, addr); err == nil && (other.NodeGUID != n.info.NodeGUID || int(other.LocalPortNum) != num) {
-				err = fmt.Errorf("%s answers as port %d of node 0x%016x, not port %d of 0x%016x", addr, other.LocalPortNum, other.NodeGUID, num, n.info.NodeGUID)
+				err = fmt.Errorf("%s answers as port %d of node %s, not port %d of %s", addr, other.LocalPortNum, check.GUID(other.NodeGUID), num, check.GUID(n.info.NodeGUID))
 			}
 			if err != nil {
 				why := fmt.Sprintf("port %d's own LID %d did not answer: %v", num, pi.LID, err)
