@@ -12,6 +12,7 @@ import (
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/lab"
 )
 
@@ -21,10 +22,10 @@ import (
 // tests: cmd/ibkey/internal/fabric). `make fabric-test` runs them (-run 'Lab|Fabric').
 
 // discoverFile runs `fabric discover -o json` and decodes the fabric file.
-func discoverFile(t *testing.T, l *cmdtest.Lab) *check.Fabric {
+func discoverFile(t *testing.T, l *cmdtest.Lab) *fabric.Fabric {
 	t.Helper()
 	r := l.Run(t, "fabric", "discover", "-o", "json")
-	f, err := check.DecodeFabric(strings.NewReader(r.Stdout))
+	f, err := fabric.DecodeFabric(strings.NewReader(r.Stdout))
 	if err != nil {
 		t.Fatalf("fabric discover -o json: exit %d: %v\nstderr: %s", r.Code, err, r.Stderr)
 	}
@@ -96,7 +97,7 @@ mgmt=0x0004 : 0x10000b=full, 0x100004=limited ;
 	f := discoverFile(t, l)
 	file := filepath.Join(t.TempDir(), "fabric.json")
 	var buf strings.Builder
-	if err := check.EncodeFabric(&buf, f); err != nil {
+	if err := fabric.EncodeFabric(&buf, f); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(file, []byte(buf.String()), 0o644); err != nil {

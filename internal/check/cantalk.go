@@ -44,7 +44,7 @@ func FindPKeyIndex(entries []TableEntry, key PKey) (index int, entry PKey, ok bo
 	}
 	best := -1
 	for i, e := range entries {
-		if !e.Readable || !e.PKey.Valid() || e.PKey.Key() != key.Key() {
+		if !e.Readable || !e.PKey.Valid() || e.PKey.Partition() != key.Partition() {
 			continue
 		}
 		if best < 0 || betterEntry(e, entries[best]) {
@@ -95,8 +95,9 @@ type Endpoint struct {
 	Subnet *SubnetID
 	// Fabric and At place the port in a known fabric (a sweep or a fabric file): the
 	// switch port cabled to it is checked with the switch-port rule the audit uses
-	// (hop.go, Fabric.CheckHop). Both nil when the fabric is not known.
-	Fabric *Fabric
+	// (hop.go: JudgeHop, through HopFabric.CheckHop; an internal/fabric Fabric is
+	// one). Both nil when the fabric is not known.
+	Fabric HopFabric
 	At     *PortID
 }
 
@@ -146,7 +147,7 @@ func (s EndpointSpec) Endpoint(label string, table []TableEntry) (Endpoint, erro
 			return e, &ResolveError{Endpoint: s.String(), Problem: fmt.Sprintf("no P_Key table entry at index %d%s", *s.Index, indexRange(table))}
 		}
 		t := table[i]
-		if s.PKey != nil && t.Readable && t.PKey.Key() != s.PKey.Key() {
+		if s.PKey != nil && t.Readable && t.PKey.Partition() != s.PKey.Partition() {
 			return e, &ResolveError{Endpoint: s.String(), Problem: fmt.Sprintf("index %d holds %s, not partition %s", t.Index, t.PKey, s.PKey.KeyString())}
 		}
 		e.Entries = []TableEntry{t}
@@ -203,7 +204,7 @@ type PartitionSide struct {
 
 // SharedPartition is a partition (15-bit key) both endpoints have a valid entry for.
 type SharedPartition struct {
-	Key   uint16
+	Key   PartitionKey
 	A, B  PartitionSide
 	Works bool // at least one side is a full member
 }
@@ -324,7 +325,7 @@ type Verdict struct {
 
 // keyGroup is one 15-bit key of an endpoint, with its best entry.
 type keyGroup struct {
-	key        uint16
+	key        PartitionKey
 	best       PKey // the entry FindPKeyIndex would pick
 	both       bool // the key is also present with the other membership
 	bestIndex  int
@@ -357,7 +358,7 @@ func groupByKey(entries []TableEntry) (groups []keyGroup, unreadable, invalid in
 			if !e.PKey.IsFull() {
 				limited = 1
 			}
-			packed = append(packed, uint64(e.PKey.Key())<<49|limited<<48|uint64(e.Index+1)<<16|uint64(i))
+			packed = append(packed, uint64(e.PKey.Partition())<<49|limited<<48|uint64(e.Index+1)<<16|uint64(i))
 		default:
 			fits = false
 		}
@@ -369,11 +370,11 @@ func groupByKey(entries []TableEntry) (groups []keyGroup, unreadable, invalid in
 	groups = make([]keyGroup, 0, len(packed))
 	for _, k := range packed {
 		e := entries[k&0xffff]
-		if n := len(groups); n > 0 && groups[n-1].key == e.PKey.Key() {
+		if n := len(groups); n > 0 && groups[n-1].key == e.PKey.Partition() {
 			groups[n-1].add(e)
 			continue
 		}
-		groups = append(groups, keyGroup{key: e.PKey.Key(), best: e.PKey, bestIndex: e.Index, otherIndex: NoIndex})
+		groups = append(groups, keyGroup{key: e.PKey.Partition(), best: e.PKey, bestIndex: e.Index, otherIndex: NoIndex})
 	}
 	return groups, unreadable, invalid
 }
@@ -386,7 +387,7 @@ func groupByKeySlow(entries []TableEntry) []keyGroup {
 		}
 	}
 	slices.SortFunc(valid, func(a, b TableEntry) int {
-		if c := cmp.Compare(a.PKey.Key(), b.PKey.Key()); c != 0 {
+		if c := cmp.Compare(a.PKey.Partition(), b.PKey.Partition()); c != 0 {
 			return c
 		}
 		if betterEntry(a, b) {
@@ -399,11 +400,11 @@ func groupByKeySlow(entries []TableEntry) []keyGroup {
 	})
 	groups := make([]keyGroup, 0, len(valid))
 	for _, e := range valid {
-		if n := len(groups); n > 0 && groups[n-1].key == e.PKey.Key() {
+		if n := len(groups); n > 0 && groups[n-1].key == e.PKey.Partition() {
 			groups[n-1].add(e)
 			continue
 		}
-		groups = append(groups, keyGroup{key: e.PKey.Key(), best: e.PKey, bestIndex: e.Index, otherIndex: NoIndex})
+		groups = append(groups, keyGroup{key: e.PKey.Partition(), best: e.PKey, bestIndex: e.Index, otherIndex: NoIndex})
 	}
 	return groups
 }
@@ -557,7 +558,7 @@ func (v *Verdict) applyPortRules(a, b Endpoint) {
 	if diff {
 		v.Kind = VerdictDifferentSubnets
 		fail(fmt.Sprintf("%s is on subnet %s and %s on subnet %s (GID prefixes): ports of different subnets reach each other only through an InfiniBand router, whose partitions and routes are not checked here; the tables compared below are each subnet's own",
-			a.Label, gidPrefix(a.Subnet.GIDPrefix), b.Label, gidPrefix(b.Subnet.GIDPrefix)))
+			a.Label, FormatGIDPrefix(a.Subnet.GIDPrefix), b.Label, FormatGIDPrefix(b.Subnet.GIDPrefix)))
 	}
 	if len(inactive) > 0 {
 		v.Kind = VerdictNotActive
@@ -572,13 +573,13 @@ func (v *Verdict) applyPortRules(a, b Endpoint) {
 // one partition for both directions (a QP has one P_Key), so the pair can talk when one
 // partition passes both switch ports both ways.
 func (v *Verdict) applyHops(a, b Endpoint) {
-	hop := func(e Endpoint, key uint16) (HopCheck, bool) {
+	hop := func(e Endpoint, key PartitionKey) (HopCheck, bool) {
 		if e.Fabric == nil || e.At == nil {
 			return HopCheck{}, false
 		}
 		return e.Fabric.CheckHop(*e.At, key)
 	}
-	fabricOf := func(h HopCheck) *Fabric { return h.fabric(a, b) }
+	fabricOf := func(h HopCheck) HopFabric { return h.fabric(a, b) }
 	// combine: the worst of two results (drops over unknown over passes).
 	combine := func(x, y HopResult) HopResult {
 		if x == HopDrops || y == HopDrops {
@@ -590,7 +591,7 @@ func (v *Verdict) applyHops(a, b Endpoint) {
 		return HopPasses
 	}
 	type partResult struct {
-		key    uint16
+		key    PartitionKey
 		ab, ba HopResult
 		hops   []HopCheck
 	}
@@ -635,7 +636,7 @@ func (v *Verdict) applyHops(a, b Endpoint) {
 			for _, o := range results {
 				if o.ab == HopDrops || o.ba == HopDrops {
 					for _, s := range dropSentences(o) {
-						v.Reasons = appendNew(v.Reasons, fmt.Sprintf("partition %s does not pass: %s; partition %s does", hex4(o.key), s, hex4(r.key)))
+						v.Reasons = appendNew(v.Reasons, fmt.Sprintf("partition %s does not pass: %s; partition %s does", o.key.String(), s, r.key.String()))
 					}
 				}
 			}
@@ -644,7 +645,7 @@ func (v *Verdict) applyHops(a, b Endpoint) {
 	}
 	// No partition passes both ways.
 	var unknown bool
-	var ab, ba []uint16
+	var ab, ba []PartitionKey
 	for _, r := range results {
 		for _, s := range dropSentences(r) {
 			v.Reasons = appendNew(v.Reasons, s)
@@ -668,7 +669,7 @@ func (v *Verdict) applyHops(a, b Endpoint) {
 	}
 	for _, x := range []struct {
 		d    *Direction
-		pass []uint16
+		pass []PartitionKey
 	}{{&v.AToB, ab}, {&v.BToA, ba}} {
 		x.d.SwitchOK = len(x.pass) > 0
 		if !x.d.SwitchOK {
@@ -689,7 +690,7 @@ func (v *Verdict) applyHops(a, b Endpoint) {
 }
 
 // fabric is the fabric a hop was checked in: the endpoint whose At it belongs to.
-func (h HopCheck) fabric(s, r Endpoint) *Fabric {
+func (h HopCheck) fabric(s, r Endpoint) HopFabric {
 	if s.At != nil && *s.At == h.End {
 		return s.Fabric
 	}
@@ -854,7 +855,7 @@ func (v *Verdict) checkPKeys(a, b Endpoint) (bool, []string) {
 	if len(shared) == 0 {
 		if len(ga) == 1 && len(gb) == 1 {
 			return false, append(reasons, fmt.Sprintf("%s is in partition %s (%s) and %s in partition %s (%s): different partitions never talk",
-				a.Label, hex4(ga[0].key), ga[0].best, b.Label, hex4(gb[0].key), gb[0].best))
+				a.Label, ga[0].key.String(), ga[0].best, b.Label, gb[0].key.String(), gb[0].best))
 		}
 		return false, append(reasons, fmt.Sprintf("%s and %s share no partition (%s: %s; %s: %s)",
 			a.Label, b.Label, a.Label, groupKeys(ga), b.Label, groupKeys(gb)))
@@ -863,7 +864,7 @@ func (v *Verdict) checkPKeys(a, b Endpoint) (bool, []string) {
 	// Count rather than copy: a 128-entry table can share 100+ partitions.
 	var nWorking int
 	chosen := -1 // prefer an application partition over the default one for the headline
-	var limited []uint16
+	var limited []PartitionKey
 	for i := range shared {
 		sp := &shared[i]
 		if !sp.Works {
@@ -871,7 +872,7 @@ func (v *Verdict) checkPKeys(a, b Endpoint) (bool, []string) {
 			continue
 		}
 		nWorking++
-		if chosen < 0 || (shared[chosen].Key == DefaultKey && sp.Key != DefaultKey) {
+		if chosen < 0 || (shared[chosen].Key == DefaultPartition && sp.Key != DefaultPartition) {
 			chosen = i
 		}
 	}
@@ -879,16 +880,16 @@ func (v *Verdict) checkPKeys(a, b Endpoint) (bool, []string) {
 		return false, append(reasons, limitedReason(limited, false))
 	}
 	ch := shared[chosen]
-	onlyDefault := ch.Key == DefaultKey
+	onlyDefault := ch.Key == DefaultPartition
 	switch {
 	case onlyDefault && len(shared) == 1:
 		reasons = append(reasons, fmt.Sprintf("they share only the default partition 0x7fff: %s; it works, but they have no other partition in common", pairWords(a, b, ch)))
 	case onlyDefault:
 		reasons = append(reasons, fmt.Sprintf("only the default partition 0x7fff works for them: %s", pairWords(a, b, ch)))
 	case nWorking == 1:
-		reasons = append(reasons, fmt.Sprintf("they share partition %s: %s", hex4(ch.Key), pairWords(a, b, ch)))
+		reasons = append(reasons, fmt.Sprintf("they share partition %s: %s", ch.Key.String(), pairWords(a, b, ch)))
 	default:
-		others := make([]uint16, 0, min(nWorking-1, maxListed+1))
+		others := make([]PartitionKey, 0, min(nWorking-1, maxListed+1))
 		extra := 0
 		for _, sp := range shared {
 			if !sp.Works || sp.Key == ch.Key {
@@ -901,7 +902,7 @@ func (v *Verdict) checkPKeys(a, b Endpoint) (bool, []string) {
 			}
 		}
 		reasons = append(reasons, fmt.Sprintf("they share partition %s: %s; other shared partitions that work: %s",
-			hex4(ch.Key), pairWords(a, b, ch), keyListMore(others, extra)))
+			ch.Key.String(), pairWords(a, b, ch), keyListMore(others, extra)))
 	}
 	if len(limited) > 0 {
 		reasons = append(reasons, limitedReason(limited, true))
@@ -916,7 +917,7 @@ func (v *Verdict) checkPKeys(a, b Endpoint) (bool, []string) {
 		if !x.s.Both {
 			continue
 		}
-		lead := fmt.Sprintf("%s has partition %s as both full (index %d) and limited (index %d)", x.e.Label, hex4(ch.Key), x.s.Index, x.s.OtherIndex)
+		lead := fmt.Sprintf("%s has partition %s as both full (index %d) and limited (index %d)", x.e.Label, ch.Key.String(), x.s.Index, x.s.OtherIndex)
 		if x.o.PKey.IsFull() {
 			reasons = append(reasons, lead+fmt.Sprintf(": either works with %s's full member; index %d (full) is what ib_find_pkey picks", x.other, x.s.Index))
 		} else {
@@ -943,11 +944,11 @@ func pairWords(a, b Endpoint, sp SharedPartition) string {
 
 // limitedReason explains shared partitions (keys) where both ends are limited members.
 // When another partition works (alsoWorking) it is a side note, not the blocker.
-func limitedReason(keys []uint16, alsoWorking bool) string {
+func limitedReason(keys []PartitionKey, alsoWorking bool) string {
 	if len(keys) == 1 {
 		k := keys[0]
-		name := "partition " + hex4(k)
-		if k == DefaultKey {
+		name := "partition " + k.String()
+		if k == DefaultPartition {
 			name = "the default partition 0x7fff"
 		}
 		if alsoWorking {
@@ -965,7 +966,7 @@ func limitedReason(keys []uint16, alsoWorking bool) string {
 const maxListed = 8
 
 func groupKeys(g []keyGroup) string {
-	keys := make([]uint16, len(g))
+	keys := make([]PartitionKey, len(g))
 	for i := range g {
 		keys[i] = g[i].key
 	}
@@ -973,33 +974,25 @@ func groupKeys(g []keyGroup) string {
 }
 
 // keyList prints keys, at most maxListed of them, then "and N more".
-func keyList(keys []uint16) string {
+func keyList(keys []PartitionKey) string {
 	if len(keys) > maxListed {
 		return keyListMore(keys[:maxListed], len(keys)-maxListed)
 	}
 	return keyListMore(keys, 0)
 }
 
-func keyListMore(keys []uint16, more int) string {
+func keyListMore(keys []PartitionKey, more int) string {
 	var b strings.Builder
 	for i, k := range keys {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString(hex4(k))
+		b.WriteString(k.String())
 	}
 	if more > 0 {
 		fmt.Fprintf(&b, " and %d more", more)
 	}
 	return b.String()
-}
-
-// hex4 prints a 16-bit value as P_Keys are printed (0x%04x), without fmt: key lists of
-// 128-entry tables are on the hot path.
-func hex4(k uint16) string {
-	const digits = "0123456789abcdef"
-	b := [6]byte{'0', 'x', digits[k>>12], digits[k>>8&0xf], digits[k>>4&0xf], digits[k&0xf]}
-	return string(b[:])
 }
 
 // JSON (snake_case names, values as hex strings, numbers for indexes: the
@@ -1053,7 +1046,7 @@ func (p SharedPartition) MarshalJSON() ([]byte, error) {
 		Works   bool          `json:"works"`
 		A       PartitionSide `json:"a"`
 		B       PartitionSide `json:"b"`
-	}{hex4(p.Key), p.Key == DefaultKey, p.Works, p.A, p.B})
+	}{p.Key.String(), p.Key == DefaultPartition, p.Works, p.A, p.B})
 }
 
 // MarshalJSON: {"from","to","ok","link_ok","qp_type_ok","pkey_ok","qkey_check","wire_qkey","accepted_qkey","reasons"}.
@@ -1101,7 +1094,7 @@ func (v Verdict) MarshalJSON() ([]byte, error) {
 		if h.TableRead && h.OnSwitch {
 			continue // only the hops that lack the key, or were not read, say something
 		}
-		hops = append(hops, hopJSON{End: h.End, Switch: h.Switch, Key: hex4(h.Key), TableRead: h.TableRead, OnSwitch: h.OnSwitch,
+		hops = append(hops, hopJSON{End: h.End, Switch: h.Switch, Key: h.Key.String(), TableRead: h.TableRead, OnSwitch: h.OnSwitch,
 			Enforcement: h.Enforcement, FromEnd: h.FromEnd.String(), ToEnd: h.ToEnd.String()})
 	}
 	return json.Marshal(struct {
@@ -1136,4 +1129,11 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -98,7 +98,7 @@ type EndpointSpec struct {
 	PKey   *PKey
 	Device string // EndpointPort: the device name, a path component
 	Port   int    // EndpointPort: the port number, 0-255
-	GUID   uint64 // EndpointGUID: the port GUID, never 0
+	GUID   GUID   // EndpointGUID: the port GUID, never 0
 	LID    uint16 // EndpointLID: a unicast LID, 1-0xbfff
 	Node   string // EndpointNode: a node description (or GUID) to find in a sweep
 	// PortNum is port=P, with lid=N, node=NAME or a GUID.
@@ -345,10 +345,14 @@ func checkDevice(token, dev string) error {
 // GUIDForms is what a GUID may look like, for error messages.
 const GUIDForms = "0x0002c90300000204 (up to 16 hex digits, 0x optional) or 0002:c903:0000:0204"
 
+// ParseGUID reads a port or node GUID as a user writes it (rules at parseGUID); the
+// error is a *ParseError naming the accepted forms.
+func ParseGUID(s string) (GUID, error) { return parseGUID(s) }
+
 // parseGUID reads a 64-bit GUID: hex with optional 0x (1-16 digits) or the sysfs form of
 // four colon-separated groups of four hex digits. GUID 0 is not a port GUID.
-func parseGUID(s string) (uint64, error) {
-	bad := func(problem string) (uint64, error) {
+func parseGUID(s string) (GUID, error) {
+	bad := func(problem string) (GUID, error) {
 		return 0, &ParseError{What: "GUID", Input: s, Problem: problem, Accepted: GUIDForms}
 	}
 	var v uint64
@@ -378,7 +382,7 @@ func parseGUID(s string) (uint64, error) {
 	if v == 0 {
 		return bad("GUID 0 is not a port GUID")
 	}
-	return v, nil
+	return GUID(v), nil
 }
 
 func parseLID(s string) (uint16, error) {
@@ -454,7 +458,7 @@ func (s EndpointSpec) String() string {
 		b.WriteByte('/')
 		b.WriteString(strconv.Itoa(s.Port))
 	case EndpointGUID:
-		b.WriteString(FormatGUID(s.GUID))
+		b.WriteString(s.GUID.String())
 	case EndpointLID:
 		opt("lid", strconv.Itoa(int(s.LID)))
 	case EndpointNode:
@@ -481,5 +485,6 @@ func (s EndpointSpec) String() string {
 	return b.String()
 }
 
-// FormatGUID prints a GUID as ibkey does: 0x and 16 hex digits (ibstat's form).
+// FormatGUID prints a raw GUID as GUID.String does (0x and 16 hex digits, ibstat's
+// form), for callers still holding a uint64: new code uses GUID.
 func FormatGUID(g uint64) string { return fmt.Sprintf("0x%016x", g) }

@@ -1,6 +1,10 @@
 package check
 
-import "fmt"
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+)
 
 // FilePos is a place in a configuration file (a partitions.conf line and column).
 // Line and Col are 1-based; Line 0 means the finding is about something implicit in
@@ -20,3 +24,124 @@ func (p FilePos) String() string {
 
 // IsZero reports whether no position is set (a finding about the fabric).
 func (p FilePos) IsZero() bool { return p == FilePos{} }
+
+// Severity says how bad a finding is. Errors make `ibkey fabric check` and `ibkey
+// partitions check` exit 1; warnings are policy and exit 0 unless --strict. It is the
+// one severity of every finding: the audit's, the partitions.conf lint's
+// (partconf.Severity is this type) and the comparison with a file's. Higher is worse.
+type Severity uint8
+
+const (
+	SeverityWarning Severity = iota
+	SeverityError
+)
+
+func (s Severity) String() string {
+	if s == SeverityError {
+		return "error"
+	}
+	return "warning"
+}
+
+// MarshalText writes "error" or "warning".
+func (s Severity) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// FindingPort is a port a finding is about, with its node's description for people.
+type FindingPort struct {
+	PortID
+	Description string `json:"node_desc"`
+}
+
+// Finding is one result of a rule: what is wrong, where, and what to do. It is the one
+// finding type of the fabric audit, the comparison with a partitions.conf, the
+// partitions.conf lint (partconf.Finding is this type) and the fabric diff (one finding
+// per change): a finding about the fabric names Ports, one about a file its Pos.
+type Finding struct {
+	Severity Severity `json:"severity"`
+	// Pos is where in a configuration file the finding is; zero for the fabric's.
+	Pos   FilePos       `json:"-"`
+	Rule  string        `json:"rule"`
+	Ports []FindingPort `json:"ports"`
+	// PKeys are the keys the finding is about, when there are any.
+	PKeys   []PKey `json:"-"`
+	Message string `json:"message"`
+	// Action says what to do about it (for a file: how to fix the line).
+	Action string `json:"action"`
+	// Field, Before and After are the value a finding of a comparison (the fabric
+	// diff) is about: its name, and what it was and is ("" when absent on that side).
+	Field  string `json:"field,omitempty"`
+	Before string `json:"before,omitempty"`
+	After  string `json:"after,omitempty"`
+}
+
+// MarshalJSON writes the keys as hex strings.
+func (f Finding) MarshalJSON() ([]byte, error) {
+	type alias Finding
+	keys := make([]string, len(f.PKeys))
+	for i, k := range f.PKeys {
+		keys[i] = k.String()
+	}
+	ports := f.Ports
+	if ports == nil {
+		ports = []FindingPort{}
+	}
+	a := alias(f)
+	a.Ports = ports
+	var pos *FilePos
+	if !f.Pos.IsZero() {
+		pos = &f.Pos
+	}
+	return json.Marshal(struct {
+		alias
+		PKeys []string `json:"pkeys"`
+		Pos   *FilePos `json:"pos,omitempty"`
+	}{a, keys, pos})
+}
+
+func (f Finding) String() string {
+	if !f.Pos.IsZero() {
+		s := fmt.Sprintf("%s: %s: %s [%s]", f.Pos, f.Severity, f.Message, f.Rule)
+		if f.Action != "" {
+			s += " (fix: " + f.Action + ")"
+		}
+		return s
+	}
+	s := fmt.Sprintf("%s: %s [%s]", f.Severity, f.Message, f.Rule)
+	if f.Action != "" {
+		s += "\n  do: " + f.Action
+	}
+	return s
+}
+
+// HasErrors reports whether a check with these findings fails: any error, or with
+// strict any finding at all.
+func HasErrors(findings []Finding, strict bool) bool {
+	for _, f := range findings {
+		if f.Severity == SeverityError || strict {
+			return true
+		}
+	}
+	return false
+}
+
+// SortFindings orders findings: errors first, then by rule, then by the first port.
+func SortFindings(fs []Finding) {
+	sort.SliceStable(fs, func(i, j int) bool {
+		a, b := fs[i], fs[j]
+		if a.Severity != b.Severity {
+			return a.Severity > b.Severity
+		}
+		if a.Rule != b.Rule {
+			return a.Rule < b.Rule
+		}
+		for k := 0; k < len(a.Ports) && k < len(b.Ports); k++ {
+			if a.Ports[k].PortID != b.Ports[k].PortID {
+				return LessPortID(a.Ports[k].PortID, b.Ports[k].PortID)
+			}
+		}
+		if len(a.Ports) != len(b.Ports) {
+			return len(a.Ports) < len(b.Ports)
+		}
+		return a.Message < b.Message
+	})
+}

@@ -2,7 +2,8 @@ package check
 
 import "fmt"
 
-// The switch-port rule, shared by the audit (Audit: hca-key-not-on-switch) and
+// The switch-port rule, shared by the audit (internal/fabric AuditFabric:
+// hca-key-not-on-switch) and
 // can-talk over a known fabric (CanTalk with Endpoint.Fabric), so the two cannot
 // disagree.
 //
@@ -38,7 +39,7 @@ func (r HopResult) String() string {
 // HopCheck is the rule applied at the switch port cabled to an end port, for one key.
 type HopCheck struct {
 	End, Switch PortID
-	Key         uint16
+	Key         PartitionKey
 	// TableRead: the switch port's P_Key table was read; OnSwitch: it holds Key.
 	TableRead, OnSwitch bool
 	// Enforcement as read from the switch port's PortInfo; nil when not read.
@@ -48,32 +49,22 @@ type HopCheck struct {
 	FromEnd, ToEnd HopResult
 }
 
-// FirstHop returns the switch port cabled to an end port; ok is false when the end
-// port is not cabled to a switch (back to back, or not in the fabric).
-func (f *Fabric) FirstHop(end PortID) (sw PortID, ok bool) {
-	p := f.Port(end)
-	if p == nil || p.Peer == nil {
-		return PortID{}, false
-	}
-	n := f.Node(p.Peer.Node)
-	if n == nil || n.Type != NodeSwitch {
-		return PortID{}, false
-	}
-	return *p.Peer, true
+// A HopFabric is a known fabric the switch-port rule is applied in (internal/fabric's
+// Fabric, a sweep or a fabric file): it finds the switch port cabled to an end port and
+// names ports for people.
+type HopFabric interface {
+	CheckHop(end PortID, key PartitionKey) (HopCheck, bool)
+	Label(id PortID) string
 }
 
-// CheckHop applies the switch-port rule to key at the switch port cabled to end. ok is
-// false when end is not cabled to a switch port (nothing to check).
-func (f *Fabric) CheckHop(end PortID, key uint16) (h HopCheck, ok bool) {
-	swID, ok := f.FirstHop(end)
-	if !ok {
-		return HopCheck{}, false
-	}
-	sw := f.Port(swID)
-	h = HopCheck{End: end, Switch: swID, Key: key, Enforcement: sw.Enforcement, TableRead: sw.PKeys != nil}
+// JudgeHop applies the switch-port rule to key at switch port sw cabled to end: table
+// is the switch port's P_Key table as read (nil when not read), enf its enforcement
+// bits (nil when not read).
+func JudgeHop(end, sw PortID, key PartitionKey, table []PKey, enf *Enforcement) HopCheck {
+	h := HopCheck{End: end, Switch: sw, Key: key, Enforcement: enf, TableRead: table != nil}
 	if h.TableRead {
-		for _, k := range sw.PKeys {
-			if k.Valid() && k.Key() == key {
+		for _, k := range table {
+			if k.Valid() && k.Partition() == key {
 				h.OnSwitch = true
 				break
 			}
@@ -92,12 +83,12 @@ func (f *Fabric) CheckHop(end PortID, key uint16) (h HopCheck, ok bool) {
 	}
 	h.FromEnd = judge(func(e *Enforcement) bool { return e.Inbound })
 	h.ToEnd = judge(func(e *Enforcement) bool { return e.Outbound })
-	return h, true
+	return h
 }
 
 // Sentence says what the hop does with the key's packets, for reasons and findings.
-func (h HopCheck) Sentence(f *Fabric) string {
-	key := hex4(h.Key)
+func (h HopCheck) Sentence(f HopFabric) string {
+	key := h.Key.String()
 	sw, end := f.Label(h.Switch), f.Label(h.End)
 	switch {
 	case h.TableRead && h.OnSwitch:

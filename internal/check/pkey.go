@@ -1,5 +1,8 @@
-// Package check holds ibkey's pure rules: P_Key and Q_Key values, how user input
-// becomes them, and what they mean. It does no I/O and imports no other ibkey package.
+// Package check holds ibkey's pure rules: P_Key and Q_Key values, GUIDs and port
+// names, how user input becomes them and what they mean, can-talk, the switch-port rule
+// at a CA's first hop, and the one Severity and Finding of every check (the fabric
+// audit, the fabric diff, the partitions.conf lint). It does no I/O and imports no other
+// ibkey package; the swept-fabric model the audit runs on is internal/fabric.
 //
 // Sources: IBA vol. 1 §10.9 (partitioning) and §9.2 (BTH), OpenSM include/iba/ib_types.h
 // (the P_Key and Q_Key constants), RDMAmojo's P_Key and Q_Key articles.
@@ -18,8 +21,9 @@ const (
 	MembershipBit PKey = 0x8000
 	// KeyMask selects the 15-bit key, the partition's identity.
 	KeyMask PKey = 0x7fff
-	// DefaultKey is the default partition's key; 0xffff is full, 0x7fff limited.
-	DefaultKey uint16 = 0x7fff
+	// DefaultKey is the default partition's key as a number (DefaultPartition is the
+	// typed key).
+	DefaultKey uint16 = uint16(DefaultPartition)
 	// DefaultFull is the default P_Key, full membership of the default partition.
 	DefaultFull PKey = 0xffff
 	// DefaultLimited is limited membership of the default partition.
@@ -41,7 +45,35 @@ func (m Membership) String() string {
 	return "limited"
 }
 
-// Key returns the 15-bit key. Two P_Keys that differ only in bit 15 are the same partition.
+// PartitionKey is a partition's 15-bit key, its identity: a P_Key without the
+// membership bit (IBA §10.9). It prints as P_Keys do, 0x%04x.
+type PartitionKey uint16
+
+// DefaultPartition is the default partition's key (0xffff full, 0x7fff limited).
+const DefaultPartition PartitionKey = 0x7fff
+
+// String prints the key as 0x and four hex digits, without fmt: key lists of
+// 128-entry tables are on the hot path.
+func (k PartitionKey) String() string { return hex4(uint16(k)) }
+
+// Valid reports whether k is a partition: key 0 marks an empty table entry.
+func (k PartitionKey) Valid() bool { return k&PartitionKey(KeyMask) != 0 }
+
+// PKey returns the P_Key of membership m in partition k.
+func (k PartitionKey) PKey(m Membership) PKey { return PKey(k).WithMembership(m) }
+
+// hex4 prints a 16-bit value as 0x%04x.
+func hex4(k uint16) string {
+	const digits = "0123456789abcdef"
+	b := [6]byte{'0', 'x', digits[k>>12], digits[k>>8&0xf], digits[k>>4&0xf], digits[k&0xf]}
+	return string(b[:])
+}
+
+// Partition returns the partition the P_Key is in: its 15-bit key. Two P_Keys that
+// differ only in bit 15 are the same partition.
+func (p PKey) Partition() PartitionKey { return PartitionKey(p & KeyMask) }
+
+// Key returns the 15-bit key as a number (Partition is the typed key).
 func (p PKey) Key() uint16 { return uint16(p & KeyMask) }
 
 // Membership returns the membership encoded in bit 15.
@@ -57,10 +89,10 @@ func (p PKey) IsFull() bool { return p&MembershipBit != 0 }
 
 // Valid reports whether the entry holds a key: key 0 (0x0000 or 0x8000) marks an
 // empty, invalid table entry (IBA §10.9).
-func (p PKey) Valid() bool { return p.Key() != 0 }
+func (p PKey) Valid() bool { return p.Partition() != 0 }
 
 // IsDefault reports whether p belongs to the default partition (key 0x7fff).
-func (p PKey) IsDefault() bool { return p.Key() == DefaultKey }
+func (p PKey) IsDefault() bool { return p.Partition() == DefaultPartition }
 
 // WithMembership returns p with bit 15 set for Full and cleared for Limited.
 func (p PKey) WithMembership(m Membership) PKey {
@@ -71,13 +103,13 @@ func (p PKey) WithMembership(m Membership) PKey {
 }
 
 // SamePartition reports whether a and b carry the same 15-bit key.
-func SamePartition(a, b PKey) bool { return a.Key() == b.Key() }
+func SamePartition(a, b PKey) bool { return a.Partition() == b.Partition() }
 
-// String prints the canonical form used everywhere in ibkey's output.
-func (p PKey) String() string { return fmt.Sprintf("0x%04x", uint16(p)) }
+// String prints the canonical form used everywhere in ibkey's output, 0x%04x.
+func (p PKey) String() string { return hex4(uint16(p)) }
 
-// KeyString prints the 15-bit key in the same form.
-func (p PKey) KeyString() string { return fmt.Sprintf("0x%04x", p.Key()) }
+// KeyString prints the 15-bit key in the same form (p.Partition().String()).
+func (p PKey) KeyString() string { return p.Partition().String() }
 
 // PKeyForms is what ParsePKey accepts, for error messages.
 const PKeyForms = "hex 0x8001, 8001 or colon form 80:01, at most 0xffff"

@@ -2,6 +2,7 @@ package check
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -173,4 +174,49 @@ func FuzzParseQKey(f *testing.F) {
 		}
 		_ = DecodeQKey(q)
 	})
+}
+
+func TestNodeTypeOf(t *testing.T) {
+	for _, tc := range []struct {
+		num  uint8
+		want NodeType
+		ok   bool
+		word string
+	}{
+		{0, "", false, "node"},
+		{1, NodeCA, true, "CA"},
+		{2, NodeSwitch, true, "switch"},
+		{3, NodeRouter, true, "router"},
+		{4, "", false, "node"},
+	} {
+		got, ok := NodeTypeOf(tc.num)
+		if got != tc.want || ok != tc.ok || got.Word() != tc.word {
+			t.Errorf("NodeTypeOf(%d) = %q, %v (word %q), want %q, %v (%q)", tc.num, got, ok, got.Word(), tc.want, tc.ok, tc.word)
+		}
+	}
+}
+
+func TestPartitionKey(t *testing.T) {
+	for _, tc := range []struct {
+		p    PKey
+		want string
+	}{
+		{0xffff, "0x7fff"}, {0x7fff, "0x7fff"}, {0x8001, "0x0001"}, {0x0000, "0x0000"}, {0x8abc, "0x0abc"},
+	} {
+		k := tc.p.Partition()
+		if k.String() != tc.want || tc.p.KeyString() != tc.want || uint16(k) != tc.p.Key() {
+			t.Errorf("%s: Partition %s, KeyString %s, Key %#x; want %s", tc.p, k, tc.p.KeyString(), tc.p.Key(), tc.want)
+		}
+		if k.Valid() != tc.p.Valid() {
+			t.Errorf("%s: Partition().Valid() = %v, PKey.Valid() = %v", tc.p, k.Valid(), tc.p.Valid())
+		}
+		if full := k.PKey(Full); full.Partition() != k || !full.IsFull() {
+			t.Errorf("%s.PKey(Full) = %s", k, full)
+		}
+	}
+	for v := 0; v <= 0xffff; v++ {
+		if got, want := PKey(v).String(), fmt.Sprintf("0x%04x", v); got != want {
+			t.Fatalf("PKey(%#x).String() = %s, want %s", v, got, want)
+		}
+	}
 }

@@ -18,7 +18,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/fakesysfs"
 	"github.com/ibkey/ibkey/internal/ibverbs"
 	"github.com/ibkey/ibkey/internal/lab"
@@ -190,7 +190,7 @@ func BenchmarkFabric2000(b *testing.B) {
 	nodes := leaves*(hcas+1) + spines
 	var pkeysPerOp, exporterPerOp float64
 	b.Run("fabric-pkeys", func(b *testing.B) {
-		var f *check.Fabric
+		var f *fabric.Fabric
 		var err error
 		for b.Loop() {
 			if f, err = query.Sweep(ctx, tr, query.SweepOptions{}); err != nil {

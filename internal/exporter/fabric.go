@@ -13,6 +13,7 @@ import (
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/check/partconf"
+	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/ibverbs"
 	"github.com/ibkey/ibkey/internal/query"
 )
@@ -265,7 +266,7 @@ func (c *FabricCollector) sweep(ctx context.Context) (*fabricSnapshot, error) {
 // replies carried (nil: none seen). The PortCounters MADs are read while the audit
 // runs and the metrics that do not depend on them are built and encoded: the MADs
 // wait on the fabric, the rest on the CPU.
-func (c *FabricCollector) fromFabric(ctx context.Context, f *check.Fabric, qkeys map[check.PortID]uint16) *fabricSnapshot {
+func (c *FabricCollector) fromFabric(ctx context.Context, f *fabric.Fabric, qkeys map[check.PortID]uint16) *fabricSnapshot {
 	recs := sweepRecords(f, qkeys)
 	counters := make(chan struct{})
 	if !c.opts.NoCounters {
@@ -280,7 +281,7 @@ func (c *FabricCollector) fromFabric(ctx context.Context, f *check.Fabric, qkeys
 		}
 		close(counters)
 	}
-	findings := check.Audit(f)
+	findings := fabric.Audit(f)
 	if c.opts.Partitions != nil {
 		findings = append(findings, partconf.CompareFabric(f, partconf.NewFabricModel(c.opts.Partitions, f, partconf.Options{AllowBoth: c.opts.AllowBoth}))...)
 	}
@@ -295,7 +296,7 @@ func (c *FabricCollector) fromFabric(ctx context.Context, f *check.Fabric, qkeys
 
 // sweepRecords are the ports `ibkey fabric pkeys` shows: end ports (CA ports, switch
 // port 0) and cabled switch ports.
-func sweepRecords(f *check.Fabric, qkeys map[check.PortID]uint16) []portRecord {
+func sweepRecords(f *fabric.Fabric, qkeys map[check.PortID]uint16) []portRecord {
 	var recs []portRecord
 	for _, n := range f.Nodes {
 		var swLID uint16
@@ -454,10 +455,10 @@ func nodeTypeName(e ibverbs.Enum) string {
 // nothing was found, so an alert on it has a series to look at.
 func knownRules(partitions bool) map[string]check.Severity {
 	m := map[string]check.Severity{
-		check.RuleHCAKeyNotOnSwitch: check.SeverityError, check.RuleSwitchKeyNotOnHCA: check.SeverityError,
-		check.RuleEnforcementOff: check.SeverityWarning, check.RuleLimitedOnly: check.SeverityWarning,
-		check.RuleTableFull: check.SeverityWarning, check.RulePortNotActive: check.SeverityWarning,
-		check.RuleNotRead: check.SeverityWarning, check.RuleSweepIncomplete: check.SeverityWarning,
+		fabric.RuleHCAKeyNotOnSwitch: check.SeverityError, fabric.RuleSwitchKeyNotOnHCA: check.SeverityError,
+		fabric.RuleEnforcementOff: check.SeverityWarning, fabric.RuleLimitedOnly: check.SeverityWarning,
+		fabric.RuleTableFull: check.SeverityWarning, fabric.RulePortNotActive: check.SeverityWarning,
+		fabric.RuleNotRead: check.SeverityWarning, fabric.RuleSweepIncomplete: check.SeverityWarning,
 	}
 	if partitions {
 		for _, r := range []string{partconf.RuleMissingKey, partconf.RuleExtraKey, partconf.RuleWrongMembership, partconf.RuleTableOverflow, partconf.RuleFileRejected} {
@@ -487,7 +488,7 @@ func buildFabricCounters(recs []portRecord) (*staticSet, int) {
 // buildFabricMetrics builds a snapshot's metrics but the counters'
 // (buildFabricCounters): ports, tables, nodes and findings. f is nil in --lid mode
 // (no node counts, no audit).
-func buildFabricMetrics(f *check.Fabric, recs []portRecord, findings []check.Finding, rules map[string]check.Severity) (*fabricSnapshot, *staticSet) {
+func buildFabricMetrics(f *fabric.Fabric, recs []portRecord, findings []check.Finding, rules map[string]check.Severity) (*fabricSnapshot, *staticSet) {
 	out := newFamilySet()
 	series := 0
 	add := func(m *Metric, v float64, labels ...string) {
@@ -579,7 +580,7 @@ func buildFabricMetrics(f *check.Fabric, recs []portRecord, findings []check.Fin
 
 // findingPortLabels labels a port a finding names that is not an exported port (a
 // switch port without a cable).
-func findingPortLabels(f *check.Fabric, id check.PortID) []string {
+func findingPortLabels(f *fabric.Fabric, id check.PortID) []string {
 	name, lid := "", uint16(0)
 	if n := f.Node(id.Node); n != nil {
 		name = n.Description

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/check/partconf"
+	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 	"github.com/ibkey/ibkey/internal/lab"
 	"github.com/ibkey/ibkey/internal/query"
@@ -27,7 +28,7 @@ func savedFabricCollector(t testing.TB, file string, partitions bool) *FabricCol
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := check.DecodeFabric(bytes.NewReader(data))
+	f, err := fabric.DecodeFabric(bytes.NewReader(data))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,8 +123,8 @@ func TestFabricCardinality(t *testing.T) {
 // fatTreeFabric builds the sweep of lab.FatTree(leaves, spines, hcas) as OpenSM
 // programs it: keys partitions (0xffff and keys-1 full keys) on every CA port and its
 // switch port, the default key on links between switches.
-func fatTreeFabric(leaves, spines, hcas, keys int) *check.Fabric {
-	f := &check.Fabric{Source: "synthetic", SweptAt: time.Unix(1e9, 0)}
+func fatTreeFabric(leaves, spines, hcas, keys int) *fabric.Fabric {
+	f := &fabric.Fabric{Source: "synthetic", SweptAt: time.Unix(1e9, 0)}
 	table := func(n int) []check.PKey {
 		t := make([]check.PKey, 64)
 		t[0] = 0xffff
@@ -134,31 +135,31 @@ func fatTreeFabric(leaves, spines, hcas, keys int) *check.Fabric {
 	}
 	lid := uint16(1)
 	guid := check.GUID(0x100000)
-	var cas []*check.Node
+	var cas []*fabric.Node
 	for i := 0; i < leaves*hcas; i++ {
-		n := &check.Node{GUID: guid, Type: check.NodeCA, Description: fmt.Sprintf("Hca%d", i+1), NumPorts: 1, PartitionCap: 64,
-			Ports: []*check.Port{{Num: 1, GUID: guid + 1, LID: lid, State: check.StateActive, TableSize: 64, PKeys: table(keys)}}}
+		n := &fabric.Node{GUID: guid, Type: check.NodeCA, Description: fmt.Sprintf("Hca%d", i+1), NumPorts: 1, PartitionCap: 64,
+			Ports: []*fabric.Port{{Num: 1, GUID: guid + 1, LID: lid, State: check.StateActive, TableSize: 64, PKeys: table(keys)}}}
 		guid += 2
 		lid++
 		cas = append(cas, n)
 		f.Nodes = append(f.Nodes, n)
 	}
-	sw := func(name string, ports int) *check.Node {
-		n := &check.Node{GUID: guid, Type: check.NodeSwitch, Description: name, NumPorts: ports, PartitionCap: 8, PartitionEnforcementCap: 64}
-		n.Ports = append(n.Ports, &check.Port{Num: 0, GUID: guid, LID: lid, State: check.StateActive, TableSize: 8, PKeys: table(1)[:8]})
+	sw := func(name string, ports int) *fabric.Node {
+		n := &fabric.Node{GUID: guid, Type: check.NodeSwitch, Description: name, NumPorts: ports, PartitionCap: 8, PartitionEnforcementCap: 64}
+		n.Ports = append(n.Ports, &fabric.Port{Num: 0, GUID: guid, LID: lid, State: check.StateActive, TableSize: 8, PKeys: table(1)[:8]})
 		for p := 1; p <= ports; p++ {
-			n.Ports = append(n.Ports, &check.Port{Num: p, State: check.StateActive, TableSize: 64})
+			n.Ports = append(n.Ports, &fabric.Port{Num: p, State: check.StateActive, TableSize: 64})
 		}
 		guid++
 		lid++
 		f.Nodes = append(f.Nodes, n)
 		return n
 	}
-	link := func(a *check.Node, ap int, b *check.Node, bp int) {
+	link := func(a *fabric.Node, ap int, b *fabric.Node, bp int) {
 		a.Ports[portIndex(a, ap)].Peer = &check.PortID{Node: b.GUID, Port: bp}
 		b.Ports[portIndex(b, bp)].Peer = &check.PortID{Node: a.GUID, Port: ap}
 	}
-	var spineNodes []*check.Node
+	var spineNodes []*fabric.Node
 	for s := 0; s < spines; s++ {
 		spineNodes = append(spineNodes, sw(fmt.Sprintf("Spine%d", s+1), leaves))
 	}
@@ -180,7 +181,7 @@ func fatTreeFabric(leaves, spines, hcas, keys int) *check.Fabric {
 	return f
 }
 
-func portIndex(n *check.Node, num int) int {
+func portIndex(n *fabric.Node, num int) int {
 	for i, p := range n.Ports {
 		if p.Num == num {
 			return i

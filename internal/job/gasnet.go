@@ -47,7 +47,7 @@ var GASNet = Library{
 		if key < 0 {
 			s.Setting = "GASNET_IBV_PKEY unset: index 0"
 		} else {
-			s.Setting = fmt.Sprintf("GASNET_IBV_PKEY=%s: the first entry of partition 0x%04x, whatever its membership", v, key)
+			s.Setting = fmt.Sprintf("GASNET_IBV_PKEY=%s: the first entry of partition %s, whatever its membership", v, check.PartitionKey(key))
 		}
 		s.Assumptions = append(s.Assumptions, "GASNet: GASNET_IBV_PKEY is read as decimal or 0x hex; devices in name order; one HCA (the default build, without --enable-ibv-multirail)")
 		ports, hasPorts := env.Lookup("GASNET_IBV_PORTS")
@@ -58,10 +58,10 @@ var GASNet = Library{
 		s.selectPorts = func(host []*Port) []Selected { return gasnetSelect(host, filter, hasPorts) }
 		s.pick = func(p *Port) Pick { return gasnetPick(key, p) }
 		s.want = func(k check.PKey, p *Port) Want {
-			if k.Key() < 2 {
+			if k.Partition() < 2 {
 				return Want{Problem: fmt.Sprintf("GASNet refuses partition %s: GASNET_IBV_PKEY must be 0x0002-0x7fff", k.KeyString())}
 			}
-			return wantValue(k, p, "GASNET_IBV_PKEY", fmt.Sprintf("0x%04x", k.Key()), func(e Env) Pick {
+			return wantValue(k, p, "GASNET_IBV_PKEY", k.Partition().String(), func(e Env) Pick {
 				n, _ := gasnetInt(e["GASNET_IBV_PKEY"])
 				return gasnetPick(int(n&^0x8000), p)
 			})
@@ -84,13 +84,13 @@ func gasnetPick(key int, p *Port) Pick {
 	if key < 0 {
 		return usesIndex(p, 0, "GASNet's default")
 	}
-	if pk, ok := findByKey(p, uint16(key)); ok {
+	if pk, ok := findByKey(p, check.PartitionKey(key)); ok {
 		if pk.Outcome == NotChecked {
 			pk.Problem += " (GASNet stops with a fatal error when it cannot query an entry)"
 		}
 		return pk
 	}
-	return Pick{Outcome: Fails, Index: -1, Problem: fmt.Sprintf("GASNet: \"Failed to locate index of requested pkey 0x%04x\" on %s", key, p.Label())}
+	return Pick{Outcome: Fails, Index: -1, Problem: fmt.Sprintf("GASNet: \"Failed to locate index of requested pkey %s\" on %s", check.PartitionKey(key), p.Label())}
 }
 
 type gasnetPortSpec struct {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 	"github.com/ibkey/ibkey/internal/job"
 	"github.com/ibkey/ibkey/internal/lab"
@@ -29,7 +30,7 @@ ai=0x0003, defmember=full : 0x100001, 0x100004, 0x100007, 0x10000a ;
 `
 )
 
-func labSweep(t *testing.T, l *lab.Lab) *check.Fabric {
+func labSweep(t *testing.T, l *lab.Lab) *fabric.Fabric {
 	t.Helper()
 	tr := l.Dial(t, "", mad.Options{Timeout: 300 * time.Millisecond, Retries: 2})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -42,7 +43,7 @@ func labSweep(t *testing.T, l *lab.Lab) *check.Fabric {
 }
 
 // labPorts are port 1 of HcaA-HcaD in a sweep, as the job's hosts.
-func labPorts(t *testing.T, f *check.Fabric) []*job.Port {
+func labPorts(t *testing.T, f *fabric.Fabric) []*job.Port {
 	t.Helper()
 	var out []*job.Port
 	for _, name := range []string{"HcaA", "HcaB", "HcaC", "HcaD"} {

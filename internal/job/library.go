@@ -157,16 +157,16 @@ func noPKeys(p *Port) bool { return p.Table == nil && !p.Fabric && p.LinkLayer !
 // findByKey is the lookup GASNet, MVAPICH2 and Open MPI's openib BTL share: the first
 // index, in table order, whose 15-bit key equals key, whatever its membership. An
 // unreadable entry before the match leaves the answer open.
-func findByKey(p *Port, key uint16) (Pick, bool) {
+func findByKey(p *Port, key check.PartitionKey) (Pick, bool) {
 	for _, e := range p.Table {
 		if !e.Readable {
-			return Pick{Outcome: NotChecked, Index: -1, Problem: fmt.Sprintf("entry %d of %s could not be read: it may hold partition 0x%04x", e.Index, p.Label(), key)}, true
+			return Pick{Outcome: NotChecked, Index: -1, Problem: fmt.Sprintf("entry %d of %s could not be read: it may hold partition %s", e.Index, p.Label(), key)}, true
 		}
-		if e.PKey.Key() == key && key != 0 {
+		if e.PKey.Partition() == key && key != 0 {
 			pk := Pick{Outcome: Uses, Index: e.Index, PKey: e.PKey}
 			if !e.PKey.IsFull() {
 				for _, f := range p.Table[e.Index+1:] {
-					if f.Readable && f.PKey.Key() == key && f.PKey.IsFull() {
+					if f.Readable && f.PKey.Partition() == key && f.PKey.IsFull() {
 						pk.Notes = append(pk.Notes, fmt.Sprintf("takes the limited entry at index %d although index %d holds %s (full): the lookup takes the first entry of the key, whatever its membership", e.Index, f.Index, f.PKey))
 						break
 					}

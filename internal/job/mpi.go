@@ -26,13 +26,13 @@ var MVAPICH2 = Library{
 	configure: func(in Inputs) *setup {
 		env := in.Env
 		s := &setup{}
-		key := uint16(0)
+		key := check.PartitionKey(0)
 		if v, ok := env.Lookup("MV2_DEFAULT_PKEY"); ok {
-			key = uint16(parseC(v, 0).Value) & 0x7fff
+			key = check.PKey(parseC(v, 0).Value).Partition()
 			if key == 0 {
 				s.Setting = fmt.Sprintf("MV2_DEFAULT_PKEY=%s reads as key 0, which means unset: ", v)
 			} else {
-				s.Setting = fmt.Sprintf("MV2_DEFAULT_PKEY=%s: the first entry of partition 0x%04x, whatever its membership", v, key)
+				s.Setting = fmt.Sprintf("MV2_DEFAULT_PKEY=%s: the first entry of partition %s, whatever its membership", v, key)
 			}
 		}
 		ix := 0
@@ -65,15 +65,15 @@ var MVAPICH2 = Library{
 		}
 		s.pick = func(p *Port) Pick { return mv2Pick(key, ix, p) }
 		s.want = func(k check.PKey, p *Port) Want {
-			return wantValue(k, p, "MV2_DEFAULT_PKEY", fmt.Sprintf("0x%04x", k.Key()), func(e Env) Pick {
-				return mv2Pick(uint16(parseC(e["MV2_DEFAULT_PKEY"], 0).Value)&0x7fff, 0, p)
+			return wantValue(k, p, "MV2_DEFAULT_PKEY", k.Partition().String(), func(e Env) Pick {
+				return mv2Pick(check.PKey(parseC(e["MV2_DEFAULT_PKEY"], 0).Value).Partition(), 0, p)
 			})
 		}
 		return s
 	},
 }
 
-func mv2Pick(key uint16, ix int, p *Port) Pick {
+func mv2Pick(key check.PartitionKey, ix int, p *Port) Pick {
 	if p.Table == nil {
 		return Pick{Outcome: NotChecked, Index: -1, Problem: p.NoTable}
 	}
@@ -83,7 +83,7 @@ func mv2Pick(key uint16, ix int, p *Port) Pick {
 	if pk, ok := findByKey(p, key); ok {
 		return pk
 	}
-	return Pick{Outcome: Fails, Index: -1, Problem: fmt.Sprintf("MVAPICH2 aborts: \"Can't find PKEY INDEX according to given PKEY\" (partition 0x%04x is not in the %s table)", key, p.Label())}
+	return Pick{Outcome: Fails, Index: -1, Problem: fmt.Sprintf("MVAPICH2 aborts: \"Can't find PKEY INDEX according to given PKEY\" (partition %s is not in the %s table)", key, p.Label())}
 }
 
 func containsField(list, sep, name string) bool {
@@ -123,18 +123,18 @@ var OpenMPI = Library{
 				break
 			}
 		}
-		key := uint16(0)
+		key := check.PartitionKey(0)
 		if set {
 			n, err := strconv.ParseUint(strings.TrimSpace(v), 0, 64)
 			if err != nil {
 				s.Reject = fmt.Sprintf("Open MPI rejects %s=%s: an unsigned decimal or hex integer is expected", name, v)
 			}
-			key = uint16(n & 0x7fff)
+			key = check.PKey(n).Partition()
 		}
 		if key == 0 {
 			s.Setting = "btl_openib_pkey unset (0): index 0"
 		} else {
-			s.Setting = fmt.Sprintf("%s=%s: the first entry of partition 0x%04x, whatever its membership; ports without it are not used", name, v, key)
+			s.Setting = fmt.Sprintf("%s=%s: the first entry of partition %s, whatever its membership; ports without it are not used", name, v, key)
 		}
 		s.Assumptions = append(s.Assumptions, "Open MPI: applies to the openib BTL of Open MPI 4.x (pml ob1); MCA parameters from mpirun --mca or mca-params.conf are not read")
 		inc, hasInc := env.Lookup("OMPI_MCA_btl_openib_if_include")
@@ -155,16 +155,16 @@ var OpenMPI = Library{
 		}
 		s.pick = func(p *Port) Pick { return ompiPick(key, p) }
 		s.want = func(k check.PKey, p *Port) Want {
-			return wantValue(k, p, "OMPI_MCA_btl_openib_pkey", fmt.Sprintf("0x%04x", k.Key()), func(e Env) Pick {
+			return wantValue(k, p, "OMPI_MCA_btl_openib_pkey", k.Partition().String(), func(e Env) Pick {
 				n, _ := strconv.ParseUint(e["OMPI_MCA_btl_openib_pkey"], 0, 64)
-				return ompiPick(uint16(n&0x7fff), p)
+				return ompiPick(check.PKey(n).Partition(), p)
 			})
 		}
 		return s
 	},
 }
 
-func ompiPick(key uint16, p *Port) Pick {
+func ompiPick(key check.PartitionKey, p *Port) Pick {
 	if p.Table == nil {
 		return Pick{Outcome: NotChecked, Index: -1, Problem: p.NoTable}
 	}
@@ -174,5 +174,5 @@ func ompiPick(key uint16, p *Port) Pick {
 	if pk, ok := findByKey(p, key); ok {
 		return pk
 	}
-	return Pick{Outcome: Skips, Index: -1, Problem: fmt.Sprintf("partition 0x%04x is not in the %s table: Open MPI's openib BTL silently does not use this port", key, p.Label())}
+	return Pick{Outcome: Skips, Index: -1, Problem: fmt.Sprintf("partition %s is not in the %s table: Open MPI's openib BTL silently does not use this port", key, p.Label())}
 }

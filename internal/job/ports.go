@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/query"
 )
 
@@ -44,7 +45,7 @@ func HostPorts(h *query.Host, label string) ([]*Port, error) {
 
 // PortFromFabric turns a port of a sweep into a job port; its host is the node's
 // description (or GUID) and library device filters do not apply to it.
-func PortFromFabric(f *check.Fabric, n *check.Node, cp *check.Port) *Port {
+func PortFromFabric(f *fabric.Fabric, n *fabric.Node, cp *fabric.Port) *Port {
 	host := n.Description
 	if host == "" {
 		host = n.GUID.String()
@@ -68,7 +69,7 @@ func PortFromFabric(f *check.Fabric, n *check.Node, cp *check.Port) *Port {
 // Reach summarises who holds a partition in a sweep: end ports that are full and
 // limited members (switch external ports, which mirror the port they face, are not
 // counted).
-func Reach(f *check.Fabric, key check.PKey) (full, limited int) {
+func Reach(f *fabric.Fabric, key check.PKey) (full, limited int) {
 	for _, m := range f.Members(key) {
 		if !m.EndPort {
 			continue

@@ -183,10 +183,10 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Resolution {
 	// Across hosts: every pair of ranks on different hosts must share the partition
 	// with at least one full member (the P_Key rule of check.CanTalk).
 	if r.Peers && len(usable) > 1 {
-		byKey := map[uint16][]hostPick{}
-		var keys []uint16
+		byKey := map[check.PartitionKey][]hostPick{}
+		var keys []check.PartitionKey
 		for _, u := range usable {
-			k := u.res.Pick.PKey.Key()
+			k := u.res.Pick.PKey.Partition()
 			if _, ok := byKey[k]; !ok {
 				keys = append(keys, k)
 			}
@@ -199,7 +199,7 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Resolution {
 				for _, u := range byKey[k] {
 					ps = append(ps, fmt.Sprintf("%s index %d", u.res.Port.Label(), u.res.Pick.Index))
 				}
-				parts = append(parts, fmt.Sprintf("partition 0x%04x on %s", k, strings.Join(ps, ", ")))
+				parts = append(parts, fmt.Sprintf("partition %s on %s", k, strings.Join(ps, ", ")))
 			}
 			r.Findings = append(r.Findings, "the hosts land in different partitions, which cannot talk to each other: "+strings.Join(parts, "; "))
 		} else {
@@ -212,7 +212,7 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Resolution {
 				}
 			}
 			if len(limitedHosts) > 1 {
-				r.Findings = append(r.Findings, fmt.Sprintf("limited members of partition 0x%04x cannot talk to each other: %s", keys[0], strings.Join(limitedHosts, ", ")))
+				r.Findings = append(r.Findings, fmt.Sprintf("limited members of partition %s cannot talk to each other: %s", keys[0], strings.Join(limitedHosts, ", ")))
 			} else if len(limitedHosts) == 1 {
 				r.Notes = append(r.Notes, fmt.Sprintf("%s is a limited member: it talks only to the full members, which every other host here is", limitedHosts[0]))
 			}
@@ -245,7 +245,7 @@ const maxFixes = 3
 // port holds, the setting per port (one line when it is the same everywhere).
 func fixes(l *Library, s *setup, r *Resolution) []string {
 	var used, ib []*Port
-	current := map[uint16]int{}
+	current := map[check.PartitionKey]int{}
 	for _, pr := range r.Ports {
 		if pr.Used {
 			used = append(used, pr.Port)
@@ -253,7 +253,7 @@ func fixes(l *Library, s *setup, r *Resolution) []string {
 				ib = append(ib, pr.Port)
 			}
 			if pr.Pick.Outcome == Uses {
-				current[pr.Pick.PKey.Key()]++
+				current[pr.Pick.PKey.Partition()]++
 			}
 		}
 	}
@@ -273,7 +273,7 @@ func fixes(l *Library, s *setup, r *Resolution) []string {
 		if w.Verdict != Works {
 			continue
 		}
-		out = append(out, fmt.Sprintf("for partition 0x%04x: %s", k, w.Summary()))
+		out = append(out, fmt.Sprintf("for partition %s: %s", k, w.Summary()))
 		if len(out) == maxFixes {
 			break
 		}
@@ -286,26 +286,26 @@ func fixes(l *Library, s *setup, r *Resolution) []string {
 
 // candidateKeys are the keys every port holds (readable, valid), the default
 // partition last, others in key order.
-func candidateKeys(ports []*Port) []uint16 {
-	count := map[uint16]int{}
+func candidateKeys(ports []*Port) []check.PartitionKey {
+	count := map[check.PartitionKey]int{}
 	for _, p := range ports {
-		seen := map[uint16]bool{}
+		seen := map[check.PartitionKey]bool{}
 		for _, e := range p.Table {
-			if e.Readable && e.PKey.Valid() && !seen[e.PKey.Key()] {
-				seen[e.PKey.Key()] = true
-				count[e.PKey.Key()]++
+			if e.Readable && e.PKey.Valid() && !seen[e.PKey.Partition()] {
+				seen[e.PKey.Partition()] = true
+				count[e.PKey.Partition()]++
 			}
 		}
 	}
-	var keys []uint16
+	var keys []check.PartitionKey
 	for k, n := range count {
 		if n == len(ports) {
 			keys = append(keys, k)
 		}
 	}
 	sort.Slice(keys, func(i, j int) bool {
-		if (keys[i] == check.DefaultKey) != (keys[j] == check.DefaultKey) {
-			return keys[j] == check.DefaultKey
+		if (keys[i] == check.DefaultPartition) != (keys[j] == check.DefaultPartition) {
+			return keys[j] == check.DefaultPartition
 		}
 		return keys[i] < keys[j]
 	})

@@ -72,7 +72,7 @@ var UCX = Library{
 		}
 		s.pick = func(p *Port) Pick { return ucxPick(cfg, p) }
 		s.want = func(key check.PKey, p *Port) Want {
-			return wantValue(key, p, "UCX_IB_PKEY", fmt.Sprintf("0x%04x", key.Key()), func(e Env) Pick {
+			return wantValue(key, p, "UCX_IB_PKEY", key.Partition().String(), func(e Env) Pick {
 				c, _ := ucxParsePKey(e["UCX_IB_PKEY"], true)
 				return ucxPick(c, p)
 			})

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 )
 
 func TestFatTreeFileIsGenerated(t *testing.T) {
@@ -50,7 +52,7 @@ func TestParseTopologyAndDRPath(t *testing.T) {
 			t.Errorf("DRPath(%s, %s, %d): %v", tc.from, tc.to, tc.arrive, err)
 			continue
 		}
-		if got := FormatDRPath(p); got != tc.want {
+		if got := mad.FormatDRPath(p); got != tc.want {
 			t.Errorf("DRPath(%s, %s, %d) = %s, want %s", tc.from, tc.to, tc.arrive, got, tc.want)
 		}
 	}

@@ -176,16 +176,6 @@ func (t *Topology) DRPath(from, to string, arrive int) ([]uint8, error) {
 	return nil, fmt.Errorf("topology: no directed route from %q to %q port %d", from, to, arrive)
 }
 
-// FormatDRPath prints a path in infiniband-diags notation, "0,1,3".
-func FormatDRPath(path []uint8) string {
-	var b strings.Builder
-	b.WriteString("0")
-	for _, p := range path {
-		b.WriteString("," + strconv.Itoa(int(p)))
-	}
-	return b.String()
-}
-
 // FatTree returns a two-level fat tree topology: leaves leaf switches, each
 // with hcasPerLeaf single-port CAs and one link to every one of spines spine
 // switches. CAs come first, so ibsim's default node (and OpenSM's) is "Hca1".

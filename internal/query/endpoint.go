@@ -7,6 +7,7 @@ import (
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/check/partconf"
+	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/ibverbs"
 )
 
@@ -43,7 +44,7 @@ func CheckResolvable(token string, spec check.EndpointSpec) error {
 			hint = " (if you meant a P_Key: a P_Key is at most 0xffff)"
 		}
 		return &UsageError{Msg: fmt.Sprintf("endpoint %q is a port GUID (%s)%s: resolving a GUID needs --partitions FILE (the tables the SM would program), --fabric-file FILE (a saved sweep) or a fabric to sweep (--ibsim, --ca); or use DEV/PORT for a local port or a P_Key value",
-			token, check.FormatGUID(spec.GUID), hint)}
+			token, spec.GUID.String(), hint)}
 	case check.EndpointLID:
 		return &UsageError{Msg: fmt.Sprintf("endpoint %q is a port read over the fabric (LID %d): it needs fabric access (MADs via umad or --ibsim) or --fabric-file FILE; use DEV/PORT for a local port or the P_Key the remote QP uses",
 			token, spec.LID)}
@@ -87,7 +88,7 @@ func ResolveEndpointsFrom(src EndpointSources, specs ...check.EndpointSpec) ([]R
 			if s.Index != nil || s.PortNum != nil {
 				return nil, &UsageError{Msg: fmt.Sprintf("endpoint %q: index= and port= need a port of a sweep; with --partitions a GUID is a partitions.conf member, which has no table index", s)}
 			}
-			guids = append(guids, s.GUID)
+			guids = append(guids, uint64(s.GUID))
 			continue
 		case s.Kind == check.EndpointLID && src.Fabric != nil:
 			continue
@@ -214,7 +215,7 @@ func ResolveEndpointsFrom(src EndpointSources, specs ...check.EndpointSpec) ([]R
 // resolveGUID is a GUID endpoint: the port's predicted table, or with pkey= the entry a
 // QP there would use for that partition (a full one preferred, as for a local port).
 func resolveGUID(s check.EndpointSpec, label string, m *partconf.Model) (check.Endpoint, error) {
-	table := GUIDTable(m, s.GUID)
+	table := GUIDTable(m, uint64(s.GUID))
 	if s.PKey == nil {
 		e, err := s.Endpoint(label, table)
 		e.LinkLayer = "InfiniBand" // OpenSM manages InfiniBand ports
@@ -224,7 +225,7 @@ func resolveGUID(s check.EndpointSpec, label string, m *partconf.Model) (check.E
 	if !ok {
 		return check.Endpoint{}, &check.ResolveError{Endpoint: s.String(), Problem: fmt.Sprintf(
 			"%s gets no entry for partition %s from %s (it gets %s), so no QP there can use it",
-			check.FormatGUID(s.GUID), s.PKey.KeyString(), m.Source.File, pkeyList(table))}
+			s.GUID.String(), s.PKey.KeyString(), m.Source.File, pkeyList(table))}
 	}
 	e := check.Endpoint{Label: label, Entries: []check.TableEntry{{Index: check.NoIndex, PKey: p, Readable: true}},
 		QPType: s.QPType, QKey: s.QKey, WRQKey: s.WRQKey, LinkLayer: "InfiniBand"}
@@ -300,7 +301,7 @@ func setPortRules(e *check.Endpoint, v *PortView) {
 // placeSwept puts an endpoint resolved from a sweep in its fabric, for can-talk's
 // switch-port rule (the switch port cabled to it), and with portRules its state and
 // subnet as swept.
-func placeSwept(e *check.Endpoint, f *check.Fabric, n *check.Node, p *check.Port, portRules bool) {
+func placeSwept(e *check.Endpoint, f *fabric.Fabric, n *fabric.Node, p *fabric.Port, portRules bool) {
 	id := check.PortID{Node: n.GUID, Port: p.Num}
 	e.Fabric, e.At = f, &id
 	if !portRules {
@@ -371,7 +372,7 @@ func EndpointLabels(specs ...check.EndpointSpec) []string {
 		case s.Kind == check.EndpointPort:
 			labels[i] = PortRef{Device: s.Device, Port: s.Port}.String()
 		case s.Kind == check.EndpointGUID:
-			labels[i] = check.FormatGUID(s.GUID)
+			labels[i] = s.GUID.String()
 		case s.Kind == check.EndpointLID || s.Kind == check.EndpointNode:
 			base := check.EndpointSpec{Kind: s.Kind, LID: s.LID, Node: s.Node, PortNum: s.PortNum}
 			labels[i] = base.String()

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/ibverbs"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 )
@@ -33,7 +34,7 @@ type EndpointSources struct {
 	// Fabric, lid= endpoints are found in: a saved sweep or a live one. Called at
 	// most once. A partial sweep may come with an error: endpoints it holds are still
 	// resolved, and the error is returned only when one is missing.
-	Sweep func() (*check.Fabric, error)
+	Sweep func() (*fabric.Fabric, error)
 	// SweepName names the sweep in notes: "fabric.json", "a sweep run now".
 	SweepName string
 	// PortRules gives port endpoints their state and subnet (check.Endpoint State and
@@ -74,13 +75,13 @@ func NeedsFabric(partitions bool, specs ...check.EndpointSpec) (need, guid bool)
 
 // sweepResolver finds endpoints in a sweep, read once.
 type sweepResolver struct {
-	load  func() (*check.Fabric, error)
-	f     *check.Fabric
+	load  func() (*fabric.Fabric, error)
+	f     *fabric.Fabric
 	err   error
 	tried bool
 }
 
-func (r *sweepResolver) fabric() (*check.Fabric, error) {
+func (r *sweepResolver) fabric() (*fabric.Fabric, error) {
 	if !r.tried {
 		r.tried = true
 		r.f, r.err = r.load()
@@ -92,7 +93,7 @@ func (r *sweepResolver) fabric() (*check.Fabric, error) {
 }
 
 // find resolves a node=, GUID or lid= spec to a port of the sweep.
-func (r *sweepResolver) find(s check.EndpointSpec) (*check.Fabric, *check.Node, *check.Port, error) {
+func (r *sweepResolver) find(s check.EndpointSpec) (*fabric.Fabric, *fabric.Node, *fabric.Port, error) {
 	f, err := r.fabric()
 	if f == nil {
 		return nil, nil, nil, err
@@ -105,8 +106,8 @@ func (r *sweepResolver) find(s check.EndpointSpec) (*check.Fabric, *check.Node, 
 		return e
 	}
 	var (
-		nodes []*check.Node
-		port  *check.Port
+		nodes []*fabric.Node
+		port  *fabric.Port
 	)
 	switch s.Kind {
 	case check.EndpointLID:
@@ -114,14 +115,14 @@ func (r *sweepResolver) find(s check.EndpointSpec) (*check.Fabric, *check.Node, 
 		if n == nil {
 			return nil, nil, nil, partial(&NotFoundError{What: "LID", Name: strconv.Itoa(int(s.LID)) + " in the sweep", Available: lidRanges(f)})
 		}
-		nodes, port = []*check.Node{n}, p
+		nodes, port = []*fabric.Node{n}, p
 	case check.EndpointGUID:
-		nodes = f.FindNodes(check.FormatGUID(s.GUID))
+		nodes = f.FindNodes(s.GUID.String())
 		if len(nodes) == 0 {
-			return nil, nil, nil, partial(&NotFoundError{What: "node", Name: "with node or port GUID " + check.FormatGUID(s.GUID) + " in the sweep", Available: nodeNames(f)})
+			return nil, nil, nil, partial(&NotFoundError{What: "node", Name: "with node or port GUID " + s.GUID.String() + " in the sweep", Available: nodeNames(f)})
 		}
 		for _, p := range nodes[0].Ports {
-			if uint64(p.GUID) == s.GUID && nodes[0].IsEndPort(p) {
+			if p.GUID == s.GUID && nodes[0].IsEndPort(p) {
 				port = p
 			}
 		}
@@ -153,7 +154,7 @@ func (r *sweepResolver) find(s check.EndpointSpec) (*check.Fabric, *check.Node, 
 		return f, n, n.Port(0), nil // the switch's own (management) port
 	}
 	// A CA named by node: its one port with a link, else its one port.
-	var linked []*check.Port
+	var linked []*fabric.Port
 	for _, p := range n.Ports {
 		if p.Peer != nil || p.PKeys != nil {
 			linked = append(linked, p)
@@ -178,13 +179,13 @@ func (r *sweepResolver) find(s check.EndpointSpec) (*check.Fabric, *check.Node, 
 // findLID is the end port whose LID range (LID to LID+2^LMC-1) holds lid. A LID names
 // a port only within its subnet: ports outside the swept subnet (another SM's, which
 // may reuse the same LIDs) are not considered.
-func findLID(f *check.Fabric, lid uint16) (*check.Node, *check.Port) {
+func findLID(f *fabric.Fabric, lid uint16) (*fabric.Node, *fabric.Port) {
 	for _, n := range f.Nodes {
 		for _, p := range n.Ports {
 			if !n.IsEndPort(p) || p.LID == 0 {
 				continue
 			}
-			if s, _ := f.PortScope(check.PortID{Node: n.GUID, Port: p.Num}); s == check.ScopeOtherSubnet || s == check.ScopeUnmanaged {
+			if s, _ := f.PortScope(check.PortID{Node: n.GUID, Port: p.Num}); s == fabric.ScopeOtherSubnet || s == fabric.ScopeUnmanaged {
 				continue
 			}
 			if lid >= p.LID && int(lid) < int(p.LID)+1<<p.LMC {
@@ -198,7 +199,7 @@ func findLID(f *check.Fabric, lid uint16) (*check.Node, *check.Port) {
 // maxListed bounds the names listed in a not-found error.
 const maxListed = 12
 
-func nodeNames(f *check.Fabric) []string {
+func nodeNames(f *fabric.Fabric) []string {
 	var out []string
 	for _, n := range f.Nodes {
 		out = append(out, nodeName(n))
@@ -214,12 +215,12 @@ func capList(s []string) []string {
 	return s
 }
 
-func lidRanges(f *check.Fabric) []string {
+func lidRanges(f *fabric.Fabric) []string {
 	var lids []int
 	for _, n := range f.Nodes {
 		for _, p := range n.Ports {
 			if n.IsEndPort(p) && p.LID != 0 {
-				if s, _ := f.PortScope(check.PortID{Node: n.GUID, Port: p.Num}); s == check.ScopeOtherSubnet || s == check.ScopeUnmanaged {
+				if s, _ := f.PortScope(check.PortID{Node: n.GUID, Port: p.Num}); s == fabric.ScopeOtherSubnet || s == fabric.ScopeUnmanaged {
 					continue // another subnet's LIDs (findLID)
 				}
 				lids = append(lids, int(p.LID))
@@ -246,14 +247,14 @@ func lidRanges(f *check.Fabric) []string {
 	return capList(out)
 }
 
-func nodeName(n *check.Node) string {
+func nodeName(n *fabric.Node) string {
 	if n.Description == "" {
 		return n.GUID.String()
 	}
 	return n.Description
 }
 
-func portNums(n *check.Node) []string {
+func portNums(n *fabric.Node) []string {
 	var out []string
 	for _, p := range n.Ports {
 		out = append(out, strconv.Itoa(p.Num))
@@ -264,7 +265,7 @@ func portNums(n *check.Node) []string {
 // SweptPortView is a port of a sweep as the PortView the can-talk rules and renderers
 // take: named NODE/PORT by its node description, its table decoded, with the warnings
 // a port read from sysfs would get.
-func SweptPortView(f *check.Fabric, n *check.Node, p *check.Port) *PortView {
+func SweptPortView(f *fabric.Fabric, n *fabric.Node, p *fabric.Port) *PortView {
 	d := &ibverbs.Device{
 		Name:     nodeName(n),
 		NodeGUID: ibverbs.Opt[ibverbs.GUID]{Value: ibverbs.GUID(n.GUID)},
@@ -281,7 +282,7 @@ func SweptPortView(f *check.Fabric, n *check.Node, p *check.Port) *PortView {
 		SMLID:     ibverbs.Opt[uint16]{Value: p.SMLID},
 		HasPKeys:  p.TableSize > 0,
 	}
-	v := &PortView{Device: d, Port: port, Fabric: &FabricPort{Address: "DR path " + n.Path, NodeGUID: ibverbs.GUID(n.GUID)}}
+	v := &PortView{Device: d, Port: port, Fabric: &FabricPort{Address: "DR path " + n.Path, NodeGUID: n.GUID}}
 	switch {
 	case p.PKeys != nil:
 		raw := make([]ibverbs.PKeyEntry, len(p.PKeys))
@@ -299,7 +300,7 @@ func SweptPortView(f *check.Fabric, n *check.Node, p *check.Port) *PortView {
 }
 
 // describeSwept says which port an endpoint resolved to, for a note.
-func describeSwept(f *check.Fabric, s check.EndpointSpec, n *check.Node, p *check.Port, where string) string {
+func describeSwept(f *fabric.Fabric, s check.EndpointSpec, n *fabric.Node, p *fabric.Port, where string) string {
 	var facts []string
 	if p.GUID != 0 {
 		facts = append(facts, "port GUID "+p.GUID.String())
@@ -330,19 +331,11 @@ func resolveLID(ctx context.Context, fab *Fabric, s check.EndpointSpec) (*PortVi
 func describeLive(fab *Fabric, s check.EndpointSpec, v *PortView) string {
 	var facts []string
 	if v.Port.GID0.OK() {
-		facts = append(facts, "port GUID "+check.FormatGUID(guidOfGID(v.Port.GID0.Value)))
+		facts = append(facts, "port GUID "+check.GUID(v.Port.GID0.Value.PortGUID()).String())
 	}
 	if v.Fabric != nil {
-		facts = append(facts, "node GUID "+check.FormatGUID(uint64(v.Fabric.NodeGUID)))
+		facts = append(facts, "node GUID "+v.Fabric.NodeGUID.String())
 	}
 	facts = append(facts, v.Port.State.Name)
 	return fmt.Sprintf("%s is %s[%d] (%s), read over MADs via %s", s, strconv.Quote(v.Device.Name), v.Port.Num, strings.Join(facts, ", "), fab.Via)
-}
-
-func guidOfGID(g ibverbs.GID) uint64 {
-	var v uint64
-	for _, b := range g[8:] {
-		v = v<<8 | uint64(b)
-	}
-	return v
 }

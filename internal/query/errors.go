@@ -4,15 +4,49 @@
 package query
 
 import (
+	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/ibkey/ibkey/internal/fabric"
 )
 
 // UsageError is bad input from the user (exit code 2): it names the bad token and what
-// is accepted.
-type UsageError struct{ Msg string }
+// is accepted. Err, when set, is the typed error it reports (e.g. *FabricFileError), for
+// errors.As.
+type UsageError struct {
+	Msg string
+	Err error
+}
 
 func (e *UsageError) Error() string { return e.Msg }
+
+// Unwrap returns Err.
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// FabricFileError is a saved sweep (a fabric file) that could not be read or is not a
+// fabric file. Its text names the file, not the flag that named it: the command adds
+// that (cmdutil.ReadFabricFile: --fabric-file).
+type FabricFileError struct {
+	// Path is the file, "" when it could not be opened (then Err names it).
+	Path string
+	// Err is why: the open's error, a *fabric.FabricFileError, or the decoder's.
+	Err error
+}
+
+func (e *FabricFileError) Error() string {
+	if e.Path == "" {
+		return e.Err.Error()
+	}
+	var fe *fabric.FabricFileError
+	if errors.As(e.Err, &fe) {
+		return e.Path + ": " + fe.Problem
+	}
+	return e.Path + ": " + e.Err.Error()
+}
+
+// Unwrap returns Err.
+func (e *FabricFileError) Unwrap() error { return e.Err }
 
 // NotFoundError is a device or port that does not exist (exit code 3), with what does.
 type NotFoundError struct {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/ibverbs"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 )
@@ -59,16 +60,10 @@ type FabricPort struct {
 	Address string
 	// Addr is the address Address names, for reading the port again (watch).
 	Addr     mad.Address
-	NodeGUID ibverbs.GUID
-	// Enforcement is PortInfo's PartitionEnforcementInbound/Outbound; nil on CA ports
-	// and a switch's port 0, where it does not apply.
-	Enforcement *Enforcement
-}
-
-// Enforcement is a switch port's partition enforcement (PortInfo byte 43).
-type Enforcement struct {
-	Inbound  bool // drops received packets whose P_Key is not in the port's table
-	Outbound bool // drops packets to send whose P_Key is not in the port's table
+	NodeGUID check.GUID
+	// Enforcement is PortInfo's partition enforcement bits (byte 43); nil on CA ports
+	// and a switch's port 0, where they do not apply.
+	Enforcement *check.Enforcement
 }
 
 // Load reads the selected ports of one node.
@@ -201,16 +196,11 @@ func selectFabricPorts(sel FabricSelector, ni mad.NodeInfo) ([]int, error) {
 	return []int{int(ni.LocalPortNum)}, nil
 }
 
+// nodeTypeWord names the node's type in a sentence ("node" when NodeInfo's number is
+// not a type).
 func nodeTypeWord(t mad.NodeType) string {
-	switch t {
-	case mad.NodeCA:
-		return "CA"
-	case mad.NodeSwitch:
-		return "switch"
-	case mad.NodeRouter:
-		return "router"
-	}
-	return "node"
+	nt, _ := check.NodeTypeOf(uint8(t))
+	return nt.Word()
 }
 
 // fabricDevice is the node as a Device, named by its NodeDescription (or its
@@ -277,7 +267,7 @@ func (f *Fabric) loadPort(ctx context.Context, n *nodeData, num int, tables bool
 	}
 
 	d := n.dev
-	v := &PortView{Device: d, Fabric: &FabricPort{Address: addr.String(), Addr: addr, NodeGUID: ibverbs.GUID(n.info.NodeGUID)}}
+	v := &PortView{Device: d, Fabric: &FabricPort{Address: addr.String(), Addr: addr, NodeGUID: check.GUID(n.info.NodeGUID)}}
 	p := &ibverbs.Port{
 		Device:    d.Name,
 		Num:       num,
@@ -300,7 +290,7 @@ func (f *Fabric) loadPort(ctx context.Context, n *nodeData, num int, tables bool
 		const reason = "a switch's external port has none (the switch's is on port 0)"
 		p.LID.Missing, p.SMLID.Missing, p.LMC.Missing = reason, reason, reason
 		portGUID.Missing = reason
-		v.Fabric.Enforcement = &Enforcement{Inbound: pi.PartitionEnforcementInbound, Outbound: pi.PartitionEnforcementOutbound}
+		v.Fabric.Enforcement = enforcementOf(pi)
 	default:
 		p.LID.Value, p.SMLID.Value, p.LMC.Value, p.SMSL.Value = pi.LID, pi.MasterSMLID, pi.LMC, pi.MasterSMSL
 	}
@@ -323,7 +313,7 @@ func (f *Fabric) loadPort(ctx context.Context, n *nodeData, num int, tables bool
 			var other mad.NodeInfo
 			var err error
 			if other, err = mad.GetNodeInfo(ctx, f.T, addr); err == nil && (other.NodeGUID != n.info.NodeGUID || int(other.LocalPortNum) != num) {
-				err = fmt.Errorf("%s answers as port %d of node 0x%016x, not port %d of 0x%016x", addr, other.LocalPortNum, other.NodeGUID, num, n.info.NodeGUID)
+				err = fmt.Errorf("%s answers as port %d of node %s, not port %d of %s", addr, other.LocalPortNum, check.GUID(other.NodeGUID), num, check.GUID(n.info.NodeGUID))
 			}
 			if err != nil {
 				why := fmt.Sprintf("port %d's own LID %d did not answer: %v", num, pi.LID, err)
@@ -467,4 +457,12 @@ func (f *Fabric) madError(a mad.Address, err error) error {
 		return &EnvError{Msg: fmt.Sprintf("%s%s refused the query: %v", a, via, err)}
 	}
 	return &EnvError{Msg: fmt.Sprintf("%s%s: %v", a, via, err)}
+}
+
+// enforcementOf is PortInfo's partition enforcement and raw packet filter bits.
+func enforcementOf(pi mad.PortInfo) *check.Enforcement {
+	return &check.Enforcement{
+		Inbound: pi.PartitionEnforcementInbound, Outbound: pi.PartitionEnforcementOutbound,
+		FilterRawInbound: pi.FilterRawInbound, FilterRawOutbound: pi.FilterRawOutbound,
+	}
 }

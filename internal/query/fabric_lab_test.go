@@ -8,6 +8,7 @@ import (
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/check/partconf"
+	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 	"github.com/ibkey/ibkey/internal/lab"
 	"github.com/ibkey/ibkey/internal/query"
@@ -23,7 +24,7 @@ storage=0x0001 : 0x100001=full, 0x100004, 0x10000a ;
 compute=0x0002, defmember=full : 0x100004, 0x100007=limited, 0x10000b ;
 `
 
-func partconfModel(t *testing.T, f *check.Fabric, conf string) *partconf.Model {
+func partconfModel(t *testing.T, f *fabric.Fabric, conf string) *partconf.Model {
 	t.Helper()
 	c := partconf.Parse("partitions.conf", []byte(conf))
 	if c.Rejected {
@@ -89,7 +90,7 @@ func TestLabFabricCheck(t *testing.T) {
 	}
 	tr := l.Dial(t, "", labMAD)
 	ctx := context.Background()
-	sweep := func(t *testing.T) *check.Fabric {
+	sweep := func(t *testing.T) *fabric.Fabric {
 		t.Helper()
 		f, err := query.Sweep(ctx, tr, query.SweepOptions{})
 		if err != nil {
@@ -100,7 +101,7 @@ func TestLabFabricCheck(t *testing.T) {
 	clean := sweep(t)
 
 	t.Run("clean", func(t *testing.T) {
-		audit := check.Audit(clean)
+		audit := fabric.Audit(clean)
 		cmp := partconf.CompareFabric(clean, partconfModel(t, clean, labConf))
 		if e := errorsOf(audit); len(e) > 0 {
 			t.Errorf("clean fabric, audit errors:\n%s", findingsText(e))
@@ -189,26 +190,26 @@ compute=0x0002, defmember=full : 0x100004, 0x100007=limited ;
 			}
 		}()
 		f := sweep(t)
-		audit := check.Audit(f)
-		if !hasFinding(audit, check.RuleHCAKeyNotOnSwitch, hcaB1, 0x0001) || !hasFinding(audit, check.RuleHCAKeyNotOnSwitch, switch12, 0x0001) {
-			t.Errorf("no %s for HcaB/Switch1[2] key 0x0001:\n%s", check.RuleHCAKeyNotOnSwitch, findingsText(audit))
+		audit := fabric.Audit(f)
+		if !hasFinding(audit, fabric.RuleHCAKeyNotOnSwitch, hcaB1, 0x0001) || !hasFinding(audit, fabric.RuleHCAKeyNotOnSwitch, switch12, 0x0001) {
+			t.Errorf("no %s for HcaB/Switch1[2] key 0x0001:\n%s", fabric.RuleHCAKeyNotOnSwitch, findingsText(audit))
 		}
-		if !hasFinding(audit, check.RuleSwitchKeyNotOnHCA, switch12, 0x0005) {
-			t.Errorf("no %s for Switch1[2] key 0x0005:\n%s", check.RuleSwitchKeyNotOnHCA, findingsText(audit))
+		if !hasFinding(audit, fabric.RuleSwitchKeyNotOnHCA, switch12, 0x0005) {
+			t.Errorf("no %s for Switch1[2] key 0x0005:\n%s", fabric.RuleSwitchKeyNotOnHCA, findingsText(audit))
 		}
 		if n := len(errorsOf(audit)); n != 2 {
 			t.Errorf("%d audit errors, want 2:\n%s", n, findingsText(audit))
 		}
 		t.Logf("switch port changed:\n%s", findingsText(errorsOf(audit)))
-		diff := check.Diff(clean, f)
+		diff := fabric.Diff(clean, f)
 		kinds := map[string]bool{}
 		for _, c := range diff {
-			kinds[c.Kind] = true
+			kinds[c.Rule] = true
 			if c.Ports[0].PortID != switch12 {
 				t.Errorf("diff names %v, want only Switch1[2]: %s", c.Ports, c.Message)
 			}
 		}
-		if !kinds[check.ChangePKeyAdded] || !kinds[check.ChangePKeyRemoved] || len(diff) != 2 {
+		if !kinds[fabric.ChangePKeyAdded] || !kinds[fabric.ChangePKeyRemoved] || len(diff) != 2 {
 			t.Errorf("diff clean -> changed:\n%+v", diff)
 		}
 	})
@@ -219,11 +220,11 @@ compute=0x0002, defmember=full : 0x100004, 0x100007=limited ;
 			t.Fatal(err)
 		}
 		f := sweep(t)
-		audit := check.Audit(f)
-		if !hasFinding(audit, check.RuleLimitedOnly, hcaB1, 0x0003) {
-			t.Errorf("no %s for 0x0003:\n%s", check.RuleLimitedOnly, findingsText(audit))
+		audit := fabric.Audit(f)
+		if !hasFinding(audit, fabric.RuleLimitedOnly, hcaB1, 0x0003) {
+			t.Errorf("no %s for 0x0003:\n%s", fabric.RuleLimitedOnly, findingsText(audit))
 		}
-		if hasFinding(audit, check.RuleLimitedOnly, hcaA1, 0) {
+		if hasFinding(audit, fabric.RuleLimitedOnly, hcaA1, 0) {
 			t.Errorf("limited-only finding names HcaA:\n%s", findingsText(audit))
 		}
 		if e := errorsOf(audit); len(e) > 0 {

@@ -1,35 +1,32 @@
 package query
 
 import (
-	"errors"
-	"fmt"
-
-	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/fsread"
 	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
-// ReadFabricFile reads a saved sweep (`fabric discover -o json > FILE`) for
-// --fabric-file. The read is bounded by check.MaxFabricFileSize and refuses FIFOs,
-// devices and other special files without blocking (fsread); every problem is bad input
-// (*UsageError, exit 2) naming the file. Node descriptions enter the model
-// terminal-safe (textsafe.String), as those read from the fabric do.
-func ReadFabricFile(path string) (*check.Fabric, error) {
-	fh, err := fsread.Open(path, check.MaxFabricFileSize, "a fabric file")
+// ReadFabricFile reads a saved sweep (`fabric discover -o json > FILE`). The read is
+// bounded by fabric.MaxFabricFileSize and refuses FIFOs, devices and other special files
+// without blocking (fsread); every problem is bad input (*UsageError, exit 2) wrapping a
+// *FabricFileError that names the file. Node descriptions enter the model terminal-safe
+// (textsafe.String), as those read from the fabric do.
+func ReadFabricFile(path string) (*fabric.Fabric, error) {
+	fh, err := fsread.Open(path, fabric.MaxFabricFileSize, "a fabric file")
 	if err != nil {
-		return nil, &UsageError{Msg: textsafe.Message(fmt.Sprintf("--fabric-file: %v", err))}
+		return nil, fabricFileError(&FabricFileError{Err: err})
 	}
 	defer fh.Close()
-	f, err := check.DecodeFabric(fh)
+	f, err := fabric.DecodeFabric(fh)
 	if err != nil {
-		var fe *check.FabricFileError
-		if errors.As(err, &fe) {
-			return nil, &UsageError{Msg: textsafe.Message(fmt.Sprintf("--fabric-file %s: %s", path, fe.Problem))}
-		}
-		return nil, &UsageError{Msg: textsafe.Message(fmt.Sprintf("--fabric-file %s: %v", path, err))}
+		return nil, fabricFileError(&FabricFileError{Path: path, Err: err})
 	}
 	for _, n := range f.Nodes {
 		n.Description = textsafe.String(n.Description)
 	}
 	return f, nil
+}
+
+func fabricFileError(e *FabricFileError) error {
+	return &UsageError{Msg: textsafe.Message(e.Error()), Err: e}
 }

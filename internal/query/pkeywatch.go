@@ -120,7 +120,7 @@ func describeChange(a, b *EntryRead) (kind, desc string) {
 		return ChangeAdded, memberOf(b.Value)
 	case valid(a) && !valid(b):
 		return ChangeRemoved, memberOf(a.Value) + " (a QP using this index loses the partition)"
-	case valid(a) && valid(b) && a.Value.Key() == b.Value.Key():
+	case valid(a) && valid(b) && a.Value.Partition() == b.Value.Partition():
 		return ChangeMembership, fmt.Sprintf("partition %s: %s -> %s member", b.Value.KeyString(), a.Value.Membership(), b.Value.Membership())
 	case valid(a) && valid(b):
 		return ChangeReplaced, fmt.Sprintf("%s replaced by %s (a QP using this index now sends in another partition)", memberOf(a.Value), memberOf(b.Value))

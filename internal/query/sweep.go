@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 )
 
@@ -49,7 +50,7 @@ type SweepOptions struct {
 //
 // Only a failure to read the local node is an error. When ctx ends or the Timeout
 // expires the partial fabric is returned, marked Incomplete, with the error.
-func Sweep(ctx context.Context, t mad.Transport, opts SweepOptions) (*check.Fabric, error) {
+func Sweep(ctx context.Context, t mad.Transport, opts SweepOptions) (*fabric.Fabric, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -65,7 +66,7 @@ func Sweep(ctx context.Context, t mad.Transport, opts SweepOptions) (*check.Fabr
 	if err != nil {
 		return nil, fmt.Errorf("sweep: reading the local node: %w", err)
 	}
-	f := &check.Fabric{Source: opts.Source, SweptAt: start}
+	f := &fabric.Fabric{Source: opts.Source, SweptAt: start}
 	f.Local = check.PortID{Node: check.GUID(local.NodeGUID), Port: int(local.LocalPortNum)}
 	root := s.addNode(local, nil)
 	frontier := []*sweepNode{root}
@@ -107,7 +108,7 @@ type sweeper struct {
 	// Touched only by the merge step, between levels.
 	nodes       map[check.GUID]*sweepNode
 	order       []*sweepNode
-	unreachable []check.Unreachable
+	unreachable []fabric.Unreachable
 
 	count sweepCounters // for opts.Progress
 }
@@ -115,7 +116,7 @@ type sweeper struct {
 type sweepNode struct {
 	info mad.NodeInfo
 	path []uint8
-	node *check.Node
+	node *fabric.Node
 	// caPaths: for a CA, the route that arrives on each of its ports that one reached.
 	caPaths map[int][]uint8
 }
@@ -139,17 +140,17 @@ type caPortVisit struct {
 
 func (s *sweeper) addNode(ni mad.NodeInfo, path []uint8) *sweepNode {
 	n := &sweepNode{info: ni, path: path, caPaths: map[int][]uint8{}}
-	n.node = &check.Node{
+	n.node = &fabric.Node{
 		GUID: check.GUID(ni.NodeGUID), Type: nodeType(ni.NodeType), SystemImageGUID: check.GUID(ni.SystemImageGUID),
 		VendorID: ni.VendorID, DeviceID: ni.DeviceID, NumPorts: int(ni.NumPorts), PartitionCap: int(ni.PartitionCap),
-		Path: check.FormatDRPath(path),
+		Path: mad.FormatDRPath(path),
 	}
 	first := 1
 	if ni.NodeType == mad.NodeSwitch {
 		first = 0
 	}
 	for p := first; p <= int(ni.NumPorts); p++ {
-		n.node.Ports = append(n.node.Ports, &check.Port{Num: p})
+		n.node.Ports = append(n.node.Ports, &fabric.Port{Num: p})
 	}
 	if ni.NodeType == mad.NodeSwitch {
 		n.node.Ports[0].GUID = check.GUID(ni.PortGUID)
@@ -163,12 +164,11 @@ func (s *sweeper) addNode(ni mad.NodeInfo, path []uint8) *sweepNode {
 	return n
 }
 
+// nodeType is the node's type in the fabric model; a type number NodeInfo does not
+// define is taken for a CA (an end node).
 func nodeType(t mad.NodeType) check.NodeType {
-	switch t {
-	case mad.NodeSwitch:
-		return check.NodeSwitch
-	case mad.NodeRouter:
-		return check.NodeRouter
+	if nt, ok := check.NodeTypeOf(uint8(t)); ok {
+		return nt
 	}
 	return check.NodeCA
 }
@@ -272,7 +272,7 @@ func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, visits [
 
 	// Batch 2: the P_Key table of each port it makes sense to read.
 	type tableRead struct {
-		p          *check.Port
+		p          *fabric.Port
 		start, end int
 	}
 	var tcalls []mad.Call
@@ -411,7 +411,7 @@ type Gaps struct {
 }
 
 // FabricGaps counts the gaps of a swept (or saved) fabric.
-func FabricGaps(f *check.Fabric) Gaps {
+func FabricGaps(f *fabric.Fabric) Gaps {
 	g := Gaps{UnansweredLinks: len(f.Unreachable), Stopped: f.Incomplete}
 	for _, n := range f.Nodes {
 		for _, e := range n.Errors {
@@ -468,7 +468,7 @@ func (g Gaps) String() string {
 	return strings.Join(parts, "; ")
 }
 
-func fillPort(p *check.Port, pi mad.PortInfo, isSwitch bool) {
+func fillPort(p *fabric.Port, pi mad.PortInfo, isSwitch bool) {
 	p.LID, p.LMC, p.SMLID = pi.LID, pi.LMC, pi.MasterSMLID
 	if !isSwitch || p.Num == 0 {
 		p.GIDPrefix = check.GUID(pi.GIDPrefix)
@@ -476,10 +476,7 @@ func fillPort(p *check.Port, pi mad.PortInfo, isSwitch bool) {
 	p.State, p.PhysState = stateName(pi.PortState), pi.PhysState.String()
 	p.PKeyViolations = pi.PKeyViolations
 	if isSwitch && p.Num > 0 {
-		p.Enforcement = &check.Enforcement{
-			Inbound: pi.PartitionEnforcementInbound, Outbound: pi.PartitionEnforcementOutbound,
-			FilterRawInbound: pi.FilterRawInbound, FilterRawOutbound: pi.FilterRawOutbound,
-		}
+		p.Enforcement = enforcementOf(pi)
 	}
 }
 
@@ -507,8 +504,8 @@ func (s *sweeper) merge(probes []probe) ([]*sweepNode, []caPortVisit) {
 				msg = fmt.Sprintf("no reply to NodeInfo after %d attempt(s)", te.Attempts)
 			}
 			from.PeerError = msg
-			s.unreachable = append(s.unreachable, check.Unreachable{
-				From: check.PortID{Node: pr.from.node.GUID, Port: pr.port}, Path: check.FormatDRPath(pr.path), Error: msg})
+			s.unreachable = append(s.unreachable, fabric.Unreachable{
+				From: check.PortID{Node: pr.from.node.GUID, Port: pr.port}, Path: mad.FormatDRPath(pr.path), Error: msg})
 			continue
 		}
 		g := check.GUID(pr.info.NodeGUID)

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 	"github.com/ibkey/ibkey/internal/lab"
 	"github.com/ibkey/ibkey/internal/query"
@@ -58,7 +58,7 @@ func BenchmarkLabSweep(b *testing.B) {
 					}
 					defer tr.Close()
 					ctx := context.Background()
-					var f *check.Fabric
+					var f *fabric.Fabric
 					before := tr.Stats()
 					cpu0 := cpuTime(b)
 					for b.Loop() {

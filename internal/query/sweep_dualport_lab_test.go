@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 	"github.com/ibkey/ibkey/internal/lab"
 	"github.com/ibkey/ibkey/internal/query"
@@ -53,8 +54,8 @@ func TestLabSweepLocalCAOtherPort(t *testing.T) {
 	if fmt.Sprint(p2.PKeys) != fmt.Sprint(toPKeys(want.Entries[:want.Capacity])) {
 		t.Errorf("HcaD[2] table %v, smpquery %v", p2.PKeys, want.Entries[:want.Capacity])
 	}
-	for _, fd := range check.Audit(f) {
-		if fd.Severity == check.SeverityError || fd.Rule == check.RuleLimitedOnly {
+	for _, fd := range fabric.Audit(f) {
+		if fd.Severity == check.SeverityError || fd.Rule == fabric.RuleLimitedOnly {
 			t.Errorf("audit of the fabric OpenSM just programmed: %s", fd)
 		}
 	}
@@ -69,11 +70,11 @@ func TestLabSweepLocalCAOtherPort(t *testing.T) {
 	}
 	f = sweepLab(t, l, "HcaD", query.SweepOptions{})
 	var rules []string
-	for _, fd := range check.Audit(f) {
+	for _, fd := range fabric.Audit(f) {
 		rules = append(rules, fd.Rule)
 	}
-	if got := strings.Join(rules, " "); !strings.Contains(got, check.RuleSwitchKeyNotOnHCA) || !strings.Contains(got, check.RuleLimitedOnly) {
+	if got := strings.Join(rules, " "); !strings.Contains(got, fabric.RuleSwitchKeyNotOnHCA) || !strings.Contains(got, fabric.RuleLimitedOnly) {
 		t.Errorf("after removing 0x8001 from HcaD[2]: rules %v, want %s (Switch2[2] still holds it) and %s (0x0001 has no full member left)",
-			rules, check.RuleSwitchKeyNotOnHCA, check.RuleLimitedOnly)
+			rules, fabric.RuleSwitchKeyNotOnHCA, fabric.RuleLimitedOnly)
 	}
 }

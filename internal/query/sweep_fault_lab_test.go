@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 	"github.com/ibkey/ibkey/internal/lab"
 	"github.com/ibkey/ibkey/internal/query"
@@ -34,10 +34,10 @@ func (f *faultAt) Exchange(ctx context.Context, calls []mad.Call) error {
 
 // sweepBounded runs Sweep and fails the test if it has not returned within limit
 // (a hang), generous for a loaded machine.
-func sweepBounded(t *testing.T, tr mad.Transport, opts query.SweepOptions, limit time.Duration) (*check.Fabric, error) {
+func sweepBounded(t *testing.T, tr mad.Transport, opts query.SweepOptions, limit time.Duration) (*fabric.Fabric, error) {
 	t.Helper()
 	type result struct {
-		f   *check.Fabric
+		f   *fabric.Fabric
 		err error
 	}
 	done := make(chan result, 1)
@@ -67,7 +67,7 @@ func fatTree332(t *testing.T) *lab.Lab {
 // checkGaps checks that a partial sweep's counts are counts of what they say: one
 // unanswered link per port with a PeerError, failed reads no more than the ports
 // there are, and no claim about a number of nodes.
-func checkGaps(t *testing.T, f *check.Fabric, topo *lab.Topology) query.Gaps {
+func checkGaps(t *testing.T, f *fabric.Fabric, topo *lab.Topology) query.Gaps {
 	t.Helper()
 	g := query.FabricGaps(f)
 	if !g.Partial() {

@@ -3,31 +3,31 @@ package query_test
 import (
 	"testing"
 
-	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/query"
 )
 
 func TestFabricGaps(t *testing.T) {
 	for _, tc := range []struct {
 		name string
-		f    check.Fabric
+		f    fabric.Fabric
 		want query.Gaps
 		text string
 	}{
-		{name: "complete, a port without a link is not a gap", f: check.Fabric{Nodes: []*check.Node{{Ports: []*check.Port{
+		{name: "complete, a port without a link is not a gap", f: fabric.Fabric{Nodes: []*fabric.Node{{Ports: []*fabric.Port{
 			{Num: 1, PKeysError: "not read: the port is DOWN (a table is meaningful only on a port with a link)"},
 		}}}}},
-		{name: "everything counted once", f: check.Fabric{
+		{name: "everything counted once", f: fabric.Fabric{
 			Incomplete:  "context deadline exceeded after 1s",
-			Unreachable: []check.Unreachable{{Path: "0,1"}, {Path: "0,2"}, {Path: "0,3"}},
-			Nodes: []*check.Node{
+			Unreachable: []fabric.Unreachable{{Path: "0,1"}, {Path: "0,2"}, {Path: "0,3"}},
+			Nodes: []*fabric.Node{
 				{Errors: []string{"NodeDescription: no reply", "SwitchInfo: no reply", "neighbours not probed: the route to this node already has 63 hops, the most a directed route holds"},
-					Ports: []*check.Port{
+					Ports: []*fabric.Port{
 						{Num: 0, Error: "PortInfo: no reply", PKeysError: "P_KeyTable: P_KeyTable block 0 of port 0: no reply"},
 						{Num: 1, PKeysError: "table size unknown: SwitchInfo could not be read"},
 						{Num: 2, PeerError: "no reply to NodeInfo after 4 attempt(s)"},
 					}},
-				{Ports: []*check.Port{{Num: 1, PKeysError: "not read yet: no directed route arrived on this port"}}},
+				{Ports: []*fabric.Port{{Num: 1, PKeysError: "not read yet: no directed route arrived on this port"}}},
 			}},
 			want: query.Gaps{NodeReads: 2, PortReads: 1, TableReads: 3, UnansweredLinks: 3, Stopped: "context deadline exceeded after 1s"},
 			text: "the sweep stopped early (context deadline exceeded after 1s); 2 node attribute reads, 1 PortInfo read, 3 P_Key tables not read; 3 links with no answer from the far end (the nodes behind them are missing)"},

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 	"github.com/ibkey/ibkey/internal/lab"
 	"github.com/ibkey/ibkey/internal/query"
@@ -28,7 +29,7 @@ const (
 
 var labMAD = mad.Options{Timeout: 300 * time.Millisecond, Retries: 2}
 
-func sweepLab(t testing.TB, l *lab.Lab, node string, opts query.SweepOptions) *check.Fabric {
+func sweepLab(t testing.TB, l *lab.Lab, node string, opts query.SweepOptions) *fabric.Fabric {
 	t.Helper()
 	tr := l.Dial(t, node, labMAD)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -122,7 +123,7 @@ func TestLabSweepMatchesIbnetdiscover(t *testing.T) {
 	}
 }
 
-func compareDiscovery(t *testing.T, phase string, f *check.Fabric, nd netDiscover, topo *lab.Topology) {
+func compareDiscovery(t *testing.T, phase string, f *fabric.Fabric, nd netDiscover, topo *lab.Topology) {
 	t.Helper()
 	if len(f.Nodes) != len(nd.nodes) || len(f.Nodes) != len(topo.Nodes) {
 		t.Errorf("%s: %d nodes, ibnetdiscover %d, topology %d", phase, len(f.Nodes), len(nd.nodes), len(topo.Nodes))
@@ -245,11 +246,11 @@ func TestLabSweepUnreachable(t *testing.T) {
 		t.Errorf("HcaB's PortInfo error not recorded: %+v", b)
 	}
 	var rules []string
-	for _, fd := range check.Audit(f) {
+	for _, fd := range fabric.Audit(f) {
 		rules = append(rules, fd.Rule)
 		t.Log(fd)
 	}
-	if !strings.Contains(strings.Join(rules, " "), check.RuleNotRead) {
-		t.Errorf("audit rules %v, want %s", rules, check.RuleNotRead)
+	if !strings.Contains(strings.Join(rules, " "), fabric.RuleNotRead) {
+		t.Errorf("audit rules %v, want %s", rules, fabric.RuleNotRead)
 	}
 }

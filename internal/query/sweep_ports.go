@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fabric"
 
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 )
@@ -64,9 +65,9 @@ func (s *sweeper) sendProbes(ctx context.Context, probes []probe) {
 	}
 }
 
-// outsideSubnet: a port past a subnet boundary (check.Fabric.PortScope); its table not
+// outsideSubnet: a port past a subnet boundary (fabric.Fabric.PortScope); its table not
 // being read is not a gap of this subnet's sweep.
-func outsideSubnet(f *check.Fabric, n *check.Node, p *check.Port) bool {
+func outsideSubnet(f *fabric.Fabric, n *fabric.Node, p *fabric.Port) bool {
 	s, _ := f.PortScope(check.PortID{Node: n.GUID, Port: p.Num})
-	return s == check.ScopeUnmanaged || s == check.ScopeOtherSubnet
+	return s == fabric.ScopeUnmanaged || s == fabric.ScopeOtherSubnet
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/check/partconf"
+	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 	"github.com/ibkey/ibkey/internal/lab"
 	"github.com/ibkey/ibkey/internal/query"
@@ -20,7 +21,7 @@ const backToBackNet = "testdata/backtoback.net"
 
 // canTalkIn resolves two endpoint specs in a sweep and applies the can-talk rules, as
 // `ibkey can-talk --fabric-file` does.
-func canTalkIn(t *testing.T, f *check.Fabric, a, b string) check.Verdict {
+func canTalkIn(t *testing.T, f *fabric.Fabric, a, b string) check.Verdict {
 	t.Helper()
 	var specs []check.EndpointSpec
 	for _, s := range []string{a, b} {
@@ -30,7 +31,7 @@ func canTalkIn(t *testing.T, f *check.Fabric, a, b string) check.Verdict {
 		}
 		specs = append(specs, spec)
 	}
-	eps, err := query.ResolveEndpointsFrom(query.EndpointSources{Sweep: func() (*check.Fabric, error) { return f, nil }, PortRules: true}, specs...)
+	eps, err := query.ResolveEndpointsFrom(query.EndpointSources{Sweep: func() (*fabric.Fabric, error) { return f, nil }, PortRules: true}, specs...)
 	if err != nil {
 		t.Fatalf("resolve %s %s: %v", a, b, err)
 	}
@@ -80,7 +81,7 @@ func TestLabSubnetBoundary(t *testing.T) {
 		}
 		return false
 	}
-	check1 := func(phase string, want check.Scope) *check.Fabric {
+	check1 := func(phase string, want fabric.Scope) *fabric.Fabric {
 		f := sweepLab(t, l, "HcaA", query.SweepOptions{})
 		outside := map[check.PortID]bool{}
 		for _, o := range f.OutsidePorts() {
@@ -103,7 +104,7 @@ func TestLabSubnetBoundary(t *testing.T) {
 		if len(outside) != 2 {
 			t.Errorf("%s: outside %v, want HcaA[2] and HcaX[1]", phase, outside)
 		}
-		res := check.AuditFabric(f, check.AuditOptions{})
+		res := fabric.AuditFabric(f, fabric.AuditOptions{})
 		for _, fd := range res.Findings {
 			for _, p := range fd.Ports {
 				if outside[p.PortID] {
@@ -125,7 +126,7 @@ func TestLabSubnetBoundary(t *testing.T) {
 		}
 		return f
 	}
-	f := check1("no SM on the back-to-back link", check.ScopeUnmanaged)
+	f := check1("no SM on the back-to-back link", fabric.ScopeUnmanaged)
 	if v := canTalkIn(t, f, "node=HcaB", "node=HcaX"); v.Kind != check.VerdictNotActive || v.Kind.ExitCode() != 1 {
 		t.Errorf("HcaB - HcaX (INIT): %s %v", v.Kind, v.Reasons)
 	}
@@ -139,7 +140,7 @@ func TestLabSubnetBoundary(t *testing.T) {
 	if lid, _ := x.Uint("Lid"); lid != 1 {
 		t.Fatalf("the second SM gave HcaX[1] LID %d; this test expects the LID clash OpenSM 3.3.23 produced (1)", lid)
 	}
-	f = check1("a second SM on the back-to-back link", check.ScopeOtherSubnet)
+	f = check1("a second SM on the back-to-back link", fabric.ScopeOtherSubnet)
 	v := canTalkIn(t, f, "node=HcaA,port=1", "node=HcaX")
 	if v.Kind != check.VerdictDifferentSubnets || v.CanTalk || v.Kind.ExitCode() != 4 {
 		t.Errorf("HcaA[1] - HcaX[1] (same LID 1, other GID prefix): %s %v", v.Kind, v.Reasons)
@@ -149,7 +150,7 @@ func TestLabSubnetBoundary(t *testing.T) {
 	}
 	// LID 2 is Switch1 in the local subnet (ibnetdiscover: "base port 0 lid 2"), not
 	// HcaA[2], which the other SM gave LID 2.
-	eps, err := query.ResolveEndpointsFrom(query.EndpointSources{Sweep: func() (*check.Fabric, error) { return f, nil }, PortRules: true}, check.EndpointSpec{Kind: check.EndpointLID, LID: 2})
+	eps, err := query.ResolveEndpointsFrom(query.EndpointSources{Sweep: func() (*fabric.Fabric, error) { return f, nil }, PortRules: true}, check.EndpointSpec{Kind: check.EndpointLID, LID: 2})
 	if err != nil || !strings.Contains(eps[0].Resolved, `"Switch1"[0]`) {
 		t.Errorf("lid=2 resolved to %q (%v), want Switch1's port 0", eps[0].Resolved, err)
 	}
@@ -198,11 +199,11 @@ func TestLabCanTalkNamesTheHop(t *testing.T) {
 		t.Fatalf("ibsim's enforcement bits changed (%+v): revisit this test", e)
 	}
 	rules := map[string]bool{}
-	for _, fd := range check.Audit(f) {
+	for _, fd := range fabric.Audit(f) {
 		rules[fd.Rule] = true
 	}
-	if !rules[check.RuleHCAKeyNotOnSwitch] {
-		t.Errorf("audit rules %v, want %s", rules, check.RuleHCAKeyNotOnSwitch)
+	if !rules[fabric.RuleHCAKeyNotOnSwitch] {
+		t.Errorf("audit rules %v, want %s", rules, fabric.RuleHCAKeyNotOnSwitch)
 	}
 	v := canTalkIn(t, f, "node=HcaB", "node=HcaC")
 	if v.Kind != check.VerdictYes || !strings.Contains(strings.Join(v.Warnings, "\n"), `"Switch1"[2], the switch port facing "HcaB"[1], lacks partition 0x0001 but does not enforce`) {
@@ -241,7 +242,7 @@ func TestLabNoTablesIsNotChecked(t *testing.T) {
 		t.Fatalf("smpquery: HcaA[1] holds %v, expected 0x8001 at index 1", smp.Entries[:4])
 	}
 	f := sweepLab(t, l, "", query.SweepOptions{NoTables: true})
-	res := check.AuditFabric(f, check.AuditOptions{})
+	res := fabric.AuditFabric(f, fabric.AuditOptions{})
 	if !res.Incomplete() || res.TablesChecked != 0 {
 		t.Errorf("no-tables audit: incomplete %v, %d tables checked", res.Incomplete(), res.TablesChecked)
 	}
@@ -262,7 +263,7 @@ func TestLabNoTablesIsNotChecked(t *testing.T) {
 	}
 	// With the tables, the same fabric: complete, and HcaA[1] is a member.
 	f = sweepLab(t, l, "", query.SweepOptions{})
-	res = check.AuditFabric(f, check.AuditOptions{})
+	res = fabric.AuditFabric(f, fabric.AuditOptions{})
 	if res.Incomplete() {
 		t.Errorf("full sweep incomplete: %s", res.NotCheckedSummary())
 	}
@@ -325,14 +326,14 @@ func TestLabOpenSMConfEnforceOff(t *testing.T) {
 		t.Fatalf("parsed part_enforce %s", osm.PartEnforce)
 	}
 	assumed := false
-	for _, fd := range check.Audit(f) {
-		assumed = assumed || fd.Rule == check.RuleHCAKeyNotOnSwitch
+	for _, fd := range fabric.Audit(f) {
+		assumed = assumed || fd.Rule == fabric.RuleHCAKeyNotOnSwitch
 	}
 	if !assumed {
 		t.Errorf("the audit assuming enforcement should report the switch ports")
 	}
-	for _, fd := range check.AuditFabric(f, osm.AuditOptions()).Findings {
-		if fd.Severity == check.SeverityError || fd.Rule == check.RuleEnforcementOff {
+	for _, fd := range fabric.AuditFabric(f, osm.AuditOptions()).Findings {
+		if fd.Severity == check.SeverityError || fd.Rule == fabric.RuleEnforcementOff {
 			t.Errorf("part_enforce off: %s", fd)
 		}
 	}
@@ -421,11 +422,11 @@ func TestLabIndexMoved(t *testing.T) {
 		t.Fatalf("HcaB[1] = %v after the Set", got)
 	}
 	rules := map[string]int{}
-	for _, fd := range check.Audit(f) {
+	for _, fd := range fabric.Audit(f) {
 		rules[fd.Rule]++
 	}
-	if rules[check.RuleDefaultNotIndex0] != 1 {
-		t.Errorf("audit rules %v, want one %s", rules, check.RuleDefaultNotIndex0)
+	if rules[fabric.RuleDefaultNotIndex0] != 1 {
+		t.Errorf("audit rules %v, want one %s", rules, fabric.RuleDefaultNotIndex0)
 	}
 	conf := partconf.Parse("partitions.conf", []byte(parts))
 	var moved []string

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fabric"
 )
 
 // Rules of CompareFabric's findings (all errors: the fabric is not what the file says).
@@ -21,7 +22,7 @@ const (
 // ports with a GUID, each switch's port 0 with the switch's port GUID) and the port
 // GUID of the master SM: the end port whose LID is the SM LID the ports report (0 when
 // none is found; SELF then names nobody).
-func FabricPorts(f *check.Fabric) (ports []Port, smGUID uint64) {
+func FabricPorts(f *fabric.Fabric) (ports []Port, smGUID uint64) {
 	byLID := map[uint16]uint64{}
 	smLIDs := map[uint16]int{}
 	for _, n := range f.Nodes {
@@ -75,7 +76,7 @@ func FabricPorts(f *check.Fabric) (ports []Port, smGUID uint64) {
 // fabric OpenSM has programmed from c matches this model, also after a
 // reconfiguration (kept keys in their old slots, holes, new keys dropped when the table
 // is full, ERR 0512), where a model of fresh ports would call kept keys extra.
-func NewFabricModel(c *Config, f *check.Fabric, opt Options) *Model {
+func NewFabricModel(c *Config, f *fabric.Fabric, opt Options) *Model {
 	ports, sm := FabricPorts(f)
 	if opt.SMGUID == 0 {
 		opt.SMGUID = sm
@@ -117,7 +118,7 @@ func NewFabricModel(c *Config, f *check.Fabric, opt Options) *Model {
 // membership (wrong membership). Ports whose table was not read are skipped (the audit
 // reports them). On end ports, a key at another index than OpenSM gives it
 // (partitions-index-moved, fabric_index.go).
-func CompareFabric(f *check.Fabric, m *Model) []check.Finding {
+func CompareFabric(f *fabric.Fabric, m *Model) []check.Finding {
 	var out []check.Finding
 	if m.Source.Rejected {
 		out = append(out, check.Finding{Severity: check.SeverityError, Rule: RuleFileRejected,
@@ -203,7 +204,7 @@ func sameEntries(a, b []Entry) bool {
 	return true
 }
 
-func compareTable(f *check.Fabric, m *Model, id check.PortID, p *check.Port, modelPort check.PortID, table []Entry, dropped int, mirror string) []check.Finding {
+func compareTable(f *fabric.Fabric, m *Model, id check.PortID, p *fabric.Port, modelPort check.PortID, table []Entry, dropped int, mirror string) []check.Finding {
 	var out []check.Finding
 	ports := []check.FindingPort{f.FindingPort(id)}
 	if modelPort != id {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fabric"
 )
 
 // RuleIndexMoved: a key is in the port's table, but not at the index OpenSM gives it.
@@ -15,7 +16,7 @@ const RuleIndexMoved = "partitions-index-moved"
 // (the kernel's ipoib_pkey_dev_check_presence / ib_query_pkey(…, 0, …)), and
 // NCCL_IB_PKEY, ibv_modify_qp's pkey_index and MPI's equivalents name an index, so a
 // key at another index puts them in another partition or none.
-func compareIndexes(f *check.Fabric, m *Model, id check.PortID, p *check.Port) []check.Finding {
+func compareIndexes(f *fabric.Fabric, m *Model, id check.PortID, p *fabric.Port) []check.Finding {
 	slots := m.Slots(uint64(p.GUID))
 	where := map[uint16]int{}
 	for i, k := range p.PKeys {

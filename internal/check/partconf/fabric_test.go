@@ -6,23 +6,24 @@ import (
 	"testing"
 
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fabric"
 )
 
 // fabric: CA A (port GUID 0xa1, LID 1, the SM) and CA B (0xb1) on switch S (0x50);
 // tables as OpenSM programs them from conf below (the simulator's 8-entry tables).
-func compareFabricFixture() *check.Fabric {
+func compareFabricFixture() *fabric.Fabric {
 	t := func(keys ...check.PKey) []check.PKey {
 		out := make([]check.PKey, 8)
 		copy(out, keys)
 		return out
 	}
 	peer := func(n check.GUID, p int) *check.PortID { return &check.PortID{Node: n, Port: p} }
-	f := &check.Fabric{Nodes: []*check.Node{
-		{GUID: 0xa0, Type: check.NodeCA, Description: "A", NumPorts: 1, PartitionCap: 8, Ports: []*check.Port{
+	f := &fabric.Fabric{Nodes: []*fabric.Node{
+		{GUID: 0xa0, Type: check.NodeCA, Description: "A", NumPorts: 1, PartitionCap: 8, Ports: []*fabric.Port{
 			{Num: 1, GUID: 0xa1, LID: 1, SMLID: 1, Peer: peer(0x50, 1), TableSize: 8, PKeys: t(0xffff, 0x8001)}}},
-		{GUID: 0xb0, Type: check.NodeCA, Description: "B", NumPorts: 1, PartitionCap: 8, Ports: []*check.Port{
+		{GUID: 0xb0, Type: check.NodeCA, Description: "B", NumPorts: 1, PartitionCap: 8, Ports: []*fabric.Port{
 			{Num: 1, GUID: 0xb1, LID: 2, SMLID: 1, Peer: peer(0x50, 2), TableSize: 8, PKeys: t(0xffff, 0x0001)}}},
-		{GUID: 0x50, Type: check.NodeSwitch, Description: "S", NumPorts: 2, PartitionCap: 8, Ports: []*check.Port{
+		{GUID: 0x50, Type: check.NodeSwitch, Description: "S", NumPorts: 2, PartitionCap: 8, Ports: []*fabric.Port{
 			{Num: 0, GUID: 0x50, LID: 3, SMLID: 1, TableSize: 8, PKeys: t(0xffff)},
 			{Num: 1, Peer: peer(0xa0, 1), TableSize: 8, PKeys: t(0xffff, 0x8001)},
 			{Num: 2, Peer: peer(0xb0, 1), TableSize: 8, PKeys: t(0xffff, 0x0001)}}},
@@ -35,7 +36,7 @@ const compareConf = `Default=0x7fff : ALL_CAS=full, ALL_SWITCHES=full ;
 storage=0x0001 : SELF=full, 0xb1 ;
 `
 
-func compare(t *testing.T, f *check.Fabric, conf string) []check.Finding {
+func compare(t *testing.T, f *fabric.Fabric, conf string) []check.Finding {
 	t.Helper()
 	return CompareFabric(f, NewFabricModel(Parse("partitions.conf", []byte(conf)), f, Options{}))
 }
@@ -66,7 +67,7 @@ func TestCompareFabric(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		conf   string
-		change func(f *check.Fabric)
+		change func(f *fabric.Fabric)
 		want   []string // per finding: rule, the keys the port holds (or -), ports
 	}{
 		{"B should be full", strings.Replace(compareConf, "0xb1", "0xb1=full", 1), nil,
@@ -75,25 +76,25 @@ func TestCompareFabric(t *testing.T) {
 			[]string{"partitions-extra-key 0x0001 B[1] S[2]"}},
 		{"a new partition", compareConf + "p2=0x0002 : 0xa1=full ;\n", nil,
 			[]string{"partitions-missing-key 0x8002 A[1] S[1]"}},
-		{"switch port 0 in ALL partitions", compareConf + "p3=0x0003 : ALL=full ;\n", func(f *check.Fabric) {
+		{"switch port 0 in ALL partitions", compareConf + "p3=0x0003 : ALL=full ;\n", func(f *fabric.Fabric) {
 			for _, id := range []check.PortID{a1, b1, {Node: 0x50, Port: 1}, s2} {
 				f.Port(id).PKeys[2] = 0x8003
 			}
 		}, []string{"partitions-missing-key 0x8003 S[0]"}},
-		{"switch port differs from its CA", compareConf, func(f *check.Fabric) { f.Port(s2).PKeys[1] = 0 },
+		{"switch port differs from its CA", compareConf, func(f *fabric.Fabric) { f.Port(s2).PKeys[1] = 0 },
 			[]string{"partitions-missing-key 0x0001 S[2] B[1]"}},
-		{"default membership wrong on switch port 0", compareConf, func(f *check.Fabric) { f.Port(s0).PKeys[0] = 0x7fff },
+		{"default membership wrong on switch port 0", compareConf, func(f *fabric.Fabric) { f.Port(s0).PKeys[0] = 0x7fff },
 			[]string{"partitions-wrong-membership 0x7fff S[0]"}},
-		{"table not read", strings.Replace(compareConf, "0xb1", "0xb1=full", 1), func(f *check.Fabric) {
+		{"table not read", strings.Replace(compareConf, "0xb1", "0xb1=full", 1), func(f *fabric.Fabric) {
 			f.Port(b1).PKeys = nil
 		}, []string{"partitions-wrong-membership 0x0001 S[2] B[1]"}},
-		{"table overflow", compareConf + "p4=0x0004 : 0xa1 ;\np5=0x0005 : 0xa1 ;\np6=0x0006 : 0xa1 ;\np7=0x0007 : 0xa1 ;\np8=0x0008 : 0xa1 ;\np9=0x0009 : 0xa1 ;\np10=0x000a : 0xa1 ;\n", func(f *check.Fabric) {
+		{"table overflow", compareConf + "p4=0x0004 : 0xa1 ;\np5=0x0005 : 0xa1 ;\np6=0x0006 : 0xa1 ;\np7=0x0007 : 0xa1 ;\np8=0x0008 : 0xa1 ;\np9=0x0009 : 0xa1 ;\np10=0x000a : 0xa1 ;\n", func(f *fabric.Fabric) {
 			for i, k := range []check.PKey{4, 5, 6, 7, 8, 9} {
 				f.Port(a1).PKeys[2+i] = k
 				f.Node(0x50).Port(1).PKeys[2+i] = k
 			}
 		}, []string{"partitions-table-overflow - A[1] S[1]"}},
-		{"rejected file", "Default=0x7fff : ALL=full ;\nbroken\n=0x0001 : 0xa1 ;\n", func(f *check.Fabric) {
+		{"rejected file", "Default=0x7fff : ALL=full ;\nbroken\n=0x0001 : 0xa1 ;\n", func(f *fabric.Fabric) {
 			for _, id := range []check.PortID{a1, b1, {Node: 0x50, Port: 1}, s2} {
 				f.Port(id).PKeys[1] = 0
 			}
@@ -133,7 +134,7 @@ func TestCompareFabric(t *testing.T) {
 // reconfiguration is clean, not a list of errors.
 func TestCompareFabricAsOpenSMPrograms(t *testing.T) {
 	b1, s2, s1 := check.PortID{Node: 0xb0, Port: 1}, check.PortID{Node: 0x50, Port: 2}, check.PortID{Node: 0x50, Port: 1}
-	set := func(f *check.Fabric, id check.PortID, keys ...check.PKey) {
+	set := func(f *fabric.Fabric, id check.PortID, keys ...check.PKey) {
 		t := make([]check.PKey, 8)
 		copy(t, keys)
 		f.Port(id).PKeys = t

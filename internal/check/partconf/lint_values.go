@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fabric"
 )
 
 // What OpenSM reads differently from what the admin meant (issue: the lint was silent).
@@ -70,7 +71,7 @@ const RuleGUIDNotInFabric = "guid-not-in-fabric"
 // fabric (`fabric check --partitions`): a typo, a replaced card, or a port of another
 // subnet. OpenSM skips them silently (osm_prtn_config.c: the port is looked up when
 // the partition is built). Sorted by GUID, each with where the file names it first.
-func UnknownGUIDs(c *Config, f *check.Fabric) []Finding {
+func UnknownGUIDs(c *Config, f *fabric.Fabric) []Finding {
 	known := map[uint64]bool{}
 	for _, n := range f.Nodes {
 		for _, p := range n.Ports {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fabric"
 )
 
 func TestLintValues(t *testing.T) {
@@ -35,9 +36,9 @@ func TestLintValues(t *testing.T) {
 }
 
 func TestUnknownGUIDs(t *testing.T) {
-	f := &check.Fabric{Nodes: []*check.Node{
-		{GUID: 0xa0, Type: check.NodeCA, Description: "HcaA", Ports: []*check.Port{{Num: 1, GUID: 0xa1}}},
-		{GUID: 0x50, Type: check.NodeSwitch, Description: "S", Ports: []*check.Port{{Num: 0, GUID: 0x50}, {Num: 1}}},
+	f := &fabric.Fabric{Nodes: []*fabric.Node{
+		{GUID: 0xa0, Type: check.NodeCA, Description: "HcaA", Ports: []*fabric.Port{{Num: 1, GUID: 0xa1}}},
+		{GUID: 0x50, Type: check.NodeSwitch, Description: "S", Ports: []*fabric.Port{{Num: 0, GUID: 0x50}, {Num: 1}}},
 	}}
 	f.Normalize()
 	c := Parse("p.conf", []byte("Default=0x7fff : ALL=full;\na=0x10 : 0xa1=full, 0xa0, 0x50, 0xdead, 0xdead=limited;\n"))
@@ -45,7 +46,7 @@ func TestUnknownGUIDs(t *testing.T) {
 	if len(got) != 2 || !strings.Contains(got[0].Message, `node GUID of "HcaA"`) || !strings.Contains(got[1].Message, "0x000000000000dead") || got[1].Pos.Col != 33 {
 		t.Errorf("%v", got)
 	}
-	f.Unreachable = []check.Unreachable{{}}
+	f.Unreachable = []fabric.Unreachable{{}}
 	if got := UnknownGUIDs(c, f); !strings.Contains(got[1].Message, "partial") {
 		t.Errorf("partial sweep: %v", got)
 	}

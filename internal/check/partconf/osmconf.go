@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fabric"
 )
 
 // OpenSM's own configuration file (opensm.conf, `opensm -F FILE`; `opensm -c FILE`
@@ -67,14 +68,14 @@ func (c *OpenSMConf) Options(base Options) Options {
 }
 
 // AuditOptions returns what the fabric audit assumes about the SM.
-func (c *OpenSMConf) AuditOptions() check.AuditOptions {
-	return check.AuditOptions{EnforceOff: c.PartEnforce == EnforceOff}
+func (c *OpenSMConf) AuditOptions() fabric.AuditOptions {
+	return fabric.AuditOptions{EnforceOff: c.PartEnforce == EnforceOff}
 }
 
 // FabricModel is NewFabricModel with the file's options: with keep_pkey_indexes FALSE
 // OpenSM does not keep keys at their old index, so the model starts from fresh tables
 // instead of the swept ones.
-func (c *OpenSMConf) FabricModel(conf *Config, f *check.Fabric, base Options) *Model {
+func (c *OpenSMConf) FabricModel(conf *Config, f *fabric.Fabric, base Options) *Model {
 	opt := c.Options(base)
 	if !c.KeepPKeyIndexes && opt.Before == nil {
 		opt.Before, opt.PeerBefore = map[uint64][]check.PKey{}, map[uint64][]check.PKey{}

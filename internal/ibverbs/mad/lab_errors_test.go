@@ -315,7 +315,7 @@ func TestLabInjectedPKeyTable(t *testing.T) {
 				t.Fatalf("%s[%d]: set block 1: %v", tc.node, tc.port, err)
 			}
 		}
-		got := comparePKeys(t, l, tr, a, target{node: tc.node, port: tc.port, path: tc.path}, "-D", "pkeys", lab.FormatDRPath(tc.path))
+		got := comparePKeys(t, l, tr, a, target{node: tc.node, port: tc.port, path: tc.path}, "-D", "pkeys", mad.FormatDRPath(tc.path))
 		if len(got) > 0 && got[2] != 0x8000 {
 			t.Errorf("%s[%d]: entry 2 = %#04x, want the injected 0x8000", tc.node, tc.port, got[2])
 		}

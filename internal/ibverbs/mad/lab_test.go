@@ -274,7 +274,7 @@ func testFabric(t *testing.T, fc fabricCase) {
 	guids := map[string]uint64{}
 	each(tgs, func(tg target) {
 		a := mad.DirectedRoute(tg.path...)
-		path := lab.FormatDRPath(tg.path)
+		path := mad.FormatDRPath(tg.path)
 		comparePKeys(t, l, tr, a, tg, "-D", "pkeys", path)
 		checkNode(t, l, tr, a, tg, "-D", path)
 		ni, err := mad.GetNodeInfo(ctx, tr, a)

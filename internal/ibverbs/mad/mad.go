@@ -184,13 +184,7 @@ func (a Address) String() string {
 	if !a.Directed {
 		return "lid " + strconv.Itoa(int(a.LID))
 	}
-	var b strings.Builder
-	b.WriteString("DR path 0")
-	for _, p := range a.Path {
-		b.WriteByte(',')
-		b.WriteString(strconv.Itoa(int(p)))
-	}
-	return b.String()
+	return "DR path " + FormatDRPath(a.Path)
 }
 
 func (a Address) validate() error {

@@ -154,9 +154,29 @@ func ListUmadPorts(sysfsRoot string) ([]UmadPort, error) {
 	return out, nil
 }
 
+// ErrNoUmadDevice is what every error of FindUmadPort (and so of OpenUmad before it
+// opens a file) matches with errors.Is: no umad device could be found for the port
+// (ib_umad not loaded, no such port, its sysfs entry unreadable). The host has no
+// usable InfiniBand port there, which a caller may answer with another transport.
+var ErrNoUmadDevice = errors.New("umad: no umad device for the port")
+
+// noUmadError keeps the message of the error it wraps and adds ErrNoUmadDevice.
+type noUmadError struct{ err error }
+
+func (e *noUmadError) Error() string   { return e.err.Error() }
+func (e *noUmadError) Unwrap() []error { return []error{ErrNoUmadDevice, e.err} }
+
 // FindUmadPort returns the umad device serving device/port; the error lists
-// the ports there are.
+// the ports there are, and matches ErrNoUmadDevice.
 func FindUmadPort(sysfsRoot, device string, port int) (UmadPort, error) {
+	p, err := findUmadPort(sysfsRoot, device, port)
+	if err != nil {
+		return UmadPort{}, &noUmadError{err}
+	}
+	return p, nil
+}
+
+func findUmadPort(sysfsRoot, device string, port int) (UmadPort, error) {
 	ports, err := ListUmadPorts(sysfsRoot)
 	if err != nil {
 		return UmadPort{}, err

@@ -81,6 +81,12 @@ func TestListUmadPorts(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "ports: mlx4_0/2, mlx5_0/1, mlx5_1/1") {
 		t.Errorf("missing port: %v", err)
 	}
+	if !errors.Is(err, ErrNoUmadDevice) {
+		t.Errorf("missing port: %v does not match ErrNoUmadDevice", err)
+	}
+	if _, err := FindUmadPort(t.TempDir(), "mlx5_0", 1); !errors.Is(err, ErrNoUmadDevice) || !strings.Contains(err.Error(), "ib_umad") {
+		t.Errorf("no class dir: FindUmadPort: %v, want ErrNoUmadDevice and the ib_umad hint", err)
+	}
 	if _, err := ListUmadPorts(t.TempDir()); err == nil || !strings.Contains(err.Error(), "ib_umad") {
 		t.Errorf("no class dir: %v", err)
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/check/partconf"
+	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/query"
 )
 
@@ -35,14 +36,14 @@ type CanTalkOptions struct {
 	Sweep cmdutil.FabricSource
 	// savedSweep reads --fabric-file once: the router ports and the endpoints both
 	// come from it.
-	savedSweep func() (*check.Fabric, error)
+	savedSweep func() (*fabric.Fabric, error)
 }
 
 // NewCmdCanTalk builds `ibkey can-talk`; runF, when not nil, runs instead of runCanTalk
 // (tests of argument parsing).
 func NewCmdCanTalk(f *cmdutil.Factory, runF func(*CanTalkOptions) error) *cobra.Command {
 	o := &CanTalkOptions{PortDeps: cmdutil.NewPortDeps(f)}
-	o.savedSweep = sync.OnceValues(func() (*check.Fabric, error) { return cmdutil.ReadFabricFile(o.Sweep.File) })
+	o.savedSweep = sync.OnceValues(func() (*fabric.Fabric, error) { return cmdutil.ReadFabricFile(o.Sweep.File) })
 	c := &cobra.Command{
 		Use:   "can-talk A B",
 		Short: "Say whether two endpoints can talk under the P_Key and Q_Key rules, and why",
@@ -203,7 +204,7 @@ func looksLikeName(s string) bool {
 // node type (osm_prtn_config.c), so a router's GUID must not be taken for a CA's.
 func (o *CanTalkOptions) routerPorts() (map[uint64]partconf.NodeType, error) {
 	out := map[uint64]partconf.NodeType{}
-	var f *check.Fabric
+	var f *fabric.Fabric
 	if o.Sweep.File != "" {
 		var err error
 		if f, err = o.savedSweep(); err != nil {
@@ -248,7 +249,7 @@ func (o *CanTalkOptions) resolve(src query.EndpointSources, specA, specB check.E
 		// 12); reading only the two end tables could answer yes where a switch drops
 		// the partition.
 		src.Ctx = ctx
-		src.Sweep = func() (*check.Fabric, error) { return o.Sweep.Sweep(ctx, fab, false) }
+		src.Sweep = func() (*fabric.Fabric, error) { return o.Sweep.Sweep(ctx, fab, false) }
 		src.SweepName = "a sweep via " + fab.Via
 		var err error
 		eps, err = query.ResolveEndpointsFrom(src, specA, specB)
@@ -434,7 +435,7 @@ func canTalkText(o *CanTalkOptions, f cmdutil.Format, v check.Verdict, eps []que
 			works = "no"
 		}
 		var notes []string
-		if sp.Key == check.DefaultKey {
+		if sp.Key == check.DefaultPartition {
 			notes = append(notes, "default")
 		}
 		if !sp.Works {
@@ -449,7 +450,7 @@ func canTalkText(o *CanTalkOptions, f cmdutil.Format, v check.Verdict, eps []que
 				notes = append(notes, fmt.Sprintf("%s also %s at %d", s.name, other, s.side.OtherIndex))
 			}
 		}
-		g.Add(check.PKey(sp.Key).KeyString(), sp.A.PKey.String(), indexCell(sp.A.Index), sp.B.PKey.String(), indexCell(sp.B.Index),
+		g.Add(sp.Key.String(), sp.A.PKey.String(), indexCell(sp.A.Index), sp.B.PKey.String(), indexCell(sp.B.Index),
 			sp.A.PKey.Membership().String()+"/"+sp.B.PKey.Membership().String(), works, strings.Join(notes, ","))
 	}
 	return g.Render(w, f)
@@ -646,7 +647,7 @@ func partitionReasons(p *query.Partitions, v check.Verdict, eps []query.Resolved
 	if c.Rejected {
 		out = append(out, fmt.Sprintf("OpenSM rejects %s (first error at %s) and applies Default=0x7fff : ALL=full instead: every port is a full member of the default partition and the file's partitions do not exist (see 'ibkey partitions check %s')", c.File, c.RejectedAt, c.File))
 	}
-	shared := map[uint16]bool{}
+	shared := map[check.PartitionKey]bool{}
 	for _, s := range v.Shared {
 		shared[s.Key] = true
 	}
@@ -654,14 +655,14 @@ func partitionReasons(p *query.Partitions, v check.Verdict, eps []query.Resolved
 		if e.Model == nil {
 			continue
 		}
-		g, label := e.Spec.GUID, e.Endpoint.Label
+		g, label := uint64(e.Spec.GUID), e.Endpoint.Label // partconf keys its model by uint64 GUIDs
 		if !p.InFile(g) {
 			out = append(out, fmt.Sprintf("%s is not named in %s: it gets only what ALL / ALL_CAS give every port", label, c.File))
 		}
 		var items []string
 		more := 0
 		for _, t := range e.Model.Table(g) {
-			if len(shared) > 0 && !shared[t.PKey.Key()] {
+			if len(shared) > 0 && !shared[t.PKey.Partition()] {
 				continue
 			}
 			if !e.Endpoint.Port && len(e.Endpoint.Entries) == 1 && e.Endpoint.Entries[0].PKey != t.PKey {

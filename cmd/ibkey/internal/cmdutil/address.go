@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 	"github.com/ibkey/ibkey/internal/query"
 )
@@ -97,7 +98,7 @@ func (a *AddressFlags) Selectors(args []string) ([]query.FabricSelector, error) 
 		if err != nil || spec.Kind != check.EndpointGUID {
 			return nil, &query.UsageError{Msg: fmt.Sprintf("invalid --guid %q (accepted: %s)", a.GUID, check.GUIDForms)}
 		}
-		a.guid = check.GUID(spec.GUID)
+		a.guid = spec.GUID
 		return []query.FabricSelector{base}, nil
 	}
 	if a.DR != "" {
@@ -144,7 +145,7 @@ func addressHint(arg string) string {
 // returns the address that reaches it: a CA port through its own LID (a CA answers
 // only for the port an SMP arrives at), a node by its directed route; base's --port
 // applies to a node GUID.
-func GUIDSelector(f *check.Fabric, g check.GUID, base query.FabricSelector) (query.FabricSelector, error) {
+func GUIDSelector(f *fabric.Fabric, g check.GUID, base query.FabricSelector) (query.FabricSelector, error) {
 	for _, n := range f.Nodes {
 		for _, p := range n.Ports {
 			if p.GUID != g || g == 0 {

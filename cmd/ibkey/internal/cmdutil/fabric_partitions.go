@@ -10,6 +10,7 @@ import (
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/check/partconf"
+	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/query"
 )
 
@@ -63,7 +64,7 @@ func ParseGUIDArg(s string) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return spec.GUID, nil
+	return uint64(spec.GUID), nil
 }
 
 // CompletePartitionsFile completes FILE with file names.
@@ -140,7 +141,7 @@ func Uncertain(w io.Writer, c *partconf.Config, printed string) error {
 // ports of f's routers: OpenSM gives a port ALL_ROUTERS' or ALL_CAS' entries by its
 // node type (osm_prtn_config.c, partition_add_all), so a router's GUID must not be
 // taken for a CA's.
-func AddRouters(types map[uint64]partconf.NodeType, guids []string, f *check.Fabric) error {
+func AddRouters(types map[uint64]partconf.NodeType, guids []string, f *fabric.Fabric) error {
 	for _, s := range guids {
 		g, err := ParseGUIDArg(s)
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/query"
 )
 
@@ -70,7 +71,7 @@ func (s *FabricSweep) Validate() error {
 // noTables skips the P_Key tables in a sweep run now. A command that answers from the
 // tables passes needTables: then tables missing from a saved sweep (made with
 // --no-tables) are gaps too.
-func (s *FabricSweep) Load(ctx context.Context, n *Notices, noTables, needTables bool, fn func(f *check.Fabric) error) error {
+func (s *FabricSweep) Load(ctx context.Context, n *Notices, noTables, needTables bool, fn func(f *fabric.Fabric) error) error {
 	// The map is read first: a bad one is reported before a sweep is run.
 	names, err := s.Names()
 	if err != nil {
@@ -80,7 +81,7 @@ func (s *FabricSweep) Load(ctx context.Context, n *Notices, noTables, needTables
 	// command prints anything made from them; a fabric file being written keeps them as
 	// read, and is sanitised only after, for the notes on stderr.
 	inner := fn
-	fn = func(f *check.Fabric) error {
+	fn = func(f *fabric.Fabric) error {
 		if s.RawNames {
 			err := inner(f)
 			SanitizeFabric(f)
@@ -98,12 +99,12 @@ func (s *FabricSweep) Load(ctx context.Context, n *Notices, noTables, needTables
 		n.Label(fmt.Sprintf("fabric: %s: %s", s.File, SweepSummary(f)))
 		return PartialResult(n, f, needTables, fn(f))
 	}
-	return s.Sweep(ctx, n, noTables, func(f *check.Fabric) error { return PartialResult(n, f, needTables, fn(f)) })
+	return s.Sweep(ctx, n, noTables, func(f *fabric.Fabric) error { return PartialResult(n, f, needTables, fn(f)) })
 }
 
 // TablesNotRead counts the tables a sweep holds no answer for without a failure:
 // end ports and cabled ports that are not DOWN, swept with --no-tables.
-func TablesNotRead(f *check.Fabric) int {
+func TablesNotRead(f *fabric.Fabric) int {
 	k := 0
 	for _, n := range f.Nodes {
 		for _, p := range n.Ports {
@@ -123,7 +124,7 @@ func TablesNotRead(f *check.Fabric) int {
 // abandoned connect), so a --timeout that expires while attaching takes effect right
 // after. A sweep that read nothing is an error: exit 4 when --timeout or ctx ended it,
 // else exit 3 (no fabric access).
-func (s *FabricSweep) Sweep(ctx context.Context, n *Notices, noTables bool, fn func(f *check.Fabric) error) (err error) {
+func (s *FabricSweep) Sweep(ctx context.Context, n *Notices, noTables bool, fn func(f *fabric.Fabric) error) (err error) {
 	if err := s.Validate(); err != nil {
 		return err
 	}
@@ -162,7 +163,7 @@ func (s *FabricSweep) Sweep(ctx context.Context, n *Notices, noTables bool, fn f
 // n's stream (one line, with up to three of the links that did not answer) and the
 // result is exit 4. With needTables, tables the sweep did not read (--no-tables) are
 // gaps. An error other than an exit code (a write error) wins.
-func PartialResult(n *Notices, f *check.Fabric, needTables bool, err error) error {
+func PartialResult(n *Notices, f *fabric.Fabric, needTables bool, err error) error {
 	if err != nil && !Reported(err) {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fabric"
 )
 
 // TestPartialResult: a complete fabric keeps the command's result; a partial one (a
@@ -15,9 +16,9 @@ import (
 // exit code (a write error) wins.
 func TestPartialResult(t *testing.T) {
 	sw := check.GUID(0x200000)
-	fabric := func(edit func(f *check.Fabric, p *check.Port)) *check.Fabric {
-		p := &check.Port{Num: 0, GUID: sw, State: check.StateActive, PKeys: []check.PKey{0xffff}, TableSize: 32}
-		f := &check.Fabric{Nodes: []*check.Node{{GUID: sw, Type: check.NodeSwitch, NumPorts: 1, Description: "Sw", Ports: []*check.Port{p}}}}
+	mkFabric := func(edit func(f *fabric.Fabric, p *fabric.Port)) *fabric.Fabric {
+		p := &fabric.Port{Num: 0, GUID: sw, State: check.StateActive, PKeys: []check.PKey{0xffff}, TableSize: 32}
+		f := &fabric.Fabric{Nodes: []*fabric.Node{{GUID: sw, Type: check.NodeSwitch, NumPorts: 1, Description: "Sw", Ports: []*fabric.Port{p}}}}
 		if edit != nil {
 			edit(f, p)
 		}
@@ -26,23 +27,23 @@ func TestPartialResult(t *testing.T) {
 	writeErr := errors.New("write: broken pipe")
 	tests := []struct {
 		name       string
-		f          *check.Fabric
+		f          *fabric.Fabric
 		needTables bool
 		in         error
 		code       int
 		stderr     string
 	}{
-		{"complete", fabric(nil), true, nil, 0, ""},
-		{"complete, the command's no", fabric(nil), true, Exit(ExitNo), ExitNo, ""},
-		{"a table read failed", fabric(func(f *check.Fabric, p *check.Port) { p.PKeys, p.PKeysError = nil, "P_KeyTable: timeout" }), true, nil, 4, "partial sweep: 1 P_Key table not read"},
-		{"a link with no answer, the command's no", fabric(func(f *check.Fabric, p *check.Port) {
-			f.Unreachable = []check.Unreachable{{From: check.PortID{Node: sw, Port: 1}, Path: "0,1", Error: "no reply"}}
+		{"complete", mkFabric(nil), true, nil, 0, ""},
+		{"complete, the command's no", mkFabric(nil), true, Exit(ExitNo), ExitNo, ""},
+		{"a table read failed", mkFabric(func(f *fabric.Fabric, p *fabric.Port) { p.PKeys, p.PKeysError = nil, "P_KeyTable: timeout" }), true, nil, 4, "partial sweep: 1 P_Key table not read"},
+		{"a link with no answer, the command's no", mkFabric(func(f *fabric.Fabric, p *fabric.Port) {
+			f.Unreachable = []fabric.Unreachable{{From: check.PortID{Node: sw, Port: 1}, Path: "0,1", Error: "no reply"}}
 		}), true, Exit(ExitNo), 4, `1 link with no answer from the far end (the nodes behind them are missing): behind "Sw"[1] (DR path 0,1): no reply`},
-		{"stopped early", fabric(func(f *check.Fabric, p *check.Port) { f.Incomplete = "context deadline exceeded after 1s" }), false, nil, 4, "the sweep stopped early (context deadline exceeded after 1s)"},
-		{"no tables, needed", fabric(func(f *check.Fabric, p *check.Port) { p.PKeys = nil }), true, nil, 4, "1 P_Key table not in the sweep (made with --no-tables)"},
-		{"no tables, not needed", fabric(func(f *check.Fabric, p *check.Port) { p.PKeys = nil }), false, nil, 0, ""},
-		{"a DOWN port's table is not a gap", fabric(func(f *check.Fabric, p *check.Port) { p.PKeys, p.State = nil, check.StateDown }), true, nil, 0, ""},
-		{"a write error wins", fabric(func(f *check.Fabric, p *check.Port) { f.Incomplete = "stopped" }), true, writeErr, ExitUsage, ""},
+		{"stopped early", mkFabric(func(f *fabric.Fabric, p *fabric.Port) { f.Incomplete = "context deadline exceeded after 1s" }), false, nil, 4, "the sweep stopped early (context deadline exceeded after 1s)"},
+		{"no tables, needed", mkFabric(func(f *fabric.Fabric, p *fabric.Port) { p.PKeys = nil }), true, nil, 4, "1 P_Key table not in the sweep (made with --no-tables)"},
+		{"no tables, not needed", mkFabric(func(f *fabric.Fabric, p *fabric.Port) { p.PKeys = nil }), false, nil, 0, ""},
+		{"a DOWN port's table is not a gap", mkFabric(func(f *fabric.Fabric, p *fabric.Port) { p.PKeys, p.State = nil, check.StateDown }), true, nil, 0, ""},
+		{"a write error wins", mkFabric(func(f *fabric.Fabric, p *fabric.Port) { f.Incomplete = "stopped" }), true, writeErr, ExitUsage, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

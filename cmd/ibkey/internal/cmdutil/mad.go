@@ -172,13 +172,14 @@ func dialIbsim(ctx context.Context, o mad.IbsimOptions) (mad.Transport, string, 
 	return t, t.Node, nil
 }
 
-// umadErrorText adds what to do to umad's errors.
+// umadErrorText adds what to do to umad's errors: the flag that reaches a fabric
+// without InfiniBand hardware when the host has no umad device for the port.
 func umadErrorText(err error) string {
 	msg := err.Error()
 	switch {
 	case errors.Is(err, os.ErrPermission):
 		return msg
-	case strings.Contains(msg, "no umad device"), strings.Contains(msg, "infiniband_mad"):
+	case errors.Is(err, mad.ErrNoUmadDevice):
 		return msg + "; without InfiniBand hardware, query a simulated fabric with --ibsim"
 	}
 	return msg

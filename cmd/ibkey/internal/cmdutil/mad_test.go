@@ -122,3 +122,28 @@ func TestIbsimSocket(t *testing.T) {
 		}
 	}
 }
+
+// TestUmadErrorHint: the --ibsim hint goes with mad.ErrNoUmadDevice (matched by type,
+// not by the message), never with a permission error.
+func TestUmadErrorHint(t *testing.T) {
+	const hint = "; without InfiniBand hardware, query a simulated fabric with --ibsim"
+	_, noDev := mad.FindUmadPort(t.TempDir(), "mlx5_0", 1)
+	for _, tc := range []struct {
+		name string
+		err  error
+		hint bool
+	}{
+		{"no umad device", noDev, true},
+		{"wrapped", fmt.Errorf("open: %w", noDev), true},
+		{"permission", fmt.Errorf("umad: open /dev/infiniband/umad0: %w", fs.ErrPermission), false},
+		{"other", errors.New("umad: eventfd: too many open files"), false},
+	} {
+		want := tc.err.Error()
+		if tc.hint {
+			want += hint
+		}
+		if got := umadErrorText(tc.err); got != want {
+			t.Errorf("%s: %q, want %q", tc.name, got, want)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/fsread"
 )
 
@@ -128,7 +129,7 @@ func (m *NodeNameMap) Name(g check.GUID, desc string) string {
 
 // Rename gives every node of f the map's name (check.Node.Description), so every
 // label, finding and table of a command shows it. A nil map changes nothing.
-func (m *NodeNameMap) Rename(f *check.Fabric) {
+func (m *NodeNameMap) Rename(f *fabric.Fabric) {
 	if m == nil || f == nil {
 		return
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fabric"
 )
 
 // TestParseNodeNameMap: lines read as rdma-core's util/node_name_map.c reads them.
@@ -76,7 +77,7 @@ func TestNodeNameMapRename(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &check.Fabric{Nodes: []*check.Node{{GUID: 0xa, Description: "HcaA"}, {GUID: 0xb, Description: "HcaB"}}}
+	f := &fabric.Fabric{Nodes: []*fabric.Node{{GUID: 0xa, Description: "HcaA"}, {GUID: 0xb, Description: "HcaB"}}}
 	var none *NodeNameMap
 	none.Rename(f)
 	m.Rename(f)

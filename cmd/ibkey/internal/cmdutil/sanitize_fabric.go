@@ -1,7 +1,7 @@
 package cmdutil
 
 import (
-	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
@@ -16,7 +16,7 @@ func SanitizeText(s string) string { return textsafe.String(s) }
 // SanitizeFabric passes every node description of f through SanitizeText, so the
 // labels, findings and tables made from it are safe to print (a sweep run now, or a
 // node name map's names).
-func SanitizeFabric(f *check.Fabric) {
+func SanitizeFabric(f *fabric.Fabric) {
 	if f == nil {
 		return
 	}

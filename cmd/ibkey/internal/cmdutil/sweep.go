@@ -2,6 +2,7 @@ package cmdutil
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -9,7 +10,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/query"
+	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // sweepWindowIbsim is the MADs in flight during a sweep on ibsim. Measured with
@@ -34,15 +37,25 @@ func (s *FabricSource) AddFlags(c *cobra.Command) {
 	_ = c.MarkFlagFilename("fabric-file", "json")
 }
 
-// ReadFabricFile decodes a saved sweep. Every problem is bad input (exit 2) naming the
-// file and what is wrong with it.
-func ReadFabricFile(path string) (*check.Fabric, error) {
-	return query.ReadFabricFile(path)
+// ReadFabricFile decodes a saved sweep (--fabric-file, or a file `fabric diff`
+// compares). Every problem is bad input (exit 2) naming the flag, the file and what is
+// wrong with it.
+func ReadFabricFile(path string) (*fabric.Fabric, error) {
+	f, err := query.ReadFabricFile(path)
+	var fe *query.FabricFileError
+	if errors.As(err, &fe) {
+		flag := "--fabric-file "
+		if fe.Path == "" {
+			flag = "--fabric-file: " // the open's error names the file
+		}
+		return nil, &query.UsageError{Msg: textsafe.Message(flag + fe.Error()), Err: fe}
+	}
+	return f, err
 }
 
 // Sweep runs a sweep through the open transport. A sweep that stopped early comes back
 // with what it read and the error.
-func (s *FabricSource) Sweep(ctx context.Context, fab *query.Fabric, noTables bool) (*check.Fabric, error) {
+func (s *FabricSource) Sweep(ctx context.Context, fab *query.Fabric, noTables bool) (*fabric.Fabric, error) {
 	f, err := query.Sweep(ctx, fab.T, query.SweepOptions{Timeout: s.Timeout, NoTables: noTables, Source: fab.Via})
 	if f == nil {
 		return nil, &query.EnvError{Msg: fmt.Sprintf("%v (via %s)", err, fab.Via)}
@@ -64,7 +77,7 @@ func (s *FabricSource) Prepare() error {
 // With gives fn the fabric: the saved file, or a sweep run now. fn prints what it has;
 // afterwards a partial sweep (stopped early, or nodes that did not answer) is an
 // environment problem, exit 3, whatever fn returned.
-func (s *FabricSource) With(ctx context.Context, noTables bool, fn func(f *check.Fabric) error) error {
+func (s *FabricSource) With(ctx context.Context, noTables bool, fn func(f *fabric.Fabric) error) error {
 	n := s.Notices
 	if n == nil {
 		n = s.MAD.f.Notices()
@@ -91,7 +104,7 @@ func (s *FabricSource) With(ctx context.Context, noTables bool, fn func(f *check
 }
 
 // partialError is exit 3 for a partial sweep, after its output; else err.
-func partialError(f *check.Fabric, err error) error {
+func partialError(f *fabric.Fabric, err error) error {
 	var why []string
 	if f.Incomplete != "" {
 		why = append(why, "the sweep stopped early: "+f.Incomplete)
@@ -121,7 +134,7 @@ func pluralWord(n int, one, many string) string {
 }
 
 // SweepSummary is "6 nodes (2 switches, 4 CAs), 9 links, via X at T in D".
-func SweepSummary(f *check.Fabric) string {
+func SweepSummary(f *fabric.Fabric) string {
 	var sw, ca, rt int
 	for _, n := range f.Nodes {
 		switch n.Type {

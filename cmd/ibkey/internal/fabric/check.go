@@ -12,6 +12,7 @@ import (
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/check/partconf"
+	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/fsread"
 	"github.com/ibkey/ibkey/internal/query"
 )
@@ -95,8 +96,8 @@ JSON (-o json), schema schemas/fabric-check.schema.json: {"schema_version":1,"so
 }
 
 var checkRules = []string{
-	check.RuleHCAKeyNotOnSwitch, check.RuleSwitchKeyNotOnHCA, check.RuleLimitedOnly, check.RuleEnforcementOff,
-	check.RuleTableFull, check.RulePortNotActive, check.RuleNotRead, check.RuleSweepIncomplete, check.RuleDefaultNotIndex0,
+	fabric.RuleHCAKeyNotOnSwitch, fabric.RuleSwitchKeyNotOnHCA, fabric.RuleLimitedOnly, fabric.RuleEnforcementOff,
+	fabric.RuleTableFull, fabric.RulePortNotActive, fabric.RuleNotRead, fabric.RuleSweepIncomplete, fabric.RuleDefaultNotIndex0,
 	partconf.RuleIndexMoved, partconf.RuleGUIDNotInFabric, partconf.RuleMissingKey, partconf.RuleExtraKey, partconf.RuleWrongMembership, partconf.RuleTableOverflow, partconf.RuleFileRejected,
 }
 
@@ -144,12 +145,12 @@ func runCheck(o *CheckOptions) error {
 	if err := o.Source.Validate(); err != nil {
 		return err
 	}
-	return o.Source.Load(o.Ctx, o.Notices, false, true, func(fab *check.Fabric) error {
-		auditOpts := check.AuditOptions{}
+	return o.Source.Load(o.Ctx, o.Notices, false, true, func(fab *fabric.Fabric) error {
+		auditOpts := fabric.AuditOptions{}
 		if osm != nil {
 			auditOpts = osm.AuditOptions()
 		}
-		res := check.AuditFabric(fab, auditOpts)
+		res := fabric.AuditFabric(fab, auditOpts)
 		all := res.Findings
 		if conf != nil {
 			base := partconf.Options{AllowBoth: o.AllowBoth}
@@ -220,7 +221,7 @@ func runCheck(o *CheckOptions) error {
 }
 
 // outsideList names up to four ports outside the subnet, with why.
-func outsideList(fab *check.Fabric, out []check.OutsidePort) string {
+func outsideList(fab *fabric.Fabric, out []fabric.OutsidePort) string {
 	var parts []string
 	for i, p := range out {
 		if i == 4 {
@@ -232,7 +233,7 @@ func outsideList(fab *check.Fabric, out []check.OutsidePort) string {
 	return strings.Join(parts, ", ")
 }
 
-func writeFindings(w io.Writer, fab *check.Fabric, findings []check.Finding) {
+func writeFindings(w io.Writer, fab *fabric.Fabric, findings []check.Finding) {
 	var b strings.Builder
 	for _, fd := range findings {
 		if fd.Pos.Line > 0 {
@@ -253,7 +254,7 @@ func writeFindings(w io.Writer, fab *check.Fabric, findings []check.Finding) {
 	io.WriteString(w, b.String())
 }
 
-func checkSummary(fab *check.Fabric, partitions string, errs, warns, ignored int, incomplete bool) string {
+func checkSummary(fab *fabric.Fabric, partitions string, errs, warns, ignored int, incomplete bool) string {
 	tables := 0
 	for _, n := range fab.Nodes {
 		for _, p := range n.Ports {

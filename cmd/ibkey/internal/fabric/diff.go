@@ -10,6 +10,7 @@ import (
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fabric"
 )
 
 // DiffOptions are `ibkey fabric diff`'s inputs.
@@ -85,7 +86,7 @@ func runDiff(o *DiffOptions) error {
 	if err != nil {
 		return err
 	}
-	compare := func(b *check.Fabric, bName string) error {
+	compare := func(b *fabric.Fabric, bName string) error {
 		n := o.Notices
 		// Both sides get the map's names, so a mapped node is not "changed" by it.
 		names.Rename(a)
@@ -94,30 +95,31 @@ func runDiff(o *DiffOptions) error {
 		cmdutil.SanitizeFabric(b)
 		for _, x := range []struct {
 			name string
-			f    *check.Fabric
+			f    *fabric.Fabric
 		}{{o.A, a}, {bName, b}} {
 			if x.f.Incomplete != "" || len(x.f.Unreachable) > 0 {
 				n.Warn(fmt.Sprintf("%s is a partial sweep: changes in the part not read are not seen", x.name))
 			}
 		}
-		changes := check.Diff(a, b)
+		changes := fabric.Diff(a, b)
 		if o.Format == cmdutil.FormatJSON {
-			if changes == nil {
-				changes = []check.Change{}
+			js := make([]changeJSON, len(changes))
+			for i, c := range changes {
+				js[i] = changeJSON{Kind: c.Rule, Ports: c.Ports, Field: c.Field, Before: c.Before, After: c.After, Message: c.Message}
 			}
 			if err := cmdutil.WriteJSON(o.IO.Out, struct {
 				Schema  cmdutil.SchemaVersion `json:"schema_version"`
 				A       string                `json:"a"`
 				B       string                `json:"b"`
 				Same    bool                  `json:"same"`
-				Changes []check.Change        `json:"changes"`
-			}{cmdutil.SchemaVersion{}, o.A, bName, len(changes) == 0, changes}); err != nil {
+				Changes []changeJSON          `json:"changes"`
+			}{cmdutil.SchemaVersion{}, o.A, bName, len(changes) == 0, js}); err != nil {
 				return err
 			}
 		} else {
 			var sb strings.Builder
 			for _, c := range changes {
-				fmt.Fprintf(&sb, "%s: %s\n", c.Kind, c.Message)
+				fmt.Fprintf(&sb, "%s: %s\n", c.Rule, c.Message)
 			}
 			io.WriteString(o.IO.Out, sb.String())
 		}
@@ -135,7 +137,18 @@ func runDiff(o *DiffOptions) error {
 		}
 		return compare(b, o.B)
 	}
-	return o.Source.Sweep(o.Ctx, o.Notices, false, func(b *check.Fabric) error {
+	return o.Source.Sweep(o.Ctx, o.Notices, false, func(b *fabric.Fabric) error {
 		return cmdutil.PartialResult(o.Notices, b, true, compare(b, "the sweep now"))
 	})
+}
+
+// changeJSON is one change in `fabric diff -o json` (schemas/fabric-diff.schema.json):
+// a finding of fabric.Diff, its rule written as "kind".
+type changeJSON struct {
+	Kind    string              `json:"kind"`
+	Ports   []check.FindingPort `json:"ports"`
+	Field   string              `json:"field,omitempty"`
+	Before  string              `json:"before,omitempty"`
+	After   string              `json:"after,omitempty"`
+	Message string              `json:"message"`
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
-	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fabric"
 )
 
 // DiscoverOptions are `ibkey fabric discover`'s inputs.
@@ -86,9 +86,9 @@ func runDiscover(o *DiscoverOptions) error {
 	// terminal-safe: mad.ParseNodeDescription); --node-name-map renames nodes when the
 	// file is read back.
 	o.Source.RawNames = o.Format == cmdutil.FormatJSON
-	return o.Source.Load(o.Ctx, o.Notices, o.NoTables, false, func(fab *check.Fabric) error {
+	return o.Source.Load(o.Ctx, o.Notices, o.NoTables, false, func(fab *fabric.Fabric) error {
 		if o.Format == cmdutil.FormatJSON {
-			return check.EncodeFabricWith(o.IO.Out, fab, check.FabricEncoding{Indent: o.Indent})
+			return fabric.EncodeFabricWith(o.IO.Out, fab, fabric.FabricEncoding{Indent: o.Indent})
 		}
 		g := cmdutil.Grid{Header: []string{"NODE", "TYPE", "NODE_GUID", "PORT", "PORT_GUID", "LID", "STATE", "PEER"}}
 		for _, n := range fab.Nodes {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fabric"
 )
 
 // NewCmdFabric is `ibkey fabric` and its subcommands.
@@ -50,7 +51,7 @@ then what was not, on stderr.`,
 }
 
 // nodeName is a node's description, or its GUID when it has none.
-func nodeName(n *check.Node) string {
+func nodeName(n *fabric.Node) string {
 	if n.Description == "" {
 		return n.GUID.String()
 	}

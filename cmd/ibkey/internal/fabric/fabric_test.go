@@ -8,8 +8,8 @@ import (
 
 	"github.com/charmbracelet/x/exp/golden"
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
-	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/check/partconf"
+	"github.com/ibkey/ibkey/internal/fabric"
 )
 
 // The fabric commands on committed sweeps (--fabric-file): small.json is small.net after
@@ -107,7 +107,7 @@ func TestNoTablesIsNotAnAllClear(t *testing.T) {
 		}
 	}
 	var b strings.Builder
-	if err := check.EncodeFabric(&b, f); err != nil {
+	if err := fabric.EncodeFabric(&b, f); err != nil {
 		t.Fatal(err)
 	}
 	file := writeTemp(t, "no-tables.json", b.String())
@@ -154,11 +154,11 @@ func TestCheckOpenSMConf(t *testing.T) {
 	}
 	off := writeTemp(t, "off.conf", "# opensm.conf\npart_enforce off\npartition_config_file "+abs+"\n")
 	r := runIbkey(t, false, nil, "fabric", "check", "--fabric-file", smallFabric, "--opensm-conf", off)
-	if r.code != 0 || strings.Contains(r.stdout, check.RuleEnforcementOff) || !strings.Contains(r.stderr, "comparing with "+abs) {
+	if r.code != 0 || strings.Contains(r.stdout, fabric.RuleEnforcementOff) || !strings.Contains(r.stderr, "comparing with "+abs) {
 		t.Errorf("part_enforce off: exit %d\n%s--- stderr\n%s", r.code, r.stdout, r.stderr)
 	}
 	r = runIbkey(t, false, nil, "fabric", "check", "--fabric-file", smallFabric, "--partitions", fabricConf)
-	if !strings.Contains(r.stdout, check.RuleEnforcementOff) {
+	if !strings.Contains(r.stdout, fabric.RuleEnforcementOff) {
 		t.Errorf("without --opensm-conf the audit assumes enforcement on and reports it off:\n%s", r.stdout)
 	}
 	odd := writeTemp(t, "odd.conf", "allow_both_pkeys yes\npartition_config_file /nonexistent/partitions.conf\n")

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 	"github.com/ibkey/ibkey/internal/lab"
 )
@@ -66,10 +67,10 @@ func (l *fabricLab) run(t *testing.T, args ...string) result {
 }
 
 // discoverFile runs `fabric discover -o json` and decodes the fabric file.
-func (l *fabricLab) discoverFile(t *testing.T, args ...string) (*check.Fabric, result) {
+func (l *fabricLab) discoverFile(t *testing.T, args ...string) (*fabric.Fabric, result) {
 	t.Helper()
 	r := l.run(t, append([]string{"fabric", "discover", "-o", "json"}, args...)...)
-	f, err := check.DecodeFabric(strings.NewReader(r.stdout))
+	f, err := fabric.DecodeFabric(strings.NewReader(r.stdout))
 	if err != nil {
 		t.Fatalf("fabric discover -o json: exit %d: %v\nstderr: %s", r.code, err, r.stderr)
 	}
@@ -114,7 +115,7 @@ func TestLabFabricDiscover(t *testing.T) {
 	}
 }
 
-func compareWithIbnetdiscover(t *testing.T, phase string, f *check.Fabric, net lab.Net, topoNodes int) {
+func compareWithIbnetdiscover(t *testing.T, phase string, f *fabric.Fabric, net lab.Net, topoNodes int) {
 	t.Helper()
 	types := map[check.NodeType]string{check.NodeSwitch: "Switch", check.NodeCA: "Ca", check.NodeRouter: "Rt"}
 	if len(f.Nodes) != len(net.Nodes) || len(f.Nodes) != topoNodes {
@@ -240,7 +241,7 @@ func TestLabFabricCheckCommand(t *testing.T) {
 	before := filepath.Join(t.TempDir(), "before.json")
 	f, _ := l.discoverFile(t)
 	var buf strings.Builder
-	if err := check.EncodeFabric(&buf, f); err != nil {
+	if err := fabric.EncodeFabric(&buf, f); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(before, []byte(buf.String()), 0o644); err != nil {
@@ -250,7 +251,7 @@ func TestLabFabricCheckCommand(t *testing.T) {
 	t.Run("clean", func(t *testing.T) {
 		// ibsim shows enforcement off on every switch port: the only findings.
 		d := l.checkJSON(t, 0, "--partitions", conf)
-		if r := d.rules(); d.Errors != 0 || len(r) != 1 || r[check.RuleEnforcementOff] != 5 {
+		if r := d.rules(); d.Errors != 0 || len(r) != 1 || r[fabric.RuleEnforcementOff] != 5 {
 			t.Errorf("clean fabric: %d errors, rules %v; want only 5 enforcement-off warnings", d.Errors, r)
 		}
 		r := l.run(t, "fabric", "check", "--partitions", conf, "--ignore", "enforcement-off")
@@ -312,11 +313,11 @@ compute=0x0002, defmember=full : 0x100004, 0x100007=limited ;
 		defer set(orig)
 
 		d := l.checkJSON(t, 1)
-		if !d.has(check.RuleHCAKeyNotOnSwitch, "HcaB", 1, "0x0001") || !d.has(check.RuleHCAKeyNotOnSwitch, "Switch1", 2, "0x0001") {
-			t.Errorf("no %s naming HcaB[1] and Switch1[2] for 0x0001: %v", check.RuleHCAKeyNotOnSwitch, d.rules())
+		if !d.has(fabric.RuleHCAKeyNotOnSwitch, "HcaB", 1, "0x0001") || !d.has(fabric.RuleHCAKeyNotOnSwitch, "Switch1", 2, "0x0001") {
+			t.Errorf("no %s naming HcaB[1] and Switch1[2] for 0x0001: %v", fabric.RuleHCAKeyNotOnSwitch, d.rules())
 		}
-		if !d.has(check.RuleSwitchKeyNotOnHCA, "Switch1", 2, "0x0005") {
-			t.Errorf("no %s naming Switch1[2] for 0x0005: %v", check.RuleSwitchKeyNotOnHCA, d.rules())
+		if !d.has(fabric.RuleSwitchKeyNotOnHCA, "Switch1", 2, "0x0005") {
+			t.Errorf("no %s naming Switch1[2] for 0x0005: %v", fabric.RuleSwitchKeyNotOnHCA, d.rules())
 		}
 		if d.Errors != 2 {
 			t.Errorf("%d errors, want 2: %v", d.Errors, d.rules())
@@ -340,8 +341,8 @@ compute=0x0002, defmember=full : 0x100004, 0x100007=limited ;
 			t.Fatal(err)
 		}
 		d := l.checkJSON(t, 0, "--ignore", "enforcement-off")
-		if !d.has(check.RuleLimitedOnly, "HcaB", 1, "0x0003") || !d.has(check.RuleLimitedOnly, "HcaC", 1, "0x0003") || d.Errors != 0 || d.Warnings != 1 {
-			t.Errorf("want one %s warning naming HcaB[1] and HcaC[1]: %d errors, %v", check.RuleLimitedOnly, d.Errors, d.rules())
+		if !d.has(fabric.RuleLimitedOnly, "HcaB", 1, "0x0003") || !d.has(fabric.RuleLimitedOnly, "HcaC", 1, "0x0003") || d.Errors != 0 || d.Warnings != 1 {
+			t.Errorf("want one %s warning naming HcaB[1] and HcaC[1]: %d errors, %v", fabric.RuleLimitedOnly, d.Errors, d.rules())
 		}
 		l.checkJSON(t, 1, "--ignore", "enforcement-off", "--strict")
 		r := l.run(t, "fabric", "pkeys", "--key", "0x0003")
@@ -406,7 +407,7 @@ func TestLabFabricSweepTimeout(t *testing.T) {
 			}
 			continue
 		}
-		f, err := check.DecodeFabric(strings.NewReader(r.stdout))
+		f, err := fabric.DecodeFabric(strings.NewReader(r.stdout))
 		if err != nil || r.code != 4 || f.Incomplete == "" || len(f.Nodes) == 0 || !strings.Contains(r.stderr, "partial sweep: the sweep stopped early (context deadline exceeded after") {
 			t.Fatalf("--timeout %s: exit %d, %v, stderr %s", timeout, r.code, err, r.stderr)
 		}
@@ -442,7 +443,7 @@ func TestLabFabricFiles(t *testing.T) {
 		path := filepath.Join(fabricTestdata, name)
 		if updating() {
 			var b strings.Builder
-			if err := check.EncodeFabric(&b, f); err != nil {
+			if err := fabric.EncodeFabric(&b, f); err != nil {
 				t.Fatal(err)
 			}
 			if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
@@ -454,7 +455,7 @@ func TestLabFabricFiles(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d := check.Diff(committed, f); len(d) > 0 {
+		if d := fabric.Diff(committed, f); len(d) > 0 {
 			t.Errorf("%s differs from the lab (go test -run TestLabFabricFiles -update rewrites it):\n%+v", path, d)
 		}
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
-	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 	"github.com/ibkey/ibkey/internal/lab"
 )
@@ -75,7 +75,7 @@ func TestLabFabricIbsimKilled(t *testing.T) {
 			}
 			switch sub {
 			case "discover":
-				f, err := check.DecodeFabric(strings.NewReader(r.stdout))
+				f, err := fabric.DecodeFabric(strings.NewReader(r.stdout))
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fabric"
 )
 
 // PKeysOptions are `ibkey fabric pkeys`'s inputs.
@@ -98,15 +99,15 @@ type portJSON struct {
 
 // tablePort is one row of `fabric pkeys`: an end port, or a switch port with a cable.
 type tablePort struct {
-	node    *check.Node
-	port    *check.Port
+	node    *fabric.Node
+	port    *fabric.Port
 	end     bool
 	entries []check.TableEntry // the valid ones
 }
 
 // tablePorts are the ports `fabric pkeys` lists, and the tables it could not read
 // (ports that are DOWN have none to read).
-func tablePorts(fab *check.Fabric) (ports []tablePort, unread []string) {
+func tablePorts(fab *fabric.Fabric) (ports []tablePort, unread []string) {
 	for _, n := range fab.Nodes {
 		for _, p := range n.Ports {
 			end := n.IsEndPort(p)
@@ -164,7 +165,7 @@ func runPKeys(o *PKeysOptions) error {
 	if err := o.Source.Validate(); err != nil {
 		return err
 	}
-	return o.Source.Load(o.Ctx, o.Notices, false, true, func(fab *check.Fabric) error {
+	return o.Source.Load(o.Ctx, o.Notices, false, true, func(fab *fabric.Fabric) error {
 		if o.Key != "" {
 			return members(o, fab, key)
 		}
@@ -215,16 +216,16 @@ func runPKeys(o *PKeysOptions) error {
 	})
 }
 
-func members(o *PKeysOptions, fab *check.Fabric, key check.PKey) error {
+func members(o *PKeysOptions, fab *fabric.Fabric, key check.PKey) error {
 	members := fab.Members(key)
 	if o.Format == cmdutil.FormatJSON {
 		if members == nil {
-			members = []check.Member{}
+			members = []fabric.Member{}
 		}
 		if err := cmdutil.WriteJSON(o.IO.Out, struct {
 			Schema  cmdutil.SchemaVersion `json:"schema_version"`
 			Key     string                `json:"key"`
-			Members []check.Member        `json:"members"`
+			Members []fabric.Member       `json:"members"`
 		}{cmdutil.SchemaVersion{}, key.KeyString(), members}); err != nil {
 			return err
 		}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fabric"
 )
 
 // TestHostileNodeDescription: a NodeDescription with terminal escapes (a colour, a
@@ -66,7 +66,7 @@ func TestHostileNodeDescription(t *testing.T) {
 	// Read back, the fabric file's descriptions are sanitised like a live sweep's
 	// (mad.ParseNodeDescription): the file ibkey writes holds the escaped text.
 	r := runIbkey(t, false, nil, "fabric", "discover", "--fabric-file", file, "-o", "json")
-	f, err := check.DecodeFabric(strings.NewReader(r.stdout))
+	f, err := fabric.DecodeFabric(strings.NewReader(r.stdout))
 	if err != nil {
 		t.Fatal(err)
 	}

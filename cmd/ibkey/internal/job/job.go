@@ -15,6 +15,7 @@ import (
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/fsread"
 	"github.com/ibkey/ibkey/internal/ibverbs"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
@@ -320,7 +321,7 @@ func countHosts(ports []*job.Port) int {
 type portSource struct {
 	ports  []*job.Port
 	labels []string
-	fabric *check.Fabric
+	fabric *fabric.Fabric
 }
 
 func (o *Options) ports() (*portSource, error) {
@@ -460,13 +461,13 @@ func parseLIDs(s string) ([]uint16, error) {
 	return out, nil
 }
 
-func readFabricFile(path string) (*check.Fabric, error) {
-	return query.ReadFabricFile(path) // bounded, regular files only, descriptions sanitised
+func readFabricFile(path string) (*fabric.Fabric, error) {
+	return cmdutil.ReadFabricFile(path) // bounded, regular files only, descriptions sanitised
 }
 
 // fabricPorts picks the job's ports in a sweep: by LID (the end port whose LID range
 // holds it), by node (its cabled ports), or every ACTIVE CA port.
-func fabricPorts(f *check.Fabric, lids []uint16, nodes []string) ([]*job.Port, error) {
+func fabricPorts(f *fabric.Fabric, lids []uint16, nodes []string) ([]*job.Port, error) {
 	var out []*job.Port
 	for _, l := range lids {
 		n, p := findLID(f, l)
@@ -520,7 +521,7 @@ func fabricPorts(f *check.Fabric, lids []uint16, nodes []string) ([]*job.Port, e
 	return out, nil
 }
 
-func findLID(f *check.Fabric, lid uint16) (*check.Node, *check.Port) {
+func findLID(f *fabric.Fabric, lid uint16) (*fabric.Node, *fabric.Port) {
 	for _, n := range f.Nodes {
 		for _, p := range n.Ports {
 			if n.IsEndPort(p) && p.LID != 0 && lid >= p.LID && int(lid) < int(p.LID)+1<<p.LMC {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/job"
 )
 
@@ -158,7 +159,7 @@ func portName(p *job.Port) string { return p.Device + "/" + strconv.Itoa(p.Num) 
 
 // addReach says, for each partition the libraries use, how many end ports of the
 // sweep are full and limited members of it.
-func (r *report) addReach(f *check.Fabric) {
+func (r *report) addReach(f *fabric.Fabric) {
 	seen := map[string]bool{}
 	for _, l := range r.Libraries {
 		for _, p := range l.Ports {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fabric"
 )
 
 // TestPartitionsNodeNames: with --fabric-file, show and matrix name each port's node
@@ -17,14 +18,14 @@ import (
 func TestPartitionsNodeNames(t *testing.T) {
 	dir := t.TempDir()
 	// Two of cluster.conf's ports in a saved sweep: nodes 0x...1010 and 0x...1020.
-	f := check.Fabric{Nodes: []*check.Node{
+	f := fabric.Fabric{Nodes: []*fabric.Node{
 		{GUID: 0x0002c90300001010, Type: check.NodeCA, Description: "c01 mlx5_0", NumPorts: 2,
-			Ports: []*check.Port{{Num: 1, GUID: 0x0002c90300001011}, {Num: 2, GUID: 0x0002c90300001012}}},
+			Ports: []*fabric.Port{{Num: 1, GUID: 0x0002c90300001011}, {Num: 2, GUID: 0x0002c90300001012}}},
 		{GUID: 0x0002c90300001020, Type: check.NodeCA, Description: "c02 mlx5_0", NumPorts: 1,
-			Ports: []*check.Port{{Num: 1, GUID: 0x0002c90300001021}}},
+			Ports: []*fabric.Port{{Num: 1, GUID: 0x0002c90300001021}}},
 	}}
 	var b bytes.Buffer
-	if err := check.EncodeFabric(&b, &f); err != nil {
+	if err := fabric.EncodeFabric(&b, &f); err != nil {
 		t.Fatal(err)
 	}
 	fabric := filepath.Join(dir, "fabric.json")

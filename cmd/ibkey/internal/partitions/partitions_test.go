@@ -12,6 +12,7 @@ import (
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fabric"
 )
 
 const (
@@ -188,12 +189,12 @@ func TestRouterPorts(t *testing.T) {
 		t.Errorf("without --router: port %s: %q, want %q", routerPort, got[routerPort], w)
 	}
 	// --fabric-file: the router ports of a saved sweep.
-	f := check.Fabric{Nodes: []*check.Node{
-		{GUID: 0x0002c90300000300, Type: check.NodeCA, NumPorts: 1, Ports: []*check.Port{{Num: 1, GUID: 0x0002c90300000301}}},
-		{GUID: 0x0002c90300000303, Type: check.NodeRouter, NumPorts: 1, Ports: []*check.Port{{Num: 1, GUID: 0x0002c90300000302}}},
+	f := fabric.Fabric{Nodes: []*fabric.Node{
+		{GUID: 0x0002c90300000300, Type: check.NodeCA, NumPorts: 1, Ports: []*fabric.Port{{Num: 1, GUID: 0x0002c90300000301}}},
+		{GUID: 0x0002c90300000303, Type: check.NodeRouter, NumPorts: 1, Ports: []*fabric.Port{{Num: 1, GUID: 0x0002c90300000302}}},
 	}}
 	var b bytes.Buffer
-	if err := check.EncodeFabric(&b, &f); err != nil {
+	if err := fabric.EncodeFabric(&b, &f); err != nil {
 		t.Fatal(err)
 	}
 	file := filepath.Join(t.TempDir(), "fabric.json")

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 	"github.com/ibkey/ibkey/internal/lab"
 	"github.com/ibkey/ibkey/internal/query"
@@ -97,7 +98,7 @@ both=0x0030 : ALL_CAS=limited, ALL_ROUTERS=full ;
 		t.Fatal(err)
 	}
 	var b strings.Builder
-	if err := check.EncodeFabric(&b, swept); err != nil {
+	if err := fabric.EncodeFabric(&b, swept); err != nil {
 		t.Fatal(err)
 	}
 	fabricFile := filepath.Join(dir, "fabric.json")

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 	"github.com/ibkey/ibkey/internal/lab"
 )
 
@@ -120,7 +121,7 @@ func (l *Lab) Targets(t testing.TB) []*Target {
 			if err != nil {
 				t.Fatal(err)
 			}
-			out = append(out, &Target{Node: n.Name, Type: n.Type, Port: port, Path: lab.FormatDRPath(p)})
+			out = append(out, &Target{Node: n.Name, Type: n.Type, Port: port, Path: mad.FormatDRPath(p)})
 		}
 	}
 	return out

@@ -1,32 +1,12 @@
-package check
+package fabric
 
 import (
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/ibkey/ibkey/internal/check"
 )
-
-// Severity says how bad a finding is. Errors make `ibkey fabric check` and `ibkey
-// partitions check` exit 1; warnings are policy and exit 0 unless --strict. It is the
-// one severity of every finding: the audit's, the partitions.conf lint's
-// (partconf.Severity is this type) and the comparison with a file's. Higher is worse.
-type Severity uint8
-
-const (
-	SeverityWarning Severity = iota
-	SeverityError
-)
-
-func (s Severity) String() string {
-	if s == SeverityError {
-		return "error"
-	}
-	return "warning"
-}
-
-// MarshalText writes "error" or "warning".
-func (s Severity) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
 // Finding rules, stable identifiers for scripts.
 const (
@@ -45,104 +25,9 @@ const (
 	RuleDefaultNotIndex0 = "default-not-at-index-0"
 )
 
-// FindingPort is a port a finding is about, with its node's description for people.
-type FindingPort struct {
-	PortID
-	Description string `json:"node_desc"`
-}
-
-// Finding is one result of a rule: what is wrong, where, and what to do. It is the one
-// finding type of the fabric audit, the comparison with a partitions.conf and the
-// partitions.conf lint (partconf.Finding is this type): a finding about the fabric names
-// Ports, one about a file its Pos.
-type Finding struct {
-	Severity Severity `json:"severity"`
-	// Pos is where in a configuration file the finding is; zero for the fabric's.
-	Pos   FilePos       `json:"-"`
-	Rule  string        `json:"rule"`
-	Ports []FindingPort `json:"ports"`
-	// PKeys are the keys the finding is about, when there are any.
-	PKeys   []PKey `json:"-"`
-	Message string `json:"message"`
-	// Action says what to do about it (for a file: how to fix the line).
-	Action string `json:"action"`
-}
-
-// MarshalJSON writes the keys as hex strings.
-func (f Finding) MarshalJSON() ([]byte, error) {
-	type alias Finding
-	keys := make([]string, len(f.PKeys))
-	for i, k := range f.PKeys {
-		keys[i] = k.String()
-	}
-	ports := f.Ports
-	if ports == nil {
-		ports = []FindingPort{}
-	}
-	a := alias(f)
-	a.Ports = ports
-	var pos *FilePos
-	if !f.Pos.IsZero() {
-		pos = &f.Pos
-	}
-	return json.Marshal(struct {
-		alias
-		PKeys []string `json:"pkeys"`
-		Pos   *FilePos `json:"pos,omitempty"`
-	}{a, keys, pos})
-}
-
-func (f Finding) String() string {
-	if !f.Pos.IsZero() {
-		s := fmt.Sprintf("%s: %s: %s [%s]", f.Pos, f.Severity, f.Message, f.Rule)
-		if f.Action != "" {
-			s += " (fix: " + f.Action + ")"
-		}
-		return s
-	}
-	s := fmt.Sprintf("%s: %s [%s]", f.Severity, f.Message, f.Rule)
-	if f.Action != "" {
-		s += "\n  do: " + f.Action
-	}
-	return s
-}
-
-// HasErrors reports whether a check with these findings fails: any error, or with
-// strict any finding at all.
-func HasErrors(findings []Finding, strict bool) bool {
-	for _, f := range findings {
-		if f.Severity == SeverityError || strict {
-			return true
-		}
-	}
-	return false
-}
-
-// SortFindings orders findings: errors first, then by rule, then by the first port.
-func SortFindings(fs []Finding) {
-	sort.SliceStable(fs, func(i, j int) bool {
-		a, b := fs[i], fs[j]
-		if a.Severity != b.Severity {
-			return a.Severity > b.Severity
-		}
-		if a.Rule != b.Rule {
-			return a.Rule < b.Rule
-		}
-		for k := 0; k < len(a.Ports) && k < len(b.Ports); k++ {
-			if a.Ports[k].PortID != b.Ports[k].PortID {
-				return lessPortID(a.Ports[k].PortID, b.Ports[k].PortID)
-			}
-		}
-		if len(a.Ports) != len(b.Ports) {
-			return len(a.Ports) < len(b.Ports)
-		}
-		return a.Message < b.Message
-	})
-}
-
 // FindingPort returns the port for a finding.
-func (f *Fabric) FindingPort(id PortID) FindingPort {
-	fp := FindingPort{PortID: id}
+func (f *Fabric) FindingPort(id check.PortID) check.FindingPort {
+	fp := check.FindingPort{PortID: id}
 	if n := f.Node(id.Node); n != nil {
 		fp.Description = n.Description
 	}
@@ -164,7 +49,7 @@ type AuditOptions struct {
 // AuditResult is an audit of one sweep: the findings, the ports it did not audit
 // because they are outside the subnet, and what it could not check.
 type AuditResult struct {
-	Findings []Finding `json:"findings"`
+	Findings []check.Finding `json:"findings"`
 	// Outside are ports with a link that are not in the swept subnet (subnet.go): not
 	// audited, and not a gap.
 	Outside []OutsidePort `json:"not_audited"`
@@ -178,7 +63,7 @@ type AuditResult struct {
 // NotChecked is one thing the audit could not check, and why.
 type NotChecked struct {
 	// Port is the port concerned; zero for the sweep as a whole.
-	Port FindingPort `json:"port"`
+	Port check.FindingPort `json:"port"`
 	// What was not read: "P_Key table", "PortInfo", "node", "link", "sweep".
 	What   string `json:"what"`
 	Reason string `json:"reason"`
@@ -220,21 +105,21 @@ func (r AuditResult) NotCheckedSummary() string {
 //     whatever the sweep could not read.
 //
 // The partitions.conf comparison is in internal/check/partconf (CompareFabric).
-func Audit(f *Fabric) []Finding { return AuditFabric(f, AuditOptions{}).Findings }
+func Audit(f *Fabric) []check.Finding { return AuditFabric(f, AuditOptions{}).Findings }
 
 // AuditFabric is Audit with what it did not audit (ports outside the subnet) and what it
 // could not check (tables, ports and nodes not read: the audit is then incomplete).
 func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 	var res AuditResult
-	var out []Finding
-	add := func(sev Severity, rule string, keys []PKey, msg, action string, ports ...PortID) {
-		fp := make([]FindingPort, len(ports))
+	var out []check.Finding
+	add := func(sev check.Severity, rule string, keys []check.PKey, msg, action string, ports ...check.PortID) {
+		fp := make([]check.FindingPort, len(ports))
 		for i, p := range ports {
 			fp[i] = f.FindingPort(p)
 		}
-		out = append(out, Finding{Severity: sev, Rule: rule, Ports: fp, PKeys: keys, Message: msg, Action: action})
+		out = append(out, check.Finding{Severity: sev, Rule: rule, Ports: fp, PKeys: keys, Message: msg, Action: action})
 	}
-	notChecked := func(id *PortID, what, why string) {
+	notChecked := func(id *check.PortID, what, why string) {
 		nc := NotChecked{What: what, Reason: why}
 		if id != nil {
 			nc.Port = f.FindingPort(*id)
@@ -242,52 +127,52 @@ func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 		res.NotChecked = append(res.NotChecked, nc)
 	}
 	if f.Incomplete != "" {
-		add(SeverityWarning, RuleSweepIncomplete, nil, "the sweep stopped early: "+f.Incomplete+"; nodes past that point are not checked",
+		add(check.SeverityWarning, RuleSweepIncomplete, nil, "the sweep stopped early: "+f.Incomplete+"; nodes past that point are not checked",
 			"run the sweep again with a longer timeout")
 		notChecked(nil, "sweep", "it stopped early: "+f.Incomplete)
 	}
 	for _, u := range f.Unreachable {
-		add(SeverityWarning, RuleNotRead, nil, fmt.Sprintf("the node behind %s (%s) did not answer: %s", f.Label(u.From), "DR path "+u.Path, u.Error),
+		add(check.SeverityWarning, RuleNotRead, nil, fmt.Sprintf("the node behind %s (%s) did not answer: %s", f.Label(u.From), "DR path "+u.Path, u.Error),
 			"check the link and the node (ibportstate, the node's SMA); nodes behind it are not checked", u.From)
 		notChecked(&u.From, "link", "the node behind it did not answer: "+u.Error)
 	}
 	res.Outside = f.OutsidePorts()
 	// Tables a sweep without tables (--no-tables) did not read: one finding, each
 	// port listed as not checked.
-	var noTables []PortID
+	var noTables []check.PortID
 	type keyUse struct {
-		full, limited []PortID
+		full, limited []check.PortID
 	}
-	keys := map[uint16]*keyUse{}
+	keys := map[check.PartitionKey]*keyUse{}
 	for _, n := range f.Nodes {
 		for _, e := range n.Errors {
-			id := PortID{n.GUID, 0}
-			add(SeverityWarning, RuleNotRead, nil, fmt.Sprintf("%s (%s): %s", quoteDesc(n), n.GUID, e), "re-run the sweep; if it persists check the node's SMA", id)
+			id := check.PortID{Node: n.GUID, Port: 0}
+			add(check.SeverityWarning, RuleNotRead, nil, fmt.Sprintf("%s (%s): %s", quoteDesc(n), n.GUID, e), "re-run the sweep; if it persists check the node's SMA", id)
 			notChecked(&id, "node", e)
 		}
 		for _, p := range n.Ports {
-			id := PortID{n.GUID, p.Num}
+			id := check.PortID{Node: n.GUID, Port: p.Num}
 			if !f.InSubnet(id) {
 				continue // listed in res.Outside
 			}
 			if p.Error != "" {
-				add(SeverityWarning, RuleNotRead, nil, fmt.Sprintf("PortInfo of %s: %s", f.Label(id), p.Error), "re-run the sweep; if it persists check the port", id)
+				add(check.SeverityWarning, RuleNotRead, nil, fmt.Sprintf("PortInfo of %s: %s", f.Label(id), p.Error), "re-run the sweep; if it persists check the port", id)
 				notChecked(&id, "PortInfo", p.Error)
 			}
 			if p.PKeysError != "" && p.Peer != nil {
-				add(SeverityWarning, RuleNotRead, nil, fmt.Sprintf("P_Key table of %s: %s", f.Label(id), p.PKeysError), "re-run the sweep; if it persists check the port", id)
+				add(check.SeverityWarning, RuleNotRead, nil, fmt.Sprintf("P_Key table of %s: %s", f.Label(id), p.PKeysError), "re-run the sweep; if it persists check the port", id)
 				notChecked(&id, "P_Key table", p.PKeysError)
 			}
-			if p.PKeys == nil && p.PKeysError == "" && p.State != "" && p.State != StateDown && (p.Peer != nil || n.IsEndPort(p)) {
+			if p.PKeys == nil && p.PKeysError == "" && p.State != "" && p.State != check.StateDown && (p.Peer != nil || n.IsEndPort(p)) {
 				noTables = append(noTables, id)
 				notChecked(&id, "P_Key table", "not read: the sweep did not read P_Key tables (fabric discover --no-tables)")
 			}
 			if p.PKeys != nil && (p.Peer != nil || n.IsEndPort(p)) {
 				res.TablesChecked++
 			}
-			if p.Peer != nil && p.State != "" && p.State != StateActive {
+			if p.Peer != nil && p.State != "" && p.State != check.StateActive {
 				peer := f.Label(*p.Peer)
-				add(SeverityWarning, RulePortNotActive, nil,
+				add(check.SeverityWarning, RulePortNotActive, nil,
 					fmt.Sprintf("%s is %s (physical state %s) although it is cabled to %s: no data passes until the Subnet Manager makes it ACTIVE", f.Label(id), p.State, p.PhysState, peer),
 					"check that a Subnet Manager runs and sees the port (sminfo, the SM's log); a port that stays INIT or ARMED means no SM or an SM error", id)
 			}
@@ -299,24 +184,24 @@ func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 					}
 				}
 				if valid == p.TableSize {
-					add(SeverityWarning, RuleTableFull, nil,
+					add(check.SeverityWarning, RuleTableFull, nil,
 						fmt.Sprintf("the P_Key table of %s is full (%d of %d entries hold a key): the Subnet Manager cannot add another partition to it (OpenSM logs \"Pkey table is full\")", f.Label(id), valid, p.TableSize),
 						"take the port out of partitions it does not need in the SM's configuration (ibkey partitions check FILE lists ports in more partitions than their table holds)", id)
 				}
 			}
-			if n.Type != NodeSwitch && len(p.PKeys) > 0 && (!p.PKeys[0].Valid() || p.PKeys[0].Key() != DefaultKey) {
+			if n.Type != check.NodeSwitch && len(p.PKeys) > 0 && (!p.PKeys[0].Valid() || p.PKeys[0].Partition() != check.DefaultPartition) {
 				what := "is empty"
 				if p.PKeys[0].Valid() {
-					what = "holds " + p.PKeys[0].String() + " (partition " + p.PKeys[0].KeyString() + ")"
+					what = "holds " + p.PKeys[0].String() + " (partition " + p.PKeys[0].Partition().String() + ")"
 				}
 				where := ""
 				for i, k := range p.PKeys {
-					if k.Valid() && k.Key() == DefaultKey {
+					if k.Valid() && k.Partition() == check.DefaultPartition {
 						where = fmt.Sprintf("; the default partition is at index %d", i)
 						break
 					}
 				}
-				add(SeverityWarning, RuleDefaultNotIndex0, []PKey{p.PKeys[0]},
+				add(check.SeverityWarning, RuleDefaultNotIndex0, []check.PKey{p.PKeys[0]},
 					fmt.Sprintf("index 0 of %s %s, not the default partition 0x7fff%s: IPoIB's parent interface (ib0) takes its P_Key from index 0, and jobs that use index 0 (NCCL_IB_PKEY unset) use that entry", f.Label(id), what, where),
 					"intended only if partitions.conf marks that partition indx0 (or OpenSM runs with allow_both_pkeys and the port is a limited member of the default partition); otherwise let the SM rewrite the table (OpenSM: kill -HUP)", id)
 			}
@@ -334,9 +219,9 @@ func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 					}
 				}
 			}
-			if n.Type == NodeSwitch && p.Num > 0 && p.Peer != nil && !opt.EnforceOff {
+			if n.Type == check.NodeSwitch && p.Num > 0 && p.Peer != nil && !opt.EnforceOff {
 				peerNode := f.Node(p.Peer.Node)
-				if peerNode == nil || peerNode.Type == NodeSwitch || !f.InSubnet(*p.Peer) {
+				if peerNode == nil || peerNode.Type == check.NodeSwitch || !f.InSubnet(*p.Peer) {
 					continue
 				}
 				out = append(out, auditSwitchPort(f, n, p, peerNode, peerNode.Port(p.Peer.Port))...)
@@ -352,7 +237,7 @@ func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 			}
 			names = append(names, f.Label(id))
 		}
-		add(SeverityWarning, RuleNotRead, nil,
+		add(check.SeverityWarning, RuleNotRead, nil,
 			fmt.Sprintf("%d P_Key %s not read: the sweep did not read tables (fabric discover --no-tables), so no partition rule was checked on %s (%s)",
 				len(noTables), plural(len(noTables), "table was", "tables were"), plural(len(noTables), "it", "them"), strings.Join(names, ", ")),
 			"sweep again with the tables (fabric discover without --no-tables, or fabric check on the live fabric)", noTables...)
@@ -362,7 +247,7 @@ func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 	if n := countUnreadEndTables(res.NotChecked, f); n > 0 {
 		unreadEnds = fmt.Sprintf(" (among the tables read: %d end-port %s not read, a full member may be there)", n, plural(n, "table was", "tables were"))
 	}
-	var limitedOnly []uint16
+	var limitedOnly []check.PartitionKey
 	for k, u := range keys {
 		if len(u.full) == 0 && len(u.limited) > 0 {
 			limitedOnly = append(limitedOnly, k)
@@ -371,7 +256,7 @@ func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 	sort.Slice(limitedOnly, func(i, j int) bool { return limitedOnly[i] < limitedOnly[j] })
 	for _, k := range limitedOnly {
 		u := keys[k]
-		sort.Slice(u.limited, func(i, j int) bool { return lessPortID(u.limited[i], u.limited[j]) })
+		sort.Slice(u.limited, func(i, j int) bool { return check.LessPortID(u.limited[i], u.limited[j]) })
 		var names []string
 		for i, id := range u.limited {
 			if i == maxListed {
@@ -384,11 +269,11 @@ func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 		if len(u.limited) == 1 {
 			what = "its only member port is a limited member"
 		}
-		add(SeverityWarning, RuleLimitedOnly, []PKey{PKey(k)},
-			fmt.Sprintf("partition %s: %s (%s): limited members cannot talk to each other, so nobody can talk in it%s", hex4(k), what, strings.Join(names, ", "), unreadEnds),
+		add(check.SeverityWarning, RuleLimitedOnly, []check.PKey{check.PKey(k)},
+			fmt.Sprintf("partition %s: %s (%s): limited members cannot talk to each other, so nobody can talk in it%s", k, what, strings.Join(names, ", "), unreadEnds),
 			"make at least one member full (GUID=full in partitions.conf, e.g. the server the others use), or remove the partition", u.limited...)
 	}
-	SortFindings(out)
+	check.SortFindings(out)
 	res.Findings = out
 	return res
 }
@@ -401,10 +286,10 @@ func quoteDesc(n *Node) string {
 }
 
 // auditSwitchPort checks a switch external port sw[p] cabled to a CA or router port.
-func auditSwitchPort(f *Fabric, sw *Node, p *Port, caNode *Node, ca *Port) []Finding {
-	var out []Finding
-	swID, caID := PortID{sw.GUID, p.Num}, PortID{caNode.GUID, ca.Num}
-	ports := []FindingPort{f.FindingPort(caID), f.FindingPort(swID)}
+func auditSwitchPort(f *Fabric, sw *Node, p *Port, caNode *Node, ca *Port) []check.Finding {
+	var out []check.Finding
+	swID, caID := check.PortID{Node: sw.GUID, Port: p.Num}, check.PortID{Node: caNode.GUID, Port: ca.Num}
+	ports := []check.FindingPort{f.FindingPort(caID), f.FindingPort(swID)}
 	enforcing := ""
 	if e := p.Enforcement; e != nil {
 		var off []string
@@ -416,7 +301,7 @@ func auditSwitchPort(f *Fabric, sw *Node, p *Port, caNode *Node, ca *Port) []Fin
 		}
 		switch {
 		case len(off) > 0:
-			out = append(out, Finding{Severity: SeverityWarning, Rule: RuleEnforcementOff, Ports: ports,
+			out = append(out, check.Finding{Severity: check.SeverityWarning, Rule: RuleEnforcementOff, Ports: ports,
 				Message: fmt.Sprintf("partition enforcement is off (%s) on %s, which faces %s: packets of any partition pass the switch there, so isolation rests on the end ports alone",
 					strings.Join(off, ", "), f.Label(swID), f.Label(caID)),
 				Action: "turn switch enforcement on in the Subnet Manager (OpenSM: part_enforce both, no_partition_enforcement FALSE in opensm.conf) and re-sweep"})
@@ -434,41 +319,41 @@ func auditSwitchPort(f *Fabric, sw *Node, p *Port, caNode *Node, ca *Port) []Fin
 		enforcing = "once enforcement is on, the switch will drop them"
 	}
 	caKeys, swKeys := memberships(ca.PKeys), memberships(p.PKeys)
-	missing := func(have, want map[uint16]membershipSet) []PKey {
-		var ks []PKey
+	missing := func(have, want map[check.PartitionKey]membershipSet) []check.PKey {
+		var ks []check.PKey
 		for k, s := range want {
 			if _, ok := have[k]; !ok {
-				pk := PKey(k)
+				pk := check.PKey(k)
 				if s.full {
-					pk |= MembershipBit
+					pk |= check.MembershipBit
 				}
 				ks = append(ks, pk)
 			}
 		}
-		sort.Slice(ks, func(i, j int) bool { return ks[i].Key() < ks[j].Key() })
+		sort.Slice(ks, func(i, j int) bool { return ks[i].Partition() < ks[j].Partition() })
 		return ks
 	}
 	// The CA's keys the switch port lacks: the switch-port rule can-talk applies too
 	// (hop.go, CheckHop).
-	var notOnSwitch []PKey
+	var notOnSwitch []check.PKey
 	for k, s := range caKeys {
 		if h, ok := f.CheckHop(caID, k); ok && h.TableRead && !h.OnSwitch {
-			pk := PKey(k)
+			pk := check.PKey(k)
 			if s.full {
-				pk |= MembershipBit
+				pk |= check.MembershipBit
 			}
 			notOnSwitch = append(notOnSwitch, pk)
 		}
 	}
-	sort.Slice(notOnSwitch, func(i, j int) bool { return notOnSwitch[i].Key() < notOnSwitch[j].Key() })
+	sort.Slice(notOnSwitch, func(i, j int) bool { return notOnSwitch[i].Partition() < notOnSwitch[j].Partition() })
 	if ks := notOnSwitch; len(ks) > 0 {
-		out = append(out, Finding{Severity: SeverityError, Rule: RuleHCAKeyNotOnSwitch, Ports: ports, PKeys: ks,
+		out = append(out, check.Finding{Severity: check.SeverityError, Rule: RuleHCAKeyNotOnSwitch, Ports: ports, PKeys: ks,
 			Message: fmt.Sprintf("%s holds %s, which %s, the switch port it is cabled to, does not: packets of %s to and from this port do not pass the switch (%s)",
 				f.Label(caID), pkeyList(ks), f.Label(swID), plural(len(ks), "that partition", "those partitions"), enforcing),
 			Action: actionResweep})
 	}
 	if ks := missing(caKeys, swKeys); len(ks) > 0 {
-		out = append(out, Finding{Severity: SeverityError, Rule: RuleSwitchKeyNotOnHCA, Ports: ports, PKeys: ks,
+		out = append(out, check.Finding{Severity: check.SeverityError, Rule: RuleSwitchKeyNotOnHCA, Ports: ports, PKeys: ks,
 			Message: fmt.Sprintf("%s holds %s, which %s, the port it faces, does not: the switch lets %s through to a port that is not a member (a stale entry, or the CA's table changed behind the SM's back)",
 				f.Label(swID), pkeyList(ks), f.Label(caID), plural(len(ks), "that partition", "those partitions")),
 			Action: actionResweep})
@@ -476,7 +361,7 @@ func auditSwitchPort(f *Fabric, sw *Node, p *Port, caNode *Node, ca *Port) []Fin
 	return out
 }
 
-func pkeyList(ks []PKey) string {
+func pkeyList(ks []check.PKey) string {
 	s := make([]string, len(ks))
 	for i, k := range ks {
 		s[i] = k.String()
@@ -496,8 +381,8 @@ func plural(n int, one, many string) string {
 
 // Member is one port holding a partition's key, for `ibkey fabric pkeys --key`.
 type Member struct {
-	FindingPort
-	Type NodeType `json:"type"`
+	check.FindingPort
+	Type check.NodeType `json:"type"`
 	// EndPort is false for a switch's external port, which only mirrors the port it
 	// faces.
 	EndPort bool `json:"end_port"`
@@ -509,14 +394,14 @@ type Member struct {
 
 // Members lists the ports whose table holds the 15-bit key of p, in node GUID and port
 // order.
-func (f *Fabric) Members(p PKey) []Member {
+func (f *Fabric) Members(p check.PKey) []Member {
 	var out []Member
 	for _, n := range f.Nodes {
 		for _, port := range n.Ports {
 			var s membershipSet
 			var idx []int
 			for i, k := range port.PKeys {
-				if k.Valid() && k.Key() == p.Key() {
+				if k.Valid() && k.Partition() == p.Partition() {
 					idx = append(idx, i)
 					if k.IsFull() {
 						s.full = true
@@ -528,7 +413,7 @@ func (f *Fabric) Members(p PKey) []Member {
 			if len(idx) == 0 {
 				continue
 			}
-			out = append(out, Member{FindingPort: f.FindingPort(PortID{n.GUID, port.Num}), Type: n.Type,
+			out = append(out, Member{FindingPort: f.FindingPort(check.PortID{Node: n.GUID, Port: port.Num}), Type: n.Type,
 				EndPort: n.IsEndPort(port), Membership: s.String(), Indexes: idx})
 		}
 	}
@@ -538,11 +423,11 @@ func (f *Fabric) Members(p PKey) []Member {
 // MembersChecked is Members with the ports whose table was not read (in the subnet,
 // with a link): any of them may hold the key, so an empty member list is "not
 // known", not "no port holds it", while unread is not empty (exit 4).
-func (f *Fabric) MembersChecked(p PKey) (members []Member, unread []NotChecked) {
+func (f *Fabric) MembersChecked(p check.PKey) (members []Member, unread []NotChecked) {
 	for _, n := range f.Nodes {
 		for _, port := range n.Ports {
-			id := PortID{n.GUID, port.Num}
-			if port.PKeys != nil || port.State == StateDown || !f.InSubnet(id) || (port.Peer == nil && !n.IsEndPort(port)) {
+			id := check.PortID{Node: n.GUID, Port: port.Num}
+			if port.PKeys != nil || port.State == check.StateDown || !f.InSubnet(id) || (port.Peer == nil && !n.IsEndPort(port)) {
 				continue
 			}
 			why := port.PKeysError
@@ -570,3 +455,6 @@ func countUnreadEndTables(nc []NotChecked, f *Fabric) int {
 	}
 	return n
 }
+
+// maxListed bounds port lists in findings; a fabric of thousands would drown the sentence.
+const maxListed = 8

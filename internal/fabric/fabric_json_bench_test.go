@@ -1,10 +1,12 @@
-package check
+package fabric
 
 import (
 	"fmt"
 	"io"
 	"testing"
 	"time"
+
+	"github.com/ibkey/ibkey/internal/check"
 )
 
 // fatTreeFabric is what a sweep of internal/lab's FatTree(leaves, spines, hcas) returns
@@ -15,31 +17,31 @@ import (
 func fatTreeFabric(leaves, spines, hcas int) *Fabric {
 	f := &Fabric{Source: `ibsim "bench" at Hca1`, SweptAt: time.Date(2026, 11, 22, 18, 0, 0, 123456789, time.UTC),
 		Duration: 1234567 * time.Microsecond}
-	guid := GUID(0x0002c90300000000)
-	next := func() GUID { guid += 0x100; return guid }
-	table := func(n int) []PKey {
-		t := make([]PKey, n)
+	guid := check.GUID(0x0002c90300000000)
+	next := func() check.GUID { guid += 0x100; return guid }
+	table := func(n int) []check.PKey {
+		t := make([]check.PKey, n)
 		t[0], t[1] = 0xffff, 0x8001
 		return t
 	}
 	sw := func(desc string, ports int) *Node {
-		n := &Node{GUID: next(), Type: NodeSwitch, Description: desc, VendorID: 0x2c9, DeviceID: 0xb924, NumPorts: ports,
+		n := &Node{GUID: next(), Type: check.NodeSwitch, Description: desc, VendorID: 0x2c9, DeviceID: 0xb924, NumPorts: ports,
 			PartitionCap: 8, PartitionEnforcementCap: 64, Path: "0,1"}
 		n.SystemImageGUID = n.GUID
-		n.Ports = append(n.Ports, &Port{Num: 0, GUID: n.GUID, LID: uint16(guid >> 8), State: StateActive, PhysState: "LinkUp", TableSize: 8, PKeys: table(8)})
+		n.Ports = append(n.Ports, &Port{Num: 0, GUID: n.GUID, LID: uint16(guid >> 8), State: check.StateActive, PhysState: "LinkUp", TableSize: 8, PKeys: table(8)})
 		for p := 1; p <= ports; p++ {
-			n.Ports = append(n.Ports, &Port{Num: p, State: StateDown, PhysState: "Polling", TableSize: 64, Enforcement: &Enforcement{}})
+			n.Ports = append(n.Ports, &Port{Num: p, State: check.StateDown, PhysState: "Polling", TableSize: 64, Enforcement: &check.Enforcement{}})
 		}
 		f.Nodes = append(f.Nodes, n)
 		return n
 	}
 	link := func(a *Node, ap int, b *Node, bp int) {
 		pa, pb := a.Port(ap), b.Port(bp)
-		pa.Peer, pb.Peer = &PortID{b.GUID, bp}, &PortID{a.GUID, ap}
+		pa.Peer, pb.Peer = &check.PortID{Node: b.GUID, Port: bp}, &check.PortID{Node: a.GUID, Port: ap}
 		for _, p := range []*Port{pa, pb} {
-			p.State, p.PhysState, p.PKeys = StateActive, "LinkUp", table(p.TableSize)
+			p.State, p.PhysState, p.PKeys = check.StateActive, "LinkUp", table(p.TableSize)
 			if p.Enforcement != nil {
-				*p.Enforcement = Enforcement{Inbound: true, Outbound: true}
+				*p.Enforcement = check.Enforcement{Inbound: true, Outbound: true}
 			}
 		}
 	}
@@ -50,10 +52,10 @@ func fatTreeFabric(leaves, spines, hcas int) *Fabric {
 	for l := range leaves {
 		leaf := sw(fmt.Sprintf("Leaf%d", l+1), hcas+spines)
 		for h := range hcas {
-			ca := &Node{GUID: next(), Type: NodeCA, Description: fmt.Sprintf("Hca%d", l*hcas+h+1), VendorID: 0x2c9, DeviceID: 0x1017,
+			ca := &Node{GUID: next(), Type: check.NodeCA, Description: fmt.Sprintf("Hca%d", l*hcas+h+1), VendorID: 0x2c9, DeviceID: 0x1017,
 				NumPorts: 1, PartitionCap: 64, Path: "0,1,2"}
 			ca.SystemImageGUID = ca.GUID
-			ca.Ports = []*Port{{Num: 1, GUID: ca.GUID + 1, LID: uint16(guid >> 8), SMLID: 1, State: StateDown, PhysState: "Polling", TableSize: 64}}
+			ca.Ports = []*Port{{Num: 1, GUID: ca.GUID + 1, LID: uint16(guid >> 8), SMLID: 1, State: check.StateDown, PhysState: "Polling", TableSize: 64}}
 			f.Nodes = append(f.Nodes, ca)
 			link(leaf, h+1, ca, 1)
 		}

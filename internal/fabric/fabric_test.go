@@ -1,4 +1,4 @@
-package check
+package fabric
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ibkey/ibkey/internal/check"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
@@ -21,33 +23,33 @@ import (
 // A is full and B limited in 0x0001; both full in the default partition. The switch
 // ports facing the CAs mirror them and enforce partitions.
 func testFabric() *Fabric {
-	on := func() *Enforcement { return &Enforcement{Inbound: true, Outbound: true} }
-	table := func(size int, keys ...PKey) []PKey {
-		t := make([]PKey, size)
+	on := func() *check.Enforcement { return &check.Enforcement{Inbound: true, Outbound: true} }
+	table := func(size int, keys ...check.PKey) []check.PKey {
+		t := make([]check.PKey, size)
 		copy(t, keys)
 		return t
 	}
-	peer := func(n GUID, p int) *PortID { return &PortID{n, p} }
+	peer := func(n check.GUID, p int) *check.PortID { return &check.PortID{Node: n, Port: p} }
 	f := &Fabric{
 		Source: "test", SweptAt: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC), Duration: 1500 * time.Microsecond,
-		Local: PortID{0xa0, 1},
+		Local: check.PortID{Node: 0xa0, Port: 1},
 		Nodes: []*Node{
-			{GUID: 0xa0, Type: NodeCA, Description: "HcaA", NumPorts: 1, PartitionCap: 8, Path: "0", Ports: []*Port{
-				{Num: 1, GUID: 0xa1, LID: 1, SMLID: 1, State: StateActive, PhysState: "LinkUp", Peer: peer(0x50, 1), TableSize: 8, PKeys: table(8, 0xffff, 0x8001)},
+			{GUID: 0xa0, Type: check.NodeCA, Description: "HcaA", NumPorts: 1, PartitionCap: 8, Path: "0", Ports: []*Port{
+				{Num: 1, GUID: 0xa1, LID: 1, SMLID: 1, State: check.StateActive, PhysState: "LinkUp", Peer: peer(0x50, 1), TableSize: 8, PKeys: table(8, 0xffff, 0x8001)},
 			}},
-			{GUID: 0xb0, Type: NodeCA, Description: "HcaB", NumPorts: 1, PartitionCap: 8, Path: "0,1,2", Ports: []*Port{
-				{Num: 1, GUID: 0xb1, LID: 2, SMLID: 1, State: StateActive, PhysState: "LinkUp", Peer: peer(0x50, 2), TableSize: 8, PKeys: table(8, 0xffff, 0x0001)},
+			{GUID: 0xb0, Type: check.NodeCA, Description: "HcaB", NumPorts: 1, PartitionCap: 8, Path: "0,1,2", Ports: []*Port{
+				{Num: 1, GUID: 0xb1, LID: 2, SMLID: 1, State: check.StateActive, PhysState: "LinkUp", Peer: peer(0x50, 2), TableSize: 8, PKeys: table(8, 0xffff, 0x0001)},
 			}},
-			{GUID: 0x50, Type: NodeSwitch, Description: "S", NumPorts: 4, PartitionCap: 8, PartitionEnforcementCap: 8, Path: "0,1", Ports: []*Port{
-				{Num: 0, GUID: 0x50, LID: 3, SMLID: 1, State: StateActive, PhysState: "LinkUp", TableSize: 8, PKeys: table(8, 0xffff)},
-				{Num: 1, State: StateActive, PhysState: "LinkUp", Enforcement: on(), Peer: peer(0xa0, 1), TableSize: 8, PKeys: table(8, 0xffff, 0x8001)},
-				{Num: 2, State: StateActive, PhysState: "LinkUp", Enforcement: on(), Peer: peer(0xb0, 1), TableSize: 8, PKeys: table(8, 0xffff, 0x0001)},
-				{Num: 3, State: StateActive, PhysState: "LinkUp", Enforcement: &Enforcement{}, Peer: peer(0x60, 1), TableSize: 8, PKeys: table(8, 0xffff)},
-				{Num: 4, State: StateDown, PhysState: "Polling", Enforcement: &Enforcement{}, TableSize: 8, PKeysError: "not read: the port is DOWN"},
+			{GUID: 0x50, Type: check.NodeSwitch, Description: "S", NumPorts: 4, PartitionCap: 8, PartitionEnforcementCap: 8, Path: "0,1", Ports: []*Port{
+				{Num: 0, GUID: 0x50, LID: 3, SMLID: 1, State: check.StateActive, PhysState: "LinkUp", TableSize: 8, PKeys: table(8, 0xffff)},
+				{Num: 1, State: check.StateActive, PhysState: "LinkUp", Enforcement: on(), Peer: peer(0xa0, 1), TableSize: 8, PKeys: table(8, 0xffff, 0x8001)},
+				{Num: 2, State: check.StateActive, PhysState: "LinkUp", Enforcement: on(), Peer: peer(0xb0, 1), TableSize: 8, PKeys: table(8, 0xffff, 0x0001)},
+				{Num: 3, State: check.StateActive, PhysState: "LinkUp", Enforcement: &check.Enforcement{}, Peer: peer(0x60, 1), TableSize: 8, PKeys: table(8, 0xffff)},
+				{Num: 4, State: check.StateDown, PhysState: "Polling", Enforcement: &check.Enforcement{}, TableSize: 8, PKeysError: "not read: the port is DOWN"},
 			}},
-			{GUID: 0x60, Type: NodeSwitch, Description: "T", NumPorts: 1, PartitionCap: 8, PartitionEnforcementCap: 8, Path: "0,1,3", Ports: []*Port{
-				{Num: 0, GUID: 0x60, LID: 4, SMLID: 1, State: StateActive, PhysState: "LinkUp", TableSize: 8, PKeys: table(8, 0xffff)},
-				{Num: 1, State: StateActive, PhysState: "LinkUp", Enforcement: &Enforcement{}, Peer: peer(0x50, 3), TableSize: 8, PKeys: table(8, 0xffff)},
+			{GUID: 0x60, Type: check.NodeSwitch, Description: "T", NumPorts: 1, PartitionCap: 8, PartitionEnforcementCap: 8, Path: "0,1,3", Ports: []*Port{
+				{Num: 0, GUID: 0x60, LID: 4, SMLID: 1, State: check.StateActive, PhysState: "LinkUp", TableSize: 8, PKeys: table(8, 0xffff)},
+				{Num: 1, State: check.StateActive, PhysState: "LinkUp", Enforcement: &check.Enforcement{}, Peer: peer(0x50, 3), TableSize: 8, PKeys: table(8, 0xffff)},
 			}},
 		},
 	}
@@ -62,63 +64,63 @@ func TestAuditClean(t *testing.T) {
 }
 
 func TestAuditRules(t *testing.T) {
-	a1, b1 := PortID{0xa0, 1}, PortID{0xb0, 1}
-	s1, s2 := PortID{0x50, 1}, PortID{0x50, 2}
+	a1, b1 := check.PortID{Node: 0xa0, Port: 1}, check.PortID{Node: 0xb0, Port: 1}
+	s1, s2 := check.PortID{Node: 0x50, Port: 1}, check.PortID{Node: 0x50, Port: 2}
 	for _, tc := range []struct {
 		name   string
 		change func(f *Fabric)
 		rule   string
-		sev    Severity
-		ports  []PortID
-		keys   []PKey
+		sev    check.Severity
+		ports  []check.PortID
+		keys   []check.PKey
 		text   string
 		n      int // findings of rule, default 1
 	}{
 		{"CA key missing on the switch port", func(f *Fabric) { f.Port(s1).PKeys[1] = 0 },
-			RuleHCAKeyNotOnSwitch, SeverityError, []PortID{a1, s1}, []PKey{0x8001}, "switch drops them", 1},
+			RuleHCAKeyNotOnSwitch, check.SeverityError, []check.PortID{a1, s1}, []check.PKey{0x8001}, "switch drops them", 1},
 		{"CA key missing on a switch port with enforcement off", func(f *Fabric) {
 			f.Port(s1).PKeys[1] = 0
 			f.Port(s1).Enforcement.Inbound, f.Port(s1).Enforcement.Outbound = false, false
-		}, RuleHCAKeyNotOnSwitch, SeverityError, []PortID{a1, s1}, []PKey{0x8001}, "once enforcement is on", 1},
+		}, RuleHCAKeyNotOnSwitch, check.SeverityError, []check.PortID{a1, s1}, []check.PKey{0x8001}, "once enforcement is on", 1},
 		{"switch port key the CA lacks", func(f *Fabric) { f.Port(s2).PKeys[2] = 0x8005 },
-			RuleSwitchKeyNotOnHCA, SeverityError, []PortID{b1, s2}, []PKey{0x8005}, "not a member", 1},
+			RuleSwitchKeyNotOnHCA, check.SeverityError, []check.PortID{b1, s2}, []check.PKey{0x8005}, "not a member", 1},
 		{"enforcement off facing a CA", func(f *Fabric) { f.Port(s2).Enforcement.Outbound = false },
-			RuleEnforcementOff, SeverityWarning, []PortID{b1, s2}, nil, "off (outbound)", 1},
+			RuleEnforcementOff, check.SeverityWarning, []check.PortID{b1, s2}, nil, "off (outbound)", 1},
 		{"limited-only partition", func(f *Fabric) {
-			for _, id := range []PortID{a1, b1, s1, s2} {
+			for _, id := range []check.PortID{a1, b1, s1, s2} {
 				f.Port(id).PKeys[2] = 0x0003
 			}
-		}, RuleLimitedOnly, SeverityWarning, []PortID{a1, b1}, []PKey{0x0003}, "all 2 member ports are limited", 1},
+		}, RuleLimitedOnly, check.SeverityWarning, []check.PortID{a1, b1}, []check.PKey{0x0003}, "all 2 member ports are limited", 1},
 		{"full table", func(f *Fabric) {
 			for i := 2; i < len(f.Port(a1).PKeys); i++ {
-				f.Port(a1).PKeys[i] = 0x8010 + PKey(i)
+				f.Port(a1).PKeys[i] = 0x8010 + check.PKey(i)
 			}
 			copy(f.Port(s1).PKeys, f.Port(a1).PKeys)
-		}, RuleTableFull, SeverityWarning, []PortID{s1}, nil, "8 of 8", 2}, // S[1] mirrors HcaA[1]
-		{"cabled port not active", func(f *Fabric) { f.Port(b1).State = StateInit },
-			RulePortNotActive, SeverityWarning, []PortID{b1}, nil, "is INIT", 1},
+		}, RuleTableFull, check.SeverityWarning, []check.PortID{s1}, nil, "8 of 8", 2}, // S[1] mirrors HcaA[1]
+		{"cabled port not active", func(f *Fabric) { f.Port(b1).State = check.StateInit },
+			RulePortNotActive, check.SeverityWarning, []check.PortID{b1}, nil, "is INIT", 1},
 		{"node behind a link did not answer", func(f *Fabric) {
-			f.Unreachable = []Unreachable{{From: PortID{0x60, 1}, Path: "0,1,3,1", Error: "no reply"}}
-		}, RuleNotRead, SeverityWarning, []PortID{{0x60, 1}}, nil, "did not answer", 1},
+			f.Unreachable = []Unreachable{{From: check.PortID{Node: 0x60, Port: 1}, Path: "0,1,3,1", Error: "no reply"}}
+		}, RuleNotRead, check.SeverityWarning, []check.PortID{{Node: 0x60, Port: 1}}, nil, "did not answer", 1},
 		{"PortInfo not read", func(f *Fabric) { f.Port(b1).Error = "PortInfo: timeout" },
-			RuleNotRead, SeverityWarning, []PortID{b1}, nil, "PortInfo: timeout", 1},
+			RuleNotRead, check.SeverityWarning, []check.PortID{b1}, nil, "PortInfo: timeout", 1},
 		{"table of a cabled port not read", func(f *Fabric) {
 			f.Port(b1).PKeys, f.Port(b1).PKeysError = nil, "P_KeyTable: timeout"
-		}, RuleNotRead, SeverityWarning, []PortID{b1}, nil, "P_KeyTable: timeout", 1},
+		}, RuleNotRead, check.SeverityWarning, []check.PortID{b1}, nil, "P_KeyTable: timeout", 1},
 		{"node attribute not read", func(f *Fabric) { f.Node(0x60).Errors = []string{"NodeDescription: timeout"} },
-			RuleNotRead, SeverityWarning, []PortID{{0x60, 0}}, nil, "NodeDescription: timeout", 1},
+			RuleNotRead, check.SeverityWarning, []check.PortID{{Node: 0x60, Port: 0}}, nil, "NodeDescription: timeout", 1},
 		{"sweep stopped", func(f *Fabric) { f.Incomplete = "context deadline exceeded after 5s" },
-			RuleSweepIncomplete, SeverityWarning, nil, nil, "stopped early", 1},
+			RuleSweepIncomplete, check.SeverityWarning, nil, nil, "stopped early", 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := testFabric()
 			tc.change(f)
 			all := Audit(f)
-			var fs []Finding
+			var fs []check.Finding
 			for _, fd := range all {
 				if fd.Rule == tc.rule {
 					fs = append(fs, fd)
-				} else if fd.Severity == SeverityError {
+				} else if fd.Severity == check.SeverityError {
 					t.Errorf("other error: %v", fd)
 				}
 			}
@@ -129,7 +131,7 @@ func TestAuditRules(t *testing.T) {
 				t.Fatalf("%d %s findings, want %d:\n%v", len(fs), tc.rule, tc.n, all)
 			}
 			got := fs[0]
-			var ports []PortID
+			var ports []check.PortID
 			for _, p := range got.Ports {
 				ports = append(ports, p.PortID)
 			}
@@ -139,8 +141,8 @@ func TestAuditRules(t *testing.T) {
 			if !strings.Contains(got.Message, tc.text) || got.Action == "" {
 				t.Errorf("message %q lacks %q (action %q)", got.Message, tc.text, got.Action)
 			}
-			if HasErrors(fs, false) != (tc.sev == SeverityError) || !HasErrors(fs, true) {
-				t.Errorf("HasErrors: %v (strict %v) for a %s", HasErrors(fs, false), HasErrors(fs, true), tc.sev)
+			if check.HasErrors(fs, false) != (tc.sev == check.SeverityError) || !check.HasErrors(fs, true) {
+				t.Errorf("HasErrors: %v (strict %v) for a %s", check.HasErrors(fs, false), check.HasErrors(fs, true), tc.sev)
 			}
 		})
 	}
@@ -149,7 +151,7 @@ func TestAuditRules(t *testing.T) {
 func TestAuditDownPortQuiet(t *testing.T) {
 	// An uncabled DOWN port whose table was not read is not a finding.
 	f := testFabric()
-	if p := f.Port(PortID{0x50, 4}); p.PKeys != nil || p.Peer != nil {
+	if p := f.Port(check.PortID{Node: 0x50, Port: 4}); p.PKeys != nil || p.Peer != nil {
 		t.Fatal("fixture changed")
 	}
 	if fs := Audit(f); len(fs) != 0 {
@@ -159,7 +161,7 @@ func TestAuditDownPortQuiet(t *testing.T) {
 
 func TestFindingJSON(t *testing.T) {
 	f := testFabric()
-	f.Port(PortID{0x50, 1}).PKeys[1] = 0
+	f.Port(check.PortID{Node: 0x50, Port: 1}).PKeys[1] = 0
 	b, err := json.Marshal(Audit(f))
 	if err != nil {
 		t.Fatal(err)
@@ -187,7 +189,7 @@ func TestMembers(t *testing.T) {
 
 func TestFindNodes(t *testing.T) {
 	f := testFabric()
-	for s, want := range map[string]GUID{"HcaB": 0xb0, "0xb0": 0xb0, "0xb1": 0xb0, "00000000000000a1": 0xa0, "T": 0x60} {
+	for s, want := range map[string]check.GUID{"HcaB": 0xb0, "0xb0": 0xb0, "0xb1": 0xb0, "00000000000000a1": 0xa0, "T": 0x60} {
 		n := f.FindNodes(s)
 		if len(n) != 1 || n[0].GUID != want {
 			t.Errorf("FindNodes(%q) = %v, want %s", s, n, want)
@@ -200,7 +202,7 @@ func TestFindNodes(t *testing.T) {
 
 func TestLinks(t *testing.T) {
 	got := testFabric().Links()
-	want := []Link{{PortID{0x50, 1}, PortID{0xa0, 1}}, {PortID{0x50, 2}, PortID{0xb0, 1}}, {PortID{0x50, 3}, PortID{0x60, 1}}}
+	want := []Link{{check.PortID{Node: 0x50, Port: 1}, check.PortID{Node: 0xa0, Port: 1}}, {check.PortID{Node: 0x50, Port: 2}, check.PortID{Node: 0xb0, Port: 1}}, {check.PortID{Node: 0x50, Port: 3}, check.PortID{Node: 0x60, Port: 1}}}
 	if !cmp.Equal(got, want) {
 		t.Errorf("links %v, want %v", got, want)
 	}
@@ -214,21 +216,21 @@ func TestDiff(t *testing.T) {
 	b := testFabric()
 	// HcaB's port goes INIT and gets 0x8002 at index 2; HcaA's 0x8001 moves to index 3;
 	// T is replaced by U on S port 3.
-	b.Port(PortID{0xb0, 1}).State = StateInit
-	b.Port(PortID{0xb0, 1}).PKeys[2] = 0x8002
-	pa := b.Port(PortID{0xa0, 1})
+	b.Port(check.PortID{Node: 0xb0, Port: 1}).State = check.StateInit
+	b.Port(check.PortID{Node: 0xb0, Port: 1}).PKeys[2] = 0x8002
+	pa := b.Port(check.PortID{Node: 0xa0, Port: 1})
 	pa.PKeys[1], pa.PKeys[3] = 0, 0x8001
-	b.Port(PortID{0x50, 1}).PKeys, b.Port(PortID{0x50, 1}).PKeysError = nil, "timeout"
+	b.Port(check.PortID{Node: 0x50, Port: 1}).PKeys, b.Port(check.PortID{Node: 0x50, Port: 1}).PKeysError = nil, "timeout"
 	b.Nodes = append(b.Nodes[:1], b.Nodes[2:]...) // T, the second by GUID
 	if b.Nodes[0].GUID != 0x50 || b.Nodes[1].GUID != 0xa0 {
 		t.Fatal("fixture changed")
 	}
-	b.Nodes = append(b.Nodes, &Node{GUID: 0x70, Type: NodeSwitch, Description: "U", NumPorts: 1, Ports: []*Port{{Num: 0}, {Num: 1, Peer: &PortID{0x50, 3}}}})
-	b.Port(PortID{0x50, 3}).Peer = &PortID{0x70, 1}
+	b.Nodes = append(b.Nodes, &Node{GUID: 0x70, Type: check.NodeSwitch, Description: "U", NumPorts: 1, Ports: []*Port{{Num: 0}, {Num: 1, Peer: &check.PortID{Node: 0x50, Port: 3}}}})
+	b.Port(check.PortID{Node: 0x50, Port: 3}).Peer = &check.PortID{Node: 0x70, Port: 1}
 	b.Normalize()
 	var got []string
 	for _, c := range Diff(a, b) {
-		got = append(got, c.Kind+" "+c.Message)
+		got = append(got, c.Rule+" "+c.Message)
 	}
 	want := []string{
 		`table-readable "S"[1]: P_Key table read before, not read now; its entries are not compared`,
@@ -247,7 +249,7 @@ func TestDiff(t *testing.T) {
 
 func TestFabricJSONRoundTrip(t *testing.T) {
 	f := testFabric()
-	f.Unreachable = []Unreachable{{From: PortID{0x50, 4}, Path: "0,1,4", Error: "no reply"}}
+	f.Unreachable = []Unreachable{{From: check.PortID{Node: 0x50, Port: 4}, Path: "0,1,4", Error: "no reply"}}
 	f.Node(0x60).Errors = []string{"NodeDescription: timeout"}
 	var buf bytes.Buffer
 	if err := EncodeFabric(&buf, f); err != nil {

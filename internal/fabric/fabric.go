@@ -1,11 +1,11 @@
-package check
+package fabric
 
 import (
 	"fmt"
 	"sort"
-	"strconv"
-	"strings"
 	"time"
+
+	"github.com/ibkey/ibkey/internal/check"
 )
 
 // A Fabric is one sweep of a subnet: every node that answered, its ports with their
@@ -22,7 +22,7 @@ type Fabric struct {
 	Duration time.Duration
 	// Local is the port the sweep started from (its node answers the empty
 	// directed route).
-	Local PortID
+	Local check.PortID
 	// Nodes, sorted by node GUID.
 	Nodes []*Node
 	// Unreachable are links whose far end did not answer NodeInfo: the node behind
@@ -31,57 +31,18 @@ type Fabric struct {
 	// Incomplete is why the sweep stopped before the end (its overall timeout), or "".
 	Incomplete string
 
-	byGUID map[GUID]*Node
+	byGUID map[check.GUID]*Node
 }
-
-// GUID is a node or port GUID. It prints and encodes as 0x%016x.
-type GUID uint64
-
-func (g GUID) String() string { return FormatGUID(uint64(g)) }
-
-// MarshalText encodes the GUID as 0x%016x.
-func (g GUID) MarshalText() ([]byte, error) { return []byte(g.String()), nil }
-
-// UnmarshalText reads 0x followed by 1 to 16 hex digits.
-func (g *GUID) UnmarshalText(b []byte) error {
-	s := string(b)
-	if len(s) < 3 || len(s) > 18 || (s[:2] != "0x" && s[:2] != "0X") || !allHex(s[2:]) {
-		return fmt.Errorf("bad GUID %q: want 0x and 1-16 hex digits, e.g. 0x0002c90300000204", s)
-	}
-	v, err := strconv.ParseUint(s[2:], 16, 64)
-	if err != nil {
-		return fmt.Errorf("bad GUID %q: %v", s, err)
-	}
-	*g = GUID(v)
-	return nil
-}
-
-// NodeType is NodeInfo's NodeType as the fabric JSON writes it.
-type NodeType string
-
-const (
-	NodeCA     NodeType = "ca"
-	NodeSwitch NodeType = "switch"
-	NodeRouter NodeType = "router"
-)
-
-// Port states as sysfs and `ibkey devices` print them (PortInfo PortState).
-const (
-	StateDown   = "DOWN"
-	StateInit   = "INIT"
-	StateArmed  = "ARMED"
-	StateActive = "ACTIVE"
-)
 
 // Node is one node of the fabric (NodeInfo, NodeDescription, SwitchInfo).
 type Node struct {
-	GUID            GUID     `json:"node_guid"`
-	Type            NodeType `json:"type"`
-	Description     string   `json:"description"`
-	SystemImageGUID GUID     `json:"system_image_guid"`
-	VendorID        uint32   `json:"vendor_id"`
-	DeviceID        uint16   `json:"device_id"`
-	NumPorts        int      `json:"num_ports"`
+	GUID            check.GUID     `json:"node_guid"`
+	Type            check.NodeType `json:"type"`
+	Description     string         `json:"description"`
+	SystemImageGUID check.GUID     `json:"system_image_guid"`
+	VendorID        uint32         `json:"vendor_id"`
+	DeviceID        uint16         `json:"device_id"`
+	NumPorts        int            `json:"num_ports"`
 	// PartitionCap is NodeInfo PartitionCap: the table length of CA and router ports
 	// and of a switch's port 0.
 	PartitionCap int `json:"partition_cap"`
@@ -100,52 +61,38 @@ type Node struct {
 
 // Port is one port of a node (PortInfo, P_KeyTable).
 type Port struct {
-	Num   int    `json:"port"`
-	GUID  GUID   `json:"port_guid"`
-	LID   uint16 `json:"lid"`
-	LMC   uint8  `json:"lmc"`
-	SMLID uint16 `json:"sm_lid"`
+	Num   int        `json:"port"`
+	GUID  check.GUID `json:"port_guid"`
+	LID   uint16     `json:"lid"`
+	LMC   uint8      `json:"lmc"`
+	SMLID uint16     `json:"sm_lid"`
 	// GIDPrefix is PortInfo GIDPrefix (end ports; 0 when not read): with SMLID, what
 	// tells subnets apart (subnet.go).
-	GIDPrefix GUID   `json:"gid_prefix,omitempty"`
-	State     string `json:"state"`      // DOWN, INIT, ARMED, ACTIVE
-	PhysState string `json:"phys_state"` // LinkUp, Polling, Disabled, ...
+	GIDPrefix check.GUID `json:"gid_prefix,omitempty"`
+	State     string     `json:"state"`      // DOWN, INIT, ARMED, ACTIVE
+	PhysState string     `json:"phys_state"` // LinkUp, Polling, Disabled, ...
 	// Enforcement is PortInfo's partition enforcement bits; set on switch external
 	// ports, where they mean something.
-	Enforcement    *Enforcement `json:"enforcement,omitempty"`
-	PKeyViolations uint16       `json:"pkey_violations"`
+	Enforcement    *check.Enforcement `json:"enforcement,omitempty"`
+	PKeyViolations uint16             `json:"pkey_violations"`
 	// Peer is the port at the other end of the cable, nil when there is none or it
 	// did not answer (then PeerError says why).
-	Peer      *PortID `json:"peer"`
-	PeerError string  `json:"peer_error,omitempty"`
+	Peer      *check.PortID `json:"peer"`
+	PeerError string        `json:"peer_error,omitempty"`
 	// TableSize is the P_Key table length; PKeys the table as read (every entry,
 	// invalid ones included, index = position), nil when it was not read and
 	// PKeysError says why.
-	TableSize  int    `json:"table_size"`
-	PKeys      []PKey `json:"-"`
-	PKeysError string `json:"pkeys_error,omitempty"`
+	TableSize  int          `json:"table_size"`
+	PKeys      []check.PKey `json:"-"`
+	PKeysError string       `json:"pkeys_error,omitempty"`
 	// Error is why PortInfo could not be read.
 	Error string `json:"error,omitempty"`
-}
-
-// Enforcement is PortInfo's partition enforcement and raw packet filter bits.
-type Enforcement struct {
-	Inbound           bool `json:"inbound"`
-	Outbound          bool `json:"outbound"`
-	FilterRawInbound  bool `json:"filter_raw_inbound"`
-	FilterRawOutbound bool `json:"filter_raw_outbound"`
-}
-
-// PortID names a port: a node GUID and a port number (0 is a switch's port 0).
-type PortID struct {
-	Node GUID `json:"node_guid"`
-	Port int  `json:"port"`
 }
 
 // Unreachable is a link whose far end did not answer.
 type Unreachable struct {
 	// From is the port the probe left through.
-	From PortID `json:"from"`
+	From check.PortID `json:"from"`
 	// Path is the directed route probed, "0,1,3".
 	Path  string `json:"dr_path"`
 	Error string `json:"error"`
@@ -153,30 +100,23 @@ type Unreachable struct {
 
 // Link is one cable, A < B by (node GUID, port).
 type Link struct {
-	A, B PortID
+	A, B check.PortID
 }
 
 // Normalize sorts nodes by GUID and ports by number and rebuilds the index. Builders
 // call it once when they are done.
 func (f *Fabric) Normalize() {
 	sort.Slice(f.Nodes, func(i, j int) bool { return f.Nodes[i].GUID < f.Nodes[j].GUID })
-	f.byGUID = make(map[GUID]*Node, len(f.Nodes))
+	f.byGUID = make(map[check.GUID]*Node, len(f.Nodes))
 	for _, n := range f.Nodes {
 		sort.Slice(n.Ports, func(i, j int) bool { return n.Ports[i].Num < n.Ports[j].Num })
 		f.byGUID[n.GUID] = n
 	}
-	sort.Slice(f.Unreachable, func(i, j int) bool { return lessPortID(f.Unreachable[i].From, f.Unreachable[j].From) })
-}
-
-func lessPortID(a, b PortID) bool {
-	if a.Node != b.Node {
-		return a.Node < b.Node
-	}
-	return a.Port < b.Port
+	sort.Slice(f.Unreachable, func(i, j int) bool { return check.LessPortID(f.Unreachable[i].From, f.Unreachable[j].From) })
 }
 
 // Node returns the node with this GUID, or nil.
-func (f *Fabric) Node(g GUID) *Node {
+func (f *Fabric) Node(g check.GUID) *Node {
 	if f.byGUID == nil {
 		f.Normalize()
 	}
@@ -184,7 +124,7 @@ func (f *Fabric) Node(g GUID) *Node {
 }
 
 // Port returns the port, or nil.
-func (f *Fabric) Port(id PortID) *Port {
+func (f *Fabric) Port(id check.PortID) *Port {
 	if n := f.Node(id.Node); n != nil {
 		return n.Port(id.Port)
 	}
@@ -209,17 +149,17 @@ func (f *Fabric) Links() []Link {
 			if p.Peer == nil {
 				continue
 			}
-			a := PortID{n.GUID, p.Num}
-			if lessPortID(a, *p.Peer) {
+			a := check.PortID{Node: n.GUID, Port: p.Num}
+			if check.LessPortID(a, *p.Peer) {
 				out = append(out, Link{a, *p.Peer})
 			}
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].A != out[j].A {
-			return lessPortID(out[i].A, out[j].A)
+			return check.LessPortID(out[i].A, out[j].A)
 		}
-		return lessPortID(out[i].B, out[j].B)
+		return check.LessPortID(out[i].B, out[j].B)
 	})
 	return out
 }
@@ -228,13 +168,13 @@ func (f *Fabric) Links() []Link {
 // whose port GUIDs is s (0x optional), for endpoints given by name or GUID.
 func (f *Fabric) FindNodes(s string) []*Node {
 	var out []*Node
-	g, gErr := parseGUID(s)
+	g, gErr := check.ParseGUID(s)
 	for _, n := range f.Nodes {
 		match := n.Description == s
 		if gErr == nil && !match {
-			match = uint64(n.GUID) == g
+			match = n.GUID == g
 			for _, p := range n.Ports {
-				match = match || (p.GUID != 0 && uint64(p.GUID) == g)
+				match = match || (p.GUID != 0 && p.GUID == g)
 			}
 		}
 		if match {
@@ -247,11 +187,11 @@ func (f *Fabric) FindNodes(s string) []*Node {
 // IsEndPort reports whether the port is an end port: a CA or router port, or a
 // switch's port 0. End ports are what a Subnet Manager's partition configuration
 // names; a switch's external ports only mirror the end port they face.
-func (n *Node) IsEndPort(p *Port) bool { return n.Type != NodeSwitch || p.Num == 0 }
+func (n *Node) IsEndPort(p *Port) bool { return n.Type != check.NodeSwitch || p.Num == 0 }
 
 // Label names a port for people: "HcaB"[1] as ibsim and infiniband-diags write it,
 // with the node GUID when the node has no description.
-func (f *Fabric) Label(id PortID) string {
+func (f *Fabric) Label(id check.PortID) string {
 	n := f.Node(id.Node)
 	if n == nil || n.Description == "" {
 		return fmt.Sprintf("%s[%d]", id.Node, id.Port)
@@ -260,11 +200,11 @@ func (f *Fabric) Label(id PortID) string {
 }
 
 // Entries returns the port's valid entries with their indexes, for the can-talk rules.
-func (p *Port) Entries() []TableEntry {
-	var out []TableEntry
+func (p *Port) Entries() []check.TableEntry {
+	var out []check.TableEntry
 	for i, k := range p.PKeys {
 		if k.Valid() {
-			out = append(out, TableEntry{Index: i, PKey: k, Readable: true})
+			out = append(out, check.TableEntry{Index: i, PKey: k, Readable: true})
 		}
 	}
 	return out
@@ -272,19 +212,19 @@ func (p *Port) Entries() []TableEntry {
 
 // memberships returns, per 15-bit key, whether the table holds a full and a limited
 // entry.
-func memberships(t []PKey) map[uint16]membershipSet {
-	m := map[uint16]membershipSet{}
+func memberships(t []check.PKey) map[check.PartitionKey]membershipSet {
+	m := map[check.PartitionKey]membershipSet{}
 	for _, k := range t {
 		if !k.Valid() {
 			continue
 		}
-		s := m[k.Key()]
+		s := m[k.Partition()]
 		if k.IsFull() {
 			s.full = true
 		} else {
 			s.limited = true
 		}
-		m[k.Key()] = s
+		m[k.Partition()] = s
 	}
 	return m
 }
@@ -301,15 +241,4 @@ func (s membershipSet) String() string {
 		return "limited"
 	}
 	return "none"
-}
-
-// FormatDRPath prints a directed route as infiniband-diags does: "0" for the local
-// node, "0,1,3" through ports 1 then 3.
-func FormatDRPath(path []uint8) string {
-	var b strings.Builder
-	b.WriteString("0")
-	for _, p := range path {
-		b.WriteString("," + strconv.Itoa(int(p)))
-	}
-	return b.String()
 }

@@ -1,68 +1,70 @@
-package check
+package fabric
 
 import (
 	"errors"
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/ibkey/ibkey/internal/check"
 )
 
 // portEndpoint is the swept port id of f as a can-talk endpoint, placed in f.
-func portEndpoint(f *Fabric, id PortID, label string) Endpoint {
+func portEndpoint(f *Fabric, id check.PortID, label string) check.Endpoint {
 	p := f.Port(id)
-	var entries []TableEntry
+	var entries []check.TableEntry
 	for i, k := range p.PKeys {
-		entries = append(entries, TableEntry{Index: i, PKey: k, Readable: true})
+		entries = append(entries, check.TableEntry{Index: i, PKey: k, Readable: true})
 	}
-	e := Endpoint{Label: label, Port: true, Entries: entries, LinkLayer: "InfiniBand", State: p.State, Fabric: f, At: &id}
+	e := check.Endpoint{Label: label, Port: true, Entries: entries, LinkLayer: "InfiniBand", State: p.State, Fabric: f, At: &id}
 	if p.GIDPrefix != 0 {
-		e.Subnet = &SubnetID{SMLID: p.SMLID, GIDPrefix: p.GIDPrefix}
+		e.Subnet = &check.SubnetID{SMLID: p.SMLID, GIDPrefix: p.GIDPrefix}
 	}
 	return e
 }
 
 func TestCanTalkHopsShareTheAuditRule(t *testing.T) {
-	a1, b1 := PortID{0xa0, 1}, PortID{0xb0, 1}
-	s1 := PortID{0x50, 1}
+	a1, b1 := check.PortID{Node: 0xa0, Port: 1}, check.PortID{Node: 0xb0, Port: 1}
+	s1 := check.PortID{Node: 0x50, Port: 1}
 	for _, tc := range []struct {
 		name    string
 		change  func(f *Fabric)
-		kind    VerdictKind
+		kind    check.VerdictKind
 		text    string // in the reasons (or warnings for yes)
 		audited bool   // the audit reports hca-key-not-on-switch
 	}{
-		{"clean", func(f *Fabric) {}, VerdictYes, "share partition 0x0001", false},
+		{"clean", func(f *Fabric) {}, check.VerdictYes, "share partition 0x0001", false},
 		{"key removed from the switch port facing A, enforcement on", func(f *Fabric) { f.Port(s1).PKeys[1] = 0 },
-			VerdictNo, `"S"[1], the switch port facing "HcaA"[1], lacks partition 0x0001 and enforces partitions`, true},
+			check.VerdictNo, `"S"[1], the switch port facing "HcaA"[1], lacks partition 0x0001 and enforces partitions`, true},
 		{"key removed, enforcement off", func(f *Fabric) {
 			f.Port(s1).PKeys[1] = 0
-			f.Port(s1).Enforcement = &Enforcement{}
-		}, VerdictYes, "does not enforce partitions, so it passes them", true},
+			f.Port(s1).Enforcement = &check.Enforcement{}
+		}, check.VerdictYes, "does not enforce partitions, so it passes them", true},
 		{"key removed, inbound only", func(f *Fabric) {
 			f.Port(s1).PKeys[1] = 0
-			f.Port(s1).Enforcement = &Enforcement{Inbound: true}
-		}, VerdictOneWay, "enforces inbound", true},
+			f.Port(s1).Enforcement = &check.Enforcement{Inbound: true}
+		}, check.VerdictOneWay, "enforces inbound", true},
 		{"switch table not read", func(f *Fabric) { f.Port(s1).PKeys, f.Port(s1).PKeysError = nil, "P_KeyTable: timeout" },
-			VerdictUnknown, "was not read", false},
+			check.VerdictUnknown, "was not read", false},
 		{"switch enforcement bits not read, key missing", func(f *Fabric) {
 			f.Port(s1).PKeys[1] = 0
 			f.Port(s1).Enforcement = nil
-		}, VerdictUnknown, "enforcement bits were not read", true},
-		{"B not active", func(f *Fabric) { f.Port(b1).State = StateInit }, VerdictNotActive, "B is INIT", false},
+		}, check.VerdictUnknown, "enforcement bits were not read", true},
+		{"B not active", func(f *Fabric) { f.Port(b1).State = check.StateInit }, check.VerdictNotActive, "B is INIT", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := testFabric()
 			// Only 0x0001 is shared: drop the default partition from the CA ports.
-			for _, id := range []PortID{a1, b1, s1, {0x50, 2}} {
+			for _, id := range []check.PortID{a1, b1, s1, {Node: 0x50, Port: 2}} {
 				f.Port(id).PKeys[0] = 0
 			}
 			tc.change(f)
-			v := CanTalk(portEndpoint(f, a1, "A"), portEndpoint(f, b1, "B"))
+			v := check.CanTalk(portEndpoint(f, a1, "A"), portEndpoint(f, b1, "B"))
 			all := strings.Join(append(append([]string{}, v.Reasons...), v.Warnings...), "\n")
 			if v.Kind != tc.kind || !strings.Contains(all, tc.text) {
 				t.Errorf("verdict %s, want %s with %q:\n%s\nnot checked: %v", v.Kind, tc.kind, tc.text, all, v.NotChecked)
 			}
-			if v.CanTalk != (v.Kind == VerdictYes) {
+			if v.CanTalk != (v.Kind == check.VerdictYes) {
 				t.Errorf("CanTalk %v for %s", v.CanTalk, v.Kind)
 			}
 			found := false
@@ -78,44 +80,44 @@ func TestCanTalkHopsShareTheAuditRule(t *testing.T) {
 
 func TestCanTalkUnreadEntriesAreUnknown(t *testing.T) {
 	// issue: with entries 0 and 1 unreadable, a definite NO was given.
-	a := Endpoint{Label: "A", Port: true, Entries: []TableEntry{{Index: 0}, {Index: 1}, {Index: 2, PKey: 0x0005, Readable: true}}}
-	b := Endpoint{Label: "B", Port: true, Entries: []TableEntry{{Index: 0, PKey: 0xffff, Readable: true}}}
-	v := CanTalk(a, b)
-	if v.Kind != VerdictUnknown || v.CanTalk || v.Kind.ExitCode() != 4 || len(v.NotChecked) == 0 {
+	a := check.Endpoint{Label: "A", Port: true, Entries: []check.TableEntry{{Index: 0}, {Index: 1}, {Index: 2, PKey: 0x0005, Readable: true}}}
+	b := check.Endpoint{Label: "B", Port: true, Entries: []check.TableEntry{{Index: 0, PKey: 0xffff, Readable: true}}}
+	v := check.CanTalk(a, b)
+	if v.Kind != check.VerdictUnknown || v.CanTalk || v.Kind.ExitCode() != 4 || len(v.NotChecked) == 0 {
 		t.Errorf("verdict %s (exit %d), not checked %v; reasons %v", v.Kind, v.Kind.ExitCode(), v.NotChecked, v.Reasons)
 	}
 	// A rule decided without the unread entries still gives a definite no.
-	a.QPType, b.QPType = QPUD, QPRC
-	if v := CanTalk(a, b); v.Kind != VerdictNo {
+	a.QPType, b.QPType = check.QPUD, check.QPRC
+	if v := check.CanTalk(a, b); v.Kind != check.VerdictNo {
 		t.Errorf("QP types differ: verdict %s, want no", v.Kind)
 	}
 	// Readable entries that already work: yes.
-	a.Entries[2].PKey, a.QPType, b.QPType = 0x7fff, QPAny, QPAny
-	if v := CanTalk(a, b); v.Kind != VerdictYes {
+	a.Entries[2].PKey, a.QPType, b.QPType = 0x7fff, check.QPAny, check.QPAny
+	if v := check.CanTalk(a, b); v.Kind != check.VerdictYes {
 		t.Errorf("shared default partition: verdict %s, want yes", v.Kind)
 	}
 }
 
 func TestCanTalkSubnets(t *testing.T) {
-	e := func(label string, prefix uint64, sm uint16) Endpoint {
-		return Endpoint{Label: label, Port: true, State: StateActive, Entries: []TableEntry{{Index: 0, PKey: 0xffff, Readable: true}},
-			Subnet: &SubnetID{SMLID: sm, GIDPrefix: GUID(prefix)}}
+	e := func(label string, prefix uint64, sm uint16) check.Endpoint {
+		return check.Endpoint{Label: label, Port: true, State: check.StateActive, Entries: []check.TableEntry{{Index: 0, PKey: 0xffff, Readable: true}},
+			Subnet: &check.SubnetID{SMLID: sm, GIDPrefix: check.GUID(prefix)}}
 	}
-	v := CanTalk(e("A", 0xfe80000000000000, 1), e("B", 0xfe80000000000001, 1))
-	if v.Kind != VerdictDifferentSubnets || v.CanTalk || !strings.Contains(v.Reasons[0], "router") || v.Kind.ExitCode() != 4 {
+	v := check.CanTalk(e("A", 0xfe80000000000000, 1), e("B", 0xfe80000000000001, 1))
+	if v.Kind != check.VerdictDifferentSubnets || v.CanTalk || !strings.Contains(v.Reasons[0], "router") || v.Kind.ExitCode() != 4 {
 		t.Errorf("different prefixes: %s %v", v.Kind, v.Reasons)
 	}
-	v = CanTalk(e("A", 0xfe80000000000000, 1), e("B", 0xfe80000000000000, 1))
-	if v.Kind != VerdictYes {
+	v = check.CanTalk(e("A", 0xfe80000000000000, 1), e("B", 0xfe80000000000000, 1))
+	if v.Kind != check.VerdictYes {
 		t.Errorf("same subnet: %s %v", v.Kind, v.Reasons)
 	}
-	v = CanTalk(e("A", 0xfe80000000000000, 1), e("B", 0xfe80000000000000, 7))
-	if v.Kind != VerdictYes || len(v.Warnings) == 0 {
+	v = check.CanTalk(e("A", 0xfe80000000000000, 1), e("B", 0xfe80000000000000, 7))
+	if v.Kind != check.VerdictYes || len(v.Warnings) == 0 {
 		t.Errorf("same prefix, other SM LID: %s, warnings %v (want yes with a warning)", v.Kind, v.Warnings)
 	}
 	down := e("B", 0xfe80000000000000, 1)
-	down.State = StateDown
-	if v := CanTalk(e("A", 0xfe80000000000000, 1), down); v.Kind != VerdictNotActive || v.Kind.ExitCode() != 1 || !strings.Contains(v.Reasons[0], "B is DOWN") {
+	down.State = check.StateDown
+	if v := check.CanTalk(e("A", 0xfe80000000000000, 1), down); v.Kind != check.VerdictNotActive || v.Kind.ExitCode() != 1 || !strings.Contains(v.Reasons[0], "B is DOWN") {
 		t.Errorf("down port: %s %v", v.Kind, v.Reasons)
 	}
 }
@@ -132,18 +134,18 @@ func TestScopeAndAuditOutside(t *testing.T) {
 	// A back-to-back link from HcaA's port 2 to HcaX, no SM on it; HcaY on another subnet.
 	a := f.Node(0xa0)
 	a.NumPorts = 2
-	a.Ports = append(a.Ports, &Port{Num: 2, State: StateInit, PhysState: "LinkUp", Peer: &PortID{0xc0, 1}, PKeysError: "not read yet: no directed route arrived on this port"})
+	a.Ports = append(a.Ports, &Port{Num: 2, State: check.StateInit, PhysState: "LinkUp", Peer: &check.PortID{Node: 0xc0, Port: 1}, PKeysError: "not read yet: no directed route arrived on this port"})
 	f.Nodes = append(f.Nodes,
-		&Node{GUID: 0xc0, Type: NodeCA, Description: "HcaX", NumPorts: 1, PartitionCap: 8, Ports: []*Port{
-			{Num: 1, GUID: 0xc1, State: StateInit, PhysState: "LinkUp", Peer: &PortID{0xa0, 2}, TableSize: 8, PKeys: make([]PKey, 8)}}},
-		&Node{GUID: 0xd0, Type: NodeCA, Description: "HcaY", NumPorts: 1, PartitionCap: 8, Ports: []*Port{
-			{Num: 1, GUID: 0xd1, LID: 1, SMLID: 1, GIDPrefix: 0xfe80000000000001, State: StateActive, PhysState: "LinkUp", Peer: &PortID{0x60, 1}, TableSize: 8, PKeys: make([]PKey, 8)}}})
+		&Node{GUID: 0xc0, Type: check.NodeCA, Description: "HcaX", NumPorts: 1, PartitionCap: 8, Ports: []*Port{
+			{Num: 1, GUID: 0xc1, State: check.StateInit, PhysState: "LinkUp", Peer: &check.PortID{Node: 0xa0, Port: 2}, TableSize: 8, PKeys: make([]check.PKey, 8)}}},
+		&Node{GUID: 0xd0, Type: check.NodeCA, Description: "HcaY", NumPorts: 1, PartitionCap: 8, Ports: []*Port{
+			{Num: 1, GUID: 0xd1, LID: 1, SMLID: 1, GIDPrefix: 0xfe80000000000001, State: check.StateActive, PhysState: "LinkUp", Peer: &check.PortID{Node: 0x60, Port: 1}, TableSize: 8, PKeys: make([]check.PKey, 8)}}})
 	f.byGUID = nil
 	for _, tc := range []struct {
-		id   PortID
+		id   check.PortID
 		want Scope
-	}{{PortID{0xa0, 1}, ScopeSubnet}, {PortID{0xa0, 2}, ScopeUnmanaged}, {PortID{0xc0, 1}, ScopeUnmanaged},
-		{PortID{0xd0, 1}, ScopeOtherSubnet}, {PortID{0x50, 1}, ScopeSubnet}, {PortID{0x50, 4}, ScopeDown}} {
+	}{{check.PortID{Node: 0xa0, Port: 1}, ScopeSubnet}, {check.PortID{Node: 0xa0, Port: 2}, ScopeUnmanaged}, {check.PortID{Node: 0xc0, Port: 1}, ScopeUnmanaged},
+		{check.PortID{Node: 0xd0, Port: 1}, ScopeOtherSubnet}, {check.PortID{Node: 0x50, Port: 1}, ScopeSubnet}, {check.PortID{Node: 0x50, Port: 4}, ScopeDown}} {
 		if got, why := f.PortScope(tc.id); got != tc.want {
 			t.Errorf("%s: %s (%s), want %s", f.Label(tc.id), got, why, tc.want)
 		}
@@ -151,7 +153,7 @@ func TestScopeAndAuditOutside(t *testing.T) {
 	res := AuditFabric(f, AuditOptions{})
 	for _, fd := range res.Findings {
 		for _, p := range fd.Ports {
-			if p.Node == 0xc0 || p.Node == 0xd0 || p.PortID == (PortID{0xa0, 2}) {
+			if p.Node == 0xc0 || p.Node == 0xd0 || p.PortID == (check.PortID{Node: 0xa0, Port: 2}) {
 				t.Errorf("finding about a port outside the subnet: %s", fd)
 			}
 		}
@@ -191,11 +193,11 @@ func TestAuditNoTablesIsIncomplete(t *testing.T) {
 func TestAuditEnforceOff(t *testing.T) {
 	// part_enforce off: OpenSM leaves the switch ports' tables (0xffff) and clears the bits.
 	f := testFabric()
-	for _, id := range []PortID{{0x50, 1}, {0x50, 2}} {
+	for _, id := range []check.PortID{{Node: 0x50, Port: 1}, {Node: 0x50, Port: 2}} {
 		p := f.Port(id)
-		p.PKeys = make([]PKey, 8)
+		p.PKeys = make([]check.PKey, 8)
 		p.PKeys[0] = 0xffff
-		p.Enforcement = &Enforcement{}
+		p.Enforcement = &check.Enforcement{}
 	}
 	if fs := Audit(f); len(fs) == 0 {
 		t.Fatal("with enforcement assumed on, the audit should report the switch ports")
@@ -207,20 +209,20 @@ func TestAuditEnforceOff(t *testing.T) {
 
 func TestAuditDefaultNotIndex0(t *testing.T) {
 	f := testFabric()
-	a := f.Port(PortID{0xa0, 1})
+	a := f.Port(check.PortID{Node: 0xa0, Port: 1})
 	a.PKeys[0], a.PKeys[1] = a.PKeys[1], a.PKeys[0]
-	var got []Finding
+	var got []check.Finding
 	for _, fd := range Audit(f) {
 		if fd.Rule == RuleDefaultNotIndex0 {
 			got = append(got, fd)
 		}
 	}
-	if len(got) != 1 || !strings.Contains(got[0].Message, "default partition is at index 1") || got[0].Severity != SeverityWarning {
+	if len(got) != 1 || !strings.Contains(got[0].Message, "default partition is at index 1") || got[0].Severity != check.SeverityWarning {
 		t.Errorf("%v", got)
 	}
 	// Switch ports (port 0 and external) are not IPoIB ports.
 	f = testFabric()
-	f.Port(PortID{0x50, 0}).PKeys[0] = 0
+	f.Port(check.PortID{Node: 0x50, Port: 0}).PKeys[0] = 0
 	for _, fd := range Audit(f) {
 		if fd.Rule == RuleDefaultNotIndex0 {
 			t.Errorf("switch port: %s", fd)
@@ -229,17 +231,17 @@ func TestAuditDefaultNotIndex0(t *testing.T) {
 }
 
 func TestResolvePKeyWithUnreadEntries(t *testing.T) {
-	spec, err := ParseEndpoint("mlx5_0/1,pkey=0x0005")
+	spec, err := check.ParseEndpoint("mlx5_0/1,pkey=0x0005")
 	if err != nil {
 		t.Fatal(err)
 	}
-	table := []TableEntry{{Index: 0, PKey: 0xffff, Readable: true}, {Index: 1}}
+	table := []check.TableEntry{{Index: 0, PKey: 0xffff, Readable: true}, {Index: 1}}
 	_, err = spec.Endpoint("", table)
-	var re *ResolveError
+	var re *check.ResolveError
 	if !errors.As(err, &re) || !re.Unknown {
 		t.Errorf("unread entry: %v, want an unknown ResolveError", err)
 	}
-	table[1] = TableEntry{Index: 1, PKey: 0x8001, Readable: true}
+	table[1] = check.TableEntry{Index: 1, PKey: 0x8001, Readable: true}
 	if _, err = spec.Endpoint("", table); !errors.As(err, &re) || re.Unknown {
 		t.Errorf("all read: %v, want a definite ResolveError", err)
 	}
@@ -250,7 +252,7 @@ func TestScopeBeforeAnySM(t *testing.T) {
 	f := testFabric()
 	for _, n := range f.Nodes {
 		for _, p := range n.Ports {
-			p.LID, p.SMLID, p.State = 0, 0, StateInit
+			p.LID, p.SMLID, p.State = 0, 0, check.StateInit
 		}
 	}
 	if out := f.OutsidePorts(); len(out) != 0 {
@@ -264,11 +266,11 @@ func TestScopeBeforeAnySM(t *testing.T) {
 // the audit reports missing on an enforcing switch port is never a yes.
 func TestCanTalkAndAuditAgree(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 11))
-	a1, b1 := PortID{0xa0, 1}, PortID{0xb0, 1}
-	keys := []PKey{0xffff, 0x7fff, 0x8001, 0x0001, 0x8002, 0x0002, 0x8003}
+	a1, b1 := check.PortID{Node: 0xa0, Port: 1}, check.PortID{Node: 0xb0, Port: 1}
+	keys := []check.PKey{0xffff, 0x7fff, 0x8001, 0x0001, 0x8002, 0x0002, 0x8003}
 	for round := 0; round < 2000; round++ {
 		f := testFabric()
-		for _, id := range []PortID{a1, b1, {0x50, 1}, {0x50, 2}} {
+		for _, id := range []check.PortID{a1, b1, {Node: 0x50, Port: 1}, {Node: 0x50, Port: 2}} {
 			p := f.Port(id)
 			for i := range p.PKeys {
 				p.PKeys[i] = 0
@@ -281,7 +283,7 @@ func TestCanTalkAndAuditAgree(t *testing.T) {
 				case 0:
 					p.Enforcement = nil
 				default:
-					p.Enforcement = &Enforcement{Inbound: rng.IntN(2) == 0, Outbound: rng.IntN(2) == 0}
+					p.Enforcement = &check.Enforcement{Inbound: rng.IntN(2) == 0, Outbound: rng.IntN(2) == 0}
 				}
 			}
 		}
@@ -293,13 +295,13 @@ func TestCanTalkAndAuditAgree(t *testing.T) {
 				}
 			}
 		}
-		v := CanTalk(portEndpoint(f, a1, "A"), portEndpoint(f, b1, "B"))
+		v := check.CanTalk(portEndpoint(f, a1, "A"), portEndpoint(f, b1, "B"))
 		for _, h := range v.Hops {
 			if got := missing[[2]uint64{uint64(h.End.Node), uint64(h.Key)}]; got != (h.TableRead && !h.OnSwitch) {
-				t.Fatalf("round %d: key %s at %s: audit missing %v, hop %+v", round, hex4(h.Key), f.Label(h.End), got, h)
+				t.Fatalf("round %d: key %s at %s: audit missing %v, hop %+v", round, h.Key, f.Label(h.End), got, h)
 			}
 		}
-		if v.Kind != VerdictYes {
+		if v.Kind != check.VerdictYes {
 			continue
 		}
 		// A yes needs a working shared partition whose hops all pass.
@@ -309,9 +311,9 @@ func TestCanTalkAndAuditAgree(t *testing.T) {
 				continue
 			}
 			pass := true
-			for _, end := range []PortID{a1, b1} {
+			for _, end := range []check.PortID{a1, b1} {
 				h, _ := f.CheckHop(end, sp.Key)
-				if h.FromEnd != HopPasses || h.ToEnd != HopPasses {
+				if h.FromEnd != check.HopPasses || h.ToEnd != check.HopPasses {
 					pass = false
 				}
 			}
@@ -327,7 +329,7 @@ func TestLimitedOnlyWithUnreadTables(t *testing.T) {
 	// HcaA (the full member of 0x0001) was not read: the limited-only warning must say
 	// a full member may be in a table not read.
 	f := testFabric()
-	f.Port(PortID{0xa0, 1}).PKeys, f.Port(PortID{0xa0, 1}).PKeysError = nil, "P_KeyTable: timeout"
+	f.Port(check.PortID{Node: 0xa0, Port: 1}).PKeys, f.Port(check.PortID{Node: 0xa0, Port: 1}).PKeysError = nil, "P_KeyTable: timeout"
 	res := AuditFabric(f, AuditOptions{})
 	found := false
 	for _, fd := range res.Findings {

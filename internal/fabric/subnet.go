@@ -1,6 +1,10 @@
-package check
+package fabric
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/ibkey/ibkey/internal/check"
+)
 
 // Subnet boundaries.
 //
@@ -53,25 +57,18 @@ func (s Scope) String() string {
 // MarshalText writes the name.
 func (s Scope) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
-// SubnetID is what tells subnets apart: the master SM's LID and the GID prefix, as the
-// local port reports them.
-type SubnetID struct {
-	SMLID     uint16
-	GIDPrefix GUID
-}
-
 // Subnet returns the local port's subnet; ok is false when the local port is not in
 // the fabric or was not read (then every port's scope is judged on its own).
-func (f *Fabric) Subnet() (SubnetID, bool) {
+func (f *Fabric) Subnet() (check.SubnetID, bool) {
 	p := f.Port(f.Local)
 	if p == nil || p.Error != "" || p.State == "" {
-		return SubnetID{}, false
+		return check.SubnetID{}, false
 	}
-	return SubnetID{SMLID: p.SMLID, GIDPrefix: p.GIDPrefix}, true
+	return check.SubnetID{SMLID: p.SMLID, GIDPrefix: p.GIDPrefix}, true
 }
 
 // PortScope says whether the port belongs to the swept subnet, and why not.
-func (f *Fabric) PortScope(id PortID) (Scope, string) {
+func (f *Fabric) PortScope(id check.PortID) (Scope, string) {
 	n := f.Node(id.Node)
 	if n == nil {
 		return ScopeUnknown, "not in the sweep"
@@ -85,10 +82,10 @@ func (f *Fabric) PortScope(id PortID) (Scope, string) {
 		if p.Error != "" || p.State == "" {
 			return ScopeUnknown, "its PortInfo was not read"
 		}
-		if p.State == StateDown {
+		if p.State == check.StateDown {
 			return ScopeDown, "the port is DOWN"
 		}
-		if s, why := f.PortScope(PortID{n.GUID, 0}); s != ScopeSubnet {
+		if s, why := f.PortScope(check.PortID{Node: n.GUID, Port: 0}); s != ScopeSubnet {
 			return s, "its switch: " + why
 		}
 		return ScopeSubnet, ""
@@ -100,7 +97,7 @@ func (f *Fabric) endPortScope(p *Port) (Scope, string) {
 	if p.Error != "" || p.State == "" {
 		return ScopeUnknown, "its PortInfo was not read"
 	}
-	if p.State == StateDown {
+	if p.State == check.StateDown {
 		return ScopeDown, "the port is DOWN"
 	}
 	sub, known := f.Subnet()
@@ -108,7 +105,7 @@ func (f *Fabric) endPortScope(p *Port) (Scope, string) {
 		return ScopeOtherSubnet, fmt.Sprintf("its master SM is LID %d, the local port's is LID %d: another Subnet Manager manages it", p.SMLID, sub.SMLID)
 	}
 	if known && sub.GIDPrefix != 0 && p.GIDPrefix != 0 && p.GIDPrefix != sub.GIDPrefix {
-		return ScopeOtherSubnet, fmt.Sprintf("its GID prefix is %s, the local port's %s: another subnet", gidPrefix(p.GIDPrefix), gidPrefix(sub.GIDPrefix))
+		return ScopeOtherSubnet, fmt.Sprintf("its GID prefix is %s, the local port's %s: another subnet", check.FormatGIDPrefix(p.GIDPrefix), check.FormatGIDPrefix(sub.GIDPrefix))
 	}
 	if (p.LID == 0 || p.SMLID == 0) && known && sub.SMLID != 0 {
 		return ScopeUnmanaged, fmt.Sprintf("it is %s with LID %d and SM LID %d: no Subnet Manager has configured it", p.State, p.LID, p.SMLID)
@@ -116,15 +113,9 @@ func (f *Fabric) endPortScope(p *Port) (Scope, string) {
 	return ScopeSubnet, ""
 }
 
-// gidPrefix prints a GID prefix as the first half of a GID: fe80:0000:0000:0000.
-func gidPrefix(g GUID) string {
-	v := uint64(g)
-	return fmt.Sprintf("%04x:%04x:%04x:%04x", v>>48, v>>32&0xffff, v>>16&0xffff, v&0xffff)
-}
-
 // OutsidePort is a port the audit did not audit because it is not in the subnet.
 type OutsidePort struct {
-	FindingPort
+	check.FindingPort
 	Scope  Scope  `json:"scope"`
 	Reason string `json:"reason"`
 }
@@ -135,7 +126,7 @@ func (f *Fabric) OutsidePorts() []OutsidePort {
 	var out []OutsidePort
 	for _, n := range f.Nodes {
 		for _, p := range n.Ports {
-			id := PortID{n.GUID, p.Num}
+			id := check.PortID{Node: n.GUID, Port: p.Num}
 			s, why := f.PortScope(id)
 			if s == ScopeUnmanaged || s == ScopeOtherSubnet {
 				out = append(out, OutsidePort{FindingPort: f.FindingPort(id), Scope: s, Reason: why})
@@ -147,7 +138,7 @@ func (f *Fabric) OutsidePorts() []OutsidePort {
 
 // InSubnet reports whether a port is audited: in the subnet, or not known to be
 // outside it (a port whose PortInfo was not read is reported as not read instead).
-func (f *Fabric) InSubnet(id PortID) bool {
+func (f *Fabric) InSubnet(id check.PortID) bool {
 	s, _ := f.PortScope(id)
 	return s != ScopeUnmanaged && s != ScopeOtherSubnet
 }

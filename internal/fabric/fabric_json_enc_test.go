@@ -1,4 +1,4 @@
-package check
+package fabric
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ibkey/ibkey/internal/check"
 )
 
 // refEncodeFabric is how the fabric file was written before EncodeFabricWith streamed
@@ -54,8 +56,8 @@ var oddText = []string{"", "HcaA", "mlx5_0 \"quoted\"", "a<b>&c", "tab\there\nne
 
 func randFabric(r *rand.Rand) *Fabric {
 	text := func() string { return oddText[r.IntN(len(oddText))] }
-	guid := func() GUID { return GUID(r.Uint64() >> r.IntN(64)) }
-	f := &Fabric{Source: text(), Duration: time.Duration(r.Int64N(int64(10 * time.Second))), Local: PortID{guid(), r.IntN(3)}}
+	guid := func() check.GUID { return check.GUID(r.Uint64() >> r.IntN(64)) }
+	f := &Fabric{Source: text(), Duration: time.Duration(r.Int64N(int64(10 * time.Second))), Local: check.PortID{Node: guid(), Port: r.IntN(3)}}
 	switch r.IntN(3) {
 	case 0:
 		f.SweptAt = time.Date(2026, 11, 22, 18, 0, 0, r.IntN(1e9), time.UTC)
@@ -69,7 +71,7 @@ func randFabric(r *rand.Rand) *Fabric {
 		f.Duration = time.Duration(r.IntN(3)) // 0, 1 and 2 ns: duration_ms 0 and tiny floats
 	}
 	for range r.IntN(5) {
-		n := &Node{GUID: guid(), Type: NodeType(text()), Description: text(), SystemImageGUID: guid(),
+		n := &Node{GUID: guid(), Type: check.NodeType(text()), Description: text(), SystemImageGUID: guid(),
 			VendorID: r.Uint32(), DeviceID: uint16(r.Uint32()), NumPorts: r.IntN(300) - 10, PartitionCap: r.IntN(70000),
 			Path: text()}
 		if r.IntN(2) == 0 {
@@ -88,18 +90,18 @@ func randFabric(r *rand.Rand) *Fabric {
 			p := &Port{Num: i, GUID: guid(), LID: uint16(r.Uint32()), LMC: uint8(r.Uint32()), SMLID: uint16(r.Uint32()),
 				State: text(), PhysState: text(), PKeyViolations: uint16(r.Uint32()), TableSize: r.IntN(70000) - 5}
 			if r.IntN(2) == 0 {
-				p.Enforcement = &Enforcement{r.IntN(2) == 0, r.IntN(2) == 0, r.IntN(2) == 0, r.IntN(2) == 0}
+				p.Enforcement = &check.Enforcement{Inbound: r.IntN(2) == 0, Outbound: r.IntN(2) == 0, FilterRawInbound: r.IntN(2) == 0, FilterRawOutbound: r.IntN(2) == 0}
 			}
 			if r.IntN(2) == 0 {
-				p.Peer = &PortID{guid(), r.IntN(255)}
+				p.Peer = &check.PortID{Node: guid(), Port: r.IntN(255)}
 			}
 			if r.IntN(3) == 0 {
 				p.PeerError = text()
 			}
 			if r.IntN(3) > 0 {
-				p.PKeys = []PKey{}
+				p.PKeys = []check.PKey{}
 				for range r.IntN(5) {
-					p.PKeys = append(p.PKeys, PKey(r.Uint32()))
+					p.PKeys = append(p.PKeys, check.PKey(r.Uint32()))
 				}
 			}
 			if r.IntN(3) == 0 {
@@ -113,7 +115,7 @@ func randFabric(r *rand.Rand) *Fabric {
 		f.Nodes = append(f.Nodes, n)
 	}
 	for range r.IntN(3) {
-		f.Unreachable = append(f.Unreachable, Unreachable{PortID{guid(), r.IntN(40)}, text(), text()})
+		f.Unreachable = append(f.Unreachable, Unreachable{check.PortID{Node: guid(), Port: r.IntN(40)}, text(), text()})
 	}
 	return f
 }
@@ -173,19 +175,19 @@ func TestEncodeFabricMatchesEncodingJSON(t *testing.T) {
 func TestFabricWritersCoverEveryField(t *testing.T) {
 	f := fatTreeFabric(2, 1, 1)
 	f.Incomplete = "stopped"
-	f.Unreachable = []Unreachable{{PortID{1, 2}, "0,1", "timeout"}}
+	f.Unreachable = []Unreachable{{check.PortID{Node: 1, Port: 2}, "0,1", "timeout"}}
 	n := f.Nodes[0]
 	n.Errors = []string{"SwitchInfo: timeout"}
 	n.PartitionEnforcementCap = 64
 	p := n.Ports[1]
-	p.Enforcement, p.PeerError, p.PKeysError, p.Error = &Enforcement{}, "x", "y", "z"
+	p.Enforcement, p.PeerError, p.PKeysError, p.Error = &check.Enforcement{}, "x", "y", "z"
 	p.GIDPrefix = 0xfe80000000000000
 	var b bytes.Buffer
 	if err := EncodeFabricWith(&b, f, FabricEncoding{}); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
-	for _, v := range []any{fabricFile{}, Node{}, Port{}, PortID{}, Enforcement{}, Unreachable{}} {
+	for _, v := range []any{fabricFile{}, Node{}, Port{}, check.PortID{}, check.Enforcement{}, Unreachable{}} {
 		rt := reflect.TypeOf(v)
 		for i := range rt.NumField() {
 			tag, _, _ := strings.Cut(rt.Field(i).Tag.Get("json"), ",")

@@ -1,4 +1,4 @@
-package check
+package fabric
 
 import (
 	"bytes"
@@ -7,6 +7,8 @@ import (
 	"io"
 	"strconv"
 	"time"
+
+	"github.com/ibkey/ibkey/internal/check"
 
 	"github.com/ibkey/ibkey/internal/jsonw"
 )
@@ -41,7 +43,7 @@ type fabricFile struct {
 	Source      string        `json:"source"`
 	SweptAt     time.Time     `json:"swept_at,omitzero"`
 	DurationMS  float64       `json:"duration_ms"`
-	Local       PortID        `json:"local"`
+	Local       check.PortID  `json:"local"`
 	Incomplete  string        `json:"incomplete,omitempty"`
 	Nodes       []*Node       `json:"nodes"`
 	Unreachable []Unreachable `json:"unreachable"`
@@ -73,13 +75,13 @@ func (p *Port) UnmarshalJSON(b []byte) error {
 	}
 	p.PKeys = nil
 	if w.PKeys != nil {
-		p.PKeys = make([]PKey, len(*w.PKeys))
+		p.PKeys = make([]check.PKey, len(*w.PKeys))
 		for i, s := range *w.PKeys {
 			if len(s) != 6 || s[:2] != "0x" || !allHex(s[2:]) {
 				return fmt.Errorf("port %d: pkeys[%d] = %q: want 0x and four hex digits", p.Num, i, s)
 			}
 			v, _ := strconv.ParseUint(s[2:], 16, 16)
-			p.PKeys[i] = PKey(v)
+			p.PKeys[i] = check.PKey(v)
 		}
 	}
 	return nil
@@ -161,7 +163,7 @@ func EncodeFabricWith(w io.Writer, f *Fabric, opt FabricEncoding) error {
 // The writers below follow the json tags of Node, Port, PortID and Enforcement field by
 // field, in order, omitempty included.
 
-func writePortID(w *jsonw.Writer, id PortID) {
+func writePortID(w *jsonw.Writer, id check.PortID) {
 	w.BeginObject()
 	w.Key("node_guid")
 	w.Hex(uint64(id.Node), 16)
@@ -343,7 +345,7 @@ func DecodeFabric(r io.Reader) (*Fabric, error) {
 	}
 	f := &Fabric{Source: ff.Source, SweptAt: ff.SweptAt, Duration: time.Duration(ff.DurationMS * float64(time.Millisecond)),
 		Local: ff.Local, Incomplete: ff.Incomplete, Unreachable: ff.Unreachable}
-	seen := map[GUID]bool{}
+	seen := map[check.GUID]bool{}
 	for i, n := range ff.Nodes {
 		if n == nil {
 			return bad("nodes[%d] is null", i)
@@ -356,7 +358,7 @@ func DecodeFabric(r io.Reader) (*Fabric, error) {
 		}
 		seen[n.GUID] = true
 		switch n.Type {
-		case NodeCA, NodeSwitch, NodeRouter:
+		case check.NodeCA, check.NodeSwitch, check.NodeRouter:
 		default:
 			return bad("node %s: type %q, want ca, switch or router", n.GUID, n.Type)
 		}
@@ -369,7 +371,7 @@ func DecodeFabric(r io.Reader) (*Fabric, error) {
 				return bad("node %s: ports[%d] is null", n.GUID, j)
 			}
 			lo := 1
-			if n.Type == NodeSwitch {
+			if n.Type == check.NodeSwitch {
 				lo = 0
 			}
 			if p.Num < lo || p.Num > n.NumPorts {
@@ -401,16 +403,26 @@ func DecodeFabric(r io.Reader) (*Fabric, error) {
 			if peer == nil {
 				return bad("node %s port %d: peer %s port %d is not in the file", n.GUID, p.Num, p.Peer.Node, p.Peer.Port)
 			}
-			if peer.Peer == nil || *peer.Peer != (PortID{n.GUID, p.Num}) {
+			if peer.Peer == nil || *peer.Peer != (check.PortID{Node: n.GUID, Port: p.Num}) {
 				return bad("node %s port %d: peer %s port %d does not name it back", n.GUID, p.Num, p.Peer.Node, p.Peer.Port)
 			}
-			if *p.Peer == (PortID{n.GUID, p.Num}) {
+			if *p.Peer == (check.PortID{Node: n.GUID, Port: p.Num}) {
 				return bad("node %s port %d is its own peer", n.GUID, p.Num)
 			}
 		}
 	}
-	if f.Local != (PortID{}) && f.Node(f.Local.Node) == nil {
+	if f.Local != (check.PortID{}) && f.Node(f.Local.Node) == nil {
 		return bad("local node %s is not in the file", f.Local.Node)
 	}
 	return f, nil
+}
+
+func allHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
 }

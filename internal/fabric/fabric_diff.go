@@ -1,12 +1,14 @@
-package check
+package fabric
 
 import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/ibkey/ibkey/internal/check"
 )
 
-// Change kinds in a FabricDiff, stable identifiers for scripts.
+// Change kinds of Diff, stable identifiers for scripts: the Rule of each finding.
 const (
 	ChangeNodeAdded    = "node-added"
 	ChangeNodeRemoved  = "node-removed"
@@ -21,32 +23,25 @@ const (
 	ChangeTableResized = "table-resized"
 )
 
-// Change is one difference between two sweeps.
-type Change struct {
-	Kind string `json:"kind"`
-	// Ports are the ports concerned: one, or the two ends of a link. For node
-	// changes the port is 0.
-	Ports   []FindingPort `json:"ports"`
-	Field   string        `json:"field,omitempty"`
-	Before  string        `json:"before,omitempty"`
-	After   string        `json:"after,omitempty"`
-	Message string        `json:"message"`
-}
+// DiffSeverity is the severity of every finding of Diff: a difference is reported,
+// not judged (whether a change is wanted is for the reader to say).
+const DiffSeverity = check.SeverityWarning
 
 // Diff lists what changed from sweep a to sweep b: nodes, links, port attributes and
-// P_Key table entries. Nodes are matched by node GUID, ports by number. Counters (P_Key
+// P_Key table entries, one finding per change (Rule is the Change kind; Field, Before
+// and After the value that changed, when one did). Nodes are matched by node GUID, ports by number. Counters (P_Key
 // violations), LIDs of the SM and the sweep's own metadata are not compared.
-func Diff(a, b *Fabric) []Change {
-	var out []Change
-	label := func(id PortID) (FindingPort, string) {
+func Diff(a, b *Fabric) []check.Finding {
+	var out []check.Finding
+	label := func(id check.PortID) (check.FindingPort, string) {
 		f := b
 		if f.Node(id.Node) == nil {
 			f = a
 		}
 		return f.FindingPort(id), f.Label(id)
 	}
-	add := func(kind, field, before, after, msg string, ids ...PortID) {
-		c := Change{Kind: kind, Field: field, Before: before, After: after, Message: msg}
+	add := func(kind, field, before, after, msg string, ids ...check.PortID) {
+		c := check.Finding{Severity: DiffSeverity, Rule: kind, Field: field, Before: before, After: after, Message: msg}
 		for _, id := range ids {
 			fp, _ := label(id)
 			c.Ports = append(c.Ports, fp)
@@ -56,10 +51,10 @@ func Diff(a, b *Fabric) []Change {
 	for _, na := range a.Nodes {
 		nb := b.Node(na.GUID)
 		if nb == nil {
-			add(ChangeNodeRemoved, "", "", "", fmt.Sprintf("%s %s (%s) is gone", na.Type, quoteDesc(na), na.GUID), PortID{na.GUID, 0})
+			add(ChangeNodeRemoved, "", "", "", fmt.Sprintf("%s %s (%s) is gone", na.Type, quoteDesc(na), na.GUID), check.PortID{Node: na.GUID, Port: 0})
 			continue
 		}
-		id0 := PortID{na.GUID, 0}
+		id0 := check.PortID{Node: na.GUID, Port: 0}
 		for _, c := range []struct{ field, before, after string }{
 			{"type", string(na.Type), string(nb.Type)},
 			{"description", na.Description, nb.Description},
@@ -79,7 +74,7 @@ func Diff(a, b *Fabric) []Change {
 	}
 	for _, nb := range b.Nodes {
 		if a.Node(nb.GUID) == nil {
-			add(ChangeNodeAdded, "", "", "", fmt.Sprintf("new %s %s (%s)", nb.Type, quoteDesc(nb), nb.GUID), PortID{nb.GUID, 0})
+			add(ChangeNodeAdded, "", "", "", fmt.Sprintf("new %s %s (%s)", nb.Type, quoteDesc(nb), nb.GUID), check.PortID{Node: nb.GUID, Port: 0})
 		}
 	}
 	la, lb := map[Link]bool{}, map[Link]bool{}
@@ -104,22 +99,22 @@ func Diff(a, b *Fabric) []Change {
 	sort.SliceStable(out, func(i, j int) bool {
 		pi, pj := out[i].Ports[0].PortID, out[j].Ports[0].PortID
 		if pi != pj {
-			return lessPortID(pi, pj)
+			return check.LessPortID(pi, pj)
 		}
-		return out[i].Kind < out[j].Kind
+		return out[i].Rule < out[j].Rule
 	})
 	return out
 }
 
-func diffPort(a, b *Fabric, n *Node, pa, pb *Port) []Change {
-	var out []Change
-	id := PortID{n.GUID, pa.Num}
+func diffPort(a, b *Fabric, n *Node, pa, pb *Port) []check.Finding {
+	var out []check.Finding
+	id := check.PortID{Node: n.GUID, Port: pa.Num}
 	fp := b.FindingPort(id)
 	name := b.Label(id)
 	add := func(kind, field, before, after, msg string) {
-		out = append(out, Change{Kind: kind, Ports: []FindingPort{fp}, Field: field, Before: before, After: after, Message: msg})
+		out = append(out, check.Finding{Severity: DiffSeverity, Rule: kind, Ports: []check.FindingPort{fp}, Field: field, Before: before, After: after, Message: msg})
 	}
-	enf := func(e *Enforcement) string {
+	enf := func(e *check.Enforcement) string {
 		if e == nil {
 			return ""
 		}
@@ -137,7 +132,7 @@ func diffPort(a, b *Fabric, n *Node, pa, pb *Port) []Change {
 		}
 		return strings.Join(on, ",")
 	}
-	guid := func(g GUID) string {
+	guid := func(g check.GUID) string {
 		if g == 0 {
 			return ""
 		}
@@ -170,8 +165,8 @@ func diffPort(a, b *Fabric, n *Node, pa, pb *Port) []Change {
 		add(ChangeTableResized, "table_size", fmt.Sprint(len(pa.PKeys)), fmt.Sprint(len(pb.PKeys)),
 			fmt.Sprintf("%s: P_Key table size %d -> %d", name, len(pa.PKeys), len(pb.PKeys)))
 	}
-	idx := func(t []PKey) map[PKey][]int {
-		m := map[PKey][]int{}
+	idx := func(t []check.PKey) map[check.PKey][]int {
+		m := map[check.PKey][]int{}
 		for i, k := range t {
 			if k.Valid() {
 				m[k] = append(m[k], i)
@@ -180,7 +175,7 @@ func diffPort(a, b *Fabric, n *Node, pa, pb *Port) []Change {
 		return m
 	}
 	ia, ib := idx(pa.PKeys), idx(pb.PKeys)
-	var values []PKey
+	var values []check.PKey
 	for k := range ia {
 		values = append(values, k)
 	}
@@ -190,8 +185,8 @@ func diffPort(a, b *Fabric, n *Node, pa, pb *Port) []Change {
 		}
 	}
 	sort.Slice(values, func(i, j int) bool {
-		if values[i].Key() != values[j].Key() {
-			return values[i].Key() < values[j].Key()
+		if values[i].Partition() != values[j].Partition() {
+			return values[i].Partition() < values[j].Partition()
 		}
 		return values[i] < values[j]
 	})
@@ -199,9 +194,9 @@ func diffPort(a, b *Fabric, n *Node, pa, pb *Port) []Change {
 		xa, xb := ia[k], ib[k]
 		switch {
 		case len(xb) == 0:
-			add(ChangePKeyRemoved, "pkeys", k.String(), "", fmt.Sprintf("%s: %s (%s member of %s) removed from index %s", name, k, k.Membership(), k.KeyString(), ints(xa)))
+			add(ChangePKeyRemoved, "pkeys", k.String(), "", fmt.Sprintf("%s: %s (%s member of %s) removed from index %s", name, k, k.Membership(), k.Partition(), ints(xa)))
 		case len(xa) == 0:
-			add(ChangePKeyAdded, "pkeys", "", k.String(), fmt.Sprintf("%s: %s (%s member of %s) added at index %s", name, k, k.Membership(), k.KeyString(), ints(xb)))
+			add(ChangePKeyAdded, "pkeys", "", k.String(), fmt.Sprintf("%s: %s (%s member of %s) added at index %s", name, k, k.Membership(), k.Partition(), ints(xb)))
 		case ints(xa) != ints(xb):
 			add(ChangePKeyMoved, "pkeys", ints(xa), ints(xb), fmt.Sprintf("%s: %s moved from index %s to %s (QPs holding the old index now use another entry)", name, k, ints(xa), ints(xb)))
 		}

@@ -1,0 +1,111 @@
+package check
+
+import (
+	"fmt"
+	"strconv"
+)
+
+// GUID is a node or port GUID (also used for a GID prefix, the first 64 bits of a
+// GID): the one GUID type above internal/ibverbs. It prints and encodes as 0x%016x,
+// ibstat's form; ParseGUID reads what users write.
+type GUID uint64
+
+func (g GUID) String() string { return fmt.Sprintf("0x%016x", uint64(g)) }
+
+// MarshalText encodes the GUID as 0x%016x.
+func (g GUID) MarshalText() ([]byte, error) { return []byte(g.String()), nil }
+
+// UnmarshalText reads 0x followed by 1 to 16 hex digits.
+func (g *GUID) UnmarshalText(b []byte) error {
+	s := string(b)
+	if len(s) < 3 || len(s) > 18 || (s[:2] != "0x" && s[:2] != "0X") || !allHex(s[2:]) {
+		return fmt.Errorf("bad GUID %q: want 0x and 1-16 hex digits, e.g. 0x0002c90300000204", s)
+	}
+	v, err := strconv.ParseUint(s[2:], 16, 64)
+	if err != nil {
+		return fmt.Errorf("bad GUID %q: %v", s, err)
+	}
+	*g = GUID(v)
+	return nil
+}
+
+// NodeType is NodeInfo's NodeType (IBA 14.2.5.3) as ibkey prints and the fabric JSON
+// writes it.
+type NodeType string
+
+const (
+	NodeCA     NodeType = "ca"
+	NodeSwitch NodeType = "switch"
+	NodeRouter NodeType = "router"
+)
+
+// NodeTypeOf returns the type NodeInfo's NodeType number names (IBA 14.2.5.3: 1 CA,
+// 2 switch, 3 router); ok is false for any other number.
+func NodeTypeOf(num uint8) (t NodeType, ok bool) {
+	switch num {
+	case 1:
+		return NodeCA, true
+	case 2:
+		return NodeSwitch, true
+	case 3:
+		return NodeRouter, true
+	}
+	return "", false
+}
+
+// Word names the type in a sentence: "CA", "switch", "router", or "node" when the
+// type is not known.
+func (t NodeType) Word() string {
+	switch t {
+	case NodeCA:
+		return "CA"
+	case NodeSwitch, NodeRouter:
+		return string(t)
+	}
+	return "node"
+}
+
+// Port states as sysfs and `ibkey devices` print them (PortInfo PortState).
+const (
+	StateDown   = "DOWN"
+	StateInit   = "INIT"
+	StateArmed  = "ARMED"
+	StateActive = "ACTIVE"
+)
+
+// PortID names a port in a fabric: a node GUID and a port number (0 is a switch's
+// port 0).
+type PortID struct {
+	Node GUID `json:"node_guid"`
+	Port int  `json:"port"`
+}
+
+// LessPortID orders ports by node GUID, then port number.
+func LessPortID(a, b PortID) bool {
+	if a.Node != b.Node {
+		return a.Node < b.Node
+	}
+	return a.Port < b.Port
+}
+
+// Enforcement is PortInfo's partition enforcement and raw packet filter bits
+// (IBA 14.2.5.6: PartitionEnforcementInbound/Outbound, FilterRawInbound/Outbound).
+type Enforcement struct {
+	Inbound           bool `json:"inbound"`
+	Outbound          bool `json:"outbound"`
+	FilterRawInbound  bool `json:"filter_raw_inbound"`
+	FilterRawOutbound bool `json:"filter_raw_outbound"`
+}
+
+// SubnetID is what tells subnets apart: the master SM's LID and the GID prefix, as the
+// local port reports them.
+type SubnetID struct {
+	SMLID     uint16
+	GIDPrefix GUID
+}
+
+// FormatGIDPrefix prints a GID prefix as the first half of a GID: fe80:0000:0000:0000.
+func FormatGIDPrefix(g GUID) string {
+	v := uint64(g)
+	return fmt.Sprintf("%04x:%04x:%04x:%04x", v>>48, v>>32&0xffff, v>>16&0xffff, v&0xffff)
+}
