@@ -101,7 +101,7 @@ func verdictToJSON(v check.Verdict) verdictJSON {
 		Reasons: nonNil(v.Reasons), Warnings: nonNil(v.Warnings), A: endpointToJSON(v.A), B: endpointToJSON(v.B),
 		AToB: directionToJSON(v.AToB), BToA: directionToJSON(v.BToA), Shared: []sharedJSON{}}
 	for _, p := range v.Shared {
-		j.Shared = append(j.Shared, sharedJSON{Key: check.PKey(p.Key).KeyString(), Default: p.Key == check.DefaultKey, Works: p.Works,
+		j.Shared = append(j.Shared, sharedJSON{Key: p.Key.String(), Default: p.Key == check.DefaultPartition, Works: p.Works,
 			A: sideToJSON(p.A), B: sideToJSON(p.B)})
 	}
 	for _, h := range v.Hops {
