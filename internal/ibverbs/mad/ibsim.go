@@ -244,17 +244,21 @@ func (c *ibsimClient) ctlCall(ctx context.Context, typ uint32, slot int, data []
 	// signal): ibsim assigns the slot anyway, and a client that left without reading
 	// the answer holds a slot no one frees. The wait is still bounded by deadline.
 	waitCtx := ctx
+	var pinErr error
 	if typ == ibsimCtlConnect {
 		waitCtx = context.WithoutCancel(ctx)
-		if err := c.pinDataSocket(waitCtx, deadline); err != nil {
-			return nil, err
-		}
+		// Not pinned: the answer is still awaited; only a client gone before it
+		// comes leaves ibsim exposed, and the error then says so.
+		pinErr = c.pinDataSocket(waitCtx, deadline)
 	}
 	var r [ibsimCtlSize + 1]byte
 	for {
 		n, _, err := unix.Recvfrom(c.ctl, r[:], unix.MSG_DONTWAIT)
 		if errors.Is(err, unix.EAGAIN) {
 			if err := waitFD(waitCtx, c.ctl, unix.POLLIN, deadline); err != nil {
+				if pinErr != nil {
+					return nil, fmt.Errorf("ibsim %q: %w to %s (is ibsim stopped?): %w; %w (ibsim may exit when it handles the CONNECT)", c.base, errIbsimNoAnswer, what, err, pinErr)
+				}
 				return nil, fmt.Errorf("ibsim %q: %w to %s (is ibsim stopped?): %w", c.base, errIbsimNoAnswer, what, err)
 			}
 			continue
@@ -293,11 +297,10 @@ func (c *ibsimClient) pinDataSocket(ctx context.Context, deadline time.Time) err
 			return nil
 		}
 		if !errors.Is(err, unix.EAGAIN) {
-			return fmt.Errorf("ibsim %q: after CONNECT: %w", c.base, err)
+			return fmt.Errorf("the CONNECT's socket could not be pinned: %w", err)
 		}
 		if err := waitFD(ctx, c.ctl, unix.POLLOUT, deadline); err != nil {
-			// The CONNECT is queued but its guard is not: ibsim's queue is full.
-			return fmt.Errorf("ibsim %q: %w to CONNECT, and its control queue is full (is ibsim stopped?): %w", c.base, errIbsimNoAnswer, err)
+			return fmt.Errorf("the CONNECT's socket could not be pinned: ibsim's control queue is full: %w", err)
 		}
 	}
 }
