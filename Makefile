@@ -41,11 +41,9 @@ fabric-test:
 
 ## faults: the fault-injection suite (internal/faults) against the built binary: ibsim
 ## stalled, killed and restarted under discover, pkeys and watch; SIGINT/TERM/HUP/QUIT at
-## random moments; FIFOs, /dev/zero, huge files and escape sequences at every input.
-## FAULT_ROUNDS rounds per command class (default 200; CI runs a few). FAULT_SKIP is a
-## go test -skip pattern (CI skips the stalled-simulator class: a SIGSTOP between
-## ibkey's status probe and its CONNECT can leave ibsim a CONNECT it panics on after
-## SIGCONT, an ibsim bug the client cannot close; make faults runs it and reports it).
+## random moments, also to the watch screen on a pty (terminal restored); FIFOs,
+## /dev/zero, huge files and escape sequences at every input. FAULT_ROUNDS rounds per
+## command class (default 200; CI runs a few). FAULT_SKIP is a go test -skip pattern.
 FAULT_ROUNDS ?= 200
 FAULT_SKIP ?=
 faults:

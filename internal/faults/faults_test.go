@@ -12,7 +12,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -474,7 +476,10 @@ func TestFaultsSignals(t *testing.T) {
 // TestFaultsStalledSimulator stops ibsim (SIGSTOP) at a random moment of each
 // command. A one-shot command must end by itself (MAD deadlines, --timeout); any
 // command must end after a signal. After SIGCONT ibsim must still run (an abandoned
-// CONNECT used to make it exit), hold no slot of ours, and take a new client.
+// CONNECT used to make it exit: mad.DialIbsim pins its socket now), hold no slot of
+// ours, and take a new client. One slot is allowed and counted apart: that of a
+// CONNECT sent just before the stop, which ibkey gave up on and named on stderr
+// (ibsim has no way to withdraw a queued CONNECT; see abandonedSlots).
 func TestFaultsStalledSimulator(t *testing.T) {
 	topo := fatTree(t)
 	var c tally
@@ -532,9 +537,26 @@ func TestFaultsStalledSimulator(t *testing.T) {
 					if len(log) > 2000 {
 						log = log[len(log)-2000:]
 					}
-					t.Fatalf("ibsim exited after SIGCONT (an abandoned request?):\n%s", log)
+					c.add(cl.name, "IBSIM EXITED after SIGCONT, after "+what)
+					fails.add("ibsim exited after SIGCONT (an abandoned request?)", log)
+					l.Kill()
+					l = startLab(t, topo, nil)
+					continue
 				}
-				if cs := leaked(t, l); len(cs) > 0 {
+				cs := leaked(t, l)
+				if slots := abandonedSlots(r.stderr, cs); slots != nil {
+					// Known ibsim limitation, counted and cleared, not a failure: ibkey
+					// gave up on a CONNECT it had sent to the stopped ibsim (there is no
+					// way to withdraw one) and said so, naming its client id. ibsim
+					// attached that client when it resumed (ibsim/ibsim.c
+					// sim_ctl_new_client) and keeps the slot until its console frees it.
+					c.add(cl.name, "known ibsim limitation: a CONNECT ibkey gave up on (and named) holds a slot, freed on the console; after "+what)
+					for _, slot := range slots {
+						l.MustConsole(fmt.Sprintf("X %d", slot))
+					}
+					cs = leaked(t, l)
+				}
+				if len(cs) > 0 {
 					c.add(cl.name, "LEAKED an ibsim slot after "+what)
 					fails.add("leaked an ibsim client slot", strings.Join(cs, "\n"))
 					l.Kill()
@@ -545,6 +567,32 @@ func TestFaultsStalledSimulator(t *testing.T) {
 			checkSlots(t, l, cl.name)
 		})
 	}
+}
+
+// abandonedRE: how ibkey names the client id of a CONNECT it gave up on (mad.DialIbsim).
+var abandonedRE = regexp.MustCompile(`will attach client pid (\d+) to a slot no one frees`)
+
+// clientRE: a line of ibsim's Attached console command.
+var clientRE = regexp.MustCompile(`^Client (\d+): pid (\d+) `)
+
+// abandonedSlots returns the slots of the attached clients (ibsim's Attached lines)
+// when every one of them is a client ibkey's stderr named as a CONNECT it gave up on;
+// nil otherwise (a real leak).
+func abandonedSlots(stderr string, clients []string) []int {
+	named := map[string]bool{}
+	for _, m := range abandonedRE.FindAllStringSubmatch(stderr, -1) {
+		named[m[1]] = true
+	}
+	var slots []int
+	for _, cl := range clients {
+		m := clientRE.FindStringSubmatch(cl)
+		if m == nil || !named[m[2]] {
+			return nil
+		}
+		slot, _ := strconv.Atoi(m[1])
+		slots = append(slots, slot)
+	}
+	return slots
 }
 
 // sweptNodes counts the nodes of a `fabric discover -o json` document.

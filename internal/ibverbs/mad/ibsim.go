@@ -75,9 +75,8 @@ func abstractAddr(name string) *unix.SockaddrUnix {
 // attach (each control exchange also gives up after 2s).
 //
 // Before it asks for a slot, DialIbsim checks that ibsim answers at all: a
-// CONNECT left in the queue of a stopped ibsim is handled when it resumes,
-// and ibsim exits (IBPANIC "can't connect to in socket") when the client's
-// socket is gone by then.
+// CONNECT left in the queue of a stopped ibsim is handled when it resumes and
+// takes a slot no one frees (pinDataSocket keeps ibsim itself alive through it).
 func DialIbsim(ctx context.Context, opts IbsimOptions) (*Ibsim, error) {
 	base := opts.SockName
 	if base == "" {
@@ -126,6 +125,13 @@ func DialIbsim(ctx context.Context, opts IbsimOptions) (*Ibsim, error) {
 	reply, err := c.ctlCall(ctx, ibsimCtlConnect, 0, info[:])
 	if err != nil {
 		c.closeSockets()
+		if errors.Is(err, errIbsimNoAnswer) {
+			// The CONNECT is in ibsim's queue and cannot be withdrawn: when ibsim
+			// resumes it attaches a client with our id to a slot that no one frees
+			// (ibsim/ibsim.c sim_ctl_new_client assigns it; only a DISCONNECT naming
+			// the slot, which only its answer tells, or the console frees it).
+			return nil, fmt.Errorf("%w; when ibsim resumes it will attach client pid %d to a slot no one frees: its console command Attached lists it, X SLOT frees it", err, id)
+		}
 		if errors.Is(err, errIbsimRefused) {
 			where := "the default node"
 			if opts.Node != "" {
@@ -156,7 +162,10 @@ func DialIbsim(ctx context.Context, opts IbsimOptions) (*Ibsim, error) {
 	return &Ibsim{engine: newEngine(c, opts.Options, rand.Uint32()), Node: node, Slot: c.slot}, nil
 }
 
-var errIbsimRefused = errors.New("ibsim answered with an error")
+var (
+	errIbsimRefused  = errors.New("ibsim answered with an error")
+	errIbsimNoAnswer = errors.New("no answer")
+)
 
 // ibsimClient is the endpoint: one control and one data socket, non-blocking,
 // and an eventfd that wakes the engine's loop.
@@ -233,19 +242,24 @@ func (c *ibsimClient) ctlCall(ctx context.Context, typ uint32, slot int, data []
 	}
 	// Once a CONNECT is sent, its answer is awaited even when ctx is cancelled (a
 	// signal): ibsim assigns the slot anyway, and a client that left without reading
-	// the answer and without DISCONNECT makes ibsim reply to a vanished socket, which
-	// it does not survive (IBPANIC in ibsim/sim_net.c). The wait is still bounded by
-	// deadline; DialIbsim then gives the slot back.
+	// the answer holds a slot no one frees. The wait is still bounded by deadline.
 	waitCtx := ctx
+	var pinErr error
 	if typ == ibsimCtlConnect {
 		waitCtx = context.WithoutCancel(ctx)
+		// Not pinned: the answer is still awaited; only a client gone before it
+		// comes leaves ibsim exposed, and the error then says so.
+		pinErr = c.pinDataSocket(waitCtx, deadline)
 	}
 	var r [ibsimCtlSize + 1]byte
 	for {
 		n, _, err := unix.Recvfrom(c.ctl, r[:], unix.MSG_DONTWAIT)
 		if errors.Is(err, unix.EAGAIN) {
 			if err := waitFD(waitCtx, c.ctl, unix.POLLIN, deadline); err != nil {
-				return nil, fmt.Errorf("ibsim %q: no answer to %s (is ibsim stopped?): %w", c.base, what, err)
+				if pinErr != nil {
+					return nil, fmt.Errorf("ibsim %q: %w to %s (is ibsim stopped?): %w; %w (ibsim may exit when it handles the CONNECT)", c.base, errIbsimNoAnswer, what, err, pinErr)
+				}
+				return nil, fmt.Errorf("ibsim %q: %w to %s (is ibsim stopped?): %w", c.base, errIbsimNoAnswer, what, err)
 			}
 			continue
 		}
@@ -259,6 +273,35 @@ func (c *ibsimClient) ctlCall(ctx context.Context, typ uint32, slot int, data []
 			return nil, errIbsimRefused
 		}
 		return append([]byte(nil), r[16:ibsimCtlSize]...), nil
+	}
+}
+
+// pinDataSocket keeps the client's data socket BASE:inID alive until ibsim has
+// handled the CONNECT just sent, even if this process is gone by then: it sends
+// ibsim's control socket a 1-byte datagram carrying the data socket's descriptor
+// (SCM_RIGHTS, unix(7)). A descriptor in flight holds its socket, and with it the
+// socket's abstract name, until the receiver reads the datagram. ibsim reads its
+// control messages in order, one per loop (ibsim/ibsim.c sim_run): first the CONNECT,
+// whose handler connects the slot's socket to BASE:inID and calls IBPANIC ("can't
+// connect to in socket") if no socket has that name (sim_ctl_new_client), then this
+// datagram, which sim_ctl discards unread because it is not a struct sim_ctl (and
+// with it the descriptor). So a CONNECT left behind by a client that gave up on a
+// stopped ibsim, or was killed, no longer ends ibsim. The CONNECT's own datagram
+// cannot carry the descriptor: a descriptor ibsim does not take is released when its
+// recvfrom returns, before the connect.
+func (c *ibsimClient) pinDataSocket(ctx context.Context, deadline time.Time) error {
+	rights := unix.UnixRights(c.data)
+	for {
+		err := unix.Sendmsg(c.ctl, []byte{0}, rights, c.server, unix.MSG_DONTWAIT)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, unix.EAGAIN) {
+			return fmt.Errorf("the CONNECT's socket could not be pinned: %w", err)
+		}
+		if err := waitFD(ctx, c.ctl, unix.POLLOUT, deadline); err != nil {
+			return fmt.Errorf("the CONNECT's socket could not be pinned: ibsim's control queue is full: %w", err)
+		}
 	}
 }
 

@@ -120,7 +120,7 @@ func TablesNotRead(f *fabric.Fabric) int {
 // PartialResult). ctx is the command's (main cancels it on a signal); --timeout,
 // counted from now, bounds the whole sweep. Attaching runs under ctx alone: the
 // transport bounds it itself (ibsim: a few seconds; umad opens a local device), and a
-// CONNECT cut short would leave ibsim a request it crashes on when it gets to it (an
+// CONNECT cut short would leave ibsim a client slot no one frees when it gets to it (an
 // abandoned connect), so a --timeout that expires while attaching takes effect right
 // after. A sweep that read nothing is an error: exit 4 when --timeout or ctx ended it,
 // else exit 3 (no fabric access).

@@ -54,6 +54,15 @@ func Execute(ctx context.Context, root *cobra.Command, args []string, streams *I
 		return ExitOK
 	}
 	err = ibsimSpacedError(root, args, err)
+	if cause := context.Cause(ctx); signalCause(cause) && ExitCode(err) < ExitSignal {
+		// A signal ended the command: what it returned (a read cut short, "context
+		// canceled", addresses "failed") is the consequence. Name the signal and exit
+		// 128+signo, as the screen does, never 3 or 4 as if the fabric had failed.
+		if !Reported(err) {
+			fmt.Fprintf(streams.ErrOut, "ibkey: stopped by a signal (%s): %s\n", cause, textsafe.Error(err))
+		}
+		return SignalExitCode(cause)
+	}
 	if !Reported(err) {
 		// textsafe: an error can quote a file's bytes or a user's token; it is
 		// sanitised and capped (a 10 MB line is summarised) before a terminal sees it.

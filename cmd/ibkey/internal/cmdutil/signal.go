@@ -56,6 +56,19 @@ func signalOf(cause error) syscall.Signal {
 	return syscall.SIGINT
 }
 
+// signalCause reports whether cause is that of a SignalContext cancelled by a signal.
+func signalCause(cause error) bool {
+	if cause == nil {
+		return false
+	}
+	for _, s := range Signals {
+		if cause.Error() == s.String()+" signal received" {
+			return true
+		}
+	}
+	return false
+}
+
 // SignalGrace is how long a command has, after a signal, to clean up and return before
 // the process exits without it (Watchdog).
 const SignalGrace = 3 * time.Second

@@ -1,12 +1,18 @@
 package cmdutil
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"strings"
 	"syscall"
 	"testing"
 
+	"github.com/spf13/cobra"
+
+	"github.com/ibkey/ibkey/internal/query"
 	"github.com/ibkey/ibkey/internal/tui"
 )
 
@@ -45,6 +51,40 @@ func TestExitCodes(t *testing.T) {
 	for _, tc := range cases {
 		if got := ExitCode(tc.err); got != tc.want {
 			t.Errorf("ExitCode(%v) = %d, want %d", tc.err, got, tc.want)
+		}
+	}
+}
+
+// TestExecuteSignalled: a command that returns an error after a signal cancelled the
+// process context (a MAD read cut short, an attach given up) exits 128+signo and names
+// the signal, whatever its error would map to; a command that finished anyway exits 0,
+// and an error without a signal keeps its own code.
+func TestExecuteSignalled(t *testing.T) {
+	for _, tc := range []struct {
+		sig    syscall.Signal
+		runErr error
+		want   int
+	}{
+		{syscall.SIGHUP, &query.EnvError{Msg: "4 of 4 addresses failed: context canceled"}, 129},
+		{syscall.SIGINT, &IncompleteError{Unchecked: []string{"lid 3"}}, 130},
+		{syscall.SIGQUIT, Exit(ExitIncomplete), 131},
+		{syscall.SIGTERM, nil, 0},
+		{0, &query.EnvError{Msg: "no such device"}, ExitEnv},
+	} {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		if tc.sig != 0 {
+			cancel(errors.New(tc.sig.String() + " signal received"))
+		}
+		var stderr bytes.Buffer
+		root := &cobra.Command{Use: "ibkey", SilenceErrors: true, SilenceUsage: true,
+			RunE: func(*cobra.Command, []string) error { return tc.runErr }}
+		got := Execute(ctx, root, nil, &IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: &stderr})
+		cancel(nil)
+		if got != tc.want {
+			t.Errorf("%v, command error %v: exit %d, want %d (stderr %q)", tc.sig, tc.runErr, got, tc.want, stderr.String())
+		}
+		if tc.sig != 0 && tc.runErr != nil && !Reported(tc.runErr) && !strings.Contains(stderr.String(), tc.sig.String()+" signal received") {
+			t.Errorf("%v: stderr %q does not name the signal", tc.sig, stderr.String())
 		}
 	}
 }

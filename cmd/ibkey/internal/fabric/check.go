@@ -60,10 +60,12 @@ is the port whose LID the ports report as their SM LID; --allow-both mirrors Ope
 enforcement off on every switch port: --ignore enforcement-off).
 
 Exit codes: 0 no errors (warnings allowed unless --strict); 1 errors (or warnings with
---strict); 2 bad usage, --fabric-file or --partitions file; 3 no fabric access; 4 a
-partial sweep, or a saved one without tables (--no-tables): findings printed first,
-what was not read is not checked and is named on stderr; 4 also when what OpenSM does
-with the --partitions file cannot be predicted.
+--strict), also when the sweep was partial: what was found is definite, and stderr
+still says what was not read; 2 bad usage, --fabric-file or --partitions file; 3 no
+fabric access; 4 a partial sweep, or a saved one without tables (--no-tables), that
+found no error in what it read: findings printed first, what was not read is not
+checked and is named on stderr; 4 also when what OpenSM does with the --partitions
+file cannot be predicted.
 
 JSON (-o json), schema schemas/fabric-check.schema.json: {"schema_version":1,"source",
 "partitions_file","findings":[{"severity","rule","ports":[{"node_guid","port","node_desc"}],"pkeys":[],"message","action"}],"errors","warnings"}.`,
@@ -145,7 +147,11 @@ func runCheck(o *CheckOptions) error {
 	if err := o.Source.Validate(); err != nil {
 		return err
 	}
-	return o.Source.Load(o.Ctx, o.Notices, false, true, func(fab *fabric.Fabric) error {
+	// definite: the audit found a failure in what was read (an error, or with --strict
+	// a warning), not merely something unread. It wins over a partial sweep: exit 1,
+	// the sweep's gaps still named on stderr.
+	definite := false
+	err := o.Source.Load(o.Ctx, o.Notices, false, true, func(fab *fabric.Fabric) error {
 		auditOpts := fabric.AuditOptions{}
 		if osm != nil {
 			auditOpts = osm.AuditOptions()
@@ -209,6 +215,9 @@ func runCheck(o *CheckOptions) error {
 		if len(res.Outside) > 0 {
 			o.Notices.Note(fmt.Sprintf("%s outside the swept subnet, not audited: %s", cmdutil.Plural(len(res.Outside), "port", "ports"), outsideList(fab, res.Outside)))
 		}
+		for _, fd := range findings {
+			definite = definite || (check.HasErrors([]check.Finding{fd}, o.Strict) && fd.Rule != fabric.RuleNotRead && fd.Rule != fabric.RuleSweepIncomplete)
+		}
 		if check.HasErrors(findings, o.Strict) {
 			return cmdutil.Exit(cmdutil.ExitNo)
 		}
@@ -218,6 +227,10 @@ func runCheck(o *CheckOptions) error {
 		}
 		return nil
 	})
+	if definite && cmdutil.ExitCode(err) == cmdutil.ExitIncomplete {
+		return cmdutil.Exit(cmdutil.ExitNo)
+	}
+	return err
 }
 
 // outsideList names up to four ports outside the subnet, with why.

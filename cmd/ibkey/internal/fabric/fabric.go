@@ -37,7 +37,8 @@ it too, with the simulator or umad port released.
 Exit codes (all subcommands): 2 bad usage or an unusable --fabric-file (the problem is
 named); 3 no fabric access; 4 a partial sweep (stopped at --timeout, reads that
 failed, or nodes behind a link that did not answer): what was read is printed first,
-then what was not, on stderr.`,
+then what was not, on stderr (fabric check exits 1 instead when it found errors in
+what was read). A signal ends a command with 128+signo.`,
 		Example: `  ibkey fabric discover --ibsim
   ibkey fabric discover -o json > fabric.json
   ibkey fabric pkeys --fabric-file fabric.json --key 0x0002

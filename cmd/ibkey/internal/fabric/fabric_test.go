@@ -185,3 +185,51 @@ func TestCheckNamesGUIDsNotInFabric(t *testing.T) {
 		t.Errorf("exit %d\n%s--- stderr\n%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestCheckPartialWithErrors: a partial sweep (one P_Key table not read) whose audit
+// still finds errors in what was read exits 1, the errors being definite, and stderr
+// still names the gap; the same gap without an error in what was read exits 4, and
+// --strict makes its warnings count (exit 1).
+func TestCheckPartialWithErrors(t *testing.T) {
+	partial := func(name, from string) string {
+		f, err := cmdutil.ReadFabricFile(from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		broken := false
+		for _, n := range f.Nodes {
+			if n.Description == "HcaD" {
+				for _, p := range n.Ports {
+					p.PKeys, p.PKeysError = nil, "timed out"
+					broken = true
+					break
+				}
+			}
+		}
+		if !broken {
+			t.Fatalf("%s has no node HcaD", from)
+		}
+		var b strings.Builder
+		if err := fabric.EncodeFabric(&b, f); err != nil {
+			t.Fatal(err)
+		}
+		return writeTemp(t, name, b.String())
+	}
+	withErrors := partial("changed-partial.json", changedFabric)
+	clean := partial("small-partial.json", smallFabric)
+	for _, tc := range []struct {
+		args   []string
+		code   int
+		stdout string
+	}{
+		{[]string{"fabric", "check", "--fabric-file", withErrors}, 1, "2 errors, "},
+		{[]string{"fabric", "check", "--fabric-file", withErrors, "-o", "json"}, 1, `"errors": 2`},
+		{[]string{"fabric", "check", "--fabric-file", clean}, 4, "0 errors, "},
+		{[]string{"fabric", "check", "--fabric-file", clean, "--strict"}, 1, "0 errors, "},
+	} {
+		r := runIbkey(t, false, nil, tc.args...)
+		if r.code != tc.code || !strings.Contains(r.stdout, tc.stdout) || !strings.Contains(r.stderr, "ibkey: partial sweep: ") || !strings.Contains(r.stderr, "not checked") {
+			t.Errorf("ibkey %s: exit %d, stderr %q; want exit %d, stdout with %q and the partial sweep named on stderr\n%s", strings.Join(tc.args, " "), r.code, r.stderr, tc.code, tc.stdout, r.stdout)
+		}
+	}
+}

@@ -99,9 +99,10 @@ every pair of ranks must land in the same partition with at least one full membe
 that partition (one value when it is the same everywhere).
 
 Exit codes: 0 every library checked works; 1 one does not (an empty entry, a value not
-in the table, hosts in different partitions, limited members only); 2 bad input;
-3 no device, port or fabric access; 4 the answer depends on an entry or setting that
-could not be read or is not interpreted (listed on stderr).
+in the table, hosts in different partitions, limited members only; with --want, a
+library that no setting puts in the partition: DOES NOT WORK); 2 bad input; 3 no
+device, port or fabric access; 4 the answer depends on an entry or setting that could
+not be read or is not interpreted (listed on stderr), and no library fails.
 
 JSON (-o json; schemas/job.schema.json): {"schema_version","mode":"resolve"|"want",
 "partition"?,"hosts","peers_checked","libraries":[{"library","name","kind","setting"?,

@@ -2,7 +2,9 @@ package job
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -166,4 +168,57 @@ func TestBuildTouchesNothing(t *testing.T) {
 	if err := c.Execute(); err != nil || got == nil || got.Want != "0x2" || len(got.Assign) != 1 {
 		t.Fatalf("runF got %+v, err %v", got, err)
 	}
+}
+
+// TestWantExitCode: --want answers "can each library be put in this partition": for
+// every partition 0x0001-0x0030 and 0x7fff on the fixture host, and each library alone
+// and all together, the exit code is 1 when a library has no setting that works
+// (does-not-work, "DOES NOT WORK" in the text), else 4 when one could not be checked,
+// else 0.
+func TestWantExitCode(t *testing.T) {
+	libs := []string{"nccl", "ucx", "nvshmem", "gasnet", "mvapich2", "openmpi", ""}
+	seen := map[int]int{}
+	for k := 1; k <= 0x31; k++ {
+		key := k
+		if k == 0x31 {
+			key = 0x7fff
+		}
+		for _, lib := range libs {
+			args := []string{"--want", fmt.Sprintf("0x%04x", key)}
+			if lib != "" {
+				args = append(args, "--lib", lib)
+			}
+			r := runJob(t, nil, append(args, "-o", "json")...)
+			var doc struct {
+				Libraries []struct {
+					Library string `json:"library"`
+					Verdict string `json:"verdict"`
+				} `json:"libraries"`
+			}
+			if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+				t.Fatalf("%v: %v\n%s", args, err, r.stdout)
+			}
+			want := 0
+			for _, l := range doc.Libraries {
+				switch {
+				case l.Verdict == "does-not-work":
+					want = 1
+				case l.Verdict == "not-checked" && want == 0:
+					want = 4
+				}
+			}
+			if r.code != want {
+				t.Errorf("%v: exit %d, want %d (verdicts %+v)", args, r.code, want, doc.Libraries)
+			}
+			text := runJob(t, nil, args...)
+			if text.code != r.code || strings.Contains(text.stdout, "DOES NOT WORK") != (want == 1) {
+				t.Errorf("%v: text exit %d (json %d), DOES NOT WORK shown %v\n%s", args, text.code, r.code, strings.Contains(text.stdout, "DOES NOT WORK"), text.stdout)
+			}
+			seen[r.code]++
+		}
+	}
+	if seen[0] == 0 || seen[1] == 0 {
+		t.Errorf("exit codes seen %v: the cases must include works and does-not-work", seen)
+	}
+	t.Logf("exit codes over the cases: %v", seen)
 }

@@ -2,6 +2,7 @@ package watch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -78,7 +79,8 @@ chosen (--ca DEV, which needs root or the rdma group, or --ibsim; the SMP goes t
 local port, directed route 0 or its LID, checked by NodeGUID), else they show as n/a
 with the reasons, never as 0. M_Key violations are PortInfo's only. A RoCE port (--ca
 on an Ethernet link layer) has no QP0 and answers no SMPs: ibkey says so and watches
-with verbs and sysfs.
+with verbs and sysfs; so it does on an InfiniBand --ca port whose umad device cannot be
+opened (no root or rdma group), M_Key violations then n/a with umad's error.
 
 Over the fabric: --lid LIDS (a LID, a list or a range) or --dr PATH watches those
 ports instead, with --port P or all as in 'ibkey pkeys': state and violation counters
@@ -209,7 +211,9 @@ func runCounters(o *CountersOptions) error {
 		}
 		// A transport was chosen: the local ports' PortInfo violation counters, which
 		// sysfs does not have, come from SMPs to the local port.
-		return o.MAD.With(o.Ctx, func(ctx context.Context, fab *query.Fabric) error {
+		opened := false
+		err := o.MAD.With(o.Ctx, func(ctx context.Context, fab *query.Fabric) error {
+			opened = true
 			views, err := host.LoadMany(o.Selectors)
 			if err != nil {
 				return err
@@ -218,7 +222,44 @@ func runCounters(o *CountersOptions) error {
 			prefer()
 			return watchCounters(ctx, o, f, sampler, host.Label, fab.Via)
 		})
+		var umadErr *query.EnvError
+		if opened || verbs == nil || o.MAD.IbsimBase() != "" || !errors.As(err, &umadErr) {
+			return err
+		}
+		// The umad device of an InfiniBand --ca port cannot be opened (no root or
+		// rdma group, no device): the violation counters verbs reads need neither.
+		// Say so, and watch with verbs and sysfs as on a RoCE port; only PortInfo's
+		// own counters (M_Key violations) are n/a, with umad's reason.
+		port := o.MAD.CAPort
+		if port == 0 {
+			port = 1
+		}
+		ca, lerr := host.Load(query.Selector{Device: o.MAD.CA, Port: port, HasPort: true}, query.LoadOptions{})
+		if lerr != nil || len(ca) != 1 {
+			return err // no such --ca port: umad's error names it
+		}
+		return o.watchWithoutUmad(f, host, sampler, ca[0], umadErr, prefer)
 	}
+	prefer()
+	return watchCounters(o.Ctx, o, f, sampler, host.Label, "")
+}
+
+// watchWithoutUmad watches local ports with verbs and sysfs when the umad device of
+// the --ca port ca could not be opened (why): a note names the sources used, and
+// PortInfo's counters are n/a with umad's error on the InfiniBand ports.
+func (o *CountersOptions) watchWithoutUmad(f cmdutil.Format, host *query.Host, sampler *query.Sampler, ca *query.PortView, why *query.EnvError, prefer func()) error {
+	views, err := host.LoadMany(o.Selectors)
+	if err != nil {
+		return err
+	}
+	o.Notices().Note(query.MADSupport(ca, errors.New(why.Msg)))
+	src := noPortInfo(views)
+	for _, v := range views {
+		if _, other := src.why[v.Ref()]; !other {
+			src.why[v.Ref()] = "no PortInfo: umad unavailable: " + why.Msg
+		}
+	}
+	sampler.UsePortInfo(src)
 	prefer()
 	return watchCounters(o.Ctx, o, f, sampler, host.Label, "")
 }
@@ -226,7 +267,7 @@ func runCounters(o *CountersOptions) error {
 // noPortInfo is the PortInfo source when no SMP is sent: every counter n/a, a RoCE
 // or iWARP port's because it has no PortInfo, an InfiniBand port's because SMPs need
 // fabric access (query.FabricAccessReason).
-func noPortInfo(views []*query.PortView) query.CounterSource {
+func noPortInfo(views []*query.PortView) *portInfoReasons {
 	s := &portInfoReasons{why: map[query.PortRef]string{}}
 	for _, v := range views {
 		if ll := v.LinkLayer(); ll != "" && ll != "InfiniBand" {

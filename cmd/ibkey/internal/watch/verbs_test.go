@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -220,5 +221,62 @@ func TestLocalVerbs(t *testing.T) {
 	v.Read(query.PortRef{Device: "nosuchdev0", Port: 1}, []string{query.QKeyViolations}, out)
 	if out[0].Unavailable == "" && out[0].Err == "" {
 		t.Errorf("a device that does not exist read as %+v", out[0])
+	}
+}
+
+// TestWatchCountersCaNoUmad: --ca on an InfiniBand port whose umad device cannot be
+// opened (no root: EACCES) watches with verbs and sysfs, saying so, instead of exit 3;
+// M_Key violations (PortInfo's only) are n/a with umad's reason. Without a verbs source
+// (a saved tree, the demo host), and for a --ca port that does not exist, umad's error
+// stands (exit 3).
+func TestWatchCountersCaNoUmad(t *testing.T) {
+	dir := watchTree(t)
+	denied := fmt.Errorf("umad: open /dev/infiniband/umad0: %w (umad needs root or the rdma group)", os.ErrPermission)
+	rootWith := func(src func() *query.VerbsCounters) cmdtest.Root {
+		return cmdtest.WithCommands(func(f *cmdutil.Factory) *cobra.Command {
+			w := &cobra.Command{Use: "watch"}
+			w.AddCommand(NewCmdCounters(f, func(o *CountersOptions) error {
+				o.Verbs = func(h *query.Host) *query.VerbsCounters { return src() }
+				o.MAD.OpenUmad = func(string, int, mad.UmadOptions) (mad.Transport, error) { return nil, denied }
+				return runCounters(o)
+			}))
+			return w
+		})
+	}
+	lib := newFakeVerbs("mlx5_0")
+	root := rootWith(func() *query.VerbsCounters { return query.NewVerbsCounters(lib, nil) })
+	r := cmdtest.Run(t, root, false, nil, "--sysfs", dir, "watch", "counters", "--ca", "mlx5_0", "mlx5_0/1", "--once", "-o", "json", "--all-counters")
+	if r.Code != 0 {
+		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
+	}
+	for _, w := range []string{"mlx5_0/1: MADs unavailable (umad: open /dev/infiniband/umad0: permission denied", "violation counters: from verbs"} {
+		if !strings.Contains(r.Stderr, w) {
+			t.Errorf("stderr lacks %q:\n%s", w, r.Stderr)
+		}
+	}
+	var s sampleJSON
+	if err := json.Unmarshal([]byte(r.Stdout), &s); err != nil {
+		t.Fatal(err)
+	}
+	c := s.Ports[0].Counters
+	if q := c["qkey_violations"]; q.Source != "verbs" || q.Value == nil || *q.Value != 100 {
+		t.Errorf("qkey_violations: %+v, want 100 from verbs", q)
+	}
+	if m := c["mkey_violations"]; m.Value != nil || !strings.Contains(m.Unavailable, "umad unavailable: umad: open /dev/infiniband/umad0: permission denied") {
+		t.Errorf("mkey_violations: %+v, want n/a with umad's reason", m)
+	}
+	if sy := c["symbol_error"]; sy.Source != "sysfs" || sy.Value == nil {
+		t.Errorf("symbol_error: %+v, want sysfs", sy)
+	}
+
+	// No verbs source: nothing answers the violation counters; umad's error stands.
+	r = cmdtest.Run(t, rootWith(func() *query.VerbsCounters { return nil }), false, nil, "--sysfs", dir, "watch", "counters", "--ca", "mlx5_0", "--once")
+	if r.Code != 3 || !strings.Contains(r.Stderr, "permission denied") {
+		t.Errorf("no verbs: exit %d, stderr %q; want 3 and umad's error", r.Code, r.Stderr)
+	}
+	// A --ca port that does not exist is not watched with other sources.
+	r = cmdtest.Run(t, root, false, nil, "--sysfs", dir, "watch", "counters", "--ca", "mlx5_9", "--once")
+	if r.Code != 3 {
+		t.Errorf("--ca mlx5_9: exit %d, stderr %q; want 3", r.Code, r.Stderr)
 	}
 }

@@ -1,0 +1,70 @@
+//go:build linux
+
+package mad_test
+
+import (
+	"fmt"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ibkey/ibkey/internal/ibverbs/mad"
+	"github.com/ibkey/ibkey/internal/lab"
+)
+
+// TestLabAbandonedConnect: a CONNECT left in the queue of a stopped ibsim by a client
+// that is gone when ibsim resumes. Unpinned, ibsim calls IBPANIC on it (the
+// reproduction: the test fails if this ever stops being true, so that the pinned case
+// below keeps testing something). Pinned (as DialIbsim sends it), ibsim survives,
+// holds the abandoned slot under the client's id (freed here through its console) and
+// takes new clients.
+func TestLabAbandonedConnect(t *testing.T) {
+	for _, pin := range []bool{false, true} {
+		l := lab.Start(t, smallNet, nil)
+		if err := l.Signal(syscall.SIGSTOP); err != nil {
+			t.Fatal(err)
+		}
+		const id = 424242
+		err := mad.AbandonConnect(l.SockName, id, pin)
+		if serr := l.Signal(syscall.SIGCONT); serr != nil {
+			t.Fatal(serr)
+		}
+		if err != nil {
+			t.Fatalf("pin %v: %v", pin, err)
+		}
+		// ibsim handles the CONNECT, then (pinned) the pin; Attached is answered after
+		// both, and fails if ibsim has exited.
+		clients, aerr := l.Attached()
+		if !pin {
+			for range 100 {
+				if l.Exited() {
+					break
+				}
+				time.Sleep(20 * time.Millisecond)
+			}
+			if !l.Exited() || !strings.Contains(l.Stderr(), "can't connect to in socket") {
+				t.Fatalf("unpinned abandoned CONNECT: ibsim still runs (Attached: %v, %v); the reproduction of its IBPANIC no longer holds:\n%s", clients, aerr, l.Stderr())
+			}
+			l.Kill() // already gone; skips the lab's slot check
+			continue
+		}
+		if aerr != nil || l.Exited() {
+			t.Fatalf("pinned abandoned CONNECT: ibsim exited: %v\n%s", aerr, l.Stderr())
+		}
+		if len(clients) != 1 || !strings.Contains(clients[0], "pid 424242 ") {
+			t.Fatalf("pinned abandoned CONNECT: Attached = %q, want the abandoned client (pid %d)", clients, id)
+		}
+		var slot int
+		if _, err := fmt.Sscanf(clients[0], "Client %d:", &slot); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("abandoned, pinned: ibsim runs and lists %q; unpinned it exited with IBPANIC", clients[0])
+		l.MustConsole(fmt.Sprintf("X %d", slot))
+		tr := l.Dial(t, "", labOpts)
+		if err := tr.Close(); err != nil {
+			t.Fatal(err)
+		}
+		waitDetached(t, l)
+	}
+}
