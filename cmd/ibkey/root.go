@@ -9,7 +9,6 @@ import (
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/decode"
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/devices"
-	"github.com/ibkey/ibkey/cmd/ibkey/internal/exporter"
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/fabric"
 	jobcmd "github.com/ibkey/ibkey/cmd/ibkey/internal/job"
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/partitions"
@@ -44,7 +43,7 @@ Without hardware, --demo shows every command on an embedded demo host.`,
 		pkeys.NewCmdPKeys(f, nil),
 		decode.NewCmdDecode(f),
 		cantalk.NewCmdCanTalk(f, nil),
-		watch.NewCmdWatch(f),
+		frontWatch(watch.NewCmdWatch(f)),
 		newJobCmd(f),
 		newExporterCmd(f),
 		partitions.NewCmdPartitions(f),
@@ -66,19 +65,6 @@ func newJobCmd(f *cmdutil.Factory) *cobra.Command {
 		Host: f.Host, Getenv: f.Getenv, Format: f.Format,
 		Fabric: func(ctx context.Context) (*query.Fabric, error) { return m.Open(ctx) },
 		Exit:   cmdutil.Exit,
-	}, nil)
-	m = cmdutil.AddMADFlags(c, f)
-	return c
-}
-
-// newExporterCmd is `ibkey exporter` with its dependencies from the factory and its MAD
-// flags.
-func newExporterCmd(f *cmdutil.Factory) *cobra.Command {
-	var m *cmdutil.MADFlags
-	c := exporter.NewCmdExporter(exporter.Deps{
-		In: f.IOStreams.In, Out: f.IOStreams.Out, ErrOut: f.IOStreams.ErrOut,
-		Host: f.Host, Getenv: f.Getenv,
-		OpenFabric: func(ctx context.Context) (*query.Fabric, error) { return m.Open(ctx) },
 	}, nil)
 	m = cmdutil.AddMADFlags(c, f)
 	return c
