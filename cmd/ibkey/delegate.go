@@ -62,19 +62,10 @@ func delegateStub(use, short string, aliases []string) *cobra.Command {
 // delegated says whether args (without the program name) run a command the front
 // does not link: the command itself, `help` for it, or a completion request for it
 // (the shell scripts call `ibkey __complete ARGS...`). cobra's own lookup (Find, which
-// skips flags the way Execute does) decides, on args without the words "help",
-// "__complete" and "__completeNoDesc". Erring towards ibkey-full is harmless: it runs
+// skips flags the way Execute does) decides, on commandWords(args). Erring towards ibkey-full is harmless: it runs
 // every command the same way.
 func delegated(root *cobra.Command, args []string) bool {
-	words := make([]string, 0, len(args))
-	for _, a := range args {
-		switch a {
-		case "help", cobra.ShellCompRequestCmd, cobra.ShellCompNoDescRequestCmd:
-		default:
-			words = append(words, a)
-		}
-	}
-	c, _, err := root.Find(words)
+	c, _, err := root.Find(commandWords(args))
 	if err != nil {
 		return false
 	}

@@ -8,12 +8,14 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
 )
 
 // TestFrontStubsMatch: the front's placeholders carry the real commands' names,
@@ -214,4 +216,67 @@ func dropAge(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// TestNounNames: the names newRootCmdFor finds commands by are the commands' own.
+func TestNounNames(t *testing.T) {
+	cmds := newRootCmd(testFactory()).Commands()
+	var got, want []string
+	for _, c := range cmds {
+		if c.Name() != "completion" && c.Name() != "help" {
+			got = append(got, c.Name())
+		}
+	}
+	for _, n := range nouns {
+		want = append(want, n.name)
+	}
+	sort.Strings(want)
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("commands %v, nouns %v", got, want)
+	}
+}
+
+// TestPartialTree: a command line runs the same on the tree built for it (only the
+// top-level command it names) as on the whole tree: output, errors, help, completions
+// and exit code.
+func TestPartialTree(t *testing.T) {
+	for _, line := range []string{
+		"decode pkey 0x8001",
+		"-o json decode pkey 0x8001 0x7fff",
+		"decode pkey",
+		"decode",
+		"decode bogus",
+		"help decode pkey",
+		"--sysfs " + mlx5 + " pkeys --all",
+		"--sysfs " + mlx5 + " devices",
+		"--sysfs " + mlx5 + " watch pkeys --count 1",
+		"watch counters --interval 0",
+		"watch help counters",
+		"help",
+		"--help",
+		"",
+		"frob",
+		"decod",
+		"help frob",
+		"__complete ",
+		"__complete d",
+		"__complete decode ",
+		"__complete --sysfs " + mlx5 + " pkeys ",
+		"__complete watch counters --i",
+		"fabric",
+		"fabric bogus",
+		"can-talk 0x8001 0x0001",
+		"completion bash",
+		"exporter --bogus",
+	} {
+		args := strings.Fields(line)
+		if strings.HasSuffix(line, " ") {
+			args = append(args, "")
+		}
+		whole := cmdtest.Run(t, newRootCmd, false, nil, args...)
+		part := cmdtest.Run(t, func(f *cmdutil.Factory) *cobra.Command { return newRootCmdFor(f, args) }, false, nil, args...)
+		if whole != part {
+			t.Errorf("%q: whole tree exit %d\n%s%s\npartial tree exit %d\n%s%s", line, whole.Code, whole.Stdout, whole.Stderr, part.Code, part.Stdout, part.Stderr)
+		}
+	}
 }

@@ -20,8 +20,8 @@ var version = "dev"
 func main() {
 	streams := cmdutil.SystemIOStreams()
 	f := cmdutil.NewFactory(streams, os.Getenv, time.Now)
-	root := newRootCmd(f)
 	args := os.Args[1:]
+	root := newRootCmdFor(f, args)
 	if frontBuild && delegated(root, args) {
 		self, err := os.Executable()
 		if err != nil {
