@@ -314,54 +314,100 @@ func (s *Sysfs) PKeys(dev string, num int) ([]PKeyEntry, error) {
 		return nil, err
 	}
 	dir := s.devPath(dev, "ports", strconv.Itoa(num), "pkeys")
-	buf := make([]byte, 0, 64)
-	read := func(i int) (string, error) { return s.readSmall(dir+"/"+strconv.Itoa(i), buf) }
-	var ents []fs.DirEntry
-	var err error
-	if s.root != nil {
-		// One directory descriptor for the whole table: each entry is then a
-		// single-component openat, not a walk of the full path.
-		var d *fsread.Dir
-		if d, err = s.root.OpenDir(dir); err == nil {
-			defer d.Close()
-			ents, err = d.ReadDir()
-			read = func(i int) (string, error) {
-				b, err := d.ReadFile(strconv.Itoa(i), buf)
-				return trimValue(b), err
+	if s.root == nil {
+		ents, err := fs.ReadDir(s.fsys, dir)
+		if err != nil {
+			return nil, s.tableErr(dev, num, dir, err)
+		}
+		kinds := make([]fsread.Kind, 0, len(ents))
+		for _, e := range ents {
+			if i, ok := tableIndex([]byte(e.Name())); ok {
+				kinds = listed(kinds, i, fsread.KindUnknown)
 			}
 		}
-	} else {
-		ents, err = fs.ReadDir(s.fsys, dir)
+		buf := make([]byte, 0, 64)
+		return readTable(kinds, func(i int, _ fsread.Kind) (string, error) {
+			return s.readSmall(dir+"/"+strconv.Itoa(i), buf)
+		}), nil
 	}
+	// One directory descriptor for the whole table: each entry is then a
+	// single-component openat, not a walk of the full path; the listing's file types
+	// spare an fstat per entry.
+	d, err := s.root.OpenDir(dir)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%s/%d: %w", dev, num, ErrNoTable)
+		return nil, s.tableErr(dev, num, dir, err)
+	}
+	defer d.Close()
+	var kinds []fsread.Kind
+	err = d.Scan(func(name []byte, kind fsread.Kind) {
+		if i, ok := tableIndex(name); ok {
+			kinds = listed(kinds, i, kind)
 		}
-		return nil, &PathError{Root: s.Root, Path: dir, Err: err}
+	})
+	if err != nil {
+		return nil, s.tableErr(dev, num, dir, err)
+	}
+	buf := make([]byte, 0, 64)
+	return readTable(kinds, func(i int, kind fsread.Kind) (string, error) {
+		var b []byte
+		var err error
+		if kind == fsread.KindRegular {
+			b, err = d.ReadListed(strconv.Itoa(i), buf)
+		} else {
+			b, err = d.ReadFile(strconv.Itoa(i), buf)
+		}
+		return trimValue(b), err
+	}), nil
+}
+
+// tableErr is the error of a P_Key table directory that could not be listed.
+func (s *Sysfs) tableErr(dev string, num int, dir string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s/%d: %w", dev, num, ErrNoTable)
+	}
+	return &PathError{Root: s.Root, Path: dir, Err: err}
+}
+
+// kindAbsent marks an index with no file in a table listing.
+const kindAbsent fsread.Kind = 0xff
+
+// listed records that the listing has index i, of kind, in kinds (indexes not seen
+// are kindAbsent).
+func listed(kinds []fsread.Kind, i int, kind fsread.Kind) []fsread.Kind {
+	for len(kinds) <= i {
+		kinds = append(kinds, kindAbsent)
+	}
+	kinds[i] = kind
+	return kinds
+}
+
+// tableIndex reads a pkeys/ file name: a decimal index 0-65535 without leading zeros
+// (the kernel names them `0` .. `pkey_tbl_len-1`); anything else is not an entry.
+func tableIndex(name []byte) (int, bool) {
+	if len(name) == 0 || len(name) > 5 || (name[0] == '0' && len(name) > 1) {
+		return 0, false
 	}
 	n := 0
-	present := make([]bool, 0, len(ents))
-	for _, e := range ents {
-		i, err := strconv.Atoi(e.Name())
-		if err != nil || i < 0 || i > 0xffff || strconv.Itoa(i) != e.Name() {
-			continue
+	for _, c := range name {
+		if c < '0' || c > '9' {
+			return 0, false
 		}
-		if i >= len(present) {
-			present = append(present, make([]bool, i+1-len(present))...)
-		}
-		present[i] = true
-		if i+1 > n {
-			n = i + 1
-		}
+		n = n*10 + int(c-'0')
 	}
-	table := make([]PKeyEntry, n)
-	for i := range table {
+	return n, n <= 0xffff
+}
+
+// readTable reads the entries kinds lists, in index order; an index missing from the
+// listing below the highest one is an unreadable entry.
+func readTable(kinds []fsread.Kind, read func(i int, kind fsread.Kind) (string, error)) []PKeyEntry {
+	table := make([]PKeyEntry, len(kinds))
+	for i, kind := range kinds {
 		table[i].Index = i
-		if !present[i] {
+		if kind == kindAbsent {
 			table[i].Err = errors.New("file missing from pkeys/")
 			continue
 		}
-		v, err := read(i)
+		v, err := read(i, kind)
 		if err != nil {
 			table[i].Err = errors.New(describeErr(err))
 			continue
@@ -373,7 +419,7 @@ func (s *Sysfs) PKeys(dev string, num int) ([]PKeyEntry, error) {
 		}
 		table[i].Value = uint16(x)
 	}
-	return table, nil
+	return table
 }
 
 // readSmall reads a small file and returns its trimmed content; buf, when not nil,
