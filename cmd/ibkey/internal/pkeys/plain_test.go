@@ -106,8 +106,8 @@ func TestWritePlainMatchesGrid(t *testing.T) {
 
 func TestHex4(t *testing.T) {
 	for v := range 0x10000 {
-		if got, want := hex4(uint16(v)), check.PKey(v).String(); got != want {
-			t.Fatalf("hex4(%d) = %q, want %q", v, got, want)
+		if got, want := string(appendHex4(nil, uint16(v))), check.PKey(v).String(); got != want {
+			t.Fatalf("appendHex4(%d) = %q, want %q", v, got, want)
 		}
 	}
 }
@@ -122,8 +122,9 @@ func takesFallback(views []*query.PortView, all bool) bool {
 			if !show(e, all) {
 				continue
 			}
-			for _, c := range appendPlainCells(nil, cmdutil.PlainCell(v.Ref().String()), e) {
-				if !tabwriterPlain(c) {
+			cells := append([]string{cmdutil.PlainCell(v.Ref().String())}, entryCells(e)...)
+			for _, c := range cells {
+				if !tabwriterPlain(cmdutil.PlainCell(c)) {
 					return true
 				}
 			}
