@@ -1,5 +1,7 @@
 //go:build ibkey_front
 
+// The front build (make build's bin/ibkey; see delegate.go).
+
 package main
 
 import (
@@ -7,10 +9,6 @@ import (
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 )
-
-// frontBuild is true: `exporter` and `watch counters` run in ibkey-full (see
-// delegate.go).
-const frontBuild = true
 
 // newExporterCmd is the placeholder of `ibkey exporter`, which runs in ibkey-full.
 func newExporterCmd(*cmdutil.Factory) *cobra.Command {

@@ -1,5 +1,7 @@
 //go:build !ibkey_front
 
+// The complete build (go build ./cmd/ibkey, make build's bin/ibkey-full; see delegate.go).
+
 package main
 
 import (
@@ -11,9 +13,6 @@ import (
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/exporter"
 	"github.com/ibkey/ibkey/internal/query"
 )
-
-// frontBuild is false: this binary runs every command itself (see delegate.go).
-const frontBuild = false
 
 // newExporterCmd is `ibkey exporter` with its dependencies from the factory and its MAD
 // flags.

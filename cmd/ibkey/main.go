@@ -22,13 +22,6 @@ func main() {
 	f := cmdutil.NewFactory(streams, os.Getenv, time.Now)
 	args := os.Args[1:]
 	root := newRootCmdFor(f, args)
-	if frontBuild && delegated(root, args) {
-		self, err := os.Executable()
-		if err != nil {
-			self = os.Args[0]
-		}
-		os.Exit(execCompanion(self, args, os.Environ(), streams.ErrOut))
-	}
 	// The one signal handler of the process: SIGINT, SIGTERM, SIGHUP and SIGQUIT cancel
 	// ctx, which every command receives through cobra; a command cleans up and returns
 	// (the screen restores the terminal, a fabric transport gives its slot back).
