@@ -62,15 +62,18 @@ truth:
 	scripts/truth
 
 ## bench: Go benchmarks (-benchmem; the MAD loop is BenchmarkLabExchange, the sweep
-## BenchmarkLabSweep), then whole-process comparisons with the reference tools, paired,
+## BenchmarkLabSweep, the pkeys read/render path BenchmarkPKeys4096, BenchmarkLoadLarge,
+## BenchmarkWritePlain16x2x128), then whole-process comparisons with the reference tools, paired,
 ## from tmpfs: the sweep at 512, 2,000 and 5,004 nodes against ibnetdiscover with CPU
-## per MAD (scripts/bench-sweep), partitions check/show/matrix against whole `opensm -o`
+## per MAD (scripts/bench-sweep), start-up against a Go hello world and pkeys --all against
+## grep -r (scripts/bench-startup), partitions check/show/matrix against whole `opensm -o`
 ## runs at 2k/20k/100k ports (scripts/bench-partitions), then one summary of every target.
 ## Needs hyperfine, ibsim-utils, opensm, infiniband-diags.
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 	mkdir -p .bench && : >.bench/summary.txt
 	BENCH_SUMMARY=$(CURDIR)/.bench/summary.txt scripts/bench
+	BENCH_SUMMARY=$(CURDIR)/.bench/summary.txt scripts/bench-startup
 	BENCH_SUMMARY=$(CURDIR)/.bench/summary.txt scripts/bench-fabric
 	BENCH_SUMMARY=$(CURDIR)/.bench/summary.txt scripts/bench-sweep
 	BENCH_SUMMARY=$(CURDIR)/.bench/summary.txt scripts/bench-partitions
