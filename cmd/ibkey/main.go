@@ -31,7 +31,9 @@ func main() {
 	// a round trip to the runtime's signal thread per signal).
 	ctx, stop := cmdutil.SignalContext(context.Background())
 	done := make(chan struct{})
-	go cmdutil.Watchdog(ctx, stop, done, os.Stderr, cmdutil.SignalGrace)
+	// The watchdog's goroutine starts only once ctx is done (a command that ends
+	// without a signal never needs it).
+	context.AfterFunc(ctx, func() { cmdutil.Watchdog(ctx, stop, done, os.Stderr, cmdutil.SignalGrace) })
 	code := cmdutil.Execute(ctx, root, args, streams)
 	close(done)
 	os.Exit(code)

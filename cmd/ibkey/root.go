@@ -70,6 +70,11 @@ Without hardware, --demo shows every command on an embedded demo host.`,
 	if args != nil {
 		only = nounIn(root, args)
 	}
+	if only != "" {
+		// cobra's `completion` command (four subcommands with their flags, built on
+		// every run) only for the command lines that can reach it.
+		root.CompletionOptions.DisableDefaultCmd = true
+	}
 	for _, n := range nouns {
 		if only == "" || n.name == only {
 			root.AddCommand(n.build(f))
