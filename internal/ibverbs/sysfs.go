@@ -255,7 +255,16 @@ func (s *Sysfs) Port(dev string, num int) (*Port, error) {
 		return nil, err
 	}
 	pdir := s.devPath(dev, "ports", strconv.Itoa(num))
-	st, err := s.readFile(path.Join(pdir, "state"))
+	// One descriptor for the port directory: each attribute is then a single-component
+	// openat, not a walk of the full path through the class/infiniband symlink.
+	attr := attrReader{s: s, dir: pdir}
+	if s.root != nil {
+		if d, err := s.root.OpenDir(pdir); err == nil {
+			defer d.Close()
+			attr.d = d
+		}
+	}
+	st, err := attr.read("state")
 	if err != nil {
 		return nil, err
 	}
@@ -264,14 +273,14 @@ func (s *Sysfs) Port(dev string, num int) (*Port, error) {
 		return nil, &PathError{Root: s.Root, Path: path.Join(pdir, "state"), Err: err}
 	}
 	p := &Port{Device: dev, Num: num, State: state}
-	p.PhysState = optional(s, path.Join(pdir, "phys_state"), ParseEnum)
-	p.LID = optional(s, path.Join(pdir, "lid"), parseU16Hex)
-	p.SMLID = optional(s, path.Join(pdir, "sm_lid"), parseU16Hex)
-	p.LMC = optional(s, path.Join(pdir, "lid_mask_count"), parseU8Dec)
-	p.SMSL = optional(s, path.Join(pdir, "sm_sl"), parseU8Dec)
-	p.CapMask = optional(s, path.Join(pdir, "cap_mask"), parseU32Hex)
-	p.Rate = optional(s, path.Join(pdir, "rate"), ParseRate)
-	p.LinkLayer = optional(s, path.Join(pdir, "link_layer"), asString)
+	p.PhysState = optionalAttr(attr, "phys_state", ParseEnum)
+	p.LID = optionalAttr(attr, "lid", parseU16Hex)
+	p.SMLID = optionalAttr(attr, "sm_lid", parseU16Hex)
+	p.LMC = optionalAttr(attr, "lid_mask_count", parseU8Dec)
+	p.SMSL = optionalAttr(attr, "sm_sl", parseU8Dec)
+	p.CapMask = optionalAttr(attr, "cap_mask", parseU32Hex)
+	p.Rate = optionalAttr(attr, "rate", ParseRate)
+	p.LinkLayer = optionalAttr(attr, "link_layer", asString)
 	p.GID0 = optional(s, path.Join(pdir, "gids", "0"), ParseGID)
 	if fi, err := s.stat(path.Join(pdir, "pkeys")); err == nil && fi.IsDir() {
 		p.HasPKeys = true
@@ -279,6 +288,44 @@ func (s *Sysfs) Port(dev string, num int) (*Port, error) {
 	p.Counters = s.listDir(path.Join(pdir, "counters"))
 	p.HWCounter = s.listDir(path.Join(pdir, "hw_counters"))
 	return p, nil
+}
+
+// attrReader reads the attributes of one directory: through its open descriptor d
+// when there is one, else by path (s.readFile), with the same errors either way.
+type attrReader struct {
+	s   *Sysfs
+	dir string
+	d   *fsread.Dir
+}
+
+// read reads the attribute name (one path component) of the directory.
+func (a attrReader) read(name string) (string, error) {
+	p := path.Join(a.dir, name)
+	if a.d == nil {
+		return a.s.readFile(p)
+	}
+	b, err := a.d.ReadFile(name, nil)
+	if err != nil {
+		return "", &PathError{Root: a.s.Root, Path: p, Err: err}
+	}
+	return trimValue(b), nil
+}
+
+// optionalAttr is optional for an attribute read through a.
+func optionalAttr[T any](a attrReader, name string, parse func(string) (T, error)) Opt[T] {
+	v, err := a.read(name)
+	if err != nil {
+		var pe *PathError
+		if errors.As(err, &pe) {
+			return Opt[T]{Missing: textsafe.String(name + ": " + describeErr(pe.Err))}
+		}
+		return Opt[T]{Missing: textsafe.String(err.Error())}
+	}
+	t, err := parse(v)
+	if err != nil {
+		return Opt[T]{Missing: textsafe.String(name + ": unparsable: " + err.Error())}
+	}
+	return Opt[T]{Value: t}
 }
 
 func (s *Sysfs) listDir(p string) Opt[[]string] {
