@@ -309,3 +309,20 @@ func TestPartialTree(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkRootCmd is building the command tree for `decode pkey 0x8001`: the whole
+// tree (newRootCmd) and the tree for that command line (newRootCmdFor), as main does.
+func BenchmarkRootCmd(b *testing.B) {
+	args := []string{"decode", "pkey", "0x8001"}
+	f := testFactory()
+	b.Run("whole", func(b *testing.B) {
+		for b.Loop() {
+			newRootCmd(f)
+		}
+	})
+	b.Run("for-args", func(b *testing.B) {
+		for b.Loop() {
+			newRootCmdFor(f, args)
+		}
+	})
+}
