@@ -215,14 +215,16 @@ func (s *Sysfs) Device(name string) (*Device, error) {
 			d.PortsNote = fmt.Sprintf("ports/ holds %d entries but none is a port number 0-255", len(ents))
 		}
 	}
-	d.NodeType = optional(s, s.devPath(name, "node_type"), ParseEnum)
-	d.NodeGUID = optional(s, s.devPath(name, "node_guid"), ParseGUID)
-	d.SysImageGUID = optional(s, s.devPath(name, "sys_image_guid"), ParseGUID)
-	d.NodeDesc = optional(s, s.devPath(name, "node_desc"), asString)
-	d.FWVer = optional(s, s.devPath(name, "fw_ver"), asString)
-	d.HCAType = optional(s, s.devPath(name, "hca_type"), asString)
-	d.BoardID = optional(s, s.devPath(name, "board_id"), asString)
-	d.HWRev = optional(s, s.devPath(name, "hw_rev"), asString)
+	attr := s.attrs(s.devPath(name))
+	defer attr.close()
+	d.NodeType = optionalAttr(attr, "node_type", ParseEnum)
+	d.NodeGUID = optionalAttr(attr, "node_guid", ParseGUID)
+	d.SysImageGUID = optionalAttr(attr, "sys_image_guid", ParseGUID)
+	d.NodeDesc = optionalAttr(attr, "node_desc", asString)
+	d.FWVer = optionalAttr(attr, "fw_ver", asString)
+	d.HCAType = optionalAttr(attr, "hca_type", asString)
+	d.BoardID = optionalAttr(attr, "board_id", asString)
+	d.HWRev = optionalAttr(attr, "hw_rev", asString)
 	return d, nil
 }
 
@@ -255,15 +257,8 @@ func (s *Sysfs) Port(dev string, num int) (*Port, error) {
 		return nil, err
 	}
 	pdir := s.devPath(dev, "ports", strconv.Itoa(num))
-	// One descriptor for the port directory: each attribute is then a single-component
-	// openat, not a walk of the full path through the class/infiniband symlink.
-	attr := attrReader{s: s, dir: pdir}
-	if s.root != nil {
-		if d, err := s.root.OpenDir(pdir); err == nil {
-			defer d.Close()
-			attr.d = d
-		}
-	}
+	attr := s.attrs(pdir)
+	defer attr.close()
 	st, err := attr.read("state")
 	if err != nil {
 		return nil, err
@@ -296,6 +291,25 @@ type attrReader struct {
 	s   *Sysfs
 	dir string
 	d   *fsread.Dir
+}
+
+// attrs reads the attributes of dir through one descriptor of it: each attribute is
+// then a single-component openat, not a walk of the full path through the
+// class/infiniband symlink. Close it after use.
+func (s *Sysfs) attrs(dir string) attrReader {
+	a := attrReader{s: s, dir: dir}
+	if s.root != nil {
+		if d, err := s.root.OpenDir(dir); err == nil {
+			a.d = d
+		}
+	}
+	return a
+}
+
+func (a attrReader) close() {
+	if a.d != nil {
+		a.d.Close()
+	}
 }
 
 // read reads the attribute name (one path component) of the directory.
