@@ -17,8 +17,13 @@ export CGO_ENABLED ?= 0
 
 all: build
 
+## build: bin/ibkey, the front: a static binary that starts fast and runs every
+## command but `exporter` and `watch counters`, for which it execs bin/ibkey-full, the
+## complete ibkey (dynamically linked: libibverbs through purego; Prometheus). See
+## cmd/ibkey/delegate.go. `go build ./cmd/ibkey` alone gives the complete one binary.
 build:
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/ibkey ./cmd/ibkey
+	$(GO) build -trimpath -tags 'ibkey_front ibkey_static' -ldflags '$(LDFLAGS)' -o bin/ibkey ./cmd/ibkey
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/ibkey-full ./cmd/ibkey
 
 ## build-static: ibkey without the run-time libibverbs loader (purego): a fully static
 ## binary for systems without glibc; the verbs counter source then says it is absent.
@@ -55,15 +60,18 @@ truth:
 	scripts/truth
 
 ## bench: Go benchmarks (-benchmem; the MAD loop is BenchmarkLabExchange, the sweep
-## BenchmarkLabSweep), then whole-process comparisons with the reference tools, paired,
+## BenchmarkLabSweep, the pkeys read/render path BenchmarkPKeys4096, BenchmarkLoadLarge,
+## BenchmarkWritePlain16x2x128), then whole-process comparisons with the reference tools, paired,
 ## from tmpfs: the sweep at 512, 2,000 and 5,004 nodes against ibnetdiscover with CPU
-## per MAD (scripts/bench-sweep), partitions check/show/matrix against whole `opensm -o`
+## per MAD (scripts/bench-sweep), start-up against a Go hello world and pkeys --all against
+## grep -r (scripts/bench-startup), partitions check/show/matrix against whole `opensm -o`
 ## runs at 2k/20k/100k ports (scripts/bench-partitions), then one summary of every target.
 ## Needs hyperfine, ibsim-utils, opensm, infiniband-diags.
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 	mkdir -p .bench && : >.bench/summary.txt
 	BENCH_SUMMARY=$(CURDIR)/.bench/summary.txt scripts/bench
+	BENCH_SUMMARY=$(CURDIR)/.bench/summary.txt scripts/bench-startup
 	BENCH_SUMMARY=$(CURDIR)/.bench/summary.txt scripts/bench-fabric
 	BENCH_SUMMARY=$(CURDIR)/.bench/summary.txt scripts/bench-sweep
 	BENCH_SUMMARY=$(CURDIR)/.bench/summary.txt scripts/bench-partitions
@@ -96,13 +104,14 @@ fixtures:
 install: build
 	install -d $(BINDIR) $(MANDIR) $(BASHCOMPDIR) $(ZSHCOMPDIR) $(FISHCOMPDIR)
 	install -m 0755 bin/ibkey $(BINDIR)/ibkey
+	install -m 0755 bin/ibkey-full $(BINDIR)/ibkey-full
 	install -m 0644 man/*.1 $(MANDIR)/
 	install -m 0644 completions/ibkey.bash $(BASHCOMPDIR)/ibkey
 	install -m 0644 completions/_ibkey $(ZSHCOMPDIR)/_ibkey
 	install -m 0644 completions/ibkey.fish $(FISHCOMPDIR)/ibkey.fish
 
 uninstall:
-	rm -f $(BINDIR)/ibkey $(BASHCOMPDIR)/ibkey $(ZSHCOMPDIR)/_ibkey $(FISHCOMPDIR)/ibkey.fish
+	rm -f $(BINDIR)/ibkey $(BINDIR)/ibkey-full $(BASHCOMPDIR)/ibkey $(ZSHCOMPDIR)/_ibkey $(FISHCOMPDIR)/ibkey.fish
 	rm -f $(addprefix $(MANDIR)/,$(notdir $(wildcard man/*.1)))
 
 ## demo: ibkey on the embedded demo host (no hardware needed).

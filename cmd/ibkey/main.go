@@ -18,22 +18,23 @@ import (
 var version = "dev"
 
 func main() {
+	streams := cmdutil.SystemIOStreams()
+	f := cmdutil.NewFactory(streams, os.Getenv, time.Now)
+	args := os.Args[1:]
+	root := newRootCmdFor(f, args)
 	// The one signal handler of the process: SIGINT, SIGTERM, SIGHUP and SIGQUIT cancel
 	// ctx, which every command receives through cobra; a command cleans up and returns
 	// (the screen restores the terminal, a fabric transport gives its slot back).
 	// A command that does not stop within cmdutil.SignalGrace after a signal, or a
-	// second signal, ends the process anyway (Watchdog).
+	// second signal, ends the process anyway (Watchdog). The process exits right after
+	// the command returns, so the signals are not unregistered (signal.Stop would cost
+	// a round trip to the runtime's signal thread per signal).
 	ctx, stop := cmdutil.SignalContext(context.Background())
 	done := make(chan struct{})
-	go cmdutil.Watchdog(ctx, stop, done, os.Stderr, cmdutil.SignalGrace)
-	code := run(ctx, os.Args[1:], cmdutil.SystemIOStreams(), os.Getenv)
+	// The watchdog's goroutine starts only once ctx is done (a command that ends
+	// without a signal never needs it).
+	context.AfterFunc(ctx, func() { cmdutil.Watchdog(ctx, stop, done, os.Stderr, cmdutil.SignalGrace) })
+	code := cmdutil.Execute(ctx, root, args, streams)
 	close(done)
-	stop()
 	os.Exit(code)
-}
-
-// run executes one command line and returns the exit code; tests call it in-process.
-func run(ctx context.Context, args []string, streams *cmdutil.IOStreams, getenv func(string) string) int {
-	f := cmdutil.NewFactory(streams, getenv, time.Now)
-	return cmdutil.Execute(ctx, newRootCmd(f), args, streams)
 }

@@ -208,7 +208,7 @@ func ReadFile(name string, limit int64, what string) ([]byte, error) {
 // (/sys/class/infiniband_mad/umadN/ibdev) and the like. Bounded by AttrMax; symlinks
 // in the last component are refused (sysfs attributes are never links).
 func ReadAttr(name string) ([]byte, error) {
-	return readAt(unix.AT_FDCWD, "", name, nil, true)
+	return readAt(unix.AT_FDCWD, "", name, nil, true, true)
 }
 
 // readAt opens rel under dirfd (openat(2)), refuses a non-regular file, and reads at
@@ -218,7 +218,10 @@ func ReadAttr(name string) ([]byte, error) {
 //
 // Messages name the file dir/rel (rel alone when dir is ""), built only on error: a
 // P_Key table is read one file at a time and must not pay for it.
-func readAt(dirfd int, dir, rel string, buf []byte, nofollow bool) ([]byte, error) {
+//
+// checkKind false skips the fstat(2) that refuses a non-regular file, for a file a
+// directory listing already showed as regular (Dir.Scan).
+func readAt(dirfd int, dir, rel string, buf []byte, nofollow, checkKind bool) ([]byte, error) {
 	flags := openFlags
 	if nofollow {
 		flags |= unix.O_NOFOLLOW
@@ -227,7 +230,7 @@ func readAt(dirfd int, dir, rel string, buf []byte, nofollow bool) ([]byte, erro
 	if err != nil {
 		return nil, openErr(dirfd, rel, joinName(dir, rel), err)
 	}
-	return readFD(fd, dir, rel, buf)
+	return readFD(fd, dir, rel, buf, checkKind)
 }
 
 func joinName(dir, rel string) string {
@@ -237,15 +240,18 @@ func joinName(dir, rel string) string {
 	return dir + "/" + rel
 }
 
-// readFD reads and closes fd, the file dir/rel.
-func readFD(fd int, dir, rel string, buf []byte) ([]byte, error) {
+// readFD reads and closes fd, the file dir/rel; with checkKind, only if it is a regular
+// file.
+func readFD(fd int, dir, rel string, buf []byte, checkKind bool) ([]byte, error) {
 	defer unix.Close(fd)
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return nil, &fs.PathError{Op: "fstat", Path: joinName(dir, rel), Err: err}
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return nil, notRegular(joinName(dir, rel), uint32(st.Mode))
+	if checkKind {
+		var st unix.Stat_t
+		if err := unix.Fstat(fd, &st); err != nil {
+			return nil, &fs.PathError{Op: "fstat", Path: joinName(dir, rel), Err: err}
+		}
+		if st.Mode&unix.S_IFMT != unix.S_IFREG {
+			return nil, notRegular(joinName(dir, rel), uint32(st.Mode))
+		}
 	}
 	if cap(buf) < 64 {
 		buf = make([]byte, 0, 64)

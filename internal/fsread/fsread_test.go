@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -221,5 +222,62 @@ func TestSize(t *testing.T) {
 		if got := Size(n); got != want {
 			t.Errorf("Size(%d) = %q, want %q", n, got, want)
 		}
+	}
+}
+
+// TestDirScan: Scan lists every entry once with its kind (getdents64's d_type), and
+// ReadListed reads the regular ones as ReadFile does. A listing of many entries spans
+// several getdents64 buffers.
+func TestDirScan(t *testing.T) {
+	dir, _ := specialFiles(t)
+	if err := os.Symlink("/dev/zero", filepath.Join(dir, "zero")); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]Kind{"fifo": KindOther, "sock": KindOther, "dir": KindOther, "zero": KindOther}
+	for i := range 700 {
+		name := strings.Repeat("x", i%40) + strconv.Itoa(i)
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("0x"+strconv.Itoa(i)+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		want[name] = KindRegular
+	}
+	d, err := NewRoot(dir).OpenDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	got := map[string]Kind{}
+	err = d.Scan(func(name []byte, kind Kind) {
+		if _, dup := got[string(name)]; dup {
+			t.Errorf("%q listed twice", name)
+		}
+		if kind == KindUnknown {
+			// A file system without d_type: the caller reads with ReadFile.
+			kind = want[string(name)]
+		}
+		got[string(name)] = kind
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Errorf("Scan listed %d entries, want %d", len(got), len(want))
+	}
+	for name, k := range want {
+		if got[name] != k {
+			t.Errorf("%s: kind %d, want %d", name, got[name], k)
+		}
+		if k != KindRegular {
+			continue
+		}
+		b, err := d.ReadListed(name, nil)
+		w, werr := d.ReadFile(name, nil)
+		if err != nil || werr != nil || string(b) != string(w) {
+			t.Errorf("ReadListed(%s) = %q, %v; ReadFile %q, %v", name, b, err, w, werr)
+		}
+	}
+	// A listed file replaced by a symlink is refused, not followed.
+	if _, err := d.ReadListed("zero", nil); !errors.Is(err, syscall.ELOOP) {
+		t.Errorf("ReadListed(zero) = %v, want ELOOP", err)
 	}
 }

@@ -122,7 +122,7 @@ func (r *Root) ReadFile(rel string, buf []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return readFD(fd, "", rel, buf)
+	return readFD(fd, "", rel, buf, true)
 }
 
 // Stat returns the file information of rel (symlinks followed inside the root).
@@ -186,9 +186,43 @@ func (d *Dir) ReadDir() ([]fs.DirEntry, error) {
 // ReadFile reads the attribute name (one path component) in the directory, as
 // Root.ReadFile does.
 func (d *Dir) ReadFile(name string, buf []byte) ([]byte, error) {
-	b, err := readAt(int(d.f.Fd()), d.rel, name, buf, true)
+	b, err := readAt(int(d.f.Fd()), d.rel, name, buf, true, true)
 	runtime.KeepAlive(d.f)
 	return b, err
+}
+
+// Kind is what a directory listing says an entry is.
+type Kind uint8
+
+const (
+	// KindUnknown: the file system does not say (DT_UNKNOWN); read with ReadFile.
+	KindUnknown Kind = iota
+	// KindRegular: a regular file; ReadListed may read it.
+	KindRegular
+	// KindOther: a directory, symlink, FIFO, device or socket.
+	KindOther
+)
+
+// ReadListed reads the attribute name, which Scan listed as KindRegular, as ReadFile
+// does but without ReadFile's fstat(2): the listing already told its kind (a P_Key
+// table is 128 or more files, and the fstat was a fifth of each one's system calls).
+// A file replaced by another kind in between still cannot block or run unbounded: the
+// open does not block, the read stops past AttrMax, and a symlink is refused.
+func (d *Dir) ReadListed(name string, buf []byte) ([]byte, error) {
+	b, err := readAt(int(d.f.Fd()), d.rel, name, buf, true, false)
+	runtime.KeepAlive(d.f)
+	return b, err
+}
+
+// Scan calls fn with each entry's name and kind, in directory order ("." and ".."
+// left out); name is only valid during the call. It reads the directory once: call
+// either Scan or ReadDir on a Dir, once.
+func (d *Dir) Scan(fn func(name []byte, kind Kind)) error {
+	err := scanDir(d.f, fn)
+	if err != nil {
+		return &fs.PathError{Op: "readdir", Path: d.rel, Err: unwrapPath(err)}
+	}
+	return nil
 }
 
 // Close closes the directory.

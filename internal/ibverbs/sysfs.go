@@ -215,14 +215,16 @@ func (s *Sysfs) Device(name string) (*Device, error) {
 			d.PortsNote = fmt.Sprintf("ports/ holds %d entries but none is a port number 0-255", len(ents))
 		}
 	}
-	d.NodeType = optional(s, s.devPath(name, "node_type"), ParseEnum)
-	d.NodeGUID = optional(s, s.devPath(name, "node_guid"), ParseGUID)
-	d.SysImageGUID = optional(s, s.devPath(name, "sys_image_guid"), ParseGUID)
-	d.NodeDesc = optional(s, s.devPath(name, "node_desc"), asString)
-	d.FWVer = optional(s, s.devPath(name, "fw_ver"), asString)
-	d.HCAType = optional(s, s.devPath(name, "hca_type"), asString)
-	d.BoardID = optional(s, s.devPath(name, "board_id"), asString)
-	d.HWRev = optional(s, s.devPath(name, "hw_rev"), asString)
+	attr := s.attrs(s.devPath(name))
+	defer attr.close()
+	d.NodeType = optionalAttr(attr, "node_type", ParseEnum)
+	d.NodeGUID = optionalAttr(attr, "node_guid", ParseGUID)
+	d.SysImageGUID = optionalAttr(attr, "sys_image_guid", ParseGUID)
+	d.NodeDesc = optionalAttr(attr, "node_desc", asString)
+	d.FWVer = optionalAttr(attr, "fw_ver", asString)
+	d.HCAType = optionalAttr(attr, "hca_type", asString)
+	d.BoardID = optionalAttr(attr, "board_id", asString)
+	d.HWRev = optionalAttr(attr, "hw_rev", asString)
 	return d, nil
 }
 
@@ -255,7 +257,9 @@ func (s *Sysfs) Port(dev string, num int) (*Port, error) {
 		return nil, err
 	}
 	pdir := s.devPath(dev, "ports", strconv.Itoa(num))
-	st, err := s.readFile(path.Join(pdir, "state"))
+	attr := s.attrs(pdir)
+	defer attr.close()
+	st, err := attr.read("state")
 	if err != nil {
 		return nil, err
 	}
@@ -264,14 +268,14 @@ func (s *Sysfs) Port(dev string, num int) (*Port, error) {
 		return nil, &PathError{Root: s.Root, Path: path.Join(pdir, "state"), Err: err}
 	}
 	p := &Port{Device: dev, Num: num, State: state}
-	p.PhysState = optional(s, path.Join(pdir, "phys_state"), ParseEnum)
-	p.LID = optional(s, path.Join(pdir, "lid"), parseU16Hex)
-	p.SMLID = optional(s, path.Join(pdir, "sm_lid"), parseU16Hex)
-	p.LMC = optional(s, path.Join(pdir, "lid_mask_count"), parseU8Dec)
-	p.SMSL = optional(s, path.Join(pdir, "sm_sl"), parseU8Dec)
-	p.CapMask = optional(s, path.Join(pdir, "cap_mask"), parseU32Hex)
-	p.Rate = optional(s, path.Join(pdir, "rate"), ParseRate)
-	p.LinkLayer = optional(s, path.Join(pdir, "link_layer"), asString)
+	p.PhysState = optionalAttr(attr, "phys_state", ParseEnum)
+	p.LID = optionalAttr(attr, "lid", parseU16Hex)
+	p.SMLID = optionalAttr(attr, "sm_lid", parseU16Hex)
+	p.LMC = optionalAttr(attr, "lid_mask_count", parseU8Dec)
+	p.SMSL = optionalAttr(attr, "sm_sl", parseU8Dec)
+	p.CapMask = optionalAttr(attr, "cap_mask", parseU32Hex)
+	p.Rate = optionalAttr(attr, "rate", ParseRate)
+	p.LinkLayer = optionalAttr(attr, "link_layer", asString)
 	p.GID0 = optional(s, path.Join(pdir, "gids", "0"), ParseGID)
 	if fi, err := s.stat(path.Join(pdir, "pkeys")); err == nil && fi.IsDir() {
 		p.HasPKeys = true
@@ -279,6 +283,63 @@ func (s *Sysfs) Port(dev string, num int) (*Port, error) {
 	p.Counters = s.listDir(path.Join(pdir, "counters"))
 	p.HWCounter = s.listDir(path.Join(pdir, "hw_counters"))
 	return p, nil
+}
+
+// attrReader reads the attributes of one directory: through its open descriptor d
+// when there is one, else by path (s.readFile), with the same errors either way.
+type attrReader struct {
+	s   *Sysfs
+	dir string
+	d   *fsread.Dir
+}
+
+// attrs reads the attributes of dir through one descriptor of it: each attribute is
+// then a single-component openat, not a walk of the full path through the
+// class/infiniband symlink. Close it after use.
+func (s *Sysfs) attrs(dir string) attrReader {
+	a := attrReader{s: s, dir: dir}
+	if s.root != nil {
+		if d, err := s.root.OpenDir(dir); err == nil {
+			a.d = d
+		}
+	}
+	return a
+}
+
+func (a attrReader) close() {
+	if a.d != nil {
+		a.d.Close()
+	}
+}
+
+// read reads the attribute name (one path component) of the directory.
+func (a attrReader) read(name string) (string, error) {
+	p := path.Join(a.dir, name)
+	if a.d == nil {
+		return a.s.readFile(p)
+	}
+	b, err := a.d.ReadFile(name, nil)
+	if err != nil {
+		return "", &PathError{Root: a.s.Root, Path: p, Err: err}
+	}
+	return trimValue(b), nil
+}
+
+// optionalAttr is optional for an attribute read through a.
+func optionalAttr[T any](a attrReader, name string, parse func(string) (T, error)) Opt[T] {
+	v, err := a.read(name)
+	if err != nil {
+		var pe *PathError
+		if errors.As(err, &pe) {
+			return Opt[T]{Missing: textsafe.String(name + ": " + describeErr(pe.Err))}
+		}
+		return Opt[T]{Missing: textsafe.String(err.Error())}
+	}
+	t, err := parse(v)
+	if err != nil {
+		return Opt[T]{Missing: textsafe.String(name + ": unparsable: " + err.Error())}
+	}
+	return Opt[T]{Value: t}
 }
 
 func (s *Sysfs) listDir(p string) Opt[[]string] {
@@ -314,54 +375,100 @@ func (s *Sysfs) PKeys(dev string, num int) ([]PKeyEntry, error) {
 		return nil, err
 	}
 	dir := s.devPath(dev, "ports", strconv.Itoa(num), "pkeys")
-	buf := make([]byte, 0, 64)
-	read := func(i int) (string, error) { return s.readSmall(dir+"/"+strconv.Itoa(i), buf) }
-	var ents []fs.DirEntry
-	var err error
-	if s.root != nil {
-		// One directory descriptor for the whole table: each entry is then a
-		// single-component openat, not a walk of the full path.
-		var d *fsread.Dir
-		if d, err = s.root.OpenDir(dir); err == nil {
-			defer d.Close()
-			ents, err = d.ReadDir()
-			read = func(i int) (string, error) {
-				b, err := d.ReadFile(strconv.Itoa(i), buf)
-				return trimValue(b), err
+	if s.root == nil {
+		ents, err := fs.ReadDir(s.fsys, dir)
+		if err != nil {
+			return nil, s.tableErr(dev, num, dir, err)
+		}
+		kinds := make([]fsread.Kind, 0, len(ents))
+		for _, e := range ents {
+			if i, ok := tableIndex([]byte(e.Name())); ok {
+				kinds = listed(kinds, i, fsread.KindUnknown)
 			}
 		}
-	} else {
-		ents, err = fs.ReadDir(s.fsys, dir)
+		buf := make([]byte, 0, 64)
+		return readTable(kinds, func(i int, _ fsread.Kind) (string, error) {
+			return s.readSmall(dir+"/"+strconv.Itoa(i), buf)
+		}), nil
 	}
+	// One directory descriptor for the whole table: each entry is then a
+	// single-component openat, not a walk of the full path; the listing's file types
+	// spare an fstat per entry.
+	d, err := s.root.OpenDir(dir)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%s/%d: %w", dev, num, ErrNoTable)
+		return nil, s.tableErr(dev, num, dir, err)
+	}
+	defer d.Close()
+	var kinds []fsread.Kind
+	err = d.Scan(func(name []byte, kind fsread.Kind) {
+		if i, ok := tableIndex(name); ok {
+			kinds = listed(kinds, i, kind)
 		}
-		return nil, &PathError{Root: s.Root, Path: dir, Err: err}
+	})
+	if err != nil {
+		return nil, s.tableErr(dev, num, dir, err)
+	}
+	buf := make([]byte, 0, 64)
+	return readTable(kinds, func(i int, kind fsread.Kind) (string, error) {
+		var b []byte
+		var err error
+		if kind == fsread.KindRegular {
+			b, err = d.ReadListed(strconv.Itoa(i), buf)
+		} else {
+			b, err = d.ReadFile(strconv.Itoa(i), buf)
+		}
+		return trimValue(b), err
+	}), nil
+}
+
+// tableErr is the error of a P_Key table directory that could not be listed.
+func (s *Sysfs) tableErr(dev string, num int, dir string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s/%d: %w", dev, num, ErrNoTable)
+	}
+	return &PathError{Root: s.Root, Path: dir, Err: err}
+}
+
+// kindAbsent marks an index with no file in a table listing.
+const kindAbsent fsread.Kind = 0xff
+
+// listed records that the listing has index i, of kind, in kinds (indexes not seen
+// are kindAbsent).
+func listed(kinds []fsread.Kind, i int, kind fsread.Kind) []fsread.Kind {
+	for len(kinds) <= i {
+		kinds = append(kinds, kindAbsent)
+	}
+	kinds[i] = kind
+	return kinds
+}
+
+// tableIndex reads a pkeys/ file name: a decimal index 0-65535 without leading zeros
+// (the kernel names them `0` .. `pkey_tbl_len-1`); anything else is not an entry.
+func tableIndex(name []byte) (int, bool) {
+	if len(name) == 0 || len(name) > 5 || (name[0] == '0' && len(name) > 1) {
+		return 0, false
 	}
 	n := 0
-	present := make([]bool, 0, len(ents))
-	for _, e := range ents {
-		i, err := strconv.Atoi(e.Name())
-		if err != nil || i < 0 || i > 0xffff || strconv.Itoa(i) != e.Name() {
-			continue
+	for _, c := range name {
+		if c < '0' || c > '9' {
+			return 0, false
 		}
-		if i >= len(present) {
-			present = append(present, make([]bool, i+1-len(present))...)
-		}
-		present[i] = true
-		if i+1 > n {
-			n = i + 1
-		}
+		n = n*10 + int(c-'0')
 	}
-	table := make([]PKeyEntry, n)
-	for i := range table {
+	return n, n <= 0xffff
+}
+
+// readTable reads the entries kinds lists, in index order; an index missing from the
+// listing below the highest one is an unreadable entry.
+func readTable(kinds []fsread.Kind, read func(i int, kind fsread.Kind) (string, error)) []PKeyEntry {
+	table := make([]PKeyEntry, len(kinds))
+	for i, kind := range kinds {
 		table[i].Index = i
-		if !present[i] {
+		if kind == kindAbsent {
 			table[i].Err = errors.New("file missing from pkeys/")
 			continue
 		}
-		v, err := read(i)
+		v, err := read(i, kind)
 		if err != nil {
 			table[i].Err = errors.New(describeErr(err))
 			continue
@@ -373,7 +480,7 @@ func (s *Sysfs) PKeys(dev string, num int) ([]PKeyEntry, error) {
 		}
 		table[i].Value = uint16(x)
 	}
-	return table, nil
+	return table
 }
 
 // readSmall reads a small file and returns its trimmed content; buf, when not nil,

@@ -227,19 +227,7 @@ func renderPKeys(o *PKeysOptions, f cmdutil.Format, views []*query.PortView, fin
 		return nil
 	}
 	if f == cmdutil.FormatPlain {
-		g := cmdutil.Grid{Header: []string{"PORT", "INDEX", "PKEY", "MEMBERSHIP", "KEY", "NOTES", "IPOIB"}}
-		for _, v := range views {
-			if v.Table == nil {
-				n.Note(fmt.Sprintf("%s: %s", v.Ref(), v.TableMissing))
-				continue
-			}
-			for _, e := range v.Table.Entries {
-				if show(e, o.All) {
-					g.Add(append([]string{v.Ref().String()}, entryCells(e)...)...)
-				}
-			}
-		}
-		if err := g.Render(o.IO.Out, f); err != nil {
+		if err := writePlain(o.IO.Out, views, o.All, n.Note); err != nil {
 			return err
 		}
 	} else {
