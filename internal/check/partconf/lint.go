@@ -35,8 +35,10 @@ func Lint(c *Config, opt LintOptions) []Finding {
 			"no Default partition line: OpenSM adds Default=0x7fff : ALL=limited, SELF=full, so every port except the SM's is a limited member of the default partition and they cannot talk to each other in it (0x7fff; IPoIB on the default partition breaks)",
 			"add `Default=0x7fff, ipoib : ALL=full ;` (or ALL=limited on purpose, with SELF=full)")
 	}
+	byGUID := map[uint64]seenMember{} // one map for every partition, cleared for each
 	for _, p := range c.Partitions {
-		lintPartition(c, p, opt, add)
+		clear(byGUID)
+		lintPartition(c, p, opt, add, byGUID)
 	}
 	lintTables(c, opt, add)
 	lintValues(c, add)
@@ -62,7 +64,14 @@ func Lint(c *Config, opt LintOptions) []Finding {
 	return out
 }
 
-func lintPartition(c *Config, p *Partition, opt LintOptions, add func(Severity, Pos, string, string, string)) {
+// seenMember is the membership a partition's earlier item gave a port, and where.
+type seenMember struct {
+	m   MemberFlag
+	pos Pos
+}
+
+// lintPartition lints one partition; byGUID is empty working memory.
+func lintPartition(c *Config, p *Partition, opt LintOptions, add func(Severity, Pos, string, string, string), byGUID map[uint64]seenMember) {
 	var first *Definition
 	for _, d := range p.Defs {
 		if d.Implicit {
@@ -88,17 +97,12 @@ func lintPartition(c *Config, p *Partition, opt LintOptions, add func(Severity, 
 		}
 	}
 	full := false
-	type seen struct {
-		m   MemberFlag
-		pos Pos
-	}
-	byGUID := map[uint64]seen{}
 	for _, m := range p.Members {
 		eff := m.Membership
 		if eff == FlagBoth && !opt.AllowBoth {
 			eff = FlagFull
 			if m.Explicit {
-				add(Warning, m.Pos, "both-without-W", fmt.Sprintf("%s: `both` without OpenSM -W (allow_both_pkeys) gives only a full entry", m.Text),
+				add(Warning, m.Pos(), "both-without-W", fmt.Sprintf("%s: `both` without OpenSM -W (allow_both_pkeys) gives only a full entry", m.Text),
 					"run opensm with -W / allow_both_pkeys TRUE, or write =full")
 			}
 		}
@@ -107,10 +111,10 @@ func lintPartition(c *Config, p *Partition, opt LintOptions, add func(Severity, 
 		}
 		if m.Kind == KindGUID && !m.Def.Implicit {
 			if s, ok := byGUID[m.GUID]; ok && s.m != eff {
-				add(Warning, m.Pos, "conflicting-membership", fmt.Sprintf("port 0x%016x is listed in partition 0x%04x as %s at %s and as %s here: OpenSM uses the last one (%s)", m.GUID, p.Key, s.m, s.pos, eff, eff),
+				add(Warning, m.Pos(), "conflicting-membership", fmt.Sprintf("port 0x%016x is listed in partition 0x%04x as %s at %s and as %s here: OpenSM uses the last one (%s)", m.GUID, p.Key, s.m, s.pos, eff, eff),
 					"list the port once with the membership you want")
 			}
-			byGUID[m.GUID] = seen{eff, m.Pos}
+			byGUID[m.GUID] = seenMember{eff, m.Pos()}
 		}
 	}
 	if !full && len(p.Members) > 0 {
@@ -130,7 +134,7 @@ func lintPartition(c *Config, p *Partition, opt LintOptions, add func(Severity, 
 			}
 		}
 		if last != nil && last.Membership == FlagLimited && !last.Def.Implicit {
-			add(Warning, last.Pos, "sm-limited", "the SM's own port ends up a limited member of the default partition (lab: OpenSM programs 0x7fff on it): limited ports can no longer reach the SM/SA in the default partition",
+			add(Warning, last.Pos(), "sm-limited", "the SM's own port ends up a limited member of the default partition (lab: OpenSM programs 0x7fff on it): limited ports can no longer reach the SM/SA in the default partition",
 				"add SELF=full after it")
 		}
 	}
@@ -153,9 +157,10 @@ func lintTables(c *Config, opt LintOptions, add func(Severity, Pos, string, stri
 	}
 	perGUID := map[uint64]*acc{}
 	var order []uint64
+	guids := map[uint64]*Member{} // one map for every partition, cleared for each
 	for _, p := range c.Partitions {
 		kw := 0
-		guids := map[uint64]*Member{}
+		clear(guids)
 		for _, m := range p.Members {
 			switch m.Kind {
 			case KindAll, KindAllCAs:
@@ -177,8 +182,8 @@ func lintTables(c *Config, opt LintOptions, add func(Severity, Pos, string, stri
 			if kw == 0 {
 				a.n += entries(m.Membership)
 			}
-			if a.pos.Line < m.Pos.Line || a.pos.Line == 0 {
-				a.pos = m.Pos
+			if a.pos.Line < m.Pos().Line || a.pos.Line == 0 {
+				a.pos = m.Pos()
 			}
 		}
 	}

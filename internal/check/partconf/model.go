@@ -85,7 +85,7 @@ func (m *Model) CanTalk(a, b uint64) Verdict {
 		}
 		seen[k] = true
 		s := Shared{Key: k, Name: ea.Partition.Name, A: ea.PKey, B: eb.PKey,
-			CanTalk: ea.PKey.IsFull() || eb.PKey.IsFull(), DecidedA: ea.DecidedBy.Pos, DecidedB: eb.DecidedBy.Pos}
+			CanTalk: ea.PKey.IsFull() || eb.PKey.IsFull(), DecidedA: ea.DecidedBy.Pos(), DecidedB: eb.DecidedBy.Pos()}
 		if s.CanTalk {
 			s.Reason = fmt.Sprintf("partition %s (%s): %s and %s, at least one full member (%s, %s)",
 				e.PKey.KeyString(), s.Name, ea.PKey, eb.PKey, s.DecidedA, s.DecidedB)

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"unsafe"
 )
 
 // This file is a byte-for-byte emulation of OpenSM 3.3.23's partitions.conf reader,
@@ -221,10 +222,22 @@ func (e *emu) abort(at int, osmMsg, msg, hint string) {
 // drops the file, and Uncertain whether its outcome depends on memory the file does
 // not determine.
 func Parse(file string, data []byte) *Config {
+	return parse(file, data, string(data))
+}
+
+// ParseOwned is Parse for data the caller hands over: the Config's texts (member
+// items, names) are substrings of data itself, not of a copy, so a 100 MB file is held
+// once. The caller must not modify data afterwards.
+func ParseOwned(file string, data []byte) *Config {
+	return parse(file, data, unsafe.String(unsafe.SliceData(data), len(data)))
+}
+
+// parse is Parse with text, the file as one string (data's bytes).
+func parse(file string, data []byte, text string) *Config {
 	c := newConfig(file)
 	c.Exists = true
 	c.implicitDefault(FlagLimited)
-	e := &emu{c: c, line: 1, names: map[string]*Partition{}, text: string(data)}
+	e := &emu{c: c, line: 1, names: map[string]*Partition{}, text: text}
 	// About one member item per comma: c.Members grows once, not twenty times.
 	c.Members = slices.Grow(c.Members, bytes.Count(data, []byte{','}))
 	e.buf.unknownAt = -1
@@ -711,7 +724,8 @@ func (e *emu) addPort(nameAt, flagAt int) bool {
 	}
 	d := e.conf.def
 	m := e.newMember()
-	*m = Member{Text: name, Pos: e.pos(nameAt), Def: d, Indx0: e.conf.indx0, Membership: e.conf.membership}
+	*m = Member{Text: name, Def: d, Indx0: e.conf.indx0, Membership: e.conf.membership}
+	m.setPos(e.pos(nameAt))
 	if flagAt >= 0 {
 		flag := b.str(flagAt)
 		m.Text = e.joined(nameAt, name, flagAt, flag)

@@ -1,9 +1,14 @@
 package partconf
 
 import (
+	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // render prints the partitions as OpenSM merged them: "key name: member=membership ...",
@@ -184,4 +189,32 @@ func hasRule(fs []Finding, rule string) bool {
 		}
 	}
 	return false
+}
+
+// TestMemberSize: a 100,000-port file has a million member items; Member packs into 48
+// bytes (it was 96 with a whole Pos per item).
+func TestMemberSize(t *testing.T) {
+	if n := unsafe.Sizeof(Member{}); n > 48 {
+		t.Fatalf("Member is %d bytes, want at most 48", n)
+	}
+}
+
+// TestParseOwnedIsParse: the parse of a file handed over without a copy is the parse
+// of the copy, on the lab files of every shape.
+func TestParseOwnedIsParse(t *testing.T) {
+	files, err := filepath.Glob("testdata/lab/*.conf")
+	if err != nil || len(files) == 0 {
+		t.Fatal(files, err)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := Parse(f, data)
+		got := ParseOwned(f, bytes.Clone(data))
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: ParseOwned differs from Parse", f)
+		}
+	}
 }

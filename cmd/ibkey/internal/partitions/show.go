@@ -307,7 +307,7 @@ func (s show) text(w io.Writer, f cmdutil.Format) error {
 			pg.Add(keyString(part.Key), part.Name, flags, "", "(no members)", strings.Join(at, ","))
 		}
 		for _, m := range part.Members {
-			pg.Add(keyString(part.Key), part.Name, flags, effectiveMembership(m, p.Options.AllowBoth), memberRule(m, p.Options.SMGUID), posText(m.Pos, p.Config))
+			pg.Add(keyString(part.Key), part.Name, flags, effectiveMembership(m, p.Options.AllowBoth), memberRule(m, p.Options.SMGUID), posText(m.Pos(), p.Config))
 		}
 	}
 	if err := pg.Render(w, f); err != nil {
@@ -373,10 +373,10 @@ func (s show) text(w io.Writer, f cmdutil.Format) error {
 				continue
 			}
 			add(guid, strconv.Itoa(sl.Index), e.PKey.String(), e.PKey.Membership().String(), e.PKey.KeyString()+" "+e.Partition.Name,
-				e.DecidedBy.Text, posText(e.DecidedBy.Pos, p.Config), note(extra...))
+				e.DecidedBy.Text, posText(e.DecidedBy.Pos(), p.Config), note(extra...))
 		}
 		for _, d := range t.Dropped {
-			add(guid, "", d.PKey.String(), d.PKey.Membership().String(), d.Partition.Name, d.DecidedBy.Text, posText(d.DecidedBy.Pos, p.Config),
+			add(guid, "", d.PKey.String(), d.PKey.Membership().String(), d.Partition.Name, d.DecidedBy.Text, posText(d.DecidedBy.Pos(), p.Config),
 				note(fmt.Sprintf("DROPPED: the table holds %d entries", p.Options.TableSize)))
 		}
 	}

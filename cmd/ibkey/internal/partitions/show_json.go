@@ -133,7 +133,7 @@ func (e *showEncoder) partition(part *partconf.Partition, opt partconf.Options) 
 		}
 		w.String(m.Membership.String())
 		w.Key("at")
-		e.at(m.Pos)
+		e.at(m.Pos())
 		w.EndObject()
 	}
 	w.EndArray()
@@ -200,7 +200,7 @@ func (e *showEncoder) port(t *query.PortTable, names map[uint64]string, tableSiz
 			w.Key("decided_by")
 			w.String(en.DecidedBy.Text)
 			w.Key("at")
-			e.at(en.DecidedBy.Pos)
+			e.at(en.DecidedBy.Pos())
 		} else {
 			w.Key("pkey")
 			w.String("0x0000")
@@ -241,7 +241,7 @@ func (e *showEncoder) port(t *query.PortTable, names map[uint64]string, tableSiz
 		w.Key("decided_by")
 		w.String(d.DecidedBy.Text)
 		w.Key("at")
-		e.at(d.DecidedBy.Pos)
+		e.at(d.DecidedBy.Pos())
 		w.EndObject()
 	}
 	w.EndArray()
