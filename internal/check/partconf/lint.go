@@ -152,10 +152,12 @@ func lintTables(c *Config, opt LintOptions, add func(Severity, Pos, string, stri
 	}
 	everyone := 0
 	type acc struct {
-		n   int
-		pos Pos
+		n  int32
+		at *Member // the item on the last line naming the port
 	}
-	perGUID := map[uint64]*acc{}
+	// perGUID indexes accs (a pointer per port cost 13 MB at 100,000 ports).
+	perGUID := map[uint64]int32{}
+	var accs []acc
 	var order []uint64
 	guids := map[uint64]*Member{} // one map for every partition, cleared for each
 	for _, p := range c.Partitions {
@@ -173,17 +175,19 @@ func lintTables(c *Config, opt LintOptions, add func(Severity, Pos, string, stri
 		}
 		everyone += kw
 		for g, m := range guids {
-			a := perGUID[g]
-			if a == nil {
-				a = &acc{}
-				perGUID[g] = a
+			i, ok := perGUID[g]
+			if !ok {
+				i = int32(len(accs))
+				perGUID[g] = i
+				accs = append(accs, acc{})
 				order = append(order, g)
 			}
+			a := &accs[i]
 			if kw == 0 {
-				a.n += entries(m.Membership)
+				a.n += int32(entries(m.Membership))
 			}
-			if a.pos.Line < m.Pos().Line || a.pos.Line == 0 {
-				a.pos = m.Pos()
+			if a.at == nil || a.at.line < m.line {
+				a.at = m
 			}
 		}
 	}
@@ -195,9 +199,9 @@ func lintTables(c *Config, opt LintOptions, add func(Severity, Pos, string, stri
 	}
 	sort.Slice(order, func(i, j int) bool { return order[i] < order[j] })
 	for _, g := range order {
-		a := perGUID[g]
-		if n := a.n + everyone; n > opt.TableSize {
-			add(Warning, a.pos, "table-overflow",
+		a := accs[perGUID[g]]
+		if n := int(a.n) + everyone; n > opt.TableSize {
+			add(Warning, a.at.Pos(), "table-overflow",
 				fmt.Sprintf("port 0x%016x needs %d P_Key entries, more than a table of %d holds: OpenSM cannot program the last %d", g, n, opt.TableSize, n-opt.TableSize),
 				"take the port out of some partitions, or check PartitionCap (`smpquery nodeinfo`)")
 		}

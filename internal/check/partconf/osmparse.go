@@ -152,6 +152,10 @@ type emu struct {
 	off  int
 	// members is a slab the Members are allocated from, a few thousand at a time.
 	members []Member
+	// defStart is where the current definition's items start in c.Members: its
+	// Members are that part of c.Members (a definition's items are contiguous there),
+	// not a list of their own.
+	defStart int
 }
 
 // str is the C string at buffer index at: a substring of the file when the current
@@ -304,8 +308,30 @@ func parse(file string, data []byte, text string) *Config {
 			Message: c.RejectReason + " and programs its fallback Default=0x7fff : ALL=full",
 			Action:  "add at least `Default=0x7fff, ipoib : ALL=full;`, or remove the file (OpenSM then uses the same fallback without an error)"})
 	}
+	c.joinMembers()
 	c.sortPartitions()
 	return c
+}
+
+// joinMembers sets each partition's Members: its definitions' items, in file order (a
+// definition's items are read before the next definition starts). A partition with one
+// definition, nearly all of them, shares that definition's list instead of a copy.
+func (c *Config) joinMembers() {
+	for _, p := range c.Partitions {
+		if len(p.Defs) == 1 {
+			ms := p.Defs[0].Members
+			p.Members = ms[:len(ms):len(ms)] // an append copies
+			continue
+		}
+		n := 0
+		for _, d := range p.Defs {
+			n += len(d.Members)
+		}
+		p.Members = make([]*Member, 0, n)
+		for _, d := range p.Defs {
+			p.Members = append(p.Members, d.Members...)
+		}
+	}
 }
 
 // parseLine is the body of the fgets loop: it returns -1 when OpenSM stops with an
@@ -686,6 +712,7 @@ func (e *emu) partitionCreate(defAt, nameAt, idAt int, flags []Flag) bool {
 	}
 	c.Definitions = append(c.Definitions, d)
 	e.conf.def = d
+	e.defStart = len(c.Members)
 	if !c.qos() && e.conf.flags.SL != 0 {
 		// partition_create: without QoS the SL is forced to the default (0).
 		e.conf.flags.SL = 0
@@ -764,9 +791,12 @@ func (e *emu) addPort(nameAt, flagAt int) bool {
 	if e.dead {
 		return true
 	}
-	d.Members = append(d.Members, m)
-	d.Partition.Members = append(d.Partition.Members, m)
-	e.c.Members = append(e.c.Members, m)
+	// d.Members is a window on c.Members (Partition.Members are joined at the end:
+	// joinMembers). Should c.Members move when it grows, earlier windows keep the old
+	// array, whose items never change.
+	ms := append(e.c.Members, m)
+	e.c.Members = ms
+	d.Members = ms[e.defStart:len(ms):len(ms)]
 	return true
 }
 
