@@ -242,8 +242,10 @@ func parse(file string, data []byte, text string) *Config {
 	c.Exists = true
 	c.implicitDefault(FlagLimited)
 	e := &emu{c: c, line: 1, names: map[string]*Partition{}, text: text}
-	// About one member item per comma: c.Members grows once, not twenty times.
-	c.Members = slices.Grow(c.Members, bytes.Count(data, []byte{','}))
+	// A member item ends at a comma, a line end or a ';': room for that many, so that
+	// c.Members does not grow (a definition's Members are windows on it, and a window
+	// on an outgrown array keeps that array).
+	c.Members = slices.Grow(c.Members, bytes.Count(data, []byte{','})+bytes.Count(data, []byte{'\n'})+bytes.Count(data, []byte{';'})+1)
 	e.buf.unknownAt = -1
 	e.buf.set(0, 0) // line[0] = '\0'
 	e.names["Default"] = c.byKey[0x7fff]
