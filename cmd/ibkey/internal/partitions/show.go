@@ -3,6 +3,7 @@ package partitions
 import (
 	"fmt"
 	"io"
+	"iter"
 	"sort"
 	"strconv"
 	"strings"
@@ -113,11 +114,27 @@ schemas/partitions-show.schema.json: {"schema_version":1,"file","rejected","unce
 
 // show is what `partitions show` prints, as values.
 type show struct {
-	p        *query.Partitions
-	applied  *partconf.Config // the configuration OpenSM programs (the fallback when rejected)
-	tables   []query.PortTable
-	previous string
-	names    map[uint64]string // --fabric-file: port GUID to its node's name
+	p       *query.Partitions
+	applied *partconf.Config // the configuration OpenSM programs (the fallback when rejected)
+	// model predicts the tables, over prevModel's with --previous (tables).
+	model, prevModel *partconf.Model
+	previous         string
+	names            map[uint64]string // --fabric-file: port GUID to its node's name
+}
+
+// tables yields each port's table, built as it is printed (not all of them first); a
+// table is valid until the next one is yielded (they share memory).
+func (s *show) tables() iter.Seq[query.PortTable] {
+	return func(yield func(query.PortTable) bool) {
+		var reuse []query.Slot
+		for _, port := range s.model.Ports {
+			t := s.p.PortTableReusing(s.model, s.prevModel, port, reuse)
+			if !yield(t) {
+				return
+			}
+			reuse = t.Slots
+		}
+	}
 }
 
 func runShow(o *ShowOptions) error {
@@ -167,7 +184,7 @@ func loadShow(o *ShowOptions) (*show, error) {
 		}
 	}
 	m := partconf.NewModel(p.Config, ports, p.Options)
-	s := &show{p: p, applied: m.Config, tables: p.PortTables(m, prev), previous: o.Previous, names: names}
+	s := &show{p: p, applied: m.Config, model: m, prevModel: prev, previous: o.Previous, names: names}
 	if p.Config.Rejected {
 		o.Notices.Warn(rejectedWarning(p.Config))
 	}
@@ -326,7 +343,7 @@ func (s show) text(w io.Writer, f cmdutil.Format) error {
 	if s.names != nil {
 		tg.Header = append([]string{"PORT", "NODE"}, tg.Header[1:]...)
 	}
-	for _, t := range s.tables {
+	for t := range s.tables() {
 		guid := check.FormatGUID(t.Port.GUID)
 		add := func(cells ...string) {
 			if s.names != nil {

@@ -14,7 +14,7 @@ import (
 // by two spaces. The bytes are what encoding/json writes for the document's structs
 // (TestShowJSONMatchesStructs keeps them equal): building those structs for 20,000
 // ports took seconds and gigabytes, the stream takes a 64 KiB buffer.
-func (s show) writeJSON(out io.Writer, indent bool) error {
+func (s *show) writeJSON(out io.Writer, indent bool) error {
 	p := s.p
 	in := ""
 	if indent {
@@ -61,8 +61,8 @@ func (s show) writeJSON(out io.Writer, indent bool) error {
 	w.EndArray()
 	w.Key("ports")
 	w.BeginArray()
-	for i := range s.tables {
-		e.port(&s.tables[i], s.names, p.Options.TableSize)
+	for t := range s.tables() {
+		e.port(&t, s.names, p.Options.TableSize)
 	}
 	w.EndArray()
 	w.EndObject()

@@ -121,7 +121,7 @@ func (s show) structJSON() showJSON {
 		}
 		out.Partitions = append(out.Partitions, pj)
 	}
-	for _, t := range s.tables {
+	for t := range s.tables() {
 		pj := portTableJSON{PortGUID: check.FormatGUID(t.Port.GUID), Type: string(nodeType(t.Port.Type)), InFile: t.InFile, SM: t.SM,
 			TableSize: p.Options.TableSize, Entries: []tableEntryJSON{}, Dropped: []droppedJSON{}}
 		if name, ok := s.names[t.Port.GUID]; ok {
