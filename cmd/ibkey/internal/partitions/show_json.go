@@ -20,7 +20,7 @@ func (s *show) writeJSON(out io.Writer, indent bool) error {
 	if indent {
 		in = "  "
 	}
-	e := showEncoder{w: jsonw.New(out, in), src: p.Config}
+	e := showEncoder{w: jsonw.New(out, in), src: p.Config, compact: !indent}
 	w := e.w
 	w.BeginObject()
 	w.Key("schema_version")
@@ -70,10 +70,92 @@ func (s *show) writeJSON(out io.Writer, indent bool) error {
 }
 
 // showEncoder writes the parts of the document; scratch holds "file:line:col" texts.
+// Compact, the objects there are millions of (members, table entries) are appended
+// to obj whole and written as one value (jsonw's Raw), their keys as constant bytes.
 type showEncoder struct {
 	w       *jsonw.Writer
 	src     *partconf.Config
 	scratch []byte
+	compact bool
+	obj     []byte
+	// escFile is `"` and escFor escaped as a JSON string, without the closing quote.
+	escFile []byte
+	escFor  string
+}
+
+// appendAt appends where an item is written as a JSON string (at's text).
+func (e *showEncoder) appendAt(b []byte, pos partconf.Pos) []byte {
+	if pos.Line == 0 {
+		return jsonw.AppendString(b, posText(pos, e.src))
+	}
+	if e.escFile == nil || pos.File != e.escFor {
+		// JSON escapes character by character: the file's escaped text followed by
+		// ":LINE:COL" is the escaped "FILE:LINE:COL".
+		q := jsonw.AppendString(nil, pos.File)
+		e.escFile, e.escFor = q[:len(q)-1], pos.File
+	}
+	b = append(b, e.escFile...)
+	b = append(b, ':')
+	b = strconv.AppendInt(b, int64(pos.Line), 10)
+	b = append(b, ':')
+	b = strconv.AppendInt(b, int64(pos.Col), 10)
+	return append(b, '"')
+}
+
+// memberObject is a member's object, compact.
+func (e *showEncoder) memberObject(b []byte, m *partconf.Member, opt partconf.Options) []byte {
+	b = append(b, `{"member":`...)
+	b = jsonw.AppendString(b, m.Text)
+	b = append(b, `,"kind":`...)
+	b = jsonw.AppendString(b, m.Kind.String())
+	b = append(b, `,"rule":`...)
+	if m.Kind == partconf.KindGUID {
+		b = append(b, '"')
+		b = jsonw.AppendHex(b, m.GUID, 16)
+		b = append(b, '"')
+	} else {
+		b = jsonw.AppendString(b, memberRule(m, opt.SMGUID))
+	}
+	b = append(b, `,"membership":`...)
+	if m.Membership == partconf.FlagBoth && !opt.AllowBoth {
+		b = append(b, `"full","written_membership":`...)
+	}
+	b = jsonw.AppendString(b, m.Membership.String())
+	b = append(b, `,"at":`...)
+	b = e.appendAt(b, m.Pos())
+	return append(b, '}')
+}
+
+// entryObject is a table entry's object, compact.
+func (e *showEncoder) entryObject(b []byte, sl *query.Slot) []byte {
+	b = append(b, `{"index":`...)
+	b = strconv.AppendInt(b, int64(sl.Index), 10)
+	if en := sl.Entry; en != nil {
+		b = append(b, `,"pkey":"`...)
+		b = jsonw.AppendHex(b, uint64(en.PKey), 4)
+		b = append(b, `","key":"`...)
+		b = jsonw.AppendHex(b, uint64(en.PKey.Key()), 4)
+		b = append(b, `","membership":`...)
+		b = jsonw.AppendString(b, en.PKey.Membership().String())
+		b = append(b, `,"valid":true,"partition":`...)
+		b = jsonw.AppendString(b, en.Partition.Name)
+		b = append(b, `,"decided_by":`...)
+		b = jsonw.AppendString(b, en.DecidedBy.Text)
+		b = append(b, `,"at":`...)
+		b = e.appendAt(b, en.DecidedBy.Pos())
+	} else {
+		b = append(b, `,"pkey":"0x0000","key":"0x0000","membership":null,"valid":false,"partition":null,"decided_by":null,"at":null`...)
+	}
+	if sl.Hole() {
+		b = append(b, `,"hole":true`...)
+	}
+	if sl.Before.Valid() {
+		b = append(b, `,"before":"`...)
+		b = jsonw.AppendHex(b, uint64(sl.Before), 4)
+		b = append(b, `","kept":`...)
+		b = strconv.AppendBool(b, sl.Kept)
+	}
+	return append(b, '}')
 }
 
 // at writes where an item is written, as posText prints it, without a string per item.
@@ -115,6 +197,11 @@ func (e *showEncoder) partition(part *partconf.Partition, opt partconf.Options) 
 	w.Key("members")
 	w.BeginArray()
 	for _, m := range part.Members {
+		if e.compact {
+			e.obj = e.memberObject(e.obj[:0], m, opt)
+			w.Raw(e.obj)
+			continue
+		}
 		w.BeginObject()
 		w.Key("member")
 		w.String(m.Text)
@@ -182,7 +269,13 @@ func (e *showEncoder) port(t *query.PortTable, names map[uint64]string, tableSiz
 	w.Int(int64(tableSize))
 	w.Key("entries")
 	w.BeginArray()
-	for _, sl := range t.Slots {
+	for i := range t.Slots {
+		sl := &t.Slots[i]
+		if e.compact {
+			e.obj = e.entryObject(e.obj[:0], sl)
+			w.Raw(e.obj)
+			continue
+		}
 		w.BeginObject()
 		w.Key("index")
 		w.Int(int64(sl.Index))
