@@ -33,7 +33,7 @@ func ReadPartitions(path string, opt partconf.Options) (*Partitions, error) {
 	if err != nil {
 		return nil, &UsageError{Msg: fmt.Sprintf("partitions file: %v", err)}
 	}
-	return NewPartitions(partconf.Parse(path, data), opt), nil
+	return NewPartitions(partconf.ParseOwned(path, data), opt), nil
 }
 
 // NewPartitions wraps a parsed config.

@@ -45,27 +45,47 @@ type PortTable struct {
 func (p *Partitions) PortTables(m, prev *partconf.Model) []PortTable {
 	out := make([]PortTable, 0, len(m.Ports))
 	for _, port := range m.Ports {
-		pt := PortTable{Port: port, InFile: p.InFile(port.GUID), SM: port.GUID == p.Options.SMGUID}
-		if prev == nil {
-			slots := m.Slots(port.GUID)
-			pt.Slots = make([]Slot, len(slots))
-			for i := range slots {
-				pt.Slots[i] = Slot{Index: i}
-				if slots[i].PKey.Valid() {
-					pt.Slots[i].Entry = &slots[i]
-				}
-			}
-			pt.Dropped = m.DroppedEntries(port.GUID)
-		} else {
-			// Reprogram needs every entry the port should get, dropped ones included.
-			opt := p.Options
-			opt.TableSize = 0
-			unl := partconf.NewModel(p.Config, []partconf.Port{port}, opt)
-			pt.Slots, pt.Dropped = Reprogram(prev.PKeys(port.GUID), unl.Table(port.GUID), p.Options.TableSize, p.Options.AllowBoth)
-		}
-		out = append(out, pt)
+		out = append(out, p.portTable(m, prev, port, nil))
 	}
 	return out
+}
+
+// PortTable is PortTables for one of m's ports: a command printing 100,000 tables
+// builds each as it prints it.
+func (p *Partitions) PortTable(m, prev *partconf.Model, port partconf.Port) PortTable {
+	return p.portTable(m, prev, port, nil)
+}
+
+// PortTableReusing is PortTable with its Slots in reuse's array when it has room: the
+// previous table's, once it is printed.
+func (p *Partitions) PortTableReusing(m, prev *partconf.Model, port partconf.Port, reuse []Slot) PortTable {
+	return p.portTable(m, prev, port, reuse)
+}
+
+func (p *Partitions) portTable(m, prev *partconf.Model, port partconf.Port, reuse []Slot) PortTable {
+	pt := PortTable{Port: port, InFile: p.InFile(port.GUID), SM: port.GUID == p.Options.SMGUID}
+	if prev == nil {
+		slots := m.Slots(port.GUID)
+		if cap(reuse) >= len(slots) {
+			pt.Slots = reuse[:len(slots)]
+		} else {
+			pt.Slots = make([]Slot, len(slots))
+		}
+		for i := range slots {
+			pt.Slots[i] = Slot{Index: i}
+			if slots[i].PKey.Valid() {
+				pt.Slots[i].Entry = &slots[i]
+			}
+		}
+		pt.Dropped = m.DroppedEntries(port.GUID)
+		return pt
+	}
+	// Reprogram needs every entry the port should get, dropped ones included.
+	opt := p.Options
+	opt.TableSize = 0
+	unl := partconf.NewModel(p.Config, []partconf.Port{port}, opt)
+	pt.Slots, pt.Dropped = Reprogram(prev.PKeys(port.GUID), unl.Table(port.GUID), p.Options.TableSize, p.Options.AllowBoth)
+	return pt
 }
 
 // Pair is one cell of the who-can-talk grid.

@@ -294,7 +294,7 @@ func decided(e Entry) string {
 	if e.DecidedBy == nil {
 		return "implicit"
 	}
-	s := e.DecidedBy.Pos.String()
+	s := e.DecidedBy.Pos().String()
 	if t := strings.TrimSpace(e.DecidedBy.Text); t != "" {
 		s += " " + t
 	}

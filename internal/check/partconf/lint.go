@@ -1,7 +1,9 @@
 package partconf
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sort"
 )
 
@@ -35,18 +37,14 @@ func Lint(c *Config, opt LintOptions) []Finding {
 			"no Default partition line: OpenSM adds Default=0x7fff : ALL=limited, SELF=full, so every port except the SM's is a limited member of the default partition and they cannot talk to each other in it (0x7fff; IPoIB on the default partition breaks)",
 			"add `Default=0x7fff, ipoib : ALL=full ;` (or ALL=limited on purpose, with SELF=full)")
 	}
+	byGUID := map[uint64]seenMember{} // one map for every partition, cleared for each
 	for _, p := range c.Partitions {
-		lintPartition(c, p, opt, add)
+		clear(byGUID)
+		lintPartition(c, p, opt, add, byGUID)
 	}
 	lintTables(c, opt, add)
 	lintValues(c, add)
-	sort.SliceStable(out, func(i, j int) bool {
-		a, b := out[i].Pos, out[j].Pos
-		if a.Line != b.Line {
-			return a.Line < b.Line
-		}
-		return a.Col < b.Col
-	})
+	sortByPos(out)
 	if c.Uncertain != "" {
 		head := Finding{Severity: Error, Pos: c.UncertainAt, Rule: "opensm-uncertain",
 			Message: "WHAT OPENSM DOES WITH THIS FILE CANNOT BE PREDICTED: " + c.Uncertain + "; in the lab OpenSM usually rejected such files (fallback Default=0x7fff : ALL=full)",
@@ -62,7 +60,47 @@ func Lint(c *Config, opt LintOptions) []Finding {
 	return out
 }
 
-func lintPartition(c *Config, p *Partition, opt LintOptions, add func(Severity, Pos, string, string, string)) {
+// sortByPos sorts findings by line and column, keeping the order of findings at the
+// same place. It sorts their indexes and then moves each finding once: a file of a
+// million definitions has millions of findings, and a stable sort of the findings
+// themselves moved them O(n log² n) times.
+func sortByPos(fs []Finding) {
+	type key struct{ line, col, i int }
+	keys := make([]key, len(fs))
+	for i := range fs {
+		keys[i] = key{fs[i].Pos.Line, fs[i].Pos.Col, i}
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		return cmp.Or(cmp.Compare(a.line, b.line), cmp.Compare(a.col, b.col), cmp.Compare(a.i, b.i))
+	})
+	// Position i takes finding keys[i].i: follow each cycle of the permutation.
+	for start := range keys {
+		if keys[start].i < 0 {
+			continue
+		}
+		tmp := fs[start]
+		j := start
+		for {
+			src := keys[j].i
+			keys[j].i = -1
+			if src == start {
+				fs[j] = tmp
+				break
+			}
+			fs[j] = fs[src]
+			j = src
+		}
+	}
+}
+
+// seenMember is the membership a partition's earlier item gave a port, and where.
+type seenMember struct {
+	m   MemberFlag
+	pos Pos
+}
+
+// lintPartition lints one partition; byGUID is empty working memory.
+func lintPartition(c *Config, p *Partition, opt LintOptions, add func(Severity, Pos, string, string, string), byGUID map[uint64]seenMember) {
 	var first *Definition
 	for _, d := range p.Defs {
 		if d.Implicit {
@@ -88,17 +126,12 @@ func lintPartition(c *Config, p *Partition, opt LintOptions, add func(Severity, 
 		}
 	}
 	full := false
-	type seen struct {
-		m   MemberFlag
-		pos Pos
-	}
-	byGUID := map[uint64]seen{}
 	for _, m := range p.Members {
 		eff := m.Membership
 		if eff == FlagBoth && !opt.AllowBoth {
 			eff = FlagFull
 			if m.Explicit {
-				add(Warning, m.Pos, "both-without-W", fmt.Sprintf("%s: `both` without OpenSM -W (allow_both_pkeys) gives only a full entry", m.Text),
+				add(Warning, m.Pos(), "both-without-W", fmt.Sprintf("%s: `both` without OpenSM -W (allow_both_pkeys) gives only a full entry", m.Text),
 					"run opensm with -W / allow_both_pkeys TRUE, or write =full")
 			}
 		}
@@ -107,10 +140,10 @@ func lintPartition(c *Config, p *Partition, opt LintOptions, add func(Severity, 
 		}
 		if m.Kind == KindGUID && !m.Def.Implicit {
 			if s, ok := byGUID[m.GUID]; ok && s.m != eff {
-				add(Warning, m.Pos, "conflicting-membership", fmt.Sprintf("port 0x%016x is listed in partition 0x%04x as %s at %s and as %s here: OpenSM uses the last one (%s)", m.GUID, p.Key, s.m, s.pos, eff, eff),
+				add(Warning, m.Pos(), "conflicting-membership", fmt.Sprintf("port 0x%016x is listed in partition 0x%04x as %s at %s and as %s here: OpenSM uses the last one (%s)", m.GUID, p.Key, s.m, s.pos, eff, eff),
 					"list the port once with the membership you want")
 			}
-			byGUID[m.GUID] = seen{eff, m.Pos}
+			byGUID[m.GUID] = seenMember{eff, m.Pos()}
 		}
 	}
 	if !full && len(p.Members) > 0 {
@@ -130,7 +163,7 @@ func lintPartition(c *Config, p *Partition, opt LintOptions, add func(Severity, 
 			}
 		}
 		if last != nil && last.Membership == FlagLimited && !last.Def.Implicit {
-			add(Warning, last.Pos, "sm-limited", "the SM's own port ends up a limited member of the default partition (lab: OpenSM programs 0x7fff on it): limited ports can no longer reach the SM/SA in the default partition",
+			add(Warning, last.Pos(), "sm-limited", "the SM's own port ends up a limited member of the default partition (lab: OpenSM programs 0x7fff on it): limited ports can no longer reach the SM/SA in the default partition",
 				"add SELF=full after it")
 		}
 	}
@@ -148,14 +181,17 @@ func lintTables(c *Config, opt LintOptions, add func(Severity, Pos, string, stri
 	}
 	everyone := 0
 	type acc struct {
-		n   int
-		pos Pos
+		n  int32
+		at *Member // the item on the last line naming the port
 	}
-	perGUID := map[uint64]*acc{}
+	// perGUID indexes accs (a pointer per port cost 13 MB at 100,000 ports).
+	perGUID := map[uint64]int32{}
+	var accs []acc
 	var order []uint64
+	guids := map[uint64]*Member{} // one map for every partition, cleared for each
 	for _, p := range c.Partitions {
 		kw := 0
-		guids := map[uint64]*Member{}
+		clear(guids)
 		for _, m := range p.Members {
 			switch m.Kind {
 			case KindAll, KindAllCAs:
@@ -168,17 +204,19 @@ func lintTables(c *Config, opt LintOptions, add func(Severity, Pos, string, stri
 		}
 		everyone += kw
 		for g, m := range guids {
-			a := perGUID[g]
-			if a == nil {
-				a = &acc{}
-				perGUID[g] = a
+			i, ok := perGUID[g]
+			if !ok {
+				i = int32(len(accs))
+				perGUID[g] = i
+				accs = append(accs, acc{})
 				order = append(order, g)
 			}
+			a := &accs[i]
 			if kw == 0 {
-				a.n += entries(m.Membership)
+				a.n += int32(entries(m.Membership))
 			}
-			if a.pos.Line < m.Pos.Line || a.pos.Line == 0 {
-				a.pos = m.Pos
+			if a.at == nil || a.at.line < m.line {
+				a.at = m
 			}
 		}
 	}
@@ -190,9 +228,9 @@ func lintTables(c *Config, opt LintOptions, add func(Severity, Pos, string, stri
 	}
 	sort.Slice(order, func(i, j int) bool { return order[i] < order[j] })
 	for _, g := range order {
-		a := perGUID[g]
-		if n := a.n + everyone; n > opt.TableSize {
-			add(Warning, a.pos, "table-overflow",
+		a := accs[perGUID[g]]
+		if n := int(a.n) + everyone; n > opt.TableSize {
+			add(Warning, a.at.Pos(), "table-overflow",
 				fmt.Sprintf("port 0x%016x needs %d P_Key entries, more than a table of %d holds: OpenSM cannot program the last %d", g, n, opt.TableSize, n-opt.TableSize),
 				"take the port out of some partitions, or check PartitionCap (`smpquery nodeinfo`)")
 		}

@@ -2,6 +2,11 @@ package partconf
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"sort"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -96,5 +101,28 @@ func TestLintClean(t *testing.T) {
 	}
 	if fs := Lint(NoFile(), LintOptions{}); len(fs) != 0 {
 		t.Errorf("no file: %v", fs)
+	}
+}
+
+// TestSortByPos: sortByPos is the stable sort by line and column.
+func TestSortByPos(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 15))
+	for n := 0; n < 500; n++ {
+		fs := make([]Finding, rng.IntN(60))
+		for i := range fs {
+			fs[i] = Finding{Pos: Pos{Line: rng.IntN(6), Col: rng.IntN(4)}, Message: strconv.Itoa(i)}
+		}
+		want := slices.Clone(fs)
+		sort.SliceStable(want, func(i, j int) bool {
+			a, b := want[i].Pos, want[j].Pos
+			if a.Line != b.Line {
+				return a.Line < b.Line
+			}
+			return a.Col < b.Col
+		})
+		sortByPos(fs)
+		if !reflect.DeepEqual(fs, want) {
+			t.Fatalf("sortByPos\n%v\nwant\n%v", fs, want)
+		}
 	}
 }

@@ -34,10 +34,10 @@ func lintValues(c *Config, add func(Severity, Pos, string, string, string)) {
 			}
 			switch {
 			case m.Octal:
-				add(Warning, m.Pos, "octal-guid", fmt.Sprintf("%s has no 0x and starts with 0: OpenSM reads it as octal, port 0x%016x", m.Text, m.GUID),
+				add(Warning, m.Pos(), "octal-guid", fmt.Sprintf("%s has no 0x and starts with 0: OpenSM reads it as octal, port 0x%016x", m.Text, m.GUID),
 					fmt.Sprintf("write the GUID in hex with 0x: 0x%016x if that is the port you mean (GUIDs as ibstat prints them need 0x in front)", m.GUID))
 			case m.Decimal:
-				add(Warning, m.Pos, "decimal-guid", fmt.Sprintf("%s has no 0x: OpenSM reads it as a decimal number, port 0x%016x", m.Text, m.GUID),
+				add(Warning, m.Pos(), "decimal-guid", fmt.Sprintf("%s has no 0x: OpenSM reads it as a decimal number, port 0x%016x", m.Text, m.GUID),
 					"write the GUID in hex with 0x (as ibstat and ibnetdiscover print it)")
 			}
 		}
@@ -105,7 +105,7 @@ func UnknownGUIDs(c *Config, f *fabric.Fabric) []Finding {
 		if f.Incomplete != "" || len(f.Unreachable) > 0 {
 			what += " (as far as the sweep saw: it is partial, the port may be in the part not read)"
 		}
-		out = append(out, Finding{Severity: Warning, Pos: m.Pos, Rule: RuleGUIDNotInFabric,
+		out = append(out, Finding{Severity: Warning, Pos: m.Pos(), Rule: RuleGUIDNotInFabric,
 			Message: what + ": OpenSM skips it, so the partition has one member fewer than the file says",
 			Action:  "check the GUID (ibstat, ibnetdiscover list port GUIDs), or remove the line if the card is gone"})
 	}

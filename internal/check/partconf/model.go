@@ -2,6 +2,7 @@ package partconf
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/ibkey/ibkey/internal/check"
@@ -85,7 +86,7 @@ func (m *Model) CanTalk(a, b uint64) Verdict {
 		}
 		seen[k] = true
 		s := Shared{Key: k, Name: ea.Partition.Name, A: ea.PKey, B: eb.PKey,
-			CanTalk: ea.PKey.IsFull() || eb.PKey.IsFull(), DecidedA: ea.DecidedBy.Pos, DecidedB: eb.DecidedBy.Pos}
+			CanTalk: ea.PKey.IsFull() || eb.PKey.IsFull(), DecidedA: ea.DecidedBy.Pos(), DecidedB: eb.DecidedBy.Pos()}
 		if s.CanTalk {
 			s.Reason = fmt.Sprintf("partition %s (%s): %s and %s, at least one full member (%s, %s)",
 				e.PKey.KeyString(), s.Name, ea.PKey, eb.PKey, s.DecidedA, s.DecidedB)
@@ -141,84 +142,99 @@ type Summary struct {
 
 // Summary computes per-partition pair counts arithmetically, per-port reach, and the
 // isolation groups from the predicted tables (entries OpenSM drops do not count), in
-// time linear in the number of table entries.
+// time linear in the number of table entries and with memory for one key per entry
+// (two passes over the tables instead of a list of members per partition).
 func (m *Model) Summary() *Summary {
 	s := &Summary{}
 	n := len(m.Ports)
 	parts := m.Config.Partitions
-	pidx := make(map[uint16]int, len(parts))
+	var pidx [0x8000]int32 // 15-bit key -> partition index + 1
 	for i, p := range parts {
-		pidx[p.Key] = i
+		pidx[p.Key&0x7fff] = int32(i + 1)
 	}
-	// per partition: member ports (ascending) and whether each is full
-	type mem struct {
-		port int32
+	type member struct {
+		part int32
 		full bool
 	}
-	members := make([][]mem, len(parts))
-	for i := 0; i < n; i++ {
-		var seen map[uint16]int // key -> position in members, for both/duplicate entries
+	// memberships are port i's partitions, once each (a full and a limited entry of
+	// one key, with -W, make it a full member), in table order.
+	var scratch []member
+	memberships := func(i int) []member {
+		scratch = scratch[:0]
+	entries:
 		for _, e := range m.slots[i] {
 			if !e.PKey.Valid() {
 				continue
 			}
-			pi, ok := pidx[e.PKey.Key()]
-			if !ok {
+			pi := pidx[e.PKey.Key()] - 1
+			if pi < 0 {
 				continue
 			}
-			if seen == nil {
-				seen = make(map[uint16]int, len(m.slots[i]))
-			}
-			if j, dup := seen[e.PKey.Key()]; dup {
-				if e.PKey.IsFull() {
-					members[pi][j].full = true
+			for j := range scratch {
+				if scratch[j].part == pi {
+					scratch[j].full = scratch[j].full || e.PKey.IsFull()
+					continue entries
 				}
+			}
+			scratch = append(scratch, member{pi, e.PKey.IsFull()})
+		}
+		return scratch
+	}
+	full := make([]int32, len(parts))
+	limited := make([]int32, len(parts))
+	firstFull := make([]int32, len(parts)) // the lowest port index with a full entry
+	for i := range firstFull {
+		firstFull[i] = -1
+	}
+	total := 0
+	for i := 0; i < n; i++ {
+		for _, x := range memberships(i) {
+			total++
+			if !x.full {
+				limited[x.part]++
 				continue
 			}
-			seen[e.PKey.Key()] = len(members[pi])
-			members[pi] = append(members[pi], mem{int32(i), e.PKey.IsFull()})
+			full[x.part]++
+			if firstFull[x.part] < 0 {
+				firstFull[x.part] = int32(i)
+			}
 		}
 	}
-	reach := make([][]uint16, n)
-	all := newUnionFind(n)
-	noDef := newUnionFind(n)
 	for pi, part := range parts {
-		full, lim := 0, 0
-		firstFull := -1
-		for _, x := range members[pi] {
-			if x.full {
-				full++
-				if firstFull < 0 {
-					firstFull = int(x.port)
-				}
-			} else {
-				lim++
-			}
-		}
-		if full+lim == 0 && !part.IsDefault() {
+		f, l := int64(full[pi]), int64(limited[pi])
+		if f+l == 0 && !part.IsDefault() {
 			continue // OpenSM deletes partitions without members
 		}
-		s.Partitions = append(s.Partitions, PartitionReach{Key: part.Key, Name: part.Name, Full: full, Limited: lim,
-			Pairs: int64(full)*int64(full-1)/2 + int64(full)*int64(lim)})
-		if full == 0 {
-			continue
-		}
-		for _, x := range members[pi] {
-			i := int(x.port)
-			talks := (x.full && full+lim > 1) || (!x.full && full > 0)
-			if talks {
-				reach[i] = append(reach[i], part.Key)
-			}
-			all.union(firstFull, i)
-			if !part.IsDefault() {
-				noDef.union(firstFull, i)
-			}
-		}
+		s.Partitions = append(s.Partitions, PartitionReach{Key: part.Key, Name: part.Name, Full: int(f), Limited: int(l),
+			Pairs: f*(f-1)/2 + f*l})
 	}
+	// A port reaches the partitions where it is full and has another member, or is
+	// limited and has a full one; it is linked to the partition's first full member.
+	reach := make([]uint16, 0, total) // every port's Reaches, one after the other
+	all := newUnionFind(n)
+	noDef := newUnionFind(n)
+	s.Ports = make([]PortReach, n)
 	for i, p := range m.Ports {
-		r := reach[i]
-		sort.Slice(r, func(a, b int) bool { return r[a] < r[b] })
-		s.Ports = append(s.Ports, PortReach{GUID: p.GUID, Reaches: r})
+		start := len(reach)
+		for _, x := range memberships(i) {
+			f, l := full[x.part], limited[x.part]
+			if f == 0 {
+				continue
+			}
+			if (x.full && f+l > 1) || !x.full {
+				reach = append(reach, parts[x.part].Key)
+			}
+			all.union(int(firstFull[x.part]), i)
+			if !parts[x.part].IsDefault() {
+				noDef.union(int(firstFull[x.part]), i)
+			}
+		}
+		r := reach[start:len(reach):len(reach)]
+		slices.Sort(r)
+		if len(r) == 0 {
+			r = nil
+		}
+		s.Ports[i] = PortReach{GUID: p.GUID, Reaches: r}
 		only := true
 		for _, k := range r {
 			if k != 0x7fff {

@@ -124,17 +124,17 @@ func NewModel(c *Config, ports []Port, opt Options) *Model {
 	}
 	// Each item's partition index, looked up once per item rather than once per port
 	// the item names.
-	partIndex := func(x *opIndex, order map[*Partition]int) []int {
+	partIndex := func(x *opIndex, order map[*Partition]int) []int32 {
 		if x == nil {
 			return nil
 		}
-		out := make([]int, len(x.ops))
+		out := make([]int32, len(x.ops))
 		for i, mem := range x.ops {
-			out[i] = order[mem.Def.Partition]
+			out[i] = int32(order[mem.Def.Partition])
 		}
 		return out
 	}
-	var filePart, fileSrcPart, fallbackPart []int
+	var filePart, fileSrcPart, fallbackPart []int32
 	if src.Rejected {
 		fileSrcPart, fallbackPart = partIndex(fileOps, srcOrder), partIndex(fallbackOps, order)
 	} else {
@@ -146,34 +146,70 @@ func NewModel(c *Config, ports []Port, opt Options) *Model {
 			// osm_prtn_make_partitions: the file's items ran before the error, then
 			// "retrying with default config" clears the memberships but not the
 			// port's indx0_pkey.
-			fileOps.replay(p, opt, func(i int32, mem *Member, full bool) { st.add(fileSrcPart[i], mem, full, opt.AllowBoth) }, st)
+			fileOps.replay(p, opt, func(i int32, mem *Member, full bool) { st.add(int(fileSrcPart[i]), mem, full, opt.AllowBoth) }, st)
 			st.clearMembers()
-			fallbackOps.replay(p, opt, func(i int32, mem *Member, full bool) { st.add(fallbackPart[i], mem, full, opt.AllowBoth) }, st)
+			fallbackOps.replay(p, opt, func(i int32, mem *Member, full bool) { st.add(int(fallbackPart[i]), mem, full, opt.AllowBoth) }, st)
 		} else {
-			fileOps.replay(p, opt, func(i int32, mem *Member, full bool) { st.add(filePart[i], mem, full, opt.AllowBoth) }, st)
+			fileOps.replay(p, opt, func(i int32, mem *Member, full bool) { st.add(int(filePart[i]), mem, full, opt.AllowBoth) }, st)
 		}
 		m.program(i, p, st, applied.Partitions, sc)
 	}
 	return m
 }
 
-// opIndex finds the member items that name a port, in file order.
+// opIndex finds the member items that name a port, in file order. The items naming
+// each GUID are one run of one array (a slice per GUID cost 23 MB at 100,000 ports).
 type opIndex struct {
-	ops      []*Member
-	byGUID   map[uint64][]int32
+	ops []*Member
+	// run is each GUID's run number: its items are flat[starts[run]:starts[run+1]].
+	run      map[uint64]int32
+	starts   []int32
+	flat     []int32
 	keywords []int32 // ALL, ALL_CAS, ALL_SWITCHES, ALL_ROUTERS, SELF items
 }
 
 func newOpIndex(ops []*Member) *opIndex {
-	x := &opIndex{ops: ops, byGUID: map[uint64][]int32{}}
+	x := &opIndex{ops: ops, run: map[uint64]int32{}}
+	runOf := make([]int32, len(ops)) // -1: a keyword
+	var counts []int32
 	for i, m := range ops {
-		if m.Kind == KindGUID {
-			x.byGUID[m.GUID] = append(x.byGUID[m.GUID], int32(i))
-		} else {
+		if m.Kind != KindGUID {
 			x.keywords = append(x.keywords, int32(i))
+			runOf[i] = -1
+			continue
+		}
+		r, ok := x.run[m.GUID]
+		if !ok {
+			r = int32(len(counts))
+			x.run[m.GUID] = r
+			counts = append(counts, 0)
+		}
+		counts[r]++
+		runOf[i] = r
+	}
+	x.starts = make([]int32, len(counts)+1)
+	for r, n := range counts {
+		x.starts[r+1] = x.starts[r] + n
+	}
+	next := counts[:0] // where the next item of each run goes
+	next = append(next, x.starts[:len(x.starts)-1]...)
+	x.flat = make([]int32, x.starts[len(counts)])
+	for i, r := range runOf {
+		if r >= 0 {
+			x.flat[next[r]] = int32(i)
+			next[r]++
 		}
 	}
 	return x
+}
+
+// byGUID are the items that name this GUID, in file order.
+func (x *opIndex) byGUID(guid uint64) []int32 {
+	r, ok := x.run[guid]
+	if !ok {
+		return nil
+	}
+	return x.flat[x.starts[r]:x.starts[r+1]]
 }
 
 func names(m *Member, p Port, sm uint64) bool {
@@ -198,7 +234,7 @@ func names(m *Member, p Port, sm uint64) bool {
 // partition_add_all (osm_prtn_config.c) with manage_membership_change, then
 // osm_prtn_add_port (osm_prtn.c) through add.
 func (x *opIndex) replay(p Port, opt Options, add func(int32, *Member, bool), st *portState) {
-	g := x.byGUID[p.GUID]
+	g := x.byGUID(p.GUID)
 	k := x.keywords
 	for len(g) > 0 || len(k) > 0 {
 		var i int32

@@ -6,6 +6,7 @@ import (
 	"net/netip"
 	"slices"
 	"strings"
+	"unsafe"
 )
 
 // This file is a byte-for-byte emulation of OpenSM 3.3.23's partitions.conf reader,
@@ -151,6 +152,10 @@ type emu struct {
 	off  int
 	// members is a slab the Members are allocated from, a few thousand at a time.
 	members []Member
+	// defStart is where the current definition's items start in c.Members: its
+	// Members are that part of c.Members (a definition's items are contiguous there),
+	// not a list of their own.
+	defStart int
 }
 
 // str is the C string at buffer index at: a substring of the file when the current
@@ -221,12 +226,26 @@ func (e *emu) abort(at int, osmMsg, msg, hint string) {
 // drops the file, and Uncertain whether its outcome depends on memory the file does
 // not determine.
 func Parse(file string, data []byte) *Config {
+	return parse(file, data, string(data))
+}
+
+// ParseOwned is Parse for data the caller hands over: the Config's texts (member
+// items, names) are substrings of data itself, not of a copy, so a 100 MB file is held
+// once. The caller must not modify data afterwards.
+func ParseOwned(file string, data []byte) *Config {
+	return parse(file, data, unsafe.String(unsafe.SliceData(data), len(data)))
+}
+
+// parse is Parse with text, the file as one string (data's bytes).
+func parse(file string, data []byte, text string) *Config {
 	c := newConfig(file)
 	c.Exists = true
 	c.implicitDefault(FlagLimited)
-	e := &emu{c: c, line: 1, names: map[string]*Partition{}, text: string(data)}
-	// About one member item per comma: c.Members grows once, not twenty times.
-	c.Members = slices.Grow(c.Members, bytes.Count(data, []byte{','}))
+	e := &emu{c: c, line: 1, names: map[string]*Partition{}, text: text}
+	// A member item ends at a comma, a line end or a ';': room for that many, so that
+	// c.Members does not grow (a definition's Members are windows on it, and a window
+	// on an outgrown array keeps that array).
+	c.Members = slices.Grow(c.Members, bytes.Count(data, []byte{','})+bytes.Count(data, []byte{'\n'})+bytes.Count(data, []byte{';'})+1)
 	e.buf.unknownAt = -1
 	e.buf.set(0, 0) // line[0] = '\0'
 	e.names["Default"] = c.byKey[0x7fff]
@@ -291,8 +310,30 @@ func Parse(file string, data []byte) *Config {
 			Message: c.RejectReason + " and programs its fallback Default=0x7fff : ALL=full",
 			Action:  "add at least `Default=0x7fff, ipoib : ALL=full;`, or remove the file (OpenSM then uses the same fallback without an error)"})
 	}
+	c.joinMembers()
 	c.sortPartitions()
 	return c
+}
+
+// joinMembers sets each partition's Members: its definitions' items, in file order (a
+// definition's items are read before the next definition starts). A partition with one
+// definition, nearly all of them, shares that definition's list instead of a copy.
+func (c *Config) joinMembers() {
+	for _, p := range c.Partitions {
+		if len(p.Defs) == 1 {
+			ms := p.Defs[0].Members
+			p.Members = ms[:len(ms):len(ms)] // an append copies
+			continue
+		}
+		n := 0
+		for _, d := range p.Defs {
+			n += len(d.Members)
+		}
+		p.Members = make([]*Member, 0, n)
+		for _, d := range p.Defs {
+			p.Members = append(p.Members, d.Members...)
+		}
+	}
 }
 
 // parseLine is the body of the fgets loop: it returns -1 when OpenSM stops with an
@@ -673,6 +714,7 @@ func (e *emu) partitionCreate(defAt, nameAt, idAt int, flags []Flag) bool {
 	}
 	c.Definitions = append(c.Definitions, d)
 	e.conf.def = d
+	e.defStart = len(c.Members)
 	if !c.qos() && e.conf.flags.SL != 0 {
 		// partition_create: without QoS the SL is forced to the default (0).
 		e.conf.flags.SL = 0
@@ -711,7 +753,8 @@ func (e *emu) addPort(nameAt, flagAt int) bool {
 	}
 	d := e.conf.def
 	m := e.newMember()
-	*m = Member{Text: name, Pos: e.pos(nameAt), Def: d, Indx0: e.conf.indx0, Membership: e.conf.membership}
+	*m = Member{Text: name, Def: d, Indx0: e.conf.indx0, Membership: e.conf.membership}
+	m.setPos(e.pos(nameAt))
 	if flagAt >= 0 {
 		flag := b.str(flagAt)
 		m.Text = e.joined(nameAt, name, flagAt, flag)
@@ -750,9 +793,12 @@ func (e *emu) addPort(nameAt, flagAt int) bool {
 	if e.dead {
 		return true
 	}
-	d.Members = append(d.Members, m)
-	d.Partition.Members = append(d.Partition.Members, m)
-	e.c.Members = append(e.c.Members, m)
+	// d.Members is a window on c.Members (Partition.Members are joined at the end:
+	// joinMembers). Should c.Members move when it grows, earlier windows keep the old
+	// array, whose items never change.
+	ms := append(e.c.Members, m)
+	e.c.Members = ms
+	d.Members = ms[e.defStart:len(ms):len(ms)]
 	return true
 }
 

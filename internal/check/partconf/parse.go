@@ -56,20 +56,31 @@ func (k MemberKind) String() string {
 	return [...]string{"GUID", "ALL", "ALL_CAS", "ALL_SWITCHES", "ALL_ROUTERS", "SELF"}[k]
 }
 
-// Member is one item of a member list.
+// Member is one item of a member list. A large file has millions: the fields are
+// ordered to pack into 48 bytes, and the position keeps only its line and column (the
+// file is the definition's).
 type Member struct {
+	Text string      // as written, e.g. "ALL_C=limi"
+	GUID uint64      // KindGUID only
+	Def  *Definition // the definition the item is written in
+	// line and col are Pos's (0 for OpenSM's own items).
+	line, col  int32
 	Kind       MemberKind
-	GUID       uint64 // KindGUID only
 	Membership MemberFlag
-	Explicit   bool   // the membership was written (=full...), not the definition's default
-	Text       string // as written, e.g. "ALL_C=limi"
-	Pos        Pos
+	Explicit   bool // the membership was written (=full...), not the definition's default
 	Indx0      bool // the definition has indx0: this P_Key goes to table index 0
-	Def        *Definition
 	// Octal and Decimal: the GUID was written without 0x, with a leading 0 (OpenSM's
 	// strtoull reads it as octal) or without (decimal).
 	Octal, Decimal bool
 }
+
+// Pos is where the item is written: line and column in its definition's file (Line 0
+// for OpenSM's own items, the implicit Default and the fallback).
+func (m *Member) Pos() Pos { return Pos{File: m.Def.Pos.File, Line: int(m.line), Col: int(m.col)} }
+
+// setPos records p (in m.Def's file). Lines and columns past 2^31 cannot occur: a file
+// is at most MaxFileSize bytes.
+func (m *Member) setPos(p Pos) { m.line, m.col = int32(p.Line), int32(p.Col) }
 
 // MGID is a multicast group line (mgid=GID[,flag=value]*).
 type MGID struct {
@@ -192,9 +203,9 @@ func newConfig(file string) *Config {
 // so `Default=0x7fff : ALL=limited;` makes even the SM's port limited (lab).
 func (c *Config) implicitDefault(all MemberFlag) {
 	d := &Definition{Pos: Pos{File: c.File}, Name: "Default", Key: 0x7fff, Implicit: true}
-	d.Members = []*Member{
-		{Kind: KindAll, Membership: all, Explicit: true, Text: "ALL=" + all.String(), Pos: d.Pos, Def: d},
-		{Kind: KindSelf, Membership: FlagFull, Explicit: true, Text: "SELF=full", Pos: d.Pos, Def: d},
+	d.Members = []*Member{ // at d.Pos: line 0
+		{Kind: KindAll, Membership: all, Explicit: true, Text: "ALL=" + all.String(), Def: d},
+		{Kind: KindSelf, Membership: FlagFull, Explicit: true, Text: "SELF=full", Def: d},
 	}
 	p := &Partition{Key: 0x7fff, Name: "Default", Defs: []*Definition{d}, Members: append([]*Member(nil), d.Members...)}
 	d.Partition = p

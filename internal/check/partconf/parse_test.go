@@ -1,9 +1,14 @@
 package partconf
 
 import (
+	"bytes"
 	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
+	"unsafe"
 )
 
 // render prints the partitions as OpenSM merged them: "key name: member=membership ...",
@@ -184,4 +189,76 @@ func hasRule(fs []Finding, rule string) bool {
 		}
 	}
 	return false
+}
+
+// TestMemberSize: a 100,000-port file has a million member items; Member packs into 48
+// bytes (it was 96 with a whole Pos per item).
+func TestMemberSize(t *testing.T) {
+	if n := unsafe.Sizeof(Member{}); n > 48 {
+		t.Fatalf("Member is %d bytes, want at most 48", n)
+	}
+}
+
+// TestParseOwnedIsParse: the parse of a file handed over without a copy is the parse
+// of the copy, on the lab files of every shape.
+func TestParseOwnedIsParse(t *testing.T) {
+	files, err := filepath.Glob("testdata/lab/*.conf")
+	if err != nil || len(files) == 0 {
+		t.Fatal(files, err)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := Parse(f, data)
+		got := ParseOwned(f, bytes.Clone(data))
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: ParseOwned differs from Parse", f)
+		}
+	}
+}
+
+// TestMembersWindows: each definition's Members are its own items in file order, and
+// each partition's the items of its definitions, also when c.Members outgrows the
+// room made for it (members separated by line ends, not commas) and when definitions
+// of one key are merged.
+func TestMembersWindows(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("Default=0x7fff : ALL=full ;\n")
+	for k := 0; k < 40; k++ {
+		fmt.Fprintf(&b, "p%d=0x%04x :", k, k%25+1)
+		for j := 0; j < 30; j++ {
+			if j > 0 {
+				b.WriteString("\n")
+			}
+			fmt.Fprintf(&b, " 0x%016x", 0x0002c90300000001+uint64(k*30+j))
+		}
+		b.WriteString(" ;\n")
+	}
+	c := Parse("w.conf", []byte(b.String()))
+	if c.Rejected {
+		t.Fatal(c.Findings)
+	}
+	n := 0
+	for _, d := range c.Definitions {
+		for j, m := range d.Members {
+			if m.Def != d || m != c.Members[n] {
+				t.Fatalf("%s: item %d is not its own", d.Name, j)
+			}
+			n++
+		}
+	}
+	if n != len(c.Members) || n != 2+1+40*30 {
+		t.Fatalf("%d items in definitions, %d in the file", n, len(c.Members))
+	}
+	for _, p := range c.Partitions {
+		var want []*Member
+		for _, d := range p.Defs {
+			want = append(want, d.Members...)
+		}
+		if !reflect.DeepEqual(p.Members, want) || (p.Key != 0x7fff && p.Key <= 15 && len(p.Defs) != 2) {
+			t.Fatalf("partition 0x%04x: %d members, %d defs", p.Key, len(p.Members), len(p.Defs))
+		}
+	}
 }

@@ -1,9 +1,9 @@
 package partitions
 
 import (
+	"bufio"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/charmbracelet/lipgloss"
 	"github.com/muesli/termenv"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/internal/check/partconf"
+	"github.com/ibkey/ibkey/internal/jsonw"
 	"github.com/ibkey/ibkey/internal/query"
 )
 
@@ -75,16 +76,6 @@ JSON (-o json), schema schemas/partitions-check.schema.json: {"schema_version":1
 	return c
 }
 
-type findingJSON struct {
-	Severity string `json:"severity"`
-	File     string `json:"file"`
-	Line     int    `json:"line"`
-	Column   int    `json:"column"`
-	Rule     string `json:"rule"`
-	Message  string `json:"message"`
-	Action   string `json:"action"`
-}
-
 func runCheck(o *CheckOptions) error {
 	p, err := o.OpenSM.Load(o.File)
 	if err != nil {
@@ -101,23 +92,13 @@ func runCheck(o *CheckOptions) error {
 		}
 	}
 	if o.Format == cmdutil.FormatJSON {
-		out := struct {
-			Schema    cmdutil.SchemaVersion `json:"schema_version"`
-			File      string                `json:"file"`
-			Rejected  bool                  `json:"rejected"`
-			Uncertain string                `json:"uncertain,omitempty"`
-			Findings  []findingJSON         `json:"findings"`
-			Errors    int                   `json:"errors"`
-			Warnings  int                   `json:"warnings"`
-		}{cmdutil.SchemaVersion{}, c.File, c.Rejected, c.Uncertain, []findingJSON{}, errs, warns}
-		for _, fd := range findings {
-			out.Findings = append(out.Findings, findingJSON{fd.Severity.String(), fd.Pos.File, fd.Pos.Line, fd.Pos.Col, fd.Rule, fd.Message, fd.Action})
-		}
-		if err := cmdutil.WriteJSON(o.IO.Out, out); err != nil {
+		if err := writeCheckJSON(o.IO.Out, c, findings, errs, warns); err != nil {
 			return err
 		}
 	} else {
-		writeFindings(o.IO.Out, findings, o.Color)
+		if err := writeFindings(o.IO.Out, findings, o.Color); err != nil {
+			return err
+		}
 		fmt.Fprintln(o.IO.Out, checkSummary(p, errs, warns))
 	}
 	if err := uncertain(o.IO.ErrOut, c, "the findings above are"); err != nil {
@@ -129,9 +110,58 @@ func runCheck(o *CheckOptions) error {
 	return nil
 }
 
-// writeFindings prints compiler-style lines; the rejection headline in red on a terminal.
-func writeFindings(w io.Writer, findings []partconf.Finding, color bool) {
-	var b strings.Builder
+// writeCheckJSON streams the document of `partitions check -o json` (schema
+// schemas/partitions-check.schema.json), indented as cmdutil.WriteJSON writes it: the
+// bytes encoding/json writes for checkJSON (TestCheckJSONMatchesStructs), without a
+// copy of every finding (a file of a million definitions has millions).
+func writeCheckJSON(out io.Writer, c *partconf.Config, findings []partconf.Finding, errs, warns int) error {
+	w := jsonw.New(out, "  ")
+	w.BeginObject()
+	w.Key("schema_version")
+	w.Int(1)
+	w.Key("file")
+	w.String(c.File)
+	w.Key("rejected")
+	w.Bool(c.Rejected)
+	if c.Uncertain != "" {
+		w.Key("uncertain")
+		w.String(c.Uncertain)
+	}
+	w.Key("findings")
+	w.BeginArray()
+	for i := range findings {
+		fd := &findings[i]
+		w.BeginObject()
+		w.Key("severity")
+		w.String(fd.Severity.String())
+		w.Key("file")
+		w.String(fd.Pos.File)
+		w.Key("line")
+		w.Int(int64(fd.Pos.Line))
+		w.Key("column")
+		w.Int(int64(fd.Pos.Col))
+		w.Key("rule")
+		w.String(fd.Rule)
+		w.Key("message")
+		w.String(fd.Message)
+		w.Key("action")
+		w.String(fd.Action)
+		w.EndObject()
+	}
+	w.EndArray()
+	w.Key("errors")
+	w.Int(int64(errs))
+	w.Key("warnings")
+	w.Int(int64(warns))
+	w.EndObject()
+	return w.End()
+}
+
+// writeFindings prints compiler-style lines; the rejection headline in red on a
+// terminal. The lines go through one buffer (not one write each, not one string of
+// all of them).
+func writeFindings(w io.Writer, findings []partconf.Finding, color bool) error {
+	b := bufio.NewWriterSize(w, 64<<10)
 	var red *lipgloss.Style
 	if color {
 		// The caller decided w is a terminal and colour is allowed: a fixed 16-colour
@@ -144,17 +174,21 @@ func writeFindings(w io.Writer, findings []partconf.Finding, color bool) {
 		s := r.NewStyle().Foreground(lipgloss.Color("1")).Bold(true)
 		red = &s
 	}
-	for _, fd := range findings {
-		line := fmt.Sprintf("%s: %s: %s [%s]", fd.Pos, fd.Severity, fd.Message, fd.Rule)
+	for i := range findings {
+		fd := &findings[i]
 		if red != nil && (fd.Rule == "file-rejected" || fd.Rule == "opensm-uncertain") {
-			line = red.Render(line)
+			b.WriteString(red.Render(fmt.Sprintf("%s: %s: %s [%s]", fd.Pos, fd.Severity, fd.Message, fd.Rule)))
+		} else {
+			fmt.Fprintf(b, "%s: %s: %s [%s]", fd.Pos, fd.Severity, fd.Message, fd.Rule)
 		}
-		b.WriteString(line + "\n")
+		b.WriteByte('\n')
 		if fd.Action != "" {
-			b.WriteString("  fix: " + fd.Action + "\n")
+			b.WriteString("  fix: ")
+			b.WriteString(fd.Action)
+			b.WriteByte('\n')
 		}
 	}
-	io.WriteString(w, b.String())
+	return b.Flush()
 }
 
 func checkSummary(p *query.Partitions, errs, warns int) string {

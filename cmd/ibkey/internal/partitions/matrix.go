@@ -12,6 +12,7 @@ import (
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/check/partconf"
+	"github.com/ibkey/ibkey/internal/jsonw"
 	"github.com/ibkey/ibkey/internal/query"
 )
 
@@ -321,31 +322,42 @@ func (x matrix) summaryText(w io.Writer, f cmdutil.Format) error {
 	s := x.summary
 	fmt.Fprintf(w, "%s: %s, %s\n\n", x.p.Config.File, cmdutil.Plural(len(x.m.Ports), "port", "ports"), cmdutil.Plural(len(s.Partitions), "partition", "partitions"))
 	fmt.Fprintln(w, "Partitions (PAIRS: pairs of ports that can talk in it):")
-	pg := cmdutil.Grid{Header: []string{"KEY", "NAME", "FULL", "LIMITED", "PAIRS"}}
-	for _, pr := range s.Partitions {
-		pg.Add(keyString(pr.Key), pr.Name, strconv.Itoa(pr.Full), strconv.Itoa(pr.Limited), strconv.FormatInt(pr.Pairs, 10))
-	}
-	if err := pg.Render(w, f); err != nil {
+	err := writeRows(w, f, []string{"KEY", "NAME", "FULL", "LIMITED", "PAIRS"}, len(s.Partitions), func(i int, c [][]byte) {
+		pr := &s.Partitions[i]
+		c[0] = jsonw.AppendHex(c[0], uint64(pr.Key), 4)
+		c[1] = append(c[1], pr.Name...)
+		c[2] = strconv.AppendInt(c[2], int64(pr.Full), 10)
+		c[3] = strconv.AppendInt(c[3], int64(pr.Limited), 10)
+		c[4] = strconv.AppendInt(c[4], pr.Pairs, 10)
+	})
+	if err != nil {
 		return err
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Ports (REACHES: the partitions in which the port can talk to another port):")
-	rg := cmdutil.Grid{Header: []string{"PORT", "PARTITIONS", "REACHES"}}
+	header := []string{"PORT", "PARTITIONS", "REACHES"}
 	if x.names != nil {
-		rg.Header = []string{"PORT", "NODE", "PARTITIONS", "REACHES"}
+		header = []string{"PORT", "NODE", "PARTITIONS", "REACHES"}
 	}
-	for _, pr := range s.Ports {
-		reach := strings.Join(keyStrings(pr.Reaches), ",")
-		if reach == "" {
-			reach = "nobody"
-		}
+	err = writeRows(w, f, header, len(s.Ports), func(i int, c [][]byte) {
+		pr := &s.Ports[i]
+		c[0] = jsonw.AppendHex(c[0], pr.GUID, 16)
 		if x.names != nil {
-			rg.Add(check.FormatGUID(pr.GUID), nodeCell(x.names, pr.GUID), strconv.Itoa(len(pr.Reaches)), reach)
-		} else {
-			rg.Add(check.FormatGUID(pr.GUID), strconv.Itoa(len(pr.Reaches)), reach)
+			c[1] = append(c[1], nodeCell(x.names, pr.GUID)...)
+			c = c[1:]
 		}
-	}
-	if err := rg.Render(w, f); err != nil {
+		c[1] = strconv.AppendInt(c[1], int64(len(pr.Reaches)), 10)
+		if len(pr.Reaches) == 0 {
+			c[2] = append(c[2], "nobody"...)
+		}
+		for k, key := range pr.Reaches {
+			if k > 0 {
+				c[2] = append(c[2], ',')
+			}
+			c[2] = jsonw.AppendHex(c[2], uint64(key), 4)
+		}
+	})
+	if err != nil {
 		return err
 	}
 	fmt.Fprintln(w)

@@ -3,6 +3,7 @@ package partitions
 import (
 	"fmt"
 	"io"
+	"iter"
 	"sort"
 	"strconv"
 	"strings"
@@ -25,6 +26,8 @@ type ShowOptions struct {
 	File     string
 	GUIDs    []string
 	Previous string
+	// Indent: -o json indented for people (the default is one compact line).
+	Indent bool
 }
 
 // NewCmdShow is `ibkey partitions show FILE [GUID...]`; runF replaces the run in tests.
@@ -73,7 +76,8 @@ spaces), then a header line of column names and one record per line, fields sepa
 by spaces (a space inside a field is written _). For one document to parse, use
 -o json.
 
-JSON (-o json), schema schemas/partitions-show.schema.json: {"schema_version":1,"file","rejected","uncertain"?,"applied":"file"|"opensm_default",
+JSON (-o json; one compact line, --indent for people), schema
+schemas/partitions-show.schema.json: {"schema_version":1,"file","rejected","uncertain"?,"applied":"file"|"opensm_default",
 "previous"?,"allow_both","sm_guid","table_size","partitions":[{"key","name","flags",
 "ipoib","defined_at","members":[{"member","kind","rule","membership","written_membership"?,"at"}],
 "groups":[{"mgid","qkey","mtu","rate","sl","scope","broadcast","at"}]}],
@@ -104,111 +108,66 @@ JSON (-o json), schema schemas/partitions-show.schema.json: {"schema_version":1,
 	o.Types.add(c)
 	c.Flags().StringVar(&o.Previous, "previous", "", "the configuration OpenSM applied before (`FILE`): keys keep their index, removed ones leave holes")
 	_ = c.MarkFlagFilename("previous")
+	c.Flags().BoolVar(&o.Indent, "indent", false, "with -o json: indent the document for reading (default: one compact line)")
 	return c
-}
-
-type memberJSON struct {
-	Member     string `json:"member"`
-	Kind       string `json:"kind"`
-	Rule       string `json:"rule"`
-	Membership string `json:"membership"`
-	// Written is the membership as written when OpenSM applies another: "both"
-	// without allow_both_pkeys (-W) gives a full entry only.
-	Written string `json:"written_membership,omitempty"`
-	At      string `json:"at"`
-}
-
-type groupJSON struct {
-	MGID      string `json:"mgid"`
-	QKey      string `json:"qkey"`
-	MTU       int    `json:"mtu"`
-	Rate      int    `json:"rate"`
-	SL        int    `json:"sl"`
-	Scope     int    `json:"scope"`
-	Broadcast bool   `json:"broadcast"`
-	At        string `json:"at"`
-}
-
-type partitionJSON struct {
-	Key       string       `json:"key"`
-	Name      string       `json:"name"`
-	Flags     []string     `json:"flags"`
-	IPoIB     bool         `json:"ipoib"`
-	DefinedAt []string     `json:"defined_at"`
-	Members   []memberJSON `json:"members"`
-	Groups    []groupJSON  `json:"groups"`
-}
-
-type tableEntryJSON struct {
-	Index      int     `json:"index"`
-	PKey       string  `json:"pkey"`
-	Key        string  `json:"key"`
-	Membership *string `json:"membership"`
-	Valid      bool    `json:"valid"`
-	Partition  *string `json:"partition"`
-	DecidedBy  *string `json:"decided_by"`
-	At         *string `json:"at"`
-	Hole       bool    `json:"hole,omitempty"`
-	Before     *string `json:"before,omitempty"`
-	Kept       *bool   `json:"kept,omitempty"`
-}
-
-type droppedJSON struct {
-	PKey       string `json:"pkey"`
-	Membership string `json:"membership"`
-	Partition  string `json:"partition"`
-	DecidedBy  string `json:"decided_by"`
-	At         string `json:"at"`
-}
-
-type portTableJSON struct {
-	PortGUID  string           `json:"port_guid"`
-	NodeDesc  *string          `json:"node_desc,omitempty"` // --fabric-file, a port it holds
-	Type      string           `json:"type"`
-	InFile    bool             `json:"in_file"`
-	SM        bool             `json:"sm"`
-	TableSize int              `json:"table_size"`
-	Entries   []tableEntryJSON `json:"entries"`
-	Dropped   []droppedJSON    `json:"dropped"`
-}
-
-type showJSON struct {
-	Schema     cmdutil.SchemaVersion `json:"schema_version"`
-	File       string                `json:"file"`
-	Rejected   bool                  `json:"rejected"`
-	Uncertain  string                `json:"uncertain,omitempty"`
-	Applied    string                `json:"applied"`
-	Previous   string                `json:"previous,omitempty"`
-	AllowBoth  bool                  `json:"allow_both"`
-	SMGUID     *string               `json:"sm_guid"`
-	TableSize  int                   `json:"table_size"`
-	Partitions []partitionJSON       `json:"partitions"`
-	Ports      []portTableJSON       `json:"ports"`
 }
 
 // show is what `partitions show` prints, as values.
 type show struct {
-	p        *query.Partitions
-	applied  *partconf.Config // the configuration OpenSM programs (the fallback when rejected)
-	tables   []query.PortTable
-	previous string
-	names    map[uint64]string // --fabric-file: port GUID to its node's name
+	p       *query.Partitions
+	applied *partconf.Config // the configuration OpenSM programs (the fallback when rejected)
+	// model predicts the tables, over prevModel's with --previous (tables).
+	model, prevModel *partconf.Model
+	previous         string
+	names            map[uint64]string // --fabric-file: port GUID to its node's name
+}
+
+// tables yields each port's table, built as it is printed (not all of them first); a
+// table is valid until the next one is yielded (they share memory).
+func (s *show) tables() iter.Seq[query.PortTable] {
+	return func(yield func(query.PortTable) bool) {
+		var reuse []query.Slot
+		for _, port := range s.model.Ports {
+			t := s.p.PortTableReusing(s.model, s.prevModel, port, reuse)
+			if !yield(t) {
+				return
+			}
+			reuse = t.Slots
+		}
+	}
 }
 
 func runShow(o *ShowOptions) error {
-	p, err := o.OpenSM.Load(o.File)
+	s, err := loadShow(o)
 	if err != nil {
 		return err
 	}
-	types, names, err := o.Types.types()
+	if o.Format == cmdutil.FormatJSON {
+		err = s.writeJSON(o.IO.Out, o.Indent)
+	} else {
+		err = s.text(o.IO.Out, o.Format)
+	}
 	if err != nil {
 		return err
+	}
+	return uncertain(o.IO.ErrOut, s.p.Config, "what is shown above is")
+}
+
+// loadShow reads the files and predicts the tables; warnings go to o.Notices.
+func loadShow(o *ShowOptions) (*show, error) {
+	p, err := o.OpenSM.Load(o.File)
+	if err != nil {
+		return nil, err
+	}
+	types, names, err := o.Types.types()
+	if err != nil {
+		return nil, err
 	}
 	var extra []uint64
 	for _, a := range o.GUIDs {
 		g, err := cmdutil.ParseGUIDArg(a)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		extra = append(extra, g)
 	}
@@ -217,7 +176,7 @@ func runShow(o *ShowOptions) error {
 	if o.Previous != "" {
 		pp, err := query.ReadPartitions(o.Previous, p.Options)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		prev = partconf.NewModel(pp.Config, ports, p.Options)
 		if pp.Config.Rejected {
@@ -225,19 +184,11 @@ func runShow(o *ShowOptions) error {
 		}
 	}
 	m := partconf.NewModel(p.Config, ports, p.Options)
-	s := show{p: p, applied: m.Config, tables: p.PortTables(m, prev), previous: o.Previous, names: names}
+	s := &show{p: p, applied: m.Config, model: m, prevModel: prev, previous: o.Previous, names: names}
 	if p.Config.Rejected {
 		o.Notices.Warn(rejectedWarning(p.Config))
 	}
-	if o.Format == cmdutil.FormatJSON {
-		err = cmdutil.WriteJSON(o.IO.Out, s.json())
-	} else {
-		err = s.text(o.IO.Out, o.Format)
-	}
-	if err != nil {
-		return err
-	}
-	return uncertain(o.IO.ErrOut, p.Config, "what is shown above is")
+	return s, nil
 }
 
 // memberRule says what a member item names, keywords as the rule they stand for.
@@ -329,67 +280,6 @@ func codeText(code uint8, names map[uint8]string, unit string) string {
 	return fmt.Sprintf("%d (not a valid code)", code)
 }
 
-func (s show) json() showJSON {
-	p := s.p
-	out := showJSON{File: p.Config.File, Rejected: p.Config.Rejected, Uncertain: p.Config.Uncertain, Applied: "file", Previous: s.previous,
-		AllowBoth: p.Options.AllowBoth, TableSize: p.Options.TableSize, Partitions: []partitionJSON{}, Ports: []portTableJSON{}}
-	if p.Config.Rejected {
-		out.Applied = "opensm_default"
-	}
-	if p.Options.SMGUID != 0 {
-		out.SMGUID = strp(check.FormatGUID(p.Options.SMGUID))
-	}
-	for _, part := range keyOrder(s.applied.Partitions) {
-		pj := partitionJSON{Key: keyString(part.Key), Name: part.Name, Flags: partitionFlags(part), IPoIB: part.IPoIB,
-			DefinedAt: []string{}, Members: []memberJSON{}, Groups: []groupJSON{}}
-		for _, d := range part.Defs {
-			pj.DefinedAt = append(pj.DefinedAt, posText(d.Pos, p.Config))
-		}
-		for _, m := range part.Members {
-			mj := memberJSON{Member: m.Text, Kind: m.Kind.String(), Rule: memberRule(m, p.Options.SMGUID),
-				Membership: m.Membership.String(), At: posText(m.Pos, p.Config)}
-			if m.Membership == partconf.FlagBoth && !p.Options.AllowBoth {
-				mj.Membership, mj.Written = partconf.FlagFull.String(), mj.Membership
-			}
-			pj.Members = append(pj.Members, mj)
-		}
-		for _, g := range part.Groups {
-			pj.Groups = append(pj.Groups, groupJSON{MGID: g.MGID.String(), QKey: fmt.Sprintf("0x%08x", g.QKey), MTU: int(g.MTU), Rate: int(g.Rate),
-				SL: int(g.SL), Scope: int(g.Scope), Broadcast: g.Broadcast, At: posText(g.Pos, p.Config)})
-		}
-		out.Partitions = append(out.Partitions, pj)
-	}
-	for _, t := range s.tables {
-		pj := portTableJSON{PortGUID: check.FormatGUID(t.Port.GUID), Type: string(nodeType(t.Port.Type)), InFile: t.InFile, SM: t.SM,
-			TableSize: p.Options.TableSize, Entries: []tableEntryJSON{}, Dropped: []droppedJSON{}}
-		if name, ok := s.names[t.Port.GUID]; ok {
-			pj.NodeDesc = &name
-		}
-		for _, sl := range t.Slots {
-			ej := tableEntryJSON{Index: sl.Index, PKey: "0x0000", Key: "0x0000"}
-			if e := sl.Entry; e != nil {
-				ms := e.PKey.Membership().String()
-				ej = tableEntryJSON{Index: sl.Index, PKey: e.PKey.String(), Key: e.PKey.KeyString(), Membership: &ms, Valid: true,
-					Partition: strp(e.Partition.Name), DecidedBy: strp(e.DecidedBy.Text), At: strp(posText(e.DecidedBy.Pos, p.Config))}
-			}
-			if sl.Before.Valid() {
-				ej.Before = strp(sl.Before.String())
-				kept := sl.Kept
-				ej.Kept = &kept
-			}
-			ej.Hole = sl.Hole()
-			pj.Entries = append(pj.Entries, ej)
-		}
-		for _, e := range t.Dropped {
-			pj.Dropped = append(pj.Dropped, droppedJSON{e.PKey.String(), e.PKey.Membership().String(), e.Partition.Name, e.DecidedBy.Text, posText(e.DecidedBy.Pos, p.Config)})
-		}
-		out.Ports = append(out.Ports, pj)
-	}
-	return out
-}
-
-func strp(s string) *string { return &s }
-
 // nodeType is the port's node type as the fabric file writes it (ca, switch, router).
 func nodeType(t partconf.NodeType) check.NodeType {
 	switch t {
@@ -434,7 +324,7 @@ func (s show) text(w io.Writer, f cmdutil.Format) error {
 			pg.Add(keyString(part.Key), part.Name, flags, "", "(no members)", strings.Join(at, ","))
 		}
 		for _, m := range part.Members {
-			pg.Add(keyString(part.Key), part.Name, flags, effectiveMembership(m, p.Options.AllowBoth), memberRule(m, p.Options.SMGUID), posText(m.Pos, p.Config))
+			pg.Add(keyString(part.Key), part.Name, flags, effectiveMembership(m, p.Options.AllowBoth), memberRule(m, p.Options.SMGUID), posText(m.Pos(), p.Config))
 		}
 	}
 	if err := pg.Render(w, f); err != nil {
@@ -453,7 +343,7 @@ func (s show) text(w io.Writer, f cmdutil.Format) error {
 	if s.names != nil {
 		tg.Header = append([]string{"PORT", "NODE"}, tg.Header[1:]...)
 	}
-	for _, t := range s.tables {
+	for t := range s.tables() {
 		guid := check.FormatGUID(t.Port.GUID)
 		add := func(cells ...string) {
 			if s.names != nil {
@@ -500,10 +390,10 @@ func (s show) text(w io.Writer, f cmdutil.Format) error {
 				continue
 			}
 			add(guid, strconv.Itoa(sl.Index), e.PKey.String(), e.PKey.Membership().String(), e.PKey.KeyString()+" "+e.Partition.Name,
-				e.DecidedBy.Text, posText(e.DecidedBy.Pos, p.Config), note(extra...))
+				e.DecidedBy.Text, posText(e.DecidedBy.Pos(), p.Config), note(extra...))
 		}
 		for _, d := range t.Dropped {
-			add(guid, "", d.PKey.String(), d.PKey.Membership().String(), d.Partition.Name, d.DecidedBy.Text, posText(d.DecidedBy.Pos, p.Config),
+			add(guid, "", d.PKey.String(), d.PKey.Membership().String(), d.Partition.Name, d.DecidedBy.Text, posText(d.DecidedBy.Pos(), p.Config),
 				note(fmt.Sprintf("DROPPED: the table holds %d entries", p.Options.TableSize)))
 		}
 	}

@@ -1,0 +1,108 @@
+package partitions
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
+)
+
+// benchConf writes the benchmark's file shape (internal/tools/partconfgen): ports port
+// GUIDs in ports/5 partitions, each port in 10, the first two members of each full,
+// member lists over lines, plus Default=0x7fff : ALL=full.
+func benchConf(b *testing.B, ports int) string {
+	b.Helper()
+	path := filepath.Join(b.TempDir(), fmt.Sprintf("p%d.conf", ports))
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := bufio.NewWriter(f)
+	parts, slots := ports/5, ports*10
+	per := (slots + parts - 1) / parts
+	fmt.Fprintln(w, "Default=0x7fff, ipoib : ALL=full, SELF=full ;")
+	for k := 0; k < parts; k++ {
+		fmt.Fprintf(w, "part%d=0x%04x, ipoib :", k, k+1)
+		for j := 0; j < per && k*per+j < slots; j++ {
+			if j > 0 {
+				w.WriteString(",")
+				if j%5 == 0 {
+					w.WriteString("\n ")
+				}
+			}
+			fmt.Fprintf(w, " 0x%016x", 0x0002c90300000001+uint64(((k*per+j)*7919)%ports)*16)
+			if j < 2 {
+				w.WriteString("=full")
+			}
+		}
+		w.WriteString(" ;\n")
+	}
+	if err := w.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		b.Fatal(err)
+	}
+	return path
+}
+
+// runDiscard runs `ibkey ARGS` in-process with stdout discarded.
+func runDiscard(b *testing.B, args ...string) {
+	streams := &cmdutil.IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard}
+	f := cmdutil.NewFactory(streams, func(string) string { return "" }, time.Now)
+	if code := cmdutil.Execute(context.Background(), cmdtest.WithCommands(NewCmdPartitions)(f), args, streams); code != 0 {
+		b.Fatalf("%v: exit %d", args, code)
+	}
+}
+
+// BenchmarkShowJSON20k is `partitions show -o json` on 20,000 ports (issue 15: <= 300 ms,
+// <= 150 MiB for the whole process): read, parse, model every table, stream the JSON.
+// The "encode" case is the JSON alone, from a model built once.
+func BenchmarkShowJSON20k(b *testing.B) {
+	conf := benchConf(b, 20000)
+	b.Run("command", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			runDiscard(b, "partitions", "show", "-o", "json", conf)
+		}
+	})
+	b.Run("encode", func(b *testing.B) {
+		o := &ShowOptions{File: conf, OpenSM: cmdutil.OpenSMFlags{TableSize: 128}, Notices: cmdutil.NewNotices(io.Discard, false)}
+		s, err := loadShow(o)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportAllocs()
+		for b.Loop() {
+			if err := s.writeJSON(io.Discard, false); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// BenchmarkCheck100k and BenchmarkMatrix100k are `partitions check` and `matrix -o plain`
+// on 100,000 ports, in-process (make bench compares the whole processes with OpenSM).
+func BenchmarkCheck100k(b *testing.B) {
+	conf := benchConf(b, 100000)
+	b.ReportAllocs()
+	for b.Loop() {
+		runDiscard(b, "partitions", "check", conf)
+	}
+}
+
+func BenchmarkMatrix100k(b *testing.B) {
+	conf := benchConf(b, 100000)
+	b.ReportAllocs()
+	for b.Loop() {
+		runDiscard(b, "partitions", "matrix", "-o", "plain", conf)
+	}
+}

@@ -1,0 +1,153 @@
+package partitions
+
+import (
+	"fmt"
+
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
+	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/check/partconf"
+)
+
+// The JSON document of `partitions show` as it was built before it was streamed
+// (show_json.go): structs encoded by encoding/json. TestShowJSONMatchesStructs keeps the
+// two byte for byte equal, compact and indented.
+
+type memberJSON struct {
+	Member     string `json:"member"`
+	Kind       string `json:"kind"`
+	Rule       string `json:"rule"`
+	Membership string `json:"membership"`
+	// Written is the membership as written when OpenSM applies another: "both"
+	// without allow_both_pkeys (-W) gives a full entry only.
+	Written string `json:"written_membership,omitempty"`
+	At      string `json:"at"`
+}
+
+type groupJSON struct {
+	MGID      string `json:"mgid"`
+	QKey      string `json:"qkey"`
+	MTU       int    `json:"mtu"`
+	Rate      int    `json:"rate"`
+	SL        int    `json:"sl"`
+	Scope     int    `json:"scope"`
+	Broadcast bool   `json:"broadcast"`
+	At        string `json:"at"`
+}
+
+type partitionJSON struct {
+	Key       string       `json:"key"`
+	Name      string       `json:"name"`
+	Flags     []string     `json:"flags"`
+	IPoIB     bool         `json:"ipoib"`
+	DefinedAt []string     `json:"defined_at"`
+	Members   []memberJSON `json:"members"`
+	Groups    []groupJSON  `json:"groups"`
+}
+
+type tableEntryJSON struct {
+	Index      int     `json:"index"`
+	PKey       string  `json:"pkey"`
+	Key        string  `json:"key"`
+	Membership *string `json:"membership"`
+	Valid      bool    `json:"valid"`
+	Partition  *string `json:"partition"`
+	DecidedBy  *string `json:"decided_by"`
+	At         *string `json:"at"`
+	Hole       bool    `json:"hole,omitempty"`
+	Before     *string `json:"before,omitempty"`
+	Kept       *bool   `json:"kept,omitempty"`
+}
+
+type droppedJSON struct {
+	PKey       string `json:"pkey"`
+	Membership string `json:"membership"`
+	Partition  string `json:"partition"`
+	DecidedBy  string `json:"decided_by"`
+	At         string `json:"at"`
+}
+
+type portTableJSON struct {
+	PortGUID  string           `json:"port_guid"`
+	NodeDesc  *string          `json:"node_desc,omitempty"` // --fabric-file, a port it holds
+	Type      string           `json:"type"`
+	InFile    bool             `json:"in_file"`
+	SM        bool             `json:"sm"`
+	TableSize int              `json:"table_size"`
+	Entries   []tableEntryJSON `json:"entries"`
+	Dropped   []droppedJSON    `json:"dropped"`
+}
+
+type showJSON struct {
+	Schema     cmdutil.SchemaVersion `json:"schema_version"`
+	File       string                `json:"file"`
+	Rejected   bool                  `json:"rejected"`
+	Uncertain  string                `json:"uncertain,omitempty"`
+	Applied    string                `json:"applied"`
+	Previous   string                `json:"previous,omitempty"`
+	AllowBoth  bool                  `json:"allow_both"`
+	SMGUID     *string               `json:"sm_guid"`
+	TableSize  int                   `json:"table_size"`
+	Partitions []partitionJSON       `json:"partitions"`
+	Ports      []portTableJSON       `json:"ports"`
+}
+
+func (s show) structJSON() showJSON {
+	p := s.p
+	out := showJSON{File: p.Config.File, Rejected: p.Config.Rejected, Uncertain: p.Config.Uncertain, Applied: "file", Previous: s.previous,
+		AllowBoth: p.Options.AllowBoth, TableSize: p.Options.TableSize, Partitions: []partitionJSON{}, Ports: []portTableJSON{}}
+	if p.Config.Rejected {
+		out.Applied = "opensm_default"
+	}
+	if p.Options.SMGUID != 0 {
+		out.SMGUID = strp(check.FormatGUID(p.Options.SMGUID))
+	}
+	for _, part := range keyOrder(s.applied.Partitions) {
+		pj := partitionJSON{Key: keyString(part.Key), Name: part.Name, Flags: partitionFlags(part), IPoIB: part.IPoIB,
+			DefinedAt: []string{}, Members: []memberJSON{}, Groups: []groupJSON{}}
+		for _, d := range part.Defs {
+			pj.DefinedAt = append(pj.DefinedAt, posText(d.Pos, p.Config))
+		}
+		for _, m := range part.Members {
+			mj := memberJSON{Member: m.Text, Kind: m.Kind.String(), Rule: memberRule(m, p.Options.SMGUID),
+				Membership: m.Membership.String(), At: posText(m.Pos(), p.Config)}
+			if m.Membership == partconf.FlagBoth && !p.Options.AllowBoth {
+				mj.Membership, mj.Written = partconf.FlagFull.String(), mj.Membership
+			}
+			pj.Members = append(pj.Members, mj)
+		}
+		for _, g := range part.Groups {
+			pj.Groups = append(pj.Groups, groupJSON{MGID: g.MGID.String(), QKey: fmt.Sprintf("0x%08x", g.QKey), MTU: int(g.MTU), Rate: int(g.Rate),
+				SL: int(g.SL), Scope: int(g.Scope), Broadcast: g.Broadcast, At: posText(g.Pos, p.Config)})
+		}
+		out.Partitions = append(out.Partitions, pj)
+	}
+	for t := range s.tables() {
+		pj := portTableJSON{PortGUID: check.FormatGUID(t.Port.GUID), Type: string(nodeType(t.Port.Type)), InFile: t.InFile, SM: t.SM,
+			TableSize: p.Options.TableSize, Entries: []tableEntryJSON{}, Dropped: []droppedJSON{}}
+		if name, ok := s.names[t.Port.GUID]; ok {
+			pj.NodeDesc = &name
+		}
+		for _, sl := range t.Slots {
+			ej := tableEntryJSON{Index: sl.Index, PKey: "0x0000", Key: "0x0000"}
+			if e := sl.Entry; e != nil {
+				ms := e.PKey.Membership().String()
+				ej = tableEntryJSON{Index: sl.Index, PKey: e.PKey.String(), Key: e.PKey.KeyString(), Membership: &ms, Valid: true,
+					Partition: strp(e.Partition.Name), DecidedBy: strp(e.DecidedBy.Text), At: strp(posText(e.DecidedBy.Pos(), p.Config))}
+			}
+			if sl.Before.Valid() {
+				ej.Before = strp(sl.Before.String())
+				kept := sl.Kept
+				ej.Kept = &kept
+			}
+			ej.Hole = sl.Hole()
+			pj.Entries = append(pj.Entries, ej)
+		}
+		for _, e := range t.Dropped {
+			pj.Dropped = append(pj.Dropped, droppedJSON{e.PKey.String(), e.PKey.Membership().String(), e.Partition.Name, e.DecidedBy.Text, posText(e.DecidedBy.Pos(), p.Config)})
+		}
+		out.Ports = append(out.Ports, pj)
+	}
+	return out
+}
+
+func strp(s string) *string { return &s }

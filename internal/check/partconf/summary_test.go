@@ -1,0 +1,145 @@
+package partconf
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"sort"
+	"testing"
+
+	"github.com/ibkey/ibkey/internal/check/partconf/partgen"
+)
+
+// summaryReference is Summary as it was written first (a list of members per
+// partition, a map per port), kept as the reference the faster Summary must equal.
+// It computes per-partition pair counts arithmetically, per-port reach, and the
+// isolation groups from the predicted tables (entries OpenSM drops do not count), in
+// time linear in the number of table entries.
+func (m *Model) summaryReference() *Summary {
+	s := &Summary{}
+	n := len(m.Ports)
+	parts := m.Config.Partitions
+	pidx := make(map[uint16]int, len(parts))
+	for i, p := range parts {
+		pidx[p.Key] = i
+	}
+	// per partition: member ports (ascending) and whether each is full
+	type mem struct {
+		port int32
+		full bool
+	}
+	members := make([][]mem, len(parts))
+	for i := 0; i < n; i++ {
+		var seen map[uint16]int // key -> position in members, for both/duplicate entries
+		for _, e := range m.slots[i] {
+			if !e.PKey.Valid() {
+				continue
+			}
+			pi, ok := pidx[e.PKey.Key()]
+			if !ok {
+				continue
+			}
+			if seen == nil {
+				seen = make(map[uint16]int, len(m.slots[i]))
+			}
+			if j, dup := seen[e.PKey.Key()]; dup {
+				if e.PKey.IsFull() {
+					members[pi][j].full = true
+				}
+				continue
+			}
+			seen[e.PKey.Key()] = len(members[pi])
+			members[pi] = append(members[pi], mem{int32(i), e.PKey.IsFull()})
+		}
+	}
+	reach := make([][]uint16, n)
+	all := newUnionFind(n)
+	noDef := newUnionFind(n)
+	for pi, part := range parts {
+		full, lim := 0, 0
+		firstFull := -1
+		for _, x := range members[pi] {
+			if x.full {
+				full++
+				if firstFull < 0 {
+					firstFull = int(x.port)
+				}
+			} else {
+				lim++
+			}
+		}
+		if full+lim == 0 && !part.IsDefault() {
+			continue // OpenSM deletes partitions without members
+		}
+		s.Partitions = append(s.Partitions, PartitionReach{Key: part.Key, Name: part.Name, Full: full, Limited: lim,
+			Pairs: int64(full)*int64(full-1)/2 + int64(full)*int64(lim)})
+		if full == 0 {
+			continue
+		}
+		for _, x := range members[pi] {
+			i := int(x.port)
+			talks := (x.full && full+lim > 1) || (!x.full && full > 0)
+			if talks {
+				reach[i] = append(reach[i], part.Key)
+			}
+			all.union(firstFull, i)
+			if !part.IsDefault() {
+				noDef.union(firstFull, i)
+			}
+		}
+	}
+	for i, p := range m.Ports {
+		r := reach[i]
+		sort.Slice(r, func(a, b int) bool { return r[a] < r[b] })
+		s.Ports = append(s.Ports, PortReach{GUID: p.GUID, Reaches: r})
+		only := true
+		for _, k := range r {
+			if k != 0x7fff {
+				only = false
+			}
+		}
+		if only {
+			s.OnlyDefault = append(s.OnlyDefault, p.GUID)
+		}
+	}
+	s.Groups = all.groups(m.Ports)
+	s.GroupsWithoutDefault = noDef.groups(m.Ports)
+	return s
+}
+
+// TestSummaryMatchesReference: Summary equals summaryReference on files drawn by partgen
+// (every construct OpenSM accepts), with and without -W, with tables small enough to
+// drop entries, and on the large benchmark fabric.
+func TestSummaryMatchesReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 7))
+	var ports []Port
+	var guids []uint64
+	for i := 0; i < 30; i++ {
+		typ := CA
+		switch i % 10 {
+		case 7:
+			typ = Router
+		case 9:
+			typ = Switch
+		}
+		g := 0x0002c90300001001 + uint64(i)
+		ports = append(ports, Port{GUID: g, Type: typ})
+		guids = append(guids, g)
+	}
+	for i := 0; i < 300; i++ {
+		c := Parse(fmt.Sprintf("gen%d.conf", i), []byte(partgen.Config(rng, partgen.Options{Ports: guids})))
+		opt := Options{AllowBoth: i%2 == 0, TableSize: []int{0, 128, 4, 2}[i%4]}
+		if i%3 == 0 {
+			opt.SMGUID = guids[i%len(guids)]
+		}
+		m := NewModel(c, ports, opt)
+		if got, want := m.Summary(), m.summaryReference(); !reflect.DeepEqual(got, want) {
+			t.Fatalf("file %d: Summary\n%+v\nwant\n%+v", i, got, want)
+		}
+	}
+	data, big := bigFabric()
+	m := NewModel(Parse("big.conf", data), big, Options{SMGUID: big[0].GUID, TableSize: 128})
+	if got, want := m.Summary(), m.summaryReference(); !reflect.DeepEqual(got, want) {
+		t.Fatal("big fabric: Summary differs from the reference")
+	}
+}
