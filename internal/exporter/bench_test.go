@@ -192,6 +192,7 @@ func BenchmarkFabric2000(b *testing.B) {
 	b.Run("fabric-pkeys", func(b *testing.B) {
 		var f *check.Fabric
 		var err error
+		cpu0 := cpuTime()
 		for b.Loop() {
 			if f, err = query.Sweep(ctx, tr, query.SweepOptions{}); err != nil {
 				b.Fatal(err)
@@ -202,6 +203,7 @@ func BenchmarkFabric2000(b *testing.B) {
 		}
 		pkeysPerOp = float64(b.Elapsed().Milliseconds()) / float64(b.N)
 		b.ReportMetric(pkeysPerOp, "ms/sweep")
+		b.ReportMetric(float64(cpuTime()-cpu0)/1e6/float64(b.N), "cpu-ms/op")
 	})
 	// The MADs alone: the sweep through the PortInfo tap and the PortCounters batch.
 	b.Run("sweep-and-counters", func(b *testing.B) {
@@ -230,14 +232,17 @@ func BenchmarkFabric2000(b *testing.B) {
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
+		cpu0 := cpuTime()
 		for b.Loop() {
 			if err := c.Sweep(ctx); err != nil {
 				b.Fatal(err)
 			}
 		}
+		cpu := cpuTime() - cpu0
 		runtime.GC()
 		runtime.ReadMemStats(&after)
 		s := c.snap.Load()
+		b.ReportMetric(float64(cpu)/1e6/float64(b.N), "cpu-ms/op")
 		exporterPerOp = float64(b.Elapsed().Milliseconds()) / float64(b.N)
 		b.ReportMetric(exporterPerOp, "ms/sweep")
 		b.ReportMetric(float64(s.ports), "ports")

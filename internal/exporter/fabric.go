@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/check/partconf"
@@ -204,7 +205,7 @@ func (c *FabricCollector) collectSnapshot(ch chan<- prometheus.Metric) *fabricSn
 // portRecord is one exported fabric port.
 type portRecord struct {
 	id       check.PortID
-	labels   []string // node_guid, node_name, port, lid
+	labels   [4]string // node_guid, node_name, port, lid
 	nodeType string
 	portGUID string
 	state    string // PortInfo state name, "" when not read
@@ -284,10 +285,11 @@ func (c *FabricCollector) fromFabric(ctx context.Context, f *check.Fabric, qkeys
 	if c.opts.Partitions != nil {
 		findings = append(findings, partconf.CompareFabric(f, partconf.NewFabricModel(c.opts.Partitions, f, partconf.Options{AllowBoth: c.opts.AllowBoth}))...)
 	}
-	snap, tables := buildFabricMetrics(f, recs, findings, knownRules(c.opts.Partitions != nil))
+	fp := newFabricPairs(recs)
+	snap, tables := buildFabricMetrics(f, recs, fp, findings, knownRules(c.opts.Partitions != nil))
 	tables.prepare(false)
 	<-counters
-	readings, n := buildFabricCounters(recs)
+	readings, n := buildFabricCounters(recs, fp)
 	readings.prepare(false)
 	snap.set, snap.series = joinStatic(tables, readings), snap.series+n
 	return snap
@@ -296,7 +298,15 @@ func (c *FabricCollector) fromFabric(ctx context.Context, f *check.Fabric, qkeys
 // sweepRecords are the ports `ibkey fabric pkeys` shows: end ports (CA ports, switch
 // port 0) and cabled switch ports.
 func sweepRecords(f *check.Fabric, qkeys map[check.PortID]uint16) []portRecord {
-	var recs []portRecord
+	size := 0
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if p.Peer != nil || n.IsEndPort(p) {
+				size++
+			}
+		}
+	}
+	recs := make([]portRecord, 0, size)
 	for _, n := range f.Nodes {
 		var swLID uint16
 		if n.Type == check.NodeSwitch {
@@ -316,7 +326,7 @@ func sweepRecords(f *check.Fabric, qkeys map[check.PortID]uint16) []portRecord {
 			}
 			r := portRecord{
 				id:       check.PortID{Node: n.GUID, Port: p.Num},
-				labels:   []string{n.GUID.String(), n.Description, strconv.Itoa(p.Num), strconv.Itoa(int(lid))},
+				labels:   [4]string{n.GUID.String(), n.Description, strconv.Itoa(p.Num), strconv.Itoa(int(lid))},
 				nodeType: string(n.Type), state: p.State,
 				tableSize: p.TableSize, pkeys: p.PKeys, tableErr: p.PKeysError,
 				pmaLID: lid,
@@ -390,8 +400,9 @@ func (c *FabricCollector) readNodes(ctx context.Context) (*fabricSnapshot, error
 			}
 		}
 	}
-	snap, tables := buildFabricMetrics(nil, recs, nil, nil)
-	readings, n := buildFabricCounters(recs)
+	fp := newFabricPairs(recs)
+	snap, tables := buildFabricMetrics(nil, recs, fp, nil, nil)
+	readings, n := buildFabricCounters(recs, fp)
 	snap.set, snap.series = joinStatic(tables, readings), snap.series+n
 	return snap, err
 }
@@ -407,7 +418,7 @@ func viewRecord(v *query.PortView) portRecord {
 	}
 	r := portRecord{
 		id:     check.PortID{Node: check.GUID(v.Fabric.NodeGUID), Port: p.Num},
-		labels: []string{check.GUID(v.Fabric.NodeGUID).String(), d.NodeDesc.Value, strconv.Itoa(p.Num), strconv.Itoa(int(lid))},
+		labels: [4]string{check.GUID(v.Fabric.NodeGUID).String(), d.NodeDesc.Value, strconv.Itoa(p.Num), strconv.Itoa(int(lid))},
 		state:  p.State.Name,
 	}
 	if d.NodeType.OK() {
@@ -467,67 +478,182 @@ func knownRules(partitions bool) map[string]check.Severity {
 	return m
 }
 
-// buildFabricCounters builds the counter metrics of the records: values, saturation,
-// or why a counter was not read.
-func buildFabricCounters(recs []portRecord) (*staticSet, int) {
-	out := newFamilySet()
-	series := 0
-	add := func(m *Metric, v float64, labels ...string) {
-		out.add(m, v, labels...)
-		series++
+// fabricPairs are the label pairs of a snapshot's series, made once when it is built:
+// the families are built again each time they are encoded (family.emit), from these.
+type fabricPairs struct {
+	lp labelPairs
+	// Per record (parallel to the records): its four port labels, and node_type and
+	// port_guid of ibkey_fabric_port_info.
+	port [][4]*dto.LabelPair
+	info [][2]*dto.LabelPair
+	// Table entries: index by index, and pkey, key and membership by value.
+	index []*dto.LabelPair
+	pkey  map[check.PKey]*[3]*dto.LabelPair
+	// counter=NAME, per fabricCounters entry.
+	counter [len(fabricCounters)]*dto.LabelPair
+}
+
+func newFabricPairs(recs []portRecord) *fabricPairs {
+	fp := &fabricPairs{lp: labelPairs{}, port: make([][4]*dto.LabelPair, len(recs)), info: make([][2]*dto.LabelPair, len(recs)),
+		pkey: map[check.PKey]*[3]*dto.LabelPair{}}
+	for k, fc := range fabricCounters {
+		fp.counter[k] = fp.lp.get("counter", fc.counter.Name)
 	}
 	for i := range recs {
-		for k, fc := range fabricCounters {
-			emitCounter(add, fc.metric, mFSaturated, mFUnreadable, fc.counter, recs[i].readings[k], recs[i].labels, false)
+		r := &recs[i]
+		for j, name := range fabricPortLabels {
+			fp.port[i][j] = fp.lp.get(name, r.labels[j])
+		}
+		fp.info[i] = [2]*dto.LabelPair{fp.lp.get("node_type", r.nodeType), fp.lp.get("port_guid", r.portGUID)}
+		for len(fp.index) < len(r.pkeys) {
+			fp.index = append(fp.index, fp.lp.get("index", strconv.Itoa(len(fp.index))))
+		}
+		for _, k := range r.pkeys {
+			if k.Valid() && fp.pkey[k] == nil {
+				fp.pkey[k] = &[3]*dto.LabelPair{fp.lp.get("pkey", k.String()), fp.lp.get("key", k.KeyString()), fp.lp.get("membership", k.Membership().String())}
+			}
 		}
 	}
-	return out.static(), series
+	return fp
+}
+
+// portFamily is a family with one series per record that has a value (ok).
+func portFamily(m *Metric, recs []portRecord, fp *fabricPairs, value func(r *portRecord) (float64, bool)) *family {
+	return emitted(m, func(b *familyBuilder) {
+		for i := range recs {
+			if v, ok := value(&recs[i]); ok {
+				b.add(v, fp.port[i][:])
+			}
+		}
+	})
+}
+
+// buildFabricCounters builds the counter metrics of the records: values, saturation,
+// or why a counter was not read.
+func buildFabricCounters(recs []portRecord, fp *fabricPairs) (*staticSet, int) {
+	reasons := make([][len(fabricCounters)]*dto.LabelPair, len(recs))
+	for i := range recs {
+		for k := range fabricCounters {
+			if why := unreadableReason(recs[i].readings[k]); why != "" {
+				reasons[i][k] = fp.lp.get("reason", why)
+			}
+		}
+	}
+	var fams []*family
+	for k, fc := range fabricCounters {
+		fams = append(fams, portFamily(fc.metric, recs, fp, func(r *portRecord) (float64, bool) {
+			rd := r.readings[k]
+			return float64(rd.Value), unreadableReason(rd) == ""
+		}))
+	}
+	fams = append(fams, emitted(mFSaturated, func(b *familyBuilder) {
+		var l [5]*dto.LabelPair
+		for i := range recs {
+			copy(l[:4], fp.port[i][:])
+			for k, fc := range fabricCounters {
+				if reasons[i][k] != nil {
+					continue
+				}
+				sat := 0.0
+				if m := fc.counter.Max(); m > 0 && recs[i].readings[k].Value >= m {
+					sat = 1
+				}
+				l[4] = fp.counter[k]
+				b.add(sat, l[:])
+			}
+		}
+	}), emitted(mFUnreadable, func(b *familyBuilder) {
+		var l [6]*dto.LabelPair
+		for i := range recs {
+			copy(l[:4], fp.port[i][:])
+			for k := range fabricCounters {
+				if reasons[i][k] == nil {
+					continue
+				}
+				l[4], l[5] = fp.counter[k], reasons[i][k]
+				b.add(1, l[:])
+			}
+		}
+	}))
+	series := 0
+	for _, f := range fams {
+		series += f.series
+	}
+	return newStaticSet(fams), series
 }
 
 // buildFabricMetrics builds a snapshot's metrics but the counters'
 // (buildFabricCounters): ports, tables, nodes and findings. f is nil in --lid mode
 // (no node counts, no audit).
-func buildFabricMetrics(f *check.Fabric, recs []portRecord, findings []check.Finding, rules map[string]check.Severity) (*fabricSnapshot, *staticSet) {
-	out := newFamilySet()
-	series := 0
-	add := func(m *Metric, v float64, labels ...string) {
-		out.add(m, v, labels...)
-		series++
-	}
-	byID := make(map[check.PortID]int, len(recs))
+func buildFabricMetrics(f *check.Fabric, recs []portRecord, fp *fabricPairs, findings []check.Finding, rules map[string]check.Severity) (*fabricSnapshot, *staticSet) {
+	tableErr := make([]*dto.LabelPair, len(recs))
 	for i := range recs {
-		r := &recs[i]
-		byID[r.id] = i
-		l := r.labels
-		add(mFPortInfo, 1, l[0], l[1], l[2], l[3], r.nodeType, r.portGUID)
-		if id, ok := stateIDs[r.state]; ok {
-			add(mFPortState, float64(id), l...)
+		if recs[i].pkeys == nil {
+			tableErr[i] = fp.lp.get("reason", recs[i].tableErr)
 		}
-		add(mFTableSize, float64(r.tableSize), l...)
-		if r.pkeys == nil {
-			add(mFTableUnread, 1, l[0], l[1], l[2], l[3], r.tableErr)
-		} else {
-			valid := 0
-			for i, k := range r.pkeys {
-				if !k.Valid() {
-					continue
-				}
-				valid++
-				add(mFEntry, 1, l[0], l[1], l[2], l[3], strconv.Itoa(i), k.String(), k.KeyString(), k.Membership().String())
+	}
+	fams := []*family{
+		emitted(mFPortInfo, func(b *familyBuilder) {
+			var l [6]*dto.LabelPair
+			for i := range recs {
+				copy(l[:4], fp.port[i][:])
+				l[4], l[5] = fp.info[i][0], fp.info[i][1]
+				b.add(1, l[:])
 			}
-			add(mFTableValid, float64(valid), l...)
-		}
+		}),
+		portFamily(mFPortState, recs, fp, func(r *portRecord) (float64, bool) {
+			id, ok := stateIDs[r.state]
+			return float64(id), ok
+		}),
+		portFamily(mFTableSize, recs, fp, func(r *portRecord) (float64, bool) { return float64(r.tableSize), true }),
+		emitted(mFTableUnread, func(b *familyBuilder) {
+			var l [5]*dto.LabelPair
+			for i := range recs {
+				if tableErr[i] != nil {
+					copy(l[:4], fp.port[i][:])
+					l[4] = tableErr[i]
+					b.add(1, l[:])
+				}
+			}
+		}),
+		emitted(mFEntry, func(b *familyBuilder) {
+			var l [8]*dto.LabelPair
+			for i := range recs {
+				copy(l[:4], fp.port[i][:])
+				for j, k := range recs[i].pkeys {
+					if !k.Valid() {
+						continue
+					}
+					kp := fp.pkey[k]
+					l[4], l[5], l[6], l[7] = fp.index[j], kp[0], kp[1], kp[2]
+					b.add(1, l[:])
+				}
+			}
+		}),
+		portFamily(mFTableValid, recs, fp, func(r *portRecord) (float64, bool) {
+			if r.pkeys == nil {
+				return 0, false
+			}
+			valid := 0
+			for _, k := range r.pkeys {
+				if k.Valid() {
+					valid++
+				}
+			}
+			return float64(valid), true
+		}),
 	}
 	snap := &fabricSnapshot{ports: len(recs), findings: len(findings)}
 	if f != nil {
+		out := newFamilySet()
 		types := map[string]int{string(check.NodeCA): 0, string(check.NodeSwitch): 0, string(check.NodeRouter): 0}
 		for _, n := range f.Nodes {
 			types[string(n.Type)]++
 		}
 		for _, t := range sortedKeys(types) {
-			add(mNodes, float64(types[t]), t)
+			out.add(mNodes, float64(types[t]), t)
 		}
-		add(mUnreachable, float64(len(f.Unreachable)))
+		out.add(mUnreachable, float64(len(f.Unreachable)))
 		type ruleSev struct{ rule, sev string }
 		counts := map[ruleSev]int{}
 		for r, s := range rules {
@@ -561,25 +687,32 @@ func buildFabricMetrics(f *check.Fabric, recs []portRecord, findings []check.Fin
 			return keys[i].sev < keys[j].sev
 		})
 		for _, k := range keys {
-			add(mFindings, float64(counts[k]), k.rule, k.sev)
+			out.add(mFindings, float64(counts[k]), k.rule, k.sev)
+		}
+		byID := make(map[check.PortID]int, len(recs))
+		for i := range recs {
+			byID[recs[i].id] = i
 		}
 		for _, k := range order {
-			var l []string
+			var l [4]string
 			if i, ok := byID[k.id]; ok {
 				l = recs[i].labels
 			} else {
 				l = findingPortLabels(f, k.id)
 			}
-			add(mFPortFinding, float64(perPort[k]), l[0], l[1], l[2], l[3], k.rule, k.sev)
+			out.add(mFPortFinding, float64(perPort[k]), l[0], l[1], l[2], l[3], k.rule, k.sev)
 		}
+		fams = append(fams, out.families()...)
 	}
-	snap.series = series
-	return snap, out.static()
+	for _, f := range fams {
+		snap.series += f.series
+	}
+	return snap, newStaticSet(fams)
 }
 
 // findingPortLabels labels a port a finding names that is not an exported port (a
 // switch port without a cable).
-func findingPortLabels(f *check.Fabric, id check.PortID) []string {
+func findingPortLabels(f *check.Fabric, id check.PortID) [4]string {
 	name, lid := "", uint16(0)
 	if n := f.Node(id.Node); n != nil {
 		name = n.Description
@@ -592,7 +725,7 @@ func findingPortLabels(f *check.Fabric, id check.PortID) []string {
 			}
 		}
 	}
-	return []string{id.Node.String(), name, strconv.Itoa(id.Port), strconv.Itoa(int(lid))}
+	return [4]string{id.Node.String(), name, strconv.Itoa(id.Port), strconv.Itoa(int(lid))}
 }
 
 func sortedKeys(m map[string]int) []string {
