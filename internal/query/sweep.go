@@ -120,7 +120,8 @@ type sweepNode struct {
 	info mad.NodeInfo
 	path []uint8
 	node *check.Node
-	// caPaths: for a CA, the route that arrives on each of its ports that one reached.
+	// caPaths: for a CA, the route that arrives on each of its ports that one reached
+	// (nil until one is: a switch has none).
 	caPaths map[int][]uint8
 }
 
@@ -142,7 +143,7 @@ type caPortVisit struct {
 }
 
 func (s *sweeper) addNode(ni mad.NodeInfo, path []uint8) *sweepNode {
-	n := &sweepNode{info: ni, path: path, caPaths: map[int][]uint8{}}
+	n := &sweepNode{info: ni, path: path}
 	n.node = &check.Node{
 		GUID: check.GUID(ni.NodeGUID), Type: nodeType(ni.NodeType), SystemImageGUID: check.GUID(ni.SystemImageGUID),
 		VendorID: ni.VendorID, DeviceID: ni.DeviceID, NumPorts: int(ni.NumPorts), PartitionCap: int(ni.PartitionCap),
@@ -159,7 +160,7 @@ func (s *sweeper) addNode(ni mad.NodeInfo, path []uint8) *sweepNode {
 		n.node.Ports[0].GUID = check.GUID(ni.PortGUID)
 	} else if port := n.node.Port(int(ni.LocalPortNum)); port != nil {
 		port.GUID = check.GUID(ni.PortGUID)
-		n.caPaths[int(ni.LocalPortNum)] = path
+		n.caPaths = map[int][]uint8{int(ni.LocalPortNum): path}
 	}
 	s.nodes[n.node.GUID] = n
 	s.order = append(s.order, n)
@@ -289,7 +290,8 @@ func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, visits [
 		p          *check.Port
 		start, end int
 	}
-	tcalls := s.tcalls[:0]
+	// Room for two blocks per port (a 64-entry table) before the slice grows.
+	tcalls := slices.Grow(s.tcalls[:0], 2*len(reads))
 	defer func() { s.tcalls = tcalls[:0] }()
 	var tables []tableRead
 	pis := make([]mad.PortInfo, len(reads))
@@ -537,6 +539,9 @@ func (s *sweeper) merge(probes []probe) ([]*sweepNode, []caPortVisit) {
 			arr := int(pr.info.LocalPortNum)
 			if _, ok := n.caPaths[arr]; !ok {
 				if p := n.node.Port(arr); p != nil {
+					if n.caPaths == nil {
+						n.caPaths = map[int][]uint8{}
+					}
 					n.caPaths[arr] = pr.path
 					p.GUID = check.GUID(pr.info.PortGUID)
 					ports = append(ports, caPortVisit{n, arr, pr.path})
