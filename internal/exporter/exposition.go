@@ -144,26 +144,51 @@ type seriesBlock struct {
 var builders = sync.Pool{New: func() any { return new(familyBuilder) }}
 
 // blockWriter collects what is written in blocks of at least 1 MiB, never copied
-// again once written (a bytes.Buffer grows by copying).
+// again once written (a bytes.Buffer grows by copying). It has the methods of
+// expfmt's enhancedWriter, so the text encoder writes into it directly rather than
+// through a bufio.Writer of its own.
 type blockWriter struct {
 	blocks [][]byte
 	size   int
 }
 
-func (w *blockWriter) Write(p []byte) (int, error) {
+// room returns the last block with room for n more bytes.
+func (w *blockWriter) room(n int) *[]byte {
 	const blockMin = 1 << 20
-	n := len(p)
-	for len(p) > 0 {
-		if len(w.blocks) == 0 || len(w.blocks[len(w.blocks)-1]) == cap(w.blocks[len(w.blocks)-1]) {
-			w.blocks = append(w.blocks, make([]byte, 0, max(blockMin, len(p))))
-		}
-		last := &w.blocks[len(w.blocks)-1]
-		k := min(len(p), cap(*last)-len(*last))
-		*last = append(*last, p[:k]...)
-		p = p[k:]
+	if k := len(w.blocks); k > 0 && cap(w.blocks[k-1])-len(w.blocks[k-1]) >= n {
+		return &w.blocks[k-1]
 	}
-	w.size += n
-	return n, nil
+	w.blocks = append(w.blocks, make([]byte, 0, max(blockMin, n)))
+	return &w.blocks[len(w.blocks)-1]
+}
+
+func (w *blockWriter) Write(p []byte) (int, error) {
+	b := w.room(len(p))
+	*b = append(*b, p...)
+	w.size += len(p)
+	return len(p), nil
+}
+
+func (w *blockWriter) WriteString(s string) (int, error) {
+	b := w.room(len(s))
+	*b = append(*b, s...)
+	w.size += len(s)
+	return len(s), nil
+}
+
+func (w *blockWriter) WriteByte(c byte) error {
+	b := w.room(1)
+	*b = append(*b, c)
+	w.size++
+	return nil
+}
+
+func (w *blockWriter) WriteRune(r rune) (int, error) {
+	b := w.room(utf8.UTFMax)
+	n := len(*b)
+	*b = utf8.AppendRune(*b, r)
+	w.size += len(*b) - n
+	return len(*b) - n, nil
 }
 
 // reset starts family m, reusing the memory of the previous one (whose series must
@@ -218,20 +243,25 @@ func (b *familyBuilder) add(v float64, pairs []*dto.LabelPair) {
 // its dozen series, and by every sweep's encoding.
 type labelPairs map[[2]string]*dto.LabelPair
 
-// get returns the pair name=value. A value that is not valid UTF-8 (a node description
-// from the fabric) has its bad bytes replaced: the exposition formats carry UTF-8 only.
+// get returns the pair name=value (newPair's, shared by every series that has it).
 func (p labelPairs) get(name, value string) *dto.LabelPair {
 	k := [2]string{name, value}
 	if lp := p[k]; lp != nil {
 		return lp
 	}
-	val := value
-	if !utf8.ValidString(val) {
-		val = strings.ToValidUTF8(val, "\uFFFD")
-	}
-	lp := &dto.LabelPair{Name: &k[0], Value: &val}
+	lp := newPair(name, value)
 	p[k] = lp
 	return lp
+}
+
+// newPair returns the pair name=value, not interned (a value one port has: its GUID).
+// A value that is not valid UTF-8 (a node description from the fabric) has its bad
+// bytes replaced: the exposition formats carry UTF-8 only.
+func newPair(name, value string) *dto.LabelPair {
+	if !utf8.ValidString(value) {
+		value = strings.ToValidUTF8(value, "\uFFFD")
+	}
+	return &dto.LabelPair{Name: &name, Value: &value}
 }
 
 // static returns the families, sorted by name, with their encodings to come.

@@ -504,17 +504,39 @@ type fabricPairs struct {
 }
 
 func newFabricPairs(recs []portRecord) *fabricPairs {
-	fp := &fabricPairs{lp: labelPairs{}, port: make([][4]*dto.LabelPair, len(recs)), info: make([][2]*dto.LabelPair, len(recs)),
+	fp := &fabricPairs{lp: make(labelPairs, 2*len(recs)), port: make([][4]*dto.LabelPair, len(recs)), info: make([][2]*dto.LabelPair, len(recs)),
 		pkey: map[check.PKey]*[3]*dto.LabelPair{}}
 	for k, fc := range fabricCounters {
 		fp.counter[k] = fp.lp.get("counter", fc.counter.Name)
 	}
+	var portNum []*dto.LabelPair // port=N by N
 	for i := range recs {
 		r := &recs[i]
-		for j, name := range fabricPortLabels {
-			fp.port[i][j] = fp.lp.get(name, r.labels[j])
+		pp := &fp.port[i]
+		if i > 0 && recs[i-1].labels[0] == r.labels[0] && recs[i-1].labels[1] == r.labels[1] {
+			// The records of a node follow one another: the same node_guid and node_name,
+			// and a switch's LID on every port.
+			pp[0], pp[1] = fp.port[i-1][0], fp.port[i-1][1]
+			if recs[i-1].labels[3] == r.labels[3] {
+				pp[3] = fp.port[i-1][3]
+			}
 		}
-		fp.info[i] = [2]*dto.LabelPair{fp.lp.get("node_type", r.nodeType), fp.lp.get("port_guid", r.portGUID)}
+		if pp[0] == nil {
+			// A node's records follow one another (sweepRecords): its GUID is not seen again.
+			pp[0], pp[1] = newPair(fabricPortLabels[0], r.labels[0]), fp.lp.get(fabricPortLabels[1], r.labels[1])
+		}
+		if pp[3] == nil {
+			pp[3] = fp.lp.get(fabricPortLabels[3], r.labels[3])
+		}
+		if n := r.id.Port; n >= 0 && n < 256 && strconv.Itoa(n) == r.labels[2] {
+			for len(portNum) <= n {
+				portNum = append(portNum, fp.lp.get(fabricPortLabels[2], strconv.Itoa(len(portNum))))
+			}
+			pp[2] = portNum[n]
+		} else {
+			pp[2] = fp.lp.get(fabricPortLabels[2], r.labels[2])
+		}
+		fp.info[i] = [2]*dto.LabelPair{fp.lp.get("node_type", r.nodeType), newPair("port_guid", r.portGUID)}
 		for len(fp.index) < len(r.pkeys) {
 			fp.index = append(fp.index, fp.lp.get("index", strconv.Itoa(len(fp.index))))
 		}
