@@ -214,7 +214,7 @@ func BenchmarkFabric2000(b *testing.B) {
 				b.Fatal(err)
 			}
 			recs := sweepRecords(f, tap.qkeyViolations())
-			readPortCounters(ctx, fab, recs)
+			readPortCounters(ctx, fab, recs, nil)
 			for _, r := range recs {
 				if r.readings[0].Unavailable != "" || r.readings[0].Err != "" || r.readings[3].Unavailable != "" {
 					b.Fatalf("%v: counters %+v", r.id, r.readings)
@@ -247,6 +247,7 @@ func BenchmarkFabric2000(b *testing.B) {
 		b.ReportMetric(exporterPerOp, "ms/sweep")
 		b.ReportMetric(float64(s.ports), "ports")
 		b.ReportMetric(float64(s.series), "series")
+		b.ReportMetric(float64(s.lateCounters), "late-counter-reads")
 		b.ReportMetric(float64(after.HeapAlloc)/(1<<20), "heap-MB-after")
 		if pkeysPerOp > 0 {
 			b.ReportMetric(exporterPerOp/pkeysPerOp, "x-fabric-pkeys")

@@ -16,6 +16,7 @@ import (
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/check/partconf"
 	"github.com/ibkey/ibkey/internal/ibverbs"
+	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 	"github.com/ibkey/ibkey/internal/query"
 )
 
@@ -63,6 +64,8 @@ type fabricSnapshot struct {
 	set      *staticSet
 	// Ports, findings and series, for tests and benchmarks: counts only.
 	ports, findings, series int
+	// lateCounters: PortCounters read after the sweep, not while it ran.
+	lateCounters int
 }
 
 // sweepGCPercent is the garbage collector's GOGC while a sweep runs.
@@ -257,14 +260,21 @@ const noQKey = "PortInfo Q_KeyViolations not captured with this sweep"
 func (c *FabricCollector) sweep(ctx context.Context) (*fabricSnapshot, error) {
 	fab := c.opts.Fabric
 	tap := newPortInfoTap(fab.T)
+	if !c.opts.NoCounters {
+		tap.pma = newPMAPrefetch(ctx, fab.T)
+	}
 	f, err := query.Sweep(ctx, tap, query.SweepOptions{Source: fab.Via, Now: c.opts.Now})
+	var got map[pmaKey]*mad.Call
+	if tap.pma != nil {
+		got = tap.pma.done()
+	}
 	if f == nil {
 		return nil, err
 	}
 	if err == nil && f.Incomplete != "" {
 		err = fmt.Errorf("sweep incomplete: %s", f.Incomplete)
 	}
-	snap := c.fromFabric(ctx, f, tap.qkeyViolations())
+	snap := c.fromFabric(ctx, f, tap.qkeyViolations(), got)
 	if err == nil {
 		err = ctx.Err()
 	}
@@ -273,16 +283,18 @@ func (c *FabricCollector) sweep(ctx context.Context) (*fabricSnapshot, error) {
 
 // fromFabric reads the counters of a sweep's ports (unless NoCounters), runs the
 // audit and builds the metrics. qkeys are the Q_KeyViolations the sweep's PortInfo
-// replies carried (nil: none seen). The PortCounters MADs are read while the audit
-// runs and the metrics that do not depend on them are built and encoded: the MADs
-// wait on the fabric, the rest on the CPU.
-func (c *FabricCollector) fromFabric(ctx context.Context, f *check.Fabric, qkeys map[check.PortID]uint16) *fabricSnapshot {
+// replies carried (nil: none seen), got the PortCounters read while it ran (nil:
+// none). The PortCounters MADs still to send are read while the audit runs and the
+// metrics that do not depend on them are built and encoded: the MADs wait on the
+// fabric, the rest on the CPU.
+func (c *FabricCollector) fromFabric(ctx context.Context, f *check.Fabric, qkeys map[check.PortID]uint16, got map[pmaKey]*mad.Call) *fabricSnapshot {
 	recs := sweepRecords(f, qkeys)
 	counters := make(chan struct{})
+	late := 0
 	if !c.opts.NoCounters {
-		// Writes only recs[i].readings[0:2], which nothing else touches until counters
-		// is closed.
-		go func() { defer close(counters); readPortCounters(ctx, c.opts.Fabric, recs) }()
+		// Writes only recs[i].readings[0:2] and late, which nothing else touches until
+		// counters is closed.
+		go func() { defer close(counters); late = readPortCounters(ctx, c.opts.Fabric, recs, got) }()
 	} else {
 		for i := range recs {
 			for k := range 2 {
@@ -301,6 +313,7 @@ func (c *FabricCollector) fromFabric(ctx context.Context, f *check.Fabric, qkeys
 	<-counters
 	readings, n := buildFabricCounters(recs, fp)
 	readings.prepare(false)
+	snap.lateCounters = late
 	snap.set, snap.series = joinStatic(tables, readings), snap.series+n
 	return snap
 }
