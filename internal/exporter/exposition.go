@@ -162,6 +162,31 @@ func (w *blockWriter) room(n int) *[]byte {
 	return &w.blocks[len(w.blocks)-1]
 }
 
+// blockMark is a place in a blockWriter's text.
+type blockMark struct{ block, off int }
+
+func (w *blockWriter) mark() blockMark {
+	if len(w.blocks) == 0 {
+		return blockMark{}
+	}
+	return blockMark{len(w.blocks) - 1, len(w.blocks[len(w.blocks)-1])}
+}
+
+// since returns the text written after m (blocks never move once written).
+func (w *blockWriter) since(m blockMark) [][]byte {
+	var out [][]byte
+	for i := m.block; i < len(w.blocks); i++ {
+		b := w.blocks[i]
+		if i == m.block {
+			b = b[m.off:]
+		}
+		if len(b) > 0 {
+			out = append(out, b[:len(b):len(b)])
+		}
+	}
+	return out
+}
+
 func (w *blockWriter) Write(p []byte) (int, error) {
 	b := w.room(len(p))
 	*b = append(*b, p...)
@@ -395,7 +420,20 @@ type encoding struct {
 	size     int    // bytes of plain
 	crc      uint32 // CRC-32 of plain (the gzip trailer's)
 	deflated [][]byte
+	gz       bool // deflated is made
 	err      error
+	// fams: a chunk's encoding family by family, which a staticSet puts in name
+	// order whatever chunk each family was encoded in.
+	fams []familyEncoding
+}
+
+// familyEncoding is one family's part of an encoding: its text, and that text
+// deflated on its own (a compressor reset before it and flushed after it, so the
+// parts of all families may follow one another in any order in one DEFLATE stream).
+type familyEncoding struct {
+	name     string
+	plain    [][]byte
+	deflated []byte
 }
 
 func (e *encoding) writePlain(w io.Writer) error {
@@ -448,25 +486,39 @@ func (c *chunk) encoded(f expfmt.Format, gz bool) *encoding {
 				fam.emit(fb)
 				mf = &fb.mf
 			}
+			start := w.mark()
 			if e.err = enc.Encode(mf); e.err != nil {
 				break
 			}
+			e.fams = append(e.fams, familyEncoding{name: fam.m.Name, plain: w.since(start)})
 		}
 		fb.reset(nil)
 		builders.Put(fb)
-		e.plain, e.size = w.blocks, w.size
+		e.size = w.size
 		c.enc[key] = e
 	}
-	if gz && e.deflated == nil && e.err == nil {
+	if gz && !e.gz && e.err == nil {
 		b := bytes.NewBuffer(make([]byte, 0, e.size/8))
 		// BestSpeed: the text of a port's series repeats its labels, which even the
 		// fastest level compresses about twentyfold.
 		w, _ := flate.NewWriter(b, flate.BestSpeed)
-		for _, p := range e.plain {
-			_, _ = w.Write(p)
+		ends := make([]int, len(e.fams))
+		for i, fe := range e.fams {
+			w.Reset(b) // no back-reference into another family's text
+			for _, p := range fe.plain {
+				_, _ = w.Write(p)
+			}
+			if e.err = w.Flush(); e.err != nil { // byte-aligned, no final block: more blocks follow
+				break
+			}
+			ends[i] = b.Len()
 		}
-		e.err = w.Flush() // byte-aligned, no final block: more blocks follow
-		e.deflated = [][]byte{b.Bytes()}
+		start := 0
+		for i := range e.fams {
+			e.fams[i].deflated = b.Bytes()[start:ends[i]:ends[i]]
+			start = ends[i]
+		}
+		e.gz = true
 	}
 	return e
 }
@@ -477,7 +529,7 @@ func (s *staticSet) encoded(f expfmt.Format, gz bool) *encoding {
 	key := formatKey(f)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if e := s.enc[key]; e != nil && (e.deflated != nil || !gz || e.err != nil) {
+	if e := s.enc[key]; e != nil && (e.gz || !gz || e.err != nil) {
 		return e
 	}
 	parts := make([]*encoding, len(s.chunks))
@@ -487,22 +539,26 @@ func (s *staticSet) encoded(f expfmt.Format, gz bool) *encoding {
 		go func() { defer wg.Done(); parts[i] = c.encoded(f, gz) }()
 	}
 	wg.Wait()
-	e := &encoding{}
+	// The families in name order, as a registry gathers them, whatever chunk (and
+	// whatever part of a snapshot) encoded them.
+	var fams []familyEncoding
+	e := &encoding{gz: gz}
 	for _, p := range parts {
 		if p.err != nil && e.err == nil {
 			e.err = p.err
 		}
-		e.plain = append(e.plain, p.plain...)
-		e.size += p.size
-		for _, b := range p.plain {
+		fams = append(fams, p.fams...)
+	}
+	sort.SliceStable(fams, func(i, j int) bool { return fams[i].name < fams[j].name })
+	for _, fe := range fams {
+		for _, b := range fe.plain {
+			e.plain = append(e.plain, b)
+			e.size += len(b)
 			e.crc = crc32.Update(e.crc, crc32.IEEETable, b)
 		}
 		if gz {
-			e.deflated = append(e.deflated, p.deflated...)
+			e.deflated = append(e.deflated, fe.deflated)
 		}
-	}
-	if gz && e.deflated == nil {
-		e.deflated = [][]byte{} // asked for, and empty
 	}
 	s.enc[key] = e
 	return e

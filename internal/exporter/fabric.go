@@ -303,19 +303,29 @@ func (c *FabricCollector) fromFabric(ctx context.Context, f *check.Fabric, qkeys
 		}
 		close(counters)
 	}
+	// Three parts built and encoded side by side: the ports' tables, their counters
+	// (once read), and the audit's findings.
+	fp := newFabricPairs(recs)
+	var tables, readings *staticSet
+	var nt, nr int
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); tables, nt = buildPortTables(recs, fp); tables.prepare(false) }()
+	go func() {
+		defer wg.Done()
+		<-counters
+		readings, nr = buildFabricCounters(recs, fp)
+		readings.prepare(false)
+	}()
 	findings := check.Audit(f)
 	if c.opts.Partitions != nil {
 		findings = append(findings, partconf.CompareFabric(f, partconf.NewFabricModel(c.opts.Partitions, f, partconf.Options{AllowBoth: c.opts.AllowBoth}))...)
 	}
-	fp := newFabricPairs(recs)
-	snap, tables := buildFabricMetrics(f, recs, fp, findings, knownRules(c.opts.Partitions != nil))
-	tables.prepare(false)
-	<-counters
-	readings, n := buildFabricCounters(recs, fp)
-	readings.prepare(false)
-	snap.lateCounters = late
-	snap.set, snap.series = joinStatic(tables, readings), snap.series+n
-	return snap
+	found, nf := buildFindings(f, recs, findings, knownRules(c.opts.Partitions != nil))
+	found.prepare(false)
+	wg.Wait()
+	return &fabricSnapshot{ports: len(recs), findings: len(findings), series: nt + nr + nf, lateCounters: late,
+		set: joinStatic(joinStatic(tables, readings), found)}
 }
 
 // sweepRecords are the ports `ibkey fabric pkeys` shows: end ports (CA ports, switch
@@ -424,10 +434,9 @@ func (c *FabricCollector) readNodes(ctx context.Context) (*fabricSnapshot, error
 		}
 	}
 	fp := newFabricPairs(recs)
-	snap, tables := buildFabricMetrics(nil, recs, fp, nil, nil)
-	readings, n := buildFabricCounters(recs, fp)
-	snap.set, snap.series = joinStatic(tables, readings), snap.series+n
-	return snap, err
+	tables, nt := buildPortTables(recs, fp)
+	readings, nr := buildFabricCounters(recs, fp)
+	return &fabricSnapshot{ports: len(recs), series: nt + nr, set: joinStatic(tables, readings)}, err
 }
 
 func viewRecord(v *query.PortView) portRecord {
@@ -505,10 +514,12 @@ func knownRules(partitions bool) map[string]check.Severity {
 // the families are built again each time they are encoded (family.emit), from these.
 type fabricPairs struct {
 	lp labelPairs
-	// Per record (parallel to the records): its four port labels, and node_type and
-	// port_guid of ibkey_fabric_port_info.
-	port [][4]*dto.LabelPair
-	info [][2]*dto.LabelPair
+	// Per record (parallel to the records): its four port labels, node_type and
+	// port_guid of ibkey_fabric_port_info, and the reason its table was not read (nil
+	// when it was).
+	port     [][4]*dto.LabelPair
+	info     [][2]*dto.LabelPair
+	tableErr []*dto.LabelPair
 	// Table entries: index by index, and pkey, key and membership by value.
 	index []*dto.LabelPair
 	pkey  map[check.PKey]*[3]*dto.LabelPair
@@ -518,7 +529,7 @@ type fabricPairs struct {
 
 func newFabricPairs(recs []portRecord) *fabricPairs {
 	fp := &fabricPairs{lp: make(labelPairs, 2*len(recs)), port: make([][4]*dto.LabelPair, len(recs)), info: make([][2]*dto.LabelPair, len(recs)),
-		pkey: map[check.PKey]*[3]*dto.LabelPair{}}
+		tableErr: make([]*dto.LabelPair, len(recs)), pkey: map[check.PKey]*[3]*dto.LabelPair{}}
 	for k, fc := range fabricCounters {
 		fp.counter[k] = fp.lp.get("counter", fc.counter.Name)
 	}
@@ -550,6 +561,9 @@ func newFabricPairs(recs []portRecord) *fabricPairs {
 			pp[2] = fp.lp.get(fabricPortLabels[2], r.labels[2])
 		}
 		fp.info[i] = [2]*dto.LabelPair{fp.lp.get("node_type", r.nodeType), newPair("port_guid", r.portGUID)}
+		if r.pkeys == nil {
+			fp.tableErr[i] = fp.lp.get("reason", r.tableErr)
+		}
 		for len(fp.index) < len(r.pkeys) {
 			fp.index = append(fp.index, fp.lp.get("index", strconv.Itoa(len(fp.index))))
 		}
@@ -575,12 +589,14 @@ func portFamily(m *Metric, recs []portRecord, fp *fabricPairs, value func(r *por
 
 // buildFabricCounters builds the counter metrics of the records: values, saturation,
 // or why a counter was not read.
+// It only reads fp, so that it runs beside buildPortTables.
 func buildFabricCounters(recs []portRecord, fp *fabricPairs) (*staticSet, int) {
 	reasons := make([][len(fabricCounters)]*dto.LabelPair, len(recs))
+	lp := labelPairs{}
 	for i := range recs {
 		for k := range fabricCounters {
 			if why := unreadableReason(recs[i].readings[k]); why != "" {
-				reasons[i][k] = fp.lp.get("reason", why)
+				reasons[i][k] = lp.get("reason", why)
 			}
 		}
 	}
@@ -627,16 +643,10 @@ func buildFabricCounters(recs []portRecord, fp *fabricPairs) (*staticSet, int) {
 	return newStaticSet(fams), series
 }
 
-// buildFabricMetrics builds a snapshot's metrics but the counters'
-// (buildFabricCounters): ports, tables, nodes and findings. f is nil in --lid mode
-// (no node counts, no audit).
-func buildFabricMetrics(f *check.Fabric, recs []portRecord, fp *fabricPairs, findings []check.Finding, rules map[string]check.Severity) (*fabricSnapshot, *staticSet) {
-	tableErr := make([]*dto.LabelPair, len(recs))
-	for i := range recs {
-		if recs[i].pkeys == nil {
-			tableErr[i] = fp.lp.get("reason", recs[i].tableErr)
-		}
-	}
+// buildPortTables builds the metrics of the ports and their tables. It only reads fp,
+// so that it runs beside buildFabricCounters.
+func buildPortTables(recs []portRecord, fp *fabricPairs) (*staticSet, int) {
+	tableErr := fp.tableErr
 	fams := []*family{
 		emitted(mFPortInfo, func(b *familyBuilder) {
 			var l [6]*dto.LabelPair
@@ -688,71 +698,78 @@ func buildFabricMetrics(f *check.Fabric, recs []portRecord, fp *fabricPairs, fin
 			return float64(valid), true
 		}),
 	}
-	snap := &fabricSnapshot{ports: len(recs), findings: len(findings)}
-	if f != nil {
-		out := newFamilySet()
-		types := map[string]int{string(check.NodeCA): 0, string(check.NodeSwitch): 0, string(check.NodeRouter): 0}
-		for _, n := range f.Nodes {
-			types[string(n.Type)]++
-		}
-		for _, t := range sortedKeys(types) {
-			out.add(mNodes, float64(types[t]), t)
-		}
-		out.add(mUnreachable, float64(len(f.Unreachable)))
-		type ruleSev struct{ rule, sev string }
-		counts := map[ruleSev]int{}
-		for r, s := range rules {
-			counts[ruleSev{r, s.String()}] = 0
-		}
-		type portRule struct {
-			id check.PortID
-			ruleSev
-		}
-		perPort := map[portRule]int{}
-		var order []portRule
-		for _, fd := range findings {
-			rs := ruleSev{fd.Rule, fd.Severity.String()}
-			counts[rs]++
-			for _, p := range fd.Ports {
-				k := portRule{p.PortID, rs}
-				if perPort[k] == 0 {
-					order = append(order, k)
-				}
-				perPort[k]++
-			}
-		}
-		keys := make([]ruleSev, 0, len(counts))
-		for k := range counts {
-			keys = append(keys, k)
-		}
-		sort.Slice(keys, func(i, j int) bool {
-			if keys[i].rule != keys[j].rule {
-				return keys[i].rule < keys[j].rule
-			}
-			return keys[i].sev < keys[j].sev
-		})
-		for _, k := range keys {
-			out.add(mFindings, float64(counts[k]), k.rule, k.sev)
-		}
-		byID := make(map[check.PortID]int, len(recs))
-		for i := range recs {
-			byID[recs[i].id] = i
-		}
-		for _, k := range order {
-			var l [4]string
-			if i, ok := byID[k.id]; ok {
-				l = recs[i].labels
-			} else {
-				l = findingPortLabels(f, k.id)
-			}
-			out.add(mFPortFinding, float64(perPort[k]), l[0], l[1], l[2], l[3], k.rule, k.sev)
-		}
-		fams = append(fams, out.families()...)
-	}
+	series := 0
 	for _, f := range fams {
-		snap.series += f.series
+		series += f.series
 	}
-	return snap, newStaticSet(fams)
+	return newStaticSet(fams), series
+}
+
+// buildFindings builds the node counts and the audit's findings (fabric and port).
+func buildFindings(f *check.Fabric, recs []portRecord, findings []check.Finding, rules map[string]check.Severity) (*staticSet, int) {
+	out := newFamilySet()
+	series := 0
+	types := map[string]int{string(check.NodeCA): 0, string(check.NodeSwitch): 0, string(check.NodeRouter): 0}
+	for _, n := range f.Nodes {
+		types[string(n.Type)]++
+	}
+	for _, t := range sortedKeys(types) {
+		out.add(mNodes, float64(types[t]), t)
+	}
+	out.add(mUnreachable, float64(len(f.Unreachable)))
+	type ruleSev struct{ rule, sev string }
+	counts := map[ruleSev]int{}
+	for r, s := range rules {
+		counts[ruleSev{r, s.String()}] = 0
+	}
+	type portRule struct {
+		id check.PortID
+		ruleSev
+	}
+	perPort := map[portRule]int{}
+	var order []portRule
+	for _, fd := range findings {
+		rs := ruleSev{fd.Rule, fd.Severity.String()}
+		counts[rs]++
+		for _, p := range fd.Ports {
+			k := portRule{p.PortID, rs}
+			if perPort[k] == 0 {
+				order = append(order, k)
+			}
+			perPort[k]++
+		}
+	}
+	keys := make([]ruleSev, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].rule != keys[j].rule {
+			return keys[i].rule < keys[j].rule
+		}
+		return keys[i].sev < keys[j].sev
+	})
+	for _, k := range keys {
+		out.add(mFindings, float64(counts[k]), k.rule, k.sev)
+	}
+	byID := make(map[check.PortID]int, len(recs))
+	for i := range recs {
+		byID[recs[i].id] = i
+	}
+	for _, k := range order {
+		var l [4]string
+		if i, ok := byID[k.id]; ok {
+			l = recs[i].labels
+		} else {
+			l = findingPortLabels(f, k.id)
+		}
+		out.add(mFPortFinding, float64(perPort[k]), l[0], l[1], l[2], l[3], k.rule, k.sev)
+	}
+	fams := out.families()
+	for _, f := range fams {
+		series += f.series
+	}
+	return newStaticSet(fams), series
 }
 
 // findingPortLabels labels a port a finding names that is not an exported port (a
