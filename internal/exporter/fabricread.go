@@ -144,11 +144,11 @@ type pmaKey struct {
 	port uint8
 }
 
-// pmaPrefetch reads PortCounters while the sweep runs, a batch for the ports each of
-// its batches of PortInfo replies named, sent through the same transport beside the
-// sweep's own batches: the window the sweep leaves idle between two of its batches
-// (while it works out the next) carries them, and what is left to do after the sweep is
-// CPU work only. The readings are as fresh as the sweep's own.
+// pmaPrefetch reads PortCounters while the sweep runs: a batch for the ports each of
+// its batches of PortInfo replies named, handed to the same transport as the sweep
+// works out its next batch (the transport's window takes batches in the order they
+// come, so no MAD waits for the CPU work between two sweep batches), and what is
+// left after the sweep is CPU work only. The readings are as fresh as the sweep's own.
 type pmaPrefetch struct {
 	ctx context.Context
 	t   mad.Transport
