@@ -192,6 +192,7 @@ func BenchmarkFabric2000(b *testing.B) {
 	b.Run("fabric-pkeys", func(b *testing.B) {
 		var f *fabric.Fabric
 		var err error
+		cpu0 := cpuTime()
 		for b.Loop() {
 			if f, err = query.Sweep(ctx, tr, query.SweepOptions{}); err != nil {
 				b.Fatal(err)
@@ -202,6 +203,7 @@ func BenchmarkFabric2000(b *testing.B) {
 		}
 		pkeysPerOp = float64(b.Elapsed().Milliseconds()) / float64(b.N)
 		b.ReportMetric(pkeysPerOp, "ms/sweep")
+		b.ReportMetric(float64(cpuTime()-cpu0)/1e6/float64(b.N), "cpu-ms/op")
 	})
 	// The MADs alone: the sweep through the PortInfo tap and the PortCounters batch.
 	b.Run("sweep-and-counters", func(b *testing.B) {
@@ -212,7 +214,7 @@ func BenchmarkFabric2000(b *testing.B) {
 				b.Fatal(err)
 			}
 			recs := sweepRecords(f, tap.qkeyViolations())
-			readPortCounters(ctx, fab, recs)
+			readPortCounters(ctx, fab, recs, nil)
 			for _, r := range recs {
 				if r.readings[0].Unavailable != "" || r.readings[0].Err != "" || r.readings[3].Unavailable != "" {
 					b.Fatalf("%v: counters %+v", r.id, r.readings)
@@ -230,18 +232,22 @@ func BenchmarkFabric2000(b *testing.B) {
 		var before, after runtime.MemStats
 		runtime.GC()
 		runtime.ReadMemStats(&before)
+		cpu0 := cpuTime()
 		for b.Loop() {
 			if err := c.Sweep(ctx); err != nil {
 				b.Fatal(err)
 			}
 		}
+		cpu := cpuTime() - cpu0
 		runtime.GC()
 		runtime.ReadMemStats(&after)
 		s := c.snap.Load()
+		b.ReportMetric(float64(cpu)/1e6/float64(b.N), "cpu-ms/op")
 		exporterPerOp = float64(b.Elapsed().Milliseconds()) / float64(b.N)
 		b.ReportMetric(exporterPerOp, "ms/sweep")
 		b.ReportMetric(float64(s.ports), "ports")
 		b.ReportMetric(float64(s.series), "series")
+		b.ReportMetric(float64(s.lateCounters), "late-counter-reads")
 		b.ReportMetric(float64(after.HeapAlloc)/(1<<20), "heap-MB-after")
 		if pkeysPerOp > 0 {
 			b.ReportMetric(exporterPerOp/pkeysPerOp, "x-fabric-pkeys")

@@ -114,71 +114,298 @@ func (s *familySet) pair(name *string, value string) *dto.LabelPair {
 	return p
 }
 
-// static returns the families, sorted by name, with their encodings to come, in
-// two chunks of about the same number of series (encoded side by side).
-func (s *familySet) static() *staticSet {
-	metrics := make([]*Metric, 0, len(s.byMetric))
-	total := 0
-	for m, mf := range s.byMetric {
-		metrics = append(metrics, m)
-		total += len(mf.Metric)
+// familyBuilder builds one family at a time, by emit functions, into memory it keeps
+// for the next family (reset). Label pairs come ready made (labelPairs), in the
+// metric's Labels order.
+type familyBuilder struct {
+	mf     dto.MetricFamily
+	gauge  dto.MetricType
+	m      *Metric
+	blocks []*seriesBlock
+	n      int  // series added since reset
+	count  bool // only count the series
+}
+
+// maxLabels bounds the labels of a series (ibkey_fabric_pkey_entry_info has 8).
+const (
+	maxLabels = 9
+	blockSize = 1024
+)
+
+type seriesBlock struct {
+	metrics [blockSize]dto.Metric
+	gauges  [blockSize]dto.Gauge
+	values  [blockSize]float64
+	labels  [blockSize * maxLabels]*dto.LabelPair
+}
+
+// builders keep the memory of families built for encoding from one encoding to the
+// next (chunks, formats, sweeps).
+var builders = sync.Pool{New: func() any { return new(familyBuilder) }}
+
+// blockWriter collects what is written in blocks of at least 1 MiB, never copied
+// again once written (a bytes.Buffer grows by copying). It has the methods of
+// expfmt's enhancedWriter, so the text encoder writes into it directly rather than
+// through a bufio.Writer of its own.
+type blockWriter struct {
+	blocks [][]byte
+	size   int
+}
+
+// room returns the last block with room for n more bytes.
+func (w *blockWriter) room(n int) *[]byte {
+	const blockMin = 1 << 20
+	if k := len(w.blocks); k > 0 && cap(w.blocks[k-1])-len(w.blocks[k-1]) >= n {
+		return &w.blocks[k-1]
 	}
-	sort.Slice(metrics, func(i, j int) bool { return metrics[i].Name < metrics[j].Name })
-	out := &staticSet{metrics: metrics, enc: map[string]*encoding{}}
-	var cur *chunk
-	n := 0
-	for _, m := range metrics {
-		mf := s.byMetric[m]
-		out.families = append(out.families, mf)
-		if cur == nil || len(out.chunks) == 1 && n >= total/2 {
-			cur = &chunk{enc: map[string]*encoding{}}
-			out.chunks = append(out.chunks, cur)
+	w.blocks = append(w.blocks, make([]byte, 0, max(blockMin, n)))
+	return &w.blocks[len(w.blocks)-1]
+}
+
+// blockMark is a place in a blockWriter's text.
+type blockMark struct{ block, off int }
+
+func (w *blockWriter) mark() blockMark {
+	if len(w.blocks) == 0 {
+		return blockMark{}
+	}
+	return blockMark{len(w.blocks) - 1, len(w.blocks[len(w.blocks)-1])}
+}
+
+// since returns the text written after m (blocks never move once written).
+func (w *blockWriter) since(m blockMark) [][]byte {
+	var out [][]byte
+	for i := m.block; i < len(w.blocks); i++ {
+		b := w.blocks[i]
+		if i == m.block {
+			b = b[m.off:]
 		}
-		cur.families = append(cur.families, mf)
-		n += len(mf.Metric)
+		if len(b) > 0 {
+			out = append(out, b[:len(b):len(b)])
+		}
 	}
 	return out
+}
+
+func (w *blockWriter) Write(p []byte) (int, error) {
+	b := w.room(len(p))
+	*b = append(*b, p...)
+	w.size += len(p)
+	return len(p), nil
+}
+
+func (w *blockWriter) WriteString(s string) (int, error) {
+	b := w.room(len(s))
+	*b = append(*b, s...)
+	w.size += len(s)
+	return len(s), nil
+}
+
+func (w *blockWriter) WriteByte(c byte) error {
+	b := w.room(1)
+	*b = append(*b, c)
+	w.size++
+	return nil
+}
+
+func (w *blockWriter) WriteRune(r rune) (int, error) {
+	b := w.room(utf8.UTFMax)
+	n := len(*b)
+	*b = utf8.AppendRune(*b, r)
+	w.size += len(*b) - n
+	return len(*b) - n, nil
+}
+
+// reset starts family m, reusing the memory of the previous one (whose series must
+// not be used any more); nil lets go of the last family's label pairs.
+func (b *familyBuilder) reset(m *Metric) {
+	if m == nil {
+		for _, blk := range b.blocks {
+			clear(blk.labels[:])
+		}
+		clear(b.mf.Metric)
+		b.mf.Metric = b.mf.Metric[:0]
+		b.m = nil
+		return
+	}
+	if len(m.Labels) > maxLabels {
+		panic(fmt.Sprintf("exporter: %s has %d labels, at most %d", m.Name, len(m.Labels), maxLabels))
+	}
+	b.m, b.n = m, 0
+	b.gauge = dto.MetricType_GAUGE
+	b.mf.Name, b.mf.Help, b.mf.Type = &m.Name, &m.Help, &b.gauge
+	clear(b.mf.Metric)
+	b.mf.Metric = b.mf.Metric[:0]
+}
+
+// add adds one gauge series; pairs are the label pairs in the metric's Labels order.
+func (b *familyBuilder) add(v float64, pairs []*dto.LabelPair) {
+	if len(pairs) != len(b.m.Labels) {
+		panic(fmt.Sprintf("exporter: %s takes %d labels, got %d", b.m.Name, len(b.m.Labels), len(pairs)))
+	}
+	if b.count {
+		b.n++
+		return
+	}
+	k, i := b.n/blockSize, b.n%blockSize
+	if k == len(b.blocks) {
+		b.blocks = append(b.blocks, new(seriesBlock))
+	}
+	blk := b.blocks[k]
+	lp := blk.labels[i*maxLabels : i*maxLabels+len(pairs) : i*maxLabels+len(pairs)]
+	for j, from := range b.m.sorted {
+		lp[j] = pairs[from]
+	}
+	blk.values[i] = v
+	g, m := &blk.gauges[i], &blk.metrics[i]
+	g.Value = &blk.values[i]
+	m.Label, m.Gauge = lp, g
+	b.mf.Metric = append(b.mf.Metric, m)
+	b.n++
+}
+
+// labelPairs interns label pairs: the label values of a fabric port are shared by
+// its dozen series, and by every sweep's encoding.
+type labelPairs map[[2]string]*dto.LabelPair
+
+// get returns the pair name=value (newPair's, shared by every series that has it).
+func (p labelPairs) get(name, value string) *dto.LabelPair {
+	k := [2]string{name, value}
+	if lp := p[k]; lp != nil {
+		return lp
+	}
+	lp := newPair(name, value)
+	p[k] = lp
+	return lp
+}
+
+// newPair returns the pair name=value, not interned (a value one port has: its GUID).
+// A value that is not valid UTF-8 (a node description from the fabric) has its bad
+// bytes replaced: the exposition formats carry UTF-8 only.
+func newPair(name, value string) *dto.LabelPair {
+	if !utf8.ValidString(value) {
+		value = strings.ToValidUTF8(value, "\uFFFD")
+	}
+	return &dto.LabelPair{Name: &name, Value: &value}
+}
+
+// static returns the families, sorted by name, with their encodings to come.
+func (s *familySet) static() *staticSet { return newStaticSet(s.families()) }
+
+// families returns the set's families, to join emitted ones in a staticSet.
+func (s *familySet) families() []*family {
+	out := make([]*family, 0, len(s.byMetric))
+	for m, mf := range s.byMetric {
+		out = append(out, &family{m: m, mf: mf, series: len(mf.Metric)})
+	}
+	return out
+}
+
+// family is one metric family of a staticSet: built beforehand (mf, host mode), or
+// built by emit each time it is encoded, into a familyBuilder whose memory the next
+// family reuses (fabric mode). A sweep's 79,000 series then never exist as objects all
+// at once: they are built, encoded and dropped family by family, which saves most of
+// the allocation, the page faults and the garbage collector's work of holding them.
+type family struct {
+	m      *Metric
+	mf     *dto.MetricFamily
+	emit   func(b *familyBuilder)
+	series int
+}
+
+// emitted returns a family built by emit, with its series counted.
+func emitted(m *Metric, emit func(b *familyBuilder)) *family {
+	b := familyBuilder{count: true}
+	b.reset(m)
+	emit(&b)
+	return &family{m: m, emit: emit, series: b.n}
 }
 
 // staticSet is a fixed set of families and their encodings, one per exposition
 // format asked for, each made once: a scrape of a 2,000-node fabric then writes bytes
 // encoded after the sweep instead of encoding 74,000 series again.
 type staticSet struct {
-	families []*dto.MetricFamily // sorted by name
-	metrics  []*Metric           // families[i] is metrics[i]'s
+	fams []*family // sorted by name; families with no series are left out
 	// chunks hold the families in the order they are encoded: each is encoded on its
-	// own (side by side), and the encodings are concatenated, which the text and
-	// protobuf formats allow (a stream of whole families, in any order).
+	// own (side by side), and the encodings are written one after the other, which the
+	// text and protobuf formats allow (a stream of whole families, in any order).
 	chunks []*chunk
 
-	mu  sync.Mutex
-	enc map[string]*encoding
+	mu       sync.Mutex
+	enc      map[string]*encoding
+	families []*dto.MetricFamily // built on first use (the registry path)
+}
+
+// newStaticSet sorts fams by name and splits them into two chunks of about the same
+// number of series.
+func newStaticSet(fams []*family) *staticSet {
+	out := &staticSet{enc: map[string]*encoding{}}
+	total := 0
+	for _, f := range fams {
+		if f.series > 0 {
+			out.fams = append(out.fams, f)
+			total += f.series
+		}
+	}
+	sort.Slice(out.fams, func(i, j int) bool { return out.fams[i].m.Name < out.fams[j].m.Name })
+	var cur *chunk
+	n := 0
+	for _, f := range out.fams {
+		if cur == nil || len(out.chunks) == 1 && n >= total/2 {
+			cur = &chunk{enc: map[string]*encoding{}}
+			out.chunks = append(out.chunks, cur)
+		}
+		cur.fams = append(cur.fams, f)
+		n += f.series
+	}
+	return out
 }
 
 // emptyStatic is a set with no metrics (nothing read yet, or the host unreadable).
 func emptyStatic() *staticSet { return &staticSet{enc: map[string]*encoding{}} }
 
-// joinStatic is a and b together: b's families after a's. They share no metric.
+// joinStatic is a and b together, keeping the encodings their chunks made already.
+// They share no metric.
 func joinStatic(a, b *staticSet) *staticSet {
 	out := &staticSet{enc: map[string]*encoding{}, chunks: append(append([]*chunk{}, a.chunks...), b.chunks...)}
-	out.families = append(append(out.families, a.families...), b.families...)
-	out.metrics = append(append(out.metrics, a.metrics...), b.metrics...)
-	sort.Sort(byName{out})
+	out.fams = append(append(out.fams, a.fams...), b.fams...)
+	sort.Slice(out.fams, func(i, j int) bool { return out.fams[i].m.Name < out.fams[j].m.Name })
 	return out
 }
 
-type byName struct{ s *staticSet }
+// names are the metric names of the set.
+func (s *staticSet) names() []string {
+	out := make([]string, len(s.fams))
+	for i, f := range s.fams {
+		out[i] = f.m.Name
+	}
+	return out
+}
 
-func (b byName) Len() int           { return len(b.s.families) }
-func (b byName) Less(i, j int) bool { return b.s.families[i].GetName() < b.s.families[j].GetName() }
-func (b byName) Swap(i, j int) {
-	b.s.families[i], b.s.families[j] = b.s.families[j], b.s.families[i]
-	b.s.metrics[i], b.s.metrics[j] = b.s.metrics[j], b.s.metrics[i]
+// dtoFamilies returns the families as client_model values, building the emitted ones
+// once (the registry path: Gather, Collect).
+func (s *staticSet) dtoFamilies() []*dto.MetricFamily {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.families == nil {
+		s.families = make([]*dto.MetricFamily, 0, len(s.fams))
+		for _, f := range s.fams {
+			mf := f.mf
+			if mf == nil {
+				var b familyBuilder
+				b.reset(f.m)
+				f.emit(&b)
+				mf = &dto.MetricFamily{Name: b.mf.Name, Help: b.mf.Help, Type: b.mf.Type, Metric: b.mf.Metric}
+			}
+			s.families = append(s.families, mf)
+		}
+	}
+	return s.families
 }
 
 // chunk is some families of a staticSet and their encodings.
 type chunk struct {
-	families []*dto.MetricFamily
+	fams []*family
 
 	mu  sync.Mutex
 	enc map[string]*encoding
@@ -187,12 +414,35 @@ type chunk struct {
 // encoding is families in one format: plain, and (when a client asked for gzip)
 // compressed as a DEFLATE stream that is flushed but not final, so that a response
 // can go on with more blocks (the next chunk's, the live metrics) in the same gzip
-// member.
+// member. Both are in parts, one per chunk, written one after the other.
 type encoding struct {
-	plain    []byte
+	plain    [][]byte
+	size     int    // bytes of plain
 	crc      uint32 // CRC-32 of plain (the gzip trailer's)
-	deflated []byte
+	deflated [][]byte
+	gz       bool // deflated is made
 	err      error
+	// fams: a chunk's encoding family by family, which a staticSet puts in name
+	// order whatever chunk each family was encoded in.
+	fams []familyEncoding
+}
+
+// familyEncoding is one family's part of an encoding: its text, and that text
+// deflated on its own (a compressor reset before it and flushed after it, so the
+// parts of all families may follow one another in any order in one DEFLATE stream).
+type familyEncoding struct {
+	name     string
+	plain    [][]byte
+	deflated []byte
+}
+
+func (e *encoding) writePlain(w io.Writer) error {
+	for _, p := range e.plain {
+		if _, err := w.Write(p); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // formatKey is the cache key of a negotiated format: its type and name escaping. Every
@@ -207,6 +457,16 @@ func formatKey(f expfmt.Format) string {
 	return fmt.Sprintf("%d/%d", f.FormatType(), esc)
 }
 
+// encodingFormat is f as the cache key reads it: underscore escaping, which leaves
+// every name the exporter writes as it is (formatKey), becomes none, so that expfmt
+// does not copy every family to look for names to escape.
+func encodingFormat(f expfmt.Format) expfmt.Format {
+	if f.ToEscapingScheme() == model.UnderscoreEscaping {
+		return f.WithEscapingScheme(model.NoEscaping)
+	}
+	return f
+}
+
 // encoded returns the chunk's families encoded in format f (and deflated when gz),
 // encoding them on first use.
 func (c *chunk) encoded(f expfmt.Format, gz bool) *encoding {
@@ -216,40 +476,60 @@ func (c *chunk) encoded(f expfmt.Format, gz bool) *encoding {
 	e := c.enc[key]
 	if e == nil {
 		e = &encoding{}
-		var b bytes.Buffer
-		series := 0
-		for _, mf := range c.families {
-			series += len(mf.Metric)
-		}
-		b.Grow(series * 160) // a fabric port's series are about 130 bytes of text
-		enc := expfmt.NewEncoder(&b, f)
-		for _, mf := range c.families {
+		var w blockWriter
+		enc := expfmt.NewEncoder(&w, encodingFormat(f))
+		fb := builders.Get().(*familyBuilder)
+		for _, fam := range c.fams {
+			mf := fam.mf
+			if mf == nil {
+				fb.reset(fam.m)
+				fam.emit(fb)
+				mf = &fb.mf
+			}
+			start := w.mark()
 			if e.err = enc.Encode(mf); e.err != nil {
 				break
 			}
+			e.fams = append(e.fams, familyEncoding{name: fam.m.Name, plain: w.since(start)})
 		}
-		e.plain = b.Bytes()
+		fb.reset(nil)
+		builders.Put(fb)
+		e.size = w.size
 		c.enc[key] = e
 	}
-	if gz && e.deflated == nil && e.err == nil {
-		b := bytes.NewBuffer(make([]byte, 0, len(e.plain)/8))
+	if gz && !e.gz && e.err == nil {
+		b := bytes.NewBuffer(make([]byte, 0, e.size/8))
 		// BestSpeed: the text of a port's series repeats its labels, which even the
 		// fastest level compresses about twentyfold.
 		w, _ := flate.NewWriter(b, flate.BestSpeed)
-		_, _ = w.Write(e.plain)
-		e.err = w.Flush() // byte-aligned, no final block: more blocks follow
-		e.deflated = b.Bytes()
+		ends := make([]int, len(e.fams))
+		for i, fe := range e.fams {
+			w.Reset(b) // no back-reference into another family's text
+			for _, p := range fe.plain {
+				_, _ = w.Write(p)
+			}
+			if e.err = w.Flush(); e.err != nil { // byte-aligned, no final block: more blocks follow
+				break
+			}
+			ends[i] = b.Len()
+		}
+		start := 0
+		for i := range e.fams {
+			e.fams[i].deflated = b.Bytes()[start:ends[i]:ends[i]]
+			start = ends[i]
+		}
+		e.gz = true
 	}
 	return e
 }
 
 // encoded returns the families encoded in format f (and deflated when gz): the
-// chunks' encodings, made side by side on first use, concatenated.
+// chunks' encodings, made side by side on first use, one after the other.
 func (s *staticSet) encoded(f expfmt.Format, gz bool) *encoding {
 	key := formatKey(f)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if e := s.enc[key]; e != nil && (e.deflated != nil || !gz || e.err != nil) {
+	if e := s.enc[key]; e != nil && (e.gz || !gz || e.err != nil) {
 		return e
 	}
 	parts := make([]*encoding, len(s.chunks))
@@ -259,22 +539,26 @@ func (s *staticSet) encoded(f expfmt.Format, gz bool) *encoding {
 		go func() { defer wg.Done(); parts[i] = c.encoded(f, gz) }()
 	}
 	wg.Wait()
-	e := &encoding{}
-	np, nd := 0, 0
-	for _, p := range parts {
-		np, nd = np+len(p.plain), nd+len(p.deflated)
-	}
-	plain, deflated := make([]byte, 0, np), make([]byte, 0, nd)
+	// The families in name order, as a registry gathers them, whatever chunk (and
+	// whatever part of a snapshot) encoded them.
+	var fams []familyEncoding
+	e := &encoding{gz: gz}
 	for _, p := range parts {
 		if p.err != nil && e.err == nil {
 			e.err = p.err
 		}
-		plain = append(plain, p.plain...)
-		deflated = append(deflated, p.deflated...)
+		fams = append(fams, p.fams...)
 	}
-	e.plain, e.crc = plain, crc32.ChecksumIEEE(plain)
-	if gz {
-		e.deflated = deflated
+	sort.SliceStable(fams, func(i, j int) bool { return fams[i].name < fams[j].name })
+	for _, fe := range fams {
+		for _, b := range fe.plain {
+			e.plain = append(e.plain, b)
+			e.size += len(b)
+			e.crc = crc32.Update(e.crc, crc32.IEEETable, b)
+		}
+		if gz {
+			e.deflated = append(e.deflated, fe.deflated)
+		}
 	}
 	s.enc[key] = e
 	return e
@@ -290,8 +574,8 @@ func (s *staticSet) prepare(gz bool) {
 // collect sends the families as metrics (the registry path: --once, --textfile,
 // tests).
 func (s *staticSet) collect(ch chan<- prometheus.Metric) {
-	for i, mf := range s.families {
-		d := s.metrics[i].desc
+	for i, mf := range s.dtoFamilies() {
+		d := s.fams[i].m.desc
 		for _, m := range mf.Metric {
 			ch <- builtMetric{d, m}
 		}
@@ -340,7 +624,7 @@ func (h *cachedHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	hd.Add("Vary", "Accept")
 	hd.Add("Vary", "Accept-Encoding")
 	if !gz {
-		_, _ = w.Write(enc.plain)
+		_ = enc.writePlain(w)
 		_, _ = w.Write(live)
 		return
 	}
@@ -358,7 +642,7 @@ func (g cachedGatherer) render(format expfmt.Format, gz bool, logger *slog.Logge
 	if err != nil {
 		logger.Error("gathering the live metrics", "err", err)
 	}
-	if err := checkDisjoint(static.families, live); err != nil {
+	if err := checkDisjoint(static.names(), live); err != nil {
 		return nil, nil, err
 	}
 	enc := static.encoded(format, gz)
@@ -390,8 +674,10 @@ func writeGzip(w io.Writer, static *encoding, tail []byte) error {
 	if _, err := w.Write(header[:]); err != nil {
 		return err
 	}
-	if _, err := w.Write(static.deflated); err != nil {
-		return err
+	for _, p := range static.deflated {
+		if _, err := w.Write(p); err != nil {
+			return err
+		}
 	}
 	fw, _ := flate.NewWriter(w, flate.BestSpeed)
 	if _, err := fw.Write(tail); err != nil {
@@ -402,7 +688,7 @@ func writeGzip(w io.Writer, static *encoding, tail []byte) error {
 	}
 	var trailer [8]byte
 	binary.LittleEndian.PutUint32(trailer[:4], crc32.Update(static.crc, crc32.IEEETable, tail))
-	binary.LittleEndian.PutUint32(trailer[4:], uint32(len(static.plain)+len(tail)))
+	binary.LittleEndian.PutUint32(trailer[4:], uint32(static.size+len(tail)))
 	_, err := w.Write(trailer[:])
 	return err
 }
@@ -426,10 +712,10 @@ func acceptsGzip(h string) bool {
 
 // checkDisjoint: the static and live parts never share a metric name (the collectors
 // split them by name); a name in both would be two families in one exposition.
-func checkDisjoint(static, live []*dto.MetricFamily) error {
+func checkDisjoint(static []string, live []*dto.MetricFamily) error {
 	for _, l := range live {
 		for _, s := range static {
-			if l.GetName() == s.GetName() {
+			if l.GetName() == s {
 				return fmt.Errorf("exporter: metric %s is both cached and live", l.GetName())
 			}
 		}

@@ -166,7 +166,7 @@ func TestFamilySetReplacesBadUTF8(t *testing.T) {
 
 type staticGatherer struct{ s *staticSet }
 
-func (g staticGatherer) Gather() ([]*dto.MetricFamily, error) { return g.s.families, nil }
+func (g staticGatherer) Gather() ([]*dto.MetricFamily, error) { return g.s.dtoFamilies(), nil }
 
 // fakeFabric answers NodeInfo and PortInfo by directed route: nodes maps a route
 // to a node GUID, qkeys a route and port to Q_KeyViolations.

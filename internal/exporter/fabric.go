@@ -3,6 +3,7 @@ package exporter
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 	"sort"
 	"strconv"
 	"sync"
@@ -10,11 +11,13 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/check/partconf"
 	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/ibverbs"
+	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 	"github.com/ibkey/ibkey/internal/query"
 )
 
@@ -62,7 +65,12 @@ type fabricSnapshot struct {
 	set      *staticSet
 	// Ports, findings and series, for tests and benchmarks: counts only.
 	ports, findings, series int
+	// lateCounters: PortCounters read after the sweep, not while it ran.
+	lateCounters int
 }
+
+// sweepGCPercent is the garbage collector's GOGC while a sweep runs.
+const sweepGCPercent = 400
 
 // Sweep results, the values of ibkey_fabric_sweeps_total's result label.
 const (
@@ -112,6 +120,12 @@ func (c *FabricCollector) Run(ctx context.Context) {
 // serves it when it completed. A sweep that stopped early or failed is counted and
 // its reason kept; the previous complete sweep stays served.
 func (c *FabricCollector) Sweep(ctx context.Context) error {
+	// A sweep allocates several times what it keeps (MAD calls and their replies, the
+	// families built to be encoded, the working memory of the encoder): at the default
+	// GOGC of 100 the collector ran 5 to 8 times in a 2,000-node sweep, for a tenth of
+	// its CPU time. Collecting less often while the sweep runs costs a few tens of MB at
+	// its peak (scripts/bench-exporter reports the serving exporter's RSS).
+	defer debug.SetGCPercent(debug.SetGCPercent(sweepGCPercent))
 	start := c.opts.Now()
 	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()
@@ -205,7 +219,7 @@ func (c *FabricCollector) collectSnapshot(ch chan<- prometheus.Metric) *fabricSn
 // portRecord is one exported fabric port.
 type portRecord struct {
 	id       check.PortID
-	labels   []string // node_guid, node_name, port, lid
+	labels   [4]string // node_guid, node_name, port, lid
 	nodeType string
 	portGUID string
 	state    string // PortInfo state name, "" when not read
@@ -247,14 +261,21 @@ const noQKey = "PortInfo Q_KeyViolations not captured with this sweep"
 func (c *FabricCollector) sweep(ctx context.Context) (*fabricSnapshot, error) {
 	fab := c.opts.Fabric
 	tap := newPortInfoTap(fab.T)
+	if !c.opts.NoCounters {
+		tap.pma = newPMAPrefetch(ctx, fab.T)
+	}
 	f, err := query.Sweep(ctx, tap, query.SweepOptions{Source: fab.Via, Now: c.opts.Now})
+	var got map[pmaKey]*mad.Call
+	if tap.pma != nil {
+		got = tap.pma.done()
+	}
 	if f == nil {
 		return nil, err
 	}
 	if err == nil && f.Incomplete != "" {
 		err = fmt.Errorf("sweep incomplete: %s", f.Incomplete)
 	}
-	snap := c.fromFabric(ctx, f, tap.qkeyViolations())
+	snap := c.fromFabric(ctx, f, tap.qkeyViolations(), got)
 	if err == nil {
 		err = ctx.Err()
 	}
@@ -263,16 +284,18 @@ func (c *FabricCollector) sweep(ctx context.Context) (*fabricSnapshot, error) {
 
 // fromFabric reads the counters of a sweep's ports (unless NoCounters), runs the
 // audit and builds the metrics. qkeys are the Q_KeyViolations the sweep's PortInfo
-// replies carried (nil: none seen). The PortCounters MADs are read while the audit
-// runs and the metrics that do not depend on them are built and encoded: the MADs
-// wait on the fabric, the rest on the CPU.
-func (c *FabricCollector) fromFabric(ctx context.Context, f *fabric.Fabric, qkeys map[check.PortID]uint16) *fabricSnapshot {
+// replies carried (nil: none seen), got the PortCounters read while it ran (nil:
+// none). The PortCounters MADs still to send are read while the audit runs and the
+// metrics that do not depend on them are built and encoded: the MADs wait on the
+// fabric, the rest on the CPU.
+func (c *FabricCollector) fromFabric(ctx context.Context, f *fabric.Fabric, qkeys map[check.PortID]uint16, got map[pmaKey]*mad.Call) *fabricSnapshot {
 	recs := sweepRecords(f, qkeys)
 	counters := make(chan struct{})
+	late := 0
 	if !c.opts.NoCounters {
-		// Writes only recs[i].readings[0:2], which nothing else touches until counters
-		// is closed.
-		go func() { defer close(counters); readPortCounters(ctx, c.opts.Fabric, recs) }()
+		// Writes only recs[i].readings[0:2] and late, which nothing else touches until
+		// counters is closed.
+		go func() { defer close(counters); late = readPortCounters(ctx, c.opts.Fabric, recs, got) }()
 	} else {
 		for i := range recs {
 			for k := range 2 {
@@ -281,23 +304,43 @@ func (c *FabricCollector) fromFabric(ctx context.Context, f *fabric.Fabric, qkey
 		}
 		close(counters)
 	}
+	// Three parts built and encoded side by side: the ports' tables, their counters
+	// (once read), and the audit's findings.
+	fp := newFabricPairs(recs)
+	var tables, readings *staticSet
+	var nt, nr int
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); tables, nt = buildPortTables(recs, fp); tables.prepare(false) }()
+	go func() {
+		defer wg.Done()
+		<-counters
+		readings, nr = buildFabricCounters(recs, fp)
+		readings.prepare(false)
+	}()
 	findings := fabric.Audit(f)
 	if c.opts.Partitions != nil {
 		findings = append(findings, partconf.CompareFabric(f, partconf.NewFabricModel(c.opts.Partitions, f, partconf.Options{AllowBoth: c.opts.AllowBoth}))...)
 	}
-	snap, tables := buildFabricMetrics(f, recs, findings, knownRules(c.opts.Partitions != nil))
-	tables.prepare(false)
-	<-counters
-	readings, n := buildFabricCounters(recs)
-	readings.prepare(false)
-	snap.set, snap.series = joinStatic(tables, readings), snap.series+n
-	return snap
+	found, nf := buildFindings(f, recs, findings, knownRules(c.opts.Partitions != nil))
+	found.prepare(false)
+	wg.Wait()
+	return &fabricSnapshot{ports: len(recs), findings: len(findings), series: nt + nr + nf, lateCounters: late,
+		set: joinStatic(joinStatic(tables, readings), found)}
 }
 
 // sweepRecords are the ports `ibkey fabric pkeys` shows: end ports (CA ports, switch
 // port 0) and cabled switch ports.
 func sweepRecords(f *fabric.Fabric, qkeys map[check.PortID]uint16) []portRecord {
-	var recs []portRecord
+	size := 0
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if p.Peer != nil || n.IsEndPort(p) {
+				size++
+			}
+		}
+	}
+	recs := make([]portRecord, 0, size)
 	for _, n := range f.Nodes {
 		var swLID uint16
 		if n.Type == check.NodeSwitch {
@@ -317,7 +360,7 @@ func sweepRecords(f *fabric.Fabric, qkeys map[check.PortID]uint16) []portRecord 
 			}
 			r := portRecord{
 				id:       check.PortID{Node: n.GUID, Port: p.Num},
-				labels:   []string{n.GUID.String(), n.Description, strconv.Itoa(p.Num), strconv.Itoa(int(lid))},
+				labels:   [4]string{n.GUID.String(), n.Description, strconv.Itoa(p.Num), strconv.Itoa(int(lid))},
 				nodeType: string(n.Type), state: p.State,
 				tableSize: p.TableSize, pkeys: p.PKeys, tableErr: p.PKeysError,
 				pmaLID: lid,
@@ -391,10 +434,10 @@ func (c *FabricCollector) readNodes(ctx context.Context) (*fabricSnapshot, error
 			}
 		}
 	}
-	snap, tables := buildFabricMetrics(nil, recs, nil, nil)
-	readings, n := buildFabricCounters(recs)
-	snap.set, snap.series = joinStatic(tables, readings), snap.series+n
-	return snap, err
+	fp := newFabricPairs(recs)
+	tables, nt := buildPortTables(recs, fp)
+	readings, nr := buildFabricCounters(recs, fp)
+	return &fabricSnapshot{ports: len(recs), series: nt + nr, set: joinStatic(tables, readings)}, err
 }
 
 func viewRecord(v *query.PortView) portRecord {
@@ -408,7 +451,7 @@ func viewRecord(v *query.PortView) portRecord {
 	}
 	r := portRecord{
 		id:     check.PortID{Node: check.GUID(v.Fabric.NodeGUID), Port: p.Num},
-		labels: []string{check.GUID(v.Fabric.NodeGUID).String(), d.NodeDesc.Value, strconv.Itoa(p.Num), strconv.Itoa(int(lid))},
+		labels: [4]string{check.GUID(v.Fabric.NodeGUID).String(), d.NodeDesc.Value, strconv.Itoa(p.Num), strconv.Itoa(int(lid))},
 		state:  p.State.Name,
 	}
 	if d.NodeType.OK() {
@@ -468,119 +511,271 @@ func knownRules(partitions bool) map[string]check.Severity {
 	return m
 }
 
-// buildFabricCounters builds the counter metrics of the records: values, saturation,
-// or why a counter was not read.
-func buildFabricCounters(recs []portRecord) (*staticSet, int) {
-	out := newFamilySet()
-	series := 0
-	add := func(m *Metric, v float64, labels ...string) {
-		out.add(m, v, labels...)
-		series++
-	}
-	for i := range recs {
-		for k, fc := range fabricCounters {
-			emitCounter(add, fc.metric, mFSaturated, mFUnreadable, fc.counter, recs[i].readings[k], recs[i].labels, false)
-		}
-	}
-	return out.static(), series
+// fabricPairs are the label pairs of a snapshot's series, made once when it is built:
+// the families are built again each time they are encoded (family.emit), from these.
+type fabricPairs struct {
+	lp labelPairs
+	// Per record (parallel to the records): its four port labels, node_type and
+	// port_guid of ibkey_fabric_port_info, and the reason its table was not read (nil
+	// when it was).
+	port     [][4]*dto.LabelPair
+	info     [][2]*dto.LabelPair
+	tableErr []*dto.LabelPair
+	// Table entries: index by index, and pkey, key and membership by value.
+	index []*dto.LabelPair
+	pkey  map[check.PKey]*[3]*dto.LabelPair
+	// counter=NAME, per fabricCounters entry.
+	counter [len(fabricCounters)]*dto.LabelPair
 }
 
-// buildFabricMetrics builds a snapshot's metrics but the counters'
-// (buildFabricCounters): ports, tables, nodes and findings. f is nil in --lid mode
-// (no node counts, no audit).
-func buildFabricMetrics(f *fabric.Fabric, recs []portRecord, findings []check.Finding, rules map[string]check.Severity) (*fabricSnapshot, *staticSet) {
+func newFabricPairs(recs []portRecord) *fabricPairs {
+	fp := &fabricPairs{lp: make(labelPairs, 2*len(recs)), port: make([][4]*dto.LabelPair, len(recs)), info: make([][2]*dto.LabelPair, len(recs)),
+		tableErr: make([]*dto.LabelPair, len(recs)), pkey: map[check.PKey]*[3]*dto.LabelPair{}}
+	for k, fc := range fabricCounters {
+		fp.counter[k] = fp.lp.get("counter", fc.counter.Name)
+	}
+	var portNum []*dto.LabelPair // port=N by N
+	for i := range recs {
+		r := &recs[i]
+		pp := &fp.port[i]
+		if i > 0 && recs[i-1].labels[0] == r.labels[0] && recs[i-1].labels[1] == r.labels[1] {
+			// The records of a node follow one another: the same node_guid and node_name,
+			// and a switch's LID on every port.
+			pp[0], pp[1] = fp.port[i-1][0], fp.port[i-1][1]
+			if recs[i-1].labels[3] == r.labels[3] {
+				pp[3] = fp.port[i-1][3]
+			}
+		}
+		if pp[0] == nil {
+			// A node's records follow one another (sweepRecords): its GUID is not seen again.
+			pp[0], pp[1] = newPair(fabricPortLabels[0], r.labels[0]), fp.lp.get(fabricPortLabels[1], r.labels[1])
+		}
+		if pp[3] == nil {
+			pp[3] = fp.lp.get(fabricPortLabels[3], r.labels[3])
+		}
+		if n := r.id.Port; n >= 0 && n < 256 && strconv.Itoa(n) == r.labels[2] {
+			for len(portNum) <= n {
+				portNum = append(portNum, fp.lp.get(fabricPortLabels[2], strconv.Itoa(len(portNum))))
+			}
+			pp[2] = portNum[n]
+		} else {
+			pp[2] = fp.lp.get(fabricPortLabels[2], r.labels[2])
+		}
+		fp.info[i] = [2]*dto.LabelPair{fp.lp.get("node_type", r.nodeType), newPair("port_guid", r.portGUID)}
+		if r.pkeys == nil {
+			fp.tableErr[i] = fp.lp.get("reason", r.tableErr)
+		}
+		for len(fp.index) < len(r.pkeys) {
+			fp.index = append(fp.index, fp.lp.get("index", strconv.Itoa(len(fp.index))))
+		}
+		for _, k := range r.pkeys {
+			if k.Valid() && fp.pkey[k] == nil {
+				fp.pkey[k] = &[3]*dto.LabelPair{fp.lp.get("pkey", k.String()), fp.lp.get("key", k.KeyString()), fp.lp.get("membership", k.Membership().String())}
+			}
+		}
+	}
+	return fp
+}
+
+// portFamily is a family with one series per record that has a value (ok).
+func portFamily(m *Metric, recs []portRecord, fp *fabricPairs, value func(r *portRecord) (float64, bool)) *family {
+	return emitted(m, func(b *familyBuilder) {
+		for i := range recs {
+			if v, ok := value(&recs[i]); ok {
+				b.add(v, fp.port[i][:])
+			}
+		}
+	})
+}
+
+// buildFabricCounters builds the counter metrics of the records: values, saturation,
+// or why a counter was not read.
+// It only reads fp, so that it runs beside buildPortTables.
+func buildFabricCounters(recs []portRecord, fp *fabricPairs) (*staticSet, int) {
+	reasons := make([][len(fabricCounters)]*dto.LabelPair, len(recs))
+	lp := labelPairs{}
+	for i := range recs {
+		for k := range fabricCounters {
+			if why := unreadableReason(recs[i].readings[k]); why != "" {
+				reasons[i][k] = lp.get("reason", why)
+			}
+		}
+	}
+	var fams []*family
+	for k, fc := range fabricCounters {
+		fams = append(fams, portFamily(fc.metric, recs, fp, func(r *portRecord) (float64, bool) {
+			rd := r.readings[k]
+			return float64(rd.Value), unreadableReason(rd) == ""
+		}))
+	}
+	fams = append(fams, emitted(mFSaturated, func(b *familyBuilder) {
+		var l [5]*dto.LabelPair
+		for i := range recs {
+			copy(l[:4], fp.port[i][:])
+			for k, fc := range fabricCounters {
+				if reasons[i][k] != nil {
+					continue
+				}
+				sat := 0.0
+				if m := fc.counter.Max(); m > 0 && recs[i].readings[k].Value >= m {
+					sat = 1
+				}
+				l[4] = fp.counter[k]
+				b.add(sat, l[:])
+			}
+		}
+	}), emitted(mFUnreadable, func(b *familyBuilder) {
+		var l [6]*dto.LabelPair
+		for i := range recs {
+			copy(l[:4], fp.port[i][:])
+			for k := range fabricCounters {
+				if reasons[i][k] == nil {
+					continue
+				}
+				l[4], l[5] = fp.counter[k], reasons[i][k]
+				b.add(1, l[:])
+			}
+		}
+	}))
+	series := 0
+	for _, f := range fams {
+		series += f.series
+	}
+	return newStaticSet(fams), series
+}
+
+// buildPortTables builds the metrics of the ports and their tables. It only reads fp,
+// so that it runs beside buildFabricCounters.
+func buildPortTables(recs []portRecord, fp *fabricPairs) (*staticSet, int) {
+	tableErr := fp.tableErr
+	fams := []*family{
+		emitted(mFPortInfo, func(b *familyBuilder) {
+			var l [6]*dto.LabelPair
+			for i := range recs {
+				copy(l[:4], fp.port[i][:])
+				l[4], l[5] = fp.info[i][0], fp.info[i][1]
+				b.add(1, l[:])
+			}
+		}),
+		portFamily(mFPortState, recs, fp, func(r *portRecord) (float64, bool) {
+			id, ok := stateIDs[r.state]
+			return float64(id), ok
+		}),
+		portFamily(mFTableSize, recs, fp, func(r *portRecord) (float64, bool) { return float64(r.tableSize), true }),
+		emitted(mFTableUnread, func(b *familyBuilder) {
+			var l [5]*dto.LabelPair
+			for i := range recs {
+				if tableErr[i] != nil {
+					copy(l[:4], fp.port[i][:])
+					l[4] = tableErr[i]
+					b.add(1, l[:])
+				}
+			}
+		}),
+		emitted(mFEntry, func(b *familyBuilder) {
+			var l [8]*dto.LabelPair
+			for i := range recs {
+				copy(l[:4], fp.port[i][:])
+				for j, k := range recs[i].pkeys {
+					if !k.Valid() {
+						continue
+					}
+					kp := fp.pkey[k]
+					l[4], l[5], l[6], l[7] = fp.index[j], kp[0], kp[1], kp[2]
+					b.add(1, l[:])
+				}
+			}
+		}),
+		portFamily(mFTableValid, recs, fp, func(r *portRecord) (float64, bool) {
+			if r.pkeys == nil {
+				return 0, false
+			}
+			valid := 0
+			for _, k := range r.pkeys {
+				if k.Valid() {
+					valid++
+				}
+			}
+			return float64(valid), true
+		}),
+	}
+	series := 0
+	for _, f := range fams {
+		series += f.series
+	}
+	return newStaticSet(fams), series
+}
+
+// buildFindings builds the node counts and the audit's findings (fabric and port).
+func buildFindings(f *fabric.Fabric, recs []portRecord, findings []check.Finding, rules map[string]check.Severity) (*staticSet, int) {
 	out := newFamilySet()
 	series := 0
-	add := func(m *Metric, v float64, labels ...string) {
-		out.add(m, v, labels...)
-		series++
+	types := map[string]int{string(check.NodeCA): 0, string(check.NodeSwitch): 0, string(check.NodeRouter): 0}
+	for _, n := range f.Nodes {
+		types[string(n.Type)]++
+	}
+	for _, t := range sortedKeys(types) {
+		out.add(mNodes, float64(types[t]), t)
+	}
+	out.add(mUnreachable, float64(len(f.Unreachable)))
+	type ruleSev struct{ rule, sev string }
+	counts := map[ruleSev]int{}
+	for r, s := range rules {
+		counts[ruleSev{r, s.String()}] = 0
+	}
+	type portRule struct {
+		id check.PortID
+		ruleSev
+	}
+	perPort := map[portRule]int{}
+	var order []portRule
+	for _, fd := range findings {
+		rs := ruleSev{fd.Rule, fd.Severity.String()}
+		counts[rs]++
+		for _, p := range fd.Ports {
+			k := portRule{p.PortID, rs}
+			if perPort[k] == 0 {
+				order = append(order, k)
+			}
+			perPort[k]++
+		}
+	}
+	keys := make([]ruleSev, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].rule != keys[j].rule {
+			return keys[i].rule < keys[j].rule
+		}
+		return keys[i].sev < keys[j].sev
+	})
+	for _, k := range keys {
+		out.add(mFindings, float64(counts[k]), k.rule, k.sev)
 	}
 	byID := make(map[check.PortID]int, len(recs))
 	for i := range recs {
-		r := &recs[i]
-		byID[r.id] = i
-		l := r.labels
-		add(mFPortInfo, 1, l[0], l[1], l[2], l[3], r.nodeType, r.portGUID)
-		if id, ok := stateIDs[r.state]; ok {
-			add(mFPortState, float64(id), l...)
-		}
-		add(mFTableSize, float64(r.tableSize), l...)
-		if r.pkeys == nil {
-			add(mFTableUnread, 1, l[0], l[1], l[2], l[3], r.tableErr)
+		byID[recs[i].id] = i
+	}
+	for _, k := range order {
+		var l [4]string
+		if i, ok := byID[k.id]; ok {
+			l = recs[i].labels
 		} else {
-			valid := 0
-			for i, k := range r.pkeys {
-				if !k.Valid() {
-					continue
-				}
-				valid++
-				add(mFEntry, 1, l[0], l[1], l[2], l[3], strconv.Itoa(i), k.String(), k.KeyString(), k.Membership().String())
-			}
-			add(mFTableValid, float64(valid), l...)
+			l = findingPortLabels(f, k.id)
 		}
+		out.add(mFPortFinding, float64(perPort[k]), l[0], l[1], l[2], l[3], k.rule, k.sev)
 	}
-	snap := &fabricSnapshot{ports: len(recs), findings: len(findings)}
-	if f != nil {
-		types := map[string]int{string(check.NodeCA): 0, string(check.NodeSwitch): 0, string(check.NodeRouter): 0}
-		for _, n := range f.Nodes {
-			types[string(n.Type)]++
-		}
-		for _, t := range sortedKeys(types) {
-			add(mNodes, float64(types[t]), t)
-		}
-		add(mUnreachable, float64(len(f.Unreachable)))
-		type ruleSev struct{ rule, sev string }
-		counts := map[ruleSev]int{}
-		for r, s := range rules {
-			counts[ruleSev{r, s.String()}] = 0
-		}
-		type portRule struct {
-			id check.PortID
-			ruleSev
-		}
-		perPort := map[portRule]int{}
-		var order []portRule
-		for _, fd := range findings {
-			rs := ruleSev{fd.Rule, fd.Severity.String()}
-			counts[rs]++
-			for _, p := range fd.Ports {
-				k := portRule{p.PortID, rs}
-				if perPort[k] == 0 {
-					order = append(order, k)
-				}
-				perPort[k]++
-			}
-		}
-		keys := make([]ruleSev, 0, len(counts))
-		for k := range counts {
-			keys = append(keys, k)
-		}
-		sort.Slice(keys, func(i, j int) bool {
-			if keys[i].rule != keys[j].rule {
-				return keys[i].rule < keys[j].rule
-			}
-			return keys[i].sev < keys[j].sev
-		})
-		for _, k := range keys {
-			add(mFindings, float64(counts[k]), k.rule, k.sev)
-		}
-		for _, k := range order {
-			var l []string
-			if i, ok := byID[k.id]; ok {
-				l = recs[i].labels
-			} else {
-				l = findingPortLabels(f, k.id)
-			}
-			add(mFPortFinding, float64(perPort[k]), l[0], l[1], l[2], l[3], k.rule, k.sev)
-		}
+	fams := out.families()
+	for _, f := range fams {
+		series += f.series
 	}
-	snap.series = series
-	return snap, out.static()
+	return newStaticSet(fams), series
 }
 
 // findingPortLabels labels a port a finding names that is not an exported port (a
 // switch port without a cable).
-func findingPortLabels(f *fabric.Fabric, id check.PortID) []string {
+func findingPortLabels(f *fabric.Fabric, id check.PortID) [4]string {
 	name, lid := "", uint16(0)
 	if n := f.Node(id.Node); n != nil {
 		name = n.Description
@@ -593,7 +788,7 @@ func findingPortLabels(f *fabric.Fabric, id check.PortID) []string {
 			}
 		}
 	}
-	return []string{id.Node.String(), name, strconv.Itoa(id.Port), strconv.Itoa(int(lid))}
+	return [4]string{id.Node.String(), name, strconv.Itoa(id.Port), strconv.Itoa(int(lid))}
 }
 
 func sortedKeys(m map[string]int) []string {

@@ -41,7 +41,7 @@ func savedFabricCollector(t testing.TB, file string, partitions bool) *FabricCol
 		opts.Partitions = partconf.Parse("partitions.conf", conf)
 	}
 	c := NewFabricCollector(opts)
-	snap := c.fromFabric(context.Background(), f, nil)
+	snap := c.fromFabric(context.Background(), f, nil, nil)
 	snap.at, snap.duration = f.SweptAt, f.Duration
 	c.publish(snap)
 	return c
@@ -109,7 +109,7 @@ func TestFabricNothingServedBeforeFirstSweep(t *testing.T) {
 func TestFabricCardinality(t *testing.T) {
 	f := fatTreeFabric(80, 8, 24, 4)
 	c := NewFabricCollector(FabricOptions{NoCounters: true})
-	snap := c.fromFabric(context.Background(), f, nil)
+	snap := c.fromFabric(context.Background(), f, nil, nil)
 	c.publish(snap)
 	n := testutil.CollectAndCount(c)
 	ports := snap.ports
@@ -222,6 +222,9 @@ func TestFabricLab(t *testing.T) {
 		Partitions: partconf.Parse("partitions.conf", conf)})
 	if err := c.Sweep(ctx); err != nil {
 		t.Fatal(err)
+	}
+	if late := c.snap.Load().lateCounters; late != 0 {
+		t.Errorf("%d PortCounters read after the sweep: every exported port's should have been read while it ran", late)
 	}
 	got := collect(t, c)
 	hcaB := []string{"node_guid", "0x0000000000100003", "node_name", "HcaB", "port", "1"}

@@ -20,20 +20,30 @@ type portInfoTap struct {
 	t mad.Transport
 
 	mu     sync.Mutex
-	nodeAt map[string]check.GUID // directed route → the node GUID NodeInfo returned there
+	nodeAt map[string]tappedNode // directed route → the node NodeInfo returned there
 	infos  []tappedPortInfo
+	// pma, when set, is given the LIDs every batch's PortInfo replies carry, to read
+	// the ports' PortCounters while the sweep goes on.
+	pma *pmaPrefetch
+}
+
+type tappedNode struct {
+	guid     check.GUID
+	isSwitch bool
 }
 
 type tappedPortInfo struct {
 	route string
 	port  int
 	qkey  uint16
+	lid   uint16
+	up    bool // PortState INIT or above: a link
 }
 
 var _ mad.Exchanger = (*portInfoTap)(nil)
 
 func newPortInfoTap(t mad.Transport) *portInfoTap {
-	return &portInfoTap{t: t, nodeAt: map[string]check.GUID{}}
+	return &portInfoTap{t: t, nodeAt: map[string]tappedNode{}}
 }
 
 func (p *portInfoTap) Do(ctx context.Context, req mad.Request) (*mad.Packet, error) {
@@ -49,13 +59,48 @@ func (p *portInfoTap) Do(ctx context.Context, req mad.Request) (*mad.Packet, err
 func (p *portInfoTap) Exchange(ctx context.Context, calls []mad.Call) error {
 	err := mad.Exchange(ctx, p.t, calls)
 	p.mu.Lock()
+	first := len(p.infos)
 	for i := range calls {
 		if calls[i].Err == nil {
 			p.observe(calls[i].Req, calls[i].Data())
 		}
 	}
+	if p.pma != nil && len(p.infos) > first {
+		p.pma.read(p.pmaPorts(p.infos[first:]))
+	}
 	p.mu.Unlock()
 	return err
+}
+
+// pmaPorts are where the PortCounters of the ports of infos go (sweepRecords' rule): a
+// CA's port to its own LID, every port of a switch to the switch's LID (port 0's).
+// Switch ports without a link are left out (not exported unless cabled); a port with
+// no LID is not read (no SM has assigned one).
+func (p *portInfoTap) pmaPorts(infos []tappedPortInfo) []pmaKey {
+	switchLID := map[string]uint16{}
+	for _, pi := range infos {
+		if n, ok := p.nodeAt[pi.route]; ok && n.isSwitch && pi.port == 0 {
+			switchLID[pi.route] = pi.lid
+		}
+	}
+	var out []pmaKey
+	for _, pi := range infos {
+		n, ok := p.nodeAt[pi.route]
+		if !ok || pi.port > 0xff {
+			continue
+		}
+		lid := pi.lid
+		if n.isSwitch {
+			if pi.port > 0 && !pi.up {
+				continue
+			}
+			lid = switchLID[pi.route]
+		}
+		if lid != 0 {
+			out = append(out, pmaKey{lid: lid, port: uint8(pi.port)})
+		}
+	}
+	return out
 }
 
 // Close does not close the transport: the collector's caller owns it.
@@ -68,11 +113,12 @@ func (p *portInfoTap) observe(req mad.Request, data []byte) {
 	switch req.Attr {
 	case mad.AttrNodeInfo:
 		if ni, err := mad.ParseNodeInfo(data); err == nil {
-			p.nodeAt[string(req.Addr.Path)] = check.GUID(ni.NodeGUID)
+			p.nodeAt[string(req.Addr.Path)] = tappedNode{guid: check.GUID(ni.NodeGUID), isSwitch: ni.NodeType == mad.NodeSwitch}
 		}
 	case mad.AttrPortInfo:
 		if pi, err := mad.ParsePortInfo(data); err == nil {
-			p.infos = append(p.infos, tappedPortInfo{route: string(req.Addr.Path), port: int(req.Modifier), qkey: pi.QKeyViolations})
+			p.infos = append(p.infos, tappedPortInfo{route: string(req.Addr.Path), port: int(req.Modifier), qkey: pi.QKeyViolations,
+				lid: pi.LID, up: pi.PortState >= mad.PortStateInit})
 		}
 	}
 }
@@ -84,19 +130,88 @@ func (p *portInfoTap) qkeyViolations() map[check.PortID]uint16 {
 	defer p.mu.Unlock()
 	out := make(map[check.PortID]uint16, len(p.infos))
 	for _, pi := range p.infos {
-		if g, ok := p.nodeAt[pi.route]; ok {
-			out[check.PortID{Node: g, Port: pi.port}] = pi.qkey
+		if n, ok := p.nodeAt[pi.route]; ok {
+			out[check.PortID{Node: n.guid, Port: pi.port}] = pi.qkey
 		}
 	}
 	return out
 }
 
-// readPortCounters reads PMA PortCounters of every record that has a LID, as one batch
-// through mad.Exchange (the transport's window keeps it full, as the sweep's batches
-// do), and fills the records' constraint error readings.
-func readPortCounters(ctx context.Context, fab *query.Fabric, recs []portRecord) {
+// pmaKey is where a port's PMA PortCounters are read: the LID the MAD goes to and the
+// PortSelect it asks for.
+type pmaKey struct {
+	lid  uint16
+	port uint8
+}
+
+// pmaPrefetch reads PortCounters while the sweep runs: a batch for the ports each of
+// its batches of PortInfo replies named, handed to the same transport as the sweep
+// works out its next batch (the transport's window takes batches in the order they
+// come, so no MAD waits for the CPU work between two sweep batches), and what is
+// left after the sweep is CPU work only. The readings are as fresh as the sweep's own.
+type pmaPrefetch struct {
+	ctx context.Context
+	t   mad.Transport
+	wg  sync.WaitGroup
+
+	mu    sync.Mutex
+	asked map[pmaKey]bool
+	got   map[pmaKey]*mad.Call
+}
+
+func newPMAPrefetch(ctx context.Context, t mad.Transport) *pmaPrefetch {
+	return &pmaPrefetch{ctx: ctx, t: t, asked: map[pmaKey]bool{}, got: map[pmaKey]*mad.Call{}}
+}
+
+// read starts reading the ports not asked for yet.
+func (pf *pmaPrefetch) read(ports []pmaKey) {
+	pf.mu.Lock()
+	var keys []pmaKey
+	for _, k := range ports {
+		if !pf.asked[k] {
+			pf.asked[k] = true
+			keys = append(keys, k)
+		}
+	}
+	pf.mu.Unlock()
+	if len(keys) == 0 {
+		return
+	}
+	calls := make([]mad.Call, len(keys))
+	for i, k := range keys {
+		calls[i].Req = portCountersRequest(k)
+	}
+	pf.wg.Add(1)
+	go func() {
+		defer pf.wg.Done()
+		_ = mad.Exchange(pf.ctx, pf.t, calls) // each call carries its own error
+		pf.mu.Lock()
+		for i, k := range keys {
+			pf.got[k] = &calls[i]
+		}
+		pf.mu.Unlock()
+	}()
+}
+
+// done waits for every read started and returns what they got.
+func (pf *pmaPrefetch) done() map[pmaKey]*mad.Call {
+	pf.wg.Wait()
+	return pf.got
+}
+
+func portCountersRequest(k pmaKey) mad.Request {
+	return mad.Request{Addr: mad.LIDAddress(k.lid), Class: mad.ClassPerf, Method: mad.MethodGet,
+		Attr: mad.AttrPortCounters, Data: mad.PortCountersRequestData(k.port)}
+}
+
+// readPortCounters reads PMA PortCounters of every record that has a LID and was not
+// read already (got: a pmaPrefetch's), as one batch through mad.Exchange (the
+// transport's window keeps it full, as the sweep's batches do), and fills the records'
+// constraint error readings. It returns how many it sent.
+func readPortCounters(ctx context.Context, fab *query.Fabric, recs []portRecord, got map[pmaKey]*mad.Call) int {
 	calls := make([]mad.Call, 0, len(recs))
 	idx := make([]int, 0, len(recs))
+	answers := make([]*mad.Call, len(recs))
 	for i := range recs {
 		r := &recs[i]
 		if r.pmaLID == 0 {
@@ -104,14 +219,24 @@ func readPortCounters(ctx context.Context, fab *query.Fabric, recs []portRecord)
 			r.readings[1] = r.readings[0]
 			continue
 		}
-		calls = append(calls, mad.Call{Req: mad.Request{Addr: mad.LIDAddress(r.pmaLID), Class: mad.ClassPerf, Method: mad.MethodGet,
-			Attr: mad.AttrPortCounters, Data: mad.PortCountersRequestData(uint8(r.id.Port))}})
+		k := pmaKey{lid: r.pmaLID, port: uint8(r.id.Port)}
+		if c := got[k]; c != nil && r.id.Port <= 0xff {
+			answers[i] = c
+			continue
+		}
+		calls = append(calls, mad.Call{Req: portCountersRequest(k)})
 		idx = append(idx, i)
 	}
 	_ = mad.Exchange(ctx, fab.T, calls) // each call carries its own error
 	for k := range calls {
-		r := &recs[idx[k]]
-		pc, err := portCountersReply(&calls[k], uint8(r.id.Port))
+		answers[idx[k]] = &calls[k]
+	}
+	for i, c := range answers {
+		if c == nil {
+			continue
+		}
+		r := &recs[i]
+		pc, err := portCountersReply(c, uint8(r.id.Port))
 		if err != nil {
 			via := ""
 			if fab.Via != "" {
@@ -124,6 +249,7 @@ func readPortCounters(ctx context.Context, fab *query.Fabric, recs []portRecord)
 		r.readings[0] = query.Reading{Value: uint64(pc.PortRcvConstraintErrors)}
 		r.readings[1] = query.Reading{Value: uint64(pc.PortXmitConstraintErrors)}
 	}
+	return len(calls)
 }
 
 // portCountersReply decodes an exchanged Get PortCounters and checks that it answers

@@ -81,9 +81,10 @@ type cachedGatherer struct {
 }
 
 func (g cachedGatherer) Gather() ([]*dto.MetricFamily, error) {
-	static := g.static().families
+	ss := g.static()
+	static := ss.dtoFamilies()
 	live, err := g.live.Gather()
-	if derr := checkDisjoint(static, live); derr != nil {
+	if derr := checkDisjoint(ss.names(), live); derr != nil {
 		return nil, derr
 	}
 	out := make([]*dto.MetricFamily, 0, len(static)+len(live))
@@ -177,7 +178,7 @@ func WriteText(w io.Writer, g prometheus.Gatherer) error {
 		if err != nil {
 			return err
 		}
-		if _, err := w.Write(enc.plain); err != nil {
+		if err := enc.writePlain(w); err != nil {
 			return err
 		}
 		_, err = w.Write(live)

@@ -238,26 +238,41 @@ func (r *Request) wireClass() (Class, error) {
 // Marshal encodes r as a 256-byte MAD with transaction ID tid. It refuses any
 // method but Get with ErrMethodRefused.
 func (r *Request) Marshal(tid uint64) ([]byte, error) {
-	class, err := r.wireClass()
-	if err != nil {
+	b := make([]byte, Size)
+	if err := r.MarshalTo(b, tid); err != nil {
 		return nil, err
 	}
+	return b, nil
+}
+
+// MarshalTo is Marshal into b (at least Size bytes; the first Size are
+// overwritten), so that a transport encodes into its own send buffers
+// without an allocation per MAD.
+func (r *Request) MarshalTo(b []byte, tid uint64) error {
+	class, err := r.wireClass()
+	if err != nil {
+		return err
+	}
 	if err := r.Addr.validate(); err != nil {
-		return nil, err
+		return err
 	}
 	if r.Method != MethodGet {
 		// The one guard that keeps the shipped binary read-only: every
-		// transport encodes through Marshal.
-		return nil, fmt.Errorf("%w: refusing to encode %s", ErrMethodRefused, r.Method)
+		// transport encodes through MarshalTo.
+		return fmt.Errorf("%w: refusing to encode %s", ErrMethodRefused, r.Method)
 	}
 	limit := smpDataSize
 	if class == ClassPerf {
 		limit = pmaDataSize
 	}
 	if len(r.Data) > limit {
-		return nil, fmt.Errorf("mad: %d bytes of attribute data, %s carries at most %d", len(r.Data), class, limit)
+		return fmt.Errorf("mad: %d bytes of attribute data, %s carries at most %d", len(r.Data), class, limit)
 	}
-	b := make([]byte, Size)
+	if len(b) < Size {
+		return fmt.Errorf("mad: a %d-byte buffer holds no %d-byte MAD", len(b), Size)
+	}
+	b = b[:Size]
+	clear(b)
 	b[offBaseVersion] = baseVersion
 	b[offClass] = byte(class)
 	b[offClassVersion] = classVersionSubn
@@ -278,7 +293,7 @@ func (r *Request) Marshal(tid uint64) ([]byte, error) {
 		binary.BigEndian.PutUint16(b[offDrDLID:], permissiveLID)
 		copy(b[offInitialPath+1:], r.Addr.Path)
 	}
-	return b, nil
+	return nil
 }
 
 // Packet is a decoded MAD.

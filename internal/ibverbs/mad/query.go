@@ -95,14 +95,19 @@ func GetPKeyTable(ctx context.Context, t Transport, a Address, port uint8, table
 // PKeyTableCalls returns the block reads of the first tableLen entries of
 // port's P_Key table on the node at a, for Exchange.
 func PKeyTableCalls(a Address, port uint8, tableLen int) ([]Call, error) {
+	return AppendPKeyTableCalls(nil, a, port, tableLen)
+}
+
+// AppendPKeyTableCalls appends PKeyTableCalls' block reads to dst (a sweep
+// gathers every table of a level in one batch).
+func AppendPKeyTableCalls(dst []Call, a Address, port uint8, tableLen int) ([]Call, error) {
 	if tableLen < 0 || tableLen > maxPKeyTableLen {
-		return nil, fmt.Errorf("mad: P_Key table length %d out of range 0-%d", tableLen, maxPKeyTableLen)
+		return dst, fmt.Errorf("mad: P_Key table length %d out of range 0-%d", tableLen, maxPKeyTableLen)
 	}
-	calls := make([]Call, (tableLen+PKeysPerBlock-1)/PKeysPerBlock)
-	for b := range calls {
-		calls[b].Req = Request{Addr: a, Class: ClassSubnLID, Method: MethodGet, Attr: AttrPKeyTable, Modifier: PKeyTableModifier(uint16(b), port)}
+	for b := range (tableLen + PKeysPerBlock - 1) / PKeysPerBlock {
+		dst = append(dst, Call{Req: Request{Addr: a, Class: ClassSubnLID, Method: MethodGet, Attr: AttrPKeyTable, Modifier: PKeyTableModifier(uint16(b), port)}})
 	}
-	return calls, nil
+	return dst, nil
 }
 
 // PKeyTableFromCalls assembles the table from the exchanged block reads of

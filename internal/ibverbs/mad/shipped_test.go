@@ -12,7 +12,7 @@ const shipped = "github.com/ibkey/ibkey/cmd/ibkey"
 // TestShippedBinaryHasNoSetPath builds ibkey as `make build` does (minus the
 // symbol stripping, so there is a symbol table to read) and checks that no
 // Set encoder is linked in: the test-only Set helpers live in internal/lab,
-// which the binary must not import, and the codec's Marshal (the only encoder
+// which the binary must not import, and the codec's MarshalTo (the only encoder
 // of the transports) must be there to refuse anything but Get. It fails when a
 // production package starts importing internal/lab or grows a Set helper.
 func TestShippedBinaryHasNoSetPath(t *testing.T) {
@@ -46,7 +46,7 @@ func TestShippedBinaryHasNoSetPath(t *testing.T) {
 		t.Fatalf("go tool nm: %v", err)
 	}
 	syms := string(out)
-	const marshal = "github.com/ibkey/ibkey/internal/ibverbs/mad.(*Request).Marshal"
+	const marshal = "github.com/ibkey/ibkey/internal/ibverbs/mad.(*Request).MarshalTo"
 	if !strings.Contains(syms, marshal) {
 		t.Fatalf("%s not in the binary's symbols: the check below proves nothing", marshal)
 	}

@@ -562,15 +562,13 @@ func (e *engine) start(s *slot, c *Call, now time.Duration) error {
 	c.class = class
 	e.seq++
 	tid := e.seq<<6 | uint32(s.idx)
-	m, err := c.Req.Marshal(uint64(tid))
-	if err != nil {
+	hl := e.ep.hdrLen()
+	if err := c.Req.MarshalTo(s.msg[hl:], uint64(tid)); err != nil {
 		return err
 	}
-	hl := e.ep.hdrLen()
 	if err := e.ep.encodeHdr(s.msg[:hl], &c.Req, class, e.opts.Timeout); err != nil {
 		return err
 	}
-	copy(s.msg[hl:], m)
 	s.call, s.tid, s.deadline, s.unsent = c, tid, now+e.opts.Timeout, true
 	c.attempts = 1
 	return nil
