@@ -10,6 +10,7 @@ import (
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/fabric"
+	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 )
 
 // UsageError is bad input from the user (exit code 2): it names the bad token and what
@@ -121,7 +122,56 @@ func (e *NotFoundError) Error() string {
 }
 
 // EnvError is an environment problem (exit code 3): no sysfs, no RDMA devices,
-// permission denied.
-type EnvError struct{ Msg string }
+// permission denied, no answer over the fabric. Err, when set, is the typed error it
+// reports (e.g. *NoAnswerError), for errors.As.
+type EnvError struct {
+	Msg string
+	Err error
+}
 
 func (e *EnvError) Error() string { return e.Msg }
+
+// Unwrap returns Err.
+func (e *EnvError) Unwrap() error { return e.Err }
+
+// NoAnswerError is a query over the fabric that got no reply (Err wraps the
+// *mad.TimeoutError): the destination is not there, or nothing routes to it. A LID may
+// not be assigned or routed yet: the subnet manager assigns LIDs and programs the
+// switches' forwarding tables (OpenSM osm_lid_mgr.c, osm_ucast_mgr.c), so before one
+// has run only directed routes reach other nodes.
+type NoAnswerError struct {
+	Addr mad.Address
+	// Via is the transport (Fabric.Via); "" when not known.
+	Via string
+	// DirectedRouteFlag is how the user asks for a directed route (Fabric's), named in
+	// the hint of a LID; "" names none.
+	DirectedRouteFlag string
+	Err               error
+}
+
+func (e *NoAnswerError) Error() string {
+	via := ""
+	if e.Via != "" {
+		via = " via " + e.Via
+	}
+	how := e.Err.Error()
+	var te *mad.TimeoutError
+	if errors.As(e.Err, &te) {
+		how = fmt.Sprintf("no reply after %d attempt(s) of %v", te.Attempts, te.Timeout)
+		if te.Dropped {
+			how = fmt.Sprintf("dropped or no route (%d attempt(s))", te.Attempts)
+		}
+	}
+	hint := "is the destination there and routed?"
+	if !e.Addr.Directed {
+		routes := "directed routes"
+		if e.DirectedRouteFlag != "" {
+			routes += " (" + e.DirectedRouteFlag + ")"
+		}
+		hint = fmt.Sprintf("is LID %d assigned and routed? before a subnet manager has run, only %s reach other nodes", e.Addr.LID, routes)
+	}
+	return fmt.Sprintf("no answer from %s%s: %s: %s", e.Addr, via, how, hint)
+}
+
+// Unwrap returns Err.
+func (e *NoAnswerError) Unwrap() error { return e.Err }
