@@ -64,3 +64,18 @@ func TestNoAnswerError(t *testing.T) {
 		t.Errorf("a refused query: %v", err)
 	}
 }
+
+// TestNeedsFabricAccess: the reason names no flag unless the caller says how; its
+// short form (before " (") is the same either way.
+func TestNeedsFabricAccess(t *testing.T) {
+	for how, want := range map[string]string{
+		"":               "needs fabric access (PortInfo, not in sysfs)",
+		"pass --ca DEV":  "needs fabric access (PortInfo, not in sysfs: pass --ca DEV)",
+		"run it as root": "needs fabric access (PortInfo, not in sysfs: run it as root)",
+	} {
+		got := NeedsFabricAccess(how)
+		if short, _, _ := strings.Cut(got, " ("); got != want || short != "needs fabric access" {
+			t.Errorf("NeedsFabricAccess(%q) = %q, want %q", how, got, want)
+		}
+	}
+}

@@ -164,6 +164,10 @@ func (m *MADFlags) Open(ctx context.Context) (*query.Fabric, error) {
 	return newFabric(t, fmt.Sprintf("%s/%d", dev, port)), nil
 }
 
+// FabricAccessHow says how the MAD flags give a command fabric access, for what
+// cannot be read without it (query.NeedsFabricAccess).
+const FabricAccessHow = "pass --ca DEV as root or the rdma group, or --ibsim"
+
 // newFabric is the fabric reached through t (via names it), its messages naming the
 // address flags that help: a LID that got no answer suggests --dr.
 func newFabric(t mad.Transport, via string) *query.Fabric {
