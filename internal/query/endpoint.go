@@ -29,34 +29,35 @@ type ResolvedEndpoint struct {
 // value or options-only endpoint is answered from the values alone.
 func NeedsHost(spec check.EndpointSpec) bool { return spec.Kind == check.EndpointPort }
 
-// CheckResolvable returns a *UsageError for endpoint forms that cannot be resolved
-// without more input: a GUID needs a partitions.conf (--partitions FILE) or a fabric
-// (a saved sweep, --fabric-file FILE, or fabric access); lid= and node= need a fabric.
-// They are bad input (exit 2), not an environment problem: the message names the flags
-// that make them work.
+// CheckResolvable returns a *UsageError wrapping an *EndpointSourceError for endpoint
+// forms that cannot be resolved without more input: a GUID needs a partitions.conf or
+// a fabric (a saved sweep, or fabric access); lid= and node= need a fabric. They are
+// bad input (exit 2), not an environment problem: the command's message names the
+// flags that make them work.
 func CheckResolvable(token string, spec check.EndpointSpec) error {
+	var need error
 	switch spec.Kind {
 	case check.EndpointGUID:
-		hint := ""
-		if spec.GUID < 1<<32 {
-			// Real port GUIDs carry a 24-bit OUI in the top bits; a short one is more
-			// likely a mistyped P_Key.
-			hint = " (if you meant a P_Key: a P_Key is at most 0xffff)"
-		}
-		return &UsageError{Msg: fmt.Sprintf("endpoint %q is a port GUID (%s)%s: resolving a GUID needs --partitions FILE (the tables the SM would program), --fabric-file FILE (a saved sweep) or a fabric to sweep (--ibsim, --ca); or use DEV/PORT for a local port or a P_Key value",
-			token, spec.GUID.String(), hint)}
+		need = ErrGUIDNeedsSource
 	case check.EndpointLID:
-		return &UsageError{Msg: fmt.Sprintf("endpoint %q is a port read over the fabric (LID %d): it needs fabric access (MADs via umad or --ibsim) or --fabric-file FILE; use DEV/PORT for a local port or the P_Key the remote QP uses",
-			token, spec.LID)}
+		need = ErrLIDNeedsFabric
 	case check.EndpointNode:
-		return &UsageError{Msg: fmt.Sprintf("endpoint %q names a node of the fabric: it needs a sweep (fabric access via umad or --ibsim, or --fabric-file FILE)", token)}
+		need = ErrNodeNeedsSweep
+	default:
+		return nil
 	}
-	return nil
+	return endpointSourceError(token, spec, need)
+}
+
+func endpointSourceError(token string, spec check.EndpointSpec, need error) error {
+	e := &EndpointSourceError{Token: token, Spec: spec, Need: need}
+	return &UsageError{Msg: e.Error(), Err: e}
 }
 
 // ResolveEndpoints turns parsed specs into rules-engine endpoints. host is called only
 // when a spec names a local port, and each port is read once. Errors:
-//   - *UsageError for GUID and lid= forms (see CheckResolvable);
+//   - *UsageError for GUID, lid= and node= forms without their source (see
+//     CheckResolvable), wrapping an *EndpointSourceError;
 //   - *NotFoundError for a device or port that does not exist, with what does (exit 3);
 //   - *EnvError for a port with no P_Key table, or a pinned entry that cannot be read;
 //   - *check.ResolveError when index= or pkey= is not in the port's table, or index=
@@ -86,7 +87,7 @@ func ResolveEndpointsFrom(src EndpointSources, specs ...check.EndpointSpec) ([]R
 		switch {
 		case s.Kind == check.EndpointGUID && parts != nil:
 			if s.Index != nil || s.PortNum != nil {
-				return nil, &UsageError{Msg: fmt.Sprintf("endpoint %q: index= and port= need a port of a sweep; with --partitions a GUID is a partitions.conf member, which has no table index", s)}
+				return nil, endpointSourceError(s.String(), s, ErrIndexNeedsSweep)
 			}
 			guids = append(guids, uint64(s.GUID))
 			continue

@@ -23,7 +23,8 @@ import (
 //     with that LID in a saved sweep);
 //   - P_Key values and options-only: nothing.
 //
-// An endpoint whose source is missing is bad input (*UsageError, see CheckResolvable).
+// An endpoint whose source is missing is bad input (*UsageError wrapping an
+// *EndpointSourceError, see CheckResolvable).
 type EndpointSources struct {
 	Host       func() *Host
 	Partitions *Partitions

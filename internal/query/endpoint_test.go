@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/check/partconf"
 	"github.com/ibkey/ibkey/internal/fakesysfs"
 	"github.com/ibkey/ibkey/internal/ibverbs"
 )
@@ -83,8 +84,9 @@ func TestResolveEndpointsErrors(t *testing.T) {
 		msg  string
 	}{
 		{"lid=3", "0x8001", "usage", `endpoint "lid=3" is a port read over the fabric (LID 3): it needs fabric access`},
-		{"0x8001", "0x0002c90300000204", "usage", "needs --partitions FILE"},
-		{"guid=0x2c90300000204", "0x8001", "usage", "needs --partitions FILE"},
+		// The command names the flags that give the source (can-talk's TestSourceFlags).
+		{"0x8001", "0x0002c90300000204", "usage", "resolving a GUID needs a partitions.conf"},
+		{"guid=0x2c90300000204", "0x8001", "usage", "resolving a GUID needs a partitions.conf"},
 		{"mlx5_9/1", "0x8001", "notfound", "no device mlx5_9 (devices: irdma0, mlx5_0, mlx5_1, mlx5_2)"},
 		{"mlx5_0/3", "0x8001", "notfound", "no port 3 on mlx5_0 (ports: 1)"},
 		{"irdma0/1", "0x8001", "env", "irdma0/1: no P_Key table"},
@@ -163,5 +165,60 @@ func BenchmarkCanTalk128(b *testing.B) {
 		if v := check.CanTalk(eps[0].Endpoint, eps[1].Endpoint); !v.CanTalk || len(v.Shared) != 13 {
 			b.Fatalf("verdict %v, %d shared", v.CanTalk, len(v.Shared))
 		}
+	}
+}
+
+// TestEndpointSourceErrors: an endpoint without its source is a *UsageError wrapping an
+// *EndpointSourceError that says what it needs (errors.Is) and names no flag: the
+// command adds those.
+func TestEndpointSourceErrors(t *testing.T) {
+	parts := NewPartitions(partconf.Parse("p.conf", []byte("Default=0x7fff : ALL=full;\n")), partconf.Options{TableSize: 128})
+	tests := []struct {
+		endpoint string
+		parts    *Partitions
+		need     error
+		msg      string
+	}{
+		{"0x0002c90300000204", nil, ErrGUIDNeedsSource, `endpoint "0x0002c90300000204" is a port GUID (0x0002c90300000204): resolving a GUID needs a partitions.conf (the tables the SM would program), a saved sweep or a fabric to sweep; or use DEV/PORT for a local port or a P_Key value`},
+		{"0x10000", nil, ErrGUIDNeedsSource, `endpoint "0x0000000000010000" is a port GUID (0x0000000000010000) (if you meant a P_Key: a P_Key is at most 0xffff): resolving a GUID needs`},
+		{"lid=3", nil, ErrLIDNeedsFabric, `endpoint "lid=3" is a port read over the fabric (LID 3): it needs fabric access (MADs) or a saved sweep; use DEV/PORT for a local port or the P_Key the remote QP uses`},
+		{"node=HcaA", nil, ErrNodeNeedsSweep, `endpoint "node=HcaA" names a node of the fabric: it needs a sweep (fabric access, or a saved sweep)`},
+		{"0x0002c90300000204,index=1", parts, ErrIndexNeedsSweep, `endpoint "0x0002c90300000204,index=1": index= and port= need a port of a sweep; resolved against a partitions.conf, a GUID is a member of it, which has no table index`},
+	}
+	for _, tt := range tests {
+		calls := 0
+		_, err := ResolveEndpointsWith(fixtureHost(&calls), tt.parts, specs(t, tt.endpoint, "0x8001")...)
+		var (
+			usage *UsageError
+			src   *EndpointSourceError
+		)
+		if !errors.As(err, &usage) || !errors.As(err, &src) || !errors.Is(err, tt.need) {
+			t.Errorf("%s: error %T %v, want a *UsageError wrapping an *EndpointSourceError for %v", tt.endpoint, err, err, tt.need)
+			continue
+		}
+		if calls != 0 {
+			t.Errorf("%s: read the host", tt.endpoint)
+		}
+		// Resolving names the endpoint by its spec (the command passes the token typed).
+		if src.Token != src.Spec.String() || src.Spec.Kind != specs(t, tt.endpoint)[0].Kind {
+			t.Errorf("%s: token %q, spec %s", tt.endpoint, src.Token, src.Spec)
+		}
+		if !strings.HasPrefix(err.Error(), tt.msg) || strings.Contains(err.Error(), "--") {
+			t.Errorf("%s: %q, want %q and no flag", tt.endpoint, err, tt.msg)
+		}
+		for _, other := range []error{ErrGUIDNeedsSource, ErrLIDNeedsFabric, ErrNodeNeedsSweep, ErrIndexNeedsSweep} {
+			if other != tt.need && errors.Is(err, other) {
+				t.Errorf("%s: is also %v", tt.endpoint, other)
+			}
+		}
+	}
+	// CheckResolvable answers the same for the forms that need a source, nil for others.
+	for _, tok := range []string{"0x8001", "mlx5_0/1", "pkey=0x8001,qp=ud"} {
+		if err := CheckResolvable(tok, specs(t, tok)[0]); err != nil {
+			t.Errorf("CheckResolvable(%s) = %v", tok, err)
+		}
+	}
+	if err := CheckResolvable("node=X", specs(t, "node=X")[0]); !errors.Is(err, ErrNodeNeedsSweep) {
+		t.Errorf("CheckResolvable(node=X) = %v", err)
 	}
 }

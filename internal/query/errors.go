@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/fabric"
+	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 )
 
 // UsageError is bad input from the user (exit code 2): it names the bad token and what
@@ -48,6 +50,61 @@ func (e *FabricFileError) Error() string {
 // Unwrap returns Err.
 func (e *FabricFileError) Unwrap() error { return e.Err }
 
+// What an endpoint needs to be resolved, for EndpointSourceError.Need (errors.Is).
+var (
+	// ErrGUIDNeedsSource: a GUID resolves against a partitions.conf (the tables the SM
+	// would program), a saved sweep or a fabric to sweep.
+	ErrGUIDNeedsSource = errors.New("resolving a GUID needs a partitions.conf, a saved sweep or a fabric to sweep")
+	// ErrLIDNeedsFabric: lid= is read over the fabric, or found in a saved sweep.
+	ErrLIDNeedsFabric = errors.New("a port read over the fabric needs fabric access or a saved sweep")
+	// ErrNodeNeedsSweep: node= is found in a sweep (live or saved).
+	ErrNodeNeedsSweep = errors.New("a node of the fabric needs a sweep")
+	// ErrIndexNeedsSweep: index= and port= on a GUID need a port of a sweep; a GUID
+	// resolved against a partitions.conf is a member of it, which has no table index.
+	ErrIndexNeedsSweep = errors.New("index= and port= need a port of a sweep")
+)
+
+// EndpointSourceError is an endpoint that cannot be resolved from the sources given
+// (EndpointSources): bad input, returned inside a *UsageError. Its text says what is
+// missing, not which flags supply it: the command adds those. Need is one of
+// ErrGUIDNeedsSource, ErrLIDNeedsFabric, ErrNodeNeedsSweep, ErrIndexNeedsSweep, and
+// errors.Is matches it.
+type EndpointSourceError struct {
+	// Token is the endpoint as given.
+	Token string
+	Spec  check.EndpointSpec
+	Need  error
+}
+
+// MaybePKey says the GUID is short enough to be a mistyped P_Key: real port GUIDs
+// carry a 24-bit OUI in their top bits (IBA 4.1.1, EUI-64).
+func (e *EndpointSourceError) MaybePKey() bool {
+	return e.Spec.Kind == check.EndpointGUID && e.Spec.GUID < 1<<32
+}
+
+func (e *EndpointSourceError) Error() string {
+	switch e.Need {
+	case ErrGUIDNeedsSource:
+		hint := ""
+		if e.MaybePKey() {
+			hint = " (if you meant a P_Key: a P_Key is at most 0xffff)"
+		}
+		return fmt.Sprintf("endpoint %q is a port GUID (%s)%s: resolving a GUID needs a partitions.conf (the tables the SM would program), a saved sweep or a fabric to sweep; or use DEV/PORT for a local port or a P_Key value",
+			e.Token, e.Spec.GUID.String(), hint)
+	case ErrLIDNeedsFabric:
+		return fmt.Sprintf("endpoint %q is a port read over the fabric (LID %d): it needs fabric access (MADs) or a saved sweep; use DEV/PORT for a local port or the P_Key the remote QP uses",
+			e.Token, e.Spec.LID)
+	case ErrNodeNeedsSweep:
+		return fmt.Sprintf("endpoint %q names a node of the fabric: it needs a sweep (fabric access, or a saved sweep)", e.Token)
+	case ErrIndexNeedsSweep:
+		return fmt.Sprintf("endpoint %q: index= and port= need a port of a sweep; resolved against a partitions.conf, a GUID is a member of it, which has no table index", e.Token)
+	}
+	return fmt.Sprintf("endpoint %q: %v", e.Token, e.Need)
+}
+
+// Unwrap returns Need.
+func (e *EndpointSourceError) Unwrap() error { return e.Need }
+
 // NotFoundError is a device or port that does not exist (exit code 3), with what does.
 type NotFoundError struct {
 	What      string // "device", "port"
@@ -65,7 +122,56 @@ func (e *NotFoundError) Error() string {
 }
 
 // EnvError is an environment problem (exit code 3): no sysfs, no RDMA devices,
-// permission denied.
-type EnvError struct{ Msg string }
+// permission denied, no answer over the fabric. Err, when set, is the typed error it
+// reports (e.g. *NoAnswerError), for errors.As.
+type EnvError struct {
+	Msg string
+	Err error
+}
 
 func (e *EnvError) Error() string { return e.Msg }
+
+// Unwrap returns Err.
+func (e *EnvError) Unwrap() error { return e.Err }
+
+// NoAnswerError is a query over the fabric that got no reply (Err wraps the
+// *mad.TimeoutError): the destination is not there, or nothing routes to it. A LID may
+// not be assigned or routed yet: the subnet manager assigns LIDs and programs the
+// switches' forwarding tables (OpenSM osm_lid_mgr.c, osm_ucast_mgr.c), so before one
+// has run only directed routes reach other nodes.
+type NoAnswerError struct {
+	Addr mad.Address
+	// Via is the transport (Fabric.Via); "" when not known.
+	Via string
+	// DirectedRouteFlag is how the user asks for a directed route (Fabric's), named in
+	// the hint of a LID; "" names none.
+	DirectedRouteFlag string
+	Err               error
+}
+
+func (e *NoAnswerError) Error() string {
+	via := ""
+	if e.Via != "" {
+		via = " via " + e.Via
+	}
+	how := e.Err.Error()
+	var te *mad.TimeoutError
+	if errors.As(e.Err, &te) {
+		how = fmt.Sprintf("no reply after %d attempt(s) of %v", te.Attempts, te.Timeout)
+		if te.Dropped {
+			how = fmt.Sprintf("dropped or no route (%d attempt(s))", te.Attempts)
+		}
+	}
+	hint := "is the destination there and routed?"
+	if !e.Addr.Directed {
+		routes := "directed routes"
+		if e.DirectedRouteFlag != "" {
+			routes += " (" + e.DirectedRouteFlag + ")"
+		}
+		hint = fmt.Sprintf("is LID %d assigned and routed? before a subnet manager has run, only %s reach other nodes", e.Addr.LID, routes)
+	}
+	return fmt.Sprintf("no answer from %s%s: %s: %s", e.Addr, via, how, hint)
+}
+
+// Unwrap returns Err.
+func (e *NoAnswerError) Unwrap() error { return e.Err }

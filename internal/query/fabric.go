@@ -20,6 +20,10 @@ type Fabric struct {
 	T mad.Transport
 	// Via names the transport in messages: `ibsim "sim" at HcaA`, `umad0 (mlx5_0/1)`.
 	Via string
+	// DirectedRouteFlag is how the caller's user asks for a directed route ("--dr"),
+	// for the hint of a LID that got no answer (NoAnswerError). The command sets it:
+	// this package names no flag. "" leaves it out of the hint.
+	DirectedRouteFlag string
 }
 
 // FabricSelector picks ports of the node at Addr.
@@ -432,7 +436,8 @@ func portRate(pi mad.PortInfo, ext uint8) ibverbs.Opt[ibverbs.Rate] {
 	return ibverbs.Opt[ibverbs.Rate]{Value: ibverbs.Rate{Text: text, Gbps: g, Width: width, Speed: sp.name}}
 }
 
-// madError turns a transport error into an error a user can act on (exit 3).
+// madError turns a transport error into an error a user can act on (exit 3): an
+// *EnvError, wrapping a *NoAnswerError when no reply came.
 func (f *Fabric) madError(a mad.Address, err error) error {
 	var (
 		te *mad.TimeoutError
@@ -444,15 +449,8 @@ func (f *Fabric) madError(a mad.Address, err error) error {
 	}
 	switch {
 	case errors.As(err, &te):
-		hint := "is the destination there and routed?"
-		if !a.Directed {
-			hint = fmt.Sprintf("is LID %d assigned and routed? before a subnet manager has run, only directed routes (--dr) reach other nodes", a.LID)
-		}
-		how := fmt.Sprintf("no reply after %d attempt(s) of %v", te.Attempts, te.Timeout)
-		if te.Dropped {
-			how = fmt.Sprintf("dropped or no route (%d attempt(s))", te.Attempts)
-		}
-		return &EnvError{Msg: fmt.Sprintf("no answer from %s%s: %s: %s", a, via, how, hint)}
+		na := &NoAnswerError{Addr: a, Via: f.Via, DirectedRouteFlag: f.DirectedRouteFlag, Err: err}
+		return &EnvError{Msg: na.Error(), Err: na}
 	case errors.As(err, &se):
 		return &EnvError{Msg: fmt.Sprintf("%s%s refused the query: %v", a, via, err)}
 	}

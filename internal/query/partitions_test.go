@@ -1,6 +1,7 @@
 package query
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -75,7 +76,7 @@ func TestResolveGUIDEndpoints(t *testing.T) {
 	if _, ok := err.(*check.ResolveError); !ok || !strings.Contains(err.Error(), "gets no entry for partition 0x0010 from p.conf (it gets 0xffff)") {
 		t.Errorf("not in the partition: %v", err)
 	}
-	if _, err := ResolveEndpoints(host, specs(t, "0x0002c90300000201", "0x8010")...); err == nil || !strings.Contains(err.Error(), "needs --partitions FILE") {
+	if _, err := ResolveEndpoints(host, specs(t, "0x0002c90300000201", "0x8010")...); !errors.Is(err, ErrGUIDNeedsSource) {
 		t.Errorf("without partitions: %v", err)
 	}
 }

@@ -74,11 +74,17 @@ var ErrorCounters = []string{
 	"local_link_integrity_errors", "excessive_buffer_overrun_errors", "VL15_dropped",
 }
 
-// FabricAccessReason is why the PortInfo violation counters are n/a when no MAD
-// transport was chosen: they are not in sysfs (drivers/infiniband/core/sysfs.c has no such file), and SMPs over umad
-// need read/write access to /dev/infiniband/umadN. The text before " (" is the short
-// form plain output prints.
-const FabricAccessReason = "needs fabric access (PortInfo, not in sysfs: pass --ca DEV as root or the rdma group, or --ibsim)"
+// NeedsFabricAccess is why the PortInfo violation counters are n/a when no MAD
+// transport was chosen: they are not in sysfs (drivers/infiniband/core/sysfs.c has no
+// such file), and SMPs over umad need read/write access to /dev/infiniband/umadN. how
+// says how to get that access in the caller's words (a command names its flags); ""
+// leaves it out. The text before " (" is the short form plain output prints.
+func NeedsFabricAccess(how string) string {
+	if how == "" {
+		return "needs fabric access (PortInfo, not in sysfs)"
+	}
+	return "needs fabric access (PortInfo, not in sysfs: " + how + ")"
+}
 
 // SysfsCounters reads counters/NAME files. Ports whose counters/ directory is missing
 // (no PMA) and counters a device does not provide are Unavailable, with the reason.
@@ -157,9 +163,10 @@ type CounterSets struct {
 }
 
 // DefaultCounterSets builds the two sets on top of a sysfs source, with the PortInfo
-// violation counters n/a (no MAD transport).
+// violation counters n/a (no MAD transport, NeedsFabricAccess; a command says how to
+// get access with UsePortInfo).
 func DefaultCounterSets(sysfs CounterSource) CounterSets {
-	return NewCounterSets(sysfs, UnavailableSource{Label: SourcePortInfo, Reason: FabricAccessReason})
+	return NewCounterSets(sysfs, UnavailableSource{Label: SourcePortInfo, Reason: NeedsFabricAccess("")})
 }
 
 // NewCounterSets builds the two sets: the PortCounters counters from portCounters

@@ -129,7 +129,7 @@ func TestSamplerDeltasAndRates(t *testing.T) {
 	// The PortInfo violation counters are n/a with the reason, never 0.
 	for _, name := range []string{PKeyViolations, QKeyViolations} {
 		v := counter(t, snap, p01, name)
-		if v.Unavailable != FabricAccessReason || v.Source != SourcePortInfo || v.OK() || v.HasDelta {
+		if v.Unavailable != NeedsFabricAccess("") || v.Source != SourcePortInfo || v.OK() || v.HasDelta {
 			t.Errorf("%s: %+v", name, v)
 		}
 	}

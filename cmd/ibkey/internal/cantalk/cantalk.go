@@ -221,8 +221,14 @@ func (o *CanTalkOptions) explicitFabric() bool {
 }
 
 // resolve reads the endpoints from where they live (see the command's help): the host,
-// the partitions file, a saved sweep, or the fabric now.
+// the partitions file, a saved sweep, or the fabric now. An endpoint whose source was
+// not given is bad input naming the flags that give it.
 func (o *CanTalkOptions) resolve(src query.EndpointSources, specA, specB check.EndpointSpec) ([]query.ResolvedEndpoint, error) {
+	eps, err := o.resolveFrom(src, specA, specB)
+	return eps, withSourceFlags(err)
+}
+
+func (o *CanTalkOptions) resolveFrom(src query.EndpointSources, specA, specB check.EndpointSpec) ([]query.ResolvedEndpoint, error) {
 	need, guid := query.NeedsFabric(src.Partitions != nil, specA, specB)
 	switch {
 	case !need:

@@ -139,7 +139,7 @@ func (m *MADFlags) Open(ctx context.Context) (*query.Fabric, error) {
 		if err != nil {
 			return nil, &query.EnvError{Msg: err.Error()}
 		}
-		return &query.Fabric{T: t, Via: fmt.Sprintf("ibsim %q at %s", base, node)}, nil
+		return newFabric(t, fmt.Sprintf("ibsim %q at %s", base, node)), nil
 	}
 	if m.SimNode != "" {
 		return nil, Usagef("--sim-node chooses where to attach to the simulator: it needs --ibsim")
@@ -161,7 +161,17 @@ func (m *MADFlags) Open(ctx context.Context) (*query.Fabric, error) {
 	if err != nil {
 		return nil, &query.EnvError{Msg: umadErrorText(err)}
 	}
-	return &query.Fabric{T: t, Via: fmt.Sprintf("%s/%d", dev, port)}, nil
+	return newFabric(t, fmt.Sprintf("%s/%d", dev, port)), nil
+}
+
+// FabricAccessHow says how the MAD flags give a command fabric access, for what
+// cannot be read without it (query.NeedsFabricAccess).
+const FabricAccessHow = "pass --ca DEV as root or the rdma group, or --ibsim"
+
+// newFabric is the fabric reached through t (via names it), its messages naming the
+// address flags that help: a LID that got no answer suggests --dr.
+func newFabric(t mad.Transport, via string) *query.Fabric {
+	return &query.Fabric{T: t, Via: via, DirectedRouteFlag: "--dr"}
 }
 
 func dialIbsim(ctx context.Context, o mad.IbsimOptions) (mad.Transport, string, error) {

@@ -147,3 +147,29 @@ func TestUmadErrorHint(t *testing.T) {
 		}
 	}
 }
+
+// noReply is a transport on which every MAD is dropped.
+type noReply struct{}
+
+func (noReply) Do(context.Context, mad.Request) (*mad.Packet, error) {
+	return nil, &mad.TimeoutError{Attempts: 4, Timeout: time.Second, Dropped: true}
+}
+func (noReply) Close() error { return nil }
+
+// TestFabricNoAnswerHint: query's error for a LID that got no answer names no flag;
+// the fabric the MAD flags open has it suggest --dr, in the words users saw before.
+func TestFabricNoAnswerHint(t *testing.T) {
+	m := testMAD(nil)
+	m.f.SysfsDir = mlx5
+	m.OpenUmad = func(string, int, mad.UmadOptions) (mad.Transport, error) { return noReply{}, nil }
+	fab, err := m.Open(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = fab.Load(context.Background(), query.FabricSelector{Addr: mad.LIDAddress(4)}, query.LoadOptions{})
+	const want = "no answer from lid 4 via mlx5_0/1: dropped or no route (4 attempt(s)): is LID 4 assigned and routed? before a subnet manager has run, only directed routes (--dr) reach other nodes"
+	var na *query.NoAnswerError
+	if err == nil || err.Error() != want || !errors.As(err, &na) || ExitCode(err) != ExitEnv {
+		t.Errorf("no answer: %v (exit %d)\nwant %s (exit %d)", err, ExitCode(err), want, ExitEnv)
+	}
+}

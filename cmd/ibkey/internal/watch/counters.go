@@ -266,7 +266,7 @@ func (o *CountersOptions) watchWithoutUmad(f cmdutil.Format, host *query.Host, s
 
 // noPortInfo is the PortInfo source when no SMP is sent: every counter n/a, a RoCE
 // or iWARP port's because it has no PortInfo, an InfiniBand port's because SMPs need
-// fabric access (query.FabricAccessReason).
+// fabric access (query.NeedsFabricAccess, with the MAD flags that give it).
 func noPortInfo(views []*query.PortView) *portInfoReasons {
 	s := &portInfoReasons{why: map[query.PortRef]string{}}
 	for _, v := range views {
@@ -285,7 +285,7 @@ func (*portInfoReasons) Name() string { return query.SourcePortInfo }
 func (s *portInfoReasons) Read(ref query.PortRef, _ []string, out []query.Reading) {
 	why, ok := s.why[ref]
 	if !ok {
-		why = query.FabricAccessReason
+		why = query.NeedsFabricAccess(cmdutil.FabricAccessHow)
 	}
 	for i := range out {
 		out[i] = query.Reading{Unavailable: why}

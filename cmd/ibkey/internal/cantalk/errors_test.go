@@ -1,0 +1,52 @@
+package cantalk
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
+	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/query"
+)
+
+// TestSourceFlags: an endpoint whose source was not given gets, from can-talk, the
+// whole message with the flags that give it (query's error names none), exit 2.
+func TestSourceFlags(t *testing.T) {
+	cmdtest.Errors(t, root, []cmdtest.ErrorCase{
+		{Args: []string{"can-talk", "0x8001", "0x0002c90300000204"}, Code: 2, Stderr: "ibkey: " + wantGUID + "\n"},
+		{Args: []string{"can-talk", "0x10000", "0x8001"}, Code: 2, Stderr: `ibkey: endpoint "0x10000" is a port GUID (0x0000000000010000) (if you meant a P_Key: a P_Key is at most 0xffff): resolving a GUID needs --partitions FILE (the tables the SM would program), --fabric-file FILE (a saved sweep) or a fabric to sweep (--ibsim, --ca); or use DEV/PORT for a local port or a P_Key value` + "\n"},
+		{Args: []string{"can-talk", "--partitions", cmdtest.ClusterConf, "0x0002c90300001021,index=1", "0x8001"}, Code: 2, Stderr: `ibkey: endpoint "0x0002c90300001021,index=1": index= and port= need a port of a sweep; with --partitions a GUID is a partitions.conf member, which has no table index` + "\n"},
+	})
+	// lid= and node= always get a fabric from can-talk (MADs or --fabric-file), so
+	// their messages are checked on the errors query returns.
+	for _, tc := range []struct{ token, want string }{
+		{"0x0002c90300000204", wantGUID},
+		{"lid=3", `endpoint "lid=3" is a port read over the fabric (LID 3): it needs fabric access (MADs via umad or --ibsim) or --fabric-file FILE; use DEV/PORT for a local port or the P_Key the remote QP uses`},
+		{"node=HcaA", `endpoint "node=HcaA" names a node of the fabric: it needs a sweep (fabric access via umad or --ibsim, or --fabric-file FILE)`},
+	} {
+		spec, err := check.ParseEndpoint(tc.token)
+		if err != nil {
+			t.Fatal(err)
+		}
+		qerr := query.CheckResolvable(tc.token, spec)
+		err = withSourceFlags(qerr)
+		var src *query.EndpointSourceError
+		if err == nil || err.Error() != tc.want || !errors.As(err, &src) || cmdutil.ExitCode(err) != cmdutil.ExitUsage {
+			t.Errorf("%s: %v (exit %d), want %q (exit 2, an *EndpointSourceError inside)", tc.token, err, cmdutil.ExitCode(err), tc.want)
+		}
+		if !errors.Is(err, src.Need) {
+			t.Errorf("%s: not %v", tc.token, src.Need)
+		}
+	}
+	// Other errors pass as they are.
+	other := &query.NotFoundError{What: "device", Name: "mlx5_9"}
+	if err := withSourceFlags(other); err != other {
+		t.Errorf("withSourceFlags(%v) = %v", other, err)
+	}
+	if err := withSourceFlags(nil); err != nil {
+		t.Errorf("withSourceFlags(nil) = %v", err)
+	}
+}
+
+const wantGUID = `endpoint "0x0002c90300000204" is a port GUID (0x0002c90300000204): resolving a GUID needs --partitions FILE (the tables the SM would program), --fabric-file FILE (a saved sweep) or a fabric to sweep (--ibsim, --ca); or use DEV/PORT for a local port or a P_Key value`
