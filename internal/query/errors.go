@@ -77,7 +77,9 @@ type EndpointSourceError struct {
 }
 
 // MaybePKey says the GUID is short enough to be a mistyped P_Key: real port GUIDs
-// carry a 24-bit OUI in their top bits (IBA 4.1.1, EUI-64).
+// are EUI-64 identifiers, whose top 24 bits are the vendor's OUI (IEEE, "Guidelines
+// for Use of Extended Unique Identifier (EUI), Organizationally Unique Identifier (OUI),
+// and Company ID (CID)").
 func (e *EndpointSourceError) MaybePKey() bool {
 	return e.Spec.Kind == check.EndpointGUID && e.Spec.GUID < 1<<32
 }
