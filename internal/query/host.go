@@ -22,7 +22,14 @@ type Host struct {
 	Sys *ibverbs.Sysfs
 	// Label is shown with every answer when the host is not the real machine (the demo).
 	Label string
+	// NoDevicesHint is the command's advice when there is no RDMA device class at all
+	// (which flag reads another tree): query names no flags, the command does.
+	NoDevicesHint string
 }
+
+// ErrNoDevices: the sysfs tree has no RDMA device class (no ib_core, or not a sysfs
+// root). The *EnvError that carries it says which directory is missing.
+var ErrNoDevices = errors.New("no RDMA devices")
 
 // PortRef names a port: `mlx5_0/1`.
 type PortRef struct {
@@ -73,7 +80,11 @@ func (h *Host) Devices(name string) ([]*ibverbs.Device, error) {
 	names, err := h.Sys.DeviceNames()
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, &EnvError{Msg: fmt.Sprintf("no RDMA devices: %s/%s does not exist (is the ib_core module loaded? point --sysfs at a saved tree, or try --demo)", strings.TrimSuffix(h.Sys.Root, "/"), ibverbs.ClassInfiniBand)}
+			hint := ""
+			if h.NoDevicesHint != "" {
+				hint = " " + h.NoDevicesHint
+			}
+			return nil, &EnvError{Msg: fmt.Sprintf("%v: %s/%s does not exist (is the ib_core module loaded?%s)", ErrNoDevices, strings.TrimSuffix(h.Sys.Root, "/"), ibverbs.ClassInfiniBand, hint), Err: ErrNoDevices}
 		}
 		return nil, &EnvError{Msg: err.Error()}
 	}

@@ -141,3 +141,25 @@ func TestLoadWarningsAndInterfaces(t *testing.T) {
 		t.Errorf("ib1 sits on mlx5_1/1 (matched by GID 0, not by name)")
 	}
 }
+
+// TestNoDevicesTyped: a tree without the RDMA device class is ErrNoDevices (exit 3
+// through *EnvError), names the missing directory, and names no flag unless the
+// command gave its hint.
+func TestNoDevicesTyped(t *testing.T) {
+	dir := t.TempDir()
+	for _, hint := range []string{"", "try --demo"} {
+		h := &Host{Sys: ibverbs.Open(dir), NoDevicesHint: hint}
+		_, err := h.Devices("")
+		var env *EnvError
+		if !errors.Is(err, ErrNoDevices) || !errors.As(err, &env) {
+			t.Fatalf("hint %q: %v (%T), want ErrNoDevices in an *EnvError", hint, err, err)
+		}
+		msg := err.Error()
+		if !strings.Contains(msg, dir+"/class/infiniband does not exist") {
+			t.Errorf("hint %q: %q does not name the missing directory", hint, msg)
+		}
+		if strings.Contains(msg, "--") != (hint != "") {
+			t.Errorf("hint %q: %q", hint, msg)
+		}
+	}
+}

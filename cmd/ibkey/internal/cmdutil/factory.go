@@ -66,7 +66,7 @@ func (f *Factory) Host() *query.Host {
 	if dir == "" {
 		dir = "/sys"
 	}
-	return &query.Host{Sys: ibverbs.Open(dir)}
+	return &query.Host{Sys: ibverbs.Open(dir), NoDevicesHint: NoDevicesHint}
 }
 
 // IbsimSocket resolves the simulator's socket base name from --ibsim's value (flag,
@@ -158,3 +158,6 @@ func (f *Factory) decide() {
 
 // Notices returns the printer of warnings and notes on stderr.
 func (f *Factory) Notices() *Notices { return NewNotices(f.IOStreams.ErrOut, f.ColorErr()) }
+
+// NoDevicesHint is what a command adds when the sysfs tree has no RDMA devices.
+const NoDevicesHint = "point --sysfs at a saved tree, or try --demo"
