@@ -27,10 +27,10 @@ import (
 //     spaces, is the exit code; without it the exit code must be 0;
 //   - RFC 3339 times are compared as "TIME" (watch lines carry the time of the run);
 //   - <!-- readme: dir=PATH --> before a block runs its lines in PATH (relative to the
-//     repository), <!-- readme: skip REASON --> leaves a block out (say why).
+//     repository), <!-- readme: skip REASON --> leaves a block out (say why; the test
+//     lists it).
 //
-// ```console blocks need the simulator (ibsim, OpenSM) and are not run here; the lab
-// tests of each command compare the same commands with infiniband-diags.
+// ```console blocks (the simulated fabric's sessions) are run by TestREADMELabExamples.
 //
 // `go test ./cmd/ibkey -run TestREADMEExamples -update` rewrites the blocks with what
 // the commands print now (review the diff).
@@ -40,20 +40,22 @@ func TestREADMEExamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	blocks := readmeBlocks(string(b))
+	blocks := readmeBlocks(string(b), "text")
 	n := 0
 	update := flag.Lookup("update") != nil && flag.Lookup("update").Value.String() == "true"
 	out := string(b)
 	// Rewrite from the end so earlier offsets stay valid.
 	for i := len(blocks) - 1; i >= 0; i-- {
 		blk := blocks[i]
-		if blk.skip {
+		dir, skip := textMarker(blk.marker)
+		if skip != "" {
+			t.Logf("README.md:%d: not checked: %s", blk.lineNo, skip)
 			continue
 		}
 		var body strings.Builder
 		for _, ex := range blk.examples {
 			n++
-			got, code := runExample(t, blk.dir, ex.line)
+			got, code := runExample(t, dir, ex.line)
 			want := ex.output
 			if strings.HasSuffix(got, "\n\n") && ex.blankAfter > 0 {
 				// An output ending in an empty line: the README's empty line is part of it.
@@ -97,36 +99,63 @@ type readmeExample struct {
 }
 
 type readmeBlock struct {
-	start, end int // byte offsets of the block's body (after ```text\n, before ```)
-	dir        string
-	skip       bool
-	examples   []readmeExample
+	lang       string // the fence's language: text, console
+	start, end int    // byte offsets of the block's body (after ```LANG\n, before ```)
+	lineNo     int    // the line of the opening fence
+	// marker is the <!-- readme: ... --> comment written before the block (after the
+	// previous block), without its frame: "dir=PATH", "skip REASON", a lab setup.
+	marker   string
+	examples []readmeExample
+}
+
+// textMarker reads a ```text block's marker: dir=PATH, or skip REASON.
+func textMarker(marker string) (dir, skip string) {
+	if r, ok := strings.CutPrefix(marker, "skip "); ok {
+		return "", strings.TrimSpace(r)
+	}
+	d, _ := strings.CutPrefix(marker, "dir=")
+	return d, ""
 }
 
 var (
-	readmeMarker = regexp.MustCompile(`^<!-- readme: (dir=(\S+)|skip .*) -->$`)
-	exitOwnLine  = regexp.MustCompile(`^# exit (\d+)$`)
-	exitInline   = regexp.MustCompile(`^(.*\S)\s{2,}# exit (\d+)$`)
-	rfc3339      = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)`)
+	exitOwnLine = regexp.MustCompile(`^# exit (\d+)$`)
+	exitInline  = regexp.MustCompile(`^(.*\S)\s{2,}# exit (\d+)$`)
+	rfc3339     = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)`)
 )
 
-// readmeBlocks finds the ```text blocks holding "$ " lines.
-func readmeBlocks(s string) []readmeBlock {
+// readmeBlocks finds the ```LANG blocks (lang: text, console) holding "$ " lines, each
+// with the <!-- readme: ... --> comment before it (a comment may span lines).
+func readmeBlocks(s, lang string) []readmeBlock {
 	var blocks []readmeBlock
 	lines := strings.SplitAfter(s, "\n")
-	off, dir, skip := 0, "", false
+	off, marker := 0, ""
 	for i := 0; i < len(lines); i++ {
 		l := strings.TrimRight(lines[i], "\n")
-		if m := readmeMarker.FindStringSubmatch(l); m != nil {
-			dir, skip = m[2], m[2] == ""
+		if rest, ok := strings.CutPrefix(l, "<!-- readme:"); ok {
+			// The comment, to its "-->" (on this line or a later one).
+			var m strings.Builder
+			for {
+				body, closed := strings.CutSuffix(strings.TrimRight(rest, " "), "-->")
+				m.WriteString(strings.TrimSpace(body))
+				if closed || i+1 >= len(lines) {
+					break
+				}
+				off += len(lines[i])
+				i++
+				m.WriteString("\n")
+				rest = strings.TrimRight(lines[i], "\n")
+			}
+			marker = m.String()
 		}
-		if l != "```text" {
+		if !strings.HasPrefix(l, "```") || l == "```" {
 			off += len(lines[i])
 			continue
 		}
+		// An opening fence: the marker before it is this block's, whatever its language.
+		blockMarker := marker
+		marker = ""
 		off += len(lines[i])
-		blk := readmeBlock{start: off, dir: dir, skip: skip}
-		dir, skip = "", false
+		blk := readmeBlock{lang: strings.TrimPrefix(l, "```"), start: off, lineNo: i + 1, marker: blockMarker}
 		var cur *readmeExample
 		var outLines []string
 		flush := func() {
@@ -169,7 +198,7 @@ func readmeBlocks(s string) []readmeBlock {
 		flush()
 		blk.end = off
 		off += len(lines[min(i, len(lines)-1)])
-		if len(blk.examples) > 0 {
+		if blk.lang == lang && len(blk.examples) > 0 {
 			blocks = append(blocks, blk)
 		}
 	}
