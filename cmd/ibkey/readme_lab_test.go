@@ -113,7 +113,10 @@ func TestREADMELabExamples(t *testing.T) {
 			if !sess.setUp(t, blocks[i], setups[i]) {
 				return
 			}
-			body, n := sess.runBlock(t, blocks[i], setups[i], update)
+			body, n, ok := sess.runBlock(t, blocks[i], setups[i], update)
+			if !ok {
+				return // the blocks after it build on it
+			}
 			mu.Lock()
 			bodies[i], examples = &body, examples+n
 			mu.Unlock()
@@ -266,10 +269,11 @@ func (s *consoleSession) setUp(t *testing.T, blk readmeBlock, setup consoleSetup
 }
 
 // runBlock runs a block's examples in order, reports each difference and returns the
-// block as it is now (for -update) and the number of examples run.
-func (s *consoleSession) runBlock(t *testing.T, blk readmeBlock, setup consoleSetup, update bool) (string, int) {
+// block as it is now (for -update) and the number of examples run; !ok when a line
+// could not be run (the block is then left as it is).
+func (s *consoleSession) runBlock(t *testing.T, blk readmeBlock, setup consoleSetup, update bool) (body string, n int, ok bool) {
 	t.Helper()
-	var body strings.Builder
+	var b strings.Builder
 	prev := 0
 	for i, ex := range blk.examples {
 		run := consoleRun{dir: s.dir, shown: setup.sock, prevCode: prev}
@@ -288,7 +292,7 @@ func (s *consoleSession) runBlock(t *testing.T, blk readmeBlock, setup consoleSe
 		got, code, err := run.run(ex.line)
 		if err != nil {
 			t.Errorf("README.md:%d: `%s`: %v", ex.lineNo, ex.line, err)
-			return "", 0
+			return "", 0, false
 		}
 		prev = code
 		// A code shown by the next line (echo $?) is compared there.
@@ -318,11 +322,11 @@ func (s *consoleSession) runBlock(t *testing.T, blk readmeBlock, setup consoleSe
 		if elided {
 			got += "...\n"
 		}
-		body.WriteString("$ " + ex.line + "\n")
-		body.WriteString(withExit(got, code, ex.exitShown, ex.inlineExit))
-		body.WriteString(strings.Repeat("\n", ex.blankAfter))
+		b.WriteString("$ " + ex.line + "\n")
+		b.WriteString(withExit(got, code, ex.exitShown, ex.inlineExit))
+		b.WriteString(strings.Repeat("\n", ex.blankAfter))
 	}
-	return body.String(), len(blk.examples)
+	return b.String(), len(blk.examples), true
 }
 
 // firstLines is the first n lines of s; *more says whether s had more.
