@@ -22,7 +22,8 @@ import (
 //
 //   - stdout and stderr go to one buffer, in the order the command writes them, as on a
 //     terminal; stdout is a terminal (table output by default) unless the line pipes
-//     it on ("| tail -N", the one filter supported);
+//     it on ("| tail -N" or "| head -N": the filter reads stdout, stderr goes to the
+//     terminal as in a shell);
 //   - "# exit N" on a line of its own, or at the end of the last line after two
 //     spaces, is the exit code; without it the exit code must be 0;
 //   - RFC 3339 times are compared as "TIME" (watch lines carry the time of the run);
@@ -209,7 +210,7 @@ func readmeBlocks(s, lang string) []readmeBlock {
 // it): ibkey in-process, with stdout and stderr in one buffer, or cat.
 func runExample(t *testing.T, dir, line string) (string, int) {
 	t.Helper()
-	cmd, filter, piped := strings.Cut(line, " | ")
+	cmd, pipe, piped := strings.Cut(line, " | ")
 	args := strings.Fields(cmd)
 	top := filepath.Join("..", "..", dir)
 	switch {
@@ -228,8 +229,11 @@ func runExample(t *testing.T, dir, line string) (string, int) {
 			args[i] = filepath.Join(top, a)
 		}
 	}
-	var buf bytes.Buffer
+	var buf, stdout bytes.Buffer
 	streams := &cmdutil.IOStreams{In: strings.NewReader(""), Out: &buf, ErrOut: &buf, OutTTY: !piped}
+	if piped {
+		streams.Out = &stdout // the filter reads stdout; stderr goes to the terminal
+	}
 	f := cmdutil.NewFactory(streams, func(k string) string {
 		if k == "NO_COLOR" {
 			return "1"
@@ -239,13 +243,11 @@ func runExample(t *testing.T, dir, line string) (string, int) {
 	code := cmdutil.Execute(context.Background(), newRootCmd(f), args[1:], streams)
 	out := buf.String()
 	if piped {
-		n, ok := strings.CutPrefix(filter, "tail -")
-		k, err := strconv.Atoi(n)
-		if !ok || err != nil {
-			t.Fatalf("README example `%s`: only `| tail -N` is supported", line)
+		filtered, err := filter(strings.Fields(pipe), stdout.String())
+		if err != nil {
+			t.Fatalf("README example `%s`: %v", line, err)
 		}
-		ls := strings.SplitAfter(strings.TrimSuffix(out, "\n"), "\n")
-		out = strings.Join(ls[max(0, len(ls)-k):], "") + "\n"
+		out += filtered
 	}
 	if dir != "" {
 		// Paths joined for the run are shown as the README wrote them.
