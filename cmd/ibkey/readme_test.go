@@ -22,15 +22,16 @@ import (
 //
 //   - stdout and stderr go to one buffer, in the order the command writes them, as on a
 //     terminal; stdout is a terminal (table output by default) unless the line pipes
-//     it on ("| tail -N", the one filter supported);
+//     it on ("| tail -N" or "| head -N": the filter reads stdout, stderr goes to the
+//     terminal as in a shell);
 //   - "# exit N" on a line of its own, or at the end of the last line after two
 //     spaces, is the exit code; without it the exit code must be 0;
 //   - RFC 3339 times are compared as "TIME" (watch lines carry the time of the run);
 //   - <!-- readme: dir=PATH --> before a block runs its lines in PATH (relative to the
-//     repository), <!-- readme: skip REASON --> leaves a block out (say why).
+//     repository), <!-- readme: skip REASON --> leaves a block out (say why; the test
+//     lists it).
 //
-// ```console blocks need the simulator (ibsim, OpenSM) and are not run here; the lab
-// tests of each command compare the same commands with infiniband-diags.
+// ```console blocks (the simulated fabric's sessions) are run by TestREADMELabExamples.
 //
 // `go test ./cmd/ibkey -run TestREADMEExamples -update` rewrites the blocks with what
 // the commands print now (review the diff).
@@ -40,20 +41,22 @@ func TestREADMEExamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	blocks := readmeBlocks(string(b))
+	blocks := readmeBlocks(string(b), "text")
 	n := 0
 	update := flag.Lookup("update") != nil && flag.Lookup("update").Value.String() == "true"
 	out := string(b)
 	// Rewrite from the end so earlier offsets stay valid.
 	for i := len(blocks) - 1; i >= 0; i-- {
 		blk := blocks[i]
-		if blk.skip {
+		dir, skip := textMarker(blk.marker)
+		if skip != "" {
+			t.Logf("README.md:%d: not checked: %s", blk.lineNo, skip)
 			continue
 		}
 		var body strings.Builder
 		for _, ex := range blk.examples {
 			n++
-			got, code := runExample(t, blk.dir, ex.line)
+			got, code := runExample(t, dir, ex.line)
 			want := ex.output
 			if strings.HasSuffix(got, "\n\n") && ex.blankAfter > 0 {
 				// An output ending in an empty line: the README's empty line is part of it.
@@ -97,36 +100,63 @@ type readmeExample struct {
 }
 
 type readmeBlock struct {
-	start, end int // byte offsets of the block's body (after ```text\n, before ```)
-	dir        string
-	skip       bool
-	examples   []readmeExample
+	lang       string // the fence's language: text, console
+	start, end int    // byte offsets of the block's body (after ```LANG\n, before ```)
+	lineNo     int    // the line of the opening fence
+	// marker is the <!-- readme: ... --> comment written before the block (after the
+	// previous block), without its frame: "dir=PATH", "skip REASON", a lab setup.
+	marker   string
+	examples []readmeExample
+}
+
+// textMarker reads a ```text block's marker: dir=PATH, or skip REASON.
+func textMarker(marker string) (dir, skip string) {
+	if r, ok := strings.CutPrefix(marker, "skip "); ok {
+		return "", strings.TrimSpace(r)
+	}
+	d, _ := strings.CutPrefix(marker, "dir=")
+	return d, ""
 }
 
 var (
-	readmeMarker = regexp.MustCompile(`^<!-- readme: (dir=(\S+)|skip .*) -->$`)
-	exitOwnLine  = regexp.MustCompile(`^# exit (\d+)$`)
-	exitInline   = regexp.MustCompile(`^(.*\S)\s{2,}# exit (\d+)$`)
-	rfc3339      = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)`)
+	exitOwnLine = regexp.MustCompile(`^# exit (\d+)$`)
+	exitInline  = regexp.MustCompile(`^(.*\S)\s{2,}# exit (\d+)$`)
+	rfc3339     = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)`)
 )
 
-// readmeBlocks finds the ```text blocks holding "$ " lines.
-func readmeBlocks(s string) []readmeBlock {
+// readmeBlocks finds the ```LANG blocks (lang: text, console) holding "$ " lines, each
+// with the <!-- readme: ... --> comment before it (a comment may span lines).
+func readmeBlocks(s, lang string) []readmeBlock {
 	var blocks []readmeBlock
 	lines := strings.SplitAfter(s, "\n")
-	off, dir, skip := 0, "", false
+	off, marker := 0, ""
 	for i := 0; i < len(lines); i++ {
 		l := strings.TrimRight(lines[i], "\n")
-		if m := readmeMarker.FindStringSubmatch(l); m != nil {
-			dir, skip = m[2], m[2] == ""
+		if rest, ok := strings.CutPrefix(l, "<!-- readme:"); ok {
+			// The comment, to its "-->" (on this line or a later one).
+			var m strings.Builder
+			for {
+				body, closed := strings.CutSuffix(strings.TrimRight(rest, " "), "-->")
+				m.WriteString(strings.TrimSpace(body))
+				if closed || i+1 >= len(lines) {
+					break
+				}
+				off += len(lines[i])
+				i++
+				m.WriteString("\n")
+				rest = strings.TrimRight(lines[i], "\n")
+			}
+			marker = m.String()
 		}
-		if l != "```text" {
+		if !strings.HasPrefix(l, "```") || l == "```" {
 			off += len(lines[i])
 			continue
 		}
+		// An opening fence: the marker before it is this block's, whatever its language.
+		blockMarker := marker
+		marker = ""
 		off += len(lines[i])
-		blk := readmeBlock{start: off, dir: dir, skip: skip}
-		dir, skip = "", false
+		blk := readmeBlock{lang: strings.TrimPrefix(l, "```"), start: off, lineNo: i + 1, marker: blockMarker}
 		var cur *readmeExample
 		var outLines []string
 		flush := func() {
@@ -169,7 +199,7 @@ func readmeBlocks(s string) []readmeBlock {
 		flush()
 		blk.end = off
 		off += len(lines[min(i, len(lines)-1)])
-		if len(blk.examples) > 0 {
+		if blk.lang == lang && len(blk.examples) > 0 {
 			blocks = append(blocks, blk)
 		}
 	}
@@ -180,7 +210,7 @@ func readmeBlocks(s string) []readmeBlock {
 // it): ibkey in-process, with stdout and stderr in one buffer, or cat.
 func runExample(t *testing.T, dir, line string) (string, int) {
 	t.Helper()
-	cmd, filter, piped := strings.Cut(line, " | ")
+	cmd, pipe, piped := strings.Cut(line, " | ")
 	args := strings.Fields(cmd)
 	top := filepath.Join("..", "..", dir)
 	switch {
@@ -199,8 +229,11 @@ func runExample(t *testing.T, dir, line string) (string, int) {
 			args[i] = filepath.Join(top, a)
 		}
 	}
-	var buf bytes.Buffer
+	var buf, stdout bytes.Buffer
 	streams := &cmdutil.IOStreams{In: strings.NewReader(""), Out: &buf, ErrOut: &buf, OutTTY: !piped}
+	if piped {
+		streams.Out = &stdout // the filter reads stdout; stderr goes to the terminal
+	}
 	f := cmdutil.NewFactory(streams, func(k string) string {
 		if k == "NO_COLOR" {
 			return "1"
@@ -210,13 +243,11 @@ func runExample(t *testing.T, dir, line string) (string, int) {
 	code := cmdutil.Execute(context.Background(), newRootCmd(f), args[1:], streams)
 	out := buf.String()
 	if piped {
-		n, ok := strings.CutPrefix(filter, "tail -")
-		k, err := strconv.Atoi(n)
-		if !ok || err != nil {
-			t.Fatalf("README example `%s`: only `| tail -N` is supported", line)
+		filtered, err := filter(strings.Fields(pipe), stdout.String())
+		if err != nil {
+			t.Fatalf("README example `%s`: %v", line, err)
 		}
-		ls := strings.SplitAfter(strings.TrimSuffix(out, "\n"), "\n")
-		out = strings.Join(ls[max(0, len(ls)-k):], "") + "\n"
+		out += filtered
 	}
 	if dir != "" {
 		// Paths joined for the run are shown as the README wrote them.
