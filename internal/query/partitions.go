@@ -21,7 +21,7 @@ type Partitions struct {
 	// Types are the node types of ports known not to be CA ports (routers, from
 	// --router or a saved sweep): ModelOf models them as such. A port not listed is
 	// a CA port.
-	Types map[uint64]partconf.NodeType
+	Types map[uint64]check.NodeType
 }
 
 // ReadPartitions reads and parses path. A file that cannot be read is bad input (exit
@@ -62,7 +62,7 @@ func (p *Partitions) Ports(extra ...uint64) []partconf.Port {
 	add := func(g uint64) {
 		if g != 0 && !seen[g] {
 			seen[g] = true
-			out = append(out, partconf.Port{GUID: g, Type: partconf.CA})
+			out = append(out, partconf.Port{GUID: g, Type: check.NodeCA})
 		}
 	}
 	for _, g := range p.FileGUIDs {
@@ -89,7 +89,7 @@ func (p *Partitions) ModelOf(guids ...uint64) *partconf.Model {
 	for _, g := range append(guids, p.Options.SMGUID) {
 		if g != 0 && !seen[g] {
 			seen[g] = true
-			t := partconf.CA
+			t := check.NodeCA
 			if typ, ok := p.Types[g]; ok {
 				t = typ // a router port: ALL_ROUTERS names it, ALL_CAS does not
 			}

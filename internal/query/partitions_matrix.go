@@ -15,7 +15,7 @@ import (
 // (a port not listed is a CA port). A router port is named by ALL_ROUTERS and not by
 // ALL_CAS (osm_prtn_config.c: partition_add_all, by node type), so a router's GUID
 // must be told apart to predict its table.
-func (p *Partitions) TypedPorts(types map[uint64]partconf.NodeType, extra ...uint64) []partconf.Port {
+func (p *Partitions) TypedPorts(types map[uint64]check.NodeType, extra ...uint64) []partconf.Port {
 	ports := p.Ports(extra...)
 	for i := range ports {
 		if t, ok := types[ports[i].GUID]; ok {

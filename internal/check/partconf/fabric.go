@@ -26,12 +26,9 @@ func FabricPorts(f *fabric.Fabric) (ports []Port, smGUID uint64) {
 	byLID := map[uint16]uint64{}
 	smLIDs := map[uint16]int{}
 	for _, n := range f.Nodes {
-		typ := CA
-		switch n.Type {
-		case check.NodeSwitch:
-			typ = Switch
-		case check.NodeRouter:
-			typ = Router
+		typ := check.NodeCA
+		if n.Type == check.NodeSwitch || n.Type == check.NodeRouter {
+			typ = n.Type
 		}
 		for _, p := range n.Ports {
 			if !n.IsEndPort(p) || p.GUID == 0 || !f.InSubnet(check.PortID{Node: n.GUID, Port: p.Num}) {
@@ -42,7 +39,7 @@ func FabricPorts(f *fabric.Fabric) (ports []Port, smGUID uint64) {
 				size = n.PartitionCap
 			}
 			port := Port{GUID: uint64(p.GUID), Type: typ, TableSize: size}
-			if typ != Switch && p.Peer != nil {
+			if typ != check.NodeSwitch && p.Peer != nil {
 				if sw := f.Node(p.Peer.Node); sw != nil && sw.Type == check.NodeSwitch {
 					capy := sw.PartitionEnforcementCap
 					if sp := f.Port(*p.Peer); sp != nil && sp.TableSize > 0 && capy == 0 {

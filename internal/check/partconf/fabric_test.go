@@ -48,7 +48,7 @@ func TestFabricPorts(t *testing.T) {
 	}
 	var got []string
 	for _, p := range ports {
-		got = append(got, check.FormatGUID(p.GUID)+"/"+p.Type.String())
+		got = append(got, check.FormatGUID(p.GUID)+"/"+p.Type.Word())
 	}
 	if want := "0x0000000000000050/switch 0x00000000000000a1/CA 0x00000000000000b1/CA"; strings.Join(got, " ") != want {
 		t.Errorf("ports %v, want %s", got, want)

@@ -205,11 +205,11 @@ func parsePKeyRows(t testing.TB, out string) []check.PKey {
 
 // labFabric is testdata/lab/net as the model sees it.
 var labFabric = []Port{
-	{GUID: 0x0002c90300000201, Type: CA},
-	{GUID: 0x0002c90300000211, Type: CA},
-	{GUID: 0x0002c90300000221, Type: CA},
-	{GUID: 0x0002c90300000231, Type: CA},
-	{GUID: 0x0000000000200000, Type: Switch, TableSize: 8}, // Sw1's management port 0
+	{GUID: 0x0002c90300000201, Type: check.NodeCA},
+	{GUID: 0x0002c90300000211, Type: check.NodeCA},
+	{GUID: 0x0002c90300000221, Type: check.NodeCA},
+	{GUID: 0x0002c90300000231, Type: check.NodeCA},
+	{GUID: 0x0000000000200000, Type: check.NodeSwitch, TableSize: 8}, // Sw1's management port 0
 }
 
 const labSM = 0x0002c90300000201

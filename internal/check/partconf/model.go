@@ -8,27 +8,6 @@ import (
 	"github.com/ibkey/ibkey/internal/check"
 )
 
-// NodeType is the type of the node a port belongs to (NodeInfo NodeType).
-type NodeType uint8
-
-const (
-	CA NodeType = iota + 1
-	Switch
-	Router
-)
-
-func (t NodeType) String() string {
-	switch t {
-	case CA:
-		return "CA"
-	case Switch:
-		return "switch"
-	case Router:
-		return "router"
-	}
-	return "unknown"
-}
-
 // Shared is one partition two ports both belong to.
 type Shared struct {
 	Key     uint16

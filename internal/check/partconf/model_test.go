@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/ibkey/ibkey/internal/check"
 )
 
 // diff reports want and got when they differ (go-cmp would need a module dependency).
@@ -66,8 +68,8 @@ compute=0x0002, defmember=full : 0x0002c90300000204, 0x0002c9030000020a=limited;
 `
 
 var factsPorts = []Port{
-	{GUID: 0x0002c90300000201, Type: CA}, {GUID: 0x0002c90300000204, Type: CA},
-	{GUID: 0x0002c90300000207, Type: CA}, {GUID: 0x0002c9030000020a, Type: CA},
+	{GUID: 0x0002c90300000201, Type: check.NodeCA}, {GUID: 0x0002c90300000204, Type: check.NodeCA},
+	{GUID: 0x0002c90300000207, Type: check.NodeCA}, {GUID: 0x0002c9030000020a, Type: check.NodeCA},
 }
 
 func TestFactsExample(t *testing.T) {
@@ -118,7 +120,7 @@ func TestFactsExample(t *testing.T) {
 
 func TestRejectedModelIsFallback(t *testing.T) {
 	c := Parse("p.conf", []byte("Default=0x7fff : ALL=limited;\np=0x10 : 0x1=full;\nbroken\n"))
-	m := NewModel(c, []Port{{GUID: 1, Type: CA}, {GUID: 2, Type: CA}}, Options{SMGUID: 1})
+	m := NewModel(c, []Port{{GUID: 1, Type: check.NodeCA}, {GUID: 2, Type: check.NodeCA}}, Options{SMGUID: 1})
 	if got := fmt.Sprint(m.PKeys(1), m.PKeys(2)); got != "[0xffff] [0xffff]" {
 		t.Errorf("fallback tables: %s", got)
 	}
@@ -134,7 +136,7 @@ func TestTableOverflow(t *testing.T) {
 	for k := 1; k <= 70; k++ {
 		fmt.Fprintf(&b, "p%d=0x%04x : 0x1=full;\n", k, k)
 	}
-	m := NewModel(Parse("p.conf", []byte(b.String())), []Port{{GUID: 1, Type: CA}, {GUID: 2, Type: CA, TableSize: 128}}, Options{TableSize: 64})
+	m := NewModel(Parse("p.conf", []byte(b.String())), []Port{{GUID: 1, Type: check.NodeCA}, {GUID: 2, Type: check.NodeCA, TableSize: 128}}, Options{TableSize: 64})
 	if n := len(m.Table(1)); n != 64 || m.Dropped(1) != 7 {
 		t.Errorf("table of 64: %d entries, %d dropped", n, m.Dropped(1))
 	}
@@ -148,7 +150,7 @@ c=0x30 : 0x7, 0x8;                # nobody full: 0 pairs
 `
 	var ports []Port
 	for g := uint64(1); g <= 9; g++ {
-		ports = append(ports, Port{GUID: g, Type: CA})
+		ports = append(ports, Port{GUID: g, Type: check.NodeCA})
 	}
 	m := NewModel(Parse("p.conf", []byte(conf)), ports, Options{SMGUID: 9})
 	s := m.Summary()

@@ -10,7 +10,7 @@ import (
 // Port is an end port of the fabric: a CA or router port, or a switch's port 0.
 type Port struct {
 	GUID uint64
-	Type NodeType
+	Type check.NodeType
 	// TableSize is the port's P_Key table length (NodeInfo PartitionCap); 0 means
 	// Options.TableSize.
 	TableSize int
@@ -221,11 +221,11 @@ func names(m *Member, p Port, sm uint64) bool {
 	case KindAll:
 		return true
 	case KindAllCAs:
-		return p.Type == CA
+		return p.Type == check.NodeCA
 	case KindAllSwitches:
-		return p.Type == Switch
+		return p.Type == check.NodeSwitch
 	case KindAllRouters:
-		return p.Type == Router
+		return p.Type == check.NodeRouter
 	}
 	return false
 }
@@ -391,7 +391,7 @@ func (m *Model) program(i int, p Port, st *portState, parts []*Partition, sc *mg
 	size := m.tableSize(i)
 	slots, dropped := pkeyMgrUpdatePort(before, list, size, m.Options.AllowBoth, st.indx0, sc)
 	m.slots[i], m.dropped[i] = slots, dropped
-	if p.Type != Switch && p.Peer != nil {
+	if p.Type != check.NodeSwitch && p.Peer != nil {
 		prev := freshTable
 		if b, ok := m.Options.PeerBefore[p.GUID]; ok {
 			prev = b

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/check/partconf/partgen"
 )
 
@@ -115,12 +116,12 @@ func TestSummaryMatchesReference(t *testing.T) {
 	var ports []Port
 	var guids []uint64
 	for i := 0; i < 30; i++ {
-		typ := CA
+		typ := check.NodeCA
 		switch i % 10 {
 		case 7:
-			typ = Router
+			typ = check.NodeRouter
 		case 9:
-			typ = Switch
+			typ = check.NodeSwitch
 		}
 		g := 0x0002c90300001001 + uint64(i)
 		ports = append(ports, Port{GUID: g, Type: typ})

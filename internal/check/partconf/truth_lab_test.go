@@ -128,16 +128,16 @@ func runTruthTopology(t *testing.T, seed uint64, configs int) []*truthCase {
 			}
 			time.Sleep(5 * time.Millisecond)
 		}
-		typ := CA
+		typ := check.NodeCA
 		switch gp.Node.Kind {
 		case "Switch":
-			typ = Switch
+			typ = check.NodeSwitch
 		case "Rt":
-			typ = Router
+			typ = check.NodeRouter
 		}
 		tp.size = int(ni.PartitionCap)
 		tp.port = Port{GUID: ni.PortGUID, Type: typ, TableSize: tp.size}
-		if gp.PeerSwitch != nil && typ != Switch {
+		if gp.PeerSwitch != nil && typ != check.NodeSwitch {
 			tp.peer = mad.DirectedRoute(gp.PeerRoute...)
 			tp.pport = uint8(gp.PeerPort)
 			si, err := mad.GetSwitchInfo(ctx, tr, tp.peer)
@@ -221,7 +221,7 @@ func runTruthTopology(t *testing.T, seed uint64, configs int) []*truthCase {
 		for a := 0; a < len(ports); a++ {
 			for b := a + 1; b < len(ports); b++ {
 				pa, pb := ports[a], ports[b]
-				if pa.port.Type == Switch || pb.port.Type == Switch {
+				if pa.port.Type == check.NodeSwitch || pb.port.Type == check.NodeSwitch {
 					continue
 				}
 				want := pkeyRule(tables[pa.port.GUID], tables[pb.port.GUID])

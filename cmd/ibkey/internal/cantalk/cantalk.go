@@ -16,7 +16,6 @@ import (
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 
 	"github.com/ibkey/ibkey/internal/check"
-	"github.com/ibkey/ibkey/internal/check/partconf"
 	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/query"
 )
@@ -202,8 +201,8 @@ func looksLikeName(s string) bool {
 // routerPorts are the router ports --router names and, with --fabric-file, the ports
 // of the sweep's routers: OpenSM gives a port ALL_ROUTERS' or ALL_CAS' entries by its
 // node type (osm_prtn_config.c), so a router's GUID must not be taken for a CA's.
-func (o *CanTalkOptions) routerPorts() (map[uint64]partconf.NodeType, error) {
-	out := map[uint64]partconf.NodeType{}
+func (o *CanTalkOptions) routerPorts() (map[uint64]check.NodeType, error) {
+	out := map[uint64]check.NodeType{}
 	var f *fabric.Fabric
 	if o.Sweep.File != "" {
 		var err error

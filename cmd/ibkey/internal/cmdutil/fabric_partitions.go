@@ -136,13 +136,13 @@ func Uncertain(w io.Writer, c *partconf.Config, printed string) error {
 // ports of f's routers: OpenSM gives a port ALL_ROUTERS' or ALL_CAS' entries by its
 // node type (osm_prtn_config.c, partition_add_all), so a router's GUID must not be
 // taken for a CA's.
-func AddRouters(types map[uint64]partconf.NodeType, guids []string, f *fabric.Fabric) error {
+func AddRouters(types map[uint64]check.NodeType, guids []string, f *fabric.Fabric) error {
 	for _, s := range guids {
 		g, err := ParseGUIDArg(s)
 		if err != nil {
 			return err
 		}
-		types[g] = partconf.Router
+		types[g] = check.NodeRouter
 	}
 	if f == nil {
 		return nil
@@ -153,7 +153,7 @@ func AddRouters(types map[uint64]partconf.NodeType, guids []string, f *fabric.Fa
 		}
 		for _, p := range n.Ports {
 			if p.GUID != 0 {
-				types[uint64(p.GUID)] = partconf.Router
+				types[uint64(p.GUID)] = check.NodeRouter
 			}
 		}
 	}

@@ -252,7 +252,7 @@ func (x matrix) gridText(w io.Writer, f cmdutil.Format) error {
 		if port.GUID == x.p.Options.SMGUID {
 			notes = append(notes, "SM port (SELF)")
 		}
-		if port.Type == partconf.Router {
+		if port.Type == check.NodeRouter {
 			notes = append(notes, "router port")
 		}
 		if !x.p.InFile(port.GUID) {

@@ -77,8 +77,8 @@ func (p *PortTypes) add(c *cobra.Command) {
 
 // types reads the router GUIDs, and with --fabric-file the names of the nodes of the
 // ports it holds (nil without it), keyed by port GUID.
-func (p PortTypes) types() (map[uint64]partconf.NodeType, map[uint64]string, error) {
-	out := map[uint64]partconf.NodeType{}
+func (p PortTypes) types() (map[uint64]check.NodeType, map[uint64]string, error) {
+	out := map[uint64]check.NodeType{}
 	if p.NodeNameMap != "" && p.FabricFile == "" {
 		// A partitions file names port GUIDs; a node name map names node GUIDs.
 		return nil, nil, cmdutil.Usagef("--node-name-map needs --fabric-file (the map names node GUIDs, the partitions file port GUIDs: the sweep links them)")

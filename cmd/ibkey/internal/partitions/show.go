@@ -280,17 +280,6 @@ func codeText(code uint8, names map[uint8]string, unit string) string {
 	return fmt.Sprintf("%d (not a valid code)", code)
 }
 
-// nodeType is the port's node type as the fabric file writes it (ca, switch, router).
-func nodeType(t partconf.NodeType) check.NodeType {
-	switch t {
-	case partconf.Switch:
-		return check.NodeSwitch
-	case partconf.Router:
-		return check.NodeRouter
-	}
-	return check.NodeCA
-}
-
 func (s show) text(w io.Writer, f cmdutil.Format) error {
 	p := s.p
 	how := "OpenSM without -W"
@@ -355,11 +344,11 @@ func (s show) text(w io.Writer, f cmdutil.Format) error {
 		if t.SM {
 			portNotes = append(portNotes, "SM port (SELF)")
 		}
-		if t.Port.Type == partconf.Router {
+		if t.Port.Type == check.NodeRouter {
 			portNotes = append(portNotes, "router port")
 		}
 		if !t.InFile {
-			if t.Port.Type == partconf.Router {
+			if t.Port.Type == check.NodeRouter {
 				portNotes = append(portNotes, "not in the file: only what ALL/ALL_ROUTERS give it")
 			} else {
 				portNotes = append(portNotes, "not in the file: only what ALL/ALL_CAS give it")

@@ -260,7 +260,7 @@ func (e *showEncoder) port(t *query.PortTable, names map[uint64]string, tableSiz
 		w.String(name)
 	}
 	w.Key("type")
-	w.String(string(nodeType(t.Port.Type)))
+	w.String(string(t.Port.Type))
 	w.Key("in_file")
 	w.Bool(t.InFile)
 	w.Key("sm")

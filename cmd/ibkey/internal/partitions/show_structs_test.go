@@ -122,7 +122,7 @@ func (s show) structJSON() showJSON {
 		out.Partitions = append(out.Partitions, pj)
 	}
 	for t := range s.tables() {
-		pj := portTableJSON{PortGUID: check.FormatGUID(t.Port.GUID), Type: string(nodeType(t.Port.Type)), InFile: t.InFile, SM: t.SM,
+		pj := portTableJSON{PortGUID: check.FormatGUID(t.Port.GUID), Type: string(t.Port.Type), InFile: t.InFile, SM: t.SM,
 			TableSize: p.Options.TableSize, Entries: []tableEntryJSON{}, Dropped: []droppedJSON{}}
 		if name, ok := s.names[t.Port.GUID]; ok {
 			pj.NodeDesc = &name
