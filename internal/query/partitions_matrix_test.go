@@ -35,11 +35,11 @@ func TestPortTables(t *testing.T) {
 	)
 	conf := "Default=0x7fff : ALL=limited, SELF=full;\ncas=0x10 : ALL_CAS=full;\nrouters=0x20 : ALL_ROUTERS=full;\nx=0x30 : 0x0002c90300000301, 0x0002c90300000302;\n"
 	prevConf := "Default=0x7fff : ALL=limited, SELF=full;\nold=0x40 : ALL=full;\ncas=0x10 : ALL_CAS=full;\n"
-	types := map[uint64]check.NodeType{router: check.NodeRouter}
+	types := map[check.GUID]check.NodeType{router: check.NodeRouter}
 	tests := []struct {
 		name      string
 		opt       partconf.Options
-		types     map[uint64]check.NodeType
+		types     map[check.GUID]check.NodeType
 		prev      bool
 		ca, rt    string
 		dropped   int
@@ -66,7 +66,7 @@ func TestPortTables(t *testing.T) {
 			if len(tables) != 2 {
 				t.Fatalf("%d tables", len(tables))
 			}
-			got := map[uint64]PortTable{}
+			got := map[check.GUID]PortTable{}
 			for _, pt := range tables {
 				got[pt.Port.GUID] = pt
 			}
@@ -102,7 +102,7 @@ func TestPairs(t *testing.T) {
 	m := p.Model()
 	var got []string
 	for _, pr := range Pairs(m) {
-		got = append(got, fmt.Sprintf("%x-%x %v talk=%v working=%v limited=%v", pr.A, pr.B, pr.CanTalk, pr.Partitions, pr.Working(), pr.LimitedOnly))
+		got = append(got, fmt.Sprintf("%x-%x %v talk=%v working=%v limited=%v", uint64(pr.A), uint64(pr.B), pr.CanTalk, pr.Partitions, pr.Working(), pr.LimitedOnly))
 	}
 	want := []string{
 		"1-2 true talk=[0x0010 0x7fff] working=[0x0010] limited=[]",

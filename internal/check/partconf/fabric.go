@@ -22,8 +22,8 @@ const (
 // ports with a GUID, each switch's port 0 with the switch's port GUID) and the port
 // GUID of the master SM: the end port whose LID is the SM LID the ports report (0 when
 // none is found; SELF then names nobody).
-func FabricPorts(f *fabric.Fabric) (ports []Port, smGUID uint64) {
-	byLID := map[uint16]uint64{}
+func FabricPorts(f *fabric.Fabric) (ports []Port, smGUID check.GUID) {
+	byLID := map[uint16]check.GUID{}
 	smLIDs := map[uint16]int{}
 	for _, n := range f.Nodes {
 		typ := check.NodeCA
@@ -38,19 +38,19 @@ func FabricPorts(f *fabric.Fabric) (ports []Port, smGUID uint64) {
 			if size == 0 {
 				size = n.PartitionCap
 			}
-			port := Port{GUID: uint64(p.GUID), Type: typ, TableSize: size}
+			port := Port{GUID: p.GUID, Type: typ, TableSize: size}
 			if typ != check.NodeSwitch && p.Peer != nil {
 				if sw := f.Node(p.Peer.Node); sw != nil && sw.Type == check.NodeSwitch {
 					capy := sw.PartitionEnforcementCap
 					if sp := f.Port(*p.Peer); sp != nil && sp.TableSize > 0 && capy == 0 {
 						capy = sp.TableSize
 					}
-					port.Peer = &SwitchPort{Switch: uint64(sw.GUID), Num: p.Peer.Port, EnforceCap: capy}
+					port.Peer = &SwitchPort{Switch: sw.GUID, Num: p.Peer.Port, EnforceCap: capy}
 				}
 			}
 			ports = append(ports, port)
 			if p.LID != 0 {
-				byLID[p.LID] = uint64(p.GUID)
+				byLID[p.LID] = p.GUID
 			}
 			if p.SMLID != 0 {
 				smLIDs[p.SMLID]++
@@ -79,16 +79,16 @@ func NewFabricModel(c *Config, f *fabric.Fabric, opt Options) *Model {
 		opt.SMGUID = sm
 	}
 	if opt.Before == nil {
-		opt.Before, opt.PeerBefore = map[uint64][]check.PKey{}, map[uint64][]check.PKey{}
+		opt.Before, opt.PeerBefore = map[check.GUID][]check.PKey{}, map[check.GUID][]check.PKey{}
 		for _, n := range f.Nodes {
 			for _, p := range n.Ports {
 				if p.PKeys == nil || !n.IsEndPort(p) || p.GUID == 0 {
 					continue
 				}
-				opt.Before[uint64(p.GUID)] = p.PKeys
+				opt.Before[p.GUID] = p.PKeys
 				if n.Type != check.NodeSwitch && p.Peer != nil {
 					if sp := f.Port(*p.Peer); sp != nil && sp.PKeys != nil {
-						opt.PeerBefore[uint64(p.GUID)] = sp.PKeys
+						opt.PeerBefore[p.GUID] = sp.PKeys
 					}
 				}
 			}
@@ -129,7 +129,7 @@ func CompareFabric(f *fabric.Fabric, m *Model) []check.Finding {
 				continue
 			}
 			id := check.PortID{Node: n.GUID, Port: p.Num}
-			for _, fd := range compareTable(f, m, id, p, id, m.Table(uint64(p.GUID)), m.Dropped(uint64(p.GUID)), "") {
+			for _, fd := range compareTable(f, m, id, p, id, m.Table(p.GUID), m.Dropped(p.GUID), "") {
 				byPort[id] = append(byPort[id], len(out))
 				out = append(out, fd)
 			}
@@ -145,7 +145,7 @@ func CompareFabric(f *fabric.Fabric, m *Model) []check.Finding {
 			if peerNode == nil || peer == nil || peerNode.Type == check.NodeSwitch || peer.GUID == 0 || !f.InSubnet(*p.Peer) {
 				continue
 			}
-			pt := m.Peer(uint64(peer.GUID))
+			pt := m.Peer(peer.GUID)
 			if pt == nil || !pt.Managed {
 				// part_enforce off (or no enforcement capability): OpenSM does not
 				// write this table, whatever it holds is not OpenSM's doing.
@@ -155,10 +155,10 @@ func CompareFabric(f *fabric.Fabric, m *Model) []check.Finding {
 			want := make([]Entry, 0, len(pt.Table))
 			for _, k := range pt.Table {
 				if k.Valid() {
-					want = append(want, entryFor(m, uint64(peer.GUID), k))
+					want = append(want, entryFor(m, peer.GUID, k))
 				}
 			}
-			if peer.PKeys != nil && sameMemberships(p.PKeys, peer.PKeys) && sameEntries(want, m.Table(uint64(peer.GUID))) {
+			if peer.PKeys != nil && sameMemberships(p.PKeys, peer.PKeys) && sameEntries(want, m.Table(peer.GUID)) {
 				// The switch port mirrors the CA port exactly, as OpenSM programs it:
 				// it shares the CA port's findings rather than repeating them.
 				for _, i := range byPort[*p.Peer] {
@@ -180,7 +180,7 @@ type wantKey struct {
 }
 
 // entryFor finds the model entry of the end port behind a switch port value.
-func entryFor(m *Model, guid uint64, k check.PKey) Entry {
+func entryFor(m *Model, guid check.GUID, k check.PKey) Entry {
 	for _, e := range m.Table(guid) {
 		if e.PKey == k {
 			return e

@@ -17,7 +17,7 @@ const RuleIndexMoved = "partitions-index-moved"
 // NCCL_IB_PKEY, ibv_modify_qp's pkey_index and MPI's equivalents name an index, so a
 // key at another index puts them in another partition or none.
 func compareIndexes(f *fabric.Fabric, m *Model, id check.PortID, p *fabric.Port) []check.Finding {
-	slots := m.Slots(uint64(p.GUID))
+	slots := m.Slots(p.GUID)
 	where := map[uint16]int{}
 	for i, k := range p.PKeys {
 		if k.Valid() {

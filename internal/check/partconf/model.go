@@ -28,17 +28,17 @@ type Verdict struct {
 
 // CanTalk applies the P_Key rule (same 15-bit key, at least one side full) to the two
 // ports' predicted tables.
-func (m *Model) CanTalk(a, b uint64) Verdict {
+func (m *Model) CanTalk(a, b check.GUID) Verdict {
 	var v Verdict
 	ia, okA := m.index[a]
 	ib, okB := m.index[b]
 	if !okA || !okB {
 		for _, g := range []struct {
 			ok   bool
-			guid uint64
+			guid check.GUID
 		}{{okA, a}, {okB, b}} {
 			if !g.ok {
-				v.Reasons = append(v.Reasons, fmt.Sprintf("port 0x%016x is not in the fabric", g.guid))
+				v.Reasons = append(v.Reasons, fmt.Sprintf("port %s is not in the fabric", g.guid))
 			}
 		}
 		return v
@@ -78,7 +78,7 @@ func (m *Model) CanTalk(a, b uint64) Verdict {
 		v.Reasons = append(v.Reasons, s.Reason)
 	}
 	if len(v.Shared) == 0 {
-		v.Reasons = append(v.Reasons, fmt.Sprintf("ports 0x%016x and 0x%016x share no partition", a, b))
+		v.Reasons = append(v.Reasons, fmt.Sprintf("ports %s and %s share no partition", a, b))
 	}
 	if m.Source.Rejected {
 		v.Reasons = append(v.Reasons, fmt.Sprintf("OpenSM rejects %s (first error at %s) and applies Default=0x7fff : ALL=full: every port is a full member of the default partition", m.Source.File, m.Source.RejectedAt))
@@ -98,7 +98,7 @@ type PartitionReach struct {
 
 // PortReach is one port's reachability in Summary.
 type PortReach struct {
-	GUID uint64
+	GUID check.GUID
 	// Reaches are the keys of the partitions in which this port can talk to at least
 	// one other port.
 	Reaches []uint16
@@ -111,12 +111,12 @@ type Summary struct {
 	// Groups are the connected components of ports linked by partitions where they can
 	// talk (transitively), counting every partition. With the usual Default=ALL=full
 	// this is one group.
-	Groups [][]uint64
+	Groups [][]check.GUID
 	// GroupsWithoutDefault ignores the default partition: the isolation the other
 	// partitions provide.
-	GroupsWithoutDefault [][]uint64
+	GroupsWithoutDefault [][]check.GUID
 	// OnlyDefault are ports that can talk to nobody except through the default partition.
-	OnlyDefault []uint64
+	OnlyDefault []check.GUID
 }
 
 // Summary computes per-partition pair counts arithmetically, per-port reach, and the
@@ -260,8 +260,8 @@ func (u *unionFind) union(a, b int) {
 
 // groups lists components with more than one port, largest first; singletons are left
 // out (they are isolated; see OnlyDefault and PortReach).
-func (u *unionFind) groups(ports []Port) [][]uint64 {
-	byRoot := map[int][]uint64{}
+func (u *unionFind) groups(ports []Port) [][]check.GUID {
+	byRoot := map[int][]check.GUID{}
 	var roots []int
 	for i, p := range ports {
 		r := u.find(i)
@@ -270,7 +270,7 @@ func (u *unionFind) groups(ports []Port) [][]uint64 {
 		}
 		byRoot[r] = append(byRoot[r], p.GUID)
 	}
-	var out [][]uint64
+	var out [][]check.GUID
 	for _, r := range roots {
 		if g := byRoot[r]; len(g) > 1 {
 			out = append(out, g)

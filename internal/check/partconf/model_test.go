@@ -53,7 +53,7 @@ func TestModelMatchesRecordedLab(t *testing.T) {
 			for i, want := range tc.tables {
 				got := strings.Trim(fmt.Sprint(m.PKeys(labFabric[i].GUID)), "[]")
 				if got != want {
-					t.Errorf("port 0x%016x: got %s, OpenSM programmed %s", labFabric[i].GUID, got, want)
+					t.Errorf("port %s: got %s, OpenSM programmed %s", labFabric[i].GUID, got, want)
 				}
 			}
 		})
@@ -74,7 +74,7 @@ var factsPorts = []Port{
 
 func TestFactsExample(t *testing.T) {
 	m := NewModel(Parse("p.conf", []byte(factsExample)), factsPorts, Options{SMGUID: 0x0002c90300000201})
-	want := map[uint64]string{
+	want := map[check.GUID]string{
 		0x0002c90300000201: "[0xffff 0x8001]",
 		0x0002c90300000204: "[0xffff 0x0001 0x8002]",
 		0x0002c90300000207: "[0xffff 0x0001]",
@@ -82,7 +82,7 @@ func TestFactsExample(t *testing.T) {
 	}
 	for g, w := range want {
 		if got := fmt.Sprint(m.PKeys(g)); got != w {
-			t.Errorf("0x%x: %s, want %s", g, got, w)
+			t.Errorf("%s: %s, want %s", g, got, w)
 		}
 	}
 	v := m.CanTalk(0x0002c90300000204, 0x0002c90300000207)
@@ -149,7 +149,7 @@ b=0x20 : 0x4=full, 0x5=full, 0x6; # 2 full, 1 limited: 1 + 2 = 3 pairs
 c=0x30 : 0x7, 0x8;                # nobody full: 0 pairs
 `
 	var ports []Port
-	for g := uint64(1); g <= 9; g++ {
+	for g := check.GUID(1); g <= 9; g++ {
 		ports = append(ports, Port{GUID: g, Type: check.NodeCA})
 	}
 	m := NewModel(Parse("p.conf", []byte(conf)), ports, Options{SMGUID: 9})
@@ -162,13 +162,13 @@ c=0x30 : 0x7, 0x8;                # nobody full: 0 pairs
 	if d := diff(want, got); d != "" {
 		t.Errorf("pairs :\n%s", d)
 	}
-	if d := diff([][]uint64{{1, 2, 3, 4, 5, 6, 7, 8, 9}}, s.Groups); d != "" {
+	if d := diff([][]check.GUID{{1, 2, 3, 4, 5, 6, 7, 8, 9}}, s.Groups); d != "" {
 		t.Errorf("groups with the default partition :\n%s", d)
 	}
-	if d := diff([][]uint64{{1, 2, 3}, {4, 5, 6}}, s.GroupsWithoutDefault); d != "" {
+	if d := diff([][]check.GUID{{1, 2, 3}, {4, 5, 6}}, s.GroupsWithoutDefault); d != "" {
 		t.Errorf("groups without the default partition :\n%s", d)
 	}
-	if d := diff([]uint64{7, 8, 9}, s.OnlyDefault); d != "" {
+	if d := diff([]check.GUID{7, 8, 9}, s.OnlyDefault); d != "" {
 		t.Errorf("only default :\n%s", d)
 	}
 	if d := diff([]uint16{0x10, 0x7fff}, s.Ports[1].Reaches); d != "" { // 0x2 talks to the SM (full) in the default partition

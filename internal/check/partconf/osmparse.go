@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"unsafe"
+
+	"github.com/ibkey/ibkey/internal/check"
 )
 
 // This file is a byte-for-byte emulation of OpenSM 3.3.23's partitions.conf reader,
@@ -786,7 +788,7 @@ func (e *emu) addPort(nameAt, flagAt int) bool {
 			}
 			return false
 		}
-		m.GUID = v
+		m.GUID = check.GUID(v)
 		m.Octal = len(name) > 1 && name[0] == '0' && name[1] != 'x' && name[1] != 'X'
 		m.Decimal = name[0] >= '1' && name[0] <= '9'
 	}

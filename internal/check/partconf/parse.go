@@ -2,10 +2,11 @@ package partconf
 
 import (
 	"fmt"
-	"github.com/ibkey/ibkey/internal/check"
 	"io"
 	"net/netip"
 	"sort"
+
+	"github.com/ibkey/ibkey/internal/check"
 )
 
 // Severity is check.Severity, the one severity of lint, audit and comparison findings.
@@ -61,7 +62,7 @@ func (k MemberKind) String() string {
 // file is the definition's).
 type Member struct {
 	Text string      // as written, e.g. "ALL_C=limi"
-	GUID uint64      // KindGUID only
+	GUID check.GUID  // KindGUID only
 	Def  *Definition // the definition the item is written in
 	// line and col are Pos's (0 for OpenSM's own items).
 	line, col  int32

@@ -23,7 +23,7 @@ func render(c *Config) string {
 			}
 			w := m.Kind.String()
 			if m.Kind == KindGUID {
-				w = fmt.Sprintf("%#x", m.GUID)
+				w = fmt.Sprintf("%#x", uint64(m.GUID))
 			}
 			ms = append(ms, w+"="+m.Membership.String())
 		}

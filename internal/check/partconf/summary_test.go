@@ -124,14 +124,14 @@ func TestSummaryMatchesReference(t *testing.T) {
 			typ = check.NodeSwitch
 		}
 		g := 0x0002c90300001001 + uint64(i)
-		ports = append(ports, Port{GUID: g, Type: typ})
+		ports = append(ports, Port{GUID: check.GUID(g), Type: typ})
 		guids = append(guids, g)
 	}
 	for i := 0; i < 300; i++ {
 		c := Parse(fmt.Sprintf("gen%d.conf", i), []byte(partgen.Config(rng, partgen.Options{Ports: guids})))
 		opt := Options{AllowBoth: i%2 == 0, TableSize: []int{0, 128, 4, 2}[i%4]}
 		if i%3 == 0 {
-			opt.SMGUID = guids[i%len(guids)]
+			opt.SMGUID = check.GUID(guids[i%len(guids)])
 		}
 		m := NewModel(c, ports, opt)
 		if got, want := m.Summary(), m.summaryReference(); !reflect.DeepEqual(got, want) {

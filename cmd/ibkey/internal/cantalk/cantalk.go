@@ -201,8 +201,8 @@ func looksLikeName(s string) bool {
 // routerPorts are the router ports --router names and, with --fabric-file, the ports
 // of the sweep's routers: OpenSM gives a port ALL_ROUTERS' or ALL_CAS' entries by its
 // node type (osm_prtn_config.c), so a router's GUID must not be taken for a CA's.
-func (o *CanTalkOptions) routerPorts() (map[uint64]check.NodeType, error) {
-	out := map[uint64]check.NodeType{}
+func (o *CanTalkOptions) routerPorts() (map[check.GUID]check.NodeType, error) {
+	out := map[check.GUID]check.NodeType{}
 	var f *fabric.Fabric
 	if o.Sweep.File != "" {
 		var err error
@@ -654,7 +654,7 @@ func partitionReasons(p *query.Partitions, v check.Verdict, eps []query.Resolved
 		if e.Model == nil {
 			continue
 		}
-		g, label := uint64(e.Spec.GUID), e.Endpoint.Label // partconf keys its model by uint64 GUIDs
+		g, label := e.Spec.GUID, e.Endpoint.Label
 		if !p.InFile(g) {
 			out = append(out, fmt.Sprintf("%s is not named in %s: it gets only what ALL / ALL_CAS give every port", label, c.File))
 		}

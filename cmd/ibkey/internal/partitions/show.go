@@ -119,7 +119,7 @@ type show struct {
 	// model predicts the tables, over prevModel's with --previous (tables).
 	model, prevModel *partconf.Model
 	previous         string
-	names            map[uint64]string // --fabric-file: port GUID to its node's name
+	names            map[check.GUID]string // --fabric-file: port GUID to its node's name
 }
 
 // tables yields each port's table, built as it is printed (not all of them first); a
@@ -163,9 +163,9 @@ func loadShow(o *ShowOptions) (*show, error) {
 	if err != nil {
 		return nil, err
 	}
-	var extra []uint64
+	var extra []check.GUID
 	for _, a := range o.GUIDs {
-		g, err := cmdutil.ParseGUIDArg(a)
+		g, err := check.ParseGUID(strings.TrimPrefix(a, "guid="))
 		if err != nil {
 			return nil, err
 		}
@@ -192,10 +192,10 @@ func loadShow(o *ShowOptions) (*show, error) {
 }
 
 // memberRule says what a member item names, keywords as the rule they stand for.
-func memberRule(m *partconf.Member, sm uint64) string {
+func memberRule(m *partconf.Member, sm check.GUID) string {
 	switch m.Kind {
 	case partconf.KindGUID:
-		return check.FormatGUID(m.GUID)
+		return m.GUID.String()
 	case partconf.KindAll:
 		return "ALL: every port"
 	case partconf.KindAllCAs:
@@ -208,7 +208,7 @@ func memberRule(m *partconf.Member, sm uint64) string {
 		if sm == 0 {
 			return "SELF: the SM's port (unknown: give --sm-guid)"
 		}
-		return "SELF: the SM's port " + check.FormatGUID(sm)
+		return "SELF: the SM's port " + sm.String()
 	}
 	return m.Text
 }
@@ -288,7 +288,7 @@ func (s show) text(w io.Writer, f cmdutil.Format) error {
 	}
 	self := "SELF unknown (no --sm-guid)"
 	if p.Options.SMGUID != 0 {
-		self = "SELF = " + check.FormatGUID(p.Options.SMGUID)
+		self = "SELF = " + p.Options.SMGUID.String()
 	}
 	applied := p.Config.File
 	if p.Config.Rejected {
@@ -333,7 +333,7 @@ func (s show) text(w io.Writer, f cmdutil.Format) error {
 		tg.Header = append([]string{"PORT", "NODE"}, tg.Header[1:]...)
 	}
 	for t := range s.tables() {
-		guid := check.FormatGUID(t.Port.GUID)
+		guid := t.Port.GUID.String()
 		add := func(cells ...string) {
 			if s.names != nil {
 				cells = append([]string{cells[0], nodeCell(s.names, t.Port.GUID)}, cells[1:]...)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
-	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/check/partconf"
 )
 
@@ -99,7 +98,7 @@ func (s show) structJSON() showJSON {
 		out.Applied = "opensm_default"
 	}
 	if p.Options.SMGUID != 0 {
-		out.SMGUID = strp(check.FormatGUID(p.Options.SMGUID))
+		out.SMGUID = strp(p.Options.SMGUID.String())
 	}
 	for _, part := range keyOrder(s.applied.Partitions) {
 		pj := partitionJSON{Key: keyString(part.Key), Name: part.Name, Flags: partitionFlags(part), IPoIB: part.IPoIB,
@@ -122,7 +121,7 @@ func (s show) structJSON() showJSON {
 		out.Partitions = append(out.Partitions, pj)
 	}
 	for t := range s.tables() {
-		pj := portTableJSON{PortGUID: check.FormatGUID(t.Port.GUID), Type: string(t.Port.Type), InFile: t.InFile, SM: t.SM,
+		pj := portTableJSON{PortGUID: t.Port.GUID.String(), Type: string(t.Port.Type), InFile: t.InFile, SM: t.SM,
 			TableSize: p.Options.TableSize, Entries: []tableEntryJSON{}, Dropped: []droppedJSON{}}
 		if name, ok := s.names[t.Port.GUID]; ok {
 			pj.NodeDesc = &name
