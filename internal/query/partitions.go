@@ -143,13 +143,13 @@ func (s Slot) Hole() bool { return s.Entry == nil && s.Before.Valid() }
 // the table length; 0 means unlimited. Slots run up to the last valid entry, before or
 // after.
 func Reprogram(before []check.PKey, next []partconf.Entry, size int, allowBoth bool) (slots []Slot, dropped []partconf.Entry) {
-	match := func(p check.PKey) uint16 {
+	match := func(p check.PKey) check.PKey {
 		if allowBoth {
-			return uint16(p)
+			return p
 		}
-		return p.Key()
+		return check.PKey(p.Partition())
 	}
-	at := map[uint16]int{}
+	at := map[check.PKey]int{}
 	for i, p := range before {
 		if !p.Valid() {
 			continue

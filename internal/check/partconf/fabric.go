@@ -186,7 +186,7 @@ func entryFor(m *Model, guid check.GUID, k check.PKey) Entry {
 			return e
 		}
 	}
-	return Entry{PKey: k, Partition: m.Config.Partition(k.Key())}
+	return Entry{PKey: k, Partition: m.Config.Partition(k.Partition())}
 }
 
 func sameEntries(a, b []Entry) bool {
@@ -208,12 +208,12 @@ func compareTable(f *fabric.Fabric, m *Model, id check.PortID, p *fabric.Port, m
 		ports = append(ports, f.FindingPort(modelPort))
 	}
 	name := f.Label(id)
-	want := map[uint16]*wantKey{}
+	want := map[check.PartitionKey]*wantKey{}
 	for _, e := range table {
-		w := want[e.PKey.Key()]
+		w := want[e.PKey.Partition()]
 		if w == nil {
 			w = &wantKey{entry: e}
-			want[e.PKey.Key()] = w
+			want[e.PKey.Partition()] = w
 		}
 		if e.PKey.IsFull() {
 			w.full = true
@@ -221,19 +221,19 @@ func compareTable(f *fabric.Fabric, m *Model, id check.PortID, p *fabric.Port, m
 			w.limited = true
 		}
 	}
-	have := map[uint16][2]bool{} // full, limited
+	have := map[check.PartitionKey][2]bool{} // full, limited
 	for _, k := range p.PKeys {
 		if k.Valid() {
-			h := have[k.Key()]
+			h := have[k.Partition()]
 			if k.IsFull() {
 				h[0] = true
 			} else {
 				h[1] = true
 			}
-			have[k.Key()] = h
+			have[k.Partition()] = h
 		}
 	}
-	keys := make([]uint16, 0, len(want)+len(have))
+	keys := make([]check.PartitionKey, 0, len(want)+len(have))
 	for k := range want {
 		keys = append(keys, k)
 	}
@@ -261,21 +261,21 @@ func compareTable(f *fabric.Fabric, m *Model, id check.PortID, p *fabric.Port, m
 				pk |= check.MembershipBit
 			}
 			out = append(out, check.Finding{Severity: check.SeverityError, Rule: RuleExtraKey, Ports: ports, PKeys: []check.PKey{pk},
-				Message: fmt.Sprintf("%s holds %s (%s member of %s), which %s does not give it%s", name, pk, ms(h[0], h[1]), pk.KeyString(), m.Source.File, mirror),
+				Message: fmt.Sprintf("%s holds %s (%s member of %s), which %s does not give it%s", name, pk, ms(h[0], h[1]), pk.Partition().String(), m.Source.File, mirror),
 				Action:  "if the partition is wanted, add the port to it in the file; if not, the SM did not remove it: re-sweep (OpenSM: kill -HUP) and check that this is the file the SM reads"})
 		case !h[0] && !h[1]:
 			if w.full {
 				pk |= check.MembershipBit
 			}
 			out = append(out, check.Finding{Severity: check.SeverityError, Rule: RuleMissingKey, Ports: ports, PKeys: []check.PKey{pk},
-				Message: fmt.Sprintf("%s lacks %s: %s makes it a %s member of partition %s (%s, %s)%s", name, pk, m.Source.File, ms(w.full, w.limited), w.entry.Partition.Name, pk.KeyString(), decided(w.entry), mirror),
+				Message: fmt.Sprintf("%s lacks %s: %s makes it a %s member of partition %s (%s, %s)%s", name, pk, m.Source.File, ms(w.full, w.limited), w.entry.Partition.Name, pk.Partition().String(), decided(w.entry), mirror),
 				Action:  "make the SM apply the file (OpenSM: kill -HUP; check its log for \"Pkey table is full\" and parse errors), or correct the file if the fabric is right"})
 		case h[0] != w.full || h[1] != w.limited:
 			if h[0] {
 				pk |= check.MembershipBit
 			}
 			out = append(out, check.Finding{Severity: check.SeverityError, Rule: RuleWrongMembership, Ports: ports, PKeys: []check.PKey{pk},
-				Message: fmt.Sprintf("%s is a %s member of partition %s (%s) but %s makes it %s (%s)%s", name, ms(h[0], h[1]), w.entry.Partition.Name, pk.KeyString(), m.Source.File, ms(w.full, w.limited), decided(w.entry), mirror),
+				Message: fmt.Sprintf("%s is a %s member of partition %s (%s) but %s makes it %s (%s)%s", name, ms(h[0], h[1]), w.entry.Partition.Name, pk.Partition().String(), m.Source.File, ms(w.full, w.limited), decided(w.entry), mirror),
 				Action:  "make the SM apply the file (OpenSM: kill -HUP), or correct the membership in the file (=full / =limited) if the fabric is right"})
 		}
 	}

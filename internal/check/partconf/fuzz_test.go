@@ -29,7 +29,7 @@ func FuzzParse(f *testing.F) {
 		}
 		for _, p := range c.Partitions {
 			if p.Key == 0 || p.Key > 0x7fff {
-				t.Fatalf("partition key 0x%x", p.Key)
+				t.Fatalf("partition key %s", p.Key)
 			}
 		}
 		Lint(c, LintOptions{AllowBoth: len(data)%2 == 0, TableSize: 4})

@@ -111,16 +111,16 @@ func lintPartition(c *Config, p *Partition, opt LintOptions, add func(Severity, 
 		if first == nil {
 			first = d
 		} else if d.KeyText != "" {
-			add(Warning, d.Pos, "duplicate-key", fmt.Sprintf("key 0x%04x is already defined at %s: OpenSM merges the definitions and keeps the name %q", p.Key, first.Pos, p.Name),
+			add(Warning, d.Pos, "duplicate-key", fmt.Sprintf("key %s is already defined at %s: OpenSM merges the definitions and keeps the name %q", p.Key, first.Pos, p.Name),
 				"merge the member lists into one definition, or give this partition its own key")
 		}
 		if first != d && d.Name != "" && d.Name != p.Name {
-			add(Warning, d.Pos, "two-names", fmt.Sprintf("key 0x%04x is named %q here but %q at %s: OpenSM keeps %q", p.Key, d.Name, p.Name, first.Pos, p.Name),
+			add(Warning, d.Pos, "two-names", fmt.Sprintf("key %s is named %q here but %q at %s: OpenSM keeps %q", p.Key, d.Name, p.Name, first.Pos, p.Name),
 				"use one name per key")
 		}
 		if d.Generated {
-			add(Warning, d.Pos, "generated-key", fmt.Sprintf("no key: OpenSM generates 0x%04x from the order of the definitions, and it changes when definitions are added or moved", p.Key),
-				fmt.Sprintf("write the key: %s=0x%04x", d.Name, p.Key))
+			add(Warning, d.Pos, "generated-key", fmt.Sprintf("no key: OpenSM generates %s from the order of the definitions, and it changes when definitions are added or moved", p.Key),
+				fmt.Sprintf("write the key: %s=%s", d.Name, p.Key))
 		}
 		if d.DefMember == FlagBoth && !opt.AllowBoth {
 			add(Warning, d.Pos, "both-without-W", "defmember=both without OpenSM -W (allow_both_pkeys): members get only a full entry",
@@ -142,7 +142,7 @@ func lintPartition(c *Config, p *Partition, opt LintOptions, add func(Severity, 
 		}
 		if m.Kind == KindGUID && !m.Def.Implicit {
 			if s, ok := byGUID[m.GUID]; ok && s.m != eff {
-				add(Warning, m.Pos(), "conflicting-membership", fmt.Sprintf("port %s is listed in partition 0x%04x as %s at %s and as %s here: OpenSM uses the last one (%s)", m.GUID, p.Key, s.m, s.pos, eff, eff),
+				add(Warning, m.Pos(), "conflicting-membership", fmt.Sprintf("port %s is listed in partition %s as %s at %s and as %s here: OpenSM uses the last one (%s)", m.GUID, p.Key, s.m, s.pos, eff, eff),
 					"list the port once with the membership you want")
 			}
 			byGUID[m.GUID] = seenMember{eff, m.Pos()}
@@ -153,7 +153,7 @@ func lintPartition(c *Config, p *Partition, opt LintOptions, add func(Severity, 
 		if first != nil {
 			pos = first.Pos
 		}
-		add(Warning, pos, "no-full-member", fmt.Sprintf("every member of partition 0x%04x (%s) is limited: limited members cannot talk to each other, so nobody can talk in it", p.Key, p.Name),
+		add(Warning, pos, "no-full-member", fmt.Sprintf("every member of partition %s (%s) is limited: limited members cannot talk to each other, so nobody can talk in it", p.Key, p.Name),
 			"make at least one port (a server, the storage target) =full, or use defmember=full")
 	}
 	if p.IsDefault() {

@@ -10,7 +10,7 @@ import (
 
 // Shared is one partition two ports both belong to.
 type Shared struct {
-	Key     uint16
+	Key     check.PartitionKey
 	Name    string
 	A, B    check.PKey // the best entry of each side (full preferred)
 	CanTalk bool
@@ -43,22 +43,22 @@ func (m *Model) CanTalk(a, b check.GUID) Verdict {
 		}
 		return v
 	}
-	best := func(t []Entry) map[uint16]Entry {
-		r := make(map[uint16]Entry, len(t))
+	best := func(t []Entry) map[check.PartitionKey]Entry {
+		r := make(map[check.PartitionKey]Entry, len(t))
 		for _, e := range t {
-			if o, ok := r[e.PKey.Key()]; !ok || (!o.PKey.IsFull() && e.PKey.IsFull()) {
-				r[e.PKey.Key()] = e
+			if o, ok := r[e.PKey.Partition()]; !ok || (!o.PKey.IsFull() && e.PKey.IsFull()) {
+				r[e.PKey.Partition()] = e
 			}
 		}
 		return r
 	}
 	ta, tb := best(m.slots[ia]), best(m.slots[ib])
-	seen := map[uint16]bool{}
+	seen := map[check.PartitionKey]bool{}
 	for _, e := range m.slots[ia] {
 		if !e.PKey.Valid() {
 			continue
 		}
-		k := e.PKey.Key()
+		k := e.PKey.Partition()
 		ea, eb := ta[k], tb[k]
 		if seen[k] || eb.Partition == nil {
 			continue
@@ -68,10 +68,10 @@ func (m *Model) CanTalk(a, b check.GUID) Verdict {
 			CanTalk: ea.PKey.IsFull() || eb.PKey.IsFull(), DecidedA: ea.DecidedBy.Pos(), DecidedB: eb.DecidedBy.Pos()}
 		if s.CanTalk {
 			s.Reason = fmt.Sprintf("partition %s (%s): %s and %s, at least one full member (%s, %s)",
-				e.PKey.KeyString(), s.Name, ea.PKey, eb.PKey, s.DecidedA, s.DecidedB)
+				e.PKey.Partition().String(), s.Name, ea.PKey, eb.PKey, s.DecidedA, s.DecidedB)
 		} else {
 			s.Reason = fmt.Sprintf("partition %s (%s): %s and %s are both limited members, which cannot talk to each other (%s, %s)",
-				e.PKey.KeyString(), s.Name, ea.PKey, eb.PKey, s.DecidedA, s.DecidedB)
+				e.PKey.Partition().String(), s.Name, ea.PKey, eb.PKey, s.DecidedA, s.DecidedB)
 		}
 		v.Shared = append(v.Shared, s)
 		v.CanTalk = v.CanTalk || s.CanTalk
@@ -88,7 +88,7 @@ func (m *Model) CanTalk(a, b check.GUID) Verdict {
 
 // PartitionReach is one partition's reachability in Summary.
 type PartitionReach struct {
-	Key     uint16
+	Key     check.PartitionKey
 	Name    string
 	Full    int // ports with a full entry (both counts as full)
 	Limited int // ports with only a limited entry
@@ -101,7 +101,7 @@ type PortReach struct {
 	GUID check.GUID
 	// Reaches are the keys of the partitions in which this port can talk to at least
 	// one other port.
-	Reaches []uint16
+	Reaches []check.PartitionKey
 }
 
 // Summary is the who-can-talk matrix in aggregate, for fabrics too large for pairs.
@@ -129,7 +129,7 @@ func (m *Model) Summary() *Summary {
 	parts := m.Config.Partitions
 	var pidx [0x8000]int32 // 15-bit key -> partition index + 1
 	for i, p := range parts {
-		pidx[p.Key&0x7fff] = int32(i + 1)
+		pidx[p.Key&check.PartitionKey(check.KeyMask)] = int32(i + 1)
 	}
 	type member struct {
 		part int32
@@ -145,7 +145,7 @@ func (m *Model) Summary() *Summary {
 			if !e.PKey.Valid() {
 				continue
 			}
-			pi := pidx[e.PKey.Key()] - 1
+			pi := pidx[e.PKey.Partition()] - 1
 			if pi < 0 {
 				continue
 			}
@@ -189,7 +189,7 @@ func (m *Model) Summary() *Summary {
 	}
 	// A port reaches the partitions where it is full and has another member, or is
 	// limited and has a full one; it is linked to the partition's first full member.
-	reach := make([]uint16, 0, total) // every port's Reaches, one after the other
+	reach := make([]check.PartitionKey, 0, total) // every port's Reaches, one after the other
 	all := newUnionFind(n)
 	noDef := newUnionFind(n)
 	s.Ports = make([]PortReach, n)
@@ -216,7 +216,7 @@ func (m *Model) Summary() *Summary {
 		s.Ports[i] = PortReach{GUID: p.GUID, Reaches: r}
 		only := true
 		for _, k := range r {
-			if k != 0x7fff {
+			if k != check.DefaultPartition {
 				only = false
 			}
 		}

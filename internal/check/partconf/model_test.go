@@ -154,11 +154,11 @@ c=0x30 : 0x7, 0x8;                # nobody full: 0 pairs
 	}
 	m := NewModel(Parse("p.conf", []byte(conf)), ports, Options{SMGUID: 9})
 	s := m.Summary()
-	got := map[uint16]int64{}
+	got := map[check.PartitionKey]int64{}
 	for _, p := range s.Partitions {
 		got[p.Key] = p.Pairs
 	}
-	want := map[uint16]int64{0x7fff: 8, 0x10: 2, 0x20: 3, 0x30: 0}
+	want := map[check.PartitionKey]int64{0x7fff: 8, 0x10: 2, 0x20: 3, 0x30: 0}
 	if d := diff(want, got); d != "" {
 		t.Errorf("pairs :\n%s", d)
 	}
@@ -171,7 +171,7 @@ c=0x30 : 0x7, 0x8;                # nobody full: 0 pairs
 	if d := diff([]check.GUID{7, 8, 9}, s.OnlyDefault); d != "" {
 		t.Errorf("only default :\n%s", d)
 	}
-	if d := diff([]uint16{0x10, 0x7fff}, s.Ports[1].Reaches); d != "" { // 0x2 talks to the SM (full) in the default partition
+	if d := diff([]check.PartitionKey{0x10, 0x7fff}, s.Ports[1].Reaches); d != "" { // 0x2 talks to the SM (full) in the default partition
 		t.Errorf("port 2 reaches :\n%s", d)
 	}
 	// Cross-check the arithmetic against enumerating pairs with CanTalk per partition.
@@ -187,7 +187,7 @@ c=0x30 : 0x7, 0x8;                # nobody full: 0 pairs
 			}
 		}
 		if n != p.Pairs {
-			t.Errorf("partition 0x%04x: %d pairs by formula, %d by enumeration", p.Key, p.Pairs, n)
+			t.Errorf("partition %s: %d pairs by formula, %d by enumeration", p.Key, p.Pairs, n)
 		}
 	}
 }

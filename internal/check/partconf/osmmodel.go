@@ -323,11 +323,11 @@ func (s *portState) add(pi int, m *Member, full, allowBoth bool) {
 	s.slot(pi)
 	key := m.Def.Partition.Key
 	if m.Indx0 {
-		s.indx0 = key // osm_pkey_tbl_set_indx0_pkey
+		s.indx0 = uint16(key) // osm_pkey_tbl_set_indx0_pkey
 		if full {
 			s.indx0 |= 0x8000
 		}
-	} else if s.indx0&0x7fff == key {
+	} else if check.PartitionKey(s.indx0&0x7fff) == key {
 		s.indx0 = 0
 	}
 	if !allowBoth {
@@ -658,15 +658,15 @@ func updatePeerPort(slots []Entry, sp SwitchPort, prev []check.PKey, enforceOff 
 		return pt
 	}
 	pt.Managed, pt.Enforced = true, true
-	full := map[uint16]bool{}
+	full := map[check.PartitionKey]bool{}
 	for _, e := range slots {
 		if e.PKey.Valid() && e.PKey.IsFull() {
-			full[e.PKey.Key()] = true
+			full[e.PKey.Partition()] = true
 		}
 	}
 	var packed []check.PKey
 	for _, e := range slots {
-		if !e.PKey.Valid() || (!e.PKey.IsFull() && full[e.PKey.Key()]) {
+		if !e.PKey.Valid() || (!e.PKey.IsFull() && full[e.PKey.Partition()]) {
 			continue
 		}
 		packed = append(packed, e.PKey)

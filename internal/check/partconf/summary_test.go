@@ -20,7 +20,7 @@ func (m *Model) summaryReference() *Summary {
 	s := &Summary{}
 	n := len(m.Ports)
 	parts := m.Config.Partitions
-	pidx := make(map[uint16]int, len(parts))
+	pidx := make(map[check.PartitionKey]int, len(parts))
 	for i, p := range parts {
 		pidx[p.Key] = i
 	}
@@ -31,29 +31,29 @@ func (m *Model) summaryReference() *Summary {
 	}
 	members := make([][]mem, len(parts))
 	for i := 0; i < n; i++ {
-		var seen map[uint16]int // key -> position in members, for both/duplicate entries
+		var seen map[check.PartitionKey]int // key -> position in members, for both/duplicate entries
 		for _, e := range m.slots[i] {
 			if !e.PKey.Valid() {
 				continue
 			}
-			pi, ok := pidx[e.PKey.Key()]
+			pi, ok := pidx[e.PKey.Partition()]
 			if !ok {
 				continue
 			}
 			if seen == nil {
-				seen = make(map[uint16]int, len(m.slots[i]))
+				seen = make(map[check.PartitionKey]int, len(m.slots[i]))
 			}
-			if j, dup := seen[e.PKey.Key()]; dup {
+			if j, dup := seen[e.PKey.Partition()]; dup {
 				if e.PKey.IsFull() {
 					members[pi][j].full = true
 				}
 				continue
 			}
-			seen[e.PKey.Key()] = len(members[pi])
+			seen[e.PKey.Partition()] = len(members[pi])
 			members[pi] = append(members[pi], mem{int32(i), e.PKey.IsFull()})
 		}
 	}
-	reach := make([][]uint16, n)
+	reach := make([][]check.PartitionKey, n)
 	all := newUnionFind(n)
 	noDef := newUnionFind(n)
 	for pi, part := range parts {

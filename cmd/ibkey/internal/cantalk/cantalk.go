@@ -568,7 +568,7 @@ func completeEndpoints(f *cmdutil.Factory, o *CanTalkOptions) cobra.CompletionFu
 			for _, e := range v.Table.Entries {
 				if e.Valid() && !seen[e.PKey] {
 					seen[e.PKey] = true
-					pkeys = append(pkeys, cobra.CompletionWithDesc(e.PKey.String(), e.PKey.Membership().String()+" member of "+e.PKey.KeyString()))
+					pkeys = append(pkeys, cobra.CompletionWithDesc(e.PKey.String(), e.PKey.Membership().String()+" member of "+e.PKey.Partition().String()))
 				}
 			}
 		}
@@ -625,7 +625,7 @@ func optionValues(f *cmdutil.Factory, o *CanTalkOptions, base, key string) []cob
 			if !e.Valid() {
 				continue
 			}
-			val, desc := e.PKey.String(), e.PKey.Membership().String()+" member of "+e.PKey.KeyString()
+			val, desc := e.PKey.String(), e.PKey.Membership().String()+" member of "+e.PKey.Partition().String()
 			if key == "index" {
 				val, desc = strconv.Itoa(e.Index), e.PKey.String()+" "+desc
 			}

@@ -180,10 +180,10 @@ func guidStrings(gs []check.GUID) []string {
 	return out
 }
 
-func keyStrings(ks []uint16) []string {
+func keyStrings(ks []check.PartitionKey) []string {
 	out := make([]string, len(ks))
 	for i, k := range ks {
-		out[i] = keyString(k)
+		out[i] = k.String()
 	}
 	return out
 }
@@ -191,7 +191,7 @@ func keyStrings(ks []uint16) []string {
 func pkeyStrings(ks []check.PKey) []string {
 	out := make([]string, len(ks))
 	for i, k := range ks {
-		out[i] = k.KeyString()
+		out[i] = k.Partition().String()
 	}
 	return out
 }
@@ -210,7 +210,7 @@ func (x matrix) json() matrixJSON {
 	s := x.summary
 	out.Summary = summaryJSON{Partitions: []partitionReachJSON{}, Ports: []portReachJSON{}, Groups: [][]string{}, GroupsWithoutDefault: [][]string{}, OnlyDefault: guidStrings(s.OnlyDefault)}
 	for _, pr := range s.Partitions {
-		out.Summary.Partitions = append(out.Summary.Partitions, partitionReachJSON{keyString(pr.Key), pr.Name, pr.Full, pr.Limited, pr.Pairs})
+		out.Summary.Partitions = append(out.Summary.Partitions, partitionReachJSON{pr.Key.String(), pr.Name, pr.Full, pr.Limited, pr.Pairs})
 	}
 	for _, pr := range s.Ports {
 		out.Summary.Ports = append(out.Summary.Ports, portReachJSON{pr.GUID.String(), keyStrings(pr.Reaches)})

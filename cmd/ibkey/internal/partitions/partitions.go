@@ -119,13 +119,10 @@ func nodeCell(names map[check.GUID]string, guid check.GUID) string {
 	return "-"
 }
 
-// keyString is a 15-bit partition key as printed: 0x0010.
-func keyString(k uint16) string { return check.PKey(k).KeyString() }
-
 // keyLess sorts partitions for people: the default partition first, then by key.
-func keyLess(a, b uint16) bool {
-	if (a == check.DefaultKey) != (b == check.DefaultKey) {
-		return a == check.DefaultKey
+func keyLess(a, b check.PartitionKey) bool {
+	if (a == check.DefaultPartition) != (b == check.DefaultPartition) {
+		return a == check.DefaultPartition
 	}
 	return a < b
 }

@@ -310,10 +310,10 @@ func (s show) text(w io.Writer, f cmdutil.Format) error {
 			for _, d := range part.Defs {
 				at = append(at, posText(d.Pos, p.Config))
 			}
-			pg.Add(keyString(part.Key), part.Name, flags, "", "(no members)", strings.Join(at, ","))
+			pg.Add(part.Key.String(), part.Name, flags, "", "(no members)", strings.Join(at, ","))
 		}
 		for _, m := range part.Members {
-			pg.Add(keyString(part.Key), part.Name, flags, effectiveMembership(m, p.Options.AllowBoth), memberRule(m, p.Options.SMGUID), posText(m.Pos(), p.Config))
+			pg.Add(part.Key.String(), part.Name, flags, effectiveMembership(m, p.Options.AllowBoth), memberRule(m, p.Options.SMGUID), posText(m.Pos(), p.Config))
 		}
 	}
 	if err := pg.Render(w, f); err != nil {
@@ -378,7 +378,7 @@ func (s show) text(w io.Writer, f cmdutil.Format) error {
 				add(guid, strconv.Itoa(sl.Index), "0x0000", "", "", "", "", note(extra...))
 				continue
 			}
-			add(guid, strconv.Itoa(sl.Index), e.PKey.String(), e.PKey.Membership().String(), e.PKey.KeyString()+" "+e.Partition.Name,
+			add(guid, strconv.Itoa(sl.Index), e.PKey.String(), e.PKey.Membership().String(), e.PKey.Partition().String()+" "+e.Partition.Name,
 				e.DecidedBy.Text, posText(e.DecidedBy.Pos(), p.Config), note(extra...))
 		}
 		for _, d := range t.Dropped {
@@ -398,7 +398,7 @@ func (s show) groupsText(w io.Writer, f cmdutil.Format, parts []*partconf.Partit
 			if g.Broadcast {
 				at += " (IPoIB broadcast)"
 			}
-			gg.Add(keyString(part.Key), part.Name, g.MGID.String(), fmt.Sprintf("0x%08x", g.QKey), codeText(g.MTU, mtuBytes, " bytes"),
+			gg.Add(part.Key.String(), part.Name, g.MGID.String(), fmt.Sprintf("0x%08x", g.QKey), codeText(g.MTU, mtuBytes, " bytes"),
 				codeText(g.Rate, rateGbs, " Gb/s"), strconv.Itoa(int(g.SL)), codeText(g.Scope, scopeNames, ""), at)
 		}
 	}

@@ -101,7 +101,7 @@ func (s show) structJSON() showJSON {
 		out.SMGUID = strp(p.Options.SMGUID.String())
 	}
 	for _, part := range keyOrder(s.applied.Partitions) {
-		pj := partitionJSON{Key: keyString(part.Key), Name: part.Name, Flags: partitionFlags(part), IPoIB: part.IPoIB,
+		pj := partitionJSON{Key: part.Key.String(), Name: part.Name, Flags: partitionFlags(part), IPoIB: part.IPoIB,
 			DefinedAt: []string{}, Members: []memberJSON{}, Groups: []groupJSON{}}
 		for _, d := range part.Defs {
 			pj.DefinedAt = append(pj.DefinedAt, posText(d.Pos, p.Config))
@@ -130,7 +130,7 @@ func (s show) structJSON() showJSON {
 			ej := tableEntryJSON{Index: sl.Index, PKey: "0x0000", Key: "0x0000"}
 			if e := sl.Entry; e != nil {
 				ms := e.PKey.Membership().String()
-				ej = tableEntryJSON{Index: sl.Index, PKey: e.PKey.String(), Key: e.PKey.KeyString(), Membership: &ms, Valid: true,
+				ej = tableEntryJSON{Index: sl.Index, PKey: e.PKey.String(), Key: e.PKey.Partition().String(), Membership: &ms, Valid: true,
 					Partition: strp(e.Partition.Name), DecidedBy: strp(e.DecidedBy.Text), At: strp(posText(e.DecidedBy.Pos(), p.Config))}
 			}
 			if sl.Before.Valid() {
