@@ -741,7 +741,7 @@ func (c *Config) qos() bool { return false }
 // broadcastMGID is osm_ipoib_broadcast_mgid with the full P_Key at bytes 4-5.
 func broadcastMGID(key check.PartitionKey) [16]byte {
 	gid := [16]byte{0xff, 0x12, 0x40, 0x1b, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff}
-	k := uint16(key) | 0x8000
+	k := key.PKey(check.Full)
 	gid[4], gid[5] = byte(k>>8), byte(k)
 	return gid
 }
@@ -864,12 +864,12 @@ func (e *emu) mgroupCreate(p, nameAt, valAt int) int {
 	gid := addr.As16()
 	d.MGIDs = append(d.MGIDs, MGID{GID: addr, Flags: flags, Pos: e.pos(nameAt)})
 	if isIPMGID(gid) {
-		pk := uint16(gid[4])<<8 | uint16(gid[5])
-		full := uint16(d.Partition.Key) | 0x8000
+		pk := check.PKey(gid[4])<<8 | check.PKey(gid[5])
+		full := d.Partition.Key.PKey(check.Full)
 		switch {
 		case gid != broadcastMGID(d.Partition.Key) && pk != 0 && pk != full:
-			e.finding(Warning, nameAt, "mgid-pkey", fmt.Sprintf("IP multicast group %s carries P_Key 0x%04x but partition %s is 0x%04x: OpenSM logs an error and does not create it", addr, pk, d.Partition.Name, full),
-				fmt.Sprintf("write 0x%04x or 0000 in bytes 4-5 of the MGID (OpenSM fills in the partition's key for 0000)", full))
+			e.finding(Warning, nameAt, "mgid-pkey", fmt.Sprintf("IP multicast group %s carries P_Key %s but partition %s is %s: OpenSM logs an error and does not create it", addr, pk, d.Partition.Name, full),
+				fmt.Sprintf("write %s or 0000 in bytes 4-5 of the MGID (OpenSM fills in the partition's key for 0000)", full))
 			return n
 		case g.Rate != e.conf.flags.Rate:
 			e.finding(Warning, nameAt, "mgid-rate", fmt.Sprintf("IP multicast group %s has rate %d but the partition's broadcast group has %d: OpenSM logs an error and does not create it", addr, g.Rate, e.conf.flags.Rate),
