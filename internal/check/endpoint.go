@@ -484,7 +484,3 @@ func (s EndpointSpec) String() string {
 	}
 	return b.String()
 }
-
-// FormatGUID prints a raw GUID as GUID.String does (0x and 16 hex digits, ibstat's
-// form), for callers still holding a uint64: new code uses GUID.
-func FormatGUID(g uint64) string { return fmt.Sprintf("0x%016x", g) }

@@ -21,9 +21,6 @@ const (
 	MembershipBit PKey = 0x8000
 	// KeyMask selects the 15-bit key, the partition's identity.
 	KeyMask PKey = 0x7fff
-	// DefaultKey is the default partition's key as a number (DefaultPartition is the
-	// typed key).
-	DefaultKey uint16 = uint16(DefaultPartition)
 	// DefaultFull is the default P_Key, full membership of the default partition.
 	DefaultFull PKey = 0xffff
 	// DefaultLimited is limited membership of the default partition.

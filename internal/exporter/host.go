@@ -258,7 +258,7 @@ func buildHostStatic(views []*query.PortView) *staticSet {
 				nodeType = d.NodeType.Value.Name
 			}
 			if d.NodeGUID.OK() {
-				guid = check.FormatGUID(uint64(d.NodeGUID.Value))
+				guid = check.GUID(d.NodeGUID.Value).String()
 			}
 			out.add(mDeviceInfo, 1, d.Name, nodeType, guid, d.FWVer.Value, d.HCAType.Value)
 		}

@@ -82,14 +82,14 @@ func ResolveEndpointsWith(host func() *Host, parts *Partitions, specs ...check.E
 // *NotFoundError (exit 3), one that matches several nodes or ports a *UsageError.
 func ResolveEndpointsFrom(src EndpointSources, specs ...check.EndpointSpec) ([]ResolvedEndpoint, error) {
 	parts := src.Partitions
-	var guids []uint64
+	var guids []check.GUID
 	for _, s := range specs {
 		switch {
 		case s.Kind == check.EndpointGUID && parts != nil:
 			if s.Index != nil || s.PortNum != nil {
 				return nil, endpointSourceError(s.String(), s, ErrIndexNeedsSweep)
 			}
-			guids = append(guids, uint64(s.GUID))
+			guids = append(guids, s.GUID)
 			continue
 		case s.Kind == check.EndpointLID && src.Fabric != nil:
 			continue
@@ -216,7 +216,7 @@ func ResolveEndpointsFrom(src EndpointSources, specs ...check.EndpointSpec) ([]R
 // resolveGUID is a GUID endpoint: the port's predicted table, or with pkey= the entry a
 // QP there would use for that partition (a full one preferred, as for a local port).
 func resolveGUID(s check.EndpointSpec, label string, m *partconf.Model) (check.Endpoint, error) {
-	table := GUIDTable(m, uint64(s.GUID))
+	table := GUIDTable(m, s.GUID)
 	if s.PKey == nil {
 		e, err := s.Endpoint(label, table)
 		e.LinkLayer = "InfiniBand" // OpenSM manages InfiniBand ports

@@ -16,12 +16,12 @@ type Partitions struct {
 	Config  *partconf.Config
 	Options partconf.Options
 	// FileGUIDs are the port GUIDs named in the file, in order of first appearance.
-	FileGUIDs []uint64
-	inFile    map[uint64]bool
+	FileGUIDs []check.GUID
+	inFile    map[check.GUID]bool
 	// Types are the node types of ports known not to be CA ports (routers, from
 	// --router or a saved sweep): ModelOf models them as such. A port not listed is
 	// a CA port.
-	Types map[uint64]partconf.NodeType
+	Types map[check.GUID]check.NodeType
 }
 
 // ReadPartitions reads and parses path. A file that cannot be read is bad input (exit
@@ -38,7 +38,7 @@ func ReadPartitions(path string, opt partconf.Options) (*Partitions, error) {
 
 // NewPartitions wraps a parsed config.
 func NewPartitions(c *partconf.Config, opt partconf.Options) *Partitions {
-	p := &Partitions{Path: c.File, Config: c, Options: opt, inFile: map[uint64]bool{}}
+	p := &Partitions{Path: c.File, Config: c, Options: opt, inFile: map[check.GUID]bool{}}
 	for _, d := range c.Definitions {
 		for _, m := range d.Members {
 			if m.Kind == partconf.KindGUID && !p.inFile[m.GUID] {
@@ -51,18 +51,18 @@ func NewPartitions(c *partconf.Config, opt partconf.Options) *Partitions {
 }
 
 // InFile reports whether the file names this port GUID.
-func (p *Partitions) InFile(guid uint64) bool { return p.inFile[guid] }
+func (p *Partitions) InFile(guid check.GUID) bool { return p.inFile[guid] }
 
 // Ports are the file's GUIDs, then extra ones and the SM's port (--sm-guid) when the file
 // does not name them. Every port is taken for a CA port: a file names port GUIDs, not
 // node types, so ALL_SWITCHES and ALL_ROUTERS name none of them.
-func (p *Partitions) Ports(extra ...uint64) []partconf.Port {
-	seen := make(map[uint64]bool, len(p.FileGUIDs)+len(extra)+1)
+func (p *Partitions) Ports(extra ...check.GUID) []partconf.Port {
+	seen := make(map[check.GUID]bool, len(p.FileGUIDs)+len(extra)+1)
 	out := make([]partconf.Port, 0, len(p.FileGUIDs)+len(extra)+1)
-	add := func(g uint64) {
+	add := func(g check.GUID) {
 		if g != 0 && !seen[g] {
 			seen[g] = true
-			out = append(out, partconf.Port{GUID: g, Type: partconf.CA})
+			out = append(out, partconf.Port{GUID: g, Type: check.NodeCA})
 		}
 	}
 	for _, g := range p.FileGUIDs {
@@ -76,20 +76,20 @@ func (p *Partitions) Ports(extra ...uint64) []partconf.Port {
 }
 
 // Model is what OpenSM programs on Ports(extra...).
-func (p *Partitions) Model(extra ...uint64) *partconf.Model {
+func (p *Partitions) Model(extra ...check.GUID) *partconf.Model {
 	return partconf.NewModel(p.Config, p.Ports(extra...), p.Options)
 }
 
 // ModelOf models only these ports. A port's table depends only on the items that name it
 // (its GUID, a keyword, SELF), not on the other ports, so answering for two ports of a
 // 20,000-port file does not need 20,000 tables.
-func (p *Partitions) ModelOf(guids ...uint64) *partconf.Model {
-	seen := map[uint64]bool{}
+func (p *Partitions) ModelOf(guids ...check.GUID) *partconf.Model {
+	seen := map[check.GUID]bool{}
 	var ports []partconf.Port
 	for _, g := range append(guids, p.Options.SMGUID) {
 		if g != 0 && !seen[g] {
 			seen[g] = true
-			t := partconf.CA
+			t := check.NodeCA
 			if typ, ok := p.Types[g]; ok {
 				t = typ // a router port: ALL_ROUTERS names it, ALL_CAS does not
 			}
@@ -101,7 +101,7 @@ func (p *Partitions) ModelOf(guids ...uint64) *partconf.Model {
 
 // GUIDTable is the port's predicted entries as a can-talk table: every entry with Index
 // NoIndex, since which index OpenSM uses depends on what the table held before.
-func GUIDTable(m *partconf.Model, guid uint64) []check.TableEntry {
+func GUIDTable(m *partconf.Model, guid check.GUID) []check.TableEntry {
 	t := m.Table(guid)
 	out := make([]check.TableEntry, len(t))
 	for i, e := range t {
@@ -143,13 +143,13 @@ func (s Slot) Hole() bool { return s.Entry == nil && s.Before.Valid() }
 // the table length; 0 means unlimited. Slots run up to the last valid entry, before or
 // after.
 func Reprogram(before []check.PKey, next []partconf.Entry, size int, allowBoth bool) (slots []Slot, dropped []partconf.Entry) {
-	match := func(p check.PKey) uint16 {
+	match := func(p check.PKey) check.PKey {
 		if allowBoth {
-			return uint16(p)
+			return p
 		}
-		return p.Key()
+		return check.PKey(p.Partition())
 	}
-	at := map[uint16]int{}
+	at := map[check.PKey]int{}
 	for i, p := range before {
 		if !p.Valid() {
 			continue

@@ -15,7 +15,7 @@ import (
 // (a port not listed is a CA port). A router port is named by ALL_ROUTERS and not by
 // ALL_CAS (osm_prtn_config.c: partition_add_all, by node type), so a router's GUID
 // must be told apart to predict its table.
-func (p *Partitions) TypedPorts(types map[uint64]partconf.NodeType, extra ...uint64) []partconf.Port {
+func (p *Partitions) TypedPorts(types map[check.GUID]check.NodeType, extra ...check.GUID) []partconf.Port {
 	ports := p.Ports(extra...)
 	for i := range ports {
 		if t, ok := types[ports[i].GUID]; ok {
@@ -90,7 +90,7 @@ func (p *Partitions) portTable(m, prev *partconf.Model, port partconf.Port, reus
 
 // Pair is one cell of the who-can-talk grid.
 type Pair struct {
-	A, B    uint64
+	A, B    check.GUID
 	CanTalk bool
 	// Partitions are the keys in which they can talk, LimitedOnly those they share
 	// where both are limited members; ascending.
@@ -110,7 +110,7 @@ func Pairs(m *partconf.Model) []Pair {
 }
 
 // PairOf applies the P_Key rule to two ports of m.
-func PairOf(m *partconf.Model, a, b uint64) Pair {
+func PairOf(m *partconf.Model, a, b check.GUID) Pair {
 	v := m.CanTalk(a, b)
 	pr := Pair{A: a, B: b, CanTalk: v.CanTalk}
 	sh := append([]partconf.Shared(nil), v.Shared...)

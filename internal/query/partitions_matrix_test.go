@@ -35,23 +35,23 @@ func TestPortTables(t *testing.T) {
 	)
 	conf := "Default=0x7fff : ALL=limited, SELF=full;\ncas=0x10 : ALL_CAS=full;\nrouters=0x20 : ALL_ROUTERS=full;\nx=0x30 : 0x0002c90300000301, 0x0002c90300000302;\n"
 	prevConf := "Default=0x7fff : ALL=limited, SELF=full;\nold=0x40 : ALL=full;\ncas=0x10 : ALL_CAS=full;\n"
-	types := map[uint64]partconf.NodeType{router: partconf.Router}
+	types := map[check.GUID]check.NodeType{router: check.NodeRouter}
 	tests := []struct {
 		name      string
 		opt       partconf.Options
-		types     map[uint64]partconf.NodeType
+		types     map[check.GUID]check.NodeType
 		prev      bool
 		ca, rt    string
 		dropped   int
-		routerTyp partconf.NodeType
+		routerTyp check.NodeType
 	}{
-		{"fresh", partconf.Options{}, types, false, "0:0x7fff 1:0x8010 2:0x0030", "0:0x7fff 1:0x8020 2:0x0030", 0, partconf.Router},
-		{"no router flag", partconf.Options{}, nil, false, "0:0x7fff 1:0x8010 2:0x0030", "0:0x7fff 1:0x8010 2:0x0030", 0, partconf.CA},
-		{"-W: limited default leaves index 0 empty", partconf.Options{AllowBoth: true}, types, false, "0:- 1:0x8010 2:0x0030 3:0x7fff", "0:- 1:0x8020 2:0x0030 3:0x7fff", 0, partconf.Router},
-		{"table of 2", partconf.Options{TableSize: 2}, types, false, "0:0x7fff 1:0x8010", "0:0x7fff 1:0x8020", 1, partconf.Router},
+		{"fresh", partconf.Options{}, types, false, "0:0x7fff 1:0x8010 2:0x0030", "0:0x7fff 1:0x8020 2:0x0030", 0, check.NodeRouter},
+		{"no router flag", partconf.Options{}, nil, false, "0:0x7fff 1:0x8010 2:0x0030", "0:0x7fff 1:0x8010 2:0x0030", 0, check.NodeCA},
+		{"-W: limited default leaves index 0 empty", partconf.Options{AllowBoth: true}, types, false, "0:- 1:0x8010 2:0x0030 3:0x7fff", "0:- 1:0x8020 2:0x0030 3:0x7fff", 0, check.NodeRouter},
+		{"table of 2", partconf.Options{TableSize: 2}, types, false, "0:0x7fff 1:0x8010", "0:0x7fff 1:0x8020", 1, check.NodeRouter},
 		// Before: CA 0x7fff 0x8010 0x8040, router 0x7fff 0x8040; the first new key
 		// goes after the last kept one, where 0x8040 was.
-		{"after a previous configuration", partconf.Options{}, types, true, "0:0x7fff 1:0x8010 2:0x0030", "0:0x7fff 1:0x8020 2:0x0030", 0, partconf.Router},
+		{"after a previous configuration", partconf.Options{}, types, true, "0:0x7fff 1:0x8010 2:0x0030", "0:0x7fff 1:0x8020 2:0x0030", 0, check.NodeRouter},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -66,7 +66,7 @@ func TestPortTables(t *testing.T) {
 			if len(tables) != 2 {
 				t.Fatalf("%d tables", len(tables))
 			}
-			got := map[uint64]PortTable{}
+			got := map[check.GUID]PortTable{}
 			for _, pt := range tables {
 				got[pt.Port.GUID] = pt
 			}
@@ -102,7 +102,7 @@ func TestPairs(t *testing.T) {
 	m := p.Model()
 	var got []string
 	for _, pr := range Pairs(m) {
-		got = append(got, fmt.Sprintf("%x-%x %v talk=%v working=%v limited=%v", pr.A, pr.B, pr.CanTalk, pr.Partitions, pr.Working(), pr.LimitedOnly))
+		got = append(got, fmt.Sprintf("%x-%x %v talk=%v working=%v limited=%v", uint64(pr.A), uint64(pr.B), pr.CanTalk, pr.Partitions, pr.Working(), pr.LimitedOnly))
 	}
 	want := []string{
 		"1-2 true talk=[0x0010 0x7fff] working=[0x0010] limited=[]",

@@ -18,7 +18,7 @@ func reconfTable(t *testing.T, conf string) []partconf.Entry {
 	if c.Rejected {
 		t.Fatal(c.Findings)
 	}
-	return partconf.NewModel(c, []partconf.Port{{GUID: reconfPort, Type: partconf.CA}}, partconf.Options{}).Table(reconfPort)
+	return partconf.NewModel(c, []partconf.Port{{GUID: reconfPort, Type: check.NodeCA}}, partconf.Options{}).Table(reconfPort)
 }
 
 // TestReprogram pins the reconfiguration rules the lab showed (partitions_lab_test.go).

@@ -372,7 +372,7 @@ func TestLabKeepPKeyIndexes(t *testing.T) {
 						continue
 					}
 					var want []check.PKey
-					for _, e := range m.Slots(uint64(p.GUID)) {
+					for _, e := range m.Slots(p.GUID) {
 						want = append(want, e.PKey)
 					}
 					got := p.PKeys[:len(want)]

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/ibkey/ibkey/internal/check"
 )
 
 // bigFabric is 20,000 CA ports in 4,000 partitions of 50 members (each port in 10), the
@@ -12,7 +14,7 @@ func bigFabric() ([]byte, []Port) {
 	const nPorts, nParts, per = 20000, 4000, 50
 	ports := make([]Port, nPorts)
 	for i := range ports {
-		ports[i] = Port{GUID: 0x0002c90300000000 + uint64(i)*16 + 1, Type: CA}
+		ports[i] = Port{GUID: check.GUID(0x0002c90300000000 + uint64(i)*16 + 1), Type: check.NodeCA}
 	}
 	var b strings.Builder
 	b.WriteString("Default=0x7fff, ipoib : ALL=full, SELF=full;\n")
@@ -27,9 +29,9 @@ func bigFabric() ([]byte, []Port) {
 				b.WriteString("\n  ") // member lists over lines
 			}
 			if j < 2 {
-				fmt.Fprintf(&b, " 0x%016x=full", g)
+				fmt.Fprintf(&b, " %s=full", g)
 			} else {
-				fmt.Fprintf(&b, " 0x%016x", g)
+				fmt.Fprintf(&b, " %s", g)
 			}
 		}
 		b.WriteString(";\n")

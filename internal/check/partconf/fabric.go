@@ -22,16 +22,13 @@ const (
 // ports with a GUID, each switch's port 0 with the switch's port GUID) and the port
 // GUID of the master SM: the end port whose LID is the SM LID the ports report (0 when
 // none is found; SELF then names nobody).
-func FabricPorts(f *fabric.Fabric) (ports []Port, smGUID uint64) {
-	byLID := map[uint16]uint64{}
+func FabricPorts(f *fabric.Fabric) (ports []Port, smGUID check.GUID) {
+	byLID := map[uint16]check.GUID{}
 	smLIDs := map[uint16]int{}
 	for _, n := range f.Nodes {
-		typ := CA
-		switch n.Type {
-		case check.NodeSwitch:
-			typ = Switch
-		case check.NodeRouter:
-			typ = Router
+		typ := check.NodeCA
+		if n.Type == check.NodeSwitch || n.Type == check.NodeRouter {
+			typ = n.Type
 		}
 		for _, p := range n.Ports {
 			if !n.IsEndPort(p) || p.GUID == 0 || !f.InSubnet(check.PortID{Node: n.GUID, Port: p.Num}) {
@@ -41,19 +38,19 @@ func FabricPorts(f *fabric.Fabric) (ports []Port, smGUID uint64) {
 			if size == 0 {
 				size = n.PartitionCap
 			}
-			port := Port{GUID: uint64(p.GUID), Type: typ, TableSize: size}
-			if typ != Switch && p.Peer != nil {
+			port := Port{GUID: p.GUID, Type: typ, TableSize: size}
+			if typ != check.NodeSwitch && p.Peer != nil {
 				if sw := f.Node(p.Peer.Node); sw != nil && sw.Type == check.NodeSwitch {
 					capy := sw.PartitionEnforcementCap
 					if sp := f.Port(*p.Peer); sp != nil && sp.TableSize > 0 && capy == 0 {
 						capy = sp.TableSize
 					}
-					port.Peer = &SwitchPort{Switch: uint64(sw.GUID), Num: p.Peer.Port, EnforceCap: capy}
+					port.Peer = &SwitchPort{Switch: sw.GUID, Num: p.Peer.Port, EnforceCap: capy}
 				}
 			}
 			ports = append(ports, port)
 			if p.LID != 0 {
-				byLID[p.LID] = uint64(p.GUID)
+				byLID[p.LID] = p.GUID
 			}
 			if p.SMLID != 0 {
 				smLIDs[p.SMLID]++
@@ -82,16 +79,16 @@ func NewFabricModel(c *Config, f *fabric.Fabric, opt Options) *Model {
 		opt.SMGUID = sm
 	}
 	if opt.Before == nil {
-		opt.Before, opt.PeerBefore = map[uint64][]check.PKey{}, map[uint64][]check.PKey{}
+		opt.Before, opt.PeerBefore = map[check.GUID][]check.PKey{}, map[check.GUID][]check.PKey{}
 		for _, n := range f.Nodes {
 			for _, p := range n.Ports {
 				if p.PKeys == nil || !n.IsEndPort(p) || p.GUID == 0 {
 					continue
 				}
-				opt.Before[uint64(p.GUID)] = p.PKeys
+				opt.Before[p.GUID] = p.PKeys
 				if n.Type != check.NodeSwitch && p.Peer != nil {
 					if sp := f.Port(*p.Peer); sp != nil && sp.PKeys != nil {
-						opt.PeerBefore[uint64(p.GUID)] = sp.PKeys
+						opt.PeerBefore[p.GUID] = sp.PKeys
 					}
 				}
 			}
@@ -132,7 +129,7 @@ func CompareFabric(f *fabric.Fabric, m *Model) []check.Finding {
 				continue
 			}
 			id := check.PortID{Node: n.GUID, Port: p.Num}
-			for _, fd := range compareTable(f, m, id, p, id, m.Table(uint64(p.GUID)), m.Dropped(uint64(p.GUID)), "") {
+			for _, fd := range compareTable(f, m, id, p, id, m.Table(p.GUID), m.Dropped(p.GUID), "") {
 				byPort[id] = append(byPort[id], len(out))
 				out = append(out, fd)
 			}
@@ -148,7 +145,7 @@ func CompareFabric(f *fabric.Fabric, m *Model) []check.Finding {
 			if peerNode == nil || peer == nil || peerNode.Type == check.NodeSwitch || peer.GUID == 0 || !f.InSubnet(*p.Peer) {
 				continue
 			}
-			pt := m.Peer(uint64(peer.GUID))
+			pt := m.Peer(peer.GUID)
 			if pt == nil || !pt.Managed {
 				// part_enforce off (or no enforcement capability): OpenSM does not
 				// write this table, whatever it holds is not OpenSM's doing.
@@ -158,10 +155,10 @@ func CompareFabric(f *fabric.Fabric, m *Model) []check.Finding {
 			want := make([]Entry, 0, len(pt.Table))
 			for _, k := range pt.Table {
 				if k.Valid() {
-					want = append(want, entryFor(m, uint64(peer.GUID), k))
+					want = append(want, entryFor(m, peer.GUID, k))
 				}
 			}
-			if peer.PKeys != nil && sameMemberships(p.PKeys, peer.PKeys) && sameEntries(want, m.Table(uint64(peer.GUID))) {
+			if peer.PKeys != nil && sameMemberships(p.PKeys, peer.PKeys) && sameEntries(want, m.Table(peer.GUID)) {
 				// The switch port mirrors the CA port exactly, as OpenSM programs it:
 				// it shares the CA port's findings rather than repeating them.
 				for _, i := range byPort[*p.Peer] {
@@ -183,13 +180,13 @@ type wantKey struct {
 }
 
 // entryFor finds the model entry of the end port behind a switch port value.
-func entryFor(m *Model, guid uint64, k check.PKey) Entry {
+func entryFor(m *Model, guid check.GUID, k check.PKey) Entry {
 	for _, e := range m.Table(guid) {
 		if e.PKey == k {
 			return e
 		}
 	}
-	return Entry{PKey: k, Partition: m.Config.Partition(k.Key())}
+	return Entry{PKey: k, Partition: m.Config.Partition(k.Partition())}
 }
 
 func sameEntries(a, b []Entry) bool {
@@ -211,12 +208,12 @@ func compareTable(f *fabric.Fabric, m *Model, id check.PortID, p *fabric.Port, m
 		ports = append(ports, f.FindingPort(modelPort))
 	}
 	name := f.Label(id)
-	want := map[uint16]*wantKey{}
+	want := map[check.PartitionKey]*wantKey{}
 	for _, e := range table {
-		w := want[e.PKey.Key()]
+		w := want[e.PKey.Partition()]
 		if w == nil {
 			w = &wantKey{entry: e}
-			want[e.PKey.Key()] = w
+			want[e.PKey.Partition()] = w
 		}
 		if e.PKey.IsFull() {
 			w.full = true
@@ -224,19 +221,19 @@ func compareTable(f *fabric.Fabric, m *Model, id check.PortID, p *fabric.Port, m
 			w.limited = true
 		}
 	}
-	have := map[uint16][2]bool{} // full, limited
+	have := map[check.PartitionKey][2]bool{} // full, limited
 	for _, k := range p.PKeys {
 		if k.Valid() {
-			h := have[k.Key()]
+			h := have[k.Partition()]
 			if k.IsFull() {
 				h[0] = true
 			} else {
 				h[1] = true
 			}
-			have[k.Key()] = h
+			have[k.Partition()] = h
 		}
 	}
-	keys := make([]uint16, 0, len(want)+len(have))
+	keys := make([]check.PartitionKey, 0, len(want)+len(have))
 	for k := range want {
 		keys = append(keys, k)
 	}
@@ -264,21 +261,21 @@ func compareTable(f *fabric.Fabric, m *Model, id check.PortID, p *fabric.Port, m
 				pk |= check.MembershipBit
 			}
 			out = append(out, check.Finding{Severity: check.SeverityError, Rule: RuleExtraKey, Ports: ports, PKeys: []check.PKey{pk},
-				Message: fmt.Sprintf("%s holds %s (%s member of %s), which %s does not give it%s", name, pk, ms(h[0], h[1]), pk.KeyString(), m.Source.File, mirror),
+				Message: fmt.Sprintf("%s holds %s (%s member of %s), which %s does not give it%s", name, pk, ms(h[0], h[1]), pk.Partition().String(), m.Source.File, mirror),
 				Action:  "if the partition is wanted, add the port to it in the file; if not, the SM did not remove it: re-sweep (OpenSM: kill -HUP) and check that this is the file the SM reads"})
 		case !h[0] && !h[1]:
 			if w.full {
 				pk |= check.MembershipBit
 			}
 			out = append(out, check.Finding{Severity: check.SeverityError, Rule: RuleMissingKey, Ports: ports, PKeys: []check.PKey{pk},
-				Message: fmt.Sprintf("%s lacks %s: %s makes it a %s member of partition %s (%s, %s)%s", name, pk, m.Source.File, ms(w.full, w.limited), w.entry.Partition.Name, pk.KeyString(), decided(w.entry), mirror),
+				Message: fmt.Sprintf("%s lacks %s: %s makes it a %s member of partition %s (%s, %s)%s", name, pk, m.Source.File, ms(w.full, w.limited), w.entry.Partition.Name, pk.Partition().String(), decided(w.entry), mirror),
 				Action:  "make the SM apply the file (OpenSM: kill -HUP; check its log for \"Pkey table is full\" and parse errors), or correct the file if the fabric is right"})
 		case h[0] != w.full || h[1] != w.limited:
 			if h[0] {
 				pk |= check.MembershipBit
 			}
 			out = append(out, check.Finding{Severity: check.SeverityError, Rule: RuleWrongMembership, Ports: ports, PKeys: []check.PKey{pk},
-				Message: fmt.Sprintf("%s is a %s member of partition %s (%s) but %s makes it %s (%s)%s", name, ms(h[0], h[1]), w.entry.Partition.Name, pk.KeyString(), m.Source.File, ms(w.full, w.limited), decided(w.entry), mirror),
+				Message: fmt.Sprintf("%s is a %s member of partition %s (%s) but %s makes it %s (%s)%s", name, ms(h[0], h[1]), w.entry.Partition.Name, pk.Partition().String(), m.Source.File, ms(w.full, w.limited), decided(w.entry), mirror),
 				Action:  "make the SM apply the file (OpenSM: kill -HUP), or correct the membership in the file (=full / =limited) if the fabric is right"})
 		}
 	}

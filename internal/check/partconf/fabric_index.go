@@ -17,12 +17,12 @@ const RuleIndexMoved = "partitions-index-moved"
 // NCCL_IB_PKEY, ibv_modify_qp's pkey_index and MPI's equivalents name an index, so a
 // key at another index puts them in another partition or none.
 func compareIndexes(f *fabric.Fabric, m *Model, id check.PortID, p *fabric.Port) []check.Finding {
-	slots := m.Slots(uint64(p.GUID))
-	where := map[uint16]int{}
+	slots := m.Slots(p.GUID)
+	where := map[check.PartitionKey]int{}
 	for i, k := range p.PKeys {
 		if k.Valid() {
-			if _, ok := where[k.Key()]; !ok {
-				where[k.Key()] = i
+			if _, ok := where[k.Partition()]; !ok {
+				where[k.Partition()] = i
 			}
 		}
 	}
@@ -31,16 +31,16 @@ func compareIndexes(f *fabric.Fabric, m *Model, id check.PortID, p *fabric.Port)
 		if !e.PKey.Valid() || i >= len(p.PKeys) {
 			continue
 		}
-		if p.PKeys[i].Valid() && p.PKeys[i].Key() == e.PKey.Key() {
+		if p.PKeys[i].Valid() && p.PKeys[i].Partition() == e.PKey.Partition() {
 			continue
 		}
-		j, ok := where[e.PKey.Key()]
+		j, ok := where[e.PKey.Partition()]
 		if !ok {
 			continue // missing: reported as partitions-missing-key
 		}
-		impact := fmt.Sprintf("a QP or NCCL_IB_PKEY=%d that means %s gets %s instead", i, e.PKey.KeyString(), describeAt(p.PKeys, i))
+		impact := fmt.Sprintf("a QP or NCCL_IB_PKEY=%d that means %s gets %s instead", i, e.PKey.Partition().String(), describeAt(p.PKeys, i))
 		if i == 0 {
-			impact = fmt.Sprintf("IPoIB's parent interface takes its P_Key from index 0, so it is in %s instead of %s", describeAt(p.PKeys, 0), e.PKey.KeyString())
+			impact = fmt.Sprintf("IPoIB's parent interface takes its P_Key from index 0, so it is in %s instead of %s", describeAt(p.PKeys, 0), e.PKey.Partition().String())
 		}
 		out = append(out, check.Finding{Severity: check.SeverityError, Rule: RuleIndexMoved,
 			Ports: []check.FindingPort{f.FindingPort(id)}, PKeys: []check.PKey{p.PKeys[j]},
@@ -55,5 +55,5 @@ func describeAt(t []check.PKey, i int) string {
 	if i >= len(t) || !t[i].Valid() {
 		return "no partition (an empty entry)"
 	}
-	return "partition " + t[i].KeyString()
+	return "partition " + t[i].Partition().String()
 }

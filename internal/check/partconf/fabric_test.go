@@ -44,11 +44,11 @@ func compare(t *testing.T, f *fabric.Fabric, conf string) []check.Finding {
 func TestFabricPorts(t *testing.T) {
 	ports, sm := FabricPorts(compareFabricFixture())
 	if sm != 0xa1 {
-		t.Errorf("SM port GUID 0x%x, want 0xa1 (the port with LID 1, the SM LID)", sm)
+		t.Errorf("SM port GUID %s, want 0xa1 (the port with LID 1, the SM LID)", sm)
 	}
 	var got []string
 	for _, p := range ports {
-		got = append(got, check.FormatGUID(p.GUID)+"/"+p.Type.String())
+		got = append(got, p.GUID.String()+"/"+p.Type.Word())
 	}
 	if want := "0x0000000000000050/switch 0x00000000000000a1/CA 0x00000000000000b1/CA"; strings.Join(got, " ") != want {
 		t.Errorf("ports %v, want %s", got, want)

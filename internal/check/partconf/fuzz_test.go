@@ -2,6 +2,8 @@ package partconf
 
 import (
 	"testing"
+
+	"github.com/ibkey/ibkey/internal/check"
 )
 
 // FuzzParse: parsing, linting and modelling any input never panics, and the rejection
@@ -10,7 +12,7 @@ import (
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(factsExample))
 	f.Add([]byte("Default=0x7fff : ALL=full\n;\n"))
-	ports := []Port{{GUID: 1, Type: CA}, {GUID: 2, Type: CA}, {GUID: 3, Type: Switch}, {GUID: 4, Type: Router}}
+	ports := []Port{{GUID: 1, Type: check.NodeCA}, {GUID: 2, Type: check.NodeCA}, {GUID: 3, Type: check.NodeSwitch}, {GUID: 4, Type: check.NodeRouter}}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		c := Parse("fuzz.conf", data)
 		rejects := false
@@ -27,7 +29,7 @@ func FuzzParse(f *testing.F) {
 		}
 		for _, p := range c.Partitions {
 			if p.Key == 0 || p.Key > 0x7fff {
-				t.Fatalf("partition key 0x%x", p.Key)
+				t.Fatalf("partition key %s", p.Key)
 			}
 		}
 		Lint(c, LintOptions{AllowBoth: len(data)%2 == 0, TableSize: 4})

@@ -54,7 +54,7 @@ func TestLabParseCases(t *testing.T) {
 	dir := t.TempDir()
 	// OpenSM keeps a key already in a table at its index, so each case starts from
 	// what the previous one programmed: the model gets those tables as Before.
-	before := map[uint64][]check.PKey{}
+	before := map[check.GUID][]check.PKey{}
 	for i, tc := range parseLabCases {
 		for _, allowBoth := range []bool{false, true} {
 			name := tc.name
@@ -79,7 +79,7 @@ func TestLabParseCases(t *testing.T) {
 					t.Errorf("model rejected %v, OpenSM %v; findings %v\nlog:\n%s", c.Rejected, rejected, c.Findings, grepLog(log))
 				}
 				m := NewModel(c, labFabric, Options{AllowBoth: allowBoth, SMGUID: labSM, TableSize: 64, Before: before})
-				before = map[uint64][]check.PKey{}
+				before = map[check.GUID][]check.PKey{}
 				for _, dr := range append(labHCAs, labSwitch) {
 					g := l.portGUID(t, dr)
 					table := l.pkeyTable(t, dr)
@@ -87,9 +87,9 @@ func TestLabParseCases(t *testing.T) {
 					got := fmt.Sprint(table)
 					want := slotString(m.Slots(g))
 					if got != want && tc.uncertain {
-						t.Logf("uncertain case: port 0x%016x: model %s, OpenSM %s", g, want, got)
+						t.Logf("uncertain case: port %s: model %s, OpenSM %s", g, want, got)
 					} else if got != want {
-						t.Errorf("port 0x%016x: model %s, OpenSM %s", g, want, got)
+						t.Errorf("port %s: model %s, OpenSM %s", g, want, got)
 					}
 				}
 			})

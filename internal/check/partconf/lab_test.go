@@ -152,7 +152,7 @@ func (l *lab) opensm(t testing.TB, smNode, conf string, allowBoth bool) string {
 
 // nodeInfo reads NodeInfo over a directed route ("0,1" = out of port 1 of the node the
 // tool attaches to, the first node of the topology file).
-func (l *lab) portGUID(t testing.TB, dr string) uint64 {
+func (l *lab) portGUID(t testing.TB, dr string) check.GUID {
 	t.Helper()
 	out, err := l.run(nil, "smpquery", "-D", "nodeinfo", dr)
 	if err != nil {
@@ -164,7 +164,7 @@ func (l *lab) portGUID(t testing.TB, dr string) uint64 {
 			if err != nil {
 				t.Fatalf("nodeinfo %s: %q: %v", dr, line, err)
 			}
-			return g
+			return check.GUID(g)
 		}
 	}
 	t.Fatalf("nodeinfo %s: no PortGuid in\n%s", dr, out)
@@ -205,11 +205,11 @@ func parsePKeyRows(t testing.TB, out string) []check.PKey {
 
 // labFabric is testdata/lab/net as the model sees it.
 var labFabric = []Port{
-	{GUID: 0x0002c90300000201, Type: CA},
-	{GUID: 0x0002c90300000211, Type: CA},
-	{GUID: 0x0002c90300000221, Type: CA},
-	{GUID: 0x0002c90300000231, Type: CA},
-	{GUID: 0x0000000000200000, Type: Switch, TableSize: 8}, // Sw1's management port 0
+	{GUID: 0x0002c90300000201, Type: check.NodeCA},
+	{GUID: 0x0002c90300000211, Type: check.NodeCA},
+	{GUID: 0x0002c90300000221, Type: check.NodeCA},
+	{GUID: 0x0002c90300000231, Type: check.NodeCA},
+	{GUID: 0x0000000000200000, Type: check.NodeSwitch, TableSize: 8}, // Sw1's management port 0
 }
 
 const labSM = 0x0002c90300000201
@@ -284,12 +284,12 @@ func TestLabOpenSM(t *testing.T) {
 				t.Errorf("OpenSM rejected the file: %v, model says %v (first error %v)\nfindings: %v", rejectedByOpenSM, cfg.Rejected, cfg.RejectedAt, cfg.Findings)
 			}
 			m := NewModel(cfg, labFabric, Options{AllowBoth: lc.allowBoth, SMGUID: labSM, TableSize: 64})
-			real := map[uint64][]check.PKey{}
+			real := map[check.GUID][]check.PKey{}
 			for _, dr := range labHCAs {
 				g := l.portGUID(t, dr)
 				real[g] = l.pkeys(t, dr)
 				if got, want := fmt.Sprint(m.PKeys(g)), fmt.Sprint(real[g]); got != want {
-					t.Errorf("port 0x%016x: model %s, OpenSM programmed %s", g, got, want)
+					t.Errorf("port %s: model %s, OpenSM programmed %s", g, got, want)
 				}
 			}
 			// The switch's management port 0 gets the partitions that name it (ALL,
@@ -305,7 +305,7 @@ func TestLabOpenSM(t *testing.T) {
 					}
 					want := pkeyRule(ta, tb)
 					if got := m.CanTalk(a, b); got.CanTalk != want {
-						t.Errorf("can-talk 0x%x 0x%x: model %v (%v), P_Key rule on programmed tables %v", a, b, got.CanTalk, got.Reasons, want)
+						t.Errorf("can-talk %s %s: model %v (%v), P_Key rule on programmed tables %v", a, b, got.CanTalk, got.Reasons, want)
 					}
 				}
 			}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+
+	"github.com/ibkey/ibkey/internal/check"
 )
 
 // LintOptions are how the linted file will be used.
@@ -37,7 +39,7 @@ func Lint(c *Config, opt LintOptions) []Finding {
 			"no Default partition line: OpenSM adds Default=0x7fff : ALL=limited, SELF=full, so every port except the SM's is a limited member of the default partition and they cannot talk to each other in it (0x7fff; IPoIB on the default partition breaks)",
 			"add `Default=0x7fff, ipoib : ALL=full ;` (or ALL=limited on purpose, with SELF=full)")
 	}
-	byGUID := map[uint64]seenMember{} // one map for every partition, cleared for each
+	byGUID := map[check.GUID]seenMember{} // one map for every partition, cleared for each
 	for _, p := range c.Partitions {
 		clear(byGUID)
 		lintPartition(c, p, opt, add, byGUID)
@@ -100,7 +102,7 @@ type seenMember struct {
 }
 
 // lintPartition lints one partition; byGUID is empty working memory.
-func lintPartition(c *Config, p *Partition, opt LintOptions, add func(Severity, Pos, string, string, string), byGUID map[uint64]seenMember) {
+func lintPartition(c *Config, p *Partition, opt LintOptions, add func(Severity, Pos, string, string, string), byGUID map[check.GUID]seenMember) {
 	var first *Definition
 	for _, d := range p.Defs {
 		if d.Implicit {
@@ -109,16 +111,16 @@ func lintPartition(c *Config, p *Partition, opt LintOptions, add func(Severity, 
 		if first == nil {
 			first = d
 		} else if d.KeyText != "" {
-			add(Warning, d.Pos, "duplicate-key", fmt.Sprintf("key 0x%04x is already defined at %s: OpenSM merges the definitions and keeps the name %q", p.Key, first.Pos, p.Name),
+			add(Warning, d.Pos, "duplicate-key", fmt.Sprintf("key %s is already defined at %s: OpenSM merges the definitions and keeps the name %q", p.Key, first.Pos, p.Name),
 				"merge the member lists into one definition, or give this partition its own key")
 		}
 		if first != d && d.Name != "" && d.Name != p.Name {
-			add(Warning, d.Pos, "two-names", fmt.Sprintf("key 0x%04x is named %q here but %q at %s: OpenSM keeps %q", p.Key, d.Name, p.Name, first.Pos, p.Name),
+			add(Warning, d.Pos, "two-names", fmt.Sprintf("key %s is named %q here but %q at %s: OpenSM keeps %q", p.Key, d.Name, p.Name, first.Pos, p.Name),
 				"use one name per key")
 		}
 		if d.Generated {
-			add(Warning, d.Pos, "generated-key", fmt.Sprintf("no key: OpenSM generates 0x%04x from the order of the definitions, and it changes when definitions are added or moved", p.Key),
-				fmt.Sprintf("write the key: %s=0x%04x", d.Name, p.Key))
+			add(Warning, d.Pos, "generated-key", fmt.Sprintf("no key: OpenSM generates %s from the order of the definitions, and it changes when definitions are added or moved", p.Key),
+				fmt.Sprintf("write the key: %s=%s", d.Name, p.Key))
 		}
 		if d.DefMember == FlagBoth && !opt.AllowBoth {
 			add(Warning, d.Pos, "both-without-W", "defmember=both without OpenSM -W (allow_both_pkeys): members get only a full entry",
@@ -140,7 +142,7 @@ func lintPartition(c *Config, p *Partition, opt LintOptions, add func(Severity, 
 		}
 		if m.Kind == KindGUID && !m.Def.Implicit {
 			if s, ok := byGUID[m.GUID]; ok && s.m != eff {
-				add(Warning, m.Pos(), "conflicting-membership", fmt.Sprintf("port 0x%016x is listed in partition 0x%04x as %s at %s and as %s here: OpenSM uses the last one (%s)", m.GUID, p.Key, s.m, s.pos, eff, eff),
+				add(Warning, m.Pos(), "conflicting-membership", fmt.Sprintf("port %s is listed in partition %s as %s at %s and as %s here: OpenSM uses the last one (%s)", m.GUID, p.Key, s.m, s.pos, eff, eff),
 					"list the port once with the membership you want")
 			}
 			byGUID[m.GUID] = seenMember{eff, m.Pos()}
@@ -151,7 +153,7 @@ func lintPartition(c *Config, p *Partition, opt LintOptions, add func(Severity, 
 		if first != nil {
 			pos = first.Pos
 		}
-		add(Warning, pos, "no-full-member", fmt.Sprintf("every member of partition 0x%04x (%s) is limited: limited members cannot talk to each other, so nobody can talk in it", p.Key, p.Name),
+		add(Warning, pos, "no-full-member", fmt.Sprintf("every member of partition %s (%s) is limited: limited members cannot talk to each other, so nobody can talk in it", p.Key, p.Name),
 			"make at least one port (a server, the storage target) =full, or use defmember=full")
 	}
 	if p.IsDefault() {
@@ -185,10 +187,10 @@ func lintTables(c *Config, opt LintOptions, add func(Severity, Pos, string, stri
 		at *Member // the item on the last line naming the port
 	}
 	// perGUID indexes accs (a pointer per port cost 13 MB at 100,000 ports).
-	perGUID := map[uint64]int32{}
+	perGUID := map[check.GUID]int32{}
 	var accs []acc
-	var order []uint64
-	guids := map[uint64]*Member{} // one map for every partition, cleared for each
+	var order []check.GUID
+	guids := map[check.GUID]*Member{} // one map for every partition, cleared for each
 	for _, p := range c.Partitions {
 		kw := 0
 		clear(guids)
@@ -231,7 +233,7 @@ func lintTables(c *Config, opt LintOptions, add func(Severity, Pos, string, stri
 		a := accs[perGUID[g]]
 		if n := int(a.n) + everyone; n > opt.TableSize {
 			add(Warning, a.at.Pos(), "table-overflow",
-				fmt.Sprintf("port 0x%016x needs %d P_Key entries, more than a table of %d holds: OpenSM cannot program the last %d", g, n, opt.TableSize, n-opt.TableSize),
+				fmt.Sprintf("port %s needs %d P_Key entries, more than a table of %d holds: OpenSM cannot program the last %d", g, n, opt.TableSize, n-opt.TableSize),
 				"take the port out of some partitions, or check PartitionCap (`smpquery nodeinfo`)")
 		}
 	}

@@ -34,10 +34,10 @@ func lintValues(c *Config, add func(Severity, Pos, string, string, string)) {
 			}
 			switch {
 			case m.Octal:
-				add(Warning, m.Pos(), "octal-guid", fmt.Sprintf("%s has no 0x and starts with 0: OpenSM reads it as octal, port 0x%016x", m.Text, m.GUID),
-					fmt.Sprintf("write the GUID in hex with 0x: 0x%016x if that is the port you mean (GUIDs as ibstat prints them need 0x in front)", m.GUID))
+				add(Warning, m.Pos(), "octal-guid", fmt.Sprintf("%s has no 0x and starts with 0: OpenSM reads it as octal, port %s", m.Text, m.GUID),
+					fmt.Sprintf("write the GUID in hex with 0x: %s if that is the port you mean (GUIDs as ibstat prints them need 0x in front)", m.GUID))
 			case m.Decimal:
-				add(Warning, m.Pos(), "decimal-guid", fmt.Sprintf("%s has no 0x: OpenSM reads it as a decimal number, port 0x%016x", m.Text, m.GUID),
+				add(Warning, m.Pos(), "decimal-guid", fmt.Sprintf("%s has no 0x: OpenSM reads it as a decimal number, port %s", m.Text, m.GUID),
 					"write the GUID in hex with 0x (as ibstat and ibnetdiscover print it)")
 			}
 		}
@@ -72,15 +72,15 @@ const RuleGUIDNotInFabric = "guid-not-in-fabric"
 // subnet. OpenSM skips them silently (osm_prtn_config.c: the port is looked up when
 // the partition is built). Sorted by GUID, each with where the file names it first.
 func UnknownGUIDs(c *Config, f *fabric.Fabric) []Finding {
-	known := map[uint64]bool{}
+	known := map[check.GUID]bool{}
 	for _, n := range f.Nodes {
 		for _, p := range n.Ports {
 			if n.IsEndPort(p) && p.GUID != 0 {
-				known[uint64(p.GUID)] = true
+				known[p.GUID] = true
 			}
 		}
 	}
-	first := map[uint64]*Member{}
+	first := map[check.GUID]*Member{}
 	for _, p := range c.Partitions {
 		for _, m := range p.Members {
 			if m.Kind == KindGUID && !m.Def.Implicit && !known[m.GUID] {
@@ -90,7 +90,7 @@ func UnknownGUIDs(c *Config, f *fabric.Fabric) []Finding {
 			}
 		}
 	}
-	guids := make([]uint64, 0, len(first))
+	guids := make([]check.GUID, 0, len(first))
 	for g := range first {
 		guids = append(guids, g)
 	}
@@ -98,9 +98,9 @@ func UnknownGUIDs(c *Config, f *fabric.Fabric) []Finding {
 	out := make([]Finding, 0, len(guids))
 	for _, g := range guids {
 		m := first[g]
-		what := fmt.Sprintf("port 0x%016x (%s) is not in the fabric", g, m.Text)
+		what := fmt.Sprintf("port %s (%s) is not in the fabric", g, m.Text)
 		if n := f.Node(check.GUID(g)); n != nil {
-			what = fmt.Sprintf("0x%016x (%s) is the node GUID of %q, not a port GUID: OpenSM matches port GUIDs", g, m.Text, n.Description)
+			what = fmt.Sprintf("%s (%s) is the node GUID of %q, not a port GUID: OpenSM matches port GUIDs", g, m.Text, n.Description)
 		}
 		if f.Incomplete != "" || len(f.Unreachable) > 0 {
 			what += " (as far as the sweep saw: it is partial, the port may be in the part not read)"

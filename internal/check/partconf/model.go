@@ -8,30 +8,9 @@ import (
 	"github.com/ibkey/ibkey/internal/check"
 )
 
-// NodeType is the type of the node a port belongs to (NodeInfo NodeType).
-type NodeType uint8
-
-const (
-	CA NodeType = iota + 1
-	Switch
-	Router
-)
-
-func (t NodeType) String() string {
-	switch t {
-	case CA:
-		return "CA"
-	case Switch:
-		return "switch"
-	case Router:
-		return "router"
-	}
-	return "unknown"
-}
-
 // Shared is one partition two ports both belong to.
 type Shared struct {
-	Key     uint16
+	Key     check.PartitionKey
 	Name    string
 	A, B    check.PKey // the best entry of each side (full preferred)
 	CanTalk bool
@@ -49,37 +28,37 @@ type Verdict struct {
 
 // CanTalk applies the P_Key rule (same 15-bit key, at least one side full) to the two
 // ports' predicted tables.
-func (m *Model) CanTalk(a, b uint64) Verdict {
+func (m *Model) CanTalk(a, b check.GUID) Verdict {
 	var v Verdict
 	ia, okA := m.index[a]
 	ib, okB := m.index[b]
 	if !okA || !okB {
 		for _, g := range []struct {
 			ok   bool
-			guid uint64
+			guid check.GUID
 		}{{okA, a}, {okB, b}} {
 			if !g.ok {
-				v.Reasons = append(v.Reasons, fmt.Sprintf("port 0x%016x is not in the fabric", g.guid))
+				v.Reasons = append(v.Reasons, fmt.Sprintf("port %s is not in the fabric", g.guid))
 			}
 		}
 		return v
 	}
-	best := func(t []Entry) map[uint16]Entry {
-		r := make(map[uint16]Entry, len(t))
+	best := func(t []Entry) map[check.PartitionKey]Entry {
+		r := make(map[check.PartitionKey]Entry, len(t))
 		for _, e := range t {
-			if o, ok := r[e.PKey.Key()]; !ok || (!o.PKey.IsFull() && e.PKey.IsFull()) {
-				r[e.PKey.Key()] = e
+			if o, ok := r[e.PKey.Partition()]; !ok || (!o.PKey.IsFull() && e.PKey.IsFull()) {
+				r[e.PKey.Partition()] = e
 			}
 		}
 		return r
 	}
 	ta, tb := best(m.slots[ia]), best(m.slots[ib])
-	seen := map[uint16]bool{}
+	seen := map[check.PartitionKey]bool{}
 	for _, e := range m.slots[ia] {
 		if !e.PKey.Valid() {
 			continue
 		}
-		k := e.PKey.Key()
+		k := e.PKey.Partition()
 		ea, eb := ta[k], tb[k]
 		if seen[k] || eb.Partition == nil {
 			continue
@@ -89,17 +68,17 @@ func (m *Model) CanTalk(a, b uint64) Verdict {
 			CanTalk: ea.PKey.IsFull() || eb.PKey.IsFull(), DecidedA: ea.DecidedBy.Pos(), DecidedB: eb.DecidedBy.Pos()}
 		if s.CanTalk {
 			s.Reason = fmt.Sprintf("partition %s (%s): %s and %s, at least one full member (%s, %s)",
-				e.PKey.KeyString(), s.Name, ea.PKey, eb.PKey, s.DecidedA, s.DecidedB)
+				e.PKey.Partition().String(), s.Name, ea.PKey, eb.PKey, s.DecidedA, s.DecidedB)
 		} else {
 			s.Reason = fmt.Sprintf("partition %s (%s): %s and %s are both limited members, which cannot talk to each other (%s, %s)",
-				e.PKey.KeyString(), s.Name, ea.PKey, eb.PKey, s.DecidedA, s.DecidedB)
+				e.PKey.Partition().String(), s.Name, ea.PKey, eb.PKey, s.DecidedA, s.DecidedB)
 		}
 		v.Shared = append(v.Shared, s)
 		v.CanTalk = v.CanTalk || s.CanTalk
 		v.Reasons = append(v.Reasons, s.Reason)
 	}
 	if len(v.Shared) == 0 {
-		v.Reasons = append(v.Reasons, fmt.Sprintf("ports 0x%016x and 0x%016x share no partition", a, b))
+		v.Reasons = append(v.Reasons, fmt.Sprintf("ports %s and %s share no partition", a, b))
 	}
 	if m.Source.Rejected {
 		v.Reasons = append(v.Reasons, fmt.Sprintf("OpenSM rejects %s (first error at %s) and applies Default=0x7fff : ALL=full: every port is a full member of the default partition", m.Source.File, m.Source.RejectedAt))
@@ -109,7 +88,7 @@ func (m *Model) CanTalk(a, b uint64) Verdict {
 
 // PartitionReach is one partition's reachability in Summary.
 type PartitionReach struct {
-	Key     uint16
+	Key     check.PartitionKey
 	Name    string
 	Full    int // ports with a full entry (both counts as full)
 	Limited int // ports with only a limited entry
@@ -119,10 +98,10 @@ type PartitionReach struct {
 
 // PortReach is one port's reachability in Summary.
 type PortReach struct {
-	GUID uint64
+	GUID check.GUID
 	// Reaches are the keys of the partitions in which this port can talk to at least
 	// one other port.
-	Reaches []uint16
+	Reaches []check.PartitionKey
 }
 
 // Summary is the who-can-talk matrix in aggregate, for fabrics too large for pairs.
@@ -132,12 +111,12 @@ type Summary struct {
 	// Groups are the connected components of ports linked by partitions where they can
 	// talk (transitively), counting every partition. With the usual Default=ALL=full
 	// this is one group.
-	Groups [][]uint64
+	Groups [][]check.GUID
 	// GroupsWithoutDefault ignores the default partition: the isolation the other
 	// partitions provide.
-	GroupsWithoutDefault [][]uint64
+	GroupsWithoutDefault [][]check.GUID
 	// OnlyDefault are ports that can talk to nobody except through the default partition.
-	OnlyDefault []uint64
+	OnlyDefault []check.GUID
 }
 
 // Summary computes per-partition pair counts arithmetically, per-port reach, and the
@@ -150,7 +129,7 @@ func (m *Model) Summary() *Summary {
 	parts := m.Config.Partitions
 	var pidx [0x8000]int32 // 15-bit key -> partition index + 1
 	for i, p := range parts {
-		pidx[p.Key&0x7fff] = int32(i + 1)
+		pidx[p.Key&check.PartitionKey(check.KeyMask)] = int32(i + 1)
 	}
 	type member struct {
 		part int32
@@ -166,7 +145,7 @@ func (m *Model) Summary() *Summary {
 			if !e.PKey.Valid() {
 				continue
 			}
-			pi := pidx[e.PKey.Key()] - 1
+			pi := pidx[e.PKey.Partition()] - 1
 			if pi < 0 {
 				continue
 			}
@@ -210,7 +189,7 @@ func (m *Model) Summary() *Summary {
 	}
 	// A port reaches the partitions where it is full and has another member, or is
 	// limited and has a full one; it is linked to the partition's first full member.
-	reach := make([]uint16, 0, total) // every port's Reaches, one after the other
+	reach := make([]check.PartitionKey, 0, total) // every port's Reaches, one after the other
 	all := newUnionFind(n)
 	noDef := newUnionFind(n)
 	s.Ports = make([]PortReach, n)
@@ -237,7 +216,7 @@ func (m *Model) Summary() *Summary {
 		s.Ports[i] = PortReach{GUID: p.GUID, Reaches: r}
 		only := true
 		for _, k := range r {
-			if k != 0x7fff {
+			if k != check.DefaultPartition {
 				only = false
 			}
 		}
@@ -281,8 +260,8 @@ func (u *unionFind) union(a, b int) {
 
 // groups lists components with more than one port, largest first; singletons are left
 // out (they are isolated; see OnlyDefault and PortReach).
-func (u *unionFind) groups(ports []Port) [][]uint64 {
-	byRoot := map[int][]uint64{}
+func (u *unionFind) groups(ports []Port) [][]check.GUID {
+	byRoot := map[int][]check.GUID{}
 	var roots []int
 	for i, p := range ports {
 		r := u.find(i)
@@ -291,7 +270,7 @@ func (u *unionFind) groups(ports []Port) [][]uint64 {
 		}
 		byRoot[r] = append(byRoot[r], p.GUID)
 	}
-	var out [][]uint64
+	var out [][]check.GUID
 	for _, r := range roots {
 		if g := byRoot[r]; len(g) > 1 {
 			out = append(out, g)

@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/ibkey/ibkey/internal/check"
 )
 
 // diff reports want and got when they differ (go-cmp would need a module dependency).
@@ -51,7 +53,7 @@ func TestModelMatchesRecordedLab(t *testing.T) {
 			for i, want := range tc.tables {
 				got := strings.Trim(fmt.Sprint(m.PKeys(labFabric[i].GUID)), "[]")
 				if got != want {
-					t.Errorf("port 0x%016x: got %s, OpenSM programmed %s", labFabric[i].GUID, got, want)
+					t.Errorf("port %s: got %s, OpenSM programmed %s", labFabric[i].GUID, got, want)
 				}
 			}
 		})
@@ -66,13 +68,13 @@ compute=0x0002, defmember=full : 0x0002c90300000204, 0x0002c9030000020a=limited;
 `
 
 var factsPorts = []Port{
-	{GUID: 0x0002c90300000201, Type: CA}, {GUID: 0x0002c90300000204, Type: CA},
-	{GUID: 0x0002c90300000207, Type: CA}, {GUID: 0x0002c9030000020a, Type: CA},
+	{GUID: 0x0002c90300000201, Type: check.NodeCA}, {GUID: 0x0002c90300000204, Type: check.NodeCA},
+	{GUID: 0x0002c90300000207, Type: check.NodeCA}, {GUID: 0x0002c9030000020a, Type: check.NodeCA},
 }
 
 func TestFactsExample(t *testing.T) {
 	m := NewModel(Parse("p.conf", []byte(factsExample)), factsPorts, Options{SMGUID: 0x0002c90300000201})
-	want := map[uint64]string{
+	want := map[check.GUID]string{
 		0x0002c90300000201: "[0xffff 0x8001]",
 		0x0002c90300000204: "[0xffff 0x0001 0x8002]",
 		0x0002c90300000207: "[0xffff 0x0001]",
@@ -80,7 +82,7 @@ func TestFactsExample(t *testing.T) {
 	}
 	for g, w := range want {
 		if got := fmt.Sprint(m.PKeys(g)); got != w {
-			t.Errorf("0x%x: %s, want %s", g, got, w)
+			t.Errorf("%s: %s, want %s", g, got, w)
 		}
 	}
 	v := m.CanTalk(0x0002c90300000204, 0x0002c90300000207)
@@ -118,7 +120,7 @@ func TestFactsExample(t *testing.T) {
 
 func TestRejectedModelIsFallback(t *testing.T) {
 	c := Parse("p.conf", []byte("Default=0x7fff : ALL=limited;\np=0x10 : 0x1=full;\nbroken\n"))
-	m := NewModel(c, []Port{{GUID: 1, Type: CA}, {GUID: 2, Type: CA}}, Options{SMGUID: 1})
+	m := NewModel(c, []Port{{GUID: 1, Type: check.NodeCA}, {GUID: 2, Type: check.NodeCA}}, Options{SMGUID: 1})
 	if got := fmt.Sprint(m.PKeys(1), m.PKeys(2)); got != "[0xffff] [0xffff]" {
 		t.Errorf("fallback tables: %s", got)
 	}
@@ -134,7 +136,7 @@ func TestTableOverflow(t *testing.T) {
 	for k := 1; k <= 70; k++ {
 		fmt.Fprintf(&b, "p%d=0x%04x : 0x1=full;\n", k, k)
 	}
-	m := NewModel(Parse("p.conf", []byte(b.String())), []Port{{GUID: 1, Type: CA}, {GUID: 2, Type: CA, TableSize: 128}}, Options{TableSize: 64})
+	m := NewModel(Parse("p.conf", []byte(b.String())), []Port{{GUID: 1, Type: check.NodeCA}, {GUID: 2, Type: check.NodeCA, TableSize: 128}}, Options{TableSize: 64})
 	if n := len(m.Table(1)); n != 64 || m.Dropped(1) != 7 {
 		t.Errorf("table of 64: %d entries, %d dropped", n, m.Dropped(1))
 	}
@@ -147,29 +149,29 @@ b=0x20 : 0x4=full, 0x5=full, 0x6; # 2 full, 1 limited: 1 + 2 = 3 pairs
 c=0x30 : 0x7, 0x8;                # nobody full: 0 pairs
 `
 	var ports []Port
-	for g := uint64(1); g <= 9; g++ {
-		ports = append(ports, Port{GUID: g, Type: CA})
+	for g := check.GUID(1); g <= 9; g++ {
+		ports = append(ports, Port{GUID: g, Type: check.NodeCA})
 	}
 	m := NewModel(Parse("p.conf", []byte(conf)), ports, Options{SMGUID: 9})
 	s := m.Summary()
-	got := map[uint16]int64{}
+	got := map[check.PartitionKey]int64{}
 	for _, p := range s.Partitions {
 		got[p.Key] = p.Pairs
 	}
-	want := map[uint16]int64{0x7fff: 8, 0x10: 2, 0x20: 3, 0x30: 0}
+	want := map[check.PartitionKey]int64{0x7fff: 8, 0x10: 2, 0x20: 3, 0x30: 0}
 	if d := diff(want, got); d != "" {
 		t.Errorf("pairs :\n%s", d)
 	}
-	if d := diff([][]uint64{{1, 2, 3, 4, 5, 6, 7, 8, 9}}, s.Groups); d != "" {
+	if d := diff([][]check.GUID{{1, 2, 3, 4, 5, 6, 7, 8, 9}}, s.Groups); d != "" {
 		t.Errorf("groups with the default partition :\n%s", d)
 	}
-	if d := diff([][]uint64{{1, 2, 3}, {4, 5, 6}}, s.GroupsWithoutDefault); d != "" {
+	if d := diff([][]check.GUID{{1, 2, 3}, {4, 5, 6}}, s.GroupsWithoutDefault); d != "" {
 		t.Errorf("groups without the default partition :\n%s", d)
 	}
-	if d := diff([]uint64{7, 8, 9}, s.OnlyDefault); d != "" {
+	if d := diff([]check.GUID{7, 8, 9}, s.OnlyDefault); d != "" {
 		t.Errorf("only default :\n%s", d)
 	}
-	if d := diff([]uint16{0x10, 0x7fff}, s.Ports[1].Reaches); d != "" { // 0x2 talks to the SM (full) in the default partition
+	if d := diff([]check.PartitionKey{0x10, 0x7fff}, s.Ports[1].Reaches); d != "" { // 0x2 talks to the SM (full) in the default partition
 		t.Errorf("port 2 reaches :\n%s", d)
 	}
 	// Cross-check the arithmetic against enumerating pairs with CanTalk per partition.
@@ -185,7 +187,7 @@ c=0x30 : 0x7, 0x8;                # nobody full: 0 pairs
 			}
 		}
 		if n != p.Pairs {
-			t.Errorf("partition 0x%04x: %d pairs by formula, %d by enumeration", p.Key, p.Pairs, n)
+			t.Errorf("partition %s: %d pairs by formula, %d by enumeration", p.Key, p.Pairs, n)
 		}
 	}
 }

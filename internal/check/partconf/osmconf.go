@@ -78,7 +78,7 @@ func (c *OpenSMConf) AuditOptions() fabric.AuditOptions {
 func (c *OpenSMConf) FabricModel(conf *Config, f *fabric.Fabric, base Options) *Model {
 	opt := c.Options(base)
 	if !c.KeepPKeyIndexes && opt.Before == nil {
-		opt.Before, opt.PeerBefore = map[uint64][]check.PKey{}, map[uint64][]check.PKey{}
+		opt.Before, opt.PeerBefore = map[check.GUID][]check.PKey{}, map[check.GUID][]check.PKey{}
 	}
 	return NewFabricModel(conf, f, opt)
 }

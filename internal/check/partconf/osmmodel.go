@@ -9,8 +9,8 @@ import (
 
 // Port is an end port of the fabric: a CA or router port, or a switch's port 0.
 type Port struct {
-	GUID uint64
-	Type NodeType
+	GUID check.GUID
+	Type check.NodeType
 	// TableSize is the port's P_Key table length (NodeInfo PartitionCap); 0 means
 	// Options.TableSize.
 	TableSize int
@@ -21,7 +21,7 @@ type Port struct {
 
 // SwitchPort is a switch's external port.
 type SwitchPort struct {
-	Switch uint64 // the switch's node GUID
+	Switch check.GUID // the switch's node GUID
 	Num    int
 	// EnforceCap is SwitchInfo PartitionEnforcementCap: its table length. 0: the
 	// switch does not enforce partitions and OpenSM leaves the port alone.
@@ -34,7 +34,7 @@ type Options struct {
 	// limited entry. Without it `both` is full.
 	AllowBoth bool
 	// SMGUID is the port GUID of the SM's port: what SELF means.
-	SMGUID uint64
+	SMGUID check.GUID
 	// TableSize is the default P_Key table length; 0 means unlimited. mlx5 HCAs have
 	// 128 entries, the ibsim simulator 64, some switches 32.
 	TableSize int
@@ -45,10 +45,10 @@ type Options struct {
 	// index order (0x0000 for empty entries). A port not listed held only 0xffff at
 	// index 0: a fresh port, as on the simulator and after a reset. OpenSM keeps a key
 	// that is already in the table at its index (osm_pkey_mgr.c).
-	Before map[uint64][]check.PKey
+	Before map[check.GUID][]check.PKey
 	// PeerBefore are the tables of switch ports facing end ports, by end port GUID;
 	// absent means 0xffff at index 0.
-	PeerBefore map[uint64][]check.PKey
+	PeerBefore map[check.GUID][]check.PKey
 }
 
 // Entry is one P_Key table entry the model predicts.
@@ -83,7 +83,7 @@ type Model struct {
 	Ports   []Port
 	Options Options
 
-	index   map[uint64]int
+	index   map[check.GUID]int
 	slots   [][]Entry // per port, index order, PKey 0 for empty entries
 	dropped [][]Entry // per port: entries that did not fit (ERR 0512)
 	peers   []*PeerTable
@@ -97,7 +97,7 @@ type Model struct {
 func NewModel(c *Config, ports []Port, opt Options) *Model {
 	src := c
 	applied := c.Applied()
-	m := &Model{Config: applied, Source: src, Ports: ports, Options: opt, index: make(map[uint64]int, len(ports))}
+	m := &Model{Config: applied, Source: src, Ports: ports, Options: opt, index: make(map[check.GUID]int, len(ports))}
 	for i, p := range ports {
 		m.index[p.GUID] = i
 	}
@@ -162,14 +162,14 @@ func NewModel(c *Config, ports []Port, opt Options) *Model {
 type opIndex struct {
 	ops []*Member
 	// run is each GUID's run number: its items are flat[starts[run]:starts[run+1]].
-	run      map[uint64]int32
+	run      map[check.GUID]int32
 	starts   []int32
 	flat     []int32
 	keywords []int32 // ALL, ALL_CAS, ALL_SWITCHES, ALL_ROUTERS, SELF items
 }
 
 func newOpIndex(ops []*Member) *opIndex {
-	x := &opIndex{ops: ops, run: map[uint64]int32{}}
+	x := &opIndex{ops: ops, run: map[check.GUID]int32{}}
 	runOf := make([]int32, len(ops)) // -1: a keyword
 	var counts []int32
 	for i, m := range ops {
@@ -204,7 +204,7 @@ func newOpIndex(ops []*Member) *opIndex {
 }
 
 // byGUID are the items that name this GUID, in file order.
-func (x *opIndex) byGUID(guid uint64) []int32 {
+func (x *opIndex) byGUID(guid check.GUID) []int32 {
 	r, ok := x.run[guid]
 	if !ok {
 		return nil
@@ -212,7 +212,7 @@ func (x *opIndex) byGUID(guid uint64) []int32 {
 	return x.flat[x.starts[r]:x.starts[r+1]]
 }
 
-func names(m *Member, p Port, sm uint64) bool {
+func names(m *Member, p Port, sm check.GUID) bool {
 	switch m.Kind {
 	case KindGUID:
 		return m.GUID == p.GUID
@@ -221,11 +221,11 @@ func names(m *Member, p Port, sm uint64) bool {
 	case KindAll:
 		return true
 	case KindAllCAs:
-		return p.Type == CA
+		return p.Type == check.NodeCA
 	case KindAllSwitches:
-		return p.Type == Switch
+		return p.Type == check.NodeSwitch
 	case KindAllRouters:
-		return p.Type == Router
+		return p.Type == check.NodeRouter
 	}
 	return false
 }
@@ -323,11 +323,11 @@ func (s *portState) add(pi int, m *Member, full, allowBoth bool) {
 	s.slot(pi)
 	key := m.Def.Partition.Key
 	if m.Indx0 {
-		s.indx0 = key // osm_pkey_tbl_set_indx0_pkey
+		s.indx0 = uint16(key) // osm_pkey_tbl_set_indx0_pkey
 		if full {
 			s.indx0 |= 0x8000
 		}
-	} else if s.indx0&0x7fff == key {
+	} else if check.PartitionKey(s.indx0&0x7fff) == key {
 		s.indx0 = 0
 	}
 	if !allowBoth {
@@ -391,7 +391,7 @@ func (m *Model) program(i int, p Port, st *portState, parts []*Partition, sc *mg
 	size := m.tableSize(i)
 	slots, dropped := pkeyMgrUpdatePort(before, list, size, m.Options.AllowBoth, st.indx0, sc)
 	m.slots[i], m.dropped[i] = slots, dropped
-	if p.Type != Switch && p.Peer != nil {
+	if p.Type != check.NodeSwitch && p.Peer != nil {
 		prev := freshTable
 		if b, ok := m.Options.PeerBefore[p.GUID]; ok {
 			prev = b
@@ -658,15 +658,15 @@ func updatePeerPort(slots []Entry, sp SwitchPort, prev []check.PKey, enforceOff 
 		return pt
 	}
 	pt.Managed, pt.Enforced = true, true
-	full := map[uint16]bool{}
+	full := map[check.PartitionKey]bool{}
 	for _, e := range slots {
 		if e.PKey.Valid() && e.PKey.IsFull() {
-			full[e.PKey.Key()] = true
+			full[e.PKey.Partition()] = true
 		}
 	}
 	var packed []check.PKey
 	for _, e := range slots {
-		if !e.PKey.Valid() || (!e.PKey.IsFull() && full[e.PKey.Key()]) {
+		if !e.PKey.Valid() || (!e.PKey.IsFull() && full[e.PKey.Partition()]) {
 			continue
 		}
 		packed = append(packed, e.PKey)
@@ -705,7 +705,7 @@ func updatePeerPort(slots []Entry, sp SwitchPort, prev []check.PKey, enforceOff 
 
 // Table returns the valid P_Key entries of the port with this GUID in index order, or
 // nil.
-func (m *Model) Table(guid uint64) []Entry {
+func (m *Model) Table(guid check.GUID) []Entry {
 	i, ok := m.index[guid]
 	if !ok {
 		return nil
@@ -721,7 +721,7 @@ func (m *Model) Table(guid uint64) []Entry {
 
 // Slots returns the port's table index by index through its last valid entry, empty
 // entries (0x0000) included, or nil.
-func (m *Model) Slots(guid uint64) []Entry {
+func (m *Model) Slots(guid check.GUID) []Entry {
 	if i, ok := m.index[guid]; ok {
 		return m.slots[i]
 	}
@@ -730,7 +730,7 @@ func (m *Model) Slots(guid uint64) []Entry {
 
 // PKeys returns the valid entries as values in index order, for comparisons with a
 // port's real table.
-func (m *Model) PKeys(guid uint64) []check.PKey {
+func (m *Model) PKeys(guid check.GUID) []check.PKey {
 	var out []check.PKey
 	for _, e := range m.Table(guid) {
 		out = append(out, e.PKey)
@@ -739,11 +739,11 @@ func (m *Model) PKeys(guid uint64) []check.PKey {
 }
 
 // Dropped is how many entries did not fit the port's table.
-func (m *Model) Dropped(guid uint64) int { return len(m.DroppedEntries(guid)) }
+func (m *Model) Dropped(guid check.GUID) int { return len(m.DroppedEntries(guid)) }
 
 // DroppedEntries are the entries OpenSM could not place ("ERR 0512 ... Pkey table is
 // full"), in the order it tried them.
-func (m *Model) DroppedEntries(guid uint64) []Entry {
+func (m *Model) DroppedEntries(guid check.GUID) []Entry {
 	if i, ok := m.index[guid]; ok {
 		return m.dropped[i]
 	}
@@ -752,7 +752,7 @@ func (m *Model) DroppedEntries(guid uint64) []Entry {
 
 // Peer returns what OpenSM programs on the switch port facing this end port, or nil
 // when the port has no switch peer (Port.Peer) or is a switch's port 0.
-func (m *Model) Peer(guid uint64) *PeerTable {
+func (m *Model) Peer(guid check.GUID) *PeerTable {
 	if i, ok := m.index[guid]; ok {
 		return m.peers[i]
 	}
@@ -774,8 +774,8 @@ func (m *Model) Exists(p *Partition) bool {
 // Tables returns every port's predicted table (index order, 0x0000 for empty
 // entries), by port GUID: the Options.Before of the next run, to predict a
 // reconfiguration.
-func (m *Model) Tables() map[uint64][]check.PKey {
-	out := make(map[uint64][]check.PKey, len(m.Ports))
+func (m *Model) Tables() map[check.GUID][]check.PKey {
+	out := make(map[check.GUID][]check.PKey, len(m.Ports))
 	for i, p := range m.Ports {
 		t := make([]check.PKey, len(m.slots[i]))
 		for j, e := range m.slots[i] {
@@ -787,8 +787,8 @@ func (m *Model) Tables() map[uint64][]check.PKey {
 }
 
 // PeerTables is Tables for the switch ports facing end ports (Options.PeerBefore).
-func (m *Model) PeerTables() map[uint64][]check.PKey {
-	out := map[uint64][]check.PKey{}
+func (m *Model) PeerTables() map[check.GUID][]check.PKey {
+	out := map[check.GUID][]check.PKey{}
 	for i, p := range m.Ports {
 		if m.peers[i] != nil {
 			out[p.GUID] = m.peers[i].Table

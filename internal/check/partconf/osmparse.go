@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"unsafe"
+
+	"github.com/ibkey/ibkey/internal/check"
 )
 
 // This file is a byte-for-byte emulation of OpenSM 3.3.23's partitions.conf reader,
@@ -248,7 +250,7 @@ func parse(file string, data []byte, text string) *Config {
 	c.Members = slices.Grow(c.Members, bytes.Count(data, []byte{','})+bytes.Count(data, []byte{'\n'})+bytes.Count(data, []byte{';'})+1)
 	e.buf.unknownAt = -1
 	e.buf.set(0, 0) // line[0] = '\0'
-	e.names["Default"] = c.byKey[0x7fff]
+	e.names["Default"] = c.byKey[check.DefaultPartition]
 	parsed := 0 // is_parse_success
 	for off := 0; off < len(data); {
 		// fgets(line, sizeof(line) - 1, file): at most 4094 bytes, through '\n'.
@@ -631,7 +633,7 @@ func (e *emu) partitionCreate(defAt, nameAt, idAt int, flags []Flag) bool {
 	if !hasID && name != "" && name[0] >= '0' && name[0] <= '9' {
 		id, idPos, hasID, hasName, d.Name = name, e.pos(nameAt), true, false, ""
 	}
-	var key uint16
+	var key check.PartitionKey
 	if hasID {
 		d.KeyText = id
 		v, used := strtoull(id)
@@ -642,7 +644,7 @@ func (e *emu) partitionCreate(defAt, nameAt, idAt int, flags []Flag) bool {
 			}
 			return false
 		}
-		key = uint16(v) & 0x7fff // cl_hton16((uint16_t)strtoul(id)), then & ~0x8000
+		key = check.PartitionKey(uint16(v) & 0x7fff) // cl_hton16((uint16_t)strtoul(id)), then & ~0x8000
 		switch {
 		case key == 0:
 			e.c.Findings = append(e.c.Findings, Finding{Severity: Error, Pos: idPos, Rule: "key-zero",
@@ -650,11 +652,11 @@ func (e *emu) partitionCreate(defAt, nameAt, idAt int, flags []Flag) bool {
 				Action:  "choose a key between 0x0001 and 0x7ffe"})
 		case v > 0xffff:
 			e.c.Findings = append(e.c.Findings, Finding{Severity: Error, Pos: idPos, Rule: "key-too-large",
-				Message: fmt.Sprintf("key %s is wider than 16 bits: OpenSM truncates it to 0x%04x", id, key), Action: "write the 15-bit key, at most 0x7fff"})
+				Message: fmt.Sprintf("key %s is wider than 16 bits: OpenSM truncates it to %s", id, key), Action: "write the 15-bit key, at most 0x7fff"})
 		case v&0x8000 != 0:
 			e.c.Findings = append(e.c.Findings, Finding{Severity: Warning, Pos: idPos, Rule: "key-top-bit",
-				Message: fmt.Sprintf("key %s has the membership bit set: OpenSM ignores it, the key is 0x%04x", id, key),
-				Action:  fmt.Sprintf("write =0x%04x; membership is set per member with =full/=limited", key)})
+				Message: fmt.Sprintf("key %s has the membership bit set: OpenSM ignores it, the key is %s", id, key),
+				Action:  fmt.Sprintf("write =%s; membership is set per member with =full/=limited", key)})
 		}
 	}
 	if len(name) >= 32 && hasName {
@@ -672,8 +674,8 @@ func (e *emu) partitionCreate(defAt, nameAt, idAt int, flags []Flag) bool {
 		if part == nil {
 			for c.counter < 0x7ffe { // generate_pkey
 				c.counter++
-				if c.byKey[c.counter] == nil {
-					key = c.counter
+				if c.byKey[check.PartitionKey(c.counter)] == nil {
+					key = check.PartitionKey(c.counter)
 					break
 				}
 			}
@@ -692,7 +694,7 @@ func (e *emu) partitionCreate(defAt, nameAt, idAt int, flags []Flag) bool {
 			stored = stored[:31] // strncpy(p->name, name, sizeof(p->name) - 1)
 		}
 		if !hasName || stored == "" {
-			stored = fmt.Sprintf("%04x", key)
+			stored = fmt.Sprintf("%04x", uint16(key))
 		}
 		part = &Partition{Key: key, Name: stored, Generated: d.Generated}
 		c.byKey[key] = part
@@ -709,7 +711,7 @@ func (e *emu) partitionCreate(defAt, nameAt, idAt int, flags []Flag) bool {
 	d.Partition = part
 	part.Defs = append(part.Defs, d)
 	part.IPoIB = part.IPoIB || d.IPoIB
-	if part.Key == 0x7fff {
+	if part.Key == check.DefaultPartition {
 		c.HasDefault = true
 	}
 	c.Definitions = append(c.Definitions, d)
@@ -737,9 +739,9 @@ func (e *emu) partitionCreate(defAt, nameAt, idAt int, flags []Flag) bool {
 func (c *Config) qos() bool { return false }
 
 // broadcastMGID is osm_ipoib_broadcast_mgid with the full P_Key at bytes 4-5.
-func broadcastMGID(key uint16) [16]byte {
+func broadcastMGID(key check.PartitionKey) [16]byte {
 	gid := [16]byte{0xff, 0x12, 0x40, 0x1b, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff}
-	k := key | 0x8000
+	k := key.PKey(check.Full)
 	gid[4], gid[5] = byte(k>>8), byte(k)
 	return gid
 }
@@ -786,7 +788,7 @@ func (e *emu) addPort(nameAt, flagAt int) bool {
 			}
 			return false
 		}
-		m.GUID = v
+		m.GUID = check.GUID(v)
 		m.Octal = len(name) > 1 && name[0] == '0' && name[1] != 'x' && name[1] != 'X'
 		m.Decimal = name[0] >= '1' && name[0] <= '9'
 	}
@@ -862,12 +864,12 @@ func (e *emu) mgroupCreate(p, nameAt, valAt int) int {
 	gid := addr.As16()
 	d.MGIDs = append(d.MGIDs, MGID{GID: addr, Flags: flags, Pos: e.pos(nameAt)})
 	if isIPMGID(gid) {
-		pk := uint16(gid[4])<<8 | uint16(gid[5])
-		full := d.Partition.Key | 0x8000
+		pk := check.PKey(gid[4])<<8 | check.PKey(gid[5])
+		full := d.Partition.Key.PKey(check.Full)
 		switch {
 		case gid != broadcastMGID(d.Partition.Key) && pk != 0 && pk != full:
-			e.finding(Warning, nameAt, "mgid-pkey", fmt.Sprintf("IP multicast group %s carries P_Key 0x%04x but partition %s is 0x%04x: OpenSM logs an error and does not create it", addr, pk, d.Partition.Name, full),
-				fmt.Sprintf("write 0x%04x or 0000 in bytes 4-5 of the MGID (OpenSM fills in the partition's key for 0000)", full))
+			e.finding(Warning, nameAt, "mgid-pkey", fmt.Sprintf("IP multicast group %s carries P_Key %s but partition %s is %s: OpenSM logs an error and does not create it", addr, pk, d.Partition.Name, full),
+				fmt.Sprintf("write %s or 0000 in bytes 4-5 of the MGID (OpenSM fills in the partition's key for 0000)", full))
 			return n
 		case g.Rate != e.conf.flags.Rate:
 			e.finding(Warning, nameAt, "mgid-rate", fmt.Sprintf("IP multicast group %s has rate %d but the partition's broadcast group has %d: OpenSM logs an error and does not create it", addr, g.Rate, e.conf.flags.Rate),

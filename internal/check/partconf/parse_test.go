@@ -23,14 +23,14 @@ func render(c *Config) string {
 			}
 			w := m.Kind.String()
 			if m.Kind == KindGUID {
-				w = fmt.Sprintf("%#x", m.GUID)
+				w = fmt.Sprintf("%#x", uint64(m.GUID))
 			}
 			ms = append(ms, w+"="+m.Membership.String())
 		}
 		if p.IsDefault() && len(ms) == 0 {
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("%04x %s: %s", p.Key, p.Name, strings.Join(ms, " ")))
+		parts = append(parts, fmt.Sprintf("%04x %s: %s", uint16(p.Key), p.Name, strings.Join(ms, " ")))
 	}
 	return strings.Join(parts, "; ")
 }
@@ -258,7 +258,7 @@ func TestMembersWindows(t *testing.T) {
 			want = append(want, d.Members...)
 		}
 		if !reflect.DeepEqual(p.Members, want) || (p.Key != 0x7fff && p.Key <= 15 && len(p.Defs) != 2) {
-			t.Fatalf("partition 0x%04x: %d members, %d defs", p.Key, len(p.Members), len(p.Defs))
+			t.Fatalf("partition %s: %d members, %d defs", p.Key, len(p.Members), len(p.Defs))
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/check/partconf/partgen"
 )
 
@@ -19,7 +20,7 @@ func (m *Model) summaryReference() *Summary {
 	s := &Summary{}
 	n := len(m.Ports)
 	parts := m.Config.Partitions
-	pidx := make(map[uint16]int, len(parts))
+	pidx := make(map[check.PartitionKey]int, len(parts))
 	for i, p := range parts {
 		pidx[p.Key] = i
 	}
@@ -30,29 +31,29 @@ func (m *Model) summaryReference() *Summary {
 	}
 	members := make([][]mem, len(parts))
 	for i := 0; i < n; i++ {
-		var seen map[uint16]int // key -> position in members, for both/duplicate entries
+		var seen map[check.PartitionKey]int // key -> position in members, for both/duplicate entries
 		for _, e := range m.slots[i] {
 			if !e.PKey.Valid() {
 				continue
 			}
-			pi, ok := pidx[e.PKey.Key()]
+			pi, ok := pidx[e.PKey.Partition()]
 			if !ok {
 				continue
 			}
 			if seen == nil {
-				seen = make(map[uint16]int, len(m.slots[i]))
+				seen = make(map[check.PartitionKey]int, len(m.slots[i]))
 			}
-			if j, dup := seen[e.PKey.Key()]; dup {
+			if j, dup := seen[e.PKey.Partition()]; dup {
 				if e.PKey.IsFull() {
 					members[pi][j].full = true
 				}
 				continue
 			}
-			seen[e.PKey.Key()] = len(members[pi])
+			seen[e.PKey.Partition()] = len(members[pi])
 			members[pi] = append(members[pi], mem{int32(i), e.PKey.IsFull()})
 		}
 	}
-	reach := make([][]uint16, n)
+	reach := make([][]check.PartitionKey, n)
 	all := newUnionFind(n)
 	noDef := newUnionFind(n)
 	for pi, part := range parts {
@@ -115,22 +116,22 @@ func TestSummaryMatchesReference(t *testing.T) {
 	var ports []Port
 	var guids []uint64
 	for i := 0; i < 30; i++ {
-		typ := CA
+		typ := check.NodeCA
 		switch i % 10 {
 		case 7:
-			typ = Router
+			typ = check.NodeRouter
 		case 9:
-			typ = Switch
+			typ = check.NodeSwitch
 		}
 		g := 0x0002c90300001001 + uint64(i)
-		ports = append(ports, Port{GUID: g, Type: typ})
+		ports = append(ports, Port{GUID: check.GUID(g), Type: typ})
 		guids = append(guids, g)
 	}
 	for i := 0; i < 300; i++ {
 		c := Parse(fmt.Sprintf("gen%d.conf", i), []byte(partgen.Config(rng, partgen.Options{Ports: guids})))
 		opt := Options{AllowBoth: i%2 == 0, TableSize: []int{0, 128, 4, 2}[i%4]}
 		if i%3 == 0 {
-			opt.SMGUID = guids[i%len(guids)]
+			opt.SMGUID = check.GUID(guids[i%len(guids)])
 		}
 		m := NewModel(c, ports, opt)
 		if got, want := m.Summary(), m.summaryReference(); !reflect.DeepEqual(got, want) {

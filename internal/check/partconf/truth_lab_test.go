@@ -128,16 +128,16 @@ func runTruthTopology(t *testing.T, seed uint64, configs int) []*truthCase {
 			}
 			time.Sleep(5 * time.Millisecond)
 		}
-		typ := CA
+		typ := check.NodeCA
 		switch gp.Node.Kind {
 		case "Switch":
-			typ = Switch
+			typ = check.NodeSwitch
 		case "Rt":
-			typ = Router
+			typ = check.NodeRouter
 		}
 		tp.size = int(ni.PartitionCap)
-		tp.port = Port{GUID: ni.PortGUID, Type: typ, TableSize: tp.size}
-		if gp.PeerSwitch != nil && typ != Switch {
+		tp.port = Port{GUID: check.GUID(ni.PortGUID), Type: typ, TableSize: tp.size}
+		if gp.PeerSwitch != nil && typ != check.NodeSwitch {
 			tp.peer = mad.DirectedRoute(gp.PeerRoute...)
 			tp.pport = uint8(gp.PeerPort)
 			si, err := mad.GetSwitchInfo(ctx, tr, tp.peer)
@@ -145,7 +145,7 @@ func runTruthTopology(t *testing.T, seed uint64, configs int) []*truthCase {
 				t.Fatalf("seed %d: SwitchInfo: %v", seed, err)
 			}
 			tp.psize = int(si.PartitionEnforcementCap)
-			tp.port.Peer = &SwitchPort{Switch: gp.PeerSwitch.GUID, Num: gp.PeerPort, EnforceCap: tp.psize}
+			tp.port.Peer = &SwitchPort{Switch: check.GUID(gp.PeerSwitch.GUID), Num: gp.PeerPort, EnforceCap: tp.psize}
 		}
 		ports = append(ports, tp)
 		guids = append(guids, ni.PortGUID)
@@ -160,8 +160,8 @@ func runTruthTopology(t *testing.T, seed uint64, configs int) []*truthCase {
 	for _, p := range ports {
 		mports = append(mports, p.port)
 	}
-	read := func() (map[uint64][]check.PKey, map[uint64][]check.PKey) {
-		tables, peers := map[uint64][]check.PKey{}, map[uint64][]check.PKey{}
+	read := func() (map[check.GUID][]check.PKey, map[check.GUID][]check.PKey) {
+		tables, peers := map[check.GUID][]check.PKey{}, map[check.GUID][]check.PKey{}
 		for _, p := range ports {
 			tables[p.port.GUID] = readTable(ctx, t, tr, p.route, 0, p.size)
 			if p.port.Peer != nil {
@@ -180,7 +180,7 @@ func runTruthTopology(t *testing.T, seed uint64, configs int) []*truthCase {
 		if err := os.WriteFile(conf, []byte(c.conf), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		args := []string{"-g", fmt.Sprintf("%#x", sm)}
+		args := []string{"-g", fmt.Sprintf("%#x", uint64(sm))}
 		if c.allowBoth {
 			args = append(args, "-W")
 		}
@@ -210,7 +210,7 @@ func runTruthTopology(t *testing.T, seed uint64, configs int) []*truthCase {
 		for _, p := range ports {
 			want := slotString(m.Slots(p.port.GUID))
 			if got := fmt.Sprint(tables[p.port.GUID]); got != want {
-				c.problems = append(c.problems, fmt.Sprintf("%s port %d (0x%016x): model %s, OpenSM %s", p.gen.Node.Name, p.gen.Num, p.port.GUID, want, got))
+				c.problems = append(c.problems, fmt.Sprintf("%s port %d (%s): model %s, OpenSM %s", p.gen.Node.Name, p.gen.Num, p.port.GUID, want, got))
 			}
 			if pt := m.Peer(p.port.GUID); pt != nil {
 				if got, want := fmt.Sprint(peers[p.port.GUID]), fmt.Sprint(pt.Table); got != want {
@@ -221,7 +221,7 @@ func runTruthTopology(t *testing.T, seed uint64, configs int) []*truthCase {
 		for a := 0; a < len(ports); a++ {
 			for b := a + 1; b < len(ports); b++ {
 				pa, pb := ports[a], ports[b]
-				if pa.port.Type == Switch || pb.port.Type == Switch {
+				if pa.port.Type == check.NodeSwitch || pb.port.Type == check.NodeSwitch {
 					continue
 				}
 				want := pkeyRule(tables[pa.port.GUID], tables[pb.port.GUID])

@@ -16,7 +16,6 @@ import (
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 
 	"github.com/ibkey/ibkey/internal/check"
-	"github.com/ibkey/ibkey/internal/check/partconf"
 	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/query"
 )
@@ -202,8 +201,8 @@ func looksLikeName(s string) bool {
 // routerPorts are the router ports --router names and, with --fabric-file, the ports
 // of the sweep's routers: OpenSM gives a port ALL_ROUTERS' or ALL_CAS' entries by its
 // node type (osm_prtn_config.c), so a router's GUID must not be taken for a CA's.
-func (o *CanTalkOptions) routerPorts() (map[uint64]partconf.NodeType, error) {
-	out := map[uint64]partconf.NodeType{}
+func (o *CanTalkOptions) routerPorts() (map[check.GUID]check.NodeType, error) {
+	out := map[check.GUID]check.NodeType{}
 	var f *fabric.Fabric
 	if o.Sweep.File != "" {
 		var err error
@@ -575,7 +574,7 @@ func completeEndpoints(f *cmdutil.Factory, o *CanTalkOptions) cobra.CompletionFu
 			for _, e := range v.Table.Entries {
 				if e.Valid() && !seen[e.PKey] {
 					seen[e.PKey] = true
-					pkeys = append(pkeys, cobra.CompletionWithDesc(e.PKey.String(), e.PKey.Membership().String()+" member of "+e.PKey.KeyString()))
+					pkeys = append(pkeys, cobra.CompletionWithDesc(e.PKey.String(), e.PKey.Membership().String()+" member of "+e.PKey.Partition().String()))
 				}
 			}
 		}
@@ -632,7 +631,7 @@ func optionValues(f *cmdutil.Factory, o *CanTalkOptions, base, key string) []cob
 			if !e.Valid() {
 				continue
 			}
-			val, desc := e.PKey.String(), e.PKey.Membership().String()+" member of "+e.PKey.KeyString()
+			val, desc := e.PKey.String(), e.PKey.Membership().String()+" member of "+e.PKey.Partition().String()
 			if key == "index" {
 				val, desc = strconv.Itoa(e.Index), e.PKey.String()+" "+desc
 			}
@@ -661,7 +660,7 @@ func partitionReasons(p *query.Partitions, v check.Verdict, eps []query.Resolved
 		if e.Model == nil {
 			continue
 		}
-		g, label := uint64(e.Spec.GUID), e.Endpoint.Label // partconf keys its model by uint64 GUIDs
+		g, label := e.Spec.GUID, e.Endpoint.Label
 		if !p.InFile(g) {
 			out = append(out, fmt.Sprintf("%s is not named in %s: it gets only what ALL / ALL_CAS give every port", label, c.File))
 		}

@@ -108,7 +108,7 @@ func verdictToJSON(v check.Verdict) verdictJSON {
 		if h.TableRead && h.OnSwitch {
 			continue // only the hops that lack the key, or were not read, say something
 		}
-		hj := hopJSON{End: h.End, Switch: h.Switch, Key: check.PKey(h.Key).KeyString(), TableRead: h.TableRead, OnSwitch: h.OnSwitch,
+		hj := hopJSON{End: h.End, Switch: h.Switch, Key: h.Key.String(), TableRead: h.TableRead, OnSwitch: h.OnSwitch,
 			FromEnd: h.FromEnd.String(), ToEnd: h.ToEnd.String()}
 		if h.Enforcement != nil {
 			hj.Enforcement = h.Enforcement

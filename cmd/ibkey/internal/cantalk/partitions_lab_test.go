@@ -18,10 +18,10 @@ import (
 
 // keyRule is the P_Key rule on two programmed tables for one 15-bit key: both hold it,
 // and at least one entry is full.
-func keyRule(a, b []check.PKey, key uint16) bool {
+func keyRule(a, b []check.PKey, key check.PartitionKey) bool {
 	for _, x := range a {
 		for _, y := range b {
-			if x.Valid() && x.Key() == key && y.Key() == key && (x.IsFull() || y.IsFull()) {
+			if x.Valid() && x.Partition() == key && y.Partition() == key && (x.IsFull() || y.IsFull()) {
 				return true
 			}
 		}
@@ -34,7 +34,7 @@ func keyRule(a, b []check.PKey, key uint16) bool {
 func checkCanTalk(t *testing.T, conf string, allowBoth bool, real map[uint64][]check.PKey) {
 	t.Helper()
 	hcas := lab.PartconfHCAs
-	flags := []string{"--partitions", conf, "--sm-guid", check.FormatGUID(hcas[0].GUID), "--table-size", "64"}
+	flags := []string{"--partitions", conf, "--sm-guid", check.GUID(hcas[0].GUID).String(), "--table-size", "64"}
 	if allowBoth {
 		flags = append(flags, "--allow-both")
 	}
@@ -44,22 +44,22 @@ func checkCanTalk(t *testing.T, conf string, allowBoth bool, real map[uint64][]c
 	for i, a := range hcas {
 		for _, b := range hcas[i+1:] {
 			ta, tb := real[a.GUID], real[b.GUID]
-			keys := map[uint16]bool{}
+			keys := map[check.PartitionKey]bool{}
 			for _, v := range append(append([]check.PKey(nil), ta...), tb...) {
 				if v.Valid() {
-					keys[v.Key()] = true
+					keys[v.Partition()] = true
 				}
 			}
 			want := false
 			for k := range keys {
 				want = want || keyRule(ta, tb, k)
-				args := []string{fmt.Sprintf("%s,pkey=0x%04x", check.FormatGUID(a.GUID), k), fmt.Sprintf("guid=%s,pkey=0x%04x", check.FormatGUID(b.GUID), k)}
+				args := []string{fmt.Sprintf("%s,pkey=%s", check.GUID(a.GUID), k), fmt.Sprintf("guid=%s,pkey=%s", check.GUID(b.GUID), k)}
 				r := run(args...)
 				if got := r.Code == 0; got != keyRule(ta, tb, k) || (r.Code != 0 && r.Code != 1) {
 					t.Errorf("ibkey can-talk %s %s: exit %d, P_Key rule on the programmed tables %v / %v says %v\n%s%s", strings.Join(flags, " "), strings.Join(args, " "), r.Code, ta, tb, keyRule(ta, tb, k), r.Stdout, r.Stderr)
 				}
 			}
-			args := []string{check.FormatGUID(a.GUID), check.FormatGUID(b.GUID)}
+			args := []string{check.GUID(a.GUID).String(), check.GUID(b.GUID).String()}
 			r := run(args...)
 			if got := r.Code == 0; got != want || (r.Code != 0 && r.Code != 1) {
 				t.Errorf("ibkey can-talk %s %s: exit %d, P_Key rule on the programmed tables says %v\n%s%s", strings.Join(flags, " "), strings.Join(args, " "), r.Code, want, r.Stdout, r.Stderr)

@@ -35,7 +35,7 @@ func (o *OpenSMFlags) Options() (partconf.Options, error) {
 		return opt, Usagef("invalid --table-size %d (accepted: 1-65535, the port's PartitionCap)", o.TableSize)
 	}
 	if o.SMGUID != "" {
-		g, err := ParseGUIDArg(o.SMGUID)
+		g, err := check.ParseGUID(strings.TrimPrefix(o.SMGUID, "guid="))
 		if err != nil {
 			return opt, err
 		}
@@ -51,15 +51,6 @@ func (o *OpenSMFlags) Load(path string) (*query.Partitions, error) {
 		return nil, err
 	}
 	return query.ReadPartitions(path, opt)
-}
-
-// ParseGUIDArg reads a port GUID: hex with or without 0x, the colon form, or guid=GUID.
-func ParseGUIDArg(s string) (uint64, error) {
-	spec, err := check.ParseEndpoint("guid=" + strings.TrimPrefix(s, "guid="))
-	if err != nil {
-		return 0, err
-	}
-	return uint64(spec.GUID), nil
 }
 
 // CompletePartitionsFile completes FILE with file names.
@@ -85,7 +76,7 @@ func FileGUIDCompletions(path string) []cobra.Completion {
 	if err != nil {
 		return nil
 	}
-	names := map[uint64][]string{}
+	names := map[check.GUID][]string{}
 	for _, part := range p.Config.Partitions {
 		for _, m := range part.Members {
 			if m.Kind == partconf.KindGUID {
@@ -101,7 +92,7 @@ func FileGUIDCompletions(path string) []cobra.Completion {
 		if len(desc) > 60 {
 			desc = desc[:57] + "..."
 		}
-		out = append(out, cobra.CompletionWithDesc(check.FormatGUID(g), desc))
+		out = append(out, cobra.CompletionWithDesc(g.String(), desc))
 	}
 	return out
 }
@@ -136,13 +127,13 @@ func Uncertain(w io.Writer, c *partconf.Config, printed string) error {
 // ports of f's routers: OpenSM gives a port ALL_ROUTERS' or ALL_CAS' entries by its
 // node type (osm_prtn_config.c, partition_add_all), so a router's GUID must not be
 // taken for a CA's.
-func AddRouters(types map[uint64]partconf.NodeType, guids []string, f *fabric.Fabric) error {
+func AddRouters(types map[check.GUID]check.NodeType, guids []string, f *fabric.Fabric) error {
 	for _, s := range guids {
-		g, err := ParseGUIDArg(s)
+		g, err := check.ParseGUID(strings.TrimPrefix(s, "guid="))
 		if err != nil {
 			return err
 		}
-		types[g] = partconf.Router
+		types[g] = check.NodeRouter
 	}
 	if f == nil {
 		return nil
@@ -153,7 +144,7 @@ func AddRouters(types map[uint64]partconf.NodeType, guids []string, f *fabric.Fa
 		}
 		for _, p := range n.Ports {
 			if p.GUID != 0 {
-				types[uint64(p.GUID)] = partconf.Router
+				types[p.GUID] = check.NodeRouter
 			}
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/lab"
 )
@@ -25,7 +24,7 @@ const partconfLab = "../../../../internal/check/partconf/testdata/lab"
 // labHCAs are HcaA..HcaD of the lab net, with the directed route to each from the switch
 // (the tools attach to the first node, Sw1). HcaA runs OpenSM: SELF.
 var labHCAs = []struct {
-	guid uint64
+	guid check.GUID
 	dr   string
 }{
 	{0x0002c90300000201, "0,1"}, {0x0002c90300000211, "0,2"}, {0x0002c90300000221, "0,3"}, {0x0002c90300000231, "0,4"},
@@ -59,13 +58,13 @@ func labTable(t *testing.T, l *lab.Lab, dr string) []check.PKey {
 
 // showTables runs `ibkey partitions show -o json` for the four HCAs and returns each
 // port's predicted entries by index (holes as 0x0000).
-func showTables(t *testing.T, args ...string) map[uint64][]check.PKey {
+func showTables(t *testing.T, args ...string) map[check.GUID][]check.PKey {
 	t.Helper()
 	args = append([]string{"partitions", "show"}, args...)
 	for _, h := range labHCAs {
-		args = append(args, check.FormatGUID(h.guid))
+		args = append(args, h.guid.String())
 	}
-	args = append(args, "--sm-guid", check.FormatGUID(labHCAs[0].guid), "--table-size", "64", "-o", "json")
+	args = append(args, "--sm-guid", labHCAs[0].guid.String(), "--table-size", "64", "-o", "json")
 	r := runIbkey(t, false, nil, args...)
 	if r.code != 0 {
 		t.Fatalf("ibkey %s: exit %d\n%s", strings.Join(args, " "), r.code, r.stderr)
@@ -74,9 +73,9 @@ func showTables(t *testing.T, args ...string) map[uint64][]check.PKey {
 	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
 		t.Fatalf("show -o json: %v\n%s", err, r.stdout)
 	}
-	tables := map[uint64][]check.PKey{}
+	tables := map[check.GUID][]check.PKey{}
 	for _, p := range out.Ports {
-		g, err := cmdutil.ParseGUIDArg(p.PortGUID)
+		g, err := check.ParseGUID(p.PortGUID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -138,11 +137,11 @@ func TestLabPartitionsCLI(t *testing.T) {
 				args = append(args, "--allow-both")
 			}
 			predicted := showTables(t, args...)
-			real := map[uint64][]check.PKey{}
+			real := map[check.GUID][]check.PKey{}
 			for _, h := range labHCAs {
 				real[h.guid] = labTable(t, l, h.dr)
 				if !sameTable(predicted[h.guid], real[h.guid]) {
-					t.Errorf("port %s: partitions show predicts %v, OpenSM programmed %v", check.FormatGUID(h.guid), predicted[h.guid], trimTable(real[h.guid]))
+					t.Errorf("port %s: partitions show predicts %v, OpenSM programmed %v", h.guid.String(), predicted[h.guid], trimTable(real[h.guid]))
 				}
 			}
 			// check must say what OpenSM did with the file: rejected or applied.
@@ -188,11 +187,11 @@ func TestLabPartitionsReconfiguration(t *testing.T) {
 		}
 		predicted := showTables(t, step.args...)
 		holes := 0
-		real := map[uint64][]check.PKey{}
+		real := map[check.GUID][]check.PKey{}
 		for _, h := range labHCAs {
 			real[h.guid] = labTable(t, l, h.dr)
 			if !sameTable(predicted[h.guid], real[h.guid]) {
-				t.Errorf("%s: port %s: partitions show %s predicts %v, OpenSM programmed %v", filepath.Base(step.conf), check.FormatGUID(h.guid), strings.Join(step.args, " "), predicted[h.guid], trimTable(real[h.guid]))
+				t.Errorf("%s: port %s: partitions show %s predicts %v, OpenSM programmed %v", filepath.Base(step.conf), h.guid.String(), strings.Join(step.args, " "), predicted[h.guid], trimTable(real[h.guid]))
 			}
 			for i, v := range trimTable(real[h.guid]) {
 				if !v.Valid() && i > 0 {

@@ -136,7 +136,7 @@ type matrix struct {
 	summary *partconf.Summary
 	pairs   []query.Pair // grid mode only
 	grid    bool
-	names   map[uint64]string // --fabric-file: port GUID to its node's name
+	names   map[check.GUID]string // --fabric-file: port GUID to its node's name
 }
 
 func runMatrix(o *MatrixOptions) error {
@@ -172,18 +172,18 @@ func runMatrix(o *MatrixOptions) error {
 	return uncertain(o.IO.ErrOut, p.Config, "the matrix above is")
 }
 
-func guidStrings(gs []uint64) []string {
+func guidStrings(gs []check.GUID) []string {
 	out := make([]string, len(gs))
 	for i, g := range gs {
-		out[i] = check.FormatGUID(g)
+		out[i] = g.String()
 	}
 	return out
 }
 
-func keyStrings(ks []uint16) []string {
+func keyStrings(ks []check.PartitionKey) []string {
 	out := make([]string, len(ks))
 	for i, k := range ks {
-		out[i] = keyString(k)
+		out[i] = k.String()
 	}
 	return out
 }
@@ -191,7 +191,7 @@ func keyStrings(ks []uint16) []string {
 func pkeyStrings(ks []check.PKey) []string {
 	out := make([]string, len(ks))
 	for i, k := range ks {
-		out[i] = k.KeyString()
+		out[i] = k.Partition().String()
 	}
 	return out
 }
@@ -199,7 +199,7 @@ func pkeyStrings(ks []check.PKey) []string {
 func (x matrix) json() matrixJSON {
 	out := matrixJSON{File: x.p.Config.File, Rejected: x.p.Config.Rejected, Uncertain: x.p.Config.Uncertain, Mode: "summary", Ports: make([]string, len(x.m.Ports))}
 	for i, port := range x.m.Ports {
-		out.Ports[i] = check.FormatGUID(port.GUID)
+		out.Ports[i] = port.GUID.String()
 		if name, ok := x.names[port.GUID]; ok {
 			if out.NodeDescs == nil {
 				out.NodeDescs = map[string]string{}
@@ -210,10 +210,10 @@ func (x matrix) json() matrixJSON {
 	s := x.summary
 	out.Summary = summaryJSON{Partitions: []partitionReachJSON{}, Ports: []portReachJSON{}, Groups: [][]string{}, GroupsWithoutDefault: [][]string{}, OnlyDefault: guidStrings(s.OnlyDefault)}
 	for _, pr := range s.Partitions {
-		out.Summary.Partitions = append(out.Summary.Partitions, partitionReachJSON{keyString(pr.Key), pr.Name, pr.Full, pr.Limited, pr.Pairs})
+		out.Summary.Partitions = append(out.Summary.Partitions, partitionReachJSON{pr.Key.String(), pr.Name, pr.Full, pr.Limited, pr.Pairs})
 	}
 	for _, pr := range s.Ports {
-		out.Summary.Ports = append(out.Summary.Ports, portReachJSON{check.FormatGUID(pr.GUID), keyStrings(pr.Reaches)})
+		out.Summary.Ports = append(out.Summary.Ports, portReachJSON{pr.GUID.String(), keyStrings(pr.Reaches)})
 	}
 	for _, g := range s.Groups {
 		out.Summary.Groups = append(out.Summary.Groups, guidStrings(g))
@@ -225,7 +225,7 @@ func (x matrix) json() matrixJSON {
 		out.Mode = "grid"
 		out.Pairs = []pairJSON{}
 		for _, pr := range x.pairs {
-			out.Pairs = append(out.Pairs, pairJSON{A: check.FormatGUID(pr.A), B: check.FormatGUID(pr.B), CanTalk: pr.CanTalk,
+			out.Pairs = append(out.Pairs, pairJSON{A: pr.A.String(), B: pr.B.String(), CanTalk: pr.CanTalk,
 				Partitions: pkeyStrings(pr.Partitions), LimitedOnly: pkeyStrings(pr.LimitedOnly)})
 		}
 	}
@@ -252,16 +252,16 @@ func (x matrix) gridText(w io.Writer, f cmdutil.Format) error {
 		if port.GUID == x.p.Options.SMGUID {
 			notes = append(notes, "SM port (SELF)")
 		}
-		if port.Type == partconf.Router {
+		if port.Type == check.NodeRouter {
 			notes = append(notes, "router port")
 		}
 		if !x.p.InFile(port.GUID) {
 			notes = append(notes, "not in the file")
 		}
 		if x.names != nil {
-			pg.Add(portLetter(i), check.FormatGUID(port.GUID), nodeCell(x.names, port.GUID), strings.Join(notes, "; "))
+			pg.Add(portLetter(i), port.GUID.String(), nodeCell(x.names, port.GUID), strings.Join(notes, "; "))
 		} else {
-			pg.Add(portLetter(i), check.FormatGUID(port.GUID), strings.Join(notes, "; "))
+			pg.Add(portLetter(i), port.GUID.String(), strings.Join(notes, "; "))
 		}
 	}
 	if err := pg.Render(w, f); err != nil {
@@ -311,7 +311,7 @@ func pairCell(pr query.Pair) string {
 // listMax bounds GUID lists in the summary text; the JSON has them all.
 const listMax = 8
 
-func guidList(gs []uint64) string {
+func guidList(gs []check.GUID) string {
 	if len(gs) <= listMax {
 		return strings.Join(guidStrings(gs), ",")
 	}
@@ -341,7 +341,7 @@ func (x matrix) summaryText(w io.Writer, f cmdutil.Format) error {
 	}
 	err = writeRows(w, f, header, len(s.Ports), func(i int, c [][]byte) {
 		pr := &s.Ports[i]
-		c[0] = jsonw.AppendHex(c[0], pr.GUID, 16)
+		c[0] = jsonw.AppendHex(c[0], uint64(pr.GUID), 16)
 		if x.names != nil {
 			c[1] = append(c[1], nodeCell(x.names, pr.GUID)...)
 			c = c[1:]
@@ -364,7 +364,7 @@ func (x matrix) summaryText(w io.Writer, f cmdutil.Format) error {
 	fmt.Fprintln(w, "Isolation groups (ports connected through partitions where they can talk, transitively):")
 	for _, g := range []struct {
 		what   string
-		groups [][]uint64
+		groups [][]check.GUID
 	}{{"counting the default partition", s.Groups}, {"without the default partition", s.GroupsWithoutDefault}} {
 		in := 0
 		for _, grp := range g.groups {

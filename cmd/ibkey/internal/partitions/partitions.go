@@ -77,13 +77,13 @@ func (p *PortTypes) add(c *cobra.Command) {
 
 // types reads the router GUIDs, and with --fabric-file the names of the nodes of the
 // ports it holds (nil without it), keyed by port GUID.
-func (p PortTypes) types() (map[uint64]partconf.NodeType, map[uint64]string, error) {
-	out := map[uint64]partconf.NodeType{}
+func (p PortTypes) types() (map[check.GUID]check.NodeType, map[check.GUID]string, error) {
+	out := map[check.GUID]check.NodeType{}
 	if p.NodeNameMap != "" && p.FabricFile == "" {
 		// A partitions file names port GUIDs; a node name map names node GUIDs.
 		return nil, nil, cmdutil.Usagef("--node-name-map needs --fabric-file (the map names node GUIDs, the partitions file port GUIDs: the sweep links them)")
 	}
-	var names map[uint64]string
+	var names map[check.GUID]string
 	if p.FabricFile != "" {
 		nm, err := (&cmdutil.FabricSweep{NodeNameMap: p.NodeNameMap}).Names()
 		if err != nil {
@@ -95,11 +95,11 @@ func (p PortTypes) types() (map[uint64]partconf.NodeType, map[uint64]string, err
 		}
 		nm.Rename(f)
 		cmdutil.SanitizeFabric(f)
-		names = map[uint64]string{}
+		names = map[check.GUID]string{}
 		for _, n := range f.Nodes {
 			for _, port := range n.Ports {
 				if port.GUID != 0 {
-					names[uint64(port.GUID)] = n.Description
+					names[port.GUID] = n.Description
 				}
 			}
 		}
@@ -112,20 +112,17 @@ func (p PortTypes) types() (map[uint64]partconf.NodeType, map[uint64]string, err
 }
 
 // nodeCell is a port's node name for a table: "-" when the sweep does not hold it.
-func nodeCell(names map[uint64]string, guid uint64) string {
+func nodeCell(names map[check.GUID]string, guid check.GUID) string {
 	if name, ok := names[guid]; ok && name != "" {
 		return name
 	}
 	return "-"
 }
 
-// keyString is a 15-bit partition key as printed: 0x0010.
-func keyString(k uint16) string { return check.PKey(k).KeyString() }
-
 // keyLess sorts partitions for people: the default partition first, then by key.
-func keyLess(a, b uint16) bool {
-	if (a == check.DefaultKey) != (b == check.DefaultKey) {
-		return a == check.DefaultKey
+func keyLess(a, b check.PartitionKey) bool {
+	if (a == check.DefaultPartition) != (b == check.DefaultPartition) {
+		return a == check.DefaultPartition
 	}
 	return a < b
 }

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
@@ -48,9 +47,9 @@ func TestLabPartitionsRouterPorts(t *testing.T) {
 		t.Skip("lab: -short")
 	}
 	const (
-		hcaA, hcaB = 0x0002c90300000301, 0x0002c90300000311
-		rtNode     = 0x0002c90300000320
-		rtPort     = rtNode + 1
+		hcaA, hcaB check.GUID = 0x0002c90300000301, 0x0002c90300000311
+		rtNode     check.GUID = 0x0002c90300000320
+		rtPort                = rtNode + 1
 	)
 	dir := t.TempDir()
 	net, included := filepath.Join(dir, "net"), filepath.Join(dir, "router.net")
@@ -61,12 +60,12 @@ func TestLabPartitionsRouterPorts(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := lab.Start(t, net, &lab.Options{SMNode: "HcaA"})
-	l.MustConsole(fmt.Sprintf(`Guid "Rt1" %#x`, rtNode))
-	l.MustConsole(fmt.Sprintf(`Guid "Rt1"[1] %#x`, rtPort))
+	l.MustConsole(fmt.Sprintf(`Guid "Rt1" %#x`, uint64(rtNode)))
+	l.MustConsole(fmt.Sprintf(`Guid "Rt1"[1] %#x`, uint64(rtPort)))
 	// The console applies asynchronously: wait until the router answers with its GUID.
 	for try := 0; ; try++ {
 		out := l.MustTool("smpquery", "-D", "nodeinfo", "0,3")
-		if g, err := lab.ParseFields(out).Uint("PortGuid"); err == nil && g == rtPort {
+		if g, err := lab.ParseFields(out).Uint("PortGuid"); err == nil && check.GUID(g) == rtPort {
 			break
 		}
 		if try == 200 {
@@ -105,10 +104,10 @@ both=0x0030 : ALL_CAS=limited, ALL_ROUTERS=full ;
 	if err := os.WriteFile(fabricFile, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	predict := func(types ...string) map[uint64][]check.PKey {
+	predict := func(types ...string) map[check.GUID][]check.PKey {
 		t.Helper()
-		args := []string{"partitions", "show", file, check.FormatGUID(hcaA), check.FormatGUID(hcaB), check.FormatGUID(rtPort),
-			"--sm-guid", check.FormatGUID(hcaA), "--table-size", "64", "-o", "json"}
+		args := []string{"partitions", "show", file, hcaA.String(), hcaB.String(), rtPort.String(),
+			"--sm-guid", hcaA.String(), "--table-size", "64", "-o", "json"}
 		args = append(args, types...)
 		r := runIbkey(t, false, nil, args...)
 		if r.code != 0 {
@@ -118,9 +117,9 @@ both=0x0030 : ALL_CAS=limited, ALL_ROUTERS=full ;
 		if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
 			t.Fatal(err)
 		}
-		out := map[uint64][]check.PKey{}
+		out := map[check.GUID][]check.PKey{}
 		for _, p := range doc.Ports {
-			g, err := cmdutil.ParseGUIDArg(p.PortGUID)
+			g, err := check.ParseGUID(p.PortGUID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -134,15 +133,15 @@ both=0x0030 : ALL_CAS=limited, ALL_ROUTERS=full ;
 		}
 		return out
 	}
-	for _, types := range [][]string{{"--router", check.FormatGUID(rtPort)}, {"--fabric-file", fabricFile}} {
+	for _, types := range [][]string{{"--router", rtPort.String()}, {"--fabric-file", fabricFile}} {
 		predicted := predict(types...)
 		for _, port := range []struct {
-			guid uint64
+			guid check.GUID
 			dr   string
 		}{{hcaA, "0,1"}, {hcaB, "0,2"}, {rtPort, "0,3"}} {
 			real := labTable(t, l, port.dr)
 			if !sameTable(predicted[port.guid], real) {
-				t.Errorf("port %s: partitions show %s predicts %v, OpenSM programmed %v", check.FormatGUID(port.guid), types[0], predicted[port.guid], trimTable(real))
+				t.Errorf("port %s: partitions show %s predicts %v, OpenSM programmed %v", port.guid.String(), types[0], predicted[port.guid], trimTable(real))
 			}
 		}
 	}

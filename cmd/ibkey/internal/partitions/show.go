@@ -119,7 +119,7 @@ type show struct {
 	// model predicts the tables, over prevModel's with --previous (tables).
 	model, prevModel *partconf.Model
 	previous         string
-	names            map[uint64]string // --fabric-file: port GUID to its node's name
+	names            map[check.GUID]string // --fabric-file: port GUID to its node's name
 }
 
 // tables yields each port's table, built as it is printed (not all of them first); a
@@ -163,9 +163,9 @@ func loadShow(o *ShowOptions) (*show, error) {
 	if err != nil {
 		return nil, err
 	}
-	var extra []uint64
+	var extra []check.GUID
 	for _, a := range o.GUIDs {
-		g, err := cmdutil.ParseGUIDArg(a)
+		g, err := check.ParseGUID(strings.TrimPrefix(a, "guid="))
 		if err != nil {
 			return nil, err
 		}
@@ -192,10 +192,10 @@ func loadShow(o *ShowOptions) (*show, error) {
 }
 
 // memberRule says what a member item names, keywords as the rule they stand for.
-func memberRule(m *partconf.Member, sm uint64) string {
+func memberRule(m *partconf.Member, sm check.GUID) string {
 	switch m.Kind {
 	case partconf.KindGUID:
-		return check.FormatGUID(m.GUID)
+		return m.GUID.String()
 	case partconf.KindAll:
 		return "ALL: every port"
 	case partconf.KindAllCAs:
@@ -208,7 +208,7 @@ func memberRule(m *partconf.Member, sm uint64) string {
 		if sm == 0 {
 			return "SELF: the SM's port (unknown: give --sm-guid)"
 		}
-		return "SELF: the SM's port " + check.FormatGUID(sm)
+		return "SELF: the SM's port " + sm.String()
 	}
 	return m.Text
 }
@@ -280,17 +280,6 @@ func codeText(code uint8, names map[uint8]string, unit string) string {
 	return fmt.Sprintf("%d (not a valid code)", code)
 }
 
-// nodeType is the port's node type as the fabric file writes it (ca, switch, router).
-func nodeType(t partconf.NodeType) check.NodeType {
-	switch t {
-	case partconf.Switch:
-		return check.NodeSwitch
-	case partconf.Router:
-		return check.NodeRouter
-	}
-	return check.NodeCA
-}
-
 func (s show) text(w io.Writer, f cmdutil.Format) error {
 	p := s.p
 	how := "OpenSM without -W"
@@ -299,7 +288,7 @@ func (s show) text(w io.Writer, f cmdutil.Format) error {
 	}
 	self := "SELF unknown (no --sm-guid)"
 	if p.Options.SMGUID != 0 {
-		self = "SELF = " + check.FormatGUID(p.Options.SMGUID)
+		self = "SELF = " + p.Options.SMGUID.String()
 	}
 	applied := p.Config.File
 	if p.Config.Rejected {
@@ -321,10 +310,10 @@ func (s show) text(w io.Writer, f cmdutil.Format) error {
 			for _, d := range part.Defs {
 				at = append(at, posText(d.Pos, p.Config))
 			}
-			pg.Add(keyString(part.Key), part.Name, flags, "", "(no members)", strings.Join(at, ","))
+			pg.Add(part.Key.String(), part.Name, flags, "", "(no members)", strings.Join(at, ","))
 		}
 		for _, m := range part.Members {
-			pg.Add(keyString(part.Key), part.Name, flags, effectiveMembership(m, p.Options.AllowBoth), memberRule(m, p.Options.SMGUID), posText(m.Pos(), p.Config))
+			pg.Add(part.Key.String(), part.Name, flags, effectiveMembership(m, p.Options.AllowBoth), memberRule(m, p.Options.SMGUID), posText(m.Pos(), p.Config))
 		}
 	}
 	if err := pg.Render(w, f); err != nil {
@@ -344,7 +333,7 @@ func (s show) text(w io.Writer, f cmdutil.Format) error {
 		tg.Header = append([]string{"PORT", "NODE"}, tg.Header[1:]...)
 	}
 	for t := range s.tables() {
-		guid := check.FormatGUID(t.Port.GUID)
+		guid := t.Port.GUID.String()
 		add := func(cells ...string) {
 			if s.names != nil {
 				cells = append([]string{cells[0], nodeCell(s.names, t.Port.GUID)}, cells[1:]...)
@@ -355,11 +344,11 @@ func (s show) text(w io.Writer, f cmdutil.Format) error {
 		if t.SM {
 			portNotes = append(portNotes, "SM port (SELF)")
 		}
-		if t.Port.Type == partconf.Router {
+		if t.Port.Type == check.NodeRouter {
 			portNotes = append(portNotes, "router port")
 		}
 		if !t.InFile {
-			if t.Port.Type == partconf.Router {
+			if t.Port.Type == check.NodeRouter {
 				portNotes = append(portNotes, "not in the file: only what ALL/ALL_ROUTERS give it")
 			} else {
 				portNotes = append(portNotes, "not in the file: only what ALL/ALL_CAS give it")
@@ -389,7 +378,7 @@ func (s show) text(w io.Writer, f cmdutil.Format) error {
 				add(guid, strconv.Itoa(sl.Index), "0x0000", "", "", "", "", note(extra...))
 				continue
 			}
-			add(guid, strconv.Itoa(sl.Index), e.PKey.String(), e.PKey.Membership().String(), e.PKey.KeyString()+" "+e.Partition.Name,
+			add(guid, strconv.Itoa(sl.Index), e.PKey.String(), e.PKey.Membership().String(), e.PKey.Partition().String()+" "+e.Partition.Name,
 				e.DecidedBy.Text, posText(e.DecidedBy.Pos(), p.Config), note(extra...))
 		}
 		for _, d := range t.Dropped {
@@ -409,7 +398,7 @@ func (s show) groupsText(w io.Writer, f cmdutil.Format, parts []*partconf.Partit
 			if g.Broadcast {
 				at += " (IPoIB broadcast)"
 			}
-			gg.Add(keyString(part.Key), part.Name, g.MGID.String(), fmt.Sprintf("0x%08x", g.QKey), codeText(g.MTU, mtuBytes, " bytes"),
+			gg.Add(part.Key.String(), part.Name, g.MGID.String(), fmt.Sprintf("0x%08x", g.QKey), codeText(g.MTU, mtuBytes, " bytes"),
 				codeText(g.Rate, rateGbs, " Gb/s"), strconv.Itoa(int(g.SL)), codeText(g.Scope, scopeNames, ""), at)
 		}
 	}

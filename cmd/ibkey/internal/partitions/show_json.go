@@ -4,6 +4,7 @@ import (
 	"io"
 	"strconv"
 
+	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/check/partconf"
 	"github.com/ibkey/ibkey/internal/jsonw"
 	"github.com/ibkey/ibkey/internal/query"
@@ -47,7 +48,7 @@ func (s *show) writeJSON(out io.Writer, indent bool) error {
 	w.Bool(p.Options.AllowBoth)
 	w.Key("sm_guid")
 	if p.Options.SMGUID != 0 {
-		w.Hex(p.Options.SMGUID, 16)
+		w.Hex(uint64(p.Options.SMGUID), 16)
 	} else {
 		w.Null()
 	}
@@ -111,7 +112,7 @@ func (e *showEncoder) memberObject(b []byte, m *partconf.Member, opt partconf.Op
 	b = append(b, `,"rule":`...)
 	if m.Kind == partconf.KindGUID {
 		b = append(b, '"')
-		b = jsonw.AppendHex(b, m.GUID, 16)
+		b = jsonw.AppendHex(b, uint64(m.GUID), 16)
 		b = append(b, '"')
 	} else {
 		b = jsonw.AppendString(b, memberRule(m, opt.SMGUID))
@@ -134,7 +135,7 @@ func (e *showEncoder) entryObject(b []byte, sl *query.Slot) []byte {
 		b = append(b, `,"pkey":"`...)
 		b = jsonw.AppendHex(b, uint64(en.PKey), 4)
 		b = append(b, `","key":"`...)
-		b = jsonw.AppendHex(b, uint64(en.PKey.Key()), 4)
+		b = jsonw.AppendHex(b, uint64(en.PKey.Partition()), 4)
 		b = append(b, `","membership":`...)
 		b = jsonw.AppendString(b, en.PKey.Membership().String())
 		b = append(b, `,"valid":true,"partition":`...)
@@ -209,7 +210,7 @@ func (e *showEncoder) partition(part *partconf.Partition, opt partconf.Options) 
 		w.String(m.Kind.String())
 		w.Key("rule")
 		if m.Kind == partconf.KindGUID {
-			w.Hex(m.GUID, 16)
+			w.Hex(uint64(m.GUID), 16)
 		} else {
 			w.String(memberRule(m, opt.SMGUID))
 		}
@@ -250,17 +251,17 @@ func (e *showEncoder) partition(part *partconf.Partition, opt partconf.Options) 
 	w.EndObject()
 }
 
-func (e *showEncoder) port(t *query.PortTable, names map[uint64]string, tableSize int) {
+func (e *showEncoder) port(t *query.PortTable, names map[check.GUID]string, tableSize int) {
 	w := e.w
 	w.BeginObject()
 	w.Key("port_guid")
-	w.Hex(t.Port.GUID, 16)
+	w.Hex(uint64(t.Port.GUID), 16)
 	if name, ok := names[t.Port.GUID]; ok {
 		w.Key("node_desc")
 		w.String(name)
 	}
 	w.Key("type")
-	w.String(string(nodeType(t.Port.Type)))
+	w.String(string(t.Port.Type))
 	w.Key("in_file")
 	w.Bool(t.InFile)
 	w.Key("sm")
@@ -283,7 +284,7 @@ func (e *showEncoder) port(t *query.PortTable, names map[uint64]string, tableSiz
 			w.Key("pkey")
 			w.Hex(uint64(en.PKey), 4)
 			w.Key("key")
-			w.Hex(uint64(en.PKey.Key()), 4)
+			w.Hex(uint64(en.PKey.Partition()), 4)
 			w.Key("membership")
 			w.String(en.PKey.Membership().String())
 			w.Key("valid")

@@ -15,6 +15,7 @@ import (
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/jsonschematest"
+	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/check/partconf/partgen"
 )
 
@@ -78,7 +79,7 @@ func showConfigs(t *testing.T) []string {
 // extra GUIDs, node names that need escaping); and it follows the schema.
 func TestShowJSONMatchesStructs(t *testing.T) {
 	files := showConfigs(t)
-	names := map[uint64]string{0x0002c90300001001: `node <1> & "quoted" \ ` + "\x01\t\u2028 \xff", 0x0002c90300001002: ""}
+	names := map[check.GUID]string{0x0002c90300001001: `node <1> & "quoted" \ ` + "\x01\t\u2028 \xff", 0x0002c90300001002: ""}
 	variants := [][]string{
 		nil,
 		{"--allow-both", "--sm-guid", "0x0002c90300001001"},

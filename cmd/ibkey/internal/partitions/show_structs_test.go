@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
-	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/check/partconf"
 )
 
@@ -99,10 +98,10 @@ func (s show) structJSON() showJSON {
 		out.Applied = "opensm_default"
 	}
 	if p.Options.SMGUID != 0 {
-		out.SMGUID = strp(check.FormatGUID(p.Options.SMGUID))
+		out.SMGUID = strp(p.Options.SMGUID.String())
 	}
 	for _, part := range keyOrder(s.applied.Partitions) {
-		pj := partitionJSON{Key: keyString(part.Key), Name: part.Name, Flags: partitionFlags(part), IPoIB: part.IPoIB,
+		pj := partitionJSON{Key: part.Key.String(), Name: part.Name, Flags: partitionFlags(part), IPoIB: part.IPoIB,
 			DefinedAt: []string{}, Members: []memberJSON{}, Groups: []groupJSON{}}
 		for _, d := range part.Defs {
 			pj.DefinedAt = append(pj.DefinedAt, posText(d.Pos, p.Config))
@@ -122,7 +121,7 @@ func (s show) structJSON() showJSON {
 		out.Partitions = append(out.Partitions, pj)
 	}
 	for t := range s.tables() {
-		pj := portTableJSON{PortGUID: check.FormatGUID(t.Port.GUID), Type: string(nodeType(t.Port.Type)), InFile: t.InFile, SM: t.SM,
+		pj := portTableJSON{PortGUID: t.Port.GUID.String(), Type: string(t.Port.Type), InFile: t.InFile, SM: t.SM,
 			TableSize: p.Options.TableSize, Entries: []tableEntryJSON{}, Dropped: []droppedJSON{}}
 		if name, ok := s.names[t.Port.GUID]; ok {
 			pj.NodeDesc = &name
@@ -131,7 +130,7 @@ func (s show) structJSON() showJSON {
 			ej := tableEntryJSON{Index: sl.Index, PKey: "0x0000", Key: "0x0000"}
 			if e := sl.Entry; e != nil {
 				ms := e.PKey.Membership().String()
-				ej = tableEntryJSON{Index: sl.Index, PKey: e.PKey.String(), Key: e.PKey.KeyString(), Membership: &ms, Valid: true,
+				ej = tableEntryJSON{Index: sl.Index, PKey: e.PKey.String(), Key: e.PKey.Partition().String(), Membership: &ms, Valid: true,
 					Partition: strp(e.Partition.Name), DecidedBy: strp(e.DecidedBy.Text), At: strp(posText(e.DecidedBy.Pos(), p.Config))}
 			}
 			if sl.Before.Valid() {
