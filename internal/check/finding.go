@@ -142,6 +142,16 @@ func SortFindings(fs []Finding) {
 		if len(a.Ports) != len(b.Ports) {
 			return len(a.Ports) < len(b.Ports)
 		}
+		// Findings about a file's lines come in file order.
+		if a.Pos.File != b.Pos.File {
+			return a.Pos.File < b.Pos.File
+		}
+		if a.Pos.Line != b.Pos.Line {
+			return a.Pos.Line < b.Pos.Line
+		}
+		if a.Pos.Col != b.Pos.Col {
+			return a.Pos.Col < b.Pos.Col
+		}
 		return a.Message < b.Message
 	})
 }

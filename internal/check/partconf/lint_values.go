@@ -94,7 +94,17 @@ func UnknownGUIDs(c *Config, f *fabric.Fabric) []Finding {
 	for g := range first {
 		guids = append(guids, g)
 	}
-	sort.Slice(guids, func(i, j int) bool { return guids[i] < guids[j] })
+	// In file order (where each GUID first appears), as every other finding is listed.
+	sort.Slice(guids, func(i, j int) bool {
+		a, b := first[guids[i]].Pos(), first[guids[j]].Pos()
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		if a.Col != b.Col {
+			return a.Col < b.Col
+		}
+		return guids[i] < guids[j]
+	})
 	out := make([]Finding, 0, len(guids))
 	for _, g := range guids {
 		m := first[g]
