@@ -148,16 +148,16 @@ func (s EndpointSpec) Endpoint(label string, table []TableEntry) (Endpoint, erro
 		}
 		t := table[i]
 		if s.PKey != nil && t.Readable && t.PKey.Partition() != s.PKey.Partition() {
-			return e, &ResolveError{Endpoint: s.String(), Problem: fmt.Sprintf("index %d holds %s, not partition %s", t.Index, t.PKey, s.PKey.KeyString())}
+			return e, &ResolveError{Endpoint: s.String(), Problem: fmt.Sprintf("index %d holds %s, not partition %s", t.Index, t.PKey, s.PKey.Partition().String())}
 		}
 		e.Entries = []TableEntry{t}
 	case s.PKey != nil:
 		idx, p, ok := FindPKeyIndex(table, *s.PKey)
 		if !ok {
 			if n := unreadEntries(Endpoint{Entries: table}); n > 0 {
-				return e, &ResolveError{Endpoint: s.String(), Unknown: true, Problem: fmt.Sprintf("no readable P_Key table entry for partition %s, but %d %s could not be read: it may be in one of them", s.PKey.KeyString(), n, plural(n, "entry", "entries"))}
+				return e, &ResolveError{Endpoint: s.String(), Unknown: true, Problem: fmt.Sprintf("no readable P_Key table entry for partition %s, but %d %s could not be read: it may be in one of them", s.PKey.Partition().String(), n, plural(n, "entry", "entries"))}
 			}
-			return e, &ResolveError{Endpoint: s.String(), Problem: fmt.Sprintf("no valid P_Key table entry for partition %s, so no QP there can use it", s.PKey.KeyString())}
+			return e, &ResolveError{Endpoint: s.String(), Problem: fmt.Sprintf("no valid P_Key table entry for partition %s, so no QP there can use it", s.PKey.Partition().String())}
 		}
 		if p != *s.PKey {
 			e.Notes = append(e.Notes, fmt.Sprintf("%s: asked for %s; a QP there uses the entry at index %d, %s (%s member)", label, *s.PKey, idx, p, p.Membership()))

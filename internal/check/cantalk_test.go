@@ -31,7 +31,7 @@ func ud(label string, p PKey, qkey, wr *QKey) Endpoint {
 
 // pkeyRule is the one-line P_Key rule of IBA vol. 1 §10.9.
 func pkeyRule(a, b PKey) bool {
-	return a.Key() == b.Key() && a.Key() != 0 && (a.IsFull() || b.IsFull())
+	return uint16(a.Partition()) == uint16(b.Partition()) && uint16(a.Partition()) != 0 && (a.IsFull() || b.IsFull())
 }
 
 // hasAll reports which wanted substrings are missing from the lines.
@@ -413,10 +413,10 @@ func TestCanTalkPortsBruteForce(t *testing.T) {
 		want, sharedKeys := false, map[uint16]bool{}
 		for _, x := range ta {
 			for _, y := range tb {
-				if !x.Readable || !y.Readable || !x.PKey.Valid() || x.PKey.Key() != y.PKey.Key() {
+				if !x.Readable || !y.Readable || !x.PKey.Valid() || uint16(x.PKey.Partition()) != uint16(y.PKey.Partition()) {
 					continue
 				}
-				sharedKeys[x.PKey.Key()] = true
+				sharedKeys[uint16(x.PKey.Partition())] = true
 				want = want || pkeyRule(x.PKey, y.PKey)
 			}
 		}

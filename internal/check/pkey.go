@@ -70,9 +70,6 @@ func hex4(k uint16) string {
 // differ only in bit 15 are the same partition.
 func (p PKey) Partition() PartitionKey { return PartitionKey(p & KeyMask) }
 
-// Key returns the 15-bit key as a number (Partition is the typed key).
-func (p PKey) Key() uint16 { return uint16(p & KeyMask) }
-
 // Membership returns the membership encoded in bit 15.
 func (p PKey) Membership() Membership {
 	if p&MembershipBit != 0 {
@@ -231,7 +228,7 @@ type PKeyDecoding struct {
 func DecodePKey(p PKey) PKeyDecoding {
 	d := PKeyDecoding{
 		Value:      p.String(),
-		Key:        p.KeyString(),
+		Key:        p.Partition().String(),
 		Membership: p.Membership().String(),
 		Valid:      p.Valid(),
 		Default:    p.Valid() && p.IsDefault(),
@@ -244,9 +241,9 @@ func DecodePKey(p PKey) PKeyDecoding {
 	case p == DefaultLimited:
 		d.Notes = append(d.Notes, "limited member of the default partition: talks only to full members (0xffff), e.g. the SM")
 	case p.IsFull():
-		d.Notes = append(d.Notes, fmt.Sprintf("full member of partition %s: talks to full and limited members of it", p.KeyString()))
+		d.Notes = append(d.Notes, fmt.Sprintf("full member of partition %s: talks to full and limited members of it", p.Partition().String()))
 	default:
-		d.Notes = append(d.Notes, fmt.Sprintf("limited member of partition %s: talks only to full members (%s), not to other limited members", p.KeyString(), p.WithMembership(Full)))
+		d.Notes = append(d.Notes, fmt.Sprintf("limited member of partition %s: talks only to full members (%s), not to other limited members", p.Partition().String(), p.WithMembership(Full)))
 	}
 	if p.Valid() && p.IsFull() && !p.IsDefault() {
 		d.Notes = append(d.Notes, fmt.Sprintf("IPoIB child interface for it: ib0.%04x (the interface name always carries the full bit)", uint16(p)))

@@ -291,7 +291,7 @@ func TestCanTalkAndAuditAgree(t *testing.T) {
 		for _, fd := range Audit(f) {
 			if fd.Rule == RuleHCAKeyNotOnSwitch {
 				for _, k := range fd.PKeys {
-					missing[[2]uint64{uint64(fd.Ports[0].Node), uint64(k.Key())}] = true
+					missing[[2]uint64{uint64(fd.Ports[0].Node), uint64(uint16(k.Partition()))}] = true
 				}
 			}
 		}

@@ -59,7 +59,7 @@ var GASNet = Library{
 		s.pick = func(p *Port) Pick { return gasnetPick(key, p) }
 		s.want = func(k check.PKey, p *Port) Want {
 			if k.Partition() < 2 {
-				return Want{Problem: fmt.Sprintf("GASNet refuses partition %s: GASNET_IBV_PKEY must be 0x0002-0x7fff", k.KeyString())}
+				return Want{Problem: fmt.Sprintf("GASNet refuses partition %s: GASNET_IBV_PKEY must be 0x0002-0x7fff", k.Partition().String())}
 			}
 			return wantValue(k, p, "GASNET_IBV_PKEY", k.Partition().String(), func(e Env) Pick {
 				n, _ := gasnetInt(e["GASNET_IBV_PKEY"])

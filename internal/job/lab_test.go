@@ -103,7 +103,7 @@ func TestLabReconfiguredPartition(t *testing.T) {
 				continue
 			}
 			got := p.Table[e.Index].PKey
-			if e.PKey.Key() == 0x0001 {
+			if uint16(e.PKey.Partition()) == 0x0001 {
 				continue
 			}
 			highest = max(highest, e.Index)
@@ -112,7 +112,7 @@ func TestLabReconfiguredPartition(t *testing.T) {
 			}
 		}
 		for _, e := range before[i].Table {
-			if e.PKey.Key() == 0x0001 && e.Index < highest && p.Table[e.Index].PKey.Valid() {
+			if uint16(e.PKey.Partition()) == 0x0001 && e.Index < highest && p.Table[e.Index].PKey.Valid() {
 				t.Errorf("%s index %d: %s, want the hole storage left (a kept key sits above it)", p.Host, e.Index, p.Table[e.Index].PKey)
 			}
 		}

@@ -231,7 +231,7 @@ func hasUnreadable(p *Port) bool {
 
 func missingKey(key check.PKey, p *Port) string {
 	if hasUnreadable(p) {
-		return fmt.Sprintf("partition %s is not in the entries that could be read (some could not)", key.KeyString())
+		return fmt.Sprintf("partition %s is not in the entries that could be read (some could not)", key.Partition().String())
 	}
-	return fmt.Sprintf("no entry for partition %s in its table: no setting makes it a member (the Subnet Manager must add the port to the partition)", key.KeyString())
+	return fmt.Sprintf("no entry for partition %s in its table: no setting makes it a member (the Subnet Manager must add the port to the partition)", key.Partition().String())
 }

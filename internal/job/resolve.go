@@ -161,7 +161,7 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Resolution {
 				usable = append(usable, hostPick{pr.Port.Host, pr})
 			}
 			if !r.Peers && !pk.PKey.IsFull() {
-				r.Notes = append(r.Notes, fmt.Sprintf("%s: index %d holds %s, a limited member of partition %s: it reaches only full members (%s) of it", pr.Port.Label(), pk.Index, pk.PKey, pk.PKey.KeyString(), pk.PKey.WithMembership(check.Full)))
+				r.Notes = append(r.Notes, fmt.Sprintf("%s: index %d holds %s, a limited member of partition %s: it reaches only full members (%s) of it", pr.Port.Label(), pk.Index, pk.PKey, pk.PKey.Partition().String(), pk.PKey.WithMembership(check.Full)))
 			}
 		case EmptyEntry, Fails:
 			if s.Reject == "" {

@@ -136,7 +136,7 @@ func ucxPick(c ucxPKey, p *Port) Pick {
 		if e.PKey == 0 {
 			continue
 		}
-		if !c.auto && uint32(e.PKey.Key()) != c.key {
+		if !c.auto && uint32(e.PKey.Partition()) != c.key {
 			continue
 		}
 		if e.PKey.IsFull() {

@@ -134,7 +134,7 @@ func WantOn(s *setup, key check.PKey, ports []*Port) *WantResult {
 		}
 	}
 	if len(hosts) > 1 && len(limited) > 1 {
-		w.Findings = append(w.Findings, fmt.Sprintf("limited members of partition %s cannot talk to each other: %s; the Subnet Manager must make one side full", key.KeyString(), strings.Join(limited, ", ")))
+		w.Findings = append(w.Findings, fmt.Sprintf("limited members of partition %s cannot talk to each other: %s; the Subnet Manager must make one side full", key.Partition().String(), strings.Join(limited, ", ")))
 	}
 	switch {
 	case len(w.Findings) > 0:

@@ -226,7 +226,7 @@ func resolveGUID(s check.EndpointSpec, label string, m *partconf.Model) (check.E
 	if !ok {
 		return check.Endpoint{}, &check.ResolveError{Endpoint: s.String(), Problem: fmt.Sprintf(
 			"%s gets no entry for partition %s from %s (it gets %s), so no QP there can use it",
-			s.GUID.String(), s.PKey.KeyString(), m.Source.File, pkeyList(table))}
+			s.GUID.String(), s.PKey.Partition().String(), m.Source.File, pkeyList(table))}
 	}
 	e := check.Endpoint{Label: label, Entries: []check.TableEntry{{Index: check.NoIndex, PKey: p, Readable: true}},
 		QPType: s.QPType, QKey: s.QKey, WRQKey: s.WRQKey, LinkLayer: "InfiniBand"}

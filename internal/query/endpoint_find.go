@@ -63,10 +63,10 @@ func FindPKey(v *PortView, key check.PKey) FindResult {
 			}
 		} else if unread != "" {
 			r.Outcome = FindUnknown
-			r.Reason = fmt.Sprintf("partition %s is not in the entries that were read, but %s: it may be in one of them", key.KeyString(), unread)
+			r.Reason = fmt.Sprintf("partition %s is not in the entries that were read, but %s: it may be in one of them", key.Partition().String(), unread)
 		} else {
 			r.Outcome = FindNotFound
-			r.Reason = fmt.Sprintf("partition %s is not in the %s table", key.KeyString(), v.Ref())
+			r.Reason = fmt.Sprintf("partition %s is not in the %s table", key.Partition().String(), v.Ref())
 		}
 	}
 	return r

@@ -69,7 +69,7 @@ func hasFinding(fs []check.Finding, rule string, port check.PortID, key uint16) 
 			return true
 		}
 		for _, k := range f.PKeys {
-			if k.Key() == key {
+			if uint16(k.Partition()) == key {
 				return true
 			}
 		}
@@ -166,7 +166,7 @@ compute=0x0002, defmember=full : 0x100004, 0x100007=limited ;
 		var blk [mad.PKeysPerBlock]uint16
 		for i := range blk {
 			blk[i] = uint16(old[i])
-			if check.PKey(blk[i]).Key() == 0x0001 {
+			if uint16(check.PKey(blk[i]).Partition()) == 0x0001 {
 				blk[i] = 0
 			}
 		}

@@ -383,8 +383,8 @@ func (h *Host) loadPort(d *ibverbs.Device, num int, tables bool) (*PortView, err
 func DecodeTable(raw []ibverbs.PKeyEntry) *Table {
 	t := &Table{Entries: make([]Entry, len(raw))}
 	last := -1
-	full := map[uint16]bool{}
-	limited := map[uint16]bool{}
+	full := map[check.PartitionKey]bool{}
+	limited := map[check.PartitionKey]bool{}
 	first := map[check.PKey]int{}
 	for i, r := range raw {
 		e := Entry{Index: r.Index, PKey: check.PKey(r.Value), DuplicateOf: -1}
@@ -396,9 +396,9 @@ func DecodeTable(raw []ibverbs.PKeyEntry) *Table {
 			t.Valid++
 			last = i
 			if e.PKey.IsFull() {
-				full[e.PKey.Key()] = true
+				full[e.PKey.Partition()] = true
 			} else {
-				limited[e.PKey.Key()] = true
+				limited[e.PKey.Partition()] = true
 			}
 			if j, ok := first[e.PKey]; ok {
 				e.DuplicateOf = j
@@ -411,7 +411,7 @@ func DecodeTable(raw []ibverbs.PKeyEntry) *Table {
 	for i := range t.Entries {
 		e := &t.Entries[i]
 		if e.Valid() {
-			e.Both = full[e.PKey.Key()] && limited[e.PKey.Key()]
+			e.Both = full[e.PKey.Partition()] && limited[e.PKey.Partition()]
 		} else if e.Unreadable == "" && i < last {
 			e.Hole = true
 		}
@@ -493,12 +493,12 @@ func portWarnings(v *PortView) []string {
 		switch {
 		case v.Table == nil:
 		case ip.Index < 0:
-			w = append(w, fmt.Sprintf("%s uses P_Key %s (partition %s), which is not in the %s table: the interface cannot come up (kernel: \"PKEY is not assigned\")", ip.Name, ip.PKey, ip.PKey.KeyString(), ref))
+			w = append(w, fmt.Sprintf("%s uses P_Key %s (partition %s), which is not in the %s table: the interface cannot come up (kernel: \"PKEY is not assigned\")", ip.Name, ip.PKey, ip.PKey.Partition().String(), ref))
 		case ip.Membership == check.Limited:
 			// The pkey file always shows the full bit; the entry the kernel found is
 			// limited, so the interface is a limited member (drivers/infiniband/ulp/ipoib:
 			// ipoib_pkey_dev_check_presence and ib_find_pkey).
-			w = append(w, fmt.Sprintf("%s shows P_Key %s, but the %s table holds only %s (limited) at index %d: it runs as a limited member and reaches only full members of partition %s", ip.Name, ip.PKey, ref, ip.PKey.WithMembership(check.Limited), ip.Index, ip.PKey.KeyString()))
+			w = append(w, fmt.Sprintf("%s shows P_Key %s, but the %s table holds only %s (limited) at index %d: it runs as a limited member and reaches only full members of partition %s", ip.Name, ip.PKey, ref, ip.PKey.WithMembership(check.Limited), ip.Index, ip.PKey.Partition().String()))
 		}
 	}
 	return w

@@ -97,7 +97,7 @@ func entryValue(e *EntryRead) *check.PKey {
 }
 
 func memberOf(p check.PKey) string {
-	return fmt.Sprintf("%s member of partition %s", p.Membership(), p.KeyString())
+	return fmt.Sprintf("%s member of partition %s", p.Membership(), p.Partition().String())
 }
 
 // describeChange says what a change of one entry means; "" when nothing changed.
@@ -121,7 +121,7 @@ func describeChange(a, b *EntryRead) (kind, desc string) {
 	case valid(a) && !valid(b):
 		return ChangeRemoved, memberOf(a.Value) + " (a QP using this index loses the partition)"
 	case valid(a) && valid(b) && a.Value.Partition() == b.Value.Partition():
-		return ChangeMembership, fmt.Sprintf("partition %s: %s -> %s member", b.Value.KeyString(), a.Value.Membership(), b.Value.Membership())
+		return ChangeMembership, fmt.Sprintf("partition %s: %s -> %s member", b.Value.Partition().String(), a.Value.Membership(), b.Value.Membership())
 	case valid(a) && valid(b):
 		return ChangeReplaced, fmt.Sprintf("%s replaced by %s (a QP using this index now sends in another partition)", memberOf(a.Value), memberOf(b.Value))
 	}
@@ -173,7 +173,7 @@ func IPoIBEffects(ifcs []IPoIB, old, cur *TableRead, c TableChange) []string {
 		case j != c.Index:
 			out = append(out, fmt.Sprintf("IPoIB %s used this entry; its key %s is still at index %d (%s)", ifc.Name, ifc.PKey, j, p.Membership()))
 		case p.Membership() == check.Limited:
-			out = append(out, fmt.Sprintf("IPoIB %s now runs as a limited member of partition %s: it reaches only full members", ifc.Name, p.KeyString()))
+			out = append(out, fmt.Sprintf("IPoIB %s now runs as a limited member of partition %s: it reaches only full members", ifc.Name, p.Partition().String()))
 		}
 	}
 	return out

@@ -828,7 +828,7 @@ func (m Model) pkeyTable(b *strings.Builder) {
 		if e.PKey.Valid() {
 			member = e.PKey.Membership().String()
 		}
-		fmt.Fprintf(b, "  %5d  %s  %s  %-7s  %s\n", e.Index, e.PKey, e.PKey.KeyString(), member, strings.Join(notes, ", "))
+		fmt.Fprintf(b, "  %5d  %s  %s  %-7s  %s\n", e.Index, e.PKey, e.PKey.Partition().String(), member, strings.Join(notes, ", "))
 	}
 	if len(t.Entries) > t.Valid {
 		b.WriteString(m.st.dim.Render(fmt.Sprintf("  (%d invalid entries not listed, except holes)", len(t.Entries)-t.Valid)) + "\n")

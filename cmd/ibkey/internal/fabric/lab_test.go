@@ -304,7 +304,7 @@ compute=0x0002, defmember=full : 0x100004, 0x100007=limited ;
 		var orig, blk [mad.PKeysPerBlock]uint16
 		for i := range blk {
 			orig[i] = uint16(old[i])
-			if blk[i] = orig[i]; check.PKey(blk[i]).Key() == 0x0001 {
+			if blk[i] = orig[i]; uint16(check.PKey(blk[i]).Partition()) == 0x0001 {
 				blk[i] = 0
 			}
 		}

@@ -144,7 +144,7 @@ func (t tablePort) json() portJSON {
 	}
 	pj.Entries = []entryJSON{}
 	for _, e := range t.entries {
-		pj.Entries = append(pj.Entries, entryJSON{e.Index, e.PKey.String(), e.PKey.KeyString(), e.PKey.Membership().String()})
+		pj.Entries = append(pj.Entries, entryJSON{e.Index, e.PKey.String(), e.PKey.Partition().String(), e.PKey.Membership().String()})
 	}
 	valid := len(pj.Entries)
 	pj.Valid = &valid
@@ -226,7 +226,7 @@ func members(o *PKeysOptions, fab *fabric.Fabric, key check.PKey) error {
 			Schema  cmdutil.SchemaVersion `json:"schema_version"`
 			Key     string                `json:"key"`
 			Members []fabric.Member       `json:"members"`
-		}{cmdutil.SchemaVersion{}, key.KeyString(), members}); err != nil {
+		}{cmdutil.SchemaVersion{}, key.Partition().String(), members}); err != nil {
 			return err
 		}
 	} else if len(members) > 0 {
@@ -260,13 +260,13 @@ func members(o *PKeysOptions, fab *fabric.Fabric, key check.PKey) error {
 	}
 	n := o.Notices
 	if len(members) == 0 {
-		n.Note(fmt.Sprintf("no port holds partition %s", key.KeyString()))
+		n.Note(fmt.Sprintf("no port holds partition %s", key.Partition().String()))
 		return cmdutil.Exit(cmdutil.ExitNo)
 	}
-	n.Note(fmt.Sprintf("partition %s: %s (%d full, %d limited), %s mirroring them", key.KeyString(),
+	n.Note(fmt.Sprintf("partition %s: %s (%d full, %d limited), %s mirroring them", key.Partition().String(),
 		cmdutil.Plural(ends, "end port", "end ports"), full, limited, cmdutil.Plural(len(members)-ends, "switch port", "switch ports")))
 	if full == 0 && ends > 0 {
-		n.Warn(fmt.Sprintf("every end port of partition %s is a limited member: limited members cannot talk to each other", key.KeyString()))
+		n.Warn(fmt.Sprintf("every end port of partition %s is a limited member: limited members cannot talk to each other", key.Partition().String()))
 	}
 	return nil
 }

@@ -130,7 +130,7 @@ func resolveReport(rs []*job.Resolution) report {
 }
 
 func wantReport(ws []*job.WantResult, key check.PKey) report {
-	rep := report{Mode: "want", Partition: key.KeyString()}
+	rep := report{Mode: "want", Partition: key.Partition().String()}
 	for _, w := range ws {
 		lr := libReport{Library: w.Library.ID, Name: w.Library.Name, Kind: w.Library.Kind.String(), Verdict: w.Verdict,
 			Inactive: w.Inactive, Same: w.Same, Findings: nonNil(w.Findings), Fixes: []string{}, Unchecked: nonNil(w.Unchecked),
@@ -167,12 +167,12 @@ func (r *report) addReach(f *fabric.Fabric) {
 				continue
 			}
 			k, err := check.ParsePKey(p.PKey)
-			if err != nil || !k.Valid() || seen[k.KeyString()] {
+			if err != nil || !k.Valid() || seen[k.Partition().String()] {
 				continue
 			}
-			seen[k.KeyString()] = true
+			seen[k.Partition().String()] = true
 			full, limited := job.Reach(f, k)
-			r.Reach = append(r.Reach, reachEntry{Partition: k.KeyString(), Full: full, Limited: limited})
+			r.Reach = append(r.Reach, reachEntry{Partition: k.Partition().String(), Full: full, Limited: limited})
 		}
 	}
 }

@@ -261,7 +261,7 @@ func entryCells(e query.Entry) []string {
 		// The reason is in the port's warning; the cell stays one word.
 		return []string{idx, "unreadable", "", "", "unreadable", ""}
 	}
-	return []string{idx, e.PKey.String(), e.PKey.Membership().String(), e.PKey.KeyString(),
+	return []string{idx, e.PKey.String(), e.PKey.Membership().String(), e.PKey.Partition().String(),
 		strings.Join(entryNotes(e), ","), strings.Join(e.Interfaces, ",")}
 }
 
@@ -405,7 +405,7 @@ func entryToJSON(e query.Entry) pkeyEntryJSON {
 	j := pkeyEntryJSON{Index: e.Index, Valid: e.Valid(), Hole: e.Hole, Both: e.Both,
 		Unreadable: e.Unreadable, IPoIB: e.Interfaces}
 	if e.Unreadable == "" {
-		p, k, m := e.PKey.String(), e.PKey.KeyString(), e.PKey.Membership().String()
+		p, k, m := e.PKey.String(), e.PKey.Partition().String(), e.PKey.Membership().String()
 		j.PKey, j.Key, j.Membership = &p, &k, &m
 		j.Default = e.Valid() && e.PKey.IsDefault()
 	}
@@ -461,7 +461,7 @@ func findPKey(o *PKeysOptions, f cmdutil.Format, views []*query.PortView, key ch
 			r.Found, r.Index, r.Entry, r.Membership = true, &idx, &p, &m
 			found = true
 		case query.FindNotFound:
-			r.Reason = fmt.Sprintf("partition %s is not in the %s table (valid keys: %s)", key.KeyString(), v.Ref(), validKeys(v.Table))
+			r.Reason = fmt.Sprintf("partition %s is not in the %s table (valid keys: %s)", key.Partition().String(), v.Ref(), validKeys(v.Table))
 		}
 		results = append(results, r)
 	}
@@ -491,7 +491,7 @@ func findPKey(o *PKeysOptions, f cmdutil.Format, views []*query.PortView, key ch
 			Found      bool                  `json:"found"`
 			Ports      []findJSON            `json:"ports"`
 			Incomplete []cmdutil.Incomplete  `json:"incomplete,omitempty"`
-		}{cmdutil.SchemaVersion{}, key.String(), key.KeyString(), found, results, incomplete}); err != nil {
+		}{cmdutil.SchemaVersion{}, key.String(), key.Partition().String(), found, results, incomplete}); err != nil {
 			return err
 		}
 	case cmdutil.FormatPlain:
@@ -527,7 +527,7 @@ func findPKey(o *PKeysOptions, f cmdutil.Format, views []*query.PortView, key ch
 			n.Note(fmt.Sprintf("%s/%d: %s", r.Device, r.Port, r.Reason))
 		}
 		if r.Found && *r.Membership == "limited" {
-			n.Note(fmt.Sprintf("%s/%d: only a limited entry holds partition %s: a QP there talks only to full members", r.Device, r.Port, key.KeyString()))
+			n.Note(fmt.Sprintf("%s/%d: only a limited entry holds partition %s: a QP there talks only to full members", r.Device, r.Port, key.Partition().String()))
 		}
 	}
 	if !found && code != cmdutil.ExitOK {
@@ -551,7 +551,7 @@ func indexesDiffer(results []findJSON, key check.PKey) string {
 	if len(seen) < 2 {
 		return ""
 	}
-	return fmt.Sprintf("partition %s is at different indexes (%s): no single NCCL_IB_PKEY (a table index) works on all these ports; set it per port, or select the partition by key where the tool allows it", key.KeyString(), strings.Join(at, ", "))
+	return fmt.Sprintf("partition %s is at different indexes (%s): no single NCCL_IB_PKEY (a table index) works on all these ports; set it per port, or select the partition by key where the tool allows it", key.Partition().String(), strings.Join(at, ", "))
 }
 
 func validKeys(t *query.Table) string {
@@ -588,7 +588,7 @@ func completePKeys(o *PKeysOptions) cobra.CompletionFunc {
 			for _, e := range v.Table.Entries {
 				if e.Valid() && !seen[e.PKey.String()] {
 					seen[e.PKey.String()] = true
-					out = append(out, e.PKey.String()+"\t"+e.PKey.Membership().String()+" member of "+e.PKey.KeyString())
+					out = append(out, e.PKey.String()+"\t"+e.PKey.Membership().String()+" member of "+e.PKey.Partition().String())
 				}
 			}
 		}

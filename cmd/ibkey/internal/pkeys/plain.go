@@ -110,7 +110,7 @@ func (r plainRow) append(b []byte, ref string, refWidth int, width *[plainColumn
 	m := r.e.PKey.Membership().String()
 	b = pad(appendHex4(b, uint16(r.e.PKey)), 6, width[2])
 	b = pad(append(b, m...), len(m), width[3])
-	b = pad(appendHex4(b, r.e.PKey.Key()), 6, width[4])
+	b = pad(appendHex4(b, uint16(r.e.PKey.Partition())), 6, width[4])
 	notes := orDash(r.notes)
 	b = pad(append(b, notes...), len(notes), width[5])
 	b = append(b, orDash(r.ipoib)...)
@@ -132,7 +132,7 @@ func (r plainRow) cells(refs []string) []string {
 		return []string{refs[r.ref], idx, "unreadable", "-", "-", "unreadable", "-"}
 	}
 	return []string{refs[r.ref], idx, string(appendHex4(nil, uint16(r.e.PKey))), r.e.PKey.Membership().String(),
-		string(appendHex4(nil, r.e.PKey.Key())), orDash(r.notes), orDash(r.ipoib)}
+		string(appendHex4(nil, uint16(r.e.PKey.Partition()))), orDash(r.notes), orDash(r.ipoib)}
 }
 
 func orDash(s string) string {
