@@ -322,7 +322,7 @@ func (c *FabricCollector) fromFabric(ctx context.Context, f *fabric.Fabric, qkey
 	if c.opts.Partitions != nil {
 		findings = append(findings, partconf.CompareFabric(f, partconf.NewFabricModel(c.opts.Partitions, f, partconf.Options{AllowBoth: c.opts.AllowBoth}))...)
 	}
-	found, nf := buildFindings(f, recs, findings, knownRules(c.opts.Partitions != nil))
+	found, nf := buildFindings(f, recs, fp, findings, knownRules(c.opts.Partitions != nil))
 	found.prepare(false)
 	wg.Wait()
 	return &fabricSnapshot{ports: len(recs), findings: len(findings), series: nt + nr + nf, lateCounters: late,
@@ -707,9 +707,10 @@ func buildPortTables(recs []portRecord, fp *fabricPairs) (*staticSet, int) {
 }
 
 // buildFindings builds the node counts and the audit's findings (fabric and port).
-func buildFindings(f *fabric.Fabric, recs []portRecord, findings []check.Finding, rules map[string]check.Severity) (*staticSet, int) {
+// A finding's ports that are exported ports take their label pairs from fp, which it
+// only reads (it runs beside buildPortTables and buildFabricCounters).
+func buildFindings(f *fabric.Fabric, recs []portRecord, fp *fabricPairs, findings []check.Finding, rules map[string]check.Severity) (*staticSet, int) {
 	out := newFamilySet()
-	series := 0
 	types := map[string]int{string(check.NodeCA): 0, string(check.NodeSwitch): 0, string(check.NodeRouter): 0}
 	for _, n := range f.Nodes {
 		types[string(n.Type)]++
@@ -719,54 +720,92 @@ func buildFindings(f *fabric.Fabric, recs []portRecord, findings []check.Finding
 	}
 	out.add(mUnreachable, float64(len(f.Unreachable)))
 	type ruleSev struct{ rule, sev string }
-	counts := map[ruleSev]int{}
+	// Each rule and severity once, by number: a finding's ports are counted per port
+	// and rule without hashing the rule's text for each.
+	var kinds []ruleSev
+	kindOf := map[ruleSev]int{}
+	kind := func(rs ruleSev) int {
+		k, ok := kindOf[rs]
+		if !ok {
+			k = len(kinds)
+			kinds = append(kinds, rs)
+			kindOf[rs] = k
+		}
+		return k
+	}
 	for r, s := range rules {
-		counts[ruleSev{r, s.String()}] = 0
+		kind(ruleSev{r, s.String()})
 	}
-	type portRule struct {
-		id check.PortID
-		ruleSev
+	type portKind struct {
+		id   check.PortID
+		kind int
 	}
-	perPort := map[portRule]int{}
-	var order []portRule
+	perPort := map[portKind]int{}
+	var order []portKind
+	var counts []int
 	for _, fd := range findings {
-		rs := ruleSev{fd.Rule, fd.Severity.String()}
-		counts[rs]++
+		k := kind(ruleSev{fd.Rule, fd.Severity.String()})
+		for len(counts) < len(kinds) {
+			counts = append(counts, 0)
+		}
+		counts[k]++
 		for _, p := range fd.Ports {
-			k := portRule{p.PortID, rs}
-			if perPort[k] == 0 {
-				order = append(order, k)
+			pk := portKind{p.PortID, k}
+			if perPort[pk] == 0 {
+				order = append(order, pk)
 			}
-			perPort[k]++
+			perPort[pk]++
 		}
 	}
-	keys := make([]ruleSev, 0, len(counts))
-	for k := range counts {
-		keys = append(keys, k)
+	for len(counts) < len(kinds) {
+		counts = append(counts, 0)
 	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i].rule != keys[j].rule {
-			return keys[i].rule < keys[j].rule
+	byName := make([]int, len(kinds))
+	for i := range byName {
+		byName[i] = i
+	}
+	sort.Slice(byName, func(i, j int) bool {
+		a, b := kinds[byName[i]], kinds[byName[j]]
+		if a.rule != b.rule {
+			return a.rule < b.rule
 		}
-		return keys[i].sev < keys[j].sev
+		return a.sev < b.sev
 	})
-	for _, k := range keys {
-		out.add(mFindings, float64(counts[k]), k.rule, k.sev)
-	}
-	byID := make(map[check.PortID]int, len(recs))
-	for i := range recs {
-		byID[recs[i].id] = i
-	}
-	for _, k := range order {
-		var l [4]string
-		if i, ok := byID[k.id]; ok {
-			l = recs[i].labels
-		} else {
-			l = findingPortLabels(f, k.id)
-		}
-		out.add(mFPortFinding, float64(perPort[k]), l[0], l[1], l[2], l[3], k.rule, k.sev)
+	for _, k := range byName {
+		out.add(mFindings, float64(counts[k]), kinds[k].rule, kinds[k].sev)
 	}
 	fams := out.families()
+	if len(order) > 0 {
+		byID := make(map[check.PortID]int, len(recs))
+		for i := range recs {
+			byID[recs[i].id] = i
+		}
+		lp := labelPairs{}
+		kindPairs := make([][2]*dto.LabelPair, len(kinds))
+		for i, k := range kinds {
+			kindPairs[i] = [2]*dto.LabelPair{lp.get("rule", k.rule), lp.get("severity", k.sev)}
+		}
+		ports := make([][4]*dto.LabelPair, len(order))
+		for i, k := range order {
+			if r, ok := byID[k.id]; ok {
+				ports[i] = fp.port[r]
+				continue
+			}
+			l := findingPortLabels(f, k.id)
+			for j := range l {
+				ports[i][j] = lp.get(fabricPortLabels[j], l[j])
+			}
+		}
+		fams = append(fams, emitted(mFPortFinding, func(b *familyBuilder) {
+			var l [6]*dto.LabelPair
+			for i, k := range order {
+				copy(l[:4], ports[i][:])
+				l[4], l[5] = kindPairs[k.kind][0], kindPairs[k.kind][1]
+				b.add(float64(perPort[k]), l[:])
+			}
+		}))
+	}
+	series := 0
 	for _, f := range fams {
 		series += f.series
 	}
