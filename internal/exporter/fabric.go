@@ -3,6 +3,7 @@ package exporter
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"runtime/debug"
 	"sort"
 	"strconv"
@@ -52,6 +53,8 @@ type FabricOptions struct {
 type FabricCollector struct {
 	opts FabricOptions
 	snap atomic.Pointer[fabricSnapshot]
+	// lastHeap is the heap in use at the end of the last sweep (sweepGC's measure).
+	lastHeap atomic.Uint64
 
 	mu          sync.Mutex
 	results     map[string]float64
@@ -69,8 +72,35 @@ type fabricSnapshot struct {
 	lateCounters int
 }
 
-// sweepGCPercent is the garbage collector's GOGC while a sweep runs.
-const sweepGCPercent = 400
+// sweepMemoryFloor is the least memory limit a sweep runs under (sweepGC).
+const sweepMemoryFloor = 256 << 20
+
+// sweepGC turns the proportional garbage collector off for a sweep and bounds the
+// process's memory instead (runtime/debug.SetMemoryLimit; the Go GC guide's "memory
+// limit" section): a sweep allocates several times what it keeps (MAD calls and
+// their replies, the families built to be encoded, the encoder's working memory),
+// and even at GOGC 400 a 2,000-node sweep was collected twice, with the write
+// barriers on while it built and encoded its series (about 15 ms of CPU time out of
+// 190). The limit is 256 MiB, or twice the heap in use at the end of the previous
+// sweep (its peak, nothing having been collected: the next sweep of the same fabric
+// needs about as much, and the previous snapshot stays live meanwhile), and never
+// above a limit the user set (GOMEMLIMIT); near it the collector runs as it must. last
+// is that heap (0: no sweep yet). The returned func restores both settings.
+func sweepGC(last uint64) func() {
+	limit := int64(sweepMemoryFloor)
+	if l := int64(min(last, 1<<60)) * 2; l > limit {
+		limit = l
+	}
+	if user := debug.SetMemoryLimit(-1); user < limit {
+		limit = user
+	}
+	oldLimit := debug.SetMemoryLimit(limit)
+	oldPercent := debug.SetGCPercent(-1)
+	return func() {
+		debug.SetGCPercent(oldPercent)
+		debug.SetMemoryLimit(oldLimit)
+	}
+}
 
 // Sweep results, the values of ibkey_fabric_sweeps_total's result label.
 const (
@@ -120,12 +150,14 @@ func (c *FabricCollector) Run(ctx context.Context) {
 // serves it when it completed. A sweep that stopped early or failed is counted and
 // its reason kept; the previous complete sweep stays served.
 func (c *FabricCollector) Sweep(ctx context.Context) error {
-	// A sweep allocates several times what it keeps (MAD calls and their replies, the
-	// families built to be encoded, the working memory of the encoder): at the default
-	// GOGC of 100 the collector ran 5 to 8 times in a 2,000-node sweep, for a tenth of
-	// its CPU time. Collecting less often while the sweep runs costs a few tens of MB at
-	// its peak (scripts/bench-exporter reports the serving exporter's RSS).
-	defer debug.SetGCPercent(debug.SetGCPercent(sweepGCPercent))
+	// No proportional collection while the sweep runs, under a memory limit (sweepGC):
+	// scripts/bench-exporter reports the serving exporter's RSS.
+	defer sweepGC(c.lastHeap.Load())()
+	defer func() { // before the collector is on again
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		c.lastHeap.Store(ms.HeapInuse)
+	}()
 	start := c.opts.Now()
 	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()
@@ -341,7 +373,12 @@ func sweepRecords(f *fabric.Fabric, qkeys map[check.PortID]uint16) []portRecord 
 		}
 	}
 	recs := make([]portRecord, 0, size)
+	// GUIDs formatted once: a node's ports share its GUID, and a switch's ports their
+	// port GUID.
+	var lastPortGUID check.GUID
+	lastPortGUIDText := ""
 	for _, n := range f.Nodes {
+		nodeGUID := ""
 		var swLID uint16
 		if n.Type == check.NodeSwitch {
 			if p0 := n.Port(0); p0 != nil {
@@ -358,15 +395,21 @@ func sweepRecords(f *fabric.Fabric, qkeys map[check.PortID]uint16) []portRecord 
 				// PortCounters of every switch port go to the switch's LID (port 0's).
 				lid = swLID
 			}
+			if nodeGUID == "" {
+				nodeGUID = n.GUID.String()
+			}
 			r := portRecord{
 				id:       check.PortID{Node: n.GUID, Port: p.Num},
-				labels:   [4]string{n.GUID.String(), n.Description, strconv.Itoa(p.Num), strconv.Itoa(int(lid))},
+				labels:   [4]string{nodeGUID, n.Description, strconv.Itoa(p.Num), strconv.Itoa(int(lid))},
 				nodeType: string(n.Type), state: p.State,
 				tableSize: p.TableSize, pkeys: p.PKeys, tableErr: p.PKeysError,
 				pmaLID: lid,
 			}
 			if p.GUID != 0 {
-				r.portGUID = p.GUID.String()
+				if p.GUID != lastPortGUID || lastPortGUIDText == "" {
+					lastPortGUID, lastPortGUIDText = p.GUID, p.GUID.String()
+				}
+				r.portGUID = lastPortGUIDText
 			}
 			if lid == 0 {
 				r.noPMA = "no LID (PMA PortCounters are LID-routed; no subnet manager has assigned one yet)"

@@ -285,6 +285,14 @@ func audit(f *Fabric, opt AuditOptions, outside bool) AuditResult {
 	return res
 }
 
+// swLabel is f.Label(id) for n = f.Node(id.Node).
+func swLabel(f *Fabric, n *Node, id check.PortID) string {
+	if n == nil {
+		return f.Label(id)
+	}
+	return nodeLabel(n, id.Port)
+}
+
 // nodeLabel is f.Label(id) for the node n that f.Node(id.Node) returns (not nil).
 func nodeLabel(n *Node, port int) string {
 	if n.Description == "" {
@@ -304,8 +312,13 @@ func quoteDesc(n *Node) string {
 func auditSwitchPort(f *Fabric, sw *Node, p *Port, caNode *Node, ca *Port) []check.Finding {
 	var out []check.Finding
 	swID, caID := check.PortID{Node: sw.GUID, Port: p.Num}, check.PortID{Node: caNode.GUID, Port: ca.Num}
-	// caNode is f.Node(caID.Node) already (FindingPort's and Label's look-up).
-	ports := []check.FindingPort{{PortID: caID, Description: caNode.Description}, f.FindingPort(swID)}
+	// caNode is f.Node(caID.Node) already, swNode f.Node(swID.Node) (FindingPort's and
+	// Label's look-up: sw itself, unless two nodes of the sweep share its GUID).
+	ports := []check.FindingPort{{PortID: caID, Description: caNode.Description}, {PortID: swID}}
+	swNode := f.Node(sw.GUID)
+	if swNode != nil {
+		ports[1].Description = swNode.Description
+	}
 	enforcing := ""
 	if e := p.Enforcement; e != nil {
 		var off []string
@@ -320,7 +333,7 @@ func auditSwitchPort(f *Fabric, sw *Node, p *Port, caNode *Node, ca *Port) []che
 			// Built as fmt.Sprintf("... (%s) on %s, which faces %s: ...") would, without
 			// it: every switch port facing a CA has this finding when enforcement is off.
 			out = append(out, check.Finding{Severity: check.SeverityWarning, Rule: RuleEnforcementOff, Ports: ports,
-				Message: "partition enforcement is off (" + strings.Join(off, ", ") + ") on " + f.Label(swID) + ", which faces " + nodeLabel(caNode, caID.Port) +
+				Message: "partition enforcement is off (" + strings.Join(off, ", ") + ") on " + swLabel(f, swNode, swID) + ", which faces " + nodeLabel(caNode, caID.Port) +
 					": packets of any partition pass the switch there, so isolation rests on the end ports alone",
 				Action: "turn switch enforcement on in the Subnet Manager (OpenSM: part_enforce both, no_partition_enforcement FALSE in opensm.conf) and re-sweep"})
 			if e.Inbound || e.Outbound {
