@@ -3,8 +3,8 @@ package exporter
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"sort"
 	"strconv"
 	"sync"
@@ -53,7 +53,7 @@ type FabricOptions struct {
 type FabricCollector struct {
 	opts FabricOptions
 	snap atomic.Pointer[fabricSnapshot]
-	// lastHeap is the heap in use at the end of the last sweep (sweepGC's measure).
+	// lastHeap is the heap's objects at the end of the last sweep (sweepGC's measure).
 	lastHeap atomic.Uint64
 
 	mu          sync.Mutex
@@ -81,11 +81,11 @@ const sweepMemoryFloor = 256 << 20
 // their replies, the families built to be encoded, the encoder's working memory),
 // and even at GOGC 400 a 2,000-node sweep was collected twice, with the write
 // barriers on while it built and encoded its series (about 15 ms of CPU time out of
-// 190). The limit is 256 MiB, or twice the heap in use at the end of the previous
+// 190). The limit is 256 MiB, or twice the heap's objects at the end of the previous
 // sweep (its peak, nothing having been collected: the next sweep of the same fabric
 // needs about as much, and the previous snapshot stays live meanwhile), and never
-// above a limit the user set (GOMEMLIMIT); near it the collector runs as it must. last
-// is that heap (0: no sweep yet). The returned func restores both settings.
+// above a limit the user set (GOMEMLIMIT); near it the collector runs as it must.
+// last is that heap (0: no sweep yet). The returned func restores both settings.
 func sweepGC(last uint64) func() {
 	limit := int64(sweepMemoryFloor)
 	if l := int64(min(last, 1<<60)) * 2; l > limit {
@@ -126,12 +126,14 @@ func NewFabricCollector(opts FabricOptions) *FabricCollector {
 func (c *FabricCollector) Run(ctx context.Context) {
 	for {
 		start := time.Now()
-		if c.Sweep(ctx) == nil {
+		restore := c.gcOff()
+		if c.sweepAndServe(ctx) == nil {
 			// Deflate the new sweep now, not in the first scrape that asks for gzip
 			// (Prometheus does): the sweep is served meanwhile, and a scrape that
 			// comes first deflates it itself (the encoding is made once either way).
 			c.static().prepare(true)
 		}
+		restore()
 		wait := c.opts.Interval - time.Since(start)
 		if wait < 0 {
 			wait = 0
@@ -150,14 +152,38 @@ func (c *FabricCollector) Run(ctx context.Context) {
 // serves it when it completed. A sweep that stopped early or failed is counted and
 // its reason kept; the previous complete sweep stays served.
 func (c *FabricCollector) Sweep(ctx context.Context) error {
-	// No proportional collection while the sweep runs, under a memory limit (sweepGC):
+	defer c.gcOff()()
+	return c.sweepAndServe(ctx)
+}
+
+// SweepLast is Sweep for the last sweep of a process that writes its metrics once and
+// exits (--once): the garbage collector stays as the sweep set it (off, under the
+// sweep's memory limit; sweepGC) when it returns, as collecting the sweep's garbage,
+// which turning it on again starts at once, would only delay the exit.
+func (c *FabricCollector) SweepLast(ctx context.Context) error {
+	c.gcOff()
+	return c.sweepAndServe(ctx)
+}
+
+// gcOff turns the proportional garbage collector off for a sweep (sweepGC) and
+// returns what turns it on again, noting the heap the sweep ended with.
+func (c *FabricCollector) gcOff() func() {
 	// scripts/bench-exporter reports the serving exporter's RSS.
-	defer sweepGC(c.lastHeap.Load())()
-	defer func() { // before the collector is on again
-		var ms runtime.MemStats
-		runtime.ReadMemStats(&ms)
-		c.lastHeap.Store(ms.HeapInuse)
-	}()
+	restore := sweepGC(c.lastHeap.Load())
+	return func() {
+		// Before the collector is on again: the heap's objects, live or not yet
+		// swept (runtime/metrics: no stop-the-world, as ReadMemStats has).
+		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		metrics.Read(s)
+		if s[0].Value.Kind() == metrics.KindUint64 {
+			c.lastHeap.Store(s[0].Value.Uint64())
+		}
+		restore()
+	}
+}
+
+// sweepAndServe is one sweep, served when it completed (Sweep).
+func (c *FabricCollector) sweepAndServe(ctx context.Context) error {
 	start := c.opts.Now()
 	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()
