@@ -598,7 +598,7 @@ type fabricPairs struct {
 }
 
 func newFabricPairs(recs []portRecord) *fabricPairs {
-	fp := &fabricPairs{lp: make(labelPairs, 2*len(recs)), port: make([][4]*dto.LabelPair, len(recs)), info: make([][2]*dto.LabelPair, len(recs)),
+	fp := &fabricPairs{lp: labelPairs{}, port: make([][4]*dto.LabelPair, len(recs)), info: make([][2]*dto.LabelPair, len(recs)),
 		tableErr: make([]*dto.LabelPair, len(recs)), pkey: map[check.PKey]*[3]*dto.LabelPair{}}
 	for k, fc := range fabricCounters {
 		fp.counter[k] = fp.lp.get("counter", fc.counter.Name)
@@ -615,12 +615,14 @@ func newFabricPairs(recs []portRecord) *fabricPairs {
 				pp[3] = fp.port[i-1][3]
 			}
 		}
+		// A node's records follow one another (sweepRecords): its GUID, name and
+		// (a switch's) LID are not seen again once the next node's start, so they are
+		// not interned.
 		if pp[0] == nil {
-			// A node's records follow one another (sweepRecords): its GUID is not seen again.
-			pp[0], pp[1] = newPair(fabricPortLabels[0], r.labels[0]), fp.lp.get(fabricPortLabels[1], r.labels[1])
+			pp[0], pp[1] = newPair(fabricPortLabels[0], r.labels[0]), newPair(fabricPortLabels[1], r.labels[1])
 		}
 		if pp[3] == nil {
-			pp[3] = fp.lp.get(fabricPortLabels[3], r.labels[3])
+			pp[3] = newPair(fabricPortLabels[3], r.labels[3])
 		}
 		if n := r.id.Port; n >= 0 && n < 256 && strconv.Itoa(n) == r.labels[2] {
 			for len(portNum) <= n {
@@ -630,7 +632,17 @@ func newFabricPairs(recs []portRecord) *fabricPairs {
 		} else {
 			pp[2] = fp.lp.get(fabricPortLabels[2], r.labels[2])
 		}
-		fp.info[i] = [2]*dto.LabelPair{fp.lp.get("node_type", r.nodeType), newPair("port_guid", r.portGUID)}
+		info := &fp.info[i]
+		if i > 0 && recs[i-1].nodeType == r.nodeType {
+			info[0] = fp.info[i-1][0]
+		} else {
+			info[0] = fp.lp.get("node_type", r.nodeType)
+		}
+		if i > 0 && recs[i-1].portGUID == r.portGUID {
+			info[1] = fp.info[i-1][1] // a switch's ports
+		} else {
+			info[1] = newPair("port_guid", r.portGUID)
+		}
 		if r.pkeys == nil {
 			fp.tableErr[i] = fp.lp.get("reason", r.tableErr)
 		}
