@@ -8,7 +8,9 @@ import (
 	"hash/crc32"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -118,65 +120,83 @@ func (s *familySet) pair(name *string, value string) *dto.LabelPair {
 // for the next family (reset). Label pairs come ready made (labelPairs), in the
 // metric's Labels order.
 type familyBuilder struct {
-	mf     dto.MetricFamily
-	gauge  dto.MetricType
-	m      *Metric
-	blocks []*seriesBlock
-	n      int  // series added since reset
-	count  bool // only count the series
+	mf    dto.MetricFamily
+	gauge dto.MetricType
+	m     *Metric
+	n     int  // series added since reset
+	count bool // only count the series
+	// Where the series are carved from, reused family after family: the series, the
+	// gauges of values other than 0 and 1, and the label pairs packed one series
+	// after the other. Most series are 0 or 1 (an info metric, a counter at 0, not
+	// saturated): they share zero and one, which halves the memory a family touches.
+	blocks    []*[blockSize]dto.Metric
+	gauges    []*gaugeBlock
+	ng        int // gauges used since reset
+	labels    [][]*dto.LabelPair
+	nl        int // labels used in labels[li]
+	li        int
+	zero, one dto.Gauge
+	zv, ov    float64
 }
 
 // maxLabels bounds the labels of a series (ibkey_fabric_pkey_entry_info has 8).
 const (
-	maxLabels = 9
-	blockSize = 1024
+	maxLabels  = 9
+	blockSize  = 1024
+	labelBlock = 4 * blockSize
 )
 
-type seriesBlock struct {
-	metrics [blockSize]dto.Metric
-	gauges  [blockSize]dto.Gauge
-	values  [blockSize]float64
-	labels  [blockSize * maxLabels]*dto.LabelPair
+type gaugeBlock struct {
+	gauges [blockSize]dto.Gauge
+	values [blockSize]float64
 }
 
 // builders keep the memory of families built for encoding from one encoding to the
 // next (chunks, formats, sweeps).
 var builders = sync.Pool{New: func() any { return new(familyBuilder) }}
 
+// encoders bounds the chunks encoded at once to the CPUs Go runs on: a sweep's three
+// parts are encoded side by side, two chunks each, and more encoders than CPUs would
+// only each build their families in memory of their own (a builder grows to its
+// largest family: 19,400 series of a 2,000-node fabric), which is touched for the
+// first time, page by page, in every new process.
+var encoders = make(chan struct{}, runtime.GOMAXPROCS(0))
+
 // blockWriter collects what is written in blocks of at least 1 MiB, never copied
 // again once written (a bytes.Buffer grows by copying). It has the methods of
 // expfmt's enhancedWriter, so the text encoder writes into it directly rather than
-// through a bufio.Writer of its own.
+// through a bufio.Writer of its own. The encoder calls it a dozen times per series
+// (a byte, a name, a value): each call appends to cur, the block being filled, and
+// only a full block goes to blocks.
 type blockWriter struct {
-	blocks [][]byte
-	size   int
+	blocks [][]byte // full blocks, in order
+	cur    []byte
 }
 
-// room returns the last block with room for n more bytes.
-func (w *blockWriter) room(n int) *[]byte {
-	const blockMin = 1 << 20
-	if k := len(w.blocks); k > 0 && cap(w.blocks[k-1])-len(w.blocks[k-1]) >= n {
-		return &w.blocks[k-1]
+const blockMin = 1 << 20
+
+// grow moves on to a new block with room for n more bytes.
+func (w *blockWriter) grow(n int) {
+	if len(w.cur) > 0 {
+		w.blocks = append(w.blocks, w.cur[:len(w.cur):len(w.cur)])
 	}
-	w.blocks = append(w.blocks, make([]byte, 0, max(blockMin, n)))
-	return &w.blocks[len(w.blocks)-1]
+	w.cur = make([]byte, 0, max(blockMin, n))
 }
 
-// blockMark is a place in a blockWriter's text.
+// blockMark is a place in a blockWriter's text: block counts the full blocks before
+// it, off is the offset in the block after them.
 type blockMark struct{ block, off int }
 
-func (w *blockWriter) mark() blockMark {
-	if len(w.blocks) == 0 {
-		return blockMark{}
-	}
-	return blockMark{len(w.blocks) - 1, len(w.blocks[len(w.blocks)-1])}
-}
+func (w *blockWriter) mark() blockMark { return blockMark{len(w.blocks), len(w.cur)} }
 
 // since returns the text written after m (blocks never move once written).
 func (w *blockWriter) since(m blockMark) [][]byte {
 	var out [][]byte
-	for i := m.block; i < len(w.blocks); i++ {
-		b := w.blocks[i]
+	for i := m.block; i <= len(w.blocks); i++ {
+		b := w.cur
+		if i < len(w.blocks) {
+			b = w.blocks[i]
+		}
 		if i == m.block {
 			b = b[m.off:]
 		}
@@ -187,42 +207,56 @@ func (w *blockWriter) since(m blockMark) [][]byte {
 	return out
 }
 
+// size is the number of bytes written.
+func (w *blockWriter) size() int {
+	n := len(w.cur)
+	for _, b := range w.blocks {
+		n += len(b)
+	}
+	return n
+}
+
 func (w *blockWriter) Write(p []byte) (int, error) {
-	b := w.room(len(p))
-	*b = append(*b, p...)
-	w.size += len(p)
+	if cap(w.cur)-len(w.cur) < len(p) {
+		w.grow(len(p))
+	}
+	w.cur = append(w.cur, p...)
 	return len(p), nil
 }
 
 func (w *blockWriter) WriteString(s string) (int, error) {
-	b := w.room(len(s))
-	*b = append(*b, s...)
-	w.size += len(s)
+	if cap(w.cur)-len(w.cur) < len(s) {
+		w.grow(len(s))
+	}
+	w.cur = append(w.cur, s...)
 	return len(s), nil
 }
 
 func (w *blockWriter) WriteByte(c byte) error {
-	b := w.room(1)
-	*b = append(*b, c)
-	w.size++
+	if len(w.cur) == cap(w.cur) {
+		w.grow(1)
+	}
+	w.cur = append(w.cur, c)
 	return nil
 }
 
 func (w *blockWriter) WriteRune(r rune) (int, error) {
-	b := w.room(utf8.UTFMax)
-	n := len(*b)
-	*b = utf8.AppendRune(*b, r)
-	w.size += len(*b) - n
-	return len(*b) - n, nil
+	if cap(w.cur)-len(w.cur) < utf8.UTFMax {
+		w.grow(utf8.UTFMax)
+	}
+	n := len(w.cur)
+	w.cur = utf8.AppendRune(w.cur, r)
+	return len(w.cur) - n, nil
 }
 
 // reset starts family m, reusing the memory of the previous one (whose series must
 // not be used any more); nil lets go of the last family's label pairs.
 func (b *familyBuilder) reset(m *Metric) {
 	if m == nil {
-		for _, blk := range b.blocks {
-			clear(blk.labels[:])
+		for _, l := range b.labels {
+			clear(l)
 		}
+		b.li, b.nl = 0, 0
 		clear(b.mf.Metric)
 		b.mf.Metric = b.mf.Metric[:0]
 		b.m = nil
@@ -231,11 +265,14 @@ func (b *familyBuilder) reset(m *Metric) {
 	if len(m.Labels) > maxLabels {
 		panic(fmt.Sprintf("exporter: %s has %d labels, at most %d", m.Name, len(m.Labels), maxLabels))
 	}
-	b.m, b.n = m, 0
+	b.m, b.n, b.ng = m, 0, 0
 	b.gauge = dto.MetricType_GAUGE
+	b.zv, b.ov = 0, 1
+	b.zero.Value, b.one.Value = &b.zv, &b.ov
 	b.mf.Name, b.mf.Help, b.mf.Type = &m.Name, &m.Help, &b.gauge
 	clear(b.mf.Metric)
 	b.mf.Metric = b.mf.Metric[:0]
+	b.li, b.nl = 0, 0
 }
 
 // add adds one gauge series; pairs are the label pairs in the metric's Labels order.
@@ -249,16 +286,37 @@ func (b *familyBuilder) add(v float64, pairs []*dto.LabelPair) {
 	}
 	k, i := b.n/blockSize, b.n%blockSize
 	if k == len(b.blocks) {
-		b.blocks = append(b.blocks, new(seriesBlock))
+		b.blocks = append(b.blocks, new([blockSize]dto.Metric))
 	}
-	blk := b.blocks[k]
-	lp := blk.labels[i*maxLabels : i*maxLabels+len(pairs) : i*maxLabels+len(pairs)]
+	m := &b.blocks[k][i]
+	if b.nl+len(pairs) > labelBlock {
+		b.li, b.nl = b.li+1, 0
+	}
+	if b.li == len(b.labels) {
+		b.labels = append(b.labels, make([]*dto.LabelPair, labelBlock))
+	}
+	lp := b.labels[b.li][b.nl : b.nl+len(pairs) : b.nl+len(pairs)]
+	b.nl += len(pairs)
 	for j, from := range b.m.sorted {
 		lp[j] = pairs[from]
 	}
-	blk.values[i] = v
-	g, m := &blk.gauges[i], &blk.metrics[i]
-	g.Value = &blk.values[i]
+	var g *dto.Gauge
+	switch {
+	case v == 0 && !math.Signbit(v):
+		g = &b.zero
+	case v == 1:
+		g = &b.one
+	default:
+		gk, gi := b.ng/blockSize, b.ng%blockSize
+		if gk == len(b.gauges) {
+			b.gauges = append(b.gauges, new(gaugeBlock))
+		}
+		gb := b.gauges[gk]
+		gb.values[gi] = v
+		g = &gb.gauges[gi]
+		g.Value = &gb.values[gi]
+		b.ng++
+	}
 	m.Label, m.Gauge = lp, g
 	b.mf.Metric = append(b.mf.Metric, m)
 	b.n++
@@ -475,6 +533,8 @@ func (c *chunk) encoded(f expfmt.Format, gz bool) *encoding {
 	defer c.mu.Unlock()
 	e := c.enc[key]
 	if e == nil {
+		encoders <- struct{}{}
+		defer func() { <-encoders }()
 		e = &encoding{}
 		var w blockWriter
 		enc := expfmt.NewEncoder(&w, encodingFormat(f))
@@ -494,7 +554,7 @@ func (c *chunk) encoded(f expfmt.Format, gz bool) *encoding {
 		}
 		fb.reset(nil)
 		builders.Put(fb)
-		e.size = w.size
+		e.size = w.size()
 		c.enc[key] = e
 	}
 	if gz && !e.gz && e.err == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
+	"runtime/metrics"
 	"sort"
 	"strconv"
 	"sync"
@@ -52,6 +53,8 @@ type FabricOptions struct {
 type FabricCollector struct {
 	opts FabricOptions
 	snap atomic.Pointer[fabricSnapshot]
+	// lastHeap is the heap's objects at the end of the last sweep (sweepGC's measure).
+	lastHeap atomic.Uint64
 
 	mu          sync.Mutex
 	results     map[string]float64
@@ -69,8 +72,35 @@ type fabricSnapshot struct {
 	lateCounters int
 }
 
-// sweepGCPercent is the garbage collector's GOGC while a sweep runs.
-const sweepGCPercent = 400
+// sweepMemoryFloor is the least memory limit a sweep runs under (sweepGC).
+const sweepMemoryFloor = 256 << 20
+
+// sweepGC turns the proportional garbage collector off for a sweep and bounds the
+// process's memory instead (runtime/debug.SetMemoryLimit; the Go GC guide's "memory
+// limit" section): a sweep allocates several times what it keeps (MAD calls and
+// their replies, the families built to be encoded, the encoder's working memory),
+// and even at GOGC 400 a 2,000-node sweep was collected twice, with the write
+// barriers on while it built and encoded its series (about 15 ms of CPU time out of
+// 190). The limit is 256 MiB, or twice the heap's objects at the end of the previous
+// sweep (its peak, nothing having been collected: the next sweep of the same fabric
+// needs about as much, and the previous snapshot stays live meanwhile), and never
+// above a limit the user set (GOMEMLIMIT); near it the collector runs as it must.
+// last is that heap (0: no sweep yet). The returned func restores both settings.
+func sweepGC(last uint64) func() {
+	limit := int64(sweepMemoryFloor)
+	if l := int64(min(last, 1<<60)) * 2; l > limit {
+		limit = l
+	}
+	if user := debug.SetMemoryLimit(-1); user < limit {
+		limit = user
+	}
+	oldLimit := debug.SetMemoryLimit(limit)
+	oldPercent := debug.SetGCPercent(-1)
+	return func() {
+		debug.SetGCPercent(oldPercent)
+		debug.SetMemoryLimit(oldLimit)
+	}
+}
 
 // Sweep results, the values of ibkey_fabric_sweeps_total's result label.
 const (
@@ -96,12 +126,14 @@ func NewFabricCollector(opts FabricOptions) *FabricCollector {
 func (c *FabricCollector) Run(ctx context.Context) {
 	for {
 		start := time.Now()
-		if c.Sweep(ctx) == nil {
+		restore := c.gcOff()
+		if c.sweepAndServe(ctx) == nil {
 			// Deflate the new sweep now, not in the first scrape that asks for gzip
 			// (Prometheus does): the sweep is served meanwhile, and a scrape that
 			// comes first deflates it itself (the encoding is made once either way).
 			c.static().prepare(true)
 		}
+		restore()
 		wait := c.opts.Interval - time.Since(start)
 		if wait < 0 {
 			wait = 0
@@ -120,12 +152,38 @@ func (c *FabricCollector) Run(ctx context.Context) {
 // serves it when it completed. A sweep that stopped early or failed is counted and
 // its reason kept; the previous complete sweep stays served.
 func (c *FabricCollector) Sweep(ctx context.Context) error {
-	// A sweep allocates several times what it keeps (MAD calls and their replies, the
-	// families built to be encoded, the working memory of the encoder): at the default
-	// GOGC of 100 the collector ran 5 to 8 times in a 2,000-node sweep, for a tenth of
-	// its CPU time. Collecting less often while the sweep runs costs a few tens of MB at
-	// its peak (scripts/bench-exporter reports the serving exporter's RSS).
-	defer debug.SetGCPercent(debug.SetGCPercent(sweepGCPercent))
+	defer c.gcOff()()
+	return c.sweepAndServe(ctx)
+}
+
+// SweepLast is Sweep for the last sweep of a process that writes its metrics once and
+// exits (--once): the garbage collector stays as the sweep set it (off, under the
+// sweep's memory limit; sweepGC) when it returns, as collecting the sweep's garbage,
+// which turning it on again starts at once, would only delay the exit.
+func (c *FabricCollector) SweepLast(ctx context.Context) error {
+	c.gcOff()
+	return c.sweepAndServe(ctx)
+}
+
+// gcOff turns the proportional garbage collector off for a sweep (sweepGC) and
+// returns what turns it on again, noting the heap the sweep ended with.
+func (c *FabricCollector) gcOff() func() {
+	// scripts/bench-exporter reports the serving exporter's RSS.
+	restore := sweepGC(c.lastHeap.Load())
+	return func() {
+		// Before the collector is on again: the heap's objects, live or not yet
+		// swept (runtime/metrics: no stop-the-world, as ReadMemStats has).
+		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		metrics.Read(s)
+		if s[0].Value.Kind() == metrics.KindUint64 {
+			c.lastHeap.Store(s[0].Value.Uint64())
+		}
+		restore()
+	}
+}
+
+// sweepAndServe is one sweep, served when it completed (Sweep).
+func (c *FabricCollector) sweepAndServe(ctx context.Context) error {
 	start := c.opts.Now()
 	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()
@@ -322,7 +380,7 @@ func (c *FabricCollector) fromFabric(ctx context.Context, f *fabric.Fabric, qkey
 	if c.opts.Partitions != nil {
 		findings = append(findings, partconf.CompareFabric(f, partconf.NewFabricModel(c.opts.Partitions, f, partconf.Options{AllowBoth: c.opts.AllowBoth}))...)
 	}
-	found, nf := buildFindings(f, recs, findings, knownRules(c.opts.Partitions != nil))
+	found, nf := buildFindings(f, recs, fp, findings, knownRules(c.opts.Partitions != nil))
 	found.prepare(false)
 	wg.Wait()
 	return &fabricSnapshot{ports: len(recs), findings: len(findings), series: nt + nr + nf, lateCounters: late,
@@ -341,7 +399,12 @@ func sweepRecords(f *fabric.Fabric, qkeys map[check.PortID]uint16) []portRecord 
 		}
 	}
 	recs := make([]portRecord, 0, size)
+	// GUIDs formatted once: a node's ports share its GUID, and a switch's ports their
+	// port GUID.
+	var lastPortGUID check.GUID
+	lastPortGUIDText := ""
 	for _, n := range f.Nodes {
+		nodeGUID := ""
 		var swLID uint16
 		if n.Type == check.NodeSwitch {
 			if p0 := n.Port(0); p0 != nil {
@@ -358,15 +421,21 @@ func sweepRecords(f *fabric.Fabric, qkeys map[check.PortID]uint16) []portRecord 
 				// PortCounters of every switch port go to the switch's LID (port 0's).
 				lid = swLID
 			}
+			if nodeGUID == "" {
+				nodeGUID = n.GUID.String()
+			}
 			r := portRecord{
 				id:       check.PortID{Node: n.GUID, Port: p.Num},
-				labels:   [4]string{n.GUID.String(), n.Description, strconv.Itoa(p.Num), strconv.Itoa(int(lid))},
+				labels:   [4]string{nodeGUID, n.Description, strconv.Itoa(p.Num), strconv.Itoa(int(lid))},
 				nodeType: string(n.Type), state: p.State,
 				tableSize: p.TableSize, pkeys: p.PKeys, tableErr: p.PKeysError,
 				pmaLID: lid,
 			}
 			if p.GUID != 0 {
-				r.portGUID = p.GUID.String()
+				if p.GUID != lastPortGUID || lastPortGUIDText == "" {
+					lastPortGUID, lastPortGUIDText = p.GUID, p.GUID.String()
+				}
+				r.portGUID = lastPortGUIDText
 			}
 			if lid == 0 {
 				r.noPMA = "no LID (PMA PortCounters are LID-routed; no subnet manager has assigned one yet)"
@@ -529,7 +598,7 @@ type fabricPairs struct {
 }
 
 func newFabricPairs(recs []portRecord) *fabricPairs {
-	fp := &fabricPairs{lp: make(labelPairs, 2*len(recs)), port: make([][4]*dto.LabelPair, len(recs)), info: make([][2]*dto.LabelPair, len(recs)),
+	fp := &fabricPairs{lp: labelPairs{}, port: make([][4]*dto.LabelPair, len(recs)), info: make([][2]*dto.LabelPair, len(recs)),
 		tableErr: make([]*dto.LabelPair, len(recs)), pkey: map[check.PKey]*[3]*dto.LabelPair{}}
 	for k, fc := range fabricCounters {
 		fp.counter[k] = fp.lp.get("counter", fc.counter.Name)
@@ -546,12 +615,14 @@ func newFabricPairs(recs []portRecord) *fabricPairs {
 				pp[3] = fp.port[i-1][3]
 			}
 		}
+		// A node's records follow one another (sweepRecords): its GUID, name and
+		// (a switch's) LID are not seen again once the next node's start, so they are
+		// not interned.
 		if pp[0] == nil {
-			// A node's records follow one another (sweepRecords): its GUID is not seen again.
-			pp[0], pp[1] = newPair(fabricPortLabels[0], r.labels[0]), fp.lp.get(fabricPortLabels[1], r.labels[1])
+			pp[0], pp[1] = newPair(fabricPortLabels[0], r.labels[0]), newPair(fabricPortLabels[1], r.labels[1])
 		}
 		if pp[3] == nil {
-			pp[3] = fp.lp.get(fabricPortLabels[3], r.labels[3])
+			pp[3] = newPair(fabricPortLabels[3], r.labels[3])
 		}
 		if n := r.id.Port; n >= 0 && n < 256 && strconv.Itoa(n) == r.labels[2] {
 			for len(portNum) <= n {
@@ -561,7 +632,17 @@ func newFabricPairs(recs []portRecord) *fabricPairs {
 		} else {
 			pp[2] = fp.lp.get(fabricPortLabels[2], r.labels[2])
 		}
-		fp.info[i] = [2]*dto.LabelPair{fp.lp.get("node_type", r.nodeType), newPair("port_guid", r.portGUID)}
+		info := &fp.info[i]
+		if i > 0 && recs[i-1].nodeType == r.nodeType {
+			info[0] = fp.info[i-1][0]
+		} else {
+			info[0] = fp.lp.get("node_type", r.nodeType)
+		}
+		if i > 0 && recs[i-1].portGUID == r.portGUID {
+			info[1] = fp.info[i-1][1] // a switch's ports
+		} else {
+			info[1] = newPair("port_guid", r.portGUID)
+		}
 		if r.pkeys == nil {
 			fp.tableErr[i] = fp.lp.get("reason", r.tableErr)
 		}
@@ -707,9 +788,10 @@ func buildPortTables(recs []portRecord, fp *fabricPairs) (*staticSet, int) {
 }
 
 // buildFindings builds the node counts and the audit's findings (fabric and port).
-func buildFindings(f *fabric.Fabric, recs []portRecord, findings []check.Finding, rules map[string]check.Severity) (*staticSet, int) {
+// A finding's ports that are exported ports take their label pairs from fp, which it
+// only reads (it runs beside buildPortTables and buildFabricCounters).
+func buildFindings(f *fabric.Fabric, recs []portRecord, fp *fabricPairs, findings []check.Finding, rules map[string]check.Severity) (*staticSet, int) {
 	out := newFamilySet()
-	series := 0
 	types := map[string]int{string(check.NodeCA): 0, string(check.NodeSwitch): 0, string(check.NodeRouter): 0}
 	for _, n := range f.Nodes {
 		types[string(n.Type)]++
@@ -719,54 +801,92 @@ func buildFindings(f *fabric.Fabric, recs []portRecord, findings []check.Finding
 	}
 	out.add(mUnreachable, float64(len(f.Unreachable)))
 	type ruleSev struct{ rule, sev string }
-	counts := map[ruleSev]int{}
+	// Each rule and severity once, by number: a finding's ports are counted per port
+	// and rule without hashing the rule's text for each.
+	var kinds []ruleSev
+	kindOf := map[ruleSev]int{}
+	kind := func(rs ruleSev) int {
+		k, ok := kindOf[rs]
+		if !ok {
+			k = len(kinds)
+			kinds = append(kinds, rs)
+			kindOf[rs] = k
+		}
+		return k
+	}
 	for r, s := range rules {
-		counts[ruleSev{r, s.String()}] = 0
+		kind(ruleSev{r, s.String()})
 	}
-	type portRule struct {
-		id check.PortID
-		ruleSev
+	type portKind struct {
+		id   check.PortID
+		kind int
 	}
-	perPort := map[portRule]int{}
-	var order []portRule
+	perPort := map[portKind]int{}
+	var order []portKind
+	var counts []int
 	for _, fd := range findings {
-		rs := ruleSev{fd.Rule, fd.Severity.String()}
-		counts[rs]++
+		k := kind(ruleSev{fd.Rule, fd.Severity.String()})
+		for len(counts) < len(kinds) {
+			counts = append(counts, 0)
+		}
+		counts[k]++
 		for _, p := range fd.Ports {
-			k := portRule{p.PortID, rs}
-			if perPort[k] == 0 {
-				order = append(order, k)
+			pk := portKind{p.PortID, k}
+			if perPort[pk] == 0 {
+				order = append(order, pk)
 			}
-			perPort[k]++
+			perPort[pk]++
 		}
 	}
-	keys := make([]ruleSev, 0, len(counts))
-	for k := range counts {
-		keys = append(keys, k)
+	for len(counts) < len(kinds) {
+		counts = append(counts, 0)
 	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i].rule != keys[j].rule {
-			return keys[i].rule < keys[j].rule
+	byName := make([]int, len(kinds))
+	for i := range byName {
+		byName[i] = i
+	}
+	sort.Slice(byName, func(i, j int) bool {
+		a, b := kinds[byName[i]], kinds[byName[j]]
+		if a.rule != b.rule {
+			return a.rule < b.rule
 		}
-		return keys[i].sev < keys[j].sev
+		return a.sev < b.sev
 	})
-	for _, k := range keys {
-		out.add(mFindings, float64(counts[k]), k.rule, k.sev)
-	}
-	byID := make(map[check.PortID]int, len(recs))
-	for i := range recs {
-		byID[recs[i].id] = i
-	}
-	for _, k := range order {
-		var l [4]string
-		if i, ok := byID[k.id]; ok {
-			l = recs[i].labels
-		} else {
-			l = findingPortLabels(f, k.id)
-		}
-		out.add(mFPortFinding, float64(perPort[k]), l[0], l[1], l[2], l[3], k.rule, k.sev)
+	for _, k := range byName {
+		out.add(mFindings, float64(counts[k]), kinds[k].rule, kinds[k].sev)
 	}
 	fams := out.families()
+	if len(order) > 0 {
+		byID := make(map[check.PortID]int, len(recs))
+		for i := range recs {
+			byID[recs[i].id] = i
+		}
+		lp := labelPairs{}
+		kindPairs := make([][2]*dto.LabelPair, len(kinds))
+		for i, k := range kinds {
+			kindPairs[i] = [2]*dto.LabelPair{lp.get("rule", k.rule), lp.get("severity", k.sev)}
+		}
+		ports := make([][4]*dto.LabelPair, len(order))
+		for i, k := range order {
+			if r, ok := byID[k.id]; ok {
+				ports[i] = fp.port[r]
+				continue
+			}
+			l := findingPortLabels(f, k.id)
+			for j := range l {
+				ports[i][j] = lp.get(fabricPortLabels[j], l[j])
+			}
+		}
+		fams = append(fams, emitted(mFPortFinding, func(b *familyBuilder) {
+			var l [6]*dto.LabelPair
+			for i, k := range order {
+				copy(l[:4], ports[i][:])
+				l[4], l[5] = kindPairs[k.kind][0], kindPairs[k.kind][1]
+				b.add(float64(perPort[k]), l[:])
+			}
+		}))
+	}
+	series := 0
 	for _, f := range fams {
 		series += f.series
 	}

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -327,5 +329,37 @@ func TestFabricLIDMode(t *testing.T) {
 	expect(t, got, 0, "ibkey_fabric_port_rcv_constraint_errors", hcaA...)
 	if n := len(find(got, "ibkey_fabric_findings")); n != 0 {
 		t.Error("--lid mode has no audit, but findings were exported")
+	}
+}
+
+// TestSweepGC: a sweep runs with the proportional collector off under a memory limit
+// (the floor, or twice the last sweep's heap, never above the user's limit), and both
+// settings come back afterwards.
+func TestSweepGC(t *testing.T) {
+	percent := debug.SetGCPercent(100)
+	limit := debug.SetMemoryLimit(math.MaxInt64)
+	defer func() { debug.SetGCPercent(percent); debug.SetMemoryLimit(limit) }()
+	for _, tc := range []struct {
+		user      int64
+		last      uint64
+		wantLimit int64
+	}{
+		{math.MaxInt64, 0, sweepMemoryFloor},
+		{math.MaxInt64, 100 << 20, sweepMemoryFloor},
+		{math.MaxInt64, 1 << 30, 2 << 30},
+		{64 << 20, 1 << 30, 64 << 20},
+		{math.MaxInt64, math.MaxUint64, 2 << 60},
+	} {
+		debug.SetMemoryLimit(tc.user)
+		restore := sweepGC(tc.last)
+		gotPercent := debug.SetGCPercent(-1)
+		gotLimit := debug.SetMemoryLimit(-1)
+		restore()
+		if gotPercent != -1 || gotLimit != tc.wantLimit {
+			t.Errorf("user limit %d, last heap %d: GOGC %d, limit %d during the sweep; want off, %d", tc.user, tc.last, gotPercent, gotLimit, tc.wantLimit)
+		}
+		if p, l := debug.SetGCPercent(100), debug.SetMemoryLimit(-1); p != 100 || l != tc.user {
+			t.Errorf("after the sweep: GOGC %d, limit %d; want 100, %d", p, l, tc.user)
+		}
 	}
 }

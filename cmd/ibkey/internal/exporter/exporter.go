@@ -242,7 +242,7 @@ func runFabric(ctx context.Context, o *Options, logger *slog.Logger) error {
 	fopts.Fabric = fab
 	c := exporter.NewFabricCollector(fopts)
 	if o.Once {
-		if err := c.Sweep(ctx); err != nil {
+		if err := c.SweepLast(ctx); err != nil { // the process exits after writing it
 			return &query.EnvError{Msg: fmt.Sprintf("fabric via %s: %v", fab.Via, err)}
 		}
 		return output(ctx, o, logger, c, nil)
