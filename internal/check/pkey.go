@@ -102,9 +102,6 @@ func SamePartition(a, b PKey) bool { return a.Partition() == b.Partition() }
 // String prints the canonical form used everywhere in ibkey's output, 0x%04x.
 func (p PKey) String() string { return hex4(uint16(p)) }
 
-// KeyString prints the 15-bit key in the same form (p.Partition().String()).
-func (p PKey) KeyString() string { return p.Partition().String() }
-
 // PKeyForms is what ParsePKey accepts, for error messages.
 const PKeyForms = "hex 0x8001, 8001 or colon form 80:01, at most 0xffff"
 

@@ -651,7 +651,7 @@ func newFabricPairs(recs []portRecord) *fabricPairs {
 		}
 		for _, k := range r.pkeys {
 			if k.Valid() && fp.pkey[k] == nil {
-				fp.pkey[k] = &[3]*dto.LabelPair{fp.lp.get("pkey", k.String()), fp.lp.get("key", k.KeyString()), fp.lp.get("membership", k.Membership().String())}
+				fp.pkey[k] = &[3]*dto.LabelPair{fp.lp.get("pkey", k.String()), fp.lp.get("key", k.Partition().String()), fp.lp.get("membership", k.Membership().String())}
 			}
 		}
 	}

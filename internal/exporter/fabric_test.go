@@ -248,7 +248,7 @@ func TestFabricLab(t *testing.T) {
 			continue
 		}
 		valid++
-		expect(t, got, 1, "ibkey_fabric_pkey_entry_info", with(hcaB, "lid", lidB, "index", fmt.Sprint(i), "pkey", pk.String(), "key", pk.KeyString(), "membership", pk.Membership().String())...)
+		expect(t, got, 1, "ibkey_fabric_pkey_entry_info", with(hcaB, "lid", lidB, "index", fmt.Sprint(i), "pkey", pk.String(), "key", pk.Partition().String(), "membership", pk.Membership().String())...)
 	}
 	if n := len(find(got, "ibkey_fabric_pkey_entry_info", hcaB...)); n != valid || valid == 0 {
 		t.Errorf("HcaB[1]: %d entries, smpquery pkeys %s shows %d valid", n, lidB, valid)

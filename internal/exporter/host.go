@@ -280,7 +280,7 @@ func buildHostStatic(views []*query.PortView) *staticSet {
 				if !e.Valid() {
 					continue
 				}
-				out.add(mEntry, 1, dev, port, strconv.Itoa(e.Index), e.PKey.String(), e.PKey.KeyString(), e.PKey.Membership().String())
+				out.add(mEntry, 1, dev, port, strconv.Itoa(e.Index), e.PKey.String(), e.PKey.Partition().String(), e.PKey.Membership().String())
 			}
 			out.add(mTableSize, float64(len(v.Table.Entries)), dev, port)
 			out.add(mTableValid, float64(v.Table.Valid), dev, port)

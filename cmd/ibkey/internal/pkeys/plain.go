@@ -200,7 +200,7 @@ func gridPlain(w io.Writer, rows []plainRow, refs []string) error {
 	return g.Render(w, cmdutil.FormatPlain)
 }
 
-// appendHex4 appends v as 0x%04x (check.PKey's String and KeyString) without fmt.
+// appendHex4 appends v as 0x%04x (check.PKey's and check.PartitionKey's String) without fmt.
 func appendHex4(b []byte, v uint16) []byte {
 	const digits = "0123456789abcdef"
 	return append(b, '0', 'x', digits[v>>12], digits[v>>8&0xf], digits[v>>4&0xf], digits[v&0xf])
