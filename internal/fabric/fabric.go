@@ -38,7 +38,7 @@ type Fabric struct {
 type Node struct {
 	GUID            check.GUID     `json:"node_guid"`
 	Type            check.NodeType `json:"type"`
-	Description     string         `json:"description"`
+	Description     string         `json:"node_desc"`
 	SystemImageGUID check.GUID     `json:"system_image_guid"`
 	VendorID        uint32         `json:"vendor_id"`
 	DeviceID        uint16         `json:"device_id"`

@@ -15,9 +15,9 @@ import (
 
 // The fabric file: what `ibkey fabric discover -o json` writes and --fabric-file reads.
 //
-//	{"format": "ibkey-fabric", "version": 1, "source", "swept_at", "duration_ms",
+//	{"format": "ibkey-fabric", "version": 2, "source", "swept_at", "duration_ms",
 //	 "local": {"node_guid", "port"}, "incomplete",
-//	 "nodes": [{"node_guid", "type" (ca|switch|router), "description", "system_image_guid",
+//	 "nodes": [{"node_guid", "type" (ca|switch|router), "node_desc", "system_image_guid",
 //	   "vendor_id", "device_id", "num_ports", "partition_cap", "partition_enforcement_cap",
 //	   "dr_path", "errors",
 //	   "ports": [{"port", "port_guid", "lid", "lmc", "sm_lid", "gid_prefix"?, "state", "phys_state",
@@ -28,9 +28,13 @@ import (
 //
 // GUIDs and P_Keys are hex strings; the rest are numbers. A later version that is not
 // readable by this one gets a new "version"; fields may be added within a version.
+// Version 2 names a node's NodeDescription "node_desc", as every other ibkey JSON
+// document does; version 1 called it "description" and is still read.
 const (
 	FabricFormat  = "ibkey-fabric"
-	FabricVersion = 1
+	FabricVersion = 2
+	// FabricVersionOldest is the oldest version DecodeFabric reads.
+	FabricVersionOldest = 1
 )
 
 // MaxFabricFileSize bounds what DecodeFabric reads (a 10,000-node fabric with 64-entry
@@ -182,7 +186,7 @@ func writeNode(w *jsonw.Writer, n *Node) {
 	w.Hex(uint64(n.GUID), 16)
 	w.Key("type")
 	w.String(string(n.Type))
-	w.Key("description")
+	w.Key("node_desc")
 	w.String(n.Description)
 	w.Key("system_image_guid")
 	w.Hex(uint64(n.SystemImageGUID), 16)
@@ -333,12 +337,28 @@ func DecodeFabric(r io.Reader) (*Fabric, error) {
 	if head.Format != FabricFormat {
 		return bad("format %q, want %q (a file written by `ibkey fabric discover -o json`)", head.Format, FabricFormat)
 	}
-	if head.Version != FabricVersion {
-		return bad("version %d, this ibkey reads version %d", head.Version, FabricVersion)
+	if head.Version < FabricVersionOldest || head.Version > FabricVersion {
+		return bad("version %d, this ibkey reads versions %d to %d", head.Version, FabricVersionOldest, FabricVersion)
 	}
 	var ff fabricFile
 	if err := json.Unmarshal(raw, &ff); err != nil {
 		return bad("%v", err)
+	}
+	if head.Version == 1 {
+		// Version 1 named the NodeDescription "description".
+		var v1 struct {
+			Nodes []*struct {
+				Description string `json:"description"`
+			} `json:"nodes"`
+		}
+		if err := json.Unmarshal(raw, &v1); err != nil {
+			return bad("%v", err)
+		}
+		for i, n := range v1.Nodes {
+			if n != nil && i < len(ff.Nodes) && ff.Nodes[i] != nil {
+				ff.Nodes[i].Description = n.Description
+			}
+		}
 	}
 	if ff.DurationMS < 0 || ff.DurationMS > float64(1<<53) {
 		return bad("duration_ms %v out of range", ff.DurationMS)
@@ -413,6 +433,11 @@ func DecodeFabric(r io.Reader) (*Fabric, error) {
 	}
 	if f.Local != (check.PortID{}) && f.Node(f.Local.Node) == nil {
 		return bad("local node %s is not in the file", f.Local.Node)
+	}
+	if len(f.Nodes) == 0 {
+		// A sweep always holds the node it started from: an empty file was not written
+		// by one, and checking it would find "no problems" in nothing.
+		return bad("no nodes (a sweep holds at least the node it started from)")
 	}
 	return f, nil
 }

@@ -275,7 +275,7 @@ func TestFabricJSONRoundTrip(t *testing.T) {
 		t.Fatalf("header %+v", doc)
 	}
 	n := doc.Nodes[0] // S, 0x50
-	for _, k := range []string{"node_guid", "type", "description", "ports"} {
+	for _, k := range []string{"node_guid", "type", "node_desc", "ports"} {
 		if _, ok := n[k]; !ok {
 			t.Errorf("node lacks %q: %v", k, n)
 		}
@@ -306,7 +306,8 @@ func TestDecodeFabricErrors(t *testing.T) {
 	}{
 		{"not JSON", good, "{", "not JSON"},
 		{"other format", `"format": "ibkey-fabric"`, `"format": "x"`, `format "x"`},
-		{"newer version", `"version": 1`, `"version": 2`, "version 2"},
+		{"newer version", `"version": 2`, `"version": 3`, "version 3"},
+		{"no version", `"version": 2`, `"version": 0`, "version 0"},
 		{"bad GUID", `"node_guid": "0x0000000000000050"`, `"node_guid": "50"`, "bad GUID"},
 		{"duplicate node", `"node_guid": "0x0000000000000060",
       "type"`, `"node_guid": "0x0000000000000050",
@@ -386,4 +387,41 @@ func FuzzDecodeFabric(f *testing.F) {
 		Diff(fab, again)
 		fab.Links()
 	})
+}
+
+// TestDecodeFabricVersion1: a file saved by an ibkey that wrote version 1 (the node
+// description as "description") reads back as the same fabric as its version 2 form.
+func TestDecodeFabricVersion1(t *testing.T) {
+	var buf bytes.Buffer
+	if err := EncodeFabric(&buf, testFabric()); err != nil {
+		t.Fatal(err)
+	}
+	v2 := buf.String()
+	v1 := strings.Replace(strings.ReplaceAll(v2, `"node_desc":`, `"description":`), `"version": 2`, `"version": 1`, 1)
+	if v1 == v2 || strings.Contains(v1, "node_desc") {
+		t.Fatalf("fixture: no version 1 form made of\n%s", v2)
+	}
+	a, err := DecodeFabric(strings.NewReader(v2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := DecodeFabric(strings.NewReader(v1))
+	if err != nil {
+		t.Fatalf("version 1: %v", err)
+	}
+	var ea, eb bytes.Buffer
+	if err := EncodeFabric(&ea, a); err != nil {
+		t.Fatal(err)
+	}
+	if err := EncodeFabric(&eb, b); err != nil {
+		t.Fatal(err)
+	}
+	if ea.String() != eb.String() || ea.String() != v2 {
+		t.Errorf("version 1 read back differs:\n%s\nwant\n%s", eb.String(), v2)
+	}
+	for _, n := range b.Nodes {
+		if n.Description == "" {
+			t.Errorf("node %s lost its description", n.GUID)
+		}
+	}
 }

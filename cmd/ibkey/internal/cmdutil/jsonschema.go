@@ -32,11 +32,10 @@ import (
 //     ("both" where a port holds both entries of a key).
 //   - node_desc is a node's NodeDescription (IBA 14.2.5.2), or its --node-name-map
 //     name, passed through SanitizeText (terminal controls written as \xNN escapes,
-//     so a script printing it is safe too). The one exception is the fabric file
-//     (fabric discover -o json), which keeps the bytes as read:
-//     its node objects say "description", and it carries "format": "ibkey-fabric" and
-//     "version" instead of schema_version, because --fabric-file reads it back and
-//     files already saved must stay readable (renaming is a version 2 of that file).
+//     so a script printing it is safe too). The fabric file (fabric discover -o json)
+//     keeps the bytes as read, because --fabric-file reads it back, and carries
+//     "format": "ibkey-fabric" and "version" (2; version 1 files, whose nodes said
+//     "description", are still read) instead of schema_version.
 //   - lid is a number; null where the port has none (a switch's external port).
 //   - Something not read is null, never 0, "" or [] (an empty list means "read, and
 //     empty"); where the reason is known it is in <member>_error (pkeys_error) or

@@ -39,9 +39,10 @@ plain columns otherwise; a summary goes to stderr. A switch's external ports hav
 GUID or LID of their own (the switch's are on port 0).
 
 JSON (-o json) is the fabric file, schema schemas/fabric-file.schema.json (its "version"
-is its schema version): {"format":"ibkey-fabric","version":1,"source",
+is its schema version; version 1 files, which said "description", are still read):
+{"format":"ibkey-fabric","version":2,"source",
 "swept_at","duration_ms","local":{"node_guid","port"},"incomplete"?,
-"nodes":[{"node_guid","type" (ca|switch|router),"description","system_image_guid",
+"nodes":[{"node_guid","type" (ca|switch|router),"node_desc","system_image_guid",
 "vendor_id","device_id","num_ports","partition_cap","partition_enforcement_cap"?,
 "dr_path","errors"?,"ports":[{"port","port_guid","lid","lmc","sm_lid","state",
 "phys_state","enforcement"?:{"inbound","outbound","filter_raw_inbound",

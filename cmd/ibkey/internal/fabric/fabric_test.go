@@ -66,7 +66,8 @@ func TestFabricGolden(t *testing.T) {
 }
 
 func TestFabricErrors(t *testing.T) {
-	bad := writeTemp(t, "bad.json", `{"format":"ibkey-fabric","version":2}`)
+	bad := writeTemp(t, "bad.json", `{"format":"ibkey-fabric","version":3}`)
+	empty := writeTemp(t, "empty.json", `{"format":"ibkey-fabric","version":2}`)
 	cases := []struct {
 		args   []string
 		code   int
@@ -74,8 +75,9 @@ func TestFabricErrors(t *testing.T) {
 	}{
 		{[]string{"fabric", "pkeys", "--fabric-file", "nonexistent.json"}, 2, "ibkey: --fabric-file: open nonexistent.json: no such file or directory"},
 		{[]string{"fabric", "check", "--fabric-file", fabricConf}, 2, "ibkey: --fabric-file ../../testdata/fabric/partitions.conf: not JSON"},
-		{[]string{"fabric", "discover", "--fabric-file", bad}, 2, "version 2, this ibkey reads version 1"},
-		{[]string{"fabric", "diff", smallFabric, bad}, 2, "version 2, this ibkey reads version 1"},
+		{[]string{"fabric", "discover", "--fabric-file", bad}, 2, "version 3, this ibkey reads versions 1 to 2"},
+		{[]string{"fabric", "diff", smallFabric, bad}, 2, "version 3, this ibkey reads versions 1 to 2"},
+		{[]string{"fabric", "check", "--fabric-file", empty}, 2, "no nodes"},
 		{[]string{"fabric", "diff"}, 2, "accepts between 1 and 2 arg(s)"},
 		{[]string{"fabric", "pkeys", "--fabric-file", smallFabric, "--key", "0x8000"}, 2, "key 0 is not a partition"},
 		{[]string{"fabric", "pkeys", "--fabric-file", smallFabric, "--key", "zz"}, 2, `invalid P_Key "zz"`},
