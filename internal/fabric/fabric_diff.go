@@ -57,7 +57,7 @@ func Diff(a, b *Fabric) []check.Finding {
 		id0 := check.PortID{Node: na.GUID, Port: 0}
 		for _, c := range []struct{ field, before, after string }{
 			{"type", string(na.Type), string(nb.Type)},
-			{"description", na.Description, nb.Description},
+			{"node_desc", na.Description, nb.Description}, // the fabric file's member names
 			{"num_ports", fmt.Sprint(na.NumPorts), fmt.Sprint(nb.NumPorts)},
 		} {
 			if c.before != c.after {
