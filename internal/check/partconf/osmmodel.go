@@ -322,7 +322,7 @@ func (s *portState) add(pi int, m *Member, full, allowBoth bool) {
 	}
 	s.slot(pi)
 	key := m.Def.Partition.Key
-	if m.Indx0 {
+	if m.Indx0() {
 		s.indx0 = key // osm_pkey_tbl_set_indx0_pkey
 		if full {
 			s.indx0 |= 0x8000

@@ -105,7 +105,7 @@ func (e *showEncoder) appendAt(b []byte, pos partconf.Pos) []byte {
 // memberObject is a member's object, compact.
 func (e *showEncoder) memberObject(b []byte, m *partconf.Member, opt partconf.Options) []byte {
 	b = append(b, `{"member":`...)
-	b = jsonw.AppendString(b, m.Text)
+	b = jsonw.AppendString(b, m.Text())
 	b = append(b, `,"kind":`...)
 	b = jsonw.AppendString(b, m.Kind.String())
 	b = append(b, `,"rule":`...)
@@ -140,7 +140,7 @@ func (e *showEncoder) entryObject(b []byte, sl *query.Slot) []byte {
 		b = append(b, `,"valid":true,"partition":`...)
 		b = jsonw.AppendString(b, en.Partition.Name)
 		b = append(b, `,"decided_by":`...)
-		b = jsonw.AppendString(b, en.DecidedBy.Text)
+		b = jsonw.AppendString(b, en.DecidedBy.Text())
 		b = append(b, `,"at":`...)
 		b = e.appendAt(b, en.DecidedBy.Pos())
 	} else {
@@ -204,7 +204,7 @@ func (e *showEncoder) partition(part *partconf.Partition, opt partconf.Options) 
 		}
 		w.BeginObject()
 		w.Key("member")
-		w.String(m.Text)
+		w.String(m.Text())
 		w.Key("kind")
 		w.String(m.Kind.String())
 		w.Key("rule")
@@ -291,7 +291,7 @@ func (e *showEncoder) port(t *query.PortTable, names map[uint64]string, tableSiz
 			w.Key("partition")
 			w.String(en.Partition.Name)
 			w.Key("decided_by")
-			w.String(en.DecidedBy.Text)
+			w.String(en.DecidedBy.Text())
 			w.Key("at")
 			e.at(en.DecidedBy.Pos())
 		} else {
@@ -332,7 +332,7 @@ func (e *showEncoder) port(t *query.PortTable, names map[uint64]string, tableSiz
 		w.Key("partition")
 		w.String(d.Partition.Name)
 		w.Key("decided_by")
-		w.String(d.DecidedBy.Text)
+		w.String(d.DecidedBy.Text())
 		w.Key("at")
 		e.at(d.DecidedBy.Pos())
 		w.EndObject()
