@@ -292,7 +292,7 @@ func decided(e Entry) string {
 		return "implicit"
 	}
 	s := e.DecidedBy.Pos().String()
-	if t := strings.TrimSpace(e.DecidedBy.Text); t != "" {
+	if t := strings.TrimSpace(e.DecidedBy.Text()); t != "" {
 		s += " " + t
 	}
 	return s

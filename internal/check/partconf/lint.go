@@ -97,8 +97,8 @@ func sortByPos(fs []Finding) {
 
 // seenMember is the membership a partition's earlier item gave a port, and where.
 type seenMember struct {
-	m   MemberFlag
-	pos Pos
+	m  MemberFlag
+	at *Member
 }
 
 // lintPartition lints one partition; byGUID is empty working memory.
@@ -132,8 +132,8 @@ func lintPartition(c *Config, p *Partition, opt LintOptions, add func(Severity, 
 		eff := m.Membership
 		if eff == FlagBoth && !opt.AllowBoth {
 			eff = FlagFull
-			if m.Explicit {
-				add(Warning, m.Pos(), "both-without-W", fmt.Sprintf("%s: `both` without OpenSM -W (allow_both_pkeys) gives only a full entry", m.Text),
+			if m.Explicit() {
+				add(Warning, m.Pos(), "both-without-W", fmt.Sprintf("%s: `both` without OpenSM -W (allow_both_pkeys) gives only a full entry", m.Text()),
 					"run opensm with -W / allow_both_pkeys TRUE, or write =full")
 			}
 		}
@@ -142,10 +142,10 @@ func lintPartition(c *Config, p *Partition, opt LintOptions, add func(Severity, 
 		}
 		if m.Kind == KindGUID && !m.Def.Implicit {
 			if s, ok := byGUID[m.GUID]; ok && s.m != eff {
-				add(Warning, m.Pos(), "conflicting-membership", fmt.Sprintf("port %s is listed in partition %s as %s at %s and as %s here: OpenSM uses the last one (%s)", m.GUID, p.Key, s.m, s.pos, eff, eff),
+				add(Warning, m.Pos(), "conflicting-membership", fmt.Sprintf("port %s is listed in partition %s as %s at %s and as %s here: OpenSM uses the last one (%s)", m.GUID, p.Key, s.m, s.at.Pos(), eff, eff),
 					"list the port once with the membership you want")
 			}
-			byGUID[m.GUID] = seenMember{eff, m.Pos()}
+			byGUID[m.GUID] = seenMember{eff, m}
 		}
 	}
 	if !full && len(p.Members) > 0 {
@@ -217,7 +217,7 @@ func lintTables(c *Config, opt LintOptions, add func(Severity, Pos, string, stri
 			if kw == 0 {
 				a.n += int32(entries(m.Membership))
 			}
-			if a.at == nil || a.at.line < m.line {
+			if a.at == nil || a.at.line() < m.line() {
 				a.at = m
 			}
 		}

@@ -33,11 +33,11 @@ func lintValues(c *Config, add func(Severity, Pos, string, string, string)) {
 				continue
 			}
 			switch {
-			case m.Octal:
-				add(Warning, m.Pos(), "octal-guid", fmt.Sprintf("%s has no 0x and starts with 0: OpenSM reads it as octal, port %s", m.Text, m.GUID),
+			case m.Octal():
+				add(Warning, m.Pos(), "octal-guid", fmt.Sprintf("%s has no 0x and starts with 0: OpenSM reads it as octal, port %s", m.Text(), m.GUID),
 					fmt.Sprintf("write the GUID in hex with 0x: %s if that is the port you mean (GUIDs as ibstat prints them need 0x in front)", m.GUID))
-			case m.Decimal:
-				add(Warning, m.Pos(), "decimal-guid", fmt.Sprintf("%s has no 0x: OpenSM reads it as a decimal number, port %s", m.Text, m.GUID),
+			case m.Decimal():
+				add(Warning, m.Pos(), "decimal-guid", fmt.Sprintf("%s has no 0x: OpenSM reads it as a decimal number, port %s", m.Text(), m.GUID),
 					"write the GUID in hex with 0x (as ibstat and ibnetdiscover print it)")
 			}
 		}
@@ -108,9 +108,9 @@ func UnknownGUIDs(c *Config, f *fabric.Fabric) []Finding {
 	out := make([]Finding, 0, len(guids))
 	for _, g := range guids {
 		m := first[g]
-		what := fmt.Sprintf("port %s (%s) is not in the fabric", g, m.Text)
+		what := fmt.Sprintf("port %s (%s) is not in the fabric", g, m.Text())
 		if n := f.Node(check.GUID(g)); n != nil {
-			what = fmt.Sprintf("%s (%s) is the node GUID of %q, not a port GUID: OpenSM matches port GUIDs", g, m.Text, n.Description)
+			what = fmt.Sprintf("%s (%s) is the node GUID of %q, not a port GUID: OpenSM matches port GUIDs", g, m.Text(), n.Description)
 		}
 		if f.Incomplete != "" || len(f.Unreachable) > 0 {
 			what += " (as far as the sweep saw: it is partial, the port may be in the part not read)"

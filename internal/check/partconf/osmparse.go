@@ -240,7 +240,7 @@ func ParseOwned(file string, data []byte) *Config {
 
 // parse is Parse with text, the file as one string (data's bytes).
 func parse(file string, data []byte, text string) *Config {
-	c := newConfig(file)
+	c := newConfig(file, text)
 	c.Exists = true
 	c.implicitDefault(FlagLimited)
 	e := &emu{c: c, line: 1, names: map[string]*Partition{}, text: text}
@@ -624,7 +624,7 @@ func (e *emu) partitionCreate(defAt, nameAt, idAt int, flags []Flag) bool {
 	b := &e.buf
 	name := b.str(nameAt)
 	hasName := true
-	d := &Definition{Pos: e.pos(defAt), Name: name, Flags: flags, IPoIB: e.conf.isIPoIB, Indx0: e.conf.indx0, DefMember: e.conf.membership}
+	d := &Definition{Pos: e.pos(defAt), Name: name, Flags: flags, IPoIB: e.conf.isIPoIB, Indx0: e.conf.indx0, DefMember: e.conf.membership, src: e.c.src}
 	id, idPos := "", Pos{}
 	hasID := idAt >= 0
 	if hasID {
@@ -755,12 +755,15 @@ func (e *emu) addPort(nameAt, flagAt int) bool {
 	}
 	d := e.conf.def
 	m := e.newMember()
-	*m = Member{Text: name, Def: d, Indx0: e.conf.indx0, Membership: e.conf.membership}
-	m.setPos(e.pos(nameAt))
+	*m = Member{Def: d, Membership: e.conf.membership}
+	if e.conf.indx0 {
+		m.bits |= memberIndx0
+	}
+	text := name
 	if flagAt >= 0 {
 		flag := b.str(flagAt)
-		m.Text = e.joined(nameAt, name, flagAt, flag)
-		m.Explicit = true
+		text = e.joined(nameAt, name, flagAt, flag)
+		m.bits |= memberExplicit
 		mf, ok := membershipWord(flag)
 		if !ok {
 			e.finding(Warning, flagAt, "unknown-membership", fmt.Sprintf("membership %q is not full, limited or both: OpenSM makes the port limited", flag),
@@ -768,6 +771,7 @@ func (e *emu) addPort(nameAt, flagAt int) bool {
 		}
 		m.Membership = mf
 	}
+	m.setText(e.c.src, text, e.pos(nameAt), e.off+nameAt)
 	kw := false
 	for _, k := range memberKeywords {
 		if prefixOf(name, k.word) {
@@ -789,8 +793,6 @@ func (e *emu) addPort(nameAt, flagAt int) bool {
 			return false
 		}
 		m.GUID = check.GUID(v)
-		m.Octal = len(name) > 1 && name[0] == '0' && name[1] != 'x' && name[1] != 'X'
-		m.Decimal = name[0] >= '1' && name[0] <= '9'
 	}
 	if e.dead {
 		return true

@@ -5,6 +5,8 @@ import (
 	"io"
 	"net/netip"
 	"sort"
+	"strings"
+	"unsafe"
 
 	"github.com/ibkey/ibkey/internal/check"
 )
@@ -57,31 +59,155 @@ func (k MemberKind) String() string {
 	return [...]string{"GUID", "ALL", "ALL_CAS", "ALL_SWITCHES", "ALL_ROUTERS", "SELF"}[k]
 }
 
-// Member is one item of a member list. A large file has millions: the fields are
-// ordered to pack into 48 bytes, and the position keeps only its line and column (the
-// file is the definition's).
+// Member is one item of a member list. A large file has millions: a Member is 24
+// bytes. Its text is not a string of its own but its place in the file (Text), its
+// line and column come from that place (Pos), and what OpenSM's own items and the rare
+// items not written verbatim in the file hold is kept in the file's side table.
 type Member struct {
-	Text string      // as written, e.g. "ALL_C=limi"
 	GUID check.GUID  // KindGUID only
 	Def  *Definition // the definition the item is written in
-	// line and col are Pos's (0 for OpenSM's own items).
-	line, col  int32
+	// at is the item's byte offset in the file, or with memberInTable its index in
+	// the side table (source.table).
+	at uint32
+	// bits are the text's length in the file (memberLenMask) and the flags below.
+	bits       uint16
 	Kind       MemberKind
 	Membership MemberFlag
-	Explicit   bool // the membership was written (=full...), not the definition's default
-	Indx0      bool // the definition has indx0: this P_Key goes to table index 0
-	// Octal and Decimal: the GUID was written without 0x, with a leading 0 (OpenSM's
-	// strtoull reads it as octal) or without (decimal).
-	Octal, Decimal bool
+}
+
+const (
+	memberLenMask = 1<<12 - 1 // a text in the file lies within one 4094-byte piece
+	// memberExplicit: the membership was written (=full...), not the definition's
+	// default.
+	memberExplicit = 1 << 12
+	// memberIndx0: the definition has indx0: this P_Key goes to table index 0.
+	memberIndx0 = 1 << 13
+	// memberInTable: the text and position are in the side table (source.table).
+	memberInTable = 1 << 14
+)
+
+// Text is the item as written, e.g. "ALL_C=limi".
+func (m *Member) Text() string {
+	s := m.Def.src
+	if m.bits&memberInTable != 0 {
+		return s.table[m.at].text
+	}
+	return s.text[m.at : m.at+uint32(m.bits&memberLenMask)]
+}
+
+// Explicit reports whether the membership was written (=full...), not the
+// definition's default.
+func (m *Member) Explicit() bool { return m.bits&memberExplicit != 0 }
+
+// Indx0 reports whether the definition has indx0: this P_Key goes to table index 0.
+func (m *Member) Indx0() bool { return m.bits&memberIndx0 != 0 }
+
+// Octal reports whether the GUID was written without 0x and with a leading 0
+// (OpenSM's strtoull reads it as octal).
+func (m *Member) Octal() bool {
+	t := m.Text()
+	return m.Kind == KindGUID && len(t) > 1 && t[0] == '0' && t[1] != 'x' && t[1] != 'X'
+}
+
+// Decimal reports whether the GUID was written without 0x and without a leading 0
+// (OpenSM's strtoull reads it as decimal).
+func (m *Member) Decimal() bool {
+	t := m.Text()
+	return m.Kind == KindGUID && t[0] >= '1' && t[0] <= '9'
 }
 
 // Pos is where the item is written: line and column in its definition's file (Line 0
 // for OpenSM's own items, the implicit Default and the fallback).
-func (m *Member) Pos() Pos { return Pos{File: m.Def.Pos.File, Line: int(m.line), Col: int(m.col)} }
+func (m *Member) Pos() Pos {
+	s := m.Def.src
+	if m.bits&memberInTable != 0 {
+		t := &s.table[m.at]
+		return Pos{File: m.Def.Pos.File, Line: int(t.line), Col: int(t.col)}
+	}
+	l := s.lineOf(m.at)
+	return Pos{File: m.Def.Pos.File, Line: l + 1, Col: int(m.at-s.lines[l]) + 1}
+}
 
-// setPos records p (in m.Def's file). Lines and columns past 2^31 cannot occur: a file
-// is at most MaxFileSize bytes.
-func (m *Member) setPos(p Pos) { m.line, m.col = int32(p.Line), int32(p.Col) }
+// line is Pos().Line.
+func (m *Member) line() int {
+	if m.bits&memberInTable != 0 {
+		return int(m.Def.src.table[m.at].line)
+	}
+	return m.Def.src.lineOf(m.at) + 1
+}
+
+// source is the file members point into: its text, where its lines start, and the
+// side table of the texts that are not in it as written.
+type source struct {
+	text string
+	// lines are the byte offsets where lines start (lines[0] = 0 is line 1); block
+	// says, for each 4 KiB of the file, the last line starting at or before it.
+	lines []uint32
+	block []uint32
+	table []memberText
+}
+
+// memberText is a member's text and position when the file does not hold it as written
+// (OpenSM's own items, or bytes it read from what an earlier line left in its buffer).
+type memberText struct {
+	text      string
+	line, col int32
+}
+
+const blockShift = 12
+
+func newSource(text string) *source {
+	s := &source{text: text, lines: make([]uint32, 1, strings.Count(text, "\n")+1)}
+	for o := 0; ; {
+		i := strings.IndexByte(text[o:], '\n')
+		if i < 0 {
+			break
+		}
+		o += i + 1
+		s.lines = append(s.lines, uint32(o))
+	}
+	s.block = make([]uint32, len(text)>>blockShift+1)
+	l := 0
+	for b := range s.block {
+		for l+1 < len(s.lines) && s.lines[l+1] <= uint32(b<<blockShift) {
+			l++
+		}
+		s.block[b] = uint32(l)
+	}
+	return s
+}
+
+// lineOf is the 0-based line holding byte offset at.
+func (s *source) lineOf(at uint32) int {
+	b := int(at >> blockShift)
+	lo, hi := int(s.block[b]), len(s.lines)
+	if b+1 < len(s.block) {
+		hi = int(s.block[b+1]) + 1
+	}
+	// The last line in [lo, hi) starting at or before at.
+	for hi-lo > 1 {
+		mid := int(uint(lo+hi) >> 1)
+		if s.lines[mid] <= at {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
+// setText records the item's text and where it is written: its place in the file when
+// the file holds it there, else in the side table.
+func (m *Member) setText(s *source, text string, p Pos, at int) {
+	if at >= 0 && len(text) <= memberLenMask && len(text) > 0 && at+len(text) <= len(s.text) &&
+		unsafe.StringData(s.text[at:]) == unsafe.StringData(text) {
+		m.at, m.bits = uint32(at), m.bits&^(memberLenMask|memberInTable)|uint16(len(text))
+		return
+	}
+	m.at = uint32(len(s.table))
+	m.bits = m.bits&^memberLenMask | memberInTable
+	s.table = append(s.table, memberText{text: text, line: int32(p.Line), col: int32(p.Col)})
+}
 
 // MGID is a multicast group line (mgid=GID[,flag=value]*).
 type MGID struct {
@@ -116,6 +242,8 @@ type Definition struct {
 	// NameTruncated: the name has 32 bytes or more; OpenSM stores 31 and never finds
 	// the partition by this name again (osm_prtn_new, osm_prtn_find_by_name).
 	NameTruncated bool
+
+	src *source // the file its members' texts and positions point into
 }
 
 // Partition is a P_Key after merging every definition that names it.
@@ -168,6 +296,7 @@ type Config struct {
 	Members []*Member
 
 	groupByMGID map[[16]byte]*MGroup
+	src         *source
 
 	byKey   map[check.PartitionKey]*Partition
 	counter uint16 // OpenSM's global_pkey_counter
@@ -191,25 +320,27 @@ func (c *Config) Applied() *Config {
 
 // NoFile is OpenSM without a partitions.conf: Default=0x7fff : ALL=full.
 func NoFile() *Config {
-	c := newConfig("(no file)")
+	c := newConfig("(no file)", "")
 	c.implicitDefault(FlagFull)
 	c.sortPartitions()
 	return c
 }
 
-func newConfig(file string) *Config {
-	return &Config{File: file, byKey: map[check.PartitionKey]*Partition{}, groupByMGID: map[[16]byte]*MGroup{}}
+func newConfig(file string, text string) *Config {
+	return &Config{File: file, byKey: map[check.PartitionKey]*Partition{}, groupByMGID: map[[16]byte]*MGroup{}, src: newSource(text)}
 }
 
 // implicitDefault is prtn_make_default: ALL=full without a file, else ALL=limited, then
 // SELF=full. Later definitions of the default partition are applied after these items,
 // so `Default=0x7fff : ALL=limited;` makes even the SM's port limited (lab).
 func (c *Config) implicitDefault(all MemberFlag) {
-	d := &Definition{Pos: Pos{File: c.File}, Name: "Default", Key: check.DefaultPartition, Implicit: true}
+	d := &Definition{Pos: Pos{File: c.File}, Name: "Default", Key: check.DefaultPartition, Implicit: true, src: c.src}
 	d.Members = []*Member{ // at d.Pos: line 0
-		{Kind: KindAll, Membership: all, Explicit: true, Text: "ALL=" + all.String(), Def: d},
-		{Kind: KindSelf, Membership: FlagFull, Explicit: true, Text: "SELF=full", Def: d},
+		{Kind: KindAll, Membership: all, bits: memberExplicit, Def: d},
+		{Kind: KindSelf, Membership: FlagFull, bits: memberExplicit, Def: d},
 	}
+	d.Members[0].setText(c.src, "ALL="+all.String(), Pos{}, -1)
+	d.Members[1].setText(c.src, "SELF=full", Pos{}, -1)
 	p := &Partition{Key: check.DefaultPartition, Name: "Default", Defs: []*Definition{d}, Members: append([]*Member(nil), d.Members...)}
 	d.Partition = p
 	c.Members = append(c.Members, d.Members...)

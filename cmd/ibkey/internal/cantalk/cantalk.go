@@ -677,7 +677,7 @@ func partitionReasons(p *query.Partitions, v check.Verdict, eps []query.Resolved
 				more++
 				continue
 			}
-			items = append(items, fmt.Sprintf("%s (%s) from %s at %s", t.PKey, t.Partition.Name, t.DecidedBy.Text, cmdutil.PartitionPos(t.DecidedBy.Pos(), c)))
+			items = append(items, fmt.Sprintf("%s (%s) from %s at %s", t.PKey, t.Partition.Name, t.DecidedBy.Text(), cmdutil.PartitionPos(t.DecidedBy.Pos(), c)))
 		}
 		if more > 0 {
 			items = append(items, fmt.Sprintf("and %d more", more))

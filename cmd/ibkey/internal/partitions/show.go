@@ -210,7 +210,7 @@ func memberRule(m *partconf.Member, sm check.GUID) string {
 		}
 		return "SELF: the SM's port " + sm.String()
 	}
-	return m.Text
+	return m.Text()
 }
 
 // effectiveMembership is what an item gives: both is full without -W.
@@ -379,10 +379,10 @@ func (s show) text(w io.Writer, f cmdutil.Format) error {
 				continue
 			}
 			add(guid, strconv.Itoa(sl.Index), e.PKey.String(), e.PKey.Membership().String(), e.PKey.Partition().String()+" "+e.Partition.Name,
-				e.DecidedBy.Text, posText(e.DecidedBy.Pos(), p.Config), note(extra...))
+				e.DecidedBy.Text(), posText(e.DecidedBy.Pos(), p.Config), note(extra...))
 		}
 		for _, d := range t.Dropped {
-			add(guid, "", d.PKey.String(), d.PKey.Membership().String(), d.Partition.Name, d.DecidedBy.Text, posText(d.DecidedBy.Pos(), p.Config),
+			add(guid, "", d.PKey.String(), d.PKey.Membership().String(), d.Partition.Name, d.DecidedBy.Text(), posText(d.DecidedBy.Pos(), p.Config),
 				note(fmt.Sprintf("DROPPED: the table holds %d entries", p.Options.TableSize)))
 		}
 	}

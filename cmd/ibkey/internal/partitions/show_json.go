@@ -106,7 +106,7 @@ func (e *showEncoder) appendAt(b []byte, pos partconf.Pos) []byte {
 // memberObject is a member's object, compact.
 func (e *showEncoder) memberObject(b []byte, m *partconf.Member, opt partconf.Options) []byte {
 	b = append(b, `{"member":`...)
-	b = jsonw.AppendString(b, m.Text)
+	b = jsonw.AppendString(b, m.Text())
 	b = append(b, `,"kind":`...)
 	b = jsonw.AppendString(b, m.Kind.String())
 	b = append(b, `,"rule":`...)
@@ -141,7 +141,7 @@ func (e *showEncoder) entryObject(b []byte, sl *query.Slot) []byte {
 		b = append(b, `,"valid":true,"partition":`...)
 		b = jsonw.AppendString(b, en.Partition.Name)
 		b = append(b, `,"decided_by":`...)
-		b = jsonw.AppendString(b, en.DecidedBy.Text)
+		b = jsonw.AppendString(b, en.DecidedBy.Text())
 		b = append(b, `,"at":`...)
 		b = e.appendAt(b, en.DecidedBy.Pos())
 	} else {
@@ -205,7 +205,7 @@ func (e *showEncoder) partition(part *partconf.Partition, opt partconf.Options) 
 		}
 		w.BeginObject()
 		w.Key("member")
-		w.String(m.Text)
+		w.String(m.Text())
 		w.Key("kind")
 		w.String(m.Kind.String())
 		w.Key("rule")
@@ -292,7 +292,7 @@ func (e *showEncoder) port(t *query.PortTable, names map[check.GUID]string, tabl
 			w.Key("partition")
 			w.String(en.Partition.Name)
 			w.Key("decided_by")
-			w.String(en.DecidedBy.Text)
+			w.String(en.DecidedBy.Text())
 			w.Key("at")
 			e.at(en.DecidedBy.Pos())
 		} else {
@@ -333,7 +333,7 @@ func (e *showEncoder) port(t *query.PortTable, names map[check.GUID]string, tabl
 		w.Key("partition")
 		w.String(d.Partition.Name)
 		w.Key("decided_by")
-		w.String(d.DecidedBy.Text)
+		w.String(d.DecidedBy.Text())
 		w.Key("at")
 		e.at(d.DecidedBy.Pos())
 		w.EndObject()

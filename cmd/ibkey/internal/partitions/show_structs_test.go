@@ -107,7 +107,7 @@ func (s show) structJSON() showJSON {
 			pj.DefinedAt = append(pj.DefinedAt, posText(d.Pos, p.Config))
 		}
 		for _, m := range part.Members {
-			mj := memberJSON{Member: m.Text, Kind: m.Kind.String(), Rule: memberRule(m, p.Options.SMGUID),
+			mj := memberJSON{Member: m.Text(), Kind: m.Kind.String(), Rule: memberRule(m, p.Options.SMGUID),
 				Membership: m.Membership.String(), At: posText(m.Pos(), p.Config)}
 			if m.Membership == partconf.FlagBoth && !p.Options.AllowBoth {
 				mj.Membership, mj.Written = partconf.FlagFull.String(), mj.Membership
@@ -131,7 +131,7 @@ func (s show) structJSON() showJSON {
 			if e := sl.Entry; e != nil {
 				ms := e.PKey.Membership().String()
 				ej = tableEntryJSON{Index: sl.Index, PKey: e.PKey.String(), Key: e.PKey.Partition().String(), Membership: &ms, Valid: true,
-					Partition: strp(e.Partition.Name), DecidedBy: strp(e.DecidedBy.Text), At: strp(posText(e.DecidedBy.Pos(), p.Config))}
+					Partition: strp(e.Partition.Name), DecidedBy: strp(e.DecidedBy.Text()), At: strp(posText(e.DecidedBy.Pos(), p.Config))}
 			}
 			if sl.Before.Valid() {
 				ej.Before = strp(sl.Before.String())
@@ -142,7 +142,7 @@ func (s show) structJSON() showJSON {
 			pj.Entries = append(pj.Entries, ej)
 		}
 		for _, e := range t.Dropped {
-			pj.Dropped = append(pj.Dropped, droppedJSON{e.PKey.String(), e.PKey.Membership().String(), e.Partition.Name, e.DecidedBy.Text, posText(e.DecidedBy.Pos(), p.Config)})
+			pj.Dropped = append(pj.Dropped, droppedJSON{e.PKey.String(), e.PKey.Membership().String(), e.Partition.Name, e.DecidedBy.Text(), posText(e.DecidedBy.Pos(), p.Config)})
 		}
 		out.Ports = append(out.Ports, pj)
 	}
