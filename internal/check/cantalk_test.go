@@ -1,7 +1,6 @@
 package check
 
 import (
-	"encoding/json"
 	"errors"
 	"math/rand/v2"
 	"strings"
@@ -507,60 +506,6 @@ func TestSpecEndpoint(t *testing.T) {
 		}
 		if diff := cmp.Diff(tt.want, got); diff != "" {
 			t.Errorf("%s: (-want +got)\n%s", tt.spec, diff)
-		}
-	}
-}
-
-func TestVerdictJSON(t *testing.T) {
-	a := port("mlx5_0/1", 0xffff, 0x0001, 0x8001)
-	a.QPType, a.QKey = QPUD, qk(0x11)
-	a.QKeyRule, a.QKeyRuleReason = QKeyRuleVerbatim, "rxe0 is a software RoCE device"
-	b := ud("B", 0x0001, qk(0x22), qk(0x11))
-	data, err := json.Marshal(CanTalk(a, b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got map[string]any
-	if err := json.Unmarshal(data, &got); err != nil {
-		t.Fatal(err)
-	}
-	_, assumed := QKeyRuleFor(QKeyDevice{}) // B is a bare P_Key: nothing known of its device
-	want := map[string]any{
-		"can_talk": false,
-		"one_way":  true,
-		"a": map[string]any{"label": "mlx5_0/1", "port": true, "qp_type": "ud", "qkey": "0x00000011", "wr_qkey": nil,
-			"qkey_rule": "verbatim", "qkey_rule_reason": "rxe0 is a software RoCE device"},
-		"b": map[string]any{"label": "B", "port": false, "qp_type": "ud", "qkey": "0x00000022", "wr_qkey": "0x00000011",
-			"qkey_rule": "iba-assumed", "qkey_rule_reason": assumed},
-		"shared_partitions": []any{map[string]any{
-			"key": "0x0001", "default": false, "works": true,
-			"a": map[string]any{"pkey": "0x8001", "membership": "full", "index": 2.0, "both_memberships": true, "other_index": 1.0},
-			"b": map[string]any{"pkey": "0x0001", "membership": "limited", "index": nil, "both_memberships": false, "other_index": nil},
-		}},
-	}
-	for k, w := range want {
-		if diff := cmp.Diff(w, got[k]); diff != "" {
-			t.Errorf("JSON %q (-want +got)\n%s", k, diff)
-		}
-	}
-	ab, _ := got["a_to_b"].(map[string]any)
-	ba, _ := got["b_to_a"].(map[string]any)
-	if ab["ok"] != false || ab["qkey_check"] != "mismatch" || ab["wire_qkey"] != "0x00000011" || ab["accepted_qkey"] != "0x00000022" {
-		t.Errorf("a_to_b = %v", ab)
-	}
-	if ba["ok"] != true || ba["qkey_check"] != "match" || ba["from"] != "B" || ba["pkey_ok"] != true || ba["qp_type_ok"] != true {
-		t.Errorf("b_to_a = %v", ba)
-	}
-	for _, k := range []string{"reasons", "warnings"} {
-		if _, ok := got[k].([]any); !ok {
-			t.Errorf("JSON %q is %T, want a list", k, got[k])
-		}
-	}
-	// Empty lists are [] rather than null.
-	empty, _ := json.Marshal(Verdict{})
-	for _, k := range []string{`"reasons":[]`, `"warnings":[]`, `"shared_partitions":[]`} {
-		if !strings.Contains(string(empty), k) {
-			t.Errorf("zero Verdict JSON %s lacks %s", empty, k)
 		}
 	}
 }
