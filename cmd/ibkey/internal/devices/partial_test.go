@@ -1,10 +1,8 @@
 package devices
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
@@ -31,15 +29,6 @@ func unreadableDeviceTree(t *testing.T) string {
 	if err := fakesysfs.Write(dir, fakesysfs.MLX5()); err != nil {
 		t.Fatal(err)
 	}
-	matches, _ := filepath.Glob(filepath.Join(dir, "devices", "*", "*", "infiniband", "mlx5_1", "ports"))
-	if len(matches) != 1 {
-		t.Fatalf("no mlx5_1/ports under %s", dir)
-	}
-	if err := os.RemoveAll(matches[0]); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mkfifo(matches[0], 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cmdtest.UnreadableDevice(t, dir, "mlx5_1")
 	return dir
 }

@@ -2,9 +2,7 @@ package pkeys
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
@@ -58,16 +56,7 @@ func TestFindPartialHost(t *testing.T) {
 	if err := fakesysfs.Write(dir, host); err != nil {
 		t.Fatal(err)
 	}
-	matches, _ := filepath.Glob(filepath.Join(dir, "devices", "*", "*", "infiniband", "mlx5_1", "ports"))
-	if len(matches) != 1 {
-		t.Fatalf("no mlx5_1/ports under %s", dir)
-	}
-	if err := os.RemoveAll(matches[0]); err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Mkfifo(matches[0], 0o644); err != nil {
-		t.Fatal(err)
-	}
+	cmdtest.UnreadableDevice(t, dir, "mlx5_1")
 	for _, format := range []string{"plain", "json"} {
 		r := cmdtest.Run(t, root, false, nil, "--sysfs", dir, "pkeys", "--find", "0x0009", "-o", format)
 		if r.Code != 4 {
