@@ -113,7 +113,7 @@ func (m *Member) Octal() bool {
 // (OpenSM's strtoull reads it as decimal).
 func (m *Member) Decimal() bool {
 	t := m.Text()
-	return m.Kind == KindGUID && t[0] >= '1' && t[0] <= '9'
+	return m.Kind == KindGUID && len(t) > 0 && t[0] >= '1' && t[0] <= '9'
 }
 
 // Pos is where the item is written: line and column in its definition's file (Line 0

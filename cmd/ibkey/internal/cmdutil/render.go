@@ -79,7 +79,7 @@ func (g *Grid) renderPlain(w io.Writer) error {
 		cells := make([]string, len(r))
 		for i, c := range r {
 			if g.FreeLast && i == len(r)-1 && c != "" {
-				cells[i] = strings.NewReplacer("\t", " ", "\n", " ").Replace(c)
+				cells[i] = freeTextCell.Replace(c)
 				continue
 			}
 			cells[i] = PlainCell(c)
@@ -88,6 +88,9 @@ func (g *Grid) renderPlain(w io.Writer) error {
 	}
 	return tw.Flush()
 }
+
+// freeTextCell keeps a FreeLast cell on its line and out of tabwriter's columns.
+var freeTextCell = strings.NewReplacer("\t", " ", "\n", " ")
 
 // PlainCell is c as one awk field: "-" when empty, spaces as "_".
 func PlainCell(c string) string {
