@@ -113,7 +113,9 @@ const (
 	// IncompleteUnreadEntries: the answer depends on P_Key table entries that could
 	// not be read.
 	IncompleteUnreadEntries = "unread-entries"
-	// IncompleteUnreadTable: a port's P_Key table was not read at all.
+	// IncompleteUnreadTable: a port's P_Key table was not read at all (can-talk:
+	// also a switch port facing an end that lacks the key and whose enforcement bits
+	// were not read, check.NotCheckedSwitchEnforcement).
 	IncompleteUnreadTable = "unread-table"
 	// IncompleteDifferentSubnets: the ports are on different subnets; only a router,
 	// which is not checked, could join them.
