@@ -319,7 +319,39 @@ type Verdict struct {
 	Hops []HopCheck
 	// NotChecked lists what the answer depends on and was not read; not empty only
 	// when Kind is VerdictUnknown.
-	NotChecked []string
+	NotChecked []NotChecked
+}
+
+// NotCheckedCause is what a verdict could not read, as a value: a command reports
+// the cause (its kind of "incomplete") from it, never from the sentence.
+type NotCheckedCause uint8
+
+const (
+	// NotCheckedEntries: P_Key table entries of an end could not be read, and a
+	// partition the ends share may be in one of them.
+	NotCheckedEntries NotCheckedCause = iota + 1
+	// NotCheckedSwitchTable: the P_Key table of the switch port facing an end was not
+	// read (HopCheck.TableRead false).
+	NotCheckedSwitchTable
+	// NotCheckedSwitchEnforcement: the switch port facing an end lacks the key and its
+	// enforcement bits (PortInfo PartitionEnforcementInbound/Outbound) were not read.
+	NotCheckedSwitchEnforcement
+)
+
+// NotChecked is one thing a verdict depends on and could not check: its cause, and
+// the sentence that says it to people.
+type NotChecked struct {
+	Cause    NotCheckedCause
+	Sentence string
+}
+
+// notCheckedSentences are the sentences of ncs, in order.
+func notCheckedSentences(ncs []NotChecked) []string {
+	out := make([]string, len(ncs))
+	for i, nc := range ncs {
+		out[i] = nc.Sentence
+	}
+	return out
 }
 
 // keyGroup is one 15-bit key of an endpoint, with its best entry.
@@ -480,7 +512,8 @@ func CanTalk(a, b Endpoint) Verdict {
 		for _, d := range []*Direction{&v.AToB, &v.BToA} {
 			d.Unknown = true
 		}
-		v.NotChecked = append(v.NotChecked, fmt.Sprintf("%d P_Key table %s could not be read: a partition they share may be there", unread, plural(unread, "entry", "entries")))
+		v.NotChecked = append(v.NotChecked, NotChecked{Cause: NotCheckedEntries,
+			Sentence: fmt.Sprintf("%d P_Key table %s could not be read: a partition they share may be there", unread, plural(unread, "entry", "entries"))})
 	}
 	for _, d := range []*Direction{&v.AToB, &v.BToA} {
 		// A direction that fails on a rule that was decided is a definite no.
@@ -504,7 +537,7 @@ func CanTalk(a, b Endpoint) Verdict {
 	case v.AToB.Unknown && !v.BToA.OK || v.BToA.Unknown && !v.AToB.OK:
 		v.Kind = VerdictUnknown
 		v.OneWay = false
-		v.Reasons = append(v.Reasons, "not known: the answer depends on what could not be read ("+strings.Join(v.NotChecked, "; ")+")")
+		v.Reasons = append(v.Reasons, "not known: the answer depends on what could not be read ("+strings.Join(notCheckedSentences(v.NotChecked), "; ")+")")
 	case v.OneWay:
 		v.Kind = VerdictOneWay
 	default:
@@ -654,7 +687,7 @@ func (v *Verdict) applyHops(a, b Endpoint) {
 				unknown = true
 				for _, h := range r.hops {
 					if h.FromEnd == HopUnknown || h.ToEnd == HopUnknown {
-						v.NotChecked = appendNew(v.NotChecked, h.Sentence(fabricOf(h)))
+						v.NotChecked = appendNew(v.NotChecked, NotChecked{Cause: h.unknownCause(), Sentence: h.Sentence(fabricOf(h))})
 					}
 				}
 			}
@@ -696,7 +729,7 @@ func (h HopCheck) fabric(s, r Endpoint) HopFabric {
 	return r.Fabric
 }
 
-func appendNew(list []string, s string) []string {
+func appendNew[T comparable](list []T, s T) []T {
 	for _, x := range list {
 		if x == s {
 			return list

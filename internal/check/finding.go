@@ -87,15 +87,17 @@ func (f Finding) MarshalJSON() ([]byte, error) {
 	}
 	a := alias(f)
 	a.Ports = ports
-	var pos *FilePos
+	// A finding about a file's line says where as the documents' file positions do:
+	// one "FILE:LINE:COLUMN" string named at.
+	var at string
 	if !f.Pos.IsZero() {
-		pos = &f.Pos
+		at = f.Pos.String()
 	}
 	return json.Marshal(struct {
 		alias
 		PKeys []string `json:"pkeys"`
-		Pos   *FilePos `json:"pos,omitempty"`
-	}{a, keys, pos})
+		At    string   `json:"at,omitempty"`
+	}{a, keys, at})
 }
 
 func (f Finding) String() string {

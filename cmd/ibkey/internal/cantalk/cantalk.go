@@ -362,7 +362,7 @@ func runCanTalk(o *CanTalkOptions) error {
 	}
 	if v.Kind == check.VerdictUnknown {
 		for _, nc := range v.NotChecked {
-			n.Warn("not checked: " + nc)
+			n.Warn("not checked: " + nc.Sentence)
 		}
 	}
 	if code := v.Kind.ExitCode(); code != cmdutil.ExitOK {

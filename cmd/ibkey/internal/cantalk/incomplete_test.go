@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
+	"github.com/ibkey/ibkey/internal/check"
 )
 
 // TestJSONIncomplete: a verdict that depends on an entry not read is "unknown", exits
@@ -36,6 +37,27 @@ func TestJSONIncomplete(t *testing.T) {
 			if i.Kind != "unread-entries" {
 				t.Errorf("%s %s: incomplete kind %q, want unread-entries", tc.a, tc.b, i.Kind)
 			}
+		}
+	}
+}
+
+// TestIncompleteKindFromCause: the kind of each incomplete item comes from the cause
+// check's verdict carries, whatever its sentence says (a sentence about a switch
+// port's table that mentions "P_Key table entries" stays unread-table).
+func TestIncompleteKindFromCause(t *testing.T) {
+	v := check.Verdict{Kind: check.VerdictUnknown, NotChecked: []check.NotChecked{
+		{Cause: check.NotCheckedEntries, Sentence: "something not read"},
+		{Cause: check.NotCheckedSwitchTable, Sentence: "the switch port's P_Key table entries were not read"},
+		{Cause: check.NotCheckedSwitchEnforcement, Sentence: "enforcement bits not read"},
+	}}
+	got := verdictIncomplete(v)
+	want := []string{"unread-entries", "unread-table", "unread-table"}
+	if len(got) != len(want) {
+		t.Fatalf("incomplete = %v, want kinds %v", got, want)
+	}
+	for i, w := range want {
+		if got[i].Kind != w || got[i].Message != v.NotChecked[i].Sentence {
+			t.Errorf("incomplete[%d] = %+v, want kind %s and message %q", i, got[i], w, v.NotChecked[i].Sentence)
 		}
 	}
 }

@@ -2,7 +2,6 @@ package cantalk
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/internal/check"
@@ -97,7 +96,11 @@ type unresolvedJSON struct {
 }
 
 func verdictToJSON(v check.Verdict) verdictJSON {
-	j := verdictJSON{CanTalk: v.CanTalk, OneWay: v.OneWay, Verdict: v.Kind.String(), NotChecked: v.NotChecked,
+	var notChecked []string
+	for _, nc := range v.NotChecked {
+		notChecked = append(notChecked, nc.Sentence)
+	}
+	j := verdictJSON{CanTalk: v.CanTalk, OneWay: v.OneWay, Verdict: v.Kind.String(), NotChecked: notChecked,
 		Reasons: nonNil(v.Reasons), Warnings: nonNil(v.Warnings), A: endpointToJSON(v.A), B: endpointToJSON(v.B),
 		AToB: directionToJSON(v.AToB), BToA: directionToJSON(v.BToA), Shared: []sharedJSON{}}
 	for _, p := range v.Shared {
@@ -130,16 +133,25 @@ func verdictIncomplete(v check.Verdict) []cmdutil.Incomplete {
 	case check.VerdictUnknown:
 		var out []cmdutil.Incomplete
 		for _, nc := range v.NotChecked {
-			kind := cmdutil.IncompleteUnreadTable // a switch port's table (check.HopCheck)
-			if strings.Contains(nc, "P_Key table entr") {
-				// check.CanTalk's line for entries of the ends not read.
-				kind = cmdutil.IncompleteUnreadEntries
-			}
-			out = append(out, cmdutil.Incomplete{Kind: kind, Message: nc})
+			out = append(out, cmdutil.Incomplete{Kind: incompleteKind(nc.Cause), Message: nc.Sentence})
 		}
 		return out
 	}
 	return nil
+}
+
+// incompleteKind is the kind of incomplete a cause of check's verdict is reported as.
+// A switch port facing an end whose enforcement bits were not read (its table lacks
+// the key) is unread-table too: what was not read is that switch port's partition
+// state, as when its table was not read.
+func incompleteKind(c check.NotCheckedCause) string {
+	switch c {
+	case check.NotCheckedEntries:
+		return cmdutil.IncompleteUnreadEntries
+	case check.NotCheckedSwitchTable, check.NotCheckedSwitchEnforcement:
+		return cmdutil.IncompleteUnreadTable
+	}
+	return cmdutil.IncompleteNotChecked // a cause this command does not know yet
 }
 
 func endpointToJSON(s check.EndpointSummary) endpointJSON {

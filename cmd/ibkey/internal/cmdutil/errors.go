@@ -103,6 +103,12 @@ func UsageArgs(v cobra.PositionalArgs) cobra.PositionalArgs {
 // command path, and names the ibkey spelling of an infiniband-diags flag the command
 // does not take.
 func FlagError(c *cobra.Command, err error) error {
+	if args := c.Flags().Args(); c.HasSubCommands() && len(args) > 0 {
+		// A group command parses flags only when its first word named no subcommand
+		// (cobra descends otherwise): that word is the mistake, and the flag is
+		// likely the subcommand's (`watch counter --once`).
+		return UnknownCommand(c, args[0])
+	}
 	msg := err.Error()
 	if sh, ok := strings.CutPrefix(msg, "unknown shorthand flag: '"); ok && len(sh) > 0 {
 		if hint := diagsHint(c, sh[:1]); hint != "" {

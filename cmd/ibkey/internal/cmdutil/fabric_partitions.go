@@ -115,12 +115,22 @@ func PartitionPos(p partconf.Pos, src *partconf.Config) string {
 // returns exit 4; nil when it can be. printed names what was printed ("the findings
 // above are").
 func Uncertain(w io.Writer, c *partconf.Config, printed string) error {
+	u := UncertainIncomplete(c)
+	if u == nil {
+		return nil
+	}
+	fmt.Fprintf(w, "ibkey: %s: %s what it does if it reads the file as written, not a verdict (see 'ibkey partitions check %s')\n",
+		u.Message, printed, c.File)
+	return Exit(ExitIncomplete)
+}
+
+// UncertainIncomplete is the incomplete item of Uncertain's exit 4 (kind not-checked),
+// nil when what OpenSM does with c's file can be predicted.
+func UncertainIncomplete(c *partconf.Config) *Incomplete {
 	if c.Uncertain == "" {
 		return nil
 	}
-	fmt.Fprintf(w, "ibkey: %s: what OpenSM 3.3.23 does with this file cannot be predicted (%s: %s): %s what it does if it reads the file as written, not a verdict (see 'ibkey partitions check %s')\n",
-		c.File, c.UncertainAt, c.Uncertain, printed, c.File)
-	return Exit(ExitIncomplete)
+	return &Incomplete{IncompleteNotChecked, fmt.Sprintf("%s: what OpenSM 3.3.23 does with this file cannot be predicted (%s: %s)", c.File, c.UncertainAt, c.Uncertain)}
 }
 
 // AddRouters marks as router ports, in types, the --router GUIDs and (f non-nil) the

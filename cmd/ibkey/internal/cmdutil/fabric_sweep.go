@@ -159,21 +159,63 @@ func (s *FabricSweep) Sweep(ctx context.Context, n *Notices, noTables bool, fn f
 	return fn(f)
 }
 
-// PartialResult is err after fn printed f, unless f is partial: then the gaps go to
-// n's stream (one line, with up to three of the links that did not answer) and the
-// result is exit 4. With needTables, tables the sweep did not read (--no-tables) are
-// gaps. An error other than an exit code (a write error) wins.
+// FabricIncomplete lists the gaps of a swept or saved fabric, as a document's
+// "incomplete": empty exactly when PartialResult does not make the command exit 4
+// (it decides from this list). Kinds: partial-sweep (the sweep stopped early, or
+// links whose far end did not answer: the nodes behind them were not swept),
+// unread-node (node attributes or PortInfo not read), unread-table (P_Key tables not
+// read; with needTables also those the sweep skipped, --no-tables).
+func FabricIncomplete(f *fabric.Fabric, needTables bool) []Incomplete {
+	g := query.FabricGaps(f)
+	var out []Incomplete
+	if g.Stopped != "" {
+		out = append(out, Incomplete{IncompletePartialSweep, "the sweep stopped early (" + g.Stopped + "): nodes past that point were not swept"})
+	}
+	if k := len(f.Unreachable); k > 0 {
+		msg := Plural(k, "link", "links") + " with no answer from the far end (the nodes behind them are missing)"
+		var where []string
+		for i, u := range f.Unreachable {
+			if i == 3 {
+				where = append(where, fmt.Sprintf("and %d more", k-3))
+				break
+			}
+			where = append(where, fmt.Sprintf("behind %s (DR path %s): %s", f.Label(u.From), u.Path, u.Error))
+		}
+		out = append(out, Incomplete{IncompletePartialSweep, msg + ": " + strings.Join(where, "; ")})
+	}
+	if g.NodeReads > 0 {
+		out = append(out, Incomplete{IncompleteUnreadNode, Plural(g.NodeReads, "node attribute read", "node attribute reads") + " (NodeDescription, SwitchInfo) failed"})
+	}
+	if g.PortReads > 0 {
+		out = append(out, Incomplete{IncompleteUnreadNode, Plural(g.PortReads, "PortInfo read", "PortInfo reads") + " failed"})
+	}
+	if g.TableReads > 0 {
+		out = append(out, Incomplete{IncompleteUnreadTable, Plural(g.TableReads, "P_Key table", "P_Key tables") + " not read"})
+	}
+	if needTables {
+		if k := TablesNotRead(f); k > 0 {
+			out = append(out, Incomplete{IncompleteUnreadTable, Plural(k, "P_Key table", "P_Key tables") + " not in the sweep (made with --no-tables)"})
+		}
+	}
+	return out
+}
+
+// PartialResult is err after fn printed f, unless f is partial (FabricIncomplete is
+// not empty): then the gaps go to n's stream (one line, with up to three of the links
+// that did not answer) and the result is exit 4. With needTables, tables the sweep did
+// not read (--no-tables) are gaps. An error other than an exit code (a write error)
+// wins.
 func PartialResult(n *Notices, f *fabric.Fabric, needTables bool, err error) error {
 	if err != nil && !Reported(err) {
+		return err
+	}
+	if len(FabricIncomplete(f, needTables)) == 0 {
 		return err
 	}
 	gaps := query.FabricGaps(f)
 	var skipped int
 	if needTables {
 		skipped = TablesNotRead(f)
-	}
-	if !gaps.Partial() && skipped == 0 {
-		return err
 	}
 	var parts []string
 	if gaps.Partial() {

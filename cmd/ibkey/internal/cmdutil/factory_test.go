@@ -63,8 +63,14 @@ func TestInputSanity(t *testing.T) {
 		code int
 		msg  string
 	}{
-		{[]string{"grp", "junk"}, 2, `unknown command "junk" (commands: sub)`},
+		{[]string{"grp", "junk"}, 2, `ibkey: unknown command "junk" for "ibkey grp" (commands: sub)` + "\n"},
+		{[]string{"grp", "sbu"}, 2, `ibkey: unknown command "sbu" for "ibkey grp"; did you mean "sub"? (commands: sub)` + "\n"},
+		{[]string{"grp", "sbu", "--find", "x"}, 2, `ibkey: unknown command "sbu" for "ibkey grp"; did you mean "sub"? (commands: sub)` + "\n"},
+		{[]string{"grp", "--find", "x"}, 2, `ibkey: unknown flag: --find (see 'ibkey grp --help')`},
+		{[]string{"gpr", "sub"}, 2, `ibkey: unknown command "gpr" for "ibkey"; did you mean "grp"? (commands: completion, grp)` + "\n"},
+		{[]string{"gpr", "--find", "x"}, 2, `ibkey: unknown command "gpr" for "ibkey"; did you mean "grp"?`},
 		{[]string{"help", "junk"}, 2, `help: unknown command "junk"`},
+		{[]string{"help", "gpr"}, 2, `help: unknown command "gpr" for "ibkey"; did you mean "grp"?`},
 		{[]string{"completion", "junk"}, 2, `unknown command "junk"`},
 		{[]string{"grp", "sub", "--find="}, 2, "--find needs a value"},
 		{[]string{"grp", "sub", "--interval", "100000h"}, 2, "invalid --interval 100000h: at most 24h"},
@@ -80,7 +86,7 @@ func TestInputSanity(t *testing.T) {
 		AddRootFlags(root, f)
 		root.AddCommand(grp(f))
 		code := Execute(context.Background(), root, c.args, streams)
-		if code != c.code || !strings.Contains(errOut.String(), c.msg) {
+		if code != c.code || !strings.Contains(errOut.String(), c.msg) || strings.Count(errOut.String(), "\n") > 1 {
 			t.Errorf("%v: exit %d, stderr %q; want exit %d and %q", c.args, code, errOut.String(), c.code, c.msg)
 		}
 	}

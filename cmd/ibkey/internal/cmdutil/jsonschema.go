@@ -50,7 +50,9 @@ import (
 //     cmdutil/jsonschematest (Output in the test runner, Goldens over testdata).
 //   - A command that exits 4 (incomplete) says why in incomplete: a list of
 //     {"kind","message"} (Incomplete), present exactly when it exits 4 (devices,
-//     pkeys, can-talk, job).
+//     pkeys, can-talk, job, fabric pkeys, fabric check). The fabric file (fabric
+//     discover -o json) keeps its own "incomplete" string (why the sweep stopped) and
+//     records every gap where it is (errors, pkeys_error, unreachable).
 //   - File positions are "FILE:LINE:COLUMN" strings named at / defined_at, or file,
 //     line and column members.
 
@@ -113,7 +115,9 @@ const (
 	// IncompleteUnreadEntries: the answer depends on P_Key table entries that could
 	// not be read.
 	IncompleteUnreadEntries = "unread-entries"
-	// IncompleteUnreadTable: a port's P_Key table was not read at all.
+	// IncompleteUnreadTable: a port's P_Key table was not read at all (can-talk:
+	// also a switch port facing an end that lacks the key and whose enforcement bits
+	// were not read, check.NotCheckedSwitchEnforcement).
 	IncompleteUnreadTable = "unread-table"
 	// IncompleteDifferentSubnets: the ports are on different subnets; only a router,
 	// which is not checked, could join them.
@@ -121,6 +125,13 @@ const (
 	// IncompleteNotChecked: a setting or rule that is not read or not interpreted
 	// (job: a library's setting whose effect is not known here).
 	IncompleteNotChecked = "not-checked"
+	// IncompletePartialSweep: parts of the subnet were not swept (the sweep stopped
+	// early, or links whose far end did not answer: the nodes behind them are
+	// missing).
+	IncompletePartialSweep = "partial-sweep"
+	// IncompleteUnreadNode: a swept node's attributes or a port's PortInfo could not
+	// be read; the rest of the sweep is shown.
+	IncompleteUnreadNode = "unread-node"
 )
 
 // HostIncomplete lists the devices and ports a host read could not read (err a

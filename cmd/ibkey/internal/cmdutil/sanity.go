@@ -1,6 +1,9 @@
 package cmdutil
 
 import (
+	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -58,22 +61,29 @@ func fmtDuration(d time.Duration) string {
 	return strings.TrimSuffix(s, "0m")
 }
 
-// RefuseUnknownSubcommands makes every command that only groups subcommands (watch,
-// fabric, partitions, decode, completion) refuse an argument that names none of them,
-// exit 2, instead of printing its help and exiting 0; and `help TOPIC` refuse a topic
-// that is no command.
+// RefuseUnknownSubcommands makes every command that only groups subcommands (ibkey
+// itself, watch, fabric, partitions, decode, completion) refuse an argument that names
+// none of them, exit 2, in one line that names the word, the closest subcommand and
+// the accepted ones, instead of printing its help and exiting 0 (or cobra's
+// several-line "Did you mean this?"); the same when flags follow the mistyped word
+// (`watch counter --once`: the flag belongs to the subcommand meant, so "unknown
+// flag" would name the wrong mistake). `help TOPIC` refuses a topic that is no
+// command the same way.
 func RefuseUnknownSubcommands(root *cobra.Command) {
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
+	refuse := func(c *cobra.Command, args []string) error {
+		if len(args) > 0 {
+			return UnknownCommand(c, args[0])
+		}
+		return nil
+	}
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
-		if c != root && c.HasSubCommands() {
-			c.Args = func(c *cobra.Command, args []string) error {
-				if len(args) > 0 {
-					return Usagef("%s: unknown command %q (commands: %s)", c.CommandPath(), args[0], strings.Join(subNames(c), ", "))
-				}
-				return nil
-			}
+		if c.HasSubCommands() {
+			// The root too: without Args, cobra refuses an unknown word there itself,
+			// over several lines.
+			c.Args = refuse
 			if c.RunE == nil && c.Run == nil {
 				c.RunE = func(c *cobra.Command, args []string) error { return c.Help() }
 			}
@@ -84,7 +94,7 @@ func RefuseUnknownSubcommands(root *cobra.Command) {
 			c.RunE = func(h *cobra.Command, args []string) error {
 				if len(args) > 0 {
 					if found, _, err := root.Find(args); err != nil || found == root {
-						return Usagef("help: unknown command %q (commands: %s)", strings.Join(args, " "), strings.Join(subNames(root), ", "))
+						return unknownCommand("help: ", root, strings.Join(args, " "))
 					}
 				}
 				run(h, args)
@@ -96,6 +106,77 @@ func RefuseUnknownSubcommands(root *cobra.Command) {
 		}
 	}
 	walk(root)
+}
+
+// UnknownCommand is the usage error for word given to group, a command with
+// subcommands, where a subcommand should be: `unknown command "counter" for "ibkey
+// watch"; did you mean "counters"? (commands: counters, pkeys)`.
+func UnknownCommand(group *cobra.Command, word string) error {
+	return unknownCommand("", group, word)
+}
+
+func unknownCommand(prefix string, group *cobra.Command, word string) error {
+	msg := fmt.Sprintf("%sunknown command %q for %q", prefix, word, group.CommandPath())
+	if s := closestCommands(group, word); len(s) > 0 {
+		quoted := make([]string, len(s))
+		for i, n := range s {
+			quoted[i] = strconv.Quote(n)
+		}
+		msg += "; did you mean " + strings.Join(quoted, " or ") + "?"
+	}
+	return Usagef("%s (commands: %s)", msg, strings.Join(subNames(group), ", "))
+}
+
+// closestCommands are the subcommands of group closest to word by edit distance,
+// among those cobra's suggestion rules admit (within SuggestionsMinimumDistance,
+// default 2; word a prefix of the name; or named in the subcommand's SuggestFor):
+// "pkey" suggests pkeys only, not also a command two edits away.
+func closestCommands(group *cobra.Command, word string) []string {
+	limit := group.SuggestionsMinimumDistance
+	if limit <= 0 {
+		limit = 2 // cobra's default
+	}
+	lower := strings.ToLower(word)
+	var best []string
+	bestD := -1
+	for _, s := range group.Commands() {
+		if !s.IsAvailableCommand() {
+			continue
+		}
+		name := strings.ToLower(s.Name())
+		d := editDistance(lower, name)
+		if d > limit && !strings.HasPrefix(name, lower) && !slices.Contains(s.SuggestFor, word) {
+			continue
+		}
+		switch {
+		case bestD < 0 || d < bestD:
+			best, bestD = []string{s.Name()}, d
+		case d == bestD:
+			best = append(best, s.Name())
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance of a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }
 
 func subNames(c *cobra.Command) []string {

@@ -14,7 +14,6 @@ import (
 	"github.com/ibkey/ibkey/internal/check/partconf"
 	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/fsread"
-	"github.com/ibkey/ibkey/internal/query"
 )
 
 // CheckOptions are `ibkey fabric check`'s inputs.
@@ -68,7 +67,10 @@ checked and is named on stderr; 4 also when what OpenSM does with the --partitio
 file cannot be predicted.
 
 JSON (-o json), schema schemas/fabric-check.schema.json: {"schema_version":1,"source",
-"partitions_file","findings":[{"severity","rule","ports":[{"node_guid","port","node_desc"}],"pkeys":[],"message","action"}],"errors","warnings"}.`,
+"partitions_file","findings":[{"severity","rule","ports":[{"node_guid","port","node_desc"}],"pkeys":[],"message","action","at"?}],"errors","warnings",
+"incomplete"?:[{"kind","message"}]} (at: FILE:LINE:COLUMN of a --partitions line;
+incomplete: why the command exits 4, present exactly then; kind partial-sweep,
+unread-node, unread-table or not-checked).`,
 		Example: `  ibkey fabric check --ibsim
   ibkey fabric check --partitions /etc/opensm/partitions.conf --strict
   ibkey fabric check --fabric-file fabric.json -o json`,
@@ -183,8 +185,32 @@ func runCheck(o *CheckOptions) error {
 		check.SortFindings(findings)
 		// Load reports (and exits 4 for) a partial sweep or one without tables; what
 		// else the audit could not check is said below. Either way no all-clear.
-		partial := query.FabricGaps(fab).Partial() || cmdutil.TablesNotRead(fab) > 0
+		gaps := cmdutil.FabricIncomplete(fab, true)
+		partial := len(gaps) > 0
 		incomplete := partial || res.Incomplete()
+		// A --partitions file whose outcome in OpenSM cannot be predicted makes the
+		// command exit 4 whatever was found (cmdutil.Uncertain, below); otherwise it
+		// exits 4 for a partial sweep (Load) unless a definite failure makes it 1
+		// (below Load), and for an audit that depends on what was not read unless a
+		// finding is an error (exit 1). The document's incomplete says why, exactly
+		// then.
+		var uncertain *cmdutil.Incomplete
+		if conf != nil {
+			uncertain = cmdutil.UncertainIncomplete(conf)
+		}
+		sure := false // a definite failure, as definite is set below
+		for _, fd := range findings {
+			sure = sure || (check.HasErrors([]check.Finding{fd}, o.Strict) && fd.Rule != fabric.RuleNotRead && fd.Rule != fabric.RuleSweepIncomplete)
+		}
+		var why []cmdutil.Incomplete
+		switch {
+		case uncertain != nil:
+			why = append(gaps, *uncertain)
+		case partial && !sure:
+			why = gaps
+		case !partial && !check.HasErrors(findings, o.Strict) && res.Incomplete():
+			why = auditIncomplete(res.NotChecked)
+		}
 		if o.Format == cmdutil.FormatJSON {
 			if findings == nil {
 				findings = []check.Finding{}
@@ -200,7 +226,8 @@ func runCheck(o *CheckOptions) error {
 				Findings   []check.Finding       `json:"findings"`
 				Errors     int                   `json:"errors"`
 				Warnings   int                   `json:"warnings"`
-			}{cmdutil.SchemaVersion{}, fab.Source, file, findings, errs, warns}); err != nil {
+				Incomplete []cmdutil.Incomplete  `json:"incomplete,omitempty"`
+			}{cmdutil.SchemaVersion{}, fab.Source, file, findings, errs, warns, why}); err != nil {
 				return err
 			}
 		} else {
@@ -215,9 +242,7 @@ func runCheck(o *CheckOptions) error {
 		if len(res.Outside) > 0 {
 			o.Notices.Note(fmt.Sprintf("%s outside the swept subnet, not audited: %s", cmdutil.Plural(len(res.Outside), "port", "ports"), outsideList(fab, res.Outside)))
 		}
-		for _, fd := range findings {
-			definite = definite || (check.HasErrors([]check.Finding{fd}, o.Strict) && fd.Rule != fabric.RuleNotRead && fd.Rule != fabric.RuleSweepIncomplete)
-		}
+		definite = sure
 		if check.HasErrors(findings, o.Strict) {
 			return cmdutil.Exit(cmdutil.ExitNo)
 		}
@@ -231,6 +256,38 @@ func runCheck(o *CheckOptions) error {
 		return cmdutil.Exit(cmdutil.ExitNo)
 	}
 	return err
+}
+
+// auditIncomplete is what the audit could not check, as a document's incomplete: one
+// item per kind of thing not read, as the stderr line (AuditResult.NotCheckedSummary)
+// groups them.
+func auditIncomplete(ncs []fabric.NotChecked) []cmdutil.Incomplete {
+	count := map[string]int{}
+	var order []fabric.NotChecked
+	for _, nc := range ncs {
+		if count[nc.What] == 0 {
+			order = append(order, nc)
+		}
+		count[nc.What]++
+	}
+	out := make([]cmdutil.Incomplete, len(order))
+	for i, nc := range order {
+		msg := fmt.Sprintf("%s not checked: %s", nc.What, nc.Reason)
+		if k := count[nc.What]; k > 1 {
+			msg = fmt.Sprintf("%d × %s not checked (e.g. %s)", k, nc.What, nc.Reason)
+		}
+		kind := cmdutil.IncompleteNotChecked
+		switch nc.What { // fabric.NotChecked.What
+		case "P_Key table":
+			kind = cmdutil.IncompleteUnreadTable
+		case "PortInfo", "node":
+			kind = cmdutil.IncompleteUnreadNode
+		case "link", "sweep":
+			kind = cmdutil.IncompletePartialSweep
+		}
+		out[i] = cmdutil.Incomplete{Kind: kind, Message: msg}
+	}
+	return out
 }
 
 // outsideList names up to four ports outside the subnet, with why.

@@ -85,11 +85,18 @@ func TestFabricErrors(t *testing.T) {
 		{[]string{"fabric", "check", "--fabric-file", smallFabric, "--partitions", "nonexistent.conf"}, 2, "--partitions: open nonexistent.conf"},
 		{[]string{"fabric", "discover", "--timeout", "0s"}, 2, "invalid --timeout 0s"},
 		{[]string{"--sysfs", mlx5, "fabric", "discover"}, 3, "is ib_umad loaded?"},
+		// A mistyped subcommand, alone or before the flags of the one meant.
+		{[]string{"fabric", "chek"}, 2, `ibkey: unknown command "chek" for "ibkey fabric"; did you mean "check"? (commands: check, diff, discover, pkeys)`},
+		{[]string{"fabric", "discovr", "--ibsim", "--no-tables"}, 2, `unknown command "discovr" for "ibkey fabric"; did you mean "discover"?`},
+		{[]string{"fabric", "pkey", "--fabric-file", smallFabric, "--key", "1"}, 2, `unknown command "pkey" for "ibkey fabric"; did you mean "pkeys"?`},
 	}
 	for _, tc := range cases {
 		r := runIbkey(t, false, nil, tc.args...)
 		if r.code != tc.code || !strings.Contains(r.stderr, tc.stderr) {
 			t.Errorf("ibkey %s: exit %d, stderr %q; want exit %d and %q", strings.Join(tc.args, " "), r.code, r.stderr, tc.code, tc.stderr)
+		}
+		if tc.code == 2 && strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
+			t.Errorf("ibkey %s: a usage error on several lines: %q", strings.Join(tc.args, " "), r.stderr)
 		}
 	}
 }

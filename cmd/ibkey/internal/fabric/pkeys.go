@@ -45,10 +45,13 @@ sweep is partial: a table not read might hold it).
 
 JSON (-o json), schema schemas/fabric-pkeys.schema.json: {"schema_version":1,"source","swept_at","ports":[{"node_desc","node_guid","type","port",
 "port_guid","lid","state","end_port","peer":{"node_guid","port"}|null,"table_size",
-"valid_pkeys","entries":[{"index","pkey","key","membership"}],"pkeys_error"?}]}
-(entries: the valid ones; valid_pkeys and entries are null for a table not read). With --key
-(schemas/fabric-pkeys-key.schema.json): {"schema_version":1,"key","members":[{"node_guid","port","node_desc",
-"type","end_port","membership","indexes"}]}.
+"valid_pkeys","entries":[{"index","pkey","key","membership"}],"pkeys_error"?}],
+"incomplete"?:[{"kind","message"}]} (entries: the valid ones; valid_pkeys and entries
+are null for a table not read). With --key (schemas/fabric-pkeys-key.schema.json):
+{"schema_version":1,"key","members":[{"node_guid","port","node_desc","type","end_port",
+"membership","indexes"}],"incomplete"?:[{"kind","message"}]}. incomplete says why the
+command exits 4 (the sweep's gaps: kind partial-sweep, unread-node or unread-table),
+present exactly then.
 
 Exit codes: 0; 1 (--key) no port holds the key; 2 bad usage or --fabric-file; 3 no
 fabric access; 4 a partial sweep, or a saved one without tables (--no-tables): printed
@@ -180,7 +183,9 @@ func runPKeys(o *PKeysOptions) error {
 				Source  string                `json:"source"`
 				SweptAt time.Time             `json:"swept_at"`
 				Ports   []portJSON            `json:"ports"`
-			}{cmdutil.SchemaVersion{}, fab.Source, fab.SweptAt, out}); err != nil {
+				// Incomplete: the sweep's gaps, exactly when Load exits 4 for them.
+				Incomplete []cmdutil.Incomplete `json:"incomplete,omitempty"`
+			}{cmdutil.SchemaVersion{}, fab.Source, fab.SweptAt, out, cmdutil.FabricIncomplete(fab, true)}); err != nil {
 				return err
 			}
 		} else {
@@ -226,7 +231,10 @@ func members(o *PKeysOptions, fab *fabric.Fabric, key check.PKey) error {
 			Schema  cmdutil.SchemaVersion `json:"schema_version"`
 			Key     string                `json:"key"`
 			Members []fabric.Member       `json:"members"`
-		}{cmdutil.SchemaVersion{}, key.Partition().String(), members}); err != nil {
+			// Incomplete: the sweep's gaps, exactly when Load exits 4 for them (a
+			// partition found nowhere in a partial sweep is not a definite no).
+			Incomplete []cmdutil.Incomplete `json:"incomplete,omitempty"`
+		}{cmdutil.SchemaVersion{}, key.Partition().String(), members, cmdutil.FabricIncomplete(fab, true)}); err != nil {
 			return err
 		}
 	} else if len(members) > 0 {

@@ -36,8 +36,9 @@ func NewCmdPKeys(f *cmdutil.Factory, runF func(*PKeysOptions) error) *cobra.Comm
 		Use:   "pkeys [DEV [PORT]]",
 		Short: "Show P_Key tables, decoded",
 		Long: `Show the P_Key tables of all ports, one device, or one port (DEV PORT or DEV/PORT):
-index, value, membership (full/limited), 15-bit key, notes (default partition, a key
-held both as full and limited, duplicates) and the IPoIB interfaces using each entry.
+index, value, membership (full/limited; an empty entry has none: "-" in plain, null
+in JSON), 15-bit key, notes (default partition, a key held both as full and limited,
+duplicates) and the IPoIB interfaces using each entry.
 Empty (invalid) entries are hidden unless --all; holes below the last valid entry are
 counted. Warnings say when a table cannot be trusted (port not ARMED/ACTIVE, RoCE) and
 when an IPoIB child's key is missing from the table (it cannot come up).
@@ -261,8 +262,18 @@ func entryCells(e query.Entry) []string {
 		// The reason is in the port's warning; the cell stays one word.
 		return []string{idx, "unreadable", "", "", "unreadable", ""}
 	}
-	return []string{idx, e.PKey.String(), e.PKey.Membership().String(), e.PKey.Partition().String(),
+	return []string{idx, e.PKey.String(), membership(e.PKey), e.PKey.Partition().String(),
 		strings.Join(entryNotes(e), ","), strings.Join(e.Interfaces, ",")}
+}
+
+// membership is the MEMBERSHIP cell of an entry: "" (an empty cell, "-" in plain) for
+// an empty entry, whose key 0 names no partition (0x0000 and 0x8000 are the invalid
+// P_Key, IBA vol. 1 §10.9), so its top bit makes it a member of nothing.
+func membership(p check.PKey) string {
+	if !p.Valid() {
+		return ""
+	}
+	return p.Membership().String()
 }
 
 func entryNotes(e query.Entry) []string {
@@ -405,8 +416,11 @@ func entryToJSON(e query.Entry) pkeyEntryJSON {
 	j := pkeyEntryJSON{Index: e.Index, Valid: e.Valid(), Hole: e.Hole, Both: e.Both,
 		Unreadable: e.Unreadable, IPoIB: e.Interfaces}
 	if e.Unreadable == "" {
-		p, k, m := e.PKey.String(), e.PKey.Partition().String(), e.PKey.Membership().String()
-		j.PKey, j.Key, j.Membership = &p, &k, &m
+		p, k := e.PKey.String(), e.PKey.Partition().String()
+		j.PKey, j.Key = &p, &k
+		if m := membership(e.PKey); m != "" {
+			j.Membership = &m // null for an empty entry: it has no membership
+		}
 		j.Default = e.Valid() && e.PKey.IsDefault()
 	}
 	if e.DuplicateOf >= 0 {

@@ -60,7 +60,7 @@ func writePlain(w io.Writer, views []*query.PortView, all bool, note func(string
 				continue
 			}
 			width[2], width[4] = max(width[2], 6), max(width[4], 6) // 0x%04x
-			width[3] = max(width[3], len(e.PKey.Membership().String()))
+			width[3] = max(width[3], len(orDash(membership(e.PKey))))
 			width[5] = max(width[5], len(orDash(r.notes)))
 			width[6] = max(width[6], utf8.RuneCountInString(orDash(r.ipoib)))
 		}
@@ -107,7 +107,7 @@ func (r plainRow) append(b []byte, ref string, refWidth int, width *[plainColumn
 		b = pad(append(b, "unreadable"...), len("unreadable"), width[5])
 		return append(b, "-\n"...)
 	}
-	m := r.e.PKey.Membership().String()
+	m := orDash(membership(r.e.PKey))
 	b = pad(appendHex4(b, uint16(r.e.PKey)), 6, width[2])
 	b = pad(append(b, m...), len(m), width[3])
 	b = pad(appendHex4(b, uint16(r.e.PKey.Partition())), 6, width[4])
@@ -131,7 +131,7 @@ func (r plainRow) cells(refs []string) []string {
 	if r.e.Unreadable != "" {
 		return []string{refs[r.ref], idx, "unreadable", "-", "-", "unreadable", "-"}
 	}
-	return []string{refs[r.ref], idx, string(appendHex4(nil, uint16(r.e.PKey))), r.e.PKey.Membership().String(),
+	return []string{refs[r.ref], idx, string(appendHex4(nil, uint16(r.e.PKey))), orDash(membership(r.e.PKey)),
 		string(appendHex4(nil, uint16(r.e.PKey.Partition()))), orDash(r.notes), orDash(r.ipoib)}
 }
 

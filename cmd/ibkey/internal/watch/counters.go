@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
+	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/query"
 	"github.com/ibkey/ibkey/internal/tui"
 )
@@ -105,8 +106,10 @@ Otherwise (a pipe, --once, --count N, -o plain/json) one line per port per sampl
 counter's usual one because the preferred one could not read it), or with -o json
 one object per sample per line (schemas/watch-counters.schema.json):
   {"schema_version","sampled_at","interval_s","demo"?,"via"?,"ports":[{"device","port",
-  "address"?,"state","error"?,"counters":{NAME:
+  "node_desc"?,"node_guid"?,"address"?,"state","error"?,"counters":{NAME:
   {"value","delta","rate","source" (sysfs, verbs, "smp portinfo", "pma portcounters"),"saturated"?,"reset"?,"error"?,"unavailable"?}}}]}
+A port read over the fabric (--lid, --dr) also has "node_desc" and "node_guid", its
+node's NodeDescription and NodeGUID; a local port has neither (device names it).
 "value" is null when the counter could not be read ("error") or is not available
 ("unavailable"); "delta" and "rate" are null on the first sample and while a
 counter stays saturated. --once reads one sample, without deltas.`,
@@ -170,7 +173,7 @@ func runCounters(o *CountersOptions) error {
 			if len(o.Fabric) > 1 {
 				label = fmt.Sprintf("fabric: %d LIDs (%s .. %s)", len(o.Fabric), o.Fabric[0].Addr, o.Fabric[len(o.Fabric)-1].Addr)
 			}
-			return watchCounters(ctx, o, f, sampler, label+" via "+fab.Via, fab.Via)
+			return watchCounters(ctx, o, f, sampler, label+" via "+fab.Via, fab.Via, fabricNodes(views))
 		})
 	}
 	host := o.Host()
@@ -207,7 +210,7 @@ func runCounters(o *CountersOptions) error {
 			// port supports and watch with the sources that work.
 			o.Notices().Note(why)
 			prefer()
-			return watchCounters(o.Ctx, o, f, sampler, host.Label, "")
+			return watchCounters(o.Ctx, o, f, sampler, host.Label, "", nil)
 		}
 		// A transport was chosen: the local ports' PortInfo violation counters, which
 		// sysfs does not have, come from SMPs to the local port.
@@ -220,7 +223,7 @@ func runCounters(o *CountersOptions) error {
 			}
 			sampler.UsePortInfo(query.LocalPortInfo(ctx, fab, views))
 			prefer()
-			return watchCounters(ctx, o, f, sampler, host.Label, fab.Via)
+			return watchCounters(ctx, o, f, sampler, host.Label, fab.Via, nil)
 		})
 		var umadErr *query.EnvError
 		if opened || verbs == nil || o.MAD.IbsimBase() != "" || !errors.As(err, &umadErr) {
@@ -241,7 +244,7 @@ func runCounters(o *CountersOptions) error {
 		return o.watchWithoutUmad(f, host, sampler, ca[0], umadErr, prefer)
 	}
 	prefer()
-	return watchCounters(o.Ctx, o, f, sampler, host.Label, "")
+	return watchCounters(o.Ctx, o, f, sampler, host.Label, "", nil)
 }
 
 // watchWithoutUmad watches local ports with verbs and sysfs when the umad device of
@@ -261,7 +264,7 @@ func (o *CountersOptions) watchWithoutUmad(f cmdutil.Format, host *query.Host, s
 	}
 	sampler.UsePortInfo(src)
 	prefer()
-	return watchCounters(o.Ctx, o, f, sampler, host.Label, "")
+	return watchCounters(o.Ctx, o, f, sampler, host.Label, "", nil)
 }
 
 // noPortInfo is the PortInfo source when no SMP is sent: every counter n/a, a RoCE
@@ -313,10 +316,31 @@ func (o *CountersOptions) noSMPs(host *query.Host) string {
 	return query.MADSupport(v, fmt.Errorf("--ca %s: not an InfiniBand port", v.Ref()))
 }
 
+// fabricNode is the node of ports read over the fabric: its NodeDescription and
+// NodeGUID, as read when the ports were loaded.
+type fabricNode struct {
+	desc string
+	guid check.GUID
+}
+
+// fabricNodes are the nodes of views read over the fabric, by the address each was
+// read through (query.FabricPort.Address, which every sample of the port repeats):
+// an address reaches one node, so every port read through it is that node's.
+func fabricNodes(views []*query.PortView) map[string]fabricNode {
+	nodes := map[string]fabricNode{}
+	for _, v := range views {
+		if v.Fabric != nil {
+			nodes[v.Fabric.Address] = fabricNode{desc: v.Device.NodeDesc.Value, guid: v.Fabric.NodeGUID}
+		}
+	}
+	return nodes
+}
+
 // watchCounters runs the screen, or prints samples until ctx ends or --count is
 // reached. label names a host that is not this machine (the demo host, a fabric
-// address); via is the MAD transport, if any.
-func watchCounters(ctx context.Context, o *CountersOptions, f cmdutil.Format, sampler *query.Sampler, label, via string) error {
+// address); via is the MAD transport, if any; nodes are the nodes of ports read over
+// the fabric (fabricNodes), nil for local ports.
+func watchCounters(ctx context.Context, o *CountersOptions, f cmdutil.Format, sampler *query.Sampler, label, via string, nodes map[string]fabricNode) error {
 	n := o.Notices()
 	if o.IO.InTTY && o.IO.OutTTY && !o.Once && o.Count == 0 && f == cmdutil.FormatTable {
 		return tui.Run(ctx, tui.Options{Sampler: sampler, Interval: o.Interval, All: o.All,
@@ -334,7 +358,7 @@ func watchCounters(ctx context.Context, o *CountersOptions, f cmdutil.Format, sa
 		snap := tracker.Add(sampler.Take(o.All))
 		explainUnavailable(n, snap, explained)
 		if f == cmdutil.FormatJSON {
-			return cmdutil.WriteJSONLine(o.IO.Out, countersToJSON(snap, demo, via))
+			return cmdutil.WriteJSONLine(o.IO.Out, countersToJSON(snap, demo, via, nodes))
 		}
 		_, err := io.WriteString(o.IO.Out, countersLines(snap, o.Once))
 		return err
@@ -429,8 +453,12 @@ type counterJSON struct {
 }
 
 type counterPortJSON struct {
-	Device   string                 `json:"device"`
-	Port     int                    `json:"port"`
+	Device string `json:"device"`
+	Port   int    `json:"port"`
+	// NodeDesc and NodeGUID name the node of a port read over the fabric (absent
+	// locally, where device names the port).
+	NodeDesc *string                `json:"node_desc,omitempty"`
+	NodeGUID string                 `json:"node_guid,omitempty"`
 	Address  string                 `json:"address,omitempty"`
 	State    string                 `json:"state,omitempty"`
 	Error    string                 `json:"error,omitempty"`
@@ -446,7 +474,7 @@ type countersSampleJSON struct {
 	Ports    []counterPortJSON     `json:"ports"`
 }
 
-func countersToJSON(snap *query.Snapshot, demo bool, via string) countersSampleJSON {
+func countersToJSON(snap *query.Snapshot, demo bool, via string, nodes map[string]fabricNode) countersSampleJSON {
 	out := countersSampleJSON{Time: snap.Time.Format(time.RFC3339Nano), Demo: demo, Via: via, Ports: make([]counterPortJSON, len(snap.Ports))}
 	if snap.Interval > 0 {
 		s := snap.Interval.Seconds()
@@ -454,6 +482,10 @@ func countersToJSON(snap *query.Snapshot, demo bool, via string) countersSampleJ
 	}
 	for i, p := range snap.Ports {
 		pj := counterPortJSON{Device: p.Ref.Device, Port: p.Ref.Port, Address: p.Address, State: p.State, Error: p.Err, Counters: map[string]counterJSON{}}
+		if n, ok := nodes[p.Address]; ok && p.Address != "" {
+			desc := cmdutil.SanitizeText(n.desc)
+			pj.NodeDesc, pj.NodeGUID = &desc, n.guid.String()
+		}
 		for _, c := range p.Counters {
 			cj := counterJSON{Source: c.Source, Saturated: c.Saturated, Reset: c.Reset, Error: c.Err, Unavailable: c.Unavailable}
 			if c.OK() {

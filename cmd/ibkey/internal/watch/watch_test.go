@@ -162,6 +162,12 @@ func TestWatchErrors(t *testing.T) {
 		{Args: []string{"--sysfs", mlx5, "watch", "counters", "--lid", "0"}, Code: 2, Stderr: `invalid --lid "0"`},
 		{Args: []string{"--sysfs", mlx5, "watch", "counters", "--lid", "3", "mlx5_0"}, Code: 2, Stderr: "not both"},
 		{Args: []string{"--demo", "watch", "counters", "--lid", "3", "--once"}, Code: 2, Stderr: "the demo host has no fabric"},
+		// A mistyped subcommand is named with the closest one, also when the flags
+		// of the subcommand meant follow it.
+		{Args: []string{"--demo", "watch", "counter"}, Code: 2, Stderr: `ibkey: unknown command "counter" for "ibkey watch"; did you mean "counters"? (commands: counters, pkeys)`},
+		{Args: []string{"--demo", "watch", "counter", "--once", "mlx5_0"}, Code: 2, Stderr: `unknown command "counter" for "ibkey watch"; did you mean "counters"?`},
+		{Args: []string{"--demo", "watch", "pkye", "--interval", "2"}, Code: 2, Stderr: `unknown command "pkye" for "ibkey watch"; did you mean "pkeys"?`},
+		{Args: []string{"--demo", "watch", "nothing"}, Code: 2, Stderr: `ibkey: unknown command "nothing" for "ibkey watch" (commands: counters, pkeys)`},
 	})
 	// A port without counters/ (RoCE in the fixture) is n/a with the reason.
 	r := runIbkey(t, "--sysfs", mlx5, "watch", "counters", "mlx5_2/1", "--once")

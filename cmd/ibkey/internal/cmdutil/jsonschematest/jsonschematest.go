@@ -272,7 +272,8 @@ func Stdout(t testing.TB, args []string, stdout string) {
 
 // withIncomplete are the schemas whose documents carry "incomplete" exactly when the
 // command exits 4 (cmdutil.Incomplete).
-var withIncomplete = map[string]bool{"devices": true, "pkeys": true, "pkeys-find": true, "can-talk": true, "job": true}
+var withIncomplete = map[string]bool{"devices": true, "pkeys": true, "pkeys-find": true, "can-talk": true, "job": true,
+	"fabric-pkeys": true, "fabric-pkeys-key": true, "fabric-check": true}
 
 // Incomplete fails t when the JSON `ibkey ARGS` printed has an "incomplete" list and
 // the exit code is not 4, or exits 4 without one (for the commands that carry it).

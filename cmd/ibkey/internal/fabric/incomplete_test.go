@@ -1,0 +1,116 @@
+package fabric
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
+	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fabric"
+)
+
+// editedFabric writes small.json changed by edit, for --fabric-file.
+func editedFabric(t *testing.T, name string, from string, edit func(f *fabric.Fabric)) string {
+	t.Helper()
+	f, err := cmdutil.ReadFabricFile(from)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit(f)
+	var b strings.Builder
+	if err := fabric.EncodeFabric(&b, f); err != nil {
+		t.Fatal(err)
+	}
+	return writeTemp(t, name, b.String())
+}
+
+// onPort edits the first cabled port of the node described desc.
+func onPort(desc string, edit func(p *fabric.Port)) func(f *fabric.Fabric) {
+	return func(f *fabric.Fabric) {
+		for _, n := range f.Nodes {
+			if n.Description != desc {
+				continue
+			}
+			for _, p := range n.Ports {
+				if p.Peer != nil {
+					edit(p)
+					return
+				}
+			}
+		}
+		panic("no cabled port on " + desc)
+	}
+}
+
+// TestFabricJSONIncomplete: fabric pkeys (both modes) and fabric check say in their
+// JSON why they exit 4, as "incomplete" {kind, message} items, exactly then (the test
+// runner checks "exactly" on every run; here each gap gives its kind): a partial
+// sweep's gaps (partial-sweep, unread-node, unread-table), what the audit could not
+// check, and a --partitions file OpenSM's handling of which cannot be predicted
+// (not-checked); a definite error wins (exit 1, no incomplete).
+func TestFabricJSONIncomplete(t *testing.T) {
+	noTables := editedFabric(t, "no-tables.json", smallFabric, func(f *fabric.Fabric) {
+		for _, n := range f.Nodes {
+			for _, p := range n.Ports {
+				p.PKeys, p.PKeysError = nil, ""
+			}
+		}
+	})
+	tableFailed := onPort("HcaD", func(p *fabric.Port) { p.PKeys, p.PKeysError = nil, "timed out" })
+	partialTable := editedFabric(t, "partial-table.json", smallFabric, tableFailed)
+	partialWithErrors := editedFabric(t, "partial-errors.json", changedFabric, tableFailed)
+	gaps := editedFabric(t, "gaps.json", smallFabric, func(f *fabric.Fabric) {
+		f.Incomplete = "--timeout 1s expired"
+		f.Unreachable = append(f.Unreachable, fabric.Unreachable{From: check.PortID{Node: f.Nodes[0].GUID, Port: 1}, Path: "0,1,9", Error: "timed out"})
+		f.Nodes[0].Errors = append(f.Nodes[0].Errors, "NodeDescription: timed out")
+		onPort("HcaB", func(p *fabric.Port) { p.Error = "timed out" })(f)
+	})
+	// A table the sweep chose not to read (not a failed read): not a partial sweep,
+	// but the audit cannot check it.
+	auditGap := editedFabric(t, "audit-gap.json", smallFabric, onPort("HcaD", func(p *fabric.Port) {
+		p.PKeys, p.PKeysError = nil, "not read: skipped"
+	}))
+	uncertain := writeTemp(t, "uncertain.conf", "Default=0x7fff : ALL=full;\np=0x10 : 0x0002c90300000211=full, mgid=ff12::5;\n")
+
+	for _, tc := range []struct {
+		args  []string
+		code  int
+		kinds string // the kinds of incomplete, in order
+		text  string // in a message
+	}{
+		{[]string{"fabric", "pkeys", "--fabric-file", smallFabric}, 0, "", ""},
+		{[]string{"fabric", "check", "--fabric-file", smallFabric, "--ignore", "enforcement-off"}, 0, "", ""},
+		{[]string{"fabric", "pkeys", "--fabric-file", noTables}, 4, "unread-table", "16 P_Key tables not in the sweep (made with --no-tables)"},
+		{[]string{"fabric", "pkeys", "--fabric-file", noTables, "--key", "0x0002"}, 4, "unread-table", "16 P_Key tables not in the sweep"},
+		{[]string{"fabric", "check", "--fabric-file", noTables}, 4, "unread-table", "16 P_Key tables not in the sweep"},
+		{[]string{"fabric", "pkeys", "--fabric-file", partialTable, "--key", "0x0002"}, 4, "unread-table", "1 P_Key table not read"},
+		{[]string{"fabric", "check", "--fabric-file", partialTable}, 4, "unread-table", "1 P_Key table not read"},
+		{[]string{"fabric", "check", "--fabric-file", partialTable, "--strict"}, 1, "", ""},
+		{[]string{"fabric", "check", "--fabric-file", partialWithErrors}, 1, "", ""},
+		{[]string{"fabric", "check", "--fabric-file", gaps}, 4, "partial-sweep partial-sweep unread-node unread-node", "behind "},
+		{[]string{"fabric", "pkeys", "--fabric-file", gaps}, 4, "partial-sweep partial-sweep unread-node unread-node", "the sweep stopped early (--timeout 1s expired)"},
+		{[]string{"fabric", "check", "--fabric-file", auditGap}, 4, "unread-table", "P_Key table not checked: not read: skipped"},
+		{[]string{"fabric", "pkeys", "--fabric-file", auditGap}, 0, "", ""},
+		{[]string{"fabric", "check", "--fabric-file", smallFabric, "--partitions", uncertain, "--ignore", "enforcement-off"}, 4, "not-checked", "cannot be predicted"},
+		{[]string{"fabric", "check", "--fabric-file", partialTable, "--partitions", uncertain, "--ignore", "enforcement-off"}, 4, "unread-table not-checked", "cannot be predicted"},
+	} {
+		args := append(tc.args, "-o", "json")
+		r := runIbkey(t, false, nil, args...)
+		var doc struct {
+			Incomplete []cmdutil.Incomplete `json:"incomplete"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+			t.Fatalf("ibkey %s: %v\n%s", strings.Join(args, " "), err, r.stdout)
+		}
+		var kinds, text []string
+		for _, i := range doc.Incomplete {
+			kinds = append(kinds, i.Kind)
+			text = append(text, i.Message)
+		}
+		if r.code != tc.code || strings.Join(kinds, " ") != tc.kinds || !strings.Contains(strings.Join(text, "\n"), tc.text) {
+			t.Errorf("ibkey %s: exit %d, incomplete %s; want exit %d, kinds %q and %q\n%s", strings.Join(args, " "), r.code, fmt.Sprint(doc.Incomplete), tc.code, tc.kinds, tc.text, r.stderr)
+		}
+	}
+}

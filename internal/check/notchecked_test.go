@@ -1,0 +1,59 @@
+package check
+
+import (
+	"fmt"
+	"testing"
+)
+
+// hopFabric is a known fabric of one switch port facing every end, whose P_Key table
+// and enforcement bits are given (nil: not read).
+type hopFabric struct {
+	table []PKey
+	enf   *Enforcement
+}
+
+func (f hopFabric) CheckHop(end PortID, key PartitionKey) (HopCheck, bool) {
+	sw := PortID{Node: 0x100, Port: end.Port}
+	return JudgeHop(end, sw, key, f.table, f.enf), true
+}
+
+func (f hopFabric) Label(id PortID) string { return fmt.Sprintf("%s/%d", id.Node, id.Port) }
+
+// TestVerdictNotCheckedCause: an unknown verdict carries what was not read as a typed
+// cause beside its sentence (entries of an end, a switch port's table, a switch port's
+// enforcement bits), so a command names the kind without reading the words.
+func TestVerdictNotCheckedCause(t *testing.T) {
+	unreadEnd := port("a", 0xffff)
+	unreadEnd.Entries = append(unreadEnd.Entries, TableEntry{Index: 1})
+	at := func(e Endpoint, node GUID, f HopFabric) Endpoint {
+		e.Fabric, e.At = f, &PortID{Node: node, Port: 1}
+		return e
+	}
+	for _, tc := range []struct {
+		name string
+		a, b Endpoint
+		want []NotCheckedCause
+	}{
+		{"end entries", unreadEnd, port("b", 0x0001), []NotCheckedCause{NotCheckedEntries}},
+		{"switch table", at(port("a", 0x8001), 1, hopFabric{}), port("b", 0x8001), []NotCheckedCause{NotCheckedSwitchTable}},
+		{"switch enforcement", at(port("a", 0x8001), 1, hopFabric{table: []PKey{0xffff}}), port("b", 0x8001), []NotCheckedCause{NotCheckedSwitchEnforcement}},
+		{"both ends' switches", at(port("a", 0x8001), 1, hopFabric{}), at(port("b", 0x8001), 2, hopFabric{table: []PKey{0xffff}}),
+			[]NotCheckedCause{NotCheckedSwitchTable, NotCheckedSwitchEnforcement}},
+	} {
+		v := CanTalk(tc.a, tc.b)
+		if v.Kind != VerdictUnknown {
+			t.Errorf("%s: verdict %s, want unknown (%v)", tc.name, v.Kind, v.Reasons)
+			continue
+		}
+		var got []NotCheckedCause
+		for _, nc := range v.NotChecked {
+			got = append(got, nc.Cause)
+			if nc.Sentence == "" {
+				t.Errorf("%s: cause %d without a sentence", tc.name, nc.Cause)
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("%s: causes %v, want %v (%v)", tc.name, got, tc.want, v.NotChecked)
+		}
+	}
+}
