@@ -52,9 +52,10 @@ func (m *Model) CanTalk(a, b check.GUID) Verdict {
 		}
 		return r
 	}
-	ta, tb := best(m.slots[ia]), best(m.slots[ib])
+	sa := m.appendSlots(nil, ia)
+	ta, tb := best(sa), best(m.appendSlots(nil, ib))
 	seen := map[check.PartitionKey]bool{}
-	for _, e := range m.slots[ia] {
+	for _, e := range sa {
 		if !e.PKey.Valid() {
 			continue
 		}
@@ -141,21 +142,21 @@ func (m *Model) Summary() *Summary {
 	memberships := func(i int) []member {
 		scratch = scratch[:0]
 	entries:
-		for _, e := range m.slots[i] {
-			if !e.PKey.Valid() {
+		for _, e := range m.stored(i) {
+			if !e.pkey.Valid() {
 				continue
 			}
-			pi := pidx[e.PKey.Partition()] - 1
+			pi := pidx[e.pkey.Partition()] - 1
 			if pi < 0 {
 				continue
 			}
 			for j := range scratch {
 				if scratch[j].part == pi {
-					scratch[j].full = scratch[j].full || e.PKey.IsFull()
+					scratch[j].full = scratch[j].full || e.pkey.IsFull()
 					continue entries
 				}
 			}
-			scratch = append(scratch, member{pi, e.PKey.IsFull()})
+			scratch = append(scratch, member{pi, e.pkey.IsFull()})
 		}
 		return scratch
 	}

@@ -257,6 +257,8 @@ type Partition struct {
 	Members []*Member
 	// Groups are the multicast groups OpenSM creates for it (see MGroup).
 	Groups []*MGroup
+
+	index int32 // its place in its Config's Partitions
 }
 
 // IsDefault reports whether this is the default partition (key 0x7fff).
@@ -463,4 +465,10 @@ func (c *Config) mapOrder() []*Partition {
 	return out
 }
 
-func (c *Config) sortPartitions() { c.Partitions = c.mapOrder() }
+// sortPartitions puts Partitions in map order and numbers them (Partition.index).
+func (c *Config) sortPartitions() {
+	c.Partitions = c.mapOrder()
+	for i, p := range c.Partitions {
+		p.index = int32(i)
+	}
+}

@@ -32,7 +32,8 @@ func (m *Model) summaryReference() *Summary {
 	members := make([][]mem, len(parts))
 	for i := 0; i < n; i++ {
 		var seen map[check.PartitionKey]int // key -> position in members, for both/duplicate entries
-		for _, e := range m.slots[i] {
+		slots := m.appendSlots(nil, i)
+		for _, e := range slots {
 			if !e.PKey.Valid() {
 				continue
 			}
@@ -41,7 +42,7 @@ func (m *Model) summaryReference() *Summary {
 				continue
 			}
 			if seen == nil {
-				seen = make(map[check.PartitionKey]int, len(m.slots[i]))
+				seen = make(map[check.PartitionKey]int, len(slots))
 			}
 			if j, dup := seen[e.PKey.Partition()]; dup {
 				if e.PKey.IsFull() {
