@@ -314,6 +314,7 @@ func parse(file string, data []byte, text string) *Config {
 	}
 	c.joinMembers()
 	c.sortPartitions()
+	c.indexGUIDs()
 	return c
 }
 

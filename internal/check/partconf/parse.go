@@ -2,6 +2,7 @@ package partconf
 
 import (
 	"fmt"
+	"slices"
 	"io"
 	"net/netip"
 	"sort"
@@ -296,12 +297,40 @@ type Config struct {
 	// Members are every member item in file order (the implicit Default items first):
 	// OpenSM applies them in this order, and some state (indx0) crosses partitions.
 	Members []*Member
+	// GUIDs are the port GUIDs the definitions' items name, once each, in the order
+	// they first appear.
+	GUIDs     []check.GUID
+	guidIndex map[check.GUID]int32 // a GUID's place in GUIDs
 
 	groupByMGID map[[16]byte]*MGroup
 	src         *source
 
 	byKey   map[check.PartitionKey]*Partition
 	counter uint16 // OpenSM's global_pkey_counter
+}
+
+// GUIDIndex is the place of guid in GUIDs, or false when no item names it.
+func (c *Config) GUIDIndex(guid check.GUID) (int, bool) {
+	i, ok := c.guidIndex[guid]
+	return int(i), ok
+}
+
+// indexGUIDs fills GUIDs and guidIndex: one map of the file's port GUIDs that the
+// commands and lint share (each kept its own: 20 MB at 100,000 ports).
+func (c *Config) indexGUIDs() {
+	c.guidIndex = map[check.GUID]int32{}
+	for _, d := range c.Definitions {
+		for _, m := range d.Members {
+			if m.Kind != KindGUID {
+				continue
+			}
+			if _, ok := c.guidIndex[m.GUID]; !ok {
+				c.guidIndex[m.GUID] = int32(len(c.GUIDs))
+				c.GUIDs = append(c.GUIDs, m.GUID)
+			}
+		}
+	}
+	c.GUIDs = slices.Clip(c.GUIDs)
 }
 
 // Partition returns the partition with this 15-bit key, or nil.
@@ -325,6 +354,7 @@ func NoFile() *Config {
 	c := newConfig("(no file)", "")
 	c.implicitDefault(FlagFull)
 	c.sortPartitions()
+	c.indexGUIDs()
 	return c
 }
 
