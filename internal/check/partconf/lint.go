@@ -127,7 +127,8 @@ func lintPartition(c *Config, p *Partition, opt LintOptions, add func(Severity, 
 		}
 	}
 	full := false
-	for _, m := range p.Members {
+	for mi := range p.Members {
+		m := &p.Members[mi]
 		eff := m.Membership
 		if eff == FlagBoth && !opt.AllowBoth {
 			eff = FlagFull
@@ -158,7 +159,8 @@ func lintPartition(c *Config, p *Partition, opt LintOptions, add func(Severity, 
 	if p.IsDefault() {
 		// The SM's port is a CA: the last item naming SELF, ALL or ALL_CAS decides it.
 		var last *Member
-		for _, m := range p.Members {
+		for mi := range p.Members {
+			m := &p.Members[mi]
 			if m.Kind == KindSelf || m.Kind == KindAll || m.Kind == KindAllCAs {
 				last = m
 			}
@@ -190,7 +192,8 @@ func lintTables(c *Config, opt LintOptions, add func(Severity, Pos, string, stri
 	for _, p := range c.Partitions {
 		kw := 0
 		clear(guids)
-		for _, m := range p.Members {
+		for mi := range p.Members {
+			m := &p.Members[mi]
 			switch m.Kind {
 			case KindAll, KindAllCAs:
 				if e := entries(m.Membership); e > kw {

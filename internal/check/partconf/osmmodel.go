@@ -108,7 +108,7 @@ type Model struct {
 	dropped map[int][]Entry    // by port: entries that did not fit (ERR 0512)
 	peers   map[int]*PeerTable // by port: the switch port facing it
 	members []int              // per partition (Config.Partitions order): ports with an entry
-	ops     []*Member          // the applied Config's Members: what slot.op indexes
+	ops     []Member           // the applied Config's Members: what slot.op indexes
 }
 
 // NewModel predicts the tables OpenSM 3.3.23 programs on ports from c. c may be a
@@ -174,13 +174,13 @@ func NewModel(c *Config, ports []Port, opt Options) *Model {
 // model's GUID index (a slice per GUID cost 23 MB at 100,000 ports, a map of runs and a
 // run number per item another 15 MB).
 type opIndex struct {
-	ops      []*Member
+	ops      []Member
 	starts   []int32
 	flat     []int32
 	keywords []int32 // ALL, ALL_CAS, ALL_SWITCHES, ALL_ROUTERS, SELF items
 }
 
-func newOpIndex(ops []*Member, index map[check.GUID]int, ports int) *opIndex {
+func newOpIndex(ops []Member, index map[check.GUID]int, ports int) *opIndex {
 	x := &opIndex{ops: ops, starts: make([]int32, ports+1)}
 	for i, m := range ops {
 		if m.Kind != KindGUID {
@@ -243,7 +243,7 @@ func (x *opIndex) replay(i int, p Port, opt Options, add func(int32, *Member, bo
 		} else {
 			i, k = k[0], k[1:]
 		}
-		m := x.ops[i]
+		m := &x.ops[i]
 		if !names(m, p, opt.SMGUID) {
 			continue
 		}
@@ -375,10 +375,10 @@ func (m *Model) program(i int, p Port, st *portState, parts []*Partition, sc *mg
 		part := parts[pi]
 		k := check.PKey(part.Key)
 		if op := st.limited[pi] - 1; op >= 0 {
-			list = append(list, Entry{PKey: k, Partition: part, DecidedBy: m.ops[op], op: op + 1})
+			list = append(list, Entry{PKey: k, Partition: part, DecidedBy: &m.ops[op], op: op + 1})
 		}
 		if op := st.full[pi] - 1; op >= 0 {
-			list = append(list, Entry{PKey: k | check.MembershipBit, Partition: part, DecidedBy: m.ops[op], op: op + 1})
+			list = append(list, Entry{PKey: k | check.MembershipBit, Partition: part, DecidedBy: &m.ops[op], op: op + 1})
 		}
 		if st.limited[pi] != 0 || st.full[pi] != 0 {
 			m.members[pi]++
@@ -448,7 +448,7 @@ func (m *Model) appendSlots(dst []Entry, i int) []Entry {
 	for j, s := range m.stored(i) {
 		e := Entry{Index: int32(j), PKey: s.pkey, op: s.op}
 		if s.op > 0 {
-			e.DecidedBy = m.ops[s.op-1]
+			e.DecidedBy = &m.ops[s.op-1]
 			e.Partition = e.DecidedBy.Def.Partition
 		}
 		dst = append(dst, e)

@@ -236,7 +236,8 @@ type Definition struct {
 	IPoIB     bool
 	Indx0     bool
 	DefMember MemberFlag
-	Members   []*Member
+	// Members are the definition's items: a window on its Config's Members.
+	Members []Member
 	MGIDs     []MGID
 	Partition *Partition
 	Implicit  bool // the Default partition OpenSM creates before reading the file
@@ -255,7 +256,8 @@ type Partition struct {
 	IPoIB     bool
 	Defs      []*Definition
 	// Members in the order OpenSM applies them: for the same port the last item wins.
-	Members []*Member
+	// With one definition, they are its Members.
+	Members []Member
 	// Groups are the multicast groups OpenSM creates for it (see MGroup).
 	Groups []*MGroup
 
@@ -296,7 +298,9 @@ type Config struct {
 	UncertainAt Pos
 	// Members are every member item in file order (the implicit Default items first):
 	// OpenSM applies them in this order, and some state (indx0) crosses partitions.
-	Members []*Member
+	// They are values in one array (a million items of a large file), which the
+	// definitions' Members are windows on, so a *Member stays valid.
+	Members []Member
 	// GUIDs are the port GUIDs the definitions' items name, once each, in the order
 	// they first appear.
 	GUIDs     []check.GUID
@@ -320,7 +324,8 @@ func (c *Config) GUIDIndex(guid check.GUID) (int, bool) {
 func (c *Config) indexGUIDs() {
 	c.guidIndex = map[check.GUID]int32{}
 	for _, d := range c.Definitions {
-		for _, m := range d.Members {
+		for mi := range d.Members {
+			m := &d.Members[mi]
 			if m.Kind != KindGUID {
 				continue
 			}
@@ -367,15 +372,15 @@ func newConfig(file string, text string) *Config {
 // so `Default=0x7fff : ALL=limited;` makes even the SM's port limited (lab).
 func (c *Config) implicitDefault(all MemberFlag) {
 	d := &Definition{Pos: Pos{File: c.File}, Name: "Default", Key: check.DefaultPartition, Implicit: true, src: c.src}
-	d.Members = []*Member{ // at d.Pos: line 0
-		{Kind: KindAll, Membership: all, bits: memberExplicit, Def: d},
-		{Kind: KindSelf, Membership: FlagFull, bits: memberExplicit, Def: d},
-	}
+	start := len(c.Members)
+	c.Members = append(c.Members, // at d.Pos: line 0
+		Member{Kind: KindAll, Membership: all, bits: memberExplicit, Def: d},
+		Member{Kind: KindSelf, Membership: FlagFull, bits: memberExplicit, Def: d})
+	d.Members = c.Members[start:len(c.Members):len(c.Members)]
 	d.Members[0].setText(c.src, "ALL="+all.String(), Pos{}, -1)
 	d.Members[1].setText(c.src, "SELF=full", Pos{}, -1)
-	p := &Partition{Key: check.DefaultPartition, Name: "Default", Defs: []*Definition{d}, Members: append([]*Member(nil), d.Members...)}
+	p := &Partition{Key: check.DefaultPartition, Name: "Default", Defs: []*Definition{d}, Members: d.Members}
 	d.Partition = p
-	c.Members = append(c.Members, d.Members...)
 	if all == FlagFull {
 		// prtn_make_default without a file also creates the IPv4 broadcast group.
 		gid := broadcastMGID(check.DefaultPartition)

@@ -17,7 +17,8 @@ func render(c *Config) string {
 	var parts []string
 	for _, p := range c.Partitions {
 		var ms []string
-		for _, m := range p.Members {
+		for mi := range p.Members {
+			m := &p.Members[mi]
 			if m.Def.Implicit {
 				continue
 			}
@@ -220,9 +221,8 @@ func TestParseOwnedIsParse(t *testing.T) {
 }
 
 // TestMembersWindows: each definition's Members are its own items in file order, and
-// each partition's the items of its definitions, also when c.Members outgrows the
-// room made for it (members separated by line ends, not commas) and when definitions
-// of one key are merged.
+// each partition's the items of its definitions, with members separated by line ends,
+// not commas, and when definitions of one key are merged.
 func TestMembersWindows(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("Default=0x7fff : ALL=full ;\n")
@@ -242,8 +242,9 @@ func TestMembersWindows(t *testing.T) {
 	}
 	n := 0
 	for _, d := range c.Definitions {
-		for j, m := range d.Members {
-			if m.Def != d || m != c.Members[n] {
+		for j := range d.Members {
+			// The same item, not a copy: a *Member (Entry.DecidedBy) is one of c.Members.
+			if m := &d.Members[j]; m.Def != d || m != &c.Members[n] {
 				t.Fatalf("%s: item %d is not its own", d.Name, j)
 			}
 			n++
@@ -253,7 +254,7 @@ func TestMembersWindows(t *testing.T) {
 		t.Fatalf("%d items in definitions, %d in the file", n, len(c.Members))
 	}
 	for _, p := range c.Partitions {
-		var want []*Member
+		var want []Member
 		for _, d := range p.Defs {
 			want = append(want, d.Members...)
 		}

@@ -312,7 +312,8 @@ func (s show) text(w io.Writer, f cmdutil.Format) error {
 			}
 			pg.Add(part.Key.String(), part.Name, flags, "", "(no members)", strings.Join(at, ","))
 		}
-		for _, m := range part.Members {
+		for mi := range part.Members {
+			m := &part.Members[mi]
 			pg.Add(part.Key.String(), part.Name, flags, effectiveMembership(m, p.Options.AllowBoth), memberRule(m, p.Options.SMGUID), posText(m.Pos(), p.Config))
 		}
 	}

@@ -197,7 +197,8 @@ func (e *showEncoder) partition(part *partconf.Partition, opt partconf.Options) 
 	w.EndArray()
 	w.Key("members")
 	w.BeginArray()
-	for _, m := range part.Members {
+	for mi := range part.Members {
+		m := &part.Members[mi]
 		if e.compact {
 			e.obj = e.memberObject(e.obj[:0], m, opt)
 			w.Raw(e.obj)
