@@ -2,9 +2,9 @@ package partconf
 
 import (
 	"fmt"
-	"slices"
 	"io"
 	"net/netip"
+	"slices"
 	"sort"
 	"strings"
 	"unsafe"
@@ -237,7 +237,7 @@ type Definition struct {
 	Indx0     bool
 	DefMember MemberFlag
 	// Members are the definition's items: a window on its Config's Members.
-	Members []Member
+	Members   []Member
 	MGIDs     []MGID
 	Partition *Partition
 	Implicit  bool // the Default partition OpenSM creates before reading the file
