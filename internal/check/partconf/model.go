@@ -30,8 +30,8 @@ type Verdict struct {
 // ports' predicted tables.
 func (m *Model) CanTalk(a, b check.GUID) Verdict {
 	var v Verdict
-	ia, okA := m.index[a]
-	ib, okB := m.index[b]
+	ia, okA := m.portOf(a)
+	ib, okB := m.portOf(b)
 	if !okA || !okB {
 		for _, g := range []struct {
 			ok   bool
@@ -180,6 +180,7 @@ func (m *Model) Summary() *Summary {
 			}
 		}
 	}
+	s.Partitions = make([]PartitionReach, 0, len(parts))
 	for pi, part := range parts {
 		f, l := int64(full[pi]), int64(limited[pi])
 		if f+l == 0 && !part.IsDefault() {
@@ -260,21 +261,35 @@ func (u *unionFind) union(a, b int) {
 }
 
 // groups lists components with more than one port, largest first; singletons are left
-// out (they are isolated; see OnlyDefault and PortReach).
+// out (they are isolated; see OnlyDefault and PortReach). The groups' GUIDs are one
+// array, each group in port order, groups in the order of their first port.
 func (u *unionFind) groups(ports []Port) [][]check.GUID {
-	byRoot := map[int][]check.GUID{}
-	var roots []int
-	for i, p := range ports {
-		r := u.find(i)
-		if _, ok := byRoot[r]; !ok {
-			roots = append(roots, r)
-		}
-		byRoot[r] = append(byRoot[r], p.GUID)
+	// size[r]: the ports of root r; then where its group starts in all.
+	size := make([]int32, len(ports))
+	for i := range ports {
+		size[u.find(i)]++
 	}
+	in := 0
+	for _, n := range size {
+		if n > 1 {
+			in += int(n)
+		}
+	}
+	all := make([]check.GUID, in)
 	var out [][]check.GUID
-	for _, r := range roots {
-		if g := byRoot[r]; len(g) > 1 {
-			out = append(out, g)
+	at := 0
+	for i := range ports {
+		if r := u.find(i); r == i && size[r] > 1 { // a root is its group's first port
+			n := int(size[r])
+			out = append(out, all[at:at:at+n])
+			size[r] = -int32(len(out)) // its group's number, negated
+			at += n
+		}
+	}
+	for i, p := range ports {
+		if r := u.find(i); size[r] < 0 {
+			g := &out[-size[r]-1]
+			*g = append(*g, p.GUID)
 		}
 	}
 	sort.SliceStable(out, func(a, b int) bool { return len(out[a]) > len(out[b]) })

@@ -97,7 +97,11 @@ type Model struct {
 	Ports   []Port
 	Options Options
 
-	index map[check.GUID]int
+	// byFile: Ports begin with src's GUIDs in order, so a port's place is its
+	// GUIDIndex there; index has the places of the others (a second map of 100,000
+	// GUIDs was 3 MB).
+	byFile *Config
+	index  map[check.GUID]int
 	// Every port's table, index order, PKey 0 for empty entries: port i's slots are
 	// chunks[at[i]/slotChunk][at[i]%slotChunk:][:n[i]] (a run never crosses chunks).
 	// One Entry slice per port held 28 MB at 100,000 ports and 1.1 million entries;
@@ -118,9 +122,25 @@ type Model struct {
 func NewModel(c *Config, ports []Port, opt Options) *Model {
 	src := c
 	applied := c.Applied()
-	m := &Model{Config: applied, Source: src, Ports: ports, Options: opt, index: make(map[check.GUID]int, len(ports))}
-	for i, p := range ports {
-		m.index[p.GUID] = i
+	m := &Model{Config: applied, Source: src, Ports: ports, Options: opt}
+	rest := ports
+	if n := len(src.GUIDs); n > 0 && len(ports) >= n && src.guidIndex != nil {
+		m.byFile = src
+		for i, g := range src.GUIDs {
+			if ports[i].GUID != g {
+				m.byFile = nil
+				break
+			}
+		}
+		if m.byFile != nil {
+			rest = ports[n:]
+		}
+	}
+	m.index = make(map[check.GUID]int, len(rest))
+	for i, p := range rest {
+		if _, ok := m.portOf(p.GUID); !ok {
+			m.index[p.GUID] = len(ports) - len(rest) + i
+		}
 	}
 	m.at = make([]uint32, len(ports))
 	m.n = make([]uint16, len(ports))
@@ -136,18 +156,18 @@ func NewModel(c *Config, ports []Port, opt Options) *Model {
 			}
 		}
 	}
-	fileOps := newOpIndex(src.Members, m.index, len(ports))
+	fileOps := newOpIndex(src.Members, m, len(ports))
 	var fallbackOps *opIndex
 	if src.Rejected {
-		fallbackOps = newOpIndex(applied.Members, m.index, len(ports))
+		fallbackOps = newOpIndex(applied.Members, m, len(ports))
 	}
 	st := newPortState(len(applied.Partitions) + len(src.Partitions) + 1)
 	sc := &mgrScratch{}
 	srcBase := len(applied.Partitions)
 	for ip, p := range ports {
 		st.reset(ip)
-		// The items of a GUID listed twice in ports are under its last place.
-		i := m.index[p.GUID]
+		// The items of a GUID listed twice in ports are under one place (portOf).
+		i, _ := m.portOf(p.GUID)
 		if src.Rejected {
 			// osm_prtn_make_partitions: the file's items ran before the error, then
 			// "retrying with default config" clears the memberships but not the
@@ -169,6 +189,18 @@ func NewModel(c *Config, ports []Port, opt Options) *Model {
 	return m
 }
 
+// portOf is the place in Ports of the port with this GUID: the first, should Ports
+// list it twice.
+func (m *Model) portOf(guid check.GUID) (int, bool) {
+	if m.byFile != nil {
+		if i, ok := m.byFile.guidIndex[guid]; ok {
+			return int(i), true
+		}
+	}
+	i, ok := m.index[guid]
+	return i, ok
+}
+
 // opIndex finds the member items that name a port, in file order. The items naming
 // port i are one run of one array, flat[starts[i]:starts[i+1]], found through the
 // model's GUID index (a slice per GUID cost 23 MB at 100,000 ports, a map of runs and a
@@ -180,12 +212,13 @@ type opIndex struct {
 	keywords []int32 // ALL, ALL_CAS, ALL_SWITCHES, ALL_ROUTERS, SELF items
 }
 
-func newOpIndex(ops []Member, index map[check.GUID]int, ports int) *opIndex {
+func newOpIndex(ops []Member, m *Model, ports int) *opIndex {
 	x := &opIndex{ops: ops, starts: make([]int32, ports+1)}
-	for i, m := range ops {
-		if m.Kind != KindGUID {
+	for i := range ops {
+		op := &ops[i]
+		if op.Kind != KindGUID {
 			x.keywords = append(x.keywords, int32(i))
-		} else if p, ok := index[m.GUID]; ok {
+		} else if p, ok := m.portOf(op.GUID); ok {
 			x.starts[p+1]++
 		}
 	}
@@ -194,11 +227,12 @@ func newOpIndex(ops []Member, index map[check.GUID]int, ports int) *opIndex {
 	}
 	x.flat = make([]int32, x.starts[ports])
 	next := x.starts[:ports:ports] // where port p's next item goes: moves to starts[p+1]
-	for i, m := range ops {
-		if m.Kind != KindGUID {
+	for i := range ops {
+		op := &ops[i]
+		if op.Kind != KindGUID {
 			continue
 		}
-		if p, ok := index[m.GUID]; ok {
+		if p, ok := m.portOf(op.GUID); ok {
 			x.flat[next[p]] = int32(i)
 			next[p]++
 		}
@@ -766,7 +800,7 @@ func updatePeerPort(slots []Entry, sp SwitchPort, prev []check.PKey, enforceOff 
 // Table returns the valid P_Key entries of the port with this GUID in index order, or
 // nil.
 func (m *Model) Table(guid check.GUID) []Entry {
-	i, ok := m.index[guid]
+	i, ok := m.portOf(guid)
 	if !ok {
 		return nil
 	}
@@ -786,7 +820,7 @@ func (m *Model) Slots(guid check.GUID) []Entry { return m.AppendSlots(nil, guid)
 // AppendSlots appends Slots(guid) to dst: a caller printing every port's table reuses
 // one array.
 func (m *Model) AppendSlots(dst []Entry, guid check.GUID) []Entry {
-	if i, ok := m.index[guid]; ok {
+	if i, ok := m.portOf(guid); ok {
 		return m.appendSlots(dst, i)
 	}
 	return dst
@@ -808,7 +842,7 @@ func (m *Model) Dropped(guid check.GUID) int { return len(m.DroppedEntries(guid)
 // DroppedEntries are the entries OpenSM could not place ("ERR 0512 ... Pkey table is
 // full"), in the order it tried them.
 func (m *Model) DroppedEntries(guid check.GUID) []Entry {
-	if i, ok := m.index[guid]; ok {
+	if i, ok := m.portOf(guid); ok {
 		return m.dropped[i]
 	}
 	return nil
@@ -817,7 +851,7 @@ func (m *Model) DroppedEntries(guid check.GUID) []Entry {
 // Peer returns what OpenSM programs on the switch port facing this end port, or nil
 // when the port has no switch peer (Port.Peer) or is a switch's port 0.
 func (m *Model) Peer(guid check.GUID) *PeerTable {
-	if i, ok := m.index[guid]; ok {
+	if i, ok := m.portOf(guid); ok {
 		return m.peers[i]
 	}
 	return nil
