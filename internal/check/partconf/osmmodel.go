@@ -65,12 +65,15 @@ type Entry struct {
 	op int32
 }
 
-// slot is an Entry as the model stores it: 8 bytes instead of 32 (a million of them at
-// 100,000 ports). The index is its place in the port's run, the partition its item's.
+// slot is an Entry as the model stores it: 6 bytes instead of 32 (a million of them at
+// 100,000 ports). The index is its place in the port's run, the partition its item's,
+// and Entry.op is opHi<<16 | opLo (two halves: an int32 would align the slot to 8).
 type slot struct {
-	op   int32 // Entry.op
-	pkey check.PKey
+	opLo, opHi uint16
+	pkey       check.PKey
 }
+
+func (s slot) op() int32 { return int32(s.opHi)<<16 | int32(s.opLo) }
 
 // slotChunk is how many slots one array of the store holds: a port's table has at most
 // 0xffff entries, so its run always fits in one.
@@ -105,7 +108,7 @@ type Model struct {
 	// Every port's table, index order, PKey 0 for empty entries: port i's slots are
 	// chunks[at[i]/slotChunk][at[i]%slotChunk:][:n[i]] (a run never crosses chunks).
 	// One Entry slice per port held 28 MB at 100,000 ports and 1.1 million entries;
-	// the store holds 9.
+	// the store holds 7.
 	chunks  [][]slot
 	at      []uint32
 	n       []uint16
@@ -466,7 +469,7 @@ func (m *Model) store(i int, slots []Entry) {
 	m.at[i] = uint32(last*slotChunk + len(c))
 	m.n[i] = uint16(len(slots))
 	for _, e := range slots {
-		c = append(c, slot{op: e.op, pkey: e.PKey})
+		c = append(c, slot{opLo: uint16(e.op), opHi: uint16(e.op >> 16), pkey: e.PKey})
 	}
 	m.chunks[last] = c
 }
@@ -480,9 +483,9 @@ func (m *Model) stored(i int) []slot {
 // appendSlots appends port i's slots as Entries to dst.
 func (m *Model) appendSlots(dst []Entry, i int) []Entry {
 	for j, s := range m.stored(i) {
-		e := Entry{Index: int32(j), PKey: s.pkey, op: s.op}
-		if s.op > 0 {
-			e.DecidedBy = &m.ops[s.op-1]
+		e := Entry{Index: int32(j), PKey: s.pkey, op: s.op()}
+		if e.op > 0 {
+			e.DecidedBy = &m.ops[e.op-1]
 			e.Partition = e.DecidedBy.Def.Partition
 		}
 		dst = append(dst, e)
