@@ -108,7 +108,11 @@ type PortReach struct {
 // Summary is the who-can-talk matrix in aggregate, for fabrics too large for pairs.
 type Summary struct {
 	Partitions []PartitionReach
-	Ports      []PortReach
+	// Port i's Reaches are reach[reachAt[i]:reachAt[i+1]]: one array of keys, not a
+	// PortReach per port (3 MB at 100,000 ports). See Port.
+	ports   []Port
+	reach   []check.PartitionKey
+	reachAt []int32
 	// Groups are the connected components of ports linked by partitions where they can
 	// talk (transitively), counting every partition. With the usual Default=ALL=full
 	// this is one group.
@@ -118,6 +122,18 @@ type Summary struct {
 	GroupsWithoutDefault [][]check.GUID
 	// OnlyDefault are ports that can talk to nobody except through the default partition.
 	OnlyDefault []check.GUID
+}
+
+// NumPorts is how many ports the summary has: the model's.
+func (s *Summary) NumPorts() int { return len(s.ports) }
+
+// Port is the reach of the model's port i.
+func (s *Summary) Port(i int) PortReach {
+	r := s.reach[s.reachAt[i]:s.reachAt[i+1]:s.reachAt[i+1]]
+	if len(r) == 0 {
+		r = nil
+	}
+	return PortReach{GUID: s.ports[i].GUID, Reaches: r}
 }
 
 // Summary computes per-partition pair counts arithmetically, per-port reach, and the
@@ -194,7 +210,8 @@ func (m *Model) Summary() *Summary {
 	reach := make([]check.PartitionKey, 0, total) // every port's Reaches, one after the other
 	all := newUnionFind(n)
 	noDef := newUnionFind(n)
-	s.Ports = make([]PortReach, n)
+	s.ports = m.Ports
+	s.reachAt = make([]int32, n+1)
 	for i, p := range m.Ports {
 		start := len(reach)
 		for _, x := range memberships(i) {
@@ -212,10 +229,7 @@ func (m *Model) Summary() *Summary {
 		}
 		r := reach[start:len(reach):len(reach)]
 		slices.Sort(r)
-		if len(r) == 0 {
-			r = nil
-		}
-		s.Ports[i] = PortReach{GUID: p.GUID, Reaches: r}
+		s.reachAt[i+1] = int32(len(reach))
 		only := true
 		for _, k := range r {
 			if k != check.DefaultPartition {
@@ -226,6 +240,7 @@ func (m *Model) Summary() *Summary {
 			s.OnlyDefault = append(s.OnlyDefault, p.GUID)
 		}
 	}
+	s.reach = reach
 	s.Groups = all.groups(m.Ports)
 	s.GroupsWithoutDefault = noDef.groups(m.Ports)
 	return s

@@ -192,11 +192,20 @@ func hasRule(fs []Finding, rule string) bool {
 	return false
 }
 
-// TestMemberSize: a 100,000-port file has a million member items; Member packs into 48
-// bytes (it was 96 with a whole Pos per item).
+// TestMemberSize: a 100,000-port file has a million member items and the model a
+// million table entries; a Member packs into 24 bytes (it was 96 with a whole Pos per
+// item) and a stored entry into 6.
 func TestMemberSize(t *testing.T) {
-	if n := unsafe.Sizeof(Member{}); n > 48 {
-		t.Fatalf("Member is %d bytes, want at most 48", n)
+	if n := unsafe.Sizeof(Member{}); n > 24 {
+		t.Fatalf("Member is %d bytes, want at most 24", n)
+	}
+	if n := unsafe.Sizeof(slot{}); n > 6 {
+		t.Fatalf("a stored table entry is %d bytes, want at most 6", n)
+	}
+	for _, op := range []int32{0, 1, 0xffff, 0x10000, 0x7fffffff} {
+		if got := (slot{opLo: uint16(op), opHi: uint16(op >> 16)}).op(); got != op {
+			t.Fatalf("op %#x stored, %#x read back", op, got)
+		}
 	}
 }
 

@@ -90,10 +90,18 @@ func (m *Model) summaryReference() *Summary {
 			}
 		}
 	}
+	s.ports = m.Ports
+	s.reachAt = make([]int32, n+1)
+	total := 0
+	for _, r := range reach {
+		total += len(r)
+	}
+	s.reach = make([]check.PartitionKey, 0, total)
 	for i, p := range m.Ports {
 		r := reach[i]
 		sort.Slice(r, func(a, b int) bool { return r[a] < r[b] })
-		s.Ports = append(s.Ports, PortReach{GUID: p.GUID, Reaches: r})
+		s.reach = append(s.reach, r...)
+		s.reachAt[i+1] = int32(len(s.reach))
 		only := true
 		for _, k := range r {
 			if k != 0x7fff {
@@ -104,9 +112,31 @@ func (m *Model) summaryReference() *Summary {
 			s.OnlyDefault = append(s.OnlyDefault, p.GUID)
 		}
 	}
-	s.Groups = all.groups(m.Ports)
-	s.GroupsWithoutDefault = noDef.groups(m.Ports)
+	s.Groups = all.groupsReference(m.Ports)
+	s.GroupsWithoutDefault = noDef.groupsReference(m.Ports)
 	return s
+}
+
+// groupsReference is groups with a list per root in a map: what groups did before it
+// counted the groups into one array.
+func (u *unionFind) groupsReference(ports []Port) [][]check.GUID {
+	byRoot := map[int][]check.GUID{}
+	var roots []int
+	for i, p := range ports {
+		r := u.find(i)
+		if _, ok := byRoot[r]; !ok {
+			roots = append(roots, r)
+		}
+		byRoot[r] = append(byRoot[r], p.GUID)
+	}
+	var out [][]check.GUID
+	for _, r := range roots {
+		if g := byRoot[r]; len(g) > 1 {
+			out = append(out, g)
+		}
+	}
+	sort.SliceStable(out, func(a, b int) bool { return len(out[a]) > len(out[b]) })
+	return out
 }
 
 // TestSummaryMatchesReference: Summary equals summaryReference on files drawn by partgen
