@@ -71,15 +71,37 @@ func (c *cbuf) fgets(piece []byte) {
 
 func (c *cbuf) strlen(i int) int {
 	n := 0
+	if uint(i) < uint(c.high) {
+		// Bytes below high were written by fgets: search them at once.
+		if k := bytes.IndexByte(c.b[i:c.high], 0); k >= 0 {
+			return k
+		}
+		n = c.high - i
+	}
 	for c.at(i+n) != 0 {
 		n++
 	}
 	return n
 }
 
-// strchr returns the index of ch in the C string at i, or -1.
+// strchr returns the index of ch in the C string at i, or -1. It reads what C's
+// strchr reads, up to ch or the NUL, so an unwritten byte past them is not read.
 func (c *cbuf) strchr(i int, ch byte) int {
-	for j := i; ; j++ {
+	j := i
+	if uint(i) < uint(c.high) {
+		known := c.b[i:c.high]
+		if k := bytes.IndexByte(known, 0); k >= 0 {
+			known = known[:k+1]
+		}
+		if k := bytes.IndexByte(known, ch); k >= 0 {
+			return i + k
+		}
+		if known[len(known)-1] == 0 {
+			return -1
+		}
+		j = c.high
+	}
+	for ; ; j++ {
 		v := c.at(j)
 		if v == ch {
 			return j
