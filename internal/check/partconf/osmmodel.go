@@ -1,8 +1,10 @@
 package partconf
 
 import (
+	"runtime"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/ibkey/ibkey/internal/check"
 )
@@ -164,32 +166,94 @@ func NewModel(c *Config, ports []Port, opt Options) *Model {
 	if src.Rejected {
 		fallbackOps = newOpIndex(applied.Members, m, len(ports))
 	}
-	st := newPortState(len(applied.Partitions) + len(src.Partitions) + 1)
-	sc := &mgrScratch{}
 	srcBase := len(applied.Partitions)
-	for ip, p := range ports {
-		st.reset(ip)
-		// The items of a GUID listed twice in ports are under one place (portOf).
-		i, _ := m.portOf(p.GUID)
-		if src.Rejected {
-			// osm_prtn_make_partitions: the file's items ran before the error, then
-			// "retrying with default config" clears the memberships but not the
-			// port's indx0_pkey.
-			fileOps.replay(i, p, opt, func(op int32, mem *Member, full bool) {
-				st.add(srcBase+int(mem.Def.Partition.index), op, mem, full, opt.AllowBoth)
-			}, st)
-			st.clearMembers()
-			fallbackOps.replay(i, p, opt, func(op int32, mem *Member, full bool) {
-				st.add(int(mem.Def.Partition.index), op, mem, full, opt.AllowBoth)
-			}, st)
-		} else {
-			fileOps.replay(i, p, opt, func(op int32, mem *Member, full bool) {
-				st.add(int(mem.Def.Partition.index), op, mem, full, opt.AllowBoth)
-			}, st)
+	build := func(bd *builder, lo, hi int) {
+		st := newPortState(len(applied.Partitions) + len(src.Partitions) + 1)
+		for ip := lo; ip < hi; ip++ {
+			p := ports[ip]
+			st.reset(ip)
+			// The items of a GUID listed twice in ports are under one place (portOf).
+			i, _ := m.portOf(p.GUID)
+			if src.Rejected {
+				// osm_prtn_make_partitions: the file's items ran before the error, then
+				// "retrying with default config" clears the memberships but not the
+				// port's indx0_pkey.
+				fileOps.replay(i, p, opt, func(op int32, mem *Member, full bool) {
+					st.add(srcBase+int(mem.Def.Partition.index), op, mem, full, opt.AllowBoth)
+				}, st)
+				st.clearMembers()
+				fallbackOps.replay(i, p, opt, func(op int32, mem *Member, full bool) {
+					st.add(int(mem.Def.Partition.index), op, mem, full, opt.AllowBoth)
+				}, st)
+			} else {
+				fileOps.replay(i, p, opt, func(op int32, mem *Member, full bool) {
+					st.add(int(mem.Def.Partition.index), op, mem, full, opt.AllowBoth)
+				}, st)
+			}
+			bd.program(ip, p, st, applied.Partitions)
 		}
-		m.program(ip, p, st, applied.Partitions, sc)
+	}
+	// A port's table depends only on the items that name it: the ports are shared out
+	// in ranges among up to buildWorkers goroutines, each with its own store, and the
+	// stores are joined in port order.
+	workers := min(buildWorkers(), max(1, len(ports)/buildRange))
+	bds := make([]builder, workers)
+	var wg sync.WaitGroup
+	for w := range bds {
+		bds[w] = builder{m: m, sc: &mgrScratch{}, members: make([]int, len(applied.Partitions))}
+		lo, hi := w*len(ports)/workers, (w+1)*len(ports)/workers
+		if w == workers-1 {
+			build(&bds[w], lo, hi)
+			continue
+		}
+		wg.Add(1)
+		go func() { defer wg.Done(); build(&bds[w], lo, hi) }()
+	}
+	wg.Wait()
+	for w := range bds {
+		bd := &bds[w]
+		lo, hi := w*len(ports)/workers, (w+1)*len(ports)/workers
+		if base := uint32(len(m.chunks) * slotChunk); base > 0 {
+			for i := lo; i < hi; i++ {
+				m.at[i] += base
+			}
+		}
+		m.chunks = append(m.chunks, bd.chunks...)
+		for pi, n := range bd.members {
+			m.members[pi] += n
+		}
+		for i, d := range bd.dropped {
+			if m.dropped == nil {
+				m.dropped = map[int][]Entry{}
+			}
+			m.dropped[i] = d
+		}
+		for i, pt := range bd.peers {
+			if m.peers == nil {
+				m.peers = map[int]*PeerTable{}
+			}
+			m.peers[i] = pt
+		}
 	}
 	return m
+}
+
+// buildWorkers bounds the goroutines NewModel builds tables with (and GOMAXPROCS);
+// buildRange is the fewest ports worth one. Variables for the tests.
+var (
+	buildWorkers = func() int { return min(runtime.GOMAXPROCS(0), 4) }
+	buildRange   = 4096
+)
+
+// builder builds the tables of a range of ports: its own working memory, store and
+// counts, joined into the Model when every range is built.
+type builder struct {
+	m       *Model
+	sc      *mgrScratch
+	chunks  [][]slot
+	members []int // per partition: ports with an entry
+	dropped map[int][]Entry
+	peers   map[int]*PeerTable
 }
 
 // portOf is the place in Ports of the port with this GUID: the first, should Ports
@@ -400,7 +464,8 @@ var freshTable = []check.PKey{check.DefaultFull}
 
 // program builds port i's pending list (pkey_mgr_process_partition_table: partitions
 // in map order, the limited table before the full one) and runs pkeyMgrUpdatePort.
-func (m *Model) program(i int, p Port, st *portState, parts []*Partition, sc *mgrScratch) {
+func (bd *builder) program(i int, p Port, st *portState, parts []*Partition) {
+	m, sc := bd.m, bd.sc
 	touched := append(sc.touched[:0], st.touched...)
 	sort.Ints(touched)
 	sc.touched = touched
@@ -418,7 +483,7 @@ func (m *Model) program(i int, p Port, st *portState, parts []*Partition, sc *mg
 			list = append(list, Entry{PKey: k | check.MembershipBit, Partition: part, DecidedBy: &m.ops[op], op: op + 1})
 		}
 		if st.limited[pi] != 0 || st.full[pi] != 0 {
-			m.members[pi]++
+			bd.members[pi]++
 		}
 	}
 	before := freshTable
@@ -428,50 +493,50 @@ func (m *Model) program(i int, p Port, st *portState, parts []*Partition, sc *mg
 	sc.list = list
 	size := m.tableSize(i)
 	slots, dropped := pkeyMgrUpdatePort(before, list, size, m.Options.AllowBoth, st.indx0, sc)
-	m.store(i, slots)
+	bd.store(i, slots)
 	if len(dropped) > 0 {
-		if m.dropped == nil {
-			m.dropped = map[int][]Entry{}
+		if bd.dropped == nil {
+			bd.dropped = map[int][]Entry{}
 		}
-		m.dropped[i] = dropped
+		bd.dropped[i] = dropped
 	}
 	if p.Type != check.NodeSwitch && p.Peer != nil {
 		prev := freshTable
 		if b, ok := m.Options.PeerBefore[p.GUID]; ok {
 			prev = b
 		}
-		if m.peers == nil {
-			m.peers = map[int]*PeerTable{}
+		if bd.peers == nil {
+			bd.peers = map[int]*PeerTable{}
 		}
-		m.peers[i] = updatePeerPort(slots, *p.Peer, prev, m.Options.EnforceOff)
+		bd.peers[i] = updatePeerPort(slots, *p.Peer, prev, m.Options.EnforceOff)
 	}
 }
 
 // store keeps port i's slots (pkeyMgrUpdatePort's, which it reuses for the next port)
-// at the end of the last chunk, or in a new one when they do not fit there.
-func (m *Model) store(i int, slots []Entry) {
-	last := len(m.chunks) - 1
-	if last < 0 || len(m.chunks[last])+len(slots) > slotChunk {
-		// A chunk of 64 Ki slots is 512 KiB; a small model gets one of its size.
+// at the end of the builder's last chunk, or in a new one when they do not fit there;
+// Model.at[i] is their place in the builder's chunks until NewModel joins them.
+func (bd *builder) store(i int, slots []Entry) {
+	last := len(bd.chunks) - 1
+	if last < 0 || len(bd.chunks[last])+len(slots) > slotChunk {
+		// A chunk of 64 Ki slots is 384 KiB; a small model gets one of its size.
 		n := slotChunk
-		if len(m.chunks) == 0 {
-			n = min(slotChunk, max(64, 16*(len(m.Ports)-i)))
+		if len(bd.chunks) == 0 {
+			n = min(slotChunk, max(64, 16*(len(bd.m.Ports)-i)))
 		}
-		m.chunks = append(m.chunks, make([]slot, 0, n))
+		bd.chunks = append(bd.chunks, make([]slot, 0, n))
 		last++
 	}
-	c := m.chunks[last]
+	c := bd.chunks[last]
 	if len(c)+len(slots) > cap(c) {
 		// Only the first chunk is ever smaller than slotChunk.
 		c = slices.Grow(c, len(slots))
-		m.chunks[last] = c
 	}
-	m.at[i] = uint32(last*slotChunk + len(c))
-	m.n[i] = uint16(len(slots))
+	bd.m.at[i] = uint32(last*slotChunk + len(c))
+	bd.m.n[i] = uint16(len(slots))
 	for _, e := range slots {
 		c = append(c, slot{opLo: uint16(e.op), opHi: uint16(e.op >> 16), pkey: e.PKey})
 	}
-	m.chunks[last] = c
+	bd.chunks[last] = c
 }
 
 // stored is port i's run in the store.

@@ -175,3 +175,38 @@ func TestSummaryMatchesReference(t *testing.T) {
 		t.Fatal("big fabric: Summary differs from the reference")
 	}
 }
+
+// TestModelBuiltInRanges: a model built by several goroutines, each over a range of
+// ports, is the model built by one, on files drawn by partgen (with and without -W,
+// with tables small enough to drop entries, a rejected file now and then).
+func TestModelBuiltInRanges(t *testing.T) {
+	rng := rand.New(rand.NewPCG(16, 9))
+	var ports []Port
+	var guids []uint64
+	for i := 0; i < 97; i++ {
+		g := 0x0002c90300002001 + uint64(i)
+		ports = append(ports, Port{GUID: check.GUID(g), Type: []check.NodeType{check.NodeCA, check.NodeRouter, check.NodeSwitch}[i%3]})
+		guids = append(guids, g)
+	}
+	workers, rangeSize := buildWorkers, buildRange
+	defer func() { buildWorkers, buildRange = workers, rangeSize }()
+	for i := 0; i < 100; i++ {
+		c := Parse(fmt.Sprintf("gen%d.conf", i), []byte(partgen.Config(rng, partgen.Options{Ports: guids})))
+		opt := Options{AllowBoth: i%2 == 0, TableSize: []int{0, 128, 4, 2}[i%4], SMGUID: check.GUID(guids[i%len(guids)])}
+		buildWorkers, buildRange = func() int { return 1 }, rangeSize
+		one := NewModel(c, ports, opt)
+		buildWorkers, buildRange = func() int { return 3 }, 10
+		three := NewModel(c, ports, opt)
+		for _, p := range ports {
+			if a, b := one.Slots(p.GUID), three.Slots(p.GUID); !reflect.DeepEqual(a, b) {
+				t.Fatalf("file %d, port %s: one builder\n%+v\nthree\n%+v", i, p.GUID, a, b)
+			}
+			if a, b := one.DroppedEntries(p.GUID), three.DroppedEntries(p.GUID); !reflect.DeepEqual(a, b) {
+				t.Fatalf("file %d, port %s: dropped %+v, in ranges %+v", i, p.GUID, a, b)
+			}
+		}
+		if !reflect.DeepEqual(one.members, three.members) || !reflect.DeepEqual(one.Summary(), three.Summary()) {
+			t.Fatalf("file %d: partition member counts or summary differ", i)
+		}
+	}
+}
