@@ -65,7 +65,7 @@ func (w *Writer) End() error {
 // value starts a value: the separator and newline an element needs, unless it is a
 // key's value.
 func (w *Writer) value() {
-	if len(w.buf) >= flushAt {
+	if len(w.buf) >= flushAt && w.w != nil {
 		w.Flush()
 	}
 	if w.afterKey {
@@ -176,6 +176,40 @@ func (w *Writer) Hex(v uint64, digits int) {
 	w.buf = append(w.buf, '"')
 	w.buf = AppendHex(w.buf, v, digits)
 	w.buf = append(w.buf, '"')
+}
+
+// Sub returns a Writer that appends to buf[:0], instead of writing, elements that
+// continue the array or object w is in (first: they are its first ones), so that
+// goroutines can encode parts of a document at once: w takes their bytes, in order,
+// with Splice. A Sub is never flushed; its buffer grows.
+func (w *Writer) Sub(buf []byte, first bool) *Writer {
+	return &Writer{buf: buf[:0], indent: w.indent, indents: w.indents, depth: w.depth, first: first}
+}
+
+// Bytes are what a Sub has written.
+func (w *Writer) Bytes() []byte { return w.buf }
+
+// Splice appends what a Sub of w wrote: elements of the array or object w is in.
+func (w *Writer) Splice(b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	if w.w == nil { // a Sub's Sub
+		w.buf = append(w.buf, b...)
+		w.first = false
+		return
+	}
+	if len(w.buf)+len(b) > flushAt+4096 {
+		w.Flush()
+	}
+	if len(b) >= flushAt {
+		if w.err == nil {
+			_, w.err = w.w.Write(b)
+		}
+	} else {
+		w.buf = append(w.buf, b...)
+	}
+	w.first = false
 }
 
 // Raw writes a value that is already compact JSON (from json.Marshal of a scalar, say).
