@@ -161,7 +161,10 @@ func NewModel(c *Config, ports []Port, opt Options) *Model {
 			}
 		}
 	}
-	fileOps := newOpIndex(src.Members, m, len(ports))
+	fileOps := &src.byGUID // Ports begin with the file's GUIDs, in order
+	if m.byFile == nil {
+		fileOps = newOpIndex(src.Members, m, len(ports))
+	}
 	var fallbackOps *opIndex
 	if src.Rejected {
 		fallbackOps = newOpIndex(applied.Members, m, len(ports))
@@ -310,8 +313,14 @@ func newOpIndex(ops []Member, m *Model, ports int) *opIndex {
 	return x
 }
 
-// byPort are the items that name port i by its GUID, in file order.
-func (x *opIndex) byPort(i int) []int32 { return x.flat[x.starts[i]:x.starts[i+1]] }
+// byPort are the items that name port i by its GUID, in file order (none for a port
+// past the index's).
+func (x *opIndex) byPort(i int) []int32 {
+	if i+1 >= len(x.starts) {
+		return nil
+	}
+	return x.flat[x.starts[i]:x.starts[i+1]]
+}
 
 func names(m *Member, p Port, sm check.GUID) bool {
 	switch m.Kind {

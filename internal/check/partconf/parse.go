@@ -305,6 +305,10 @@ type Config struct {
 	// they first appear.
 	GUIDs     []check.GUID
 	guidIndex map[check.GUID]int32 // a GUID's place in GUIDs
+	// byGUID are the items that name GUIDs[g], as indexes in Members, in file order:
+	// byGUID.flat[byGUID.starts[g]:byGUID.starts[g+1]]; byGUID.keywords are the
+	// other items. What NewModel replays for each port, found here once.
+	byGUID opIndex
 
 	groupByMGID map[[16]byte]*MGroup
 	src         *source
@@ -319,23 +323,46 @@ func (c *Config) GUIDIndex(guid check.GUID) (int, bool) {
 	return int(i), ok
 }
 
-// indexGUIDs fills GUIDs and guidIndex: one map of the file's port GUIDs that the
-// commands and lint share (each kept its own: 20 MB at 100,000 ports).
+// indexGUIDs fills GUIDs, guidIndex and byGUID: one map of the file's port GUIDs that
+// the commands, lint and the model share (each kept its own: 20 MB at 100,000 ports),
+// and the items naming each (the model looked each item up twice more).
 func (c *Config) indexGUIDs() {
 	c.guidIndex = map[check.GUID]int32{}
-	for _, d := range c.Definitions {
-		for mi := range d.Members {
-			m := &d.Members[mi]
-			if m.Kind != KindGUID {
-				continue
-			}
-			if _, ok := c.guidIndex[m.GUID]; !ok {
-				c.guidIndex[m.GUID] = int32(len(c.GUIDs))
-				c.GUIDs = append(c.GUIDs, m.GUID)
-			}
+	x := &c.byGUID
+	x.ops = c.Members
+	ord := make([]int32, len(c.Members)) // each item's GUID's place in GUIDs, -1: a keyword
+	var counts []int32
+	for i := range c.Members {
+		m := &c.Members[i]
+		if m.Kind != KindGUID {
+			ord[i] = -1
+			x.keywords = append(x.keywords, int32(i))
+			continue
 		}
+		g, ok := c.guidIndex[m.GUID]
+		if !ok {
+			g = int32(len(c.GUIDs))
+			c.guidIndex[m.GUID] = g
+			c.GUIDs = append(c.GUIDs, m.GUID)
+			counts = append(counts, 0)
+		}
+		counts[g]++
+		ord[i] = g
 	}
 	c.GUIDs = slices.Clip(c.GUIDs)
+	x.starts = make([]int32, len(counts)+1)
+	for g, n := range counts {
+		x.starts[g+1] = x.starts[g] + n
+	}
+	next := counts[:0]
+	next = append(next, x.starts[:len(counts)]...)
+	x.flat = make([]int32, x.starts[len(counts)])
+	for i, g := range ord {
+		if g >= 0 {
+			x.flat[next[g]] = int32(i)
+			next[g]++
+		}
+	}
 }
 
 // Partition returns the partition with this 15-bit key, or nil.
@@ -448,16 +475,18 @@ func strtoull(s string) (uint64, int) {
 	start := i
 	var v uint64
 	overflow := false
+	// C's cutoff and cutlim: v*base+d overflows when v > cutoff, or v == cutoff and
+	// d > cutlim (no division per digit: a million GUIDs in a large file).
+	cutoff, cutlim := ^uint64(0)/base, ^uint64(0)%base
 	for i < len(s) {
 		d, ok := digitVal(s[i])
 		if !ok || d >= base {
 			break
 		}
-		nv := v*base + d
-		if v > (^uint64(0)-d)/base {
+		if v > cutoff || (v == cutoff && d > cutlim) {
 			overflow = true
 		}
-		v = nv
+		v = v*base + d
 		i++
 	}
 	if i == start {

@@ -3,6 +3,8 @@ package partconf
 import (
 	"bytes"
 	"fmt"
+	"math/big"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -162,10 +164,41 @@ func TestStrtoull(t *testing.T) {
 		{"0x10", 16, 4}, {"16", 16, 2}, {"010", 8, 3}, {"0", 0, 1}, {"0x", 0, 1}, {"0xg", 0, 1},
 		{"x", 0, 0}, {"", 0, 0}, {"-1", ^uint64(0), 2}, {" \v12", 12, 4}, {"99999999999999999999", ^uint64(0), 20},
 		{"0x0002c90300000201", 0x0002c90300000201, 18}, {"12ab", 12, 2},
+		// At and just past 2^64-1 in each base: saturation, as C's strtoull.
+		{"18446744073709551615", ^uint64(0), 20}, {"18446744073709551616", ^uint64(0), 20},
+		{"18446744073709551614", ^uint64(0) - 1, 20}, {"0xffffffffffffffff", ^uint64(0), 18},
+		{"0x10000000000000000", ^uint64(0), 19}, {"01777777777777777777777", ^uint64(0), 23},
+		{"02000000000000000000000", ^uint64(0), 23}, {"-18446744073709551615", 1, 21},
 	}
 	for _, tt := range tests {
 		if v, n := strtoull(tt.in); v != tt.v || n != tt.used {
 			t.Errorf("strtoull(%q) = %d, %d; want %d, %d", tt.in, v, n, tt.v, tt.used)
+		}
+	}
+	// Random digit strings in each base against math/big, saturated at 2^64-1.
+	rng := rand.New(rand.NewPCG(7, 7))
+	max := new(big.Int).SetUint64(^uint64(0))
+	for range 20000 {
+		base := []int{8, 10, 16}[rng.IntN(3)]
+		digits := "0123456789abcdef"[:base]
+		var b strings.Builder
+		for range 1 + rng.IntN(24) {
+			b.WriteByte(digits[rng.IntN(base)])
+		}
+		body := strings.TrimLeft(b.String(), "0")
+		if body == "" {
+			body = "1"
+		}
+		in := map[int]string{8: "0" + body, 10: body, 16: "0x" + body}[base]
+		if base == 10 && body[0] == '0' {
+			continue
+		}
+		want, _ := new(big.Int).SetString(body, base)
+		if want.Cmp(max) > 0 {
+			want = max
+		}
+		if v, n := strtoull(in); v != want.Uint64() || n != len(in) {
+			t.Fatalf("strtoull(%q) = %#x, %d; want %#x, %d", in, v, n, want.Uint64(), len(in))
 		}
 	}
 }

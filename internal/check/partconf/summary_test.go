@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"sort"
 	"testing"
 
@@ -207,6 +208,30 @@ func TestModelBuiltInRanges(t *testing.T) {
 		}
 		if !reflect.DeepEqual(one.members, three.members) || !reflect.DeepEqual(one.Summary(), three.Summary()) {
 			t.Fatalf("file %d: partition member counts or summary differ", i)
+		}
+		// Ports that begin with the file's GUIDs in order use the file's own index of
+		// items (Config.byGUID); the same ports in another order are looked up one by
+		// one. The tables are the same.
+		var inFile []Port
+		for _, g := range c.GUIDs {
+			inFile = append(inFile, Port{GUID: g, Type: []check.NodeType{check.NodeCA, check.NodeRouter}[g%2]})
+		}
+		for _, p := range ports[:5] { // and ports the file does not name
+			if _, ok := c.GUIDIndex(p.GUID); !ok {
+				inFile = append(inFile, p)
+			}
+		}
+		byFile := NewModel(c, inFile, opt)
+		reversed := slices.Clone(inFile)
+		slices.Reverse(reversed)
+		lookedUp := NewModel(c, reversed, opt)
+		if len(c.GUIDs) > 0 && (byFile.byFile == nil || lookedUp.byFile != nil) {
+			t.Fatalf("file %d: the file's index used %v, %v", i, byFile.byFile != nil, lookedUp.byFile != nil)
+		}
+		for _, p := range inFile {
+			if a, b := byFile.Slots(p.GUID), lookedUp.Slots(p.GUID); !reflect.DeepEqual(a, b) {
+				t.Fatalf("file %d, port %s: in file order\n%+v\nlooked up\n%+v", i, p.GUID, a, b)
+			}
 		}
 	}
 }
