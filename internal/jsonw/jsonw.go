@@ -221,6 +221,17 @@ func (w *Writer) Raw(b []byte) {
 
 const hexDigits = "0123456789abcdef"
 
+// plain8 reports whether none of the eight bytes in x is below 0x20, above 0x7f, or
+// one of " \\ < > &: the bytes htmlSafe passes, tested at once (the "has zero byte"
+// and "has byte less than" tricks of Hacker's Delight, 6-1).
+func plain8(x uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	hasZero := func(v uint64) uint64 { return (v - ones) & ^v & highs }
+	bad := (x & highs) | ((x - 0x20*ones) & ^x & highs) |
+		hasZero(x^('"'*ones)) | hasZero(x^('\\'*ones)) | hasZero(x^('<'*ones)) | hasZero(x^('>'*ones)) | hasZero(x^('&'*ones))
+	return bad == 0
+}
+
 // AppendHex appends 0x and v in lowercase hex, zero-padded to digits.
 func AppendHex(dst []byte, v uint64, digits int) []byte {
 	digits = max(digits, 1)
@@ -260,6 +271,15 @@ func appendString[T []byte | string](dst []byte, s T) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Eight bytes at a time while none needs a look: no control character, no
+		// '"', '\', '<', '>' or '&', nothing above ASCII.
+		for i+8 <= len(s) && plain8(uint64(s[i])|uint64(s[i+1])<<8|uint64(s[i+2])<<16|uint64(s[i+3])<<24|
+			uint64(s[i+4])<<32|uint64(s[i+5])<<40|uint64(s[i+6])<<48|uint64(s[i+7])<<56) {
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
 		if b := s[i]; b < utf8.RuneSelf {
 			if htmlSafe[b] {
 				i++

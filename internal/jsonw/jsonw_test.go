@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // The reference: a tree of values encoding/json writes with an Encoder. Objects keep
@@ -257,6 +258,35 @@ func TestSubSplice(t *testing.T) {
 			if got.String() != want.String() {
 				t.Fatalf("case %d indent %q:\n got %s\nwant %s", i, indent, got.String(), want.String())
 			}
+		}
+	}
+}
+
+// TestPlain8: the eight-byte test passes exactly the words whose bytes htmlSafe passes
+// one by one, on random words and on words of one odd byte among plain ones.
+func TestPlain8(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 8))
+	want := func(x uint64) bool {
+		for k := range 8 {
+			if b := byte(x >> (8 * k)); b >= utf8.RuneSelf || !htmlSafe[b] {
+				return false
+			}
+		}
+		return true
+	}
+	check := func(x uint64) {
+		if got := plain8(x); got != want(x) {
+			t.Fatalf("plain8(%#016x) = %v", x, got)
+		}
+	}
+	for range 200000 {
+		x := r.Uint64()
+		check(x)
+		check(x & 0x7f7f7f7f7f7f7f7f)
+	}
+	for b := range 256 {
+		for k := range 8 {
+			check(0x6161616161616161&^(0xff<<(8*k)) | uint64(b)<<(8*k))
 		}
 	}
 }
