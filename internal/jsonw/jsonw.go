@@ -65,7 +65,7 @@ func (w *Writer) End() error {
 // value starts a value: the separator and newline an element needs, unless it is a
 // key's value.
 func (w *Writer) value() {
-	if len(w.buf) >= flushAt {
+	if len(w.buf) >= flushAt && w.w != nil {
 		w.Flush()
 	}
 	if w.afterKey {
@@ -178,6 +178,40 @@ func (w *Writer) Hex(v uint64, digits int) {
 	w.buf = append(w.buf, '"')
 }
 
+// Sub returns a Writer that appends to buf[:0], instead of writing, elements that
+// continue the array or object w is in (first: they are its first ones), so that
+// goroutines can encode parts of a document at once: w takes their bytes, in order,
+// with Splice. A Sub is never flushed; its buffer grows.
+func (w *Writer) Sub(buf []byte, first bool) *Writer {
+	return &Writer{buf: buf[:0], indent: w.indent, indents: w.indents, depth: w.depth, first: first}
+}
+
+// Bytes are what a Sub has written.
+func (w *Writer) Bytes() []byte { return w.buf }
+
+// Splice appends what a Sub of w wrote: elements of the array or object w is in.
+func (w *Writer) Splice(b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	if w.w == nil { // a Sub's Sub
+		w.buf = append(w.buf, b...)
+		w.first = false
+		return
+	}
+	if len(w.buf)+len(b) > flushAt+4096 {
+		w.Flush()
+	}
+	if len(b) >= flushAt {
+		if w.err == nil {
+			_, w.err = w.w.Write(b)
+		}
+	} else {
+		w.buf = append(w.buf, b...)
+	}
+	w.first = false
+}
+
 // Raw writes a value that is already compact JSON (from json.Marshal of a scalar, say).
 // It must not be an object or array when the Writer indents.
 func (w *Writer) Raw(b []byte) {
@@ -186,6 +220,17 @@ func (w *Writer) Raw(b []byte) {
 }
 
 const hexDigits = "0123456789abcdef"
+
+// plain8 reports whether none of the eight bytes in x is below 0x20, above 0x7f, or
+// one of " \\ < > &: the bytes htmlSafe passes, tested at once (the "has zero byte"
+// and "has byte less than" tricks of Hacker's Delight, 6-1).
+func plain8(x uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	hasZero := func(v uint64) uint64 { return (v - ones) & ^v & highs }
+	bad := (x & highs) | ((x - 0x20*ones) & ^x & highs) |
+		hasZero(x^('"'*ones)) | hasZero(x^('\\'*ones)) | hasZero(x^('<'*ones)) | hasZero(x^('>'*ones)) | hasZero(x^('&'*ones))
+	return bad == 0
+}
 
 // AppendHex appends 0x and v in lowercase hex, zero-padded to digits.
 func AppendHex(dst []byte, v uint64, digits int) []byte {
@@ -226,6 +271,15 @@ func appendString[T []byte | string](dst []byte, s T) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Eight bytes at a time while none needs a look: no control character, no
+		// '"', '\', '<', '>' or '&', nothing above ASCII.
+		for i+8 <= len(s) && plain8(uint64(s[i])|uint64(s[i+1])<<8|uint64(s[i+2])<<16|uint64(s[i+3])<<24|
+			uint64(s[i+4])<<32|uint64(s[i+5])<<40|uint64(s[i+6])<<48|uint64(s[i+7])<<56) {
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
 		if b := s[i]; b < utf8.RuneSelf {
 			if htmlSafe[b] {
 				i++

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // The reference: a tree of values encoding/json writes with an Encoder. Objects keep
@@ -193,5 +194,99 @@ func TestWriteErrorKept(t *testing.T) {
 	}
 	if fw.n != 1 {
 		t.Errorf("%d writes after the error, want 1", fw.n)
+	}
+}
+
+// writeSplit is write with the elements of every array split at random into runs,
+// each written by a Sub of its own and spliced back in order.
+func writeSplit(r *rand.Rand, w *Writer, v any) {
+	a, ok := v.([]any)
+	if !ok {
+		if o, isObj := v.(obj); isObj {
+			w.BeginObject()
+			for _, e := range o {
+				w.Key(e.k)
+				writeSplit(r, w, e.v)
+			}
+			w.EndObject()
+			return
+		}
+		write(w, v)
+		return
+	}
+	w.BeginArray()
+	first := true
+	for i := 0; i < len(a); {
+		n := 1 + r.IntN(len(a)-i)
+		sub := w.Sub(make([]byte, r.IntN(8)), first)
+		for _, e := range a[i : i+n] {
+			writeSplit(r, sub, e)
+		}
+		w.Splice(sub.Bytes())
+		first, i = false, i+n
+	}
+	w.EndArray()
+}
+
+// TestSubSplice: documents whose arrays are written in parts by Subs are byte for byte
+// what json.Encoder writes, compact and indented, with a Splice now and then larger
+// than the flush size.
+func TestSubSplice(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := range 2000 {
+		v := randValue(r, 0)
+		if i%100 == 0 {
+			big := make([]any, 3000)
+			for j := range big {
+				big[j] = strings.Repeat("x", j%50)
+			}
+			v = []any{v, big}
+		}
+		for _, indent := range []string{"", "  "} {
+			var want bytes.Buffer
+			enc := json.NewEncoder(&want)
+			enc.SetIndent("", indent)
+			if err := enc.Encode(v); err != nil {
+				t.Fatal(err)
+			}
+			var got bytes.Buffer
+			w := New(&got, indent)
+			writeSplit(r, w, v)
+			if err := w.End(); err != nil {
+				t.Fatal(err)
+			}
+			if got.String() != want.String() {
+				t.Fatalf("case %d indent %q:\n got %s\nwant %s", i, indent, got.String(), want.String())
+			}
+		}
+	}
+}
+
+// TestPlain8: the eight-byte test passes exactly the words whose bytes htmlSafe passes
+// one by one, on random words and on words of one odd byte among plain ones.
+func TestPlain8(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 8))
+	want := func(x uint64) bool {
+		for k := range 8 {
+			if b := byte(x >> (8 * k)); b >= utf8.RuneSelf || !htmlSafe[b] {
+				return false
+			}
+		}
+		return true
+	}
+	check := func(x uint64) {
+		if got := plain8(x); got != want(x) {
+			t.Fatalf("plain8(%#016x) = %v", x, got)
+		}
+	}
+	for range 200000 {
+		x := r.Uint64()
+		check(x)
+		check(x & 0x7f7f7f7f7f7f7f7f)
+	}
+	for b := range 256 {
+		for k := range 8 {
+			check(0x6161616161616161&^(0xff<<(8*k)) | uint64(b)<<(8*k))
+		}
 	}
 }

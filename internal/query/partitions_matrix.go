@@ -37,6 +37,8 @@ type PortTable struct {
 	// Dropped are the entries that did not fit the table (ERR 0512), in the order
 	// OpenSM tried them.
 	Dropped []partconf.Entry
+
+	entries []partconf.Entry // what Slots' Entry point into
 }
 
 // PortTables are the tables m predicts for its ports. With prev (the model of the
@@ -45,7 +47,7 @@ type PortTable struct {
 func (p *Partitions) PortTables(m, prev *partconf.Model) []PortTable {
 	out := make([]PortTable, 0, len(m.Ports))
 	for _, port := range m.Ports {
-		out = append(out, p.portTable(m, prev, port, nil))
+		out = append(out, p.portTable(m, prev, port, PortTable{}))
 	}
 	return out
 }
@@ -53,21 +55,23 @@ func (p *Partitions) PortTables(m, prev *partconf.Model) []PortTable {
 // PortTable is PortTables for one of m's ports: a command printing 100,000 tables
 // builds each as it prints it.
 func (p *Partitions) PortTable(m, prev *partconf.Model, port partconf.Port) PortTable {
-	return p.portTable(m, prev, port, nil)
+	return p.portTable(m, prev, port, PortTable{})
 }
 
-// PortTableReusing is PortTable with its Slots in reuse's array when it has room: the
-// previous table's, once it is printed.
-func (p *Partitions) PortTableReusing(m, prev *partconf.Model, port partconf.Port, reuse []Slot) PortTable {
+// PortTableReusing is PortTable in the arrays of reuse, the previous table, once it
+// is printed: a command printing 100,000 tables allocates for the largest, not for
+// each.
+func (p *Partitions) PortTableReusing(m, prev *partconf.Model, port partconf.Port, reuse PortTable) PortTable {
 	return p.portTable(m, prev, port, reuse)
 }
 
-func (p *Partitions) portTable(m, prev *partconf.Model, port partconf.Port, reuse []Slot) PortTable {
+func (p *Partitions) portTable(m, prev *partconf.Model, port partconf.Port, reuse PortTable) PortTable {
 	pt := PortTable{Port: port, InFile: p.InFile(port.GUID), SM: port.GUID == p.Options.SMGUID}
 	if prev == nil {
-		slots := m.Slots(port.GUID)
-		if cap(reuse) >= len(slots) {
-			pt.Slots = reuse[:len(slots)]
+		slots := m.AppendSlots(reuse.entries[:0], port.GUID)
+		pt.entries = slots
+		if cap(reuse.Slots) >= len(slots) {
+			pt.Slots = reuse.Slots[:len(slots)]
 		} else {
 			pt.Slots = make([]Slot, len(slots))
 		}

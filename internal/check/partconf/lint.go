@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"sort"
 
 	"github.com/ibkey/ibkey/internal/check"
 )
@@ -128,7 +127,8 @@ func lintPartition(c *Config, p *Partition, opt LintOptions, add func(Severity, 
 		}
 	}
 	full := false
-	for _, m := range p.Members {
+	for mi := range p.Members {
+		m := &p.Members[mi]
 		eff := m.Membership
 		if eff == FlagBoth && !opt.AllowBoth {
 			eff = FlagFull
@@ -159,7 +159,8 @@ func lintPartition(c *Config, p *Partition, opt LintOptions, add func(Severity, 
 	if p.IsDefault() {
 		// The SM's port is a CA: the last item naming SELF, ALL or ALL_CAS decides it.
 		var last *Member
-		for _, m := range p.Members {
+		for mi := range p.Members {
+			m := &p.Members[mi]
 			if m.Kind == KindSelf || m.Kind == KindAll || m.Kind == KindAllCAs {
 				last = m
 			}
@@ -186,15 +187,13 @@ func lintTables(c *Config, opt LintOptions, add func(Severity, Pos, string, stri
 		n  int32
 		at *Member // the item on the last line naming the port
 	}
-	// perGUID indexes accs (a pointer per port cost 13 MB at 100,000 ports).
-	perGUID := map[check.GUID]int32{}
-	var accs []acc
-	var order []check.GUID
+	accs := make([]acc, len(c.GUIDs)) // by GUIDIndex
 	guids := map[check.GUID]*Member{} // one map for every partition, cleared for each
 	for _, p := range c.Partitions {
 		kw := 0
 		clear(guids)
-		for _, m := range p.Members {
+		for mi := range p.Members {
+			m := &p.Members[mi]
 			switch m.Kind {
 			case KindAll, KindAllCAs:
 				if e := entries(m.Membership); e > kw {
@@ -206,14 +205,11 @@ func lintTables(c *Config, opt LintOptions, add func(Severity, Pos, string, stri
 		}
 		everyone += kw
 		for g, m := range guids {
-			i, ok := perGUID[g]
+			gi, ok := c.guidIndex[g]
 			if !ok {
-				i = int32(len(accs))
-				perGUID[g] = i
-				accs = append(accs, acc{})
-				order = append(order, g)
+				continue // not in a definition: cannot happen, Members are the definitions' items
 			}
-			a := &accs[i]
+			a := &accs[gi]
 			if kw == 0 {
 				a.n += int32(entries(m.Membership))
 			}
@@ -228,9 +224,15 @@ func lintTables(c *Config, opt LintOptions, add func(Severity, Pos, string, stri
 			"use fewer partitions per port, or check PartitionCap (`smpquery nodeinfo`)")
 		return
 	}
-	sort.Slice(order, func(i, j int) bool { return order[i] < order[j] })
-	for _, g := range order {
-		a := accs[perGUID[g]]
+	order := make([]int32, 0, len(accs)) // the GUIDs a partition names, by GUID
+	for i := range accs {
+		if accs[i].at != nil {
+			order = append(order, int32(i))
+		}
+	}
+	slices.SortFunc(order, func(i, j int32) int { return cmp.Compare(c.GUIDs[i], c.GUIDs[j]) })
+	for _, i := range order {
+		a, g := accs[i], c.GUIDs[i]
 		if n := int(a.n) + everyone; n > opt.TableSize {
 			add(Warning, a.at.Pos(), "table-overflow",
 				fmt.Sprintf("port %s needs %d P_Key entries, more than a table of %d holds: OpenSM cannot program the last %d", g, n, opt.TableSize, n-opt.TableSize),

@@ -28,7 +28,8 @@ var ibRateGbps = map[uint32]string{2: "2.5", 3: "10", 4: "30", 5: "5", 6: "20", 
 
 func lintValues(c *Config, add func(Severity, Pos, string, string, string)) {
 	for _, p := range c.Partitions {
-		for _, m := range p.Members {
+		for mi := range p.Members {
+			m := &p.Members[mi]
 			if m.Kind != KindGUID || m.Def.Implicit {
 				continue
 			}
@@ -82,7 +83,8 @@ func UnknownGUIDs(c *Config, f *fabric.Fabric) []Finding {
 	}
 	first := map[check.GUID]*Member{}
 	for _, p := range c.Partitions {
-		for _, m := range p.Members {
+		for mi := range p.Members {
+			m := &p.Members[mi]
 			if m.Kind == KindGUID && !m.Def.Implicit && !known[m.GUID] {
 				if _, ok := first[m.GUID]; !ok {
 					first[m.GUID] = m

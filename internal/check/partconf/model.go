@@ -30,8 +30,8 @@ type Verdict struct {
 // ports' predicted tables.
 func (m *Model) CanTalk(a, b check.GUID) Verdict {
 	var v Verdict
-	ia, okA := m.index[a]
-	ib, okB := m.index[b]
+	ia, okA := m.portOf(a)
+	ib, okB := m.portOf(b)
 	if !okA || !okB {
 		for _, g := range []struct {
 			ok   bool
@@ -52,9 +52,10 @@ func (m *Model) CanTalk(a, b check.GUID) Verdict {
 		}
 		return r
 	}
-	ta, tb := best(m.slots[ia]), best(m.slots[ib])
+	sa := m.appendSlots(nil, ia)
+	ta, tb := best(sa), best(m.appendSlots(nil, ib))
 	seen := map[check.PartitionKey]bool{}
-	for _, e := range m.slots[ia] {
+	for _, e := range sa {
 		if !e.PKey.Valid() {
 			continue
 		}
@@ -107,7 +108,11 @@ type PortReach struct {
 // Summary is the who-can-talk matrix in aggregate, for fabrics too large for pairs.
 type Summary struct {
 	Partitions []PartitionReach
-	Ports      []PortReach
+	// Port i's Reaches are reach[reachAt[i]:reachAt[i+1]]: one array of keys, not a
+	// PortReach per port (3 MB at 100,000 ports). See Port.
+	ports   []Port
+	reach   []check.PartitionKey
+	reachAt []int32
 	// Groups are the connected components of ports linked by partitions where they can
 	// talk (transitively), counting every partition. With the usual Default=ALL=full
 	// this is one group.
@@ -117,6 +122,18 @@ type Summary struct {
 	GroupsWithoutDefault [][]check.GUID
 	// OnlyDefault are ports that can talk to nobody except through the default partition.
 	OnlyDefault []check.GUID
+}
+
+// NumPorts is how many ports the summary has: the model's.
+func (s *Summary) NumPorts() int { return len(s.ports) }
+
+// Port is the reach of the model's port i.
+func (s *Summary) Port(i int) PortReach {
+	r := s.reach[s.reachAt[i]:s.reachAt[i+1]:s.reachAt[i+1]]
+	if len(r) == 0 {
+		r = nil
+	}
+	return PortReach{GUID: s.ports[i].GUID, Reaches: r}
 }
 
 // Summary computes per-partition pair counts arithmetically, per-port reach, and the
@@ -141,21 +158,21 @@ func (m *Model) Summary() *Summary {
 	memberships := func(i int) []member {
 		scratch = scratch[:0]
 	entries:
-		for _, e := range m.slots[i] {
-			if !e.PKey.Valid() {
+		for _, e := range m.stored(i) {
+			if !e.pkey.Valid() {
 				continue
 			}
-			pi := pidx[e.PKey.Partition()] - 1
+			pi := pidx[e.pkey.Partition()] - 1
 			if pi < 0 {
 				continue
 			}
 			for j := range scratch {
 				if scratch[j].part == pi {
-					scratch[j].full = scratch[j].full || e.PKey.IsFull()
+					scratch[j].full = scratch[j].full || e.pkey.IsFull()
 					continue entries
 				}
 			}
-			scratch = append(scratch, member{pi, e.PKey.IsFull()})
+			scratch = append(scratch, member{pi, e.pkey.IsFull()})
 		}
 		return scratch
 	}
@@ -179,6 +196,7 @@ func (m *Model) Summary() *Summary {
 			}
 		}
 	}
+	s.Partitions = make([]PartitionReach, 0, len(parts))
 	for pi, part := range parts {
 		f, l := int64(full[pi]), int64(limited[pi])
 		if f+l == 0 && !part.IsDefault() {
@@ -192,7 +210,8 @@ func (m *Model) Summary() *Summary {
 	reach := make([]check.PartitionKey, 0, total) // every port's Reaches, one after the other
 	all := newUnionFind(n)
 	noDef := newUnionFind(n)
-	s.Ports = make([]PortReach, n)
+	s.ports = m.Ports
+	s.reachAt = make([]int32, n+1)
 	for i, p := range m.Ports {
 		start := len(reach)
 		for _, x := range memberships(i) {
@@ -210,10 +229,7 @@ func (m *Model) Summary() *Summary {
 		}
 		r := reach[start:len(reach):len(reach)]
 		slices.Sort(r)
-		if len(r) == 0 {
-			r = nil
-		}
-		s.Ports[i] = PortReach{GUID: p.GUID, Reaches: r}
+		s.reachAt[i+1] = int32(len(reach))
 		only := true
 		for _, k := range r {
 			if k != check.DefaultPartition {
@@ -224,6 +240,7 @@ func (m *Model) Summary() *Summary {
 			s.OnlyDefault = append(s.OnlyDefault, p.GUID)
 		}
 	}
+	s.reach = reach
 	s.Groups = all.groups(m.Ports)
 	s.GroupsWithoutDefault = noDef.groups(m.Ports)
 	return s
@@ -259,21 +276,35 @@ func (u *unionFind) union(a, b int) {
 }
 
 // groups lists components with more than one port, largest first; singletons are left
-// out (they are isolated; see OnlyDefault and PortReach).
+// out (they are isolated; see OnlyDefault and PortReach). The groups' GUIDs are one
+// array, each group in port order, groups in the order of their first port.
 func (u *unionFind) groups(ports []Port) [][]check.GUID {
-	byRoot := map[int][]check.GUID{}
-	var roots []int
-	for i, p := range ports {
-		r := u.find(i)
-		if _, ok := byRoot[r]; !ok {
-			roots = append(roots, r)
-		}
-		byRoot[r] = append(byRoot[r], p.GUID)
+	// size[r]: the ports of root r; then where its group starts in all.
+	size := make([]int32, len(ports))
+	for i := range ports {
+		size[u.find(i)]++
 	}
+	in := 0
+	for _, n := range size {
+		if n > 1 {
+			in += int(n)
+		}
+	}
+	all := make([]check.GUID, in)
 	var out [][]check.GUID
-	for _, r := range roots {
-		if g := byRoot[r]; len(g) > 1 {
-			out = append(out, g)
+	at := 0
+	for i := range ports {
+		if r := u.find(i); r == i && size[r] > 1 { // a root is its group's first port
+			n := int(size[r])
+			out = append(out, all[at:at:at+n])
+			size[r] = -int32(len(out)) // its group's number, negated
+			at += n
+		}
+	}
+	for i, p := range ports {
+		if r := u.find(i); size[r] < 0 {
+			g := &out[-size[r]-1]
+			*g = append(*g, p.GUID)
 		}
 	}
 	sort.SliceStable(out, func(a, b int) bool { return len(out[a]) > len(out[b]) })

@@ -1,8 +1,10 @@
 package partconf
 
 import (
+	"runtime"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/ibkey/ibkey/internal/check"
 )
@@ -53,15 +55,31 @@ type Options struct {
 
 // Entry is one P_Key table entry the model predicts.
 type Entry struct {
-	// Index in the port's table (int32: with PKey it packs an Entry into 24 bytes, a
-	// million of them at 100,000 ports).
+	// Index in the port's table.
 	Index     int32
 	PKey      check.PKey
 	Partition *Partition
 	// DecidedBy is the member item that gave the port this membership (the last one
 	// that named it: OpenSM lets the last item win).
 	DecidedBy *Member
+	// op is DecidedBy's index in the applied Config's Members plus one, 0 when there
+	// is none (an empty entry, or a key the port held before): what the model stores.
+	op int32
 }
+
+// slot is an Entry as the model stores it: 6 bytes instead of 32 (a million of them at
+// 100,000 ports). The index is its place in the port's run, the partition its item's,
+// and Entry.op is opHi<<16 | opLo (two halves: an int32 would align the slot to 8).
+type slot struct {
+	opLo, opHi uint16
+	pkey       check.PKey
+}
+
+func (s slot) op() int32 { return int32(s.opHi)<<16 | int32(s.opLo) }
+
+// slotChunk is how many slots one array of the store holds: a port's table has at most
+// 0xffff entries, so its run always fits in one.
+const slotChunk = 1 << 16
 
 // PeerTable is what OpenSM programs on the switch port facing an end port.
 type PeerTable struct {
@@ -84,11 +102,22 @@ type Model struct {
 	Ports   []Port
 	Options Options
 
-	index   map[check.GUID]int
-	slots   [][]Entry // per port, index order, PKey 0 for empty entries
-	dropped [][]Entry // per port: entries that did not fit (ERR 0512)
-	peers   []*PeerTable
-	members []int // per partition (Config.Partitions order): ports with an entry
+	// byFile: Ports begin with src's GUIDs in order, so a port's place is its
+	// GUIDIndex there; index has the places of the others (a second map of 100,000
+	// GUIDs was 3 MB).
+	byFile *Config
+	index  map[check.GUID]int
+	// Every port's table, index order, PKey 0 for empty entries: port i's slots are
+	// chunks[at[i]/slotChunk][at[i]%slotChunk:][:n[i]] (a run never crosses chunks).
+	// One Entry slice per port held 28 MB at 100,000 ports and 1.1 million entries;
+	// the store holds 7.
+	chunks  [][]slot
+	at      []uint32
+	n       []uint16
+	dropped map[int][]Entry    // by port: entries that did not fit (ERR 0512)
+	peers   map[int]*PeerTable // by port: the switch port facing it
+	members []int              // per partition (Config.Partitions order): ports with an entry
+	ops     []Member           // the applied Config's Members: what slot.op indexes
 }
 
 // NewModel predicts the tables OpenSM 3.3.23 programs on ports from c. c may be a
@@ -98,119 +127,199 @@ type Model struct {
 func NewModel(c *Config, ports []Port, opt Options) *Model {
 	src := c
 	applied := c.Applied()
-	m := &Model{Config: applied, Source: src, Ports: ports, Options: opt, index: make(map[check.GUID]int, len(ports))}
-	for i, p := range ports {
-		m.index[p.GUID] = i
+	m := &Model{Config: applied, Source: src, Ports: ports, Options: opt}
+	rest := ports
+	if n := len(src.GUIDs); n > 0 && len(ports) >= n && src.guidIndex != nil {
+		m.byFile = src
+		for i, g := range src.GUIDs {
+			if ports[i].GUID != g {
+				m.byFile = nil
+				break
+			}
+		}
+		if m.byFile != nil {
+			rest = ports[n:]
+		}
 	}
-	m.slots = make([][]Entry, len(ports))
-	m.dropped = make([][]Entry, len(ports))
-	m.peers = make([]*PeerTable, len(ports))
+	m.index = make(map[check.GUID]int, len(rest))
+	for i, p := range rest {
+		if _, ok := m.portOf(p.GUID); !ok {
+			m.index[p.GUID] = len(ports) - len(rest) + i
+		}
+	}
+	m.at = make([]uint32, len(ports))
+	m.n = make([]uint16, len(ports))
 	m.members = make([]int, len(applied.Partitions))
+	m.ops = applied.Members
 
-	// Partition order: OpenSM's prtn_pkey_tbl (map order).
-	order := map[*Partition]int{}
-	for i, p := range applied.Partitions {
-		order[p] = i
+	// Partition order: OpenSM's prtn_pkey_tbl (map order), which is the Config's
+	// (Partition.index); the items of a rejected file count after the applied ones.
+	for _, c := range []*Config{applied, src} {
+		for i, p := range c.Partitions {
+			if p.index != int32(i) {
+				p.index = int32(i) // only a Config not made by the parser
+			}
+		}
 	}
-	fileOps := newOpIndex(src.Members)
+	fileOps := &src.byGUID // Ports begin with the file's GUIDs, in order
+	if m.byFile == nil {
+		fileOps = newOpIndex(src.Members, m, len(ports))
+	}
 	var fallbackOps *opIndex
 	if src.Rejected {
-		fallbackOps = newOpIndex(applied.Members)
+		fallbackOps = newOpIndex(applied.Members, m, len(ports))
 	}
-	st := newPortState(len(applied.Partitions) + len(src.Partitions) + 1)
-	sc := &mgrScratch{}
-	srcOrder := map[*Partition]int{}
-	for i, p := range src.Partitions {
-		srcOrder[p] = len(applied.Partitions) + i
-	}
-	// Each item's partition index, looked up once per item rather than once per port
-	// the item names.
-	partIndex := func(x *opIndex, order map[*Partition]int) []int32 {
-		if x == nil {
-			return nil
+	srcBase := len(applied.Partitions)
+	build := func(bd *builder, lo, hi int) {
+		st := newPortState(len(applied.Partitions) + len(src.Partitions) + 1)
+		for ip := lo; ip < hi; ip++ {
+			p := ports[ip]
+			st.reset(ip)
+			// The items of a GUID listed twice in ports are under one place (portOf).
+			i, _ := m.portOf(p.GUID)
+			if src.Rejected {
+				// osm_prtn_make_partitions: the file's items ran before the error, then
+				// "retrying with default config" clears the memberships but not the
+				// port's indx0_pkey.
+				fileOps.replay(i, p, opt, func(op int32, mem *Member, full bool) {
+					st.add(srcBase+int(mem.Def.Partition.index), op, mem, full, opt.AllowBoth)
+				}, st)
+				st.clearMembers()
+				fallbackOps.replay(i, p, opt, func(op int32, mem *Member, full bool) {
+					st.add(int(mem.Def.Partition.index), op, mem, full, opt.AllowBoth)
+				}, st)
+			} else {
+				fileOps.replay(i, p, opt, func(op int32, mem *Member, full bool) {
+					st.add(int(mem.Def.Partition.index), op, mem, full, opt.AllowBoth)
+				}, st)
+			}
+			bd.program(ip, p, st, applied.Partitions)
 		}
-		out := make([]int32, len(x.ops))
-		for i, mem := range x.ops {
-			out[i] = int32(order[mem.Def.Partition])
-		}
-		return out
 	}
-	var filePart, fileSrcPart, fallbackPart []int32
-	if src.Rejected {
-		fileSrcPart, fallbackPart = partIndex(fileOps, srcOrder), partIndex(fallbackOps, order)
-	} else {
-		filePart = partIndex(fileOps, order)
-	}
-	for i, p := range ports {
-		st.reset(i)
-		if src.Rejected {
-			// osm_prtn_make_partitions: the file's items ran before the error, then
-			// "retrying with default config" clears the memberships but not the
-			// port's indx0_pkey.
-			fileOps.replay(p, opt, func(i int32, mem *Member, full bool) { st.add(int(fileSrcPart[i]), mem, full, opt.AllowBoth) }, st)
-			st.clearMembers()
-			fallbackOps.replay(p, opt, func(i int32, mem *Member, full bool) { st.add(int(fallbackPart[i]), mem, full, opt.AllowBoth) }, st)
-		} else {
-			fileOps.replay(p, opt, func(i int32, mem *Member, full bool) { st.add(int(filePart[i]), mem, full, opt.AllowBoth) }, st)
+	// A port's table depends only on the items that name it: the ports are shared out
+	// in ranges among up to buildWorkers goroutines, each with its own store, and the
+	// stores are joined in port order.
+	workers := min(buildWorkers(), max(1, len(ports)/buildRange))
+	bds := make([]builder, workers)
+	var wg sync.WaitGroup
+	for w := range bds {
+		bds[w] = builder{m: m, sc: &mgrScratch{}, members: make([]int, len(applied.Partitions))}
+		lo, hi := w*len(ports)/workers, (w+1)*len(ports)/workers
+		if w == workers-1 {
+			build(&bds[w], lo, hi)
+			continue
 		}
-		m.program(i, p, st, applied.Partitions, sc)
+		wg.Add(1)
+		go func() { defer wg.Done(); build(&bds[w], lo, hi) }()
+	}
+	wg.Wait()
+	for w := range bds {
+		bd := &bds[w]
+		lo, hi := w*len(ports)/workers, (w+1)*len(ports)/workers
+		if base := uint32(len(m.chunks) * slotChunk); base > 0 {
+			for i := lo; i < hi; i++ {
+				m.at[i] += base
+			}
+		}
+		m.chunks = append(m.chunks, bd.chunks...)
+		for pi, n := range bd.members {
+			m.members[pi] += n
+		}
+		for i, d := range bd.dropped {
+			if m.dropped == nil {
+				m.dropped = map[int][]Entry{}
+			}
+			m.dropped[i] = d
+		}
+		for i, pt := range bd.peers {
+			if m.peers == nil {
+				m.peers = map[int]*PeerTable{}
+			}
+			m.peers[i] = pt
+		}
 	}
 	return m
 }
 
+// buildWorkers bounds the goroutines NewModel builds tables with (and GOMAXPROCS);
+// buildRange is the fewest ports worth one. Variables for the tests.
+var (
+	buildWorkers = func() int { return min(runtime.GOMAXPROCS(0), 4) }
+	buildRange   = 4096
+)
+
+// builder builds the tables of a range of ports: its own working memory, store and
+// counts, joined into the Model when every range is built.
+type builder struct {
+	m       *Model
+	sc      *mgrScratch
+	chunks  [][]slot
+	members []int // per partition: ports with an entry
+	dropped map[int][]Entry
+	peers   map[int]*PeerTable
+}
+
+// portOf is the place in Ports of the port with this GUID: the first, should Ports
+// list it twice.
+func (m *Model) portOf(guid check.GUID) (int, bool) {
+	if m.byFile != nil {
+		if i, ok := m.byFile.guidIndex[guid]; ok {
+			return int(i), true
+		}
+	}
+	i, ok := m.index[guid]
+	return i, ok
+}
+
 // opIndex finds the member items that name a port, in file order. The items naming
-// each GUID are one run of one array (a slice per GUID cost 23 MB at 100,000 ports).
+// port i are one run of one array, flat[starts[i]:starts[i+1]], found through the
+// model's GUID index (a slice per GUID cost 23 MB at 100,000 ports, a map of runs and a
+// run number per item another 15 MB).
 type opIndex struct {
-	ops []*Member
-	// run is each GUID's run number: its items are flat[starts[run]:starts[run+1]].
-	run      map[check.GUID]int32
+	ops      []Member
 	starts   []int32
 	flat     []int32
 	keywords []int32 // ALL, ALL_CAS, ALL_SWITCHES, ALL_ROUTERS, SELF items
 }
 
-func newOpIndex(ops []*Member) *opIndex {
-	x := &opIndex{ops: ops, run: map[check.GUID]int32{}}
-	runOf := make([]int32, len(ops)) // -1: a keyword
-	var counts []int32
-	for i, m := range ops {
-		if m.Kind != KindGUID {
+func newOpIndex(ops []Member, m *Model, ports int) *opIndex {
+	x := &opIndex{ops: ops, starts: make([]int32, ports+1)}
+	for i := range ops {
+		op := &ops[i]
+		if op.Kind != KindGUID {
 			x.keywords = append(x.keywords, int32(i))
-			runOf[i] = -1
+		} else if p, ok := m.portOf(op.GUID); ok {
+			x.starts[p+1]++
+		}
+	}
+	for p := range ports {
+		x.starts[p+1] += x.starts[p]
+	}
+	x.flat = make([]int32, x.starts[ports])
+	next := x.starts[:ports:ports] // where port p's next item goes: moves to starts[p+1]
+	for i := range ops {
+		op := &ops[i]
+		if op.Kind != KindGUID {
 			continue
 		}
-		r, ok := x.run[m.GUID]
-		if !ok {
-			r = int32(len(counts))
-			x.run[m.GUID] = r
-			counts = append(counts, 0)
-		}
-		counts[r]++
-		runOf[i] = r
-	}
-	x.starts = make([]int32, len(counts)+1)
-	for r, n := range counts {
-		x.starts[r+1] = x.starts[r] + n
-	}
-	next := counts[:0] // where the next item of each run goes
-	next = append(next, x.starts[:len(x.starts)-1]...)
-	x.flat = make([]int32, x.starts[len(counts)])
-	for i, r := range runOf {
-		if r >= 0 {
-			x.flat[next[r]] = int32(i)
-			next[r]++
+		if p, ok := m.portOf(op.GUID); ok {
+			x.flat[next[p]] = int32(i)
+			next[p]++
 		}
 	}
+	// next was starts shifted by one: put the starts back.
+	copy(x.starts[1:], x.starts[:ports])
+	x.starts[0] = 0
 	return x
 }
 
-// byGUID are the items that name this GUID, in file order.
-func (x *opIndex) byGUID(guid check.GUID) []int32 {
-	r, ok := x.run[guid]
-	if !ok {
+// byPort are the items that name port i by its GUID, in file order (none for a port
+// past the index's).
+func (x *opIndex) byPort(i int) []int32 {
+	if i+1 >= len(x.starts) {
 		return nil
 	}
-	return x.flat[x.starts[r]:x.starts[r+1]]
+	return x.flat[x.starts[i]:x.starts[i+1]]
 }
 
 func names(m *Member, p Port, sm check.GUID) bool {
@@ -234,8 +343,8 @@ func names(m *Member, p Port, sm check.GUID) bool {
 // replay applies, in file order, the items that name port p: partition_add_port and
 // partition_add_all (osm_prtn_config.c) with manage_membership_change, then
 // osm_prtn_add_port (osm_prtn.c) through add.
-func (x *opIndex) replay(p Port, opt Options, add func(int32, *Member, bool), st *portState) {
-	g := x.byGUID(p.GUID)
+func (x *opIndex) replay(i int, p Port, opt Options, add func(int32, *Member, bool), st *portState) {
+	g := x.byPort(i)
 	k := x.keywords
 	for len(g) > 0 || len(k) > 0 {
 		var i int32
@@ -244,7 +353,7 @@ func (x *opIndex) replay(p Port, opt Options, add func(int32, *Member, bool), st
 		} else {
 			i, k = k[0], k[1:]
 		}
-		m := x.ops[i]
+		m := &x.ops[i]
 		if !names(m, p, opt.SMGUID) {
 			continue
 		}
@@ -265,19 +374,20 @@ func (x *opIndex) replay(p Port, opt Options, add func(int32, *Member, bool), st
 }
 
 // portState is one port's memberships while the items are replayed: per partition
-// (by index) whether it is in the full and the limited table, and who put it there.
+// (by index) whether it is in the full and the limited table, and who put it there
+// (the item's index in its Config's Members, plus one; 0: not a member).
 type portState struct {
 	stamp   []int32
 	cur     int32
-	full    []*Member
-	limited []*Member
+	full    []int32
+	limited []int32
 	touched []int
 	indx0   uint16 // osm_pkey_tbl_t.indx0_pkey
 	byPart  map[*Partition]int
 }
 
 func newPortState(n int) *portState {
-	return &portState{stamp: make([]int32, n), full: make([]*Member, n), limited: make([]*Member, n), byPart: map[*Partition]int{}}
+	return &portState{stamp: make([]int32, n), full: make([]int32, n), limited: make([]int32, n), byPart: map[*Partition]int{}}
 }
 
 func (s *portState) reset(i int) {
@@ -289,14 +399,14 @@ func (s *portState) reset(i int) {
 func (s *portState) slot(pi int) {
 	if s.stamp[pi] != s.cur {
 		s.stamp[pi] = s.cur
-		s.full[pi], s.limited[pi] = nil, nil
+		s.full[pi], s.limited[pi] = 0, 0
 		s.touched = append(s.touched, pi)
 	}
 }
 
 func (s *portState) clearMembers() {
 	for _, pi := range s.touched {
-		s.full[pi], s.limited[pi] = nil, nil
+		s.full[pi], s.limited[pi] = 0, 0
 	}
 	s.touched = s.touched[:0]
 	s.cur = -s.cur
@@ -309,15 +419,15 @@ func (s *portState) drop(p *Partition, limitedItem bool) {
 		return
 	}
 	if limitedItem {
-		s.full[pi] = nil
+		s.full[pi] = 0
 	} else {
-		s.limited[pi] = nil
+		s.limited[pi] = 0
 	}
 }
 
 // add is osm_prtn_add_port for one port: the indx0 bookkeeping, then the port moves
 // to the full or limited table (without -W out of the other one).
-func (s *portState) add(pi int, m *Member, full, allowBoth bool) {
+func (s *portState) add(pi int, op int32, m *Member, full, allowBoth bool) {
 	if allowBoth {
 		s.byPart[m.Def.Partition] = pi // for drop, which runs only with -W
 	}
@@ -332,12 +442,12 @@ func (s *portState) add(pi int, m *Member, full, allowBoth bool) {
 		s.indx0 = 0
 	}
 	if !allowBoth {
-		s.full[pi], s.limited[pi] = nil, nil
+		s.full[pi], s.limited[pi] = 0, 0
 	}
 	if full {
-		s.full[pi] = m
+		s.full[pi] = op + 1
 	} else {
-		s.limited[pi] = m
+		s.limited[pi] = op + 1
 	}
 }
 
@@ -363,7 +473,8 @@ var freshTable = []check.PKey{check.DefaultFull}
 
 // program builds port i's pending list (pkey_mgr_process_partition_table: partitions
 // in map order, the limited table before the full one) and runs pkeyMgrUpdatePort.
-func (m *Model) program(i int, p Port, st *portState, parts []*Partition, sc *mgrScratch) {
+func (bd *builder) program(i int, p Port, st *portState, parts []*Partition) {
+	m, sc := bd.m, bd.sc
 	touched := append(sc.touched[:0], st.touched...)
 	sort.Ints(touched)
 	sc.touched = touched
@@ -374,14 +485,14 @@ func (m *Model) program(i int, p Port, st *portState, parts []*Partition, sc *mg
 		}
 		part := parts[pi]
 		k := check.PKey(part.Key)
-		if who := st.limited[pi]; who != nil {
-			list = append(list, Entry{PKey: k, Partition: part, DecidedBy: who})
+		if op := st.limited[pi] - 1; op >= 0 {
+			list = append(list, Entry{PKey: k, Partition: part, DecidedBy: &m.ops[op], op: op + 1})
 		}
-		if who := st.full[pi]; who != nil {
-			list = append(list, Entry{PKey: k | check.MembershipBit, Partition: part, DecidedBy: who})
+		if op := st.full[pi] - 1; op >= 0 {
+			list = append(list, Entry{PKey: k | check.MembershipBit, Partition: part, DecidedBy: &m.ops[op], op: op + 1})
 		}
-		if st.limited[pi] != nil || st.full[pi] != nil {
-			m.members[pi]++
+		if st.limited[pi] != 0 || st.full[pi] != 0 {
+			bd.members[pi]++
 		}
 	}
 	before := freshTable
@@ -391,14 +502,69 @@ func (m *Model) program(i int, p Port, st *portState, parts []*Partition, sc *mg
 	sc.list = list
 	size := m.tableSize(i)
 	slots, dropped := pkeyMgrUpdatePort(before, list, size, m.Options.AllowBoth, st.indx0, sc)
-	m.slots[i], m.dropped[i] = slots, dropped
+	bd.store(i, slots)
+	if len(dropped) > 0 {
+		if bd.dropped == nil {
+			bd.dropped = map[int][]Entry{}
+		}
+		bd.dropped[i] = dropped
+	}
 	if p.Type != check.NodeSwitch && p.Peer != nil {
 		prev := freshTable
 		if b, ok := m.Options.PeerBefore[p.GUID]; ok {
 			prev = b
 		}
-		m.peers[i] = updatePeerPort(slots, *p.Peer, prev, m.Options.EnforceOff)
+		if bd.peers == nil {
+			bd.peers = map[int]*PeerTable{}
+		}
+		bd.peers[i] = updatePeerPort(slots, *p.Peer, prev, m.Options.EnforceOff)
 	}
+}
+
+// store keeps port i's slots (pkeyMgrUpdatePort's, which it reuses for the next port)
+// at the end of the builder's last chunk, or in a new one when they do not fit there;
+// Model.at[i] is their place in the builder's chunks until NewModel joins them.
+func (bd *builder) store(i int, slots []Entry) {
+	last := len(bd.chunks) - 1
+	if last < 0 || len(bd.chunks[last])+len(slots) > slotChunk {
+		// A chunk of 64 Ki slots is 384 KiB; a small model gets one of its size.
+		n := slotChunk
+		if len(bd.chunks) == 0 {
+			n = min(slotChunk, max(64, 16*(len(bd.m.Ports)-i)))
+		}
+		bd.chunks = append(bd.chunks, make([]slot, 0, n))
+		last++
+	}
+	c := bd.chunks[last]
+	if len(c)+len(slots) > cap(c) {
+		// Only the first chunk is ever smaller than slotChunk.
+		c = slices.Grow(c, len(slots))
+	}
+	bd.m.at[i] = uint32(last*slotChunk + len(c))
+	bd.m.n[i] = uint16(len(slots))
+	for _, e := range slots {
+		c = append(c, slot{opLo: uint16(e.op), opHi: uint16(e.op >> 16), pkey: e.PKey})
+	}
+	bd.chunks[last] = c
+}
+
+// stored is port i's run in the store.
+func (m *Model) stored(i int) []slot {
+	at := m.at[i]
+	return m.chunks[at/slotChunk][at%slotChunk:][:m.n[i]]
+}
+
+// appendSlots appends port i's slots as Entries to dst.
+func (m *Model) appendSlots(dst []Entry, i int) []Entry {
+	for j, s := range m.stored(i) {
+		e := Entry{Index: int32(j), PKey: s.pkey, op: s.op()}
+		if e.op > 0 {
+			e.DecidedBy = &m.ops[e.op-1]
+			e.Partition = e.DecidedBy.Def.Partition
+		}
+		dst = append(dst, e)
+	}
+	return dst
 }
 
 // pkeyMgrUpdatePort is pkey_mgr_process_physical_port for each entry followed by
@@ -408,8 +574,8 @@ func (m *Model) program(i int, p Port, st *portState, parts []*Partition, sc *mg
 // then into the first free entry from index 1; what does not fit is dropped
 // ("ERR 0512 ... Pkey table is full").
 //
-// sc holds the working memory, reused from port to port (nil: allocate it); the
-// returned slots and dropped are the caller's.
+// sc holds the working memory, reused from port to port (nil: allocate it): the
+// returned slots are sc's until the next call, dropped are the caller's.
 func pkeyMgrUpdatePort(before []check.PKey, list []Entry, maxPKeys int, allowBoth bool, indx0 uint16, sc *mgrScratch) (slots []Entry, dropped []Entry) {
 	if sc == nil {
 		sc = &mgrScratch{}
@@ -589,7 +755,10 @@ func pkeyMgrUpdatePort(before []check.PKey, list []Entry, maxPKeys int, allowBot
 			end = i + 1
 		}
 	}
-	slots = make([]Entry, end)
+	if cap(sc.slots) < end {
+		sc.slots = make([]Entry, end)
+	}
+	slots = sc.slots[:end]
 	for i := 0; i < end; i++ {
 		if placed[i].Partition != nil && table[i]&0x7fff != 0 {
 			slots[i] = placed[i]
@@ -610,6 +779,7 @@ type mgrScratch struct {
 	table             []uint16
 	placed            []Entry // Partition nil: nothing placed
 	written           int     // table and placed are zero from here on
+	slots             []Entry // what pkeyMgrUpdatePort returns
 }
 
 func (sc *mgrScratch) keysMap() map[uint16]int {
@@ -707,12 +877,12 @@ func updatePeerPort(slots []Entry, sp SwitchPort, prev []check.PKey, enforceOff 
 // Table returns the valid P_Key entries of the port with this GUID in index order, or
 // nil.
 func (m *Model) Table(guid check.GUID) []Entry {
-	i, ok := m.index[guid]
+	i, ok := m.portOf(guid)
 	if !ok {
 		return nil
 	}
-	out := make([]Entry, 0, len(m.slots[i]))
-	for _, e := range m.slots[i] {
+	out := make([]Entry, 0, m.n[i])
+	for _, e := range m.appendSlots(nil, i) {
 		if e.PKey.Valid() {
 			out = append(out, e)
 		}
@@ -722,11 +892,15 @@ func (m *Model) Table(guid check.GUID) []Entry {
 
 // Slots returns the port's table index by index through its last valid entry, empty
 // entries (0x0000) included, or nil.
-func (m *Model) Slots(guid check.GUID) []Entry {
-	if i, ok := m.index[guid]; ok {
-		return m.slots[i]
+func (m *Model) Slots(guid check.GUID) []Entry { return m.AppendSlots(nil, guid) }
+
+// AppendSlots appends Slots(guid) to dst: a caller printing every port's table reuses
+// one array.
+func (m *Model) AppendSlots(dst []Entry, guid check.GUID) []Entry {
+	if i, ok := m.portOf(guid); ok {
+		return m.appendSlots(dst, i)
 	}
-	return nil
+	return dst
 }
 
 // PKeys returns the valid entries as values in index order, for comparisons with a
@@ -745,7 +919,7 @@ func (m *Model) Dropped(guid check.GUID) int { return len(m.DroppedEntries(guid)
 // DroppedEntries are the entries OpenSM could not place ("ERR 0512 ... Pkey table is
 // full"), in the order it tried them.
 func (m *Model) DroppedEntries(guid check.GUID) []Entry {
-	if i, ok := m.index[guid]; ok {
+	if i, ok := m.portOf(guid); ok {
 		return m.dropped[i]
 	}
 	return nil
@@ -754,7 +928,7 @@ func (m *Model) DroppedEntries(guid check.GUID) []Entry {
 // Peer returns what OpenSM programs on the switch port facing this end port, or nil
 // when the port has no switch peer (Port.Peer) or is a switch's port 0.
 func (m *Model) Peer(guid check.GUID) *PeerTable {
-	if i, ok := m.index[guid]; ok {
+	if i, ok := m.portOf(guid); ok {
 		return m.peers[i]
 	}
 	return nil
@@ -778,9 +952,10 @@ func (m *Model) Exists(p *Partition) bool {
 func (m *Model) Tables() map[check.GUID][]check.PKey {
 	out := make(map[check.GUID][]check.PKey, len(m.Ports))
 	for i, p := range m.Ports {
-		t := make([]check.PKey, len(m.slots[i]))
-		for j, e := range m.slots[i] {
-			t[j] = e.PKey
+		st := m.stored(i)
+		t := make([]check.PKey, len(st))
+		for j, s := range st {
+			t[j] = s.pkey
 		}
 		out[p.GUID] = t
 	}
@@ -790,10 +965,8 @@ func (m *Model) Tables() map[check.GUID][]check.PKey {
 // PeerTables is Tables for the switch ports facing end ports (Options.PeerBefore).
 func (m *Model) PeerTables() map[check.GUID][]check.PKey {
 	out := map[check.GUID][]check.PKey{}
-	for i, p := range m.Ports {
-		if m.peers[i] != nil {
-			out[p.GUID] = m.peers[i].Table
-		}
+	for i, pt := range m.peers {
+		out[m.Ports[i].GUID] = pt.Table
 	}
 	return out
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"net/netip"
-	"slices"
 	"strings"
 	"unsafe"
 
@@ -72,15 +71,37 @@ func (c *cbuf) fgets(piece []byte) {
 
 func (c *cbuf) strlen(i int) int {
 	n := 0
+	if uint(i) < uint(c.high) {
+		// Bytes below high were written by fgets: search them at once.
+		if k := bytes.IndexByte(c.b[i:c.high], 0); k >= 0 {
+			return k
+		}
+		n = c.high - i
+	}
 	for c.at(i+n) != 0 {
 		n++
 	}
 	return n
 }
 
-// strchr returns the index of ch in the C string at i, or -1.
+// strchr returns the index of ch in the C string at i, or -1. It reads what C's
+// strchr reads, up to ch or the NUL, so an unwritten byte past them is not read.
 func (c *cbuf) strchr(i int, ch byte) int {
-	for j := i; ; j++ {
+	j := i
+	if uint(i) < uint(c.high) {
+		known := c.b[i:c.high]
+		if k := bytes.IndexByte(known, 0); k >= 0 {
+			known = known[:k+1]
+		}
+		if k := bytes.IndexByte(known, ch); k >= 0 {
+			return i + k
+		}
+		if known[len(known)-1] == 0 {
+			return -1
+		}
+		j = c.high
+	}
+	for ; ; j++ {
 		v := c.at(j)
 		if v == ch {
 			return j
@@ -152,8 +173,6 @@ type emu struct {
 	// per member).
 	text string
 	off  int
-	// members is a slab the Members are allocated from, a few thousand at a time.
-	members []Member
 	// defStart is where the current definition's items start in c.Members: its
 	// Members are that part of c.Members (a definition's items are contiguous there),
 	// not a list of their own.
@@ -180,16 +199,6 @@ func (e *emu) joined(nameAt int, name string, flagAt int, flag string) string {
 		return e.text[o : o+len(name)+1+len(flag)]
 	}
 	return name + "=" + flag
-}
-
-// newMember allocates a Member from the slab.
-func (e *emu) newMember() *Member {
-	if len(e.members) == 0 {
-		e.members = make([]Member, 1024)
-	}
-	m := &e.members[0]
-	e.members = e.members[1:]
-	return m
 }
 
 // pos maps a buffer index to the file: inside the current piece it is a line and
@@ -242,12 +251,12 @@ func ParseOwned(file string, data []byte) *Config {
 func parse(file string, data []byte, text string) *Config {
 	c := newConfig(file, text)
 	c.Exists = true
+	// A member item ends at a comma, a line end or a ';': room for that many and the
+	// implicit Default's two, so that c.Members does not grow (a definition's Members
+	// are windows on it; a window on an outgrown array would keep that array, a copy).
+	c.Members = make([]Member, 0, bytes.Count(data, []byte{','})+bytes.Count(data, []byte{'\n'})+bytes.Count(data, []byte{';'})+1+2)
 	c.implicitDefault(FlagLimited)
 	e := &emu{c: c, line: 1, names: map[string]*Partition{}, text: text}
-	// A member item ends at a comma, a line end or a ';': room for that many, so that
-	// c.Members does not grow (a definition's Members are windows on it, and a window
-	// on an outgrown array keeps that array).
-	c.Members = slices.Grow(c.Members, bytes.Count(data, []byte{','})+bytes.Count(data, []byte{'\n'})+bytes.Count(data, []byte{';'})+1)
 	e.buf.unknownAt = -1
 	e.buf.set(0, 0) // line[0] = '\0'
 	e.names["Default"] = c.byKey[check.DefaultPartition]
@@ -314,6 +323,7 @@ func parse(file string, data []byte, text string) *Config {
 	}
 	c.joinMembers()
 	c.sortPartitions()
+	c.indexGUIDs()
 	return c
 }
 
@@ -331,7 +341,7 @@ func (c *Config) joinMembers() {
 		for _, d := range p.Defs {
 			n += len(d.Members)
 		}
-		p.Members = make([]*Member, 0, n)
+		p.Members = make([]Member, 0, n)
 		for _, d := range p.Defs {
 			p.Members = append(p.Members, d.Members...)
 		}
@@ -754,8 +764,7 @@ func (e *emu) addPort(nameAt, flagAt int) bool {
 		return true
 	}
 	d := e.conf.def
-	m := e.newMember()
-	*m = Member{Def: d, Membership: e.conf.membership}
+	m := &Member{Def: d, Membership: e.conf.membership}
 	if e.conf.indx0 {
 		m.bits |= memberIndx0
 	}
@@ -800,7 +809,7 @@ func (e *emu) addPort(nameAt, flagAt int) bool {
 	// d.Members is a window on c.Members (Partition.Members are joined at the end:
 	// joinMembers). Should c.Members move when it grows, earlier windows keep the old
 	// array, whose items never change.
-	ms := append(e.c.Members, m)
+	ms := append(e.c.Members, *m)
 	e.c.Members = ms
 	d.Members = ms[e.defStart:len(ms):len(ms)]
 	return true

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/netip"
+	"slices"
 	"sort"
 	"strings"
 	"unsafe"
@@ -235,7 +236,8 @@ type Definition struct {
 	IPoIB     bool
 	Indx0     bool
 	DefMember MemberFlag
-	Members   []*Member
+	// Members are the definition's items: a window on its Config's Members.
+	Members   []Member
 	MGIDs     []MGID
 	Partition *Partition
 	Implicit  bool // the Default partition OpenSM creates before reading the file
@@ -254,9 +256,12 @@ type Partition struct {
 	IPoIB     bool
 	Defs      []*Definition
 	// Members in the order OpenSM applies them: for the same port the last item wins.
-	Members []*Member
+	// With one definition, they are its Members.
+	Members []Member
 	// Groups are the multicast groups OpenSM creates for it (see MGroup).
 	Groups []*MGroup
+
+	index int32 // its place in its Config's Partitions
 }
 
 // IsDefault reports whether this is the default partition (key 0x7fff).
@@ -293,13 +298,71 @@ type Config struct {
 	UncertainAt Pos
 	// Members are every member item in file order (the implicit Default items first):
 	// OpenSM applies them in this order, and some state (indx0) crosses partitions.
-	Members []*Member
+	// They are values in one array (a million items of a large file), which the
+	// definitions' Members are windows on, so a *Member stays valid.
+	Members []Member
+	// GUIDs are the port GUIDs the definitions' items name, once each, in the order
+	// they first appear.
+	GUIDs     []check.GUID
+	guidIndex map[check.GUID]int32 // a GUID's place in GUIDs
+	// byGUID are the items that name GUIDs[g], as indexes in Members, in file order:
+	// byGUID.flat[byGUID.starts[g]:byGUID.starts[g+1]]; byGUID.keywords are the
+	// other items. What NewModel replays for each port, found here once.
+	byGUID opIndex
 
 	groupByMGID map[[16]byte]*MGroup
 	src         *source
 
 	byKey   map[check.PartitionKey]*Partition
 	counter uint16 // OpenSM's global_pkey_counter
+}
+
+// GUIDIndex is the place of guid in GUIDs, or false when no item names it.
+func (c *Config) GUIDIndex(guid check.GUID) (int, bool) {
+	i, ok := c.guidIndex[guid]
+	return int(i), ok
+}
+
+// indexGUIDs fills GUIDs, guidIndex and byGUID: one map of the file's port GUIDs that
+// the commands, lint and the model share (each kept its own: 20 MB at 100,000 ports),
+// and the items naming each (the model looked each item up twice more).
+func (c *Config) indexGUIDs() {
+	c.guidIndex = map[check.GUID]int32{}
+	x := &c.byGUID
+	x.ops = c.Members
+	ord := make([]int32, len(c.Members)) // each item's GUID's place in GUIDs, -1: a keyword
+	var counts []int32
+	for i := range c.Members {
+		m := &c.Members[i]
+		if m.Kind != KindGUID {
+			ord[i] = -1
+			x.keywords = append(x.keywords, int32(i))
+			continue
+		}
+		g, ok := c.guidIndex[m.GUID]
+		if !ok {
+			g = int32(len(c.GUIDs))
+			c.guidIndex[m.GUID] = g
+			c.GUIDs = append(c.GUIDs, m.GUID)
+			counts = append(counts, 0)
+		}
+		counts[g]++
+		ord[i] = g
+	}
+	c.GUIDs = slices.Clip(c.GUIDs)
+	x.starts = make([]int32, len(counts)+1)
+	for g, n := range counts {
+		x.starts[g+1] = x.starts[g] + n
+	}
+	next := counts[:0]
+	next = append(next, x.starts[:len(counts)]...)
+	x.flat = make([]int32, x.starts[len(counts)])
+	for i, g := range ord {
+		if g >= 0 {
+			x.flat[next[g]] = int32(i)
+			next[g]++
+		}
+	}
 }
 
 // Partition returns the partition with this 15-bit key, or nil.
@@ -323,6 +386,7 @@ func NoFile() *Config {
 	c := newConfig("(no file)", "")
 	c.implicitDefault(FlagFull)
 	c.sortPartitions()
+	c.indexGUIDs()
 	return c
 }
 
@@ -335,15 +399,15 @@ func newConfig(file string, text string) *Config {
 // so `Default=0x7fff : ALL=limited;` makes even the SM's port limited (lab).
 func (c *Config) implicitDefault(all MemberFlag) {
 	d := &Definition{Pos: Pos{File: c.File}, Name: "Default", Key: check.DefaultPartition, Implicit: true, src: c.src}
-	d.Members = []*Member{ // at d.Pos: line 0
-		{Kind: KindAll, Membership: all, bits: memberExplicit, Def: d},
-		{Kind: KindSelf, Membership: FlagFull, bits: memberExplicit, Def: d},
-	}
+	start := len(c.Members)
+	c.Members = append(c.Members, // at d.Pos: line 0
+		Member{Kind: KindAll, Membership: all, bits: memberExplicit, Def: d},
+		Member{Kind: KindSelf, Membership: FlagFull, bits: memberExplicit, Def: d})
+	d.Members = c.Members[start:len(c.Members):len(c.Members)]
 	d.Members[0].setText(c.src, "ALL="+all.String(), Pos{}, -1)
 	d.Members[1].setText(c.src, "SELF=full", Pos{}, -1)
-	p := &Partition{Key: check.DefaultPartition, Name: "Default", Defs: []*Definition{d}, Members: append([]*Member(nil), d.Members...)}
+	p := &Partition{Key: check.DefaultPartition, Name: "Default", Defs: []*Definition{d}, Members: d.Members}
 	d.Partition = p
-	c.Members = append(c.Members, d.Members...)
 	if all == FlagFull {
 		// prtn_make_default without a file also creates the IPv4 broadcast group.
 		gid := broadcastMGID(check.DefaultPartition)
@@ -411,16 +475,18 @@ func strtoull(s string) (uint64, int) {
 	start := i
 	var v uint64
 	overflow := false
+	// C's cutoff and cutlim: v*base+d overflows when v > cutoff, or v == cutoff and
+	// d > cutlim (no division per digit: a million GUIDs in a large file).
+	cutoff, cutlim := ^uint64(0)/base, ^uint64(0)%base
 	for i < len(s) {
 		d, ok := digitVal(s[i])
 		if !ok || d >= base {
 			break
 		}
-		nv := v*base + d
-		if v > (^uint64(0)-d)/base {
+		if v > cutoff || (v == cutoff && d > cutlim) {
 			overflow = true
 		}
-		v = nv
+		v = v*base + d
 		i++
 	}
 	if i == start {
@@ -463,4 +529,10 @@ func (c *Config) mapOrder() []*Partition {
 	return out
 }
 
-func (c *Config) sortPartitions() { c.Partitions = c.mapOrder() }
+// sortPartitions puts Partitions in map order and numbers them (Partition.index).
+func (c *Config) sortPartitions() {
+	c.Partitions = c.mapOrder()
+	for i, p := range c.Partitions {
+		p.index = int32(i)
+	}
+}

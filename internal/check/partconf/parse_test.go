@@ -3,6 +3,8 @@ package partconf
 import (
 	"bytes"
 	"fmt"
+	"math/big"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -17,7 +19,8 @@ func render(c *Config) string {
 	var parts []string
 	for _, p := range c.Partitions {
 		var ms []string
-		for _, m := range p.Members {
+		for mi := range p.Members {
+			m := &p.Members[mi]
 			if m.Def.Implicit {
 				continue
 			}
@@ -161,10 +164,41 @@ func TestStrtoull(t *testing.T) {
 		{"0x10", 16, 4}, {"16", 16, 2}, {"010", 8, 3}, {"0", 0, 1}, {"0x", 0, 1}, {"0xg", 0, 1},
 		{"x", 0, 0}, {"", 0, 0}, {"-1", ^uint64(0), 2}, {" \v12", 12, 4}, {"99999999999999999999", ^uint64(0), 20},
 		{"0x0002c90300000201", 0x0002c90300000201, 18}, {"12ab", 12, 2},
+		// At and just past 2^64-1 in each base: saturation, as C's strtoull.
+		{"18446744073709551615", ^uint64(0), 20}, {"18446744073709551616", ^uint64(0), 20},
+		{"18446744073709551614", ^uint64(0) - 1, 20}, {"0xffffffffffffffff", ^uint64(0), 18},
+		{"0x10000000000000000", ^uint64(0), 19}, {"01777777777777777777777", ^uint64(0), 23},
+		{"02000000000000000000000", ^uint64(0), 23}, {"-18446744073709551615", 1, 21},
 	}
 	for _, tt := range tests {
 		if v, n := strtoull(tt.in); v != tt.v || n != tt.used {
 			t.Errorf("strtoull(%q) = %d, %d; want %d, %d", tt.in, v, n, tt.v, tt.used)
+		}
+	}
+	// Random digit strings in each base against math/big, saturated at 2^64-1.
+	rng := rand.New(rand.NewPCG(7, 7))
+	max := new(big.Int).SetUint64(^uint64(0))
+	for range 20000 {
+		base := []int{8, 10, 16}[rng.IntN(3)]
+		digits := "0123456789abcdef"[:base]
+		var b strings.Builder
+		for range 1 + rng.IntN(24) {
+			b.WriteByte(digits[rng.IntN(base)])
+		}
+		body := strings.TrimLeft(b.String(), "0")
+		if body == "" {
+			body = "1"
+		}
+		in := map[int]string{8: "0" + body, 10: body, 16: "0x" + body}[base]
+		if base == 10 && body[0] == '0' {
+			continue
+		}
+		want, _ := new(big.Int).SetString(body, base)
+		if want.Cmp(max) > 0 {
+			want = max
+		}
+		if v, n := strtoull(in); v != want.Uint64() || n != len(in) {
+			t.Fatalf("strtoull(%q) = %#x, %d; want %#x, %d", in, v, n, want.Uint64(), len(in))
 		}
 	}
 }
@@ -191,11 +225,20 @@ func hasRule(fs []Finding, rule string) bool {
 	return false
 }
 
-// TestMemberSize: a 100,000-port file has a million member items; Member packs into 48
-// bytes (it was 96 with a whole Pos per item).
+// TestMemberSize: a 100,000-port file has a million member items and the model a
+// million table entries; a Member packs into 24 bytes (it was 96 with a whole Pos per
+// item) and a stored entry into 6.
 func TestMemberSize(t *testing.T) {
-	if n := unsafe.Sizeof(Member{}); n > 48 {
-		t.Fatalf("Member is %d bytes, want at most 48", n)
+	if n := unsafe.Sizeof(Member{}); n > 24 {
+		t.Fatalf("Member is %d bytes, want at most 24", n)
+	}
+	if n := unsafe.Sizeof(slot{}); n > 6 {
+		t.Fatalf("a stored table entry is %d bytes, want at most 6", n)
+	}
+	for _, op := range []int32{0, 1, 0xffff, 0x10000, 0x7fffffff} {
+		if got := (slot{opLo: uint16(op), opHi: uint16(op >> 16)}).op(); got != op {
+			t.Fatalf("op %#x stored, %#x read back", op, got)
+		}
 	}
 }
 
@@ -220,9 +263,8 @@ func TestParseOwnedIsParse(t *testing.T) {
 }
 
 // TestMembersWindows: each definition's Members are its own items in file order, and
-// each partition's the items of its definitions, also when c.Members outgrows the
-// room made for it (members separated by line ends, not commas) and when definitions
-// of one key are merged.
+// each partition's the items of its definitions, with members separated by line ends,
+// not commas, and when definitions of one key are merged.
 func TestMembersWindows(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("Default=0x7fff : ALL=full ;\n")
@@ -242,8 +284,9 @@ func TestMembersWindows(t *testing.T) {
 	}
 	n := 0
 	for _, d := range c.Definitions {
-		for j, m := range d.Members {
-			if m.Def != d || m != c.Members[n] {
+		for j := range d.Members {
+			// The same item, not a copy: a *Member (Entry.DecidedBy) is one of c.Members.
+			if m := &d.Members[j]; m.Def != d || m != &c.Members[n] {
 				t.Fatalf("%s: item %d is not its own", d.Name, j)
 			}
 			n++
@@ -253,7 +296,7 @@ func TestMembersWindows(t *testing.T) {
 		t.Fatalf("%d items in definitions, %d in the file", n, len(c.Members))
 	}
 	for _, p := range c.Partitions {
-		var want []*Member
+		var want []Member
 		for _, d := range p.Defs {
 			want = append(want, d.Members...)
 		}

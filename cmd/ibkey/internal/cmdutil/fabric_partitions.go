@@ -78,7 +78,8 @@ func FileGUIDCompletions(path string) []cobra.Completion {
 	}
 	names := map[check.GUID][]string{}
 	for _, part := range p.Config.Partitions {
-		for _, m := range part.Members {
+		for mi := range part.Members {
+			m := &part.Members[mi]
 			if m.Kind == partconf.KindGUID {
 				if l := names[m.GUID]; len(l) == 0 || l[len(l)-1] != part.Name {
 					names[m.GUID] = append(l, part.Name)

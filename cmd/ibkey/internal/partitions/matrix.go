@@ -212,7 +212,8 @@ func (x matrix) json() matrixJSON {
 	for _, pr := range s.Partitions {
 		out.Summary.Partitions = append(out.Summary.Partitions, partitionReachJSON{pr.Key.String(), pr.Name, pr.Full, pr.Limited, pr.Pairs})
 	}
-	for _, pr := range s.Ports {
+	for i := range s.NumPorts() {
+		pr := s.Port(i)
 		out.Summary.Ports = append(out.Summary.Ports, portReachJSON{pr.GUID.String(), keyStrings(pr.Reaches)})
 	}
 	for _, g := range s.Groups {
@@ -339,8 +340,8 @@ func (x matrix) summaryText(w io.Writer, f cmdutil.Format) error {
 	if x.names != nil {
 		header = []string{"PORT", "NODE", "PARTITIONS", "REACHES"}
 	}
-	err = writeRows(w, f, header, len(s.Ports), func(i int, c [][]byte) {
-		pr := &s.Ports[i]
+	err = writeRows(w, f, header, s.NumPorts(), func(i int, c [][]byte) {
+		pr := s.Port(i)
 		c[0] = jsonw.AppendHex(c[0], uint64(pr.GUID), 16)
 		if x.names != nil {
 			c[1] = append(c[1], nodeCell(x.names, pr.GUID)...)

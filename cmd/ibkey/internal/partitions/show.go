@@ -126,13 +126,13 @@ type show struct {
 // table is valid until the next one is yielded (they share memory).
 func (s *show) tables() iter.Seq[query.PortTable] {
 	return func(yield func(query.PortTable) bool) {
-		var reuse []query.Slot
+		var reuse query.PortTable
 		for _, port := range s.model.Ports {
 			t := s.p.PortTableReusing(s.model, s.prevModel, port, reuse)
 			if !yield(t) {
 				return
 			}
-			reuse = t.Slots
+			reuse = t
 		}
 	}
 }
@@ -312,7 +312,8 @@ func (s show) text(w io.Writer, f cmdutil.Format) error {
 			}
 			pg.Add(part.Key.String(), part.Name, flags, "", "(no members)", strings.Join(at, ","))
 		}
-		for _, m := range part.Members {
+		for mi := range part.Members {
+			m := &part.Members[mi]
 			pg.Add(part.Key.String(), part.Name, flags, effectiveMembership(m, p.Options.AllowBoth), memberRule(m, p.Options.SMGUID), posText(m.Pos(), p.Config))
 		}
 	}

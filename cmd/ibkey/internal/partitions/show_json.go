@@ -2,7 +2,9 @@ package partitions
 
 import (
 	"io"
+	"runtime"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/check/partconf"
@@ -55,19 +57,85 @@ func (s *show) writeJSON(out io.Writer, indent bool) error {
 	w.Key("table_size")
 	w.Int(int64(p.Options.TableSize))
 	w.Key("partitions")
-	w.BeginArray()
-	for _, part := range keyOrder(s.applied.Partitions) {
-		e.partition(part, p.Options)
-	}
-	w.EndArray()
+	parts := keyOrder(s.applied.Partitions)
+	e.array(len(parts), 16, func(e *showEncoder, i int) { e.partition(parts[i], p.Options) })
 	w.Key("ports")
-	w.BeginArray()
-	for t := range s.tables() {
+	e.array(len(s.model.Ports), 64, func(e *showEncoder, i int) {
+		t := s.p.PortTableReusing(s.model, s.prevModel, s.model.Ports[i], e.reuse)
 		e.port(&t, s.names, p.Options.TableSize)
-	}
-	w.EndArray()
+		e.reuse = t
+	})
 	w.EndObject()
 	return w.End()
+}
+
+// arrayWorkers is how many goroutines array encodes with (a variable for the tests).
+var arrayWorkers = func() int { return min(runtime.GOMAXPROCS(0), 4) }
+
+// array writes an array of n elements, element i by enc. A large one is encoded by
+// several goroutines at once, each taking runs of runLen elements in turn and
+// encoding them with an encoder of its own into a buffer of its own (jsonw's Sub),
+// which this goroutine splices into the document in order. At most two runs per
+// goroutine are encoded and not yet written, which bounds the memory.
+func (e *showEncoder) array(n, runLen int, enc func(e *showEncoder, i int)) {
+	w := e.w
+	w.BeginArray()
+	defer w.EndArray()
+	workers := arrayWorkers()
+	runs := (n + runLen - 1) / runLen
+	if workers < 2 || runs < 4 {
+		for i := range n {
+			enc(e, i)
+		}
+		return
+	}
+	done := make([]chan []byte, runs)
+	for k := range done {
+		done[k] = make(chan []byte, 1)
+	}
+	// A goroutine takes a token before it takes a run: runs are taken in order, so the
+	// one written next always has its token and never waits for one.
+	tokens := make(chan struct{}, 2*workers)
+	// Buffers go round: a new one is made as large as the largest run so far, not
+	// grown to it (a run of 64 ports is about 220 KB; growing one left as much garbage).
+	free := make(chan []byte, 2*workers)
+	var next, largest atomic.Int64
+	for range workers {
+		go func() {
+			we := &showEncoder{src: e.src, compact: e.compact}
+			for {
+				tokens <- struct{}{}
+				k := int(next.Add(1) - 1)
+				if k >= runs {
+					<-tokens
+					return
+				}
+				var buf []byte
+				select {
+				case buf = <-free:
+				default:
+					buf = make([]byte, 0, largest.Load())
+				}
+				we.w = w.Sub(buf, k == 0)
+				for i := k * runLen; i < min(n, (k+1)*runLen); i++ {
+					enc(we, i)
+				}
+				done[k] <- we.w.Bytes()
+			}
+		}()
+	}
+	for k := range runs {
+		b := <-done[k]
+		w.Splice(b)
+		if int64(cap(b)) > largest.Load() {
+			largest.Store(int64(cap(b)))
+		}
+		select {
+		case free <- b:
+		default:
+		}
+		<-tokens
+	}
 }
 
 // showEncoder writes the parts of the document; scratch holds "file:line:col" texts.
@@ -82,6 +150,7 @@ type showEncoder struct {
 	// escFile is `"` and escFor escaped as a JSON string, without the closing quote.
 	escFile []byte
 	escFor  string
+	reuse   query.PortTable // the last table written, whose arrays the next one takes
 }
 
 // appendAt appends where an item is written as a JSON string (at's text).
@@ -197,7 +266,8 @@ func (e *showEncoder) partition(part *partconf.Partition, opt partconf.Options) 
 	w.EndArray()
 	w.Key("members")
 	w.BeginArray()
-	for _, m := range part.Members {
+	for mi := range part.Members {
+		m := &part.Members[mi]
 		if e.compact {
 			e.obj = e.memberObject(e.obj[:0], m, opt)
 			w.Raw(e.obj)

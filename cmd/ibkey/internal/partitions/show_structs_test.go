@@ -106,7 +106,8 @@ func (s show) structJSON() showJSON {
 		for _, d := range part.Defs {
 			pj.DefinedAt = append(pj.DefinedAt, posText(d.Pos, p.Config))
 		}
-		for _, m := range part.Members {
+		for mi := range part.Members {
+			m := &part.Members[mi]
 			mj := memberJSON{Member: m.Text(), Kind: m.Kind.String(), Rule: memberRule(m, p.Options.SMGUID),
 				Membership: m.Membership.String(), At: posText(m.Pos(), p.Config)}
 			if m.Membership == partconf.FlagBoth && !p.Options.AllowBoth {
