@@ -230,6 +230,7 @@ var labCases = []labCase{
 	{conf: "both"}, {conf: "both", allowBoth: true}, {conf: "rejected"}, {conf: "dupkeys"},
 	{conf: "keywords"}, {conf: "nodefault"}, {conf: "order"}, {conf: "order", allowBoth: true},
 	{conf: "mgid"}, {conf: "smlimited"}, {conf: "crlf"}, {conf: "semicolon"}, {conf: "overflow"},
+	{conf: "samename"},
 }
 
 func (c labCase) String() string {

@@ -166,8 +166,8 @@ type emu struct {
 	conf *partConf
 	// place of the current fgets piece: physical line, column offset, OpenSM's lineno
 	line, col0, lineno, pieceLen int
-	dead                         bool // after the first abort: keep finding errors, change nothing
-	names                        map[string]*Partition
+	dead                         bool                  // after the first abort: keep finding errors, change nothing
+	names                        map[string]*Partition // by stored name: the first in map order (orderKey)
 	// text is the file as one string and off the offset of the current piece in it:
 	// member texts are substrings of it when the file has them verbatim (no copy
 	// per member).
@@ -677,7 +677,8 @@ func (e *emu) partitionCreate(defAt, nameAt, idAt int, flags []Flag) bool {
 	if key == 0 {
 		// osm_prtn_find_by_name: strncmp(p->name, name, 32) against names stored in
 		// char name[32]: a name of 32 bytes or more is stored cut to 31 and never
-		// found again.
+		// found again. Of partitions with the same name it returns the first in
+		// prtn_pkey_tbl's order (orderKey), not the first defined (names).
 		if hasName && len(name) < 32 {
 			part = e.names[name]
 		}
@@ -709,7 +710,7 @@ func (e *emu) partitionCreate(defAt, nameAt, idAt int, flags []Flag) bool {
 		part = &Partition{Key: key, Name: stored, Generated: d.Generated}
 		c.byKey[key] = part
 		c.Partitions = append(c.Partitions, part)
-		if _, ok := e.names[stored]; !ok {
+		if o, ok := e.names[stored]; !ok || orderKey(uint16(part.Key)) < orderKey(uint16(o.Key)) {
 			e.names[stored] = part
 		}
 	}
