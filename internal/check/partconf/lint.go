@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/ibkey/ibkey/internal/check"
 )
@@ -43,6 +44,7 @@ func Lint(c *Config, opt LintOptions) []Finding {
 		clear(byGUID)
 		lintPartition(c, p, opt, add, byGUID)
 	}
+	lintNames(c, add)
 	lintTables(c, opt, add)
 	lintValues(c, add)
 	sortByPos(out)
@@ -92,6 +94,49 @@ func sortByPos(fs []Finding) {
 			j = src
 		}
 	}
+}
+
+// lintNames warns about a definition without a key that names a partition when
+// several have that name: OpenSM (osm_prtn_find_by_name) takes the first of them in
+// its partition map, keys ordered by their bytes swapped, which need not be the first
+// defined nor the one meant.
+func lintNames(c *Config, add func(Severity, Pos, string, string, string)) {
+	byName := map[string][]*Partition(nil)
+	for _, d := range c.Definitions {
+		if d.Implicit || d.KeyText != "" || d.Generated || d.Partition == nil {
+			continue
+		}
+		if byName == nil { // only files with a definition by name pay for the map
+			byName = map[string][]*Partition{}
+			for _, p := range c.Partitions {
+				byName[p.Name] = append(byName[p.Name], p)
+			}
+		}
+		var before []string
+		for _, p := range byName[d.Partition.Name] {
+			first := p.Defs[0]
+			if first.Implicit && len(p.Defs) > 1 {
+				first = p.Defs[1] // the file's own definition of the default partition
+			}
+			if f := first.Pos; f.Line < d.Pos.Line || (f.Line == d.Pos.Line && f.Col < d.Pos.Col) {
+				before = append(before, fmt.Sprintf("%s at %s", p.Key, posOrImplicit(f)))
+			}
+		}
+		if len(before) < 2 {
+			continue
+		}
+		add(Warning, d.Pos, "ambiguous-name", fmt.Sprintf("%d partitions are named %q (%s): OpenSM adds these members to %s, the first of them in its partition map (keys ordered by their bytes swapped), not necessarily the first defined",
+			len(before), d.Partition.Name, strings.Join(before, ", "), d.Partition.Key),
+			fmt.Sprintf("write the key (%s=%s), and give each partition a name of its own", d.Name, d.Partition.Key))
+	}
+}
+
+// posOrImplicit is where a definition is written, or what OpenSM made without one.
+func posOrImplicit(p Pos) string {
+	if p.Line == 0 {
+		return "OpenSM's own Default=0x7fff"
+	}
+	return p.String()
 }
 
 // seenMember is the membership a partition's earlier item gave a port, and where.

@@ -38,6 +38,8 @@ func TestLintRules(t *testing.T) {
 		{"no-default", Warning, "a=0x10 : 0x1=full;\n", LintOptions{}, "1:1"},
 		{"sm-limited", Warning, "Default=0x7fff : ALL=limited;\n", LintOptions{}, "1:18"},
 		{"generated-key", Warning, def + "a : 0x1=full;\n", LintOptions{}, "2:1"},
+		{"ambiguous-name", Warning, def + "a=0x150 : 0x1;\na=0x106 : 0x2;\na : 0x3=full;\n", LintOptions{}, "4:1"},
+		{"ambiguous-name", Warning, def + "Default=0x2 : 0x1;\nDefault : 0x3=full;\n", LintOptions{}, "3:1"},
 		{"unknown-flag", Warning, def + "a=0x10, indx : 0x1=full;\n", LintOptions{}, "2:9"},
 		{"unknown-membership", Warning, def + "a=0x10 : 0x1=Full;\n", LintOptions{}, "2:14"},
 		{"bad-flag", Warning, def + "a=0x10, defmember=yes : 0x1=full;\n", LintOptions{}, "2:9"},
