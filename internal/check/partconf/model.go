@@ -100,6 +100,9 @@ type PartitionReach struct {
 // PortReach is one port's reachability in Summary.
 type PortReach struct {
 	GUID check.GUID
+	// MemberOf is how many partitions the port is a member of (its table's keys that
+	// OpenSM keeps, a full and a limited entry of one key counted once).
+	MemberOf int
 	// Reaches are the keys of the partitions in which this port can talk to at least
 	// one other port.
 	Reaches []check.PartitionKey
@@ -110,9 +113,10 @@ type Summary struct {
 	Partitions []PartitionReach
 	// Port i's Reaches are reach[reachAt[i]:reachAt[i+1]]: one array of keys, not a
 	// PortReach per port (3 MB at 100,000 ports). See Port.
-	ports   []Port
-	reach   []check.PartitionKey
-	reachAt []int32
+	ports    []Port
+	memberOf []uint16 // PortReach.MemberOf (a table has at most 0xffff entries)
+	reach    []check.PartitionKey
+	reachAt  []int32
 	// Groups are the connected components of ports linked by partitions where they can
 	// talk (transitively), counting every partition. With the usual Default=ALL=full
 	// this is one group.
@@ -133,7 +137,7 @@ func (s *Summary) Port(i int) PortReach {
 	if len(r) == 0 {
 		r = nil
 	}
-	return PortReach{GUID: s.ports[i].GUID, Reaches: r}
+	return PortReach{GUID: s.ports[i].GUID, MemberOf: int(s.memberOf[i]), Reaches: r}
 }
 
 // Summary computes per-partition pair counts arithmetically, per-port reach, and the
@@ -183,8 +187,11 @@ func (m *Model) Summary() *Summary {
 		firstFull[i] = -1
 	}
 	total := 0
+	s.memberOf = make([]uint16, n)
 	for i := 0; i < n; i++ {
-		for _, x := range memberships(i) {
+		ms := memberships(i)
+		s.memberOf[i] = uint16(len(ms))
+		for _, x := range ms {
 			total++
 			if !x.full {
 				limited[x.part]++

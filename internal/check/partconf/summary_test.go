@@ -31,6 +31,7 @@ func (m *Model) summaryReference() *Summary {
 		full bool
 	}
 	members := make([][]mem, len(parts))
+	s.memberOf = make([]uint16, n)
 	for i := 0; i < n; i++ {
 		var seen map[check.PartitionKey]int // key -> position in members, for both/duplicate entries
 		slots := m.appendSlots(nil, i)
@@ -54,6 +55,7 @@ func (m *Model) summaryReference() *Summary {
 			seen[e.PKey.Partition()] = len(members[pi])
 			members[pi] = append(members[pi], mem{int32(i), e.PKey.IsFull()})
 		}
+		s.memberOf[i] = uint16(len(seen))
 	}
 	reach := make([][]check.PartitionKey, n)
 	all := newUnionFind(n)

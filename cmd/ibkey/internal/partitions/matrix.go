@@ -43,8 +43,8 @@ Up to %d ports: a grid. Y: they can talk, with the partitions that work for them
 N: they cannot, with the partitions they share where both are limited members.
 
 More ports (or --summary): per partition, its full and limited members and how many
-pairs of ports can talk in it; per port, the partitions in which it reaches another
-port; the isolation groups (ports connected through partitions where they can talk,
+pairs of ports can talk in it; per port, how many partitions it is a member of and
+the ones in which it reaches another port; the isolation groups (ports connected through partitions where they can talk,
 transitively), counting the default partition and without it; and the ports that
 reach nobody except through the default partition.
 
@@ -62,7 +62,7 @@ JSON (-o json), schema schemas/partitions-matrix.schema.json: {"schema_version":
 "node_descs"?:{GUID:NAME} (--fabric-file),
 "pairs"?:[{"a","b","can_talk","partitions","limited_only"}] (grid only),
 "summary":{"partitions":[{"key","name","full","limited","pairs"}],
-"ports":[{"port_guid","reaches"}],"groups":[[GUID]],"groups_without_default":[[GUID]],
+"ports":[{"port_guid","member_of","reaches"}],"groups":[[GUID]],"groups_without_default":[[GUID]],
 "only_default":[GUID]}}. Groups of one port are left out.`, gridMax),
 		Example: `  ibkey partitions matrix partitions.conf
   ibkey partitions matrix partitions.conf --summary
@@ -106,6 +106,7 @@ type partitionReachJSON struct {
 
 type portReachJSON struct {
 	PortGUID string   `json:"port_guid"`
+	MemberOf int      `json:"member_of"`
 	Reaches  []string `json:"reaches"`
 }
 
@@ -214,7 +215,7 @@ func (x matrix) json() matrixJSON {
 	}
 	for i := range s.NumPorts() {
 		pr := s.Port(i)
-		out.Summary.Ports = append(out.Summary.Ports, portReachJSON{pr.GUID.String(), keyStrings(pr.Reaches)})
+		out.Summary.Ports = append(out.Summary.Ports, portReachJSON{pr.GUID.String(), pr.MemberOf, keyStrings(pr.Reaches)})
 	}
 	for _, g := range s.Groups {
 		out.Summary.Groups = append(out.Summary.Groups, guidStrings(g))
@@ -347,7 +348,7 @@ func (x matrix) summaryText(w io.Writer, f cmdutil.Format) error {
 			c[1] = append(c[1], nodeCell(x.names, pr.GUID)...)
 			c = c[1:]
 		}
-		c[1] = strconv.AppendInt(c[1], int64(len(pr.Reaches)), 10)
+		c[1] = strconv.AppendInt(c[1], int64(pr.MemberOf), 10)
 		if len(pr.Reaches) == 0 {
 			c[2] = append(c[2], "nobody"...)
 		}
