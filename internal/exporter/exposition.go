@@ -539,6 +539,8 @@ func (c *chunk) encoded(f expfmt.Format, gz bool) *encoding {
 		var w blockWriter
 		enc := expfmt.NewEncoder(&w, encodingFormat(f))
 		fb := builders.Get().(*familyBuilder)
+		text := f.FormatType() == expfmt.TypeTextPlain
+		var line []byte
 		for _, fam := range c.fams {
 			mf := fam.mf
 			if mf == nil {
@@ -547,8 +549,14 @@ func (c *chunk) encoded(f expfmt.Format, gz bool) *encoding {
 				mf = &fb.mf
 			}
 			start := w.mark()
-			if e.err = enc.Encode(mf); e.err != nil {
-				break
+			ok := false
+			if text {
+				line, ok = textFamily(&w, mf, line)
+			}
+			if !ok {
+				if e.err = enc.Encode(mf); e.err != nil {
+					break
+				}
 			}
 			e.fams = append(e.fams, familyEncoding{name: fam.m.Name, plain: w.since(start)})
 		}
