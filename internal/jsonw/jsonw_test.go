@@ -123,20 +123,15 @@ func TestWriterMatchesEncodingJSON(t *testing.T) {
 	for i := range 2000 {
 		v := randValue(r, 0)
 		for _, indent := range []string{"", "  ", "\t"} {
-			var want bytes.Buffer
-			enc := json.NewEncoder(&want)
-			enc.SetIndent("", indent)
-			if err := enc.Encode(v); err != nil {
-				t.Fatal(err)
-			}
+			want := encodeStd(t, v, indent)
 			var got bytes.Buffer
 			w := New(&got, indent)
 			write(w, v)
 			if err := w.End(); err != nil {
 				t.Fatal(err)
 			}
-			if got.String() != want.String() {
-				t.Fatalf("case %d indent %q:\n got %s\nwant %s", i, indent, got.String(), want.String())
+			if got.String() != string(want) {
+				t.Fatalf("case %d indent %q:\n got %s\nwant %s", i, indent, got.String(), string(want))
 			}
 		}
 	}
@@ -243,20 +238,15 @@ func TestSubSplice(t *testing.T) {
 			v = []any{v, big}
 		}
 		for _, indent := range []string{"", "  "} {
-			var want bytes.Buffer
-			enc := json.NewEncoder(&want)
-			enc.SetIndent("", indent)
-			if err := enc.Encode(v); err != nil {
-				t.Fatal(err)
-			}
+			want := encodeStd(t, v, indent)
 			var got bytes.Buffer
 			w := New(&got, indent)
 			writeSplit(r, w, v)
 			if err := w.End(); err != nil {
 				t.Fatal(err)
 			}
-			if got.String() != want.String() {
-				t.Fatalf("case %d indent %q:\n got %s\nwant %s", i, indent, got.String(), want.String())
+			if got.String() != string(want) {
+				t.Fatalf("case %d indent %q:\n got %s\nwant %s", i, indent, got.String(), string(want))
 			}
 		}
 	}
@@ -289,4 +279,16 @@ func TestPlain8(t *testing.T) {
 			check(0x6161616161616161&^(0xff<<(8*k)) | uint64(b)<<(8*k))
 		}
 	}
+}
+
+// encodeStd is v as json.Encoder writes it with SetIndent("", indent): the reference.
+func encodeStd(t *testing.T, v any, indent string) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", indent)
+	if err := enc.Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
 }

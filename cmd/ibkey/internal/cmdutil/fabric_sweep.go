@@ -173,15 +173,7 @@ func FabricIncomplete(f *fabric.Fabric, needTables bool) []Incomplete {
 	}
 	if k := len(f.Unreachable); k > 0 {
 		msg := Plural(k, "link", "links") + " with no answer from the far end (the nodes behind them are missing)"
-		var where []string
-		for i, u := range f.Unreachable {
-			if i == 3 {
-				where = append(where, fmt.Sprintf("and %d more", k-3))
-				break
-			}
-			where = append(where, fmt.Sprintf("behind %s (DR path %s): %s", f.Label(u.From), u.Path, u.Error))
-		}
-		out = append(out, Incomplete{IncompletePartialSweep, msg + ": " + strings.Join(where, "; ")})
+		out = append(out, Incomplete{IncompletePartialSweep, msg + ": " + unreachableList(f)})
 	}
 	if g.NodeReads > 0 {
 		out = append(out, Incomplete{IncompleteUnreadNode, Plural(g.NodeReads, "node attribute read", "node attribute reads") + " (NodeDescription, SwitchInfo) failed"})
@@ -198,6 +190,20 @@ func FabricIncomplete(f *fabric.Fabric, needTables bool) []Incomplete {
 		}
 	}
 	return out
+}
+
+// unreachableList names up to three of the links of f whose far end did not answer,
+// and how many more there are.
+func unreachableList(f *fabric.Fabric) string {
+	var where []string
+	for i, u := range f.Unreachable {
+		if i == 3 {
+			where = append(where, fmt.Sprintf("and %d more", len(f.Unreachable)-3))
+			break
+		}
+		where = append(where, fmt.Sprintf("behind %s (DR path %s): %s", f.Label(u.From), u.Path, u.Error))
+	}
+	return strings.Join(where, "; ")
 }
 
 // PartialResult is err after fn printed f, unless f is partial (FabricIncomplete is
@@ -225,16 +231,8 @@ func PartialResult(n *Notices, f *fabric.Fabric, needTables bool, err error) err
 		parts = append(parts, Plural(skipped, "P_Key table", "P_Key tables")+" not in the sweep (made with --no-tables)")
 	}
 	msg := "partial sweep: " + strings.Join(parts, "; ")
-	if k := len(f.Unreachable); k > 0 {
-		var where []string
-		for i, u := range f.Unreachable {
-			if i == 3 {
-				where = append(where, fmt.Sprintf("and %d more", k-3))
-				break
-			}
-			where = append(where, fmt.Sprintf("behind %s (DR path %s): %s", f.Label(u.From), u.Path, u.Error))
-		}
-		msg += ": " + strings.Join(where, "; ")
+	if len(f.Unreachable) > 0 {
+		msg += ": " + unreachableList(f)
 	}
 	fmt.Fprintf(n.w, "ibkey: %s; what was read is shown above, and what was not is not checked\n", msg)
 	return Exit(ExitIncomplete)

@@ -110,15 +110,7 @@ func partialError(f *fabric.Fabric, err error) error {
 		why = append(why, "the sweep stopped early: "+f.Incomplete)
 	}
 	if n := len(f.Unreachable); n > 0 {
-		var where []string
-		for i, u := range f.Unreachable {
-			if i == 3 {
-				where = append(where, fmt.Sprintf("and %d more", n-3))
-				break
-			}
-			where = append(where, fmt.Sprintf("behind %s (DR path %s): %s", f.Label(u.From), u.Path, u.Error))
-		}
-		why = append(why, fmt.Sprintf("%d %s did not answer, %s", n, pluralWord(n, "node", "nodes"), strings.Join(where, "; ")))
+		why = append(why, fmt.Sprintf("%d %s did not answer, %s", n, pluralWord(n, "node", "nodes"), unreachableList(f)))
 	}
 	if len(why) == 0 {
 		return err
