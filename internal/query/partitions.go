@@ -3,6 +3,7 @@ package query
 import (
 	"fmt"
 	"runtime"
+	"sync"
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/check/partconf"
@@ -23,6 +24,9 @@ type Partitions struct {
 	// --router or a saved sweep): ModelOf models them as such. A port not listed is
 	// a CA port.
 	Types map[check.GUID]check.NodeType
+
+	unlMu       sync.Mutex
+	unl, unlFor *partconf.Model // unlimited's model, and the model it is for
 }
 
 // ReadPartitions reads and parses path. A file that cannot be read is bad input (exit

@@ -84,12 +84,23 @@ func (p *Partitions) portTable(m, prev *partconf.Model, port partconf.Port, reus
 		pt.Dropped = m.DroppedEntries(port.GUID)
 		return pt
 	}
-	// Reprogram needs every entry the port should get, dropped ones included.
-	opt := p.Options
-	opt.TableSize = 0
-	unl := partconf.NewModel(p.Config, []partconf.Port{port}, opt)
+	unl := p.unlimited(m)
 	pt.Slots, pt.Dropped = Reprogram(prev.PKeys(port.GUID), unl.Table(port.GUID), p.Options.TableSize, p.Options.AllowBoth)
 	return pt
+}
+
+// unlimited is m's ports modelled with tables of any size: every entry a port should
+// get, dropped ones included, which Reprogram needs. It is built once for all of m's
+// ports (a model per port read the whole file per port: 23 s for 20,000 ports).
+func (p *Partitions) unlimited(m *partconf.Model) *partconf.Model {
+	p.unlMu.Lock()
+	defer p.unlMu.Unlock()
+	if p.unlFor != m {
+		opt := p.Options
+		opt.TableSize = 0
+		p.unl, p.unlFor = partconf.NewModel(p.Config, m.Ports, opt), m
+	}
+	return p.unl
 }
 
 // Pair is one cell of the who-can-talk grid.
