@@ -286,7 +286,8 @@ func (u *unionFind) union(a, b int) {
 // out (they are isolated; see OnlyDefault and PortReach). The groups' GUIDs are one
 // array, each group in port order, groups in the order of their first port.
 func (u *unionFind) groups(ports []Port) [][]check.GUID {
-	// size[r]: the ports of root r; then where its group starts in all.
+	// size[r]: the ports of root r; once its group is placed, the group's number in
+	// out, negated.
 	size := make([]int32, len(ports))
 	for i := range ports {
 		size[u.find(i)]++

@@ -170,9 +170,9 @@ func NewModel(c *Config, ports []Port, opt Options) *Model {
 		fallbackOps = newOpIndex(applied.Members, m, len(ports))
 	}
 	srcBase := len(applied.Partitions)
-	build := func(bd *builder, lo, hi int) {
+	build := func(bd *builder) {
 		st := newPortState(len(applied.Partitions) + len(src.Partitions) + 1)
-		for ip := lo; ip < hi; ip++ {
+		for ip := bd.lo; ip < bd.hi; ip++ {
 			p := ports[ip]
 			st.reset(ip)
 			// The items of a GUID listed twice in ports are under one place (portOf).
@@ -203,21 +203,20 @@ func NewModel(c *Config, ports []Port, opt Options) *Model {
 	bds := make([]builder, workers)
 	var wg sync.WaitGroup
 	for w := range bds {
-		bds[w] = builder{m: m, sc: &mgrScratch{}, members: make([]int, len(applied.Partitions))}
-		lo, hi := w*len(ports)/workers, (w+1)*len(ports)/workers
+		bds[w] = builder{m: m, sc: &mgrScratch{}, members: make([]int, len(applied.Partitions)),
+			lo: w * len(ports) / workers, hi: (w + 1) * len(ports) / workers}
 		if w == workers-1 {
-			build(&bds[w], lo, hi)
+			build(&bds[w])
 			continue
 		}
 		wg.Add(1)
-		go func() { defer wg.Done(); build(&bds[w], lo, hi) }()
+		go func() { defer wg.Done(); build(&bds[w]) }()
 	}
 	wg.Wait()
 	for w := range bds {
 		bd := &bds[w]
-		lo, hi := w*len(ports)/workers, (w+1)*len(ports)/workers
 		if base := uint32(len(m.chunks) * slotChunk); base > 0 {
-			for i := lo; i < hi; i++ {
+			for i := bd.lo; i < bd.hi; i++ {
 				m.at[i] += base
 			}
 		}
@@ -252,6 +251,7 @@ var (
 // counts, joined into the Model when every range is built.
 type builder struct {
 	m       *Model
+	lo, hi  int // its ports: Ports[lo:hi]
 	sc      *mgrScratch
 	chunks  [][]slot
 	members []int // per partition: ports with an entry
@@ -283,33 +283,42 @@ type opIndex struct {
 }
 
 func newOpIndex(ops []Member, m *Model, ports int) *opIndex {
-	x := &opIndex{ops: ops, starts: make([]int32, ports+1)}
+	group := make([]int32, len(ops)) // each item's port, -1: none
 	for i := range ops {
-		op := &ops[i]
-		if op.Kind != KindGUID {
+		group[i] = -1
+		if ops[i].Kind == KindGUID {
+			if p, ok := m.portOf(ops[i].GUID); ok {
+				group[i] = int32(p)
+			}
+		}
+	}
+	x := groupItems(ops, group, ports)
+	return &x
+}
+
+// groupItems indexes ops by group: group[i] is item i's group (a port, or a GUID's
+// place in Config.GUIDs), -1 for none; the items naming no GUID are the keywords.
+// Each group's items are one run of flat, in file order (a counting sort).
+func groupItems(ops []Member, group []int32, groups int) opIndex {
+	x := opIndex{ops: ops, starts: make([]int32, groups+1)}
+	for i, g := range group {
+		if ops[i].Kind != KindGUID {
 			x.keywords = append(x.keywords, int32(i))
-		} else if p, ok := m.portOf(op.GUID); ok {
-			x.starts[p+1]++
+		} else if g >= 0 {
+			x.starts[g+1]++
 		}
 	}
-	for p := range ports {
-		x.starts[p+1] += x.starts[p]
+	for g := range groups {
+		x.starts[g+1] += x.starts[g]
 	}
-	x.flat = make([]int32, x.starts[ports])
-	next := x.starts[:ports:ports] // where port p's next item goes: moves to starts[p+1]
-	for i := range ops {
-		op := &ops[i]
-		if op.Kind != KindGUID {
-			continue
-		}
-		if p, ok := m.portOf(op.GUID); ok {
-			x.flat[next[p]] = int32(i)
-			next[p]++
+	x.flat = make([]int32, x.starts[groups])
+	next := slices.Clone(x.starts[:groups]) // where each group's next item goes
+	for i, g := range group {
+		if g >= 0 {
+			x.flat[next[g]] = int32(i)
+			next[g]++
 		}
 	}
-	// next was starts shifted by one: put the starts back.
-	copy(x.starts[1:], x.starts[:ports])
-	x.starts[0] = 0
 	return x
 }
 

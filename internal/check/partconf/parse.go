@@ -328,15 +328,11 @@ func (c *Config) GUIDIndex(guid check.GUID) (int, bool) {
 // and the items naming each (the model looked each item up twice more).
 func (c *Config) indexGUIDs() {
 	c.guidIndex = map[check.GUID]int32{}
-	x := &c.byGUID
-	x.ops = c.Members
 	ord := make([]int32, len(c.Members)) // each item's GUID's place in GUIDs, -1: a keyword
-	var counts []int32
 	for i := range c.Members {
 		m := &c.Members[i]
 		if m.Kind != KindGUID {
 			ord[i] = -1
-			x.keywords = append(x.keywords, int32(i))
 			continue
 		}
 		g, ok := c.guidIndex[m.GUID]
@@ -344,25 +340,11 @@ func (c *Config) indexGUIDs() {
 			g = int32(len(c.GUIDs))
 			c.guidIndex[m.GUID] = g
 			c.GUIDs = append(c.GUIDs, m.GUID)
-			counts = append(counts, 0)
 		}
-		counts[g]++
 		ord[i] = g
 	}
 	c.GUIDs = slices.Clip(c.GUIDs)
-	x.starts = make([]int32, len(counts)+1)
-	for g, n := range counts {
-		x.starts[g+1] = x.starts[g] + n
-	}
-	next := counts[:0]
-	next = append(next, x.starts[:len(counts)]...)
-	x.flat = make([]int32, x.starts[len(counts)])
-	for i, g := range ord {
-		if g >= 0 {
-			x.flat[next[g]] = int32(i)
-			next[g]++
-		}
-	}
+	c.byGUID = groupItems(c.Members, ord, len(c.GUIDs))
 }
 
 // Partition returns the partition with this 15-bit key, or nil.
