@@ -105,7 +105,7 @@ func (r AuditResult) NotCheckedSummary() string {
 //     members are all limited, full tables, cabled ports that are not ACTIVE, and
 //     whatever the sweep could not read.
 //
-// The partitions.conf comparison is in internal/check/partconf (CompareFabric).
+// The partitions.conf comparison is in internal/partconf (CompareFabric).
 func Audit(f *Fabric) []check.Finding { return audit(f, AuditOptions{}, false).Findings }
 
 // AuditFabric is Audit with what it did not audit (ports outside the subnet) and what it

@@ -9,7 +9,7 @@ import (
 	"github.com/ibkey/ibkey/internal/check"
 )
 
-// The partitions lab: internal/check/partconf/testdata/lab/net (one switch, four HCAs;
+// The partitions lab: internal/partconf/testdata/lab/net (one switch, four HCAs;
 // HcaA runs OpenSM, so SELF is HcaA) programmed by OpenSM from one of the lab configs
 // beside it, the tables read back with smpquery. The commands that predict tables from
 // a partitions.conf (partitions show, can-talk --partitions) are checked against it.
@@ -52,7 +52,7 @@ var PartconfCases = []PartconfCase{
 	{"nodefault", false}, {"order", false}, {"order", true}, {"mgid", false}, {"smlimited", false},
 }
 
-// PartconfDir is internal/check/partconf/testdata/lab, from whichever package the test
+// PartconfDir is internal/partconf/testdata/lab, from whichever package the test
 // runs in.
 func PartconfDir() string {
 	_, file, _, _ := runtime.Caller(0)

@@ -11,7 +11,7 @@ import (
 )
 
 // The lab, through the command: ibsim simulates the partitions lab net (one switch, four
-// HCAs), OpenSM programs it from each lab config of internal/check/partconf, and
+// HCAs), OpenSM programs it from each lab config of internal/partconf, and
 // smpquery reads back the tables (lab.EachPartconfCase). `ibkey can-talk --partitions`
 // must agree, for every pair of HCA ports and every key, with the P_Key rule applied to
 // the programmed tables. `make fabric-test` runs these (-run 'Lab|Fabric').

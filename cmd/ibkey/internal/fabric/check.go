@@ -11,9 +11,9 @@ import (
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/internal/check"
-	"github.com/ibkey/ibkey/internal/check/partconf"
 	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/fsread"
+	"github.com/ibkey/ibkey/internal/partconf"
 )
 
 // CheckOptions are `ibkey fabric check`'s inputs.

@@ -12,14 +12,14 @@ import (
 )
 
 // The lab, through the CLI: ibsim simulates testdata/lab/net (one switch, four HCAs),
-// OpenSM programs it from each lab config of internal/check/partconf, and smpquery reads
+// OpenSM programs it from each lab config of internal/partconf, and smpquery reads
 // back the tables. `ibkey partitions show -o json` must predict each HCA port's table
 // exactly (keys, memberships and indexes), and `partitions check` must say whether
 // OpenSM rejected the file (can-talk --partitions against the same tables:
 // cmd/ibkey/cantalk_partitions_lab_test.go). `make fabric-test` runs these
 // (-run 'Lab|Fabric').
 
-const partconfLab = "../../../../internal/check/partconf/testdata/lab"
+const partconfLab = "../../../../internal/partconf/testdata/lab"
 
 // labHCAs are HcaA..HcaD of the lab net, with the directed route to each from the switch
 // (the tools attach to the first node, Sw1). HcaA runs OpenSM: SELF.

@@ -1,5 +1,5 @@
 // Package partitions holds `ibkey partitions`: check, show and matrix, which read an
-// OpenSM partitions.conf the way OpenSM does (internal/check/partconf) and render
+// OpenSM partitions.conf the way OpenSM does (internal/partconf) and render
 // what internal/query builds from it.
 package partitions
 
@@ -11,7 +11,7 @@ import (
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/internal/check"
-	"github.com/ibkey/ibkey/internal/check/partconf"
+	"github.com/ibkey/ibkey/internal/partconf"
 )
 
 // NewCmdPartitions is `ibkey partitions` and its subcommands.

@@ -22,7 +22,7 @@ const (
 	reconfAConf  = "../../../../testdata/partitions/reconf-a.conf"
 	reconfBConf  = "../../../../testdata/partitions/reconf-b.conf"
 	headNode     = "0x0002c90300001001"
-	mgidConf     = "../../../../internal/check/partconf/testdata/lab/mgid.conf"
+	mgidConf     = "../../../../internal/partconf/testdata/lab/mgid.conf"
 	routerConf   = "testdata/router.conf"
 	// uncertainConf: `;` right after an mgid= value makes OpenSM read bytes of its line
 	// buffer no line wrote (partconf's lab_parse_test).

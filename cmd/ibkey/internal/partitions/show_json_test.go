@@ -16,7 +16,7 @@ import (
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/jsonschematest"
 	"github.com/ibkey/ibkey/internal/check"
-	"github.com/ibkey/ibkey/internal/check/partconf/partgen"
+	"github.com/ibkey/ibkey/internal/partconf/partgen"
 )
 
 // showConfigs are partitions files of every shape: the committed examples and lab
@@ -25,7 +25,7 @@ import (
 func showConfigs(t *testing.T) []string {
 	t.Helper()
 	var files []string
-	for _, g := range []string{"../../../../testdata/partitions/*.conf", "../../../../internal/check/partconf/testdata/lab/*.conf", "testdata/*.conf"} {
+	for _, g := range []string{"../../../../testdata/partitions/*.conf", "../../../../internal/partconf/testdata/lab/*.conf", "testdata/*.conf"} {
 		m, err := filepath.Glob(g)
 		if err != nil {
 			t.Fatal(err)

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
-	"github.com/ibkey/ibkey/internal/check/partconf"
+	"github.com/ibkey/ibkey/internal/partconf"
 )
 
 // The JSON document of `partitions show` as it was built before it was streamed

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/ibkey/ibkey/internal/check"
-	"github.com/ibkey/ibkey/internal/check/partconf/partgen"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 	ibsimlab "github.com/ibkey/ibkey/internal/lab"
+	"github.com/ibkey/ibkey/internal/partconf/partgen"
 )
 
 // The generated-case test: random topologies (ibsimlab.RandomTopology: chains of switches,

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/ibkey/ibkey/internal/check"
-	"github.com/ibkey/ibkey/internal/check/partconf/partgen"
+	"github.com/ibkey/ibkey/internal/partconf/partgen"
 )
 
 // summaryReference is Summary as it was written first (a list of members per
