@@ -9,7 +9,7 @@ FISHCOMPDIR := $(DESTDIR)$(PREFIX)/share/fish/vendor_completions.d
 
 VERSION    ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 GO         ?= go
-LDFLAGS    := -s -w -X main.version=$(VERSION)
+LDFLAGS    := -s -w -X main.stampedVersion=$(VERSION)
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 export CGO_ENABLED ?= 0
 
@@ -17,18 +17,17 @@ export CGO_ENABLED ?= 0
 
 all: build
 
-## build: bin/ibkey, the front: a static binary that starts fast and runs every
-## command but `exporter` and `watch counters`, for which it execs bin/ibkey-full, the
-## complete ibkey (dynamically linked: libibverbs through purego; Prometheus). See
-## cmd/ibkey/delegate.go. `go build ./cmd/ibkey` alone gives the complete one binary.
+## build: bin/ibkey, the one complete ibkey (every command). On linux/amd64 and arm64 it
+## loads libibverbs at run time through purego for the verbs counters, so it needs glibc's
+## loader (not libibverbs itself).
 build:
-	$(GO) build -trimpath -tags 'ibkey_front ibkey_static' -ldflags '$(LDFLAGS)' -o bin/ibkey ./cmd/ibkey
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/ibkey-full ./cmd/ibkey
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/ibkey ./cmd/ibkey
 
-## build-static: ibkey without the run-time libibverbs loader (purego): a fully static
-## binary for systems without glibc; the verbs counter source then says it is absent.
+## build-static: the same ibkey without the run-time libibverbs loader (build tag
+## ibkey_static): fully static, for hosts without glibc; the verbs counters then say
+## they are absent.
 build-static:
-	$(GO) build -trimpath -tags ibkey_static -ldflags '$(LDFLAGS)' -o bin/ibkey-static ./cmd/ibkey
+	$(GO) build -trimpath -tags ibkey_static -ldflags '$(LDFLAGS)' -o bin/ibkey ./cmd/ibkey
 
 ## kernel-test: the real-kernel tests (one QEMU boot of Debian's kernel with rdma_rxe),
 ## with CI=true so they fail instead of skipping; install with scripts/kernel-lab install.
@@ -104,14 +103,13 @@ fixtures:
 install: build
 	install -d $(BINDIR) $(MANDIR) $(BASHCOMPDIR) $(ZSHCOMPDIR) $(FISHCOMPDIR)
 	install -m 0755 bin/ibkey $(BINDIR)/ibkey
-	install -m 0755 bin/ibkey-full $(BINDIR)/ibkey-full
 	install -m 0644 man/*.1 $(MANDIR)/
 	install -m 0644 completions/ibkey.bash $(BASHCOMPDIR)/ibkey
 	install -m 0644 completions/_ibkey $(ZSHCOMPDIR)/_ibkey
 	install -m 0644 completions/ibkey.fish $(FISHCOMPDIR)/ibkey.fish
 
 uninstall:
-	rm -f $(BINDIR)/ibkey $(BINDIR)/ibkey-full $(BASHCOMPDIR)/ibkey $(ZSHCOMPDIR)/_ibkey $(FISHCOMPDIR)/ibkey.fish
+	rm -f $(BINDIR)/ibkey $(BASHCOMPDIR)/ibkey $(ZSHCOMPDIR)/_ibkey $(FISHCOMPDIR)/ibkey.fish
 	rm -f $(addprefix $(MANDIR)/,$(notdir $(wildcard man/*.1)))
 
 ## demo: ibkey on the embedded demo host (no hardware needed).

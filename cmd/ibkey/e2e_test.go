@@ -16,7 +16,7 @@ func TestEndToEnd(t *testing.T) {
 		t.Skip("builds the binary")
 	}
 	bin := filepath.Join(t.TempDir(), "ibkey")
-	build := exec.Command("go", "build", "-ldflags", "-X main.version=e2e", "-o", bin, ".")
+	build := exec.Command("go", "build", "-ldflags", "-X main.stampedVersion=e2e", "-o", bin, ".")
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
@@ -41,6 +41,11 @@ func TestEndToEnd(t *testing.T) {
 		{[]string{"decode", "pkey", "0x8001", "-o", "json"}, nil, 0, `"membership": "full"`, ""},
 		{[]string{"--sysfs", "/nonexistent", "devices"}, nil, 3, "", "no RDMA devices"},
 		{[]string{"frobnicate"}, nil, 2, "", `unknown command "frobnicate"`},
+		// One binary: the words of commands that once ran in a second binary are plain
+		// arguments elsewhere, and those commands run here.
+		{[]string{"decode", "pkey", "counters"}, nil, 2, "", `ibkey: invalid P_Key "counters"`},
+		{[]string{"exporter", "--help"}, nil, 0, "Usage:", ""},
+		{[]string{"--sysfs", fixture, "watch", "counters", "--once", "-o", "json"}, nil, 0, `"port_rcv_constraint_errors"`, ""},
 		{[]string{"completion", "bash"}, nil, 0, "__start_ibkey", ""},
 		{[]string{"can-talk", "0x8001", "0x0001"}, nil, 0, "YES: 0x8001 and 0x0001 can talk\n", ""},
 		{[]string{"--demo", "can-talk", "mlx5_1/1", "0x0002"}, nil, 1, "NO: mlx5_1/1 and 0x0002 cannot talk\n", "demo host"},

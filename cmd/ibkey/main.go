@@ -9,19 +9,54 @@ package main
 import (
 	"context"
 	"os"
+	"runtime/debug"
 	"time"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 )
 
-// version is stamped by the Makefile with -ldflags "-X main.version=...".
-var version = "dev"
+// stampedVersion is set by the Makefile with -ldflags "-X main.stampedVersion=...".
+var stampedVersion string
+
+// version is ibkey's version: the Makefile's stamp, else the module version or VCS
+// revision the go command recorded (`go install ./cmd/ibkey@v1.2.3`, or a build in a
+// git checkout: runtime/debug.ReadBuildInfo), else "dev".
+func version() string {
+	if stampedVersion != "" {
+		return stampedVersion
+	}
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "dev"
+	}
+	if v := info.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	var rev, dirty string
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = "-dirty"
+			}
+		}
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if rev == "" {
+		return "dev"
+	}
+	return rev + dirty
+}
 
 func main() {
 	streams := cmdutil.SystemIOStreams()
 	f := cmdutil.NewFactory(streams, os.Getenv, time.Now)
 	args := os.Args[1:]
-	root := newRootCmdFor(f, args)
+	root := newRootCmd(f)
 	// The one signal handler of the process: SIGINT, SIGTERM, SIGHUP and SIGQUIT cancel
 	// ctx, which every command receives through cobra; a command cleans up and returns
 	// (the screen restores the terminal, a fabric transport gives its slot back).

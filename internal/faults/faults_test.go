@@ -51,16 +51,13 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "faults:", err)
 		os.Exit(1)
 	}
-	// The two binaries `make build` ships: the static front, which execs ibkey-full
-	// (beside it) for exporter and watch counters (cmd/ibkey/delegate.go).
+	// The binary `make build` ships.
 	bin = filepath.Join(dir, "ibkey")
-	for _, b := range []struct{ out, tags string }{{bin, "ibkey_front ibkey_static"}, {filepath.Join(dir, "ibkey-full"), ""}} {
-		build := exec.Command("go", "build", "-trimpath", "-tags", b.tags, "-o", b.out, "github.com/ibkey/ibkey/cmd/ibkey")
-		build.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if out, err := build.CombinedOutput(); err != nil {
-			fmt.Fprintf(os.Stderr, "faults: go build: %v\n%s", err, out)
-			os.Exit(1)
-		}
+	build := exec.Command("go", "build", "-trimpath", "-o", bin, "github.com/ibkey/ibkey/cmd/ibkey")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "faults: go build: %v\n%s", err, out)
+		os.Exit(1)
 	}
 	code := m.Run()
 	os.RemoveAll(dir)

@@ -6,9 +6,9 @@ import (
 	"fmt"
 
 	"github.com/ibkey/ibkey/internal/check"
-	"github.com/ibkey/ibkey/internal/check/partconf"
 	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/ibverbs"
+	"github.com/ibkey/ibkey/internal/partconf"
 )
 
 // ResolvedEndpoint is a can-talk endpoint ready for check.CanTalk.

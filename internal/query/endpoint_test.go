@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/ibkey/ibkey/internal/check"
-	"github.com/ibkey/ibkey/internal/check/partconf"
 	"github.com/ibkey/ibkey/internal/fakesysfs"
 	"github.com/ibkey/ibkey/internal/ibverbs"
+	"github.com/ibkey/ibkey/internal/partconf"
 )
 
 const mlx5Fixture = "../../testdata/sysfs/mlx5"

@@ -8,10 +8,10 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/ibkey/ibkey/internal/check/partconf"
 	"github.com/ibkey/ibkey/internal/fakesysfs"
 	"github.com/ibkey/ibkey/internal/fsread"
 	"github.com/ibkey/ibkey/internal/ibverbs"
+	"github.com/ibkey/ibkey/internal/partconf"
 	"github.com/ibkey/ibkey/internal/textsafe"
 )
 

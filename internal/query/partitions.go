@@ -6,8 +6,8 @@ import (
 	"sync"
 
 	"github.com/ibkey/ibkey/internal/check"
-	"github.com/ibkey/ibkey/internal/check/partconf"
 	"github.com/ibkey/ibkey/internal/fsread"
+	"github.com/ibkey/ibkey/internal/partconf"
 )
 
 // Partitions is an OpenSM partitions.conf read from a file, and how OpenSM runs with it.

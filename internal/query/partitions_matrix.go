@@ -4,7 +4,7 @@ import (
 	"sort"
 
 	"github.com/ibkey/ibkey/internal/check"
-	"github.com/ibkey/ibkey/internal/check/partconf"
+	"github.com/ibkey/ibkey/internal/partconf"
 )
 
 // This file builds what `ibkey partitions show` and `matrix` print, as values: the

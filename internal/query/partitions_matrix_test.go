@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/ibkey/ibkey/internal/check"
-	"github.com/ibkey/ibkey/internal/check/partconf"
+	"github.com/ibkey/ibkey/internal/partconf"
 )
 
 func slotsText(ss []Slot) string {

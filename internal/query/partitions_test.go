@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/ibkey/ibkey/internal/check"
-	"github.com/ibkey/ibkey/internal/check/partconf"
+	"github.com/ibkey/ibkey/internal/partconf"
 )
 
 const reconfPort = 0x0002c90300000211

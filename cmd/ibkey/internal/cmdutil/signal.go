@@ -2,43 +2,26 @@ package cmdutil
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
-
-	"github.com/ibkey/ibkey/cmd/ibkey/internal/earlysig"
 )
 
 // Signals are the signals that end a command: main turns them into the cancellation of
 // the one process context (SignalContext); nothing else in ibkey registers a handler.
 // SIGHUP (the terminal closed) and SIGQUIT must clean up like SIGINT and SIGTERM: a
 // watch on the fabric gives its ibsim client slot back, the screen restores the terminal.
-var Signals = earlysig.Signals
+var Signals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
 
 // SignalContext is the process context: cancelled when one of Signals arrives. Only
-// main calls it; commands get the context through cobra (Context). The signals are
-// those earlysig registered at process start, so one that came during package
-// initialisation cancels ctx at once. The cause says which signal, in os/signal's
-// words ("terminated signal received"); stop cancels ctx and restores the signals'
-// default action (signal.Stop), as signal.NotifyContext's stop does.
+// main calls it; commands get the context through cobra (Context). The cause says which
+// signal, in os/signal's words ("terminated signal received"); stop cancels ctx and
+// restores the signals' default action.
 func SignalContext(parent context.Context) (ctx context.Context, stop context.CancelFunc) {
-	signal.Notify(earlysig.C, Signals...) // again, in case an earlier stop unregistered it
-	ctx, cancel := context.WithCancelCause(parent)
-	go func() {
-		select {
-		case s := <-earlysig.C:
-			cancel(errors.New(s.String() + " signal received"))
-		case <-ctx.Done():
-		}
-	}()
-	return ctx, func() {
-		cancel(nil)
-		signal.Stop(earlysig.C)
-	}
+	return signal.NotifyContext(parent, Signals...)
 }
 
 // signalOf is the signal that cancelled a SignalContext, from its cause. os/signal

@@ -1,6 +1,0 @@
-//go:build !ibkey_front
-
-package earlysig
-
-// execFull does nothing: this binary runs every command itself.
-func execFull() {}
