@@ -23,6 +23,12 @@ func FuzzDecode(f *testing.F) {
 		}
 		parseAll(p.Data)
 		parseAll(b)
+		if p.SA != nil {
+			p.SA.Cut()
+			if n := p.SA.Records(); n < 0 || n > saDataSize/8 {
+				t.Fatalf("%d records in one MAD", n)
+			}
+		}
 	})
 }
 
@@ -34,6 +40,9 @@ func parseAll(d []byte) {
 	ParseSwitchInfo(d)
 	ParseClassPortInfo(d)
 	ParsePortCounters(d)
+	ParsePathRecord(d)
+	ParsePKeyTableRecord(d)
+	ParseMCMemberRecord(d)
 }
 
 // FuzzParseDRPath: a path that parses prints back to itself and encodes.

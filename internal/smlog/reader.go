@@ -1,0 +1,227 @@
+package smlog
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+)
+
+// bufSize is how much of the log is read at once. A line longer than that (no
+// OpenSM line is: LOG_ENTRY_SIZE_MAX is 4096) is cut there and its rest skipped.
+const bufSize = 1 << 20
+
+// lineReader splits what it reads into lines and hands them to an Assembler, with a
+// buffer of fixed size: memory does not grow with the log.
+type lineReader struct {
+	a    *Assembler
+	buf  []byte
+	n    int  // bytes held in buf
+	skip bool // dropping the rest of an over-long line
+	// Read counts the bytes read.
+	Read int64
+}
+
+func newLineReader(a *Assembler) *lineReader {
+	return &lineReader{a: a, buf: make([]byte, bufSize)}
+}
+
+// fill reads once from r into the buffer and hands over every whole line. It
+// returns what Read returned.
+func (lr *lineReader) fill(r io.Reader) (int, error) {
+	m, err := r.Read(lr.buf[lr.n:])
+	lr.n += m
+	lr.Read += int64(m)
+	data := lr.buf[:lr.n]
+	start := 0
+	for {
+		i := bytes.IndexByte(data[start:], '\n')
+		if i < 0 {
+			break
+		}
+		line := data[start : start+i]
+		start += i + 1
+		if lr.skip {
+			lr.skip = false
+			continue
+		}
+		if len(line) > 0 && line[len(line)-1] == '\r' {
+			line = line[:len(line)-1]
+		}
+		lr.a.Line(line)
+	}
+	rest := copy(lr.buf, data[start:])
+	lr.n = rest
+	if lr.n == len(lr.buf) {
+		// A line longer than the buffer: hand over what there is, drop the rest.
+		if !lr.skip {
+			lr.a.Line(lr.buf[:lr.n])
+		}
+		lr.n, lr.skip = 0, true
+	}
+	return m, err
+}
+
+// end hands over a last line without a newline.
+func (lr *lineReader) end() {
+	if lr.n > 0 && !lr.skip {
+		lr.a.Line(lr.buf[:lr.n])
+	}
+	lr.n, lr.skip = 0, false
+}
+
+// Read reads a whole log from r into a, then flushes the events still pending.
+// It stops early when ctx ends, returning its error.
+func Read(ctx context.Context, r io.Reader, a *Assembler) error {
+	lr := newLineReader(a)
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		_, err := lr.fill(r)
+		if errors.Is(err, io.EOF) {
+			lr.end()
+			a.Flush()
+			return nil
+		}
+		if err != nil {
+			lr.end()
+			a.Flush()
+			return err
+		}
+	}
+}
+
+// FollowOptions tune Follow.
+type FollowOptions struct {
+	// Poll is how often a quiet log is checked for growth, rotation and truncation
+	// (default 250ms).
+	Poll time.Duration
+	// Quiet flushes events still waiting for lines after the log has been quiet
+	// this long (default 1s): OpenSM writes an event's lines at once.
+	Quiet time.Duration
+	// FromEnd starts at the end of the file instead of its beginning.
+	FromEnd bool
+	// Notice receives what Follow noticed about the file (rotated, truncated,
+	// missing), for a note on stderr; nil to ignore.
+	Notice func(string)
+}
+
+// Follow reads the log at path as `tail -F` does, until ctx ends: to its end, then
+// whatever is written after, surviving rotation. A log renamed away (logrotate's
+// create mode, then OpenSM's SIGUSR1 reopening) is read to its end and the new file at
+// path from its start; a log truncated in place (logrotate's copytruncate, OpenSM's
+// own log_max_size) is read again from its start. A missing file is waited for.
+func Follow(ctx context.Context, path string, a *Assembler, o FollowOptions) error {
+	if o.Poll <= 0 {
+		o.Poll = 250 * time.Millisecond
+	}
+	if o.Quiet <= 0 {
+		o.Quiet = time.Second
+	}
+	note := func(s string) {
+		if o.Notice != nil {
+			o.Notice(s)
+		}
+	}
+	lr := newLineReader(a)
+	var f *os.File
+	var off int64
+	open := func(fromEnd bool) error {
+		nf, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		if fromEnd {
+			if off, err = nf.Seek(0, io.SeekEnd); err != nil {
+				nf.Close()
+				return err
+			}
+		} else {
+			off = 0
+		}
+		f = nf
+		return nil
+	}
+	if err := open(o.FromEnd); err != nil {
+		return err
+	}
+	defer func() {
+		if f != nil {
+			f.Close()
+		}
+	}()
+	quietSince := time.Now()
+	missing := false
+	for {
+		// Read what there is.
+		for {
+			m, err := lr.fill(f)
+			off += int64(m)
+			if m > 0 {
+				quietSince = time.Now()
+			}
+			if err != nil && !errors.Is(err, io.EOF) {
+				return fmt.Errorf("reading %s: %w", path, err)
+			}
+			if m == 0 {
+				break
+			}
+			if err := ctx.Err(); err != nil {
+				return nil
+			}
+		}
+		if time.Since(quietSince) >= o.Quiet {
+			a.Flush() // a partial last line stays: OpenSM may be writing it
+		}
+		select {
+		case <-ctx.Done():
+			lr.end()
+			a.Flush()
+			return nil
+		case <-time.After(o.Poll):
+		}
+		// Rotated, truncated, or gone?
+		cur, err := f.Stat()
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		st, err := os.Stat(path)
+		switch {
+		case err != nil:
+			if !missing {
+				note(fmt.Sprintf("%s is gone (rotated?): waiting for it to come back", path))
+				missing = true
+			}
+		case !sameFile(cur, st):
+			// Renamed away and recreated: what was written to the old file after
+			// the last read is read first.
+			lr.fill(f)
+			lr.end()
+			f.Close()
+			f = nil
+			if err := open(false); err != nil {
+				return fmt.Errorf("%s: %w", path, err)
+			}
+			missing = false
+			note(fmt.Sprintf("%s was rotated: reading the new file from its start", path))
+		case cur.Size() < off:
+			// Truncated in place.
+			lr.end()
+			if _, err := f.Seek(0, io.SeekStart); err != nil {
+				return fmt.Errorf("%s: %w", path, err)
+			}
+			off = 0
+			missing = false
+			note(fmt.Sprintf("%s was truncated: reading it again from its start", path))
+		default:
+			missing = false
+		}
+	}
+}
+
+// sameFile: the same device and inode.
+func sameFile(a, b os.FileInfo) bool { return os.SameFile(a, b) }
