@@ -67,11 +67,14 @@ func SASet(ctx context.Context, sockName, node string, smLID uint16, attr uint16
 }
 
 // JoinRequest is an MCMemberRecord join: portGID joins mgid as a full member; QKey
-// and PKey, when not zero, are given too (component mask Q_Key, P_Key).
+// and PKey, when not zero, are given too (component mask Q_Key, P_Key). Create adds
+// what OpenSM needs to create a group that does not exist (the TClass, SL, FlowLabel
+// and HopLimit components, o15-0.2.3).
 type JoinRequest struct {
 	MGID, PortGID mad.GID
 	QKey          uint32
 	PKey          uint16
+	Create        bool
 }
 
 // Join sends the join from a client attached at node to the SA at smLID and returns
@@ -89,6 +92,9 @@ func (l *Lab) Join(ctx context.Context, node string, smLID uint16, j JoinRequest
 		binary.BigEndian.PutUint16(rec[40:], j.PKey)
 		comp |= mcrCompPKey
 	}
+	if j.Create {
+		comp |= 1<<6 | 1<<12 | 1<<13 | 1<<14 // TClass, SL, FlowLabel, HopLimit (zero)
+	}
 	rec[48] = 1 // JoinState: full member
 	return SASet(ctx, l.SockName, node, smLID, attrMCMember, comp, 0, rec)
 }
@@ -103,5 +109,6 @@ func (l *Lab) SubscribeTrap(ctx context.Context, node string, smLID uint16, trap
 	rec[23] = 1                                  // Subscribe
 	binary.BigEndian.PutUint16(rec[24:], 0xffff) // Type: any
 	binary.BigEndian.PutUint16(rec[26:], trap)
+	rec[33], rec[34], rec[35] = 0xff, 0xff, 0xff // ProducerType: any
 	return SASet(ctx, l.SockName, node, smLID, attrInformInfo, 0, smKey, rec)
 }

@@ -80,6 +80,7 @@ func (a *Assembler) Line(line []byte) {
 	}
 	switch msg[0] {
 	case 'E', 'R', 'B', 'P', 'I', 'M', 'D', 'F', 'U', 'r', 'C', 'G', 'O', 'p':
+		// The first letters of the catalogue's messages.
 	default:
 		return
 	}
@@ -249,6 +250,13 @@ func (a *Assembler) message(r record, line []byte) {
 		a.trapDetail(r, line)
 	case has(msg, "Reporting Security Notice "):
 		a.trapReport(r, line)
+	case has(msg, "Generic Notice dump"):
+		// The verbose dump of the trap being handled (osm_dump_notice_v2); its
+		// continuation lines follow.
+		if p := a.findPending(r.thread, "report"); p != nil {
+			a.add(p, r, line)
+			p.dump = true
+		}
 	case has(msg, "Ignoring noisy traps") || has(msg, "Cannot find port corresponding to lid:"):
 		// No report follows (osm_trap_rcv.c): the trap is whole as it is.
 		for _, p := range a.pending {
@@ -313,7 +321,7 @@ func (a *Assembler) message(r record, line []byte) {
 		a.emit(ev)
 	case r.level == LevelSys && has(msg, "Found remote SM ("):
 		// The sys copy of ERR 2F18 (osm_sminfo_rcv.c): the error line is the event.
-	case len(a.prefix) == 0 && r.fn != nil && r.level == LevelError|LevelInfo && has(msg, "OpenSM "):
+	case len(a.prefix) == 0 && r.fn != nil && has(msg, "OpenSM ") && msg[7] >= '0' && msg[7] <= '9':
 		// "PREFIX: OpenSM 3.3.23", the first line of a run (osm_opensm_init logs
 		// it without a function): the log has log_prefix set.
 		a.prefix = append(append([]byte(nil), r.fn...), ':', ' ')

@@ -223,13 +223,25 @@ func hex4(n int) string {
 	return string([]byte{digits[n>>12&0xf], digits[n>>8&0xf], digits[n>>4&0xf], digits[n&0xf]})
 }
 
-func updating() bool {
+// recording says whether to save what the lab wrote in testdata: with -update (the
+// golden package's flag) when the file is not there yet, or when IBKEY_SMLOG_RECORD=1
+// asks for a new recording. A new recording changes every time stamp and thread
+// number, and with them the goldens made from it, so `go test ./... -update` alone
+// does not make one.
+func recording() bool {
 	f := flag.Lookup("update")
-	return f != nil && f.Value.String() == "true"
+	if f == nil || f.Value.String() != "true" {
+		return false
+	}
+	if os.Getenv("IBKEY_SMLOG_RECORD") == "1" {
+		return true
+	}
+	_, err := os.Stat(filepath.Join("testdata", "lab.log"))
+	return err != nil
 }
 
 // TestLabLog runs the lab and checks that every event OpenSM logged is read as it
-// happened; with -update it saves the log for the other tests.
+// happened; recording() says when it saves the log for the other tests.
 func TestLabLog(t *testing.T) {
 	if testing.Short() {
 		t.Skip("lab: -short")
@@ -237,7 +249,7 @@ func TestLabLog(t *testing.T) {
 	rec := recordLab(t)
 	evs := readAll(t, rec.log)
 	checkLabEvents(t, evs)
-	if updating() {
+	if recording() {
 		dir := filepath.Join("testdata")
 		if err := os.WriteFile(filepath.Join(dir, "lab.log"), []byte(rec.log), 0o644); err != nil {
 			t.Fatal(err)

@@ -24,7 +24,9 @@ func FuzzDecode(f *testing.F) {
 		parseAll(p.Data)
 		parseAll(b)
 		if p.SA != nil {
-			p.SA.Cut()
+			if p.SA.Cut() && p.SA.RMPPFlags&rmppFlagActive == 0 {
+				t.Fatal("a reply without RMPP taken as cut")
+			}
 			if n := p.SA.Records(); n < 0 || n > saDataSize/8 {
 				t.Fatalf("%d records in one MAD", n)
 			}
