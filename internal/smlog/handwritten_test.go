@@ -65,10 +65,14 @@ var handWritten = []struct {
 		func(e *Event) bool { return e.Kind == KindSMKeyMismatch && e.Key == 2 && e.From.LID == 7 }},
 	{"0502", "osm_pkey_mgr.c; an allocation failure",
 		"Nov 28 10:00:00 000013 [AB12] 0x01 -> pkey_mgr_process_physical_port: ERR 0502: Failed to allocate new pending pkey entry for node 0x0002c90300000210 port 1",
-		func(e *Event) bool { return e.Kind == KindProgramFailed && e.From.NodeGUID == 0x0002c90300000210 && e.From.Num == 1 }},
+		func(e *Event) bool {
+			return e.Kind == KindProgramFailed && e.From.NodeGUID == 0x0002c90300000210 && e.From.Num == 1
+		}},
 	{"0505", "osm_pkey_mgr.c; an allocation failure",
 		"Nov 28 10:00:00 000014 [AB12] 0x01 -> pkey_mgr_update_port: ERR 0505: Failed to set PKey 0x8001 in block 0 idx 3 for node 0x0002c90300000210 port 1 (HcaB)",
-		func(e *Event) bool { return e.Kind == KindProgramFailed && e.Key == 0x8001 && e.From.NodeDesc == "HcaB" }},
+		func(e *Event) bool {
+			return e.Kind == KindProgramFailed && e.Key == 0x8001 && e.From.NodeDesc == "HcaB"
+		}},
 	{"0506", "osm_pkey_mgr.c; a Set OpenSM could not send (not one that got no answer)",
 		"Nov 28 10:00:00 000015 [AB12] 0x01 -> pkey_mgr_update_port: ERR 0506: pkey_mgr_update_pkey_entry() failed to update pkey table block 0 for node 0x0002c90300000210 port 1 (HcaB)",
 		func(e *Event) bool { return e.Kind == KindProgramFailed && e.From.Num == 1 }},
@@ -77,7 +81,9 @@ var handWritten = []struct {
 		func(e *Event) bool { return e.Kind == KindProgramFailed && e.From.NodeDesc == "Sw1" && e.From.Num == 2 }},
 	{"blocks", "osm_pkey_mgr.c; needs a port whose PartitionCap shrinks between sweeps",
 		"Nov 28 10:00:00 000017 [AB12] 0x02 -> pkey_mgr_update_port: Max number of blocks reduced from 4 to 2 for node 0x0002c90300000210 port 1 (HcaB)",
-		func(e *Event) bool { return e.Kind == KindTableShrunk && e.From.NodeDesc == "HcaB" && e.Detail == "from 4 to 2 blocks of 32 entries" }},
+		func(e *Event) bool {
+			return e.Kind == KindTableShrunk && e.From.NodeDesc == "HcaB" && e.Detail == "from 4 to 2 blocks of 32 entries"
+		}},
 	{"mcgroup", "osm_prtn.c; an allocation failure",
 		"Nov 28 10:00:00 000018 [AB12] 0x01 -> osm_prtn_add_mcgroup: Failed to create MC group (ff12:401b:8001::ffff:ffff) with pkey 0x8001",
 		func(e *Event) bool {
