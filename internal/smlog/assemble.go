@@ -19,6 +19,29 @@ type Assembler struct {
 	Emit func(*Event)
 	// Names collects what the log says of ports: GUIDs by LID, descriptions by GUID.
 	Names *Names
+	// NoLines leaves Event.Lines empty: a caller that prints no log lines saves
+	// copying them.
+	NoLines bool
+
+	free []*Event // events given back (Recycle), reused by newEvent
+
+	// Repeats (a trap storm) are read once: the last time stamp's second, the last
+	// trap header (up to its TID) and detail line, with what they said.
+	lastStamp [15]byte
+	lastSec   time.Time
+	hdr       []byte
+	hdrNum    uint64
+	hdrLID    uint64
+	detail    []byte
+	detailV   trapDetailV
+	report    []byte
+	reportV   reportV
+	freeP     []*pending
+	// recent are the last one-line ERR events by message (errCode), capture the
+	// message of the one being parsed.
+	recent     [8]recentEvent
+	nextRecent int
+	capture    []byte
 
 	loc       *time.Location
 	ref       time.Time // the year is inferred from it (the log's last write, or now)
@@ -37,6 +60,7 @@ type Assembler struct {
 type queued struct {
 	ev   *Event
 	done bool
+	p    *pending // the pending event it is the storage of, reused once delivered
 }
 
 // pending is an event still collecting lines.
@@ -48,6 +72,7 @@ type pending struct {
 	want string
 	dump bool // the verbose notice dump of this trap is being read
 	q    *queued
+	qv   queued // q's storage: one allocation for both
 }
 
 // NewAssembler makes an assembler for a log last written at ref (the log has no year:
@@ -63,6 +88,9 @@ func NewAssembler(ref time.Time, loc *time.Location, emit func(*Event)) *Assembl
 // Line handles one line of the log, without its newline.
 func (a *Assembler) Line(line []byte) {
 	a.line++
+	if len(a.pending) == 0 && a.last == nil && !a.candidate(line) {
+		return
+	}
 	r, ok := splitLine(line, a.prefix)
 	if !ok {
 		if a.last != nil && a.last.dump {
@@ -85,6 +113,64 @@ func (a *Assembler) Line(line []byte) {
 		return
 	}
 	a.message(r, line)
+}
+
+// candidate is the fast look at a line when no event is pending: whether it may be
+// one of the catalogue's (doc.go) by its level and its first bytes, without
+// splitting it. A log is mostly lines of other levels and messages; most are
+// passed over here.
+func (a *Assembler) candidate(line []byte) bool {
+	// "MMM DD HH:MM:SS UUUUUU [THREAD] 0xLL -> "
+	if len(line) < stampLen+12 || line[stampLen+1] != '[' {
+		return false // a continuation line, with nothing pending: nothing to do
+	}
+	j := stampLen + 2
+	for j < len(line) && line[j] != ']' && j < stampLen+2+20 {
+		j++
+	}
+	if j+10 > len(line) || line[j] != ']' || line[j+3] != 'x' {
+		return true // let splitLine decide
+	}
+	lv, ok := hexByte(line[j+4], line[j+5])
+	if !ok {
+		return true
+	}
+	msg := line[j+10:]
+	if len(a.prefix) > 0 && bytes.HasPrefix(msg, a.prefix) {
+		msg = msg[len(a.prefix):]
+	}
+	if len(msg) == 0 {
+		return false
+	}
+	switch {
+	case Level(lv)&LevelError != 0:
+		return true // every error line: they are few, and most are events
+	case Level(lv) == LevelInfo:
+		// osm_inform.c log_notice, osm_pkey_mgr.c pkey_mgr_update_port and
+		// osm_inform.c is_access_permitted are the info-level messages of the
+		// catalogue; with a log_prefix not learned yet the first byte is the
+		// prefix's.
+		switch msg[0] {
+		case 'l', 'p', 'i':
+			return bytes.HasPrefix(msg, []byte("log_notice: Reporting Security")) ||
+				bytes.HasPrefix(msg, []byte("pkey_mgr_update_port: Max")) ||
+				bytes.HasPrefix(msg, []byte("is_access_permitted: MGID"))
+		}
+		return len(a.prefix) == 0 && a.line < 16 // "PREFIX: OpenSM 3.3.23" (level 0x80 or the log flags)
+	case Level(lv)&LevelVerbose != 0:
+		// The verbose messages of the catalogue come from partition_add_flag,
+		// parse_group_flag, partition_add_port, parse_mgroup_flags (PARSE WARN),
+		// osm_prtn_make_new, osm_prtn_make_partitions, mcmr_rcv_join_mgrp,
+		// trap_rcv_process_request, and the notice dump, which has no function.
+		switch msg[0] {
+		case 'p', 'o', 'm', 't', 'G':
+			return true
+		}
+		return len(a.prefix) == 0 && a.line < 16
+	case Level(lv)&LevelSys != 0:
+		return len(a.prefix) == 0
+	}
+	return false // debug, function, frame and routing levels
 }
 
 // other closes the thread's pending events that r shows are over: OpenSM logs a trap's
@@ -141,8 +227,24 @@ func (a *Assembler) done(p *pending) {
 	a.drain()
 }
 
-// emit queues a whole event behind the ones still collecting lines.
+// emit hands over a whole event, or queues it behind the ones still collecting lines.
 func (a *Assembler) emit(ev *Event) {
+	if a.capture != nil {
+		// errCode's one-line event: kept as the template of its message's repeats.
+		c := &a.recent[a.nextRecent]
+		a.nextRecent = (a.nextRecent + 1) % len(a.recent)
+		c.msg = append(c.msg[:0], a.capture...)
+		if c.tmpl == nil {
+			c.tmpl = new(Event)
+		}
+		*c.tmpl = *ev
+		c.tmpl.Lines = nil
+		a.capture = nil
+	}
+	if len(a.queue) == 0 {
+		a.deliver(ev)
+		return
+	}
 	a.queue = append(a.queue, &queued{ev: ev, done: true})
 	a.drain()
 }
@@ -151,7 +253,11 @@ func (a *Assembler) emit(ev *Event) {
 func (a *Assembler) drain() {
 	n := 0
 	for n < len(a.queue) && a.queue[n].done {
-		a.deliver(a.queue[n].ev)
+		q := a.queue[n]
+		a.deliver(q.ev)
+		if q.p != nil && len(a.freeP) < 64 && a.last != q.p {
+			a.freeP = append(a.freeP, q.p)
+		}
 		n++
 	}
 	if n > 0 {
@@ -162,7 +268,7 @@ func (a *Assembler) drain() {
 }
 
 func (a *Assembler) deliver(ev *Event) {
-	if ev.Kind == KindBadPKey || ev.Kind == KindBadQKey || ev.Kind == KindBadSwitchPKey || ev.Kind == KindBadMKey {
+	if (ev.Kind == KindBadPKey || ev.Kind == KindBadQKey || ev.Kind == KindBadSwitchPKey || ev.Kind == KindBadMKey) && ev.Reporter.GUID != 0 {
 		a.Names.learnTrap(ev)
 	}
 	if a.Emit != nil {
@@ -173,6 +279,26 @@ func (a *Assembler) deliver(ev *Event) {
 // stamp reads the line's time, inferring the year: the first line's from ref, then
 // one more each time the month goes back (December to January).
 func (a *Assembler) stamp(s []byte) time.Time {
+	// Lines come many to a second: the second's time is kept, the microseconds added.
+	if len(s) == stampLen && a.lastSec != (time.Time{}) && string(s[:15]) == string(a.lastStamp[:]) {
+		us := 0
+		for _, c := range s[16:22] {
+			if c < '0' || c > '9' {
+				return time.Time{}
+			}
+			us = us*10 + int(c-'0')
+		}
+		return a.lastSec.Add(time.Duration(us) * time.Microsecond)
+	}
+	t := a.stampSlow(s)
+	if !t.IsZero() {
+		copy(a.lastStamp[:], s[:15])
+		a.lastSec = t.Truncate(time.Second)
+	}
+	return t
+}
+
+func (a *Assembler) stampSlow(s []byte) time.Time {
 	if a.year == 0 {
 		_, m, ok := stampTime(s, 2000, a.loc)
 		if !ok {
@@ -197,12 +323,36 @@ func (a *Assembler) stamp(s []byte) time.Time {
 }
 
 func (a *Assembler) newEvent(k Kind, r record, line []byte) *Event {
-	return &Event{Kind: k, Time: a.stamp(r.stamp), Line: a.line, SL: -1, From: unknownPort(), To: unknownPort(),
-		Reporter: unknownPort(), SwitchPort: -1, Level: r.level, Lines: []string{string(line)}}
+	var ev *Event
+	if n := len(a.free); n > 0 {
+		ev = a.free[n-1]
+		a.free = a.free[:n-1]
+		lines := ev.Lines[:0]
+		*ev = Event{Lines: lines}
+	} else {
+		ev = &Event{}
+	}
+	ev.Kind, ev.Time, ev.Line, ev.SL, ev.SwitchPort, ev.Level = k, a.stamp(r.stamp), a.line, -1, -1, r.level
+	ev.From, ev.To, ev.Reporter = unknownPort(), unknownPort(), unknownPort()
+	if !a.NoLines {
+		ev.Lines = append(ev.Lines, string(line))
+	}
+	return ev
+}
+
+// Recycle gives back an event Emit handed over, once nothing refers to it any more:
+// the next one reuses it (a trap storm is millions of events, most of them repeats
+// that are only counted).
+func (a *Assembler) Recycle(ev *Event) {
+	if len(a.free) < 64 {
+		a.free = append(a.free, ev)
+	}
 }
 
 func (a *Assembler) add(p *pending, r record, line []byte) {
-	p.ev.Lines = append(p.ev.Lines, string(line))
+	if !a.NoLines {
+		p.ev.Lines = append(p.ev.Lines, string(line))
+	}
 	if r.level&LevelError != 0 || p.ev.Level == 0 {
 		p.ev.Level |= r.level & LevelError
 	}
@@ -219,7 +369,19 @@ func (a *Assembler) findPending(thread []byte, want string) *pending {
 }
 
 func (a *Assembler) hold(ev *Event, thread []byte, want string) *pending {
-	p := &pending{thread: string(thread), ev: ev, want: want, q: &queued{ev: ev}}
+	var p *pending
+	if n := len(a.freeP); n > 0 {
+		p = a.freeP[n-1]
+		a.freeP = a.freeP[:n-1]
+		if p.thread != string(thread) {
+			p.thread = string(thread)
+		}
+		p.ev, p.want, p.dump, p.qv = ev, want, false, queued{}
+	} else {
+		p = &pending{thread: string(thread), ev: ev, want: want}
+	}
+	p.q = &p.qv
+	p.qv.ev, p.qv.p = ev, p
 	a.queue = append(a.queue, p.q)
 	a.pending = append(a.pending, p)
 	a.last = p
@@ -235,6 +397,50 @@ func (a *Assembler) release(p *pending) {
 	}
 	a.done(p)
 }
+
+// The formats of the messages read, compiled once (scanf).
+var (
+	fmt0  = mustCompile("PARSE WARN: line %d: %s")
+	fmt1  = mustCompile("IP MC group (%s) specified with %s")
+	fmt2  = mustCompile("Max number of blocks reduced from %u to %u for node 0x%x port %u (%s)")
+	fmt3  = mustCompile("MGID %s and port GUID:0x%x do not share same pkey")
+	fmt4  = mustCompile("Failed to create MC group (%s) with pkey 0x%x")
+	fmt5  = mustCompile("Ports 0x%x (%s port %d) and 0x%x (%s port %d) do not share specified PKey 0x%x")
+	fmt6  = mustCompile("Ports src 0x%x (%s port %d) and dst 0x%x (%s port %d) do not share the specified PKey 0x%x")
+	fmt7  = mustCompile("Ports src 0x%x (%s port %d) and dst 0x%x (%s port %d) do not have any shared PKeys")
+	fmt8  = mustCompile("QoS level \"%s\" doesn't define specified PKey 0x%x for ports 0x%x (%s port %d) and 0x%x (%s port %d)")
+	fmt9  = mustCompile("Ports src 0x%x (%s port %d) and dst 0x%x (%s port %d) do not share specified PKey (0x%x) as defined by QoS level \"%s\"")
+	fmt10 = mustCompile("Ports 0x%x (%s) and 0x%x (%s) do not share PKeys defined by QoS level \"%s\"")
+	fmt11 = mustCompile("Ports src 0x%x (%s port %d) and dst 0x%x (%s port %d) do not share a PKey as defined by QoS level \"%s\"")
+	fmt12 = mustCompile("No partition found for PKey 0x%x - using default SL %d [%s port %d <-> %s port %d]")
+	fmt13 = mustCompile("Cannot join port 0x%x to MGID %s - Port is not in partition of this MC group")
+	fmt14 = mustCompile("%s: query 0x%x group 0x%x")
+	fmt15 = mustCompile("Q_Key mismatch: query 0x%x group 0x%x")
+	fmt16 = mustCompile("validate_other_comp_fields failed for MGID: %s port 0x%x (%s), sending IB_SA_MAD_STATUS_REQ_INVALID")
+	fmt17 = mustCompile("validate_other_comp_fields failed for MGID: %s, sending IB_SA_MAD_STATUS_REQ_INVALID")
+	fmt18 = mustCompile("Ignoring PKeyRecord request from non-trusted requester with SM_Key 0x%x")
+	fmt19 = mustCompile("Request for security trap from non-trusted requester: Given SM_Key:0x%x")
+	fmt20 = mustCompile("Non-Zero MAD SM_Key: 0x%x != SM_Key: 0x%x; SA MAD ignored for method 0x%x attribute 0x%x (%s)")
+	fmt21 = mustCompile("Got SM (%s) with sm_key 0x%x that doesn't match our local sm_key. Ignoring SMInfo")
+	fmt22 = mustCompile("%u")
+	fmt23 = mustCompile("Failed to set PKey 0x%x because Pkey table is full for node 0x%x port %u (%s)")
+	fmt24 = mustCompile("Not enough pkey entries (%u <= %u) on switch 0x%x port %u (%s). Clearing Enforcement bit")
+	fmt25 = mustCompile("Failed to obtain P_Key 0x%x block and index for node 0x%x port %u")
+	fmt26 = mustCompile("Failed to allocate new pending pkey entry for node 0x%x port %u")
+	fmt27 = mustCompile("Failed to set PKey 0x%x in block %u idx %u for node 0x%x port %u (%s)")
+	fmt28 = mustCompile("Failed to set accum_pkeys PKey 0x%x in block %u idx %u for node 0x%x port %u (%s)")
+	fmt29 = mustCompile("pkey_mgr_update_pkey_entry() failed to update pkey table block %u for node 0x%x port %u (%s)")
+	fmt30 = mustCompile("Failed to set PortInfo for node 0x%x port %u (%s)")
+	fmt31 = mustCompile("Received Generic Notice type:%u num:%u (%*s) Producer:%u (%*s) from LID:%u%*s TID:0x%x")
+	fmt32 = mustCompile("Bad %s_Key:0x%x on SL:%d from LID1:%u QP1:0x%x to LID2:%u QP2:0x%x")
+	fmt33 = mustCompile("Reporting Security Notice \"%*s\" from LID %u, GUID 0x%x : LID1 %u, LID2 %u, %s 0x%x, SL %d, QP1 0x%x, QP2 0x%x, GID1 %s, GID2 %s")
+	fmt34 = mustCompile("Reporting Security Notice \"%*s\" from switch LID %u, GUID 0x%x port %d : data_valid 0x%x, LID1 %u, LID2 %u, PKey 0x%x, SL %d, QP1 0x%x, QP2 0x%x, GID1 %s, GID2 %s")
+	fmt35 = mustCompile("Reporting Security Notice \"%*s\" from LID %u, GUID 0x%x, Method 0x%x, Attribute 0x%x, AttrMod 0x%x, M_Key 0x%x")
+	fmt36 = mustCompile("qp1......................0x%x")
+	fmt37 = mustCompile("PARSE ERROR partition conf file line %d: mgid \"%s\": gid is not multicast")
+	fmt38 = mustCompile("PARSE ERROR: line %d: %s")
+	fmt39 = mustCompile("Partition configuration %s is not accessible (%s)")
+)
 
 func has(msg []byte, prefix string) bool { return bytes.HasPrefix(msg, []byte(prefix)) }
 
@@ -272,7 +478,7 @@ func (a *Assembler) message(r record, line []byte) {
 		ev := a.newEvent(KindConfigWarning, r, line)
 		var n uint64
 		var rest string
-		if scanf(msg, "PARSE WARN: line %d: %s", &n, &rest) {
+		if scanf(msg, fmt0, &n, &rest) {
 			ev.ConfLine, ev.Detail = int(n), rest
 		}
 		a.emit(ev)
@@ -281,7 +487,7 @@ func (a *Assembler) message(r record, line []byte) {
 	case has(msg, "IP MC group ("):
 		ev := a.newEvent(KindConfigWarning, r, line)
 		var mgid, rest string
-		if scanf(msg, "IP MC group (%s) specified with %s", &mgid, &rest) {
+		if scanf(msg, fmt1, &mgid, &rest) {
 			ev.MGID, ev.Detail = mgid, "specified with "+rest
 		}
 		a.emit(ev)
@@ -293,7 +499,7 @@ func (a *Assembler) message(r record, line []byte) {
 		ev := a.newEvent(KindTableShrunk, r, line)
 		var from, to, node, port uint64
 		var desc string
-		if scanf(msg, "Max number of blocks reduced from %u to %u for node 0x%x port %u (%s)", &from, &to, &node, &port, &desc) {
+		if scanf(msg, fmt2, &from, &to, &node, &port, &desc) {
 			ev.From = Port{NodeGUID: check.GUID(node), Num: int(port), NodeDesc: desc}
 			ev.Detail = fmt.Sprintf("from %d to %d blocks of 32 entries", from, to)
 		}
@@ -302,7 +508,7 @@ func (a *Assembler) message(r record, line []byte) {
 		ev := a.newEvent(KindNoticeNotForwarded, r, line)
 		var mgid string
 		var guid uint64
-		if scanf(msg, "MGID %s and port GUID:0x%x do not share same pkey", &mgid, &guid) {
+		if scanf(msg, fmt3, &mgid, &guid) {
 			ev.MGID, ev.To = mgid, Port{GUID: check.GUID(guid), Num: -1}
 		}
 		a.emit(ev)
@@ -315,7 +521,7 @@ func (a *Assembler) message(r record, line []byte) {
 		ev.Detail = string(msg)
 		var mgid string
 		var key uint64
-		if scanf(msg, "Failed to create MC group (%s) with pkey 0x%x", &mgid, &key) {
+		if scanf(msg, fmt4, &mgid, &key) {
 			ev.MGID, ev.Key, ev.KeyType = mgid, key, KeyPKey
 		}
 		a.emit(ev)
@@ -334,6 +540,21 @@ func (a *Assembler) errCode(r record, line []byte) {
 	if len(msg) < 8 {
 		return
 	}
+	// A repeat of a recent one-line event (an application asking the SA the same
+	// refused path in a loop): the event is the template's, with this line's time.
+	for i := range a.recent {
+		c := &a.recent[i]
+		if c.tmpl != nil && string(c.msg) == string(msg) {
+			ev := a.newEvent(c.tmpl.Kind, r, line)
+			t, ln, lines, lv := ev.Time, ev.Line, ev.Lines, ev.Level
+			*ev = *c.tmpl
+			ev.Time, ev.Line, ev.Lines, ev.Level = t, ln, lines, lv
+			a.emit(ev)
+			return
+		}
+	}
+	a.capture = msg
+	defer func() { a.capture = nil }()
 	code := string(msg[4:8])
 	body := msg[8:]
 	body = bytes.TrimPrefix(body, []byte(":"))
@@ -353,7 +574,7 @@ func (a *Assembler) errCode(r record, line []byte) {
 	}
 	switch code {
 	case "1F1A":
-		if !scanf(body, "Ports 0x%x (%s port %d) and 0x%x (%s port %d) do not share specified PKey 0x%x", &g1, &d1, &p1, &g2, &d2, &p2, &key) {
+		if !scanf(body, fmt5, &g1, &d1, &p1, &g2, &d2, &p2, &key) {
 			return
 		}
 		e := ev(KindPathRefused)
@@ -361,7 +582,7 @@ func (a *Assembler) errCode(r record, line []byte) {
 		e.Key, e.KeyType = key, KeyPKey
 		a.emit(e)
 	case "4518":
-		if !scanf(body, "Ports src 0x%x (%s port %d) and dst 0x%x (%s port %d) do not share the specified PKey 0x%x", &g1, &d1, &p1, &g2, &d2, &p2, &key) {
+		if !scanf(body, fmt6, &g1, &d1, &p1, &g2, &d2, &p2, &key) {
 			return
 		}
 		e := ev(KindPathRefused)
@@ -369,14 +590,14 @@ func (a *Assembler) errCode(r record, line []byte) {
 		e.Key, e.KeyType = key, KeyPKey
 		a.emit(e)
 	case "1F1B", "4519":
-		if !scanf(body, "Ports src 0x%x (%s port %d) and dst 0x%x (%s port %d) do not have any shared PKeys", &g1, &d1, &p1, &g2, &d2, &p2) {
+		if !scanf(body, fmt7, &g1, &d1, &p1, &g2, &d2, &p2) {
 			return
 		}
 		e := ev(KindPathRefused)
 		pathEnds(e)
 		a.emit(e)
 	case "1F1D":
-		if !scanf(body, "QoS level \"%s\" doesn't define specified PKey 0x%x for ports 0x%x (%s port %d) and 0x%x (%s port %d)", &qos, &key, &g1, &d1, &p1, &g2, &d2, &p2) {
+		if !scanf(body, fmt8, &qos, &key, &g1, &d1, &p1, &g2, &d2, &p2) {
 			return
 		}
 		e := ev(KindPathRefused)
@@ -384,7 +605,7 @@ func (a *Assembler) errCode(r record, line []byte) {
 		e.Key, e.KeyType, e.QoSLevel = key, KeyPKey, qos
 		a.emit(e)
 	case "451C":
-		if !scanf(body, "Ports src 0x%x (%s port %d) and dst 0x%x (%s port %d) do not share specified PKey (0x%x) as defined by QoS level \"%s\"", &g1, &d1, &p1, &g2, &d2, &p2, &key, &qos) {
+		if !scanf(body, fmt9, &g1, &d1, &p1, &g2, &d2, &p2, &key, &qos) {
 			return
 		}
 		e := ev(KindPathRefused)
@@ -392,7 +613,7 @@ func (a *Assembler) errCode(r record, line []byte) {
 		e.Key, e.KeyType, e.QoSLevel = key, KeyPKey, qos
 		a.emit(e)
 	case "1F1E":
-		if !scanf(body, "Ports 0x%x (%s) and 0x%x (%s) do not share PKeys defined by QoS level \"%s\"", &g1, &d1, &g2, &d2, &qos) {
+		if !scanf(body, fmt10, &g1, &d1, &g2, &d2, &qos) {
 			return
 		}
 		p1, p2 = ^uint64(0), ^uint64(0)
@@ -402,7 +623,7 @@ func (a *Assembler) errCode(r record, line []byte) {
 		e.QoSLevel = qos
 		a.emit(e)
 	case "451D":
-		if !scanf(body, "Ports src 0x%x (%s port %d) and dst 0x%x (%s port %d) do not share a PKey as defined by QoS level \"%s\"", &g1, &d1, &p1, &g2, &d2, &p2, &qos) {
+		if !scanf(body, fmt11, &g1, &d1, &p1, &g2, &d2, &p2, &qos) {
 			return
 		}
 		e := ev(KindPathRefused)
@@ -411,7 +632,7 @@ func (a *Assembler) errCode(r record, line []byte) {
 		a.emit(e)
 	case "1F1C", "451A":
 		var sl uint64
-		if !scanf(body, "No partition found for PKey 0x%x - using default SL %d [%s port %d <-> %s port %d]", &key, &sl, &d1, &p1, &d2, &p2) {
+		if !scanf(body, fmt12, &key, &sl, &d1, &p1, &d2, &p2) {
 			return
 		}
 		e := ev(KindPathNoPartition)
@@ -421,7 +642,7 @@ func (a *Assembler) errCode(r record, line []byte) {
 		a.emit(e)
 	case "1B14":
 		var mgid string
-		if !scanf(body, "Cannot join port 0x%x to MGID %s - Port is not in partition of this MC group", &g1, &mgid) {
+		if !scanf(body, fmt13, &g1, &mgid) {
 			return
 		}
 		e := ev(KindJoinRefused)
@@ -430,14 +651,14 @@ func (a *Assembler) errCode(r record, line []byte) {
 		a.emit(e)
 	case "1B31", "1B32":
 		var what string
-		if !scanf(body, "%s: query 0x%x group 0x%x", &what, &a1, &b1) {
+		if !scanf(body, fmt14, &what, &a1, &b1) {
 			return
 		}
 		e := ev(KindJoinRefused)
 		e.Key, e.KeyType, e.Detail = a1, KeyPKey, fmt.Sprintf("%s: the request's P_Key 0x%04x, the group's 0x%04x", what, a1, b1)
 		a.hold(e, r.thread, "join")
 	case "1B30":
-		if !scanf(body, "Q_Key mismatch: query 0x%x group 0x%x", &a1, &b1) {
+		if !scanf(body, fmt15, &a1, &b1) {
 			return
 		}
 		e := ev(KindJoinRefused)
@@ -451,21 +672,21 @@ func (a *Assembler) errCode(r record, line []byte) {
 		}
 		a.add(p, r, line)
 		var mgid string
-		if scanf(body, "validate_other_comp_fields failed for MGID: %s port 0x%x (%s), sending IB_SA_MAD_STATUS_REQ_INVALID", &mgid, &g1, &d1) {
+		if scanf(body, fmt16, &mgid, &g1, &d1) {
 			p.ev.MGID, p.ev.From = mgid, Port{GUID: check.GUID(g1), NodeDesc: d1, Num: -1}
-		} else if scanf(body, "validate_other_comp_fields failed for MGID: %s, sending IB_SA_MAD_STATUS_REQ_INVALID", &mgid) {
+		} else if scanf(body, fmt17, &mgid) {
 			p.ev.MGID = mgid
 		}
 		a.release(p)
 	case "4608":
-		if !scanf(body, "Ignoring PKeyRecord request from non-trusted requester with SM_Key 0x%x", &key) {
+		if !scanf(body, fmt18, &key) {
 			return
 		}
 		e := ev(KindUntrusted)
 		e.Key, e.KeyType, e.Detail = key, KeySMKey, "P_KeyTableRecord"
 		a.emit(e)
 	case "430B":
-		if !scanf(body, "Request for security trap from non-trusted requester: Given SM_Key:0x%x", &key) {
+		if !scanf(body, fmt19, &key) {
 			return
 		}
 		e := ev(KindUntrusted)
@@ -474,7 +695,7 @@ func (a *Assembler) errCode(r record, line []byte) {
 	case "1A04":
 		var method, attr uint64
 		var name string
-		if !scanf(body, "Non-Zero MAD SM_Key: 0x%x != SM_Key: 0x%x; SA MAD ignored for method 0x%x attribute 0x%x (%s)", &key, &a1, &method, &attr, &name) {
+		if !scanf(body, fmt20, &key, &a1, &method, &attr, &name) {
 			return
 		}
 		e := ev(KindBadSMKey)
@@ -482,14 +703,14 @@ func (a *Assembler) errCode(r record, line []byte) {
 		a.emit(e)
 	case "2F18":
 		var who string
-		if !scanf(body, "Got SM (%s) with sm_key 0x%x that doesn't match our local sm_key. Ignoring SMInfo", &who, &key) {
+		if !scanf(body, fmt21, &who, &key) {
 			return
 		}
 		e := ev(KindSMKeyMismatch)
 		e.Key, e.KeyType, e.Detail = key, KeySMKey, who
 		if lid, ok := strings.CutPrefix(who, "LID "); ok {
 			var v uint64
-			if scanf([]byte(lid), "%u", &v) {
+			if scanf([]byte(lid), fmt22, &v) {
 				e.From = Port{LID: uint16(v), Num: -1}
 			}
 		}
@@ -497,7 +718,7 @@ func (a *Assembler) errCode(r record, line []byte) {
 	case "0512":
 		var node, port uint64
 		var desc string
-		if !scanf(body, "Failed to set PKey 0x%x because Pkey table is full for node 0x%x port %u (%s)", &key, &node, &port, &desc) {
+		if !scanf(body, fmt23, &key, &node, &port, &desc) {
 			return
 		}
 		e := ev(KindTableFull)
@@ -507,7 +728,7 @@ func (a *Assembler) errCode(r record, line []byte) {
 	case "0507":
 		var cap, last, node, port uint64
 		var desc string
-		if !scanf(body, "Not enough pkey entries (%u <= %u) on switch 0x%x port %u (%s). Clearing Enforcement bit", &cap, &last, &node, &port, &desc) {
+		if !scanf(body, fmt24, &cap, &last, &node, &port, &desc) {
 			return
 		}
 		e := ev(KindEnforcementOff)
@@ -520,13 +741,13 @@ func (a *Assembler) errCode(r record, line []byte) {
 		var node, port, blk, idx uint64
 		var desc string
 		switch {
-		case scanf(body, "Failed to obtain P_Key 0x%x block and index for node 0x%x port %u", &key, &node, &port),
-			scanf(body, "Failed to allocate new pending pkey entry for node 0x%x port %u", &node, &port):
+		case scanf(body, fmt25, &key, &node, &port),
+			scanf(body, fmt26, &node, &port):
 			e.From = Port{NodeGUID: check.GUID(node), Num: int(port)}
-		case scanf(body, "Failed to set PKey 0x%x in block %u idx %u for node 0x%x port %u (%s)", &key, &blk, &idx, &node, &port, &desc),
-			scanf(body, "Failed to set accum_pkeys PKey 0x%x in block %u idx %u for node 0x%x port %u (%s)", &key, &blk, &idx, &node, &port, &desc),
-			scanf(body, "pkey_mgr_update_pkey_entry() failed to update pkey table block %u for node 0x%x port %u (%s)", &blk, &node, &port, &desc),
-			scanf(body, "Failed to set PortInfo for node 0x%x port %u (%s)", &node, &port, &desc):
+		case scanf(body, fmt27, &key, &blk, &idx, &node, &port, &desc),
+			scanf(body, fmt28, &key, &blk, &idx, &node, &port, &desc),
+			scanf(body, fmt29, &blk, &node, &port, &desc),
+			scanf(body, fmt30, &node, &port, &desc):
 			e.From = Port{NodeGUID: check.GUID(node), Num: int(port), NodeDesc: desc}
 		}
 		if key != 0 {
@@ -545,10 +766,22 @@ func (a *Assembler) errCode(r record, line []byte) {
 // trapHeader: "Received Generic Notice type:%u num:%u (%s) Producer:%u (%s) from
 // LID:%u%s TID:0x%016" (osm_trap_rcv.c log_trap_info, error level).
 func (a *Assembler) trapHeader(r record, line []byte) {
-	var typ, num, prod, lid, tid uint64
-	var name, pname, port string
-	if !scanf(r.msg, "Received Generic Notice type:%u num:%u (%s) Producer:%u (%s) from LID:%u%s TID:0x%x", &typ, &num, &name, &prod, &pname, &lid, &port, &tid) {
-		return
+	var num, lid uint64
+	msg := r.msg
+	t := bytes.LastIndexByte(msg, ' ') // " TID:0x..." ends the message
+	if t > 0 && !bytes.HasPrefix(msg[t:], []byte(" TID:")) {
+		t = -1
+	}
+	if t > 0 && a.hdr != nil && string(msg[:t]) == string(a.hdr) {
+		num, lid = a.hdrNum, a.hdrLID // a repeat: the same trap from the same LID
+	} else {
+		var typ, prod, tid uint64
+		if !scanf(msg, fmt31, &typ, &num, &prod, &lid, &tid) {
+			return
+		}
+		if t > 0 {
+			a.hdr, a.hdrNum, a.hdrLID = append(a.hdr[:0], msg[:t]...), num, lid
+		}
 	}
 	var k Kind
 	switch num {
@@ -581,12 +814,29 @@ func (a *Assembler) trapHeader(r record, line []byte) {
 
 // trapDetail: "Bad %s_Key:0x%x on SL:%d from LID1:%u QP1:0x%x to LID2:%u QP2:0x%x"
 // (log_trap_info). QP1 is printed & 0xfff: only its low 12 bits.
+// recentEvent is a one-line event kept to read its repeats (errCode).
+type recentEvent struct {
+	msg  []byte
+	tmpl *Event
+}
+
+// trapDetailV is what a trap's detail line says.
+type trapDetailV struct {
+	kind                          string
+	key, sl, lid1, qp1, lid2, qp2 uint64
+}
+
 func (a *Assembler) trapDetail(r record, line []byte) {
-	var kind string
-	var key, sl, lid1, qp1, lid2, qp2 uint64
-	if !scanf(r.msg, "Bad %s_Key:0x%x on SL:%d from LID1:%u QP1:0x%x to LID2:%u QP2:0x%x", &kind, &key, &sl, &lid1, &qp1, &lid2, &qp2) {
-		return
+	var v trapDetailV
+	if a.detail != nil && string(r.msg) == string(a.detail) {
+		v = a.detailV // a repeat of the last one
+	} else {
+		if !scanf(r.msg, fmt32, &v.kind, &v.key, &v.sl, &v.lid1, &v.qp1, &v.lid2, &v.qp2) {
+			return
+		}
+		a.detail, a.detailV = append(a.detail[:0], r.msg...), v
 	}
+	kind, key, sl, lid1, qp1, lid2, qp2 := v.kind, v.key, v.sl, v.lid1, v.qp1, v.lid2, v.qp2
 	p := a.findPending(r.thread, "report")
 	if p == nil {
 		// The header line was not in the log read (it starts mid-event).
@@ -615,10 +865,34 @@ func (a *Assembler) trapDetail(r record, line []byte) {
 
 // trapReport: the info-level "Reporting Security Notice" line (osm_inform.c
 // log_notice), which has the QP numbers whole and, for trap 259, the switch port.
+// reportV is what a trap's report line says; form is which of log_notice's
+// formats it is (1: 257/258, 2: 259, 3: 256).
+type reportV struct {
+	form                                                     int
+	keyName, gid1, gid2                                      string
+	issuer, guid, lid1, lid2, key, sl, qp1, qp2, port, valid uint64
+}
+
 func (a *Assembler) trapReport(r record, line []byte) {
 	msg := r.msg
-	var name, keyName, gid1, gid2 string
-	var issuer, guid, lid1, lid2, key, sl, qp1, qp2, port, valid uint64
+	var v reportV
+	switch {
+	case a.report != nil && string(msg) == string(a.report):
+		v = a.reportV // a repeat of the last report
+	case scanf(msg, fmt33, &v.issuer, &v.guid, &v.lid1, &v.lid2, &v.keyName, &v.key, &v.sl, &v.qp1, &v.qp2, &v.gid1, &v.gid2):
+		v.form = 1
+	case scanf(msg, fmt34, &v.issuer, &v.guid, &v.port, &v.valid, &v.lid1, &v.lid2, &v.key, &v.sl, &v.qp1, &v.qp2, &v.gid1, &v.gid2):
+		v.form = 2
+	case scanf(msg, fmt35, &v.issuer, &v.guid, &v.lid1, &v.lid2, &v.sl, &v.key):
+		v.form = 3
+	default:
+		return
+	}
+	if v.form != a.reportV.form || a.report == nil || string(msg) != string(a.report) {
+		a.report, a.reportV = append(a.report[:0], msg...), v
+	}
+	issuer, guid, lid1, lid2, key, sl, qp1, qp2 := v.issuer, v.guid, v.lid1, v.lid2, v.key, v.sl, v.qp1, v.qp2
+	gid1, gid2 := v.gid1, v.gid2
 	var ev *Event
 	p := a.findPending(r.thread, "report")
 	get := func(k Kind, trap int) *Event {
@@ -634,22 +908,21 @@ func (a *Assembler) trapReport(r record, line []byte) {
 		p = a.hold(e, r.thread, "report")
 		return e
 	}
-	switch {
-	case scanf(msg, "Reporting Security Notice \"%s\" from LID %u, GUID 0x%x : LID1 %u, LID2 %u, %s 0x%x, SL %d, QP1 0x%x, QP2 0x%x, GID1 %s, GID2 %s",
-		&name, &issuer, &guid, &lid1, &lid2, &keyName, &key, &sl, &qp1, &qp2, &gid1, &gid2):
+	switch v.form {
+	case 1:
 		k, kt, trap := KindBadPKey, KeyPKey, 257
-		if keyName == "Q_Key" {
+		if v.keyName == "Q_Key" {
 			k, kt, trap = KindBadQKey, KeyQKey, 258
 		}
 		ev = get(k, trap)
 		ev.KeyType = kt
 		ev.From.QP, ev.From.QPKnown, ev.From.QPLow12 = uint32(qp1), true, false
 		ev.To.QP, ev.To.QPKnown = uint32(qp2), true
-	case scanf(msg, "Reporting Security Notice \"%s\" from switch LID %u, GUID 0x%x port %d : data_valid 0x%x, LID1 %u, LID2 %u, PKey 0x%x, SL %d, QP1 0x%x, QP2 0x%x, GID1 %s, GID2 %s",
-		&name, &issuer, &guid, &port, &valid, &lid1, &lid2, &key, &sl, &qp1, &qp2, &gid1, &gid2):
+	case 2:
+		valid := v.valid
 		ev = get(KindBadSwitchPKey, 259)
 		ev.KeyType = KeyPKey
-		ev.SwitchPort = int(port)
+		ev.SwitchPort = int(v.port)
 		// IBA 14.3.1 table 181 DataValid: bit 0 LID1, 1 LID2, 2 P_Key, 3 SL, 4 QP1,
 		// 5 QP2, 6 GID1, 7 GID2. A field not valid is not known.
 		ev.Detail = fmt.Sprintf("data_valid 0x%04x", valid)
@@ -673,16 +946,13 @@ func (a *Assembler) trapReport(r record, line []byte) {
 		if valid&0x80 == 0 {
 			gid2 = ""
 		}
-	case scanf(msg, "Reporting Security Notice \"%s\" from LID %u, GUID 0x%x, Method 0x%x, Attribute 0x%x, AttrMod 0x%x, M_Key 0x%x",
-		&name, &issuer, &guid, &lid1, &lid2, &sl, &key):
+	case 3:
 		ev = get(KindBadMKey, 256)
 		ev.KeyType = KeyMKey
 		ev.Key = key
 		ev.Detail = fmt.Sprintf("method 0x%x, attribute 0x%x, modifier 0x%x", lid1, lid2, sl)
 		ev.Reporter.LID, ev.Reporter.GUID = uint16(issuer), check.GUID(guid)
 		a.release(p)
-		return
-	default:
 		return
 	}
 	ev.Key = key
@@ -701,10 +971,12 @@ func (a *Assembler) trapReport(r record, line []byte) {
 // (osm_helper.c osm_dump_notice_to_buf_generic): it has QP1 whole, which helps when
 // no report line follows.
 func (a *Assembler) dumpLine(p *pending, line []byte) {
-	p.ev.Lines = append(p.ev.Lines, string(line))
+	if !a.NoLines {
+		p.ev.Lines = append(p.ev.Lines, string(line))
+	}
 	t := bytes.TrimLeft(line, "\t ")
 	var v uint64
-	if scanf(t, "qp1......................0x%x", &v) && (!p.ev.From.QPKnown || p.ev.From.QPLow12) {
+	if scanf(t, fmt36, &v) && (!p.ev.From.QPKnown || p.ev.From.QPLow12) {
 		p.ev.From.QP, p.ev.From.QPKnown, p.ev.From.QPLow12 = uint32(v), true, false
 	}
 }
@@ -714,13 +986,13 @@ func (a *Assembler) dumpLine(p *pending, line []byte) {
 func (a *Assembler) parseError(r record, line []byte) {
 	var n uint64
 	var rest, mgid string
-	if scanf(r.msg, "PARSE ERROR partition conf file line %d: mgid \"%s\": gid is not multicast", &n, &mgid) {
+	if scanf(r.msg, fmt37, &n, &mgid) {
 		ev := a.newEvent(KindConfigWarning, r, line)
 		ev.ConfLine, ev.MGID, ev.Detail = int(n), mgid, "mgid is not a multicast GID: the group is not created"
 		a.emit(ev)
 		return
 	}
-	if !scanf(r.msg, "PARSE ERROR: line %d: %s", &n, &rest) {
+	if !scanf(r.msg, fmt38, &n, &rest) {
 		return
 	}
 	if p := a.findPending(r.thread, "fallback"); p != nil {
@@ -754,7 +1026,7 @@ func (a *Assembler) partitionConfig(r record, line []byte) {
 		}
 	default:
 		var file, why string
-		if scanf(msg, "Partition configuration %s is not accessible (%s)", &file, &why) {
+		if scanf(msg, fmt39, &file, &why) {
 			ev := a.newEvent(KindConfigMissing, r, line)
 			ev.Detail = file + ": " + why
 			ev.Fallback = true

@@ -42,7 +42,7 @@ func (n *Names) learn(p Port) {
 // learnTrap records a trap's issuer: its LID and port GUID (the SM's own lookup of
 // the trap's source LID, osm_trap_rcv.c).
 func (n *Names) learnTrap(ev *Event) {
-	if ev.Reporter.LID != 0 && ev.Reporter.GUID != 0 {
+	if ev.Reporter.LID != 0 && ev.Reporter.GUID != 0 && n.guidByLID[ev.Reporter.LID] != ev.Reporter.GUID {
 		n.guidByLID[ev.Reporter.LID] = ev.Reporter.GUID
 	}
 }

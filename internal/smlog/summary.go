@@ -1,15 +1,15 @@
 package smlog
 
 import (
-	"fmt"
 	"time"
+
+	"github.com/ibkey/ibkey/internal/check"
 )
 
 // Group is one problem and how often the log shows it: the events of one kind, code
 // and trap between the same ends (by GUID, else LID), with the same key. QP numbers
 // and SLs differ between repeats and are not part of it.
 type Group struct {
-	Key string
 	// First is the first event of the group (its log lines are kept).
 	First   *Event
 	Count   int
@@ -28,31 +28,54 @@ type Group struct {
 
 const maxKeys = 64
 
-// GroupKey is the key events are counted under.
-func GroupKey(ev *Event) string {
-	end := func(p Port) string {
-		switch {
-		case p.GUID != 0:
-			return p.GUID.String()
-		case p.NodeGUID != 0:
-			return fmt.Sprintf("%s/%d", p.NodeGUID, p.Num)
-		case p.NodeDesc != "":
-			return fmt.Sprintf("%q/%d", p.NodeDesc, p.Num)
-		case p.LID != 0:
-			return fmt.Sprintf("lid%d", p.LID)
-		}
-		return "-"
+// groupKey is what events are counted under: comparable, so a map of it needs no
+// string built per event (a trap storm is millions of events).
+type groupKey struct {
+	kind        Kind
+	code        string
+	trap        int
+	keyType     KeyType
+	key         uint64
+	from, to    endKey
+	reporter    endKey
+	switchPort  int
+	mgid, qos   string
+	confLine    int
+	detail      string
+	keyWildcard bool
+}
+
+// endKey names a port in a group key: by GUID, else node GUID and port, else
+// description and port, else LID.
+type endKey struct {
+	guid check.GUID
+	num  int
+	desc string
+	lid  uint16
+}
+
+func endKeyOf(p Port) endKey {
+	switch {
+	case p.GUID != 0:
+		return endKey{guid: p.GUID}
+	case p.NodeGUID != 0:
+		return endKey{guid: p.NodeGUID, num: p.Num + 1}
+	case p.NodeDesc != "":
+		return endKey{desc: p.NodeDesc, num: p.Num + 1}
 	}
-	key := fmt.Sprintf("%x", ev.Key)
+	return endKey{lid: p.LID}
+}
+
+func keyOf(ev *Event) groupKey {
+	k := groupKey{kind: ev.Kind, code: ev.Code, trap: ev.Trap, keyType: ev.KeyType, key: ev.Key, from: endKeyOf(ev.From), to: endKeyOf(ev.To),
+		switchPort: ev.SwitchPort, mgid: ev.MGID, qos: ev.QoSLevel, confLine: ev.ConfLine, detail: ev.Detail}
 	if ev.Kind == KindTableFull {
-		key = "*" // one group per port: the keys that did not fit are listed in it
+		k.key, k.keyWildcard = 0, true // one group per port: the keys that did not fit are listed in it
 	}
-	reporter := ""
 	if ev.Kind == KindBadSwitchPKey || ev.Kind == KindBadMKey {
-		reporter = end(ev.Reporter)
+		k.reporter = endKeyOf(ev.Reporter)
 	}
-	return fmt.Sprintf("%s|%s|%d|%s|%s|%s|%s|%s|%d|%s|%s|%d|%s", ev.Kind, ev.Code, ev.Trap, ev.KeyType, key,
-		end(ev.From), end(ev.To), reporter, ev.SwitchPort, ev.MGID, ev.QoSLevel, ev.ConfLine, ev.Detail)
+	return k
 }
 
 // Summary counts events by group, in the order their groups first appear. Its size
@@ -60,22 +83,30 @@ func GroupKey(ev *Event) string {
 type Summary struct {
 	Groups []*Group
 	Events int
-	byKey  map[string]*Group
+	byKey  map[groupKey]*Group
+	// last is the group of the previous event: repeats come in runs (a trap storm),
+	// and comparing with it spares hashing the key.
+	lastKey groupKey
+	last    *Group
 }
 
 // NewSummary returns an empty summary.
-func NewSummary() *Summary { return &Summary{byKey: map[string]*Group{}} }
+func NewSummary() *Summary { return &Summary{byKey: map[groupKey]*Group{}} }
 
 // Add counts ev and returns its group.
 func (s *Summary) Add(ev *Event) *Group {
 	s.Events++
-	k := GroupKey(ev)
-	g := s.byKey[k]
+	k := keyOf(ev)
+	g := s.last
+	if g == nil || k != s.lastKey {
+		g = s.byKey[k]
+	}
 	if g == nil {
-		g = &Group{Key: k, First: ev, FirstAt: ev.Time}
+		g = &Group{First: ev, FirstAt: ev.Time}
 		s.byKey[k] = g
 		s.Groups = append(s.Groups, g)
 	}
+	s.last, s.lastKey = g, k
 	g.Count++
 	g.LastAt, g.LastLine = ev.Time, ev.Line
 	if ev.Kind == KindTableFull {

@@ -309,7 +309,12 @@ func (o *LogOptions) read(in io.Reader, ref time.Time, f *fabric.Fabric, x *smlo
 			}
 			werr = out.event(ev, &ex)
 		}
+		if g.First != ev {
+			a.Recycle(ev) // printed and counted: only a group's first event is kept
+		}
 	})
+	// The log lines go only into JSON events.
+	a.NoLines = o.Format != cmdutil.FormatJSON
 	x.R = smlog.NewResolver(f, a.Names)
 	if err := out.begin(); err != nil {
 		return false, err
