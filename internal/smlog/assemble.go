@@ -29,17 +29,13 @@ type Assembler struct {
 	// trap header (up to its TID) and detail line, with what they said.
 	lastStamp [15]byte
 	lastSec   time.Time
-	hdr       []byte
-	hdrNum    uint64
-	hdrLID    uint64
-	detail    []byte
-	detailV   trapDetailV
-	report    []byte
-	reportV   reportV
+	hdrs      msgCache[[2]uint64] // trap headers up to their TID: number and LID
+	details   msgCache[trapDetailV]
+	reports   msgCache[reportV]
 	freeP     []*pending
 	// recent are the last one-line ERR events by message (errCode), capture the
 	// message of the one being parsed.
-	recent     [8]recentEvent
+	recent     [32]recentEvent
 	nextRecent int
 	capture    []byte
 
@@ -163,8 +159,16 @@ func (a *Assembler) candidate(line []byte) bool {
 		// osm_prtn_make_new, osm_prtn_make_partitions, mcmr_rcv_join_mgrp,
 		// trap_rcv_process_request, and the notice dump, which has no function.
 		switch msg[0] {
-		case 'p', 'o', 'm', 't', 'G':
-			return true
+		case 'p':
+			return bytes.HasPrefix(msg, []byte("partition_add_")) || bytes.HasPrefix(msg, []byte("parse_"))
+		case 'o':
+			return bytes.HasPrefix(msg, []byte("osm_prtn_"))
+		case 'm':
+			return bytes.HasPrefix(msg, []byte("mcmr_rcv_join_mgrp"))
+		case 't':
+			return bytes.HasPrefix(msg, []byte("trap_rcv_process_request"))
+		case 'G':
+			return bytes.HasPrefix(msg, []byte("Generic Notice dump"))
 		}
 		return len(a.prefix) == 0 && a.line < 16
 	case Level(lv)&LevelSys != 0:
@@ -544,7 +548,7 @@ func (a *Assembler) errCode(r record, line []byte) {
 	// refused path in a loop): the event is the template's, with this line's time.
 	for i := range a.recent {
 		c := &a.recent[i]
-		if c.tmpl != nil && string(c.msg) == string(msg) {
+		if c.tmpl != nil && len(c.msg) == len(msg) && string(c.msg) == string(msg) {
 			ev := a.newEvent(c.tmpl.Kind, r, line)
 			t, ln, lines, lv := ev.Time, ev.Line, ev.Lines, ev.Level
 			*ev = *c.tmpl
@@ -772,15 +776,15 @@ func (a *Assembler) trapHeader(r record, line []byte) {
 	if t > 0 && !bytes.HasPrefix(msg[t:], []byte(" TID:")) {
 		t = -1
 	}
-	if t > 0 && a.hdr != nil && string(msg[:t]) == string(a.hdr) {
-		num, lid = a.hdrNum, a.hdrLID // a repeat: the same trap from the same LID
+	if v, ok := a.hdrs.get(msg[:max(t, 0)]); t > 0 && ok {
+		num, lid = v[0], v[1] // a repeat: the same trap from the same LID
 	} else {
 		var typ, prod, tid uint64
 		if !scanf(msg, fmt31, &typ, &num, &prod, &lid, &tid) {
 			return
 		}
 		if t > 0 {
-			a.hdr, a.hdrNum, a.hdrLID = append(a.hdr[:0], msg[:t]...), num, lid
+			a.hdrs.put(msg[:t], [2]uint64{num, lid})
 		}
 	}
 	var k Kind
@@ -814,6 +818,30 @@ func (a *Assembler) trapHeader(r record, line []byte) {
 
 // trapDetail: "Bad %s_Key:0x%x on SL:%d from LID1:%u QP1:0x%x to LID2:%u QP2:0x%x"
 // (log_trap_info). QP1 is printed & 0xfff: only its low 12 bits.
+// msgCache holds what the last few messages of one kind said, by their bytes: a
+// message seen again (traps repeat, with other threads and times) is not parsed again.
+type msgCache[V any] struct {
+	keys [16][]byte
+	vals [16]V
+	next int
+}
+
+func (c *msgCache[V]) get(msg []byte) (V, bool) {
+	for i := range c.keys {
+		if len(c.keys[i]) == len(msg) && c.keys[i] != nil && string(c.keys[i]) == string(msg) {
+			return c.vals[i], true
+		}
+	}
+	var zero V
+	return zero, false
+}
+
+func (c *msgCache[V]) put(msg []byte, v V) {
+	c.keys[c.next] = append(c.keys[c.next][:0], msg...)
+	c.vals[c.next] = v
+	c.next = (c.next + 1) % len(c.keys)
+}
+
 // recentEvent is a one-line event kept to read its repeats (errCode).
 type recentEvent struct {
 	msg  []byte
@@ -827,14 +855,12 @@ type trapDetailV struct {
 }
 
 func (a *Assembler) trapDetail(r record, line []byte) {
-	var v trapDetailV
-	if a.detail != nil && string(r.msg) == string(a.detail) {
-		v = a.detailV // a repeat of the last one
-	} else {
+	v, ok := a.details.get(r.msg)
+	if !ok {
 		if !scanf(r.msg, fmt32, &v.kind, &v.key, &v.sl, &v.lid1, &v.qp1, &v.lid2, &v.qp2) {
 			return
 		}
-		a.detail, a.detailV = append(a.detail[:0], r.msg...), v
+		a.details.put(r.msg, v)
 	}
 	kind, key, sl, lid1, qp1, lid2, qp2 := v.kind, v.key, v.sl, v.lid1, v.qp1, v.lid2, v.qp2
 	p := a.findPending(r.thread, "report")
@@ -875,10 +901,9 @@ type reportV struct {
 
 func (a *Assembler) trapReport(r record, line []byte) {
 	msg := r.msg
-	var v reportV
+	v, cached := a.reports.get(msg)
 	switch {
-	case a.report != nil && string(msg) == string(a.report):
-		v = a.reportV // a repeat of the last report
+	case cached:
 	case scanf(msg, fmt33, &v.issuer, &v.guid, &v.lid1, &v.lid2, &v.keyName, &v.key, &v.sl, &v.qp1, &v.qp2, &v.gid1, &v.gid2):
 		v.form = 1
 	case scanf(msg, fmt34, &v.issuer, &v.guid, &v.port, &v.valid, &v.lid1, &v.lid2, &v.key, &v.sl, &v.qp1, &v.qp2, &v.gid1, &v.gid2):
@@ -888,8 +913,8 @@ func (a *Assembler) trapReport(r record, line []byte) {
 	default:
 		return
 	}
-	if v.form != a.reportV.form || a.report == nil || string(msg) != string(a.report) {
-		a.report, a.reportV = append(a.report[:0], msg...), v
+	if !cached {
+		a.reports.put(msg, v)
 	}
 	issuer, guid, lid1, lid2, key, sl, qp1, qp2 := v.issuer, v.guid, v.lid1, v.lid2, v.key, v.sl, v.qp1, v.qp2
 	gid1, gid2 := v.gid1, v.gid2

@@ -10,9 +10,10 @@ import (
 	"time"
 )
 
-// bufSize is how much of the log is read at once. A line longer than that (no
+// bufSize is how much of the log is read at once (256 KiB: the read and the scan
+// of a piece stay in the cache). A line longer than that (no
 // OpenSM line is: LOG_ENTRY_SIZE_MAX is 4096) is cut there and its rest skipped.
-const bufSize = 1 << 20
+const bufSize = 1 << 18
 
 // lineReader splits what it reads into lines and hands them to an Assembler, with a
 // buffer of fixed size: memory does not grow with the log.
