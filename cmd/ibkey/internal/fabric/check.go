@@ -14,6 +14,7 @@ import (
 	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/fsread"
 	"github.com/ibkey/ibkey/internal/partconf"
+	"github.com/ibkey/ibkey/internal/query"
 )
 
 // CheckOptions are `ibkey fabric check`'s inputs.
@@ -28,6 +29,7 @@ type CheckOptions struct {
 	AllowBoth  bool
 	Strict     bool
 	Ignore     []string
+	SA         saCheck // --sa, --sm-key (check_sa.go)
 }
 
 // NewCmdCheck is `ibkey fabric check`; runF replaces the run in tests.
@@ -57,6 +59,15 @@ partitions-wrong-membership, partitions-table-overflow, partitions-file-rejected
 is the port whose LID the ports report as their SM LID; --allow-both mirrors OpenSM's
 -W. --ignore RULE,... drops findings of those rules (the simulator, ibsim, reports
 enforcement off on every switch port: --ignore enforcement-off).
+
+With --sa the Subnet Manager's SA is asked too (SubnAdmGet, with --sm-key, OpenSM's
+sa_key, default 1): every port's table as the SM believes it (P_KeyTableRecord) is
+compared with the table the port holds (error sa-table-differs) and, with
+--partitions, with what the file gives it (sa-view-not-file); each ipoib partition's
+IPoIB broadcast group must exist (ipoib-group-missing) with the file's Q_Key, MTU and
+rate (ipoib-group-differs). The SA answers only for ports and groups of the asking
+port's partitions: what it did not answer is not checked (exit 4); ask from a port in
+every partition, such as the SM's.
 
 Exit codes: 0 no errors (warnings allowed unless --strict); 1 errors (or warnings with
 --strict), also when the sweep was partial: what was found is definite, and stderr
@@ -96,6 +107,7 @@ unread-node, unread-table or not-checked).`,
 	_ = c.MarkFlagFilename("partitions")
 	_ = c.MarkFlagFilename("opensm-conf")
 	_ = c.RegisterFlagCompletionFunc("ignore", cobra.FixedCompletions(checkRules, cobra.ShellCompDirectiveNoFileComp))
+	addSACheckFlags(c, &o.SA)
 	return c
 }
 
@@ -103,6 +115,7 @@ var checkRules = []string{
 	fabric.RuleHCAKeyNotOnSwitch, fabric.RuleSwitchKeyNotOnHCA, fabric.RuleLimitedOnly, fabric.RuleEnforcementOff,
 	fabric.RuleTableFull, fabric.RulePortNotActive, fabric.RuleNotRead, fabric.RuleSweepIncomplete, fabric.RuleDefaultNotIndex0,
 	partconf.RuleIndexMoved, partconf.RuleGUIDNotInFabric, partconf.RuleMissingKey, partconf.RuleExtraKey, partconf.RuleWrongMembership, partconf.RuleTableOverflow, partconf.RuleFileRejected,
+	RuleSATableDiffers, RuleSAViewNotFile, RuleIPoIBGroupMissing, RuleIPoIBGroupDiffers,
 }
 
 func runCheck(o *CheckOptions) error {
@@ -149,6 +162,9 @@ func runCheck(o *CheckOptions) error {
 	if err := o.Source.Validate(); err != nil {
 		return err
 	}
+	if err := o.SA.validate(); err != nil {
+		return err
+	}
 	// definite: the audit found a failure in what was read (an error, or with --strict
 	// a warning), not merely something unread. It wins over a partial sweep: exit 1,
 	// the sweep's gaps still named on stderr.
@@ -160,14 +176,23 @@ func runCheck(o *CheckOptions) error {
 		}
 		res := fabric.AuditFabric(fab, auditOpts)
 		all := res.Findings
+		var model *partconf.Model
 		if conf != nil {
 			base := partconf.Options{AllowBoth: o.AllowBoth}
-			model := partconf.NewFabricModel(conf, fab, base)
+			model = partconf.NewFabricModel(conf, fab, base)
 			if osm != nil {
 				model = osm.FabricModel(conf, fab, base)
 			}
 			all = append(all, partconf.CompareFabric(fab, model)...)
 			all = append(all, partconf.UnknownGUIDs(conf, fab)...)
+		}
+		if o.SA.Ask {
+			saf, nc, err := o.saFindings(fab, conf, model)
+			if err != nil {
+				return &query.EnvError{Msg: fmt.Sprintf("--sa: %v", err)}
+			}
+			all = append(all, saf...)
+			res.NotChecked = append(res.NotChecked, nc...)
 		}
 		var findings []check.Finding
 		var errs, warns int
