@@ -36,8 +36,9 @@ type gate struct {
 	key      check.PKey
 	oneIndex bool
 
-	reads   int
-	entries int // pkey entries read from sysfs, all reads
+	reads     int
+	entries   int   // pkey entries read from sysfs, all reads
+	firstMADs int64 // MADs of the first read (a sweep with --node)
 }
 
 // nextInterval is the pause after a read that cost cost (MADs or pkey entries).
@@ -73,6 +74,9 @@ func (g *gate) run(ctx context.Context, first []*job.Port) ([]*job.WantResult, [
 	deadline := start.Add(g.o.Wait)
 	ports := first
 	g.reads, g.entries = 1, sysfsEntries(first)
+	if g.src.mads != nil {
+		g.firstMADs = g.src.mads.Load()
+	}
 	interval := firstInterval
 	var lastMADs int64
 	var last, said []job.Pending
@@ -150,7 +154,11 @@ func (g *gate) cost() string {
 		s += fmt.Sprintf(", %d pkey entries from sysfs", g.entries)
 	}
 	if g.src.mads != nil {
-		s += fmt.Sprintf(", %d MADs", g.src.mads.Load())
+		total := g.src.mads.Load()
+		s += fmt.Sprintf(", %d MADs", total)
+		if g.reads > 1 {
+			s += fmt.Sprintf(": %d in the first read, %d per read after", g.firstMADs, (total-g.firstMADs)/int64(g.reads-1))
+		}
 	}
 	return s
 }
