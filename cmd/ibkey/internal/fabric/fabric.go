@@ -45,7 +45,6 @@ what was read). A signal ends a command with 128+signo.`,
   ibkey fabric check --partitions /etc/opensm/partitions.conf
   ibkey fabric diff fabric.json`,
 		Args: cmdutil.UsageArgs(cobra.NoArgs),
-		RunE: func(c *cobra.Command, args []string) error { return c.Help() },
 	}
 	c.AddCommand(NewCmdDiscover(f, nil), NewCmdPKeys(f, nil), NewCmdCheck(f, nil), NewCmdDiff(f, nil))
 	return c

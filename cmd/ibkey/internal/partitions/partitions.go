@@ -41,7 +41,6 @@ not, and ALL_SWITCHES names none of them.`,
   ibkey partitions show partitions.conf --sm-guid 0x0002c90300000201
   ibkey partitions matrix partitions.conf -o json`,
 		Args: cmdutil.UsageArgs(cobra.NoArgs),
-		RunE: func(c *cobra.Command, args []string) error { return c.Help() },
 	}
 	c.AddCommand(NewCmdCheck(f, nil), NewCmdShow(f, nil), NewCmdMatrix(f, nil))
 	return c
