@@ -48,7 +48,7 @@ func checkFlagValues(c *cobra.Command) error {
 				limit = maxTimeout
 			}
 			if limit > 0 && d > limit {
-				err = Usagef("invalid --%s %s: at most %s", fl.Name, fmtDuration(d), fmtDuration(limit))
+				err = Usagef("invalid --%s %s: at most %s", fl.Name, FlagText(c, fl.Name), fmtDuration(limit))
 			}
 		}
 	})
