@@ -118,7 +118,7 @@ func (g *gate) run(ctx context.Context, first []*job.Port) ([]*job.WantResult, [
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, nil, fmt.Errorf("stopped waiting for partition %s after %s, still waiting for %s: %w", part, since(start), summary(last), context.Cause(ctx))
+			return nil, nil, &stoppedError{msg: fmt.Sprintf("stopped waiting for partition %s after %s, still waiting for %s", part, since(start), summary(last)), cause: context.Cause(ctx)}
 		case <-t.C:
 		}
 		before := int64(0)
@@ -128,7 +128,7 @@ func (g *gate) run(ctx context.Context, first []*job.Port) ([]*job.WantResult, [
 		next, err := g.src.read(ctx)
 		g.reads++
 		if ctx.Err() != nil {
-			return nil, nil, fmt.Errorf("stopped waiting for partition %s after %s, still waiting for %s: %w", part, since(start), summary(last), context.Cause(ctx))
+			return nil, nil, &stoppedError{msg: fmt.Sprintf("stopped waiting for partition %s after %s, still waiting for %s", part, since(start), summary(last)), cause: context.Cause(ctx)}
 		}
 		lastErr = err
 		if err == nil {
@@ -193,6 +193,16 @@ func (g *gate) timedOut(pending []job.Pending, lastErr error, start time.Time) e
 	}
 	return g.o.exit(cmdutil.ExitIncomplete)
 }
+
+// stoppedError is a wait ended by its context (a signal): the message says what was
+// pending, the cause (which main names) is wrapped, not repeated.
+type stoppedError struct {
+	msg   string
+	cause error
+}
+
+func (e *stoppedError) Error() string { return e.msg }
+func (e *stoppedError) Unwrap() error { return e.cause }
 
 func hostLabel(h string) string {
 	if h == "" {
