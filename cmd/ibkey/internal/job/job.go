@@ -141,7 +141,6 @@ JSON (-o json; schemas/job.schema.json) is documented in docs/job.md.`,
 			return Run(o)
 		},
 	}
-	c.SetUsageTemplate(usageTemplate)
 	f := c.Flags()
 	f.StringVar(&o.EnvFile, "env", "", "read the job's settings from `FILE` (KEY=VALUE lines)")
 	f.StringVar(&o.Libs, "lib", "", "check only these `LIBS`, comma-separated: "+strings.Join(job.LibraryIDs(), ", "))
@@ -160,20 +159,6 @@ JSON (-o json; schemas/job.schema.json) is documented in docs/job.md.`,
 	_ = c.RegisterFlagCompletionFunc("wait", cmdutil.CompleteDurations("30s", "1m", "2m", "5m"))
 	return c
 }
-
-// usageTemplate is cobra's, with the flag descriptions wrapped to fit 80 columns.
-const usageTemplate = `Usage:{{if .Runnable}}
-  {{.UseLine}}{{end}}{{if .HasExample}}
-
-Examples:
-{{.Example}}{{end}}{{if .HasAvailableLocalFlags}}
-
-Flags:
-{{.LocalFlags.FlagUsagesWrapped 80 | trimTrailingWhitespaces}}{{end}}{{if .HasAvailableInheritedFlags}}
-
-Global Flags:
-{{.InheritedFlags.FlagUsagesWrapped 80 | trimTrailingWhitespaces}}{{end}}
-`
 
 func usage(format string, a ...any) error {
 	return &query.UsageError{Msg: fmt.Sprintf(format, a...)}
