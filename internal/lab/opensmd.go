@@ -2,90 +2,91 @@ package lab
 
 import (
 	"bytes"
-	"errors"
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 )
 
-// OpenSM as a daemon in the lab: the SA answers queries only while OpenSM runs, and
-// its log (-f) records traps, SA refusals and partitions.conf errors as they happen.
-// The daemon runs in the foreground of its own process (no -B), reads opensm.conf
-// from its directory (-F) with force_log_flush TRUE, so every line is in the file
-// when it is logged, and is stopped with SIGTERM (then SIGKILL) when the test ends:
-// exactly the process this lab started.
+// OpenSMDaemon is OpenSM running as a daemon on the lab's fabric (no -o), started by
+// StartOpenSMDaemon and stopped in the test's cleanup. Give it a new partitions.conf
+// with Reprogram: OpenSM re-reads the file on every heavy sweep
+// (osm_prtn_make_partitions, called by the P_Key manager) and a SIGHUP forces one
+// (opensm/main.c: "a HUP signal should only start a new heavy sweep").
+type OpenSMDaemon struct {
+	// Dir holds its files: partitions.conf, opensm.conf, opensm.log.
+	Dir, Conf, Log string
+	// Node is where OpenSM is attached.
+	Node string
 
-// DaemonOptions tune StartOpenSMDaemon.
+	cmd    *exec.Cmd
+	exited chan struct{}
+	err    error
+	out    bytes.Buffer
+}
+
+var smdSeq atomic.Uint64
+
+// DaemonOptions tune StartOpenSMDaemonWith.
 type DaemonOptions struct {
 	// Partitions is the text of partitions.conf.
 	Partitions string
 	// Node is where OpenSM attaches; empty means Options.SMNode, else the first CA.
 	Node string
-	// Conf are extra opensm.conf lines ("allow_both_pkeys TRUE", "log_flags 0x07").
+	// Conf are extra opensm.conf lines ("allow_both_pkeys TRUE", "log_flags 0x07",
+	// "log_prefix NAME").
 	Conf []string
-	// StartTimeout bounds the wait for SUBNET UP (default 30s).
-	StartTimeout time.Duration
 }
 
-// SMDaemon is a running OpenSM.
-type SMDaemon struct {
-	// Dir holds opensm.conf, partitions.conf, the log and OpenSM's cache files.
-	Dir string
-	// Log is the log file (-f).
-	Log string
-	// Partitions is the partitions.conf OpenSM reads (rewrite it, then Resweep).
-	Partitions string
-	// Node is where OpenSM is attached.
-	Node string
-
-	l      *Lab
-	cmd    *exec.Cmd
-	out    *syncBuffer
-	exited chan struct{}
-	err    error
-}
-
-// StartOpenSMDaemon starts OpenSM on this lab, waits for SUBNET UP in its log and
-// stops it when the test ends.
-func (l *Lab) StartOpenSMDaemon(t testing.TB, o DaemonOptions) *SMDaemon {
+// StartOpenSMDaemon starts OpenSM as a daemon at the lab's SM node with
+// partitionsConf, with periodic sweeps off (-s 0: only a SIGHUP sweeps again) and the
+// log flushed at every line (force_log_flush), and waits for its first "SUBNET UP".
+func (l *Lab) StartOpenSMDaemon(t testing.TB, partitionsConf string) *OpenSMDaemon {
 	t.Helper()
+	return l.StartOpenSMDaemonWith(t, DaemonOptions{Partitions: partitionsConf})
+}
+
+// StartOpenSMDaemonWith is StartOpenSMDaemon with options: the node OpenSM attaches
+// at and more opensm.conf lines.
+func (l *Lab) StartOpenSMDaemonWith(t testing.TB, o DaemonOptions) *OpenSMDaemon {
+	t.Helper()
+	partitionsConf := o.Partitions
 	node := o.Node
+	var err error
 	if node == "" {
-		var err error
 		if node, err = l.smNode(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if o.StartTimeout <= 0 {
-		o.StartTimeout = 30 * time.Second
-	}
-	dir, err := os.MkdirTemp(l.Dir, "opensmd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := &SMDaemon{Dir: dir, Log: filepath.Join(dir, "opensm.log"), Partitions: filepath.Join(dir, "partitions.conf"),
-		Node: node, l: l, out: newSyncBuffer(), exited: make(chan struct{})}
-	if err := os.WriteFile(d.Partitions, []byte(o.Partitions), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	conf := append([]string{"force_log_flush TRUE", "partition_config_file " + d.Partitions}, o.Conf...)
-	confFile := filepath.Join(dir, "opensm.conf")
-	if err := os.WriteFile(confFile, []byte(strings.Join(conf, "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
 	bin, err := lookPath("opensm")
 	if err != nil {
+		t.Fatalf("lab: %v; install with: %s", err, InstallHint)
+	}
+	d := &OpenSMDaemon{Dir: filepath.Join(l.Dir, fmt.Sprintf("opensmd%d", smdSeq.Add(1))), Node: node, exited: make(chan struct{})}
+	if err := os.MkdirAll(d.Dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	d.cmd = exec.Command(bin, "-F", confFile, "-f", d.Log)
-	d.cmd.Dir = dir
-	d.cmd.Env = append(l.Env(node), "OSM_CACHE_DIR="+dir, "OSM_TMP_DIR="+dir)
-	d.cmd.Stdout, d.cmd.Stderr = d.out, d.out
+	d.Conf = filepath.Join(d.Dir, "partitions.conf")
+	d.Log = filepath.Join(d.Dir, "opensm.log")
+	if err := os.WriteFile(d.Conf, []byte(partitionsConf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	osmConf := filepath.Join(d.Dir, "opensm.conf")
+	if err := os.WriteFile(osmConf, []byte(strings.Join(append([]string{"force_log_flush TRUE"}, o.Conf...), "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d.cmd = exec.Command(bin, "-F", osmConf, "-s", "0", "-P", d.Conf, "-f", d.Log)
+	d.cmd.Dir = d.Dir
+	d.cmd.Env = append(l.Env(node), "OSM_CACHE_DIR="+d.Dir, "OSM_TMP_DIR="+d.Dir)
+	d.cmd.Stdout, d.cmd.Stderr = &d.out, &d.out
 	if err := d.cmd.Start(); err != nil {
 		t.Fatalf("lab: start opensm: %v", err)
 	}
@@ -94,20 +95,113 @@ func (l *Lab) StartOpenSMDaemon(t testing.TB, o DaemonOptions) *SMDaemon {
 		close(d.exited)
 	}()
 	t.Cleanup(d.Stop)
-	if _, err := d.WaitLog("SUBNET UP", 0, o.StartTimeout); err != nil {
+	if _, err := d.WaitLog("SUBNET UP", 0, 60*time.Second); err != nil {
 		t.Fatalf("lab: opensm daemon at %s: %v\noutput:\n%s\nlog:\n%s", node, err, tail(d.out.String(), 2000), tail(d.LogText(), 4000))
 	}
 	return d
 }
 
+// Stop ends exactly the process StartOpenSMDaemon started: SIGTERM (OpenSM exits
+// cleanly and detaches from ibsim), SIGKILL after 5 s.
+func (d *OpenSMDaemon) Stop() {
+	select {
+	case <-d.exited:
+		return
+	default:
+	}
+	d.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-d.exited:
+	case <-time.After(5 * time.Second):
+		d.cmd.Process.Kill()
+		<-d.exited
+	}
+}
+
+// subnetUpRE is OpenSM's "SUBNET UP" log line (state_mgr_up_msg, osm_state_mgr.c,
+// after every heavy sweep), with osm_log's time stamp: "Nov 27 09:32:01 123456 [...]",
+// and opensm.conf's log_prefix when it has one.
+var subnetUpRE = regexp.MustCompile(`(?m)^([A-Z][a-z]{2} [ 0-9]\d \d\d:\d\d:\d\d) (\d{6}) \[[^]]*\] 0x[0-9a-f]+ -> (?:[^ :]+: )?SUBNET UP$`)
+
+// SubnetUps are the times of the "SUBNET UP" lines of the log so far, from OpenSM's
+// own time stamps (local time, microseconds).
+func (d *OpenSMDaemon) SubnetUps() ([]time.Time, error) {
+	b, err := os.ReadFile(d.Log)
+	if err != nil {
+		return nil, err
+	}
+	var out []time.Time
+	now := time.Now()
+	for _, m := range subnetUpRE.FindAllSubmatch(b, -1) {
+		ts, err := time.ParseInLocation("Jan _2 15:04:05", string(m[1]), time.Local)
+		if err != nil {
+			return nil, fmt.Errorf("lab: OpenSM log time %q: %v", m[1], err)
+		}
+		us, _ := strconv.Atoi(string(m[2]))
+		ts = time.Date(now.Year(), ts.Month(), ts.Day(), ts.Hour(), ts.Minute(), ts.Second(), us*1000, time.Local)
+		out = append(out, ts)
+	}
+	return out, nil
+}
+
+// WaitSubnetUp waits until the log holds n "SUBNET UP" lines and returns the time
+// stamp of the n-th.
+func (d *OpenSMDaemon) WaitSubnetUp(n int, timeout time.Duration) (time.Time, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		ups, err := d.SubnetUps()
+		if err == nil && len(ups) >= n {
+			return ups[n-1], nil
+		}
+		select {
+		case <-d.exited:
+			log, _ := os.ReadFile(d.Log)
+			return time.Time{}, fmt.Errorf("lab: opensm exited before SUBNET UP #%d: %s\nlog:\n%s", n, d.out.String(), tail(string(log), 4000))
+		default:
+		}
+		if time.Now().After(deadline) {
+			log, _ := os.ReadFile(d.Log)
+			return time.Time{}, fmt.Errorf("lab: no SUBNET UP #%d in the OpenSM log within %v\nlog:\n%s", n, timeout, tail(string(log), 4000))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// Reprogram writes partitionsConf and sends SIGHUP; it returns when OpenSM has
+// finished the heavy sweep that applied it, with the time the signal was sent and the
+// time stamp of that sweep's "SUBNET UP" (the tables were programmed before it).
+func (d *OpenSMDaemon) Reprogram(ctx context.Context, partitionsConf string) (hup, up time.Time, err error) {
+	ups, err := d.SubnetUps()
+	if err != nil {
+		return hup, up, err
+	}
+	tmp := d.Conf + ".new"
+	if err := os.WriteFile(tmp, []byte(partitionsConf), 0o644); err != nil {
+		return hup, up, err
+	}
+	if err := os.Rename(tmp, d.Conf); err != nil {
+		return hup, up, err
+	}
+	hup = time.Now()
+	if err := d.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		return hup, up, err
+	}
+	timeout := 60 * time.Second
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = time.Until(dl)
+	}
+	up, err = d.WaitSubnetUp(len(ups)+1, timeout)
+	return hup, up, err
+}
+
 // LogText is the log so far.
-func (d *SMDaemon) LogText() string {
+func (d *OpenSMDaemon) LogText() string {
 	b, _ := os.ReadFile(d.Log)
 	return string(b)
 }
 
 // LogSize is the log's length now: an offset for WaitLog.
-func (d *SMDaemon) LogSize() int64 {
+func (d *OpenSMDaemon) LogSize() int64 {
 	st, err := os.Stat(d.Log)
 	if err != nil {
 		return 0
@@ -117,7 +211,7 @@ func (d *SMDaemon) LogSize() int64 {
 
 // WaitLog waits until text appears in the log after byte offset from and returns the
 // log's lines from there up to and including the one holding it.
-func (d *SMDaemon) WaitLog(text string, from int64, timeout time.Duration) (string, error) {
+func (d *OpenSMDaemon) WaitLog(text string, from int64, timeout time.Duration) (string, error) {
 	deadline := time.Now().Add(timeout)
 	for {
 		b, _ := os.ReadFile(d.Log)
@@ -146,7 +240,7 @@ func (d *SMDaemon) WaitLog(text string, from int64, timeout time.Duration) (stri
 
 // Resweep asks OpenSM for a heavy sweep (SIGHUP, opensm(8)): it reads
 // partitions.conf again and reprograms the tables. It waits for the next SUBNET UP.
-func (d *SMDaemon) Resweep(timeout time.Duration) error {
+func (d *OpenSMDaemon) Resweep(timeout time.Duration) error {
 	from := d.LogSize()
 	if err := d.cmd.Process.Signal(syscall.SIGHUP); err != nil {
 		return err
@@ -157,34 +251,4 @@ func (d *SMDaemon) Resweep(timeout time.Duration) error {
 
 // ReopenLog asks OpenSM to close and reopen its log file (SIGUSR1, opensm(8)), as
 // logrotate's postrotate does after moving the file away.
-func (d *SMDaemon) ReopenLog() error { return d.cmd.Process.Signal(syscall.SIGUSR1) }
-
-// Stop ends OpenSM: SIGTERM, and SIGKILL after 5 seconds.
-func (d *SMDaemon) Stop() {
-	select {
-	case <-d.exited:
-		return
-	default:
-	}
-	d.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-d.exited:
-	case <-time.After(5 * time.Second):
-		d.cmd.Process.Kill() // exactly the process this lab started
-		<-d.exited
-	}
-}
-
-// Exited reports whether OpenSM has stopped, and how.
-func (d *SMDaemon) Exited() (bool, error) {
-	select {
-	case <-d.exited:
-		var ee *exec.ExitError
-		if errors.As(d.err, &ee) {
-			return true, ee
-		}
-		return true, d.err
-	default:
-		return false, nil
-	}
-}
+func (d *OpenSMDaemon) ReopenLog() error { return d.cmd.Process.Signal(syscall.SIGUSR1) }

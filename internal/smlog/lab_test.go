@@ -58,7 +58,7 @@ func recordLab(t *testing.T) labRecording {
 	t.Helper()
 	lab.Require(t)
 	l := lab.StartPartconf(t)
-	d := l.StartOpenSMDaemon(t, lab.DaemonOptions{Partitions: labConf})
+	d := l.StartOpenSMDaemonWith(t, lab.DaemonOptions{Partitions: labConf})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
@@ -161,7 +161,7 @@ func recordLab(t *testing.T) labRecording {
 		"# nothing but a comment\n",
 		labConf,
 	} {
-		if err := os.WriteFile(d.Partitions, []byte(conf), 0o644); err != nil {
+		if err := os.WriteFile(d.Conf, []byte(conf), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		if err := d.Resweep(20 * time.Second); err != nil {
@@ -176,7 +176,7 @@ func recordLab(t *testing.T) labRecording {
 	}
 	// A group OpenSM skips and goes on: an mgid that is not multicast.
 	big.WriteString("p7=0x0700, ipoib : 0x0002c90300000231, mgid=fe80::1;\n")
-	if err := os.WriteFile(d.Partitions, []byte(big.String()), 0o644); err != nil {
+	if err := os.WriteFile(d.Conf, []byte(big.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	from = d.LogSize()
@@ -188,7 +188,7 @@ func recordLab(t *testing.T) labRecording {
 	// An IP group of another partition's P_Key: OpenSM logs the group, then loses its
 	// place in the line and rejects the file (a PARSE ERROR on that line).
 	bad := labConf + "p8=0x0800, ipoib : 0x0002c90300000231, mgid=ff12:401b:8009::1;\n"
-	if err := os.WriteFile(d.Partitions, []byte(bad), 0o644); err != nil {
+	if err := os.WriteFile(d.Conf, []byte(bad), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	from = d.LogSize()
@@ -196,7 +196,7 @@ func recordLab(t *testing.T) labRecording {
 		t.Fatal(err)
 	}
 	wait("retrying with default config", from)
-	if err := os.WriteFile(d.Partitions, []byte(labConf), 0o644); err != nil {
+	if err := os.WriteFile(d.Conf, []byte(labConf), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := d.Resweep(20 * time.Second); err != nil {

@@ -32,7 +32,7 @@ func recordVerbose(t *testing.T) string {
 	t.Helper()
 	lab.Require(t)
 	l := lab.StartPartconf(t)
-	d := l.StartOpenSMDaemon(t, lab.DaemonOptions{Partitions: verboseConf, Conf: []string{"log_flags 0x07", "log_prefix ibkeylab"}})
+	d := l.StartOpenSMDaemonWith(t, lab.DaemonOptions{Partitions: verboseConf, Conf: []string{"log_flags 0x07", "log_prefix ibkeylab"}})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	wait := func(what string, from int64) {
@@ -107,7 +107,7 @@ func recordVerbose(t *testing.T) string {
 	}
 	wait("do not share same pkey", from)
 	// partitions.conf goes away: OpenSM applies its default.
-	if err := os.Remove(d.Partitions); err != nil {
+	if err := os.Remove(d.Conf); err != nil {
 		t.Fatal(err)
 	}
 	from = d.LogSize()
