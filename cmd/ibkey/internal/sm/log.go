@@ -119,7 +119,7 @@ JSON (-o json; schemas/sm-log.schema.json): {"schema_version":1,"log","lines_rea
 "last_at","first_line","last_line","keys". With --follow, one EVENT per line
 (schemas/sm-log-event.schema.json).`,
 		Example: `  ibkey sm log /var/log/opensm.log
-  ibkey sm log --fabric-file fabric.json --partitions /etc/opensm/partitions.conf
+  ibkey sm log --fabric-file fabric.json --partitions partitions.conf
   journalctl -u opensm -o cat | ibkey sm log -
   ibkey sm log --follow --since 10m --ibsim
   ibkey sm log --each --kind bad-pkey,path-refused -o json`,

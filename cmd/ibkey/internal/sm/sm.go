@@ -12,7 +12,7 @@ import (
 func NewCmdSM(f *cmdutil.Factory) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "sm",
-		Short: "The Subnet Manager's side: what OpenSM logged about partitions and keys, explained",
+		Short: "What the Subnet Manager logged about partitions and keys",
 		Long: `The Subnet Manager decides every partition question and records every violation,
 tersely, in its log. 'ibkey sm log' reads OpenSM's log and explains each partition
 and key event: the traps ports send when they drop a packet for its P_Key or Q_Key,
@@ -20,7 +20,7 @@ the SA's refusals, partitions.conf files OpenSM rejects, tables that overflow.
 
   log [FILE|-]      explain the partition and key events of an OpenSM log`,
 		Example: `  ibkey sm log /var/log/opensm.log
-  ibkey sm log --follow --fabric-file fabric.json --partitions /etc/opensm/partitions.conf`,
+  ibkey sm log --follow --fabric-file fabric.json --partitions partitions.conf`,
 		Args: cmdutil.UsageArgs(cobra.NoArgs),
 		RunE: func(c *cobra.Command, args []string) error { return c.Help() },
 	}
