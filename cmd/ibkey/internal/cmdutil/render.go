@@ -12,6 +12,9 @@ import (
 	"github.com/muesli/termenv"
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
+	"github.com/spf13/cobra"
+
+	"github.com/ibkey/ibkey/internal/jsondoc"
 )
 
 // Grid is a table of strings rendered as a tablewriter table on a terminal or as
@@ -100,15 +103,26 @@ func PlainCell(c string) string {
 	return strings.ReplaceAll(c, " ", "_")
 }
 
-// WriteJSON writes v as one indented JSON document.
+// WriteJSON writes v as one JSON document indented by two spaces, as every -o json
+// document is (a document too large to hold whole goes through internal/jsondoc, which
+// lays it out the same way).
 func WriteJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
+	enc.SetIndent("", jsondoc.Indent)
 	return enc.Encode(v)
 }
 
-// WriteJSONLine writes v as one JSON object on one line (watch streams).
+// WriteJSONLine writes v as one JSON object on one line: the events of a stream (watch),
+// one per line, are JSON Lines, where a document may not span lines.
 func WriteJSONLine(w io.Writer, v any) error { return json.NewEncoder(w).Encode(v) }
+
+// AddIndentFlag keeps --indent, which `fabric discover` and `partitions show` took when
+// their JSON was one compact line: every document is indented now, so the flag is
+// hidden and does nothing (scripts that pass it keep working).
+func AddIndentFlag(c *cobra.Command) {
+	c.Flags().Bool("indent", false, "every -o json document is indented")
+	_ = c.Flags().MarkHidden("indent")
+}
 
 // YesNo is "yes" or "no".
 func YesNo(b bool) string {

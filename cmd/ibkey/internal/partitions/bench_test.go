@@ -82,7 +82,7 @@ func BenchmarkShowJSON20k(b *testing.B) {
 		}
 		b.ReportAllocs()
 		for b.Loop() {
-			if err := s.writeJSON(io.Discard, false); err != nil {
+			if err := s.writeJSON(io.Discard); err != nil {
 				b.Fatal(err)
 			}
 		}

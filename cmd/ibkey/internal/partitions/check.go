@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
-	"github.com/ibkey/ibkey/internal/jsonw"
+	"github.com/ibkey/ibkey/internal/jsondoc"
 	"github.com/ibkey/ibkey/internal/partconf"
 	"github.com/ibkey/ibkey/internal/query"
 )
@@ -110,51 +110,36 @@ func runCheck(o *CheckOptions) error {
 	return nil
 }
 
-// writeCheckJSON streams the document of `partitions check -o json` (schema
-// schemas/partitions-check.schema.json), indented as cmdutil.WriteJSON writes it: the
-// bytes encoding/json writes for checkJSON (TestCheckJSONMatchesStructs), without a
-// copy of every finding (a file of a million definitions has millions).
+// findingJSON is one finding of `partitions check -o json` (schema
+// schemas/partitions-check.schema.json): {"schema_version", "file", "rejected",
+// "uncertain"?, "findings": [findingJSON], "errors", "warnings"}.
+type findingJSON struct {
+	Severity string `json:"severity"`
+	File     string `json:"file"`
+	Line     int    `json:"line"`
+	Column   int    `json:"column"`
+	Rule     string `json:"rule"`
+	Message  string `json:"message"`
+	Action   string `json:"action"`
+}
+
+// writeCheckJSON writes the document, the findings one at a time (jsondoc): a file of a
+// million definitions has millions of them.
 func writeCheckJSON(out io.Writer, c *partconf.Config, findings []partconf.Finding, errs, warns int) error {
-	w := jsonw.New(out, "  ")
-	w.BeginObject()
-	w.Key("schema_version")
-	w.Int(1)
-	w.Key("file")
-	w.String(c.File)
-	w.Key("rejected")
-	w.Bool(c.Rejected)
+	d := jsondoc.New(out)
+	d.Field("schema_version", cmdutil.SchemaVersion{})
+	d.Field("file", c.File)
+	d.Field("rejected", c.Rejected)
 	if c.Uncertain != "" {
-		w.Key("uncertain")
-		w.String(c.Uncertain)
+		d.Field("uncertain", c.Uncertain)
 	}
-	w.Key("findings")
-	w.BeginArray()
-	for i := range findings {
+	d.Array("findings", len(findings), func(i int) any {
 		fd := &findings[i]
-		w.BeginObject()
-		w.Key("severity")
-		w.String(fd.Severity.String())
-		w.Key("file")
-		w.String(fd.Pos.File)
-		w.Key("line")
-		w.Int(int64(fd.Pos.Line))
-		w.Key("column")
-		w.Int(int64(fd.Pos.Col))
-		w.Key("rule")
-		w.String(fd.Rule)
-		w.Key("message")
-		w.String(fd.Message)
-		w.Key("action")
-		w.String(fd.Action)
-		w.EndObject()
-	}
-	w.EndArray()
-	w.Key("errors")
-	w.Int(int64(errs))
-	w.Key("warnings")
-	w.Int(int64(warns))
-	w.EndObject()
-	return w.End()
+		return findingJSON{fd.Severity.String(), fd.Pos.File, fd.Pos.Line, fd.Pos.Col, fd.Rule, fd.Message, fd.Action}
+	})
+	d.Field("errors", errs)
+	d.Field("warnings", warns)
+	return d.Close()
 }
 
 // writeFindings prints compiler-style lines; the rejection headline in red on a

@@ -26,8 +26,6 @@ type ShowOptions struct {
 	File     string
 	GUIDs    []string
 	Previous string
-	// Indent: -o json indented for people (the default is one compact line).
-	Indent bool
 }
 
 // NewCmdShow is `ibkey partitions show FILE [GUID...]`; runF replaces the run in tests.
@@ -76,7 +74,7 @@ spaces), then a header line of column names and one record per line, fields sepa
 by spaces (a space inside a field is written _). For one document to parse, use
 -o json.
 
-JSON (-o json; one compact line, --indent for people), schema
+JSON (-o json), schema
 schemas/partitions-show.schema.json: {"schema_version":1,"file","rejected","uncertain"?,"applied":"file"|"opensm_default",
 "previous"?,"allow_both","sm_guid","table_size","partitions":[{"key","name","flags",
 "ipoib","defined_at","members":[{"member","kind","rule","membership","written_membership"?,"at"}],
@@ -108,7 +106,7 @@ schemas/partitions-show.schema.json: {"schema_version":1,"file","rejected","unce
 	o.Types.add(c)
 	c.Flags().StringVar(&o.Previous, "previous", "", "the configuration OpenSM applied before (`FILE`): keys keep their index, removed ones leave holes")
 	_ = c.MarkFlagFilename("previous")
-	c.Flags().BoolVar(&o.Indent, "indent", false, "with -o json: indent the document for reading (default: one compact line)")
+	cmdutil.AddIndentFlag(c)
 	return c
 }
 
@@ -143,7 +141,7 @@ func runShow(o *ShowOptions) error {
 		return err
 	}
 	if o.Format == cmdutil.FormatJSON {
-		err = s.writeJSON(o.IO.Out, o.Indent)
+		err = s.writeJSON(o.IO.Out)
 	} else {
 		err = s.text(o.IO.Out, o.Format)
 	}
