@@ -109,6 +109,9 @@ func TestREADMELabExamples(t *testing.T) {
 	var mu sync.Mutex
 	examples := 0
 	runBlocks := func(t *testing.T, sess *consoleSession, idx []int) {
+		// The examples run in the session's directory and name its files as the
+		// README does, so that their lines are as wide as the README shows them.
+		t.Chdir(sess.dir)
 		for _, i := range idx {
 			if !sess.setUp(t, blocks[i], setups[i]) {
 				return
@@ -122,17 +125,22 @@ func TestREADMELabExamples(t *testing.T) {
 			mu.Unlock()
 		}
 	}
-	for _, i := range hostBlocks {
-		runBlocks(t, &consoleSession{dir: filepath.Join("..", "..")}, []int{i})
+	top, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
 	}
+	t.Run("host", func(t *testing.T) {
+		for _, i := range hostBlocks {
+			runBlocks(t, &consoleSession{dir: top, top: top}, []int{i})
+		}
+	})
 	t.Run("labs", func(t *testing.T) {
 		for _, name := range labOrder {
 			idx := labBlocks[name]
 			t.Run(name, func(t *testing.T) {
-				t.Parallel()
 				first := setups[idx[0]]
-				l := lab.Start(t, filepath.Join("..", "..", first.topology), nil)
-				runBlocks(t, &consoleSession{lab: l, dir: t.TempDir()}, idx)
+				l := lab.Start(t, filepath.Join(top, first.topology), nil)
+				runBlocks(t, &consoleSession{lab: l, dir: t.TempDir(), top: top}, idx)
 			})
 		}
 	})
@@ -239,6 +247,7 @@ func parseConsoleMarker(marker string) (consoleSetup, error) {
 type consoleSession struct {
 	lab *lab.Lab
 	dir string
+	top string // the repository, which setups name their files in
 }
 
 // setUp does what the block's comment asks before it runs.
@@ -249,12 +258,12 @@ func (s *consoleSession) setUp(t *testing.T, blk readmeBlock, setup consoleSetup
 		switch st.kind {
 		case "opensm":
 			var conf []byte
-			if conf, err = os.ReadFile(filepath.Join("..", "..", st.arg)); err == nil {
+			if conf, err = os.ReadFile(filepath.Join(s.top, st.arg)); err == nil {
 				err = s.lab.RunOpenSM(string(conf), false)
 			}
 		case "file":
 			var b []byte
-			if b, err = os.ReadFile(filepath.Join("..", "..", st.arg)); err == nil {
+			if b, err = os.ReadFile(filepath.Join(s.top, st.arg)); err == nil {
 				err = os.WriteFile(filepath.Join(s.dir, st.name), b, 0o644)
 			}
 		case "ibsim":
@@ -385,14 +394,7 @@ func (r consoleRun) run(line string) (string, int, error) {
 	case len(args) == 0 || args[0] != "ibkey":
 		return "", 0, errors.New(`only ibkey and "echo $?" lines are run (or mark the block "not checked: REASON")`)
 	}
-	args = args[1:]
-	for i, a := range args { // files named in the arguments are the session's
-		if !strings.HasPrefix(a, "-") && a != "" {
-			if _, err := os.Stat(filepath.Join(r.dir, a)); err == nil {
-				args[i] = filepath.Join(r.dir, a)
-			}
-		}
-	}
+	args = args[1:] // files named in the arguments are the session's: it runs in r.dir
 
 	var mu sync.Mutex
 	var shown, stdout bytes.Buffer

@@ -223,11 +223,10 @@ func runExample(t *testing.T, dir, line string) (string, int) {
 	case len(args) == 0 || args[0] != "ibkey":
 		t.Fatalf("README example `%s`: only ibkey and cat lines are run (mark the block <!-- readme: skip ... -->)", line)
 	}
-	// Files named in the arguments are relative to dir.
-	for i, a := range args {
-		if _, err := os.Stat(filepath.Join(top, a)); err == nil && dir != "" && !strings.HasPrefix(a, "-") {
-			args[i] = filepath.Join(top, a)
-		}
+	// Files named in the arguments are relative to dir: the example runs there, so
+	// that its output (tables and lines fitted to 80 columns) is what a user sees.
+	if dir != "" {
+		t.Chdir(top)
 	}
 	var buf, stdout bytes.Buffer
 	streams := &cmdutil.IOStreams{In: strings.NewReader(""), Out: &buf, ErrOut: &buf, OutTTY: !piped}
@@ -248,10 +247,6 @@ func runExample(t *testing.T, dir, line string) (string, int) {
 			t.Fatalf("README example `%s`: %v", line, err)
 		}
 		out += filtered
-	}
-	if dir != "" {
-		// Paths joined for the run are shown as the README wrote them.
-		out = strings.ReplaceAll(out, top+string(filepath.Separator), "")
 	}
 	return out, code
 }

@@ -38,7 +38,15 @@ func AddRootFlags(root *cobra.Command, f *Factory) {
 		if err := checkFlagValues(c); err != nil {
 			return err
 		}
-		return f.checkTableTerminal(c)
+		if err := f.checkTableTerminal(c); err != nil {
+			return err
+		}
+		// A table is for people: its long lines wrap to the terminal. A command whose
+		// table is a full-screen program gets stdout as it is.
+		if f.format == FormatTable && c.Annotations[AnnotationTableNeedsTerminal] == "" {
+			f.IOStreams.WrapOut()
+		}
+		return nil
 	}
 }
 
@@ -50,6 +58,7 @@ func Execute(ctx context.Context, root *cobra.Command, args []string, streams *I
 	RefuseUnknownSubcommands(root)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
+	streams.Finish()
 	if err == nil {
 		return ExitOK
 	}

@@ -90,7 +90,8 @@ func runDiscover(o *DiscoverOptions) error {
 		if o.Format == cmdutil.FormatJSON {
 			return fabric.EncodeFabric(o.IO.Out, fab)
 		}
-		g := cmdutil.Grid{Header: []string{"NODE", "TYPE", "NODE_GUID", "PORT", "PORT_GUID", "LID", "STATE", "PEER"}}
+		g := cmdutil.Grid{Header: []string{"NODE", "TYPE", "NODE_GUID", "PORT", "PORT_GUID", "LID", "STATE", "PEER"},
+			Optional: [][]string{{"NODE_GUID"}, {"TYPE"}}}
 		for _, n := range fab.Nodes {
 			for _, p := range n.Ports {
 				if !n.IsEndPort(p) && p.Peer == nil && p.PeerError == "" {

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/charmbracelet/lipgloss"
-	"github.com/muesli/termenv"
 	"github.com/spf13/cobra"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
@@ -147,25 +145,13 @@ func writeCheckJSON(out io.Writer, c *partconf.Config, findings []partconf.Findi
 // all of them).
 func writeFindings(w io.Writer, findings []partconf.Finding, color bool) error {
 	b := bufio.NewWriterSize(w, 64<<10)
-	var red *lipgloss.Style
-	if color {
-		// The caller decided w is a terminal and colour is allowed: a fixed 16-colour
-		// profile set explicitly, so termenv probes neither the writer nor the
-		// environment (with only termenv.WithProfile, lipgloss still asks termenv,
-		// which says "no colour" for a writer that is not an *os.File or when CI is
-		// set).
-		r := lipgloss.NewRenderer(w)
-		r.SetColorProfile(termenv.ANSI)
-		s := r.NewStyle().Foreground(lipgloss.Color("1")).Bold(true)
-		red = &s
-	}
 	for i := range findings {
 		fd := &findings[i]
-		if red != nil && (fd.Rule == "file-rejected" || fd.Rule == "opensm-uncertain") {
-			b.WriteString(red.Render(fmt.Sprintf("%s: %s: %s [%s]", fd.Pos, fd.Severity, fd.Message, fd.Rule)))
-		} else {
-			fmt.Fprintf(b, "%s: %s: %s [%s]", fd.Pos, fd.Severity, fd.Message, fd.Rule)
+		line := fmt.Sprintf("%s: %s: %s [%s]", fd.Pos, fd.Severity, fd.Message, fd.Rule)
+		if fd.Rule == "file-rejected" || fd.Rule == "opensm-uncertain" {
+			line = cmdutil.Paint(line, "1", color)
 		}
+		b.WriteString(line)
 		b.WriteByte('\n')
 		if fd.Action != "" {
 			b.WriteString("  fix: ")

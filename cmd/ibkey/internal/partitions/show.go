@@ -300,7 +300,7 @@ func (s show) text(w io.Writer, f cmdutil.Format) error {
 		fmt.Fprintln(w, "  (implicit) items are OpenSM's, applied before the file's")
 	}
 	parts := keyOrder(s.applied.Partitions)
-	pg := cmdutil.Grid{Header: []string{"KEY", "NAME", "FLAGS", "MEMBERSHIP", "MEMBER", "AT"}}
+	pg := cmdutil.Grid{Header: []string{"KEY", "NAME", "FLAGS", "MEMBERSHIP", "MEMBER", "AT"}, Optional: [][]string{{"AT"}, {"FLAGS"}}}
 	for _, part := range parts {
 		flags := strings.Join(partitionFlags(part), ",")
 		if len(part.Members) == 0 {
@@ -327,7 +327,8 @@ func (s show) text(w io.Writer, f cmdutil.Format) error {
 		order = "after " + s.previous + ": keys keep their index, removed ones leave holes"
 	}
 	fmt.Fprintf(w, "P_Key tables (%s):\n", order)
-	tg := cmdutil.Grid{Header: []string{"PORT", "INDEX", "PKEY", "MEMBERSHIP", "PARTITION", "DECIDED_BY", "AT", "NOTES"}}
+	tg := cmdutil.Grid{Header: []string{"PORT", "INDEX", "PKEY", "MEMBERSHIP", "PARTITION", "DECIDED_BY", "AT", "NOTES"},
+		Optional: [][]string{{"AT"}, {"DECIDED_BY"}, {"NODE"}, {"MEMBERSHIP"}}}
 	if s.names != nil {
 		tg.Header = append([]string{"PORT", "NODE"}, tg.Header[1:]...)
 	}
@@ -390,7 +391,8 @@ func (s show) text(w io.Writer, f cmdutil.Format) error {
 
 // groupsText lists the multicast groups OpenSM creates, when there are any.
 func (s show) groupsText(w io.Writer, f cmdutil.Format, parts []*partconf.Partition) error {
-	gg := cmdutil.Grid{Header: []string{"KEY", "NAME", "MGID", "Q_KEY", "MTU", "RATE", "SL", "SCOPE", "AT"}}
+	gg := cmdutil.Grid{Header: []string{"KEY", "NAME", "MGID", "Q_KEY", "MTU", "RATE", "SL", "SCOPE", "AT"},
+		Optional: [][]string{{"AT"}, {"SL", "SCOPE"}, {"Q_KEY"}, {"RATE"}}}
 	for _, part := range parts {
 		for _, g := range part.Groups {
 			at := posText(g.Pos, s.p.Config)
