@@ -168,3 +168,40 @@ func TestFabricWritersCoverEveryField(t *testing.T) {
 		t.Errorf("pkeys not written")
 	}
 }
+
+// TestCapNodeDescription: a node_desc longer than a NodeDescription is cut to 64 bytes
+// when a file is read; one a node could have sent, escapes counted as the bytes they
+// stand for, is kept whole.
+func TestCapNodeDescription(t *testing.T) {
+	long := strings.Repeat("x", 1<<20)
+	for _, tc := range []struct{ in, want string }{
+		{"HcaA", "HcaA"},
+		{strings.Repeat("a", 64), strings.Repeat("a", 64)},
+		{strings.Repeat("a", 65), strings.Repeat("a", 61) + "…"},
+		{long, strings.Repeat("x", 61) + "…"},
+		// 64 bytes sent by a node, 16 of them control bytes escaped by textsafe.
+		{strings.Repeat(`\x1b`, 16) + strings.Repeat("b", 48), strings.Repeat(`\x1b`, 16) + strings.Repeat("b", 48)},
+		{strings.Repeat(`\u202e`, 21) + "z", strings.Repeat(`\u202e`, 21) + "z"},
+		{strings.Repeat(`\u202e`, 22), strings.Repeat(`\u202e`, 20) + "…"},
+		{strings.Repeat("日", 22), strings.Repeat("日", 20) + "…"},
+		{`\q` + strings.Repeat("c", 62), `\q` + strings.Repeat("c", 62)},
+	} {
+		got := capNodeDescription(tc.in)
+		if got != tc.want {
+			t.Errorf("capNodeDescription(%.40q...) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	f := testFabric()
+	f.Nodes[0].Description = long
+	var b bytes.Buffer
+	if err := EncodeFabric(&b, f); err != nil {
+		t.Fatal(err)
+	}
+	g, err := DecodeFabric(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := g.Node(f.Nodes[0].GUID).Description; d != strings.Repeat("x", 61)+"…" {
+		t.Errorf("a 1 MB node_desc is read as %d bytes", len(d))
+	}
+}

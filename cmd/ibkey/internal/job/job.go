@@ -27,6 +27,9 @@ import (
 // of the funcs.
 type Deps struct {
 	Out, ErrOut io.Writer
+	// Notices prints warnings and notes (the process's one printer, which counts
+	// repeats); nil: a printer of its own on ErrOut.
+	Notices func() *cmdutil.Notices
 	// Host is the local host the global flags select (--sysfs, --demo).
 	Host func() *query.Host
 	// Getenv reads the environment the job would run with; Environ lists it
@@ -265,7 +268,10 @@ func Run(o *Options) error {
 	if err != nil {
 		return err
 	}
-	n := notices{w: o.ErrOut}
+	n := notices{cmdutil.NewNotices(o.ErrOut, false)}
+	if o.Notices != nil {
+		n.n = o.Notices()
+	}
 	n.note(fmt.Sprintf("settings from %s", from))
 	for _, l := range src.labels {
 		n.label(l)

@@ -288,9 +288,9 @@ func (r *report) writeVerdict(b *bytes.Buffer, l libReport) {
 	}
 }
 
-// notices prints notes and warnings on stderr.
-type notices struct{ w io.Writer }
+// notices prints notes and warnings on stderr (cmdutil.Notices).
+type notices struct{ n *cmdutil.Notices }
 
-func (n notices) note(msg string)  { fmt.Fprintln(n.w, "note:", msg) }
-func (n notices) warn(msg string)  { fmt.Fprintln(n.w, "warning:", msg) }
-func (n notices) label(msg string) { fmt.Fprintf(n.w, "ibkey: %s\n", msg) }
+func (n notices) note(msg string)  { n.n.Note(msg) }
+func (n notices) warn(msg string)  { n.n.Warn(msg) }
+func (n notices) label(msg string) { n.n.Label(msg) }
