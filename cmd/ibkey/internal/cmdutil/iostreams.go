@@ -1,8 +1,10 @@
 package cmdutil
 
 import (
+	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"golang.org/x/term"
 )
@@ -73,6 +75,19 @@ func (s *IOStreams) WrapOut() {
 		s.wrapped = NewLineWrapper(s.Out, s.Width())
 		s.Out = s.wrapped
 	}
+}
+
+// errLine prints one line of text on stderr, wrapped to its width when it is a
+// terminal: each line of a multi-line text on its own.
+func (s *IOStreams) errLine(text string) {
+	if s.ErrWidth > 0 {
+		lines := strings.Split(text, "\n")
+		for i, l := range lines {
+			lines[i] = wrapLine(l, s.ErrWidth)
+		}
+		text = strings.Join(lines, "\n")
+	}
+	fmt.Fprintln(s.ErrOut, text)
 }
 
 // Finish ends the command's output: the last line of a wrapped Out, and the summary

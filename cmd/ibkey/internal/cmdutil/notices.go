@@ -86,7 +86,11 @@ func (n *Notices) print(prefix, kind, msg string) {
 func (n *Notices) line(prefix, msg string) {
 	text := prefix + " " + msg
 	if n.width > 0 {
-		text = wrapLine(text, n.width)
+		lines := strings.Split(text, "\n")
+		for i, l := range lines {
+			lines[i] = wrapLine(l, n.width)
+		}
+		text = strings.Join(lines, "\n")
 	}
 	if prefix == "warning:" && n.color {
 		text = Paint(prefix, "3", true) + text[len(prefix):]
@@ -134,10 +138,10 @@ func (n *Notices) Summary() {
 	n.hidden = nil
 }
 
-// Label announces a host that is not the real machine.
+// Label announces a host that is not the real machine, or where data came from.
 func (n *Notices) Label(host string) {
 	if host != "" {
-		fmt.Fprintf(n.w, "ibkey: %s\n", host)
+		n.line("ibkey:", host)
 	}
 }
 

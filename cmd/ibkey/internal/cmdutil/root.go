@@ -68,14 +68,14 @@ func Execute(ctx context.Context, root *cobra.Command, args []string, streams *I
 		// canceled", addresses "failed") is the consequence. Name the signal and exit
 		// 128+signo, as the screen does, never 3 or 4 as if the fabric had failed.
 		if !Reported(err) {
-			fmt.Fprintf(streams.ErrOut, "ibkey: stopped by a signal (%s): %s\n", cause, textsafe.Error(err))
+			streams.errLine(fmt.Sprintf("ibkey: stopped by a signal (%s): %s", cause, textsafe.Error(err)))
 		}
 		return SignalExitCode(cause)
 	}
 	if !Reported(err) {
 		// textsafe: an error can quote a file's bytes or a user's token; it is
 		// sanitised and capped (a 10 MB line is summarised) before a terminal sees it.
-		fmt.Fprintf(streams.ErrOut, "ibkey: %s\n", textsafe.Error(err))
+		streams.errLine("ibkey: " + textsafe.Error(err))
 	}
 	return ExitCode(err)
 }
