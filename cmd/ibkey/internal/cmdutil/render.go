@@ -305,10 +305,14 @@ func PlainCell(c string) string {
 // WrapWords splits s into lines of at most width columns at its spaces and after its
 // commas (a list such as 0xffff,0x8001 breaks between keys); a word wider than width
 // gets a line of its own and is never cut.
-func WrapWords(s string, width int) []string {
+func WrapWords(s string, width int) []string { return fillPieces(s, width, width) }
+
+// fillPieces lays s's words in lines as WrapWords does, the first line at most first
+// columns wide and the others at most rest.
+func fillPieces(s string, first, rest int) []string {
 	var lines []string
 	var line strings.Builder
-	used := 0
+	used, width := 0, first
 	for _, p := range breakPieces(s) {
 		pw := ansi.StringWidth(p.text)
 		sep := 0
@@ -318,9 +322,9 @@ func WrapWords(s string, width int) []string {
 		if used > 0 && used+sep+pw > width {
 			lines = append(lines, line.String())
 			line.Reset()
-			used, sep = 0, 0
+			used, sep, width = 0, 0, rest
 		}
-		if used > 0 && sep == 1 {
+		if sep == 1 {
 			line.WriteByte(' ')
 		}
 		line.WriteString(p.text)
