@@ -101,6 +101,15 @@ func (s *IOStreams) Finish() {
 	}
 }
 
+// Unwrapped is w without its line wrapping (LineWrapper, OutWriter), for lines that
+// must reach stdout as they are written (shell lines to eval, records).
+func Unwrapped(w io.Writer) io.Writer {
+	if r, ok := w.(rawWriter); ok {
+		return r.Raw()
+	}
+	return w
+}
+
 // OutWriter writes to s.Out as it is when written to: for a command given its writer
 // when the tree is built, before the root decides whether stdout wraps (WrapOut).
 func OutWriter(s *IOStreams) io.Writer { return outWriter{s} }

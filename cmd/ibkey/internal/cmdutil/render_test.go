@@ -3,6 +3,7 @@ package cmdutil
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -276,6 +277,24 @@ func TestMaskNumbers(t *testing.T) {
 	} {
 		if got := maskNumbers(in); got != want {
 			t.Errorf("maskNumbers(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestUnwrapped: what goes through Unwrapped reaches the stream as written, however
+// long its lines (shell lines to eval).
+func TestUnwrapped(t *testing.T) {
+	var b bytes.Buffer
+	s := &IOStreams{Out: &b}
+	s.WrapOut()
+	long := "export NCCL_IB_HCA=" + strings.Repeat("mlx5_0:1,", 20) + "\n"
+	for _, w := range []io.Writer{s.Out, OutWriter(s)} {
+		b.Reset()
+		if _, err := io.WriteString(Unwrapped(w), long); err != nil {
+			t.Fatal(err)
+		}
+		if b.String() != long {
+			t.Errorf("%T: %q", w, b.String())
 		}
 	}
 }
