@@ -2,26 +2,28 @@ package sm
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/jsondoc"
 	"github.com/ibkey/ibkey/internal/smlog"
 )
 
 // printer writes sm log's output in its format: one document (JSON), or entries, at
 // the end (the summary) or as events come (--each, --follow).
 type printer struct {
-	o     *LogOptions
-	grid  *cmdutil.Grid // plain output, aligned, when not following
-	w     *bufio.Writer
-	since time.Time
-	n     int // events written
-	errs  int
-	warns int
+	o      *LogOptions
+	grid   *cmdutil.Grid   // plain output, aligned, when not following
+	doc    *jsondoc.Writer // the JSON document, when not following
+	events *jsondoc.ArrayWriter
+	w      *bufio.Writer
+	since  time.Time
+	n      int // events written
+	errs   int
+	warns  int
 }
 
 func newPrinter(o *LogOptions) *printer {
@@ -32,12 +34,16 @@ func (p *printer) streaming() bool { return p.o.Follow }
 
 func (p *printer) begin() error {
 	if p.o.Format == cmdutil.FormatJSON && !p.streaming() {
-		since := "null"
+		p.doc = jsondoc.New(p.w)
+		p.doc.Field("schema_version", cmdutil.SchemaVersionNumber)
+		p.doc.Field("log", p.o.File)
+		var since *string
 		if !p.since.IsZero() {
-			since = fmt.Sprintf("%q", p.since.Format(time.RFC3339))
+			s := p.since.Format(time.RFC3339)
+			since = &s
 		}
-		log, _ := json.Marshal(p.o.File)
-		fmt.Fprintf(p.w, "{\n  \"schema_version\": %d,\n  \"log\": %s,\n  \"since_at\": %s,\n  \"events\": [", cmdutil.SchemaVersionNumber, log, since)
+		p.doc.Field("since_at", since)
+		p.events = p.doc.OpenArray("events")
 	}
 	if p.o.Format == cmdutil.FormatPlain {
 		if p.streaming() {
@@ -60,23 +66,12 @@ func (p *printer) event(ev *smlog.Event, ex *smlog.Explanation) error {
 	case cmdutil.FormatJSON:
 		j := eventJSON(ev, ex)
 		if p.streaming() {
-			b, err := json.Marshal(j)
-			if err != nil {
+			if err := cmdutil.WriteJSONLine(p.w, j); err != nil {
 				return err
 			}
-			p.w.Write(b)
-			p.w.WriteByte('\n')
 			return p.w.Flush()
 		}
-		b, err := json.MarshalIndent(j, "    ", "  ")
-		if err != nil {
-			return err
-		}
-		if p.n > 0 {
-			p.w.WriteByte(',')
-		}
-		p.w.WriteString("\n    ")
-		p.w.Write(b)
+		p.events.Add(j)
 	case cmdutil.FormatPlain:
 		if p.o.Each || p.streaming() {
 			p.plainLine(ev, ex, 1, ev.Time)
@@ -108,25 +103,14 @@ func (p *printer) end(s *smlog.Summary, lines int64) error {
 		if p.streaming() {
 			return p.w.Flush()
 		}
-		if p.n > 0 {
-			p.w.WriteString("\n  ")
+		p.events.CloseArray()
+		p.doc.Array("summary", len(s.Groups), func(i int) any { return groupJSON(s.Groups[i]) })
+		p.doc.Field("lines_read", lines)
+		p.doc.Field("errors", errs)
+		p.doc.Field("warnings", warns)
+		if err := p.doc.Close(); err != nil {
+			return err
 		}
-		p.w.WriteString("],\n  \"summary\": [")
-		for i, g := range s.Groups {
-			b, err := json.MarshalIndent(groupJSON(g), "    ", "  ")
-			if err != nil {
-				return err
-			}
-			if i > 0 {
-				p.w.WriteByte(',')
-			}
-			p.w.WriteString("\n    ")
-			p.w.Write(b)
-		}
-		if len(s.Groups) > 0 {
-			p.w.WriteString("\n  ")
-		}
-		fmt.Fprintf(p.w, "],\n  \"lines_read\": %d,\n  \"errors\": %d,\n  \"warnings\": %d\n}\n", lines, errs, warns)
 	case cmdutil.FormatPlain:
 		if !p.streaming() {
 			if !p.o.Each {
@@ -230,7 +214,7 @@ func keyWords(ev *smlog.Event) string {
 }
 
 // block writes one problem or event as a headline and indented lines, wrapped to fit
-// 80 columns.
+// stdout's width (80 columns when it is not a terminal).
 func (p *printer) block(ev *smlog.Event, ex *smlog.Explanation, count int, first, last time.Time) {
 	head := string(ev.Kind)
 	if w := what(ev); w != "" {
@@ -246,7 +230,7 @@ func (p *printer) block(ev *smlog.Event, ex *smlog.Explanation, count int, first
 	fmt.Fprintf(p.w, "%s  %s  line %d\n", head, when, ev.Line)
 	line := func(label, text string) {
 		if text != "" {
-			wrap(p.w, "  "+fmt.Sprintf("%-5s ", label), "        ", text, 80)
+			wrap(p.w, "  "+fmt.Sprintf("%-5s ", label), "        ", text, p.o.IO.Width())
 		}
 	}
 	for _, e := range []struct {
