@@ -730,6 +730,9 @@ func (a *Assembler) errCode(r record, line []byte) {
 		e.From = Port{NodeGUID: check.GUID(node), Num: int(port), NodeDesc: desc}
 		a.emit(e)
 	case "0507":
+		if !bytes.Contains(r.fn, []byte("pkey_mgr")) {
+			return // libvendor's osm_vendor_mlx_sa.c has an ERR 0507 too
+		}
 		var cap, last, node, port uint64
 		var desc string
 		if !scanf(body, fmt24, &cap, &last, &node, &port, &desc) {
@@ -740,6 +743,9 @@ func (a *Assembler) errCode(r record, line []byte) {
 		e.Detail = fmt.Sprintf("the switch port holds %d entries; the CA behind it uses index %d", cap, last)
 		a.emit(e)
 	case "0502", "0503", "0505", "0506", "0508", "0509", "0510", "0511":
+		if !bytes.Contains(r.fn, []byte("pkey_mgr")) {
+			return // the same codes in libvendor's osm_vendor_mlx_sa.c (not the ibumad build)
+		}
 		e := ev(KindProgramFailed)
 		e.Detail = string(body)
 		var node, port, blk, idx uint64

@@ -9,7 +9,7 @@ import (
 // Kind is what happened: one per kind of partition or key event OpenSM logs.
 type Kind string
 
-// The kinds of event, with what OpenSM logs for each (OpenSM 3.3.23; doc.go lists
+// The kinds of event, with what OpenSM logs for each (OpenSM 3.3.23; docs/sm.md lists
 // every message and where it comes from).
 const (
 	// KindBadPKey: trap 257, a port dropped a packet whose P_Key it does not accept.

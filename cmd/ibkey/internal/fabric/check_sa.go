@@ -126,6 +126,7 @@ func (o *CheckOptions) saFindings(fab *fabric.Fabric, conf *partconf.Config, mod
 				}
 			}
 		}
+		tables := 0
 		for _, sp := range ports {
 			view := make([]check.PKey, len(sp.table))
 			complete := true
@@ -157,6 +158,7 @@ func (o *CheckOptions) saFindings(fab *fabric.Fabric, conf *partconf.Config, mod
 			if !complete {
 				continue
 			}
+			tables++
 			findings = append(findings, compareView(fab, sp, view, desc(sp.id))...)
 			if model != nil {
 				n := fab.Node(sp.id.Node)
@@ -165,11 +167,15 @@ func (o *CheckOptions) saFindings(fab *fabric.Fabric, conf *partconf.Config, mod
 				}
 			}
 		}
+		groups := 0
 		if conf != nil && model != nil {
-			f, nc := groupFindings(ctx, qf.T, sm, conf, model, requester, reqTable)
+			f, nc, n := groupFindings(ctx, qf.T, sm, conf, model, requester, reqTable)
 			findings = append(findings, f...)
 			notChecked = append(notChecked, nc...)
+			groups = n
 		}
+		o.Notices.Note(fmt.Sprintf("--sa: the SA at LID %d answered %s for %s and %s", sm, requester,
+			cmdutil.Plural(tables, "P_Key table", "P_Key tables"), cmdutil.Plural(groups, "IPoIB broadcast group", "IPoIB broadcast groups")))
 		return nil
 	})
 	return findings, notChecked, err
@@ -249,7 +255,7 @@ func sortStrings(s []string) {
 
 // groupFindings: every ipoib partition OpenSM keeps has its IPoIB broadcast group in
 // the SA, with the file's Q_Key, MTU and rate.
-func groupFindings(ctx context.Context, t mad.Transport, sm uint16, conf *partconf.Config, model *partconf.Model, requester string, reqTable []check.PKey) ([]check.Finding, []fabric.NotChecked) {
+func groupFindings(ctx context.Context, t mad.Transport, sm uint16, conf *partconf.Config, model *partconf.Model, requester string, reqTable []check.PKey) ([]check.Finding, []fabric.NotChecked, int) {
 	member := func(key check.PartitionKey) bool {
 		for _, k := range reqTable {
 			if k.Valid() && k.Partition() == key {
@@ -260,6 +266,7 @@ func groupFindings(ctx context.Context, t mad.Transport, sm uint16, conf *partco
 	}
 	var out []check.Finding
 	var nc []fabric.NotChecked
+	compared := 0
 	for _, p := range model.Config.Partitions {
 		if !p.IPoIB || !model.Exists(p) {
 			continue
@@ -291,6 +298,7 @@ func groupFindings(ctx context.Context, t mad.Transport, sm uint16, conf *partco
 				nc = append(nc, fabric.NotChecked{What: "SA MCMemberRecord", Reason: fmt.Sprintf("%s: %v", g.MGID, err)})
 				continue
 			}
+			compared++
 			var diffs []string
 			if r.QKey != g.QKey {
 				diffs = append(diffs, fmt.Sprintf("Q_Key %s, the file %s", check.QKey(r.QKey), check.QKey(g.QKey)))
@@ -308,5 +316,5 @@ func groupFindings(ctx context.Context, t mad.Transport, sm uint16, conf *partco
 			}
 		}
 	}
-	return out, nc
+	return out, nc, compared
 }
