@@ -84,8 +84,25 @@ func NewAssembler(ref time.Time, loc *time.Location, emit func(*Event)) *Assembl
 // Line handles one line of the log, without its newline.
 func (a *Assembler) Line(line []byte) {
 	a.line++
-	if len(a.pending) == 0 && a.last == nil && !a.candidate(line) {
-		return
+	if !a.candidate(line) {
+		if len(a.pending) == 0 && a.last == nil {
+			return
+		}
+		// Not a line of the catalogue: it matters only as the next line of a
+		// verbose notice dump, or as a line of a pending event's thread (which
+		// ends it). Events wait for lines that may be far away (a trap's report
+		// that never comes): the lines between are passed over here too.
+		th, ok := threadOf(line)
+		if !ok {
+			if a.last != nil && a.last.dump {
+				a.dumpLine(a.last, line)
+			}
+			return
+		}
+		a.last = nil
+		if a.findThread(th) == nil {
+			return
+		}
 	}
 	r, ok := splitLine(line, a.prefix)
 	if !ok {
@@ -111,10 +128,9 @@ func (a *Assembler) Line(line []byte) {
 	a.message(r, line)
 }
 
-// candidate is the fast look at a line when no event is pending: whether it may be
-// one of the catalogue's (doc.go) by its level and its first bytes, without
-// splitting it. A log is mostly lines of other levels and messages; most are
-// passed over here.
+// candidate is the fast look at a line: whether it may be one of the catalogue's
+// (doc.go) by its level and its first bytes, without splitting it. A log is mostly
+// lines of other levels and messages; most are passed over here.
 func (a *Assembler) candidate(line []byte) bool {
 	// "MMM DD HH:MM:SS UUUUUU [THREAD] 0xLL -> "
 	if len(line) < stampLen+12 || line[stampLen+1] != '[' {
@@ -194,16 +210,33 @@ func (a *Assembler) other(r record) {
 
 // continues reports whether msg may come between a pending event's lines.
 func continues(p *pending, msg []byte) bool {
+	if len(msg) == 0 {
+		return false
+	}
 	switch p.want {
 	case "report":
 		// osm_trap_rcv.c trap_rcv_process_request between log_trap_info and the
-		// report: the second error line, the verbose dump, the aging messages.
-		return bytes.HasPrefix(msg, []byte("Bad P_Key:")) || bytes.HasPrefix(msg, []byte("Bad Q_Key:")) ||
-			bytes.HasPrefix(msg, []byte("Reporting Security Notice")) || bytes.HasPrefix(msg, []byte("Generic Notice dump")) ||
-			bytes.HasPrefix(msg, []byte("Received trap ")) || bytes.HasPrefix(msg, []byte("Forcing heavy sweep")) ||
-			bytes.HasPrefix(msg, []byte("ERR 3809")) || bytes.HasPrefix(msg, []byte("Received SLID=0 Trap")) ||
-			bytes.HasPrefix(msg, []byte("Ignoring noisy traps")) || bytes.HasPrefix(msg, []byte("Cannot find port corresponding")) ||
-			bytes.HasPrefix(msg, []byte("ERR 3802"))
+		// report: the second error line, the verbose dump, the aging messages. The
+		// next trap's "Received Generic Notice" ends it: in a storm every line is
+		// asked, so the first byte is looked at first.
+		switch msg[0] {
+		case 'B':
+			return bytes.HasPrefix(msg, []byte("Bad P_Key:")) || bytes.HasPrefix(msg, []byte("Bad Q_Key:"))
+		case 'R':
+			return bytes.HasPrefix(msg, []byte("Reporting Security Notice")) || bytes.HasPrefix(msg, []byte("Received trap ")) ||
+				bytes.HasPrefix(msg, []byte("Received SLID=0 Trap"))
+		case 'G':
+			return bytes.HasPrefix(msg, []byte("Generic Notice dump"))
+		case 'F':
+			return bytes.HasPrefix(msg, []byte("Forcing heavy sweep"))
+		case 'E':
+			return bytes.HasPrefix(msg, []byte("ERR 3809")) || bytes.HasPrefix(msg, []byte("ERR 3802"))
+		case 'I':
+			return bytes.HasPrefix(msg, []byte("Ignoring noisy traps"))
+		case 'C':
+			return bytes.HasPrefix(msg, []byte("Cannot find port corresponding"))
+		}
+		return false
 	case "join":
 		// osm_sa_mcmember_record.c: the join's own error after the field's.
 		return bytes.HasPrefix(msg, []byte("ERR 1B1A")) || bytes.HasPrefix(msg, []byte("ERR 1B1C"))
@@ -361,6 +394,16 @@ func (a *Assembler) add(p *pending, r record, line []byte) {
 		p.ev.Level |= r.level & LevelError
 	}
 	a.last = p
+}
+
+// findThread is a pending event of thread, if any.
+func (a *Assembler) findThread(thread []byte) *pending {
+	for _, p := range a.pending {
+		if p.thread == string(thread) {
+			return p
+		}
+	}
+	return nil
 }
 
 func (a *Assembler) findPending(thread []byte, want string) *pending {

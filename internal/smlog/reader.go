@@ -76,22 +76,144 @@ func (lr *lineReader) end() {
 
 // Read reads a whole log from r into a, then flushes the events still pending.
 // It stops early when ctx ends, returning its error.
+//
+// The reading is done ahead by a second goroutine (readAhead): the read calls (a
+// copy out of the page cache, a fifth of the time on a log in tmpfs) overlap the
+// parsing. Memory stays flat: aheadBufs buffers of bufSize.
 func Read(ctx context.Context, r io.Reader, a *Assembler) error {
-	lr := newLineReader(a)
+	err := readLines(ctx, r, a.Line)
+	a.Flush()
+	return err
+}
+
+// aheadBufs is how many buffers readAhead cycles through: one being read into, one
+// waiting, one being parsed.
+const aheadBufs = 3
+
+// chunk is a piece of the log read ahead: whole lines, except for the last piece
+// (final: a last line may lack its newline) and a piece of a line longer than the
+// buffer (cut).
+type chunk struct {
+	data  []byte
+	buf   []byte // the buffer data is in, to give back
+	cut   bool
+	final bool
+	err   error // what ended the reading (nil on EOF), with final
+}
+
+// readLines hands every line of r (without its newline, nor a '\r' before it) to
+// line, in order. A line longer than bufSize (no OpenSM line is: LOG_ENTRY_SIZE_MAX
+// is 4096) is cut there and its rest skipped.
+func readLines(ctx context.Context, r io.Reader, line func([]byte)) error {
+	chunks := make(chan chunk, aheadBufs-1)
+	free := make(chan []byte, aheadBufs)
+	for range aheadBufs {
+		free <- make([]byte, bufSize)
+	}
+	stop := make(chan struct{})
+	defer close(stop)
+	go readAhead(r, chunks, free, stop)
+	skip := false // dropping the rest of a cut line
+	hand := func(l []byte) {
+		if len(l) > 0 && l[len(l)-1] == '\r' {
+			l = l[:len(l)-1]
+		}
+		line(l)
+	}
 	for {
+		var c chunk
+		select {
+		case c = <-chunks:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		data := c.data
+		if c.cut {
+			if !skip {
+				hand(data)
+			}
+			skip = true
+			free <- c.buf
+			continue
+		}
+		if skip {
+			i := bytes.IndexByte(data, '\n')
+			if i < 0 {
+				data = nil // the final piece: the cut line's end, without a newline
+			} else {
+				data = data[i+1:]
+			}
+			skip = false
+		}
+		for len(data) > 0 {
+			i := bytes.IndexByte(data, '\n')
+			if i < 0 {
+				hand(data) // the last line, without a newline (final only)
+				break
+			}
+			hand(data[:i])
+			data = data[i+1:]
+		}
+		if c.final {
+			return c.err
+		}
+		free <- c.buf
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		_, err := lr.fill(r)
-		if errors.Is(err, io.EOF) {
-			lr.end()
-			a.Flush()
-			return nil
+	}
+}
+
+// readAhead reads r into the free buffers and sends them as chunks of whole lines;
+// the part of a line at a buffer's end is carried to the next buffer's start. It
+// ends after the final chunk, or when stop is closed.
+func readAhead(r io.Reader, chunks chan<- chunk, free chan []byte, stop <-chan struct{}) {
+	carry := make([]byte, 0, 4096)
+	send := func(c chunk) bool {
+		select {
+		case chunks <- c:
+			return true
+		case <-stop:
+			return false
 		}
+	}
+	for {
+		var buf []byte
+		select {
+		case buf = <-free:
+		case <-stop:
+			return
+		}
+		n := copy(buf, carry)
+		carry = carry[:0]
+		m, err := r.Read(buf[n:])
+		data := buf[:n+m]
 		if err != nil {
-			lr.end()
-			a.Flush()
-			return err
+			if errors.Is(err, io.EOF) {
+				err = nil
+			}
+			send(chunk{data: data, buf: buf, final: true, err: err})
+			return
+		}
+		// Only the new bytes: the carried ones hold no newline. From the end, so
+		// this looks at about one line.
+		last := bytes.LastIndexByte(data[n:], '\n')
+		if last >= 0 {
+			last += n
+		}
+		switch {
+		case last >= 0:
+			carry = append(carry, data[last+1:]...)
+			if !send(chunk{data: data[:last+1], buf: buf}) {
+				return
+			}
+		case len(data) == len(buf):
+			if !send(chunk{data: data, buf: buf, cut: true}) {
+				return
+			}
+		default: // a piece of one line, short of the buffer: keep reading it
+			carry = append(carry, data...)
+			free <- buf
 		}
 	}
 }
