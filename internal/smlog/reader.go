@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"time"
 )
@@ -228,6 +229,9 @@ type FollowOptions struct {
 	Quiet time.Duration
 	// FromEnd starts at the end of the file instead of its beginning.
 	FromEnd bool
+	// Wait waits for a log that is not there yet (the exporter started before
+	// OpenSM) instead of returning the error.
+	Wait bool
 	// Notice receives what Follow noticed about the file (rotated, truncated,
 	// missing), for a note on stderr; nil to ignore.
 	Notice func(string)
@@ -269,8 +273,19 @@ func Follow(ctx context.Context, path string, a *Assembler, o FollowOptions) err
 		f = nf
 		return nil
 	}
-	if err := open(o.FromEnd); err != nil {
-		return err
+	for {
+		err := open(o.FromEnd)
+		if err == nil {
+			break
+		}
+		if !o.Wait || !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(o.Poll):
+		}
 	}
 	defer func() {
 		if f != nil {
@@ -321,8 +336,13 @@ func Follow(ctx context.Context, path string, a *Assembler, o FollowOptions) err
 			}
 		case !sameFile(cur, st):
 			// Renamed away and recreated: what was written to the old file after
-			// the last read is read first.
-			lr.fill(f)
+			// the last read is read first, all of it.
+			for {
+				m, err := lr.fill(f)
+				if m == 0 || err != nil {
+					break
+				}
+			}
 			lr.end()
 			f.Close()
 			f = nil
