@@ -48,7 +48,9 @@ func TestFollowCounts(t *testing.T) {
 	c := NewCounts()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- FollowCounts(ctx, path, c, FollowOptions{Poll: 200 * time.Millisecond, Quiet: 50 * time.Millisecond}) }()
+	go func() {
+		done <- FollowCounts(ctx, path, c, FollowOptions{Poll: 200 * time.Millisecond, Quiet: 50 * time.Millisecond})
+	}()
 	waitFor := func(want map[CountKey]uint64) {
 		t.Helper()
 		deadline := time.Now().Add(10 * time.Second)
