@@ -41,11 +41,3 @@ func (a *ArrayWriter) CloseArray() {
 	}
 	a.d.w.WriteString("\n" + Indent + "]")
 }
-
-// Flush writes what is buffered to the underlying writer.
-func (d *Writer) Flush() error {
-	if d.err != nil {
-		return d.err
-	}
-	return d.w.Flush()
-}

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"net/netip"
 	"strings"
 )
 
@@ -154,17 +153,6 @@ func SAStatus(err error) (uint8, bool) {
 
 // GID is a 128-bit port or multicast GID.
 type GID [16]byte
-
-// Addr is the GID as an IPv6 address (how saquery and OpenSM print GIDs).
-func (g GID) Addr() netip.Addr { return netip.AddrFrom16(g) }
-
-func (g GID) String() string { return g.Addr().String() }
-
-// Prefix is the subnet prefix, the GID's high 64 bits.
-func (g GID) Prefix() uint64 { return binary.BigEndian.Uint64(g[:8]) }
-
-// InterfaceID is the GID's low 64 bits (a port GUID for a port GID).
-func (g GID) InterfaceID() uint64 { return binary.BigEndian.Uint64(g[8:]) }
 
 // PathRecord component mask bits (IBA 15.2.5.16; OpenSM IB_PR_COMPMASK_*).
 const (

@@ -93,7 +93,7 @@ func TestLabSAPathRecords(t *testing.T) {
 					pr.PKey != uint16(hexField(t, f, "pkey")) || uint64(pr.SL) != hexField(t, f, "sl") ||
 					uint64(pr.MTU) != hexField(t, f, "mtu") || uint64(pr.Rate) != hexField(t, f, "rate") ||
 					uint64(pr.PktLife) != hexField(t, f, "pkt_life") || uint64(pr.NumPath) != hexField(t, f, "num_path_revers") ||
-					uint64(pr.HopFlowRaw) != hexField(t, f, "hop_flow_raw") || pr.DGID.String() != f["dgid"] || pr.SGID.String() != f["sgid"] {
+					uint64(pr.HopFlowRaw) != hexField(t, f, "hop_flow_raw") || netip.AddrFrom16(pr.DGID).String() != f["dgid"] || netip.AddrFrom16(pr.SGID).String() != f["sgid"] {
 					t.Errorf("%v: ibkey %+v, saquery %v", args, pr, f)
 				}
 				paths++
@@ -219,7 +219,7 @@ func TestLabSAMCMemberRecords(t *testing.T) {
 			t.Fatalf("%s from %s: saquery %d records, ibkey %v", c.mgid, c.node, len(recs), err)
 		}
 		f := recs[0]
-		if r.MGID.String() != f["MGID"] || uint64(r.QKey) != hexField(t, f, "qkey") || uint64(r.MLID) != hexField(t, f, "mlid") ||
+		if netip.AddrFrom16(r.MGID).String() != f["MGID"] || uint64(r.QKey) != hexField(t, f, "qkey") || uint64(r.MLID) != hexField(t, f, "mlid") ||
 			uint64(r.MTU) != hexField(t, f, "mtu") || uint64(r.PKey) != hexField(t, f, "pkey") || uint64(r.Rate) != hexField(t, f, "rate") ||
 			uint64(r.SL) != hexField(t, f, "SL") || uint64(r.Scope) != hexField(t, f, "Scope") || uint64(r.JoinState) != hexField(t, f, "JoinState") ||
 			uint64(r.PktLife) != hexField(t, f, "pkt_life") || uint64(r.HopLimit) != hexField(t, f, "HopLimit") {

@@ -3,6 +3,7 @@ package mad
 import (
 	"encoding/binary"
 	"errors"
+	"net/netip"
 	"testing"
 )
 
@@ -149,7 +150,7 @@ func TestSARecordLayouts(t *testing.T) {
 	m[48], m[49] = 0x21, 0x80
 	mr, err := ParseMCMemberRecord(m)
 	if err != nil || mr.QKey != 0xb1b || mr.MLID != 0xc000 || mr.MTUCode() != 4 || mr.RateCode() != 3 || mr.SL != 3 || mr.FlowLabel != 0x12345 ||
-		mr.HopLimit != 0xff || mr.Scope != 2 || mr.JoinState != 1 || !mr.ProxyJoin || mr.MGID.String() != "ff12::" {
+		mr.HopLimit != 0xff || mr.Scope != 2 || mr.JoinState != 1 || !mr.ProxyJoin || netip.AddrFrom16(mr.MGID).String() != "ff12::" {
 		t.Errorf("MCMemberRecord: %+v %v", mr, err)
 	}
 	for _, f := range []func([]byte) error{

@@ -39,8 +39,6 @@ const (
 	RuleIPoIBGroupDiffers = "ipoib-group-differs"
 )
 
-var saRules = []string{RuleSATableDiffers, RuleSAViewNotFile, RuleIPoIBGroupMissing, RuleIPoIBGroupDiffers}
-
 // saCheck is --sa and --sm-key.
 type saCheck struct {
 	Ask   bool
