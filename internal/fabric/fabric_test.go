@@ -81,9 +81,17 @@ func TestAuditRules(t *testing.T) {
 		{"CA key missing on a switch port with enforcement off", func(f *Fabric) {
 			f.Port(s1).PKeys[1] = 0
 			f.Port(s1).Enforcement.Inbound, f.Port(s1).Enforcement.Outbound = false, false
-		}, RuleHCAKeyNotOnSwitch, check.SeverityError, []check.PortID{a1, s1}, []check.PKey{0x8001}, "once enforcement is on", 1},
+		}, RuleHCAKeyNotOnSwitch, check.SeverityWarning, []check.PortID{a1, s1}, []check.PKey{0x8001}, "passes them now; once enforcement is on", 1},
+		{"CA key missing on a switch port enforcing inbound only", func(f *Fabric) {
+			f.Port(s1).PKeys[1] = 0
+			f.Port(s1).Enforcement.Outbound = false
+		}, RuleHCAKeyNotOnSwitch, check.SeverityError, []check.PortID{a1, s1}, []check.PKey{0x8001}, "do not pass the switch", 1},
+		{"CA key missing on a switch port whose enforcement was not read", func(f *Fabric) {
+			f.Port(s1).PKeys[1] = 0
+			f.Port(s1).Enforcement = nil
+		}, RuleHCAKeyNotOnSwitch, check.SeverityWarning, []check.PortID{a1, s1}, []check.PKey{0x8001}, "enforcement bits were not read", 1},
 		{"switch port key the CA lacks", func(f *Fabric) { f.Port(s2).PKeys[2] = 0x8005 },
-			RuleSwitchKeyNotOnHCA, check.SeverityError, []check.PortID{b1, s2}, []check.PKey{0x8005}, "not a member", 1},
+			RuleSwitchKeyNotOnHCA, check.SeverityWarning, []check.PortID{b1, s2}, []check.PKey{0x8005}, "which drops those packets itself", 1},
 		{"enforcement off facing a CA", func(f *Fabric) { f.Port(s2).Enforcement.Outbound = false },
 			RuleEnforcementOff, check.SeverityWarning, []check.PortID{b1, s2}, nil, "off (outbound)", 1},
 		{"limited-only partition", func(f *Fabric) {
@@ -167,7 +175,7 @@ func TestFindingJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `[{"severity":"error","rule":"hca-key-not-on-switch","ports":[{"node_guid":"0x00000000000000a0","port":1,"node_desc":"HcaA"},{"node_guid":"0x0000000000000050","port":1,"node_desc":"S"}],"message":`
-	if !strings.HasPrefix(string(b), want) || !strings.Contains(string(b), `"action":"have the Subnet Manager`) || !strings.HasSuffix(string(b), `"pkeys":["0x8001"]}]`) {
+	if !strings.HasPrefix(string(b), want) || !strings.Contains(string(b), `"action":"make the Subnet Manager reprogram both ends: restart`) || !strings.HasSuffix(string(b), `"pkeys":["0x8001"]}]`) {
 		t.Errorf("finding JSON:\n%s", b)
 	}
 }
