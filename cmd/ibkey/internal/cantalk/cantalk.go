@@ -327,7 +327,7 @@ func runCanTalk(o *CanTalkOptions) error {
 		return err
 	}
 
-	v := check.CanTalk(eps[0].Endpoint, eps[1].Endpoint)
+	v := query.CanTalk(eps[0], eps[1])
 	if parts != nil {
 		v.Reasons = append(v.Reasons, partitionReasons(parts, v, eps)...)
 	}
