@@ -68,3 +68,24 @@ func TestLabAbandonedConnect(t *testing.T) {
 		waitDetached(t, l)
 	}
 }
+
+// TestLabDialIsSilent (issue 25 item 13): attaching leaves nothing on ibsim's stderr.
+// The liveness probe used to send a control message of type 0 (SIM_CTL_ERROR), which
+// ibsim answers after printing "sim_ctl: bad ctl pkt type 0"; smpquery's attach
+// (libumad2sim) prints nothing there, and neither does DialIbsim now.
+func TestLabDialIsSilent(t *testing.T) {
+	l := lab.Start(t, smallNet, nil)
+	before := l.Stderr()
+	for range 3 {
+		tr := l.Dial(t, "", labOpts)
+		if err := tr.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := l.Tool("smpquery", "nodeinfo", "-D", "0"); err != nil {
+		t.Fatal(err)
+	}
+	if after := l.Stderr(); after != before {
+		t.Errorf("ibsim printed while clients attached:\n%s", strings.TrimPrefix(after, before))
+	}
+}

@@ -5,12 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/ibkey/ibkey/internal/ibverbs"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 	"github.com/ibkey/ibkey/internal/query"
 )
@@ -119,7 +117,8 @@ func (m *MADFlags) Options() (mad.Options, error) {
 	return mad.Options{Timeout: m.MADTimeout, Retries: retries, Window: m.Window}, nil
 }
 
-// Open opens the transport the flags select. The caller must Close the transport
+// Open opens the transport the flags select (query.OpenFabric) after checking the
+// flags, and says which flags help when it fails. The caller must Close the transport
 // (ibsim has 10 client slots and never frees the slot of a client that exits without
 // disconnecting); With does that.
 func (m *MADFlags) Open(ctx context.Context) (*query.Fabric, error) {
@@ -127,60 +126,40 @@ func (m *MADFlags) Open(ctx context.Context) (*query.Fabric, error) {
 	if err != nil {
 		return nil, err
 	}
-	if base := m.IbsimBase(); base != "" {
-		if m.CA != "" || m.CAPort != 0 {
-			return nil, Usagef("--ca and --ca-port choose a local umad port; they do not apply with --ibsim (use --sim-node NAME to choose where to attach)")
-		}
-		dial := m.DialIbsim
-		if dial == nil {
-			dial = dialIbsim
-		}
-		t, node, err := dial(ctx, mad.IbsimOptions{SockName: base, Node: m.SimNode, Options: opts})
-		if err != nil {
-			return nil, &query.EnvError{Msg: err.Error()}
-		}
-		return newFabric(t, fmt.Sprintf("ibsim %q at %s", base, node)), nil
-	}
-	if m.SimNode != "" {
+	o := query.TransportOptions{Ibsim: m.IbsimBase(), SimNode: m.SimNode, CA: m.CA, CAPort: m.CAPort, MAD: opts,
+		Host: m.f.Host, UmadDir: m.UmadDir, DialIbsim: m.DialIbsim, OpenUmad: m.OpenUmad}
+	switch {
+	case o.Ibsim != "" && (m.CA != "" || m.CAPort != 0):
+		return nil, Usagef("--ca and --ca-port choose a local umad port; they do not apply with --ibsim (use --sim-node NAME to choose where to attach)")
+	case o.Ibsim != "" && len(m.SimNode) > mad.MaxSimNodeLen:
+		return nil, Usagef("invalid --sim-node %q: %d bytes, longer than the %d a simulator node name holds", m.SimNode, len(m.SimNode), mad.MaxSimNodeLen)
+	case o.Ibsim == "" && m.SimNode != "":
 		return nil, Usagef("--sim-node chooses where to attach to the simulator: it needs --ibsim")
-	}
-	if m.f.IsDemo() {
+	case o.Ibsim == "" && m.f.IsDemo():
 		return nil, Usagef("the demo host has no fabric to query: use --ibsim with a running simulator (see '%s --help')", m.cmd.CommandPath())
+	case o.Ibsim == "" && m.CA == "" && m.CAPort != 0:
+		return nil, Usagef("--ca-port needs --ca DEV")
 	}
-	dev, port, err := m.umadPort()
-	if err != nil {
+	fab, err := query.OpenFabric(ctx, o)
+	var np *query.NoLocalPortError
+	switch {
+	case errors.As(err, &np) && np.Err != nil:
+		return nil, &query.EnvError{Msg: np.Error() + "; to query a simulated fabric use --ibsim", Err: err}
+	case errors.As(err, &np):
+		return nil, &query.EnvError{Msg: np.Error() + "; choose one with --ca DEV --ca-port N", Err: err}
+	case err != nil && o.Ibsim == "":
+		return nil, &query.EnvError{Msg: umadErrorText(errors.Unwrap(err)), Err: err}
+	case err != nil:
 		return nil, err
 	}
-	open := m.OpenUmad
-	if open == nil {
-		open = func(dev string, port int, o mad.UmadOptions) (mad.Transport, error) {
-			return mad.OpenUmad(dev, port, o)
-		}
-	}
-	t, err := open(dev, port, mad.UmadOptions{SysfsRoot: m.f.Host().Sys.Root, DevDir: m.UmadDir, Options: opts})
-	if err != nil {
-		return nil, &query.EnvError{Msg: umadErrorText(err)}
-	}
-	return newFabric(t, fmt.Sprintf("%s/%d", dev, port)), nil
+	// A LID that gets no answer suggests --dr (query.NoAnswerError).
+	fab.DirectedRouteFlag = "--dr"
+	return fab, nil
 }
 
 // FabricAccessHow says how the MAD flags give a command fabric access, for what
 // cannot be read without it (query.NeedsFabricAccess).
 const FabricAccessHow = "pass --ca DEV as root or the rdma group, or --ibsim"
-
-// newFabric is the fabric reached through t (via names it), its messages naming the
-// address flags that help: a LID that got no answer suggests --dr.
-func newFabric(t mad.Transport, via string) *query.Fabric {
-	return &query.Fabric{T: t, Via: via, DirectedRouteFlag: "--dr"}
-}
-
-func dialIbsim(ctx context.Context, o mad.IbsimOptions) (mad.Transport, string, error) {
-	t, err := mad.DialIbsim(ctx, o)
-	if err != nil {
-		return nil, "", err
-	}
-	return t, t.Node, nil
-}
 
 // umadErrorText adds what to do to umad's errors: the flag that reaches a fabric
 // without InfiniBand hardware when the host has no umad device for the port.
@@ -193,32 +172,6 @@ func umadErrorText(err error) string {
 		return msg + "; without InfiniBand hardware, query a simulated fabric with --ibsim"
 	}
 	return msg
-}
-
-// umadPort is --ca/--ca-port, or the first ACTIVE InfiniBand port of the host.
-func (m *MADFlags) umadPort() (string, int, error) {
-	if m.CA != "" {
-		port := m.CAPort
-		if port == 0 {
-			port = 1
-		}
-		return m.CA, port, nil
-	}
-	if m.CAPort != 0 {
-		return "", 0, Usagef("--ca-port needs --ca DEV")
-	}
-	views, err := m.f.Host().Load(query.Selector{}, query.LoadOptions{})
-	if err != nil {
-		return "", 0, &query.EnvError{Msg: fmt.Sprintf("no local port to send MADs from: %v; to query a simulated fabric use --ibsim", err)}
-	}
-	var seen []string
-	for _, v := range views {
-		if v.LinkLayer() == "InfiniBand" && v.Port.State.Num == ibverbs.StateActive {
-			return v.Port.Device, v.Port.Num, nil
-		}
-		seen = append(seen, fmt.Sprintf("%s %s %s", v.Ref(), v.LinkLayer(), v.Port.State.Name))
-	}
-	return "", 0, &query.EnvError{Msg: fmt.Sprintf("no ACTIVE InfiniBand port to send MADs from (ports: %s); choose one with --ca DEV --ca-port N", strings.Join(seen, ", "))}
 }
 
 // With opens the selected transport, runs fn, and closes the transport however fn

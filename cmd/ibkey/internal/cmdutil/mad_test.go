@@ -24,26 +24,17 @@ func testMAD(env map[string]string) *MADFlags {
 	return &MADFlags{f: f, MADTimeout: time.Second, MADRetries: 3}
 }
 
-func TestParseLIDList(t *testing.T) {
-	good := map[string][]uint16{
-		"3":         {3},
-		"0x10":      {16},
-		"3,5,9":     {3, 5, 9},
-		"3-6":       {3, 4, 5, 6},
-		"1,3-5,4,1": {1, 3, 4, 5},
-		"49151":     {49151},
-	}
-	for in, want := range good {
-		got, err := ParseLIDList(in)
-		if err != nil || !reflect.DeepEqual(got, want) {
-			t.Errorf("ParseLIDList(%q) = %v, %v; want %v", in, got, err, want)
-		}
+// TestParseLIDFlag: --lid's errors are usage errors naming the flag and what is
+// accepted (the parser itself: query.ParseLIDList).
+func TestParseLIDFlag(t *testing.T) {
+	if got, err := ParseLIDFlag("1,3-5,4,1"); err != nil || !reflect.DeepEqual(got, []uint16{1, 3, 4, 5}) {
+		t.Errorf("ParseLIDFlag: %v, %v", got, err)
 	}
 	for _, in := range []string{"", "0", "49152", "0xffff", "5-3", "3-", "-3", "a", "3,,4", "1-49151,x"} {
-		if got, err := ParseLIDList(in); err == nil {
-			t.Errorf("ParseLIDList(%q) = %v, want an error", in, got)
-		} else if !strings.Contains(err.Error(), "accepted:") {
-			t.Errorf("ParseLIDList(%q): %v does not say what is accepted", in, err)
+		if got, err := ParseLIDFlag(in); err == nil {
+			t.Errorf("ParseLIDFlag(%q) = %v, want an error", in, got)
+		} else if !strings.HasPrefix(err.Error(), "invalid --lid ") || !strings.Contains(err.Error(), "accepted:") || ExitCode(err) != ExitUsage {
+			t.Errorf("ParseLIDFlag(%q): %v (exit %d), want invalid --lid ... accepted, exit 2", in, err, ExitCode(err))
 		}
 	}
 }
