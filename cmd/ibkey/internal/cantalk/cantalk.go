@@ -268,6 +268,14 @@ func runCanTalk(o *CanTalkOptions) error {
 	if err != nil {
 		return err
 	}
+	// Every flag is checked, also one this pair of endpoints does not use: a bad
+	// value is a mistake either way (issue 28: --timeout -1s, --table-size 0).
+	if err := o.Sweep.Validate(); err != nil {
+		return err
+	}
+	if _, err := o.OpenSM.Options(); err != nil {
+		return err
+	}
 	var ifcs []*cmdutil.ResolvedInterface
 	parse := func(arg string) (check.EndpointSpec, error) {
 		spec, err := parseEndpointArg(arg)

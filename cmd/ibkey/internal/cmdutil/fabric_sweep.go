@@ -58,15 +58,19 @@ func (s *FabricSweep) AddFileFlags(c *cobra.Command, timeoutUsage string) {
 // ReadFabricFile decodes a saved sweep (--fabric-file, or a file `fabric diff`
 // compares: query.ReadFabricFile). Every problem is bad input (exit 2) naming the
 // flag, the file and what is wrong with it.
-func ReadFabricFile(path string) (*fabric.Fabric, error) {
+func ReadFabricFile(path string) (*fabric.Fabric, error) { return ReadFabricFileAs(path, "--fabric-file") }
+
+// ReadFabricFileAs is ReadFabricFile for a file the command line gives as what (a
+// flag, or an argument: "fabric diff").
+func ReadFabricFileAs(path, what string) (*fabric.Fabric, error) {
 	f, err := query.ReadFabricFile(path)
 	var fe *query.FabricFileError
 	if errors.As(err, &fe) {
-		flag := "--fabric-file "
+		prefix := what + " "
 		if fe.Path == "" {
-			flag = "--fabric-file: " // the open's error names the file
+			prefix = what + ": " // the open's error names the file
 		}
-		return nil, &query.UsageError{Msg: textsafe.Message(flag + fe.Error()), Err: fe}
+		return nil, &query.UsageError{Msg: textsafe.Message(prefix + fe.Error()), Err: fe}
 	}
 	return f, err
 }

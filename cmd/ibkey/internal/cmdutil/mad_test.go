@@ -164,3 +164,25 @@ func TestFabricNoAnswerHint(t *testing.T) {
 		t.Errorf("no answer: %v (exit %d)\nwant %s (exit %d)", err, ExitCode(err), want, ExitEnv)
 	}
 }
+
+// TestSimNodeTooLong (issue 28 item 7): a --sim-node longer than the 31 bytes ibsim's
+// CONNECT carries is bad input (exit 2) found before attaching, not an attach failure.
+func TestSimNodeTooLong(t *testing.T) {
+	m := testMAD(nil)
+	m.Ibsim, m.SimNode = "sim", strings.Repeat("n", mad.MaxSimNodeLen+1)
+	m.DialIbsim = func(context.Context, mad.IbsimOptions) (mad.Transport, string, error) {
+		t.Fatal("dialled")
+		return nil, "", nil
+	}
+	_, err := m.Open(context.Background())
+	if err == nil || ExitCode(err) != ExitUsage || !strings.Contains(err.Error(), "invalid --sim-node") {
+		t.Errorf("%v (exit %d), want invalid --sim-node, exit 2", err, ExitCode(err))
+	}
+	m.SimNode = strings.Repeat("n", mad.MaxSimNodeLen)
+	m.DialIbsim = func(context.Context, mad.IbsimOptions) (mad.Transport, string, error) { return noReply{}, "n", nil }
+	if fab, err := m.Open(context.Background()); err != nil {
+		t.Errorf("a 31-byte node: %v", err)
+	} else {
+		fab.T.Close()
+	}
+}

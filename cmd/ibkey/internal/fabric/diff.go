@@ -78,11 +78,15 @@ JSON (-o json), schema schemas/fabric-diff.schema.json: {"schema_version":1,"a",
 }
 
 func runDiff(o *DiffOptions) error {
+	if err := o.Source.Validate(); err != nil {
+		return err // a bad --timeout is bad input whether or not B is swept
+	}
 	names, err := o.Source.Names()
 	if err != nil {
 		return err
 	}
-	a, err := cmdutil.ReadFabricFile(o.A)
+	// The files are arguments: their errors name the command, not --fabric-file.
+	a, err := cmdutil.ReadFabricFileAs(o.A, "fabric diff")
 	if err != nil {
 		return err
 	}
@@ -131,7 +135,7 @@ func runDiff(o *DiffOptions) error {
 		return cmdutil.Exit(cmdutil.ExitNo)
 	}
 	if o.B != "" {
-		b, err := cmdutil.ReadFabricFile(o.B)
+		b, err := cmdutil.ReadFabricFileAs(o.B, "fabric diff")
 		if err != nil {
 			return err
 		}

@@ -83,6 +83,10 @@ func TestFabricErrors(t *testing.T) {
 		{[]string{"fabric", "check", "--fabric-file", fabricConf}, 2, "ibkey: --fabric-file ../../testdata/fabric/partitions.conf: not JSON"},
 		{[]string{"fabric", "discover", "--fabric-file", bad}, 2, "version 3, this ibkey reads versions 1 to 2"},
 		{[]string{"fabric", "diff", smallFabric, bad}, 2, "version 3, this ibkey reads versions 1 to 2"},
+		// diff's files are arguments: the errors name the command, not --fabric-file.
+		{[]string{"fabric", "diff", "nonexistent.json"}, 2, "ibkey: fabric diff: open nonexistent.json: no such file or directory"},
+		{[]string{"fabric", "diff", smallFabric, fabricConf}, 2, "ibkey: fabric diff ../../testdata/fabric/partitions.conf: not JSON"},
+		{[]string{"fabric", "diff", "--timeout", "-1s", smallFabric, smallFabric}, 2, "ibkey: invalid --timeout -1s"},
 		{[]string{"fabric", "check", "--fabric-file", empty}, 2, "no nodes"},
 		{[]string{"fabric", "diff"}, 2, "accepts between 1 and 2 arg(s)"},
 		{[]string{"fabric", "pkeys", "--fabric-file", smallFabric, "--key", "0x8000"}, 2, "key 0 is not a partition"},
