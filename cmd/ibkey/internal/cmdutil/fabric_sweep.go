@@ -58,7 +58,9 @@ func (s *FabricSweep) AddFileFlags(c *cobra.Command, timeoutUsage string) {
 // ReadFabricFile decodes a saved sweep (--fabric-file, or a file `fabric diff`
 // compares: query.ReadFabricFile). Every problem is bad input (exit 2) naming the
 // flag, the file and what is wrong with it.
-func ReadFabricFile(path string) (*fabric.Fabric, error) { return ReadFabricFileAs(path, "--fabric-file") }
+func ReadFabricFile(path string) (*fabric.Fabric, error) {
+	return ReadFabricFileAs(path, "--fabric-file")
+}
 
 // ReadFabricFileAs is ReadFabricFile for a file the command line gives as what (a
 // flag, or an argument: "fabric diff").
