@@ -316,8 +316,8 @@ func (c *ibsimClient) probe(ctx context.Context) error {
 		if queued == 0 {
 			return nil
 		}
-		if err := ctx.Err(); err != nil {
-			return fmt.Errorf("ibsim %q: attaching: %w", c.base, context.Cause(ctx))
+		if ctx.Err() != nil {
+			return fmt.Errorf("ibsim %q: it did not read its control socket (is ibsim stopped?): attaching: %w", c.base, context.Cause(ctx))
 		}
 		if !time.Now().Before(deadline) {
 			return fmt.Errorf("ibsim %q: %w: it did not read its control socket (is ibsim stopped?)", c.base, errIbsimNoAnswer)
