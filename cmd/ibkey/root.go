@@ -65,7 +65,7 @@ func newJobCmd(f *cmdutil.Factory) *cobra.Command {
 	var m *cmdutil.MADFlags
 	c := jobcmd.NewCmdJob(jobcmd.Deps{
 		Out: f.IOStreams.Out, ErrOut: f.IOStreams.ErrOut,
-		Host: f.Host, Getenv: f.Getenv, Format: f.Format,
+		Host: f.Host, Getenv: f.Getenv, Environ: f.Environ, Format: f.Format,
 		Fabric: func(ctx context.Context) (*query.Fabric, error) { return m.Open(ctx) },
 		Exit:   cmdutil.Exit,
 	}, nil)

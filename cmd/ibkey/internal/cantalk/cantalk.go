@@ -551,9 +551,15 @@ func completeEndpoints(f *cmdutil.Factory, o *CanTalkOptions) cobra.CompletionFu
 			if strings.HasPrefix(base, "lid=") || strings.HasPrefix(base, "node=") || strings.HasPrefix(base, "guid=") || isGUID(base) {
 				opts = append(opts, "port=")
 			}
+			given := map[string]bool{}
+			for _, it := range strings.Split(done, ",") {
+				if k, _, ok := strings.Cut(it, "="); ok {
+					given[k+"="] = true
+				}
+			}
 			var out []cobra.Completion
 			for _, opt := range opts {
-				if strings.HasPrefix(opt, item) {
+				if strings.HasPrefix(opt, item) && !given[opt] {
 					out = append(out, done+opt)
 				}
 			}
