@@ -2,11 +2,7 @@ package fabric
 
 import (
 	"context"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -16,78 +12,6 @@ import (
 	"github.com/ibkey/ibkey/internal/lab"
 	"github.com/ibkey/ibkey/internal/partconf"
 )
-
-// openSMDaemon is OpenSM running as a daemon at the lab's first CA (not -o): what keeps
-// a fabric's tables between sweeps.
-type openSMDaemon struct {
-	cmd *exec.Cmd
-	log string
-}
-
-func startOpenSMDaemon(t *testing.T, l *fabricLab, partitions string) *openSMDaemon {
-	t.Helper()
-	dir := t.TempDir()
-	conf, parts := filepath.Join(dir, "opensm.conf"), filepath.Join(dir, "partitions.conf")
-	if err := os.WriteFile(conf, []byte("force_log_flush TRUE\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(parts, []byte(partitions), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	d := &openSMDaemon{log: filepath.Join(dir, "opensm.log")}
-	d.cmd = exec.Command("opensm", "-F", conf, "-e", "-s", "0", "-P", parts, "-f", d.log)
-	if p, err := exec.LookPath("opensm"); err != nil {
-		d.cmd.Path = "/usr/sbin/opensm"
-	} else {
-		d.cmd.Path = p
-	}
-	d.cmd.Dir = dir
-	d.cmd.Env = append(l.Env(l.from), "OSM_CACHE_DIR="+dir, "OSM_TMP_DIR="+dir)
-	if err := d.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(d.stop)
-	d.waitUp(t, 1)
-	return d
-}
-
-// waitUp waits until OpenSM has logged SUBNET UP n times (one per completed sweep).
-func (d *openSMDaemon) waitUp(t *testing.T, n int) {
-	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if b, _ := os.ReadFile(d.log); strings.Count(string(b), "SUBNET UP") >= n {
-			return
-		}
-	}
-	b, _ := os.ReadFile(d.log)
-	t.Fatalf("OpenSM logged SUBNET UP fewer than %d times:\n%s", n, b)
-}
-
-// hup sends SIGHUP (OpenSM re-reads its files and sweeps heavily) and waits for the sweep.
-func (d *openSMDaemon) hup(t *testing.T) {
-	t.Helper()
-	b, _ := os.ReadFile(d.log)
-	if err := d.cmd.Process.Signal(syscall.SIGHUP); err != nil {
-		t.Fatal(err)
-	}
-	d.waitUp(t, strings.Count(string(b), "SUBNET UP")+1)
-}
-
-// stop ends exactly the OpenSM this test started.
-func (d *openSMDaemon) stop() {
-	if d.cmd.ProcessState != nil {
-		return
-	}
-	d.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { d.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		d.cmd.Process.Kill()
-		<-done
-	}
-}
 
 // TestLabReorderedTable (issue 24 item 3): HcaB[1]'s table rewritten behind the SM's back
 // with the same keys in another order. What OpenSM 3.3.23 did: a running OpenSM left the
@@ -100,7 +24,15 @@ func (d *openSMDaemon) stop() {
 func TestLabReorderedTable(t *testing.T) {
 	l := startFabricLab(t, "small.net")
 	const conf = "Default=0x7fff : ALL=full ;\na=0x0001 : ALL=full ;\nb=0x0002 : ALL=full ;\nc=0x0003 : ALL=limited, SELF=full ;\nd=0x0004 : ALL=full ;\n"
-	osm := startOpenSMDaemon(t, l, conf)
+	osm := l.StartOpenSMDaemon(t, conf)
+	hup := func() {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		if _, _, err := osm.Reprogram(ctx, conf); err != nil { // the same file: kill -HUP
+			t.Fatal(err)
+		}
+	}
 	parts := writeTemp(t, "partitions.conf", conf)
 	hcaB := check.PortID{Node: 0x100003, Port: 1}
 
@@ -131,7 +63,7 @@ func TestLabReorderedTable(t *testing.T) {
 	if d.Errors != 0 || d.Warnings != 0 {
 		t.Errorf("reordered away from index 0: %d errors, %d warnings: %v", d.Errors, d.Warnings, d.rules())
 	}
-	osm.hup(t)
+	hup()
 	if got := table(); got != "0xffff 0x8004 0x0003 0x8002 0x8001 0x0000" {
 		t.Errorf("after kill -HUP HcaB[1] = %s, OpenSM kept the reorder before", got)
 	}
@@ -161,11 +93,11 @@ func TestLabReorderedTable(t *testing.T) {
 		t.Errorf("without --partitions: %v, want %s", d.rules(), fabric.RuleDefaultNotIndex0)
 	}
 	// The running OpenSM leaves it; a restarted one moves the keys as said.
-	osm.hup(t)
+	hup()
 	if got := table(); got != "0x8001 0xffff 0x8002 0x0003 0x8004 0x0000" {
 		t.Errorf("after kill -HUP HcaB[1] = %s, want the table left as it was", got)
 	}
-	osm.stop()
+	osm.Stop()
 	if err := l.RunOpenSM(conf, false); err != nil {
 		t.Fatal(err)
 	}
