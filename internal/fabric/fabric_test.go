@@ -255,6 +255,41 @@ func TestDiff(t *testing.T) {
 	}
 }
 
+// TestDiffMembership (issue 25 item 11): a key replaced by its partition's other
+// membership is one change, at the same index or another; with both entries (-W)
+// before and one after, the one left is a removal.
+func TestDiffMembership(t *testing.T) {
+	a := testFabric()
+	b := testFabric()
+	hb := check.PortID{Node: 0xb0, Port: 1}
+	b.Port(hb).PKeys[1] = 0x8001 // limited -> full, same index
+	ha := check.PortID{Node: 0xa0, Port: 1}
+	b.Port(ha).PKeys[1], b.Port(ha).PKeys[4] = 0, 0x0001 // full -> limited, index 1 -> 4
+	var got []string
+	for _, c := range Diff(a, b) {
+		if c.Ports[0].PortID == hb || c.Ports[0].PortID == ha {
+			got = append(got, c.Rule+" "+c.Message+" ["+c.Before+" -> "+c.After+"]")
+		}
+	}
+	want := []string{
+		`pkey-membership "HcaA"[1]: partition 0x0001: full -> limited member (0x0001, at index 4 (was 0x8001 at 1)) [0x8001 -> 0x0001]`,
+		`pkey-membership "HcaB"[1]: partition 0x0001: limited -> full member (0x8001, at index 1) [0x0001 -> 0x8001]`,
+	}
+	if !cmp.Equal(got, want) {
+		t.Errorf("diff:\n got %s\nwant %s", strings.Join(got, "\n     "), strings.Join(want, "\n     "))
+	}
+	// Both memberships before (-W), only the full one after: the limited one left.
+	a, b = testFabric(), testFabric()
+	a.Port(hb).PKeys[2] = 0x8001
+	var rules []string
+	for _, c := range Diff(a, b) {
+		rules = append(rules, c.Rule)
+	}
+	if strings.Join(rules, " ") != ChangePKeyRemoved {
+		t.Errorf("both -> one: %v, want one %s", rules, ChangePKeyRemoved)
+	}
+}
+
 func TestFabricJSONRoundTrip(t *testing.T) {
 	f := testFabric()
 	f.Unreachable = []Unreachable{{From: check.PortID{Node: 0x50, Port: 4}, Path: "0,1,4", Error: "no reply"}}
