@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -55,6 +56,7 @@ var MADFlagNames = []string{"ibsim", "sim-node", "ca", "ca-port", "mad-timeout",
 // -t timeout_ms; a plain --mad-timeout number is milliseconds too).
 func AddMADFlags(c *cobra.Command, f *Factory) *MADFlags {
 	m := &MADFlags{f: f, cmd: c}
+	f.madFlags = append(f.madFlags, m)
 	fl := c.Flags()
 	fl.StringVar(&m.Ibsim, "ibsim", "", ibsimUsage)
 	fl.Lookup("ibsim").NoOptDefVal = IbsimDefault
@@ -94,6 +96,27 @@ func CheckRootIbsim(c *cobra.Command) error {
 		return Usagef("--ibsim: '%s' sends no MADs (the MAD flags apply to devices, pkeys, can-talk, watch counters, fabric, job and exporter)", c.CommandPath())
 	}
 	return nil
+}
+
+// addressHint says how the command reads the simulated fabric, from the address flags
+// it has: "with --ibsim, 'ibkey pkeys' reads the simulated fabric only through --lid,
+// --dr or --guid, and this host's sysfs otherwise".
+func (m *MADFlags) addressHint() string {
+	var flags []string
+	for _, name := range []string{"lid", "dr", "guid", "node"} {
+		if m.cmd.Flags().Lookup(name) != nil {
+			flags = append(flags, "--"+name)
+		}
+	}
+	how := "an endpoint of the fabric (lid=N, node=NAME, a port GUID)"
+	switch len(flags) {
+	case 0:
+	case 1:
+		how = flags[0]
+	default:
+		how = strings.Join(flags[:len(flags)-1], ", ") + " or " + flags[len(flags)-1]
+	}
+	return fmt.Sprintf("with --ibsim, '%s' reads the simulated fabric only through %s, and this host's sysfs otherwise", m.cmd.CommandPath(), how)
 }
 
 // IbsimBase returns the simulator's socket base name, or "" when umad is selected.

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 	"github.com/ibkey/ibkey/internal/query"
 )
@@ -184,5 +186,35 @@ func TestSimNodeTooLong(t *testing.T) {
 		t.Errorf("a 31-byte node: %v", err)
 	} else {
 		fab.T.Close()
+	}
+}
+
+// TestIbsimWithoutAddressHint (issue 25 item 7): --ibsim given to a command that then
+// reads the local host (no address) says how it reaches the simulated fabric, with the
+// address flags the command has, besides the sysfs advice.
+func TestIbsimWithoutAddressHint(t *testing.T) {
+	f := NewFactory(&IOStreams{Out: &strings.Builder{}, ErrOut: &strings.Builder{}}, func(string) string { return "" }, time.Now)
+	f.SysfsDir = t.TempDir() // no class/infiniband
+	c := &cobra.Command{Use: "pkeys"}
+	var a AddressFlags
+	a.RegisterFor(c, f)
+	AddMADFlags(c, f)
+	other := &cobra.Command{Use: "other"}
+	AddMADFlags(other, f) // another command's flags, not parsed: not consulted
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "(is the ib_core module loaded? " + NoDevicesHint + ")"},
+		{[]string{"--ibsim=lab"}, "(is the ib_core module loaded? with --ibsim, 'pkeys' reads the simulated fabric only through --lid, --dr or --guid, and this host's sysfs otherwise; or " + NoDevicesHint + ")"},
+	} {
+		c.Flags().Set("ibsim", "") // reset
+		if err := c.ParseFlags(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		_, err := f.Host().Devices("")
+		if err == nil || !strings.HasSuffix(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want ...%s", tc.args, err, tc.want)
+		}
 	}
 }
