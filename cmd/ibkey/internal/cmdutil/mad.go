@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ibkey/ibkey/internal/demo"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 	"github.com/ibkey/ibkey/internal/query"
 )
@@ -158,10 +159,10 @@ func (m *MADFlags) Open(ctx context.Context) (*query.Fabric, error) {
 		return nil, Usagef("invalid --sim-node %q: %d bytes, longer than the %d a simulator node name holds", m.SimNode, len(m.SimNode), mad.MaxSimNodeLen)
 	case o.Ibsim == "" && m.SimNode != "":
 		return nil, Usagef("--sim-node chooses where to attach to the simulator: it needs --ibsim")
-	case o.Ibsim == "" && m.f.IsDemo():
-		return nil, Usagef("the demo host has no fabric to query: use --ibsim with a running simulator (see '%s --help')", m.cmd.CommandPath())
 	case o.Ibsim == "" && m.CA == "" && m.CAPort != 0:
 		return nil, Usagef("--ca-port needs --ca DEV")
+	case o.Ibsim == "" && m.f.IsDemo():
+		return openDemo(m.CA, m.CAPort, m.f.Now)
 	}
 	fab, err := query.OpenFabric(ctx, o)
 	var np *query.NoLocalPortError
@@ -178,6 +179,23 @@ func (m *MADFlags) Open(ctx context.Context) (*query.Fabric, error) {
 	// A LID that gets no answer suggests --dr (query.NoAnswerError).
 	fab.DirectedRouteFlag = "--dr"
 	return fab, nil
+}
+
+// openDemo attaches to the demo fabric (internal/demo: the subnet the demo host's
+// InfiniBand ports are cabled to) at dev/port, mlx5_0/1 unless --ca says otherwise,
+// as umad would take the host's first ACTIVE InfiniBand port.
+func openDemo(dev string, port int, now func() time.Time) (*query.Fabric, error) {
+	if dev == "" {
+		dev = "mlx5_0"
+	}
+	if port == 0 {
+		port = 1
+	}
+	t, err := demo.OpenTransport(dev, port, now)
+	if err != nil {
+		return nil, &query.EnvError{Msg: err.Error(), Err: err}
+	}
+	return &query.Fabric{T: t, Via: fmt.Sprintf("%s at %s/%d", demo.Via, dev, port), DirectedRouteFlag: "--dr"}, nil
 }
 
 // FabricAccessHow says how the MAD flags give a command fabric access, for what
