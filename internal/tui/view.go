@@ -7,32 +7,32 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/charmbracelet/bubbles/key"
-	"github.com/charmbracelet/lipgloss"
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
-	"github.com/muesli/termenv"
 
 	"github.com/ibkey/ibkey/internal/query"
 )
-
-const colorProfile = termenv.ANSI
 
 type styles struct {
 	title, plain, dim, moved, movedRow, sat, reset, warn, paused, selected lipgloss.Style
 }
 
-func newStyles(r *lipgloss.Renderer) styles {
+// newStyles: the 16 ANSI colours (lipgloss.Color("1") is ANSI red), which the
+// terminal's palette adapts to its background.
+func newStyles() styles {
 	return styles{
-		title:    r.NewStyle().Bold(true),
-		plain:    r.NewStyle(),
-		dim:      r.NewStyle().Faint(true),
-		moved:    r.NewStyle().Bold(true).Foreground(lipgloss.Color("1")),
-		movedRow: r.NewStyle().Bold(true).Foreground(lipgloss.Color("3")),
-		sat:      r.NewStyle().Bold(true).Foreground(lipgloss.Color("5")),
-		reset:    r.NewStyle().Foreground(lipgloss.Color("6")),
-		warn:     r.NewStyle().Foreground(lipgloss.Color("3")),
-		paused:   r.NewStyle().Reverse(true).Bold(true),
-		selected: r.NewStyle().Reverse(true),
+		title:    lipgloss.NewStyle().Bold(true),
+		plain:    lipgloss.NewStyle(),
+		dim:      lipgloss.NewStyle().Faint(true),
+		moved:    lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("1")),
+		movedRow: lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("3")),
+		sat:      lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("5")),
+		reset:    lipgloss.NewStyle().Foreground(lipgloss.Color("6")),
+		warn:     lipgloss.NewStyle().Foreground(lipgloss.Color("3")),
+		paused:   lipgloss.NewStyle().Reverse(true).Bold(true),
+		selected: lipgloss.NewStyle().Reverse(true),
 	}
 }
 
@@ -70,8 +70,15 @@ const (
 // sparks are the trend's levels: one per decade of the rate (see trendCell).
 var sparks = []rune("▁▂▃▄▅▆▇█")
 
-// View draws the screen. It reads only the model.
-func (m Model) View() string {
+// View draws the screen in the alternate screen, the cursor hidden.
+func (m Model) View() tea.View {
+	v := tea.NewView(m.render())
+	v.AltScreen = true
+	return v
+}
+
+// render draws the screen's text. It reads only the model.
+func (m Model) render() string {
 	switch m.screen {
 	case screenDetail, screenHelp:
 		return m.fit(m.pageView())
@@ -208,13 +215,17 @@ func pad(s string, w int, right bool) string {
 	return s + strings.Repeat(" ", w-n)
 }
 
-// cell pads text to w then styles it (widths are counted on the plain text).
+// cell styles text and pads it to w (widths are counted on the plain text). The
+// padding stays outside the style, so a line's trailing blanks can be trimmed.
 func cell(text string, w int, right bool, st *lipgloss.Style) string {
-	s := pad(text, w, right)
-	if st != nil && text != "" {
-		return st.Render(s)
+	if st == nil || text == "" {
+		return pad(text, w, right)
 	}
-	return s
+	fill := strings.Repeat(" ", max(w-ansi.StringWidth(text), 0))
+	if right {
+		return fill + st.Render(text)
+	}
+	return st.Render(text) + fill
 }
 
 // clip shortens s to w columns with an ellipsis.
@@ -637,7 +648,7 @@ func (m Model) pageView() string {
 	b.WriteString("\n")
 	b.WriteString(m.vp.View() + "\n")
 	pos := ""
-	if m.vp.TotalLineCount() > m.vp.Height {
+	if m.vp.TotalLineCount() > m.vp.Height() {
 		pos = fmt.Sprintf("  %d%%", int(m.vp.ScrollPercent()*100))
 	}
 	b.WriteString(m.help.ShortHelpView([]key.Binding{m.keys.Back, m.keys.Up, m.keys.Down, m.keys.PageDown, m.keys.Pause, m.keys.Quit}) + m.st.dim.Render(pos))

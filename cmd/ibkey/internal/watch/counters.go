@@ -27,6 +27,8 @@ type CountersOptions struct {
 	// Color reports whether the screen may use colour (stdout a terminal, colour
 	// allowed).
 	Color func() bool
+	// Getenv reads the environment (the screen's terminal type).
+	Getenv func(string) string
 	// MAD holds the transport flags: the fabric's ports, or the local ports' PortInfo
 	// counters.
 	MAD *cmdutil.MADFlags
@@ -59,7 +61,7 @@ func localVerbs(h *query.Host) *query.VerbsCounters {
 // runCounters (tests of flag parsing).
 func NewCmdCounters(f *cmdutil.Factory, runF func(*CountersOptions) error) *cobra.Command {
 	o := &CountersOptions{IO: f.IOStreams, Format: f.Format, Notices: f.Notices, Host: f.Host,
-		Color: f.ColorOut, Sampling: Sampling{Now: f.Now}, Verbs: localVerbs}
+		Color: f.ColorOut, Getenv: f.Getenv, Sampling: Sampling{Now: f.Now}, Verbs: localVerbs}
 	c := &cobra.Command{
 		Use:   "counters [DEV[/PORT]...]",
 		Short: "Watch partition enforcement drops and P_Key/Q_Key violations",
@@ -344,7 +346,7 @@ func watchCounters(ctx context.Context, o *CountersOptions, f cmdutil.Format, sa
 	n := o.Notices()
 	if o.IO.InTTY && o.IO.OutTTY && !o.Once && o.Count == 0 && f == cmdutil.FormatTable {
 		return tui.Run(ctx, tui.Options{Sampler: sampler, Interval: o.Interval, All: o.All,
-			Label: label, Color: o.Color()}, o.IO.In, o.IO.Out)
+			Label: label, Color: o.Color(), Getenv: o.Getenv}, o.IO.In, o.IO.Out)
 	}
 	n.Label(label)
 	count := o.Count
