@@ -548,7 +548,11 @@ func (m Model) allTable(rows []row) (head, body []string) {
 			}
 			l := lead + "  " + pad(c.Name, wName, false) + " "
 			if wide {
-				l += pad(cd.Source, wSrc, false) + " "
+				src := cd.Source
+				if cd.Unavailable != "" {
+					src = "-" // not read: nothing was asked (the reason is in the notes)
+				}
+				l += pad(src, wSrc, false) + " "
 			}
 			switch {
 			case cd.Unavailable != "":
