@@ -242,3 +242,34 @@ func TestHistoryReadable(t *testing.T) {
 		})
 	}
 }
+
+// TestStatusLineCutsAtWords: the status line's note is cut at a word when it does
+// not fit, and still says where the notes are (?), at any width.
+func TestStatusLineCutsAtWords(t *testing.T) {
+	for width := 60; width <= 200; width += 3 {
+		f := &fakeSampler{}
+		m := sized(New(Options{Sampler: f, Interval: time.Second}), width, 30)
+		m = feed(t, m, f, 2)
+		lines := strings.Split(view(m), "\n")
+		status := lines[len(lines)-2]
+		if ansi.StringWidth(status) > width {
+			t.Fatalf("%d columns: %q", width, status)
+		}
+		note := status[strings.LastIndex(status, " · ")+len(" · "):]
+		if !strings.HasSuffix(note, "?)") && note != "notes: ?" {
+			t.Errorf("%d columns: the note does not point at ?: %q", width, note)
+		}
+		if note == "notes: ?" {
+			continue
+		}
+		body := regexp.MustCompile(` \((\+\d+: )?\?\)$`).ReplaceAllString(note, "")
+		full := m.notes()[0]
+		if text, cut := strings.CutSuffix(body, "…"); cut {
+			if !strings.HasPrefix(full, text) || full[len(text)] != ' ' {
+				t.Errorf("%d columns: %q cuts %q mid-word", width, note, full)
+			}
+		} else if body != full {
+			t.Errorf("%d columns: %q is not %q", width, body, full)
+		}
+	}
+}

@@ -592,10 +592,23 @@ func (m Model) statusLine(rows []row, total, offset, shown int) string {
 	}
 	parts = append(parts, "▶ moved ! saturated ↺ reset ≥ lower bound")
 	if notes := m.notes(); len(notes) > 0 {
-		parts = append(parts, notes[0])
+		// The first note, cut at a word when it does not fit (? lists them whole).
+		more := " (?)"
 		if len(notes) > 1 {
-			parts[len(parts)-1] += fmt.Sprintf(" (+%d: ?)", len(notes)-1)
+			more = fmt.Sprintf(" (+%d: ?)", len(notes)-1)
 		}
+		note := notes[0]
+		room := m.width - ansi.StringWidth(strings.Join(parts, " · ")+" · ")
+		switch {
+		case ansi.StringWidth(note) <= room && len(notes) == 1:
+		case ansi.StringWidth(note+more) <= room:
+			note += more
+		case room-ansi.StringWidth("…"+more) >= 12:
+			note = wrapWords(note, room-ansi.StringWidth("…"+more), 1)[0] + "…" + more
+		default:
+			note = "notes: ?"
+		}
+		parts = append(parts, note)
 	}
 	return m.st.dim.Render(strings.Join(parts, " · "))
 }
