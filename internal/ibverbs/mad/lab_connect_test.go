@@ -75,7 +75,6 @@ func TestLabAbandonedConnect(t *testing.T) {
 // (libumad2sim) prints nothing there, and neither does DialIbsim now.
 func TestLabDialIsSilent(t *testing.T) {
 	l := lab.Start(t, smallNet, nil)
-	before := l.Stderr()
 	for range 3 {
 		tr := l.Dial(t, "", labOpts)
 		if err := tr.Close(); err != nil {
@@ -85,7 +84,11 @@ func TestLabDialIsSilent(t *testing.T) {
 	if _, err := l.Tool("smpquery", "nodeinfo", "-D", "0"); err != nil {
 		t.Fatal(err)
 	}
-	if after := l.Stderr(); after != before {
-		t.Errorf("ibsim printed while clients attached:\n%s", strings.TrimPrefix(after, before))
+	// ibsim's control handler (sim_ctl) names itself in what it prints; the
+	// topology parser's warnings at start-up may come at any time and are not ours.
+	for _, line := range strings.Split(l.Stderr(), "\n") {
+		if strings.Contains(line, "sim_ctl") {
+			t.Errorf("ibsim's control handler printed while clients attached: %s", line)
+		}
 	}
 }
