@@ -107,14 +107,6 @@ func ReadNodeNameMap(path string) (*NodeNameMap, error) {
 	return ParseNodeNameMap(path, data)
 }
 
-// Len is the number of nodes the map names.
-func (m *NodeNameMap) Len() int {
-	if m == nil {
-		return 0
-	}
-	return len(m.names)
-}
-
 // Name is the name of the node with GUID g: the map's, else desc (its
 // NodeDescription), as infiniband-diags' remap_node_name does.
 func (m *NodeNameMap) Name(g check.GUID, desc string) string {

@@ -43,13 +43,13 @@ func TestParseNodeNameMap(t *testing.T) {
 			continue
 		}
 		if c.name == "" {
-			if m.Len() != 0 {
-				t.Errorf("%q: %d entries, want none", c.line, m.Len())
+			if len(m.names) != 0 {
+				t.Errorf("%q: %d entries, want none", c.line, len(m.names))
 			}
 			continue
 		}
-		if got := m.Name(c.guid, "desc"); got != c.name || m.Len() != 1 {
-			t.Errorf("%q: %s is %q (%d entries), want %q", c.line, c.guid, got, m.Len(), c.name)
+		if got := m.Name(c.guid, "desc"); got != c.name || len(m.names) != 1 {
+			t.Errorf("%q: %s is %q (%d entries), want %q", c.line, c.guid, got, len(m.names), c.name)
 		}
 	}
 }
