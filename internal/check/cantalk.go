@@ -336,7 +336,23 @@ const (
 	// NotCheckedSwitchEnforcement: the switch port facing an end lacks the key and its
 	// enforcement bits (PortInfo PartitionEnforcementInbound/Outbound) were not read.
 	NotCheckedSwitchEnforcement
+	// NotCheckedAssumption: an end's table was predicted under an assumption that was
+	// not checked (which port a Subnet Manager runs on), and the answer differs without
+	// it (DependsOn).
+	NotCheckedAssumption
 )
+
+// DependsOn makes v unknown: the answer depends on nc, which was not checked (the
+// verdict under another assumption differs). Its rules stay in Reasons, after the
+// sentence that says so.
+func (v *Verdict) DependsOn(nc NotChecked) {
+	v.Kind, v.CanTalk, v.OneWay = VerdictUnknown, false, false
+	for _, d := range []*Direction{&v.AToB, &v.BToA} {
+		d.OK, d.Unknown = false, true
+	}
+	v.NotChecked = append(v.NotChecked, nc)
+	v.Reasons = append([]string{"not known: the answer depends on what could not be checked (" + nc.Sentence + ")"}, v.Reasons...)
+}
 
 // NotChecked is one thing a verdict depends on and could not check: its cause, and
 // the sentence that says it to people.
