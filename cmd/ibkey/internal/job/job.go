@@ -5,6 +5,7 @@ package job
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -286,6 +287,15 @@ func Run(o *Options) error {
 			rep.Incomplete = append(rep.Incomplete, cmdutil.Incomplete{Kind: cmdutil.IncompleteNotChecked, Message: u})
 		}
 	}
+	// A device of the host that could not be read may be one the job uses: an answer
+	// that is otherwise a yes is incomplete (a definite no stays one).
+	unreadDevices := len(src.unread) > 0 && rep.exitCode() == cmdutil.ExitOK
+	for _, u := range src.unread {
+		n.warn("not read: " + u)
+		if unreadDevices {
+			rep.Incomplete = append(rep.Incomplete, cmdutil.Incomplete{Kind: cmdutil.IncompleteUnreadDevice, Message: "not read: " + u})
+		}
+	}
 	if err := rep.render(o.Out, format); err != nil {
 		return err
 	}
@@ -296,6 +306,9 @@ func Run(o *Options) error {
 		n.note("one host: this says which entry each library uses here, not whether the job's other hosts can reach it (give --fabric-file with --node, --lid or --host)")
 	}
 	code := rep.exitCode()
+	if unreadDevices {
+		code = cmdutil.ExitIncomplete
+	}
 	if code == cmdutil.ExitIncomplete {
 		for _, u := range rep.unchecked() {
 			n.warn("not checked: " + u)
@@ -323,6 +336,9 @@ type portSource struct {
 	ports  []*job.Port
 	labels []string
 	fabric *fabric.Fabric
+	// unread names the devices of the hosts that could not be read
+	// (query.PartialError).
+	unread []string
 }
 
 func (o *Options) ports() (*portSource, error) {
@@ -331,6 +347,11 @@ func (o *Options) ports() (*portSource, error) {
 	if !remote {
 		h := o.Host()
 		ps, err := job.HostPorts(h, "")
+		var partial *query.PartialError
+		if errors.As(err, &partial) {
+			// The devices read are checked; the others are named (exit 4).
+			src.unread, err = partial.Lines(), nil
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -346,6 +367,13 @@ func (o *Options) ports() (*portSource, error) {
 			return nil, usage("invalid --host %q (accepted: NAME=DIR, a host's saved sysfs tree, e.g. node01=/srv/sysfs/node01)", spec)
 		}
 		ps, err := job.HostPorts(&query.Host{Sys: ibverbs.Open(dir)}, name)
+		var partial *query.PartialError
+		if errors.As(err, &partial) {
+			for _, l := range partial.Lines() {
+				src.unread = append(src.unread, "--host "+name+": "+l)
+			}
+			err = nil
+		}
 		if err != nil {
 			return nil, fmt.Errorf("--host %s: %w", name, err)
 		}
