@@ -20,6 +20,9 @@ type Factory struct {
 	IOStreams *IOStreams
 	// Getenv reads the environment; no package reads it on its own.
 	Getenv func(string) string
+	// Environ lists the whole environment (KEY=VALUE), for a command that must see
+	// names it does not know in advance (job: look-alike settings); nil: none.
+	Environ func() []string
 	// Now is the clock: sample times, and the demo host's moving counters.
 	Now func() time.Time
 
