@@ -433,7 +433,8 @@ func canTalkText(o *CanTalkOptions, f cmdutil.Format, v check.Verdict, eps []que
 		return nil
 	}
 	fmt.Fprintln(w, legend)
-	g := cmdutil.Grid{Header: []string{"KEY", "A_ENTRY", "A_INDEX", "B_ENTRY", "B_INDEX", "MEMBERSHIPS", "WORKS", "NOTES"}}
+	g := cmdutil.Grid{Header: []string{"KEY", "A_ENTRY", "A_INDEX", "B_ENTRY", "B_INDEX", "MEMBERSHIPS", "WORKS", "NOTES"},
+		Optional: [][]string{{"MEMBERSHIPS"}, {"A_INDEX", "B_INDEX"}}}
 	for _, sp := range v.Shared {
 		works := "yes"
 		if !sp.Works {

@@ -159,8 +159,9 @@ func (f *Factory) decide() {
 	}
 }
 
-// Notices returns the printer of warnings and notes on stderr.
-func (f *Factory) Notices() *Notices { return NewNotices(f.IOStreams.ErrOut, f.ColorErr()) }
+// Notices returns the printer of warnings and notes on stderr, one for the process
+// (IOStreams.Notices).
+func (f *Factory) Notices() *Notices { return f.IOStreams.Notices(f.ColorErr()) }
 
 // NoDevicesHint is what a command adds when the sysfs tree has no RDMA devices.
 const NoDevicesHint = "point --sysfs at a saved tree, or try --demo"

@@ -2,7 +2,6 @@ package cmdutil
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/ibkey/ibkey/internal/query"
 )
@@ -29,24 +28,4 @@ func Then(err, after error) error {
 		return err
 	}
 	return after
-}
-
-// MaxWarnings is how many warnings WarnList prints before it counts the rest.
-const MaxWarnings = 10
-
-// WarnList prints msgs as warnings: the first MaxWarnings, then one line counting the
-// others, which what says where to find ("-o json has them all"). Many ports of one
-// broken tree are one screen of warnings, not one line each.
-func (n *Notices) WarnList(msgs []string, what string) {
-	for i, m := range msgs {
-		if i == MaxWarnings && len(msgs) > MaxWarnings+1 {
-			more := fmt.Sprintf("and %d more warnings", len(msgs)-MaxWarnings)
-			if what != "" {
-				more += " (" + what + ")"
-			}
-			n.Warn(more)
-			return
-		}
-		n.Warn(m)
-	}
 }

@@ -135,7 +135,9 @@ func renderDevices(o *DevicesOptions, f cmdutil.Format, views []*query.PortView,
 			warnings = append(warnings, fmt.Sprintf("%s: PKEYS n/a: %s", v.Ref(), v.TableMissing))
 		}
 	}
-	o.Notices().WarnList(warnings, "-o json has every port's")
+	for _, w := range warnings {
+		o.Notices().Warn(w) // many alike are summarised (Notices)
+	}
 	if f == cmdutil.FormatJSON {
 		return cmdutil.WriteJSON(o.IO.Out, struct {
 			Schema     cmdutil.SchemaVersion `json:"schema_version"`
@@ -145,7 +147,8 @@ func renderDevices(o *DevicesOptions, f cmdutil.Format, views []*query.PortView,
 			Incomplete []cmdutil.Incomplete  `json:"incomplete,omitempty"`
 		}{cmdutil.SchemaVersion{}, src.Demo, src.Via, rows, src.Incomplete})
 	}
-	g := cmdutil.Grid{Header: []string{"DEVICE", "PORT", "LINK", "STATE", "PHYS", "LID", "SM_LID", "RATE", "PKEYS", "PORT_GUID"}}
+	g := cmdutil.Grid{Header: []string{"DEVICE", "PORT", "LINK", "STATE", "PHYS", "LID", "SM_LID", "RATE", "PKEYS", "PORT_GUID"},
+		Optional: [][]string{{"PHYS"}, {"SM_LID"}, {"LINK"}}}
 	for i, r := range rows {
 		pkeys := "n/a" // a table not read
 		if views[i].TableAbsent {

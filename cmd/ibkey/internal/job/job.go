@@ -23,6 +23,9 @@ import (
 // of the funcs.
 type Deps struct {
 	Out, ErrOut io.Writer
+	// Notices prints warnings and notes (the process's one printer, which counts
+	// repeats); nil: a printer of its own on ErrOut.
+	Notices func() *cmdutil.Notices
 	// Host is the local host the global flags select (--sysfs, --demo).
 	Host func() *query.Host
 	// Getenv reads the environment the job would run with; Environ lists it
@@ -335,7 +338,10 @@ func Run(o *Options) error {
 		return err
 	}
 	defer src.Close()
-	n := notices{w: o.ErrOut}
+	n := notices{cmdutil.NewNotices(o.ErrOut, false)}
+	if o.Notices != nil {
+		n.n = o.Notices()
+	}
 	n.note(fmt.Sprintf("settings from %s", from))
 	for _, l := range lookalikes {
 		n.warn(l)
@@ -442,7 +448,8 @@ func (o *Options) emitEnv(n notices, rep report, ws []*job.WantResult, want chec
 		b.WriteString(v.Line())
 		b.WriteByte('\n')
 	}
-	_, err := io.WriteString(o.Out, b.String())
+	// Shell lines: never wrapped, whatever the terminal's width.
+	_, err := io.WriteString(cmdutil.Unwrapped(o.Out), b.String())
 	return err
 }
 

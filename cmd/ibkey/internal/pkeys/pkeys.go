@@ -227,13 +227,13 @@ func unreadTables(views []*query.PortView) []cmdutil.Incomplete {
 	return out
 }
 
-// warnViews prints the ports' warnings, a screenful at most (Notices.WarnList).
+// warnViews prints the ports' warnings (many alike are summarised: Notices).
 func warnViews(n *cmdutil.Notices, views []*query.PortView) {
-	var all []string
 	for _, v := range views {
-		all = append(all, v.Warnings...)
+		for _, w := range v.Warnings {
+			n.Warn(w)
+		}
 	}
-	n.WarnList(all, "-o json has each port's warnings")
 }
 
 func renderPKeys(o *PKeysOptions, f cmdutil.Format, views []*query.PortView, find check.PKey, src cmdutil.Source) error {
