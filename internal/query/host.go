@@ -117,7 +117,7 @@ func (h *Host) Devices(name string) ([]*ibverbs.Device, error) {
 			}
 			// One broken entry must not hide the others: read the rest, and say
 			// which could not be read.
-			bad = append(bad, Unread{What: "device " + n, Err: err})
+			bad = append(bad, Unread{What: "device " + n, Device: n, Port: -1, Err: err})
 			continue
 		}
 		devs = append(devs, d)
@@ -135,7 +135,11 @@ func (h *Host) Devices(name string) ([]*ibverbs.Device, error) {
 // Unread is one device or port that could not be read.
 type Unread struct {
 	What string // "device mlx5_1", "port mlx5_0/2"
-	Err  error
+	// Device and Port name it as values (Port -1: the whole device; a switch's
+	// management port is 0), for labels (the exporter's unreadable-device metric).
+	Device string
+	Port   int
+	Err    error
 }
 
 // PartialError comes back with a result that is missing the devices or ports in Unread:
@@ -205,7 +209,7 @@ func (h *Host) Select(sel Selector) ([]PortRef, map[string]*ibverbs.Device, erro
 			if partial == nil {
 				partial = &PartialError{}
 			}
-			partial.Unread = append(partial.Unread, Unread{What: "device " + d.Name, Err: errors.New(d.PortsNote)})
+			partial.Unread = append(partial.Unread, Unread{What: "device " + d.Name, Device: d.Name, Port: -1, Err: errors.New(d.PortsNote)})
 		}
 	}
 	if partial != nil {
@@ -340,7 +344,7 @@ func (h *Host) Load(sel Selector, opt LoadOptions) ([]*PortView, error) {
 		kept := views[:0]
 		for i, v := range views {
 			if errs[i] != nil {
-				partial.Unread = append(partial.Unread, Unread{What: "port " + refs[i].String(), Err: errs[i]})
+				partial.Unread = append(partial.Unread, Unread{What: "port " + refs[i].String(), Device: refs[i].Device, Port: refs[i].Port, Err: errs[i]})
 				continue
 			}
 			kept = append(kept, v)

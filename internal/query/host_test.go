@@ -173,7 +173,7 @@ func TestDanglingDeviceLoad(t *testing.T) {
 	h := &Host{Sys: ibverbs.Open("../../testdata/sysfs/dangling")}
 	views, err := h.Load(Selector{}, LoadOptions{Tables: true})
 	var pe *PartialError
-	if !errors.As(err, &pe) || len(views) != 2 || len(pe.Unread) != 1 || pe.Unread[0].What != "device scif0" ||
+	if !errors.As(err, &pe) || len(views) != 2 || len(pe.Unread) != 1 || pe.Unread[0].What != "device scif0" || pe.Unread[0].Device != "scif0" || pe.Unread[0].Port != -1 ||
 		!strings.Contains(pe.Error(), "is a symlink to ../../devices/virtual/infiniband/scif0, which does not exist (a dangling link)") {
 		t.Fatalf("Load = %d views, %v", len(views), err)
 	}
