@@ -371,49 +371,16 @@ func (g *keyGroup) add(e TableEntry) {
 }
 
 // groupByKey sorts the valid entries by key (full first, then by index) and keeps one
-// group per key. Sorting both sides and merging is what keeps a 128x128 port verdict fast.
+// group per key; it counts the entries not read and the invalid ones.
 func groupByKey(entries []TableEntry) (groups []keyGroup, unreadable, invalid int) {
-	// Fast path: sort packed uint64s, key(15) | limited(1) | index+1 (32) | position (16),
-	// which orders exactly like betterEntry within a key. Tables that do not fit (over
-	// 65536 entries, odd indexes) take the general path.
-	packed := make([]uint64, 0, len(entries))
-	fits := len(entries) <= 1<<16
-	for i, e := range entries {
+	valid := make([]TableEntry, 0, len(entries))
+	for _, e := range entries {
 		switch {
 		case !e.Readable:
 			unreadable++
 		case !e.PKey.Valid():
 			invalid++
-		case fits && e.Index >= NoIndex && e.Index < 1<<32-1:
-			var limited uint64
-			if !e.PKey.IsFull() {
-				limited = 1
-			}
-			packed = append(packed, uint64(e.PKey.Partition())<<49|limited<<48|uint64(e.Index+1)<<16|uint64(i))
 		default:
-			fits = false
-		}
-	}
-	if !fits {
-		return groupByKeySlow(entries), unreadable, invalid
-	}
-	slices.Sort(packed)
-	groups = make([]keyGroup, 0, len(packed))
-	for _, k := range packed {
-		e := entries[k&0xffff]
-		if n := len(groups); n > 0 && groups[n-1].key == e.PKey.Partition() {
-			groups[n-1].add(e)
-			continue
-		}
-		groups = append(groups, keyGroup{key: e.PKey.Partition(), best: e.PKey, bestIndex: e.Index, otherIndex: NoIndex})
-	}
-	return groups, unreadable, invalid
-}
-
-func groupByKeySlow(entries []TableEntry) []keyGroup {
-	valid := make([]TableEntry, 0, len(entries))
-	for _, e := range entries {
-		if e.Readable && e.PKey.Valid() {
 			valid = append(valid, e)
 		}
 	}
@@ -429,7 +396,7 @@ func groupByKeySlow(entries []TableEntry) []keyGroup {
 		}
 		return 0
 	})
-	groups := make([]keyGroup, 0, len(valid))
+	groups = make([]keyGroup, 0, len(valid))
 	for _, e := range valid {
 		if n := len(groups); n > 0 && groups[n-1].key == e.PKey.Partition() {
 			groups[n-1].add(e)
@@ -437,7 +404,7 @@ func groupByKeySlow(entries []TableEntry) []keyGroup {
 		}
 		groups = append(groups, keyGroup{key: e.PKey.Partition(), best: e.PKey, bestIndex: e.Index, otherIndex: NoIndex})
 	}
-	return groups
+	return groups, unreadable, invalid
 }
 
 func (g keyGroup) side() PartitionSide {

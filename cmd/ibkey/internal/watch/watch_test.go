@@ -169,8 +169,14 @@ func TestWatchErrors(t *testing.T) {
 		{Args: []string{"--demo", "watch", "pkye", "--interval", "2"}, Code: 2, Stderr: `unknown command "pkye" for "ibkey watch"; did you mean "pkeys"?`},
 		{Args: []string{"--demo", "watch", "nothing"}, Code: 2, Stderr: `ibkey: unknown command "nothing" for "ibkey watch" (commands: counters, pkeys)`},
 	})
+	// A bare `ibkey watch` is a usage mistake, as a bare `ibkey decode` is: the help
+	// lists the subcommands, exit 2 (issue 28: it exited 0).
+	r := runIbkey(t, "--demo", "watch")
+	if r.Code != 2 || !regexp.MustCompile(`(?s)Available Commands:\n  counters .*\n  pkeys `).MatchString(r.Stdout) {
+		t.Errorf("ibkey watch: exit %d, stdout %q", r.Code, r.Stdout)
+	}
 	// A port without counters/ (RoCE in the fixture) is n/a with the reason.
-	r := runIbkey(t, "--sysfs", mlx5, "watch", "counters", "mlx5_2/1", "--once")
+	r = runIbkey(t, "--sysfs", mlx5, "watch", "counters", "mlx5_2/1", "--once")
 	if r.Code != 0 || !strings.Contains(r.Stdout, "port_rcv_constraint_errors=n/a(no_PMA_counters)") {
 		t.Errorf("no counters/: %+v", r)
 	}
