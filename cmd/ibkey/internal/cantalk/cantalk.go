@@ -173,7 +173,7 @@ func ipoibEndpoint(o *CanTalkOptions, arg string) (string, *cmdutil.ResolvedInte
 	if !looksLikeName(base) {
 		return "", nil, nil
 	}
-	sel, ifc, err := cmdutil.ResolveDeviceOrInterface(o.Host(), query.Selector{Device: base})
+	sel, ifc, err := cmdutil.ResolveDeviceOrInterface(o.Host(), query.Selector{Device: base}, o.Notices())
 	if err != nil || ifc == nil {
 		return "", nil, err
 	}
