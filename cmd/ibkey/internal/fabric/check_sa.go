@@ -196,7 +196,7 @@ func compareView(fab *fabric.Fabric, sp saPort, view []check.PKey, port check.Fi
 	}
 	return []check.Finding{{Severity: check.SeverityError, Rule: RuleSATableDiffers, Ports: []check.FindingPort{port},
 		Message: fmt.Sprintf("the Subnet Manager believes %s's P_Key table is not what the port holds (%s): its answers (paths, joins) follow its own view", fab.Label(sp.id), strings.Join(diffs, "; ")),
-		Action:  "let the SM sweep (OpenSM: kill -HUP) so it reads and reprograms the table; if it changes again, something else sets it"}}
+		Action:  "restart the Subnet Manager or reset the port's link so the SM reads the table again and rewrites it (a running OpenSM re-reads a port's table only then: kill -HUP re-reads partitions.conf, not the tables); if it changes again, something else sets it"}}
 }
 
 // compareViewModel: the SM's view against what the partitions file gives the port.
