@@ -10,9 +10,24 @@ import (
 	"github.com/ibkey/ibkey/internal/query"
 )
 
-// TestReadmeMetrics: the README's "Metrics" section names every metric of the
-// catalog, and its `--once` example is what the collector writes on the demo host.
+// TestReadmeMetrics: docs/exporter.md's "Metric names" section has every metric of the
+// catalog with its labels and help, and the README's `--once` example is what the collector writes on the
+// demo host.
 func TestReadmeMetrics(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/exporter.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, names, ok := strings.Cut(string(doc), "\n## Metric names\n")
+	if !ok {
+		t.Fatal("docs/exporter.md has no \"## Metric names\" section")
+	}
+	names, _, _ = strings.Cut(names, "\n## ")
+	for _, m := range Catalog() {
+		if !strings.Contains(names, "| `"+m.Name+"` | "+strings.Join(m.Labels, ", ")+" | "+m.Help+" |") {
+			t.Errorf("docs/exporter.md's Metric names section has no row | `%s` | labels | help |, as the catalog says", m.Name)
+		}
+	}
 	data, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
@@ -22,11 +37,6 @@ func TestReadmeMetrics(t *testing.T) {
 		t.Fatal("README has no \"## Metrics: \" section")
 	}
 	sec, _, _ = strings.Cut(sec, "\n## ")
-	for _, m := range Catalog() {
-		if !strings.Contains(sec, "`"+m.Name+"`") {
-			t.Errorf("README's Metrics section does not name %s", m.Name)
-		}
-	}
 	_, ex, ok := strings.Cut(sec, "$ ibkey --demo exporter --once")
 	if !ok {
 		t.Fatal("README's Metrics section has no --once example")
