@@ -45,7 +45,7 @@ func NewCmdCanTalk(f *cmdutil.Factory, runF func(*CanTalkOptions) error) *cobra.
 	o.savedSweep = sync.OnceValues(func() (*fabric.Fabric, error) { return cmdutil.ReadFabricFile(o.Sweep.File) })
 	c := &cobra.Command{
 		Use:   "can-talk A B",
-		Short: "Say whether two endpoints can talk under the P_Key and Q_Key rules, and why",
+		Short: "Whether two endpoints can talk (P_Key and Q_Key rules), and why",
 		Long: `Say whether endpoints A and B can talk, in both directions, and why: the P_Key rule
 (same 15-bit key, at least one full member), the QP types, and for UD QPs the Q_Key
 rule (the sender's wr_qkey, or its QP-context qkey when wr_qkey has the top bit set
@@ -126,7 +126,7 @@ unread-table or different-subnets).`,
   ibkey can-talk mlx5_0/1 mlx5_1/1
   ibkey can-talk mlx5_0/1,index=2 0x0002
   ibkey can-talk pkey=0x8001,qp=ud,qkey=0x11 pkey=0x0001,qp=ud,qkey=0x12 -o json
-  ibkey can-talk --partitions partitions.conf 0x0002c90300000201 0x0002c90300000204
+  ibkey can-talk --partitions p.conf 0x0002c90300000201 0x0002c90300000204
   ibkey can-talk --ibsim lid=3 lid=7,qp=ud,qkey=0x11
   ibkey can-talk --fabric-file fabric.json node=HcaB node=HcaD,port=2`,
 		Args:              cmdutil.UsageArgs(cobra.ExactArgs(2)),

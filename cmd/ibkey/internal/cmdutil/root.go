@@ -3,6 +3,7 @@ package cmdutil
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -17,7 +18,7 @@ func AddRootFlags(root *cobra.Command, f *Factory) {
 	pf := root.PersistentFlags()
 	pf.StringVar(&f.SysfsDir, "sysfs", "", "read sysfs from `DIR` instead of /sys (env IBKEY_SYSFS)")
 	pf.BoolVar(&f.Demo, "demo", false, "use the embedded demo host (env IBKEY_DEMO=1)")
-	pf.StringVarP(&f.Output, "output", "o", "", "output `FORMAT`: table, plain or json (default: table on a terminal, plain otherwise)")
+	pf.StringVarP(&f.Output, "output", "o", "", "`FORMAT`: table (default on a terminal), plain, json")
 	pf.BoolVar(&f.NoColor, "no-color", false, "no colors (also NO_COLOR)")
 	AddRootIbsimFlag(root)
 	_ = root.RegisterFlagCompletionFunc("output", cobra.FixedCompletions(OutputFormats, cobra.ShellCompDirectiveNoFileComp))
@@ -28,6 +29,8 @@ func AddRootFlags(root *cobra.Command, f *Factory) {
 	root.SetOut(f.IOStreams.Out)
 	root.SetErr(f.IOStreams.ErrOut)
 	root.SetFlagErrorFunc(FlagError)
+	root.SetUsageTemplate(usageTemplate)
+	root.SetHelpFunc(help)
 	root.PersistentPreRunE = func(c *cobra.Command, args []string) error {
 		if err := CheckRootIbsim(c); err != nil {
 			return err
@@ -69,4 +72,29 @@ func Execute(ctx context.Context, root *cobra.Command, args []string, streams *I
 		fmt.Fprintf(streams.ErrOut, "ibkey: %s\n", textsafe.Error(err))
 	}
 	return ExitCode(err)
+}
+
+// HelpWidth is the width --help is written for: the 80 columns of most terminals.
+const HelpWidth = 80
+
+// usageTemplate is cobra's default usage template with the flag lists wrapped to
+// HelpWidth (pflag's FlagUsagesWrapped) instead of one line per flag however long.
+var usageTemplate = strings.NewReplacer(
+	"{{.LocalFlags.FlagUsages ", fmt.Sprintf("{{.LocalFlags.FlagUsagesWrapped %d ", HelpWidth),
+	"{{.InheritedFlags.FlagUsages ", fmt.Sprintf("{{.InheritedFlags.FlagUsagesWrapped %d ", HelpWidth),
+).Replace((&cobra.Command{}).UsageTemplate())
+
+// help is cobra's help with the long text reflowed to HelpWidth (WrapHelp).
+func help(c *cobra.Command, _ []string) {
+	text := c.Long
+	if text == "" {
+		text = c.Short
+	}
+	w := c.OutOrStdout()
+	if text != "" {
+		fmt.Fprintf(w, "%s\n\n", strings.TrimRight(WrapHelp(text, HelpWidth), " \t\n"))
+	}
+	if c.Runnable() || c.HasSubCommands() {
+		fmt.Fprint(w, c.UsageString())
+	}
 }

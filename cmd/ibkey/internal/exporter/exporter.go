@@ -70,7 +70,7 @@ func NewCmdExporter(deps Deps, runF func(*Options) error) *cobra.Command {
 	o := &Options{Deps: deps}
 	c := &cobra.Command{
 		Use:   "exporter",
-		Short: "Prometheus metrics: P_Key tables, IPoIB membership, partition drops, fabric audit",
+		Short: "Prometheus metrics: tables, IPoIB, partition drops, audit",
 		Long:  longHelp(),
 		Example: `  ibkey exporter                                   # host mode on 127.0.0.1:9893
   ibkey exporter --listen :9893 --web.config.file web.yml
@@ -99,7 +99,7 @@ func NewCmdExporter(deps Deps, runF func(*Options) error) *cobra.Command {
 	}
 	fl := c.Flags()
 	fl.StringSliceVar(&o.Listen, "listen", []string{exporter.DefaultListen}, "serve /metrics on `ADDRS` (host:port, comma-separated or repeated; default loopback only)")
-	fl.StringVar(&o.WebConfig, "web.config.file", "", "exporter-toolkit web configuration `FILE`: TLS and basic auth (https://github.com/prometheus/exporter-toolkit/blob/master/docs/web-configuration.md)")
+	fl.StringVar(&o.WebConfig, "web.config.file", "", "exporter-toolkit web configuration `FILE`: TLS and basic auth (docs/web-configuration.md in github.com/prometheus/exporter-toolkit)")
 	fl.IntVar(&o.MaxConnections, "web.max-connections", exporter.DefaultMaxConnections, "keep at most `N` connections open: at the cap a new one closes the connection idle longest (lowered to what ulimit -n allows)")
 	fl.StringVar(&o.Textfile, "textfile", "", "write DIR/"+exporter.TextfileName+" atomically every --interval (node_exporter's textfile collector) instead of serving HTTP (`DIR`)")
 	fl.BoolVar(&o.Once, "once", false, "collect once and print the metrics to stdout (with --textfile: write the file once)")

@@ -26,7 +26,7 @@ func NewCmdDiscover(f *cmdutil.Factory, runF func(*DiscoverOptions) error) *cobr
 	o := &DiscoverOptions{IO: f.IOStreams}
 	c := &cobra.Command{
 		Use:   "discover",
-		Short: "Sweep the subnet: nodes, GUIDs, descriptions, LIDs, ports and links",
+		Short: "Sweep the subnet: nodes, GUIDs, names, LIDs, ports and links",
 		Long: `Sweep the subnet by directed route from the local port, breadth first as
 ibnetdiscover does: every node that answers, with its type, node GUID, description,
 ports (port GUID, LID, state) and the links between them. The P_Key tables are read too

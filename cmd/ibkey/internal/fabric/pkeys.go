@@ -29,7 +29,7 @@ func NewCmdPKeys(f *cmdutil.Factory, runF func(*PKeysOptions) error) *cobra.Comm
 	o := &PKeysOptions{IO: f.IOStreams}
 	c := &cobra.Command{
 		Use:   "pkeys",
-		Short: "Every port's P_Key table from one sweep; --key: the ports in one partition",
+		Short: "Every port's P_Key table; --key: the ports in one partition",
 		Long: `Every port's P_Key table from one sweep of the subnet (or a saved one, --fabric-file):
 the end ports (CA ports, each switch's port 0) and the switch ports that have a cable
 (a switch port facing a CA holds a copy of the CA port's keys, for partition

@@ -31,7 +31,7 @@ func NewCmdCheck(f *cmdutil.Factory, runF func(*CheckOptions) error) *cobra.Comm
 	o := &CheckOptions{IO: f.IOStreams}
 	c := &cobra.Command{
 		Use:   "check FILE",
-		Short: "Lint an OpenSM partitions.conf: what OpenSM rejects, and mistakes it accepts silently",
+		Short: "What OpenSM rejects in a partitions.conf, or accepts silently",
 		Long: `Lint an OpenSM partitions.conf. Each finding is printed like a compiler message:
 FILE:LINE:COL: SEVERITY: MESSAGE [RULE], then the fix.
 

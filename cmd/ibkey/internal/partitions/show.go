@@ -35,7 +35,7 @@ func NewCmdShow(f *cmdutil.Factory, runF func(*ShowOptions) error) *cobra.Comman
 	o := &ShowOptions{IO: f.IOStreams}
 	c := &cobra.Command{
 		Use:   "show FILE [GUID...]",
-		Short: "Show each partition's members and multicast groups, and the P_Key table OpenSM programs on each port",
+		Short: "Each partition's members and groups, and the tables it programs",
 		Long: `Show what OpenSM does with a partitions.conf:
 
 Partitions: one row per member item, in the order OpenSM applies them (for a port
@@ -85,7 +85,7 @@ schemas/partitions-show.schema.json: {"schema_version":1,"file","rejected","unce
 "membership","valid","partition","decided_by","at","hole"?,"before"?,"kept"?}],
 "dropped":[{"pkey","membership","partition","decided_by","at"}]}]}.`,
 		Example: `  ibkey partitions show partitions.conf
-  ibkey partitions show partitions.conf 0x0002c90300000299 --sm-guid 0x0002c90300000201
+  ibkey partitions show p.conf 0x0002c90300000299 --sm-guid 0x0002c90300000201
   ibkey partitions show partitions.conf --router 0x0002c90300000301
   ibkey partitions show partitions.conf --fabric-file fabric.json
   ibkey partitions show new.conf --previous old.conf -o json`,
