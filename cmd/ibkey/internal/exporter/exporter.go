@@ -309,9 +309,9 @@ func oneLine(err error) string {
 
 // writeTextfiles writes the textfile every --interval until ctx ends (once with
 // --once). The first write failing is an environment error (exit 3: the directory is
-// wrong); a later one is logged and retried with backoff, from a second up to
-// --interval, while the old file stays (node_exporter's node_textfile_mtime_seconds
-// shows its age).
+// wrong); a later one is logged and retried with backoff, from a second doubling up to
+// a minute, while the old file stays (node_exporter's node_textfile_mtime_seconds
+// shows its age); the first write that works goes back to --interval.
 func writeTextfiles(ctx context.Context, o *Options, logger *slog.Logger, reg prometheus.Gatherer) error {
 	if err := exporter.WriteTextfile(o.Textfile, reg); err != nil {
 		return &query.EnvError{Msg: fmt.Sprintf("--textfile: %v", err)}
@@ -330,7 +330,7 @@ func writeTextfiles(ctx context.Context, o *Options, logger *slog.Logger, reg pr
 		}
 		if err := exporter.WriteTextfile(o.Textfile, reg); err != nil {
 			failures++
-			wait = min(time.Second<<min(failures-1, 20), o.Interval)
+			wait = min(time.Second<<min(failures-1, 6), time.Minute)
 			logger.Warn("writing the textfile failed; the old one stays", "dir", o.Textfile, "err", err, "failures", failures, "retry_in", wait)
 			continue
 		}
