@@ -234,29 +234,13 @@ func newConnLimit(n int, errLog *log.Logger) *connLimit {
 }
 
 func (l *limitedListener) Accept() (net.Conn, error) {
-	for waited := false; ; {
-		l.limit.mu.Lock()
-		n := len(l.limit.conns)
-		var oldest *limitedConn
-		if n >= l.limit.max {
-			for c := range l.limit.conns {
-				if w := c.waiting.Load(); w != 0 && (oldest == nil || w < oldest.waiting.Load()) {
-					oldest = c
-				}
-			}
-		}
-		l.limit.mu.Unlock()
-		if n < l.limit.max {
+	for waited := false; ; waited = true {
+		n, idle := l.limit.state()
+		if n < l.limit.max || idle != nil {
 			break
-		}
-		if oldest != nil {
-			l.limit.errLog.Printf("%d connections open (--web.max-connections): closed the one idle longest, from %s", n, oldest.RemoteAddr())
-			oldest.Close()
-			continue
 		}
 		if !waited {
 			l.limit.errLog.Printf("%d connections open (--web.max-connections), all in a request: new connections wait", n)
-			waited = true
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -265,11 +249,29 @@ func (l *limitedListener) Accept() (net.Conn, error) {
 		return nil, err
 	}
 	lc := &limitedConn{Conn: c, limit: l.limit}
+	if n, idle := l.limit.state(); n >= l.limit.max && idle != nil {
+		l.limit.errLog.Printf("%d connections open (--web.max-connections): closed the one idle longest, from %s", n, idle.RemoteAddr())
+		idle.Close()
+	}
 	lc.waiting.Store(time.Now().UnixNano())
 	l.limit.mu.Lock()
 	l.limit.conns[lc] = struct{}{}
 	l.limit.mu.Unlock()
 	return lc, nil
+}
+
+// state returns the open connections and the one that has waited longest for a
+// request (nil: every one is in a request).
+func (l *connLimit) state() (int, *limitedConn) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var oldest *limitedConn
+	for c := range l.conns {
+		if w := c.waiting.Load(); w != 0 && (oldest == nil || w < oldest.waiting.Load()) {
+			oldest = c
+		}
+	}
+	return len(l.conns), oldest
 }
 
 func (c *limitedConn) Close() error {
