@@ -202,7 +202,8 @@ func (c *FabricCollector) localAnswers(ctx context.Context) bool {
 }
 
 // finish counts a sweep by result (snap nil: failed; err set: partial, or failed) and
-// keeps why it did not complete.
+// keeps why it did not complete; a reason is logged when it changes (a transport
+// reopened for hours says so once).
 func (c *FabricCollector) finish(snap *fabricSnapshot, err error) error {
 	result := ResultComplete
 	switch {
@@ -214,12 +215,13 @@ func (c *FabricCollector) finish(snap *fabricSnapshot, err error) error {
 	c.mu.Lock()
 	c.results[result]++
 	c.reached = result != ResultFailed && c.fab != nil
+	last := c.lastFailure
 	c.lastFailure = ""
 	if err != nil {
 		c.lastFailure = err.Error()
 	}
 	c.mu.Unlock()
-	if err != nil {
+	if err != nil && err.Error() != last {
 		c.logf("sweep %s (the previous complete sweep is still served): %v", result, err)
 	}
 	return err
