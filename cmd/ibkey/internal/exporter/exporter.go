@@ -304,7 +304,8 @@ const maxWebConfig = 1 << 20
 
 // oneLine joins the lines of an error (a YAML error lists one per problem).
 func oneLine(err error) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", "; ")), " ")
+	s := strings.ReplaceAll(strings.ReplaceAll(err.Error(), ":\n", ": "), "\n", "; ")
+	return strings.Join(strings.Fields(s), " ")
 }
 
 // writeTextfiles writes the textfile every --interval until ctx ends (once with
