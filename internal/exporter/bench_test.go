@@ -322,11 +322,13 @@ func BenchmarkScrapeFatTree(b *testing.B) {
 			req.Header.Set("Accept", sc.accept)
 			req.Header.Set("Accept-Encoding", sc.encoding)
 			n := 0
+			cpu0 := cpuTime()
 			for b.Loop() {
 				w := &countingWriter{ResponseRecorder: httptest.NewRecorder()}
 				h.ServeHTTP(w, req)
 				n = w.n
 			}
+			b.ReportMetric(float64(cpuTime()-cpu0)/1e6/float64(b.N), "cpu-ms/op")
 			b.ReportMetric(float64(n)/(1<<20), "MB/scrape")
 		})
 	}

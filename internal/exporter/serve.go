@@ -45,6 +45,7 @@ const (
 	readHeaderTimeout = 10 * time.Second
 	readTimeout       = 30 * time.Second
 	writeTimeout      = 60 * time.Second
+	writeStall        = 10 * time.Second // a write that makes no progress (limitedConn.Write)
 	idleTimeout       = 30 * time.Second
 	maxHeaderBytes    = 16 << 10
 	// DefaultMaxConnections is --web.max-connections' default: idle connections cost
@@ -208,7 +209,21 @@ type limitedConn struct {
 	// waiting is when the connection started waiting for a request (Unix ns); 0
 	// while the handler runs for it.
 	waiting atomic.Int64
+	// writeBy is when the response being written must be out (Unix ns; 0: none).
+	writeBy atomic.Int64
 	once    sync.Once
+}
+
+// Write gives each write writeStall to go out, within the response's writeTimeout: a
+// client that stops reading loses its connection, and the answer held for it in
+// memory, after writeStall rather than the whole write timeout.
+func (c *limitedConn) Write(p []byte) (int, error) {
+	d := time.Now().Add(writeStall)
+	if by := c.writeBy.Load(); by != 0 && by < d.UnixNano() {
+		d = time.Unix(0, by)
+	}
+	_ = c.Conn.SetWriteDeadline(d)
+	return c.Conn.Write(p)
 }
 
 type limitedListener struct {
@@ -299,6 +314,7 @@ func (l *connLimit) track(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if lc, ok := r.Context().Value(connKey{}).(*limitedConn); ok {
 			lc.waiting.Store(0)
+			lc.writeBy.Store(time.Now().Add(writeTimeout).UnixNano())
 			defer func() { lc.waiting.Store(time.Now().UnixNano()) }()
 		}
 		h.ServeHTTP(w, r)
@@ -312,10 +328,9 @@ type errorLog struct {
 	logger *slog.Logger
 	msg    string
 
-	mu      sync.Mutex
-	window  time.Time
-	n       int
-	dropped int
+	mu         sync.Mutex
+	window     time.Time
+	n, dropped int
 }
 
 func newErrorLog(logger *slog.Logger, msg string) io.Writer {

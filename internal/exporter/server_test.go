@@ -11,6 +11,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -375,5 +376,25 @@ func writeTestCert(t *testing.T, dir string) {
 		if err := os.WriteFile(filepath.Join(dir, name), pem.EncodeToMemory(b), 0o600); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestWriteStall: a write to a client that does not read ends at the response's write
+// deadline (or writeStall), so the answer held for it is dropped then, not kept for as
+// long as the client likes.
+func TestWriteStall(t *testing.T) {
+	server, client := net.Pipe() // no buffer: a write waits for a read
+	defer client.Close()
+	lc := &limitedConn{Conn: server, limit: newConnLimit(1, log.New(io.Discard, "", 0))}
+	lc.writeBy.Store(time.Now().Add(100 * time.Millisecond).UnixNano())
+	done := make(chan error, 1)
+	go func() { _, err := lc.Write([]byte("an answer nobody reads")); done <- err }()
+	select {
+	case err := <-done:
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			t.Errorf("write to a client that does not read: %v, want a deadline", err)
+		}
+	case <-time.After(writeStall + 5*time.Second):
+		t.Fatal("a write to a client that does not read did not end")
 	}
 }

@@ -376,7 +376,7 @@ node_exporter's infiniband collector (device, port).
 The server answers GET and HEAD (405 otherwise), runs 2 scrapes at a time (a scrape
 waits up to 5s for a slot, then 503) and holds a slot only while it builds its answer;
 it ends requests that send their headers or body too slowly, responses not read within
-60s and connections idle for 30s, and keeps at most --web.max-connections open (the
+60s (or whose writes stall for 10s) and connections idle for 30s, and keeps at most --web.max-connections open (the
 one idle longest is closed to let a new one in). Its errors (TLS handshakes, plain HTTP
 to the TLS port) go to the log, at most 10 lines a minute.
 
