@@ -528,14 +528,12 @@ func viewRecord(v *query.PortView) portRecord {
 	return r
 }
 
+// nodeTypes are the sweep's names of NodeInfo's NodeType values (IBA 14.2.5.3).
+var nodeTypes = map[int]check.NodeType{1: check.NodeCA, 2: check.NodeSwitch, 3: check.NodeRouter}
+
 func nodeTypeName(e ibverbs.Enum) string {
-	switch e.Num {
-	case 1:
-		return string(check.NodeCA)
-	case 2:
-		return string(check.NodeSwitch)
-	case 3:
-		return string(check.NodeRouter)
+	if t, ok := nodeTypes[e.Num]; ok {
+		return string(t)
 	}
 	return e.Name
 }

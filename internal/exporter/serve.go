@@ -51,8 +51,8 @@ const (
 	// DefaultMaxConnections is --web.max-connections' default: idle connections cost
 	// about 20 KB each.
 	DefaultMaxConnections = 1024
-	// errorLines: the server's errors logged per minute at most.
-	errorLines = 10
+	errorLines            = 10 // the server's errors logged per minute at most
+	fdReserve             = 64 // descriptors kept for sysfs, the MAD transport, the textfile
 )
 
 // NewRegistry returns a registry holding collectors and nothing else (no Go runtime or
@@ -228,14 +228,13 @@ func (c *limitedConn) Write(p []byte) (int, error) {
 
 type limitedListener struct {
 	net.Listener
-	limit *connLimit
+	limit  *connLimit
+	closed atomic.Bool // Accept must not wait for a slot past Shutdown
 }
 
-type connKey struct{}
+func (l *limitedListener) Close() error { l.closed.Store(true); return l.Listener.Close() }
 
-// fdReserve: descriptors kept for everything else (sysfs reads, the MAD transport,
-// the textfile, the web config).
-const fdReserve = 64
+type connKey struct{}
 
 func newConnLimit(n int, errLog *log.Logger) *connLimit {
 	if n <= 0 {
@@ -251,7 +250,7 @@ func newConnLimit(n int, errLog *log.Logger) *connLimit {
 func (l *limitedListener) Accept() (net.Conn, error) {
 	for waited := false; ; waited = true {
 		n, idle := l.limit.state()
-		if n < l.limit.max || idle != nil {
+		if n < l.limit.max || idle != nil || l.closed.Load() {
 			break
 		}
 		if !waited {
