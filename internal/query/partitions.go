@@ -2,7 +2,6 @@ package query
 
 import (
 	"fmt"
-	"runtime"
 	"sync"
 
 	"github.com/ibkey/ibkey/internal/check"
@@ -38,21 +37,8 @@ func ReadPartitions(path string, opt partconf.Options) (*Partitions, error) {
 	if err != nil {
 		return nil, &UsageError{Msg: fmt.Sprintf("partitions file: %v", err)}
 	}
-	p := NewPartitions(partconf.ParseOwned(path, data), opt)
-	if len(data) >= collectAfter {
-		// The parser's scratch (maps and arrays outgrown, about half the size of
-		// what it keeps) is garbage now, and the Go collector, paced at twice the
-		// heap it last marked, would let the model or lint allocate on top of it:
-		// one collection here keeps the peak near what is live (100,000 ports:
-		// 98 -> 85 MB heap, for about 15 ms of CPU).
-		runtime.GC()
-	}
-	return p, nil
+	return NewPartitions(partconf.ParseOwned(path, data), opt), nil
 }
-
-// collectAfter is the file size from which ReadPartitions collects the parser's
-// garbage: below it the peak is small anyway and the collection not worth its time.
-const collectAfter = 4 << 20
 
 // NewPartitions wraps a parsed config.
 func NewPartitions(c *partconf.Config, opt partconf.Options) *Partitions {

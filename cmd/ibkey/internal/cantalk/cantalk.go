@@ -433,7 +433,8 @@ func canTalkText(o *CanTalkOptions, f cmdutil.Format, v check.Verdict, eps []que
 		return nil
 	}
 	fmt.Fprintln(w, legend)
-	g := cmdutil.Grid{Header: []string{"KEY", "A_ENTRY", "A_INDEX", "B_ENTRY", "B_INDEX", "MEMBERSHIPS", "WORKS", "NOTES"}}
+	g := cmdutil.Grid{Header: []string{"KEY", "A_ENTRY", "A_INDEX", "B_ENTRY", "B_INDEX", "MEMBERSHIPS", "WORKS", "NOTES"},
+		Optional: [][]string{{"MEMBERSHIPS"}, {"A_INDEX", "B_INDEX"}}}
 	for _, sp := range v.Shared {
 		works := "yes"
 		if !sp.Works {
@@ -543,9 +544,15 @@ func completeEndpoints(f *cmdutil.Factory, o *CanTalkOptions) cobra.CompletionFu
 			if strings.HasPrefix(base, "lid=") || strings.HasPrefix(base, "node=") || strings.HasPrefix(base, "guid=") || isGUID(base) {
 				opts = append(opts, "port=")
 			}
+			given := map[string]bool{}
+			for _, it := range strings.Split(done, ",") {
+				if k, _, ok := strings.Cut(it, "="); ok {
+					given[k+"="] = true
+				}
+			}
 			var out []cobra.Completion
 			for _, opt := range opts {
-				if strings.HasPrefix(opt, item) {
+				if strings.HasPrefix(opt, item) && !given[opt] {
 					out = append(out, done+opt)
 				}
 			}

@@ -111,44 +111,15 @@ func fits(lines []string, width int) bool {
 
 // fill writes text's words after prefix, then after indent, in lines of at most
 // width columns. A word may also break after a comma (the JSON shapes in help are
-// long words); a piece longer than a line stands alone on its line.
+// long words); a piece longer than a line stands alone on its line (fillPieces).
 func fill(prefix, indent, text string, width int) []string {
-	var lines []string
-	cur := prefix
-	n := utf8.RuneCountInString(prefix)
-	start := n
-	for _, w := range strings.Fields(text) {
-		for i, piece := range splitAfterCommas(w) {
-			pn := utf8.RuneCountInString(piece)
-			sep := i == 0 && n > start // a space before a word, none inside one
-			gap := 0
-			if sep {
-				gap = 1
-			}
-			if n > start && n+gap+pn > width {
-				lines = append(lines, cur)
-				cur, n = indent, utf8.RuneCountInString(indent)
-				start, sep = n, false
-			}
-			if sep {
-				cur += " "
-				n++
-			}
-			cur += piece
-			n += pn
+	lines := fillPieces(text, width-utf8.RuneCountInString(prefix), width-utf8.RuneCountInString(indent))
+	for i, l := range lines {
+		if i == 0 {
+			lines[i] = prefix + l
+		} else {
+			lines[i] = indent + l
 		}
 	}
-	return append(lines, cur)
-}
-
-// splitAfterCommas cuts w after each comma: "a,b,c" is "a," "b," "c".
-func splitAfterCommas(w string) []string {
-	var pieces []string
-	for {
-		i := strings.IndexByte(w, ',')
-		if i < 0 || i == len(w)-1 {
-			return append(pieces, w)
-		}
-		pieces, w = append(pieces, w[:i+1]), w[i+1:]
-	}
+	return lines
 }

@@ -41,7 +41,15 @@ func AddRootFlags(root *cobra.Command, f *Factory) {
 		if err := checkFlagValues(c); err != nil {
 			return err
 		}
-		return f.checkTableTerminal(c)
+		if err := f.checkTableTerminal(c); err != nil {
+			return err
+		}
+		// A table is for people: its long lines wrap to the terminal. A command whose
+		// table is a full-screen program gets stdout as it is.
+		if f.format == FormatTable && c.Annotations[AnnotationTableNeedsTerminal] == "" {
+			f.IOStreams.WrapOut()
+		}
+		return nil
 	}
 }
 
@@ -53,6 +61,7 @@ func Execute(ctx context.Context, root *cobra.Command, args []string, streams *I
 	RefuseUnknownSubcommands(root)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
+	streams.Finish()
 	if err == nil {
 		return ExitOK
 	}
@@ -62,14 +71,14 @@ func Execute(ctx context.Context, root *cobra.Command, args []string, streams *I
 		// canceled", addresses "failed") is the consequence. Name the signal and exit
 		// 128+signo, as the screen does, never 3 or 4 as if the fabric had failed.
 		if !Reported(err) {
-			fmt.Fprintf(streams.ErrOut, "ibkey: stopped by a signal (%s): %s\n", cause, textsafe.Error(err))
+			streams.errLine(fmt.Sprintf("ibkey: stopped by a signal (%s): %s", cause, textsafe.Error(err)))
 		}
 		return SignalExitCode(cause)
 	}
 	if !Reported(err) {
 		// textsafe: an error can quote a file's bytes or a user's token; it is
 		// sanitised and capped (a 10 MB line is summarised) before a terminal sees it.
-		fmt.Fprintf(streams.ErrOut, "ibkey: %s\n", textsafe.Error(err))
+		streams.errLine("ibkey: " + textsafe.Error(err))
 	}
 	return ExitCode(err)
 }

@@ -189,7 +189,8 @@ func runPKeys(o *PKeysOptions) error {
 				return err
 			}
 		} else {
-			g := cmdutil.Grid{Header: []string{"NODE", "PORT", "TYPE", "NODE_GUID", "LID", "STATE", "SIZE", "VALID", "PKEYS"}}
+			g := cmdutil.Grid{Header: []string{"NODE", "PORT", "TYPE", "NODE_GUID", "LID", "STATE", "SIZE", "VALID", "PKEYS"},
+				Optional: [][]string{{"NODE_GUID"}, {"TYPE"}, {"SIZE"}}}
 			for _, t := range ports {
 				n, p := t.node, t.port
 				lid := ""
@@ -238,7 +239,8 @@ func members(o *PKeysOptions, fab *fabric.Fabric, key check.PKey) error {
 			return err
 		}
 	} else if len(members) > 0 {
-		g := cmdutil.Grid{Header: []string{"NODE", "PORT", "TYPE", "NODE_GUID", "END_PORT", "MEMBERSHIP", "INDEXES"}}
+		g := cmdutil.Grid{Header: []string{"NODE", "PORT", "TYPE", "NODE_GUID", "END_PORT", "MEMBERSHIP", "INDEXES"},
+			Optional: [][]string{{"NODE_GUID"}, {"TYPE"}}}
 		for _, m := range members {
 			name := m.Description
 			if name == "" {

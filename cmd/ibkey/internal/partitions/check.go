@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/charmbracelet/lipgloss"
-	"github.com/muesli/termenv"
 	"github.com/spf13/cobra"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
-	"github.com/ibkey/ibkey/internal/jsonw"
+	"github.com/ibkey/ibkey/internal/jsondoc"
 	"github.com/ibkey/ibkey/internal/partconf"
 	"github.com/ibkey/ibkey/internal/query"
 )
@@ -110,51 +108,36 @@ func runCheck(o *CheckOptions) error {
 	return nil
 }
 
-// writeCheckJSON streams the document of `partitions check -o json` (schema
-// schemas/partitions-check.schema.json), indented as cmdutil.WriteJSON writes it: the
-// bytes encoding/json writes for checkJSON (TestCheckJSONMatchesStructs), without a
-// copy of every finding (a file of a million definitions has millions).
+// findingJSON is one finding of `partitions check -o json` (schema
+// schemas/partitions-check.schema.json): {"schema_version", "file", "rejected",
+// "uncertain"?, "findings": [findingJSON], "errors", "warnings"}.
+type findingJSON struct {
+	Severity string `json:"severity"`
+	File     string `json:"file"`
+	Line     int    `json:"line"`
+	Column   int    `json:"column"`
+	Rule     string `json:"rule"`
+	Message  string `json:"message"`
+	Action   string `json:"action"`
+}
+
+// writeCheckJSON writes the document, the findings one at a time (jsondoc): a file of a
+// million definitions has millions of them.
 func writeCheckJSON(out io.Writer, c *partconf.Config, findings []partconf.Finding, errs, warns int) error {
-	w := jsonw.New(out, "  ")
-	w.BeginObject()
-	w.Key("schema_version")
-	w.Int(1)
-	w.Key("file")
-	w.String(c.File)
-	w.Key("rejected")
-	w.Bool(c.Rejected)
+	d := jsondoc.New(out)
+	d.Field("schema_version", cmdutil.SchemaVersion{})
+	d.Field("file", c.File)
+	d.Field("rejected", c.Rejected)
 	if c.Uncertain != "" {
-		w.Key("uncertain")
-		w.String(c.Uncertain)
+		d.Field("uncertain", c.Uncertain)
 	}
-	w.Key("findings")
-	w.BeginArray()
-	for i := range findings {
+	d.Array("findings", len(findings), func(i int) any {
 		fd := &findings[i]
-		w.BeginObject()
-		w.Key("severity")
-		w.String(fd.Severity.String())
-		w.Key("file")
-		w.String(fd.Pos.File)
-		w.Key("line")
-		w.Int(int64(fd.Pos.Line))
-		w.Key("column")
-		w.Int(int64(fd.Pos.Col))
-		w.Key("rule")
-		w.String(fd.Rule)
-		w.Key("message")
-		w.String(fd.Message)
-		w.Key("action")
-		w.String(fd.Action)
-		w.EndObject()
-	}
-	w.EndArray()
-	w.Key("errors")
-	w.Int(int64(errs))
-	w.Key("warnings")
-	w.Int(int64(warns))
-	w.EndObject()
-	return w.End()
+		return findingJSON{fd.Severity.String(), fd.Pos.File, fd.Pos.Line, fd.Pos.Col, fd.Rule, fd.Message, fd.Action}
+	})
+	d.Field("errors", errs)
+	d.Field("warnings", warns)
+	return d.Close()
 }
 
 // writeFindings prints compiler-style lines; the rejection headline in red on a
@@ -162,25 +145,13 @@ func writeCheckJSON(out io.Writer, c *partconf.Config, findings []partconf.Findi
 // all of them).
 func writeFindings(w io.Writer, findings []partconf.Finding, color bool) error {
 	b := bufio.NewWriterSize(w, 64<<10)
-	var red *lipgloss.Style
-	if color {
-		// The caller decided w is a terminal and colour is allowed: a fixed 16-colour
-		// profile set explicitly, so termenv probes neither the writer nor the
-		// environment (with only termenv.WithProfile, lipgloss still asks termenv,
-		// which says "no colour" for a writer that is not an *os.File or when CI is
-		// set).
-		r := lipgloss.NewRenderer(w)
-		r.SetColorProfile(termenv.ANSI)
-		s := r.NewStyle().Foreground(lipgloss.Color("1")).Bold(true)
-		red = &s
-	}
 	for i := range findings {
 		fd := &findings[i]
-		if red != nil && (fd.Rule == "file-rejected" || fd.Rule == "opensm-uncertain") {
-			b.WriteString(red.Render(fmt.Sprintf("%s: %s: %s [%s]", fd.Pos, fd.Severity, fd.Message, fd.Rule)))
-		} else {
-			fmt.Fprintf(b, "%s: %s: %s [%s]", fd.Pos, fd.Severity, fd.Message, fd.Rule)
+		line := fmt.Sprintf("%s: %s: %s [%s]", fd.Pos, fd.Severity, fd.Message, fd.Rule)
+		if fd.Rule == "file-rejected" || fd.Rule == "opensm-uncertain" {
+			line = cmdutil.Paint(line, "1", color)
 		}
+		b.WriteString(line)
 		b.WriteByte('\n')
 		if fd.Action != "" {
 			b.WriteString("  fix: ")

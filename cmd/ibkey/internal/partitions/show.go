@@ -26,8 +26,6 @@ type ShowOptions struct {
 	File     string
 	GUIDs    []string
 	Previous string
-	// Indent: -o json indented for people (the default is one compact line).
-	Indent bool
 }
 
 // NewCmdShow is `ibkey partitions show FILE [GUID...]`; runF replaces the run in tests.
@@ -76,7 +74,7 @@ spaces), then a header line of column names and one record per line, fields sepa
 by spaces (a space inside a field is written _). For one document to parse, use
 -o json.
 
-JSON (-o json; one compact line, --indent for people), schema
+JSON (-o json), schema
 schemas/partitions-show.schema.json: {"schema_version":1,"file","rejected","uncertain"?,"applied":"file"|"opensm_default",
 "previous"?,"allow_both","sm_guid","table_size","partitions":[{"key","name","flags",
 "ipoib","defined_at","members":[{"member","kind","rule","membership","written_membership"?,"at"}],
@@ -108,7 +106,7 @@ schemas/partitions-show.schema.json: {"schema_version":1,"file","rejected","unce
 	o.Types.add(c)
 	c.Flags().StringVar(&o.Previous, "previous", "", "the configuration OpenSM applied before (`FILE`): keys keep their index, removed ones leave holes")
 	_ = c.MarkFlagFilename("previous")
-	c.Flags().BoolVar(&o.Indent, "indent", false, "with -o json: indent the document for reading (default: one compact line)")
+	cmdutil.AddIndentFlag(c)
 	return c
 }
 
@@ -143,7 +141,7 @@ func runShow(o *ShowOptions) error {
 		return err
 	}
 	if o.Format == cmdutil.FormatJSON {
-		err = s.writeJSON(o.IO.Out, o.Indent)
+		err = s.writeJSON(o.IO.Out)
 	} else {
 		err = s.text(o.IO.Out, o.Format)
 	}
@@ -302,7 +300,7 @@ func (s show) text(w io.Writer, f cmdutil.Format) error {
 		fmt.Fprintln(w, "  (implicit) items are OpenSM's, applied before the file's")
 	}
 	parts := keyOrder(s.applied.Partitions)
-	pg := cmdutil.Grid{Header: []string{"KEY", "NAME", "FLAGS", "MEMBERSHIP", "MEMBER", "AT"}}
+	pg := cmdutil.Grid{Header: []string{"KEY", "NAME", "FLAGS", "MEMBERSHIP", "MEMBER", "AT"}, Optional: [][]string{{"AT"}, {"FLAGS"}}}
 	for _, part := range parts {
 		flags := strings.Join(partitionFlags(part), ",")
 		if len(part.Members) == 0 {
@@ -329,7 +327,8 @@ func (s show) text(w io.Writer, f cmdutil.Format) error {
 		order = "after " + s.previous + ": keys keep their index, removed ones leave holes"
 	}
 	fmt.Fprintf(w, "P_Key tables (%s):\n", order)
-	tg := cmdutil.Grid{Header: []string{"PORT", "INDEX", "PKEY", "MEMBERSHIP", "PARTITION", "DECIDED_BY", "AT", "NOTES"}}
+	tg := cmdutil.Grid{Header: []string{"PORT", "INDEX", "PKEY", "MEMBERSHIP", "PARTITION", "DECIDED_BY", "AT", "NOTES"},
+		Optional: [][]string{{"AT"}, {"DECIDED_BY"}, {"NODE"}, {"MEMBERSHIP"}}}
 	if s.names != nil {
 		tg.Header = append([]string{"PORT", "NODE"}, tg.Header[1:]...)
 	}
@@ -392,7 +391,8 @@ func (s show) text(w io.Writer, f cmdutil.Format) error {
 
 // groupsText lists the multicast groups OpenSM creates, when there are any.
 func (s show) groupsText(w io.Writer, f cmdutil.Format, parts []*partconf.Partition) error {
-	gg := cmdutil.Grid{Header: []string{"KEY", "NAME", "MGID", "Q_KEY", "MTU", "RATE", "SL", "SCOPE", "AT"}}
+	gg := cmdutil.Grid{Header: []string{"KEY", "NAME", "MGID", "Q_KEY", "MTU", "RATE", "SL", "SCOPE", "AT"},
+		Optional: [][]string{{"AT"}, {"SL", "SCOPE"}, {"Q_KEY"}, {"RATE"}}}
 	for _, part := range parts {
 		for _, g := range part.Groups {
 			at := posText(g.Pos, s.p.Config)
