@@ -261,7 +261,6 @@ func waitGoroutines(t *testing.T, n int) {
 // they close. The figures are logged (go test -v).
 func TestIdleConnectionsLoad(t *testing.T) {
 	addr := serveTest(t, bigHandler(t), ServeOptions{})
-	runtime.GC()
 	before, rss0 := runtime.NumGoroutine(), rssMB(t)
 	var conns []net.Conn
 	for i := range 1000 {
