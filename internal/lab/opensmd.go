@@ -75,6 +75,10 @@ func (l *Lab) StartOpenSMDaemon(t testing.TB, partitionsConf string) *OpenSMDaem
 	return d
 }
 
+// Stop ends OpenSM now (as stop does at the end of the test): for a test that runs
+// OpenSM again, as a restart would.
+func (d *OpenSMDaemon) Stop() { d.stop() }
+
 // stop ends exactly the process StartOpenSMDaemon started: SIGTERM (OpenSM exits
 // cleanly and detaches from ibsim), SIGKILL after 5 s.
 func (d *OpenSMDaemon) stop() {

@@ -32,7 +32,7 @@ type CanTalkOptions struct {
 	OpenSM     cmdutil.OpenSMFlags
 	// Sweep is --fabric-file and --timeout: where lid=, node= and GUID endpoints are
 	// found when they are not read over MADs now.
-	Sweep cmdutil.FabricSource
+	Sweep cmdutil.FabricSweep
 	// savedSweep reads --fabric-file once: the router ports and the endpoints both
 	// come from it.
 	savedSweep func() (*fabric.Fabric, error)
@@ -146,7 +146,7 @@ unread-table or different-subnets).`,
 	c.Flags().StringSliceVar(&o.Routers, "router", nil, "with --partitions: these port `GUIDS` (comma-separated) are router ports, which ALL_ROUTERS names and ALL_CAS does not (a saved sweep, --fabric-file, also tells)")
 	_ = c.MarkFlagFilename("partitions")
 	o.OpenSM.AddFlags(c)
-	o.Sweep.AddFlags(c)
+	o.Sweep.AddFileFlags(c, "stop the sweep after this long and report what was read (exit 3)")
 	_ = c.RegisterFlagCompletionFunc("timeout", cmdutil.CompleteDurations("30s", "1m", "5m", "10m"))
 	return c
 }
@@ -173,7 +173,7 @@ func ipoibEndpoint(o *CanTalkOptions, arg string) (string, *cmdutil.ResolvedInte
 	if !looksLikeName(base) {
 		return "", nil, nil
 	}
-	sel, ifc, err := cmdutil.ResolveDeviceOrInterface(o.Host(), query.Selector{Device: base})
+	sel, ifc, err := cmdutil.ResolveDeviceOrInterface(o.Host(), query.Selector{Device: base}, o.Notices())
 	if err != nil || ifc == nil {
 		return "", nil, err
 	}
@@ -254,7 +254,7 @@ func (o *CanTalkOptions) resolveFrom(src query.EndpointSources, specA, specB che
 		// 12); reading only the two end tables could answer yes where a switch drops
 		// the partition.
 		src.Ctx = ctx
-		src.Sweep = func() (*fabric.Fabric, error) { return o.Sweep.Sweep(ctx, fab, false) }
+		src.Sweep = func() (*fabric.Fabric, error) { return o.Sweep.SweepVia(ctx, fab, false) }
 		src.SweepName = "a sweep via " + fab.Via
 		var err error
 		eps, err = query.ResolveEndpointsFrom(src, specA, specB)
@@ -266,6 +266,14 @@ func (o *CanTalkOptions) resolveFrom(src query.EndpointSources, specA, specB che
 func runCanTalk(o *CanTalkOptions) error {
 	f, err := o.Format()
 	if err != nil {
+		return err
+	}
+	// Every flag is checked, also one this pair of endpoints does not use: a bad
+	// value is a mistake either way (issue 28: --timeout -1s, --table-size 0).
+	if err := o.Sweep.Validate(); err != nil {
+		return err
+	}
+	if _, err := o.OpenSM.Options(); err != nil {
 		return err
 	}
 	var ifcs []*cmdutil.ResolvedInterface
@@ -327,7 +335,7 @@ func runCanTalk(o *CanTalkOptions) error {
 		return err
 	}
 
-	v := check.CanTalk(eps[0].Endpoint, eps[1].Endpoint)
+	v := query.CanTalk(eps[0], eps[1])
 	if parts != nil {
 		v.Reasons = append(v.Reasons, partitionReasons(parts, v, eps)...)
 	}
