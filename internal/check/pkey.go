@@ -96,9 +96,6 @@ func (p PKey) WithMembership(m Membership) PKey {
 	return p &^ MembershipBit
 }
 
-// SamePartition reports whether a and b carry the same 15-bit key.
-func SamePartition(a, b PKey) bool { return a.Partition() == b.Partition() }
-
 // String prints the canonical form used everywhere in ibkey's output, 0x%04x.
 func (p PKey) String() string { return hex4(uint16(p)) }
 

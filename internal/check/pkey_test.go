@@ -83,10 +83,10 @@ func TestDecodePKey(t *testing.T) {
 }
 
 func TestPKeyBits(t *testing.T) {
-	if !SamePartition(0x8001, 0x0001) || SamePartition(0x8001, 0x8002) {
-		t.Error("SamePartition compares the 15-bit key")
+	if PKey(0x8001).Partition() != PKey(0x0001).Partition() || PKey(0x8001).Partition() == PKey(0x8002).Partition() {
+		t.Error("Partition is the 15-bit key")
 	}
-	if !SamePartition(0x7fff, 0xffff) {
+	if PKey(0x7fff).Partition() != PKey(0xffff).Partition() {
 		t.Error("0x7fff and 0xffff are both the default partition")
 	}
 	if PKey(0x0005).WithMembership(Full) != 0x8005 || PKey(0x8005).WithMembership(Limited) != 0x0005 {

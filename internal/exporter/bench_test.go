@@ -115,7 +115,7 @@ func BenchmarkHostRSS10k(b *testing.B) {
 }
 
 func handlerFor(b testing.TB, c *HostCollector) func() int {
-	reg, err := NewGatherer(c)
+	reg, err := NewRegistry(c)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -186,6 +186,7 @@ func BenchmarkFabric2000(b *testing.B) {
 	}
 	tr := l.Dial(b, "", labMAD)
 	fab := &query.Fabric{T: tr, Via: "ibsim"}
+	tap := func() *portInfoTap { return newPortInfoTap(tr) }
 	ctx := context.Background()
 	nodes := leaves*(hcas+1) + spines
 	var pkeysPerOp, exporterPerOp float64
@@ -208,13 +209,13 @@ func BenchmarkFabric2000(b *testing.B) {
 	// The MADs alone: the sweep through the PortInfo tap and the PortCounters batch.
 	b.Run("sweep-and-counters", func(b *testing.B) {
 		for b.Loop() {
-			tap := newPortInfoTap(tr)
+			tap := tap()
 			f, err := query.Sweep(ctx, tap, query.SweepOptions{})
 			if err != nil {
 				b.Fatal(err)
 			}
 			recs := sweepRecords(f, tap.qkeyViolations())
-			readPortCounters(ctx, fab, recs, nil)
+			readPortCounters(ctx, tap, fab.Via, recs, nil)
 			for _, r := range recs {
 				if r.readings[0].Unavailable != "" || r.readings[0].Err != "" || r.readings[3].Unavailable != "" {
 					b.Fatalf("%v: counters %+v", r.id, r.readings)
@@ -246,7 +247,7 @@ func BenchmarkFabric2000(b *testing.B) {
 		exporterPerOp = float64(b.Elapsed().Milliseconds()) / float64(b.N)
 		b.ReportMetric(exporterPerOp, "ms/sweep")
 		b.ReportMetric(float64(s.ports), "ports")
-		b.ReportMetric(float64(s.series), "series")
+		b.ReportMetric(float64(len(s.series)), "series")
 		b.ReportMetric(float64(s.lateCounters), "late-counter-reads")
 		b.ReportMetric(float64(after.HeapAlloc)/(1<<20), "heap-MB-after")
 		if pkeysPerOp > 0 {
@@ -260,7 +261,7 @@ func BenchmarkFabric2000(b *testing.B) {
 		{"scrape-prometheus-gzip", prometheusAccept, "gzip"},
 	} {
 		b.Run(sc.name, func(b *testing.B) {
-			reg, err := NewGatherer(c)
+			reg, err := NewRegistry(c)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -288,3 +289,47 @@ func BenchmarkFabric2000(b *testing.B) {
 
 // prometheusAccept is the Accept header Prometheus 3 sends by default.
 const prometheusAccept = "application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.6,application/openmetrics-text;version=0.0.1;q=0.5,text/plain;version=1.0.0;escaping=allow-utf-8;q=0.4,text/plain;version=0.0.4;q=0.3,*/*;q=0.2"
+
+// BenchmarkScrapeFatTree is one scrape through the HTTP handler of a sweep of the
+// 2,008-node fat tree of BenchmarkFabric2000 (4 partitions on every CA port), built
+// without the simulator: as curl asks (text) and as Prometheus asks (its Accept header,
+// gzip); and the build of the sweep's series.
+//
+//	go test ./internal/exporter -run '^$' -bench ScrapeFatTree
+func BenchmarkScrapeFatTree(b *testing.B) {
+	f := fatTreeFabric(80, 8, 24, 4)
+	c := NewFabricCollector(FabricOptions{NoCounters: true})
+	b.Run("build", func(b *testing.B) {
+		for b.Loop() {
+			c.fromFabric(context.Background(), f, nil, nil)
+		}
+	})
+	serve(c, c.fromFabric(context.Background(), f, nil, nil))
+	reg, err := NewRegistry(c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	h, err := Handler(reg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, sc := range []struct{ name, accept, encoding string }{
+		{"plain", "", ""},
+		{"prometheus-gzip", prometheusAccept, "gzip"},
+	} {
+		b.Run(sc.name, func(b *testing.B) {
+			req := httptest.NewRequest("GET", "/metrics", nil)
+			req.Header.Set("Accept", sc.accept)
+			req.Header.Set("Accept-Encoding", sc.encoding)
+			n := 0
+			cpu0 := cpuTime()
+			for b.Loop() {
+				w := &countingWriter{ResponseRecorder: httptest.NewRecorder()}
+				h.ServeHTTP(w, req)
+				n = w.n
+			}
+			b.ReportMetric(float64(cpuTime()-cpu0)/1e6/float64(b.N), "cpu-ms/op")
+			b.ReportMetric(float64(n)/(1<<20), "MB/scrape")
+		})
+	}
+}

@@ -2,10 +2,9 @@ package exporter
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"runtime/debug"
-	"runtime/metrics"
-	"sort"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/fabric"
@@ -24,9 +24,16 @@ import (
 
 // FabricOptions configure a FabricCollector.
 type FabricOptions struct {
-	// Fabric is the open MAD transport (umad on a local port, or ibsim). The caller
-	// keeps it open while the collector runs and closes it afterwards.
+	// Fabric is the MAD transport the sweeps go through (umad on a local port, or
+	// ibsim).
 	Fabric *query.Fabric
+	// Reopen, when set, opens the transport again after it stopped working: ibsim
+	// killed and restarted or the client slot dropped, an HCA reset or driver reload
+	// (mad.ErrTransportDown, or a failed sweep whose local port no longer answers).
+	// The collector then owns the transports, Fabric included: it closes a broken one,
+	// reopens with backoff in Run, and Close closes the last. Without Reopen the caller
+	// owns Fabric.
+	Reopen func(ctx context.Context) (*query.Fabric, error)
 	// Selectors, when set, read only these nodes (--lid) instead of sweeping the
 	// subnet; the audit needs a whole sweep and is not run.
 	Selectors []query.FabricSelector
@@ -42,7 +49,8 @@ type FabricOptions struct {
 	NoCounters bool
 	// Now is the clock (default time.Now).
 	Now func() time.Time
-	// Logf, when set, is told about sweeps that did not complete.
+	// Logf, when set, is told about sweeps that did not complete and about the
+	// transport being reopened.
 	Logf func(format string, args ...any)
 }
 
@@ -53,53 +61,25 @@ type FabricOptions struct {
 type FabricCollector struct {
 	opts FabricOptions
 	snap atomic.Pointer[fabricSnapshot]
-	// lastHeap is the heap's objects at the end of the last sweep (sweepGC's measure).
-	lastHeap atomic.Uint64
+	// fab is the transport; nil while it is to be reopened. Only the sweeping
+	// goroutine (Run, or the caller of Sweep) touches it.
+	fab *query.Fabric
 
 	mu          sync.Mutex
 	results     map[string]float64
 	lastFailure string
+	reached     bool // the last sweep reached the fabric and its transport still works
 }
 
-// fabricSnapshot is one complete sweep, its metrics built and encoded once.
+// fabricSnapshot is one complete sweep and its series, built once.
 type fabricSnapshot struct {
 	at       time.Time
 	duration time.Duration
-	set      *staticSet
-	// Ports, findings and series, for tests and benchmarks: counts only.
-	ports, findings, series int
+	series   []series
+	// Ports and findings, for tests and benchmarks: counts only.
+	ports, findings int
 	// lateCounters: PortCounters read after the sweep, not while it ran.
 	lateCounters int
-}
-
-// sweepMemoryFloor is the least memory limit a sweep runs under (sweepGC).
-const sweepMemoryFloor = 256 << 20
-
-// sweepGC turns the proportional garbage collector off for a sweep and bounds the
-// process's memory instead (runtime/debug.SetMemoryLimit; the Go GC guide's "memory
-// limit" section): a sweep allocates several times what it keeps (MAD calls and
-// their replies, the families built to be encoded, the encoder's working memory),
-// and even at GOGC 400 a 2,000-node sweep was collected twice, with the write
-// barriers on while it built and encoded its series (about 15 ms of CPU time out of
-// 190). The limit is 256 MiB, or twice the heap's objects at the end of the previous
-// sweep (its peak, nothing having been collected: the next sweep of the same fabric
-// needs about as much, and the previous snapshot stays live meanwhile), and never
-// above a limit the user set (GOMEMLIMIT); near it the collector runs as it must.
-// last is that heap (0: no sweep yet). The returned func restores both settings.
-func sweepGC(last uint64) func() {
-	limit := int64(sweepMemoryFloor)
-	if l := int64(min(last, 1<<60)) * 2; l > limit {
-		limit = l
-	}
-	if user := debug.SetMemoryLimit(-1); user < limit {
-		limit = user
-	}
-	oldLimit := debug.SetMemoryLimit(limit)
-	oldPercent := debug.SetGCPercent(-1)
-	return func() {
-		debug.SetGCPercent(oldPercent)
-		debug.SetMemoryLimit(oldLimit)
-	}
 }
 
 // Sweep results, the values of ibkey_fabric_sweeps_total's result label.
@@ -107,6 +87,14 @@ const (
 	ResultComplete = "complete"
 	ResultPartial  = "partial"
 	ResultFailed   = "failed"
+)
+
+// Reopening backs off from reopenMin to reopenMax between attempts: opening umad or
+// attaching to ibsim costs little, and a restarted simulator or reloaded driver is
+// swept again within reopenMax of coming back.
+const (
+	reopenMin = time.Second
+	reopenMax = 8 * time.Second
 )
 
 // NewFabricCollector returns a collector with nothing to serve until Sweep or Run has
@@ -118,27 +106,27 @@ func NewFabricCollector(opts FabricOptions) *FabricCollector {
 	if opts.Timeout <= 0 {
 		opts.Timeout = opts.Interval
 	}
-	return &FabricCollector{opts: opts, results: map[string]float64{ResultComplete: 0, ResultPartial: 0, ResultFailed: 0}}
+	return &FabricCollector{opts: opts, fab: opts.Fabric,
+		results: map[string]float64{ResultComplete: 0, ResultPartial: 0, ResultFailed: 0}}
 }
 
 // Run sweeps now and then every Interval (from the start of one sweep to the start of
 // the next; a sweep that takes longer is followed at once by the next) until ctx ends.
+// While the transport is down it is reopened with backoff instead, and swept at once
+// when it opens.
 func (c *FabricCollector) Run(ctx context.Context) {
+	backoff := time.Duration(0)
 	for {
 		start := time.Now()
-		restore := c.gcOff()
-		if c.sweepAndServe(ctx) == nil {
-			// Deflate the new sweep now, not in the first scrape that asks for gzip
-			// (Prometheus does): the sweep is served meanwhile, and a scrape that
-			// comes first deflates it itself (the encoding is made once either way).
-			c.static().prepare(true)
-		}
-		restore()
+		_ = c.Sweep(ctx) // counted, logged and served by Sweep
 		wait := c.opts.Interval - time.Since(start)
-		if wait < 0 {
-			wait = 0
+		if c.fab == nil {
+			backoff = min(max(2*backoff, reopenMin), reopenMax)
+			wait = backoff
+		} else {
+			backoff = 0
 		}
-		t := time.NewTimer(wait)
+		t := time.NewTimer(max(wait, 0))
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -148,93 +136,101 @@ func (c *FabricCollector) Run(ctx context.Context) {
 	}
 }
 
+// Close closes the transport the collector owns (with Reopen).
+func (c *FabricCollector) Close() error {
+	if c.opts.Reopen == nil || c.fab == nil {
+		return nil
+	}
+	err := c.fab.T.Close()
+	c.fab = nil
+	return err
+}
+
 // Sweep runs one sweep (or reads the --lid nodes) with counters and the audit, and
 // serves it when it completed. A sweep that stopped early or failed is counted and
-// its reason kept; the previous complete sweep stays served.
+// its reason kept; the previous complete sweep stays served. With Reopen, a transport
+// that went down is closed, and opened again by the next Sweep.
 func (c *FabricCollector) Sweep(ctx context.Context) error {
-	defer c.gcOff()()
-	return c.sweepAndServe(ctx)
-}
-
-// SweepLast is Sweep for the last sweep of a process that writes its metrics once and
-// exits (--once): the garbage collector stays as the sweep set it (off, under the
-// sweep's memory limit; sweepGC) when it returns, as collecting the sweep's garbage,
-// which turning it on again starts at once, would only delay the exit.
-func (c *FabricCollector) SweepLast(ctx context.Context) error {
-	c.gcOff()
-	return c.sweepAndServe(ctx)
-}
-
-// gcOff turns the proportional garbage collector off for a sweep (sweepGC) and
-// returns what turns it on again, noting the heap the sweep ended with.
-func (c *FabricCollector) gcOff() func() {
-	// scripts/bench-exporter reports the serving exporter's RSS.
-	restore := sweepGC(c.lastHeap.Load())
-	return func() {
-		// Before the collector is on again: the heap's objects, live or not yet
-		// swept (runtime/metrics: no stop-the-world, as ReadMemStats has).
-		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
-		metrics.Read(s)
-		if s[0].Value.Kind() == metrics.KindUint64 {
-			c.lastHeap.Store(s[0].Value.Uint64())
-		}
-		restore()
-	}
-}
-
-// sweepAndServe is one sweep, served when it completed (Sweep).
-func (c *FabricCollector) sweepAndServe(ctx context.Context) error {
 	start := c.opts.Now()
-	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
+	sctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()
+	if c.fab == nil {
+		if c.opts.Reopen == nil {
+			return c.finish(nil, errors.New("no MAD transport"))
+		}
+		fab, err := c.opts.Reopen(sctx)
+		if err != nil {
+			return c.finish(nil, fmt.Errorf("opening the MAD transport again: %w", err))
+		}
+		c.fab = fab
+		c.logf("the MAD transport %s is open again", fab.Via)
+	}
+	tap := newPortInfoTap(c.fab.T)
 	var (
 		snap *fabricSnapshot
 		err  error
 	)
 	if len(c.opts.Selectors) > 0 {
-		snap, err = c.readNodes(ctx)
+		snap, err = c.readNodes(sctx, tap)
 	} else {
-		snap, err = c.sweep(ctx)
+		snap, err = c.sweep(sctx, tap)
 	}
+	down := tap.downErr()
+	if down != nil {
+		err = fmt.Errorf("the MAD transport went down: %w", down)
+	}
+	if c.opts.Reopen != nil && (down != nil || snap == nil && ctx.Err() == nil && !c.localAnswers(ctx)) {
+		_ = c.fab.T.Close()
+		c.fab = nil
+		err = fmt.Errorf("%w (closed the MAD transport: reopening it)", err)
+	}
+	if err == nil {
+		snap.at, snap.duration = start, c.opts.Now().Sub(start)
+		c.snap.Store(snap)
+	}
+	return c.finish(snap, err)
+}
+
+// localAnswers reports whether the local port answers a NodeInfo: a sweep that read
+// nothing while it does was cut off further out (a stalled switch); while it does
+// not, only a new transport can help (a dropped simulator slot answers nothing).
+func (c *FabricCollector) localAnswers(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	_, err := mad.GetNodeInfo(ctx, c.fab.T, mad.DirectedRoute())
+	return err == nil
+}
+
+// finish counts a sweep by result (snap nil: failed; err set: partial, or failed) and
+// keeps why it did not complete; a reason is logged when it changes (a transport
+// reopened for hours says so once).
+func (c *FabricCollector) finish(snap *fabricSnapshot, err error) error {
 	result := ResultComplete
 	switch {
-	case snap == nil:
+	case snap == nil && err != nil:
 		result = ResultFailed
 	case err != nil:
 		result = ResultPartial
 	}
 	c.mu.Lock()
 	c.results[result]++
-	if result == ResultComplete {
-		c.lastFailure = ""
-	} else {
+	c.reached = result != ResultFailed && c.fab != nil
+	last := c.lastFailure
+	c.lastFailure = ""
+	if err != nil {
 		c.lastFailure = err.Error()
 	}
 	c.mu.Unlock()
-	if result != ResultComplete {
-		if c.opts.Logf != nil {
-			c.opts.Logf("sweep %s (the previous complete sweep is still served): %v", result, err)
-		}
-		return err
+	if err != nil && err.Error() != last {
+		c.logf("sweep %s (the previous complete sweep is still served): %v", result, err)
 	}
-	snap.at, snap.duration = start, c.opts.Now().Sub(start)
-	c.publish(snap)
-	return nil
+	return err
 }
 
-// publish encodes the snapshot's metrics in the text format (the format scrapes ask
-// for) and serves it.
-func (c *FabricCollector) publish(s *fabricSnapshot) {
-	s.set.prepare(false)
-	c.snap.Store(s)
-}
-
-// static returns the served sweep's metrics.
-func (c *FabricCollector) static() *staticSet {
-	if s := c.snap.Load(); s != nil {
-		return s.set
+func (c *FabricCollector) logf(format string, args ...any) {
+	if c.opts.Logf != nil {
+		c.opts.Logf(format, args...)
 	}
-	return emptyStatic()
 }
 
 // Describe implements prometheus.Collector.
@@ -243,17 +239,6 @@ func (c *FabricCollector) Describe(ch chan<- *prometheus.Desc) { describe(ch, Mo
 // Collect implements prometheus.Collector: the last complete sweep, its age, and the
 // sweep results so far.
 func (c *FabricCollector) Collect(ch chan<- prometheus.Metric) {
-	if s := c.collectSnapshot(ch); s != nil {
-		s.set.collect(ch)
-	}
-}
-
-// collectLive collects the sweep's age and the results.
-func (c *FabricCollector) collectLive(ch chan<- prometheus.Metric) { c.collectSnapshot(ch) }
-
-// collectSnapshot collects the sweep's age and the results, and returns the snapshot
-// they describe.
-func (c *FabricCollector) collectSnapshot(ch chan<- prometheus.Metric) *fabricSnapshot {
 	s := c.snap.Load()
 	c.mu.Lock()
 	for _, r := range []string{ResultComplete, ResultPartial, ResultFailed} {
@@ -262,16 +247,17 @@ func (c *FabricCollector) collectSnapshot(ch chan<- prometheus.Metric) *fabricSn
 	if c.lastFailure != "" {
 		ch <- gauge(mLastFailure, 1, c.lastFailure)
 	}
+	up := c.reached
 	c.mu.Unlock()
 	if s == nil {
 		ch <- gauge(mFabricUp, 0)
-		return nil
+		return
 	}
-	ch <- gauge(mFabricUp, 1)
+	ch <- gauge(mFabricUp, boolValue(up))
 	ch <- gauge(mSweepTime, float64(s.at.UnixNano())/1e9)
 	ch <- gauge(mSweepAge, c.opts.Now().Sub(s.at).Seconds())
 	ch <- gauge(mSweepDuration, s.duration.Seconds())
-	return s
+	collectSeries(ch, s.series)
 }
 
 // portRecord is one exported fabric port.
@@ -316,13 +302,11 @@ var stateIDs = map[string]int{check.StateDown: 1, check.StateInit: 2, check.Stat
 // but the reply was not seen (a sweep loaded from a file keeps P_KeyViolations only).
 const noQKey = "PortInfo Q_KeyViolations not captured with this sweep"
 
-func (c *FabricCollector) sweep(ctx context.Context) (*fabricSnapshot, error) {
-	fab := c.opts.Fabric
-	tap := newPortInfoTap(fab.T)
+func (c *FabricCollector) sweep(ctx context.Context, tap *portInfoTap) (*fabricSnapshot, error) {
 	if !c.opts.NoCounters {
-		tap.pma = newPMAPrefetch(ctx, fab.T)
+		tap.pma = newPMAPrefetch(ctx, tap.t)
 	}
-	f, err := query.Sweep(ctx, tap, query.SweepOptions{Source: fab.Via, Now: c.opts.Now})
+	f, err := query.Sweep(ctx, tap, query.SweepOptions{Source: c.fab.Via, Now: c.opts.Now})
 	var got map[pmaKey]*mad.Call
 	if tap.pma != nil {
 		got = tap.pma.done()
@@ -333,58 +317,53 @@ func (c *FabricCollector) sweep(ctx context.Context) (*fabricSnapshot, error) {
 	if err == nil && f.Incomplete != "" {
 		err = fmt.Errorf("sweep incomplete: %s", f.Incomplete)
 	}
-	snap := c.fromFabric(ctx, f, tap.qkeyViolations(), got)
+	snap := c.fromFabric(ctx, f, tap, got)
 	if err == nil {
 		err = ctx.Err()
 	}
 	return snap, err
 }
 
-// fromFabric reads the counters of a sweep's ports (unless NoCounters), runs the
-// audit and builds the metrics. qkeys are the Q_KeyViolations the sweep's PortInfo
-// replies carried (nil: none seen), got the PortCounters read while it ran (nil:
-// none). The PortCounters MADs still to send are read while the audit runs and the
-// metrics that do not depend on them are built and encoded: the MADs wait on the
-// fabric, the rest on the CPU.
-func (c *FabricCollector) fromFabric(ctx context.Context, f *fabric.Fabric, qkeys map[check.PortID]uint16, got map[pmaKey]*mad.Call) *fabricSnapshot {
-	recs := sweepRecords(f, qkeys)
-	counters := make(chan struct{})
-	late := 0
-	if !c.opts.NoCounters {
-		// Writes only recs[i].readings[0:2] and late, which nothing else touches until
-		// counters is closed.
-		go func() { defer close(counters); late = readPortCounters(ctx, c.opts.Fabric, recs, got) }()
-	} else {
-		for i := range recs {
-			for k := range 2 {
-				recs[i].readings[k] = query.Reading{Unavailable: "not read (--no-counters)"}
-			}
-		}
-		close(counters)
+// fromFabric reads the counters of a sweep's ports (unless NoCounters) through tap, runs
+// the audit and builds the series. got are the PortCounters read while the sweep ran
+// (nil: none). The PortCounters MADs still to send are read while the audit runs and
+// the series that do not depend on them are built: the MADs wait on the fabric, the
+// rest on the CPU.
+func (c *FabricCollector) fromFabric(ctx context.Context, f *fabric.Fabric, tap *portInfoTap, got map[pmaKey]*mad.Call) *fabricSnapshot {
+	var qkeys map[check.PortID]uint16
+	if tap != nil {
+		qkeys = tap.qkeyViolations()
 	}
-	// Three parts built and encoded side by side: the ports' tables, their counters
-	// (once read), and the audit's findings.
+	recs := sweepRecords(f, qkeys)
 	fp := newFabricPairs(recs)
-	var tables, readings *staticSet
-	var nt, nr int
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); tables, nt = buildPortTables(recs, fp); tables.prepare(false) }()
-	go func() {
-		defer wg.Done()
-		<-counters
-		readings, nr = buildFabricCounters(recs, fp)
-		readings.prepare(false)
-	}()
+	var (
+		g                errgroup.Group
+		tables, counters []series
+		late             int
+	)
+	g.Go(func() error { tables = buildPortTables(recs, fp); return nil })
+	g.Go(func() error {
+		// Writes only recs[i].readings[0:2], which the other builders do not read.
+		if c.opts.NoCounters {
+			for i := range recs {
+				for k := range 2 {
+					recs[i].readings[k] = query.Reading{Unavailable: "not read (--no-counters)"}
+				}
+			}
+		} else {
+			late = readPortCounters(ctx, tap, c.fab.Via, recs, got)
+		}
+		counters = buildFabricCounters(recs, fp)
+		return nil
+	})
 	findings := fabric.Audit(f)
 	if c.opts.Partitions != nil {
 		findings = append(findings, partconf.CompareFabric(f, partconf.NewFabricModel(c.opts.Partitions, f, partconf.Options{AllowBoth: c.opts.AllowBoth}))...)
 	}
-	found, nf := buildFindings(f, recs, fp, findings, knownRules(c.opts.Partitions != nil))
-	found.prepare(false)
-	wg.Wait()
-	return &fabricSnapshot{ports: len(recs), findings: len(findings), series: nt + nr + nf, lateCounters: late,
-		set: joinStatic(joinStatic(tables, readings), found)}
+	found := buildFindings(f, recs, fp, findings, knownRules(c.opts.Partitions != nil))
+	_ = g.Wait()
+	return &fabricSnapshot{ports: len(recs), findings: len(findings), lateCounters: late,
+		series: slices.Concat(tables, counters, found)}
 }
 
 // sweepRecords are the ports `ibkey fabric pkeys` shows: end ports (CA ports, switch
@@ -461,13 +440,13 @@ func sweepRecords(f *fabric.Fabric, qkeys map[check.PortID]uint16) []portRecord 
 	return recs
 }
 
-// readNodes reads the --lid nodes' ports (tables, PortInfo, PortCounters).
-func (c *FabricCollector) readNodes(ctx context.Context) (*fabricSnapshot, error) {
-	fab := c.opts.Fabric
+// readNodes reads the --lid nodes' ports (tables, PortInfo, PortCounters) through tap.
+func (c *FabricCollector) readNodes(ctx context.Context, tap *portInfoTap) (*fabricSnapshot, error) {
+	fab := &query.Fabric{T: tap, Via: c.fab.Via, DirectedRouteFlag: c.fab.DirectedRouteFlag}
 	views, err := fab.LoadMany(ctx, c.opts.Selectors, query.LoadOptions{Tables: true})
 	if len(views) == 0 {
 		if err == nil {
-			err = fmt.Errorf("no port read")
+			err = errors.New("no port read")
 		}
 		return nil, err
 	}
@@ -504,9 +483,7 @@ func (c *FabricCollector) readNodes(ctx context.Context) (*fabricSnapshot, error
 		}
 	}
 	fp := newFabricPairs(recs)
-	tables, nt := buildPortTables(recs, fp)
-	readings, nr := buildFabricCounters(recs, fp)
-	return &fabricSnapshot{ports: len(recs), series: nt + nr, set: joinStatic(tables, readings)}, err
+	return &fabricSnapshot{ports: len(recs), series: slices.Concat(buildPortTables(recs, fp), buildFabricCounters(recs, fp))}, err
 }
 
 func viewRecord(v *query.PortView) portRecord {
@@ -551,14 +528,12 @@ func viewRecord(v *query.PortView) portRecord {
 	return r
 }
 
+// nodeTypes are the sweep's names of NodeInfo's NodeType values (IBA 14.2.5.3).
+var nodeTypes = map[int]check.NodeType{1: check.NodeCA, 2: check.NodeSwitch, 3: check.NodeRouter}
+
 func nodeTypeName(e ibverbs.Enum) string {
-	switch e.Num {
-	case 1:
-		return string(check.NodeCA)
-	case 2:
-		return string(check.NodeSwitch)
-	case 3:
-		return string(check.NodeRouter)
+	if t, ok := nodeTypes[e.Num]; ok {
+		return string(t)
 	}
 	return e.Name
 }
@@ -658,239 +633,138 @@ func newFabricPairs(recs []portRecord) *fabricPairs {
 	return fp
 }
 
-// portFamily is a family with one series per record that has a value (ok).
-func portFamily(m *Metric, recs []portRecord, fp *fabricPairs, value func(r *portRecord) (float64, bool)) *family {
-	return emitted(m, func(b *familyBuilder) {
-		for i := range recs {
-			if v, ok := value(&recs[i]); ok {
-				b.add(v, fp.port[i][:])
-			}
-		}
-	})
-}
-
-// buildFabricCounters builds the counter metrics of the records: values, saturation,
-// or why a counter was not read.
-// It only reads fp, so that it runs beside buildPortTables.
-func buildFabricCounters(recs []portRecord, fp *fabricPairs) (*staticSet, int) {
-	reasons := make([][len(fabricCounters)]*dto.LabelPair, len(recs))
-	lp := labelPairs{}
+// addPorts adds a series of m for every record that has a value (ok).
+func addPorts(out *seriesSet, m *Metric, recs []portRecord, fp *fabricPairs, value func(r *portRecord) (float64, bool)) {
 	for i := range recs {
-		for k := range fabricCounters {
-			if why := unreadableReason(recs[i].readings[k]); why != "" {
-				reasons[i][k] = lp.get("reason", why)
-			}
+		if v, ok := value(&recs[i]); ok {
+			out.add(m, v, fp.port[i][:]...)
 		}
 	}
-	var fams []*family
+}
+
+// buildFabricCounters builds the counter series of the records: values, saturation,
+// or why a counter was not read. It only reads fp, so that it runs beside
+// buildPortTables.
+func buildFabricCounters(recs []portRecord, fp *fabricPairs) []series {
+	out := newSeriesSet()
 	for k, fc := range fabricCounters {
-		fams = append(fams, portFamily(fc.metric, recs, fp, func(r *portRecord) (float64, bool) {
+		addPorts(out, fc.metric, recs, fp, func(r *portRecord) (float64, bool) {
 			rd := r.readings[k]
 			return float64(rd.Value), unreadableReason(rd) == ""
-		}))
+		})
 	}
-	fams = append(fams, emitted(mFSaturated, func(b *familyBuilder) {
-		var l [5]*dto.LabelPair
-		for i := range recs {
-			copy(l[:4], fp.port[i][:])
-			for k, fc := range fabricCounters {
-				if reasons[i][k] != nil {
-					continue
-				}
-				sat := 0.0
-				if m := fc.counter.Max(); m > 0 && recs[i].readings[k].Value >= m {
-					sat = 1
-				}
-				l[4] = fp.counter[k]
-				b.add(sat, l[:])
+	var l [6]*dto.LabelPair
+	for i := range recs {
+		copy(l[:4], fp.port[i][:])
+		for k, fc := range fabricCounters {
+			l[4] = fp.counter[k]
+			rd := recs[i].readings[k]
+			if why := unreadableReason(rd); why != "" {
+				l[5] = out.pairs.get("reason", why)
+				out.add(mFUnreadable, 1, l[:]...)
+				continue
 			}
-		}
-	}), emitted(mFUnreadable, func(b *familyBuilder) {
-		var l [6]*dto.LabelPair
-		for i := range recs {
-			copy(l[:4], fp.port[i][:])
-			for k := range fabricCounters {
-				if reasons[i][k] == nil {
-					continue
-				}
-				l[4], l[5] = fp.counter[k], reasons[i][k]
-				b.add(1, l[:])
+			sat := 0.0
+			if m := fc.counter.Max(); m > 0 && rd.Value >= m {
+				sat = 1
 			}
+			out.add(mFSaturated, sat, l[:5]...)
 		}
-	}))
-	series := 0
-	for _, f := range fams {
-		series += f.series
 	}
-	return newStaticSet(fams), series
+	return out.done()
 }
 
-// buildPortTables builds the metrics of the ports and their tables. It only reads fp,
+// buildPortTables builds the series of the ports and their tables. It only reads fp,
 // so that it runs beside buildFabricCounters.
-func buildPortTables(recs []portRecord, fp *fabricPairs) (*staticSet, int) {
-	tableErr := fp.tableErr
-	fams := []*family{
-		emitted(mFPortInfo, func(b *familyBuilder) {
-			var l [6]*dto.LabelPair
-			for i := range recs {
-				copy(l[:4], fp.port[i][:])
-				l[4], l[5] = fp.info[i][0], fp.info[i][1]
-				b.add(1, l[:])
+func buildPortTables(recs []portRecord, fp *fabricPairs) []series {
+	out := newSeriesSet()
+	var l [8]*dto.LabelPair
+	for i := range recs {
+		r := &recs[i]
+		copy(l[:4], fp.port[i][:])
+		l[4], l[5] = fp.info[i][0], fp.info[i][1]
+		out.add(mFPortInfo, 1, l[:6]...)
+		if fp.tableErr[i] != nil {
+			l[4] = fp.tableErr[i]
+			out.add(mFTableUnread, 1, l[:5]...)
+		}
+		for j, k := range r.pkeys {
+			if k.Valid() {
+				kp := fp.pkey[k]
+				l[4], l[5], l[6], l[7] = fp.index[j], kp[0], kp[1], kp[2]
+				out.add(mFEntry, 1, l[:]...)
 			}
-		}),
-		portFamily(mFPortState, recs, fp, func(r *portRecord) (float64, bool) {
-			id, ok := stateIDs[r.state]
-			return float64(id), ok
-		}),
-		portFamily(mFTableSize, recs, fp, func(r *portRecord) (float64, bool) { return float64(r.tableSize), true }),
-		emitted(mFTableUnread, func(b *familyBuilder) {
-			var l [5]*dto.LabelPair
-			for i := range recs {
-				if tableErr[i] != nil {
-					copy(l[:4], fp.port[i][:])
-					l[4] = tableErr[i]
-					b.add(1, l[:])
-				}
-			}
-		}),
-		emitted(mFEntry, func(b *familyBuilder) {
-			var l [8]*dto.LabelPair
-			for i := range recs {
-				copy(l[:4], fp.port[i][:])
-				for j, k := range recs[i].pkeys {
-					if !k.Valid() {
-						continue
-					}
-					kp := fp.pkey[k]
-					l[4], l[5], l[6], l[7] = fp.index[j], kp[0], kp[1], kp[2]
-					b.add(1, l[:])
-				}
-			}
-		}),
-		portFamily(mFTableValid, recs, fp, func(r *portRecord) (float64, bool) {
-			if r.pkeys == nil {
-				return 0, false
-			}
-			valid := 0
-			for _, k := range r.pkeys {
-				if k.Valid() {
-					valid++
-				}
-			}
-			return float64(valid), true
-		}),
+		}
 	}
-	series := 0
-	for _, f := range fams {
-		series += f.series
-	}
-	return newStaticSet(fams), series
+	addPorts(out, mFPortState, recs, fp, func(r *portRecord) (float64, bool) {
+		id, ok := stateIDs[r.state]
+		return float64(id), ok
+	})
+	addPorts(out, mFTableSize, recs, fp, func(r *portRecord) (float64, bool) { return float64(r.tableSize), true })
+	addPorts(out, mFTableValid, recs, fp, func(r *portRecord) (float64, bool) {
+		valid := 0
+		for _, k := range r.pkeys {
+			if k.Valid() {
+				valid++
+			}
+		}
+		return float64(valid), r.pkeys != nil
+	})
+	return out.done()
 }
 
 // buildFindings builds the node counts and the audit's findings (fabric and port).
 // A finding's ports that are exported ports take their label pairs from fp, which it
 // only reads (it runs beside buildPortTables and buildFabricCounters).
-func buildFindings(f *fabric.Fabric, recs []portRecord, fp *fabricPairs, findings []check.Finding, rules map[string]check.Severity) (*staticSet, int) {
-	out := newFamilySet()
+func buildFindings(f *fabric.Fabric, recs []portRecord, fp *fabricPairs, findings []check.Finding, rules map[string]check.Severity) []series {
+	out := newSeriesSet()
 	types := map[string]int{string(check.NodeCA): 0, string(check.NodeSwitch): 0, string(check.NodeRouter): 0}
 	for _, n := range f.Nodes {
 		types[string(n.Type)]++
 	}
-	for _, t := range sortedKeys(types) {
-		out.add(mNodes, float64(types[t]), t)
+	for t, n := range types {
+		out.addValues(mNodes, float64(n), t)
 	}
-	out.add(mUnreachable, float64(len(f.Unreachable)))
+	out.addValues(mUnreachable, float64(len(f.Unreachable)))
 	type ruleSev struct{ rule, sev string }
-	// Each rule and severity once, by number: a finding's ports are counted per port
-	// and rule without hashing the rule's text for each.
-	var kinds []ruleSev
-	kindOf := map[ruleSev]int{}
-	kind := func(rs ruleSev) int {
-		k, ok := kindOf[rs]
-		if !ok {
-			k = len(kinds)
-			kinds = append(kinds, rs)
-			kindOf[rs] = k
-		}
-		return k
-	}
+	counts := map[ruleSev]int{}
 	for r, s := range rules {
-		kind(ruleSev{r, s.String()})
+		counts[ruleSev{r, s.String()}] = 0
 	}
 	type portKind struct {
-		id   check.PortID
-		kind int
+		id check.PortID
+		rs ruleSev
 	}
 	perPort := map[portKind]int{}
-	var order []portKind
-	var counts []int
 	for _, fd := range findings {
-		k := kind(ruleSev{fd.Rule, fd.Severity.String()})
-		for len(counts) < len(kinds) {
-			counts = append(counts, 0)
-		}
-		counts[k]++
+		rs := ruleSev{fd.Rule, fd.Severity.String()}
+		counts[rs]++
 		for _, p := range fd.Ports {
-			pk := portKind{p.PortID, k}
-			if perPort[pk] == 0 {
-				order = append(order, pk)
-			}
-			perPort[pk]++
+			perPort[portKind{p.PortID, rs}]++
 		}
 	}
-	for len(counts) < len(kinds) {
-		counts = append(counts, 0)
+	for rs, n := range counts {
+		out.addValues(mFindings, float64(n), rs.rule, rs.sev)
 	}
-	byName := make([]int, len(kinds))
-	for i := range byName {
-		byName[i] = i
-	}
-	sort.Slice(byName, func(i, j int) bool {
-		a, b := kinds[byName[i]], kinds[byName[j]]
-		if a.rule != b.rule {
-			return a.rule < b.rule
-		}
-		return a.sev < b.sev
-	})
-	for _, k := range byName {
-		out.add(mFindings, float64(counts[k]), kinds[k].rule, kinds[k].sev)
-	}
-	fams := out.families()
-	if len(order) > 0 {
+	if len(perPort) > 0 {
 		byID := make(map[check.PortID]int, len(recs))
 		for i := range recs {
 			byID[recs[i].id] = i
 		}
-		lp := labelPairs{}
-		kindPairs := make([][2]*dto.LabelPair, len(kinds))
-		for i, k := range kinds {
-			kindPairs[i] = [2]*dto.LabelPair{lp.get("rule", k.rule), lp.get("severity", k.sev)}
+		var l [6]*dto.LabelPair
+		for pk, n := range perPort {
+			if r, ok := byID[pk.id]; ok {
+				copy(l[:4], fp.port[r][:])
+			} else {
+				for j, v := range findingPortLabels(f, pk.id) {
+					l[j] = out.pairs.get(fabricPortLabels[j], v)
+				}
+			}
+			l[4], l[5] = out.pairs.get("rule", pk.rs.rule), out.pairs.get("severity", pk.rs.sev)
+			out.add(mFPortFinding, float64(n), l[:]...)
 		}
-		ports := make([][4]*dto.LabelPair, len(order))
-		for i, k := range order {
-			if r, ok := byID[k.id]; ok {
-				ports[i] = fp.port[r]
-				continue
-			}
-			l := findingPortLabels(f, k.id)
-			for j := range l {
-				ports[i][j] = lp.get(fabricPortLabels[j], l[j])
-			}
-		}
-		fams = append(fams, emitted(mFPortFinding, func(b *familyBuilder) {
-			var l [6]*dto.LabelPair
-			for i, k := range order {
-				copy(l[:4], ports[i][:])
-				l[4], l[5] = kindPairs[k.kind][0], kindPairs[k.kind][1]
-				b.add(float64(perPort[k]), l[:])
-			}
-		}))
 	}
-	series := 0
-	for _, f := range fams {
-		series += f.series
-	}
-	return newStaticSet(fams), series
+	return out.done()
 }
 
 // findingPortLabels labels a port a finding names that is not an exported port (a
@@ -909,13 +783,4 @@ func findingPortLabels(f *fabric.Fabric, id check.PortID) [4]string {
 		}
 	}
 	return [4]string{id.Node.String(), name, strconv.Itoa(id.Port), strconv.Itoa(int(lid))}
-}
-
-func sortedKeys(m map[string]int) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }

@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"strings"
 	"testing"
 	"time"
@@ -45,8 +43,14 @@ func savedFabricCollector(t testing.TB, file string, partitions bool) *FabricCol
 	c := NewFabricCollector(opts)
 	snap := c.fromFabric(context.Background(), f, nil, nil)
 	snap.at, snap.duration = f.SweptAt, f.Duration
-	c.publish(snap)
+	serve(c, snap)
 	return c
+}
+
+// serve serves snap as a sweep that reached the fabric does.
+func serve(c *FabricCollector, snap *fabricSnapshot) {
+	c.snap.Store(snap)
+	c.reached = true
 }
 
 func TestFabricMetricsFromSavedSweep(t *testing.T) {
@@ -112,7 +116,7 @@ func TestFabricCardinality(t *testing.T) {
 	f := fatTreeFabric(80, 8, 24, 4)
 	c := NewFabricCollector(FabricOptions{NoCounters: true})
 	snap := c.fromFabric(context.Background(), f, nil, nil)
-	c.publish(snap)
+	serve(c, snap)
 	n := testutil.CollectAndCount(c)
 	ports := snap.ports
 	t.Logf("fabric of %d nodes, %d exported ports: %d series (%.1f per port)", len(f.Nodes), ports, n, float64(n)/float64(ports))
@@ -332,34 +336,80 @@ func TestFabricLIDMode(t *testing.T) {
 	}
 }
 
-// TestSweepGC: a sweep runs with the proportional collector off under a memory limit
-// (the floor, or twice the last sweep's heap, never above the user's limit), and both
-// settings come back afterwards.
-func TestSweepGC(t *testing.T) {
-	percent := debug.SetGCPercent(100)
-	limit := debug.SetMemoryLimit(math.MaxInt64)
-	defer func() { debug.SetGCPercent(percent); debug.SetMemoryLimit(limit) }()
-	for _, tc := range []struct {
-		user      int64
-		last      uint64
-		wantLimit int64
-	}{
-		{math.MaxInt64, 0, sweepMemoryFloor},
-		{math.MaxInt64, 100 << 20, sweepMemoryFloor},
-		{math.MaxInt64, 1 << 30, 2 << 30},
-		{64 << 20, 1 << 30, 64 << 20},
-		{math.MaxInt64, math.MaxUint64, 2 << 60},
-	} {
-		debug.SetMemoryLimit(tc.user)
-		restore := sweepGC(tc.last)
-		gotPercent := debug.SetGCPercent(-1)
-		gotLimit := debug.SetMemoryLimit(-1)
-		restore()
-		if gotPercent != -1 || gotLimit != tc.wantLimit {
-			t.Errorf("user limit %d, last heap %d: GOGC %d, limit %d during the sweep; want off, %d", tc.user, tc.last, gotPercent, gotLimit, tc.wantLimit)
+// TestFabricReopensTransport: a transport that stopped working is closed and opened
+// again (issue 28): after ibsim drops the exporter's client slot (its console's X) and
+// after ibsim is killed and a new one started under the same name. While it cannot
+// sweep, ibkey_fabric_up is 0 with the reason, and the previous sweep stays served;
+// the next sweep after the reopen is served with ibkey_fabric_up 1, and no client slot
+// is left behind.
+func TestFabricReopensTransport(t *testing.T) {
+	sock := fmt.Sprintf("ibkeyreopen%d", os.Getpid())
+	l := lab.Start(t, "../lab/testdata/small.net", &lab.Options{SockName: sock})
+	ctx := context.Background()
+	dial := func(ctx context.Context) (*query.Fabric, error) {
+		tr, err := mad.DialIbsim(ctx, mad.IbsimOptions{SockName: sock, Node: "HcaA", Options: labMAD})
+		if err != nil {
+			return nil, err
 		}
-		if p, l := debug.SetGCPercent(100), debug.SetMemoryLimit(-1); p != 100 || l != tc.user {
-			t.Errorf("after the sweep: GOGC %d, limit %d; want 100, %d", p, l, tc.user)
+		return &query.Fabric{T: tr, Via: "ibsim " + sock}, nil
+	}
+	fab, err := dial(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewFabricCollector(FabricOptions{Fabric: fab, Reopen: dial, Interval: time.Minute, Timeout: 30 * time.Second})
+	defer c.Close()
+	up := func(want float64, reason string) {
+		t.Helper()
+		got := collect(t, c)
+		expect(t, got, want, "ibkey_fabric_up")
+		fails := find(got, "ibkey_fabric_last_sweep_failure")
+		switch {
+		case reason == "" && len(fails) != 0:
+			t.Errorf("a failure reason after a complete sweep: %v", fails[0].labels)
+		case reason != "" && (len(fails) != 1 || !strings.Contains(fails[0].labels["reason"], reason)):
+			t.Errorf("failure reason %v, want one with %q", fails, reason)
 		}
+		if reason != "" && len(find(got, "ibkey_fabric_port_info")) == 0 {
+			t.Error("the previous complete sweep is no longer served")
+		}
+	}
+	if err := c.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	up(1, "")
+
+	// The slot dropped: ibsim answers nothing more on it, and says nothing.
+	l.MustConsole(fmt.Sprintf("X %d", fab.T.(*mad.Ibsim).Slot))
+	if err := c.Sweep(ctx); err == nil {
+		t.Fatal("a sweep through a dropped slot succeeded")
+	}
+	up(0, "reopening")
+	if err := c.Sweep(ctx); err != nil {
+		t.Fatalf("after the reopen: %v", err)
+	}
+	up(1, "")
+
+	// ibsim killed: the sends fail at once; the reopen fails until a new ibsim runs.
+	l.Kill()
+	if err := c.Sweep(ctx); err == nil {
+		t.Fatal("a sweep with ibsim killed succeeded")
+	}
+	up(0, "went down")
+	if err := c.Sweep(ctx); err == nil || !strings.Contains(err.Error(), "opening the MAD transport again") {
+		t.Fatalf("reopening with no ibsim: %v", err)
+	}
+	up(0, "no simulator listening")
+	l2 := lab.Start(t, "../lab/testdata/small.net", &lab.Options{SockName: sock})
+	if err := c.Sweep(ctx); err != nil {
+		t.Fatalf("after ibsim's restart: %v", err)
+	}
+	up(1, "")
+	expect(t, collect(t, c), 3, "ibkey_fabric_sweeps_total", "result", "complete")
+	if err := c.Close(); err != nil {
+		t.Error(err)
+	}
+	if clients, err := l2.Attached(); err != nil || len(clients) != 0 {
+		t.Errorf("ibsim clients left after Close: %v %v", clients, err)
 	}
 }

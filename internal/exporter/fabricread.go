@@ -2,8 +2,11 @@ package exporter
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
@@ -25,6 +28,9 @@ type portInfoTap struct {
 	// pma, when set, is given the LIDs every batch's PortInfo replies carry, to read
 	// the ports' PortCounters while the sweep goes on.
 	pma *pmaPrefetch
+	// down is the first error that said the transport stopped working
+	// (mad.ErrTransportDown).
+	down error
 }
 
 type tappedNode struct {
@@ -48,11 +54,13 @@ func newPortInfoTap(t mad.Transport) *portInfoTap {
 
 func (p *portInfoTap) Do(ctx context.Context, req mad.Request) (*mad.Packet, error) {
 	pkt, err := p.t.Do(ctx, req)
-	if err == nil {
-		p.mu.Lock()
-		p.observe(req, pkt.Data)
-		p.mu.Unlock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err != nil {
+		p.note(err)
+		return pkt, err
 	}
+	p.observe(req, pkt.Data)
 	return pkt, err
 }
 
@@ -63,6 +71,8 @@ func (p *portInfoTap) Exchange(ctx context.Context, calls []mad.Call) error {
 	for i := range calls {
 		if calls[i].Err == nil {
 			p.observe(calls[i].Req, calls[i].Data())
+		} else {
+			p.note(calls[i].Err)
 		}
 	}
 	if p.pma != nil && len(p.infos) > first {
@@ -105,6 +115,20 @@ func (p *portInfoTap) pmaPorts(infos []tappedPortInfo) []pmaKey {
 
 // Close does not close the transport: the collector's caller owns it.
 func (p *portInfoTap) Close() error { return nil }
+
+// note keeps err when it says the transport stopped working (p.mu held).
+func (p *portInfoTap) note(err error) {
+	if p.down == nil && errors.Is(err, mad.ErrTransportDown) {
+		p.down = err
+	}
+}
+
+// downErr is the first error that said the transport stopped working, or nil.
+func (p *portInfoTap) downErr() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.down
+}
 
 func (p *portInfoTap) observe(req mad.Request, data []byte) {
 	if !req.Addr.Directed || req.Method != mad.MethodGet {
@@ -152,7 +176,7 @@ type pmaKey struct {
 type pmaPrefetch struct {
 	ctx context.Context
 	t   mad.Transport
-	wg  sync.WaitGroup
+	g   errgroup.Group
 
 	mu    sync.Mutex
 	asked map[pmaKey]bool
@@ -181,21 +205,20 @@ func (pf *pmaPrefetch) read(ports []pmaKey) {
 	for i, k := range keys {
 		calls[i].Req = portCountersRequest(k)
 	}
-	pf.wg.Add(1)
-	go func() {
-		defer pf.wg.Done()
+	pf.g.Go(func() error {
 		_ = mad.Exchange(pf.ctx, pf.t, calls) // each call carries its own error
 		pf.mu.Lock()
 		for i, k := range keys {
 			pf.got[k] = &calls[i]
 		}
 		pf.mu.Unlock()
-	}()
+		return nil
+	})
 }
 
 // done waits for every read started and returns what they got.
 func (pf *pmaPrefetch) done() map[pmaKey]*mad.Call {
-	pf.wg.Wait()
+	_ = pf.g.Wait()
 	return pf.got
 }
 
@@ -205,10 +228,10 @@ func portCountersRequest(k pmaKey) mad.Request {
 }
 
 // readPortCounters reads PMA PortCounters of every record that has a LID and was not
-// read already (got: a pmaPrefetch's), as one batch through mad.Exchange (the
-// transport's window keeps it full, as the sweep's batches do), and fills the records'
-// constraint error readings. It returns how many it sent.
-func readPortCounters(ctx context.Context, fab *query.Fabric, recs []portRecord, got map[pmaKey]*mad.Call) int {
+// read already (got: a pmaPrefetch's), as one batch through tap (the transport's window
+// keeps it full, as the sweep's batches do), and fills the records' constraint error
+// readings; via names the transport in errors. It returns how many it sent.
+func readPortCounters(ctx context.Context, tap *portInfoTap, via string, recs []portRecord, got map[pmaKey]*mad.Call) int {
 	calls := make([]mad.Call, 0, len(recs))
 	idx := make([]int, 0, len(recs))
 	answers := make([]*mad.Call, len(recs))
@@ -227,9 +250,12 @@ func readPortCounters(ctx context.Context, fab *query.Fabric, recs []portRecord,
 		calls = append(calls, mad.Call{Req: portCountersRequest(k)})
 		idx = append(idx, i)
 	}
-	_ = mad.Exchange(ctx, fab.T, calls) // each call carries its own error
+	_ = tap.Exchange(ctx, calls) // each call carries its own error
 	for k := range calls {
 		answers[idx[k]] = &calls[k]
+	}
+	if via != "" {
+		via = " via " + via
 	}
 	for i, c := range answers {
 		if c == nil {
@@ -238,10 +264,9 @@ func readPortCounters(ctx context.Context, fab *query.Fabric, recs []portRecord,
 		r := &recs[i]
 		pc, err := portCountersReply(c, uint8(r.id.Port))
 		if err != nil {
-			via := ""
-			if fab.Via != "" {
-				via = " via " + fab.Via
-			}
+			tap.mu.Lock()
+			tap.note(err) // a prefetched call's error
+			tap.mu.Unlock()
 			reading := query.Reading{Err: fmt.Sprintf("PortCounters of port %d from lid %d%s: %v", r.id.Port, r.pmaLID, via, err)}
 			r.readings[0], r.readings[1] = reading, reading
 			continue

@@ -49,8 +49,8 @@ type HostCollector struct {
 	views    []*query.PortView
 	refs     []query.PortRef
 	sysfs    *query.SysfsCounters
-	// set holds the metrics that change only when the tables are read again.
-	set *staticSet
+	// tables are the series that change only when the tables are read again.
+	tables []series
 	// counters are read per scrape, grouped by source.
 	counters []query.Counter
 	groups   []counterGroup
@@ -87,35 +87,14 @@ func NewHostCollector(opts HostOptions) *HostCollector {
 // Describe implements prometheus.Collector.
 func (c *HostCollector) Describe(ch chan<- *prometheus.Desc) { describe(ch, ModeHost) }
 
-// Collect implements prometheus.Collector.
-func (c *HostCollector) Collect(ch chan<- prometheus.Metric) { c.collect(ch, true) }
-
-// collectLive collects what is read every scrape: state, counters, health.
-func (c *HostCollector) collectLive(ch chan<- prometheus.Metric) { c.collect(ch, false) }
-
-// static returns the metrics that change only when the tables are read again, built
-// once per read.
-func (c *HostCollector) static() *staticSet {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.refreshIfStale(c.opts.Now())
-	return c.set
-}
-
-func (c *HostCollector) refreshIfStale(now time.Time) {
-	if !c.loaded || now.Sub(c.tablesAt) >= c.opts.TableMaxAge {
-		c.refresh(now)
-	}
-}
-
-func (c *HostCollector) collect(ch chan<- prometheus.Metric, withStatic bool) {
+// Collect implements prometheus.Collector: the tables as last read (again when older
+// than TableMaxAge), then state and counters read now.
+func (c *HostCollector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	now := c.opts.Now()
-	if withStatic || !c.loaded {
-		// Without the static metrics, the gatherer has just read them
-		// (staticFamilies): the tables are not read twice in one scrape.
-		c.refreshIfStale(now)
+	if !c.loaded || now.Sub(c.tablesAt) >= c.opts.TableMaxAge {
+		c.refresh(now)
 	}
 	if c.loadErr != "" {
 		ch <- gauge(mHostUp, 0)
@@ -124,10 +103,7 @@ func (c *HostCollector) collect(ch chan<- prometheus.Metric, withStatic bool) {
 	}
 	ch <- gauge(mHostUp, 1)
 	ch <- gauge(mTablesAge, now.Sub(c.tablesAt).Seconds())
-	if withStatic {
-		c.set.collect(ch)
-	}
-	emit := func(m *Metric, v float64, labels ...string) { ch <- gauge(m, v, labels...) }
+	collectSeries(ch, c.tables)
 	readings := make([]query.Reading, len(c.counters))
 	buf := make([]query.Reading, len(c.counters))
 	for _, ref := range c.refs {
@@ -152,33 +128,25 @@ func (c *HostCollector) collect(ch chan<- prometheus.Metric, withStatic bool) {
 			}
 		}
 		for i, cn := range c.counters {
-			emitCounter(emit, hostCounters[i].metric, mSaturated, mUnreadable, cn, readings[i], []string{dev, port}, true)
+			emitCounter(ch, hostCounters[i].metric, cn, readings[i], dev, port)
 		}
 	}
 }
 
-// emitCounter writes one counter reading: its value and saturation, or why it could
-// not be read. withSource adds the source label (host mode).
-func emitCounter(emit func(m *Metric, v float64, labels ...string), value, saturated, unreadable *Metric, cn query.Counter, r query.Reading, labels []string, withSource bool) {
+// emitCounter writes one counter reading of a port: its value and saturation, or why
+// it could not be read.
+func emitCounter(ch chan<- prometheus.Metric, value *Metric, cn query.Counter, r query.Reading, dev, port string) {
 	src := cn.Source.Name()
 	if why := unreadableReason(r); why != "" {
-		l := append(append([]string{}, labels...), cn.Name)
-		if withSource {
-			l = append(l, src)
-		}
-		emit(unreadable, 1, append(l, why)...)
+		ch <- gauge(mUnreadable, 1, dev, port, cn.Name, src, why)
 		return
 	}
-	vl := labels
-	if withSource {
-		vl = append(append([]string{}, labels...), src)
-	}
-	emit(value, float64(r.Value), vl...)
+	ch <- gauge(value, float64(r.Value), dev, port, src)
 	sat := 0.0
 	if m := cn.Max(); m > 0 && r.Value >= m {
 		sat = 1
 	}
-	emit(saturated, sat, append(append([]string{}, labels...), cn.Name)...)
+	ch <- gauge(mSaturated, sat, dev, port, cn.Name)
 }
 
 func unreadableReason(r query.Reading) string {
@@ -205,7 +173,7 @@ func (c *HostCollector) refresh(now time.Time) {
 	c.loaded, c.tablesAt = true, now
 	views, err := c.opts.Host.Load(query.Selector{}, query.LoadOptions{Tables: true, Interfaces: true})
 	if err != nil {
-		c.loadErr, c.views, c.refs, c.set = err.Error(), nil, nil, emptyStatic()
+		c.loadErr, c.views, c.refs, c.tables = err.Error(), nil, nil, nil
 		return
 	}
 	c.loadErr = ""
@@ -224,7 +192,7 @@ func (c *HostCollector) refresh(now time.Time) {
 		c.counters = append(c.counters, cn)
 	}
 	c.groups = groupBySource(c.counters)
-	c.set = buildHostStatic(views)
+	c.tables = buildHostTables(views)
 }
 
 func groupBySource(counters []query.Counter) []counterGroup {
@@ -246,8 +214,10 @@ func groupBySource(counters []query.Counter) []counterGroup {
 	return groups
 }
 
-func buildHostStatic(views []*query.PortView) *staticSet {
-	out := newFamilySet()
+// buildHostTables builds the series of the devices, ports, tables and IPoIB
+// interfaces.
+func buildHostTables(views []*query.PortView) []series {
+	out := newSeriesSet()
 	seenDev := map[string]bool{}
 	for _, v := range views {
 		d := v.Device
@@ -260,46 +230,46 @@ func buildHostStatic(views []*query.PortView) *staticSet {
 			if d.NodeGUID.OK() {
 				guid = check.GUID(d.NodeGUID.Value).String()
 			}
-			out.add(mDeviceInfo, 1, d.Name, nodeType, guid, d.FWVer.Value, d.HCAType.Value)
+			out.addValues(mDeviceInfo, 1, d.Name, nodeType, guid, d.FWVer.Value, d.HCAType.Value)
 		}
 		dev, port := v.Port.Device, strconv.Itoa(v.Port.Num)
 		lid := ""
 		if v.Port.LID.OK() {
 			lid = strconv.Itoa(int(v.Port.LID.Value))
 		}
-		out.add(mPortInfo, 1, dev, port, v.LinkLayer(), lid)
+		out.addValues(mPortInfo, 1, dev, port, v.LinkLayer(), lid)
 		if v.Table == nil {
-			out.add(mTableMissing, 1, dev, port, v.TableMissing)
+			out.addValues(mTableMissing, 1, dev, port, v.TableMissing)
 		} else {
-			unreadable := 0
 			for _, e := range v.Table.Entries {
-				if e.Unreadable != "" {
-					unreadable++
-					continue
+				if e.Valid() {
+					out.addValues(mEntry, 1, dev, port, strconv.Itoa(e.Index), e.PKey.String(), e.PKey.Partition().String(), e.PKey.Membership().String())
 				}
-				if !e.Valid() {
-					continue
-				}
-				out.add(mEntry, 1, dev, port, strconv.Itoa(e.Index), e.PKey.String(), e.PKey.Partition().String(), e.PKey.Membership().String())
 			}
-			out.add(mTableSize, float64(len(v.Table.Entries)), dev, port)
-			out.add(mTableValid, float64(v.Table.Valid), dev, port)
-			out.add(mTableUnreadable, float64(unreadable), dev, port)
-			out.add(mTableTrusted, boolValue(v.TableTrusted()), dev, port)
+			out.addValues(mTableSize, float64(len(v.Table.Entries)), dev, port)
+			out.addValues(mTableValid, float64(v.Table.Valid), dev, port)
+			out.addValues(mTableUnreadable, float64(len(v.Table.Unread())), dev, port)
+			out.addValues(mTableTrusted, boolValue(v.TableTrusted()), dev, port)
 		}
 		for _, ip := range v.Interfaces {
+			// Not read is unknown, never absent: no key_present 0 and no membership
+			// unless the entries read decide them (query.IPoIB.Unknown).
 			membership, index := "unknown", ""
-			if v.Table != nil {
-				membership = "none"
-				if ip.Index >= 0 {
+			switch {
+			case v.Table == nil:
+			case ip.Index >= 0:
+				if ip.Unknown == "" {
 					membership, index = ip.Membership.String(), strconv.Itoa(ip.Index)
 				}
-				out.add(mIPoIBKey, boolValue(ip.Index >= 0), ip.Name, dev, port, ip.PKey.String())
+				out.addValues(mIPoIBKey, 1, ip.Name, dev, port, ip.PKey.String())
+			case ip.Unknown == "":
+				membership = "none"
+				out.addValues(mIPoIBKey, 0, ip.Name, dev, port, ip.PKey.String())
 			}
-			out.add(mIPoIB, 1, ip.Name, ip.Parent, dev, port, ip.PKey.String(), index, membership)
+			out.addValues(mIPoIB, 1, ip.Name, ip.Parent, dev, port, ip.PKey.String(), index, membership)
 		}
 	}
-	return out.static()
+	return out.done()
 }
 
 func boolValue(b bool) float64 {

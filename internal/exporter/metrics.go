@@ -90,10 +90,10 @@ var (
 	mTableMissing = newMetric(ModeHost, "ibkey_pkey_table_unavailable",
 		"The port has no P_Key table (value 1), with the reason (iWARP, no pkeys/ directory).", withLabels(portLabels, "reason")...)
 	mIPoIB = newMetric(ModeHost, "ibkey_ipoib_interface_info",
-		"An IPoIB interface (value 1) on this port: its P_Key (pkey file, always full), the table index the kernel uses and the membership it really runs with (full, limited, none: key not in the table, unknown: no table read).",
+		"An IPoIB interface (value 1) on this port: its P_Key (pkey file, always full), the table index the kernel uses and the membership it really runs with (full, limited; none: every entry read and none holds the key; unknown: the table, or entries that may hold the key, could not be read).",
 		"interface", "parent", "device", "port", "pkey", "index", "membership")
 	mIPoIBKey = newMetric(ModeHost, "ibkey_ipoib_key_present",
-		"1 when the interface's partition is in its port's P_Key table, 0 when not (the interface cannot come up). Absent when the table was not read.",
+		"1 when the interface's partition is in its port's P_Key table, 0 when every entry was read and none holds it (the interface cannot come up). Absent when not known: the table, or entries that may hold the key, could not be read.",
 		"interface", "device", "port", "pkey")
 	mRcvConstraint = newMetric(ModeHost, "ibkey_port_rcv_constraint_errors",
 		"PortRcvConstraintErrors: received packets dropped by partition enforcement (8-bit, saturates at 255; a gauge).", withLabels(portLabels, "source")...)
@@ -112,7 +112,7 @@ var (
 // Fabric mode metrics.
 var (
 	mFabricUp = newMetric(ModeFabric, "ibkey_fabric_up",
-		"1 when a complete sweep is being served, 0 before the first one finished.")
+		"1 when the last sweep reached the fabric and a complete sweep is served; 0 before the first complete sweep and while sweeps fail (the MAD transport is reopened with backoff; ibkey_fabric_last_sweep_failure says why).")
 	mSweepTime = newMetric(ModeFabric, "ibkey_fabric_sweep_timestamp_seconds",
 		"When the sweep being served started (Unix time).")
 	mSweepAge = newMetric(ModeFabric, "ibkey_fabric_sweep_age_seconds",

@@ -41,7 +41,7 @@ const (
 // address.
 func serveExporter(t *testing.T, c prometheus.Collector, webConfig string) string {
 	t.Helper()
-	reg, err := NewGatherer(c)
+	reg, err := NewRegistry(c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +56,9 @@ func serveExporter(t *testing.T, c prometheus.Collector, webConfig string) strin
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- ServeListeners(ctx, []net.Listener{l}, webConfig, h, logger) }()
+	go func() {
+		done <- ServeListeners(ctx, []net.Listener{l}, h, ServeOptions{WebConfig: webConfig, Logger: logger})
+	}()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {

@@ -10,20 +10,26 @@ import (
 	"github.com/ibkey/ibkey/internal/query"
 )
 
-// TestReadmeMetrics: docs/exporter.md names every metric of the catalog, and its
-// `--once` example is what the collector writes on the demo host.
+// TestReadmeMetrics: docs/exporter.md's "Metric names" section has every metric of the
+// catalog with its labels and help, and its `--once` example is what the collector
+// writes on the demo host.
 func TestReadmeMetrics(t *testing.T) {
 	data, err := os.ReadFile("../../docs/exporter.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	sec := string(data)
+	doc := string(data)
+	_, names, ok := strings.Cut(doc, "\n## Metric names\n")
+	if !ok {
+		t.Fatal("docs/exporter.md has no \"## Metric names\" section")
+	}
+	names, _, _ = strings.Cut(names, "\n## ")
 	for _, m := range Catalog() {
-		if !strings.Contains(sec, "`"+m.Name+"`") {
-			t.Errorf("docs/exporter.md does not name %s", m.Name)
+		if !strings.Contains(names, "| `"+m.Name+"` | "+strings.Join(m.Labels, ", ")+" | "+m.Help+" |") {
+			t.Errorf("docs/exporter.md's Metric names section has no row | `%s` | labels | help |, as the catalog says", m.Name)
 		}
 	}
-	_, ex, ok := strings.Cut(sec, "$ ibkey --demo exporter --once")
+	_, ex, ok := strings.Cut(doc, "$ ibkey --demo exporter --once")
 	if !ok {
 		t.Fatal("docs/exporter.md has no --once example")
 	}

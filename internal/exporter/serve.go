@@ -5,19 +5,22 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
-	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/exporter-toolkit/web"
+	"golang.org/x/sys/unix"
 )
 
 // DefaultListen is --listen's default: loopback only, so a host does not publish its
@@ -28,6 +31,29 @@ const DefaultListen = "127.0.0.1:9893"
 // TextfileName is the file --textfile writes in its directory (node_exporter's textfile
 // collector reads *.prom).
 const TextfileName = "ibkey.prom"
+
+// The server's limits. A scrape holds one of scrapesInFlight slots only while its
+// answer is gathered and encoded into memory (http.TimeoutHandler buffers it), never
+// while a client reads it, so a client that never reads, never sends its body or
+// pipelines requests it does not read holds a connection, not a slot; the timeouts
+// then end it. A scrape waits up to slotWait for a slot rather than getting an instant
+// 503.
+const (
+	scrapesInFlight   = 2 // each host scrape reads sysfs
+	slotWait          = 5 * time.Second
+	scrapeTimeout     = 15 * time.Second
+	readHeaderTimeout = 10 * time.Second
+	readTimeout       = 30 * time.Second
+	writeTimeout      = 60 * time.Second
+	writeStall        = 10 * time.Second // a write that makes no progress (limitedConn.Write)
+	idleTimeout       = 30 * time.Second
+	maxHeaderBytes    = 16 << 10
+	// DefaultMaxConnections is --web.max-connections' default: idle connections cost
+	// about 20 KB each.
+	DefaultMaxConnections = 1024
+	errorLines            = 10 // the server's errors logged per minute at most
+	fdReserve             = 64 // descriptors kept for sysfs, the MAD transport, the textfile
+)
 
 // NewRegistry returns a registry holding collectors and nothing else (no Go runtime or
 // process metrics: the exporter's own health is not what it exports).
@@ -41,72 +67,13 @@ func NewRegistry(collectors ...prometheus.Collector) (*prometheus.Registry, erro
 	return reg, nil
 }
 
-// cachingCollector is a collector whose slowly changing metrics (the P_Key tables, a
-// sweep) are built, gathered and encoded once when they change rather than on every
-// scrape.
-type cachingCollector interface {
-	prometheus.Collector
-	// static returns the current static part (reading it again first when stale).
-	static() *staticSet
-	collectLive(ch chan<- prometheus.Metric)
-}
-
-// NewGatherer returns what the HTTP handler and the textfile gather: for the host and
-// fabric collectors, their pre-built families plus a registry of what changes per
-// scrape (64 ports x 128 entries are 8,192 series, a 2,000-node fabric 74,000, that
-// would otherwise be converted, sorted and encoded on every scrape); any other
-// collector through a plain registry.
-func NewGatherer(c prometheus.Collector) (prometheus.Gatherer, error) {
-	cc, ok := c.(cachingCollector)
-	if !ok {
-		return NewRegistry(c)
-	}
-	live, err := NewRegistry(liveCollector{cc})
-	if err != nil {
-		return nil, err
-	}
-	return cachedGatherer{static: cc.static, live: live}, nil
-}
-
-type liveCollector struct{ c cachingCollector }
-
-func (l liveCollector) Describe(ch chan<- *prometheus.Desc) { l.c.Describe(ch) }
-func (l liveCollector) Collect(ch chan<- prometheus.Metric) { l.c.collectLive(ch) }
-
-// cachedGatherer merges pre-built families with a live registry's. The two never
-// share a metric name (the collectors split them by name), which the merge checks.
-type cachedGatherer struct {
-	static func() *staticSet
-	live   prometheus.Gatherer
-}
-
-func (g cachedGatherer) Gather() ([]*dto.MetricFamily, error) {
-	ss := g.static()
-	static := ss.dtoFamilies()
-	live, err := g.live.Gather()
-	if derr := checkDisjoint(ss.names(), live); derr != nil {
-		return nil, derr
-	}
-	out := make([]*dto.MetricFamily, 0, len(static)+len(live))
-	out = append(append(out, static...), live...)
-	sort.Slice(out, func(i, j int) bool { return out[i].GetName() < out[j].GetName() })
-	return out, err
-}
-
-// Handler is the HTTP handler: /metrics and a landing page at /.
+// Handler is the HTTP handler: /metrics (promhttp over g) and a landing page at /,
+// for GET and HEAD (any other method: 405, net/http's ServeMux).
 func Handler(g prometheus.Gatherer, logger *slog.Logger) (http.Handler, error) {
-	mux := http.NewServeMux()
-	// Two scrapes at a time: each host scrape reads sysfs.
-	const inFlight = 2
-	if cg, ok := g.(cachedGatherer); ok {
-		mux.Handle("/metrics", &cachedHandler{g: cg, inFlight: make(chan struct{}, inFlight), logger: logger})
-	} else {
-		mux.Handle("/metrics", promhttp.HandlerFor(g, promhttp.HandlerOpts{
-			ErrorLog:            slog.NewLogLogger(logger.Handler(), slog.LevelError),
-			ErrorHandling:       promhttp.ContinueOnError,
-			MaxRequestsInFlight: inFlight,
-		}))
-	}
+	metrics := promhttp.HandlerFor(g, promhttp.HandlerOpts{
+		ErrorLog:      log.New(newErrorLog(logger, "gathering metrics"), "", 0),
+		ErrorHandling: promhttp.ContinueOnError,
+	})
 	landing, err := web.NewLandingPage(web.LandingConfig{
 		Name:        "ibkey exporter",
 		Description: "InfiniBand partitions: P_Key tables, IPoIB membership, partition drops",
@@ -115,13 +82,47 @@ func Handler(g prometheus.Gatherer, logger *slog.Logger) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	mux.Handle("/", landing)
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", http.TimeoutHandler(waitForSlot(metrics, scrapesInFlight, slotWait), scrapeTimeout,
+		fmt.Sprintf("the scrape took longer than %v\n", scrapeTimeout)))
+	mux.Handle("GET /{$}", landing)
 	return mux, nil
 }
 
-// Serve serves h on the listen addresses until ctx ends. webConfig is an
-// exporter-toolkit web configuration file (TLS, basic auth), "" for plain HTTP.
-func Serve(ctx context.Context, listen []string, webConfig string, h http.Handler, logger *slog.Logger) error {
+// waitForSlot runs h for at most n requests at once; a request waits up to wait for a
+// slot, then gets 503 with Retry-After.
+func waitForSlot(h http.Handler, n int, wait time.Duration) http.Handler {
+	slots := make(chan struct{}, n)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		select {
+		case slots <- struct{}{}:
+		case <-t.C:
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, fmt.Sprintf("%d scrapes are running; none ended within %v, try again", n, wait), http.StatusServiceUnavailable)
+			return
+		case <-r.Context().Done():
+			return
+		}
+		defer func() { <-slots }()
+		h.ServeHTTP(w, r)
+	})
+}
+
+// ServeOptions configure Serve.
+type ServeOptions struct {
+	// WebConfig is an exporter-toolkit web configuration file (TLS, basic auth), ""
+	// for plain HTTP.
+	WebConfig string
+	// MaxConnections caps the open connections (0: DefaultMaxConnections), and is
+	// lowered to what the file descriptor limit allows.
+	MaxConnections int
+	Logger         *slog.Logger
+}
+
+// Serve serves h on the listen addresses until ctx ends.
+func Serve(ctx context.Context, listen []string, h http.Handler, opts ServeOptions) error {
 	var ls []net.Listener
 	for _, a := range listen {
 		l, err := net.Listen("tcp", a)
@@ -133,20 +134,37 @@ func Serve(ctx context.Context, listen []string, webConfig string, h http.Handle
 		}
 		ls = append(ls, l)
 	}
-	return ServeListeners(ctx, ls, webConfig, h, logger)
+	return ServeListeners(ctx, ls, h, opts)
 }
 
 // ServeListeners is Serve on listeners the caller opened (tests: port 0).
-func ServeListeners(ctx context.Context, ls []net.Listener, webConfig string, h http.Handler, logger *slog.Logger) error {
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	systemd := false
-	var addrs []string
-	for _, l := range ls {
-		addrs = append(addrs, l.Addr().String())
+func ServeListeners(ctx context.Context, ls []net.Listener, h http.Handler, opts ServeOptions) error {
+	logger := opts.Logger
+	errLog := log.New(newErrorLog(logger, "http server"), "", 0)
+	limit := newConnLimit(opts.MaxConnections, errLog)
+	if limit.max < max(opts.MaxConnections, 1) {
+		logger.Warn("connections capped by the file descriptor limit (ulimit -n)", "max_connections", limit.max)
 	}
+	srv := &http.Server{
+		Handler:           limit.track(h),
+		ReadHeaderTimeout: readHeaderTimeout,
+		ReadTimeout:       readTimeout,
+		WriteTimeout:      writeTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		ErrorLog:          errLog,
+		ConnContext:       limit.connContext,
+	}
+	var addrs []string
+	wrapped := make([]net.Listener, len(ls))
+	for i, l := range ls {
+		addrs = append(addrs, l.Addr().String())
+		wrapped[i] = &limitedListener{Listener: l, limit: limit}
+	}
+	systemd, webConfig := false, opts.WebConfig
 	flags := &web.FlagConfig{WebListenAddresses: &addrs, WebSystemdSocket: &systemd, WebConfigFile: &webConfig}
 	errc := make(chan error, 1)
-	go func() { errc <- web.ServeMultiple(ls, srv, flags, logger) }()
+	go func() { errc <- web.ServeMultiple(wrapped, srv, flags, logger) }()
 	select {
 	case err := <-errc:
 		return err
@@ -161,7 +179,10 @@ func ServeListeners(ctx context.Context, ls []net.Listener, webConfig string, h 
 	}
 }
 
-// ValidateWebConfig checks a web configuration file before serving.
+// ValidateWebConfig checks a web configuration file before serving (its TLS files
+// and users). exporter-toolkit reads it by path, again for every request and TLS
+// handshake so that it can change while serving: the caller first reads it through a
+// bounded reader, which refuses a FIFO or a device there at once.
 func ValidateWebConfig(path string) error {
 	if path == "" {
 		return nil
@@ -169,21 +190,176 @@ func ValidateWebConfig(path string) error {
 	return web.Validate(path)
 }
 
-// WriteText gathers g once and writes it to w in the text exposition format, encoded
-// by prometheus/common/expfmt.
-func WriteText(w io.Writer, g prometheus.Gatherer) error {
-	if cg, ok := g.(cachedGatherer); ok {
-		// The static part as encoded once (a sweep's 74,000 series), then the live.
-		enc, live, err := cg.render(expfmt.NewFormat(expfmt.TypeTextPlain), false, slog.New(slog.DiscardHandler))
-		if err != nil {
-			return err
-		}
-		if err := enc.writePlain(w); err != nil {
-			return err
-		}
-		_, err = w.Write(live)
-		return err
+// connLimit caps the open connections at max. At the cap, a new connection closes the
+// one that has waited longest for a request (a keep-alive connection between scrapes,
+// one that sent nothing yet or is still sending its headers), so idle connections
+// never lock a scrape out; only while every connection is inside the handler does
+// Accept wait, and each of those is bounded by the server's timeouts.
+type connLimit struct {
+	max    int
+	errLog *log.Logger
+
+	mu    sync.Mutex
+	conns map[*limitedConn]struct{}
+}
+
+type limitedConn struct {
+	net.Conn
+	limit *connLimit
+	// waiting is when the connection started waiting for a request (Unix ns); 0
+	// while the handler runs for it.
+	waiting atomic.Int64
+	// writeBy is when the response being written must be out (Unix ns; 0: none).
+	writeBy atomic.Int64
+	once    sync.Once
+}
+
+// Write gives each write writeStall to go out, within the response's writeTimeout: a
+// client that stops reading loses its connection, and the answer held for it in
+// memory, after writeStall rather than the whole write timeout.
+func (c *limitedConn) Write(p []byte) (int, error) {
+	d := time.Now().Add(writeStall)
+	if by := c.writeBy.Load(); by != 0 && by < d.UnixNano() {
+		d = time.Unix(0, by)
 	}
+	_ = c.Conn.SetWriteDeadline(d)
+	return c.Conn.Write(p)
+}
+
+type limitedListener struct {
+	net.Listener
+	limit  *connLimit
+	closed atomic.Bool // Accept must not wait for a slot past Shutdown
+}
+
+func (l *limitedListener) Close() error { l.closed.Store(true); return l.Listener.Close() }
+
+type connKey struct{}
+
+func newConnLimit(n int, errLog *log.Logger) *connLimit {
+	if n <= 0 {
+		n = DefaultMaxConnections
+	}
+	var rl unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NOFILE, &rl) == nil && rl.Cur < uint64(n)+fdReserve {
+		n = max(int(rl.Cur)-fdReserve, 1)
+	}
+	return &connLimit{max: n, errLog: errLog, conns: map[*limitedConn]struct{}{}}
+}
+
+func (l *limitedListener) Accept() (net.Conn, error) {
+	for waited := false; ; waited = true {
+		n, idle := l.limit.state()
+		if n < l.limit.max || idle != nil || l.closed.Load() {
+			break
+		}
+		if !waited {
+			l.limit.errLog.Printf("%d connections open (--web.max-connections), all in a request: new connections wait", n)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	lc := &limitedConn{Conn: c, limit: l.limit}
+	if n, idle := l.limit.state(); n >= l.limit.max && idle != nil {
+		l.limit.errLog.Printf("%d connections open (--web.max-connections): closed the one idle longest, from %s", n, idle.RemoteAddr())
+		idle.Close()
+	}
+	lc.waiting.Store(time.Now().UnixNano())
+	l.limit.mu.Lock()
+	l.limit.conns[lc] = struct{}{}
+	l.limit.mu.Unlock()
+	return lc, nil
+}
+
+// state returns the open connections and the one that has waited longest for a
+// request (nil: every one is in a request).
+func (l *connLimit) state() (int, *limitedConn) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var oldest *limitedConn
+	for c := range l.conns {
+		if w := c.waiting.Load(); w != 0 && (oldest == nil || w < oldest.waiting.Load()) {
+			oldest = c
+		}
+	}
+	return len(l.conns), oldest
+}
+
+func (c *limitedConn) Close() error {
+	c.once.Do(func() {
+		c.limit.mu.Lock()
+		delete(c.limit.conns, c)
+		c.limit.mu.Unlock()
+	})
+	return c.Conn.Close()
+}
+
+// connContext keeps the connection in its requests' context (http.Server.ConnContext).
+func (l *connLimit) connContext(ctx context.Context, c net.Conn) context.Context {
+	if t, ok := c.(interface{ NetConn() net.Conn }); ok { // *tls.Conn
+		c = t.NetConn()
+	}
+	if lc, ok := c.(*limitedConn); ok {
+		return context.WithValue(ctx, connKey{}, lc)
+	}
+	return ctx
+}
+
+// track marks a connection busy while h runs for it.
+func (l *connLimit) track(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if lc, ok := r.Context().Value(connKey{}).(*limitedConn); ok {
+			lc.waiting.Store(0)
+			lc.writeBy.Store(time.Now().Add(writeTimeout).UnixNano())
+			defer func() { lc.waiting.Store(time.Now().UnixNano()) }()
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// errorLog writes the lines of a log.Logger (net/http's server errors: a failed TLS
+// handshake, plain HTTP sent to the TLS port; promhttp's) as structured records, at
+// most errorLines a minute; how many were left out is said with the next one logged.
+type errorLog struct {
+	logger *slog.Logger
+	msg    string
+
+	mu         sync.Mutex
+	window     time.Time
+	n, dropped int
+}
+
+func newErrorLog(logger *slog.Logger, msg string) io.Writer {
+	return &errorLog{logger: logger, msg: msg}
+}
+
+func (l *errorLog) Write(p []byte) (int, error) {
+	now := time.Now()
+	l.mu.Lock()
+	if now.Sub(l.window) >= time.Minute {
+		l.window, l.n = now, 0
+	}
+	if l.n >= errorLines {
+		l.dropped++
+		l.mu.Unlock()
+		return len(p), nil
+	}
+	l.n++
+	attrs := []any{"err", strings.TrimSpace(string(p))}
+	if l.dropped > 0 {
+		attrs = append(attrs, "suppressed", l.dropped)
+		l.dropped = 0
+	}
+	l.mu.Unlock()
+	l.logger.Warn(l.msg, attrs...)
+	return len(p), nil
+}
+
+// WriteText gathers g once and writes it to w in the text exposition format.
+func WriteText(w io.Writer, g prometheus.Gatherer) error {
 	mfs, err := g.Gather()
 	if err != nil {
 		return err
@@ -208,25 +384,5 @@ func WriteTextfile(dir string, g prometheus.Gatherer) error {
 	if !st.IsDir() {
 		return fmt.Errorf("%s is not a directory", dir)
 	}
-	if _, ok := g.(cachedGatherer); !ok {
-		return prometheus.WriteToTextfile(filepath.Join(dir, TextfileName), g)
-	}
-	// As prometheus.WriteToTextfile does, with WriteText's encoding: a temporary file
-	// in dir (not matching *.prom), renamed over the old one.
-	tmp, err := os.CreateTemp(dir, TextfileName)
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := WriteText(tmp, g); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), filepath.Join(dir, TextfileName))
+	return prometheus.WriteToTextfile(filepath.Join(dir, TextfileName), g)
 }

@@ -307,23 +307,6 @@ func TestPerftest(t *testing.T) {
 	})
 }
 
-// The pair rule used across hosts agrees with check.CanTalk on every pair of a
-// generated set of P_Keys.
-func TestTalksMatchesCanTalk(t *testing.T) {
-	var keys []check.PKey
-	for _, k := range []uint16{0, 1, 2, 0x7fff} {
-		keys = append(keys, check.PKey(k), check.PKey(k)|check.MembershipBit)
-	}
-	for _, a := range keys {
-		for _, b := range keys {
-			want := check.CanTalk(check.QPEndpoint("a", a, check.QPAny), check.QPEndpoint("b", b, check.QPAny)).CanTalk
-			if got := talks(a, b); got != want {
-				t.Errorf("talks(%s, %s) = %v, check.CanTalk says %v", a, b, got, want)
-			}
-		}
-	}
-}
-
 func TestParseC(t *testing.T) {
 	for _, c := range []struct {
 		in     string

@@ -232,12 +232,6 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Resolution {
 	return r
 }
 
-// talks is the P_Key rule (IBA 10.9.3, check.CanTalk): the same non-zero 15-bit key
-// and at least one full member.
-func talks(a, b check.PKey) bool {
-	return a.Valid() && check.SamePartition(a, b) && (a.IsFull() || b.IsFull())
-}
-
 // maxFixes bounds the partitions a fix lists.
 const maxFixes = 3
 

@@ -57,32 +57,22 @@ func endpointSourceError(token string, spec check.EndpointSpec, need error) erro
 	return &UsageError{Msg: e.Error(), Err: e}
 }
 
-// ResolveEndpoints turns parsed specs into rules-engine endpoints. host is called only
-// when a spec names a local port, and each port is read once. Errors:
+// ResolveEndpointsFrom turns parsed specs into rules-engine endpoints, from the
+// sources EndpointSources describes. src.Host is called only when a spec names a local
+// port, and each port is read once. With src.Partitions, a GUID resolves to the P_Keys
+// OpenSM would program on that port from the file (every entry with Index NoIndex: the
+// index depends on what the table held before); a GUID the file does not name gets what
+// ALL / ALL_CAS give it. Errors:
 //   - *UsageError for GUID, lid= and node= forms without their source (see
 //     CheckResolvable), wrapping an *EndpointSourceError;
-//   - *NotFoundError for a device or port that does not exist, with what does (exit 3);
+//   - *NotFoundError for a device or port that does not exist, with what does (exit 3),
+//     and for a fabric endpoint that is not in a complete sweep; *UnknownError for one
+//     not in a partial sweep (exit 4); a *UsageError for one that matches several;
 //   - *EnvError for a port with no P_Key table, or a pinned entry that cannot be read;
 //   - *check.ResolveError when index= or pkey= is not in the port's table, or index=
 //     pins an empty (invalid) entry: no QP can use that entry to talk (a definite "no").
 //
 // Each endpoint is labelled as EndpointLabels says.
-func ResolveEndpoints(host func() *Host, specs ...check.EndpointSpec) ([]ResolvedEndpoint, error) {
-	return ResolveEndpointsWith(host, nil, specs...)
-}
-
-// ResolveEndpointsWith is ResolveEndpoints with a partitions.conf for GUID endpoints:
-// a GUID resolves to the P_Keys OpenSM would program on that port from parts (every
-// entry with Index NoIndex: the index depends on what the table held before). A GUID the
-// file does not name gets what ALL / ALL_CAS give it. With parts nil, GUIDs are bad input
-// as CheckResolvable says.
-func ResolveEndpointsWith(host func() *Host, parts *Partitions, specs ...check.EndpointSpec) ([]ResolvedEndpoint, error) {
-	return ResolveEndpointsFrom(EndpointSources{Host: host, Partitions: parts}, specs...)
-}
-
-// ResolveEndpointsFrom resolves specs from the sources EndpointSources describes, with
-// the errors of ResolveEndpoints; a fabric endpoint that is not in the sweep is a
-// *NotFoundError (exit 3), one that matches several nodes or ports a *UsageError.
 func ResolveEndpointsFrom(src EndpointSources, specs ...check.EndpointSpec) ([]ResolvedEndpoint, error) {
 	parts := src.Partitions
 	var guids []check.GUID
@@ -232,8 +222,8 @@ func resolveGUID(s check.EndpointSpec, label string, m *partconf.Model) (check.E
 			"%s gets no entry for partition %s from %s (it gets %s), so no QP there can use it",
 			s.GUID.String(), s.PKey.Partition().String(), m.Source.File, pkeyList(table))}
 	}
-	e := check.Endpoint{Label: label, Entries: []check.TableEntry{{Index: check.NoIndex, PKey: p, Readable: true}},
-		QPType: s.QPType, QKey: s.QKey, WRQKey: s.WRQKey, LinkLayer: "InfiniBand"}
+	e := check.QPEndpoint(label, p, s.QPType)
+	e.QKey, e.WRQKey, e.LinkLayer = s.QKey, s.WRQKey, "InfiniBand"
 	if p != *s.PKey {
 		e.Notes = append(e.Notes, fmt.Sprintf("%s: asked for %s; %s gives it %s (%s member), the entry a QP there uses",
 			label, *s.PKey, m.Source.File, p, p.Membership()))

@@ -51,7 +51,7 @@ func TestResolveEndpoints(t *testing.T) {
 	}
 	for _, tt := range tests {
 		calls := 0
-		got, err := ResolveEndpoints(fixtureHost(&calls), specs(t, tt.a, tt.b)...)
+		got, err := ResolveEndpointsFrom(EndpointSources{Host: fixtureHost(&calls)}, specs(t, tt.a, tt.b)...)
 		if err != nil {
 			t.Errorf("%s %s: %v", tt.a, tt.b, err)
 			continue
@@ -102,7 +102,7 @@ func TestResolveEndpointsErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		calls := 0
-		_, err := ResolveEndpoints(fixtureHost(&calls), specs(t, tt.a, tt.b)...)
+		_, err := ResolveEndpointsFrom(EndpointSources{Host: fixtureHost(&calls)}, specs(t, tt.a, tt.b)...)
 		var (
 			usage    *UsageError
 			notFound *NotFoundError
@@ -158,7 +158,7 @@ func BenchmarkCanTalk128(b *testing.B) {
 	host := func() *Host { return &Host{Sys: ibverbs.Open(dir)} }
 	b.ReportAllocs()
 	for b.Loop() {
-		eps, err := ResolveEndpoints(host, sp...)
+		eps, err := ResolveEndpointsFrom(EndpointSources{Host: host}, sp...)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -187,7 +187,7 @@ func TestEndpointSourceErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		calls := 0
-		_, err := ResolveEndpointsWith(fixtureHost(&calls), tt.parts, specs(t, tt.endpoint, "0x8001")...)
+		_, err := ResolveEndpointsFrom(EndpointSources{Host: fixtureHost(&calls), Partitions: tt.parts}, specs(t, tt.endpoint, "0x8001")...)
 		var (
 			usage *UsageError
 			src   *EndpointSourceError

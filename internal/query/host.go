@@ -300,10 +300,16 @@ type IPoIB struct {
 	OperState string
 	// Index is the table entry the kernel uses for the key (ib_find_pkey: 15-bit
 	// match, a full entry preferred), or -1 when the key is not in the table: the
-	// interface cannot come up.
+	// interface cannot come up. With Unknown set, it is the best entry among those
+	// read (-1: none), and the kernel's may be another.
 	Index int
 	// Membership is the membership really used: the entry's, not the pkey file's.
 	Membership check.Membership
+	// Unknown says why the entries read do not decide the entry (FindPKey: none of
+	// them holds the key, or only a limited one, and some could not be read: the key,
+	// or a full entry of it, may be among them); "" when they do. Not read is unknown,
+	// never "not in the table".
+	Unknown string
 }
 
 // LoadOptions says what to read besides port attributes.
@@ -508,10 +514,15 @@ func attachInterfaces(views []*PortView, ifs []ibverbs.NetInterface) {
 			ip := IPoIB{Name: nif.Name, PKey: check.PKey(nif.PKey.Value), Parent: nif.Parent.Value,
 				OperState: nif.OperState.Value, Index: -1}
 			if v.Table != nil {
-				if e, ok := v.Table.FindIndex(ip.PKey); ok {
-					ip.Index = e.Index
-					ip.Membership = e.PKey.Membership()
-					e.Interfaces = append(e.Interfaces, nif.Name)
+				r := FindPKey(v, ip.PKey)
+				if r.Outcome == FindFound {
+					ip.Index, ip.Membership = r.Entry.Index, r.Entry.PKey.Membership()
+				}
+				if r.Outcome == FindFound && r.Reason == "" {
+					r.Entry.Interfaces = append(r.Entry.Interfaces, nif.Name)
+				}
+				if r.Outcome == FindFound || r.Outcome == FindUnknown {
+					ip.Unknown = r.Reason
 				}
 			}
 			v.Interfaces = append(v.Interfaces, ip)
@@ -542,6 +553,10 @@ func portWarnings(v *PortView) []string {
 	for _, ip := range v.Interfaces {
 		switch {
 		case v.Table == nil:
+		case ip.Unknown != "" && ip.Index >= 0:
+			w = append(w, fmt.Sprintf("%s uses P_Key %s: the %s table holds it, but which entry it runs with (full or limited) is unknown: %s", ip.Name, ip.PKey, ref, ip.Unknown))
+		case ip.Unknown != "":
+			w = append(w, fmt.Sprintf("%s uses P_Key %s: whether the %s table holds it, and so whether it can come up, is unknown: %s", ip.Name, ip.PKey, ref, ip.Unknown))
 		case ip.Index < 0:
 			w = append(w, fmt.Sprintf("%s uses P_Key %s (partition %s), which is not in the %s table: the interface cannot come up (kernel: \"PKEY is not assigned\")", ip.Name, ip.PKey, ip.PKey.Partition().String(), ref))
 		case ip.Membership == check.Limited:

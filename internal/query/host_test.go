@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fakesysfs"
 	"github.com/ibkey/ibkey/internal/ibverbs"
 )
 
@@ -163,6 +164,86 @@ func TestNoDevicesTyped(t *testing.T) {
 		if strings.Contains(msg, "--") != (hint != "") {
 			t.Errorf("hint %q: %q", hint, msg)
 		}
+	}
+}
+
+// partialReadHost is one port whose table has an unreadable entry (index 3) and IPoIB
+// interfaces whose keys are: full in the table (ib0), only limited among the entries
+// read (ib0.8002), in no entry read (ib0.8009); on a second port whose every entry was
+// read, a key in no entry (ib1.8009).
+func partialReadHost() fakesysfs.Host {
+	const g0, g1 = 0x0002c90300c0ffe0, 0x0002c90300c0fff0
+	p0 := fakesysfs.Port{Num: 1, State: "4: ACTIVE", PhysState: "5: LinkUp", LID: "0x3", SMLID: "0x1", LMC: "0", SMSL: "0",
+		CapMask: "0x2651e848", Rate: "100 Gb/sec (4X EDR)", LinkLayer: "InfiniBand", GIDs: []string{fakesysfs.GID0(g0 + 1)},
+		PKeys: fakesysfs.Table(16, "0xffff", "0x0002", "0x8001", "0x8005"), Counters: fakesysfs.IBCounters(nil)}
+	p0.Unreadable = []int{3}
+	p1 := p0
+	p1.GIDs, p1.Unreadable = []string{fakesysfs.GID0(g1 + 1)}, nil
+	ipoib := func(name, dev string, guid uint64, pkey, parent string) fakesysfs.NetIf {
+		return fakesysfs.NetIf{Name: name, Device: dev, Type: "32", Address: fakesysfs.IPoIBAddress(0x1049, guid), PKey: pkey,
+			Parent: parent, DevPort: "0", OperState: "up"}
+	}
+	return fakesysfs.Host{
+		Devices: []fakesysfs.Device{
+			{Name: "mlx5_0", NodeType: "1: CA", NodeGUID: fakesysfs.GUID(g0), NodeDesc: "a", Ports: []fakesysfs.Port{p0}},
+			{Name: "mlx5_1", NodeType: "1: CA", NodeGUID: fakesysfs.GUID(g1), NodeDesc: "b", Ports: []fakesysfs.Port{p1}},
+		},
+		Net: []fakesysfs.NetIf{
+			ipoib("ib0", "mlx5_0", g0+1, "0xffff", ""),
+			ipoib("ib0.8002", "mlx5_0", g0+1, "0x8002", "ib0"),
+			ipoib("ib0.8009", "mlx5_0", g0+1, "0x8009", "ib0"),
+			ipoib("ib1.8009", "mlx5_1", g1+1, "0x8009", ""),
+		},
+	}
+}
+
+// TestInterfacesOnPartialTable: not read is unknown, never "not in the table" (issue
+// 28): an interface's entry is known only when the entries read decide it, and only a
+// key absent from a wholly read table "cannot come up".
+func TestInterfacesOnPartialTable(t *testing.T) {
+	dir := t.TempDir()
+	if err := fakesysfs.Write(dir, partialReadHost()); err != nil {
+		t.Fatal(err)
+	}
+	views, err := (&Host{Sys: ibverbs.Open(dir)}).Load(Selector{}, LoadOptions{Tables: true, Interfaces: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]IPoIB{}
+	warnings := ""
+	for _, v := range views {
+		for _, ip := range v.Interfaces {
+			got[ip.Name] = ip
+		}
+		warnings += strings.Join(v.Warnings, "\n") + "\n"
+	}
+	for name, want := range map[string]struct {
+		index   int
+		member  check.Membership
+		unknown string
+	}{
+		"ib0":      {0, check.Full, ""},
+		"ib0.8002": {1, check.Limited, "a full entry may be among them"},
+		"ib0.8009": {-1, 0, "it may be in one of them"},
+		"ib1.8009": {-1, 0, ""},
+	} {
+		ip := got[name]
+		if ip.Index != want.index || ip.Index >= 0 && ip.Membership != want.member || (want.unknown == "") != (ip.Unknown == "") ||
+			!strings.Contains(ip.Unknown, want.unknown) {
+			t.Errorf("%s: index %d, membership %v, unknown %q; want %d, %v, %q", name, ip.Index, ip.Membership, ip.Unknown, want.index, want.member, want.unknown)
+		}
+	}
+	for _, w := range []string{
+		"ib0.8002 uses P_Key 0x8002: the mlx5_0/1 table holds it, but which entry it runs with (full or limited) is unknown",
+		"ib0.8009 uses P_Key 0x8009: whether the mlx5_0/1 table holds it, and so whether it can come up, is unknown",
+		"ib1.8009 uses P_Key 0x8009 (partition 0x0009), which is not in the mlx5_1/1 table: the interface cannot come up",
+	} {
+		if !strings.Contains(warnings, w) {
+			t.Errorf("warnings lack %q:\n%s", w, warnings)
+		}
+	}
+	if strings.Contains(warnings, "ib0.8009 uses P_Key 0x8009 (partition 0x0009), which is not") {
+		t.Errorf("a key that may sit in an unread entry is said to be missing:\n%s", warnings)
 	}
 }
 

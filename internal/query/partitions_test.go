@@ -62,7 +62,7 @@ func TestReprogram(t *testing.T) {
 func TestResolveGUIDEndpoints(t *testing.T) {
 	p := NewPartitions(partconf.Parse("p.conf", []byte("Default=0x7fff : ALL=full;\ns=0x10 : 0x0002c90300000201=full, 0x0002c90300000204;\n")), partconf.Options{TableSize: 128})
 	host := func() *Host { t.Fatal("a GUID endpoint read the host"); return nil }
-	eps, err := ResolveEndpointsWith(host, p, specs(t, "0x0002c90300000201", "guid=0x0002c90300000204,pkey=0x8010")...)
+	eps, err := ResolveEndpointsFrom(EndpointSources{Host: host, Partitions: p}, specs(t, "0x0002c90300000201", "guid=0x0002c90300000204,pkey=0x8010")...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,11 +72,11 @@ func TestResolveGUIDEndpoints(t *testing.T) {
 	if e := eps[1].Endpoint; e.Port || e.Entries[0].PKey != 0x0010 || len(e.Notes) != 1 {
 		t.Errorf("B: %+v", e)
 	}
-	_, err = ResolveEndpointsWith(host, p, specs(t, "0x0002c90300000299,pkey=0x10", "0x8010")...)
+	_, err = ResolveEndpointsFrom(EndpointSources{Host: host, Partitions: p}, specs(t, "0x0002c90300000299,pkey=0x10", "0x8010")...)
 	if _, ok := err.(*check.ResolveError); !ok || !strings.Contains(err.Error(), "gets no entry for partition 0x0010 from p.conf (it gets 0xffff)") {
 		t.Errorf("not in the partition: %v", err)
 	}
-	if _, err := ResolveEndpoints(host, specs(t, "0x0002c90300000201", "0x8010")...); !errors.Is(err, ErrGUIDNeedsSource) {
+	if _, err := ResolveEndpointsFrom(EndpointSources{Host: host}, specs(t, "0x0002c90300000201", "0x8010")...); !errors.Is(err, ErrGUIDNeedsSource) {
 		t.Errorf("without partitions: %v", err)
 	}
 }

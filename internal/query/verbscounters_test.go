@@ -203,7 +203,7 @@ func TestRxeFixture(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := ResolveEndpoints(func() *Host { return h }, a, b)
+	res, err := ResolveEndpointsFrom(EndpointSources{Host: func() *Host { return h }}, a, b)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -148,7 +148,16 @@ var (
 	ErrTimeout = errors.New("no reply")
 	// ErrClosed: the transport was closed.
 	ErrClosed = errors.New("mad transport closed")
+	// ErrTransportDown: the transport can no longer send or receive (ibsim gone or
+	// the client's slot dropped, a umad device removed or reset): every later MAD fails
+	// too, and only opening a new transport helps.
+	ErrTransportDown = errors.New("mad transport down")
 )
+
+// downError marks an endpoint error as ErrTransportDown, its text unchanged.
+type downError struct{ error }
+
+func (e downError) Unwrap() []error { return []error{e.error, ErrTransportDown} }
 
 // TimeoutError says which request went unanswered.
 type TimeoutError struct {
@@ -708,7 +717,7 @@ func (e *engine) abort(err error) {
 // fail stops the loop on an endpoint error: every call, now and later,
 // fails with it.
 func (e *engine) fail(err error) {
-	err = fmt.Errorf("mad: receive from %s: %w", e.ep.name(), err)
+	err = downError{fmt.Errorf("mad: receive from %s: %w", e.ep.name(), err)}
 	e.mu.Lock()
 	e.failed = err
 	e.mu.Unlock()

@@ -84,13 +84,6 @@ func encodeUmadRegReq(class Class, qpn uint8) []byte {
 	return b
 }
 
-// encodeUmadHdr builds the header for sending mad to req's destination.
-func encodeUmadHdr(hdrSize int, agent uint32, class Class, dlid uint16, timeoutMS uint32) []byte {
-	h := make([]byte, hdrSize)
-	encodeUmadHdrInto(h, agent, class, dlid, timeoutMS)
-	return h
-}
-
 // encodeUmadHdrInto writes the header into h, which is zero.
 func encodeUmadHdrInto(h []byte, agent uint32, class Class, dlid uint16, timeoutMS uint32) {
 	ne, be := binary.NativeEndian, binary.BigEndian

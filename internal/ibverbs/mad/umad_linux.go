@@ -141,6 +141,13 @@ func (u *umadFile) send(msgs [][]byte) (int, error) {
 			if errors.Is(err, unix.EAGAIN) {
 				return i, nil
 			}
+			if errors.Is(err, unix.EIO) || errors.Is(err, unix.ENODEV) {
+				// The device went away or was reset: drivers/infiniband/core/user_mad.c
+				// returns -EIO from ib_umad_write (and ib_umad_read) once the file's
+				// agents are dead (Linux 5.11 and later; before, -EINVAL on write, and
+				// a sweep that stops answering is caught by the exporter's probe).
+				return i, downError{err}
+			}
 			if err != nil {
 				return i, err
 			}

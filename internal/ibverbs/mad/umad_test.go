@@ -138,3 +138,10 @@ func TestOpenUmadWithoutDevice(t *testing.T) {
 		t.Errorf("unknown port: %v", err)
 	}
 }
+
+// encodeUmadHdr builds the header for sending mad to req's destination.
+func encodeUmadHdr(hdrSize int, agent uint32, class Class, dlid uint16, timeoutMS uint32) []byte {
+	h := make([]byte, hdrSize)
+	encodeUmadHdrInto(h, agent, class, dlid, timeoutMS)
+	return h
+}

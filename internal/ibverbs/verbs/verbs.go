@@ -83,17 +83,6 @@ func decodePortAttr(b []byte) (PortAttr, error) {
 	}, nil
 }
 
-// LinkLayerName is ibv_port_attr.link_layer in the words sysfs uses.
-func LinkLayerName(ll uint8) string {
-	switch ll {
-	case 1:
-		return "InfiniBand"
-	case 2:
-		return "Ethernet"
-	}
-	return "Unknown"
-}
-
 // UnavailableError: verbs cannot be used here at all (no library, no RDMA stack, a
 // static build); Reason says which, in words.
 type UnavailableError struct {

@@ -28,14 +28,6 @@ func TestDecodePortAttr(t *testing.T) {
 	}
 }
 
-func TestLinkLayerName(t *testing.T) {
-	for ll, want := range map[uint8]string{0: "Unknown", 1: "InfiniBand", 2: "Ethernet", 9: "Unknown"} {
-		if got := LinkLayerName(ll); got != want {
-			t.Errorf("LinkLayerName(%d) = %q, want %q", ll, got, want)
-		}
-	}
-}
-
 // TestHostWithoutRDMA runs on whatever host the tests run on: with no library, with a
 // static build, or with no RDMA stack in the kernel, the answer is an
 // *UnavailableError with a reason, never a crash or an empty list that reads as "no

@@ -149,7 +149,7 @@ unread-table or different-subnets).`,
 	c.Flags().StringSliceVar(&o.Routers, "router", nil, "with --partitions: these port `GUIDS` (comma-separated) are router ports, which ALL_ROUTERS names and ALL_CAS does not (a saved sweep, --fabric-file, also tells)")
 	_ = c.MarkFlagFilename("partitions")
 	o.OpenSM.AddFlags(c)
-	o.Sweep.AddFileFlags(c, "stop the sweep after this long and report what was read (exit 3)")
+	o.Sweep.AddFileFlags(c, "stop the sweep after this long and report what was read (exit 4 when an endpoint is not in what was read)")
 	addSAFlags(c, &o.SA)
 	_ = c.RegisterFlagCompletionFunc("timeout", cmdutil.CompleteDurations("30s", "1m", "5m", "10m"))
 	return c

@@ -22,7 +22,10 @@ type ResolvedInterface struct {
 // Describe is one line for stderr: where the interface runs and with which entry.
 func (r *ResolvedInterface) Describe() string {
 	entry := "not in the table: it cannot come up"
-	if r.Index >= 0 {
+	switch {
+	case r.Unknown != "":
+		entry = "entry not known: " + r.Unknown
+	case r.Index >= 0:
 		entry = fmt.Sprintf("index %d, %s", r.Index, r.Membership)
 	}
 	return fmt.Sprintf("%s: IPoIB interface on %s, P_Key %s (%s)", r.Name, r.Port, r.PKey, entry)

@@ -46,11 +46,12 @@ type Deps struct {
 type Options struct {
 	Deps
 
-	Listen    []string
-	WebConfig string
-	Textfile  string
-	Once      bool
-	Interval  time.Duration
+	Listen         []string
+	WebConfig      string
+	MaxConnections int
+	Textfile       string
+	Once           bool
+	Interval       time.Duration
 
 	TableInterval time.Duration
 	PortInfo      bool
@@ -99,6 +100,7 @@ func NewCmdExporter(deps Deps, runF func(*Options) error) *cobra.Command {
 	fl := c.Flags()
 	fl.StringSliceVar(&o.Listen, "listen", []string{exporter.DefaultListen}, "serve /metrics on `ADDRS` (host:port, comma-separated or repeated; default loopback only)")
 	fl.StringVar(&o.WebConfig, "web.config.file", "", "exporter-toolkit web configuration `FILE`: TLS and basic auth (docs/web-configuration.md in github.com/prometheus/exporter-toolkit)")
+	fl.IntVar(&o.MaxConnections, "web.max-connections", exporter.DefaultMaxConnections, "keep at most `N` connections open: at the cap a new one closes the connection idle longest (lowered to what ulimit -n allows)")
 	fl.StringVar(&o.Textfile, "textfile", "", "write DIR/"+exporter.TextfileName+" atomically every --interval (node_exporter's textfile collector) instead of serving HTTP (`DIR`)")
 	fl.BoolVar(&o.Once, "once", false, "collect once and print the metrics to stdout (with --textfile: write the file once)")
 	fl.DurationVar(&o.Interval, "interval", time.Minute, "with --textfile: time between writes")
@@ -129,6 +131,9 @@ func (o *Options) validate() error {
 		if d.v <= 0 {
 			return bad("invalid %s %v (accepted: a positive duration, e.g. 30s)", d.name, d.v)
 		}
+	}
+	if o.MaxConnections < 1 {
+		return bad("invalid --web.max-connections %d (accepted: 1 or more)", o.MaxConnections)
 	}
 	if o.SweepTimeout < 0 {
 		return bad("invalid --sweep-timeout %v (accepted: a positive duration, e.g. 30s)", o.SweepTimeout)
@@ -177,9 +182,14 @@ func Run(o *Options) error {
 		ctx = context.Background()
 	}
 	logger := slog.New(slog.NewTextHandler(o.ErrOut, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	if !o.Once {
+	if !o.Once && o.WebConfig != "" {
+		// Through the bounded reader first: exporter-toolkit reads the file whole
+		// with os.ReadFile, which /dev/zero takes all memory from and a FIFO blocks.
+		if _, err := fsread.ReadFile(o.WebConfig, maxWebConfig, "a web configuration file"); err != nil {
+			return &query.UsageError{Msg: fmt.Sprintf("--web.config.file: %v", err)}
+		}
 		if err := exporter.ValidateWebConfig(o.WebConfig); err != nil {
-			return &query.UsageError{Msg: fmt.Sprintf("--web.config.file %s: %v", o.WebConfig, err)}
+			return &query.UsageError{Msg: fmt.Sprintf("--web.config.file %s: %v", o.WebConfig, oneLine(err))}
 		}
 	}
 	if o.fabricMode() {
@@ -238,11 +248,16 @@ func runFabric(ctx context.Context, o *Options, logger *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	defer fab.T.Close()
 	fopts.Fabric = fab
-	c := exporter.NewFabricCollector(fopts)
 	if o.Once {
-		if err := c.SweepLast(ctx); err != nil { // the process exits after writing it
+		defer fab.T.Close()
+	} else {
+		fopts.Reopen = o.OpenFabric // the collector owns the transports
+	}
+	c := exporter.NewFabricCollector(fopts)
+	defer c.Close()
+	if o.Once {
+		if err := c.Sweep(ctx); err != nil {
 			return &query.EnvError{Msg: fmt.Sprintf("fabric via %s: %v", fab.Via, err)}
 		}
 		return output(ctx, o, logger, c, nil)
@@ -253,7 +268,7 @@ func runFabric(ctx context.Context, o *Options, logger *slog.Logger) error {
 // output serves, writes or prints the collector's metrics. background, when set, runs
 // beside it until ctx ends (the fabric sweeps).
 func output(ctx context.Context, o *Options, logger *slog.Logger, c prometheus.Collector, background func(context.Context)) error {
-	reg, err := exporter.NewGatherer(c)
+	reg, err := exporter.NewRegistry(c)
 	if err != nil {
 		return err
 	}
@@ -268,21 +283,7 @@ func output(ctx context.Context, o *Options, logger *slog.Logger, c prometheus.C
 	defer func() { cancel(); <-done }()
 	switch {
 	case o.Textfile != "":
-		for {
-			if err := exporter.WriteTextfile(o.Textfile, reg); err != nil {
-				return &query.EnvError{Msg: fmt.Sprintf("--textfile: %v", err)}
-			}
-			if o.Once {
-				return nil
-			}
-			t := time.NewTimer(o.Interval)
-			select {
-			case <-ctx.Done():
-				t.Stop()
-				return nil
-			case <-t.C:
-			}
-		}
+		return writeTextfiles(ctx, o, logger, reg)
 	case o.Once:
 		return exporter.WriteText(o.Out, reg)
 	}
@@ -290,10 +291,55 @@ func output(ctx context.Context, o *Options, logger *slog.Logger, c prometheus.C
 	if err != nil {
 		return err
 	}
-	if err := exporter.Serve(ctx, o.Listen, o.WebConfig, h, logger); err != nil {
+	sopts := exporter.ServeOptions{WebConfig: o.WebConfig, MaxConnections: o.MaxConnections, Logger: logger}
+	if err := exporter.Serve(ctx, o.Listen, h, sopts); err != nil {
 		return &query.EnvError{Msg: fmt.Sprintf("serving on %s: %v", strings.Join(o.Listen, ","), err)}
 	}
 	return nil
+}
+
+// maxWebConfig bounds --web.config.file: users, TLS settings and an inline certificate
+// chain fit in far less.
+const maxWebConfig = 1 << 20
+
+// oneLine joins the lines of an error (a YAML error lists one per problem).
+func oneLine(err error) string {
+	s := strings.ReplaceAll(strings.ReplaceAll(err.Error(), ":\n", ": "), "\n", "; ")
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// writeTextfiles writes the textfile every --interval until ctx ends (once with
+// --once). The first write failing is an environment error (exit 3: the directory is
+// wrong); a later one is logged and retried with backoff, from a second doubling up to
+// a minute, while the old file stays (node_exporter's node_textfile_mtime_seconds
+// shows its age); the first write that works goes back to --interval.
+func writeTextfiles(ctx context.Context, o *Options, logger *slog.Logger, reg prometheus.Gatherer) error {
+	if err := exporter.WriteTextfile(o.Textfile, reg); err != nil {
+		return &query.EnvError{Msg: fmt.Sprintf("--textfile: %v", err)}
+	}
+	if o.Once {
+		return nil
+	}
+	wait, failures := o.Interval, 0
+	for {
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil
+		case <-t.C:
+		}
+		if err := exporter.WriteTextfile(o.Textfile, reg); err != nil {
+			failures++
+			wait = min(time.Second<<min(failures-1, 6), time.Minute)
+			logger.Warn("writing the textfile failed; the old one stays", "dir", o.Textfile, "err", err, "failures", failures, "retry_in", wait)
+			continue
+		}
+		if failures > 0 {
+			logger.Info("textfile written again", "dir", o.Textfile, "after_failures", failures)
+		}
+		wait, failures = o.Interval, 0
+	}
 }
 
 func longHelp() string {
@@ -311,18 +357,28 @@ tables are read again every --table-interval (each pkey file read is a device qu
 state and counters every scrape.
 
 Fabric mode (--sweep or --lid, through --ca or --ibsim) sweeps on a schedule, never per
-scrape: a scrape answers from the last complete sweep, encoded once when it finished,
-and says its age. Every port's table and counters carry node_guid, node_name, port and
-lid labels; P_Key and Q_Key violations come from the sweep's own PortInfo replies, the
-constraint errors from PMA PortCounters (one batch per sweep); with --sweep the
-audit of 'ibkey fabric check' (and with --partitions FILE the partitions.conf
-comparison) is ibkey_fabric_findings{rule,severity} and per port
-ibkey_fabric_port_finding_info.
+scrape: a scrape answers from the last complete sweep, its series built once, and says
+its age. Every port's table and counters carry node_guid, node_name, port and lid
+labels; P_Key and Q_Key violations come from the sweep's own PortInfo replies, the
+constraint errors from PMA PortCounters (one batch per sweep); with --sweep the audit of
+'ibkey fabric check' (and with --partitions FILE the partitions.conf comparison) is
+ibkey_fabric_findings{rule,severity} and per port ibkey_fabric_port_finding_info. When
+the MAD transport stops working (ibsim killed and restarted, its client slot dropped,
+an HCA reset or driver reload) it is opened again with backoff (1s to 8s); meanwhile
+ibkey_fabric_up is 0 and ibkey_fabric_last_sweep_failure says why.
 
 Output: HTTP /metrics on --listen (default 127.0.0.1:9893; TLS and basic auth with
 --web.config.file, the Prometheus exporter-toolkit format), or --textfile DIR (writes
-DIR/ibkey.prom atomically for node_exporter's textfile collector), or --once (print to
-stdout and exit). Labels follow node_exporter's infiniband collector (device, port).
+DIR/ibkey.prom atomically for node_exporter's textfile collector; a failed write is
+logged and retried), or --once (print to stdout and exit). Labels follow
+node_exporter's infiniband collector (device, port).
+
+The server answers GET and HEAD (405 otherwise), runs 2 scrapes at a time (a scrape
+waits up to 5s for a slot, then 503) and holds a slot only while it builds its answer;
+it ends requests that send their headers or body too slowly, responses not read within
+60s (or whose writes stall for 10s) and connections idle for 30s, and keeps at most --web.max-connections open (the
+one idle longest is closed to let a new one in). Its errors (TLS handshakes, plain HTTP
+to the TLS port) go to the log, at most 10 lines a minute.
 
 Metrics:
 `)

@@ -435,7 +435,7 @@ func pkeyPortToJSON(v *query.PortView, all bool) pkeyPortJSON {
 	}
 	for _, ip := range v.Interfaces {
 		ij := ipoibJSON{Name: ip.Name, PKey: ip.PKey.String(), Parent: ip.Parent, OperState: ip.OperState}
-		if ip.Index >= 0 {
+		if ip.Index >= 0 && ip.Unknown == "" {
 			idx, m := ip.Index, ip.Membership.String()
 			ij.Index, ij.Membership = &idx, &m
 		}

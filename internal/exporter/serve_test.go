@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -25,8 +26,8 @@ import (
 	"github.com/ibkey/ibkey/internal/query"
 )
 
-// TestCatalogNamesAreLegacy: formatKey shares one encoding between "allow-utf-8" and
-// "underscores" escaping, which is right only while every name is a legacy one.
+// TestCatalogNamesAreLegacy: every name is a legacy (pre-UTF-8) Prometheus name, which
+// every escaping scheme a scraper may ask for leaves as it is.
 func TestCatalogNamesAreLegacy(t *testing.T) {
 	for _, m := range Catalog() {
 		if !model.LegacyValidation.IsValidMetricName(m.Name) {
@@ -40,15 +41,13 @@ func TestCatalogNamesAreLegacy(t *testing.T) {
 	}
 }
 
-// TestHandlerServesWhatTheRegistryGathers: the /metrics handler's answer (static part
-// encoded once, live part per scrape), plain, gzip and protobuf, is what a registry
-// gathers from the same collector, and a second scrape reuses the encoding.
+// TestHandlerServesWhatTheRegistryGathers: the /metrics handler's answer, plain, gzip
+// and protobuf, is what a registry gathers from the same collector, scrape after
+// scrape.
 func TestHandlerServesWhatTheRegistryGathers(t *testing.T) {
 	dir := writeHost(t, fakesysfs.MLX5())
 	clock := &fakeClock{time.Unix(1000, 0)}
-	for name, c := range map[string]interface {
-		cachingCollector
-	}{
+	for name, c := range map[string]prometheus.Collector{
 		"host":   newHostCollector(dir, clock, nil),
 		"fabric": savedFabricCollector(t, "small.json", true),
 	} {
@@ -60,11 +59,7 @@ func TestHandlerServesWhatTheRegistryGathers(t *testing.T) {
 		if err := WriteText(&want, reg); err != nil {
 			t.Fatal(err)
 		}
-		g, err := NewGatherer(c)
-		if err != nil {
-			t.Fatal(err)
-		}
-		h, err := Handler(g, slog.New(slog.NewTextHandler(io.Discard, nil)))
+		h, err := Handler(reg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -138,13 +133,30 @@ func TestHandlerServesWhatTheRegistryGathers(t *testing.T) {
 	}
 }
 
+// TestAcceptsGzip: the handler compresses when Accept-Encoding lists gzip with a q
+// above 0, not otherwise. The negotiation is promhttp's: it matches "gzip" as written
+// (what Prometheus and curl --compressed send) and answers "*" uncompressed, both
+// allowed (identity is always acceptable unless excluded: RFC 9110 12.5.3); the
+// hand-written negotiation it replaced compressed those two.
 func TestAcceptsGzip(t *testing.T) {
-	for h, want := range map[string]bool{
-		"": false, "gzip": true, "GZIP": true, "deflate, gzip": true, "gzip;q=0": false, "gzip; q=0.0": false,
-		"gzip;q=0.1": true, "*": true, "identity": false, "br, gzip;q=0.5": true, "x-gzip": false,
+	reg, err := NewRegistry(savedFabricCollector(t, "small.json", false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := Handler(reg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for hdr, want := range map[string]bool{
+		"": false, "gzip": true, "GZIP": false, "deflate, gzip": true, "gzip;q=0": false, "gzip; q=0.0": false,
+		"gzip;q=0.1": true, "*": false, "identity": false, "br, gzip;q=0.5": true, "x-gzip": false,
 	} {
-		if got := acceptsGzip(h); got != want {
-			t.Errorf("acceptsGzip(%q) = %v, want %v", h, got, want)
+		req := httptest.NewRequest("GET", "/metrics", nil)
+		req.Header.Set("Accept-Encoding", hdr)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if got := w.Header().Get("Content-Encoding") == "gzip"; got != want {
+			t.Errorf("Accept-Encoding %q: gzip %v, want %v", hdr, got, want)
 		}
 	}
 }
@@ -152,10 +164,15 @@ func TestAcceptsGzip(t *testing.T) {
 // TestFamilySetReplacesBadUTF8: a node description is fabric input; bytes that are
 // not UTF-8 are replaced, never a panic or an invalid exposition.
 func TestFamilySetReplacesBadUTF8(t *testing.T) {
-	s := newFamilySet()
-	s.add(mFPortInfo, 1, "0x1", "bad\xffname", "1", "2", "ca", "")
+	s := newSeriesSet()
+	s.addValues(mFPortInfo, 1, "0x1", "bad\xffname", "1", "2", "ca", "")
+	ss := s.done()
+	reg, err := NewRegistry(collectorFunc(func(ch chan<- prometheus.Metric) { collectSeries(ch, ss) }))
+	if err != nil {
+		t.Fatal(err)
+	}
 	var b bytes.Buffer
-	if err := WriteText(&b, staticGatherer{s.static()}); err != nil {
+	if err := WriteText(&b, reg); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(b.String(), `node_name="bad`+"\uFFFD"+`name"`) {
@@ -163,10 +180,6 @@ func TestFamilySetReplacesBadUTF8(t *testing.T) {
 	}
 	_ = gauge(mFPortInfo, 1, "0x1", "bad\xffname", "1", "2", "ca", "") // no panic
 }
-
-type staticGatherer struct{ s *staticSet }
-
-func (g staticGatherer) Gather() ([]*dto.MetricFamily, error) { return g.s.dtoFamilies(), nil }
 
 // fakeFabric answers NodeInfo and PortInfo by directed route: nodes maps a route
 // to a node GUID, qkeys a route and port to Q_KeyViolations.
@@ -233,7 +246,7 @@ func TestPortInfoTapKeepsQKeyViolations(t *testing.T) {
 func TestWriteTextfile(t *testing.T) {
 	dir := writeHost(t, fakesysfs.MLX5())
 	out := t.TempDir()
-	g, err := NewGatherer(savedFabricCollector(t, "small.json", true))
+	g, err := NewRegistry(savedFabricCollector(t, "small.json", true))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,8 +278,8 @@ func TestWriteTextfile(t *testing.T) {
 	}
 }
 
-// TestFabricRunServesItsSweep: the serving loop (Run: sweep, then deflate) serves
-// the whole sweep, plain and gzip.
+// TestFabricRunServesItsSweep: the serving loop (Run) serves the whole sweep, plain and
+// gzip.
 func TestFabricRunServesItsSweep(t *testing.T) {
 	l := startSmallLab(t)
 	tr := l.Dial(t, "HcaA", labMAD)
@@ -275,11 +288,11 @@ func TestFabricRunServesItsSweep(t *testing.T) {
 	done := make(chan struct{})
 	go func() { defer close(done); c.Run(ctx) }()
 	defer func() { cancel(); <-done }()
-	g, err := NewGatherer(c)
+	reg, err := NewRegistry(c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	h, err := Handler(g, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	h, err := Handler(reg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,10 +300,6 @@ func TestFabricRunServesItsSweep(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("no sweep served after a minute")
 		}
-	}
-	reg, err := NewRegistry(c)
-	if err != nil {
-		t.Fatal(err)
 	}
 	var want bytes.Buffer
 	if err := WriteText(&want, reg); err != nil {
