@@ -158,7 +158,7 @@ var (
 		"Findings that name this port, by rule (value: how many).", withLabels(fabricPortLabels, "rule", "severity")...)
 )
 
-// Catalog lists every metric the exporter writes, host mode first.
+// Catalog lists every metric the exporter writes, host mode first, OpenSM's log last.
 func Catalog() []*Metric {
 	return []*Metric{
 		mHostUp, mHostError, mTablesAge, mDeviceInfo, mPortInfo, mPortState, mPortStateError,
@@ -169,6 +169,7 @@ func Catalog() []*Metric {
 		mFPortInfo, mFPortState, mFEntry, mFTableSize, mFTableValid, mFTableUnread,
 		mFRcvConstraint, mFXmitConstraint, mFPKeyViolations, mFQKeyViolations, mFSaturated, mFUnreadable,
 		mFindings, mFPortFinding,
+		mSMEvents,
 	}
 }
 
