@@ -56,7 +56,7 @@ var PartconfCases = []PartconfCase{
 // runs in.
 func PartconfDir() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "check", "partconf", "testdata", "lab")
+	return filepath.Join(filepath.Dir(file), "..", "partconf", "testdata", "lab")
 }
 
 // StartPartconf starts the partitions lab net, OpenSM to run on HcaA.

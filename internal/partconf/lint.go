@@ -154,7 +154,12 @@ func lintPartition(c *Config, p *Partition, opt LintOptions, add func(Severity, 
 		}
 		if first == nil {
 			first = d
-		} else if d.KeyText != "" {
+		} else if d.KeyText != "" && d.Name != "" && d.Name != p.Name {
+			// A key reused under another name. The same name and key again (or the key
+			// alone) is the split partition-config.txt documents ("It is possible to
+			// split partition configuration in more than one definition, but then PKey
+			// should be explicitly specified"): OpenSM merges it (osm_prtn_make_new logs
+			// "Duplicated partition definition ... Will use it") as meant.
 			add(Warning, d.Pos, "duplicate-key", fmt.Sprintf("key %s is already defined at %s: OpenSM merges the definitions and keeps the name %q", p.Key, first.Pos, p.Name),
 				"merge the member lists into one definition, or give this partition its own key")
 		}

@@ -37,8 +37,9 @@ FILE:LINE:COL: SEVERITY: MESSAGE [RULE], then the fix.
 
 Errors are what OpenSM rejects. Any error makes OpenSM drop the WHOLE file and apply
 Default=0x7fff : ALL=full instead (all isolation lost): the first finding then says so.
-Warnings are what OpenSM accepts but probably not as meant: duplicate keys (merged),
-two names for one key, a partition where every member is limited (nobody can talk in
+Warnings are what OpenSM accepts but probably not as meant: a key reused under
+another name (merged; one partition split over definitions with the same name and
+key, as OpenSM's partition-config.txt shows, is fine), two names for one key, a partition where every member is limited (nobody can talk in
 it), a port listed twice with different memberships, more partitions than a table holds
 (--table-size), 'both' without -W (--allow-both), no Default line, the SM's own port a
 limited member of the default partition, keys OpenSM generates.

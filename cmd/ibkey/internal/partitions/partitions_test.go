@@ -24,6 +24,12 @@ const (
 	headNode     = "0x0002c90300001001"
 	mgidConf     = "../../../../internal/partconf/testdata/lab/mgid.conf"
 	routerConf   = "testdata/router.conf"
+	// OpenSM's documented constructs (partconf's TestLabOpenSMLogs checks them against
+	// OpenSM's log): a partition split over definitions of one name and key, a key
+	// reused under another name, comments after mgid= values.
+	splitConf        = "../../../../internal/partconf/testdata/lab/split.conf"
+	reusedConf       = "../../../../internal/partconf/testdata/lab/reused.conf"
+	mgidCommentsConf = "../../../../internal/partconf/testdata/lab/mgidcomments.conf"
 	// uncertainConf: `;` right after an mgid= value makes OpenSM read bytes of its line
 	// buffer no line wrote (partconf's lab_parse_test).
 	uncertainConf = "testdata/uncertain.conf"
@@ -67,6 +73,9 @@ func TestPartitions(t *testing.T) {
 		{"show_router_json", []string{"partitions", "show", routerConf, "--router", routerPort, "-o", "json", "--indent"}, 0},
 		{"show_no_router", []string{"partitions", "show", routerConf}, 0},
 		{"matrix_router", []string{"partitions", "matrix", routerConf, "--router", routerPort}, 0},
+		{"check_split_strict", []string{"partitions", "check", splitConf, "--strict"}, 0},
+		{"check_reused_strict", []string{"partitions", "check", reusedConf, "--strict"}, 1},
+		{"check_mgid_comments", []string{"partitions", "check", mgidCommentsConf}, 0},
 		{"check_uncertain", []string{"partitions", "check", uncertainConf}, 4},
 		{"check_uncertain_json", []string{"partitions", "check", uncertainConf, "-o", "json"}, 4},
 		{"show_uncertain", []string{"partitions", "show", uncertainConf}, 4},
