@@ -1,7 +1,11 @@
 package query
 
 import (
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
+	"os"
 	"runtime"
 	"sync"
 
@@ -29,16 +33,23 @@ type Partitions struct {
 	unl, unlFor *partconf.Model // unlimited's model, and the model it is for
 }
 
+// StdinName is how a partitions.conf read from standard input ("-") is named in
+// findings and output, as compilers name it.
+const StdinName = "<stdin>"
+
 // ReadPartitions reads and parses path. A file that cannot be read is bad input (exit
 // 2): the command line names it. Parse problems are in Config.Findings, never an error.
-// The read is bounded by partconf.MaxFileSize and refuses FIFOs, devices and other
-// special files without blocking (fsread).
-func ReadPartitions(path string, opt partconf.Options) (*Partitions, error) {
-	data, err := fsread.ReadFile(path, partconf.MaxFileSize, "a partitions file (OpenSM's partitions.conf)")
+// The read is bounded by partconf.MaxFileSize (fsread). With stdin given, "-" is read
+// from it, and a FIFO (a named pipe, `<(...)`, /dev/stdin on a pipe: `ssh sm01 cat
+// /etc/opensm/partitions.conf | ibkey partitions check -`) is read as the stream it
+// is, with the same bound; without it (shell completion, which must not block) both
+// are refused, as devices and other special files always are.
+func ReadPartitions(path string, stdin io.Reader, opt partconf.Options) (*Partitions, error) {
+	data, name, err := readPartitionsFile(path, stdin)
 	if err != nil {
 		return nil, &UsageError{Msg: fmt.Sprintf("partitions file: %v", err)}
 	}
-	p := NewPartitions(partconf.ParseOwned(path, data), opt)
+	p := NewPartitions(partconf.ParseOwned(name, data), opt)
 	if len(data) >= collectAfter {
 		// The parser's scratch (maps and arrays outgrown, about half the size of
 		// what it keeps) is garbage now, and the Go collector, paced at twice the
@@ -48,6 +59,45 @@ func ReadPartitions(path string, opt partconf.Options) (*Partitions, error) {
 		runtime.GC()
 	}
 	return p, nil
+}
+
+const partitionsWhat = "a partitions file (OpenSM's partitions.conf)"
+
+// readPartitionsFile is ReadPartitions' read: the bytes and the name findings give them.
+func readPartitionsFile(path string, stdin io.Reader) ([]byte, string, error) {
+	if path == "-" {
+		if stdin == nil {
+			return nil, "", errors.New("- (standard input) cannot be read here")
+		}
+		data, err := readStream(stdin, StdinName, partconf.MaxFileSize)
+		return data, StdinName, err
+	}
+	data, err := fsread.ReadFile(path, partconf.MaxFileSize, partitionsWhat)
+	if errors.Is(err, fsread.ErrNotRegular) && stdin != nil {
+		// A pipe: opened blocking (a named pipe waits for its writer, as cat does).
+		if st, serr := os.Stat(path); serr == nil && st.Mode()&fs.ModeNamedPipe != 0 {
+			f, oerr := os.Open(path)
+			if oerr != nil {
+				return nil, "", oerr
+			}
+			defer f.Close()
+			data, err = readStream(f, path, partconf.MaxFileSize)
+		}
+	}
+	return data, path, err
+}
+
+// readStream reads a stream to its end, bounded as files are: past limit bytes it is
+// an error naming the bound, not a truncated file.
+func readStream(r io.Reader, name string, limit int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if int64(len(data)) > limit {
+		return nil, fsread.TooLarge(name, limit, partitionsWhat)
+	}
+	return data, nil
 }
 
 // collectAfter is the file size from which ReadPartitions collects the parser's

@@ -142,7 +142,7 @@ unread-table or different-subnets).`,
 	}
 	o.MAD = cmdutil.AddMADFlags(c, f)
 	o.Sweep.MAD = o.MAD
-	c.Flags().StringVar(&o.Partitions, "partitions", "", "resolve port GUIDs from this OpenSM partitions.conf (`FILE`)")
+	c.Flags().StringVar(&o.Partitions, "partitions", "", "resolve port GUIDs from this OpenSM partitions.conf (`FILE`; - for standard input)")
 	c.Flags().StringSliceVar(&o.Routers, "router", nil, "with --partitions: these port `GUIDS` (comma-separated) are router ports, which ALL_ROUTERS names and ALL_CAS does not (a saved sweep, --fabric-file, also tells)")
 	_ = c.MarkFlagFilename("partitions")
 	o.OpenSM.AddFlags(c)
@@ -294,7 +294,7 @@ func runCanTalk(o *CanTalkOptions) error {
 	}
 	var parts *query.Partitions
 	if o.Partitions != "" {
-		if parts, err = o.OpenSM.Load(o.Partitions); err != nil {
+		if parts, err = o.OpenSM.Load(o.Partitions, o.IO); err != nil {
 			return err
 		}
 		if parts.Types, err = o.routerPorts(); err != nil {

@@ -44,13 +44,18 @@ func (o *OpenSMFlags) Options() (partconf.Options, error) {
 	return opt, nil
 }
 
-// Load reads the partitions file at path with the flags' options.
-func (o *OpenSMFlags) Load(path string) (*query.Partitions, error) {
+// Load reads the partitions file at path with the flags' options: "-" is the streams'
+// stdin, and a pipe (`<(...)`, a named pipe) is read as a stream (query.ReadPartitions).
+// Reading from a terminal says on stderr how to end the file.
+func (o *OpenSMFlags) Load(path string, streams *IOStreams) (*query.Partitions, error) {
 	opt, err := o.Options()
 	if err != nil {
 		return nil, err
 	}
-	return query.ReadPartitions(path, opt)
+	if path == "-" && streams.InTTY {
+		fmt.Fprintln(streams.ErrOut, "ibkey: reading a partitions.conf from the terminal; end it with Ctrl-D")
+	}
+	return query.ReadPartitions(path, streams.In, opt)
 }
 
 // CompletePartitionsFile completes FILE with file names.
@@ -72,7 +77,7 @@ func CompletePartitionsFileThenGUIDs(c *cobra.Command, args []string, toComplete
 // FileGUIDCompletions offers the port GUIDs a partitions file names, each described by
 // the partitions that name it; nothing when the file cannot be read.
 func FileGUIDCompletions(path string) []cobra.Completion {
-	p, err := query.ReadPartitions(path, partconf.Options{})
+	p, err := query.ReadPartitions(path, nil, partconf.Options{}) // never blocks: no stdin, no pipes
 	if err != nil {
 		return nil
 	}

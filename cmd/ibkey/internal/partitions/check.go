@@ -78,7 +78,7 @@ JSON (-o json), schema schemas/partitions-check.schema.json: {"schema_version":1
 }
 
 func runCheck(o *CheckOptions) error {
-	p, err := o.OpenSM.Load(o.File)
+	p, err := o.OpenSM.Load(o.File, o.IO)
 	if err != nil {
 		return err
 	}

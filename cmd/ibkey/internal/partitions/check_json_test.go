@@ -38,7 +38,7 @@ func TestCheckJSONMatchesStructs(t *testing.T) {
 	n := 0
 	for _, file := range showConfigs(t) {
 		for _, lo := range []partconf.LintOptions{{}, {AllowBoth: true, TableSize: 2}} {
-			p, err := query.ReadPartitions(file, partconf.Options{TableSize: 128})
+			p, err := query.ReadPartitions(file, nil, partconf.Options{TableSize: 128})
 			if err != nil {
 				t.Fatal(err)
 			}

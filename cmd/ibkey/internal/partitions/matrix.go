@@ -141,7 +141,7 @@ type matrix struct {
 }
 
 func runMatrix(o *MatrixOptions) error {
-	p, err := o.OpenSM.Load(o.File)
+	p, err := o.OpenSM.Load(o.File, o.IO)
 	if err != nil {
 		return err
 	}

@@ -33,13 +33,18 @@ and all isolation is lost. check says so first; show and matrix show that fallba
 When what OpenSM does with a file cannot be predicted (it reads memory the file does
 not determine, or crashes), every subcommand says so on stderr and exits 4.
 
+FILE (and --previous) may be - for standard input, or a pipe: read to its end, at most
+256 MiB, as a file is (ssh sm01 cat /etc/opensm/partitions.conf | ibkey partitions
+check -, or <(ssh sm01 cat /etc/opensm/partitions.conf)).
+
 The ports are the GUIDs the file names (show also takes more on the command line).
 They are taken for CA ports unless --router names them or a saved sweep
 (--fabric-file) shows them on a router: ALL_ROUTERS names router ports, ALL_CAS does
 not, and ALL_SWITCHES names none of them.`,
 		Example: `  ibkey partitions check /etc/opensm/partitions.conf
   ibkey partitions show partitions.conf --sm-guid 0x0002c90300000201
-  ibkey partitions matrix partitions.conf -o json`,
+  ibkey partitions matrix partitions.conf -o json
+  ssh sm01 cat /etc/opensm/partitions.conf | ibkey partitions check -`,
 		Args: cmdutil.UsageArgs(cobra.NoArgs),
 		RunE: func(c *cobra.Command, args []string) error { return c.Help() },
 	}

@@ -155,7 +155,10 @@ func runShow(o *ShowOptions) error {
 
 // loadShow reads the files and predicts the tables; warnings go to o.Notices.
 func loadShow(o *ShowOptions) (*show, error) {
-	p, err := o.OpenSM.Load(o.File)
+	if o.Previous == "-" && o.File == "-" {
+		return nil, cmdutil.Usagef("FILE and --previous are both - (standard input): give one of them as a file")
+	}
+	p, err := o.OpenSM.Load(o.File, o.IO)
 	if err != nil {
 		return nil, err
 	}
@@ -173,18 +176,20 @@ func loadShow(o *ShowOptions) (*show, error) {
 	}
 	ports := p.TypedPorts(types, extra...)
 	var prev *partconf.Model
+	prevName := ""
 	if o.Previous != "" {
-		pp, err := query.ReadPartitions(o.Previous, p.Options)
+		pp, err := o.OpenSM.Load(o.Previous, o.IO)
 		if err != nil {
 			return nil, err
 		}
+		prevName = pp.Config.File
 		prev = partconf.NewModel(pp.Config, ports, p.Options)
 		if pp.Config.Rejected {
 			o.Notices.Warn(fmt.Sprintf("the previous configuration %s is one OpenSM rejects: it was applied as Default=0x7fff : ALL=full", pp.Config.File))
 		}
 	}
 	m := partconf.NewModel(p.Config, ports, p.Options)
-	s := &show{p: p, applied: m.Config, model: m, prevModel: prev, previous: o.Previous, names: names}
+	s := &show{p: p, applied: m.Config, model: m, prevModel: prev, previous: prevName, names: names}
 	if p.Config.Rejected {
 		o.Notices.Warn(rejectedWarning(p.Config))
 	}
