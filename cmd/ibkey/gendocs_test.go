@@ -51,7 +51,7 @@ func generated(t *testing.T) map[string][]byte {
 	for _, e := range ents {
 		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
 		must(err)
-		files["man/"+e.Name()] = manpage.Fix(e.Name(), data)
+		files["man/"+e.Name()] = manpage.Fix(e.Name(), data, exitCodesTroff())
 	}
 	return files
 }

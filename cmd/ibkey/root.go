@@ -24,13 +24,16 @@ func newRootCmd(f *cmdutil.Factory) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "ibkey",
 		Short: "Explain InfiniBand partitions: P_Key tables, P_Key/Q_Key values, who can talk",
-		Long: `ibkey explains InfiniBand partitions. It reads a host's P_Key tables from sysfs
-(or any port's over MADs), decodes P_Key and Q_Key values, predicts whether two
-endpoints can communicate under the P_Key and Q_Key rules, watches the counters that
-show dropped packets, checks an OpenSM partitions.conf and audits a whole fabric. It
-only reads: it never writes sysfs and sends only Get MADs.
+		Long: `ibkey explains InfiniBand partitions. It reads a host's P_Key tables from
+sysfs (or any port's over MADs), decodes P_Key and Q_Key values, predicts
+whether two endpoints can talk under the P_Key and Q_Key rules, watches the
+counters that show dropped packets, checks an OpenSM partitions.conf and
+audits a whole fabric. It only reads: it never writes sysfs and sends only Get
+MADs.
 
-Without hardware, --demo shows every command on an embedded demo host.`,
+Without hardware, --demo shows every command on an embedded demo host.
+
+` + cmdutil.ExitCodesText(),
 		Version: version(),
 	}
 	cmdutil.AddRootFlags(root, f)

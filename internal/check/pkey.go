@@ -191,10 +191,39 @@ func parseHex(s string, max uint64) (uint64, string) {
 		}
 		v = v<<4 | uint64(d)
 		if v > max {
+			if len(digits) == len(s) && isDecimal(s) {
+				// 32769 is read as hex 0x32769, not decimal 32769 (0x8001).
+				if d, ok := decimal(s); ok && d <= max {
+					return 0, fmt.Sprintf("read as hex 0x%s, larger than 0x%x (values are hex: decimal %s is 0x%x)", s, max, s, d)
+				}
+				return 0, fmt.Sprintf("read as hex 0x%s, larger than 0x%x (values are hex)", s, max)
+			}
 			return 0, fmt.Sprintf("larger than 0x%x", max)
 		}
 	}
 	return v, ""
+}
+
+// isDecimal says whether s is all decimal digits.
+func isDecimal(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// decimal is s (decimal digits) as a number; !ok when it overflows a uint64.
+func decimal(s string) (v uint64, ok bool) {
+	for i := 0; i < len(s); i++ {
+		d := uint64(s[i] - '0')
+		if v > (^uint64(0)-d)/10 {
+			return 0, false
+		}
+		v = v*10 + d
+	}
+	return v, true
 }
 
 func hexDigit(c byte) (uint8, bool) {
@@ -214,7 +243,7 @@ func hexDigit(c byte) (uint8, bool) {
 type PKeyDecoding struct {
 	Value      string `json:"value"`
 	Key        string `json:"key"`
-	Membership string `json:"membership"`
+	Membership string `json:"membership"` // "" for key 0: a member of nothing
 	Valid      bool   `json:"valid"`
 	Default    bool   `json:"default"`
 	// Notes are sentences that explain the value to a user.
@@ -224,11 +253,15 @@ type PKeyDecoding struct {
 // DecodePKey explains a P_Key value.
 func DecodePKey(p PKey) PKeyDecoding {
 	d := PKeyDecoding{
-		Value:      p.String(),
-		Key:        p.Partition().String(),
-		Membership: p.Membership().String(),
-		Valid:      p.Valid(),
-		Default:    p.Valid() && p.IsDefault(),
+		Value:   p.String(),
+		Key:     p.Partition().String(),
+		Valid:   p.Valid(),
+		Default: p.Valid() && p.IsDefault(),
+	}
+	if p.Valid() {
+		// Key 0 names no partition, so an empty entry is a member of nothing (as
+		// `pkeys --all` shows it).
+		d.Membership = p.Membership().String()
 	}
 	switch {
 	case !p.Valid():

@@ -33,6 +33,10 @@ func TestParsePKey(t *testing.T) {
 		{"80:01:02", "exactly two bytes"}, {"800:01", "more than one byte"}, {":01", "empty byte"},
 		{"80:", "empty byte"}, {"8g:01", "not a hex digit"}, {"0x80:01", "more than one byte"},
 		{"１２", "not a hex digit"}, {"99999999999999999999", "larger than 0xffff"},
+		// Decimal-looking values are read as hex, and the message says so.
+		{"32769", "read as hex 0x32769, larger than 0xffff (values are hex: decimal 32769 is 0x8001)"},
+		{"99999999999999999999", "read as hex 0x99999999999999999999, larger than 0xffff (values are hex)"},
+		{"0x32769", "larger than 0xffff"},
 	}
 	for _, tc := range bad {
 		_, err := ParsePKey(tc.in)
@@ -59,8 +63,9 @@ func TestDecodePKey(t *testing.T) {
 		valid, def bool
 		note       string
 	}{
-		{0x0000, "0x0000", "limited", false, false, "invalid"},
-		{0x8000, "0x0000", "full", false, false, "invalid"},
+		// Key 0 names no partition: no membership (issue 25: as pkeys --all says).
+		{0x0000, "0x0000", "", false, false, "invalid"},
+		{0x8000, "0x0000", "", false, false, "invalid"},
 		{0x7fff, "0x7fff", "limited", true, true, "limited member of the default partition"},
 		{0xffff, "0x7fff", "full", true, true, "the default P_Key"},
 		{0x8001, "0x0001", "full", true, false, "full member of partition 0x0001"},

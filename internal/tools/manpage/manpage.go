@@ -14,27 +14,6 @@ import (
 	"strings"
 )
 
-// ExitStatus is the EXIT STATUS section shared by every page.
-const ExitStatus = `.TP
-\fB0\fP
-Success; for a question (can-talk, --find, check), yes.
-.TP
-\fB1\fP
-A definite no: the ports cannot talk, the key is not in the table, the audit found errors.
-.TP
-\fB2\fP
-Bad input: an unknown flag, value or argument; the message names it and what is accepted.
-.TP
-\fB3\fP
-Environment: a device, port, file or simulator is missing or cannot be reached; the message lists what exists.
-.TP
-\fB4\fP
-Incomplete: the answer depends on something ibkey could not read or check (listed on standard error); it is neither a yes nor a no.
-.TP
-\fB128+N\fP
-Ended by signal N (130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP), after restoring the terminal.
-`
-
 // Environment is the ENVIRONMENT section shared by every page.
 const Environment = `.TP
 \fBIBKEY_SYSFS\fP
@@ -75,8 +54,9 @@ OpenSM's partition configuration, read by partitions and fabric check --partitio
 var SeeAlso = []string{"smpquery(8)", "perfquery(8)", "ibnetdiscover(8)", "opensm(8)", "rdma(8)", "ibv_devinfo(1)"}
 
 // Fix returns page (cobra/doc's output for the page named name, "ibkey-pkeys.1")
-// finished as the package comment says.
-func Fix(name string, page []byte) []byte {
+// finished as the package comment says; exitStatus is the EXIT STATUS section's troff
+// (cmd/ibkey's one exit-code table, which this package cannot import).
+func Fix(name string, page []byte, exitStatus string) []byte {
 	title := strings.ToUpper(strings.TrimSuffix(name, ".1"))
 	lines := strings.Split(string(page), "\n")
 	var out []string
@@ -91,7 +71,7 @@ func Fix(name string, page []byte) []byte {
 			out = append(out, l, ".ad l", ".nh") // .TH resets hyphenation: turn it off again
 			continue
 		case l == ".SH SEE ALSO":
-			out = append(out, ".SH EXIT STATUS", strings.TrimSuffix(ExitStatus, "\n"),
+			out = append(out, ".SH EXIT STATUS", strings.TrimSuffix(exitStatus, "\n"),
 				"", ".SH ENVIRONMENT", strings.TrimSuffix(Environment, "\n"),
 				"", ".SH FILES", strings.TrimSuffix(Files, "\n"), "")
 			sawSeeAlso = true

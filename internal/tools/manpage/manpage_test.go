@@ -51,7 +51,7 @@ func TestRepositoryPagesRenderClean(t *testing.T) {
 
 func TestFixTitlesAndSections(t *testing.T) {
 	page := []byte(".nh\n.TH \"IBKEY\" \"1\" \"Nov 2026\" \"ibkey\" \"ibkey manual\"\n\n.SH NAME\nibkey-pkeys - x\n\n.PP\nJSON: {\"a\",\"bbbbbbbbbbbbbbb\",\"ccccccccccccccccc\"}\n\n.SH SEE ALSO\n\\fBibkey(1)\\fP\n")
-	got := string(Fix("ibkey-pkeys.1", page))
+	got := string(Fix("ibkey-pkeys.1", page, ".TP\n\\fB0\\fP\nSuccess.\n"))
 	for _, want := range []string{`.TH "IBKEY-PKEYS" "1"`, ".ad l", ".SH EXIT STATUS", `{"a",\:"bbbbbbbbbbbbbbb",\:"ccccccccccccccccc"}`, `\fBibkey(1)\fP, \fBsmpquery\fP(8)`} {
 		if !strings.Contains(got, want) {
 			t.Errorf("Fix output has no %q:\n%s", want, got)

@@ -45,7 +45,7 @@ func NewCmdCanTalk(f *cmdutil.Factory, runF func(*CanTalkOptions) error) *cobra.
 	o.savedSweep = sync.OnceValues(func() (*fabric.Fabric, error) { return cmdutil.ReadFabricFile(o.Sweep.File) })
 	c := &cobra.Command{
 		Use:   "can-talk A B",
-		Short: "Say whether two endpoints can talk under the P_Key and Q_Key rules, and why",
+		Short: "Whether two endpoints can talk (P_Key and Q_Key rules), and why",
 		Long: `Say whether endpoints A and B can talk, in both directions, and why: the P_Key rule
 (same 15-bit key, at least one full member), the QP types, and for UD QPs the Q_Key
 rule (the sender's wr_qkey, or its QP-context qkey when wr_qkey has the top bit set

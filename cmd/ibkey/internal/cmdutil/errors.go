@@ -93,10 +93,20 @@ func Usagef(format string, a ...any) error {
 func UsageArgs(v cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(c *cobra.Command, args []string) error {
 		if err := v(c, args); err != nil {
-			return &query.UsageError{Msg: fmt.Sprintf("%s: %s (usage: %s)", c.CommandPath(), err, c.UseLine())}
+			return &query.UsageError{Msg: fmt.Sprintf("%s: %s (usage: %s)", commandName(c), err, c.UseLine())}
 		}
 		return nil
 	}
+}
+
+// commandName is c's path without the root's name ("watch counters"): messages are
+// printed after "ibkey: " already.
+func commandName(c *cobra.Command) string {
+	if !c.HasParent() {
+		return c.Name()
+	}
+	_, rest, _ := strings.Cut(c.CommandPath(), " ")
+	return rest
 }
 
 // FlagError makes cobra's flag errors exit 2 with a pointer to the help of the

@@ -74,9 +74,11 @@ func TestInputSanity(t *testing.T) {
 		{[]string{"completion", "junk"}, 2, `unknown command "junk"`},
 		{[]string{"grp", "sub", "--find="}, 2, "--find needs a value"},
 		{[]string{"grp", "sub", "--interval", "100000h"}, 2, "invalid --interval 100000h: at most 24h"},
+		{[]string{"grp", "sub", "--interval", "100000"}, 2, "invalid --interval 100000: at most 24h"}, // as typed, not 27h46m40s
 		{[]string{"grp", "sub", "--mad-timeout", "2h"}, 2, "invalid --mad-timeout 2h: at most 1m"},
+		{[]string{"grp", "sub", "--mad-timeout", "100000"}, 2, "invalid --mad-timeout 100000: at most 1m"},
 		{[]string{"grp", "sub", "--interval", "5", "--find", "x"}, 0, ""},
-		{[]string{"grp"}, 0, ""},
+		{[]string{"grp"}, 2, "grp needs a subcommand (commands: sub;"}, // a group alone is a usage mistake (issue 28)
 		{[]string{"help", "grp"}, 0, ""},
 	} {
 		var out, errOut strings.Builder

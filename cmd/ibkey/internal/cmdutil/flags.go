@@ -15,14 +15,29 @@ import (
 // plainDuration wraps a duration flag's value so a plain number is read in unit.
 type plainDuration struct {
 	pflag.Value
-	unit string // "s" or "ms"
+	unit  string // "s" or "ms"
+	typed string // what the user wrote, for messages
 }
 
 func (d *plainDuration) Set(s string) error {
+	d.typed = s
 	if s != "" && strings.Trim(s, "0123456789.") == "" {
 		s += d.unit
 	}
 	return d.Value.Set(s)
+}
+
+// FlagText is what the user typed for c's flag name ("0" for --interval 0, not
+// "0s"), or its value's text when it was not typed through the command line.
+func FlagText(c *cobra.Command, name string) string {
+	fl := c.Flags().Lookup(name)
+	if fl == nil {
+		return ""
+	}
+	if d, ok := fl.Value.(*plainDuration); ok && d.typed != "" {
+		return d.typed
+	}
+	return fl.Value.String()
 }
 
 // isIntervalFlag says whether a duration flag is an interval.
@@ -46,13 +61,13 @@ func AcceptPlainDurations(root *cobra.Command) {
 			}
 			switch {
 			case isIntervalFlag(fl.Name):
-				fl.Value = &plainDuration{fl.Value, "s"}
+				fl.Value = &plainDuration{Value: fl.Value, unit: "s"}
 				fl.Usage += " (a plain number is seconds)"
 				if _, ok := c.GetFlagCompletionFunc(fl.Name); !ok {
 					_ = c.RegisterFlagCompletionFunc(fl.Name, CompleteDurations(IntervalChoices...))
 				}
 			case fl.Name == "mad-timeout":
-				fl.Value = &plainDuration{fl.Value, "ms"}
+				fl.Value = &plainDuration{Value: fl.Value, unit: "ms"}
 				fl.Usage += " (a plain number is milliseconds, as the diags' -t)"
 			}
 		})

@@ -48,7 +48,7 @@ func checkFlagValues(c *cobra.Command) error {
 				limit = maxTimeout
 			}
 			if limit > 0 && d > limit {
-				err = Usagef("invalid --%s %s: at most %s", fl.Name, fmtDuration(d), fmtDuration(limit))
+				err = Usagef("invalid --%s %s: at most %s", fl.Name, FlagText(c, fl.Name), fmtDuration(limit))
 			}
 		}
 	})
@@ -63,7 +63,7 @@ func fmtDuration(d time.Duration) string {
 
 // RefuseUnknownSubcommands makes every command that only groups subcommands (ibkey
 // itself, watch, fabric, partitions, decode, completion) refuse an argument that names
-// none of them, exit 2, in one line that names the word, the closest subcommand and
+// none of them (and, but for ibkey itself, being run without one), exit 2, in one line that names the word, the closest subcommand and
 // the accepted ones, instead of printing its help and exiting 0 (or cobra's
 // several-line "Did you mean this?"); the same when flags follow the mistyped word
 // (`watch counter --once`: the flag belongs to the subcommand meant, so "unknown
@@ -85,7 +85,13 @@ func RefuseUnknownSubcommands(root *cobra.Command) {
 			// over several lines.
 			c.Args = refuse
 			if c.RunE == nil && c.Run == nil {
-				c.RunE = func(c *cobra.Command, args []string) error { return c.Help() }
+				c.RunE = func(c *cobra.Command, args []string) error {
+					if c == root {
+						return c.Help()
+					}
+					// `ibkey watch` alone: a usage mistake, in one line.
+					return Usagef("%s needs a subcommand (commands: %s; see '%s --help')", commandName(c), strings.Join(subNames(c), ", "), c.CommandPath())
+				}
 			}
 		}
 		if c.Name() == "help" && c.Parent() == root {

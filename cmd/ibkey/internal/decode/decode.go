@@ -28,12 +28,6 @@ func NewCmdDecode(f *cmdutil.Factory) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "decode",
 		Short: "Explain P_Key and Q_Key values",
-		Args:  cmdutil.UsageArgs(cobra.NoArgs),
-		// A bare `ibkey decode` is a usage mistake: show the subcommands, exit 2.
-		RunE: func(c *cobra.Command, args []string) error {
-			_ = c.Help()
-			return cmdutil.Exit(cmdutil.ExitUsage)
-		},
 	}
 	c.AddCommand(NewCmdPKey(f, nil), NewCmdQKey(f, nil))
 	return c

@@ -38,17 +38,21 @@ var pkeyDecoding = decoding[check.PKeyDecoding]{
 			Schema cmdutil.SchemaVersion `json:"schema_version"`
 			PKeys  []pkeyJSON            `json:"pkeys"`
 		}{cmdutil.SchemaVersion{}, mapSlice(out, func(d check.PKeyDecoding) pkeyJSON {
-			return pkeyJSON{d.Value, d.Key, d.Membership, d.Valid, d.Default, nonNil(d.Notes)}
+			var m *string
+			if d.Membership != "" {
+				m = &d.Membership
+			}
+			return pkeyJSON{d.Value, d.Key, m, d.Valid, d.Default, nonNil(d.Notes)}
 		})}
 	},
 	header: []string{"VALUE", "KEY", "MEMBERSHIP", "VALID", "DEFAULT"},
 	row: func(d check.PKeyDecoding) []string {
-		return []string{d.Value, d.Key, d.Membership, cmdutil.YesNo(d.Valid), cmdutil.YesNo(d.Default)}
+		return []string{d.Value, d.Key, membership(d), cmdutil.YesNo(d.Valid), cmdutil.YesNo(d.Default)}
 	},
 	text: func(w io.Writer, d check.PKeyDecoding) {
 		fmt.Fprintf(w, "P_Key %s\n", d.Value)
 		fmt.Fprintf(w, "  key         %s\n  membership  %s\n  valid       %s\n  default     %s\n",
-			d.Key, d.Membership, cmdutil.YesNo(d.Valid), cmdutil.YesNo(d.Default))
+			d.Key, membership(d), cmdutil.YesNo(d.Valid), cmdutil.YesNo(d.Default))
 	},
 	notes: func(d check.PKeyDecoding) []string { return d.Notes },
 }
@@ -59,10 +63,18 @@ func runDecodePKey(o *DecodeOptions) error { return pkeyDecoding.run(o) }
 type pkeyJSON struct {
 	Value      string   `json:"value"`
 	Key        string   `json:"key"`
-	Membership string   `json:"membership"`
+	Membership *string  `json:"membership"` // null for key 0
 	Valid      bool     `json:"valid"`
 	Default    bool     `json:"default"`
 	Notes      []string `json:"notes"`
+}
+
+// membership is d's membership as text: "-" for key 0, which names no partition.
+func membership(d check.PKeyDecoding) string {
+	if d.Membership == "" {
+		return "-"
+	}
+	return d.Membership
 }
 
 func mapSlice[T, U any](in []T, f func(T) U) []U {

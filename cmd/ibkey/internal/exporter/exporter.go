@@ -69,7 +69,7 @@ func NewCmdExporter(deps Deps, runF func(*Options) error) *cobra.Command {
 	o := &Options{Deps: deps}
 	c := &cobra.Command{
 		Use:   "exporter",
-		Short: "Prometheus metrics: P_Key tables, IPoIB membership, partition drops, fabric audit",
+		Short: "Prometheus metrics: tables, IPoIB, partition drops, audit",
 		Long:  longHelp(),
 		Example: `  ibkey exporter                                   # host mode on 127.0.0.1:9893
   ibkey exporter --listen :9893 --web.config.file web.yml

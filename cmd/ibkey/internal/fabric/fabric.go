@@ -14,7 +14,7 @@ import (
 func NewCmdFabric(f *cmdutil.Factory) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "fabric",
-		Short: "Sweep the subnet: nodes, links and every port's P_Key table; audit and compare sweeps",
+		Short: "Sweep the subnet and its P_Key tables; audit and compare sweeps",
 		Long: `Sweep the whole subnet by directed route from the local port, as ibnetdiscover does,
 reading every node, link and P_Key table with SMP Gets (it never sets anything), then
 answer from that one sweep:
@@ -45,7 +45,6 @@ what was read). A signal ends a command with 128+signo.`,
   ibkey fabric check --partitions /etc/opensm/partitions.conf
   ibkey fabric diff fabric.json`,
 		Args: cmdutil.UsageArgs(cobra.NoArgs),
-		RunE: func(c *cobra.Command, args []string) error { return c.Help() },
 	}
 	c.AddCommand(NewCmdDiscover(f, nil), NewCmdPKeys(f, nil), NewCmdCheck(f, nil), NewCmdDiff(f, nil))
 	return c

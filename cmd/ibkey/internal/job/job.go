@@ -65,7 +65,7 @@ func NewCmdJob(deps Deps, runF func(*Options) error) *cobra.Command {
 	o := &Options{Deps: deps}
 	c := &cobra.Command{
 		Use:   "job [KEY=VALUE...]",
-		Short: "Say which partition NCCL, UCX, NVSHMEM, GASNet, MPI and perftest will use, and whether the job's hosts can talk",
+		Short: "Which partition a job's libraries use, and can its hosts talk",
 		Long: `Read a job's P_Key settings and resolve them against the P_Key tables of the ports
 each library would use: which device/port, which table entry (index, value,
 membership), and whether the job's ranks can talk in that partition.

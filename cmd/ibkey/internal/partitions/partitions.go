@@ -18,7 +18,7 @@ import (
 func NewCmdPartitions(f *cmdutil.Factory) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "partitions",
-		Short: "Check an OpenSM partitions.conf, show the P_Key tables it gives, and who can talk",
+		Short: "Read OpenSM's partitions.conf: errors, P_Key tables, who can talk",
 		Long: `Read an OpenSM partitions.conf the way OpenSM 3.3 reads it (lab-checked against
 OpenSM 3.3.23 on the ibsim simulator) and answer three questions without a fabric:
 
@@ -46,7 +46,6 @@ not, and ALL_SWITCHES names none of them.`,
   ibkey partitions matrix partitions.conf -o json
   ssh sm01 cat /etc/opensm/partitions.conf | ibkey partitions check -`,
 		Args: cmdutil.UsageArgs(cobra.NoArgs),
-		RunE: func(c *cobra.Command, args []string) error { return c.Help() },
 	}
 	c.AddCommand(NewCmdCheck(f, nil), NewCmdShow(f, nil), NewCmdMatrix(f, nil))
 	return c

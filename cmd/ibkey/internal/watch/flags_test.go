@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -33,4 +34,19 @@ func TestFlagParsing(t *testing.T) {
 		{Args: []string{"watch", "pkeys", "--ibsim"}, Code: 2, Stderr: "--ibsim: 'ibkey watch pkeys' sends no MADs"},
 		{Args: []string{"watch", "pkeys", "--lid", "3"}, Code: 2, Stderr: "unknown flag: --lid"},
 	})
+}
+
+// TestIntervalAsTyped: a refused --interval is quoted as it was typed ("0", not "0s").
+func TestIntervalAsTyped(t *testing.T) {
+	root := cmdtest.WithCommands(func(f *cmdutil.Factory) *cobra.Command { return NewCmdWatch(f) })
+	for typed, want := range map[string]string{
+		"0":     "ibkey: invalid --interval 0 (accepted: a duration of at least 10ms",
+		"0.001": "ibkey: invalid --interval 0.001 (accepted:",
+		"5ms":   "ibkey: invalid --interval 5ms (accepted:",
+	} {
+		r := cmdtest.Run(t, root, false, nil, "--demo", "watch", "pkeys", "--interval", typed)
+		if r.Code != cmdutil.ExitUsage || !strings.HasPrefix(r.Stderr, want) {
+			t.Errorf("--interval %s: exit %d, stderr %q; want exit 2 and %q", typed, r.Code, r.Stderr, want)
+		}
+	}
 }

@@ -50,7 +50,7 @@ func (o *Sampling) check(c *cobra.Command, args []string) error {
 	}
 	o.Selectors = sels
 	if o.Interval < 10*time.Millisecond {
-		return cmdutil.Usagef("invalid --interval %s (accepted: a duration of at least 10ms, e.g. 500ms, 1s, 1m)", o.Interval)
+		return cmdutil.Usagef("invalid --interval %s (accepted: a duration of at least 10ms, e.g. 500ms, 1s, 1m)", cmdutil.FlagText(c, "interval"))
 	}
 	if o.Count < 0 {
 		return cmdutil.Usagef("invalid --count %d (accepted: 0 for no limit, or a positive number of samples)", o.Count)

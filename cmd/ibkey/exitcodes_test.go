@@ -1,0 +1,73 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
+)
+
+// TestExitCodeTable: README.md's exit-code table is the one generated from
+// cmdutil.ExitCodes (as `ibkey --help` and the man pages are); -update rewrites it.
+func TestExitCodeTable(t *testing.T) {
+	const readme = "../../README.md"
+	b, err := os.ReadFile(readme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	const open, end = "<!-- exit-codes:", "<!-- /exit-codes -->"
+	i := strings.Index(text, open)
+	j := strings.Index(text, end)
+	if i < 0 || j < i {
+		t.Fatalf("README.md has no %s ... %s markers", open, end)
+	}
+	i += strings.Index(text[i:], "\n") + 1
+	want := exitCodesMarkdown()
+	if text[i:j] == want {
+		return
+	}
+	if f := flag.Lookup("update"); f != nil && f.Value.String() == "true" {
+		if err := os.WriteFile(readme, []byte(text[:i]+want+text[j:]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	t.Errorf("README.md's exit-code table is stale: run go test ./cmd/ibkey -run TestExitCodeTable -update\nwant:\n%s", want)
+}
+
+// TestExitCodesInHelp: `ibkey --help` ends with the same table.
+func TestExitCodesInHelp(t *testing.T) {
+	r := runIbkey(t, false, nil, "--help")
+	if r.code != 0 || !strings.Contains(r.stdout, cmdutil.ExitCodesText()) {
+		t.Errorf("ibkey --help (exit %d) does not show the exit-code table:\n%s", r.code, r.stdout)
+	}
+	for _, l := range strings.Split(r.stdout, "\n") {
+		if len([]rune(l)) > 80 {
+			t.Errorf("ibkey --help: a line over 80 columns: %q", l)
+		}
+	}
+}
+
+// exitCodesMarkdown is the exit-code table as README.md shows it.
+func exitCodesMarkdown() string {
+	var b strings.Builder
+	b.WriteString("| code | meaning |\n|---|---|\n")
+	for _, e := range cmdutil.ExitCodes {
+		fmt.Fprintf(&b, "| %s | %s |\n", e.Code, e.Meaning)
+	}
+	return b.String()
+}
+
+// exitCodesTroff is the exit-code table as the man pages' EXIT STATUS section.
+func exitCodesTroff() string {
+	var b strings.Builder
+	for _, e := range cmdutil.ExitCodes {
+		m := strings.ToUpper(e.Meaning[:1]) + e.Meaning[1:] + "."
+		fmt.Fprintf(&b, ".TP\n\\fB%s\\fP\n%s\n", e.Code, strings.ReplaceAll(m, "-", "\\-"))
+	}
+	return b.String()
+}

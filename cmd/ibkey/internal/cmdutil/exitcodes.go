@@ -1,0 +1,63 @@
+package cmdutil
+
+import (
+	"fmt"
+	"strings"
+)
+
+// ExitCodeDoc is one row of the exit-code table.
+type ExitCodeDoc struct {
+	Code    string // "0", ..., "128+N"
+	Meaning string
+}
+
+// ExitCodes is ibkey's one table of exit codes, for every command. `ibkey --help`,
+// the man pages' EXIT STATUS and the README's table are generated from it (tests keep
+// them fresh); ExitCode is the mapping from errors to these codes.
+var ExitCodes = []ExitCodeDoc{
+	{fmt.Sprint(ExitOK), "success; for a question (can-talk, pkeys --find, a check, a job's settings), yes"},
+	{fmt.Sprint(ExitNo), "a definite no: the endpoints cannot talk, no port read holds the key, a check found errors (also in a partial read: what was found is definite), fabric diff found changes, a job's library does not work or its wait timed out"},
+	{fmt.Sprint(ExitUsage), "bad input: an unknown command, flag, value or argument, or a file given that cannot be read or parsed; one line names it and what is accepted"},
+	{fmt.Sprint(ExitEnv), "environment: no such device, port or node (the message lists what exists), no RDMA devices or sysfs, permission denied, a MAD transport or simulator that cannot be reached"},
+	{fmt.Sprint(ExitIncomplete), "incomplete: the answer depends on something that could not be read or checked (an entry, device, table or node, a partial sweep), listed on stderr; never a yes or no"},
+	{fmt.Sprintf("%d+N", ExitSignal), "ended by signal N (SIGINT 130, SIGTERM 143, SIGHUP 129, SIGQUIT 131), after restoring the terminal"},
+}
+
+// ExitCodesText is the exit-code table as --help shows it: one code per entry, its
+// meaning wrapped to fit 80 columns.
+func ExitCodesText() string {
+	var b strings.Builder
+	b.WriteString("Exit codes:\n")
+	for _, e := range ExitCodes {
+		lines := Wrap(e.Meaning, 80-9)
+		for i, l := range lines {
+			if i == 0 {
+				fmt.Fprintf(&b, "  %-6s %s\n", e.Code, l)
+			} else {
+				fmt.Fprintf(&b, "         %s\n", l)
+			}
+		}
+	}
+	return b.String()
+}
+
+// Wrap breaks text into lines of at most width columns at spaces (a word longer than
+// width stands alone on its line, never cut).
+func Wrap(text string, width int) []string {
+	var lines []string
+	var cur strings.Builder
+	for _, w := range strings.Fields(text) {
+		if cur.Len() > 0 && cur.Len()+1+len(w) > width {
+			lines = append(lines, cur.String())
+			cur.Reset()
+		}
+		if cur.Len() > 0 {
+			cur.WriteByte(' ')
+		}
+		cur.WriteString(w)
+	}
+	if cur.Len() > 0 {
+		lines = append(lines, cur.String())
+	}
+	return lines
+}
