@@ -72,18 +72,18 @@ func readPartitionsFile(path string, stdin io.Reader) ([]byte, string, error) {
 		data, err := readStream(stdin, StdinName, partconf.MaxFileSize)
 		return data, StdinName, err
 	}
-	data, err := fsread.ReadFile(path, partconf.MaxFileSize, partitionsWhat)
-	if errors.Is(err, fsread.ErrNotRegular) && stdin != nil {
-		// A pipe: opened blocking (a named pipe waits for its writer, as cat does).
-		if st, serr := os.Stat(path); serr == nil && st.Mode()&fs.ModeNamedPipe != 0 {
-			f, oerr := os.Open(path)
-			if oerr != nil {
-				return nil, "", oerr
-			}
-			defer f.Close()
-			data, err = readStream(f, path, partconf.MaxFileSize)
+	if st, err := os.Stat(path); err == nil && st.Mode()&fs.ModeNamedPipe != 0 && stdin != nil {
+		// A pipe is opened once, blocking (a named pipe waits for its writer, as cat
+		// does): a probing open would take the writer's data and drop it on close.
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, "", err
 		}
+		defer f.Close()
+		data, err := readStream(f, path, partconf.MaxFileSize)
+		return data, path, err
 	}
+	data, err := fsread.ReadFile(path, partconf.MaxFileSize, partitionsWhat)
 	return data, path, err
 }
 
