@@ -336,6 +336,9 @@ const (
 	// NotCheckedSwitchEnforcement: the switch port facing an end lacks the key and its
 	// enforcement bits (PortInfo PartitionEnforcementInbound/Outbound) were not read.
 	NotCheckedSwitchEnforcement
+	// NotCheckedNodeType: an end's table predicted from a partitions.conf depends on
+	// whether the port is a CA or a router port, which was not given.
+	NotCheckedNodeType
 )
 
 // NotChecked is one thing a verdict depends on and could not check: its cause, and

@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"runtime"
-	"sync"
+	"slices"
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/fsread"
@@ -24,13 +25,13 @@ type Partitions struct {
 	// FileGUIDs are the port GUIDs named in the file, in order of first appearance
 	// (Config.GUIDs).
 	FileGUIDs []check.GUID
-	// Types are the node types of ports known not to be CA ports (routers, from
-	// --router or a saved sweep): ModelOf models them as such. A port not listed is
-	// a CA port.
+	// Types are the node types of ports that are known (--router, a saved sweep). A port not listed is of unknown type: it is modelled as a CA port, and
+	// TypeAlternatives says when being a router port would change its table (OpenSM
+	// adds ALL_CAS and ALL_ROUTERS members by node type, osm_prtn_add_all).
 	Types map[check.GUID]check.NodeType
-
-	unlMu       sync.Mutex
-	unl, unlFor *partconf.Model // unlimited's model, and the model it is for
+	// TypesComplete: Types names every router port (--router, a saved sweep), so a
+	// port not listed is a CA port, not of unknown type.
+	TypesComplete bool
 }
 
 // StdinName is how a partitions.conf read from standard input ("-") is named in
@@ -146,19 +147,134 @@ func (p *Partitions) Model(extra ...check.GUID) *partconf.Model {
 // (its GUID, a keyword, SELF), not on the other ports, so answering for two ports of a
 // 20,000-port file does not need 20,000 tables.
 func (p *Partitions) ModelOf(guids ...check.GUID) *partconf.Model {
+	return p.modelOf(p.Types, guids...)
+}
+
+// modelOf is ModelOf with these node types (a port not listed is a CA port).
+func (p *Partitions) modelOf(types map[check.GUID]check.NodeType, guids ...check.GUID) *partconf.Model {
 	seen := map[check.GUID]bool{}
 	var ports []partconf.Port
 	for _, g := range append(guids, p.Options.SMGUID) {
 		if g != 0 && !seen[g] {
 			seen[g] = true
 			t := check.NodeCA
-			if typ, ok := p.Types[g]; ok {
+			if typ, ok := types[g]; ok {
 				t = typ // a router port: ALL_ROUTERS names it, ALL_CAS does not
 			}
 			ports = append(ports, partconf.Port{GUID: g, Type: t})
 		}
 	}
 	return partconf.NewModel(p.Config, ports, p.Options)
+}
+
+// TypeMatters reports whether the file can give a port other entries as a router port
+// than as a CA port: whether it has ALL_CAS or ALL_ROUTERS items (OpenSM applies them
+// by node type; every other item names a port whatever its type).
+func (p *Partitions) TypeMatters() bool {
+	for _, c := range []*partconf.Config{p.Config.Applied(), p.Config} {
+		for i := range c.Members {
+			if k := c.Members[i].Kind; k == partconf.KindAllCAs || k == partconf.KindAllRouters {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// UnknownType are the ports of guids whose node type is not known (Types,
+// TypesComplete) and whose table would differ as a router port, with that table (its
+// valid entries in index order): the ports OpenSM's answer depends on the type of.
+func (p *Partitions) UnknownType(guids ...check.GUID) map[check.GUID][]check.PKey {
+	if p.TypesComplete || !p.TypeMatters() {
+		return nil
+	}
+	var unknown []check.GUID
+	seen := map[check.GUID]bool{}
+	for _, g := range guids {
+		if _, known := p.Types[g]; !known && !seen[g] {
+			seen[g] = true
+			unknown = append(unknown, g)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	asCA := p.modelOf(p.Types, unknown...)
+	asRouter := p.modelOf(withTypes(p.Types, unknown, check.NodeRouter), unknown...)
+	var out map[check.GUID][]check.PKey
+	for _, g := range unknown {
+		if r := asRouter.PKeys(g); !slices.Equal(asCA.PKeys(g), r) {
+			if out == nil {
+				out = map[check.GUID][]check.PKey{}
+			}
+			out[g] = r
+		}
+	}
+	return out
+}
+
+// withTypes is types with guids set to t.
+func withTypes(types map[check.GUID]check.NodeType, guids []check.GUID, t check.NodeType) map[check.GUID]check.NodeType {
+	out := maps.Clone(types)
+	if out == nil {
+		out = map[check.GUID]check.NodeType{}
+	}
+	for _, g := range guids {
+		out[g] = t
+	}
+	return out
+}
+
+// TypeAlternative is a GUID endpoint resolution with some ports taken for router
+// ports: Routers, and the endpoints resolved so (Err when one could not be).
+type TypeAlternative struct {
+	Routers   []check.GUID
+	Endpoints []ResolvedEndpoint
+	Err       error
+}
+
+// TypeAlternatives re-resolves the GUID endpoints of eps (resolved from p) as if each
+// combination of the ports UnknownType names were router ports instead of CA ports;
+// the other endpoints are kept. None when the types do not matter.
+func (p *Partitions) TypeAlternatives(eps []ResolvedEndpoint) []TypeAlternative {
+	var guids []check.GUID
+	for _, r := range eps {
+		if r.Model != nil {
+			guids = append(guids, r.Spec.GUID)
+		}
+	}
+	var unknown []check.GUID
+	differ := p.UnknownType(guids...)
+	for _, g := range guids {
+		if _, ok := differ[g]; ok && !slices.Contains(unknown, g) {
+			unknown = append(unknown, g)
+		}
+	}
+	var out []TypeAlternative
+	for mask := 1; mask < 1<<len(unknown); mask++ {
+		var routers []check.GUID
+		for i, g := range unknown {
+			if mask&(1<<i) != 0 {
+				routers = append(routers, g)
+			}
+		}
+		m := p.modelOf(withTypes(p.Types, routers, check.NodeRouter), guids...)
+		alt := TypeAlternative{Routers: routers, Endpoints: slices.Clone(eps)}
+		for i, r := range alt.Endpoints {
+			if r.Model == nil {
+				continue
+			}
+			e, err := resolveGUID(r.Spec, r.Endpoint.Label, m)
+			if err != nil {
+				alt.Err = err
+				break
+			}
+			e.QKeyRule, e.QKeyRuleReason = r.Endpoint.QKeyRule, r.Endpoint.QKeyRuleReason
+			alt.Endpoints[i].Endpoint, alt.Endpoints[i].Model = e, m
+		}
+		out = append(out, alt)
+	}
+	return out
 }
 
 // GUIDTable is the port's predicted entries as a can-talk table: every entry with Index
@@ -172,8 +288,8 @@ func GUIDTable(m *partconf.Model, guid check.GUID) []check.TableEntry {
 	return out
 }
 
-// Slot is one P_Key table index after OpenSM reprogrammed a port that already held a
-// table (Reprogram).
+// Slot is one P_Key table index of a port's table, and what it held before (a
+// reconfiguration: PortTable with prev).
 type Slot struct {
 	Index int
 	// Entry is what OpenSM puts there; nil for an empty entry (0x0000).
@@ -186,97 +302,3 @@ type Slot struct {
 
 // Hole reports an empty entry left where the previous table had a key.
 func (s Slot) Hole() bool { return s.Entry == nil && s.Before.Valid() }
-
-// Reprogram predicts the table OpenSM 3.3.23 programs on a port whose table holds before
-// (index order, 0 for empty entries) when the new configuration gives the port entries
-// next (a fresh Model's table, in the order OpenSM fills it). Lab-checked
-// (cmd/ibkey/partitions_lab_test.go) and per osm_pkey_mgr.c:
-//   - a key already in the table stays at its index (matched on the 15-bit key; with -W
-//     on the exact value), its membership updated in place;
-//   - a removed key leaves its index empty: a hole (0x0000);
-//   - a new key goes after the highest index of the kept keys (OpenSM's last_pkey_idx,
-//     which it sets while placing them; index 1 when none is kept), in map order, so a
-//     hole below that index is not refilled until the end of the table is reached;
-//     then the lowest free index from 1 is reused, and past that the entry is dropped
-//     (ERR 0512). Lab: a removed key at the end of the table is refilled at once;
-//   - a new default key (0x7fff) goes to index 0.
-//
-// The indx0 flag across a reconfiguration is not modelled (not lab-checked). size is
-// the table length; 0 means unlimited. Slots run up to the last valid entry, before or
-// after.
-func Reprogram(before []check.PKey, next []partconf.Entry, size int, allowBoth bool) (slots []Slot, dropped []partconf.Entry) {
-	match := func(p check.PKey) check.PKey {
-		if allowBoth {
-			return p
-		}
-		return check.PKey(p.Partition())
-	}
-	at := map[check.PKey]int{}
-	for i, p := range before {
-		if !p.Valid() {
-			continue
-		}
-		k := match(p)
-		if j, ok := at[k]; !ok || (!before[j].IsFull() && p.IsFull()) {
-			at[k] = i
-		}
-	}
-	n := size
-	if n <= 0 {
-		n = len(before) + len(next) + 1
-	}
-	table := make([]*partconf.Entry, max(n, len(before)))
-	var fresh []int
-	last := 0 // highest index of a kept entry: new ones go after it
-	for i := range next {
-		if j, ok := at[match(next[i].PKey)]; ok && j < n {
-			table[j] = &next[i]
-			last = max(last, j)
-			continue
-		}
-		fresh = append(fresh, i)
-	}
-	for _, i := range fresh {
-		e := &next[i]
-		if e.PKey.IsDefault() && table[0] == nil && (!allowBoth || e.PKey == check.DefaultFull) {
-			table[0] = e
-			continue
-		}
-		idx := last + 1
-		if idx >= n {
-			idx = -1
-			for j := 1; j < n; j++ {
-				if table[j] == nil {
-					idx = j
-					break
-				}
-			}
-		}
-		if idx < 0 {
-			dropped = append(dropped, *e)
-			continue
-		}
-		table[idx] = e
-		last = max(last, idx)
-	}
-	end := -1 // through the last entry, and the last removed one: a hole at the end is news too
-	for i, p := range before {
-		if p.Valid() {
-			end = i
-		}
-	}
-	for i, e := range table {
-		if e != nil {
-			end = max(end, i)
-		}
-	}
-	for i := 0; i <= end; i++ {
-		s := Slot{Index: i, Entry: table[i]}
-		if i < len(before) {
-			s.Before = before[i]
-			s.Kept = s.Entry != nil && s.Before.Valid() && match(s.Before) == match(s.Entry.PKey)
-		}
-		slots = append(slots, s)
-	}
-	return slots, dropped
-}

@@ -145,10 +145,11 @@ func runMatrix(o *MatrixOptions) error {
 	if err != nil {
 		return err
 	}
-	types, names, err := o.Types.types()
+	types, complete, names, err := o.Types.types()
 	if err != nil {
 		return err
 	}
+	p.Types, p.TypesComplete = types, complete
 	if p.Config.Rejected {
 		o.Notices.Warn(rejectedWarning(p.Config))
 	}
@@ -170,7 +171,10 @@ func runMatrix(o *MatrixOptions) error {
 	if err != nil {
 		return err
 	}
-	return uncertain(o.IO.ErrOut, p.Config, "the matrix above is")
+	if err := uncertain(o.IO.ErrOut, p.Config, "the matrix above is"); err != nil {
+		return err
+	}
+	return typeUnknown(o.IO.ErrOut, p, p.UnknownType(p.FileGUIDs...), "the matrix above is")
 }
 
 func guidStrings(gs []check.GUID) []string {

@@ -42,9 +42,9 @@ func (s *show) writeJSON(out io.Writer, indent bool) error {
 	} else {
 		w.String("file")
 	}
-	if s.previous != "" {
+	if len(s.history) > 0 {
 		w.Key("previous")
-		w.String(s.previous)
+		w.String(s.history[len(s.history)-1])
 	}
 	w.Key("allow_both")
 	w.Bool(p.Options.AllowBoth)

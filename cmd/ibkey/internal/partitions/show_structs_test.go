@@ -92,10 +92,13 @@ type showJSON struct {
 
 func (s show) structJSON() showJSON {
 	p := s.p
-	out := showJSON{File: p.Config.File, Rejected: p.Config.Rejected, Uncertain: p.Config.Uncertain, Applied: "file", Previous: s.previous,
+	out := showJSON{File: p.Config.File, Rejected: p.Config.Rejected, Uncertain: p.Config.Uncertain, Applied: "file",
 		AllowBoth: p.Options.AllowBoth, TableSize: p.Options.TableSize, Partitions: []partitionJSON{}, Ports: []portTableJSON{}}
 	if p.Config.Rejected {
 		out.Applied = "opensm_default"
+	}
+	if len(s.history) > 0 {
+		out.Previous = s.history[len(s.history)-1]
 	}
 	if p.Options.SMGUID != 0 {
 		out.SMGUID = strp(p.Options.SMGUID.String())

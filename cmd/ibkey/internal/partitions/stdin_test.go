@@ -48,7 +48,7 @@ func TestPartitionsFromStdin(t *testing.T) {
 	if r.code != 0 || r.stdout != strings.ReplaceAll(want.stdout, reconfAConf, "<stdin>") {
 		t.Errorf("show --previous -: exit %d\n%s%s\nwant\n%s", r.code, r.stdout, r.stderr, want.stdout)
 	}
-	if r := runStdin(t, string(prev), false, "partitions", "show", "-", "--previous", "-"); r.code != 2 || !strings.Contains(r.stderr, "both - (standard input)") {
+	if r := runStdin(t, string(prev), false, "partitions", "show", "-", "--previous", "-"); r.code != 2 || !strings.Contains(r.stderr, "- (standard input) 2 times") {
 		t.Errorf("show - --previous -: exit %d, %s", r.code, r.stderr)
 	}
 	fifo := filepath.Join(t.TempDir(), "partitions.conf")
