@@ -6,7 +6,6 @@ import (
 	"reflect"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -125,17 +124,17 @@ func TestLintClean(t *testing.T) {
 func TestSortByPos(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 15))
 	for n := 0; n < 500; n++ {
-		fs := make([]Finding, rng.IntN(60))
+		fs := make([]lintRec, rng.IntN(60))
 		for i := range fs {
-			fs[i] = Finding{Pos: Pos{Line: rng.IntN(6), Col: rng.IntN(4)}, Message: strconv.Itoa(i)}
+			fs[i] = lintRec{line: int32(rng.IntN(6)), col: int32(rng.IntN(4)), a: int32(i)}
 		}
 		want := slices.Clone(fs)
 		sort.SliceStable(want, func(i, j int) bool {
-			a, b := want[i].Pos, want[j].Pos
-			if a.Line != b.Line {
-				return a.Line < b.Line
+			a, b := want[i], want[j]
+			if a.line != b.line {
+				return a.line < b.line
 			}
-			return a.Col < b.Col
+			return a.col < b.col
 		})
 		sortByPos(fs)
 		if !reflect.DeepEqual(fs, want) {

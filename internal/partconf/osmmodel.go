@@ -1054,7 +1054,8 @@ func (m *Model) Memory() *Memory { return m.memory }
 // sweep; prev must have been built with Options.Remember): it remembers the index it
 // gave every key, so a new key goes after removed ones instead of into their holes
 // (lab: after a=0x10 b=0x20 c=0x30, removing c and adding d=0x40 puts d at index 4 in
-// a running OpenSM, at index 3 in a new one). Otherwise it is a new process (opensm
+// a running OpenSM, at index 3 in a new one), and it keeps its partitions, so a
+// definition without a key finds the earlier run's partition by name (Running). Otherwise it is a new process (opensm
 // restarted, or -o), which remembers nothing. The result remembers, for the next step.
 func Reconfigure(prev *Model, c *Config, running bool) *Model {
 	opt := prev.Options
@@ -1065,6 +1066,11 @@ func Reconfigure(prev *Model, c *Config, running bool) *Model {
 			panic("partconf.Reconfigure: running, but prev was built without Options.Remember")
 		}
 		opt.Memory = prev.memory
+		c = c.reparseRunning(prev)
 	}
 	return NewModel(c, prev.Ports, opt)
 }
+
+// Running is c as the OpenSM process that applied prev before reads it (see
+// Reconfigure): it keeps the partitions of its earlier run.
+func (c *Config) Running(prev *Model) *Config { return c.reparseRunning(prev) }

@@ -240,18 +240,45 @@ func (e *emu) abort(at int, osmMsg, msg, hint string) {
 // drops the file, and Uncertain whether its outcome depends on memory the file does
 // not determine.
 func Parse(file string, data []byte) *Config {
-	return parse(file, data, string(data))
+	return parse(file, data, string(data), nil)
 }
 
 // ParseOwned is Parse for data the caller hands over: the Config's texts (member
 // items, names) are substrings of data itself, not of a copy, so a 100 MB file is held
 // once. The caller must not modify data afterwards.
 func ParseOwned(file string, data []byte) *Config {
-	return parse(file, data, unsafe.String(unsafe.SliceData(data), len(data)))
+	return parse(file, data, unsafe.String(unsafe.SliceData(data), len(data)), nil)
 }
 
-// parse is Parse with text, the file as one string (data's bytes).
-func parse(file string, data []byte, text string) *Config {
+// reparseRunning is c's file parsed again by the OpenSM process that applied prev
+// before (it re-reads the file on SIGHUP and at every heavy sweep). That process keeps
+// its partitions from run to run: osm_prtn_make_partitions clears their members, not
+// the partitions, and deletes only those left without a member in the fabric. So a
+// definition without a key finds a partition of the earlier run by its name (lab:
+// after x3=0x00e1, `x3 : ...` is 0x00e1 again, where a new process generates 0x0001),
+// generated keys skip the earlier run's keys, and a key defined again keeps the name
+// it had.
+func (c *Config) reparseRunning(prev *Model) *Config {
+	var kept []keptPartition
+	for i, p := range prev.Config.Partitions {
+		if prev.members[i] > 0 {
+			kept = append(kept, keptPartition{p.Key, p.Name})
+		}
+	}
+	text := c.src.text
+	return parse(c.File, unsafe.Slice(unsafe.StringData(text), len(text)), text, kept)
+}
+
+// keptPartition is a partition an earlier run of the same OpenSM process left in its
+// partition map (prtn_pkey_tbl): its key and stored name.
+type keptPartition struct {
+	key  check.PartitionKey
+	name string
+}
+
+// parse is Parse with text, the file as one string (data's bytes), by an OpenSM
+// process whose partition map holds kept from an earlier run (nil: a new process).
+func parse(file string, data []byte, text string, kept []keptPartition) *Config {
 	c := newConfig(file, text)
 	c.Exists = true
 	// A member item ends at a comma, a line end or a ';': room for that many and the
@@ -263,6 +290,16 @@ func parse(file string, data []byte, text string) *Config {
 	e.buf.unknownAt = -1
 	e.buf.set(0, 0) // line[0] = '\0'
 	e.names["Default"] = c.byKey[check.DefaultPartition]
+	for _, k := range kept {
+		if k.key == check.DefaultPartition {
+			continue // prtn_make_default's, the same partition
+		}
+		part := &Partition{Key: k.key, Name: k.name, kept: true}
+		c.byKey[k.key] = part
+		if o, ok := e.names[k.name]; !ok || orderKey(uint16(k.key)) < orderKey(uint16(o.Key)) {
+			e.names[k.name] = part
+		}
+	}
 	parsed := 0 // is_parse_success
 	for off := 0; off < len(data); {
 		// fgets(line, sizeof(line) - 1, file): at most 4094 bytes, through '\n'.
@@ -721,6 +758,12 @@ func (e *emu) partitionCreate(defAt, nameAt, idAt int, flags []Flag) bool {
 	if e.dead {
 		e.conf.def = d
 		return true
+	}
+	if part.kept {
+		// A partition of the earlier run, defined again: listed from now on, under
+		// the name it had.
+		part.kept = false
+		c.Partitions = append(c.Partitions, part)
 	}
 	d.Key = part.Key
 	d.Partition = part

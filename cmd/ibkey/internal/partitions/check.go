@@ -83,15 +83,10 @@ func runCheck(o *CheckOptions) error {
 		return err
 	}
 	c := p.Config
-	findings := partconf.Lint(c, partconf.LintOptions{AllowBoth: o.OpenSM.AllowBoth, TableSize: o.OpenSM.TableSize})
-	var errs, warns int
-	for _, fd := range findings {
-		if fd.Severity == partconf.Error {
-			errs++
-		} else {
-			warns++
-		}
-	}
+	// Each finding is made (its words formatted) only as it is written: a file of a
+	// million definitions has millions (issue 28 item 6).
+	findings := partconf.LintFindings(c, partconf.LintOptions{AllowBoth: o.OpenSM.AllowBoth, TableSize: o.OpenSM.TableSize})
+	errs, warns := findings.Errors(), findings.Warnings()
 	if o.Format == cmdutil.FormatJSON {
 		if err := writeCheckJSON(o.IO.Out, c, findings, errs, warns); err != nil {
 			return err
@@ -115,7 +110,7 @@ func runCheck(o *CheckOptions) error {
 // schemas/partitions-check.schema.json), indented as cmdutil.WriteJSON writes it: the
 // bytes encoding/json writes for checkJSON (TestCheckJSONMatchesStructs), without a
 // copy of every finding (a file of a million definitions has millions).
-func writeCheckJSON(out io.Writer, c *partconf.Config, findings []partconf.Finding, errs, warns int) error {
+func writeCheckJSON(out io.Writer, c *partconf.Config, findings *partconf.Findings, errs, warns int) error {
 	w := jsonw.New(out, "  ")
 	w.BeginObject()
 	w.Key("schema_version")
@@ -130,8 +125,7 @@ func writeCheckJSON(out io.Writer, c *partconf.Config, findings []partconf.Findi
 	}
 	w.Key("findings")
 	w.BeginArray()
-	for i := range findings {
-		fd := &findings[i]
+	for fd := range findings.All() {
 		w.BeginObject()
 		w.Key("severity")
 		w.String(fd.Severity.String())
@@ -161,7 +155,7 @@ func writeCheckJSON(out io.Writer, c *partconf.Config, findings []partconf.Findi
 // writeFindings prints compiler-style lines; the rejection headline in red on a
 // terminal. The lines go through one buffer (not one write each, not one string of
 // all of them).
-func writeFindings(w io.Writer, findings []partconf.Finding, color bool) error {
+func writeFindings(w io.Writer, findings *partconf.Findings, color bool) error {
 	b := bufio.NewWriterSize(w, 64<<10)
 	var red *lipgloss.Style
 	if color {
@@ -175,8 +169,7 @@ func writeFindings(w io.Writer, findings []partconf.Finding, color bool) error {
 		s := r.NewStyle().Foreground(lipgloss.Color("1")).Bold(true)
 		red = &s
 	}
-	for i := range findings {
-		fd := &findings[i]
+	for fd := range findings.All() {
 		if red != nil && (fd.Rule == "file-rejected" || fd.Rule == "opensm-uncertain") {
 			b.WriteString(red.Render(fmt.Sprintf("%s: %s: %s [%s]", fd.Pos, fd.Severity, fd.Message, fd.Rule)))
 		} else {

@@ -56,7 +56,11 @@ func TestCheckJSONMatchesStructs(t *testing.T) {
 			}
 			want.Errors, want.Warnings = errs, warns
 			var got, wb bytes.Buffer
-			if err := writeCheckJSON(&got, c, fs, errs, warns); err != nil {
+			lf := partconf.LintFindings(c, lo)
+			if lf.Errors() != errs || lf.Warnings() != warns {
+				t.Errorf("%s %+v: LintFindings counts %d errors, %d warnings; Lint %d, %d", file, lo, lf.Errors(), lf.Warnings(), errs, warns)
+			}
+			if err := writeCheckJSON(&got, c, lf, errs, warns); err != nil {
 				t.Fatal(err)
 			}
 			if err := cmdutil.WriteJSON(&wb, want); err != nil {
