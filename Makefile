@@ -113,6 +113,7 @@ install: build
 	install -m 0644 completions/ibkey.bash $(BASHCOMPDIR)/ibkey
 	install -m 0644 completions/_ibkey $(ZSHCOMPDIR)/_ibkey
 	install -m 0644 completions/ibkey.fish $(FISHCOMPDIR)/ibkey.fish
+	@[ -f /usr/share/bash-completion/bash_completion ] || echo "note: bash loads the completion in $(BASHCOMPDIR) only with the bash-completion package (apt-get install bash-completion)"
 
 uninstall:
 	rm -f $(BINDIR)/ibkey $(BASHCOMPDIR)/ibkey $(ZSHCOMPDIR)/_ibkey $(FISHCOMPDIR)/ibkey.fish

@@ -290,7 +290,10 @@ __ibkey_handle_completion_types() {
     # are, with descriptions, when it only lists them.
     if (( ${#matches[@]} == 1 )) || [[ $COMP_TYPE == 9 || $COMP_TYPE == 33 || $COMP_TYPE == 37 || $COMP_TYPE == 42 || -z $COMP_TYPE ]]; then
         for comp in "${matches[@]}"; do
-            COMPREPLY+=("$(printf '%q' "${comp%%$tab*}")")
+            # printf %q escapes a comma, which the shell does not need escaped: a
+            # value list such as mlx5_0/1,index= stays as typed.
+            comp=$(printf '%q' "${comp%%$tab*}")
+            COMPREPLY+=("${comp//\\,/,}")
         done
         return 0
     fi

@@ -157,7 +157,8 @@ func TestHelpAndFlagErrors(t *testing.T) {
 	if r.code != 0 {
 		t.Errorf("--interval 5: %+v", r)
 	}
-	if help := runIbkey(t, false, nil, "watch", "counters", "--help").stdout; !strings.Contains(help, "a plain number is seconds") {
+	// Flag help is wrapped to 80 columns: compare words.
+	if help := runIbkey(t, false, nil, "watch", "counters", "--help").stdout; !strings.Contains(strings.Join(strings.Fields(help), " "), "a plain number is seconds") {
 		t.Errorf("watch counters --help does not say --interval takes seconds:\n%s", help)
 	}
 }

@@ -108,6 +108,7 @@ func TestBashCompletion(t *testing.T) {
 		// COMPREPLY's values (descriptions cut) on a second TAB (COMP_TYPE 63).
 		want    string
 		choices []string
+		absent  []string // not among the choices
 	}{
 		// The bug: the prefix before = was inserted again, escaped.
 		{line: "ibkey --demo can-talk mlx5_0/1,pkey=", want: "ibkey --demo can-talk mlx5_0/1,pkey=0x",
@@ -116,11 +117,17 @@ func TestBashCompletion(t *testing.T) {
 		{line: "ibkey --demo can-talk mlx5_0/1,pkey=0x801", want: "ibkey --demo can-talk mlx5_0/1,pkey=0x8010"},
 		// The line as bash leaves it after completing the option name (comma escaped).
 		{line: `ibkey --demo can-talk mlx5_0/1\,pkey=0x801`, want: `ibkey --demo can-talk mlx5_0/1\,pkey=0x8010`},
-		{line: "ibkey --demo can-talk mlx5_0/1,in", want: `ibkey --demo can-talk mlx5_0/1\,index=`},
+		// A comma needs no escape: the line stays as typed (issue 25).
+		{line: "ibkey --demo can-talk mlx5_0/1,in", want: `ibkey --demo can-talk mlx5_0/1,index=`},
+		// An option already given is not offered again.
+		{line: "ibkey --demo can-talk mlx5_0/1,index=2,", choices: []string{"2,pkey=", "2,qp="}, absent: []string{"2,index="}}, // relative to the last =, which bash keeps
+		// DEV/<TAB> completes the device's ports.
+		{line: "ibkey --demo pkeys mlx5_1/", want: "ibkey --demo pkeys mlx5_1/", choices: []string{"mlx5_1/1", "mlx5_1/2"}},
+		{line: "ibkey --demo pkeys mlx5_0/", want: "ibkey --demo pkeys mlx5_0/1"},
 		{line: "ibkey --demo can-talk mlx5_0/1,index=", choices: []string{"0", "1", "2"}},
 		{line: "ibkey --demo can-talk mlx5_0/1,index=2", want: "ibkey --demo can-talk mlx5_0/1,index=2"},
 		{line: "ibkey can-talk 0x8001,qp=u", want: "ibkey can-talk 0x8001,qp=u", choices: []string{"uc", "ud"}},
-		{line: "ibkey can-talk 0x8001,qp=ud,qkey=0x11,w", want: `ibkey can-talk 0x8001,qp=ud,qkey=0x11\,wr_qkey=`},
+		{line: "ibkey can-talk 0x8001,qp=ud,qkey=0x11,w", want: `ibkey can-talk 0x8001,qp=ud,qkey=0x11,wr_qkey=`},
 		{line: "ibkey --demo can-talk mlx5_0/1 mlx5_1/", want: "ibkey --demo can-talk mlx5_0/1 mlx5_1/", choices: []string{"mlx5_1/1", "mlx5_1/2"}},
 		// Flags: values, never file names.
 		{line: "ibkey --demo pkeys --mad-timeout 25", want: "ibkey --demo pkeys --mad-timeout 250ms"},
@@ -168,6 +175,11 @@ func TestBashCompletion(t *testing.T) {
 				for _, w := range tc.choices {
 					if !contains(got, w) {
 						t.Errorf("%q TAB TAB: want %q among %q", tc.line, w, got)
+					}
+				}
+				for _, w := range tc.absent {
+					if contains(got, w) {
+						t.Errorf("%q TAB TAB: %q offered again among %q", tc.line, w, got)
 					}
 				}
 				continue

@@ -163,6 +163,10 @@ type docBlock struct {
 	examples []*docExample
 }
 
+// runDir serialises the in-process ibkey runs of the scripts, each in its script's
+// directory.
+var runDir sync.Mutex
+
 var (
 	exitOwnLine = regexp.MustCompile(`^# exit (\d+)$`)
 	exitInline  = regexp.MustCompile(`^(.*\S)\s{2,}# exit (\d+)$`)
@@ -507,16 +511,17 @@ func (r *docRun) ibkey(ts *testscript.TestScript, neg bool, args []string) {
 			}
 		}
 	}
-	// Files named in the arguments are the script's (its directory is not the
-	// process's): give them as absolute paths, shown as written.
+	// Files named in the arguments are the script's: the command runs in the script's
+	// directory, as a user's would, so that it names them (and fits its lines to the
+	// terminal) as the document shows. The scripts run in parallel and the directory
+	// is the process's: one command at a time (runDir).
 	cwd := ts.MkAbs(".")
-	for i, a := range args {
-		if !strings.HasPrefix(a, "-") && a != "" {
-			if _, err := os.Stat(ts.MkAbs(a)); err == nil {
-				args[i] = ts.MkAbs(a)
-			}
-		}
-	}
+	runDir.Lock()
+	defer runDir.Unlock()
+	back, err := os.Getwd()
+	ts.Check(err)
+	ts.Check(os.Chdir(cwd))
+	defer func() { ts.Check(os.Chdir(back)) }()
 	var mu sync.Mutex
 	var shown, stdout bytes.Buffer
 	piped := len(filters) > 0 || redirect != ""

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"os"
 	"strings"
 	"testing"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 )
@@ -70,4 +74,30 @@ func exitCodesTroff() string {
 		fmt.Fprintf(&b, ".TP\n\\fB%s\\fP\n%s\n", e.Code, strings.ReplaceAll(m, "-", "\\-"))
 	}
 	return b.String()
+}
+
+// TestHelpFits80Columns: every command's --help fits 80 columns (long help is
+// reflowed at spaces, flags wrapped); no word is cut.
+func TestHelpFits80Columns(t *testing.T) {
+	root := newRootCmd(testFactory())
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if !c.Hidden {
+			args := append(strings.Fields(c.CommandPath())[1:], "--help")
+			r := runIbkey(t, false, nil, args...)
+			for _, l := range strings.Split(r.stdout, "\n") {
+				if utf8.RuneCountInString(l) > cmdutil.HelpWidth {
+					t.Errorf("%s --help: a line over %d columns: %q", c.CommandPath(), cmdutil.HelpWidth, l)
+				}
+			}
+		}
+		for _, s := range c.Commands() {
+			walk(s)
+		}
+	}
+	walk(root)
+}
+
+func testFactory() *cmdutil.Factory {
+	return cmdutil.NewFactory(&cmdutil.IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}, func(string) string { return "" }, nil)
 }

@@ -55,6 +55,7 @@ func version() string {
 func main() {
 	streams := cmdutil.SystemIOStreams()
 	f := cmdutil.NewFactory(streams, os.Getenv, time.Now)
+	f.Environ = os.Environ
 	args := os.Args[1:]
 	root := newRootCmd(f)
 	// The one signal handler of the process: SIGINT, SIGTERM, SIGHUP and SIGQUIT cancel

@@ -64,8 +64,8 @@ Without hardware, --demo shows every command on an embedded demo host.
 func newJobCmd(f *cmdutil.Factory) *cobra.Command {
 	var m *cmdutil.MADFlags
 	c := jobcmd.NewCmdJob(jobcmd.Deps{
-		Out: f.IOStreams.Out, ErrOut: f.IOStreams.ErrOut,
-		Host: f.Host, Getenv: f.Getenv, Format: f.Format,
+		Out: cmdutil.OutWriter(f.IOStreams), ErrOut: f.IOStreams.ErrOut, Notices: f.Notices,
+		Host: f.Host, Getenv: f.Getenv, Environ: f.Environ, Format: f.Format,
 		Fabric: func(ctx context.Context) (*query.Fabric, error) { return m.Open(ctx) },
 		Exit:   cmdutil.Exit,
 	}, nil)

@@ -66,7 +66,7 @@ func (t QPType) String() string {
 }
 
 // EndpointForms is what ParseEndpoint accepts, for error messages.
-const EndpointForms = "PKEY (0x8001, 8001, 80:01), DEV/PORT (mlx5_0/1), GUID (0x0002c90300000204, " +
+const EndpointForms = "PKEY (0x8001, 8001, 80:01), DEV/PORT (mlx5_0/1 or mlx5_0:1), GUID (0x0002c90300000204, " +
 	"0002:c903:0000:0204, guid=GUID), lid=N, node=NAME, or options only (pkey=0x8001,qp=ud,qkey=0x11), " +
 	"then ,KEY=VALUE options"
 
@@ -122,7 +122,7 @@ func optionErr(token, problem string) error {
 // ParseEndpoint reads a can-talk endpoint:
 //
 //	ENDPOINT := BASE { "," KEY "=" VALUE }
-//	BASE     := PKEY | DEV "/" PORT | GUID | "guid=" GUID | "lid=" N | "node=" NAME | KEY "=" VALUE
+//	BASE     := PKEY | DEV "/" PORT | DEV ":" PORT | GUID | "guid=" GUID | "lid=" N | "node=" NAME | KEY "=" VALUE
 //	KEY      := pkey | index | qp | qkey | wr_qkey | port (with lid=, node= or a GUID)
 //
 // NAME is a node description: 1-64 bytes, no comma or control character.
@@ -131,6 +131,8 @@ func optionErr(token, problem string) error {
 //   - it contains "=": an option (guid= and lid= are bases, the rest make an
 //     options-only endpoint, which must include pkey=);
 //   - it contains "/": DEV/PORT (a device name cannot contain "/");
+//   - DEV:PORT (mlx5_0:1, NCCL_IB_HCA's and UCX_NET_DEVICES' spelling): one colon
+//     after something that is not one hex byte, then a decimal port (SplitPort);
 //   - it contains ":": one colon is the P_Key colon form 80:01, three colons the GUID
 //     form 0002:c903:00a1:b2c4 (four groups of four hex digits), anything else an error;
 //   - hex digits (optional 0x): a GUID when written with exactly 16 digits or when it has
@@ -251,14 +253,38 @@ func (spec *EndpointSpec) setOption(tok, key, value string) error {
 	return nil
 }
 
-// parseBase reads a BASE without "=": DEV/PORT, a P_Key or a GUID (rules at ParseEndpoint).
+// SplitPort splits a local port written DEV/PORT (iproute2's rdma), or DEV:PORT as
+// NCCL_IB_HCA and UCX_NET_DEVICES write it (mlx5_0:1). A colon form that looks like a
+// P_Key (80:01: up to three hex digits, then one hex byte) is not a port, nor is a
+// GUID's colon form.
+func SplitPort(s string) (dev, port string, ok bool) {
+	if dev, port, ok := strings.Cut(s, "/"); ok {
+		return dev, port, true
+	}
+	dev, port, ok = strings.Cut(s, ":")
+	if !ok || strings.Contains(port, ":") || port == "" || dev == "" {
+		return "", "", false
+	}
+	if len(dev) <= 3 && allHex(dev) && len(port) <= 2 && allHex(port) {
+		return "", "", false // the P_Key colon form (800:01 is a mistyped one)
+	}
+	for i := 0; i < len(port); i++ {
+		if port[i] < '0' || port[i] > '9' {
+			return "", "", false
+		}
+	}
+	return dev, port, true
+}
+
+// parseBase reads a BASE without "=": DEV/PORT (or DEV:PORT), a P_Key or a GUID
+// (rules at ParseEndpoint).
 func parseBase(base string, spec *EndpointSpec) error {
-	if dev, port, ok := strings.Cut(base, "/"); ok {
+	if dev, port, ok := SplitPort(base); ok {
 		if err := checkDevice(base, dev); err != nil {
 			return err
 		}
 		if strings.Contains(port, "/") {
-			return endpointErr(base, "a port is DEV/PORT with one \"/\"")
+			return endpointErr(base, "a port is DEV/PORT (or DEV:PORT) with one \"/\"")
 		}
 		n, ok := parseDecimal(port, MaxPortNum)
 		if !ok {

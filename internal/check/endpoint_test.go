@@ -46,6 +46,12 @@ func TestParseEndpoint(t *testing.T) {
 		{"a:b/2", EndpointSpec{Kind: EndpointPort, Device: "a:b", Port: 2}, ""},
 		{"mlx5_0/1,index=3", EndpointSpec{Kind: EndpointPort, Device: "mlx5_0", Port: 1, Index: ip(3)}, ""},
 		{"mlx5_0/1,pkey=80:01", EndpointSpec{Kind: EndpointPort, Device: "mlx5_0", Port: 1, PKey: pk(0x8001)}, "mlx5_0/1,pkey=0x8001"},
+		// DEV:PORT, as NCCL_IB_HCA and UCX_NET_DEVICES write a port; a hex byte on each
+		// side is the P_Key colon form.
+		{"mlx5_0:1", EndpointSpec{Kind: EndpointPort, Device: "mlx5_0", Port: 1}, "mlx5_0/1"},
+		{"mlx5_0:1,pkey=0x8001", EndpointSpec{Kind: EndpointPort, Device: "mlx5_0", Port: 1, PKey: pk(0x8001)}, "mlx5_0/1,pkey=0x8001"},
+		{"rxe0:1", EndpointSpec{Kind: EndpointPort, Device: "rxe0", Port: 1}, "rxe0/1"},
+		{"ab:1", EndpointSpec{Kind: EndpointPKey, PKey: pk(0xab01)}, "0xab01"},
 		// LIDs.
 		{"lid=3", EndpointSpec{Kind: EndpointLID, LID: 3}, ""},
 		{"lid=0x1a,port=2", EndpointSpec{Kind: EndpointLID, LID: 0x1a, PortNum: ip(2)}, "lid=26,port=2"},
@@ -77,6 +83,23 @@ func TestParseEndpoint(t *testing.T) {
 		}
 		if s := got.String(); s != wantStr {
 			t.Errorf("ParseEndpoint(%q).String() = %q, want %q", tt.in, s, wantStr)
+		}
+	}
+}
+
+func TestSplitPort(t *testing.T) {
+	for in, want := range map[string]string{
+		"mlx5_0/1": "mlx5_0 1", "mlx5_0:1": "mlx5_0 1", "hfi1_0:12": "hfi1_0 12", "a:b/2": "a:b 2",
+		"80:01": "", "0:1": "", "800:01": "", "efa0:1": "efa0 1", "mlx5_0:x": "", "mlx5_0:": "", ":1": "", "mlx5_0": "", "a:b:c": "",
+		"0002:c903:00a1:b2c4": "",
+	} {
+		dev, port, ok := SplitPort(in)
+		got := ""
+		if ok {
+			got = dev + " " + port
+		}
+		if got != want {
+			t.Errorf("SplitPort(%q) = %q, %v; want %q", in, got, ok, want)
 		}
 	}
 }

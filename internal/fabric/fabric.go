@@ -82,11 +82,11 @@ type Port struct {
 	// TableSize is the P_Key table length; PKeys the table as read (every entry,
 	// invalid ones included, index = position), nil when it was not read and
 	// PKeysError says why.
-	TableSize  int          `json:"table_size"`
-	PKeys      []check.PKey `json:"-"`
-	PKeysError string       `json:"pkeys_error,omitempty"`
+	TableSize  int    `json:"table_size"`
+	PKeysError string `json:"pkeys_error,omitempty"`
 	// Error is why PortInfo could not be read.
-	Error string `json:"error,omitempty"`
+	Error string    `json:"error,omitempty"`
+	PKeys PKeyTable `json:"pkeys"` // last in the fabric file
 }
 
 // Unreachable is a link whose far end did not answer.

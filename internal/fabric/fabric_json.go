@@ -7,10 +7,10 @@ import (
 	"io"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ibkey/ibkey/internal/check"
-
-	"github.com/ibkey/ibkey/internal/jsonw"
+	"github.com/ibkey/ibkey/internal/jsondoc"
 )
 
 // The fabric file: what `ibkey fabric discover -o json` writes and --fabric-file reads.
@@ -38,7 +38,7 @@ const (
 )
 
 // MaxFabricFileSize bounds what DecodeFabric reads (a 10,000-node fabric with 64-entry
-// tables is about 60 MB).
+// tables is about 60 MB written compact, 130 MB indented as EncodeFabric writes it).
 const MaxFabricFileSize = 512 << 20
 
 type fabricFile struct {
@@ -53,249 +53,73 @@ type fabricFile struct {
 	Unreachable []Unreachable `json:"unreachable"`
 }
 
-type portAlias Port
+// PKeyTable is a port's P_Key table as read, entry i at index i. The fabric file writes
+// it as hex strings, "0x%04x" (check.PKey's String), and null when it was not read.
+type PKeyTable []check.PKey
 
-type portFile struct {
-	*portAlias
-	PKeys *[]string `json:"pkeys"`
-}
-
-// MarshalJSON writes the port as the fabric file does ("pkeys": null when not read).
-func (p *Port) MarshalJSON() ([]byte, error) {
-	var b bytes.Buffer
-	w := jsonw.New(&b, "")
-	writePort(w, p)
-	if err := w.Flush(); err != nil {
-		return nil, err
+// MarshalJSON writes the table as an array of "0x%04x" strings, in one buffer (a
+// 5,000-node file holds about a million entries: one text per entry would be as many
+// allocations).
+func (t PKeyTable) MarshalJSON() ([]byte, error) {
+	if t == nil {
+		return []byte("null"), nil
 	}
-	return b.Bytes(), nil
+	const digits = "0123456789abcdef"
+	b := make([]byte, 0, 2+len(t)*9)
+	b = append(b, '[')
+	for i, k := range t {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '"', '0', 'x', digits[k>>12], digits[k>>8&0xf], digits[k>>4&0xf], digits[k&0xf], '"')
+	}
+	return append(b, ']'), nil
 }
 
-// UnmarshalJSON reads what MarshalJSON writes.
-func (p *Port) UnmarshalJSON(b []byte) error {
-	w := portFile{portAlias: (*portAlias)(p)}
-	if err := json.Unmarshal(b, &w); err != nil {
+// UnmarshalJSON reads what MarshalJSON writes: null, or "0x" and four hex digits per entry.
+func (t *PKeyTable) UnmarshalJSON(b []byte) error {
+	var s *[]string
+	if err := json.Unmarshal(b, &s); err != nil {
 		return err
 	}
-	p.PKeys = nil
-	if w.PKeys != nil {
-		p.PKeys = make([]check.PKey, len(*w.PKeys))
-		for i, s := range *w.PKeys {
-			if len(s) != 6 || s[:2] != "0x" || !allHex(s[2:]) {
-				return fmt.Errorf("port %d: pkeys[%d] = %q: want 0x and four hex digits", p.Num, i, s)
-			}
-			v, _ := strconv.ParseUint(s[2:], 16, 16)
-			p.PKeys[i] = check.PKey(v)
+	*t = nil
+	if s == nil {
+		return nil
+	}
+	*t = make(PKeyTable, len(*s))
+	for i, k := range *s {
+		if len(k) != 6 || k[:2] != "0x" || !allHex(k[2:]) {
+			return fmt.Errorf("pkeys[%d] = %q: want 0x and four hex digits", i, k)
 		}
+		v, _ := strconv.ParseUint(k[2:], 16, 16)
+		(*t)[i] = check.PKey(v)
 	}
 	return nil
 }
 
-// FabricEncoding says how EncodeFabricWith lays the file out.
-type FabricEncoding struct {
-	// Indent puts every value on its own line, indented by two spaces (for people);
-	// the default is compact, one line.
-	Indent bool
-}
-
-// EncodeFabric writes f as the fabric file, indented (EncodeFabricWith with Indent).
+// EncodeFabric writes f as the fabric file, indented by two spaces as every ibkey JSON
+// document is. The nodes are encoded one at a time (jsondoc): encoding/json holds a
+// document whole, twice when indenting, which for a 5,004-node file was 200 MB.
 func EncodeFabric(w io.Writer, f *Fabric) error {
-	return EncodeFabricWith(w, f, FabricEncoding{Indent: true})
-}
-
-// EncodeFabricWith writes f as the fabric file. The bytes are what encoding/json writes
-// for fabricFile (compact, or SetIndent("", "  ")), streamed: a 5,004-node file is
-// written in tens of milliseconds through a 64 KiB buffer, where encoding/json took
-// 0.4 s and 200 MB (TestEncodeFabricMatchesEncodingJSON keeps the two equal).
-func EncodeFabricWith(w io.Writer, f *Fabric, opt FabricEncoding) error {
 	f.Normalize()
-	indent := ""
-	if opt.Indent {
-		indent = "  "
-	}
-	jw := jsonw.New(w, indent)
-	jw.BeginObject()
-	jw.Key("format")
-	jw.String(FabricFormat)
-	jw.Key("version")
-	jw.Int(FabricVersion)
-	jw.Key("source")
-	jw.String(f.Source)
+	d := jsondoc.New(w)
+	d.Field("format", FabricFormat)
+	d.Field("version", FabricVersion)
+	d.Field("source", f.Source)
 	if !f.SweptAt.IsZero() {
-		t, err := f.SweptAt.MarshalJSON()
-		if err != nil {
-			return fmt.Errorf("fabric file: swept_at: %w", err)
-		}
-		jw.Key("swept_at")
-		jw.Raw(t)
+		d.Field("swept_at", f.SweptAt)
 	}
-	ms, err := json.Marshal(float64(f.Duration.Microseconds()) / 1000)
-	if err != nil {
-		return fmt.Errorf("fabric file: duration_ms: %w", err)
-	}
-	jw.Key("duration_ms")
-	jw.Raw(ms)
-	jw.Key("local")
-	writePortID(jw, f.Local)
+	d.Field("duration_ms", float64(f.Duration.Microseconds())/1000)
+	d.Field("local", f.Local)
 	if f.Incomplete != "" {
-		jw.Key("incomplete")
-		jw.String(f.Incomplete)
+		d.Field("incomplete", f.Incomplete)
 	}
-	jw.Key("nodes")
-	jw.BeginArray()
-	for _, n := range f.Nodes {
-		writeNode(jw, n)
+	d.Array("nodes", len(f.Nodes), func(i int) any { return f.Nodes[i] })
+	d.Array("unreachable", len(f.Unreachable), func(i int) any { return f.Unreachable[i] })
+	if err := d.Close(); err != nil {
+		return fmt.Errorf("fabric file: %w", err)
 	}
-	jw.EndArray()
-	jw.Key("unreachable")
-	jw.BeginArray()
-	for _, u := range f.Unreachable {
-		jw.BeginObject()
-		jw.Key("from")
-		writePortID(jw, u.From)
-		jw.Key("dr_path")
-		jw.String(u.Path)
-		jw.Key("error")
-		jw.String(u.Error)
-		jw.EndObject()
-	}
-	jw.EndArray()
-	jw.EndObject()
-	return jw.End()
-}
-
-// The writers below follow the json tags of Node, Port, PortID and Enforcement field by
-// field, in order, omitempty included.
-
-func writePortID(w *jsonw.Writer, id check.PortID) {
-	w.BeginObject()
-	w.Key("node_guid")
-	w.Hex(uint64(id.Node), 16)
-	w.Key("port")
-	w.Int(int64(id.Port))
-	w.EndObject()
-}
-
-func writeNode(w *jsonw.Writer, n *Node) {
-	if n == nil {
-		w.Null()
-		return
-	}
-	w.BeginObject()
-	w.Key("node_guid")
-	w.Hex(uint64(n.GUID), 16)
-	w.Key("type")
-	w.String(string(n.Type))
-	w.Key("node_desc")
-	w.String(n.Description)
-	w.Key("system_image_guid")
-	w.Hex(uint64(n.SystemImageGUID), 16)
-	w.Key("vendor_id")
-	w.Uint(uint64(n.VendorID))
-	w.Key("device_id")
-	w.Uint(uint64(n.DeviceID))
-	w.Key("num_ports")
-	w.Int(int64(n.NumPorts))
-	w.Key("partition_cap")
-	w.Int(int64(n.PartitionCap))
-	if n.PartitionEnforcementCap != 0 {
-		w.Key("partition_enforcement_cap")
-		w.Int(int64(n.PartitionEnforcementCap))
-	}
-	w.Key("dr_path")
-	w.String(n.Path)
-	w.Key("ports")
-	if n.Ports == nil {
-		w.Null()
-	} else {
-		w.BeginArray()
-		for _, p := range n.Ports {
-			writePort(w, p)
-		}
-		w.EndArray()
-	}
-	if len(n.Errors) > 0 {
-		w.Key("errors")
-		w.BeginArray()
-		for _, e := range n.Errors {
-			w.String(e)
-		}
-		w.EndArray()
-	}
-	w.EndObject()
-}
-
-func writePort(w *jsonw.Writer, p *Port) {
-	if p == nil {
-		w.Null()
-		return
-	}
-	w.BeginObject()
-	w.Key("port")
-	w.Int(int64(p.Num))
-	w.Key("port_guid")
-	w.Hex(uint64(p.GUID), 16)
-	w.Key("lid")
-	w.Uint(uint64(p.LID))
-	w.Key("lmc")
-	w.Uint(uint64(p.LMC))
-	w.Key("sm_lid")
-	w.Uint(uint64(p.SMLID))
-	if p.GIDPrefix != 0 {
-		w.Key("gid_prefix")
-		w.Hex(uint64(p.GIDPrefix), 16)
-	}
-	w.Key("state")
-	w.String(p.State)
-	w.Key("phys_state")
-	w.String(p.PhysState)
-	if e := p.Enforcement; e != nil {
-		w.Key("enforcement")
-		w.BeginObject()
-		w.Key("inbound")
-		w.Bool(e.Inbound)
-		w.Key("outbound")
-		w.Bool(e.Outbound)
-		w.Key("filter_raw_inbound")
-		w.Bool(e.FilterRawInbound)
-		w.Key("filter_raw_outbound")
-		w.Bool(e.FilterRawOutbound)
-		w.EndObject()
-	}
-	w.Key("pkey_violations")
-	w.Uint(uint64(p.PKeyViolations))
-	w.Key("peer")
-	if p.Peer == nil {
-		w.Null()
-	} else {
-		writePortID(w, *p.Peer)
-	}
-	if p.PeerError != "" {
-		w.Key("peer_error")
-		w.String(p.PeerError)
-	}
-	w.Key("table_size")
-	w.Int(int64(p.TableSize))
-	if p.PKeysError != "" {
-		w.Key("pkeys_error")
-		w.String(p.PKeysError)
-	}
-	if p.Error != "" {
-		w.Key("error")
-		w.String(p.Error)
-	}
-	// "pkeys" comes last: encoding/json wrote the embedded port's fields first.
-	w.Key("pkeys")
-	if p.PKeys == nil {
-		w.Null()
-	} else {
-		w.BeginArray()
-		for _, k := range p.PKeys {
-			w.Hex(uint64(k), 4)
-		}
-		w.EndArray()
-	}
-	w.EndObject()
+	return nil
 }
 
 // FabricFileError is a fabric file that cannot be used, with what is wrong.
@@ -409,6 +233,9 @@ func DecodeFabric(r io.Reader) (*Fabric, error) {
 			}
 		}
 	}
+	for _, n := range ff.Nodes {
+		n.Description = capNodeDescription(n.Description)
+	}
 	f.Nodes = ff.Nodes
 	f.Normalize()
 	for _, n := range f.Nodes {
@@ -440,6 +267,73 @@ func DecodeFabric(r io.Reader) (*Fabric, error) {
 		return bad("no nodes (a sweep holds at least the node it started from)")
 	}
 	return f, nil
+}
+
+// MaxNodeDescription is the size of a NodeDescription (IBA 14.2.5.2: 64 bytes).
+const MaxNodeDescription = 64
+
+// capNodeDescription is a node_desc as long as a NodeDescription can be: a longer one
+// was not read from a node (a file edited or made by hand; a 1 MB one would be carried
+// into every line that names the node), so it is cut to 61 bytes and "…". The file
+// holds descriptions as textsafe wrote them, a control byte as an escape (\x1b,
+// \u202e): an escape counts as the bytes it stands for, so a description read from a
+// node is never cut.
+func capNodeDescription(s string) string {
+	if len(s) <= MaxNodeDescription {
+		return s
+	}
+	const mark = "…"
+	n, keep := 0, -1
+	for i := 0; i < len(s); {
+		size, raw := textUnit(s[i:])
+		if keep < 0 && n+raw > MaxNodeDescription-len(mark) {
+			keep = i
+		}
+		n += raw
+		if n > MaxNodeDescription {
+			return s[:keep] + mark
+		}
+		i += size
+	}
+	return s
+}
+
+// textUnit is the length of the first character or escape of s and how many bytes of
+// the original text it stands for (textsafe.String's escapes: \xNN, \t, \n, \r,
+// \uNNNN, \UNNNNNNNN).
+func textUnit(s string) (size, raw int) {
+	if s[0] != '\\' || len(s) < 2 {
+		_, size = utf8.DecodeRuneInString(s)
+		return size, size
+	}
+	hexRune := func(digits int) (int, int, bool) {
+		if len(s) < 2+digits || !allHex(s[2:2+digits]) {
+			return 0, 0, false
+		}
+		v, _ := strconv.ParseUint(s[2:2+digits], 16, 32)
+		n := utf8.RuneLen(rune(v))
+		if n < 0 {
+			n = 4
+		}
+		return 2 + digits, n, true
+	}
+	switch s[1] {
+	case 't', 'n', 'r':
+		return 2, 1
+	case 'x':
+		if len(s) >= 4 && allHex(s[2:4]) {
+			return 4, 1
+		}
+	case 'u':
+		if size, raw, ok := hexRune(4); ok {
+			return size, raw
+		}
+	case 'U':
+		if size, raw, ok := hexRune(8); ok {
+			return size, raw
+		}
+	}
+	return 1, 1
 }
 
 func allHex(s string) bool {

@@ -12,45 +12,6 @@ import (
 	"github.com/ibkey/ibkey/internal/check"
 )
 
-// refEncodeFabric is how the fabric file was written before EncodeFabricWith streamed
-// it: encoding/json over fabricFile, ports through refPortJSON. The streamed writer must
-// write the same bytes.
-func refEncodeFabric(f *Fabric, indent bool) ([]byte, error) {
-	f.Normalize()
-	ff := fabricFile{
-		Format: FabricFormat, Version: FabricVersion, Source: f.Source, SweptAt: f.SweptAt,
-		DurationMS: float64(f.Duration.Microseconds()) / 1000, Local: f.Local, Incomplete: f.Incomplete,
-		Nodes: f.Nodes, Unreachable: f.Unreachable,
-	}
-	if ff.Nodes == nil {
-		ff.Nodes = []*Node{}
-	}
-	if ff.Unreachable == nil {
-		ff.Unreachable = []Unreachable{}
-	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	if indent {
-		enc.SetIndent("", "  ")
-	}
-	err := enc.Encode(ff)
-	return b.Bytes(), err
-}
-
-// refPortJSON is the port by its struct tags through encoding/json, the table as hex
-// strings after the other fields (Port's json:"-" PKeys replaced by a "pkeys" field).
-func refPortJSON(p *Port) ([]byte, error) {
-	w := portFile{portAlias: (*portAlias)(p)}
-	if p.PKeys != nil {
-		s := make([]string, len(p.PKeys))
-		for i, k := range p.PKeys {
-			s[i] = k.String()
-		}
-		w.PKeys = &s
-	}
-	return json.Marshal(w)
-}
-
 var oddText = []string{"", "HcaA", "mlx5_0 \"quoted\"", "a<b>&c", "tab\there\nnewline", "\x01ctl\x7f", "bad\xffutf8",
 	"日本語 \u2028", "LinkUp", "ACTIVE", "not read: timeout"}
 
@@ -120,52 +81,56 @@ func randFabric(r *rand.Rand) *Fabric {
 	return f
 }
 
-// TestEncodeFabricMatchesEncodingJSON: the streamed fabric file, compact and indented,
-// is byte for byte what encoding/json writes from the struct tags, on random fabrics
-// (odd strings, absent and empty tables, errors, zero and non-UTC times) and on the
-// 5,004-node benchmark fabric.
-func TestEncodeFabricMatchesEncodingJSON(t *testing.T) {
+// TestEncodeFabricRoundTrip: the streamed fabric file is one JSON document that
+// encoding/json reads back into the same values, on random fabrics (odd strings,
+// absent and empty tables, errors, zero and non-UTC times) and on a fat tree.
+func TestEncodeFabricRoundTrip(t *testing.T) {
 	r := rand.New(rand.NewPCG(15, 5004))
-	fabrics := []*Fabric{testFabric(), {}, fatTreeFabric(4, 2, 3)}
+	fabrics := []*Fabric{testFabric(), {}}
 	for range 500 {
 		fabrics = append(fabrics, randFabric(r))
 	}
 	for i, f := range fabrics {
-		for _, indent := range []bool{false, true} {
-			want, err := refEncodeFabric(f, indent)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got bytes.Buffer
-			if err := EncodeFabricWith(&got, f, FabricEncoding{Indent: indent}); err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(got.Bytes(), want) {
-				t.Fatalf("fabric %d indent %v:\n got %s\nwant %s", i, indent, got.Bytes(), want)
-			}
+		var b bytes.Buffer
+		if err := EncodeFabric(&b, f); err != nil {
+			t.Fatal(err)
 		}
-		for _, n := range f.Nodes {
-			for _, p := range n.Ports {
-				want, err := refPortJSON(p)
-				if err != nil {
-					t.Fatal(err)
-				}
-				got, err := json.Marshal(p)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !bytes.Equal(got, want) {
-					t.Fatalf("port:\n got %s\nwant %s", got, want)
-				}
-			}
+		var got fabricFile
+		dec := json.NewDecoder(&b)
+		if err := dec.Decode(&got); err != nil {
+			t.Fatalf("fabric %d: %v\n%s", i, err, b.Bytes())
 		}
-	}
-	var def bytes.Buffer
-	if err := EncodeFabric(&def, testFabric()); err != nil {
-		t.Fatal(err)
-	}
-	if want, _ := refEncodeFabric(testFabric(), true); !bytes.Equal(def.Bytes(), want) {
-		t.Errorf("EncodeFabric is not the indented file")
+		if dec.More() {
+			t.Fatalf("fabric %d: more than one document", i)
+		}
+		want := fabricFile{Format: FabricFormat, Version: FabricVersion, Source: f.Source, SweptAt: f.SweptAt,
+			DurationMS: float64(f.Duration.Microseconds()) / 1000, Local: f.Local, Incomplete: f.Incomplete,
+			Nodes: f.Nodes, Unreachable: f.Unreachable}
+		if want.Nodes == nil {
+			want.Nodes = []*Node{}
+		}
+		if want.Unreachable == nil {
+			want.Unreachable = []Unreachable{}
+		}
+		// Compared as encoding/json reads them: invalid UTF-8 comes back as U+FFFD.
+		gb, err := json.Marshal(got)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wb, err := json.Marshal(want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var norm fabricFile
+		if err := json.Unmarshal(wb, &norm); err != nil {
+			t.Fatal(err)
+		}
+		if wb, err = json.Marshal(norm); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(gb, wb) {
+			t.Fatalf("fabric %d: read back\n%s\nwant\n%s", i, gb, wb)
+		}
 	}
 }
 
@@ -173,7 +138,7 @@ func TestEncodeFabricMatchesEncodingJSON(t *testing.T) {
 // is written by the streamed encoder (a field added to a struct without a line in
 // writeNode or writePort fails here, not silently in a user's file).
 func TestFabricWritersCoverEveryField(t *testing.T) {
-	f := fatTreeFabric(2, 1, 1)
+	f := testFabric()
 	f.Incomplete = "stopped"
 	f.Unreachable = []Unreachable{{check.PortID{Node: 1, Port: 2}, "0,1", "timeout"}}
 	n := f.Nodes[0]
@@ -183,7 +148,7 @@ func TestFabricWritersCoverEveryField(t *testing.T) {
 	p.Enforcement, p.PeerError, p.PKeysError, p.Error = &check.Enforcement{}, "x", "y", "z"
 	p.GIDPrefix = 0xfe80000000000000
 	var b bytes.Buffer
-	if err := EncodeFabricWith(&b, f, FabricEncoding{}); err != nil {
+	if err := EncodeFabric(&b, f); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
@@ -199,7 +164,44 @@ func TestFabricWritersCoverEveryField(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(out, `"pkeys":[`) {
+	if !strings.Contains(out, `"pkeys": [`) {
 		t.Errorf("pkeys not written")
+	}
+}
+
+// TestCapNodeDescription: a node_desc longer than a NodeDescription is cut to 64 bytes
+// when a file is read; one a node could have sent, escapes counted as the bytes they
+// stand for, is kept whole.
+func TestCapNodeDescription(t *testing.T) {
+	long := strings.Repeat("x", 1<<20)
+	for _, tc := range []struct{ in, want string }{
+		{"HcaA", "HcaA"},
+		{strings.Repeat("a", 64), strings.Repeat("a", 64)},
+		{strings.Repeat("a", 65), strings.Repeat("a", 61) + "…"},
+		{long, strings.Repeat("x", 61) + "…"},
+		// 64 bytes sent by a node, 16 of them control bytes escaped by textsafe.
+		{strings.Repeat(`\x1b`, 16) + strings.Repeat("b", 48), strings.Repeat(`\x1b`, 16) + strings.Repeat("b", 48)},
+		{strings.Repeat(`\u202e`, 21) + "z", strings.Repeat(`\u202e`, 21) + "z"},
+		{strings.Repeat(`\u202e`, 22), strings.Repeat(`\u202e`, 20) + "…"},
+		{strings.Repeat("日", 22), strings.Repeat("日", 20) + "…"},
+		{`\q` + strings.Repeat("c", 62), `\q` + strings.Repeat("c", 62)},
+	} {
+		got := capNodeDescription(tc.in)
+		if got != tc.want {
+			t.Errorf("capNodeDescription(%.40q...) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+	f := testFabric()
+	f.Nodes[0].Description = long
+	var b bytes.Buffer
+	if err := EncodeFabric(&b, f); err != nil {
+		t.Fatal(err)
+	}
+	g, err := DecodeFabric(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := g.Node(f.Nodes[0].GUID).Description; d != strings.Repeat("x", 61)+"…" {
+		t.Errorf("a 1 MB node_desc is read as %d bytes", len(d))
 	}
 }

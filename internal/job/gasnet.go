@@ -145,7 +145,7 @@ func gasnetSelect(host []*Port, filter []gasnetPortSpec, hasFilter bool) []Selec
 			}
 		}
 		switch {
-		case p.Fabric:
+		case p.Fabric && !p.DeviceKnown:
 			s.Used, s.Why = true, "given (device filters do not apply to a port read over the fabric)"
 		case !listed:
 			s.Why = "not in GASNET_IBV_PORTS"

@@ -83,6 +83,34 @@ type Want struct {
 	Pick Pick
 	// Problem says why no setting works on this port ("" when Setting works).
 	Problem string
+	// Gap says when the reason is one the Subnet Manager may still remove: the key is
+	// not in the table (yet), or the table was not read.
+	Gap Gap
+}
+
+// Gap is why a port is not (yet) in the wanted partition, as far as waiting can
+// change it.
+type Gap uint8
+
+const (
+	// NoGap: the port's table holds the key (or nothing the SM does changes the
+	// answer).
+	NoGap Gap = iota
+	// GapMissing: the table, read whole, holds no entry of the key.
+	GapMissing
+	// GapUnread: the table, or an entry that may hold the key, was not read.
+	GapUnread
+)
+
+// setup configures the library from the job's settings. A setting the library
+// rejects is described by the rejection alone: what it would have meant is never
+// shown as if it applied ("partition 0x0000").
+func (l *Library) setup(in Inputs) *setup {
+	s := l.configure(in)
+	if s.Reject != "" {
+		s.Setting = s.Reject
+	}
+	return s
 }
 
 // Libraries are all libraries ibkey knows, in the order they are reported.
@@ -129,7 +157,7 @@ func selectActive(host []*Port, allowEthernet bool, filter func(p *Port) (bool, 
 	for _, p := range host {
 		s := Selected{Port: p}
 		switch {
-		case p.Fabric:
+		case p.Fabric && !p.DeviceKnown:
 			s.Used, s.Why = true, "given (device filters do not apply to a port read over the fabric)"
 		case !p.Active():
 			s.Why = "not ACTIVE (" + p.State + ")"
@@ -182,7 +210,7 @@ func findByKey(p *Port, key check.PartitionKey) (Pick, bool) {
 // key (check.FindPKeyIndex: a full member preferred, then the lowest index).
 func wantIndex(key check.PKey, p *Port, name string, pick func(Env) Pick) Want {
 	if p.Table == nil {
-		return Want{Problem: p.NoTable}
+		return Want{Problem: p.NoTable, Gap: unreadGap(p)}
 	}
 	if p.Ethernet() {
 		// RoCE: P_Keys do not apply; the one entry is index 0 and any other index
@@ -193,7 +221,7 @@ func wantIndex(key check.PKey, p *Port, name string, pick func(Env) Pick) Want {
 	}
 	idx, _, ok := check.FindPKeyIndex(p.Table, key)
 	if !ok {
-		return Want{Problem: missingKey(key, p)}
+		return Want{Problem: missingKey(key, p), Gap: missingGap(p)}
 	}
 	env := Env{name: strconv.Itoa(idx)}
 	return Want{Setting: name + "=" + strconv.Itoa(idx), Pick: pick(env)}
@@ -208,16 +236,33 @@ func wantValue(key check.PKey, p *Port, name, value string, pick func(Env) Pick)
 		return w
 	}
 	if p.Table == nil {
-		return Want{Problem: p.NoTable}
+		return Want{Problem: p.NoTable, Gap: unreadGap(p)}
 	}
 	if _, _, ok := check.FindPKeyIndex(p.Table, key); !ok && !hasUnreadable(p) {
-		return Want{Problem: missingKey(key, p)}
+		return Want{Problem: missingKey(key, p), Gap: GapMissing}
 	}
 	w := Want{Setting: name + "=" + value, Pick: pick(Env{name: value})}
 	if w.Pick.Outcome != Uses {
 		w.Problem = w.Pick.Problem
+		if w.Pick.Outcome == NotChecked {
+			w.Gap = GapUnread
+		}
 	}
 	return w
+}
+
+func unreadGap(p *Port) Gap {
+	if p.tableUnread() {
+		return GapUnread
+	}
+	return NoGap
+}
+
+func missingGap(p *Port) Gap {
+	if hasUnreadable(p) {
+		return GapUnread
+	}
+	return GapMissing
 }
 
 func hasUnreadable(p *Port) bool {

@@ -44,7 +44,7 @@ var NVSHMEM = Library{
 		default:
 			n, err := strconv.Atoi(strings.TrimSpace(v))
 			if err != nil {
-				s.Reject = fmt.Sprintf("NVSHMEM_IB_PKEY_INDEX=%s is not an integer", v)
+				s.Reject = fmt.Sprintf("NVSHMEM rejects NVSHMEM_IB_PKEY_INDEX=%s: not an integer", v)
 				s.Setting = "NVSHMEM_IB_PKEY_INDEX=" + v
 				break
 			}

@@ -86,7 +86,9 @@ func ParsePerftestArgs(line string) PerftestArgs {
 // perftestSetup configures the perftest library from its command line.
 func perftestSetup(a PerftestArgs) *setup {
 	s := &setup{}
-	s.Reject = a.BadValue
+	if a.BadValue != "" {
+		s.Reject = "perftest rejects its command line: " + a.BadValue
+	}
 	idx := a.PKeyIdx
 	switch {
 	case !a.Given:
@@ -95,7 +97,9 @@ func perftestSetup(a PerftestArgs) *setup {
 		s.Setting = fmt.Sprintf("--pkey_index=%d: index %d", a.PKeyIdx, a.PKeyIdx)
 	}
 	dev := a.Device
-	s.Assumptions = append(s.Assumptions, "perftest: without -d, the first device in name order (ibv_get_device_list order is not guaranteed)")
+	if dev == "" {
+		s.Assumptions = append(s.Assumptions, "perftest: without -d, the first device in name order (ibv_get_device_list order is not guaranteed)")
+	}
 	s.selectPorts = func(host []*Port) []Selected {
 		out := make([]Selected, 0, len(host))
 		first := ""
@@ -111,7 +115,7 @@ func perftestSetup(a PerftestArgs) *setup {
 		for _, p := range host {
 			s := Selected{Port: p}
 			switch {
-			case p.Fabric:
+			case p.Fabric && !p.DeviceKnown:
 				s.Used, s.Why = true, "given (device filters do not apply to a port read over the fabric)"
 			case p.Device != want:
 				s.Why = "not the -d device " + want

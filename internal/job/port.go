@@ -11,11 +11,16 @@ import (
 type Port struct {
 	// Host names the machine ("" for the local host); ports of one host share Host.
 	Host string
-	// Device and Num name the port. For a port read from a sweep, Device is the node
-	// description and the library's device filters do not apply (Fabric is true).
-	Device string
-	Num    int
-	Fabric bool
+	// Device and Num name the port. For a port read over MADs (Fabric is true) Device
+	// is the node description, or its device part when the description is
+	// rdma-ndd's "HOST DEVICE" (DeviceKnown); the library's device filters apply only
+	// to a port whose device name is known.
+	Device      string
+	Num         int
+	Fabric      bool
+	DeviceKnown bool
+	// Node is the node GUID of a port read over MADs.
+	Node check.GUID
 	// LinkLayer is "InfiniBand", "Ethernet" or "" when not known.
 	LinkLayer string
 	// State is the port state name (ACTIVE, DOWN, ...).
@@ -25,6 +30,27 @@ type Port struct {
 	// (Readable false); nil when the port has none (NoTable says why).
 	Table   []check.TableEntry
 	NoTable string
+	// Interfaces are the IPoIB interfaces on the port (read from sysfs only; nil over
+	// MADs, where InterfacesRead is false).
+	Interfaces     []Interface
+	InterfacesRead bool
+}
+
+// Interface is an IPoIB interface on a port.
+type Interface struct {
+	Name string
+	// PKey is the interface's P_Key (class/net/IF/pkey, always with the full bit).
+	PKey check.PKey
+	// Index is the table entry the kernel uses for it (ib_find_pkey), -1 when the key
+	// is not in the table (the interface cannot come up).
+	Index     int
+	OperState string
+}
+
+// tableUnread reports a port whose table should exist but was not read: an
+// InfiniBand port (every one has a table) or a port read over MADs.
+func (p *Port) tableUnread() bool {
+	return p.Table == nil && (p.Fabric || p.LinkLayer == "InfiniBand")
 }
 
 // Label names the port: HOST:DEV/PORT, or DEV/PORT for the local host and for a port

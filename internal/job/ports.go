@@ -2,6 +2,7 @@ package job
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/fabric"
@@ -12,6 +13,9 @@ import (
 func PortFromView(host string, v *query.PortView) *Port {
 	p := &Port{Host: host, Device: v.Port.Device, Num: v.Port.Num, LinkLayer: v.LinkLayer(),
 		State: v.Port.State.Name, Fabric: v.Fabric != nil}
+	if v.Fabric != nil {
+		p.Node = v.Fabric.NodeGUID
+	}
 	if v.Port.LID.OK() {
 		p.LID = v.Port.LID.Value
 	}
@@ -26,13 +30,19 @@ func PortFromView(host string, v *query.PortView) *Port {
 	default:
 		p.NoTable = "P_Key table not read"
 	}
+	if v.Fabric == nil {
+		p.InterfacesRead = true
+		for _, nif := range v.Interfaces {
+			p.Interfaces = append(p.Interfaces, Interface{Name: nif.Name, PKey: nif.PKey, Index: nif.Index, OperState: nif.OperState})
+		}
+	}
 	return p
 }
 
 // HostPorts reads every port of a host with its P_Key table; label names the host
 // ("" for the local host).
 func HostPorts(h *query.Host, label string) ([]*Port, error) {
-	views, err := h.Load(query.Selector{}, query.LoadOptions{Tables: true})
+	views, err := h.Load(query.Selector{}, query.LoadOptions{Tables: true, Interfaces: true})
 	if err != nil {
 		return nil, err
 	}
@@ -50,8 +60,19 @@ func PortFromFabric(f *fabric.Fabric, n *fabric.Node, cp *fabric.Port) *Port {
 	if host == "" {
 		host = n.GUID.String()
 	}
-	p := &Port{Host: host, Device: host, Num: cp.Num, Fabric: true, LinkLayer: "InfiniBand",
-		State: cp.State, LID: cp.LID}
+	return PortOfHost(f, n, cp, host)
+}
+
+// PortOfHost is PortFromFabric for a port of host (a name MatchHost found the node
+// by): when the node description is rdma-ndd's "HOST DEVICE", the port is
+// host:DEVICE/N and the libraries' device filters apply to it.
+func PortOfHost(f *fabric.Fabric, n *fabric.Node, cp *fabric.Port, host string) *Port {
+	dev, known := HostDevice(n.Description, host)
+	if dev == "" {
+		dev = n.GUID.String()
+	}
+	p := &Port{Host: host, Device: dev, Num: cp.Num, Fabric: true, DeviceKnown: known, Node: n.GUID,
+		LinkLayer: "InfiniBand", State: cp.State, LID: cp.LID}
 	switch {
 	case cp.PKeys != nil:
 		p.Table = make([]check.TableEntry, len(cp.PKeys))
@@ -64,6 +85,47 @@ func PortFromFabric(f *fabric.Fabric, n *fabric.Node, cp *fabric.Port) *Port {
 		p.NoTable = fmt.Sprintf("P_Key table of %s not read in the sweep", f.Label(check.PortID{Node: n.GUID, Port: cp.Num}))
 	}
 	return p
+}
+
+// HostDevice is the device part of a node description written as rdma-ndd's "HOST
+// DEVICE" for host (the whole description, known false, otherwise).
+func HostDevice(desc, host string) (dev string, known bool) {
+	if fields := strings.Fields(desc); len(fields) == 2 && hostMatches(fields[0], host) {
+		return fields[1], true
+	}
+	return desc, false
+}
+
+// MatchHost finds the channel adapters of host name in a sweep, by node description
+// as rdma-ndd writes it (rdma-core rdma-ndd(8): nd_format "%h %d", the host name and
+// the device): a description equal to name, or whose first word is name or name's
+// fully qualified form (node01 matches "node01.cluster mlx5_0"); or by node or port
+// GUID. A host with several adapters has several nodes.
+func MatchHost(f *fabric.Fabric, name string) []*fabric.Node {
+	if out := f.FindNodes(name); len(out) > 0 {
+		return out
+	}
+	var out []*fabric.Node
+	for _, n := range f.Nodes {
+		if n.Type == check.NodeSwitch {
+			continue
+		}
+		if fields := strings.Fields(n.Description); len(fields) > 0 && hostMatches(fields[0], name) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// hostMatches reports whether the first word of a node description names host: the
+// same name, or host's fully qualified name (the description carries the FQDN,
+// Slurm's node name is short).
+func hostMatches(word, host string) bool {
+	if word == host {
+		return true
+	}
+	short, _, ok := strings.Cut(word, ".")
+	return ok && short == host
 }
 
 // Reach summarises who holds a partition in a sweep: end ports that are full and

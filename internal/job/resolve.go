@@ -105,7 +105,7 @@ func hostName(h string) string {
 }
 
 func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Resolution {
-	s := l.configure(in)
+	s := l.setup(in)
 	r := &Resolution{Library: l, Setting: s.Setting, Inactive: s.Inactive, Notes: s.Notes,
 		Assumptions: s.Assumptions, Unchecked: s.Unchecked, Peers: len(hosts) > 1}
 	if s.Inactive != "" {

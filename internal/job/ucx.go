@@ -45,6 +45,8 @@ var UCX = Library{
 			s.Setting = "UCX_IB_PKEY unset (auto): the first full-member entry, else the first limited one"
 		case cfg.auto:
 			s.Setting = "UCX_IB_PKEY=" + v + ": the first full-member entry, else the first limited one"
+		case cfg.key == 0:
+			s.Setting = "UCX_IB_PKEY=" + v + ": key 0, which no valid entry holds (UCX takes a 0x8000 entry, an empty one, if the table has one)"
 		default:
 			s.Setting = fmt.Sprintf("UCX_IB_PKEY=%s: partition 0x%04x, a full-member entry preferred", v, cfg.key)
 		}

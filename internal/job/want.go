@@ -26,6 +26,9 @@ type WantResult struct {
 	Findings  []string
 	Unchecked []string
 	Notes     []string
+	// Idle are the InfiniBand ports, not ACTIVE, of hosts where the library uses no
+	// port: a gate waits for them to come up.
+	Idle []*Port
 }
 
 // Summary says what to set: the one setting, or the setting per port.
@@ -51,12 +54,12 @@ func WantPartition(libs []*Library, in Inputs, key check.PKey, ports []*Port) []
 	hosts := groupHosts(ports)
 	out := make([]*WantResult, 0, len(libs))
 	for _, l := range libs {
-		s := l.configure(in)
+		s := l.setup(in)
 		if s.Inactive != "" {
 			out = append(out, &WantResult{Library: l, Key: key, Inactive: s.Inactive, Verdict: NotApplicable})
 			continue
 		}
-		var used []*Port
+		var used, idle []*Port
 		var none []string
 		for _, h := range hosts {
 			n := 0
@@ -68,10 +71,16 @@ func WantPartition(libs []*Library, in Inputs, key check.PKey, ports []*Port) []
 			}
 			if n == 0 {
 				none = append(none, hostName(h.name))
+				for _, p := range h.ports {
+					if !p.Active() && !p.Ethernet() && !noPKeys(p) {
+						idle = append(idle, p)
+					}
+				}
 			}
 		}
 		w := WantOn(s, key, used)
 		w.Library = l
+		w.Idle = idle
 		for _, h := range none {
 			w.Findings = append(w.Findings, fmt.Sprintf("%s: %s uses none of its ports with these settings", h, l.Name))
 			w.Verdict = DoesNotWork

@@ -1,13 +1,10 @@
 package lab
 
 import (
-	"bytes"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
-	"syscall"
 	"testing"
 	"time"
 
@@ -110,108 +107,6 @@ func EachPartconfCase(t *testing.T, f func(t *testing.T, c PartconfCase, l *Lab,
 			l := StartPartconf(t)
 			f(t, c, l, l.ProgramFile(t, c.File(), c.AllowBoth))
 		})
-	}
-}
-
-// OpenSMDaemon is OpenSM running as a daemon on a simulated fabric, re-reading its
-// partitions.conf at every heavy sweep: what SIGHUP (`systemctl reload`, the Debian
-// init script's reload) makes it do. One process keeps what it remembers about the
-// ports from sweep to sweep (osm_pkey_mgr.c's accum_pkeys), which a new process
-// (RunOpenSM, opensm -o) does not.
-type OpenSMDaemon struct {
-	cmd      *exec.Cmd
-	exited   chan struct{}
-	conf     string
-	log      string
-	ups      int // "SUBNET UP" lines seen
-	lastSeen int // bytes of the log read by the last Apply
-}
-
-// StartOpenSMDaemon starts `opensm` with partitionsConf (its text) in dir, attached
-// with env (Lab.Env, or a test's own); extra are more opensm arguments (-W, -g GUID).
-// It returns once OpenSM reports SUBNET UP; the test's cleanup stops it.
-func StartOpenSMDaemon(t testing.TB, dir string, env []string, partitionsConf string, extra ...string) (*OpenSMDaemon, error) {
-	t.Helper()
-	bin, err := lookPath("opensm")
-	if err != nil {
-		return nil, err
-	}
-	d := &OpenSMDaemon{conf: filepath.Join(dir, "partitions.conf"), log: filepath.Join(dir, "opensm.log"), exited: make(chan struct{})}
-	if err := os.WriteFile(d.conf, []byte(partitionsConf), 0o644); err != nil {
-		return nil, err
-	}
-	// force_log_flush: the log is read while OpenSM runs.
-	cfg := filepath.Join(dir, "opensm.conf")
-	if err := os.WriteFile(cfg, []byte("force_log_flush TRUE\n"), 0o644); err != nil {
-		return nil, err
-	}
-	args := append([]string{"-F", cfg, "-e", "-s", "0", "-P", d.conf, "-f", d.log}, extra...)
-	d.cmd = exec.Command(bin, args...)
-	d.cmd.Dir = dir
-	d.cmd.Env = append(env, "OSM_CACHE_DIR="+dir, "OSM_TMP_DIR="+dir)
-	var out bytes.Buffer
-	d.cmd.Stdout, d.cmd.Stderr = &out, &out
-	if err := d.cmd.Start(); err != nil {
-		return nil, err
-	}
-	go func() { d.cmd.Wait(); close(d.exited) }()
-	t.Cleanup(d.Stop)
-	if _, err := d.waitUp(); err != nil {
-		return nil, fmt.Errorf("%v\n%s", err, tail(out.String(), 2000))
-	}
-	return d, nil
-}
-
-// Apply writes partitionsConf over the daemon's file and sends SIGHUP, as an
-// administrator reloading OpenSM does, and waits for the heavy sweep to finish. It
-// returns what OpenSM logged meanwhile.
-func (d *OpenSMDaemon) Apply(partitionsConf string) (string, error) {
-	if err := os.WriteFile(d.conf, []byte(partitionsConf), 0o644); err != nil {
-		return "", err
-	}
-	if err := d.cmd.Process.Signal(syscall.SIGHUP); err != nil {
-		return "", err
-	}
-	return d.waitUp()
-}
-
-// waitUp waits for the next "SUBNET UP" in the log and returns the log since the
-// last wait.
-func (d *OpenSMDaemon) waitUp() (string, error) {
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		b, _ := os.ReadFile(d.log)
-		if n := bytes.Count(b, []byte("SUBNET UP")); n > d.ups {
-			d.ups = n
-			from := min(d.lastSeen, len(b))
-			d.lastSeen = len(b)
-			return string(b[from:]), nil
-		}
-		select {
-		case <-d.exited:
-			return "", fmt.Errorf("lab: opensm exited: %v\nlog:\n%s", d.cmd.ProcessState, tail(string(b), 4000))
-		default:
-		}
-		if time.Now().After(deadline) {
-			return "", fmt.Errorf("lab: opensm did not report SUBNET UP within 60s\nlog:\n%s", tail(string(b), 4000))
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// Stop stops the daemon (the process this helper started) and waits for it.
-func (d *OpenSMDaemon) Stop() {
-	select {
-	case <-d.exited:
-		return
-	default:
-	}
-	d.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-d.exited:
-	case <-time.After(5 * time.Second):
-		d.cmd.Process.Kill()
-		<-d.exited
 	}
 }
 

@@ -1,6 +1,7 @@
 package partconf
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -70,11 +71,11 @@ func TestLabRunningOpenSM(t *testing.T) {
 						switch {
 						case running && i == 0:
 							env := append(os.Environ(), "LD_PRELOAD="+umad2sim, "IBSIM_SOCKNAME="+l.sock, "SIM_HOST=HcaA")
-							if d, err = ibsimlab.StartOpenSMDaemon(t, dir, env, text, args...); err != nil {
+							if d, err = ibsimlab.StartOpenSMDaemonAt(t, dir, env, text, args...); err != nil {
 								t.Fatal(err)
 							}
 						case running:
-							if _, err := d.Apply(text); err != nil {
+							if _, _, err := d.Reprogram(context.Background(), text); err != nil {
 								t.Fatal(err)
 							}
 						default:

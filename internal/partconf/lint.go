@@ -81,6 +81,14 @@ func (f *Findings) Len() int { return len(f.head) + len(f.recs) }
 func (f *Findings) Errors() int   { return f.errs }
 func (f *Findings) Warnings() int { return f.warnings }
 
+// At is finding i, made now.
+func (f *Findings) At(i int) Finding {
+	if i < len(f.head) {
+		return f.head[i]
+	}
+	return f.make(&f.recs[i-len(f.head)])
+}
+
 // All yields every finding in order, each made as it is yielded.
 func (f *Findings) All() iter.Seq[Finding] {
 	return func(yield func(Finding) bool) {

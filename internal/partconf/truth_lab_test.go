@@ -284,6 +284,7 @@ func runTruthSequence(t *testing.T, l *lab, rng *rand.Rand, seed uint64, sq int,
 	var chain, prev *Model // the sequence's model (show --previous), and the last run's
 	chainOK := true
 	var texts []string
+	logSeen := 0 // bytes of the daemon's log read so far
 	for k := 0; k < n; k++ {
 		if k > 0 {
 			file = partgen.Mutate(rng, file, gopt)
@@ -311,14 +312,12 @@ func runTruthSequence(t *testing.T, l *lab, rng *rand.Rand, seed uint64, sq int,
 				t.Fatal(err)
 			}
 			env := append(os.Environ(), "LD_PRELOAD="+umad2sim, "IBSIM_SOCKNAME="+l.sock, "SIM_HOST=Hca1")
-			d, err = ibsimlab.StartOpenSMDaemon(t, ddir, env, text, args...)
-			log = ""
-			if d != nil {
-				b, _ := os.ReadFile(filepath.Join(ddir, "opensm.log"))
-				log = string(b)
-			}
+			d, err = ibsimlab.StartOpenSMDaemonAt(t, ddir, env, text, args...)
+			log, logSeen = daemonLog(d, 0)
 		case daemon:
-			log, err = d.Apply(text)
+			if _, _, err = d.Reprogram(context.Background(), text); err == nil {
+				log, logSeen = daemonLog(d, logSeen)
+			}
 		default:
 			conf := filepath.Join(dir, fmt.Sprintf("p%d.conf", k))
 			if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
@@ -398,6 +397,16 @@ func runTruthSequence(t *testing.T, l *lab, rng *rand.Rand, seed uint64, sq int,
 			}
 		}
 	}
+}
+
+// daemonLog is what the daemon d logged after its first seen bytes, and the log's
+// length.
+func daemonLog(d *ibsimlab.OpenSMDaemon, seen int) (string, int) {
+	if d == nil {
+		return "", seen
+	}
+	b, _ := os.ReadFile(d.Log)
+	return string(b[min(seen, len(b)):]), len(b)
 }
 
 // truthFeatures counts the constructs a file has that the model treats specially.

@@ -47,11 +47,14 @@ type Selector struct {
 }
 
 // DevicePortForms is what ParseSelector accepts, for error messages.
-const DevicePortForms = "DEV or DEV/PORT, e.g. mlx5_0 or mlx5_0/1"
+const DevicePortForms = "DEV, DEV/PORT or DEV:PORT, e.g. mlx5_0, mlx5_0/1 or mlx5_0:1"
 
 // ParseSelector reads `DEV` or `DEV/PORT` (the iproute2 rdma convention).
 func ParseSelector(s string) (Selector, error) {
-	dev, port, hasPort := strings.Cut(s, "/")
+	dev, port, hasPort := check.SplitPort(s)
+	if !hasPort {
+		dev = s
+	}
 	if err := ibverbs.CheckDeviceName(dev); err != nil {
 		return Selector{}, &UsageError{Msg: fmt.Sprintf("invalid device %q in %q: a device name is one path component (accepted: %s)", dev, s, DevicePortForms)}
 	}

@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"maps"
 	"os"
-	"runtime"
 	"slices"
 
 	"github.com/ibkey/ibkey/internal/check"
@@ -50,16 +49,7 @@ func ReadPartitions(path string, stdin io.Reader, opt partconf.Options) (*Partit
 	if err != nil {
 		return nil, &UsageError{Msg: fmt.Sprintf("partitions file: %v", err)}
 	}
-	p := NewPartitions(partconf.ParseOwned(name, data), opt)
-	if len(data) >= collectAfter {
-		// The parser's scratch (maps and arrays outgrown, about half the size of
-		// what it keeps) is garbage now, and the Go collector, paced at twice the
-		// heap it last marked, would let the model or lint allocate on top of it:
-		// one collection here keeps the peak near what is live (100,000 ports:
-		// 98 -> 85 MB heap, for about 15 ms of CPU).
-		runtime.GC()
-	}
-	return p, nil
+	return NewPartitions(partconf.ParseOwned(name, data), opt), nil
 }
 
 const partitionsWhat = "a partitions file (OpenSM's partitions.conf)"
@@ -100,10 +90,6 @@ func readStream(r io.Reader, name string, limit int64) ([]byte, error) {
 	}
 	return data, nil
 }
-
-// collectAfter is the file size from which ReadPartitions collects the parser's
-// garbage: below it the peak is small anyway and the collection not worth its time.
-const collectAfter = 4 << 20
 
 // NewPartitions wraps a parsed config.
 func NewPartitions(c *partconf.Config, opt partconf.Options) *Partitions {

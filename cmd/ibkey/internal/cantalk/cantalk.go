@@ -130,7 +130,7 @@ unread-table or different-subnets).`,
   ibkey can-talk mlx5_0/1 mlx5_1/1
   ibkey can-talk mlx5_0/1,index=2 0x0002
   ibkey can-talk pkey=0x8001,qp=ud,qkey=0x11 pkey=0x0001,qp=ud,qkey=0x12 -o json
-  ibkey can-talk --partitions partitions.conf 0x0002c90300000201 0x0002c90300000204
+  ibkey can-talk --partitions p.conf 0x0002c90300000201 0x0002c90300000204
   ibkey can-talk --ibsim lid=3 lid=7,qp=ud,qkey=0x11
   ibkey can-talk --fabric-file fabric.json node=HcaB node=HcaD,port=2`,
 		Args:              cmdutil.UsageArgs(cobra.ExactArgs(2)),
@@ -439,7 +439,8 @@ func canTalkText(o *CanTalkOptions, f cmdutil.Format, v check.Verdict, eps []que
 		return nil
 	}
 	fmt.Fprintln(w, legend)
-	g := cmdutil.Grid{Header: []string{"KEY", "A_ENTRY", "A_INDEX", "B_ENTRY", "B_INDEX", "MEMBERSHIPS", "WORKS", "NOTES"}}
+	g := cmdutil.Grid{Header: []string{"KEY", "A_ENTRY", "A_INDEX", "B_ENTRY", "B_INDEX", "MEMBERSHIPS", "WORKS", "NOTES"},
+		Optional: [][]string{{"MEMBERSHIPS"}, {"A_INDEX", "B_INDEX"}}}
 	for _, sp := range v.Shared {
 		works := "yes"
 		if !sp.Works {
@@ -549,9 +550,15 @@ func completeEndpoints(f *cmdutil.Factory, o *CanTalkOptions) cobra.CompletionFu
 			if strings.HasPrefix(base, "lid=") || strings.HasPrefix(base, "node=") || strings.HasPrefix(base, "guid=") || isGUID(base) {
 				opts = append(opts, "port=")
 			}
+			given := map[string]bool{}
+			for _, it := range strings.Split(done, ",") {
+				if k, _, ok := strings.Cut(it, "="); ok {
+					given[k+"="] = true
+				}
+			}
 			var out []cobra.Completion
 			for _, opt := range opts {
-				if strings.HasPrefix(opt, item) {
+				if strings.HasPrefix(opt, item) && !given[opt] {
 					out = append(out, done+opt)
 				}
 			}

@@ -19,7 +19,7 @@ import (
 // reports). GenBashCompletion writes cobra's script with the matching and prefix
 // handling replaced: choices are compared with the word as the program saw it
 // (quotes and backslashes removed), made relative to what bash replaces, and escaped
-// only when bash inserts them.
+// only when bash inserts them, and then only where the shell needs it (not a comma).
 
 // bashCompletionTypes replaces __NAME_handle_completion_types and its helper.
 const bashCompletionTypes = `__NAME_unquote() {
@@ -79,7 +79,10 @@ __NAME_handle_completion_types() {
     # are, with descriptions, when it only lists them.
     if (( ${#matches[@]} == 1 )) || [[ $COMP_TYPE == 9 || $COMP_TYPE == 33 || $COMP_TYPE == 37 || $COMP_TYPE == 42 || -z $COMP_TYPE ]]; then
         for comp in "${matches[@]}"; do
-            COMPREPLY+=("$(printf '%q' "${comp%%$tab*}")")
+            # printf %q escapes a comma, which the shell does not need escaped: a
+            # value list such as mlx5_0/1,index= stays as typed.
+            comp=$(printf '%q' "${comp%%$tab*}")
+            COMPREPLY+=("${comp//\\,/,}")
         done
         return 0
     fi

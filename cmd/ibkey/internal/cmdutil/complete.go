@@ -21,6 +21,18 @@ func CompleteDevPort(f *Factory) cobra.CompletionFunc {
 		host := f.Host()
 		switch len(args) {
 		case 0:
+			if dev, _, ok := strings.Cut(toComplete, "/"); ok {
+				// DEV/<TAB>: the device's ports.
+				devs, err := host.Devices(dev)
+				if err != nil {
+					return nil, cobra.ShellCompDirectiveNoFileComp
+				}
+				var out []cobra.Completion
+				for _, p := range devs[0].Ports {
+					out = append(out, dev+"/"+strconv.Itoa(p))
+				}
+				return out, cobra.ShellCompDirectiveNoFileComp
+			}
 			devs, err := host.Devices("")
 			if err != nil {
 				return nil, cobra.ShellCompDirectiveNoFileComp

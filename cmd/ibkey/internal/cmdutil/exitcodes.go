@@ -24,40 +24,14 @@ var ExitCodes = []ExitCodeDoc{
 }
 
 // ExitCodesText is the exit-code table as --help shows it: one code per entry, its
-// meaning wrapped to fit 80 columns.
+// meaning filled to HelpWidth.
 func ExitCodesText() string {
 	var b strings.Builder
 	b.WriteString("Exit codes:\n")
 	for _, e := range ExitCodes {
-		lines := Wrap(e.Meaning, 80-9)
-		for i, l := range lines {
-			if i == 0 {
-				fmt.Fprintf(&b, "  %-6s %s\n", e.Code, l)
-			} else {
-				fmt.Fprintf(&b, "         %s\n", l)
-			}
+		for _, l := range fill(fmt.Sprintf("  %-6s ", e.Code), "         ", e.Meaning, HelpWidth) {
+			b.WriteString(l + "\n")
 		}
 	}
 	return b.String()
-}
-
-// Wrap breaks text into lines of at most width columns at spaces (a word longer than
-// width stands alone on its line, never cut).
-func Wrap(text string, width int) []string {
-	var lines []string
-	var cur strings.Builder
-	for _, w := range strings.Fields(text) {
-		if cur.Len() > 0 && cur.Len()+1+len(w) > width {
-			lines = append(lines, cur.String())
-			cur.Reset()
-		}
-		if cur.Len() > 0 {
-			cur.WriteByte(' ')
-		}
-		cur.WriteString(w)
-	}
-	if cur.Len() > 0 {
-		lines = append(lines, cur.String())
-	}
-	return lines
 }

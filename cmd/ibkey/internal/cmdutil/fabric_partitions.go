@@ -23,7 +23,7 @@ type OpenSMFlags struct {
 
 // AddFlags binds --allow-both, --sm-guid and --table-size.
 func (o *OpenSMFlags) AddFlags(c *cobra.Command) {
-	c.Flags().BoolVar(&o.AllowBoth, "allow-both", false, "OpenSM runs with -W (allow_both_pkeys): `both` gives a full and a limited entry")
+	c.Flags().BoolVar(&o.AllowBoth, "allow-both", false, "OpenSM runs with -W (allow_both_pkeys): both gives a full and a limited entry")
 	c.Flags().StringVar(&o.SMGUID, "sm-guid", "", "port `GUID` of the port OpenSM runs on: what SELF means")
 	c.Flags().IntVar(&o.TableSize, "table-size", 128, "P_Key table length of the ports (`N`; PartitionCap: 128 on mlx5, 64 in ibsim)")
 }

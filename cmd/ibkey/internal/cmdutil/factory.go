@@ -20,6 +20,9 @@ type Factory struct {
 	IOStreams *IOStreams
 	// Getenv reads the environment; no package reads it on its own.
 	Getenv func(string) string
+	// Environ lists the whole environment (KEY=VALUE), for a command that must see
+	// names it does not know in advance (job: look-alike settings); nil: none.
+	Environ func() []string
 	// Now is the clock: sample times, and the demo host's moving counters.
 	Now func() time.Time
 
@@ -156,8 +159,9 @@ func (f *Factory) decide() {
 	}
 }
 
-// Notices returns the printer of warnings and notes on stderr.
-func (f *Factory) Notices() *Notices { return NewNotices(f.IOStreams.ErrOut, f.ColorErr()) }
+// Notices returns the printer of warnings and notes on stderr, one for the process
+// (IOStreams.Notices).
+func (f *Factory) Notices() *Notices { return f.IOStreams.Notices(f.ColorErr()) }
 
 // NoDevicesHint is what a command adds when the sysfs tree has no RDMA devices.
 const NoDevicesHint = "point --sysfs at a saved tree, or try --demo"

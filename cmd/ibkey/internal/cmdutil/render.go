@@ -8,21 +8,46 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"github.com/charmbracelet/lipgloss"
-	"github.com/muesli/termenv"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
+	"github.com/spf13/cobra"
+
+	"github.com/ibkey/ibkey/internal/jsondoc"
+	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // Grid is a table of strings rendered as a tablewriter table on a terminal or as
 // stable plain columns otherwise.
+//
+// A table fits the width of the stream it is written to (Width, else a LineWrapper's,
+// else DefaultWidth): first its long cells wrap at word boundaries, never inside a
+// word; then the Optional column groups are left out, one group at a time, and a line
+// under the table names them; a table that still does not fit is written in the plain
+// layout. Plain output is never narrowed: it is for scripts.
 type Grid struct {
 	Header []string
 	Rows   [][]string
 	// FreeLast keeps the spaces of the last column in plain output: it is free text to
 	// the end of the line (as ps(1)'s COMMAND), for prose such as decode's notes.
 	FreeLast bool
+	// Optional are groups of columns (by header) a table may leave out to fit, the
+	// least useful first.
+	Optional [][]string
+	// Width is the width a table must fit; 0: the stream's.
+	Width int
 }
+
+// MaxCell is the most bytes of one cell a table or plain output shows (MaxFreeCell for
+// a FreeLast cell, which is not padded); the middle of a longer cell is replaced by a
+// count of what was left out (textsafe.Cap). Every row is padded to its columns' widest
+// cell, so one 1 MB cell (a hostile NodeDescription in a fabric file) would otherwise
+// make every line a megabyte.
+const (
+	MaxCell     = 256
+	MaxFreeCell = 4096
+)
 
 // Add appends a row.
 func (g *Grid) Add(cells ...string) { g.Rows = append(g.Rows, cells) }
@@ -33,38 +58,215 @@ func (g *Grid) Render(w io.Writer, f Format) error {
 	var b bytes.Buffer
 	var err error
 	if f == FormatTable {
-		err = g.renderTable(&b)
+		err = g.renderTable(&b, g.width(w))
 	} else {
 		err = g.renderPlain(&b)
 	}
 	if err != nil {
 		return err
 	}
+	if r, ok := w.(rawWriter); ok {
+		// Table lines fit already; plain lines are records, never wrapped.
+		w = r.Raw()
+	}
 	_, err = w.Write(b.Bytes())
 	return err
 }
 
-func (g *Grid) renderTable(w io.Writer) error {
+func (g *Grid) width(w io.Writer) int {
+	if g.Width > 0 {
+		return g.Width
+	}
+	if r, ok := w.(rawWriter); ok {
+		return r.Width()
+	}
+	return DefaultWidth
+}
+
+// rawWriter is a stream that wraps long lines (LineWrapper, OutWriter): how wide it is,
+// and the stream under it.
+type rawWriter interface {
+	Width() int
+	Raw() io.Writer
+}
+
+// capCell is c shortened to limit bytes.
+func capCell(c string, limit int) string {
+	if len(c) <= limit {
+		return c
+	}
+	return textsafe.Cap(c, limit)
+}
+
+// columns is a table's layout: which columns are shown and how wide.
+type columns struct {
+	keep  []int // indexes of the columns shown
+	width []int // the width of each shown column
+}
+
+// fit lays the table out in width columns; ok is false when even its narrowest form
+// with every optional column left out is wider.
+func (g *Grid) fit(rows [][]string, width int) (c columns, dropped []string, ok bool) {
+	n := len(g.Header)
+	natural := make([]int, n)
+	total := 3*n + 1 // │ cell │ cell │: a border and two spaces per column, and the last border
+	for i, h := range g.Header {
+		natural[i] = ansi.StringWidth(h)
+	}
+	for _, r := range rows {
+		for i := range min(n, len(r)) {
+			natural[i] = max(natural[i], ansi.StringWidth(r[i]))
+		}
+	}
+	for _, w := range natural {
+		total += w
+	}
+	if total <= width {
+		c = columns{width: natural}
+		for i := range n {
+			c.keep = append(c.keep, i)
+		}
+		return c, nil, true
+	}
+	least := make([]int, n)
+	for i, h := range g.Header {
+		least[i] = ansi.StringWidth(h)
+	}
+	for _, r := range rows {
+		for i := range min(n, len(r)) {
+			least[i] = max(least[i], leastWidth(r[i]))
+		}
+	}
+	gone := map[string]bool{}
+	for level := 0; ; level++ {
+		c = columns{}
+		for i, h := range g.Header {
+			if !gone[h] {
+				c.keep = append(c.keep, i)
+				c.width = append(c.width, natural[i])
+			}
+		}
+		over := 3*len(c.keep) + 1 - width
+		for _, cw := range c.width {
+			over += cw
+		}
+		// Narrow the widest column that can be narrowed, one column at a time.
+		for over > 0 {
+			widest := -1
+			for k, i := range c.keep {
+				if c.width[k] > least[i] && (widest < 0 || c.width[k] > c.width[widest]) {
+					widest = k
+				}
+			}
+			if widest < 0 {
+				break
+			}
+			c.width[widest]--
+			over--
+		}
+		if over <= 0 {
+			for k, i := range c.keep {
+				if c.width[k] < natural[i] {
+					c.width[k] = balance(rows, i, c.width[k], least[i])
+				}
+			}
+			return c, dropped, true
+		}
+		if level == len(g.Optional) {
+			return c, dropped, false
+		}
+		for _, h := range g.Optional[level] {
+			if !gone[h] && g.column(h) >= 0 {
+				gone[h] = true
+				dropped = append(dropped, h)
+			}
+		}
+	}
+}
+
+// column is the index of the column named h, or -1.
+func (g *Grid) column(h string) int {
+	for i, x := range g.Header {
+		if x == h {
+			return i
+		}
+	}
+	return -1
+}
+
+// balance is the narrowest width, down to least, at which column i's cells take no more
+// lines than at width: "100 Gb/sec (4X EDR)" in 16 columns is two lines, and so it is in
+// 10, which splits it where a reader would.
+func balance(rows [][]string, i, width, least int) int {
+	lines := func(w int) int {
+		most := 1
+		for _, r := range rows {
+			if i < len(r) {
+				most = max(most, len(WrapWords(r[i], w)))
+			}
+		}
+		return most
+	}
+	target := lines(width)
+	lo, hi := least, width // lines(hi) == target; find the smallest such width
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if lines(mid) == target {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return hi
+}
+
+func (g *Grid) renderTable(w io.Writer, width int) error {
+	rows := make([][]string, len(g.Rows))
+	for i, r := range g.Rows {
+		rows[i] = make([]string, len(r))
+		for j, c := range r {
+			rows[i][j] = capCell(c, MaxCell)
+		}
+	}
+	c, dropped, ok := g.fit(rows, width)
+	if !ok {
+		return g.renderPlain(w)
+	}
 	t := tablewriter.NewTable(w,
 		tablewriter.WithHeaderAutoFormat(tw.Off),
 		tablewriter.WithHeaderAlignment(tw.AlignLeft),
 		tablewriter.WithRowAlignment(tw.AlignLeft),
 	)
-	t.Header(toAny(g.Header)...)
-	for _, r := range g.Rows {
-		if err := t.Append(toAny(r)...); err != nil {
+	header := make([]any, len(c.keep))
+	for k, i := range c.keep {
+		header[k] = g.Header[i]
+	}
+	t.Header(header...)
+	for _, r := range rows {
+		cells := make([]any, len(c.keep))
+		for k, i := range c.keep {
+			cell := ""
+			if i < len(r) {
+				cell = r[i]
+			}
+			if ansi.StringWidth(cell) > c.width[k] {
+				cell = strings.Join(WrapWords(cell, c.width[k]), "\n")
+			}
+			cells[k] = cell
+		}
+		if err := t.Append(cells...); err != nil {
 			return err
 		}
 	}
-	return t.Render()
-}
-
-func toAny(s []string) []any {
-	out := make([]any, len(s))
-	for i, v := range s {
-		out[i] = v
+	if err := t.Render(); err != nil {
+		return err
 	}
-	return out
+	if len(dropped) > 0 {
+		note := fmt.Sprintf("(%s left out to fit %d columns; -o plain shows every column)", strings.Join(dropped, ", "), width)
+		_, err := fmt.Fprintln(w, strings.Join(WrapWords(note, width), "\n"))
+		return err
+	}
+	return nil
 }
 
 // renderPlain prints aligned columns with a header line. Cells never contain spaces
@@ -79,10 +281,10 @@ func (g *Grid) renderPlain(w io.Writer) error {
 		cells := make([]string, len(r))
 		for i, c := range r {
 			if g.FreeLast && i == len(r)-1 && c != "" {
-				cells[i] = freeTextCell.Replace(c)
+				cells[i] = freeTextCell.Replace(capCell(c, MaxFreeCell))
 				continue
 			}
-			cells[i] = PlainCell(c)
+			cells[i] = PlainCell(capCell(c, MaxCell))
 		}
 		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}
@@ -100,15 +302,206 @@ func PlainCell(c string) string {
 	return strings.ReplaceAll(c, " ", "_")
 }
 
-// WriteJSON writes v as one indented JSON document.
+// WrapWords splits s into lines of at most width columns at its spaces and after its
+// commas (a list such as 0xffff,0x8001 breaks between keys); a word wider than width
+// gets a line of its own and is never cut.
+func WrapWords(s string, width int) []string { return fillPieces(s, width, width) }
+
+// fillPieces lays s's words in lines as WrapWords does, the first line at most first
+// columns wide and the others at most rest.
+func fillPieces(s string, first, rest int) []string {
+	var lines []string
+	var line strings.Builder
+	used, width := 0, first
+	for _, p := range breakPieces(s) {
+		pw := ansi.StringWidth(p.text)
+		sep := 0
+		if p.space && used > 0 {
+			sep = 1
+		}
+		if used > 0 && used+sep+pw > width {
+			lines = append(lines, line.String())
+			line.Reset()
+			used, sep, width = 0, 0, rest
+		}
+		if sep == 1 {
+			line.WriteByte(' ')
+		}
+		line.WriteString(p.text)
+		used += sep + pw
+	}
+	return append(lines, line.String())
+}
+
+// piece is a part of a text that a line may end after: a word, or the part of a word
+// up to and with a comma. space: a space comes before it.
+type piece struct {
+	text  string
+	space bool
+}
+
+func breakPieces(s string) []piece {
+	var out []piece
+	for _, word := range strings.Fields(s) {
+		space := true
+		for word != "" {
+			i := strings.IndexByte(word, ',')
+			if i < 0 || i == len(word)-1 {
+				out = append(out, piece{word, space})
+				break
+			}
+			out = append(out, piece{word[:i+1], space})
+			word, space = word[i+1:], false
+		}
+	}
+	return out
+}
+
+// leastWidth is the narrowest WrapWords can make s: its widest piece.
+func leastWidth(s string) int {
+	least := 0
+	for _, p := range breakPieces(s) {
+		least = max(least, ansi.StringWidth(p.text))
+	}
+	return least
+}
+
+// wrapLine breaks one line wider than width at word boundaries; the lines after the
+// first are indented two spaces more than it (under a "- " bullet's text, or under a
+// message's start). The spaces between words are kept, except where a line breaks.
+func wrapLine(line string, width int) string {
+	if len(line) <= width || ansi.StringWidth(line) <= width {
+		return line
+	}
+	text := strings.TrimLeft(line, " ")
+	indent := line[:len(line)-len(text)]
+	limit := width - len(indent)
+	var b strings.Builder
+	b.WriteString(indent)
+	used := 0
+	for text != "" {
+		word := text
+		if i := strings.IndexByte(text, ' '); i >= 0 {
+			word = text[:i]
+		}
+		rest := text[len(word):]
+		spaces := rest[:len(rest)-len(strings.TrimLeft(rest, " "))]
+		ww := ansi.StringWidth(word)
+		if used > 0 && used+ww > limit {
+			b.WriteString("\n" + indent + "  ")
+			limit, used = width-len(indent)-2, 0
+		}
+		b.WriteString(word)
+		used += ww
+		text = rest[len(spaces):]
+		if text != "" {
+			// The spaces go out with the next word, unless the line breaks before it.
+			next := text
+			if i := strings.IndexByte(text, ' '); i >= 0 {
+				next = text[:i]
+			}
+			if used+len(spaces)+ansi.StringWidth(next) <= limit {
+				b.WriteString(spaces)
+				used += len(spaces)
+			} else {
+				used = limit + 1 // break before the next word
+			}
+		}
+	}
+	return b.String()
+}
+
+// LineWrapper writes through to w, breaking lines wider than width at word boundaries
+// (wrapLine). It holds at most one unfinished line; Flush writes it.
+type LineWrapper struct {
+	w       io.Writer
+	width   int
+	partial []byte
+}
+
+// NewLineWrapper wraps w's lines at width columns.
+func NewLineWrapper(w io.Writer, width int) *LineWrapper { return &LineWrapper{w: w, width: width} }
+
+// Write writes p's complete lines, wrapped, and keeps an unfinished last line.
+func (l *LineWrapper) Write(p []byte) (int, error) {
+	n := len(p)
+	if len(l.partial) > 0 {
+		p = append(l.partial, p...)
+	}
+	end := bytes.LastIndexByte(p, '\n')
+	if end < 0 {
+		l.partial = append(l.partial[:0], p...)
+		return n, nil
+	}
+	err := l.writeLines(p[:end+1])
+	l.partial = append(l.partial[:0], p[end+1:]...)
+	return n, err
+}
+
+// writeLines writes complete lines, wrapping the wide ones.
+func (l *LineWrapper) writeLines(b []byte) error {
+	wide := false
+	for rest := b; len(rest) > 0 && !wide; {
+		i := bytes.IndexByte(rest, '\n')
+		wide = i > l.width // bytes: at least its width in columns
+		rest = rest[i+1:]
+	}
+	if !wide {
+		_, err := l.w.Write(b)
+		return err
+	}
+	out := make([]byte, 0, len(b)+len(b)/8)
+	for rest := b; len(rest) > 0; {
+		i := bytes.IndexByte(rest, '\n')
+		out = append(out, wrapLine(string(rest[:i]), l.width)...)
+		out = append(out, '\n')
+		rest = rest[i+1:]
+	}
+	_, err := l.w.Write(out)
+	return err
+}
+
+// Flush writes the unfinished last line, wrapped.
+func (l *LineWrapper) Flush() error {
+	if len(l.partial) == 0 {
+		return nil
+	}
+	line := wrapLine(string(l.partial), l.width)
+	l.partial = l.partial[:0]
+	_, err := io.WriteString(l.w, line)
+	return err
+}
+
+// Width is the width lines are wrapped at.
+func (l *LineWrapper) Width() int { return l.width }
+
+// Raw is the stream under the wrapper, for lines that must not be broken (a table that
+// fits already): what was written before is written first.
+func (l *LineWrapper) Raw() io.Writer {
+	_ = l.Flush()
+	return l.w
+}
+
+// WriteJSON writes v as one JSON document indented by two spaces, as every -o json
+// document is (a document too large to hold whole goes through internal/jsondoc, which
+// lays it out the same way).
 func WriteJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
+	enc.SetIndent("", jsondoc.Indent)
 	return enc.Encode(v)
 }
 
-// WriteJSONLine writes v as one JSON object on one line (watch streams).
+// WriteJSONLine writes v as one JSON object on one line: the events of a stream (watch),
+// one per line, are JSON Lines, where a document may not span lines.
 func WriteJSONLine(w io.Writer, v any) error { return json.NewEncoder(w).Encode(v) }
+
+// AddIndentFlag keeps --indent, which `fabric discover` and `partitions show` took when
+// their JSON was one compact line: every document is indented now, so the flag is
+// hidden and does nothing (scripts that pass it keep working).
+func AddIndentFlag(c *cobra.Command) {
+	c.Flags().Bool("indent", false, "every -o json document is indented")
+	_ = c.Flags().MarkHidden("indent")
+}
 
 // YesNo is "yes" or "no".
 func YesNo(b bool) string {
@@ -126,44 +519,13 @@ func Plural(n int, one, many string) string {
 	return fmt.Sprintf("%d %s", n, many)
 }
 
-// Style returns a lipgloss style bound to w's own renderer, or nil when w is not to be
-// coloured. A renderer bound to the stream never asks the terminal for its background
-// colour (AdaptiveColor and HasDarkBackground do, and stall for seconds on terminals
-// that do not answer), so only fixed ANSI colours are used here.
-func Style(w io.Writer, color bool) *lipgloss.Style {
+// Paint is s in bold and the 16-colour ANSI colour c ("1" red, "3" yellow) when color
+// is true (the caller decided its stream is a terminal and colour is allowed), else s.
+// Fixed colours only: nothing here asks the terminal for its background or its
+// colour support.
+func Paint(s, c string, color bool) string {
 	if !color {
-		return nil
+		return s
 	}
-	// The caller decided w is a terminal and colour is allowed: a fixed 16-colour
-	// profile, so nothing here probes the terminal or the environment.
-	s := lipgloss.NewRenderer(w, termenv.WithProfile(termenv.ANSI)).NewStyle()
-	return &s
-}
-
-// Notices prints warnings and notes on stderr, coloured when allowed.
-type Notices struct {
-	w     io.Writer
-	color bool
-}
-
-// NewNotices prints on w; color allows a coloured "warning:" prefix.
-func NewNotices(w io.Writer, color bool) *Notices { return &Notices{w: w, color: color} }
-
-// Warn prints "warning: msg".
-func (n *Notices) Warn(msg string) {
-	prefix := "warning:"
-	if s := Style(n.w, n.color); s != nil {
-		prefix = s.Foreground(lipgloss.Color("3")).Bold(true).Render(prefix)
-	}
-	fmt.Fprintln(n.w, prefix, msg)
-}
-
-// Note prints "note: msg".
-func (n *Notices) Note(msg string) { fmt.Fprintln(n.w, "note:", msg) }
-
-// Label announces a host that is not the real machine.
-func (n *Notices) Label(host string) {
-	if host != "" {
-		fmt.Fprintf(n.w, "ibkey: %s\n", host)
-	}
+	return lipgloss.NewStyle().Foreground(lipgloss.Color(c)).Bold(true).Render(s)
 }

@@ -3,6 +3,7 @@ package cmdutil
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -28,6 +29,8 @@ func AddRootFlags(root *cobra.Command, f *Factory) {
 	root.SetOut(f.IOStreams.Out)
 	root.SetErr(f.IOStreams.ErrOut)
 	root.SetFlagErrorFunc(FlagError)
+	root.SetUsageTemplate(usageTemplate)
+	root.SetHelpFunc(help)
 	root.PersistentPreRunE = func(c *cobra.Command, args []string) error {
 		if err := CheckRootIbsim(c); err != nil {
 			return err
@@ -38,7 +41,15 @@ func AddRootFlags(root *cobra.Command, f *Factory) {
 		if err := checkFlagValues(c); err != nil {
 			return err
 		}
-		return f.checkTableTerminal(c)
+		if err := f.checkTableTerminal(c); err != nil {
+			return err
+		}
+		// A table is for people: its long lines wrap to the terminal. A command whose
+		// table is a full-screen program gets stdout as it is.
+		if f.format == FormatTable && c.Annotations[AnnotationTableNeedsTerminal] == "" {
+			f.IOStreams.WrapOut()
+		}
+		return nil
 	}
 }
 
@@ -50,6 +61,7 @@ func Execute(ctx context.Context, root *cobra.Command, args []string, streams *I
 	RefuseUnknownSubcommands(root)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
+	streams.Finish()
 	if err == nil {
 		return ExitOK
 	}
@@ -59,14 +71,39 @@ func Execute(ctx context.Context, root *cobra.Command, args []string, streams *I
 		// canceled", addresses "failed") is the consequence. Name the signal and exit
 		// 128+signo, as the screen does, never 3 or 4 as if the fabric had failed.
 		if !Reported(err) {
-			fmt.Fprintf(streams.ErrOut, "ibkey: stopped by a signal (%s): %s\n", cause, textsafe.Error(err))
+			streams.errLine(fmt.Sprintf("ibkey: stopped by a signal (%s): %s", cause, textsafe.Error(err)))
 		}
 		return SignalExitCode(cause)
 	}
 	if !Reported(err) {
 		// textsafe: an error can quote a file's bytes or a user's token; it is
 		// sanitised and capped (a 10 MB line is summarised) before a terminal sees it.
-		fmt.Fprintf(streams.ErrOut, "ibkey: %s\n", textsafe.Error(err))
+		streams.errLine("ibkey: " + textsafe.Error(err))
 	}
 	return ExitCode(err)
+}
+
+// HelpWidth is the width --help is written for: the 80 columns of most terminals.
+const HelpWidth = 80
+
+// usageTemplate is cobra's default usage template with the flag lists wrapped to
+// HelpWidth (pflag's FlagUsagesWrapped) instead of one line per flag however long.
+var usageTemplate = strings.NewReplacer(
+	"{{.LocalFlags.FlagUsages ", fmt.Sprintf("{{.LocalFlags.FlagUsagesWrapped %d ", HelpWidth),
+	"{{.InheritedFlags.FlagUsages ", fmt.Sprintf("{{.InheritedFlags.FlagUsagesWrapped %d ", HelpWidth),
+).Replace((&cobra.Command{}).UsageTemplate())
+
+// help is cobra's help with the long text reflowed to HelpWidth (WrapHelp).
+func help(c *cobra.Command, _ []string) {
+	text := c.Long
+	if text == "" {
+		text = c.Short
+	}
+	w := c.OutOrStdout()
+	if text != "" {
+		fmt.Fprintf(w, "%s\n\n", strings.TrimRight(WrapHelp(text, HelpWidth), " \t\n"))
+	}
+	if c.Runnable() || c.HasSubCommands() {
+		fmt.Fprint(w, c.UsageString())
+	}
 }

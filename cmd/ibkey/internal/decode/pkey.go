@@ -14,7 +14,7 @@ import (
 func NewCmdPKey(f *cmdutil.Factory, runF func(*DecodeOptions) error) *cobra.Command {
 	return newValuesCmd(f, &cobra.Command{
 		Use:   "pkey VALUE...",
-		Short: "Explain P_Key values: membership, 15-bit key, validity, default partition",
+		Short: "Explain P_Key values: membership, 15-bit key, validity, default",
 		Long: `Explain P_Key values. Bit 15 is the membership (1 full, 0 limited), bits 0-14 the
 key. Key 0 is invalid (0x0000, 0x8000); key 0x7fff is the default partition (0xffff
 full, 0x7fff limited). Values are hex with or without 0x, or the colon form 80:01.

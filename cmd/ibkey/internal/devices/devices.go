@@ -135,7 +135,8 @@ func renderDevices(o *DevicesOptions, f cmdutil.Format, views []*query.PortView,
 			Incomplete []cmdutil.Incomplete  `json:"incomplete,omitempty"`
 		}{cmdutil.SchemaVersion{}, src.Demo, src.Via, rows, src.Incomplete})
 	}
-	g := cmdutil.Grid{Header: []string{"DEVICE", "PORT", "LINK", "STATE", "PHYS", "LID", "SM_LID", "RATE", "PKEYS", "PORT_GUID"}}
+	g := cmdutil.Grid{Header: []string{"DEVICE", "PORT", "LINK", "STATE", "PHYS", "LID", "SM_LID", "RATE", "PKEYS", "PORT_GUID"},
+		Optional: [][]string{{"PHYS"}, {"SM_LID"}, {"LINK"}}}
 	for _, r := range rows {
 		pkeys := "none"
 		if r.TableSize != nil {

@@ -98,7 +98,7 @@ func NewCmdExporter(deps Deps, runF func(*Options) error) *cobra.Command {
 	}
 	fl := c.Flags()
 	fl.StringSliceVar(&o.Listen, "listen", []string{exporter.DefaultListen}, "serve /metrics on `ADDRS` (host:port, comma-separated or repeated; default loopback only)")
-	fl.StringVar(&o.WebConfig, "web.config.file", "", "exporter-toolkit web configuration `FILE`: TLS and basic auth (https://github.com/prometheus/exporter-toolkit/blob/master/docs/web-configuration.md)")
+	fl.StringVar(&o.WebConfig, "web.config.file", "", "exporter-toolkit web configuration `FILE`: TLS and basic auth (docs/web-configuration.md in github.com/prometheus/exporter-toolkit)")
 	fl.StringVar(&o.Textfile, "textfile", "", "write DIR/"+exporter.TextfileName+" atomically every --interval (node_exporter's textfile collector) instead of serving HTTP (`DIR`)")
 	fl.BoolVar(&o.Once, "once", false, "collect once and print the metrics to stdout (with --textfile: write the file once)")
 	fl.DurationVar(&o.Interval, "interval", time.Minute, "with --textfile: time between writes")

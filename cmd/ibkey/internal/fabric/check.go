@@ -35,7 +35,7 @@ func NewCmdCheck(f *cmdutil.Factory, runF func(*CheckOptions) error) *cobra.Comm
 	o := &CheckOptions{IO: f.IOStreams}
 	c := &cobra.Command{
 		Use:   "check",
-		Short: "Audit the subnet's P_Key tables, and compare them with a partitions.conf",
+		Short: "Audit the P_Key tables, and compare them with a partitions.conf",
 		Long: `Audit one sweep of the subnet (or a saved one, --fabric-file). Each finding names the
 ports involved and says what to do.
 
@@ -90,7 +90,7 @@ unread-node, unread-table or not-checked).`,
 	o.Source = cmdutil.AddFabricSweepFlags(c, f)
 	c.Flags().StringVar(&o.Partitions, "partitions", "", "compare the tables with what OpenSM programs from this partitions.conf (`FILE`)")
 	c.Flags().StringVar(&o.OpenSMConf, "opensm-conf", "", "read OpenSM's options from its opensm.conf (`FILE`): part_enforce, allow_both_pkeys and keep_pkey_indexes replace --allow-both and the defaults, partition_config_file is the default --partitions")
-	c.Flags().BoolVar(&o.AllowBoth, "allow-both", false, "OpenSM runs with -W (allow_both_pkeys): `both` gives a full and a limited entry")
+	c.Flags().BoolVar(&o.AllowBoth, "allow-both", false, "OpenSM runs with -W (allow_both_pkeys): both gives a full and a limited entry")
 	c.Flags().BoolVar(&o.Strict, "strict", false, "exit 1 on warnings too")
 	c.Flags().StringSliceVar(&o.Ignore, "ignore", nil, "drop findings of these `RULES` (comma-separated, e.g. enforcement-off)")
 	_ = c.MarkFlagFilename("partitions")

@@ -29,7 +29,7 @@ func NewCmdDiff(f *cmdutil.Factory, runF func(*DiffOptions) error) *cobra.Comman
 	o := &DiffOptions{IO: f.IOStreams}
 	c := &cobra.Command{
 		Use:   "diff A.json [B.json]",
-		Short: "What changed between two sweeps: nodes, links, ports, P_Key entries",
+		Short: "What changed between two sweeps: nodes, links, ports, P_Keys",
 		Long: `Compare two saved sweeps (ibkey fabric discover -o json), or a saved sweep with one run
 now when B is not given: nodes added or gone, links added or gone, port changes (state,
 LID, port GUID, enforcement), P_Key entries added, removed or moved to another index

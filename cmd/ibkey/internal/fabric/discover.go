@@ -18,7 +18,6 @@ type DiscoverOptions struct {
 	Ctx      context.Context // the command's: main cancels it on a signal
 	Source   *cmdutil.FabricSweep
 	NoTables bool
-	Indent   bool // --indent: the fabric file indented for reading
 }
 
 // NewCmdDiscover is `ibkey fabric discover`; runF replaces the run in tests.
@@ -26,7 +25,7 @@ func NewCmdDiscover(f *cmdutil.Factory, runF func(*DiscoverOptions) error) *cobr
 	o := &DiscoverOptions{IO: f.IOStreams}
 	c := &cobra.Command{
 		Use:   "discover",
-		Short: "Sweep the subnet: nodes, GUIDs, descriptions, LIDs, ports and links",
+		Short: "Sweep the subnet: nodes, GUIDs, names, LIDs, ports and links",
 		Long: `Sweep the subnet by directed route from the local port, breadth first as
 ibnetdiscover does: every node that answers, with its type, node GUID, description,
 ports (port GUID, LID, state) and the links between them. The P_Key tables are read too
@@ -49,8 +48,8 @@ is its schema version; version 1 files, which said "description", are still read
 "filter_raw_outbound"},"pkey_violations","peer":{"node_guid","port"}|null,
 "peer_error"?,"table_size","pkeys":["0xffff",...]|null,"pkeys_error"?,"error"?}]}],
 "unreachable":[{"from":{"node_guid","port"},"dr_path","error"}]}. A partial sweep is
-still written in full, with what failed in it. The file is one compact line (a 5,000-node
-sweep encodes in tens of milliseconds); --indent writes it indented for reading.
+still written in full, with what failed in it. The file is indented by two spaces, as
+every ibkey JSON document is.
 NodeDescriptions are kept as the nodes report them, with control and format characters
 written as escapes (\x1b, \u202e), as everywhere ibkey prints them; --node-name-map
 renames nodes in the table, and where the file is read back.
@@ -75,7 +74,7 @@ Exit codes: 0; 2 bad usage or --fabric-file; 3 no fabric access; 4 a partial swe
 	}
 	o.Source = cmdutil.AddFabricSweepFlags(c, f)
 	c.Flags().BoolVar(&o.NoTables, "no-tables", false, "do not read the P_Key tables (discovery only; the file then has none)")
-	c.Flags().BoolVar(&o.Indent, "indent", false, "with -o json: indent the fabric file for reading (default: one compact line)")
+	cmdutil.AddIndentFlag(c)
 	return c
 }
 
@@ -89,9 +88,10 @@ func runDiscover(o *DiscoverOptions) error {
 	o.Source.RawNames = o.Format == cmdutil.FormatJSON
 	return o.Source.Load(o.Ctx, o.Notices, o.NoTables, false, func(fab *fabric.Fabric) error {
 		if o.Format == cmdutil.FormatJSON {
-			return fabric.EncodeFabricWith(o.IO.Out, fab, fabric.FabricEncoding{Indent: o.Indent})
+			return fabric.EncodeFabric(o.IO.Out, fab)
 		}
-		g := cmdutil.Grid{Header: []string{"NODE", "TYPE", "NODE_GUID", "PORT", "PORT_GUID", "LID", "STATE", "PEER"}}
+		g := cmdutil.Grid{Header: []string{"NODE", "TYPE", "NODE_GUID", "PORT", "PORT_GUID", "LID", "STATE", "PEER"},
+			Optional: [][]string{{"NODE_GUID"}, {"TYPE"}}}
 		for _, n := range fab.Nodes {
 			for _, p := range n.Ports {
 				if !n.IsEndPort(p) && p.Peer == nil && p.PeerError == "" {

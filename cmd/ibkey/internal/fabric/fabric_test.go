@@ -33,7 +33,7 @@ func TestFabricGolden(t *testing.T) {
 		{"discover_plain", []string{"fabric", "discover", "--fabric-file", smallFabric}, 0},
 		{"discover_table", []string{"fabric", "discover", "--fabric-file", smallFabric, "-o", "table"}, 0},
 		{"discover_json", []string{"fabric", "discover", "--fabric-file", smallFabric, "-o", "json", "--indent"}, 0},
-		{"discover_json_compact", []string{"fabric", "discover", "--fabric-file", smallFabric, "-o", "json"}, 0},
+		{"discover_json_default", []string{"fabric", "discover", "--fabric-file", smallFabric, "-o", "json"}, 0},
 		{"pkeys_plain", []string{"fabric", "pkeys", "--fabric-file", smallFabric}, 0},
 		{"pkeys_json", []string{"fabric", "pkeys", "--fabric-file", changedFabric, "-o", "json"}, 0},
 		{"pkeys_key_plain", []string{"fabric", "pkeys", "--fabric-file", smallFabric, "--key", "0x0002"}, 0},

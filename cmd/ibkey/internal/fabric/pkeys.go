@@ -29,7 +29,7 @@ func NewCmdPKeys(f *cmdutil.Factory, runF func(*PKeysOptions) error) *cobra.Comm
 	o := &PKeysOptions{IO: f.IOStreams}
 	c := &cobra.Command{
 		Use:   "pkeys",
-		Short: "Every port's P_Key table from one sweep; --key: the ports in one partition",
+		Short: "Every port's P_Key table; --key: the ports in one partition",
 		Long: `Every port's P_Key table from one sweep of the subnet (or a saved one, --fabric-file):
 the end ports (CA ports, each switch's port 0) and the switch ports that have a cable
 (a switch port facing a CA holds a copy of the CA port's keys, for partition
@@ -189,7 +189,8 @@ func runPKeys(o *PKeysOptions) error {
 				return err
 			}
 		} else {
-			g := cmdutil.Grid{Header: []string{"NODE", "PORT", "TYPE", "NODE_GUID", "LID", "STATE", "SIZE", "VALID", "PKEYS"}}
+			g := cmdutil.Grid{Header: []string{"NODE", "PORT", "TYPE", "NODE_GUID", "LID", "STATE", "SIZE", "VALID", "PKEYS"},
+				Optional: [][]string{{"NODE_GUID"}, {"TYPE"}, {"SIZE"}}}
 			for _, t := range ports {
 				n, p := t.node, t.port
 				lid := ""
@@ -238,7 +239,8 @@ func members(o *PKeysOptions, fab *fabric.Fabric, key check.PKey) error {
 			return err
 		}
 	} else if len(members) > 0 {
-		g := cmdutil.Grid{Header: []string{"NODE", "PORT", "TYPE", "NODE_GUID", "END_PORT", "MEMBERSHIP", "INDEXES"}}
+		g := cmdutil.Grid{Header: []string{"NODE", "PORT", "TYPE", "NODE_GUID", "END_PORT", "MEMBERSHIP", "INDEXES"},
+			Optional: [][]string{{"NODE_GUID"}, {"TYPE"}}}
 		for _, m := range members {
 			name := m.Description
 			if name == "" {

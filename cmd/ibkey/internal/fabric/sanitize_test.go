@@ -100,3 +100,43 @@ func jsonStrings(v any) string {
 	walk(v)
 	return b.String()
 }
+
+// TestHugeNodeDescription: a fabric file with a 1 MB NodeDescription is read with the
+// description cut to a NodeDescription's 64 bytes (IBA 14.2.5.2), so no output is
+// padded to a megabyte per line (it was 972 MB for fabric pkeys -o plain, and out of
+// memory for -o table).
+func TestHugeNodeDescription(t *testing.T) {
+	b, err := os.ReadFile(smallFabric)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	huge := strings.Repeat("H", 1<<20)
+	for _, n := range doc["nodes"].([]any) {
+		if n := n.(map[string]any); n["description"] == "HcaB" {
+			n["description"] = huge
+		}
+	}
+	file := filepath.Join(t.TempDir(), "huge.json")
+	b, _ = json.Marshal(doc)
+	if err := os.WriteFile(file, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"fabric", "pkeys", "--fabric-file", file, "-o", "plain"},
+		{"fabric", "pkeys", "--fabric-file", file, "-o", "table"},
+		{"fabric", "discover", "--fabric-file", file, "-o", "plain"},
+		{"fabric", "check", "--fabric-file", file},
+	} {
+		r := runIbkey(t, false, nil, args...)
+		if n := len(r.stdout) + len(r.stderr); n > 64<<10 {
+			t.Errorf("%v: %d bytes of output", args, n)
+		}
+		if !strings.Contains(r.stdout+r.stderr, strings.Repeat("H", 61)+"…") {
+			t.Errorf("%v: the cut description is not shown:\n%.2000s", args, r.stdout)
+		}
+	}
+}

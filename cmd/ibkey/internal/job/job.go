@@ -7,18 +7,14 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"sort"
-	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/internal/check"
-	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/fsread"
-	"github.com/ibkey/ibkey/internal/ibverbs"
-	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 	"github.com/ibkey/ibkey/internal/job"
 	"github.com/ibkey/ibkey/internal/query"
 )
@@ -27,6 +23,9 @@ import (
 // of the funcs.
 type Deps struct {
 	Out, ErrOut io.Writer
+	// Notices prints warnings and notes (the process's one printer, which counts
+	// repeats); nil: a printer of its own on ErrOut.
+	Notices func() *cmdutil.Notices
 	// Host is the local host the global flags select (--sysfs, --demo).
 	Host func() *query.Host
 	// Getenv reads the environment the job would run with; Environ lists it
@@ -54,11 +53,16 @@ type Options struct {
 	Libs       string
 	Perftest   string
 	Want       string
+	Wait       time.Duration
+	Emit       string
 	LIDs       string
 	Nodes      string
 	FabricFile string
 	Hosts      []string // NAME=SYSFSDIR
 }
+
+// maxWait bounds --wait: a launch gate that waits longer than a day is a mistake.
+const maxWait = 24 * time.Hour
 
 // NewCmdJob builds the command; runF replaces the run function in tests.
 func NewCmdJob(deps Deps, runF func(*Options) error) *cobra.Command {
@@ -66,60 +70,68 @@ func NewCmdJob(deps Deps, runF func(*Options) error) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "job [KEY=VALUE...]",
 		Short: "Which partition a job's libraries use, and can its hosts talk",
-		Long: `Read a job's P_Key settings and resolve them against the P_Key tables of the ports
-each library would use: which device/port, which table entry (index, value,
-membership), and whether the job's ranks can talk in that partition.
+		Long: `Read a job's P_Key settings and resolve them against the P_Key tables of the
+ports each library would use: which device/port, which table entry (index,
+value, membership), and whether the job's ranks can talk in that partition.
 
-Settings come from the environment, or from --env FILE (KEY=VALUE lines, the format of
-nccl.conf) and KEY=VALUE arguments, which replace the environment. perftest's options
-come from --perftest 'ib_send_bw -d mlx5_0 --pkey_index=1'.
+Settings come from the environment, or from --env FILE (KEY=VALUE lines, the
+format of nccl.conf) and KEY=VALUE arguments, which replace the environment.
+perftest's options come from --perftest 'ib_send_bw -d mlx5_0 --pkey_index=1'.
+A variable that looks like a setting but is read by no library is warned about.
 
-What each library does (from its own source; see the README):
-  NCCL_IB_PKEY            an INDEX, default 0, used as given (strtoll: 0x8001 is index
-                          32769); ports: ACTIVE, filtered by NCCL_IB_HCA (^ excludes,
-                          = exact, name[:port], prefix match)
-  UCX_IB_PKEY             a 15-bit VALUE with 0x, or auto (default): the first
-                          full-member entry, else the first limited one; UCX_NET_DEVICES
-  NVSHMEM_IB_PKEY_INDEX   an INDEX (NVSHMEM >= 3.7.0); older NVSHMEM always uses index 0
-  GASNET_IBV_PKEY         a VALUE: the first entry of the key, whatever its membership;
-                          unset: index 0; GASNET_IBV_PORTS
-  MV2_DEFAULT_PKEY        a VALUE (first entry of the key); unset: MV2_DEFAULT_PKEY_IX or 0
-  OMPI_MCA_btl_openib_pkey  a VALUE (openib BTL, Open MPI 4.x); ports without it are
-                          skipped; with pml ucx, UCX_IB_PKEY applies
-  perftest --pkey_index   an INDEX, default 0; beyond the table perftest uses 0
-Libraries checked: --lib, else those whose settings are given, else all but perftest.
+What each library does (from its own source; see docs/job.md):
+  NCCL_IB_PKEY           an INDEX, default 0, used as given (strtoll: 0x8001 is
+                         index 32769); ports: ACTIVE, filtered by NCCL_IB_HCA
+  UCX_IB_PKEY            a 15-bit VALUE with 0x, or auto (default): the first
+                         full-member entry, else the first limited one
+  NVSHMEM_IB_PKEY_INDEX  an INDEX (NVSHMEM >= 3.7.0; older: always index 0)
+  GASNET_IBV_PKEY        a VALUE: the first entry of the key, whatever its
+                         membership; unset: index 0; GASNET_IBV_PORTS
+  MV2_DEFAULT_PKEY       a VALUE (first entry of the key); unset:
+                         MV2_DEFAULT_PKEY_IX or 0
+  OMPI_MCA_btl_openib_pkey  a VALUE (openib BTL, Open MPI 4.x); ports without
+                         it are skipped; with pml ucx, UCX_IB_PKEY applies
+  perftest --pkey_index  an INDEX, default 0; beyond the table perftest uses 0
+Libraries checked: --lib, else those whose settings are given, else all but
+perftest.
 
-Hosts: the local host (sysfs), or the job's hosts: --fabric-file FILE (a saved sweep,
-'ibkey fabric discover -o json') with --node NAMES or --lid LIDS (default: every
-ACTIVE CA port in it), --lid LIDS read over MADs now, --node NAMES in a sweep run now,
-or --host NAME=SYSFSDIR (a saved /sys tree of that host; repeatable). Across hosts
-every pair of ranks must land in the same partition with at least one full member.
+Hosts: the local host (sysfs), or the job's hosts: --fabric-file FILE (a saved
+sweep) with --node or --lid (default: every ACTIVE CA port in it), --lid LIDS
+read over MADs now, --node NAMES in a sweep run now, or --host NAME=SYSFSDIR (a
+saved /sys tree; repeatable). --node takes Slurm's hostlist syntax
+(node[01-04,07], $SLURM_JOB_NODELIST) and finds each host's adapters by node
+description ("node01 mlx5_0", as rdma-ndd writes it) or GUID. Across hosts
+every pair of ranks must share the partition with at least one full member.
 
---want PARTITION is the inverse: the settings each library needs on each host to use
-that partition (one value when it is the same everywhere).
+--want PARTITION is the inverse: the settings each library needs on each host
+to use that partition (one value when it is the same everywhere).
 
-Exit codes: 0 every library checked works; 1 one does not (an empty entry, a value not
-in the table, hosts in different partitions, limited members only; with --want, a
-library that no setting puts in the partition: DOES NOT WORK); 2 bad input; 3 no
-device, port or fabric access; 4 the answer depends on an entry or setting that could
-not be read or is not interpreted (listed on stderr), and no library fails.
+--wait DURATION (with --want) is a launch gate: read the ports' tables again,
+backing off from 0.5s to every 2s (longer for many MADs), until each holds the
+partition with the membership the job needs, then answer. Progress goes to
+stderr. At the timeout it exits 1 naming each port still missing the key, a
+limited member among limited members, or (with --emit env) at another index.
 
-JSON (-o json; schemas/job.schema.json): {"schema_version","mode":"resolve"|"want",
-"partition"?,"hosts","peers_checked","libraries":[{"library","name","kind","setting"?,
-"verdict","inactive"?,"same"?,"ports":[{"host"?,"device","port","used","why"?,
-"outcome"?,"index","pkey"?,"membership"?,"setting"?,"problem"?}],"findings","fixes",
-"unchecked","notes","assumptions","source"}],"reach"?:[{"partition","full",
-"limited"}],"incomplete"?:[{"kind","message"}]}; incomplete (kind not-checked) is
-present exactly when the exit is 4. verdict: works, does-not-work, not-checked,
-not-applicable; outcome: uses, empty-entry, fails, skips-port, not-checked; host is
-absent for the local host;
-port is the port number (device the RDMA device, or the node description of a port
-from --fabric-file).`,
+--emit env prints the settings as shell lines, 'export NAME=VALUE', one set
+right on every host given (NCCL_IB_PKEY, UCX_IB_PKEY, NVSHMEM_IB_PKEY_INDEX,
+GASNET_IBV_PKEY, MV2_DEFAULT_PKEY, OMPI_MCA_btl_openib_pkey, and
+IBKEY_IPOIB_INTERFACE, the partition's IPoIB interface for rdma_cm users); if
+a library has no such value it prints nothing and exits 1.
+
+Exit codes: 0 every library checked works; 1 one does not (an empty entry, a
+value not in the table, hosts in different partitions, limited members only,
+--wait timed out); 2 bad input; 3 no device, port or fabric access; 4 the
+answer depends on an entry or setting that could not be read or is not
+interpreted (listed on stderr), and no library fails; 128+N a signal N.
+
+JSON (-o json; schemas/job.schema.json) is documented in docs/job.md.`,
 		Example: `  NCCL_IB_PKEY=1 ibkey job
   ibkey job NCCL_IB_PKEY=1 UCX_IB_PKEY=0x0002
-  ibkey job --env job.env --fabric-file fabric.json --node node01,node02
+  ibkey job --env job.env --fabric-file fabric.json --node node[01-02]
   ibkey job --ibsim --lid 3,5 NCCL_IB_PKEY=2
-  ibkey job --want 0x0002 --fabric-file fabric.json --node node01,node02 -o json
+  ibkey job --want 0x0002 --fabric-file fabric.json --node node01,node02
+  ibkey job --want 0x0042 --wait 60s --emit env
+  ibkey job --node "$SLURM_JOB_NODELIST" --want 0x0042 --wait 2m
   ibkey job --perftest 'ib_send_bw -d mlx5_0 --pkey_index=1'`,
 		RunE: func(c *cobra.Command, args []string) error {
 			o.Assign = args
@@ -133,17 +145,21 @@ from --fabric-file).`,
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&o.EnvFile, "env", "", "read the job's settings from `FILE` (KEY=VALUE lines) instead of the environment")
-	f.StringVar(&o.Libs, "lib", "", "check only these libraries, comma-separated: "+strings.Join(job.LibraryIDs(), ", "))
-	f.StringVar(&o.Perftest, "perftest", "", "a perftest command line, `'ib_send_bw -d DEV -i PORT --pkey_index=N'`")
-	f.StringVar(&o.Want, "want", "", "print the settings that put each library in `PARTITION` (a P_Key, e.g. 0x0002)")
-	f.StringVar(&o.LIDs, "lid", "", "the job's ports by `LIDS` (3,5,9 or 3-40): in --fabric-file, else read over MADs now")
-	f.StringVar(&o.Nodes, "node", "", "the job's nodes by description or GUID, comma-separated `NAMES`: in --fabric-file, else in a sweep run now")
-	f.StringVar(&o.FabricFile, "fabric-file", "", "a saved sweep `FILE` (ibkey fabric discover -o json) holding the job's hosts")
-	f.StringArrayVar(&o.Hosts, "host", nil, "a host given as a saved sysfs tree, `NAME=DIR` (repeatable)")
+	f.StringVar(&o.EnvFile, "env", "", "read the job's settings from `FILE` (KEY=VALUE lines)")
+	f.StringVar(&o.Libs, "lib", "", "check only these `LIBS`, comma-separated: "+strings.Join(job.LibraryIDs(), ", "))
+	f.StringVar(&o.Perftest, "perftest", "", "a perftest `CMDLINE` ('ib_send_bw -d DEV --pkey_index=N')")
+	f.StringVar(&o.Want, "want", "", "print the settings that put each library in `PARTITION` (0x0002)")
+	f.DurationVar(&o.Wait, "wait", 0, "with --want: re-read the tables until the partition is ready, at most `DURATION`")
+	f.StringVar(&o.Emit, "emit", "", "with --want: print the settings as `env` (shell export lines)")
+	f.StringVar(&o.LIDs, "lid", "", "the job's ports by `LIDS` (3,5,9 or 3-40)")
+	f.StringVar(&o.Nodes, "node", "", "the job's hosts, `NAMES` (node[01-04,07], descriptions, GUIDs)")
+	f.StringVar(&o.FabricFile, "fabric-file", "", "a saved sweep `FILE` holding the job's hosts")
+	f.StringArrayVar(&o.Hosts, "host", nil, "a host as a saved sysfs tree, `NAME=DIR` (repeatable)")
 	_ = c.MarkFlagFilename("env")
 	_ = c.MarkFlagFilename("fabric-file", "json")
 	_ = c.RegisterFlagCompletionFunc("lib", cobra.FixedCompletions(job.LibraryIDs(), cobra.ShellCompDirectiveNoFileComp))
+	_ = c.RegisterFlagCompletionFunc("emit", cobra.FixedCompletions([]cobra.Completion{"env"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = c.RegisterFlagCompletionFunc("wait", cmdutil.CompleteDurations("30s", "1m", "2m", "5m"))
 	return c
 }
 
@@ -152,37 +168,38 @@ func usage(format string, a ...any) error {
 }
 
 // inputs gathers the settings: --env FILE and KEY=VALUE arguments, else the
-// environment.
-func (o *Options) inputs() (job.Inputs, string, error) {
-	in := job.Inputs{Env: job.Env{}}
-	from := "the environment"
+// environment; from says where they came from, lookalikes the variables that look
+// like a setting no library reads.
+func (o *Options) inputs() (in job.Inputs, from string, lookalikes []string, err error) {
+	in = job.Inputs{Env: job.Env{}}
+	var sources []string
 	if o.EnvFile != "" || len(o.Assign) > 0 {
-		from = "the arguments"
 		if o.EnvFile != "" {
 			// An env file is a few KB; 16 MiB bounds a mistake (/dev/zero), and a FIFO
 			// is refused rather than waited on.
 			fh, err := fsread.Open(o.EnvFile, 16<<20, "an env file")
 			if err != nil {
-				return in, "", usage("--env: %v", err)
+				return in, "", nil, usage("--env: %v", err)
 			}
 			defer fh.Close()
 			e, err := job.ReadEnvFile(o.EnvFile, fh)
 			if err != nil {
-				return in, "", usage("%v", err)
+				return in, "", nil, usage("%v", err)
 			}
 			in.Env = e
-			from = o.EnvFile
-			if len(o.Assign) > 0 {
-				from += " and the arguments"
-			}
+			sources = append(sources, o.EnvFile)
 		}
 		for i, a := range o.Assign {
 			k, v, err := job.ParseAssignment(fmt.Sprintf("argument %d", i+1), a)
 			if err != nil {
-				return in, "", usage("%v", err)
+				return in, "", nil, usage("%v", err)
 			}
 			in.Env[k] = v
 		}
+		if len(o.Assign) > 0 {
+			sources = append(sources, "the arguments")
+		}
+		lookalikes = job.LookAlikes(in.Env)
 	} else {
 		for _, l := range job.Libraries() {
 			for _, name := range l.Vars {
@@ -194,19 +211,41 @@ func (o *Options) inputs() (job.Inputs, string, error) {
 				}
 			}
 		}
+		all := job.Env{}
 		if o.Environ != nil {
 			for _, kv := range o.Environ() {
-				if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, "UCX_") && strings.HasSuffix(k, "_PKEY") {
+				k, v, ok := strings.Cut(kv, "=")
+				if !ok {
+					continue
+				}
+				all[k] = v
+				if strings.HasPrefix(k, "UCX_") && strings.HasSuffix(k, "_PKEY") {
 					in.Env[k] = v
 				}
 			}
+		}
+		lookalikes = job.LookAlikes(all)
+		if len(in.Env) > 0 {
+			sources = append(sources, "the environment ("+strings.Join(in.Env.Names(), ", ")+")")
 		}
 	}
 	if o.Perftest != "" {
 		a := job.ParsePerftestArgs(o.Perftest)
 		in.Perftest = &a
+		sources = append(sources, "--perftest")
 	}
-	return in, from, nil
+	switch len(sources) {
+	case 0:
+		from = "none given: every library's defaults"
+		if o.EnvFile == "" && len(o.Assign) == 0 {
+			from = "the environment: none set, every library's defaults"
+		}
+	case 1:
+		from = sources[0]
+	default:
+		from = strings.Join(sources[:len(sources)-1], ", ") + " and " + sources[len(sources)-1]
+	}
+	return in, from, lookalikes, nil
 }
 
 // libraries chooses what to check: --lib, else the libraries whose settings are given,
@@ -238,13 +277,42 @@ func (o *Options) libraries(in job.Inputs) ([]*job.Library, error) {
 	return out, nil
 }
 
+// checkFlags refuses combinations that cannot mean anything.
+func (o *Options) checkFlags(format cmdutil.Format) error {
+	if o.Wait < 0 || o.Wait > maxWait {
+		return usage("invalid --wait %v (accepted: a duration up to %v, e.g. 60s)", o.Wait, maxWait)
+	}
+	if o.Wait > 0 && o.Want == "" {
+		return usage("--wait needs --want PARTITION: it waits until the job's ports hold that partition")
+	}
+	if o.Wait > 0 && o.FabricFile != "" {
+		return usage("--wait re-reads the job's ports, which a saved --fabric-file cannot: read them now (--node or --lid with --ibsim or --ca, --host DIR, or the local host)")
+	}
+	switch o.Emit {
+	case "":
+	case "env":
+		if o.Want == "" {
+			return usage("--emit env needs --want PARTITION: it prints the settings that put the job in that partition")
+		}
+		if format == formatJSON {
+			return usage("--emit env prints shell lines on stdout, -o json the report: choose one")
+		}
+	default:
+		return usage("invalid --emit %q (accepted: env)", o.Emit)
+	}
+	return nil
+}
+
 // Run is the command.
 func Run(o *Options) error {
 	format, err := o.format()
 	if err != nil {
 		return err
 	}
-	in, from, err := o.inputs()
+	if err := o.checkFlags(format); err != nil {
+		return err
+	}
+	in, from, lookalikes, err := o.inputs()
 	if err != nil {
 		return err
 	}
@@ -261,30 +329,60 @@ func Run(o *Options) error {
 			return usage("invalid --want %q: key 0 is an empty entry, not a partition (accepted: %s)", o.Want, check.PKeyForms)
 		}
 	}
-	src, err := o.ports()
+	ctx := o.Ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	src, err := o.sources(ctx)
 	if err != nil {
 		return err
 	}
-	n := notices{w: o.ErrOut}
+	defer src.Close()
+	n := notices{cmdutil.NewNotices(o.ErrOut, false)}
+	if o.Notices != nil {
+		n.n = o.Notices()
+	}
 	n.note(fmt.Sprintf("settings from %s", from))
+	for _, l := range lookalikes {
+		n.warn(l)
+	}
 	for _, l := range src.labels {
 		n.label(l)
 	}
-	var rep report
-	if o.Want != "" {
-		rep = wantReport(job.WantPartition(libs, in, want, src.ports), want)
-	} else {
-		rep = resolveReport(job.Resolve(libs, in, src.ports))
+	ports, err := src.read(ctx)
+	if err != nil {
+		return err
 	}
-	rep.Hosts = countHosts(src.ports)
+	var rep report
+	var ws []*job.WantResult
+	if o.Want != "" {
+		if o.Wait > 0 {
+			g := &gate{o: o, n: n, src: src, libs: libs, in: in, key: want, oneIndex: o.Emit == "env"}
+			ws, ports, err = g.run(ctx, ports)
+			if err != nil {
+				return err
+			}
+		} else {
+			ws = job.WantPartition(libs, in, want, ports)
+		}
+		rep = wantReport(ws, want)
+	} else {
+		rep = resolveReport(job.Resolve(libs, in, ports))
+	}
+	rep.Hosts = countHosts(ports)
 	rep.PeersChecked = rep.Hosts > 1
-	if src.fabric != nil {
+	if src.fabric != nil && o.Wait == 0 {
+		// After a wait the sweep is older than the tables answered from.
 		rep.addReach(src.fabric)
 	}
-	if rep.exitCode() == cmdutil.ExitIncomplete {
+	code := rep.exitCode()
+	if code == cmdutil.ExitIncomplete {
 		for _, u := range rep.unchecked() {
 			rep.Incomplete = append(rep.Incomplete, cmdutil.Incomplete{Kind: cmdutil.IncompleteNotChecked, Message: u})
 		}
+	}
+	if o.Emit == "env" {
+		return o.emitEnv(n, rep, ws, want, ports)
 	}
 	if err := rep.render(o.Out, format); err != nil {
 		return err
@@ -295,19 +393,53 @@ func Run(o *Options) error {
 	if !rep.PeersChecked && o.Want == "" {
 		n.note("one host: this says which entry each library uses here, not whether the job's other hosts can reach it (give --fabric-file with --node, --lid or --host)")
 	}
-	code := rep.exitCode()
 	if code == cmdutil.ExitIncomplete {
 		for _, u := range rep.unchecked() {
 			n.warn("not checked: " + u)
 		}
 	}
-	if code != 0 {
-		if o.Exit != nil {
-			return o.Exit(code)
-		}
-		return fmt.Errorf("exit status %d", code)
+	return o.exit(code)
+}
+
+func (o *Options) exit(code int) error {
+	if code == 0 {
+		return nil
 	}
-	return nil
+	if o.Exit != nil {
+		return o.Exit(code)
+	}
+	return fmt.Errorf("exit status %d", code)
+}
+
+// emitEnv prints the settings as shell export lines, only when every library checked
+// has one value right on every host; otherwise nothing on stdout and why on stderr.
+func (o *Options) emitEnv(n notices, rep report, ws []*job.WantResult, want check.PKey, ports []*job.Port) error {
+	code := rep.exitCode()
+	ex := job.EnvExports(ws, want, ports)
+	for _, w := range ex.Warnings {
+		n.warn(w)
+	}
+	if len(ex.Problems) > 0 || code != 0 {
+		for _, p := range ex.Problems {
+			fmt.Fprintln(o.ErrOut, "ibkey: "+p)
+		}
+		if code == 0 {
+			code = cmdutil.ExitNo
+		}
+		fmt.Fprintf(o.ErrOut, "ibkey: nothing exported: the job cannot be put in partition %s with these settings\n", want.Partition().String())
+		return o.exit(code)
+	}
+	for _, a := range rep.assumptions() {
+		n.note("assumed: " + a)
+	}
+	var b strings.Builder
+	for _, v := range ex.Vars {
+		b.WriteString(v.Line())
+		b.WriteByte('\n')
+	}
+	// Shell lines: never wrapped, whatever the terminal's width.
+	_, err := io.WriteString(cmdutil.Unwrapped(o.Out), b.String())
+	return err
 }
 
 func countHosts(ports []*job.Port) int {
@@ -316,219 +448,4 @@ func countHosts(ports []*job.Port) int {
 		seen[p.Host] = true
 	}
 	return len(seen)
-}
-
-// portSource are the ports of the job and where they came from.
-type portSource struct {
-	ports  []*job.Port
-	labels []string
-	fabric *fabric.Fabric
-}
-
-func (o *Options) ports() (*portSource, error) {
-	src := &portSource{}
-	remote := o.LIDs != "" || o.Nodes != "" || o.FabricFile != "" || len(o.Hosts) > 0
-	if !remote {
-		h := o.Host()
-		ps, err := job.HostPorts(h, "")
-		if err != nil {
-			return nil, err
-		}
-		if h.Label != "" {
-			src.labels = append(src.labels, h.Label)
-		}
-		src.ports = ps
-		return src, nil
-	}
-	for _, spec := range o.Hosts {
-		name, dir, ok := strings.Cut(spec, "=")
-		if !ok || name == "" || dir == "" {
-			return nil, usage("invalid --host %q (accepted: NAME=DIR, a host's saved sysfs tree, e.g. node01=/srv/sysfs/node01)", spec)
-		}
-		ps, err := job.HostPorts(&query.Host{Sys: ibverbs.Open(dir)}, name)
-		if err != nil {
-			return nil, fmt.Errorf("--host %s: %w", name, err)
-		}
-		src.ports = append(src.ports, ps...)
-	}
-	lids, err := parseLIDs(o.LIDs)
-	if err != nil {
-		return nil, err
-	}
-	nodes := splitList(o.Nodes)
-	switch {
-	case o.FabricFile != "":
-		f, err := readFabricFile(o.FabricFile)
-		if err != nil {
-			return nil, err
-		}
-		src.fabric = f
-		src.labels = append(src.labels, "fabric: "+o.FabricFile)
-		ps, err := fabricPorts(f, lids, nodes)
-		if err != nil {
-			return nil, err
-		}
-		src.ports = append(src.ports, ps...)
-	case len(lids) > 0 || len(nodes) > 0:
-		if o.Fabric == nil {
-			return nil, &query.EnvError{Msg: "no fabric access to read --lid/--node (give --fabric-file FILE)"}
-		}
-		ctx := o.Ctx
-		if ctx == nil {
-			ctx = context.Background()
-		}
-		fab, err := o.Fabric(ctx)
-		if err != nil {
-			return nil, err
-		}
-		defer fab.T.Close()
-		src.labels = append(src.labels, "fabric via "+fab.Via)
-		if len(nodes) > 0 {
-			f, err := query.Sweep(ctx, fab.T, query.SweepOptions{Source: fab.Via})
-			if err != nil && f == nil {
-				return nil, &query.EnvError{Msg: err.Error()}
-			}
-			if f.Incomplete != "" {
-				return nil, &query.EnvError{Msg: "the sweep is partial (" + f.Incomplete + "): the job's nodes may be in the part not read"}
-			}
-			src.fabric = f
-			ps, err := fabricPorts(f, lids, nodes)
-			if err != nil {
-				return nil, err
-			}
-			src.ports = append(src.ports, ps...)
-			break
-		}
-		sels := make([]query.FabricSelector, len(lids))
-		for i, l := range lids {
-			sels[i] = query.FabricSelector{Addr: mad.LIDAddress(l)}
-		}
-		views, err := fab.LoadMany(ctx, sels, query.LoadOptions{Tables: true})
-		if err != nil {
-			return nil, err
-		}
-		for _, v := range views {
-			src.ports = append(src.ports, job.PortFromView(v.Device.Name, v))
-		}
-	}
-	if len(src.ports) == 0 {
-		return nil, &query.EnvError{Msg: "no port of the job was found"}
-	}
-	return src, nil
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// parseLIDs reads "3", "3,5,9", "3-40" or a mix.
-func parseLIDs(s string) ([]uint16, error) {
-	if s == "" {
-		return nil, nil
-	}
-	bad := func(why string) error {
-		return usage("invalid --lid %q: %s (accepted: a LID 1-49151, a list 3,5,9 or a range 3-40)", s, why)
-	}
-	var out []uint16
-	seen := map[uint16]bool{}
-	for _, part := range strings.Split(s, ",") {
-		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
-		a, err := mad.ParseLID(lo)
-		if err != nil {
-			return nil, bad(fmt.Sprintf("%q is not a unicast LID", lo))
-		}
-		b := a
-		if isRange {
-			if b, err = mad.ParseLID(hi); err != nil || b < a {
-				return nil, bad(fmt.Sprintf("%q is not a range of unicast LIDs", part))
-			}
-		}
-		for l := int(a); l <= int(b); l++ {
-			if !seen[uint16(l)] {
-				seen[uint16(l)] = true
-				out = append(out, uint16(l))
-			}
-		}
-		if len(out) > 0xbfff {
-			return nil, bad("too many LIDs")
-		}
-	}
-	return out, nil
-}
-
-func readFabricFile(path string) (*fabric.Fabric, error) {
-	return cmdutil.ReadFabricFile(path) // bounded, regular files only, descriptions sanitised
-}
-
-// fabricPorts picks the job's ports in a sweep: by LID (the end port whose LID range
-// holds it), by node (its cabled ports), or every ACTIVE CA port.
-func fabricPorts(f *fabric.Fabric, lids []uint16, nodes []string) ([]*job.Port, error) {
-	var out []*job.Port
-	for _, l := range lids {
-		n, p := findLID(f, l)
-		if n == nil {
-			return nil, &query.NotFoundError{What: "LID", Name: strconv.Itoa(int(l)) + " in the sweep", Available: []string{"the LIDs of 'ibkey fabric discover'"}}
-		}
-		out = append(out, job.PortFromFabric(f, n, p))
-	}
-	for _, name := range nodes {
-		ns := f.FindNodes(name)
-		switch {
-		case len(ns) == 0:
-			var names []string
-			for _, n := range f.Nodes {
-				if n.Type == check.NodeCA {
-					names = append(names, n.Description)
-				}
-			}
-			sort.Strings(names)
-			if len(names) > 12 {
-				names = append(names[:12], fmt.Sprintf("and %d more", len(names)-12))
-			}
-			return nil, &query.NotFoundError{What: "node", Name: strconv.Quote(name) + " in the sweep", Available: names}
-		case len(ns) > 1:
-			return nil, usage("--node %q matches %d nodes: name one by its node GUID", name, len(ns))
-		}
-		n := ns[0]
-		added := 0
-		for _, p := range n.Ports {
-			if n.IsEndPort(p) && (p.Peer != nil || p.PKeys != nil) {
-				out = append(out, job.PortFromFabric(f, n, p))
-				added++
-			}
-		}
-		if added == 0 {
-			return nil, &query.EnvError{Msg: fmt.Sprintf("node %q has no cabled end port in the sweep", name)}
-		}
-	}
-	if len(lids) == 0 && len(nodes) == 0 {
-		for _, n := range f.Nodes {
-			if n.Type != check.NodeCA {
-				continue
-			}
-			for _, p := range n.Ports {
-				if p.State == check.StateActive {
-					out = append(out, job.PortFromFabric(f, n, p))
-				}
-			}
-		}
-	}
-	return out, nil
-}
-
-func findLID(f *fabric.Fabric, lid uint16) (*fabric.Node, *fabric.Port) {
-	for _, n := range f.Nodes {
-		for _, p := range n.Ports {
-			if n.IsEndPort(p) && p.LID != 0 && lid >= p.LID && int(lid) < int(p.LID)+1<<p.LMC {
-				return n, p
-			}
-		}
-	}
-	return nil, nil
 }

@@ -3,8 +3,10 @@ package job
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -87,5 +89,176 @@ func TestLabJobCommand(t *testing.T) {
 	r = run("--node", "HcaB,HcaC", "NCCL_IB_PKEY=2")
 	if r.code != 0 || !strings.Contains(r.stdout, "NCCL: works: NCCL_IB_PKEY=2") || !strings.Contains(r.stdout, "partition 0x0002 in the sweep: 3 end ports full members, 0 limited") {
 		t.Errorf("--node HcaB,HcaC NCCL_IB_PKEY=2: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// small.net's end ports: HcaA 0x100001, HcaB 0x100004, HcaC 0x100007, HcaD 0x10000a.
+const (
+	gateConfBefore = "Default=0x7fff, ipoib : ALL=full ;\ncompute=0x0002, defmember=full : 0x100004, 0x100007, 0x10000a ;\n"
+	// job42 on HcaB and HcaC, as a scheduler plugin adds a job's hosts.
+	gateConfAfter = gateConfBefore + "job42=0x0042, ipoib, defmember=full : 0x100004, 0x100007 ;\n"
+	// job42 on HcaB only: HcaC never gets the key.
+	gateConfHalf = gateConfBefore + "job42=0x0042, ipoib, defmember=full : 0x100004 ;\n"
+)
+
+// labJob runs the job command in-process on the lab through tr, under ctx.
+func labJob(t *testing.T, ctx context.Context, tr mad.Transport, format string, args ...string) (result, time.Time) {
+	t.Helper()
+	out, errOut := &syncBuf{}, &syncBuf{}
+	deps := Deps{Out: out, ErrOut: errOut, Ctx: ctx,
+		Getenv: func(string) string { return "" },
+		Format: formatOf(format),
+		Fabric: func(context.Context) (*query.Fabric, error) {
+			return &query.Fabric{T: keepOpen{tr}, Via: "the lab"}, nil
+		},
+		Exit: func(c int) error { return &exitErr{c} },
+	}
+	c := NewCmdJob(deps, nil)
+	c.SetArgs(args)
+	c.SilenceUsage, c.SilenceErrors = true, true
+	err := c.Execute()
+	done := time.Now()
+	code := 0
+	var ee *exitErr
+	if errors.As(err, &ee) {
+		code = ee.code
+	} else if err != nil {
+		t.Fatalf("%v: %v\n%s", args, err, errOut.String())
+	}
+	return result{out.String(), errOut.String(), code}, done
+}
+
+// smpPKeys is `smpquery pkeys LID` on the lab: the table as smpquery prints it.
+func smpPKeys(t *testing.T, l *lab.Lab, lid uint16) lab.PKeyTable {
+	t.Helper()
+	tab, err := lab.ParsePKeys(l.MustTool("smpquery", "pkeys", fmt.Sprint(lid)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tab
+}
+
+// TestLabGateOpenSMDaemon is issue 27's acceptance: a running OpenSM is given a new
+// partitions.conf and SIGHUP while `ibkey job --node HcaB,HcaC --want 0x0042 --wait
+// 25s --emit env` waits; the gate answers once OpenSM has programmed the key, and
+// every index and value it prints is what smpquery shows on each port. The time from
+// the SM's change (its "SUBNET UP" after the SIGHUP) to the answer is logged.
+func TestLabGateOpenSMDaemon(t *testing.T) {
+	l := lab.Start(t, "../../../../internal/lab/testdata/small.net", nil)
+	sm := l.StartOpenSMDaemon(t, gateConfBefore)
+	tr := l.Dial(t, "", mad.Options{Timeout: 300 * time.Millisecond, Retries: 2})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+
+	type answer struct {
+		r    result
+		done time.Time
+	}
+	ch := make(chan answer, 1)
+	start := time.Now()
+	go func() {
+		r, done := labJob(t, ctx, tr, "plain", "--node", "HcaB,HcaC", "--want", "0x0042", "--wait", "25s", "--emit", "env")
+		ch <- answer{r, done}
+	}()
+	time.Sleep(3 * time.Second) // the gate is waiting, backed off
+	hup, up, err := sm.Reprogram(ctx, gateConfAfter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := <-ch
+	if a.r.code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s\nOpenSM log: %s", a.r.code, a.r.stdout, a.r.stderr, sm.Log)
+	}
+	t.Logf("SIGHUP at %.3fs, OpenSM's SUBNET UP at %.3fs, ibkey answered at %.3fs: %v after the SM's change, %v after the SIGHUP",
+		hup.Sub(start).Seconds(), up.Sub(start).Seconds(), a.done.Sub(start).Seconds(), a.done.Sub(up).Round(time.Millisecond), a.done.Sub(hup).Round(time.Millisecond))
+	t.Logf("stderr:\n%s", a.r.stderr)
+	if a.done.Before(up) {
+		t.Errorf("ibkey answered before OpenSM's sweep ended")
+	}
+	exports := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(a.r.stdout), "\n") {
+		kv, ok := strings.CutPrefix(line, "export ")
+		k, v, ok2 := strings.Cut(kv, "=")
+		if !ok || !ok2 {
+			t.Fatalf("not an export line: %q", line)
+		}
+		exports[k] = v
+	}
+	if exports["UCX_IB_PKEY"] != "0x0042" || exports["GASNET_IBV_PKEY"] != "0x0042" || exports["MV2_DEFAULT_PKEY"] != "0x0042" || exports["OMPI_MCA_btl_openib_pkey"] != "0x0042" {
+		t.Errorf("value settings: %v", exports)
+	}
+	if exports["NVSHMEM_IB_PKEY_INDEX"] != exports["NCCL_IB_PKEY"] {
+		t.Errorf("NCCL and NVSHMEM indexes differ: %v", exports)
+	}
+	idx, err := strconv.Atoi(exports["NCCL_IB_PKEY"])
+	if err != nil {
+		t.Fatalf("NCCL_IB_PKEY: %v", err)
+	}
+	// The oracle: the index NCCL_IB_PKEY names holds 0x8042 on each port, as smpquery
+	// reads the table.
+	f, err := query.Sweep(ctx, tr, query.SweepOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lids := map[string]uint16{}
+	for _, name := range []string{"HcaB", "HcaC"} {
+		lids[name] = f.FindNodes(name)[0].Port(1).LID
+		tab := smpPKeys(t, l, lids[name])
+		if idx >= len(tab.Entries) || tab.Entries[idx] != 0x8042 {
+			t.Errorf("%s: smpquery pkeys %d shows %v; NCCL_IB_PKEY=%d", name, lids[name], tab.Entries, idx)
+		}
+	}
+
+	// Every index and value the report prints, against smpquery on each port.
+	r, _ := labJob(t, ctx, tr, "json", "--node", "HcaB,HcaC", "--want", "0x0042")
+	var doc struct {
+		Libraries []struct {
+			Library string `json:"library"`
+			Ports   []struct {
+				Host  string `json:"host"`
+				Index *int   `json:"index"`
+				PKey  string `json:"pkey"`
+			} `json:"ports"`
+		} `json:"libraries"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, r.stdout)
+	}
+	compared := 0
+	for _, lib := range doc.Libraries {
+		for _, p := range lib.Ports {
+			if p.Index == nil {
+				t.Errorf("%s %s: no index", lib.Library, p.Host)
+				continue
+			}
+			tab := smpPKeys(t, l, lids[p.Host])
+			if got := fmt.Sprintf("0x%04x", tab.Entries[*p.Index]); got != p.PKey {
+				t.Errorf("%s %s: index %d holds %s by ibkey, %s by smpquery", lib.Library, p.Host, *p.Index, p.PKey, got)
+			}
+			compared++
+		}
+	}
+	if compared != 12 {
+		t.Errorf("compared %d ports, want 6 libraries x 2 hosts", compared)
+	}
+}
+
+// A partition the SM never programs on one host: the gate times out with exit 1
+// naming that host, and exports nothing.
+func TestLabGateNeverProgrammed(t *testing.T) {
+	l := lab.Start(t, "../../../../internal/lab/testdata/small.net", nil)
+	sm := l.StartOpenSMDaemon(t, gateConfBefore)
+	tr := l.Dial(t, "", mad.Options{Timeout: 300 * time.Millisecond, Retries: 2})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, _, err := sm.Reprogram(ctx, gateConfHalf); err != nil {
+		t.Fatal(err)
+	}
+	r, _ := labJob(t, ctx, tr, "plain", "--node", "HcaB,HcaC", "--want", "0x0042", "--wait", "3s", "--emit", "env")
+	if r.code != 1 || r.stdout != "" {
+		t.Fatalf("exit %d stdout %q\n%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stderr, "HcaC: HcaC/1: no entry for partition 0x0042") || !strings.Contains(r.stderr, "not ready: HcaC\n") || strings.Contains(r.stderr, "HcaB: HcaB/1") {
+		t.Errorf("the timeout does not name HcaC alone:\n%s", r.stderr)
 	}
 }

@@ -2,15 +2,9 @@ package job
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
-	"text/tabwriter"
-
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/internal/check"
@@ -22,7 +16,6 @@ import (
 type format = cmdutil.Format
 
 const (
-	formatTable = cmdutil.FormatTable
 	formatPlain = cmdutil.FormatPlain
 	formatJSON  = cmdutil.FormatJSON
 )
@@ -216,15 +209,13 @@ func (r *report) assumptions() []string {
 
 func (r *report) render(w io.Writer, f format) error {
 	if f == formatJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(r)
+		return cmdutil.WriteJSON(w, r)
 	}
 	header := []string{"LIBRARY", "HOST", "PORT", "USED", "INDEX", "PKEY", "MEMBER", "OUTCOME"}
 	if r.Mode == "want" {
 		header = []string{"LIBRARY", "HOST", "PORT", "SETTING", "INDEX", "PKEY", "MEMBER", "OUTCOME"}
 	}
-	var rows [][]string
+	g := cmdutil.Grid{Header: header}
 	for _, l := range r.Libraries {
 		if l.Inactive != "" {
 			continue
@@ -249,38 +240,12 @@ func (r *report) render(w io.Writer, f format) error {
 			if r.Mode == "want" {
 				second = p.Setting
 			}
-			rows = append(rows, []string{l.Library, host, p.Name, second, idx, p.PKey, p.Membership, out})
+			g.Add(l.Library, host, p.Name, second, idx, p.PKey, p.Membership, out)
 		}
 	}
 	var b bytes.Buffer
-	if f == formatTable {
-		t := tablewriter.NewTable(&b, tablewriter.WithHeaderAutoFormat(tw.Off),
-			tablewriter.WithHeaderAlignment(tw.AlignLeft), tablewriter.WithRowAlignment(tw.AlignLeft))
-		t.Header(toAny(header)...)
-		for _, row := range rows {
-			if err := t.Append(toAny(row)...); err != nil {
-				return err
-			}
-		}
-		if err := t.Render(); err != nil {
-			return err
-		}
-	} else {
-		tw := tabwriter.NewWriter(&b, 0, 8, 2, ' ', 0)
-		fmt.Fprintln(tw, strings.Join(header, "\t"))
-		for _, row := range rows {
-			cells := make([]string, len(row))
-			for i, c := range row {
-				if c == "" {
-					c = "-"
-				}
-				cells[i] = strings.ReplaceAll(c, " ", "_")
-			}
-			fmt.Fprintln(tw, strings.Join(cells, "\t"))
-		}
-		if err := tw.Flush(); err != nil {
-			return err
-		}
+	if err := g.Render(&b, f); err != nil {
+		return err
 	}
 	b.WriteString("\n")
 	for _, l := range r.Libraries {
@@ -323,17 +288,9 @@ func (r *report) writeVerdict(b *bytes.Buffer, l libReport) {
 	}
 }
 
-func toAny(s []string) []any {
-	out := make([]any, len(s))
-	for i, v := range s {
-		out[i] = v
-	}
-	return out
-}
+// notices prints notes and warnings on stderr (cmdutil.Notices).
+type notices struct{ n *cmdutil.Notices }
 
-// notices prints notes and warnings on stderr.
-type notices struct{ w io.Writer }
-
-func (n notices) note(msg string)  { fmt.Fprintln(n.w, "note:", msg) }
-func (n notices) warn(msg string)  { fmt.Fprintln(n.w, "warning:", msg) }
-func (n notices) label(msg string) { fmt.Fprintf(n.w, "ibkey: %s\n", msg) }
+func (n notices) note(msg string)  { n.n.Note(msg) }
+func (n notices) warn(msg string)  { n.n.Warn(msg) }
+func (n notices) label(msg string) { n.n.Label(msg) }

@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/charmbracelet/lipgloss"
-	"github.com/muesli/termenv"
 	"github.com/spf13/cobra"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
-	"github.com/ibkey/ibkey/internal/jsonw"
+	"github.com/ibkey/ibkey/internal/jsondoc"
 	"github.com/ibkey/ibkey/internal/partconf"
 	"github.com/ibkey/ibkey/internal/query"
 )
@@ -31,7 +29,7 @@ func NewCmdCheck(f *cmdutil.Factory, runF func(*CheckOptions) error) *cobra.Comm
 	o := &CheckOptions{IO: f.IOStreams}
 	c := &cobra.Command{
 		Use:   "check FILE",
-		Short: "Lint an OpenSM partitions.conf: what OpenSM rejects, and mistakes it accepts silently",
+		Short: "What OpenSM rejects in a partitions.conf, or accepts silently",
 		Long: `Lint an OpenSM partitions.conf. Each finding is printed like a compiler message:
 FILE:LINE:COL: SEVERITY: MESSAGE [RULE], then the fix.
 
@@ -39,7 +37,8 @@ Errors are what OpenSM rejects. Any error makes OpenSM drop the WHOLE file and a
 Default=0x7fff : ALL=full instead (all isolation lost): the first finding then says so.
 Warnings are what OpenSM accepts but probably not as meant: a key reused under
 another name (merged; one partition split over definitions with the same name and
-key, as OpenSM's partition-config.txt shows, is fine), two names for one key, a partition where every member is limited (nobody can talk in
+key, as OpenSM's partition-config.txt shows, is fine), two names for one key, a
+comment after an mgid= value (OpenSM parses it as group flags), a partition where every member is limited (nobody can talk in
 it), a port listed twice with different memberships, more partitions than a table holds
 (--table-size), 'both' without -W (--allow-both), no Default line, the SM's own port a
 limited member of the default partition, keys OpenSM generates.
@@ -106,50 +105,36 @@ func runCheck(o *CheckOptions) error {
 	return nil
 }
 
-// writeCheckJSON streams the document of `partitions check -o json` (schema
-// schemas/partitions-check.schema.json), indented as cmdutil.WriteJSON writes it: the
-// bytes encoding/json writes for checkJSON (TestCheckJSONMatchesStructs), without a
-// copy of every finding (a file of a million definitions has millions).
+// findingJSON is one finding of `partitions check -o json` (schema
+// schemas/partitions-check.schema.json): {"schema_version", "file", "rejected",
+// "uncertain"?, "findings": [findingJSON], "errors", "warnings"}.
+type findingJSON struct {
+	Severity string `json:"severity"`
+	File     string `json:"file"`
+	Line     int    `json:"line"`
+	Column   int    `json:"column"`
+	Rule     string `json:"rule"`
+	Message  string `json:"message"`
+	Action   string `json:"action"`
+}
+
+// writeCheckJSON writes the document, the findings one at a time (jsondoc): a file of a
+// million definitions has millions of them.
 func writeCheckJSON(out io.Writer, c *partconf.Config, findings *partconf.Findings, errs, warns int) error {
-	w := jsonw.New(out, "  ")
-	w.BeginObject()
-	w.Key("schema_version")
-	w.Int(1)
-	w.Key("file")
-	w.String(c.File)
-	w.Key("rejected")
-	w.Bool(c.Rejected)
+	d := jsondoc.New(out)
+	d.Field("schema_version", cmdutil.SchemaVersion{})
+	d.Field("file", c.File)
+	d.Field("rejected", c.Rejected)
 	if c.Uncertain != "" {
-		w.Key("uncertain")
-		w.String(c.Uncertain)
+		d.Field("uncertain", c.Uncertain)
 	}
-	w.Key("findings")
-	w.BeginArray()
-	for fd := range findings.All() {
-		w.BeginObject()
-		w.Key("severity")
-		w.String(fd.Severity.String())
-		w.Key("file")
-		w.String(fd.Pos.File)
-		w.Key("line")
-		w.Int(int64(fd.Pos.Line))
-		w.Key("column")
-		w.Int(int64(fd.Pos.Col))
-		w.Key("rule")
-		w.String(fd.Rule)
-		w.Key("message")
-		w.String(fd.Message)
-		w.Key("action")
-		w.String(fd.Action)
-		w.EndObject()
-	}
-	w.EndArray()
-	w.Key("errors")
-	w.Int(int64(errs))
-	w.Key("warnings")
-	w.Int(int64(warns))
-	w.EndObject()
-	return w.End()
+	d.Array("findings", findings.Len(), func(i int) any {
+		fd := findings.At(i)
+		return findingJSON{fd.Severity.String(), fd.Pos.File, fd.Pos.Line, fd.Pos.Col, fd.Rule, fd.Message, fd.Action}
+	})
+	d.Field("errors", errs)
+	d.Field("warnings", warns)
+	return d.Close()
 }
 
 // writeFindings prints compiler-style lines; the rejection headline in red on a
@@ -157,24 +142,12 @@ func writeCheckJSON(out io.Writer, c *partconf.Config, findings *partconf.Findin
 // all of them).
 func writeFindings(w io.Writer, findings *partconf.Findings, color bool) error {
 	b := bufio.NewWriterSize(w, 64<<10)
-	var red *lipgloss.Style
-	if color {
-		// The caller decided w is a terminal and colour is allowed: a fixed 16-colour
-		// profile set explicitly, so termenv probes neither the writer nor the
-		// environment (with only termenv.WithProfile, lipgloss still asks termenv,
-		// which says "no colour" for a writer that is not an *os.File or when CI is
-		// set).
-		r := lipgloss.NewRenderer(w)
-		r.SetColorProfile(termenv.ANSI)
-		s := r.NewStyle().Foreground(lipgloss.Color("1")).Bold(true)
-		red = &s
-	}
 	for fd := range findings.All() {
-		if red != nil && (fd.Rule == "file-rejected" || fd.Rule == "opensm-uncertain") {
-			b.WriteString(red.Render(fmt.Sprintf("%s: %s: %s [%s]", fd.Pos, fd.Severity, fd.Message, fd.Rule)))
-		} else {
-			fmt.Fprintf(b, "%s: %s: %s [%s]", fd.Pos, fd.Severity, fd.Message, fd.Rule)
+		line := fmt.Sprintf("%s: %s: %s [%s]", fd.Pos, fd.Severity, fd.Message, fd.Rule)
+		if fd.Rule == "file-rejected" || fd.Rule == "opensm-uncertain" {
+			line = cmdutil.Paint(line, "1", color)
 		}
+		b.WriteString(line)
 		b.WriteByte('\n')
 		if fd.Action != "" {
 			b.WriteString("  fix: ")

@@ -21,3 +21,9 @@ func runIbkey(t *testing.T, tty bool, env map[string]string, args ...string) res
 	jsonschematest.Output(t, args, r.Stdout, schemaFor)
 	return result{r.Stdout, r.Stderr, r.Code}
 }
+
+// showJSON is the part of `partitions show -o json` the tests read back.
+type showJSON struct {
+	TableSize int             `json:"table_size"`
+	Ports     []portTableJSON `json:"ports"`
+}

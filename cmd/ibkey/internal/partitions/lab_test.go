@@ -1,6 +1,7 @@
 package partitions
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -219,10 +220,6 @@ func TestLabPartitionsReconfigurationDaemon(t *testing.T) {
 		t.Skip("lab: -short")
 	}
 	l := lab.Start(t, filepath.Join(partconfLab, "net"), &lab.Options{SMNode: "HcaA"})
-	dir := filepath.Join(l.Dir, "daemon")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
 	read := func(f string) string {
 		b, err := os.ReadFile(f)
 		if err != nil {
@@ -230,10 +227,7 @@ func TestLabPartitionsReconfigurationDaemon(t *testing.T) {
 		}
 		return string(b)
 	}
-	d, err := lab.StartOpenSMDaemon(t, dir, l.Env("HcaA"), read(reconfAConf))
-	if err != nil {
-		t.Fatal(err)
-	}
+	d := l.StartOpenSMDaemon(t, read(reconfAConf))
 	restartDiffers := false
 	for i, step := range []struct {
 		conf     string
@@ -244,7 +238,7 @@ func TestLabPartitionsReconfigurationDaemon(t *testing.T) {
 		{reconfAConf, []string{reconfAConf, reconfBConf}},
 	} {
 		if i > 0 {
-			if _, err := d.Apply(read(step.conf)); err != nil {
+			if _, _, err := d.Reprogram(context.Background(), read(step.conf)); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/internal/check"
-	"github.com/ibkey/ibkey/internal/jsonw"
 	"github.com/ibkey/ibkey/internal/partconf"
 	"github.com/ibkey/ibkey/internal/query"
 )
@@ -328,42 +327,32 @@ func (x matrix) summaryText(w io.Writer, f cmdutil.Format) error {
 	s := x.summary
 	fmt.Fprintf(w, "%s: %s, %s\n\n", x.p.Config.File, cmdutil.Plural(len(x.m.Ports), "port", "ports"), cmdutil.Plural(len(s.Partitions), "partition", "partitions"))
 	fmt.Fprintln(w, "Partitions (PAIRS: pairs of ports that can talk in it):")
-	err := writeRows(w, f, []string{"KEY", "NAME", "FULL", "LIMITED", "PAIRS"}, len(s.Partitions), func(i int, c [][]byte) {
-		pr := &s.Partitions[i]
-		c[0] = jsonw.AppendHex(c[0], uint64(pr.Key), 4)
-		c[1] = append(c[1], pr.Name...)
-		c[2] = strconv.AppendInt(c[2], int64(pr.Full), 10)
-		c[3] = strconv.AppendInt(c[3], int64(pr.Limited), 10)
-		c[4] = strconv.AppendInt(c[4], pr.Pairs, 10)
-	})
-	if err != nil {
+	pg := cmdutil.Grid{Header: []string{"KEY", "NAME", "FULL", "LIMITED", "PAIRS"}}
+	for _, pr := range s.Partitions {
+		pg.Add(pr.Key.String(), pr.Name, strconv.Itoa(pr.Full), strconv.Itoa(pr.Limited), strconv.FormatInt(pr.Pairs, 10))
+	}
+	if err := pg.Render(w, f); err != nil {
 		return err
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Ports (REACHES: the partitions in which the port can talk to another port):")
-	header := []string{"PORT", "PARTITIONS", "REACHES"}
+	rg := cmdutil.Grid{Header: []string{"PORT", "PARTITIONS", "REACHES"}}
 	if x.names != nil {
-		header = []string{"PORT", "NODE", "PARTITIONS", "REACHES"}
+		rg.Header = []string{"PORT", "NODE", "PARTITIONS", "REACHES"}
 	}
-	err = writeRows(w, f, header, s.NumPorts(), func(i int, c [][]byte) {
+	for i := range s.NumPorts() {
 		pr := s.Port(i)
-		c[0] = jsonw.AppendHex(c[0], uint64(pr.GUID), 16)
+		reaches := "nobody"
+		if len(pr.Reaches) > 0 {
+			reaches = strings.Join(keyStrings(pr.Reaches), ",")
+		}
 		if x.names != nil {
-			c[1] = append(c[1], nodeCell(x.names, pr.GUID)...)
-			c = c[1:]
+			rg.Add(pr.GUID.String(), nodeCell(x.names, pr.GUID), strconv.Itoa(pr.MemberOf), reaches)
+		} else {
+			rg.Add(pr.GUID.String(), strconv.Itoa(pr.MemberOf), reaches)
 		}
-		c[1] = strconv.AppendInt(c[1], int64(pr.MemberOf), 10)
-		if len(pr.Reaches) == 0 {
-			c[2] = append(c[2], "nobody"...)
-		}
-		for k, key := range pr.Reaches {
-			if k > 0 {
-				c[2] = append(c[2], ',')
-			}
-			c[2] = jsonw.AppendHex(c[2], uint64(key), 4)
-		}
-	})
-	if err != nil {
+	}
+	if err := rg.Render(w, f); err != nil {
 		return err
 	}
 	fmt.Fprintln(w)

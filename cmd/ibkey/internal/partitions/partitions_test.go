@@ -268,7 +268,7 @@ func TestFlagsParse(t *testing.T) {
 func TestRejectedHeadlineColour(t *testing.T) {
 	r := runIbkey(t, true, nil, "partitions", "check", rejectedConf)
 	first, _, _ := strings.Cut(r.stdout, "\n")
-	if r.code != 1 || !strings.HasPrefix(first, "\x1b[") || !strings.Contains(first, "[file-rejected]") || !strings.Contains(first, "\x1b[0m") {
+	if r.code != 1 || !strings.HasPrefix(first, "\x1b[1;31m") || !strings.Contains(r.stdout, "[file-rejected]\x1b[m\n") {
 		t.Errorf("terminal: exit %d, first line %q; want it styled", r.code, first)
 	}
 	if strings.Count(r.stdout, "\x1b[") != 2 {

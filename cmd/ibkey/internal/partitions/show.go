@@ -29,8 +29,6 @@ type ShowOptions struct {
 	// Restarted: OpenSM was restarted before each (else one process applied them all).
 	Previous  []string
 	Restarted bool
-	// Indent: -o json indented for people (the default is one compact line).
-	Indent bool
 }
 
 // NewCmdShow is `ibkey partitions show FILE [GUID...]`; runF replaces the run in tests.
@@ -38,7 +36,7 @@ func NewCmdShow(f *cmdutil.Factory, runF func(*ShowOptions) error) *cobra.Comman
 	o := &ShowOptions{IO: f.IOStreams}
 	c := &cobra.Command{
 		Use:   "show FILE [GUID...]",
-		Short: "Show each partition's members and multicast groups, and the P_Key table OpenSM programs on each port",
+		Short: "Each partition's members and groups, and the tables it programs",
 		Long: `Show what OpenSM does with a partitions.conf:
 
 Partitions: one row per member item, in the order OpenSM applies them (for a port
@@ -85,7 +83,7 @@ spaces), then a header line of column names and one record per line, fields sepa
 by spaces (a space inside a field is written _). For one document to parse, use
 -o json.
 
-JSON (-o json; one compact line, --indent for people), schema
+JSON (-o json), schema
 schemas/partitions-show.schema.json: {"schema_version":1,"file","rejected","uncertain"?,"applied":"file"|"opensm_default",
 "previous"?,"allow_both","sm_guid","table_size","partitions":[{"key","name","flags",
 "ipoib","defined_at","members":[{"member","kind","rule","membership","written_membership"?,"at"}],
@@ -94,7 +92,7 @@ schemas/partitions-show.schema.json: {"schema_version":1,"file","rejected","unce
 "membership","valid","partition","decided_by","at","hole"?,"before"?,"kept"?}],
 "dropped":[{"pkey","membership","partition","decided_by","at"}]}]}.`,
 		Example: `  ibkey partitions show partitions.conf
-  ibkey partitions show partitions.conf 0x0002c90300000299 --sm-guid 0x0002c90300000201
+  ibkey partitions show p.conf 0x0002c90300000299 --sm-guid 0x0002c90300000201
   ibkey partitions show partitions.conf --router 0x0002c90300000301
   ibkey partitions show partitions.conf --fabric-file fabric.json
   ibkey partitions show new.conf --previous old.conf -o json
@@ -119,7 +117,7 @@ schemas/partitions-show.schema.json: {"schema_version":1,"file","rejected","unce
 	c.Flags().StringArrayVar(&o.Previous, "previous", nil, "a configuration OpenSM applied before (`FILE`; repeat for several, oldest first): keys keep their index, removed ones leave holes")
 	_ = c.MarkFlagFilename("previous")
 	c.Flags().BoolVar(&o.Restarted, "restarted", false, "with --previous: OpenSM was restarted before applying each file (a new process forgets where removed keys were); default: one running OpenSM re-read its file (SIGHUP, heavy sweep)")
-	c.Flags().BoolVar(&o.Indent, "indent", false, "with -o json: indent the document for reading (default: one compact line)")
+	cmdutil.AddIndentFlag(c)
 	return c
 }
 
@@ -160,7 +158,7 @@ func runShow(o *ShowOptions) error {
 		return err
 	}
 	if o.Format == cmdutil.FormatJSON {
-		err = s.writeJSON(o.IO.Out, o.Indent)
+		err = s.writeJSON(o.IO.Out)
 	} else {
 		err = s.text(o.IO.Out, o.Format)
 	}
@@ -353,7 +351,7 @@ func (s show) text(w io.Writer, f cmdutil.Format) error {
 		fmt.Fprintln(w, "  (implicit) items are OpenSM's, applied before the file's")
 	}
 	parts := keyOrder(s.applied.Partitions)
-	pg := cmdutil.Grid{Header: []string{"KEY", "NAME", "FLAGS", "MEMBERSHIP", "MEMBER", "AT"}}
+	pg := cmdutil.Grid{Header: []string{"KEY", "NAME", "FLAGS", "MEMBERSHIP", "MEMBER", "AT"}, Optional: [][]string{{"AT"}, {"FLAGS"}}}
 	for _, part := range parts {
 		flags := strings.Join(partitionFlags(part), ",")
 		if len(part.Members) == 0 {
@@ -383,7 +381,8 @@ func (s show) text(w io.Writer, f cmdutil.Format) error {
 		}
 	}
 	fmt.Fprintf(w, "P_Key tables (%s):\n", order)
-	tg := cmdutil.Grid{Header: []string{"PORT", "INDEX", "PKEY", "MEMBERSHIP", "PARTITION", "DECIDED_BY", "AT", "NOTES"}}
+	tg := cmdutil.Grid{Header: []string{"PORT", "INDEX", "PKEY", "MEMBERSHIP", "PARTITION", "DECIDED_BY", "AT", "NOTES"},
+		Optional: [][]string{{"AT"}, {"DECIDED_BY"}, {"NODE"}, {"MEMBERSHIP"}}}
 	if s.names != nil {
 		tg.Header = append([]string{"PORT", "NODE"}, tg.Header[1:]...)
 	}
@@ -453,7 +452,8 @@ func (s show) text(w io.Writer, f cmdutil.Format) error {
 
 // groupsText lists the multicast groups OpenSM creates, when there are any.
 func (s show) groupsText(w io.Writer, f cmdutil.Format, parts []*partconf.Partition) error {
-	gg := cmdutil.Grid{Header: []string{"KEY", "NAME", "MGID", "Q_KEY", "MTU", "RATE", "SL", "SCOPE", "AT"}}
+	gg := cmdutil.Grid{Header: []string{"KEY", "NAME", "MGID", "Q_KEY", "MTU", "RATE", "SL", "SCOPE", "AT"},
+		Optional: [][]string{{"AT"}, {"SL", "SCOPE"}, {"Q_KEY"}, {"RATE"}}}
 	for _, part := range parts {
 		for _, g := range part.Groups {
 			at := posText(g.Pos, s.p.Config)

@@ -38,22 +38,6 @@ func BenchmarkWritePlain16x2x128(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/4096, "ns/row")
 }
 
-// BenchmarkGridPlain16x2x128 is the same rows through cmdutil.Grid (text/tabwriter), the
-// way they were rendered before writePlain.
-func BenchmarkGridPlain16x2x128(b *testing.B) {
-	h := &query.Host{Sys: ibverbs.Open(largeHost(b))}
-	views, err := h.Load(query.Selector{}, query.LoadOptions{Tables: true, Interfaces: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	for b.Loop() {
-		if s, _ := gridRender(views, true); len(s) == 0 {
-			b.Fatal("no output")
-		}
-	}
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/4096, "ns/row")
-}
-
 // BenchmarkPKeysAllPlain16x2x128 is the whole command in-process: read every table of
 // the bench host (4,096 files) and render it, as `ibkey pkeys --all -o plain`.
 func BenchmarkPKeysAllPlain16x2x128(b *testing.B) {

@@ -1,0 +1,190 @@
+package cmdutil
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/ibkey/ibkey/internal/textsafe"
+)
+
+// Notices prints warnings and notes on stderr, coloured when allowed, and keeps them
+// few: after NoticeRepeats of one kind (WarnKind's kind, else the message with its
+// numbers masked: "mlx5_12: port 3: ..." and "mlx5_7: port 1: ..." are one kind), and
+// after NoticeMax in all, the rest are counted, and Summary says how many were not
+// shown. Input the command reads can hold millions of mistakes (a partitions file, a
+// sysfs tree of 20,000 bogus devices); the first few say what is wrong.
+type Notices struct {
+	w     io.Writer
+	color bool
+	width int // wrap at this many columns; 0: never
+
+	shown  int
+	byKind map[string]int
+	hidden []*hiddenNotices
+}
+
+// hiddenNotices are the notices of one kind that were counted, not printed.
+type hiddenNotices struct {
+	prefix, kind string
+	n            int
+	last         string // the last one, for the summary
+}
+
+// NoticeRepeats is how many notices of one kind are printed; NoticeMax how many in all.
+const (
+	NoticeRepeats = 5
+	NoticeMax     = 50
+)
+
+// NewNotices prints on w; color allows a coloured "warning:" prefix.
+func NewNotices(w io.Writer, color bool) *Notices { return &Notices{w: w, color: color} }
+
+// Notices returns the stream's one printer of warnings and notes (one per process, so
+// that repeats are counted across a whole command): stderr, coloured when color, its
+// lines wrapped to the terminal's width when stderr is one.
+func (s *IOStreams) Notices(color bool) *Notices {
+	if s.notices == nil {
+		s.notices = NewNotices(s.ErrOut, color)
+		s.notices.width = s.ErrWidth
+	}
+	return s.notices
+}
+
+// Warn prints "warning: msg".
+func (n *Notices) Warn(msg string) { n.WarnKind("", msg) }
+
+// WarnKind prints "warning: msg"; warnings of the same kind count as repeats ("" is
+// the message with its numbers masked).
+func (n *Notices) WarnKind(kind, msg string) { n.print("warning:", kind, msg) }
+
+// Note prints "note: msg".
+func (n *Notices) Note(msg string) { n.print("note:", "", msg) }
+
+func (n *Notices) print(prefix, kind, msg string) {
+	if kind == "" {
+		kind = maskNumbers(msg)
+	}
+	key := prefix + kind
+	if n.shown >= NoticeMax {
+		n.hide(prefix, key, msg)
+		return
+	}
+	if n.byKind == nil {
+		n.byKind = map[string]int{}
+	}
+	n.byKind[key]++
+	if n.byKind[key] > NoticeRepeats {
+		n.hide(prefix, key, msg)
+		return
+	}
+	n.shown++
+	n.line(prefix, msg)
+}
+
+func (n *Notices) line(prefix, msg string) {
+	text := prefix + " " + msg
+	if n.width > 0 {
+		lines := strings.Split(text, "\n")
+		for i, l := range lines {
+			lines[i] = wrapLine(l, n.width)
+		}
+		text = strings.Join(lines, "\n")
+	}
+	if prefix == "warning:" && n.color {
+		text = Paint(prefix, "3", true) + text[len(prefix):]
+	}
+	fmt.Fprintln(n.w, text)
+}
+
+// hide counts a notice not printed: with the others of its kind, or, once NoticeMax
+// were printed, with every other notice of a kind not seen before.
+func (n *Notices) hide(prefix, key, msg string) {
+	for _, h := range n.hidden {
+		if h.kind == key {
+			h.n++
+			h.last = msg
+			return
+		}
+	}
+	if n.shown >= NoticeMax {
+		key = prefix // the catch-all: a message's kind is never empty
+		for _, h := range n.hidden {
+			if h.kind == key {
+				h.n++
+				h.last = msg
+				return
+			}
+		}
+	}
+	n.hidden = append(n.hidden, &hiddenNotices{prefix: prefix, kind: key, n: 1, last: msg})
+}
+
+// Summary prints, once, how many notices of each kind were counted and not printed,
+// with the last of them.
+func (n *Notices) Summary() {
+	for _, h := range n.hidden {
+		what := "warnings"
+		if h.prefix == "note:" {
+			what = "notes"
+		}
+		like := " like these"
+		if h.kind == h.prefix {
+			like = ""
+		}
+		n.line(h.prefix, fmt.Sprintf("%s more %s%s not shown (the last: %s)", groupDigits(h.n), what, like, textsafe.Cap(h.last, 200)))
+	}
+	n.hidden = nil
+}
+
+// Label announces a host that is not the real machine, or where data came from.
+func (n *Notices) Label(host string) {
+	if host != "" {
+		n.line("ibkey:", host)
+	}
+}
+
+// maskNumbers is s with every run of digits (and the hex digits after "0x") as "#":
+// the kind of a message about one of many numbered things.
+func maskNumbers(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '0' && i+1 < len(s) && (s[i+1] == 'x' || s[i+1] == 'X'):
+			j := i + 2
+			for j < len(s) && isHexDigit(s[j]) {
+				j++
+			}
+			b.WriteByte('#')
+			i = j
+		case c >= '0' && c <= '9':
+			for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+				i++
+			}
+			b.WriteByte('#')
+		default:
+			b.WriteByte(c)
+			i++
+		}
+	}
+	return b.String()
+}
+
+func isHexDigit(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+// groupDigits is n with thousands separated by commas.
+func groupDigits(n int) string {
+	s := strconv.Itoa(n)
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}

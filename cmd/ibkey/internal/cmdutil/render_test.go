@@ -1,0 +1,300 @@
+package cmdutil
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+func maxWidth(s string) int {
+	w := 0
+	for _, l := range strings.Split(s, "\n") {
+		w = max(w, ansi.StringWidth(l))
+	}
+	return w
+}
+
+func TestWrapWords(t *testing.T) {
+	for _, tc := range []struct {
+		in    string
+		width int
+		want  []string
+	}{
+		{"", 10, []string{""}},
+		{"one", 10, []string{"one"}},
+		{"100 Gb/sec (4X EDR)", 10, []string{"100 Gb/sec", "(4X EDR)"}},
+		{"100 Gb/sec (4X EDR)", 16, []string{"100 Gb/sec (4X", "EDR)"}},
+		{"a verylongwordthatdoesnotfit b", 5, []string{"a", "verylongwordthatdoesnotfit", "b"}},
+		{"0xffff,0x8002,0x0003,0x8004", 14, []string{"0xffff,0x8002,", "0x0003,0x8004"}},
+		{"0xffff,0x8002 0x0003", 7, []string{"0xffff,", "0x8002", "0x0003"}},
+		{"trailing,", 4, []string{"trailing,"}},
+		{"日本語 テキスト", 6, []string{"日本語", "テキスト"}},
+	} {
+		if got := WrapWords(tc.in, tc.width); strings.Join(got, "|") != strings.Join(tc.want, "|") {
+			t.Errorf("WrapWords(%q, %d) = %q, want %q", tc.in, tc.width, got, tc.want)
+		}
+	}
+}
+
+// TestWrapWordsNeverCuts: on random texts, the words come back whole and in order, and
+// every line that holds more than one piece fits.
+func TestWrapWordsNeverCuts(t *testing.T) {
+	r := rand.New(rand.NewPCG(25, 1))
+	words := []string{"a", "bb", "partition", "0x8001,", "0x0002", "日本", "(4X", "EDR)", "supercalifragilistic"}
+	for range 2000 {
+		var in []string
+		for range r.IntN(12) {
+			in = append(in, words[r.IntN(len(words))])
+		}
+		text := strings.Join(in, " ")
+		width := 1 + r.IntN(30)
+		lines := WrapWords(text, width)
+		if got := strings.ReplaceAll(strings.Join(lines, ""), " ", ""); got != strings.ReplaceAll(text, " ", "") {
+			t.Fatalf("WrapWords(%q, %d) = %q: lost or moved text", text, width, lines)
+		}
+		for _, l := range lines {
+			if ansi.StringWidth(l) > width && len(breakPieces(l)) > 1 {
+				t.Fatalf("WrapWords(%q, %d): line %q is wider and could have broken", text, width, l)
+			}
+		}
+	}
+}
+
+func TestWrapLine(t *testing.T) {
+	for _, tc := range []struct {
+		in    string
+		width int
+		want  string
+	}{
+		{"short line", 80, "short line"},
+		{"  - a bullet that is a bit too long for the width", 20,
+			"  - a bullet that is\n    a bit too long\n    for the width"},
+		{"file:1:2: error: message [rule]", 12, "file:1:2:\n  error:\n  message\n  [rule]"},
+		{"Switch1/1  InfiniBand  ACTIVE  via lid 2", 30, "Switch1/1  InfiniBand  ACTIVE\n  via lid 2"},
+		{"x averyveryverylongword y", 8, "x\n  averyveryverylongword\n  y"},
+	} {
+		if got := wrapLine(tc.in, tc.width); got != tc.want {
+			t.Errorf("wrapLine(%q, %d) =\n%s\nwant\n%s", tc.in, tc.width, got, tc.want)
+		}
+	}
+}
+
+// TestLineWrapper: lines are wrapped whatever the writes' boundaries; short lines pass
+// through as they are; an unfinished line waits for Flush.
+func TestLineWrapper(t *testing.T) {
+	text := "short\n" + strings.Repeat("word ", 30) + "end\n  - " + strings.Repeat("x ", 50) + "\nlast without newline"
+	var want bytes.Buffer
+	for i, l := range strings.Split(text, "\n") {
+		if i > 0 {
+			want.WriteByte('\n')
+		}
+		want.WriteString(wrapLine(l, 40))
+	}
+	r := rand.New(rand.NewPCG(25, 2))
+	for range 200 {
+		var out bytes.Buffer
+		lw := NewLineWrapper(&out, 40)
+		for rest := text; rest != ""; {
+			n := min(len(rest), 1+r.IntN(20))
+			if _, err := lw.Write([]byte(rest[:n])); err != nil {
+				t.Fatal(err)
+			}
+			rest = rest[n:]
+		}
+		if strings.HasSuffix(out.String(), "newline") {
+			t.Fatal("the unfinished line was written before Flush")
+		}
+		if err := lw.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if out.String() != want.String() {
+			t.Fatalf("got\n%s\nwant\n%s", out.String(), want.String())
+		}
+		if maxWidth(out.String()) > 40 {
+			t.Fatalf("a line is wider than 40:\n%s", out.String())
+		}
+	}
+}
+
+func devicesGrid() Grid {
+	g := Grid{Header: []string{"DEVICE", "PORT", "LINK", "STATE", "PHYS", "LID", "SM_LID", "RATE", "PKEYS", "PORT_GUID"},
+		Optional: [][]string{{"PHYS"}, {"SM_LID"}, {"LINK"}}}
+	g.Add("mlx5_0", "1", "InfiniBand", "ACTIVE", "LinkUp", "3", "1", "100 Gb/sec (4X EDR)", "6/128", "0x248a0703005e1a21")
+	g.Add("mlx5_1", "2", "InfiniBand", "DOWN", "Polling", "0", "0", "10 Gb/sec (4X SDR)", "1/128", "0x248a0703005e1b32")
+	return g
+}
+
+// TestGridFits: a table fits its width by wrapping cells at word boundaries, then by
+// leaving out optional columns (and saying so), then in the plain layout; it is never
+// wider than its width unless a single word is.
+func TestGridFits(t *testing.T) {
+	g := devicesGrid()
+	for _, tc := range []struct {
+		width              int
+		dropped            string
+		wrapped, plainLike bool
+	}{
+		{200, "", false, false},
+		{115, "", false, false},
+		{110, "", true, false},
+		{100, "PHYS", true, false},
+		{80, "PHYS, SM_LID, LINK", true, false},
+		{50, "", false, true},
+	} {
+		var b bytes.Buffer
+		g.Width = tc.width
+		if err := g.Render(&b, FormatTable); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		if w := maxWidth(out); w > tc.width && !tc.plainLike {
+			t.Errorf("width %d: the table is %d wide:\n%s", tc.width, w, out)
+		}
+		if got := strings.Contains(out, "left out to fit"); got != (tc.dropped != "") {
+			t.Errorf("width %d: dropped note %v:\n%s", tc.width, got, out)
+		}
+		if tc.dropped != "" && !strings.Contains(out, "("+tc.dropped+" left out to fit "+fmt.Sprint(tc.width)+" columns") {
+			t.Errorf("width %d: want %s left out:\n%s", tc.width, tc.dropped, out)
+		}
+		if got := strings.Contains(out, "│ (4X EDR)"); got != tc.wrapped {
+			t.Errorf("width %d: RATE wrapped %v, want %v:\n%s", tc.width, got, tc.wrapped, out)
+		}
+		if got := !strings.Contains(out, "│"); got != tc.plainLike {
+			t.Errorf("width %d: plain layout %v, want %v:\n%s", tc.width, got, tc.plainLike, out)
+		}
+	}
+	var b bytes.Buffer
+	g.Width = 0
+	if err := g.Render(NewLineWrapper(&b, 80), FormatTable); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "left out to fit 80 columns") {
+		t.Errorf("a LineWrapper's width is the table's:\n%s", b.String())
+	}
+}
+
+// TestGridCapsCells: a 1 MB cell is shown capped, in a table and in plain output, so a
+// table of many rows stays small.
+func TestGridCapsCells(t *testing.T) {
+	huge := strings.Repeat("x", 1<<20)
+	g := Grid{Header: []string{"NODE", "PORT"}}
+	for i := range 1000 {
+		g.Add(huge, fmt.Sprint(i))
+	}
+	g.Add("short", "1")
+	for _, f := range []Format{FormatPlain, FormatTable} {
+		var b bytes.Buffer
+		if err := g.Render(&b, f); err != nil {
+			t.Fatal(err)
+		}
+		if b.Len() > 1001*2*(MaxCell+64) {
+			t.Errorf("format %d: %d bytes for 1,001 rows", f, b.Len())
+		}
+		if !strings.Contains(b.String(), "omitted") {
+			t.Errorf("format %d: the cap is not said", f)
+		}
+	}
+	free := Grid{Header: []string{"VALUE", "NOTES"}, FreeLast: true}
+	free.Add("0x1", strings.Repeat("note ", 200))
+	var b bytes.Buffer
+	if err := free.Render(&b, FormatPlain); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(b.String(), "omitted") {
+		t.Errorf("a 1,000-byte free last cell is capped:\n%s", b.String())
+	}
+}
+
+func TestNoticesRepeats(t *testing.T) {
+	var b bytes.Buffer
+	n := NewNotices(&b, false)
+	for i := range 20000 {
+		n.Warn(fmt.Sprintf("mlx5_%d: port %d: pkeys/0: read error", i, i%2+1))
+	}
+	n.Warn("the file is rejected")
+	n.Note("one note")
+	n.Summary()
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	want := []string{
+		"warning: mlx5_0: port 1: pkeys/0: read error",
+		"warning: mlx5_1: port 2: pkeys/0: read error",
+		"warning: mlx5_2: port 1: pkeys/0: read error",
+		"warning: mlx5_3: port 2: pkeys/0: read error",
+		"warning: mlx5_4: port 1: pkeys/0: read error",
+		"warning: the file is rejected",
+		"note: one note",
+		"warning: 19,995 more warnings like these not shown (the last: mlx5_19999: port 2: pkeys/0: read error)",
+	}
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), strings.Join(want, "\n"))
+	}
+}
+
+// TestNoticesMax: warnings of many kinds stop after NoticeMax lines; the rest are one
+// summary line, however many kinds they are.
+func TestNoticesMax(t *testing.T) {
+	var b bytes.Buffer
+	n := NewNotices(&b, false)
+	for i := range 20000 {
+		n.Warn(fmt.Sprintf("device %s: bogus", strings.Repeat(string(rune('a'+i%26)), 1+i/26)))
+	}
+	n.Summary()
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	if len(lines) != NoticeMax+1 {
+		t.Fatalf("%d lines, want %d:\n%s", len(lines), NoticeMax+1, b.String())
+	}
+	if last := lines[len(lines)-1]; !strings.HasPrefix(last, "warning: 19,950 more warnings not shown (the last: device ") {
+		t.Errorf("summary %q", last)
+	}
+	b.Reset()
+	n.Summary()
+	if b.Len() != 0 {
+		t.Errorf("a second Summary printed %q", b.String())
+	}
+}
+
+func TestNoticesWrapAndColour(t *testing.T) {
+	var b bytes.Buffer
+	n := NewNotices(&b, true)
+	n.width = 30
+	n.Warn("a warning long enough to be wrapped at thirty")
+	want := "\x1b[1;33mwarning:\x1b[m a warning long enough\n  to be wrapped at thirty\n"
+	if b.String() != want {
+		t.Errorf("got %q, want %q", b.String(), want)
+	}
+}
+
+func TestMaskNumbers(t *testing.T) {
+	for in, want := range map[string]string{
+		"mlx5_12: port 3: pkeys/127": "mlx#_#: port #: pkeys/#",
+		"key 0x8001 at 0x0002c903":   "key # at #",
+		"no numbers":                 "no numbers",
+	} {
+		if got := maskNumbers(in); got != want {
+			t.Errorf("maskNumbers(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestUnwrapped: what goes through Unwrapped reaches the stream as written, however
+// long its lines (shell lines to eval).
+func TestUnwrapped(t *testing.T) {
+	var b bytes.Buffer
+	s := &IOStreams{Out: &b}
+	s.WrapOut()
+	long := "export NCCL_IB_HCA=" + strings.Repeat("mlx5_0:1,", 20) + "\n"
+	for _, w := range []io.Writer{s.Out, OutWriter(s)} {
+		b.Reset()
+		if _, err := io.WriteString(Unwrapped(w), long); err != nil {
+			t.Fatal(err)
+		}
+		if b.String() != long {
+			t.Errorf("%T: %q", w, b.String())
+		}
+	}
+}

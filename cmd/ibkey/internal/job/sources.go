@@ -1,0 +1,365 @@
+package job
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
+	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fabric"
+	"github.com/ibkey/ibkey/internal/hostlist"
+	"github.com/ibkey/ibkey/internal/ibverbs"
+	"github.com/ibkey/ibkey/internal/ibverbs/mad"
+	"github.com/ibkey/ibkey/internal/job"
+	"github.com/ibkey/ibkey/internal/query"
+)
+
+// portSource are the ports of the job, where they came from, and how to read them
+// again (--wait).
+type portSource struct {
+	labels []string
+	// fabric is the sweep the ports were found in (--fabric-file, --node); nil
+	// otherwise. After a re-read it is older than the ports.
+	fabric *fabric.Fabric
+	// static: the ports cannot change (a saved fabric file).
+	static bool
+	// read reads every port of the job again.
+	read func(ctx context.Context) ([]*job.Port, error)
+	// mads counts the MADs asked of the transport (nil without one).
+	mads *atomic.Int64
+	// what says what one read touches, for the progress lines ("2 ports over MADs").
+	close func()
+}
+
+func (s *portSource) Close() {
+	if s.close != nil {
+		s.close()
+	}
+}
+
+// countingTransport counts the MADs a command asks its transport for (each request
+// once, whatever its retries), for the wait's progress and its closing line.
+type countingTransport struct {
+	mad.Transport
+	n *atomic.Int64
+}
+
+func (c countingTransport) Do(ctx context.Context, req mad.Request) (*mad.Packet, error) {
+	c.n.Add(1)
+	return c.Transport.Do(ctx, req)
+}
+
+// Exchange keeps the inner transport's batching (mad.Exchange falls back to one Do
+// per call on a transport that is not an Exchanger).
+func (c countingTransport) Exchange(ctx context.Context, calls []mad.Call) error {
+	c.n.Add(int64(len(calls)))
+	return mad.Exchange(ctx, c.Transport, calls)
+}
+
+// sources opens the job's ports: the local host, --host trees, --fabric-file, --lid
+// read over MADs now, or --node found in a sweep now (then re-read by address).
+func (o *Options) sources(ctx context.Context) (*portSource, error) {
+	src := &portSource{}
+	remote := o.LIDs != "" || o.Nodes != "" || o.FabricFile != "" || len(o.Hosts) > 0
+	if !remote {
+		h := o.Host()
+		if h.Label != "" {
+			src.labels = append(src.labels, h.Label)
+		}
+		src.read = func(context.Context) ([]*job.Port, error) { return job.HostPorts(h, "") }
+		return src, nil
+	}
+	type hostTree struct{ name, dir string }
+	var trees []hostTree
+	for _, spec := range o.Hosts {
+		name, dir, ok := strings.Cut(spec, "=")
+		if !ok || name == "" || dir == "" {
+			return nil, usage("invalid --host %q (accepted: NAME=DIR, a host's saved sysfs tree, e.g. node01=/srv/sysfs/node01)", spec)
+		}
+		trees = append(trees, hostTree{name, dir})
+	}
+	readTrees := func() ([]*job.Port, error) {
+		var out []*job.Port
+		for _, t := range trees {
+			ps, err := job.HostPorts(&query.Host{Sys: ibverbs.Open(t.dir)}, t.name)
+			if err != nil {
+				return nil, fmt.Errorf("--host %s: %w", t.name, err)
+			}
+			out = append(out, ps...)
+		}
+		return out, nil
+	}
+	var lids []uint16
+	if o.LIDs != "" {
+		var err error
+		if lids, err = cmdutil.ParseLIDList(o.LIDs); err != nil {
+			return nil, err
+		}
+	}
+	var nodes []string
+	if o.Nodes != "" {
+		var err error
+		if nodes, err = expandNodes(o.Nodes); err != nil {
+			return nil, err
+		}
+	}
+	var remoteRead func(ctx context.Context) ([]*job.Port, error)
+	switch {
+	case o.FabricFile != "":
+		f, err := cmdutil.ReadFabricFile(o.FabricFile) // bounded, regular files only, descriptions sanitised
+		if err != nil {
+			return nil, err
+		}
+		src.fabric, src.static = f, true
+		src.labels = append(src.labels, "fabric: "+o.FabricFile)
+		ps, err := fabricPorts(f, lids, nodes)
+		if err != nil {
+			return nil, err
+		}
+		remoteRead = func(context.Context) ([]*job.Port, error) { return ps, nil }
+	case len(lids) > 0 || len(nodes) > 0:
+		if o.Fabric == nil {
+			return nil, &query.EnvError{Msg: "no fabric access to read --lid/--node (give --fabric-file FILE)"}
+		}
+		fab, err := o.Fabric(ctx)
+		if err != nil {
+			return nil, err
+		}
+		src.close = func() { fab.T.Close() }
+		src.mads = &atomic.Int64{}
+		t := countingTransport{Transport: fab.T, n: src.mads}
+		counted := &query.Fabric{T: t, Via: fab.Via, DirectedRouteFlag: fab.DirectedRouteFlag}
+		src.labels = append(src.labels, "fabric via "+fab.Via)
+		if len(nodes) > 0 {
+			remoteRead, err = sweepNodes(ctx, src, counted, lids, nodes)
+			if err != nil {
+				src.Close()
+				return nil, err
+			}
+			break
+		}
+		sels := make([]query.FabricSelector, len(lids))
+		for i, l := range lids {
+			sels[i] = query.FabricSelector{Addr: mad.LIDAddress(l)}
+		}
+		remoteRead = func(ctx context.Context) ([]*job.Port, error) {
+			views, err := counted.LoadMany(ctx, sels, query.LoadOptions{Tables: true})
+			if err != nil {
+				return nil, err
+			}
+			out := make([]*job.Port, len(views))
+			for i, v := range views {
+				out[i] = job.PortFromView(v.Device.Name, v)
+			}
+			return out, nil
+		}
+	}
+	src.read = func(ctx context.Context) ([]*job.Port, error) {
+		out, err := readTrees()
+		if err != nil {
+			return nil, err
+		}
+		if remoteRead != nil {
+			ps, err := remoteRead(ctx)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, ps...)
+		}
+		if len(out) == 0 {
+			return nil, &query.EnvError{Msg: "no port of the job was found"}
+		}
+		return out, nil
+	}
+	return src, nil
+}
+
+// expandNodes reads --node: Slurm's hostlist syntax (node[01-04,07], as
+// $SLURM_JOB_NODELIST holds it), each name once, in order.
+func expandNodes(s string) ([]string, error) {
+	names, err := hostlist.Expand(s)
+	if err != nil {
+		return nil, usage("--node: %v (accepted: names separated by commas, Slurm's node[01-04,07] ranges, node GUIDs)", err)
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, n := range names {
+		if !seen[n] {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+// sweepNodes sweeps the fabric once to find the job's nodes and returns a read that
+// reads only their ports again, by LID (or by directed route before the SM gave one),
+// never the whole fabric.
+func sweepNodes(ctx context.Context, src *portSource, fab *query.Fabric, lids []uint16, nodes []string) (func(context.Context) ([]*job.Port, error), error) {
+	f, err := query.Sweep(ctx, fab.T, query.SweepOptions{Source: fab.Via})
+	if err != nil && f == nil {
+		return nil, &query.EnvError{Msg: err.Error()}
+	}
+	if f.Incomplete != "" {
+		return nil, &query.EnvError{Msg: "the sweep is partial (" + f.Incomplete + "): the job's nodes may be in the part not read"}
+	}
+	src.fabric = f
+	first, err := fabricPorts(f, lids, nodes)
+	if err != nil {
+		return nil, err
+	}
+	type target struct {
+		sel  query.FabricSelector
+		host string
+		desc string
+	}
+	targets := make([]target, len(first))
+	for i, p := range first {
+		n, cp := findPort(f, p)
+		if n == nil {
+			return nil, fmt.Errorf("job: port %s vanished from the sweep", p.Label())
+		}
+		t := target{host: p.Host, desc: n.Description}
+		if cp.LID != 0 && n.Type != check.NodeSwitch {
+			t.sel = query.FabricSelector{Addr: mad.LIDAddress(cp.LID)}
+		} else {
+			addr, err := mad.ParseDRPath(n.Path)
+			if err != nil {
+				return nil, &query.EnvError{Msg: fmt.Sprintf("%s has neither a LID nor a usable directed route (%q)", p.Label(), n.Path)}
+			}
+			t.sel = query.FabricSelector{Addr: addr, Port: cp.Num, HasPort: true}
+		}
+		targets[i] = t
+	}
+	sels := make([]query.FabricSelector, len(targets))
+	for i, t := range targets {
+		sels[i] = t.sel
+	}
+	firstRead := true
+	return func(ctx context.Context) ([]*job.Port, error) {
+		if firstRead {
+			firstRead = false
+			return first, nil
+		}
+		// One view per selector (a CA port, or the port a directed route names),
+		// in selector order; a selector that failed fails the read.
+		views, err := fab.LoadMany(ctx, sels, query.LoadOptions{Tables: true})
+		if err != nil {
+			return nil, err
+		}
+		if len(views) != len(targets) {
+			return nil, fmt.Errorf("read %d ports, want %d", len(views), len(targets))
+		}
+		out := make([]*job.Port, len(views))
+		for i, v := range views {
+			p := job.PortFromView(targets[i].host, v)
+			if dev, known := job.HostDevice(targets[i].desc, targets[i].host); known {
+				p.Device, p.DeviceKnown = dev, true
+			} else {
+				p.Device = first[i].Device
+			}
+			out[i] = p
+		}
+		return out, nil
+	}, nil
+}
+
+// findPort is the sweep's node and port a job port was made from.
+func findPort(f *fabric.Fabric, p *job.Port) (*fabric.Node, *fabric.Port) {
+	if n := f.Node(p.Node); n != nil {
+		return n, n.Port(p.Num)
+	}
+	return nil, nil
+}
+
+// fabricPorts picks the job's ports in a sweep: by LID (the end port whose LID range
+// holds it), by host (the cabled end ports of its adapters, found by node
+// description: job.MatchHost), or every ACTIVE CA port.
+func fabricPorts(f *fabric.Fabric, lids []uint16, nodes []string) ([]*job.Port, error) {
+	var out []*job.Port
+	for _, l := range lids {
+		n, p := findLID(f, l)
+		if n == nil {
+			return nil, &query.NotFoundError{What: "LID", Name: strconv.Itoa(int(l)) + " in the sweep", Available: []string{"the LIDs of 'ibkey fabric discover'"}}
+		}
+		out = append(out, job.PortFromFabric(f, n, p))
+	}
+	for _, name := range nodes {
+		ns := job.MatchHost(f, name)
+		if err := oneHost(name, ns); err != nil {
+			return nil, err
+		}
+		if len(ns) == 0 {
+			var names []string
+			for _, n := range f.Nodes {
+				if n.Type == check.NodeCA {
+					names = append(names, n.Description)
+				}
+			}
+			sort.Strings(names)
+			if len(names) > 12 {
+				names = append(names[:12], fmt.Sprintf("and %d more", len(names)-12))
+			}
+			return nil, &query.NotFoundError{What: "node", Name: strconv.Quote(name) + " in the sweep", Available: names}
+		}
+		added := 0
+		for _, n := range ns {
+			for _, p := range n.Ports {
+				if n.IsEndPort(p) && (p.Peer != nil || p.PKeys != nil) {
+					out = append(out, job.PortOfHost(f, n, p, name))
+					added++
+				}
+			}
+		}
+		if added == 0 {
+			return nil, &query.EnvError{Msg: fmt.Sprintf("node %q has no cabled end port in the sweep", name)}
+		}
+	}
+	if len(lids) == 0 && len(nodes) == 0 {
+		for _, n := range f.Nodes {
+			if n.Type != check.NodeCA {
+				continue
+			}
+			for _, p := range n.Ports {
+				if p.State == check.StateActive {
+					out = append(out, job.PortFromFabric(f, n, p))
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// oneHost refuses a name that matches several nodes which are not one host's
+// adapters ("HOST DEV" descriptions with distinct devices): the same description
+// on several nodes (a default "MT4123 ConnectX6" without rdma-ndd) names none of
+// them.
+func oneHost(name string, ns []*fabric.Node) error {
+	if len(ns) < 2 {
+		return nil
+	}
+	devs := map[string]bool{}
+	for _, n := range ns {
+		dev, known := job.HostDevice(n.Description, name)
+		if !known || devs[dev] {
+			return usage("--node %q matches %d nodes (%q and others): name one by its node GUID", name, len(ns), ns[0].Description)
+		}
+		devs[dev] = true
+	}
+	return nil
+}
+
+func findLID(f *fabric.Fabric, lid uint16) (*fabric.Node, *fabric.Port) {
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if n.IsEndPort(p) && p.LID != 0 && lid >= p.LID && int(lid) < int(p.LID)+1<<p.LMC {
+				return n, p
+			}
+		}
+	}
+	return nil, nil
+}

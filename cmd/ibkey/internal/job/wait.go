@@ -1,0 +1,273 @@
+package job
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
+	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/job"
+)
+
+// The gate's pace. A sysfs pkey file read is a device query (a MAD or firmware
+// command per entry on mlx5) and a re-read over the fabric is a few SMPs per port,
+// so the gate starts quick (the SM usually programs a new partition within a second
+// of its sweep) and backs off to firstInterval*1.5^n, at most maxInterval, or one
+// millisecond per MAD or entry of a read when that is longer (a job of 1,000 ports
+// read over MADs then averages at most about 1,000 MADs a second).
+const (
+	firstInterval = 500 * time.Millisecond
+	maxInterval   = 2 * time.Second
+	backoff       = 1.5
+	// progressEvery is how often an unchanged wait says it is still waiting.
+	progressEvery = 5 * time.Second
+)
+
+// gate waits until the job's ports hold the wanted partition (job.Gate finds
+// nothing pending), reading them again with back-off.
+type gate struct {
+	o        *Options
+	n        notices
+	src      *portSource
+	libs     []*job.Library
+	in       job.Inputs
+	key      check.PKey
+	oneIndex bool
+
+	reads     int
+	entries   int   // pkey entries read from sysfs, all reads
+	firstMADs int64 // MADs of the first read (a sweep with --node)
+}
+
+// nextInterval is the pause after a read that cost cost (MADs or pkey entries).
+func nextInterval(prev time.Duration, cost int) time.Duration {
+	next := time.Duration(float64(prev) * backoff)
+	if next > maxInterval {
+		next = maxInterval
+	}
+	if c := time.Duration(cost) * time.Millisecond; c > next {
+		next = c
+	}
+	return next
+}
+
+// sysfsEntries counts the pkey files a read of ports read (the local and --host
+// ports: those read over MADs are counted as MADs).
+func sysfsEntries(ports []*job.Port) int {
+	n := 0
+	for _, p := range ports {
+		if !p.Fabric {
+			n += len(p.Table)
+		}
+	}
+	return n
+}
+
+// run evaluates first (the ports already read) and then reads again until nothing is
+// pending, the wait ends (exit 1, or 4 when only unread tables are pending; nothing
+// is printed on stdout), or ctx ends (a signal: the error says what was still
+// pending).
+func (g *gate) run(ctx context.Context, first []*job.Port) ([]*job.WantResult, []*job.Port, error) {
+	start := time.Now()
+	deadline := start.Add(g.o.Wait)
+	ports := first
+	g.reads, g.entries = 1, sysfsEntries(first)
+	if g.src.mads != nil {
+		g.firstMADs = g.src.mads.Load()
+	}
+	interval := firstInterval
+	var lastMADs int64
+	var last, said []job.Pending
+	var lastErr error
+	lastSaid := time.Time{}
+	part := g.key.Partition().String()
+	for {
+		var pending []job.Pending
+		var ws []*job.WantResult
+		if lastErr == nil {
+			ws = job.WantPartition(g.libs, g.in, g.key, ports)
+			pending = job.Gate(ws, g.key, g.oneIndex)
+			if len(pending) == 0 {
+				if g.reads > 1 {
+					g.n.label(fmt.Sprintf("partition %s ready after %s (%s)", part, since(start), g.cost()))
+				}
+				return ws, ports, nil
+			}
+			last = pending
+		}
+		now := time.Now()
+		if g.reads == 1 {
+			g.n.label(fmt.Sprintf("waiting up to %s for partition %s on %s; reading again after %s, backing off to every %s", g.o.Wait, part, describePorts(usedPorts(ws)), firstInterval, nextInterval(maxInterval, g.costOf(ports, 0))))
+		}
+		if !now.Before(deadline) {
+			return nil, nil, g.timedOut(last, lastErr, start)
+		}
+		if lastErr != nil {
+			g.n.label(fmt.Sprintf("%s: reading the job's ports failed (%v); trying again", since(start), lastErr))
+		} else if changed(said, pending) || now.Sub(lastSaid) >= progressEvery {
+			g.n.label(fmt.Sprintf("%s: waiting for %s", since(start), summary(pending)))
+			said, lastSaid = pending, now
+		}
+		wait := interval
+		if rest := deadline.Sub(now); rest < wait {
+			wait = rest
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, nil, &stoppedError{msg: fmt.Sprintf("stopped waiting for partition %s after %s, still waiting for %s", part, since(start), summary(last)), cause: context.Cause(ctx)}
+		case <-t.C:
+		}
+		before := int64(0)
+		if g.src.mads != nil {
+			before = g.src.mads.Load()
+		}
+		next, err := g.src.read(ctx)
+		g.reads++
+		if ctx.Err() != nil {
+			return nil, nil, &stoppedError{msg: fmt.Sprintf("stopped waiting for partition %s after %s, still waiting for %s", part, since(start), summary(last)), cause: context.Cause(ctx)}
+		}
+		lastErr = err
+		if err == nil {
+			ports = next
+			g.entries += sysfsEntries(next)
+		}
+		if g.src.mads != nil {
+			lastMADs = g.src.mads.Load() - before
+		}
+		interval = nextInterval(interval, g.costOf(ports, int(lastMADs)))
+	}
+}
+
+// costOf is what one read costs: MADs when the ports come over the fabric, else pkey
+// entries read from sysfs.
+func (g *gate) costOf(ports []*job.Port, mads int) int {
+	return max(mads, sysfsEntries(ports))
+}
+
+func (g *gate) cost() string {
+	s := fmt.Sprintf("%d reads", g.reads)
+	if g.entries > 0 {
+		s += fmt.Sprintf(", %d pkey entries from sysfs", g.entries)
+	}
+	if g.src.mads != nil {
+		total := g.src.mads.Load()
+		s += fmt.Sprintf(", %d MADs", total)
+		if g.reads > 1 {
+			s += fmt.Sprintf(": %d in the first read, %d per read after", g.firstMADs, (total-g.firstMADs)/int64(g.reads-1))
+		}
+	}
+	return s
+}
+
+// timedOut is the end of a wait that did not succeed: every pending port on stderr,
+// exit 1 when one of them is a definite no, 4 when only reads failed.
+func (g *gate) timedOut(pending []job.Pending, lastErr error, start time.Time) error {
+	part := g.key.Partition().String()
+	fmt.Fprintf(g.o.ErrOut, "ibkey: timed out after %s waiting for partition %s (%s):\n", since(start), part, g.cost())
+	definite := false
+	hosts := map[string]bool{}
+	var hostNames []string
+	for _, p := range pending {
+		fmt.Fprintf(g.o.ErrOut, "  %s: %s\n", hostLabel(p.Host), p)
+		if p.Definite() {
+			definite = true
+		}
+		if !hosts[p.Host] {
+			hosts[p.Host] = true
+			hostNames = append(hostNames, hostLabel(p.Host))
+		}
+	}
+	if lastErr != nil {
+		fmt.Fprintf(g.o.ErrOut, "  the last read failed: %v\n", lastErr)
+	}
+	if g.o.Emit != "" {
+		fmt.Fprintln(g.o.ErrOut, "ibkey: nothing exported")
+	}
+	if definite {
+		fmt.Fprintf(g.o.ErrOut, "ibkey: not ready: %s\n", strings.Join(hostNames, ", "))
+		return g.o.exit(cmdutil.ExitNo)
+	}
+	return g.o.exit(cmdutil.ExitIncomplete)
+}
+
+// stoppedError is a wait ended by its context (a signal): the message says what was
+// pending, the cause (which main names) is wrapped, not repeated.
+type stoppedError struct {
+	msg   string
+	cause error
+}
+
+func (e *stoppedError) Error() string { return e.msg }
+func (e *stoppedError) Unwrap() error { return e.cause }
+
+func hostLabel(h string) string {
+	if h == "" {
+		return "this host"
+	}
+	return h
+}
+
+func since(t time.Time) string { return time.Since(t).Round(100 * time.Millisecond).String() }
+
+func changed(a, b []job.Pending) bool {
+	if len(a) != len(b) {
+		return true
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return true
+		}
+	}
+	return false
+}
+
+// summary names the pending ports, at most five.
+func summary(ps []job.Pending) string {
+	var out []string
+	for i, p := range ps {
+		if i == 5 {
+			out = append(out, fmt.Sprintf("and %d more", len(ps)-5))
+			break
+		}
+		out = append(out, p.String())
+	}
+	return strings.Join(out, "; ")
+}
+
+// usedPorts are the ports some library uses, each once.
+func usedPorts(ws []*job.WantResult) []*job.Port {
+	var out []*job.Port
+	seen := map[*job.Port]bool{}
+	for _, w := range ws {
+		for _, pw := range w.Ports {
+			if !seen[pw.Port] {
+				seen[pw.Port] = true
+				out = append(out, pw.Port)
+			}
+		}
+		for _, p := range w.Idle {
+			if !seen[p] {
+				seen[p] = true
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// describePorts says what the gate waits on: "2 ports of 2 hosts".
+func describePorts(ports []*job.Port) string {
+	hosts := countHosts(ports)
+	s := fmt.Sprintf("%d ports", len(ports))
+	if len(ports) == 1 {
+		s = "1 port"
+	}
+	if hosts > 1 {
+		s += fmt.Sprintf(" of %d hosts", hosts)
+	}
+	return s
+}

@@ -1,0 +1,333 @@
+package job
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
+	"github.com/ibkey/ibkey/internal/fakesysfs"
+	"github.com/ibkey/ibkey/internal/ibverbs"
+	"github.com/ibkey/ibkey/internal/query"
+)
+
+// gateHost is a saved host for the gate: mlx5_0/1 ACTIVE with table 0xffff 0x8001
+// (then empty entries), the IPoIB parent ib0 and the child ib0.8042 whose key is not
+// in the table yet (so it is down).
+func gateHost(guid uint64, table ...string) fakesysfs.Host {
+	p := fakesysfs.Port{Num: 1, State: "4: ACTIVE", PhysState: "5: LinkUp", LID: "0x5", SMLID: "0x1",
+		LMC: "0", SMSL: "0", CapMask: "0x2651e848", Rate: "100 Gb/sec (4X EDR)", LinkLayer: "InfiniBand",
+		GIDs: []string{fakesysfs.GID0(guid + 1)}, PKeys: fakesysfs.Table(16, table...)}
+	return fakesysfs.Host{
+		Devices: []fakesysfs.Device{{Name: "mlx5_0", PCI: "0000:03:00.0", NodeType: "1: CA",
+			NodeGUID: fakesysfs.GUID(guid), SysImageGUID: fakesysfs.GUID(guid), NodeDesc: "node01 mlx5_0",
+			Ports: []fakesysfs.Port{p}}},
+		Net: []fakesysfs.NetIf{
+			{Name: "ib0", Device: "mlx5_0", Type: "32", Address: fakesysfs.IPoIBAddress(0x1049, guid+1), PKey: "0xffff", DevPort: "0", OperState: "up"},
+			{Name: "ib0.8042", Device: "mlx5_0", Type: "32", Address: fakesysfs.IPoIBAddress(0x104b, guid+1), PKey: "0x8042", Parent: "ib0", DevPort: "0", OperState: "up"},
+		},
+	}
+}
+
+func writeHost(t *testing.T, h fakesysfs.Host) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "sys")
+	if err := fakesysfs.Write(dir, h); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// setPKey writes entry i of DEV/1's table in a saved tree, as the kernel would show
+// the SM's change.
+func setPKey(t *testing.T, root, dev string, i int, v string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(root, "class/infiniband", dev, "ports/1/pkeys", strconv.Itoa(i)), []byte(v+"\n"), 0o644); err != nil {
+		t.Error(err)
+	}
+}
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
+func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
+
+// runOn runs `ibkey job ARGS` in-process with dir as the local host (--sysfs), env as
+// the environment, under ctx.
+func runOn(t *testing.T, ctx context.Context, dir string, env map[string]string, args ...string) (result, error) {
+	t.Helper()
+	out, errOut := &syncBuf{}, &syncBuf{}
+	var environ []string
+	for k, v := range env {
+		environ = append(environ, k+"="+v)
+	}
+	deps := Deps{Out: out, ErrOut: errOut, Ctx: ctx,
+		Host:    func() *query.Host { return &query.Host{Sys: ibverbs.Open(dir)} },
+		Getenv:  func(k string) string { return env[k] },
+		Environ: func() []string { return environ },
+		Format:  formatOf(""),
+		Exit:    func(c int) error { return &exitErr{c} },
+	}
+	c := NewCmdJob(deps, nil)
+	c.SetArgs(append([]string{}, args...))
+	c.SetOut(out)
+	c.SetErr(errOut)
+	c.SilenceUsage, c.SilenceErrors = true, true
+	err := c.Execute()
+	r := result{stdout: out.String(), stderr: errOut.String()}
+	var ee *exitErr
+	if errors.As(err, &ee) {
+		r.code, err = ee.code, nil
+	} else if err != nil {
+		r.code = cmdutil.ExitCode(err)
+	}
+	return r, err
+}
+
+// The saved host gains the key while the gate waits: it answers once the table holds
+// it, with the index the table shows and the IPoIB child of the partition.
+func TestWaitSysfsGainsKey(t *testing.T) {
+	dir := writeHost(t, gateHost(0x0002c90300000100, "0xffff", "0x8001"))
+	go func() {
+		time.Sleep(700 * time.Millisecond)
+		setPKey(t, dir, "mlx5_0", 2, "0x8042")
+	}()
+	start := time.Now()
+	r, err := runOn(t, context.Background(), dir, nil, "--want", "0x0042", "--wait", "20s", "--emit", "env")
+	if err != nil || r.code != 0 {
+		t.Fatalf("exit %d, %v\nstdout:\n%s\nstderr:\n%s", r.code, err, r.stdout, r.stderr)
+	}
+	want := `export NCCL_IB_PKEY=2
+export UCX_IB_PKEY=0x0042
+export NVSHMEM_IB_PKEY_INDEX=2
+export GASNET_IBV_PKEY=0x0042
+export MV2_DEFAULT_PKEY=0x0042
+export OMPI_MCA_btl_openib_pkey=0x0042
+export IBKEY_IPOIB_INTERFACE=ib0.8042
+`
+	if r.stdout != want {
+		t.Errorf("stdout:\n%s\nwant:\n%s", r.stdout, want)
+	}
+	for _, s := range []string{"waiting up to 20s for partition 0x0042 on 1 port", "mlx5_0/1: no entry for partition 0x0042", "partition 0x0042 ready after"} {
+		if !strings.Contains(r.stderr, s) {
+			t.Errorf("stderr lacks %q:\n%s", s, r.stderr)
+		}
+	}
+	t.Logf("answered %v after the start (key written at 0.7s)\n%s", time.Since(start).Round(time.Millisecond), r.stderr)
+}
+
+// A partition that never arrives: exit 1 at the timeout, nothing on stdout, the host
+// and port named.
+func TestWaitTimeout(t *testing.T) {
+	dir := writeHost(t, gateHost(0x0002c90300000100, "0xffff", "0x8001"))
+	r, err := runOn(t, context.Background(), dir, nil, "--want", "0x0042", "--wait", "1200ms", "--emit", "env")
+	if err != nil || r.code != 1 || r.stdout != "" {
+		t.Fatalf("exit %d, %v, stdout %q\nstderr:\n%s", r.code, err, r.stdout, r.stderr)
+	}
+	for _, s := range []string{"timed out after", "this host: mlx5_0/1: no entry for partition 0x0042", "nothing exported", "not ready: this host"} {
+		if !strings.Contains(r.stderr, s) {
+			t.Errorf("stderr lacks %q:\n%s", s, r.stderr)
+		}
+	}
+	// Without --emit: the last read's answer is not printed either (a timeout is
+	// the answer), exit 1.
+	r, _ = runOn(t, context.Background(), dir, nil, "--want", "0x0042", "--wait", "600ms")
+	if r.code != 1 || r.stdout != "" {
+		t.Errorf("without --emit: exit %d, stdout %q", r.code, r.stdout)
+	}
+}
+
+// A signal (the command's context ending) stops the wait: the error says what was
+// pending and wraps the cause, nothing is exported.
+func TestWaitSignal(t *testing.T) {
+	dir := writeHost(t, gateHost(0x0002c90300000100, "0xffff"))
+	cause := errors.New("interrupt signal received")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	time.AfterFunc(700*time.Millisecond, func() { cancel(cause) })
+	start := time.Now()
+	r, err := runOn(t, ctx, dir, nil, "--want", "0x0042", "--wait", "30s", "--emit", "env")
+	if err == nil || !errors.Is(err, cause) || !strings.Contains(err.Error(), "stopped waiting for partition 0x0042") || !strings.Contains(err.Error(), "mlx5_0/1: no entry") {
+		t.Fatalf("err %v, want the cause and the pending port", err)
+	}
+	if r.stdout != "" || time.Since(start) > 5*time.Second {
+		t.Errorf("stdout %q after %v", r.stdout, time.Since(start))
+	}
+}
+
+// Two hosts with the key at different indexes: NCCL and NVSHMEM take an index as
+// given on every host, so one environment for the job has no right value: exit 1,
+// nothing exported; with --lib ucx (a value) it works. With --wait the index that
+// differs is what the gate names at its timeout.
+func TestEmitIndexDiffers(t *testing.T) {
+	a := writeHost(t, gateHost(0x0002c90300000100, "0xffff", "0x8042"))
+	b := writeHost(t, gateHost(0x0002c90300000200, "0xffff", "0x8001", "0x8042"))
+	hosts := []string{"--host", "node01=" + a, "--host", "node02=" + b}
+	r, _ := runOn(t, context.Background(), a, nil, append(hosts, "--want", "0x0042", "--emit", "env")...)
+	if r.code != 1 || r.stdout != "" || !strings.Contains(r.stderr, "NCCL needs one value on every host of the job and there is none") {
+		t.Errorf("exit %d stdout %q\n%s", r.code, r.stdout, r.stderr)
+	}
+	r, _ = runOn(t, context.Background(), a, nil, append(hosts, "--want", "0x0042", "--emit", "env", "--lib", "ucx")...)
+	if r.code != 0 || r.stdout != "export UCX_IB_PKEY=0x0042\nexport IBKEY_IPOIB_INTERFACE=ib0.8042\n" {
+		t.Errorf("--lib ucx: exit %d stdout %q\n%s", r.code, r.stdout, r.stderr)
+	}
+	r, _ = runOn(t, context.Background(), a, nil, append(hosts, "--want", "0x0042", "--emit", "env", "--wait", "700ms", "--lib", "nccl")...)
+	if r.code != 1 || !strings.Contains(r.stderr, "node02: node02:mlx5_0/1: holds partition 0x0042 at index 2, the job's other hosts at index 1 (node01:mlx5_0/1): NCCL takes one index for every host") {
+		t.Errorf("--wait: exit %d\n%s", r.code, r.stderr)
+	}
+	// Without --emit the per-port answer is a valid one: each host its own index.
+	r, _ = runOn(t, context.Background(), a, nil, append(hosts, "--want", "0x0042", "--wait", "5s", "--lib", "nccl")...)
+	if r.code != 0 || !strings.Contains(r.stdout, "works with a value per port") {
+		t.Errorf("--want --wait without --emit: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// Limited members on two hosts never talk: the gate waits for one to become full.
+func TestWaitLimitedOnBothHosts(t *testing.T) {
+	a := writeHost(t, gateHost(0x0002c90300000100, "0xffff", "0x0042"))
+	b := writeHost(t, gateHost(0x0002c90300000200, "0xffff", "0x0042"))
+	go func() {
+		time.Sleep(600 * time.Millisecond)
+		setPKey(t, b, "mlx5_0", 1, "0x8042")
+	}()
+	r, _ := runOn(t, context.Background(), a, nil, "--host", "node01="+a, "--host", "node02="+b, "--want", "0x0042", "--wait", "20s", "--lib", "ucx", "--emit", "env")
+	if r.code != 0 || !strings.Contains(r.stderr, "only as a limited member") || r.stdout == "" {
+		t.Errorf("exit %d\nstdout %q\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// A host without an IPoIB interface of the partition: the settings are exported with
+// a warning that rdma_cm users cannot use it there.
+func TestEmitNoIPoIB(t *testing.T) {
+	h := gateHost(0x0002c90300000100, "0xffff", "0x8042")
+	h.Net = h.Net[:1]
+	dir := writeHost(t, h)
+	r, _ := runOn(t, context.Background(), dir, nil, "--want", "0x0042", "--emit", "env", "--lib", "nccl")
+	if r.code != 0 || r.stdout != "export NCCL_IB_PKEY=1\n" || !strings.Contains(r.stderr, "this host has no IPoIB interface of partition 0x0042: rdma_cm users") {
+		t.Errorf("exit %d stdout %q\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// Issue 25 item 6: a variable that looks like a setting but is read by no library,
+// and where the settings came from.
+func TestLookAlikesAndSources(t *testing.T) {
+	dir := writeHost(t, gateHost(0x0002c90300000100, "0xffff", "0x8042"))
+	r, _ := runOn(t, context.Background(), dir, map[string]string{"NCCL_IB_PKEYS": "1", "HOME": "/root", "UCX_RC_PKEY": "0x2"})
+	if !strings.Contains(r.stderr, "warning: NCCL_IB_PKEYS=1 is read by no library ibkey knows: did you mean NCCL_IB_PKEY?") {
+		t.Errorf("no look-alike warning:\n%s", r.stderr)
+	}
+	if strings.Contains(r.stderr, "UCX_RC_PKEY=0x2 is read by no library") || strings.Contains(r.stderr, "HOME") {
+		t.Errorf("a real per-transport setting or an unrelated variable was warned about:\n%s", r.stderr)
+	}
+	r, _ = runOn(t, context.Background(), dir, nil, "gasnet_ibv_pkey=0x2")
+	if !strings.Contains(r.stderr, "did you mean GASNET_IBV_PKEY?") || !strings.Contains(r.stderr, "note: settings from the arguments") {
+		t.Errorf("arguments:\n%s", r.stderr)
+	}
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{[]string{"--perftest", "ib_send_bw -d mlx5_0"}, nil, "note: settings from --perftest\n"},
+		{[]string{"--perftest", "ib_send_bw -d mlx5_0"}, map[string]string{"NCCL_IB_PKEY": "1"}, "note: settings from the environment (NCCL_IB_PKEY) and --perftest\n"},
+		{nil, nil, "note: settings from the environment: none set, every library's defaults\n"},
+	} {
+		r, _ = runOn(t, context.Background(), dir, tc.env, tc.args...)
+		if !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%v %v: stderr lacks %q:\n%s", tc.args, tc.env, tc.want, r.stderr)
+		}
+		if strings.Contains(r.stderr, "without -d") {
+			t.Errorf("%v: -d was given, yet:\n%s", tc.args, r.stderr)
+		}
+	}
+}
+
+// Issue 25 item 6: a value a library rejects is never shown as "partition 0x0000" (or
+// as any partition): the setting says it is rejected.
+func TestRejectedValuesNamedAsRejected(t *testing.T) {
+	dir := writeHost(t, gateHost(0x0002c90300000100, "0xffff", "0x8042"))
+	for _, kv := range []string{"UCX_IB_PKEY=8001", "UCX_IB_PKEY=0x8001", "UCX_IB_PKEY=0x", "GASNET_IBV_PKEY=0x8000", "GASNET_IBV_PKEY=1", "GASNET_IBV_PKEY=x", "OMPI_MCA_btl_openib_pkey=x", "NVSHMEM_IB_PKEY_INDEX=x"} {
+		r, _ := runOn(t, context.Background(), dir, nil, kv)
+		if r.code != 1 {
+			t.Errorf("%s: exit %d, want 1\n%s", kv, r.code, r.stdout)
+		}
+		for _, line := range strings.Split(r.stdout, "\n") {
+			if strings.Contains(line, ": DOES NOT WORK: ") && (strings.Contains(line, "partition 0x") || !strings.Contains(line, "rejects") && !strings.Contains(line, "Invalid")) {
+				t.Errorf("%s: %s", kv, line)
+			}
+		}
+	}
+}
+
+func TestFlagCombinations(t *testing.T) {
+	dir := writeHost(t, gateHost(0x0002c90300000100, "0xffff"))
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--wait", "5s"}, "--wait needs --want"},
+		{[]string{"--emit", "env"}, "--emit env needs --want"},
+		{[]string{"--want", "0x2", "--emit", "json"}, `invalid --emit "json" (accepted: env)`},
+		{[]string{"--want", "0x2", "--wait", "-1s"}, "invalid --wait"},
+		{[]string{"--want", "0x2", "--wait", "48h"}, "invalid --wait"},
+		{[]string{"--want", "0x2", "--wait", "5s", "--fabric-file", labFabric}, "--wait re-reads the job's ports"},
+		{[]string{"--node", "n[3-1]", "--fabric-file", labFabric}, `--node: invalid hostlist "n[3-1]"`},
+		{[]string{"--lid", "5-3", "--fabric-file", labFabric}, "invalid --lid"},
+	} {
+		r, err := runOn(t, context.Background(), dir, nil, tc.args...)
+		if r.code != cmdutil.ExitUsage || err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: exit %d, %v; want exit 2 and %q", tc.args, r.code, err, tc.want)
+		}
+	}
+	// -o json is the root's flag: the format comes from the factory.
+	o := &Options{Deps: Deps{Format: formatOf("json")}, Want: "0x2", Emit: "env"}
+	if err := o.checkFlags(formatJSON); err == nil || !strings.Contains(err.Error(), "choose one") {
+		t.Errorf("--emit env -o json: %v", err)
+	}
+}
+
+// --node takes Slurm's hostlist syntax and maps hosts to the sweep's nodes by node
+// description.
+func TestNodeHostlistInFabricFile(t *testing.T) {
+	r := runJob(t, nil, "--fabric-file", labFabric, "--node", "HcaB,HcaC HcaB", "NCCL_IB_PKEY=2")
+	if r.code != 0 || strings.Count(r.stdout, "nccl  ") != 2 {
+		t.Errorf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// `job --help` fits 80 columns (issue 25 item 7).
+func TestHelpFits80(t *testing.T) {
+	// The command as root.go builds it: the root's flags and the MAD flags.
+	f := cmdutil.NewFactory(&cmdutil.IOStreams{}, func(string) string { return "" }, nil)
+	root := &cobra.Command{Use: "ibkey"}
+	cmdutil.AddRootFlags(root, f)
+	c := NewCmdJob(Deps{}, nil)
+	cmdutil.AddMADFlags(c, f)
+	root.AddCommand(c)
+	cmdutil.AcceptPlainDurations(root)
+	var b bytes.Buffer
+	root.SetOut(&b)
+	root.SetArgs([]string{"job", "--help"})
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "--mad-timeout") || !strings.Contains(b.String(), "--sysfs") {
+		t.Fatalf("not the whole help:\n%s", b.String())
+	}
+	for _, line := range strings.Split(b.String(), "\n") {
+		if len([]rune(line)) > 80 {
+			t.Errorf("%d columns: %s", len([]rune(line)), line)
+		}
+	}
+}

@@ -1,0 +1,98 @@
+//go:build linux
+
+package main
+
+import (
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/ibkey/ibkey/internal/ptytest"
+)
+
+// TestTerminalWidth runs commands on a terminal of 80x24 and 200x50, as a user would:
+// at 80 columns no line of the table output is wider than the terminal (tables leave
+// out their least useful columns and say so, explanations wrap between words); at 200
+// columns the same tables are whole. Plain output on the same terminal is never
+// wrapped.
+func TestTerminalWidth(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "ibkey")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	run := func(t *testing.T, cols, rows int, args ...string) []string {
+		t.Helper()
+		cmd := exec.Command(bin, args...)
+		cmd.Env = []string{"NO_COLOR=1", "PATH=/usr/bin:/bin"}
+		s, err := ptytest.Start(cmd, cols, rows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		if err := s.Wait(time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		return strings.Split(strings.ReplaceAll(string(s.Output()), "\r\n", "\n"), "\n")
+	}
+	widest := func(lines []string) (int, string) {
+		w, line := 0, ""
+		for _, l := range lines {
+			if lw := ansi.StringWidth(l); lw > w {
+				w, line = lw, l
+			}
+		}
+		return w, line
+	}
+	for _, args := range [][]string{
+		{"--demo", "devices"},
+		{"--demo", "can-talk", "mlx5_0/1", "mlx5_1/1"},
+		{"decode", "qkey", "0x80010000"},
+		{"partitions", "check", "../../testdata/partitions/mistakes.conf"},
+		{"partitions", "show", "../../testdata/partitions/cluster.conf"},
+		{"fabric", "pkeys", "--fabric-file", "testdata/fabric/small.json"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			lines := run(t, 80, 24, args...)
+			if w, l := widest(lines); w > 80 {
+				t.Errorf("80x24: a line is %d columns:\n%s\n---\n%s", w, l, strings.Join(lines, "\n"))
+			}
+			wide := run(t, 200, 50, args...)
+			if strings.Contains(strings.Join(wide, "\n"), "left out to fit") {
+				t.Errorf("200x50: columns left out:\n%s", strings.Join(wide, "\n"))
+			}
+		})
+	}
+	t.Run("devices at 80 and 200", func(t *testing.T) {
+		narrow := strings.Join(run(t, 80, 24, "--demo", "devices"), "\n")
+		if !strings.Contains(narrow, "(PHYS, SM_LID, LINK left out to fit 80 columns; -o plain shows every column)") {
+			t.Errorf("80x24: the columns left out are not named:\n%s", narrow)
+		}
+		wide := strings.Join(run(t, 200, 50, "--demo", "devices"), "\n")
+		for _, h := range []string{"PHYS", "SM_LID", "LINK", "100 Gb/sec (4X EDR)"} {
+			if !strings.Contains(wide, h) {
+				t.Errorf("200x50: %q missing:\n%s", h, wide)
+			}
+		}
+	})
+	t.Run("decode never cuts a word", func(t *testing.T) {
+		out := strings.Join(run(t, 80, 24, "decode", "qkey", "0x80010000"), "\n")
+		words := strings.Fields(out)
+		plain := strings.Fields(strings.Join(run(t, 200, 50, "decode", "qkey", "0x80010000"), "\n"))
+		if strings.Join(words, " ") != strings.Join(plain, " ") {
+			t.Errorf("the words at 80 columns are not those at 200:\n%s", out)
+		}
+	})
+	t.Run("plain is not wrapped", func(t *testing.T) {
+		lines := run(t, 80, 24, "decode", "qkey", "0x80010000", "-o", "plain")
+		if w, _ := widest(lines); w <= 80 {
+			t.Errorf("plain output was fitted to the terminal (widest %d):\n%s", w, strings.Join(lines, "\n"))
+		}
+	})
+}

@@ -1,0 +1,11 @@
+#!/bin/bash
+# Slurm Epilog (slurm.conf: Epilog=/etc/slurm/ibkey/epilog.sh): removes what the
+# Prolog left for the job. Runs as root on each of the job's nodes.
+set -u
+here=$(dirname "$0")
+# shellcheck source=ibkey-slurm.sh
+. "$here/ibkey-slurm.sh"
+ibkey_load_config
+state=$(ibkey_state)
+rm -f "$state.env" "$state.fail" "$state.warn"
+exit 0

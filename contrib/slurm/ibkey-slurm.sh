@@ -1,0 +1,56 @@
+# shellcheck shell=bash
+# Shared by ibkey's Slurm scripts (prolog.sh, taskprolog.sh, epilog.sh,
+# prolog_slurmctld.sh): the configuration and the job's partition. Sourced, not run.
+
+# Slurm runs prologs and epilogs without a search path (prolog_epilog.html: "these
+# programs do not have a search path set").
+PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export PATH
+
+# ibkey_load_config reads the site's settings: $IBKEY_SLURM_CONF, else
+# /etc/ibkey/slurm.conf (see ibkey-slurm.conf for every setting), over these defaults.
+ibkey_load_config() {
+	IBKEY=/usr/local/bin/ibkey
+	IBKEY_ARGS=()
+	IBKEY_PKEY=
+	IBKEY_WAIT=60s
+	IBKEY_LIBS=
+	IBKEY_SOURCE=local
+	IBKEY_STATE_DIR=/run/ibkey
+	IBKEY_ON_TIMEOUT=fail-tasks
+	IBKEY_STRICT=0
+	local conf=${IBKEY_SLURM_CONF:-/etc/ibkey/slurm.conf}
+	if [ -r "$conf" ]; then
+		# shellcheck source=/dev/null
+		. "$conf"
+	fi
+}
+
+# ibkey_job_pkey prints the job's partition: a "pkey=0xNNNN" word in the job's
+# --extra (SLURM_JOB_EXTRA) or --comment (SLURM_JOB_COMMENT), else IBKEY_PKEY. It
+# fails when the job asks for none: the job is not gated.
+ibkey_job_pkey() {
+	local w
+	for w in ${SLURM_JOB_EXTRA:-} ${SLURM_JOB_COMMENT:-}; do
+		case $w in
+		pkey=*)
+			printf '%s\n' "${w#pkey=}"
+			return 0
+			;;
+		esac
+	done
+	[ -n "$IBKEY_PKEY" ] || return 1
+	printf '%s\n' "$IBKEY_PKEY"
+}
+
+# ibkey_state is the per-job file prefix the Prolog writes and the TaskProlog reads.
+ibkey_state() {
+	printf '%s/job-%s\n' "$IBKEY_STATE_DIR" "$SLURM_JOB_ID"
+}
+
+# ibkey_lib_args are the --lib flags for IBKEY_LIBS.
+ibkey_lib_args() {
+	if [ -n "$IBKEY_LIBS" ]; then
+		printf '%s\n' --lib "$IBKEY_LIBS"
+	fi
+}

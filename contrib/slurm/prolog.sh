@@ -1,0 +1,50 @@
+#!/bin/bash
+# Slurm Prolog (slurm.conf: Prolog=/etc/slurm/ibkey/prolog.sh; PrologFlags=Alloc
+# runs it when the job is allocated rather than at its first step). Runs as root on
+# each of the job's nodes: waits until this node's ports hold the job's partition
+# (ibkey job --want --wait) and leaves the settings that put the job in it for the
+# TaskProlog. Environment from slurmd: SLURM_JOB_ID, SLURMD_NODENAME,
+# SLURM_JOB_EXTRA, SLURM_JOB_COMMENT, ... (prolog_epilog.html).
+set -u
+here=$(dirname "$0")
+# shellcheck source=ibkey-slurm.sh
+. "$here/ibkey-slurm.sh"
+ibkey_load_config
+
+state=$(ibkey_state)
+rm -f "$state.env" "$state.fail" "$state.warn"
+key=$(ibkey_job_pkey) || exit 0 # the job asks for no partition
+
+mkdir -p "$IBKEY_STATE_DIR" && chmod 0755 "$IBKEY_STATE_DIR" || exit 1
+select=()
+if [ "$IBKEY_SOURCE" = fabric ]; then
+	select=(--node "$SLURMD_NODENAME")
+fi
+mapfile -t libs < <(ibkey_lib_args)
+tmp=$(mktemp "$state.XXXXXX") || exit 1
+"$IBKEY" "${IBKEY_ARGS[@]}" job "${select[@]}" "${libs[@]}" --want "$key" \
+	--wait "$IBKEY_WAIT" --emit env >"$tmp" 2>"$tmp.err"
+rc=$?
+if [ "$rc" -eq 0 ]; then
+	chmod 0644 "$tmp" && mv "$tmp" "$state.env"
+	rm -f "$tmp.err"
+	exit 0
+fi
+# The reason goes to slurmd's log (the Prolog's stderr) and to the TaskProlog.
+{
+	echo "ibkey job --want $key on $SLURMD_NODENAME exited $rc:"
+	grep -v '^note: ' "$tmp.err"
+} >"$tmp"
+cat "$tmp" >&2
+chmod 0644 "$tmp"
+rm -f "$tmp.err"
+if [ "$rc" -eq 1 ] || [ "$IBKEY_STRICT" = 1 ]; then
+	if [ "$IBKEY_ON_TIMEOUT" = drain ]; then
+		rm -f "$tmp"
+		exit 1
+	fi
+	mv "$tmp" "$state.fail"
+else
+	mv "$tmp" "$state.warn"
+fi
+exit 0

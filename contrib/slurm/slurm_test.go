@@ -1,0 +1,265 @@
+// Package slurm_test runs ibkey's Slurm scripts the way Slurm runs them (no search
+// path, the environment prolog_epilog.html lists for each) against the simulated
+// fabric with a running OpenSM.
+package slurm_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/ibverbs/mad"
+	"github.com/ibkey/ibkey/internal/lab"
+	"github.com/ibkey/ibkey/internal/query"
+)
+
+// ibkeyBin builds the ibkey binary once per test binary.
+var ibkeyBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "ibkey-slurm-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	ibkeyBin = filepath.Join(dir, "ibkey")
+	out, err := exec.Command("go", "build", "-o", ibkeyBin, "github.com/ibkey/ibkey/cmd/ibkey").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "go build: %v\n%s", err, out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// cluster is the lab for these tests: cluster.net with OpenSM running, the port GUID
+// and LID of each node, and a config file for the scripts.
+type cluster struct {
+	l     *lab.Lab
+	sm    *lab.OpenSMDaemon
+	guid  map[string]check.GUID // node01 -> port GUID
+	lid   map[string]uint16
+	conf  string
+	state string
+}
+
+const baseConf = "Default=0x7fff, ipoib : ALL=full ;\n"
+
+func startCluster(t *testing.T, extraConf string) *cluster {
+	t.Helper()
+	l := lab.Start(t, "testdata/cluster.net", nil)
+	c := &cluster{l: l, guid: map[string]check.GUID{}, lid: map[string]uint16{}}
+	c.sm = l.StartOpenSMDaemon(t, baseConf)
+	tr := l.Dial(t, "", mad.Options{Timeout: 300 * time.Millisecond, Retries: 2})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	f, err := query.Sweep(ctx, tr, query.SweepOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range f.Nodes {
+		if n.Type == check.NodeCA {
+			host := strings.Fields(n.Description)[0]
+			c.guid[host] = n.Port(1).GUID
+			c.lid[host] = n.Port(1).LID
+		}
+	}
+	c.state = filepath.Join(t.TempDir(), "run-ibkey")
+	c.conf = filepath.Join(t.TempDir(), "slurm.conf")
+	c.writeConf(t, extraConf)
+	return c
+}
+
+// writeConf is the site's /etc/ibkey/slurm.conf for the tests: the binary just
+// built, MADs through this lab's ibsim, the Prolog reading the fabric.
+func (c *cluster) writeConf(t *testing.T, extra string) {
+	t.Helper()
+	conf := fmt.Sprintf("IBKEY=%s\nIBKEY_ARGS=(--ibsim=%s --mad-timeout 300ms)\nIBKEY_WAIT=25s\nIBKEY_SOURCE=fabric\nIBKEY_STATE_DIR=%s\n%s", ibkeyBin, c.l.SockName, c.state, extra)
+	if err := os.WriteFile(c.conf, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// partition is a partitions.conf line putting hosts in 0x0042 as full members.
+func (c *cluster) partition(hosts ...string) string {
+	var gs []string
+	for _, h := range hosts {
+		gs = append(gs, c.guid[h].String())
+	}
+	return baseConf + "job42=0x0042, ipoib, defmember=full : " + strings.Join(gs, ", ") + " ;\n"
+}
+
+// run runs a script with only the environment Slurm gives it (no PATH) plus
+// IBKEY_SLURM_CONF.
+func (c *cluster) run(t *testing.T, script string, env ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command("/bin/bash", script)
+	cmd.Env = append([]string{"IBKEY_SLURM_CONF=" + c.conf}, env...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	code = 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("%s: %v", script, err)
+	}
+	return out.String(), errOut.String(), code
+}
+
+// prologEnv is what slurmd gives the Prolog on node (prolog_epilog.html: the
+// variables "available in Prolog").
+func prologEnv(node, extra string) []string {
+	return []string{"SLURM_JOB_ID=4242", "SLURM_JOBID=4242", "SLURM_JOB_NODELIST=node[02-03]", "SLURMD_NODENAME=" + node,
+		"SLURM_SCRIPT_CONTEXT=prolog_slurmd", "SLURM_JOB_USER=alice", "SLURM_JOB_UID=1000", "SLURM_JOB_GID=1000",
+		"SLURM_CLUSTER_NAME=lab", "SLURM_JOB_PARTITION=gpu", "SLURM_JOB_ACCOUNT=lab", "SLURM_CONF=/etc/slurm/slurm.conf",
+		"SLURM_JOB_EXTRA=" + extra, "SLURM_JOB_COMMENT="}
+}
+
+// taskEnv is what slurmstepd gives the TaskProlog: the task's environment, which
+// has the user's PATH.
+func taskEnv(node string) []string {
+	return []string{"SLURM_JOB_ID=4242", "SLURM_JOBID=4242", "SLURMD_NODENAME=" + node, "SLURM_SCRIPT_CONTEXT=prolog_task",
+		"SLURM_STEP_ID=0", "SLURM_PROCID=0", "SLURM_LOCALID=0", "SLURM_NODEID=0", "SLURM_NNODES=2", "SLURM_NTASKS=2",
+		"HOME=/home/alice", "USER=alice", "PATH=/usr/bin:/bin"}
+}
+
+// The pair on one node: the Prolog waits while OpenSM programs 0x0042 (SIGHUP after
+// it started), leaves the settings, the TaskProlog prints them as export lines
+// (checked against smpquery), the Epilog removes them.
+func TestPrologTaskPrologPair(t *testing.T) {
+	c := startCluster(t, "")
+	done := make(chan struct{})
+	var out, errOut string
+	var code int
+	go func() {
+		defer close(done)
+		out, errOut, code = c.run(t, "prolog.sh", prologEnv("node02", "pkey=0x0042")...)
+	}()
+	time.Sleep(2 * time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, _, err := c.sm.Reprogram(ctx, c.partition("node02", "node03")); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	if code != 0 || out != "" {
+		t.Fatalf("prolog: exit %d, stdout %q\nstderr:\n%s", code, out, errOut)
+	}
+	out, errOut, code = c.run(t, "taskprolog.sh", taskEnv("node02")...)
+	if code != 0 {
+		t.Fatalf("taskprolog: exit %d\n%s%s", code, out, errOut)
+	}
+	exports := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		kv, ok := strings.CutPrefix(line, "export ")
+		k, v, ok2 := strings.Cut(kv, "=")
+		if !ok || !ok2 {
+			t.Fatalf("taskprolog printed %q, not an export line", line)
+		}
+		exports[k] = v
+	}
+	if exports["UCX_IB_PKEY"] != "0x0042" {
+		t.Errorf("UCX_IB_PKEY=%q", exports["UCX_IB_PKEY"])
+	}
+	idx, err := strconv.Atoi(exports["NCCL_IB_PKEY"])
+	if err != nil {
+		t.Fatalf("NCCL_IB_PKEY=%q", exports["NCCL_IB_PKEY"])
+	}
+	tab, err := lab.ParsePKeys(c.l.MustTool("smpquery", "pkeys", strconv.Itoa(int(c.lid["node02"]))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tab.Entries[idx]&0x7fff != 0x0042 {
+		t.Errorf("NCCL_IB_PKEY=%d but smpquery shows %#04x there (%v)", idx, tab.Entries[idx], tab.Entries[:8])
+	}
+	if _, _, code := c.run(t, "epilog.sh", prologEnv("node02", "pkey=0x0042")...); code != 0 {
+		t.Errorf("epilog: exit %d", code)
+	}
+	if ents, _ := os.ReadDir(c.state); len(ents) != 0 {
+		t.Errorf("the Epilog left %v", ents)
+	}
+	// A job that asks for no partition is not gated: nothing is read or left.
+	if out, errOut, code := c.run(t, "prolog.sh", prologEnv("node02", "")...); code != 0 || out != "" || errOut != "" {
+		t.Errorf("no key: exit %d %q %q", code, out, errOut)
+	}
+	if out, _, code := c.run(t, "taskprolog.sh", taskEnv("node02")...); code != 0 || out != "" {
+		t.Errorf("no key: taskprolog exit %d %q", code, out)
+	}
+}
+
+// The partition never reaches node03: by default the Prolog succeeds (the node stays
+// in service) and the TaskProlog cancels the tasks saying why; with
+// IBKEY_ON_TIMEOUT=drain the Prolog fails, which makes Slurm drain the node.
+func TestPrologTimeout(t *testing.T) {
+	c := startCluster(t, "IBKEY_WAIT=2s\n")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, _, err := c.sm.Reprogram(ctx, c.partition("node02")); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code := c.run(t, "prolog.sh", prologEnv("node03", "pkey=0x0042")...)
+	if code != 0 || !strings.Contains(errOut, "exited 1") {
+		t.Fatalf("prolog: exit %d\n%s", code, errOut)
+	}
+	out, _, code := c.run(t, "taskprolog.sh", taskEnv("node03")...)
+	if code != 1 || !strings.Contains(out, "print ibkey: ibkey job --want 0x0042 on node03 exited 1:") || !strings.Contains(out, "print ibkey:   node03: node03:mlx5_0/1: no entry for partition 0x0042") || strings.Contains(out, "export ") {
+		t.Errorf("taskprolog: exit %d\n%s", code, out)
+	}
+	c.writeConf(t, "IBKEY_WAIT=2s\nIBKEY_ON_TIMEOUT=drain\n")
+	if _, errOut, code := c.run(t, "prolog.sh", prologEnv("node03", "pkey=0x0042")...); code != 1 {
+		t.Errorf("drain: prolog exit %d\n%s", code, errOut)
+	}
+}
+
+// The PrologSlurmctld checks every node of $SLURM_JOB_NODELIST (a hostlist) from the
+// controller: exit 1 (Slurm requeues the job) while node03 lacks the key, 0 once
+// OpenSM has programmed it while the script waits.
+func TestPrologSlurmctld(t *testing.T) {
+	c := startCluster(t, "IBKEY_WAIT=2s\n")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if _, _, err := c.sm.Reprogram(ctx, c.partition("node02")); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"SLURM_JOB_ID=4242", "SLURM_JOB_NODELIST=node[02-03]", "SLURM_SCRIPT_CONTEXT=prolog_slurmctld",
+		"SLURM_JOB_USER=alice", "SLURM_JOB_UID=1000", "SLURM_JOB_GROUP=lab", "SLURM_JOB_NAME=train",
+		"SLURM_CLUSTER_NAME=lab", "SLURM_JOB_PARTITION=gpu", "SLURM_JOB_COMMENT=pkey=0x0042"}
+	_, errOut, code := c.run(t, "prolog_slurmctld.sh", env...)
+	if code != 1 || !strings.Contains(errOut, "node03: node03:mlx5_0/1: no entry for partition 0x0042") || strings.Contains(errOut, "node02: node02") {
+		t.Fatalf("exit %d\n%s", code, errOut)
+	}
+	c.writeConf(t, "IBKEY_WAIT=25s\n")
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, errOut, code = c.run(t, "prolog_slurmctld.sh", env...)
+	}()
+	time.Sleep(1500 * time.Millisecond)
+	if _, _, err := c.sm.Reprogram(ctx, c.partition("node02", "node03")); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	if code != 0 || !strings.Contains(errOut, "partition 0x0042 ready after") {
+		t.Errorf("exit %d\n%s", code, errOut)
+	}
+	// No fabric access (a socket nobody serves): not checked, the job runs
+	// (IBKEY_STRICT=0) or is requeued (IBKEY_STRICT=1).
+	c.writeConf(t, "IBKEY_ARGS=(--ibsim=nobody-serves-this --mad-timeout 100ms)\n")
+	if _, errOut, code := c.run(t, "prolog_slurmctld.sh", env...); code != 0 || !strings.Contains(errOut, "could not check partition 0x0042") {
+		t.Errorf("no fabric access: exit %d\n%s", code, errOut)
+	}
+	c.writeConf(t, "IBKEY_ARGS=(--ibsim=nobody-serves-this --mad-timeout 100ms)\nIBKEY_STRICT=1\n")
+	if _, _, code := c.run(t, "prolog_slurmctld.sh", env...); code != 1 {
+		t.Errorf("strict: exit %d", code)
+	}
+}

@@ -1,0 +1,28 @@
+#!/bin/bash
+# Slurm TaskProlog (slurm.conf: TaskProlog=/etc/slurm/ibkey/taskprolog.sh). Runs as
+# the job's user before each task; what it prints as "export NAME=value" is set in
+# the task's environment, "print ..." goes to the task's output, and a non-zero exit
+# cancels the task (prolog_epilog.html). It prints what the Prolog left for the job.
+set -u
+here=$(dirname "$0")
+# shellcheck source=ibkey-slurm.sh
+. "$here/ibkey-slurm.sh"
+ibkey_load_config
+
+state=$(ibkey_state)
+if [ -r "$state.env" ]; then
+	# Only export lines of shell-safe names (ibkey writes nothing else).
+	grep -E '^export [A-Za-z_][A-Za-z0-9_]*=' "$state.env"
+	exit 0
+fi
+for f in "$state.fail" "$state.warn"; do
+	[ -r "$f" ] || continue
+	while IFS= read -r line; do
+		printf 'print ibkey: %s\n' "$line"
+	done <"$f"
+	if [ "$f" = "$state.fail" ]; then
+		exit 1
+	fi
+	exit 0
+done
+exit 0

@@ -1,0 +1,159 @@
+package job
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/ibkey/ibkey/internal/check"
+)
+
+// IPoIBVar is the variable --emit env sets to the IPoIB interface of the partition.
+// rdma_cm takes a connection's partition from the IPoIB interface whose address it
+// resolves (the kernel's cma.c: cma_acquire_dev_by_src_ip and ib_addr_set_pkey from
+// the interface's broadcast address), so an rdma_cm user (Open MPI's rdmacm CPC,
+// MVAPICH2 with MV2_USE_RDMA_CM=1, libfabric's verbs provider, UCX's rdmacm
+// sockaddr transport) reaches the partition only through an address on this
+// interface. No library reads this name: scripts pass it on (libfabric's
+// FI_VERBS_IFACE, an IP address for the application).
+const IPoIBVar = "IBKEY_IPOIB_INTERFACE"
+
+// Export is one variable of the job's environment.
+type Export struct {
+	Name, Value string
+	Library     string // the library that reads it ("" for IPoIBVar)
+}
+
+// Line is the export as a POSIX shell line, quoted only where the value needs it.
+func (e Export) Line() string { return "export " + e.Name + "=" + ShellQuote(e.Value) }
+
+// ShellQuote quotes s for a POSIX shell: as is when it holds only characters no
+// shell treats specially, else in single quotes.
+func ShellQuote(s string) string {
+	safe := s != ""
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("._-+:/,@%=", c)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// Exports are the environment that puts the job in a partition, and what could not
+// be given.
+type Exports struct {
+	Vars []Export
+	// Problems are libraries with no value that is right on every host (the job gets
+	// one environment): nothing may be exported then.
+	Problems []string
+	// Warnings are what the environment cannot do (no IPoIB interface for rdma_cm
+	// users; a library that is not applicable).
+	Warnings []string
+}
+
+// EnvExports turns the WantPartition results into one environment, right on every
+// host of the job: each library's setting when it is the same for every port it uses
+// (a value, or an index every host has the key at); a library that does not work,
+// whose setting differs between hosts, or that is set on its command line (perftest)
+// is a problem or a warning instead. ports are the job's ports, for the IPoIB
+// interface of the partition.
+func EnvExports(ws []*WantResult, key check.PKey, ports []*Port) Exports {
+	var ex Exports
+	for _, w := range ws {
+		switch {
+		case w.Verdict == NotApplicable:
+			ex.Warnings = append(ex.Warnings, fmt.Sprintf("%s: nothing to export: %s", w.Library.Name, w.Inactive))
+			continue
+		case w.Library.ID == Perftest.ID:
+			ex.Warnings = append(ex.Warnings, fmt.Sprintf("perftest takes its index on its command line (%s): not exported", w.Summary()))
+			continue
+		case w.Verdict != Works:
+			why := append(append([]string{}, w.Findings...), w.Unchecked...)
+			ex.Problems = append(ex.Problems, fmt.Sprintf("%s: no setting puts it in partition %s: %s", w.Library.Name, key.Partition().String(), strings.Join(why, "; ")))
+			continue
+		case w.Same == "":
+			ex.Problems = append(ex.Problems, fmt.Sprintf("%s needs one value on every host of the job and there is none: %s (set it per host, as the Slurm TaskProlog does, or have the Subnet Manager put the key at one index)", w.Library.Name, w.Summary()))
+			continue
+		}
+		name, value, _ := strings.Cut(w.Same, "=")
+		ex.Vars = append(ex.Vars, Export{Name: name, Value: value, Library: w.Library.ID})
+	}
+	ipoib, warn := ipoibInterface(ws, key, ports)
+	ex.Warnings = append(ex.Warnings, warn...)
+	if ipoib != "" {
+		ex.Vars = append(ex.Vars, Export{Name: IPoIBVar, Value: ipoib})
+	}
+	return ex
+}
+
+// ipoibInterface is the IPoIB interface of partition key on the ports the libraries
+// use, when every host has one and its name is the same everywhere.
+func ipoibInterface(ws []*WantResult, key check.PKey, ports []*Port) (string, []string) {
+	used := map[string]bool{}
+	for _, w := range ws {
+		for _, pw := range w.Ports {
+			used[pw.Port.Label()] = true
+		}
+	}
+	byHost := map[string][]Interface{}
+	var hosts []string
+	var unread []string
+	for _, p := range ports {
+		if !used[p.Label()] || p.Ethernet() {
+			continue
+		}
+		if _, ok := byHost[p.Host]; !ok {
+			hosts = append(hosts, p.Host)
+			byHost[p.Host] = nil
+		}
+		if !p.InterfacesRead {
+			unread = append(unread, p.Label())
+			continue
+		}
+		for _, nif := range p.Interfaces {
+			if nif.PKey.Partition() == key.Partition() {
+				byHost[p.Host] = append(byHost[p.Host], nif)
+			}
+		}
+	}
+	part := key.Partition().String()
+	if len(unread) > 0 {
+		return "", []string{fmt.Sprintf("%s not set: IPoIB interfaces are not visible over MADs (%s); rdma_cm users need the interface of partition %s on each host", IPoIBVar, strings.Join(unread, ", "), part)}
+	}
+	var warn []string
+	names := map[string]bool{}
+	missing := false
+	for _, h := range hosts {
+		ifs := byHost[h]
+		if len(ifs) == 0 {
+			missing = true
+			warn = append(warn, fmt.Sprintf("%s has no IPoIB interface of partition %s: rdma_cm users (which take the partition from the interface whose address they use) cannot use it there", hostName(h), part))
+			continue
+		}
+		sort.Slice(ifs, func(i, j int) bool { return ifs[i].Name < ifs[j].Name })
+		nif := ifs[0]
+		names[nif.Name] = true
+		if nif.OperState != "" && nif.OperState != "up" {
+			warn = append(warn, fmt.Sprintf("%s: IPoIB interface %s of partition %s is %s", hostName(h), nif.Name, part, nif.OperState))
+		}
+	}
+	if missing || len(names) != 1 {
+		if len(names) > 1 {
+			var ns []string
+			for n := range names {
+				ns = append(ns, n)
+			}
+			sort.Strings(ns)
+			warn = append(warn, fmt.Sprintf("%s not set: the hosts' IPoIB interfaces of partition %s have different names (%s)", IPoIBVar, part, strings.Join(ns, ", ")))
+		}
+		return "", warn
+	}
+	for n := range names {
+		return n, nil
+	}
+	return "", nil
+}

@@ -1,0 +1,175 @@
+package job
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/ibkey/ibkey/internal/check"
+)
+
+// PendingKind is why a port is not (yet) ready for the wanted partition: the things
+// the Subnet Manager can still change, which a launch gate waits for.
+type PendingKind uint8
+
+const (
+	// PendingMissing: the port's table holds no entry of the key.
+	PendingMissing PendingKind = iota
+	// PendingLimited: the library uses a limited entry of the key on this port, and
+	// so do ports of other hosts: limited members cannot talk to each other (IBA
+	// 10.9.3), so one side of every pair must become full.
+	PendingLimited
+	// PendingIndex: the key sits at another index here than on the job's other
+	// hosts, and the settings must be one index for every host (--emit env: one
+	// environment for the job).
+	PendingIndex
+	// PendingUnread: the table, or an entry that may hold the key, was not read.
+	PendingUnread
+	// PendingNotActive: the port is not ACTIVE: its table's contents are defined only
+	// once the SM has made it ARMED or ACTIVE (IBA 14.2.5.7, ibv_query_pkey(3)), and
+	// no library uses a port that is not ACTIVE.
+	PendingNotActive
+)
+
+func (k PendingKind) String() string {
+	return [...]string{"missing", "limited", "index-differs", "not-read", "not-active"}[k]
+}
+
+// MarshalText encodes the kind as its String.
+func (k PendingKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
+
+// Pending is one port a gate still waits for.
+type Pending struct {
+	Host string // "" for the local host
+	Port string // the port's label
+	Kind PendingKind
+	// Why says it in words: "no entry for partition 0x0042", "limited member (0x0042)".
+	Why string
+}
+
+func (p Pending) String() string { return p.Port + ": " + p.Why }
+
+// Definite reports whether the pending state is a definite "no" (the table was read
+// and lacks what is needed), not a read that failed.
+func (p Pending) Definite() bool { return p.Kind != PendingUnread }
+
+// Gate lists the ports that keep the job out of partition key, from the libraries'
+// WantPartition results: a port whose table lacks the key or was not read, a port the
+// job uses that is not ACTIVE, limited members on more than one host (limited with
+// limited does not talk), and, when oneIndex is set and the job has several hosts, a
+// port whose index for an index-set library (NCCL_IB_PKEY, NVSHMEM_IB_PKEY_INDEX)
+// differs from the index most of the job's ports have. Each port is listed once, with
+// its first reason in that order. An empty list means the partition is ready.
+func Gate(ws []*WantResult, key check.PKey, oneIndex bool) []Pending {
+	var out []Pending
+	seen := map[string]bool{}
+	add := func(p *Port, kind PendingKind, why string) {
+		if seen[p.Label()] {
+			return
+		}
+		seen[p.Label()] = true
+		out = append(out, Pending{Host: p.Host, Port: p.Label(), Kind: kind, Why: why})
+	}
+	part := key.Partition().String()
+	hosts := map[string]bool{}
+	for _, w := range ws {
+		for _, pw := range w.Ports {
+			hosts[pw.Port.Host] = true
+		}
+	}
+	for _, w := range ws {
+		if w.Verdict == NotApplicable {
+			continue
+		}
+		for _, p := range w.Idle {
+			add(p, PendingNotActive, fmt.Sprintf("port is %s, not ACTIVE, and %s uses no other port of this host", stateWord(p.State), w.Library.Name))
+		}
+		for _, pw := range w.Ports {
+			p := pw.Port
+			switch {
+			case p.Ethernet():
+			case !p.Active():
+				add(p, PendingNotActive, fmt.Sprintf("port is %s, not ACTIVE: its P_Key table is defined only once the Subnet Manager brings it up", stateWord(p.State)))
+			case pw.Want.Gap == GapMissing:
+				add(p, PendingMissing, "no entry for partition "+part)
+			case pw.Want.Gap == GapUnread:
+				add(p, PendingUnread, "not read: "+pw.Want.Problem)
+			}
+		}
+	}
+	for _, w := range ws {
+		if w.Verdict == NotApplicable {
+			continue
+		}
+		var limited []PortWant
+		limitedHosts := map[string]bool{}
+		for _, pw := range w.Ports {
+			if pw.Port.Ethernet() || pw.Want.Pick.Outcome != Uses || pw.Want.Pick.PKey.IsFull() {
+				continue
+			}
+			limited = append(limited, pw)
+			limitedHosts[pw.Port.Host] = true
+		}
+		if len(limitedHosts) > 1 {
+			for _, pw := range limited {
+				add(pw.Port, PendingLimited, fmt.Sprintf("holds partition %s only as a limited member (index %d, %s), as do %d other hosts of the job: limited members cannot talk to each other", part, pw.Want.Pick.Index, pw.Want.Pick.PKey, len(limitedHosts)-1))
+			}
+		}
+	}
+	if oneIndex && len(hosts) > 1 {
+		for _, w := range ws {
+			if w.Verdict == NotApplicable || w.Library.Kind != ByIndex || w.Library.ID == Perftest.ID {
+				continue
+			}
+			idx := map[int][]*Port{}
+			for _, pw := range w.Ports {
+				if pw.Port.Ethernet() || pw.Want.Setting == "" || pw.Want.Pick.Outcome != Uses {
+					continue
+				}
+				idx[pw.Want.Pick.Index] = append(idx[pw.Want.Pick.Index], pw.Port)
+			}
+			if len(idx) < 2 {
+				continue
+			}
+			// The index most ports have (the lowest on a tie) is the one the others
+			// are measured against.
+			common := -1
+			for i, ps := range idx {
+				if common < 0 || len(ps) > len(idx[common]) || (len(ps) == len(idx[common]) && i < common) {
+					common = i
+				}
+			}
+			var others []int
+			for i := range idx {
+				if i != common {
+					others = append(others, i)
+				}
+			}
+			sort.Ints(others)
+			for _, i := range others {
+				for _, p := range idx[i] {
+					add(p, PendingIndex, fmt.Sprintf("holds partition %s at index %d, the job's other hosts at index %d (%s): %s takes one index for every host", part, i, common, labels(idx[common]), w.Library.Name))
+				}
+			}
+		}
+	}
+	return out
+}
+
+func stateWord(s string) string {
+	if s == "" {
+		return "in an unknown state"
+	}
+	return s
+}
+
+func labels(ps []*Port) string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, p.Label())
+	}
+	if len(out) > 4 {
+		out = append(out[:4], fmt.Sprintf("and %d more", len(out)-4))
+	}
+	return strings.Join(out, ", ")
+}

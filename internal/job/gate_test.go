@@ -1,0 +1,168 @@
+package job
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fabric"
+)
+
+// ibPort is an ACTIVE InfiniBand port of host with the given table.
+func ibPort(host string, table ...check.PKey) *Port {
+	p := &Port{Host: host, Device: "mlx5_0", Num: 1, LinkLayer: "InfiniBand", State: "ACTIVE", LID: 5, InterfacesRead: true}
+	for i, k := range table {
+		p.Table = append(p.Table, check.TableEntry{Index: i, PKey: k, Readable: true})
+	}
+	return p
+}
+
+func libsByID(ids ...string) []*Library {
+	var out []*Library
+	for _, id := range ids {
+		l, _ := LookupLibrary(id)
+		out = append(out, l)
+	}
+	return out
+}
+
+func TestGate(t *testing.T) {
+	const key = check.PKey(0x0042)
+	unread := ibPort("c", 0xffff, 0x8042)
+	unread.Table[0].Readable = false
+	unread.Table[1].Readable = false
+	down := ibPort("d", 0xffff, 0x8042)
+	down.State = "INIT"
+	down.Fabric = true
+	for _, tc := range []struct {
+		name     string
+		libs     []string
+		ports    []*Port
+		oneIndex bool
+		want     []string // "host kind"
+	}{
+		{"ready", []string{"nccl", "ucx"}, []*Port{ibPort("a", 0xffff, 0x8042), ibPort("b", 0xffff, 0x8042)}, true, nil},
+		{"missing on one host", []string{"nccl", "ucx"}, []*Port{ibPort("a", 0xffff, 0x8042), ibPort("b", 0xffff)}, false, []string{"b missing"}},
+		// One limited host talks to the full ones; two limited hosts do not.
+		{"one limited", []string{"ucx"}, []*Port{ibPort("a", 0xffff, 0x0042), ibPort("b", 0xffff, 0x8042)}, false, nil},
+		{"two limited", []string{"ucx"}, []*Port{ibPort("a", 0xffff, 0x0042), ibPort("b", 0xffff, 0x0042), ibPort("c", 0xffff, 0x8042)}, false, []string{"a limited", "b limited"}},
+		// GASNet takes the first entry of the key, limited, although a full one follows.
+		{"gasnet first entry", []string{"gasnet"}, []*Port{ibPort("a", 0xffff, 0x0042, 0x8042), ibPort("b", 0xffff, 0x0042)}, false, []string{"a limited", "b limited"}},
+		{"index differs, one environment", []string{"nccl"}, []*Port{ibPort("a", 0xffff, 0x8042), ibPort("b", 0xffff, 0x8042), ibPort("c", 0xffff, 0x8001, 0x8042)}, true, []string{"c index-differs"}},
+		{"index differs, per host", []string{"nccl"}, []*Port{ibPort("a", 0xffff, 0x8042), ibPort("c", 0xffff, 0x8001, 0x8042)}, false, nil},
+		{"index differs, a value library", []string{"ucx"}, []*Port{ibPort("a", 0xffff, 0x8042), ibPort("c", 0xffff, 0x8001, 0x8042)}, true, nil},
+		{"unread", []string{"nccl"}, []*Port{ibPort("a", 0xffff, 0x8042), unread}, false, []string{"c not-read"}},
+		{"not active over the fabric", []string{"nccl"}, []*Port{ibPort("a", 0xffff, 0x8042), down}, false, []string{"d not-active"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := WantPartition(libsByID(tc.libs...), Inputs{Env: Env{}}, key, tc.ports)
+			var got []string
+			for _, p := range Gate(ws, key, tc.oneIndex) {
+				got = append(got, p.Host+" "+p.Kind.String())
+				if p.Why == "" || !strings.HasPrefix(p.String(), p.Port+": ") {
+					t.Errorf("%+v: no reason", p)
+				}
+			}
+			if strings.Join(got, ", ") != strings.Join(tc.want, ", ") {
+				t.Errorf("pending %v, want %v", got, tc.want)
+			}
+		})
+	}
+	// A local host whose only InfiniBand port is not ACTIVE yet: the libraries use
+	// none of its ports, and the gate waits for it to come up.
+	init := ibPort("", 0xffff)
+	init.State = "INIT"
+	ws := WantPartition(libsByID("nccl"), Inputs{Env: Env{}}, key, []*Port{init})
+	if ps := Gate(ws, key, false); len(ps) != 1 || ps[0].Kind != PendingNotActive {
+		t.Errorf("INIT port: %v", ps)
+	}
+}
+
+func TestEnvExports(t *testing.T) {
+	const key = check.PKey(0x0042)
+	a := ibPort("a", 0xffff, 0x8001, 0x8042)
+	a.Interfaces = []Interface{{Name: "ib0.8042", PKey: 0x8042, Index: 2, OperState: "up"}, {Name: "ib0", PKey: 0xffff, Index: 0, OperState: "up"}}
+	all := WantPartition(libsByID("nccl", "ucx", "nvshmem", "gasnet", "mvapich2", "openmpi"), Inputs{Env: Env{}}, key, []*Port{a})
+	ex := EnvExports(all, key, []*Port{a})
+	var lines []string
+	for _, v := range ex.Vars {
+		lines = append(lines, v.Line())
+	}
+	want := "export NCCL_IB_PKEY=2|export UCX_IB_PKEY=0x0042|export NVSHMEM_IB_PKEY_INDEX=2|export GASNET_IBV_PKEY=0x0042|export MV2_DEFAULT_PKEY=0x0042|export OMPI_MCA_btl_openib_pkey=0x0042|export IBKEY_IPOIB_INTERFACE=ib0.8042"
+	if strings.Join(lines, "|") != want || len(ex.Problems) != 0 || len(ex.Warnings) != 0 {
+		t.Errorf("exports %v problems %v warnings %v", lines, ex.Problems, ex.Warnings)
+	}
+	// Open MPI over UCX: the openib setting is not applicable and not exported (nor
+	// an interface: no library uses a port).
+	ws := WantPartition(libsByID("openmpi"), Inputs{Env: Env{"OMPI_MCA_pml": "ucx"}}, key, []*Port{a})
+	ex = EnvExports(ws, key, []*Port{a})
+	if len(ex.Vars) != 0 || len(ex.Warnings) != 1 || !strings.Contains(ex.Warnings[0], "nothing to export") {
+		t.Errorf("pml ucx: %+v", ex)
+	}
+	// A host without the key: the library has no setting: a problem, nothing to set.
+	b := ibPort("b", 0xffff)
+	ws = WantPartition(libsByID("ucx"), Inputs{Env: Env{}}, key, []*Port{a, b})
+	ex = EnvExports(ws, key, []*Port{a, b})
+	if len(ex.Problems) != 1 || !strings.Contains(ex.Problems[0], "UCX: no setting puts it in partition 0x0042") {
+		t.Errorf("missing key: %+v", ex)
+	}
+	// Different interface names on two hosts: not set, said why.
+	c := ibPort("c", 0xffff, 0x8001, 0x8042)
+	c.Interfaces = []Interface{{Name: "ib1.8042", PKey: 0x8042, Index: 2, OperState: "up"}}
+	ws = WantPartition(libsByID("ucx"), Inputs{Env: Env{}}, key, []*Port{a, c})
+	ex = EnvExports(ws, key, []*Port{a, c})
+	if len(ex.Vars) != 1 || len(ex.Warnings) != 1 || !strings.Contains(ex.Warnings[0], "different names (ib0.8042, ib1.8042)") {
+		t.Errorf("two names: %+v", ex)
+	}
+}
+
+func TestShellQuote(t *testing.T) {
+	for in, want := range map[string]string{"0x0042": "0x0042", "ib0.8042": "ib0.8042", "": "''", "a b": "'a b'", "it's": `'it'\''s'`, "$(x)": "'$(x)'"} {
+		if got := ShellQuote(in); got != want {
+			t.Errorf("ShellQuote(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+func TestLookAlikes(t *testing.T) {
+	got := LookAlikes(Env{
+		"NCCL_IB_PKEYS": "1", "NCCL_IB_PKEY": "1", "nccl_ib_pkey": "2", "UCX_IB_PKEYS": "0x2", "UCX_RC_PKEY": "0x2",
+		"GASNET_PKEY": "2", "MV2_PKEY": "0x2", "NVSHMEM_IB_PKEY": "1", "OMPI_MCA_btl_openib_pkey_val": "2",
+		"NCCL_IB_TC": "41", "PATH": "/bin", "MY_PKEY": "1",
+	})
+	want := []string{
+		"GASNET_PKEY=2 is read by no library ibkey knows: did you mean GASNET_IBV_PKEY?",
+		"MV2_PKEY=0x2 is read by no library ibkey knows: did you mean MV2_DEFAULT_PKEY?",
+		"NCCL_IB_PKEYS=1 is read by no library ibkey knows: did you mean NCCL_IB_PKEY?",
+		"NVSHMEM_IB_PKEY=1 is read by no library ibkey knows: did you mean NVSHMEM_IB_PKEY_INDEX?",
+		"OMPI_MCA_btl_openib_pkey_val=2 is read by no library ibkey knows: did you mean OMPI_MCA_btl_openib_ib_pkey_val?",
+		"UCX_IB_PKEYS=0x2 is read by no library ibkey knows: did you mean UCX_IB_PKEY?",
+		"nccl_ib_pkey=2 is read by no library ibkey knows: did you mean NCCL_IB_PKEY?",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+func TestMatchHost(t *testing.T) {
+	f := &fabric.Fabric{Nodes: []*fabric.Node{
+		{GUID: 1, Type: check.NodeCA, Description: "node01 mlx5_0"},
+		{GUID: 2, Type: check.NodeCA, Description: "node01 mlx5_1"},
+		{GUID: 3, Type: check.NodeCA, Description: "node02.cluster.local mlx5_0"},
+		{GUID: 4, Type: check.NodeCA, Description: "HcaB"},
+		{GUID: 5, Type: check.NodeSwitch, Description: "node01 switch"},
+		{GUID: 6, Type: check.NodeCA, Description: "node010 mlx5_0"},
+	}}
+	for name, want := range map[string][]check.GUID{"node01": {1, 2}, "node02": {3}, "HcaB": {4}, "node0": nil, "0x0000000000000006": {6}, "node01 mlx5_1": {2}} {
+		var got []check.GUID
+		for _, n := range MatchHost(f, name) {
+			got = append(got, n.GUID)
+		}
+		if len(got) != len(want) || (len(got) > 0 && got[0] != want[0]) || (len(got) > 1 && got[1] != want[1]) {
+			t.Errorf("MatchHost(%q) = %v, want %v", name, got, want)
+		}
+	}
+	if dev, ok := HostDevice("node02.cluster.local mlx5_0", "node02"); dev != "mlx5_0" || !ok {
+		t.Errorf("HostDevice: %q %v", dev, ok)
+	}
+}

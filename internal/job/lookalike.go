@@ -1,0 +1,94 @@
+package job
+
+import (
+	"fmt"
+	"strings"
+)
+
+// libraryPrefixes are the prefixes of the variables each library reads (NCCL's
+// ncclGetEnv names, UCX's "UCX_" config prefix, ...), compared case-insensitively.
+var libraryPrefixes = []string{"NCCL_", "UCX_", "NVSHMEM_", "GASNET_", "MV2_", "OMPI_MCA_"}
+
+// LookAlikes warns about variables that look like a library's P_Key setting but are
+// read by no library: a name with a library's prefix that mentions PKEY (or P_KEY)
+// and is none of the names the libraries read (NCCL_IB_PKEYS, nccl_ib_pkey,
+// GASNET_PKEY), with the nearest name they do read. UCX's per-transport
+// UCX_<TRANSPORT>_PKEY overrides are real settings and not reported.
+func LookAlikes(env Env) []string {
+	known := map[string]bool{}
+	var pkeyNames []string
+	for _, l := range Libraries() {
+		for _, v := range l.Vars {
+			known[v] = true
+			if strings.Contains(v, "PKEY") || strings.Contains(strings.ToLower(v), "pkey") {
+				pkeyNames = append(pkeyNames, v)
+			}
+		}
+	}
+	var out []string
+	for _, name := range env.Names() {
+		if known[name] || ucxTransportPKey(name) {
+			continue
+		}
+		upper := strings.ToUpper(name)
+		if !strings.Contains(upper, "PKEY") && !strings.Contains(upper, "P_KEY") {
+			continue
+		}
+		prefix := ""
+		for _, p := range libraryPrefixes {
+			if strings.HasPrefix(upper, p) {
+				prefix = p
+			}
+		}
+		if prefix == "" {
+			continue
+		}
+		best, bestD := "", -1
+		for _, k := range pkeyNames {
+			if !strings.HasPrefix(strings.ToUpper(k), prefix) {
+				continue
+			}
+			if d := distance(upper, strings.ToUpper(k)); bestD < 0 || d < bestD {
+				best, bestD = k, d
+			}
+		}
+		msg := fmt.Sprintf("%s=%s is read by no library ibkey knows", name, env[name])
+		if best != "" {
+			msg += fmt.Sprintf(": did you mean %s?", best)
+		}
+		out = append(out, msg)
+	}
+	return out
+}
+
+// ucxTransportPKey reports UCX_<TRANSPORT>_PKEY, a per-transport override of
+// UCX_IB_PKEY (ucs_config_apply_config_vars; src/ucs/config/parser.c).
+func ucxTransportPKey(name string) bool {
+	mid, ok := strings.CutPrefix(name, "UCX_")
+	if !ok {
+		return false
+	}
+	mid, ok = strings.CutSuffix(mid, "_PKEY")
+	return ok && mid != "" && mid == strings.ToUpper(mid)
+}
+
+// distance is the Levenshtein distance of two names.
+func distance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
