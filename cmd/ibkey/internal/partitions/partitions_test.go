@@ -75,6 +75,7 @@ func TestPartitions(t *testing.T) {
 		{"show_router_json", []string{"partitions", "show", routerConf, "--router", routerPort, "-o", "json", "--indent"}, 0},
 		{"show_no_router", []string{"partitions", "show", routerConf}, 4},
 		{"show_router_none", []string{"partitions", "show", routerConf, "--router", "none"}, 0},
+		{"show_no_router_json", []string{"partitions", "show", routerConf, "-o", "json"}, 4},
 		{"matrix_router", []string{"partitions", "matrix", routerConf, "--router", routerPort}, 0},
 		{"check_split_strict", []string{"partitions", "check", splitConf, "--strict"}, 0},
 		{"check_reused_strict", []string{"partitions", "check", reusedConf, "--strict"}, 1},

@@ -85,10 +85,10 @@ by spaces (a space inside a field is written _). For one document to parse, use
 
 JSON (-o json), schema
 schemas/partitions-show.schema.json: {"schema_version":1,"file","rejected","uncertain"?,"applied":"file"|"opensm_default",
-"previous"?,"allow_both","sm_guid","table_size","partitions":[{"key","name","flags",
+"previous"?,"previous_files"?,"restarted"?,"allow_both","sm_guid","table_size","partitions":[{"key","name","flags",
 "ipoib","defined_at","members":[{"member","kind","rule","membership","written_membership"?,"at"}],
 "groups":[{"mgid","qkey","mtu","rate","sl","scope","broadcast","at"}]}],
-"ports":[{"port_guid","node_desc"? (--fabric-file),"type" (ca|router),"in_file","sm","table_size","entries":[{"index","pkey","key",
+"ports":[{"port_guid","node_desc"? (--fabric-file),"type" (ca|router),"in_file","sm","table_size","as_router"?,"entries":[{"index","pkey","key",
 "membership","valid","partition","decided_by","at","hole"?,"before"?,"kept"?}],
 "dropped":[{"pkey","membership","partition","decided_by","at"}]}]}.`,
 		Example: `  ibkey partitions show partitions.conf
