@@ -336,10 +336,23 @@ const (
 	// NotCheckedSwitchEnforcement: the switch port facing an end lacks the key and its
 	// enforcement bits (PortInfo PartitionEnforcementInbound/Outbound) were not read.
 	NotCheckedSwitchEnforcement
-	// NotCheckedNodeType: an end's table predicted from a partitions.conf depends on
-	// whether the port is a CA or a router port, which was not given.
-	NotCheckedNodeType
+	// NotCheckedAssumption: an end's table was predicted under an assumption that was
+	// not checked (which port a Subnet Manager runs on; whether a port is a CA or a
+	// router port), and the answer differs without it (DependsOn).
+	NotCheckedAssumption
 )
+
+// DependsOn makes v unknown: the answer depends on nc, which was not checked (the
+// verdict under another assumption differs). Its rules stay in Reasons, after the
+// sentence that says so.
+func (v *Verdict) DependsOn(nc NotChecked) {
+	v.Kind, v.CanTalk, v.OneWay = VerdictUnknown, false, false
+	for _, d := range []*Direction{&v.AToB, &v.BToA} {
+		d.OK, d.Unknown = false, true
+	}
+	v.NotChecked = append(v.NotChecked, nc)
+	v.Reasons = append([]string{"not known: the answer depends on what could not be checked (" + nc.Sentence + ")"}, v.Reasons...)
+}
 
 // NotChecked is one thing a verdict depends on and could not check: its cause, and
 // the sentence that says it to people.
@@ -374,49 +387,16 @@ func (g *keyGroup) add(e TableEntry) {
 }
 
 // groupByKey sorts the valid entries by key (full first, then by index) and keeps one
-// group per key. Sorting both sides and merging is what keeps a 128x128 port verdict fast.
+// group per key; it counts the entries not read and the invalid ones.
 func groupByKey(entries []TableEntry) (groups []keyGroup, unreadable, invalid int) {
-	// Fast path: sort packed uint64s, key(15) | limited(1) | index+1 (32) | position (16),
-	// which orders exactly like betterEntry within a key. Tables that do not fit (over
-	// 65536 entries, odd indexes) take the general path.
-	packed := make([]uint64, 0, len(entries))
-	fits := len(entries) <= 1<<16
-	for i, e := range entries {
+	valid := make([]TableEntry, 0, len(entries))
+	for _, e := range entries {
 		switch {
 		case !e.Readable:
 			unreadable++
 		case !e.PKey.Valid():
 			invalid++
-		case fits && e.Index >= NoIndex && e.Index < 1<<32-1:
-			var limited uint64
-			if !e.PKey.IsFull() {
-				limited = 1
-			}
-			packed = append(packed, uint64(e.PKey.Partition())<<49|limited<<48|uint64(e.Index+1)<<16|uint64(i))
 		default:
-			fits = false
-		}
-	}
-	if !fits {
-		return groupByKeySlow(entries), unreadable, invalid
-	}
-	slices.Sort(packed)
-	groups = make([]keyGroup, 0, len(packed))
-	for _, k := range packed {
-		e := entries[k&0xffff]
-		if n := len(groups); n > 0 && groups[n-1].key == e.PKey.Partition() {
-			groups[n-1].add(e)
-			continue
-		}
-		groups = append(groups, keyGroup{key: e.PKey.Partition(), best: e.PKey, bestIndex: e.Index, otherIndex: NoIndex})
-	}
-	return groups, unreadable, invalid
-}
-
-func groupByKeySlow(entries []TableEntry) []keyGroup {
-	valid := make([]TableEntry, 0, len(entries))
-	for _, e := range entries {
-		if e.Readable && e.PKey.Valid() {
 			valid = append(valid, e)
 		}
 	}
@@ -432,7 +412,7 @@ func groupByKeySlow(entries []TableEntry) []keyGroup {
 		}
 		return 0
 	})
-	groups := make([]keyGroup, 0, len(valid))
+	groups = make([]keyGroup, 0, len(valid))
 	for _, e := range valid {
 		if n := len(groups); n > 0 && groups[n-1].key == e.PKey.Partition() {
 			groups[n-1].add(e)
@@ -440,7 +420,7 @@ func groupByKeySlow(entries []TableEntry) []keyGroup {
 		}
 		groups = append(groups, keyGroup{key: e.PKey.Partition(), best: e.PKey, bestIndex: e.Index, otherIndex: NoIndex})
 	}
-	return groups
+	return groups, unreadable, invalid
 }
 
 func (g keyGroup) side() PartitionSide {

@@ -35,7 +35,15 @@ func (f *Fabric) FindingPort(id check.PortID) check.FindingPort {
 	return fp
 }
 
-const actionResweep = "have the Subnet Manager re-sweep so it reprograms both ends (OpenSM: kill -HUP its pid); " +
+// actionRestart is how to make OpenSM rewrite a table changed behind its back: a
+// running OpenSM reads a port's P_Key table only when the port is new to it or comes
+// back in INIT (a reset), or when it sweeps as a new master (osm_port_info_rcv.c,
+// need_update), so kill -HUP (a heavy sweep that re-reads partitions.conf) compares
+// with the tables it remembers writing and sends nothing (seen with OpenSM 3.3.23).
+const actionRestart = "restart the Subnet Manager or reset the port's link so the SM reads the table again and rewrites it " +
+	"(a running OpenSM re-reads a port's table only then: kill -HUP re-reads partitions.conf, not the tables)"
+
+const actionResweep = "make the Subnet Manager reprogram both ends: " + actionRestart + "; " +
 	"if the tables still differ, look for P_Key table errors on these ports in the SM's log"
 
 // AuditOptions say what the audit assumes about the Subnet Manager.
@@ -210,7 +218,7 @@ func audit(f *Fabric, opt AuditOptions, outside bool) AuditResult {
 				}
 				add(check.SeverityWarning, RuleDefaultNotIndex0, []check.PKey{p.PKeys[0]},
 					fmt.Sprintf("index 0 of %s %s, not the default partition 0x7fff%s: IPoIB's parent interface (ib0) takes its P_Key from index 0, and jobs that use index 0 (NCCL_IB_PKEY unset) use that entry", f.Label(id), what, where),
-					"intended only if partitions.conf marks that partition indx0 (or OpenSM runs with allow_both_pkeys and the port is a limited member of the default partition); otherwise let the SM rewrite the table (OpenSM: kill -HUP)", id)
+					"intended only if partitions.conf marks that partition indx0 (or OpenSM runs with allow_both_pkeys and the port is a limited member of the default partition); otherwise "+actionRestart, id)
 			}
 			if n.IsEndPort(p) && p.PKeys != nil {
 				for k, s := range memberships(p.PKeys) {
@@ -364,30 +372,68 @@ func auditSwitchPort(f *Fabric, sw *Node, p *Port, caNode *Node, ca *Port) []che
 		sort.Slice(ks, func(i, j int) bool { return ks[i].Partition() < ks[j].Partition() })
 		return ks
 	}
-	// The CA's keys the switch port lacks: the switch-port rule can-talk applies too
-	// (hop.go, CheckHop).
-	var notOnSwitch []check.PKey
+	// The CA's keys the switch port lacks, judged by the switch-port rule can-talk
+	// applies too (hop.go, CheckHop): an error where the switch drops them (it enforces
+	// in a direction), a warning where it passes them now (its enforcement is off: with
+	// OpenSM's part_enforce off, or when a port has more keys than the switch port holds,
+	// ERR 0507, OpenSM leaves that switch port's table as it was and turns enforcement
+	// off, osm_pkey_mgr.c pkey_mgr_update_peer_port) or where its bits were not read.
+	var drops, passes, unknown []check.PKey
 	for k, s := range caKeys {
-		if h, ok := f.CheckHop(caID, k); ok && h.TableRead && !h.OnSwitch {
-			pk := check.PKey(k)
-			if s.full {
-				pk |= check.MembershipBit
-			}
-			notOnSwitch = append(notOnSwitch, pk)
+		h, ok := f.CheckHop(caID, k)
+		if !ok || !h.TableRead || h.OnSwitch {
+			continue
+		}
+		pk := check.PKey(k)
+		if s.full {
+			pk |= check.MembershipBit
+		}
+		switch {
+		case h.FromEnd == check.HopDrops || h.ToEnd == check.HopDrops:
+			drops = append(drops, pk)
+		case h.FromEnd == check.HopUnknown || h.ToEnd == check.HopUnknown:
+			unknown = append(unknown, pk)
+		default:
+			passes = append(passes, pk)
 		}
 	}
-	sort.Slice(notOnSwitch, func(i, j int) bool { return notOnSwitch[i].Partition() < notOnSwitch[j].Partition() })
-	if ks := notOnSwitch; len(ks) > 0 {
-		out = append(out, check.Finding{Severity: check.SeverityError, Rule: RuleHCAKeyNotOnSwitch, Ports: ports, PKeys: ks,
-			Message: fmt.Sprintf("%s holds %s, which %s, the switch port it is cabled to, does not: packets of %s to and from this port do not pass the switch (%s)",
-				f.Label(caID), pkeyList(ks), f.Label(swID), plural(len(ks), "that partition", "those partitions"), enforcing),
-			Action: actionResweep})
+	byKey := func(ks []check.PKey) {
+		sort.Slice(ks, func(i, j int) bool { return ks[i].Partition() < ks[j].Partition() })
 	}
+	lacks := func(ks []check.PKey) string {
+		return fmt.Sprintf("%s holds %s, which %s, the switch port it is cabled to, does not", f.Label(caID), pkeyList(ks), f.Label(swID))
+	}
+	those := func(ks []check.PKey) string { return plural(len(ks), "that partition", "those partitions") }
+	if ks := drops; len(ks) > 0 {
+		byKey(ks)
+		out = append(out, check.Finding{Severity: check.SeverityError, Rule: RuleHCAKeyNotOnSwitch, Ports: ports, PKeys: ks,
+			Message: fmt.Sprintf("%s: packets of %s to and from this port do not pass the switch (%s)", lacks(ks), those(ks), enforcing),
+			Action:  actionResweep})
+	}
+	if ks := unknown; len(ks) > 0 {
+		byKey(ks)
+		out = append(out, check.Finding{Severity: check.SeverityWarning, Rule: RuleHCAKeyNotOnSwitch, Ports: ports, PKeys: ks,
+			Message: fmt.Sprintf("%s: if that switch port enforces partitions it drops %s packets (its enforcement bits were not read)", lacks(ks), those(ks)),
+			Action:  actionResweep})
+	}
+	if ks := passes; len(ks) > 0 {
+		byKey(ks)
+		out = append(out, check.Finding{Severity: check.SeverityWarning, Rule: RuleHCAKeyNotOnSwitch, Ports: ports, PKeys: ks,
+			Message: fmt.Sprintf("%s: that switch port does not enforce partitions, so it passes them now; %s", lacks(ks), enforcing),
+			Action:  "nothing is dropped while enforcement is off (a Subnet Manager that turns it on programs the switch port first: OpenSM copies the CA port's keys there); if enforcement should be on, see enforcement-off"})
+	}
+	// The switch port's keys the CA lacks: the switch passes that partition toward a
+	// port that drops it anyway (a CA port checks the P_Key of every packet it receives
+	// against its own table, IBA 10.9), so isolation holds; only the switch's filter
+	// is wider than it needs to be. OpenSM itself leaves such keys: it rewrites a switch
+	// port facing a CA only up to the last 32-entry block the CA's keys fill, so when a
+	// port leaves enough partitions to need one block fewer, the old keys stay in the
+	// block after (osm_pkey_mgr.c, pkey_mgr_update_peer_port; seen with OpenSM 3.3.23).
 	if ks := missing(caKeys, swKeys); len(ks) > 0 {
-		out = append(out, check.Finding{Severity: check.SeverityError, Rule: RuleSwitchKeyNotOnHCA, Ports: ports, PKeys: ks,
-			Message: fmt.Sprintf("%s holds %s, which %s, the port it faces, does not: the switch lets %s through to a port that is not a member (a stale entry, or the CA's table changed behind the SM's back)",
-				f.Label(swID), pkeyList(ks), f.Label(caID), plural(len(ks), "that partition", "those partitions")),
-			Action: actionResweep})
+		out = append(out, check.Finding{Severity: check.SeverityWarning, Rule: RuleSwitchKeyNotOnHCA, Ports: ports, PKeys: ks,
+			Message: fmt.Sprintf("%s holds %s, which %s, the port it faces, does not: the switch lets %s through to a port that is not a member, which drops those packets itself (a stale entry, or the CA's table changed behind the SM's back)",
+				f.Label(swID), pkeyList(ks), f.Label(caID), those(ks)),
+			Action: "harmless to isolation; OpenSM 3.3.23 leaves keys in a switch port's table past the last 32-entry block the CA's keys fill. If the CA's table was changed behind the SM's back, " + actionRestart})
 	}
 	return out
 }

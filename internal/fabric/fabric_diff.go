@@ -10,17 +10,20 @@ import (
 
 // Change kinds of Diff, stable identifiers for scripts: the Rule of each finding.
 const (
-	ChangeNodeAdded    = "node-added"
-	ChangeNodeRemoved  = "node-removed"
-	ChangeNode         = "node-changed" // type, description, port count
-	ChangeLinkAdded    = "link-added"
-	ChangeLinkRemoved  = "link-removed"
-	ChangePort         = "port-changed" // state, LID, port GUID, enforcement
-	ChangePKeyAdded    = "pkey-added"
-	ChangePKeyRemoved  = "pkey-removed"
-	ChangePKeyMoved    = "pkey-moved"     // same value, other index
-	ChangeTableRead    = "table-readable" // read in one sweep, not the other
-	ChangeTableResized = "table-resized"
+	ChangeNodeAdded   = "node-added"
+	ChangeNodeRemoved = "node-removed"
+	ChangeNode        = "node-changed" // type, description, port count
+	ChangeLinkAdded   = "link-added"
+	ChangeLinkRemoved = "link-removed"
+	ChangePort        = "port-changed" // state, LID, port GUID, enforcement
+	ChangePKeyAdded   = "pkey-added"
+	ChangePKeyRemoved = "pkey-removed"
+	ChangePKeyMoved   = "pkey-moved" // same value, other index
+	// ChangePKeyMembership: a key replaced by the same partition's other membership
+	// (0x0001 <-> 0x8001): one change, as watch pkeys reports it.
+	ChangePKeyMembership = "pkey-membership"
+	ChangeTableRead      = "table-readable" // read in one sweep, not the other
+	ChangeTableResized   = "table-resized"
 )
 
 // DiffSeverity is the severity of every finding of Diff: a difference is reported,
@@ -190,7 +193,26 @@ func diffPort(a, b *Fabric, n *Node, pa, pb *Port) []check.Finding {
 		}
 		return values[i] < values[j]
 	})
+	// A key gone and the same partition's other membership new is one change: the
+	// port's membership changed (full <-> limited), not a partition left and another
+	// joined.
+	paired := map[check.PKey]bool{}
 	for _, k := range values {
+		other := k ^ check.MembershipBit
+		if len(ia[k]) > 0 && len(ib[k]) == 0 && len(ib[other]) > 0 && len(ia[other]) == 0 && !paired[k] && !paired[other] {
+			paired[k], paired[other] = true, true
+			where := "at index " + ints(ib[other])
+			if ints(ia[k]) != ints(ib[other]) {
+				where = fmt.Sprintf("at index %s (was %s at %s)", ints(ib[other]), k, ints(ia[k]))
+			}
+			add(ChangePKeyMembership, "pkeys", k.String(), other.String(), fmt.Sprintf("%s: partition %s: %s -> %s member (%s, %s)",
+				name, k.Partition(), k.Membership(), other.Membership(), other, where))
+		}
+	}
+	for _, k := range values {
+		if paired[k] {
+			continue
+		}
 		xa, xb := ia[k], ib[k]
 		switch {
 		case len(xb) == 0:

@@ -81,9 +81,17 @@ func TestAuditRules(t *testing.T) {
 		{"CA key missing on a switch port with enforcement off", func(f *Fabric) {
 			f.Port(s1).PKeys[1] = 0
 			f.Port(s1).Enforcement.Inbound, f.Port(s1).Enforcement.Outbound = false, false
-		}, RuleHCAKeyNotOnSwitch, check.SeverityError, []check.PortID{a1, s1}, []check.PKey{0x8001}, "once enforcement is on", 1},
+		}, RuleHCAKeyNotOnSwitch, check.SeverityWarning, []check.PortID{a1, s1}, []check.PKey{0x8001}, "passes them now; once enforcement is on", 1},
+		{"CA key missing on a switch port enforcing inbound only", func(f *Fabric) {
+			f.Port(s1).PKeys[1] = 0
+			f.Port(s1).Enforcement.Outbound = false
+		}, RuleHCAKeyNotOnSwitch, check.SeverityError, []check.PortID{a1, s1}, []check.PKey{0x8001}, "do not pass the switch", 1},
+		{"CA key missing on a switch port whose enforcement was not read", func(f *Fabric) {
+			f.Port(s1).PKeys[1] = 0
+			f.Port(s1).Enforcement = nil
+		}, RuleHCAKeyNotOnSwitch, check.SeverityWarning, []check.PortID{a1, s1}, []check.PKey{0x8001}, "enforcement bits were not read", 1},
 		{"switch port key the CA lacks", func(f *Fabric) { f.Port(s2).PKeys[2] = 0x8005 },
-			RuleSwitchKeyNotOnHCA, check.SeverityError, []check.PortID{b1, s2}, []check.PKey{0x8005}, "not a member", 1},
+			RuleSwitchKeyNotOnHCA, check.SeverityWarning, []check.PortID{b1, s2}, []check.PKey{0x8005}, "which drops those packets itself", 1},
 		{"enforcement off facing a CA", func(f *Fabric) { f.Port(s2).Enforcement.Outbound = false },
 			RuleEnforcementOff, check.SeverityWarning, []check.PortID{b1, s2}, nil, "off (outbound)", 1},
 		{"limited-only partition", func(f *Fabric) {
@@ -167,7 +175,7 @@ func TestFindingJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := `[{"severity":"error","rule":"hca-key-not-on-switch","ports":[{"node_guid":"0x00000000000000a0","port":1,"node_desc":"HcaA"},{"node_guid":"0x0000000000000050","port":1,"node_desc":"S"}],"message":`
-	if !strings.HasPrefix(string(b), want) || !strings.Contains(string(b), `"action":"have the Subnet Manager`) || !strings.HasSuffix(string(b), `"pkeys":["0x8001"]}]`) {
+	if !strings.HasPrefix(string(b), want) || !strings.Contains(string(b), `"action":"make the Subnet Manager reprogram both ends: restart`) || !strings.HasSuffix(string(b), `"pkeys":["0x8001"]}]`) {
 		t.Errorf("finding JSON:\n%s", b)
 	}
 }
@@ -244,6 +252,41 @@ func TestDiff(t *testing.T) {
 	}
 	if !cmp.Equal(got, want) {
 		t.Errorf("diff:\n got %s\nwant %s", strings.Join(got, "\n     "), strings.Join(want, "\n     "))
+	}
+}
+
+// TestDiffMembership (issue 25 item 11): a key replaced by its partition's other
+// membership is one change, at the same index or another; with both entries (-W)
+// before and one after, the one left is a removal.
+func TestDiffMembership(t *testing.T) {
+	a := testFabric()
+	b := testFabric()
+	hb := check.PortID{Node: 0xb0, Port: 1}
+	b.Port(hb).PKeys[1] = 0x8001 // limited -> full, same index
+	ha := check.PortID{Node: 0xa0, Port: 1}
+	b.Port(ha).PKeys[1], b.Port(ha).PKeys[4] = 0, 0x0001 // full -> limited, index 1 -> 4
+	var got []string
+	for _, c := range Diff(a, b) {
+		if c.Ports[0].PortID == hb || c.Ports[0].PortID == ha {
+			got = append(got, c.Rule+" "+c.Message+" ["+c.Before+" -> "+c.After+"]")
+		}
+	}
+	want := []string{
+		`pkey-membership "HcaA"[1]: partition 0x0001: full -> limited member (0x0001, at index 4 (was 0x8001 at 1)) [0x8001 -> 0x0001]`,
+		`pkey-membership "HcaB"[1]: partition 0x0001: limited -> full member (0x8001, at index 1) [0x0001 -> 0x8001]`,
+	}
+	if !cmp.Equal(got, want) {
+		t.Errorf("diff:\n got %s\nwant %s", strings.Join(got, "\n     "), strings.Join(want, "\n     "))
+	}
+	// Both memberships before (-W), only the full one after: the limited one left.
+	a, b = testFabric(), testFabric()
+	a.Port(hb).PKeys[2] = 0x8001
+	var rules []string
+	for _, c := range Diff(a, b) {
+		rules = append(rules, c.Rule)
+	}
+	if strings.Join(rules, " ") != ChangePKeyRemoved {
+		t.Errorf("both -> one: %v, want one %s", rules, ChangePKeyRemoved)
 	}
 }
 

@@ -8,11 +8,13 @@ import (
 
 // Subnet boundaries.
 //
-// A sweep leaves the subnet wherever a cable does: through a second port of a CA into a
-// back-to-back link no Subnet Manager runs on (its ports stay INIT with LID 0), or into
-// a port another SM manages (another master SM LID, another GID prefix). Such ports have
-// no partition configuration of this subnet's SM to check, so the audit lists them as
-// not audited instead of reporting them as if they belonged to the subnet.
+// A sweep stops where the subnet does (a CA forwards no SMP between its ports), but it
+// reads the PortInfo of every port of the CAs it reaches: a CA's second port may be
+// cabled back to back to another CA on a link no Subnet Manager runs on (its ports stay
+// INIT with LID 0), or belong to a subnet another SM manages (another master SM LID,
+// another GID prefix). Such ports have no partition configuration of this subnet's SM
+// to check, so the audit lists them as not audited instead of reporting them as if they
+// belonged to the subnet. A saved fabric file may hold nodes past such a port.
 //
 // The subnet is the local port's: its master SM LID (PortInfo MasterSMLID) and GID
 // prefix (PortInfo GIDPrefix, IBA 14.2.5.6). An end port (a CA or router port, a

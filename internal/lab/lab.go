@@ -365,6 +365,16 @@ func (l *Lab) smNode() (string, error) {
 // OpenSM partitions.conf. allowBoth sets allow_both_pkeys (-W), which lets
 // a port hold both the full and the limited entry of one partition.
 func (l *Lab) RunOpenSM(partitionsConf string, allowBoth bool) error {
+	var args []string
+	if allowBoth {
+		args = append(args, "-W")
+	}
+	return l.RunOpenSMArgs(partitionsConf, args...)
+}
+
+// RunOpenSMArgs is RunOpenSM with more of OpenSM's options (e.g. "-Z", "off" for
+// part_enforce off, "-W" for allow_both_pkeys).
+func (l *Lab) RunOpenSMArgs(partitionsConf string, extra ...string) error {
 	node, err := l.smNode()
 	if err != nil {
 		return err
@@ -382,10 +392,7 @@ func (l *Lab) RunOpenSM(partitionsConf string, allowBoth bool) error {
 	if err != nil {
 		return err
 	}
-	args := []string{"-o", "-e", "-s", "0", "-P", conf, "-f", logFile}
-	if allowBoth {
-		args = append(args, "-W")
-	}
+	args := append([]string{"-o", "-e", "-s", "0", "-P", conf, "-f", logFile}, extra...)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, args...)

@@ -88,7 +88,8 @@ func StartOpenSMDaemonAt(t testing.TB, dir string, env []string, partitionsConf 
 	return d, nil
 }
 
-// Stop stops the daemon now (the test's cleanup does it otherwise).
+// Stop ends OpenSM now (as stop does at the end of the test): for a test that runs
+// OpenSM again, as a restart would.
 func (d *OpenSMDaemon) Stop() { d.stop() }
 
 // stop ends exactly the process StartOpenSMDaemon started: SIGTERM (OpenSM exits

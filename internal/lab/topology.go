@@ -17,6 +17,7 @@ type NodeType string
 const (
 	Switch NodeType = "Switch"
 	CA     NodeType = "Hca"
+	Router NodeType = "Rt"
 )
 
 // Link is one cable end: the peer node and its port.
@@ -41,7 +42,7 @@ type Topology struct {
 }
 
 var (
-	headerRE = regexp.MustCompile(`^(Switch|Hca|Ca)\s+(\d+)\s+"([^"]+)"`)
+	headerRE = regexp.MustCompile(`^(Switch|Hca|Ca|Rt)\s+(\d+)\s+"([^"]+)"`)
 	linkRE   = regexp.MustCompile(`^\[(\d+)\]\s+"([^"]+)"\s*\[(\d+)\]`)
 )
 
@@ -75,8 +76,11 @@ func ParseTopology(r io.Reader) (*Topology, error) {
 			m := headerRE.FindStringSubmatch(line)
 			n, _ := strconv.Atoi(m[2])
 			typ := Switch
-			if m[1] != "Switch" {
+			switch m[1] {
+			case "Hca", "Ca":
 				typ = CA
+			case "Rt":
+				typ = Router
 			}
 			if t.byName[m[3]] != nil {
 				return nil, fmt.Errorf("line %d: node %q defined twice", ln, m[3])

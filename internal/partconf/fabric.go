@@ -158,7 +158,13 @@ func CompareFabric(f *fabric.Fabric, m *Model) []check.Finding {
 					want = append(want, entryFor(m, peer.GUID, k))
 				}
 			}
-			if peer.PKeys != nil && sameMemberships(p.PKeys, peer.PKeys) && sameEntries(want, m.Table(peer.GUID)) {
+			// Enforcement off: OpenSM with part_enforce off (or after ERR 0507, a CA
+			// port with more keys than this port holds) turns it off and leaves the
+			// table as it was, and a port that does not enforce drops nothing, so a
+			// difference is not an error (the model assumes part_enforce on unless
+			// --opensm-conf says otherwise).
+			off := p.Enforcement != nil && !p.Enforcement.Inbound && !p.Enforcement.Outbound
+			if !off && peer.PKeys != nil && sameMemberships(p.PKeys, peer.PKeys) && sameEntries(want, m.Table(peer.GUID)) {
 				// The switch port mirrors the CA port exactly, as OpenSM programs it:
 				// it shares the CA port's findings rather than repeating them.
 				for _, i := range byPort[*p.Peer] {
@@ -167,12 +173,27 @@ func CompareFabric(f *fabric.Fabric, m *Model) []check.Finding {
 				}
 				continue
 			}
-			out = append(out, compareTable(f, m, id, p, *p.Peer, want, 0, fmt.Sprintf(" (it mirrors %s, the CA port it faces)", f.Label(*p.Peer)))...)
+			fds := compareTable(f, m, id, p, *p.Peer, want, 0, fmt.Sprintf(" (it mirrors %s, the CA port it faces)", f.Label(*p.Peer)))
+			if off {
+				for i := range fds {
+					fds[i].Severity = check.SeverityWarning
+					fds[i].Message += "; its partition enforcement is off, so this table decides nothing, and OpenSM does not write it when part_enforce is off (--opensm-conf FILE tells ibkey)"
+				}
+			}
+			out = append(out, fds...)
 		}
 	}
 	check.SortFindings(out)
 	return out
 }
+
+// applyHow says how OpenSM comes to program what a file says: kill -HUP makes a running
+// OpenSM re-read partitions.conf and rewrite the tables it computes differently, but it
+// compares with the tables it remembers writing, so a table changed behind its back is
+// read again only when the port is new or resets, or OpenSM starts (osm_port_info_rcv.c,
+// need_update; seen with OpenSM 3.3.23: a Set behind its back survived kill -HUP and was
+// undone by a restart).
+const applyHow = "OpenSM: kill -HUP after editing it; a table changed behind its back only a restart of OpenSM, or a reset of the port, makes it rewrite"
 
 type wantKey struct {
 	full, limited bool
@@ -262,21 +283,21 @@ func compareTable(f *fabric.Fabric, m *Model, id check.PortID, p *fabric.Port, m
 			}
 			out = append(out, check.Finding{Severity: check.SeverityError, Rule: RuleExtraKey, Ports: ports, PKeys: []check.PKey{pk},
 				Message: fmt.Sprintf("%s holds %s (%s member of %s), which %s does not give it%s", name, pk, ms(h[0], h[1]), pk.Partition().String(), m.Source.File, mirror),
-				Action:  "if the partition is wanted, add the port to it in the file; if not, the SM did not remove it: re-sweep (OpenSM: kill -HUP) and check that this is the file the SM reads"})
+				Action:  "if the partition is wanted, add the port to it in the file; if not, make the SM apply the file (" + applyHow + ") and check that this is the file the SM reads"})
 		case !h[0] && !h[1]:
 			if w.full {
 				pk |= check.MembershipBit
 			}
 			out = append(out, check.Finding{Severity: check.SeverityError, Rule: RuleMissingKey, Ports: ports, PKeys: []check.PKey{pk},
 				Message: fmt.Sprintf("%s lacks %s: %s makes it a %s member of partition %s (%s, %s)%s", name, pk, m.Source.File, ms(w.full, w.limited), w.entry.Partition.Name, pk.Partition().String(), decided(w.entry), mirror),
-				Action:  "make the SM apply the file (OpenSM: kill -HUP; check its log for \"Pkey table is full\" and parse errors), or correct the file if the fabric is right"})
+				Action:  "make the SM apply the file (" + applyHow + "; check its log for \"Pkey table is full\" and parse errors), or correct the file if the fabric is right"})
 		case h[0] != w.full || h[1] != w.limited:
 			if h[0] {
 				pk |= check.MembershipBit
 			}
 			out = append(out, check.Finding{Severity: check.SeverityError, Rule: RuleWrongMembership, Ports: ports, PKeys: []check.PKey{pk},
 				Message: fmt.Sprintf("%s is a %s member of partition %s (%s) but %s makes it %s (%s)%s", name, ms(h[0], h[1]), w.entry.Partition.Name, pk.Partition().String(), m.Source.File, ms(w.full, w.limited), decided(w.entry), mirror),
-				Action:  "make the SM apply the file (OpenSM: kill -HUP), or correct the membership in the file (=full / =limited) if the fabric is right"})
+				Action:  "make the SM apply the file (" + applyHow + "), or correct the membership in the file (=full / =limited) if the fabric is right"})
 		}
 	}
 	if d := dropped; d > 0 && mirror == "" {

@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -130,11 +131,25 @@ func (s *Session) Output() []byte {
 // what was awaited and the output so far). The limit is a hang detector, not a speed
 // assertion: make it generous.
 func (s *Session) WaitFor(want string, limit time.Duration) error {
+	return s.WaitForFrom(0, want, limit)
+}
+
+// Len is how many bytes the process wrote so far: a mark for WaitForFrom and
+// Output()[mark:].
+func (s *Session) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.out.Len()
+}
+
+// WaitForFrom is WaitFor on what the process wrote after the first from bytes.
+func (s *Session) WaitForFrom(from int, want string, limit time.Duration) error {
 	deadline := time.NewTimer(limit)
 	defer deadline.Stop()
+	since := func(b []byte) []byte { return b[min(from, len(b)):] }
 	for {
 		s.mu.Lock()
-		found := bytes.Contains(s.out.Bytes(), []byte(want))
+		found := bytes.Contains(since(s.out.Bytes()), []byte(want))
 		ch := s.change
 		s.mu.Unlock()
 		if found {
@@ -143,7 +158,7 @@ func (s *Session) WaitFor(want string, limit time.Duration) error {
 		select {
 		case <-ch:
 		case <-s.done:
-			if bytes.Contains(s.Output(), []byte(want)) {
+			if bytes.Contains(since(s.Output()), []byte(want)) {
 				return nil
 			}
 			return fmt.Errorf("ptytest: the pty closed before %q appeared; output: %q", want, tail(s.Output()))
@@ -151,6 +166,101 @@ func (s *Session) WaitFor(want string, limit time.Duration) error {
 			return fmt.Errorf("ptytest: no %q after %s; output: %q", want, limit, tail(s.Output()))
 		}
 	}
+}
+
+// WaitStopped waits until process pid is stopped (job control: state T in
+// /proc/PID/stat, see proc(5)), at most limit.
+func WaitStopped(pid int, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for {
+		st, err := procStat(pid)
+		if err != nil {
+			return err
+		}
+		if st.state == 'T' {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("ptytest: process %d did not stop within %s (state %c)", pid, limit, st.state)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Children are the processes whose parent is ppid (from /proc/*/stat).
+func Children(ppid int) ([]int, error) {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if st, err := procStat(pid); err == nil && st.ppid == ppid {
+			out = append(out, pid)
+		}
+	}
+	return out, nil
+}
+
+type stat struct {
+	state byte
+	ppid  int
+}
+
+// procStat reads a process's state and parent from /proc/PID/stat: the fields after
+// "(comm) " (proc(5)).
+func procStat(pid int) (stat, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return stat{}, err
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return stat{}, fmt.Errorf("ptytest: unexpected /proc stat %q", b)
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 2 || len(f[0]) != 1 {
+		return stat{}, fmt.Errorf("ptytest: unexpected /proc stat %q", b)
+	}
+	ppid, err := strconv.Atoi(f[1])
+	if err != nil {
+		return stat{}, fmt.Errorf("ptytest: unexpected /proc stat %q", b)
+	}
+	return stat{state: f[0][0], ppid: ppid}, nil
+}
+
+// Drain waits until the test has read everything the process wrote so far: the pty
+// holds nothing unread (TIOCINQ, tty_ioctl(4)) and Output stopped growing. Call it
+// once the process has stopped (WaitStopped), before looking at what it wrote last;
+// limit is a hang detector.
+func (s *Session) Drain(limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	prev := -1
+	for time.Now().Before(deadline) {
+		var unread int
+		var ierr error
+		rc, err := s.master.SyscallConn()
+		if err != nil {
+			return err
+		}
+		if err := rc.Control(func(fd uintptr) { unread, ierr = unix.IoctlGetInt(int(fd), unix.TIOCINQ) }); err != nil {
+			return err
+		}
+		if ierr != nil {
+			return fmt.Errorf("ptytest: TIOCINQ: %w", ierr)
+		}
+		n := s.Len()
+		if unread == 0 && n == prev {
+			return nil
+		}
+		prev = n
+		time.Sleep(20 * time.Millisecond)
+	}
+	return fmt.Errorf("ptytest: the output did not settle within %s", limit)
 }
 
 // Write sends keys to the process.
@@ -245,6 +355,35 @@ const (
 	CursorShow   = "\x1b[?25h"
 )
 
+// Mode is a terminal mode a full-screen program sets and must unset before it
+// exits or stops: the sequence that sets it and the one that unsets it.
+type Mode struct{ Name, On, Off string }
+
+// Modes are the modes bubbletea v2 sets: the alternate screen, the hidden cursor,
+// bracketed paste (xterm's DEC private mode 2004), xterm's modifyOtherKeys level 2
+// (CSI > 4 ; 2 m, reset by CSI > 4 m) and the kitty keyboard protocol's flags
+// (pushed by CSI > 1 u, popped by CSI < 1 u). One left on breaks the shell that
+// reads the terminal next: its keys arrive encoded.
+var Modes = []Mode{
+	{"the alternate screen", AltScreenOn, AltScreenOff},
+	{"the cursor hidden", CursorHide, CursorShow},
+	{"bracketed paste", "\x1b[?2004h", "\x1b[?2004l"},
+	{"modifyOtherKeys", "\x1b[>4;2m", "\x1b[>4m"},
+	{"kitty keyboard flags", "\x1b[>1u", "\x1b[<1u"},
+}
+
+// LeftModes names the modes out set and did not unset (the last "on" comes after
+// the last "off").
+func LeftModes(out []byte) []string {
+	var left []string
+	for _, m := range Modes {
+		if bytes.LastIndex(out, []byte(m.On)) > bytes.LastIndex(out, []byte(m.Off)) {
+			left = append(left, m.Name)
+		}
+	}
+	return left
+}
+
 // LeftAltScreen reports whether out switched to the alternate screen and did not
 // switch back (the last 1049 sequence is "on").
 func LeftAltScreen(out []byte) bool {
@@ -260,6 +399,13 @@ func LeftCursorHidden(out []byte) bool {
 // OSC 10/11 (foreground/background colour) and DSR 6 (cursor position report), as
 // termenv sends them (termenv's termStatusReport).
 var Queries = []string{"\x1b]10;?", "\x1b]11;?", "\x1b[6n"}
+
+// AsyncQueries are the queries bubbletea v2 writes when a program starts and does
+// not wait for: DECRQM for synchronized output and Unicode core (modes 2026 and
+// 2027; tea.go, skipped over SSH) and the kitty keyboard flags (CSI ? u). An answer
+// turns a feature on; no answer costs nothing. A program that is not a screen
+// writes none of them.
+var AsyncQueries = []string{"\x1b[?2026$p", "\x1b[?2027$p", "\x1b[?u"}
 
 // FindQuery returns the first terminal query in out, or "".
 func FindQuery(out []byte) string {

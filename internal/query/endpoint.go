@@ -23,6 +23,9 @@ type ResolvedEndpoint struct {
 	// Resolved says which port a fabric endpoint (lid=, node=, a GUID in a sweep) turned
 	// out to be and where it was read, for a note; "" otherwise.
 	Resolved string
+	// Alternatives are the endpoint under assumptions that were not checked (a GUID
+	// of a partitions file that may be SELF, endpoint_self.go); CanTalk compares.
+	Alternatives []Alternative
 }
 
 // NeedsHost reports whether resolving spec reads the host: only DEV/PORT does. A P_Key
@@ -210,6 +213,8 @@ func ResolveEndpointsFrom(src EndpointSources, specs ...check.EndpointSpec) ([]R
 	if unresolved != nil {
 		return nil, unresolved
 	}
+	selfAlternatives(parts, out, labels)
+	routerAlternatives(parts, out, labels)
 	return out, nil
 }
 

@@ -112,7 +112,7 @@ func (r *sweepResolver) find(s check.EndpointSpec) (*fabric.Fabric, *fabric.Node
 	)
 	switch s.Kind {
 	case check.EndpointLID:
-		n, p := findLID(f, s.LID)
+		n, p := FindLID(f, s.LID)
 		if n == nil {
 			return nil, nil, nil, partial(&NotFoundError{What: "LID", Name: strconv.Itoa(int(s.LID)) + " in the sweep", Available: lidRanges(f)})
 		}
@@ -177,10 +177,10 @@ func (r *sweepResolver) find(s check.EndpointSpec) (*fabric.Fabric, *fabric.Node
 	return nil, nil, nil, &UsageError{Msg: fmt.Sprintf("endpoint %q: %s has ports %s: add ,port=P", s, nodeName(n), strings.Join(nums, ", "))}
 }
 
-// findLID is the end port whose LID range (LID to LID+2^LMC-1) holds lid. A LID names
+// FindLID is the end port whose LID range (LID to LID+2^LMC-1) holds lid. A LID names
 // a port only within its subnet: ports outside the swept subnet (another SM's, which
 // may reuse the same LIDs) are not considered.
-func findLID(f *fabric.Fabric, lid uint16) (*fabric.Node, *fabric.Port) {
+func FindLID(f *fabric.Fabric, lid uint16) (*fabric.Node, *fabric.Port) {
 	for _, n := range f.Nodes {
 		for _, p := range n.Ports {
 			if !n.IsEndPort(p) || p.LID == 0 {

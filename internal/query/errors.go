@@ -177,3 +177,14 @@ func (e *NoAnswerError) Error() string {
 
 // Unwrap returns Err.
 func (e *NoAnswerError) Unwrap() error { return e.Err }
+
+// InterruptedError is what a screen (internal/tui.Run) returns when its context
+// ended it (in ibkey: a signal, through main's signal context) rather than the user.
+// Cause is context.Cause of that context ("terminated signal received" and the
+// like); the terminal has been restored. cmdutil.ExitCode maps it to 128+signo.
+type InterruptedError struct{ Cause error }
+
+func (e *InterruptedError) Error() string { return "interrupted: " + e.Cause.Error() }
+
+// Unwrap returns Cause.
+func (e *InterruptedError) Unwrap() error { return e.Cause }

@@ -25,7 +25,7 @@ type Partitions struct {
 	// (Config.GUIDs).
 	FileGUIDs []check.GUID
 	// Types are the node types of ports that are known (--router, a saved sweep). A port not listed is of unknown type: it is modelled as a CA port, and
-	// TypeAlternatives says when being a router port would change its table (OpenSM
+	// UnknownType says when being a router port would change its table (OpenSM
 	// adds ALL_CAS and ALL_ROUTERS members by node type, osm_prtn_add_all).
 	Types map[check.GUID]check.NodeType
 	// TypesComplete: Types names every router port (--router, a saved sweep), so a
@@ -211,56 +211,44 @@ func withTypes(types map[check.GUID]check.NodeType, guids []check.GUID, t check.
 	return out
 }
 
-// TypeAlternative is a GUID endpoint resolution with some ports taken for router
-// ports: Routers, and the endpoints resolved so (Err when one could not be).
-type TypeAlternative struct {
-	Routers   []check.GUID
-	Endpoints []ResolvedEndpoint
-	Err       error
-}
-
-// TypeAlternatives re-resolves the GUID endpoints of eps (resolved from p) as if each
-// combination of the ports UnknownType names were router ports instead of CA ports;
-// the other endpoints are kept. None when the types do not matter.
-func (p *Partitions) TypeAlternatives(eps []ResolvedEndpoint) []TypeAlternative {
+// routerAlternatives gives each GUID endpoint resolved from parts whose node type is
+// not known (UnknownType) the endpoint it would be as a router port: OpenSM gives a
+// router port ALL_ROUTERS' entries, not ALL_CAS' (osm_prtn_add_all, by node type), and
+// a router port left out of a Default line of ALL_CAS keeps the implicit 0x7fff (lab).
+func routerAlternatives(parts *Partitions, out []ResolvedEndpoint, labels []string) {
+	if parts == nil {
+		return
+	}
 	var guids []check.GUID
-	for _, r := range eps {
-		if r.Model != nil {
+	for _, r := range out {
+		if r.Spec.Kind == check.EndpointGUID && r.Model != nil {
 			guids = append(guids, r.Spec.GUID)
 		}
 	}
-	var unknown []check.GUID
-	differ := p.UnknownType(guids...)
-	for _, g := range guids {
-		if _, ok := differ[g]; ok && !slices.Contains(unknown, g) {
-			unknown = append(unknown, g)
-		}
+	unknown := parts.UnknownType(guids...)
+	if len(unknown) == 0 {
+		return
 	}
-	var out []TypeAlternative
-	for mask := 1; mask < 1<<len(unknown); mask++ {
-		var routers []check.GUID
-		for i, g := range unknown {
-			if mask&(1<<i) != 0 {
-				routers = append(routers, g)
-			}
-		}
-		m := p.modelOf(withTypes(p.Types, routers, check.NodeRouter), guids...)
-		alt := TypeAlternative{Routers: routers, Endpoints: slices.Clone(eps)}
-		for i, r := range alt.Endpoints {
-			if r.Model == nil {
-				continue
-			}
-			e, err := resolveGUID(r.Spec, r.Endpoint.Label, m)
-			if err != nil {
-				alt.Err = err
-				break
-			}
-			e.QKeyRule, e.QKeyRuleReason = r.Endpoint.QKeyRule, r.Endpoint.QKeyRuleReason
-			alt.Endpoints[i].Endpoint, alt.Endpoints[i].Model = e, m
-		}
-		out = append(out, alt)
+	var routers []check.GUID
+	for g := range unknown {
+		routers = append(routers, g)
 	}
-	return out
+	m := parts.modelOf(withTypes(parts.Types, routers, check.NodeRouter), routers...)
+	for i := range out {
+		r := &out[i]
+		if _, ok := unknown[r.Spec.GUID]; !ok || r.Spec.Kind != check.EndpointGUID || r.Model == nil {
+			continue
+		}
+		e, err := resolveGUID(r.Spec, labels[i], m)
+		if err != nil {
+			// As a router port it would not have the pinned key: a different answer
+			// the verdict cannot express as such; say so with an empty endpoint.
+			e = check.Endpoint{Label: labels[i]}
+		}
+		e.QKeyRule, e.QKeyRuleReason = r.Endpoint.QKeyRule, r.Endpoint.QKeyRuleReason
+		r.Alternatives = append(r.Alternatives, Alternative{Endpoint: e, If: r.Spec.GUID.String() + " is a router port",
+			Why: fmt.Sprintf("%s gives a router port ALL_ROUTERS' entries, not ALL_CAS'; name the router ports with --router, or --router none", parts.Config.File)})
+	}
 }
 
 // GUIDTable is the port's predicted entries as a can-talk table: every entry with Index

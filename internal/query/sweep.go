@@ -43,8 +43,9 @@ type SweepOptions struct {
 //     for switches, PortInfo of every port, and the P_Key tables: a switch's port 0 and
 //     every external port whose link is up, a CA's port through a route that ends on
 //     that port (a CA answers P_KeyTable for the port the SMP arrived on);
-//   - neighbours are probed with NodeInfo through every port whose link is up, from the
-//     local node and from switches (CAs do not forward directed-route SMPs);
+//   - neighbours are probed with NodeInfo through every port of a switch whose link is
+//     up, and from a local CA through its own port only (a CA neither forwards
+//     directed-route SMPs nor sends one out of another port: sweep_ports.go);
 //   - whatever does not answer is recorded where it belongs (Node.Errors, Port.Error,
 //     Port.PKeysError, Fabric.Unreachable) and the sweep goes on.
 //
@@ -71,23 +72,18 @@ func Sweep(ctx context.Context, t mad.Transport, opts SweepOptions) (*fabric.Fab
 	root := s.addNode(local, nil)
 	frontier := []*sweepNode{root}
 	var pendingPorts []caPortVisit
-	tried := map[string]bool{}
 	for len(frontier) > 0 || len(pendingPorts) > 0 {
 		probes := s.readLevel(ctx, frontier, pendingPorts)
 		frontier, pendingPorts = s.merge(probes)
 		if ctx.Err() != nil {
 			break
 		}
-		if len(frontier) == 0 && len(pendingPorts) == 0 {
-			// The local CA's other cabled ports (sweep_ports.go).
-			if back := s.otherPortProbes(tried); len(back) > 0 {
-				s.sendProbes(ctx, back)
-				frontier, pendingPorts = s.merge(back)
-			}
-		}
 	}
 	for _, n := range s.order {
 		f.Nodes = append(f.Nodes, n.node)
+	}
+	if ctx.Err() == nil {
+		s.markNotReached()
 	}
 	f.Unreachable = s.unreachable
 	if err := ctx.Err(); err != nil {
@@ -344,7 +340,7 @@ func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, visits [
 				if !linkUp(*pi) {
 					p.PKeysError = notRead + "the port is " + p.State + ", so no directed route arrives on it (a CA answers P_KeyTable only for the port an SMP arrives on)"
 				} else {
-					p.PKeysError = "not read yet: no directed route arrived on this port"
+					p.PKeysError = notReachedYet
 				}
 				continue
 			}
@@ -379,6 +375,16 @@ func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, visits [
 		if !ln.isSwitch && !ln.root {
 			continue // CAs and routers do not forward directed-route SMPs
 		}
+		// The local CA (or router) sends only through its own port: an SMP that
+		// leaves a CA with InitialPath[1] other than the sending port is discarded
+		// (IBA C14-9:1; Linux drivers/infiniband/core/smi.c smi_handle_dr_smp_send),
+		// and OpenSM (osm_state_mgr.c state_mgr_sweep_hop_1) and ibnetdiscover
+		// (libibnetdisc/ibnetdisc.c, from_portnum) probe hop 1 of a CA only there.
+		// Its other ports are reached, if at all, through a switch (sweep_ports.go).
+		onlyPort := 0
+		if !ln.isSwitch {
+			onlyPort = int(n.info.LocalPortNum)
+		}
 		if len(n.path) >= mad.MaxHops {
 			n.node.Errors = append(n.node.Errors, fmt.Sprintf("neighbours not probed: the route to this node already has %d hops, the most a directed route holds", len(n.path)))
 			continue
@@ -386,7 +392,7 @@ func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, visits [
 		for i, p := range n.node.Ports {
 			// A port whose peer is known already (the link this node was found
 			// through, or one a node of the same level probed) needs no probe.
-			if p.Num == 0 || ln.infos[i] == nil || !linkUp(*ln.infos[i]) || p.Peer != nil {
+			if p.Num == 0 || ln.infos[i] == nil || !linkUp(*ln.infos[i]) || p.Peer != nil || onlyPort != 0 && p.Num != onlyPort {
 				continue
 			}
 			path := append(append(make([]uint8, 0, len(n.path)+1), n.path...), uint8(p.Num))

@@ -1,67 +1,42 @@
 package query
 
 import (
-	"context"
-
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/fabric"
-
-	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 )
 
-// The other ports of a multi-port CA.
+// The ports of a CA that no route arrives on.
 //
 // A CA answers P_KeyTable (and reports its port GUID in NodeInfo) only for the port a
-// directed-route SMP arrives on (IBA 14.2.5.7). The sweep reaches a CA port by probing
-// from the switch cabled to it, except for the ports of the local CA: the local node
-// probes its own cabled ports itself, which makes the link known from the local side,
-// so the switch at the far end never probes back and no route ever arrives on the
-// local CA's second port. ibnetdiscover reports that port with its GUID (the route
-// back through the switch); so does OpenSM, which programs its table.
+// directed-route SMP arrives on (IBA 14.2.5.7), and it neither forwards an SMP from
+// one of its ports to another (IBA C14-9:2) nor sends one out of a port other than the
+// one it was sent from (C14-9:1). So the sweep reaches a CA port only from the switch
+// cabled to it: the local CA's second port too, when a switch of the subnet faces it
+// (that switch probes it like any port whose peer is unknown), as ibnetdiscover and
+// OpenSM reach it.
+//
+// A CA port with a link that no route reached by the end of a whole sweep is not in
+// the subnet swept: it is cabled to another CA (a back-to-back link), to a switch of
+// another subnet, or to nothing the subnet's switches lead to. Its PortInfo (read
+// through the port a route did reach) is kept; its table and its peer are not this
+// subnet's, and not reading them is not a gap. A port that might sit behind a link
+// that did not answer is not told apart: that link is counted as a gap already.
 
-// otherPortProbes returns one NodeInfo probe per CA port whose cable leads to a switch
-// already read but that no route has arrived on: the switch's route plus the switch
-// port facing the CA, which arrives on that CA port. tried holds the routes already
-// probed, so a CA that answers on some other port is not probed forever.
-func (s *sweeper) otherPortProbes(tried map[string]bool) []probe {
-	var probes []probe
+// notReachedYet is the PKeysError of a CA port no route has reached so far; at the end
+// of a whole sweep it becomes notReached.
+const notReachedYet = "not read yet: no directed route arrived on this port"
+
+// notReached says why the table of a CA port outside the swept subnet was not read.
+const notReached = notRead + "no directed route from the swept subnet arrives on this port (a CA does not forward SMPs between its ports, IBA C14-9): its link leads out of the subnet"
+
+// markNotReached marks the CA ports still not reached after a whole sweep.
+func (s *sweeper) markNotReached() {
 	for _, n := range s.order {
-		if n.info.NodeType == mad.NodeSwitch {
-			continue
-		}
 		for _, p := range n.node.Ports {
-			if _, reached := n.caPaths[p.Num]; reached || p.Peer == nil {
-				continue
+			if p.PKeys == nil && p.PKeysError == notReachedYet {
+				p.PKeysError = notReached
 			}
-			sw := s.nodes[p.Peer.Node]
-			if sw == nil || sw.info.NodeType != mad.NodeSwitch || len(sw.path) >= mad.MaxHops {
-				continue
-			}
-			path := append(append(make([]uint8, 0, len(sw.path)+1), sw.path...), uint8(p.Peer.Port))
-			key := string(path)
-			if tried[key] {
-				continue
-			}
-			tried[key] = true
-			probes = append(probes, probe{from: sw, port: p.Peer.Port, path: path})
 		}
-	}
-	return probes
-}
-
-// sendProbes sends a NodeInfo Get through each probe's route and records the replies.
-func (s *sweeper) sendProbes(ctx context.Context, probes []probe) {
-	calls := make([]mad.Call, len(probes))
-	for i, pr := range probes {
-		calls[i] = mad.Call{Req: mad.Request{Addr: mad.Address{Directed: true, Path: pr.path}, Class: mad.ClassSubnLID, Method: mad.MethodGet, Attr: mad.AttrNodeInfo}}
-	}
-	mad.Exchange(ctx, s.t, calls)
-	for i := range probes {
-		if err := calls[i].Err; err != nil {
-			probes[i].err = err
-			continue
-		}
-		probes[i].info, probes[i].err = mad.ParseNodeInfo(calls[i].Data())
 	}
 }
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/charmbracelet/x/exp/golden"
 
@@ -57,7 +57,7 @@ func sized(m Model, w, h int) Model {
 	return m2.(Model)
 }
 
-func loadPortFake(query.PortRef) (*query.PortView, error) {
+func loadPortFake(query.PortRef, string) (*query.PortView, error) {
 	raw := []ibverbs.PKeyEntry{{Index: 0, Value: 0xffff}, {Index: 1, Value: 0}, {Index: 2, Value: 0x8001}, {Index: 3, Value: 0x0001}}
 	return &query.PortView{Port: &ibverbs.Port{State: ibverbs.Enum{Num: ibverbs.StateActive, Name: "ACTIVE"}},
 		Table: query.DecodeTable(raw)}, nil

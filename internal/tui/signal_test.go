@@ -3,6 +3,7 @@
 package tui
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -47,7 +48,7 @@ func childMain(mode string) int {
 		s = &stuckSampler{fakeSampler: f, after: 2}
 	}
 	err := Run(ctx, Options{Sampler: s, Interval: 100 * time.Millisecond, Color: true}, os.Stdin, os.Stdout)
-	var intr *InterruptedError
+	var intr *query.InterruptedError
 	switch {
 	case errors.As(err, &intr):
 		fmt.Fprintf(os.Stderr, "child: %v\n", err)
@@ -83,7 +84,8 @@ func (s *stuckSampler) Take(all bool) *query.Sample {
 // up, or 0-250 ms after the screen is up, half the time with a sample read that
 // never returns), and checks every time that the process exits by itself with the
 // interrupted code, and leaves the terminal cooked (stty: icanon, echo), the cursor
-// shown and the alternate screen off, having asked the terminal nothing.
+// shown, the alternate screen off and the keyboard modes reset, having asked the
+// terminal nothing it waits for (ptytest.Queries).
 func TestSignalsEndTUI(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("ptytest needs Linux ptys")
@@ -176,6 +178,9 @@ func signalOnce(exe, mode string, sig syscall.Signal, atStart bool, pause time.D
 	if ptytest.LeftCursorHidden(out) {
 		problems = append(problems, "cursor left hidden")
 	}
+	if left := ptytest.LeftModes(out); left != nil {
+		problems = append(problems, "left on: "+strings.Join(left, ", "))
+	}
 	if q := ptytest.FindQuery(out); q != "" {
 		problems = append(problems, fmt.Sprintf("asked the terminal %q", q))
 	}
@@ -190,4 +195,190 @@ func tailOf(b []byte) []byte {
 		return b[len(b)-300:]
 	}
 	return b
+}
+
+// TestSuspendResume: under a job-control shell (bash, as a user runs the screen), the
+// screen stops and comes back with its keys working. A SIGTSTP from outside (kill
+// -TSTP, a supervisor) and ctrl+z (a key: the terminal is raw) each stop the process
+// with the terminal given back (the alternate screen left, the cursor shown, the
+// keyboard modes reset: the shell's prompt works); fg takes it again (a repaint) and
+// keys act. Twice in a row, then q quits with exit 0 and the terminal cooked. Before
+// this, an external SIGTSTP stopped the process with the terminal raw and in the
+// alternate screen, and after fg the screen ignored keys.
+func TestSuspendResume(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("ptytest needs Linux ptys")
+	}
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("needs bash, a job-control shell")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const limit = 20 * time.Second // hang detectors
+	for _, how := range []string{"SIGTSTP", "ctrl+z"} {
+		t.Run(how, func(t *testing.T) {
+			// --noediting: bash reads its lines in canonical mode, so the terminal's
+			// modes at the prompt are the ones the screen left.
+			sh := exec.Command(bash, "--norc", "--noprofile", "--noediting", "-i")
+			sh.Env = append(os.Environ(), "PS1=test-shell$ ", "HISTFILE=/dev/null", "TERM=xterm-256color")
+			s, err := ptytest.Start(sh, 80, 24)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			defer s.Signal(syscall.SIGKILL)
+			if err := s.WaitFor("test-shell$ ", limit); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Write(fmt.Sprintf("%s=normal %s -test.run='^$'\n", childEnv, exe)); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.WaitFor("ibkey watch counters", limit); err != nil {
+				t.Fatal(err)
+			}
+			kids, err := ptytest.Children(sh.Process.Pid)
+			if err != nil || len(kids) != 1 {
+				t.Fatalf("the shell's children: %v %v", kids, err)
+			}
+			child := kids[0]
+			// Each round a key whose effect writes new text (bubbletea writes only the
+			// cells that change): p pauses, ? opens the help page.
+			for round, k := range []struct{ key, shows string }{{"p", "PAUSED"}, {"?", "COLUMNS"}} {
+				mark := s.Len()
+				if how == "SIGTSTP" {
+					err = syscall.Kill(child, syscall.SIGTSTP)
+				} else {
+					err = s.Write("\x1a")
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := ptytest.WaitStopped(child, limit); err != nil {
+					t.Fatalf("round %d: %v", round, err)
+				}
+				if err := s.WaitForFrom(mark, "test-shell$ ", limit); err != nil {
+					t.Fatalf("round %d: no prompt after the stop: %v", round, err)
+				}
+				if err := s.Drain(limit); err != nil {
+					t.Fatal(err)
+				}
+				if left := ptytest.LeftModes(s.Output()); left != nil {
+					t.Errorf("round %d: stopped with %s still on: %q", round, strings.Join(left, ", "), tailOf(s.Output()[mark:]))
+				}
+				if stty, err := s.Stty(); err != nil {
+					t.Fatal(err)
+				} else if cooked, off := ptytest.Cooked(stty); !cooked {
+					t.Errorf("round %d: the shell got the terminal %s", round, off)
+				}
+				mark = s.Len()
+				if err := s.Write("fg\n"); err != nil {
+					t.Fatal(err)
+				}
+				if err := s.WaitForFrom(mark, ptytest.AltScreenOn, limit); err != nil {
+					t.Fatalf("round %d: the screen did not come back: %v", round, err)
+				}
+				if err := s.WaitForFrom(mark, "ibkey watch counters", limit); err != nil {
+					t.Fatalf("round %d: no repaint after fg: %v", round, err)
+				}
+				mark = s.Len()
+				if err := s.Write(k.key); err != nil {
+					t.Fatal(err)
+				}
+				if err := s.WaitForFrom(mark, k.shows, limit); err != nil {
+					t.Fatalf("round %d: %q after fg did nothing: %v", round, k.key, err)
+				}
+			}
+			mark := s.Len()
+			if err := s.Write("q"); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.WaitForFrom(mark, "test-shell$ ", limit); err != nil {
+				t.Fatal(err)
+			}
+			// The shell reports the screen's exit status, then exits.
+			if err := s.Write("echo status=$?; exit\n"); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Wait(limit); err != nil {
+				t.Fatal(err)
+			}
+			out := s.Output()
+			if !strings.Contains(string(out[mark:]), "status=0") {
+				t.Errorf("q: the screen did not exit 0: %q", tailOf(out))
+			}
+			stty, err := s.Stty()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cooked, off := ptytest.Cooked(stty); !cooked {
+				t.Errorf("terminal left %s", off)
+			}
+			if left := ptytest.LeftModes(out); left != nil {
+				t.Errorf("left on: %s", strings.Join(left, ", "))
+			}
+			if q := ptytest.FindQuery(out); q != "" {
+				t.Errorf("asked the terminal %q", q)
+			}
+		})
+	}
+}
+
+// TestSuspendOrphaned: with no job-control shell to continue it (the screen is the
+// session's own process, as in a tmux pane or `ssh -t host ibkey ...`), a SIGTSTP and
+// ctrl+z are ignored, as the kernel ignores the terminal's stop signals for an
+// orphaned process group: the screen keeps running and its keys work, where stopping
+// would freeze the terminal for good.
+func TestSuspendOrphaned(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("ptytest needs Linux ptys")
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const limit = 20 * time.Second
+	cmd := exec.Command(exe, "-test.run=^$")
+	cmd.Env = append(os.Environ(), childEnv+"=normal", "TERM=xterm-256color")
+	s, err := ptytest.Start(cmd, 80, 24)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	defer s.Signal(syscall.SIGKILL)
+	if err := s.WaitFor("ibkey watch counters", limit); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []struct{ stop, key, shows string }{{"SIGTSTP", "p", "PAUSED"}, {"ctrl+z", "?", "COLUMNS"}} {
+		mark := s.Len()
+		if k.stop == "SIGTSTP" {
+			err = s.Signal(syscall.SIGTSTP)
+		} else {
+			err = s.Write("\x1a")
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The key after the stop request: it acts only if the screen kept running.
+		if err := s.Write(k.key); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.WaitForFrom(mark, k.shows, limit); err != nil {
+			t.Fatalf("%s: the screen stopped: %v", k.stop, err)
+		}
+		if bytes.Contains(s.Output()[mark:], []byte(ptytest.AltScreenOff)) {
+			t.Errorf("%s: the screen gave the terminal up", k.stop)
+		}
+	}
+	if err := s.Write("q"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Wait(limit); err != nil {
+		t.Fatal(err)
+	}
+	if code := s.ExitCode(); code != 0 {
+		t.Errorf("q: exit %d", code)
+	}
 }

@@ -7,32 +7,31 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/charmbracelet/bubbles/key"
-	"github.com/charmbracelet/lipgloss"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
-	"github.com/muesli/termenv"
 
 	"github.com/ibkey/ibkey/internal/query"
 )
-
-const colorProfile = termenv.ANSI
 
 type styles struct {
 	title, plain, dim, moved, movedRow, sat, reset, warn, paused, selected lipgloss.Style
 }
 
-func newStyles(r *lipgloss.Renderer) styles {
+// newStyles: the 16 ANSI colours (lipgloss.Color("1") is ANSI red), which the
+// terminal's palette adapts to its background.
+func newStyles() styles {
 	return styles{
-		title:    r.NewStyle().Bold(true),
-		plain:    r.NewStyle(),
-		dim:      r.NewStyle().Faint(true),
-		moved:    r.NewStyle().Bold(true).Foreground(lipgloss.Color("1")),
-		movedRow: r.NewStyle().Bold(true).Foreground(lipgloss.Color("3")),
-		sat:      r.NewStyle().Bold(true).Foreground(lipgloss.Color("5")),
-		reset:    r.NewStyle().Foreground(lipgloss.Color("6")),
-		warn:     r.NewStyle().Foreground(lipgloss.Color("3")),
-		paused:   r.NewStyle().Reverse(true).Bold(true),
-		selected: r.NewStyle().Reverse(true),
+		title:    lipgloss.NewStyle().Bold(true),
+		plain:    lipgloss.NewStyle(),
+		dim:      lipgloss.NewStyle().Faint(true),
+		moved:    lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("1")),
+		movedRow: lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("3")),
+		sat:      lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("5")),
+		reset:    lipgloss.NewStyle().Foreground(lipgloss.Color("6")),
+		warn:     lipgloss.NewStyle().Foreground(lipgloss.Color("3")),
+		paused:   lipgloss.NewStyle().Reverse(true).Bold(true),
+		selected: lipgloss.NewStyle().Reverse(true),
 	}
 }
 
@@ -70,8 +69,15 @@ const (
 // sparks are the trend's levels: one per decade of the rate (see trendCell).
 var sparks = []rune("▁▂▃▄▅▆▇█")
 
-// View draws the screen. It reads only the model.
-func (m Model) View() string {
+// View draws the screen in the alternate screen, the cursor hidden.
+func (m Model) View() tea.View {
+	v := tea.NewView(m.render())
+	v.AltScreen = true
+	return v
+}
+
+// render draws the screen's text. It reads only the model.
+func (m Model) render() string {
 	switch m.screen {
 	case screenDetail, screenHelp:
 		return m.fit(m.pageView())
@@ -208,13 +214,17 @@ func pad(s string, w int, right bool) string {
 	return s + strings.Repeat(" ", w-n)
 }
 
-// cell pads text to w then styles it (widths are counted on the plain text).
+// cell styles text and pads it to w (widths are counted on the plain text). The
+// padding stays outside the style, so a line's trailing blanks can be trimmed.
 func cell(text string, w int, right bool, st *lipgloss.Style) string {
-	s := pad(text, w, right)
-	if st != nil && text != "" {
-		return st.Render(s)
+	if st == nil || text == "" {
+		return pad(text, w, right)
 	}
-	return s
+	fill := strings.Repeat(" ", max(w-ansi.StringWidth(text), 0))
+	if right {
+		return fill + st.Render(text)
+	}
+	return st.Render(text) + fill
 }
 
 // clip shortens s to w columns with an ellipsis.
@@ -538,7 +548,11 @@ func (m Model) allTable(rows []row) (head, body []string) {
 			}
 			l := lead + "  " + pad(c.Name, wName, false) + " "
 			if wide {
-				l += pad(cd.Source, wSrc, false) + " "
+				src := cd.Source
+				if cd.Unavailable != "" {
+					src = "-" // not read: nothing was asked (the reason is in the notes)
+				}
+				l += pad(src, wSrc, false) + " "
 			}
 			switch {
 			case cd.Unavailable != "":
@@ -578,10 +592,23 @@ func (m Model) statusLine(rows []row, total, offset, shown int) string {
 	}
 	parts = append(parts, "▶ moved ! saturated ↺ reset ≥ lower bound")
 	if notes := m.notes(); len(notes) > 0 {
-		parts = append(parts, notes[0])
+		// The first note, cut at a word when it does not fit (? lists them whole).
+		more := " (?)"
 		if len(notes) > 1 {
-			parts[len(parts)-1] += fmt.Sprintf(" (+%d: ?)", len(notes)-1)
+			more = fmt.Sprintf(" (+%d: ?)", len(notes)-1)
 		}
+		note := notes[0]
+		room := m.width - ansi.StringWidth(strings.Join(parts, " · ")+" · ")
+		switch {
+		case ansi.StringWidth(note) <= room && len(notes) == 1:
+		case ansi.StringWidth(note+more) <= room:
+			note += more
+		case room-ansi.StringWidth("…"+more) >= 12:
+			note = wrapWords(note, room-ansi.StringWidth("…"+more), 1)[0] + "…" + more
+		default:
+			note = "notes: ?"
+		}
+		parts = append(parts, note)
 	}
 	return m.st.dim.Render(strings.Join(parts, " · "))
 }
@@ -617,277 +644,4 @@ func (m Model) notes() []string {
 		}
 	}
 	return out
-}
-
-// pageView is the detail or help screen: a title, the scrolling page, a help line.
-func (m Model) pageView() string {
-	var b strings.Builder
-	t := "--:--:--"
-	if m.snap != nil {
-		t = m.snap.Time.Format("15:04:05")
-	}
-	what := "columns and keys"
-	if m.screen == screenDetail {
-		what = m.selected.String()
-	}
-	b.WriteString(m.st.title.Render("ibkey watch counters › "+what) + fmt.Sprintf("  every %s  %s", m.interval, t))
-	if m.paused {
-		b.WriteString("  " + m.st.paused.Render(" PAUSED "))
-	}
-	b.WriteString("\n")
-	b.WriteString(m.vp.View() + "\n")
-	pos := ""
-	if m.vp.TotalLineCount() > m.vp.Height {
-		pos = fmt.Sprintf("  %d%%", int(m.vp.ScrollPercent()*100))
-	}
-	b.WriteString(m.help.ShortHelpView([]key.Binding{m.keys.Back, m.keys.Up, m.keys.Down, m.keys.PageDown, m.keys.Pause, m.keys.Quit}) + m.st.dim.Render(pos))
-	return b.String()
-}
-
-// detail is the drill-down page of the selected port: its counters, their history
-// and its P_Key table.
-func (m Model) detail() string {
-	var b strings.Builder
-	var p *query.PortDelta
-	if m.snap != nil {
-		for i := range m.snap.Ports {
-			if m.snap.Ports[i].Ref == m.selected {
-				p = &m.snap.Ports[i]
-			}
-		}
-	}
-	if p == nil {
-		return "no sample of " + m.selected.String() + " yet\n"
-	}
-	fmt.Fprintf(&b, "port     %s\n", p.Ref)
-	if p.Address != "" {
-		fmt.Fprintf(&b, "address  %s\n", p.Address)
-	}
-	fmt.Fprintf(&b, "state    %s\n", portState(p))
-	if p.Err != "" {
-		b.WriteString(m.st.warn.Render("error    "+p.Err) + "\n")
-	}
-	fmt.Fprintf(&b, "totals   since %s (b resets them on screen; the hardware counters are never written)\n\n", m.tracker.Base.Format("15:04:05"))
-
-	if p.Err == "" {
-		wName := len("COUNTER")
-		for _, c := range m.snap.Counters {
-			wName = max(wName, len(c.Name))
-		}
-		b.WriteString(m.st.title.Render(pad("COUNTER", wName, false)+"  "+pad("SOURCE", 16, false)+" "+pad("VALUE", wValue, true)+" "+
-			pad("TOTAL", wTotal, true)+" "+pad("Δ", wDelta, true)+" "+pad("/s", wRate, true)+" TREND") + "\n")
-		for j, c := range m.snap.Counters {
-			cd := &p.Counters[j]
-			l := pad(c.Name, wName, false) + "  " + pad(cd.Source, 16, false) + " "
-			switch {
-			case cd.Unavailable != "":
-				l += m.st.dim.Render(pad("n/a", wValue, true) + "  " + cd.Unavailable)
-			case cd.Err != "":
-				l += m.st.warn.Render(pad("error", wValue, true) + "  " + cd.Err)
-			default:
-				value, total, delta, rate := m.cells(cd)
-				l += value + " " + total + " " + delta + " " + rate + " " + m.trend(p.Ref, cd.Name, 24)
-			}
-			b.WriteString(strings.TrimRight(l, " ") + "\n")
-		}
-		b.WriteString("\n")
-		m.history(&b, p)
-	}
-	b.WriteString("\n")
-	m.pkeyTable(&b)
-	return b.String()
-}
-
-// history lists the port's recent samples, newest first: Δ per sample of each
-// readable counter (in the all-counters view, of those that counted something).
-func (m Model) history(b *strings.Builder, p *query.PortDelta) {
-	type col struct {
-		name string
-		pts  []point
-	}
-	var cols []col
-	n := 0
-	for j, c := range m.snap.Counters {
-		if !p.Counters[j].OK() {
-			continue
-		}
-		var buf []point
-		r := m.hist.series[histKey{p.Ref, c.Name}]
-		if r == nil {
-			continue
-		}
-		pts := r.last(histLen, buf)
-		if m.all && !slices.ContainsFunc(pts, func(pt point) bool { return pt.delta > 0 || pt.kind == pointSaturated || pt.kind == pointReset }) {
-			continue
-		}
-		cols = append(cols, col{c.Name, pts})
-		n = max(n, len(pts))
-	}
-	b.WriteString(m.st.title.Render("HISTORY") + m.st.dim.Render(" Δ per sample, newest first") + "\n")
-	if len(cols) == 0 || n == 0 {
-		if n == 0 {
-			b.WriteString(m.st.dim.Render("  (a delta needs two samples)") + "\n")
-		} else {
-			b.WriteString(m.st.dim.Render(fmt.Sprintf("  no counter of this port counted anything in the last %d samples", n)) + "\n")
-		}
-		return
-	}
-	const wCol = 12
-	h := pad("TIME", 8, false) + " " + pad("INTERVAL", 8, true)
-	for _, c := range cols {
-		h += "  " + pad(clip(title(c.name), wCol), wCol, true)
-	}
-	b.WriteString(m.st.title.Render(h) + "\n")
-	for i := n - 1; i >= 0; i-- {
-		var first point
-		for _, c := range cols {
-			if i < len(c.pts) {
-				first = c.pts[i]
-				break
-			}
-		}
-		l := first.at.Format("15:04:05") + " " + pad(first.interval.String(), 8, true)
-		for _, c := range cols {
-			s := ""
-			if i < len(c.pts) {
-				pt := c.pts[i]
-				switch pt.kind {
-				case pointDelta:
-					s = strconv.FormatUint(pt.delta, 10)
-					if pt.delta > 0 {
-						s = "+" + s
-					}
-				case pointReset:
-					s = "↺" + strconv.FormatUint(pt.delta, 10)
-				case pointSaturated:
-					s = "! at max"
-					if pt.delta > 0 {
-						s = "≥" + strconv.FormatUint(pt.delta, 10) + "!"
-					}
-				default:
-					s = "-"
-				}
-			}
-			l += "  " + pad(s, wCol, true)
-		}
-		b.WriteString(l + "\n")
-	}
-}
-
-// pkeyTable renders the port's P_Key table as the command's LoadPort read it.
-func (m Model) pkeyTable(b *strings.Builder) {
-	b.WriteString(m.st.title.Render("P_KEY TABLE") + "\n")
-	switch {
-	case m.port.ref != m.selected || m.loadPort == nil:
-		b.WriteString(m.st.dim.Render("  not read (this screen was started without a way to read it)") + "\n")
-		return
-	case m.port.pending:
-		b.WriteString(m.st.dim.Render("  reading…") + "\n")
-		return
-	case m.port.err != nil:
-		b.WriteString(m.st.warn.Render("  not read: "+m.port.err.Error()) + "\n")
-		return
-	case m.port.view == nil || m.port.view.Table == nil:
-		why := "no table"
-		if m.port.view != nil && m.port.view.TableMissing != "" {
-			why = m.port.view.TableMissing
-		}
-		b.WriteString(m.st.dim.Render("  "+why) + "\n")
-		return
-	}
-	v := m.port.view
-	if !v.TableTrusted() {
-		b.WriteString(m.st.warn.Render("  the port is "+v.Port.State.Name+": the table's contents are not defined until it is ARMED or ACTIVE") + "\n")
-	}
-	t := v.Table
-	fmt.Fprintf(b, "  %d entries, %d valid\n", len(t.Entries), t.Valid)
-	b.WriteString(m.st.title.Render("  INDEX  P_KEY   KEY     MEMBER   NOTES") + "\n")
-	for _, e := range t.Entries {
-		if e.Unreadable == "" && !e.PKey.Valid() && !e.Hole {
-			continue // empty slots after the last key
-		}
-		var notes []string
-		if e.Unreadable != "" {
-			b.WriteString(m.st.warn.Render(fmt.Sprintf("  %5d  unreadable: %s", e.Index, e.Unreadable)) + "\n")
-			continue
-		}
-		if e.Hole {
-			notes = append(notes, "hole (invalid entry below a valid one)")
-		}
-		if e.PKey.Valid() && e.PKey.IsDefault() {
-			notes = append(notes, "default partition")
-		}
-		if e.Both {
-			notes = append(notes, "held as full and as limited")
-		}
-		if e.DuplicateOf >= 0 {
-			notes = append(notes, fmt.Sprintf("duplicate of index %d", e.DuplicateOf))
-		}
-		notes = append(notes, e.Interfaces...)
-		member := ""
-		if e.PKey.Valid() {
-			member = e.PKey.Membership().String()
-		}
-		fmt.Fprintf(b, "  %5d  %s  %s  %-7s  %s\n", e.Index, e.PKey, e.PKey.Partition().String(), member, strings.Join(notes, ", "))
-	}
-	if len(t.Entries) > t.Valid {
-		b.WriteString(m.st.dim.Render(fmt.Sprintf("  (%d invalid entries not listed, except holes)", len(t.Entries)-t.Valid)) + "\n")
-	}
-}
-
-// columnsHelp is the ? page.
-func (m Model) columnsHelp() string {
-	var b strings.Builder
-	w := func(s string) { b.WriteString(s + "\n") }
-	w(m.st.title.Render("COLUMNS"))
-	w("  PORT       device/port (a fabric port: node description/port). > marks the selected")
-	w("             port (enter opens it), ▶ a port whose counters moved in the last interval.")
-	w("  STATE      the port's state; GONE: a local port went away; NOREPLY: a fabric port")
-	w("             did not answer this time.")
-	w("  RCV CONSTR PortRcvConstraintErrors: packets dropped on receive by the partition")
-	w("             (P_Key) enforcement of a switch port, or raw-packet filtering.")
-	w("  XMIT CONSTR PortXmitConstraintErrors: the same on transmit.")
-	w("  P_KEY VIOL PortInfo P_KeyViolations: packets with a P_Key the port's table lacks.")
-	w("  Q_KEY VIOL PortInfo Q_KeyViolations: datagrams with a Q_Key that did not match.")
-	w("             (IBA vol. 1: PortCounters 16.1.3.5, PortInfo 14.2.5.6)")
-	w("  VALUE      the hardware counter now. ! it is at its maximum: it stopped counting,")
-	w("             later drops are lost (error counters saturate, they do not wrap).")
-	w("  TOTAL      the sum of deltas since the baseline (b); ≥ a lower bound (counts lost).")
-	w("  Δ          the change over the last interval; ↺ the counter was reset (the delta")
-	w("             counts from 0); ? saturated: unknown, not 0.")
-	w("  /s         the rate over the time since the previous reading.")
-	w("  TREND      one cell per sample taken at the current interval, newest on the right")
-	w("             (samples at another interval, before + or - or a pause, are left out):")
-	w("             · nothing counted; a bar per decade of the rate: ▁ under 1/s, ▂ 1-10/s,")
-	w("             ▃ 10-100/s, ▄ 100-1k/s, ▅ 1k-10k/s, ▆ 10k-100k/s, ▇ 100k-1M/s, █ more;")
-	w("             ↺ reset; ! saturated (counts lost); blank: not known.")
-	w("  n/a        not readable from this source; the reasons are below. n/a is never 0.")
-	w("")
-	w("  Narrow terminals show VALUE Δ only, then TREND; TOTAL and /s from ~150 columns.")
-	w("  enter shows everything for one port: all columns, the history, its P_Key table.")
-	w("")
-	if m.snap != nil {
-		w(m.st.title.Render("SOURCES"))
-		for _, c := range m.snap.Counters {
-			w("  " + pad(c.Name, 32, false) + " " + c.Source.Name())
-		}
-		w("")
-	}
-	if notes := m.notes(); len(notes) > 0 {
-		w(m.st.title.Render("NOTES"))
-		for _, n := range notes {
-			w("  " + n)
-		}
-		w("")
-	}
-	w(m.st.title.Render("KEYS"))
-	for _, g := range m.keys.FullHelp() {
-		var parts []string
-		for _, k := range g {
-			parts = append(parts, pad(k.Help().Key, 7, false)+" "+k.Help().Desc)
-		}
-		w("  " + strings.Join(parts, "   "))
-	}
-	w("  esc/←  back; clears the filter    ctrl+c quit (also while typing a filter)")
-	return b.String()
 }

@@ -7,11 +7,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/bubbles/help"
-	"github.com/charmbracelet/bubbles/key"
-	"github.com/charmbracelet/bubbles/viewport"
-	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/viewport"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
 
 	"github.com/ibkey/ibkey/internal/query"
 )
@@ -30,13 +30,18 @@ type Options struct {
 	All bool
 	// Label names a host that is not this machine (the demo host); "" otherwise.
 	Label string
-	// Color: false renders without colors (NO_COLOR, --no-color, tests).
+	// Color: false renders without colors (NO_COLOR, --no-color, tests); bold,
+	// faint and reverse stay.
 	Color bool
 	// LoadPort reads one port with its P_Key table (PortView.Table, or TableMissing
-	// saying why there is none) for the drill-down. It runs in a tea.Cmd when the
-	// drill-down opens, never in Update. nil: the drill-down says the table was not
-	// read.
-	LoadPort func(query.PortRef) (*query.PortView, error)
+	// saying why there is none) for the drill-down: the port as the sample names it
+	// (its Ref and, over the fabric, the Address it was read through). It runs in a
+	// tea.Cmd when the drill-down opens, never in Update. nil: the command has no way
+	// to read tables, and the drill-down says so.
+	LoadPort func(ref query.PortRef, address string) (*query.PortView, error)
+	// Getenv reads the environment (the Factory's): the terminal's type and what
+	// bubbletea decides from it. nil: an empty environment.
+	Getenv func(string) string
 }
 
 // Intervals are the steps + and - move through.
@@ -61,18 +66,22 @@ type (
 
 type keyMap struct {
 	Up, Down, PageUp, PageDown, Home, End, Open, Back, Filter        key.Binding
-	Pause, Faster, Slower, Sort, All, Baseline, Help, Quit           key.Binding
+	Pause, Faster, Slower, Sort, All, Baseline, Help, Quit, Suspend  key.Binding
 	viewUp, viewDown, viewPageUp, viewPageDown, viewHalf, viewHalfUp key.Binding
+	// interval shows + and - as one item of the short help.
+	interval key.Binding
 }
 
+// ShortHelp is the help line: the way out and the help page first, so that they
+// show on any terminal (80 columns hold all of it).
 func (k keyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.Help, k.Open, k.Filter, k.Pause, k.Slower, k.Faster, k.Sort, k.All, k.Baseline, k.Quit}
+	return []key.Binding{k.Help, k.Quit, k.Open, k.Filter, k.Pause, k.interval, k.Sort, k.All, k.Baseline}
 }
 
 func (k keyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.PageUp, k.PageDown, k.Home, k.End},
-		{k.Open, k.Back, k.Filter, k.Help, k.Quit},
+		{k.Open, k.Back, k.Filter, k.Help, k.Quit, k.Suspend},
 		{k.Pause, k.Slower, k.Faster, k.Sort, k.All, k.Baseline},
 	}
 }
@@ -88,19 +97,23 @@ func newKeyMap() keyMap {
 		Open:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "port")),
 		Back:     key.NewBinding(key.WithKeys("esc", "backspace", "left"), key.WithHelp("esc", "back")),
 		Filter:   key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter")),
-		Pause:    key.NewBinding(key.WithKeys("p", " "), key.WithHelp("p", "pause")),
+		Pause:    key.NewBinding(key.WithKeys("p", "space"), key.WithHelp("p", "pause")),
 		Faster:   key.NewBinding(key.WithKeys("-", "_"), key.WithHelp("-", "faster")),
 		Slower:   key.NewBinding(key.WithKeys("+", "="), key.WithHelp("+", "slower")),
 		Sort:     key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "sort")),
 		All:      key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "all")),
 		Baseline: key.NewBinding(key.WithKeys("b"), key.WithHelp("b", "baseline")),
-		Help:     key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "columns")),
+		Help:     key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "help")),
 		Quit:     key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+		// ctrl+z arrives as a key (the terminal is raw, so it sends no SIGTSTP): it
+		// suspends as the shell's job control expects (see Run).
+		Suspend:  key.NewBinding(key.WithKeys("ctrl+z"), key.WithHelp("ctrl+z", "suspend")),
+		interval: key.NewBinding(key.WithKeys("+", "-"), key.WithHelp("+/-", "interval")),
 
 		viewUp:       key.NewBinding(key.WithKeys("up", "k")),
 		viewDown:     key.NewBinding(key.WithKeys("down", "j")),
 		viewPageUp:   key.NewBinding(key.WithKeys("pgup", "ctrl+b")),
-		viewPageDown: key.NewBinding(key.WithKeys("pgdown", "ctrl+f", " ")),
+		viewPageDown: key.NewBinding(key.WithKeys("pgdown", "ctrl+f", "space")),
 		viewHalfUp:   key.NewBinding(key.WithKeys("ctrl+u")),
 		viewHalf:     key.NewBinding(key.WithKeys("ctrl+d")),
 	}
@@ -126,7 +139,7 @@ type portLoad struct {
 // Model is the counters screen.
 type Model struct {
 	sampler  Sampler
-	loadPort func(query.PortRef) (*query.PortView, error)
+	loadPort func(query.PortRef, string) (*query.PortView, error)
 	tracker  *query.Tracker
 	hist     *history
 	snap     *query.Snapshot
@@ -156,16 +169,11 @@ type Model struct {
 
 // New returns the model; Init starts sampling.
 func New(o Options) Model {
-	// A renderer of our own on io.Discard: rendering never asks the terminal anything
-	// (lipgloss's default renderer would query the background colour for adaptive
-	// colours, and stall for 5 s on a terminal that does not answer). The styles use
-	// the 16 ANSI colours, bold, faint and reverse, which follow the terminal's palette.
-	r := lipgloss.NewRenderer(io.Discard)
-	r.SetHasDarkBackground(true)
-	if o.Color {
-		r.SetColorProfile(colorProfile)
-	}
-	st := newStyles(r)
+	// The styles use the 16 ANSI colours, bold, faint and reverse, which follow the
+	// terminal's own palette: nothing depends on its background colour, so nothing
+	// asks the terminal for it. Run gives the program the colour profile (ANSI, or
+	// ASCII without colours), which strips what the terminal is not to get.
+	st := newStyles()
 	h := help.New()
 	h.Styles = help.Styles{
 		Ellipsis: st.dim, ShortKey: st.title, ShortDesc: st.plain, ShortSeparator: st.dim,
@@ -173,7 +181,7 @@ func New(o Options) Model {
 	}
 	h.ShortSeparator = " "
 	keys := newKeyMap()
-	vp := viewport.New(80, 20)
+	vp := viewport.New(viewport.WithWidth(80), viewport.WithHeight(20))
 	vp.Style = st.plain
 	vp.KeyMap = viewport.KeyMap{Up: keys.viewUp, Down: keys.viewDown, PageUp: keys.viewPageUp,
 		PageDown: keys.viewPageDown, HalfPageUp: keys.viewHalfUp, HalfPageDown: keys.viewHalf,
@@ -203,7 +211,7 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
 		m.width, m.height = max(msg.Width, 20), max(msg.Height, 8)
-		m.help.Width = m.width
+		m.help.SetWidth(m.width)
 	case sampleMsg:
 		m.sampling = false
 		m.snap = m.tracker.Add(msg.sample)
@@ -224,10 +232,14 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.ref == m.port.ref {
 			m.port = portLoad{ref: msg.ref, view: msg.view, err: msg.err}
 		}
-	case tea.KeyMsg:
+	case tea.KeyPressMsg:
 		var mm tea.Model
 		mm, cmd = m.key(msg)
 		m = mm.(Model)
+	case tea.PasteMsg:
+		if m.filtering {
+			m.filter += strings.Join(strings.Fields(msg.Content), " ")
+		}
 	}
 	return m.layout(), cmd
 }
@@ -253,7 +265,8 @@ func (m Model) layout() Model {
 		}
 	}
 	m.offset = max(min(m.offset, len(rows)-body), 0)
-	m.vp.Width, m.vp.Height = m.width, max(m.height-3, 1) // title, blank, help line
+	m.vp.SetWidth(m.width)
+	m.vp.SetHeight(max(m.height-3, 1)) // title, blank, help line
 	switch m.screen {
 	case screenDetail:
 		m.vp.SetContent(m.detail())
@@ -263,9 +276,12 @@ func (m Model) layout() Model {
 	return m
 }
 
-func (m Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
-	if msg.Type == tea.KeyCtrlC {
+func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
+	switch msg.String() {
+	case "ctrl+c":
 		return m, tea.Quit
+	case "ctrl+z":
+		return m, tea.Suspend
 	}
 	if m.filtering {
 		return m.filterKey(msg), nil
@@ -356,9 +372,9 @@ func (m Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 			return m, nil
 		}
 		m.port.pending = true
-		load, ref := m.loadPort, m.selected
+		load, ref, addr := m.loadPort, m.selected, rows[i].port.Address
 		return m, func() tea.Msg {
-			v, err := load(ref)
+			v, err := load(ref, addr)
 			return portMsg{ref: ref, view: v, err: err}
 		}
 	case key.Matches(msg, m.keys.Sort):
@@ -375,8 +391,8 @@ func (m Model) key(msg tea.KeyMsg) (tea.Model, tea.Cmd) {
 
 // filterKey edits the filter: typed text narrows the ports at once, enter keeps it,
 // esc clears it.
-func (m Model) filterKey(msg tea.KeyMsg) Model {
-	switch msg.Type {
+func (m Model) filterKey(msg tea.KeyPressMsg) Model {
+	switch msg.Code {
 	case tea.KeyEnter:
 		m.filtering = false
 	case tea.KeyEsc:
@@ -385,8 +401,10 @@ func (m Model) filterKey(msg tea.KeyMsg) Model {
 		if r := []rune(m.filter); len(r) > 0 {
 			m.filter = string(r[:len(r)-1])
 		}
-	case tea.KeyRunes, tea.KeySpace:
-		m.filter += string(msg.Runes)
+	default:
+		if msg.Mod&^tea.ModShift == 0 {
+			m.filter += msg.Text
+		}
 	}
 	return m
 }
@@ -488,35 +506,56 @@ func (m Model) Snapshot() *query.Snapshot { return m.snap }
 // Selected is the selected port.
 func (m Model) Selected() query.PortRef { return m.selected }
 
-// InterruptedError is what Run returns when ctx ended the screen (in ibkey: a signal,
-// through main's signal.NotifyContext). Cause is context.Cause(ctx), for a signal
-// "terminated signal received" and the like. The terminal has been restored.
-type InterruptedError struct{ Cause error }
-
-func (e *InterruptedError) Error() string { return "interrupted: " + e.Cause.Error() }
-
-func (e *InterruptedError) Unwrap() error { return e.Cause }
-
 // Run shows the screen on the terminal in/out until the user quits (q, Ctrl-C:
-// nil) or ctx ends (*InterruptedError).
+// nil) or ctx ends (*query.InterruptedError).
 //
 // The caller owns the process's signals: it cancels ctx on SIGINT, SIGTERM, SIGHUP
 // and SIGQUIT. bubbletea's own handler is off (tea.WithoutSignalHandler): two owners
-// deadlocked, bubbletea's handler blocking on sending a QuitMsg to a program that
+// deadlocked (bubbletea v1's handler blocked on sending a QuitMsg to a program that
 // the context had already stopped, with the terminal left raw in the alternate
-// screen. On ctx's end bubbletea kills the program without waiting for running
+// screen). On ctx's end bubbletea kills the program without waiting for running
 // commands (a sample being read is abandoned) and restores the terminal (cursor
 // shown, alternate screen left, cooked mode) before Run returns; so do a quit and
-// an error.
+// an error. Job control is the screen's own (suspendOnSIGTSTP): a SIGTSTP gives the
+// terminal back before the process stops, SIGCONT takes it again.
 //
-// Nothing here asks the terminal anything (see third_party/bubbletea/PATCH.md):
-// the styles do not depend on its background colour.
+// Nothing here waits for an answer from the terminal: the styles do not depend on
+// its background colour, and the colour profile is given (tea.WithColorProfile), not
+// detected. bubbletea v2 asks once, at start, whether the terminal has synchronized
+// output (DECRQM 2026 and 2027) and goes on without waiting; an answer only turns
+// that on.
 func Run(ctx context.Context, o Options, in io.Reader, out io.Writer) error {
+	profile := colorprofile.ASCII
+	if o.Color {
+		profile = colorprofile.ANSI
+	}
+	jc := newJobControl()
 	p := tea.NewProgram(New(o), tea.WithContext(ctx), tea.WithInput(in), tea.WithOutput(out),
-		tea.WithAltScreen(), tea.WithoutSignalHandler())
+		tea.WithoutSignalHandler(), tea.WithColorProfile(profile), tea.WithEnvironment(environ(o.Getenv)),
+		tea.WithFilter(jc.filter))
+	stop := jc.start(p)
 	_, err := p.Run()
+	stop()
 	if ctx.Err() != nil {
-		return &InterruptedError{Cause: context.Cause(ctx)}
+		return &query.InterruptedError{Cause: context.Cause(ctx)}
 	}
 	return err
+}
+
+// environ is what bubbletea reads of the environment: the terminal's type (its
+// renderer's capabilities), the size fallbacks, and what it decides whether to ask
+// the terminal about synchronized output from (not over SSH, not on Apple's
+// Terminal). Read through getenv, never os.Environ: the command owns the
+// environment.
+func environ(getenv func(string) string) []string {
+	env := []string{} // not nil: bubbletea reads os.Environ for nil
+	if getenv == nil {
+		return env
+	}
+	for _, k := range []string{"TERM", "TERM_PROGRAM", "SSH_TTY", "WT_SESSION", "COLUMNS", "LINES"} {
+		if v := getenv(k); v != "" {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
 }

@@ -39,6 +39,10 @@ const (
 	ibsimCtlTimeout = 2 * time.Second
 )
 
+// MaxSimNodeLen is the longest node name ibsim's CONNECT carries: struct
+// sim_client_info's nodeid is 32 bytes, NUL-terminated (include/ibsim.h).
+const MaxSimNodeLen = 31
+
 // IbsimOptions configure DialIbsim.
 type IbsimOptions struct {
 	// SockName is ibsim's socket base name; empty means the environment
@@ -85,8 +89,8 @@ func DialIbsim(ctx context.Context, opts IbsimOptions) (*Ibsim, error) {
 	if base == "" {
 		base = "sim"
 	}
-	if len(opts.Node) > 31 {
-		return nil, fmt.Errorf("ibsim: node name %q longer than 31 bytes", opts.Node)
+	if len(opts.Node) > MaxSimNodeLen {
+		return nil, fmt.Errorf("ibsim: node name %q longer than %d bytes", opts.Node, MaxSimNodeLen)
 	}
 	if opts.Window <= 0 || opts.Window > ibsimMaxWindow {
 		opts.Window = ibsimMaxWindow
@@ -111,10 +115,8 @@ func DialIbsim(ctx context.Context, opts IbsimOptions) (*Ibsim, error) {
 		return nil, fmt.Errorf("ibsim: no free client socket name: %w", err)
 	}
 
-	// Is ibsim there and running? A message of type SIM_CTL_ERROR is
-	// answered (after a warning on ibsim's stderr) and changes nothing, so a
-	// stale one is harmless.
-	if _, err := c.ctlCall(ctx, ibsimCtlError, 0, nil); err != nil && !errors.Is(err, errIbsimRefused) {
+	// Is ibsim there and running? (probe: silent, as a CONNECT is.)
+	if err := c.probe(ctx); err != nil {
 		c.closeSockets()
 		return nil, err
 	}
@@ -224,7 +226,7 @@ func (c *ibsimClient) ctlCall(ctx context.Context, typ uint32, slot int, data []
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
-	what := map[uint32]string{ibsimCtlConnect: "CONNECT", ibsimCtlDisconn: "DISCONNECT", ibsimCtlError: "a status query"}[typ]
+	what := map[uint32]string{ibsimCtlConnect: "CONNECT", ibsimCtlDisconn: "DISCONNECT"}[typ]
 	for {
 		err := unix.Sendto(c.ctl, m[:], unix.MSG_DONTWAIT, c.server)
 		if err == nil {
@@ -273,6 +275,54 @@ func (c *ibsimClient) ctlCall(ctx context.Context, typ uint32, slot int, data []
 			return nil, errIbsimRefused
 		}
 		return append([]byte(nil), r[16:ibsimCtlSize]...), nil
+	}
+}
+
+// probe checks that ibsim is there and reads its control socket, without a word on
+// its stderr: it sends a 1-byte datagram, which ibsim's sim_ctl reads and discards
+// because it is not a struct sim_ctl (ibsim/ibsim.c: no reply, no warning), and waits
+// until it has been read. A unix datagram stays charged to the sender's socket until
+// the receiver reads it (SIOCOUTQ, unix(7)), so the sender sees when that happens. Any
+// control type ibsim knows would either warn ("sim_ctl: bad ctl pkt type 0" for the
+// error type, which the probe used to send) or act on a client slot. A stopped ibsim
+// never reads it: the probe gives up at the earlier of ctx's deadline and
+// ibsimCtlTimeout, before a CONNECT that ibsim would handle once resumed, giving a
+// slot to a client that has left.
+func (c *ibsimClient) probe(ctx context.Context) error {
+	deadline := time.Now().Add(ibsimCtlTimeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	for {
+		err := unix.Sendto(c.ctl, []byte{0}, unix.MSG_DONTWAIT, c.server)
+		if err == nil {
+			break
+		}
+		if errors.Is(err, unix.ECONNREFUSED) || errors.Is(err, unix.ENOENT) {
+			return fmt.Errorf("ibsim: no simulator listening on socket %q (is ibsim running, with the same IBSIM_SOCKNAME?): %w", c.base, err)
+		}
+		if !errors.Is(err, unix.EAGAIN) {
+			return fmt.Errorf("ibsim: control message: %w", err)
+		}
+		if err := waitFD(ctx, c.ctl, unix.POLLOUT, deadline); err != nil {
+			return fmt.Errorf("ibsim %q: cannot reach it: its control queue is full (is ibsim stopped?): %w", c.base, err)
+		}
+	}
+	for pause := 50 * time.Microsecond; ; pause = min(2*pause, 5*time.Millisecond) {
+		queued, err := unix.IoctlGetInt(c.ctl, unix.SIOCOUTQ)
+		if err != nil {
+			return fmt.Errorf("ibsim %q: SIOCOUTQ: %w", c.base, err)
+		}
+		if queued == 0 {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("ibsim %q: it did not read its control socket (is ibsim stopped?): attaching: %w", c.base, context.Cause(ctx))
+		}
+		if !time.Now().Before(deadline) {
+			return fmt.Errorf("ibsim %q: %w: it did not read its control socket (is ibsim stopped?)", c.base, errIbsimNoAnswer)
+		}
+		time.Sleep(pause)
 	}
 }
 

@@ -257,6 +257,9 @@ type fakeEndpoint struct {
 	maxSeen  atomic.Int32
 	tids     sync.Map
 	dupTID   atomic.Bool
+	// inline: answers are queued by send itself (a fuzz input is then handled in
+	// one deterministic order, without a goroutine per request).
+	inline bool
 }
 
 func newFake(answer func([]byte) [][]byte) *fakeEndpoint {
@@ -278,14 +281,19 @@ func (f *fakeEndpoint) send(msgs [][]byte) (int, error) {
 		if _, dup := f.tids.LoadOrStore(binary.BigEndian.Uint64(m[offTID:]), true); dup {
 			f.dupTID.Store(true)
 		}
-		go func() {
+		deliver := func() {
 			for _, r := range f.answer(m) {
 				f.mu.Lock()
 				f.in = append(f.in, frame{mad: r, dropped: f.drop != nil && f.drop(r)})
 				f.mu.Unlock()
 				f.wake()
 			}
-		}()
+		}
+		if f.inline {
+			deliver()
+		} else {
+			go deliver()
+		}
 	}
 	return len(msgs), nil
 }

@@ -32,7 +32,7 @@ type CanTalkOptions struct {
 	OpenSM     cmdutil.OpenSMFlags
 	// Sweep is --fabric-file and --timeout: where lid=, node= and GUID endpoints are
 	// found when they are not read over MADs now.
-	Sweep cmdutil.FabricSource
+	Sweep cmdutil.FabricSweep
 	// savedSweep reads --fabric-file once: the router ports and the endpoints both
 	// come from it.
 	savedSweep func() (*fabric.Fabric, error)
@@ -150,7 +150,7 @@ unread-table or different-subnets).`,
 	c.Flags().StringSliceVar(&o.Routers, "router", nil, "with --partitions: the router ports' `GUIDS` (comma-separated; none: there are none), the others being CA ports: ALL_ROUTERS names router ports, ALL_CAS CA ports (a saved sweep, --fabric-file, also tells)")
 	_ = c.MarkFlagFilename("partitions")
 	o.OpenSM.AddFlags(c)
-	o.Sweep.AddFlags(c)
+	o.Sweep.AddFileFlags(c, "stop the sweep after this long and report what was read (exit 3)")
 	_ = c.RegisterFlagCompletionFunc("timeout", cmdutil.CompleteDurations("30s", "1m", "5m", "10m"))
 	return c
 }
@@ -259,7 +259,7 @@ func (o *CanTalkOptions) resolveFrom(src query.EndpointSources, specA, specB che
 		// 12); reading only the two end tables could answer yes where a switch drops
 		// the partition.
 		src.Ctx = ctx
-		src.Sweep = func() (*fabric.Fabric, error) { return o.Sweep.Sweep(ctx, fab, false) }
+		src.Sweep = func() (*fabric.Fabric, error) { return o.Sweep.SweepVia(ctx, fab, false) }
 		src.SweepName = "a sweep via " + fab.Via
 		var err error
 		eps, err = query.ResolveEndpointsFrom(src, specA, specB)
@@ -271,6 +271,14 @@ func (o *CanTalkOptions) resolveFrom(src query.EndpointSources, specA, specB che
 func runCanTalk(o *CanTalkOptions) error {
 	f, err := o.Format()
 	if err != nil {
+		return err
+	}
+	// Every flag is checked, also one this pair of endpoints does not use: a bad
+	// value is a mistake either way (issue 28: --timeout -1s, --table-size 0).
+	if err := o.Sweep.Validate(); err != nil {
+		return err
+	}
+	if _, err := o.OpenSM.Options(); err != nil {
 		return err
 	}
 	var ifcs []*cmdutil.ResolvedInterface
@@ -332,10 +340,9 @@ func runCanTalk(o *CanTalkOptions) error {
 		return err
 	}
 
-	v := check.CanTalk(eps[0].Endpoint, eps[1].Endpoint)
+	v := query.CanTalk(eps[0], eps[1])
 	if parts != nil {
 		v.Reasons = append(v.Reasons, partitionReasons(parts, v, eps)...)
-		nodeTypeUnknown(parts, &v, eps)
 	}
 	v.Reasons = append(v.Reasons, qkeyRuleReasons(v)...)
 	// Port warnings first (a stale or RoCE table undermines everything after it), once
@@ -710,46 +717,6 @@ func partitionReasons(p *query.Partitions, v check.Verdict, eps []query.Resolved
 		}
 	}
 	return out
-}
-
-// nodeTypeUnknown makes v unknown when it depends on the node type of a GUID endpoint
-// that was not given: OpenSM adds ALL_CAS and ALL_ROUTERS members by node type
-// (osm_prtn_config.c, osm_prtn_add_all), so a router port's table can differ from the
-// CA port's the GUID was modelled as (lab: Default=0x7fff : ALL_CAS=full leaves a
-// router port the implicit 0x7fff). The answer is kept when every type gives it.
-func nodeTypeUnknown(p *query.Partitions, v *check.Verdict, eps []query.ResolvedEndpoint) {
-	var sentences []string
-	for _, alt := range p.TypeAlternatives(eps) {
-		var as string
-		switch {
-		case alt.Err != nil:
-			as = "no such entry (" + alt.Err.Error() + ")"
-		default:
-			w := check.CanTalk(alt.Endpoints[0].Endpoint, alt.Endpoints[1].Endpoint)
-			if w.Kind == v.Kind && w.CanTalk == v.CanTalk && w.OneWay == v.OneWay {
-				continue
-			}
-			as = strings.ToLower(strings.SplitN(headline(w), ":", 2)[0])
-		}
-		var names []string
-		for _, g := range alt.Routers {
-			names = append(names, g.String())
-		}
-		who := strings.Join(names, " and ")
-		is := "is a router port"
-		if len(names) > 1 {
-			is = "are router ports"
-		}
-		sentences = append(sentences, fmt.Sprintf("whether %s %s: %s gives a router port ALL_ROUTERS' entries instead of ALL_CAS' (OpenSM adds them by node type), and then the answer is %s, not %s; give the router ports with --router (--router %s if so, --router none if there are none), or --fabric-file with a saved sweep",
-			who, is, p.Config.File, as, strings.ToLower(strings.SplitN(headline(*v), ":", 2)[0]), strings.Join(names, ",")))
-	}
-	if len(sentences) == 0 {
-		return
-	}
-	v.Kind, v.CanTalk, v.OneWay = check.VerdictUnknown, false, false
-	for _, s := range sentences {
-		v.NotChecked = append(v.NotChecked, check.NotChecked{Cause: check.NotCheckedNodeType, Sentence: s})
-	}
 }
 
 // maxFileItems bounds the file lines named per endpoint.

@@ -50,3 +50,12 @@ func TestSourceFlags(t *testing.T) {
 }
 
 const wantGUID = `endpoint "0x0002c90300000204" is a port GUID (0x0002c90300000204): resolving a GUID needs --partitions FILE (the tables the SM would program), --fabric-file FILE (a saved sweep) or a fabric to sweep (--ibsim, --ca); or use DEV/PORT for a local port or a P_Key value`
+
+// TestUnusedFlagsChecked (issue 28 item 7): a bad --timeout or --table-size is bad
+// input (exit 2) even when the endpoints need no sweep and no partitions file.
+func TestUnusedFlagsChecked(t *testing.T) {
+	cmdtest.Errors(t, root, []cmdtest.ErrorCase{
+		{Args: []string{"can-talk", "--timeout", "-1s", "0x8001", "0x0001"}, Code: 2, Stderr: "ibkey: invalid --timeout -1s (accepted: a positive duration, e.g. 30s)\n"},
+		{Args: []string{"can-talk", "--table-size", "0", "0x8001", "0x0001"}, Code: 2, Stderr: "ibkey: invalid --table-size 0 (accepted: 1-65535, the port's PartitionCap)\n"},
+	})
+}

@@ -3,13 +3,11 @@ package cmdutil
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ibkey/ibkey/internal/check"
-	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 	"github.com/ibkey/ibkey/internal/query"
 )
@@ -109,7 +107,7 @@ func (a *AddressFlags) Selectors(args []string) ([]query.FabricSelector, error) 
 		base.Addr = addr
 		return []query.FabricSelector{base}, nil
 	}
-	lids, err := ParseLIDList(a.LID)
+	lids, err := ParseLIDFlag(a.LID)
 	if err != nil {
 		return nil, err
 	}
@@ -141,83 +139,15 @@ func addressHint(arg string) string {
 	return ""
 }
 
-// GUIDSelector finds GUID g (a port GUID, else a node GUID) in the swept fabric f and
-// returns the address that reaches it: a CA port through its own LID (a CA answers
-// only for the port an SMP arrives at), a node by its directed route; base's --port
-// applies to a node GUID.
-func GUIDSelector(f *fabric.Fabric, g check.GUID, base query.FabricSelector) (query.FabricSelector, error) {
-	for _, n := range f.Nodes {
-		for _, p := range n.Ports {
-			if p.GUID != g || g == 0 {
-				continue
-			}
-			sel := base
-			if p.LID != 0 && n.Type != check.NodeSwitch {
-				sel.Addr = mad.LIDAddress(p.LID)
-				return sel, nil
-			}
-			addr, err := mad.ParseDRPath(n.Path)
-			if err != nil {
-				return sel, &query.EnvError{Msg: fmt.Sprintf("GUID %s: %s has no usable directed route (%q)", g, n.Description, n.Path)}
-			}
-			sel.Addr = addr
-			if !sel.AllPorts {
-				sel.Port, sel.HasPort = p.Num, true
-			}
-			return sel, nil
-		}
+// ParseLIDFlag reads --lid's value (query.ParseLIDList, the one LID list parser); a
+// bad one is bad input naming the flag: invalid --lid "5-3": range 5-3 ends below its
+// start (accepted: ...).
+func ParseLIDFlag(s string) ([]uint16, error) {
+	lids, err := query.ParseLIDList(s)
+	if err != nil {
+		return nil, &query.UsageError{Msg: "invalid --lid " + err.Error(), Err: err}
 	}
-	for _, n := range f.Nodes {
-		if n.GUID == g {
-			addr, err := mad.ParseDRPath(n.Path)
-			if err != nil {
-				return base, &query.EnvError{Msg: fmt.Sprintf("GUID %s: %s has no usable directed route (%q)", g, n.Description, n.Path)}
-			}
-			sel := base
-			sel.Addr = addr
-			return sel, nil
-		}
-	}
-	return base, &query.EnvError{Msg: fmt.Sprintf("no port or node with GUID %s in the fabric (%s)", g, SweepSummary(f))}
-}
-
-// maxLIDList bounds a LID list: the unicast LID space.
-const maxLIDList = 0xbfff
-
-// ParseLIDList reads "3", "3,5,9", "3-40" or a mix ("1,3-5"), decimal or 0x hex.
-// Duplicates are kept once, in first-seen order.
-func ParseLIDList(s string) ([]uint16, error) {
-	bad := func(why string) error {
-		return &query.UsageError{Msg: fmt.Sprintf("invalid --lid %q: %s (accepted: a LID 1-49151, a list 3,5,9 or a range 3-40)", s, why)}
-	}
-	var out []uint16
-	seen := map[uint16]bool{}
-	for _, part := range strings.Split(s, ",") {
-		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
-		a, err := mad.ParseLID(lo)
-		if err != nil {
-			return nil, bad(fmt.Sprintf("%q is not a unicast LID", lo))
-		}
-		b := a
-		if isRange {
-			if b, err = mad.ParseLID(hi); err != nil {
-				return nil, bad(fmt.Sprintf("%q is not a unicast LID", hi))
-			}
-			if b < a {
-				return nil, bad(fmt.Sprintf("range %s ends below its start", part))
-			}
-		}
-		for l := int(a); l <= int(b); l++ {
-			if !seen[uint16(l)] {
-				seen[uint16(l)] = true
-				out = append(out, uint16(l))
-			}
-		}
-		if len(out) > maxLIDList {
-			return nil, bad("more than " + strconv.Itoa(maxLIDList) + " LIDs")
-		}
-	}
-	return out, nil
+	return lids, nil
 }
 
 // RenderFabricPorts reads the selected ports' attributes and P_Key tables over MADs
@@ -249,7 +179,7 @@ func RenderFabricAddress(ctx context.Context, m *MADFlags, n *Notices, a *Addres
 		if f == nil {
 			return &query.EnvError{Msg: fmt.Sprintf("finding GUID %s: %v (via %s)", a.guid, err, fab.Via)}
 		}
-		sel, gerr := GUIDSelector(f, a.guid, sels[0])
+		sel, gerr := query.GUIDSelector(f, a.guid, sels[0])
 		if gerr != nil {
 			if err != nil {
 				// Not found in a partial sweep: it may be in the part not read.

@@ -10,7 +10,6 @@ import (
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/ibverbs"
 	"github.com/ibkey/ibkey/internal/query"
-	"github.com/ibkey/ibkey/internal/tui"
 )
 
 // Exit codes: 0 success / yes, 1 a definite no, 2 bad input, 3 environment, 4
@@ -60,7 +59,7 @@ func ExitCode(err error) int {
 		env      *query.EnvError
 
 		incomplete  *IncompleteError
-		interrupted *tui.InterruptedError
+		interrupted *query.InterruptedError
 	)
 	switch {
 	case errors.As(err, &silent):

@@ -4,14 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/query"
+	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // FabricSweep is where a fabric command's fabric comes from: a saved sweep
@@ -29,6 +28,12 @@ type FabricSweep struct {
 	RawNames    bool
 }
 
+// sweepWindowIbsim is the MADs in flight during a sweep on ibsim. Measured with
+// BenchmarkLabSweep (internal/query) on fat trees of 50 and 512 nodes: 8 is the
+// fastest, 16 (the transport's default) 2-3 times slower, probably because Linux queues
+// at most net.unix.max_dgram_qlen (10) datagrams on ibsim's unix socket.
+const sweepWindowIbsim = 8
+
 // timeoutUsage is --timeout's help: what happens when it expires.
 const timeoutUsage = "bound the whole command: stop sweeping this long after it started and report what was read (a partial sweep, exit 4)"
 
@@ -42,8 +47,38 @@ func AddFabricSweepFlags(c *cobra.Command, f *Factory) *FabricSweep {
 	return s
 }
 
+// AddFileFlags adds --fabric-file and --timeout alone, to a command that adds the MAD
+// flags itself (can-talk: it sweeps only for endpoints a sweep resolves; SweepVia).
+func (s *FabricSweep) AddFileFlags(c *cobra.Command, timeoutUsage string) {
+	c.Flags().StringVar(&s.File, "fabric-file", "", "read a saved sweep from `FILE` (ibkey fabric discover -o json > FILE) instead of sweeping the fabric")
+	_ = c.MarkFlagFilename("fabric-file", "json")
+	s.AddTimeoutFlag(c, timeoutUsage)
+}
+
+// ReadFabricFile decodes a saved sweep (--fabric-file, or a file `fabric diff`
+// compares: query.ReadFabricFile). Every problem is bad input (exit 2) naming the
+// flag, the file and what is wrong with it.
+func ReadFabricFile(path string) (*fabric.Fabric, error) {
+	return ReadFabricFileAs(path, "--fabric-file")
+}
+
+// ReadFabricFileAs is ReadFabricFile for a file the command line gives as what (a
+// flag, or an argument: "fabric diff").
+func ReadFabricFileAs(path, what string) (*fabric.Fabric, error) {
+	f, err := query.ReadFabricFile(path)
+	var fe *query.FabricFileError
+	if errors.As(err, &fe) {
+		prefix := what + " "
+		if fe.Path == "" {
+			prefix = what + ": " // the open's error names the file
+		}
+		return nil, &query.UsageError{Msg: textsafe.Message(prefix + fe.Error()), Err: fe}
+	}
+	return f, err
+}
+
 // Names reads --node-name-map (nil when not given).
-func (s *FabricSweep) Names() (*NodeNameMap, error) {
+func (s *FabricSweep) Names() (*query.NodeNameMap, error) {
 	if s.NodeNameMap == "" {
 		return nil, nil
 	}
@@ -61,6 +96,29 @@ func (s *FabricSweep) Validate() error {
 		return Usagef("invalid --timeout %v (accepted: a positive duration, e.g. 30s)", s.Timeout)
 	}
 	return nil
+}
+
+// Prepare checks --timeout and sets the MAD flags up for a sweep through a transport
+// the command opens itself (SweepVia).
+func (s *FabricSweep) Prepare() error {
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	if s.MAD.IbsimBase() != "" && s.MAD.Window == 0 {
+		s.MAD.Window = sweepWindowIbsim
+	}
+	return nil
+}
+
+// SweepVia sweeps through fab, a transport the command opened (after Prepare),
+// bounded by --timeout from now. A sweep that stopped early comes back with what it
+// read and the error; one that read nothing is an environment error.
+func (s *FabricSweep) SweepVia(ctx context.Context, fab *query.Fabric, noTables bool) (*fabric.Fabric, error) {
+	f, err := query.Sweep(ctx, fab.T, query.SweepOptions{Timeout: s.Timeout, NoTables: noTables, Source: fab.Via})
+	if f == nil {
+		return nil, &query.EnvError{Msg: fmt.Sprintf("%v (via %s)", err, fab.Via), Err: err}
+	}
+	return f, err
 }
 
 // Load gives fn the fabric: the saved file, or a sweep run now (see Sweep).
@@ -96,24 +154,10 @@ func (s *FabricSweep) Load(ctx context.Context, n *Notices, noTables, needTables
 		if err != nil {
 			return err
 		}
-		n.Label(fmt.Sprintf("fabric: %s: %s", s.File, SweepSummary(f)))
+		n.Label(fmt.Sprintf("fabric: %s: %s", s.File, query.SweepSummary(f)))
 		return PartialResult(n, f, needTables, fn(f))
 	}
 	return s.Sweep(ctx, n, noTables, func(f *fabric.Fabric) error { return PartialResult(n, f, needTables, fn(f)) })
-}
-
-// TablesNotRead counts the tables a sweep holds no answer for without a failure:
-// end ports and cabled ports that are not DOWN, swept with --no-tables.
-func TablesNotRead(f *fabric.Fabric) int {
-	k := 0
-	for _, n := range f.Nodes {
-		for _, p := range n.Ports {
-			if p.PKeys == nil && p.PKeysError == "" && p.State != check.StateDown && (n.IsEndPort(p) || p.Peer != nil) {
-				k++
-			}
-		}
-	}
-	return k
 }
 
 // Sweep runs a sweep now and gives fn what was read, however partial (fn decides with
@@ -125,14 +169,11 @@ func TablesNotRead(f *fabric.Fabric) int {
 // after. A sweep that read nothing is an error: exit 4 when --timeout or ctx ended it,
 // else exit 3 (no fabric access).
 func (s *FabricSweep) Sweep(ctx context.Context, n *Notices, noTables bool, fn func(f *fabric.Fabric) error) (err error) {
-	if err := s.Validate(); err != nil {
+	if err := s.Prepare(); err != nil {
 		return err
 	}
 	sctx, cancel := context.WithTimeout(ctx, s.Timeout)
 	defer cancel()
-	if s.MAD.IbsimBase() != "" && s.MAD.Window == 0 {
-		s.MAD.Window = sweepWindowIbsim
-	}
 	fab, err := s.MAD.Open(ctx)
 	if err != nil {
 		return err
@@ -155,86 +196,36 @@ func (s *FabricSweep) Sweep(ctx context.Context, n *Notices, noTables bool, fn f
 		}
 		return &query.EnvError{Msg: fmt.Sprintf("%v (via %s)", err, fab.Via)}
 	}
-	n.Label(fmt.Sprintf("fabric: %s", SweepSummary(f)))
+	n.Label(fmt.Sprintf("fabric: %s", query.SweepSummary(f)))
 	return fn(f)
 }
 
-// FabricIncomplete lists the gaps of a swept or saved fabric, as a document's
-// "incomplete": empty exactly when PartialResult does not make the command exit 4
-// (it decides from this list). Kinds: partial-sweep (the sweep stopped early, or
-// links whose far end did not answer: the nodes behind them were not swept),
-// unread-node (node attributes or PortInfo not read), unread-table (P_Key tables not
-// read; with needTables also those the sweep skipped, --no-tables).
+// FabricIncomplete is what a swept or saved fabric lacks (query.FabricGapList), as a
+// document's "incomplete": empty exactly when PartialResult does not make the command
+// exit 4. Kinds: partial-sweep, unread-node, unread-table (query.GapKind).
 func FabricIncomplete(f *fabric.Fabric, needTables bool) []Incomplete {
-	g := query.FabricGaps(f)
-	var out []Incomplete
-	if g.Stopped != "" {
-		out = append(out, Incomplete{IncompletePartialSweep, "the sweep stopped early (" + g.Stopped + "): nodes past that point were not swept"})
-	}
-	if k := len(f.Unreachable); k > 0 {
-		msg := Plural(k, "link", "links") + " with no answer from the far end (the nodes behind them are missing)"
-		out = append(out, Incomplete{IncompletePartialSweep, msg + ": " + unreachableList(f)})
-	}
-	if g.NodeReads > 0 {
-		out = append(out, Incomplete{IncompleteUnreadNode, Plural(g.NodeReads, "node attribute read", "node attribute reads") + " (NodeDescription, SwitchInfo) failed"})
-	}
-	if g.PortReads > 0 {
-		out = append(out, Incomplete{IncompleteUnreadNode, Plural(g.PortReads, "PortInfo read", "PortInfo reads") + " failed"})
-	}
-	if g.TableReads > 0 {
-		out = append(out, Incomplete{IncompleteUnreadTable, Plural(g.TableReads, "P_Key table", "P_Key tables") + " not read"})
-	}
-	if needTables {
-		if k := TablesNotRead(f); k > 0 {
-			out = append(out, Incomplete{IncompleteUnreadTable, Plural(k, "P_Key table", "P_Key tables") + " not in the sweep (made with --no-tables)"})
-		}
+	gaps := query.FabricGapList(f, needTables)
+	out := make([]Incomplete, len(gaps))
+	for i, g := range gaps {
+		out[i] = Incomplete{string(g.Kind), g.Message}
 	}
 	return out
 }
 
-// unreachableList names up to three of the links of f whose far end did not answer,
-// and how many more there are.
-func unreachableList(f *fabric.Fabric) string {
-	var where []string
-	for i, u := range f.Unreachable {
-		if i == 3 {
-			where = append(where, fmt.Sprintf("and %d more", len(f.Unreachable)-3))
-			break
-		}
-		where = append(where, fmt.Sprintf("behind %s (DR path %s): %s", f.Label(u.From), u.Path, u.Error))
-	}
-	return strings.Join(where, "; ")
-}
-
 // PartialResult is err after fn printed f, unless f is partial (FabricIncomplete is
-// not empty): then the gaps go to n's stream (one line, with up to three of the links
-// that did not answer) and the result is exit 4. With needTables, tables the sweep did
-// not read (--no-tables) are gaps. An error other than an exit code (a write error)
-// wins.
+// not empty): then what it lacks goes to n's stream in one line
+// (query.PartialSummary) and the result is exit 4. With needTables, tables the sweep
+// did not read (--no-tables) are gaps. An error other than an exit code (a write
+// error) wins.
 func PartialResult(n *Notices, f *fabric.Fabric, needTables bool, err error) error {
 	if err != nil && !Reported(err) {
 		return err
 	}
-	if len(FabricIncomplete(f, needTables)) == 0 {
+	msg := query.PartialSummary(f, needTables)
+	if msg == "" {
 		return err
 	}
-	gaps := query.FabricGaps(f)
-	var skipped int
-	if needTables {
-		skipped = TablesNotRead(f)
-	}
-	var parts []string
-	if gaps.Partial() {
-		parts = append(parts, gaps.String())
-	}
-	if skipped > 0 {
-		parts = append(parts, Plural(skipped, "P_Key table", "P_Key tables")+" not in the sweep (made with --no-tables)")
-	}
-	msg := "partial sweep: " + strings.Join(parts, "; ")
-	if len(f.Unreachable) > 0 {
-		msg += ": " + unreachableList(f)
-	}
-	fmt.Fprintf(n.w, "ibkey: %s; what was read is shown above, and what was not is not checked\n", msg)
+	fmt.Fprintf(n.w, "ibkey: partial sweep: %s; what was read is shown above, and what was not is not checked\n", msg)
 	return Exit(ExitIncomplete)
 }
 

@@ -32,6 +32,10 @@ type Factory struct {
 	Output   string // -o/--output
 	NoColor  bool   // --no-color (env NO_COLOR)
 
+	// madFlags are the MAD flags of the commands that have them (AddMADFlags): the
+	// running command's say whether --ibsim was given (Host's hint).
+	madFlags []*MADFlags
+
 	// Decided once from the flags and the streams (Decide).
 	decided            bool
 	format             Format
@@ -69,7 +73,19 @@ func (f *Factory) Host() *query.Host {
 	if dir == "" {
 		dir = "/sys"
 	}
-	return &query.Host{Sys: ibverbs.Open(dir), NoDevicesHint: NoDevicesHint}
+	return &query.Host{Sys: ibverbs.Open(dir), NoDevicesHint: f.noDevicesHint()}
+}
+
+// noDevicesHint is NoDevicesHint, or, when the running command was given --ibsim but
+// reads the local host, how it reaches the simulated fabric instead (issue 25: the
+// sysfs advice alone suggested the simulator was not used for lack of a device).
+func (f *Factory) noDevicesHint() string {
+	for _, m := range f.madFlags {
+		if m.cmd.Flags().Parsed() && m.IbsimBase() != "" {
+			return m.addressHint() + "; or " + NoDevicesHint
+		}
+	}
+	return NoDevicesHint
 }
 
 // IbsimSocket resolves the simulator's socket base name from --ibsim's value (flag,

@@ -10,7 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ibkey/ibkey/internal/ibverbs"
+	"github.com/ibkey/ibkey/internal/demo"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 	"github.com/ibkey/ibkey/internal/query"
 )
@@ -57,6 +57,7 @@ var MADFlagNames = []string{"ibsim", "sim-node", "ca", "ca-port", "mad-timeout",
 // -t timeout_ms; a plain --mad-timeout number is milliseconds too).
 func AddMADFlags(c *cobra.Command, f *Factory) *MADFlags {
 	m := &MADFlags{f: f, cmd: c}
+	f.madFlags = append(f.madFlags, m)
 	fl := c.Flags()
 	fl.StringVar(&m.Ibsim, "ibsim", "", ibsimUsage)
 	fl.Lookup("ibsim").NoOptDefVal = IbsimDefault
@@ -98,6 +99,27 @@ func CheckRootIbsim(c *cobra.Command) error {
 	return nil
 }
 
+// addressHint says how the command reads the simulated fabric, from the address flags
+// it has: "with --ibsim, 'ibkey pkeys' reads the simulated fabric only through --lid,
+// --dr or --guid, and this host's sysfs otherwise".
+func (m *MADFlags) addressHint() string {
+	var flags []string
+	for _, name := range []string{"lid", "dr", "guid", "node"} {
+		if m.cmd.Flags().Lookup(name) != nil {
+			flags = append(flags, "--"+name)
+		}
+	}
+	how := "an endpoint of the fabric (lid=N, node=NAME, a port GUID)"
+	switch len(flags) {
+	case 0:
+	case 1:
+		how = flags[0]
+	default:
+		how = strings.Join(flags[:len(flags)-1], ", ") + " or " + flags[len(flags)-1]
+	}
+	return fmt.Sprintf("with --ibsim, '%s' reads the simulated fabric only through %s, and this host's sysfs otherwise", m.cmd.CommandPath(), how)
+}
+
 // IbsimBase returns the simulator's socket base name, or "" when umad is selected.
 func (m *MADFlags) IbsimBase() string { return m.f.IbsimSocket(m.Ibsim) }
 
@@ -119,7 +141,8 @@ func (m *MADFlags) Options() (mad.Options, error) {
 	return mad.Options{Timeout: m.MADTimeout, Retries: retries, Window: m.Window}, nil
 }
 
-// Open opens the transport the flags select. The caller must Close the transport
+// Open opens the transport the flags select (query.OpenFabric) after checking the
+// flags, and says which flags help when it fails. The caller must Close the transport
 // (ibsim has 10 client slots and never frees the slot of a client that exits without
 // disconnecting); With does that.
 func (m *MADFlags) Open(ctx context.Context) (*query.Fabric, error) {
@@ -127,60 +150,57 @@ func (m *MADFlags) Open(ctx context.Context) (*query.Fabric, error) {
 	if err != nil {
 		return nil, err
 	}
-	if base := m.IbsimBase(); base != "" {
-		if m.CA != "" || m.CAPort != 0 {
-			return nil, Usagef("--ca and --ca-port choose a local umad port; they do not apply with --ibsim (use --sim-node NAME to choose where to attach)")
-		}
-		dial := m.DialIbsim
-		if dial == nil {
-			dial = dialIbsim
-		}
-		t, node, err := dial(ctx, mad.IbsimOptions{SockName: base, Node: m.SimNode, Options: opts})
-		if err != nil {
-			return nil, &query.EnvError{Msg: err.Error()}
-		}
-		return newFabric(t, fmt.Sprintf("ibsim %q at %s", base, node)), nil
-	}
-	if m.SimNode != "" {
+	o := query.TransportOptions{Ibsim: m.IbsimBase(), SimNode: m.SimNode, CA: m.CA, CAPort: m.CAPort, MAD: opts,
+		Host: m.f.Host, UmadDir: m.UmadDir, DialIbsim: m.DialIbsim, OpenUmad: m.OpenUmad}
+	switch {
+	case o.Ibsim != "" && (m.CA != "" || m.CAPort != 0):
+		return nil, Usagef("--ca and --ca-port choose a local umad port; they do not apply with --ibsim (use --sim-node NAME to choose where to attach)")
+	case o.Ibsim != "" && len(m.SimNode) > mad.MaxSimNodeLen:
+		return nil, Usagef("invalid --sim-node %q: %d bytes, longer than the %d a simulator node name holds", m.SimNode, len(m.SimNode), mad.MaxSimNodeLen)
+	case o.Ibsim == "" && m.SimNode != "":
 		return nil, Usagef("--sim-node chooses where to attach to the simulator: it needs --ibsim")
+	case o.Ibsim == "" && m.CA == "" && m.CAPort != 0:
+		return nil, Usagef("--ca-port needs --ca DEV")
+	case o.Ibsim == "" && m.f.IsDemo():
+		return openDemo(m.CA, m.CAPort, m.f.Now)
 	}
-	if m.f.IsDemo() {
-		return nil, Usagef("the demo host has no fabric to query: use --ibsim with a running simulator (see '%s --help')", m.cmd.CommandPath())
-	}
-	dev, port, err := m.umadPort()
-	if err != nil {
+	fab, err := query.OpenFabric(ctx, o)
+	var np *query.NoLocalPortError
+	switch {
+	case errors.As(err, &np) && np.Err != nil:
+		return nil, &query.EnvError{Msg: np.Error() + "; to query a simulated fabric use --ibsim", Err: err}
+	case errors.As(err, &np):
+		return nil, &query.EnvError{Msg: np.Error() + "; choose one with --ca DEV --ca-port N", Err: err}
+	case err != nil && o.Ibsim == "":
+		return nil, &query.EnvError{Msg: umadErrorText(errors.Unwrap(err)), Err: err}
+	case err != nil:
 		return nil, err
 	}
-	open := m.OpenUmad
-	if open == nil {
-		open = func(dev string, port int, o mad.UmadOptions) (mad.Transport, error) {
-			return mad.OpenUmad(dev, port, o)
-		}
+	// A LID that gets no answer suggests --dr (query.NoAnswerError).
+	fab.DirectedRouteFlag = "--dr"
+	return fab, nil
+}
+
+// openDemo attaches to the demo fabric (internal/demo: the subnet the demo host's
+// InfiniBand ports are cabled to) at dev/port, mlx5_0/1 unless --ca says otherwise,
+// as umad would take the host's first ACTIVE InfiniBand port.
+func openDemo(dev string, port int, now func() time.Time) (*query.Fabric, error) {
+	if dev == "" {
+		dev = "mlx5_0"
 	}
-	t, err := open(dev, port, mad.UmadOptions{SysfsRoot: m.f.Host().Sys.Root, DevDir: m.UmadDir, Options: opts})
+	if port == 0 {
+		port = 1
+	}
+	t, err := demo.OpenTransport(dev, port, now)
 	if err != nil {
-		return nil, &query.EnvError{Msg: umadErrorText(err)}
+		return nil, &query.EnvError{Msg: err.Error(), Err: err}
 	}
-	return newFabric(t, fmt.Sprintf("%s/%d", dev, port)), nil
+	return &query.Fabric{T: t, Via: fmt.Sprintf("%s at %s/%d", demo.Via, dev, port), DirectedRouteFlag: "--dr"}, nil
 }
 
 // FabricAccessHow says how the MAD flags give a command fabric access, for what
 // cannot be read without it (query.NeedsFabricAccess).
 const FabricAccessHow = "pass --ca DEV as root or the rdma group, or --ibsim"
-
-// newFabric is the fabric reached through t (via names it), its messages naming the
-// address flags that help: a LID that got no answer suggests --dr.
-func newFabric(t mad.Transport, via string) *query.Fabric {
-	return &query.Fabric{T: t, Via: via, DirectedRouteFlag: "--dr"}
-}
-
-func dialIbsim(ctx context.Context, o mad.IbsimOptions) (mad.Transport, string, error) {
-	t, err := mad.DialIbsim(ctx, o)
-	if err != nil {
-		return nil, "", err
-	}
-	return t, t.Node, nil
-}
 
 // umadErrorText adds what to do to umad's errors: the flag that reaches a fabric
 // without InfiniBand hardware when the host has no umad device for the port.
@@ -193,32 +213,6 @@ func umadErrorText(err error) string {
 		return msg + "; without InfiniBand hardware, query a simulated fabric with --ibsim"
 	}
 	return msg
-}
-
-// umadPort is --ca/--ca-port, or the first ACTIVE InfiniBand port of the host.
-func (m *MADFlags) umadPort() (string, int, error) {
-	if m.CA != "" {
-		port := m.CAPort
-		if port == 0 {
-			port = 1
-		}
-		return m.CA, port, nil
-	}
-	if m.CAPort != 0 {
-		return "", 0, Usagef("--ca-port needs --ca DEV")
-	}
-	views, err := m.f.Host().Load(query.Selector{}, query.LoadOptions{})
-	if err != nil {
-		return "", 0, &query.EnvError{Msg: fmt.Sprintf("no local port to send MADs from: %v; to query a simulated fabric use --ibsim", err)}
-	}
-	var seen []string
-	for _, v := range views {
-		if v.LinkLayer() == "InfiniBand" && v.Port.State.Num == ibverbs.StateActive {
-			return v.Port.Device, v.Port.Num, nil
-		}
-		seen = append(seen, fmt.Sprintf("%s %s %s", v.Ref(), v.LinkLayer(), v.Port.State.Name))
-	}
-	return "", 0, &query.EnvError{Msg: fmt.Sprintf("no ACTIVE InfiniBand port to send MADs from (ports: %s); choose one with --ca DEV --ca-port N", strings.Join(seen, ", "))}
 }
 
 // With opens the selected transport, runs fn, and closes the transport however fn

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 	"github.com/ibkey/ibkey/internal/query"
 )
@@ -24,26 +26,17 @@ func testMAD(env map[string]string) *MADFlags {
 	return &MADFlags{f: f, MADTimeout: time.Second, MADRetries: 3}
 }
 
-func TestParseLIDList(t *testing.T) {
-	good := map[string][]uint16{
-		"3":         {3},
-		"0x10":      {16},
-		"3,5,9":     {3, 5, 9},
-		"3-6":       {3, 4, 5, 6},
-		"1,3-5,4,1": {1, 3, 4, 5},
-		"49151":     {49151},
-	}
-	for in, want := range good {
-		got, err := ParseLIDList(in)
-		if err != nil || !reflect.DeepEqual(got, want) {
-			t.Errorf("ParseLIDList(%q) = %v, %v; want %v", in, got, err, want)
-		}
+// TestParseLIDFlag: --lid's errors are usage errors naming the flag and what is
+// accepted (the parser itself: query.ParseLIDList).
+func TestParseLIDFlag(t *testing.T) {
+	if got, err := ParseLIDFlag("1,3-5,4,1"); err != nil || !reflect.DeepEqual(got, []uint16{1, 3, 4, 5}) {
+		t.Errorf("ParseLIDFlag: %v, %v", got, err)
 	}
 	for _, in := range []string{"", "0", "49152", "0xffff", "5-3", "3-", "-3", "a", "3,,4", "1-49151,x"} {
-		if got, err := ParseLIDList(in); err == nil {
-			t.Errorf("ParseLIDList(%q) = %v, want an error", in, got)
-		} else if !strings.Contains(err.Error(), "accepted:") {
-			t.Errorf("ParseLIDList(%q): %v does not say what is accepted", in, err)
+		if got, err := ParseLIDFlag(in); err == nil {
+			t.Errorf("ParseLIDFlag(%q) = %v, want an error", in, got)
+		} else if !strings.HasPrefix(err.Error(), "invalid --lid ") || !strings.Contains(err.Error(), "accepted:") || ExitCode(err) != ExitUsage {
+			t.Errorf("ParseLIDFlag(%q): %v (exit %d), want invalid --lid ... accepted, exit 2", in, err, ExitCode(err))
 		}
 	}
 }
@@ -171,5 +164,57 @@ func TestFabricNoAnswerHint(t *testing.T) {
 	var na *query.NoAnswerError
 	if err == nil || err.Error() != want || !errors.As(err, &na) || ExitCode(err) != ExitEnv {
 		t.Errorf("no answer: %v (exit %d)\nwant %s (exit %d)", err, ExitCode(err), want, ExitEnv)
+	}
+}
+
+// TestSimNodeTooLong (issue 28 item 7): a --sim-node longer than the 31 bytes ibsim's
+// CONNECT carries is bad input (exit 2) found before attaching, not an attach failure.
+func TestSimNodeTooLong(t *testing.T) {
+	m := testMAD(nil)
+	m.Ibsim, m.SimNode = "sim", strings.Repeat("n", mad.MaxSimNodeLen+1)
+	m.DialIbsim = func(context.Context, mad.IbsimOptions) (mad.Transport, string, error) {
+		t.Fatal("dialled")
+		return nil, "", nil
+	}
+	_, err := m.Open(context.Background())
+	if err == nil || ExitCode(err) != ExitUsage || !strings.Contains(err.Error(), "invalid --sim-node") {
+		t.Errorf("%v (exit %d), want invalid --sim-node, exit 2", err, ExitCode(err))
+	}
+	m.SimNode = strings.Repeat("n", mad.MaxSimNodeLen)
+	m.DialIbsim = func(context.Context, mad.IbsimOptions) (mad.Transport, string, error) { return noReply{}, "n", nil }
+	if fab, err := m.Open(context.Background()); err != nil {
+		t.Errorf("a 31-byte node: %v", err)
+	} else {
+		fab.T.Close()
+	}
+}
+
+// TestIbsimWithoutAddressHint (issue 25 item 7): --ibsim given to a command that then
+// reads the local host (no address) says how it reaches the simulated fabric, with the
+// address flags the command has, besides the sysfs advice.
+func TestIbsimWithoutAddressHint(t *testing.T) {
+	f := NewFactory(&IOStreams{Out: &strings.Builder{}, ErrOut: &strings.Builder{}}, func(string) string { return "" }, time.Now)
+	f.SysfsDir = t.TempDir() // no class/infiniband
+	c := &cobra.Command{Use: "pkeys"}
+	var a AddressFlags
+	a.RegisterFor(c, f)
+	AddMADFlags(c, f)
+	other := &cobra.Command{Use: "other"}
+	AddMADFlags(other, f) // another command's flags, not parsed: not consulted
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "(is the ib_core module loaded? " + NoDevicesHint + ")"},
+		{[]string{"--ibsim=lab"}, "(is the ib_core module loaded? with --ibsim, 'pkeys' reads the simulated fabric only through --lid, --dr or --guid, and this host's sysfs otherwise; or " + NoDevicesHint + ")"},
+	} {
+		c.Flags().Set("ibsim", "") // reset
+		if err := c.ParseFlags(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		_, err := f.Host().Devices("")
+		if err == nil || !strings.HasSuffix(err.Error(), tc.want) {
+			t.Errorf("%v: %v, want ...%s", tc.args, err, tc.want)
+		}
 	}
 }

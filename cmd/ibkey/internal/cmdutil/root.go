@@ -17,7 +17,7 @@ import (
 func AddRootFlags(root *cobra.Command, f *Factory) {
 	pf := root.PersistentFlags()
 	pf.StringVar(&f.SysfsDir, "sysfs", "", "read sysfs from `DIR` instead of /sys (env IBKEY_SYSFS)")
-	pf.BoolVar(&f.Demo, "demo", false, "use the embedded demo host (env IBKEY_DEMO=1)")
+	pf.BoolVar(&f.Demo, "demo", false, "use the embedded demo host, and the demo fabric its InfiniBand ports are cabled to (env IBKEY_DEMO=1)")
 	pf.StringVarP(&f.Output, "output", "o", "", "`FORMAT`: table (default on a terminal), plain, json")
 	pf.BoolVar(&f.NoColor, "no-color", false, "no colors (also NO_COLOR)")
 	AddRootIbsimFlag(root)

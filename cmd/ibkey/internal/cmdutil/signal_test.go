@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ibkey/ibkey/internal/query"
-	"github.com/ibkey/ibkey/internal/tui"
 )
 
 // TestExitCodeSignals: a screen ended by a signal exits 128+signo, as a shell reports
@@ -25,13 +24,13 @@ func TestExitCodeSignals(t *testing.T) {
 			t.Fatal(err)
 		}
 		<-ctx.Done()
-		err := fmt.Errorf("watch: %w", &tui.InterruptedError{Cause: context.Cause(ctx)})
+		err := fmt.Errorf("watch: %w", &query.InterruptedError{Cause: context.Cause(ctx)})
 		stop()
 		if got, want := ExitCode(err), 128+int(sig); got != want {
 			t.Errorf("%v (cause %q): exit %d, want %d", sig, context.Cause(ctx), got, want)
 		}
 	}
-	if got := ExitCode(&tui.InterruptedError{Cause: context.Canceled}); got != 130 {
+	if got := ExitCode(&query.InterruptedError{Cause: context.Canceled}); got != 130 {
 		t.Errorf("cancelled without a signal: exit %d, want 130", got)
 	}
 }

@@ -151,7 +151,7 @@ func (o *Options) validate() error {
 		}
 	}
 	if o.LID != "" {
-		if _, err := cmdutil.ParseLIDList(o.LID); err != nil {
+		if _, err := cmdutil.ParseLIDFlag(o.LID); err != nil {
 			return err
 		}
 	}
@@ -229,7 +229,7 @@ func runFabric(ctx context.Context, o *Options, logger *slog.Logger) error {
 		fopts.Partitions = partconf.Parse(o.Partitions, data)
 	}
 	if o.LID != "" {
-		lids, _ := cmdutil.ParseLIDList(o.LID)
+		lids, _ := cmdutil.ParseLIDFlag(o.LID)
 		for _, l := range lids {
 			fopts.Selectors = append(fopts.Selectors, query.FabricSelector{Addr: mad.LIDAddress(l), AllPorts: true})
 		}

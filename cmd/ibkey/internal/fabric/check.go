@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -36,41 +37,74 @@ func NewCmdCheck(f *cmdutil.Factory, runF func(*CheckOptions) error) *cobra.Comm
 	c := &cobra.Command{
 		Use:   "check",
 		Short: "Audit the P_Key tables, and compare them with a partitions.conf",
-		Long: `Audit one sweep of the subnet (or a saved one, --fabric-file). Each finding names the
-ports involved and says what to do.
+		Long: `Audit one sweep of the subnet (or a saved one, --fabric-file). Each finding
+names the ports involved and says what to do. The rules (each one --ignore
+accepts):
 
-Errors (the tables of a cable's two ends disagree, so a partition's packets are
-dropped at the switch, or a switch lets a partition through to a non-member):
-  hca-key-not-on-switch   a CA port holds a key the switch port it is cabled to lacks
-  switch-key-not-on-hca   the switch port holds a key the CA port it faces lacks
-Warnings (policy, and what could not be checked):
-  limited-only-partition  every member of a partition is limited: nobody can talk in it
-  enforcement-off         partition enforcement off on a switch port facing a CA
-  table-full              a table with no free entry: the SM cannot add a partition
+Errors:
+  hca-key-not-on-switch   a CA port holds a key the switch port it is cabled
+                          to lacks, and that switch port enforces partitions:
+                          it drops them (a warning when its enforcement is off
+                          or was not read)
+Warnings (policy, what could change, and what could not be checked):
+  switch-key-not-on-hca   a switch port holds a key the CA port it faces
+                          lacks: the CA drops those packets itself (OpenSM
+                          leaves such stale keys)
+  limited-only-partition  every member of a partition is limited: nobody can
+                          talk in it
+  enforcement-off         partition enforcement off on a switch port facing a
+                          CA
+  table-full              a table with no free entry: the SM cannot add a
+                          partition
   port-not-active         a cabled port that is not ACTIVE
-  not-read, sweep-incomplete   what the sweep could not read
+  default-not-at-index-0  index 0 of a CA port is not the default partition:
+                          IPoIB's parent interface and jobs using index 0 are
+                          in another one
+  not-read                a node, port, table or link the sweep could not read
+  sweep-incomplete        the sweep stopped early (its timeout)
 
-With --partitions FILE (an OpenSM partitions.conf) every end port's table is also
-compared with the one OpenSM would program from FILE, and each switch port facing a
-CA with that CA port's (errors: partitions-missing-key, partitions-extra-key,
-partitions-wrong-membership, partitions-table-overflow, partitions-file-rejected). SELF
-is the port whose LID the ports report as their SM LID; --allow-both mirrors OpenSM's
--W. --ignore RULE,... drops findings of those rules (the simulator, ibsim, reports
-enforcement off on every switch port: --ignore enforcement-off).
+With --partitions FILE (an OpenSM partitions.conf) every end port's table is
+also compared with the one OpenSM would program from FILE, and each switch port
+facing a CA with that CA port's:
+  partitions-missing-key       (error) FILE gives the port a key its table
+                               lacks
+  partitions-extra-key         (error) the table holds a key FILE does not
+                               give it
+  partitions-wrong-membership  (error) full where FILE says limited, or the
+                               reverse
+  partitions-table-overflow    (error) FILE gives the port more keys than its
+                               table holds
+  partitions-file-rejected     (error) OpenSM rejects FILE and applies its
+                               fallback
+  partitions-index-moved       (warning) the keys are right, but OpenSM will
+                               move some to other indexes when it next reads
+                               the table (it keeps keys where it finds them,
+                               except at index 0)
+  guid-not-in-fabric           (warning) FILE names a port GUID the fabric does
+                               not have
+SELF is the port whose LID the ports report as their SM LID; --allow-both
+mirrors OpenSM's -W. --ignore RULE,... drops findings of those rules (the
+simulator, ibsim, reports enforcement off on every switch port: --ignore
+enforcement-off).
 
-Exit codes: 0 no errors (warnings allowed unless --strict); 1 errors (or warnings with
---strict), also when the sweep was partial: what was found is definite, and stderr
-still says what was not read; 2 bad usage, --fabric-file or --partitions file; 3 no
-fabric access; 4 a partial sweep, or a saved one without tables (--no-tables), that
-found no error in what it read: findings printed first, what was not read is not
-checked and is named on stderr; 4 also when what OpenSM does with the --partitions
-file cannot be predicted.
+A running OpenSM does not re-read a table it programmed (only a new or reset
+port's, or every table when it starts): kill -HUP re-reads partitions.conf but
+leaves a table changed behind its back as it is. The actions say so.
 
-JSON (-o json), schema schemas/fabric-check.schema.json: {"schema_version":1,"source",
-"partitions_file","findings":[{"severity","rule","ports":[{"node_guid","port","node_desc"}],"pkeys":[],"message","action","at"?}],"errors","warnings",
-"incomplete"?:[{"kind","message"}]} (at: FILE:LINE:COLUMN of a --partitions line;
-incomplete: why the command exits 4, present exactly then; kind partial-sweep,
-unread-node, unread-table or not-checked).`,
+Exit codes: 0 no errors (warnings allowed unless --strict); 1 errors (or
+warnings with --strict), also when the sweep was partial: what was found is
+definite, and stderr still says what was not read; 2 bad usage, --fabric-file
+or --partitions file; 3 no fabric access; 4 a partial sweep, or a saved one
+without tables (--no-tables), that found no error in what it read: findings
+printed first, what was not read is not checked and is named on stderr; 4 also
+when what OpenSM does with the --partitions file cannot be predicted.
+
+JSON (-o json), schema schemas/fabric-check.schema.json: {"schema_version":1,
+"source","partitions_file","findings":[{"severity","rule","ports":[{"node_guid",
+"port","node_desc"}],"pkeys":[],"message","action","at"?}],"errors","warnings",
+"incomplete"?:[{"kind","message"}]} (at: FILE:LINE:COLUMN of a --partitions
+line; incomplete: why the command exits 4, present exactly then; kind
+partial-sweep, unread-node, unread-table or not-checked).`,
 		Example: `  ibkey fabric check --ibsim
   ibkey fabric check --partitions /etc/opensm/partitions.conf --strict
   ibkey fabric check --fabric-file fabric.json -o json`,
@@ -166,6 +200,12 @@ func runCheck(o *CheckOptions) error {
 			if osm != nil {
 				model = osm.FabricModel(conf, fab, base)
 			}
+			// With the file, what index 0 should hold is known (the default
+			// partition, or an indx0 one): the comparison says whether OpenSM will
+			// change it (partitions-index-moved), so the audit's guess goes.
+			all = slices.DeleteFunc(all, func(fd check.Finding) bool {
+				return fd.Rule == fabric.RuleDefaultNotIndex0 && len(fd.Ports) == 1 && fab.Port(fd.Ports[0].PortID) != nil && fab.Port(fd.Ports[0].PortID).GUID != 0
+			})
 			all = append(all, partconf.CompareFabric(fab, model)...)
 			all = append(all, partconf.UnknownGUIDs(conf, fab)...)
 		}

@@ -34,14 +34,15 @@ func NewCmdDiff(f *cmdutil.Factory, runF func(*DiffOptions) error) *cobra.Comman
 now when B is not given: nodes added or gone, links added or gone, port changes (state,
 LID, port GUID, enforcement), P_Key entries added, removed or moved to another index
 (a QP holding the old index then uses another entry), tables resized or no longer
-readable. Nodes are matched by node GUID, ports by number; P_Key violation counters,
+readable, memberships changed. Nodes are matched by node GUID, ports by number; P_Key violation counters,
 the SM's LID and the sweeps' own times are not compared. With --node-name-map, both
 sides are named from the map, so the NodeDescription of a node the map names is not
 compared.
 
 One line per change: KIND: MESSAGE, in node GUID and port order; kinds: node-added,
 node-removed, node-changed, link-added, link-removed, port-changed, pkey-added,
-pkey-removed, pkey-moved, table-readable, table-resized.
+pkey-removed, pkey-moved, pkey-membership (a key replaced by its partition's other
+membership, full <-> limited: one change), table-readable, table-resized.
 
 Exit codes, as diff(1): 0 no differences; 1 differences; 2 bad usage or a file that is
 not a fabric file (named); 3 (B swept now) no fabric access; 4 (B swept now) a partial
@@ -78,11 +79,15 @@ JSON (-o json), schema schemas/fabric-diff.schema.json: {"schema_version":1,"a",
 }
 
 func runDiff(o *DiffOptions) error {
+	if err := o.Source.Validate(); err != nil {
+		return err // a bad --timeout is bad input whether or not B is swept
+	}
 	names, err := o.Source.Names()
 	if err != nil {
 		return err
 	}
-	a, err := cmdutil.ReadFabricFile(o.A)
+	// The files are arguments: their errors name the command, not --fabric-file.
+	a, err := cmdutil.ReadFabricFileAs(o.A, "fabric diff")
 	if err != nil {
 		return err
 	}
@@ -131,7 +136,7 @@ func runDiff(o *DiffOptions) error {
 		return cmdutil.Exit(cmdutil.ExitNo)
 	}
 	if o.B != "" {
-		b, err := cmdutil.ReadFabricFile(o.B)
+		b, err := cmdutil.ReadFabricFileAs(o.B, "fabric diff")
 		if err != nil {
 			return err
 		}

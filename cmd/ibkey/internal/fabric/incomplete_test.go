@@ -60,7 +60,7 @@ func TestFabricJSONIncomplete(t *testing.T) {
 	})
 	tableFailed := onPort("HcaD", func(p *fabric.Port) { p.PKeys, p.PKeysError = nil, "timed out" })
 	partialTable := editedFabric(t, "partial-table.json", smallFabric, tableFailed)
-	partialWithErrors := editedFabric(t, "partial-errors.json", changedFabric, tableFailed)
+	partialWithErrors := editedFabric(t, "partial-errors.json", enforcingFabric, tableFailed)
 	gaps := editedFabric(t, "gaps.json", smallFabric, func(f *fabric.Fabric) {
 		f.Incomplete = "--timeout 1s expired"
 		f.Unreachable = append(f.Unreachable, fabric.Unreachable{From: check.PortID{Node: f.Nodes[0].GUID, Port: 1}, Path: "0,1,9", Error: "timed out"})

@@ -96,7 +96,7 @@ func (o *Options) sources(ctx context.Context) (*portSource, error) {
 	var lids []uint16
 	if o.LIDs != "" {
 		var err error
-		if lids, err = cmdutil.ParseLIDList(o.LIDs); err != nil {
+		if lids, err = cmdutil.ParseLIDFlag(o.LIDs); err != nil {
 			return nil, err
 		}
 	}

@@ -27,6 +27,8 @@ type CountersOptions struct {
 	// Color reports whether the screen may use colour (stdout a terminal, colour
 	// allowed).
 	Color func() bool
+	// Getenv reads the environment (the screen's terminal type).
+	Getenv func(string) string
 	// MAD holds the transport flags: the fabric's ports, or the local ports' PortInfo
 	// counters.
 	MAD *cmdutil.MADFlags
@@ -59,7 +61,7 @@ func localVerbs(h *query.Host) *query.VerbsCounters {
 // runCounters (tests of flag parsing).
 func NewCmdCounters(f *cmdutil.Factory, runF func(*CountersOptions) error) *cobra.Command {
 	o := &CountersOptions{IO: f.IOStreams, Format: f.Format, Notices: f.Notices, Host: f.Host,
-		Color: f.ColorOut, Sampling: Sampling{Now: f.Now}, Verbs: localVerbs}
+		Color: f.ColorOut, Getenv: f.Getenv, Sampling: Sampling{Now: f.Now}, Verbs: localVerbs}
 	c := &cobra.Command{
 		Use:   "counters [DEV[/PORT]...]",
 		Short: "Watch partition enforcement drops and P_Key/Q_Key violations",
@@ -98,7 +100,10 @@ watch goes on. ibkey never resets hardware counters.
 
 On a terminal (stdin and stdout) a live screen: one row per port, rows that moved in
 the last interval highlighted, a trend per counter; keys: p pause, + / - interval,
-s sort by activity, a all error counters, b reset the on-screen baseline, q quit.
+s sort by activity, a all error counters, b reset the on-screen baseline, / filter,
+enter one port (every counter, its history and its P_Key table, read as 'ibkey
+pkeys' reads it: from sysfs, or over MADs for --lid/--dr), ? help, q quit. ctrl+z or
+a SIGTSTP gives the terminal back and stops the screen; fg resumes it.
 
 Otherwise (a pipe, --once, --count N, -o plain/json) one line per port per sample:
   TIME DEV/PORT STATE NAME=VALUE(+DELTA,RATE/s[,saturated][,reset][,SOURCE]) ...
@@ -173,7 +178,8 @@ func runCounters(o *CountersOptions) error {
 			if len(o.Fabric) > 1 {
 				label = fmt.Sprintf("fabric: %d LIDs (%s .. %s)", len(o.Fabric), o.Fabric[0].Addr, o.Fabric[len(o.Fabric)-1].Addr)
 			}
-			return watchCounters(ctx, o, f, sampler, label+" via "+fab.Via, fab.Via, fabricNodes(views))
+			return watchCounters(ctx, o, f, sampler, watched{label: label + " via " + fab.Via, via: fab.Via,
+				nodes: fabricNodes(views), load: fabricTables(ctx, fab, views)})
 		})
 	}
 	host := o.Host()
@@ -210,7 +216,7 @@ func runCounters(o *CountersOptions) error {
 			// port supports and watch with the sources that work.
 			o.Notices().Note(why)
 			prefer()
-			return watchCounters(o.Ctx, o, f, sampler, host.Label, "", nil)
+			return watchCounters(o.Ctx, o, f, sampler, localWatch(host, ""))
 		}
 		// A transport was chosen: the local ports' PortInfo violation counters, which
 		// sysfs does not have, come from SMPs to the local port.
@@ -223,7 +229,7 @@ func runCounters(o *CountersOptions) error {
 			}
 			sampler.UsePortInfo(query.LocalPortInfo(ctx, fab, views))
 			prefer()
-			return watchCounters(ctx, o, f, sampler, host.Label, fab.Via, nil)
+			return watchCounters(ctx, o, f, sampler, localWatch(host, fab.Via))
 		})
 		var umadErr *query.EnvError
 		if opened || verbs == nil || o.MAD.IbsimBase() != "" || !errors.As(err, &umadErr) {
@@ -244,7 +250,7 @@ func runCounters(o *CountersOptions) error {
 		return o.watchWithoutUmad(f, host, sampler, ca[0], umadErr, prefer)
 	}
 	prefer()
-	return watchCounters(o.Ctx, o, f, sampler, host.Label, "", nil)
+	return watchCounters(o.Ctx, o, f, sampler, localWatch(host, ""))
 }
 
 // watchWithoutUmad watches local ports with verbs and sysfs when the umad device of
@@ -264,7 +270,7 @@ func (o *CountersOptions) watchWithoutUmad(f cmdutil.Format, host *query.Host, s
 	}
 	sampler.UsePortInfo(src)
 	prefer()
-	return watchCounters(o.Ctx, o, f, sampler, host.Label, "", nil)
+	return watchCounters(o.Ctx, o, f, sampler, localWatch(host, ""))
 }
 
 // noPortInfo is the PortInfo source when no SMP is sent: every counter n/a, a RoCE
@@ -336,29 +342,86 @@ func fabricNodes(views []*query.PortView) map[string]fabricNode {
 	return nodes
 }
 
+// watched is what a watch shows besides its samples.
+type watched struct {
+	// label names a host that is not this machine (the demo host, a fabric
+	// address); via is the MAD transport, if any.
+	label, via string
+	// nodes are the nodes of ports read over the fabric (fabricNodes), nil for local
+	// ports.
+	nodes map[string]fabricNode
+	// load reads one port's P_Key table for the screen's drill-down.
+	load func(ref query.PortRef, address string) (*query.PortView, error)
+}
+
+// localWatch watches the ports of host: their P_Key tables are read where `ibkey
+// pkeys` reads them, from the host's sysfs (the real one, --sysfs, the demo host).
+func localWatch(host *query.Host, via string) watched {
+	return watched{label: host.Label, via: via, load: func(ref query.PortRef, _ string) (*query.PortView, error) {
+		views, err := host.Load(query.Selector{Device: ref.Device, Port: ref.Port, HasPort: true}, query.LoadOptions{Tables: true, Interfaces: true})
+		if err != nil {
+			return nil, err
+		}
+		if len(views) != 1 {
+			return nil, fmt.Errorf("%s: %d ports read", ref, len(views))
+		}
+		return views[0], nil
+	}}
+}
+
+// fabricTables reads a fabric port's P_Key table over MADs, as `ibkey pkeys --lid`
+// (or --dr) does, through the transport the watch holds open: the port is found by
+// the address it was read through and its number.
+func fabricTables(ctx context.Context, fab *query.Fabric, views []*query.PortView) func(query.PortRef, string) (*query.PortView, error) {
+	type at struct {
+		address string
+		port    int
+	}
+	sels := map[at]query.FabricSelector{}
+	for _, v := range views {
+		if v.Fabric != nil {
+			sels[at{v.Fabric.Address, v.Port.Num}] = query.FabricSelector{Addr: v.Fabric.Addr, Port: v.Port.Num, HasPort: true}
+		}
+	}
+	return func(ref query.PortRef, address string) (*query.PortView, error) {
+		sel, ok := sels[at{address, ref.Port}]
+		if !ok {
+			return nil, fmt.Errorf("%s: not a port this watch read (address %q)", ref, address)
+		}
+		views, err := fab.Load(ctx, sel, query.LoadOptions{Tables: true})
+		if err != nil {
+			return nil, err
+		}
+		for _, v := range views {
+			if v.Port.Num == ref.Port {
+				return v, nil
+			}
+		}
+		return nil, fmt.Errorf("%s: %s did not return port %d", ref, sel, ref.Port)
+	}
+}
+
 // watchCounters runs the screen, or prints samples until ctx ends or --count is
-// reached. label names a host that is not this machine (the demo host, a fabric
-// address); via is the MAD transport, if any; nodes are the nodes of ports read over
-// the fabric (fabricNodes), nil for local ports.
-func watchCounters(ctx context.Context, o *CountersOptions, f cmdutil.Format, sampler *query.Sampler, label, via string, nodes map[string]fabricNode) error {
+// reached.
+func watchCounters(ctx context.Context, o *CountersOptions, f cmdutil.Format, sampler *query.Sampler, w watched) error {
 	n := o.Notices()
 	if o.IO.InTTY && o.IO.OutTTY && !o.Once && o.Count == 0 && f == cmdutil.FormatTable {
 		return tui.Run(ctx, tui.Options{Sampler: sampler, Interval: o.Interval, All: o.All,
-			Label: label, Color: o.Color()}, o.IO.In, o.IO.Out)
+			Label: w.label, Color: o.Color(), Getenv: o.Getenv, LoadPort: w.load}, o.IO.In, o.IO.Out)
 	}
-	n.Label(label)
+	n.Label(w.label)
 	count := o.Count
 	if o.Once {
 		count = 1
 	}
-	demo := label != "" && o.Fabric == nil && via == ""
+	demo := w.label != "" && o.Fabric == nil && w.via == ""
 	tracker := query.NewTracker()
 	explained := map[string]bool{}
 	return o.loop(ctx, count, func(int) error {
 		snap := tracker.Add(sampler.Take(o.All))
 		explainUnavailable(n, snap, explained)
 		if f == cmdutil.FormatJSON {
-			return cmdutil.WriteJSONLine(o.IO.Out, countersToJSON(snap, demo, via, nodes))
+			return cmdutil.WriteJSONLine(o.IO.Out, countersToJSON(snap, demo, w.via, w.nodes))
 		}
 		_, err := io.WriteString(o.IO.Out, countersLines(snap, o.Once))
 		return err

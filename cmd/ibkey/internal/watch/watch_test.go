@@ -146,6 +146,12 @@ func TestWatchCountersPlain(t *testing.T) {
 	if r.Code != 0 || !strings.Contains(r.Stdout, "mlx5_2/1 ACTIVE") || !strings.Contains(r.Stderr, "demo host") {
 		t.Errorf("demo: %+v", r)
 	}
+	// Over the demo fabric (issue 25 item 10): mlx5_0/1 at LID 3, its PMA counters
+	// the host's own (counters.txt starts port_rcv_constraint_errors at 12).
+	r = runIbkey(t, "--demo", "watch", "counters", "--lid", "3", "--once")
+	if r.Code != 0 || !strings.Contains(r.Stdout, "demo-node HCA-1/1 ACTIVE port_rcv_constraint_errors=12") || !strings.Contains(r.Stderr, "the demo fabric") {
+		t.Errorf("demo fabric: %+v", r)
+	}
 }
 
 func TestWatchErrors(t *testing.T) {
@@ -161,7 +167,9 @@ func TestWatchErrors(t *testing.T) {
 		{Args: []string{"--sysfs", mlx5, "watch", "counters", "--port", "1"}, Code: 2, Stderr: "--port needs --lid or --dr"},
 		{Args: []string{"--sysfs", mlx5, "watch", "counters", "--lid", "0"}, Code: 2, Stderr: `invalid --lid "0"`},
 		{Args: []string{"--sysfs", mlx5, "watch", "counters", "--lid", "3", "mlx5_0"}, Code: 2, Stderr: "not both"},
-		{Args: []string{"--demo", "watch", "counters", "--lid", "3", "--once"}, Code: 2, Stderr: "the demo host has no fabric"},
+		// (--demo --lid reads the demo fabric now: below, and cmd/ibkey's
+		// TestDemoCoversEveryCommand.)
+		{Args: []string{"--demo", "watch", "counters", "--lid", "3", "--once", "--sim-node", "x"}, Code: 2, Stderr: "--sim-node chooses where to attach to the simulator: it needs --ibsim"},
 		// A mistyped subcommand is named with the closest one, also when the flags
 		// of the subcommand meant follow it.
 		{Args: []string{"--demo", "watch", "counter"}, Code: 2, Stderr: `ibkey: unknown command "counter" for "ibkey watch"; did you mean "counters"? (commands: counters, pkeys)`},
@@ -169,8 +177,14 @@ func TestWatchErrors(t *testing.T) {
 		{Args: []string{"--demo", "watch", "pkye", "--interval", "2"}, Code: 2, Stderr: `unknown command "pkye" for "ibkey watch"; did you mean "pkeys"?`},
 		{Args: []string{"--demo", "watch", "nothing"}, Code: 2, Stderr: `ibkey: unknown command "nothing" for "ibkey watch" (commands: counters, pkeys)`},
 	})
+	// A bare `ibkey watch` is a usage mistake, as a bare `ibkey decode` is: the help
+	// lists the subcommands, exit 2 (issue 28: it exited 0).
+	r := runIbkey(t, "--demo", "watch")
+	if r.Code != 2 || !regexp.MustCompile(`(?s)Available Commands:\n  counters .*\n  pkeys `).MatchString(r.Stdout) {
+		t.Errorf("ibkey watch: exit %d, stdout %q", r.Code, r.Stdout)
+	}
 	// A port without counters/ (RoCE in the fixture) is n/a with the reason.
-	r := runIbkey(t, "--sysfs", mlx5, "watch", "counters", "mlx5_2/1", "--once")
+	r = runIbkey(t, "--sysfs", mlx5, "watch", "counters", "mlx5_2/1", "--once")
 	if r.Code != 0 || !strings.Contains(r.Stdout, "port_rcv_constraint_errors=n/a(no_PMA_counters)") {
 		t.Errorf("no counters/: %+v", r)
 	}

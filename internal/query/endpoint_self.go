@@ -1,0 +1,134 @@
+package query
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/ibkey/ibkey/internal/check"
+)
+
+// SELF in a partitions file names the port OpenSM runs on, and a file without a Default
+// line gives that port a full default entry (OpenSM's fallback "Default=0x7fff :
+// ALL=limited, SELF=full", osm_prtn_config.c). Without --sm-guid, which port that is
+// was not given: a GUID endpoint is predicted as not the SM's port, and when the
+// verdict would differ if it were, the answer is not known (seen in the lab: a file
+// without a Default line, OpenSM at HcaA; the tables it programmed let HcaA talk to
+// HcaB in the default partition, which a prediction taking HcaA for an ordinary port
+// called "no").
+
+// Alternative is an endpoint as it would be under an assumption that was not checked.
+type Alternative struct {
+	Endpoint check.Endpoint
+	// If says the assumption: "0x0002c90300000201 is the port OpenSM runs on".
+	If string
+	// SM: the assumption is that this port is the SM's; two such cannot hold at once.
+	SM bool
+	// Why says, once for every alternative of its kind, why it matters and how to
+	// settle it.
+	Why string
+}
+
+// selfAlternatives gives each GUID endpoint resolved from parts, when the SM's port is
+// not known, the endpoint it would be as the SM's port, if its table would differ.
+func selfAlternatives(parts *Partitions, out []ResolvedEndpoint, labels []string) {
+	if parts == nil || parts.Options.SMGUID != 0 {
+		return
+	}
+	for i := range out {
+		r := &out[i]
+		if r.Spec.Kind != check.EndpointGUID || r.Model == nil {
+			continue
+		}
+		opt := parts.Options
+		opt.SMGUID = r.Spec.GUID
+		alt := &Partitions{Path: parts.Path, Config: parts.Config, Options: opt, FileGUIDs: parts.FileGUIDs, Types: parts.Types}
+		m := alt.ModelOf(r.Spec.GUID)
+		if samePKeys(GUIDTable(m, r.Spec.GUID), GUIDTable(r.Model, r.Spec.GUID)) {
+			continue
+		}
+		e, err := resolveGUID(r.Spec, labels[i], m)
+		if err != nil {
+			// As the SM's port it would not have the pinned key: that is a different
+			// answer too, one the verdict below cannot express; say so.
+			e = check.Endpoint{Label: labels[i]}
+		}
+		e.QKeyRule, e.QKeyRuleReason = r.Endpoint.QKeyRule, r.Endpoint.QKeyRuleReason
+		r.Alternatives = append(r.Alternatives, Alternative{Endpoint: e, SM: true,
+			If: fmt.Sprintf("%s is the port OpenSM runs on (SELF in %s%s; give --sm-guid)", r.Spec.GUID, parts.Config.File, implicitSelf(parts))})
+	}
+}
+
+// implicitSelf notes a SELF that the file does not write: its missing Default line.
+func implicitSelf(parts *Partitions) string {
+	if p := parts.Config.Partition(check.DefaultPartition); p != nil && len(p.Defs) == 1 && p.Defs[0].Implicit {
+		return ", implied by its missing Default line"
+	}
+	return ""
+}
+
+func samePKeys(a, b []check.TableEntry) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].PKey != b[i].PKey {
+			return false
+		}
+	}
+	return true
+}
+
+// CanTalk is check.CanTalk for resolved endpoints: when an endpoint has alternatives
+// (an assumption that was not checked) and the verdict with one of them, or with one
+// of each end's that can hold together, differs, the verdict is unknown and says on
+// what.
+func CanTalk(a, b ResolvedEndpoint) check.Verdict {
+	v := check.CanTalk(a.Endpoint, b.Endpoint)
+	var ifs, whys []string
+	sm, router := false, false
+	try := func(ea, eb check.Endpoint, alts ...Alternative) {
+		w := check.CanTalk(ea, eb)
+		if w.Kind == v.Kind {
+			return
+		}
+		var conds []string
+		for _, alt := range alts {
+			conds = append(conds, alt.If)
+			sm, router = sm || alt.SM, router || !alt.SM
+			if alt.Why != "" && !slices.Contains(whys, alt.Why) {
+				whys = append(whys, alt.Why)
+			}
+		}
+		ifs = append(ifs, fmt.Sprintf("if %s, the answer is %s", strings.Join(conds, " and "), w.Kind))
+	}
+	for _, alt := range a.Alternatives {
+		try(alt.Endpoint, b.Endpoint, alt)
+	}
+	for _, alt := range b.Alternatives {
+		try(a.Endpoint, alt.Endpoint, alt)
+	}
+	for _, x := range a.Alternatives {
+		for _, y := range b.Alternatives {
+			if !(x.SM && y.SM) { // one SM port at a time
+				try(x.Endpoint, y.Endpoint, x, y)
+			}
+		}
+	}
+	if len(ifs) > 0 {
+		var taking []string
+		if sm {
+			taking = append(taking, "neither end for the port OpenSM runs on")
+		}
+		if router {
+			taking = append(taking, "both ends for CA ports")
+		}
+		why := ""
+		if len(whys) > 0 {
+			why = " (" + strings.Join(whys, "; ") + ")"
+		}
+		v.DependsOn(check.NotChecked{Cause: check.NotCheckedAssumption,
+			Sentence: fmt.Sprintf("taking %s, the answer is %s; %s%s", strings.Join(taking, " and "), v.Kind, strings.Join(ifs, "; "), why)})
+	}
+	return v
+}

@@ -1,0 +1,49 @@
+package query
+
+import (
+	"fmt"
+
+	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fabric"
+	"github.com/ibkey/ibkey/internal/ibverbs/mad"
+)
+
+// GUIDSelector finds GUID g (a port GUID, else a node GUID) in the swept fabric f and
+// returns the address that reaches it: a CA port through its own LID (a CA answers
+// only for the port an SMP arrives at), a node by its directed route; base's port
+// choice applies to a node GUID. A GUID not in f is an *EnvError naming the sweep.
+func GUIDSelector(f *fabric.Fabric, g check.GUID, base FabricSelector) (FabricSelector, error) {
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if p.GUID != g || g == 0 {
+				continue
+			}
+			sel := base
+			if p.LID != 0 && n.Type != check.NodeSwitch {
+				sel.Addr = mad.LIDAddress(p.LID)
+				return sel, nil
+			}
+			addr, err := mad.ParseDRPath(n.Path)
+			if err != nil {
+				return sel, &EnvError{Msg: fmt.Sprintf("GUID %s: %s has no usable directed route (%q)", g, n.Description, n.Path)}
+			}
+			sel.Addr = addr
+			if !sel.AllPorts {
+				sel.Port, sel.HasPort = p.Num, true
+			}
+			return sel, nil
+		}
+	}
+	for _, n := range f.Nodes {
+		if n.GUID == g {
+			addr, err := mad.ParseDRPath(n.Path)
+			if err != nil {
+				return base, &EnvError{Msg: fmt.Sprintf("GUID %s: %s has no usable directed route (%q)", g, n.Description, n.Path)}
+			}
+			sel := base
+			sel.Addr = addr
+			return sel, nil
+		}
+	}
+	return base, &EnvError{Msg: fmt.Sprintf("no port or node with GUID %s in the fabric (%s)", g, SweepSummary(f))}
+}

@@ -1,0 +1,150 @@
+package query
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fabric"
+)
+
+// What a swept (or saved) fabric could not read, as a command reports it: the items of
+// a document's "incomplete" and the one line on stderr (FabricGaps counts them).
+
+// GapKind is the kind of one gap, as a document's incomplete kind names it.
+type GapKind string
+
+const (
+	// GapPartialSweep: the sweep stopped early, or links whose far end did not
+	// answer (the nodes behind them were not swept).
+	GapPartialSweep GapKind = "partial-sweep"
+	// GapUnreadNode: node attributes or PortInfo not read.
+	GapUnreadNode GapKind = "unread-node"
+	// GapUnreadTable: P_Key tables not read (or, when tables are needed, not in a
+	// sweep made without them).
+	GapUnreadTable GapKind = "unread-table"
+)
+
+// Gap is one kind of thing a fabric lacks, said for people.
+type Gap struct {
+	Kind    GapKind
+	Message string
+}
+
+// TablesNotRead counts the tables a sweep holds no answer for without a failure: end
+// ports and cabled ports that are not DOWN, swept with --no-tables.
+func TablesNotRead(f *fabric.Fabric) int {
+	k := 0
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if p.PKeys == nil && p.PKeysError == "" && p.State != check.StateDown && (n.IsEndPort(p) || p.Peer != nil) {
+				k++
+			}
+		}
+	}
+	return k
+}
+
+// FabricGapList lists the gaps of f: empty exactly when nothing the command needs
+// is missing. needTables: the command answers from the tables, so tables a sweep made
+// without them (--no-tables) are gaps too.
+func FabricGapList(f *fabric.Fabric, needTables bool) []Gap {
+	g := FabricGaps(f)
+	var out []Gap
+	if g.Stopped != "" {
+		out = append(out, Gap{GapPartialSweep, "the sweep stopped early (" + g.Stopped + "): nodes past that point were not swept"})
+	}
+	if k := len(f.Unreachable); k > 0 {
+		msg := countOf(k, "link", "links") + " with no answer from the far end (the nodes behind them are missing)"
+		out = append(out, Gap{GapPartialSweep, msg + ": " + UnreachableList(f)})
+	}
+	if g.NodeReads > 0 {
+		out = append(out, Gap{GapUnreadNode, countOf(g.NodeReads, "node attribute read", "node attribute reads") + " (NodeDescription, SwitchInfo) failed"})
+	}
+	if g.PortReads > 0 {
+		out = append(out, Gap{GapUnreadNode, countOf(g.PortReads, "PortInfo read", "PortInfo reads") + " failed"})
+	}
+	if g.TableReads > 0 {
+		out = append(out, Gap{GapUnreadTable, countOf(g.TableReads, "P_Key table", "P_Key tables") + " not read"})
+	}
+	if needTables {
+		if k := TablesNotRead(f); k > 0 {
+			out = append(out, Gap{GapUnreadTable, countOf(k, "P_Key table", "P_Key tables") + " not in the sweep (made with --no-tables)"})
+		}
+	}
+	return out
+}
+
+// PartialSummary says in one line what f lacks ("1 P_Key table not read: ...",
+// with up to three of the links that did not answer), for stderr; "" when FabricGapList
+// is empty.
+func PartialSummary(f *fabric.Fabric, needTables bool) string {
+	if len(FabricGapList(f, needTables)) == 0 {
+		return ""
+	}
+	var parts []string
+	if g := FabricGaps(f); g.Partial() {
+		parts = append(parts, g.String())
+	}
+	if needTables {
+		if k := TablesNotRead(f); k > 0 {
+			parts = append(parts, countOf(k, "P_Key table", "P_Key tables")+" not in the sweep (made with --no-tables)")
+		}
+	}
+	msg := strings.Join(parts, "; ")
+	if len(f.Unreachable) > 0 {
+		msg += ": " + UnreachableList(f)
+	}
+	return msg
+}
+
+// UnreachableList names up to three of the links of f whose far end did not answer,
+// and how many more there are.
+func UnreachableList(f *fabric.Fabric) string {
+	var where []string
+	for i, u := range f.Unreachable {
+		if i == 3 {
+			where = append(where, fmt.Sprintf("and %d more", len(f.Unreachable)-3))
+			break
+		}
+		where = append(where, fmt.Sprintf("behind %s (DR path %s): %s", f.Label(u.From), u.Path, u.Error))
+	}
+	return strings.Join(where, "; ")
+}
+
+// SweepSummary is "6 nodes (2 switches, 4 CAs), 9 links, swept via X at T in D".
+func SweepSummary(f *fabric.Fabric) string {
+	var sw, ca, rt int
+	for _, n := range f.Nodes {
+		switch n.Type {
+		case check.NodeSwitch:
+			sw++
+		case check.NodeRouter:
+			rt++
+		default:
+			ca++
+		}
+	}
+	kinds := []string{countOf(sw, "switch", "switches"), countOf(ca, "CA", "CAs")}
+	if rt > 0 {
+		kinds = append(kinds, countOf(rt, "router", "routers"))
+	}
+	s := fmt.Sprintf("%s (%s), %s", countOf(len(f.Nodes), "node", "nodes"), strings.Join(kinds, ", "), countOf(len(f.Links()), "link", "links"))
+	if f.Source != "" {
+		s += ", swept via " + f.Source
+	}
+	if !f.SweptAt.IsZero() {
+		s += " at " + f.SweptAt.UTC().Format(time.RFC3339)
+	}
+	return s + fmt.Sprintf(" in %v", f.Duration.Round(time.Millisecond))
+}
+
+// countOf is "1 link", "3 links".
+func countOf(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}

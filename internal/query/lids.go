@@ -1,0 +1,61 @@
+package query
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/ibkey/ibkey/internal/ibverbs/mad"
+)
+
+// maxLIDList bounds a LID list: the unicast LID space.
+const maxLIDList = 0xbfff
+
+// LIDListForms says what a LID list may be, for messages.
+const LIDListForms = "a LID 1-49151, a list 3,5,9 or a range 3-40"
+
+// LIDListError is a LID list that does not parse: the input and why. Its text names no
+// flag: "\"5-3\": range 5-3 ends below its start (accepted: ...)"; the command adds
+// the flag (cmdutil.ParseLIDFlag).
+type LIDListError struct {
+	Input, Why string
+}
+
+func (e *LIDListError) Error() string {
+	return fmt.Sprintf("%q: %s (accepted: %s)", e.Input, e.Why, LIDListForms)
+}
+
+// ParseLIDList reads "3", "3,5,9", "3-40" or a mix ("1,3-5"), decimal or 0x hex, each
+// a unicast LID (mad.ParseLID). Duplicates are kept once, in first-seen order. The
+// one parser of a LID list (--lid).
+func ParseLIDList(s string) ([]uint16, error) {
+	bad := func(why string) error { return &LIDListError{Input: s, Why: why} }
+	var out []uint16
+	seen := map[uint16]bool{}
+	for _, part := range strings.Split(s, ",") {
+		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
+		a, err := mad.ParseLID(lo)
+		if err != nil {
+			return nil, bad(fmt.Sprintf("%q is not a unicast LID", lo))
+		}
+		b := a
+		if isRange {
+			if b, err = mad.ParseLID(hi); err != nil {
+				return nil, bad(fmt.Sprintf("%q is not a unicast LID", hi))
+			}
+			if b < a {
+				return nil, bad(fmt.Sprintf("range %s ends below its start", part))
+			}
+		}
+		for l := int(a); l <= int(b); l++ {
+			if !seen[uint16(l)] {
+				seen[uint16(l)] = true
+				out = append(out, uint16(l))
+			}
+		}
+		if len(out) > maxLIDList {
+			return nil, bad("more than " + strconv.Itoa(maxLIDList) + " LIDs")
+		}
+	}
+	return out, nil
+}

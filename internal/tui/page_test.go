@@ -1,0 +1,275 @@
+package tui
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/ibkey/ibkey/internal/query"
+)
+
+func TestFormatInterval(t *testing.T) {
+	for _, tc := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{1002256326 * time.Nanosecond, "1.0s"},
+		{998 * time.Millisecond, "998ms"},
+		{100*time.Millisecond + 240*time.Microsecond, "100ms"},
+		{2*time.Second + 460*time.Millisecond, "2.5s"},
+		{10 * time.Second, "10.0s"},
+		{59*time.Second + 940*time.Millisecond, "59.9s"},
+		{time.Minute + 400*time.Millisecond, "1m0s"},
+		{5*time.Minute + 31*time.Second, "5m31s"},
+	} {
+		if got := formatInterval(tc.d); got != tc.want {
+			t.Errorf("formatInterval(%v) = %q, want %q", tc.d, got, tc.want)
+		}
+	}
+}
+
+// words are the words of s, ANSI stripped.
+func words(s string) []string { return strings.Fields(ansi.Strip(s)) }
+
+// containsRun reports whether want appears in have as consecutive words.
+func containsRun(have, want []string) bool {
+	for i := 0; i+len(want) <= len(have); i++ {
+		ok := true
+		for j := range want {
+			if have[i+j] != want[j] {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+func TestWrapWords(t *testing.T) {
+	text := "the quick brown fox jumps over the lazy dog; a-very-long-token-that-does-not-fit-anywhere ends"
+	for first := 1; first <= 40; first++ {
+		for _, rest := range []int{1, 5, 12, 30} {
+			lines := wrapWords(text, first, rest)
+			for i, l := range lines {
+				limit := rest
+				if i == 0 {
+					limit = first
+				}
+				if w := ansi.StringWidth(l); w > limit {
+					t.Fatalf("first %d rest %d: line %d is %d wide: %q", first, rest, i, w, l)
+				}
+			}
+			// Words shorter than a line are never cut.
+			got := strings.Fields(strings.Join(lines, " "))
+			for _, w := range strings.Fields(text) {
+				if len(w) <= min(first, rest) && !containsRun(got, []string{w}) {
+					t.Fatalf("first %d rest %d: %q was cut: %q", first, rest, w, lines)
+				}
+			}
+			if strings.Join(lines, "") != strings.ReplaceAll(strings.Join(strings.Fields(text), " "), " ", "") &&
+				strings.ReplaceAll(strings.Join(lines, ""), " ", "") != strings.ReplaceAll(text, " ", "") {
+				t.Fatalf("first %d rest %d: text lost: %q", first, rest, lines)
+			}
+		}
+	}
+}
+
+func TestHang(t *testing.T) {
+	got := hang("totals   ", "since 12:00:00 (b resets them on screen; the hardware counters are never written)", 44, nil)
+	want := []string{
+		"totals   since 12:00:00 (b resets them on",
+		"         screen; the hardware counters are",
+		"         never written)",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("hang:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// A label that leaves less than minColumn: the lines continue at hangFallback.
+	got = hang(strings.Repeat("x", 30)+" ", "one two three four five six seven eight nine ten", 40, nil)
+	for _, l := range got[1:] {
+		if !strings.HasPrefix(l, strings.Repeat(" ", hangFallback)) || strings.HasPrefix(l, strings.Repeat(" ", hangFallback+1)) {
+			t.Errorf("continuation %q does not start at column %d", l, hangFallback)
+		}
+	}
+}
+
+// TestPagesWrapAtWords: at every width from 50 to 200 columns the help page and the
+// drill-down (with a long unavailable reason, a long error and long P_Key notes)
+// fit the terminal, and every explanation's words appear whole and in order:
+// nothing is cut mid-word.
+func TestPagesWrapAtWords(t *testing.T) {
+	load := func(query.PortRef, string) (*query.PortView, error) {
+		v, _ := loadPortFake(query.PortRef{}, "")
+		for i := range v.Table.Entries {
+			if v.Table.Entries[i].PKey.Valid() {
+				v.Table.Entries[i].Interfaces = []string{"ib0.8001 (an IPoIB child interface)", "ib1.8001 (another IPoIB child interface on the same key)"}
+			}
+		}
+		return v, nil
+	}
+	for width := 50; width <= 200; width += 5 {
+		m := sized(New(Options{Interval: time.Second, Label: "fabric", LoadPort: load}), width, 40)
+		for i := range 3 {
+			m, _ = step(t, m, sampleMsg{sample: fabricSample(i)})
+		}
+		m, _ = step(t, m, keyMsg("?"))
+		help := m.columnsHelp()
+		m, _ = step(t, m, keyMsg("esc"))
+		m, cmd := step(t, m, keyMsg("enter"))
+		m, _ = step(t, m, cmd())
+		detail := m.detail()
+		for name, page := range map[string]string{"help": help, "detail": detail} {
+			for _, l := range strings.Split(page, "\n") {
+				if w := ansi.StringWidth(l); w > width {
+					t.Errorf("%d columns, %s page: a line of %d: %q", width, name, w, ansi.Strip(l))
+				}
+			}
+		}
+		for _, c := range helpColumns {
+			if !containsRun(words(help), strings.Fields(c.text)) {
+				t.Errorf("%d columns: the help for %s is cut:\n%s", width, c.term, ansi.Strip(help))
+			}
+		}
+		for _, want := range []string{
+			"(b resets them on screen; the hardware counters are never written)",
+			"ib0.8001 (an IPoIB child interface), ib1.8001 (another IPoIB child interface on the same key)",
+			"4 entries, 3 valid",
+		} {
+			if !containsRun(words(detail), strings.Fields(want)) {
+				t.Errorf("%d columns: the drill-down cuts %q:\n%s", width, want, ansi.Strip(detail))
+			}
+		}
+	}
+}
+
+// TestDetailUnavailableNamesNoSource: a counter that was not read names no source
+// (no SMP was sent: "-") and says why in full; the help page's SOURCES says the same.
+func TestDetailUnavailableNamesNoSource(t *testing.T) {
+	f := &fakeSampler{}
+	m := newModel(f)
+	m = sized(m, 80, 40)
+	m = feed(t, m, f, 2)
+	m, _ = step(t, m, keyMsg("enter"))
+	d := ansi.Strip(m.detail())
+	for _, l := range strings.Split(d, "\n") {
+		if strings.HasPrefix(l, "pkey_violations") || strings.HasPrefix(l, "qkey_violations") {
+			if strings.Contains(l, "smp") || !regexp.MustCompile(`_violations +- +n/a  needs fabric access`).MatchString(l) {
+				t.Errorf("an unread counter's line: %q", l)
+			}
+		}
+	}
+	if !containsRun(words(d), strings.Fields(naReason)) {
+		t.Errorf("the reason is not given whole:\n%s", d)
+	}
+	m, _ = step(t, m, keyMsg("esc"))
+	m, _ = step(t, m, keyMsg("?"))
+	h := ansi.Strip(m.columnsHelp())
+	if !regexp.MustCompile(`pkey_violations +- \(read on no port: see NOTES\)`).MatchString(h) {
+		t.Errorf("SOURCES names a source for a counter read on no port:\n%s", h)
+	}
+}
+
+// TestHistoryReadable: intervals read as a person reads them (1.0s, 100ms, never
+// 1.002256326s), sub-second samples show tenths in TIME, and the columns line up
+// whatever the cells hold.
+func TestHistoryReadable(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		every time.Duration
+		want  []string
+	}{
+		{"1s", time.Second + 2256326*time.Nanosecond, []string{"1.0s"}},
+		{"100ms", 100*time.Millisecond + 311*time.Microsecond, []string{"100ms", "12:00:00.3"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := sized(New(Options{Interval: time.Second}), 120, 60)
+			for i := range 6 {
+				s := fabricSample(i)
+				s.Time = t0.Add(time.Duration(i) * tc.every)
+				if i == 3 {
+					// A big delta in one cell: the column widens, the rows stay aligned.
+					s.Ports[0].Readings[0] = val(123456789)
+				}
+				m, _ = step(t, m, sampleMsg{sample: s})
+			}
+			m, _ = step(t, m, keyMsg("enter"))
+			d := ansi.Strip(m.detail())
+			hist := d[strings.Index(d, "HISTORY"):strings.Index(d, "P_KEY TABLE")]
+			lines := strings.Split(strings.TrimSpace(hist), "\n")[1:] // the header, then the rows
+			for _, w := range tc.want {
+				if !strings.Contains(hist, w) {
+					t.Errorf("no %q in:\n%s", w, hist)
+				}
+			}
+			if regexp.MustCompile(`\d\.\d{3,}s`).MatchString(hist) {
+				t.Errorf("a raw duration:\n%s", hist)
+			}
+			// Aligned: every column ends at the same offset on every row, where its
+			// title ends.
+			ends := func(l string) []int {
+				var out []int
+				r := []rune(l)
+				for i := range r {
+					if r[i] != ' ' && (i+1 == len(r) || r[i+1] == ' ') {
+						out = append(out, i)
+					}
+				}
+				return out
+			}
+			want := ends(lines[1])
+			for _, l := range lines[1:] {
+				if got := ends(l); fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Errorf("columns do not line up:\n%s\n(%v, want %v)", hist, got, want)
+					break
+				}
+			}
+			head := map[int]bool{}
+			for _, e := range ends(lines[0]) {
+				head[e] = true
+			}
+			for _, e := range want[1:] { // TIME is left-aligned
+				if !head[e] {
+					t.Errorf("a column does not end under its title (offset %d):\n%s", e, hist)
+				}
+			}
+		})
+	}
+}
+
+// TestStatusLineCutsAtWords: the status line's note is cut at a word when it does
+// not fit, and still says where the notes are (?), at any width.
+func TestStatusLineCutsAtWords(t *testing.T) {
+	for width := 60; width <= 200; width += 3 {
+		f := &fakeSampler{}
+		m := sized(New(Options{Sampler: f, Interval: time.Second}), width, 30)
+		m = feed(t, m, f, 2)
+		lines := strings.Split(view(m), "\n")
+		status := lines[len(lines)-2]
+		if ansi.StringWidth(status) > width {
+			t.Fatalf("%d columns: %q", width, status)
+		}
+		note := status[strings.LastIndex(status, " · ")+len(" · "):]
+		if !strings.HasSuffix(note, "?)") && note != "notes: ?" {
+			t.Errorf("%d columns: the note does not point at ?: %q", width, note)
+		}
+		if note == "notes: ?" {
+			continue
+		}
+		body := regexp.MustCompile(` \((\+\d+: )?\?\)$`).ReplaceAllString(note, "")
+		full := m.notes()[0]
+		if text, cut := strings.CutSuffix(body, "…"); cut {
+			if !strings.HasPrefix(full, text) || full[len(text)] != ' ' {
+				t.Errorf("%d columns: %q cuts %q mid-word", width, note, full)
+			}
+		} else if body != full {
+			t.Errorf("%d columns: %q is not %q", width, body, full)
+		}
+	}
+}
