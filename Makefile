@@ -98,12 +98,12 @@ completions man:
 	$(GO) test ./cmd/ibkey -run TestGeneratedFilesFresh -update
 
 ## fixtures: rewrite the fixture sysfs trees and the embedded demo host from their specs.
+## testdata/sysfs/rxe is a tree the kernel wrote (scripts/save-sysfs), not generated: kept.
+FIXTURES = mlx5 simulator cantalk dangling odd
 fixtures:
-	rm -rf testdata/sysfs internal/demo/host
+	rm -rf $(addprefix testdata/sysfs/,$(FIXTURES)) internal/demo/host
 	mkdir -p testdata/sysfs
-	$(GO) run ./internal/tools/mkhost -fixture mlx5 -o testdata/sysfs/mlx5
-	$(GO) run ./internal/tools/mkhost -fixture simulator -o testdata/sysfs/simulator
-	$(GO) run ./internal/tools/mkhost -fixture cantalk -o testdata/sysfs/cantalk
+	for f in $(FIXTURES); do $(GO) run ./internal/tools/mkhost -fixture $$f -o testdata/sysfs/$$f || exit 1; done
 	$(GO) run ./internal/tools/mkhost -fixture demo -o internal/demo/host
 
 install: build

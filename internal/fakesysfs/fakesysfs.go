@@ -21,6 +21,10 @@ type Host struct {
 	// NoSymlinks puts device and interface directories directly under class/ (for
 	// trees embedded with go:embed, which cannot hold symlinks).
 	NoSymlinks bool
+	// Dangling are device names written as class/infiniband/NAME symlinks into
+	// devices/virtual/infiniband/NAME, which is not written: a saved tree that did
+	// not capture the link's target.
+	Dangling []string
 }
 
 // Device is one RDMA device. Empty optional strings are not written.
@@ -99,6 +103,10 @@ func Write(dir string, h Host) error {
 			w.link(filepath.Join(dir, "class", "infiniband", d.Name),
 				filepath.Join("..", "..", "devices", "pci0000:00", d.PCI, "infiniband", d.Name))
 		}
+	}
+	for _, name := range h.Dangling {
+		w.link(filepath.Join(dir, "class", "infiniband", name),
+			filepath.Join("..", "..", "devices", "virtual", "infiniband", name))
 	}
 	for _, n := range h.Net {
 		real := filepath.Join(dir, "devices", "pci0000:00", pci[n.Device], "net", n.Name)

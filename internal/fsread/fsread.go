@@ -4,10 +4,9 @@
 // /dev/zero, a socket, a directory), naming it in a one-line error. Kernel attributes
 // (sysfs) are regular files to fstat(2), so they pass.
 //
-// A Root confines reads to a directory tree (a --sysfs tree): symlinks inside it are
-// followed only while they stay inside (openat2(2) RESOLVE_BENEATH; os.Root on kernels
-// before 5.6), which the kernel's own sysfs layout always does
-// (class/infiniband/DEV -> ../../devices/...).
+// A Root confines reads to a directory tree (a --sysfs tree) through os.Root: symlinks
+// inside it are followed while they stay inside, which the kernel's own sysfs layout
+// always does (class/infiniband/DEV -> ../../devices/...).
 package fsread
 
 import (
@@ -16,8 +15,7 @@ import (
 	"io/fs"
 	"os"
 	"strconv"
-
-	"golang.org/x/sys/unix"
+	"syscall"
 )
 
 // Size bounds for the kinds of files ibkey reads.
@@ -47,25 +45,25 @@ func (e *Error) Error() string { return e.Path + ": " + e.Problem }
 func (e *Error) Unwrap() error { return e.Err }
 
 // kindOf names a file type for messages.
-func kindOf(mode uint32) string {
-	switch mode & unix.S_IFMT {
-	case unix.S_IFIFO:
+func kindOf(mode fs.FileMode) string {
+	switch {
+	case mode&fs.ModeNamedPipe != 0:
 		return "a FIFO (named pipe)"
-	case unix.S_IFCHR:
+	case mode&fs.ModeCharDevice != 0:
 		return "a character device"
-	case unix.S_IFBLK:
+	case mode&fs.ModeDevice != 0:
 		return "a block device"
-	case unix.S_IFSOCK:
+	case mode&fs.ModeSocket != 0:
 		return "a socket"
-	case unix.S_IFDIR:
+	case mode.IsDir():
 		return "a directory"
-	case unix.S_IFLNK:
+	case mode&fs.ModeSymlink != 0:
 		return "a symlink"
 	}
 	return "not a regular file"
 }
 
-func notRegular(name string, mode uint32) *Error {
+func notRegular(name string, mode fs.FileMode) *Error {
 	return &Error{Path: name, Problem: "is " + kindOf(mode) + ", not a regular file", Err: ErrNotRegular}
 }
 
@@ -92,33 +90,32 @@ func Size(n int64) string {
 }
 
 // openFlags: never block on open (a FIFO without a writer), never become the
-// controlling terminal, never leak into children.
-const openFlags = unix.O_RDONLY | unix.O_CLOEXEC | unix.O_NOCTTY | unix.O_NONBLOCK
+// controlling terminal (os adds O_CLOEXEC).
+const openFlags = os.O_RDONLY | syscall.O_NONBLOCK | syscall.O_NOCTTY
 
-// checkFD refuses a descriptor that is not a regular file. It returns the file's size.
-func checkFD(fd int, name string) (int64, error) {
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return 0, &fs.PathError{Op: "fstat", Path: name, Err: err}
+// regular returns f's size, or refuses f (and closes it) when it is not a regular file.
+func regular(f *os.File, name string) (int64, error) {
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = notRegular(name, fi.Mode())
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return 0, notRegular(name, uint32(st.Mode))
+	if err != nil {
+		f.Close()
+		return 0, err
 	}
-	return st.Size, nil
+	return fi.Size(), nil
 }
 
 // openErr describes a failed open. Opening a socket fails with ENXIO, and O_NOFOLLOW on a
-// symlink with ELOOP: both are named by what the path is, not the errno.
-func openErr(dirfd int, rel, name string, err error) error {
-	if err == unix.ENXIO || err == unix.ELOOP {
-		var st unix.Stat_t
-		if unix.Fstatat(dirfd, rel, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && st.Mode&unix.S_IFMT != unix.S_IFREG {
-			if st.Mode&unix.S_IFMT == unix.S_IFLNK {
-				// A symlink where a kernel attribute belongs (sysfs has none there), or a
-				// link to itself.
-				return &fs.PathError{Op: "open", Path: name, Err: err}
-			}
-			return notRegular(name, uint32(st.Mode))
+// symlink with ELOOP: both are named by what the path is (lstat), not the errno.
+func openErr(err error, name string, lstat func() (fs.FileInfo, error)) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	if err == syscall.ENXIO || err == syscall.ELOOP { // a symlink keeps ELOOP
+		if fi, lerr := lstat(); lerr == nil && !fi.Mode().IsRegular() && fi.Mode()&fs.ModeSymlink == 0 {
+			return notRegular(name, fi.Mode())
 		}
 	}
 	return &fs.PathError{Op: "open", Path: name, Err: err}
@@ -140,20 +137,19 @@ type File struct {
 // fails with an *Error wrapping ErrTooLarge; what names the kind in that message
 // ("a partitions file"). A file whose size already exceeds limit is refused at once.
 func Open(name string, limit int64, what string) (*File, error) {
-	fd, err := unix.Open(name, openFlags, 0)
+	f, err := os.OpenFile(name, openFlags, 0)
 	if err != nil {
-		return nil, openErr(unix.AT_FDCWD, name, name, err)
+		return nil, openErr(err, name, func() (fs.FileInfo, error) { return os.Lstat(name) })
 	}
-	size, err := checkFD(fd, name)
+	size, err := regular(f, name)
 	if err != nil {
-		unix.Close(fd)
 		return nil, err
 	}
 	if size > limit {
-		unix.Close(fd)
+		f.Close()
 		return nil, TooLarge(name, limit, what)
 	}
-	return &File{f: os.NewFile(uintptr(fd), name), name: name, limit: limit, what: what, size: size}, nil
+	return &File{f: f, name: name, limit: limit, what: what, size: size}, nil
 }
 
 // Read reads up to the bound; the byte after it is an error, not a silent truncation.
@@ -172,12 +168,6 @@ func (f *File) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// Size is the size fstat reported at open (0 for most kernel attributes).
-func (f *File) Size() int64 { return f.size }
-
-// Name is the path as given to Open.
-func (f *File) Name() string { return f.name }
-
 // Close closes the file.
 func (f *File) Close() error { return f.f.Close() }
 
@@ -188,7 +178,45 @@ func ReadFile(name string, limit int64, what string) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	buf := make([]byte, 0, min(f.size, limit)+512)
+	return readAll(f, make([]byte, 0, min(f.size, limit)+512))
+}
+
+// ReadAttr reads one kernel attribute outside any Root: the umad ibdev lookup
+// (/sys/class/infiniband_mad/umadN/ibdev) and the like. Bounded by AttrMax; symlinks
+// in the last component are refused (sysfs attributes are never links).
+func ReadAttr(name string) ([]byte, error) {
+	f, err := os.OpenFile(name, openFlags|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, openErr(err, name, func() (fs.FileInfo, error) { return os.Lstat(name) })
+	}
+	return readAttr(f, name, nil)
+}
+
+// readAttr reads the kernel attribute f (named name in messages) into buf (scratch
+// space, may be nil), bounded by AttrMax, and closes it; only a regular file is read.
+func readAttr(f *os.File, name string, buf []byte) ([]byte, error) {
+	if _, err := regular(f, name); err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if cap(buf) < 64 {
+		buf = make([]byte, 0, 64)
+	}
+	b, err := readAll(&File{f: f, name: name, limit: AttrMax, what: "a kernel attribute"}, buf[:0])
+	if err != nil {
+		var fe *Error
+		if !errors.As(err, &fe) {
+			err = &fs.PathError{Op: "read", Path: name, Err: unwrap(err)}
+		}
+		return nil, err
+	}
+	return b, nil
+}
+
+// readAll reads f to its end into buf, growing it as needed. A sysfs attribute is
+// produced whole by the first read of a large enough buffer (rdma-core's
+// ibv_read_sysfs_file relies on the same); the next read returns 0.
+func readAll(f *File, buf []byte) ([]byte, error) {
 	for {
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)]
@@ -204,79 +232,10 @@ func ReadFile(name string, limit int64, what string) ([]byte, error) {
 	}
 }
 
-// ReadAttr reads one kernel attribute outside any Root: the umad ibdev lookup
-// (/sys/class/infiniband_mad/umadN/ibdev) and the like. Bounded by AttrMax; symlinks
-// in the last component are refused (sysfs attributes are never links).
-func ReadAttr(name string) ([]byte, error) {
-	return readAt(unix.AT_FDCWD, "", name, nil, true, true)
-}
-
-// readAt opens rel under dirfd (openat(2)), refuses a non-regular file, and reads at
-// most AttrMax bytes into buf (grown as needed). A sysfs attribute is produced whole by
-// one read of a large enough buffer (rdma-core's ibv_read_sysfs_file relies on the
-// same); a full buffer is grown and read again, so ordinary files read correctly too.
-//
-// Messages name the file dir/rel (rel alone when dir is ""), built only on error: a
-// P_Key table is read one file at a time and must not pay for it.
-//
-// checkKind false skips the fstat(2) that refuses a non-regular file, for a file a
-// directory listing already showed as regular (Dir.Scan).
-func readAt(dirfd int, dir, rel string, buf []byte, nofollow, checkKind bool) ([]byte, error) {
-	flags := openFlags
-	if nofollow {
-		flags |= unix.O_NOFOLLOW
+func unwrap(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
 	}
-	fd, err := unix.Openat(dirfd, rel, flags, 0)
-	if err != nil {
-		return nil, openErr(dirfd, rel, joinName(dir, rel), err)
-	}
-	return readFD(fd, dir, rel, buf, checkKind)
-}
-
-func joinName(dir, rel string) string {
-	if dir == "" {
-		return rel
-	}
-	return dir + "/" + rel
-}
-
-// readFD reads and closes fd, the file dir/rel; with checkKind, only if it is a regular
-// file.
-func readFD(fd int, dir, rel string, buf []byte, checkKind bool) ([]byte, error) {
-	defer unix.Close(fd)
-	if checkKind {
-		var st unix.Stat_t
-		if err := unix.Fstat(fd, &st); err != nil {
-			return nil, &fs.PathError{Op: "fstat", Path: joinName(dir, rel), Err: err}
-		}
-		if st.Mode&unix.S_IFMT != unix.S_IFREG {
-			return nil, notRegular(joinName(dir, rel), uint32(st.Mode))
-		}
-	}
-	if cap(buf) < 64 {
-		buf = make([]byte, 0, 64)
-	}
-	buf = buf[:0]
-	for {
-		if len(buf) == cap(buf) {
-			if cap(buf) > AttrMax {
-				return nil, TooLarge(joinName(dir, rel), AttrMax, "a kernel attribute")
-			}
-			buf = append(buf, make([]byte, cap(buf))...)[:len(buf)]
-		}
-		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return nil, &fs.PathError{Op: "read", Path: joinName(dir, rel), Err: err}
-		}
-		buf = buf[:len(buf)+n]
-		if n == 0 || len(buf) < cap(buf) {
-			if len(buf) > AttrMax {
-				return nil, TooLarge(joinName(dir, rel), AttrMax, "a kernel attribute")
-			}
-			return buf, nil
-		}
-	}
+	return err
 }

@@ -34,7 +34,7 @@ func (s *Sysfs) Origin(name string) Origin {
 	} else {
 		o.Link.Missing = "class/infiniband/" + name + ": not a symlink here (" + describeErr(err) + ")"
 	}
-	o.Parent = optional(s, s.devPath(name, "parent"), asString)
+	o.Parent = optional(s, s.devPath(name, "parent"), "parent", asString)
 	if l, err := fs.ReadLink(s.fsys, s.devPath(name, "device", "driver")); err == nil {
 		o.Driver.Value = path.Base(l)
 	} else {

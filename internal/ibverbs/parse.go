@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/ibkey/ibkey/internal/textsafe"
 )
@@ -14,12 +16,31 @@ import (
 // always writes one, simulators may not.
 
 func trimValue(b []byte) string {
-	s := string(b)
-	s = strings.TrimSuffix(s, "\n")
+	// Every trailing white space goes, as prometheus/procfs (util.SysReadFile) and
+	// node_exporter do: the kernel writes one newline, but saved trees and drivers
+	// have been seen with more (`InfiniBand\n\n`).
+	s := strings.TrimRightFunc(string(b), unicode.IsSpace)
 	// Every value enters ibkey's model terminal-safe: node_desc is set by anyone who
 	// can send a SubnSet(NodeDescription) or write the file, and a --sysfs tree is
 	// whatever the user was given.
-	return textsafe.String(strings.TrimRight(s, " \t\r"))
+	return textsafe.String(s)
+}
+
+// maxQuoted is how much of a value an error message quotes: a garbage file can hold
+// a 64 KiB line, and its head says what it is.
+const maxQuoted = 40
+
+// quote quotes s for an error message, only its first maxQuoted bytes (cut at a rune
+// boundary) when it is longer.
+func quote(s string) string {
+	if len(s) <= maxQuoted {
+		return strconv.Quote(s)
+	}
+	n := maxQuoted
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return strconv.Quote(s[:n]) + "... (truncated)"
 }
 
 // Enum is a numbered state as sysfs prints it: `4: ACTIVE`, `7: Phy Test`, `1: CA`.
@@ -34,15 +55,15 @@ func (e Enum) String() string { return e.Name }
 func ParseEnum(s string) (Enum, error) {
 	num, name, ok := strings.Cut(s, ":")
 	if !ok {
-		return Enum{}, fmt.Errorf("%q: want \"N: NAME\"", s)
+		return Enum{}, fmt.Errorf("%s: want \"N: NAME\"", quote(s))
 	}
 	n, err := strconv.ParseUint(strings.TrimSpace(num), 10, 8)
 	if err != nil {
-		return Enum{}, fmt.Errorf("%q: %q is not a state number", s, num)
+		return Enum{}, fmt.Errorf("%s: %s is not a state number", quote(s), quote(num))
 	}
 	name = strings.TrimSpace(name)
 	if name == "" {
-		return Enum{}, fmt.Errorf("%q: empty name", s)
+		return Enum{}, fmt.Errorf("%s: empty name", quote(s))
 	}
 	return Enum{Num: int(n), Name: name}, nil
 }
@@ -66,16 +87,16 @@ func (g GUID) String() string { return fmt.Sprintf("0x%016x", uint64(g)) }
 func ParseGUID(s string) (GUID, error) {
 	parts := strings.Split(s, ":")
 	if len(parts) != 4 {
-		return 0, fmt.Errorf("%q: want four groups of 4 hex digits like 0002:c903:00a1:b2c4", s)
+		return 0, fmt.Errorf("%s: want four groups of 4 hex digits like 0002:c903:00a1:b2c4", quote(s))
 	}
 	var g uint64
 	for _, p := range parts {
 		if len(p) != 4 {
-			return 0, fmt.Errorf("%q: group %q is not 4 hex digits", s, p)
+			return 0, fmt.Errorf("%s: group %s is not 4 hex digits", quote(s), quote(p))
 		}
 		v, err := strconv.ParseUint(p, 16, 16)
 		if err != nil {
-			return 0, fmt.Errorf("%q: group %q is not hex", s, p)
+			return 0, fmt.Errorf("%s: group %s is not hex", quote(s), quote(p))
 		}
 		g = g<<16 | v
 	}
@@ -111,15 +132,15 @@ func ParseGID(s string) (GID, error) {
 	var g GID
 	parts := strings.Split(s, ":")
 	if len(parts) != 8 {
-		return g, fmt.Errorf("%q: want eight groups of 4 hex digits", s)
+		return g, fmt.Errorf("%s: want eight groups of 4 hex digits", quote(s))
 	}
 	for i, p := range parts {
 		if len(p) != 4 {
-			return g, fmt.Errorf("%q: group %q is not 4 hex digits", s, p)
+			return g, fmt.Errorf("%s: group %s is not 4 hex digits", quote(s), quote(p))
 		}
 		v, err := strconv.ParseUint(p, 16, 16)
 		if err != nil {
-			return g, fmt.Errorf("%q: group %q is not hex", s, p)
+			return g, fmt.Errorf("%s: group %s is not hex", quote(s), quote(p))
 		}
 		g[2*i], g[2*i+1] = byte(v>>8), byte(v)
 	}
@@ -136,11 +157,11 @@ func ParseHWAddr(s string) ([]byte, error) {
 	out := make([]byte, len(parts))
 	for i, p := range parts {
 		if len(p) == 0 || len(p) > 2 {
-			return nil, fmt.Errorf("%q: %q is not a byte", s, p)
+			return nil, fmt.Errorf("%s: %s is not a byte", quote(s), quote(p))
 		}
 		v, err := strconv.ParseUint(p, 16, 8)
 		if err != nil {
-			return nil, fmt.Errorf("%q: %q is not hex", s, p)
+			return nil, fmt.Errorf("%s: %s is not hex", quote(s), quote(p))
 		}
 		out[i] = byte(v)
 	}
@@ -162,14 +183,14 @@ func ParseDec(s string, bits int) (uint64, error) {
 // parseUint parses digits (s without its prefix) strictly: no sign, no underscores.
 func parseUint(s, digits string, base, bits int, what string) (uint64, error) {
 	if digits == "" || strings.ContainsAny(digits, "+-_") {
-		return 0, fmt.Errorf("%q is not a %s number", s, what)
+		return 0, fmt.Errorf("%s is not a %s number", quote(s), what)
 	}
 	v, err := strconv.ParseUint(digits, base, bits)
 	if err != nil {
 		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
-			return 0, fmt.Errorf("%q does not fit in %d bits", s, bits)
+			return 0, fmt.Errorf("%s does not fit in %d bits", quote(s), bits)
 		}
-		return 0, fmt.Errorf("%q is not a %s number", s, what)
+		return 0, fmt.Errorf("%s is not a %s number", quote(s), what)
 	}
 	return v, nil
 }
@@ -187,21 +208,21 @@ func ParseRate(s string) (Rate, error) {
 	r := Rate{Text: s}
 	num, rest, ok := strings.Cut(s, " Gb/sec")
 	if !ok {
-		return r, fmt.Errorf("%q: want \"N Gb/sec (WIDTH SPEED)\"", s)
+		return r, fmt.Errorf("%s: want \"N Gb/sec (WIDTH SPEED)\"", quote(s))
 	}
 	v, err := strconv.ParseFloat(num, 64)
 	if err != nil || v < 0 {
-		return r, fmt.Errorf("%q: %q is not a rate", s, num)
+		return r, fmt.Errorf("%s: %s is not a rate", quote(s), quote(num))
 	}
 	r.Gbps = v
 	rest = strings.TrimSpace(rest)
 	if rest != "" {
 		if !strings.HasPrefix(rest, "(") || !strings.HasSuffix(rest, ")") {
-			return r, fmt.Errorf("%q: want \"(WIDTH SPEED)\" after the rate", s)
+			return r, fmt.Errorf("%s: want \"(WIDTH SPEED)\" after the rate", quote(s))
 		}
 		f := strings.Fields(rest[1 : len(rest)-1])
 		if len(f) == 0 || len(f) > 2 {
-			return r, fmt.Errorf("%q: want \"(WIDTH SPEED)\" after the rate", s)
+			return r, fmt.Errorf("%s: want \"(WIDTH SPEED)\" after the rate", quote(s))
 		}
 		r.Width = f[0]
 		if len(f) == 2 {

@@ -30,7 +30,7 @@ const (
 type Sysfs struct {
 	fsys fs.FS
 	// root is the tree on disk (nil when fsys is not the OS file system): reads then
-	// stay inside it and take a fast path of openat2(2) + fstat(2) + one read(2).
+	// go through os.Root and stay inside it.
 	root *fsread.Root
 	// Root names the tree in messages: "/sys", "testdata/sysfs/mlx5", "demo host".
 	Root string
@@ -99,6 +99,10 @@ func describeErr(err error) string {
 	if errors.As(err, &fe) {
 		return fe.Problem
 	}
+	var de *DanglingError
+	if errors.As(err, &de) {
+		return de.Error()
+	}
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
 		err = pe.Err
@@ -115,11 +119,43 @@ func describeErr(err error) string {
 	case errors.Is(err, syscall.EOPNOTSUPP):
 		return "read failed: operation not supported"
 	case errors.Is(err, syscall.ELOOP):
+		// A link to itself or a loop of links: a link out of the tree is an
+		// *fsread.Error that says so.
 		return "read failed: too many levels of symbolic links"
 	case errors.Is(err, syscall.EISDIR):
 		return "read failed: is a directory"
 	}
 	return err.Error()
+}
+
+// DanglingError is a symlink whose target does not exist: a saved tree that did not
+// capture the target, or a device going away while it is read. It is not "does not
+// exist": the entry is there and says where it points.
+type DanglingError struct {
+	Target string
+}
+
+func (e *DanglingError) Error() string {
+	return "is a symlink to " + e.Target + ", which does not exist (a dangling link)"
+}
+
+// dangling refines err, a failed read of p: when err says p does not exist but p is a
+// symlink, the error names the link and its missing target.
+func (s *Sysfs) dangling(p string, err error) error {
+	if !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	var target string
+	var lerr error
+	if s.root != nil {
+		target, lerr = s.root.ReadLink(p)
+	} else {
+		target, lerr = fs.ReadLink(s.fsys, p)
+	}
+	if lerr != nil {
+		return err
+	}
+	return &DanglingError{Target: textsafe.String(target)}
 }
 
 func (s *Sysfs) readFile(p string) (string, error) {
@@ -131,19 +167,21 @@ func (s *Sysfs) readFile(p string) (string, error) {
 }
 
 // optional reads an optional file and parses it; a missing, unreadable or unparsable
-// file becomes absent with the reason (like prometheus/procfs, but never a silent zero).
-func optional[T any](s *Sysfs, p string, parse func(string) (T, error)) Opt[T] {
+// file becomes absent with the reason, which names the file as name (its path below
+// the device, port or interface: "gids/0"), like prometheus/procfs, but never a silent
+// zero.
+func optional[T any](s *Sysfs, p, name string, parse func(string) (T, error)) Opt[T] {
 	v, err := s.readFile(p)
 	if err != nil {
 		var pe *PathError
 		if errors.As(err, &pe) {
-			return Opt[T]{Missing: textsafe.String(path.Base(p) + ": " + describeErr(pe.Err))}
+			return Opt[T]{Missing: textsafe.String(name + ": " + describeErr(pe.Err))}
 		}
 		return Opt[T]{Missing: textsafe.String(err.Error())}
 	}
 	t, err := parse(v)
 	if err != nil {
-		return Opt[T]{Missing: textsafe.String(path.Base(p) + ": unparsable: " + err.Error())}
+		return Opt[T]{Missing: textsafe.String(name + ": unparsable: " + err.Error())}
 	}
 	return Opt[T]{Value: t}
 }
@@ -198,7 +236,7 @@ func (s *Sysfs) Device(name string) (*Device, error) {
 	ents, err := s.readDir(s.devPath(name, "ports"))
 	if err != nil {
 		if _, serr := s.stat(s.devPath(name)); serr != nil {
-			return nil, &PathError{Root: s.Root, Path: s.devPath(name), Err: serr}
+			return nil, &PathError{Root: s.Root, Path: s.devPath(name), Err: s.dangling(s.devPath(name), serr)}
 		}
 		return nil, &PathError{Root: s.Root, Path: s.devPath(name, "ports"), Err: err}
 	}
@@ -276,7 +314,7 @@ func (s *Sysfs) Port(dev string, num int) (*Port, error) {
 	p.CapMask = optionalAttr(attr, "cap_mask", parseU32Hex)
 	p.Rate = optionalAttr(attr, "rate", ParseRate)
 	p.LinkLayer = optionalAttr(attr, "link_layer", asString)
-	p.GID0 = optional(s, path.Join(pdir, "gids", "0"), ParseGID)
+	p.GID0 = optional(s, path.Join(pdir, "gids", "0"), "gids/0", ParseGID)
 	if fi, err := s.stat(path.Join(pdir, "pkeys")); err == nil && fi.IsDir() {
 		p.HasPKeys = true
 	}
@@ -285,25 +323,39 @@ func (s *Sysfs) Port(dev string, num int) (*Port, error) {
 	return p, nil
 }
 
-// attrReader reads the attributes of one directory: through its open descriptor d
-// when there is one, else by path (s.readFile), with the same errors either way.
+// attrReader reads the attributes of one directory through one descriptor of it (an
+// fsread.Dir; by path in an fs.FS): each attribute is then a single-component open,
+// not a walk of the full path through the class/infiniband symlink.
 type attrReader struct {
 	s   *Sysfs
 	dir string
-	d   *fsread.Dir
+	d   dirReader
+	err error // the directory could not be opened: every read fails with it
 }
 
-// attrs reads the attributes of dir through one descriptor of it: each attribute is
-// then a single-component openat, not a walk of the full path through the
-// class/infiniband symlink. Close it after use.
-func (s *Sysfs) attrs(dir string) attrReader {
-	a := attrReader{s: s, dir: dir}
-	if s.root != nil {
-		if d, err := s.root.OpenDir(dir); err == nil {
-			a.d = d
-		}
+// dirReader reads the files of one directory.
+type dirReader interface {
+	ReadDir() ([]fs.DirEntry, error)
+	ReadFile(name string, buf []byte) ([]byte, error)
+	Close() error
+}
+
+// openDir opens the directory p of the tree.
+func (s *Sysfs) openDir(p string) (dirReader, error) {
+	if s.root == nil {
+		return fsDir{s.fsys, p}, nil
 	}
-	return a
+	d, err := s.root.OpenDir(p)
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// attrs reads the attributes of dir. Close it after use.
+func (s *Sysfs) attrs(dir string) attrReader {
+	d, err := s.openDir(dir)
+	return attrReader{s: s, dir: dir, d: d, err: err}
 }
 
 func (a attrReader) close() {
@@ -315,8 +367,13 @@ func (a attrReader) close() {
 // read reads the attribute name (one path component) of the directory.
 func (a attrReader) read(name string) (string, error) {
 	p := path.Join(a.dir, name)
-	if a.d == nil {
-		return a.s.readFile(p)
+	if a.err != nil {
+		var pe *fs.PathError
+		err := a.err
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return "", &PathError{Root: a.s.Root, Path: p, Err: err}
 	}
 	b, err := a.d.ReadFile(name, nil)
 	if err != nil {
@@ -375,50 +432,45 @@ func (s *Sysfs) PKeys(dev string, num int) ([]PKeyEntry, error) {
 		return nil, err
 	}
 	dir := s.devPath(dev, "ports", strconv.Itoa(num), "pkeys")
-	if s.root == nil {
-		ents, err := fs.ReadDir(s.fsys, dir)
-		if err != nil {
-			return nil, s.tableErr(dev, num, dir, err)
-		}
-		kinds := make([]fsread.Kind, 0, len(ents))
-		for _, e := range ents {
-			if i, ok := tableIndex([]byte(e.Name())); ok {
-				kinds = listed(kinds, i, fsread.KindUnknown)
-			}
-		}
-		buf := make([]byte, 0, 64)
-		return readTable(kinds, func(i int, _ fsread.Kind) (string, error) {
-			return s.readSmall(dir+"/"+strconv.Itoa(i), buf)
-		}), nil
-	}
-	// One directory descriptor for the whole table: each entry is then a
-	// single-component openat, not a walk of the full path; the listing's file types
-	// spare an fstat per entry.
-	d, err := s.root.OpenDir(dir)
+	d, err := s.openDir(dir)
 	if err != nil {
 		return nil, s.tableErr(dev, num, dir, err)
 	}
 	defer d.Close()
-	var kinds []fsread.Kind
-	err = d.Scan(func(name []byte, kind fsread.Kind) {
-		if i, ok := tableIndex(name); ok {
-			kinds = listed(kinds, i, kind)
-		}
-	})
+	ents, err := d.ReadDir()
 	if err != nil {
 		return nil, s.tableErr(dev, num, dir, err)
 	}
-	buf := make([]byte, 0, 64)
-	return readTable(kinds, func(i int, kind fsread.Kind) (string, error) {
-		var b []byte
-		var err error
-		if kind == fsread.KindRegular {
-			b, err = d.ReadListed(strconv.Itoa(i), buf)
-		} else {
-			b, err = d.ReadFile(strconv.Itoa(i), buf)
+	var listed []bool // listed[i]: pkeys/i is in the directory
+	for _, e := range ents {
+		if i, ok := tableIndex(e.Name()); ok {
+			for len(listed) <= i {
+				listed = append(listed, false)
+			}
+			listed[i] = true
 		}
-		return trimValue(b), err
-	}), nil
+	}
+	table := make([]PKeyEntry, len(listed))
+	buf := make([]byte, 0, 64)
+	for i := range table {
+		table[i].Index = i
+		if !listed[i] {
+			table[i].Err = errors.New("file missing from pkeys/")
+			continue
+		}
+		b, err := d.ReadFile(strconv.Itoa(i), buf)
+		if err != nil {
+			table[i].Err = errors.New(describeErr(err))
+			continue
+		}
+		x, err := ParseHex(trimValue(b), 16)
+		if err != nil {
+			table[i].Err = err
+			continue
+		}
+		table[i].Value = uint16(x)
+	}
+	return table, nil
 }
 
 // tableErr is the error of a P_Key table directory that could not be listed.
@@ -429,27 +481,14 @@ func (s *Sysfs) tableErr(dev string, num int, dir string, err error) error {
 	return &PathError{Root: s.Root, Path: dir, Err: err}
 }
 
-// kindAbsent marks an index with no file in a table listing.
-const kindAbsent fsread.Kind = 0xff
-
-// listed records that the listing has index i, of kind, in kinds (indexes not seen
-// are kindAbsent).
-func listed(kinds []fsread.Kind, i int, kind fsread.Kind) []fsread.Kind {
-	for len(kinds) <= i {
-		kinds = append(kinds, kindAbsent)
-	}
-	kinds[i] = kind
-	return kinds
-}
-
 // tableIndex reads a pkeys/ file name: a decimal index 0-65535 without leading zeros
 // (the kernel names them `0` .. `pkey_tbl_len-1`); anything else is not an entry.
-func tableIndex(name []byte) (int, bool) {
+func tableIndex(name string) (int, bool) {
 	if len(name) == 0 || len(name) > 5 || (name[0] == '0' && len(name) > 1) {
 		return 0, false
 	}
 	n := 0
-	for _, c := range name {
+	for _, c := range []byte(name) {
 		if c < '0' || c > '9' {
 			return 0, false
 		}
@@ -458,42 +497,21 @@ func tableIndex(name []byte) (int, bool) {
 	return n, n <= 0xffff
 }
 
-// readTable reads the entries kinds lists, in index order; an index missing from the
-// listing below the highest one is an unreadable entry.
-func readTable(kinds []fsread.Kind, read func(i int, kind fsread.Kind) (string, error)) []PKeyEntry {
-	table := make([]PKeyEntry, len(kinds))
-	for i, kind := range kinds {
-		table[i].Index = i
-		if kind == kindAbsent {
-			table[i].Err = errors.New("file missing from pkeys/")
-			continue
-		}
-		v, err := read(i, kind)
-		if err != nil {
-			table[i].Err = errors.New(describeErr(err))
-			continue
-		}
-		x, err := ParseHex(v, 16)
-		if err != nil {
-			table[i].Err = err
-			continue
-		}
-		table[i].Value = uint16(x)
-	}
-	return table
+// fsDir is a directory of an fs.FS (the embedded demo host, tests): files are read by
+// path, bounded by fsread.AttrMax as on disk.
+type fsDir struct {
+	fsys fs.FS
+	dir  string
 }
 
-// readSmall reads a small file and returns its trimmed content; buf, when not nil,
-// is scratch space reused across calls. Reads are bounded by fsread.AttrMax: the
-// kernel's attribute show functions write at most a page.
-func (s *Sysfs) readSmall(name string, buf []byte) (string, error) {
-	if s.root != nil {
-		b, err := s.root.ReadFile(name, buf)
-		return trimValue(b), err
-	}
-	f, err := s.fsys.Open(name)
+func (d fsDir) ReadDir() ([]fs.DirEntry, error) { return fs.ReadDir(d.fsys, d.dir) }
+func (d fsDir) Close() error                    { return nil }
+
+func (d fsDir) ReadFile(name string, buf []byte) ([]byte, error) {
+	p := path.Join(d.dir, name)
+	f, err := d.fsys.Open(p)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	defer f.Close()
 	if cap(buf) < 64 {
@@ -503,19 +521,33 @@ func (s *Sysfs) readSmall(name string, buf []byte) (string, error) {
 	for {
 		if len(buf) == cap(buf) {
 			if cap(buf) > fsread.AttrMax {
-				return "", fsread.TooLarge(name, fsread.AttrMax, "a kernel attribute")
+				return nil, fsread.TooLarge(p, fsread.AttrMax, "a kernel attribute")
 			}
 			buf = append(buf, 0)[:len(buf)]
 		}
 		m, err := f.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+m]
 		if err == io.EOF || (err == nil && m == 0) {
-			return trimValue(buf), nil
+			return buf, nil
 		}
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 	}
+}
+
+// readSmall reads a small file and returns its trimmed content; buf, when not nil,
+// is scratch space reused across calls. Reads are bounded by fsread.AttrMax: the
+// kernel's attribute show functions write at most a page.
+func (s *Sysfs) readSmall(name string, buf []byte) (string, error) {
+	var b []byte
+	var err error
+	if s.root != nil {
+		b, err = s.root.ReadFile(name, buf)
+	} else {
+		b, err = fsDir{s.fsys, path.Dir(name)}.ReadFile(path.Base(name), buf)
+	}
+	return trimValue(b), err
 }
 
 // readDir lists a directory of the tree, sorted by name.
@@ -542,9 +574,18 @@ type Counter struct {
 	// IBA 16.1.3.5; drivers/infiniband/core/sysfs.c); 0 when not known.
 	Width int
 	// Err is set when the file could not be read or parsed (EINVAL/EIO on some
-	// devices, `N/A (no PMA)` on very old kernels). Value is then meaningless.
+	// devices). Value is then meaningless.
 	Err error
+	// Unavailable says why the device cannot give this counter at all (its counter
+	// files hold `N/A (no PMA)`); Value is then meaningless and Err nil.
+	Unavailable string
 }
+
+// NoPMA is what older kernels write in every counters/ file of a device without a
+// performance management agent (drivers/infiniband/core/sysfs.c show_pma_counter:
+// `if (!p->ibdev->process_mad) return sprintf(buf, "N/A (no PMA)\n")`; iWARP devices);
+// prometheus/procfs reads it as "not available" too (node_exporter issue 966).
+const NoPMA = "N/A (no PMA)"
 
 // CounterWidths are the widths of the PortCounters-backed files (IBA 16.1.3.5, the
 // PortCounters layout; drivers/infiniband/core/sysfs.c maps files to fields). Error
@@ -579,6 +620,10 @@ func (s *Sysfs) ReadCounter(dev string, num int, name string) Counter {
 	v, err := s.readSmall(s.devPath(dev, "ports", strconv.Itoa(num), "counters", name), make([]byte, 0, 32))
 	if err != nil {
 		c.Err = errors.New(describeErr(err))
+		return c
+	}
+	if v == NoPMA {
+		c.Unavailable = "no PMA on this device (counters/" + name + " holds \"" + NoPMA + "\")"
 		return c
 	}
 	bits := 64
@@ -633,17 +678,39 @@ func (s *Sysfs) IPoIBInterfaces() ([]NetInterface, error) {
 		if err != nil || typ != ARPHRDInfiniBand {
 			continue
 		}
+		attr := func(name string) string { return path.Join(dir, name) }
 		out = append(out, NetInterface{
 			Name:      name,
 			Type:      typ,
-			Address:   optional(s, path.Join(dir, "address"), ParseHWAddr),
-			PKey:      optional(s, path.Join(dir, "pkey"), parseU16Hex),
-			Parent:    optional(s, path.Join(dir, "parent"), asString),
-			DevPort:   optional(s, path.Join(dir, "dev_port"), func(v string) (int, error) { return strconv.Atoi(v) }),
-			OperState: optional(s, path.Join(dir, "operstate"), asString),
+			Address:   optional(s, attr("address"), "address", ParseHWAddr),
+			PKey:      optional(s, attr("pkey"), "pkey", parseU16Hex),
+			Parent:    optional(s, attr("parent"), "parent", asString),
+			DevPort:   optional(s, attr("dev_port"), "dev_port", func(v string) (int, error) { return strconv.Atoi(v) }),
+			OperState: optional(s, attr("operstate"), "operstate", asString),
 		})
 	}
 	return out, nil
+}
+
+// NetEntryError says why class/net/NAME, which exists, could not be read as an
+// interface (a dangling link, an unreadable type file); nil when it was read or does
+// not exist at all. IPoIBInterfaces leaves such entries out: whether they are IPoIB
+// is unknown.
+func (s *Sysfs) NetEntryError(name string) error {
+	if CheckDeviceName(name) != nil {
+		return nil
+	}
+	dir := path.Join(ClassNet, name)
+	if _, err := s.stat(dir); err != nil {
+		err = s.dangling(dir, err)
+		var de *DanglingError
+		if errors.Is(err, fs.ErrNotExist) && !errors.As(err, &de) {
+			return nil
+		}
+		return &PathError{Root: s.Root, Path: dir, Err: err}
+	}
+	_, err := s.readFile(path.Join(dir, "type"))
+	return err
 }
 
 // PortState reads only ports/N/state: the watch loop's one file per port per sample

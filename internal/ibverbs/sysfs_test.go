@@ -210,8 +210,10 @@ func TestReadCounter(t *testing.T) {
 	}
 	m := fstest.MapFS{"class/infiniband/d/ports/1/counters/symbol_error": {Data: []byte("N/A (no PMA)\n")},
 		"class/infiniband/d/ports/1/counters/link_downed": {Data: []byte("256\n")}}
-	if c := FromFS(m, "m").ReadCounter("d", 1, "symbol_error"); c.Err == nil {
-		t.Errorf("N/A (no PMA) is an error, got %+v", c)
+	// N/A (no PMA) is never 0: the device has no PMA, which is said as such (issue
+	// 24: it was a "not a decimal number" read error).
+	if c := FromFS(m, "m").ReadCounter("d", 1, "symbol_error"); c.Err != nil || !strings.Contains(c.Unavailable, "no PMA on this device") {
+		t.Errorf("N/A (no PMA) is unavailable with that reason, got %+v", c)
 	}
 	if c := FromFS(m, "m").ReadCounter("d", 1, "link_downed"); c.Err == nil {
 		t.Errorf("256 does not fit an 8-bit counter, got %+v", c)
@@ -277,5 +279,69 @@ func TestSymlinkEscapeRefused(t *testing.T) {
 	_, err = s.PKeys("x0", 1)
 	if err == nil || !strings.Contains(err.Error(), "outside") {
 		t.Errorf("PKeys through a link to /etc = %v, want a refusal naming the escape", err)
+	}
+}
+
+// TestOddValues: what real machines write. Trailing white space of any kind is
+// trimmed (link_layer "InfiniBand\n\n"), a missing gids/0 is named as such, and a
+// garbage value is quoted by its head only.
+func TestOddValues(t *testing.T) {
+	const dev = "class/infiniband/d/"
+	m := fstest.MapFS{
+		dev + "node_type":                    {Data: []byte("1: CA \n\n")},
+		dev + "ports/1/state":                {Data: []byte("4: ACTIVE\r\n")},
+		dev + "ports/1/link_layer":           {Data: []byte("InfiniBand\n\n")},
+		dev + "ports/1/rate":                 {Data: []byte("100 Gb/sec (4X EDR)\t\n")},
+		dev + "ports/1/pkeys/0":              {Data: []byte("0xffff\n\n")},
+		dev + "ports/1/pkeys/1":              {Data: []byte(strings.Repeat("garbage ", 8192))},
+		dev + "ports/1/counters/link_downed": {Data: []byte("7\n \n")},
+	}
+	s := FromFS(m, "m")
+	d, err := s.Device("d")
+	if err != nil || d.NodeType.Value != (Enum{1, "CA"}) {
+		t.Errorf("Device = %+v, %v", d, err)
+	}
+	p, err := s.Port("d", 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.LinkLayer.Value != "InfiniBand" || p.State.Name != "ACTIVE" || p.Rate.Value.Speed != "EDR" {
+		t.Errorf("Port = %+v", p)
+	}
+	if p.GID0.OK() || p.GID0.Missing != "gids/0: does not exist" {
+		t.Errorf("a missing gids/0 = %q, want it named", p.GID0.Missing)
+	}
+	tab, err := s.PKeys("d", 1)
+	if err != nil || len(tab) != 2 || tab[0].Value != 0xffff || tab[0].Err != nil || tab[1].Err == nil {
+		t.Fatalf("PKeys = %+v, %v", tab, err)
+	}
+	if msg := tab[1].Err.Error(); len(msg) > 120 || !strings.Contains(msg, `"garbage garbage`) || !strings.Contains(msg, `"... (truncated) is not a hex number`) {
+		t.Errorf("a 64 KiB garbage entry is quoted whole or not at all: %d bytes: %.200s", len(msg), msg)
+	}
+	if c := s.ReadCounter("d", 1, "link_downed"); c.Err != nil || c.Value != 7 {
+		t.Errorf("counter = %+v", c)
+	}
+}
+
+// TestDanglingDevice: a class/infiniband entry whose target is missing (a saved tree
+// that did not capture it) is named as a dangling link, not "does not exist".
+func TestDanglingDevice(t *testing.T) {
+	root := t.TempDir()
+	if err := os.MkdirAll(root+"/class/infiniband", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../../devices/virtual/infiniband/scif0", root+"/class/infiniband/scif0"); err != nil {
+		t.Fatal(err)
+	}
+	s := Open(root)
+	names, err := s.DeviceNames()
+	if err != nil || len(names) != 1 || names[0] != "scif0" {
+		t.Fatalf("DeviceNames = %v, %v", names, err)
+	}
+	_, err = s.Device("scif0")
+	var de *DanglingError
+	if !errors.As(err, &de) || errors.Is(err, fs.ErrNotExist) || de.Target != "../../devices/virtual/infiniband/scif0" ||
+		!strings.Contains(err.Error(), "scif0: is a symlink to ../../devices/virtual/infiniband/scif0, which does not exist (a dangling link)") {
+		t.Errorf("Device(scif0) = %v", err)
 	}
 }

@@ -1,6 +1,7 @@
 package job
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -40,17 +41,19 @@ func PortFromView(host string, v *query.PortView) *Port {
 }
 
 // HostPorts reads every port of a host with its P_Key table; label names the host
-// ("" for the local host).
+// ("" for the local host). With some devices unreadable it returns the ports of the
+// others and the *query.PartialError that names them.
 func HostPorts(h *query.Host, label string) ([]*Port, error) {
 	views, err := h.Load(query.Selector{}, query.LoadOptions{Tables: true, Interfaces: true})
-	if err != nil {
+	var partial *query.PartialError
+	if err != nil && !errors.As(err, &partial) {
 		return nil, err
 	}
 	out := make([]*Port, len(views))
 	for i, v := range views {
 		out[i] = PortFromView(label, v)
 	}
-	return out, nil
+	return out, err
 }
 
 // PortFromFabric turns a port of a sweep into a job port; its host is the node's

@@ -99,10 +99,17 @@ func (r *sweepResolver) find(s check.EndpointSpec) (*fabric.Fabric, *fabric.Node
 	if f == nil {
 		return nil, nil, nil, err
 	}
-	// A partial sweep: say so when the port is not in it.
+	// A partial sweep: a port not in it may be in the part not read, so its absence
+	// is unknown (exit 4), not a missing port (exit 3).
 	partial := func(e error) error {
+		why := ""
 		if err != nil {
-			return &EnvError{Msg: fmt.Sprintf("%v; the sweep is partial (%v), the port may be in the part not read", e, err)}
+			why = err.Error()
+		} else if g := FabricGaps(f); g.Partial() {
+			why = g.String() // a saved sweep that was partial
+		}
+		if why != "" {
+			return &UnknownError{Msg: fmt.Sprintf("%v; the sweep is partial (%s), the port may be in the part not read", e, why)}
 		}
 		return e
 	}

@@ -19,7 +19,8 @@ const (
 	// FindUnknown: no readable entry holds it, but some entries could not be read: the
 	// partition may be in one of them.
 	FindUnknown
-	// FindNoTable: the table was not read at all (PortView.TableMissing).
+	// FindNoTable: the table exists but was not read at all (PortView.TableMissing).
+	// A port without a table (PortView.TableAbsent) is FindNotFound.
 	FindNoTable
 )
 
@@ -45,6 +46,10 @@ type FindResult struct {
 // else 1 (FindExitCode).
 func FindPKey(v *PortView, key check.PKey) FindResult {
 	if v.Table == nil {
+		if v.TableAbsent {
+			// No table at all (iWARP): the key is definitely not there.
+			return FindResult{Outcome: FindNotFound, Reason: v.TableMissing}
+		}
 		return FindResult{Outcome: FindNoTable, Reason: v.TableMissing}
 	}
 	r := FindResult{Unread: v.Table.Unread()}

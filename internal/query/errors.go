@@ -136,6 +136,12 @@ func (e *EnvError) Error() string { return e.Msg }
 // Unwrap returns Err.
 func (e *EnvError) Unwrap() error { return e.Err }
 
+// UnknownError is an answer that depends on what could not be read (exit code 4): a
+// port looked for in a partial sweep may be in the part not read. Never a definite no.
+type UnknownError struct{ Msg string }
+
+func (e *UnknownError) Error() string { return e.Msg }
+
 // NoAnswerError is a query over the fabric that got no reply (Err wraps the
 // *mad.TimeoutError): the destination is not there, or nothing routes to it. A LID may
 // not be assigned or routed yet: the subnet manager assigns LIDs and programs the

@@ -345,7 +345,7 @@ func (f *Fabric) loadPort(ctx context.Context, n *nodeData, num int, tables bool
 	switch {
 	case !tables || v.TableMissing != "":
 	case tableLen == 0:
-		v.TableMissing = "no P_Key table: the node reports a table length of 0"
+		v.TableMissing, v.TableAbsent = "no P_Key table: the node reports a table length of 0", true
 	case tableErr != nil:
 		return nil, f.madError(addr, tableErr)
 	default:

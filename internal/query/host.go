@@ -117,7 +117,7 @@ func (h *Host) Devices(name string) ([]*ibverbs.Device, error) {
 			}
 			// One broken entry must not hide the others: read the rest, and say
 			// which could not be read.
-			bad = append(bad, Unread{What: "device " + n, Err: err})
+			bad = append(bad, Unread{What: "device " + n, Device: n, Port: -1, Err: err})
 			continue
 		}
 		devs = append(devs, d)
@@ -135,7 +135,11 @@ func (h *Host) Devices(name string) ([]*ibverbs.Device, error) {
 // Unread is one device or port that could not be read.
 type Unread struct {
 	What string // "device mlx5_1", "port mlx5_0/2"
-	Err  error
+	// Device and Port name it as values (Port -1: the whole device; a switch's
+	// management port is 0), for labels (the exporter's unreadable-device metric).
+	Device string
+	Port   int
+	Err    error
 }
 
 // PartialError comes back with a result that is missing the devices or ports in Unread:
@@ -147,11 +151,25 @@ type PartialError struct {
 }
 
 func (e *PartialError) Error() string {
-	parts := make([]string, len(e.Unread))
+	return textsafe.Message("could not read " + strings.Join(e.Lines(), "; "))
+}
+
+// MaxListed is how many unread parts PartialError.Lines names before it counts the
+// rest: a tree with 20,000 broken device entries is one screen, not 20,000 lines.
+const MaxListed = 5
+
+// Lines names the unread parts, one a line ("device scif0: ..."): the first MaxListed,
+// then one line counting the others.
+func (e *PartialError) Lines() []string {
+	var out []string
 	for i, u := range e.Unread {
-		parts[i] = u.What + ": " + u.Err.Error()
+		if i == MaxListed && len(e.Unread) > MaxListed+1 {
+			out = append(out, fmt.Sprintf("and %d more (every one is in -o json's incomplete)", len(e.Unread)-MaxListed))
+			break
+		}
+		out = append(out, u.What+": "+u.Err.Error())
 	}
-	return textsafe.Message("could not read " + strings.Join(parts, "; "))
+	return out
 }
 
 // Unwrap gives errors.As an *EnvError for callers that only know EnvError.
@@ -191,7 +209,7 @@ func (h *Host) Select(sel Selector) ([]PortRef, map[string]*ibverbs.Device, erro
 			if partial == nil {
 				partial = &PartialError{}
 			}
-			partial.Unread = append(partial.Unread, Unread{What: "device " + d.Name, Err: errors.New(d.PortsNote)})
+			partial.Unread = append(partial.Unread, Unread{What: "device " + d.Name, Device: d.Name, Port: -1, Err: errors.New(d.PortsNote)})
 		}
 	}
 	if partial != nil {
@@ -208,6 +226,11 @@ type PortView struct {
 	// (TableMissing says why).
 	Table        *Table
 	TableMissing string
+	// TableAbsent: the port has no P_Key table at all (an iWARP device: the kernel
+	// writes no pkeys/ for a table length of 0; a node that reports a length of 0).
+	// Otherwise a nil Table is a table that exists and was not read: "n/a", not
+	// "none".
+	TableAbsent bool
 	// Interfaces are the IPoIB interfaces on this port (matched by GID 0).
 	Interfaces []IPoIB
 	// Warnings say when the data cannot be trusted or something will not work.
@@ -321,7 +344,7 @@ func (h *Host) Load(sel Selector, opt LoadOptions) ([]*PortView, error) {
 		kept := views[:0]
 		for i, v := range views {
 			if errs[i] != nil {
-				partial.Unread = append(partial.Unread, Unread{What: "port " + refs[i].String(), Err: errs[i]})
+				partial.Unread = append(partial.Unread, Unread{What: "port " + refs[i].String(), Device: refs[i].Device, Port: refs[i].Port, Err: errs[i]})
 				continue
 			}
 			kept = append(kept, v)
@@ -357,16 +380,13 @@ func (h *Host) loadPort(d *ibverbs.Device, num int, tables bool) (*PortView, err
 		return v, nil
 	}
 	if !p.HasPKeys {
-		v.TableMissing = "no P_Key table: the port has no pkeys/ directory"
-		if d.NodeType.OK() && d.NodeType.Value.Num == 4 {
-			v.TableMissing += " (iWARP devices have none: P_Keys do not apply)"
-		}
+		noTableDir(v)
 		return v, nil
 	}
 	raw, err := h.Sys.PKeys(d.Name, num)
 	if err != nil {
 		if errors.Is(err, ibverbs.ErrNoTable) {
-			v.TableMissing = "no P_Key table: the port has no pkeys/ directory"
+			noTableDir(v)
 			return v, nil
 		}
 		return nil, err
@@ -374,11 +394,38 @@ func (h *Host) loadPort(d *ibverbs.Device, num int, tables bool) (*PortView, err
 	if len(raw) == 0 {
 		// The kernel creates pkeys/ only for a non-zero table length, so an empty one
 		// is a damaged or hand-made tree: say so rather than show an empty table.
-		v.TableMissing = "no P_Key table: pkeys/ is empty (the kernel writes one file per entry)"
+		v.TableMissing = "P_Key table not read: pkeys/ is empty (the kernel writes one file per entry)"
 		return v, nil
 	}
 	v.Table = DecodeTable(raw)
 	return v, nil
+}
+
+// nodeTypeRNIC is node_type 4, an iWARP device (drivers/infiniband/core/sysfs.c,
+// show_node_type: RDMA_NODE_RNIC).
+const nodeTypeRNIC = 4
+
+// noTableDir says why the port v has no pkeys/ directory. The kernel writes one for
+// every port whose table length is not 0 (drivers/infiniband/core/sysfs.c: the pkeys
+// group exists only with pkey_tbl_len): an iWARP device has none, and P_Keys do not
+// apply to it; any other port has a table (InfiniBand and RoCE ports have at least the
+// default entry), so a missing directory is a table not read (a saved tree that lost
+// it, a driver that failed), never "no table".
+func noTableDir(v *PortView) {
+	v.TableMissing, v.TableAbsent = NoTableDir(v)
+}
+
+// NoTableDir says why a port read from sysfs has no pkeys/ directory, and whether
+// that means it has no table at all (absent: iWARP) rather than a table not read.
+func NoTableDir(v *PortView) (why string, absent bool) {
+	if d := v.Device; d.NodeType.OK() && d.NodeType.Value.Num == nodeTypeRNIC {
+		return "no P_Key table: the port has no pkeys/ directory (iWARP devices have none: P_Keys do not apply)", true
+	}
+	ll := v.LinkLayer()
+	if ll == "" {
+		ll = "this"
+	}
+	return "P_Key table not read: pkeys/ does not exist, and the kernel writes it for every " + ll + " port (only iWARP devices have no table)", false
 }
 
 // DecodeTable gives raw entries their meaning: validity, holes, keys held both ways,

@@ -2,8 +2,10 @@ package query
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/ibverbs"
@@ -161,5 +163,75 @@ func TestNoDevicesTyped(t *testing.T) {
 		if strings.Contains(msg, "--") != (hint != "") {
 			t.Errorf("hint %q: %q", hint, msg)
 		}
+	}
+}
+
+// TestDanglingDeviceLoad: one dangling class/infiniband entry leaves the others read.
+// Load, LoadMany and NewSampler return what was read with a *PartialError naming the
+// entry as a dangling link (not "does not exist").
+func TestDanglingDeviceLoad(t *testing.T) {
+	h := &Host{Sys: ibverbs.Open("../../testdata/sysfs/dangling")}
+	views, err := h.Load(Selector{}, LoadOptions{Tables: true})
+	var pe *PartialError
+	if !errors.As(err, &pe) || len(views) != 2 || len(pe.Unread) != 1 || pe.Unread[0].What != "device scif0" || pe.Unread[0].Device != "scif0" || pe.Unread[0].Port != -1 ||
+		!strings.Contains(pe.Error(), "is a symlink to ../../devices/virtual/infiniband/scif0, which does not exist (a dangling link)") {
+		t.Fatalf("Load = %d views, %v", len(views), err)
+	}
+	views, err = h.LoadMany([]Selector{{}, {Device: "mlx4_0"}})
+	if !errors.As(err, &pe) || len(views) != 2 || len(pe.Unread) != 1 {
+		t.Errorf("LoadMany = %d views, %v", len(views), err)
+	}
+	s, err := NewSampler(h, nil, time.Now)
+	if !errors.As(err, &pe) || s == nil || len(s.Ports) != 2 {
+		t.Fatalf("NewSampler = %+v, %v", s, err)
+	}
+	if smp := s.Take(false); smp.Ports[0].Readings[0].Value != 5 {
+		t.Errorf("sample = %+v", smp.Ports[0])
+	}
+	// Named, the one readable device is read whole.
+	if _, err := h.Load(Selector{Device: "mlx4_0"}, LoadOptions{Tables: true}); err != nil {
+		t.Errorf("Load(mlx4_0) = %v", err)
+	}
+}
+
+// TestPartialErrorLines: a few unread parts are named, the rest counted.
+func TestPartialErrorLines(t *testing.T) {
+	pe := &PartialError{}
+	for i := range 5000 {
+		pe.Unread = append(pe.Unread, Unread{What: fmt.Sprintf("device d%d", i), Err: errors.New("gone")})
+	}
+	lines := pe.Lines()
+	if len(lines) != MaxListed+1 || lines[MaxListed] != "and 4995 more (every one is in -o json's incomplete)" || len(pe.Error()) > 400 {
+		t.Errorf("Lines = %q\nError = %.500s", lines, pe.Error())
+	}
+	pe.Unread = pe.Unread[:MaxListed+1] // one more than MaxListed: named, not counted
+	if lines := pe.Lines(); len(lines) != MaxListed+1 || !strings.HasPrefix(lines[MaxListed], "device d5") {
+		t.Errorf("Lines = %q", lines)
+	}
+}
+
+// TestTableAbsentOrNotRead: an iWARP port has no table ("none", a definite not-found);
+// an InfiniBand port whose pkeys/ is missing has a table that was not read.
+func TestTableAbsentOrNotRead(t *testing.T) {
+	h := &Host{Sys: ibverbs.Open("../../testdata/sysfs/odd")}
+	views, err := h.Load(Selector{}, LoadOptions{Tables: true})
+	if err != nil || len(views) != 3 {
+		t.Fatalf("Load = %d, %v", len(views), err)
+	}
+	iw, ib := views[0], views[2]
+	if iw.Ref().String() != "cxgb4_0/1" || !iw.TableAbsent || iw.Table != nil || !strings.Contains(iw.TableMissing, "iWARP") {
+		t.Errorf("iWARP: %+v", iw)
+	}
+	if ib.Ref().String() != "mlx4_0/2" || ib.TableAbsent || ib.Table != nil || !strings.Contains(ib.TableMissing, "P_Key table not read") {
+		t.Errorf("InfiniBand without pkeys/: %+v", ib)
+	}
+	if r := FindPKey(iw, 0x8001); r.Outcome != FindNotFound {
+		t.Errorf("FindPKey on iWARP = %+v", r)
+	}
+	if r := FindPKey(ib, 0x8001); r.Outcome != FindNoTable {
+		t.Errorf("FindPKey on a table not read = %+v", r)
+	}
+	if FindExitCode([]FindResult{FindPKey(iw, 0x8001)}) != 1 || FindExitCode([]FindResult{FindPKey(ib, 0x8001)}) != 4 {
+		t.Error("a port without a table is a definite no; a table not read is not")
 	}
 }

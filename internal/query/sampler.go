@@ -131,6 +131,10 @@ func (s *SysfsCounters) Read(port PortRef, names []string, out []Reading) {
 			continue
 		}
 		c := s.Sys.ReadCounter(port.Device, port.Port, n)
+		if c.Unavailable != "" {
+			out[i] = Reading{Unavailable: c.Unavailable}
+			continue
+		}
 		if c.Err != nil {
 			out[i] = Reading{Err: c.Err.Error()}
 			continue
@@ -252,30 +256,47 @@ func (s *Sampler) UsePortInfo(src CounterSource) {
 	}
 }
 
-// NewSampler selects ports on h and prepares the sysfs and MAD sources for them.
+// NewSampler selects ports on h and prepares the sysfs and MAD sources for them. With
+// some devices or ports unreadable it returns a sampler of the others and the
+// *PartialError that names them (LoadMany).
 func NewSampler(h *Host, sel []Selector, now func() time.Time) (*Sampler, error) {
 	views, err := h.LoadMany(sel)
-	if err != nil {
+	var partial *PartialError
+	if err != nil && !errors.As(err, &partial) {
 		return nil, err
 	}
 	refs := make([]PortRef, len(views))
 	for i, v := range views {
 		refs[i] = v.Ref()
 	}
-	return &Sampler{Sys: h.Sys, Ports: refs, Sets: DefaultCounterSets(NewSysfsCounters(h.Sys, views)), Now: now}, nil
+	return &Sampler{Sys: h.Sys, Ports: refs, Sets: DefaultCounterSets(NewSysfsCounters(h.Sys, views)), Now: now}, err
 }
 
 // LoadMany loads the union of several selectors (no selector: every port), each port
-// once, in device then port order.
+// once, in device then port order. Devices and ports that cannot be read are left out
+// and named in a *PartialError returned with the others.
 func (h *Host) LoadMany(sels []Selector) ([]*PortView, error) {
 	if len(sels) == 0 {
 		sels = []Selector{{}}
 	}
 	seen := map[PortRef]bool{}
+	unread := map[string]bool{}
 	var out []*PortView
+	var partial *PartialError
 	for _, s := range sels {
 		views, err := h.Load(s, LoadOptions{})
-		if err != nil {
+		var pe *PartialError
+		if errors.As(err, &pe) {
+			if partial == nil {
+				partial = &PartialError{}
+			}
+			for _, u := range pe.Unread {
+				if !unread[u.What] {
+					unread[u.What] = true
+					partial.Unread = append(partial.Unread, u)
+				}
+			}
+		} else if err != nil {
 			return nil, err
 		}
 		for _, v := range views {
@@ -294,6 +315,9 @@ func (h *Host) LoadMany(sels []Selector) ([]*PortView, error) {
 		}
 		return a.Port.Num - b.Port.Num
 	})
+	if partial != nil {
+		return out, partial
+	}
 	return out, nil
 }
 

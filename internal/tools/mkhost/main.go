@@ -11,7 +11,7 @@ import (
 )
 
 func main() {
-	fixture := flag.String("fixture", "", "mlx5, simulator, cantalk or demo")
+	fixture := flag.String("fixture", "", "mlx5, simulator, cantalk, dangling, odd or demo")
 	large := flag.String("large", "", "DEVICESxPORTSxENTRIES, e.g. 16x2x128")
 	out := flag.String("o", "", "output directory (must not exist)")
 	flag.Parse()
@@ -40,8 +40,12 @@ func main() {
 		h = fakesysfs.Demo()
 	case *fixture == "cantalk":
 		h = fakesysfs.CanTalk()
+	case *fixture == "dangling":
+		h = fakesysfs.Dangling()
+	case *fixture == "odd":
+		h = fakesysfs.Odd()
 	default:
-		fmt.Fprintf(os.Stderr, "mkhost: -fixture %q: want mlx5, simulator, cantalk or demo\n", *fixture)
+		fmt.Fprintf(os.Stderr, "mkhost: -fixture %q: want mlx5, simulator, cantalk, dangling, odd or demo\n", *fixture)
 		os.Exit(2)
 	}
 	if err := fakesysfs.Write(*out, h); err != nil {

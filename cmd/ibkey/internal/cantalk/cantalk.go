@@ -150,7 +150,7 @@ unread-table or different-subnets).`,
 	c.Flags().StringSliceVar(&o.Routers, "router", nil, "with --partitions: the router ports' `GUIDS` (comma-separated; none: there are none), the others being CA ports: ALL_ROUTERS names router ports, ALL_CAS CA ports (a saved sweep, --fabric-file, also tells)")
 	_ = c.MarkFlagFilename("partitions")
 	o.OpenSM.AddFlags(c)
-	o.Sweep.AddFileFlags(c, "stop the sweep after this long and report what was read (exit 3)")
+	o.Sweep.AddFileFlags(c, "stop the sweep after this long and report what was read (exit 4 when an endpoint is not in what was read)")
 	_ = c.RegisterFlagCompletionFunc("timeout", cmdutil.CompleteDurations("30s", "1m", "5m", "10m"))
 	return c
 }
@@ -177,7 +177,7 @@ func ipoibEndpoint(o *CanTalkOptions, arg string) (string, *cmdutil.ResolvedInte
 	if !looksLikeName(base) {
 		return "", nil, nil
 	}
-	sel, ifc, err := cmdutil.ResolveDeviceOrInterface(o.Host(), query.Selector{Device: base})
+	sel, ifc, err := cmdutil.ResolveDeviceOrInterface(o.Host(), query.Selector{Device: base}, o.Notices())
 	if err != nil || ifc == nil {
 		return "", nil, err
 	}

@@ -2,8 +2,12 @@ package cantalk
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
 	"github.com/ibkey/ibkey/internal/check"
 )
@@ -58,6 +62,43 @@ func TestIncompleteKindFromCause(t *testing.T) {
 	for i, w := range want {
 		if got[i].Kind != w || got[i].Message != v.NotChecked[i].Sentence {
 			t.Errorf("incomplete[%d] = %+v, want kind %s and message %q", i, got[i], w, v.NotChecked[i].Sentence)
+		}
+	}
+}
+
+// TestPartialSweepEndpointUnknown: a node not found in a partial sweep may be in the
+// part not read: exit 4 (unknown), as the fabric commands exit on a partial sweep;
+// in a complete sweep the same node is missing: exit 3 (issue 25 item 8).
+func TestPartialSweepEndpointUnknown(t *testing.T) {
+	b, err := os.ReadFile("../../testdata/fabric/small.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	complete := filepath.Join(t.TempDir(), "complete.json")
+	if err := os.WriteFile(complete, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	doc["incomplete"] = "stopped at --timeout 1s"
+	pb, _ := json.Marshal(doc)
+	partial := filepath.Join(t.TempDir(), "partial.json")
+	if err := os.WriteFile(partial, pb, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		file string
+		code int
+		msg  string
+	}{
+		{complete, cmdutil.ExitEnv, `no node "HcaZ" in the sweep`},
+		{partial, cmdutil.ExitIncomplete, "the port may be in the part not read"},
+	} {
+		r := cmdtest.Run(t, root, false, nil, "can-talk", "--fabric-file", tc.file, "node=HcaZ", "node=HcaA")
+		if r.Code != tc.code || !strings.Contains(r.Stderr, tc.msg) {
+			t.Errorf("%s: exit %d, stderr %q; want exit %d and %q", filepath.Base(tc.file), r.Code, r.Stderr, tc.code, tc.msg)
 		}
 	}
 }

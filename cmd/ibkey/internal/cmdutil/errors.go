@@ -59,6 +59,7 @@ func ExitCode(err error) int {
 		env      *query.EnvError
 
 		incomplete  *IncompleteError
+		unknown     *query.UnknownError
 		interrupted *query.InterruptedError
 	)
 	switch {
@@ -68,7 +69,7 @@ func ExitCode(err error) int {
 		return ExitUsage
 	case errors.As(err, &notFound), errors.As(err, &env):
 		return ExitEnv
-	case errors.As(err, &incomplete):
+	case errors.As(err, &incomplete), errors.As(err, &unknown):
 		return ExitIncomplete
 	case errors.As(err, &interrupted):
 		return SignalExitCode(interrupted.Cause)

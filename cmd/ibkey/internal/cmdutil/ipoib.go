@@ -1,6 +1,7 @@
 package cmdutil
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -30,8 +31,10 @@ func (r *ResolvedInterface) Describe() string {
 // ResolveDeviceOrInterface returns sel unchanged when it names a device of host (or
 // none); when its device is an IPoIB interface of host instead, the selector of the
 // interface's port and the interface. A name that is neither is an environment error
-// (exit 3) listing the devices and the IPoIB interfaces.
-func ResolveDeviceOrInterface(host *query.Host, sel query.Selector) (query.Selector, *ResolvedInterface, error) {
+// (exit 3) listing the devices and the IPoIB interfaces. Devices that cannot be read
+// are warned about on n: the interface found on a port that was read is the answer
+// (its port is read whole); one not found may be on them (exit 4).
+func ResolveDeviceOrInterface(host *query.Host, sel query.Selector, n *Notices) (query.Selector, *ResolvedInterface, error) {
 	if sel.Device == "" {
 		return sel, nil, nil
 	}
@@ -66,14 +69,24 @@ func ResolveDeviceOrInterface(host *query.Host, sel query.Selector) (query.Selec
 		return &query.EnvError{Msg: fmt.Sprintf("%s (devices: %s; IPoIB interfaces: %s)", why, devs, ipoib)}
 	}
 	if !found {
+		if err := host.Sys.NetEntryError(sel.Device); err != nil {
+			// class/net has the name but it could not be read (a dangling link).
+			return sel, nil, &IncompleteError{Unchecked: []string{fmt.Sprintf("%s may be an IPoIB interface, but %v", sel.Device, err)}}
+		}
 		return sel, nil, notFound(fmt.Sprintf("no device or IPoIB interface %s", sel.Device))
 	}
 	if sel.HasPort {
 		return sel, nil, &query.UsageError{Msg: fmt.Sprintf("%s/%d: %s is an IPoIB interface, which runs on one port: give it without /PORT", sel.Device, sel.Port, sel.Device)}
 	}
 	views, err := host.Load(query.Selector{}, query.LoadOptions{Tables: true, Interfaces: true})
-	if err != nil {
+	var partial *query.PartialError
+	if err != nil && !errors.As(err, &partial) {
 		return sel, nil, err
+	}
+	if partial != nil {
+		for _, l := range partial.Lines() {
+			n.Warn("not read while looking for " + sel.Device + ": " + l)
+		}
 	}
 	for _, v := range views {
 		for _, ip := range v.Interfaces {
@@ -82,6 +95,9 @@ func ResolveDeviceOrInterface(host *query.Host, sel query.Selector) (query.Selec
 				return query.Selector{Device: r.Port.Device, Port: r.Port.Port, HasPort: true}, r, nil
 			}
 		}
+	}
+	if partial != nil {
+		return sel, nil, &IncompleteError{Unchecked: []string{fmt.Sprintf("IPoIB interface %s matches no port read (its address names no read port's GID 0): it may run on a device that could not be read", sel.Device)}}
 	}
 	return sel, nil, notFound(fmt.Sprintf("IPoIB interface %s matches no port (its address names no port's GID 0)", sel.Device))
 }

@@ -7,16 +7,17 @@ import (
 )
 
 // HostPartial splits the error of a host read. A *query.PartialError (a device or port
-// could not be read, the rest could) is warned about on n, one line per part not read,
-// and comes back as after: exit 4, to return once the rest has been shown. Any other
-// error comes back as fatal, to return at once.
+// could not be read, the rest could) is warned about on n, one line per part not read
+// (query.PartialError.Lines: a few, then a count), and comes back as after: exit 4, to
+// return once the rest has been shown. Any other error comes back as fatal, to return
+// at once.
 func HostPartial(n *Notices, err error) (after, fatal error) {
 	var pe *query.PartialError
 	if !errors.As(err, &pe) {
 		return nil, err
 	}
-	for _, u := range pe.Unread {
-		n.Warn("not read: " + u.What + ": " + u.Err.Error())
+	for _, l := range pe.Lines() {
+		n.Warn("not read: " + l)
 	}
 	return Exit(ExitIncomplete), nil
 }

@@ -27,7 +27,11 @@ func NewCmdDevices(f *cmdutil.Factory, runF func(*DevicesOptions) error) *cobra.
 		Short: "List RDMA ports: link layer, state, LID, rate, P_Key table use",
 		Long: `List every port of every RDMA device: link layer, state, physical state, LID,
 SM LID, rate, valid P_Keys / table size and port GUID. A value the kernel does not
-provide is shown as n/a (in JSON: null, with the reason under "missing").
+provide is shown as n/a (in JSON: null, with the reason under "missing"). PKEYS is
+"none" for a port that has no P_Key table (iWARP) and n/a, with the reason on
+stderr, for a table that exists and was not read (a DOWN CA port over the fabric, a
+saved tree without pkeys/). A device that cannot be read (a dangling
+class/infiniband link) is named on stderr; the others are listed (exit 4).
 
 JSON (-o json; schemas/devices.schema.json): {"schema_version","demo"?,"via"?,
 "ports":[{"device","port","type","link_layer","state","phys_state","lid","sm_lid",
@@ -119,12 +123,20 @@ func runDevices(o *DevicesOptions) error {
 
 func renderDevices(o *DevicesOptions, f cmdutil.Format, views []*query.PortView, src cmdutil.Source) error {
 	rows := make([]devicePortJSON, len(views))
+	var warnings []string
 	for i, v := range views {
 		rows[i] = devicePortRow(v)
 		if n := rows[i].UnreadPKeys; n > 0 {
-			o.Notices().Warn(fmt.Sprintf("%s: %s could not be read: its count of valid P_Keys may be short by as many (ibkey pkeys %s shows which)",
+			warnings = append(warnings, fmt.Sprintf("%s: %s could not be read: its count of valid P_Keys may be short by as many (ibkey pkeys %s shows which)",
 				v.Ref(), cmdutil.Plural(n, "P_Key table entry", "P_Key table entries"), v.Ref()))
 		}
+		if v.Table == nil && !v.TableAbsent && v.TableMissing != "" {
+			// PKEYS n/a: a table that exists and was not read, said why.
+			warnings = append(warnings, fmt.Sprintf("%s: PKEYS n/a: %s", v.Ref(), v.TableMissing))
+		}
+	}
+	for _, w := range warnings {
+		o.Notices().Warn(w) // many alike are summarised (Notices)
 	}
 	if f == cmdutil.FormatJSON {
 		return cmdutil.WriteJSON(o.IO.Out, struct {
@@ -137,8 +149,11 @@ func renderDevices(o *DevicesOptions, f cmdutil.Format, views []*query.PortView,
 	}
 	g := cmdutil.Grid{Header: []string{"DEVICE", "PORT", "LINK", "STATE", "PHYS", "LID", "SM_LID", "RATE", "PKEYS", "PORT_GUID"},
 		Optional: [][]string{{"PHYS"}, {"SM_LID"}, {"LINK"}}}
-	for _, r := range rows {
-		pkeys := "none"
+	for i, r := range rows {
+		pkeys := "n/a" // a table not read
+		if views[i].TableAbsent {
+			pkeys = "none" // no table at all (iWARP)
+		}
 		if r.TableSize != nil {
 			pkeys = fmt.Sprintf("%d/%d", *r.ValidPKeys, *r.TableSize)
 			if r.UnreadPKeys > 0 {

@@ -169,3 +169,28 @@ func derefInt[T int | uint16](p *T) any {
 	}
 	return *p
 }
+
+// TestLabDownPortNA (issue 25 item 9): a CA's DOWN port, whose table no SMP can read
+// (none arrives there), shows PKEYS n/a with the reason, not "none" (which is an iWARP
+// port's real lack of a table).
+func TestLabDownPortNA(t *testing.T) {
+	l := cmdtest.StartLab(t, "small.net", root)
+	if err := l.RunOpenSM(cmdtest.FabricConf(t), false); err != nil {
+		t.Fatal(err)
+	}
+	targets := l.Targets(t)
+	l.ResolveLIDs(t, targets)
+	for _, tg := range targets {
+		if tg.Node != "HcaA" || tg.Port != 1 {
+			continue
+		}
+		lid := strconv.Itoa(tg.LID)
+		r := l.Run(t, "devices", "--lid", lid, "--port", "2")
+		if r.Code != 0 || !strings.Contains(r.Stdout, "HcaA    2     InfiniBand  DOWN") || !strings.Contains(r.Stdout, "n/a    n/a") ||
+			strings.Contains(r.Stdout, "none") || !strings.Contains(r.Stderr, "HcaA/2: PKEYS n/a: port 2 is DOWN") {
+			t.Errorf("devices --lid %s --port 2: exit %d\n%s%s", lid, r.Code, r.Stdout, r.Stderr)
+		}
+		return
+	}
+	t.Fatal("no HcaA[1] in small.net")
+}

@@ -130,6 +130,32 @@ func tablePorts(fab *fabric.Fabric) (ports []tablePort, unread []string) {
 	return ports, unread
 }
 
+// downUnread says which DOWN ports' tables are n/a and why, in one line (a DOWN port
+// has no link, so its table is not part of any answer: named, not counted as
+// incomplete).
+func downUnread(fab *fabric.Fabric, ports []tablePort) string {
+	var names []string
+	why := ""
+	for _, t := range ports {
+		if p := t.port; p.PKeys == nil && p.State == check.StateDown {
+			names = append(names, fab.Label(check.PortID{Node: t.node.GUID, Port: p.Num}))
+			if why == "" {
+				why = p.PKeysError
+			}
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	if len(names) > 5 {
+		names = append(names[:5], fmt.Sprintf("and %d more", len(names)-5))
+	}
+	if why == "" {
+		why = "not read"
+	}
+	return fmt.Sprintf("P_Key tables n/a on DOWN ports (%s): %s", strings.Join(names, ", "), why)
+}
+
 func (t tablePort) json() portJSON {
 	n, p := t.node, t.port
 	pj := portJSON{NodeDesc: n.Description, NodeGUID: n.GUID, Type: n.Type, Port: p.Num, State: p.State,
@@ -198,14 +224,17 @@ func runPKeys(o *PKeysOptions) error {
 					lid = strconv.Itoa(int(p.LID))
 				}
 				valid := strconv.Itoa(len(t.entries))
-				if p.PKeysError != "" {
-					valid = ""
-				}
 				keys := make([]string, len(t.entries))
 				for i, e := range t.entries {
 					keys[i] = e.PKey.String()
 				}
-				g.Add(nodeName(n), strconv.Itoa(p.Num), string(n.Type), n.GUID.String(), lid, p.State, strconv.Itoa(p.TableSize), valid, strings.Join(keys, ","))
+				pkeys := strings.Join(keys, ",")
+				if p.PKeys == nil {
+					// Not read (a DOWN CA port: no SMP arrives there): n/a, never an
+					// empty table; the reason is on stderr.
+					valid, pkeys = "n/a", "n/a"
+				}
+				g.Add(nodeName(n), strconv.Itoa(p.Num), string(n.Type), n.GUID.String(), lid, p.State, strconv.Itoa(p.TableSize), valid, pkeys)
 			}
 			if err := g.Render(o.IO.Out, o.Format); err != nil {
 				return err
@@ -217,6 +246,9 @@ func runPKeys(o *PKeysOptions) error {
 				break
 			}
 			o.Notices.Warn("table not read: " + u)
+		}
+		if down := downUnread(fab, ports); down != "" {
+			o.Notices.Note(down)
 		}
 		return nil
 	})

@@ -381,6 +381,17 @@ func Run(o *Options) error {
 			rep.Incomplete = append(rep.Incomplete, cmdutil.Incomplete{Kind: cmdutil.IncompleteNotChecked, Message: u})
 		}
 	}
+	// A device of a host that could not be read may be one the job uses: an answer
+	// that is otherwise a yes is incomplete (a definite no stays one).
+	for _, u := range src.unread {
+		n.warn("not read: " + u)
+		if code == cmdutil.ExitOK || code == cmdutil.ExitIncomplete {
+			rep.Incomplete = append(rep.Incomplete, cmdutil.Incomplete{Kind: cmdutil.IncompleteUnreadDevice, Message: "not read: " + u})
+		}
+	}
+	if len(src.unread) > 0 && code == cmdutil.ExitOK {
+		code = cmdutil.ExitIncomplete
+	}
 	if o.Emit == "env" {
 		return o.emitEnv(n, rep, ws, want, ports)
 	}

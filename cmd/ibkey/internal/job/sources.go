@@ -2,6 +2,7 @@ package job
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -33,6 +34,23 @@ type portSource struct {
 	mads *atomic.Int64
 	// what says what one read touches, for the progress lines ("2 ports over MADs").
 	close func()
+	// unread names the devices of the last read of a host that could not be read
+	// (a *query.PartialError): the ports read are the job's; the others are named.
+	unread []string
+}
+
+// unreadOf splits a host read's error: a *query.PartialError becomes the lines that
+// name what was not read (each after prefix), anything else stays an error.
+func unreadOf(err error, prefix string) ([]string, error) {
+	var pe *query.PartialError
+	if !errors.As(err, &pe) {
+		return nil, err
+	}
+	lines := pe.Lines()
+	for i := range lines {
+		lines[i] = prefix + lines[i]
+	}
+	return lines, nil
 }
 
 func (s *portSource) Close() {
@@ -70,7 +88,11 @@ func (o *Options) sources(ctx context.Context) (*portSource, error) {
 		if h.Label != "" {
 			src.labels = append(src.labels, h.Label)
 		}
-		src.read = func(context.Context) ([]*job.Port, error) { return job.HostPorts(h, "") }
+		src.read = func(context.Context) ([]*job.Port, error) {
+			ps, err := job.HostPorts(h, "")
+			src.unread, err = unreadOf(err, "")
+			return ps, err
+		}
 		return src, nil
 	}
 	type hostTree struct{ name, dir string }
@@ -84,13 +106,16 @@ func (o *Options) sources(ctx context.Context) (*portSource, error) {
 	}
 	readTrees := func() ([]*job.Port, error) {
 		var out []*job.Port
+		var unread []string
 		for _, t := range trees {
 			ps, err := job.HostPorts(&query.Host{Sys: ibverbs.Open(t.dir)}, t.name)
+			u, err := unreadOf(err, "--host "+t.name+": ")
 			if err != nil {
 				return nil, fmt.Errorf("--host %s: %w", t.name, err)
 			}
-			out = append(out, ps...)
+			out, unread = append(out, ps...), append(unread, u...)
 		}
+		src.unread = unread
 		return out, nil
 	}
 	var lids []uint16

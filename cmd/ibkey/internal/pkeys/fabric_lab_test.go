@@ -202,3 +202,60 @@ func TestLabGUID(t *testing.T) {
 		t.Errorf("unknown GUID: %+v", r)
 	}
 }
+
+// TestLabDownPort (issue 25 item 9): HcaA's port 2 has no cable (DOWN). A CA answers
+// P_KeyTable only for the port an SMP arrives on, and none arrives at a DOWN port, so
+// its table cannot be read: `pkeys --lid A --port 2` says why and exits 4 (it printed
+// an empty table and exited 0). smpquery pkeys A 2, the oracle, answers with the
+// table of port 1 (the arrival port) and exits 0: a CA ignores the port of the request.
+func TestLabDownPort(t *testing.T) {
+	l := cmdtest.StartLab(t, "small.net", root)
+	if err := l.RunOpenSM(cmdtest.FabricConf(t), false); err != nil {
+		t.Fatal(err)
+	}
+	targets := l.Targets(t)
+	l.ResolveLIDs(t, targets)
+	lid := ""
+	for _, tg := range targets {
+		if tg.Node == "HcaA" && tg.Port == 1 {
+			lid = strconv.Itoa(tg.LID)
+		}
+	}
+	if lid == "" {
+		t.Fatal("no HcaA[1] in small.net")
+	}
+	r := l.Run(t, "pkeys", "--lid", lid, "--port", "2", "-o", "json")
+	var doc struct {
+		Ports []struct {
+			State     string  `json:"state"`
+			TableSize *int    `json:"table_size"`
+			Error     string  `json:"pkeys_error"`
+			Entries   []any   `json:"entries"`
+			NodeDesc  *string `json:"node_desc"`
+		} `json:"ports"`
+		Incomplete []struct{ Kind, Message string } `json:"incomplete"`
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, r.Stdout)
+	}
+	if r.Code != 4 || len(doc.Ports) != 1 || doc.Ports[0].State != "DOWN" || doc.Ports[0].TableSize != nil ||
+		doc.Ports[0].Entries != nil || !strings.Contains(doc.Ports[0].Error, "port 2 is DOWN: no SMP can arrive there") ||
+		len(doc.Incomplete) != 1 || doc.Incomplete[0].Kind != "unread-table" {
+		t.Errorf("pkeys --lid %s --port 2: exit %d\n%s%s", lid, r.Code, r.Stdout, r.Stderr)
+	}
+	if r := l.Run(t, "pkeys", "--lid", lid, "--port", "2"); r.Code != 4 || !strings.Contains(r.Stderr, "HcaA/2: port 2 is DOWN") {
+		t.Errorf("pkeys --lid %s --port 2 (plain): exit %d\n%s%s", lid, r.Code, r.Stdout, r.Stderr)
+	}
+	port2, err := lab.ParsePKeys(l.Diag(t, "smpquery", "pkeys", lid, "2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	port1, err := lab.ParsePKeys(l.Diag(t, "smpquery", "pkeys", lid, "1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(port2) != fmt.Sprint(port1) {
+		t.Errorf("smpquery pkeys %s 2 no longer answers with port 1's table:\n%v\n%v", lid, port2, port1)
+	}
+	// devices shows such a table as n/a (TestLabDownPortNA in devices).
+}

@@ -22,7 +22,15 @@ func TestJSONIncomplete(t *testing.T) {
 		{[]string{"--sysfs", cmdtest.MLX5, "pkeys", "mlx5_1/1", "--find", "0x0009", "-o", "json"}, 4, "unread-entries"},
 		{[]string{"--sysfs", cmdtest.MLX5, "pkeys", "mlx5_1/1", "--find", "0x0002", "-o", "json"}, 0, ""},
 		{[]string{"--sysfs", cmdtest.MLX5, "pkeys", "mlx5_0/1", "--find", "0x0009", "-o", "json"}, 1, ""},
-		{[]string{"--sysfs", cmdtest.MLX5, "pkeys", "irdma0", "--find", "0x0009", "-o", "json"}, 4, "unread-table"},
+		// iWARP has no table at all (issue 24, item 10: "none" is its real lack of
+		// one): a definite not-found. It was exit 4 "unread-table" before.
+		{[]string{"--sysfs", cmdtest.MLX5, "pkeys", "irdma0", "--find", "0x0009", "-o", "json"}, 1, ""},
+		// An InfiniBand port whose pkeys/ is missing has a table that was not read.
+		{[]string{"--sysfs", cmdtest.Odd, "pkeys", "mlx4_0/2", "--find", "0x0009", "-o", "json"}, 4, "unread-table"},
+		{[]string{"--sysfs", cmdtest.Odd, "pkeys", "mlx4_0/2", "-o", "json"}, 4, "unread-table"},
+		// A device not read: only a key not found is incomplete.
+		{[]string{"--sysfs", cmdtest.Dangling, "pkeys", "--find", "0x0009", "-o", "json"}, 4, "unread-device"},
+		{[]string{"--sysfs", cmdtest.Dangling, "pkeys", "--find", "0x8001", "-o", "json"}, 0, ""},
 	} {
 		r := cmdtest.Run(t, root, false, nil, tc.args...)
 		var doc struct {
@@ -48,7 +56,7 @@ func TestFindPartialHost(t *testing.T) {
 	host := fakesysfs.MLX5()
 	var devs []fakesysfs.Device
 	for _, d := range host.Devices {
-		if d.Name != "irdma0" { // no table: an answer of its own (exit 4), not wanted here
+		if d.Name != "irdma0" { // no table: an answer of its own, not wanted here
 			devs = append(devs, d)
 		}
 	}

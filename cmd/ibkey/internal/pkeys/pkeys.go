@@ -43,10 +43,16 @@ Empty (invalid) entries are hidden unless --all; holes below the last valid entr
 counted. Warnings say when a table cannot be trusted (port not ARMED/ACTIVE, RoCE) and
 when an IPoIB child's key is missing from the table (it cannot come up).
 
+A table that exists and was not read (a DOWN CA port over the fabric: no SMP
+arrives there; a saved tree without pkeys/) is named with the reason and the exit is
+4; a port with no table at all (iWARP) is not. A device that cannot be read (a
+dangling class/infiniband link) is named on stderr, the others shown (exit 4).
+
 --find PKEY prints the index a QP should use for that key's partition, as
 ibv_get_pkey_index does: a full-member entry is preferred. Exit 0 when a port holds
-it; 1 when every table was read and none does; 4 when none of the entries read holds
-it but some could not be read (or a port's table was not read): it may be there.
+it (a device not read is still named on stderr); 1 when every table was read and
+none does; 4 when none of the entries read holds it but some could not be read (or a
+port's table or a device was not read): it may be there.
 With -o plain and one port it prints just the index (for NCCL_IB_PKEY=$(...));
 over several ports a header line and one port per line.
 
@@ -184,7 +190,7 @@ func runPKeys(o *PKeysOptions) error {
 		})
 	}
 	host := o.Host()
-	sel, ifc, err := cmdutil.ResolveDeviceOrInterface(host, o.Selector)
+	sel, ifc, err := cmdutil.ResolveDeviceOrInterface(host, o.Selector, o.Notices())
 	if err != nil {
 		return err
 	}
@@ -198,13 +204,47 @@ func runPKeys(o *PKeysOptions) error {
 	if ifc != nil {
 		o.Notices().Label(ifc.Describe())
 	}
-	return cmdutil.Then(renderPKeys(o, f, views, find, cmdutil.Source{Demo: host.Label != "", Incomplete: incomplete}), partial)
+	src := cmdutil.Source{Demo: host.Label != "", Incomplete: incomplete}
+	if o.Find != "" {
+		// A port that holds the key answers --find whatever else was not read (exit
+		// 0, as its help promises); findPKey exits 4 only when the key was not found
+		// and could be among what was not read.
+		return renderPKeys(o, f, views, find, src)
+	}
+	return cmdutil.Then(renderPKeys(o, f, views, find, src), partial)
+}
+
+// unreadTables lists the ports whose P_Key table exists but was not read (a DOWN CA
+// port over the fabric, a saved tree without pkeys/): the answer is incomplete, exit 4.
+// A port with no table at all (iWARP) is complete: "none".
+func unreadTables(views []*query.PortView) []cmdutil.Incomplete {
+	var out []cmdutil.Incomplete
+	for _, v := range views {
+		if v.Table == nil && !v.TableAbsent {
+			out = append(out, cmdutil.Incomplete{Kind: cmdutil.IncompleteUnreadTable, Message: v.Ref().String() + ": " + v.TableMissing})
+		}
+	}
+	return out
+}
+
+// warnViews prints the ports' warnings (many alike are summarised: Notices).
+func warnViews(n *cmdutil.Notices, views []*query.PortView) {
+	for _, v := range views {
+		for _, w := range v.Warnings {
+			n.Warn(w)
+		}
+	}
 }
 
 func renderPKeys(o *PKeysOptions, f cmdutil.Format, views []*query.PortView, find check.PKey, src cmdutil.Source) error {
 	n := o.Notices()
 	if o.Find != "" {
 		return findPKey(o, f, views, find, src.Incomplete)
+	}
+	var after error
+	if unread := unreadTables(views); len(unread) > 0 {
+		src.Incomplete = append(src.Incomplete, unread...)
+		after = cmdutil.Exit(cmdutil.ExitIncomplete)
 	}
 	if f == cmdutil.FormatJSON {
 		out := make([]pkeyPortJSON, len(views))
@@ -220,12 +260,8 @@ func renderPKeys(o *PKeysOptions, f cmdutil.Format, views []*query.PortView, fin
 		}{cmdutil.SchemaVersion{}, src.Demo, src.Via, out, src.Incomplete}); err != nil {
 			return err
 		}
-		for _, v := range views {
-			for _, w := range v.Warnings {
-				n.Warn(w)
-			}
-		}
-		return nil
+		warnViews(n, views)
+		return after
 	}
 	if f == cmdutil.FormatPlain {
 		if err := writePlain(o.IO.Out, views, o.All, n.Note); err != nil {
@@ -245,12 +281,8 @@ func renderPKeys(o *PKeysOptions, f cmdutil.Format, views []*query.PortView, fin
 			return err
 		}
 	}
-	for _, v := range views {
-		for _, w := range v.Warnings {
-			n.Warn(w)
-		}
-	}
-	return nil
+	warnViews(n, views)
+	return after
 }
 
 func show(e query.Entry, all bool) bool { return all || e.Valid() || e.Unreadable != "" }
@@ -475,11 +507,19 @@ func findPKey(o *PKeysOptions, f cmdutil.Format, views []*query.PortView, key ch
 			r.Found, r.Index, r.Entry, r.Membership = true, &idx, &p, &m
 			found = true
 		case query.FindNotFound:
+			if v.Table == nil {
+				break // no table at all: fr.Reason says so
+			}
 			r.Reason = fmt.Sprintf("partition %s is not in the %s table (valid keys: %s)", key.Partition().String(), v.Ref(), validKeys(v.Table))
 		}
 		results = append(results, r)
 	}
 	code := query.FindExitCode(outcomes)
+	if found {
+		// The answer is complete: what was not read is named on stderr only (the
+		// JSON's incomplete says why an answer exits 4).
+		incomplete = nil
+	}
 	if !found && code == cmdutil.ExitNo && len(incomplete) > 0 {
 		// Not in the tables read, but a device of the host was not read: it may be
 		// there (HostPartial's exit 4 must not give way to a definite no).

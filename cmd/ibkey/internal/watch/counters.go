@@ -184,9 +184,28 @@ func runCounters(o *CountersOptions) error {
 	}
 	host := o.Host()
 	sampler, err := query.NewSampler(host, o.Selectors, o.Now)
+	// A device or port that cannot be read does not stop the watch of the others: it
+	// is named, and the watch ends with exit 4.
+	partial, err := cmdutil.HostPartial(o.Notices(), err)
 	if err != nil {
 		return err
 	}
+	return cmdutil.Then(o.watchHost(f, host, sampler), partial)
+}
+
+// loadMany is host.LoadMany without its *query.PartialError, which runCounters has
+// warned about already (NewSampler reads the same ports).
+func (o *CountersOptions) loadMany(host *query.Host) ([]*query.PortView, error) {
+	views, err := host.LoadMany(o.Selectors)
+	var partial *query.PartialError
+	if errors.As(err, &partial) {
+		err = nil
+	}
+	return views, err
+}
+
+// watchHost watches the local ports of sampler.
+func (o *CountersOptions) watchHost(f cmdutil.Format, host *query.Host, sampler *query.Sampler) error {
 	// Local ports: the P_Key/Q_Key violation counters come from verbs first (any user,
 	// no MADs), and from SMPs (PortInfo) only for what verbs cannot read.
 	var verbs *query.VerbsCounters
@@ -204,7 +223,7 @@ func runCounters(o *CountersOptions) error {
 	if !o.MAD.Explicit() || o.noSMPs(host) != "" {
 		// Without SMPs, a RoCE port's PortInfo counters are n/a because it has none,
 		// not for want of fabric access.
-		views, err := host.LoadMany(o.Selectors)
+		views, err := o.loadMany(host)
 		if err != nil {
 			return err
 		}
@@ -223,7 +242,7 @@ func runCounters(o *CountersOptions) error {
 		opened := false
 		err := o.MAD.With(o.Ctx, func(ctx context.Context, fab *query.Fabric) error {
 			opened = true
-			views, err := host.LoadMany(o.Selectors)
+			views, err := o.loadMany(host)
 			if err != nil {
 				return err
 			}
@@ -257,7 +276,7 @@ func runCounters(o *CountersOptions) error {
 // the --ca port ca could not be opened (why): a note names the sources used, and
 // PortInfo's counters are n/a with umad's error on the InfiniBand ports.
 func (o *CountersOptions) watchWithoutUmad(f cmdutil.Format, host *query.Host, sampler *query.Sampler, ca *query.PortView, why *query.EnvError, prefer func()) error {
-	views, err := host.LoadMany(o.Selectors)
+	views, err := o.loadMany(host)
 	if err != nil {
 		return err
 	}

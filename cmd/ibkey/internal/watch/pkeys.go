@@ -82,22 +82,31 @@ func runPKeys(o *PKeysOptions) error {
 		return err
 	}
 	host := o.Host()
+	n := o.Notices()
 	views, err := host.LoadMany(o.Selectors)
+	// A device or port that cannot be read does not stop the watch of the others:
+	// it is named, and the watch ends with exit 4.
+	partial, err := cmdutil.HostPartial(n, err)
 	if err != nil {
 		return err
 	}
-	n := o.Notices()
 	n.Label(host.Label)
 	var refs []query.PortRef
 	for _, v := range views {
 		if !v.Port.HasPKeys {
-			n.Note(fmt.Sprintf("%s: no P_Key table (no pkeys/ directory): not watched", v.Ref()))
+			why, absent := query.NoTableDir(v)
+			if !absent {
+				n.Warn(fmt.Sprintf("%s: %s: not watched", v.Ref(), why))
+				partial = cmdutil.Exit(cmdutil.ExitIncomplete)
+				continue
+			}
+			n.Note(fmt.Sprintf("%s: %s: not watched", v.Ref(), why))
 			continue
 		}
 		refs = append(refs, v.Ref())
 	}
 	if len(refs) == 0 {
-		return &query.EnvError{Msg: "no port with a P_Key table to watch"}
+		return cmdutil.Then(&query.EnvError{Msg: "no port with a P_Key table to watch"}, partial)
 	}
 	names := make([]string, len(refs))
 	for i, r := range refs {
@@ -112,7 +121,7 @@ func runPKeys(o *PKeysOptions) error {
 		}
 	}
 	prev := make([]*query.TableRead, len(refs))
-	return o.loop(o.Ctx, o.Count, func(int) error {
+	return cmdutil.Then(o.loop(o.Ctx, o.Count, func(int) error {
 		now := o.Now()
 		for i, r := range refs {
 			cur := query.ReadTable(host, r)
@@ -127,7 +136,7 @@ func runPKeys(o *PKeysOptions) error {
 			prev[i] = cur
 		}
 		return nil
-	})
+	}), partial)
 }
 
 // tableEvents are query.TableChanges as watch pkeys prints them, with the IPoIB
