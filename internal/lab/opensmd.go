@@ -34,35 +34,48 @@ var smdSeq atomic.Uint64
 // StartOpenSMDaemon starts OpenSM as a daemon at the lab's SM node with
 // partitionsConf, with periodic sweeps off (-s 0: only a SIGHUP sweeps again) and the
 // log flushed at every line (force_log_flush), and waits for its first "SUBNET UP".
-func (l *Lab) StartOpenSMDaemon(t testing.TB, partitionsConf string) *OpenSMDaemon {
+// extra are more opensm arguments (-W, -g GUID, -Z off).
+func (l *Lab) StartOpenSMDaemon(t testing.TB, partitionsConf string, extra ...string) *OpenSMDaemon {
 	t.Helper()
 	node, err := l.smNode()
 	if err != nil {
 		t.Fatal(err)
 	}
+	d, err := StartOpenSMDaemonAt(t, filepath.Join(l.Dir, fmt.Sprintf("opensmd%d", smdSeq.Add(1))), l.Env(node), partitionsConf, extra...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// StartOpenSMDaemonAt is StartOpenSMDaemon for a simulator this package did not start:
+// OpenSM runs in dir, attached with env (the LD_PRELOAD, IBSIM_SOCKNAME and SIM_HOST a
+// libumad2sim client needs). It is stopped in the test's cleanup.
+func StartOpenSMDaemonAt(t testing.TB, dir string, env []string, partitionsConf string, extra ...string) (*OpenSMDaemon, error) {
+	t.Helper()
 	bin, err := lookPath("opensm")
 	if err != nil {
-		t.Fatalf("lab: %v; install with: %s", err, InstallHint)
+		return nil, fmt.Errorf("lab: %v; install with: %s", err, InstallHint)
 	}
-	d := &OpenSMDaemon{Dir: filepath.Join(l.Dir, fmt.Sprintf("opensmd%d", smdSeq.Add(1))), exited: make(chan struct{})}
+	d := &OpenSMDaemon{Dir: dir, exited: make(chan struct{})}
 	if err := os.MkdirAll(d.Dir, 0o755); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	d.Conf = filepath.Join(d.Dir, "partitions.conf")
 	d.Log = filepath.Join(d.Dir, "opensm.log")
 	if err := os.WriteFile(d.Conf, []byte(partitionsConf), 0o644); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	osmConf := filepath.Join(d.Dir, "opensm.conf")
 	if err := os.WriteFile(osmConf, []byte("force_log_flush TRUE\n"), 0o644); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	d.cmd = exec.Command(bin, "-F", osmConf, "-s", "0", "-P", d.Conf, "-f", d.Log)
+	d.cmd = exec.Command(bin, append([]string{"-F", osmConf, "-s", "0", "-P", d.Conf, "-f", d.Log}, extra...)...)
 	d.cmd.Dir = d.Dir
-	d.cmd.Env = append(l.Env(node), "OSM_CACHE_DIR="+d.Dir, "OSM_TMP_DIR="+d.Dir)
+	d.cmd.Env = append(env, "OSM_CACHE_DIR="+d.Dir, "OSM_TMP_DIR="+d.Dir)
 	d.cmd.Stdout, d.cmd.Stderr = &d.out, &d.out
 	if err := d.cmd.Start(); err != nil {
-		t.Fatalf("lab: start opensm: %v", err)
+		return nil, fmt.Errorf("lab: start opensm: %v", err)
 	}
 	go func() {
 		d.cmd.Wait()
@@ -70,9 +83,9 @@ func (l *Lab) StartOpenSMDaemon(t testing.TB, partitionsConf string) *OpenSMDaem
 	}()
 	t.Cleanup(d.stop)
 	if _, err := d.WaitSubnetUp(1, 60*time.Second); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	return d
+	return d, nil
 }
 
 // Stop ends OpenSM now (as stop does at the end of the test): for a test that runs
