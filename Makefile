@@ -56,7 +56,9 @@ faults:
 	IBKEY_FAULTS=1 CI=true $(GO) test -count=1 -timeout 120m -v -skip '$(FAULT_SKIP)' ./internal/faults -args -rounds=$(FAULT_ROUNDS)
 
 ## truth: soak the partitions model against OpenSM on random topologies and files
-## (N=200 topologies by default); prints "truth: N/M agree" and the disagreements.
+## and sequences of files, by an OpenSM daemon and by new processes (N=200 topologies by
+## default), then through the fabric sweep and fabric check; prints the counts and the
+## disagreements.
 truth:
 	scripts/truth
 

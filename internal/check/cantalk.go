@@ -337,8 +337,8 @@ const (
 	// enforcement bits (PortInfo PartitionEnforcementInbound/Outbound) were not read.
 	NotCheckedSwitchEnforcement
 	// NotCheckedAssumption: an end's table was predicted under an assumption that was
-	// not checked (which port a Subnet Manager runs on), and the answer differs without
-	// it (DependsOn).
+	// not checked (which port a Subnet Manager runs on; whether a port is a CA or a
+	// router port), and the answer differs without it (DependsOn).
 	NotCheckedAssumption
 )
 

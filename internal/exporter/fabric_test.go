@@ -49,7 +49,9 @@ func savedFabricCollector(t testing.TB, file string, partitions bool) *FabricCol
 
 // serve serves snap as a sweep that reached the fabric does.
 func serve(c *FabricCollector, snap *fabricSnapshot) {
-	c.snap.Store(snap)
+	if err := c.store(snap); err != nil {
+		panic(err)
+	}
 	c.reached = true
 }
 

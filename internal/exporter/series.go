@@ -123,6 +123,22 @@ func collectSeries(ch chan<- prometheus.Metric, ss []series) {
 	}
 }
 
+// seriesCollector collects a set of series (an unchecked collector: it describes
+// nothing, the registry checks what it collects).
+type seriesCollector []series
+
+func (s seriesCollector) Describe(chan<- *prometheus.Desc)    {}
+func (s seriesCollector) Collect(ch chan<- prometheus.Metric) { collectSeries(ch, s) }
+
+// gatherSeries gathers ss through a registry of their own: checked and sorted once.
+func gatherSeries(ss []series) ([]*dto.MetricFamily, error) {
+	reg := prometheus.NewRegistry()
+	if err := reg.Register(seriesCollector(ss)); err != nil {
+		return nil, err
+	}
+	return reg.Gather()
+}
+
 // labelPairs interns label pairs.
 type labelPairs map[[2]string]*dto.LabelPair
 

@@ -44,51 +44,71 @@ type DaemonOptions struct {
 	// Conf are extra opensm.conf lines ("allow_both_pkeys TRUE", "log_flags 0x07",
 	// "log_prefix NAME").
 	Conf []string
+	// Args are more opensm arguments (-W, -g GUID, -Z off).
+	Args []string
 }
 
 // StartOpenSMDaemon starts OpenSM as a daemon at the lab's SM node with
 // partitionsConf, with periodic sweeps off (-s 0: only a SIGHUP sweeps again) and the
 // log flushed at every line (force_log_flush), and waits for its first "SUBNET UP".
-func (l *Lab) StartOpenSMDaemon(t testing.TB, partitionsConf string) *OpenSMDaemon {
+// extra are more opensm arguments (-W, -g GUID, -Z off).
+func (l *Lab) StartOpenSMDaemon(t testing.TB, partitionsConf string, extra ...string) *OpenSMDaemon {
 	t.Helper()
-	return l.StartOpenSMDaemonWith(t, DaemonOptions{Partitions: partitionsConf})
+	return l.StartOpenSMDaemonWith(t, DaemonOptions{Partitions: partitionsConf, Args: extra})
 }
 
 // StartOpenSMDaemonWith is StartOpenSMDaemon with options: the node OpenSM attaches
-// at and more opensm.conf lines.
+// at, more opensm.conf lines and arguments.
 func (l *Lab) StartOpenSMDaemonWith(t testing.TB, o DaemonOptions) *OpenSMDaemon {
 	t.Helper()
-	partitionsConf := o.Partitions
 	node := o.Node
-	var err error
 	if node == "" {
+		var err error
 		if node, err = l.smNode(); err != nil {
 			t.Fatal(err)
 		}
 	}
+	d, err := startOpenSMDaemon(t, filepath.Join(l.Dir, fmt.Sprintf("opensmd%d", smdSeq.Add(1))), l.Env(node), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.Node = node
+	return d
+}
+
+// StartOpenSMDaemonAt is StartOpenSMDaemon for a simulator this package did not start:
+// OpenSM runs in dir, attached with env (the LD_PRELOAD, IBSIM_SOCKNAME and SIM_HOST a
+// libumad2sim client needs). It is stopped in the test's cleanup.
+func StartOpenSMDaemonAt(t testing.TB, dir string, env []string, partitionsConf string, extra ...string) (*OpenSMDaemon, error) {
+	t.Helper()
+	return startOpenSMDaemon(t, dir, env, DaemonOptions{Partitions: partitionsConf, Args: extra})
+}
+
+func startOpenSMDaemon(t testing.TB, dir string, env []string, o DaemonOptions) (*OpenSMDaemon, error) {
+	t.Helper()
 	bin, err := lookPath("opensm")
 	if err != nil {
-		t.Fatalf("lab: %v; install with: %s", err, InstallHint)
+		return nil, fmt.Errorf("lab: %v; install with: %s", err, InstallHint)
 	}
-	d := &OpenSMDaemon{Dir: filepath.Join(l.Dir, fmt.Sprintf("opensmd%d", smdSeq.Add(1))), Node: node, exited: make(chan struct{})}
+	d := &OpenSMDaemon{Dir: dir, exited: make(chan struct{})}
 	if err := os.MkdirAll(d.Dir, 0o755); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	d.Conf = filepath.Join(d.Dir, "partitions.conf")
 	d.Log = filepath.Join(d.Dir, "opensm.log")
-	if err := os.WriteFile(d.Conf, []byte(partitionsConf), 0o644); err != nil {
-		t.Fatal(err)
+	if err := os.WriteFile(d.Conf, []byte(o.Partitions), 0o644); err != nil {
+		return nil, err
 	}
 	osmConf := filepath.Join(d.Dir, "opensm.conf")
 	if err := os.WriteFile(osmConf, []byte(strings.Join(append([]string{"force_log_flush TRUE"}, o.Conf...), "\n")+"\n"), 0o644); err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
-	d.cmd = exec.Command(bin, "-F", osmConf, "-s", "0", "-P", d.Conf, "-f", d.Log)
+	d.cmd = exec.Command(bin, append([]string{"-F", osmConf, "-s", "0", "-P", d.Conf, "-f", d.Log}, o.Args...)...)
 	d.cmd.Dir = d.Dir
-	d.cmd.Env = append(l.Env(node), "OSM_CACHE_DIR="+d.Dir, "OSM_TMP_DIR="+d.Dir)
+	d.cmd.Env = append(env, "OSM_CACHE_DIR="+d.Dir, "OSM_TMP_DIR="+d.Dir)
 	d.cmd.Stdout, d.cmd.Stderr = &d.out, &d.out
 	if err := d.cmd.Start(); err != nil {
-		t.Fatalf("lab: start opensm: %v", err)
+		return nil, fmt.Errorf("lab: start opensm: %v", err)
 	}
 	go func() {
 		d.err = d.cmd.Wait()
@@ -96,9 +116,9 @@ func (l *Lab) StartOpenSMDaemonWith(t testing.TB, o DaemonOptions) *OpenSMDaemon
 	}()
 	t.Cleanup(d.Stop)
 	if _, err := d.WaitLog("SUBNET UP", 0, 60*time.Second); err != nil {
-		t.Fatalf("lab: opensm daemon at %s: %v\noutput:\n%s\nlog:\n%s", node, err, tail(d.out.String(), 2000), tail(d.LogText(), 4000))
+		return nil, fmt.Errorf("lab: opensm daemon in %s: %v\noutput:\n%s\nlog:\n%s", dir, err, tail(d.out.String(), 2000), tail(d.LogText(), 4000))
 	}
-	return d
+	return d, nil
 }
 
 // Stop ends exactly the process StartOpenSMDaemon started: SIGTERM (OpenSM exits

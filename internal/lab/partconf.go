@@ -1,10 +1,12 @@
 package lab
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
+	"time"
 
 	"github.com/ibkey/ibkey/internal/check"
 )
@@ -106,4 +108,86 @@ func EachPartconfCase(t *testing.T, f func(t *testing.T, c PartconfCase, l *Lab,
 			f(t, c, l, l.ProgramFile(t, c.File(), c.AllowBoth))
 		})
 	}
+}
+
+// The router lab: one switch, two HCAs and a router with both ports cabled to the
+// switch (ibsim "Rt"; its GUIDs are set from the console, since ibsim's net files
+// leave router GUIDs 0 and OpenSM then ignores the router: "ERR 0D16: Got Zero Node
+// GUID"). The tools and OpenSM attach at HcaA.
+const routerNet = `Switch 8 "Sw1"
+[1] "HcaA"[1]
+[2] "HcaB"[1]
+[3] "Rt1"[1]
+[4] "Rt1"[2]
+
+caguid=0x0002c90300000300
+Hca 1 "HcaA"
+[1] "Sw1"[1]
+
+caguid=0x0002c90300000310
+Hca 1 "HcaB"
+[1] "Sw1"[2]
+
+Rt 2 "Rt1"
+[1] "Sw1"[3]
+[2] "Sw1"[4]
+`
+
+// RouterLabPort is an end port of the router lab: its port GUID, whether it is a
+// router's, and the directed route from HcaA that reaches it.
+type RouterLabPort struct {
+	Name   string
+	GUID   check.GUID
+	Router bool
+	DR     string
+}
+
+// RouterLabPorts are HcaA (OpenSM runs there: SELF), HcaB and the router's two ports.
+var RouterLabPorts = []RouterLabPort{
+	{"HcaA/1", 0x0002c90300000301, false, "0"},
+	{"HcaB/1", 0x0002c90300000311, false, "0,1,2"},
+	{"Rt1/1", 0x0002c90300000321, true, "0,1,3"},
+	{"Rt1/2", 0x0002c90300000322, true, "0,1,4"},
+}
+
+// RouterLabNode is the router's node GUID (ports 0x...321 and 0x...322).
+const RouterLabNode check.GUID = 0x0002c90300000320
+
+// StartRouterLab starts the router lab and gives the router its GUIDs; it returns once
+// the router answers with them. internal/lab's topology parser knows only switches and
+// HCAs, so the lab is given a file that includes the net (the parser skips includes).
+func StartRouterLab(t testing.TB) *Lab {
+	t.Helper()
+	dir := t.TempDir()
+	net, included := filepath.Join(dir, "net"), filepath.Join(dir, "router.net")
+	if err := os.WriteFile(included, []byte(routerNet), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(net, []byte(fmt.Sprintf("include %q\n", included)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l := Start(t, net, &Options{SMNode: "HcaA", ToolNode: "HcaA"})
+	l.MustConsole(fmt.Sprintf(`Guid "Rt1" %#x`, uint64(RouterLabNode)))
+	for _, p := range RouterLabPorts {
+		if p.Router {
+			l.MustConsole(fmt.Sprintf(`Guid "Rt1"[%d] %#x`, p.GUID-RouterLabNode, uint64(p.GUID)))
+		}
+	}
+	// The console applies asynchronously: wait until the router answers with its GUIDs.
+	for _, p := range RouterLabPorts {
+		if !p.Router {
+			continue
+		}
+		for try := 0; ; try++ {
+			out := l.MustTool("smpquery", "-D", "nodeinfo", p.DR)
+			if g, err := ParseFields(out).Uint("PortGuid"); err == nil && check.GUID(g) == p.GUID {
+				break
+			}
+			if try == 200 {
+				t.Fatalf("lab: the router's port GUID %s was not set:\n%s", p.GUID, out)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	return l
 }

@@ -51,6 +51,9 @@ func RandomTopology(rng *rand.Rand) *GenTopology {
 	cas := make([]*GenNode, nca)
 	for i := range cas {
 		ports := 1 + rng.IntN(2)
+		if nsw == 0 && rng.IntN(10) < 7 {
+			ports = 2 // two dual-port HCAs cabled to each other, no switch
+		}
 		cas[i] = t.add("Hca", fmt.Sprintf("Hca%d", i+1), ports, 0x0002c90300000000+uint64(i+1)<<8)
 	}
 	if nsw == 0 {
@@ -110,6 +113,18 @@ func RandomTopology(rng *rand.Rand) *GenTopology {
 		}
 	}
 	return t
+}
+
+// BackToBack reports whether two nodes that are not switches are cabled to each other.
+func (t *GenTopology) BackToBack() bool {
+	for _, n := range t.Nodes {
+		for _, l := range n.Links {
+			if n.Kind != "Switch" && t.by[l.Peer].Kind != "Switch" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Net is the topology as an ibsim net file.

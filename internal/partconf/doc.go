@@ -38,6 +38,20 @@
 //   - Lines are read in 4094-byte pieces (fgets with sizeof(line) - 1 on 4096 bytes).
 //   - A GUID without 0x is read by strtoull(…, 0): with a leading 0 it is octal
 //     (0000000000100004 is 0x8004, and that port gets nothing), otherwise decimal.
+//   - A `# comment` after an mgid value that ends the line's items is read as group
+//     flags (parse_part_conf hands mgroup_create the bytes past the NUL written over
+//     '#'): "unrecognized mgroup flag 'IGMP' - ignored", and `# mtu=2` sets the mtu.
+//     After a flag (mgid=GID,sl=0 # ...) it is a comment.
+//   - One partition split over definitions of the same name and key is merged
+//     ("Duplicated partition definition ... Will use it"), as partition-config.txt says.
+//   - Routers: ports are picked by node type for ALL_CAS and ALL_ROUTERS only; a router
+//     port left out of a Default line of ALL_CAS keeps the implicit 0x7fff (limited).
+//   - A running OpenSM (SIGHUP, any heavy sweep) re-reads the file and remembers, per
+//     port, the index it gave every key since it started (accum_pkeys): a new key goes
+//     after the last index it ever used, a key put back returns to its old index; and
+//     it keeps its partition map, so a definition without a key finds the earlier
+//     run's partition by name (Reconfigure, Config.Running). A new process fills a
+//     removed last key's hole. The tables it works from are what it last set.
 //   - opensm.conf (osmconf.go): with part_enforce off the switch ports facing CAs keep
 //     0xffff only; with keep_pkey_indexes FALSE a kept key moves to the first free index
 //     (a removed partition leaves no hole); a default key moved off index 0 behind the

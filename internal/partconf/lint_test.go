@@ -6,7 +6,6 @@ import (
 	"reflect"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -45,6 +44,9 @@ func TestLintRules(t *testing.T) {
 		{"bad-flag", Warning, def + "a=0x10, defmember=yes : 0x1=full;\n", LintOptions{}, "2:9"},
 		{"missing-semicolon", Warning, def + "a=0x10 : 0x1=full", LintOptions{}, "2:1"},
 		{"mgid-swallows", Warning, def + "a=0x10 : mgid=ff12::1, 0x1=full\n, 0x2=full;", LintOptions{}, "2:24"},
+		{"mgid-comment", Warning, def + "a=0x10 :\n mgid=ff12::1 # IGMP\n , 0x1=full;", LintOptions{}, "3:17"},
+		{"mgid-comment", Warning, def + "a=0x10, ipoib :\n mgid=ff12:401b::1 # mtu=2\n , 0x1=full;", LintOptions{}, "3:22"},
+		{"mgid-comment", Warning, def + "a=0x10 :\n mgid=ff12::1 #\n , 0x1=full;", LintOptions{}, "3:17"},
 		{"mgid-not-multicast", Warning, def + "a=0x10 : mgid=zzz\n, 0x1=full;", LintOptions{}, "2:15"},
 		{"long-line", Warning, def + "a=0x10 :" + strings.Repeat(" ", 5000) + "0x1;\n", LintOptions{}, "2:1"},
 	}
@@ -104,23 +106,35 @@ func TestLintClean(t *testing.T) {
 	if fs := Lint(NoFile(), LintOptions{}); len(fs) != 0 {
 		t.Errorf("no file: %v", fs)
 	}
+	// One partition split over definitions with the same name and key (OpenSM's
+	// partition-config.txt), or the key alone, is merged as meant.
+	split := "Default=0x7fff : ALL, SELF=full;\nDefault=0x7fff : ALL_SWITCHES=full;\n" +
+		"ShareIO = 0x80 , defmember=full : 0x123451, 0x123452;\nShareIO = 0x080 : 0x123453, 0x123455=full;\n=0x80 : 0x123456=full;\n"
+	if fs := Lint(Parse("p.conf", []byte(split)), LintOptions{}); len(fs) != 0 {
+		t.Errorf("split definitions: %v", fs)
+	}
+	// A comment after an mgid that ends with a flag is a comment.
+	in = "Default=0x7fff : ALL=full;\na=0x10 :\n mgid=ff12::1,sl=0 # mtu=2, IGMP\n , 0x1=full;\n"
+	if fs := Lint(Parse("p.conf", []byte(in)), LintOptions{}); len(fs) != 0 {
+		t.Errorf("comment after a flag: %v", fs)
+	}
 }
 
 // TestSortByPos: sortByPos is the stable sort by line and column.
 func TestSortByPos(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 15))
 	for n := 0; n < 500; n++ {
-		fs := make([]Finding, rng.IntN(60))
+		fs := make([]lintRec, rng.IntN(60))
 		for i := range fs {
-			fs[i] = Finding{Pos: Pos{Line: rng.IntN(6), Col: rng.IntN(4)}, Message: strconv.Itoa(i)}
+			fs[i] = lintRec{line: int32(rng.IntN(6)), col: int32(rng.IntN(4)), a: int32(i)}
 		}
 		want := slices.Clone(fs)
 		sort.SliceStable(want, func(i, j int) bool {
-			a, b := want[i].Pos, want[j].Pos
-			if a.Line != b.Line {
-				return a.Line < b.Line
+			a, b := want[i], want[j]
+			if a.line != b.line {
+				return a.line < b.line
 			}
-			return a.Col < b.Col
+			return a.col < b.col
 		})
 		sortByPos(fs)
 		if !reflect.DeepEqual(fs, want) {

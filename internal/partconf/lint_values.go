@@ -26,8 +26,8 @@ var ibMTUBytes = [...]int{1: 256, 2: 512, 3: 1024, 4: 2048, 5: 4096}
 var ibRateGbps = map[uint32]string{2: "2.5", 3: "10", 4: "30", 5: "5", 6: "20", 7: "40", 8: "60", 9: "80", 10: "120",
 	11: "14", 12: "56", 13: "112", 14: "168", 15: "25", 16: "100", 17: "200", 18: "300", 19: "28", 20: "50", 21: "400", 22: "600"}
 
-func lintValues(c *Config, add func(Severity, Pos, string, string, string)) {
-	for _, p := range c.Partitions {
+func (f *Findings) lintValues(add func(Severity, Pos, string, string, string)) {
+	for pi, p := range f.c.Partitions {
 		for mi := range p.Members {
 			m := &p.Members[mi]
 			if m.Kind != KindGUID || m.Def.Implicit {
@@ -35,11 +35,9 @@ func lintValues(c *Config, add func(Severity, Pos, string, string, string)) {
 			}
 			switch {
 			case m.Octal():
-				add(Warning, m.Pos(), "octal-guid", fmt.Sprintf("%s has no 0x and starts with 0: OpenSM reads it as octal, port %s", m.Text(), m.GUID),
-					fmt.Sprintf("write the GUID in hex with 0x: %s if that is the port you mean (GUIDs as ibstat prints them need 0x in front)", m.GUID))
+				f.add(Warning, m.Pos(), kindOctal, int32(pi), int32(mi), 0)
 			case m.Decimal():
-				add(Warning, m.Pos(), "decimal-guid", fmt.Sprintf("%s has no 0x: OpenSM reads it as a decimal number, port %s", m.Text(), m.GUID),
-					"write the GUID in hex with 0x (as ibstat and ibnetdiscover print it)")
+				f.add(Warning, m.Pos(), kindDecimal, int32(pi), int32(mi), 0)
 			}
 		}
 		for _, g := range p.Groups {

@@ -1,6 +1,7 @@
 package partconf
 
 import (
+	"maps"
 	"runtime"
 	"slices"
 	"sort"
@@ -51,6 +52,31 @@ type Options struct {
 	// PeerBefore are the tables of switch ports facing end ports, by end port GUID;
 	// absent means 0xffff at index 0.
 	PeerBefore map[check.GUID][]check.PKey
+	// Memory is what a running OpenSM remembers from its earlier sweeps, when the
+	// same process applies the file again (it re-reads it on SIGHUP and every heavy
+	// sweep): the index it gave every key since it started, removed keys included
+	// (osm_pkey_mgr.c's accum_pkeys and last_pkey_idx, kept while keep_pkey_indexes
+	// is TRUE, the default). A new key then goes after the last index it ever used,
+	// not after the last kept key, and a key put back gets its old index. Nil: a new
+	// OpenSM process (started, restarted, or opensm -o), which remembers nothing.
+	Memory *Memory
+	// Remember keeps what this run leaves in OpenSM's memory (Model.Memory), for
+	// the next run of the same process (Reconfigure).
+	Remember bool
+}
+
+// Memory is what one OpenSM process remembers about the ports it programmed (see
+// Options.Memory), by port GUID.
+type Memory struct {
+	ports map[check.GUID]*portMemory
+}
+
+// portMemory is one port's osm_pkey_tbl_t accum_pkeys (P_Key value -> index + 1) and
+// last_pkey_idx (an index + 1, which need not be the largest in accum_pkeys: OpenSM
+// raises it when it places a key and lowers it only when it clears that index).
+type portMemory struct {
+	accum map[uint16]int
+	last  int
 }
 
 // Entry is one P_Key table entry the model predicts.
@@ -116,6 +142,7 @@ type Model struct {
 	n       []uint16
 	dropped map[int][]Entry    // by port: entries that did not fit (ERR 0512)
 	peers   map[int]*PeerTable // by port: the switch port facing it
+	memory  *Memory            // Options.Remember: what OpenSM remembers after this run
 	members []int              // per partition (Config.Partitions order): ports with an entry
 	ops     []Member           // the applied Config's Members: what slot.op indexes
 }
@@ -236,6 +263,14 @@ func NewModel(c *Config, ports []Port, opt Options) *Model {
 			}
 			m.peers[i] = pt
 		}
+		if opt.Remember {
+			if m.memory == nil {
+				m.memory = &Memory{ports: map[check.GUID]*portMemory{}}
+			}
+			for g, pm := range bd.memory {
+				m.memory.ports[g] = pm
+			}
+		}
 	}
 	return m
 }
@@ -257,6 +292,7 @@ type builder struct {
 	members []int // per partition: ports with an entry
 	dropped map[int][]Entry
 	peers   map[int]*PeerTable
+	memory  map[check.GUID]*portMemory // Options.Remember
 }
 
 // portOf is the place in Ports of the port with this GUID: the first, should Ports
@@ -510,7 +546,17 @@ func (bd *builder) program(i int, p Port, st *portState, parts []*Partition) {
 	}
 	sc.list = list
 	size := m.tableSize(i)
-	slots, dropped := pkeyMgrUpdatePort(before, list, size, m.Options.AllowBoth, st.indx0, sc)
+	var start *portMemory
+	if m.Options.Memory != nil {
+		start = m.Options.Memory.ports[p.GUID]
+	}
+	slots, dropped := pkeyMgrUpdatePort(before, list, size, m.Options.AllowBoth, st.indx0, start, sc)
+	if m.Options.Remember {
+		if bd.memory == nil {
+			bd.memory = map[check.GUID]*portMemory{}
+		}
+		bd.memory[p.GUID] = &portMemory{accum: maps.Clone(sc.accum), last: sc.last}
+	}
 	bd.store(i, slots)
 	if len(dropped) > 0 {
 		if bd.dropped == nil {
@@ -577,15 +623,17 @@ func (m *Model) appendSlots(dst []Entry, i int) []Entry {
 }
 
 // pkeyMgrUpdatePort is pkey_mgr_process_physical_port for each entry followed by
-// pkey_mgr_update_port (osm_pkey_mgr.c), for a fresh OpenSM process (its accum_pkeys
-// map starts empty): a key already in the table keeps its index, the default key goes
-// to index 0 unless an indx0 key claims it, new keys go after the last index used,
-// then into the first free entry from index 1; what does not fit is dropped
-// ("ERR 0512 ... Pkey table is full").
+// pkey_mgr_update_port (osm_pkey_mgr.c): a key already in the table keeps its index,
+// the default key goes to index 0 unless an indx0 key claims it, new keys go after the
+// last index OpenSM used, then into the first free entry from index 1; what does not
+// fit is dropped ("ERR 0512 ... Pkey table is full"). start is what the process
+// remembers from its earlier sweeps (accum_pkeys, last_pkey_idx; nil: a new process,
+// whose memory starts empty); what it remembers after this one is left in sc.accum
+// and sc.last.
 //
 // sc holds the working memory, reused from port to port (nil: allocate it): the
 // returned slots are sc's until the next call, dropped are the caller's.
-func pkeyMgrUpdatePort(before []check.PKey, list []Entry, maxPKeys int, allowBoth bool, indx0 uint16, sc *mgrScratch) (slots []Entry, dropped []Entry) {
+func pkeyMgrUpdatePort(before []check.PKey, list []Entry, maxPKeys int, allowBoth bool, indx0 uint16, start *portMemory, sc *mgrScratch) (slots []Entry, dropped []Entry) {
 	if sc == nil {
 		sc = &mgrScratch{}
 	}
@@ -618,6 +666,11 @@ func pkeyMgrUpdatePort(before []check.PKey, list []Entry, maxPKeys int, allowBot
 	}
 	accum := sc.accumMap() // pkey -> index + 1
 	last := 0              // last_pkey_idx
+	if start != nil {
+		maps.Copy(accum, start.accum)
+		last = start.last
+	}
+	defer func() { sc.last = last }()
 	clearAccum := func(idx int) {
 		// clear_accum_pkey_index: the first key in map order (bytes swapped) at idx.
 		var hit []uint16
@@ -785,6 +838,7 @@ type mgrScratch struct {
 	list              []Entry
 	head, tail, queue []pending
 	keys, accum       map[uint16]int
+	last              int // last_pkey_idx after the last call
 	table             []uint16
 	placed            []Entry // Partition nil: nothing placed
 	written           int     // table and placed are zero from here on
@@ -922,6 +976,21 @@ func (m *Model) PKeys(guid check.GUID) []check.PKey {
 	return out
 }
 
+// TableValues is the port's table index by index through its last valid entry, 0x0000
+// for empty entries (what smpquery pkeys reads), or nil.
+func (m *Model) TableValues(guid check.GUID) []check.PKey {
+	i, ok := m.portOf(guid)
+	if !ok {
+		return nil
+	}
+	st := m.stored(i)
+	out := make([]check.PKey, len(st))
+	for j, s := range st {
+		out[j] = s.pkey
+	}
+	return out
+}
+
 // Dropped is how many entries did not fit the port's table.
 func (m *Model) Dropped(guid check.GUID) int { return len(m.DroppedEntries(guid)) }
 
@@ -960,13 +1029,8 @@ func (m *Model) Exists(p *Partition) bool {
 // reconfiguration.
 func (m *Model) Tables() map[check.GUID][]check.PKey {
 	out := make(map[check.GUID][]check.PKey, len(m.Ports))
-	for i, p := range m.Ports {
-		st := m.stored(i)
-		t := make([]check.PKey, len(st))
-		for j, s := range st {
-			t[j] = s.pkey
-		}
-		out[p.GUID] = t
+	for _, p := range m.Ports {
+		out[p.GUID] = m.TableValues(p.GUID)
 	}
 	return out
 }
@@ -980,12 +1044,33 @@ func (m *Model) PeerTables() map[check.GUID][]check.PKey {
 	return out
 }
 
+// Memory is what OpenSM remembers after this run (Options.Remember), or nil.
+func (m *Model) Memory() *Memory { return m.memory }
+
 // Reconfigure predicts what OpenSM programs when it applies c to a fabric whose ports
-// hold what prev predicted (a new OpenSM process: kill and restart, or opensm -o): keys
-// kept keep their index, removed ones leave holes, and new ones that do not fit are
-// dropped (ERR 0512) while kept ones stay.
-func Reconfigure(prev *Model, c *Config) *Model {
+// hold what prev predicted: keys kept keep their index, removed ones leave holes, and
+// new ones that do not fit are dropped (ERR 0512) while kept ones stay. running says
+// it is the OpenSM process that applied prev, re-reading its file (SIGHUP, a heavy
+// sweep; prev must have been built with Options.Remember): it remembers the index it
+// gave every key, so a new key goes after removed ones instead of into their holes
+// (lab: after a=0x10 b=0x20 c=0x30, removing c and adding d=0x40 puts d at index 4 in
+// a running OpenSM, at index 3 in a new one), and it keeps its partitions, so a
+// definition without a key finds the earlier run's partition by name (Running). Otherwise it is a new process (opensm
+// restarted, or -o), which remembers nothing. The result remembers, for the next step.
+func Reconfigure(prev *Model, c *Config, running bool) *Model {
 	opt := prev.Options
 	opt.Before, opt.PeerBefore = prev.Tables(), prev.PeerTables()
+	opt.Memory, opt.Remember = nil, true
+	if running {
+		if prev.memory == nil {
+			panic("partconf.Reconfigure: running, but prev was built without Options.Remember")
+		}
+		opt.Memory = prev.memory
+		c = c.reparseRunning(prev)
+	}
 	return NewModel(c, prev.Ports, opt)
 }
+
+// Running is c as the OpenSM process that applied prev before reads it (see
+// Reconfigure): it keeps the partitions of its earlier run.
+func (c *Config) Running(prev *Model) *Config { return c.reparseRunning(prev) }

@@ -177,6 +177,9 @@ type emu struct {
 	// Members are that part of c.Members (a definition's items are contiguous there),
 	// not a list of their own.
 	defStart int
+	// hashAt is where the current piece's '#' was (OpenSM writes a NUL there), -1
+	// when it has none: what OpenSM reads past it is the comment's text.
+	hashAt int
 }
 
 // str is the C string at buffer index at: a substring of the file when the current
@@ -204,7 +207,7 @@ func (e *emu) joined(nameAt int, name string, flagAt int, flag string) string {
 // pos maps a buffer index to the file: inside the current piece it is a line and
 // column; past it the byte is a leftover of an earlier, longer line (Col 0).
 func (e *emu) pos(i int) Pos {
-	if i >= 0 && i < e.pieceLen {
+	if i >= 0 && i <= e.pieceLen { // the piece's own terminator is just past its end
 		return Pos{File: e.c.File, Line: e.line, Col: e.col0 + i + 1}
 	}
 	return Pos{File: e.c.File, Line: e.line}
@@ -237,18 +240,45 @@ func (e *emu) abort(at int, osmMsg, msg, hint string) {
 // drops the file, and Uncertain whether its outcome depends on memory the file does
 // not determine.
 func Parse(file string, data []byte) *Config {
-	return parse(file, data, string(data))
+	return parse(file, data, string(data), nil)
 }
 
 // ParseOwned is Parse for data the caller hands over: the Config's texts (member
 // items, names) are substrings of data itself, not of a copy, so a 100 MB file is held
 // once. The caller must not modify data afterwards.
 func ParseOwned(file string, data []byte) *Config {
-	return parse(file, data, unsafe.String(unsafe.SliceData(data), len(data)))
+	return parse(file, data, unsafe.String(unsafe.SliceData(data), len(data)), nil)
 }
 
-// parse is Parse with text, the file as one string (data's bytes).
-func parse(file string, data []byte, text string) *Config {
+// reparseRunning is c's file parsed again by the OpenSM process that applied prev
+// before (it re-reads the file on SIGHUP and at every heavy sweep). That process keeps
+// its partitions from run to run: osm_prtn_make_partitions clears their members, not
+// the partitions, and deletes only those left without a member in the fabric. So a
+// definition without a key finds a partition of the earlier run by its name (lab:
+// after x3=0x00e1, `x3 : ...` is 0x00e1 again, where a new process generates 0x0001),
+// generated keys skip the earlier run's keys, and a key defined again keeps the name
+// it had.
+func (c *Config) reparseRunning(prev *Model) *Config {
+	var kept []keptPartition
+	for i, p := range prev.Config.Partitions {
+		if prev.members[i] > 0 {
+			kept = append(kept, keptPartition{p.Key, p.Name})
+		}
+	}
+	text := c.src.text
+	return parse(c.File, unsafe.Slice(unsafe.StringData(text), len(text)), text, kept)
+}
+
+// keptPartition is a partition an earlier run of the same OpenSM process left in its
+// partition map (prtn_pkey_tbl): its key and stored name.
+type keptPartition struct {
+	key  check.PartitionKey
+	name string
+}
+
+// parse is Parse with text, the file as one string (data's bytes), by an OpenSM
+// process whose partition map holds kept from an earlier run (nil: a new process).
+func parse(file string, data []byte, text string, kept []keptPartition) *Config {
 	c := newConfig(file, text)
 	c.Exists = true
 	// A member item ends at a comma, a line end or a ';': room for that many and the
@@ -260,6 +290,16 @@ func parse(file string, data []byte, text string) *Config {
 	e.buf.unknownAt = -1
 	e.buf.set(0, 0) // line[0] = '\0'
 	e.names["Default"] = c.byKey[check.DefaultPartition]
+	for _, k := range kept {
+		if k.key == check.DefaultPartition {
+			continue // prtn_make_default's, the same partition
+		}
+		part := &Partition{Key: k.key, Name: k.name, kept: true}
+		c.byKey[k.key] = part
+		if o, ok := e.names[k.name]; !ok || orderKey(uint16(k.key)) < orderKey(uint16(o.Key)) {
+			e.names[k.name] = part
+		}
+	}
 	parsed := 0 // is_parse_success
 	for off := 0; off < len(data); {
 		// fgets(line, sizeof(line) - 1, file): at most 4094 bytes, through '\n'.
@@ -354,8 +394,9 @@ func (e *emu) parseLine() int {
 	b := &e.buf
 	res := 0
 	p := 0
-	if q := b.strchr(p, '#'); q >= 0 {
-		b.set(q, 0)
+	e.hashAt = b.strchr(p, '#')
+	if e.hashAt >= 0 {
+		b.set(e.hashAt, 0)
 	}
 	for {
 		for isBlank(b.at(p)) {
@@ -718,6 +759,12 @@ func (e *emu) partitionCreate(defAt, nameAt, idAt int, flags []Flag) bool {
 		e.conf.def = d
 		return true
 	}
+	if part.kept {
+		// A partition of the earlier run, defined again: listed from now on, under
+		// the name it had.
+		part.kept = false
+		c.Partitions = append(c.Partitions, part)
+	}
 	d.Key = part.Key
 	d.Partition = part
 	part.Defs = append(part.Defs, d)
@@ -856,8 +903,24 @@ func (e *emu) mgroupCreate(p, nameAt, valAt int) int {
 		if vAt >= 0 {
 			f.Text += "=" + f.Value
 		}
-		f.Name = e.groupFlag(&g, fAt, vAt)
-		if f.Name == "" && f.Text != "" {
+		// parse_part_conf hands mgroup_create the bytes after the mgid value's
+		// terminator: when the value ends the line's items, that terminator is the
+		// NUL written over '#', so the comment is parsed as flags (lab: "unrecognized
+		// mgroup flag 'IGMP' - ignored" for partition-config.txt's own
+		// `mgid=ff12:401b::16    # IGMP`; `# mtu=2` sets the mtu).
+		inComment := e.hashAt >= 0 && fAt > e.hashAt && fAt <= e.pieceLen
+		switch {
+		case inComment && b.at(fAt) == 0:
+			// An empty flag: parse_group_flag takes it for mtu (every name is a prefix
+			// of "mtu") without a value, which changes nothing.
+			e.commentFlag(fAt, vAt, "")
+		case inComment:
+			f.Name = e.groupFlag(&g, fAt, vAt)
+			e.commentFlag(fAt, vAt, f.Name)
+		default:
+			f.Name = e.groupFlag(&g, fAt, vAt)
+		}
+		if f.Name == "" && f.Text != "" && !inComment {
 			e.finding(Warning, fAt, "mgid-swallows", fmt.Sprintf("%q after mgid= is read as a group flag, not a member: OpenSM ignores it", short(f.Text)),
 				"put members on their own line after the mgid line")
 		}
@@ -899,6 +962,26 @@ func (e *emu) mgroupCreate(p, nameAt, valAt int) int {
 	}
 	e.createGroups(d.Partition, d, gid, g, e.pos(nameAt), false)
 	return n
+}
+
+// commentFlag reports a flag OpenSM parsed out of the comment after an mgid value: the
+// flag at fAt, its value at vAt, and the group flag it set ("" for none). An unknown
+// word is logged and ignored, a known flag changes the group.
+func (e *emu) commentFlag(fAt, vAt int, flag string) {
+	name, text := e.str(fAt), e.str(fAt)
+	if vAt >= 0 {
+		text += "=" + e.str(vAt)
+	}
+	const how = "OpenSM reads the comment after this mgid= as group flags (when the mgid value ends the line's items, its parser goes on past the '#')"
+	const fix = "move the comment to a line of its own, or end the mgid with one of its flags before the '#' (mgid=GID,sl=0 # ...): OpenSM stops there"
+	switch {
+	case name == "":
+		e.finding(Warning, fAt, "mgid-comment", how+": an empty one here, which it takes for mtu without a value (it logs \"flag 'mtu' requires valid value - skipped\"); the group is not changed", fix)
+	case flag == "":
+		e.finding(Warning, fAt, "mgid-comment", fmt.Sprintf("%s: %q is not a flag, it logs \"unrecognized mgroup flag '%s' - ignored\"", how, short(text), short(name)), fix)
+	default:
+		e.finding(Warning, fAt, "mgid-comment", fmt.Sprintf("%s: %q sets the group's %s, and it is not ignored", how, short(text), flag), fix)
+	}
 }
 
 // refuseGroup is validate_requested_mgid in mcmr_rcv_create_new_mgrp

@@ -262,6 +262,9 @@ type Partition struct {
 	Groups []*MGroup
 
 	index int32 // its place in its Config's Partitions
+	// kept: a partition of an earlier run of the OpenSM process (reparseRunning) that
+	// no definition has named yet: in the partition map, not in Partitions.
+	kept bool
 }
 
 // IsDefault reports whether this is the default partition (key 0x7fff).

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,26 +18,43 @@ import (
 	"github.com/ibkey/ibkey/internal/partconf/partgen"
 )
 
-// The generated-case test: random topologies (ibsimlab.RandomTopology: chains of switches,
-// one- and two-port CAs, routers, back-to-back links) and random valid files
-// (partgen), each run through OpenSM 3.3.23 on ibsim; every port's table, and every
-// switch port facing a CA or router, is read in-process over MADs and compared with
-// the model index by index, and can-talk for every pair of end ports is derived from
-// the real tables and compared with Model.CanTalk. Each file starts from the tables
-// the previous one left (Options.Before), so reconfiguration is exercised too.
+// The generated-case test: random topologies (ibsimlab.RandomTopology: chains of
+// switches, one- and two-port CAs, routers with one or two cabled ports, HCAs cabled
+// back to back, or two dual-port HCAs cabled to each other without a switch) and random
+// sequences of two to four files (partgen.New, then partgen.Mutate: definitions
+// removed, added and moved, indx0 moved, memberships and keys changed), each sequence
+// applied by one OpenSM 3.3.23 daemon (SIGHUP, as `reload` does) or by a new OpenSM
+// process per file (opensm -o), with or without -W and partition enforcement. After
+// every file the tables of every end port and of every switch port facing one are read
+// in-process over MADs and compared index by index with:
+//   - the model of that run from the tables the ports held before it (and, for a
+//     daemon, what it remembers: Options.Memory);
+//   - the model of the whole sequence from the tables at its start, as `partitions
+//     show FILE --previous ...` predicts it (Reconfigure, running or restarted);
+// and can-talk for every pair of end ports, from the model, with the P_Key rule on
+// the real tables. Port types come from NodeInfo; the file may name router ports,
+// router and CA node GUIDs (not ports) and ports OpenSM does not reach.
 //
 // `go test` runs a fixed seed set; `make truth` (IBKEY_TRUTH=N) runs N topologies and
-// prints "N/M agree" and every disagreement.
+// prints the counts (OpenSM runs, checks by kind, agreements) and every disagreement.
 
-// truthCase is one OpenSM run.
-type truthCase struct {
-	seed      uint64
-	conf      string
-	allowBoth bool
-	enforce   bool
-	problems  []string
-	uncertain bool
-	crashed   string // OpenSM itself failed: nothing to compare
+// truthStats are the counts of a truth run.
+type truthStats struct {
+	topologies, routers, routers2, backToBack, noSwitch int
+	sequences, daemons, files                           int
+	crashed, uncertain, rejected                        int
+	features                                            map[string]int // files with a construct
+	checks, agree                                       map[string]int // by kind
+	problems                                            []string
+}
+
+func (s *truthStats) check(kind string, ok bool, problem func() string) {
+	s.checks[kind]++
+	if ok {
+		s.agree[kind]++
+		return
+	}
+	s.problems = append(s.problems, problem())
 }
 
 type truthPort struct {
@@ -52,45 +70,71 @@ type truthPort struct {
 func TestLabTruth(t *testing.T) {
 	needLab(t)
 	seeds := []uint64{1, 2, 3}
-	perTopo := 4
+	sequences := 2
 	if n, _ := strconv.Atoi(os.Getenv("IBKEY_TRUTH")); n > 0 {
 		seeds = nil
 		for i := 0; i < n; i++ {
 			seeds = append(seeds, uint64(1000+i))
 		}
-		perTopo = 6
+		sequences = 3
 	}
-	var all []*truthCase
-	for _, seed := range seeds {
-		all = append(all, runTruthTopology(t, seed, perTopo)...)
-	}
-	agree, uncertain, crashed := 0, 0, 0
-	var bad []string
-	for _, c := range all {
-		switch {
-		case c.crashed != "":
-			crashed++
-			t.Logf("OpenSM FAILED on seed %d (not a model disagreement; the file is below):\n%s\n--- file:\n%s", c.seed, c.crashed, c.conf)
-		case c.uncertain:
-			uncertain++
-		case len(c.problems) == 0:
-			agree++
-		default:
-			bad = append(bad, fmt.Sprintf("seed %d (-W %v, enforce %v):\n  %s\n--- file:\n%s", c.seed, c.allowBoth, c.enforce, strings.Join(c.problems, "\n  "), c.conf))
+	if list := os.Getenv("IBKEY_TRUTH_SEEDS"); list != "" { // rerun some: make truth SEEDS=1120,1124
+		seeds = nil
+		for _, f := range strings.Split(list, ",") {
+			v, err := strconv.ParseUint(strings.TrimSpace(f), 10, 64)
+			if err != nil {
+				t.Fatalf("IBKEY_TRUTH_SEEDS: %q: %v", f, err)
+			}
+			seeds = append(seeds, v)
 		}
+		sequences = 3
 	}
-	summary := fmt.Sprintf("truth: %d/%d agree (not counted: %d the model calls uncertain, %d where OpenSM itself crashed)", agree, len(all)-uncertain-crashed, uncertain, crashed)
+	st := &truthStats{features: map[string]int{}, checks: map[string]int{}, agree: map[string]int{}}
+	for _, seed := range seeds {
+		runTruthTopology(t, seed, sequences, st)
+	}
+	kinds := slices.Sorted(func(yield func(string) bool) {
+		for k := range st.checks {
+			if !yield(k) {
+				return
+			}
+		}
+	})
+	var by []string
+	total, agree := 0, 0
+	for _, k := range kinds {
+		by = append(by, fmt.Sprintf("%s %d/%d", k, st.agree[k], st.checks[k]))
+		total += st.checks[k]
+		agree += st.agree[k]
+	}
+	var feats []string
+	for _, k := range slices.Sorted(func(yield func(string) bool) {
+		for k := range st.features {
+			if !yield(k) {
+				return
+			}
+		}
+	}) {
+		feats = append(feats, fmt.Sprintf("%s %d", k, st.features[k]))
+	}
+	summary := fmt.Sprintf("truth: %d/%d checks agree (%s)\n"+
+		"truth: %d topologies (%d with routers, %d with two-port routers, %d with back-to-back cables, %d without a switch); "+
+		"%d sequences (%d by one OpenSM daemon), %d OpenSM runs (%d rejected files; not compared: %d uncertain, %d where OpenSM crashed)\n"+
+		"truth: files with %s",
+		agree, total, strings.Join(by, ", "), st.topologies, st.routers, st.routers2, st.backToBack, st.noSwitch,
+		st.sequences, st.daemons, st.files, st.rejected, st.uncertain, st.crashed, strings.Join(feats, ", "))
 	t.Log(summary)
 	fmt.Println(summary)
-	for _, b := range bad {
-		t.Errorf("DISAGREE %s", b)
+	for _, p := range st.problems {
+		t.Errorf("DISAGREE %s", p)
 	}
 }
 
-func runTruthTopology(t *testing.T, seed uint64, configs int) []*truthCase {
+func runTruthTopology(t *testing.T, seed uint64, sequences int, st *truthStats) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 0x1b4e))
 	topo := ibsimlab.RandomTopology(rng)
+	st.topologies++
 	dir := t.TempDir()
 	net := filepath.Join(dir, "net")
 	if err := os.WriteFile(net, []byte(topo.Net()), 0o644); err != nil {
@@ -102,7 +146,7 @@ func runTruthTopology(t *testing.T, seed uint64, configs int) []*truthCase {
 			t.Fatal(err)
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	tr, err := mad.DialIbsim(ctx, mad.IbsimOptions{SockName: l.sock, Node: "Hca1"})
 	if err != nil {
@@ -111,7 +155,19 @@ func runTruthTopology(t *testing.T, seed uint64, configs int) []*truthCase {
 	defer tr.Close()
 
 	var ports []*truthPort
-	var guids []uint64
+	var guids, others []uint64
+	hasRouter, hasRouter2 := false, false
+	for _, n := range topo.Nodes {
+		if n.Kind == "Rt" {
+			hasRouter = true
+			if len(n.Links) == 2 {
+				hasRouter2 = true
+			}
+		}
+		if n.Kind != "Switch" {
+			others = append(others, n.GUID) // node GUIDs: no port has them
+		}
+	}
 	for _, gp := range topo.EndPorts() {
 		if !gp.Managed {
 			continue
@@ -150,6 +206,18 @@ func runTruthTopology(t *testing.T, seed uint64, configs int) []*truthCase {
 		ports = append(ports, tp)
 		guids = append(guids, ni.PortGUID)
 	}
+	if hasRouter {
+		st.routers++
+	}
+	if hasRouter2 {
+		st.routers2++
+	}
+	if topo.BackToBack() {
+		st.backToBack++
+	}
+	if !slices.ContainsFunc(topo.Nodes, func(n *ibsimlab.GenNode) bool { return n.Kind == "Switch" }) {
+		st.noSwitch++
+	}
 	// The file may also name ports OpenSM does not reach (back to back).
 	for _, gp := range topo.EndPorts() {
 		if !gp.Managed && gp.Node.Kind == "Hca" {
@@ -170,52 +238,149 @@ func runTruthTopology(t *testing.T, seed uint64, configs int) []*truthCase {
 		}
 		return tables, peers
 	}
-	before, peerBefore := read()
 	sm := ports[0].port.GUID // Hca1 port 1 comes first
-	var out []*truthCase
-	for i := 0; i < configs; i++ {
-		c := &truthCase{seed: seed, allowBoth: rng.IntN(2) == 0, enforce: rng.IntN(5) != 0}
-		c.conf = partgen.Config(rng, partgen.Options{Ports: guids})
-		conf := filepath.Join(dir, fmt.Sprintf("p%d.conf", i))
-		if err := os.WriteFile(conf, []byte(c.conf), 0o644); err != nil {
-			t.Fatal(err)
+	gopt := partgen.Options{Ports: guids, Others: others}
+	for sq := 0; sq < sequences; sq++ {
+		runTruthSequence(t, l, rng, seed, sq, ports, mports, sm, gopt, read, st)
+	}
+}
+
+// runTruthSequence applies two to four files in turn, by one OpenSM daemon or a new
+// OpenSM per file, and compares after each.
+func runTruthSequence(t *testing.T, l *lab, rng *rand.Rand, seed uint64, sq int, ports []*truthPort, mports []Port, sm check.GUID,
+	gopt partgen.Options, read func() (map[check.GUID][]check.PKey, map[check.GUID][]check.PKey), st *truthStats) {
+	t.Helper()
+	daemon := rng.IntN(2) == 0
+	allowBoth, enforce := rng.IntN(2) == 0, rng.IntN(5) != 0
+	n := 2 + rng.IntN(3)
+	st.sequences++
+	if daemon {
+		st.daemons++
+	}
+	how := "a new OpenSM per file"
+	if daemon {
+		how = "one OpenSM daemon (SIGHUP)"
+	}
+	args := []string{"-g", fmt.Sprintf("%#x", uint64(sm))}
+	if allowBoth {
+		args = append(args, "-W")
+	}
+	if !enforce {
+		args = append(args, "-Z", "off")
+	}
+	opt := Options{AllowBoth: allowBoth, SMGUID: sm, EnforceOff: !enforce, Remember: true}
+	dir, err := os.MkdirTemp(l.dir, fmt.Sprintf("seq%d-", sq))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d *ibsimlab.OpenSMDaemon
+	defer func() {
+		if d != nil {
+			d.Stop()
 		}
-		args := []string{"-g", fmt.Sprintf("%#x", uint64(sm))}
-		if c.allowBoth {
-			args = append(args, "-W")
+	}()
+	file := partgen.New(rng, gopt)
+	before, peerBefore := read()
+	var chain, prev *Model // the sequence's model (show --previous), and the last run's
+	chainOK := true
+	var texts []string
+	logSeen := 0 // bytes of the daemon's log read so far
+	for k := 0; k < n; k++ {
+		if k > 0 {
+			file = partgen.Mutate(rng, file, gopt)
 		}
-		if !c.enforce {
-			args = append(args, "-Z", "off")
+		text := file.String()
+		texts = append(texts, text)
+		st.files++
+		cfg := Parse("p.conf", []byte(text))
+		truthFeatures(cfg, ports, st)
+		where := func() string {
+			return fmt.Sprintf("seed %d sequence %d file %d of %d (%s, -W %v, enforce %v)", seed, sq, k+1, n, how, allowBoth, enforce)
 		}
-		log, err := l.opensmArgs(t, "Hca1", conf, args...)
-		cfg := Parse("p.conf", []byte(c.conf))
+		files := func() string {
+			var b strings.Builder
+			for i, x := range texts {
+				fmt.Fprintf(&b, "--- file %d:\n%s", i+1, x)
+			}
+			return b.String()
+		}
+		var log string
+		switch {
+		case daemon && k == 0:
+			ddir := filepath.Join(dir, "daemon")
+			if err := os.MkdirAll(ddir, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			env := append(os.Environ(), "LD_PRELOAD="+umad2sim, "IBSIM_SOCKNAME="+l.sock, "SIM_HOST=Hca1")
+			d, err = ibsimlab.StartOpenSMDaemonAt(t, ddir, env, text, args...)
+			log, logSeen = daemonLog(d, 0)
+		case daemon:
+			if _, _, err = d.Reprogram(context.Background(), text); err == nil {
+				log, logSeen = daemonLog(d, logSeen)
+			}
+		default:
+			conf := filepath.Join(dir, fmt.Sprintf("p%d.conf", k))
+			if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			log, err = l.opensmArgs(t, "Hca1", conf, args...)
+		}
 		if err != nil {
-			out = append(out, c)
-			c.crashed = err.Error()
-			// A crashed OpenSM may have programmed part of the fabric.
-			before, peerBefore = read()
-			continue
+			st.crashed++
+			t.Logf("OpenSM FAILED, %s (not a model disagreement; the files are below):\n%v\n%s", where(), err, files())
+			return // a crashed OpenSM may have programmed part of the fabric: next sequence
 		}
-		m := NewModel(cfg, mports, Options{AllowBoth: c.allowBoth, SMGUID: sm, EnforceOff: !c.enforce, Before: before, PeerBefore: peerBefore})
+		runOpt := opt
+		runOpt.Before, runOpt.PeerBefore = before, peerBefore
+		if daemon && prev != nil {
+			runOpt.Memory = prev.Memory()
+			cfg = cfg.Running(prev)
+		}
+		m := NewModel(cfg, mports, runOpt)
+		switch {
+		case k == 0:
+			chain = m
+		case chainOK:
+			chain = Reconfigure(chain, cfg, daemon)
+		}
+		prev = m
 		tables, peers := read()
 		before, peerBefore = tables, peers
-		out = append(out, c)
 		if cfg.Uncertain != "" {
-			c.uncertain = true
+			st.uncertain++
+			chainOK = false
 			continue
 		}
-		if rej := strings.Contains(log, "retrying with default config"); rej != cfg.Rejected {
-			c.problems = append(c.problems, fmt.Sprintf("OpenSM rejected the file: %v, model %v (%v)\n  log: %s", rej, cfg.Rejected, cfg.Findings, grepLog(log)))
+		if cfg.Rejected {
+			st.rejected++
 		}
+		rej := strings.Contains(log, "retrying with default config")
+		st.check("rejected", rej == cfg.Rejected, func() string {
+			return fmt.Sprintf("%s: OpenSM rejected the file: %v, model %v (%v)\n  log: %s\n%s", where(), rej, cfg.Rejected, cfg.Findings, grepLog(log), files())
+		})
 		for _, p := range ports {
-			want := slotString(m.Slots(p.port.GUID))
-			if got := fmt.Sprint(tables[p.port.GUID]); got != want {
-				c.problems = append(c.problems, fmt.Sprintf("%s port %d (%s): model %s, OpenSM %s", p.gen.Node.Name, p.gen.Num, p.port.GUID, want, got))
-			}
+			got, want := fmt.Sprint(tables[p.port.GUID]), slotString(m.Slots(p.port.GUID))
+			st.check("table", got == want, func() string {
+				return fmt.Sprintf("%s: %s port %d (%s): model %s, OpenSM %s\n%s", where(), p.gen.Node.Name, p.gen.Num, p.port.GUID, want, got, files())
+			})
 			if pt := m.Peer(p.port.GUID); pt != nil {
-				if got, want := fmt.Sprint(peers[p.port.GUID]), fmt.Sprint(pt.Table); got != want {
-					c.problems = append(c.problems, fmt.Sprintf("switch %s port %d facing %s port %d: model %s, OpenSM %s", p.gen.PeerSwitch.Name, p.pport, p.gen.Node.Name, p.gen.Num, want, got))
-				}
+				got, want := fmt.Sprint(peers[p.port.GUID]), fmt.Sprint(pt.Table)
+				st.check("switch-port", got == want, func() string {
+					return fmt.Sprintf("%s: switch %s port %d facing %s port %d: model %s, OpenSM %s\n%s", where(), p.gen.PeerSwitch.Name, p.pport, p.gen.Node.Name, p.gen.Num, want, got, files())
+				})
+			}
+		}
+		if chainOK && k > 0 {
+			// What `partitions show FILE --previous ...` predicts, from the tables at
+			// the sequence's start: after the first disagreement the rest of the
+			// sequence is not counted (it would repeat it).
+			for _, p := range ports {
+				got, want := fmt.Sprint(tables[p.port.GUID]), slotString(chain.Slots(p.port.GUID))
+				ok := got == want
+				st.check("sequence", ok, func() string {
+					return fmt.Sprintf("%s: %s port %d (%s): the sequence's model (show --previous) %s, OpenSM %s\n%s", where(), p.gen.Node.Name, p.gen.Num, p.port.GUID, want, got, files())
+				})
+				chainOK = chainOK && ok
 			}
 		}
 		for a := 0; a < len(ports); a++ {
@@ -225,13 +390,78 @@ func runTruthTopology(t *testing.T, seed uint64, configs int) []*truthCase {
 					continue
 				}
 				want := pkeyRule(tables[pa.port.GUID], tables[pb.port.GUID])
-				if got := m.CanTalk(pa.port.GUID, pb.port.GUID); got.CanTalk != want {
-					c.problems = append(c.problems, fmt.Sprintf("can-talk %s/%d %s/%d: model %v, real tables %v", pa.gen.Node.Name, pa.gen.Num, pb.gen.Node.Name, pb.gen.Num, got.CanTalk, want))
-				}
+				got := m.CanTalk(pa.port.GUID, pb.port.GUID).CanTalk
+				st.check("can-talk", got == want, func() string {
+					return fmt.Sprintf("%s: can-talk %s/%d %s/%d: model %v, real tables %v\n%s", where(), pa.gen.Node.Name, pa.gen.Num, pb.gen.Node.Name, pb.gen.Num, got, want, files())
+				})
 			}
 		}
 	}
-	return out
+}
+
+// daemonLog is what the daemon d logged after its first seen bytes, and the log's
+// length.
+func daemonLog(d *ibsimlab.OpenSMDaemon, seen int) (string, int) {
+	if d == nil {
+		return "", seen
+	}
+	b, _ := os.ReadFile(d.Log)
+	return string(b[min(seen, len(b)):]), len(b)
+}
+
+// truthFeatures counts the constructs a file has that the model treats specially.
+func truthFeatures(c *Config, ports []*truthPort, st *truthStats) {
+	has := map[string]bool{}
+	byGUID := map[check.GUID]check.NodeType{}
+	for _, p := range ports {
+		byGUID[p.port.GUID] = p.port.Type
+	}
+	for _, d := range c.Definitions {
+		if d.Implicit {
+			continue
+		}
+		if d.Indx0 {
+			has["indx0"] = true
+			if d.Partition != nil && d.Partition.IsDefault() {
+				has["indx0 on the default partition"] = true
+			}
+		}
+		if d.Partition != nil && len(d.Partition.Defs) > 2 && d.Partition.Defs[1].Name == d.Name {
+			has["a split partition"] = true
+		}
+	}
+	for i := range c.Members {
+		m := &c.Members[i]
+		switch {
+		case m.Kind == KindAllRouters:
+			has["ALL_ROUTERS"] = true
+		case m.Kind == KindAllCAs:
+			has["ALL_CAS"] = true
+		case m.Kind == KindGUID && byGUID[m.GUID] == check.NodeRouter:
+			has["a router port GUID"] = true
+		case m.Kind == KindGUID && m.Membership == FlagBoth:
+			has["both"] = true
+		}
+		if m.Def.Partition != nil && m.Def.Partition.IsDefault() && !m.Def.Implicit && m.Membership == FlagLimited &&
+			(m.Kind == KindAll || m.Kind == KindAllCAs) {
+			has["a limited default partition"] = true
+		}
+	}
+	if !c.HasDefault {
+		has["no Default line"] = true
+	}
+	for _, f := range c.Findings {
+		switch f.Rule {
+		case "mgid-comment":
+			has["a comment after mgid="] = true
+		}
+	}
+	if len(c.Partitions) > 60 {
+		has["a table overflowing"] = true
+	}
+	for k := range has {
+		st.features[k]++
+	}
 }
 
 // readTable reads a table and trims it after its last valid entry.

@@ -204,6 +204,7 @@ func ResolveEndpointsFrom(src EndpointSources, specs ...check.EndpointSpec) ([]R
 		return nil, unresolved
 	}
 	selfAlternatives(parts, out, labels)
+	routerAlternatives(parts, out, labels)
 	return out, nil
 }
 

@@ -2,6 +2,7 @@ package query
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ibkey/ibkey/internal/check"
@@ -21,6 +22,11 @@ type Alternative struct {
 	Endpoint check.Endpoint
 	// If says the assumption: "0x0002c90300000201 is the port OpenSM runs on".
 	If string
+	// SM: the assumption is that this port is the SM's; two such cannot hold at once.
+	SM bool
+	// Why says, once for every alternative of its kind, why it matters and how to
+	// settle it.
+	Why string
 }
 
 // selfAlternatives gives each GUID endpoint resolved from parts, when the SM's port is
@@ -48,7 +54,7 @@ func selfAlternatives(parts *Partitions, out []ResolvedEndpoint, labels []string
 			e = check.Endpoint{Label: labels[i]}
 		}
 		e.QKeyRule, e.QKeyRuleReason = r.Endpoint.QKeyRule, r.Endpoint.QKeyRuleReason
-		r.Alternatives = append(r.Alternatives, Alternative{Endpoint: e,
+		r.Alternatives = append(r.Alternatives, Alternative{Endpoint: e, SM: true,
 			If: fmt.Sprintf("%s is the port OpenSM runs on (SELF in %s%s; give --sm-guid)", r.Spec.GUID, parts.Config.File, implicitSelf(parts))})
 	}
 }
@@ -74,24 +80,55 @@ func samePKeys(a, b []check.TableEntry) bool {
 }
 
 // CanTalk is check.CanTalk for resolved endpoints: when an endpoint has alternatives
-// (an assumption that was not checked) and the verdict with one of them differs, the
-// verdict is unknown and says on what.
+// (an assumption that was not checked) and the verdict with one of them, or with one
+// of each end's that can hold together, differs, the verdict is unknown and says on
+// what.
 func CanTalk(a, b ResolvedEndpoint) check.Verdict {
 	v := check.CanTalk(a.Endpoint, b.Endpoint)
-	var ifs []string
-	for _, alt := range a.Alternatives {
-		if w := check.CanTalk(alt.Endpoint, b.Endpoint); w.Kind != v.Kind {
-			ifs = append(ifs, fmt.Sprintf("if %s, the answer is %s", alt.If, w.Kind))
+	var ifs, whys []string
+	sm, router := false, false
+	try := func(ea, eb check.Endpoint, alts ...Alternative) {
+		w := check.CanTalk(ea, eb)
+		if w.Kind == v.Kind {
+			return
 		}
+		var conds []string
+		for _, alt := range alts {
+			conds = append(conds, alt.If)
+			sm, router = sm || alt.SM, router || !alt.SM
+			if alt.Why != "" && !slices.Contains(whys, alt.Why) {
+				whys = append(whys, alt.Why)
+			}
+		}
+		ifs = append(ifs, fmt.Sprintf("if %s, the answer is %s", strings.Join(conds, " and "), w.Kind))
+	}
+	for _, alt := range a.Alternatives {
+		try(alt.Endpoint, b.Endpoint, alt)
 	}
 	for _, alt := range b.Alternatives {
-		if w := check.CanTalk(a.Endpoint, alt.Endpoint); w.Kind != v.Kind {
-			ifs = append(ifs, fmt.Sprintf("if %s, the answer is %s", alt.If, w.Kind))
+		try(a.Endpoint, alt.Endpoint, alt)
+	}
+	for _, x := range a.Alternatives {
+		for _, y := range b.Alternatives {
+			if !(x.SM && y.SM) { // one SM port at a time
+				try(x.Endpoint, y.Endpoint, x, y)
+			}
 		}
 	}
 	if len(ifs) > 0 {
+		var taking []string
+		if sm {
+			taking = append(taking, "neither end for the port OpenSM runs on")
+		}
+		if router {
+			taking = append(taking, "both ends for CA ports")
+		}
+		why := ""
+		if len(whys) > 0 {
+			why = " (" + strings.Join(whys, "; ") + ")"
+		}
 		v.DependsOn(check.NotChecked{Cause: check.NotCheckedAssumption,
-			Sentence: fmt.Sprintf("taking neither end for the port OpenSM runs on, the answer is %s; %s", v.Kind, strings.Join(ifs, "; "))})
+			Sentence: fmt.Sprintf("taking %s, the answer is %s; %s%s", strings.Join(taking, " and "), v.Kind, strings.Join(ifs, "; "), why)})
 	}
 	return v
 }

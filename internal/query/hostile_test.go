@@ -2,6 +2,7 @@ package query
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -131,7 +132,8 @@ func TestEmptyPortsAndPKeys(t *testing.T) {
 }
 
 // TestSpecialInputFiles: the partitions file and the fabric file refuse /dev/zero,
-// FIFOs and directories at once, and files past their bound with a clear error.
+// FIFOs and directories at once, and files past their bound with a clear error. (A
+// partitions file given with a stdin, as the commands do, reads FIFOs: TestReadPartitionsStreams.)
 func TestSpecialInputFiles(t *testing.T) {
 	dir := t.TempDir()
 	fifo := filepath.Join(dir, "fifo")
@@ -139,7 +141,7 @@ func TestSpecialInputFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range []string{"/dev/zero", fifo, dir, "/dev/null"} {
-		if _, err := ReadPartitions(p, partconf.Options{}); err == nil || !errors.Is(err, fsread.ErrNotRegular) && !strings.Contains(err.Error(), "not a regular file") {
+		if _, err := ReadPartitions(p, nil, partconf.Options{}); err == nil || !errors.Is(err, fsread.ErrNotRegular) && !strings.Contains(err.Error(), "not a regular file") {
 			t.Errorf("ReadPartitions(%s): %v, want a not-a-regular-file error", p, err)
 		}
 		_, err := ReadFabricFile(p)
@@ -161,7 +163,56 @@ func TestSpecialInputFiles(t *testing.T) {
 	if _, err := ReadFabricFile(big); err == nil || !strings.Contains(err.Error(), "too large for a fabric file") {
 		t.Errorf("ReadFabricFile(1 TiB): %v", err)
 	}
-	if _, err := ReadPartitions(big, partconf.Options{}); err == nil || !errors.Is(err, fsread.ErrTooLarge) && !strings.Contains(err.Error(), "too large") {
+	if _, err := ReadPartitions(big, nil, partconf.Options{}); err == nil || !errors.Is(err, fsread.ErrTooLarge) && !strings.Contains(err.Error(), "too large") {
 		t.Errorf("ReadPartitions(1 TiB): %v", err)
+	}
+}
+
+// TestReadPartitionsStreams: with a stdin, "-" reads it and a FIFO path (a named pipe,
+// <(...)'s /dev/fd/N) is read as a stream; devices and directories are still refused;
+// a stream past the bound is an error naming it.
+func TestReadPartitionsStreams(t *testing.T) {
+	const conf = "Default=0x7fff : ALL=full;\np=0x10 : 0x0002c90300000211=full;\n"
+	p, err := ReadPartitions("-", strings.NewReader(conf), partconf.Options{})
+	if err != nil || p.Config.File != StdinName || len(p.FileGUIDs) != 1 {
+		t.Fatalf("stdin: %v, %+v", err, p)
+	}
+	if _, err := ReadPartitions("-", nil, partconf.Options{}); err == nil {
+		t.Error("- without a stdin: no error")
+	}
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		if f, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
+			f.WriteString(conf)
+			f.Close()
+		}
+	}()
+	if p, err := ReadPartitions(fifo, strings.NewReader(""), partconf.Options{}); err != nil || p.Config.File != fifo || len(p.FileGUIDs) != 1 {
+		t.Errorf("named pipe: %v", err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { w.WriteString(conf); w.Close() }()
+	path := fmt.Sprintf("/proc/self/fd/%d", r.Fd()) // what <(...) gives, as /dev/fd/N
+	if p, err := ReadPartitions(path, strings.NewReader(""), partconf.Options{}); err != nil || len(p.FileGUIDs) != 1 {
+		t.Errorf("pipe %s: %v", path, err)
+	}
+	r.Close()
+	for _, p := range []string{"/dev/zero", dir} {
+		if _, err := ReadPartitions(p, strings.NewReader(""), partconf.Options{}); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("ReadPartitions(%s) with a stdin: %v, want a not-a-regular-file error", p, err)
+		}
+	}
+	if _, err := readStream(strings.NewReader(strings.Repeat("x", 11)), StdinName, 10); !errors.Is(err, fsread.ErrTooLarge) || !strings.Contains(err.Error(), "<stdin>: larger than 10 bytes") {
+		t.Errorf("11 bytes past a bound of 10: %v", err)
+	}
+	if data, err := readStream(strings.NewReader(strings.Repeat("x", 10)), StdinName, 10); err != nil || len(data) != 10 {
+		t.Errorf("10 bytes within a bound of 10: %d, %v", len(data), err)
 	}
 }

@@ -1,8 +1,13 @@
 package query
 
 import (
+	"errors"
 	"fmt"
-	"sync"
+	"io"
+	"io/fs"
+	"maps"
+	"os"
+	"slices"
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/fsread"
@@ -19,25 +24,71 @@ type Partitions struct {
 	// FileGUIDs are the port GUIDs named in the file, in order of first appearance
 	// (Config.GUIDs).
 	FileGUIDs []check.GUID
-	// Types are the node types of ports known not to be CA ports (routers, from
-	// --router or a saved sweep): ModelOf models them as such. A port not listed is
-	// a CA port.
+	// Types are the node types of ports that are known (--router, a saved sweep). A port not listed is of unknown type: it is modelled as a CA port, and
+	// UnknownType says when being a router port would change its table (OpenSM
+	// adds ALL_CAS and ALL_ROUTERS members by node type, osm_prtn_add_all).
 	Types map[check.GUID]check.NodeType
-
-	unlMu       sync.Mutex
-	unl, unlFor *partconf.Model // unlimited's model, and the model it is for
+	// TypesComplete: Types names every router port (--router, a saved sweep), so a
+	// port not listed is a CA port, not of unknown type.
+	TypesComplete bool
 }
+
+// StdinName is how a partitions.conf read from standard input ("-") is named in
+// findings and output, as compilers name it.
+const StdinName = "<stdin>"
 
 // ReadPartitions reads and parses path. A file that cannot be read is bad input (exit
 // 2): the command line names it. Parse problems are in Config.Findings, never an error.
-// The read is bounded by partconf.MaxFileSize and refuses FIFOs, devices and other
-// special files without blocking (fsread).
-func ReadPartitions(path string, opt partconf.Options) (*Partitions, error) {
-	data, err := fsread.ReadFile(path, partconf.MaxFileSize, "a partitions file (OpenSM's partitions.conf)")
+// The read is bounded by partconf.MaxFileSize (fsread). With stdin given, "-" is read
+// from it, and a FIFO (a named pipe, `<(...)`, /dev/stdin on a pipe: `ssh sm01 cat
+// /etc/opensm/partitions.conf | ibkey partitions check -`) is read as the stream it
+// is, with the same bound; without it (shell completion, which must not block) both
+// are refused, as devices and other special files always are.
+func ReadPartitions(path string, stdin io.Reader, opt partconf.Options) (*Partitions, error) {
+	data, name, err := readPartitionsFile(path, stdin)
 	if err != nil {
 		return nil, &UsageError{Msg: fmt.Sprintf("partitions file: %v", err)}
 	}
-	return NewPartitions(partconf.ParseOwned(path, data), opt), nil
+	return NewPartitions(partconf.ParseOwned(name, data), opt), nil
+}
+
+const partitionsWhat = "a partitions file (OpenSM's partitions.conf)"
+
+// readPartitionsFile is ReadPartitions' read: the bytes and the name findings give them.
+func readPartitionsFile(path string, stdin io.Reader) ([]byte, string, error) {
+	if path == "-" {
+		if stdin == nil {
+			return nil, "", errors.New("- (standard input) cannot be read here")
+		}
+		data, err := readStream(stdin, StdinName, partconf.MaxFileSize)
+		return data, StdinName, err
+	}
+	if st, err := os.Stat(path); err == nil && st.Mode()&fs.ModeNamedPipe != 0 && stdin != nil {
+		// A pipe is opened once, blocking (a named pipe waits for its writer, as cat
+		// does): a probing open would take the writer's data and drop it on close.
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, "", err
+		}
+		defer f.Close()
+		data, err := readStream(f, path, partconf.MaxFileSize)
+		return data, path, err
+	}
+	data, err := fsread.ReadFile(path, partconf.MaxFileSize, partitionsWhat)
+	return data, path, err
+}
+
+// readStream reads a stream to its end, bounded as files are: past limit bytes it is
+// an error naming the bound, not a truncated file.
+func readStream(r io.Reader, name string, limit int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if int64(len(data)) > limit {
+		return nil, fsread.TooLarge(name, limit, partitionsWhat)
+	}
+	return data, nil
 }
 
 // NewPartitions wraps a parsed config.
@@ -82,19 +133,122 @@ func (p *Partitions) Model(extra ...check.GUID) *partconf.Model {
 // (its GUID, a keyword, SELF), not on the other ports, so answering for two ports of a
 // 20,000-port file does not need 20,000 tables.
 func (p *Partitions) ModelOf(guids ...check.GUID) *partconf.Model {
+	return p.modelOf(p.Types, guids...)
+}
+
+// modelOf is ModelOf with these node types (a port not listed is a CA port).
+func (p *Partitions) modelOf(types map[check.GUID]check.NodeType, guids ...check.GUID) *partconf.Model {
 	seen := map[check.GUID]bool{}
 	var ports []partconf.Port
 	for _, g := range append(guids, p.Options.SMGUID) {
 		if g != 0 && !seen[g] {
 			seen[g] = true
 			t := check.NodeCA
-			if typ, ok := p.Types[g]; ok {
+			if typ, ok := types[g]; ok {
 				t = typ // a router port: ALL_ROUTERS names it, ALL_CAS does not
 			}
 			ports = append(ports, partconf.Port{GUID: g, Type: t})
 		}
 	}
 	return partconf.NewModel(p.Config, ports, p.Options)
+}
+
+// TypeMatters reports whether the file can give a port other entries as a router port
+// than as a CA port: whether it has ALL_CAS or ALL_ROUTERS items (OpenSM applies them
+// by node type; every other item names a port whatever its type).
+func (p *Partitions) TypeMatters() bool {
+	for _, c := range []*partconf.Config{p.Config.Applied(), p.Config} {
+		for i := range c.Members {
+			if k := c.Members[i].Kind; k == partconf.KindAllCAs || k == partconf.KindAllRouters {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// UnknownType are the ports of guids whose node type is not known (Types,
+// TypesComplete) and whose table would differ as a router port, with that table (its
+// valid entries in index order): the ports OpenSM's answer depends on the type of.
+func (p *Partitions) UnknownType(guids ...check.GUID) map[check.GUID][]check.PKey {
+	if p.TypesComplete || !p.TypeMatters() {
+		return nil
+	}
+	var unknown []check.GUID
+	seen := map[check.GUID]bool{}
+	for _, g := range guids {
+		if _, known := p.Types[g]; !known && !seen[g] {
+			seen[g] = true
+			unknown = append(unknown, g)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	asCA := p.modelOf(p.Types, unknown...)
+	asRouter := p.modelOf(withTypes(p.Types, unknown, check.NodeRouter), unknown...)
+	var out map[check.GUID][]check.PKey
+	for _, g := range unknown {
+		if r := asRouter.PKeys(g); !slices.Equal(asCA.PKeys(g), r) {
+			if out == nil {
+				out = map[check.GUID][]check.PKey{}
+			}
+			out[g] = r
+		}
+	}
+	return out
+}
+
+// withTypes is types with guids set to t.
+func withTypes(types map[check.GUID]check.NodeType, guids []check.GUID, t check.NodeType) map[check.GUID]check.NodeType {
+	out := maps.Clone(types)
+	if out == nil {
+		out = map[check.GUID]check.NodeType{}
+	}
+	for _, g := range guids {
+		out[g] = t
+	}
+	return out
+}
+
+// routerAlternatives gives each GUID endpoint resolved from parts whose node type is
+// not known (UnknownType) the endpoint it would be as a router port: OpenSM gives a
+// router port ALL_ROUTERS' entries, not ALL_CAS' (osm_prtn_add_all, by node type), and
+// a router port left out of a Default line of ALL_CAS keeps the implicit 0x7fff (lab).
+func routerAlternatives(parts *Partitions, out []ResolvedEndpoint, labels []string) {
+	if parts == nil {
+		return
+	}
+	var guids []check.GUID
+	for _, r := range out {
+		if r.Spec.Kind == check.EndpointGUID && r.Model != nil {
+			guids = append(guids, r.Spec.GUID)
+		}
+	}
+	unknown := parts.UnknownType(guids...)
+	if len(unknown) == 0 {
+		return
+	}
+	var routers []check.GUID
+	for g := range unknown {
+		routers = append(routers, g)
+	}
+	m := parts.modelOf(withTypes(parts.Types, routers, check.NodeRouter), routers...)
+	for i := range out {
+		r := &out[i]
+		if _, ok := unknown[r.Spec.GUID]; !ok || r.Spec.Kind != check.EndpointGUID || r.Model == nil {
+			continue
+		}
+		e, err := resolveGUID(r.Spec, labels[i], m)
+		if err != nil {
+			// As a router port it would not have the pinned key: a different answer
+			// the verdict cannot express as such; say so with an empty endpoint.
+			e = check.Endpoint{Label: labels[i]}
+		}
+		e.QKeyRule, e.QKeyRuleReason = r.Endpoint.QKeyRule, r.Endpoint.QKeyRuleReason
+		r.Alternatives = append(r.Alternatives, Alternative{Endpoint: e, If: r.Spec.GUID.String() + " is a router port",
+			Why: fmt.Sprintf("%s gives a router port ALL_ROUTERS' entries, not ALL_CAS'; name the router ports with --router, or --router none", parts.Config.File)})
+	}
 }
 
 // GUIDTable is the port's predicted entries as a can-talk table: every entry with Index
@@ -108,8 +262,8 @@ func GUIDTable(m *partconf.Model, guid check.GUID) []check.TableEntry {
 	return out
 }
 
-// Slot is one P_Key table index after OpenSM reprogrammed a port that already held a
-// table (Reprogram).
+// Slot is one P_Key table index of a port's table, and what it held before (a
+// reconfiguration: PortTable with prev).
 type Slot struct {
 	Index int
 	// Entry is what OpenSM puts there; nil for an empty entry (0x0000).
@@ -122,97 +276,3 @@ type Slot struct {
 
 // Hole reports an empty entry left where the previous table had a key.
 func (s Slot) Hole() bool { return s.Entry == nil && s.Before.Valid() }
-
-// Reprogram predicts the table OpenSM 3.3.23 programs on a port whose table holds before
-// (index order, 0 for empty entries) when the new configuration gives the port entries
-// next (a fresh Model's table, in the order OpenSM fills it). Lab-checked
-// (cmd/ibkey/partitions_lab_test.go) and per osm_pkey_mgr.c:
-//   - a key already in the table stays at its index (matched on the 15-bit key; with -W
-//     on the exact value), its membership updated in place;
-//   - a removed key leaves its index empty: a hole (0x0000);
-//   - a new key goes after the highest index of the kept keys (OpenSM's last_pkey_idx,
-//     which it sets while placing them; index 1 when none is kept), in map order, so a
-//     hole below that index is not refilled until the end of the table is reached;
-//     then the lowest free index from 1 is reused, and past that the entry is dropped
-//     (ERR 0512). Lab: a removed key at the end of the table is refilled at once;
-//   - a new default key (0x7fff) goes to index 0.
-//
-// The indx0 flag across a reconfiguration is not modelled (not lab-checked). size is
-// the table length; 0 means unlimited. Slots run up to the last valid entry, before or
-// after.
-func Reprogram(before []check.PKey, next []partconf.Entry, size int, allowBoth bool) (slots []Slot, dropped []partconf.Entry) {
-	match := func(p check.PKey) check.PKey {
-		if allowBoth {
-			return p
-		}
-		return check.PKey(p.Partition())
-	}
-	at := map[check.PKey]int{}
-	for i, p := range before {
-		if !p.Valid() {
-			continue
-		}
-		k := match(p)
-		if j, ok := at[k]; !ok || (!before[j].IsFull() && p.IsFull()) {
-			at[k] = i
-		}
-	}
-	n := size
-	if n <= 0 {
-		n = len(before) + len(next) + 1
-	}
-	table := make([]*partconf.Entry, max(n, len(before)))
-	var fresh []int
-	last := 0 // highest index of a kept entry: new ones go after it
-	for i := range next {
-		if j, ok := at[match(next[i].PKey)]; ok && j < n {
-			table[j] = &next[i]
-			last = max(last, j)
-			continue
-		}
-		fresh = append(fresh, i)
-	}
-	for _, i := range fresh {
-		e := &next[i]
-		if e.PKey.IsDefault() && table[0] == nil && (!allowBoth || e.PKey == check.DefaultFull) {
-			table[0] = e
-			continue
-		}
-		idx := last + 1
-		if idx >= n {
-			idx = -1
-			for j := 1; j < n; j++ {
-				if table[j] == nil {
-					idx = j
-					break
-				}
-			}
-		}
-		if idx < 0 {
-			dropped = append(dropped, *e)
-			continue
-		}
-		table[idx] = e
-		last = max(last, idx)
-	}
-	end := -1 // through the last entry, and the last removed one: a hole at the end is news too
-	for i, p := range before {
-		if p.Valid() {
-			end = i
-		}
-	}
-	for i, e := range table {
-		if e != nil {
-			end = max(end, i)
-		}
-	}
-	for i := 0; i <= end; i++ {
-		s := Slot{Index: i, Entry: table[i]}
-		if i < len(before) {
-			s.Before = before[i]
-			s.Kept = s.Entry != nil && s.Before.Valid() && match(s.Before) == match(s.Entry.PKey)
-		}
-		slots = append(slots, s)
-	}
-	return slots, dropped
-}

@@ -42,8 +42,9 @@ type PortTable struct {
 }
 
 // PortTables are the tables m predicts for its ports. With prev (the model of the
-// configuration OpenSM applied before, on the same ports) each table is the one OpenSM
-// reprograms over prev's (Reprogram); without it, a fresh port's.
+// configuration OpenSM applied before, on the same ports, of which m is the
+// partconf.Reconfigure) each slot says what the index held before; without it, the
+// tables are a fresh port's.
 func (p *Partitions) PortTables(m, prev *partconf.Model) []PortTable {
 	out := make([]PortTable, 0, len(m.Ports))
 	for _, port := range m.Ports {
@@ -67,40 +68,47 @@ func (p *Partitions) PortTableReusing(m, prev *partconf.Model, port partconf.Por
 
 func (p *Partitions) portTable(m, prev *partconf.Model, port partconf.Port, reuse PortTable) PortTable {
 	pt := PortTable{Port: port, InFile: p.InFile(port.GUID), SM: port.GUID == p.Options.SMGUID}
-	if prev == nil {
-		slots := m.AppendSlots(reuse.entries[:0], port.GUID)
-		pt.entries = slots
-		if cap(reuse.Slots) >= len(slots) {
-			pt.Slots = reuse.Slots[:len(slots)]
-		} else {
-			pt.Slots = make([]Slot, len(slots))
-		}
-		for i := range slots {
-			pt.Slots[i] = Slot{Index: i}
-			if slots[i].PKey.Valid() {
-				pt.Slots[i].Entry = &slots[i]
-			}
-		}
-		pt.Dropped = m.DroppedEntries(port.GUID)
-		return pt
+	slots := m.AppendSlots(reuse.entries[:0], port.GUID)
+	pt.entries = slots
+	var before []check.PKey
+	if prev != nil {
+		before = prev.TableValues(port.GUID)
 	}
-	unl := p.unlimited(m)
-	pt.Slots, pt.Dropped = Reprogram(prev.PKeys(port.GUID), unl.Table(port.GUID), p.Options.TableSize, p.Options.AllowBoth)
+	// Through the last entry, and the last one removed: a hole at the end is news too.
+	n := len(slots)
+	for i := len(before) - 1; i >= n; i-- {
+		if before[i].Valid() {
+			n = i + 1
+			break
+		}
+	}
+	if cap(reuse.Slots) >= n {
+		pt.Slots = reuse.Slots[:n]
+	} else {
+		pt.Slots = make([]Slot, n)
+	}
+	for i := range pt.Slots {
+		sl := Slot{Index: i}
+		if i < len(slots) && slots[i].PKey.Valid() {
+			sl.Entry = &slots[i]
+		}
+		if i < len(before) {
+			sl.Before = before[i]
+			sl.Kept = sl.Entry != nil && sl.Before.Valid() && sameKey(sl.Before, sl.Entry.PKey, p.Options.AllowBoth)
+		}
+		pt.Slots[i] = sl
+	}
+	pt.Dropped = m.DroppedEntries(port.GUID)
 	return pt
 }
 
-// unlimited is m's ports modelled with tables of any size: every entry a port should
-// get, dropped ones included, which Reprogram needs. It is built once for all of m's
-// ports (a model per port read the whole file per port: 23 s for 20,000 ports).
-func (p *Partitions) unlimited(m *partconf.Model) *partconf.Model {
-	p.unlMu.Lock()
-	defer p.unlMu.Unlock()
-	if p.unlFor != m {
-		opt := p.Options
-		opt.TableSize = 0
-		p.unl, p.unlFor = partconf.NewModel(p.Config, m.Ports, opt), m
+// sameKey is how OpenSM matches a key it finds in a table (osm_pkey_tbl_set): by the
+// 15-bit key, or with allow_both_pkeys (-W) by the whole value.
+func sameKey(a, b check.PKey, allowBoth bool) bool {
+	if allowBoth {
+		return a == b
 	}
-	return p.unl
+	return a.Partition() == b.Partition()
 }
 
 // Pair is one cell of the who-can-talk grid.

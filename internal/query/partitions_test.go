@@ -12,17 +12,9 @@ import (
 
 const reconfPort = 0x0002c90300000211
 
-func reconfTable(t *testing.T, conf string) []partconf.Entry {
-	t.Helper()
-	c := partconf.Parse("t.conf", []byte(conf))
-	if c.Rejected {
-		t.Fatal(c.Findings)
-	}
-	return partconf.NewModel(c, []partconf.Port{{GUID: reconfPort, Type: check.NodeCA}}, partconf.Options{}).Table(reconfPort)
-}
-
-// TestReprogram pins the reconfiguration rules the lab showed (partitions_lab_test.go).
-func TestReprogram(t *testing.T) {
+// TestReconfiguredPortTable pins the reconfiguration rules the lab showed
+// (partitions_lab_test.go) on PortTable's slots after an OpenSM restart (a new process).
+func TestReconfiguredPortTable(t *testing.T) {
 	const a = "Default=0x7fff : ALL=full;\na=0x10 : ALL=full;\nb=0x20 : ALL=full;\nc=0x30 : ALL=full;\ne=0x50 : ALL=full;\n"
 	tests := []struct {
 		name, next string
@@ -36,14 +28,22 @@ func TestReprogram(t *testing.T) {
 		{"new key after the last kept one", "Default=0x7fff : ALL=full;\na=0x10 : ALL=full;\nc=0x30 : ALL=full;\nf=0x8 : ALL=full;\n", 0, "0xffff 0x8010 hole(0x8020) 0x8030 0x8008", 0},
 		{"full table reuses the lowest hole", "Default=0x7fff : ALL=full;\na=0x10 : ALL=full;\nc=0x30 : ALL=full;\ne=0x50 : ALL=full;\nf=0x8 : ALL=full;\ng=0x9 : ALL=full;\n", 5, "0xffff 0x8010 0x8008 0x8030 0x8050", 1},
 	}
-	before := []check.PKey{}
-	for _, e := range reconfTable(t, a) {
-		before = append(before, e.PKey)
+	parse := func(conf string) *partconf.Config {
+		c := partconf.Parse("t.conf", []byte(conf))
+		if c.Rejected {
+			t.Fatal(c.Findings)
+		}
+		return c
 	}
+	port := partconf.Port{GUID: reconfPort, Type: check.NodeCA}
 	for _, tt := range tests {
-		slots, dropped := Reprogram(before, reconfTable(t, tt.next), tt.size, false)
+		opt := partconf.Options{TableSize: tt.size, Remember: true}
+		p := NewPartitions(parse(tt.next), opt)
+		prev := partconf.NewModel(parse(a), []partconf.Port{port}, opt)
+		m := partconf.Reconfigure(prev, p.Config, false)
+		pt := p.PortTable(m, prev, port)
 		var got []string
-		for _, s := range slots {
+		for _, s := range pt.Slots {
 			switch {
 			case s.Hole():
 				got = append(got, fmt.Sprintf("hole(%s)", s.Before))
@@ -53,8 +53,8 @@ func TestReprogram(t *testing.T) {
 				got = append(got, s.Entry.PKey.String())
 			}
 		}
-		if g := strings.Join(got, " "); g != tt.want || len(dropped) != tt.dropped {
-			t.Errorf("%s: got %s (%d dropped), want %s (%d dropped)", tt.name, g, len(dropped), tt.want, tt.dropped)
+		if g := strings.Join(got, " "); g != tt.want || len(pt.Dropped) != tt.dropped {
+			t.Errorf("%s: got %s (%d dropped), want %s (%d dropped)", tt.name, g, len(pt.Dropped), tt.want, tt.dropped)
 		}
 	}
 }

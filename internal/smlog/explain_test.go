@@ -50,7 +50,7 @@ func labFabric(t *testing.T) *fabric.Fabric {
 func labParts(t *testing.T) (*query.Partitions, string) {
 	t.Helper()
 	path := filepath.Join("testdata", "lab-partitions.conf")
-	p, err := query.ReadPartitions(path, partconf.Options{TableSize: 64, SMGUID: guidA})
+	p, err := query.ReadPartitions(path, nil, partconf.Options{TableSize: 64, SMGUID: guidA})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,45 +2,107 @@
 // generated-case tests of the partconf model against OpenSM in the lab: every
 // construct of the grammar (ALL, ALL_CAS, ALL_SWITCHES, ALL_ROUTERS, SELF, =full,
 // =limited, =both and their prefixes, defmember, indx0, ipoib, mgid groups with
-// flags, names of every length, key-less definitions, duplicate keys and GUIDs, keys
-// with the top bit, octal and decimal GUIDs, GUIDs not in the fabric, member lists
-// over several lines, comments) and tables that overflow.
+// flags, names of every length, key-less definitions, one partition split over
+// definitions of the same name and key, duplicate keys and GUIDs, keys with the top
+// bit, octal and decimal GUIDs, GUIDs not in the fabric, router ports and node GUIDs
+// as members, member lists over several lines, comments, comments after mgid values),
+// the default partition limited or left out, indx0 on a limited default partition, and
+// tables that overflow (with both, for -W). Mutate derives the next file of a sequence
+// from one: a definition removed, added or moved (the Default line too), indx0 moved,
+// memberships and keys changed.
 package partgen
 
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 )
-
-// Port is a port GUID the file may name.
-type Port struct {
-	GUID uint64
-}
 
 // Options shape a file.
 type Options struct {
 	// Ports are the fabric's port GUIDs (CA, router and switch ports).
 	Ports []uint64
+	// Others are GUIDs the file may name that are not port GUIDs (a router's or a
+	// CA's node GUID): OpenSM finds no port by them.
+	Others []uint64
 	// MaxPartitions bounds the number of definitions (default 12). Overflow draws
 	// up to 80 partitions for one port.
 	MaxPartitions int
 }
 
+// File is a drawn file: its definitions in order.
+type File struct {
+	Defs []*Def
+	keys []uint16 // keys drawn so far: duplicates come from here
+}
+
+// Def is one definition and how it is written.
+type Def struct {
+	Name, Key string   // Key "" for none, else "=0x..." or "=N"
+	Flags     []string // ipoib, indx0, defmember=..., mtu=..., ...
+	Items     []string // member items
+	MGIDs     []string // mgid lines, each ends its line
+	Default   bool     // the file's Default line
+	Overflow  bool     // one of the definitions that overflow a port's table
+	layout    uint64   // seed of how the items are laid out over lines
+}
+
 // Config draws one file.
-func Config(rng *rand.Rand, o Options) string {
+func Config(rng *rand.Rand, o Options) string { return New(rng, o).String() }
+
+// New draws one file.
+func New(rng *rand.Rand, o Options) *File {
 	if o.MaxPartitions <= 0 {
 		o.MaxPartitions = 12
 	}
-	g := &gen{rng: rng, o: o}
-	return g.file()
+	g := &gen{rng: rng, o: o, f: &File{}}
+	if !g.chance(10) {
+		g.f.Defs = append(g.f.Defs, g.defaultDef())
+	}
+	n := 1 + rng.IntN(o.MaxPartitions)
+	for range n {
+		g.f.Defs = append(g.f.Defs, g.definition())
+	}
+	if g.chance(15) && len(o.Ports) > 0 {
+		g.overflow()
+	}
+	return g.f
+}
+
+// Mutate returns a copy of f with one to three changes, as an administrator makes
+// between two reloads: a definition removed, added or moved (the Default line too),
+// indx0 added, removed or moved, an item's membership changed, an item added or
+// removed, defmember changed, a key changed, the Default line's members changed, the
+// overflowing definitions added or removed, or (rarely) a new file.
+func Mutate(rng *rand.Rand, f *File, o Options) *File {
+	if o.MaxPartitions <= 0 {
+		o.MaxPartitions = 12
+	}
+	g := &gen{rng: rng, o: o, f: f.clone()}
+	if g.chance(5) {
+		return New(rng, o)
+	}
+	for range 1 + rng.IntN(3) {
+		g.mutate()
+	}
+	return g.f
+}
+
+func (f *File) clone() *File {
+	c := &File{keys: slices.Clone(f.keys)}
+	for _, d := range f.Defs {
+		cd := *d
+		cd.Flags, cd.Items, cd.MGIDs = slices.Clone(d.Flags), slices.Clone(d.Items), slices.Clone(d.MGIDs)
+		c.Defs = append(c.Defs, &cd)
+	}
+	return c
 }
 
 type gen struct {
-	rng  *rand.Rand
-	o    Options
-	b    strings.Builder
-	keys []uint16
+	rng *rand.Rand
+	o   Options
+	f   *File
 }
 
 func (g *gen) pick(xs ...string) string { return xs[g.rng.IntN(len(xs))] }
@@ -50,9 +112,12 @@ func (g *gen) chance(n int) bool { return g.rng.IntN(100) < n }
 // guid writes a port GUID in one of the ways OpenSM's strtoull reads it.
 func (g *gen) guid() string {
 	var v uint64
-	if len(g.o.Ports) == 0 || g.chance(8) {
+	switch {
+	case len(g.o.Ports) == 0 || g.chance(6):
 		v = 0x0002c903000f0000 + uint64(g.rng.IntN(4096)) // not in the fabric
-	} else {
+	case len(g.o.Others) > 0 && g.chance(5):
+		v = g.o.Others[g.rng.IntN(len(g.o.Others))] // a node GUID: no port has it
+	default:
 		v = g.o.Ports[g.rng.IntN(len(g.o.Ports))]
 	}
 	switch g.rng.IntN(10) {
@@ -97,8 +162,8 @@ func (g *gen) key() string {
 	case 0, 1:
 		return "" // key-less: by name, else generated
 	case 2:
-		if len(g.keys) > 0 { // a duplicate key, maybe with the top bit
-			k := g.keys[g.rng.IntN(len(g.keys))]
+		if len(g.f.keys) > 0 { // a duplicate key, maybe with the top bit
+			k := g.f.keys[g.rng.IntN(len(g.f.keys))]
 			if g.chance(50) {
 				k |= 0x8000
 			}
@@ -111,11 +176,11 @@ func (g *gen) key() string {
 	if g.chance(5) {
 		k = 0x7fff
 	}
-	g.keys = append(g.keys, k)
+	g.f.keys = append(g.f.keys, k)
 	return fmt.Sprintf("=0x%04x", k)
 }
 
-func (g *gen) flags() string {
+func (g *gen) flags() []string {
 	var fs []string
 	if g.chance(30) {
 		fs = append(fs, g.pick("ipoib", "i", "ipo"))
@@ -135,81 +200,238 @@ func (g *gen) flags() string {
 	if g.chance(5) {
 		fs = append(fs, "Q_Key=0x1234", "TClass=3", "FlowLabel=0x12")
 	}
-	if len(fs) == 0 {
-		return ""
-	}
-	return ", " + strings.Join(fs, ", ")
+	return fs
 }
 
-// mgidLine is a group line. It always carries a flag and ends its line: `mgid=GID;`
-// and an mgid as the last item of a line make OpenSM read bytes past the line, which
-// the model reports as uncertain.
+// mgidLine is a group line. It always ends its line and carries a flag or a comment
+// after its value: `mgid=GID;` and an mgid ending a line with nothing after it make
+// OpenSM read bytes past the line, which the model reports as uncertain; a comment
+// after the value is parsed as group flags.
 func (g *gen) mgidLine() string {
 	gid := g.pick("ff12:401b::1", "ff12:401b::ffff:ffff", "ff15::5", "ff12:601b::1", "ff12::abcd", "ff12:401b:8001::2", "fe80::1")
+	if g.chance(25) {
+		return fmt.Sprintf("mgid=%s %s", gid, g.pick("# IGMP", "# all routers, v2", "# mtu=2", "# sl=1", "#"))
+	}
 	fl := g.pick("sl=0", "Q_Key=0x10", "mtu=4", "rate=3", "scope=5", "TClass=0")
-	return fmt.Sprintf(" mgid=%s,%s\n", gid, fl)
+	if g.chance(20) {
+		fl += " # a comment"
+	}
+	return fmt.Sprintf("mgid=%s,%s", gid, fl)
 }
 
-func (g *gen) definition() {
-	hasDefault := false
-	_ = hasDefault
-	n := g.name()
-	k := g.key()
-	if n == "" && k == "" {
-		n = "anon"
+func (g *gen) definition() *Def {
+	d := &Def{Name: g.name(), Key: g.key(), Flags: g.flags(), layout: g.rng.Uint64()}
+	if d.Name == "" && d.Key == "" {
+		d.Name = "anon"
 	}
-	if n != "" && n[0] >= '0' && n[0] <= '9' {
-		n = "p" + n
+	if d.Name != "" && d.Name[0] >= '0' && d.Name[0] <= '9' {
+		d.Name = "p" + d.Name
 	}
-	fmt.Fprintf(&g.b, "%s%s%s :", n, k, g.flags())
-	nm := 1 + g.rng.IntN(5)
-	var items []string
-	for i := 0; i < nm; i++ {
-		items = append(items, g.member())
+	for range 1 + g.rng.IntN(5) {
+		d.Items = append(d.Items, g.member())
 	}
-	if g.chance(15) && len(items) > 0 { // a port listed twice
-		items = append(items, items[0])
+	if g.chance(15) { // a port listed twice
+		d.Items = append(d.Items, d.Items[0])
 	}
 	if g.chance(15) {
-		g.b.WriteString("\n" + g.mgidLine())
-		g.b.WriteString(" " + items[0])
-		items = items[1:]
+		d.MGIDs = append(d.MGIDs, g.mgidLine())
+	}
+	if g.chance(8) && len(g.f.Defs) > 0 { // the same partition again: a split
+		prev := g.f.Defs[g.rng.IntN(len(g.f.Defs))]
+		if prev.Key != "" && !prev.Default && !prev.Overflow {
+			d.Name, d.Key, d.Flags = prev.Name, prev.Key, nil
+		}
+	}
+	return d
+}
+
+// defaultDef is a Default line: full, limited (with SELF full), by node type (maybe
+// leaving routers out), maybe with indx0 on a limited default partition.
+func (g *gen) defaultDef() *Def {
+	d := &Def{Name: "Default", Key: "=0x7fff", Default: true, layout: g.rng.Uint64()}
+	d.Flags = strings.Fields(strings.ReplaceAll(g.pick("", ", ipoib", ", ipoib, mtu=4"), ",", ""))
+	items := g.pick("ALL=full", "ALL=full, SELF=full", "ALL=limited, SELF=full", "ALL_CAS=full, ALL_SWITCHES=full, ALL_ROUTERS=full",
+		"ALL_CAS=full, ALL_SWITCHES=full", "ALL, SELF=full", "ALL=limited", "ALL_CAS=full, ALL_ROUTERS=limited, SELF=full")
+	d.Items = strings.Split(items, ", ")
+	if g.chance(15) {
+		d.Flags = append(d.Flags, "indx0")
+	}
+	return d
+}
+
+// overflow adds definitions that overflow one port's 64-entry table: 60 to 80 keys
+// for it, some of them both (two entries each with -W).
+func (g *gen) overflow() {
+	v := g.o.Ports[g.rng.IntN(len(g.o.Ports))]
+	both := g.chance(40)
+	for i := range 60 + g.rng.IntN(20) {
+		m := "full"
+		if both && i%3 == 0 {
+			m = "both"
+		}
+		g.f.Defs = append(g.f.Defs, &Def{Name: fmt.Sprintf("of%d", i), Key: fmt.Sprintf("=0x%04x", 0x1000+i),
+			Items: []string{fmt.Sprintf("0x%016x=%s", v, m)}, Overflow: true})
+	}
+}
+
+func (g *gen) mutate() {
+	f := g.f
+	pickDef := func(ok func(*Def) bool) (int, *Def) {
+		var idx []int
+		for i, d := range f.Defs {
+			if ok(d) {
+				idx = append(idx, i)
+			}
+		}
+		if len(idx) == 0 {
+			return -1, nil
+		}
+		i := idx[g.rng.IntN(len(idx))]
+		return i, f.Defs[i]
+	}
+	plain := func(d *Def) bool { return !d.Overflow }
+	switch g.rng.IntN(11) {
+	case 0: // remove a definition
+		if i, _ := pickDef(plain); i >= 0 {
+			f.Defs = slices.Delete(f.Defs, i, i+1)
+		}
+	case 1: // add one
+		f.Defs = slices.Insert(f.Defs, g.rng.IntN(len(f.Defs)+1), g.definition())
+	case 2: // move one (the Default line when there is one)
+		i, _ := pickDef(func(d *Def) bool { return d.Default })
+		if i < 0 || g.chance(40) {
+			i, _ = pickDef(plain)
+		}
+		if i >= 0 {
+			d := f.Defs[i]
+			f.Defs = slices.Delete(f.Defs, i, i+1)
+			f.Defs = slices.Insert(f.Defs, g.rng.IntN(len(f.Defs)+1), d)
+		}
+	case 3: // indx0 added, removed or moved
+		var had *Def
+		for _, d := range f.Defs {
+			if j := slices.Index(d.Flags, "indx0"); j >= 0 {
+				d.Flags = slices.Delete(d.Flags, j, j+1)
+				had = d
+				break
+			}
+		}
+		if _, d := pickDef(plain); d != nil && (had == nil || d != had || g.chance(30)) {
+			d.Flags = append(d.Flags, "indx0")
+		}
+	case 4: // an item's membership
+		if _, d := pickDef(func(d *Def) bool { return len(d.Items) > 0 }); d != nil {
+			j := g.rng.IntN(len(d.Items))
+			base, _, _ := strings.Cut(d.Items[j], "=")
+			d.Items[j] = base + "=" + g.pick("full", "limited", "both")
+		}
+	case 5: // an item added or removed
+		if _, d := pickDef(plain); d != nil {
+			if len(d.Items) > 1 && g.chance(50) {
+				j := g.rng.IntN(len(d.Items))
+				d.Items = slices.Delete(d.Items, j, j+1)
+			} else {
+				d.Items = append(d.Items, g.member())
+			}
+		}
+	case 6: // defmember
+		if _, d := pickDef(plain); d != nil {
+			d.Flags = slices.DeleteFunc(d.Flags, func(s string) bool { return strings.HasPrefix(s, "defmember=") })
+			if g.chance(70) {
+				d.Flags = append(d.Flags, "defmember="+g.pick("full", "limited", "both"))
+			}
+		}
+	case 7: // a key
+		if _, d := pickDef(func(d *Def) bool { return !d.Overflow && !d.Default }); d != nil {
+			d.Key = g.key()
+			if d.Key == "" && d.Name == "" {
+				d.Name = "anon"
+			}
+		}
+	case 8: // the Default line's members, or the line itself
+		i, d := pickDef(func(d *Def) bool { return d.Default })
+		switch {
+		case d == nil:
+			f.Defs = slices.Insert(f.Defs, g.rng.IntN(len(f.Defs)+1), g.defaultDef())
+		case g.chance(25):
+			f.Defs = slices.Delete(f.Defs, i, i+1)
+		default:
+			nd := g.defaultDef()
+			d.Items = nd.Items
+		}
+	case 9: // the overflowing definitions
+		if slices.ContainsFunc(f.Defs, func(d *Def) bool { return d.Overflow }) {
+			f.Defs = slices.DeleteFunc(f.Defs, func(d *Def) bool { return d.Overflow })
+		} else if len(g.o.Ports) > 0 {
+			g.overflow()
+		}
+	case 10: // an mgid line
+		if _, d := pickDef(plain); d != nil {
+			if len(d.MGIDs) > 0 && g.chance(50) {
+				d.MGIDs = nil
+			} else {
+				d.MGIDs = append(d.MGIDs, g.mgidLine())
+			}
+		}
+	}
+	if len(f.Defs) == 0 {
+		f.Defs = append(f.Defs, g.definition())
+	}
+}
+
+// String writes the file.
+func (f *File) String() string {
+	var b strings.Builder
+	b.WriteString("# generated by partgen\n")
+	for _, d := range f.Defs {
+		d.write(&b)
+	}
+	return b.String()
+}
+
+func (d *Def) write(b *strings.Builder) {
+	rng := rand.New(rand.NewPCG(d.layout, 0x9a7))
+	chance := func(n int) bool { return rng.IntN(100) < n }
+	head := d.Name + d.Key
+	if len(d.Flags) > 0 {
+		head += ", " + strings.Join(d.Flags, ", ")
+	}
+	if d.Overflow {
+		fmt.Fprintf(b, "%s : %s ;\n", head, strings.Join(d.Items, ", "))
+		return
+	}
+	fmt.Fprintf(b, "%s :", head)
+	items := d.Items
+	if len(d.MGIDs) > 0 {
+		// Each mgid line ends its line; members follow on the next line.
+		for _, m := range d.MGIDs {
+			b.WriteString("\n " + m + "\n")
+		}
 		if len(items) > 0 {
-			g.b.WriteString(",")
+			b.WriteString(" " + items[0])
+			items = items[1:]
+			if len(items) > 0 {
+				b.WriteString(",")
+			}
 		}
 	}
 	for i, it := range items {
 		sep := " "
-		if g.chance(20) {
+		if chance(20) {
 			sep = "\n  "
 		}
-		g.b.WriteString(sep + it)
+		b.WriteString(sep + it)
 		if i < len(items)-1 {
-			g.b.WriteString(",")
+			b.WriteString(",")
 		}
 	}
-	if g.chance(10) {
-		g.b.WriteString(" # trailing comment")
-		g.b.WriteString("\n;\n")
-		return
+	switch {
+	case chance(1):
+		// ';' alone on the next line: OpenSM rejects it after a long line (lab).
+		b.WriteString(" # trailing comment\n;\n")
+	case chance(8):
+		b.WriteString(" ; # trailing comment\n")
+	default:
+		b.WriteString(" ;\n")
 	}
-	g.b.WriteString(" ;\n")
-}
-
-func (g *gen) file() string {
-	g.b.WriteString("# generated by partgen\n")
-	if !g.chance(10) {
-		fmt.Fprintf(&g.b, "Default=0x7fff%s : %s ;\n", g.pick("", ", ipoib", ", ipoib, mtu=4"), g.pick("ALL=full", "ALL=full, SELF=full", "ALL=limited, SELF=full", "ALL_CAS=full, ALL_SWITCHES=full, ALL_ROUTERS=full"))
-	}
-	n := 1 + g.rng.IntN(g.o.MaxPartitions)
-	for i := 0; i < n; i++ {
-		g.definition()
-	}
-	if g.chance(15) && len(g.o.Ports) > 0 { // overflow one port's table
-		v := g.o.Ports[g.rng.IntN(len(g.o.Ports))]
-		for i := 0; i < 60+g.rng.IntN(20); i++ {
-			fmt.Fprintf(&g.b, "of%d=0x%04x : 0x%016x=full ;\n", i, 0x1000+i, v)
-		}
-	}
-	return g.b.String()
 }

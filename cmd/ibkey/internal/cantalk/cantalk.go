@@ -89,7 +89,11 @@ The port each fabric endpoint resolved to is named on stderr.
 
 With --partitions FILE the reasons name the lines of FILE that gave each port its
 entry (FILE:LINE:COL and the member item). A GUID the file does not name gets what
-ALL / ALL_CAS give it. --sm-guid says which port SELF is, --allow-both mirrors
+ALL and ALL_CAS (a router port: ALL_ROUTERS) give it. OpenSM applies ALL_CAS and
+ALL_ROUTERS by node type, which a file does not say: --router names the router ports
+(--router none: there are none; --fabric-file: the sweep's types), the others being
+CA ports. Without them, when the answer depends on whether a port is a router port,
+it is UNKNOWN (exit 4) and says what each type gives. --sm-guid says which port SELF is, --allow-both mirrors
 OpenSM's -W, --table-size drops the entries a table cannot hold, as for
 'ibkey partitions show'. A file OpenSM rejects is applied as Default=0x7fff : ALL=full.
 
@@ -145,8 +149,8 @@ unread-table or different-subnets).`,
 	}
 	o.MAD = cmdutil.AddMADFlags(c, f)
 	o.Sweep.MAD = o.MAD
-	c.Flags().StringVar(&o.Partitions, "partitions", "", "resolve port GUIDs from this OpenSM partitions.conf (`FILE`)")
-	c.Flags().StringSliceVar(&o.Routers, "router", nil, "with --partitions: these port `GUIDS` (comma-separated) are router ports, which ALL_ROUTERS names and ALL_CAS does not (a saved sweep, --fabric-file, also tells)")
+	c.Flags().StringVar(&o.Partitions, "partitions", "", "resolve port GUIDs from this OpenSM partitions.conf (`FILE`; - for standard input)")
+	c.Flags().StringSliceVar(&o.Routers, "router", nil, "with --partitions: the router ports' `GUIDS` (comma-separated; none: there are none), the others being CA ports: ALL_ROUTERS names router ports, ALL_CAS CA ports (a saved sweep, --fabric-file, also tells)")
 	_ = c.MarkFlagFilename("partitions")
 	o.OpenSM.AddFlags(c)
 	o.Sweep.AddFileFlags(c, "stop the sweep after this long and report what was read (exit 4 when an endpoint is not in what was read)")
@@ -202,19 +206,20 @@ func looksLikeName(s string) bool {
 	return strings.Trim(s, "0123456789abcdefABCDEF") != ""
 }
 
-// routerPorts are the router ports --router names and, with --fabric-file, the ports
-// of the sweep's routers: OpenSM gives a port ALL_ROUTERS' or ALL_CAS' entries by its
+// portTypes are the node types --router and --hca give and, with --fabric-file, those
+// of the sweep's ports: OpenSM gives a port ALL_ROUTERS' or ALL_CAS' entries by its
 // node type (osm_prtn_config.c), so a router's GUID must not be taken for a CA's.
-func (o *CanTalkOptions) routerPorts() (map[check.GUID]check.NodeType, error) {
+func (o *CanTalkOptions) portTypes() (map[check.GUID]check.NodeType, bool, error) {
 	out := map[check.GUID]check.NodeType{}
 	var f *fabric.Fabric
 	if o.Sweep.File != "" {
 		var err error
 		if f, err = o.savedSweep(); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
-	return out, cmdutil.AddRouters(out, o.Routers, f)
+	complete, err := cmdutil.AddPortTypes(out, o.Routers, f)
+	return out, complete, err
 }
 
 // explicitFabric reports whether a fabric transport was chosen on purpose: a GUID
@@ -309,10 +314,10 @@ func runCanTalk(o *CanTalkOptions) error {
 	}
 	var parts *query.Partitions
 	if o.Partitions != "" {
-		if parts, err = o.OpenSM.Load(o.Partitions); err != nil {
+		if parts, err = o.OpenSM.Load(o.Partitions, o.IO); err != nil {
 			return err
 		}
-		if parts.Types, err = o.routerPorts(); err != nil {
+		if parts.Types, parts.TypesComplete, err = o.portTypes(); err != nil {
 			return err
 		}
 	}
@@ -709,7 +714,14 @@ func partitionReasons(p *query.Partitions, v check.Verdict, eps []query.Resolved
 		}
 		g, label := e.Spec.GUID, e.Endpoint.Label
 		if !p.InFile(g) {
-			out = append(out, fmt.Sprintf("%s is not named in %s: it gets only what ALL / ALL_CAS give every port", label, c.File))
+			kw := "ALL / ALL_CAS give every port"
+			switch p.Types[g] {
+			case check.NodeRouter:
+				kw = "ALL / ALL_ROUTERS give every router port"
+			case check.NodeSwitch:
+				kw = "ALL / ALL_SWITCHES give every switch's port 0"
+			}
+			out = append(out, fmt.Sprintf("%s is not named in %s: it gets only what %s", label, c.File, kw))
 		}
 		var items []string
 		more := 0

@@ -3,6 +3,7 @@ package cantalk
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
@@ -18,9 +19,15 @@ func TestCanTalkPartitionsRouterPorts(t *testing.T) {
 		t.Fatal(err)
 	}
 	const a, b = "0x0002c90300000001", "0x0002c90300000002"
-	r := cmdtest.Run(t, root, false, nil, "can-talk", a, b, "--partitions", conf)
+	r := cmdtest.Run(t, root, false, nil, "can-talk", a, b, "--partitions", conf, "--router", "none")
 	if r.Code != 0 {
 		t.Errorf("two CA ports share 0x0020 as full members: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	// Without --router the types are unknown, and as router ports they would share
+	// only the default partition as limited members: the answer depends on it.
+	r = cmdtest.Run(t, root, false, nil, "can-talk", a, b, "--partitions", conf)
+	if r.Code != 4 || !strings.Contains(r.Stdout, "UNKNOWN") || !strings.Contains(r.Stderr, "is a router port") && strings.Contains(r.Stderr, "--router none") {
+		t.Errorf("types not given: exit %d, want 4\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 	r = cmdtest.Run(t, root, false, nil, "can-talk", a, b, "--partitions", conf, "--router", a)
 	if r.Code != 1 {

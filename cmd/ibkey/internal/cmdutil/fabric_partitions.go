@@ -44,13 +44,18 @@ func (o *OpenSMFlags) Options() (partconf.Options, error) {
 	return opt, nil
 }
 
-// Load reads the partitions file at path with the flags' options.
-func (o *OpenSMFlags) Load(path string) (*query.Partitions, error) {
+// Load reads the partitions file at path with the flags' options: "-" is the streams'
+// stdin, and a pipe (`<(...)`, a named pipe) is read as a stream (query.ReadPartitions).
+// Reading from a terminal says on stderr how to end the file.
+func (o *OpenSMFlags) Load(path string, streams *IOStreams) (*query.Partitions, error) {
 	opt, err := o.Options()
 	if err != nil {
 		return nil, err
 	}
-	return query.ReadPartitions(path, opt)
+	if path == "-" && streams.InTTY {
+		fmt.Fprintln(streams.ErrOut, "ibkey: reading a partitions.conf from the terminal; end it with Ctrl-D")
+	}
+	return query.ReadPartitions(path, streams.In, opt)
 }
 
 // CompletePartitionsFile completes FILE with file names.
@@ -72,7 +77,7 @@ func CompletePartitionsFileThenGUIDs(c *cobra.Command, args []string, toComplete
 // FileGUIDCompletions offers the port GUIDs a partitions file names, each described by
 // the partitions that name it; nothing when the file cannot be read.
 func FileGUIDCompletions(path string) []cobra.Completion {
-	p, err := query.ReadPartitions(path, partconf.Options{})
+	p, err := query.ReadPartitions(path, nil, partconf.Options{}) // never blocks: no stdin, no pipes
 	if err != nil {
 		return nil
 	}
@@ -134,30 +139,35 @@ func UncertainIncomplete(c *partconf.Config) *Incomplete {
 	return &Incomplete{IncompleteNotChecked, fmt.Sprintf("%s: what OpenSM 3.3.23 does with this file cannot be predicted (%s: %s)", c.File, c.UncertainAt, c.Uncertain)}
 }
 
-// AddRouters marks as router ports, in types, the --router GUIDs and (f non-nil) the
-// ports of f's routers: OpenSM gives a port ALL_ROUTERS' or ALL_CAS' entries by its
-// node type (osm_prtn_config.c, partition_add_all), so a router's GUID must not be
-// taken for a CA's.
-func AddRouters(types map[check.GUID]check.NodeType, guids []string, f *fabric.Fabric) error {
-	for _, s := range guids {
-		g, err := check.ParseGUID(strings.TrimPrefix(s, "guid="))
-		if err != nil {
-			return err
-		}
-		types[g] = check.NodeRouter
-	}
-	if f == nil {
-		return nil
-	}
-	for _, n := range f.Nodes {
-		if n.Type != check.NodeRouter {
-			continue
-		}
-		for _, p := range n.Ports {
-			if p.GUID != 0 {
-				types[p.GUID] = check.NodeRouter
+// AddPortTypes records in types the node types of the ports given on the command line
+// (--router: the router ports; "none": there are none) and, f non-nil, of every end
+// port of the saved sweep f (CA and router ports, a switch's port 0): OpenSM gives a
+// port ALL_CAS', ALL_ROUTERS' or ALL_SWITCHES' entries by its node type
+// (osm_prtn_config.c, partition_add_all), so a GUID's type must not be guessed. It
+// reports whether the types are complete: --router or a sweep was given, so a port
+// they do not name is a CA port; otherwise its type is unknown.
+func AddPortTypes(types map[check.GUID]check.NodeType, routers []string, f *fabric.Fabric) (complete bool, err error) {
+	if f != nil {
+		for _, n := range f.Nodes {
+			for _, p := range n.Ports {
+				if p.GUID != 0 && n.IsEndPort(p) {
+					types[p.GUID] = n.Type
+				}
 			}
 		}
 	}
-	return nil
+	for _, s := range routers {
+		if s == "none" {
+			if len(routers) > 1 {
+				return false, Usagef("--router none says there are no router ports: it cannot come with router GUIDs")
+			}
+			continue
+		}
+		g, err := check.ParseGUID(strings.TrimPrefix(s, "guid="))
+		if err != nil {
+			return false, err
+		}
+		types[g] = check.NodeRouter
+	}
+	return f != nil || len(routers) > 0, nil
 }

@@ -35,8 +35,10 @@ FILE:LINE:COL: SEVERITY: MESSAGE [RULE], then the fix.
 
 Errors are what OpenSM rejects. Any error makes OpenSM drop the WHOLE file and apply
 Default=0x7fff : ALL=full instead (all isolation lost): the first finding then says so.
-Warnings are what OpenSM accepts but probably not as meant: duplicate keys (merged),
-two names for one key, a partition where every member is limited (nobody can talk in
+Warnings are what OpenSM accepts but probably not as meant: a key reused under
+another name (merged; one partition split over definitions with the same name and
+key, as OpenSM's partition-config.txt shows, is fine), two names for one key, a
+comment after an mgid= value (OpenSM parses it as group flags), a partition where every member is limited (nobody can talk in
 it), a port listed twice with different memberships, more partitions than a table holds
 (--table-size), 'both' without -W (--allow-both), no Default line, the SM's own port a
 limited member of the default partition, keys OpenSM generates.
@@ -75,20 +77,15 @@ JSON (-o json), schema schemas/partitions-check.schema.json: {"schema_version":1
 }
 
 func runCheck(o *CheckOptions) error {
-	p, err := o.OpenSM.Load(o.File)
+	p, err := o.OpenSM.Load(o.File, o.IO)
 	if err != nil {
 		return err
 	}
 	c := p.Config
-	findings := partconf.Lint(c, partconf.LintOptions{AllowBoth: o.OpenSM.AllowBoth, TableSize: o.OpenSM.TableSize})
-	var errs, warns int
-	for _, fd := range findings {
-		if fd.Severity == partconf.Error {
-			errs++
-		} else {
-			warns++
-		}
-	}
+	// Each finding is made (its words formatted) only as it is written: a file of a
+	// million definitions has millions (issue 28 item 6).
+	findings := partconf.LintFindings(c, partconf.LintOptions{AllowBoth: o.OpenSM.AllowBoth, TableSize: o.OpenSM.TableSize})
+	errs, warns := findings.Errors(), findings.Warnings()
 	if o.Format == cmdutil.FormatJSON {
 		if err := writeCheckJSON(o.IO.Out, c, findings, errs, warns); err != nil {
 			return err
@@ -123,7 +120,7 @@ type findingJSON struct {
 
 // writeCheckJSON writes the document, the findings one at a time (jsondoc): a file of a
 // million definitions has millions of them.
-func writeCheckJSON(out io.Writer, c *partconf.Config, findings []partconf.Finding, errs, warns int) error {
+func writeCheckJSON(out io.Writer, c *partconf.Config, findings *partconf.Findings, errs, warns int) error {
 	d := jsondoc.New(out)
 	d.Field("schema_version", cmdutil.SchemaVersion{})
 	d.Field("file", c.File)
@@ -131,8 +128,8 @@ func writeCheckJSON(out io.Writer, c *partconf.Config, findings []partconf.Findi
 	if c.Uncertain != "" {
 		d.Field("uncertain", c.Uncertain)
 	}
-	d.Array("findings", len(findings), func(i int) any {
-		fd := &findings[i]
+	d.Array("findings", findings.Len(), func(i int) any {
+		fd := findings.At(i)
 		return findingJSON{fd.Severity.String(), fd.Pos.File, fd.Pos.Line, fd.Pos.Col, fd.Rule, fd.Message, fd.Action}
 	})
 	d.Field("errors", errs)
@@ -143,10 +140,9 @@ func writeCheckJSON(out io.Writer, c *partconf.Config, findings []partconf.Findi
 // writeFindings prints compiler-style lines; the rejection headline in red on a
 // terminal. The lines go through one buffer (not one write each, not one string of
 // all of them).
-func writeFindings(w io.Writer, findings []partconf.Finding, color bool) error {
+func writeFindings(w io.Writer, findings *partconf.Findings, color bool) error {
 	b := bufio.NewWriterSize(w, 64<<10)
-	for i := range findings {
-		fd := &findings[i]
+	for fd := range findings.All() {
 		line := fmt.Sprintf("%s: %s: %s [%s]", fd.Pos, fd.Severity, fd.Message, fd.Rule)
 		if fd.Rule == "file-rejected" || fd.Rule == "opensm-uncertain" {
 			line = cmdutil.Paint(line, "1", color)

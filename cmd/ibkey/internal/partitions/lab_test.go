@@ -1,6 +1,7 @@
 package partitions
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -64,7 +65,9 @@ func showTables(t *testing.T, args ...string) map[check.GUID][]check.PKey {
 	for _, h := range labHCAs {
 		args = append(args, h.guid.String())
 	}
-	args = append(args, "--sm-guid", labHCAs[0].guid.String(), "--table-size", "64", "-o", "json")
+	// The lab net has no routers: --router none says so (a file with ALL_CAS items
+	// would otherwise leave the HCAs' types unknown, exit 4).
+	args = append(args, "--sm-guid", labHCAs[0].guid.String(), "--table-size", "64", "--router", "none", "-o", "json")
 	r := runIbkey(t, false, nil, args...)
 	if r.code != 0 {
 		t.Fatalf("ibkey %s: exit %d\n%s", strings.Join(args, " "), r.code, r.stderr)
@@ -176,7 +179,7 @@ func TestLabPartitionsReconfiguration(t *testing.T) {
 		args []string
 	}{
 		{reconfAConf, []string{reconfAConf}},
-		{reconfBConf, []string{reconfBConf, "--previous", reconfAConf}},
+		{reconfBConf, []string{reconfBConf, "--previous", reconfAConf, "--restarted"}},
 	} {
 		text, err := os.ReadFile(step.conf)
 		if err != nil {
@@ -202,6 +205,64 @@ func TestLabPartitionsReconfiguration(t *testing.T) {
 		if step.conf == reconfBConf && holes == 0 {
 			t.Errorf("reconf-b.conf after reconf-a.conf: no hole in any table; OpenSM no longer keeps indexes?")
 		}
+	}
+}
+
+// TestLabPartitionsReconfigurationDaemon: one OpenSM daemon applies reconf-a.conf,
+// then (SIGHUP, as `reload` does) reconf-b.conf, then reconf-a.conf again. A running
+// OpenSM remembers where it put every key (accum_pkeys), so after the second file new
+// keys go after removed ones, and after the third the keys put back return to their
+// old indexes: `partitions show` with --previous (no --restarted) predicts each table,
+// and --restarted (a new process) does not, which shows the test can tell them apart.
+func TestLabPartitionsReconfigurationDaemon(t *testing.T) {
+	lab.Require(t)
+	if testing.Short() {
+		t.Skip("lab: -short")
+	}
+	l := lab.Start(t, filepath.Join(partconfLab, "net"), &lab.Options{SMNode: "HcaA"})
+	read := func(f string) string {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	d := l.StartOpenSMDaemon(t, read(reconfAConf))
+	restartDiffers := false
+	for i, step := range []struct {
+		conf     string
+		previous []string
+	}{
+		{reconfAConf, nil},
+		{reconfBConf, []string{reconfAConf}},
+		{reconfAConf, []string{reconfAConf, reconfBConf}},
+	} {
+		if i > 0 {
+			if _, _, err := d.Reprogram(context.Background(), read(step.conf)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		args := []string{step.conf}
+		for _, p := range step.previous {
+			args = append(args, "--previous", p)
+		}
+		predicted := showTables(t, args...)
+		restarted := predicted
+		if len(step.previous) > 0 {
+			restarted = showTables(t, append(args, "--restarted")...)
+		}
+		for _, h := range labHCAs {
+			real := labTable(t, l, h.dr)
+			if !sameTable(predicted[h.guid], real) {
+				t.Errorf("step %d: port %s: partitions show %s predicts %v, the OpenSM daemon programmed %v", i+1, h.guid.String(), strings.Join(args, " "), predicted[h.guid], trimTable(real))
+			}
+			if !sameTable(restarted[h.guid], real) {
+				restartDiffers = true
+			}
+		}
+	}
+	if !restartDiffers {
+		t.Error("a restarted OpenSM's prediction matched the daemon's tables at every step: the test cannot tell them apart")
 	}
 }
 

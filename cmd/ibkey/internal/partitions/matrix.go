@@ -140,14 +140,15 @@ type matrix struct {
 }
 
 func runMatrix(o *MatrixOptions) error {
-	p, err := o.OpenSM.Load(o.File)
+	p, err := o.OpenSM.Load(o.File, o.IO)
 	if err != nil {
 		return err
 	}
-	types, names, err := o.Types.types()
+	types, complete, names, err := o.Types.types()
 	if err != nil {
 		return err
 	}
+	p.Types, p.TypesComplete = types, complete
 	if p.Config.Rejected {
 		o.Notices.Warn(rejectedWarning(p.Config))
 	}
@@ -169,7 +170,10 @@ func runMatrix(o *MatrixOptions) error {
 	if err != nil {
 		return err
 	}
-	return uncertain(o.IO.ErrOut, p.Config, "the matrix above is")
+	if err := uncertain(o.IO.ErrOut, p.Config, "the matrix above is"); err != nil {
+		return err
+	}
+	return typeUnknown(o.IO.ErrOut, p, p.UnknownType(p.FileGUIDs...), "the matrix above is")
 }
 
 func guidStrings(gs []check.GUID) []string {

@@ -6,12 +6,16 @@ package partitions
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/partconf"
+	"github.com/ibkey/ibkey/internal/query"
 )
 
 // NewCmdPartitions is `ibkey partitions` and its subcommands.
@@ -33,13 +37,21 @@ and all isolation is lost. check says so first; show and matrix show that fallba
 When what OpenSM does with a file cannot be predicted (it reads memory the file does
 not determine, or crashes), every subcommand says so on stderr and exits 4.
 
+FILE (and --previous) may be - for standard input, or a pipe: read to its end, at most
+256 MiB, as a file is (ssh sm01 cat /etc/opensm/partitions.conf | ibkey partitions
+check -, or <(ssh sm01 cat /etc/opensm/partitions.conf)).
+
 The ports are the GUIDs the file names (show also takes more on the command line).
-They are taken for CA ports unless --router names them or a saved sweep
-(--fabric-file) shows them on a router: ALL_ROUTERS names router ports, ALL_CAS does
-not, and ALL_SWITCHES names none of them.`,
+A file names port GUIDs, not node types, and OpenSM gives ALL_CAS' entries to CA
+ports and ALL_ROUTERS' to router ports: --router names the router ports (--router
+none: there are none) and a saved sweep (--fabric-file) the type of every port it
+holds; the other ports are then CA ports. Without either, a port whose table would
+differ as a router port (the file has ALL_CAS or ALL_ROUTERS items) is shown as a CA
+port, its table says so, and the exit is 4.`,
 		Example: `  ibkey partitions check /etc/opensm/partitions.conf
   ibkey partitions show partitions.conf --sm-guid 0x0002c90300000201
-  ibkey partitions matrix partitions.conf -o json`,
+  ibkey partitions matrix partitions.conf -o json
+  ssh sm01 cat /etc/opensm/partitions.conf | ibkey partitions check -`,
 		Args: cmdutil.UsageArgs(cobra.NoArgs),
 	}
 	c.AddCommand(NewCmdCheck(f, nil), NewCmdShow(f, nil), NewCmdMatrix(f, nil))
@@ -58,56 +70,75 @@ func uncertain(w io.Writer, c *partconf.Config, printed string) error {
 	return cmdutil.Uncertain(w, c, printed)
 }
 
-// PortTypes are --router and --fabric-file: which port GUIDs are router ports (a
-// file names port GUIDs, not node types), and with --fabric-file the name of each
-// port's node (--node-name-map renames them).
+// typeUnknown is exit 4 when the tables printed depend on whether ports are router
+// ports, which was not given (unknown: query.Partitions.UnknownType): it says which
+// and how to say it.
+func typeUnknown(w io.Writer, p *query.Partitions, unknown map[check.GUID][]check.PKey, printed string) error {
+	if len(unknown) == 0 {
+		return nil
+	}
+	guids := slices.Sorted(maps.Keys(unknown))
+	list := make([]string, 0, 4)
+	for _, g := range guids[:min(len(guids), 3)] {
+		list = append(list, g.String())
+	}
+	if len(guids) > 3 {
+		list = append(list, fmt.Sprintf("and %d more", len(guids)-3))
+	}
+	fmt.Fprintf(w, "ibkey: %s for CA ports: %s would get other entries as router ports (%s has ALL_CAS or ALL_ROUTERS items, which OpenSM applies by node type): name the router ports with --router (--router none if there are none), or give --fabric-file with a saved sweep\n",
+		printed, strings.Join(list, ", "), p.Config.File)
+	return cmdutil.Exit(cmdutil.ExitIncomplete)
+}
+
+// PortTypes are --router and --fabric-file: which port GUIDs are router ports (a file
+// names port GUIDs, not node types), and with --fabric-file the name of each port's
+// node (--node-name-map renames them).
 type PortTypes struct {
 	Routers     []string // --router
-	FabricFile  string   // --fabric-file: the router ports of a saved sweep
+	FabricFile  string   // --fabric-file: the node types of a saved sweep's ports
 	NodeNameMap string   // --node-name-map: node names for the fabric file's nodes
 }
 
 func (p *PortTypes) add(c *cobra.Command) {
-	c.Flags().StringSliceVar(&p.Routers, "router", nil, "the port `GUIDS` (comma-separated) are router ports: ALL_ROUTERS names them, ALL_CAS does not")
-	c.Flags().StringVar(&p.FabricFile, "fabric-file", "", "take the router ports from a saved sweep (`FILE`, ibkey fabric discover -o json), and name each port's node (a NODE column)")
+	c.Flags().StringSliceVar(&p.Routers, "router", nil, "the router ports' `GUIDS` (comma-separated; none: there are none); the others are CA ports: ALL_ROUTERS names router ports, ALL_CAS CA ports")
+	c.Flags().StringVar(&p.FabricFile, "fabric-file", "", "take the ports' node types from a saved sweep (`FILE`, ibkey fabric discover -o json), and name each port's node (a NODE column)")
 	_ = c.MarkFlagFilename("fabric-file", "json")
 	cmdutil.AddNodeNameMapFlag(c, &p.NodeNameMap)
 }
 
-// types reads the router GUIDs, and with --fabric-file the names of the nodes of the
-// ports it holds (nil without it), keyed by port GUID.
-func (p PortTypes) types() (map[check.GUID]check.NodeType, map[check.GUID]string, error) {
+// types reads the ports' node types, whether they are complete (--router or
+// --fabric-file given: a port they do not name is a CA port), and with --fabric-file
+// the names of the nodes of the ports it holds (nil without it), keyed by port GUID.
+func (p PortTypes) types() (map[check.GUID]check.NodeType, bool, map[check.GUID]string, error) {
 	out := map[check.GUID]check.NodeType{}
 	if p.NodeNameMap != "" && p.FabricFile == "" {
 		// A partitions file names port GUIDs; a node name map names node GUIDs.
-		return nil, nil, cmdutil.Usagef("--node-name-map needs --fabric-file (the map names node GUIDs, the partitions file port GUIDs: the sweep links them)")
+		return nil, false, nil, cmdutil.Usagef("--node-name-map needs --fabric-file (the map names node GUIDs, the partitions file port GUIDs: the sweep links them)")
 	}
-	var names map[check.GUID]string
-	if p.FabricFile != "" {
-		nm, err := (&cmdutil.FabricSweep{NodeNameMap: p.NodeNameMap}).Names()
-		if err != nil {
-			return nil, nil, err
-		}
-		f, err := cmdutil.ReadFabricFile(p.FabricFile)
-		if err != nil {
-			return nil, nil, err
-		}
-		nm.Rename(f)
-		cmdutil.SanitizeFabric(f)
-		names = map[check.GUID]string{}
-		for _, n := range f.Nodes {
-			for _, port := range n.Ports {
-				if port.GUID != 0 {
-					names[port.GUID] = n.Description
-				}
+	if p.FabricFile == "" {
+		complete, err := cmdutil.AddPortTypes(out, p.Routers, nil)
+		return out, complete, nil, err
+	}
+	nm, err := (&cmdutil.FabricSweep{NodeNameMap: p.NodeNameMap}).Names()
+	if err != nil {
+		return nil, false, nil, err
+	}
+	f, err := cmdutil.ReadFabricFile(p.FabricFile)
+	if err != nil {
+		return nil, false, nil, err
+	}
+	nm.Rename(f)
+	cmdutil.SanitizeFabric(f)
+	names := map[check.GUID]string{}
+	for _, n := range f.Nodes {
+		for _, port := range n.Ports {
+			if port.GUID != 0 {
+				names[port.GUID] = n.Description
 			}
 		}
-		if err := cmdutil.AddRouters(out, p.Routers, f); err != nil {
-			return nil, nil, err
-		}
-		return out, names, nil
 	}
-	return out, names, cmdutil.AddRouters(out, p.Routers, nil)
+	complete, err := cmdutil.AddPortTypes(out, p.Routers, f)
+	return out, complete, names, err
 }
 
 // nodeCell is a port's node name for a table: "-" when the sweep does not hold it.

@@ -24,6 +24,12 @@ const (
 	headNode     = "0x0002c90300001001"
 	mgidConf     = "../../../../internal/partconf/testdata/lab/mgid.conf"
 	routerConf   = "testdata/router.conf"
+	// OpenSM's documented constructs (partconf's TestLabOpenSMLogs checks them against
+	// OpenSM's log): a partition split over definitions of one name and key, a key
+	// reused under another name, comments after mgid= values.
+	splitConf        = "../../../../internal/partconf/testdata/lab/split.conf"
+	reusedConf       = "../../../../internal/partconf/testdata/lab/reused.conf"
+	mgidCommentsConf = "../../../../internal/partconf/testdata/lab/mgidcomments.conf"
 	// uncertainConf: `;` right after an mgid= value makes OpenSM read bytes of its line
 	// buffer no line wrote (partconf's lab_parse_test).
 	uncertainConf = "testdata/uncertain.conf"
@@ -53,8 +59,10 @@ func TestPartitions(t *testing.T) {
 		{"show_mistakes_both", []string{"partitions", "show", mistakesConf, "--allow-both"}, 0},
 		{"show_rejected", []string{"partitions", "show", rejectedConf}, 0},
 		{"show_dropped", []string{"partitions", "show", clusterConf, "--table-size", "2"}, 0},
-		{"show_previous", []string{"partitions", "show", reconfBConf, "--previous", reconfAConf}, 0},
-		{"show_previous_json", []string{"partitions", "show", reconfBConf, "--previous", reconfAConf, "-o", "json", "--indent"}, 0},
+		{"show_previous", []string{"partitions", "show", reconfBConf, "--previous", reconfAConf, "--restarted"}, 0},
+		{"show_previous_json", []string{"partitions", "show", reconfBConf, "--previous", reconfAConf, "--restarted", "-o", "json", "--indent"}, 0},
+		{"show_previous_running", []string{"partitions", "show", reconfBConf, "--previous", reconfAConf}, 0},
+		{"show_previous_chain", []string{"partitions", "show", reconfAConf, "--previous", reconfAConf, "--previous", reconfBConf}, 0},
 		{"matrix_grid_table", []string{"partitions", "matrix", clusterConf, "--sm-guid", headNode, "-o", "table"}, 0},
 		{"matrix_grid_plain", []string{"partitions", "matrix", mistakesConf}, 0},
 		{"matrix_grid_json", []string{"partitions", "matrix", clusterConf, "-o", "json"}, 0},
@@ -65,8 +73,13 @@ func TestPartitions(t *testing.T) {
 		{"show_groups_json", []string{"partitions", "show", mgidConf, "-o", "json", "--indent"}, 0},
 		{"show_router", []string{"partitions", "show", routerConf, "--router", routerPort}, 0},
 		{"show_router_json", []string{"partitions", "show", routerConf, "--router", routerPort, "-o", "json", "--indent"}, 0},
-		{"show_no_router", []string{"partitions", "show", routerConf}, 0},
+		{"show_no_router", []string{"partitions", "show", routerConf}, 4},
+		{"show_router_none", []string{"partitions", "show", routerConf, "--router", "none"}, 0},
+		{"show_no_router_json", []string{"partitions", "show", routerConf, "-o", "json"}, 4},
 		{"matrix_router", []string{"partitions", "matrix", routerConf, "--router", routerPort}, 0},
+		{"check_split_strict", []string{"partitions", "check", splitConf, "--strict"}, 0},
+		{"check_reused_strict", []string{"partitions", "check", reusedConf, "--strict"}, 1},
+		{"check_mgid_comments", []string{"partitions", "check", mgidCommentsConf}, 0},
 		{"check_uncertain", []string{"partitions", "check", uncertainConf}, 4},
 		{"check_uncertain_json", []string{"partitions", "check", uncertainConf, "-o", "json"}, 4},
 		{"show_uncertain", []string{"partitions", "show", uncertainConf}, 4},
@@ -160,8 +173,10 @@ func TestRouterPorts(t *testing.T) {
 	}
 	keys := func(args ...string) map[string]string {
 		r := runIbkey(t, false, nil, append([]string{"partitions", "show", routerConf, "-o", "json"}, args...)...)
-		if r.code != 0 {
-			t.Fatalf("exit %d: %s", r.code, r.stderr)
+		// Without --router the ports' types are unknown, and the file gives a
+		// router port other entries: shown as CA ports, exit 4.
+		if want := map[bool]int{true: 4, false: 0}[len(args) == 0]; r.code != want {
+			t.Fatalf("%v: exit %d, want %d: %s", args, r.code, want, r.stderr)
 		}
 		var d doc
 		if err := json.Unmarshal([]byte(r.stdout), &d); err != nil {
@@ -184,9 +199,14 @@ func TestRouterPorts(t *testing.T) {
 			t.Errorf("--router %s: port %s: %q, want %q", routerPort, g, got[g], w)
 		}
 	}
-	got = keys()
-	if w := "ca 0xffff,0x8010,0x0030"; got[routerPort] != w {
-		t.Errorf("without --router: port %s: %q, want %q", routerPort, got[routerPort], w)
+	for _, args := range [][]string{nil, {"--router", "none"}} {
+		got = keys(args...)
+		if w := "ca 0xffff,0x8010,0x0030"; got[routerPort] != w {
+			t.Errorf("%v: port %s: %q, want %q", args, routerPort, got[routerPort], w)
+		}
+	}
+	if r := runIbkey(t, false, nil, "partitions", "show", routerConf, "--router", routerPort+",none"); r.code != 2 || !strings.Contains(r.stderr, "--router none") {
+		t.Errorf("--router GUID,none: exit %d, %s", r.code, r.stderr)
 	}
 	// --fabric-file: the router ports of a saved sweep.
 	f := fabric.Fabric{Nodes: []*fabric.Node{
@@ -215,12 +235,12 @@ func TestFlagsParse(t *testing.T) {
 	f := &cmdutil.Factory{IOStreams: &cmdutil.IOStreams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}, Getenv: func(string) string { return "" }, Output: "json"}
 	var show *ShowOptions
 	c := NewCmdShow(f, func(o *ShowOptions) error { show = o; return nil })
-	c.SetArgs([]string{"a.conf", "0x1", "0x2", "--allow-both", "--sm-guid", "0x3", "--table-size", "64", "--router", "0x4,0x5", "--previous", "b.conf"})
+	c.SetArgs([]string{"a.conf", "0x1", "0x2", "--allow-both", "--sm-guid", "0x3", "--table-size", "64", "--router", "0x4,0x5", "--previous", "b.conf", "--previous", "c,d.conf", "--restarted"})
 	if err := c.Execute(); err != nil {
 		t.Fatal(err)
 	}
 	if show.File != "a.conf" || strings.Join(show.GUIDs, " ") != "0x1 0x2" || !show.OpenSM.AllowBoth || show.OpenSM.SMGUID != "0x3" ||
-		show.OpenSM.TableSize != 64 || strings.Join(show.Types.Routers, " ") != "0x4 0x5" || show.Previous != "b.conf" || show.Format != cmdutil.FormatJSON {
+		show.OpenSM.TableSize != 64 || strings.Join(show.Types.Routers, " ") != "0x4 0x5" || strings.Join(show.Previous, " ") != "b.conf c,d.conf" || !show.Restarted || show.Format != cmdutil.FormatJSON {
 		t.Errorf("show options: %+v", show)
 	}
 	var check *CheckOptions

@@ -18,14 +18,17 @@ import (
 
 // ShowOptions are `ibkey partitions show`'s inputs.
 type ShowOptions struct {
-	IO       *cmdutil.IOStreams
-	Format   cmdutil.Format
-	Notices  *cmdutil.Notices
-	OpenSM   cmdutil.OpenSMFlags
-	Types    PortTypes
-	File     string
-	GUIDs    []string
-	Previous string
+	IO      *cmdutil.IOStreams
+	Format  cmdutil.Format
+	Notices *cmdutil.Notices
+	OpenSM  cmdutil.OpenSMFlags
+	Types   PortTypes
+	File    string
+	GUIDs   []string
+	// Previous are the configurations OpenSM applied before FILE, oldest first;
+	// Restarted: OpenSM was restarted before each (else one process applied them all).
+	Previous  []string
+	Restarted bool
 }
 
 // NewCmdShow is `ibkey partitions show FILE [GUID...]`; runF replaces the run in tests.
@@ -58,8 +61,14 @@ dropped, as OpenSM does.
 The indexes are those of a port whose table held only 0xffff before (a fresh port).
 OpenSM keeps a key at its index across reconfigurations, so after an earlier
 configuration the indexes differ and removed partitions leave holes (0x0000): give
-that configuration with --previous FILE (lab-checked for keys added, removed and
-changed; indx0 changes are not modelled).
+the configurations OpenSM applied before with --previous FILE, oldest first (repeat
+it for several), starting from fresh ports. By default one running OpenSM applied
+them and now FILE (it re-reads its file on SIGHUP and at every heavy sweep): it
+remembers the index it gave every key since it started, so a new key goes after the
+last index it ever used and a key put back returns to its old index. With
+--restarted OpenSM was restarted before each (a new process remembers nothing, and
+fills the hole a removed last key left). Keys added, removed, changed and moved,
+indx0 moving, the default partition's line moving, -W: lab-checked (make truth).
 
 A file OpenSM rejects is shown as the fallback OpenSM applies (Default=0x7fff :
 ALL=full), with a warning. When what OpenSM does with the file cannot be predicted,
@@ -76,17 +85,18 @@ by spaces (a space inside a field is written _). For one document to parse, use
 
 JSON (-o json), schema
 schemas/partitions-show.schema.json: {"schema_version":1,"file","rejected","uncertain"?,"applied":"file"|"opensm_default",
-"previous"?,"allow_both","sm_guid","table_size","partitions":[{"key","name","flags",
+"previous"?,"previous_files"?,"restarted"?,"allow_both","sm_guid","table_size","partitions":[{"key","name","flags",
 "ipoib","defined_at","members":[{"member","kind","rule","membership","written_membership"?,"at"}],
 "groups":[{"mgid","qkey","mtu","rate","sl","scope","broadcast","at"}]}],
-"ports":[{"port_guid","node_desc"? (--fabric-file),"type" (ca|router),"in_file","sm","table_size","entries":[{"index","pkey","key",
+"ports":[{"port_guid","node_desc"? (--fabric-file),"type" (ca|router),"in_file","sm","table_size","as_router"?,"entries":[{"index","pkey","key",
 "membership","valid","partition","decided_by","at","hole"?,"before"?,"kept"?}],
 "dropped":[{"pkey","membership","partition","decided_by","at"}]}]}.`,
 		Example: `  ibkey partitions show partitions.conf
   ibkey partitions show p.conf 0x0002c90300000299 --sm-guid 0x0002c90300000201
   ibkey partitions show partitions.conf --router 0x0002c90300000301
   ibkey partitions show partitions.conf --fabric-file fabric.json
-  ibkey partitions show new.conf --previous old.conf -o json`,
+  ibkey partitions show new.conf --previous old.conf -o json
+  ibkey partitions show c.conf --previous a.conf --previous b.conf --restarted`,
 		Args:              cmdutil.UsageArgs(cobra.MinimumNArgs(1)),
 		ValidArgsFunction: cmdutil.CompletePartitionsFileThenGUIDs,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -104,8 +114,9 @@ schemas/partitions-show.schema.json: {"schema_version":1,"file","rejected","unce
 	}
 	o.OpenSM.AddFlags(c)
 	o.Types.add(c)
-	c.Flags().StringVar(&o.Previous, "previous", "", "the configuration OpenSM applied before (`FILE`): keys keep their index, removed ones leave holes")
+	c.Flags().StringArrayVar(&o.Previous, "previous", nil, "a configuration OpenSM applied before (`FILE`; repeat for several, oldest first): keys keep their index, removed ones leave holes")
 	_ = c.MarkFlagFilename("previous")
+	c.Flags().BoolVar(&o.Restarted, "restarted", false, "with --previous: OpenSM was restarted before applying each file (a new process forgets where removed keys were); default: one running OpenSM re-read its file (SIGHUP, heavy sweep)")
 	cmdutil.AddIndentFlag(c)
 	return c
 }
@@ -116,8 +127,14 @@ type show struct {
 	applied *partconf.Config // the configuration OpenSM programs (the fallback when rejected)
 	// model predicts the tables, over prevModel's with --previous (tables).
 	model, prevModel *partconf.Model
-	previous         string
-	names            map[check.GUID]string // --fabric-file: port GUID to its node's name
+	// history are the --previous files as named; restarted: OpenSM restarted before
+	// each file (--restarted).
+	history   []string
+	restarted bool
+	// unknownType: ports shown as CA ports whose table would differ as router ports
+	// (no --router, no --fabric-file), with that table.
+	unknownType map[check.GUID][]check.PKey
+	names       map[check.GUID]string // --fabric-file: port GUID to its node's name
 }
 
 // tables yields each port's table, built as it is printed (not all of them first); a
@@ -148,19 +165,35 @@ func runShow(o *ShowOptions) error {
 	if err != nil {
 		return err
 	}
-	return uncertain(o.IO.ErrOut, s.p.Config, "what is shown above is")
+	if err := uncertain(o.IO.ErrOut, s.p.Config, "what is shown above is"); err != nil {
+		return err
+	}
+	return typeUnknown(o.IO.ErrOut, s.p, s.unknownType, "the tables above are")
 }
 
 // loadShow reads the files and predicts the tables; warnings go to o.Notices.
 func loadShow(o *ShowOptions) (*show, error) {
-	p, err := o.OpenSM.Load(o.File)
+	stdin := 0
+	for _, f := range append([]string{o.File}, o.Previous...) {
+		if f == "-" {
+			stdin++
+		}
+	}
+	if stdin > 1 {
+		return nil, cmdutil.Usagef("FILE and --previous name - (standard input) %d times: give all but one as files", stdin)
+	}
+	if o.Restarted && len(o.Previous) == 0 {
+		return nil, cmdutil.Usagef("--restarted needs --previous FILE: the configuration OpenSM applied before it was restarted")
+	}
+	p, err := o.OpenSM.Load(o.File, o.IO)
 	if err != nil {
 		return nil, err
 	}
-	types, names, err := o.Types.types()
+	types, complete, names, err := o.Types.types()
 	if err != nil {
 		return nil, err
 	}
+	p.Types, p.TypesComplete = types, complete
 	var extra []check.GUID
 	for _, a := range o.GUIDs {
 		g, err := check.ParseGUID(strings.TrimPrefix(a, "guid="))
@@ -170,19 +203,37 @@ func loadShow(o *ShowOptions) (*show, error) {
 		extra = append(extra, g)
 	}
 	ports := p.TypedPorts(types, extra...)
+	// The configurations applied before, in turn from fresh ports, each over the
+	// tables the one before left (partconf.Reconfigure), then FILE.
 	var prev *partconf.Model
-	if o.Previous != "" {
-		pp, err := query.ReadPartitions(o.Previous, p.Options)
+	var history []string
+	for _, f := range o.Previous {
+		pp, err := o.OpenSM.Load(f, o.IO)
 		if err != nil {
 			return nil, err
 		}
-		prev = partconf.NewModel(pp.Config, ports, p.Options)
+		history = append(history, pp.Config.File)
 		if pp.Config.Rejected {
 			o.Notices.Warn(fmt.Sprintf("the previous configuration %s is one OpenSM rejects: it was applied as Default=0x7fff : ALL=full", pp.Config.File))
 		}
+		if prev == nil {
+			opt := p.Options
+			opt.Remember = true
+			prev = partconf.NewModel(pp.Config, ports, opt)
+			continue
+		}
+		prev = partconf.Reconfigure(prev, pp.Config, !o.Restarted)
 	}
 	m := partconf.NewModel(p.Config, ports, p.Options)
-	s := &show{p: p, applied: m.Config, model: m, prevModel: prev, previous: o.Previous, names: names}
+	if prev != nil {
+		m = partconf.Reconfigure(prev, p.Config, !o.Restarted)
+	}
+	s := &show{p: p, applied: m.Config, model: m, prevModel: prev, history: history, restarted: o.Restarted, names: names}
+	guids := make([]check.GUID, len(ports))
+	for i, port := range ports {
+		guids[i] = port.GUID
+	}
+	s.unknownType = p.UnknownType(guids...)
 	if p.Config.Rejected {
 		o.Notices.Warn(rejectedWarning(p.Config))
 	}
@@ -323,8 +374,11 @@ func (s show) text(w io.Writer, f cmdutil.Format) error {
 	}
 	fmt.Fprintln(w)
 	order := "in the order OpenSM fills them, on ports that held only 0xffff"
-	if s.previous != "" {
-		order = "after " + s.previous + ": keys keep their index, removed ones leave holes"
+	if len(s.history) > 0 {
+		order = "after " + strings.Join(s.history, ", then ") + ", applied by one running OpenSM that re-read its file: keys keep their index, removed ones leave holes, new keys go after the last index it used"
+		if s.restarted {
+			order = "after " + strings.Join(s.history, ", then ") + ", OpenSM restarted before each: keys keep their index, removed ones leave holes"
+		}
 	}
 	fmt.Fprintf(w, "P_Key tables (%s):\n", order)
 	tg := cmdutil.Grid{Header: []string{"PORT", "INDEX", "PKEY", "MEMBERSHIP", "PARTITION", "DECIDED_BY", "AT", "NOTES"},
@@ -353,6 +407,13 @@ func (s show) text(w io.Writer, f cmdutil.Format) error {
 			} else {
 				portNotes = append(portNotes, "not in the file: only what ALL/ALL_CAS give it")
 			}
+		}
+		if r, ok := s.unknownType[t.Port.GUID]; ok {
+			rt := make([]string, len(r))
+			for i, k := range r {
+				rt[i] = k.String()
+			}
+			portNotes = append(portNotes, "taken for a CA port: a router port gets "+strings.Join(rt, " ")+" (--router)")
 		}
 		first := true
 		note := func(more ...string) string {

@@ -12,6 +12,7 @@ import (
 
 // The document of `partitions show -o json` (schema schemas/partitions-show.schema.json):
 // {"schema_version", "file", "rejected", "uncertain"?, "applied", "previous"?,
+// "previous_files"?, "restarted"?,
 // "allow_both", "sm_guid", "table_size", "partitions": [partitionJSON],
 // "ports": [portTableJSON]}.
 
@@ -78,6 +79,9 @@ type portTableJSON struct {
 	TableSize int              `json:"table_size"`
 	Entries   []tableEntryJSON `json:"entries"`
 	Dropped   []droppedJSON    `json:"dropped"`
+	// AsRouter: the port's type was not given (--router, --fabric-file) and it is
+	// shown as a CA port; as a router port it would hold these keys instead.
+	AsRouter []string `json:"as_router,omitempty"`
 }
 
 // writeJSON writes the document. The ports are encoded one at a time, each table built
@@ -97,8 +101,10 @@ func (s *show) writeJSON(out io.Writer) error {
 	} else {
 		d.Field("applied", "file")
 	}
-	if s.previous != "" {
-		d.Field("previous", s.previous)
+	if len(s.history) > 0 {
+		d.Field("previous", s.history[len(s.history)-1])
+		d.Field("previous_files", s.history)
+		d.Field("restarted", s.restarted)
 	}
 	d.Field("allow_both", p.Options.AllowBoth)
 	if p.Options.SMGUID != 0 {
@@ -147,6 +153,12 @@ func (s *show) portJSON(t *query.PortTable) portTableJSON {
 		TableSize: p.Options.TableSize, Entries: make([]tableEntryJSON, 0, len(t.Slots)), Dropped: []droppedJSON{}}
 	if name, ok := s.names[t.Port.GUID]; ok {
 		pj.NodeDesc = &name
+	}
+	if r, ok := s.unknownType[t.Port.GUID]; ok {
+		pj.AsRouter = make([]string, len(r))
+		for i, k := range r {
+			pj.AsRouter[i] = k.String()
+		}
 	}
 	for _, sl := range t.Slots {
 		ej := tableEntryJSON{Index: sl.Index, PKey: "0x0000", Key: "0x0000"}

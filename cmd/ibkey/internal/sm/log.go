@@ -189,14 +189,17 @@ func runLog(o *LogOptions) error {
 	// The partitions file is read first: a bad one is reported before anything else.
 	x := &smlog.Explainer{}
 	if o.Partitions != "" {
-		p, err := o.OpenSM.Load(o.Partitions)
+		opt, err := o.OpenSM.Options()
 		if err != nil {
 			return err
 		}
+		// Read once (the fix quotes its lines): a file, not standard input, which
+		// may be the log.
 		text, err := fsread.ReadFile(o.Partitions, partconf.MaxFileSize, "a partitions file (OpenSM's partitions.conf)")
 		if err != nil {
 			return &query.UsageError{Msg: fmt.Sprintf("partitions file: %v", err)}
 		}
+		p := query.NewPartitions(partconf.Parse(o.Partitions, text), opt)
 		x.Parts, x.PartsText = p, string(text)
 		if p.Config.Rejected {
 			o.Notices.Note(fmt.Sprintf("OpenSM rejects %s (first error at %s): it runs with Default=0x7fff : ALL=full", o.Partitions, p.Config.RejectedAt))

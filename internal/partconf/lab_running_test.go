@@ -1,0 +1,117 @@
+package partconf
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/ibkey/ibkey/internal/check"
+	ibsimlab "github.com/ibkey/ibkey/internal/lab"
+)
+
+// runningSequences are files applied in turn, each sequence by one OpenSM daemon
+// (SIGHUP after each file) and by a new OpenSM per file: what the two remember
+// differs (osm_pkey_mgr.c's accum_pkeys, osm_prtn.c's partition map).
+var runningSequences = []struct {
+	name  string
+	files []string
+}{
+	{"a removed last key's hole", []string{
+		"Default=0x7fff : ALL=full ;\na=0x10 : ALL=full ;\nb=0x20 : ALL=full ;\nc=0x30 : ALL=full ;\n",
+		"Default=0x7fff : ALL=full ;\na=0x10 : ALL=full ;\nb=0x20 : ALL=full ;\n",
+		"Default=0x7fff : ALL=full ;\na=0x10 : ALL=full ;\nb=0x20 : ALL=full ;\nd=0x40 : ALL=full ;\n",
+	}},
+	{"a key put back", []string{
+		"Default=0x7fff : ALL=full ;\na=0x10 : ALL=full ;\nb=0x20 : ALL=full ;\nc=0x30 : ALL=full ;\n",
+		"Default=0x7fff : ALL=full ;\na=0x10 : ALL=full ;\nc=0x30 : ALL=full ;\nd=0x40 : ALL=full ;\n",
+		"Default=0x7fff : ALL=full ;\na=0x10 : ALL=full ;\nb=0x20 : ALL=full ;\nc=0x30 : ALL=full ;\nd=0x40 : ALL=full ;\n",
+	}},
+	{"a name without a key", []string{
+		"Default=0x7fff : ALL=full ;\nx3=0x00e1 : ALL=full ;\na=0x0001 : 0x0002c90300000211=full ;\n",
+		"Default=0x7fff : ALL=full ;\nx3 : ALL=full ;\nb : 0x0002c90300000221=full ;\n",
+	}},
+	{"indx0 moving", []string{
+		"Default=0x7fff : ALL=limited, SELF=full ;\na=0x10, indx0 : ALL=full ;\nb=0x20 : ALL=full ;\n",
+		"Default=0x7fff : ALL=limited, SELF=full ;\na=0x10 : ALL=full ;\nb=0x20, indx0 : ALL=full ;\n",
+		"Default=0x7fff, indx0 : ALL=limited, SELF=full ;\nb=0x20 : ALL=both ;\nc=0x30 : ALL=full ;\n",
+		"Default=0x7fff : ALL=limited, SELF=full ;\nc=0x30 : ALL=full ;\nb=0x20 : ALL=both ;\n",
+	}},
+}
+
+// TestLabRunningOpenSM: each sequence, by a daemon and by new processes: the model of
+// the sequence (Reconfigure, running or not) predicts every table, with -W and
+// without; and the two ways differ somewhere (else the test could not tell them).
+func TestLabRunningOpenSM(t *testing.T) {
+	needLab(t)
+	net, err := filepath.Abs(filepath.Join("testdata", "lab", "net"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	differ := 0
+	for _, seq := range runningSequences {
+		for _, allowBoth := range []bool{false, true} {
+			name := seq.name
+			if allowBoth {
+				name += " -W"
+			}
+			t.Run(name, func(t *testing.T) {
+				got := map[bool][]map[check.GUID][]check.PKey{}
+				for _, running := range []bool{true, false} {
+					l := startLab(t, net)
+					dir := t.TempDir()
+					var args []string
+					if allowBoth {
+						args = append(args, "-W")
+					}
+					var d *ibsimlab.OpenSMDaemon
+					var m *Model
+					for i, text := range seq.files {
+						switch {
+						case running && i == 0:
+							env := append(os.Environ(), "LD_PRELOAD="+umad2sim, "IBSIM_SOCKNAME="+l.sock, "SIM_HOST=HcaA")
+							if d, err = ibsimlab.StartOpenSMDaemonAt(t, dir, env, text, args...); err != nil {
+								t.Fatal(err)
+							}
+						case running:
+							if _, _, err := d.Reprogram(context.Background(), text); err != nil {
+								t.Fatal(err)
+							}
+						default:
+							conf := filepath.Join(dir, fmt.Sprintf("p%d.conf", i))
+							if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
+								t.Fatal(err)
+							}
+							l.opensm(t, "HcaA", conf, allowBoth)
+						}
+						c := Parse("p.conf", []byte(text))
+						if i == 0 {
+							m = NewModel(c, labFabric, Options{AllowBoth: allowBoth, SMGUID: labSM, TableSize: 64, Remember: true})
+						} else {
+							m = Reconfigure(m, c, running)
+						}
+						tables := map[check.GUID][]check.PKey{}
+						for _, dr := range append(labHCAs, labSwitch) {
+							g := l.portGUID(t, dr)
+							tables[g] = l.pkeyTable(t, dr)
+							if got, want := fmt.Sprint(tables[g]), slotString(m.Slots(g)); got != want {
+								t.Errorf("running %v, file %d: port %s: model %s, OpenSM %s", running, i+1, g, want, got)
+							}
+						}
+						got[running] = append(got[running], tables)
+					}
+					if d != nil {
+						d.Stop()
+					}
+				}
+				if fmt.Sprint(got[true]) != fmt.Sprint(got[false]) {
+					differ++
+				}
+			})
+		}
+	}
+	if differ == 0 {
+		t.Error("a daemon and new processes programmed the same tables in every sequence: the test cannot tell them apart")
+	}
+}

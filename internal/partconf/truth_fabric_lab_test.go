@@ -1,0 +1,214 @@
+package partconf_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fabric"
+	"github.com/ibkey/ibkey/internal/ibverbs/mad"
+	"github.com/ibkey/ibkey/internal/lab"
+	"github.com/ibkey/ibkey/internal/partconf"
+	"github.com/ibkey/ibkey/internal/partconf/partgen"
+	"github.com/ibkey/ibkey/internal/query"
+)
+
+// TestLabTruthFabric is the generator of TestLabTruth through the fabric commands'
+// path (`make truth` only: IBKEY_TRUTH=N runs N topologies): after OpenSM (a new
+// process per file) programs a random topology from random files, ibkey's sweep
+// (query.Sweep) and `fabric check --partitions` (fabric.AuditFabric,
+// partconf.CompareFabric) must agree with the fabric OpenSM manages:
+//   - the sweep holds exactly the end ports OpenSM reaches (a CA does not forward
+//     directed-route SMPs, so a port cabled back to back behind the local HCA's other
+//     port is not part of the SM's subnet);
+//   - each swept end port's table is what a direct Get P_KeyTable reads;
+//   - fabric check on a fabric OpenSM has just programmed from the file reports no
+//     partition difference with it (missing, extra, wrong membership, moved index) and
+//     no hca-key-not-on-switch.
+//
+// It counts checks and agreements and fails on every disagreement. (Those are the
+// fabric sweep's and fabric check's: internal/query and internal/fabric.)
+func TestLabTruthFabric(t *testing.T) {
+	n, _ := strconv.Atoi(os.Getenv("IBKEY_TRUTH"))
+	if n <= 0 {
+		t.Skip("make truth only (IBKEY_TRUTH=N)")
+	}
+	lab.Require(t)
+	checks, agree := map[string]int{}, map[string]int{}
+	var problems []string
+	count := func(kind string, ok bool, problem func() string) {
+		checks[kind]++
+		if ok {
+			agree[kind]++
+		} else {
+			problems = append(problems, problem())
+		}
+	}
+	runs := 0
+	for i := 0; i < n; i++ {
+		// One subtest per topology: its simulator stops when it ends.
+		t.Run(fmt.Sprint(5000+i), func(t *testing.T) { runs += truthFabricTopology(t, uint64(5000+i), count) })
+	}
+	var by []string
+	total, ok := 0, 0
+	for _, k := range slices.Sorted(func(yield func(string) bool) {
+		for k := range checks {
+			if !yield(k) {
+				return
+			}
+		}
+	}) {
+		by = append(by, fmt.Sprintf("%s %d/%d", k, agree[k], checks[k]))
+		total += checks[k]
+		ok += agree[k]
+	}
+	summary := fmt.Sprintf("truth (fabric sweep and fabric check): %d/%d checks agree (%s) in %d OpenSM runs on %d topologies", ok, total, strings.Join(by, ", "), runs, n)
+	t.Log(summary)
+	fmt.Println(summary)
+	for _, p := range problems {
+		t.Errorf("DISAGREE %s", p)
+	}
+}
+
+// truthFabricTopology runs three files on one random topology; it returns how many
+// OpenSM runs it compared.
+func truthFabricTopology(t *testing.T, seed uint64, count func(kind string, ok bool, problem func() string)) int {
+	runs := 0
+	{
+		rng := rand.New(rand.NewPCG(seed, 0xfab))
+		topo := lab.RandomTopology(rng)
+		dir := t.TempDir()
+		net, included := filepath.Join(dir, "net"), filepath.Join(dir, "random.net")
+		if err := os.WriteFile(included, []byte(topo.Net()), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(net, []byte(fmt.Sprintf("include %q\n", included)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		l := lab.Start(t, net, &lab.Options{SMNode: "Hca1", ToolNode: "Hca1"})
+		for _, c := range topo.RouterConsole() {
+			l.MustConsole(c)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+		tr, err := mad.DialIbsim(ctx, mad.IbsimOptions{SockName: l.SockName, Node: "Hca1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		managed := map[check.GUID]lab.GenPort{}
+		var guids []uint64
+		for _, gp := range topo.EndPorts() {
+			g := gp.Node.GUID + uint64(gp.Num)
+			if gp.Node.Kind == "Switch" {
+				g = gp.Node.GUID
+			}
+			if gp.Managed {
+				managed[check.GUID(g)] = gp
+			}
+			guids = append(guids, g)
+		}
+		gopt := partgen.Options{Ports: guids}
+		file := partgen.New(rng, gopt)
+		for k := 0; k < 3; k++ {
+			if k > 0 {
+				file = partgen.Mutate(rng, file, gopt)
+			}
+			text := file.String()
+			allowBoth := rng.IntN(2) == 0
+			where := func() string {
+				return fmt.Sprintf("seed %d file %d (-W %v)\n--- net:\n%s--- file:\n%s", seed, k+1, allowBoth, topo.Net(), text)
+			}
+			if err := l.RunOpenSM(text, allowBoth); err != nil {
+				t.Logf("OpenSM FAILED, %s:\n%v", where(), err)
+				// A crashed OpenSM (one the lab ran) leaves its ibsim slot attached:
+				// free it, ours (this process's transport) stays.
+				clients, _ := l.Attached()
+				for _, c := range clients {
+					var slot, pid int
+					if _, err := fmt.Sscanf(c, "Client %d: pid %d", &slot, &pid); err == nil && pid != os.Getpid() {
+						l.MustConsole(fmt.Sprintf("X %d", slot))
+					}
+				}
+				break
+			}
+			runs++
+			f, err := query.Sweep(ctx, tr, query.SweepOptions{})
+			if err != nil {
+				t.Fatalf("seed %d: sweep: %v", seed, err)
+			}
+			swept := map[check.GUID]*fabric.Port{}
+			for _, nd := range f.Nodes {
+				for _, p := range nd.Ports {
+					if nd.IsEndPort(p) && p.GUID != 0 {
+						swept[p.GUID] = p
+					}
+				}
+			}
+			for g, gp := range managed {
+				_, ok := swept[g]
+				count("sweep-ports", ok, func() string {
+					return fmt.Sprintf("the sweep misses %s port %d (%s), which OpenSM manages: %s", gp.Node.Name, gp.Num, g, where())
+				})
+			}
+			for g := range swept {
+				_, ok := managed[g]
+				count("sweep-ports", ok, func() string {
+					return fmt.Sprintf("the sweep holds port %s, which OpenSM does not manage (not in the SM's subnet): %s", g, where())
+				})
+			}
+			for g, p := range swept {
+				gp, ok := managed[g]
+				if !ok || p.PKeys == nil {
+					continue
+				}
+				raw, err := mad.GetPKeyTable(ctx, tr, mad.DirectedRoute(gp.Route...), 0, p.TableSize)
+				if err != nil {
+					t.Fatalf("seed %d: P_KeyTable %s: %v", seed, g, err)
+				}
+				want := make([]check.PKey, len(raw))
+				for j, v := range raw {
+					want[j] = check.PKey(v)
+				}
+				ok = slices.Equal(trim(p.PKeys), trim(want))
+				count("sweep-tables", ok, func() string {
+					return fmt.Sprintf("port %s: the sweep read %v, Get P_KeyTable %v: %s", g, trim(p.PKeys), trim(want), where())
+				})
+			}
+			conf := partconf.Parse("p.conf", []byte(text))
+			if conf.Uncertain != "" {
+				continue
+			}
+			model := partconf.NewFabricModel(conf, f, partconf.Options{AllowBoth: allowBoth})
+			var wrong []string
+			for _, fd := range append(partconf.CompareFabric(f, model), fabric.AuditFabric(f, fabric.AuditOptions{}).Findings...) {
+				switch fd.Rule {
+				case partconf.RuleMissingKey, partconf.RuleExtraKey, partconf.RuleWrongMembership, partconf.RuleIndexMoved, fabric.RuleHCAKeyNotOnSwitch:
+					wrong = append(wrong, fd.String())
+				}
+			}
+			count("fabric-check", len(wrong) == 0, func() string {
+				return fmt.Sprintf("fabric check --partitions right after OpenSM programmed the file:\n  %s\n%s", strings.Join(wrong, "\n  "), where())
+			})
+		}
+		tr.Close()
+		cancel()
+	}
+	return runs
+}
+
+func trim(t []check.PKey) []check.PKey {
+	end := 0
+	for i, v := range t {
+		if v.Valid() {
+			end = i + 1
+		}
+	}
+	return t[:end]
+}
