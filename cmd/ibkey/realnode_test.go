@@ -52,6 +52,8 @@ func TestDanglingDeviceEveryHostCommand(t *testing.T) {
 		{[]string{"watch", "pkeys", "--count", "1", "--interval", "10ms"}, 4, "", true},
 		{[]string{"job"}, 4, "nccl      local  mlx4_0/1  yes   0      0xffff  full    uses", true},
 		{[]string{"job", "-o", "json"}, 4, `"unread-device"`, true},
+		// The exporter exports what it read and the unreadable device as a series.
+		{[]string{"exporter", "--once"}, 4, `ibkey_device_unreadable{device="scif0",port="",reason=`, true},
 	}
 	for _, c := range cases {
 		args := append([]string{"--sysfs", danglingTree}, c.args...)

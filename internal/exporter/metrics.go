@@ -66,6 +66,8 @@ var (
 		"1 when the host's RDMA devices were read, 0 when not (ibkey_host_read_error says why).")
 	mHostError = newMetric(ModeHost, "ibkey_host_read_error",
 		"Why the host's RDMA devices could not be read (value 1).", "reason")
+	mDeviceUnreadable = newMetric(ModeHost, "ibkey_device_unreadable",
+		"A device (port empty) or port of the host that could not be read (value 1), with the reason (a dangling class/infiniband entry, a file that cannot be read): its series are absent, the other devices' are exported.", "device", "port", "reason")
 	mTablesAge = newMetric(ModeHost, "ibkey_host_tables_age_seconds",
 		"Age of the P_Key tables and IPoIB interfaces shown (read again after --table-interval: each pkey file read is a device query).")
 	mDeviceInfo = newMetric(ModeHost, "ibkey_device_info",
@@ -161,7 +163,7 @@ var (
 // Catalog lists every metric the exporter writes, host mode first.
 func Catalog() []*Metric {
 	return []*Metric{
-		mHostUp, mHostError, mTablesAge, mDeviceInfo, mPortInfo, mPortState, mPortStateError,
+		mHostUp, mHostError, mDeviceUnreadable, mTablesAge, mDeviceInfo, mPortInfo, mPortState, mPortStateError,
 		mEntry, mTableSize, mTableValid, mTableUnreadable, mTableTrusted, mTableMissing,
 		mIPoIB, mIPoIBKey, mRcvConstraint, mXmitConstraint, mPKeyViolations, mQKeyViolations,
 		mSaturated, mUnreadable,

@@ -201,11 +201,22 @@ func Run(o *Options) error {
 func runHost(ctx context.Context, o *Options, logger *slog.Logger) error {
 	h := o.Host()
 	hopts := exporter.HostOptions{Host: h, TableMaxAge: o.TableInterval}
+	// A device that cannot be read is left out and named (ibkey_device_unreadable);
+	// --once then exits 4, as every host command does on a partial read.
+	var partial error
 	if _, err := h.Devices(""); err != nil {
-		if o.Once {
+		var pe *query.PartialError
+		switch {
+		case errors.As(err, &pe):
+			for _, l := range pe.Lines() {
+				fmt.Fprintf(o.ErrOut, "ibkey: not read: %s\n", l)
+			}
+			partial = cmdutil.Exit(cmdutil.ExitIncomplete)
+		case o.Once:
 			return err
+		default:
+			logger.Warn("no RDMA devices yet; serving ibkey_host_up 0 until there are", "err", err)
 		}
-		logger.Warn("no RDMA devices yet; serving ibkey_host_up 0 until there are", "err", err)
 	}
 	if o.PortInfo {
 		if o.OpenFabric == nil {
@@ -217,12 +228,19 @@ func runHost(ctx context.Context, o *Options, logger *slog.Logger) error {
 		}
 		defer fab.T.Close()
 		views, err := h.Load(query.Selector{}, query.LoadOptions{})
-		if err != nil {
+		var pe *query.PartialError
+		if err != nil && !errors.As(err, &pe) {
 			return err
 		}
 		hopts.Violations = query.LocalPortInfo(ctx, fab, views)
 	}
-	return output(ctx, o, logger, exporter.NewHostCollector(hopts), nil)
+	if err := output(ctx, o, logger, exporter.NewHostCollector(hopts), nil); err != nil {
+		return err
+	}
+	if o.Once {
+		return partial
+	}
+	return nil
 }
 
 func runFabric(ctx context.Context, o *Options, logger *slog.Logger) error {
