@@ -196,3 +196,17 @@ func TestGarbagePKeyFile(t *testing.T) {
 		}
 	}
 }
+
+// TestDemoExporterMarked (issue 25 item 10): --demo exporter says its metrics are demo
+// data; a real (or saved) host's do not.
+func TestDemoExporterMarked(t *testing.T) {
+	if r := runIbkey(t, false, nil, "--demo", "exporter", "--once"); r.code != 0 || !strings.Contains(r.stdout, "\nibkey_demo_info 1\n") {
+		t.Errorf("--demo exporter --once: exit %d, no ibkey_demo_info 1:\n%s", r.code, r.stdout)
+	}
+	if r := runIbkey(t, false, nil, "--demo", "exporter", "--lid", "1-3", "--once"); r.code != 0 || !strings.Contains(r.stdout, "\nibkey_demo_info 1\n") {
+		t.Errorf("--demo exporter --lid --once (the demo fabric): exit %d, no ibkey_demo_info 1:\n%s", r.code, r.stdout)
+	}
+	if r := runIbkey(t, false, nil, "--sysfs", mlx5, "exporter", "--once"); strings.Contains(r.stdout, "ibkey_demo_info") {
+		t.Errorf("a saved host's metrics are marked as demo data:\n%s", r.stdout)
+	}
+}

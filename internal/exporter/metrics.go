@@ -160,10 +160,22 @@ var (
 		"Findings that name this port, by rule (value: how many).", withLabels(fabricPortLabels, "rule", "severity")...)
 )
 
+// mDemo marks demo data, in either mode (DemoCollector).
+var mDemo = newMetric("", "ibkey_demo_info",
+	"Present (value 1) when the metrics come from ibkey's embedded demo host and fabric (--demo), not from a real machine.")
+
+// DemoCollector writes ibkey_demo_info 1: with --demo every series is sample data.
+func DemoCollector() prometheus.Collector { return demoCollector{} }
+
+type demoCollector struct{}
+
+func (demoCollector) Describe(ch chan<- *prometheus.Desc) { ch <- mDemo.desc }
+func (demoCollector) Collect(ch chan<- prometheus.Metric) { ch <- gauge(mDemo, 1) }
+
 // Catalog lists every metric the exporter writes, host mode first.
 func Catalog() []*Metric {
 	return []*Metric{
-		mHostUp, mHostError, mDeviceUnreadable, mTablesAge, mDeviceInfo, mPortInfo, mPortState, mPortStateError,
+		mDemo, mHostUp, mHostError, mDeviceUnreadable, mTablesAge, mDeviceInfo, mPortInfo, mPortState, mPortStateError,
 		mEntry, mTableSize, mTableValid, mTableUnreadable, mTableTrusted, mTableMissing,
 		mIPoIB, mIPoIBKey, mRcvConstraint, mXmitConstraint, mPKeyViolations, mQKeyViolations,
 		mSaturated, mUnreadable,

@@ -37,6 +37,9 @@ type Deps struct {
 	// command closes it. nil: fabric mode and --portinfo are not available.
 	OpenFabric func(ctx context.Context) (*query.Fabric, error)
 	Getenv     func(string) string
+	// Demo reports whether --demo selected the embedded demo host and fabric: the
+	// metrics then say so (ibkey_demo_info).
+	Demo func() bool
 	// Ctx is cancelled to stop serving (main's signal context); nil: the command's
 	// (cobra's ExecuteContext).
 	Ctx context.Context
@@ -286,7 +289,11 @@ func runFabric(ctx context.Context, o *Options, logger *slog.Logger) error {
 // output serves, writes or prints the collector's metrics. background, when set, runs
 // beside it until ctx ends (the fabric sweeps).
 func output(ctx context.Context, o *Options, logger *slog.Logger, c prometheus.Collector, background func(context.Context)) error {
-	reg, err := exporter.NewRegistry(c)
+	cs := []prometheus.Collector{c}
+	if o.Demo != nil && o.Demo() {
+		cs = append(cs, exporter.DemoCollector())
+	}
+	reg, err := exporter.NewRegistry(cs...)
 	if err != nil {
 		return err
 	}
@@ -405,7 +412,11 @@ Metrics:
 		if len(m.Labels) > 0 {
 			labels = "{" + strings.Join(m.Labels, ",") + "}"
 		}
-		fmt.Fprintf(&b, "  %s%s (%s)\n      %s\n", m.Name, labels, m.Mode, m.Help)
+		mode := string(m.Mode)
+		if mode == "" {
+			mode = "both modes"
+		}
+		fmt.Fprintf(&b, "  %s%s (%s)\n      %s\n", m.Name, labels, mode, m.Help)
 	}
 	b.WriteString(`
 Sample alert rules (drops rising, a saturated counter, an IPoIB interface without its
