@@ -16,63 +16,74 @@ import (
 // OpenSM line is: LOG_ENTRY_SIZE_MAX is 4096) is cut there and its rest skipped.
 const bufSize = 1 << 18
 
-// lineReader splits what it reads into lines and hands them to an Assembler, with a
-// buffer of fixed size: memory does not grow with the log.
-type lineReader struct {
-	a    *Assembler
-	buf  []byte
-	n    int  // bytes held in buf
-	skip bool // dropping the rest of an over-long line
-	// Read counts the bytes read.
-	Read int64
+// splitter cuts what is read into lines, piece by piece (Read's and Follow's one
+// way): whole lines are handed over where they lie; the start of a line whose newline
+// has not come yet is kept (carry) until it does. A line longer than bufSize is cut
+// there and its rest skipped.
+type splitter struct {
+	line  func([]byte)
+	carry []byte
+	skip  bool // dropping the rest of a cut line
 }
 
-func newLineReader(a *Assembler) *lineReader {
-	return &lineReader{a: a, buf: make([]byte, bufSize)}
+func (s *splitter) hand(l []byte) {
+	if len(l) > bufSize {
+		l = l[:bufSize]
+	}
+	if len(l) > 0 && l[len(l)-1] == '\r' {
+		l = l[:len(l)-1]
+	}
+	s.line(l)
 }
 
-// fill reads once from r into the buffer and hands over every whole line. It
-// returns what Read returned.
-func (lr *lineReader) fill(r io.Reader) (int, error) {
-	m, err := r.Read(lr.buf[lr.n:])
-	lr.n += m
-	lr.Read += int64(m)
-	data := lr.buf[:lr.n]
-	start := 0
+// feed hands over the lines that data completes.
+func (s *splitter) feed(data []byte) {
+	if len(s.carry) > 0 || s.skip {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			s.hold(data)
+			return
+		}
+		if s.skip {
+			s.skip = false
+		} else {
+			s.carry = append(s.carry, data[:i]...)
+			s.hand(s.carry)
+		}
+		s.carry = s.carry[:0]
+		data = data[i+1:]
+	}
 	for {
-		i := bytes.IndexByte(data[start:], '\n')
+		i := bytes.IndexByte(data, '\n')
 		if i < 0 {
 			break
 		}
-		line := data[start : start+i]
-		start += i + 1
-		if lr.skip {
-			lr.skip = false
-			continue
-		}
-		if len(line) > 0 && line[len(line)-1] == '\r' {
-			line = line[:len(line)-1]
-		}
-		lr.a.Line(line)
+		s.hand(data[:i])
+		data = data[i+1:]
 	}
-	rest := copy(lr.buf, data[start:])
-	lr.n = rest
-	if lr.n == len(lr.buf) {
-		// A line longer than the buffer: hand over what there is, drop the rest.
-		if !lr.skip {
-			lr.a.Line(lr.buf[:lr.n])
-		}
-		lr.n, lr.skip = 0, true
-	}
-	return m, err
+	s.hold(data)
 }
 
-// end hands over a last line without a newline.
-func (lr *lineReader) end() {
-	if lr.n > 0 && !lr.skip {
-		lr.a.Line(lr.buf[:lr.n])
+// hold keeps part, the start of a line, cutting the line at bufSize.
+func (s *splitter) hold(part []byte) {
+	if s.skip || len(part) == 0 {
+		return
 	}
-	lr.n, lr.skip = 0, false
+	if room := bufSize - len(s.carry); len(part) >= room {
+		s.carry = append(s.carry, part[:room]...)
+		s.hand(s.carry)
+		s.carry, s.skip = s.carry[:0], true
+		return
+	}
+	s.carry = append(s.carry, part...)
+}
+
+// end hands over a last line without its newline.
+func (s *splitter) end() {
+	if len(s.carry) > 0 && !s.skip {
+		s.hand(s.carry)
+	}
+	s.carry, s.skip = s.carry[:0], false
 }
 
 // Read reads a whole log from r into a, then flushes the events still pending.
@@ -91,20 +102,16 @@ func Read(ctx context.Context, r io.Reader, a *Assembler) error {
 // waiting, one being parsed.
 const aheadBufs = 3
 
-// chunk is a piece of the log read ahead: whole lines, except for the last piece
-// (final: a last line may lack its newline) and a piece of a line longer than the
-// buffer (cut).
+// chunk is what one read returned.
 type chunk struct {
-	data  []byte
-	buf   []byte // the buffer data is in, to give back
-	cut   bool
-	final bool
-	err   error // what ended the reading (nil on EOF), with final
+	buf  []byte // the buffer, to give back
+	data []byte
+	err  error
 }
 
 // readLines hands every line of r (without its newline, nor a '\r' before it) to
 // line, in order. A line longer than bufSize (no OpenSM line is: LOG_ENTRY_SIZE_MAX
-// is 4096) is cut there and its rest skipped.
+// is 4096) is cut there and its rest skipped. It returns r's error, nil at EOF.
 func readLines(ctx context.Context, r io.Reader, line func([]byte)) error {
 	chunks := make(chan chunk, aheadBufs-1)
 	free := make(chan []byte, aheadBufs)
@@ -114,13 +121,7 @@ func readLines(ctx context.Context, r io.Reader, line func([]byte)) error {
 	stop := make(chan struct{})
 	defer close(stop)
 	go readAhead(r, chunks, free, stop)
-	skip := false // dropping the rest of a cut line
-	hand := func(l []byte) {
-		if len(l) > 0 && l[len(l)-1] == '\r' {
-			l = l[:len(l)-1]
-		}
-		line(l)
-	}
+	s := &splitter{line: line}
 	for {
 		var c chunk
 		select {
@@ -128,56 +129,24 @@ func readLines(ctx context.Context, r io.Reader, line func([]byte)) error {
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-		data := c.data
-		if c.cut {
-			if !skip {
-				hand(data)
+		s.feed(c.data)
+		free <- c.buf
+		if c.err != nil {
+			s.end()
+			if errors.Is(c.err, io.EOF) {
+				return nil
 			}
-			skip = true
-			free <- c.buf
-			continue
-		}
-		if skip {
-			i := bytes.IndexByte(data, '\n')
-			if i < 0 {
-				data = nil // the final piece: the cut line's end, without a newline
-			} else {
-				data = data[i+1:]
-			}
-			skip = false
-		}
-		for len(data) > 0 {
-			i := bytes.IndexByte(data, '\n')
-			if i < 0 {
-				hand(data) // the last line, without a newline (final only)
-				break
-			}
-			hand(data[:i])
-			data = data[i+1:]
-		}
-		if c.final {
 			return c.err
 		}
-		free <- c.buf
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 	}
 }
 
-// readAhead reads r into the free buffers and sends them as chunks of whole lines;
-// the part of a line at a buffer's end is carried to the next buffer's start. It
-// ends after the final chunk, or when stop is closed.
+// readAhead reads r into the free buffers and sends what each read returned, until
+// an error (io.EOF included) or until stop is closed.
 func readAhead(r io.Reader, chunks chan<- chunk, free chan []byte, stop <-chan struct{}) {
-	carry := make([]byte, 0, 4096)
-	send := func(c chunk) bool {
-		select {
-		case chunks <- c:
-			return true
-		case <-stop:
-			return false
-		}
-	}
 	for {
 		var buf []byte
 		select {
@@ -185,36 +154,14 @@ func readAhead(r io.Reader, chunks chan<- chunk, free chan []byte, stop <-chan s
 		case <-stop:
 			return
 		}
-		n := copy(buf, carry)
-		carry = carry[:0]
-		m, err := r.Read(buf[n:])
-		data := buf[:n+m]
-		if err != nil {
-			if errors.Is(err, io.EOF) {
-				err = nil
-			}
-			send(chunk{data: data, buf: buf, final: true, err: err})
+		m, err := r.Read(buf)
+		select {
+		case chunks <- chunk{buf: buf, data: buf[:m], err: err}:
+		case <-stop:
 			return
 		}
-		// Only the new bytes: the carried ones hold no newline. From the end, so
-		// this looks at about one line.
-		last := bytes.LastIndexByte(data[n:], '\n')
-		if last >= 0 {
-			last += n
-		}
-		switch {
-		case last >= 0:
-			carry = append(carry, data[last+1:]...)
-			if !send(chunk{data: data[:last+1], buf: buf}) {
-				return
-			}
-		case len(data) == len(buf):
-			if !send(chunk{data: data, buf: buf, cut: true}) {
-				return
-			}
-		default: // a piece of one line, short of the buffer: keep reading it
-			carry = append(carry, data...)
-			free <- buf
+		if err != nil {
+			return
 		}
 	}
 }
@@ -254,7 +201,14 @@ func Follow(ctx context.Context, path string, a *Assembler, o FollowOptions) err
 			o.Notice(s)
 		}
 	}
-	lr := newLineReader(a)
+	sp := &splitter{line: a.Line}
+	buf := make([]byte, bufSize)
+	// fill reads once from f and hands over the lines it completes.
+	fill := func(f *os.File) (int, error) {
+		m, err := f.Read(buf)
+		sp.feed(buf[:m])
+		return m, err
+	}
 	var f *os.File
 	var off int64
 	open := func(fromEnd bool) error {
@@ -297,7 +251,7 @@ func Follow(ctx context.Context, path string, a *Assembler, o FollowOptions) err
 	for {
 		// Read what there is.
 		for {
-			m, err := lr.fill(f)
+			m, err := fill(f)
 			off += int64(m)
 			if m > 0 {
 				quietSince = time.Now()
@@ -317,7 +271,7 @@ func Follow(ctx context.Context, path string, a *Assembler, o FollowOptions) err
 		}
 		select {
 		case <-ctx.Done():
-			lr.end()
+			sp.end()
 			a.Flush()
 			return nil
 		case <-time.After(o.Poll):
@@ -338,12 +292,12 @@ func Follow(ctx context.Context, path string, a *Assembler, o FollowOptions) err
 			// Renamed away and recreated: what was written to the old file after
 			// the last read is read first, all of it.
 			for {
-				m, err := lr.fill(f)
+				m, err := fill(f)
 				if m == 0 || err != nil {
 					break
 				}
 			}
-			lr.end()
+			sp.end()
 			f.Close()
 			f = nil
 			if err := open(false); err != nil {
@@ -353,7 +307,7 @@ func Follow(ctx context.Context, path string, a *Assembler, o FollowOptions) err
 			note(fmt.Sprintf("%s was rotated: reading the new file from its start", path))
 		case cur.Size() < off:
 			// Truncated in place.
-			lr.end()
+			sp.end()
 			if _, err := f.Seek(0, io.SeekStart); err != nil {
 				return fmt.Errorf("%s: %w", path, err)
 			}
