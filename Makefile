@@ -68,7 +68,8 @@ truth:
 ## from tmpfs: the sweep at 512, 2,000 and 5,004 nodes against ibnetdiscover with CPU
 ## per MAD (scripts/bench-sweep), start-up against a Go hello world and pkeys --all against
 ## grep -r (scripts/bench-startup), partitions check/show/matrix against whole `opensm -o`
-## runs at 2k/20k/100k ports (scripts/bench-partitions), then one summary of every target.
+## runs at 2k/20k/100k ports (scripts/bench-partitions), sm log on 1 GB OpenSM logs
+## against grep -c P_Key (scripts/bench-smlog), then one summary of every target.
 ## Needs hyperfine, ibsim-utils, opensm, infiniband-diags.
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./...
@@ -79,6 +80,7 @@ bench: build
 	BENCH_SUMMARY=$(CURDIR)/.bench/summary.txt scripts/bench-sweep
 	BENCH_SUMMARY=$(CURDIR)/.bench/summary.txt scripts/bench-partitions
 	BENCH_SUMMARY=$(CURDIR)/.bench/summary.txt scripts/bench-exporter
+	BENCH_SUMMARY=$(CURDIR)/.bench/summary.txt scripts/bench-smlog
 	@echo "== summary (issue 15 targets; paired runs: median, min, max; load = 1-minute average)"
 	@cat .bench/summary.txt
 

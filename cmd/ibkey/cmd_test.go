@@ -82,7 +82,7 @@ func TestMADFlagsOnlyWhereSent(t *testing.T) {
 	sends := map[string]bool{
 		"ibkey devices": true, "ibkey pkeys": true, "ibkey can-talk": true, "ibkey watch counters": true,
 		"ibkey job": true, "ibkey exporter": true, "ibkey fabric discover": true, "ibkey fabric pkeys": true,
-		"ibkey fabric check": true, "ibkey fabric diff": true,
+		"ibkey fabric check": true, "ibkey fabric diff": true, "ibkey sm log": true,
 	}
 	root := newRootCmd(cmdutil.NewFactory(&cmdutil.IOStreams{}, func(string) string { return "" }, nil))
 	root.InitDefaultHelpCmd()

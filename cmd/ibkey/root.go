@@ -14,6 +14,7 @@ import (
 	jobcmd "github.com/ibkey/ibkey/cmd/ibkey/internal/job"
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/partitions"
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/pkeys"
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/sm"
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/watch"
 	"github.com/ibkey/ibkey/internal/query"
 )
@@ -51,6 +52,7 @@ Without hardware, --demo shows every command on an embedded demo host.
 		newExporterCmd(f),
 		partitions.NewCmdPartitions(f),
 		fabric.NewCmdFabric(f),
+		sm.NewCmdSM(f),
 	)
 	cmdutil.UseFixedBashCompletion(root)
 	// Interval flags take plain seconds (watch -n habits), --mad-timeout plain ms.

@@ -172,7 +172,7 @@ type demoCollector struct{}
 func (demoCollector) Describe(ch chan<- *prometheus.Desc) { ch <- mDemo.desc }
 func (demoCollector) Collect(ch chan<- prometheus.Metric) { ch <- gauge(mDemo, 1) }
 
-// Catalog lists every metric the exporter writes, host mode first.
+// Catalog lists every metric the exporter writes, host mode first, OpenSM's log last.
 func Catalog() []*Metric {
 	return []*Metric{
 		mDemo, mHostUp, mHostError, mDeviceUnreadable, mTablesAge, mDeviceInfo, mPortInfo, mPortState, mPortStateError,
@@ -183,6 +183,7 @@ func Catalog() []*Metric {
 		mFPortInfo, mFPortState, mFEntry, mFTableSize, mFTableValid, mFTableUnread,
 		mFRcvConstraint, mFXmitConstraint, mFPKeyViolations, mFQKeyViolations, mFSaturated, mFUnreadable,
 		mFindings, mFPortFinding,
+		mSMEvents,
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -23,13 +24,29 @@ import (
 type OpenSMDaemon struct {
 	// Dir holds its files: partitions.conf, opensm.conf, opensm.log.
 	Dir, Conf, Log string
+	// Node is where OpenSM is attached.
+	Node string
 
 	cmd    *exec.Cmd
 	exited chan struct{}
+	err    error
 	out    bytes.Buffer
 }
 
 var smdSeq atomic.Uint64
+
+// DaemonOptions tune StartOpenSMDaemonWith.
+type DaemonOptions struct {
+	// Partitions is the text of partitions.conf.
+	Partitions string
+	// Node is where OpenSM attaches; empty means Options.SMNode, else the first CA.
+	Node string
+	// Conf are extra opensm.conf lines ("allow_both_pkeys TRUE", "log_flags 0x07",
+	// "log_prefix NAME").
+	Conf []string
+	// Args are more opensm arguments (-W, -g GUID, -Z off).
+	Args []string
+}
 
 // StartOpenSMDaemon starts OpenSM as a daemon at the lab's SM node with
 // partitionsConf, with periodic sweeps off (-s 0: only a SIGHUP sweeps again) and the
@@ -37,14 +54,25 @@ var smdSeq atomic.Uint64
 // extra are more opensm arguments (-W, -g GUID, -Z off).
 func (l *Lab) StartOpenSMDaemon(t testing.TB, partitionsConf string, extra ...string) *OpenSMDaemon {
 	t.Helper()
-	node, err := l.smNode()
+	return l.StartOpenSMDaemonWith(t, DaemonOptions{Partitions: partitionsConf, Args: extra})
+}
+
+// StartOpenSMDaemonWith is StartOpenSMDaemon with options: the node OpenSM attaches
+// at, more opensm.conf lines and arguments.
+func (l *Lab) StartOpenSMDaemonWith(t testing.TB, o DaemonOptions) *OpenSMDaemon {
+	t.Helper()
+	node := o.Node
+	if node == "" {
+		var err error
+		if node, err = l.smNode(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	d, err := startOpenSMDaemon(t, filepath.Join(l.Dir, fmt.Sprintf("opensmd%d", smdSeq.Add(1))), l.Env(node), o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := StartOpenSMDaemonAt(t, filepath.Join(l.Dir, fmt.Sprintf("opensmd%d", smdSeq.Add(1))), l.Env(node), partitionsConf, extra...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	d.Node = node
 	return d
 }
 
@@ -52,6 +80,11 @@ func (l *Lab) StartOpenSMDaemon(t testing.TB, partitionsConf string, extra ...st
 // OpenSM runs in dir, attached with env (the LD_PRELOAD, IBSIM_SOCKNAME and SIM_HOST a
 // libumad2sim client needs). It is stopped in the test's cleanup.
 func StartOpenSMDaemonAt(t testing.TB, dir string, env []string, partitionsConf string, extra ...string) (*OpenSMDaemon, error) {
+	t.Helper()
+	return startOpenSMDaemon(t, dir, env, DaemonOptions{Partitions: partitionsConf, Args: extra})
+}
+
+func startOpenSMDaemon(t testing.TB, dir string, env []string, o DaemonOptions) (*OpenSMDaemon, error) {
 	t.Helper()
 	bin, err := lookPath("opensm")
 	if err != nil {
@@ -63,14 +96,14 @@ func StartOpenSMDaemonAt(t testing.TB, dir string, env []string, partitionsConf 
 	}
 	d.Conf = filepath.Join(d.Dir, "partitions.conf")
 	d.Log = filepath.Join(d.Dir, "opensm.log")
-	if err := os.WriteFile(d.Conf, []byte(partitionsConf), 0o644); err != nil {
+	if err := os.WriteFile(d.Conf, []byte(o.Partitions), 0o644); err != nil {
 		return nil, err
 	}
 	osmConf := filepath.Join(d.Dir, "opensm.conf")
-	if err := os.WriteFile(osmConf, []byte("force_log_flush TRUE\n"), 0o644); err != nil {
+	if err := os.WriteFile(osmConf, []byte(strings.Join(append([]string{"force_log_flush TRUE"}, o.Conf...), "\n")+"\n"), 0o644); err != nil {
 		return nil, err
 	}
-	d.cmd = exec.Command(bin, append([]string{"-F", osmConf, "-s", "0", "-P", d.Conf, "-f", d.Log}, extra...)...)
+	d.cmd = exec.Command(bin, append([]string{"-F", osmConf, "-s", "0", "-P", d.Conf, "-f", d.Log}, o.Args...)...)
 	d.cmd.Dir = d.Dir
 	d.cmd.Env = append(env, "OSM_CACHE_DIR="+d.Dir, "OSM_TMP_DIR="+d.Dir)
 	d.cmd.Stdout, d.cmd.Stderr = &d.out, &d.out
@@ -78,23 +111,19 @@ func StartOpenSMDaemonAt(t testing.TB, dir string, env []string, partitionsConf 
 		return nil, fmt.Errorf("lab: start opensm: %v", err)
 	}
 	go func() {
-		d.cmd.Wait()
+		d.err = d.cmd.Wait()
 		close(d.exited)
 	}()
-	t.Cleanup(d.stop)
-	if _, err := d.WaitSubnetUp(1, 60*time.Second); err != nil {
-		return nil, err
+	t.Cleanup(d.Stop)
+	if _, err := d.WaitLog("SUBNET UP", 0, 60*time.Second); err != nil {
+		return nil, fmt.Errorf("lab: opensm daemon in %s: %v\noutput:\n%s\nlog:\n%s", dir, err, tail(d.out.String(), 2000), tail(d.LogText(), 4000))
 	}
 	return d, nil
 }
 
-// Stop ends OpenSM now (as stop does at the end of the test): for a test that runs
-// OpenSM again, as a restart would.
-func (d *OpenSMDaemon) Stop() { d.stop() }
-
-// stop ends exactly the process StartOpenSMDaemon started: SIGTERM (OpenSM exits
+// Stop ends exactly the process StartOpenSMDaemon started: SIGTERM (OpenSM exits
 // cleanly and detaches from ibsim), SIGKILL after 5 s.
-func (d *OpenSMDaemon) stop() {
+func (d *OpenSMDaemon) Stop() {
 	select {
 	case <-d.exited:
 		return
@@ -110,8 +139,9 @@ func (d *OpenSMDaemon) stop() {
 }
 
 // subnetUpRE is OpenSM's "SUBNET UP" log line (state_mgr_up_msg, osm_state_mgr.c,
-// after every heavy sweep), with osm_log's time stamp: "Nov 27 09:32:01 123456 [...]".
-var subnetUpRE = regexp.MustCompile(`(?m)^([A-Z][a-z]{2} [ 0-9]\d \d\d:\d\d:\d\d) (\d{6}) \[[^]]*\] 0x[0-9a-f]+ -> SUBNET UP$`)
+// after every heavy sweep), with osm_log's time stamp: "Nov 27 09:32:01 123456 [...]",
+// and opensm.conf's log_prefix when it has one.
+var subnetUpRE = regexp.MustCompile(`(?m)^([A-Z][a-z]{2} [ 0-9]\d \d\d:\d\d:\d\d) (\d{6}) \[[^]]*\] 0x[0-9a-f]+ -> (?:[^ :]+: )?SUBNET UP$`)
 
 // SubnetUps are the times of the "SUBNET UP" lines of the log so far, from OpenSM's
 // own time stamps (local time, microseconds).
@@ -183,3 +213,62 @@ func (d *OpenSMDaemon) Reprogram(ctx context.Context, partitionsConf string) (hu
 	up, err = d.WaitSubnetUp(len(ups)+1, timeout)
 	return hup, up, err
 }
+
+// LogText is the log so far.
+func (d *OpenSMDaemon) LogText() string {
+	b, _ := os.ReadFile(d.Log)
+	return string(b)
+}
+
+// LogSize is the log's length now: an offset for WaitLog.
+func (d *OpenSMDaemon) LogSize() int64 {
+	st, err := os.Stat(d.Log)
+	if err != nil {
+		return 0
+	}
+	return st.Size()
+}
+
+// WaitLog waits until text appears in the log after byte offset from and returns the
+// log's lines from there up to and including the one holding it.
+func (d *OpenSMDaemon) WaitLog(text string, from int64, timeout time.Duration) (string, error) {
+	deadline := time.Now().Add(timeout)
+	for {
+		b, _ := os.ReadFile(d.Log)
+		if int64(len(b)) > from {
+			if i := bytes.Index(b[from:], []byte(text)); i >= 0 {
+				end := int(from) + i
+				if j := bytes.IndexByte(b[end:], '\n'); j >= 0 {
+					end += j + 1
+				} else {
+					end = len(b)
+				}
+				return string(b[from:end]), nil
+			}
+		}
+		select {
+		case <-d.exited:
+			return "", fmt.Errorf("opensm exited (%v) before logging %q", d.err, text)
+		default:
+		}
+		if time.Now().After(deadline) {
+			return "", fmt.Errorf("no %q in the log within %v", text, timeout)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// Resweep asks OpenSM for a heavy sweep (SIGHUP, opensm(8)): it reads
+// partitions.conf again and reprograms the tables. It waits for the next SUBNET UP.
+func (d *OpenSMDaemon) Resweep(timeout time.Duration) error {
+	from := d.LogSize()
+	if err := d.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		return err
+	}
+	_, err := d.WaitLog("SUBNET UP", from, timeout)
+	return err
+}
+
+// ReopenLog asks OpenSM to close and reopen its log file (SIGUSR1, opensm(8)), as
+// logrotate's postrotate does after moving the file away.
+func (d *OpenSMDaemon) ReopenLog() error { return d.cmd.Process.Signal(syscall.SIGUSR1) }

@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"time"
 
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
@@ -97,122 +95,45 @@ func EncodeSetPKeyBlock(a mad.Address, port uint8, block uint16, entries [mad.PK
 // simulator with socket base name sockName. It holds one of ibsim's 10 client
 // slots only for the call. The reply must be a GetResp with status 0.
 func SetPKeyBlock(ctx context.Context, sockName, node string, a mad.Address, port uint8, block uint16, entries [mad.PKeysPerBlock]uint16) error {
-	if sockName == "" {
-		sockName = "sim"
-	}
-	if len(node) > 31 {
-		return fmt.Errorf("lab: node name %q longer than 31 bytes", node)
-	}
-	deadline := time.Now().Add(simTimeout)
-	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-		deadline = d
-	}
-	addr := func(name string) *net.UnixAddr {
-		return &net.UnixAddr{Name: "@" + sockName + ":" + name + "\x00", Net: "unixgram"}
-	}
-	id := uint32(rand.Int32N(1<<31-2)) + 1
-	ctl, err := net.ListenUnixgram("unixgram", addr(fmt.Sprintf("ctl%d", id)))
+	c, err := dialSim(ctx, sockName, node)
 	if err != nil {
-		return fmt.Errorf("lab: ibsim control socket: %w", err)
+		return err
 	}
-	defer ctl.Close()
-	data, err := net.ListenUnixgram("unixgram", addr(fmt.Sprintf("in%d", id)))
-	if err != nil {
-		return fmt.Errorf("lab: ibsim data socket: %w", err)
-	}
-	defer data.Close()
-	ctl.SetDeadline(deadline)
-	data.SetDeadline(deadline)
-
-	call := func(typ, client uint32, payload []byte) ([]byte, error) {
-		var m [simCtlSize]byte
-		ne := binary.NativeEndian
-		ne.PutUint32(m[0:], simMagic)
-		ne.PutUint32(m[4:], client)
-		ne.PutUint32(m[8:], typ)
-		ne.PutUint32(m[12:], uint32(len(payload)))
-		copy(m[16:], payload)
-		if _, err := ctl.WriteToUnix(m[:], addr("ctl")); err != nil {
-			return nil, err
-		}
-		var r [simCtlSize + 1]byte
-		for {
-			n, _, err := ctl.ReadFromUnix(r[:])
-			if err != nil {
-				return nil, err
-			}
-			if n != simCtlSize || ne.Uint32(r[0:]) != simMagic {
-				continue
-			}
-			if ne.Uint32(r[8:]) == simCtlError {
-				return nil, errors.New("ibsim answered with an error")
-			}
-			return append([]byte(nil), r[16:simCtlSize]...), nil
-		}
-	}
-
-	var info [44]byte // struct sim_client_info: u32 id, qp, issm; char nodeid[32]
-	binary.NativeEndian.PutUint32(info[0:], id)
-	copy(info[12:43], node)
-	reply, err := call(simCtlConnect, 0, info[:])
-	if err != nil {
-		return fmt.Errorf("lab: ibsim %q: CONNECT at node %q: %w", sockName, node, err)
-	}
-	slot := binary.NativeEndian.Uint32(reply[0:])
-	defer func() {
-		ctl.SetDeadline(time.Now().Add(time.Second))
-		call(simCtlDisconn, slot, nil)
-	}()
-
+	defer c.close()
 	tid := rand.Uint64() >> 1
 	m, err := EncodeSetPKeyBlock(a, port, block, entries, tid)
 	if err != nil {
 		return err
 	}
-	req := make([]byte, simHdrSize+mad.Size)
-	be := binary.BigEndian
-	dlid, slid := a.LID, uint16(0)
+	dlid := a.LID
 	if a.Directed {
-		dlid, slid = permissiveLID, permissiveLID
+		dlid = permissiveLID
 	}
-	be.PutUint16(req[0:], dlid)
-	be.PutUint16(req[4:], slid)
-	be.PutUint64(req[24:], mad.Size)
-	copy(req[simHdrSize:], m)
-	if _, err := data.WriteToUnix(req, addr(fmt.Sprintf("out%d", slot))); err != nil {
-		return fmt.Errorf("lab: send SubnSet to ibsim slot %d: %w", slot, err)
+	if err := c.send(dlid, 0, m); err != nil {
+		return err
 	}
-	buf := make([]byte, simHdrSize+mad.Size+1)
-	for {
-		n, _, err := data.ReadFromUnix(buf)
-		if err != nil {
-			return fmt.Errorf("lab: SubnSet(P_KeyTable) %s port %d block %d: no reply: %w", a, port, block, err)
-		}
-		if n != simHdrSize+mad.Size {
-			continue
-		}
-		if st := be.Uint32(buf[16:]); st != 0 {
-			return fmt.Errorf("lab: SubnSet(P_KeyTable) %s port %d block %d: ibsim dropped it (status %d)", a, port, block, st)
-		}
-		p, err := mad.Decode(buf[simHdrSize:n])
-		if err != nil {
-			return fmt.Errorf("lab: SubnSet reply: %w", err)
-		}
-		if uint32(p.TID) != uint32(tid) { // low 32 bits: what mad's engine matches too
-			continue
-		}
-		if p.Method != mad.MethodGetResp || p.Status != 0 {
-			return fmt.Errorf("lab: SubnSet(P_KeyTable) %s port %d block %d: %s, status 0x%04x (%s)", a, port, block, p.Method, p.Status, mad.StatusText(p.Status))
-		}
-		got, err := mad.ParsePKeyBlock(p.Data)
-		if err != nil {
-			return err
-		}
-		if !bytes.Equal(EncodePKeyBlock(got), EncodePKeyBlock(entries)) {
-			return fmt.Errorf("lab: SubnSet(P_KeyTable) %s port %d block %d: reply shows %04x, want %04x", a, port, block, got, entries)
-		}
-		return nil
+	reply, st, err := c.recv(tid)
+	if err != nil {
+		return fmt.Errorf("lab: SubnSet(P_KeyTable) %s port %d block %d: no reply: %w", a, port, block, err)
 	}
+	if st != 0 {
+		return fmt.Errorf("lab: SubnSet(P_KeyTable) %s port %d block %d: ibsim dropped it (status %d)", a, port, block, st)
+	}
+	p, err := mad.Decode(reply)
+	if err != nil {
+		return fmt.Errorf("lab: SubnSet reply: %w", err)
+	}
+	if p.Method != mad.MethodGetResp || p.Status != 0 {
+		return fmt.Errorf("lab: SubnSet(P_KeyTable) %s port %d block %d: %s, status 0x%04x (%s)", a, port, block, p.Method, p.Status, mad.StatusText(p.Status))
+	}
+	got, err := mad.ParsePKeyBlock(p.Data)
+	if err != nil {
+		return err
+	}
+	if !bytes.Equal(EncodePKeyBlock(got), EncodePKeyBlock(entries)) {
+		return fmt.Errorf("lab: SubnSet(P_KeyTable) %s port %d block %d: reply shows %04x, want %04x", a, port, block, got, entries)
+	}
+	return nil
 }
 
 // SetPKeyBlock is SetPKeyBlock on this lab's simulator.

@@ -23,6 +23,14 @@ func FuzzDecode(f *testing.F) {
 		}
 		parseAll(p.Data)
 		parseAll(b)
+		if p.SA != nil {
+			if p.SA.Cut() && p.SA.RMPPFlags&rmppFlagActive == 0 {
+				t.Fatal("a reply without RMPP taken as cut")
+			}
+			if n := p.SA.Records(); n < 0 || n > saDataSize/8 {
+				t.Fatalf("%d records in one MAD", n)
+			}
+		}
 	})
 }
 
@@ -34,6 +42,9 @@ func parseAll(d []byte) {
 	ParseSwitchInfo(d)
 	ParseClassPortInfo(d)
 	ParsePortCounters(d)
+	ParsePathRecord(d)
+	ParsePKeyTableRecord(d)
+	ParseMCMemberRecord(d)
 }
 
 // FuzzParseDRPath: a path that parses prints back to itself and encodes.

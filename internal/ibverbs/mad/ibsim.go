@@ -389,8 +389,8 @@ func (c *ibsimClient) encodeHdr(b []byte, req *Request, class Class, _ time.Dura
 		dlid, slid = permissiveLID, permissiveLID
 	}
 	qp := uint32(0)
-	if class == ClassPerf {
-		qp = 1
+	if class == ClassPerf || class == ClassSubnAdm {
+		qp = 1 // GSI (ibsim hands QP1 requests to the SM's client, sim_mad.c find_client)
 	}
 	clear(b)
 	be.PutUint16(b[0:], dlid) // u32 field, LID in its first two bytes

@@ -3,16 +3,19 @@
 // ibsim's socket protocol on the simulated fabric.
 //
 // Only the pieces ibkey needs are here: subnet management packets (SMPs,
-// LID-routed class 0x01 and directed-route class 0x81) and the performance
+// LID-routed class 0x01 and directed-route class 0x81), the performance
 // management class (PMA, 0x04), with the attributes NodeInfo, NodeDescription,
-// PortInfo, P_KeyTable, SwitchInfo, ClassPortInfo and PortCounters.
+// PortInfo, P_KeyTable, SwitchInfo, ClassPortInfo and PortCounters, and the
+// subnet administration class (SA, 0x03; sa.go) with PathRecord,
+// P_KeyTableRecord and MCMemberRecord.
 //
 // Layouts follow the InfiniBand Architecture Specification vol. 1, chapters 13
 // (MAD format), 14 (subnet management) and 16.1 (performance management); every
 // offset is checked in tests against infiniband-diags run on ibsim. ibkey only
-// reads the fabric: Request.Marshal encodes Get and nothing else, so no
-// program built from this package can send a Set (tests that must inject a
-// table into the simulator build their Set in internal/lab).
+// reads the fabric: Request.Marshal encodes Get (and, for the SA, GetTable) and
+// nothing else, so no program built from this package can send a Set or a Trap
+// (tests that must inject a table, a trap or a join into the simulator build
+// them in internal/lab).
 package mad
 
 import (
@@ -32,6 +35,7 @@ type Class uint8
 // Management classes used by ibkey.
 const (
 	ClassSubnLID      Class = 0x01 // subnet management, LID-routed
+	ClassSubnAdm      Class = 0x03 // subnet administration (SA), on QP1
 	ClassPerf         Class = 0x04 // performance management (PMA)
 	ClassSubnDirected Class = 0x81 // subnet management, directed route
 )
@@ -42,6 +46,8 @@ func (c Class) String() string {
 		return "SubnLID"
 	case ClassPerf:
 		return "Perf"
+	case ClassSubnAdm:
+		return "SubnAdm"
 	case ClassSubnDirected:
 		return "SubnDirected"
 	}
@@ -51,17 +57,21 @@ func (c Class) String() string {
 // Method is a MAD method (header byte 3).
 type Method uint8
 
-// Methods ibkey knows (IBA 13.4.5, table 97). Only Get is ever encoded;
-// MethodSet is named so that errors and decoded packets can say "Set".
+// Methods ibkey knows (IBA 13.4.5, table 97; 15.2.4 for the SA's GetTable).
+// Only Get, and for the SA GetTable, are ever encoded; MethodSet is named so
+// that errors and decoded packets can say "Set".
 const (
-	MethodGet     Method = 0x01
-	MethodSet     Method = 0x02
-	MethodGetResp Method = 0x81
+	MethodGet          Method = 0x01
+	MethodSet          Method = 0x02
+	MethodGetResp      Method = 0x81
+	MethodGetTable     Method = 0x12 // SubnAdmGetTable (IBA 15.2.4)
+	MethodGetTableResp Method = 0x92
 )
 
 // ErrMethodRefused: Request.Marshal was asked to encode a method other than
-// Get. ibkey is read-only by construction; see the package comment.
-var ErrMethodRefused = errors.New("mad: ibkey only sends Get")
+// Get (or GetTable, for the SA). ibkey is read-only by construction; see the
+// package comment.
+var ErrMethodRefused = errors.New("mad: ibkey only sends Get (and the SA's GetTable)")
 
 func (m Method) String() string {
 	switch m {
@@ -71,6 +81,10 @@ func (m Method) String() string {
 		return "Set"
 	case MethodGetResp:
 		return "GetResp"
+	case MethodGetTable:
+		return "GetTable"
+	case MethodGetTableResp:
+		return "GetTableResp"
 	}
 	return fmt.Sprintf("method 0x%02x", uint8(m))
 }
@@ -122,6 +136,7 @@ const (
 	baseVersion      = 1
 	classVersionSubn = 1
 	classVersionPerf = 1
+	classVersionSA   = 2 // IBA 15.2.1.1
 )
 
 // MaxHops is the longest directed route: InitialPath holds 64 entries and entry
@@ -206,7 +221,8 @@ func (a Address) validate() error {
 }
 
 // Request is one MAD to send. Class is ClassSubnLID for SMPs (the transport
-// switches to ClassSubnDirected when Addr is a directed route) or ClassPerf.
+// switches to ClassSubnDirected when Addr is a directed route), ClassPerf or
+// ClassSubnAdm (sent to the SM's LID on QP1 with the GSI Q_Key).
 type Request struct {
 	Addr     Address
 	Class    Class
@@ -214,8 +230,13 @@ type Request struct {
 	Attr     AttrID
 	Modifier uint32
 	// Data is copied into the attribute data area: at most 64 bytes for SMPs,
-	// 192 for the PMA. PMA PortCounters needs PortSelect here.
+	// 192 for the PMA, 200 for the SA. PMA PortCounters needs PortSelect here,
+	// an SA query its template record.
 	Data []byte
+	// SMKey and CompMask are the SA header's SM_Key and ComponentMask (IBA
+	// 15.2.1.1); ClassSubnAdm only.
+	SMKey    uint64
+	CompMask uint64
 }
 
 // wireClass returns the class put on the wire for r.
@@ -226,11 +247,11 @@ func (r *Request) wireClass() (Class, error) {
 			return ClassSubnDirected, nil
 		}
 		return ClassSubnLID, nil
-	case ClassPerf:
+	case ClassPerf, ClassSubnAdm:
 		if r.Addr.Directed {
-			return 0, errors.New("mad: PMA MADs cannot use a directed route; address the port by LID")
+			return 0, fmt.Errorf("mad: %s MADs cannot use a directed route; address the port by LID", r.Class)
 		}
-		return ClassPerf, nil
+		return r.Class, nil
 	}
 	return 0, fmt.Errorf("mad: unsupported class 0x%02x", uint8(r.Class))
 }
@@ -256,14 +277,17 @@ func (r *Request) MarshalTo(b []byte, tid uint64) error {
 	if err := r.Addr.validate(); err != nil {
 		return err
 	}
-	if r.Method != MethodGet {
+	if r.Method != MethodGet && (r.Method != MethodGetTable || class != ClassSubnAdm) {
 		// The one guard that keeps the shipped binary read-only: every
 		// transport encodes through MarshalTo.
-		return fmt.Errorf("%w: refusing to encode %s", ErrMethodRefused, r.Method)
+		return fmt.Errorf("%w: refusing to encode %s %s", ErrMethodRefused, class, r.Method)
 	}
 	limit := smpDataSize
-	if class == ClassPerf {
+	switch class {
+	case ClassPerf:
 		limit = pmaDataSize
+	case ClassSubnAdm:
+		limit = saDataSize
 	}
 	if len(r.Data) > limit {
 		return fmt.Errorf("mad: %d bytes of attribute data, %s carries at most %d", len(r.Data), class, limit)
@@ -283,6 +307,15 @@ func (r *Request) MarshalTo(b []byte, tid uint64) error {
 	binary.BigEndian.PutUint64(b[offTID:], tid)
 	binary.BigEndian.PutUint16(b[offAttrID:], uint16(r.Attr))
 	binary.BigEndian.PutUint32(b[offAttrModifier:], r.Modifier)
+	if class == ClassSubnAdm {
+		// The SA header (IBA 15.2.1.1): no RMPP on a request, the SM_Key and
+		// the component mask; the record template follows it.
+		b[offClassVersion] = classVersionSA
+		binary.BigEndian.PutUint64(b[offSMKey:], r.SMKey)
+		binary.BigEndian.PutUint64(b[offCompMask:], r.CompMask)
+		copy(b[offSAData:], r.Data)
+		return nil
+	}
 	copy(b[offData:], r.Data)
 	if class == ClassSubnDirected {
 		// Outbound directed route: D=0, hop pointer 0, hop count n, both
@@ -314,7 +347,11 @@ type Packet struct {
 	InitialPath []uint8 // entries 1..HopCount
 	ReturnPath  []uint8 // entries 1..HopCount
 
-	// Data is the attribute data area: 64 bytes for SMPs, 192 for the PMA.
+	// SA replies only: the SA header (sa.go).
+	SA *SAHeader
+
+	// Data is the attribute data area: 64 bytes for SMPs, 192 for the PMA,
+	// 200 (the records) for the SA.
 	Data []byte
 }
 
@@ -346,6 +383,13 @@ func Decode(b []byte) (*Packet, error) {
 			return nil, fmt.Errorf("mad: %s class version %d, want %d", p.Class, b[offClassVersion], classVersionPerf)
 		}
 		p.Data = append([]byte(nil), b[offData:]...)
+	case ClassSubnAdm:
+		if b[offClassVersion] != classVersionSA {
+			return nil, fmt.Errorf("mad: %s class version %d, want %d", p.Class, b[offClassVersion], classVersionSA)
+		}
+		h := decodeSAHeader(b)
+		p.SA = &h
+		p.Data = append([]byte(nil), b[offSAData:]...)
 	default:
 		return nil, fmt.Errorf("mad: unsupported %s", p.Class)
 	}
@@ -371,10 +415,17 @@ type StatusError struct {
 	Addr   Address
 	Attr   AttrID
 	Status uint16
+	// Class is the reply's class: the class-specific bits (8-15) mean
+	// different things per class (the SA's are SAStatusText).
+	Class Class
 }
 
 func (e *StatusError) Error() string {
-	return fmt.Sprintf("mad: %s: attribute 0x%04x: status 0x%04x (%s)", e.Addr, uint16(e.Attr), e.Status, StatusText(e.Status))
+	text := StatusText(e.Status)
+	if e.Class == ClassSubnAdm {
+		text = SAStatusText(e.Status)
+	}
+	return fmt.Sprintf("mad: %s: attribute 0x%04x: status 0x%04x (%s)", e.Addr, uint16(e.Attr), e.Status, text)
 }
 
 // StatusText describes a MAD status word: bit 0 busy, bit 1 redirect, bits 2-4

@@ -111,7 +111,10 @@ func TestMarshal(t *testing.T) {
 		"SMP data > 64":  {Addr: LIDAddress(1), Class: ClassSubnLID, Method: MethodGet, Data: make([]byte, 65)},
 		"PMA data > 192": {Addr: LIDAddress(1), Class: ClassPerf, Method: MethodGet, Data: make([]byte, 193)},
 		"GetResp":        {Addr: LIDAddress(1), Class: ClassSubnLID, Method: MethodGetResp},
-		"unknown class":  {Addr: LIDAddress(1), Class: 0x03, Method: MethodGet},
+		"unknown class":  {Addr: LIDAddress(1), Class: 0x02, Method: MethodGet},
+		"SA directed":    {Addr: DirectedRoute(1), Class: ClassSubnAdm, Method: MethodGet},
+		"SA data > 200":  {Addr: LIDAddress(1), Class: ClassSubnAdm, Method: MethodGet, Data: make([]byte, 201)},
+		"SMP GetTable":   {Addr: LIDAddress(1), Class: ClassSubnLID, Method: MethodGetTable},
 	} {
 		if _, err := r.Marshal(1); err == nil {
 			t.Errorf("%s: no error", name)
@@ -133,7 +136,8 @@ func TestDecodeRejects(t *testing.T) {
 		"base version":  mod(func(b []byte) { b[0] = 2 }),
 		"class version": mod(func(b []byte) { b[2] = 2 }),
 		"PMA version":   mod(func(b []byte) { b[1], b[2] = 0x04, 2 }),
-		"class":         mod(func(b []byte) { b[1] = 0x03 }),
+		"class":         mod(func(b []byte) { b[1] = 0x02 }),
+		"SA version":    mod(func(b []byte) { b[1] = 0x03 }), // the SA's class version is 2
 		"hop count":     mod(func(b []byte) { b[offHopCount] = 64 }),
 	} {
 		if _, err := Decode(b); err == nil {
@@ -558,18 +562,20 @@ func encodePKeyBlock(blk [PKeysPerBlock]uint16) []byte {
 // TestMarshalRefusesAllButGet: the codec is the guard that keeps ibkey
 // read-only. Every method byte but Get (Set, Send, Trap, TrapRepress, the
 // responses and the 254 values nobody defined) is refused, for every class and
-// both kinds of address, with ErrMethodRefused and no bytes.
+// both kinds of address, with ErrMethodRefused and no bytes; the SA class also
+// takes GetTable, the SA's other read.
 func TestMarshalRefusesAllButGet(t *testing.T) {
 	addrs := []Address{LIDAddress(1), DirectedRoute(), DirectedRoute(1, 2)}
-	for _, class := range []Class{ClassSubnLID, ClassSubnDirected, ClassPerf} {
+	for _, class := range []Class{ClassSubnLID, ClassSubnDirected, ClassPerf, ClassSubnAdm} {
 		for _, a := range addrs {
-			if class == ClassPerf && a.Directed {
+			if (class == ClassPerf || class == ClassSubnAdm) && a.Directed {
 				continue
 			}
 			for m := range 256 {
 				r := Request{Addr: a, Class: class, Method: Method(m), Attr: AttrPKeyTable, Data: make([]byte, 64)}
 				b, err := r.Marshal(7)
-				if Method(m) == MethodGet {
+				// The SA's SubnAdmGetTable (IBA 15.2.4) reads too; nothing else is sent.
+				if Method(m) == MethodGet || class == ClassSubnAdm && Method(m) == MethodGetTable {
 					if err != nil || len(b) != Size {
 						t.Errorf("%s %s Get: %v", class, a, err)
 					}

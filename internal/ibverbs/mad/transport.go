@@ -58,8 +58,11 @@ func (c *Call) Reply() []byte { return c.reply[:] }
 // Data is the reply's attribute data area (64 bytes for SMPs, 192 for the
 // PMA); valid when Err is nil.
 func (c *Call) Data() []byte {
-	if c.class == ClassPerf {
+	switch c.class {
+	case ClassPerf:
 		return c.reply[offData:]
+	case ClassSubnAdm:
+		return c.reply[offSAData:]
 	}
 	return c.reply[offData : offData+smpDataSize]
 }
@@ -91,7 +94,11 @@ func Exchange(ctx context.Context, t Transport, calls []Call) error {
 			c.Err = err
 			if err == nil {
 				c.class = p.Class
-				copy(c.reply[offData:], p.Data)
+				if p.Class == ClassSubnAdm {
+					copy(c.reply[offSAData:], p.Data)
+				} else {
+					copy(c.reply[offData:], p.Data)
+				}
 			}
 		}()
 	}
@@ -658,7 +665,9 @@ func checkReply(req *Request, class Class, b []byte) error {
 	}
 	rc, rm := Class(b[offClass]), Method(b[offMethod])
 	attr := AttrID(binary.BigEndian.Uint16(b[offAttrID:]))
-	if rc != class || rm != MethodGetResp || attr != req.Attr {
+	// The response method is the request's with the R bit (IBA 13.4.5):
+	// GetResp answers Get, GetTableResp GetTable.
+	if rc != class || rm != req.Method|0x80 || attr != req.Attr {
 		return fmt.Errorf("mad: %s: reply %s %s attribute 0x%04x does not answer %s %s attribute 0x%04x",
 			req.Addr, rc, rm, uint16(attr), class, req.Method, uint16(req.Attr))
 	}
@@ -667,7 +676,7 @@ func checkReply(req *Request, class Class, b []byte) error {
 		status &^= drDirectionBit
 	}
 	if status != 0 {
-		return &StatusError{Addr: req.Addr, Attr: req.Attr, Status: status}
+		return &StatusError{Addr: req.Addr, Attr: req.Attr, Status: status, Class: class}
 	}
 	return nil
 }

@@ -75,6 +75,12 @@ func encodeUmadRegReq(class Class, qpn uint8) []byte {
 	b[20] = qpn
 	b[21] = byte(class)
 	b[22] = 1 // class version
+	if class == ClassSubnAdm {
+		// SA class version 2 (IBA 15.2.1.1). rmpp_version stays 0: ibkey asks
+		// for single records, and a reply the SA segments with RMPP arrives as
+		// its first segment, which sa.go never takes as the whole answer.
+		b[22] = classVersionSA
+	}
 	return b
 }
 
@@ -84,7 +90,7 @@ func encodeUmadHdrInto(h []byte, agent uint32, class Class, dlid uint16, timeout
 	ne.PutUint32(h[0:], agent)
 	ne.PutUint32(h[8:], timeoutMS)
 	ne.PutUint32(h[12:], 0) // retries: the transport retries itself
-	if class == ClassPerf {
+	if class == ClassPerf || class == ClassSubnAdm {
 		be.PutUint32(h[20:], 1)
 		be.PutUint32(h[24:], umadQKeyGSI)
 	}

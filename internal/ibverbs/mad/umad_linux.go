@@ -17,7 +17,7 @@ import (
 
 // OpenUmad opens the umad device of device/port (e.g. "mlx5_0", 1) and
 // registers one agent per management class it sends: SMPs LID-routed and
-// directed (QP0) and the PMA (QP1). Opening needs root or membership of the
+// directed (QP0), the PMA and the SA (QP1). Opening needs root or membership of the
 // group owning /dev/infiniband/umadN (often "rdma").
 func OpenUmad(device string, port int, opts UmadOptions) (*Umad, error) {
 	opts = opts.withDefaults()
@@ -85,7 +85,7 @@ func openUmadFile(path string) (*umadFile, error) {
 	for _, a := range []struct {
 		class Class
 		qpn   uint8
-	}{{ClassSubnLID, 0}, {ClassSubnDirected, 0}, {ClassPerf, 1}} {
+	}{{ClassSubnLID, 0}, {ClassSubnDirected, 0}, {ClassPerf, 1}, {ClassSubnAdm, 1}} {
 		req := encodeUmadRegReq(a.class, a.qpn)
 		if err := ioctlPtr(fd, umadIoctlRegisterAgent, unsafe.Pointer(&req[0])); err != nil {
 			if a.qpn == 0 && errors.Is(err, unix.EPROTONOSUPPORT) {

@@ -36,6 +36,9 @@ type CanTalkOptions struct {
 	// savedSweep reads --fabric-file once: the router ports and the endpoints both
 	// come from it.
 	savedSweep func() (*fabric.Fabric, error)
+	// SA is --sa and --sm-log (sa.go); requester the port GUID the SA was asked from.
+	SA        saOptions
+	requester check.GUID
 }
 
 // NewCmdCanTalk builds `ibkey can-talk`; runF, when not nil, runs instead of runCanTalk
@@ -151,6 +154,7 @@ unread-table or different-subnets).`,
 	_ = c.MarkFlagFilename("partitions")
 	o.OpenSM.AddFlags(c)
 	o.Sweep.AddFileFlags(c, "stop the sweep after this long and report what was read (exit 4 when an endpoint is not in what was read)")
+	addSAFlags(c, &o.SA)
 	_ = c.RegisterFlagCompletionFunc("timeout", cmdutil.CompleteDurations("30s", "1m", "5m", "10m"))
 	return c
 }
@@ -273,6 +277,9 @@ func runCanTalk(o *CanTalkOptions) error {
 	if err != nil {
 		return err
 	}
+	if o.SA.SMLog != "" && !o.SA.Ask {
+		return cmdutil.Usagef("--sm-log quotes the Subnet Manager's refusal: it needs --sa")
+	}
 	// Every flag is checked, also one this pair of endpoints does not use: a bad
 	// value is a mistake either way (issue 28: --timeout -1s, --table-size 0).
 	if err := o.Sweep.Validate(); err != nil {
@@ -345,6 +352,14 @@ func runCanTalk(o *CanTalkOptions) error {
 		v.Reasons = append(v.Reasons, partitionReasons(parts, v, eps)...)
 	}
 	v.Reasons = append(v.Reasons, qkeyRuleReasons(v)...)
+	// --sa: the Subnet Manager's own answer, compared (sa.go).
+	var sa *saAnswer
+	if o.SA.Ask {
+		if sa, err = o.askSA(eps, v); err != nil {
+			return err
+		}
+		v.Reasons = append(v.Reasons, saText(sa)...)
+	}
 	// Port warnings first (a stale or RoCE table undermines everything after it), once
 	// per port; they go in the JSON too.
 	var warnings []string
@@ -358,7 +373,14 @@ func runCanTalk(o *CanTalkOptions) error {
 	v.Warnings = append(warnings, v.Warnings...)
 
 	if f == cmdutil.FormatJSON {
-		if err := cmdutil.WriteJSON(o.IO.Out, verdictToJSON(v)); err != nil {
+		j := verdictToJSON(v)
+		if sa != nil {
+			j.SA = saToJSON(sa)
+			if sa.Unknown && v.Kind.ExitCode() != cmdutil.ExitIncomplete {
+				j.Incomplete = append(j.Incomplete, cmdutil.Incomplete{Kind: cmdutil.IncompleteNotChecked, Message: sa.Reason})
+			}
+		}
+		if err := cmdutil.WriteJSON(o.IO.Out, j); err != nil {
 			return err
 		}
 	} else if err := canTalkText(o, f, v, eps); err != nil {
@@ -377,6 +399,12 @@ func runCanTalk(o *CanTalkOptions) error {
 		for _, nc := range v.NotChecked {
 			n.Warn("not checked: " + nc.Sentence)
 		}
+	}
+	if sa != nil && sa.Unknown {
+		// The SM's answer and the tables read disagree, or the SM did not answer for
+		// these ends: the verdict is not confirmed.
+		n.Warn("not checked: " + sa.Reason)
+		return cmdutil.Exit(cmdutil.ExitIncomplete)
 	}
 	if code := v.Kind.ExitCode(); code != cmdutil.ExitOK {
 		return cmdutil.Exit(code)
@@ -490,6 +518,10 @@ func cannotResolve(o *CanTalkOptions, f cmdutil.Format, specA, specB check.Endpo
 		side = "a"
 	}
 	reason := fmt.Sprintf("%s: %s", rerr.Endpoint, rerr.Problem)
+	if o.SA.Ask {
+		// No QP there can use the key: there is no pair for the SM to answer about.
+		reason += "; the Subnet Manager was not asked (--sa): its answer would be about a QP that cannot exist"
+	}
 	if f == cmdutil.FormatJSON {
 		verdict := check.VerdictNo
 		var incomplete []cmdutil.Incomplete

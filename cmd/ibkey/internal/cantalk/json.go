@@ -29,6 +29,8 @@ type verdictJSON struct {
 	Shared     []sharedJSON    `json:"shared_partitions"`
 	Hops       []hopJSON       `json:"hops,omitempty"`
 	Unresolved *unresolvedJSON `json:"unresolved,omitempty"`
+	// SA is the Subnet Manager's answer (--sa, sa.go).
+	SA *saJSON `json:"sa,omitempty"`
 	// Incomplete is present exactly when the command exits 4 (verdict unknown or
 	// different-subnets).
 	Incomplete []cmdutil.Incomplete `json:"incomplete,omitempty"`

@@ -94,7 +94,7 @@ func AddRootIbsimFlag(root *cobra.Command) {
 // root's hidden copy the one parsed (a command with MAD flags parses its own).
 func CheckRootIbsim(c *cobra.Command) error {
 	if fl := c.Root().PersistentFlags().Lookup("ibsim"); fl != nil && fl.Changed {
-		return Usagef("--ibsim: '%s' sends no MADs (the MAD flags apply to devices, pkeys, can-talk, watch counters, fabric, job and exporter)", c.CommandPath())
+		return Usagef("--ibsim: '%s' sends no MADs (the MAD flags apply to devices, pkeys, can-talk, watch counters, fabric, job, exporter and sm log)", c.CommandPath())
 	}
 	return nil
 }

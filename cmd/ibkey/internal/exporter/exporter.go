@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -66,6 +67,8 @@ type Options struct {
 	Partitions    string
 	AllowBoth     bool
 	NoCounters    bool
+
+	SMLog string // --sm-log (smlog.go)
 }
 
 // NewCmdExporter builds `ibkey exporter`. runF replaces the run function in tests.
@@ -116,6 +119,7 @@ func NewCmdExporter(deps Deps, runF func(*Options) error) *cobra.Command {
 	fl.StringVar(&o.Partitions, "partitions", "", "fabric mode (--sweep): also compare the tables with what OpenSM programs from this partitions.conf (`FILE`)")
 	fl.BoolVar(&o.AllowBoth, "allow-both", false, "with --partitions: OpenSM runs with -W (allow_both_pkeys)")
 	fl.BoolVar(&o.NoCounters, "no-counters", false, "fabric mode: do not read PMA PortCounters (tables and PortInfo only)")
+	addSMLogFlag(c, o)
 	c.MarkFlagsMutuallyExclusive("sweep", "lid")
 	_ = c.MarkFlagFilename("partitions")
 	_ = c.MarkFlagFilename("web.config.file", "yml", "yaml")
@@ -289,23 +293,32 @@ func runFabric(ctx context.Context, o *Options, logger *slog.Logger) error {
 // output serves, writes or prints the collector's metrics. background, when set, runs
 // beside it until ctx ends (the fabric sweeps).
 func output(ctx context.Context, o *Options, logger *slog.Logger, c prometheus.Collector, background func(context.Context)) error {
-	cs := []prometheus.Collector{c}
+	collectors := []prometheus.Collector{c}
 	if o.Demo != nil && o.Demo() {
-		cs = append(cs, exporter.DemoCollector())
+		collectors = append(collectors, exporter.DemoCollector())
 	}
-	reg, err := exporter.NewRegistry(cs...)
+	runs := []func(context.Context){background}
+	if o.SMLog != "" {
+		smc, run, err := o.smLogCollector(ctx, logger)
+		if err != nil {
+			return err
+		}
+		collectors, runs = append(collectors, smc), append(runs, run)
+	}
+	reg, err := exporter.NewRegistry(collectors...)
 	if err != nil {
 		return err
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	done := make(chan struct{})
-	if background != nil {
-		go func() { defer close(done); background(ctx) }()
-	} else {
-		close(done)
+	var wg sync.WaitGroup
+	for _, run := range runs {
+		if run != nil {
+			wg.Add(1)
+			go func() { defer wg.Done(); run(ctx) }()
+		}
 	}
-	defer func() { cancel(); <-done }()
+	defer func() { cancel(); wg.Wait() }()
 	switch {
 	case o.Textfile != "":
 		return writeTextfiles(ctx, o, logger, reg)
@@ -397,6 +410,11 @@ Output: HTTP /metrics on --listen (default 127.0.0.1:9893; TLS and basic auth wi
 DIR/ibkey.prom atomically for node_exporter's textfile collector; a failed write is
 logged and retried), or --once (print to stdout and exit). Labels follow
 node_exporter's infiniband collector (device, port).
+
+With --sm-log FILE, in either mode, the partition and key events of OpenSM's log
+(those 'ibkey sm log' explains) are counted by kind and partition key in
+ibkey_sm_events_total: the log is read from its start, then followed as OpenSM
+writes, across rotation (renamed and reopened, or truncated).
 
 The server answers GET and HEAD (405 otherwise), runs 2 scrapes at a time (a scrape
 waits up to 5s for a slot, then 503) and holds a slot only while it builds its answer;

@@ -15,6 +15,7 @@ import (
 	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/fsread"
 	"github.com/ibkey/ibkey/internal/partconf"
+	"github.com/ibkey/ibkey/internal/query"
 )
 
 // CheckOptions are `ibkey fabric check`'s inputs.
@@ -29,6 +30,7 @@ type CheckOptions struct {
 	AllowBoth  bool
 	Strict     bool
 	Ignore     []string
+	SA         saCheck // --sa, --sm-key (check_sa.go)
 }
 
 // NewCmdCheck is `ibkey fabric check`; runF replaces the run in tests.
@@ -91,6 +93,20 @@ A running OpenSM does not re-read a table it programmed (only a new or reset
 port's, or every table when it starts): kill -HUP re-reads partitions.conf but
 leaves a table changed behind its back as it is. The actions say so.
 
+With --sa the Subnet Manager's SA is asked too (SubnAdmGet, with --sm-key,
+OpenSM's sa_key, default 1):
+  sa-table-differs             (error) the SM believes a port's table holds
+                               something else (P_KeyTableRecord)
+  sa-view-not-file             (error) with --partitions: the SM's view of a
+                               table is not what FILE gives the port
+  ipoib-group-missing          (error) an ipoib partition has no IPoIB
+                               broadcast group
+  ipoib-group-differs          (error) its group's Q_Key, MTU or rate is not
+                               FILE's
+The SA answers only for ports and groups of the asking port's partitions: what
+it did not answer is not checked (exit 4); ask from a port in every partition,
+such as the SM's.
+
 Exit codes: 0 no errors (warnings allowed unless --strict); 1 errors (or
 warnings with --strict), also when the sweep was partial: what was found is
 definite, and stderr still says what was not read; 2 bad usage, --fabric-file
@@ -130,6 +146,7 @@ partial-sweep, unread-node, unread-table or not-checked).`,
 	_ = c.MarkFlagFilename("partitions")
 	_ = c.MarkFlagFilename("opensm-conf")
 	_ = c.RegisterFlagCompletionFunc("ignore", cobra.FixedCompletions(checkRules, cobra.ShellCompDirectiveNoFileComp))
+	addSACheckFlags(c, &o.SA)
 	return c
 }
 
@@ -137,6 +154,7 @@ var checkRules = []string{
 	fabric.RuleHCAKeyNotOnSwitch, fabric.RuleSwitchKeyNotOnHCA, fabric.RuleLimitedOnly, fabric.RuleEnforcementOff,
 	fabric.RuleTableFull, fabric.RulePortNotActive, fabric.RuleNotRead, fabric.RuleSweepIncomplete, fabric.RuleDefaultNotIndex0,
 	partconf.RuleIndexMoved, partconf.RuleGUIDNotInFabric, partconf.RuleMissingKey, partconf.RuleExtraKey, partconf.RuleWrongMembership, partconf.RuleTableOverflow, partconf.RuleFileRejected,
+	RuleSATableDiffers, RuleSAViewNotFile, RuleIPoIBGroupMissing, RuleIPoIBGroupDiffers,
 }
 
 func runCheck(o *CheckOptions) error {
@@ -183,6 +201,9 @@ func runCheck(o *CheckOptions) error {
 	if err := o.Source.Validate(); err != nil {
 		return err
 	}
+	if err := o.SA.validate(); err != nil {
+		return err
+	}
 	// definite: the audit found a failure in what was read (an error, or with --strict
 	// a warning), not merely something unread. It wins over a partial sweep: exit 1,
 	// the sweep's gaps still named on stderr.
@@ -194,9 +215,10 @@ func runCheck(o *CheckOptions) error {
 		}
 		res := fabric.AuditFabric(fab, auditOpts)
 		all := res.Findings
+		var model *partconf.Model
 		if conf != nil {
 			base := partconf.Options{AllowBoth: o.AllowBoth}
-			model := partconf.NewFabricModel(conf, fab, base)
+			model = partconf.NewFabricModel(conf, fab, base)
 			if osm != nil {
 				model = osm.FabricModel(conf, fab, base)
 			}
@@ -208,6 +230,14 @@ func runCheck(o *CheckOptions) error {
 			})
 			all = append(all, partconf.CompareFabric(fab, model)...)
 			all = append(all, partconf.UnknownGUIDs(conf, fab)...)
+		}
+		if o.SA.Ask {
+			saf, nc, err := o.saFindings(fab, conf, model)
+			if err != nil {
+				return &query.EnvError{Msg: fmt.Sprintf("--sa: %v", err)}
+			}
+			all = append(all, saf...)
+			res.NotChecked = append(res.NotChecked, nc...)
 		}
 		var findings []check.Finding
 		var errs, warns int

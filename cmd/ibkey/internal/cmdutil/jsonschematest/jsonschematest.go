@@ -192,7 +192,7 @@ func Lines(t testing.TB, name, stdout string) {
 }
 
 // streams are the schemas of documents printed one per line (watch -o json).
-var streams = map[string]bool{"watch-counters": true, "watch-pkeys": true}
+var streams = map[string]bool{"watch-counters": true, "watch-pkeys": true, "sm-log-event": true}
 
 // SchemaFor names the schema of the JSON `ibkey ARGS` prints (cmdutil/jsonschema.go:
 // the command path joined by "-", a mode with another shape its own name), or "" for
@@ -230,6 +230,14 @@ func SchemaFor(args []string) string {
 			switch next {
 			case "check", "show", "matrix":
 				return "partitions-" + next
+			}
+			return ""
+		case "sm":
+			if next == "log" {
+				if Has(args, "--follow") || Has(args, "-F") {
+					return "sm-log-event"
+				}
+				return "sm-log"
 			}
 			return ""
 		case "fabric":

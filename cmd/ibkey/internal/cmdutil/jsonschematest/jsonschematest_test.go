@@ -29,6 +29,8 @@ func TestSchemasCompile(t *testing.T) {
 		"fabric-pkeys-key":  {"fabric", "pkeys", "--key", "0x1", "-o", "json"},
 		"fabric-check":      {"fabric", "check", "-o", "json"},
 		"fabric-diff":       {"fabric", "diff", "a", "b", "-o", "json"},
+		"sm-log":            {"sm", "log", "f", "-o", "json"},
+		"sm-log-event":      {"sm", "log", "--follow", "f", "-o", "json"},
 	}
 	err := fs.WalkDir(schemas.FS, ".", func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {

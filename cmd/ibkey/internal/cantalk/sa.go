@@ -1,0 +1,305 @@
+package cantalk
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
+	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fabric"
+	"github.com/ibkey/ibkey/internal/ibverbs/mad"
+	"github.com/ibkey/ibkey/internal/query"
+	"github.com/ibkey/ibkey/internal/smlog"
+)
+
+// can-talk --sa: the Subnet Manager's own answer. The SA (OpenSM) gives a PathRecord
+// in a partition only between two ports that both hold it, one of them a full member,
+// as it believes the tables to be (osm_sa_path_record.c pr_rcv_get_path_parms,
+// osm_pkey.c osm_physp_share_this_pkey): the P_Key rule can-talk applies, on the SM's
+// view. Before that it answers only a requester that shares a partition with both
+// ends, and only for ends that share one (pr_rcv_get_port_pair_paths,
+// osm_port_share_pkey), and refuses silently otherwise: a refusal then says nothing of
+// the two ports.
+
+// saOptions are --sa and --sm-log.
+type saOptions struct {
+	Ask   bool
+	SMLog string
+}
+
+func addSAFlags(c *cobra.Command, o *saOptions) {
+	c.Flags().BoolVar(&o.Ask, "sa", false, "also ask the Subnet Manager (SubnAdmGet PathRecord in the ends' partition) and compare its answer; the ends are fabric ports (lid=, node=, a GUID) with pkey=")
+	c.Flags().StringVar(&o.SMLog, "sm-log", "", "with --sa: OpenSM's log (`FILE`), to quote the line where it says why it refused")
+	_ = c.MarkFlagFilename("sm-log")
+}
+
+// saAnswer is what the SM said and how it compares with the verdict.
+type saAnswer struct {
+	SMLID     uint16
+	Requester string
+	PKey      check.PKey
+	SLID      uint16
+	DLID      uint16
+	// Path: the SA gave a path; Status its refusal ("" when it gave one).
+	Path   bool
+	Status string
+	// Agrees: the SM's answer is the verdict's P_Key rule; Unknown: its answer
+	// settles nothing (it did not answer for these ends, or could not be asked).
+	Agrees  bool
+	Unknown bool
+	Reason  string
+	LogLine string
+}
+
+// saEnd is an endpoint as --sa needs it: a port of a known fabric, one P_Key.
+func saEnd(e query.ResolvedEndpoint) (*fabric.Fabric, *fabric.Port, check.PKey, error) {
+	f, _ := e.Endpoint.Fabric.(*fabric.Fabric)
+	if f == nil || e.Endpoint.At == nil || e.Endpoint.Port || len(e.Endpoint.Entries) != 1 {
+		return nil, nil, 0, cmdutil.Usagef("--sa asks the Subnet Manager for a path between two ports of the fabric in one partition: %s is not a fabric port with pkey= (write lid=N,pkey=K, node=NAME,pkey=K or GUID,pkey=K)", e.Spec)
+	}
+	p := f.Port(*e.Endpoint.At)
+	if p == nil || p.LID == 0 {
+		return nil, nil, 0, &query.EnvError{Msg: fmt.Sprintf("--sa: %s has no LID in the fabric read: the SA answers by LID", e.Endpoint.Label)}
+	}
+	k := e.Endpoint.Entries[0].PKey
+	if e.Spec.PKey != nil {
+		k = *e.Spec.PKey // the key as asked: what saquery --pkey sends
+	}
+	return f, p, k, nil
+}
+
+// askSA asks the SA for the path from A to B in their partition and compares.
+func (o *CanTalkOptions) askSA(eps []query.ResolvedEndpoint, v check.Verdict) (*saAnswer, error) {
+	f, pa, ka, err := saEnd(eps[0])
+	if err != nil {
+		return nil, err
+	}
+	_, pb, kb, err := saEnd(eps[1])
+	if err != nil {
+		return nil, err
+	}
+	ans := &saAnswer{PKey: ka, SLID: pa.LID, DLID: pb.LID}
+	if ka.Partition() != kb.Partition() {
+		ans.Agrees = !v.AToB.PKeyOK
+		ans.Reason = fmt.Sprintf("not asked: %s and %s name different partitions (%s, %s), and the SA gives a path in one", eps[0].Endpoint.Label, eps[1].Endpoint.Label, ka.Partition(), kb.Partition())
+		return ans, nil
+	}
+	var logFrom int64 = -1
+	if o.SA.SMLog != "" {
+		st, err := os.Stat(o.SA.SMLog)
+		if err != nil {
+			return nil, &query.UsageError{Msg: fmt.Sprintf("--sm-log: %v", err)}
+		}
+		logFrom = st.Size()
+	}
+	err = o.MAD.With(o.Ctx, func(ctx context.Context, fab *query.Fabric) error {
+		sm, err := mad.FindSA(ctx, fab.T)
+		if err != nil {
+			return err
+		}
+		ans.SMLID = sm
+		if ni, err := mad.GetNodeInfo(ctx, fab.T, mad.DirectedRoute()); err == nil {
+			ans.Requester = requesterLabel(f, check.GUID(ni.PortGUID), fab.Via)
+			o.requester = check.GUID(ni.PortGUID)
+		}
+		_, err = mad.GetPathRecord(ctx, fab.T, sm, pa.LID, pb.LID, uint16(ka))
+		switch st, ok := mad.SAStatus(err); {
+		case err == nil:
+			ans.Path = true
+		case ok && st == mad.SAStatusNoRecords:
+			ans.Status = mad.SAStatusText(uint16(st) << 8)
+		default:
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		ans.Unknown = true
+		ans.Reason = fmt.Sprintf("the Subnet Manager could not be asked: %v", err)
+		return ans, nil
+	}
+	o.judgeSA(ans, f, eps, v)
+	if logFrom >= 0 && !ans.Path {
+		ans.LogLine = findRefusal(o.SA.SMLog, logFrom, pa.GUID, pb.GUID, ka)
+	}
+	return ans, nil
+}
+
+// requesterLabel names the port the SA request came from.
+func requesterLabel(f *fabric.Fabric, g check.GUID, via string) string {
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if p.GUID == g && n.IsEndPort(p) {
+				return f.Label(check.PortID{Node: n.GUID, Port: p.Num})
+			}
+		}
+	}
+	return fmt.Sprintf("%s (via %s)", g, via)
+}
+
+// judgeSA compares the SA's answer with the verdict's P_Key rule for the partition,
+// and says why the SA refused.
+func (o *CanTalkOptions) judgeSA(ans *saAnswer, f *fabric.Fabric, eps []query.ResolvedEndpoint, v check.Verdict) {
+	a, b := eps[0].Endpoint.Label, eps[1].Endpoint.Label
+	key := ans.PKey.Partition()
+	pkeyOK := v.AToB.PKeyOK && v.BToA.PKeyOK
+	asked := fmt.Sprintf("SubnAdmGet PathRecord from LID %d to LID %d with P_Key %s, to the SA at LID %d", ans.SLID, ans.DLID, ans.PKey, ans.SMLID)
+	var pkeyReasons []string
+	for _, r := range v.Reasons {
+		if !strings.HasPrefix(r, "Q_Key") && !strings.Contains(r, "Q_Key send rule") {
+			pkeyReasons = append(pkeyReasons, r)
+		}
+	}
+	switch {
+	case ans.Path && pkeyOK:
+		ans.Agrees = true
+		ans.Reason = fmt.Sprintf("the Subnet Manager gives a path in partition %s (%s): it agrees", key, asked)
+	case !ans.Path && !pkeyOK:
+		ans.Agrees = true
+		ans.Reason = fmt.Sprintf("the Subnet Manager refuses a path in partition %s too (%s: %s): %s", key, asked, ans.Status, strings.Join(pkeyReasons, "; "))
+	case ans.Path:
+		ans.Unknown = true
+		ans.Reason = fmt.Sprintf("the Subnet Manager gives a path in partition %s (%s), but the tables read say no: its view of the tables is not what the ports hold (it has not swept since they changed, or it does not manage them)", key, asked)
+	default:
+		ans.Unknown = true
+		ans.Reason = fmt.Sprintf("the Subnet Manager refuses a path in partition %s (%s: %s) that the tables read allow", key, asked, ans.Status)
+		if why := o.silentRefusal(f, eps); why != "" {
+			ans.Reason += ": " + why + "; its refusal says nothing of " + a + " and " + b
+		} else {
+			ans.Reason += ": its view of the tables is not what the ports hold (it has not swept since they changed, or it does not manage them)"
+		}
+	}
+}
+
+// silentRefusal says why OpenSM refused without looking at the partition, when it
+// did: the requester shares no partition (with a full member) with an end, or the
+// ends share none at all (osm_sa_path_record.c pr_rcv_get_port_pair_paths).
+func (o *CanTalkOptions) silentRefusal(f *fabric.Fabric, eps []query.ResolvedEndpoint) string {
+	whole := func(id check.PortID, label string) (check.Endpoint, bool) {
+		p := f.Port(id)
+		if p == nil || p.PKeys == nil {
+			return check.Endpoint{}, false
+		}
+		return check.Endpoint{Label: label, Port: true, Entries: p.Entries()}, true
+	}
+	ends := make([]check.Endpoint, 2)
+	for i, e := range eps {
+		w, ok := whole(*e.Endpoint.At, e.Endpoint.Label)
+		if !ok {
+			return ""
+		}
+		ends[i] = w
+	}
+	share := func(x, y check.Endpoint) bool {
+		v := check.CanTalk(x, y)
+		return v.AToB.PKeyOK
+	}
+	if !share(ends[0], ends[1]) {
+		return fmt.Sprintf("%s and %s share no partition in which one is a full member, and OpenSM refuses any path between such ports before it looks at the partition asked for, without logging it", ends[0].Label, ends[1].Label)
+	}
+	if o.requester == 0 {
+		return ""
+	}
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if p.GUID != o.requester || !n.IsEndPort(p) || p.PKeys == nil {
+				continue
+			}
+			req := check.Endpoint{Label: f.Label(check.PortID{Node: n.GUID, Port: p.Num}), Port: true, Entries: p.Entries()}
+			for _, e := range ends {
+				if !share(req, e) {
+					return fmt.Sprintf("the port that asked, %s, shares no partition (with a full member) with %s, and OpenSM answers a PathRecord only to a requester that shares one with both ends, without logging why: ask from a port that does", req.Label, e.Label)
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// findRefusal waits (up to 2 s) for the SM's log line refusing the path between the
+// two port GUIDs in key's partition, written after offset from, and returns it; "" when
+// none comes.
+func findRefusal(path string, from int64, ga, gb check.GUID, key check.PKey) string {
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		if line := scanRefusal(path, from, ga, gb, key); line != "" || time.Now().After(deadline) {
+			return line
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func scanRefusal(path string, from int64, ga, gb check.GUID, key check.PKey) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	if _, err := f.Seek(from, 0); err != nil {
+		return ""
+	}
+	var found string
+	a := smlog.NewAssembler(time.Now(), time.Local, func(ev *smlog.Event) {
+		if ev.Kind != smlog.KindPathRefused || len(ev.Lines) == 0 {
+			return
+		}
+		ends := (ev.From.GUID == ga && ev.To.GUID == gb) || (ev.From.GUID == gb && ev.To.GUID == ga)
+		if ends && (ev.KeyType == "" || check.PKey(ev.Key).Partition() == key.Partition()) {
+			found = ev.Lines[0]
+		}
+	})
+	if err := smlog.Read(context.Background(), f, a); err != nil && !errors.Is(err, context.Canceled) {
+		return found
+	}
+	return found
+}
+
+// saText is the SM's answer for the text output.
+func saText(ans *saAnswer) []string {
+	out := []string{"SM: " + ans.Reason}
+	if ans.LogLine != "" {
+		out = append(out, "SM log: "+ans.LogLine)
+	}
+	return out
+}
+
+// saJSON is the "sa" member of can-talk's JSON.
+type saJSON struct {
+	SMLID     *uint16 `json:"sm_lid"`
+	Requester *string `json:"requester"`
+	PKey      string  `json:"pkey"`
+	SLID      uint16  `json:"slid"`
+	DLID      uint16  `json:"dlid"`
+	Path      bool    `json:"path"`
+	Status    *string `json:"status"`
+	Agrees    bool    `json:"agrees"`
+	Unknown   bool    `json:"unknown"`
+	Reason    string  `json:"reason"`
+	LogLine   *string `json:"log_line"`
+}
+
+func saToJSON(ans *saAnswer) *saJSON {
+	if ans == nil {
+		return nil
+	}
+	j := &saJSON{PKey: ans.PKey.String(), SLID: ans.SLID, DLID: ans.DLID, Path: ans.Path, Agrees: ans.Agrees, Unknown: ans.Unknown, Reason: ans.Reason}
+	if ans.SMLID != 0 {
+		j.SMLID = &ans.SMLID
+	}
+	if ans.Requester != "" {
+		j.Requester = &ans.Requester
+	}
+	if ans.Status != "" {
+		j.Status = &ans.Status
+	}
+	if ans.LogLine != "" {
+		j.LogLine = &ans.LogLine
+	}
+	return j
+}

@@ -1,0 +1,104 @@
+package fabric
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ibkey/ibkey/internal/ibverbs/mad"
+	"github.com/ibkey/ibkey/internal/lab"
+)
+
+// fabric check --sa in the lab: the partitions lab net, OpenSM running saCheckConf as a
+// daemon. The SM's view (P_KeyTableRecord), the tables read by SMP and the model of
+// the file agree, and the IPoIB groups are as the file says; then a table set behind
+// the SM's back, a file that says other group values, and an asker outside a group's
+// partition.
+
+const saCheckConf = `Default=0x7fff, ipoib : ALL=full;
+p1=0x8001, ipoib, mtu=4, rate=7, Q_Key=0x00001111 : 0x0002c90300000211=full, 0x0002c90300000221, 0x0002c90300000231;
+p2=0x0002 : 0x0002c90300000221=full, 0x0002c90300000231;
+`
+
+type saCheckDoc struct {
+	Findings []struct {
+		Rule    string `json:"rule"`
+		Message string `json:"message"`
+	} `json:"findings"`
+	Incomplete []struct {
+		Kind    string `json:"kind"`
+		Message string `json:"message"`
+	} `json:"incomplete"`
+}
+
+func (d saCheckDoc) ruleCount() map[string]int {
+	out := map[string]int{}
+	for _, f := range d.Findings {
+		out[f.Rule]++
+	}
+	return out
+}
+
+func TestLabFabricCheckSA(t *testing.T) {
+	lab.Require(t)
+	if testing.Short() {
+		t.Skip("lab: -short")
+	}
+	l := lab.StartPartconf(t)
+	l.StartOpenSMDaemonWith(t, lab.DaemonOptions{Partitions: saCheckConf})
+	conf := filepath.Join(t.TempDir(), "partitions.conf")
+	if err := os.WriteFile(conf, []byte(saCheckConf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run := func(node, file string, extra ...string) (saCheckDoc, result) {
+		t.Helper()
+		args := append([]string{"fabric", "check", "--ibsim=" + l.SockName, "--sim-node", node, "--sa", "--partitions", file,
+			"--ignore", "enforcement-off", "-o", "json"}, extra...)
+		r := runIbkey(t, false, nil, args...)
+		var d saCheckDoc
+		if err := json.Unmarshal([]byte(r.stdout), &d); err != nil {
+			t.Fatalf("ibkey %s: exit %d: %v\n%s%s", strings.Join(args, " "), r.code, err, r.stdout, r.stderr)
+		}
+		return d, r
+	}
+	// All agree, asked from HcaB (in every ipoib partition).
+	if d, r := run("HcaB", conf); r.code != 0 || len(d.Findings) != 0 || len(d.Incomplete) != 0 {
+		t.Fatalf("clean fabric: exit %d, %v %v\n%s", r.code, d.ruleCount(), d.Incomplete, r.stderr)
+	}
+	// Asked from HcaA, which is not in p1: its group is not visible, so not checked.
+	if d, r := run("HcaA", conf); r.code != 4 || len(d.Incomplete) == 0 || !strings.Contains(d.Incomplete[0].Message, "the SA answers only for groups of partitions") {
+		t.Errorf("from outside p1: exit %d, %+v", r.code, d.Incomplete)
+	}
+	// A file with other values for p1's group: the group is not as it says.
+	other := filepath.Join(t.TempDir(), "other.conf")
+	if err := os.WriteFile(other, []byte(strings.Replace(saCheckConf, "mtu=4, rate=7, Q_Key=0x00001111", "mtu=5, rate=7, Q_Key=0x00002222", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if d, r := run("HcaB", other); r.code != 1 || d.ruleCount()[RuleIPoIBGroupDiffers] != 1 || !strings.Contains(d.Findings[0].Message+d.Findings[len(d.Findings)-1].Message, "Q_Key 0x00001111, the file 0x00002222") {
+		t.Errorf("other group values: exit %d, %v %+v", r.code, d.ruleCount(), d.Findings)
+	}
+	// A key set in HcaC's table behind the SM's back (ibsim takes any client's Set):
+	// the SM's view differs from the table the port holds.
+	var blk [mad.PKeysPerBlock]uint16
+	blk[0], blk[1], blk[2], blk[3] = 0xffff, 0x0001, 0x0002, 0x8009
+	if err := l.SetPKeyBlock(context.Background(), "HcaA", mad.LIDAddress(4), 1, 0, blk); err != nil {
+		t.Fatal(err)
+	}
+	d, r := run("HcaB", conf)
+	if r.code != 1 || d.ruleCount()[RuleSATableDiffers] != 1 {
+		t.Errorf("a table set behind the SM's back: exit %d, %v %+v", r.code, d.ruleCount(), d.Findings)
+	}
+	for _, f := range d.Findings {
+		if f.Rule == RuleSATableDiffers && !strings.Contains(f.Message, "index 3: the SM 0x0000, the port 0x8009") {
+			t.Errorf("%s", f.Message)
+		}
+	}
+	// Without the SM_Key the SA refuses P_KeyTableRecords: a usable error.
+	r = runIbkey(t, false, nil, "fabric", "check", "--ibsim="+l.SockName, "--sim-node", "HcaB", "--sa", "--sm-key", "0")
+	if r.code != 3 || !strings.Contains(r.stderr, "give its sa_key with --sm-key") {
+		t.Errorf("--sm-key 0: exit %d\n%s", r.code, r.stderr)
+	}
+}

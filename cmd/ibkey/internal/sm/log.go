@@ -1,0 +1,350 @@
+package sm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
+	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fabric"
+	"github.com/ibkey/ibkey/internal/fsread"
+	"github.com/ibkey/ibkey/internal/partconf"
+	"github.com/ibkey/ibkey/internal/query"
+	"github.com/ibkey/ibkey/internal/smlog"
+)
+
+// DefaultLog is where OpenSM logs unless told otherwise (OSM_DEFAULT_LOG_FILE,
+// opensm(8) -f).
+const DefaultLog = "/var/log/opensm.log"
+
+// LogOptions are `ibkey sm log`'s inputs.
+type LogOptions struct {
+	IO      *cmdutil.IOStreams
+	Format  cmdutil.Format
+	Notices *cmdutil.Notices
+	Ctx     context.Context
+	Now     func() time.Time
+
+	// File is the log ("-": standard input).
+	File   string
+	Follow bool
+	// Since keeps the events of the last Since (0: all).
+	Since time.Duration
+	// Each prints every event instead of one entry per problem.
+	Each bool
+	// Kinds keeps only these kinds (none: all).
+	Kinds []string
+	// Year is the year of the log's first line (0: inferred).
+	Year int
+	// Source names ports: a saved sweep (--fabric-file) or, with a fabric transport
+	// chosen explicitly, a sweep now.
+	Source     *cmdutil.FabricSweep
+	Partitions string
+	OpenSM     cmdutil.OpenSMFlags
+}
+
+// NewCmdLog is `ibkey sm log`; runF replaces the run in tests.
+func NewCmdLog(f *cmdutil.Factory, runF func(*LogOptions) error) *cobra.Command {
+	o := &LogOptions{IO: f.IOStreams, Now: f.Now}
+	c := &cobra.Command{
+		Use:   "log [FILE|-]",
+		Short: "Explain the partition and key events of an OpenSM log",
+		Long: `Read OpenSM's log (FILE, default ` + DefaultLog + `; - for standard input) and explain
+every partition and key event in it. For each: when, both ends by name and port, the
+key decoded, the rule that failed (in the words can-talk uses) and what to change.
+
+Events (OpenSM 3.3.23; docs/sm.md lists every message and where it comes from):
+  bad-pkey             trap 257: a port dropped a packet for its P_Key
+  bad-qkey             trap 258: a UD QP dropped a datagram for its Q_Key
+  bad-switch-pkey      trap 259: a switch port dropped a packet (partition enforcement)
+  bad-mkey             trap 256: a port refused an SMP's M_Key
+  path-refused         the SA refused a PathRecord for a partition (ERR 1F1A, 1F1B,
+                       1F1D, 1F1E; MultiPathRecord 4518, 4519, 451C, 451D)
+  path-no-partition    a path in a P_Key OpenSM has no partition for (ERR 1F1C, 451A)
+  join-refused         the SA refused a multicast join (ERR 1B14, 1B30, 1B31, 1B32)
+  untrusted-request    a request that needs the SM_Key came without it (ERR 4608, 430B)
+  bad-sm-key           an SA request with a wrong SM_Key, dropped unanswered (ERR 1A04)
+  sm-key-mismatch      another SM with another SM_Key (ERR 2F18)
+  partitions-rejected  partitions.conf could not be parsed: OpenSM fell back to
+                       Default=0x7fff : ALL=full, and isolation is gone
+  partitions-missing   no partitions.conf: the same fallback (verbose log level)
+  partitions-warning   a line OpenSM skipped or read differently (mgid, IP groups,
+                       verbose PARSE WARN, duplicated definitions)
+  pkey-table-full      a port in more partitions than its table holds (ERR 0512)
+  enforcement-off      a switch port that cannot hold its CA's partitions: OpenSM
+                       switched its enforcement off (ERR 0507)
+  pkey-program-failed  OpenSM could not program a table or enforcement bits
+  pkey-table-shrunk    a table smaller than OpenSM planned
+  notice-not-forwarded a subscriber outside a group's partition
+
+The lines of one event are one event: a trap's error-level lines and its info-level
+report (which alone has the QP numbers whole: the error line keeps only QP1's low 12
+bits, and OpenSM stops reporting a trap repeated 10 times within its aging window),
+a parse error and the fallback after it.
+
+Ports are named from, in this order: a saved sweep (--fabric-file FILE), a sweep now
+(only when a fabric transport is chosen: --ibsim, --ca), and the log's own lines (a
+trap's report names its issuer's GUID, the SA's refusals name ports by GUID and
+description). A LID nothing names stays a LID. With --partitions FILE the fix names
+the line to edit.
+
+Repeats are counted: the output has one entry per problem (kind, ends and key), with
+how often and when first and last; --each prints every event instead. --since 1h
+keeps the last hour. --follow reads the file as tail -F does: to its end, then as
+OpenSM writes, surviving rotation (renamed and reopened, or truncated); events are
+printed as they come.
+
+The log has no year: it is inferred from the file's last change (--year says it).
+OpenSM writes local time.
+
+Exit codes: 0 no partition or key error in the log (warnings allowed); 1 errors
+found; 2 bad usage; 3 the log or the fabric cannot be read; 4 nothing found but the
+sweep naming the ports was partial. With --follow, a signal ends it (128+signo).
+
+JSON (-o json; schemas/sm-log.schema.json): {"schema_version":1,"log","lines_read",
+"since_at","events":[EVENT],"summary":[GROUP],"errors","warnings"}; EVENT
+{"kind","severity","logged_at","line","level","trap","code","key_type","pkey","qkey",
+"mkey","sm_key","key","membership","sl","from","to","reporter","switch","mgid",
+"qos_level","conf_line","fallback","detail","rule","fix","fix_at","notes",
+"log_lines"}, ends {"lid","port_guid","node_guid","node_desc","port","qp","qp_bits",
+"gid","names_from"}; GROUP the same without log_lines, with "count","first_at",
+"last_at","first_line","last_line","keys". With --follow, one EVENT per line
+(schemas/sm-log-event.schema.json).`,
+		Example: `  ibkey sm log /var/log/opensm.log
+  ibkey sm log --fabric-file fabric.json --partitions partitions.conf
+  journalctl -u opensm -o cat | ibkey sm log -
+  ibkey sm log --follow --since 10m --ibsim
+  ibkey sm log --each --kind bad-pkey,path-refused -o json`,
+		Args: cmdutil.UsageArgs(cobra.MaximumNArgs(1)),
+		RunE: func(c *cobra.Command, args []string) error {
+			var err error
+			if o.Format, err = f.Format(); err != nil {
+				return err
+			}
+			o.Notices = f.Notices()
+			o.Ctx = cmdutil.Context(c)
+			o.File = DefaultLog
+			if len(args) == 1 {
+				o.File = args[0]
+			}
+			if runF != nil {
+				return runF(o)
+			}
+			return runLog(o)
+		},
+	}
+	o.Source = cmdutil.AddFabricSweepFlags(c, f)
+	fl := c.Flags()
+	fl.BoolVarP(&o.Follow, "follow", "F", false, "keep reading as OpenSM writes, surviving rotation (tail -F)")
+	fl.DurationVar(&o.Since, "since", 0, "only events of the last `DURATION` (e.g. 1h)")
+	fl.BoolVar(&o.Each, "each", false, "print every event, not one entry per problem")
+	fl.StringSliceVar(&o.Kinds, "kind", nil, "only these event `KINDS` (comma-separated; see above)")
+	fl.IntVar(&o.Year, "year", 0, "the `YEAR` of the log's first line (default: from the file's last change)")
+	fl.StringVar(&o.Partitions, "partitions", "", "name the line to edit in this OpenSM partitions.conf (`FILE`)")
+	_ = c.MarkFlagFilename("partitions")
+	o.OpenSM.AddFlags(c)
+	kinds := make([]cobra.Completion, len(smlog.Kinds))
+	for i, k := range smlog.Kinds {
+		kinds[i] = string(k)
+	}
+	_ = c.RegisterFlagCompletionFunc("kind", cobra.FixedCompletions(kinds, cobra.ShellCompDirectiveNoFileComp))
+	_ = c.RegisterFlagCompletionFunc("since", cmdutil.CompleteDurations("10m", "1h", "24h", "168h"))
+	return c
+}
+
+func (o *LogOptions) validate() error {
+	if o.Since < 0 {
+		return cmdutil.Usagef("invalid --since %v (accepted: a positive duration, e.g. 1h)", o.Since)
+	}
+	if o.Year != 0 && (o.Year < 1970 || o.Year > 9999) {
+		return cmdutil.Usagef("invalid --year %d (accepted: 1970-9999)", o.Year)
+	}
+	if o.Follow && o.File == "-" {
+		return cmdutil.Usagef("--follow follows a file by name (to survive rotation); standard input is read until it ends without it")
+	}
+	for _, k := range o.Kinds {
+		if !slices.Contains(smlog.Kinds, smlog.Kind(k)) {
+			var all []string
+			for _, k := range smlog.Kinds {
+				all = append(all, string(k))
+			}
+			return cmdutil.Usagef("invalid --kind %q (accepted: %s)", k, strings.Join(all, ", "))
+		}
+	}
+	return nil
+}
+
+func runLog(o *LogOptions) error {
+	if err := o.validate(); err != nil {
+		return err
+	}
+	// The partitions file is read first: a bad one is reported before anything else.
+	x := &smlog.Explainer{}
+	if o.Partitions != "" {
+		opt, err := o.OpenSM.Options()
+		if err != nil {
+			return err
+		}
+		// Read once (the fix quotes its lines): a file, not standard input, which
+		// may be the log.
+		text, err := fsread.ReadFile(o.Partitions, partconf.MaxFileSize, "a partitions file (OpenSM's partitions.conf)")
+		if err != nil {
+			return &query.UsageError{Msg: fmt.Sprintf("partitions file: %v", err)}
+		}
+		p := query.NewPartitions(partconf.Parse(o.Partitions, text), opt)
+		x.Parts, x.PartsText = p, string(text)
+		if p.Config.Rejected {
+			o.Notices.Note(fmt.Sprintf("OpenSM rejects %s (first error at %s): it runs with Default=0x7fff : ALL=full", o.Partitions, p.Config.RejectedAt))
+		}
+	}
+	// The log is opened before a sweep: a missing file is reported at once.
+	in, ref, err := o.openLog()
+	if err != nil {
+		return err
+	}
+	if in != nil {
+		defer in.Close()
+	}
+	var found bool
+	run := func(f *fabric.Fabric) error {
+		var err error
+		found, err = o.read(in, ref, f, x)
+		return err
+	}
+	if o.Source.File == "" && !o.Source.MAD.Explicit() {
+		if err := run(nil); err != nil {
+			return err
+		}
+		if found {
+			return cmdutil.Exit(cmdutil.ExitNo)
+		}
+		return nil
+	}
+	err = o.Source.Load(o.Ctx, o.Notices, false, false, func(f *fabric.Fabric) error {
+		if err := run(f); err != nil {
+			return err
+		}
+		if found {
+			return cmdutil.Exit(cmdutil.ExitNo)
+		}
+		return nil
+	})
+	// Errors found in the log are definite, whatever the sweep that names the ports
+	// could not read (it is named on stderr).
+	var se *cmdutil.SilentError
+	if found && errors.As(err, &se) && se.Code == cmdutil.ExitIncomplete {
+		return cmdutil.Exit(cmdutil.ExitNo)
+	}
+	return err
+}
+
+// openLog opens the log (nil for --follow, which opens it by name itself) and says
+// when it was last written (the year of its lines is inferred from it).
+func (o *LogOptions) openLog() (io.ReadCloser, time.Time, error) {
+	now := o.Now()
+	if o.File == "-" {
+		return io.NopCloser(o.IO.In), now, nil
+	}
+	st, err := os.Stat(o.File)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, now, &query.EnvError{Msg: fmt.Sprintf("no OpenSM log %s: give its path (opensm -f, log_file in opensm.conf), or - for standard input", o.File)}
+		}
+		return nil, now, &query.EnvError{Msg: err.Error()}
+	}
+	if !st.Mode().IsRegular() {
+		return nil, now, cmdutil.Usagef("%s is not a regular file: read a pipe or a device through standard input (ibkey sm log - < %s)", o.File, o.File)
+	}
+	if o.Follow {
+		return nil, st.ModTime(), nil
+	}
+	f, err := fsread.Open(o.File, 1<<62, "an OpenSM log")
+	if err != nil {
+		return nil, now, &query.EnvError{Msg: err.Error()}
+	}
+	return f, st.ModTime(), nil
+}
+
+// read reads the log and prints what it finds; found says whether it holds an error.
+func (o *LogOptions) read(in io.Reader, ref time.Time, f *fabric.Fabric, x *smlog.Explainer) (bool, error) {
+	loc := time.Local
+	if o.Year != 0 {
+		// The first line's year: a reference in the last moment of that year makes
+		// the assembler take it (and the next one after a December).
+		ref = time.Date(o.Year, 12, 31, 23, 59, 59, 0, loc)
+	}
+	out := newPrinter(o)
+	var since time.Time
+	if o.Since > 0 {
+		since = o.Now().Add(-o.Since)
+		out.since = since
+	}
+	sum := smlog.NewSummary()
+	keep := func(ev *smlog.Event) bool {
+		if !since.IsZero() && ev.Time.Before(since) {
+			return false
+		}
+		return len(o.Kinds) == 0 || slices.Contains(o.Kinds, string(ev.Kind))
+	}
+	var a *smlog.Assembler
+	var werr error
+	a = smlog.NewAssembler(ref, loc, func(ev *smlog.Event) {
+		if werr != nil || !keep(ev) {
+			return
+		}
+		g := sum.Add(ev)
+		if g.Explanation == nil {
+			ex := x.ExplainGroup(g)
+			g.Explanation = &ex
+		}
+		if o.Each || o.Follow || o.Format == cmdutil.FormatJSON {
+			ex := *g.Explanation
+			if g.Count > 1 {
+				ex = x.Explain(ev) // the ends' QP numbers and times are the event's own
+			}
+			werr = out.event(ev, &ex)
+		}
+		if g.First != ev {
+			a.Recycle(ev) // printed and counted: only a group's first event is kept
+		}
+	})
+	// The log lines go only into JSON events.
+	a.NoLines = o.Format != cmdutil.FormatJSON
+	x.R = smlog.NewResolver(f, a.Names)
+	if err := out.begin(); err != nil {
+		return false, err
+	}
+	var err error
+	if o.Follow {
+		err = smlog.Follow(o.Ctx, o.File, a, smlog.FollowOptions{Notice: o.Notices.Note})
+	} else {
+		err = smlog.Read(o.Ctx, in, a)
+	}
+	if werr != nil {
+		return false, werr
+	}
+	if err != nil && !errors.Is(err, context.Canceled) {
+		if o.Ctx.Err() == nil {
+			return false, &query.EnvError{Msg: fmt.Sprintf("reading %s: %v", o.File, err)}
+		}
+	}
+	// The summary is explained again with everything the log said (names learned
+	// after a group's first event).
+	for _, g := range sum.Groups {
+		ex := x.ExplainGroup(g)
+		g.Explanation = &ex
+	}
+	found := false
+	for _, g := range sum.Groups {
+		found = found || smlog.SeverityOf(g.First.Kind) == check.SeverityError
+	}
+	return found, out.end(sum, a.Lines())
+}

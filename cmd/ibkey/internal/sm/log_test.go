@@ -1,0 +1,252 @@
+package sm
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/jsonschematest"
+)
+
+// The log internal/smlog's TestLabLog recorded from the lab's OpenSM daemon, with the
+// sweep of that fabric and the partitions file OpenSM ran with.
+const (
+	labdata   = "../../../../internal/smlog/testdata"
+	labLog    = labdata + "/lab.log"
+	labFabric = labdata + "/lab-fabric.json"
+	labConf   = labdata + "/lab-partitions.conf"
+)
+
+var root = cmdtest.WithCommands(func(f *cmdutil.Factory) *cobra.Command { return NewCmdSM(f) })
+
+// opensm are the flags that say how the lab's OpenSM ran: its table size and port.
+var opensm = []string{"--table-size", "64", "--sm-guid", "0x0002c90300000201"}
+
+func TestLogGolden(t *testing.T) {
+	all := append([]string{"--fabric-file", labFabric, "--partitions", labConf}, opensm...)
+	cmdtest.Golden(t, root, []cmdtest.GoldenCase{
+		{Name: "log_only_table", Args: []string{"sm", "log", labLog, "--year", "2026", "-o", "table"}, Code: 1},
+		{Name: "fabric_table", Args: []string{"sm", "log", labLog, "--year", "2026", "--fabric-file", labFabric, "-o", "table"}, Code: 1},
+		{Name: "partitions_table", Args: append([]string{"sm", "log", labLog, "--year", "2026", "-o", "table"}, all...), Code: 1},
+		{Name: "partitions_plain", Args: append([]string{"sm", "log", labLog, "--year", "2026"}, all...), Code: 1},
+		{Name: "partitions_json", Args: append([]string{"sm", "log", labLog, "--year", "2026", "-o", "json"}, all...), Code: 1},
+		{Name: "each_kind_plain", Args: []string{"sm", "log", labLog, "--year", "2026", "--fabric-file", labFabric, "--each", "--kind", "bad-pkey,bad-switch-pkey"}, Code: 1},
+		{Name: "kind_warning_only", Args: []string{"sm", "log", labLog, "--year", "2026", "--kind", "partitions-warning", "-o", "table"}, Code: 0},
+	}, nil)
+}
+
+func TestLogErrors(t *testing.T) {
+	cmdtest.Errors(t, root, []cmdtest.ErrorCase{
+		{Args: []string{"sm", "log", "/nonexistent/opensm.log"}, Code: 3, Stderr: "no OpenSM log /nonexistent/opensm.log"},
+		{Args: []string{"sm", "log", labLog, "--kind", "bad-pkeys"}, Code: 2, Stderr: `invalid --kind "bad-pkeys" (accepted: bad-pkey,`},
+		{Args: []string{"sm", "log", labLog, "--since", "-1h"}, Code: 2, Stderr: "invalid --since"},
+		{Args: []string{"sm", "log", labLog, "--year", "99"}, Code: 2, Stderr: "invalid --year 99"},
+		{Args: []string{"sm", "log", "-", "--follow"}, Code: 2, Stderr: "--follow follows a file by name"},
+		{Args: []string{"sm", "log", "/dev/null"}, Code: 2, Stderr: "/dev/null is not a regular file"},
+		{Args: []string{"sm", "log", labLog, "--partitions", "/nonexistent.conf"}, Code: 2, Stderr: "partitions file:"},
+		{Args: []string{"sm", "log", labLog, "--fabric-file", "/nonexistent.json"}, Code: 2, Stderr: "nonexistent.json"},
+		{Args: []string{"sm", "log", "a", "b"}, Code: 2, Stderr: "accepts at most 1 arg"},
+	})
+}
+
+// run runs a command line with stdin in and ctx.
+func run(t *testing.T, ctx context.Context, in io.Reader, args ...string) (string, string, int) {
+	t.Helper()
+	return runAt(t, ctx, time.Now, in, args...)
+}
+
+// runAt is run with the clock now.
+func runAt(t *testing.T, ctx context.Context, now func() time.Time, in io.Reader, args ...string) (string, string, int) {
+	t.Helper()
+	var out, errOut strings.Builder
+	streams := &cmdutil.IOStreams{In: in, Out: &out, ErrOut: &errOut}
+	f := cmdutil.NewFactory(streams, func(string) string { return "" }, now)
+	code := cmdutil.Execute(ctx, root(f), args, streams)
+	jsonschematest.Stdout(t, args, out.String())
+	return out.String(), errOut.String(), code
+}
+
+// TestLogSince: --since keeps the events logged in the last DURATION before now.
+func TestLogSince(t *testing.T) {
+	// The clock stands at the log's last event; --since keeps what is younger.
+	events := func(now func() time.Time, args ...string) []time.Time {
+		t.Helper()
+		out, _, _ := runAt(t, context.Background(), now, strings.NewReader(""), append([]string{"sm", "log", labLog, "--year", "2026", "-o", "json"}, args...)...)
+		var doc struct {
+			Events []struct {
+				LoggedAt time.Time `json:"logged_at"`
+			} `json:"events"`
+		}
+		if err := json.Unmarshal([]byte(out), &doc); err != nil {
+			t.Fatal(err)
+		}
+		var ts []time.Time
+		for _, e := range doc.Events {
+			ts = append(ts, e.LoggedAt)
+		}
+		return ts
+	}
+	all := events(time.Now)
+	if len(all) < 2 || !all[len(all)-1].After(all[0]) {
+		t.Fatalf("the lab's log has %d events, over no time", len(all))
+	}
+	now := func() time.Time { return all[len(all)-1] }
+	mid := all[len(all)-1].Sub(all[0]) / 2
+	some := events(now, "--since", mid.String())
+	if len(events(now, "--since", "1h")) != len(all) || len(some) == 0 || len(some) >= len(all) {
+		t.Errorf("--since 1h kept not all %d events, or --since %v kept %d", len(all), mid, len(some))
+	}
+	for _, e := range some {
+		if e.Before(now().Add(-mid)) {
+			t.Errorf("--since %v kept an event of %v", mid, e)
+		}
+	}
+	out, _, code := runAt(t, context.Background(), now, strings.NewReader(""), "sm", "log", labLog, "--year", "2025", "--since", "24h", "-o", "table")
+	if code != 0 || !strings.Contains(out, "no partition or key event since") {
+		t.Errorf("a year-old log with --since 24h: exit %d:\n%s", code, out)
+	}
+}
+
+// TestLogStdin: - reads standard input, with the same result as the file.
+func TestLogStdin(t *testing.T) {
+	b, err := os.ReadFile(labLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromFile, _, code1 := run(t, context.Background(), strings.NewReader(""), "sm", "log", labLog, "--year", "2026", "-o", "json")
+	fromStdin, _, code2 := run(t, context.Background(), strings.NewReader(string(b)), "sm", "log", "-", "--year", "2026", "-o", "json")
+	if code1 != 1 || code2 != 1 {
+		t.Fatalf("exit %d and %d, want 1", code1, code2)
+	}
+	if want := strings.Replace(fromFile, `"log": "`+labLog+`"`, `"log": "-"`, 1); fromStdin != want {
+		t.Errorf("stdin and file differ:\n%s\n---\n%s", fromStdin, fromFile)
+	}
+}
+
+// TestLogFollowRotation follows a log that OpenSM-like writes grow, that is renamed
+// away and recreated (logrotate's create mode), and truncated in place (copytruncate,
+// OpenSM's own log_max_size): every event is printed once, as it comes.
+func TestLogFollowRotation(t *testing.T) {
+	lines := labEventLines(t)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "opensm.log")
+	write := func(name string, flag int, ls ...string) {
+		t.Helper()
+		f, err := os.OpenFile(name, flag|os.O_WRONLY, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range ls {
+			f.WriteString(l + "\n")
+		}
+		f.Close()
+	}
+	write(path, os.O_CREATE|os.O_TRUNC, lines[0]...)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	outR, outW := io.Pipe()
+	var errOut strings.Builder
+	done := make(chan int, 1)
+	go func() {
+		streams := &cmdutil.IOStreams{In: strings.NewReader(""), Out: outW, ErrOut: &errOut}
+		f := cmdutil.NewFactory(streams, func(string) string { return "" }, time.Now)
+		done <- cmdutil.Execute(ctx, root(f), []string{"sm", "log", "--follow", path, "--year", "2026", "-o", "json"}, streams)
+		outW.Close()
+	}()
+	events := make(chan map[string]any, 100)
+	go func() {
+		sc := bufio.NewScanner(outR)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			jsonschematest.Validate(t, "sm-log-event", sc.Bytes())
+			var m map[string]any
+			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+				t.Error(err)
+			}
+			events <- m
+		}
+		close(events)
+	}()
+	next := func(wantKind string) {
+		t.Helper()
+		select {
+		case m := <-events:
+			if m["kind"] != wantKind {
+				t.Fatalf("event %v, want %s", m["kind"], wantKind)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no %s event within 10s; stderr: %s", wantKind, errOut.String())
+		}
+	}
+	next("bad-pkey") // already in the file
+	write(path, os.O_APPEND, lines[1]...)
+	next("path-refused") // appended
+	// Rotated: renamed away, then a new file (the old one gets a last line first).
+	if err := os.Rename(path, path+".1"); err != nil {
+		t.Fatal(err)
+	}
+	write(path+".1", os.O_APPEND, lines[2]...)
+	time.Sleep(300 * time.Millisecond)
+	write(path, os.O_CREATE|os.O_EXCL, lines[3]...)
+	next("untrusted-request") // written to the old file after the rename
+	next("partitions-rejected")
+	// Truncated in place, then new lines.
+	if err := os.Truncate(path, 0); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	write(path, os.O_APPEND, lines[4]...)
+	next("join-refused")
+	cancel()
+	select {
+	case code := <-done:
+		if code != 1 {
+			t.Errorf("exit %d, want 1 (errors found); stderr: %s", code, errOut.String())
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("--follow did not end when its context was cancelled")
+	}
+	for _, want := range []string{"was rotated", "was truncated"} {
+		if !strings.Contains(errOut.String(), want) {
+			t.Errorf("stderr lacks %q: %s", want, errOut.String())
+		}
+	}
+}
+
+// labEventLines are five events' log lines from the lab's log: a whole trap, a 1F1A,
+// a 4608, a parse error with its fallback, a 1B14.
+func labEventLines(t *testing.T) [][]string {
+	t.Helper()
+	b, err := os.ReadFile(labLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := strings.Split(string(b), "\n")
+	grab := func(from string, n int) []string {
+		for i, l := range all {
+			if strings.Contains(l, from) {
+				return all[i : i+n]
+			}
+		}
+		t.Fatalf("no %q in %s", from, labLog)
+		return nil
+	}
+	return [][]string{
+		grab("num:257", 3),
+		grab("ERR 1F1A", 1),
+		grab("ERR 4608", 1),
+		grab("PARSE ERROR: line 3", 2),
+		grab("ERR 1B14", 1),
+	}
+}

@@ -1,0 +1,306 @@
+package sm
+
+import (
+	"bufio"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
+	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/jsondoc"
+	"github.com/ibkey/ibkey/internal/smlog"
+)
+
+// printer writes sm log's output in its format: one document (JSON), or entries, at
+// the end (the summary) or as events come (--each, --follow).
+type printer struct {
+	o      *LogOptions
+	grid   *cmdutil.Grid   // plain output, aligned, when not following
+	doc    *jsondoc.Writer // the JSON document, when not following
+	events *jsondoc.ArrayWriter
+	w      *bufio.Writer
+	since  time.Time
+	n      int // events written
+	errs   int
+	warns  int
+}
+
+func newPrinter(o *LogOptions) *printer {
+	return &printer{o: o, w: bufio.NewWriterSize(o.IO.Out, 64<<10)}
+}
+
+func (p *printer) streaming() bool { return p.o.Follow }
+
+func (p *printer) begin() error {
+	if p.o.Format == cmdutil.FormatJSON && !p.streaming() {
+		p.doc = jsondoc.New(p.w)
+		p.doc.Field("schema_version", cmdutil.SchemaVersionNumber)
+		p.doc.Field("log", p.o.File)
+		var since *string
+		if !p.since.IsZero() {
+			s := p.since.Format(time.RFC3339)
+			since = &s
+		}
+		p.doc.Field("since_at", since)
+		p.events = p.doc.OpenArray("events")
+	}
+	if p.o.Format == cmdutil.FormatPlain {
+		if p.streaming() {
+			fmt.Fprintln(p.w, strings.Join(plainHeader, "\t"))
+		} else {
+			p.grid = &cmdutil.Grid{Header: plainHeader, FreeLast: true}
+		}
+	}
+	return nil
+}
+
+// event writes one event (JSON: always; text: with --each or --follow).
+func (p *printer) event(ev *smlog.Event, ex *smlog.Explanation) error {
+	if smlog.SeverityOf(ev.Kind) == check.SeverityError {
+		p.errs++
+	} else {
+		p.warns++
+	}
+	switch p.o.Format {
+	case cmdutil.FormatJSON:
+		j := eventJSON(ev, ex)
+		if p.streaming() {
+			if err := cmdutil.WriteJSONLine(p.w, j); err != nil {
+				return err
+			}
+			return p.w.Flush()
+		}
+		p.events.Add(j)
+	case cmdutil.FormatPlain:
+		if p.o.Each || p.streaming() {
+			p.plainLine(ev, ex, 1, ev.Time)
+		}
+	default:
+		if p.o.Each || p.streaming() {
+			p.block(ev, ex, 1, ev.Time, ev.Time)
+		}
+	}
+	p.n++
+	if p.streaming() {
+		return p.w.Flush()
+	}
+	return nil
+}
+
+// end writes the summary and the totals.
+func (p *printer) end(s *smlog.Summary, lines int64) error {
+	errs, warns := 0, 0
+	for _, g := range s.Groups {
+		if smlog.SeverityOf(g.First.Kind) == check.SeverityError {
+			errs += g.Count
+		} else {
+			warns += g.Count
+		}
+	}
+	switch p.o.Format {
+	case cmdutil.FormatJSON:
+		if p.streaming() {
+			return p.w.Flush()
+		}
+		p.events.CloseArray()
+		p.doc.Array("summary", len(s.Groups), func(i int) any { return groupJSON(s.Groups[i]) })
+		p.doc.Field("lines_read", lines)
+		p.doc.Field("errors", errs)
+		p.doc.Field("warnings", warns)
+		if err := p.doc.Close(); err != nil {
+			return err
+		}
+	case cmdutil.FormatPlain:
+		if !p.streaming() {
+			if !p.o.Each {
+				for _, g := range s.Groups {
+					p.plainLine(g.First, g.Explanation, g.Count, g.LastAt)
+				}
+			}
+			if err := p.grid.Render(p.w, cmdutil.FormatPlain); err != nil {
+				return err
+			}
+		}
+	default:
+		if !p.o.Each && !p.streaming() {
+			for _, g := range s.Groups {
+				p.block(g.First, g.Explanation, g.Count, g.FirstAt, g.LastAt)
+			}
+		}
+		what := "no partition or key event"
+		if s.Events > 0 {
+			what = fmt.Sprintf("%s (%s, %s) in %s", cmdutil.Plural(s.Events, "event", "events"),
+				cmdutil.Plural(errs, "error", "errors"), cmdutil.Plural(warns, "warning", "warnings"), cmdutil.Plural(len(s.Groups), "problem", "problems"))
+		}
+		if !p.since.IsZero() {
+			what += " since " + p.since.Format(stampLayout)
+		}
+		fmt.Fprintf(p.w, "%s; %s read\n", what, cmdutil.Plural(int(lines), "line", "lines"))
+	}
+	return p.w.Flush()
+}
+
+const stampLayout = "Jan _2 15:04:05"
+
+// plainHeader: one line per problem or event, awk-friendly; the rule and the fix are
+// the free text at the end.
+var plainHeader = []string{"LAST_AT", "COUNT", "KIND", "TRAP_OR_CODE", "FROM", "TO", "KEY", "RULE_AND_FIX"}
+
+// plainLine adds a row to the grid, or with --follow writes it at once
+// (tab-separated: the widths are not known in advance).
+func (p *printer) plainLine(ev *smlog.Event, ex *smlog.Explanation, count int, last time.Time) {
+	cells := []string{last.Format(time.RFC3339), fmt.Sprint(count), string(ev.Kind), what(ev), endCell(ex.From), endCell(ex.To), keyCell(ev),
+		ex.Rule + "; fix: " + ex.Fix}
+	if p.grid != nil {
+		p.grid.Add(cells...)
+		return
+	}
+	for i := 0; i < len(cells)-1; i++ {
+		cells[i] = cmdutil.PlainCell(cells[i])
+	}
+	cells[len(cells)-1] = strings.NewReplacer("\t", " ", "\n", " ").Replace(cells[len(cells)-1])
+	fmt.Fprintln(p.w, strings.Join(cells, "\t"))
+}
+
+func what(ev *smlog.Event) string {
+	switch {
+	case ev.Trap != 0:
+		return fmt.Sprintf("trap_%d", ev.Trap)
+	case ev.Code != "":
+		return "ERR_" + ev.Code
+	}
+	return ""
+}
+
+func endCell(e *smlog.End) string {
+	if e == nil {
+		return ""
+	}
+	return e.Label()
+}
+
+func keyCell(ev *smlog.Event) string {
+	switch ev.KeyType {
+	case smlog.KeyPKey:
+		return check.PKey(ev.Key).String()
+	case smlog.KeyQKey:
+		return check.QKey(ev.Key).String()
+	case smlog.KeyMKey, smlog.KeySMKey:
+		return fmt.Sprintf("0x%016x", ev.Key)
+	}
+	return ""
+}
+
+// keyWords describes the event's key: "P_Key 0x8001 (partition 0x0001, full member)".
+func keyWords(ev *smlog.Event) string {
+	switch ev.KeyType {
+	case smlog.KeyPKey:
+		k := check.PKey(ev.Key)
+		return fmt.Sprintf("P_Key %s (partition %s, %s member)", k, k.Partition(), k.Membership())
+	case smlog.KeyQKey:
+		q := check.QKey(ev.Key)
+		s := "Q_Key " + q.String()
+		if q.Controlled() {
+			s += " (controlled: top bit set)"
+		}
+		return s
+	case smlog.KeyMKey:
+		return fmt.Sprintf("M_Key 0x%016x", ev.Key)
+	case smlog.KeySMKey:
+		return fmt.Sprintf("SM_Key 0x%016x", ev.Key)
+	}
+	return ""
+}
+
+// block writes one problem or event as a headline and indented lines, wrapped to fit
+// stdout's width (80 columns when it is not a terminal).
+func (p *printer) block(ev *smlog.Event, ex *smlog.Explanation, count int, first, last time.Time) {
+	head := string(ev.Kind)
+	if w := what(ev); w != "" {
+		head += " (" + strings.ReplaceAll(w, "_", " ") + ")"
+	}
+	when := first.Format(stampLayout)
+	if count > 1 {
+		head += fmt.Sprintf(" x%d", count)
+		if l := last.Format(stampLayout); l != when {
+			when += " to " + l
+		}
+	}
+	fmt.Fprintf(p.w, "%s  %s  line %d\n", head, when, ev.Line)
+	line := func(label, text string) {
+		if text != "" {
+			wrap(p.w, "  "+fmt.Sprintf("%-5s ", label), "        ", text, p.o.IO.Width())
+		}
+	}
+	for _, e := range []struct {
+		label string
+		end   *smlog.End
+	}{{"from", ex.From}, {"to", ex.To}, {"by", reporterOnly(ex)}, {"at", ex.Switch}} {
+		if e.end != nil {
+			line(e.label, endWords(e.end))
+		}
+	}
+	k := keyWords(ev)
+	if ev.SL >= 0 {
+		if k != "" {
+			k += ", "
+		}
+		k += fmt.Sprintf("SL %d", ev.SL)
+	}
+	line("key", k)
+	if ev.MGID != "" {
+		line("group", ev.MGID)
+	}
+	line("rule", ex.Rule)
+	line("fix", ex.Fix)
+	for _, n := range ex.Notes {
+		line("note", n)
+	}
+	fmt.Fprintln(p.w)
+}
+
+// reporterOnly is the trap's reporter when it is not already one of the ends.
+func reporterOnly(ex *smlog.Explanation) *smlog.End {
+	r := ex.Reporter
+	if r == nil || ex.Switch != nil {
+		return nil
+	}
+	for _, e := range []*smlog.End{ex.From, ex.To} {
+		if e != nil && (e.GUID != 0 && e.GUID == r.GUID || e.LID != 0 && e.LID == r.LID) {
+			return nil
+		}
+	}
+	return r
+}
+
+// endWords is a port with what is known of it.
+func endWords(e *smlog.End) string {
+	s := e.LongLabel()
+	if e.QPKnown {
+		if e.QPLow12 {
+			s += fmt.Sprintf(", QP 0x...%03x (low 12 bits)", e.QP)
+		} else {
+			s += fmt.Sprintf(", QP 0x%06x", e.QP)
+		}
+	}
+	return s
+}
+
+// wrap writes text after first, wrapped at width with rest before each further line.
+func wrap(w *bufio.Writer, first, rest, text string, width int) {
+	prefix := first
+	line := prefix
+	for _, word := range strings.Fields(text) {
+		if len(line) > len(prefix) && len(line)+1+len(word) > width {
+			w.WriteString(line + "\n")
+			prefix = rest
+			line = prefix
+		}
+		if len(line) > len(prefix) {
+			line += " "
+		}
+		line += word
+	}
+	w.WriteString(line + "\n")
+}

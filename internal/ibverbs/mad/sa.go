@@ -1,0 +1,328 @@
+package mad
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// The subnet administration class (IBA vol. 1 §15.2): queries to the Subnet
+// Manager's SA, sent to the SM's LID on QP1 with the GSI Q_Key 0x80010000. ibkey asks
+// with SubnAdmGet for one record at a time: PathRecord (§15.2.5.16), P_KeyTableRecord
+// (§15.2.5.11) and MCMemberRecord (§15.2.5.17). Layouts are OpenSM's
+// include/iba/ib_types.h (ib_path_rec_t, ib_pkey_table_record_t, ib_member_rec_t) and
+// are checked against saquery run on the simulated fabric.
+//
+// A SubnAdmGetTable answer longer than one MAD travels in RMPP segments (§13.6).
+// ibkey does not reassemble them: its umad agent is registered without RMPP and ibsim
+// has none, so such an answer arrives cut to its first segment. SAHeader.Cut says
+// so, and nothing here takes a cut answer as the whole one.
+
+// SA header offsets (IBA 15.2.1.1, table 184).
+const (
+	offRMPPVersion = 24
+	offRMPPType    = 25
+	offRMPPFlags   = 26 // RRespTime (high 5 bits), RMPPFlags (low 3 bits)
+	offRMPPStatus  = 27
+	offRMPPData1   = 28 // SegmentNumber in a DATA packet
+	offRMPPData2   = 32 // PayloadLength in the first DATA packet
+	offSMKey       = 36
+	offAttrOffset  = 44
+	offCompMask    = 48
+	offSAData      = 56
+	saDataSize     = Size - offSAData // 200
+)
+
+// SA attributes (IBA 15.2.5, table 195; OpenSM IB_MAD_ATTR_*).
+const (
+	AttrPKeyTableRecord AttrID = 0x0033
+	AttrPathRecord      AttrID = 0x0035
+	AttrMCMemberRecord  AttrID = 0x0038
+)
+
+// RMPP flags (IBA 13.6.2.1).
+const (
+	rmppFlagActive = 1 << 0
+	rmppFlagFirst  = 1 << 1
+	rmppFlagLast   = 1 << 2
+)
+
+// SAHeader is what an SA reply carries between the common header and its records.
+type SAHeader struct {
+	RMPPVersion   uint8
+	RMPPType      uint8 // 1 DATA, 2 ACK, 3 STOP, 4 ABORT
+	RMPPFlags     uint8 // bit 0 active, bit 1 first, bit 2 last
+	RMPPStatus    uint8
+	SegmentNumber uint32
+	PayloadLength uint32 // in the first segment: the SA header and all records, over every segment
+	SMKey         uint64
+	AttrOffset    uint16 // the record size in 8-byte words
+	CompMask      uint64
+}
+
+func decodeSAHeader(b []byte) SAHeader {
+	be := binary.BigEndian
+	return SAHeader{
+		RMPPVersion:   b[offRMPPVersion],
+		RMPPType:      b[offRMPPType],
+		RMPPFlags:     b[offRMPPFlags] & 0x7,
+		RMPPStatus:    b[offRMPPStatus],
+		SegmentNumber: be.Uint32(b[offRMPPData1:]),
+		PayloadLength: be.Uint32(b[offRMPPData2:]),
+		SMKey:         be.Uint64(b[offSMKey:]),
+		AttrOffset:    be.Uint16(b[offAttrOffset:]),
+		CompMask:      be.Uint64(b[offCompMask:]),
+	}
+}
+
+// Cut reports whether the reply is the first of several RMPP segments (active,
+// and not the last): the rest of the answer did not come.
+func (h SAHeader) Cut() bool {
+	return h.RMPPFlags&rmppFlagActive != 0 && h.RMPPFlags&rmppFlagLast == 0
+}
+
+// Records returns how many records of the reply's size are in data (one MAD's
+// worth; a Cut reply holds only the first of them).
+func (h SAHeader) Records() int {
+	if h.AttrOffset == 0 {
+		return 0
+	}
+	n := saDataSize / (8 * int(h.AttrOffset))
+	if h.RMPPFlags&rmppFlagActive != 0 && h.PayloadLength > 0 {
+		// PayloadLength counts the SA header's 20 bytes after the RMPP header
+		// (IBA 13.6.2.3: SM_Key to ComponentMask) and every record.
+		total := (int(h.PayloadLength) - (offSAData - offSMKey)) / (8 * int(h.AttrOffset))
+		if total < n {
+			n = max(total, 0)
+		}
+	}
+	return n
+}
+
+// SA status codes: the class-specific bits 8-15 of the MAD status (IBA 15.2.1.2,
+// table 185; OpenSM IB_SA_MAD_STATUS_*).
+const (
+	SAStatusNoResources    = 1
+	SAStatusReqInvalid     = 2
+	SAStatusNoRecords      = 3
+	SAStatusTooManyRecords = 4
+	SAStatusInvalidGID     = 5
+	SAStatusInsufComps     = 6
+	SAStatusDenied         = 7
+)
+
+// SAStatusText describes an SA reply's status: the common bits as StatusText, and
+// the SA's class-specific code by name.
+func SAStatusText(s uint16) string {
+	names := [...]string{
+		SAStatusNoResources:    "ERR_NO_RESOURCES",
+		SAStatusReqInvalid:     "ERR_REQ_INVALID",
+		SAStatusNoRecords:      "ERR_NO_RECORDS",
+		SAStatusTooManyRecords: "ERR_TOO_MANY_RECORDS",
+		SAStatusInvalidGID:     "ERR_REQ_INVALID_GID",
+		SAStatusInsufComps:     "ERR_REQ_INSUFFICIENT_COMPONENTS",
+		SAStatusDenied:         "ERR_REQ_DENIED",
+	}
+	var parts []string
+	if common := StatusText(s & 0xff); common != "success" {
+		parts = append(parts, common)
+	}
+	if c := s >> 8; c != 0 {
+		if int(c) < len(names) && names[c] != "" {
+			parts = append(parts, names[c])
+		} else {
+			parts = append(parts, fmt.Sprintf("SA status %d", c))
+		}
+	}
+	if len(parts) == 0 {
+		return "success"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// SAStatus returns the SA's class-specific status code of a reply error (a
+// *StatusError from an SA query), or false.
+func SAStatus(err error) (uint8, bool) {
+	var se *StatusError
+	if !errors.As(err, &se) || se.Class != ClassSubnAdm {
+		return 0, false
+	}
+	return uint8(se.Status >> 8), true
+}
+
+// GID is a 128-bit port or multicast GID.
+type GID [16]byte
+
+// PathRecord component mask bits (IBA 15.2.5.16; OpenSM IB_PR_COMPMASK_*).
+const (
+	PRCompDGID  uint64 = 1 << 2
+	PRCompSGID  uint64 = 1 << 3
+	PRCompDLID  uint64 = 1 << 4
+	PRCompSLID  uint64 = 1 << 5
+	PRCompPKey  uint64 = 1 << 13
+	PRCompSL    uint64 = 1 << 15
+	pathRecSize        = 64
+)
+
+// PathRecord is SA attribute 0x0035 (IBA 15.2.5.16, OpenSM ib_path_rec_t).
+type PathRecord struct {
+	ServiceID  uint64 // bytes 0-7
+	DGID       GID    // 8-23
+	SGID       GID    // 24-39
+	DLID       uint16 // 40-41
+	SLID       uint16 // 42-43
+	HopFlowRaw uint32 // 44-47: RawTraffic (bit 31), FlowLabel (8-27), HopLimit (0-7)
+	TClass     uint8  // 48
+	NumPath    uint8  // 49: Reversible (bit 7), NumbPath
+	PKey       uint16 // 50-51
+	QoSClassSL uint16 // 52-53: QoSClass (bits 4-15), SL (bits 0-3)
+	MTU        uint8  // 54: selector (bits 6-7), MTU code
+	Rate       uint8  // 55: selector, rate code
+	PktLife    uint8  // 56: selector, packet lifetime
+	Preference uint8  // 57
+	SL         uint8  // from QoSClassSL
+	Reversible bool   // from NumPath
+}
+
+// ParsePathRecord decodes a PathRecord from the start of an SA data area.
+func ParsePathRecord(d []byte) (PathRecord, error) {
+	if err := need("PathRecord", d, pathRecSize); err != nil {
+		return PathRecord{}, err
+	}
+	be := binary.BigEndian
+	r := PathRecord{
+		ServiceID:  be.Uint64(d[0:]),
+		DLID:       be.Uint16(d[40:]),
+		SLID:       be.Uint16(d[42:]),
+		HopFlowRaw: be.Uint32(d[44:]),
+		TClass:     d[48],
+		NumPath:    d[49],
+		PKey:       be.Uint16(d[50:]),
+		QoSClassSL: be.Uint16(d[52:]),
+		MTU:        d[54],
+		Rate:       d[55],
+		PktLife:    d[56],
+		Preference: d[57],
+	}
+	copy(r.DGID[:], d[8:24])
+	copy(r.SGID[:], d[24:40])
+	r.SL = uint8(r.QoSClassSL & 0xf)
+	r.Reversible = r.NumPath&0x80 != 0
+	return r, nil
+}
+
+// encodePathQuery is the template of a PathRecord query for slid, dlid and pkey.
+func encodePathQuery(slid, dlid, pkey uint16) []byte {
+	d := make([]byte, pathRecSize)
+	be := binary.BigEndian
+	be.PutUint16(d[40:], dlid)
+	be.PutUint16(d[42:], slid)
+	be.PutUint16(d[50:], pkey)
+	return d
+}
+
+// P_KeyTableRecord component mask bits (IBA 15.2.5.11; OpenSM IB_PKEY_COMPMASK_*).
+const (
+	PKTRCompLID   uint64 = 1 << 0
+	PKTRCompBlock uint64 = 1 << 1
+	PKTRCompPort  uint64 = 1 << 2
+	pkeyRecSize          = 72
+)
+
+// PKeyTableRecord is SA attribute 0x0033 (IBA 15.2.5.11, OpenSM
+// ib_pkey_table_record_t): one block of 32 entries of a port's P_Key table as the
+// SM believes it is.
+type PKeyTableRecord struct {
+	LID   uint16 // bytes 0-1: the port's LID (a switch's port 0 LID for its ports)
+	Block uint16 // 2-3
+	Port  uint8  // 4
+	PKeys [PKeysPerBlock]uint16
+}
+
+// ParsePKeyTableRecord decodes a P_KeyTableRecord from the start of an SA data area.
+func ParsePKeyTableRecord(d []byte) (PKeyTableRecord, error) {
+	if err := need("P_KeyTableRecord", d, pkeyRecSize); err != nil {
+		return PKeyTableRecord{}, err
+	}
+	be := binary.BigEndian
+	r := PKeyTableRecord{LID: be.Uint16(d[0:]), Block: be.Uint16(d[2:]), Port: d[4]}
+	blk, err := ParsePKeyBlock(d[8:pkeyRecSize])
+	if err != nil {
+		return PKeyTableRecord{}, err
+	}
+	r.PKeys = blk
+	return r, nil
+}
+
+func encodePKeyQuery(lid uint16, port uint8, block uint16) []byte {
+	d := make([]byte, pkeyRecSize)
+	binary.BigEndian.PutUint16(d[0:], lid)
+	binary.BigEndian.PutUint16(d[2:], block)
+	d[4] = port
+	return d
+}
+
+// MCMemberRecord component mask bits (IBA 15.2.5.17; OpenSM IB_MCR_COMPMASK_*).
+const (
+	MCRCompMGID    uint64 = 1 << 0
+	MCRCompPortGID uint64 = 1 << 1
+	MCRCompPKey    uint64 = 1 << 7
+	mcMemberSize          = 56 // OpenSM's ib_member_rec_t, padded (AttributeOffset 7)
+)
+
+// MCMemberRecord is SA attribute 0x0038 (IBA 15.2.5.17, OpenSM ib_member_rec_t).
+type MCMemberRecord struct {
+	MGID      GID    // bytes 0-15
+	PortGID   GID    // 16-31 (zero in an answer to an untrusted request)
+	QKey      uint32 // 32-35
+	MLID      uint16 // 36-37
+	MTU       uint8  // 38: selector (bits 6-7), MTU code
+	TClass    uint8  // 39
+	PKey      uint16 // 40-41
+	Rate      uint8  // 42: selector, rate code
+	PktLife   uint8  // 43: selector, packet lifetime
+	SL        uint8  // 44, bits 4-7 of the SL/FlowLabel/HopLimit word
+	FlowLabel uint32 // 20 bits
+	HopLimit  uint8
+	Scope     uint8 // 48, bits 4-7
+	JoinState uint8 // 48, bits 0-3
+	ProxyJoin bool  // 49, bit 7
+}
+
+// MTUCode and RateCode are the MTU and rate without their selector bits.
+func (r MCMemberRecord) MTUCode() uint8  { return r.MTU & 0x3f }
+func (r MCMemberRecord) RateCode() uint8 { return r.Rate & 0x3f }
+
+// ParseMCMemberRecord decodes an MCMemberRecord from the start of an SA data area.
+func ParseMCMemberRecord(d []byte) (MCMemberRecord, error) {
+	if err := need("MCMemberRecord", d, 52); err != nil {
+		return MCMemberRecord{}, err
+	}
+	be := binary.BigEndian
+	sfh := be.Uint32(d[44:])
+	r := MCMemberRecord{
+		QKey:      be.Uint32(d[32:]),
+		MLID:      be.Uint16(d[36:]),
+		MTU:       d[38],
+		TClass:    d[39],
+		PKey:      be.Uint16(d[40:]),
+		Rate:      d[42],
+		PktLife:   d[43],
+		SL:        uint8(sfh >> 28),
+		FlowLabel: sfh >> 8 & 0xfffff,
+		HopLimit:  uint8(sfh),
+		Scope:     d[48] >> 4,
+		JoinState: d[48] & 0xf,
+		ProxyJoin: d[49]&0x80 != 0,
+	}
+	copy(r.MGID[:], d[0:16])
+	copy(r.PortGID[:], d[16:32])
+	return r, nil
+}
+
+func encodeMCMemberQuery(mgid GID) []byte {
+	d := make([]byte, mcMemberSize)
+	copy(d[0:16], mgid[:])
+	return d
+}

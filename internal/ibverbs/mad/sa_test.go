@@ -1,0 +1,165 @@
+package mad
+
+import (
+	"encoding/binary"
+	"errors"
+	"net/netip"
+	"testing"
+)
+
+// An SA reply as OpenSM sends it (osm_sa.c osm_sa_respond): the request's header
+// with the R bit, SM_Key 0, AttributeOffset in 8-byte words, the records after the
+// SA header.
+func saReply(t *testing.T, req Request, status uint16, attrOffset uint16, recs ...[]byte) []byte {
+	t.Helper()
+	b := make([]byte, Size)
+	if err := req.MarshalTo(b, 42); err != nil {
+		t.Fatal(err)
+	}
+	b[offMethod] |= 0x80
+	binary.BigEndian.PutUint16(b[offStatus:], status)
+	binary.BigEndian.PutUint64(b[offSMKey:], 0)
+	binary.BigEndian.PutUint16(b[offAttrOffset:], attrOffset)
+	at := offSAData
+	for _, r := range recs {
+		copy(b[at:], r)
+		at += 8 * int(attrOffset)
+	}
+	return b
+}
+
+func TestSARequestLayout(t *testing.T) {
+	r := Request{Addr: LIDAddress(1), Class: ClassSubnAdm, Method: MethodGet, Attr: AttrPathRecord, SMKey: 0x1122334455667788,
+		CompMask: PRCompSLID | PRCompDLID | PRCompPKey, Data: encodePathQuery(3, 4, 0x8002)}
+	b, err := r.Marshal(7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	be := binary.BigEndian
+	// IBA 15.2.1.1: class 3, version 2; SM_Key at 36, ComponentMask at 48, the
+	// PathRecord at 56: DLID at 40, SLID at 42, P_Key at 50 of the record.
+	if b[1] != 0x03 || b[2] != 2 || b[3] != 0x01 || be.Uint16(b[16:]) != 0x0035 || be.Uint64(b[36:]) != 0x1122334455667788 ||
+		be.Uint64(b[48:]) != 1<<4|1<<5|1<<13 || be.Uint16(b[56+40:]) != 4 || be.Uint16(b[56+42:]) != 3 || be.Uint16(b[56+50:]) != 0x8002 {
+		t.Errorf("PathRecord query: % x", b)
+	}
+	if b[24] != 0 || b[25] != 0 || b[26] != 0 {
+		t.Errorf("a request carries no RMPP header: % x", b[24:36])
+	}
+	r.Method = MethodGetTable
+	if b, err := r.Marshal(7); err != nil || b[3] != 0x12 {
+		t.Errorf("GetTable: %v", err)
+	}
+}
+
+func TestSAReplyDecode(t *testing.T) {
+	req := Request{Addr: LIDAddress(1), Class: ClassSubnAdm, Method: MethodGet, Attr: AttrPKeyTableRecord}
+	rec := encodePKeyQuery(3, 1, 0)
+	binary.BigEndian.PutUint16(rec[8:], 0xffff)
+	binary.BigEndian.PutUint16(rec[10:], 0x8001)
+	b := saReply(t, req, 0, 9, rec)
+	if err := checkReply(&req, ClassSubnAdm, b); err != nil {
+		t.Fatal(err)
+	}
+	p, err := Decode(b)
+	if err != nil || p.SA == nil || p.SA.AttrOffset != 9 || p.SA.Cut() || p.SA.Records() != 2 {
+		t.Fatalf("Decode: %+v %v", p, err)
+	}
+	r, err := ParsePKeyTableRecord(p.Data)
+	if err != nil || r.LID != 3 || r.Port != 1 || r.PKeys[0] != 0xffff || r.PKeys[1] != 0x8001 {
+		t.Errorf("record: %+v %v", r, err)
+	}
+	// ERR_NO_RECORDS: a StatusError of the SA class, named.
+	err = checkReply(&req, ClassSubnAdm, saReply(t, req, 0x0300, 0))
+	if st, ok := SAStatus(err); !ok || st != SAStatusNoRecords || err.Error() != "mad: lid 1: attribute 0x0033: status 0x0300 (ERR_NO_RECORDS)" {
+		t.Errorf("no records: %v", err)
+	}
+	// A GetTable answer: GetTableResp.
+	tr := req
+	tr.Method = MethodGetTable
+	if err := checkReply(&tr, ClassSubnAdm, saReply(t, tr, 0, 9, rec)); err != nil {
+		t.Errorf("GetTableResp: %v", err)
+	}
+	if err := checkReply(&tr, ClassSubnAdm, saReply(t, req, 0, 9, rec)); err == nil {
+		t.Error("a GetResp answered a GetTable")
+	}
+}
+
+// TestSACut: an answer OpenSM segmented with RMPP arrives as its first segment
+// (active, first, not last) and is never taken for the whole.
+func TestSACut(t *testing.T) {
+	h := SAHeader{RMPPFlags: rmppFlagActive | rmppFlagFirst, PayloadLength: 20 + 5*72, AttrOffset: 9}
+	if !h.Cut() || h.Records() != 2 {
+		t.Errorf("first of several segments: cut %v, %d records here", h.Cut(), h.Records())
+	}
+	h.RMPPFlags |= rmppFlagLast
+	h.PayloadLength = 20 + 72
+	if h.Cut() || h.Records() != 1 {
+		t.Errorf("one segment: cut %v, %d records", h.Cut(), h.Records())
+	}
+	if (SAHeader{}).Records() != 0 {
+		t.Error("no AttributeOffset: records")
+	}
+}
+
+func TestSAStatusText(t *testing.T) {
+	for s, want := range map[uint16]string{
+		0:      "success",
+		0x0100: "ERR_NO_RESOURCES",
+		0x0200: "ERR_REQ_INVALID",
+		0x0300: "ERR_NO_RECORDS",
+		0x0400: "ERR_TOO_MANY_RECORDS",
+		0x0700: "ERR_REQ_DENIED",
+		0x0900: "SA status 9",
+		0x000c: "method/attribute combination not supported",
+		0x020c: "method/attribute combination not supported, ERR_REQ_INVALID",
+	} {
+		if got := SAStatusText(s); got != want {
+			t.Errorf("SAStatusText(%#04x) = %q, want %q", s, got, want)
+		}
+	}
+	if _, ok := SAStatus(errors.New("x")); ok {
+		t.Error("SAStatus of a plain error")
+	}
+	if _, ok := SAStatus(&StatusError{Status: 0x300, Class: ClassSubnLID}); ok {
+		t.Error("SAStatus of an SMP's status")
+	}
+}
+
+func TestSARecordLayouts(t *testing.T) {
+	d := make([]byte, 64)
+	be := binary.BigEndian
+	d[8], d[24] = 0xfe, 0xfe
+	be.PutUint16(d[40:], 4)
+	be.PutUint16(d[42:], 3)
+	be.PutUint32(d[44:], 0x80000040)
+	d[49] = 0x80 | 1
+	be.PutUint16(d[50:], 0x8001)
+	be.PutUint16(d[52:], 0x0ab5)
+	d[54], d[55], d[56] = 0x84, 0x83, 0x92
+	pr, err := ParsePathRecord(d)
+	if err != nil || pr.DLID != 4 || pr.SLID != 3 || pr.HopFlowRaw != 0x80000040 || !pr.Reversible || pr.PKey != 0x8001 || pr.SL != 5 || pr.MTU != 0x84 || pr.PktLife != 0x92 {
+		t.Errorf("PathRecord: %+v %v", pr, err)
+	}
+	m := make([]byte, 56)
+	m[0], m[1] = 0xff, 0x12
+	be.PutUint32(m[32:], 0xb1b)
+	be.PutUint16(m[36:], 0xc000)
+	m[38], m[42] = 0x84, 0x83
+	be.PutUint16(m[40:], 0x8001)
+	be.PutUint32(m[44:], 3<<28|0x12345<<8|0xff)
+	m[48], m[49] = 0x21, 0x80
+	mr, err := ParseMCMemberRecord(m)
+	if err != nil || mr.QKey != 0xb1b || mr.MLID != 0xc000 || mr.MTUCode() != 4 || mr.RateCode() != 3 || mr.SL != 3 || mr.FlowLabel != 0x12345 ||
+		mr.HopLimit != 0xff || mr.Scope != 2 || mr.JoinState != 1 || !mr.ProxyJoin || netip.AddrFrom16(mr.MGID).String() != "ff12::" {
+		t.Errorf("MCMemberRecord: %+v %v", mr, err)
+	}
+	for _, f := range []func([]byte) error{
+		func(b []byte) error { _, err := ParsePathRecord(b); return err },
+		func(b []byte) error { _, err := ParsePKeyTableRecord(b); return err },
+		func(b []byte) error { _, err := ParseMCMemberRecord(b); return err },
+	} {
+		if f(make([]byte, 10)) == nil {
+			t.Error("a short record parsed")
+		}
+	}
+}

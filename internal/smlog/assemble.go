@@ -1,0 +1,1113 @@
+package smlog
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/ibkey/ibkey/internal/check"
+)
+
+// Assembler turns log lines into events: it parses each line, keeps the lines of an
+// event that spans several (a trap's error- and info-level lines, a parse error and
+// the fallback after it) until the event is whole, and hands each event to Emit.
+// Lines of other threads may come between the lines of one event; OpenSM logs one
+// event's lines from one thread.
+type Assembler struct {
+	// Emit receives each event once it is whole.
+	Emit func(*Event)
+	// Names collects what the log says of ports: GUIDs by LID, descriptions by GUID.
+	Names *Names
+	// NoLines leaves Event.Lines empty: a caller that prints no log lines saves
+	// copying them.
+	NoLines bool
+
+	free []*Event // events given back (Recycle), reused by newEvent
+
+	// Repeats (a trap storm) are read once: the last time stamp's second, the last
+	// trap header (up to its TID) and detail line, with what they said.
+	lastStamp [15]byte
+	lastSec   time.Time
+	hdrs      msgCache[[2]uint64] // trap headers up to their TID: number and LID
+	details   msgCache[trapDetailV]
+	reports   msgCache[reportV]
+	freeP     []*pending
+	// recent are the last one-line ERR events by message (errCode), capture the
+	// message of the one being parsed.
+	recent     [32]recentEvent
+	nextRecent int
+	capture    []byte
+
+	loc       *time.Location
+	ref       time.Time // the year is inferred from it (the log's last write, or now)
+	year      int
+	lastMonth time.Month
+	prefix    []byte // log_prefix, "PREFIX: ", when a run's first line shows one
+
+	line    int64
+	pending []*pending // events waiting for more lines, by thread
+	last    *pending   // the event the previous record belongs to (continuation lines)
+	// queue holds events in the order their first lines came, until every event
+	// before them is whole: events are handed over in log order.
+	queue []*queued
+}
+
+type queued struct {
+	ev   *Event
+	done bool
+	p    *pending // the pending event it is the storage of, reused once delivered
+}
+
+// pending is an event still collecting lines.
+type pending struct {
+	thread string
+	ev     *Event
+	// want is what the event waits for: the trap's "Reporting" line, or the
+	// fallback after a parse error.
+	want string
+	dump bool // the verbose notice dump of this trap is being read
+	q    *queued
+	qv   queued // q's storage: one allocation for both
+}
+
+// NewAssembler makes an assembler for a log last written at ref (the log has no year:
+// the first line's year is ref's, or the year before when its month is after ref's),
+// in loc (OpenSM writes local time).
+func NewAssembler(ref time.Time, loc *time.Location, emit func(*Event)) *Assembler {
+	if loc == nil {
+		loc = time.Local
+	}
+	return &Assembler{Emit: emit, Names: NewNames(), loc: loc, ref: ref.In(loc)}
+}
+
+// Line handles one line of the log, without its newline.
+func (a *Assembler) Line(line []byte) {
+	a.line++
+	if !a.candidate(line) {
+		if len(a.pending) == 0 && a.last == nil {
+			return
+		}
+		// Not a line of the catalogue: it matters only as the next line of a
+		// verbose notice dump, or as a line of a pending event's thread (which
+		// ends it). Events wait for lines that may be far away (a trap's report
+		// that never comes): the lines between are passed over here too.
+		th, ok := threadOf(line)
+		if !ok {
+			if a.last != nil && a.last.dump {
+				a.dumpLine(a.last, line)
+			}
+			return
+		}
+		a.last = nil
+		if a.findThread(th) == nil {
+			return
+		}
+	}
+	r, ok := splitLine(line, a.prefix)
+	if !ok {
+		if a.last != nil && a.last.dump {
+			a.dumpLine(a.last, line)
+		}
+		return
+	}
+	a.last = nil
+	if len(a.pending) > 0 {
+		a.other(r)
+	}
+	msg := r.msg
+	if len(msg) < 8 {
+		return
+	}
+	switch msg[0] {
+	case 'E', 'R', 'B', 'P', 'I', 'M', 'D', 'F', 'U', 'r', 'C', 'G', 'O', 'p':
+		// The first letters of the catalogue's messages.
+	default:
+		return
+	}
+	a.message(r, line)
+}
+
+// candidate is the fast look at a line: whether it may be one of the catalogue's
+// (doc.go) by its level and its first bytes, without splitting it. A log is mostly
+// lines of other levels and messages; most are passed over here.
+func (a *Assembler) candidate(line []byte) bool {
+	// "MMM DD HH:MM:SS UUUUUU [THREAD] 0xLL -> "
+	if len(line) < stampLen+12 || line[stampLen+1] != '[' {
+		return false // a continuation line, with nothing pending: nothing to do
+	}
+	j := stampLen + 2
+	for j < len(line) && line[j] != ']' && j < stampLen+2+20 {
+		j++
+	}
+	if j+10 > len(line) || line[j] != ']' || line[j+3] != 'x' {
+		return true // let splitLine decide
+	}
+	lv, ok := hexByte(line[j+4], line[j+5])
+	if !ok {
+		return true
+	}
+	msg := line[j+10:]
+	if len(a.prefix) > 0 && bytes.HasPrefix(msg, a.prefix) {
+		msg = msg[len(a.prefix):]
+	}
+	if len(msg) == 0 {
+		return false
+	}
+	switch {
+	case Level(lv)&LevelError != 0:
+		return true // every error line: they are few, and most are events
+	case Level(lv) == LevelInfo:
+		// osm_inform.c log_notice, osm_pkey_mgr.c pkey_mgr_update_port and
+		// osm_inform.c is_access_permitted are the info-level messages of the
+		// catalogue; with a log_prefix not learned yet the first byte is the
+		// prefix's.
+		switch msg[0] {
+		case 'l', 'p', 'i':
+			return bytes.HasPrefix(msg, []byte("log_notice: Reporting Security")) ||
+				bytes.HasPrefix(msg, []byte("pkey_mgr_update_port: Max")) ||
+				bytes.HasPrefix(msg, []byte("is_access_permitted: MGID"))
+		}
+		return len(a.prefix) == 0 && a.line < 16 // "PREFIX: OpenSM 3.3.23" (level 0x80 or the log flags)
+	case Level(lv)&LevelVerbose != 0:
+		// The verbose messages of the catalogue come from partition_add_flag,
+		// parse_group_flag, partition_add_port, parse_mgroup_flags (PARSE WARN),
+		// osm_prtn_make_new, osm_prtn_make_partitions, mcmr_rcv_join_mgrp,
+		// trap_rcv_process_request, and the notice dump, which has no function.
+		switch msg[0] {
+		case 'p':
+			return bytes.HasPrefix(msg, []byte("partition_add_")) || bytes.HasPrefix(msg, []byte("parse_"))
+		case 'o':
+			return bytes.HasPrefix(msg, []byte("osm_prtn_"))
+		case 'm':
+			return bytes.HasPrefix(msg, []byte("mcmr_rcv_join_mgrp"))
+		case 't':
+			return bytes.HasPrefix(msg, []byte("trap_rcv_process_request"))
+		case 'G':
+			return bytes.HasPrefix(msg, []byte("Generic Notice dump"))
+		}
+		return len(a.prefix) == 0 && a.line < 16
+	case Level(lv)&LevelSys != 0:
+		return len(a.prefix) == 0
+	}
+	return false // debug, function, frame and routing levels
+}
+
+// other closes the thread's pending events that r shows are over: OpenSM logs a trap's
+// lines one after the other from one thread, so a line of that thread that is not
+// one of them ends it.
+func (a *Assembler) other(r record) {
+	for i := 0; i < len(a.pending); i++ {
+		p := a.pending[i]
+		if p.thread != string(r.thread) || continues(p, r.msg) {
+			continue
+		}
+		a.pending = append(a.pending[:i], a.pending[i+1:]...)
+		i--
+		a.done(p)
+	}
+}
+
+// continues reports whether msg may come between a pending event's lines.
+func continues(p *pending, msg []byte) bool {
+	if len(msg) == 0 {
+		return false
+	}
+	switch p.want {
+	case "report":
+		// osm_trap_rcv.c trap_rcv_process_request between log_trap_info and the
+		// report: the second error line, the verbose dump, the aging messages. The
+		// next trap's "Received Generic Notice" ends it: in a storm every line is
+		// asked, so the first byte is looked at first.
+		switch msg[0] {
+		case 'B':
+			return bytes.HasPrefix(msg, []byte("Bad P_Key:")) || bytes.HasPrefix(msg, []byte("Bad Q_Key:"))
+		case 'R':
+			return bytes.HasPrefix(msg, []byte("Reporting Security Notice")) || bytes.HasPrefix(msg, []byte("Received trap ")) ||
+				bytes.HasPrefix(msg, []byte("Received SLID=0 Trap"))
+		case 'G':
+			return bytes.HasPrefix(msg, []byte("Generic Notice dump"))
+		case 'F':
+			return bytes.HasPrefix(msg, []byte("Forcing heavy sweep"))
+		case 'E':
+			return bytes.HasPrefix(msg, []byte("ERR 3809")) || bytes.HasPrefix(msg, []byte("ERR 3802"))
+		case 'I':
+			return bytes.HasPrefix(msg, []byte("Ignoring noisy traps"))
+		case 'C':
+			return bytes.HasPrefix(msg, []byte("Cannot find port corresponding"))
+		}
+		return false
+	case "join":
+		// osm_sa_mcmember_record.c: the join's own error after the field's.
+		return bytes.HasPrefix(msg, []byte("ERR 1B1A")) || bytes.HasPrefix(msg, []byte("ERR 1B1C"))
+	case "fallback":
+		// osm_prtn.c osm_prtn_make_partitions after the parse error.
+		return bytes.HasPrefix(msg, []byte("Partition configuration")) || bytes.HasPrefix(msg, []byte("PARSE "))
+	}
+	return false
+}
+
+// Flush hands over every pending event (at the end of the log, or when a followed
+// log has been quiet: OpenSM writes an event's lines at once).
+func (a *Assembler) Flush() {
+	for _, p := range a.pending {
+		p.q.done = true
+	}
+	a.pending = a.pending[:0]
+	a.last = nil
+	a.drain()
+}
+
+// done marks a pending event whole and hands over what is ready.
+func (a *Assembler) done(p *pending) {
+	p.q.done = true
+	a.drain()
+}
+
+// emit hands over a whole event, or queues it behind the ones still collecting lines.
+func (a *Assembler) emit(ev *Event) {
+	if a.capture != nil {
+		// errCode's one-line event: kept as the template of its message's repeats.
+		c := &a.recent[a.nextRecent]
+		a.nextRecent = (a.nextRecent + 1) % len(a.recent)
+		c.msg = append(c.msg[:0], a.capture...)
+		if c.tmpl == nil {
+			c.tmpl = new(Event)
+		}
+		*c.tmpl = *ev
+		c.tmpl.Lines = nil
+		a.capture = nil
+	}
+	if len(a.queue) == 0 {
+		a.deliver(ev)
+		return
+	}
+	a.queue = append(a.queue, &queued{ev: ev, done: true})
+	a.drain()
+}
+
+// drain hands over the events at the head of the queue that are whole.
+func (a *Assembler) drain() {
+	n := 0
+	for n < len(a.queue) && a.queue[n].done {
+		q := a.queue[n]
+		a.deliver(q.ev)
+		if q.p != nil && len(a.freeP) < 64 && a.last != q.p {
+			a.freeP = append(a.freeP, q.p)
+		}
+		n++
+	}
+	if n > 0 {
+		k := copy(a.queue, a.queue[n:])
+		clear(a.queue[k:])
+		a.queue = a.queue[:k]
+	}
+}
+
+func (a *Assembler) deliver(ev *Event) {
+	if (ev.Kind == KindBadPKey || ev.Kind == KindBadQKey || ev.Kind == KindBadSwitchPKey || ev.Kind == KindBadMKey) && ev.Reporter.GUID != 0 {
+		a.Names.learnTrap(ev)
+	}
+	if a.Emit != nil {
+		a.Emit(ev)
+	}
+}
+
+// stamp reads the line's time, inferring the year: the first line's from ref, then
+// one more each time the month goes back (December to January).
+func (a *Assembler) stamp(s []byte) time.Time {
+	// Lines come many to a second: the second's time is kept, the microseconds added.
+	if len(s) == stampLen && a.lastSec != (time.Time{}) && string(s[:15]) == string(a.lastStamp[:]) {
+		us := 0
+		for _, c := range s[16:22] {
+			if c < '0' || c > '9' {
+				return time.Time{}
+			}
+			us = us*10 + int(c-'0')
+		}
+		return a.lastSec.Add(time.Duration(us) * time.Microsecond)
+	}
+	t := a.stampSlow(s)
+	if !t.IsZero() {
+		copy(a.lastStamp[:], s[:15])
+		a.lastSec = t.Truncate(time.Second)
+	}
+	return t
+}
+
+func (a *Assembler) stampSlow(s []byte) time.Time {
+	if a.year == 0 {
+		_, m, ok := stampTime(s, 2000, a.loc)
+		if !ok {
+			return time.Time{}
+		}
+		a.year = a.ref.Year()
+		if m > a.ref.Month() {
+			a.year--
+		}
+		a.lastMonth = m
+	}
+	t, m, ok := stampTime(s, a.year, a.loc)
+	if !ok {
+		return time.Time{}
+	}
+	if m < a.lastMonth {
+		a.year++
+		t = t.AddDate(1, 0, 0)
+	}
+	a.lastMonth = m
+	return t
+}
+
+func (a *Assembler) newEvent(k Kind, r record, line []byte) *Event {
+	var ev *Event
+	if n := len(a.free); n > 0 {
+		ev = a.free[n-1]
+		a.free = a.free[:n-1]
+		lines := ev.Lines[:0]
+		*ev = Event{Lines: lines}
+	} else {
+		ev = &Event{}
+	}
+	ev.Kind, ev.Time, ev.Line, ev.SL, ev.SwitchPort, ev.Level = k, a.stamp(r.stamp), a.line, -1, -1, r.level
+	ev.From, ev.To, ev.Reporter = unknownPort(), unknownPort(), unknownPort()
+	if !a.NoLines {
+		ev.Lines = append(ev.Lines, string(line))
+	}
+	return ev
+}
+
+// Recycle gives back an event Emit handed over, once nothing refers to it any more:
+// the next one reuses it (a trap storm is millions of events, most of them repeats
+// that are only counted).
+func (a *Assembler) Recycle(ev *Event) {
+	if len(a.free) < 64 {
+		a.free = append(a.free, ev)
+	}
+}
+
+func (a *Assembler) add(p *pending, r record, line []byte) {
+	if !a.NoLines {
+		p.ev.Lines = append(p.ev.Lines, string(line))
+	}
+	if r.level&LevelError != 0 || p.ev.Level == 0 {
+		p.ev.Level |= r.level & LevelError
+	}
+	a.last = p
+}
+
+// findThread is a pending event of thread, if any.
+func (a *Assembler) findThread(thread []byte) *pending {
+	for _, p := range a.pending {
+		if p.thread == string(thread) {
+			return p
+		}
+	}
+	return nil
+}
+
+func (a *Assembler) findPending(thread []byte, want string) *pending {
+	for _, p := range a.pending {
+		if p.thread == string(thread) && p.want == want {
+			return p
+		}
+	}
+	return nil
+}
+
+func (a *Assembler) hold(ev *Event, thread []byte, want string) *pending {
+	var p *pending
+	if n := len(a.freeP); n > 0 {
+		p = a.freeP[n-1]
+		a.freeP = a.freeP[:n-1]
+		if p.thread != string(thread) {
+			p.thread = string(thread)
+		}
+		p.ev, p.want, p.dump, p.qv = ev, want, false, queued{}
+	} else {
+		p = &pending{thread: string(thread), ev: ev, want: want}
+	}
+	p.q = &p.qv
+	p.qv.ev, p.qv.p = ev, p
+	a.queue = append(a.queue, p.q)
+	a.pending = append(a.pending, p)
+	a.last = p
+	return p
+}
+
+func (a *Assembler) release(p *pending) {
+	for i, q := range a.pending {
+		if q == p {
+			a.pending = append(a.pending[:i], a.pending[i+1:]...)
+			break
+		}
+	}
+	a.done(p)
+}
+
+// The formats of the messages read, compiled once (scanf).
+var (
+	fmt0  = mustCompile("PARSE WARN: line %d: %s")
+	fmt1  = mustCompile("IP MC group (%s) specified with %s")
+	fmt2  = mustCompile("Max number of blocks reduced from %u to %u for node 0x%x port %u (%s)")
+	fmt3  = mustCompile("MGID %s and port GUID:0x%x do not share same pkey")
+	fmt4  = mustCompile("Failed to create MC group (%s) with pkey 0x%x")
+	fmt5  = mustCompile("Ports 0x%x (%s port %d) and 0x%x (%s port %d) do not share specified PKey 0x%x")
+	fmt6  = mustCompile("Ports src 0x%x (%s port %d) and dst 0x%x (%s port %d) do not share the specified PKey 0x%x")
+	fmt7  = mustCompile("Ports src 0x%x (%s port %d) and dst 0x%x (%s port %d) do not have any shared PKeys")
+	fmt8  = mustCompile("QoS level \"%s\" doesn't define specified PKey 0x%x for ports 0x%x (%s port %d) and 0x%x (%s port %d)")
+	fmt9  = mustCompile("Ports src 0x%x (%s port %d) and dst 0x%x (%s port %d) do not share specified PKey (0x%x) as defined by QoS level \"%s\"")
+	fmt10 = mustCompile("Ports 0x%x (%s) and 0x%x (%s) do not share PKeys defined by QoS level \"%s\"")
+	fmt11 = mustCompile("Ports src 0x%x (%s port %d) and dst 0x%x (%s port %d) do not share a PKey as defined by QoS level \"%s\"")
+	fmt12 = mustCompile("No partition found for PKey 0x%x - using default SL %d [%s port %d <-> %s port %d]")
+	fmt13 = mustCompile("Cannot join port 0x%x to MGID %s - Port is not in partition of this MC group")
+	fmt14 = mustCompile("%s: query 0x%x group 0x%x")
+	fmt15 = mustCompile("Q_Key mismatch: query 0x%x group 0x%x")
+	fmt16 = mustCompile("validate_other_comp_fields failed for MGID: %s port 0x%x (%s), sending IB_SA_MAD_STATUS_REQ_INVALID")
+	fmt17 = mustCompile("validate_other_comp_fields failed for MGID: %s, sending IB_SA_MAD_STATUS_REQ_INVALID")
+	fmt18 = mustCompile("Ignoring PKeyRecord request from non-trusted requester with SM_Key 0x%x")
+	fmt19 = mustCompile("Request for security trap from non-trusted requester: Given SM_Key:0x%x")
+	fmt20 = mustCompile("Non-Zero MAD SM_Key: 0x%x != SM_Key: 0x%x; SA MAD ignored for method 0x%x attribute 0x%x (%s)")
+	fmt21 = mustCompile("Got SM (%s) with sm_key 0x%x that doesn't match our local sm_key. Ignoring SMInfo")
+	fmt22 = mustCompile("%u")
+	fmt23 = mustCompile("Failed to set PKey 0x%x because Pkey table is full for node 0x%x port %u (%s)")
+	fmt24 = mustCompile("Not enough pkey entries (%u <= %u) on switch 0x%x port %u (%s). Clearing Enforcement bit")
+	fmt25 = mustCompile("Failed to obtain P_Key 0x%x block and index for node 0x%x port %u")
+	fmt26 = mustCompile("Failed to allocate new pending pkey entry for node 0x%x port %u")
+	fmt27 = mustCompile("Failed to set PKey 0x%x in block %u idx %u for node 0x%x port %u (%s)")
+	fmt28 = mustCompile("Failed to set accum_pkeys PKey 0x%x in block %u idx %u for node 0x%x port %u (%s)")
+	fmt29 = mustCompile("pkey_mgr_update_pkey_entry() failed to update pkey table block %u for node 0x%x port %u (%s)")
+	fmt30 = mustCompile("Failed to set PortInfo for node 0x%x port %u (%s)")
+	fmt31 = mustCompile("Received Generic Notice type:%u num:%u (%*s) Producer:%u (%*s) from LID:%u%*s TID:0x%x")
+	fmt32 = mustCompile("Bad %s_Key:0x%x on SL:%d from LID1:%u QP1:0x%x to LID2:%u QP2:0x%x")
+	fmt33 = mustCompile("Reporting Security Notice \"%*s\" from LID %u, GUID 0x%x : LID1 %u, LID2 %u, %s 0x%x, SL %d, QP1 0x%x, QP2 0x%x, GID1 %s, GID2 %s")
+	fmt34 = mustCompile("Reporting Security Notice \"%*s\" from switch LID %u, GUID 0x%x port %d : data_valid 0x%x, LID1 %u, LID2 %u, PKey 0x%x, SL %d, QP1 0x%x, QP2 0x%x, GID1 %s, GID2 %s")
+	fmt35 = mustCompile("Reporting Security Notice \"%*s\" from LID %u, GUID 0x%x, Method 0x%x, Attribute 0x%x, AttrMod 0x%x, M_Key 0x%x")
+	fmt36 = mustCompile("qp1......................0x%x")
+	fmt37 = mustCompile("PARSE ERROR partition conf file line %d: mgid \"%s\": gid is not multicast")
+	fmt38 = mustCompile("PARSE ERROR: line %d: %s")
+	fmt39 = mustCompile("Partition configuration %s is not accessible (%s)")
+)
+
+func has(msg []byte, prefix string) bool { return bytes.HasPrefix(msg, []byte(prefix)) }
+
+// message handles a line whose message may be one of the catalogue's (doc.go).
+func (a *Assembler) message(r record, line []byte) {
+	msg := r.msg
+	switch {
+	case has(msg, "ERR "):
+		a.errCode(r, line)
+	case has(msg, "Received Generic Notice "):
+		a.trapHeader(r, line)
+	case has(msg, "Bad P_Key:") || has(msg, "Bad Q_Key:"):
+		a.trapDetail(r, line)
+	case has(msg, "Reporting Security Notice "):
+		a.trapReport(r, line)
+	case has(msg, "Generic Notice dump"):
+		// The verbose dump of the trap being handled (osm_dump_notice_v2); its
+		// continuation lines follow.
+		if p := a.findPending(r.thread, "report"); p != nil {
+			a.add(p, r, line)
+			p.dump = true
+		}
+	case has(msg, "Ignoring noisy traps") || has(msg, "Cannot find port corresponding to lid:"):
+		// No report follows (osm_trap_rcv.c): the trap is whole as it is.
+		for _, p := range a.pending {
+			if p.thread == string(r.thread) && p.want == "report" {
+				a.add(p, r, line)
+				a.release(p)
+				return
+			}
+		}
+	case has(msg, "PARSE ERROR"):
+		a.parseError(r, line)
+	case has(msg, "PARSE WARN: "):
+		ev := a.newEvent(KindConfigWarning, r, line)
+		var n uint64
+		var rest string
+		if scanf(msg, fmt0, &n, &rest) {
+			ev.ConfLine, ev.Detail = int(n), rest
+		}
+		a.emit(ev)
+	case has(msg, "Partition configuration "):
+		a.partitionConfig(r, line)
+	case has(msg, "IP MC group ("):
+		ev := a.newEvent(KindConfigWarning, r, line)
+		var mgid, rest string
+		if scanf(msg, fmt1, &mgid, &rest) {
+			ev.MGID, ev.Detail = mgid, "specified with "+rest
+		}
+		a.emit(ev)
+	case has(msg, "Duplicated partition definition"):
+		ev := a.newEvent(KindConfigWarning, r, line)
+		ev.Detail = strings.TrimSpace(string(msg))
+		a.emit(ev)
+	case has(msg, "Max number of blocks reduced"):
+		ev := a.newEvent(KindTableShrunk, r, line)
+		var from, to, node, port uint64
+		var desc string
+		if scanf(msg, fmt2, &from, &to, &node, &port, &desc) {
+			ev.From = Port{NodeGUID: check.GUID(node), Num: int(port), NodeDesc: desc}
+			ev.Detail = fmt.Sprintf("from %d to %d blocks of 32 entries", from, to)
+		}
+		a.emit(ev)
+	case has(msg, "MGID ") && bytes.HasSuffix(msg, []byte("do not share same pkey")):
+		ev := a.newEvent(KindNoticeNotForwarded, r, line)
+		var mgid string
+		var guid uint64
+		if scanf(msg, fmt3, &mgid, &guid) {
+			ev.MGID, ev.To = mgid, Port{GUID: check.GUID(guid), Num: -1}
+		}
+		a.emit(ev)
+	case has(msg, "Port and requester don't share PKey"), has(msg, "Invalid PKey supplied in request"):
+		ev := a.newEvent(KindJoinRefused, r, line)
+		ev.Detail = string(msg)
+		a.emit(ev)
+	case has(msg, "Failed to create MC group ("), has(msg, "Unable to create partition"), has(msg, "realloc error to create MC group"):
+		ev := a.newEvent(KindProgramFailed, r, line)
+		ev.Detail = string(msg)
+		var mgid string
+		var key uint64
+		if scanf(msg, fmt4, &mgid, &key) {
+			ev.MGID, ev.Key, ev.KeyType = mgid, key, KeyPKey
+		}
+		a.emit(ev)
+	case r.level == LevelSys && has(msg, "Found remote SM ("):
+		// The sys copy of ERR 2F18 (osm_sminfo_rcv.c): the error line is the event.
+	case len(a.prefix) == 0 && r.fn != nil && has(msg, "OpenSM ") && msg[7] >= '0' && msg[7] <= '9':
+		// "PREFIX: OpenSM 3.3.23", the first line of a run (osm_opensm_init logs
+		// it without a function): the log has log_prefix set.
+		a.prefix = append(append([]byte(nil), r.fn...), ':', ' ')
+	}
+}
+
+// errCode handles "ERR XXXX: ..." lines.
+func (a *Assembler) errCode(r record, line []byte) {
+	msg := r.msg
+	if len(msg) < 8 {
+		return
+	}
+	// A repeat of a recent one-line event (an application asking the SA the same
+	// refused path in a loop): the event is the template's, with this line's time.
+	for i := range a.recent {
+		c := &a.recent[i]
+		if c.tmpl != nil && len(c.msg) == len(msg) && string(c.msg) == string(msg) {
+			ev := a.newEvent(c.tmpl.Kind, r, line)
+			t, ln, lines, lv := ev.Time, ev.Line, ev.Lines, ev.Level
+			*ev = *c.tmpl
+			ev.Time, ev.Line, ev.Lines, ev.Level = t, ln, lines, lv
+			a.emit(ev)
+			return
+		}
+	}
+	a.capture = msg
+	defer func() { a.capture = nil }()
+	code := string(msg[4:8])
+	body := msg[8:]
+	body = bytes.TrimPrefix(body, []byte(":"))
+	body = bytes.TrimPrefix(body, []byte(" "))
+	var g1, g2, p1, p2, key, a1, b1 uint64
+	var d1, d2, qos string
+	pathEnds := func(ev *Event) {
+		ev.From = Port{GUID: check.GUID(g1), NodeDesc: d1, Num: int(p1)}
+		ev.To = Port{GUID: check.GUID(g2), NodeDesc: d2, Num: int(p2)}
+		a.Names.learn(ev.From)
+		a.Names.learn(ev.To)
+	}
+	ev := func(k Kind) *Event {
+		e := a.newEvent(k, r, line)
+		e.Code = code
+		return e
+	}
+	switch code {
+	case "1F1A":
+		if !scanf(body, fmt5, &g1, &d1, &p1, &g2, &d2, &p2, &key) {
+			return
+		}
+		e := ev(KindPathRefused)
+		pathEnds(e)
+		e.Key, e.KeyType = key, KeyPKey
+		a.emit(e)
+	case "4518":
+		if !scanf(body, fmt6, &g1, &d1, &p1, &g2, &d2, &p2, &key) {
+			return
+		}
+		e := ev(KindPathRefused)
+		pathEnds(e)
+		e.Key, e.KeyType = key, KeyPKey
+		a.emit(e)
+	case "1F1B", "4519":
+		if !scanf(body, fmt7, &g1, &d1, &p1, &g2, &d2, &p2) {
+			return
+		}
+		e := ev(KindPathRefused)
+		pathEnds(e)
+		a.emit(e)
+	case "1F1D":
+		if !scanf(body, fmt8, &qos, &key, &g1, &d1, &p1, &g2, &d2, &p2) {
+			return
+		}
+		e := ev(KindPathRefused)
+		pathEnds(e)
+		e.Key, e.KeyType, e.QoSLevel = key, KeyPKey, qos
+		a.emit(e)
+	case "451C":
+		if !scanf(body, fmt9, &g1, &d1, &p1, &g2, &d2, &p2, &key, &qos) {
+			return
+		}
+		e := ev(KindPathRefused)
+		pathEnds(e)
+		e.Key, e.KeyType, e.QoSLevel = key, KeyPKey, qos
+		a.emit(e)
+	case "1F1E":
+		if !scanf(body, fmt10, &g1, &d1, &g2, &d2, &qos) {
+			return
+		}
+		p1, p2 = ^uint64(0), ^uint64(0)
+		e := ev(KindPathRefused)
+		pathEnds(e)
+		e.From.Num, e.To.Num = -1, -1
+		e.QoSLevel = qos
+		a.emit(e)
+	case "451D":
+		if !scanf(body, fmt11, &g1, &d1, &p1, &g2, &d2, &p2, &qos) {
+			return
+		}
+		e := ev(KindPathRefused)
+		pathEnds(e)
+		e.QoSLevel = qos
+		a.emit(e)
+	case "1F1C", "451A":
+		var sl uint64
+		if !scanf(body, fmt12, &key, &sl, &d1, &p1, &d2, &p2) {
+			return
+		}
+		e := ev(KindPathNoPartition)
+		e.Key, e.KeyType, e.SL = key, KeyPKey, int(sl)
+		e.From = Port{NodeDesc: d1, Num: int(p1)}
+		e.To = Port{NodeDesc: d2, Num: int(p2)}
+		a.emit(e)
+	case "1B14":
+		var mgid string
+		if !scanf(body, fmt13, &g1, &mgid) {
+			return
+		}
+		e := ev(KindJoinRefused)
+		e.From = Port{GUID: check.GUID(g1), Num: -1}
+		e.MGID = mgid
+		a.emit(e)
+	case "1B31", "1B32":
+		var what string
+		if !scanf(body, fmt14, &what, &a1, &b1) {
+			return
+		}
+		e := ev(KindJoinRefused)
+		e.Key, e.KeyType, e.Detail = a1, KeyPKey, fmt.Sprintf("%s: the request's P_Key 0x%04x, the group's 0x%04x", what, a1, b1)
+		a.hold(e, r.thread, "join")
+	case "1B30":
+		if !scanf(body, fmt15, &a1, &b1) {
+			return
+		}
+		e := ev(KindJoinRefused)
+		e.Key, e.KeyType, e.Detail = a1, KeyQKey, fmt.Sprintf("Q_Key mismatch: the request's Q_Key 0x%08x, the group's 0x%08x", a1, b1)
+		a.hold(e, r.thread, "join")
+	case "1B1A", "1B1C":
+		// The join that failed the field check above (a query's checks log nothing).
+		p := a.findPending(r.thread, "join")
+		if p == nil {
+			return
+		}
+		a.add(p, r, line)
+		var mgid string
+		if scanf(body, fmt16, &mgid, &g1, &d1) {
+			p.ev.MGID, p.ev.From = mgid, Port{GUID: check.GUID(g1), NodeDesc: d1, Num: -1}
+		} else if scanf(body, fmt17, &mgid) {
+			p.ev.MGID = mgid
+		}
+		a.release(p)
+	case "4608":
+		if !scanf(body, fmt18, &key) {
+			return
+		}
+		e := ev(KindUntrusted)
+		e.Key, e.KeyType, e.Detail = key, KeySMKey, "P_KeyTableRecord"
+		a.emit(e)
+	case "430B":
+		if !scanf(body, fmt19, &key) {
+			return
+		}
+		e := ev(KindUntrusted)
+		e.Key, e.KeyType, e.Detail = key, KeySMKey, "InformInfo for a security trap"
+		a.emit(e)
+	case "1A04":
+		var method, attr uint64
+		var name string
+		if !scanf(body, fmt20, &key, &a1, &method, &attr, &name) {
+			return
+		}
+		e := ev(KindBadSMKey)
+		e.Key, e.KeyType, e.Detail = key, KeySMKey, name
+		a.emit(e)
+	case "2F18":
+		var who string
+		if !scanf(body, fmt21, &who, &key) {
+			return
+		}
+		e := ev(KindSMKeyMismatch)
+		e.Key, e.KeyType, e.Detail = key, KeySMKey, who
+		if lid, ok := strings.CutPrefix(who, "LID "); ok {
+			var v uint64
+			if scanf([]byte(lid), fmt22, &v) {
+				e.From = Port{LID: uint16(v), Num: -1}
+			}
+		}
+		a.emit(e)
+	case "0512":
+		var node, port uint64
+		var desc string
+		if !scanf(body, fmt23, &key, &node, &port, &desc) {
+			return
+		}
+		e := ev(KindTableFull)
+		e.Key, e.KeyType = key, KeyPKey
+		e.From = Port{NodeGUID: check.GUID(node), Num: int(port), NodeDesc: desc}
+		a.emit(e)
+	case "0507":
+		if !bytes.Contains(r.fn, []byte("pkey_mgr")) {
+			return // libvendor's osm_vendor_mlx_sa.c has an ERR 0507 too
+		}
+		var cap, last, node, port uint64
+		var desc string
+		if !scanf(body, fmt24, &cap, &last, &node, &port, &desc) {
+			return
+		}
+		e := ev(KindEnforcementOff)
+		e.From = Port{NodeGUID: check.GUID(node), Num: int(port), NodeDesc: desc}
+		e.Detail = fmt.Sprintf("the switch port holds %d entries; the CA behind it uses index %d", cap, last)
+		a.emit(e)
+	case "0502", "0503", "0505", "0506", "0508", "0509", "0510", "0511":
+		if !bytes.Contains(r.fn, []byte("pkey_mgr")) {
+			return // the same codes in libvendor's osm_vendor_mlx_sa.c (not the ibumad build)
+		}
+		e := ev(KindProgramFailed)
+		e.Detail = string(body)
+		var node, port, blk, idx uint64
+		var desc string
+		switch {
+		case scanf(body, fmt25, &key, &node, &port),
+			scanf(body, fmt26, &node, &port):
+			e.From = Port{NodeGUID: check.GUID(node), Num: int(port)}
+		case scanf(body, fmt27, &key, &blk, &idx, &node, &port, &desc),
+			scanf(body, fmt28, &key, &blk, &idx, &node, &port, &desc),
+			scanf(body, fmt29, &blk, &node, &port, &desc),
+			scanf(body, fmt30, &node, &port, &desc):
+			e.From = Port{NodeGUID: check.GUID(node), Num: int(port), NodeDesc: desc}
+		}
+		if key != 0 {
+			e.Key, e.KeyType = key, KeyPKey
+		}
+		a.emit(e)
+	case "3802":
+		// "Error sending response": the trap is not reported (osm_trap_rcv.c).
+		if p := a.findPending(r.thread, "report"); p != nil {
+			a.add(p, r, line)
+			a.release(p)
+		}
+	}
+}
+
+// trapHeader: "Received Generic Notice type:%u num:%u (%s) Producer:%u (%s) from
+// LID:%u%s TID:0x%016" (osm_trap_rcv.c log_trap_info, error level).
+func (a *Assembler) trapHeader(r record, line []byte) {
+	var num, lid uint64
+	msg := r.msg
+	t := bytes.LastIndexByte(msg, ' ') // " TID:0x..." ends the message
+	if t > 0 && !bytes.HasPrefix(msg[t:], []byte(" TID:")) {
+		t = -1
+	}
+	if v, ok := a.hdrs.get(msg[:max(t, 0)]); t > 0 && ok {
+		num, lid = v[0], v[1] // a repeat: the same trap from the same LID
+	} else {
+		var typ, prod, tid uint64
+		if !scanf(msg, fmt31, &typ, &num, &prod, &lid, &tid) {
+			return
+		}
+		if t > 0 {
+			a.hdrs.put(msg[:t], [2]uint64{num, lid})
+		}
+	}
+	var k Kind
+	switch num {
+	case 256:
+		k = KindBadMKey
+	case 257:
+		k = KindBadPKey
+	case 258:
+		k = KindBadQKey
+	case 259:
+		k = KindBadSwitchPKey
+	default:
+		return
+	}
+	if p := a.findPending(r.thread, "report"); p != nil {
+		a.release(p)
+	}
+	ev := a.newEvent(k, r, line)
+	ev.Trap = int(num)
+	ev.Reporter.LID = uint16(lid)
+	if k == KindBadPKey || k == KindBadSwitchPKey {
+		ev.KeyType = KeyPKey
+	} else if k == KindBadQKey {
+		ev.KeyType = KeyQKey
+	} else {
+		ev.KeyType = KeyMKey
+	}
+	a.hold(ev, r.thread, "report")
+}
+
+// trapDetail: "Bad %s_Key:0x%x on SL:%d from LID1:%u QP1:0x%x to LID2:%u QP2:0x%x"
+// (log_trap_info). QP1 is printed & 0xfff: only its low 12 bits.
+// msgCache holds what the last few messages of one kind said, by their bytes: a
+// message seen again (traps repeat, with other threads and times) is not parsed again.
+type msgCache[V any] struct {
+	keys [16][]byte
+	vals [16]V
+	next int
+}
+
+func (c *msgCache[V]) get(msg []byte) (V, bool) {
+	for i := range c.keys {
+		if len(c.keys[i]) == len(msg) && c.keys[i] != nil && string(c.keys[i]) == string(msg) {
+			return c.vals[i], true
+		}
+	}
+	var zero V
+	return zero, false
+}
+
+func (c *msgCache[V]) put(msg []byte, v V) {
+	c.keys[c.next] = append(c.keys[c.next][:0], msg...)
+	c.vals[c.next] = v
+	c.next = (c.next + 1) % len(c.keys)
+}
+
+// recentEvent is a one-line event kept to read its repeats (errCode).
+type recentEvent struct {
+	msg  []byte
+	tmpl *Event
+}
+
+// trapDetailV is what a trap's detail line says.
+type trapDetailV struct {
+	kind                          string
+	key, sl, lid1, qp1, lid2, qp2 uint64
+}
+
+func (a *Assembler) trapDetail(r record, line []byte) {
+	v, ok := a.details.get(r.msg)
+	if !ok {
+		if !scanf(r.msg, fmt32, &v.kind, &v.key, &v.sl, &v.lid1, &v.qp1, &v.lid2, &v.qp2) {
+			return
+		}
+		a.details.put(r.msg, v)
+	}
+	kind, key, sl, lid1, qp1, lid2, qp2 := v.kind, v.key, v.sl, v.lid1, v.qp1, v.lid2, v.qp2
+	p := a.findPending(r.thread, "report")
+	if p == nil {
+		// The header line was not in the log read (it starts mid-event).
+		k := KindBadPKey
+		if kind == "Q" {
+			k = KindBadQKey
+		}
+		ev := a.newEvent(k, r, line)
+		ev.Trap = 257
+		ev.KeyType = KeyPKey
+		if k == KindBadQKey {
+			ev.Trap, ev.KeyType = 258, KeyQKey
+		}
+		p = a.hold(ev, r.thread, "report")
+	} else {
+		a.add(p, r, line)
+	}
+	ev := p.ev
+	ev.Key, ev.SL = key, int(sl)
+	if !ev.From.QPKnown || ev.From.QPLow12 {
+		ev.From.QP, ev.From.QPKnown, ev.From.QPLow12 = uint32(qp1), true, true
+	}
+	ev.From.LID, ev.To.LID = uint16(lid1), uint16(lid2)
+	ev.To.QP, ev.To.QPKnown = uint32(qp2), true
+}
+
+// trapReport: the info-level "Reporting Security Notice" line (osm_inform.c
+// log_notice), which has the QP numbers whole and, for trap 259, the switch port.
+// reportV is what a trap's report line says; form is which of log_notice's
+// formats it is (1: 257/258, 2: 259, 3: 256).
+type reportV struct {
+	form                                                     int
+	keyName, gid1, gid2                                      string
+	issuer, guid, lid1, lid2, key, sl, qp1, qp2, port, valid uint64
+}
+
+func (a *Assembler) trapReport(r record, line []byte) {
+	msg := r.msg
+	v, cached := a.reports.get(msg)
+	switch {
+	case cached:
+	case scanf(msg, fmt33, &v.issuer, &v.guid, &v.lid1, &v.lid2, &v.keyName, &v.key, &v.sl, &v.qp1, &v.qp2, &v.gid1, &v.gid2):
+		v.form = 1
+	case scanf(msg, fmt34, &v.issuer, &v.guid, &v.port, &v.valid, &v.lid1, &v.lid2, &v.key, &v.sl, &v.qp1, &v.qp2, &v.gid1, &v.gid2):
+		v.form = 2
+	case scanf(msg, fmt35, &v.issuer, &v.guid, &v.lid1, &v.lid2, &v.sl, &v.key):
+		v.form = 3
+	default:
+		return
+	}
+	if !cached {
+		a.reports.put(msg, v)
+	}
+	issuer, guid, lid1, lid2, key, sl, qp1, qp2 := v.issuer, v.guid, v.lid1, v.lid2, v.key, v.sl, v.qp1, v.qp2
+	gid1, gid2 := v.gid1, v.gid2
+	var ev *Event
+	p := a.findPending(r.thread, "report")
+	get := func(k Kind, trap int) *Event {
+		if p != nil && p.ev.Kind == k {
+			a.add(p, r, line)
+			return p.ev
+		}
+		if p != nil {
+			a.release(p)
+		}
+		e := a.newEvent(k, r, line)
+		e.Trap = trap
+		p = a.hold(e, r.thread, "report")
+		return e
+	}
+	switch v.form {
+	case 1:
+		k, kt, trap := KindBadPKey, KeyPKey, 257
+		if v.keyName == "Q_Key" {
+			k, kt, trap = KindBadQKey, KeyQKey, 258
+		}
+		ev = get(k, trap)
+		ev.KeyType = kt
+		ev.From.QP, ev.From.QPKnown, ev.From.QPLow12 = uint32(qp1), true, false
+		ev.To.QP, ev.To.QPKnown = uint32(qp2), true
+	case 2:
+		valid := v.valid
+		ev = get(KindBadSwitchPKey, 259)
+		ev.KeyType = KeyPKey
+		ev.SwitchPort = int(v.port)
+		// IBA 14.3.1 table 181 DataValid: bit 0 LID1, 1 LID2, 2 P_Key, 3 SL, 4 QP1,
+		// 5 QP2, 6 GID1, 7 GID2. A field not valid is not known.
+		ev.Detail = fmt.Sprintf("data_valid 0x%04x", valid)
+		if valid&1 == 0 {
+			lid1 = 0
+		}
+		if valid&2 == 0 {
+			lid2 = 0
+		}
+		if valid&8 == 0 {
+			sl = ^uint64(0)
+		}
+		ev.From.QP, ev.From.QPKnown = uint32(qp1), valid&0x10 != 0
+		ev.To.QP, ev.To.QPKnown = uint32(qp2)&0xffffff, valid&0x20 != 0
+		if valid&4 == 0 {
+			ev.KeyType, key = "", 0
+		}
+		if valid&0x40 == 0 {
+			gid1 = ""
+		}
+		if valid&0x80 == 0 {
+			gid2 = ""
+		}
+	case 3:
+		ev = get(KindBadMKey, 256)
+		ev.KeyType = KeyMKey
+		ev.Key = key
+		ev.Detail = fmt.Sprintf("method 0x%x, attribute 0x%x, modifier 0x%x", lid1, lid2, sl)
+		ev.Reporter.LID, ev.Reporter.GUID = uint16(issuer), check.GUID(guid)
+		a.release(p)
+		return
+	}
+	ev.Key = key
+	if int64(sl) >= 0 && sl < 16 {
+		ev.SL = int(sl)
+	} else {
+		ev.SL = -1
+	}
+	ev.From.LID, ev.To.LID = uint16(lid1), uint16(lid2)
+	ev.From.GID, ev.To.GID = gid1, gid2
+	ev.Reporter.LID, ev.Reporter.GUID = uint16(issuer), check.GUID(guid)
+	a.release(p)
+}
+
+// dumpLine reads a continuation line of the verbose notice dump
+// (osm_helper.c osm_dump_notice_to_buf_generic): it has QP1 whole, which helps when
+// no report line follows.
+func (a *Assembler) dumpLine(p *pending, line []byte) {
+	if !a.NoLines {
+		p.ev.Lines = append(p.ev.Lines, string(line))
+	}
+	t := bytes.TrimLeft(line, "\t ")
+	var v uint64
+	if scanf(t, fmt36, &v) && (!p.ev.From.QPKnown || p.ev.From.QPLow12) {
+		p.ev.From.QP, p.ev.From.QPKnown, p.ev.From.QPLow12 = uint32(v), true, false
+	}
+}
+
+// parseError: "PARSE ERROR: line %d: %s" (osm_prtn_config.c), or the non-fatal
+// "PARSE ERROR partition conf file line %d: mgid \"%s\": gid is not multicast".
+func (a *Assembler) parseError(r record, line []byte) {
+	var n uint64
+	var rest, mgid string
+	if scanf(r.msg, fmt37, &n, &mgid) {
+		ev := a.newEvent(KindConfigWarning, r, line)
+		ev.ConfLine, ev.MGID, ev.Detail = int(n), mgid, "mgid is not a multicast GID: the group is not created"
+		a.emit(ev)
+		return
+	}
+	if !scanf(r.msg, fmt38, &n, &rest) {
+		return
+	}
+	if p := a.findPending(r.thread, "fallback"); p != nil {
+		a.release(p)
+	}
+	ev := a.newEvent(KindConfigRejected, r, line)
+	ev.ConfLine, ev.Detail = int(n), rest
+	a.hold(ev, r.thread, "fallback")
+}
+
+// partitionConfig: osm_prtn.c's "Partition configuration ..." lines.
+func (a *Assembler) partitionConfig(r record, line []byte) {
+	msg := r.msg
+	p := a.findPending(r.thread, "fallback")
+	switch {
+	case has(msg, "Partition configuration in error; retrying with default config"):
+		if p == nil {
+			// No parse error was logged: the file held no definition at all
+			// (osm_prtn_config_parse_file returns 1 when nothing was parsed).
+			ev := a.newEvent(KindConfigRejected, r, line)
+			ev.Detail = "no partition definition was read from the file"
+			p = a.hold(ev, r.thread, "fallback")
+		} else {
+			a.add(p, r, line)
+		}
+		p.ev.Fallback = true
+		a.release(p)
+	case has(msg, "Partition configuration was not fully processed"):
+		if p != nil {
+			a.add(p, r, line)
+		}
+	default:
+		var file, why string
+		if scanf(msg, fmt39, &file, &why) {
+			ev := a.newEvent(KindConfigMissing, r, line)
+			ev.Detail = file + ": " + why
+			ev.Fallback = true
+			a.emit(ev)
+		}
+	}
+}
+
+// Lines is how many lines the assembler has read.
+func (a *Assembler) Lines() int64 { return a.line }

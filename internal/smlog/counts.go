@@ -1,0 +1,95 @@
+package smlog
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+)
+
+// Counts counts a log's events by kind and partition, for the exporter's
+// ibkey_sm_events_total{kind,key}. It is safe for concurrent use: one goroutine
+// follows the log (FollowCounts) while scrapes read it (Each).
+type Counts struct {
+	mu sync.Mutex
+	m  map[CountKey]uint64
+	// keys counts the distinct partitions seen per kind, to cap them (the P_Key of
+	// a bad-pkey trap is whatever a packet carried: a label per value would let
+	// any sender grow the exporter's series without bound).
+	keys map[Kind]int
+}
+
+// CountKey is a counted series: the event's kind, and the partition it is about
+// ("0x0001"), "" when it has none (a Q_Key or M_Key event, partitions.conf), or
+// OtherKey past MaxCountKeys partitions of one kind.
+type CountKey struct {
+	Kind Kind
+	Key  string
+}
+
+// MaxCountKeys is how many partitions of one kind get their own series; the events
+// of further ones are counted under OtherKey.
+const MaxCountKeys = 256
+
+// OtherKey is the key of the events past MaxCountKeys partitions of their kind.
+const OtherKey = "other"
+
+// NewCounts returns empty counts.
+func NewCounts() *Counts { return &Counts{m: map[CountKey]uint64{}, keys: map[Kind]int{}} }
+
+// Add counts one event.
+func (c *Counts) Add(ev *Event) {
+	k := CountKey{Kind: ev.Kind}
+	if ev.KeyType == KeyPKey {
+		k.Key = fmt.Sprintf("0x%04x", ev.Key&0x7fff)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.m[k]; !ok && k.Key != "" {
+		if c.keys[k.Kind] >= MaxCountKeys {
+			k.Key = OtherKey
+		} else {
+			c.keys[k.Kind]++
+		}
+	}
+	c.m[k]++
+}
+
+// Each calls fn for every series, sorted by kind then key.
+func (c *Counts) Each(fn func(k CountKey, n uint64)) {
+	c.mu.Lock()
+	keys := make([]CountKey, 0, len(c.m))
+	for k := range c.m {
+		keys = append(keys, k)
+	}
+	counts := make([]uint64, len(keys))
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].Kind != keys[j].Kind {
+			return keys[i].Kind < keys[j].Kind
+		}
+		return keys[i].Key < keys[j].Key
+	})
+	for i, k := range keys {
+		counts[i] = c.m[k]
+	}
+	c.mu.Unlock()
+	for i, k := range keys {
+		fn(k, counts[i])
+	}
+}
+
+// FollowCounts follows the log at path from its start as Follow does (waiting for
+// it when it is not there yet, surviving rotation and truncation) and counts its
+// events into c, until ctx ends. The events of a log rotated away stay counted: the
+// counts only grow, as a Prometheus counter's must.
+func FollowCounts(ctx context.Context, path string, c *Counts, o FollowOptions) error {
+	o.Wait = true
+	var a *Assembler
+	a = NewAssembler(time.Now(), time.Local, func(ev *Event) {
+		c.Add(ev)
+		a.Recycle(ev)
+	})
+	a.NoLines = true
+	return Follow(ctx, path, a, o)
+}

@@ -1,0 +1,124 @@
+package smlog
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// countsOf is what Counts holds after reading log whole.
+func countsOf(t *testing.T, logs ...[]byte) map[CountKey]uint64 {
+	t.Helper()
+	c := NewCounts()
+	for _, log := range logs {
+		a := NewAssembler(time.Now(), time.Local, c.Add)
+		if err := Read(context.Background(), bytes.NewReader(log), a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return snapshot(c)
+}
+
+func snapshot(c *Counts) map[CountKey]uint64 {
+	m := map[CountKey]uint64{}
+	c.Each(func(k CountKey, n uint64) { m[k] = n })
+	return m
+}
+
+// TestFollowCounts: the counts of a followed log are those of every piece it was
+// made of, across a log that appears late, grows, is rotated (with more than a
+// buffer written to the old file after the rename) and truncated.
+func TestFollowCounts(t *testing.T) {
+	lab, err := os.ReadFile(filepath.Join("testdata", "lab.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	verbose, err := os.ReadFile(filepath.Join("testdata", "lab-verbose.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := bytes.Repeat(lab, bufSize/len(lab)+2) // more than one read's buffer
+	dir := t.TempDir()
+	path := filepath.Join(dir, "opensm.log")
+	c := NewCounts()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- FollowCounts(ctx, path, c, FollowOptions{Poll: 200 * time.Millisecond, Quiet: 50 * time.Millisecond})
+	}()
+	waitFor := func(want map[CountKey]uint64) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			got := snapshot(c)
+			if fmt.Sprint(got) == fmt.Sprint(want) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("counts\n%v\nwant\n%v", got, want)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	appendTo := func(name string, b []byte) {
+		t.Helper()
+		f, err := os.OpenFile(name, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Write(b)
+		f.Close()
+	}
+	time.Sleep(300 * time.Millisecond) // not there yet: waited for
+	appendTo(path, lab)
+	waitFor(countsOf(t, lab))
+	appendTo(path, verbose)
+	waitFor(countsOf(t, lab, verbose))
+	if err := os.Rename(path, path+".1"); err != nil {
+		t.Fatal(err)
+	}
+	appendTo(path+".1", big) // within one poll: found with the new file
+	appendTo(path, lab)
+	waitFor(countsOf(t, lab, verbose, big, lab))
+	if err := os.Truncate(path, 0); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	appendTo(path, verbose)
+	waitFor(countsOf(t, lab, verbose, big, lab, verbose))
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	// Partition keys and the kinds without one.
+	got := snapshot(c)
+	if got[CountKey{KindBadPKey, "0x0001"}] == 0 || got[CountKey{KindConfigRejected, ""}] == 0 {
+		t.Errorf("counts: %v", got)
+	}
+}
+
+// TestCountsCapKeys: past MaxCountKeys partitions of one kind, events are counted
+// under "other".
+func TestCountsCapKeys(t *testing.T) {
+	c := NewCounts()
+	for i := range MaxCountKeys + 10 {
+		c.Add(&Event{Kind: KindBadPKey, KeyType: KeyPKey, Key: uint64(0x8000 | i)})
+		c.Add(&Event{Kind: KindBadPKey, KeyType: KeyPKey, Key: uint64(i)}) // the same partition, limited
+	}
+	c.Add(&Event{Kind: KindBadQKey, KeyType: KeyQKey, Key: 0x1234})
+	got := snapshot(c)
+	if len(got) != MaxCountKeys+2 || got[CountKey{KindBadPKey, OtherKey}] != 20 || got[CountKey{KindBadPKey, "0x0000"}] != 2 ||
+		got[CountKey{KindBadQKey, ""}] != 1 {
+		t.Errorf("%d series; other %d", len(got), got[CountKey{KindBadPKey, OtherKey}])
+	}
+	var order []string
+	c.Each(func(k CountKey, n uint64) { order = append(order, string(k.Kind)+"/"+k.Key) })
+	if !strings.HasPrefix(order[0], "bad-pkey/0x0000") || order[len(order)-1] != "bad-qkey/" {
+		t.Errorf("order: %v ... %v", order[:2], order[len(order)-1])
+	}
+}

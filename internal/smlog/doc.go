@@ -1,0 +1,35 @@
+// Package smlog reads OpenSM's log and finds in it every event about partitions and
+// keys: the security traps OpenSM receives (256-259), the SA's refusals for a
+// partition or a key (PathRecord, MultiPathRecord, MCMemberRecord, P_KeyTableRecord,
+// InformInfo), what it says of partitions.conf, and what its Partition Manager says
+// of the tables it programs. Each event is one Event however many lines OpenSM
+// wrote for it (a trap's error-level lines and its info-level report, a parse error
+// and the fallback after it), with its ports named (Names: a sweep, then the log's
+// own GUID lines) and explained (Explain: the rule in can-talk's words, the fix, the
+// partitions.conf line to edit).
+//
+// The catalogue, OpenSM 3.3.23 (the messages and their format strings):
+//
+//	osm_trap_rcv.c         "Received Generic Notice type:%u num:%u (...) Producer:%u (...) from LID:%u TID:0x%016x"
+//	                       "Bad P_Key:0x%x on SL:%d from LID1:%u QP1:0x%x to LID2:%u QP2:0x%x" (and Q_Key)
+//	                       "Reporting Security Notice from node 0x... (...) ..." (info: whole QPs, trap 259's port)
+//	                       "Generic Notice dump:" (verbose), "Ignoring noisy traps from ..." (verbose),
+//	                       "Cannot find port corresponding to lid:%u", ERR 3802, 3809
+//	osm_sa_path_record.c   ERR 1F1A 1F1B 1F1C 1F1D 1F1E
+//	osm_sa_multipath_record.c ERR 4518 4519 451A 451C 451D
+//	osm_sa_mcmember_record.c ERR 1B14 1B30 1B31 1B32 (1B1A/1B1C merged), verbose
+//	                       "Port and requester don't share PKey", "Invalid PKey supplied in request"
+//	osm_sa_pkey_record.c   ERR 4608;  osm_sa_informinfo.c ERR 430B
+//	osm_sa_mad_ctrl.c      ERR 1A04;  osm_sminfo_rcv.c ERR 2F18
+//	osm_prtn_config.c      "PARSE ERROR: line %d: ...", "PARSE WARN: line %d: ...",
+//	                       "Partition configuration %s is not accessible (%s)", "Duplicated partition
+//	                       definition: %s (0x%04x) vs %s (0x%04x)", "IP MC group (...) invalid pkey/rate/mtu"
+//	osm_prtn.c             "Partition configuration in error; retrying with default config",
+//	                       "Partition configuration was not fully processed", "Failed to create MC group",
+//	                       "Unable to create partition", "realloc error to create MC group"
+//	osm_pkey_mgr.c         ERR 0502 0503 0505 0506 0507 0508 0509 0510 0511 0512, "Max number of blocks reduced"
+//	osm_inform.c           "MGID ... and port ... do not share same pkey" (verbose)
+//
+// docs/sm.md has the whole table: what each means, how ibkey explains it, and the
+// messages left out, with why.
+package smlog

@@ -1,0 +1,636 @@
+package smlog
+
+import (
+	"fmt"
+	"net/netip"
+	"strings"
+
+	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/partconf"
+	"github.com/ibkey/ibkey/internal/query"
+)
+
+// Explainer says, for each event, which rule failed (in the words can-talk uses) and
+// what to change: with a partitions file, the line to edit.
+type Explainer struct {
+	R *Resolver
+	// Parts is --partitions FILE, nil when not given; PartsText its text, for the
+	// lines a fix quotes.
+	Parts     *query.Partitions
+	PartsText string
+}
+
+// Explanation is what an event means.
+type Explanation struct {
+	From, To, Reporter, Switch *End
+	// Partition is the 15-bit key of a P_Key event (0 when none).
+	Partition check.PartitionKey
+	// Rule is the rule that failed; Fix what to change, FixAt the file position it
+	// names ("" when none).
+	Rule, Fix, FixAt string
+	// Notes are what could not be resolved or is worth knowing.
+	Notes []string
+}
+
+// ExplainGroup explains a group by its first event (and, where the group collects
+// several keys, all of them).
+func (x *Explainer) ExplainGroup(g *Group) Explanation {
+	ex := x.Explain(g.First)
+	if g.First.Kind == KindTableFull && len(g.Keys) > 1 {
+		var keys []string
+		for _, k := range g.Keys {
+			keys = append(keys, check.PKey(k).Partition().String())
+		}
+		if g.MoreKeys > 0 {
+			keys = append(keys, fmt.Sprintf("and %d more", g.MoreKeys))
+		}
+		ex.Rule = fmt.Sprintf("a port's P_Key table holds PartitionCap entries; OpenSM places the partitions in its order and leaves out those that do not fit (osm_pkey_mgr.c): %s is not in partitions %s", labelOr(ex.From, "the port"), strings.Join(keys, ", "))
+	}
+	return ex
+}
+
+// Explain explains ev.
+func (x *Explainer) Explain(ev *Event) Explanation {
+	var ex Explanation
+	res := func(p Port) *End {
+		if p.LID == 0 && p.GUID == 0 && p.NodeGUID == 0 && p.NodeDesc == "" && !p.QPKnown {
+			return nil
+		}
+		e := x.R.Resolve(p, &ex.Notes)
+		return &e
+	}
+	ex.From, ex.To, ex.Reporter = res(ev.From), res(ev.To), res(ev.Reporter)
+	if ev.KeyType == KeyPKey {
+		ex.Partition = check.PKey(ev.Key).Partition()
+	}
+	for _, e := range []*End{ex.From, ex.To} {
+		if e != nil && e.QPKnown && e.QPLow12 {
+			ex.Notes = append(ex.Notes, fmt.Sprintf("QP1 is known only in its low 12 bits (0x%03x): OpenSM's error-level trap line cuts it (osm_trap_rcv.c log_trap_info) and no info-level report of this trap was logged (OpenSM skips it for a trap repeated 10 times within its aging window)", e.QP))
+		}
+	}
+	for _, e := range []*End{ex.From, ex.To, ex.Reporter} {
+		if e != nil && e.From == "" && e.LID != 0 {
+			ex.Notes = appendOnce(ex.Notes, fmt.Sprintf("LID %d is not resolved: the log does not name it; give --fabric-file, or a fabric transport (--ibsim, --ca) to sweep now", e.LID))
+		}
+	}
+	switch ev.Kind {
+	case KindBadPKey:
+		x.badPKey(ev, &ex)
+	case KindBadQKey:
+		x.badQKey(ev, &ex)
+	case KindBadSwitchPKey:
+		x.badSwitchPKey(ev, &ex)
+	case KindBadMKey:
+		ex.Rule = fmt.Sprintf("a port accepts a Set, and with protection levels above 0 a Get, only with its own M_Key (IBA 14.2.4): %s refused M_Key 0x%016x (%s)", labelOr(ex.Reporter, "the port"), ev.Key, ev.Detail)
+		ex.Fix = "give the SM the ports' M_Key (opensm.conf m_key), or find who sends SMPs with a wrong M_Key"
+	case KindPathRefused:
+		x.pathRefused(ev, &ex)
+	case KindPathNoPartition:
+		ex.Rule = fmt.Sprintf("both ports hold P_Key %s, but OpenSM's configuration has no partition %s: the tables hold a key the partitions file no longer defines (left from an earlier configuration, or not set by this SM); the SA answered with the default SL %d", check.PKey(ev.Key), ex.Partition, ev.SL)
+		ex.Fix, ex.FixAt = x.fixDefine(ex.Partition, "define partition "+ex.Partition.String()+" in the partitions file if the ports are to use it; else a heavy sweep (SIGHUP to OpenSM) reprograms the tables without it")
+	case KindJoinRefused:
+		x.joinRefused(ev, &ex)
+	case KindUntrusted:
+		if strings.HasPrefix(ev.Detail, "InformInfo") {
+			ex.Rule = fmt.Sprintf("OpenSM takes subscriptions to the security traps (256-259: bad M_Key, P_Key, Q_Key) only from a trusted requester, whose SA request carries its SM_Key (opensm.conf sa_key, default 0x0000000000000001); this one carried 0x%016x (osm_sa_informinfo.c): it was refused with ERR_REQ_INVALID", ev.Key)
+			ex.Fix = "subscribe with the SM's key (the SA request's SM_Key)"
+			break
+		}
+		ex.Rule = fmt.Sprintf("OpenSM answers %s requests only from a trusted requester, whose SA request carries its SM_Key (opensm.conf sa_key, default 0x0000000000000001); this one carried 0x%016x (osm_sa_pkey_record.c): it was refused with ERR_REQ_INVALID", ev.Detail, ev.Key)
+		ex.Fix = "ask with the SM's key: saquery --smkey KEY PKTR, ibkey fabric check --sa --sm-key KEY"
+	case KindBadSMKey:
+		ex.Rule = fmt.Sprintf("OpenSM drops, unanswered, every SA request whose SM_Key is neither 0 nor its sa_key (osm_sa_mad_ctrl.c): a %s request with SM_Key 0x%016x got no answer at all, which the asker saw as a timeout", ev.Detail, ev.Key)
+		ex.Fix = "ask with SM_Key 0 (untrusted) or with the SM's sa_key (opensm.conf)"
+	case KindSMKeyMismatch:
+		ex.Rule = fmt.Sprintf("an SM trusts another SM only when their SM_Keys match: OpenSM ignored the SMInfo of the SM at %s, whose sm_key is 0x%016x (osm_sminfo_rcv.c), so they cannot agree which is the master", ev.Detail, ev.Key)
+		ex.Fix = "give every SM of the subnet the same sm_key (opensm.conf)"
+	case KindConfigRejected, KindConfigMissing:
+		x.configRejected(ev, &ex)
+	case KindConfigWarning:
+		x.configWarning(ev, &ex)
+	case KindTableFull:
+		x.tableFull(ev, &ex)
+	case KindEnforcementOff:
+		ex.Switch = ex.From
+		ex.Rule = fmt.Sprintf("a switch port facing a CA holds the CA's partitions to enforce them (osm_pkey_mgr.c pkey_mgr_update_peer_port); %s cannot hold them all (%s), so OpenSM switched its partition enforcement off: packets of every partition pass that switch port", labelOr(ex.From, "the switch port"), ev.Detail)
+		ex.Fix = "put the CA behind that switch port in fewer partitions, so its table fits the switch port's (SwitchInfo PartitionEnforcementCap)"
+	case KindProgramFailed:
+		ex.Rule = fmt.Sprintf("OpenSM could not program %s: %s; the table or enforcement bits there may still be the previous ones", labelOr(ex.From, "a port"), ev.Detail)
+		ex.Fix = "read the port's table now (ibkey fabric check, ibkey fabric pkeys); a heavy sweep (SIGHUP to OpenSM) tries again"
+	case KindTableShrunk:
+		ex.Rule = fmt.Sprintf("the P_Key table of %s is smaller than OpenSM planned (%s): partitions past the end do not fit", labelOr(ex.From, "a port"), ev.Detail)
+		ex.Fix = "put the port in fewer partitions if ERR 0512 follows"
+	case KindNoticeNotForwarded:
+		ex.Rule = fmt.Sprintf("OpenSM forwards a multicast group's notices only to subscribers in the group's partition (IBA o13-17.1.1): %s does not share the partition of group %s", labelOr(ex.To, "a subscriber"), ev.MGID)
+		ex.Fix = "nothing, unless the subscriber must see the group: then make it a member of the group's partition"
+	}
+	return ex
+}
+
+func labelOr(e *End, or string) string {
+	if e == nil {
+		return or
+	}
+	return e.Label()
+}
+
+func appendOnce(list []string, s string) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
+}
+
+// portEndpoint is e as a can-talk endpoint: its whole table when the fabric has it.
+func portEndpoint(e *End) (check.Endpoint, bool) {
+	t := e.Table()
+	if t == nil {
+		return check.Endpoint{}, false
+	}
+	return check.Endpoint{Label: e.Label(), Port: true, Entries: t}, true
+}
+
+// pkeyReasons is what can-talk says of a and b, P_Key reasons only.
+func pkeyReasons(a, b check.Endpoint) (check.Verdict, string) {
+	v := check.CanTalk(a, b)
+	var out []string
+	for _, r := range v.Reasons {
+		if strings.HasPrefix(r, "Q_Key send rule") {
+			continue
+		}
+		out = append(out, r)
+	}
+	return v, strings.Join(out, "; ")
+}
+
+func (x *Explainer) badPKey(ev *Event, ex *Explanation) {
+	k := check.PKey(ev.Key)
+	from, to := labelOr(ex.From, "the sender"), labelOr(ex.To, "the receiver")
+	base := fmt.Sprintf("a port accepts a packet only when its P_Key table holds the packet's partition and one of the two P_Keys is a full member (IBA 10.9.3): %s dropped a packet from %s with P_Key %s (partition %s, %s member)", to, from, k, k.Partition(), k.Membership())
+	ex.Rule = base
+	if ex.To != nil {
+		if recv, ok := portEndpoint(ex.To); ok {
+			v, why := pkeyReasons(check.QPEndpoint(from, k, check.QPAny), recv)
+			if !v.CanTalk {
+				ex.Rule = fmt.Sprintf("%s dropped a packet from %s with P_Key %s: %s", to, from, k, why)
+			} else {
+				ex.Rule = base
+				ex.Notes = append(ex.Notes, fmt.Sprintf("%s's table as read now accepts %s (%s): it was different when the trap was sent", to, k, why))
+			}
+		}
+	}
+	x.fixPair(k.Partition(), []*End{ex.To, ex.From}, !k.IsFull(), ex,
+		fmt.Sprintf("if they must not talk, %s's application uses the wrong P_Key (a QP holds a P_Key table index: check the index it was given)", from))
+}
+
+func (x *Explainer) badQKey(ev *Event, ex *Explanation) {
+	from, to := labelOr(ex.From, "the sender"), labelOr(ex.To, "the receiver")
+	qk := check.QKey(ev.Key)
+	fromQP, toQP := "", ""
+	if ex.From != nil && ex.From.QPKnown {
+		fromQP = fmt.Sprintf(" QP 0x%06x", ex.From.QP)
+	}
+	if ex.To != nil && ex.To.QPKnown {
+		toQP = fmt.Sprintf(" QP 0x%06x", ex.To.QP)
+	}
+	ex.Rule = fmt.Sprintf("a UD QP accepts only datagrams that carry its own Q_Key (IBA 10.2.4; can-talk's Q_Key rule): %s%s sent Q_Key %s but %s%s accepts only its own qkey: the packets are dropped", from, fromQP, qk, to, toQP)
+	if qk.Controlled() {
+		ex.Notes = append(ex.Notes, fmt.Sprintf("%s has the top bit set: a controlled Q_Key, which only a privileged process may set in a QP context", qk))
+	}
+	ex.Fix = fmt.Sprintf("use the same Q_Key on both: the Q_Key %s sends (wr.ud.remote_qkey, or its QP context's when that has the top bit set) must be the one %s's QP was given (ibv_modify_qp qkey)", from, to)
+}
+
+func (x *Explainer) badSwitchPKey(ev *Event, ex *Explanation) {
+	port := fmt.Sprintf("port %d of the switch", ev.SwitchPort)
+	if sw := ex.Reporter; sw != nil {
+		s := *sw
+		s.Num = ev.SwitchPort
+		ex.Switch = &s
+		port = s.Label()
+		if s.NodeDesc == "" {
+			port = fmt.Sprintf("%s port %d", sw.Label(), ev.SwitchPort)
+		}
+	}
+	from, to := labelOr(ex.From, "the sender"), labelOr(ex.To, "the receiver")
+	if ev.KeyType != KeyPKey {
+		ex.Rule = fmt.Sprintf("%s dropped a packet from %s to %s for its P_Key (partition enforcement), but the trap does not carry the P_Key (%s: not valid)", port, from, to, ev.Detail)
+		ex.Fix = "read the switch port's table and enforcement bits: ibkey fabric check"
+		return
+	}
+	k := check.PKey(ev.Key)
+	ex.Rule = fmt.Sprintf("a switch port that enforces partitions passes only the partitions in its own table, which OpenSM copies from the CA it faces (IBA 10.9.4; osm_pkey_mgr.c pkey_mgr_update_peer_port): %s dropped a packet from %s to %s with P_Key %s (partition %s), so its table lacked that partition",
+		port, from, to, k, k.Partition())
+	// The CA behind the switch port: in the fabric, the port cabled to it.
+	var ca *End
+	if f := x.R.Fabric; f != nil && ex.Switch != nil && ex.Switch.ID != nil {
+		if p := f.Port(check.PortID{Node: ex.Switch.ID.Node, Port: ev.SwitchPort}); p != nil && p.Peer != nil {
+			e := x.R.Resolve(Port{NodeGUID: p.Peer.Node, Num: p.Peer.Port}, &ex.Notes)
+			ca = &e
+			dir := "the packet entered the switch from it (inbound enforcement)"
+			switch {
+			case ex.To != nil && ex.To.ID != nil && *ex.To.ID == *p.Peer:
+				dir = "the packet was leaving the switch for it (outbound enforcement)"
+			case ex.From == nil || ex.From.ID == nil || *ex.From.ID != *p.Peer:
+				dir = "it is neither the packet's source nor its destination as the trap names them"
+			}
+			ex.Rule = fmt.Sprintf("a switch port that enforces partitions passes only the partitions in its own table, which OpenSM copies from the CA it faces (IBA 10.9.4; osm_pkey_mgr.c pkey_mgr_update_peer_port): %s faces %s, which is not a member of partition %s; %s dropped a packet from %s to %s with P_Key %s: %s",
+				port, ca.Label(), k.Partition(), port, from, to, k, dir)
+			if h, ok := f.CheckHop(*p.Peer, k.Partition()); ok {
+				switch {
+				case h.TableRead && h.OnSwitch:
+					ex.Notes = append(ex.Notes, fmt.Sprintf("as read now %s holds partition %s: its table was different when it sent the trap", port, k.Partition()))
+				case h.Enforcement != nil && !h.Enforcement.Inbound && !h.Enforcement.Outbound:
+					ex.Notes = append(ex.Notes, fmt.Sprintf("as read now %s does not enforce partitions (PortInfo PartitionEnforcementInbound/Outbound are 0): it did when it sent the trap, or the bits read are not what it applies (ibsim does not keep them)", port))
+				}
+			}
+		}
+	}
+	if ca == nil {
+		ex.Fix = fmt.Sprintf("the CA cabled to %s must be a member of partition %s for that partition's packets to pass (give --fabric-file or a fabric transport to name it); if it must not be, the sender uses the wrong P_Key", port, k.Partition())
+		return
+	}
+	x.fixPair(k.Partition(), []*End{ca}, false, ex,
+		fmt.Sprintf("if %s must not be in partition %s, the sender uses the wrong P_Key", ca.Label(), k.Partition()))
+}
+
+func (x *Explainer) pathRefused(ev *Event, ex *Explanation) {
+	a, b := labelOr(ex.From, "the source"), labelOr(ex.To, "the destination")
+	if ev.QoSLevel != "" {
+		what := "the P_Keys it lists"
+		if ev.KeyType == KeyPKey {
+			what = fmt.Sprintf("P_Key %s is not among the P_Keys it lists", check.PKey(ev.Key))
+		}
+		ex.Rule = fmt.Sprintf("the SA gives a path only in a partition the path's QoS level allows (qos-policy.conf): the level %q applies to %s and %s, and %s", ev.QoSLevel, a, b, what)
+		ex.Fix = fmt.Sprintf("add the partition to QoS level %q's pkey list in qos-policy.conf, or ask for a path in a partition it lists", ev.QoSLevel)
+		return
+	}
+	if ev.KeyType != KeyPKey {
+		ex.Rule = fmt.Sprintf("the SA gives a path only between ports that share a partition in which at least one is a full member (osm_pkey.c osm_physp_find_common_pkey): %s and %s share none", a, b)
+		if ex.From != nil && ex.To != nil {
+			if ea, ok := portEndpoint(ex.From); ok {
+				if eb, ok := portEndpoint(ex.To); ok {
+					if v, why := pkeyReasons(ea, eb); !v.CanTalk {
+						ex.Rule = fmt.Sprintf("the SA gives a path only between ports that share a partition in which one is a full member: %s", why)
+					}
+				}
+			}
+		}
+		ex.Fix = fmt.Sprintf("make %s and %s members of one partition, one of them a full member (--partitions FILE names the lines)", a, b)
+		if x.Parts != nil {
+			ex.Fix = fmt.Sprintf("make %s and %s members of one partition of %s, one of them a full member", a, b, x.Parts.Path)
+		}
+		return
+	}
+	k := check.PKey(ev.Key)
+	ex.Rule = fmt.Sprintf("the SA gives a path in a partition only between two ports that both hold it, one of them as a full member (the P_Key rule, on the SM's view of the tables: osm_pkey.c osm_physp_share_this_pkey): %s and %s do not share partition %s", a, b, k.Partition())
+	if ex.From != nil && ex.To != nil {
+		ea, okA := portEndpoint(ex.From)
+		eb, okB := portEndpoint(ex.To)
+		if okA && okB {
+			var lacking []string
+			for _, e := range []check.Endpoint{ea, eb} {
+				if len(keyOnly(e, k.Partition()).Entries) == 0 {
+					lacking = append(lacking, e.Label)
+				}
+			}
+			v, why := pkeyReasons(keyOnly(ea, k.Partition()), keyOnly(eb, k.Partition()))
+			if len(lacking) > 0 {
+				why = fmt.Sprintf("%s %s no P_Key of partition %s", strings.Join(lacking, " and "), map[bool]string{true: "hold", false: "holds"}[len(lacking) > 1], k.Partition())
+				v.CanTalk = false
+			}
+			if !v.CanTalk {
+				ex.Rule = fmt.Sprintf("the SA gives a path in partition %s only between two ports that both hold it, one of them as a full member: %s", k.Partition(), why)
+			} else {
+				ex.Notes = append(ex.Notes, fmt.Sprintf("the tables as read now share partition %s (%s): they were different when the SA refused", k.Partition(), why))
+			}
+		}
+	}
+	x.fixPair(k.Partition(), []*End{ex.From, ex.To}, true, ex, "")
+}
+
+// keyOnly is e restricted to key's entries (the partition asked for).
+func keyOnly(e check.Endpoint, key check.PartitionKey) check.Endpoint {
+	var out []check.TableEntry
+	for _, t := range e.Entries {
+		if t.PKey.Partition() == key {
+			out = append(out, t)
+		}
+	}
+	if out == nil {
+		out = []check.TableEntry{}
+	}
+	e.Entries = out
+	return e
+}
+
+func (x *Explainer) joinRefused(ev *Event, ex *Explanation) {
+	port := labelOr(ex.From, "the port")
+	if ev.Code != "1B14" {
+		ex.Rule = fmt.Sprintf("the SA refused a multicast join or query: %s", ev.Detail)
+		switch ev.Code {
+		case "1B31":
+			ex.Rule = "a join with a P_Key needs a full member on one side, the request's or the group's: " + ev.Detail
+		case "1B32":
+			ex.Rule = "a join must name the group's own partition: " + ev.Detail
+		case "1B30":
+			ex.Rule = "a join must name the group's own Q_Key: " + ev.Detail
+		}
+		ex.Fix = "ask with the group's own P_Key and Q_Key (saquery MCMR lists them)"
+		if strings.HasPrefix(ev.Detail, "Port and requester") {
+			ex.Rule = "a port may join another port to a group (a proxy join) only when the two share a partition (osm_sa_mcmember_record.c): they do not"
+			ex.Fix = "join from the port itself, or from a port that shares a partition with it"
+		}
+		return
+	}
+	key, ok := mgidPartition(ev.MGID)
+	in := "the group's partition"
+	if ok {
+		in = "partition " + key.String()
+		ex.Partition = key
+	}
+	ex.Rule = fmt.Sprintf("a port joins a multicast group only when its P_Key table holds the group's partition (osm_sa_mcmember_record.c, osm_physp_has_pkey): %s is not in %s of group %s", port, in, ev.MGID)
+	if !ok {
+		ex.Fix = fmt.Sprintf("make %s a member of the group's partition (saquery MCMR shows its P_Key), or join a group of a partition it is in", port)
+		return
+	}
+	x.fixPair(key, []*End{ex.From}, false, ex, "or join a group of a partition the port is in")
+}
+
+// mgidPartition is the partition an IPoIB MGID carries (RFC 4391: ff1S:401b or
+// 601b, then the P_Key): the group's partition as its MGID says.
+func mgidPartition(mgid string) (check.PartitionKey, bool) {
+	a, err := netip.ParseAddr(mgid)
+	if err != nil || !a.Is6() {
+		return 0, false
+	}
+	b := a.As16()
+	if b[0] != 0xff || !(b[2] == 0x40 || b[2] == 0x60) || b[3] != 0x1b {
+		return 0, false
+	}
+	return check.PKey(uint16(b[4])<<8 | uint16(b[5])).Partition(), true
+}
+
+// parseErrorWords says in plain words what each of osm_prtn_config.c's parse errors
+// means.
+var parseErrorWords = map[string]string{
+	"no partition definition found":  "the text before ';' has no ':': a member list without its `Name=KEY :` header (a line break before ':', or a ';' that ended the definition early)",
+	"bad partition flags":            "an empty flag between the name and ':' (two commas, or a trailing comma)",
+	"bad partition definition":       "the key is not a number, or something other than flags stands between the name and ':'",
+	"bad PortGUID":                   "a member is neither a keyword (ALL, ALL_CAS, ALL_SWITCHES, ALL_ROUTERS, SELF) nor a non-zero number",
+	"internal: cannot create config": "OpenSM could not allocate its parser state",
+}
+
+func (x *Explainer) configRejected(ev *Event, ex *Explanation) {
+	fallback := "OpenSM then applies Default=0x7fff : ALL=full (osm_prtn.c): every port is a full member of the default partition only, every partition of the file is gone, and so is isolation"
+	switch {
+	case ev.Kind == KindConfigMissing:
+		ex.Rule = fmt.Sprintf("OpenSM found no partitions file (%s): %s", ev.Detail, fallback)
+	case ev.ConfLine > 0:
+		why := ev.Detail
+		if w, ok := parseErrorWords[ev.Detail]; ok {
+			why = fmt.Sprintf("%s: %s", ev.Detail, w)
+		}
+		ex.Rule = fmt.Sprintf("OpenSM stops at the first line of partitions.conf it cannot parse, line %d (%s); %s", ev.ConfLine, why, fallback)
+	default:
+		ex.Rule = fmt.Sprintf("OpenSM read no partition definition from partitions.conf (%s: an empty file, or one of only comments, is an error too); %s", ev.Detail, fallback)
+	}
+	if !ev.Fallback && ev.Kind == KindConfigRejected {
+		ex.Notes = append(ex.Notes, "the log does not show the fallback line after the parse error (it may be cut off)")
+	}
+	if x.Parts == nil {
+		if ev.ConfLine > 0 {
+			ex.Fix = fmt.Sprintf("fix line %d of OpenSM's partitions.conf (give --partitions FILE to see it), then SIGHUP OpenSM", ev.ConfLine)
+		} else {
+			ex.Fix = "give OpenSM a partitions.conf with the partitions (opensm -P FILE, partition_config_file), then SIGHUP it"
+		}
+		return
+	}
+	c := x.Parts.Config
+	switch {
+	case ev.Kind == KindConfigMissing:
+		ex.Fix = fmt.Sprintf("install %s where OpenSM reads it (%s), then SIGHUP OpenSM", x.Parts.Path, ev.Detail)
+	case !c.Rejected:
+		ex.Fix = fmt.Sprintf("%s parses as OpenSM parses it now: OpenSM read another version of the file; SIGHUP OpenSM to read it again", x.Parts.Path)
+		if ev.ConfLine > 0 {
+			ex.Fix = fmt.Sprintf("%s parses now (line %d is fine): OpenSM read another version of the file; SIGHUP OpenSM to read it again", x.Parts.Path, ev.ConfLine)
+		}
+	case ev.ConfLine > 0 && c.RejectedAt.Line != ev.ConfLine:
+		ex.Fix = fmt.Sprintf("%s is rejected at %s (%s), not at line %d as the log says: OpenSM read another version of the file; fix %s and SIGHUP OpenSM", x.Parts.Path, c.RejectedAt, c.RejectReason, ev.ConfLine, c.RejectedAt)
+		ex.FixAt = c.RejectedAt.String()
+	default:
+		ex.FixAt = c.RejectedAt.String()
+		line := lineText(x.PartsText, c.RejectedAt.Line)
+		action := ""
+		for _, f := range c.Findings {
+			if f.Severity == check.SeverityError && f.Pos.Line == c.RejectedAt.Line {
+				action = f.Action
+				break
+			}
+		}
+		ex.Fix = fmt.Sprintf("fix %s `%s`", ex.FixAt, line)
+		if action != "" {
+			ex.Fix += ": " + action
+		}
+		ex.Fix += "; then SIGHUP OpenSM (ibkey partitions check shows every problem)"
+	}
+}
+
+// lineText is line n of the file (1-based), trimmed and shortened.
+func lineText(text string, n int) string {
+	t := text
+	for i := 1; i < n; i++ {
+		j := strings.IndexByte(t, '\n')
+		if j < 0 {
+			return ""
+		}
+		t = t[j+1:]
+	}
+	if j := strings.IndexByte(t, '\n'); j >= 0 {
+		t = t[:j]
+	}
+	t = strings.TrimSpace(t)
+	if len(t) > 60 {
+		t = t[:57] + "..."
+	}
+	return t
+}
+
+func (x *Explainer) configWarning(ev *Event, ex *Explanation) {
+	where := "partitions.conf"
+	if ev.ConfLine > 0 {
+		where = fmt.Sprintf("line %d of partitions.conf", ev.ConfLine)
+	}
+	switch {
+	case ev.MGID != "" && strings.Contains(ev.Detail, "multicast"):
+		ex.Rule = fmt.Sprintf("an mgid= group needs a multicast GID (ff..): OpenSM skipped the group %s at %s and kept the rest of the file", ev.MGID, where)
+	case ev.MGID != "":
+		ex.Rule = fmt.Sprintf("an IP multicast group of a partition must use the partition's P_Key, rate and MTU: OpenSM did not create %s (%s)", ev.MGID, ev.Detail)
+	case strings.HasPrefix(ev.Detail, "Duplicated partition"):
+		ex.Rule = "two definitions name one key: OpenSM merges them into the first (its name wins): " + ev.Detail
+	default:
+		ex.Rule = fmt.Sprintf("OpenSM read %s differently from what it says: %s", where, ev.Detail)
+	}
+	ex.Fix = fmt.Sprintf("fix %s (ibkey partitions check explains every warning)", where)
+	if x.Parts != nil && ev.ConfLine > 0 {
+		if n := strings.Count(x.PartsText, "\n") + 1; ev.ConfLine > n || strings.HasSuffix(x.PartsText, "\n") && ev.ConfLine >= n {
+			ex.Fix = fmt.Sprintf("%s has no line %d: OpenSM read another version of the file", x.Parts.Path, ev.ConfLine)
+			return
+		}
+		ex.FixAt = fmt.Sprintf("%s:%d", x.Parts.Path, ev.ConfLine)
+		ex.Fix = fmt.Sprintf("fix %s `%s` (ibkey partitions check %s explains it)", ex.FixAt, lineText(x.PartsText, ev.ConfLine), x.Parts.Path)
+	}
+}
+
+func (x *Explainer) tableFull(ev *Event, ex *Explanation) {
+	k := check.PKey(ev.Key)
+	ex.Rule = fmt.Sprintf("a port's P_Key table holds PartitionCap entries; OpenSM places the partitions in its order and leaves out those that do not fit (osm_pkey_mgr.c): %s is not in partition %s", labelOr(ex.From, "the port"), k.Partition())
+	ex.Fix = fmt.Sprintf("put %s in fewer partitions, so they fit its table", labelOr(ex.From, "the port"))
+	if x.Parts == nil || ex.From == nil || ex.From.GUID == 0 {
+		return
+	}
+	g := ex.From.GUID
+	if i, ok := x.Parts.Config.GUIDIndex(g); ok {
+		_ = i
+		var items []string
+		for _, p := range x.Parts.Config.Partitions {
+			for mi := range p.Members {
+				m := &p.Members[mi]
+				if m.Kind == partconf.KindGUID && m.GUID == g {
+					items = append(items, fmt.Sprintf("%s (%s)", m.Pos(), p.Name))
+					break
+				}
+			}
+		}
+		if len(items) > 0 {
+			if len(items) > 8 {
+				items = append(items[:8], fmt.Sprintf("and %d more", len(items)-8))
+			}
+			ex.Fix = fmt.Sprintf("put %s in fewer partitions, so they fit its table; %s names it at %s", labelOr(ex.From, "the port"), x.Parts.Path, strings.Join(items, ", "))
+		}
+	}
+}
+
+// fixDefine is the fix for a partition the file should define.
+func (x *Explainer) fixDefine(key check.PartitionKey, or string) (string, string) {
+	if x.Parts == nil {
+		return or, ""
+	}
+	if p := x.Parts.Config.Partition(key); p != nil && len(p.Defs) > 0 && p.Defs[0].Pos.Line > 0 {
+		return fmt.Sprintf("%s defines partition %s (%s) at %s: OpenSM ran with another file, or has not swept since; SIGHUP it", x.Parts.Path, key, p.Name, p.Defs[0].Pos), p.Defs[0].Pos.String()
+	}
+	return or, ""
+}
+
+// fixPair says what makes ends members of partition key, one of them a full member
+// when needFull (the other end's entry is limited). alt is the fix when they must not
+// talk.
+func (x *Explainer) fixPair(key check.PartitionKey, ends []*End, needFull bool, ex *Explanation, alt string) {
+	var names []string
+	for _, e := range ends {
+		if e != nil {
+			names = append(names, e.Label())
+		}
+	}
+	who := strings.Join(names, " and ")
+	if who == "" {
+		who = "the ports"
+	}
+	tail := ""
+	if alt != "" {
+		tail = "; " + alt
+	}
+	members := fmt.Sprintf("make %s members of partition %s, one of them a full member,", who, key)
+	if len(names) == 1 {
+		members = fmt.Sprintf("make %s a member of partition %s", who, key)
+	}
+	if x.Parts == nil {
+		ex.Fix = fmt.Sprintf("to let them talk, %s in OpenSM's partitions.conf (--partitions FILE names the line)%s", members, tail)
+		return
+	}
+	c := x.Parts.Config
+	path := x.Parts.Path
+	if c.Rejected {
+		ex.Fix = fmt.Sprintf("OpenSM rejects %s (first error at %s): none of its partitions exists; fix that line first", path, c.RejectedAt)
+		ex.FixAt = c.RejectedAt.String()
+		return
+	}
+	part := c.Partition(key)
+	var guids []check.GUID
+	for _, e := range ends {
+		if e == nil || e.GUID == 0 {
+			ex.Fix = fmt.Sprintf("to let them talk, %s (the port GUIDs are not known: give --fabric-file or a fabric transport to name the lines of %s)%s", members, path, tail)
+			if part != nil && len(part.Defs) > 0 {
+				ex.FixAt = part.Defs[0].Pos.String()
+			}
+			return
+		}
+		guids = append(guids, e.GUID)
+	}
+	if part == nil {
+		ex.Fix = fmt.Sprintf("%s defines no partition %s: to let them talk add a definition, e.g. `p%04x=%s : %s=full;`%s", path, key, uint16(key), key, guidList(guids), tail)
+		return
+	}
+	def := part.Defs[0]
+	m := x.Parts.ModelOf(guids...)
+	var missing []*End
+	var limited []partconf.Entry
+	limitedEnd := map[check.GUID]*End{}
+	for i, e := range ends {
+		found := false
+		for _, t := range m.Table(guids[i]) {
+			if t.PKey.Partition() == key {
+				found = true
+				if !t.PKey.IsFull() {
+					limited = append(limited, t)
+					limitedEnd[guids[i]] = e
+				}
+			}
+		}
+		if !found {
+			missing = append(missing, e)
+		}
+	}
+	switch {
+	case len(missing) > 0:
+		var add []string
+		for _, e := range missing {
+			item := e.GUID.String()
+			if needFull {
+				item += "=full"
+			}
+			add = append(add, "`"+item+"`")
+		}
+		ex.FixAt = def.Pos.String()
+		ex.Fix = fmt.Sprintf("to let them talk, add %s to partition %s (%s) at %s%s", strings.Join(add, " and "), part.Name, key, ex.FixAt, tail)
+	case needFull || len(limited) == len(ends):
+		if len(limited) == 0 {
+			ex.Fix = fmt.Sprintf("%s already gives %s partition %s as a full member: OpenSM ran with another file, or has not swept since (SIGHUP it)%s", path, who, key, tail)
+			return
+		}
+		t := limited[0]
+		e := limitedEnd[t.DecidedBy.GUID]
+		if e == nil {
+			e = ends[0]
+		}
+		it := t.DecidedBy
+		if it.Kind == partconf.KindGUID {
+			ex.FixAt = it.Pos().String()
+			ex.Fix = fmt.Sprintf("to let them talk, make one of them a full member: change `%s` at %s to `%s=full`%s", it.Text(), ex.FixAt, it.GUID, tail)
+		} else {
+			ex.FixAt = def.Pos.String()
+			ex.Fix = fmt.Sprintf("to let them talk, make one of them a full member: %s is a limited member through `%s` at %s; add `%s=full` after it in partition %s%s", e.Label(), it.Text(), it.Pos(), e.GUID, part.Name, tail)
+		}
+	default:
+		ex.Fix = fmt.Sprintf("%s gives %s partition %s: OpenSM ran with another file, or has not swept since (SIGHUP it)%s", path, who, key, tail)
+	}
+}
+
+func guidList(gs []check.GUID) string {
+	var s []string
+	for _, g := range gs {
+		s = append(s, g.String())
+	}
+	return strings.Join(s, ", ")
+}

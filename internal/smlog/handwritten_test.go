@@ -1,0 +1,242 @@
+package smlog
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ibkey/ibkey/internal/check"
+)
+
+// Hand-written log lines, for the messages the lab's OpenSM cannot be made to write.
+// Each is OpenSM 3.3.23's format string filled in by hand (the source file is named)
+// and says why the lab cannot produce it. Everything else is tested on logs the lab's
+// own OpenSM wrote (lab_test.go, lab_verbose_test.go).
+var handWritten = []struct {
+	name, why, line string
+	want            func(*Event) bool
+}{
+	{"0507", "osm_pkey_mgr.c; ibsim's switch ports hold as many entries (PartitionEnforcementCap 64) as its CA ports (PartitionCap 64), so a CA's table always fits",
+		"Nov 28 10:00:00 000001 [AB12] 0x01 -> pkey_mgr_update_peer_port: ERR 0507: Not enough pkey entries (32 <= 47) on switch 0x0002c90000000001 port 7 (sw-leaf-1). Clearing Enforcement bit",
+		func(e *Event) bool {
+			return e.Kind == KindEnforcementOff && e.From.NodeGUID == 0x0002c90000000001 && e.From.Num == 7 && e.From.NodeDesc == "sw-leaf-1"
+		}},
+	{"1F1B", "osm_sa_path_record.c; unreachable while both ports have tables: the SA first checks osm_port_share_pkey and refuses silently (lab_verbose_test.go shows it)",
+		"Nov 28 10:00:00 000002 [AB12] 0x01 -> pr_rcv_get_path_parms: ERR 1F1B: Ports src 0x0002c90300000211 (HcaB port 1) and dst 0x0002c90300000221 (HcaC port 1) do not have any shared PKeys",
+		func(e *Event) bool {
+			return e.Kind == KindPathRefused && e.Code == "1F1B" && e.KeyType == "" && e.From.GUID == 0x0002c90300000211 && e.To.NodeDesc == "HcaC"
+		}},
+	{"1F1C", "osm_sa_path_record.c; needs a P_Key in OpenSM's view of two tables that no partition defines, which its own Partition Manager removes at every sweep",
+		"Nov 28 10:00:00 000003 [AB12] 0x01 -> pr_rcv_get_path_parms: ERR 1F1C: No partition found for PKey 0x0555 - using default SL 0 [HcaB port 1 <-> HcaC port 1]",
+		func(e *Event) bool {
+			return e.Kind == KindPathNoPartition && e.Key == 0x0555 && e.SL == 0 && e.From.NodeDesc == "HcaB" && e.To.Num == 1
+		}},
+	{"1F1D", "osm_sa_path_record.c; needs a QoS policy (qos TRUE, qos_policy_file) with P_Key ranges, not set up in the lab",
+		`Nov 28 10:00:00 000004 [AB12] 0x01 -> pr_rcv_get_path_parms: ERR 1F1D: QoS level "storage" doesn't define specified PKey 0x8002 for ports 0x0002c90300000211 (HcaB port 1) and 0x0002c90300000221 (HcaC port 1)`,
+		func(e *Event) bool {
+			return e.Kind == KindPathRefused && e.QoSLevel == "storage" && e.Key == 0x8002 && e.To.GUID == 0x0002c90300000221
+		}},
+	{"1F1E", "osm_sa_path_record.c; a QoS policy, as 1F1D",
+		`Nov 28 10:00:00 000005 [AB12] 0x01 -> pr_rcv_get_path_parms: ERR 1F1E: Ports 0x0002c90300000211 (HcaB) and 0x0002c90300000221 (HcaC) do not share PKeys defined by QoS level "storage"`,
+		func(e *Event) bool {
+			return e.Kind == KindPathRefused && e.QoSLevel == "storage" && e.From.NodeDesc == "HcaB" && e.From.Num == -1
+		}},
+	{"4518", "osm_sa_multipath_record.c; a MultiPathRecord is a GetMulti, which needs RMPP both ways (ibsim has none)",
+		"Nov 28 10:00:00 000006 [AB12] 0x01 -> mpr_rcv_get_path_parms: ERR 4518: Ports src 0x0002c90300000211 (HcaB port 1) and dst 0x0002c90300000221 (HcaC port 1) do not share the specified PKey 0x0002",
+		func(e *Event) bool { return e.Kind == KindPathRefused && e.Code == "4518" && e.Key == 0x0002 }},
+	{"4519", "osm_sa_multipath_record.c; as 4518",
+		"Nov 28 10:00:00 000007 [AB12] 0x01 -> mpr_rcv_get_path_parms: ERR 4519: Ports src 0x0002c90300000211 (HcaB port 1) and dst 0x0002c90300000221 (HcaC port 1) do not have any shared PKeys",
+		func(e *Event) bool { return e.Kind == KindPathRefused && e.Code == "4519" && e.KeyType == "" }},
+	{"451A", "osm_sa_multipath_record.c; as 4518 and 1F1C",
+		"Nov 28 10:00:00 000008 [AB12] 0x01 -> mpr_rcv_get_path_parms: ERR 451A: No partition found for PKey 0x0555 - using default SL 0 [HcaB port 1 <-> HcaC port 1]",
+		func(e *Event) bool { return e.Kind == KindPathNoPartition && e.Code == "451A" }},
+	{"451C", "osm_sa_multipath_record.c; as 4518 and 1F1D",
+		`Nov 28 10:00:00 000009 [AB12] 0x01 -> mpr_rcv_get_path_parms: ERR 451C: Ports src 0x0002c90300000211 (HcaB port 1) and dst 0x0002c90300000221 (HcaC port 1) do not share specified PKey (0x0002) as defined by QoS level "storage"`,
+		func(e *Event) bool { return e.Kind == KindPathRefused && e.QoSLevel == "storage" && e.Key == 0x0002 }},
+	{"451D", "osm_sa_multipath_record.c; as 4518 and 1F1E",
+		`Nov 28 10:00:00 000010 [AB12] 0x01 -> mpr_rcv_get_path_parms: ERR 451D: Ports src 0x0002c90300000211 (HcaB port 1) and dst 0x0002c90300000221 (HcaC port 1) do not share a PKey as defined by QoS level "storage"`,
+		func(e *Event) bool { return e.Kind == KindPathRefused && e.Code == "451D" && e.KeyType == "" }},
+	{"1B31", "osm_sa_mcmember_record.c; OpenSM gives every group the full P_Key of its partition (osm_prtn.c osm_prtn_add_mcgroup), so the group side is never limited",
+		"Nov 28 10:00:00 000011 [AB12] 0x01 -> validate_other_comp_fields: ERR 1B31: Both limited P_Keys: query 0x0001 group 0x0001",
+		func(e *Event) bool { return e.Kind == KindJoinRefused && e.Code == "1B31" && e.Key == 0x0001 }},
+	{"2F18", "osm_sminfo_rcv.c; needs a second SM with another sm_key on the subnet",
+		"Nov 28 10:00:00 000012 [AB12] 0x01 -> osm_sminfo_rcv_process: ERR 2F18: Got SM (LID 7) with sm_key 0x0000000000000002 that doesn't match our local sm_key. Ignoring SMInfo",
+		func(e *Event) bool { return e.Kind == KindSMKeyMismatch && e.Key == 2 && e.From.LID == 7 }},
+	{"0502", "osm_pkey_mgr.c; an allocation failure",
+		"Nov 28 10:00:00 000013 [AB12] 0x01 -> pkey_mgr_process_physical_port: ERR 0502: Failed to allocate new pending pkey entry for node 0x0002c90300000210 port 1",
+		func(e *Event) bool {
+			return e.Kind == KindProgramFailed && e.From.NodeGUID == 0x0002c90300000210 && e.From.Num == 1
+		}},
+	{"0505", "osm_pkey_mgr.c; an allocation failure",
+		"Nov 28 10:00:00 000014 [AB12] 0x01 -> pkey_mgr_update_port: ERR 0505: Failed to set PKey 0x8001 in block 0 idx 3 for node 0x0002c90300000210 port 1 (HcaB)",
+		func(e *Event) bool {
+			return e.Kind == KindProgramFailed && e.Key == 0x8001 && e.From.NodeDesc == "HcaB"
+		}},
+	{"0506", "osm_pkey_mgr.c; a Set OpenSM could not send (not one that got no answer)",
+		"Nov 28 10:00:00 000015 [AB12] 0x01 -> pkey_mgr_update_port: ERR 0506: pkey_mgr_update_pkey_entry() failed to update pkey table block 0 for node 0x0002c90300000210 port 1 (HcaB)",
+		func(e *Event) bool { return e.Kind == KindProgramFailed && e.From.Num == 1 }},
+	{"0511", "osm_pkey_mgr.c; as 0506",
+		"Nov 28 10:00:00 000016 [AB12] 0x01 -> pkey_mgr_enforce_partition: ERR 0511: Failed to set PortInfo for node 0x0000000000200000 port 2 (Sw1)",
+		func(e *Event) bool { return e.Kind == KindProgramFailed && e.From.NodeDesc == "Sw1" && e.From.Num == 2 }},
+	{"blocks", "osm_pkey_mgr.c; needs a port whose PartitionCap shrinks between sweeps",
+		"Nov 28 10:00:00 000017 [AB12] 0x02 -> pkey_mgr_update_port: Max number of blocks reduced from 4 to 2 for node 0x0002c90300000210 port 1 (HcaB)",
+		func(e *Event) bool {
+			return e.Kind == KindTableShrunk && e.From.NodeDesc == "HcaB" && e.Detail == "from 4 to 2 blocks of 32 entries"
+		}},
+	{"mcgroup", "osm_prtn.c; an allocation failure",
+		"Nov 28 10:00:00 000018 [AB12] 0x01 -> osm_prtn_add_mcgroup: Failed to create MC group (ff12:401b:8001::ffff:ffff) with pkey 0x8001",
+		func(e *Event) bool {
+			return e.Kind == KindProgramFailed && e.MGID == "ff12:401b:8001::ffff:ffff" && e.Key == 0x8001
+		}},
+	{"partition", "osm_prtn.c; an allocation failure",
+		"Nov 28 10:00:00 000019 [AB12] 0x01 -> osm_prtn_make_new: Unable to create partition 'storage' (0x0002)",
+		func(e *Event) bool { return e.Kind == KindProgramFailed && strings.Contains(e.Detail, "storage") }},
+}
+
+func TestHandWrittenLines(t *testing.T) {
+	for _, c := range handWritten {
+		t.Run(c.name, func(t *testing.T) {
+			var evs []*Event
+			a := NewAssembler(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), time.UTC, func(e *Event) { evs = append(evs, e) })
+			if err := Read(context.Background(), strings.NewReader(c.line+"\n"), a); err != nil {
+				t.Fatal(err)
+			}
+			if len(evs) != 1 || !c.want(evs[0]) {
+				for _, e := range evs {
+					t.Logf("%+v", *e)
+				}
+				t.Fatalf("%s (hand-written: %s): %d events, not the one wanted", c.name, c.why, len(evs))
+			}
+			ex := (&Explainer{R: NewResolver(nil, a.Names)}).Explain(evs[0])
+			if ex.Rule == "" || ex.Fix == "" {
+				t.Errorf("no rule or fix: %+v", ex)
+			}
+		})
+	}
+}
+
+// TestAssembler: the lines of one event, whatever comes between them.
+func TestAssembler(t *testing.T) {
+	read := func(t *testing.T, log string, ref time.Time) []*Event {
+		t.Helper()
+		var evs []*Event
+		a := NewAssembler(ref, time.UTC, func(e *Event) { evs = append(evs, e) })
+		if err := Read(context.Background(), strings.NewReader(log), a); err != nil {
+			t.Fatal(err)
+		}
+		return evs
+	}
+	ref := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	t.Run("interleaved threads", func(t *testing.T) {
+		// Thread A's trap, thread B's 1F1A between its lines, thread B's own trap.
+		log := `Nov 27 09:00:00 000001 [A] 0x01 -> log_trap_info: Received Generic Notice type:2 num:257 (Bad P_Key) Producer:1 (Channel Adapter) from LID:4 TID:0x1
+Nov 27 09:00:00 000002 [B] 0x01 -> log_trap_info: Received Generic Notice type:2 num:258 (Bad Q_Key) Producer:1 (Channel Adapter) from LID:5 TID:0x2
+Nov 27 09:00:00 000003 [A] 0x01 -> log_trap_info: Bad P_Key:0x8001 on SL:1 from LID1:3 QP1:0x345 to LID2:4 QP2:0x6
+Nov 27 09:00:00 000004 [C] 0x01 -> pr_rcv_get_path_parms: ERR 1F1A: Ports 0x0000000000000011 (X port 1) and 0x0000000000000012 (Y port 1) do not share specified PKey 0x0002
+Nov 27 09:00:00 000005 [B] 0x01 -> log_trap_info: Bad Q_Key:0x11 on SL:0 from LID1:3 QP1:0x7 to LID2:5 QP2:0x8
+Nov 27 09:00:00 000006 [A] 0x02 -> log_notice: Reporting Security Notice "Bad P_Key" from LID 4, GUID 0x0000000000000004 : LID1 3, LID2 4, P_Key 0x8001, SL 1, QP1 0x12345, QP2 0x6, GID1 ::, GID2 ::
+Nov 27 09:00:00 000007 [B] 0x02 -> log_notice: Reporting Security Notice "Bad Q_Key" from LID 5, GUID 0x0000000000000005 : LID1 3, LID2 5, Q_Key 0x11, SL 0, QP1 0x7, QP2 0x8, GID1 ::, GID2 ::
+`
+		evs := read(t, log, ref)
+		if len(evs) != 3 || evs[0].Kind != KindBadPKey || evs[1].Kind != KindBadQKey || evs[2].Kind != KindPathRefused {
+			t.Fatalf("%d events, want 257, 258, 1F1A in log order", len(evs))
+		}
+		if e := evs[0]; e.From.QP != 0x12345 || e.From.QPLow12 || len(e.Lines) != 3 || e.Reporter.GUID != 4 || e.Line != 1 {
+			t.Errorf("257: %+v", e)
+		}
+		if e := evs[1]; e.Key != 0x11 || len(e.Lines) != 3 || e.Line != 2 {
+			t.Errorf("258: %+v", e)
+		}
+	})
+	t.Run("no report", func(t *testing.T) {
+		// A trap OpenSM did not report: the next line of its thread ends it, and QP1
+		// stays cut.
+		log := `Nov 27 09:00:00 000001 [A] 0x01 -> log_trap_info: Received Generic Notice type:2 num:257 (Bad P_Key) Producer:1 (Channel Adapter) from LID:4 TID:0x1
+Nov 27 09:00:00 000002 [A] 0x01 -> log_trap_info: Bad P_Key:0x8001 on SL:1 from LID1:3 QP1:0x345 to LID2:4 QP2:0x6
+Nov 27 09:00:01 000003 [A] 0x02 -> osm_ucast_mgr_process: minhop tables configured on all switches
+`
+		evs := read(t, log, ref)
+		if len(evs) != 1 || evs[0].From.QP != 0x345 || !evs[0].From.QPLow12 || len(evs[0].Lines) != 2 {
+			t.Fatalf("%+v", evs)
+		}
+		ex := (&Explainer{R: NewResolver(nil, NewNames())}).Explain(evs[0])
+		if len(ex.Notes) == 0 || !strings.Contains(ex.Notes[0], "low 12 bits (0x345)") {
+			t.Errorf("notes: %v", ex.Notes)
+		}
+	})
+	t.Run("year", func(t *testing.T) {
+		// December then January: the year turns; a log whose first month is after
+		// the reference's is last year's.
+		log := `Dec 31 23:59:59 000001 [A] 0x01 -> osm_pkey_rec_rcv_process: ERR 4608: Ignoring PKeyRecord request from non-trusted requester with SM_Key 0x0000000000000000
+Jan 01 00:00:01 000002 [A] 0x01 -> osm_pkey_rec_rcv_process: ERR 4608: Ignoring PKeyRecord request from non-trusted requester with SM_Key 0x0000000000000000
+`
+		evs := read(t, log, time.Date(2027, 1, 5, 0, 0, 0, 0, time.UTC))
+		if len(evs) != 2 || evs[0].Time.Year() != 2026 || evs[1].Time.Year() != 2027 {
+			t.Fatalf("%v %v", evs[0].Time, evs[1].Time)
+		}
+	})
+	t.Run("odd lines", func(t *testing.T) {
+		// CRLF ends, a line with no newline at the end, a short garbage line, a long
+		// one, NUL bytes: none is an event, none stops the read.
+		log := "garbage\r\n" + strings.Repeat("x", 3<<20) + "\n\x00\x00\x00\n" +
+			"Nov 27 09:00:00 000001 [A] 0x01 -> osm_pkey_rec_rcv_process: ERR 4608: Ignoring PKeyRecord request from non-trusted requester with SM_Key 0x0000000000000000\r\n" +
+			"Nov 27 09:00:00 000002 [A] 0x01 -> osm_pkey_rec_rcv_process: ERR 4608: Ignoring PKeyRecord request from non-trusted requester with SM_Key 0x0000000000000005"
+		evs := read(t, log, ref)
+		if len(evs) != 2 || evs[1].Key != 5 {
+			t.Fatalf("%d events", len(evs))
+		}
+	})
+	t.Run("group", func(t *testing.T) {
+		// ERR 0512 for several keys of one port: one problem, every key listed.
+		var b strings.Builder
+		for _, k := range []string{"0x0101", "0x0102", "0x0101"} {
+			b.WriteString("Nov 27 09:00:00 000001 [A] 0x01 -> pkey_mgr_update_port: ERR 0512: Failed to set PKey " + k + " because Pkey table is full for node 0x0000000000000010 port 1 (X)\n")
+		}
+		s := NewSummary()
+		a := NewAssembler(ref, time.UTC, func(e *Event) { s.Add(e) })
+		if err := Read(context.Background(), strings.NewReader(b.String()), a); err != nil {
+			t.Fatal(err)
+		}
+		if len(s.Groups) != 1 || s.Groups[0].Count != 3 || len(s.Groups[0].Keys) != 2 {
+			t.Fatalf("%+v", s.Groups)
+		}
+		ex := (&Explainer{R: NewResolver(nil, NewNames())}).ExplainGroup(s.Groups[0])
+		if !strings.Contains(ex.Rule, "partitions 0x0101, 0x0102") {
+			t.Errorf("rule: %s", ex.Rule)
+		}
+	})
+}
+
+// TestMGIDPartition: the partition an IPoIB MGID names.
+func TestMGIDPartition(t *testing.T) {
+	for mgid, want := range map[string]check.PartitionKey{
+		"ff12:401b:8001::ffff:ffff": 0x0001, "ff15:601b:ffff::1": 0x7fff, "ff12:401b:0002::1": 0x0002,
+	} {
+		if k, ok := mgidPartition(mgid); !ok || k != want {
+			t.Errorf("%s: %v %v, want %v", mgid, k, ok, want)
+		}
+	}
+	for _, mgid := range []string{"ff12:a01c:8001::42", "fe80::1", "nonsense", "1.2.3.4"} {
+		if _, ok := mgidPartition(mgid); ok {
+			t.Errorf("%s: a partition", mgid)
+		}
+	}
+}
+
+// FuzzLine: no line panics the assembler, and what it reads it explains.
+func FuzzLine(f *testing.F) {
+	for _, c := range handWritten {
+		f.Add(c.line)
+	}
+	f.Add("Nov 27 09:00:00 000001 [A] 0x01 -> log_trap_info: Bad P_Key:0x8001 on SL:1 from LID1:3 QP1:0x345 to LID2:4 QP2:0x6")
+	f.Add("Nov 27 09:00:00 000001 [A] 0x02 -> log_notice: Reporting Security Notice \"x\" from switch LID 2, GUID 0x1 port 3 : data_valid 0x0001, LID1 3, LID2 5, PKey 0x0002, SL 1, QP1 0x1, QP2 0x2, GID1 ::, GID2 ::")
+	f.Fuzz(func(t *testing.T, s string) {
+		x := &Explainer{R: NewResolver(nil, NewNames())}
+		a := NewAssembler(time.Now(), time.UTC, func(e *Event) { x.Explain(e) })
+		for _, l := range strings.Split(s, "\n") {
+			a.Line([]byte(l))
+		}
+		a.Flush()
+	})
+}

@@ -1,0 +1,174 @@
+package smlog
+
+import (
+	"bytes"
+	"time"
+)
+
+// A line of OpenSM's log (libopensm/osm_log.c osm_log_v2, OpenSM 3.3.x on Linux):
+//
+//	Nov 27 09:20:23 280958 [ED5266C0] 0x02 -> osm_ucast_mgr_process: minhop tables configured
+//	MMM DD HH:MM:SS USECS  [THREAD]   LEVEL    FUNCTION: MESSAGE
+//
+// The month is the C locale's three letters, the day and time zero-padded, the
+// microseconds six digits, the thread pthread_self() in upper-case hex, the level the
+// message's OSM_LOG_* bit in two hex digits (0x01 error, 0x02 info, 0x04 verbose,
+// 0x08 debug, 0x80 sys, 0x03 for the first line). OSM_LOG prefixes the message with
+// the C function's name and ": " (include/opensm/osm_log.h), except on sys lines.
+// With log_prefix set in opensm.conf, "PREFIX: " comes before the function. A message
+// of several lines (the verbose dumps) carries the prefix on its first line only: the
+// others are continuation lines. The log has no year.
+
+// Level is a line's OSM_LOG_* level bits.
+type Level uint8
+
+// Log levels (include/opensm/osm_log.h).
+const (
+	LevelError   Level = 0x01
+	LevelInfo    Level = 0x02
+	LevelVerbose Level = 0x04
+	LevelDebug   Level = 0x08
+	LevelSys     Level = 0x80
+)
+
+func (l Level) String() string {
+	switch {
+	case l&LevelError != 0:
+		return "error"
+	case l&LevelInfo != 0:
+		return "info"
+	case l&LevelVerbose != 0:
+		return "verbose"
+	case l&LevelSys != 0:
+		return "sys"
+	}
+	return "debug"
+}
+
+// record is one line split into its parts; the byte slices point into the read
+// buffer and are valid only while the line is handled.
+type record struct {
+	stamp  []byte // "Nov 27 09:20:23 280958"
+	thread []byte // "ED5266C0"
+	level  Level
+	fn     []byte // the function name; empty on sys lines
+	msg    []byte // after "FUNCTION: "
+}
+
+const stampLen = len("Nov 27 09:20:23 280958")
+
+// splitLine parses one line (without its newline). ok is false for a line that is
+// not a log record: a continuation line, or text that is not OpenSM's.
+func splitLine(line []byte, prefix []byte) (r record, ok bool) {
+	// "MMM DD HH:MM:SS UUUUUU [" is fixed width.
+	if len(line) < stampLen+12 || line[stampLen] != ' ' || line[stampLen+1] != '[' || line[3] != ' ' || line[15] != ' ' {
+		return r, false
+	}
+	rest := line[stampLen+2:]
+	end := bytes.IndexByte(rest, ']')
+	// "] 0xLL -> "
+	if end < 1 || len(rest) < end+10 || rest[end+1] != ' ' || rest[end+2] != '0' || rest[end+3] != 'x' ||
+		rest[end+6] != ' ' || rest[end+7] != '-' || rest[end+8] != '>' || rest[end+9] != ' ' {
+		return r, false
+	}
+	lv, ok := hexByte(rest[end+4], rest[end+5])
+	if !ok {
+		return r, false
+	}
+	r.stamp, r.thread, r.level = line[:stampLen], rest[:end], Level(lv)
+	msg := rest[end+10:]
+	if len(prefix) > 0 && bytes.HasPrefix(msg, prefix) {
+		msg = msg[len(prefix):]
+	}
+	if r.level == LevelSys {
+		// Sys lines (osm_log with OSM_LOG_SYS) are the message alone.
+		r.msg = msg
+		return r, true
+	}
+	// The function: an identifier, then ": ".
+	c := bytes.IndexByte(msg, ':')
+	if c < 1 || c+1 >= len(msg) || msg[c+1] != ' ' {
+		r.msg = msg
+		return r, true
+	}
+	r.fn, r.msg = msg[:c], msg[c+2:]
+	return r, true
+}
+
+// threadOf is a log record's thread ("ED5266C0"); ok is false for a line that is
+// not a record (a continuation line, as splitLine says).
+func threadOf(line []byte) (thread []byte, ok bool) {
+	if len(line) < stampLen+12 || line[stampLen] != ' ' || line[stampLen+1] != '[' || line[3] != ' ' || line[15] != ' ' {
+		return nil, false
+	}
+	rest := line[stampLen+2:]
+	end := bytes.IndexByte(rest, ']')
+	if end < 1 || len(rest) < end+10 || rest[end+1] != ' ' || rest[end+2] != '0' || rest[end+3] != 'x' ||
+		rest[end+6] != ' ' || rest[end+7] != '-' || rest[end+8] != '>' || rest[end+9] != ' ' {
+		return nil, false
+	}
+	if _, ok := hexByte(rest[end+4], rest[end+5]); !ok {
+		return nil, false
+	}
+	return rest[:end], true
+}
+
+func hexByte(a, b byte) (uint8, bool) {
+	x, ok1 := hexDigit(a)
+	y, ok2 := hexDigit(b)
+	return x<<4 | y, ok1 && ok2
+}
+
+func hexDigit(c byte) (uint8, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0', true
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10, true
+	case c >= 'A' && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
+}
+
+var months = [...]string{"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"}
+
+// stampTime reads a line's time stamp in year, in loc (OpenSM writes local time,
+// localtime_r). ok is false when the stamp is not one.
+func stampTime(s []byte, year int, loc *time.Location) (t time.Time, month time.Month, ok bool) {
+	if len(s) != stampLen {
+		return t, 0, false
+	}
+	m := 0
+	for i, name := range months {
+		if s[0] == name[0] && s[1] == name[1] && s[2] == name[2] {
+			m = i + 1
+			break
+		}
+	}
+	if m == 0 {
+		return t, 0, false
+	}
+	num := func(b []byte) (int, bool) {
+		n := 0
+		for _, c := range b {
+			if c == ' ' && n == 0 {
+				continue // %02d never pads with a space, but be lenient
+			}
+			if c < '0' || c > '9' {
+				return 0, false
+			}
+			n = n*10 + int(c-'0')
+		}
+		return n, true
+	}
+	day, ok1 := num(s[4:6])
+	hh, ok2 := num(s[7:9])
+	mm, ok3 := num(s[10:12])
+	ss, ok4 := num(s[13:15])
+	us, ok5 := num(s[16:22])
+	if !(ok1 && ok2 && ok3 && ok4 && ok5) || s[9] != ':' || s[12] != ':' || s[6] != ' ' || s[15] != ' ' {
+		return t, 0, false
+	}
+	return time.Date(year, time.Month(m), day, hh, mm, ss, us*1000, loc), time.Month(m), true
+}

@@ -1,0 +1,60 @@
+package smlog
+
+import "github.com/ibkey/ibkey/internal/check"
+
+// Names is what the log itself says about ports: the port GUID behind a LID (a trap's
+// report names its issuer by both, osm_inform.c) and the node description and port
+// number of a GUID (the SA's refusals, osm_sa_path_record.c). It is how an event's
+// ends get names when no sweep or fabric file is given; what the log does not say
+// stays unknown.
+type Names struct {
+	guidByLID map[uint16]check.GUID
+	byGUID    map[check.GUID]Port
+}
+
+// NewNames returns an empty table.
+func NewNames() *Names {
+	return &Names{guidByLID: map[uint16]check.GUID{}, byGUID: map[check.GUID]Port{}}
+}
+
+// learn records what p says of its GUID.
+func (n *Names) learn(p Port) {
+	if p.GUID == 0 {
+		return
+	}
+	old, ok := n.byGUID[p.GUID]
+	if !ok {
+		old.Num = -1
+	}
+	if p.NodeDesc != "" {
+		old.NodeDesc = p.NodeDesc
+	}
+	if p.Num >= 0 {
+		old.Num = p.Num
+	}
+	old.GUID = p.GUID
+	n.byGUID[p.GUID] = old
+	if p.LID != 0 {
+		n.guidByLID[p.LID] = p.GUID
+	}
+}
+
+// learnTrap records a trap's issuer: its LID and port GUID (the SM's own lookup of
+// the trap's source LID, osm_trap_rcv.c).
+func (n *Names) learnTrap(ev *Event) {
+	if ev.Reporter.LID != 0 && ev.Reporter.GUID != 0 && n.guidByLID[ev.Reporter.LID] != ev.Reporter.GUID {
+		n.guidByLID[ev.Reporter.LID] = ev.Reporter.GUID
+	}
+}
+
+// ByLID returns the port GUID the log names for lid.
+func (n *Names) ByLID(lid uint16) (check.GUID, bool) {
+	g, ok := n.guidByLID[lid]
+	return g, ok
+}
+
+// ByGUID returns what the log says of the port with this GUID.
+func (n *Names) ByGUID(g check.GUID) (Port, bool) {
+	p, ok := n.byGUID[g]
+	return p, ok
+}

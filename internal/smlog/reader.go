@@ -1,0 +1,324 @@
+package smlog
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"time"
+)
+
+// bufSize is how much of the log is read at once (256 KiB: the read and the scan
+// of a piece stay in the cache). A line longer than that (no
+// OpenSM line is: LOG_ENTRY_SIZE_MAX is 4096) is cut there and its rest skipped.
+const bufSize = 1 << 18
+
+// splitter cuts what is read into lines, piece by piece (Read's and Follow's one
+// way): whole lines are handed over where they lie; the start of a line whose newline
+// has not come yet is kept (carry) until it does. A line longer than bufSize is cut
+// there and its rest skipped.
+type splitter struct {
+	line  func([]byte)
+	carry []byte
+	skip  bool // dropping the rest of a cut line
+}
+
+func (s *splitter) hand(l []byte) {
+	if len(l) > bufSize {
+		l = l[:bufSize]
+	}
+	if len(l) > 0 && l[len(l)-1] == '\r' {
+		l = l[:len(l)-1]
+	}
+	s.line(l)
+}
+
+// feed hands over the lines that data completes.
+func (s *splitter) feed(data []byte) {
+	if len(s.carry) > 0 || s.skip {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			s.hold(data)
+			return
+		}
+		if s.skip {
+			s.skip = false
+		} else {
+			s.carry = append(s.carry, data[:i]...)
+			s.hand(s.carry)
+		}
+		s.carry = s.carry[:0]
+		data = data[i+1:]
+	}
+	for {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			break
+		}
+		s.hand(data[:i])
+		data = data[i+1:]
+	}
+	s.hold(data)
+}
+
+// hold keeps part, the start of a line, cutting the line at bufSize.
+func (s *splitter) hold(part []byte) {
+	if s.skip || len(part) == 0 {
+		return
+	}
+	if room := bufSize - len(s.carry); len(part) >= room {
+		s.carry = append(s.carry, part[:room]...)
+		s.hand(s.carry)
+		s.carry, s.skip = s.carry[:0], true
+		return
+	}
+	s.carry = append(s.carry, part...)
+}
+
+// end hands over a last line without its newline.
+func (s *splitter) end() {
+	if len(s.carry) > 0 && !s.skip {
+		s.hand(s.carry)
+	}
+	s.carry, s.skip = s.carry[:0], false
+}
+
+// Read reads a whole log from r into a, then flushes the events still pending.
+// It stops early when ctx ends, returning its error.
+//
+// The reading is done ahead by a second goroutine (readAhead): the read calls (a
+// copy out of the page cache, a fifth of the time on a log in tmpfs) overlap the
+// parsing. Memory stays flat: aheadBufs buffers of bufSize.
+func Read(ctx context.Context, r io.Reader, a *Assembler) error {
+	err := readLines(ctx, r, a.Line)
+	a.Flush()
+	return err
+}
+
+// aheadBufs is how many buffers readAhead cycles through: one being read into, one
+// waiting, one being parsed.
+const aheadBufs = 3
+
+// chunk is what one read returned.
+type chunk struct {
+	buf  []byte // the buffer, to give back
+	data []byte
+	err  error
+}
+
+// readLines hands every line of r (without its newline, nor a '\r' before it) to
+// line, in order. A line longer than bufSize (no OpenSM line is: LOG_ENTRY_SIZE_MAX
+// is 4096) is cut there and its rest skipped. It returns r's error, nil at EOF.
+func readLines(ctx context.Context, r io.Reader, line func([]byte)) error {
+	chunks := make(chan chunk, aheadBufs-1)
+	free := make(chan []byte, aheadBufs)
+	for range aheadBufs {
+		free <- make([]byte, bufSize)
+	}
+	stop := make(chan struct{})
+	defer close(stop)
+	go readAhead(r, chunks, free, stop)
+	s := &splitter{line: line}
+	for {
+		var c chunk
+		select {
+		case c = <-chunks:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		s.feed(c.data)
+		free <- c.buf
+		if c.err != nil {
+			s.end()
+			if errors.Is(c.err, io.EOF) {
+				return nil
+			}
+			return c.err
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+}
+
+// readAhead reads r into the free buffers and sends what each read returned, until
+// an error (io.EOF included) or until stop is closed.
+func readAhead(r io.Reader, chunks chan<- chunk, free chan []byte, stop <-chan struct{}) {
+	for {
+		var buf []byte
+		select {
+		case buf = <-free:
+		case <-stop:
+			return
+		}
+		m, err := r.Read(buf)
+		select {
+		case chunks <- chunk{buf: buf, data: buf[:m], err: err}:
+		case <-stop:
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// FollowOptions tune Follow.
+type FollowOptions struct {
+	// Poll is how often a quiet log is checked for growth, rotation and truncation
+	// (default 250ms).
+	Poll time.Duration
+	// Quiet flushes events still waiting for lines after the log has been quiet
+	// this long (default 1s): OpenSM writes an event's lines at once.
+	Quiet time.Duration
+	// FromEnd starts at the end of the file instead of its beginning.
+	FromEnd bool
+	// Wait waits for a log that is not there yet (the exporter started before
+	// OpenSM) instead of returning the error.
+	Wait bool
+	// Notice receives what Follow noticed about the file (rotated, truncated,
+	// missing), for a note on stderr; nil to ignore.
+	Notice func(string)
+}
+
+// Follow reads the log at path as `tail -F` does, until ctx ends: to its end, then
+// whatever is written after, surviving rotation. A log renamed away (logrotate's
+// create mode, then OpenSM's SIGUSR1 reopening) is read to its end and the new file at
+// path from its start; a log truncated in place (logrotate's copytruncate, OpenSM's
+// own log_max_size) is read again from its start. A missing file is waited for.
+func Follow(ctx context.Context, path string, a *Assembler, o FollowOptions) error {
+	if o.Poll <= 0 {
+		o.Poll = 250 * time.Millisecond
+	}
+	if o.Quiet <= 0 {
+		o.Quiet = time.Second
+	}
+	note := func(s string) {
+		if o.Notice != nil {
+			o.Notice(s)
+		}
+	}
+	sp := &splitter{line: a.Line}
+	buf := make([]byte, bufSize)
+	// fill reads once from f and hands over the lines it completes.
+	fill := func(f *os.File) (int, error) {
+		m, err := f.Read(buf)
+		sp.feed(buf[:m])
+		return m, err
+	}
+	var f *os.File
+	var off int64
+	open := func(fromEnd bool) error {
+		nf, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		if fromEnd {
+			if off, err = nf.Seek(0, io.SeekEnd); err != nil {
+				nf.Close()
+				return err
+			}
+		} else {
+			off = 0
+		}
+		f = nf
+		return nil
+	}
+	for {
+		err := open(o.FromEnd)
+		if err == nil {
+			break
+		}
+		if !o.Wait || !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(o.Poll):
+		}
+	}
+	defer func() {
+		if f != nil {
+			f.Close()
+		}
+	}()
+	quietSince := time.Now()
+	missing := false
+	for {
+		// Read what there is.
+		for {
+			m, err := fill(f)
+			off += int64(m)
+			if m > 0 {
+				quietSince = time.Now()
+			}
+			if err != nil && !errors.Is(err, io.EOF) {
+				return fmt.Errorf("reading %s: %w", path, err)
+			}
+			if m == 0 {
+				break
+			}
+			if err := ctx.Err(); err != nil {
+				return nil
+			}
+		}
+		if time.Since(quietSince) >= o.Quiet {
+			a.Flush() // a partial last line stays: OpenSM may be writing it
+		}
+		select {
+		case <-ctx.Done():
+			sp.end()
+			a.Flush()
+			return nil
+		case <-time.After(o.Poll):
+		}
+		// Rotated, truncated, or gone?
+		cur, err := f.Stat()
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		st, err := os.Stat(path)
+		switch {
+		case err != nil:
+			if !missing {
+				note(fmt.Sprintf("%s is gone (rotated?): waiting for it to come back", path))
+				missing = true
+			}
+		case !sameFile(cur, st):
+			// Renamed away and recreated: what was written to the old file after
+			// the last read is read first, all of it.
+			for {
+				m, err := fill(f)
+				if m == 0 || err != nil {
+					break
+				}
+			}
+			sp.end()
+			f.Close()
+			f = nil
+			if err := open(false); err != nil {
+				return fmt.Errorf("%s: %w", path, err)
+			}
+			missing = false
+			note(fmt.Sprintf("%s was rotated: reading the new file from its start", path))
+		case cur.Size() < off:
+			// Truncated in place.
+			sp.end()
+			if _, err := f.Seek(0, io.SeekStart); err != nil {
+				return fmt.Errorf("%s: %w", path, err)
+			}
+			off = 0
+			missing = false
+			note(fmt.Sprintf("%s was truncated: reading it again from its start", path))
+		default:
+			missing = false
+		}
+	}
+}
+
+// sameFile: the same device and inode.
+func sameFile(a, b os.FileInfo) bool { return os.SameFile(a, b) }
