@@ -39,10 +39,6 @@ const (
 	ibsimCtlTimeout = 2 * time.Second
 )
 
-// MaxSimNodeLen is the longest node name ibsim's CONNECT carries: struct
-// sim_client_info's nodeid is 32 bytes, NUL-terminated (include/ibsim.h).
-const MaxSimNodeLen = 31
-
 // IbsimOptions configure DialIbsim.
 type IbsimOptions struct {
 	// SockName is ibsim's socket base name; empty means the environment

@@ -10,6 +10,10 @@ import (
 	"unsafe"
 )
 
+// MaxSimNodeLen is the longest node name ibsim's CONNECT carries: struct
+// sim_client_info's nodeid is 32 bytes, NUL-terminated (include/ibsim.h).
+const MaxSimNodeLen = 31
+
 // Transport sends MADs and waits for their replies. Implementations are safe
 // for concurrent use: each request gets its own transaction ID, and at most
 // Options.Window requests are in flight at once.
