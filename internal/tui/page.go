@@ -172,70 +172,34 @@ func (m Model) detail() string {
 // goes (the help page lists the sources), then TOTAL and /s. A counter that was not
 // read names no source ("-": nothing was asked) and says why, wrapped.
 func (m Model) counterTable(pg *page, p *query.PortDelta) {
-	const wSrc = 16 // "pma portcounters"
 	wName := len("COUNTER")
 	for _, c := range m.snap.Counters {
 		wName = max(wName, len(c.Name))
 	}
-	showSrc, showTotal := true, true
+	cols := columns{src: true, total: true, rate: true}
 	base := wName + 2 + wSrc + 1 + wValue + 1 + wTotal + 1 + wDelta + 1 + wRate
 	if base > pg.width {
-		showSrc = false
+		cols.src = false
 		base -= wSrc + 1
 	}
 	if base > pg.width {
-		showTotal = false
+		cols.total, cols.rate = false, false
 		base -= wTotal + 1 + wRate + 1
 	}
-	tw := min(24, pg.width-base-1)
-	if tw < len("TREND") {
-		tw = 0
+	if tw := min(24, pg.width-base-1); tw >= len("TREND") {
+		cols.trend = tw
 	}
-	h := pad("COUNTER", wName, false) + "  "
-	if showSrc {
-		h += pad("SOURCE", wSrc, false) + " "
-	}
-	h += pad("VALUE", wValue, true)
-	if showTotal {
-		h += " " + pad("TOTAL", wTotal, true)
-	}
-	h += " " + pad("Δ", wDelta, true)
-	if showTotal {
-		h += " " + pad("/s", wRate, true)
-	}
-	if tw > 0 {
-		h += " TREND"
-	}
-	pg.line(m.st.title.Render(h))
+	pg.line(m.st.title.Render(pad("COUNTER", wName, false) + "  " + cols.head()))
 	for j, c := range m.snap.Counters {
 		cd := &p.Counters[j]
-		lead := pad(c.Name, wName, false) + "  "
-		if showSrc {
-			src := cd.Source
-			if cd.Unavailable != "" {
-				src = "-"
-			}
-			lead += pad(src, wSrc, false) + " "
-		}
+		lead := pad(c.Name, wName, false) + "  " + cols.source(cd)
 		switch {
 		case cd.Unavailable != "":
 			pg.para(lead+m.st.dim.Render(pad("n/a", wValue, true))+"  ", cd.Unavailable, &m.st.dim)
 		case cd.Err != "":
 			pg.para(lead+m.st.warn.Render(pad("error", wValue, true))+"  ", cd.Err, &m.st.warn)
 		default:
-			value, total, delta, rate := m.cells(cd)
-			l := lead + value
-			if showTotal {
-				l += " " + total
-			}
-			l += " " + delta
-			if showTotal {
-				l += " " + rate
-			}
-			if tw > 0 {
-				l += " " + m.trend(p.Ref, cd.Name, tw)
-			}
-			pg.line(strings.TrimRight(l, " "))
+			pg.line(strings.TrimRight(lead+m.values(p.Ref, cd, cols), " "))
 		}
 	}
 }
@@ -269,11 +233,10 @@ func (m Model) history(pg *page, p *query.PortDelta) {
 		if !p.Counters[j].OK() {
 			continue
 		}
-		r := m.hist.series[histKey{p.Ref, c.Name}]
-		if r == nil {
+		ps := m.hist.series[histKey{p.Ref, c.Name}]
+		if ps == nil {
 			continue
 		}
-		ps := r.last(histLen, nil)
 		if m.all && !slices.ContainsFunc(ps, func(pt point) bool { return pt.delta > 0 || pt.kind == pointSaturated || pt.kind == pointReset }) {
 			continue
 		}

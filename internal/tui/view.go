@@ -64,6 +64,7 @@ const (
 	wTotal = 6
 	wDelta = 5
 	wRate  = 6
+	wSrc   = 16 // "pma portcounters"
 )
 
 // sparks are the trend's levels: one per decade of the rate (see trendCell).
@@ -451,6 +452,62 @@ func (m Model) cells(cd *query.CounterDelta) (value, total, delta, rate string) 
 	return
 }
 
+// columns are the columns of a table with a row per counter: VALUE and Δ, and those
+// set here (trend: TREND's width, 0 none).
+type columns struct {
+	src, total, rate bool
+	trend            int
+}
+
+func (c columns) head() string {
+	h := ""
+	if c.src {
+		h += pad("SOURCE", wSrc, false) + " "
+	}
+	h += pad("VALUE", wValue, true)
+	if c.total {
+		h += " " + pad("TOTAL", wTotal, true)
+	}
+	h += " " + pad("Δ", wDelta, true)
+	if c.rate {
+		h += " " + pad("/s", wRate, true)
+	}
+	if c.trend > 0 {
+		h += " TREND"
+	}
+	return h
+}
+
+// source is the SOURCE cell and its space: "-" for a counter that was not read
+// (nothing was asked).
+func (c columns) source(cd *query.CounterDelta) string {
+	if !c.src {
+		return ""
+	}
+	src := cd.Source
+	if cd.Unavailable != "" {
+		src = "-"
+	}
+	return pad(src, wSrc, false) + " "
+}
+
+// values are the cells of a readable counter from VALUE on.
+func (m Model) values(ref query.PortRef, cd *query.CounterDelta, c columns) string {
+	value, total, delta, rate := m.cells(cd)
+	l := value
+	if c.total {
+		l += " " + total
+	}
+	l += " " + delta
+	if c.rate {
+		l += " " + rate
+	}
+	if c.trend > 0 {
+		l += " " + m.trend(ref, cd.Name, c.trend)
+	}
+	return l
+}
+
 func formatRate(r float64) string {
 	switch {
 	case r == 0:
@@ -480,8 +537,7 @@ func level(rate float64) int {
 // on the right: · nothing counted, a bar per decade of the rate, ↺ reset, ! saturated
 // (counts lost: unknown, never drawn as quiet), blank not known.
 func (m Model) trend(ref query.PortRef, name string, w int) string {
-	var buf [histLen]point
-	pts := m.hist.sameInterval(ref, name, w, buf[:0])
+	pts := m.hist.sameInterval(ref, name, w)
 	var b strings.Builder
 	b.WriteString(strings.Repeat(" ", w-len(pts)))
 	for _, p := range pts {
@@ -513,26 +569,14 @@ func (m Model) allTable(rows []row) (head, body []string) {
 	for _, c := range m.snap.Counters {
 		wName = max(wName, len(c.Name))
 	}
-	const wSrc = 16 // "pma portcounters"
 	base := leadW + 2 + wName + 1 + wValue + 1 + wDelta + 1 + wRate
 	wide := base+1+wTotal+1+wSrc+1+12 <= m.width
-	tw := 12
+	cols := columns{src: wide, total: wide, rate: true, trend: 12}
 	if !wide {
-		tw = max(min(m.width-base-1, 12), 0)
+		cols.trend = max(min(m.width-base-1, 12), 0)
 	}
-	h := pad("  PORT", wMark+pw, false) + " " + pad("STATE", wState, false) + "  " + pad("COUNTER", wName, false) + " "
-	if wide {
-		h += pad("SOURCE", wSrc, false) + " "
-	}
-	h += pad("VALUE", wValue, true) + " "
-	if wide {
-		h += pad("TOTAL", wTotal, true) + " "
-	}
-	h += pad("Δ", wDelta, true) + " " + pad("/s", wRate, true)
-	if tw > 0 {
-		h += " TREND"
-	}
-	head = []string{m.st.title.Render(h)}
+	head = []string{m.st.title.Render(pad("  PORT", wMark+pw, false) + " " + pad("STATE", wState, false) + "  " +
+		pad("COUNTER", wName, false) + " " + cols.head())}
 	blank := strings.Repeat(" ", leadW)
 	for _, r := range rows {
 		p := r.port
@@ -546,29 +590,14 @@ func (m Model) allTable(rows []row) (head, body []string) {
 			if j == 0 {
 				lead = m.lead(p, pw)
 			}
-			l := lead + "  " + pad(c.Name, wName, false) + " "
-			if wide {
-				src := cd.Source
-				if cd.Unavailable != "" {
-					src = "-" // not read: nothing was asked (the reason is in the notes)
-				}
-				l += pad(src, wSrc, false) + " "
-			}
+			l := lead + "  " + pad(c.Name, wName, false) + " " + cols.source(cd)
 			switch {
 			case cd.Unavailable != "":
-				l += cell("n/a", wValue, true, &m.st.dim)
+				l += cell("n/a", wValue, true, &m.st.dim) // the reason is in the notes
 			case cd.Err != "":
 				l += cell("error", wValue, true, &m.st.warn)
 			default:
-				value, total, delta, rate := m.cells(cd)
-				l += value + " "
-				if wide {
-					l += total + " "
-				}
-				l += delta + " " + rate
-				if tw > 0 {
-					l += " " + m.trend(p.Ref, cd.Name, tw)
-				}
+				l += m.values(p.Ref, cd, cols)
 			}
 			body = append(body, strings.TrimRight(l, " "))
 		}
