@@ -176,20 +176,18 @@ func (m Model) counterTable(pg *page, p *query.PortDelta) {
 	for _, c := range m.snap.Counters {
 		wName = max(wName, len(c.Name))
 	}
+	// TREND takes the room that is left; SOURCE goes first, then TOTAL and /s.
 	cols := columns{src: true, total: true, rate: true}
-	base := wName + 2 + wSrc + 1 + wValue + 1 + wTotal + 1 + wDelta + 1 + wRate
-	if base > pg.width {
+	if wName+2+cols.width() > pg.width {
 		cols.src = false
-		base -= wSrc + 1
 	}
-	if base > pg.width {
+	if wName+2+cols.width() > pg.width {
 		cols.total, cols.rate = false, false
-		base -= wTotal + 1 + wRate + 1
 	}
-	if tw := min(24, pg.width-base-1); tw >= len("TREND") {
+	if tw := min(24, pg.width-wName-2-cols.width()-1); tw >= len("TREND") {
 		cols.trend = tw
 	}
-	pg.line(m.st.title.Render(pad("COUNTER", wName, false) + "  " + cols.head()))
+	pg.line(m.st.title.Render(strings.TrimRight(pad("COUNTER", wName, false)+"  "+cols.head(), " ")))
 	for j, c := range m.snap.Counters {
 		cd := &p.Counters[j]
 		lead := pad(c.Name, wName, false) + "  " + cols.source(cd)

@@ -280,44 +280,27 @@ func (m Model) lead(p *query.PortDelta, pw int) string {
 	return sel + moved + name + " " + cell(portState(p), wState, false, nil)
 }
 
-// tier is how much of each counter the port table shows, by the room there is.
-type tier int
-
-const (
-	tierCompact tier = iota // VALUE Δ
-	tierTrend               // VALUE Δ TREND
-	tierFull                // VALUE TOTAL Δ /s TREND
-)
-
 const wTrend = 6
-
-func groupWidth(t tier) int {
-	switch t {
-	case tierTrend:
-		return 2 + wValue + 1 + wDelta + 1 + wTrend
-	case tierFull:
-		return 2 + wValue + 1 + wTotal + 1 + wDelta + 1 + wRate + 1 + wTrend
-	}
-	return 2 + wValue + 1 + wDelta
-}
 
 // portTable: one row per port, a group of columns per counter, as wide as fits.
 func (m Model) portTable(rows []row) (head, body []string) {
 	pw := m.portWidth(rows)
 	leadW := wMark + pw + 1 + wState
 	naW := func(j int) int { return 2 + max(len(title(m.snap.Counters[j].Name)), 3) }
-	t := tierCompact
-	for _, try := range []tier{tierFull, tierTrend} {
+	// The most of each counter that fits: VALUE TOTAL Δ /s TREND, VALUE Δ TREND, VALUE Δ.
+	tiers := []columns{{total: true, rate: true, trend: wTrend}, {trend: wTrend}, {}}
+	cols := tiers[2]
+	for _, try := range tiers[:2] {
 		w := leadW
 		for j := range m.snap.Counters {
 			if m.compact(j) {
 				w += naW(j)
 			} else {
-				w += groupWidth(try)
+				w += 2 + try.width()
 			}
 		}
 		if w <= m.width {
-			t = try
+			cols = try
 			break
 		}
 	}
@@ -331,9 +314,9 @@ func (m Model) portTable(rows []row) (head, body []string) {
 			h2.WriteString("  " + strings.Repeat(" ", w))
 			continue
 		}
-		gw := groupWidth(t) - 2
+		gw := cols.width()
 		ti := title(c.Name)
-		if t == tierFull {
+		if cols.total {
 			long := longTitles[c.Name]
 			if long == "" {
 				long = ti
@@ -345,17 +328,7 @@ func (m Model) portTable(rows []row) (head, body []string) {
 			}
 		}
 		h1.WriteString("  " + pad(ti, gw, false))
-		h2.WriteString("  " + pad("VALUE", wValue, true))
-		if t == tierFull {
-			h2.WriteString(" " + pad("TOTAL", wTotal, true))
-		}
-		h2.WriteString(" " + pad("Δ", wDelta, true))
-		if t == tierFull {
-			h2.WriteString(" " + pad("/s", wRate, true))
-		}
-		if t >= tierTrend {
-			h2.WriteString(" " + pad("TREND", wTrend, false))
-		}
+		h2.WriteString("  " + cols.head())
 	}
 	head = []string{m.st.title.Render(strings.TrimRight(h1.String(), " ")), m.st.title.Render(strings.TrimRight(h2.String(), " "))}
 	for _, r := range rows {
@@ -373,30 +346,23 @@ func (m Model) portTable(rows []row) (head, body []string) {
 				b.WriteString("  " + cell("n/a", naW(j)-2, false, &m.st.dim))
 				continue
 			}
-			b.WriteString("  " + m.group(p.Ref, cd, t))
+			b.WriteString("  " + m.group(p.Ref, cd, cols))
 		}
 		body = append(body, strings.TrimRight(b.String(), " "))
 	}
 	return head, body
 }
 
-// group renders one counter of one port at tier t.
-func (m Model) group(ref query.PortRef, cd *query.CounterDelta, t tier) string {
-	rest := groupWidth(t) - 2 - wValue
+// group renders one counter of one port in the port table's columns.
+func (m Model) group(ref query.PortRef, cd *query.CounterDelta, cols columns) string {
+	rest := strings.Repeat(" ", cols.width()-wValue)
 	switch {
 	case cd.Unavailable != "":
-		return cell("n/a", wValue, true, &m.st.dim) + strings.Repeat(" ", rest)
+		return cell("n/a", wValue, true, &m.st.dim) + rest
 	case cd.Err != "":
-		return cell("error", wValue, true, &m.st.warn) + strings.Repeat(" ", rest)
+		return cell("error", wValue, true, &m.st.warn) + rest
 	}
-	value, total, delta, rate := m.cells(cd)
-	switch t {
-	case tierFull:
-		return value + " " + total + " " + delta + " " + rate + " " + m.trend(ref, cd.Name, wTrend)
-	case tierTrend:
-		return value + " " + delta + " " + m.trend(ref, cd.Name, wTrend)
-	}
-	return value + " " + delta
+	return m.values(ref, cd, cols)
 }
 
 // short formats v in at most w columns: exact when it fits, else with k/M/G/T.
@@ -452,13 +418,33 @@ func (m Model) cells(cd *query.CounterDelta) (value, total, delta, rate string) 
 	return
 }
 
-// columns are the columns of a table with a row per counter: VALUE and Δ, and those
-// set here (trend: TREND's width, 0 none).
+// columns are the columns a table shows of each counter: VALUE and Δ, and those set
+// here (trend: TREND's width, 0 none).
 type columns struct {
 	src, total, rate bool
 	trend            int
 }
 
+// width is how wide the columns are, the spaces between them included.
+func (c columns) width() int {
+	w := wValue + 1 + wDelta
+	if c.src {
+		w += wSrc + 1
+	}
+	if c.total {
+		w += 1 + wTotal
+	}
+	if c.rate {
+		w += 1 + wRate
+	}
+	if c.trend > 0 {
+		w += 1 + c.trend
+	}
+	return w
+}
+
+// head is the columns' titles, as wide as the columns (but for a TREND that does not
+// fit its title).
 func (c columns) head() string {
 	h := ""
 	if c.src {
@@ -473,7 +459,7 @@ func (c columns) head() string {
 		h += " " + pad("/s", wRate, true)
 	}
 	if c.trend > 0 {
-		h += " TREND"
+		h += " " + pad("TREND", c.trend, false)
 	}
 	return h
 }
@@ -569,14 +555,14 @@ func (m Model) allTable(rows []row) (head, body []string) {
 	for _, c := range m.snap.Counters {
 		wName = max(wName, len(c.Name))
 	}
-	base := leadW + 2 + wName + 1 + wValue + 1 + wDelta + 1 + wRate
-	wide := base+1+wTotal+1+wSrc+1+12 <= m.width
-	cols := columns{src: wide, total: wide, rate: true, trend: 12}
-	if !wide {
-		cols.trend = max(min(m.width-base-1, 12), 0)
+	fixed := leadW + 2 + wName + 1
+	cols := columns{src: true, total: true, rate: true, trend: 12}
+	if fixed+cols.width() > m.width {
+		cols = columns{rate: true}
+		cols.trend = max(min(m.width-fixed-cols.width()-1, 12), 0)
 	}
-	head = []string{m.st.title.Render(pad("  PORT", wMark+pw, false) + " " + pad("STATE", wState, false) + "  " +
-		pad("COUNTER", wName, false) + " " + cols.head())}
+	head = []string{m.st.title.Render(strings.TrimRight(pad("  PORT", wMark+pw, false)+" "+pad("STATE", wState, false)+"  "+
+		pad("COUNTER", wName, false)+" "+cols.head(), " "))}
 	blank := strings.Repeat(" ", leadW)
 	for _, r := range rows {
 		p := r.port
