@@ -94,19 +94,11 @@ func wrapWords(text string, first, rest int) []string {
 // pageView is the detail or help screen: a title, the scrolling page, a help line.
 func (m Model) pageView() string {
 	var b strings.Builder
-	t := "--:--:--"
-	if m.snap != nil {
-		t = m.snap.Time.Format("15:04:05")
-	}
 	what := "columns and keys"
 	if m.screen == screenDetail {
 		what = m.selected.String()
 	}
-	b.WriteString(m.st.title.Render("ibkey watch counters › "+what) + fmt.Sprintf("  every %s  %s", m.interval, t))
-	if m.paused {
-		b.WriteString("  " + m.st.paused.Render(" PAUSED "))
-	}
-	b.WriteString("\n")
+	b.WriteString(m.titleLine("ibkey watch counters › " + what))
 	b.WriteString(m.vp.View() + "\n")
 	pos := ""
 	if m.vp.TotalLineCount() > m.vp.Height() {

@@ -145,17 +145,22 @@ func (m Model) fit(s string) string {
 	return strings.Join(lines, "\n")
 }
 
-func (m Model) header(b *strings.Builder) {
+// titleLine is a screen's first line: its title, the interval, the last sample's time
+// and whether sampling is paused.
+func (m Model) titleLine(title string) string {
 	t := "--:--:--"
 	if m.snap != nil {
 		t = m.snap.Time.Format("15:04:05")
 	}
-	b.WriteString(m.st.title.Render("ibkey watch counters"))
-	fmt.Fprintf(b, "  every %s  %s", m.interval, t)
+	l := m.st.title.Render(title) + fmt.Sprintf("  every %s  %s", m.interval, t)
 	if m.paused {
-		b.WriteString("  " + m.st.paused.Render(" PAUSED "))
+		l += "  " + m.st.paused.Render(" PAUSED ")
 	}
-	b.WriteByte('\n')
+	return l + "\n"
+}
+
+func (m Model) header(b *strings.Builder) {
+	b.WriteString(m.titleLine("ibkey watch counters"))
 	if m.label != "" {
 		b.WriteString(m.st.warn.Render(m.label) + "\n")
 	}
