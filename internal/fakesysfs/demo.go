@@ -15,10 +15,8 @@ func Demo() Host {
 	p2 := ibPort(2, g1+2, "0x0", "0x0", Table(128, "0xffff"))
 	p2.State, p2.PhysState = "1: DOWN", "2: Polling"
 	p2.Rate = "10 Gb/sec (4X SDR)"
-	roce := Port{Num: 1, State: "4: ACTIVE", PhysState: "5: LinkUp", LID: "0x0", SMLID: "0x0",
-		LMC: "0", SMSL: "0", CapMask: "0x04010000", Rate: "100 Gb/sec (4X EDR)", LinkLayer: "Ethernet",
-		GIDs: []string{"fe80:0000:0000:0000:0e42:a1ff:fe62:c341"}, PKeys: []string{"0xffff"},
-		Counters: IBCounters(nil)}
+	roce := ethPort("0x04010000", "100 Gb/sec (4X EDR)", "fe80:0000:0000:0000:0e42:a1ff:fe62:c341")
+	roce.PKeys, roce.Counters = []string{"0xffff"}, IBCounters(nil)
 	return Host{
 		NoSymlinks: true,
 		Devices: []Device{
@@ -31,11 +29,11 @@ func Demo() Host {
 				NodeDesc: "demo-node RoCE", FWVer: "22.39.1002", HCAType: "MT4125", Ports: []Port{roce}},
 		},
 		Net: []NetIf{
-			{Name: "ib0", Device: "mlx5_0", Type: "32", Address: IPoIBAddress(0x00001049, g0+1), PKey: "0xffff", DevPort: "0", OperState: "up"},
-			{Name: "ib0.8001", Device: "mlx5_0", Type: "32", Address: IPoIBAddress(0x0000104b, g0+1), PKey: "0x8001", Parent: "ib0", DevPort: "0", OperState: "up"},
-			{Name: "ib0.8002", Device: "mlx5_0", Type: "32", Address: IPoIBAddress(0x0000104d, g0+1), PKey: "0x8002", Parent: "ib0", DevPort: "0", OperState: "up"},
-			{Name: "ib0.8020", Device: "mlx5_0", Type: "32", Address: IPoIBAddress(0x0000104f, g0+1), PKey: "0x8020", Parent: "ib0", DevPort: "0", OperState: "lowerlayerdown"},
-			{Name: "ib1", Device: "mlx5_1", Type: "32", Address: IPoIBAddress(0x00001051, g1+1), PKey: "0xffff", DevPort: "0", OperState: "up"},
+			ipoib("ib0", "mlx5_0", 0x00001049, g0+1, "0xffff", "", "up"),
+			ipoib("ib0.8001", "mlx5_0", 0x0000104b, g0+1, "0x8001", "ib0", "up"),
+			ipoib("ib0.8002", "mlx5_0", 0x0000104d, g0+1, "0x8002", "ib0", "up"),
+			ipoib("ib0.8020", "mlx5_0", 0x0000104f, g0+1, "0x8020", "ib0", "lowerlayerdown"),
+			ipoib("ib1", "mlx5_1", 0x00001051, g1+1, "0xffff", "", "up"),
 		},
 	}
 }

@@ -5,10 +5,12 @@
 package fakesysfs
 
 import (
+	"encoding/binary"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 )
 
@@ -59,10 +61,7 @@ type Port struct {
 	// Unreadable lists pkey indexes written as a symlink to itself, so reading the
 	// file fails (ELOOP) even as root, like an entry the device refuses to report.
 	Unreadable []int
-	// MissingPKeyFiles lists pkey indexes whose file is left out of pkeys/.
-	MissingPKeyFiles []int
-	Counters         map[string]string
-	HWCounters       map[string]string
+	Counters   map[string]string
 }
 
 // NetIf is a network interface in class/net.
@@ -178,36 +177,19 @@ func (w *writer) port(dir string, p Port) {
 	if p.PKeys != nil {
 		pk := filepath.Join(dir, "pkeys")
 		w.mkdir(pk)
-		skip := map[int]bool{}
-		for _, i := range p.MissingPKeyFiles {
-			skip[i] = true
-		}
-		for _, i := range p.Unreadable {
-			skip[i] = true
-			w.link(filepath.Join(pk, strconv.Itoa(i)), strconv.Itoa(i))
-		}
 		for i, v := range p.PKeys {
-			if !skip[i] {
+			if slices.Contains(p.Unreadable, i) {
+				w.link(filepath.Join(pk, strconv.Itoa(i)), strconv.Itoa(i))
+			} else {
 				w.file(pk, strconv.Itoa(i), v)
 			}
 		}
 	}
-	w.counters(filepath.Join(dir, "counters"), p.Counters)
-	w.counters(filepath.Join(dir, "hw_counters"), p.HWCounters)
-}
-
-func (w *writer) counters(dir string, m map[string]string) {
-	if m == nil {
-		return
-	}
-	w.mkdir(dir)
-	names := make([]string, 0, len(m))
-	for n := range m {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		w.file(dir, n, m[n])
+	if p.Counters != nil {
+		w.mkdir(filepath.Join(dir, "counters"))
+		for n, v := range p.Counters {
+			w.file(filepath.Join(dir, "counters"), n, v)
+		}
 	}
 }
 
@@ -224,19 +206,9 @@ func GID0(portGUID uint64) string {
 // IPoIBAddress is /sys/class/net/IF/address for an IPoIB interface on a port with the
 // given GUID: 4 bytes (flags and QPN) then the 16-byte GID 0.
 func IPoIBAddress(qpn uint32, portGUID uint64) string {
-	b := []byte{byte(qpn >> 24), byte(qpn >> 16), byte(qpn >> 8), byte(qpn),
-		0xfe, 0x80, 0, 0, 0, 0, 0, 0}
-	for i := 7; i >= 0; i-- {
-		b = append(b, byte(portGUID>>(8*i)))
-	}
-	s := ""
-	for i, x := range b {
-		if i > 0 {
-			s += ":"
-		}
-		s += fmt.Sprintf("%02x", x)
-	}
-	return s
+	b := binary.BigEndian.AppendUint32(nil, qpn)
+	b = binary.BigEndian.AppendUint64(append(b, 0xfe, 0x80, 0, 0, 0, 0, 0, 0), portGUID)
+	return net.HardwareAddr(b).String() // 20 bytes, each as two hex digits, colons between
 }
 
 // Table returns n entries: the given values first, then 0x0000 (empty entries).

@@ -23,6 +23,20 @@ func ibPort(num int, guid uint64, lid, sm string, table []string) Port {
 	}
 }
 
+// ethPort is port 1 of a device whose link layer is Ethernet (RoCE, iWARP): ACTIVE,
+// no LIDs, one GID.
+func ethPort(capMask, rate, gid string) Port {
+	return Port{Num: 1, State: "4: ACTIVE", PhysState: "5: LinkUp", LID: "0x0", SMLID: "0x0",
+		LMC: "0", SMSL: "0", CapMask: capMask, Rate: rate, LinkLayer: "Ethernet", GIDs: []string{gid}}
+}
+
+// ipoib is the IPoIB interface name on device's port whose GUID is portGUID, with
+// queue pair qpn, its P_Key and parent ("" for a parent interface).
+func ipoib(name, device string, qpn uint32, portGUID uint64, pkey, parent, operState string) NetIf {
+	return NetIf{Name: name, Device: device, Type: "32", Address: IPoIBAddress(qpn, portGUID), PKey: pkey,
+		Parent: parent, DevPort: "0", OperState: operState}
+}
+
 // MLX5 is the main fixture: a host with
 //   - mlx5_0/1: ACTIVE IB, 128 entries with holes, a key held as both full and limited,
 //     an invalid 0x8000 entry, IPoIB parent and children (one whose key is missing);
@@ -40,12 +54,9 @@ func MLX5() Host {
 	p1.Counters = IBCounters(map[string]string{"port_rcv_constraint_errors": "255"})
 	p2 := ibPort(2, mlx51GUID+2, "0x0", "0x0", Table(128, "0xffff", "0x8001"))
 	p2.State, p2.PhysState, p2.Rate = "1: DOWN", "3: Disabled", "10 Gb/sec (4X SDR)"
-	roce := Port{Num: 1, State: "4: ACTIVE", PhysState: "5: LinkUp", LID: "0x0", SMLID: "0x0",
-		LMC: "0", SMSL: "0", CapMask: "0x04010000", Rate: "100 Gb/sec (2X HDR)", LinkLayer: "Ethernet",
-		GIDs: []string{"fe80:0000:0000:0000:0202:c9ff:fea1:b4e1"}, PKeys: []string{"0xffff"}}
-	iw := Port{Num: 1, State: "4: ACTIVE", PhysState: "5: LinkUp", LID: "0x0", SMLID: "0x0",
-		LMC: "0", SMSL: "0", CapMask: "0x00000000", Rate: "25 Gb/sec (1X EDR)", LinkLayer: "Ethernet",
-		GIDs: []string{"3cfd:fe9d:7c10:0000:0000:0000:0000:0000"}}
+	roce := ethPort("0x04010000", "100 Gb/sec (2X HDR)", "fe80:0000:0000:0000:0202:c9ff:fea1:b4e1")
+	roce.PKeys = []string{"0xffff"}
+	iw := ethPort("0x00000000", "25 Gb/sec (1X EDR)", "3cfd:fe9d:7c10:0000:0000:0000:0000:0000")
 	return Host{
 		Devices: []Device{
 			{Name: "mlx5_0", PCI: "0000:03:00.0", NodeType: "1: CA", NodeGUID: GUID(mlx5NodeGUID),
@@ -61,13 +72,13 @@ func MLX5() Host {
 				SysImageGUID: "3efd:fe9d:7c10:0000", NodeDesc: "irdma", FWVer: "1.57", Ports: []Port{iw}},
 		},
 		Net: []NetIf{
-			{Name: "ib0", Device: "mlx5_0", Type: "32", Address: IPoIBAddress(0x00001049, mlx5NodeGUID+1), PKey: "0xffff", DevPort: "0", OperState: "up"},
-			{Name: "ib0.8001", Device: "mlx5_0", Type: "32", Address: IPoIBAddress(0x0000104b, mlx5NodeGUID+1), PKey: "0x8001", Parent: "ib0", DevPort: "0", OperState: "up"},
+			ipoib("ib0", "mlx5_0", 0x00001049, mlx5NodeGUID+1, "0xffff", "", "up"),
+			ipoib("ib0.8001", "mlx5_0", 0x0000104b, mlx5NodeGUID+1, "0x8001", "ib0", "up"),
 			// The table holds 0x0002 (limited): the child comes up as a limited member.
-			{Name: "ib0.8002", Device: "mlx5_0", Type: "32", Address: IPoIBAddress(0x0000104d, mlx5NodeGUID+1), PKey: "0x8002", Parent: "ib0", DevPort: "0", OperState: "up"},
+			ipoib("ib0.8002", "mlx5_0", 0x0000104d, mlx5NodeGUID+1, "0x8002", "ib0", "up"),
 			// Key 0x0004 is not in the table: the kernel keeps it down ("PKEY is not assigned").
-			{Name: "ib0.8004", Device: "mlx5_0", Type: "32", Address: IPoIBAddress(0x0000104f, mlx5NodeGUID+1), PKey: "0x8004", Parent: "ib0", DevPort: "0", OperState: "lowerlayerdown"},
-			{Name: "ib1", Device: "mlx5_1", Type: "32", Address: IPoIBAddress(0x00001051, mlx51GUID+1), PKey: "0xffff", DevPort: "0", OperState: "up"},
+			ipoib("ib0.8004", "mlx5_0", 0x0000104f, mlx5NodeGUID+1, "0x8004", "ib0", "lowerlayerdown"),
+			ipoib("ib1", "mlx5_1", 0x00001051, mlx51GUID+1, "0xffff", "", "up"),
 			{Name: "eth0", Device: "mlx5_2", Type: "1", Address: "02:02:c9:a1:b4:e1", OperState: "up"},
 		},
 	}

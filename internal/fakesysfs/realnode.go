@@ -30,8 +30,8 @@ func Dangling() Host {
 			BoardID: "MT_1090120019", HWRev: "0", Ports: []Port{p1, p2}}},
 		Dangling: []string{"scif0"},
 		Net: []NetIf{
-			{Name: "ib0", Device: "mlx4_0", Type: "32", Address: IPoIBAddress(0x80000048, mlx4GUID+1), PKey: "0xffff", DevPort: "0", OperState: "up"},
-			{Name: "ib0.8001", Device: "mlx4_0", Type: "32", Address: IPoIBAddress(0x8000004a, mlx4GUID+1), PKey: "0x8001", Parent: "ib0", DevPort: "0", OperState: "up"},
+			ipoib("ib0", "mlx4_0", 0x80000048, mlx4GUID+1, "0xffff", "", "up"),
+			ipoib("ib0.8001", "mlx4_0", 0x8000004a, mlx4GUID+1, "0x8001", "ib0", "up"),
 		},
 	}
 }
@@ -54,9 +54,8 @@ func Odd() Host {
 	for n := range IBCounters(nil) {
 		noPMA[n] = "N/A (no PMA)"
 	}
-	iw := Port{Num: 1, State: "4: ACTIVE", PhysState: "5: LinkUp", LID: "0x0", SMLID: "0x0",
-		LMC: "0", SMSL: "0", CapMask: "0x00000000", Rate: "10 Gb/sec (4X SDR)", LinkLayer: "Ethernet",
-		GIDs: []string{"0007:4300:00a1:b200:0000:0000:0000:0000"}, Counters: noPMA}
+	iw := ethPort("0x00000000", "10 Gb/sec (4X SDR)", "0007:4300:00a1:b200:0000:0000:0000:0000")
+	iw.Counters = noPMA
 	return Host{Devices: []Device{
 		{Name: "cxgb4_0", PCI: "0000:06:00.4", NodeType: "4: RNIC", NodeGUID: GUID(cxgb4GUID),
 			SysImageGUID: GUID(cxgb4GUID), NodeDesc: "c401-102", FWVer: "1.26.4.0", HCAType: "T580-CR",

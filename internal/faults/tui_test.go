@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -90,10 +91,11 @@ func (r tuiRound) restored() []string {
 	if ok, off := ptytest.Cooked(r.stty); !ok {
 		bad = append(bad, "terminal left "+off)
 	}
-	if ptytest.LeftAltScreen(r.out) {
+	left := ptytest.LeftModes(r.out)
+	if slices.Contains(left, "the alternate screen") {
 		bad = append(bad, "alternate screen left on")
 	}
-	if ptytest.LeftCursorHidden(r.out) {
+	if slices.Contains(left, "the cursor hidden") {
 		bad = append(bad, "cursor left hidden")
 	}
 	if q := ptytest.FindQuery(r.out); q != "" {
@@ -124,7 +126,7 @@ func calibrateScreen(t *testing.T, cl tuiClass, l *lab.Lab) time.Duration {
 	start := time.Now()
 	s := startScreen(t, cl.args(l))
 	defer s.Close()
-	err := s.WaitFor(screenUp, hangLimit)
+	err := s.WaitFor(0, screenUp, hangLimit)
 	up := time.Since(start)
 	if err == nil {
 		err = s.Write("q")

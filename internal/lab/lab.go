@@ -73,19 +73,25 @@ func Available() error {
 func Require(t testing.TB) {
 	t.Helper()
 	if err := Available(); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%v (CI is set, so this fails instead of skipping); install with: %s", err, InstallHint)
-		}
-		t.Skipf("%v; install with: %s", err, InstallHint)
+		SkipUnlessCI(t, err, InstallHint)
 	}
+}
+
+// SkipUnlessCI skips the test because of err, naming install, what provides the
+// missing part; when the environment variable CI is set it fails instead.
+func SkipUnlessCI(t testing.TB, err error, install string) {
+	t.Helper()
+	if os.Getenv("CI") != "" {
+		t.Fatalf("%v (CI is set, so this fails instead of skipping); install with: %s", err, install)
+	}
+	t.Skipf("%v; install with: %s", err, install)
 }
 
 // Options tune Start. The zero value is fine for small topologies.
 type Options struct {
-	// MaxNodes, MaxSwitches, MaxPorts raise ibsim's table sizes (-N, -S, -P)
-	// for big fabrics; 0 keeps ibsim's defaults (2048 nodes, 256 switches,
-	// 13312 ports).
-	MaxNodes, MaxSwitches, MaxPorts int
+	// MaxPorts raises ibsim's port table size (-P) for big fabrics; 0 keeps
+	// ibsim's default (13312 ports).
+	MaxPorts int
 	// SMNode is where RunOpenSM attaches; empty means the first CA of the
 	// topology.
 	SMNode string
@@ -155,12 +161,6 @@ func Start(t testing.TB, topologyFile string, opts *Options) *Lab {
 		exited:   make(chan struct{}),
 	}
 	args := []string{"-s"}
-	if o.MaxNodes > 0 {
-		args = append(args, "-N", strconv.Itoa(o.MaxNodes))
-	}
-	if o.MaxSwitches > 0 {
-		args = append(args, "-S", strconv.Itoa(o.MaxSwitches))
-	}
 	if o.MaxPorts > 0 {
 		args = append(args, "-P", strconv.Itoa(o.MaxPorts))
 	}

@@ -30,7 +30,7 @@ var PartconfHCAs = []PartconfHCA{
 
 // PartconfCase is one lab config and whether OpenSM runs with -W (allow_both_pkeys).
 type PartconfCase struct {
-	Conf      string // the config's name: PartconfDir()/Conf.conf
+	Conf      string // the config's name: partconfDir()/Conf.conf
 	AllowBoth bool
 }
 
@@ -43,20 +43,20 @@ func (c PartconfCase) Name() string {
 }
 
 // File is the config's path.
-func (c PartconfCase) File() string { return filepath.Join(PartconfDir(), c.Conf+".conf") }
+func (c PartconfCase) File() string { return filepath.Join(partconfDir(), c.Conf+".conf") }
 
-// PartconfCases are the lab configs: multi-line definitions, prefix keywords,
+// partconfCases are the lab configs: multi-line definitions, prefix keywords,
 // defmember, both with and without -W, files OpenSM rejects, duplicate keys,
 // ALL/ALL_CAS/SELF, no Default line, table order, the SM port limited.
-var PartconfCases = []PartconfCase{
+var partconfCases = []PartconfCase{
 	{"multiline", false}, {"prefix", false}, {"defmember", false}, {"both", false}, {"both", true},
 	{"rejected", false}, {"crlf", false}, {"semicolon", false}, {"dupkeys", false}, {"keywords", false},
 	{"nodefault", false}, {"order", false}, {"order", true}, {"mgid", false}, {"smlimited", false},
 }
 
-// PartconfDir is internal/partconf/testdata/lab, from whichever package the test
+// partconfDir is internal/partconf/testdata/lab, from whichever package the test
 // runs in.
-func PartconfDir() string {
+func partconfDir() string {
 	_, file, _, _ := runtime.Caller(0)
 	return filepath.Join(filepath.Dir(file), "..", "partconf", "testdata", "lab")
 }
@@ -64,7 +64,7 @@ func PartconfDir() string {
 // StartPartconf starts the partitions lab net, OpenSM to run on HcaA.
 func StartPartconf(t testing.TB) *Lab {
 	t.Helper()
-	return Start(t, filepath.Join(PartconfDir(), "net"), &Options{SMNode: "HcaA"})
+	return Start(t, filepath.Join(partconfDir(), "net"), &Options{SMNode: "HcaA"})
 }
 
 // ProgramFile runs OpenSM with the partitions.conf at path and reads back each HCA's
@@ -93,7 +93,7 @@ func (l *Lab) ProgramFile(t testing.TB, path string, allowBoth bool) map[uint64]
 	return tables
 }
 
-// EachPartconfCase runs f as one subtest per PartconfCases entry, each on its own lab
+// EachPartconfCase runs f as one subtest per partconfCases entry, each on its own lab
 // that OpenSM programmed from the case's file, with the tables it programmed. It needs
 // the lab (Require) and skips under -short.
 func EachPartconfCase(t *testing.T, f func(t *testing.T, c PartconfCase, l *Lab, tables map[uint64][]check.PKey)) {
@@ -102,7 +102,7 @@ func EachPartconfCase(t *testing.T, f func(t *testing.T, c PartconfCase, l *Lab,
 	if testing.Short() {
 		t.Skip("lab: -short")
 	}
-	for _, c := range PartconfCases {
+	for _, c := range partconfCases {
 		t.Run(c.Name(), func(t *testing.T) {
 			l := StartPartconf(t)
 			f(t, c, l, l.ProgramFile(t, c.File(), c.AllowBoth))
@@ -150,27 +150,22 @@ var RouterLabPorts = []RouterLabPort{
 	{"Rt1/2", 0x0002c90300000322, true, "0,1,4"},
 }
 
-// RouterLabNode is the router's node GUID (ports 0x...321 and 0x...322).
-const RouterLabNode check.GUID = 0x0002c90300000320
+// routerLabNode is the router's node GUID (ports 0x...321 and 0x...322).
+const routerLabNode check.GUID = 0x0002c90300000320
 
 // StartRouterLab starts the router lab and gives the router its GUIDs; it returns once
-// the router answers with them. internal/lab's topology parser knows only switches and
-// HCAs, so the lab is given a file that includes the net (the parser skips includes).
+// the router answers with them.
 func StartRouterLab(t testing.TB) *Lab {
 	t.Helper()
-	dir := t.TempDir()
-	net, included := filepath.Join(dir, "net"), filepath.Join(dir, "router.net")
-	if err := os.WriteFile(included, []byte(routerNet), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(net, []byte(fmt.Sprintf("include %q\n", included)), 0o644); err != nil {
+	net := filepath.Join(t.TempDir(), "net")
+	if err := os.WriteFile(net, []byte(routerNet), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	l := Start(t, net, &Options{SMNode: "HcaA", ToolNode: "HcaA"})
-	l.MustConsole(fmt.Sprintf(`Guid "Rt1" %#x`, uint64(RouterLabNode)))
+	l.MustConsole(fmt.Sprintf(`Guid "Rt1" %#x`, uint64(routerLabNode)))
 	for _, p := range RouterLabPorts {
 		if p.Router {
-			l.MustConsole(fmt.Sprintf(`Guid "Rt1"[%d] %#x`, p.GUID-RouterLabNode, uint64(p.GUID)))
+			l.MustConsole(fmt.Sprintf(`Guid "Rt1"[%d] %#x`, p.GUID-routerLabNode, uint64(p.GUID)))
 		}
 	}
 	// The console applies asynchronously: wait until the router answers with its GUIDs.

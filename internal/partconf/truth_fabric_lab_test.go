@@ -106,7 +106,7 @@ func truthFabricTopology(t *testing.T, seed uint64, count func(kind string, ok b
 		var guids []uint64
 		for _, gp := range topo.EndPorts() {
 			g := gp.Node.GUID + uint64(gp.Num)
-			if gp.Node.Kind == "Switch" {
+			if gp.Node.Type == lab.Switch {
 				g = gp.Node.GUID
 			}
 			if gp.Managed {

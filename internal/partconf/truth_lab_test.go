@@ -158,13 +158,13 @@ func runTruthTopology(t *testing.T, seed uint64, sequences int, st *truthStats) 
 	var guids, others []uint64
 	hasRouter, hasRouter2 := false, false
 	for _, n := range topo.Nodes {
-		if n.Kind == "Rt" {
+		if n.Type == ibsimlab.Router {
 			hasRouter = true
 			if len(n.Links) == 2 {
 				hasRouter2 = true
 			}
 		}
-		if n.Kind != "Switch" {
+		if n.Type != ibsimlab.Switch {
 			others = append(others, n.GUID) // node GUIDs: no port has them
 		}
 	}
@@ -179,16 +179,16 @@ func runTruthTopology(t *testing.T, seed uint64, sequences int, st *truthStats) 
 			if err != nil {
 				t.Fatalf("seed %d: NodeInfo %s %d: %v", seed, gp.Node.Name, gp.Num, err)
 			}
-			if ni.PortGUID != 0 && (gp.Node.Kind != "Rt" || ni.PortGUID == gp.Node.GUID+uint64(gp.Num)) || try > 200 {
+			if ni.PortGUID != 0 && (gp.Node.Type != ibsimlab.Router || ni.PortGUID == gp.Node.GUID+uint64(gp.Num)) || try > 200 {
 				break
 			}
 			time.Sleep(5 * time.Millisecond)
 		}
 		typ := check.NodeCA
-		switch gp.Node.Kind {
-		case "Switch":
+		switch gp.Node.Type {
+		case ibsimlab.Switch:
 			typ = check.NodeSwitch
-		case "Rt":
+		case ibsimlab.Router:
 			typ = check.NodeRouter
 		}
 		tp.size = int(ni.PartitionCap)
@@ -215,12 +215,12 @@ func runTruthTopology(t *testing.T, seed uint64, sequences int, st *truthStats) 
 	if topo.BackToBack() {
 		st.backToBack++
 	}
-	if !slices.ContainsFunc(topo.Nodes, func(n *ibsimlab.GenNode) bool { return n.Kind == "Switch" }) {
+	if !slices.ContainsFunc(topo.Nodes, func(n *ibsimlab.Node) bool { return n.Type == ibsimlab.Switch }) {
 		st.noSwitch++
 	}
 	// The file may also name ports OpenSM does not reach (back to back).
 	for _, gp := range topo.EndPorts() {
-		if !gp.Managed && gp.Node.Kind == "Hca" {
+		if !gp.Managed && gp.Node.Type == ibsimlab.CA {
 			guids = append(guids, gp.Node.GUID+uint64(gp.Num))
 		}
 	}

@@ -24,9 +24,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Open returns a new pseudo-terminal pair sized cols x rows: the master (the test's
+// open returns a new pseudo-terminal pair sized cols x rows: the master (the test's
 // side) and the slave (the process's terminal). See pty(7), posix_openpt(3).
-func Open(cols, rows int) (master, slave *os.File, err error) {
+func open(cols, rows int) (master, slave *os.File, err error) {
 	mfd, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open /dev/ptmx: %w", err)
@@ -80,7 +80,7 @@ func Start(cmd *exec.Cmd, cols, rows int) (*Session, error) {
 	if cmd.Stdin != nil || cmd.Stdout != nil || cmd.Stderr != nil {
 		return nil, errors.New("ptytest: cmd's streams must be nil (they are the pty)")
 	}
-	master, slave, err := Open(cols, rows)
+	master, slave, err := open(cols, rows)
 	if err != nil {
 		return nil, err
 	}
@@ -127,14 +127,7 @@ func (s *Session) Output() []byte {
 	return bytes.Clone(s.out.Bytes())
 }
 
-// WaitFor waits until the output contains want, or the limit passes (an error naming
-// what was awaited and the output so far). The limit is a hang detector, not a speed
-// assertion: make it generous.
-func (s *Session) WaitFor(want string, limit time.Duration) error {
-	return s.WaitForFrom(0, want, limit)
-}
-
-// Len is how many bytes the process wrote so far: a mark for WaitForFrom and
+// Len is how many bytes the process wrote so far: a mark for WaitFor and
 // Output()[mark:].
 func (s *Session) Len() int {
 	s.mu.Lock()
@@ -142,8 +135,11 @@ func (s *Session) Len() int {
 	return s.out.Len()
 }
 
-// WaitForFrom is WaitFor on what the process wrote after the first from bytes.
-func (s *Session) WaitForFrom(from int, want string, limit time.Duration) error {
+// WaitFor waits until what the process wrote after its first from bytes (0: all of
+// it) contains want, or the limit passes (an error naming what was awaited and the
+// output so far). The limit is a hang detector, not a speed assertion: make it
+// generous.
+func (s *Session) WaitFor(from int, want string, limit time.Duration) error {
 	deadline := time.NewTimer(limit)
 	defer deadline.Stop()
 	since := func(b []byte) []byte { return b[min(from, len(b)):] }
@@ -355,16 +351,13 @@ const (
 	CursorShow   = "\x1b[?25h"
 )
 
-// Mode is a terminal mode a full-screen program sets and must unset before it
-// exits or stops: the sequence that sets it and the one that unsets it.
-type Mode struct{ Name, On, Off string }
-
-// Modes are the modes bubbletea v2 sets: the alternate screen, the hidden cursor,
+// modes are the modes bubbletea v2 sets, each with the sequence that sets it and the
+// one that unsets it: the alternate screen, the hidden cursor,
 // bracketed paste (xterm's DEC private mode 2004), xterm's modifyOtherKeys level 2
 // (CSI > 4 ; 2 m, reset by CSI > 4 m) and the kitty keyboard protocol's flags
 // (pushed by CSI > 1 u, popped by CSI < 1 u). One left on breaks the shell that
 // reads the terminal next: its keys arrive encoded.
-var Modes = []Mode{
+var modes = []struct{ name, on, off string }{
 	{"the alternate screen", AltScreenOn, AltScreenOff},
 	{"the cursor hidden", CursorHide, CursorShow},
 	{"bracketed paste", "\x1b[?2004h", "\x1b[?2004l"},
@@ -376,36 +369,18 @@ var Modes = []Mode{
 // the last "off").
 func LeftModes(out []byte) []string {
 	var left []string
-	for _, m := range Modes {
-		if bytes.LastIndex(out, []byte(m.On)) > bytes.LastIndex(out, []byte(m.Off)) {
-			left = append(left, m.Name)
+	for _, m := range modes {
+		if bytes.LastIndex(out, []byte(m.on)) > bytes.LastIndex(out, []byte(m.off)) {
+			left = append(left, m.name)
 		}
 	}
 	return left
-}
-
-// LeftAltScreen reports whether out switched to the alternate screen and did not
-// switch back (the last 1049 sequence is "on").
-func LeftAltScreen(out []byte) bool {
-	return bytes.LastIndex(out, []byte(AltScreenOn)) > bytes.LastIndex(out, []byte(AltScreenOff))
-}
-
-// LeftCursorHidden reports whether out hid the cursor and did not show it again.
-func LeftCursorHidden(out []byte) bool {
-	return bytes.LastIndex(out, []byte(CursorHide)) > bytes.LastIndex(out, []byte(CursorShow))
 }
 
 // Queries are the terminal queries a program can stall on when nothing answers:
 // OSC 10/11 (foreground/background colour) and DSR 6 (cursor position report), as
 // termenv sends them (termenv's termStatusReport).
 var Queries = []string{"\x1b]10;?", "\x1b]11;?", "\x1b[6n"}
-
-// AsyncQueries are the queries bubbletea v2 writes when a program starts and does
-// not wait for: DECRQM for synchronized output and Unicode core (modes 2026 and
-// 2027; tea.go, skipped over SSH) and the kitty keyboard flags (CSI ? u). An answer
-// turns a feature on; no answer costs nothing. A program that is not a screen
-// writes none of them.
-var AsyncQueries = []string{"\x1b[?2026$p", "\x1b[?2027$p", "\x1b[?u"}
 
 // FindQuery returns the first terminal query in out, or "".
 func FindQuery(out []byte) string {

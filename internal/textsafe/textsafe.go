@@ -12,6 +12,7 @@
 package textsafe
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"unicode"
@@ -27,63 +28,30 @@ import (
 // idempotent: a sanitised string comes back unchanged. Backslashes are not escaped, so
 // the result is for reading, not for parsing back.
 func String(s string) string {
-	i := 0
-	for i < len(s) {
-		c := s[i]
-		if c >= 0x20 && c < 0x7f {
-			i++
-			continue
-		}
-		r, n := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && n <= 1 || !unicode.IsPrint(r) {
-			break
-		}
-		i += n
-	}
-	if i == len(s) {
-		return s // the common case: nothing to escape, no allocation
-	}
 	var b strings.Builder
-	b.Grow(len(s) + 8)
-	b.WriteString(s[:i])
-	for i < len(s) {
-		c := s[i]
-		if c >= 0x20 && c < 0x7f {
-			b.WriteByte(c)
-			i++
-			continue
-		}
+	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
 		switch {
-		case r == utf8.RuneError && n <= 1:
-			writeHex(&b, `\x`, uint32(c), 2)
+		case r == utf8.RuneError && n == 1:
+			fmt.Fprintf(&b, `\x%02x`, s[i])
 		case r == '\t':
 			b.WriteString(`\t`)
 		case r == '\n':
 			b.WriteString(`\n`)
 		case r == '\r':
 			b.WriteString(`\r`)
-		case r < 0x80:
-			writeHex(&b, `\x`, uint32(r), 2)
 		case unicode.IsPrint(r):
 			b.WriteString(s[i : i+n])
+		case r < 0x80:
+			fmt.Fprintf(&b, `\x%02x`, r)
 		case r <= 0xffff:
-			writeHex(&b, `\u`, uint32(r), 4)
+			fmt.Fprintf(&b, `\u%04x`, r)
 		default:
-			writeHex(&b, `\U`, uint32(r), 8)
+			fmt.Fprintf(&b, `\U%08x`, r)
 		}
 		i += n
 	}
 	return b.String()
-}
-
-func writeHex(b *strings.Builder, prefix string, v uint32, width int) {
-	b.WriteString(prefix)
-	h := strconv.FormatUint(uint64(v), 16)
-	for k := len(h); k < width; k++ {
-		b.WriteByte('0')
-	}
-	b.WriteString(h)
 }
 
 // Safe reports whether String(s) == s.
@@ -116,7 +84,7 @@ func Message(s string) string {
 	}
 	out := strings.Join(lines, "\n")
 	if extra > 0 {
-		out += "\n[" + groupDigits(extra) + " more lines omitted]"
+		out += "\n[" + GroupDigits(extra) + " more lines omitted]"
 	}
 	return out
 }
@@ -142,7 +110,7 @@ func Cap(s string, limit int) string {
 	head := cutBack(s, headLen)
 	tail := cutFront(s, len(s)-tailLen)
 	omitted := len(s) - len(head) - len(tail)
-	return head + " … [" + groupDigits(omitted) + " bytes omitted] … " + tail
+	return head + " … [" + GroupDigits(omitted) + " bytes omitted] … " + tail
 }
 
 // cutBack returns s[:n] moved back to a rune boundary that does not split a visible
@@ -178,7 +146,8 @@ func cutFront(s string, n int) string {
 
 func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' }
 
-func groupDigits(n int) string {
+// GroupDigits is n with its thousands separated by commas: 9,999,000.
+func GroupDigits(n int) string {
 	s := strconv.Itoa(n)
 	var b strings.Builder
 	for i, c := range s {

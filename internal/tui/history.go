@@ -1,13 +1,14 @@
 package tui
 
 import (
+	"slices"
 	"time"
 
 	"github.com/ibkey/ibkey/internal/query"
 )
 
-// histLen is how many samples of each counter the screen remembers: a fixed ring, so
-// memory stays flat however long a watch runs.
+// histLen is how many samples of each counter the screen remembers, so memory stays
+// flat however long a watch runs.
 const histLen = 60
 
 // pointKind says what a sample of a counter tells.
@@ -30,37 +31,16 @@ type point struct {
 	rate     float64
 }
 
-type ring struct {
-	buf  [histLen]point
-	head int
-	n    int
-}
-
-func (r *ring) push(p point) {
-	r.buf[r.head] = p
-	r.head = (r.head + 1) % histLen
-	r.n = min(r.n+1, histLen)
-}
-
-// last returns up to k most recent points, oldest first, appended to dst.
-func (r *ring) last(k int, dst []point) []point {
-	k = min(k, r.n)
-	for i := k; i > 0; i-- {
-		dst = append(dst, r.buf[(r.head-i+histLen)%histLen])
-	}
-	return dst
-}
-
 type histKey struct {
 	port query.PortRef
 	name string
 }
 
-// history is every counter's recent samples. It lives in the model (a pointer, like
-// the Tracker) and is fed only by Update.
-type history struct{ series map[histKey]*ring }
+// history is every counter's recent samples, oldest first, at most histLen of each.
+// It lives in the model (a pointer, like the Tracker) and is fed only by Update.
+type history struct{ series map[histKey][]point }
 
-func newHistory() *history { return &history{series: map[histKey]*ring{}} }
+func newHistory() *history { return &history{series: map[histKey][]point{}} }
 
 // add records a snapshot; the first snapshot only sets the baseline (no interval).
 func (h *history) add(s *query.Snapshot) {
@@ -88,40 +68,28 @@ func (h *history) add(s *query.Snapshot) {
 				}
 			}
 			k := histKey{p.Ref, c.Name}
-			r := h.series[k]
-			if r == nil {
-				r = &ring{}
-				h.series[k] = r
+			if len(h.series[k]) == histLen {
+				h.series[k] = slices.Delete(h.series[k], 0, 1)
 			}
-			r.push(pt)
+			h.series[k] = append(h.series[k], pt)
 		}
 	}
 }
 
 func (h *history) reset() { clear(h.series) }
 
-// sameInterval returns the most recent points taken at the latest point's interval
+// sameInterval returns up to k most recent points taken at the latest point's interval
 // (within a factor of 1.5: sampling jitters), oldest first. Points taken at another
 // interval (before + or -, across a pause) are left out, so a trend never puts a
 // delta over 100 ms next to one over 10 s.
-func (h *history) sameInterval(port query.PortRef, name string, k int, dst []point) []point {
-	r := h.series[histKey{port, name}]
-	if r == nil {
-		return dst
-	}
-	start := len(dst)
-	dst = r.last(k, dst)
-	pts := dst[start:]
-	if len(pts) == 0 {
-		return dst
-	}
-	ref := pts[len(pts)-1].interval
+func (h *history) sameInterval(port query.PortRef, name string, k int) []point {
+	pts := h.series[histKey{port, name}]
+	pts = pts[max(len(pts)-k, 0):]
 	i := len(pts) - 1
-	for i > 0 && similar(pts[i-1].interval, ref) {
+	for i > 0 && similar(pts[i-1].interval, pts[len(pts)-1].interval) {
 		i--
 	}
-	n := copy(pts, pts[i:])
-	return dst[:start+n]
+	return pts[max(i, 0):]
 }
 
 func similar(a, b time.Duration) bool { return a*2 <= b*3 && b*2 <= a*3 }

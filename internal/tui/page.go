@@ -94,19 +94,11 @@ func wrapWords(text string, first, rest int) []string {
 // pageView is the detail or help screen: a title, the scrolling page, a help line.
 func (m Model) pageView() string {
 	var b strings.Builder
-	t := "--:--:--"
-	if m.snap != nil {
-		t = m.snap.Time.Format("15:04:05")
-	}
 	what := "columns and keys"
 	if m.screen == screenDetail {
 		what = m.selected.String()
 	}
-	b.WriteString(m.st.title.Render("ibkey watch counters › "+what) + fmt.Sprintf("  every %s  %s", m.interval, t))
-	if m.paused {
-		b.WriteString("  " + m.st.paused.Render(" PAUSED "))
-	}
-	b.WriteString("\n")
+	b.WriteString(m.titleLine("ibkey watch counters › " + what))
 	b.WriteString(m.vp.View() + "\n")
 	pos := ""
 	if m.vp.TotalLineCount() > m.vp.Height() {
@@ -172,70 +164,32 @@ func (m Model) detail() string {
 // goes (the help page lists the sources), then TOTAL and /s. A counter that was not
 // read names no source ("-": nothing was asked) and says why, wrapped.
 func (m Model) counterTable(pg *page, p *query.PortDelta) {
-	const wSrc = 16 // "pma portcounters"
 	wName := len("COUNTER")
 	for _, c := range m.snap.Counters {
 		wName = max(wName, len(c.Name))
 	}
-	showSrc, showTotal := true, true
-	base := wName + 2 + wSrc + 1 + wValue + 1 + wTotal + 1 + wDelta + 1 + wRate
-	if base > pg.width {
-		showSrc = false
-		base -= wSrc + 1
+	// TREND takes the room that is left; SOURCE goes first, then TOTAL and /s.
+	cols := columns{src: true, total: true, rate: true}
+	if wName+2+cols.width() > pg.width {
+		cols.src = false
 	}
-	if base > pg.width {
-		showTotal = false
-		base -= wTotal + 1 + wRate + 1
+	if wName+2+cols.width() > pg.width {
+		cols.total, cols.rate = false, false
 	}
-	tw := min(24, pg.width-base-1)
-	if tw < len("TREND") {
-		tw = 0
+	if tw := min(24, pg.width-wName-2-cols.width()-1); tw >= len("TREND") {
+		cols.trend = tw
 	}
-	h := pad("COUNTER", wName, false) + "  "
-	if showSrc {
-		h += pad("SOURCE", wSrc, false) + " "
-	}
-	h += pad("VALUE", wValue, true)
-	if showTotal {
-		h += " " + pad("TOTAL", wTotal, true)
-	}
-	h += " " + pad("Δ", wDelta, true)
-	if showTotal {
-		h += " " + pad("/s", wRate, true)
-	}
-	if tw > 0 {
-		h += " TREND"
-	}
-	pg.line(m.st.title.Render(h))
+	pg.line(m.st.title.Render(strings.TrimRight(pad("COUNTER", wName, false)+"  "+cols.head(), " ")))
 	for j, c := range m.snap.Counters {
 		cd := &p.Counters[j]
-		lead := pad(c.Name, wName, false) + "  "
-		if showSrc {
-			src := cd.Source
-			if cd.Unavailable != "" {
-				src = "-"
-			}
-			lead += pad(src, wSrc, false) + " "
-		}
+		lead := pad(c.Name, wName, false) + "  " + cols.source(cd)
 		switch {
 		case cd.Unavailable != "":
 			pg.para(lead+m.st.dim.Render(pad("n/a", wValue, true))+"  ", cd.Unavailable, &m.st.dim)
 		case cd.Err != "":
 			pg.para(lead+m.st.warn.Render(pad("error", wValue, true))+"  ", cd.Err, &m.st.warn)
 		default:
-			value, total, delta, rate := m.cells(cd)
-			l := lead + value
-			if showTotal {
-				l += " " + total
-			}
-			l += " " + delta
-			if showTotal {
-				l += " " + rate
-			}
-			if tw > 0 {
-				l += " " + m.trend(p.Ref, cd.Name, tw)
-			}
-			pg.line(strings.TrimRight(l, " "))
+			pg.line(strings.TrimRight(lead+m.values(p.Ref, cd, cols), " "))
 		}
 	}
 }
@@ -269,11 +223,10 @@ func (m Model) history(pg *page, p *query.PortDelta) {
 		if !p.Counters[j].OK() {
 			continue
 		}
-		r := m.hist.series[histKey{p.Ref, c.Name}]
-		if r == nil {
+		ps := m.hist.series[histKey{p.Ref, c.Name}]
+		if ps == nil {
 			continue
 		}
-		ps := r.last(histLen, nil)
 		if m.all && !slices.ContainsFunc(ps, func(pt point) bool { return pt.delta > 0 || pt.kind == pointSaturated || pt.kind == pointReset }) {
 			continue
 		}

@@ -141,7 +141,7 @@ func signalOnce(exe, mode string, sig syscall.Signal, atStart bool, pause time.D
 	if atStart {
 		want = ptytest.CursorHide // bubbletea's first write, right after raw mode
 	}
-	if err := s.WaitFor(want, limit); err != nil {
+	if err := s.WaitFor(0, want, limit); err != nil {
 		s.Signal(syscall.SIGKILL)
 		s.Wait(limit)
 		return err
@@ -171,12 +171,6 @@ func signalOnce(exe, mode string, sig syscall.Signal, atStart bool, pause time.D
 	}
 	if cooked, off := ptytest.Cooked(stty); !cooked {
 		problems = append(problems, "terminal left "+off+": "+strings.Join(strings.Fields(stty), " "))
-	}
-	if ptytest.LeftAltScreen(out) {
-		problems = append(problems, "left in the alternate screen")
-	}
-	if ptytest.LeftCursorHidden(out) {
-		problems = append(problems, "cursor left hidden")
 	}
 	if left := ptytest.LeftModes(out); left != nil {
 		problems = append(problems, "left on: "+strings.Join(left, ", "))
@@ -230,13 +224,13 @@ func TestSuspendResume(t *testing.T) {
 			}
 			defer s.Close()
 			defer s.Signal(syscall.SIGKILL)
-			if err := s.WaitFor("test-shell$ ", limit); err != nil {
+			if err := s.WaitFor(0, "test-shell$ ", limit); err != nil {
 				t.Fatal(err)
 			}
 			if err := s.Write(fmt.Sprintf("%s=normal %s -test.run='^$'\n", childEnv, exe)); err != nil {
 				t.Fatal(err)
 			}
-			if err := s.WaitFor("ibkey watch counters", limit); err != nil {
+			if err := s.WaitFor(0, "ibkey watch counters", limit); err != nil {
 				t.Fatal(err)
 			}
 			kids, err := ptytest.Children(sh.Process.Pid)
@@ -259,7 +253,7 @@ func TestSuspendResume(t *testing.T) {
 				if err := ptytest.WaitStopped(child, limit); err != nil {
 					t.Fatalf("round %d: %v", round, err)
 				}
-				if err := s.WaitForFrom(mark, "test-shell$ ", limit); err != nil {
+				if err := s.WaitFor(mark, "test-shell$ ", limit); err != nil {
 					t.Fatalf("round %d: no prompt after the stop: %v", round, err)
 				}
 				if err := s.Drain(limit); err != nil {
@@ -277,17 +271,17 @@ func TestSuspendResume(t *testing.T) {
 				if err := s.Write("fg\n"); err != nil {
 					t.Fatal(err)
 				}
-				if err := s.WaitForFrom(mark, ptytest.AltScreenOn, limit); err != nil {
+				if err := s.WaitFor(mark, ptytest.AltScreenOn, limit); err != nil {
 					t.Fatalf("round %d: the screen did not come back: %v", round, err)
 				}
-				if err := s.WaitForFrom(mark, "ibkey watch counters", limit); err != nil {
+				if err := s.WaitFor(mark, "ibkey watch counters", limit); err != nil {
 					t.Fatalf("round %d: no repaint after fg: %v", round, err)
 				}
 				mark = s.Len()
 				if err := s.Write(k.key); err != nil {
 					t.Fatal(err)
 				}
-				if err := s.WaitForFrom(mark, k.shows, limit); err != nil {
+				if err := s.WaitFor(mark, k.shows, limit); err != nil {
 					t.Fatalf("round %d: %q after fg did nothing: %v", round, k.key, err)
 				}
 			}
@@ -295,7 +289,7 @@ func TestSuspendResume(t *testing.T) {
 			if err := s.Write("q"); err != nil {
 				t.Fatal(err)
 			}
-			if err := s.WaitForFrom(mark, "test-shell$ ", limit); err != nil {
+			if err := s.WaitFor(mark, "test-shell$ ", limit); err != nil {
 				t.Fatal(err)
 			}
 			// The shell reports the screen's exit status, then exits.
@@ -348,7 +342,7 @@ func TestSuspendOrphaned(t *testing.T) {
 	}
 	defer s.Close()
 	defer s.Signal(syscall.SIGKILL)
-	if err := s.WaitFor("ibkey watch counters", limit); err != nil {
+	if err := s.WaitFor(0, "ibkey watch counters", limit); err != nil {
 		t.Fatal(err)
 	}
 	for _, k := range []struct{ stop, key, shows string }{{"SIGTSTP", "p", "PAUSED"}, {"ctrl+z", "?", "COLUMNS"}} {
@@ -365,7 +359,7 @@ func TestSuspendOrphaned(t *testing.T) {
 		if err := s.Write(k.key); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.WaitForFrom(mark, k.shows, limit); err != nil {
+		if err := s.WaitFor(mark, k.shows, limit); err != nil {
 			t.Fatalf("%s: the screen stopped: %v", k.stop, err)
 		}
 		if bytes.Contains(s.Output()[mark:], []byte(ptytest.AltScreenOff)) {

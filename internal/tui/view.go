@@ -64,6 +64,7 @@ const (
 	wTotal = 6
 	wDelta = 5
 	wRate  = 6
+	wSrc   = 16 // "pma portcounters"
 )
 
 // sparks are the trend's levels: one per decade of the rate (see trendCell).
@@ -144,17 +145,22 @@ func (m Model) fit(s string) string {
 	return strings.Join(lines, "\n")
 }
 
-func (m Model) header(b *strings.Builder) {
+// titleLine is a screen's first line: its title, the interval, the last sample's time
+// and whether sampling is paused.
+func (m Model) titleLine(title string) string {
 	t := "--:--:--"
 	if m.snap != nil {
 		t = m.snap.Time.Format("15:04:05")
 	}
-	b.WriteString(m.st.title.Render("ibkey watch counters"))
-	fmt.Fprintf(b, "  every %s  %s", m.interval, t)
+	l := m.st.title.Render(title) + fmt.Sprintf("  every %s  %s", m.interval, t)
 	if m.paused {
-		b.WriteString("  " + m.st.paused.Render(" PAUSED "))
+		l += "  " + m.st.paused.Render(" PAUSED ")
 	}
-	b.WriteByte('\n')
+	return l + "\n"
+}
+
+func (m Model) header(b *strings.Builder) {
+	b.WriteString(m.titleLine("ibkey watch counters"))
 	if m.label != "" {
 		b.WriteString(m.st.warn.Render(m.label) + "\n")
 	}
@@ -279,44 +285,27 @@ func (m Model) lead(p *query.PortDelta, pw int) string {
 	return sel + moved + name + " " + cell(portState(p), wState, false, nil)
 }
 
-// tier is how much of each counter the port table shows, by the room there is.
-type tier int
-
-const (
-	tierCompact tier = iota // VALUE Δ
-	tierTrend               // VALUE Δ TREND
-	tierFull                // VALUE TOTAL Δ /s TREND
-)
-
 const wTrend = 6
-
-func groupWidth(t tier) int {
-	switch t {
-	case tierTrend:
-		return 2 + wValue + 1 + wDelta + 1 + wTrend
-	case tierFull:
-		return 2 + wValue + 1 + wTotal + 1 + wDelta + 1 + wRate + 1 + wTrend
-	}
-	return 2 + wValue + 1 + wDelta
-}
 
 // portTable: one row per port, a group of columns per counter, as wide as fits.
 func (m Model) portTable(rows []row) (head, body []string) {
 	pw := m.portWidth(rows)
 	leadW := wMark + pw + 1 + wState
 	naW := func(j int) int { return 2 + max(len(title(m.snap.Counters[j].Name)), 3) }
-	t := tierCompact
-	for _, try := range []tier{tierFull, tierTrend} {
+	// The most of each counter that fits: VALUE TOTAL Δ /s TREND, VALUE Δ TREND, VALUE Δ.
+	tiers := []columns{{total: true, rate: true, trend: wTrend}, {trend: wTrend}, {}}
+	cols := tiers[2]
+	for _, try := range tiers[:2] {
 		w := leadW
 		for j := range m.snap.Counters {
 			if m.compact(j) {
 				w += naW(j)
 			} else {
-				w += groupWidth(try)
+				w += 2 + try.width()
 			}
 		}
 		if w <= m.width {
-			t = try
+			cols = try
 			break
 		}
 	}
@@ -330,9 +319,9 @@ func (m Model) portTable(rows []row) (head, body []string) {
 			h2.WriteString("  " + strings.Repeat(" ", w))
 			continue
 		}
-		gw := groupWidth(t) - 2
+		gw := cols.width()
 		ti := title(c.Name)
-		if t == tierFull {
+		if cols.total {
 			long := longTitles[c.Name]
 			if long == "" {
 				long = ti
@@ -344,17 +333,7 @@ func (m Model) portTable(rows []row) (head, body []string) {
 			}
 		}
 		h1.WriteString("  " + pad(ti, gw, false))
-		h2.WriteString("  " + pad("VALUE", wValue, true))
-		if t == tierFull {
-			h2.WriteString(" " + pad("TOTAL", wTotal, true))
-		}
-		h2.WriteString(" " + pad("Δ", wDelta, true))
-		if t == tierFull {
-			h2.WriteString(" " + pad("/s", wRate, true))
-		}
-		if t >= tierTrend {
-			h2.WriteString(" " + pad("TREND", wTrend, false))
-		}
+		h2.WriteString("  " + cols.head())
 	}
 	head = []string{m.st.title.Render(strings.TrimRight(h1.String(), " ")), m.st.title.Render(strings.TrimRight(h2.String(), " "))}
 	for _, r := range rows {
@@ -372,30 +351,23 @@ func (m Model) portTable(rows []row) (head, body []string) {
 				b.WriteString("  " + cell("n/a", naW(j)-2, false, &m.st.dim))
 				continue
 			}
-			b.WriteString("  " + m.group(p.Ref, cd, t))
+			b.WriteString("  " + m.group(p.Ref, cd, cols))
 		}
 		body = append(body, strings.TrimRight(b.String(), " "))
 	}
 	return head, body
 }
 
-// group renders one counter of one port at tier t.
-func (m Model) group(ref query.PortRef, cd *query.CounterDelta, t tier) string {
-	rest := groupWidth(t) - 2 - wValue
+// group renders one counter of one port in the port table's columns.
+func (m Model) group(ref query.PortRef, cd *query.CounterDelta, cols columns) string {
+	rest := strings.Repeat(" ", cols.width()-wValue)
 	switch {
 	case cd.Unavailable != "":
-		return cell("n/a", wValue, true, &m.st.dim) + strings.Repeat(" ", rest)
+		return cell("n/a", wValue, true, &m.st.dim) + rest
 	case cd.Err != "":
-		return cell("error", wValue, true, &m.st.warn) + strings.Repeat(" ", rest)
+		return cell("error", wValue, true, &m.st.warn) + rest
 	}
-	value, total, delta, rate := m.cells(cd)
-	switch t {
-	case tierFull:
-		return value + " " + total + " " + delta + " " + rate + " " + m.trend(ref, cd.Name, wTrend)
-	case tierTrend:
-		return value + " " + delta + " " + m.trend(ref, cd.Name, wTrend)
-	}
-	return value + " " + delta
+	return m.values(ref, cd, cols)
 }
 
 // short formats v in at most w columns: exact when it fits, else with k/M/G/T.
@@ -451,6 +423,82 @@ func (m Model) cells(cd *query.CounterDelta) (value, total, delta, rate string) 
 	return
 }
 
+// columns are the columns a table shows of each counter: VALUE and Δ, and those set
+// here (trend: TREND's width, 0 none).
+type columns struct {
+	src, total, rate bool
+	trend            int
+}
+
+// width is how wide the columns are, the spaces between them included.
+func (c columns) width() int {
+	w := wValue + 1 + wDelta
+	if c.src {
+		w += wSrc + 1
+	}
+	if c.total {
+		w += 1 + wTotal
+	}
+	if c.rate {
+		w += 1 + wRate
+	}
+	if c.trend > 0 {
+		w += 1 + c.trend
+	}
+	return w
+}
+
+// head is the columns' titles, as wide as the columns (but for a TREND that does not
+// fit its title).
+func (c columns) head() string {
+	h := ""
+	if c.src {
+		h += pad("SOURCE", wSrc, false) + " "
+	}
+	h += pad("VALUE", wValue, true)
+	if c.total {
+		h += " " + pad("TOTAL", wTotal, true)
+	}
+	h += " " + pad("Δ", wDelta, true)
+	if c.rate {
+		h += " " + pad("/s", wRate, true)
+	}
+	if c.trend > 0 {
+		h += " " + pad("TREND", c.trend, false)
+	}
+	return h
+}
+
+// source is the SOURCE cell and its space: "-" for a counter that was not read
+// (nothing was asked).
+func (c columns) source(cd *query.CounterDelta) string {
+	if !c.src {
+		return ""
+	}
+	src := cd.Source
+	if cd.Unavailable != "" {
+		src = "-"
+	}
+	return pad(src, wSrc, false) + " "
+}
+
+// values are the cells of a readable counter from VALUE on.
+func (m Model) values(ref query.PortRef, cd *query.CounterDelta, c columns) string {
+	value, total, delta, rate := m.cells(cd)
+	l := value
+	if c.total {
+		l += " " + total
+	}
+	l += " " + delta
+	if c.rate {
+		l += " " + rate
+	}
+	if c.trend > 0 {
+		l += " " + m.trend(ref, cd.Name, c.trend)
+	}
+	return l
+}
+
 func formatRate(r float64) string {
 	switch {
 	case r == 0:
@@ -480,8 +528,7 @@ func level(rate float64) int {
 // on the right: · nothing counted, a bar per decade of the rate, ↺ reset, ! saturated
 // (counts lost: unknown, never drawn as quiet), blank not known.
 func (m Model) trend(ref query.PortRef, name string, w int) string {
-	var buf [histLen]point
-	pts := m.hist.sameInterval(ref, name, w, buf[:0])
+	pts := m.hist.sameInterval(ref, name, w)
 	var b strings.Builder
 	b.WriteString(strings.Repeat(" ", w-len(pts)))
 	for _, p := range pts {
@@ -513,26 +560,14 @@ func (m Model) allTable(rows []row) (head, body []string) {
 	for _, c := range m.snap.Counters {
 		wName = max(wName, len(c.Name))
 	}
-	const wSrc = 16 // "pma portcounters"
-	base := leadW + 2 + wName + 1 + wValue + 1 + wDelta + 1 + wRate
-	wide := base+1+wTotal+1+wSrc+1+12 <= m.width
-	tw := 12
-	if !wide {
-		tw = max(min(m.width-base-1, 12), 0)
+	fixed := leadW + 2 + wName + 1
+	cols := columns{src: true, total: true, rate: true, trend: 12}
+	if fixed+cols.width() > m.width {
+		cols = columns{rate: true}
+		cols.trend = max(min(m.width-fixed-cols.width()-1, 12), 0)
 	}
-	h := pad("  PORT", wMark+pw, false) + " " + pad("STATE", wState, false) + "  " + pad("COUNTER", wName, false) + " "
-	if wide {
-		h += pad("SOURCE", wSrc, false) + " "
-	}
-	h += pad("VALUE", wValue, true) + " "
-	if wide {
-		h += pad("TOTAL", wTotal, true) + " "
-	}
-	h += pad("Δ", wDelta, true) + " " + pad("/s", wRate, true)
-	if tw > 0 {
-		h += " TREND"
-	}
-	head = []string{m.st.title.Render(h)}
+	head = []string{m.st.title.Render(strings.TrimRight(pad("  PORT", wMark+pw, false)+" "+pad("STATE", wState, false)+"  "+
+		pad("COUNTER", wName, false)+" "+cols.head(), " "))}
 	blank := strings.Repeat(" ", leadW)
 	for _, r := range rows {
 		p := r.port
@@ -546,29 +581,14 @@ func (m Model) allTable(rows []row) (head, body []string) {
 			if j == 0 {
 				lead = m.lead(p, pw)
 			}
-			l := lead + "  " + pad(c.Name, wName, false) + " "
-			if wide {
-				src := cd.Source
-				if cd.Unavailable != "" {
-					src = "-" // not read: nothing was asked (the reason is in the notes)
-				}
-				l += pad(src, wSrc, false) + " "
-			}
+			l := lead + "  " + pad(c.Name, wName, false) + " " + cols.source(cd)
 			switch {
 			case cd.Unavailable != "":
-				l += cell("n/a", wValue, true, &m.st.dim)
+				l += cell("n/a", wValue, true, &m.st.dim) // the reason is in the notes
 			case cd.Err != "":
 				l += cell("error", wValue, true, &m.st.warn)
 			default:
-				value, total, delta, rate := m.cells(cd)
-				l += value + " "
-				if wide {
-					l += total + " "
-				}
-				l += delta + " " + rate
-				if tw > 0 {
-					l += " " + m.trend(p.Ref, cd.Name, tw)
-				}
+				l += m.values(p.Ref, cd, cols)
 			}
 			body = append(body, strings.TrimRight(l, " "))
 		}

@@ -44,8 +44,8 @@ type Options struct {
 	Getenv func(string) string
 }
 
-// Intervals are the steps + and - move through.
-var Intervals = []time.Duration{
+// intervals are the steps + and - move through.
+var intervals = []time.Duration{
 	100 * time.Millisecond, 250 * time.Millisecond, 500 * time.Millisecond,
 	time.Second, 2 * time.Second, 5 * time.Second, 10 * time.Second, 30 * time.Second, time.Minute,
 }
@@ -307,11 +307,7 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case key.Matches(msg, m.keys.Pause):
 		m.paused = !m.paused
-		m.gen++
-		if !m.paused {
-			return m.sampleNow()
-		}
-		return m, nil
+		return m.resample()
 	case key.Matches(msg, m.keys.Slower):
 		return m.setInterval(+1)
 	case key.Matches(msg, m.keys.Faster):
@@ -381,10 +377,7 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		m.byActive = !m.byActive
 	case key.Matches(msg, m.keys.All):
 		m.all = !m.all
-		m.gen++
-		if !m.paused {
-			return m.sampleNow()
-		}
+		return m.resample()
 	}
 	return m, nil
 }
@@ -424,9 +417,11 @@ func (m *Model) resetBaseline() {
 	}
 }
 
-// sampleNow reads a sample unless one is already being read (its arrival re-arms the tick).
-func (m Model) sampleNow() (tea.Model, tea.Cmd) {
-	if m.sampling {
+// resample drops the armed tick and, unless paused, reads a sample now, unless one is
+// already being read (its arrival re-arms the tick).
+func (m Model) resample() (tea.Model, tea.Cmd) {
+	m.gen++
+	if m.paused || m.sampling {
 		return m, nil
 	}
 	m.sampling = true
@@ -435,17 +430,17 @@ func (m Model) sampleNow() (tea.Model, tea.Cmd) {
 
 func (m Model) setInterval(step int) (tea.Model, tea.Cmd) {
 	i := 0
-	for i < len(Intervals)-1 && Intervals[i] < m.interval {
+	for i < len(intervals)-1 && intervals[i] < m.interval {
 		i++
 	}
-	if Intervals[i] != m.interval && step < 0 {
+	if intervals[i] != m.interval && step < 0 {
 		i++ // between two steps: "faster" goes to the lower one
 	}
 	i += step
-	if i < 0 || i >= len(Intervals) {
+	if i < 0 || i >= len(intervals) {
 		return m, nil
 	}
-	m.interval = Intervals[i]
+	m.interval = intervals[i]
 	m.gen++
 	if m.paused || m.sampling {
 		return m, nil
@@ -484,27 +479,6 @@ func rowOf(rows []row, ref query.PortRef) int {
 	}
 	return -1
 }
-
-// Interval is the current sampling interval.
-func (m Model) Interval() time.Duration { return m.interval }
-
-// Paused reports whether sampling is paused.
-func (m Model) Paused() bool { return m.paused }
-
-// SortedByActivity reports the row order.
-func (m Model) SortedByActivity() bool { return m.byActive }
-
-// AllCounters reports whether every error counter is shown.
-func (m Model) AllCounters() bool { return m.all }
-
-// Samples is how many samples arrived.
-func (m Model) Samples() int { return m.samples }
-
-// Snapshot is the last sample's meaning (nil before the first).
-func (m Model) Snapshot() *query.Snapshot { return m.snap }
-
-// Selected is the selected port.
-func (m Model) Selected() query.PortRef { return m.selected }
 
 // Run shows the screen on the terminal in/out until the user quits (q, Ctrl-C:
 // nil) or ctx ends (*query.InterruptedError).

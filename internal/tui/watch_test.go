@@ -157,8 +157,8 @@ func TestUpdateSampleArmsTick(t *testing.T) {
 		t.Fatal("Init reads no sample")
 	}
 	m = feed(t, m, f, 2)
-	snap := m.Snapshot()
-	if snap == nil || m.Samples() != 2 || snap.Interval != time.Second {
+	snap := m.snap
+	if snap == nil || m.samples != 2 || snap.Interval != time.Second {
 		t.Fatalf("after two samples: %+v", snap)
 	}
 	if c := snap.Ports[0].Counters[0]; c.Delta != 3 || !snap.Ports[0].Moved {
@@ -189,53 +189,53 @@ func TestUpdateKeys(t *testing.T) {
 	m := feed(t, newModel(f), f, 2)
 
 	m, cmd := step(t, m, keyMsg("p"))
-	if !m.Paused() || cmd != nil {
-		t.Fatalf("pause: paused=%v cmd=%v", m.Paused(), cmd)
+	if !m.paused || cmd != nil {
+		t.Fatalf("pause: paused=%v cmd=%v", m.paused, cmd)
 	}
 	if _, cmd := step(t, m, tickMsg{gen: m.gen}); cmd != nil {
 		t.Error("a tick sampled while paused")
 	}
 	m, cmd = step(t, m, keyMsg(" "))
-	if m.Paused() || cmd == nil {
+	if m.paused || cmd == nil {
 		t.Fatal("resume does not sample at once")
 	}
 	m, _ = step(t, m, cmd())
 
 	m, _ = step(t, m, keyMsg("+"))
-	if m.Interval() != 2*time.Second {
-		t.Errorf("+: %s", m.Interval())
+	if m.interval != 2*time.Second {
+		t.Errorf("+: %s", m.interval)
 	}
 	m, _ = step(t, m, keyMsg("-"))
 	m, _ = step(t, m, keyMsg("-"))
-	if m.Interval() != 500*time.Millisecond {
-		t.Errorf("- -: %s", m.Interval())
+	if m.interval != 500*time.Millisecond {
+		t.Errorf("- -: %s", m.interval)
 	}
 	for range 10 {
 		m, _ = step(t, m, keyMsg("-"))
 	}
-	if m.Interval() != Intervals[0] {
-		t.Errorf("faster than the fastest step: %s", m.Interval())
+	if m.interval != intervals[0] {
+		t.Errorf("faster than the fastest step: %s", m.interval)
 	}
 
 	m, _ = step(t, m, keyMsg("s"))
-	if !m.SortedByActivity() {
+	if !m.byActive {
 		t.Error("s does not sort by activity")
 	}
 
 	m, cmd = step(t, m, keyMsg("a"))
-	if !m.AllCounters() || cmd == nil {
+	if !m.all || cmd == nil {
 		t.Fatal("a: no sample of all counters")
 	}
 	m, _ = step(t, m, cmd())
-	if !f.all[len(f.all)-1] || len(m.Snapshot().Counters) != len(query.ErrorCounters)+len(query.PortInfoViolations) {
-		t.Errorf("a: sampler asked for all=%v, snapshot has %d counters", f.all[len(f.all)-1], len(m.Snapshot().Counters))
+	if !f.all[len(f.all)-1] || len(m.snap.Counters) != len(query.ErrorCounters)+len(query.PortInfoViolations) {
+		t.Errorf("a: sampler asked for all=%v, snapshot has %d counters", f.all[len(f.all)-1], len(m.snap.Counters))
 	}
 
-	if c := m.Snapshot().Ports[0].Counters[0]; c.Total == 0 {
+	if c := m.snap.Ports[0].Counters[0]; c.Total == 0 {
 		t.Fatalf("no total to reset: %+v", c)
 	}
 	m, _ = step(t, m, keyMsg("b"))
-	if c := m.Snapshot().Ports[0].Counters[0]; c.Total != 0 || c.Value == 0 {
+	if c := m.snap.Ports[0].Counters[0]; c.Total != 0 || c.Value == 0 {
 		t.Errorf("b: total %d, value %d (the value is the hardware's, untouched)", c.Total, c.Value)
 	}
 
@@ -256,8 +256,8 @@ func TestUpdatePausedSampleDoesNotRearm(t *testing.T) {
 	m, _ = step(t, m, tickMsg{gen: m.gen}) // a sample is being read
 	m, _ = step(t, m, keyMsg("p"))
 	m, cmd := step(t, m, sampleMsg{sample: f.Take(false)})
-	if cmd != nil || m.Samples() != 2 {
-		t.Errorf("a sample that arrives while paused is shown (%d) but arms no tick (%v)", m.Samples(), cmd)
+	if cmd != nil || m.samples != 2 {
+		t.Errorf("a sample that arrives while paused is shown (%d) but arms no tick (%v)", m.samples, cmd)
 	}
 }
 
@@ -401,8 +401,8 @@ func TestFlow(t *testing.T) {
 	waitFor("activity")
 	tm.Type("q")
 	final := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(Model)
-	if !final.Paused() || !final.SortedByActivity() || final.Samples() < 2 {
-		t.Errorf("final model: paused=%v byActivity=%v samples=%d", final.Paused(), final.SortedByActivity(), final.Samples())
+	if !final.paused || !final.byActive || final.samples < 2 {
+		t.Errorf("final model: paused=%v byActivity=%v samples=%d", final.paused, final.byActive, final.samples)
 	}
 	screen := view(final)
 	for _, want := range []string{"PAUSED", "sorted by activity", "mlx5_0/1", "mlx5_1/2", "P_KEY VIOL", "n/a: needs fabric access"} {

@@ -14,8 +14,8 @@ import (
 	"strings"
 )
 
-// Environment is the ENVIRONMENT section shared by every page.
-const Environment = `.TP
+// environment is the ENVIRONMENT section shared by every page.
+const environment = `.TP
 \fBIBKEY_SYSFS\fP
 The sysfs root to read instead of /sys (as --sysfs).
 .TP
@@ -32,8 +32,8 @@ The simulator's socket base name when --ibsim is given without one (default sim)
 Any value turns colour off (as --no-color; see \%https://no\-color.org).
 `
 
-// Files is the FILES section shared by every page.
-const Files = `.TP
+// files is the FILES section shared by every page.
+const files = `.TP
 \fI/sys/class/infiniband/\fP
 The ports, P_Key tables, GIDs and counters of the local devices (Documentation/ABI/stable/sysfs-class-infiniband in the kernel).
 .TP
@@ -50,8 +50,9 @@ Port counters through verbs (ibv_query_port), readable by every user.
 OpenSM's partition configuration, read by partitions and fabric check --partitions.
 `
 
-// SeeAlso are the related tools every page points to, after ibkey's own pages.
-var SeeAlso = []string{"smpquery(8)", "perfquery(8)", "ibnetdiscover(8)", "opensm(8)", "rdma(8)", "ibv_devinfo(1)"}
+// seeAlso are the related tools every page points to, after ibkey's own pages, as man
+// pages reference each other.
+const seeAlso = `\fBsmpquery\fP(8), \fBperfquery\fP(8), \fBibnetdiscover\fP(8), \fBopensm\fP(8), \fBrdma\fP(8), \fBibv_devinfo\fP(1)`
 
 // Fix returns page (cobra/doc's output for the page named name, "ibkey-pkeys.1")
 // finished as the package comment says; exitStatus is the EXIT STATUS section's troff
@@ -72,8 +73,8 @@ func Fix(name string, page []byte, exitStatus string) []byte {
 			continue
 		case l == ".SH SEE ALSO":
 			out = append(out, ".SH EXIT STATUS", strings.TrimSuffix(exitStatus, "\n"),
-				"", ".SH ENVIRONMENT", strings.TrimSuffix(Environment, "\n"),
-				"", ".SH FILES", strings.TrimSuffix(Files, "\n"), "")
+				"", ".SH ENVIRONMENT", strings.TrimSuffix(environment, "\n"),
+				"", ".SH FILES", strings.TrimSuffix(files, "\n"), "")
 			sawSeeAlso = true
 		case sawSeeAlso && strings.HasPrefix(l, `\fB`):
 			// The last line of cobra's SEE ALSO list: add the related tools after it.
@@ -84,19 +85,9 @@ func Fix(name string, page []byte, exitStatus string) []byte {
 	}
 	s := strings.Join(out, "\n")
 	if sawSeeAlso {
-		s = strings.TrimRight(s, "\n") + ", " + seeAlso() + "\n"
+		s = strings.TrimRight(s, "\n") + ", " + seeAlso + "\n"
 	}
 	return []byte(s)
-}
-
-// seeAlso formats SeeAlso as man pages reference each other: \fBname\fP(8).
-func seeAlso() string {
-	parts := make([]string, len(SeeAlso))
-	for i, r := range SeeAlso {
-		name, sec, _ := strings.Cut(r, "(")
-		parts[i] = `\fB` + name + `\fP(` + sec
-	}
-	return strings.Join(parts, ", ")
 }
 
 // breakable adds troff's zero-width break point (\:) after the commas and colons of

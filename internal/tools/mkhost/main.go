@@ -10,6 +10,12 @@ import (
 	"github.com/ibkey/ibkey/internal/fakesysfs"
 )
 
+// fixtures are the trees -fixture names.
+var fixtures = map[string]func() fakesysfs.Host{
+	"mlx5": fakesysfs.MLX5, "simulator": fakesysfs.Simulator, "cantalk": fakesysfs.CanTalk,
+	"dangling": fakesysfs.Dangling, "odd": fakesysfs.Odd, "demo": fakesysfs.Demo,
+}
+
 func main() {
 	fixture := flag.String("fixture", "", "mlx5, simulator, cantalk, dangling, odd or demo")
 	large := flag.String("large", "", "DEVICESxPORTSxENTRIES, e.g. 16x2x128")
@@ -24,27 +30,16 @@ func main() {
 		os.Exit(2)
 	}
 	var h fakesysfs.Host
-	switch {
-	case *large != "":
+	if *large != "" {
 		var d, p, e int
 		if _, err := fmt.Sscanf(*large, "%dx%dx%d", &d, &p, &e); err != nil || d < 1 || p < 1 || e < 1 {
 			fmt.Fprintf(os.Stderr, "mkhost: -large %q: want DEVICESxPORTSxENTRIES\n", *large)
 			os.Exit(2)
 		}
 		h = fakesysfs.Large(d, p, e)
-	case *fixture == "mlx5":
-		h = fakesysfs.MLX5()
-	case *fixture == "simulator":
-		h = fakesysfs.Simulator()
-	case *fixture == "demo":
-		h = fakesysfs.Demo()
-	case *fixture == "cantalk":
-		h = fakesysfs.CanTalk()
-	case *fixture == "dangling":
-		h = fakesysfs.Dangling()
-	case *fixture == "odd":
-		h = fakesysfs.Odd()
-	default:
+	} else if f := fixtures[*fixture]; f != nil {
+		h = f()
+	} else {
 		fmt.Fprintf(os.Stderr, "mkhost: -fixture %q: want mlx5, simulator, cantalk, dangling, odd or demo\n", *fixture)
 		os.Exit(2)
 	}

@@ -3,7 +3,6 @@ package cmdutil
 import (
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 
 	"github.com/ibkey/ibkey/internal/textsafe"
@@ -133,7 +132,7 @@ func (n *Notices) Summary() {
 		if h.kind == h.prefix {
 			like = ""
 		}
-		n.line(h.prefix, fmt.Sprintf("%s more %s%s not shown (the last: %s)", groupDigits(h.n), what, like, textsafe.Cap(h.last, 200)))
+		n.line(h.prefix, fmt.Sprintf("%s more %s%s not shown (the last: %s)", textsafe.GroupDigits(h.n), what, like, textsafe.Cap(h.last, 200)))
 	}
 	n.hidden = nil
 }
@@ -174,17 +173,4 @@ func maskNumbers(s string) string {
 
 func isHexDigit(c byte) bool {
 	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
-}
-
-// groupDigits is n with thousands separated by commas.
-func groupDigits(n int) string {
-	s := strconv.Itoa(n)
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
 }
