@@ -12,21 +12,6 @@ import (
 	"github.com/ibkey/ibkey/internal/job"
 )
 
-// format is the output format the factory decided (-o, or table on a terminal).
-type format = cmdutil.Format
-
-const (
-	formatPlain = cmdutil.FormatPlain
-	formatJSON  = cmdutil.FormatJSON
-)
-
-func (o *Options) format() (format, error) {
-	if o.Format == nil {
-		return formatPlain, nil
-	}
-	return o.Format()
-}
-
 // report is the JSON document and what the text renderers print.
 type report struct {
 	Schema       cmdutil.SchemaVersion `json:"schema_version"`
@@ -207,8 +192,8 @@ func (r *report) assumptions() []string {
 	return out
 }
 
-func (r *report) render(w io.Writer, f format) error {
-	if f == formatJSON {
+func (r *report) render(w io.Writer, f cmdutil.Format) error {
+	if f == cmdutil.FormatJSON {
 		return cmdutil.WriteJSON(w, r)
 	}
 	header := []string{"LIBRARY", "HOST", "PORT", "USED", "INDEX", "PKEY", "MEMBER", "OUTCOME"}
@@ -287,10 +272,3 @@ func (r *report) writeVerdict(b *bytes.Buffer, l libReport) {
 		fmt.Fprintf(b, "  note: %s\n", s)
 	}
 }
-
-// notices prints notes and warnings on stderr (cmdutil.Notices).
-type notices struct{ n *cmdutil.Notices }
-
-func (n notices) note(msg string)  { n.n.Note(msg) }
-func (n notices) warn(msg string)  { n.n.Warn(msg) }
-func (n notices) label(msg string) { n.n.Label(msg) }

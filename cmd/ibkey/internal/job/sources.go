@@ -26,8 +26,6 @@ type portSource struct {
 	// fabric is the sweep the ports were found in (--fabric-file, --node); nil
 	// otherwise. After a re-read it is older than the ports.
 	fabric *fabric.Fabric
-	// static: the ports cannot change (a saved fabric file).
-	static bool
 	// read reads every port of the job again.
 	read func(ctx context.Context) ([]*job.Port, error)
 	// mads counts the MADs asked of the transport (nil without one).
@@ -100,7 +98,7 @@ func (o *Options) sources(ctx context.Context) (*portSource, error) {
 	for _, spec := range o.Hosts {
 		name, dir, ok := strings.Cut(spec, "=")
 		if !ok || name == "" || dir == "" {
-			return nil, usage("invalid --host %q (accepted: NAME=DIR, a host's saved sysfs tree, e.g. node01=/srv/sysfs/node01)", spec)
+			return nil, cmdutil.Usagef("invalid --host %q (accepted: NAME=DIR, a host's saved sysfs tree, e.g. node01=/srv/sysfs/node01)", spec)
 		}
 		trees = append(trees, hostTree{name, dir})
 	}
@@ -139,7 +137,7 @@ func (o *Options) sources(ctx context.Context) (*portSource, error) {
 		if err != nil {
 			return nil, err
 		}
-		src.fabric, src.static = f, true
+		src.fabric = f
 		src.labels = append(src.labels, "fabric: "+o.FabricFile)
 		ps, err := fabricPorts(f, lids, nodes)
 		if err != nil {
@@ -147,10 +145,7 @@ func (o *Options) sources(ctx context.Context) (*portSource, error) {
 		}
 		remoteRead = func(context.Context) ([]*job.Port, error) { return ps, nil }
 	case len(lids) > 0 || len(nodes) > 0:
-		if o.Fabric == nil {
-			return nil, &query.EnvError{Msg: "no fabric access to read --lid/--node (give --fabric-file FILE)"}
-		}
-		fab, err := o.Fabric(ctx)
+		fab, err := o.MAD.Open(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -208,7 +203,7 @@ func (o *Options) sources(ctx context.Context) (*portSource, error) {
 func expandNodes(s string) ([]string, error) {
 	names, err := hostlist.Expand(s)
 	if err != nil {
-		return nil, usage("--node: %v (accepted: names separated by commas, Slurm's node[01-04,07] ranges, node GUIDs)", err)
+		return nil, cmdutil.Usagef("--node: %v (accepted: names separated by commas, Slurm's node[01-04,07] ranges, node GUIDs)", err)
 	}
 	var out []string
 	seen := map[string]bool{}
@@ -371,7 +366,7 @@ func oneHost(name string, ns []*fabric.Node) error {
 	for _, n := range ns {
 		dev, known := job.HostDevice(n.Description, name)
 		if !known || devs[dev] {
-			return usage("--node %q matches %d nodes (%q and others): name one by its node GUID", name, len(ns), ns[0].Description)
+			return cmdutil.Usagef("--node %q matches %d nodes (%q and others): name one by its node GUID", name, len(ns), ns[0].Description)
 		}
 		devs[dev] = true
 	}

@@ -29,7 +29,7 @@ const (
 // nothing pending), reading them again with back-off.
 type gate struct {
 	o        *Options
-	n        notices
+	n        *cmdutil.Notices
 	src      *portSource
 	libs     []*job.Library
 	in       job.Inputs
@@ -91,7 +91,7 @@ func (g *gate) run(ctx context.Context, first []*job.Port) ([]*job.WantResult, [
 			pending = job.Gate(ws, g.key, g.oneIndex)
 			if len(pending) == 0 {
 				if g.reads > 1 {
-					g.n.label(fmt.Sprintf("partition %s ready after %s (%s)", part, since(start), g.cost()))
+					g.n.Label(fmt.Sprintf("partition %s ready after %s (%s)", part, since(start), g.cost()))
 				}
 				return ws, ports, nil
 			}
@@ -99,15 +99,15 @@ func (g *gate) run(ctx context.Context, first []*job.Port) ([]*job.WantResult, [
 		}
 		now := time.Now()
 		if g.reads == 1 {
-			g.n.label(fmt.Sprintf("waiting up to %s for partition %s on %s; reading again after %s, backing off to every %s", g.o.Wait, part, describePorts(usedPorts(ws)), firstInterval, nextInterval(maxInterval, g.costOf(ports, 0))))
+			g.n.Label(fmt.Sprintf("waiting up to %s for partition %s on %s; reading again after %s, backing off to every %s", g.o.Wait, part, describePorts(usedPorts(ws)), firstInterval, nextInterval(maxInterval, g.costOf(ports, 0))))
 		}
 		if !now.Before(deadline) {
 			return nil, nil, g.timedOut(last, lastErr, start)
 		}
 		if lastErr != nil {
-			g.n.label(fmt.Sprintf("%s: reading the job's ports failed (%v); trying again", since(start), lastErr))
+			g.n.Label(fmt.Sprintf("%s: reading the job's ports failed (%v); trying again", since(start), lastErr))
 		} else if changed(said, pending) || now.Sub(lastSaid) >= progressEvery {
-			g.n.label(fmt.Sprintf("%s: waiting for %s", since(start), summary(pending)))
+			g.n.Label(fmt.Sprintf("%s: waiting for %s", since(start), summary(pending)))
 			said, lastSaid = pending, now
 		}
 		wait := interval
@@ -118,7 +118,7 @@ func (g *gate) run(ctx context.Context, first []*job.Port) ([]*job.WantResult, [
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, nil, &stoppedError{msg: fmt.Sprintf("stopped waiting for partition %s after %s, still waiting for %s", part, since(start), summary(last)), cause: context.Cause(ctx)}
+			return nil, nil, fmt.Errorf("stopped waiting for partition %s after %s, still waiting for %s", part, since(start), summary(last))
 		case <-t.C:
 		}
 		before := int64(0)
@@ -128,7 +128,7 @@ func (g *gate) run(ctx context.Context, first []*job.Port) ([]*job.WantResult, [
 		next, err := g.src.read(ctx)
 		g.reads++
 		if ctx.Err() != nil {
-			return nil, nil, &stoppedError{msg: fmt.Sprintf("stopped waiting for partition %s after %s, still waiting for %s", part, since(start), summary(last)), cause: context.Cause(ctx)}
+			return nil, nil, fmt.Errorf("stopped waiting for partition %s after %s, still waiting for %s", part, since(start), summary(last))
 		}
 		lastErr = err
 		if err == nil {
@@ -167,12 +167,12 @@ func (g *gate) cost() string {
 // exit 1 when one of them is a definite no, 4 when only reads failed.
 func (g *gate) timedOut(pending []job.Pending, lastErr error, start time.Time) error {
 	part := g.key.Partition().String()
-	fmt.Fprintf(g.o.ErrOut, "ibkey: timed out after %s waiting for partition %s (%s):\n", since(start), part, g.cost())
+	fmt.Fprintf(g.o.IO.ErrOut, "ibkey: timed out after %s waiting for partition %s (%s):\n", since(start), part, g.cost())
 	definite := false
 	hosts := map[string]bool{}
 	var hostNames []string
 	for _, p := range pending {
-		fmt.Fprintf(g.o.ErrOut, "  %s: %s\n", hostLabel(p.Host), p)
+		fmt.Fprintf(g.o.IO.ErrOut, "  %s: %s\n", hostLabel(p.Host), p)
 		if p.Definite() {
 			definite = true
 		}
@@ -182,27 +182,17 @@ func (g *gate) timedOut(pending []job.Pending, lastErr error, start time.Time) e
 		}
 	}
 	if lastErr != nil {
-		fmt.Fprintf(g.o.ErrOut, "  the last read failed: %v\n", lastErr)
+		fmt.Fprintf(g.o.IO.ErrOut, "  the last read failed: %v\n", lastErr)
 	}
 	if g.o.Emit != "" {
-		fmt.Fprintln(g.o.ErrOut, "ibkey: nothing exported")
+		fmt.Fprintln(g.o.IO.ErrOut, "ibkey: nothing exported")
 	}
 	if definite {
-		fmt.Fprintf(g.o.ErrOut, "ibkey: not ready: %s\n", strings.Join(hostNames, ", "))
-		return g.o.exit(cmdutil.ExitNo)
+		fmt.Fprintf(g.o.IO.ErrOut, "ibkey: not ready: %s\n", strings.Join(hostNames, ", "))
+		return exit(cmdutil.ExitNo)
 	}
-	return g.o.exit(cmdutil.ExitIncomplete)
+	return exit(cmdutil.ExitIncomplete)
 }
-
-// stoppedError is a wait ended by its context (a signal): the message says what was
-// pending, the cause (which main names) is wrapped, not repeated.
-type stoppedError struct {
-	msg   string
-	cause error
-}
-
-func (e *stoppedError) Error() string { return e.msg }
-func (e *stoppedError) Unwrap() error { return e.cause }
 
 func hostLabel(h string) string {
 	if h == "" {
