@@ -56,20 +56,17 @@ func HostPorts(h *query.Host, label string) ([]*Port, error) {
 	return out, err
 }
 
-// PortFromFabric turns a port of a sweep into a job port; its host is the node's
-// description (or GUID) and library device filters do not apply to it.
-func PortFromFabric(f *fabric.Fabric, n *fabric.Node, cp *fabric.Port) *Port {
-	host := n.Description
+// PortFromFabric turns a port of a sweep into a job port of host, a name MatchHost
+// found the node by: when the node description is rdma-ndd's "HOST DEVICE", the port
+// is host:DEVICE/N and the libraries' device filters apply to it. With host "", the
+// host is the node's description (or GUID) and device filters do not apply.
+func PortFromFabric(f *fabric.Fabric, n *fabric.Node, cp *fabric.Port, host string) *Port {
+	if host == "" {
+		host = n.Description
+	}
 	if host == "" {
 		host = n.GUID.String()
 	}
-	return PortOfHost(f, n, cp, host)
-}
-
-// PortOfHost is PortFromFabric for a port of host (a name MatchHost found the node
-// by): when the node description is rdma-ndd's "HOST DEVICE", the port is
-// host:DEVICE/N and the libraries' device filters apply to it.
-func PortOfHost(f *fabric.Fabric, n *fabric.Node, cp *fabric.Port, host string) *Port {
 	dev, known := HostDevice(n.Description, host)
 	if dev == "" {
 		dev = n.GUID.String()

@@ -39,7 +39,7 @@ func (v Verdict) String() string {
 // MarshalText encodes the verdict as its String.
 func (v Verdict) MarshalText() ([]byte, error) { return []byte(v.String()), nil }
 
-// PortResult is what one library does on one port.
+// PortResult is whether a library uses a port, why, and what it does there.
 type PortResult struct {
 	Port *Port
 	Used bool
@@ -122,20 +122,18 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Resolution {
 	var usable []hostPick
 	unknownHosts := map[string]bool{}
 	for _, h := range hosts {
-		sel := s.selectPorts(h.ports)
 		used := 0
 		var why []string
-		for _, se := range sel {
-			pr := PortResult{Port: se.Port, Used: se.Used, Why: se.Why}
-			if se.Used {
+		for _, pr := range s.selectPorts(h.ports) {
+			if pr.Used {
 				used++
 				if s.Reject != "" {
 					pr.Pick = Pick{Outcome: Fails, Index: -1, Problem: s.Reject}
 				} else {
-					pr.Pick = s.pick(se.Port)
+					pr.Pick = s.pick(pr.Port)
 				}
 			} else {
-				why = append(why, se.Port.Label()+": "+se.Why)
+				why = append(why, pr.Port.Label()+": "+pr.Why)
 			}
 			r.Ports = append(r.Ports, pr)
 		}
@@ -226,8 +224,8 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Resolution {
 	default:
 		r.Verdict = Works
 	}
-	if r.Verdict == DoesNotWork && s.want != nil {
-		r.Fixes = fixes(l, s, r)
+	if r.Verdict == DoesNotWork {
+		r.Fixes = fixes(l, r)
 	}
 	return r
 }
@@ -237,7 +235,7 @@ const maxFixes = 3
 
 // fixes proposes settings that make the library work: for each partition every used
 // port holds, the setting per port (one line when it is the same everywhere).
-func fixes(l *Library, s *setup, r *Resolution) []string {
+func fixes(l *Library, r *Resolution) []string {
 	var used, ib []*Port
 	current := map[check.PartitionKey]int{}
 	for _, pr := range r.Ports {
@@ -263,7 +261,7 @@ func fixes(l *Library, s *setup, r *Resolution) []string {
 	})
 	var out []string
 	for _, k := range keys {
-		w := WantOn(s, check.PKey(k), used)
+		w := wantOn(l, check.PKey(k), used)
 		if w.Verdict != Works {
 			continue
 		}

@@ -306,7 +306,7 @@ func fabricPorts(f *fabric.Fabric, lids []uint16, nodes []string) ([]*job.Port, 
 		if n == nil {
 			return nil, &query.NotFoundError{What: "LID", Name: strconv.Itoa(int(l)) + " in the sweep", Available: []string{"the LIDs of 'ibkey fabric discover'"}}
 		}
-		out = append(out, job.PortFromFabric(f, n, p))
+		out = append(out, job.PortFromFabric(f, n, p, ""))
 	}
 	for _, name := range nodes {
 		ns := job.MatchHost(f, name)
@@ -330,7 +330,7 @@ func fabricPorts(f *fabric.Fabric, lids []uint16, nodes []string) ([]*job.Port, 
 		for _, n := range ns {
 			for _, p := range n.Ports {
 				if n.IsEndPort(p) && (p.Peer != nil || p.PKeys != nil) {
-					out = append(out, job.PortOfHost(f, n, p, name))
+					out = append(out, job.PortFromFabric(f, n, p, name))
 					added++
 				}
 			}
@@ -346,7 +346,7 @@ func fabricPorts(f *fabric.Fabric, lids []uint16, nodes []string) ([]*job.Port, 
 			}
 			for _, p := range n.Ports {
 				if p.State == check.StateActive {
-					out = append(out, job.PortFromFabric(f, n, p))
+					out = append(out, job.PortFromFabric(f, n, p, ""))
 				}
 			}
 		}
