@@ -106,6 +106,15 @@ func TestEnvExports(t *testing.T) {
 	if len(ex.Problems) != 1 || !strings.Contains(ex.Problems[0], "UCX: no setting puts it in partition 0x0042") {
 		t.Errorf("missing key: %+v", ex)
 	}
+	// The interface of the partition is down on a host: still the interface to
+	// use, said with a warning.
+	d := ibPort("d", 0xffff, 0x8001, 0x8042)
+	d.Interfaces = []Interface{{Name: "ib0.8042", PKey: 0x8042, Index: 2, OperState: "down"}}
+	ws = WantPartition(libsByID("ucx"), Inputs{Env: Env{}}, key, []*Port{a, d})
+	ex = EnvExports(ws, key, []*Port{a, d})
+	if len(ex.Vars) != 2 || ex.Vars[1].Value != "ib0.8042" || len(ex.Warnings) != 1 || ex.Warnings[0] != "d: IPoIB interface ib0.8042 of partition 0x0042 is down" {
+		t.Errorf("interface down: %+v", ex)
+	}
 	// Different interface names on two hosts: not set, said why.
 	c := ibPort("c", 0xffff, 0x8001, 0x8042)
 	c.Interfaces = []Interface{{Name: "ib1.8042", PKey: 0x8042, Index: 2, OperState: "up"}}
