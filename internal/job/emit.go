@@ -130,7 +130,7 @@ func ipoibInterface(ws []*WantResult, key check.PKey, ports []*Port) (string, []
 		ifs := byHost[h]
 		if len(ifs) == 0 {
 			missing = true
-			warn = append(warn, fmt.Sprintf("%s has no IPoIB interface of partition %s: rdma_cm users (which take the partition from the interface whose address they use) cannot use it there", hostName(h), part))
+			warn = append(warn, fmt.Sprintf("%s has no IPoIB interface of partition %s: rdma_cm users (which take the partition from the interface whose address they use) cannot use it there", HostName(h), part))
 			continue
 		}
 		nif := slices.MinFunc(ifs, func(a, b Interface) int { return strings.Compare(a.Name, b.Name) })
@@ -138,7 +138,7 @@ func ipoibInterface(ws []*WantResult, key check.PKey, ports []*Port) (string, []
 			names = append(names, nif.Name)
 		}
 		if nif.OperState != "" && nif.OperState != "up" {
-			warn = append(warn, fmt.Sprintf("%s: IPoIB interface %s of partition %s is %s", hostName(h), nif.Name, part, nif.OperState))
+			warn = append(warn, fmt.Sprintf("%s: IPoIB interface %s of partition %s is %s", HostName(h), nif.Name, part, nif.OperState))
 		}
 	}
 	switch {

@@ -97,7 +97,8 @@ func groupHosts(ports []*Port) []hostPorts {
 	return hosts
 }
 
-func hostName(h string) string {
+// HostName names a port's host: "this host" for the local one ("").
+func HostName(h string) string {
 	if h == "" {
 		return "this host"
 	}
@@ -138,7 +139,7 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Resolution {
 			r.Ports = append(r.Ports, pr)
 		}
 		if used == 0 {
-			r.Findings = append(r.Findings, fmt.Sprintf("%s: %s uses none of its ports (%s)", hostName(h.name), l.Name, strings.Join(why, "; ")))
+			r.Findings = append(r.Findings, fmt.Sprintf("%s: %s uses none of its ports (%s)", HostName(h.name), l.Name, strings.Join(why, "; ")))
 		}
 	}
 	skipsOnly := map[string]int{}
@@ -175,7 +176,7 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Resolution {
 	}
 	for h, n := range skipsOnly {
 		if n == usedOn[h] {
-			r.Findings = append(r.Findings, fmt.Sprintf("%s: %s leaves every port out (the partition is in none of their tables)", hostName(h), l.Name))
+			r.Findings = append(r.Findings, fmt.Sprintf("%s: %s leaves every port out (the partition is in none of their tables)", HostName(h), l.Name))
 		}
 	}
 	// Across hosts: every pair of ranks on different hosts must share the partition

@@ -70,7 +70,7 @@ func WantPartition(libs []*Library, in Inputs, key check.PKey, ports []*Port) []
 				}
 			}
 			if n == 0 {
-				none = append(none, hostName(h.name))
+				none = append(none, HostName(h.name))
 				for _, p := range h.ports {
 					if !p.Active() && !p.Ethernet() && !noPKeys(p) {
 						idle = append(idle, p)

@@ -232,32 +232,21 @@ func sweepNodes(ctx context.Context, src *portSource, fab *query.Fabric, lids []
 	if err != nil {
 		return nil, err
 	}
-	type target struct {
-		sel  query.FabricSelector
-		host string
-		desc string
-	}
-	targets := make([]target, len(first))
+	sels := make([]query.FabricSelector, len(first))
 	for i, p := range first {
-		n, cp := findPort(f, p)
+		n := f.Node(p.Node)
 		if n == nil {
 			return nil, fmt.Errorf("job: port %s vanished from the sweep", p.Label())
 		}
-		t := target{host: p.Host, desc: n.Description}
-		if cp.LID != 0 && n.Type != check.NodeSwitch {
-			t.sel = query.FabricSelector{Addr: mad.LIDAddress(cp.LID)}
-		} else {
-			addr, err := mad.ParseDRPath(n.Path)
-			if err != nil {
-				return nil, &query.EnvError{Msg: fmt.Sprintf("%s has neither a LID nor a usable directed route (%q)", p.Label(), n.Path)}
-			}
-			t.sel = query.FabricSelector{Addr: addr, Port: cp.Num, HasPort: true}
+		if p.LID != 0 && n.Type != check.NodeSwitch {
+			sels[i] = query.FabricSelector{Addr: mad.LIDAddress(p.LID)}
+			continue
 		}
-		targets[i] = t
-	}
-	sels := make([]query.FabricSelector, len(targets))
-	for i, t := range targets {
-		sels[i] = t.sel
+		addr, err := mad.ParseDRPath(n.Path)
+		if err != nil {
+			return nil, &query.EnvError{Msg: fmt.Sprintf("%s has neither a LID nor a usable directed route (%q)", p.Label(), n.Path)}
+		}
+		sels[i] = query.FabricSelector{Addr: addr, Port: p.Num, HasPort: true}
 	}
 	firstRead := true
 	return func(ctx context.Context) ([]*job.Port, error) {
@@ -271,29 +260,17 @@ func sweepNodes(ctx context.Context, src *portSource, fab *query.Fabric, lids []
 		if err != nil {
 			return nil, err
 		}
-		if len(views) != len(targets) {
-			return nil, fmt.Errorf("read %d ports, want %d", len(views), len(targets))
+		if len(views) != len(first) {
+			return nil, fmt.Errorf("read %d ports, want %d", len(views), len(first))
 		}
 		out := make([]*job.Port, len(views))
 		for i, v := range views {
-			p := job.PortFromView(targets[i].host, v)
-			if dev, known := job.HostDevice(targets[i].desc, targets[i].host); known {
-				p.Device, p.DeviceKnown = dev, true
-			} else {
-				p.Device = first[i].Device
-			}
-			out[i] = p
+			// The host and device (from the node description) are the sweep's.
+			out[i] = job.PortFromView(first[i].Host, v)
+			out[i].Device, out[i].DeviceKnown = first[i].Device, first[i].DeviceKnown
 		}
 		return out, nil
 	}, nil
-}
-
-// findPort is the sweep's node and port a job port was made from.
-func findPort(f *fabric.Fabric, p *job.Port) (*fabric.Node, *fabric.Port) {
-	if n := f.Node(p.Node); n != nil {
-		return n, n.Port(p.Num)
-	}
-	return nil, nil
 }
 
 // fabricPorts picks the job's ports in a sweep: by LID (the end port whose LID range
@@ -302,7 +279,7 @@ func findPort(f *fabric.Fabric, p *job.Port) (*fabric.Node, *fabric.Port) {
 func fabricPorts(f *fabric.Fabric, lids []uint16, nodes []string) ([]*job.Port, error) {
 	var out []*job.Port
 	for _, l := range lids {
-		n, p := findLID(f, l)
+		n, p := query.FindLID(f, l)
 		if n == nil {
 			return nil, &query.NotFoundError{What: "LID", Name: strconv.Itoa(int(l)) + " in the sweep", Available: []string{"the LIDs of 'ibkey fabric discover'"}}
 		}
@@ -371,15 +348,4 @@ func oneHost(name string, ns []*fabric.Node) error {
 		devs[dev] = true
 	}
 	return nil
-}
-
-func findLID(f *fabric.Fabric, lid uint16) (*fabric.Node, *fabric.Port) {
-	for _, n := range f.Nodes {
-		for _, p := range n.Ports {
-			if n.IsEndPort(p) && p.LID != 0 && lid >= p.LID && int(lid) < int(p.LID)+1<<p.LMC {
-				return n, p
-			}
-		}
-	}
-	return nil, nil
 }

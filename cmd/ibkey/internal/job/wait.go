@@ -3,6 +3,7 @@ package job
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -106,7 +107,7 @@ func (g *gate) run(ctx context.Context, first []*job.Port) ([]*job.WantResult, [
 		}
 		if lastErr != nil {
 			g.n.Label(fmt.Sprintf("%s: reading the job's ports failed (%v); trying again", since(start), lastErr))
-		} else if changed(said, pending) || now.Sub(lastSaid) >= progressEvery {
+		} else if !slices.Equal(said, pending) || now.Sub(lastSaid) >= progressEvery {
 			g.n.Label(fmt.Sprintf("%s: waiting for %s", since(start), summary(pending)))
 			said, lastSaid = pending, now
 		}
@@ -172,13 +173,13 @@ func (g *gate) timedOut(pending []job.Pending, lastErr error, start time.Time) e
 	hosts := map[string]bool{}
 	var hostNames []string
 	for _, p := range pending {
-		fmt.Fprintf(g.o.IO.ErrOut, "  %s: %s\n", hostLabel(p.Host), p)
+		fmt.Fprintf(g.o.IO.ErrOut, "  %s: %s\n", job.HostName(p.Host), p)
 		if p.Definite() {
 			definite = true
 		}
 		if !hosts[p.Host] {
 			hosts[p.Host] = true
-			hostNames = append(hostNames, hostLabel(p.Host))
+			hostNames = append(hostNames, job.HostName(p.Host))
 		}
 	}
 	if lastErr != nil {
@@ -194,26 +195,7 @@ func (g *gate) timedOut(pending []job.Pending, lastErr error, start time.Time) e
 	return exit(cmdutil.ExitIncomplete)
 }
 
-func hostLabel(h string) string {
-	if h == "" {
-		return "this host"
-	}
-	return h
-}
-
 func since(t time.Time) string { return time.Since(t).Round(100 * time.Millisecond).String() }
-
-func changed(a, b []job.Pending) bool {
-	if len(a) != len(b) {
-		return true
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return true
-		}
-	}
-	return false
-}
 
 // summary names the pending ports, at most five.
 func summary(ps []job.Pending) string {
