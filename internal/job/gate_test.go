@@ -68,6 +68,19 @@ func TestGate(t *testing.T) {
 			}
 		})
 	}
+	// An InfiniBand port whose table was not read: not checked (not a "no"), and the
+	// gate waits for it.
+	noTable := ibPort("e")
+	noTable.Table, noTable.NoTable = nil, "P_Key table not read"
+	for _, l := range []string{"nccl", "ucx", "gasnet"} {
+		ws := WantPartition(libsByID(l), Inputs{Env: Env{}}, key, []*Port{ibPort("a", 0xffff, 0x8042), noTable})
+		if ws[0].Verdict != Incomplete || len(ws[0].Findings) != 0 {
+			t.Errorf("%s, a table not read: verdict %s, findings %q", l, ws[0].Verdict, ws[0].Findings)
+		}
+		if ps := Gate(ws, key, false); len(ps) != 1 || ps[0].Kind != PendingUnread {
+			t.Errorf("%s, a table not read: pending %v", l, ps)
+		}
+	}
 	// A local host whose only InfiniBand port is not ACTIVE yet: the libraries use
 	// none of its ports, and the gate waits for it to come up.
 	init := ibPort("", 0xffff)

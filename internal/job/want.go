@@ -102,9 +102,8 @@ func wantOn(l *Library, key check.PKey, ports []*Port) *WantResult {
 		pw := PortWant{Port: p, Want: l.want(key, p)}
 		w.Ports = append(w.Ports, pw)
 		switch {
-		case pw.Want.Problem != "" && pw.Want.Pick.Outcome == NotChecked:
-			w.Unchecked = append(w.Unchecked, p.Label()+": "+pw.Want.Problem)
-		case pw.Want.Problem != "" && hasUnreadable(p):
+		case pw.Want.Problem != "" && (pw.Want.Gap == GapUnread || pw.Want.Pick.Outcome == NotChecked || hasUnreadable(p)):
+			// The table, or an entry that may hold the key, was not read.
 			w.Unchecked = append(w.Unchecked, p.Label()+": "+pw.Want.Problem)
 		case pw.Want.Problem != "":
 			w.Findings = append(w.Findings, p.Label()+": "+pw.Want.Problem)

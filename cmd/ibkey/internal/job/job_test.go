@@ -91,6 +91,17 @@ func TestGolden(t *testing.T) {
 	}
 }
 
+// A port whose P_Key table was not read (testdata/sysfs/odd: mlx4_0/2 has no pkeys/)
+// is not checked, in --want as when resolving: exit 4, never "does not work".
+func TestWantTableNotRead(t *testing.T) {
+	for _, args := range [][]string{{"--lib", "nccl"}, {"--lib", "nccl", "--want", "0x7fff"}, {"--lib", "ucx", "--want", "0x7fff", "-o", "json"}} {
+		r := run(t, context.Background(), nil, append([]string{"--sysfs", "../../../../testdata/sysfs/odd"}, args...)...)
+		if r.code != cmdutil.ExitIncomplete || strings.Contains(r.stdout, "DOES NOT WORK") || strings.Contains(r.stdout, "fails") || !strings.Contains(r.stdout, "not-checked") {
+			t.Errorf("%v: exit %d\n%s%s", args, r.code, r.stdout, r.stderr)
+		}
+	}
+}
+
 func TestBadInput(t *testing.T) {
 	for _, tc := range []struct {
 		args []string

@@ -120,6 +120,9 @@ func wantReport(ws []*job.WantResult, key check.PKey) report {
 			p := portReport{Host: pw.Port.Host, Device: pw.Port.Device, Port: pw.Port.Num, Name: portName(pw.Port), Used: true, Setting: pw.Want.Setting}
 			if pw.Want.Setting == "" && pw.Want.Problem != "" {
 				p.Outcome, p.Problem = job.Fails, pw.Want.Problem
+				if pw.Want.Gap == job.GapUnread {
+					p.Outcome = job.NotChecked
+				}
 			} else {
 				pickFields(&p, pw.Want.Pick)
 				if pw.Want.Problem != "" {
