@@ -2,6 +2,7 @@ package job
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -116,12 +117,7 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Resolution {
 	if s.Reject != "" {
 		r.Findings = append(r.Findings, s.Reject)
 	}
-	type hostPick struct {
-		host string
-		res  *PortResult
-	}
-	var usable []hostPick
-	unknownHosts := map[string]bool{}
+	var usable []*PortResult // used, a valid entry, InfiniBand
 	for _, h := range hosts {
 		used := 0
 		var why []string
@@ -157,7 +153,7 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Resolution {
 		switch pk.Outcome {
 		case Uses:
 			if !pr.Port.Ethernet() { // RoCE ports share no partition with InfiniBand ones
-				usable = append(usable, hostPick{pr.Port.Host, pr})
+				usable = append(usable, pr)
 			}
 			if !r.Peers && !pk.PKey.IsFull() {
 				r.Notes = append(r.Notes, fmt.Sprintf("%s: index %d holds %s, a limited member of partition %s: it reaches only full members (%s) of it", pr.Port.Label(), pk.Index, pk.PKey, pk.PKey.Partition().String(), pk.PKey.WithMembership(check.Full)))
@@ -170,7 +166,6 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Resolution {
 			skipsOnly[pr.Port.Host]++
 			r.Notes = append(r.Notes, pr.Port.Label()+": "+pk.Problem)
 		case NotChecked:
-			unknownHosts[pr.Port.Host] = true
 			r.Unchecked = append(r.Unchecked, pr.Port.Label()+": "+pk.Problem)
 		}
 	}
@@ -182,10 +177,10 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Resolution {
 	// Across hosts: every pair of ranks on different hosts must share the partition
 	// with at least one full member (the P_Key rule of check.CanTalk).
 	if r.Peers && len(usable) > 1 {
-		byKey := map[check.PartitionKey][]hostPick{}
+		byKey := map[check.PartitionKey][]*PortResult{}
 		var keys []check.PartitionKey
 		for _, u := range usable {
-			k := u.res.Pick.PKey.Partition()
+			k := u.Pick.PKey.Partition()
 			if _, ok := byKey[k]; !ok {
 				keys = append(keys, k)
 			}
@@ -196,7 +191,7 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Resolution {
 			for _, k := range keys {
 				var ps []string
 				for _, u := range byKey[k] {
-					ps = append(ps, fmt.Sprintf("%s index %d", u.res.Port.Label(), u.res.Pick.Index))
+					ps = append(ps, fmt.Sprintf("%s index %d", u.Port.Label(), u.Pick.Index))
 				}
 				parts = append(parts, fmt.Sprintf("partition %s on %s", k, strings.Join(ps, ", ")))
 			}
@@ -205,9 +200,9 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Resolution {
 			var limitedHosts []string
 			seen := map[string]bool{}
 			for _, u := range usable {
-				if !u.res.Pick.PKey.IsFull() && !seen[u.host] {
-					seen[u.host] = true
-					limitedHosts = append(limitedHosts, fmt.Sprintf("%s (index %d, %s)", u.res.Port.Label(), u.res.Pick.Index, u.res.Pick.PKey))
+				if !u.Pick.PKey.IsFull() && !seen[u.Port.Host] {
+					seen[u.Port.Host] = true
+					limitedHosts = append(limitedHosts, fmt.Sprintf("%s (index %d, %s)", u.Port.Label(), u.Pick.Index, u.Pick.PKey))
 				}
 			}
 			if len(limitedHosts) > 1 {
@@ -253,13 +248,9 @@ func fixes(l *Library, r *Resolution) []string {
 	if len(used) == 0 {
 		return nil
 	}
+	// The partitions most ports use now first.
 	keys := candidateKeys(ib)
-	sort.SliceStable(keys, func(i, j int) bool {
-		if current[keys[i]] != current[keys[j]] {
-			return current[keys[i]] > current[keys[j]]
-		}
-		return false
-	})
+	slices.SortStableFunc(keys, func(a, b check.PartitionKey) int { return current[b] - current[a] })
 	var out []string
 	for _, k := range keys {
 		w := wantOn(l, check.PKey(k), used)

@@ -44,14 +44,7 @@ type gate struct {
 
 // nextInterval is the pause after a read that cost cost (MADs or pkey entries).
 func nextInterval(prev time.Duration, cost int) time.Duration {
-	next := time.Duration(float64(prev) * backoff)
-	if next > maxInterval {
-		next = maxInterval
-	}
-	if c := time.Duration(cost) * time.Millisecond; c > next {
-		next = c
-	}
-	return next
+	return max(min(time.Duration(float64(prev)*backoff), maxInterval), time.Duration(cost)*time.Millisecond)
 }
 
 // sysfsEntries counts the pkey files a read of ports read (the local and --host
@@ -84,6 +77,9 @@ func (g *gate) run(ctx context.Context, first []*job.Port) ([]*job.WantResult, [
 	var lastErr error
 	lastSaid := time.Time{}
 	part := g.key.Partition().String()
+	stopped := func() error {
+		return fmt.Errorf("stopped waiting for partition %s after %s, still waiting for %s", part, since(start), summary(last))
+	}
 	for {
 		var pending []job.Pending
 		var ws []*job.WantResult
@@ -100,7 +96,7 @@ func (g *gate) run(ctx context.Context, first []*job.Port) ([]*job.WantResult, [
 		}
 		now := time.Now()
 		if g.reads == 1 {
-			g.n.Label(fmt.Sprintf("waiting up to %s for partition %s on %s; reading again after %s, backing off to every %s", g.o.Wait, part, describePorts(usedPorts(ws)), firstInterval, nextInterval(maxInterval, g.costOf(ports, 0))))
+			g.n.Label(fmt.Sprintf("waiting up to %s for partition %s on %s; reading again after %s, backing off to every %s", g.o.Wait, part, describePorts(ws), firstInterval, nextInterval(maxInterval, sysfsEntries(ports))))
 		}
 		if !now.Before(deadline) {
 			return nil, nil, g.timedOut(last, lastErr, start)
@@ -111,16 +107,10 @@ func (g *gate) run(ctx context.Context, first []*job.Port) ([]*job.WantResult, [
 			g.n.Label(fmt.Sprintf("%s: waiting for %s", since(start), summary(pending)))
 			said, lastSaid = pending, now
 		}
-		wait := interval
-		if rest := deadline.Sub(now); rest < wait {
-			wait = rest
-		}
-		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
-			t.Stop()
-			return nil, nil, fmt.Errorf("stopped waiting for partition %s after %s, still waiting for %s", part, since(start), summary(last))
-		case <-t.C:
+			return nil, nil, stopped()
+		case <-time.After(min(interval, deadline.Sub(now))):
 		}
 		before := int64(0)
 		if g.src.mads != nil {
@@ -129,7 +119,7 @@ func (g *gate) run(ctx context.Context, first []*job.Port) ([]*job.WantResult, [
 		next, err := g.src.read(ctx)
 		g.reads++
 		if ctx.Err() != nil {
-			return nil, nil, fmt.Errorf("stopped waiting for partition %s after %s, still waiting for %s", part, since(start), summary(last))
+			return nil, nil, stopped()
 		}
 		lastErr = err
 		if err == nil {
@@ -139,14 +129,10 @@ func (g *gate) run(ctx context.Context, first []*job.Port) ([]*job.WantResult, [
 		if g.src.mads != nil {
 			lastMADs = g.src.mads.Load() - before
 		}
-		interval = nextInterval(interval, g.costOf(ports, int(lastMADs)))
+		// What one read costs: MADs when the ports come over the fabric, else pkey
+		// entries read from sysfs.
+		interval = nextInterval(interval, max(int(lastMADs), sysfsEntries(ports)))
 	}
-}
-
-// costOf is what one read costs: MADs when the ports come over the fabric, else pkey
-// entries read from sysfs.
-func (g *gate) costOf(ports []*job.Port, mads int) int {
-	return max(mads, sysfsEntries(ports))
 }
 
 func (g *gate) cost() string {
@@ -170,16 +156,12 @@ func (g *gate) timedOut(pending []job.Pending, lastErr error, start time.Time) e
 	part := g.key.Partition().String()
 	fmt.Fprintf(g.o.IO.ErrOut, "ibkey: timed out after %s waiting for partition %s (%s):\n", since(start), part, g.cost())
 	definite := false
-	hosts := map[string]bool{}
-	var hostNames []string
+	var hosts []string
 	for _, p := range pending {
 		fmt.Fprintf(g.o.IO.ErrOut, "  %s: %s\n", job.HostName(p.Host), p)
-		if p.Definite() {
-			definite = true
-		}
-		if !hosts[p.Host] {
-			hosts[p.Host] = true
-			hostNames = append(hostNames, job.HostName(p.Host))
+		definite = definite || p.Definite()
+		if !slices.Contains(hosts, job.HostName(p.Host)) {
+			hosts = append(hosts, job.HostName(p.Host))
 		}
 	}
 	if lastErr != nil {
@@ -189,7 +171,7 @@ func (g *gate) timedOut(pending []job.Pending, lastErr error, start time.Time) e
 		fmt.Fprintln(g.o.IO.ErrOut, "ibkey: nothing exported")
 	}
 	if definite {
-		fmt.Fprintf(g.o.IO.ErrOut, "ibkey: not ready: %s\n", strings.Join(hostNames, ", "))
+		fmt.Fprintf(g.o.IO.ErrOut, "ibkey: not ready: %s\n", strings.Join(hosts, ", "))
 		return exit(cmdutil.ExitNo)
 	}
 	return exit(cmdutil.ExitIncomplete)
@@ -210,36 +192,24 @@ func summary(ps []job.Pending) string {
 	return strings.Join(out, "; ")
 }
 
-// usedPorts are the ports some library uses, each once.
-func usedPorts(ws []*job.WantResult) []*job.Port {
-	var out []*job.Port
-	seen := map[*job.Port]bool{}
+// describePorts says what the gate waits on, the ports some library uses (or waits
+// for): "2 ports of 2 hosts".
+func describePorts(ws []*job.WantResult) string {
+	ports, hosts := map[*job.Port]bool{}, map[string]bool{}
 	for _, w := range ws {
 		for _, pw := range w.Ports {
-			if !seen[pw.Port] {
-				seen[pw.Port] = true
-				out = append(out, pw.Port)
-			}
+			ports[pw.Port], hosts[pw.Port.Host] = true, true
 		}
 		for _, p := range w.Idle {
-			if !seen[p] {
-				seen[p] = true
-				out = append(out, p)
-			}
+			ports[p], hosts[p.Host] = true, true
 		}
 	}
-	return out
-}
-
-// describePorts says what the gate waits on: "2 ports of 2 hosts".
-func describePorts(ports []*job.Port) string {
-	hosts := countHosts(ports)
 	s := fmt.Sprintf("%d ports", len(ports))
 	if len(ports) == 1 {
 		s = "1 port"
 	}
-	if hosts > 1 {
-		s += fmt.Sprintf(" of %d hosts", hosts)
+	if len(hosts) > 1 {
+		s += fmt.Sprintf(" of %d hosts", len(hosts))
 	}
 	return s
 }
