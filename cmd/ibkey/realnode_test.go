@@ -52,6 +52,8 @@ func TestDanglingDeviceEveryHostCommand(t *testing.T) {
 		{[]string{"watch", "pkeys", "--count", "1", "--interval", "10ms"}, 4, "", true},
 		{[]string{"job"}, 4, "nccl      local  mlx4_0/1  yes   0      0xffff  full    uses", true},
 		{[]string{"job", "-o", "json"}, 4, `"unread-device"`, true},
+		// The exporter exports what it read and the unreadable device as a series.
+		{[]string{"exporter", "--once"}, 4, `ibkey_device_unreadable{device="scif0",port="",reason=`, true},
 	}
 	for _, c := range cases {
 		args := append([]string{"--sysfs", danglingTree}, c.args...)
@@ -192,5 +194,19 @@ func TestGarbagePKeyFile(t *testing.T) {
 		if len(r.stderr) > 1000 || len(r.stdout) > 4000 || !quoted || strings.Contains(r.stderr, "\x1b") {
 			t.Errorf("ibkey %s: %d bytes of stderr:\n%.2000s", strings.Join(args, " "), len(r.stderr), r.stderr)
 		}
+	}
+}
+
+// TestDemoExporterMarked (issue 25 item 10): --demo exporter says its metrics are demo
+// data; a real (or saved) host's do not.
+func TestDemoExporterMarked(t *testing.T) {
+	if r := runIbkey(t, false, nil, "--demo", "exporter", "--once"); r.code != 0 || !strings.Contains(r.stdout, "\nibkey_demo_info 1\n") {
+		t.Errorf("--demo exporter --once: exit %d, no ibkey_demo_info 1:\n%s", r.code, r.stdout)
+	}
+	if r := runIbkey(t, false, nil, "--demo", "exporter", "--lid", "1-3", "--once"); r.code != 0 || !strings.Contains(r.stdout, "\nibkey_demo_info 1\n") {
+		t.Errorf("--demo exporter --lid --once (the demo fabric): exit %d, no ibkey_demo_info 1:\n%s", r.code, r.stdout)
+	}
+	if r := runIbkey(t, false, nil, "--sysfs", mlx5, "exporter", "--once"); strings.Contains(r.stdout, "ibkey_demo_info") {
+		t.Errorf("a saved host's metrics are marked as demo data:\n%s", r.stdout)
 	}
 }

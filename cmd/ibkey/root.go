@@ -66,7 +66,7 @@ func newExporterCmd(f *cmdutil.Factory) *cobra.Command {
 	var m *cmdutil.MADFlags
 	c := exporter.NewCmdExporter(exporter.Deps{
 		In: f.IOStreams.In, Out: f.IOStreams.Out, ErrOut: f.IOStreams.ErrOut,
-		Host: f.Host, Getenv: f.Getenv,
+		Host: f.Host, Getenv: f.Getenv, Demo: f.IsDemo,
 		OpenFabric: func(ctx context.Context) (*query.Fabric, error) { return m.Open(ctx) },
 	}, nil)
 	m = cmdutil.AddMADFlags(c, f)

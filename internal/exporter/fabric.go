@@ -392,21 +392,9 @@ func (c *FabricCollector) fromFabric(ctx context.Context, f *fabric.Fabric, tap 
 // sweepRecords are the ports `ibkey fabric pkeys` shows: end ports (CA ports, switch
 // port 0) and cabled switch ports.
 func sweepRecords(f *fabric.Fabric, qkeys map[check.PortID]uint16) []portRecord {
-	size := 0
+	var recs []portRecord
 	for _, n := range f.Nodes {
-		for _, p := range n.Ports {
-			if p.Peer != nil || n.IsEndPort(p) {
-				size++
-			}
-		}
-	}
-	recs := make([]portRecord, 0, size)
-	// GUIDs formatted once: a node's ports share its GUID, and a switch's ports their
-	// port GUID.
-	var lastPortGUID check.GUID
-	lastPortGUIDText := ""
-	for _, n := range f.Nodes {
-		nodeGUID := ""
+		nodeGUID := n.GUID.String()
 		var swLID uint16
 		if n.Type == check.NodeSwitch {
 			if p0 := n.Port(0); p0 != nil {
@@ -423,9 +411,6 @@ func sweepRecords(f *fabric.Fabric, qkeys map[check.PortID]uint16) []portRecord 
 				// PortCounters of every switch port go to the switch's LID (port 0's).
 				lid = swLID
 			}
-			if nodeGUID == "" {
-				nodeGUID = n.GUID.String()
-			}
 			r := portRecord{
 				id:       check.PortID{Node: n.GUID, Port: p.Num},
 				labels:   [4]string{nodeGUID, n.Description, strconv.Itoa(p.Num), strconv.Itoa(int(lid))},
@@ -434,10 +419,7 @@ func sweepRecords(f *fabric.Fabric, qkeys map[check.PortID]uint16) []portRecord 
 				pmaLID: lid,
 			}
 			if p.GUID != 0 {
-				if p.GUID != lastPortGUID || lastPortGUIDText == "" {
-					lastPortGUID, lastPortGUIDText = p.GUID, p.GUID.String()
-				}
-				r.portGUID = lastPortGUIDText
+				r.portGUID = p.GUID.String()
 			}
 			if lid == 0 {
 				r.noPMA = "no LID (PMA PortCounters are LID-routed; no subnet manager has assigned one yet)"
@@ -578,8 +560,7 @@ func knownRules(partitions bool) map[string]check.Severity {
 	return m
 }
 
-// fabricPairs are the label pairs of a snapshot's series, made once when it is built:
-// the families are built again each time they are encoded (family.emit), from these.
+// fabricPairs are the label pairs of a snapshot's series, made once when it is built.
 type fabricPairs struct {
 	lp labelPairs
 	// Per record (parallel to the records): its four port labels, node_type and
@@ -601,46 +582,12 @@ func newFabricPairs(recs []portRecord) *fabricPairs {
 	for k, fc := range fabricCounters {
 		fp.counter[k] = fp.lp.get("counter", fc.counter.Name)
 	}
-	var portNum []*dto.LabelPair // port=N by N
 	for i := range recs {
 		r := &recs[i]
-		pp := &fp.port[i]
-		if i > 0 && recs[i-1].labels[0] == r.labels[0] && recs[i-1].labels[1] == r.labels[1] {
-			// The records of a node follow one another: the same node_guid and node_name,
-			// and a switch's LID on every port.
-			pp[0], pp[1] = fp.port[i-1][0], fp.port[i-1][1]
-			if recs[i-1].labels[3] == r.labels[3] {
-				pp[3] = fp.port[i-1][3]
-			}
+		for j, name := range fabricPortLabels {
+			fp.port[i][j] = fp.lp.get(name, r.labels[j])
 		}
-		// A node's records follow one another (sweepRecords): its GUID, name and
-		// (a switch's) LID are not seen again once the next node's start, so they are
-		// not interned.
-		if pp[0] == nil {
-			pp[0], pp[1] = newPair(fabricPortLabels[0], r.labels[0]), newPair(fabricPortLabels[1], r.labels[1])
-		}
-		if pp[3] == nil {
-			pp[3] = newPair(fabricPortLabels[3], r.labels[3])
-		}
-		if n := r.id.Port; n >= 0 && n < 256 && strconv.Itoa(n) == r.labels[2] {
-			for len(portNum) <= n {
-				portNum = append(portNum, fp.lp.get(fabricPortLabels[2], strconv.Itoa(len(portNum))))
-			}
-			pp[2] = portNum[n]
-		} else {
-			pp[2] = fp.lp.get(fabricPortLabels[2], r.labels[2])
-		}
-		info := &fp.info[i]
-		if i > 0 && recs[i-1].nodeType == r.nodeType {
-			info[0] = fp.info[i-1][0]
-		} else {
-			info[0] = fp.lp.get("node_type", r.nodeType)
-		}
-		if i > 0 && recs[i-1].portGUID == r.portGUID {
-			info[1] = fp.info[i-1][1] // a switch's ports
-		} else {
-			info[1] = newPair("port_guid", r.portGUID)
-		}
+		fp.info[i] = [2]*dto.LabelPair{fp.lp.get("node_type", r.nodeType), fp.lp.get("port_guid", r.portGUID)}
 		if r.pkeys == nil {
 			fp.tableErr[i] = fp.lp.get("reason", r.tableErr)
 		}

@@ -46,8 +46,6 @@ type tappedPortInfo struct {
 	up    bool // PortState INIT or above: a link
 }
 
-var _ mad.Exchanger = (*portInfoTap)(nil)
-
 func newPortInfoTap(t mad.Transport) *portInfoTap {
 	return &portInfoTap{t: t, nodeAt: map[string]tappedNode{}}
 }

@@ -46,6 +46,7 @@ type HostCollector struct {
 	tablesAt time.Time
 	loaded   bool
 	loadErr  string
+	unread   []query.Unread // devices and ports the last read could not read
 	views    []*query.PortView
 	refs     []query.PortRef
 	sysfs    *query.SysfsCounters
@@ -102,6 +103,13 @@ func (c *HostCollector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	ch <- gauge(mHostUp, 1)
+	for _, u := range c.unread {
+		port := ""
+		if u.Port >= 0 {
+			port = strconv.Itoa(u.Port)
+		}
+		ch <- gauge(mDeviceUnreadable, 1, u.Device, port, u.Err.Error())
+	}
 	ch <- gauge(mTablesAge, now.Sub(c.tablesAt).Seconds())
 	collectSeries(ch, c.tables)
 	readings := make([]query.Reading, len(c.counters))
@@ -172,7 +180,13 @@ func stateErr(err error) string {
 func (c *HostCollector) refresh(now time.Time) {
 	c.loaded, c.tablesAt = true, now
 	views, err := c.opts.Host.Load(query.Selector{}, query.LoadOptions{Tables: true, Interfaces: true})
-	if err != nil {
+	var pe *query.PartialError
+	c.unread = nil
+	switch {
+	case errors.As(err, &pe):
+		// One unreadable device silences no other: its ports are left out and named.
+		c.unread = pe.Unread
+	case err != nil:
 		c.loadErr, c.views, c.refs, c.tables = err.Error(), nil, nil, nil
 		return
 	}

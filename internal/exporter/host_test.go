@@ -267,6 +267,28 @@ func TestHostNoDevices(t *testing.T) {
 	}
 }
 
+// TestHostDanglingDevice (issue 24 item 6): one dangling class/infiniband entry does
+// not silence the host: the readable device is exported, ibkey_host_up stays 1, and
+// the dangling one is ibkey_device_unreadable with the reason, never absent.
+func TestHostDanglingDevice(t *testing.T) {
+	c := newHostCollector(writeHost(t, fakesysfs.Dangling()), &fakeClock{time.Unix(0, 0)}, nil)
+	text := gatherText(t, c)
+	for _, want := range []string{
+		"ibkey_host_up 1",
+		`ibkey_device_info{device="mlx4_0",`,
+		`ibkey_pkey_entry_info{device="mlx4_0",index="1",key="0x0001",membership="full",pkey="0x8001",port="1"} 1`,
+		`ibkey_device_unreadable{device="scif0",port="",reason="`,
+		"which does not exist (a dangling link)",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("missing %q in:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "ibkey_host_read_error{") {
+		t.Errorf("a partial read is not a host read error:\n%s", text)
+	}
+}
+
 // TestHostPortWentAway: a port whose state cannot be read has its counters reported
 // unreadable with the reason, and the tables are read again next scrape.
 func TestHostPortWentAway(t *testing.T) {

@@ -66,6 +66,8 @@ var (
 		"1 when the host's RDMA devices were read, 0 when not (ibkey_host_read_error says why).")
 	mHostError = newMetric(ModeHost, "ibkey_host_read_error",
 		"Why the host's RDMA devices could not be read (value 1).", "reason")
+	mDeviceUnreadable = newMetric(ModeHost, "ibkey_device_unreadable",
+		"A device (port empty) or port of the host that could not be read (value 1), with the reason (a dangling class/infiniband entry, a file that cannot be read): its series are absent, the other devices' are exported.", "device", "port", "reason")
 	mTablesAge = newMetric(ModeHost, "ibkey_host_tables_age_seconds",
 		"Age of the P_Key tables and IPoIB interfaces shown (read again after --table-interval: each pkey file read is a device query).")
 	mDeviceInfo = newMetric(ModeHost, "ibkey_device_info",
@@ -158,10 +160,22 @@ var (
 		"Findings that name this port, by rule (value: how many).", withLabels(fabricPortLabels, "rule", "severity")...)
 )
 
+// mDemo marks demo data, in either mode (DemoCollector).
+var mDemo = newMetric("", "ibkey_demo_info",
+	"Present (value 1) when the metrics come from ibkey's embedded demo host and fabric (--demo), not from a real machine.")
+
+// DemoCollector writes ibkey_demo_info 1: with --demo every series is sample data.
+func DemoCollector() prometheus.Collector { return demoCollector{} }
+
+type demoCollector struct{}
+
+func (demoCollector) Describe(ch chan<- *prometheus.Desc) { ch <- mDemo.desc }
+func (demoCollector) Collect(ch chan<- prometheus.Metric) { ch <- gauge(mDemo, 1) }
+
 // Catalog lists every metric the exporter writes, host mode first.
 func Catalog() []*Metric {
 	return []*Metric{
-		mHostUp, mHostError, mTablesAge, mDeviceInfo, mPortInfo, mPortState, mPortStateError,
+		mDemo, mHostUp, mHostError, mDeviceUnreadable, mTablesAge, mDeviceInfo, mPortInfo, mPortState, mPortStateError,
 		mEntry, mTableSize, mTableValid, mTableUnreadable, mTableTrusted, mTableMissing,
 		mIPoIB, mIPoIBKey, mRcvConstraint, mXmitConstraint, mPKeyViolations, mQKeyViolations,
 		mSaturated, mUnreadable,

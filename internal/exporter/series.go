@@ -2,8 +2,6 @@ package exporter
 
 import (
 	"math"
-	"slices"
-	"sort"
 	"strings"
 	"unicode/utf8"
 
@@ -12,12 +10,9 @@ import (
 )
 
 // seriesSet builds the series that change only when the tables are read again or a
-// sweep completes, once, for every scrape to collect as they are (what node_exporter's
-// collectors do per scrape, done per sweep: a 2,000-node sweep is 75,000 series, and
-// making them as const metrics for each scrape took twice the scrape budget). Label
-// pairs are interned (a fabric port's four are shared by its dozen series) and every
-// family is kept in the order the registry sorts it into, which the registry's sort
-// then only confirms.
+// sweep completes, once (what node_exporter's collectors do per scrape, done per sweep:
+// a 2,000-node sweep is 75,000 series). Label pairs are interned: a fabric port's four
+// are shared by its dozen series.
 type seriesSet struct {
 	fams  map[*Metric][]series
 	pairs labelPairs
@@ -89,29 +84,10 @@ func (s *seriesSet) gauge(v float64) *dto.Gauge {
 	return &s.gauges[k]
 }
 
-// done returns the set's series, families in name order, each family sorted as the
-// registry sorts it (by label values, labels in name order).
+// done returns the set's series (the registry sorts them when it gathers).
 func (s *seriesSet) done() []series {
-	ms := make([]*Metric, 0, len(s.fams))
-	total := 0
-	for m, f := range s.fams {
-		ms = append(ms, m)
-		total += len(f)
-	}
-	sort.Slice(ms, func(i, j int) bool { return ms[i].Name < ms[j].Name })
-	out := make([]series, 0, total)
-	for _, m := range ms {
-		f := s.fams[m]
-		slices.SortFunc(f, func(a, b series) int {
-			for i, p := range a.labels {
-				if q := b.labels[i]; p != q {
-					if c := strings.Compare(p.GetValue(), q.GetValue()); c != 0 {
-						return c
-					}
-				}
-			}
-			return 0
-		})
+	var out []series
+	for _, f := range s.fams {
 		out = append(out, f...)
 	}
 	return out

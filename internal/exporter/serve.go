@@ -23,6 +23,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/exporter-toolkit/web"
 	"golang.org/x/sys/unix"
+	"golang.org/x/time/rate"
 )
 
 // DefaultListen is --listen's default: loopback only, so a host does not publish its
@@ -344,38 +345,30 @@ func (l *connLimit) track(h http.Handler) http.Handler {
 
 // errorLog writes the lines of a log.Logger (net/http's server errors: a failed TLS
 // handshake, plain HTTP sent to the TLS port; promhttp's) as structured records, at
-// most errorLines a minute; how many were left out is said with the next one logged.
+// most errorLines a minute (golang.org/x/time/rate); how many were left out is said
+// with the next one logged.
 type errorLog struct {
-	logger *slog.Logger
-	msg    string
-
-	mu         sync.Mutex
-	window     time.Time
-	n, dropped int
+	logger  *slog.Logger
+	msg     string
+	limit   *rate.Limiter
+	now     func() time.Time
+	dropped atomic.Int64
 }
 
 func newErrorLog(logger *slog.Logger, msg string) io.Writer {
-	return &errorLog{logger: logger, msg: msg}
+	return &errorLog{logger: logger, msg: msg, now: time.Now,
+		limit: rate.NewLimiter(rate.Every(time.Minute/errorLines), errorLines)}
 }
 
 func (l *errorLog) Write(p []byte) (int, error) {
-	now := time.Now()
-	l.mu.Lock()
-	if now.Sub(l.window) >= time.Minute {
-		l.window, l.n = now, 0
-	}
-	if l.n >= errorLines {
-		l.dropped++
-		l.mu.Unlock()
+	if !l.limit.AllowN(l.now(), 1) {
+		l.dropped.Add(1)
 		return len(p), nil
 	}
-	l.n++
 	attrs := []any{"err", strings.TrimSpace(string(p))}
-	if l.dropped > 0 {
-		attrs = append(attrs, "suppressed", l.dropped)
-		l.dropped = 0
+	if n := l.dropped.Swap(0); n > 0 {
+		attrs = append(attrs, "suppressed", n)
 	}
-	l.mu.Unlock()
 	l.logger.Warn(l.msg, attrs...)
 	return len(p), nil
 }

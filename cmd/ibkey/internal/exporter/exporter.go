@@ -37,6 +37,9 @@ type Deps struct {
 	// command closes it. nil: fabric mode and --portinfo are not available.
 	OpenFabric func(ctx context.Context) (*query.Fabric, error)
 	Getenv     func(string) string
+	// Demo reports whether --demo selected the embedded demo host and fabric: the
+	// metrics then say so (ibkey_demo_info).
+	Demo func() bool
 	// Ctx is cancelled to stop serving (main's signal context); nil: the command's
 	// (cobra's ExecuteContext).
 	Ctx context.Context
@@ -201,11 +204,22 @@ func Run(o *Options) error {
 func runHost(ctx context.Context, o *Options, logger *slog.Logger) error {
 	h := o.Host()
 	hopts := exporter.HostOptions{Host: h, TableMaxAge: o.TableInterval}
+	// A device that cannot be read is left out and named (ibkey_device_unreadable);
+	// --once then exits 4, as every host command does on a partial read.
+	var partial error
 	if _, err := h.Devices(""); err != nil {
-		if o.Once {
+		var pe *query.PartialError
+		switch {
+		case errors.As(err, &pe):
+			for _, l := range pe.Lines() {
+				fmt.Fprintf(o.ErrOut, "ibkey: not read: %s\n", l)
+			}
+			partial = cmdutil.Exit(cmdutil.ExitIncomplete)
+		case o.Once:
 			return err
+		default:
+			logger.Warn("no RDMA devices yet; serving ibkey_host_up 0 until there are", "err", err)
 		}
-		logger.Warn("no RDMA devices yet; serving ibkey_host_up 0 until there are", "err", err)
 	}
 	if o.PortInfo {
 		if o.OpenFabric == nil {
@@ -217,12 +231,19 @@ func runHost(ctx context.Context, o *Options, logger *slog.Logger) error {
 		}
 		defer fab.T.Close()
 		views, err := h.Load(query.Selector{}, query.LoadOptions{})
-		if err != nil {
+		var pe *query.PartialError
+		if err != nil && !errors.As(err, &pe) {
 			return err
 		}
 		hopts.Violations = query.LocalPortInfo(ctx, fab, views)
 	}
-	return output(ctx, o, logger, exporter.NewHostCollector(hopts), nil)
+	if err := output(ctx, o, logger, exporter.NewHostCollector(hopts), nil); err != nil {
+		return err
+	}
+	if o.Once {
+		return partial
+	}
+	return nil
 }
 
 func runFabric(ctx context.Context, o *Options, logger *slog.Logger) error {
@@ -268,7 +289,11 @@ func runFabric(ctx context.Context, o *Options, logger *slog.Logger) error {
 // output serves, writes or prints the collector's metrics. background, when set, runs
 // beside it until ctx ends (the fabric sweeps).
 func output(ctx context.Context, o *Options, logger *slog.Logger, c prometheus.Collector, background func(context.Context)) error {
-	reg, err := exporter.NewRegistry(c)
+	cs := []prometheus.Collector{c}
+	if o.Demo != nil && o.Demo() {
+		cs = append(cs, exporter.DemoCollector())
+	}
+	reg, err := exporter.NewRegistry(cs...)
 	if err != nil {
 		return err
 	}
@@ -387,7 +412,11 @@ Metrics:
 		if len(m.Labels) > 0 {
 			labels = "{" + strings.Join(m.Labels, ",") + "}"
 		}
-		fmt.Fprintf(&b, "  %s%s (%s)\n      %s\n", m.Name, labels, m.Mode, m.Help)
+		mode := string(m.Mode)
+		if mode == "" {
+			mode = "both modes"
+		}
+		fmt.Fprintf(&b, "  %s%s (%s)\n      %s\n", m.Name, labels, mode, m.Help)
 	}
 	b.WriteString(`
 Sample alert rules (drops rising, a saturated counter, an IPoIB interface without its
