@@ -42,18 +42,19 @@ func PortFromView(host string, v *query.PortView) *Port {
 
 // HostPorts reads every port of a host with its P_Key table; label names the host
 // ("" for the local host). With some devices unreadable it returns the ports of the
-// others and the *query.PartialError that names them.
-func HostPorts(h *query.Host, label string) ([]*Port, error) {
+// others and lines naming what was not read (query.PartialError).
+func HostPorts(h *query.Host, label string) (ports []*Port, unread []string, err error) {
 	views, err := h.Load(query.Selector{}, query.LoadOptions{Tables: true, Interfaces: true})
 	var partial *query.PartialError
-	if err != nil && !errors.As(err, &partial) {
-		return nil, err
+	if errors.As(err, &partial) {
+		unread = partial.Lines()
+	} else if err != nil {
+		return nil, nil, err
 	}
-	out := make([]*Port, len(views))
-	for i, v := range views {
-		out[i] = PortFromView(label, v)
+	for _, v := range views {
+		ports = append(ports, PortFromView(label, v))
 	}
-	return out, err
+	return ports, unread, nil
 }
 
 // PortFromFabric turns a port of a sweep into a job port of host, a name MatchHost

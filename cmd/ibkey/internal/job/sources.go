@@ -2,7 +2,6 @@ package job
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -30,25 +29,11 @@ type portSource struct {
 	read func(ctx context.Context) ([]*job.Port, error)
 	// mads counts the MADs asked of the transport (nil without one).
 	mads *atomic.Int64
-	// what says what one read touches, for the progress lines ("2 ports over MADs").
+	// close gives the transport back (nil without one).
 	close func()
 	// unread names the devices of the last read of a host that could not be read
 	// (a *query.PartialError): the ports read are the job's; the others are named.
 	unread []string
-}
-
-// unreadOf splits a host read's error: a *query.PartialError becomes the lines that
-// name what was not read (each after prefix), anything else stays an error.
-func unreadOf(err error, prefix string) ([]string, error) {
-	var pe *query.PartialError
-	if !errors.As(err, &pe) {
-		return nil, err
-	}
-	lines := pe.Lines()
-	for i := range lines {
-		lines[i] = prefix + lines[i]
-	}
-	return lines, nil
 }
 
 func (s *portSource) Close() {
@@ -87,8 +72,8 @@ func (o *Options) sources(ctx context.Context) (*portSource, error) {
 			src.labels = append(src.labels, h.Label)
 		}
 		src.read = func(context.Context) ([]*job.Port, error) {
-			ps, err := job.HostPorts(h, "")
-			src.unread, err = unreadOf(err, "")
+			ps, unread, err := job.HostPorts(h, "")
+			src.unread = unread
 			return ps, err
 		}
 		return src, nil
@@ -106,12 +91,14 @@ func (o *Options) sources(ctx context.Context) (*portSource, error) {
 		var out []*job.Port
 		var unread []string
 		for _, t := range trees {
-			ps, err := job.HostPorts(&query.Host{Sys: ibverbs.Open(t.dir)}, t.name)
-			u, err := unreadOf(err, "--host "+t.name+": ")
+			ps, u, err := job.HostPorts(&query.Host{Sys: ibverbs.Open(t.dir)}, t.name)
 			if err != nil {
 				return nil, fmt.Errorf("--host %s: %w", t.name, err)
 			}
-			out, unread = append(out, ps...), append(unread, u...)
+			for _, l := range u {
+				unread = append(unread, "--host "+t.name+": "+l)
+			}
+			out = append(out, ps...)
 		}
 		src.unread = unread
 		return out, nil
