@@ -58,6 +58,8 @@ type portReport struct {
 	Membership string      `json:"membership,omitempty"`
 	Setting    string      `json:"setting,omitempty"`
 	Problem    string      `json:"problem,omitempty"`
+	// key is the entry's P_Key that PKey shows (0 when none).
+	key check.PKey
 }
 
 type reachEntry struct {
@@ -80,7 +82,7 @@ func pickFields(pr *portReport, pk job.Pick) {
 		pr.Index = &i
 	}
 	if pk.Outcome == job.Uses || pk.Outcome == job.EmptyEntry {
-		pr.PKey = pk.PKey.String()
+		pr.PKey, pr.key = pk.PKey.String(), pk.PKey
 		if pk.PKey.Valid() {
 			pr.Membership = pk.PKey.Membership().String()
 		}
@@ -144,11 +146,8 @@ func (r *report) addReach(f *fabric.Fabric) {
 	seen := map[string]bool{}
 	for _, l := range r.Libraries {
 		for _, p := range l.Ports {
-			if p.PKey == "" {
-				continue
-			}
-			k, err := check.ParsePKey(p.PKey)
-			if err != nil || !k.Valid() || seen[k.Partition().String()] {
+			k := p.key
+			if !k.Valid() || seen[k.Partition().String()] {
 				continue
 			}
 			seen[k.Partition().String()] = true
@@ -217,13 +216,9 @@ func (r *report) render(w io.Writer, f cmdutil.Format) error {
 			if p.Index != nil {
 				idx = strconv.Itoa(*p.Index)
 			}
-			out := ""
+			out, second := "", "no"
 			if p.Used {
-				out = p.Outcome.String()
-			}
-			second := "no"
-			if p.Used {
-				second = "yes"
+				out, second = p.Outcome.String(), "yes"
 			}
 			if r.Mode == "want" {
 				second = p.Setting
