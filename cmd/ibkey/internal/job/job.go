@@ -205,11 +205,8 @@ func (o *Options) inputs() (in job.Inputs, from string, lookalikes []string, err
 		sources = append(sources, "--perftest")
 	}
 	switch len(sources) {
-	case 0:
-		from = "none given: every library's defaults"
-		if o.EnvFile == "" && len(o.Assign) == 0 {
-			from = "the environment: none set, every library's defaults"
-		}
+	case 0: // an --env FILE or an argument is a source even when it sets nothing
+		from = "the environment: none set, every library's defaults"
 	case 1:
 		from = sources[0]
 	default:
