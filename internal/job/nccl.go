@@ -65,8 +65,8 @@ var NCCL = Library{
 
 // ncclIndex is the index NCCL puts in its QPs, and how it came about.
 func ncclIndex(env Env) (int, string) {
-	v, ok := env["NCCL_IB_PKEY"]
-	if !ok || v == "" {
+	v := env["NCCL_IB_PKEY"]
+	if v == "" {
 		return 0, "NCCL_IB_PKEY unset: index 0"
 	}
 	n := parseC(v, 0)
