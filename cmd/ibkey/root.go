@@ -11,7 +11,7 @@ import (
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/devices"
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/exporter"
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/fabric"
-	jobcmd "github.com/ibkey/ibkey/cmd/ibkey/internal/job"
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/job"
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/partitions"
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/pkeys"
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/sm"
@@ -48,7 +48,7 @@ Without hardware, --demo shows every command on an embedded demo host.
 		decode.NewCmdDecode(f),
 		cantalk.NewCmdCanTalk(f, nil),
 		watch.NewCmdWatch(f),
-		newJobCmd(f),
+		job.NewCmdJob(f, nil),
 		newExporterCmd(f),
 		partitions.NewCmdPartitions(f),
 		fabric.NewCmdFabric(f),
@@ -60,19 +60,6 @@ Without hardware, --demo shows every command on an embedded demo host.
 	// The counters screen needs a terminal: -o table on a pipe is refused, not ignored.
 	cmdutil.MarkTableNeedsTerminal(root, "watch", "counters")
 	return root
-}
-
-// newJobCmd is `ibkey job` with its dependencies from the factory and its MAD flags.
-func newJobCmd(f *cmdutil.Factory) *cobra.Command {
-	var m *cmdutil.MADFlags
-	c := jobcmd.NewCmdJob(jobcmd.Deps{
-		Out: cmdutil.OutWriter(f.IOStreams), ErrOut: f.IOStreams.ErrOut, Notices: f.Notices,
-		Host: f.Host, Getenv: f.Getenv, Environ: f.Environ, Format: f.Format,
-		Fabric: func(ctx context.Context) (*query.Fabric, error) { return m.Open(ctx) },
-		Exit:   cmdutil.Exit,
-	}, nil)
-	m = cmdutil.AddMADFlags(c, f)
-	return c
 }
 
 // newExporterCmd is `ibkey exporter` with its dependencies from the factory and its MAD

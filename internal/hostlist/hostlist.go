@@ -209,13 +209,14 @@ func parseSpan(piece string) (span, error) {
 		return bad("empty")
 	}
 	lo, hi, isRange := strings.Cut(piece, "-")
-	a, ok := digits(lo)
-	if !ok {
+	// strconv.ParseUint in base 10 takes decimal digits only: no sign, no space.
+	a, err := strconv.ParseUint(lo, 10, 64)
+	if err != nil {
 		return bad(fmt.Sprintf("%q is not a number", lo))
 	}
 	b := a
 	if isRange {
-		if b, ok = digits(hi); !ok {
+		if b, err = strconv.ParseUint(hi, 10, 64); err != nil {
 			return bad(fmt.Sprintf("%q is not a number", hi))
 		}
 		if a > b {
@@ -226,18 +227,4 @@ func parseSpan(piece string) (span, error) {
 		return bad(fmt.Sprintf("more than %d hosts", MaxHosts))
 	}
 	return span{lo: a, hi: b, width: len(lo)}, nil
-}
-
-// digits reads a non-empty run of decimal digits that fits an unsigned long.
-func digits(s string) (uint64, bool) {
-	if s == "" {
-		return 0, false
-	}
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return 0, false
-		}
-	}
-	n, err := strconv.ParseUint(s, 10, 64)
-	return n, err == nil
 }

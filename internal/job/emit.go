@@ -2,7 +2,7 @@ package job
 
 import (
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/ibkey/ibkey/internal/check"
@@ -124,36 +124,29 @@ func ipoibInterface(ws []*WantResult, key check.PKey, ports []*Port) (string, []
 	if len(unread) > 0 {
 		return "", []string{fmt.Sprintf("%s not set: IPoIB interfaces are not visible over MADs (%s); rdma_cm users need the interface of partition %s on each host", IPoIBVar, strings.Join(unread, ", "), part)}
 	}
-	var warn []string
-	names := map[string]bool{}
+	var warn, names []string
 	missing := false
 	for _, h := range hosts {
 		ifs := byHost[h]
 		if len(ifs) == 0 {
 			missing = true
-			warn = append(warn, fmt.Sprintf("%s has no IPoIB interface of partition %s: rdma_cm users (which take the partition from the interface whose address they use) cannot use it there", hostName(h), part))
+			warn = append(warn, fmt.Sprintf("%s has no IPoIB interface of partition %s: rdma_cm users (which take the partition from the interface whose address they use) cannot use it there", HostName(h), part))
 			continue
 		}
-		sort.Slice(ifs, func(i, j int) bool { return ifs[i].Name < ifs[j].Name })
-		nif := ifs[0]
-		names[nif.Name] = true
+		nif := slices.MinFunc(ifs, func(a, b Interface) int { return strings.Compare(a.Name, b.Name) })
+		if !slices.Contains(names, nif.Name) {
+			names = append(names, nif.Name)
+		}
 		if nif.OperState != "" && nif.OperState != "up" {
-			warn = append(warn, fmt.Sprintf("%s: IPoIB interface %s of partition %s is %s", hostName(h), nif.Name, part, nif.OperState))
+			warn = append(warn, fmt.Sprintf("%s: IPoIB interface %s of partition %s is %s", HostName(h), nif.Name, part, nif.OperState))
 		}
 	}
-	if missing || len(names) != 1 {
-		if len(names) > 1 {
-			var ns []string
-			for n := range names {
-				ns = append(ns, n)
-			}
-			sort.Strings(ns)
-			warn = append(warn, fmt.Sprintf("%s not set: the hosts' IPoIB interfaces of partition %s have different names (%s)", IPoIBVar, part, strings.Join(ns, ", ")))
-		}
-		return "", warn
+	switch {
+	case len(names) > 1:
+		slices.Sort(names)
+		warn = append(warn, fmt.Sprintf("%s not set: the hosts' IPoIB interfaces of partition %s have different names (%s)", IPoIBVar, part, strings.Join(names, ", ")))
+	case len(names) == 1 && !missing:
+		return names[0], warn
 	}
-	for n := range names {
-		return n, nil
-	}
-	return "", nil
+	return "", warn
 }

@@ -21,12 +21,6 @@ import (
 // libraries read matter; others are kept and ignored.
 type Env map[string]string
 
-// Lookup returns the value and whether the variable is set (set to "" counts as set).
-func (e Env) Lookup(name string) (string, bool) {
-	v, ok := e[name]
-	return v, ok
-}
-
 // Names returns the variable names in order.
 func (e Env) Names() []string {
 	out := make([]string, 0, len(e))

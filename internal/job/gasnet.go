@@ -25,15 +25,15 @@ var GASNet = Library{
 	ID: "gasnet", Name: "GASNet (ibv)", Kind: ByValue,
 	Vars:   []string{"GASNET_IBV_PKEY", "GASNET_IBV_PORTS"},
 	Source: "BerkeleyLab/gasnet ibv-conduit/gasnet_core.c get_pkey and gasnetc_probe_ports, ibv-conduit/README",
-	configure: func(in Inputs) *setup {
+	configure: func(in Inputs, s *setup) {
 		env := in.Env
-		s := &setup{}
-		key := -1
-		v, set := env.Lookup("GASNET_IBV_PKEY")
+		key := check.PartitionKey(0) // unset
+		v, set := env["GASNET_IBV_PKEY"]
 		if set {
-			n, ok := gasnetInt(v)
+			// Decimal or 0x hexadecimal.
+			n, err := strconv.ParseInt(strings.TrimSpace(v), 0, 64)
 			switch {
-			case !ok:
+			case err != nil:
 				s.Reject = fmt.Sprintf("GASNet rejects GASNET_IBV_PKEY=%s: not an integer", v)
 			case n == -1:
 			default:
@@ -41,56 +41,37 @@ var GASNet = Library{
 				if n > 0x7fff || n < 2 {
 					s.Reject = fmt.Sprintf("GASNet: \"Invalid GASNET_IBV_PKEY '%s'\" (after removing the membership bit the key must be 0x0002-0x7fff)", v)
 				}
-				key = int(n)
+				key = check.PartitionKey(n)
 			}
 		}
-		if key < 0 {
+		if key == 0 {
 			s.Setting = "GASNET_IBV_PKEY unset: index 0"
 		} else {
-			s.Setting = fmt.Sprintf("GASNET_IBV_PKEY=%s: the first entry of partition %s, whatever its membership", v, check.PartitionKey(key))
+			s.Setting = fmt.Sprintf("GASNET_IBV_PKEY=%s: the first entry of partition %s, whatever its membership", v, key)
 		}
 		s.Assumptions = append(s.Assumptions, "GASNet: GASNET_IBV_PKEY is read as decimal or 0x hex; devices in name order; one HCA (the default build, without --enable-ibv-multirail)")
-		ports, hasPorts := env.Lookup("GASNET_IBV_PORTS")
+		ports, hasPorts := env["GASNET_IBV_PORTS"]
 		filter, perr := parseGASNetPorts(ports)
 		if perr != "" {
 			s.Unchecked = append(s.Unchecked, fmt.Sprintf("GASNET_IBV_PORTS=%s: %s", ports, perr))
 		}
-		s.selectPorts = func(host []*Port) []Selected { return gasnetSelect(host, filter, hasPorts) }
+		s.selectPorts = func(host []*Port) []PortResult { return gasnetSelect(host, filter, hasPorts) }
 		s.pick = func(p *Port) Pick { return gasnetPick(key, p) }
-		s.want = func(k check.PKey, p *Port) Want {
-			if k.Partition() < 2 {
-				return Want{Problem: fmt.Sprintf("GASNet refuses partition %s: GASNET_IBV_PKEY must be 0x0002-0x7fff", k.Partition().String())}
-			}
-			return wantValue(k, p, "GASNET_IBV_PKEY", k.Partition().String(), func(e Env) Pick {
-				n, _ := gasnetInt(e["GASNET_IBV_PKEY"])
-				return gasnetPick(int(n&^0x8000), p)
-			})
+	},
+	want: func(key check.PKey, p *Port) Want {
+		if key.Partition() < 2 {
+			return Want{Problem: fmt.Sprintf("GASNet refuses partition %s: GASNET_IBV_PKEY must be 0x0002-0x7fff", key.Partition().String())}
 		}
-		return s
+		return wantValue(key, p, "GASNET_IBV_PKEY", gasnetPick)
 	},
 }
 
-// gasnetInt reads decimal or 0x hexadecimal.
-func gasnetInt(v string) (int64, bool) {
-	t := strings.TrimSpace(v)
-	n, err := strconv.ParseInt(t, 0, 64)
-	return n, err == nil
-}
-
-func gasnetPick(key int, p *Port) Pick {
-	if p.Table == nil {
-		return Pick{Outcome: NotChecked, Index: -1, Problem: p.NoTable}
+func gasnetPick(key check.PartitionKey, p *Port) Pick {
+	pk := pickFirst(p, key, 0, "GASNet's default", Pick{Outcome: Fails, Index: -1, Problem: fmt.Sprintf("GASNet: \"Failed to locate index of requested pkey %s\" on %s", key, p.Label())})
+	if key != 0 && p.Table != nil && pk.Outcome == NotChecked { // an entry before the match was not read
+		pk.Problem += " (GASNet stops with a fatal error when it cannot query an entry)"
 	}
-	if key < 0 {
-		return usesIndex(p, 0, "GASNet's default")
-	}
-	if pk, ok := findByKey(p, check.PartitionKey(key)); ok {
-		if pk.Outcome == NotChecked {
-			pk.Problem += " (GASNet stops with a fatal error when it cannot query an entry)"
-		}
-		return pk
-	}
-	return Pick{Outcome: Fails, Index: -1, Problem: fmt.Sprintf("GASNet: \"Failed to locate index of requested pkey %s\" on %s", check.PartitionKey(key), p.Label())}
+	return pk
 }
 
 type gasnetPortSpec struct {
@@ -124,12 +105,12 @@ func parseGASNetPorts(s string) ([]gasnetPortSpec, string) {
 	return out, ""
 }
 
-func gasnetSelect(host []*Port, filter []gasnetPortSpec, hasFilter bool) []Selected {
-	out := make([]Selected, 0, len(host))
+func gasnetSelect(host []*Port, filter []gasnetPortSpec, hasFilter bool) []PortResult {
+	out := make([]PortResult, 0, len(host))
 	hcaUsed := ""
 	taken := map[string]bool{}
 	for _, p := range host {
-		s := Selected{Port: p}
+		s := PortResult{Port: p}
 		listed, explicit := !hasFilter, false
 		for _, f := range filter {
 			if f.hca != p.Device {

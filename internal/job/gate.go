@@ -2,7 +2,8 @@ package job
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/ibkey/ibkey/internal/check"
@@ -133,20 +134,17 @@ func Gate(ws []*WantResult, key check.PKey, oneIndex bool) []Pending {
 			}
 			// The index most ports have (the lowest on a tie) is the one the others
 			// are measured against.
-			common := -1
-			for i, ps := range idx {
-				if common < 0 || len(ps) > len(idx[common]) || (len(ps) == len(idx[common]) && i < common) {
+			indexes := slices.Sorted(maps.Keys(idx))
+			common := indexes[0]
+			for _, i := range indexes {
+				if len(idx[i]) > len(idx[common]) {
 					common = i
 				}
 			}
-			var others []int
-			for i := range idx {
-				if i != common {
-					others = append(others, i)
+			for _, i := range indexes {
+				if i == common {
+					continue
 				}
-			}
-			sort.Ints(others)
-			for _, i := range others {
 				for _, p := range idx[i] {
 					add(p, PendingIndex, fmt.Sprintf("holds partition %s at index %d, the job's other hosts at index %d (%s): %s takes one index for every host", part, i, common, labels(idx[common]), w.Library.Name))
 				}

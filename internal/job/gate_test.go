@@ -68,6 +68,19 @@ func TestGate(t *testing.T) {
 			}
 		})
 	}
+	// An InfiniBand port whose table was not read: not checked (not a "no"), and the
+	// gate waits for it.
+	noTable := ibPort("e")
+	noTable.Table, noTable.NoTable = nil, "P_Key table not read"
+	for _, l := range []string{"nccl", "ucx", "gasnet"} {
+		ws := WantPartition(libsByID(l), Inputs{Env: Env{}}, key, []*Port{ibPort("a", 0xffff, 0x8042), noTable})
+		if ws[0].Verdict != Incomplete || len(ws[0].Findings) != 0 {
+			t.Errorf("%s, a table not read: verdict %s, findings %q", l, ws[0].Verdict, ws[0].Findings)
+		}
+		if ps := Gate(ws, key, false); len(ps) != 1 || ps[0].Kind != PendingUnread {
+			t.Errorf("%s, a table not read: pending %v", l, ps)
+		}
+	}
 	// A local host whose only InfiniBand port is not ACTIVE yet: the libraries use
 	// none of its ports, and the gate waits for it to come up.
 	init := ibPort("", 0xffff)
@@ -105,6 +118,15 @@ func TestEnvExports(t *testing.T) {
 	ex = EnvExports(ws, key, []*Port{a, b})
 	if len(ex.Problems) != 1 || !strings.Contains(ex.Problems[0], "UCX: no setting puts it in partition 0x0042") {
 		t.Errorf("missing key: %+v", ex)
+	}
+	// The interface of the partition is down on a host: still the interface to
+	// use, said with a warning.
+	d := ibPort("d", 0xffff, 0x8001, 0x8042)
+	d.Interfaces = []Interface{{Name: "ib0.8042", PKey: 0x8042, Index: 2, OperState: "down"}}
+	ws = WantPartition(libsByID("ucx"), Inputs{Env: Env{}}, key, []*Port{a, d})
+	ex = EnvExports(ws, key, []*Port{a, d})
+	if len(ex.Vars) != 2 || ex.Vars[1].Value != "ib0.8042" || len(ex.Warnings) != 1 || ex.Warnings[0] != "d: IPoIB interface ib0.8042 of partition 0x0042 is down" {
+		t.Errorf("interface down: %+v", ex)
 	}
 	// Different interface names on two hosts: not set, said why.
 	c := ibPort("c", 0xffff, 0x8001, 0x8042)

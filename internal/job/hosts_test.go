@@ -24,9 +24,9 @@ func fixtureHost(t *testing.T, name string, guid uint64, table []string, unreada
 	if err := fakesysfs.Write(dir, h); err != nil {
 		t.Fatal(err)
 	}
-	ports, err := job.HostPorts(&query.Host{Sys: ibverbs.Open(dir)}, name)
-	if err != nil {
-		t.Fatal(err)
+	ports, unread, err := job.HostPorts(&query.Host{Sys: ibverbs.Open(dir)}, name)
+	if err != nil || unread != nil {
+		t.Fatal(err, unread)
 	}
 	return ports
 }
@@ -145,9 +145,9 @@ func TestHostsUnreadable(t *testing.T) {
 // The committed mlx5 fixture: NCCL uses every ACTIVE port (IB and RoCE); index 3 is a
 // hole on mlx5_0/1 and unreadable on mlx5_1/1: the hole decides (a definite no).
 func TestMLX5Fixture(t *testing.T) {
-	ports, err := job.HostPorts(&query.Host{Sys: ibverbs.Open("../../testdata/sysfs/mlx5")}, "")
-	if err != nil {
-		t.Fatal(err)
+	ports, unread, err := job.HostPorts(&query.Host{Sys: ibverbs.Open("../../testdata/sysfs/mlx5")}, "")
+	if err != nil || unread != nil {
+		t.Fatal(err, unread)
 	}
 	r := job.Resolve([]*job.Library{lib(t, "nccl")}, inputs("NCCL_IB_PKEY=3"), ports)[0]
 	if r.Verdict != job.DoesNotWork {

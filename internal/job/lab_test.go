@@ -51,7 +51,7 @@ func labPorts(t *testing.T, f *fabric.Fabric) []*job.Port {
 		if len(ns) != 1 || ns[0].Port(1) == nil {
 			t.Fatalf("%s port 1 not in the sweep", name)
 		}
-		out = append(out, job.PortFromFabric(f, ns[0], ns[0].Port(1)))
+		out = append(out, job.PortFromFabric(f, ns[0], ns[0].Port(1), ""))
 	}
 	return out
 }

@@ -37,7 +37,10 @@ type Library struct {
 	// Source cites where the rules below come from.
 	Source string
 
-	configure func(in Inputs) *setup
+	configure func(in Inputs, s *setup)
+	// want is the setting that puts the library's QPs on p in partition key (the
+	// library's own lookup run with it), whatever else the job sets.
+	want func(key check.PKey, p *Port) Want
 }
 
 // Inputs are a job's settings: its environment and, for perftest, its command line.
@@ -63,16 +66,9 @@ type setup struct {
 	// resolved and Inactive says which applies instead.
 	Inactive string
 
-	selectPorts func(host []*Port) []Selected
+	// selectPorts says which ports of a host the library uses, and why (Pick unset).
+	selectPorts func(host []*Port) []PortResult
 	pick        func(p *Port) Pick
-	want        func(key check.PKey, p *Port) Want
-}
-
-// Selected says whether a library uses a port of a host, and why.
-type Selected struct {
-	Port *Port
-	Used bool
-	Why  string
 }
 
 // Want is the setting that puts a library's QPs on a port in one partition.
@@ -106,7 +102,8 @@ const (
 // rejects is described by the rejection alone: what it would have meant is never
 // shown as if it applied ("partition 0x0000").
 func (l *Library) setup(in Inputs) *setup {
-	s := l.configure(in)
+	s := &setup{}
+	l.configure(in, s)
 	if s.Reject != "" {
 		s.Setting = s.Reject
 	}
@@ -152,10 +149,10 @@ func (l *Library) Mentioned(in Inputs) bool {
 
 // defaultSelect uses every ACTIVE port of the host whose link layer the library runs
 // on; ports read from a sweep are used as given.
-func selectActive(host []*Port, allowEthernet bool, filter func(p *Port) (bool, string)) []Selected {
-	out := make([]Selected, 0, len(host))
+func selectActive(host []*Port, allowEthernet bool, filter func(p *Port) (bool, string)) []PortResult {
+	out := make([]PortResult, 0, len(host))
 	for _, p := range host {
-		s := Selected{Port: p}
+		s := PortResult{Port: p}
 		switch {
 		case p.Fabric && !p.DeviceKnown:
 			s.Used, s.Why = true, "given (device filters do not apply to a port read over the fabric)"
@@ -182,15 +179,22 @@ func selectActive(host []*Port, allowEthernet bool, filter func(p *Port) (bool, 
 // partitions do not apply to it, whatever a library does there.
 func noPKeys(p *Port) bool { return p.Table == nil && !p.Fabric && p.LinkLayer != "InfiniBand" }
 
-// findByKey is the lookup GASNet, MVAPICH2 and Open MPI's openib BTL share: the first
-// index, in table order, whose 15-bit key equals key, whatever its membership. An
-// unreadable entry before the match leaves the answer open.
-func findByKey(p *Port, key check.PartitionKey) (Pick, bool) {
+// pickFirst is the lookup GASNet, MVAPICH2 and Open MPI's openib BTL share: key 0
+// (unset) uses index unset (who names it); otherwise the first index, in table
+// order, whose 15-bit key equals key, whatever its membership (an unreadable entry
+// before the match leaves the answer open), and without one, miss.
+func pickFirst(p *Port, key check.PartitionKey, unset int, who string, miss Pick) Pick {
+	if p.Table == nil {
+		return Pick{Outcome: NotChecked, Index: -1, Problem: p.NoTable}
+	}
+	if key == 0 {
+		return usesIndex(p, unset, who)
+	}
 	for _, e := range p.Table {
 		if !e.Readable {
-			return Pick{Outcome: NotChecked, Index: -1, Problem: fmt.Sprintf("entry %d of %s could not be read: it may hold partition %s", e.Index, p.Label(), key)}, true
+			return Pick{Outcome: NotChecked, Index: -1, Problem: fmt.Sprintf("entry %d of %s could not be read: it may hold partition %s", e.Index, p.Label(), key)}
 		}
-		if e.PKey.Partition() == key && key != 0 {
+		if e.PKey.Partition() == key {
 			pk := Pick{Outcome: Uses, Index: e.Index, PKey: e.PKey}
 			if !e.PKey.IsFull() {
 				for _, f := range p.Table[e.Index+1:] {
@@ -200,22 +204,23 @@ func findByKey(p *Port, key check.PartitionKey) (Pick, bool) {
 					}
 				}
 			}
-			return pk, true
+			return pk
 		}
 	}
-	return Pick{}, false
+	return miss
 }
 
 // wantIndex is the inverse for libraries set by index: the entry a QP should use for
-// key (check.FindPKeyIndex: a full member preferred, then the lowest index).
-func wantIndex(key check.PKey, p *Port, name string, pick func(Env) Pick) Want {
+// key (check.FindPKeyIndex: a full member preferred, then the lowest index), checked
+// with the library's pick for that index.
+func wantIndex(key check.PKey, p *Port, name string, pick func(idx int, p *Port) Pick) Want {
 	if p.Table == nil {
 		return Want{Problem: p.NoTable, Gap: unreadGap(p)}
 	}
 	if p.Ethernet() {
 		// RoCE: P_Keys do not apply; the one entry is index 0 and any other index
 		// fails there.
-		w := Want{Setting: name + "=0", Pick: pick(Env{name: "0"})}
+		w := Want{Setting: name + "=0", Pick: pick(0, p)}
 		w.Pick.Notes = append(w.Pick.Notes, "RoCE port: P_Keys do not apply, but the index must exist: its table has the one entry 0 (exclude the port from the library's devices to use another index elsewhere)")
 		return w
 	}
@@ -223,15 +228,14 @@ func wantIndex(key check.PKey, p *Port, name string, pick func(Env) Pick) Want {
 	if !ok {
 		return Want{Problem: missingKey(key, p), Gap: missingGap(p)}
 	}
-	env := Env{name: strconv.Itoa(idx)}
-	return Want{Setting: name + "=" + strconv.Itoa(idx), Pick: pick(env)}
+	return Want{Setting: name + "=" + strconv.Itoa(idx), Pick: pick(idx, p)}
 }
 
-// wantValue is the inverse for libraries set by value: the value, checked by running
-// the library's own lookup with it.
-func wantValue(key check.PKey, p *Port, name, value string, pick func(Env) Pick) Want {
+// wantValue is the inverse for libraries set by value: the 15-bit key, checked by
+// running the library's own lookup with it.
+func wantValue(key check.PKey, p *Port, name string, pick func(key check.PartitionKey, p *Port) Pick) Want {
 	if p.Ethernet() {
-		w := Want{Pick: pick(Env{name: value})}
+		w := Want{Pick: pick(key.Partition(), p)}
 		w.Pick.Notes = append(w.Pick.Notes, "RoCE port: the setting does not apply")
 		return w
 	}
@@ -241,7 +245,7 @@ func wantValue(key check.PKey, p *Port, name, value string, pick func(Env) Pick)
 	if _, _, ok := check.FindPKeyIndex(p.Table, key); !ok && !hasUnreadable(p) {
 		return Want{Problem: missingKey(key, p), Gap: GapMissing}
 	}
-	w := Want{Setting: name + "=" + value, Pick: pick(Env{name: value})}
+	w := Want{Setting: name + "=" + key.Partition().String(), Pick: pick(key.Partition(), p)}
 	if w.Pick.Outcome != Uses {
 		w.Problem = w.Pick.Problem
 		if w.Pick.Outcome == NotChecked {

@@ -2,6 +2,7 @@ package job
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -23,11 +24,10 @@ var MVAPICH2 = Library{
 	ID: "mvapich2", Name: "MVAPICH2", Kind: ByValue,
 	Vars:   []string{"MV2_DEFAULT_PKEY", "MV2_DEFAULT_PKEY_IX", "MV2_IBA_HCA", "MV2_DEFAULT_PORT"},
 	Source: "MVAPICH2 src/mpid/ch3/channels/mrail/src/gen2/ibv_param.c (MV2_DEFAULT_PKEY, MV2_DEFAULT_PKEY_IX), rdma_iba_priv.c set_pkey_index/get_pkey_index, ibv_param.h PKEY_MASK",
-	configure: func(in Inputs) *setup {
+	configure: func(in Inputs, s *setup) {
 		env := in.Env
-		s := &setup{}
 		key := check.PartitionKey(0)
-		if v, ok := env.Lookup("MV2_DEFAULT_PKEY"); ok {
+		if v, ok := env["MV2_DEFAULT_PKEY"]; ok {
 			key = check.PKey(parseC(v, 0).Value).Partition()
 			if key == 0 {
 				s.Setting = fmt.Sprintf("MV2_DEFAULT_PKEY=%s reads as key 0, which means unset: ", v)
@@ -37,7 +37,7 @@ var MVAPICH2 = Library{
 		}
 		ix := 0
 		if key == 0 {
-			if v, ok := env.Lookup("MV2_DEFAULT_PKEY_IX"); ok {
+			if v, ok := env["MV2_DEFAULT_PKEY_IX"]; ok {
 				ix = int(uint16(parseC(v, 10).Value))
 				s.Setting += fmt.Sprintf("MV2_DEFAULT_PKEY_IX=%s: index %d", v, ix)
 				s.Assumptions = append(s.Assumptions, "MVAPICH2: MV2_DEFAULT_PKEY_IX is read (older MVAPICH2 releases); newer ones use index 0 without MV2_DEFAULT_PKEY")
@@ -48,13 +48,13 @@ var MVAPICH2 = Library{
 				}
 			}
 		}
-		hcas, hasHCA := env.Lookup("MV2_IBA_HCA")
-		port, hasPort := env.Lookup("MV2_DEFAULT_PORT")
+		hcas, hasHCA := env["MV2_IBA_HCA"]
+		port, hasPort := env["MV2_DEFAULT_PORT"]
 		portNum := int(parseC(port, 10).Value)
 		s.Assumptions = append(s.Assumptions, "MVAPICH2: without MV2_IBA_HCA every ACTIVE InfiniBand port may be used (MVAPICH2 picks by topology); all are checked")
-		s.selectPorts = func(host []*Port) []Selected {
+		s.selectPorts = func(host []*Port) []PortResult {
 			return selectActive(host, false, func(p *Port) (bool, string) {
-				if hasHCA && !containsField(hcas, ":", p.Device) {
+				if hasHCA && !slices.Contains(strings.Split(hcas, ":"), p.Device) {
 					return false, "not in MV2_IBA_HCA=" + hcas
 				}
 				if hasPort && portNum > 0 && portNum != p.Num {
@@ -64,35 +64,14 @@ var MVAPICH2 = Library{
 			})
 		}
 		s.pick = func(p *Port) Pick { return mv2Pick(key, ix, p) }
-		s.want = func(k check.PKey, p *Port) Want {
-			return wantValue(k, p, "MV2_DEFAULT_PKEY", k.Partition().String(), func(e Env) Pick {
-				return mv2Pick(check.PKey(parseC(e["MV2_DEFAULT_PKEY"], 0).Value).Partition(), 0, p)
-			})
-		}
-		return s
+	},
+	want: func(key check.PKey, p *Port) Want {
+		return wantValue(key, p, "MV2_DEFAULT_PKEY", func(k check.PartitionKey, p *Port) Pick { return mv2Pick(k, 0, p) })
 	},
 }
 
 func mv2Pick(key check.PartitionKey, ix int, p *Port) Pick {
-	if p.Table == nil {
-		return Pick{Outcome: NotChecked, Index: -1, Problem: p.NoTable}
-	}
-	if key == 0 {
-		return usesIndex(p, ix, "MVAPICH2's")
-	}
-	if pk, ok := findByKey(p, key); ok {
-		return pk
-	}
-	return Pick{Outcome: Fails, Index: -1, Problem: fmt.Sprintf("MVAPICH2 aborts: \"Can't find PKEY INDEX according to given PKEY\" (partition %s is not in the %s table)", key, p.Label())}
-}
-
-func containsField(list, sep, name string) bool {
-	for _, f := range strings.Split(list, sep) {
-		if f == name {
-			return true
-		}
-	}
-	return false
+	return pickFirst(p, key, ix, "MVAPICH2's", Pick{Outcome: Fails, Index: -1, Problem: fmt.Sprintf("MVAPICH2 aborts: \"Can't find PKEY INDEX according to given PKEY\" (partition %s is not in the %s table)", key, p.Label())})
 }
 
 // Open MPI's openib BTL (open-mpi/ompi v4.x; removed in v5.0.0 by commit 8de786f5):
@@ -110,15 +89,14 @@ var OpenMPI = Library{
 	ID: "openmpi", Name: "Open MPI (openib)", Kind: ByValue,
 	Vars:   []string{"OMPI_MCA_btl_openib_pkey", "OMPI_MCA_btl_openib_ib_pkey_val", "OMPI_MCA_btl_openib_if_include", "OMPI_MCA_btl_openib_if_exclude", "OMPI_MCA_pml"},
 	Source: "open-mpi/ompi v4.1 opal/mca/btl/openib/btl_openib_mca.c (pkey, masked 0x7fff) and btl_openib_component.c init_one_device; removed in v5.0.0",
-	configure: func(in Inputs) *setup {
+	configure: func(in Inputs, s *setup) {
 		env := in.Env
-		s := &setup{}
-		if pml, ok := env.Lookup("OMPI_MCA_pml"); ok && pml != "ob1" {
+		if pml, ok := env["OMPI_MCA_pml"]; ok && pml != "ob1" {
 			s.Inactive = fmt.Sprintf("OMPI_MCA_pml=%s: the openib BTL is not used (with pml ucx, UCX_IB_PKEY applies: see UCX)", pml)
 		}
 		name, v, set := "OMPI_MCA_btl_openib_pkey", "", false
 		for _, n := range []string{"OMPI_MCA_btl_openib_pkey", "OMPI_MCA_btl_openib_ib_pkey_val"} {
-			if x, ok := env.Lookup(n); ok {
+			if x, ok := env[n]; ok {
 				name, v, set = n, x, true
 				break
 			}
@@ -137,12 +115,13 @@ var OpenMPI = Library{
 			s.Setting = fmt.Sprintf("%s=%s: the first entry of partition %s, whatever its membership; ports without it are not used", name, v, key)
 		}
 		s.Assumptions = append(s.Assumptions, "Open MPI: applies to the openib BTL of Open MPI 4.x (pml ob1); MCA parameters from mpirun --mca or mca-params.conf are not read")
-		inc, hasInc := env.Lookup("OMPI_MCA_btl_openib_if_include")
-		exc, hasExc := env.Lookup("OMPI_MCA_btl_openib_if_exclude")
-		s.selectPorts = func(host []*Port) []Selected {
+		inc, hasInc := env["OMPI_MCA_btl_openib_if_include"]
+		exc, hasExc := env["OMPI_MCA_btl_openib_if_exclude"]
+		s.selectPorts = func(host []*Port) []PortResult {
 			return selectActive(host, false, func(p *Port) (bool, string) {
 				spec := func(list string) bool {
-					return containsField(list, ",", p.Device) || containsField(list, ",", fmt.Sprintf("%s:%d", p.Device, p.Num))
+					fields := strings.Split(list, ",")
+					return slices.Contains(fields, p.Device) || slices.Contains(fields, fmt.Sprintf("%s:%d", p.Device, p.Num))
 				}
 				if hasInc && !spec(inc) {
 					return false, "not in btl_openib_if_include=" + inc
@@ -154,25 +133,10 @@ var OpenMPI = Library{
 			})
 		}
 		s.pick = func(p *Port) Pick { return ompiPick(key, p) }
-		s.want = func(k check.PKey, p *Port) Want {
-			return wantValue(k, p, "OMPI_MCA_btl_openib_pkey", k.Partition().String(), func(e Env) Pick {
-				n, _ := strconv.ParseUint(e["OMPI_MCA_btl_openib_pkey"], 0, 64)
-				return ompiPick(check.PKey(n).Partition(), p)
-			})
-		}
-		return s
 	},
+	want: func(key check.PKey, p *Port) Want { return wantValue(key, p, "OMPI_MCA_btl_openib_pkey", ompiPick) },
 }
 
 func ompiPick(key check.PartitionKey, p *Port) Pick {
-	if p.Table == nil {
-		return Pick{Outcome: NotChecked, Index: -1, Problem: p.NoTable}
-	}
-	if key == 0 {
-		return usesIndex(p, 0, "Open MPI's")
-	}
-	if pk, ok := findByKey(p, key); ok {
-		return pk
-	}
-	return Pick{Outcome: Skips, Index: -1, Problem: fmt.Sprintf("partition %s is not in the %s table: Open MPI's openib BTL silently does not use this port", key, p.Label())}
+	return pickFirst(p, key, 0, "Open MPI's", Pick{Outcome: Skips, Index: -1, Problem: fmt.Sprintf("partition %s is not in the %s table: Open MPI's openib BTL silently does not use this port", key, p.Label())})
 }

@@ -31,12 +31,11 @@ var NCCL = Library{
 	ID: "nccl", Name: "NCCL", Kind: ByIndex,
 	Vars:   []string{"NCCL_IB_PKEY", "NCCL_IB_HCA", "NCCL_IB_GID_INDEX"},
 	Source: "NVIDIA/nccl src/transport/net_ib/connect.cc (NCCL_PARAM IbPkey, ncclIbQpInit), src/misc/param.cc ncclLoadParam, src/transport/net_ib/init.cc ncclIbInitDevices, src/misc/utils.cc parseStringList/matchIfList",
-	configure: func(in Inputs) *setup {
+	configure: func(in Inputs, s *setup) {
 		env := in.Env
-		s := &setup{}
 		idx, setting := ncclIndex(env)
 		s.Setting = setting
-		hca, hasHCA := env.Lookup("NCCL_IB_HCA")
+		hca, hasHCA := env["NCCL_IB_HCA"]
 		filter := parseNCCLHCA(hca)
 		if hasHCA {
 			s.Setting += fmt.Sprintf(", NCCL_IB_HCA=%s", hca)
@@ -44,11 +43,11 @@ var NCCL = Library{
 				s.Notes = append(s.Notes, `NCCL_IB_HCA="^" with an empty list excludes every port: NCCL uses no InfiniBand port (it falls back to sockets)`)
 			}
 		}
-		if g, ok := env.Lookup("NCCL_IB_GID_INDEX"); ok {
+		if g, ok := env["NCCL_IB_GID_INDEX"]; ok {
 			s.Notes = append(s.Notes, fmt.Sprintf("NCCL_IB_GID_INDEX=%s does not change the partition: on InfiniBand ports NCCL uses GID 0 (or the routable FLID GID) whatever it says; it selects the GID on RoCE ports, whose one P_Key is 0xffff", g))
 		}
 		s.Assumptions = append(s.Assumptions, "NCCL: only the environment (and --env) is read; NCCL_CONF_FILE, ~/.nccl.conf and /etc/nccl.conf can also set NCCL_IB_PKEY when the environment does not")
-		s.selectPorts = func(host []*Port) []Selected {
+		s.selectPorts = func(host []*Port) []PortResult {
 			return selectActive(host, true, func(p *Port) (bool, string) {
 				if filter.match(p.Device, p.Num) {
 					if hasHCA {
@@ -60,17 +59,14 @@ var NCCL = Library{
 			})
 		}
 		s.pick = func(p *Port) Pick { return ncclPick(idx, p) }
-		s.want = func(key check.PKey, p *Port) Want {
-			return wantIndex(key, p, "NCCL_IB_PKEY", func(e Env) Pick { i, _ := ncclIndex(e); return ncclPick(i, p) })
-		}
-		return s
 	},
+	want: func(key check.PKey, p *Port) Want { return wantIndex(key, p, "NCCL_IB_PKEY", ncclPick) },
 }
 
 // ncclIndex is the index NCCL puts in its QPs, and how it came about.
 func ncclIndex(env Env) (int, string) {
-	v, ok := env.Lookup("NCCL_IB_PKEY")
-	if !ok || v == "" {
+	v := env["NCCL_IB_PKEY"]
+	if v == "" {
 		return 0, "NCCL_IB_PKEY unset: index 0"
 	}
 	n := parseC(v, 0)

@@ -26,10 +26,9 @@ var NVSHMEM = Library{
 	ID: "nvshmem", Name: "NVSHMEM", Kind: ByIndex,
 	Vars:   []string{"NVSHMEM_IB_PKEY_INDEX", "NVSHMEM_REMOTE_TRANSPORT", "NVSHMEM_HCA_LIST", "NVSHMEM_ENABLE_NIC_PE_MAPPING"},
 	Source: "NVIDIA/nvshmem src/modules/transport/ibrc/ibrc.cpp ep_create (3.7.0: NVSHMEM_IB_PKEY_INDEX; before: pkey_index = 0), ibgda.cpp, ibdevx.cpp; NVSHMEM docs Environment Variables",
-	configure: func(in Inputs) *setup {
+	configure: func(in Inputs, s *setup) {
 		env := in.Env
-		s := &setup{}
-		if t, ok := env.Lookup("NVSHMEM_REMOTE_TRANSPORT"); ok && !strings.EqualFold(t, "ibrc") && !strings.EqualFold(t, "ibgda") && !strings.EqualFold(t, "ibdevx") && t != "" {
+		if t, ok := env["NVSHMEM_REMOTE_TRANSPORT"]; ok && !strings.EqualFold(t, "ibrc") && !strings.EqualFold(t, "ibgda") && !strings.EqualFold(t, "ibdevx") && t != "" {
 			if strings.EqualFold(t, "ucx") {
 				s.Inactive = "NVSHMEM_REMOTE_TRANSPORT=ucx: NVSHMEM's InfiniBand traffic goes through UCX (see UCX)"
 			} else {
@@ -37,7 +36,7 @@ var NVSHMEM = Library{
 			}
 		}
 		idx := 0
-		v, set := env.Lookup("NVSHMEM_IB_PKEY_INDEX")
+		v, set := env["NVSHMEM_IB_PKEY_INDEX"]
 		switch {
 		case !set:
 			s.Setting = "NVSHMEM_IB_PKEY_INDEX unset: index 0 (every NVSHMEM version)"
@@ -52,25 +51,21 @@ var NVSHMEM = Library{
 			s.Setting = fmt.Sprintf("NVSHMEM_IB_PKEY_INDEX=%s: index %d (NVSHMEM 3.7.0 and later; earlier versions ignore it and use index 0)", v, n)
 			s.Assumptions = append(s.Assumptions, "NVSHMEM: NVSHMEM_IB_PKEY_INDEX is honoured (NVSHMEM 3.7.0 or later); older NVSHMEM always uses index 0")
 		}
-		if m, ok := env.Lookup("NVSHMEM_ENABLE_NIC_PE_MAPPING"); ok && m == "1" {
-			if l, ok := env.Lookup("NVSHMEM_HCA_LIST"); ok {
+		if m, ok := env["NVSHMEM_ENABLE_NIC_PE_MAPPING"]; ok && m == "1" {
+			if l, ok := env["NVSHMEM_HCA_LIST"]; ok {
 				s.Unchecked = append(s.Unchecked, fmt.Sprintf("NVSHMEM_HCA_LIST=%s: which ports NVSHMEM's PEs map to is not interpreted; every ACTIVE port is checked", l))
 			}
 		}
 		s.Assumptions = append(s.Assumptions, "NVSHMEM: each PE uses the NIC closest to its GPU, which ibkey cannot see; every ACTIVE port is checked")
-		s.selectPorts = func(host []*Port) []Selected { return selectActive(host, true, nil) }
+		s.selectPorts = func(host []*Port) []PortResult { return selectActive(host, true, nil) }
 		s.pick = func(p *Port) Pick { return nvshmemPick(idx, p) }
-		s.want = func(key check.PKey, p *Port) Want {
-			w := wantIndex(key, p, "NVSHMEM_IB_PKEY_INDEX", func(e Env) Pick {
-				n, _ := strconv.Atoi(e["NVSHMEM_IB_PKEY_INDEX"])
-				return nvshmemPick(n, p)
-			})
-			if w.Setting != "" && w.Setting != "NVSHMEM_IB_PKEY_INDEX=0" {
-				w.Pick.Notes = append(w.Pick.Notes, "NVSHMEM_IB_PKEY_INDEX needs NVSHMEM 3.7.0 or later: older versions always use index 0")
-			}
-			return w
+	},
+	want: func(key check.PKey, p *Port) Want {
+		w := wantIndex(key, p, "NVSHMEM_IB_PKEY_INDEX", nvshmemPick)
+		if w.Setting != "" && w.Setting != "NVSHMEM_IB_PKEY_INDEX=0" {
+			w.Pick.Notes = append(w.Pick.Notes, "NVSHMEM_IB_PKEY_INDEX needs NVSHMEM 3.7.0 or later: older versions always use index 0")
 		}
-		return s
+		return w
 	},
 }
 

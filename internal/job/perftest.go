@@ -2,7 +2,6 @@ package job
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/ibkey/ibkey/internal/check"
@@ -20,15 +19,10 @@ import (
 //     DEF_IB_PORT).
 var Perftest = Library{
 	ID: "perftest", Name: "perftest", Kind: ByIndex,
-	Vars:   []string{"--pkey_index", "-d/--ib-dev", "-i/--ib-port"},
-	Source: "linux-rdma/perftest src/perftest_parameters.c (--pkey_index, CHECK_VALUE, ctx_chk_pkey_index), src/perftest_resources.c ctx_find_dev",
-	configure: func(in Inputs) *setup {
-		a := PerftestArgs{Port: 1}
-		if in.Perftest != nil {
-			a = *in.Perftest
-		}
-		return perftestSetup(a)
-	},
+	Vars:      []string{"--pkey_index", "-d/--ib-dev", "-i/--ib-port"},
+	Source:    "linux-rdma/perftest src/perftest_parameters.c (--pkey_index, CHECK_VALUE, ctx_chk_pkey_index), src/perftest_resources.c ctx_find_dev",
+	configure: configurePerftest,
+	want:      func(key check.PKey, p *Port) Want { return wantIndex(key, p, "--pkey_index", perftestPick) },
 }
 
 // PerftestArgs are a perftest command line's device, port and P_Key index options.
@@ -83,9 +77,12 @@ func ParsePerftestArgs(line string) PerftestArgs {
 	return a
 }
 
-// perftestSetup configures the perftest library from its command line.
-func perftestSetup(a PerftestArgs) *setup {
-	s := &setup{}
+// configurePerftest configures perftest from its command line (defaults without one).
+func configurePerftest(in Inputs, s *setup) {
+	a := PerftestArgs{Port: 1}
+	if in.Perftest != nil {
+		a = *in.Perftest
+	}
 	if a.BadValue != "" {
 		s.Reject = "perftest rejects its command line: " + a.BadValue
 	}
@@ -100,8 +97,8 @@ func perftestSetup(a PerftestArgs) *setup {
 	if dev == "" {
 		s.Assumptions = append(s.Assumptions, "perftest: without -d, the first device in name order (ibv_get_device_list order is not guaranteed)")
 	}
-	s.selectPorts = func(host []*Port) []Selected {
-		out := make([]Selected, 0, len(host))
+	s.selectPorts = func(host []*Port) []PortResult {
+		out := make([]PortResult, 0, len(host))
 		first := ""
 		for _, p := range host {
 			if first == "" || p.Device < first {
@@ -113,7 +110,7 @@ func perftestSetup(a PerftestArgs) *setup {
 			want = first
 		}
 		for _, p := range host {
-			s := Selected{Port: p}
+			s := PortResult{Port: p}
 			switch {
 			case p.Fabric && !p.DeviceKnown:
 				s.Used, s.Why = true, "given (device filters do not apply to a port read over the fabric)"
@@ -131,13 +128,6 @@ func perftestSetup(a PerftestArgs) *setup {
 		return out
 	}
 	s.pick = func(p *Port) Pick { return perftestPick(idx, p) }
-	s.want = func(key check.PKey, p *Port) Want {
-		return wantIndex(key, p, "--pkey_index", func(e Env) Pick {
-			n, _ := strconv.Atoi(e["--pkey_index"])
-			return perftestPick(n, p)
-		})
-	}
-	return s
 }
 
 func perftestPick(idx int, p *Port) Pick {

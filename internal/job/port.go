@@ -69,14 +69,6 @@ func (p *Port) Active() bool { return p.State == "ACTIVE" }
 // Ethernet reports whether the port is RoCE.
 func (p *Port) Ethernet() bool { return p.LinkLayer == "Ethernet" }
 
-// entry returns the table entry at index i.
-func (p *Port) entry(i int) (check.TableEntry, bool) {
-	if i < 0 || i >= len(p.Table) {
-		return check.TableEntry{}, false
-	}
-	return p.Table[i], true
-}
-
 // Outcome is what a library does with its setting on one port.
 type Outcome uint8
 
@@ -126,10 +118,11 @@ type Pick struct {
 }
 
 func usesIndex(p *Port, i int, how string) Pick {
-	e, ok := p.entry(i)
-	switch {
-	case !ok:
+	if i < 0 || i >= len(p.Table) {
 		return Pick{Outcome: Fails, Index: i, Problem: fmt.Sprintf("index %d is outside the %d-entry table of %s", i, len(p.Table), p.Label())}
+	}
+	e := p.Table[i]
+	switch {
 	case !e.Readable:
 		return Pick{Outcome: NotChecked, Index: i, Problem: fmt.Sprintf("entry %d of %s could not be read", i, p.Label())}
 	case !e.PKey.Valid():

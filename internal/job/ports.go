@@ -42,34 +42,32 @@ func PortFromView(host string, v *query.PortView) *Port {
 
 // HostPorts reads every port of a host with its P_Key table; label names the host
 // ("" for the local host). With some devices unreadable it returns the ports of the
-// others and the *query.PartialError that names them.
-func HostPorts(h *query.Host, label string) ([]*Port, error) {
+// others and lines naming what was not read (query.PartialError).
+func HostPorts(h *query.Host, label string) (ports []*Port, unread []string, err error) {
 	views, err := h.Load(query.Selector{}, query.LoadOptions{Tables: true, Interfaces: true})
 	var partial *query.PartialError
-	if err != nil && !errors.As(err, &partial) {
-		return nil, err
+	if errors.As(err, &partial) {
+		unread = partial.Lines()
+	} else if err != nil {
+		return nil, nil, err
 	}
-	out := make([]*Port, len(views))
-	for i, v := range views {
-		out[i] = PortFromView(label, v)
+	for _, v := range views {
+		ports = append(ports, PortFromView(label, v))
 	}
-	return out, err
+	return ports, unread, nil
 }
 
-// PortFromFabric turns a port of a sweep into a job port; its host is the node's
-// description (or GUID) and library device filters do not apply to it.
-func PortFromFabric(f *fabric.Fabric, n *fabric.Node, cp *fabric.Port) *Port {
-	host := n.Description
+// PortFromFabric turns a port of a sweep into a job port of host, a name MatchHost
+// found the node by: when the node description is rdma-ndd's "HOST DEVICE", the port
+// is host:DEVICE/N and the libraries' device filters apply to it. With host "", the
+// host is the node's description (or GUID) and device filters do not apply.
+func PortFromFabric(f *fabric.Fabric, n *fabric.Node, cp *fabric.Port, host string) *Port {
+	if host == "" {
+		host = n.Description
+	}
 	if host == "" {
 		host = n.GUID.String()
 	}
-	return PortOfHost(f, n, cp, host)
-}
-
-// PortOfHost is PortFromFabric for a port of host (a name MatchHost found the node
-// by): when the node description is rdma-ndd's "HOST DEVICE", the port is
-// host:DEVICE/N and the libraries' device filters apply to it.
-func PortOfHost(f *fabric.Fabric, n *fabric.Node, cp *fabric.Port, host string) *Port {
 	dev, known := HostDevice(n.Description, host)
 	if dev == "" {
 		dev = n.GUID.String()

@@ -2,6 +2,7 @@ package job
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -39,7 +40,7 @@ func (v Verdict) String() string {
 // MarshalText encodes the verdict as its String.
 func (v Verdict) MarshalText() ([]byte, error) { return []byte(v.String()), nil }
 
-// PortResult is what one library does on one port.
+// PortResult is whether a library uses a port, why, and what it does there.
 type PortResult struct {
 	Port *Port
 	Used bool
@@ -97,7 +98,8 @@ func groupHosts(ports []*Port) []hostPorts {
 	return hosts
 }
 
-func hostName(h string) string {
+// HostName names a port's host: "this host" for the local one ("").
+func HostName(h string) string {
 	if h == "" {
 		return "this host"
 	}
@@ -115,32 +117,25 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Resolution {
 	if s.Reject != "" {
 		r.Findings = append(r.Findings, s.Reject)
 	}
-	type hostPick struct {
-		host string
-		res  *PortResult
-	}
-	var usable []hostPick
-	unknownHosts := map[string]bool{}
+	var usable []*PortResult // used, a valid entry, InfiniBand
 	for _, h := range hosts {
-		sel := s.selectPorts(h.ports)
 		used := 0
 		var why []string
-		for _, se := range sel {
-			pr := PortResult{Port: se.Port, Used: se.Used, Why: se.Why}
-			if se.Used {
+		for _, pr := range s.selectPorts(h.ports) {
+			if pr.Used {
 				used++
 				if s.Reject != "" {
 					pr.Pick = Pick{Outcome: Fails, Index: -1, Problem: s.Reject}
 				} else {
-					pr.Pick = s.pick(se.Port)
+					pr.Pick = s.pick(pr.Port)
 				}
 			} else {
-				why = append(why, se.Port.Label()+": "+se.Why)
+				why = append(why, pr.Port.Label()+": "+pr.Why)
 			}
 			r.Ports = append(r.Ports, pr)
 		}
 		if used == 0 {
-			r.Findings = append(r.Findings, fmt.Sprintf("%s: %s uses none of its ports (%s)", hostName(h.name), l.Name, strings.Join(why, "; ")))
+			r.Findings = append(r.Findings, fmt.Sprintf("%s: %s uses none of its ports (%s)", HostName(h.name), l.Name, strings.Join(why, "; ")))
 		}
 	}
 	skipsOnly := map[string]int{}
@@ -158,7 +153,7 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Resolution {
 		switch pk.Outcome {
 		case Uses:
 			if !pr.Port.Ethernet() { // RoCE ports share no partition with InfiniBand ones
-				usable = append(usable, hostPick{pr.Port.Host, pr})
+				usable = append(usable, pr)
 			}
 			if !r.Peers && !pk.PKey.IsFull() {
 				r.Notes = append(r.Notes, fmt.Sprintf("%s: index %d holds %s, a limited member of partition %s: it reaches only full members (%s) of it", pr.Port.Label(), pk.Index, pk.PKey, pk.PKey.Partition().String(), pk.PKey.WithMembership(check.Full)))
@@ -171,22 +166,21 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Resolution {
 			skipsOnly[pr.Port.Host]++
 			r.Notes = append(r.Notes, pr.Port.Label()+": "+pk.Problem)
 		case NotChecked:
-			unknownHosts[pr.Port.Host] = true
 			r.Unchecked = append(r.Unchecked, pr.Port.Label()+": "+pk.Problem)
 		}
 	}
 	for h, n := range skipsOnly {
 		if n == usedOn[h] {
-			r.Findings = append(r.Findings, fmt.Sprintf("%s: %s leaves every port out (the partition is in none of their tables)", hostName(h), l.Name))
+			r.Findings = append(r.Findings, fmt.Sprintf("%s: %s leaves every port out (the partition is in none of their tables)", HostName(h), l.Name))
 		}
 	}
 	// Across hosts: every pair of ranks on different hosts must share the partition
 	// with at least one full member (the P_Key rule of check.CanTalk).
 	if r.Peers && len(usable) > 1 {
-		byKey := map[check.PartitionKey][]hostPick{}
+		byKey := map[check.PartitionKey][]*PortResult{}
 		var keys []check.PartitionKey
 		for _, u := range usable {
-			k := u.res.Pick.PKey.Partition()
+			k := u.Pick.PKey.Partition()
 			if _, ok := byKey[k]; !ok {
 				keys = append(keys, k)
 			}
@@ -197,7 +191,7 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Resolution {
 			for _, k := range keys {
 				var ps []string
 				for _, u := range byKey[k] {
-					ps = append(ps, fmt.Sprintf("%s index %d", u.res.Port.Label(), u.res.Pick.Index))
+					ps = append(ps, fmt.Sprintf("%s index %d", u.Port.Label(), u.Pick.Index))
 				}
 				parts = append(parts, fmt.Sprintf("partition %s on %s", k, strings.Join(ps, ", ")))
 			}
@@ -206,9 +200,9 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Resolution {
 			var limitedHosts []string
 			seen := map[string]bool{}
 			for _, u := range usable {
-				if !u.res.Pick.PKey.IsFull() && !seen[u.host] {
-					seen[u.host] = true
-					limitedHosts = append(limitedHosts, fmt.Sprintf("%s (index %d, %s)", u.res.Port.Label(), u.res.Pick.Index, u.res.Pick.PKey))
+				if !u.Pick.PKey.IsFull() && !seen[u.Port.Host] {
+					seen[u.Port.Host] = true
+					limitedHosts = append(limitedHosts, fmt.Sprintf("%s (index %d, %s)", u.Port.Label(), u.Pick.Index, u.Pick.PKey))
 				}
 			}
 			if len(limitedHosts) > 1 {
@@ -226,8 +220,8 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Resolution {
 	default:
 		r.Verdict = Works
 	}
-	if r.Verdict == DoesNotWork && s.want != nil {
-		r.Fixes = fixes(l, s, r)
+	if r.Verdict == DoesNotWork {
+		r.Fixes = fixes(l, r)
 	}
 	return r
 }
@@ -237,7 +231,7 @@ const maxFixes = 3
 
 // fixes proposes settings that make the library work: for each partition every used
 // port holds, the setting per port (one line when it is the same everywhere).
-func fixes(l *Library, s *setup, r *Resolution) []string {
+func fixes(l *Library, r *Resolution) []string {
 	var used, ib []*Port
 	current := map[check.PartitionKey]int{}
 	for _, pr := range r.Ports {
@@ -254,16 +248,12 @@ func fixes(l *Library, s *setup, r *Resolution) []string {
 	if len(used) == 0 {
 		return nil
 	}
+	// The partitions most ports use now first.
 	keys := candidateKeys(ib)
-	sort.SliceStable(keys, func(i, j int) bool {
-		if current[keys[i]] != current[keys[j]] {
-			return current[keys[i]] > current[keys[j]]
-		}
-		return false
-	})
+	slices.SortStableFunc(keys, func(a, b check.PartitionKey) int { return current[b] - current[a] })
 	var out []string
 	for _, k := range keys {
-		w := WantOn(s, check.PKey(k), used)
+		w := wantOn(l, check.PKey(k), used)
 		if w.Verdict != Works {
 			continue
 		}

@@ -34,10 +34,9 @@ var UCX = Library{
 	ID: "ucx", Name: "UCX", Kind: ByValue,
 	Vars:   []string{"UCX_IB_PKEY", "UCX_NET_DEVICES"},
 	Source: "openucx/ucx src/uct/ib/base/ib_iface.c uct_ib_iface_init_pkey and uct_ib_iface_is_reachable, src/ucs/config/parser.c ucs_config_sscanf_hex, src/ucp/core/ucp_context.c ucp_is_resource_in_device_list",
-	configure: func(in Inputs) *setup {
+	configure: func(in Inputs, s *setup) {
 		env := in.Env
-		s := &setup{}
-		v, set := env.Lookup("UCX_IB_PKEY")
+		v, set := env["UCX_IB_PKEY"]
 		cfg, reject := ucxParsePKey(v, set)
 		s.Reject = reject
 		switch {
@@ -50,7 +49,7 @@ var UCX = Library{
 		default:
 			s.Setting = fmt.Sprintf("UCX_IB_PKEY=%s: partition 0x%04x, a full-member entry preferred", v, cfg.key)
 		}
-		devs, hasDevs := env.Lookup("UCX_NET_DEVICES")
+		devs, hasDevs := env["UCX_NET_DEVICES"]
 		filter := parseUCXDevices(devs, hasDevs)
 		if hasDevs {
 			s.Setting += ", UCX_NET_DEVICES=" + devs
@@ -64,7 +63,7 @@ var UCX = Library{
 			s.Unchecked = append(s.Unchecked, fmt.Sprintf("UCX_NET_DEVICES=%s uses ranges ([...]), which ibkey does not expand", devs))
 		}
 		s.Assumptions = append(s.Assumptions, "UCX: only the environment (and --env) is read; a ucx.conf file can also set UCX_IB_PKEY")
-		s.selectPorts = func(host []*Port) []Selected {
+		s.selectPorts = func(host []*Port) []PortResult {
 			return selectActive(host, true, func(p *Port) (bool, string) {
 				if filter.match(p.Device, p.Num) {
 					return true, "ACTIVE"
@@ -73,13 +72,9 @@ var UCX = Library{
 			})
 		}
 		s.pick = func(p *Port) Pick { return ucxPick(cfg, p) }
-		s.want = func(key check.PKey, p *Port) Want {
-			return wantValue(key, p, "UCX_IB_PKEY", key.Partition().String(), func(e Env) Pick {
-				c, _ := ucxParsePKey(e["UCX_IB_PKEY"], true)
-				return ucxPick(c, p)
-			})
-		}
-		return s
+	},
+	want: func(key check.PKey, p *Port) Want {
+		return wantValue(key, p, "UCX_IB_PKEY", func(k check.PartitionKey, p *Port) Pick { return ucxPick(ucxPKey{key: uint32(k)}, p) })
 	},
 }
 

@@ -63,14 +63,14 @@ func WantPartition(libs []*Library, in Inputs, key check.PKey, ports []*Port) []
 		var none []string
 		for _, h := range hosts {
 			n := 0
-			for _, se := range s.selectPorts(h.ports) {
-				if se.Used {
-					used = append(used, se.Port)
+			for _, pr := range s.selectPorts(h.ports) {
+				if pr.Used {
+					used = append(used, pr.Port)
 					n++
 				}
 			}
 			if n == 0 {
-				none = append(none, hostName(h.name))
+				none = append(none, HostName(h.name))
 				for _, p := range h.ports {
 					if !p.Active() && !p.Ethernet() && !noPKeys(p) {
 						idle = append(idle, p)
@@ -78,8 +78,7 @@ func WantPartition(libs []*Library, in Inputs, key check.PKey, ports []*Port) []
 				}
 			}
 		}
-		w := WantOn(s, key, used)
-		w.Library = l
+		w := wantOn(l, key, used)
 		w.Idle = idle
 		for _, h := range none {
 			w.Findings = append(w.Findings, fmt.Sprintf("%s: %s uses none of its ports with these settings", h, l.Name))
@@ -94,18 +93,17 @@ func WantPartition(libs []*Library, in Inputs, key check.PKey, ports []*Port) []
 	return out
 }
 
-// WantOn computes the settings on the given ports.
-func WantOn(s *setup, key check.PKey, ports []*Port) *WantResult {
-	w := &WantResult{Key: key}
+// wantOn computes the settings on the given ports.
+func wantOn(l *Library, key check.PKey, ports []*Port) *WantResult {
+	w := &WantResult{Library: l, Key: key}
 	same, first := "", true
 	var picks []PortWant
 	for _, p := range ports {
-		pw := PortWant{Port: p, Want: s.want(key, p)}
+		pw := PortWant{Port: p, Want: l.want(key, p)}
 		w.Ports = append(w.Ports, pw)
 		switch {
-		case pw.Want.Problem != "" && pw.Want.Pick.Outcome == NotChecked:
-			w.Unchecked = append(w.Unchecked, p.Label()+": "+pw.Want.Problem)
-		case pw.Want.Problem != "" && hasUnreadable(p):
+		case pw.Want.Problem != "" && (pw.Want.Gap == GapUnread || pw.Want.Pick.Outcome == NotChecked || hasUnreadable(p)):
+			// The table, or an entry that may hold the key, was not read.
 			w.Unchecked = append(w.Unchecked, p.Label()+": "+pw.Want.Problem)
 		case pw.Want.Problem != "":
 			w.Findings = append(w.Findings, p.Label()+": "+pw.Want.Problem)

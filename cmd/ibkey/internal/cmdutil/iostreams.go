@@ -101,29 +101,11 @@ func (s *IOStreams) Finish() {
 	}
 }
 
-// Unwrapped is w without its line wrapping (LineWrapper, OutWriter), for lines that
+// Unwrapped is w without its line wrapping (a LineWrapper), for lines that
 // must reach stdout as they are written (shell lines to eval, records).
 func Unwrapped(w io.Writer) io.Writer {
 	if r, ok := w.(rawWriter); ok {
 		return r.Raw()
 	}
 	return w
-}
-
-// OutWriter writes to s.Out as it is when written to: for a command given its writer
-// when the tree is built, before the root decides whether stdout wraps (WrapOut).
-func OutWriter(s *IOStreams) io.Writer { return outWriter{s} }
-
-type outWriter struct{ s *IOStreams }
-
-func (o outWriter) Write(p []byte) (int, error) { return o.s.Out.Write(p) }
-
-// Width and Raw are the LineWrapper's, when Out is one (Grid uses them).
-func (o outWriter) Width() int { return o.s.Width() }
-
-func (o outWriter) Raw() io.Writer {
-	if lw, ok := o.s.Out.(*LineWrapper); ok {
-		return lw.Raw()
-	}
-	return o.s.Out
 }

@@ -83,7 +83,7 @@ func (g *Grid) width(w io.Writer) int {
 	return DefaultWidth
 }
 
-// rawWriter is a stream that wraps long lines (LineWrapper, OutWriter): how wide it is,
+// rawWriter is a stream that wraps long lines (LineWrapper): how wide it is,
 // and the stream under it.
 type rawWriter interface {
 	Width() int

@@ -288,13 +288,10 @@ func TestUnwrapped(t *testing.T) {
 	s := &IOStreams{Out: &b}
 	s.WrapOut()
 	long := "export NCCL_IB_HCA=" + strings.Repeat("mlx5_0:1,", 20) + "\n"
-	for _, w := range []io.Writer{s.Out, OutWriter(s)} {
-		b.Reset()
-		if _, err := io.WriteString(Unwrapped(w), long); err != nil {
-			t.Fatal(err)
-		}
-		if b.String() != long {
-			t.Errorf("%T: %q", w, b.String())
-		}
+	if _, err := io.WriteString(Unwrapped(s.Out), long); err != nil {
+		t.Fatal(err)
+	}
+	if b.String() != long {
+		t.Errorf("%T: %q", s.Out, b.String())
 	}
 }

@@ -1,10 +1,8 @@
 // Package job is `ibkey job`: which partition a job's communication libraries will
-// use on each host, and whether that lets the job's ranks talk. It imports nothing
-// else from cmd/ibkey: root.go passes it a Deps.
+// use on each host, and whether that lets the job's ranks talk.
 package job
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -16,38 +14,16 @@ import (
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/fsread"
 	"github.com/ibkey/ibkey/internal/job"
-	"github.com/ibkey/ibkey/internal/query"
 )
 
-// Deps are what the command needs from the process. Building the command calls none
-// of the funcs.
-type Deps struct {
-	Out, ErrOut io.Writer
-	// Notices prints warnings and notes (the process's one printer, which counts
-	// repeats); nil: a printer of its own on ErrOut.
-	Notices func() *cmdutil.Notices
-	// Host is the local host the global flags select (--sysfs, --demo).
-	Host func() *query.Host
+// Options are `ibkey job`'s dependencies, flags and arguments.
+type Options struct {
+	cmdutil.PortDeps
 	// Getenv reads the environment the job would run with; Environ lists it
-	// (KEY=VALUE), to find per-transport overrides; nil reads only known names.
+	// (KEY=VALUE), to find per-transport overrides and look-alikes (nil: none).
 	Getenv  func(string) string
 	Environ func() []string
-	// Ctx is main's signal context; nil: the command's (cobra's ExecuteContext).
-	Ctx context.Context
-	// Format is the output format the factory decided (-o, or table on a terminal);
-	// nil: plain.
-	Format func() (cmdutil.Format, error)
-	// Fabric opens the MAD transport the global flags select (for --lid and --node
-	// without --fabric-file); nil when there is none. The caller of Fabric closes T.
-	Fabric func(ctx context.Context) (*query.Fabric, error)
-	// Exit makes the error that ends the command with an exit code after it has
-	// printed its answer (1 does not work, 4 not fully checked).
-	Exit func(code int) error
-}
 
-// Options are `ibkey job`'s flags and arguments.
-type Options struct {
-	Deps
 	Assign     []string // KEY=VALUE arguments
 	EnvFile    string
 	Libs       string
@@ -65,8 +41,8 @@ type Options struct {
 const maxWait = 24 * time.Hour
 
 // NewCmdJob builds the command; runF replaces the run function in tests.
-func NewCmdJob(deps Deps, runF func(*Options) error) *cobra.Command {
-	o := &Options{Deps: deps}
+func NewCmdJob(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
+	o := &Options{PortDeps: cmdutil.NewPortDeps(f), Getenv: f.Getenv, Environ: f.Environ}
 	c := &cobra.Command{
 		Use:   "job [KEY=VALUE...]",
 		Short: "Which partition a job's libraries use, and can its hosts talk",
@@ -134,37 +110,31 @@ JSON (-o json; schemas/job.schema.json) is documented in docs/job.md.`,
   ibkey job --node "$SLURM_JOB_NODELIST" --want 0x0042 --wait 2m
   ibkey job --perftest 'ib_send_bw -d mlx5_0 --pkey_index=1'`,
 		RunE: func(c *cobra.Command, args []string) error {
-			o.Assign = args
-			if o.Ctx == nil {
-				o.Ctx = c.Context()
-			}
+			o.Assign, o.Ctx = args, cmdutil.Context(c)
 			if runF != nil {
 				return runF(o)
 			}
 			return Run(o)
 		},
 	}
-	f := c.Flags()
-	f.StringVar(&o.EnvFile, "env", "", "read the job's settings from `FILE` (KEY=VALUE lines)")
-	f.StringVar(&o.Libs, "lib", "", "check only these `LIBS`, comma-separated: "+strings.Join(job.LibraryIDs(), ", "))
-	f.StringVar(&o.Perftest, "perftest", "", "a perftest `CMDLINE` ('ib_send_bw -d DEV --pkey_index=N')")
-	f.StringVar(&o.Want, "want", "", "print the settings that put each library in `PARTITION` (0x0002)")
-	f.DurationVar(&o.Wait, "wait", 0, "with --want: re-read the tables until the partition is ready, at most `DURATION`")
-	f.StringVar(&o.Emit, "emit", "", "with --want: print the settings as `env` (shell export lines)")
-	f.StringVar(&o.LIDs, "lid", "", "the job's ports by `LIDS` (3,5,9 or 3-40)")
-	f.StringVar(&o.Nodes, "node", "", "the job's hosts, `NAMES` (node[01-04,07], descriptions, GUIDs)")
-	f.StringVar(&o.FabricFile, "fabric-file", "", "a saved sweep `FILE` holding the job's hosts")
-	f.StringArrayVar(&o.Hosts, "host", nil, "a host as a saved sysfs tree, `NAME=DIR` (repeatable)")
+	fl := c.Flags()
+	fl.StringVar(&o.EnvFile, "env", "", "read the job's settings from `FILE` (KEY=VALUE lines)")
+	fl.StringVar(&o.Libs, "lib", "", "check only these `LIBS`, comma-separated: "+strings.Join(job.LibraryIDs(), ", "))
+	fl.StringVar(&o.Perftest, "perftest", "", "a perftest `CMDLINE` ('ib_send_bw -d DEV --pkey_index=N')")
+	fl.StringVar(&o.Want, "want", "", "print the settings that put each library in `PARTITION` (0x0002)")
+	fl.DurationVar(&o.Wait, "wait", 0, "with --want: re-read the tables until the partition is ready, at most `DURATION`")
+	fl.StringVar(&o.Emit, "emit", "", "with --want: print the settings as `env` (shell export lines)")
+	fl.StringVar(&o.LIDs, "lid", "", "the job's ports by `LIDS` (3,5,9 or 3-40)")
+	fl.StringVar(&o.Nodes, "node", "", "the job's hosts, `NAMES` (node[01-04,07], descriptions, GUIDs)")
+	fl.StringVar(&o.FabricFile, "fabric-file", "", "a saved sweep `FILE` holding the job's hosts")
+	fl.StringArrayVar(&o.Hosts, "host", nil, "a host as a saved sysfs tree, `NAME=DIR` (repeatable)")
 	_ = c.MarkFlagFilename("env")
 	_ = c.MarkFlagFilename("fabric-file", "json")
 	_ = c.RegisterFlagCompletionFunc("lib", cobra.FixedCompletions(job.LibraryIDs(), cobra.ShellCompDirectiveNoFileComp))
 	_ = c.RegisterFlagCompletionFunc("emit", cobra.FixedCompletions([]cobra.Completion{"env"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = c.RegisterFlagCompletionFunc("wait", cmdutil.CompleteDurations("30s", "1m", "2m", "5m"))
+	o.MAD = cmdutil.AddMADFlags(c, f)
 	return c
-}
-
-func usage(format string, a ...any) error {
-	return &query.UsageError{Msg: fmt.Sprintf(format, a...)}
 }
 
 // inputs gathers the settings: --env FILE and KEY=VALUE arguments, else the
@@ -179,12 +149,12 @@ func (o *Options) inputs() (in job.Inputs, from string, lookalikes []string, err
 			// is refused rather than waited on.
 			fh, err := fsread.Open(o.EnvFile, 16<<20, "an env file")
 			if err != nil {
-				return in, "", nil, usage("--env: %v", err)
+				return in, "", nil, cmdutil.Usagef("--env: %v", err)
 			}
 			defer fh.Close()
 			e, err := job.ReadEnvFile(o.EnvFile, fh)
 			if err != nil {
-				return in, "", nil, usage("%v", err)
+				return in, "", nil, cmdutil.Usagef("%v", err)
 			}
 			in.Env = e
 			sources = append(sources, o.EnvFile)
@@ -192,7 +162,7 @@ func (o *Options) inputs() (in job.Inputs, from string, lookalikes []string, err
 		for i, a := range o.Assign {
 			k, v, err := job.ParseAssignment(fmt.Sprintf("argument %d", i+1), a)
 			if err != nil {
-				return in, "", nil, usage("%v", err)
+				return in, "", nil, cmdutil.Usagef("%v", err)
 			}
 			in.Env[k] = v
 		}
@@ -235,11 +205,8 @@ func (o *Options) inputs() (in job.Inputs, from string, lookalikes []string, err
 		sources = append(sources, "--perftest")
 	}
 	switch len(sources) {
-	case 0:
-		from = "none given: every library's defaults"
-		if o.EnvFile == "" && len(o.Assign) == 0 {
-			from = "the environment: none set, every library's defaults"
-		}
+	case 0: // an --env FILE or an argument is a source even when it sets nothing
+		from = "the environment: none set, every library's defaults"
 	case 1:
 		from = sources[0]
 	default:
@@ -256,7 +223,7 @@ func (o *Options) libraries(in job.Inputs) ([]*job.Library, error) {
 		for _, id := range strings.Split(o.Libs, ",") {
 			l, ok := job.LookupLibrary(strings.TrimSpace(id))
 			if !ok {
-				return nil, usage("invalid --lib %q (accepted: %s)", id, strings.Join(job.LibraryIDs(), ", "))
+				return nil, cmdutil.Usagef("invalid --lib %q (accepted: %s)", id, strings.Join(job.LibraryIDs(), ", "))
 			}
 			out = append(out, l)
 		}
@@ -280,32 +247,32 @@ func (o *Options) libraries(in job.Inputs) ([]*job.Library, error) {
 // checkFlags refuses combinations that cannot mean anything.
 func (o *Options) checkFlags(format cmdutil.Format) error {
 	if o.Wait < 0 || o.Wait > maxWait {
-		return usage("invalid --wait %v (accepted: a duration up to %v, e.g. 60s)", o.Wait, maxWait)
+		return cmdutil.Usagef("invalid --wait %v (accepted: a duration up to %v, e.g. 60s)", o.Wait, maxWait)
 	}
 	if o.Wait > 0 && o.Want == "" {
-		return usage("--wait needs --want PARTITION: it waits until the job's ports hold that partition")
+		return cmdutil.Usagef("--wait needs --want PARTITION: it waits until the job's ports hold that partition")
 	}
 	if o.Wait > 0 && o.FabricFile != "" {
-		return usage("--wait re-reads the job's ports, which a saved --fabric-file cannot: read them now (--node or --lid with --ibsim or --ca, --host DIR, or the local host)")
+		return cmdutil.Usagef("--wait re-reads the job's ports, which a saved --fabric-file cannot: read them now (--node or --lid with --ibsim or --ca, --host DIR, or the local host)")
 	}
 	switch o.Emit {
 	case "":
 	case "env":
 		if o.Want == "" {
-			return usage("--emit env needs --want PARTITION: it prints the settings that put the job in that partition")
+			return cmdutil.Usagef("--emit env needs --want PARTITION: it prints the settings that put the job in that partition")
 		}
-		if format == formatJSON {
-			return usage("--emit env prints shell lines on stdout, -o json the report: choose one")
+		if format == cmdutil.FormatJSON {
+			return cmdutil.Usagef("--emit env prints shell lines on stdout, -o json the report: choose one")
 		}
 	default:
-		return usage("invalid --emit %q (accepted: env)", o.Emit)
+		return cmdutil.Usagef("invalid --emit %q (accepted: env)", o.Emit)
 	}
 	return nil
 }
 
 // Run is the command.
 func Run(o *Options) error {
-	format, err := o.format()
+	format, err := o.Format()
 	if err != nil {
 		return err
 	}
@@ -326,28 +293,22 @@ func Run(o *Options) error {
 			return err
 		}
 		if !want.Valid() {
-			return usage("invalid --want %q: key 0 is an empty entry, not a partition (accepted: %s)", o.Want, check.PKeyForms)
+			return cmdutil.Usagef("invalid --want %q: key 0 is an empty entry, not a partition (accepted: %s)", o.Want, check.PKeyForms)
 		}
 	}
 	ctx := o.Ctx
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	src, err := o.sources(ctx)
 	if err != nil {
 		return err
 	}
 	defer src.Close()
-	n := notices{cmdutil.NewNotices(o.ErrOut, false)}
-	if o.Notices != nil {
-		n.n = o.Notices()
-	}
-	n.note(fmt.Sprintf("settings from %s", from))
+	n := o.Notices()
+	n.Note(fmt.Sprintf("settings from %s", from))
 	for _, l := range lookalikes {
-		n.warn(l)
+		n.Warn(l)
 	}
 	for _, l := range src.labels {
-		n.label(l)
+		n.Label(l)
 	}
 	ports, err := src.read(ctx)
 	if err != nil {
@@ -384,7 +345,7 @@ func Run(o *Options) error {
 	// A device of a host that could not be read may be one the job uses: an answer
 	// that is otherwise a yes is incomplete (a definite no stays one).
 	for _, u := range src.unread {
-		n.warn("not read: " + u)
+		n.Warn("not read: " + u)
 		if code == cmdutil.ExitOK || code == cmdutil.ExitIncomplete {
 			rep.Incomplete = append(rep.Incomplete, cmdutil.Incomplete{Kind: cmdutil.IncompleteUnreadDevice, Message: "not read: " + u})
 		}
@@ -395,53 +356,51 @@ func Run(o *Options) error {
 	if o.Emit == "env" {
 		return o.emitEnv(n, rep, ws, want, ports)
 	}
-	if err := rep.render(o.Out, format); err != nil {
+	if err := rep.render(o.IO.Out, format); err != nil {
 		return err
 	}
 	for _, a := range rep.assumptions() {
-		n.note("assumed: " + a)
+		n.Note("assumed: " + a)
 	}
 	if !rep.PeersChecked && o.Want == "" {
-		n.note("one host: this says which entry each library uses here, not whether the job's other hosts can reach it (give --fabric-file with --node, --lid or --host)")
+		n.Note("one host: this says which entry each library uses here, not whether the job's other hosts can reach it (give --fabric-file with --node, --lid or --host)")
 	}
 	if code == cmdutil.ExitIncomplete {
 		for _, u := range rep.unchecked() {
-			n.warn("not checked: " + u)
+			n.Warn("not checked: " + u)
 		}
 	}
-	return o.exit(code)
+	return exit(code)
 }
 
-func (o *Options) exit(code int) error {
+// exit ends the command with code after it has printed its answer.
+func exit(code int) error {
 	if code == 0 {
 		return nil
 	}
-	if o.Exit != nil {
-		return o.Exit(code)
-	}
-	return fmt.Errorf("exit status %d", code)
+	return cmdutil.Exit(code)
 }
 
 // emitEnv prints the settings as shell export lines, only when every library checked
 // has one value right on every host; otherwise nothing on stdout and why on stderr.
-func (o *Options) emitEnv(n notices, rep report, ws []*job.WantResult, want check.PKey, ports []*job.Port) error {
+func (o *Options) emitEnv(n *cmdutil.Notices, rep report, ws []*job.WantResult, want check.PKey, ports []*job.Port) error {
 	code := rep.exitCode()
 	ex := job.EnvExports(ws, want, ports)
 	for _, w := range ex.Warnings {
-		n.warn(w)
+		n.Warn(w)
 	}
 	if len(ex.Problems) > 0 || code != 0 {
 		for _, p := range ex.Problems {
-			fmt.Fprintln(o.ErrOut, "ibkey: "+p)
+			fmt.Fprintln(o.IO.ErrOut, "ibkey: "+p)
 		}
 		if code == 0 {
 			code = cmdutil.ExitNo
 		}
-		fmt.Fprintf(o.ErrOut, "ibkey: nothing exported: the job cannot be put in partition %s with these settings\n", want.Partition().String())
-		return o.exit(code)
+		fmt.Fprintf(o.IO.ErrOut, "ibkey: nothing exported: the job cannot be put in partition %s with these settings\n", want.Partition().String())
+		return exit(code)
 	}
 	for _, a := range rep.assumptions() {
-		n.note("assumed: " + a)
+		n.Note("assumed: " + a)
 	}
 	var b strings.Builder
 	for _, v := range ex.Vars {
@@ -449,7 +408,7 @@ func (o *Options) emitEnv(n notices, rep report, ws []*job.WantResult, want chec
 		b.WriteByte('\n')
 	}
 	// Shell lines: never wrapped, whatever the terminal's width.
-	_, err := io.WriteString(cmdutil.Unwrapped(o.Out), b.String())
+	_, err := io.WriteString(cmdutil.Unwrapped(o.IO.Out), b.String())
 	return err
 }
 

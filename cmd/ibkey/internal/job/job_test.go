@@ -2,19 +2,19 @@ package job
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/charmbracelet/x/exp/golden"
+	"github.com/spf13/cobra"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/jsonschematest"
-	"github.com/ibkey/ibkey/internal/check"
-	"github.com/ibkey/ibkey/internal/ibverbs"
-	"github.com/ibkey/ibkey/internal/query"
 )
 
 const (
@@ -27,73 +27,36 @@ const (
 	labFabric = "testdata/lab-fabric.json"
 )
 
-// formatOf is the format the factory decides for -o output on a pipe.
-func formatOf(output string) func() (cmdutil.Format, error) {
-	f := cmdutil.NewFactory(&cmdutil.IOStreams{}, func(string) string { return "" }, nil)
-	f.Output = output
-	return f.Format
-}
-
-type exitErr struct{ code int }
-
-func (e *exitErr) Error() string { return "exit" }
-
 type result struct {
 	stdout, stderr string
 	code           int
 }
 
-// runJob runs `ibkey job ARGS` in-process on the mlx5 fixture host with env as the
-// environment; "-o FORMAT" is taken out of args as the root command would.
+// run runs `ibkey job ARGS` in-process as main does, under ctx, with env as the
+// whole environment (Getenv and Environ).
+func run(t testing.TB, ctx context.Context, env map[string]string, args ...string) result {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	streams := &cmdutil.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
+	f := cmdutil.NewFactory(streams, func(k string) string { return env[k] }, time.Now)
+	var environ []string
+	for k, v := range env {
+		environ = append(environ, k+"="+v)
+	}
+	f.Environ = func() []string { return environ }
+	args = append([]string{"job"}, args...)
+	code := cmdutil.Execute(ctx, cmdtest.WithCommands(jobCmd)(f), args, streams)
+	jsonschematest.Stdout(t, args, out.String())
+	jsonschematest.Incomplete(t, args, out.String(), code)
+	return result{out.String(), errOut.String(), code}
+}
+
+func jobCmd(f *cmdutil.Factory) *cobra.Command { return NewCmdJob(f, nil) }
+
+// runJob runs `ibkey job ARGS` on the mlx5 fixture host with env as the environment.
 func runJob(t *testing.T, env map[string]string, args ...string) result {
 	t.Helper()
-	output := ""
-	rest := []string{} // never nil: cobra would read os.Args
-	for i := 0; i < len(args); i++ {
-		if args[i] == "-o" && i+1 < len(args) {
-			output = args[i+1]
-			i++
-			continue
-		}
-		rest = append(rest, args[i])
-	}
-	var out, errOut bytes.Buffer
-	deps := Deps{Out: &out, ErrOut: &errOut,
-		Host:   func() *query.Host { return &query.Host{Sys: ibverbs.Open(mlx5)} },
-		Getenv: func(k string) string { return env[k] },
-		Format: formatOf(output),
-		Exit:   func(c int) error { return &exitErr{c} },
-	}
-	c := NewCmdJob(deps, nil)
-	c.SetArgs(rest)
-	c.SetOut(&out)
-	c.SetErr(&errOut)
-	c.SilenceUsage, c.SilenceErrors = true, true
-	err := c.Execute()
-	code := 0
-	var (
-		ee    *exitErr
-		usage *query.UsageError
-		pe    *check.ParseError
-		env3  *query.EnvError
-		nf    *query.NotFoundError
-	)
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		code = ee.code
-	case errors.As(err, &usage), errors.As(err, &pe):
-		code = 2
-		errOut.WriteString("ibkey: " + err.Error() + "\n")
-	case errors.As(err, &env3), errors.As(err, &nf):
-		code = 3
-		errOut.WriteString("ibkey: " + err.Error() + "\n")
-	default:
-		t.Fatalf("untyped error: %v", err)
-	}
-	jsonschematest.Stdout(t, append([]string{"job"}, args...), out.String())
-	jsonschematest.Incomplete(t, append([]string{"job"}, args...), out.String(), code)
-	return result{out.String(), errOut.String(), code}
+	return run(t, context.Background(), env, append([]string{"--sysfs", mlx5}, args...)...)
 }
 
 func TestGolden(t *testing.T) {
@@ -128,6 +91,17 @@ func TestGolden(t *testing.T) {
 	}
 }
 
+// A port whose P_Key table was not read (testdata/sysfs/odd: mlx4_0/2 has no pkeys/)
+// is not checked, in --want as when resolving: exit 4, never "does not work".
+func TestWantTableNotRead(t *testing.T) {
+	for _, args := range [][]string{{"--lib", "nccl"}, {"--lib", "nccl", "--want", "0x7fff"}, {"--lib", "ucx", "--want", "0x7fff", "-o", "json"}} {
+		r := run(t, context.Background(), nil, append([]string{"--sysfs", "../../../../testdata/sysfs/odd"}, args...)...)
+		if r.code != cmdutil.ExitIncomplete || strings.Contains(r.stdout, "DOES NOT WORK") || strings.Contains(r.stdout, "fails") || !strings.Contains(r.stdout, "not-checked") {
+			t.Errorf("%v: exit %d\n%s%s", args, r.code, r.stdout, r.stderr)
+		}
+	}
+}
+
 func TestBadInput(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
@@ -143,7 +117,7 @@ func TestBadInput(t *testing.T) {
 		{[]string{"--lid", "0"}, 2, "invalid --lid"},
 		{[]string{"--env", "testdata/missing.env"}, 2, "--env"},
 		{[]string{"--fabric-file", labFabric, "--node", "Nope"}, 3, `no node "Nope" in the sweep`},
-		{[]string{"--lid", "3"}, 3, "no fabric access"},
+		{[]string{"--lid", "3"}, 3, "umad: open ../../../../testdata/sysfs/mlx5/class/infiniband_mad: no such file or directory (is ib_umad loaded?); without InfiniBand hardware, query a simulated fabric with --ibsim"},
 		{[]string{"-o", "yaml"}, 2, "invalid output format"},
 	} {
 		r := runJob(t, nil, tc.args...)
@@ -153,20 +127,18 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
-// Building the command touches nothing: no host, no environment.
+// Building the command touches nothing: no host (the factory reads IBKEY_SYSFS for
+// it), no environment.
 func TestBuildTouchesNothing(t *testing.T) {
-	c := NewCmdJob(Deps{
-		Host:   func() *query.Host { t.Fatal("host read while building"); return nil },
-		Getenv: func(string) string { t.Fatal("environment read while building"); return "" },
-	}, nil)
+	f := cmdutil.NewFactory(&cmdutil.IOStreams{}, func(string) string { t.Fatal("environment or host read while building"); return "" }, nil)
+	f.Environ = func() []string { t.Fatal("environment read while building"); return nil }
+	c := NewCmdJob(f, nil)
 	if c.Name() != "job" || c.Flags().Lookup("want") == nil {
 		t.Fatal("no job command with --want")
 	}
-	var got *Options
-	c = NewCmdJob(Deps{}, func(o *Options) error { got = o; return nil })
-	c.SetArgs([]string{"--want", "0x2", "A=1"})
-	if err := c.Execute(); err != nil || got == nil || got.Want != "0x2" || len(got.Assign) != 1 {
-		t.Fatalf("runF got %+v, err %v", got, err)
+	r, got := cmdtest.Options(t, NewCmdJob, "job", "--want", "0x2", "A=1")
+	if r.Code != 0 || got == nil || got.Want != "0x2" || len(got.Assign) != 1 {
+		t.Fatalf("runF got %+v, exit %d %s", got, r.Code, r.Stderr)
 	}
 }
 

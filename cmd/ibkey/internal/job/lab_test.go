@@ -1,10 +1,8 @@
 package job
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -16,11 +14,6 @@ import (
 	"github.com/ibkey/ibkey/internal/lab"
 	"github.com/ibkey/ibkey/internal/query"
 )
-
-// keepOpen leaves closing the lab's transport to lab.Dial's cleanup.
-type keepOpen struct{ mad.Transport }
-
-func (keepOpen) Close() error { return nil }
 
 // `ibkey job --lid` and `--node` on the live simulated fabric, after OpenSM removed
 // storage (0x0001) and added ai (0x0003): the ports are read over MADs now (--lid)
@@ -49,27 +42,7 @@ func TestLabJobCommand(t *testing.T) {
 		}
 	}
 	run := func(args ...string) result {
-		var out, errOut bytes.Buffer
-		deps := Deps{Out: &out, ErrOut: &errOut, Ctx: ctx,
-			Getenv: func(string) string { return "" },
-			Format: formatOf("plain"),
-			Fabric: func(context.Context) (*query.Fabric, error) {
-				return &query.Fabric{T: keepOpen{tr}, Via: "the lab"}, nil
-			},
-			Exit: func(c int) error { return &exitErr{c} },
-		}
-		c := NewCmdJob(deps, nil)
-		c.SetArgs(args)
-		c.SilenceUsage, c.SilenceErrors = true, true
-		err := c.Execute()
-		code := 0
-		var ee *exitErr
-		if errors.As(err, &ee) {
-			code = ee.code
-		} else if err != nil {
-			t.Fatalf("%v: %v", args, err)
-		}
-		return result{out.String(), errOut.String(), code}
+		return run(t, ctx, nil, append(attach(l), append(args, "-o", "plain")...)...)
 	}
 	lids := fmt.Sprintf("%d,%d,%d", lid["HcaA"], lid["HcaB"], lid["HcaD"])
 	r := run("--lid", lids, "NCCL_IB_PKEY=1", "UCX_IB_PKEY=0x0003")
@@ -101,31 +74,16 @@ const (
 	gateConfHalf = gateConfBefore + "job42=0x0042, ipoib, defmember=full : 0x100004 ;\n"
 )
 
-// labJob runs the job command in-process on the lab through tr, under ctx.
-func labJob(t *testing.T, ctx context.Context, tr mad.Transport, format string, args ...string) (result, time.Time) {
+// attach is the flags that read the lab over MADs, as the tests' own transport does.
+func attach(l *lab.Lab) []string {
+	return []string{"--ibsim=" + l.SockName, "--mad-timeout", "300ms", "--mad-retries", "2"}
+}
+
+// labJob runs the job command in-process on the lab, under ctx.
+func labJob(t *testing.T, ctx context.Context, l *lab.Lab, format string, args ...string) (result, time.Time) {
 	t.Helper()
-	out, errOut := &syncBuf{}, &syncBuf{}
-	deps := Deps{Out: out, ErrOut: errOut, Ctx: ctx,
-		Getenv: func(string) string { return "" },
-		Format: formatOf(format),
-		Fabric: func(context.Context) (*query.Fabric, error) {
-			return &query.Fabric{T: keepOpen{tr}, Via: "the lab"}, nil
-		},
-		Exit: func(c int) error { return &exitErr{c} },
-	}
-	c := NewCmdJob(deps, nil)
-	c.SetArgs(args)
-	c.SilenceUsage, c.SilenceErrors = true, true
-	err := c.Execute()
-	done := time.Now()
-	code := 0
-	var ee *exitErr
-	if errors.As(err, &ee) {
-		code = ee.code
-	} else if err != nil {
-		t.Fatalf("%v: %v\n%s", args, err, errOut.String())
-	}
-	return result{out.String(), errOut.String(), code}, done
+	r := run(t, ctx, nil, append(attach(l), append(args, "-o", format)...)...)
+	return r, time.Now()
 }
 
 // smpPKeys is `smpquery pkeys LID` on the lab: the table as smpquery prints it.
@@ -157,7 +115,7 @@ func TestLabGateOpenSMDaemon(t *testing.T) {
 	ch := make(chan answer, 1)
 	start := time.Now()
 	go func() {
-		r, done := labJob(t, ctx, tr, "plain", "--node", "HcaB,HcaC", "--want", "0x0042", "--wait", "25s", "--emit", "env")
+		r, done := labJob(t, ctx, l, "plain", "--node", "HcaB,HcaC", "--want", "0x0042", "--wait", "25s", "--emit", "env")
 		ch <- answer{r, done}
 	}()
 	time.Sleep(3 * time.Second) // the gate is waiting, backed off
@@ -210,7 +168,7 @@ func TestLabGateOpenSMDaemon(t *testing.T) {
 	}
 
 	// Every index and value the report prints, against smpquery on each port.
-	r, _ := labJob(t, ctx, tr, "json", "--node", "HcaB,HcaC", "--want", "0x0042")
+	r, _ := labJob(t, ctx, l, "json", "--node", "HcaB,HcaC", "--want", "0x0042")
 	var doc struct {
 		Libraries []struct {
 			Library string `json:"library"`
@@ -248,13 +206,12 @@ func TestLabGateOpenSMDaemon(t *testing.T) {
 func TestLabGateNeverProgrammed(t *testing.T) {
 	l := lab.Start(t, "../../../../internal/lab/testdata/small.net", nil)
 	sm := l.StartOpenSMDaemon(t, gateConfBefore)
-	tr := l.Dial(t, "", mad.Options{Timeout: 300 * time.Millisecond, Retries: 2})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	if _, _, err := sm.Reprogram(ctx, gateConfHalf); err != nil {
 		t.Fatal(err)
 	}
-	r, _ := labJob(t, ctx, tr, "plain", "--node", "HcaB,HcaC", "--want", "0x0042", "--wait", "3s", "--emit", "env")
+	r, _ := labJob(t, ctx, l, "plain", "--node", "HcaB,HcaC", "--want", "0x0042", "--wait", "3s", "--emit", "env")
 	if r.code != 1 || r.stdout != "" {
 		t.Fatalf("exit %d stdout %q\n%s", r.code, r.stdout, r.stderr)
 	}

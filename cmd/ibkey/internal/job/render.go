@@ -12,21 +12,6 @@ import (
 	"github.com/ibkey/ibkey/internal/job"
 )
 
-// format is the output format the factory decided (-o, or table on a terminal).
-type format = cmdutil.Format
-
-const (
-	formatPlain = cmdutil.FormatPlain
-	formatJSON  = cmdutil.FormatJSON
-)
-
-func (o *Options) format() (format, error) {
-	if o.Format == nil {
-		return formatPlain, nil
-	}
-	return o.Format()
-}
-
 // report is the JSON document and what the text renderers print.
 type report struct {
 	Schema       cmdutil.SchemaVersion `json:"schema_version"`
@@ -73,6 +58,8 @@ type portReport struct {
 	Membership string      `json:"membership,omitempty"`
 	Setting    string      `json:"setting,omitempty"`
 	Problem    string      `json:"problem,omitempty"`
+	// key is the entry's P_Key that PKey shows (0 when none).
+	key check.PKey
 }
 
 type reachEntry struct {
@@ -95,7 +82,7 @@ func pickFields(pr *portReport, pk job.Pick) {
 		pr.Index = &i
 	}
 	if pk.Outcome == job.Uses || pk.Outcome == job.EmptyEntry {
-		pr.PKey = pk.PKey.String()
+		pr.PKey, pr.key = pk.PKey.String(), pk.PKey
 		if pk.PKey.Valid() {
 			pr.Membership = pk.PKey.Membership().String()
 		}
@@ -135,6 +122,9 @@ func wantReport(ws []*job.WantResult, key check.PKey) report {
 			p := portReport{Host: pw.Port.Host, Device: pw.Port.Device, Port: pw.Port.Num, Name: portName(pw.Port), Used: true, Setting: pw.Want.Setting}
 			if pw.Want.Setting == "" && pw.Want.Problem != "" {
 				p.Outcome, p.Problem = job.Fails, pw.Want.Problem
+				if pw.Want.Gap == job.GapUnread {
+					p.Outcome = job.NotChecked
+				}
 			} else {
 				pickFields(&p, pw.Want.Pick)
 				if pw.Want.Problem != "" {
@@ -156,11 +146,8 @@ func (r *report) addReach(f *fabric.Fabric) {
 	seen := map[string]bool{}
 	for _, l := range r.Libraries {
 		for _, p := range l.Ports {
-			if p.PKey == "" {
-				continue
-			}
-			k, err := check.ParsePKey(p.PKey)
-			if err != nil || !k.Valid() || seen[k.Partition().String()] {
+			k := p.key
+			if !k.Valid() || seen[k.Partition().String()] {
 				continue
 			}
 			seen[k.Partition().String()] = true
@@ -207,8 +194,8 @@ func (r *report) assumptions() []string {
 	return out
 }
 
-func (r *report) render(w io.Writer, f format) error {
-	if f == formatJSON {
+func (r *report) render(w io.Writer, f cmdutil.Format) error {
+	if f == cmdutil.FormatJSON {
 		return cmdutil.WriteJSON(w, r)
 	}
 	header := []string{"LIBRARY", "HOST", "PORT", "USED", "INDEX", "PKEY", "MEMBER", "OUTCOME"}
@@ -229,13 +216,9 @@ func (r *report) render(w io.Writer, f format) error {
 			if p.Index != nil {
 				idx = strconv.Itoa(*p.Index)
 			}
-			out := ""
+			out, second := "", "no"
 			if p.Used {
-				out = p.Outcome.String()
-			}
-			second := "no"
-			if p.Used {
-				second = "yes"
+				out, second = p.Outcome.String(), "yes"
 			}
 			if r.Mode == "want" {
 				second = p.Setting
@@ -287,10 +270,3 @@ func (r *report) writeVerdict(b *bytes.Buffer, l libReport) {
 		fmt.Fprintf(b, "  note: %s\n", s)
 	}
 }
-
-// notices prints notes and warnings on stderr (cmdutil.Notices).
-type notices struct{ n *cmdutil.Notices }
-
-func (n notices) note(msg string)  { n.n.Note(msg) }
-func (n notices) warn(msg string)  { n.n.Warn(msg) }
-func (n notices) label(msg string) { n.n.Label(msg) }

@@ -2,7 +2,6 @@ package job
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strconv"
@@ -26,31 +25,15 @@ type portSource struct {
 	// fabric is the sweep the ports were found in (--fabric-file, --node); nil
 	// otherwise. After a re-read it is older than the ports.
 	fabric *fabric.Fabric
-	// static: the ports cannot change (a saved fabric file).
-	static bool
 	// read reads every port of the job again.
 	read func(ctx context.Context) ([]*job.Port, error)
 	// mads counts the MADs asked of the transport (nil without one).
 	mads *atomic.Int64
-	// what says what one read touches, for the progress lines ("2 ports over MADs").
+	// close gives the transport back (nil without one).
 	close func()
 	// unread names the devices of the last read of a host that could not be read
 	// (a *query.PartialError): the ports read are the job's; the others are named.
 	unread []string
-}
-
-// unreadOf splits a host read's error: a *query.PartialError becomes the lines that
-// name what was not read (each after prefix), anything else stays an error.
-func unreadOf(err error, prefix string) ([]string, error) {
-	var pe *query.PartialError
-	if !errors.As(err, &pe) {
-		return nil, err
-	}
-	lines := pe.Lines()
-	for i := range lines {
-		lines[i] = prefix + lines[i]
-	}
-	return lines, nil
 }
 
 func (s *portSource) Close() {
@@ -89,8 +72,8 @@ func (o *Options) sources(ctx context.Context) (*portSource, error) {
 			src.labels = append(src.labels, h.Label)
 		}
 		src.read = func(context.Context) ([]*job.Port, error) {
-			ps, err := job.HostPorts(h, "")
-			src.unread, err = unreadOf(err, "")
+			ps, unread, err := job.HostPorts(h, "")
+			src.unread = unread
 			return ps, err
 		}
 		return src, nil
@@ -100,7 +83,7 @@ func (o *Options) sources(ctx context.Context) (*portSource, error) {
 	for _, spec := range o.Hosts {
 		name, dir, ok := strings.Cut(spec, "=")
 		if !ok || name == "" || dir == "" {
-			return nil, usage("invalid --host %q (accepted: NAME=DIR, a host's saved sysfs tree, e.g. node01=/srv/sysfs/node01)", spec)
+			return nil, cmdutil.Usagef("invalid --host %q (accepted: NAME=DIR, a host's saved sysfs tree, e.g. node01=/srv/sysfs/node01)", spec)
 		}
 		trees = append(trees, hostTree{name, dir})
 	}
@@ -108,12 +91,14 @@ func (o *Options) sources(ctx context.Context) (*portSource, error) {
 		var out []*job.Port
 		var unread []string
 		for _, t := range trees {
-			ps, err := job.HostPorts(&query.Host{Sys: ibverbs.Open(t.dir)}, t.name)
-			u, err := unreadOf(err, "--host "+t.name+": ")
+			ps, u, err := job.HostPorts(&query.Host{Sys: ibverbs.Open(t.dir)}, t.name)
 			if err != nil {
 				return nil, fmt.Errorf("--host %s: %w", t.name, err)
 			}
-			out, unread = append(out, ps...), append(unread, u...)
+			for _, l := range u {
+				unread = append(unread, "--host "+t.name+": "+l)
+			}
+			out = append(out, ps...)
 		}
 		src.unread = unread
 		return out, nil
@@ -139,7 +124,7 @@ func (o *Options) sources(ctx context.Context) (*portSource, error) {
 		if err != nil {
 			return nil, err
 		}
-		src.fabric, src.static = f, true
+		src.fabric = f
 		src.labels = append(src.labels, "fabric: "+o.FabricFile)
 		ps, err := fabricPorts(f, lids, nodes)
 		if err != nil {
@@ -147,10 +132,7 @@ func (o *Options) sources(ctx context.Context) (*portSource, error) {
 		}
 		remoteRead = func(context.Context) ([]*job.Port, error) { return ps, nil }
 	case len(lids) > 0 || len(nodes) > 0:
-		if o.Fabric == nil {
-			return nil, &query.EnvError{Msg: "no fabric access to read --lid/--node (give --fabric-file FILE)"}
-		}
-		fab, err := o.Fabric(ctx)
+		fab, err := o.MAD.Open(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -208,7 +190,7 @@ func (o *Options) sources(ctx context.Context) (*portSource, error) {
 func expandNodes(s string) ([]string, error) {
 	names, err := hostlist.Expand(s)
 	if err != nil {
-		return nil, usage("--node: %v (accepted: names separated by commas, Slurm's node[01-04,07] ranges, node GUIDs)", err)
+		return nil, cmdutil.Usagef("--node: %v (accepted: names separated by commas, Slurm's node[01-04,07] ranges, node GUIDs)", err)
 	}
 	var out []string
 	seen := map[string]bool{}
@@ -237,32 +219,21 @@ func sweepNodes(ctx context.Context, src *portSource, fab *query.Fabric, lids []
 	if err != nil {
 		return nil, err
 	}
-	type target struct {
-		sel  query.FabricSelector
-		host string
-		desc string
-	}
-	targets := make([]target, len(first))
+	sels := make([]query.FabricSelector, len(first))
 	for i, p := range first {
-		n, cp := findPort(f, p)
+		n := f.Node(p.Node)
 		if n == nil {
 			return nil, fmt.Errorf("job: port %s vanished from the sweep", p.Label())
 		}
-		t := target{host: p.Host, desc: n.Description}
-		if cp.LID != 0 && n.Type != check.NodeSwitch {
-			t.sel = query.FabricSelector{Addr: mad.LIDAddress(cp.LID)}
-		} else {
-			addr, err := mad.ParseDRPath(n.Path)
-			if err != nil {
-				return nil, &query.EnvError{Msg: fmt.Sprintf("%s has neither a LID nor a usable directed route (%q)", p.Label(), n.Path)}
-			}
-			t.sel = query.FabricSelector{Addr: addr, Port: cp.Num, HasPort: true}
+		if p.LID != 0 && n.Type != check.NodeSwitch {
+			sels[i] = query.FabricSelector{Addr: mad.LIDAddress(p.LID)}
+			continue
 		}
-		targets[i] = t
-	}
-	sels := make([]query.FabricSelector, len(targets))
-	for i, t := range targets {
-		sels[i] = t.sel
+		addr, err := mad.ParseDRPath(n.Path)
+		if err != nil {
+			return nil, &query.EnvError{Msg: fmt.Sprintf("%s has neither a LID nor a usable directed route (%q)", p.Label(), n.Path)}
+		}
+		sels[i] = query.FabricSelector{Addr: addr, Port: p.Num, HasPort: true}
 	}
 	firstRead := true
 	return func(ctx context.Context) ([]*job.Port, error) {
@@ -276,29 +247,17 @@ func sweepNodes(ctx context.Context, src *portSource, fab *query.Fabric, lids []
 		if err != nil {
 			return nil, err
 		}
-		if len(views) != len(targets) {
-			return nil, fmt.Errorf("read %d ports, want %d", len(views), len(targets))
+		if len(views) != len(first) {
+			return nil, fmt.Errorf("read %d ports, want %d", len(views), len(first))
 		}
 		out := make([]*job.Port, len(views))
 		for i, v := range views {
-			p := job.PortFromView(targets[i].host, v)
-			if dev, known := job.HostDevice(targets[i].desc, targets[i].host); known {
-				p.Device, p.DeviceKnown = dev, true
-			} else {
-				p.Device = first[i].Device
-			}
-			out[i] = p
+			// The host and device (from the node description) are the sweep's.
+			out[i] = job.PortFromView(first[i].Host, v)
+			out[i].Device, out[i].DeviceKnown = first[i].Device, first[i].DeviceKnown
 		}
 		return out, nil
 	}, nil
-}
-
-// findPort is the sweep's node and port a job port was made from.
-func findPort(f *fabric.Fabric, p *job.Port) (*fabric.Node, *fabric.Port) {
-	if n := f.Node(p.Node); n != nil {
-		return n, n.Port(p.Num)
-	}
-	return nil, nil
 }
 
 // fabricPorts picks the job's ports in a sweep: by LID (the end port whose LID range
@@ -307,11 +266,11 @@ func findPort(f *fabric.Fabric, p *job.Port) (*fabric.Node, *fabric.Port) {
 func fabricPorts(f *fabric.Fabric, lids []uint16, nodes []string) ([]*job.Port, error) {
 	var out []*job.Port
 	for _, l := range lids {
-		n, p := findLID(f, l)
+		n, p := query.FindLID(f, l)
 		if n == nil {
 			return nil, &query.NotFoundError{What: "LID", Name: strconv.Itoa(int(l)) + " in the sweep", Available: []string{"the LIDs of 'ibkey fabric discover'"}}
 		}
-		out = append(out, job.PortFromFabric(f, n, p))
+		out = append(out, job.PortFromFabric(f, n, p, ""))
 	}
 	for _, name := range nodes {
 		ns := job.MatchHost(f, name)
@@ -335,7 +294,7 @@ func fabricPorts(f *fabric.Fabric, lids []uint16, nodes []string) ([]*job.Port, 
 		for _, n := range ns {
 			for _, p := range n.Ports {
 				if n.IsEndPort(p) && (p.Peer != nil || p.PKeys != nil) {
-					out = append(out, job.PortOfHost(f, n, p, name))
+					out = append(out, job.PortFromFabric(f, n, p, name))
 					added++
 				}
 			}
@@ -351,7 +310,7 @@ func fabricPorts(f *fabric.Fabric, lids []uint16, nodes []string) ([]*job.Port, 
 			}
 			for _, p := range n.Ports {
 				if p.State == check.StateActive {
-					out = append(out, job.PortFromFabric(f, n, p))
+					out = append(out, job.PortFromFabric(f, n, p, ""))
 				}
 			}
 		}
@@ -371,20 +330,9 @@ func oneHost(name string, ns []*fabric.Node) error {
 	for _, n := range ns {
 		dev, known := job.HostDevice(n.Description, name)
 		if !known || devs[dev] {
-			return usage("--node %q matches %d nodes (%q and others): name one by its node GUID", name, len(ns), ns[0].Description)
+			return cmdutil.Usagef("--node %q matches %d nodes (%q and others): name one by its node GUID", name, len(ns), ns[0].Description)
 		}
 		devs[dev] = true
 	}
 	return nil
-}
-
-func findLID(f *fabric.Fabric, lid uint16) (*fabric.Node, *fabric.Port) {
-	for _, n := range f.Nodes {
-		for _, p := range n.Ports {
-			if n.IsEndPort(p) && p.LID != 0 && lid >= p.LID && int(lid) < int(p.LID)+1<<p.LMC {
-				return n, p
-			}
-		}
-	}
-	return nil, nil
 }

@@ -3,6 +3,7 @@ package job
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,7 +30,7 @@ const (
 // nothing pending), reading them again with back-off.
 type gate struct {
 	o        *Options
-	n        notices
+	n        *cmdutil.Notices
 	src      *portSource
 	libs     []*job.Library
 	in       job.Inputs
@@ -43,14 +44,7 @@ type gate struct {
 
 // nextInterval is the pause after a read that cost cost (MADs or pkey entries).
 func nextInterval(prev time.Duration, cost int) time.Duration {
-	next := time.Duration(float64(prev) * backoff)
-	if next > maxInterval {
-		next = maxInterval
-	}
-	if c := time.Duration(cost) * time.Millisecond; c > next {
-		next = c
-	}
-	return next
+	return max(min(time.Duration(float64(prev)*backoff), maxInterval), time.Duration(cost)*time.Millisecond)
 }
 
 // sysfsEntries counts the pkey files a read of ports read (the local and --host
@@ -83,6 +77,9 @@ func (g *gate) run(ctx context.Context, first []*job.Port) ([]*job.WantResult, [
 	var lastErr error
 	lastSaid := time.Time{}
 	part := g.key.Partition().String()
+	stopped := func() error {
+		return fmt.Errorf("stopped waiting for partition %s after %s, still waiting for %s", part, since(start), summary(last))
+	}
 	for {
 		var pending []job.Pending
 		var ws []*job.WantResult
@@ -91,7 +88,7 @@ func (g *gate) run(ctx context.Context, first []*job.Port) ([]*job.WantResult, [
 			pending = job.Gate(ws, g.key, g.oneIndex)
 			if len(pending) == 0 {
 				if g.reads > 1 {
-					g.n.label(fmt.Sprintf("partition %s ready after %s (%s)", part, since(start), g.cost()))
+					g.n.Label(fmt.Sprintf("partition %s ready after %s (%s)", part, since(start), g.cost()))
 				}
 				return ws, ports, nil
 			}
@@ -99,27 +96,21 @@ func (g *gate) run(ctx context.Context, first []*job.Port) ([]*job.WantResult, [
 		}
 		now := time.Now()
 		if g.reads == 1 {
-			g.n.label(fmt.Sprintf("waiting up to %s for partition %s on %s; reading again after %s, backing off to every %s", g.o.Wait, part, describePorts(usedPorts(ws)), firstInterval, nextInterval(maxInterval, g.costOf(ports, 0))))
+			g.n.Label(fmt.Sprintf("waiting up to %s for partition %s on %s; reading again after %s, backing off to every %s", g.o.Wait, part, describePorts(ws), firstInterval, nextInterval(maxInterval, sysfsEntries(ports))))
 		}
 		if !now.Before(deadline) {
 			return nil, nil, g.timedOut(last, lastErr, start)
 		}
 		if lastErr != nil {
-			g.n.label(fmt.Sprintf("%s: reading the job's ports failed (%v); trying again", since(start), lastErr))
-		} else if changed(said, pending) || now.Sub(lastSaid) >= progressEvery {
-			g.n.label(fmt.Sprintf("%s: waiting for %s", since(start), summary(pending)))
+			g.n.Label(fmt.Sprintf("%s: reading the job's ports failed (%v); trying again", since(start), lastErr))
+		} else if !slices.Equal(said, pending) || now.Sub(lastSaid) >= progressEvery {
+			g.n.Label(fmt.Sprintf("%s: waiting for %s", since(start), summary(pending)))
 			said, lastSaid = pending, now
 		}
-		wait := interval
-		if rest := deadline.Sub(now); rest < wait {
-			wait = rest
-		}
-		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
-			t.Stop()
-			return nil, nil, &stoppedError{msg: fmt.Sprintf("stopped waiting for partition %s after %s, still waiting for %s", part, since(start), summary(last)), cause: context.Cause(ctx)}
-		case <-t.C:
+			return nil, nil, stopped()
+		case <-time.After(min(interval, deadline.Sub(now))):
 		}
 		before := int64(0)
 		if g.src.mads != nil {
@@ -128,7 +119,7 @@ func (g *gate) run(ctx context.Context, first []*job.Port) ([]*job.WantResult, [
 		next, err := g.src.read(ctx)
 		g.reads++
 		if ctx.Err() != nil {
-			return nil, nil, &stoppedError{msg: fmt.Sprintf("stopped waiting for partition %s after %s, still waiting for %s", part, since(start), summary(last)), cause: context.Cause(ctx)}
+			return nil, nil, stopped()
 		}
 		lastErr = err
 		if err == nil {
@@ -138,14 +129,10 @@ func (g *gate) run(ctx context.Context, first []*job.Port) ([]*job.WantResult, [
 		if g.src.mads != nil {
 			lastMADs = g.src.mads.Load() - before
 		}
-		interval = nextInterval(interval, g.costOf(ports, int(lastMADs)))
+		// What one read costs: MADs when the ports come over the fabric, else pkey
+		// entries read from sysfs.
+		interval = nextInterval(interval, max(int(lastMADs), sysfsEntries(ports)))
 	}
-}
-
-// costOf is what one read costs: MADs when the ports come over the fabric, else pkey
-// entries read from sysfs.
-func (g *gate) costOf(ports []*job.Port, mads int) int {
-	return max(mads, sysfsEntries(ports))
 }
 
 func (g *gate) cost() string {
@@ -167,63 +154,30 @@ func (g *gate) cost() string {
 // exit 1 when one of them is a definite no, 4 when only reads failed.
 func (g *gate) timedOut(pending []job.Pending, lastErr error, start time.Time) error {
 	part := g.key.Partition().String()
-	fmt.Fprintf(g.o.ErrOut, "ibkey: timed out after %s waiting for partition %s (%s):\n", since(start), part, g.cost())
+	fmt.Fprintf(g.o.IO.ErrOut, "ibkey: timed out after %s waiting for partition %s (%s):\n", since(start), part, g.cost())
 	definite := false
-	hosts := map[string]bool{}
-	var hostNames []string
+	var hosts []string
 	for _, p := range pending {
-		fmt.Fprintf(g.o.ErrOut, "  %s: %s\n", hostLabel(p.Host), p)
-		if p.Definite() {
-			definite = true
-		}
-		if !hosts[p.Host] {
-			hosts[p.Host] = true
-			hostNames = append(hostNames, hostLabel(p.Host))
+		fmt.Fprintf(g.o.IO.ErrOut, "  %s: %s\n", job.HostName(p.Host), p)
+		definite = definite || p.Definite()
+		if !slices.Contains(hosts, job.HostName(p.Host)) {
+			hosts = append(hosts, job.HostName(p.Host))
 		}
 	}
 	if lastErr != nil {
-		fmt.Fprintf(g.o.ErrOut, "  the last read failed: %v\n", lastErr)
+		fmt.Fprintf(g.o.IO.ErrOut, "  the last read failed: %v\n", lastErr)
 	}
 	if g.o.Emit != "" {
-		fmt.Fprintln(g.o.ErrOut, "ibkey: nothing exported")
+		fmt.Fprintln(g.o.IO.ErrOut, "ibkey: nothing exported")
 	}
 	if definite {
-		fmt.Fprintf(g.o.ErrOut, "ibkey: not ready: %s\n", strings.Join(hostNames, ", "))
-		return g.o.exit(cmdutil.ExitNo)
+		fmt.Fprintf(g.o.IO.ErrOut, "ibkey: not ready: %s\n", strings.Join(hosts, ", "))
+		return exit(cmdutil.ExitNo)
 	}
-	return g.o.exit(cmdutil.ExitIncomplete)
-}
-
-// stoppedError is a wait ended by its context (a signal): the message says what was
-// pending, the cause (which main names) is wrapped, not repeated.
-type stoppedError struct {
-	msg   string
-	cause error
-}
-
-func (e *stoppedError) Error() string { return e.msg }
-func (e *stoppedError) Unwrap() error { return e.cause }
-
-func hostLabel(h string) string {
-	if h == "" {
-		return "this host"
-	}
-	return h
+	return exit(cmdutil.ExitIncomplete)
 }
 
 func since(t time.Time) string { return time.Since(t).Round(100 * time.Millisecond).String() }
-
-func changed(a, b []job.Pending) bool {
-	if len(a) != len(b) {
-		return true
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return true
-		}
-	}
-	return false
-}
 
 // summary names the pending ports, at most five.
 func summary(ps []job.Pending) string {
@@ -238,36 +192,24 @@ func summary(ps []job.Pending) string {
 	return strings.Join(out, "; ")
 }
 
-// usedPorts are the ports some library uses, each once.
-func usedPorts(ws []*job.WantResult) []*job.Port {
-	var out []*job.Port
-	seen := map[*job.Port]bool{}
+// describePorts says what the gate waits on, the ports some library uses (or waits
+// for): "2 ports of 2 hosts".
+func describePorts(ws []*job.WantResult) string {
+	ports, hosts := map[*job.Port]bool{}, map[string]bool{}
 	for _, w := range ws {
 		for _, pw := range w.Ports {
-			if !seen[pw.Port] {
-				seen[pw.Port] = true
-				out = append(out, pw.Port)
-			}
+			ports[pw.Port], hosts[pw.Port.Host] = true, true
 		}
 		for _, p := range w.Idle {
-			if !seen[p] {
-				seen[p] = true
-				out = append(out, p)
-			}
+			ports[p], hosts[p.Host] = true, true
 		}
 	}
-	return out
-}
-
-// describePorts says what the gate waits on: "2 ports of 2 hosts".
-func describePorts(ports []*job.Port) string {
-	hosts := countHosts(ports)
 	s := fmt.Sprintf("%d ports", len(ports))
 	if len(ports) == 1 {
 		s = "1 port"
 	}
-	if hosts > 1 {
-		s += fmt.Sprintf(" of %d hosts", hosts)
+	if len(hosts) > 1 {
+		s += fmt.Sprintf(" of %d hosts", len(hosts))
 	}
 	return s
 }

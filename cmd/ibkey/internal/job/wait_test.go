@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,8 +15,6 @@ import (
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/internal/fakesysfs"
-	"github.com/ibkey/ibkey/internal/ibverbs"
-	"github.com/ibkey/ibkey/internal/query"
 )
 
 // gateHost is a saved host for the gate: mlx5_0/1 ACTIVE with table 0xffff 0x8001
@@ -56,44 +53,11 @@ func setPKey(t *testing.T, root, dev string, i int, v string) {
 	}
 }
 
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) { s.mu.Lock(); defer s.mu.Unlock(); return s.b.Write(p) }
-func (s *syncBuf) String() string              { s.mu.Lock(); defer s.mu.Unlock(); return s.b.String() }
-
 // runOn runs `ibkey job ARGS` in-process with dir as the local host (--sysfs), env as
 // the environment, under ctx.
-func runOn(t *testing.T, ctx context.Context, dir string, env map[string]string, args ...string) (result, error) {
+func runOn(t *testing.T, ctx context.Context, dir string, env map[string]string, args ...string) result {
 	t.Helper()
-	out, errOut := &syncBuf{}, &syncBuf{}
-	var environ []string
-	for k, v := range env {
-		environ = append(environ, k+"="+v)
-	}
-	deps := Deps{Out: out, ErrOut: errOut, Ctx: ctx,
-		Host:    func() *query.Host { return &query.Host{Sys: ibverbs.Open(dir)} },
-		Getenv:  func(k string) string { return env[k] },
-		Environ: func() []string { return environ },
-		Format:  formatOf(""),
-		Exit:    func(c int) error { return &exitErr{c} },
-	}
-	c := NewCmdJob(deps, nil)
-	c.SetArgs(append([]string{}, args...))
-	c.SetOut(out)
-	c.SetErr(errOut)
-	c.SilenceUsage, c.SilenceErrors = true, true
-	err := c.Execute()
-	r := result{stdout: out.String(), stderr: errOut.String()}
-	var ee *exitErr
-	if errors.As(err, &ee) {
-		r.code, err = ee.code, nil
-	} else if err != nil {
-		r.code = cmdutil.ExitCode(err)
-	}
-	return r, err
+	return run(t, ctx, env, append([]string{"--sysfs", dir}, args...)...)
 }
 
 // The saved host gains the key while the gate waits: it answers once the table holds
@@ -105,9 +69,9 @@ func TestWaitSysfsGainsKey(t *testing.T) {
 		setPKey(t, dir, "mlx5_0", 2, "0x8042")
 	}()
 	start := time.Now()
-	r, err := runOn(t, context.Background(), dir, nil, "--want", "0x0042", "--wait", "20s", "--emit", "env")
-	if err != nil || r.code != 0 {
-		t.Fatalf("exit %d, %v\nstdout:\n%s\nstderr:\n%s", r.code, err, r.stdout, r.stderr)
+	r := runOn(t, context.Background(), dir, nil, "--want", "0x0042", "--wait", "20s", "--emit", "env")
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
 	want := `export NCCL_IB_PKEY=2
 export UCX_IB_PKEY=0x0042
@@ -132,9 +96,9 @@ export IBKEY_IPOIB_INTERFACE=ib0.8042
 // and port named.
 func TestWaitTimeout(t *testing.T) {
 	dir := writeHost(t, gateHost(0x0002c90300000100, "0xffff", "0x8001"))
-	r, err := runOn(t, context.Background(), dir, nil, "--want", "0x0042", "--wait", "1200ms", "--emit", "env")
-	if err != nil || r.code != 1 || r.stdout != "" {
-		t.Fatalf("exit %d, %v, stdout %q\nstderr:\n%s", r.code, err, r.stdout, r.stderr)
+	r := runOn(t, context.Background(), dir, nil, "--want", "0x0042", "--wait", "1200ms", "--emit", "env")
+	if r.code != 1 || r.stdout != "" {
+		t.Fatalf("exit %d, stdout %q\nstderr:\n%s", r.code, r.stdout, r.stderr)
 	}
 	for _, s := range []string{"timed out after", "this host: mlx5_0/1: no entry for partition 0x0042", "nothing exported", "not ready: this host"} {
 		if !strings.Contains(r.stderr, s) {
@@ -143,23 +107,23 @@ func TestWaitTimeout(t *testing.T) {
 	}
 	// Without --emit: the last read's answer is not printed either (a timeout is
 	// the answer), exit 1.
-	r, _ = runOn(t, context.Background(), dir, nil, "--want", "0x0042", "--wait", "600ms")
+	r = runOn(t, context.Background(), dir, nil, "--want", "0x0042", "--wait", "600ms")
 	if r.code != 1 || r.stdout != "" {
 		t.Errorf("without --emit: exit %d, stdout %q", r.code, r.stdout)
 	}
 }
 
-// A signal (the command's context ending) stops the wait: the error says what was
-// pending and wraps the cause, nothing is exported.
+// A signal (the command's context ending) stops the wait: the error names the signal
+// and what was pending, the exit is 128+N, nothing is exported.
 func TestWaitSignal(t *testing.T) {
 	dir := writeHost(t, gateHost(0x0002c90300000100, "0xffff"))
 	cause := errors.New("interrupt signal received")
 	ctx, cancel := context.WithCancelCause(context.Background())
 	time.AfterFunc(700*time.Millisecond, func() { cancel(cause) })
 	start := time.Now()
-	r, err := runOn(t, ctx, dir, nil, "--want", "0x0042", "--wait", "30s", "--emit", "env")
-	if err == nil || !errors.Is(err, cause) || !strings.Contains(err.Error(), "stopped waiting for partition 0x0042") || !strings.Contains(err.Error(), "mlx5_0/1: no entry") {
-		t.Fatalf("err %v, want the cause and the pending port", err)
+	r := runOn(t, ctx, dir, nil, "--want", "0x0042", "--wait", "30s", "--emit", "env")
+	if r.code != cmdutil.ExitSignal+2 || !strings.Contains(r.stderr, "ibkey: stopped by a signal (interrupt signal received): stopped waiting for partition 0x0042") || !strings.Contains(r.stderr, "mlx5_0/1: no entry") {
+		t.Fatalf("exit %d, stderr %q; want exit 130 naming the cause and the pending port", r.code, r.stderr)
 	}
 	if r.stdout != "" || time.Since(start) > 5*time.Second {
 		t.Errorf("stdout %q after %v", r.stdout, time.Since(start))
@@ -174,20 +138,20 @@ func TestEmitIndexDiffers(t *testing.T) {
 	a := writeHost(t, gateHost(0x0002c90300000100, "0xffff", "0x8042"))
 	b := writeHost(t, gateHost(0x0002c90300000200, "0xffff", "0x8001", "0x8042"))
 	hosts := []string{"--host", "node01=" + a, "--host", "node02=" + b}
-	r, _ := runOn(t, context.Background(), a, nil, append(hosts, "--want", "0x0042", "--emit", "env")...)
+	r := runOn(t, context.Background(), a, nil, append(hosts, "--want", "0x0042", "--emit", "env")...)
 	if r.code != 1 || r.stdout != "" || !strings.Contains(r.stderr, "NCCL needs one value on every host of the job and there is none") {
 		t.Errorf("exit %d stdout %q\n%s", r.code, r.stdout, r.stderr)
 	}
-	r, _ = runOn(t, context.Background(), a, nil, append(hosts, "--want", "0x0042", "--emit", "env", "--lib", "ucx")...)
+	r = runOn(t, context.Background(), a, nil, append(hosts, "--want", "0x0042", "--emit", "env", "--lib", "ucx")...)
 	if r.code != 0 || r.stdout != "export UCX_IB_PKEY=0x0042\nexport IBKEY_IPOIB_INTERFACE=ib0.8042\n" {
 		t.Errorf("--lib ucx: exit %d stdout %q\n%s", r.code, r.stdout, r.stderr)
 	}
-	r, _ = runOn(t, context.Background(), a, nil, append(hosts, "--want", "0x0042", "--emit", "env", "--wait", "700ms", "--lib", "nccl")...)
+	r = runOn(t, context.Background(), a, nil, append(hosts, "--want", "0x0042", "--emit", "env", "--wait", "700ms", "--lib", "nccl")...)
 	if r.code != 1 || !strings.Contains(r.stderr, "node02: node02:mlx5_0/1: holds partition 0x0042 at index 2, the job's other hosts at index 1 (node01:mlx5_0/1): NCCL takes one index for every host") {
 		t.Errorf("--wait: exit %d\n%s", r.code, r.stderr)
 	}
 	// Without --emit the per-port answer is a valid one: each host its own index.
-	r, _ = runOn(t, context.Background(), a, nil, append(hosts, "--want", "0x0042", "--wait", "5s", "--lib", "nccl")...)
+	r = runOn(t, context.Background(), a, nil, append(hosts, "--want", "0x0042", "--wait", "5s", "--lib", "nccl")...)
 	if r.code != 0 || !strings.Contains(r.stdout, "works with a value per port") {
 		t.Errorf("--want --wait without --emit: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
@@ -201,7 +165,7 @@ func TestWaitLimitedOnBothHosts(t *testing.T) {
 		time.Sleep(600 * time.Millisecond)
 		setPKey(t, b, "mlx5_0", 1, "0x8042")
 	}()
-	r, _ := runOn(t, context.Background(), a, nil, "--host", "node01="+a, "--host", "node02="+b, "--want", "0x0042", "--wait", "20s", "--lib", "ucx", "--emit", "env")
+	r := runOn(t, context.Background(), a, nil, "--host", "node01="+a, "--host", "node02="+b, "--want", "0x0042", "--wait", "20s", "--lib", "ucx", "--emit", "env")
 	if r.code != 0 || !strings.Contains(r.stderr, "only as a limited member") || r.stdout == "" {
 		t.Errorf("exit %d\nstdout %q\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -213,7 +177,7 @@ func TestEmitNoIPoIB(t *testing.T) {
 	h := gateHost(0x0002c90300000100, "0xffff", "0x8042")
 	h.Net = h.Net[:1]
 	dir := writeHost(t, h)
-	r, _ := runOn(t, context.Background(), dir, nil, "--want", "0x0042", "--emit", "env", "--lib", "nccl")
+	r := runOn(t, context.Background(), dir, nil, "--want", "0x0042", "--emit", "env", "--lib", "nccl")
 	if r.code != 0 || r.stdout != "export NCCL_IB_PKEY=1\n" || !strings.Contains(r.stderr, "this host has no IPoIB interface of partition 0x0042: rdma_cm users") {
 		t.Errorf("exit %d stdout %q\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -223,14 +187,14 @@ func TestEmitNoIPoIB(t *testing.T) {
 // and where the settings came from.
 func TestLookAlikesAndSources(t *testing.T) {
 	dir := writeHost(t, gateHost(0x0002c90300000100, "0xffff", "0x8042"))
-	r, _ := runOn(t, context.Background(), dir, map[string]string{"NCCL_IB_PKEYS": "1", "HOME": "/root", "UCX_RC_PKEY": "0x2"})
+	r := runOn(t, context.Background(), dir, map[string]string{"NCCL_IB_PKEYS": "1", "HOME": "/root", "UCX_RC_PKEY": "0x2"})
 	if !strings.Contains(r.stderr, "warning: NCCL_IB_PKEYS=1 is read by no library ibkey knows: did you mean NCCL_IB_PKEY?") {
 		t.Errorf("no look-alike warning:\n%s", r.stderr)
 	}
 	if strings.Contains(r.stderr, "UCX_RC_PKEY=0x2 is read by no library") || strings.Contains(r.stderr, "HOME") {
 		t.Errorf("a real per-transport setting or an unrelated variable was warned about:\n%s", r.stderr)
 	}
-	r, _ = runOn(t, context.Background(), dir, nil, "gasnet_ibv_pkey=0x2")
+	r = runOn(t, context.Background(), dir, nil, "gasnet_ibv_pkey=0x2")
 	if !strings.Contains(r.stderr, "did you mean GASNET_IBV_PKEY?") || !strings.Contains(r.stderr, "note: settings from the arguments") {
 		t.Errorf("arguments:\n%s", r.stderr)
 	}
@@ -243,7 +207,7 @@ func TestLookAlikesAndSources(t *testing.T) {
 		{[]string{"--perftest", "ib_send_bw -d mlx5_0"}, map[string]string{"NCCL_IB_PKEY": "1"}, "note: settings from the environment (NCCL_IB_PKEY) and --perftest\n"},
 		{nil, nil, "note: settings from the environment: none set, every library's defaults\n"},
 	} {
-		r, _ = runOn(t, context.Background(), dir, tc.env, tc.args...)
+		r = runOn(t, context.Background(), dir, tc.env, tc.args...)
 		if !strings.Contains(r.stderr, tc.want) {
 			t.Errorf("%v %v: stderr lacks %q:\n%s", tc.args, tc.env, tc.want, r.stderr)
 		}
@@ -258,7 +222,7 @@ func TestLookAlikesAndSources(t *testing.T) {
 func TestRejectedValuesNamedAsRejected(t *testing.T) {
 	dir := writeHost(t, gateHost(0x0002c90300000100, "0xffff", "0x8042"))
 	for _, kv := range []string{"UCX_IB_PKEY=8001", "UCX_IB_PKEY=0x8001", "UCX_IB_PKEY=0x", "GASNET_IBV_PKEY=0x8000", "GASNET_IBV_PKEY=1", "GASNET_IBV_PKEY=x", "OMPI_MCA_btl_openib_pkey=x", "NVSHMEM_IB_PKEY_INDEX=x"} {
-		r, _ := runOn(t, context.Background(), dir, nil, kv)
+		r := runOn(t, context.Background(), dir, nil, kv)
 		if r.code != 1 {
 			t.Errorf("%s: exit %d, want 1\n%s", kv, r.code, r.stdout)
 		}
@@ -285,14 +249,14 @@ func TestFlagCombinations(t *testing.T) {
 		{[]string{"--node", "n[3-1]", "--fabric-file", labFabric}, `--node: invalid hostlist "n[3-1]"`},
 		{[]string{"--lid", "5-3", "--fabric-file", labFabric}, "invalid --lid"},
 	} {
-		r, err := runOn(t, context.Background(), dir, nil, tc.args...)
-		if r.code != cmdutil.ExitUsage || err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%v: exit %d, %v; want exit 2 and %q", tc.args, r.code, err, tc.want)
+		r := runOn(t, context.Background(), dir, nil, tc.args...)
+		if r.code != cmdutil.ExitUsage || !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("%v: exit %d, %q; want exit 2 and %q", tc.args, r.code, r.stderr, tc.want)
 		}
 	}
 	// -o json is the root's flag: the format comes from the factory.
-	o := &Options{Deps: Deps{Format: formatOf("json")}, Want: "0x2", Emit: "env"}
-	if err := o.checkFlags(formatJSON); err == nil || !strings.Contains(err.Error(), "choose one") {
+	o := &Options{Want: "0x2", Emit: "env"}
+	if err := o.checkFlags(cmdutil.FormatJSON); err == nil || !strings.Contains(err.Error(), "choose one") {
 		t.Errorf("--emit env -o json: %v", err)
 	}
 }
@@ -312,9 +276,7 @@ func TestHelpFits80(t *testing.T) {
 	f := cmdutil.NewFactory(&cmdutil.IOStreams{}, func(string) string { return "" }, nil)
 	root := &cobra.Command{Use: "ibkey"}
 	cmdutil.AddRootFlags(root, f)
-	c := NewCmdJob(Deps{}, nil)
-	cmdutil.AddMADFlags(c, f)
-	root.AddCommand(c)
+	root.AddCommand(NewCmdJob(f, nil))
 	cmdutil.AcceptPlainDurations(root)
 	var b bytes.Buffer
 	root.SetOut(&b)
