@@ -8,7 +8,8 @@
 // (internal/ibverbs for sysfs text attributes, internal/ibverbs/mad for NodeDescription,
 // internal/query for fabric files), so every output path (tables, plain text, JSON, the
 // TUI, metrics labels) gets the same, already safe, value. Message caps and sanitises
-// error text for stderr.
+// error text for stderr. GroupDigits and EditDistance are the two small text helpers
+// the commands share (counts in messages, "did you mean" suggestions).
 package textsafe
 
 import (
@@ -116,7 +117,7 @@ func Message(s string) string {
 	}
 	out := strings.Join(lines, "\n")
 	if extra > 0 {
-		out += "\n[" + groupDigits(extra) + " more lines omitted]"
+		out += "\n[" + GroupDigits(extra) + " more lines omitted]"
 	}
 	return out
 }
@@ -142,7 +143,7 @@ func Cap(s string, limit int) string {
 	head := cutBack(s, headLen)
 	tail := cutFront(s, len(s)-tailLen)
 	omitted := len(s) - len(head) - len(tail)
-	return head + " … [" + groupDigits(omitted) + " bytes omitted] … " + tail
+	return head + " … [" + GroupDigits(omitted) + " bytes omitted] … " + tail
 }
 
 // cutBack returns s[:n] moved back to a rune boundary that does not split a visible
@@ -178,7 +179,8 @@ func cutFront(s string, n int) string {
 
 func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' }
 
-func groupDigits(n int) string {
+// GroupDigits is n with thousands separated by commas: 9,999,000.
+func GroupDigits(n int) string {
 	s := strconv.Itoa(n)
 	var b strings.Builder
 	for i, c := range s {
@@ -188,4 +190,26 @@ func groupDigits(n int) string {
 		b.WriteRune(c)
 	}
 	return b.String()
+}
+
+// EditDistance is the Levenshtein distance of a and b, in bytes: what a "did you mean"
+// suggestion ranks candidates by.
+func EditDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }

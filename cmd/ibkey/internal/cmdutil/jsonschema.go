@@ -31,7 +31,7 @@ import (
 //     ("0x0001"); qkey is a Q_Key ("0x80010000"); membership is "full" or "limited"
 //     ("both" where a port holds both entries of a key).
 //   - node_desc is a node's NodeDescription (IBA 14.2.5.2), or its --node-name-map
-//     name, passed through SanitizeText (terminal controls written as \xNN escapes,
+//     name, passed through textsafe.String (terminal controls written as \xNN escapes,
 //     so a script printing it is safe too). The fabric file (fabric discover -o json)
 //     keeps the bytes as read, because --fabric-file reads it back, and carries
 //     "format": "ibkey-fabric" and "version" (2; version 1 files, whose nodes said

@@ -10,6 +10,7 @@ import (
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 
 	"github.com/ibkey/ibkey/internal/query"
+	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // DevicesOptions holds `ibkey devices`'s flags and dependencies.
@@ -209,7 +210,7 @@ func devicePortRow(v *query.PortView) devicePortJSON {
 		r.Missing = nil
 	}
 	if v.Fabric != nil {
-		desc := cmdutil.SanitizeText(v.Device.NodeDesc.Value)
+		desc := textsafe.String(v.Device.NodeDesc.Value)
 		r.NodeDesc, r.NodeGUID, r.Address = &desc, v.Fabric.NodeGUID.String(), v.Fabric.Address
 	}
 	return r
