@@ -47,7 +47,7 @@ import (
 //   - A command's schema is schemas/<command path joined by ->.schema.json
 //     (fabric-pkeys.schema.json; a mode with another shape gets its own:
 //     fabric-pkeys-key.schema.json); its tests validate every JSON output through
-//     cmdutil/jsonschematest (Output in the test runner, Goldens over testdata).
+//     cmdutil/jsonschematest (Stdout in the test runner, Goldens over testdata).
 //   - A command that exits 4 (incomplete) says why in incomplete: a list of
 //     {"kind","message"} (Incomplete), present exactly when it exits 4 (devices,
 //     pkeys, can-talk, job, fabric pkeys, fabric check). The fabric file (fabric
