@@ -21,7 +21,7 @@ import (
 //   - GUIDs are strings, "0x" and 16 lower-case hex digits.
 //   - type is the node type, always "ca", "switch" or "router" (check.NodeType) for a
 //     fabric node; a local RDMA device may also be "rnic", "usnic" or "usnic_udp"
-//     (NodeTypeName). Never "CA" or a node_type member.
+//     (devices). Never "CA" or a node_type member.
 //   - device is a local RDMA device name (mlx5_0). A port read over the fabric is
 //     named by its node's node_desc and node_guid; device repeats node_desc there,
 //     so a script reads one member for both.
@@ -74,27 +74,6 @@ func (SchemaVersion) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("schema_version %s, this ibkey reads %d", b, SchemaVersionNumber)
 	}
 	return nil
-}
-
-// NodeTypeName is the JSON name of an RDMA node type number: the kernel's enum
-// rdma_node_type (include/rdma/ib_verbs.h; sysfs node_type prints "1: CA") and, for
-// 1-3, NodeInfo NodeType (IBA 14.2.5.3). ok is false for a number neither defines.
-func NodeTypeName(num int) (name string, ok bool) {
-	switch num {
-	case 1:
-		return "ca", true
-	case 2:
-		return "switch", true
-	case 3:
-		return "router", true
-	case 4:
-		return "rnic", true
-	case 5:
-		return "usnic", true
-	case 6:
-		return "usnic_udp", true
-	}
-	return "", false
 }
 
 // Incomplete is one reason a command's answer is incomplete (it exits 4): the members

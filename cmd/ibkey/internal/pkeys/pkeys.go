@@ -191,7 +191,7 @@ func runPKeys(o *PKeysOptions) error {
 		})
 	}
 	host := o.Host()
-	sel, ifc, err := cmdutil.ResolveDeviceOrInterface(host, o.Selector, o.Notices())
+	sel, ifc, err := host.ResolveDeviceOrInterface(o.Selector, o.Notices().Warn)
 	if err != nil {
 		return err
 	}
