@@ -18,7 +18,7 @@ import (
 
 // CheckOptions are `ibkey fabric check`'s inputs.
 type CheckOptions struct {
-	deps
+	cmdutil.Deps
 	Source     *cmdutil.FabricSweep
 	Partitions string
 	OpenSMConf string
@@ -105,7 +105,7 @@ partial-sweep, unread-node, unread-table or not-checked).`,
   ibkey fabric check --partitions /etc/opensm/partitions.conf --strict
   ibkey fabric check --fabric-file fabric.json -o json`,
 		Args: cmdutil.UsageArgs(cobra.NoArgs),
-		RunE: runE(f, o, &o.deps, runF, runCheck),
+		RunE: cmdutil.RunE(f, o, &o.Deps, nil, runF, runCheck),
 	}
 	o.Source = cmdutil.AddFabricSweepFlags(c, f)
 	c.Flags().StringVar(&o.Partitions, "partitions", "", "compare the tables with what OpenSM programs from this partitions.conf (`FILE`)")

@@ -14,7 +14,7 @@ import (
 
 // DiffOptions are `ibkey fabric diff`'s inputs.
 type DiffOptions struct {
-	deps
+	cmdutil.Deps
 	// Source sweeps B now when it is not given (the MAD flags and --timeout).
 	Source *cmdutil.FabricSweep
 	A, B   string
@@ -52,13 +52,12 @@ JSON (-o json), schema schemas/fabric-diff.schema.json: {"schema_version":1,"a",
   ibkey fabric diff a.json b.json -o json`,
 		Args:              cmdutil.UsageArgs(cobra.RangeArgs(1, 2)),
 		ValidArgsFunction: cobra.FixedCompletions([]string{"json"}, cobra.ShellCompDirectiveFilterFileExt),
-		RunE: func(c *cobra.Command, args []string) error {
+		RunE: cmdutil.RunE(f, o, &o.Deps, func(args []string) {
 			o.A, o.B = args[0], ""
 			if len(args) == 2 {
 				o.B = args[1]
 			}
-			return runE(f, o, &o.deps, runF, runDiff)(c, args)
-		},
+		}, runF, runDiff),
 	}
 	o.Source = &cmdutil.FabricSweep{MAD: cmdutil.AddMADFlags(c, f)}
 	o.Source.AddTimeoutFlag(c, "with one file: stop sweeping this long after the command started and compare what was read (a partial sweep, exit 4)")

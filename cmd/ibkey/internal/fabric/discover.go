@@ -11,7 +11,7 @@ import (
 
 // DiscoverOptions are `ibkey fabric discover`'s inputs.
 type DiscoverOptions struct {
-	deps
+	cmdutil.Deps
 	Source   *cmdutil.FabricSweep
 	NoTables bool
 }
@@ -56,7 +56,7 @@ Exit codes: 0; 2 bad usage or --fabric-file; 3 no fabric access; 4 a partial swe
   ibkey fabric discover -o json > fabric.json
   ibkey fabric discover --fabric-file fabric.json -o table`,
 		Args: cmdutil.UsageArgs(cobra.NoArgs),
-		RunE: runE(f, o, &o.deps, runF, runDiscover),
+		RunE: cmdutil.RunE(f, o, &o.Deps, nil, runF, runDiscover),
 	}
 	o.Source = cmdutil.AddFabricSweepFlags(c, f)
 	c.Flags().BoolVar(&o.NoTables, "no-tables", false, "do not read the P_Key tables (discovery only; the file then has none)")

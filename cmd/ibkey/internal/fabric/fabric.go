@@ -3,8 +3,6 @@
 package fabric
 
 import (
-	"context"
-
 	"github.com/spf13/cobra"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
@@ -50,30 +48,6 @@ what was read). A signal ends a command with 128+signo.`,
 	}
 	c.AddCommand(NewCmdDiscover(f, nil), NewCmdPKeys(f, nil), NewCmdCheck(f, nil), NewCmdDiff(f, nil))
 	return c
-}
-
-// deps are what every fabric subcommand takes from the Factory when it runs.
-type deps struct {
-	IO      *cmdutil.IOStreams
-	Format  cmdutil.Format
-	Notices *cmdutil.Notices
-	Ctx     context.Context // the command's: main cancels it on a signal
-}
-
-// runE is a fabric subcommand's RunE: d (o's deps) filled in, then run, or runF in
-// tests.
-func runE[O any](f *cmdutil.Factory, o *O, d *deps, runF, run func(*O) error) func(*cobra.Command, []string) error {
-	return func(c *cobra.Command, args []string) error {
-		format, err := f.Format()
-		if err != nil {
-			return err
-		}
-		*d = deps{IO: f.IOStreams, Format: format, Notices: f.Notices(), Ctx: cmdutil.Context(c)}
-		if runF != nil {
-			return runF(o)
-		}
-		return run(o)
-	}
 }
 
 // nodeName is a node's description, or its GUID when it has none.

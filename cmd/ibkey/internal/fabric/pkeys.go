@@ -15,7 +15,7 @@ import (
 
 // PKeysOptions are `ibkey fabric pkeys`'s inputs.
 type PKeysOptions struct {
-	deps
+	cmdutil.Deps
 	Source *cmdutil.FabricSweep
 	Key    string
 }
@@ -56,7 +56,7 @@ first, what was not read on stderr.`,
   ibkey fabric pkeys --fabric-file fabric.json --key 0x0002
   ibkey fabric pkeys --key 80:01 -o json`,
 		Args: cmdutil.UsageArgs(cobra.NoArgs),
-		RunE: runE(f, o, &o.deps, runF, runPKeys),
+		RunE: cmdutil.RunE(f, o, &o.Deps, nil, runF, runPKeys),
 	}
 	o.Source = cmdutil.AddFabricSweepFlags(c, f)
 	c.Flags().StringVar(&o.Key, "key", "", "list the ports in partition `PKEY` (0x0001, 8001, 80:01) with their membership")
