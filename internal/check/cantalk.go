@@ -389,7 +389,7 @@ func (g *keyGroup) add(e TableEntry) {
 // groupByKey sorts the valid entries by key (full first, then by index) and keeps one
 // group per key; it counts the entries not read and the invalid ones.
 func groupByKey(entries []TableEntry) (groups []keyGroup, unreadable, invalid int) {
-	valid := make([]TableEntry, 0, len(entries))
+	var valid []TableEntry
 	for _, e := range entries {
 		switch {
 		case !e.Readable:
@@ -412,7 +412,6 @@ func groupByKey(entries []TableEntry) (groups []keyGroup, unreadable, invalid in
 		}
 		return 0
 	})
-	groups = make([]keyGroup, 0, len(valid))
 	for _, e := range valid {
 		if n := len(groups); n > 0 && groups[n-1].key == e.PKey.Partition() {
 			groups[n-1].add(e)
@@ -840,18 +839,7 @@ func (v *Verdict) checkPKeys(a, b Endpoint) (bool, []string) {
 	}
 
 	// Merge the two key-sorted lists.
-	n := 0 // count first: allocating for the smaller table would waste half of it
-	for i, j := 0, 0; i < len(ga) && j < len(gb); {
-		switch {
-		case ga[i].key < gb[j].key:
-			i++
-		case ga[i].key > gb[j].key:
-			j++
-		default:
-			n, i, j = n+1, i+1, j+1
-		}
-	}
-	shared := make([]SharedPartition, 0, n)
+	var shared []SharedPartition
 	for i, j := 0, 0; i < len(ga) && j < len(gb); {
 		switch {
 		case ga[i].key < gb[j].key:
@@ -876,7 +864,6 @@ func (v *Verdict) checkPKeys(a, b Endpoint) (bool, []string) {
 			a.Label, b.Label, a.Label, groupKeys(ga), b.Label, groupKeys(gb)))
 	}
 
-	// Count rather than copy: a 128-entry table can share 100+ partitions.
 	var nWorking int
 	chosen := -1 // prefer an application partition over the default one for the headline
 	var limited []PartitionKey
@@ -904,7 +891,7 @@ func (v *Verdict) checkPKeys(a, b Endpoint) (bool, []string) {
 	case nWorking == 1:
 		reasons = append(reasons, fmt.Sprintf("they share partition %s: %s", ch.Key.String(), pairWords(a, b, ch)))
 	default:
-		others := make([]PartitionKey, 0, min(nWorking-1, maxListed+1))
+		var others []PartitionKey
 		extra := 0
 		for _, sp := range shared {
 			if !sp.Works || sp.Key == ch.Key {

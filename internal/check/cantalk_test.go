@@ -561,14 +561,6 @@ func BenchmarkCanTalkQPs(b *testing.B) {
 	}
 }
 
-func TestHex4(t *testing.T) {
-	for _, v := range []uint16{0, 1, 0x7fff, 0x8000, 0xabcd, 0xffff} {
-		if got, want := hex4(v), PKey(v).String(); got != want {
-			t.Errorf("hex4(%d) = %q, want %q", v, got, want)
-		}
-	}
-}
-
 // TestCanTalkLabelIsPKey: an endpoint named by its P_Key (as `ibkey can-talk 0x8001
 // 0x0001` names them) is not described as "0x8001 with 0x8001".
 func TestCanTalkLabelIsPKey(t *testing.T) {

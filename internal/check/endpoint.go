@@ -153,7 +153,7 @@ func ParseEndpoint(s string) (EndpointSpec, error) {
 		key, value, _ := strings.Cut(base, "=")
 		switch key {
 		case "guid":
-			g, err := parseGUID(value)
+			g, err := ParseGUID(value)
 			if err != nil {
 				return spec, err
 			}
@@ -303,7 +303,7 @@ func parseBase(base string, spec *EndpointSpec) error {
 		spec.Kind, spec.PKey = EndpointPKey, &p
 		return nil
 	case 3:
-		g, err := parseGUID(base)
+		g, err := ParseGUID(base)
 		if err != nil {
 			return err
 		}
@@ -315,7 +315,7 @@ func parseBase(base string, spec *EndpointSpec) error {
 	digits := strings.TrimPrefix(strings.TrimPrefix(base, "0x"), "0X")
 	if digits != "" && allHex(digits) {
 		if len(digits) == 16 || len(strings.TrimLeft(digits, "0")) > 4 {
-			g, err := parseGUID(base)
+			g, err := ParseGUID(base)
 			if err != nil {
 				return err
 			}
@@ -371,13 +371,10 @@ func checkDevice(token, dev string) error {
 // GUIDForms is what a GUID may look like, for error messages.
 const GUIDForms = "0x0002c90300000204 (up to 16 hex digits, 0x optional) or 0002:c903:0000:0204"
 
-// ParseGUID reads a port or node GUID as a user writes it (rules at parseGUID); the
-// error is a *ParseError naming the accepted forms.
-func ParseGUID(s string) (GUID, error) { return parseGUID(s) }
-
-// parseGUID reads a 64-bit GUID: hex with optional 0x (1-16 digits) or the sysfs form of
-// four colon-separated groups of four hex digits. GUID 0 is not a port GUID.
-func parseGUID(s string) (GUID, error) {
+// ParseGUID reads a port or node GUID as a user writes it: hex with optional 0x (1-16
+// digits) or the sysfs form of four colon-separated groups of four hex digits. GUID 0
+// is not a port GUID. The error is a *ParseError naming the accepted forms.
+func ParseGUID(s string) (GUID, error) {
 	bad := func(problem string) (GUID, error) {
 		return 0, &ParseError{What: "GUID", Input: s, Problem: problem, Accepted: GUIDForms}
 	}

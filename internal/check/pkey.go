@@ -49,22 +49,14 @@ type PartitionKey uint16
 // DefaultPartition is the default partition's key (0xffff full, 0x7fff limited).
 const DefaultPartition PartitionKey = 0x7fff
 
-// String prints the key as 0x and four hex digits, without fmt: key lists of
-// 128-entry tables are on the hot path.
-func (k PartitionKey) String() string { return hex4(uint16(k)) }
+// String prints the key as 0x and four hex digits.
+func (k PartitionKey) String() string { return fmt.Sprintf("0x%04x", uint16(k)) }
 
 // Valid reports whether k is a partition: key 0 marks an empty table entry.
 func (k PartitionKey) Valid() bool { return k&PartitionKey(KeyMask) != 0 }
 
 // PKey returns the P_Key of membership m in partition k.
 func (k PartitionKey) PKey(m Membership) PKey { return PKey(k).WithMembership(m) }
-
-// hex4 prints a 16-bit value as 0x%04x.
-func hex4(k uint16) string {
-	const digits = "0123456789abcdef"
-	b := [6]byte{'0', 'x', digits[k>>12], digits[k>>8&0xf], digits[k>>4&0xf], digits[k&0xf]}
-	return string(b[:])
-}
 
 // Partition returns the partition the P_Key is in: its 15-bit key. Two P_Keys that
 // differ only in bit 15 are the same partition.
@@ -97,7 +89,7 @@ func (p PKey) WithMembership(m Membership) PKey {
 }
 
 // String prints the canonical form used everywhere in ibkey's output, 0x%04x.
-func (p PKey) String() string { return hex4(uint16(p)) }
+func (p PKey) String() string { return fmt.Sprintf("0x%04x", uint16(p)) }
 
 // PKeyForms is what ParsePKey accepts, for error messages.
 const PKeyForms = "hex 0x8001, 8001 or colon form 80:01, at most 0xffff"

@@ -3,7 +3,6 @@ package fabric
 import (
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/ibkey/ibkey/internal/check"
@@ -114,15 +113,11 @@ func (r AuditResult) NotCheckedSummary() string {
 //     whatever the sweep could not read.
 //
 // The partitions.conf comparison is in internal/partconf (CompareFabric).
-func Audit(f *Fabric) []check.Finding { return audit(f, AuditOptions{}, false).Findings }
+func Audit(f *Fabric) []check.Finding { return AuditFabric(f, AuditOptions{}).Findings }
 
 // AuditFabric is Audit with what it did not audit (ports outside the subnet) and what it
 // could not check (tables, ports and nodes not read: the audit is then incomplete).
-func AuditFabric(f *Fabric, opt AuditOptions) AuditResult { return audit(f, opt, true) }
-
-// audit is AuditFabric; without outside, it leaves res.Outside empty (Audit, which
-// returns the findings only, does not look for them).
-func audit(f *Fabric, opt AuditOptions, outside bool) AuditResult {
+func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 	var res AuditResult
 	var out []check.Finding
 	add := func(sev check.Severity, rule string, keys []check.PKey, msg, action string, ports ...check.PortID) {
@@ -149,9 +144,7 @@ func audit(f *Fabric, opt AuditOptions, outside bool) AuditResult {
 			"check the link and the node (ibportstate, the node's SMA); nodes behind it are not checked", u.From)
 		notChecked(&u.From, "link", "the node behind it did not answer: "+u.Error)
 	}
-	if outside {
-		res.Outside = f.OutsidePorts()
-	}
+	res.Outside = f.OutsidePorts()
 	// Tables a sweep without tables (--no-tables) did not read: one finding, each
 	// port listed as not checked.
 	var noTables []check.PortID
@@ -293,22 +286,6 @@ func audit(f *Fabric, opt AuditOptions, outside bool) AuditResult {
 	return res
 }
 
-// swLabel is f.Label(id) for n = f.Node(id.Node).
-func swLabel(f *Fabric, n *Node, id check.PortID) string {
-	if n == nil {
-		return f.Label(id)
-	}
-	return nodeLabel(n, id.Port)
-}
-
-// nodeLabel is f.Label(id) for the node n that f.Node(id.Node) returns (not nil).
-func nodeLabel(n *Node, port int) string {
-	if n.Description == "" {
-		return n.GUID.String() + "[" + strconv.Itoa(port) + "]"
-	}
-	return strconv.Quote(n.Description) + "[" + strconv.Itoa(port) + "]"
-}
-
 func quoteDesc(n *Node) string {
 	if n.Description == "" {
 		return n.GUID.String()
@@ -320,13 +297,7 @@ func quoteDesc(n *Node) string {
 func auditSwitchPort(f *Fabric, sw *Node, p *Port, caNode *Node, ca *Port) []check.Finding {
 	var out []check.Finding
 	swID, caID := check.PortID{Node: sw.GUID, Port: p.Num}, check.PortID{Node: caNode.GUID, Port: ca.Num}
-	// caNode is f.Node(caID.Node) already, swNode f.Node(swID.Node) (FindingPort's and
-	// Label's look-up: sw itself, unless two nodes of the sweep share its GUID).
-	ports := []check.FindingPort{{PortID: caID, Description: caNode.Description}, {PortID: swID}}
-	swNode := f.Node(sw.GUID)
-	if swNode != nil {
-		ports[1].Description = swNode.Description
-	}
+	ports := []check.FindingPort{f.FindingPort(caID), f.FindingPort(swID)}
 	enforcing := ""
 	if e := p.Enforcement; e != nil {
 		var off []string
@@ -338,11 +309,9 @@ func auditSwitchPort(f *Fabric, sw *Node, p *Port, caNode *Node, ca *Port) []che
 		}
 		switch {
 		case len(off) > 0:
-			// Built as fmt.Sprintf("... (%s) on %s, which faces %s: ...") would, without
-			// it: every switch port facing a CA has this finding when enforcement is off.
 			out = append(out, check.Finding{Severity: check.SeverityWarning, Rule: RuleEnforcementOff, Ports: ports,
-				Message: "partition enforcement is off (" + strings.Join(off, ", ") + ") on " + swLabel(f, swNode, swID) + ", which faces " + nodeLabel(caNode, caID.Port) +
-					": packets of any partition pass the switch there, so isolation rests on the end ports alone",
+				Message: fmt.Sprintf("partition enforcement is off (%s) on %s, which faces %s: packets of any partition pass the switch there, so isolation rests on the end ports alone",
+					strings.Join(off, ", "), f.Label(swID), f.Label(caID)),
 				Action: "turn switch enforcement on in the Subnet Manager (OpenSM: part_enforce both, no_partition_enforcement FALSE in opensm.conf) and re-sweep"})
 			if e.Inbound || e.Outbound {
 				enforcing = "with " + strings.Join(off, " ") + " enforcement off the switch still drops them in the other direction"
@@ -495,26 +464,6 @@ func (f *Fabric) Members(p check.PKey) []Member {
 		}
 	}
 	return out
-}
-
-// MembersChecked is Members with the ports whose table was not read (in the subnet,
-// with a link): any of them may hold the key, so an empty member list is "not
-// known", not "no port holds it", while unread is not empty (exit 4).
-func (f *Fabric) MembersChecked(p check.PKey) (members []Member, unread []NotChecked) {
-	for _, n := range f.Nodes {
-		for _, port := range n.Ports {
-			id := check.PortID{Node: n.GUID, Port: port.Num}
-			if port.PKeys != nil || port.State == check.StateDown || !f.InSubnet(id) || (port.Peer == nil && !n.IsEndPort(port)) {
-				continue
-			}
-			why := port.PKeysError
-			if why == "" {
-				why = "not read: the sweep did not read P_Key tables (fabric discover --no-tables)"
-			}
-			unread = append(unread, NotChecked{Port: f.FindingPort(id), What: "P_Key table", Reason: why})
-		}
-	}
-	return f.Members(p), unread
 }
 
 // countUnreadEndTables counts the end ports among the not-checked P_Key tables.

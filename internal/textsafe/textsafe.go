@@ -8,7 +8,8 @@
 // (internal/ibverbs for sysfs text attributes, internal/ibverbs/mad for NodeDescription,
 // internal/query for fabric files), so every output path (tables, plain text, JSON, the
 // TUI, metrics labels) gets the same, already safe, value. Message caps and sanitises
-// error text for stderr.
+// error text for stderr. GroupDigits and EditDistance are the two small text helpers
+// the commands share (counts in messages, "did you mean" suggestions).
 package textsafe
 
 import (
@@ -157,4 +158,26 @@ func GroupDigits(n int) string {
 		b.WriteRune(c)
 	}
 	return b.String()
+}
+
+// EditDistance is the Levenshtein distance of a and b, in bytes: what a "did you mean"
+// suggestion ranks candidates by.
+func EditDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
 }

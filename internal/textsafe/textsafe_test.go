@@ -156,3 +156,62 @@ func TestCapNeverSplitsEscapes(t *testing.T) {
 		}
 	}
 }
+
+func TestGroupDigits(t *testing.T) {
+	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 9999000: "9,999,000", 123456789: "123,456,789"} {
+		if got := GroupDigits(n); got != want {
+			t.Errorf("GroupDigits(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+func TestEditDistance(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want int
+	}{{"", "", 0}, {"", "abc", 3}, {"pkey", "pkeys", 1}, {"counter", "counters", 1}, {"NCCL_IB_PKEYS", "NCCL_IB_PKEY", 1}, {"kitten", "sitting", 3}, {"flaw", "lawn", 2}} {
+		if got := EditDistance(c.a, c.b); got != c.want {
+			t.Errorf("EditDistance(%q, %q) = %d, want %d", c.a, c.b, got, c.want)
+		}
+		if got := EditDistance(c.b, c.a); got != c.want {
+			t.Errorf("EditDistance(%q, %q) = %d, want %d", c.b, c.a, got, c.want)
+		}
+	}
+}
+
+func TestStringEscapes(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"HcaA mlx5_0", "HcaA mlx5_0"},
+		{"nœud ünïcode 節点", "nœud ünïcode 節点"},
+		{"\x1b[31mred\x1b[0m", `\x1b[31mred\x1b[0m`},
+		{"title\x1b]0;pwned\x07", `title\x1b]0;pwned\x07`},
+		{"c1 \u009b2J", `c1 \u009b2J`},
+		{"line\nbreak\ttab\rcr\x00nul\x7fdel", `line\nbreak\ttab\rcr\x00nul\x7fdel`},
+		{"bidi \u202egnp.exe", `bidi \u202egnp.exe`},
+		{"zero\u200bwidth", `zero\u200bwidth`},
+		{"bad \xff\xfe utf8", `bad \xff\xfe utf8`},
+		{`back\slash`, `back\slash`}, // String is idempotent: a backslash stays
+		{"", ""},
+	} {
+		if got := String(c.in); got != c.want {
+			t.Errorf("String(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// FuzzStringPrintable: the result is valid UTF-8 with no control or format character,
+// whatever the input.
+func FuzzStringPrintable(f *testing.F) {
+	for _, s := range []string{"HcaA", "\x1b[2J", "\u202e", "\xff", `\x1b`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out := String(s)
+		if !utf8.ValidString(out) {
+			t.Fatalf("%q: invalid UTF-8 %q", s, out)
+		}
+		if i := strings.IndexFunc(out, func(r rune) bool { return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) }); i >= 0 {
+			t.Fatalf("%q: %q keeps %q", s, out, out[i:])
+		}
+	})
+}

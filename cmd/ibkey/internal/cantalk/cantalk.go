@@ -176,12 +176,12 @@ func parseEndpointArg(arg string) (check.EndpointSpec, error) {
 // 15-bit match, a full member preferred). It returns ifc nil when the base is not a
 // name (a mistyped P_Key keeps its own error) or is a device (DEV without /PORT);
 // a name that is neither a device nor an interface is exit 3 listing both.
-func ipoibEndpoint(o *CanTalkOptions, arg string) (string, *cmdutil.ResolvedInterface, error) {
+func ipoibEndpoint(o *CanTalkOptions, arg string) (string, *query.ResolvedInterface, error) {
 	base, opts, _ := strings.Cut(arg, ",")
 	if !looksLikeName(base) {
 		return "", nil, nil
 	}
-	sel, ifc, err := cmdutil.ResolveDeviceOrInterface(o.Host(), query.Selector{Device: base}, o.Notices())
+	sel, ifc, err := o.Host().ResolveDeviceOrInterface(query.Selector{Device: base}, o.Notices().Warn)
 	if err != nil || ifc == nil {
 		return "", nil, err
 	}
@@ -288,7 +288,7 @@ func runCanTalk(o *CanTalkOptions) error {
 	if _, err := o.OpenSM.Options(); err != nil {
 		return err
 	}
-	var ifcs []*cmdutil.ResolvedInterface
+	var ifcs []*query.ResolvedInterface
 	parse := func(arg string) (check.EndpointSpec, error) {
 		spec, err := parseEndpointArg(arg)
 		if err == nil {

@@ -183,7 +183,7 @@ func RenderFabricAddress(ctx context.Context, m *MADFlags, n *Notices, a *Addres
 		if gerr != nil {
 			if err != nil {
 				// Not found in a partial sweep: it may be in the part not read.
-				return &IncompleteError{Unchecked: []string{fmt.Sprintf("GUID %s: not in the part of the fabric swept before: %v", a.guid, err)}}
+				return &query.UnknownError{Msg: fmt.Sprintf("incomplete: the answer depends on what was not checked: GUID %s: not in the part of the fabric swept before: %v", a.guid, err)}
 			}
 			return gerr
 		}

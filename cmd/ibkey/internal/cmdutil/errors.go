@@ -27,16 +27,6 @@ const (
 	ExitSignal = 128
 )
 
-// IncompleteError says the answer depends on what could not be read or checked: exit 4.
-// Unchecked lists those things, one per line on stderr.
-type IncompleteError struct {
-	Unchecked []string
-}
-
-func (e *IncompleteError) Error() string {
-	return fmt.Sprintf("incomplete: the answer depends on what was not checked: %s", strings.Join(e.Unchecked, "; "))
-}
-
 // SilentError carries an exit code for an outcome the command has already reported
 // (a "no" from can-talk, a key not found).
 type SilentError struct{ Code int }
@@ -58,7 +48,6 @@ func ExitCode(err error) int {
 		notFound *query.NotFoundError
 		env      *query.EnvError
 
-		incomplete  *IncompleteError
 		unknown     *query.UnknownError
 		interrupted *query.InterruptedError
 	)
@@ -69,7 +58,7 @@ func ExitCode(err error) int {
 		return ExitUsage
 	case errors.As(err, &notFound), errors.As(err, &env):
 		return ExitEnv
-	case errors.As(err, &incomplete), errors.As(err, &unknown):
+	case errors.As(err, &unknown):
 		return ExitIncomplete
 	case errors.As(err, &interrupted):
 		return SignalExitCode(interrupted.Cause)

@@ -135,18 +135,15 @@ func (s *FabricSweep) Load(ctx context.Context, n *Notices, noTables, needTables
 	if err != nil {
 		return err
 	}
-	// Node descriptions are named from the map and sanitised (SanitizeText) before the
-	// command prints anything made from them; a fabric file being written keeps them as
-	// read, and is sanitised only after, for the notes on stderr.
+	// Nodes are named from the map (its names sanitised: SanitizeFabric) before the
+	// command prints anything made from them; a fabric file being written keeps the
+	// NodeDescriptions as read (already terminal-safe: textsafe where they entered).
 	inner := fn
 	fn = func(f *fabric.Fabric) error {
-		if s.RawNames {
-			err := inner(f)
+		if !s.RawNames {
+			names.Rename(f)
 			SanitizeFabric(f)
-			return err
 		}
-		names.Rename(f)
-		SanitizeFabric(f)
 		return inner(f)
 	}
 	if s.File != "" {

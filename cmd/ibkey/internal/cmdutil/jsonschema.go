@@ -21,7 +21,7 @@ import (
 //   - GUIDs are strings, "0x" and 16 lower-case hex digits.
 //   - type is the node type, always "ca", "switch" or "router" (check.NodeType) for a
 //     fabric node; a local RDMA device may also be "rnic", "usnic" or "usnic_udp"
-//     (NodeTypeName). Never "CA" or a node_type member.
+//     (devices). Never "CA" or a node_type member.
 //   - device is a local RDMA device name (mlx5_0). A port read over the fabric is
 //     named by its node's node_desc and node_guid; device repeats node_desc there,
 //     so a script reads one member for both.
@@ -31,7 +31,7 @@ import (
 //     ("0x0001"); qkey is a Q_Key ("0x80010000"); membership is "full" or "limited"
 //     ("both" where a port holds both entries of a key).
 //   - node_desc is a node's NodeDescription (IBA 14.2.5.2), or its --node-name-map
-//     name, passed through SanitizeText (terminal controls written as \xNN escapes,
+//     name, passed through textsafe.String (terminal controls written as \xNN escapes,
 //     so a script printing it is safe too). The fabric file (fabric discover -o json)
 //     keeps the bytes as read, because --fabric-file reads it back, and carries
 //     "format": "ibkey-fabric" and "version" (2; version 1 files, whose nodes said
@@ -47,7 +47,7 @@ import (
 //   - A command's schema is schemas/<command path joined by ->.schema.json
 //     (fabric-pkeys.schema.json; a mode with another shape gets its own:
 //     fabric-pkeys-key.schema.json); its tests validate every JSON output through
-//     cmdutil/jsonschematest (Output in the test runner, Goldens over testdata).
+//     cmdutil/jsonschematest (Stdout in the test runner, Goldens over testdata).
 //   - A command that exits 4 (incomplete) says why in incomplete: a list of
 //     {"kind","message"} (Incomplete), present exactly when it exits 4 (devices,
 //     pkeys, can-talk, job, fabric pkeys, fabric check). The fabric file (fabric
@@ -74,27 +74,6 @@ func (SchemaVersion) UnmarshalJSON(b []byte) error {
 		return fmt.Errorf("schema_version %s, this ibkey reads %d", b, SchemaVersionNumber)
 	}
 	return nil
-}
-
-// NodeTypeName is the JSON name of an RDMA node type number: the kernel's enum
-// rdma_node_type (include/rdma/ib_verbs.h; sysfs node_type prints "1: CA") and, for
-// 1-3, NodeInfo NodeType (IBA 14.2.5.3). ok is false for a number neither defines.
-func NodeTypeName(num int) (name string, ok bool) {
-	switch num {
-	case 1:
-		return "ca", true
-	case 2:
-		return "switch", true
-	case 3:
-		return "router", true
-	case 4:
-		return "rnic", true
-	case 5:
-		return "usnic", true
-	case 6:
-		return "usnic_udp", true
-	}
-	return "", false
 }
 
 // Incomplete is one reason a command's answer is incomplete (it exits 4): the members

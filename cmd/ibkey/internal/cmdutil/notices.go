@@ -9,10 +9,9 @@ import (
 )
 
 // Notices prints warnings and notes on stderr, coloured when allowed, and keeps them
-// few: after NoticeRepeats of one kind (WarnKind's kind, else the message with its
-// numbers masked: "mlx5_12: port 3: ..." and "mlx5_7: port 1: ..." are one kind), and
-// after NoticeMax in all, the rest are counted, and Summary says how many were not
-// shown. Input the command reads can hold millions of mistakes (a partitions file, a
+// few: after NoticeRepeats of one kind (the message with its numbers masked:
+// "mlx5_12: port 3: ..." and "mlx5_7: port 1: ..." are one kind), and after NoticeMax
+// in all, the rest are counted, and Summary says how many were not shown. Input the command reads can hold millions of mistakes (a partitions file, a
 // sysfs tree of 20,000 bogus devices); the first few say what is wrong.
 type Notices struct {
 	w     io.Writer
@@ -52,20 +51,15 @@ func (s *IOStreams) Notices(color bool) *Notices {
 }
 
 // Warn prints "warning: msg".
-func (n *Notices) Warn(msg string) { n.WarnKind("", msg) }
-
-// WarnKind prints "warning: msg"; warnings of the same kind count as repeats ("" is
-// the message with its numbers masked).
-func (n *Notices) WarnKind(kind, msg string) { n.print("warning:", kind, msg) }
+func (n *Notices) Warn(msg string) { n.print("warning:", msg) }
 
 // Note prints "note: msg".
-func (n *Notices) Note(msg string) { n.print("note:", "", msg) }
+func (n *Notices) Note(msg string) { n.print("note:", msg) }
 
-func (n *Notices) print(prefix, kind, msg string) {
-	if kind == "" {
-		kind = maskNumbers(msg)
-	}
-	key := prefix + kind
+// print prints prefix and msg unless too many notices of msg's kind (the message with
+// its numbers masked), or in all, were printed.
+func (n *Notices) print(prefix, msg string) {
+	key := prefix + maskNumbers(msg)
 	if n.shown >= NoticeMax {
 		n.hide(prefix, key, msg)
 		return

@@ -3,6 +3,8 @@ package cmdutil
 import (
 	"context"
 
+	"github.com/spf13/cobra"
+
 	"github.com/ibkey/ibkey/internal/query"
 )
 
@@ -23,4 +25,33 @@ type PortDeps struct {
 // Ctx are set later, when the flags are added and when the command runs).
 func NewPortDeps(f *Factory) PortDeps {
 	return PortDeps{IO: f.IOStreams, Format: f.Format, Notices: f.Notices, Host: f.Host}
+}
+
+// Deps are what a command that does not read ports takes from the Factory when it
+// runs (RunE fills them): its options struct embeds them.
+type Deps struct {
+	IO      *IOStreams
+	Format  Format
+	Notices *Notices
+	Ctx     context.Context // the command's: main cancels it on a signal
+}
+
+// RunE is the RunE of a command whose options o embed Deps d: the arguments go to
+// setArgs (nil: the command takes none), d is filled in, then run runs, or runF in
+// tests of flag parsing.
+func RunE[O any](f *Factory, o *O, d *Deps, setArgs func([]string), runF, run func(*O) error) func(*cobra.Command, []string) error {
+	return func(c *cobra.Command, args []string) error {
+		if setArgs != nil {
+			setArgs(args)
+		}
+		format, err := f.Format()
+		if err != nil {
+			return err
+		}
+		*d = Deps{IO: f.IOStreams, Format: format, Notices: f.Notices(), Ctx: Context(c)}
+		if runF != nil {
+			return runF(o)
+		}
+		return run(o)
+	}
 }

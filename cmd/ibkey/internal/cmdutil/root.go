@@ -66,7 +66,8 @@ func Execute(ctx context.Context, root *cobra.Command, args []string, streams *I
 		return ExitOK
 	}
 	err = ibsimSpacedError(root, args, err)
-	if cause := context.Cause(ctx); signalCause(cause) && ExitCode(err) < ExitSignal {
+	cause := context.Cause(ctx)
+	if _, signalled := signalOf(cause); signalled && ExitCode(err) < ExitSignal {
 		// A signal ended the command: what it returned (a read cut short, "context
 		// canceled", addresses "failed") is the consequence. Name the signal and exit
 		// 128+signo, as the screen does, never 3 or 4 as if the fabric had failed.

@@ -9,6 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // Upper bounds of duration flags: a value past them is a typo (100000h), not a plan,
@@ -150,7 +152,7 @@ func closestCommands(group *cobra.Command, word string) []string {
 			continue
 		}
 		name := strings.ToLower(s.Name())
-		d := editDistance(lower, name)
+		d := textsafe.EditDistance(lower, name)
 		if d > limit && !strings.HasPrefix(name, lower) && !slices.Contains(s.SuggestFor, word) {
 			continue
 		}
@@ -162,27 +164,6 @@ func closestCommands(group *cobra.Command, word string) []string {
 		}
 	}
 	return best
-}
-
-// editDistance is the Levenshtein distance of a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 func subNames(c *cobra.Command) []string {

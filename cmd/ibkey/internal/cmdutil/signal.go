@@ -24,32 +24,19 @@ func SignalContext(parent context.Context) (ctx context.Context, stop context.Ca
 	return signal.NotifyContext(parent, Signals...)
 }
 
-// signalOf is the signal that cancelled a SignalContext, from its cause. os/signal
+// signalOf is the signal that cancelled a SignalContext, from its cause; ok is false
+// for a context ended some other way (counted as SIGINT, the user's interrupt). os/signal
 // documents the cause as "an error describing the signal" (its text is the signal's
-// name and " signal received"); a context ended some other way counts as SIGINT, the
-// user's interrupt.
-func signalOf(cause error) syscall.Signal {
+// name and " signal received").
+func signalOf(cause error) (sig syscall.Signal, ok bool) {
 	if cause != nil {
 		for _, s := range Signals {
 			if cause.Error() == s.String()+" signal received" {
-				return s.(syscall.Signal)
+				return s.(syscall.Signal), true
 			}
 		}
 	}
-	return syscall.SIGINT
-}
-
-// signalCause reports whether cause is that of a SignalContext cancelled by a signal.
-func signalCause(cause error) bool {
-	if cause == nil {
-		return false
-	}
-	for _, s := range Signals {
-		if cause.Error() == s.String()+" signal received" {
-			return true
-		}
-	}
-	return false
+	return syscall.SIGINT, false
 }
 
 // SignalGrace is how long a command has, after a signal, to clean up and return before
@@ -81,4 +68,7 @@ func Watchdog(ctx context.Context, stop context.CancelFunc, done <-chan struct{}
 
 // SignalExitCode is the exit code for a command ended by the signal that cancelled a
 // SignalContext (cause is context.Cause of it): 128+signo, as a shell reports it.
-func SignalExitCode(cause error) int { return ExitSignal + int(signalOf(cause)) }
+func SignalExitCode(cause error) int {
+	sig, _ := signalOf(cause)
+	return ExitSignal + int(sig)
+}

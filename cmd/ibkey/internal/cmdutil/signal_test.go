@@ -43,8 +43,8 @@ func TestExitCodes(t *testing.T) {
 		{nil, ExitOK},
 		{Exit(ExitNo), ExitNo},
 		{Usagef("bad"), ExitUsage},
-		{&IncompleteError{Unchecked: []string{"mlx5_0/1 entry 3"}}, ExitIncomplete},
-		{fmt.Errorf("wrapped: %w", &IncompleteError{}), ExitIncomplete},
+		{&query.UnknownError{Msg: "mlx5_0/1 entry 3"}, ExitIncomplete},
+		{fmt.Errorf("wrapped: %w", &query.UnknownError{}), ExitIncomplete},
 		{errors.New("unknown flag: --x"), ExitUsage},
 	}
 	for _, tc := range cases {
@@ -65,7 +65,7 @@ func TestExecuteSignalled(t *testing.T) {
 		want   int
 	}{
 		{syscall.SIGHUP, &query.EnvError{Msg: "4 of 4 addresses failed: context canceled"}, 129},
-		{syscall.SIGINT, &IncompleteError{Unchecked: []string{"lid 3"}}, 130},
+		{syscall.SIGINT, &query.UnknownError{Msg: "lid 3"}, 130},
 		{syscall.SIGQUIT, Exit(ExitIncomplete), 131},
 		{syscall.SIGTERM, nil, 0},
 		{0, &query.EnvError{Msg: "no such device"}, ExitEnv},

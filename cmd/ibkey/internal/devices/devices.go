@@ -10,6 +10,7 @@ import (
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 
 	"github.com/ibkey/ibkey/internal/query"
+	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // DevicesOptions holds `ibkey devices`'s flags and dependencies.
@@ -167,12 +168,17 @@ func renderDevices(o *DevicesOptions, f cmdutil.Format, views []*query.PortView,
 	return g.Render(o.IO.Out, f)
 }
 
+// nodeTypeNames are the JSON names of RDMA node type numbers: the kernel's enum
+// rdma_node_type (include/rdma/ib_verbs.h; sysfs node_type prints "1: CA") and, for
+// 1-3, NodeInfo NodeType (IBA 14.2.5.3).
+var nodeTypeNames = map[int]string{1: "ca", 2: "switch", 3: "router", 4: "rnic", 5: "usnic", 6: "usnic_udp"}
+
 func devicePortRow(v *query.PortView) devicePortJSON {
 	p := v.Port
 	r := devicePortJSON{Device: p.Device, Port: p.Num, State: p.State.Name, Missing: map[string]string{}}
 	if !v.Device.NodeType.OK() {
 		r.Missing["type"] = v.Device.NodeType.Missing
-	} else if name, ok := cmdutil.NodeTypeName(v.Device.NodeType.Value.Num); ok {
+	} else if name, ok := nodeTypeNames[v.Device.NodeType.Value.Num]; ok {
 		r.Type = &name
 	} else {
 		r.Missing["type"] = fmt.Sprintf("node type %d (%s) is not one the kernel defines", v.Device.NodeType.Value.Num, v.Device.NodeType.Value.Name)
@@ -209,7 +215,7 @@ func devicePortRow(v *query.PortView) devicePortJSON {
 		r.Missing = nil
 	}
 	if v.Fabric != nil {
-		desc := cmdutil.SanitizeText(v.Device.NodeDesc.Value)
+		desc := textsafe.String(v.Device.NodeDesc.Value)
 		r.NodeDesc, r.NodeGUID, r.Address = &desc, v.Fabric.NodeGUID.String(), v.Fabric.Address
 	}
 	return r

@@ -11,7 +11,7 @@ import (
 // schemas/devices.schema.json, and a host where something is missing says why for
 // every null.
 func TestJSONSchema(t *testing.T) {
-	jsonschematest.Goldens(t, "testdata", jsonschematest.SchemaFor)
+	jsonschematest.Goldens(t, "testdata")
 	for _, args := range [][]string{
 		{"--demo", "devices", "-o", "json"},
 		{"--sysfs", "../../../../testdata/sysfs/simulator", "devices", "-o", "json"},

@@ -1,7 +1,6 @@
 package fabric
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"os"
@@ -20,10 +19,7 @@ import (
 
 // CheckOptions are `ibkey fabric check`'s inputs.
 type CheckOptions struct {
-	IO         *cmdutil.IOStreams
-	Format     cmdutil.Format
-	Notices    *cmdutil.Notices
-	Ctx        context.Context
+	cmdutil.Deps
 	Source     *cmdutil.FabricSweep
 	Partitions string
 	OpenSMConf string
@@ -35,7 +31,7 @@ type CheckOptions struct {
 
 // NewCmdCheck is `ibkey fabric check`; runF replaces the run in tests.
 func NewCmdCheck(f *cmdutil.Factory, runF func(*CheckOptions) error) *cobra.Command {
-	o := &CheckOptions{IO: f.IOStreams}
+	o := &CheckOptions{}
 	c := &cobra.Command{
 		Use:   "check",
 		Short: "Audit the P_Key tables, and compare them with a partitions.conf",
@@ -125,17 +121,7 @@ partial-sweep, unread-node, unread-table or not-checked).`,
   ibkey fabric check --partitions /etc/opensm/partitions.conf --strict
   ibkey fabric check --fabric-file fabric.json -o json`,
 		Args: cmdutil.UsageArgs(cobra.NoArgs),
-		RunE: func(c *cobra.Command, args []string) error {
-			var err error
-			if o.Format, err = f.Format(); err != nil {
-				return err
-			}
-			o.Notices, o.Ctx = f.Notices(), cmdutil.Context(c)
-			if runF != nil {
-				return runF(o)
-			}
-			return runCheck(o)
-		},
+		RunE: cmdutil.RunE(f, o, &o.Deps, nil, runF, runCheck),
 	}
 	o.Source = cmdutil.AddFabricSweepFlags(c, f)
 	c.Flags().StringVar(&o.Partitions, "partitions", "", "compare the tables with what OpenSM programs from this partitions.conf (`FILE`)")

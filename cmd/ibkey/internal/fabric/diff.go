@@ -1,7 +1,6 @@
 package fabric
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -15,10 +14,7 @@ import (
 
 // DiffOptions are `ibkey fabric diff`'s inputs.
 type DiffOptions struct {
-	IO      *cmdutil.IOStreams
-	Format  cmdutil.Format
-	Notices *cmdutil.Notices
-	Ctx     context.Context
+	cmdutil.Deps
 	// Source sweeps B now when it is not given (the MAD flags and --timeout).
 	Source *cmdutil.FabricSweep
 	A, B   string
@@ -26,7 +22,7 @@ type DiffOptions struct {
 
 // NewCmdDiff is `ibkey fabric diff A [B]`; runF replaces the run in tests.
 func NewCmdDiff(f *cmdutil.Factory, runF func(*DiffOptions) error) *cobra.Command {
-	o := &DiffOptions{IO: f.IOStreams}
+	o := &DiffOptions{}
 	c := &cobra.Command{
 		Use:   "diff A.json [B.json]",
 		Short: "What changed between two sweeps: nodes, links, ports, P_Keys",
@@ -56,21 +52,12 @@ JSON (-o json), schema schemas/fabric-diff.schema.json: {"schema_version":1,"a",
   ibkey fabric diff a.json b.json -o json`,
 		Args:              cmdutil.UsageArgs(cobra.RangeArgs(1, 2)),
 		ValidArgsFunction: cobra.FixedCompletions([]string{"json"}, cobra.ShellCompDirectiveFilterFileExt),
-		RunE: func(c *cobra.Command, args []string) error {
+		RunE: cmdutil.RunE(f, o, &o.Deps, func(args []string) {
 			o.A, o.B = args[0], ""
 			if len(args) == 2 {
 				o.B = args[1]
 			}
-			var err error
-			if o.Format, err = f.Format(); err != nil {
-				return err
-			}
-			o.Notices, o.Ctx = f.Notices(), cmdutil.Context(c)
-			if runF != nil {
-				return runF(o)
-			}
-			return runDiff(o)
-		},
+		}, runF, runDiff),
 	}
 	o.Source = &cmdutil.FabricSweep{MAD: cmdutil.AddMADFlags(c, f)}
 	o.Source.AddTimeoutFlag(c, "with one file: stop sweeping this long after the command started and compare what was read (a partial sweep, exit 4)")

@@ -1,7 +1,6 @@
 package fabric
 
 import (
-	"context"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -12,17 +11,14 @@ import (
 
 // DiscoverOptions are `ibkey fabric discover`'s inputs.
 type DiscoverOptions struct {
-	IO       *cmdutil.IOStreams
-	Format   cmdutil.Format
-	Notices  *cmdutil.Notices
-	Ctx      context.Context // the command's: main cancels it on a signal
+	cmdutil.Deps
 	Source   *cmdutil.FabricSweep
 	NoTables bool
 }
 
 // NewCmdDiscover is `ibkey fabric discover`; runF replaces the run in tests.
 func NewCmdDiscover(f *cmdutil.Factory, runF func(*DiscoverOptions) error) *cobra.Command {
-	o := &DiscoverOptions{IO: f.IOStreams}
+	o := &DiscoverOptions{}
 	c := &cobra.Command{
 		Use:   "discover",
 		Short: "Sweep the subnet: nodes, GUIDs, names, LIDs, ports and links",
@@ -60,17 +56,7 @@ Exit codes: 0; 2 bad usage or --fabric-file; 3 no fabric access; 4 a partial swe
   ibkey fabric discover -o json > fabric.json
   ibkey fabric discover --fabric-file fabric.json -o table`,
 		Args: cmdutil.UsageArgs(cobra.NoArgs),
-		RunE: func(c *cobra.Command, args []string) error {
-			var err error
-			if o.Format, err = f.Format(); err != nil {
-				return err
-			}
-			o.Notices, o.Ctx = f.Notices(), cmdutil.Context(c)
-			if runF != nil {
-				return runF(o)
-			}
-			return runDiscover(o)
-		},
+		RunE: cmdutil.RunE(f, o, &o.Deps, nil, runF, runDiscover),
 	}
 	o.Source = cmdutil.AddFabricSweepFlags(c, f)
 	c.Flags().BoolVar(&o.NoTables, "no-tables", false, "do not read the P_Key tables (discovery only; the file then has none)")

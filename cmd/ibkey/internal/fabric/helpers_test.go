@@ -7,7 +7,6 @@ import (
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
-	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/jsonschematest"
 )
 
 type result struct {
@@ -28,6 +27,5 @@ func runIbkey(t *testing.T, tty bool, env map[string]string, args ...string) res
 func runWith(t *testing.T, tty bool, env map[string]string, build func(*cmdutil.Factory) *cobra.Command, args ...string) result {
 	t.Helper()
 	r := cmdtest.Run(t, cmdtest.WithCommands(build), tty, env, args...)
-	jsonschematest.Output(t, args, r.Stdout, schemaFor)
 	return result{r.Stdout, r.Stderr, r.Code}
 }

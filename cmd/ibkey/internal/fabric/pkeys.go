@@ -1,7 +1,6 @@
 package fabric
 
 import (
-	"context"
 	"fmt"
 	"strconv"
 	"strings"
@@ -16,17 +15,14 @@ import (
 
 // PKeysOptions are `ibkey fabric pkeys`'s inputs.
 type PKeysOptions struct {
-	IO      *cmdutil.IOStreams
-	Format  cmdutil.Format
-	Notices *cmdutil.Notices
-	Ctx     context.Context
-	Source  *cmdutil.FabricSweep
-	Key     string
+	cmdutil.Deps
+	Source *cmdutil.FabricSweep
+	Key    string
 }
 
 // NewCmdPKeys is `ibkey fabric pkeys`; runF replaces the run in tests.
 func NewCmdPKeys(f *cmdutil.Factory, runF func(*PKeysOptions) error) *cobra.Command {
-	o := &PKeysOptions{IO: f.IOStreams}
+	o := &PKeysOptions{}
 	c := &cobra.Command{
 		Use:   "pkeys",
 		Short: "Every port's P_Key table; --key: the ports in one partition",
@@ -60,17 +56,7 @@ first, what was not read on stderr.`,
   ibkey fabric pkeys --fabric-file fabric.json --key 0x0002
   ibkey fabric pkeys --key 80:01 -o json`,
 		Args: cmdutil.UsageArgs(cobra.NoArgs),
-		RunE: func(c *cobra.Command, args []string) error {
-			var err error
-			if o.Format, err = f.Format(); err != nil {
-				return err
-			}
-			o.Notices, o.Ctx = f.Notices(), cmdutil.Context(c)
-			if runF != nil {
-				return runF(o)
-			}
-			return runPKeys(o)
-		},
+		RunE: cmdutil.RunE(f, o, &o.Deps, nil, runF, runPKeys),
 	}
 	o.Source = cmdutil.AddFabricSweepFlags(c, f)
 	c.Flags().StringVar(&o.Key, "key", "", "list the ports in partition `PKEY` (0x0001, 8001, 80:01) with their membership")

@@ -11,7 +11,7 @@ import (
 // --find found, missing and over several ports) follow schemas/pkeys.schema.json and
 // schemas/pkeys-find.schema.json.
 func TestJSONSchema(t *testing.T) {
-	jsonschematest.Goldens(t, "testdata", jsonschematest.SchemaFor)
+	jsonschematest.Goldens(t, "testdata")
 	for _, tc := range []struct {
 		args []string
 		code int

@@ -95,10 +95,10 @@ func Validate(t testing.TB, name string, doc []byte) {
 }
 
 // Goldens validates the JSON of every golden file under dir (cmdtest.Golden's
-// layout: "$ ibkey ARGS", stdout, "--- stderr", stderr). schemaFor names the schema
-// of a command line's JSON; every golden whose command line has "-o json" must have
-// one, and at least one golden must be validated.
-func Goldens(t *testing.T, dir string, schemaFor func(args []string) string) {
+// layout: "$ ibkey ARGS", stdout, "--- stderr", stderr) against the schema SchemaFor
+// names; every golden whose command line has "-o json" must have one, and at least
+// one golden must be validated.
+func Goldens(t *testing.T, dir string) {
 	t.Helper()
 	n := 0
 	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
@@ -119,7 +119,7 @@ func Goldens(t *testing.T, dir string, schemaFor func(args []string) string) {
 		if !isJSON(fields) {
 			return nil
 		}
-		name := schemaFor(fields)
+		name := SchemaFor(fields)
 		if name == "" {
 			t.Errorf("%s: no schema for `ibkey %s`", path, args)
 			return nil
@@ -151,30 +151,14 @@ func isJSON(args []string) bool {
 	return false
 }
 
-// Has reports whether args has the flag name (--key, or --key=V).
-func Has(args []string, name string) bool {
+// has reports whether args has the flag name (--key, or --key=V).
+func has(args []string, name string) bool {
 	for _, a := range args {
 		if a == name || strings.HasPrefix(a, name+"=") {
 			return true
 		}
 	}
 	return false
-}
-
-// Output validates what `ibkey ARGS` printed on stdout when ARGS ask for JSON (-o
-// json) and it printed something: the tests' in-process runners call it, so every
-// JSON output of a test (goldens, lab runs, partial sweeps) is checked.
-func Output(t testing.TB, args []string, stdout string, schemaFor func(args []string) string) {
-	t.Helper()
-	if !isJSON(args) || strings.TrimSpace(stdout) == "" {
-		return
-	}
-	name := schemaFor(args)
-	if name == "" {
-		t.Errorf("no schema for the JSON of `ibkey %s`", strings.Join(args, " "))
-		return
-	}
-	Validate(t, name, []byte(stdout))
 }
 
 // Lines validates a stream of JSON lines (watch -o json): every non-empty line is one
@@ -212,7 +196,7 @@ func SchemaFor(args []string) string {
 			if i > 0 && args[i-1] == "fabric" {
 				continue
 			}
-			if Has(args, "--find") {
+			if has(args, "--find") {
 				return "pkeys-find"
 			}
 			return "pkeys"
@@ -234,7 +218,7 @@ func SchemaFor(args []string) string {
 			return ""
 		case "sm":
 			if next == "log" {
-				if Has(args, "--follow") || Has(args, "-F") {
+				if has(args, "--follow") || has(args, "-F") {
 					return "sm-log-event"
 				}
 				return "sm-log"
@@ -245,7 +229,7 @@ func SchemaFor(args []string) string {
 			case "discover":
 				return "fabric-file"
 			case "pkeys":
-				if Has(args, "--key") {
+				if has(args, "--key") {
 					return "fabric-pkeys-key"
 				}
 				return "fabric-pkeys"
