@@ -250,16 +250,11 @@ func loadLabConfig(t testing.TB, name string) *Config {
 		return NoFile()
 	}
 	path := filepath.Join("testdata", "lab", name+".conf")
-	f, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	c, err := ReadConfig(path, f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
+	return Parse(path, data)
 }
 
 // TestLabOpenSM runs OpenSM on the simulator for every lab config and checks that the

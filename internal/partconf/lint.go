@@ -402,7 +402,7 @@ func (f *Findings) lintTables() {
 			if kw == 0 {
 				a.n += int32(entries(m.Membership))
 			}
-			if !a.seen || c.Partitions[a.pi].Members[a.mi].line() < m.line() {
+			if !a.seen || c.Partitions[a.pi].Members[a.mi].line < m.line {
 				a.pi, a.mi, a.seen = int32(pi), mi, true
 			}
 		}

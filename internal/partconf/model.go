@@ -52,8 +52,8 @@ func (m *Model) CanTalk(a, b check.GUID) Verdict {
 		}
 		return r
 	}
-	sa := m.appendSlots(nil, ia)
-	ta, tb := best(sa), best(m.appendSlots(nil, ib))
+	sa := m.tables[ia].slots
+	ta, tb := best(sa), best(m.tables[ib].slots)
 	seen := map[check.PartitionKey]bool{}
 	for _, e := range sa {
 		if !e.PKey.Valid() {
@@ -111,12 +111,7 @@ type PortReach struct {
 // Summary is the who-can-talk matrix in aggregate, for fabrics too large for pairs.
 type Summary struct {
 	Partitions []PartitionReach
-	// Port i's Reaches are reach[reachAt[i]:reachAt[i+1]]: one array of keys, not a
-	// PortReach per port (3 MB at 100,000 ports). See Port.
-	ports    []Port
-	memberOf []uint16 // PortReach.MemberOf (a table has at most 0xffff entries)
-	reach    []check.PartitionKey
-	reachAt  []int32
+	Ports      []PortReach // the model's ports, in order
 	// Groups are the connected components of ports linked by partitions where they can
 	// talk (transitively), counting every partition. With the usual Default=ALL=full
 	// this is one group.
@@ -128,145 +123,99 @@ type Summary struct {
 	OnlyDefault []check.GUID
 }
 
-// NumPorts is how many ports the summary has: the model's.
-func (s *Summary) NumPorts() int { return len(s.ports) }
-
-// Port is the reach of the model's port i.
-func (s *Summary) Port(i int) PortReach {
-	r := s.reach[s.reachAt[i]:s.reachAt[i+1]:s.reachAt[i+1]]
-	if len(r) == 0 {
-		r = nil
-	}
-	return PortReach{GUID: s.ports[i].GUID, MemberOf: int(s.memberOf[i]), Reaches: r}
-}
-
 // Summary computes per-partition pair counts arithmetically, per-port reach, and the
 // isolation groups from the predicted tables (entries OpenSM drops do not count), in
-// time linear in the number of table entries and with memory for one key per entry
-// (two passes over the tables instead of a list of members per partition).
+// time linear in the number of table entries.
 func (m *Model) Summary() *Summary {
-	s := &Summary{}
-	n := len(m.Ports)
+	s := &Summary{Ports: make([]PortReach, len(m.Ports))}
 	parts := m.Config.Partitions
-	var pidx [0x8000]int32 // 15-bit key -> partition index + 1
+	pidx := make(map[check.PartitionKey]int, len(parts))
 	for i, p := range parts {
-		pidx[p.Key&check.PartitionKey(check.KeyMask)] = int32(i + 1)
+		pidx[p.Key] = i
 	}
+	// per partition: its member ports in port order, and whether each is full (a full
+	// and a limited entry of one key, with -W, make it a full member)
 	type member struct {
-		part int32
+		port int
 		full bool
 	}
-	// memberships are port i's partitions, once each (a full and a limited entry of
-	// one key, with -W, make it a full member), in table order.
-	var scratch []member
-	memberships := func(i int) []member {
-		scratch = scratch[:0]
-	entries:
-		for _, e := range m.stored(i) {
-			if !e.pkey.Valid() {
+	members := make([][]member, len(parts))
+	for i, p := range m.Ports {
+		s.Ports[i].GUID = p.GUID
+		for _, e := range m.tables[i].slots {
+			pi, ok := pidx[e.PKey.Partition()]
+			if !e.PKey.Valid() || !ok {
 				continue
 			}
-			pi := pidx[e.pkey.Partition()] - 1
-			if pi < 0 {
+			if ms := members[pi]; len(ms) > 0 && ms[len(ms)-1].port == i {
+				// The port's second entry of the key (-W)
+				ms[len(ms)-1].full = ms[len(ms)-1].full || e.PKey.IsFull()
 				continue
 			}
-			for j := range scratch {
-				if scratch[j].part == pi {
-					scratch[j].full = scratch[j].full || e.pkey.IsFull()
-					continue entries
-				}
-			}
-			scratch = append(scratch, member{pi, e.pkey.IsFull()})
+			members[pi] = append(members[pi], member{i, e.PKey.IsFull()})
+			s.Ports[i].MemberOf++
 		}
-		return scratch
-	}
-	full := make([]int32, len(parts))
-	limited := make([]int32, len(parts))
-	firstFull := make([]int32, len(parts)) // the lowest port index with a full entry
-	for i := range firstFull {
-		firstFull[i] = -1
-	}
-	total := 0
-	s.memberOf = make([]uint16, n)
-	for i := 0; i < n; i++ {
-		ms := memberships(i)
-		s.memberOf[i] = uint16(len(ms))
-		for _, x := range ms {
-			total++
-			if !x.full {
-				limited[x.part]++
-				continue
-			}
-			full[x.part]++
-			if firstFull[x.part] < 0 {
-				firstFull[x.part] = int32(i)
-			}
-		}
-	}
-	s.Partitions = make([]PartitionReach, 0, len(parts))
-	for pi, part := range parts {
-		f, l := int64(full[pi]), int64(limited[pi])
-		if f+l == 0 && !part.IsDefault() {
-			continue // OpenSM deletes partitions without members
-		}
-		s.Partitions = append(s.Partitions, PartitionReach{Key: part.Key, Name: part.Name, Full: int(f), Limited: int(l),
-			Pairs: f*(f-1)/2 + f*l})
 	}
 	// A port reaches the partitions where it is full and has another member, or is
 	// limited and has a full one; it is linked to the partition's first full member.
-	reach := make([]check.PartitionKey, 0, total) // every port's Reaches, one after the other
-	all := newUnionFind(n)
-	noDef := newUnionFind(n)
-	s.ports = m.Ports
-	s.reachAt = make([]int32, n+1)
-	for i, p := range m.Ports {
-		start := len(reach)
-		for _, x := range memberships(i) {
-			f, l := full[x.part], limited[x.part]
-			if f == 0 {
+	all := newUnionFind(len(m.Ports))
+	noDef := newUnionFind(len(m.Ports))
+	for pi, part := range parts {
+		full, limited := 0, 0
+		firstFull := -1
+		for _, x := range members[pi] {
+			if !x.full {
+				limited++
 				continue
 			}
-			if (x.full && f+l > 1) || !x.full {
-				reach = append(reach, parts[x.part].Key)
-			}
-			all.union(int(firstFull[x.part]), i)
-			if !parts[x.part].IsDefault() {
-				noDef.union(int(firstFull[x.part]), i)
+			full++
+			if firstFull < 0 {
+				firstFull = x.port
 			}
 		}
-		r := reach[start:len(reach):len(reach)]
-		slices.Sort(r)
-		s.reachAt[i+1] = int32(len(reach))
-		only := true
-		for _, k := range r {
-			if k != check.DefaultPartition {
-				only = false
-			}
+		if full+limited == 0 && !part.IsDefault() {
+			continue // OpenSM deletes partitions without members
 		}
-		if only {
-			s.OnlyDefault = append(s.OnlyDefault, p.GUID)
+		s.Partitions = append(s.Partitions, PartitionReach{Key: part.Key, Name: part.Name, Full: full, Limited: limited,
+			Pairs: int64(full)*int64(full-1)/2 + int64(full)*int64(limited)})
+		if full == 0 {
+			continue
+		}
+		for _, x := range members[pi] {
+			if !x.full || full+limited > 1 {
+				s.Ports[x.port].Reaches = append(s.Ports[x.port].Reaches, part.Key)
+			}
+			all.union(firstFull, x.port)
+			if !part.IsDefault() {
+				noDef.union(firstFull, x.port)
+			}
 		}
 	}
-	s.reach = reach
+	for _, pr := range s.Ports {
+		slices.Sort(pr.Reaches)
+		if len(pr.Reaches) == 0 || (len(pr.Reaches) == 1 && pr.Reaches[0] == check.DefaultPartition) {
+			s.OnlyDefault = append(s.OnlyDefault, pr.GUID)
+		}
+	}
 	s.Groups = all.groups(m.Ports)
 	s.GroupsWithoutDefault = noDef.groups(m.Ports)
 	return s
 }
 
-type unionFind struct{ parent []int32 }
+type unionFind struct{ parent []int }
 
 func newUnionFind(n int) *unionFind {
-	u := &unionFind{parent: make([]int32, n)}
+	u := &unionFind{parent: make([]int, n)}
 	for i := range u.parent {
-		u.parent[i] = int32(i)
+		u.parent[i] = i
 	}
 	return u
 }
 
 func (u *unionFind) find(i int) int {
-	for int(u.parent[i]) != i {
+	for u.parent[i] != i {
 		u.parent[i] = u.parent[u.parent[i]]
-		i = int(u.parent[i])
+		i = u.parent[i]
 	}
 	return i
 }
@@ -275,44 +224,30 @@ func (u *unionFind) union(a, b int) {
 	ra, rb := u.find(a), u.find(b)
 	if ra != rb {
 		if ra < rb {
-			u.parent[rb] = int32(ra)
+			u.parent[rb] = ra
 		} else {
-			u.parent[ra] = int32(rb)
+			u.parent[ra] = rb
 		}
 	}
 }
 
-// groups lists components with more than one port, largest first; singletons are left
-// out (they are isolated; see OnlyDefault and PortReach). The groups' GUIDs are one
-// array, each group in port order, groups in the order of their first port.
+// groups lists components with more than one port, largest first, each in port order,
+// groups of one size in the order of their first port; singletons are left out (they
+// are isolated; see OnlyDefault and PortReach).
 func (u *unionFind) groups(ports []Port) [][]check.GUID {
-	// size[r]: the ports of root r; once its group is placed, the group's number in
-	// out, negated.
-	size := make([]int32, len(ports))
-	for i := range ports {
-		size[u.find(i)]++
-	}
-	in := 0
-	for _, n := range size {
-		if n > 1 {
-			in += int(n)
-		}
-	}
-	all := make([]check.GUID, in)
-	var out [][]check.GUID
-	at := 0
-	for i := range ports {
-		if r := u.find(i); r == i && size[r] > 1 { // a root is its group's first port
-			n := int(size[r])
-			out = append(out, all[at:at:at+n])
-			size[r] = -int32(len(out)) // its group's number, negated
-			at += n
-		}
-	}
+	byRoot := map[int][]check.GUID{}
+	var roots []int
 	for i, p := range ports {
-		if r := u.find(i); size[r] < 0 {
-			g := &out[-size[r]-1]
-			*g = append(*g, p.GUID)
+		r := u.find(i)
+		if _, ok := byRoot[r]; !ok {
+			roots = append(roots, r)
+		}
+		byRoot[r] = append(byRoot[r], p.GUID)
+	}
+	var out [][]check.GUID
+	for _, r := range roots {
+		if g := byRoot[r]; len(g) > 1 {
+			out = append(out, g)
 		}
 	}
 	sort.SliceStable(out, func(a, b int) bool { return len(out[a]) > len(out[b]) })

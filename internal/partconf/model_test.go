@@ -172,7 +172,7 @@ c=0x30 : 0x7, 0x8;                # nobody full: 0 pairs
 	if d := diff([]check.GUID{7, 8, 9}, s.OnlyDefault); d != "" {
 		t.Errorf("only default :\n%s", d)
 	}
-	if d := diff([]check.PartitionKey{0x10, 0x7fff}, s.Port(1).Reaches); d != "" { // 0x2 talks to the SM (full) in the default partition
+	if d := diff([]check.PartitionKey{0x10, 0x7fff}, s.Ports[1].Reaches); d != "" { // 0x2 talks to the SM (full) in the default partition
 		t.Errorf("port 2 reaches :\n%s", d)
 	}
 	// Cross-check the arithmetic against enumerating pairs with CanTalk per partition.

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
-	"unsafe"
 
 	"github.com/ibkey/ibkey/internal/check"
 )
@@ -63,7 +63,7 @@ func (c *cbuf) set(i int, v byte) {
 }
 
 // fgets writes piece and its terminating NUL at index 0 (len(piece) < lineSize).
-func (c *cbuf) fgets(piece []byte) {
+func (c *cbuf) fgets(piece string) {
 	n := copy(c.b[:], piece)
 	c.b[n] = 0
 	c.high = max(c.high, n+1)
@@ -168,38 +168,29 @@ type emu struct {
 	line, col0, lineno, pieceLen int
 	dead                         bool                  // after the first abort: keep finding errors, change nothing
 	names                        map[string]*Partition // by stored name: the first in map order (orderKey)
-	// text is the file as one string and off the offset of the current piece in it:
-	// member texts are substrings of it when the file has them verbatim (no copy
-	// per member).
-	text string
-	off  int
-	// defStart is where the current definition's items start in c.Members: its
-	// Members are that part of c.Members (a definition's items are contiguous there),
-	// not a list of their own.
-	defStart int
+	off                          int                   // where the current piece starts in the file
 	// hashAt is where the current piece's '#' was (OpenSM writes a NUL there), -1
 	// when it has none: what OpenSM reads past it is the comment's text.
 	hashAt int
 }
 
-// str is the C string at buffer index at: a substring of the file when the current
-// piece holds it as written there (it always does unless it runs past the piece into
-// what earlier lines left in the buffer), else a copy.
+// str is the C string at buffer index at: the part of the file's text that holds it
+// when the current piece has it as written there (so a large file's member items share
+// the file's memory instead of each holding a copy), else a copy.
 func (e *emu) str(at int) string {
 	s := e.buf.bytes(at)
-	if at >= 0 && at+len(s) <= e.pieceLen {
-		if o := e.off + at; e.text[o:o+len(s)] == string(s) {
-			return e.text[o : o+len(s)]
-		}
+	if o := e.off + at; at >= 0 && at+len(s) <= e.pieceLen && e.c.text[o:o+len(s)] == string(s) {
+		return e.c.text[o : o+len(s)]
 	}
 	return string(s)
 }
 
-// joined is name + "=" + flag, a substring of the file when it is written so there.
+// joined is name + "=" + flag, the part of the file's text that holds it when it is
+// written so there (str).
 func (e *emu) joined(nameAt int, name string, flagAt int, flag string) string {
 	if o := e.off + nameAt; nameAt >= 0 && flagAt == nameAt+len(name)+1 && flagAt+len(flag) <= e.pieceLen &&
-		e.text[o+len(name)] == '=' && e.text[o+len(name)+1:o+len(name)+1+len(flag)] == flag {
-		return e.text[o : o+len(name)+1+len(flag)]
+		e.c.text[o+len(name)] == '=' && e.c.text[o+len(name)+1:o+len(name)+1+len(flag)] == flag {
+		return e.c.text[o : o+len(name)+1+len(flag)]
 	}
 	return name + "=" + flag
 }
@@ -240,14 +231,7 @@ func (e *emu) abort(at int, osmMsg, msg, hint string) {
 // drops the file, and Uncertain whether its outcome depends on memory the file does
 // not determine.
 func Parse(file string, data []byte) *Config {
-	return parse(file, data, string(data), nil)
-}
-
-// ParseOwned is Parse for data the caller hands over: the Config's texts (member
-// items, names) are substrings of data itself, not of a copy, so a 100 MB file is held
-// once. The caller must not modify data afterwards.
-func ParseOwned(file string, data []byte) *Config {
-	return parse(file, data, unsafe.String(unsafe.SliceData(data), len(data)), nil)
+	return parse(file, string(data), nil)
 }
 
 // reparseRunning is c's file parsed again by the OpenSM process that applied prev
@@ -265,8 +249,7 @@ func (c *Config) reparseRunning(prev *Model) *Config {
 			kept = append(kept, keptPartition{p.Key, p.Name})
 		}
 	}
-	text := c.src.text
-	return parse(c.File, unsafe.Slice(unsafe.StringData(text), len(text)), text, kept)
+	return parse(c.File, c.text, kept)
 }
 
 // keptPartition is a partition an earlier run of the same OpenSM process left in its
@@ -276,17 +259,14 @@ type keptPartition struct {
 	name string
 }
 
-// parse is Parse with text, the file as one string (data's bytes), by an OpenSM
-// process whose partition map holds kept from an earlier run (nil: a new process).
-func parse(file string, data []byte, text string, kept []keptPartition) *Config {
-	c := newConfig(file, text)
+// parse is Parse by an OpenSM process whose partition map holds kept from an earlier
+// run (nil: a new process).
+func parse(file string, data string, kept []keptPartition) *Config {
+	c := newConfig(file)
 	c.Exists = true
-	// A member item ends at a comma, a line end or a ';': room for that many and the
-	// implicit Default's two, so that c.Members does not grow (a definition's Members
-	// are windows on it; a window on an outgrown array would keep that array, a copy).
-	c.Members = make([]Member, 0, bytes.Count(data, []byte{','})+bytes.Count(data, []byte{'\n'})+bytes.Count(data, []byte{';'})+1+2)
+	c.text = data
 	c.implicitDefault(FlagLimited)
-	e := &emu{c: c, line: 1, names: map[string]*Partition{}, text: text}
+	e := &emu{c: c, line: 1, names: map[string]*Partition{}}
 	e.buf.unknownAt = -1
 	e.buf.set(0, 0) // line[0] = '\0'
 	e.names["Default"] = c.byKey[check.DefaultPartition]
@@ -317,7 +297,7 @@ func parse(file string, data []byte, text string, kept []keptPartition) *Config 
 				"line longer than 4094 bytes: OpenSM reads it in 4094-byte pieces, each counted as a line, so a name, key or GUID at a piece boundary is cut in two",
 				"break the member list over several lines after a comma")
 		}
-		if bytes.IndexByte(piece, '\r') >= 0 {
+		if strings.IndexByte(piece, '\r') >= 0 {
 			c.CRLF = true
 		}
 		e.buf.fgets(piece)
@@ -361,31 +341,8 @@ func parse(file string, data []byte, text string, kept []keptPartition) *Config 
 			Message: c.RejectReason + " and programs its fallback Default=0x7fff : ALL=full",
 			Action:  "add at least `Default=0x7fff, ipoib : ALL=full;`, or remove the file (OpenSM then uses the same fallback without an error)"})
 	}
-	c.joinMembers()
-	c.sortPartitions()
-	c.indexGUIDs()
+	c.finish()
 	return c
-}
-
-// joinMembers sets each partition's Members: its definitions' items, in file order (a
-// definition's items are read before the next definition starts). A partition with one
-// definition, nearly all of them, shares that definition's list instead of a copy.
-func (c *Config) joinMembers() {
-	for _, p := range c.Partitions {
-		if len(p.Defs) == 1 {
-			ms := p.Defs[0].Members
-			p.Members = ms[:len(ms):len(ms)] // an append copies
-			continue
-		}
-		n := 0
-		for _, d := range p.Defs {
-			n += len(d.Members)
-		}
-		p.Members = make([]Member, 0, n)
-		for _, d := range p.Defs {
-			p.Members = append(p.Members, d.Members...)
-		}
-	}
 }
 
 // parseLine is the body of the fgets loop: it returns -1 when OpenSM stops with an
@@ -420,6 +377,11 @@ func (e *emu) parseLine() int {
 		p += n
 		if q < 0 {
 			break
+		}
+		if d := e.conf.def; d != nil {
+			// The definition's items end here: they are kept in an array of their
+			// size, not in what appending left (most of a large file's memory).
+			d.Members = slices.Clip(slices.Clone(d.Members))
 		}
 		e.conf = nil // flush_part_conf
 		if p >= lineSize {
@@ -675,7 +637,7 @@ func (e *emu) partitionCreate(defAt, nameAt, idAt int, flags []Flag) bool {
 	b := &e.buf
 	name := b.str(nameAt)
 	hasName := true
-	d := &Definition{Pos: e.pos(defAt), Name: name, Flags: flags, IPoIB: e.conf.isIPoIB, Indx0: e.conf.indx0, DefMember: e.conf.membership, src: e.c.src}
+	d := &Definition{Pos: e.pos(defAt), Name: name, Flags: flags, IPoIB: e.conf.isIPoIB, Indx0: e.conf.indx0, DefMember: e.conf.membership}
 	id, idPos := "", Pos{}
 	hasID := idAt >= 0
 	if hasID {
@@ -774,7 +736,6 @@ func (e *emu) partitionCreate(defAt, nameAt, idAt int, flags []Flag) bool {
 	}
 	c.Definitions = append(c.Definitions, d)
 	e.conf.def = d
-	e.defStart = len(c.Members)
 	if !c.qos() && e.conf.flags.SL != 0 {
 		// partition_create: without QoS the SL is forced to the default (0).
 		e.conf.flags.SL = 0
@@ -812,15 +773,13 @@ func (e *emu) addPort(nameAt, flagAt int) bool {
 		return true
 	}
 	d := e.conf.def
-	m := &Member{Def: d, Membership: e.conf.membership}
-	if e.conf.indx0 {
-		m.bits |= memberIndx0
-	}
-	text := name
+	m := &Member{Def: d, Membership: e.conf.membership, indx0: e.conf.indx0, text: name}
+	p := e.pos(nameAt)
+	m.line, m.col = int32(p.Line), int32(p.Col)
 	if flagAt >= 0 {
 		flag := b.str(flagAt)
-		text = e.joined(nameAt, name, flagAt, flag)
-		m.bits |= memberExplicit
+		m.text = e.joined(nameAt, name, flagAt, flag)
+		m.explicit = true
 		mf, ok := membershipWord(flag)
 		if !ok {
 			e.finding(Warning, flagAt, "unknown-membership", fmt.Sprintf("membership %q is not full, limited or both: OpenSM makes the port limited", flag),
@@ -828,7 +787,6 @@ func (e *emu) addPort(nameAt, flagAt int) bool {
 		}
 		m.Membership = mf
 	}
-	m.setText(e.c.src, text, e.pos(nameAt), e.off+nameAt)
 	kw := false
 	for _, k := range memberKeywords {
 		if prefixOf(name, k.word) {
@@ -854,12 +812,7 @@ func (e *emu) addPort(nameAt, flagAt int) bool {
 	if e.dead {
 		return true
 	}
-	// d.Members is a window on c.Members (Partition.Members are joined at the end:
-	// joinMembers). Should c.Members move when it grows, earlier windows keep the old
-	// array, whose items never change.
-	ms := append(e.c.Members, *m)
-	e.c.Members = ms
-	d.Members = ms[e.defStart:len(ms):len(ms)]
+	d.Members = append(d.Members, *m)
 	return true
 }
 
@@ -968,9 +921,9 @@ func (e *emu) mgroupCreate(p, nameAt, valAt int) int {
 // flag at fAt, its value at vAt, and the group flag it set ("" for none). An unknown
 // word is logged and ignored, a known flag changes the group.
 func (e *emu) commentFlag(fAt, vAt int, flag string) {
-	name, text := e.str(fAt), e.str(fAt)
+	name, text := e.buf.str(fAt), e.buf.str(fAt)
 	if vAt >= 0 {
-		text += "=" + e.str(vAt)
+		text += "=" + e.buf.str(vAt)
 	}
 	const how = "OpenSM reads the comment after this mgid= as group flags (when the mgid value ends the line's items, its parser goes on past the '#')"
 	const fix = "move the comment to a line of its own, or end the mgid with one of its flags before the '#' (mgid=GID,sl=0 # ...): OpenSM stops there"

@@ -1,13 +1,8 @@
 package partconf
 
 import (
-	"fmt"
-	"io"
 	"net/netip"
-	"slices"
 	"sort"
-	"strings"
-	"unsafe"
 
 	"github.com/ibkey/ibkey/internal/check"
 )
@@ -60,155 +55,45 @@ func (k MemberKind) String() string {
 	return [...]string{"GUID", "ALL", "ALL_CAS", "ALL_SWITCHES", "ALL_ROUTERS", "SELF"}[k]
 }
 
-// Member is one item of a member list. A large file has millions: a Member is 24
-// bytes. Its text is not a string of its own but its place in the file (Text), its
-// line and column come from that place (Pos), and what OpenSM's own items and the rare
-// items not written verbatim in the file hold is kept in the file's side table.
+// Member is one item of a member list (a large file has a million).
 type Member struct {
-	GUID check.GUID  // KindGUID only
-	Def  *Definition // the definition the item is written in
-	// at is the item's byte offset in the file, or with memberInTable its index in
-	// the side table (source.table).
-	at uint32
-	// bits are the text's length in the file (memberLenMask) and the flags below.
-	bits       uint16
+	GUID       check.GUID  // KindGUID only
+	Def        *Definition // the definition the item is written in
+	text       string      // as written: part of the file's text when written so there
+	line, col  int32       // where it is written (line 0: OpenSM's own items)
 	Kind       MemberKind
 	Membership MemberFlag
+	explicit   bool // the membership was written, not the definition's default
+	indx0      bool // the definition has indx0
 }
-
-const (
-	memberLenMask = 1<<12 - 1 // a text in the file lies within one 4094-byte piece
-	// memberExplicit: the membership was written (=full...), not the definition's
-	// default.
-	memberExplicit = 1 << 12
-	// memberIndx0: the definition has indx0: this P_Key goes to table index 0.
-	memberIndx0 = 1 << 13
-	// memberInTable: the text and position are in the side table (source.table).
-	memberInTable = 1 << 14
-)
 
 // Text is the item as written, e.g. "ALL_C=limi".
-func (m *Member) Text() string {
-	s := m.Def.src
-	if m.bits&memberInTable != 0 {
-		return s.table[m.at].text
-	}
-	return s.text[m.at : m.at+uint32(m.bits&memberLenMask)]
-}
+func (m *Member) Text() string { return m.text }
 
 // Explicit reports whether the membership was written (=full...), not the
 // definition's default.
-func (m *Member) Explicit() bool { return m.bits&memberExplicit != 0 }
+func (m *Member) Explicit() bool { return m.explicit }
 
 // Indx0 reports whether the definition has indx0: this P_Key goes to table index 0.
-func (m *Member) Indx0() bool { return m.bits&memberIndx0 != 0 }
+func (m *Member) Indx0() bool { return m.indx0 }
 
 // Octal reports whether the GUID was written without 0x and with a leading 0
 // (OpenSM's strtoull reads it as octal).
 func (m *Member) Octal() bool {
-	t := m.Text()
+	t := m.text
 	return m.Kind == KindGUID && len(t) > 1 && t[0] == '0' && t[1] != 'x' && t[1] != 'X'
 }
 
 // Decimal reports whether the GUID was written without 0x and without a leading 0
 // (OpenSM's strtoull reads it as decimal).
 func (m *Member) Decimal() bool {
-	t := m.Text()
+	t := m.text
 	return m.Kind == KindGUID && len(t) > 0 && t[0] >= '1' && t[0] <= '9'
 }
 
 // Pos is where the item is written: line and column in its definition's file (Line 0
 // for OpenSM's own items, the implicit Default and the fallback).
-func (m *Member) Pos() Pos {
-	s := m.Def.src
-	if m.bits&memberInTable != 0 {
-		t := &s.table[m.at]
-		return Pos{File: m.Def.Pos.File, Line: int(t.line), Col: int(t.col)}
-	}
-	l := s.lineOf(m.at)
-	return Pos{File: m.Def.Pos.File, Line: l + 1, Col: int(m.at-s.lines[l]) + 1}
-}
-
-// line is Pos().Line.
-func (m *Member) line() int {
-	if m.bits&memberInTable != 0 {
-		return int(m.Def.src.table[m.at].line)
-	}
-	return m.Def.src.lineOf(m.at) + 1
-}
-
-// source is the file members point into: its text, where its lines start, and the
-// side table of the texts that are not in it as written.
-type source struct {
-	text string
-	// lines are the byte offsets where lines start (lines[0] = 0 is line 1); block
-	// says, for each 4 KiB of the file, the last line starting at or before it.
-	lines []uint32
-	block []uint32
-	table []memberText
-}
-
-// memberText is a member's text and position when the file does not hold it as written
-// (OpenSM's own items, or bytes it read from what an earlier line left in its buffer).
-type memberText struct {
-	text      string
-	line, col int32
-}
-
-const blockShift = 12
-
-func newSource(text string) *source {
-	s := &source{text: text, lines: make([]uint32, 1, strings.Count(text, "\n")+1)}
-	for o := 0; ; {
-		i := strings.IndexByte(text[o:], '\n')
-		if i < 0 {
-			break
-		}
-		o += i + 1
-		s.lines = append(s.lines, uint32(o))
-	}
-	s.block = make([]uint32, len(text)>>blockShift+1)
-	l := 0
-	for b := range s.block {
-		for l+1 < len(s.lines) && s.lines[l+1] <= uint32(b<<blockShift) {
-			l++
-		}
-		s.block[b] = uint32(l)
-	}
-	return s
-}
-
-// lineOf is the 0-based line holding byte offset at.
-func (s *source) lineOf(at uint32) int {
-	b := int(at >> blockShift)
-	lo, hi := int(s.block[b]), len(s.lines)
-	if b+1 < len(s.block) {
-		hi = int(s.block[b+1]) + 1
-	}
-	// The last line in [lo, hi) starting at or before at.
-	for hi-lo > 1 {
-		mid := int(uint(lo+hi) >> 1)
-		if s.lines[mid] <= at {
-			lo = mid
-		} else {
-			hi = mid
-		}
-	}
-	return lo
-}
-
-// setText records the item's text and where it is written: its place in the file when
-// the file holds it there, else in the side table.
-func (m *Member) setText(s *source, text string, p Pos, at int) {
-	if at >= 0 && len(text) <= memberLenMask && len(text) > 0 && at+len(text) <= len(s.text) &&
-		unsafe.StringData(s.text[at:]) == unsafe.StringData(text) {
-		m.at, m.bits = uint32(at), m.bits&^(memberLenMask|memberInTable)|uint16(len(text))
-		return
-	}
-	m.at = uint32(len(s.table))
-	m.bits = m.bits&^memberLenMask | memberInTable
-	s.table = append(s.table, memberText{text: text, line: int32(p.Line), col: int32(p.Col)})
-}
+func (m *Member) Pos() Pos { return Pos{File: m.Def.Pos.File, Line: int(m.line), Col: int(m.col)} }
 
 // MGID is a multicast group line (mgid=GID[,flag=value]*).
 type MGID struct {
@@ -236,7 +121,7 @@ type Definition struct {
 	IPoIB     bool
 	Indx0     bool
 	DefMember MemberFlag
-	// Members are the definition's items: a window on its Config's Members.
+	// Members are the definition's items, in file order.
 	Members   []Member
 	MGIDs     []MGID
 	Partition *Partition
@@ -244,8 +129,6 @@ type Definition struct {
 	// NameTruncated: the name has 32 bytes or more; OpenSM stores 31 and never finds
 	// the partition by this name again (osm_prtn_new, osm_prtn_find_by_name).
 	NameTruncated bool
-
-	src *source // the file its members' texts and positions point into
 }
 
 // Partition is a P_Key after merging every definition that names it.
@@ -261,7 +144,7 @@ type Partition struct {
 	// Groups are the multicast groups OpenSM creates for it (see MGroup).
 	Groups []*MGroup
 
-	index int32 // its place in its Config's Partitions
+	index int // its place in its Config's Partitions
 	// kept: a partition of an earlier run of the OpenSM process (reparseRunning) that
 	// no definition has named yet: in the partition map, not in Partitions.
 	kept bool
@@ -299,22 +182,15 @@ type Config struct {
 	// tables nor Rejected can be predicted.
 	Uncertain   string
 	UncertainAt Pos
-	// Members are every member item in file order (the implicit Default items first):
-	// OpenSM applies them in this order, and some state (indx0) crosses partitions.
-	// They are values in one array (a million items of a large file), which the
-	// definitions' Members are windows on, so a *Member stays valid.
-	Members []Member
 	// GUIDs are the port GUIDs the definitions' items name, once each, in the order
 	// they first appear.
 	GUIDs     []check.GUID
-	guidIndex map[check.GUID]int32 // a GUID's place in GUIDs
-	// byGUID are the items that name GUIDs[g], as indexes in Members, in file order:
-	// byGUID.flat[byGUID.starts[g]:byGUID.starts[g+1]]; byGUID.keywords are the
-	// other items. What NewModel replays for each port, found here once.
-	byGUID opIndex
+	guidIndex map[check.GUID]int // a GUID's place in GUIDs
+
+	// text is the file as read: a running OpenSM reads it again (reparseRunning).
+	text string
 
 	groupByMGID map[[16]byte]*MGroup
-	src         *source
 
 	byKey   map[check.PartitionKey]*Partition
 	counter uint16 // OpenSM's global_pkey_counter
@@ -323,31 +199,34 @@ type Config struct {
 // GUIDIndex is the place of guid in GUIDs, or false when no item names it.
 func (c *Config) GUIDIndex(guid check.GUID) (int, bool) {
 	i, ok := c.guidIndex[guid]
-	return int(i), ok
+	return i, ok
 }
 
-// indexGUIDs fills GUIDs, guidIndex and byGUID: one map of the file's port GUIDs that
-// the commands, lint and the model share (each kept its own: 20 MB at 100,000 ports),
-// and the items naming each (the model looked each item up twice more).
-func (c *Config) indexGUIDs() {
-	c.guidIndex = map[check.GUID]int32{}
-	ord := make([]int32, len(c.Members)) // each item's GUID's place in GUIDs, -1: a keyword
-	for i := range c.Members {
-		m := &c.Members[i]
-		if m.Kind != KindGUID {
-			ord[i] = -1
+// finish sets what the definitions give once they are read: each partition's Members
+// (its definitions' items, in file order), the GUIDs, and the partitions' map order.
+// The definitions' items in file order are every item as OpenSM applies them (a
+// definition's items are read before the next one starts; the implicit Default items
+// come first), and some state (indx0) crosses partitions.
+func (c *Config) finish() {
+	c.guidIndex = map[check.GUID]int{}
+	for _, d := range c.Definitions {
+		for _, m := range d.Members {
+			if _, ok := c.guidIndex[m.GUID]; m.Kind == KindGUID && !ok {
+				c.guidIndex[m.GUID] = len(c.GUIDs)
+				c.GUIDs = append(c.GUIDs, m.GUID)
+			}
+		}
+	}
+	for _, p := range c.Partitions {
+		if len(p.Defs) == 1 {
+			p.Members = p.Defs[0].Members
 			continue
 		}
-		g, ok := c.guidIndex[m.GUID]
-		if !ok {
-			g = int32(len(c.GUIDs))
-			c.guidIndex[m.GUID] = g
-			c.GUIDs = append(c.GUIDs, m.GUID)
+		for _, d := range p.Defs {
+			p.Members = append(p.Members, d.Members...)
 		}
-		ord[i] = g
 	}
-	c.GUIDs = slices.Clip(c.GUIDs)
-	c.byGUID = groupItems(c.Members, ord, len(c.GUIDs))
+	c.sortPartitions()
 }
 
 // Partition returns the partition with this 15-bit key, or nil.
@@ -368,30 +247,25 @@ func (c *Config) Applied() *Config {
 
 // NoFile is OpenSM without a partitions.conf: Default=0x7fff : ALL=full.
 func NoFile() *Config {
-	c := newConfig("(no file)", "")
+	c := newConfig("(no file)")
 	c.implicitDefault(FlagFull)
-	c.sortPartitions()
-	c.indexGUIDs()
+	c.finish()
 	return c
 }
 
-func newConfig(file string, text string) *Config {
-	return &Config{File: file, byKey: map[check.PartitionKey]*Partition{}, groupByMGID: map[[16]byte]*MGroup{}, src: newSource(text)}
+func newConfig(file string) *Config {
+	return &Config{File: file, byKey: map[check.PartitionKey]*Partition{}, groupByMGID: map[[16]byte]*MGroup{}}
 }
 
 // implicitDefault is prtn_make_default: ALL=full without a file, else ALL=limited, then
 // SELF=full. Later definitions of the default partition are applied after these items,
 // so `Default=0x7fff : ALL=limited;` makes even the SM's port limited (lab).
 func (c *Config) implicitDefault(all MemberFlag) {
-	d := &Definition{Pos: Pos{File: c.File}, Name: "Default", Key: check.DefaultPartition, Implicit: true, src: c.src}
-	start := len(c.Members)
-	c.Members = append(c.Members, // at d.Pos: line 0
-		Member{Kind: KindAll, Membership: all, bits: memberExplicit, Def: d},
-		Member{Kind: KindSelf, Membership: FlagFull, bits: memberExplicit, Def: d})
-	d.Members = c.Members[start:len(c.Members):len(c.Members)]
-	d.Members[0].setText(c.src, "ALL="+all.String(), Pos{}, -1)
-	d.Members[1].setText(c.src, "SELF=full", Pos{}, -1)
-	p := &Partition{Key: check.DefaultPartition, Name: "Default", Defs: []*Definition{d}, Members: d.Members}
+	d := &Definition{Pos: Pos{File: c.File}, Name: "Default", Key: check.DefaultPartition, Implicit: true}
+	d.Members = []Member{ // at d.Pos: line 0
+		{Kind: KindAll, Membership: all, explicit: true, Def: d, text: "ALL=" + all.String()},
+		{Kind: KindSelf, Membership: FlagFull, explicit: true, Def: d, text: "SELF=full"}}
+	p := &Partition{Key: check.DefaultPartition, Name: "Default", Defs: []*Definition{d}}
 	d.Partition = p
 	if all == FlagFull {
 		// prtn_make_default without a file also creates the IPv4 broadcast group.
@@ -414,19 +288,6 @@ func (c *Config) implicitDefault(all MemberFlag) {
 // configuration, and reading /dev/zero must end with an error, not with the memory of
 // the machine.
 const MaxFileSize = 256 << 20
-
-// ReadConfig parses a partitions.conf from r; file names it in messages. More than
-// MaxFileSize bytes is an error naming the bound.
-func ReadConfig(file string, r io.Reader) (*Config, error) {
-	data, err := io.ReadAll(io.LimitReader(r, MaxFileSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", file, err)
-	}
-	if len(data) > MaxFileSize {
-		return nil, fmt.Errorf("%s: larger than %d MiB: too large for a partitions file (OpenSM's partitions.conf)", file, MaxFileSize>>20)
-	}
-	return Parse(file, data), nil
-}
 
 var memberKeywords = []struct {
 	word string
@@ -518,6 +379,6 @@ func (c *Config) mapOrder() []*Partition {
 func (c *Config) sortPartitions() {
 	c.Partitions = c.mapOrder()
 	for i, p := range c.Partitions {
-		p.index = int32(i)
+		p.index = i
 	}
 }

@@ -1,16 +1,14 @@
 package partconf
 
 import (
-	"bytes"
 	"fmt"
 	"math/big"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
-	"unsafe"
+
+	"github.com/ibkey/ibkey/internal/check"
 )
 
 // render prints the partitions as OpenSM merged them: "key name: member=membership ...",
@@ -204,9 +202,9 @@ func TestStrtoull(t *testing.T) {
 }
 
 func TestReadConfig(t *testing.T) {
-	c, err := ReadConfig("x.conf", strings.NewReader("p=0x10 : 0x1=full;\n"))
-	if err != nil || c.Partition(0x8010) == nil || c.Partition(0x10).Name != "p" {
-		t.Fatalf("ReadConfig: %v %+v", err, c)
+	c := Parse("x.conf", []byte("p=0x10 : 0x1=full;\n"))
+	if c.Partition(0x8010) == nil || c.Partition(0x10).Name != "p" {
+		t.Fatalf("Parse: %+v", c)
 	}
 	if c.HasDefault || !c.Exists {
 		t.Errorf("HasDefault %v Exists %v", c.HasDefault, c.Exists)
@@ -223,43 +221,6 @@ func hasRule(fs []Finding, rule string) bool {
 		}
 	}
 	return false
-}
-
-// TestMemberSize: a 100,000-port file has a million member items and the model a
-// million table entries; a Member packs into 24 bytes (it was 96 with a whole Pos per
-// item) and a stored entry into 6.
-func TestMemberSize(t *testing.T) {
-	if n := unsafe.Sizeof(Member{}); n > 24 {
-		t.Fatalf("Member is %d bytes, want at most 24", n)
-	}
-	if n := unsafe.Sizeof(slot{}); n > 6 {
-		t.Fatalf("a stored table entry is %d bytes, want at most 6", n)
-	}
-	for _, op := range []int32{0, 1, 0xffff, 0x10000, 0x7fffffff} {
-		if got := (slot{opLo: uint16(op), opHi: uint16(op >> 16)}).op(); got != op {
-			t.Fatalf("op %#x stored, %#x read back", op, got)
-		}
-	}
-}
-
-// TestParseOwnedIsParse: the parse of a file handed over without a copy is the parse
-// of the copy, on the lab files of every shape.
-func TestParseOwnedIsParse(t *testing.T) {
-	files, err := filepath.Glob("testdata/lab/*.conf")
-	if err != nil || len(files) == 0 {
-		t.Fatal(files, err)
-	}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := Parse(f, data)
-		got := ParseOwned(f, bytes.Clone(data))
-		if !reflect.DeepEqual(got, want) {
-			t.Errorf("%s: ParseOwned differs from Parse", f)
-		}
-	}
 }
 
 // TestMembersWindows: each definition's Members are its own items in file order, and
@@ -285,15 +246,37 @@ func TestMembersWindows(t *testing.T) {
 	n := 0
 	for _, d := range c.Definitions {
 		for j := range d.Members {
-			// The same item, not a copy: a *Member (Entry.DecidedBy) is one of c.Members.
-			if m := &d.Members[j]; m.Def != d || m != &c.Members[n] {
+			if d.Members[j].Def != d {
 				t.Fatalf("%s: item %d is not its own", d.Name, j)
 			}
 			n++
 		}
 	}
-	if n != len(c.Members) || n != 2+1+40*30 {
-		t.Fatalf("%d items in definitions, %d in the file", n, len(c.Members))
+	if n != 2+1+40*30 {
+		t.Fatalf("%d items in definitions, %d in the file", n, 2+1+40*30)
+	}
+	// The same item, not a copy: a model entry's DecidedBy is one of its definition's
+	// Members.
+	var ports []Port
+	for _, g := range c.GUIDs {
+		ports = append(ports, Port{GUID: g, Type: check.NodeCA})
+	}
+	own := func(e Entry) bool {
+		ms := e.DecidedBy.Def.Members
+		for j := range ms {
+			if &ms[j] == e.DecidedBy {
+				return true
+			}
+		}
+		return false
+	}
+	m := NewModel(c, ports, Options{})
+	for _, p := range ports {
+		for _, e := range m.Table(p.GUID) {
+			if !own(e) {
+				t.Fatalf("port %s: %s is decided by a copy of an item", p.GUID, e.PKey)
+			}
+		}
 	}
 	for _, p := range c.Partitions {
 		var want []Member

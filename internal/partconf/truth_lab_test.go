@@ -430,21 +430,22 @@ func truthFeatures(c *Config, ports []*truthPort, st *truthStats) {
 			has["a split partition"] = true
 		}
 	}
-	for i := range c.Members {
-		m := &c.Members[i]
-		switch {
-		case m.Kind == KindAllRouters:
-			has["ALL_ROUTERS"] = true
-		case m.Kind == KindAllCAs:
-			has["ALL_CAS"] = true
-		case m.Kind == KindGUID && byGUID[m.GUID] == check.NodeRouter:
-			has["a router port GUID"] = true
-		case m.Kind == KindGUID && m.Membership == FlagBoth:
-			has["both"] = true
-		}
-		if m.Def.Partition != nil && m.Def.Partition.IsDefault() && !m.Def.Implicit && m.Membership == FlagLimited &&
-			(m.Kind == KindAll || m.Kind == KindAllCAs) {
-			has["a limited default partition"] = true
+	for _, d := range c.Definitions {
+		for _, m := range d.Members {
+			switch {
+			case m.Kind == KindAllRouters:
+				has["ALL_ROUTERS"] = true
+			case m.Kind == KindAllCAs:
+				has["ALL_CAS"] = true
+			case m.Kind == KindGUID && byGUID[m.GUID] == check.NodeRouter:
+				has["a router port GUID"] = true
+			case m.Kind == KindGUID && m.Membership == FlagBoth:
+				has["both"] = true
+			}
+			if m.Def.Partition != nil && m.Def.Partition.IsDefault() && !m.Def.Implicit && m.Membership == FlagLimited &&
+				(m.Kind == KindAll || m.Kind == KindAllCAs) {
+				has["a limited default partition"] = true
+			}
 		}
 	}
 	if !c.HasDefault {

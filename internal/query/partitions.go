@@ -49,7 +49,7 @@ func ReadPartitions(path string, stdin io.Reader, opt partconf.Options) (*Partit
 	if err != nil {
 		return nil, &UsageError{Msg: fmt.Sprintf("partitions file: %v", err)}
 	}
-	return NewPartitions(partconf.ParseOwned(name, data), opt), nil
+	return NewPartitions(partconf.Parse(name, data), opt), nil
 }
 
 const partitionsWhat = "a partitions file (OpenSM's partitions.conf)"
@@ -124,11 +124,6 @@ func (p *Partitions) Ports(extra ...check.GUID) []partconf.Port {
 	return out
 }
 
-// Model is what OpenSM programs on Ports(extra...).
-func (p *Partitions) Model(extra ...check.GUID) *partconf.Model {
-	return partconf.NewModel(p.Config, p.Ports(extra...), p.Options)
-}
-
 // ModelOf models only these ports. A port's table depends only on the items that name it
 // (its GUID, a keyword, SELF), not on the other ports, so answering for two ports of a
 // 20,000-port file does not need 20,000 tables.
@@ -158,9 +153,11 @@ func (p *Partitions) modelOf(types map[check.GUID]check.NodeType, guids ...check
 // by node type; every other item names a port whatever its type).
 func (p *Partitions) TypeMatters() bool {
 	for _, c := range []*partconf.Config{p.Config.Applied(), p.Config} {
-		for i := range c.Members {
-			if k := c.Members[i].Kind; k == partconf.KindAllCAs || k == partconf.KindAllRouters {
-				return true
+		for _, d := range c.Definitions {
+			for _, m := range d.Members {
+				if m.Kind == partconf.KindAllCAs || m.Kind == partconf.KindAllRouters {
+					return true
+				}
 			}
 		}
 	}

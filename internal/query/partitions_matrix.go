@@ -31,45 +31,21 @@ type PortTable struct {
 	// InFile: the file names this port's GUID; SM: it is the SM's port (SELF).
 	InFile, SM bool
 	// Slots in index order through the last entry (empty entries have Entry nil).
-	// After a previous configuration (PortTables' prev) Before and Kept say what each
+	// After a previous configuration (PortTable's prev) Before and Kept say what each
 	// index held; on a fresh port Before is 0.
 	Slots []Slot
 	// Dropped are the entries that did not fit the table (ERR 0512), in the order
 	// OpenSM tried them.
 	Dropped []partconf.Entry
-
-	entries []partconf.Entry // what Slots' Entry point into
 }
 
-// PortTables are the tables m predicts for its ports. With prev (the model of the
+// PortTable is the table m predicts for one of its ports. With prev (the model of the
 // configuration OpenSM applied before, on the same ports, of which m is the
 // partconf.Reconfigure) each slot says what the index held before; without it, the
-// tables are a fresh port's.
-func (p *Partitions) PortTables(m, prev *partconf.Model) []PortTable {
-	out := make([]PortTable, 0, len(m.Ports))
-	for _, port := range m.Ports {
-		out = append(out, p.portTable(m, prev, port, PortTable{}))
-	}
-	return out
-}
-
-// PortTable is PortTables for one of m's ports: a command printing 100,000 tables
-// builds each as it prints it.
+// table is a fresh port's.
 func (p *Partitions) PortTable(m, prev *partconf.Model, port partconf.Port) PortTable {
-	return p.portTable(m, prev, port, PortTable{})
-}
-
-// PortTableReusing is PortTable in the arrays of reuse, the previous table, once it
-// is printed: a command printing 100,000 tables allocates for the largest, not for
-// each.
-func (p *Partitions) PortTableReusing(m, prev *partconf.Model, port partconf.Port, reuse PortTable) PortTable {
-	return p.portTable(m, prev, port, reuse)
-}
-
-func (p *Partitions) portTable(m, prev *partconf.Model, port partconf.Port, reuse PortTable) PortTable {
 	pt := PortTable{Port: port, InFile: p.InFile(port.GUID), SM: port.GUID == p.Options.SMGUID}
-	slots := m.AppendSlots(reuse.entries[:0], port.GUID)
-	pt.entries = slots
+	slots := m.Slots(port.GUID)
 	var before []check.PKey
 	if prev != nil {
 		before = prev.TableValues(port.GUID)
@@ -82,11 +58,7 @@ func (p *Partitions) portTable(m, prev *partconf.Model, port partconf.Port, reus
 			break
 		}
 	}
-	if cap(reuse.Slots) >= n {
-		pt.Slots = reuse.Slots[:n]
-	} else {
-		pt.Slots = make([]Slot, n)
-	}
+	pt.Slots = make([]Slot, n)
 	for i := range pt.Slots {
 		sl := Slot{Index: i}
 		if i < len(slots) && slots[i].PKey.Valid() {

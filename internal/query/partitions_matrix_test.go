@@ -62,13 +62,12 @@ func TestPortTables(t *testing.T) {
 			if tc.prev {
 				prev = partconf.NewModel(partconf.Parse("prev.conf", []byte(prevConf)), ports, p.Options)
 			}
-			tables := p.PortTables(m, prev)
-			if len(tables) != 2 {
-				t.Fatalf("%d tables", len(tables))
+			if len(m.Ports) != 2 {
+				t.Fatalf("%d ports", len(m.Ports))
 			}
 			got := map[check.GUID]PortTable{}
-			for _, pt := range tables {
-				got[pt.Port.GUID] = pt
+			for _, port := range m.Ports {
+				got[port.GUID] = p.PortTable(m, prev, port)
 			}
 			if s := slotsText(got[ca].Slots); s != tc.ca {
 				t.Errorf("CA port: %s, want %s", s, tc.ca)
@@ -99,7 +98,7 @@ func TestPortTables(t *testing.T) {
 func TestPairs(t *testing.T) {
 	conf := "Default=0x7fff : ALL=full;\na=0x10 : 0x1=full, 0x2;\nb=0x20 : 0x2, 0x3;\nc=0x30 : 0x1=full, 0x3=full;\n"
 	p := NewPartitions(partconf.Parse("t.conf", []byte(conf)), partconf.Options{})
-	m := p.Model()
+	m := partconf.NewModel(p.Config, p.Ports(), p.Options)
 	var got []string
 	for _, pr := range Pairs(m) {
 		got = append(got, fmt.Sprintf("%x-%x %v talk=%v working=%v limited=%v", uint64(pr.A), uint64(pr.B), pr.CanTalk, pr.Partitions, pr.Working(), pr.LimitedOnly))

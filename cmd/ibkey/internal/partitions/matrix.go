@@ -216,8 +216,7 @@ func (x matrix) json() matrixJSON {
 	for _, pr := range s.Partitions {
 		out.Summary.Partitions = append(out.Summary.Partitions, partitionReachJSON{pr.Key.String(), pr.Name, pr.Full, pr.Limited, pr.Pairs})
 	}
-	for i := range s.NumPorts() {
-		pr := s.Port(i)
+	for _, pr := range s.Ports {
 		out.Summary.Ports = append(out.Summary.Ports, portReachJSON{pr.GUID.String(), pr.MemberOf, keyStrings(pr.Reaches)})
 	}
 	for _, g := range s.Groups {
@@ -340,8 +339,7 @@ func (x matrix) summaryText(w io.Writer, f cmdutil.Format) error {
 	if x.names != nil {
 		rg.Header = []string{"PORT", "NODE", "PARTITIONS", "REACHES"}
 	}
-	for i := range s.NumPorts() {
-		pr := s.Port(i)
+	for _, pr := range s.Ports {
 		reaches := "nobody"
 		if len(pr.Reaches) > 0 {
 			reaches = strings.Join(keyStrings(pr.Reaches), ",")

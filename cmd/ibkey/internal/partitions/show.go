@@ -3,7 +3,6 @@ package partitions
 import (
 	"fmt"
 	"io"
-	"iter"
 	"sort"
 	"strconv"
 	"strings"
@@ -135,21 +134,6 @@ type show struct {
 	// (no --router, no --fabric-file), with that table.
 	unknownType map[check.GUID][]check.PKey
 	names       map[check.GUID]string // --fabric-file: port GUID to its node's name
-}
-
-// tables yields each port's table, built as it is printed (not all of them first); a
-// table is valid until the next one is yielded (they share memory).
-func (s *show) tables() iter.Seq[query.PortTable] {
-	return func(yield func(query.PortTable) bool) {
-		var reuse query.PortTable
-		for _, port := range s.model.Ports {
-			t := s.p.PortTableReusing(s.model, s.prevModel, port, reuse)
-			if !yield(t) {
-				return
-			}
-			reuse = t
-		}
-	}
 }
 
 func runShow(o *ShowOptions) error {
@@ -386,7 +370,8 @@ func (s show) text(w io.Writer, f cmdutil.Format) error {
 	if s.names != nil {
 		tg.Header = append([]string{"PORT", "NODE"}, tg.Header[1:]...)
 	}
-	for t := range s.tables() {
+	for _, port := range s.model.Ports {
+		t := p.PortTable(s.model, s.prevModel, port)
 		guid := t.Port.GUID.String()
 		add := func(cells ...string) {
 			if s.names != nil {

@@ -115,10 +115,8 @@ func (s *show) writeJSON(out io.Writer) error {
 	d.Field("table_size", p.Options.TableSize)
 	parts := keyOrder(s.applied.Partitions)
 	d.Array("partitions", len(parts), func(i int) any { return s.partitionJSON(parts[i]) })
-	var reuse query.PortTable
 	d.Array("ports", len(s.model.Ports), func(i int) any {
-		t := p.PortTableReusing(s.model, s.prevModel, s.model.Ports[i], reuse)
-		reuse = t
+		t := p.PortTable(s.model, s.prevModel, s.model.Ports[i])
 		return s.portJSON(&t)
 	})
 	return d.Close()
