@@ -160,7 +160,7 @@ func DialIbsim(ctx context.Context, opts IbsimOptions) (*Ibsim, error) {
 		c.close()
 		return nil, fmt.Errorf("ibsim: attaching: %w", context.Cause(ctx))
 	}
-	c.mm = newMmsg(opts.Window, ibsimReqSize)
+	c.mm = newMmsg(opts.Window)
 	return &Ibsim{engine: newEngine(c, opts.Options, rand.Uint32()), Node: node, Slot: c.slot}, nil
 }
 
@@ -484,7 +484,7 @@ type mmsg struct {
 	iovs []unix.Iovec
 }
 
-func newMmsg(n, _ int) *mmsg {
+func newMmsg(n int) *mmsg {
 	m := &mmsg{hdrs: make([]unix.Mmsghdr, n), iovs: make([]unix.Iovec, n)}
 	for i := range m.hdrs {
 		m.hdrs[i].Hdr.Iov = &m.iovs[i]
