@@ -2,8 +2,10 @@ package query
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/fabric"
@@ -132,7 +134,13 @@ func ResolveEndpointsFrom(src EndpointSources, specs ...check.EndpointSpec) ([]R
 			continue
 		}
 		// A port: local, read over MADs, or in a sweep; each read once.
-		var v *PortView
+		var (
+			v   *PortView
+			f   *fabric.Fabric // the sweep the port was found in
+			n   *fabric.Node
+			p   *fabric.Port
+			err error
+		)
 		switch {
 		case s.Kind == check.EndpointPort:
 			key := "local " + PortRef{Device: s.Device, Port: s.Port}.String()
@@ -150,7 +158,6 @@ func ResolveEndpointsFrom(src EndpointSources, specs ...check.EndpointSpec) ([]R
 		case s.Kind == check.EndpointLID && src.Fabric != nil:
 			key := "lid " + s.String()
 			if v = views[key]; v == nil {
-				var err error
 				if v, err = resolveLID(ctx, src.Fabric, s); err != nil {
 					return nil, err
 				}
@@ -158,8 +165,7 @@ func ResolveEndpointsFrom(src EndpointSources, specs ...check.EndpointSpec) ([]R
 			}
 			r.Resolved = describeLive(src.Fabric, s, v)
 		default:
-			f, n, p, err := sweep.find(s)
-			if err != nil {
+			if f, n, p, err = sweep.find(s); err != nil {
 				return nil, err
 			}
 			key := fmt.Sprintf("swept %s[%d]", n.GUID, p.Num)
@@ -172,25 +178,18 @@ func ResolveEndpointsFrom(src EndpointSources, specs ...check.EndpointSpec) ([]R
 				where = "found in " + src.SweepName
 			}
 			r.Resolved = describeSwept(f, s, n, p, where)
-			e, err := resolvePort(s, labels[i], v)
-			if err := deferResolveError(err, &unresolved); err != nil {
-				return nil, err
-			}
-			placeSwept(&e, f, n, p, src.PortRules)
-			// A port of the fabric: its device is not known from here.
-			e.QKeyRule, e.QKeyRuleReason = check.QKeyRuleFor(check.QKeyDevice{Name: labels[i]})
-			r.Endpoint, r.View = e, v
-			out[i] = r
-			continue
 		}
 		e, err := resolvePort(s, labels[i], v)
 		if err := deferResolveError(err, &unresolved); err != nil {
 			return nil, err
 		}
-		if src.PortRules {
+		switch {
+		case f != nil:
+			placeSwept(&e, f, n, p, src.PortRules)
+		case src.PortRules:
 			setPortRules(&e, v)
 		}
-		if s.Kind == check.EndpointPort && h != nil {
+		if s.Kind == check.EndpointPort {
 			// A local port: its device's Q_Key send rule (verbscounters.go, QKeyRuleOf).
 			e.QKeyRule, e.QKeyRuleReason = QKeyRuleOf(h.Sys, v)
 		} else {
@@ -234,21 +233,23 @@ func resolveGUID(s check.EndpointSpec, label string, m *partconf.Model) (check.E
 
 // pkeyList lists a predicted table's P_Keys, at most 8.
 func pkeyList(t []check.TableEntry) string {
-	const most = 8
 	if len(t) == 0 {
 		return "no P_Key at all"
 	}
-	out := ""
-	for i, e := range t {
-		if i == most {
-			return out + fmt.Sprintf(" and %d more", len(t)-most)
-		}
-		if i > 0 {
-			out += ", "
-		}
-		out += e.PKey.String()
+	var keys []string
+	for _, e := range t {
+		keys = append(keys, e.PKey.String())
 	}
-	return out
+	return someOf(keys, 8)
+}
+
+// someOf joins items with ", ", at most most of them, and counts the others:
+// "a, b and 3 more".
+func someOf(items []string, most int) string {
+	if len(items) > most {
+		return strings.Join(items[:most], ", ") + fmt.Sprintf(" and %d more", len(items)-most)
+	}
+	return strings.Join(items, ", ")
 }
 
 func resolvePort(s check.EndpointSpec, label string, v *PortView) (check.Endpoint, error) {
@@ -286,7 +287,7 @@ func setPortRules(e *check.Endpoint, v *PortView) {
 	e.State = portStateName(v.Port.State.Num)
 	if e.LinkLayer != "Ethernet" && v.Port.GID0.OK() {
 		// An InfiniBand port's GID prefix names its subnet (a RoCE GID's does not).
-		sub := check.SubnetID{GIDPrefix: check.GUID(gidPrefixOf(v.Port.GID0.Value))}
+		sub := check.SubnetID{GIDPrefix: check.GUID(binary.BigEndian.Uint64(v.Port.GID0.Value[:8]))}
 		if v.Port.SMLID.OK() {
 			sub.SMLID = v.Port.SMLID.Value
 		}
@@ -324,36 +325,18 @@ func portStateName(n int) string {
 	return ""
 }
 
-func gidPrefixOf(g ibverbs.GID) uint64 {
-	var v uint64
-	for _, b := range g[:8] {
-		v = v<<8 | uint64(b)
-	}
-	return v
-}
-
 // validEntries lists a table's valid entries as INDEX:PKEY, at most 8 of them.
 func validEntries(t *Table) string {
-	const most = 8
-	var out string
-	n := 0
+	var out []string
 	for _, e := range t.Entries {
-		if !e.Valid() {
-			continue
+		if e.Valid() {
+			out = append(out, fmt.Sprintf("%d:%s", e.Index, e.PKey))
 		}
-		if n == most {
-			return out + fmt.Sprintf(" and %d more", t.Valid-most)
-		}
-		if n > 0 {
-			out += ", "
-		}
-		out += fmt.Sprintf("%d:%s", e.Index, e.PKey)
-		n++
 	}
-	if n == 0 {
+	if len(out) == 0 {
 		return "none"
 	}
-	return out
+	return someOf(out, 8)
 }
 
 // EndpointLabels names endpoints in reasons by their base, the part a user recognizes:

@@ -293,11 +293,7 @@ func SweptPortView(f *fabric.Fabric, n *fabric.Node, p *fabric.Port) *PortView {
 	v := &PortView{Device: d, Port: port, Fabric: &FabricPort{Address: "DR path " + n.Path, NodeGUID: n.GUID}}
 	switch {
 	case p.PKeys != nil:
-		raw := make([]ibverbs.PKeyEntry, len(p.PKeys))
-		for i, k := range p.PKeys {
-			raw[i] = ibverbs.PKeyEntry{Index: i, Value: uint16(k)}
-		}
-		v.Table = DecodeTable(raw)
+		v.Table = tableOf(p.PKeys)
 	case p.PKeysError != "":
 		v.TableMissing = "P_Key table not read in the sweep: " + p.PKeysError
 	default:

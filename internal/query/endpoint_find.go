@@ -55,7 +55,7 @@ func FindPKey(v *PortView, key check.PKey) FindResult {
 	r := FindResult{Unread: v.Table.Unread()}
 	unread := ""
 	if len(r.Unread) > 0 {
-		unread = fmt.Sprintf("%d P_Key table %s could not be read (%s)", len(r.Unread), plural(len(r.Unread), "entry", "entries"), indexList(r.Unread))
+		unread = fmt.Sprintf("%s could not be read (%s)", countOf(len(r.Unread), "P_Key table entry", "P_Key table entries"), indexList(r.Unread))
 	}
 	switch {
 	case !key.Valid():
@@ -91,13 +91,6 @@ func FindExitCode(results []FindResult) int {
 		}
 	}
 	return code
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // indexList prints indexes as "0, 1, 5", at most 8 of them.

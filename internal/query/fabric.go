@@ -2,15 +2,16 @@ package query
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/ibverbs"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
+	"golang.org/x/sync/errgroup"
 )
 
 // Fabric reads any node's ports over SMPs (Get NodeInfo, NodeDescription, PortInfo,
@@ -75,21 +76,25 @@ func (f *Fabric) Load(ctx context.Context, sel FabricSelector, opt LoadOptions) 
 	return f.LoadMany(ctx, []FabricSelector{sel}, opt)
 }
 
-// LoadMany reads the ports of several nodes concurrently (the transport's window
-// bounds the MADs in flight), in selector order. When some nodes fail, it returns
-// the views of the others and an *EnvError listing the failures.
+// loadNodes is how many nodes LoadMany reads at once: enough to keep a transport's
+// window (8 MADs by default) full while some nodes wait for a reply that may not come.
+const loadNodes = 16
+
+// LoadMany reads the ports of several nodes, several at once (loadNodes), in selector
+// order. When some nodes fail, it returns the views of the others and an *EnvError
+// listing the failures.
 func (f *Fabric) LoadMany(ctx context.Context, sels []FabricSelector, opt LoadOptions) ([]*PortView, error) {
 	views := make([][]*PortView, len(sels))
 	errs := make([]error, len(sels))
-	var wg sync.WaitGroup
+	var g errgroup.Group
+	g.SetLimit(loadNodes)
 	for i, s := range sels {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		g.Go(func() error {
 			views[i], errs[i] = f.loadNode(ctx, s, opt)
-		}()
+			return nil
+		})
 	}
-	wg.Wait()
+	g.Wait()
 	if len(sels) == 1 {
 		return views[0], errs[0]
 	}
@@ -128,49 +133,28 @@ func (f *Fabric) loadNode(ctx context.Context, sel FabricSelector, opt LoadOptio
 	if err != nil {
 		return nil, err
 	}
-	var (
-		wg     sync.WaitGroup
-		descEr error
-		swEr   error
-	)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		n.desc, descEr = mad.GetNodeDesc(ctx, f.T, sel.Addr)
-	}()
+	// Both are read, so that both failures are said.
+	var descErr, swErr error
+	n.desc, descErr = mad.GetNodeDesc(ctx, f.T, sel.Addr)
 	if ni.NodeType == mad.NodeSwitch && opt.Tables {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			var si mad.SwitchInfo
-			if si, swEr = mad.GetSwitchInfo(ctx, f.T, sel.Addr); swEr == nil {
-				n.sw = &si
-			}
-		}()
+		var si mad.SwitchInfo
+		if si, swErr = mad.GetSwitchInfo(ctx, f.T, sel.Addr); swErr == nil {
+			n.sw = &si
+		}
 	}
-	wg.Wait()
-	if err := errors.Join(descEr, swEr); err != nil {
+	if err := errors.Join(descErr, swErr); err != nil {
 		return nil, f.madError(sel.Addr, err)
 	}
 	n.dev = fabricDevice(n)
 
 	views := make([]*PortView, len(ports))
-	errs := make([]error, len(ports))
 	for i, p := range ports {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			views[i], errs[i] = f.loadPort(ctx, n, p, opt.Tables)
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
+		v, err := f.loadPort(ctx, n, p, opt.Tables)
 		if err != nil {
 			return nil, err
 		}
-	}
-	for _, v := range views {
 		v.Warnings = append(v.Warnings, portWarnings(v)...)
+		views[i] = v
 	}
 	return views, nil
 }
@@ -241,12 +225,8 @@ func (f *Fabric) loadPort(ctx context.Context, n *nodeData, num int, tables bool
 	addr := n.addr
 
 	var (
-		pi       mad.PortInfo
-		extSpeed uint8
-		piErr    error
 		table    []uint16
 		tableErr error
-		wg       sync.WaitGroup
 	)
 	tableLen := int(n.info.PartitionCap)
 	if isSwitch && num != 0 {
@@ -258,16 +238,14 @@ func (f *Fabric) loadPort(ctx context.Context, n *nodeData, num int, tables bool
 	readTable := func(a mad.Address) {
 		table, tableErr = mad.GetPKeyTable(ctx, f.T, a, uint8(num), tableLen)
 	}
-	// The table of a switch port or of the port the SMP arrives at is read along
-	// with PortInfo; another port of a CA needs its LID from PortInfo first.
-	if tables && (isSwitch || arrival) && tableLen > 0 {
-		wg.Add(1)
-		go func() { defer wg.Done(); readTable(addr) }()
+	pi, extSpeed, err := getPortInfo(ctx, f.T, addr, uint8(num))
+	if err != nil {
+		return nil, f.madError(addr, err)
 	}
-	pi, extSpeed, piErr = getPortInfo(ctx, f.T, addr, uint8(num))
-	wg.Wait()
-	if piErr != nil {
-		return nil, f.madError(addr, piErr)
+	// The table of a switch port or of the port the SMP arrives at is read through
+	// addr; another port of a CA needs its LID from PortInfo first.
+	if tables && (isSwitch || arrival) && tableLen > 0 {
+		readTable(addr)
 	}
 
 	d := n.dev
@@ -335,8 +313,8 @@ func (f *Fabric) loadPort(ctx context.Context, n *nodeData, num int, tables bool
 	}
 	if portGUID.OK() {
 		var gid ibverbs.GID
-		putUint64(gid[:8], pi.GIDPrefix)
-		putUint64(gid[8:], portGUID.Value)
+		binary.BigEndian.PutUint64(gid[:8], pi.GIDPrefix)
+		binary.BigEndian.PutUint64(gid[8:], portGUID.Value)
 		p.GID0.Value = gid
 	} else {
 		p.GID0.Missing = portGUID.Missing
@@ -349,11 +327,7 @@ func (f *Fabric) loadPort(ctx context.Context, n *nodeData, num int, tables bool
 	case tableErr != nil:
 		return nil, f.madError(addr, tableErr)
 	default:
-		raw := make([]ibverbs.PKeyEntry, len(table))
-		for i, k := range table {
-			raw[i] = ibverbs.PKeyEntry{Index: i, Value: k}
-		}
-		v.Table = DecodeTable(raw)
+		v.Table = tableOf(table)
 	}
 	return v, nil
 }
@@ -374,12 +348,6 @@ func getPortInfo(ctx context.Context, t mad.Transport, a mad.Address, port uint8
 		ext = p.Data[62] >> 4
 	}
 	return pi, ext, nil
-}
-
-func putUint64(b []byte, v uint64) {
-	for i := range 8 {
-		b[i] = byte(v >> (56 - 8*i))
-	}
 }
 
 // portStateEnum names PortInfo's PortState as the kernel's ports/N/state does.

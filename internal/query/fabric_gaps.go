@@ -13,6 +13,76 @@ import (
 // What a swept (or saved) fabric could not read, as a command reports it: the items of
 // a document's "incomplete" and the one line on stderr (FabricGaps counts them).
 
+// Gaps counts what a sweep could not read, so a caller can say that the result is
+// partial (and exit non-zero) without walking the fabric itself.
+type Gaps struct {
+	// NodeReads: NodeDescription and SwitchInfo reads that failed.
+	NodeReads int
+	// PortReads: PortInfo reads that failed.
+	PortReads int
+	// TableReads: P_Key tables not read because a read failed or no route reached
+	// the port (tables of ports without a link are not counted).
+	TableReads int
+	// UnansweredLinks: links whose far end did not answer NodeInfo; the nodes
+	// behind them are missing (how many is unknown: one node may sit behind several
+	// such links, and a whole subtree behind one).
+	UnansweredLinks int
+	// Stopped is why the sweep ended early (Fabric.Incomplete), or "".
+	Stopped string
+}
+
+// FabricGaps counts the gaps of a swept (or saved) fabric.
+func FabricGaps(f *fabric.Fabric) Gaps {
+	g := Gaps{UnansweredLinks: len(f.Unreachable), Stopped: f.Incomplete}
+	for _, n := range f.Nodes {
+		for _, e := range n.Errors {
+			if strings.HasPrefix(e, "NodeDescription:") || strings.HasPrefix(e, "SwitchInfo:") {
+				g.NodeReads++
+			}
+		}
+		for _, p := range n.Ports {
+			if p.Error != "" {
+				g.PortReads++
+			}
+			if p.PKeysError != "" && !strings.HasPrefix(p.PKeysError, notRead) && !outsideSubnet(f, n, p) {
+				g.TableReads++
+			}
+		}
+	}
+	return g
+}
+
+// Partial reports whether anything was not read.
+func (g Gaps) Partial() bool {
+	return g.NodeReads > 0 || g.PortReads > 0 || g.TableReads > 0 || g.UnansweredLinks > 0 || g.Stopped != ""
+}
+
+// String summarises the gaps in one line: "the sweep stopped early (...); 3
+// PortInfo reads and 2 P_Key tables failed; 5 links did not answer (the nodes
+// behind them are missing)"; "" when there are none.
+func (g Gaps) String() string {
+	var parts, failed []string
+	if g.Stopped != "" {
+		parts = append(parts, "the sweep stopped early ("+g.Stopped+")")
+	}
+	if g.NodeReads > 0 {
+		failed = append(failed, countOf(g.NodeReads, "node attribute read", "node attribute reads"))
+	}
+	if g.PortReads > 0 {
+		failed = append(failed, countOf(g.PortReads, "PortInfo read", "PortInfo reads"))
+	}
+	if g.TableReads > 0 {
+		failed = append(failed, countOf(g.TableReads, "P_Key table", "P_Key tables"))
+	}
+	if len(failed) > 0 {
+		parts = append(parts, strings.Join(failed, ", ")+" not read")
+	}
+	if g.UnansweredLinks > 0 {
+		parts = append(parts, countOf(g.UnansweredLinks, "link", "links")+" with no answer from the far end (the nodes behind them are missing)")
+	}
+	return strings.Join(parts, "; ")
+}
+
 // GapKind is the kind of one gap, as a document's incomplete kind names it.
 type GapKind string
 

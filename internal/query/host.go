@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/ibverbs"
@@ -318,8 +316,7 @@ type LoadOptions struct {
 	Interfaces bool
 }
 
-// Load reads the selected ports. Ports are read concurrently (on real hardware each
-// pkey file is a device query); the result is in device then port order.
+// Load reads the selected ports, in device then port order.
 func (h *Host) Load(sel Selector, opt LoadOptions) ([]*PortView, error) {
 	refs, devs, err := h.Select(sel)
 	var partial *PartialError
@@ -328,17 +325,9 @@ func (h *Host) Load(sel Selector, opt LoadOptions) ([]*PortView, error) {
 	}
 	views := make([]*PortView, len(refs))
 	errs := make([]error, len(refs))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 2*runtime.GOMAXPROCS(0))
 	for i, r := range refs {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			views[i], errs[i] = h.loadPort(devs[r.Device], r.Port, opt.Tables)
-		}()
+		views[i], errs[i] = h.loadPort(devs[r.Device], r.Port, opt.Tables)
 	}
-	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
 		if sel.HasPort || partial == nil && len(refs) == 1 {
 			return nil, &EnvError{Msg: err.Error()}
@@ -473,6 +462,15 @@ func DecodeTable(raw []ibverbs.PKeyEntry) *Table {
 		}
 	}
 	return t
+}
+
+// tableOf decodes a table read whole, every entry readable (over MADs, or in a sweep).
+func tableOf[K ~uint16](keys []K) *Table {
+	raw := make([]ibverbs.PKeyEntry, len(keys))
+	for i, k := range keys {
+		raw[i] = ibverbs.PKeyEntry{Index: i, Value: uint16(k)}
+	}
+	return DecodeTable(raw)
 }
 
 // CheckEntries returns the table in the form check's rules take.

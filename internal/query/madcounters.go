@@ -59,17 +59,12 @@ type MADCounters struct {
 	ports map[PortRef]*MADPort
 	// read holds the PortInfo PortState read in the sample being taken, until the
 	// PortInfo source's Read uses it.
-	read map[PortRef]portInfoRead
-}
-
-type portInfoRead struct {
-	pi  mad.PortInfo
-	err error
+	read map[PortRef]mad.PortInfo
 }
 
 // NewMADCounters reads ports through fab; a port missing from ports is not read.
 func NewMADCounters(ctx context.Context, fab *Fabric, ports map[PortRef]*MADPort) *MADCounters {
-	return &MADCounters{fab: fab, ctx: ctx, ports: ports, read: map[PortRef]portInfoRead{}}
+	return &MADCounters{fab: fab, ctx: ctx, ports: ports, read: map[PortRef]mad.PortInfo{}}
 }
 
 func (m *MADCounters) port(ref PortRef) (MADPort, bool) {
@@ -111,7 +106,7 @@ func (m *MADCounters) PortState(ref PortRef) (string, error) {
 		return "", err
 	}
 	m.mu.Lock()
-	m.read[ref] = portInfoRead{pi: pi}
+	m.read[ref] = pi
 	m.mu.Unlock()
 	return portStateEnum(pi.PortState).Name, nil
 }
@@ -134,24 +129,24 @@ func (s madPortInfo) Read(ref PortRef, names []string, out []Reading) {
 		return
 	}
 	m.mu.Lock()
-	r, ok := m.read[ref]
+	pi, ok := m.read[ref]
 	delete(m.read, ref)
 	m.mu.Unlock()
 	if !ok {
-		r.pi, r.err = m.getPortInfo(ref, p)
-	}
-	if r.err != nil {
-		fill(out, Reading{Err: r.err.Error()})
-		return
+		var err error
+		if pi, err = m.getPortInfo(ref, p); err != nil {
+			fill(out, Reading{Err: err.Error()})
+			return
+		}
 	}
 	for i, n := range names {
 		switch n {
 		case PKeyViolations:
-			out[i] = Reading{Value: uint64(r.pi.PKeyViolations)}
+			out[i] = Reading{Value: uint64(pi.PKeyViolations)}
 		case QKeyViolations:
-			out[i] = Reading{Value: uint64(r.pi.QKeyViolations)}
+			out[i] = Reading{Value: uint64(pi.QKeyViolations)}
 		case MKeyViolations:
-			out[i] = Reading{Value: uint64(r.pi.MKeyViolations)}
+			out[i] = Reading{Value: uint64(pi.MKeyViolations)}
 		default:
 			out[i] = Reading{Unavailable: "not a PortInfo counter"}
 		}

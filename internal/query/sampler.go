@@ -247,10 +247,16 @@ func (s sysfsStates) PortState(ref PortRef) (string, error) {
 // UsePortInfo reads the PortInfo violation counters from src instead (a MAD source
 // for the local ports, when a transport was chosen).
 func (s *Sampler) UsePortInfo(src CounterSource) {
+	s.setViolations(func(CounterSource) CounterSource { return src })
+}
+
+// setViolations gives the PortInfo violation counters of both sets the source to
+// returns for the one they have.
+func (s *Sampler) setViolations(to func(CounterSource) CounterSource) {
 	for _, set := range [][]Counter{s.Sets.Violations, s.Sets.All} {
 		for i := range set {
 			if slices.Contains(PortInfoViolations, set[i].Name) {
-				set[i].Source = src
+				set[i].Source = to(set[i].Source)
 			}
 		}
 	}
@@ -380,8 +386,7 @@ func (s *Sampler) Take(all bool) *Sample {
 	}
 	var wg sync.WaitGroup
 	for i, ref := range s.Ports {
-		wg.Add(1)
-		go func() { defer wg.Done(); read(i, ref) }()
+		wg.Go(func() { read(i, ref) })
 	}
 	wg.Wait()
 	return smp

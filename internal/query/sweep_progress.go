@@ -52,7 +52,6 @@ func (s *sweeper) startProgress(ctx context.Context, start time.Time) (stop func
 	}
 	done := make(chan struct{})
 	var wg sync.WaitGroup
-	wg.Add(1)
 	sample := func() {
 		s.opts.Progress(SweepProgress{
 			Nodes:    int(s.count.nodes.Load()),
@@ -61,8 +60,7 @@ func (s *sweeper) startProgress(ctx context.Context, start time.Time) (stop func
 			Elapsed:  s.opts.Now().Sub(start),
 		})
 	}
-	go func() {
-		defer wg.Done()
+	wg.Go(func() {
 		sample()
 		tick := time.NewTicker(every)
 		defer tick.Stop()
@@ -76,6 +74,6 @@ func (s *sweeper) startProgress(ctx context.Context, start time.Time) (stop func
 				sample()
 			}
 		}
-	}()
+	})
 	return func() { close(done); wg.Wait() }
 }

@@ -156,8 +156,6 @@ func (t *Tracker) observe(port PortRef, c Counter, r Reading, now time.Time) Cou
 			st.totalLow = true // what went past the maximum was not counted
 		}
 	}
-	if st.have {
-	}
 	st.have, st.value, st.at, st.saturated = true, v, now, atMax
 	cd.Total, cd.TotalLowerBound = st.total, st.totalLow
 	return cd

@@ -43,7 +43,7 @@ func (e *NoLocalPortError) Error() string {
 	if e.Err != nil {
 		return fmt.Sprintf("no local port to send MADs from: %v", e.Err)
 	}
-	return fmt.Sprintf("no ACTIVE InfiniBand port to send MADs from (ports: %s)", joinComma(e.Ports))
+	return fmt.Sprintf("no ACTIVE InfiniBand port to send MADs from (ports: %s)", strings.Join(e.Ports, ", "))
 }
 
 func (e *NoLocalPortError) Unwrap() error { return e.Err }
@@ -112,5 +112,3 @@ func umadPort(o TransportOptions) (string, int, error) {
 	}
 	return "", 0, &NoLocalPortError{Ports: seen}
 }
-
-func joinComma(s []string) string { return strings.Join(s, ", ") }

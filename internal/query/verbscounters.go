@@ -192,13 +192,7 @@ func (p Preferred) Read(ref PortRef, names []string, out []Reading) {
 // (SMPs when a transport was chosen, else "needs fabric access") for what verbs cannot
 // read. Only for ports of the real /sys (see OpenVerbs).
 func (s *Sampler) PreferVerbs(v CounterSource) {
-	for _, set := range [][]Counter{s.Sets.Violations, s.Sets.All} {
-		for i := range set {
-			if set[i].Name == PKeyViolations || set[i].Name == QKeyViolations || set[i].Name == MKeyViolations {
-				set[i].Source = Preferred{First: v, Then: set[i].Source}
-			}
-		}
-	}
+	s.setViolations(func(old CounterSource) CounterSource { return Preferred{First: v, Then: old} })
 }
 
 // QKeyRuleOf is the Q_Key send rule of a local port's device and why (check.QKeyRuleFor

@@ -156,7 +156,7 @@ func DialIbsim(ctx context.Context, opts IbsimOptions) (*Ibsim, error) {
 		c.close()
 		return nil, fmt.Errorf("ibsim: attaching: %w", context.Cause(ctx))
 	}
-	c.mm = newMmsg(opts.Window, ibsimReqSize)
+	c.mm = newMmsg(opts.Window)
 	return &Ibsim{engine: newEngine(c, opts.Options, rand.Uint32()), Node: node, Slot: c.slot}, nil
 }
 
@@ -480,7 +480,7 @@ type mmsg struct {
 	iovs []unix.Iovec
 }
 
-func newMmsg(n, _ int) *mmsg {
+func newMmsg(n int) *mmsg {
 	m := &mmsg{hdrs: make([]unix.Mmsghdr, n), iovs: make([]unix.Iovec, n)}
 	for i := range m.hdrs {
 		m.hdrs[i].Hdr.Iov = &m.iovs[i]

@@ -52,7 +52,7 @@ func GetSwitchInfo(ctx context.Context, t Transport, a Address) (SwitchInfo, err
 	return ParseSwitchInfo(d)
 }
 
-// maxPKeyBlocks: the block number is 16 bits, the table length a 16-bit cap.
+// maxPKeyTableLen: the table length is a 16-bit number.
 const maxPKeyTableLen = 0xffff
 
 // GetPKeyTable reads the first tableLen entries of port's P_Key table on the
@@ -61,7 +61,7 @@ const maxPKeyTableLen = 0xffff
 // modifier is ignored by the device: it answers for the port the SMP arrived
 // on, so address each CA port through a route that ends on it.
 func GetPKeyTable(ctx context.Context, t Transport, a Address, port uint8, tableLen int) ([]uint16, error) {
-	calls, err := PKeyTableCalls(a, port, tableLen)
+	calls, err := AppendPKeyTableCalls(nil, a, port, tableLen)
 	if err != nil {
 		return nil, err
 	}
@@ -71,13 +71,8 @@ func GetPKeyTable(ctx context.Context, t Transport, a Address, port uint8, table
 	return PKeyTableFromCalls(calls, port, tableLen)
 }
 
-// PKeyTableCalls returns the block reads of the first tableLen entries of
-// port's P_Key table on the node at a, for Exchange.
-func PKeyTableCalls(a Address, port uint8, tableLen int) ([]Call, error) {
-	return AppendPKeyTableCalls(nil, a, port, tableLen)
-}
-
-// AppendPKeyTableCalls appends PKeyTableCalls' block reads to dst (a sweep
+// AppendPKeyTableCalls appends to dst the block reads of the first tableLen
+// entries of port's P_Key table on the node at a, for Exchange (a sweep
 // gathers every table of a level in one batch).
 func AppendPKeyTableCalls(dst []Call, a Address, port uint8, tableLen int) ([]Call, error) {
 	if tableLen < 0 || tableLen > maxPKeyTableLen {
@@ -90,7 +85,7 @@ func AppendPKeyTableCalls(dst []Call, a Address, port uint8, tableLen int) ([]Ca
 }
 
 // PKeyTableFromCalls assembles the table from the exchanged block reads of
-// PKeyTableCalls; the error names the first block that failed.
+// AppendPKeyTableCalls; the error names the first block that failed.
 func PKeyTableFromCalls(calls []Call, port uint8, tableLen int) ([]uint16, error) {
 	table := make([]uint16, len(calls)*PKeysPerBlock)
 	for b := range calls {

@@ -6,8 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
-	"unsafe"
 )
 
 // MaxSimNodeLen is the longest node name ibsim's CONNECT carries: struct
@@ -41,7 +41,7 @@ type Exchanger interface {
 }
 
 // Call is one request of a batch and, after Exchange, its outcome. The reply
-// lives in the Call itself, so a batch costs no allocation per MAD.
+// lives in the Call itself.
 type Call struct {
 	Req Request
 	// Err is nil when the reply arrived and answers Req with status success;
@@ -54,10 +54,6 @@ type Call struct {
 	dropped  bool
 	b        *batch
 }
-
-// Reply is the whole 256-byte reply MAD; valid when Err is nil and the calls
-// went through an Exchanger (the Do fallback of Exchange fills only Data).
-func (c *Call) Reply() []byte { return c.reply[:] }
 
 // Data is the reply's attribute data area (64 bytes for SMPs, 192 for the
 // PMA); valid when Err is nil.
@@ -72,41 +68,26 @@ func (c *Call) Data() []byte {
 }
 
 // Exchange runs calls through t: in one batch when t is an Exchanger,
-// otherwise with concurrent Do calls (at most 8 at once).
+// otherwise one Do after another.
 func Exchange(ctx context.Context, t Transport, calls []Call) error {
 	if x, ok := t.(Exchanger); ok {
 		return x.Exchange(ctx, calls)
 	}
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 8)
 	for i := range calls {
 		c := &calls[i]
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-			for j := i; j < len(calls); j++ {
-				calls[j].Err = ctx.Err()
-			}
-			wg.Wait()
-			return ctx.Err()
+		if c.Err = ctx.Err(); c.Err != nil {
+			continue
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			p, err := t.Do(ctx, c.Req)
-			c.Err = err
-			if err == nil {
-				c.class = p.Class
-				if p.Class == ClassSubnAdm {
-					copy(c.reply[offSAData:], p.Data)
-				} else {
-					copy(c.reply[offData:], p.Data)
-				}
+		p, err := t.Do(ctx, c.Req)
+		if c.Err = err; err == nil {
+			c.class = p.Class
+			if p.Class == ClassSubnAdm {
+				copy(c.reply[offSAData:], p.Data)
+			} else {
+				copy(c.reply[offData:], p.Data)
 			}
-		}()
+		}
 	}
-	wg.Wait()
 	return ctx.Err()
 }
 
@@ -124,7 +105,7 @@ type Options struct {
 	Window int
 }
 
-// maxWindow: a slot index travels in the low 6 bits of the transaction ID.
+// maxWindow bounds Options.Window.
 const maxWindow = 64
 
 func (o Options) withDefaults() Options {
@@ -214,7 +195,7 @@ type endpoint interface {
 	// wait blocks until the endpoint is readable (or writable, when
 	// writable is set), wake is called, or timeout passes (<0: no limit).
 	wait(writable bool, timeout time.Duration) error
-	// wake makes a concurrent wait return.
+	// wake makes a concurrent wait return, or the next one.
 	wake()
 	// close releases the endpoint once the loop has stopped.
 	close() error
@@ -232,7 +213,6 @@ type batch struct {
 
 // slot is one request in flight: its message buffer and attempt deadline.
 type slot struct {
-	idx      int
 	msg      []byte // transport header + MAD
 	call     *Call
 	tid      uint32
@@ -240,41 +220,38 @@ type slot struct {
 	unsent   bool          // waiting for room in the send queue
 }
 
+func (s *slot) release() { s.call, s.unsent = nil, false }
+
 // engine runs one loop goroutine per transport: it fills the window from the
-// submitted batches, sends in batches, reads replies in batches and matches
-// them to slots by transaction ID, and expires attempts, all without a
-// goroutine, timer or allocation per MAD.
+// submitted batches in submission order, sends what waits to be sent, reads
+// what has arrived and matches it to a slot by transaction ID, and expires
+// attempts.
 type engine struct {
 	ep    endpoint
 	opts  Options
 	epoch time.Time
 
-	mu       sync.Mutex
-	queue    []*batch
-	closed   bool
-	sleeping bool
-	failed   error // the loop stopped on an endpoint error
-	stats    Stats
+	mu     sync.Mutex
+	queue  []*batch
+	closed bool
+	failed error // the loop stopped on an endpoint error
+
+	sent, received, retries, timeouts atomic.Uint64
 
 	dead chan struct{} // closed when the loop has stopped
 
 	// Loop-owned.
 	active []*batch
-	pend   Stats // counted since the last flushStats
 	slots  []slot
-	free   []int
 	seq    uint32
 }
 
 func newEngine(ep endpoint, opts Options, firstTID uint32) *engine {
 	opts = opts.withDefaults()
 	e := &engine{ep: ep, opts: opts, epoch: time.Now(), dead: make(chan struct{}), seq: firstTID}
-	n := ep.hdrLen() + Size
-	buf := make([]byte, opts.Window*n)
 	e.slots = make([]slot, opts.Window)
 	for i := range e.slots {
-		e.slots[i] = slot{idx: i, msg: buf[i*n : (i+1)*n : (i+1)*n]}
-		e.free = append(e.free, opts.Window-1-i)
+		e.slots[i].msg = make([]byte, ep.hdrLen()+Size)
 	}
 	go e.loop()
 	return e
@@ -282,31 +259,16 @@ func newEngine(ep endpoint, opts Options, firstTID uint32) *engine {
 
 func (e *engine) now() time.Duration { return time.Since(e.epoch) }
 
-func (e *engine) flushStats() {
-	e.mu.Lock()
-	e.stats.Sent += e.pend.Sent
-	e.stats.Received += e.pend.Received
-	e.stats.Retries += e.pend.Retries
-	e.stats.Timeouts += e.pend.Timeouts
-	e.mu.Unlock()
-	e.pend = Stats{}
-}
-
 // Stats returns the transport's counters.
 func (e *engine) Stats() Stats {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.stats
+	return Stats{Sent: e.sent.Load(), Received: e.received.Load(), Retries: e.retries.Load(), Timeouts: e.timeouts.Load()}
 }
-
-var callPool = sync.Pool{New: func() any { return new(Call) }}
 
 // Do implements Transport.
 func (e *engine) Do(ctx context.Context, req Request) (*Packet, error) {
-	c := callPool.Get().(*Call)
-	*c = Call{Req: req}
-	defer callPool.Put(c)
-	if err := e.Exchange(ctx, unsafe.Slice(c, 1)); err != nil && c.Err == nil {
+	calls := []Call{{Req: req}}
+	c := &calls[0]
+	if err := e.Exchange(ctx, calls); err != nil && c.Err == nil {
 		return nil, err
 	}
 	if c.Err != nil {
@@ -347,24 +309,16 @@ func (e *engine) Exchange(ctx context.Context, calls []Call) error {
 		return err
 	}
 	e.queue = append(e.queue, b)
-	wake := e.sleeping
-	e.sleeping = false
 	e.mu.Unlock()
-	if wake {
-		e.ep.wake()
-	}
+	e.ep.wake()
 	select {
 	case <-b.done:
 		return nil
 	case <-ctx.Done():
 		e.mu.Lock()
 		b.cancel = ctx.Err()
-		wake := e.sleeping
-		e.sleeping = false
 		e.mu.Unlock()
-		if wake {
-			e.ep.wake()
-		}
+		e.ep.wake()
 		<-b.done // the loop lets go of the calls promptly
 		return ctx.Err()
 	}
@@ -392,7 +346,6 @@ func (e *engine) finish(c *Call, err error) {
 	b := c.b
 	b.remaining--
 	if b.remaining == 0 {
-		e.flushStats() // so Stats after Exchange counts the whole batch
 		close(b.done)
 	}
 }
@@ -400,19 +353,17 @@ func (e *engine) finish(c *Call, err error) {
 func (e *engine) loop() {
 	defer close(e.dead)
 	hl := e.ep.hdrLen()
-	rn := len(e.slots)
-	rbufs := make([][]byte, rn)
-	lens := make([]int, rn)
-	rmem := make([]byte, rn*(hl+Size+1))
+	rbufs := make([][]byte, len(e.slots))
+	lens := make([]int, len(e.slots))
 	for i := range rbufs {
-		rbufs[i] = rmem[i*(hl+Size+1) : (i+1)*(hl+Size+1)]
+		rbufs[i] = make([]byte, hl+Size+1)
 	}
-	outq := make([]*slot, 0, len(e.slots)) // slots waiting to be sent, in order
-	msgs := make([][]byte, 0, len(e.slots))
+	var msgs [][]byte
+	var unsent []*slot
 	readable, writable := true, true
-	stats := &e.pend
 	for {
-		// Intake: new batches, cancellations, Close.
+		// Intake: new batches, cancellations, Close. Whoever queues, cancels or
+		// closes wakes the endpoint afterwards, so a wait below returns at once.
 		e.mu.Lock()
 		e.active = append(e.active, e.queue...)
 		clear(e.queue)
@@ -430,7 +381,7 @@ func (e *engine) loop() {
 			return
 		}
 		for _, b := range cancelled {
-			e.dropBatch(b, b.cancel, &outq)
+			e.dropBatch(b, b.cancel)
 		}
 		e.prune()
 		now := e.now()
@@ -438,52 +389,49 @@ func (e *engine) loop() {
 		// Expired attempts: send again or give up. The deadline was set
 		// before the send, so a full send queue counts against it too.
 		for i := range e.slots {
-			s := &e.slots[i]
-			if s.call == nil || s.deadline > now {
-				continue
+			if s := &e.slots[i]; s.call != nil && s.deadline <= now {
+				e.retry(s, now)
 			}
-			e.retry(s, now, &outq, stats)
 		}
 
 		// Fill the window from the batches, in submission order.
-		for len(e.free) > 0 {
-			c := e.nextCall()
-			if c == nil {
-				break
+	fill:
+		for i := range e.slots {
+			s := &e.slots[i]
+			for s.call == nil {
+				c := e.nextCall()
+				if c == nil {
+					break fill
+				}
+				if err := e.start(s, c, now); err != nil {
+					e.finish(c, err)
+				}
 			}
-			s := &e.slots[e.free[len(e.free)-1]]
-			if err := e.start(s, c, now); err != nil {
-				e.finish(c, err)
-				continue
-			}
-			e.free = e.free[:len(e.free)-1]
-			outq = append(outq, s)
 		}
 
 		// Send what is waiting, in one batch.
 		progress := false
-		if len(outq) > 0 && writable {
-			msgs = msgs[:0]
-			for _, s := range outq {
-				msgs = append(msgs, s.msg)
+		msgs, unsent = msgs[:0], unsent[:0]
+		for i := range e.slots {
+			if s := &e.slots[i]; s.unsent {
+				msgs, unsent = append(msgs, s.msg), append(unsent, s)
 			}
+		}
+		if len(msgs) > 0 && writable {
 			n, err := e.ep.send(msgs)
-			stats.Sent += uint64(n)
-			for _, s := range outq[:n] {
+			e.sent.Add(uint64(n))
+			for _, s := range unsent[:n] {
 				s.unsent = false
 			}
 			if err != nil {
-				s := outq[n]
+				s := unsent[n]
 				c := s.call
-				e.release(s)
+				s.release()
 				e.finish(c, fmt.Errorf("mad: %s: send to %s: %w", c.Req.Addr, e.ep.name(), err))
 				n++
-			} else if n < len(outq) {
+			} else if n < len(msgs) {
 				writable = false
 			}
-			rest := copy(outq, outq[n:])
-			clear(outq[rest:])
-			outq = outq[:rest]
 			progress = n > 0
 		}
 
@@ -494,58 +442,32 @@ func (e *engine) loop() {
 				e.fail(err)
 				return
 			}
-			if n < len(rbufs) {
-				readable = false
-			}
+			readable = n == len(rbufs)
 			for i := range n {
-				if e.match(rbufs[i][:lens[i]], hl, now, &outq, stats) {
-					progress = true
-				}
+				e.match(rbufs[i][:lens[i]], hl, now)
 			}
-			if n > 0 {
-				progress = true
-			}
+			progress = progress || n > 0
 		}
 		if progress {
 			continue
 		}
 
 		// Nothing to do until a reply, room to send, a deadline or a wake.
-		timeout := time.Duration(-1)
+		timeout, waitSend := time.Duration(-1), false
 		for i := range e.slots {
-			s := &e.slots[i]
-			if s.call != nil {
+			if s := &e.slots[i]; s.call != nil {
 				if d := s.deadline - now; timeout < 0 || d < timeout {
 					timeout = max(d, 0)
 				}
+				waitSend = waitSend || s.unsent
 			}
 		}
-		e.mu.Lock()
-		if len(e.queue) > 0 || e.closed || e.anyCancelled() {
-			e.mu.Unlock()
-			continue
-		}
-		e.sleeping = true
-		e.mu.Unlock()
-		err := e.ep.wait(len(outq) > 0, timeout)
-		e.mu.Lock()
-		e.sleeping = false
-		e.mu.Unlock()
-		if err != nil {
+		if err := e.ep.wait(waitSend, timeout); err != nil {
 			e.fail(err)
 			return
 		}
 		readable, writable = true, true
 	}
-}
-
-func (e *engine) anyCancelled() bool {
-	for _, b := range e.active {
-		if b.cancel != nil {
-			return true
-		}
-	}
-	return false
 }
 
 // nextCall returns the next call not started yet, in submission order.
@@ -581,85 +503,63 @@ func (e *engine) start(s *slot, c *Call, now time.Duration) error {
 	}
 	c.class = class
 	e.seq++
-	tid := e.seq<<6 | uint32(s.idx)
 	hl := e.ep.hdrLen()
-	if err := c.Req.MarshalTo(s.msg[hl:], uint64(tid)); err != nil {
+	if err := c.Req.MarshalTo(s.msg[hl:], uint64(e.seq)); err != nil {
 		return err
 	}
 	if err := e.ep.encodeHdr(s.msg[:hl], &c.Req, class, e.opts.Timeout); err != nil {
 		return err
 	}
-	s.call, s.tid, s.deadline, s.unsent = c, tid, now+e.opts.Timeout, true
+	s.call, s.tid, s.deadline, s.unsent = c, e.seq, now+e.opts.Timeout, true
 	c.attempts = 1
 	return nil
 }
 
 // retry sends s's call again with a new transaction ID, or ends it.
-func (e *engine) retry(s *slot, now time.Duration, outq *[]*slot, stats *Stats) {
+func (e *engine) retry(s *slot, now time.Duration) {
 	c := s.call
 	if c.attempts > e.opts.Retries {
-		e.release(s)
-		stats.Timeouts++
+		s.release()
+		e.timeouts.Add(1)
 		e.finish(c, &TimeoutError{Addr: c.Req.Addr, Attr: c.Req.Attr, Attempts: c.attempts, Timeout: e.opts.Timeout, Dropped: c.dropped})
-		e.unqueue(s, outq)
 		return
 	}
 	c.attempts++
-	stats.Retries++
+	e.retries.Add(1)
 	e.seq++
-	s.tid = e.seq<<6 | uint32(s.idx)
+	s.tid = e.seq
 	binary.BigEndian.PutUint64(s.msg[e.ep.hdrLen()+offTID:], uint64(s.tid))
 	s.deadline = now + e.opts.Timeout
-	if !s.unsent {
-		s.unsent = true
-		*outq = append(*outq, s)
-	}
-}
-
-// unqueue takes s out of the send queue if it is there.
-func (e *engine) unqueue(s *slot, outq *[]*slot) {
-	q := *outq
-	for i, x := range q {
-		if x == s {
-			copy(q[i:], q[i+1:])
-			q[len(q)-1] = nil
-			*outq = q[:len(q)-1]
-			return
-		}
-	}
-}
-
-func (e *engine) release(s *slot) {
-	s.call, s.unsent = nil, false
-	e.free = append(e.free, s.idx)
+	s.unsent = true
 }
 
 // match hands a received message to the slot whose transaction ID it
-// carries. It reports whether a call moved on.
-func (e *engine) match(msg []byte, hl int, now time.Duration, outq *[]*slot, stats *Stats) bool {
+// carries; a message that answers none is ignored.
+func (e *engine) match(msg []byte, hl int, now time.Duration) {
 	if len(msg) != hl+Size {
-		return false // not a MAD message; ignore
+		return // not a MAD message
 	}
 	m := msg[hl:]
 	// Match on the low 32 bits: the kernel's MAD layer owns the high 32 bits
 	// of the TID (it puts the agent's ID there).
 	tid := binary.BigEndian.Uint32(m[offTID+4:])
-	s := &e.slots[tid&(maxWindow-1)%uint32(len(e.slots))]
-	if s.call == nil || s.tid != tid || int(tid&(maxWindow-1)) != s.idx {
-		return false // late reply to an attempt given up, or not ours
+	for i := range e.slots {
+		s := &e.slots[i]
+		if s.call == nil || s.tid != tid {
+			continue // a late reply to an attempt given up, or not ours
+		}
+		c := s.call
+		if e.ep.dropped(msg) {
+			c.dropped = true // send again now, or give up
+			e.retry(s, now)
+			return
+		}
+		e.received.Add(1)
+		s.release()
+		copy(c.reply[:], m)
+		e.finish(c, checkReply(&c.Req, c.class, c.reply[:]))
+		return
 	}
-	c := s.call
-	if e.ep.dropped(msg) {
-		c.dropped = true // send again now, or give up
-		e.retry(s, now, outq, stats)
-		return true
-	}
-	stats.Received++
-	e.release(s)
-	e.unqueue(s, outq)
-	copy(c.reply[:], m)
-	e.finish(c, checkReply(&c.Req, c.class, c.reply[:]))
-	return true
 }
 
 // checkReply verifies that the MAD b answers req.
@@ -686,13 +586,12 @@ func checkReply(req *Request, class Class, b []byte) error {
 }
 
 // dropBatch ends every unfinished call of b with err.
-func (e *engine) dropBatch(b *batch, err error, outq *[]*slot) {
+func (e *engine) dropBatch(b *batch, err error) {
 	for i := range e.slots {
 		s := &e.slots[i]
 		if s.call != nil && s.call.b == b {
 			c := s.call
-			e.unqueue(s, outq)
-			e.release(s)
+			s.release()
 			e.finish(c, err)
 		}
 	}
@@ -709,10 +608,9 @@ func (e *engine) abort(err error) {
 	e.active = append(e.active, e.queue...)
 	e.queue = nil
 	e.mu.Unlock()
-	var outq []*slot
 	for _, b := range e.active {
 		if b.remaining > 0 {
-			e.dropBatch(b, err, &outq)
+			e.dropBatch(b, err)
 		}
 	}
 	e.active = nil
