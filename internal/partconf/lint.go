@@ -19,19 +19,6 @@ type LintOptions struct {
 	TableSize int
 }
 
-// Lint returns every finding for c: what OpenSM rejects (errors, line and column), and
-// the mistakes it accepts silently (osm_prtn_config.c accepts them; lint.go's table
-// says why each matters). The first finding is the rejection headline when OpenSM
-// would drop the file. It is LintFindings, made all at once.
-func Lint(c *Config, opt LintOptions) []Finding {
-	f := LintFindings(c, opt)
-	out := make([]Finding, 0, f.Len())
-	for fd := range f.All() {
-		out = append(out, fd)
-	}
-	return out
-}
-
 // Findings are a file's lint findings in file order (the headline first). Each is kept
 // as a small record of what it is about and made into a Finding, its words formatted,
 // only when read: a file of a million definitions has millions of findings, which as
@@ -105,7 +92,10 @@ func (f *Findings) All() iter.Seq[Finding] {
 	}
 }
 
-// LintFindings lints c as Lint does, keeping each finding as a record until it is read.
+// LintFindings returns every finding for c: what OpenSM rejects (errors, line and
+// column), and the mistakes it accepts silently (osm_prtn_config.c accepts them; this
+// file's table says why each matters). The first finding is the rejection headline when
+// OpenSM would drop the file. Each finding is kept as a record until it is read.
 func LintFindings(c *Config, opt LintOptions) *Findings {
 	if opt.TableSize <= 0 {
 		opt.TableSize = 128

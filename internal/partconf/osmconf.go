@@ -30,7 +30,7 @@ import (
 // Booleans follow opts_parse_boolean: exactly "TRUE" is true, anything else false.
 
 // EnforceMode is OpenSM's part_enforce.
-type EnforceMode uint8
+type EnforceMode uint8 // part_enforce both, in, out, off
 
 const (
 	EnforceBoth EnforceMode = iota
@@ -38,10 +38,6 @@ const (
 	EnforceOut
 	EnforceOff
 )
-
-func (e EnforceMode) String() string {
-	return [...]string{"both", "in", "out", "off"}[e]
-}
 
 // OpenSMConf is what an opensm.conf sets for the partition manager.
 type OpenSMConf struct {

@@ -27,7 +27,7 @@ func TestParseOpenSMConf(t *testing.T) {
 	} {
 		c := ParseOpenSMConf("opensm.conf", []byte(tc.text))
 		if c.PartEnforce != tc.enforce || c.AllowBoth != tc.both || c.KeepPKeyIndexes != tc.keep || !strings.Contains(strings.Join(c.Warnings, "\n"), tc.warn) {
-			t.Errorf("%s: enforce %s both %v keep %v warnings %v", tc.name, c.PartEnforce, c.AllowBoth, c.KeepPKeyIndexes, c.Warnings)
+			t.Errorf("%s: enforce %d both %v keep %v warnings %v", tc.name, c.PartEnforce, c.AllowBoth, c.KeepPKeyIndexes, c.Warnings)
 		}
 		if o := c.Options(Options{AllowBoth: !tc.both, EnforceOff: true}); o.AllowBoth != tc.both || o.EnforceOff != (tc.enforce == EnforceOff) {
 			t.Errorf("%s: Options %+v", tc.name, o)

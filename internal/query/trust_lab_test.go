@@ -357,7 +357,7 @@ func TestLabOpenSMConfEnforceOff(t *testing.T) {
 	}
 	osm := partconf.ParseOpenSMConf(file, data)
 	if osm.PartEnforce != partconf.EnforceOff {
-		t.Fatalf("parsed part_enforce %s", osm.PartEnforce)
+		t.Fatalf("parsed part_enforce %d", osm.PartEnforce)
 	}
 	assumed := false
 	for _, fd := range fabric.Audit(f) {
@@ -523,7 +523,7 @@ func TestLabOctalGUID(t *testing.T) {
 	}
 	conf := partconf.Parse("partitions.conf", []byte(parts))
 	octal := false
-	for _, fd := range partconf.Lint(conf, partconf.LintOptions{}) {
+	for fd := range partconf.LintFindings(conf, partconf.LintOptions{}).All() {
 		octal = octal || fd.Rule == "octal-guid" && strings.Contains(fd.Message, "0x0000000000008004")
 	}
 	if !octal {

@@ -296,38 +296,6 @@ func ParseSwitchInfo(d []byte) (SwitchInfo, error) {
 	}, nil
 }
 
-// ClassPortInfo is the PMA's ClassPortInfo (attribute 0x0001, IBA 13.4.8.1).
-type ClassPortInfo struct {
-	BaseVersion     uint8  // byte 0
-	ClassVersion    uint8  // byte 1
-	CapabilityMask  uint16 // bytes 2-3
-	CapabilityMask2 uint32 // bytes 4-7, high 27 bits
-	RespTimeValue   uint8  // byte 7, low 5 bits
-}
-
-// PMA ClassPortInfo capability bits (IBA 16.1.3.1).
-const (
-	PMACapAllPortSelect     = 0x0100
-	PMACapExtendedWidth     = 0x0200
-	PMACapExtendedNoIETF    = 0x0400
-	PMACapXmitWaitSupported = 0x1000
-)
-
-// ParseClassPortInfo decodes ClassPortInfo from a PMA data area.
-func ParseClassPortInfo(d []byte) (ClassPortInfo, error) {
-	if err := need("ClassPortInfo", d, 8); err != nil {
-		return ClassPortInfo{}, err
-	}
-	w := binary.BigEndian.Uint32(d[4:])
-	return ClassPortInfo{
-		BaseVersion:     d[0],
-		ClassVersion:    d[1],
-		CapabilityMask:  binary.BigEndian.Uint16(d[2:]),
-		CapabilityMask2: w >> 5,
-		RespTimeValue:   uint8(w & 0x1f),
-	}, nil
-}
-
 // PortCounters is the PMA's PortCounters (attribute 0x0012, IBA 16.1.3.5).
 // Counters saturate at their maximum instead of wrapping.
 type PortCounters struct {

@@ -40,7 +40,6 @@ func parseAll(d []byte) {
 	ParsePortInfo(d)
 	ParsePKeyBlock(d)
 	ParseSwitchInfo(d)
-	ParseClassPortInfo(d)
 	ParsePortCounters(d)
 	ParsePathRecord(d)
 	ParsePKeyTableRecord(d)

@@ -5,7 +5,7 @@
 // Only the pieces ibkey needs are here: subnet management packets (SMPs,
 // LID-routed class 0x01 and directed-route class 0x81), the performance
 // management class (PMA, 0x04), with the attributes NodeInfo, NodeDescription,
-// PortInfo, P_KeyTable, SwitchInfo, ClassPortInfo and PortCounters, and the
+// PortInfo, P_KeyTable, SwitchInfo and PortCounters, and the
 // subnet administration class (SA, 0x03; sa.go) with PathRecord,
 // P_KeyTableRecord and MCMemberRecord.
 //

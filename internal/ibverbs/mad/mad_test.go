@@ -220,12 +220,6 @@ func TestAttributeParsers(t *testing.T) {
 		t.Errorf("PortCounters %+v, %v", c, err)
 	}
 
-	cpi := []byte{1, 1, 0x16, 0x00, 0, 0, 0, 0x32}
-	ci, err := ParseClassPortInfo(cpi)
-	if err != nil || ci.CapabilityMask != 0x1600 || ci.CapabilityMask2 != 1 || ci.RespTimeValue != 0x12 {
-		t.Errorf("ClassPortInfo %+v, %v", ci, err)
-	}
-
 	// Every parser rejects short data instead of panicking.
 	for name, f := range map[string]func([]byte) error{
 		"NodeInfo":        func(b []byte) error { _, err := ParseNodeInfo(b); return err },
@@ -233,7 +227,6 @@ func TestAttributeParsers(t *testing.T) {
 		"PortInfo":        func(b []byte) error { _, err := ParsePortInfo(b); return err },
 		"P_KeyTable":      func(b []byte) error { _, err := ParsePKeyBlock(b); return err },
 		"SwitchInfo":      func(b []byte) error { _, err := ParseSwitchInfo(b); return err },
-		"ClassPortInfo":   func(b []byte) error { _, err := ParseClassPortInfo(b); return err },
 		"PortCounters":    func(b []byte) error { _, err := ParsePortCounters(b); return err },
 	} {
 		if err := f(make([]byte, 7)); err == nil {
