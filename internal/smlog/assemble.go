@@ -445,50 +445,6 @@ func (a *Assembler) release(p *pending) {
 	a.done(p)
 }
 
-// The formats of the messages read, compiled once (scanf).
-var (
-	fmt0  = mustCompile("PARSE WARN: line %d: %s")
-	fmt1  = mustCompile("IP MC group (%s) specified with %s")
-	fmt2  = mustCompile("Max number of blocks reduced from %u to %u for node 0x%x port %u (%s)")
-	fmt3  = mustCompile("MGID %s and port GUID:0x%x do not share same pkey")
-	fmt4  = mustCompile("Failed to create MC group (%s) with pkey 0x%x")
-	fmt5  = mustCompile("Ports 0x%x (%s port %d) and 0x%x (%s port %d) do not share specified PKey 0x%x")
-	fmt6  = mustCompile("Ports src 0x%x (%s port %d) and dst 0x%x (%s port %d) do not share the specified PKey 0x%x")
-	fmt7  = mustCompile("Ports src 0x%x (%s port %d) and dst 0x%x (%s port %d) do not have any shared PKeys")
-	fmt8  = mustCompile("QoS level \"%s\" doesn't define specified PKey 0x%x for ports 0x%x (%s port %d) and 0x%x (%s port %d)")
-	fmt9  = mustCompile("Ports src 0x%x (%s port %d) and dst 0x%x (%s port %d) do not share specified PKey (0x%x) as defined by QoS level \"%s\"")
-	fmt10 = mustCompile("Ports 0x%x (%s) and 0x%x (%s) do not share PKeys defined by QoS level \"%s\"")
-	fmt11 = mustCompile("Ports src 0x%x (%s port %d) and dst 0x%x (%s port %d) do not share a PKey as defined by QoS level \"%s\"")
-	fmt12 = mustCompile("No partition found for PKey 0x%x - using default SL %d [%s port %d <-> %s port %d]")
-	fmt13 = mustCompile("Cannot join port 0x%x to MGID %s - Port is not in partition of this MC group")
-	fmt14 = mustCompile("%s: query 0x%x group 0x%x")
-	fmt15 = mustCompile("Q_Key mismatch: query 0x%x group 0x%x")
-	fmt16 = mustCompile("validate_other_comp_fields failed for MGID: %s port 0x%x (%s), sending IB_SA_MAD_STATUS_REQ_INVALID")
-	fmt17 = mustCompile("validate_other_comp_fields failed for MGID: %s, sending IB_SA_MAD_STATUS_REQ_INVALID")
-	fmt18 = mustCompile("Ignoring PKeyRecord request from non-trusted requester with SM_Key 0x%x")
-	fmt19 = mustCompile("Request for security trap from non-trusted requester: Given SM_Key:0x%x")
-	fmt20 = mustCompile("Non-Zero MAD SM_Key: 0x%x != SM_Key: 0x%x; SA MAD ignored for method 0x%x attribute 0x%x (%s)")
-	fmt21 = mustCompile("Got SM (%s) with sm_key 0x%x that doesn't match our local sm_key. Ignoring SMInfo")
-	fmt22 = mustCompile("%u")
-	fmt23 = mustCompile("Failed to set PKey 0x%x because Pkey table is full for node 0x%x port %u (%s)")
-	fmt24 = mustCompile("Not enough pkey entries (%u <= %u) on switch 0x%x port %u (%s). Clearing Enforcement bit")
-	fmt25 = mustCompile("Failed to obtain P_Key 0x%x block and index for node 0x%x port %u")
-	fmt26 = mustCompile("Failed to allocate new pending pkey entry for node 0x%x port %u")
-	fmt27 = mustCompile("Failed to set PKey 0x%x in block %u idx %u for node 0x%x port %u (%s)")
-	fmt28 = mustCompile("Failed to set accum_pkeys PKey 0x%x in block %u idx %u for node 0x%x port %u (%s)")
-	fmt29 = mustCompile("pkey_mgr_update_pkey_entry() failed to update pkey table block %u for node 0x%x port %u (%s)")
-	fmt30 = mustCompile("Failed to set PortInfo for node 0x%x port %u (%s)")
-	fmt31 = mustCompile("Received Generic Notice type:%u num:%u (%*s) Producer:%u (%*s) from LID:%u%*s TID:0x%x")
-	fmt32 = mustCompile("Bad %s_Key:0x%x on SL:%d from LID1:%u QP1:0x%x to LID2:%u QP2:0x%x")
-	fmt33 = mustCompile("Reporting Security Notice \"%*s\" from LID %u, GUID 0x%x : LID1 %u, LID2 %u, %s 0x%x, SL %d, QP1 0x%x, QP2 0x%x, GID1 %s, GID2 %s")
-	fmt34 = mustCompile("Reporting Security Notice \"%*s\" from switch LID %u, GUID 0x%x port %d : data_valid 0x%x, LID1 %u, LID2 %u, PKey 0x%x, SL %d, QP1 0x%x, QP2 0x%x, GID1 %s, GID2 %s")
-	fmt35 = mustCompile("Reporting Security Notice \"%*s\" from LID %u, GUID 0x%x, Method 0x%x, Attribute 0x%x, AttrMod 0x%x, M_Key 0x%x")
-	fmt36 = mustCompile("qp1......................0x%x")
-	fmt37 = mustCompile("PARSE ERROR partition conf file line %d: mgid \"%s\": gid is not multicast")
-	fmt38 = mustCompile("PARSE ERROR: line %d: %s")
-	fmt39 = mustCompile("Partition configuration %s is not accessible (%s)")
-)
-
 func has(msg []byte, prefix string) bool { return bytes.HasPrefix(msg, []byte(prefix)) }
 
 // message handles a line whose message may be one of the catalogue's (doc.go).
@@ -525,7 +481,7 @@ func (a *Assembler) message(r record, line []byte) {
 		ev := a.newEvent(KindConfigWarning, r, line)
 		var n uint64
 		var rest string
-		if scanf(msg, fmt0, &n, &rest) {
+		if scanf(msg, "PARSE WARN: line %d: %s", &n, &rest) {
 			ev.ConfLine, ev.Detail = int(n), rest
 		}
 		a.emit(ev)
@@ -534,7 +490,7 @@ func (a *Assembler) message(r record, line []byte) {
 	case has(msg, "IP MC group ("):
 		ev := a.newEvent(KindConfigWarning, r, line)
 		var mgid, rest string
-		if scanf(msg, fmt1, &mgid, &rest) {
+		if scanf(msg, "IP MC group (%s) specified with %s", &mgid, &rest) {
 			ev.MGID, ev.Detail = mgid, "specified with "+rest
 		}
 		a.emit(ev)
@@ -546,7 +502,7 @@ func (a *Assembler) message(r record, line []byte) {
 		ev := a.newEvent(KindTableShrunk, r, line)
 		var from, to, node, port uint64
 		var desc string
-		if scanf(msg, fmt2, &from, &to, &node, &port, &desc) {
+		if scanf(msg, "Max number of blocks reduced from %u to %u for node 0x%x port %u (%s)", &from, &to, &node, &port, &desc) {
 			ev.From = Port{NodeGUID: check.GUID(node), Num: int(port), NodeDesc: desc}
 			ev.Detail = fmt.Sprintf("from %d to %d blocks of 32 entries", from, to)
 		}
@@ -555,7 +511,7 @@ func (a *Assembler) message(r record, line []byte) {
 		ev := a.newEvent(KindNoticeNotForwarded, r, line)
 		var mgid string
 		var guid uint64
-		if scanf(msg, fmt3, &mgid, &guid) {
+		if scanf(msg, "MGID %s and port GUID:0x%x do not share same pkey", &mgid, &guid) {
 			ev.MGID, ev.To = mgid, Port{GUID: check.GUID(guid), Num: -1}
 		}
 		a.emit(ev)
@@ -568,7 +524,7 @@ func (a *Assembler) message(r record, line []byte) {
 		ev.Detail = string(msg)
 		var mgid string
 		var key uint64
-		if scanf(msg, fmt4, &mgid, &key) {
+		if scanf(msg, "Failed to create MC group (%s) with pkey 0x%x", &mgid, &key) {
 			ev.MGID, ev.Key, ev.KeyType = mgid, key, KeyPKey
 		}
 		a.emit(ev)
@@ -621,7 +577,7 @@ func (a *Assembler) errCode(r record, line []byte) {
 	}
 	switch code {
 	case "1F1A":
-		if !scanf(body, fmt5, &g1, &d1, &p1, &g2, &d2, &p2, &key) {
+		if !scanf(body, "Ports 0x%x (%s port %d) and 0x%x (%s port %d) do not share specified PKey 0x%x", &g1, &d1, &p1, &g2, &d2, &p2, &key) {
 			return
 		}
 		e := ev(KindPathRefused)
@@ -629,7 +585,7 @@ func (a *Assembler) errCode(r record, line []byte) {
 		e.Key, e.KeyType = key, KeyPKey
 		a.emit(e)
 	case "4518":
-		if !scanf(body, fmt6, &g1, &d1, &p1, &g2, &d2, &p2, &key) {
+		if !scanf(body, "Ports src 0x%x (%s port %d) and dst 0x%x (%s port %d) do not share the specified PKey 0x%x", &g1, &d1, &p1, &g2, &d2, &p2, &key) {
 			return
 		}
 		e := ev(KindPathRefused)
@@ -637,14 +593,14 @@ func (a *Assembler) errCode(r record, line []byte) {
 		e.Key, e.KeyType = key, KeyPKey
 		a.emit(e)
 	case "1F1B", "4519":
-		if !scanf(body, fmt7, &g1, &d1, &p1, &g2, &d2, &p2) {
+		if !scanf(body, "Ports src 0x%x (%s port %d) and dst 0x%x (%s port %d) do not have any shared PKeys", &g1, &d1, &p1, &g2, &d2, &p2) {
 			return
 		}
 		e := ev(KindPathRefused)
 		pathEnds(e)
 		a.emit(e)
 	case "1F1D":
-		if !scanf(body, fmt8, &qos, &key, &g1, &d1, &p1, &g2, &d2, &p2) {
+		if !scanf(body, "QoS level \"%s\" doesn't define specified PKey 0x%x for ports 0x%x (%s port %d) and 0x%x (%s port %d)", &qos, &key, &g1, &d1, &p1, &g2, &d2, &p2) {
 			return
 		}
 		e := ev(KindPathRefused)
@@ -652,7 +608,7 @@ func (a *Assembler) errCode(r record, line []byte) {
 		e.Key, e.KeyType, e.QoSLevel = key, KeyPKey, qos
 		a.emit(e)
 	case "451C":
-		if !scanf(body, fmt9, &g1, &d1, &p1, &g2, &d2, &p2, &key, &qos) {
+		if !scanf(body, "Ports src 0x%x (%s port %d) and dst 0x%x (%s port %d) do not share specified PKey (0x%x) as defined by QoS level \"%s\"", &g1, &d1, &p1, &g2, &d2, &p2, &key, &qos) {
 			return
 		}
 		e := ev(KindPathRefused)
@@ -660,7 +616,7 @@ func (a *Assembler) errCode(r record, line []byte) {
 		e.Key, e.KeyType, e.QoSLevel = key, KeyPKey, qos
 		a.emit(e)
 	case "1F1E":
-		if !scanf(body, fmt10, &g1, &d1, &g2, &d2, &qos) {
+		if !scanf(body, "Ports 0x%x (%s) and 0x%x (%s) do not share PKeys defined by QoS level \"%s\"", &g1, &d1, &g2, &d2, &qos) {
 			return
 		}
 		p1, p2 = ^uint64(0), ^uint64(0)
@@ -670,7 +626,7 @@ func (a *Assembler) errCode(r record, line []byte) {
 		e.QoSLevel = qos
 		a.emit(e)
 	case "451D":
-		if !scanf(body, fmt11, &g1, &d1, &p1, &g2, &d2, &p2, &qos) {
+		if !scanf(body, "Ports src 0x%x (%s port %d) and dst 0x%x (%s port %d) do not share a PKey as defined by QoS level \"%s\"", &g1, &d1, &p1, &g2, &d2, &p2, &qos) {
 			return
 		}
 		e := ev(KindPathRefused)
@@ -679,7 +635,7 @@ func (a *Assembler) errCode(r record, line []byte) {
 		a.emit(e)
 	case "1F1C", "451A":
 		var sl uint64
-		if !scanf(body, fmt12, &key, &sl, &d1, &p1, &d2, &p2) {
+		if !scanf(body, "No partition found for PKey 0x%x - using default SL %d [%s port %d <-> %s port %d]", &key, &sl, &d1, &p1, &d2, &p2) {
 			return
 		}
 		e := ev(KindPathNoPartition)
@@ -689,7 +645,7 @@ func (a *Assembler) errCode(r record, line []byte) {
 		a.emit(e)
 	case "1B14":
 		var mgid string
-		if !scanf(body, fmt13, &g1, &mgid) {
+		if !scanf(body, "Cannot join port 0x%x to MGID %s - Port is not in partition of this MC group", &g1, &mgid) {
 			return
 		}
 		e := ev(KindJoinRefused)
@@ -698,14 +654,14 @@ func (a *Assembler) errCode(r record, line []byte) {
 		a.emit(e)
 	case "1B31", "1B32":
 		var what string
-		if !scanf(body, fmt14, &what, &a1, &b1) {
+		if !scanf(body, "%s: query 0x%x group 0x%x", &what, &a1, &b1) {
 			return
 		}
 		e := ev(KindJoinRefused)
 		e.Key, e.KeyType, e.Detail = a1, KeyPKey, fmt.Sprintf("%s: the request's P_Key 0x%04x, the group's 0x%04x", what, a1, b1)
 		a.hold(e, r.thread, "join")
 	case "1B30":
-		if !scanf(body, fmt15, &a1, &b1) {
+		if !scanf(body, "Q_Key mismatch: query 0x%x group 0x%x", &a1, &b1) {
 			return
 		}
 		e := ev(KindJoinRefused)
@@ -719,21 +675,21 @@ func (a *Assembler) errCode(r record, line []byte) {
 		}
 		a.add(p, r, line)
 		var mgid string
-		if scanf(body, fmt16, &mgid, &g1, &d1) {
+		if scanf(body, "validate_other_comp_fields failed for MGID: %s port 0x%x (%s), sending IB_SA_MAD_STATUS_REQ_INVALID", &mgid, &g1, &d1) {
 			p.ev.MGID, p.ev.From = mgid, Port{GUID: check.GUID(g1), NodeDesc: d1, Num: -1}
-		} else if scanf(body, fmt17, &mgid) {
+		} else if scanf(body, "validate_other_comp_fields failed for MGID: %s, sending IB_SA_MAD_STATUS_REQ_INVALID", &mgid) {
 			p.ev.MGID = mgid
 		}
 		a.release(p)
 	case "4608":
-		if !scanf(body, fmt18, &key) {
+		if !scanf(body, "Ignoring PKeyRecord request from non-trusted requester with SM_Key 0x%x", &key) {
 			return
 		}
 		e := ev(KindUntrusted)
 		e.Key, e.KeyType, e.Detail = key, KeySMKey, "P_KeyTableRecord"
 		a.emit(e)
 	case "430B":
-		if !scanf(body, fmt19, &key) {
+		if !scanf(body, "Request for security trap from non-trusted requester: Given SM_Key:0x%x", &key) {
 			return
 		}
 		e := ev(KindUntrusted)
@@ -742,7 +698,7 @@ func (a *Assembler) errCode(r record, line []byte) {
 	case "1A04":
 		var method, attr uint64
 		var name string
-		if !scanf(body, fmt20, &key, &a1, &method, &attr, &name) {
+		if !scanf(body, "Non-Zero MAD SM_Key: 0x%x != SM_Key: 0x%x; SA MAD ignored for method 0x%x attribute 0x%x (%s)", &key, &a1, &method, &attr, &name) {
 			return
 		}
 		e := ev(KindBadSMKey)
@@ -750,14 +706,14 @@ func (a *Assembler) errCode(r record, line []byte) {
 		a.emit(e)
 	case "2F18":
 		var who string
-		if !scanf(body, fmt21, &who, &key) {
+		if !scanf(body, "Got SM (%s) with sm_key 0x%x that doesn't match our local sm_key. Ignoring SMInfo", &who, &key) {
 			return
 		}
 		e := ev(KindSMKeyMismatch)
 		e.Key, e.KeyType, e.Detail = key, KeySMKey, who
 		if lid, ok := strings.CutPrefix(who, "LID "); ok {
 			var v uint64
-			if scanf([]byte(lid), fmt22, &v) {
+			if scanf([]byte(lid), "%u", &v) {
 				e.From = Port{LID: uint16(v), Num: -1}
 			}
 		}
@@ -765,7 +721,7 @@ func (a *Assembler) errCode(r record, line []byte) {
 	case "0512":
 		var node, port uint64
 		var desc string
-		if !scanf(body, fmt23, &key, &node, &port, &desc) {
+		if !scanf(body, "Failed to set PKey 0x%x because Pkey table is full for node 0x%x port %u (%s)", &key, &node, &port, &desc) {
 			return
 		}
 		e := ev(KindTableFull)
@@ -778,7 +734,7 @@ func (a *Assembler) errCode(r record, line []byte) {
 		}
 		var cap, last, node, port uint64
 		var desc string
-		if !scanf(body, fmt24, &cap, &last, &node, &port, &desc) {
+		if !scanf(body, "Not enough pkey entries (%u <= %u) on switch 0x%x port %u (%s). Clearing Enforcement bit", &cap, &last, &node, &port, &desc) {
 			return
 		}
 		e := ev(KindEnforcementOff)
@@ -794,13 +750,13 @@ func (a *Assembler) errCode(r record, line []byte) {
 		var node, port, blk, idx uint64
 		var desc string
 		switch {
-		case scanf(body, fmt25, &key, &node, &port),
-			scanf(body, fmt26, &node, &port):
+		case scanf(body, "Failed to obtain P_Key 0x%x block and index for node 0x%x port %u", &key, &node, &port),
+			scanf(body, "Failed to allocate new pending pkey entry for node 0x%x port %u", &node, &port):
 			e.From = Port{NodeGUID: check.GUID(node), Num: int(port)}
-		case scanf(body, fmt27, &key, &blk, &idx, &node, &port, &desc),
-			scanf(body, fmt28, &key, &blk, &idx, &node, &port, &desc),
-			scanf(body, fmt29, &blk, &node, &port, &desc),
-			scanf(body, fmt30, &node, &port, &desc):
+		case scanf(body, "Failed to set PKey 0x%x in block %u idx %u for node 0x%x port %u (%s)", &key, &blk, &idx, &node, &port, &desc),
+			scanf(body, "Failed to set accum_pkeys PKey 0x%x in block %u idx %u for node 0x%x port %u (%s)", &key, &blk, &idx, &node, &port, &desc),
+			scanf(body, "pkey_mgr_update_pkey_entry() failed to update pkey table block %u for node 0x%x port %u (%s)", &blk, &node, &port, &desc),
+			scanf(body, "Failed to set PortInfo for node 0x%x port %u (%s)", &node, &port, &desc):
 			e.From = Port{NodeGUID: check.GUID(node), Num: int(port), NodeDesc: desc}
 		}
 		if key != 0 {
@@ -829,7 +785,7 @@ func (a *Assembler) trapHeader(r record, line []byte) {
 		num, lid = v[0], v[1] // a repeat: the same trap from the same LID
 	} else {
 		var typ, prod, tid uint64
-		if !scanf(msg, fmt31, &typ, &num, &prod, &lid, &tid) {
+		if !scanf(msg, "Received Generic Notice type:%u num:%u (%*s) Producer:%u (%*s) from LID:%u%*s TID:0x%x", &typ, &num, &prod, &lid, &tid) {
 			return
 		}
 		if t > 0 {
@@ -906,7 +862,7 @@ type trapDetailV struct {
 func (a *Assembler) trapDetail(r record, line []byte) {
 	v, ok := a.details.get(r.msg)
 	if !ok {
-		if !scanf(r.msg, fmt32, &v.kind, &v.key, &v.sl, &v.lid1, &v.qp1, &v.lid2, &v.qp2) {
+		if !scanf(r.msg, "Bad %s_Key:0x%x on SL:%d from LID1:%u QP1:0x%x to LID2:%u QP2:0x%x", &v.kind, &v.key, &v.sl, &v.lid1, &v.qp1, &v.lid2, &v.qp2) {
 			return
 		}
 		a.details.put(r.msg, v)
@@ -953,11 +909,11 @@ func (a *Assembler) trapReport(r record, line []byte) {
 	v, cached := a.reports.get(msg)
 	switch {
 	case cached:
-	case scanf(msg, fmt33, &v.issuer, &v.guid, &v.lid1, &v.lid2, &v.keyName, &v.key, &v.sl, &v.qp1, &v.qp2, &v.gid1, &v.gid2):
+	case scanf(msg, "Reporting Security Notice \"%*s\" from LID %u, GUID 0x%x : LID1 %u, LID2 %u, %s 0x%x, SL %d, QP1 0x%x, QP2 0x%x, GID1 %s, GID2 %s", &v.issuer, &v.guid, &v.lid1, &v.lid2, &v.keyName, &v.key, &v.sl, &v.qp1, &v.qp2, &v.gid1, &v.gid2):
 		v.form = 1
-	case scanf(msg, fmt34, &v.issuer, &v.guid, &v.port, &v.valid, &v.lid1, &v.lid2, &v.key, &v.sl, &v.qp1, &v.qp2, &v.gid1, &v.gid2):
+	case scanf(msg, "Reporting Security Notice \"%*s\" from switch LID %u, GUID 0x%x port %d : data_valid 0x%x, LID1 %u, LID2 %u, PKey 0x%x, SL %d, QP1 0x%x, QP2 0x%x, GID1 %s, GID2 %s", &v.issuer, &v.guid, &v.port, &v.valid, &v.lid1, &v.lid2, &v.key, &v.sl, &v.qp1, &v.qp2, &v.gid1, &v.gid2):
 		v.form = 2
-	case scanf(msg, fmt35, &v.issuer, &v.guid, &v.lid1, &v.lid2, &v.sl, &v.key):
+	case scanf(msg, "Reporting Security Notice \"%*s\" from LID %u, GUID 0x%x, Method 0x%x, Attribute 0x%x, AttrMod 0x%x, M_Key 0x%x", &v.issuer, &v.guid, &v.lid1, &v.lid2, &v.sl, &v.key):
 		v.form = 3
 	default:
 		return
@@ -1050,7 +1006,7 @@ func (a *Assembler) dumpLine(p *pending, line []byte) {
 	}
 	t := bytes.TrimLeft(line, "\t ")
 	var v uint64
-	if scanf(t, fmt36, &v) && (!p.ev.From.QPKnown || p.ev.From.QPLow12) {
+	if scanf(t, "qp1......................0x%x", &v) && (!p.ev.From.QPKnown || p.ev.From.QPLow12) {
 		p.ev.From.QP, p.ev.From.QPKnown, p.ev.From.QPLow12 = uint32(v), true, false
 	}
 }
@@ -1060,13 +1016,13 @@ func (a *Assembler) dumpLine(p *pending, line []byte) {
 func (a *Assembler) parseError(r record, line []byte) {
 	var n uint64
 	var rest, mgid string
-	if scanf(r.msg, fmt37, &n, &mgid) {
+	if scanf(r.msg, "PARSE ERROR partition conf file line %d: mgid \"%s\": gid is not multicast", &n, &mgid) {
 		ev := a.newEvent(KindConfigWarning, r, line)
 		ev.ConfLine, ev.MGID, ev.Detail = int(n), mgid, "mgid is not a multicast GID: the group is not created"
 		a.emit(ev)
 		return
 	}
-	if !scanf(r.msg, fmt38, &n, &rest) {
+	if !scanf(r.msg, "PARSE ERROR: line %d: %s", &n, &rest) {
 		return
 	}
 	if p := a.findPending(r.thread, "fallback"); p != nil {
@@ -1100,7 +1056,7 @@ func (a *Assembler) partitionConfig(r record, line []byte) {
 		}
 	default:
 		var file, why string
-		if scanf(msg, fmt39, &file, &why) {
+		if scanf(msg, "Partition configuration %s is not accessible (%s)", &file, &why) {
 			ev := a.newEvent(KindConfigMissing, r, line)
 			ev.Detail = file + ": " + why
 			ev.Fallback = true

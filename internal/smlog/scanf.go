@@ -1,31 +1,42 @@
 package smlog
 
-import "bytes"
+import "strings"
 
-// scanf reads msg as OpenSM printed it with f, a printf format of its source
+// scanf reads msg as OpenSM printed it with format, a printf format of its source
 // written with the conversions scanf knows: %u and %d (decimal; %d may be negative),
 // %x (hex digits; the format writes any "0x" itself), %s (text up to where the rest
 // of the format's literal text next matches, or to the end), %*s (the same, skipped:
-// no argument, nothing copied), %% a percent sign. Width and flags are not written
-// (%016x is %x). Arguments are *uint64 for %u %d %x and *string for %s. It reports
-// whether the whole message matched.
-func scanf(msg []byte, f *format, args ...any) bool {
+// no argument, nothing copied). Width and flags are not written (%016x is %x).
+// Arguments are *uint64 for %u %d %x and *string for %s. It reports whether the
+// whole message matched.
+func scanf(msg []byte, format string, args ...any) bool {
 	i, a := 0, 0
-	for _, s := range f.segs {
-		if s.lit != nil {
-			if !bytes.HasPrefix(msg[i:], s.lit) {
+	for f := format; f != ""; {
+		if f[0] != '%' {
+			// A literal run, up to the next conversion.
+			lit := f
+			if k := strings.IndexByte(f, '%'); k >= 0 {
+				lit = f[:k]
+			}
+			if len(msg)-i < len(lit) || string(msg[i:i+len(lit)]) != lit {
 				return false
 			}
-			i += len(s.lit)
+			i += len(lit)
+			f = f[len(lit):]
 			continue
 		}
-		switch s.conv {
+		if len(f) < 2 {
+			return false
+		}
+		conv := f[1]
+		f = f[2:]
+		switch conv {
 		case 'u', 'd', 'x':
 			base := uint64(10)
-			if s.conv == 'x' {
+			if conv == 'x' {
 				base = 16
 			}
-			neg := s.conv == 'd' && i < len(msg) && msg[i] == '-'
+			neg := conv == 'd' && i < len(msg) && msg[i] == '-'
 			if neg {
 				i++
 			}
@@ -52,16 +63,30 @@ func scanf(msg []byte, f *format, args ...any) bool {
 			*p = v
 			a++
 		case 's', '*':
+			skip := conv == '*'
+			if skip {
+				if f == "" || f[0] != 's' {
+					return false
+				}
+				f = f[1:]
+			}
 			// Up to the next literal text of the format, or to the end.
 			end := len(msg)
-			if s.next != nil {
-				k := bytes.Index(msg[i:], s.next)
+			if f != "" {
+				lit := f
+				if k := strings.IndexByte(f, '%'); k >= 0 {
+					lit = f[:k]
+				}
+				if lit == "" {
+					return false // %s followed by a conversion: nothing ends it
+				}
+				k := index(msg[i:], lit)
 				if k < 0 {
 					return false
 				}
 				end = i + k
 			}
-			if s.conv == '*' {
+			if skip {
 				i = end
 				continue
 			}
@@ -75,9 +100,21 @@ func scanf(msg []byte, f *format, args ...any) bool {
 			*p = intern(msg[i:end])
 			i = end
 			a++
+		default:
+			return false
 		}
 	}
 	return i == len(msg) && a == len(args)
+}
+
+// index is bytes.Index(b, []byte(s)) without copying s.
+func index(b []byte, s string) int {
+	for k := 0; k+len(s) <= len(b); k++ {
+		if b[k] == s[0] && string(b[k:k+len(s)]) == s {
+			return k
+		}
+	}
+	return -1
 }
 
 // intern returns the strings every trap line repeats without allocating them.
@@ -95,73 +132,6 @@ func intern(b []byte) string {
 		return "Q"
 	}
 	return string(b)
-}
-
-// format is a compiled scanf format: literal runs and conversions.
-type format struct{ segs []segment }
-
-type segment struct {
-	lit  []byte // a literal run, or nil for a conversion
-	conv byte   // 'u', 'd', 'x', 's', '*' (%*s)
-	next []byte // %s: the literal run after it (nil at the end)
-}
-
-// mustCompile compiles a format of the package's; a format scanf cannot read is a
-// bug, caught when the package loads.
-func mustCompile(fs string) *format {
-	f := compile(fs)
-	if f == nil {
-		panic("smlog: bad scanf format " + fs)
-	}
-	return f
-}
-
-func compile(fs string) *format {
-	f := &format{}
-	var lit []byte
-	flush := func() {
-		if lit != nil {
-			f.segs = append(f.segs, segment{lit: lit})
-			lit = nil
-		}
-	}
-	for i := 0; i < len(fs); i++ {
-		c := fs[i]
-		if c != '%' {
-			lit = append(lit, c)
-			continue
-		}
-		i++
-		if i >= len(fs) {
-			return nil
-		}
-		switch fs[i] {
-		case '%':
-			lit = append(lit, '%')
-		case 'u', 'd', 'x', 's':
-			flush()
-			f.segs = append(f.segs, segment{conv: fs[i]})
-		case '*':
-			if i+1 >= len(fs) || fs[i+1] != 's' {
-				return nil
-			}
-			i++
-			flush()
-			f.segs = append(f.segs, segment{conv: '*'})
-		default:
-			return nil
-		}
-	}
-	flush()
-	for k := range f.segs {
-		if c := f.segs[k].conv; (c == 's' || c == '*') && k+1 < len(f.segs) {
-			if f.segs[k+1].lit == nil {
-				return nil // %s followed by a conversion: nothing to end it
-			}
-			f.segs[k].next = f.segs[k+1].lit
-		}
-	}
-	return f
 }
 
 func digitIn(c byte, base uint64) (uint8, bool) {
