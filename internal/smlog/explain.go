@@ -490,25 +490,21 @@ func (x *Explainer) tableFull(ev *Event, ex *Explanation) {
 	if x.Parts == nil || ex.From == nil || ex.From.GUID == 0 {
 		return
 	}
-	g := ex.From.GUID
-	if i, ok := x.Parts.Config.GUIDIndex(g); ok {
-		_ = i
-		var items []string
-		for _, p := range x.Parts.Config.Partitions {
-			for mi := range p.Members {
-				m := &p.Members[mi]
-				if m.Kind == partconf.KindGUID && m.GUID == g {
-					items = append(items, fmt.Sprintf("%s (%s)", m.Pos(), p.Name))
-					break
-				}
+	var items []string
+	for _, p := range x.Parts.Config.Partitions {
+		for mi := range p.Members {
+			m := &p.Members[mi]
+			if m.Kind == partconf.KindGUID && m.GUID == ex.From.GUID {
+				items = append(items, fmt.Sprintf("%s (%s)", m.Pos(), p.Name))
+				break
 			}
 		}
-		if len(items) > 0 {
-			if len(items) > 8 {
-				items = append(items[:8], fmt.Sprintf("and %d more", len(items)-8))
-			}
-			ex.Fix = fmt.Sprintf("put %s in fewer partitions, so they fit its table; %s names it at %s", labelOr(ex.From, "the port"), x.Parts.Path, strings.Join(items, ", "))
+	}
+	if len(items) > 0 {
+		if len(items) > 8 {
+			items = append(items[:8], fmt.Sprintf("and %d more", len(items)-8))
 		}
+		ex.Fix = fmt.Sprintf("put %s in fewer partitions, so they fit its table; %s names it at %s", labelOr(ex.From, "the port"), x.Parts.Path, strings.Join(items, ", "))
 	}
 }
 

@@ -42,19 +42,7 @@ func (n *Names) learn(p Port) {
 // learnTrap records a trap's issuer: its LID and port GUID (the SM's own lookup of
 // the trap's source LID, osm_trap_rcv.c).
 func (n *Names) learnTrap(ev *Event) {
-	if ev.Reporter.LID != 0 && ev.Reporter.GUID != 0 && n.guidByLID[ev.Reporter.LID] != ev.Reporter.GUID {
+	if ev.Reporter.LID != 0 && ev.Reporter.GUID != 0 {
 		n.guidByLID[ev.Reporter.LID] = ev.Reporter.GUID
 	}
-}
-
-// ByLID returns the port GUID the log names for lid.
-func (n *Names) ByLID(lid uint16) (check.GUID, bool) {
-	g, ok := n.guidByLID[lid]
-	return g, ok
-}
-
-// ByGUID returns what the log says of the port with this GUID.
-func (n *Names) ByGUID(g check.GUID) (Port, bool) {
-	p, ok := n.byGUID[g]
-	return p, ok
 }

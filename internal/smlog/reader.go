@@ -288,7 +288,7 @@ func Follow(ctx context.Context, path string, a *Assembler, o FollowOptions) err
 				note(fmt.Sprintf("%s is gone (rotated?): waiting for it to come back", path))
 				missing = true
 			}
-		case !sameFile(cur, st):
+		case !os.SameFile(cur, st):
 			// Renamed away and recreated: what was written to the old file after
 			// the last read is read first, all of it.
 			for {
@@ -319,6 +319,3 @@ func Follow(ctx context.Context, path string, a *Assembler, o FollowOptions) err
 		}
 	}
 }
-
-// sameFile: the same device and inode.
-func sameFile(a, b os.FileInfo) bool { return os.SameFile(a, b) }

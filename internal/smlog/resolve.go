@@ -2,6 +2,7 @@ package smlog
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/fabric"
@@ -61,14 +62,7 @@ func (e End) LongLabel() string {
 	if len(extra) == 0 {
 		return l
 	}
-	s := l + " ("
-	for i, x := range extra {
-		if i > 0 {
-			s += ", "
-		}
-		s += x
-	}
-	return s + ")"
+	return l + " (" + strings.Join(extra, ", ") + ")"
 }
 
 // Resolver finds ports by LID and GUID in a fabric and in the log's own lines.
@@ -120,7 +114,7 @@ func (r *Resolver) Resolve(p Port, notes *[]string) End {
 	}
 	// The log's own LID -> GUID (a trap report names its issuer by both).
 	if e.GUID == 0 && e.NodeGUID == 0 && e.LID != 0 && r.Names != nil {
-		if g, ok := r.Names.ByLID(e.LID); ok {
+		if g, ok := r.Names.guidByLID[e.LID]; ok {
 			e.GUID, e.From = g, "log"
 		}
 	}
@@ -161,7 +155,7 @@ func (r *Resolver) Resolve(p Port, notes *[]string) End {
 		}
 	}
 	if r.Names != nil && e.GUID != 0 {
-		if lp, ok := r.Names.ByGUID(e.GUID); ok {
+		if lp, ok := r.Names.byGUID[e.GUID]; ok {
 			if e.NodeDesc == "" {
 				e.NodeDesc = lp.NodeDesc
 			}
