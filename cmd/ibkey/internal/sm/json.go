@@ -26,25 +26,10 @@ func endJSON(e *smlog.End) *endJSONv {
 	if e == nil {
 		return nil
 	}
-	var j endJSONv
-	if e.LID != 0 {
-		j.LID = &e.LID
-	}
-	if e.GUID != 0 {
-		g := e.GUID
-		j.PortGUID = &g
-	}
-	if e.NodeGUID != 0 {
-		g := e.NodeGUID
-		j.NodeGUID = &g
-	}
-	if e.NodeDesc != "" {
-		d := e.NodeDesc
-		j.NodeDesc = &d
-	}
+	j := endJSONv{LID: nonZero(e.LID), PortGUID: nonZero(e.GUID), NodeGUID: nonZero(e.NodeGUID),
+		NodeDesc: nonZero(e.NodeDesc), GID: nonZero(e.GID), NamesFrom: nonZero(e.From)}
 	if e.Num >= 0 {
-		n := e.Num
-		j.Port = &n
+		j.Port = &e.Num
 	}
 	if e.QPKnown {
 		qp, bits := e.QP, 24
@@ -52,14 +37,6 @@ func endJSON(e *smlog.End) *endJSONv {
 			bits = 12
 		}
 		j.QP, j.QPBits = &qp, &bits
-	}
-	if e.GID != "" {
-		g := e.GID
-		j.GID = &g
-	}
-	if e.From != "" {
-		f := e.From
-		j.NamesFrom = &f
 	}
 	return &j
 }
@@ -93,24 +70,22 @@ type eventFields struct {
 	Notes      []string  `json:"notes"`
 }
 
-func strp(s string) *string {
-	if s == "" {
+// nonZero is v, or nil (JSON null) when it is its type's zero: not known.
+func nonZero[T comparable](v T) *T {
+	var zero T
+	if v == zero {
 		return nil
 	}
-	return &s
+	return &v
 }
 
 func fields(ev *smlog.Event, ex *smlog.Explanation) eventFields {
-	f := eventFields{Kind: string(ev.Kind), Severity: smlog.SeverityOf(ev.Kind).String(), Code: strp(ev.Code),
-		KeyType: strp(string(ev.KeyType)), From: endJSON(ex.From), To: endJSON(ex.To), Reporter: endJSON(ex.Reporter),
-		Switch: endJSON(ex.Switch), MGID: strp(ev.MGID), QoSLevel: strp(ev.QoSLevel), Fallback: ev.Fallback,
-		Detail: strp(ev.Detail), Rule: ex.Rule, Fix: ex.Fix, FixAt: strp(ex.FixAt), Notes: ex.Notes}
+	f := eventFields{Kind: string(ev.Kind), Severity: smlog.SeverityOf(ev.Kind).String(), Code: nonZero(ev.Code),
+		KeyType: nonZero(string(ev.KeyType)), From: endJSON(ex.From), To: endJSON(ex.To), Reporter: endJSON(ex.Reporter),
+		Switch: endJSON(ex.Switch), MGID: nonZero(ev.MGID), QoSLevel: nonZero(ev.QoSLevel), Fallback: ev.Fallback,
+		Detail: nonZero(ev.Detail), Rule: ex.Rule, Fix: ex.Fix, FixAt: nonZero(ex.FixAt), Notes: ex.Notes, Trap: nonZero(ev.Trap)}
 	if f.Notes == nil {
 		f.Notes = []string{}
-	}
-	if ev.Trap != 0 {
-		t := ev.Trap
-		f.Trap = &t
 	}
 	if ev.SL >= 0 {
 		sl := ev.SL
@@ -123,13 +98,13 @@ func fields(ev *smlog.Event, ex *smlog.Explanation) eventFields {
 	switch ev.KeyType {
 	case smlog.KeyPKey:
 		k := check.PKey(ev.Key)
-		f.PKey, f.Key, f.Membership = strp(k.String()), strp(k.Partition().String()), strp(k.Membership().String())
+		f.PKey, f.Key, f.Membership = nonZero(k.String()), nonZero(k.Partition().String()), nonZero(k.Membership().String())
 	case smlog.KeyQKey:
-		f.QKey = strp(check.QKey(ev.Key).String())
+		f.QKey = nonZero(check.QKey(ev.Key).String())
 	case smlog.KeyMKey:
-		f.MKey = strp(fmt.Sprintf("0x%016x", ev.Key))
+		f.MKey = nonZero(fmt.Sprintf("0x%016x", ev.Key))
 	case smlog.KeySMKey:
-		f.SMKey = strp(fmt.Sprintf("0x%016x", ev.Key))
+		f.SMKey = nonZero(fmt.Sprintf("0x%016x", ev.Key))
 	}
 	return f
 }

@@ -319,9 +319,7 @@ func (o *LogOptions) read(in io.Reader, ref time.Time, f *fabric.Fabric, x *smlo
 	// The log lines go only into JSON events.
 	a.NoLines = o.Format != cmdutil.FormatJSON
 	x.R = smlog.NewResolver(f, a.Names)
-	if err := out.begin(); err != nil {
-		return false, err
-	}
+	out.begin()
 	var err error
 	if o.Follow {
 		err = smlog.Follow(o.Ctx, o.File, a, smlog.FollowOptions{Notice: o.Notices.Note})

@@ -21,19 +21,14 @@ type printer struct {
 	events *jsondoc.ArrayWriter
 	w      *bufio.Writer
 	since  time.Time
-	n      int // events written
-	errs   int
-	warns  int
 }
 
 func newPrinter(o *LogOptions) *printer {
 	return &printer{o: o, w: bufio.NewWriterSize(o.IO.Out, 64<<10)}
 }
 
-func (p *printer) streaming() bool { return p.o.Follow }
-
-func (p *printer) begin() error {
-	if p.o.Format == cmdutil.FormatJSON && !p.streaming() {
+func (p *printer) begin() {
+	if p.o.Format == cmdutil.FormatJSON && !p.o.Follow {
 		p.doc = jsondoc.New(p.w)
 		p.doc.Field("schema_version", cmdutil.SchemaVersionNumber)
 		p.doc.Field("log", p.o.File)
@@ -46,43 +41,34 @@ func (p *printer) begin() error {
 		p.events = p.doc.OpenArray("events")
 	}
 	if p.o.Format == cmdutil.FormatPlain {
-		if p.streaming() {
+		if p.o.Follow {
 			fmt.Fprintln(p.w, strings.Join(plainHeader, "\t"))
 		} else {
 			p.grid = &cmdutil.Grid{Header: plainHeader, FreeLast: true}
 		}
 	}
-	return nil
 }
 
 // event writes one event (JSON: always; text: with --each or --follow).
 func (p *printer) event(ev *smlog.Event, ex *smlog.Explanation) error {
-	if smlog.SeverityOf(ev.Kind) == check.SeverityError {
-		p.errs++
-	} else {
-		p.warns++
-	}
 	switch p.o.Format {
 	case cmdutil.FormatJSON:
 		j := eventJSON(ev, ex)
-		if p.streaming() {
-			if err := cmdutil.WriteJSONLine(p.w, j); err != nil {
-				return err
-			}
-			return p.w.Flush()
+		if !p.o.Follow {
+			p.events.Add(j)
+		} else if err := cmdutil.WriteJSONLine(p.w, j); err != nil {
+			return err
 		}
-		p.events.Add(j)
 	case cmdutil.FormatPlain:
-		if p.o.Each || p.streaming() {
+		if p.o.Each || p.o.Follow {
 			p.plainLine(ev, ex, 1, ev.Time)
 		}
 	default:
-		if p.o.Each || p.streaming() {
+		if p.o.Each || p.o.Follow {
 			p.block(ev, ex, 1, ev.Time, ev.Time)
 		}
 	}
-	p.n++
-	if p.streaming() {
+	if p.o.Follow {
 		return p.w.Flush()
 	}
 	return nil
@@ -100,7 +86,7 @@ func (p *printer) end(s *smlog.Summary, lines int64) error {
 	}
 	switch p.o.Format {
 	case cmdutil.FormatJSON:
-		if p.streaming() {
+		if p.o.Follow {
 			return p.w.Flush()
 		}
 		p.events.CloseArray()
@@ -112,7 +98,7 @@ func (p *printer) end(s *smlog.Summary, lines int64) error {
 			return err
 		}
 	case cmdutil.FormatPlain:
-		if !p.streaming() {
+		if !p.o.Follow {
 			if !p.o.Each {
 				for _, g := range s.Groups {
 					p.plainLine(g.First, g.Explanation, g.Count, g.LastAt)
@@ -123,7 +109,7 @@ func (p *printer) end(s *smlog.Summary, lines int64) error {
 			}
 		}
 	default:
-		if !p.o.Each && !p.streaming() {
+		if !p.o.Each && !p.o.Follow {
 			for _, g := range s.Groups {
 				p.block(g.First, g.Explanation, g.Count, g.FirstAt, g.LastAt)
 			}
