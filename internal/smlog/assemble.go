@@ -443,12 +443,9 @@ func (a *Assembler) message(r record, line []byte) {
 		}
 	case has(msg, "Ignoring noisy traps") || has(msg, "Cannot find port corresponding to lid:"):
 		// No report follows (osm_trap_rcv.c): the trap is whole as it is.
-		for _, p := range a.pending {
-			if p.thread == string(r.thread) && p.want == "report" {
-				a.add(p, r, line)
-				a.release(p)
-				return
-			}
+		if p := a.findPending(r.thread, "report"); p != nil {
+			a.add(p, r, line)
+			a.release(p)
 		}
 	case has(msg, "PARSE ERROR"):
 		a.parseError(r, line)
@@ -539,73 +536,44 @@ func (a *Assembler) errCode(r record, line []byte) {
 	body = bytes.TrimPrefix(body, []byte(" "))
 	var g1, g2, p1, p2, key, a1, b1 uint64
 	var d1, d2, qos string
-	pathEnds := func(ev *Event) {
-		ev.From = Port{GUID: check.GUID(g1), NodeDesc: d1, Num: int(p1)}
-		ev.To = Port{GUID: check.GUID(g2), NodeDesc: d2, Num: int(p2)}
-		a.Names.learn(ev.From)
-		a.Names.learn(ev.To)
-	}
 	ev := func(k Kind) *Event {
 		e := a.newEvent(k, r, line)
 		e.Code = code
 		return e
 	}
 	switch code {
-	case "1F1A":
-		if !scanf(body, "Ports 0x%x (%s port %d) and 0x%x (%s port %d) do not share specified PKey 0x%x", &g1, &d1, &p1, &g2, &d2, &p2, &key) {
+	case "1F1A", "4518", "1F1B", "4519", "1F1D", "451C", "1F1E", "451D":
+		// The SA's path refusals (osm_sa_path_record.c, osm_sa_multipath_record.c).
+		var ok bool
+		keyed := true
+		switch code {
+		case "1F1A":
+			ok = scanf(body, "Ports 0x%x (%s port %d) and 0x%x (%s port %d) do not share specified PKey 0x%x", &g1, &d1, &p1, &g2, &d2, &p2, &key)
+		case "4518":
+			ok = scanf(body, "Ports src 0x%x (%s port %d) and dst 0x%x (%s port %d) do not share the specified PKey 0x%x", &g1, &d1, &p1, &g2, &d2, &p2, &key)
+		case "1F1B", "4519":
+			ok, keyed = scanf(body, "Ports src 0x%x (%s port %d) and dst 0x%x (%s port %d) do not have any shared PKeys", &g1, &d1, &p1, &g2, &d2, &p2), false
+		case "1F1D":
+			ok = scanf(body, "QoS level \"%s\" doesn't define specified PKey 0x%x for ports 0x%x (%s port %d) and 0x%x (%s port %d)", &qos, &key, &g1, &d1, &p1, &g2, &d2, &p2)
+		case "451C":
+			ok = scanf(body, "Ports src 0x%x (%s port %d) and dst 0x%x (%s port %d) do not share specified PKey (0x%x) as defined by QoS level \"%s\"", &g1, &d1, &p1, &g2, &d2, &p2, &key, &qos)
+		case "1F1E":
+			p1, p2 = ^uint64(0), ^uint64(0) // no port numbers: -1, not known
+			ok, keyed = scanf(body, "Ports 0x%x (%s) and 0x%x (%s) do not share PKeys defined by QoS level \"%s\"", &g1, &d1, &g2, &d2, &qos), false
+		case "451D":
+			ok, keyed = scanf(body, "Ports src 0x%x (%s port %d) and dst 0x%x (%s port %d) do not share a PKey as defined by QoS level \"%s\"", &g1, &d1, &p1, &g2, &d2, &p2, &qos), false
+		}
+		if !ok {
 			return
 		}
 		e := ev(KindPathRefused)
-		pathEnds(e)
-		e.Key, e.KeyType = key, KeyPKey
-		a.emit(e)
-	case "4518":
-		if !scanf(body, "Ports src 0x%x (%s port %d) and dst 0x%x (%s port %d) do not share the specified PKey 0x%x", &g1, &d1, &p1, &g2, &d2, &p2, &key) {
-			return
+		e.From = Port{GUID: check.GUID(g1), NodeDesc: d1, Num: int(p1)}
+		e.To = Port{GUID: check.GUID(g2), NodeDesc: d2, Num: int(p2)}
+		a.Names.learn(e.From)
+		a.Names.learn(e.To)
+		if keyed {
+			e.Key, e.KeyType = key, KeyPKey
 		}
-		e := ev(KindPathRefused)
-		pathEnds(e)
-		e.Key, e.KeyType = key, KeyPKey
-		a.emit(e)
-	case "1F1B", "4519":
-		if !scanf(body, "Ports src 0x%x (%s port %d) and dst 0x%x (%s port %d) do not have any shared PKeys", &g1, &d1, &p1, &g2, &d2, &p2) {
-			return
-		}
-		e := ev(KindPathRefused)
-		pathEnds(e)
-		a.emit(e)
-	case "1F1D":
-		if !scanf(body, "QoS level \"%s\" doesn't define specified PKey 0x%x for ports 0x%x (%s port %d) and 0x%x (%s port %d)", &qos, &key, &g1, &d1, &p1, &g2, &d2, &p2) {
-			return
-		}
-		e := ev(KindPathRefused)
-		pathEnds(e)
-		e.Key, e.KeyType, e.QoSLevel = key, KeyPKey, qos
-		a.emit(e)
-	case "451C":
-		if !scanf(body, "Ports src 0x%x (%s port %d) and dst 0x%x (%s port %d) do not share specified PKey (0x%x) as defined by QoS level \"%s\"", &g1, &d1, &p1, &g2, &d2, &p2, &key, &qos) {
-			return
-		}
-		e := ev(KindPathRefused)
-		pathEnds(e)
-		e.Key, e.KeyType, e.QoSLevel = key, KeyPKey, qos
-		a.emit(e)
-	case "1F1E":
-		if !scanf(body, "Ports 0x%x (%s) and 0x%x (%s) do not share PKeys defined by QoS level \"%s\"", &g1, &d1, &g2, &d2, &qos) {
-			return
-		}
-		p1, p2 = ^uint64(0), ^uint64(0)
-		e := ev(KindPathRefused)
-		pathEnds(e)
-		e.From.Num, e.To.Num = -1, -1
-		e.QoSLevel = qos
-		a.emit(e)
-	case "451D":
-		if !scanf(body, "Ports src 0x%x (%s port %d) and dst 0x%x (%s port %d) do not share a PKey as defined by QoS level \"%s\"", &g1, &d1, &p1, &g2, &d2, &p2, &qos) {
-			return
-		}
-		e := ev(KindPathRefused)
-		pathEnds(e)
 		e.QoSLevel = qos
 		a.emit(e)
 	case "1F1C", "451A":
@@ -796,8 +764,6 @@ func (a *Assembler) trapHeader(r record, line []byte) {
 	a.hold(ev, r.thread, "report")
 }
 
-// trapDetail: "Bad %s_Key:0x%x on SL:%d from LID1:%u QP1:0x%x to LID2:%u QP2:0x%x"
-// (log_trap_info). QP1 is printed & 0xfff: only its low 12 bits.
 // msgCache holds what the last few messages of one kind said, by their bytes: a
 // message seen again (traps repeat, with other threads and times) is not parsed again.
 type msgCache[V any] struct {
@@ -834,6 +800,8 @@ type trapDetailV struct {
 	key, sl, lid1, qp1, lid2, qp2 uint64
 }
 
+// trapDetail: "Bad %s_Key:0x%x on SL:%d from LID1:%u QP1:0x%x to LID2:%u QP2:0x%x"
+// (log_trap_info). QP1 is printed & 0xfff: only its low 12 bits.
 func (a *Assembler) trapDetail(r record, line []byte) {
 	v, ok := a.details.get(r.msg)
 	if !ok {
@@ -842,12 +810,11 @@ func (a *Assembler) trapDetail(r record, line []byte) {
 		}
 		a.details.put(r.msg, v)
 	}
-	kind, key, sl, lid1, qp1, lid2, qp2 := v.kind, v.key, v.sl, v.lid1, v.qp1, v.lid2, v.qp2
 	p := a.findPending(r.thread, "report")
 	if p == nil {
 		// The header line was not in the log read (it starts mid-event).
 		k := KindBadPKey
-		if kind == "Q" {
+		if v.kind == "Q" {
 			k = KindBadQKey
 		}
 		ev := a.newEvent(k, r, line)
@@ -861,16 +828,14 @@ func (a *Assembler) trapDetail(r record, line []byte) {
 		a.add(p, r, line)
 	}
 	ev := p.ev
-	ev.Key, ev.SL = key, int(sl)
+	ev.Key, ev.SL = v.key, int(v.sl)
 	if !ev.From.QPKnown || ev.From.QPLow12 {
-		ev.From.QP, ev.From.QPKnown, ev.From.QPLow12 = uint32(qp1), true, true
+		ev.From.QP, ev.From.QPKnown, ev.From.QPLow12 = uint32(v.qp1), true, true
 	}
-	ev.From.LID, ev.To.LID = uint16(lid1), uint16(lid2)
-	ev.To.QP, ev.To.QPKnown = uint32(qp2), true
+	ev.From.LID, ev.To.LID = uint16(v.lid1), uint16(v.lid2)
+	ev.To.QP, ev.To.QPKnown = uint32(v.qp2), true
 }
 
-// trapReport: the info-level "Reporting Security Notice" line (osm_inform.c
-// log_notice), which has the QP numbers whole and, for trap 259, the switch port.
 // reportV is what a trap's report line says; form is which of log_notice's
 // formats it is (1: 257/258, 2: 259, 3: 256).
 type reportV struct {
@@ -879,6 +844,8 @@ type reportV struct {
 	issuer, guid, lid1, lid2, key, sl, qp1, qp2, port, valid uint64
 }
 
+// trapReport: the info-level "Reporting Security Notice" line (osm_inform.c
+// log_notice), which has the QP numbers whole and, for trap 259, the switch port.
 func (a *Assembler) trapReport(r record, line []byte) {
 	msg := r.msg
 	v, cached := a.reports.get(msg)
@@ -896,8 +863,6 @@ func (a *Assembler) trapReport(r record, line []byte) {
 	if !cached {
 		a.reports.put(msg, v)
 	}
-	issuer, guid, lid1, lid2, key, sl, qp1, qp2 := v.issuer, v.guid, v.lid1, v.lid2, v.key, v.sl, v.qp1, v.qp2
-	gid1, gid2 := v.gid1, v.gid2
 	var ev *Event
 	p := a.findPending(r.thread, "report")
 	get := func(k Kind, trap int) *Event {
@@ -921,54 +886,53 @@ func (a *Assembler) trapReport(r record, line []byte) {
 		}
 		ev = get(k, trap)
 		ev.KeyType = kt
-		ev.From.QP, ev.From.QPKnown, ev.From.QPLow12 = uint32(qp1), true, false
-		ev.To.QP, ev.To.QPKnown = uint32(qp2), true
+		ev.From.QP, ev.From.QPKnown, ev.From.QPLow12 = uint32(v.qp1), true, false
+		ev.To.QP, ev.To.QPKnown = uint32(v.qp2), true
 	case 2:
-		valid := v.valid
 		ev = get(KindBadSwitchPKey, 259)
 		ev.KeyType = KeyPKey
 		ev.SwitchPort = int(v.port)
 		// IBA 14.3.1 table 181 DataValid: bit 0 LID1, 1 LID2, 2 P_Key, 3 SL, 4 QP1,
 		// 5 QP2, 6 GID1, 7 GID2. A field not valid is not known.
-		ev.Detail = fmt.Sprintf("data_valid 0x%04x", valid)
-		if valid&1 == 0 {
-			lid1 = 0
+		ev.Detail = fmt.Sprintf("data_valid 0x%04x", v.valid)
+		if v.valid&1 == 0 {
+			v.lid1 = 0
 		}
-		if valid&2 == 0 {
-			lid2 = 0
+		if v.valid&2 == 0 {
+			v.lid2 = 0
 		}
-		if valid&8 == 0 {
-			sl = ^uint64(0)
+		if v.valid&8 == 0 {
+			v.sl = ^uint64(0)
 		}
-		ev.From.QP, ev.From.QPKnown = uint32(qp1), valid&0x10 != 0
-		ev.To.QP, ev.To.QPKnown = uint32(qp2)&0xffffff, valid&0x20 != 0
-		if valid&4 == 0 {
-			ev.KeyType, key = "", 0
+		ev.From.QP, ev.From.QPKnown = uint32(v.qp1), v.valid&0x10 != 0
+		ev.To.QP, ev.To.QPKnown = uint32(v.qp2)&0xffffff, v.valid&0x20 != 0
+		if v.valid&4 == 0 {
+			ev.KeyType, v.key = "", 0
 		}
-		if valid&0x40 == 0 {
-			gid1 = ""
+		if v.valid&0x40 == 0 {
+			v.gid1 = ""
 		}
-		if valid&0x80 == 0 {
-			gid2 = ""
+		if v.valid&0x80 == 0 {
+			v.gid2 = ""
 		}
 	case 3:
 		ev = get(KindBadMKey, 256)
 		ev.KeyType = KeyMKey
-		ev.Key = key
-		ev.Detail = fmt.Sprintf("method 0x%x, attribute 0x%x, modifier 0x%x", lid1, lid2, sl)
-		ev.Reporter.LID, ev.Reporter.GUID = uint16(issuer), check.GUID(guid)
+		ev.Key = v.key
+		ev.Detail = fmt.Sprintf("method 0x%x, attribute 0x%x, modifier 0x%x", v.lid1, v.lid2, v.sl)
+		ev.Reporter.LID, ev.Reporter.GUID = uint16(v.issuer), check.GUID(v.guid)
 		a.release(p)
 		return
 	}
-	ev.Key = key
-	if int64(sl) >= 0 && sl < 16 {
-		ev.SL = int(sl)
+	ev.Key = v.key
+	if int64(v.sl) >= 0 && v.sl < 16 {
+		ev.SL = int(v.sl)
 	} else {
 		ev.SL = -1
 	}
-	ev.From.LID, ev.To.LID = uint16(lid1), uint16(lid2)
-	ev.From.GID, ev.To.GID = gid1, gid2
-	ev.Reporter.LID, ev.Reporter.GUID = uint16(issuer), check.GUID(guid)
+	ev.From.LID, ev.To.LID = uint16(v.lid1), uint16(v.lid2)
+	ev.From.GID, ev.To.GID = v.gid1, v.gid2
+	ev.Reporter.LID, ev.Reporter.GUID = uint16(v.issuer), check.GUID(v.guid)
 	a.release(p)
 }
 
