@@ -1,9 +1,11 @@
 package smlog
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"sync"
 	"time"
 )
@@ -59,23 +61,13 @@ func (c *Counts) Add(ev *Event) {
 // Each calls fn for every series, sorted by kind then key.
 func (c *Counts) Each(fn func(k CountKey, n uint64)) {
 	c.mu.Lock()
-	keys := make([]CountKey, 0, len(c.m))
-	for k := range c.m {
-		keys = append(keys, k)
-	}
-	counts := make([]uint64, len(keys))
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i].Kind != keys[j].Kind {
-			return keys[i].Kind < keys[j].Kind
-		}
-		return keys[i].Key < keys[j].Key
-	})
-	for i, k := range keys {
-		counts[i] = c.m[k]
-	}
+	m := maps.Clone(c.m)
 	c.mu.Unlock()
-	for i, k := range keys {
-		fn(k, counts[i])
+	keys := slices.SortedFunc(maps.Keys(m), func(a, b CountKey) int {
+		return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Key, b.Key))
+	})
+	for _, k := range keys {
+		fn(k, m[k])
 	}
 }
 

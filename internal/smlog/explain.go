@@ -3,6 +3,7 @@ package smlog
 import (
 	"fmt"
 	"net/netip"
+	"slices"
 	"strings"
 
 	"github.com/ibkey/ibkey/internal/check"
@@ -70,7 +71,9 @@ func (x *Explainer) Explain(ev *Event) Explanation {
 	}
 	for _, e := range []*End{ex.From, ex.To, ex.Reporter} {
 		if e != nil && e.From == "" && e.LID != 0 {
-			ex.Notes = appendOnce(ex.Notes, fmt.Sprintf("LID %d is not resolved: the log does not name it; give --fabric-file, or a fabric transport (--ibsim, --ca) to sweep now", e.LID))
+			if n := fmt.Sprintf("LID %d is not resolved: the log does not name it; give --fabric-file, or a fabric transport (--ibsim, --ca) to sweep now", e.LID); !slices.Contains(ex.Notes, n) {
+				ex.Notes = append(ex.Notes, n)
+			}
 		}
 	}
 	switch ev.Kind {
@@ -132,15 +135,6 @@ func labelOr(e *End, or string) string {
 		return or
 	}
 	return e.Label()
-}
-
-func appendOnce(list []string, s string) []string {
-	for _, x := range list {
-		if x == s {
-			return list
-		}
-	}
-	return append(list, s)
 }
 
 // portEndpoint is e as a can-talk endpoint: its whole table when the fabric has it.
