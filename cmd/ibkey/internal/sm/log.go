@@ -216,27 +216,15 @@ func runLog(o *LogOptions) error {
 	var found bool
 	run := func(f *fabric.Fabric) error {
 		var err error
-		found, err = o.read(in, ref, f, x)
+		if found, err = o.read(in, ref, f, x); err == nil && found {
+			return cmdutil.Exit(cmdutil.ExitNo)
+		}
 		return err
 	}
 	if o.Source.File == "" && !o.Source.MAD.Explicit() {
-		if err := run(nil); err != nil {
-			return err
-		}
-		if found {
-			return cmdutil.Exit(cmdutil.ExitNo)
-		}
-		return nil
+		return run(nil)
 	}
-	err = o.Source.Load(o.Ctx, o.Notices, false, false, func(f *fabric.Fabric) error {
-		if err := run(f); err != nil {
-			return err
-		}
-		if found {
-			return cmdutil.Exit(cmdutil.ExitNo)
-		}
-		return nil
-	})
+	err = o.Source.Load(o.Ctx, o.Notices, false, false, run)
 	// Errors found in the log are definite, whatever the sweep that names the ports
 	// could not read (it is named on stderr).
 	var se *cmdutil.SilentError
