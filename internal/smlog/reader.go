@@ -91,20 +91,16 @@ func (s *splitter) end() {
 //
 // The reading is done ahead by a second goroutine (readAhead): the read calls (a
 // copy out of the page cache, a fifth of the time on a log in tmpfs) overlap the
-// parsing. Memory stays flat: aheadBufs buffers of bufSize.
+// parsing, and a read that blocks (a pipe) does not keep ctx's end waiting. Memory
+// stays flat: two buffers of bufSize.
 func Read(ctx context.Context, r io.Reader, a *Assembler) error {
 	err := readLines(ctx, r, a.Line)
 	a.Flush()
 	return err
 }
 
-// aheadBufs is how many buffers readAhead cycles through: one being read into, one
-// waiting, one being parsed.
-const aheadBufs = 3
-
 // chunk is what one read returned.
 type chunk struct {
-	buf  []byte // the buffer, to give back
 	data []byte
 	err  error
 }
@@ -113,14 +109,10 @@ type chunk struct {
 // line, in order. A line longer than bufSize (no OpenSM line is: LOG_ENTRY_SIZE_MAX
 // is 4096) is cut there and its rest skipped. It returns r's error, nil at EOF.
 func readLines(ctx context.Context, r io.Reader, line func([]byte)) error {
-	chunks := make(chan chunk, aheadBufs-1)
-	free := make(chan []byte, aheadBufs)
-	for range aheadBufs {
-		free <- make([]byte, bufSize)
-	}
+	chunks := make(chan chunk)
 	stop := make(chan struct{})
 	defer close(stop)
-	go readAhead(r, chunks, free, stop)
+	go readAhead(r, chunks, stop)
 	s := &splitter{line: line}
 	for {
 		var c chunk
@@ -130,7 +122,6 @@ func readLines(ctx context.Context, r io.Reader, line func([]byte)) error {
 			return ctx.Err()
 		}
 		s.feed(c.data)
-		free <- c.buf
 		if c.err != nil {
 			s.end()
 			if errors.Is(c.err, io.EOF) {
@@ -144,19 +135,15 @@ func readLines(ctx context.Context, r io.Reader, line func([]byte)) error {
 	}
 }
 
-// readAhead reads r into the free buffers and sends what each read returned, until
-// an error (io.EOF included) or until stop is closed.
-func readAhead(r io.Reader, chunks chan<- chunk, free chan []byte, stop <-chan struct{}) {
-	for {
-		var buf []byte
+// readAhead reads r into two buffers in turn and sends what each read returned,
+// until an error (io.EOF included) or until stop is closed. A buffer is read into
+// again once the other one has been received: the receiver is done with it then.
+func readAhead(r io.Reader, chunks chan<- chunk, stop <-chan struct{}) {
+	bufs := [2][]byte{make([]byte, bufSize), make([]byte, bufSize)}
+	for i := 0; ; i ^= 1 {
+		m, err := r.Read(bufs[i])
 		select {
-		case buf = <-free:
-		case <-stop:
-			return
-		}
-		m, err := r.Read(buf)
-		select {
-		case chunks <- chunk{buf: buf, data: buf[:m], err: err}:
+		case chunks <- chunk{data: bufs[i][:m], err: err}:
 		case <-stop:
 			return
 		}
