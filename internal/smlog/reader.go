@@ -183,10 +183,9 @@ func Follow(ctx context.Context, path string, a *Assembler, o FollowOptions) err
 	if o.Quiet <= 0 {
 		o.Quiet = time.Second
 	}
-	note := func(s string) {
-		if o.Notice != nil {
-			o.Notice(s)
-		}
+	note := o.Notice
+	if note == nil {
+		note = func(string) {}
 	}
 	sp := &splitter{line: a.Line}
 	buf := make([]byte, bufSize)
@@ -197,19 +196,16 @@ func Follow(ctx context.Context, path string, a *Assembler, o FollowOptions) err
 		return m, err
 	}
 	var f *os.File
-	var off int64
 	open := func(fromEnd bool) error {
 		nf, err := os.Open(path)
 		if err != nil {
 			return err
 		}
 		if fromEnd {
-			if off, err = nf.Seek(0, io.SeekEnd); err != nil {
+			if _, err = nf.Seek(0, io.SeekEnd); err != nil {
 				nf.Close()
 				return err
 			}
-		} else {
-			off = 0
 		}
 		f = nf
 		return nil
@@ -239,7 +235,6 @@ func Follow(ctx context.Context, path string, a *Assembler, o FollowOptions) err
 		// Read what there is.
 		for {
 			m, err := fill(f)
-			off += int64(m)
 			if m > 0 {
 				quietSince = time.Now()
 			}
@@ -263,8 +258,12 @@ func Follow(ctx context.Context, path string, a *Assembler, o FollowOptions) err
 			return nil
 		case <-time.After(o.Poll):
 		}
-		// Rotated, truncated, or gone?
+		// Rotated, truncated (shorter than what was read), or gone?
 		cur, err := f.Stat()
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		off, err := f.Seek(0, io.SeekCurrent)
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}
@@ -298,7 +297,6 @@ func Follow(ctx context.Context, path string, a *Assembler, o FollowOptions) err
 			if _, err := f.Seek(0, io.SeekStart); err != nil {
 				return fmt.Errorf("%s: %w", path, err)
 			}
-			off = 0
 			missing = false
 			note(fmt.Sprintf("%s was truncated: reading it again from its start", path))
 		default:
