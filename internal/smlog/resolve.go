@@ -12,16 +12,8 @@ import (
 // fabric (a saved sweep or a sweep now) or the log's own lines add. What nothing says
 // stays unknown: a LID is never turned into a name by guessing.
 type End struct {
-	LID      uint16
-	GUID     check.GUID // port GUID
-	NodeGUID check.GUID
-	NodeDesc string
-	Num      int // port number; -1 unknown
-	Type     check.NodeType
-	QP       uint32
-	QPKnown  bool
-	QPLow12  bool
-	GID      string
+	Port // as the log says it, with what the fabric and the log's names add
+	Type check.NodeType
 	// From says where the name came from: "fabric", "log", or "" (not resolved).
 	From string
 	// ID is the port in the fabric, when found there.
@@ -107,8 +99,7 @@ func NewResolver(f *fabric.Fabric, names *Names) *Resolver {
 // Resolve fills in p: by its GUID, else by its LID, in the fabric first (a sweep
 // names every port) and then in the log. notes receives where the two disagree.
 func (r *Resolver) Resolve(p Port, notes *[]string) End {
-	e := End{LID: p.LID, GUID: p.GUID, NodeGUID: p.NodeGUID, NodeDesc: p.NodeDesc, Num: p.Num,
-		QP: p.QP, QPKnown: p.QPKnown, QPLow12: p.QPLow12, GID: p.GID}
+	e := End{Port: p}
 	if e.NodeDesc != "" || e.GUID != 0 || e.NodeGUID != 0 {
 		e.From = "log"
 	}
