@@ -24,8 +24,6 @@ type Explainer struct {
 // Explanation is what an event means.
 type Explanation struct {
 	From, To, Reporter, Switch *End
-	// Partition is the 15-bit key of a P_Key event (0 when none).
-	Partition check.PartitionKey
 	// Rule is the rule that failed; Fix what to change, FixAt the file position it
 	// names ("" when none).
 	Rule, Fix, FixAt string
@@ -61,9 +59,6 @@ func (x *Explainer) Explain(ev *Event) Explanation {
 		return &e
 	}
 	ex.From, ex.To, ex.Reporter = res(ev.From), res(ev.To), res(ev.Reporter)
-	if ev.KeyType == KeyPKey {
-		ex.Partition = check.PKey(ev.Key).Partition()
-	}
 	for _, e := range []*End{ex.From, ex.To} {
 		if e != nil && e.QPKnown && e.QPLow12 {
 			ex.Notes = append(ex.Notes, fmt.Sprintf("QP1 is known only in its low 12 bits (0x%03x): OpenSM's error-level trap line cuts it (osm_trap_rcv.c log_trap_info) and no info-level report of this trap was logged (OpenSM skips it for a trap repeated 10 times within its aging window)", e.QP))
@@ -89,8 +84,9 @@ func (x *Explainer) Explain(ev *Event) Explanation {
 	case KindPathRefused:
 		x.pathRefused(ev, &ex)
 	case KindPathNoPartition:
-		ex.Rule = fmt.Sprintf("both ports hold P_Key %s, but OpenSM's configuration has no partition %s: the tables hold a key the partitions file no longer defines (left from an earlier configuration, or not set by this SM); the SA answered with the default SL %d", check.PKey(ev.Key), ex.Partition, ev.SL)
-		ex.Fix, ex.FixAt = x.fixDefine(ex.Partition, "define partition "+ex.Partition.String()+" in the partitions file if the ports are to use it; else a heavy sweep (SIGHUP to OpenSM) reprograms the tables without it")
+		k := check.PKey(ev.Key)
+		ex.Rule = fmt.Sprintf("both ports hold P_Key %s, but OpenSM's configuration has no partition %s: the tables hold a key the partitions file no longer defines (left from an earlier configuration, or not set by this SM); the SA answered with the default SL %d", k, k.Partition(), ev.SL)
+		ex.Fix, ex.FixAt = x.fixDefine(k.Partition(), "define partition "+k.Partition().String()+" in the partitions file if the ports are to use it; else a heavy sweep (SIGHUP to OpenSM) reprograms the tables without it")
 	case KindJoinRefused:
 		x.joinRefused(ev, &ex)
 	case KindUntrusted:
@@ -342,7 +338,6 @@ func (x *Explainer) joinRefused(ev *Event, ex *Explanation) {
 	in := "the group's partition"
 	if ok {
 		in = "partition " + key.String()
-		ex.Partition = key
 	}
 	ex.Rule = fmt.Sprintf("a port joins a multicast group only when its P_Key table holds the group's partition (osm_sa_mcmember_record.c, osm_physp_has_pkey): %s is not in %s of group %s", port, in, ev.MGID)
 	if !ok {
