@@ -13,7 +13,6 @@ import (
 // stays unknown: a LID is never turned into a name by guessing.
 type End struct {
 	Port // as the log says it, with what the fabric and the log's names add
-	Type check.NodeType
 	// From says where the name came from: "fabric", "log", or "" (not resolved).
 	From string
 	// ID is the port in the fabric, when found there.
@@ -127,7 +126,7 @@ func (r *Resolver) Resolve(p Port, notes *[]string) End {
 				*notes = append(*notes, fmt.Sprintf("the log names LID %d for %s, which has LID %d in %s: LIDs were reassigned since, the name is by GUID", e.LID, r.Fabric.Label(id), fp.LID, r.fabricName()))
 			}
 			e.ID = &id
-			e.NodeGUID, e.Type = n.GUID, n.Type
+			e.NodeGUID = n.GUID
 			if fp.GUID != 0 {
 				e.GUID = fp.GUID
 			}
