@@ -75,9 +75,6 @@ type pending struct {
 // the first line's year is ref's, or the year before when its month is after ref's),
 // in loc (OpenSM writes local time).
 func NewAssembler(ref time.Time, loc *time.Location, emit func(*Event)) *Assembler {
-	if loc == nil {
-		loc = time.Local
-	}
 	return &Assembler{Emit: emit, Names: NewNames(), loc: loc, ref: ref.In(loc)}
 }
 
@@ -283,9 +280,7 @@ func (a *Assembler) deliver(ev *Event) {
 	if (ev.Kind == KindBadPKey || ev.Kind == KindBadQKey || ev.Kind == KindBadSwitchPKey || ev.Kind == KindBadMKey) && ev.Reporter.GUID != 0 {
 		a.Names.learnTrap(ev)
 	}
-	if a.Emit != nil {
-		a.Emit(ev)
-	}
+	a.Emit(ev)
 }
 
 // stamp reads the line's time, inferring the year: the first line's from ref, then
