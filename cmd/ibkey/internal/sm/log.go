@@ -151,11 +151,7 @@ JSON (-o json; schemas/sm-log.schema.json): {"schema_version":1,"log","lines_rea
 	fl.StringVar(&o.Partitions, "partitions", "", "name the line to edit in this OpenSM partitions.conf (`FILE`)")
 	_ = c.MarkFlagFilename("partitions")
 	o.OpenSM.AddFlags(c)
-	kinds := make([]cobra.Completion, len(smlog.Kinds))
-	for i, k := range smlog.Kinds {
-		kinds[i] = string(k)
-	}
-	_ = c.RegisterFlagCompletionFunc("kind", cobra.FixedCompletions(kinds, cobra.ShellCompDirectiveNoFileComp))
+	_ = c.RegisterFlagCompletionFunc("kind", cobra.FixedCompletions(kindNames(), cobra.ShellCompDirectiveNoFileComp))
 	_ = c.RegisterFlagCompletionFunc("since", cmdutil.CompleteDurations("10m", "1h", "24h", "168h"))
 	return c
 }
@@ -172,14 +168,19 @@ func (o *LogOptions) validate() error {
 	}
 	for _, k := range o.Kinds {
 		if !slices.Contains(smlog.Kinds, smlog.Kind(k)) {
-			var all []string
-			for _, k := range smlog.Kinds {
-				all = append(all, string(k))
-			}
-			return cmdutil.Usagef("invalid --kind %q (accepted: %s)", k, strings.Join(all, ", "))
+			return cmdutil.Usagef("invalid --kind %q (accepted: %s)", k, strings.Join(kindNames(), ", "))
 		}
 	}
 	return nil
+}
+
+// kindNames are the event kinds --kind accepts.
+func kindNames() []string {
+	var names []string
+	for _, k := range smlog.Kinds {
+		names = append(names, string(k))
+	}
+	return names
 }
 
 func runLog(o *LogOptions) error {
