@@ -731,15 +731,16 @@ func (a *Assembler) trapHeader(r record, line []byte) {
 		}
 	}
 	var k Kind
+	var kt KeyType
 	switch num {
 	case 256:
-		k = KindBadMKey
+		k, kt = KindBadMKey, KeyMKey
 	case 257:
-		k = KindBadPKey
+		k, kt = KindBadPKey, KeyPKey
 	case 258:
-		k = KindBadQKey
+		k, kt = KindBadQKey, KeyQKey
 	case 259:
-		k = KindBadSwitchPKey
+		k, kt = KindBadSwitchPKey, KeyPKey
 	default:
 		return
 	}
@@ -747,15 +748,8 @@ func (a *Assembler) trapHeader(r record, line []byte) {
 		a.release(p)
 	}
 	ev := a.newEvent(k, r, line)
-	ev.Trap = int(num)
+	ev.Trap, ev.KeyType = int(num), kt
 	ev.Reporter.LID = uint16(lid)
-	if k == KindBadPKey || k == KindBadSwitchPKey {
-		ev.KeyType = KeyPKey
-	} else if k == KindBadQKey {
-		ev.KeyType = KeyQKey
-	} else {
-		ev.KeyType = KeyMKey
-	}
 	a.hold(ev, r.thread, "report")
 }
 
@@ -808,16 +802,12 @@ func (a *Assembler) trapDetail(r record, line []byte) {
 	p := a.findPending(r.thread, "report")
 	if p == nil {
 		// The header line was not in the log read (it starts mid-event).
-		k := KindBadPKey
+		k, trap, kt := KindBadPKey, 257, KeyPKey
 		if v.kind == "Q" {
-			k = KindBadQKey
+			k, trap, kt = KindBadQKey, 258, KeyQKey
 		}
 		ev := a.newEvent(k, r, line)
-		ev.Trap = 257
-		ev.KeyType = KeyPKey
-		if k == KindBadQKey {
-			ev.Trap, ev.KeyType = 258, KeyQKey
-		}
+		ev.Trap, ev.KeyType = trap, kt
 		p = a.hold(ev, r.thread, "report")
 	} else {
 		a.add(p, r, line)
