@@ -1,6 +1,7 @@
 package smlog
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -122,8 +123,8 @@ func (r *Resolver) Resolve(p Port, notes *[]string) End {
 		}
 		if ok {
 			n, fp := r.Fabric.Node(id.Node), r.Fabric.Port(id)
-			if e.LID != 0 && fp.LID != 0 && (e.LID < fp.LID || int(e.LID) >= int(fp.LID)+1<<min(fp.LMC, 7)) && notes != nil {
-				*notes = append(*notes, fmt.Sprintf("the log names LID %d for %s, which has LID %d in %s: LIDs were reassigned since, the name is by GUID", e.LID, r.Fabric.Label(id), fp.LID, r.fabricName()))
+			if e.LID != 0 && fp.LID != 0 && (e.LID < fp.LID || int(e.LID) >= int(fp.LID)+1<<min(fp.LMC, 7)) {
+				*notes = append(*notes, fmt.Sprintf("the log names LID %d for %s, which has LID %d in %s: LIDs were reassigned since, the name is by GUID", e.LID, r.Fabric.Label(id), fp.LID, cmp.Or(r.Fabric.Source, "the fabric")))
 			}
 			e.ID = &id
 			e.NodeGUID = n.GUID
@@ -156,13 +157,6 @@ func (r *Resolver) Resolve(p Port, notes *[]string) End {
 		}
 	}
 	return e
-}
-
-func (r *Resolver) fabricName() string {
-	if r.Fabric == nil || r.Fabric.Source == "" {
-		return "the fabric"
-	}
-	return r.Fabric.Source
 }
 
 // Table is the port's P_Key table as the fabric holds it (nil when not known), as
