@@ -75,7 +75,9 @@ func TestFaultsInputFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	for kind, path := range files {
-		checkBadInput(t, &c, "fabric check --partitions", kind, path, run(t, true, "fabric", "check", "--fabric-file", good, "--partitions", path))
+		if kind != "FIFO" { // a pipe is read: TestFaultsPartitionsPipe
+			checkBadInput(t, &c, "fabric check --partitions", kind, path, run(t, true, "fabric", "check", "--fabric-file", good, "--partitions", path))
+		}
 	}
 }
 
