@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"time"
 	"unsafe"
 
@@ -41,8 +40,8 @@ const (
 
 // IbsimOptions configure DialIbsim.
 type IbsimOptions struct {
-	// SockName is ibsim's socket base name; empty means the environment
-	// variable IBSIM_SOCKNAME, else "sim" (what libumad2sim does).
+	// SockName is ibsim's socket base name (its IBSIM_SOCKNAME; "sim" when that
+	// is unset, as libumad2sim does); the caller decides it.
 	SockName string
 	// Node is the topology node name to attach at, e.g. "HcaA"; empty means
 	// the first node of ibsim's topology file.
@@ -79,12 +78,6 @@ func abstractAddr(name string) *unix.SockaddrUnix {
 // takes a slot no one frees (pinDataSocket keeps ibsim itself alive through it).
 func DialIbsim(ctx context.Context, opts IbsimOptions) (*Ibsim, error) {
 	base := opts.SockName
-	if base == "" {
-		base = os.Getenv("IBSIM_SOCKNAME")
-	}
-	if base == "" {
-		base = "sim"
-	}
 	if len(opts.Node) > MaxSimNodeLen {
 		return nil, fmt.Errorf("ibsim: node name %q longer than %d bytes", opts.Node, MaxSimNodeLen)
 	}
