@@ -16,22 +16,16 @@ import (
 //
 // A SubnAdmGetTable answer longer than one MAD travels in RMPP segments (§13.6).
 // ibkey does not reassemble them: its umad agent is registered without RMPP and ibsim
-// has none, so such an answer arrives cut to its first segment. SAHeader.Cut says
+// has none, so such an answer arrives cut to its first segment. Packet.Cut says
 // so, and nothing here takes a cut answer as the whole one.
 
 // SA header offsets (IBA 15.2.1.1, table 184).
 const (
-	offRMPPVersion = 24
-	offRMPPType    = 25
-	offRMPPFlags   = 26 // RRespTime (high 5 bits), RMPPFlags (low 3 bits)
-	offRMPPStatus  = 27
-	offRMPPData1   = 28 // SegmentNumber in a DATA packet
-	offRMPPData2   = 32 // PayloadLength in the first DATA packet
-	offSMKey       = 36
-	offAttrOffset  = 44
-	offCompMask    = 48
-	offSAData      = 56
-	saDataSize     = Size - offSAData // 200
+	offRMPPFlags = 26 // RRespTime (high 5 bits), RMPPFlags (low 3 bits)
+	offSMKey     = 36
+	offCompMask  = 48
+	offSAData    = 56
+	saDataSize   = Size - offSAData // 200
 )
 
 // SA attributes (IBA 15.2.5, table 195; OpenSM IB_MAD_ATTR_*).
@@ -47,58 +41,6 @@ const (
 	rmppFlagFirst  = 1 << 1
 	rmppFlagLast   = 1 << 2
 )
-
-// SAHeader is what an SA reply carries between the common header and its records.
-type SAHeader struct {
-	RMPPVersion   uint8
-	RMPPType      uint8 // 1 DATA, 2 ACK, 3 STOP, 4 ABORT
-	RMPPFlags     uint8 // bit 0 active, bit 1 first, bit 2 last
-	RMPPStatus    uint8
-	SegmentNumber uint32
-	PayloadLength uint32 // in the first segment: the SA header and all records, over every segment
-	SMKey         uint64
-	AttrOffset    uint16 // the record size in 8-byte words
-	CompMask      uint64
-}
-
-func decodeSAHeader(b []byte) SAHeader {
-	be := binary.BigEndian
-	return SAHeader{
-		RMPPVersion:   b[offRMPPVersion],
-		RMPPType:      b[offRMPPType],
-		RMPPFlags:     b[offRMPPFlags] & 0x7,
-		RMPPStatus:    b[offRMPPStatus],
-		SegmentNumber: be.Uint32(b[offRMPPData1:]),
-		PayloadLength: be.Uint32(b[offRMPPData2:]),
-		SMKey:         be.Uint64(b[offSMKey:]),
-		AttrOffset:    be.Uint16(b[offAttrOffset:]),
-		CompMask:      be.Uint64(b[offCompMask:]),
-	}
-}
-
-// Cut reports whether the reply is the first of several RMPP segments (active,
-// and not the last): the rest of the answer did not come.
-func (h SAHeader) Cut() bool {
-	return h.RMPPFlags&rmppFlagActive != 0 && h.RMPPFlags&rmppFlagLast == 0
-}
-
-// Records returns how many records of the reply's size are in data (one MAD's
-// worth; a Cut reply holds only the first of them).
-func (h SAHeader) Records() int {
-	if h.AttrOffset == 0 {
-		return 0
-	}
-	n := saDataSize / (8 * int(h.AttrOffset))
-	if h.RMPPFlags&rmppFlagActive != 0 && h.PayloadLength > 0 {
-		// PayloadLength counts the SA header's 20 bytes after the RMPP header
-		// (IBA 13.6.2.3: SM_Key to ComponentMask) and every record.
-		total := (int(h.PayloadLength) - (offSAData - offSMKey)) / (8 * int(h.AttrOffset))
-		if total < n {
-			n = max(total, 0)
-		}
-	}
-	return n
-}
 
 // SA status codes: the class-specific bits 8-15 of the MAD status (IBA 15.2.1.2,
 // table 185; OpenSM IB_SA_MAD_STATUS_*).

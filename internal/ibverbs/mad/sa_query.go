@@ -41,10 +41,7 @@ func saGet(ctx context.Context, t Transport, sa uint16, attr AttrID, smKey, comp
 	if err != nil {
 		return nil, err
 	}
-	if p.SA == nil {
-		return nil, fmt.Errorf("mad: %s: SA reply without an SA header", LIDAddress(sa))
-	}
-	if p.SA.Cut() {
+	if p.Cut {
 		return nil, ErrCutAnswer
 	}
 	return p.Data, nil
