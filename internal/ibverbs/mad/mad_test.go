@@ -186,8 +186,8 @@ func TestAttributeParsers(t *testing.T) {
 	binary.BigEndian.PutUint16(pi[46:], 0xfffe)
 	binary.BigEndian.PutUint16(pi[48:], 3)
 	p, err := ParsePortInfo(pi)
-	if err != nil || p.LID != 0x1234 || p.PortState != PortStateActive || p.LinkSpeedSupported != 3 || p.PhysState != 5 || p.LinkDownDefState != 2 ||
-		p.MKeyProtectBits != 3 || p.LMC != 5 || p.OperationalVLs != 4 || !p.PartitionEnforcementInbound || p.PartitionEnforcementOutbound ||
+	if err != nil || p.LID != 0x1234 || p.PortState != PortStateActive || p.PhysState != 5 ||
+		p.LMC != 5 || !p.PartitionEnforcementInbound || p.PartitionEnforcementOutbound ||
 		p.FilterRawInbound || !p.FilterRawOutbound || p.MKeyViolations != 1 || p.PKeyViolations != 0xfffe || p.QKeyViolations != 3 {
 		t.Errorf("PortInfo %+v, %v", p, err)
 	}
