@@ -98,12 +98,9 @@ type GID [16]byte
 
 // PathRecord component mask bits (IBA 15.2.5.16; OpenSM IB_PR_COMPMASK_*).
 const (
-	PRCompDGID  uint64 = 1 << 2
-	PRCompSGID  uint64 = 1 << 3
 	PRCompDLID  uint64 = 1 << 4
 	PRCompSLID  uint64 = 1 << 5
 	PRCompPKey  uint64 = 1 << 13
-	PRCompSL    uint64 = 1 << 15
 	pathRecSize        = 64
 )
 
@@ -207,29 +204,16 @@ func encodePKeyQuery(lid uint16, port uint8, block uint16) []byte {
 
 // MCMemberRecord component mask bits (IBA 15.2.5.17; OpenSM IB_MCR_COMPMASK_*).
 const (
-	MCRCompMGID    uint64 = 1 << 0
-	MCRCompPortGID uint64 = 1 << 1
-	MCRCompPKey    uint64 = 1 << 7
-	mcMemberSize          = 56 // OpenSM's ib_member_rec_t, padded (AttributeOffset 7)
+	MCRCompMGID  uint64 = 1 << 0
+	mcMemberSize        = 56 // OpenSM's ib_member_rec_t, padded (AttributeOffset 7)
 )
 
-// MCMemberRecord is SA attribute 0x0038 (IBA 15.2.5.17, OpenSM ib_member_rec_t).
+// MCMemberRecord is SA attribute 0x0038 (IBA 15.2.5.17, OpenSM ib_member_rec_t):
+// the group's Q_Key, MTU and rate, the fields ibkey compares with partitions.conf.
 type MCMemberRecord struct {
-	MGID      GID    // bytes 0-15
-	PortGID   GID    // 16-31 (zero in an answer to an untrusted request)
-	QKey      uint32 // 32-35
-	MLID      uint16 // 36-37
-	MTU       uint8  // 38: selector (bits 6-7), MTU code
-	TClass    uint8  // 39
-	PKey      uint16 // 40-41
-	Rate      uint8  // 42: selector, rate code
-	PktLife   uint8  // 43: selector, packet lifetime
-	SL        uint8  // 44, bits 4-7 of the SL/FlowLabel/HopLimit word
-	FlowLabel uint32 // 20 bits
-	HopLimit  uint8
-	Scope     uint8 // 48, bits 4-7
-	JoinState uint8 // 48, bits 0-3
-	ProxyJoin bool  // 49, bit 7
+	QKey uint32 // bytes 32-35
+	MTU  uint8  // 38: selector (bits 6-7), MTU code
+	Rate uint8  // 42: selector, rate code
 }
 
 // MTUCode and RateCode are the MTU and rate without their selector bits.
@@ -238,29 +222,10 @@ func (r MCMemberRecord) RateCode() uint8 { return r.Rate & 0x3f }
 
 // ParseMCMemberRecord decodes an MCMemberRecord from the start of an SA data area.
 func ParseMCMemberRecord(d []byte) (MCMemberRecord, error) {
-	if err := need("MCMemberRecord", d, 52); err != nil {
+	if err := need("MCMemberRecord", d, 43); err != nil {
 		return MCMemberRecord{}, err
 	}
-	be := binary.BigEndian
-	sfh := be.Uint32(d[44:])
-	r := MCMemberRecord{
-		QKey:      be.Uint32(d[32:]),
-		MLID:      be.Uint16(d[36:]),
-		MTU:       d[38],
-		TClass:    d[39],
-		PKey:      be.Uint16(d[40:]),
-		Rate:      d[42],
-		PktLife:   d[43],
-		SL:        uint8(sfh >> 28),
-		FlowLabel: sfh >> 8 & 0xfffff,
-		HopLimit:  uint8(sfh),
-		Scope:     d[48] >> 4,
-		JoinState: d[48] & 0xf,
-		ProxyJoin: d[49]&0x80 != 0,
-	}
-	copy(r.MGID[:], d[0:16])
-	copy(r.PortGID[:], d[16:32])
-	return r, nil
+	return MCMemberRecord{QKey: binary.BigEndian.Uint32(d[32:]), MTU: d[38], Rate: d[42]}, nil
 }
 
 func encodeMCMemberQuery(mgid GID) []byte {
