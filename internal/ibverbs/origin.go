@@ -32,13 +32,13 @@ func (s *Sysfs) Origin(name string) Origin {
 		o.Link.Value = l
 		o.Virtual = strings.Contains("/"+path.Clean(l)+"/", "/devices/virtual/")
 	} else {
-		o.Link.Missing = "class/infiniband/" + name + ": not a symlink here (" + describeErr(err) + ")"
+		o.Link.Missing = "class/infiniband/" + name + ": not a symlink here (" + Describe(err) + ")"
 	}
 	o.Parent = optional(s, s.devPath(name, "parent"), "parent", asString)
 	if l, err := fs.ReadLink(s.fsys, s.devPath(name, "device", "driver")); err == nil {
 		o.Driver.Value = path.Base(l)
 	} else {
-		o.Driver.Missing = "device/driver: " + describeErr(err)
+		o.Driver.Missing = "device/driver: " + Describe(err)
 	}
 	return o
 }

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"testing/fstest"
+
+	"github.com/ibkey/ibkey/internal/fsread"
 )
 
 const mlx5Tree = "../../testdata/sysfs/mlx5"
@@ -343,5 +345,21 @@ func TestDanglingDevice(t *testing.T) {
 	if !errors.As(err, &de) || errors.Is(err, fs.ErrNotExist) || de.Target != "../../devices/virtual/infiniband/scif0" ||
 		!strings.Contains(err.Error(), "scif0: is a symlink to ../../devices/virtual/infiniband/scif0, which does not exist (a dangling link)") {
 		t.Errorf("Device(scif0) = %v", err)
+	}
+}
+
+// TestFSDirBound: a file of an fs.FS tree (the demo host) is read up to
+// fsread.AttrMax bytes, as on disk; one byte more is an error, not a truncation.
+func TestFSDirBound(t *testing.T) {
+	d := fsDir{fstest.MapFS{
+		"a/ok":  {Data: []byte(strings.Repeat("x", fsread.AttrMax))},
+		"a/big": {Data: []byte(strings.Repeat("x", fsread.AttrMax+1))},
+	}, "a"}
+	if b, err := d.ReadFile("ok", nil); err != nil || len(b) != fsread.AttrMax {
+		t.Errorf("ok: %d bytes, %v", len(b), err)
+	}
+	var fe *fsread.Error
+	if b, err := d.ReadFile("big", nil); !errors.As(err, &fe) {
+		t.Errorf("big: %d bytes, %v: want a too-large error", len(b), err)
 	}
 }
