@@ -1,13 +1,14 @@
 package mad
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -144,11 +145,8 @@ func ListUmadPorts(sysfsRoot string) ([]UmadPort, error) {
 		}
 		out = append(out, UmadPort{Name: e.Name(), Device: dev, Port: port})
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Device != out[j].Device {
-			return out[i].Device < out[j].Device
-		}
-		return out[i].Port < out[j].Port
+	slices.SortFunc(out, func(a, b UmadPort) int {
+		return cmp.Or(strings.Compare(a.Device, b.Device), cmp.Compare(a.Port, b.Port))
 	})
 	return out, nil
 }
@@ -167,15 +165,12 @@ func (e *noUmadError) Unwrap() []error { return []error{ErrNoUmadDevice, e.err} 
 
 // FindUmadPort returns the umad device serving device/port; the error lists
 // the ports there are, and matches ErrNoUmadDevice.
-func FindUmadPort(sysfsRoot, device string, port int) (UmadPort, error) {
-	p, err := findUmadPort(sysfsRoot, device, port)
-	if err != nil {
-		return UmadPort{}, &noUmadError{err}
-	}
-	return p, nil
-}
-
-func findUmadPort(sysfsRoot, device string, port int) (UmadPort, error) {
+func FindUmadPort(sysfsRoot, device string, port int) (_ UmadPort, err error) {
+	defer func() {
+		if err != nil {
+			err = &noUmadError{err}
+		}
+	}()
 	ports, err := ListUmadPorts(sysfsRoot)
 	if err != nil {
 		return UmadPort{}, err
