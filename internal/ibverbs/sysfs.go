@@ -538,11 +538,7 @@ func (s *Sysfs) stat(p string) (fs.FileInfo, error) {
 
 // Counter is one counters/NAME value.
 type Counter struct {
-	Name  string
 	Value uint64
-	// Width is the counter's width in bits (the PortCounters field it is backed by,
-	// IBA 16.1.3.5; drivers/infiniband/core/sysfs.c); 0 when not known.
-	Width int
 	// Err is set when the file could not be read or parsed (EINVAL/EIO on some
 	// devices). Value is then meaningless.
 	Err error
@@ -576,9 +572,10 @@ var CounterWidths = map[string]int{
 	"port_xmit_wait":                  32,
 }
 
-// ReadCounter reads one counters/NAME file.
+// ReadCounter reads one counters/NAME file; a value wider than the counter's width
+// (CounterWidths; 64 bits when not known) is an error.
 func (s *Sysfs) ReadCounter(dev string, num int, name string) Counter {
-	c := Counter{Name: name, Width: CounterWidths[name]}
+	var c Counter
 	if err := CheckDeviceName(dev); err != nil {
 		c.Err = err
 		return c
@@ -596,9 +593,9 @@ func (s *Sysfs) ReadCounter(dev string, num int, name string) Counter {
 		c.Unavailable = "no PMA on this device (counters/" + name + " holds \"" + NoPMA + "\")"
 		return c
 	}
-	bits := 64
-	if c.Width > 0 {
-		bits = c.Width
+	bits := CounterWidths[name]
+	if bits == 0 {
+		bits = 64
 	}
 	x, err := ParseDec(v, bits)
 	if err != nil {
@@ -612,11 +609,9 @@ func (s *Sysfs) ReadCounter(dev string, num int, name string) Counter {
 // NetInterface is an IPoIB interface from class/net/IF/.
 type NetInterface struct {
 	Name      string
-	Type      int         // type: 32 for IPoIB
 	Address   Opt[[]byte] // address: 20 bytes for IPoIB, the last 16 are the port's GID 0
 	PKey      Opt[uint16] // pkey: always shows the full bit (`0x8001`)
 	Parent    Opt[string] // parent: set on child interfaces (ib0.8001)
-	DevPort   Opt[int]    // dev_port: 0-based port hint
 	OperState Opt[string] // operstate: up, down, lowerlayerdown
 }
 
@@ -651,11 +646,9 @@ func (s *Sysfs) IPoIBInterfaces() ([]NetInterface, error) {
 		attr := func(name string) string { return path.Join(dir, name) }
 		out = append(out, NetInterface{
 			Name:      name,
-			Type:      typ,
 			Address:   optional(s, attr("address"), "address", ParseHWAddr),
 			PKey:      optional(s, attr("pkey"), "pkey", parseU16Hex),
 			Parent:    optional(s, attr("parent"), "parent", asString),
-			DevPort:   optional(s, attr("dev_port"), "dev_port", func(v string) (int, error) { return strconv.Atoi(v) }),
 			OperState: optional(s, attr("operstate"), "operstate", asString),
 		})
 	}
