@@ -34,11 +34,12 @@ import (
 //	34 hop_limit, 35 traffic_class, 36 gid[16], 52 __be32 flow_label
 //	56 __u16 pkey_index, 58 reserved[6]
 //
-// struct ib_user_mad_hdr_old (without ENABLE_PKEY) stops at 56.
+// (struct ib_user_mad_hdr_old, without ENABLE_PKEY, stops at 56: only kernels
+// before the ioctl came, with Linux commit 2be8e3ee8efd "IB/umad: Add P_Key index
+// support" in 2007, lack it, and Go needs Linux 3.2.)
 const (
-	umadHdrSize    = 64
-	umadHdrOldSize = 56
-	umadQKeyGSI    = 0x80010000
+	umadHdrSize = 64
+	umadQKeyGSI = 0x80010000
 )
 
 // struct ib_user_mad_reg_req (28 bytes: 27 of fields, padded to the 4-byte
