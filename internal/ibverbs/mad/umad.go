@@ -111,8 +111,6 @@ type UmadPort struct {
 	Port   int    // 1
 }
 
-func (p UmadPort) String() string { return fmt.Sprintf("%s (%s/%d)", p.Name, p.Device, p.Port) }
-
 // ListUmadPorts maps umad devices to ports from
 // SYSFS/class/infiniband_mad/umadN/{ibdev,port}, sorted by device and port.
 func ListUmadPorts(sysfsRoot string) ([]UmadPort, error) {
@@ -222,9 +220,6 @@ func (o UmadOptions) withDefaults() UmadOptions {
 }
 
 // Umad is a Transport over the kernel's umad interface for one local port.
-type Umad struct {
-	*engine
-	Port UmadPort
-}
+type Umad struct{ *engine }
 
 var _ Exchanger = (*Umad)(nil)
