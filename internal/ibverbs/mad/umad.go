@@ -50,23 +50,12 @@ const (
 //	20 __u8 qpn, 21 mgmt_class, 22 mgmt_class_version, 23 oui[3], 26 rmpp_version
 const umadRegReqSize = 28
 
-// ioctl numbers: _IOC(dir, type, nr, size) = dir<<30 | size<<16 | type<<8 | nr
-// with type IB_IOCTL_MAGIC = RDMA_IOCTL_MAGIC = 0x1b, _IOC_WRITE 1, _IOC_READ 2.
-func ioc(dir, typ, nr, size uint32) uint32 { return dir<<30 | size<<16 | typ<<8 | nr }
-
+// ioctl numbers, as the header's macros expand them (IB_IOCTL_MAGIC =
+// RDMA_IOCTL_MAGIC = 0x1b; gcc on x86_64, see umad_test.go).
 const (
-	iocWrite     = 1
-	iocRead      = 2
-	rdmaIoctlMag = 0x1b
-)
-
-var (
-	// _IOWR(0x1b, 1, struct ib_user_mad_reg_req) = 0xc01c1b01
-	umadIoctlRegisterAgent = ioc(iocRead|iocWrite, rdmaIoctlMag, 1, umadRegReqSize)
-	// _IOW(0x1b, 2, __u32) = 0x40041b02
-	umadIoctlUnregisterAgent = ioc(iocWrite, rdmaIoctlMag, 2, 4)
-	// _IO(0x1b, 3) = 0x1b03
-	umadIoctlEnablePKey = ioc(0, rdmaIoctlMag, 3, 0)
+	umadIoctlRegisterAgent   = 0xc01c1b01 // _IOWR(0x1b, 1, struct ib_user_mad_reg_req)
+	umadIoctlUnregisterAgent = 0x40041b02 // _IOW(0x1b, 2, __u32)
+	umadIoctlEnablePKey      = 0x1b03     // _IO(0x1b, 3)
 )
 
 // encodeUmadRegReq builds a registration for a client agent of class: it
