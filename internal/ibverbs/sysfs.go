@@ -88,7 +88,7 @@ type PathError struct {
 }
 
 func (e *PathError) Error() string {
-	return textsafe.String(fmt.Sprintf("%s: %s", path.Join(e.Root, e.Path), Describe(e.Err)))
+	return textsafe.Text(fmt.Sprintf("%s: %s", path.Join(e.Root, e.Path), Describe(e.Err)))
 }
 
 func (e *PathError) Unwrap() error { return e.Err }
@@ -156,7 +156,7 @@ func (s *Sysfs) dangling(p string, err error) error {
 	if lerr != nil {
 		return err
 	}
-	return &DanglingError{Target: textsafe.String(target)}
+	return &DanglingError{Target: textsafe.Text(target)}
 }
 
 func (s *Sysfs) readFile(p string) (string, error) {
@@ -181,13 +181,13 @@ func parsed[T any](v string, err error, name string, parse func(string) (T, erro
 	if err != nil {
 		var pe *PathError
 		if errors.As(err, &pe) {
-			return Opt[T]{Missing: textsafe.String(name + ": " + Describe(pe.Err))}
+			return Opt[T]{Missing: textsafe.Text(name + ": " + Describe(pe.Err))}
 		}
-		return Opt[T]{Missing: textsafe.String(err.Error())}
+		return Opt[T]{Missing: textsafe.Text(err.Error())}
 	}
 	t, err := parse(v)
 	if err != nil {
-		return Opt[T]{Missing: textsafe.String(name + ": unparsable: " + err.Error())}
+		return Opt[T]{Missing: textsafe.Text(name + ": unparsable: " + err.Error())}
 	}
 	return Opt[T]{Value: t}
 }
