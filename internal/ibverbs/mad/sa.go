@@ -43,28 +43,24 @@ const (
 )
 
 // SA status codes: the class-specific bits 8-15 of the MAD status (IBA 15.2.1.2,
-// table 185; OpenSM IB_SA_MAD_STATUS_*).
+// table 185; OpenSM IB_SA_MAD_STATUS_*). The ones ibkey acts on are named; all are
+// in SAStatusText.
 const (
-	SAStatusNoResources    = 1
-	SAStatusReqInvalid     = 2
-	SAStatusNoRecords      = 3
-	SAStatusTooManyRecords = 4
-	SAStatusInvalidGID     = 5
-	SAStatusInsufComps     = 6
-	SAStatusDenied         = 7
+	SAStatusReqInvalid = 2
+	SAStatusNoRecords  = 3
 )
 
 // SAStatusText describes an SA reply's status: the common bits as StatusText, and
-// the SA's class-specific code by name.
+// the SA's class-specific code (1-7) by name.
 func SAStatusText(s uint16) string {
 	names := [...]string{
-		SAStatusNoResources:    "ERR_NO_RESOURCES",
-		SAStatusReqInvalid:     "ERR_REQ_INVALID",
-		SAStatusNoRecords:      "ERR_NO_RECORDS",
-		SAStatusTooManyRecords: "ERR_TOO_MANY_RECORDS",
-		SAStatusInvalidGID:     "ERR_REQ_INVALID_GID",
-		SAStatusInsufComps:     "ERR_REQ_INSUFFICIENT_COMPONENTS",
-		SAStatusDenied:         "ERR_REQ_DENIED",
+		1:                  "ERR_NO_RESOURCES",
+		SAStatusReqInvalid: "ERR_REQ_INVALID",
+		SAStatusNoRecords:  "ERR_NO_RECORDS",
+		4:                  "ERR_TOO_MANY_RECORDS",
+		5:                  "ERR_REQ_INVALID_GID",
+		6:                  "ERR_REQ_INSUFFICIENT_COMPONENTS",
+		7:                  "ERR_REQ_DENIED",
 	}
 	var parts []string
 	if common := StatusText(s & 0xff); common != "success" {
