@@ -9,10 +9,9 @@ import (
 // Origin is where a device comes from: a bus device with a driver, or a software
 // device on a netdev. It decides rules that differ by driver (the Q_Key send rule).
 type Origin struct {
-	// Link is where class/infiniband/NAME points ("../../devices/virtual/infiniband/rxe0");
-	// absent when the tree has no symlink there (a copied tree) or cannot say.
-	Link Opt[string]
-	// Virtual: the device lives under devices/virtual (rdma_rxe, siw), not on a bus.
+	// Virtual: the device lives under devices/virtual (rdma_rxe, siw), not on a bus:
+	// class/infiniband/NAME points there ("../../devices/virtual/infiniband/rxe0").
+	// False when the tree has no symlink there (a copied tree).
 	Virtual bool
 	// Parent is the netdev a software device runs on (the `parent` file of rxe and siw).
 	Parent Opt[string]
@@ -25,20 +24,17 @@ type Origin struct {
 func (s *Sysfs) Origin(name string) Origin {
 	var o Origin
 	if err := CheckDeviceName(name); err != nil {
-		o.Link.Missing, o.Parent.Missing, o.Driver.Missing = err.Error(), err.Error(), err.Error()
+		o.Parent.Missing, o.Driver.Missing = err.Error(), err.Error()
 		return o
 	}
 	if l, err := fs.ReadLink(s.fsys, s.devPath(name)); err == nil {
-		o.Link.Value = l
 		o.Virtual = strings.Contains("/"+path.Clean(l)+"/", "/devices/virtual/")
-	} else {
-		o.Link.Missing = "class/infiniband/" + name + ": not a symlink here (" + describeErr(err) + ")"
 	}
 	o.Parent = optional(s, s.devPath(name, "parent"), "parent", asString)
 	if l, err := fs.ReadLink(s.fsys, s.devPath(name, "device", "driver")); err == nil {
 		o.Driver.Value = path.Base(l)
 	} else {
-		o.Driver.Missing = "device/driver: " + describeErr(err)
+		o.Driver.Missing = "device/driver: " + Describe(err)
 	}
 	return o
 }

@@ -1,6 +1,7 @@
 package ibverbs
 
 import (
+	"encoding/binary"
 	"fmt"
 	"strconv"
 	"strings"
@@ -107,13 +108,7 @@ func ParseGUID(s string) (GUID, error) {
 type GID [16]byte
 
 // PortGUID returns the low 64 bits (the port GUID for GID 0 of an IB port).
-func (g GID) PortGUID() GUID {
-	var v uint64
-	for _, b := range g[8:] {
-		v = v<<8 | uint64(b)
-	}
-	return GUID(v)
-}
+func (g GID) PortGUID() GUID { return GUID(binary.BigEndian.Uint64(g[8:])) }
 
 // String prints the full uncompressed form sysfs uses.
 func (g GID) String() string {

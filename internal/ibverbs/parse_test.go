@@ -158,3 +158,20 @@ func guidSysfs(g GUID) string {
 	s := g.String()[2:]
 	return s[0:4] + ":" + s[4:8] + ":" + s[8:12] + ":" + s[12:16]
 }
+
+func TestTableIndex(t *testing.T) {
+	for name, want := range map[string]int{"0": 0, "7": 7, "127": 127, "65535": 65535} {
+		if n, ok := tableIndex(name); !ok || n != want {
+			t.Errorf("tableIndex(%q) = %d, %v; want %d", name, n, ok, want)
+		}
+	}
+	for _, name := range []string{"", "00", "01", "+1", "-1", "-0", "1a", " 1", "65536", "123456", "99999999999999999999", "0x1"} {
+		if n, ok := tableIndex(name); ok {
+			t.Errorf("tableIndex(%q) = %d: an entry", name, n)
+		}
+	}
+	g, _ := ParseGID("fe80:0000:0000:0000:0002:c903:00a1:b2c4")
+	if g.PortGUID() != 0x0002c90300a1b2c4 {
+		t.Errorf("PortGUID %s", g.PortGUID())
+	}
+}

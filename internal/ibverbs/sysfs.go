@@ -88,13 +88,14 @@ type PathError struct {
 }
 
 func (e *PathError) Error() string {
-	return textsafe.Text(fmt.Sprintf("%s: %s", path.Join(e.Root, e.Path), describeErr(e.Err)))
+	return textsafe.Text(fmt.Sprintf("%s: %s", path.Join(e.Root, e.Path), Describe(e.Err)))
 }
 
 func (e *PathError) Unwrap() error { return e.Err }
 
-// describeErr turns an fs error into a short reason without repeating the path.
-func describeErr(err error) string {
+// Describe turns a read error into a short reason without the path ("does not exist",
+// "permission denied", "read failed: ... (EINVAL ...)").
+func Describe(err error) string {
 	var fe *fsread.Error
 	if errors.As(err, &fe) {
 		return fe.Problem
@@ -159,7 +160,7 @@ func (s *Sysfs) dangling(p string, err error) error {
 }
 
 func (s *Sysfs) readFile(p string) (string, error) {
-	v, err := s.readSmall(p, nil)
+	v, err := s.readSmall(p)
 	if err != nil {
 		return "", &PathError{Root: s.Root, Path: p, Err: err}
 	}
@@ -172,10 +173,15 @@ func (s *Sysfs) readFile(p string) (string, error) {
 // zero.
 func optional[T any](s *Sysfs, p, name string, parse func(string) (T, error)) Opt[T] {
 	v, err := s.readFile(p)
+	return parsed(v, err, name, parse)
+}
+
+// parsed is the optional value of a file read as v, or not read with err.
+func parsed[T any](v string, err error, name string, parse func(string) (T, error)) Opt[T] {
 	if err != nil {
 		var pe *PathError
 		if errors.As(err, &pe) {
-			return Opt[T]{Missing: textsafe.Text(name + ": " + describeErr(pe.Err))}
+			return Opt[T]{Missing: textsafe.Text(name + ": " + Describe(pe.Err))}
 		}
 		return Opt[T]{Missing: textsafe.Text(err.Error())}
 	}
@@ -385,24 +391,13 @@ func (a attrReader) read(name string) (string, error) {
 // optionalAttr is optional for an attribute read through a.
 func optionalAttr[T any](a attrReader, name string, parse func(string) (T, error)) Opt[T] {
 	v, err := a.read(name)
-	if err != nil {
-		var pe *PathError
-		if errors.As(err, &pe) {
-			return Opt[T]{Missing: textsafe.Text(name + ": " + describeErr(pe.Err))}
-		}
-		return Opt[T]{Missing: textsafe.Text(err.Error())}
-	}
-	t, err := parse(v)
-	if err != nil {
-		return Opt[T]{Missing: textsafe.Text(name + ": unparsable: " + err.Error())}
-	}
-	return Opt[T]{Value: t}
+	return parsed(v, err, name, parse)
 }
 
 func (s *Sysfs) listDir(p string) Opt[[]string] {
 	ents, err := s.readDir(p)
 	if err != nil {
-		return Opt[[]string]{Missing: path.Base(p) + "/: " + describeErr(err)}
+		return Opt[[]string]{Missing: path.Base(p) + "/: " + Describe(err)}
 	}
 	names := make([]string, 0, len(ents))
 	for _, e := range ents {
@@ -460,7 +455,7 @@ func (s *Sysfs) PKeys(dev string, num int) ([]PKeyEntry, error) {
 		}
 		b, err := d.ReadFile(strconv.Itoa(i), buf)
 		if err != nil {
-			table[i].Err = errors.New(describeErr(err))
+			table[i].Err = errors.New(Describe(err))
 			continue
 		}
 		x, err := ParseHex(trimValue(b), 16)
@@ -484,17 +479,8 @@ func (s *Sysfs) tableErr(dev string, num int, dir string, err error) error {
 // tableIndex reads a pkeys/ file name: a decimal index 0-65535 without leading zeros
 // (the kernel names them `0` .. `pkey_tbl_len-1`); anything else is not an entry.
 func tableIndex(name string) (int, bool) {
-	if len(name) == 0 || len(name) > 5 || (name[0] == '0' && len(name) > 1) {
-		return 0, false
-	}
-	n := 0
-	for _, c := range []byte(name) {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int(c-'0')
-	}
-	return n, n <= 0xffff
+	n, err := strconv.Atoi(name)
+	return n, err == nil && n >= 0 && n <= 0xffff && strconv.Itoa(n) == name
 }
 
 // fsDir is a directory of an fs.FS (the embedded demo host, tests): files are read by
@@ -507,45 +493,29 @@ type fsDir struct {
 func (d fsDir) ReadDir() ([]fs.DirEntry, error) { return fs.ReadDir(d.fsys, d.dir) }
 func (d fsDir) Close() error                    { return nil }
 
-func (d fsDir) ReadFile(name string, buf []byte) ([]byte, error) {
+func (d fsDir) ReadFile(name string, _ []byte) ([]byte, error) {
 	p := path.Join(d.dir, name)
 	f, err := d.fsys.Open(p)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	if cap(buf) < 64 {
-		buf = make([]byte, 0, 64)
+	b, err := io.ReadAll(io.LimitReader(f, fsread.AttrMax+1))
+	if err == nil && len(b) > fsread.AttrMax {
+		return nil, fsread.TooLarge(p, fsread.AttrMax, "a kernel attribute")
 	}
-	buf = buf[:0]
-	for {
-		if len(buf) == cap(buf) {
-			if cap(buf) > fsread.AttrMax {
-				return nil, fsread.TooLarge(p, fsread.AttrMax, "a kernel attribute")
-			}
-			buf = append(buf, 0)[:len(buf)]
-		}
-		m, err := f.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+m]
-		if err == io.EOF || (err == nil && m == 0) {
-			return buf, nil
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
+	return b, err
 }
 
-// readSmall reads a small file and returns its trimmed content; buf, when not nil,
-// is scratch space reused across calls. Reads are bounded by fsread.AttrMax: the
-// kernel's attribute show functions write at most a page.
-func (s *Sysfs) readSmall(name string, buf []byte) (string, error) {
+// readSmall reads a small file and returns its trimmed content. Reads are bounded
+// by fsread.AttrMax: the kernel's attribute show functions write at most a page.
+func (s *Sysfs) readSmall(name string) (string, error) {
 	var b []byte
 	var err error
 	if s.root != nil {
-		b, err = s.root.ReadFile(name, buf)
+		b, err = s.root.ReadFile(name, nil)
 	} else {
-		b, err = fsDir{s.fsys, path.Dir(name)}.ReadFile(path.Base(name), buf)
+		b, err = fsDir{s.fsys, path.Dir(name)}.ReadFile(path.Base(name), nil)
 	}
 	return trimValue(b), err
 }
@@ -568,11 +538,7 @@ func (s *Sysfs) stat(p string) (fs.FileInfo, error) {
 
 // Counter is one counters/NAME value.
 type Counter struct {
-	Name  string
 	Value uint64
-	// Width is the counter's width in bits (the PortCounters field it is backed by,
-	// IBA 16.1.3.5; drivers/infiniband/core/sysfs.c); 0 when not known.
-	Width int
 	// Err is set when the file could not be read or parsed (EINVAL/EIO on some
 	// devices). Value is then meaningless.
 	Err error
@@ -606,9 +572,10 @@ var CounterWidths = map[string]int{
 	"port_xmit_wait":                  32,
 }
 
-// ReadCounter reads one counters/NAME file.
+// ReadCounter reads one counters/NAME file; a value wider than the counter's width
+// (CounterWidths; 64 bits when not known) is an error.
 func (s *Sysfs) ReadCounter(dev string, num int, name string) Counter {
-	c := Counter{Name: name, Width: CounterWidths[name]}
+	var c Counter
 	if err := CheckDeviceName(dev); err != nil {
 		c.Err = err
 		return c
@@ -617,18 +584,18 @@ func (s *Sysfs) ReadCounter(dev string, num int, name string) Counter {
 		c.Err = fmt.Errorf("%q is not a counter name", name)
 		return c
 	}
-	v, err := s.readSmall(s.devPath(dev, "ports", strconv.Itoa(num), "counters", name), make([]byte, 0, 32))
+	v, err := s.readSmall(s.devPath(dev, "ports", strconv.Itoa(num), "counters", name))
 	if err != nil {
-		c.Err = errors.New(describeErr(err))
+		c.Err = errors.New(Describe(err))
 		return c
 	}
 	if v == NoPMA {
 		c.Unavailable = "no PMA on this device (counters/" + name + " holds \"" + NoPMA + "\")"
 		return c
 	}
-	bits := 64
-	if c.Width > 0 {
-		bits = c.Width
+	bits := CounterWidths[name]
+	if bits == 0 {
+		bits = 64
 	}
 	x, err := ParseDec(v, bits)
 	if err != nil {
@@ -642,11 +609,9 @@ func (s *Sysfs) ReadCounter(dev string, num int, name string) Counter {
 // NetInterface is an IPoIB interface from class/net/IF/.
 type NetInterface struct {
 	Name      string
-	Type      int         // type: 32 for IPoIB
 	Address   Opt[[]byte] // address: 20 bytes for IPoIB, the last 16 are the port's GID 0
 	PKey      Opt[uint16] // pkey: always shows the full bit (`0x8001`)
 	Parent    Opt[string] // parent: set on child interfaces (ib0.8001)
-	DevPort   Opt[int]    // dev_port: 0-based port hint
 	OperState Opt[string] // operstate: up, down, lowerlayerdown
 }
 
@@ -681,11 +646,9 @@ func (s *Sysfs) IPoIBInterfaces() ([]NetInterface, error) {
 		attr := func(name string) string { return path.Join(dir, name) }
 		out = append(out, NetInterface{
 			Name:      name,
-			Type:      typ,
 			Address:   optional(s, attr("address"), "address", ParseHWAddr),
 			PKey:      optional(s, attr("pkey"), "pkey", parseU16Hex),
 			Parent:    optional(s, attr("parent"), "parent", asString),
-			DevPort:   optional(s, attr("dev_port"), "dev_port", func(v string) (int, error) { return strconv.Atoi(v) }),
 			OperState: optional(s, attr("operstate"), "operstate", asString),
 		})
 	}
@@ -720,7 +683,7 @@ func (s *Sysfs) PortState(dev string, num int) (Enum, error) {
 		return Enum{}, err
 	}
 	p := s.devPath(dev, "ports", strconv.Itoa(num), "state")
-	v, err := s.readSmall(p, make([]byte, 0, 32))
+	v, err := s.readSmall(p)
 	if err != nil {
 		return Enum{}, &PathError{Root: s.Root, Path: p, Err: err}
 	}
@@ -730,7 +693,3 @@ func (s *Sysfs) PortState(dev string, num int) (Enum, error) {
 	}
 	return e, nil
 }
-
-// Describe turns a read error into a short reason without the path ("does not exist",
-// "permission denied", "read failed: ... (EINVAL ...)").
-func Describe(err error) string { return describeErr(err) }

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"testing/fstest"
+
+	"github.com/ibkey/ibkey/internal/fsread"
 )
 
 const mlx5Tree = "../../testdata/sysfs/mlx5"
@@ -188,7 +190,7 @@ func TestSimulatorTreeWithoutNewlines(t *testing.T) {
 	if err != nil || len(tab) != 64 || tab[1].Value != 0x8001 {
 		t.Errorf("PKeys = %v, %v", tab[:3], err)
 	}
-	if c := s.ReadCounter("ibsim0", 1, "port_rcv_constraint_errors"); c.Err != nil || c.Value != 4 || c.Width != 8 {
+	if c := s.ReadCounter("ibsim0", 1, "port_rcv_constraint_errors"); c.Err != nil || c.Value != 4 || CounterWidths["port_rcv_constraint_errors"] != 8 {
 		t.Errorf("counter = %+v", c)
 	}
 }
@@ -196,7 +198,7 @@ func TestSimulatorTreeWithoutNewlines(t *testing.T) {
 func TestReadCounter(t *testing.T) {
 	s := Open(mlx5Tree)
 	c := s.ReadCounter("mlx5_1", 1, "port_rcv_constraint_errors")
-	if c.Err != nil || c.Value != 255 || c.Width != 8 {
+	if c.Err != nil || c.Value != 255 || CounterWidths["port_rcv_constraint_errors"] != 8 {
 		t.Errorf("counter = %+v", c)
 	}
 	c = s.ReadCounter("mlx5_2", 1, "port_rcv_constraint_errors")
@@ -233,7 +235,7 @@ func TestIPoIBInterfaces(t *testing.T) {
 		t.Errorf("IPoIB interfaces = %q (eth0 is not IPoIB)", got)
 	}
 	child := ifs[1]
-	if child.PKey.Value != 0x8001 || child.Parent.Value != "ib0" || len(child.Address.Value) != 20 || child.DevPort.Value != 0 {
+	if child.PKey.Value != 0x8001 || child.Parent.Value != "ib0" || len(child.Address.Value) != 20 {
 		t.Errorf("child = %+v", child)
 	}
 	if ifs[0].Parent.OK() {
@@ -343,5 +345,21 @@ func TestDanglingDevice(t *testing.T) {
 	if !errors.As(err, &de) || errors.Is(err, fs.ErrNotExist) || de.Target != "../../devices/virtual/infiniband/scif0" ||
 		!strings.Contains(err.Error(), "scif0: is a symlink to ../../devices/virtual/infiniband/scif0, which does not exist (a dangling link)") {
 		t.Errorf("Device(scif0) = %v", err)
+	}
+}
+
+// TestFSDirBound: a file of an fs.FS tree (the demo host) is read up to
+// fsread.AttrMax bytes, as on disk; one byte more is an error, not a truncation.
+func TestFSDirBound(t *testing.T) {
+	d := fsDir{fstest.MapFS{
+		"a/ok":  {Data: []byte(strings.Repeat("x", fsread.AttrMax))},
+		"a/big": {Data: []byte(strings.Repeat("x", fsread.AttrMax+1))},
+	}, "a"}
+	if b, err := d.ReadFile("ok", nil); err != nil || len(b) != fsread.AttrMax {
+		t.Errorf("ok: %d bytes, %v", len(b), err)
+	}
+	var fe *fsread.Error
+	if b, err := d.ReadFile("big", nil); !errors.As(err, &fe) {
+		t.Errorf("big: %d bytes, %v: want a too-large error", len(b), err)
 	}
 }

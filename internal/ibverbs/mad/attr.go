@@ -41,8 +41,6 @@ func (t NodeType) String() string {
 
 // NodeInfo is SMP attribute 0x0011 (IBA 14.2.5.3).
 type NodeInfo struct {
-	BaseVersion     uint8    // byte 0
-	ClassVersion    uint8    // byte 1
 	NodeType        NodeType // byte 2
 	NumPorts        uint8    // byte 3
 	SystemImageGUID uint64   // bytes 4-11
@@ -50,7 +48,6 @@ type NodeInfo struct {
 	PortGUID        uint64   // bytes 20-27
 	PartitionCap    uint16   // bytes 28-29: P_Key table length of CA ports and switch port 0
 	DeviceID        uint16   // bytes 30-31
-	Revision        uint32   // bytes 32-35
 	LocalPortNum    uint8    // byte 36: the port the SMP arrived on
 	VendorID        uint32   // bytes 37-39 (24 bits)
 }
@@ -62,8 +59,6 @@ func ParseNodeInfo(d []byte) (NodeInfo, error) {
 	}
 	be := binary.BigEndian
 	return NodeInfo{
-		BaseVersion:     d[0],
-		ClassVersion:    d[1],
 		NodeType:        NodeType(d[2]),
 		NumPorts:        d[3],
 		SystemImageGUID: be.Uint64(d[4:]),
@@ -71,7 +66,6 @@ func ParseNodeInfo(d []byte) (NodeInfo, error) {
 		PortGUID:        be.Uint64(d[20:]),
 		PartitionCap:    be.Uint16(d[28:]),
 		DeviceID:        be.Uint16(d[30:]),
-		Revision:        be.Uint32(d[32:]),
 		LocalPortNum:    d[36],
 		VendorID:        uint32(d[37])<<16 | uint32(d[38])<<8 | uint32(d[39]),
 	}, nil
@@ -148,30 +142,18 @@ func (s PhysState) String() string {
 }
 
 // PortInfo is SMP attribute 0x0015 (IBA 14.2.5.6); the attribute modifier is
-// the port number. Only the fields ibkey reports are decoded.
+// the port number. Only the fields ibkey reads are decoded.
 type PortInfo struct {
-	GIDPrefix          uint64    // bytes 8-15
-	LID                uint16    // bytes 16-17
-	MasterSMLID        uint16    // bytes 18-19
-	CapabilityMask     uint32    // bytes 20-23
-	DiagCode           uint16    // bytes 24-25
-	LocalPortNum       uint8     // byte 28
-	LinkWidthEnabled   uint8     // byte 29
-	LinkWidthSupported uint8     // byte 30
-	LinkWidthActive    uint8     // byte 31
-	LinkSpeedSupported uint8     // byte 32, high 4 bits
-	PortState          PortState // byte 32, low 4 bits
-	PhysState          PhysState // byte 33, high 4 bits
-	LinkDownDefState   uint8     // byte 33, low 4 bits
-	MKeyProtectBits    uint8     // byte 34, bits 7-6
-	LMC                uint8     // byte 34, low 3 bits
-	LinkSpeedActive    uint8     // byte 35, high 4 bits
-	LinkSpeedEnabled   uint8     // byte 35, low 4 bits
-	NeighborMTU        uint8     // byte 36, high 4 bits (1=256 ... 5=4096)
-	MasterSMSL         uint8     // byte 36, low 4 bits
-	VLCap              uint8     // byte 37, high 4 bits
-	MTUCap             uint8     // byte 41, low 4 bits
-	OperationalVLs     uint8     // byte 43, high 4 bits
+	GIDPrefix       uint64    // bytes 8-15
+	LID             uint16    // bytes 16-17
+	MasterSMLID     uint16    // bytes 18-19
+	CapabilityMask  uint32    // bytes 20-23
+	LinkWidthActive uint8     // byte 31
+	PortState       PortState // byte 32, low 4 bits
+	PhysState       PhysState // byte 33, high 4 bits
+	LMC             uint8     // byte 34, low 3 bits
+	LinkSpeedActive uint8     // byte 35, high 4 bits
+	MasterSMSL      uint8     // byte 36, low 4 bits
 	// Partition enforcement on this (switch) port, byte 43 bits 3-0.
 	PartitionEnforcementInbound  bool   // bit 3
 	PartitionEnforcementOutbound bool   // bit 2
@@ -180,14 +162,11 @@ type PortInfo struct {
 	MKeyViolations               uint16 // bytes 44-45
 	PKeyViolations               uint16 // bytes 46-47
 	QKeyViolations               uint16 // bytes 48-49
-	GUIDCap                      uint8  // byte 50
-	ClientReregister             bool   // byte 51, bit 7
-	SubnetTimeout                uint8  // byte 51, low 5 bits
 }
 
 // ParsePortInfo decodes PortInfo from an SMP data area.
 func ParsePortInfo(d []byte) (PortInfo, error) {
-	if err := need("PortInfo", d, 52); err != nil {
+	if err := need("PortInfo", d, 50); err != nil {
 		return PortInfo{}, err
 	}
 	be := binary.BigEndian
@@ -196,24 +175,12 @@ func ParsePortInfo(d []byte) (PortInfo, error) {
 		LID:                          be.Uint16(d[16:]),
 		MasterSMLID:                  be.Uint16(d[18:]),
 		CapabilityMask:               be.Uint32(d[20:]),
-		DiagCode:                     be.Uint16(d[24:]),
-		LocalPortNum:                 d[28],
-		LinkWidthEnabled:             d[29],
-		LinkWidthSupported:           d[30],
 		LinkWidthActive:              d[31],
-		LinkSpeedSupported:           d[32] >> 4,
 		PortState:                    PortState(d[32] & 0x0f),
 		PhysState:                    PhysState(d[33] >> 4),
-		LinkDownDefState:             d[33] & 0x0f,
-		MKeyProtectBits:              d[34] >> 6,
 		LMC:                          d[34] & 0x07,
 		LinkSpeedActive:              d[35] >> 4,
-		LinkSpeedEnabled:             d[35] & 0x0f,
-		NeighborMTU:                  d[36] >> 4,
 		MasterSMSL:                   d[36] & 0x0f,
-		VLCap:                        d[37] >> 4,
-		MTUCap:                       d[41] & 0x0f,
-		OperationalVLs:               d[43] >> 4,
 		PartitionEnforcementInbound:  d[43]&0x08 != 0,
 		PartitionEnforcementOutbound: d[43]&0x04 != 0,
 		FilterRawInbound:             d[43]&0x02 != 0,
@@ -221,9 +188,6 @@ func ParsePortInfo(d []byte) (PortInfo, error) {
 		MKeyViolations:               be.Uint16(d[44:]),
 		PKeyViolations:               be.Uint16(d[46:]),
 		QKeyViolations:               be.Uint16(d[48:]),
-		GUIDCap:                      d[50],
-		ClientReregister:             d[51]&0x80 != 0,
-		SubnetTimeout:                d[51] & 0x1f,
 	}, nil
 }
 
@@ -250,57 +214,27 @@ func ParsePKeyBlock(d []byte) ([PKeysPerBlock]uint16, error) {
 	return blk, nil
 }
 
-// SwitchInfo is SMP attribute 0x0012 (IBA 14.2.5.4).
+// SwitchInfo is SMP attribute 0x0012 (IBA 14.2.5.4). Only the field ibkey
+// reads is decoded.
 type SwitchInfo struct {
-	LinearFDBCap    uint16 // bytes 0-1
-	RandomFDBCap    uint16 // bytes 2-3
-	MulticastFDBCap uint16 // bytes 4-5
-	LinearFDBTop    uint16 // bytes 6-7
-	DefaultPort     uint8  // byte 8
-	LifeTimeValue   uint8  // byte 11, bits 7-3
-	PortStateChange bool   // byte 11, bit 2
-	LIDsPerPort     uint16 // bytes 12-13
 	// PartitionEnforcementCap is the P_Key table length of the switch's
 	// external ports (bytes 14-15).
 	PartitionEnforcementCap uint16
-	InboundEnforcementCap   bool   // byte 16, bit 7
-	OutboundEnforcementCap  bool   // byte 16, bit 6
-	FilterRawInboundCap     bool   // byte 16, bit 5
-	FilterRawOutboundCap    bool   // byte 16, bit 4
-	EnhancedPort0           bool   // byte 16, bit 3
-	MulticastFDBTop         uint16 // bytes 18-19
 }
 
 // ParseSwitchInfo decodes SwitchInfo from an SMP data area.
 func ParseSwitchInfo(d []byte) (SwitchInfo, error) {
-	if err := need("SwitchInfo", d, 20); err != nil {
+	if err := need("SwitchInfo", d, 16); err != nil {
 		return SwitchInfo{}, err
 	}
-	be := binary.BigEndian
-	return SwitchInfo{
-		LinearFDBCap:            be.Uint16(d[0:]),
-		RandomFDBCap:            be.Uint16(d[2:]),
-		MulticastFDBCap:         be.Uint16(d[4:]),
-		LinearFDBTop:            be.Uint16(d[6:]),
-		DefaultPort:             d[8],
-		LifeTimeValue:           d[11] >> 3,
-		PortStateChange:         d[11]&0x04 != 0,
-		LIDsPerPort:             be.Uint16(d[12:]),
-		PartitionEnforcementCap: be.Uint16(d[14:]),
-		InboundEnforcementCap:   d[16]&0x80 != 0,
-		OutboundEnforcementCap:  d[16]&0x40 != 0,
-		FilterRawInboundCap:     d[16]&0x20 != 0,
-		FilterRawOutboundCap:    d[16]&0x10 != 0,
-		EnhancedPort0:           d[16]&0x08 != 0,
-		MulticastFDBTop:         be.Uint16(d[18:]),
-	}, nil
+	return SwitchInfo{PartitionEnforcementCap: binary.BigEndian.Uint16(d[14:])}, nil
 }
 
-// PortCounters is the PMA's PortCounters (attribute 0x0012, IBA 16.1.3.5).
-// Counters saturate at their maximum instead of wrapping.
+// PortCounters is the PMA's PortCounters (attribute 0x0012, IBA 16.1.3.5): the
+// error counters and PortXmitWait (the data and packet counters are not
+// decoded). Counters saturate at their maximum instead of wrapping.
 type PortCounters struct {
 	PortSelect                   uint8  // byte 1
-	CounterSelect                uint16 // bytes 2-3
 	SymbolErrorCounter           uint16 // bytes 4-5
 	LinkErrorRecoveryCounter     uint8  // byte 6
 	LinkDownedCounter            uint8  // byte 7
@@ -313,10 +247,6 @@ type PortCounters struct {
 	LocalLinkIntegrityErrors     uint8  // byte 19, high 4 bits
 	ExcessiveBufferOverrunErrors uint8  // byte 19, low 4 bits
 	VL15Dropped                  uint16 // bytes 22-23
-	PortXmitData                 uint32 // bytes 24-27
-	PortRcvData                  uint32 // bytes 28-31
-	PortXmitPkts                 uint32 // bytes 32-35
-	PortRcvPkts                  uint32 // bytes 36-39
 	PortXmitWait                 uint32 // bytes 40-43
 }
 
@@ -335,7 +265,6 @@ func ParsePortCounters(d []byte) (PortCounters, error) {
 	be := binary.BigEndian
 	return PortCounters{
 		PortSelect:                   d[1],
-		CounterSelect:                be.Uint16(d[2:]),
 		SymbolErrorCounter:           be.Uint16(d[4:]),
 		LinkErrorRecoveryCounter:     d[6],
 		LinkDownedCounter:            d[7],
@@ -348,10 +277,6 @@ func ParsePortCounters(d []byte) (PortCounters, error) {
 		LocalLinkIntegrityErrors:     d[19] >> 4,
 		ExcessiveBufferOverrunErrors: d[19] & 0x0f,
 		VL15Dropped:                  be.Uint16(d[22:]),
-		PortXmitData:                 be.Uint32(d[24:]),
-		PortRcvData:                  be.Uint32(d[28:]),
-		PortXmitPkts:                 be.Uint32(d[32:]),
-		PortRcvPkts:                  be.Uint32(d[36:]),
 		PortXmitWait:                 be.Uint32(d[40:]),
 	}, nil
 }

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"time"
 	"unsafe"
 
@@ -39,27 +38,6 @@ const (
 	ibsimCtlTimeout = 2 * time.Second
 )
 
-// IbsimOptions configure DialIbsim.
-type IbsimOptions struct {
-	// SockName is ibsim's socket base name; empty means the environment
-	// variable IBSIM_SOCKNAME, else "sim" (what libumad2sim does).
-	SockName string
-	// Node is the topology node name to attach at, e.g. "HcaA"; empty means
-	// the first node of ibsim's topology file.
-	Node string
-	Options
-}
-
-// Ibsim is a Transport speaking ibsim's socket protocol directly: Go cannot
-// use the LD_PRELOAD shim that C tools use, because it makes raw system calls.
-type Ibsim struct {
-	*engine
-	// Node is the node ibsim attached this client to.
-	Node string
-	// Slot is the ibsim client slot (0-9) this transport holds until Close.
-	Slot int
-}
-
 var _ Exchanger = (*Ibsim)(nil)
 
 // abstractAddr is ibsim's name for a socket: a leading NUL (x/sys/unix maps
@@ -79,12 +57,6 @@ func abstractAddr(name string) *unix.SockaddrUnix {
 // takes a slot no one frees (pinDataSocket keeps ibsim itself alive through it).
 func DialIbsim(ctx context.Context, opts IbsimOptions) (*Ibsim, error) {
 	base := opts.SockName
-	if base == "" {
-		base = os.Getenv("IBSIM_SOCKNAME")
-	}
-	if base == "" {
-		base = "sim"
-	}
 	if len(opts.Node) > MaxSimNodeLen {
 		return nil, fmt.Errorf("ibsim: node name %q longer than %d bytes", opts.Node, MaxSimNodeLen)
 	}
@@ -218,25 +190,12 @@ func (c *ibsimClient) ctlCall(ctx context.Context, typ uint32, slot int, data []
 	ne.PutUint32(m[8:], typ)
 	ne.PutUint32(m[12:], uint32(len(data)))
 	copy(m[16:], data)
-	deadline := time.Now().Add(ibsimCtlTimeout)
-	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-		deadline = d
-	}
+	deadline := ctlDeadline(ctx)
 	what := map[uint32]string{ibsimCtlConnect: "CONNECT", ibsimCtlDisconn: "DISCONNECT"}[typ]
-	for {
-		err := unix.Sendto(c.ctl, m[:], unix.MSG_DONTWAIT, c.server)
-		if err == nil {
-			break
-		}
-		if errors.Is(err, unix.ECONNREFUSED) || errors.Is(err, unix.ENOENT) {
-			return nil, fmt.Errorf("ibsim: no simulator listening on socket %q (is ibsim running, with the same IBSIM_SOCKNAME?): %w", c.base, err)
-		}
-		if !errors.Is(err, unix.EAGAIN) {
-			return nil, fmt.Errorf("ibsim: control message: %w", err)
-		}
-		if err := waitFD(ctx, c.ctl, unix.POLLOUT, deadline); err != nil {
-			return nil, fmt.Errorf("ibsim %q: cannot send %s: its control queue is full (is ibsim stopped?): %w", c.base, what, err)
-		}
+	if full, err := c.sendCtl(ctx, m[:], nil, deadline); full {
+		return nil, fmt.Errorf("ibsim %q: cannot send %s: its control queue is full (is ibsim stopped?): %w", c.base, what, err)
+	} else if err != nil {
+		return nil, c.ctlError(err)
 	}
 	// Once a CONNECT is sent, its answer is awaited even when ctx is cancelled (a
 	// signal): ibsim assigns the slot anyway, and a client that left without reading
@@ -285,24 +244,11 @@ func (c *ibsimClient) ctlCall(ctx context.Context, typ uint32, slot int, data []
 // ibsimCtlTimeout, before a CONNECT that ibsim would handle once resumed, giving a
 // slot to a client that has left.
 func (c *ibsimClient) probe(ctx context.Context) error {
-	deadline := time.Now().Add(ibsimCtlTimeout)
-	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-		deadline = d
-	}
-	for {
-		err := unix.Sendto(c.ctl, []byte{0}, unix.MSG_DONTWAIT, c.server)
-		if err == nil {
-			break
-		}
-		if errors.Is(err, unix.ECONNREFUSED) || errors.Is(err, unix.ENOENT) {
-			return fmt.Errorf("ibsim: no simulator listening on socket %q (is ibsim running, with the same IBSIM_SOCKNAME?): %w", c.base, err)
-		}
-		if !errors.Is(err, unix.EAGAIN) {
-			return fmt.Errorf("ibsim: control message: %w", err)
-		}
-		if err := waitFD(ctx, c.ctl, unix.POLLOUT, deadline); err != nil {
-			return fmt.Errorf("ibsim %q: cannot reach it: its control queue is full (is ibsim stopped?): %w", c.base, err)
-		}
+	deadline := ctlDeadline(ctx)
+	if full, err := c.sendCtl(ctx, []byte{0}, nil, deadline); full {
+		return fmt.Errorf("ibsim %q: cannot reach it: its control queue is full (is ibsim stopped?): %w", c.base, err)
+	} else if err != nil {
+		return c.ctlError(err)
 	}
 	for pause := 50 * time.Microsecond; ; pause = min(2*pause, 5*time.Millisecond) {
 		queued, err := unix.IoctlGetInt(c.ctl, unix.SIOCOUTQ)
@@ -336,19 +282,46 @@ func (c *ibsimClient) probe(ctx context.Context) error {
 // cannot carry the descriptor: a descriptor ibsim does not take is released when its
 // recvfrom returns, before the connect.
 func (c *ibsimClient) pinDataSocket(ctx context.Context, deadline time.Time) error {
-	rights := unix.UnixRights(c.data)
+	full, err := c.sendCtl(ctx, []byte{0}, unix.UnixRights(c.data), deadline)
+	if full {
+		return fmt.Errorf("the CONNECT's socket could not be pinned: ibsim's control queue is full: %w", err)
+	} else if err != nil {
+		return fmt.Errorf("the CONNECT's socket could not be pinned: %w", err)
+	}
+	return nil
+}
+
+// ctlDeadline is when a control exchange gives up: ibsimCtlTimeout from now, or
+// ctx's deadline when that comes first.
+func ctlDeadline(ctx context.Context) time.Time {
+	deadline := time.Now().Add(ibsimCtlTimeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	return deadline
+}
+
+// sendCtl sends one datagram (with the ancillary data oob, when not nil) to ibsim's
+// control socket, waiting while its queue is full (ibsim stopped) until deadline or
+// ctx's end. full says that the wait gave up; err is then the wait's error.
+func (c *ibsimClient) sendCtl(ctx context.Context, b, oob []byte, deadline time.Time) (full bool, err error) {
 	for {
-		err := unix.Sendmsg(c.ctl, []byte{0}, rights, c.server, unix.MSG_DONTWAIT)
-		if err == nil {
-			return nil
-		}
+		err := unix.Sendmsg(c.ctl, b, oob, c.server, unix.MSG_DONTWAIT)
 		if !errors.Is(err, unix.EAGAIN) {
-			return fmt.Errorf("the CONNECT's socket could not be pinned: %w", err)
+			return false, err
 		}
 		if err := waitFD(ctx, c.ctl, unix.POLLOUT, deadline); err != nil {
-			return fmt.Errorf("the CONNECT's socket could not be pinned: ibsim's control queue is full: %w", err)
+			return true, err
 		}
 	}
+}
+
+// ctlError explains a control message ibsim's socket refused.
+func (c *ibsimClient) ctlError(err error) error {
+	if errors.Is(err, unix.ECONNREFUSED) || errors.Is(err, unix.ENOENT) {
+		return fmt.Errorf("ibsim: no simulator listening on socket %q (is ibsim running, with the same IBSIM_SOCKNAME?): %w", c.base, err)
+	}
+	return fmt.Errorf("ibsim: control message: %w", err)
 }
 
 // errDeadline: a wait for a socket passed its deadline.

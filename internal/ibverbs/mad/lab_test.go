@@ -103,8 +103,6 @@ func compareFields(t *testing.T, what string, f lab.Fields, want map[string]stri
 	}
 }
 
-var mtuNames = map[uint8]string{1: "256", 2: "512", 3: "1024", 4: "2048", 5: "4096"}
-var vlNames = map[uint8]string{1: "VL0", 2: "VL0-1", 3: "VL0-3", 4: "VL0-7", 5: "VL0-14"}
 var widthNames = map[uint8]string{1: "1X", 2: "4X", 4: "8X", 8: "12X", 16: "2X"}
 
 func b01(b bool) string {
@@ -116,8 +114,6 @@ func b01(b bool) string {
 
 func nodeInfoFields(ni mad.NodeInfo) map[string]string {
 	return map[string]string{
-		"BaseVers":   strconv.Itoa(int(ni.BaseVersion)),
-		"ClassVers":  strconv.Itoa(int(ni.ClassVersion)),
 		"NodeType":   ni.NodeType.String(),
 		"NumPorts":   strconv.Itoa(int(ni.NumPorts)),
 		"SystemGuid": fmt.Sprintf("0x%016x", ni.SystemImageGUID),
@@ -125,7 +121,6 @@ func nodeInfoFields(ni mad.NodeInfo) map[string]string {
 		"PortGuid":   fmt.Sprintf("0x%016x", ni.PortGUID),
 		"PartCap":    strconv.Itoa(int(ni.PartitionCap)),
 		"DevId":      fmt.Sprintf("0x%04x", ni.DeviceID),
-		"Revision":   fmt.Sprintf("0x%08x", ni.Revision),
 		"LocalPort":  strconv.Itoa(int(ni.LocalPortNum)),
 		"VendorId":   fmt.Sprintf("0x%06x", ni.VendorID),
 	}
@@ -133,53 +128,27 @@ func nodeInfoFields(ni mad.NodeInfo) map[string]string {
 
 func portInfoFields(pi mad.PortInfo) map[string]string {
 	return map[string]string{
-		"GidPrefix":        fmt.Sprintf("0x%016x", pi.GIDPrefix),
-		"Lid":              strconv.Itoa(int(pi.LID)),
-		"SMLid":            strconv.Itoa(int(pi.MasterSMLID)),
-		"CapMask":          fmt.Sprintf("0x%x", pi.CapabilityMask),
-		"DiagCode":         fmt.Sprintf("0x%04x", pi.DiagCode),
-		"LocalPort":        strconv.Itoa(int(pi.LocalPortNum)),
-		"LinkWidthActive":  widthNames[pi.LinkWidthActive],
-		"LinkState":        pi.PortState.String(),
-		"PhysLinkState":    pi.PhysState.String(),
-		"ProtectBits":      strconv.Itoa(int(pi.MKeyProtectBits)),
-		"LMC":              strconv.Itoa(int(pi.LMC)),
-		"NeighborMTU":      mtuNames[pi.NeighborMTU],
-		"SMSL":             strconv.Itoa(int(pi.MasterSMSL)),
-		"VLCap":            vlNames[pi.VLCap],
-		"MtuCap":           mtuNames[pi.MTUCap],
-		"OperVLs":          vlNames[pi.OperationalVLs],
-		"PartEnforceInb":   b01(pi.PartitionEnforcementInbound),
-		"PartEnforceOutb":  b01(pi.PartitionEnforcementOutbound),
-		"FilterRawInb":     b01(pi.FilterRawInbound),
-		"FilterRawOutb":    b01(pi.FilterRawOutbound),
-		"MkeyViolations":   strconv.Itoa(int(pi.MKeyViolations)),
-		"PkeyViolations":   strconv.Itoa(int(pi.PKeyViolations)),
-		"QkeyViolations":   strconv.Itoa(int(pi.QKeyViolations)),
-		"GuidCap":          strconv.Itoa(int(pi.GUIDCap)),
-		"ClientReregister": b01(pi.ClientReregister),
-		"SubnetTimeout":    strconv.Itoa(int(pi.SubnetTimeout)),
+		"GidPrefix":       fmt.Sprintf("0x%016x", pi.GIDPrefix),
+		"Lid":             strconv.Itoa(int(pi.LID)),
+		"SMLid":           strconv.Itoa(int(pi.MasterSMLID)),
+		"CapMask":         fmt.Sprintf("0x%x", pi.CapabilityMask),
+		"LinkWidthActive": widthNames[pi.LinkWidthActive],
+		"LinkState":       pi.PortState.String(),
+		"PhysLinkState":   pi.PhysState.String(),
+		"LMC":             strconv.Itoa(int(pi.LMC)),
+		"SMSL":            strconv.Itoa(int(pi.MasterSMSL)),
+		"PartEnforceInb":  b01(pi.PartitionEnforcementInbound),
+		"PartEnforceOutb": b01(pi.PartitionEnforcementOutbound),
+		"FilterRawInb":    b01(pi.FilterRawInbound),
+		"FilterRawOutb":   b01(pi.FilterRawOutbound),
+		"MkeyViolations":  strconv.Itoa(int(pi.MKeyViolations)),
+		"PkeyViolations":  strconv.Itoa(int(pi.PKeyViolations)),
+		"QkeyViolations":  strconv.Itoa(int(pi.QKeyViolations)),
 	}
 }
 
 func switchInfoFields(si mad.SwitchInfo) map[string]string {
-	return map[string]string{
-		"LinearFdbCap":      strconv.Itoa(int(si.LinearFDBCap)),
-		"RandomFdbCap":      strconv.Itoa(int(si.RandomFDBCap)),
-		"McastFdbCap":       strconv.Itoa(int(si.MulticastFDBCap)),
-		"LinearFdbTop":      strconv.Itoa(int(si.LinearFDBTop)),
-		"DefPort":           strconv.Itoa(int(si.DefaultPort)),
-		"LifeTime":          strconv.Itoa(int(si.LifeTimeValue)),
-		"StateChange":       b01(si.PortStateChange),
-		"LidsPerPort":       strconv.Itoa(int(si.LIDsPerPort)),
-		"PartEnforceCap":    strconv.Itoa(int(si.PartitionEnforcementCap)),
-		"InboundPartEnf":    b01(si.InboundEnforcementCap),
-		"OutboundPartEnf":   b01(si.OutboundEnforcementCap),
-		"FilterRawInbound":  b01(si.FilterRawInboundCap),
-		"FilterRawOutbound": b01(si.FilterRawOutboundCap),
-		"EnhancedPort0":     b01(si.EnhancedPort0),
-		"MulticastFDBTop":   fmt.Sprintf("0x%04x", si.MulticastFDBTop),
-	}
+	return map[string]string{"PartEnforceCap": strconv.Itoa(int(si.PartitionEnforcementCap))}
 }
 
 // checkNode compares NodeInfo, PortInfo and (for switches) SwitchInfo at a

@@ -127,7 +127,6 @@ const (
 	offDrDLID        = 34 // directed route only
 	offData          = 64
 	offInitialPath   = 128 // directed route only
-	offReturnPath    = 192 // directed route only
 	smpDataSize      = 64
 	pmaDataSize      = Size - offData // 192
 	drPathSize       = 64
@@ -334,21 +333,12 @@ type Packet struct {
 	Class    Class
 	Method   Method
 	Status   uint16 // for directed-route SMPs without the D bit
-	TID      uint64
 	Attr     AttrID
 	Modifier uint32
 
-	// Directed-route SMPs only.
-	Direction   bool // D bit: set in replies travelling back
-	HopPointer  uint8
-	HopCount    uint8
-	DrSLID      uint16
-	DrDLID      uint16
-	InitialPath []uint8 // entries 1..HopCount
-	ReturnPath  []uint8 // entries 1..HopCount
-
-	// SA replies only: the SA header (sa.go).
-	SA *SAHeader
+	// Cut is set on an SA reply that is the first of several RMPP segments
+	// (sa.go): the rest of the answer did not come.
+	Cut bool
 
 	// Data is the attribute data area: 64 bytes for SMPs, 192 for the PMA,
 	// 200 (the records) for the SA.
@@ -356,7 +346,8 @@ type Packet struct {
 }
 
 // Decode parses a 256-byte MAD. It checks the versions and the class and that
-// the directed-route hop count fits the path arrays; it never panics.
+// the directed-route hop count fits the path arrays (IBA 14.2.2.1); it never
+// panics.
 func Decode(b []byte) (*Packet, error) {
 	if len(b) != Size {
 		return nil, fmt.Errorf("mad: %d bytes, want %d", len(b), Size)
@@ -368,7 +359,6 @@ func Decode(b []byte) (*Packet, error) {
 		Class:    Class(b[offClass]),
 		Method:   Method(b[offMethod]),
 		Status:   binary.BigEndian.Uint16(b[offStatus:]),
-		TID:      binary.BigEndian.Uint64(b[offTID:]),
 		Attr:     AttrID(binary.BigEndian.Uint16(b[offAttrID:])),
 		Modifier: binary.BigEndian.Uint32(b[offAttrModifier:]),
 	}
@@ -387,25 +377,19 @@ func Decode(b []byte) (*Packet, error) {
 		if b[offClassVersion] != classVersionSA {
 			return nil, fmt.Errorf("mad: %s class version %d, want %d", p.Class, b[offClassVersion], classVersionSA)
 		}
-		h := decodeSAHeader(b)
-		p.SA = &h
+		// Active and not the last segment (RMPP flags, IBA 13.6.2.1).
+		f := b[offRMPPFlags]
+		p.Cut = f&rmppFlagActive != 0 && f&rmppFlagLast == 0
 		p.Data = append([]byte(nil), b[offSAData:]...)
 	default:
 		return nil, fmt.Errorf("mad: unsupported %s", p.Class)
 	}
 	if p.Class == ClassSubnDirected {
-		p.Direction = p.Status&drDirectionBit != 0
+		// The status word's top bit is the D bit: set in replies travelling back.
 		p.Status &^= drDirectionBit
-		p.HopPointer = b[offHopPointer]
-		p.HopCount = b[offHopCount]
-		if p.HopCount > MaxHops {
-			return nil, fmt.Errorf("mad: directed route hop count %d, at most %d", p.HopCount, MaxHops)
+		if b[offHopCount] > MaxHops {
+			return nil, fmt.Errorf("mad: directed route hop count %d, at most %d", b[offHopCount], MaxHops)
 		}
-		p.DrSLID = binary.BigEndian.Uint16(b[offDrSLID:])
-		p.DrDLID = binary.BigEndian.Uint16(b[offDrDLID:])
-		n := int(p.HopCount)
-		p.InitialPath = append([]uint8{}, b[offInitialPath+1:offInitialPath+1+n]...)
-		p.ReturnPath = append([]uint8{}, b[offReturnPath+1:offReturnPath+1+n]...)
 	}
 	return p, nil
 }

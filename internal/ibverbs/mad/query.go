@@ -5,51 +5,36 @@ import (
 	"fmt"
 )
 
-// get sends one Get and returns the reply's data area.
-func get(ctx context.Context, t Transport, a Address, class Class, attr AttrID, mod uint32, data []byte) ([]byte, error) {
+// get sends one Get and decodes the reply's data area with parse.
+func get[T any](ctx context.Context, t Transport, a Address, class Class, attr AttrID, mod uint32, data []byte, parse func([]byte) (T, error)) (T, error) {
 	p, err := t.Do(ctx, Request{Addr: a, Class: class, Method: MethodGet, Attr: attr, Modifier: mod, Data: data})
 	if err != nil {
-		return nil, err
+		var zero T
+		return zero, err
 	}
-	return p.Data, nil
+	return parse(p.Data)
 }
 
 // GetNodeInfo reads NodeInfo from the node at a.
 func GetNodeInfo(ctx context.Context, t Transport, a Address) (NodeInfo, error) {
-	d, err := get(ctx, t, a, ClassSubnLID, AttrNodeInfo, 0, nil)
-	if err != nil {
-		return NodeInfo{}, err
-	}
-	return ParseNodeInfo(d)
+	return get(ctx, t, a, ClassSubnLID, AttrNodeInfo, 0, nil, ParseNodeInfo)
 }
 
 // GetNodeDesc reads NodeDescription from the node at a.
 func GetNodeDesc(ctx context.Context, t Transport, a Address) (string, error) {
-	d, err := get(ctx, t, a, ClassSubnLID, AttrNodeDescription, 0, nil)
-	if err != nil {
-		return "", err
-	}
-	return ParseNodeDescription(d)
+	return get(ctx, t, a, ClassSubnLID, AttrNodeDescription, 0, nil, ParseNodeDescription)
 }
 
 // GetPortInfo reads PortInfo of port (0 is a switch's management port) of
 // the node at a.
 func GetPortInfo(ctx context.Context, t Transport, a Address, port uint8) (PortInfo, error) {
-	d, err := get(ctx, t, a, ClassSubnLID, AttrPortInfo, uint32(port), nil)
-	if err != nil {
-		return PortInfo{}, err
-	}
-	return ParsePortInfo(d)
+	return get(ctx, t, a, ClassSubnLID, AttrPortInfo, uint32(port), nil, ParsePortInfo)
 }
 
 // GetSwitchInfo reads SwitchInfo from the switch at a. CAs answer with a
 // *StatusError.
 func GetSwitchInfo(ctx context.Context, t Transport, a Address) (SwitchInfo, error) {
-	d, err := get(ctx, t, a, ClassSubnLID, AttrSwitchInfo, 0, nil)
-	if err != nil {
-		return SwitchInfo{}, err
-	}
-	return ParseSwitchInfo(d)
+	return get(ctx, t, a, ClassSubnLID, AttrSwitchInfo, 0, nil, ParseSwitchInfo)
 }
 
 // maxPKeyTableLen: the table length is a 16-bit number.
@@ -105,11 +90,7 @@ func PKeyTableFromCalls(calls []Call, port uint8, tableLen int) ([]uint16, error
 // GetPortCounters reads PMA PortCounters of port on the node at a, which
 // must be a LID address (PMA MADs are not directed-routed).
 func GetPortCounters(ctx context.Context, t Transport, a Address, port uint8) (PortCounters, error) {
-	d, err := get(ctx, t, a, ClassPerf, AttrPortCounters, 0, PortCountersRequestData(port))
-	if err != nil {
-		return PortCounters{}, err
-	}
-	pc, err := ParsePortCounters(d)
+	pc, err := get(ctx, t, a, ClassPerf, AttrPortCounters, 0, PortCountersRequestData(port), ParsePortCounters)
 	if err != nil {
 		return PortCounters{}, err
 	}

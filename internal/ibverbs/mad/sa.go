@@ -16,22 +16,16 @@ import (
 //
 // A SubnAdmGetTable answer longer than one MAD travels in RMPP segments (§13.6).
 // ibkey does not reassemble them: its umad agent is registered without RMPP and ibsim
-// has none, so such an answer arrives cut to its first segment. SAHeader.Cut says
+// has none, so such an answer arrives cut to its first segment. Packet.Cut says
 // so, and nothing here takes a cut answer as the whole one.
 
 // SA header offsets (IBA 15.2.1.1, table 184).
 const (
-	offRMPPVersion = 24
-	offRMPPType    = 25
-	offRMPPFlags   = 26 // RRespTime (high 5 bits), RMPPFlags (low 3 bits)
-	offRMPPStatus  = 27
-	offRMPPData1   = 28 // SegmentNumber in a DATA packet
-	offRMPPData2   = 32 // PayloadLength in the first DATA packet
-	offSMKey       = 36
-	offAttrOffset  = 44
-	offCompMask    = 48
-	offSAData      = 56
-	saDataSize     = Size - offSAData // 200
+	offRMPPFlags = 26 // RRespTime (high 5 bits), RMPPFlags (low 3 bits)
+	offSMKey     = 36
+	offCompMask  = 48
+	offSAData    = 56
+	saDataSize   = Size - offSAData // 200
 )
 
 // SA attributes (IBA 15.2.5, table 195; OpenSM IB_MAD_ATTR_*).
@@ -48,81 +42,25 @@ const (
 	rmppFlagLast   = 1 << 2
 )
 
-// SAHeader is what an SA reply carries between the common header and its records.
-type SAHeader struct {
-	RMPPVersion   uint8
-	RMPPType      uint8 // 1 DATA, 2 ACK, 3 STOP, 4 ABORT
-	RMPPFlags     uint8 // bit 0 active, bit 1 first, bit 2 last
-	RMPPStatus    uint8
-	SegmentNumber uint32
-	PayloadLength uint32 // in the first segment: the SA header and all records, over every segment
-	SMKey         uint64
-	AttrOffset    uint16 // the record size in 8-byte words
-	CompMask      uint64
-}
-
-func decodeSAHeader(b []byte) SAHeader {
-	be := binary.BigEndian
-	return SAHeader{
-		RMPPVersion:   b[offRMPPVersion],
-		RMPPType:      b[offRMPPType],
-		RMPPFlags:     b[offRMPPFlags] & 0x7,
-		RMPPStatus:    b[offRMPPStatus],
-		SegmentNumber: be.Uint32(b[offRMPPData1:]),
-		PayloadLength: be.Uint32(b[offRMPPData2:]),
-		SMKey:         be.Uint64(b[offSMKey:]),
-		AttrOffset:    be.Uint16(b[offAttrOffset:]),
-		CompMask:      be.Uint64(b[offCompMask:]),
-	}
-}
-
-// Cut reports whether the reply is the first of several RMPP segments (active,
-// and not the last): the rest of the answer did not come.
-func (h SAHeader) Cut() bool {
-	return h.RMPPFlags&rmppFlagActive != 0 && h.RMPPFlags&rmppFlagLast == 0
-}
-
-// Records returns how many records of the reply's size are in data (one MAD's
-// worth; a Cut reply holds only the first of them).
-func (h SAHeader) Records() int {
-	if h.AttrOffset == 0 {
-		return 0
-	}
-	n := saDataSize / (8 * int(h.AttrOffset))
-	if h.RMPPFlags&rmppFlagActive != 0 && h.PayloadLength > 0 {
-		// PayloadLength counts the SA header's 20 bytes after the RMPP header
-		// (IBA 13.6.2.3: SM_Key to ComponentMask) and every record.
-		total := (int(h.PayloadLength) - (offSAData - offSMKey)) / (8 * int(h.AttrOffset))
-		if total < n {
-			n = max(total, 0)
-		}
-	}
-	return n
-}
-
 // SA status codes: the class-specific bits 8-15 of the MAD status (IBA 15.2.1.2,
-// table 185; OpenSM IB_SA_MAD_STATUS_*).
+// table 185; OpenSM IB_SA_MAD_STATUS_*). The ones ibkey acts on are named; all are
+// in SAStatusText.
 const (
-	SAStatusNoResources    = 1
-	SAStatusReqInvalid     = 2
-	SAStatusNoRecords      = 3
-	SAStatusTooManyRecords = 4
-	SAStatusInvalidGID     = 5
-	SAStatusInsufComps     = 6
-	SAStatusDenied         = 7
+	SAStatusReqInvalid = 2
+	SAStatusNoRecords  = 3
 )
 
 // SAStatusText describes an SA reply's status: the common bits as StatusText, and
-// the SA's class-specific code by name.
+// the SA's class-specific code (1-7) by name.
 func SAStatusText(s uint16) string {
 	names := [...]string{
-		SAStatusNoResources:    "ERR_NO_RESOURCES",
-		SAStatusReqInvalid:     "ERR_REQ_INVALID",
-		SAStatusNoRecords:      "ERR_NO_RECORDS",
-		SAStatusTooManyRecords: "ERR_TOO_MANY_RECORDS",
-		SAStatusInvalidGID:     "ERR_REQ_INVALID_GID",
-		SAStatusInsufComps:     "ERR_REQ_INSUFFICIENT_COMPONENTS",
-		SAStatusDenied:         "ERR_REQ_DENIED",
+		1:                  "ERR_NO_RESOURCES",
+		SAStatusReqInvalid: "ERR_REQ_INVALID",
+		SAStatusNoRecords:  "ERR_NO_RECORDS",
+		4:                  "ERR_TOO_MANY_RECORDS",
+		5:                  "ERR_REQ_INVALID_GID",
+		6:                  "ERR_REQ_INSUFFICIENT_COMPONENTS",
+		7:                  "ERR_REQ_DENIED",
 	}
 	var parts []string
 	if common := StatusText(s & 0xff); common != "success" {
@@ -156,12 +94,9 @@ type GID [16]byte
 
 // PathRecord component mask bits (IBA 15.2.5.16; OpenSM IB_PR_COMPMASK_*).
 const (
-	PRCompDGID  uint64 = 1 << 2
-	PRCompSGID  uint64 = 1 << 3
 	PRCompDLID  uint64 = 1 << 4
 	PRCompSLID  uint64 = 1 << 5
 	PRCompPKey  uint64 = 1 << 13
-	PRCompSL    uint64 = 1 << 15
 	pathRecSize        = 64
 )
 
@@ -265,29 +200,16 @@ func encodePKeyQuery(lid uint16, port uint8, block uint16) []byte {
 
 // MCMemberRecord component mask bits (IBA 15.2.5.17; OpenSM IB_MCR_COMPMASK_*).
 const (
-	MCRCompMGID    uint64 = 1 << 0
-	MCRCompPortGID uint64 = 1 << 1
-	MCRCompPKey    uint64 = 1 << 7
-	mcMemberSize          = 56 // OpenSM's ib_member_rec_t, padded (AttributeOffset 7)
+	MCRCompMGID  uint64 = 1 << 0
+	mcMemberSize        = 56 // OpenSM's ib_member_rec_t, padded (AttributeOffset 7)
 )
 
-// MCMemberRecord is SA attribute 0x0038 (IBA 15.2.5.17, OpenSM ib_member_rec_t).
+// MCMemberRecord is SA attribute 0x0038 (IBA 15.2.5.17, OpenSM ib_member_rec_t):
+// the group's Q_Key, MTU and rate, the fields ibkey compares with partitions.conf.
 type MCMemberRecord struct {
-	MGID      GID    // bytes 0-15
-	PortGID   GID    // 16-31 (zero in an answer to an untrusted request)
-	QKey      uint32 // 32-35
-	MLID      uint16 // 36-37
-	MTU       uint8  // 38: selector (bits 6-7), MTU code
-	TClass    uint8  // 39
-	PKey      uint16 // 40-41
-	Rate      uint8  // 42: selector, rate code
-	PktLife   uint8  // 43: selector, packet lifetime
-	SL        uint8  // 44, bits 4-7 of the SL/FlowLabel/HopLimit word
-	FlowLabel uint32 // 20 bits
-	HopLimit  uint8
-	Scope     uint8 // 48, bits 4-7
-	JoinState uint8 // 48, bits 0-3
-	ProxyJoin bool  // 49, bit 7
+	QKey uint32 // bytes 32-35
+	MTU  uint8  // 38: selector (bits 6-7), MTU code
+	Rate uint8  // 42: selector, rate code
 }
 
 // MTUCode and RateCode are the MTU and rate without their selector bits.
@@ -296,29 +218,10 @@ func (r MCMemberRecord) RateCode() uint8 { return r.Rate & 0x3f }
 
 // ParseMCMemberRecord decodes an MCMemberRecord from the start of an SA data area.
 func ParseMCMemberRecord(d []byte) (MCMemberRecord, error) {
-	if err := need("MCMemberRecord", d, 52); err != nil {
+	if err := need("MCMemberRecord", d, 43); err != nil {
 		return MCMemberRecord{}, err
 	}
-	be := binary.BigEndian
-	sfh := be.Uint32(d[44:])
-	r := MCMemberRecord{
-		QKey:      be.Uint32(d[32:]),
-		MLID:      be.Uint16(d[36:]),
-		MTU:       d[38],
-		TClass:    d[39],
-		PKey:      be.Uint16(d[40:]),
-		Rate:      d[42],
-		PktLife:   d[43],
-		SL:        uint8(sfh >> 28),
-		FlowLabel: sfh >> 8 & 0xfffff,
-		HopLimit:  uint8(sfh),
-		Scope:     d[48] >> 4,
-		JoinState: d[48] & 0xf,
-		ProxyJoin: d[49]&0x80 != 0,
-	}
-	copy(r.MGID[:], d[0:16])
-	copy(r.PortGID[:], d[16:32])
-	return r, nil
+	return MCMemberRecord{QKey: binary.BigEndian.Uint32(d[32:]), MTU: d[38], Rate: d[42]}, nil
 }
 
 func encodeMCMemberQuery(mgid GID) []byte {

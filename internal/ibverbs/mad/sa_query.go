@@ -34,20 +34,19 @@ func FindSA(ctx context.Context, t Transport) (uint16, error) {
 	return pi.MasterSMLID, nil
 }
 
-// saGet sends one SubnAdmGet for attr with the template rec and returns the first
-// record of the reply. A reply cut to its first RMPP segment is ErrCutAnswer.
-func saGet(ctx context.Context, t Transport, sa uint16, attr AttrID, smKey, comp uint64, rec []byte) ([]byte, error) {
+// saGet sends one SubnAdmGet for attr with the template rec and decodes the first
+// record of the reply with parse. A reply cut to its first RMPP segment is
+// ErrCutAnswer.
+func saGet[T any](ctx context.Context, t Transport, sa uint16, attr AttrID, smKey, comp uint64, rec []byte, parse func([]byte) (T, error)) (T, error) {
 	p, err := t.Do(ctx, Request{Addr: LIDAddress(sa), Class: ClassSubnAdm, Method: MethodGet, Attr: attr, SMKey: smKey, CompMask: comp, Data: rec})
+	if err == nil && p.Cut {
+		err = ErrCutAnswer
+	}
 	if err != nil {
-		return nil, err
+		var zero T
+		return zero, err
 	}
-	if p.SA == nil {
-		return nil, fmt.Errorf("mad: %s: SA reply without an SA header", LIDAddress(sa))
-	}
-	if p.SA.Cut() {
-		return nil, ErrCutAnswer
-	}
-	return p.Data, nil
+	return parse(p.Data)
 }
 
 // GetPathRecord asks the SA at LID sa for the path from slid to dlid in the partition
@@ -57,11 +56,7 @@ func saGet(ctx context.Context, t Transport, sa uint16, attr AttrID, smKey, comp
 // the ends do not share the key), or does not log at all when the asker itself
 // shares no partition with an end (osm_sa_path_record.c).
 func GetPathRecord(ctx context.Context, t Transport, sa, slid, dlid, pkey uint16) (PathRecord, error) {
-	d, err := saGet(ctx, t, sa, AttrPathRecord, 0, PRCompSLID|PRCompDLID|PRCompPKey, encodePathQuery(slid, dlid, pkey))
-	if err != nil {
-		return PathRecord{}, err
-	}
-	return ParsePathRecord(d)
+	return saGet(ctx, t, sa, AttrPathRecord, 0, PRCompSLID|PRCompDLID|PRCompPKey, encodePathQuery(slid, dlid, pkey), ParsePathRecord)
 }
 
 // GetPKeyTableRecord asks the SA at LID sa for block of the P_Key table of port of
@@ -72,15 +67,11 @@ func GetPathRecord(ctx context.Context, t Transport, sa, slid, dlid, pkey uint16
 // here as a timeout. It answers only for ports that share a partition with the
 // asker (osm_sa_pkey_record.c); for a CA the port is the LID's own.
 func GetPKeyTableRecord(ctx context.Context, t Transport, sa uint16, smKey uint64, lid uint16, port uint8, block uint16) (PKeyTableRecord, error) {
-	d, err := saGet(ctx, t, sa, AttrPKeyTableRecord, smKey, PKTRCompLID|PKTRCompPort|PKTRCompBlock, encodePKeyQuery(lid, port, block))
+	r, err := saGet(ctx, t, sa, AttrPKeyTableRecord, smKey, PKTRCompLID|PKTRCompPort|PKTRCompBlock, encodePKeyQuery(lid, port, block), ParsePKeyTableRecord)
 	if err != nil {
 		if smKey != 0 && errors.Is(err, ErrTimeout) {
 			return PKeyTableRecord{}, fmt.Errorf("%w (OpenSM drops, unanswered, an SA request whose SM_Key is neither 0 nor its sa_key: is 0x%016x its key?)", err, smKey)
 		}
-		return PKeyTableRecord{}, err
-	}
-	r, err := ParsePKeyTableRecord(d)
-	if err != nil {
 		return r, err
 	}
 	// OpenSM 3.3.23 writes the record's BlockNum in host byte order
@@ -103,9 +94,5 @@ func GetPKeyTableRecord(ctx context.Context, t Transport, sa uint16, smKey uint6
 // group whose P_Key the asker's port holds (osm_sa_mcmember_record.c): a group in a
 // partition the asker is not in is ERR_NO_RECORDS, like one that does not exist.
 func GetMCMemberRecord(ctx context.Context, t Transport, sa uint16, mgid GID) (MCMemberRecord, error) {
-	d, err := saGet(ctx, t, sa, AttrMCMemberRecord, 0, MCRCompMGID, encodeMCMemberQuery(mgid))
-	if err != nil {
-		return MCMemberRecord{}, err
-	}
-	return ParseMCMemberRecord(d)
+	return saGet(ctx, t, sa, AttrMCMemberRecord, 0, MCRCompMGID, encodeMCMemberQuery(mgid), ParseMCMemberRecord)
 }

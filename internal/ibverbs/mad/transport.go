@@ -14,6 +14,27 @@ import (
 // sim_client_info's nodeid is 32 bytes, NUL-terminated (include/ibsim.h).
 const MaxSimNodeLen = 31
 
+// IbsimOptions configure DialIbsim.
+type IbsimOptions struct {
+	// SockName is ibsim's socket base name (its IBSIM_SOCKNAME; "sim" when that
+	// is unset, as libumad2sim does); the caller decides it.
+	SockName string
+	// Node is the topology node name to attach at, e.g. "HcaA"; empty means
+	// the first node of ibsim's topology file.
+	Node string
+	Options
+}
+
+// Ibsim is a Transport speaking ibsim's socket protocol directly: Go cannot
+// use the LD_PRELOAD shim that C tools use, because it makes raw system calls.
+type Ibsim struct {
+	*engine
+	// Node is the node ibsim attached this client to.
+	Node string
+	// Slot is the ibsim client slot (0-9) this transport holds until Close.
+	Slot int
+}
+
 // Transport sends MADs and waits for their replies. Implementations are safe
 // for concurrent use: each request gets its own transaction ID, and at most
 // Options.Window requests are in flight at once.

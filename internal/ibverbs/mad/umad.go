@@ -1,13 +1,14 @@
 package mad
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -33,11 +34,12 @@ import (
 //	34 hop_limit, 35 traffic_class, 36 gid[16], 52 __be32 flow_label
 //	56 __u16 pkey_index, 58 reserved[6]
 //
-// struct ib_user_mad_hdr_old (without ENABLE_PKEY) stops at 56.
+// (struct ib_user_mad_hdr_old, without ENABLE_PKEY, stops at 56: only kernels
+// before the ioctl came, with Linux commit 2be8e3ee8efd "IB/umad: Add P_Key index
+// support" in 2007, lack it, and Go needs Linux 3.2.)
 const (
-	umadHdrSize    = 64
-	umadHdrOldSize = 56
-	umadQKeyGSI    = 0x80010000
+	umadHdrSize = 64
+	umadQKeyGSI = 0x80010000
 )
 
 // struct ib_user_mad_reg_req (28 bytes: 27 of fields, padded to the 4-byte
@@ -48,23 +50,12 @@ const (
 //	20 __u8 qpn, 21 mgmt_class, 22 mgmt_class_version, 23 oui[3], 26 rmpp_version
 const umadRegReqSize = 28
 
-// ioctl numbers: _IOC(dir, type, nr, size) = dir<<30 | size<<16 | type<<8 | nr
-// with type IB_IOCTL_MAGIC = RDMA_IOCTL_MAGIC = 0x1b, _IOC_WRITE 1, _IOC_READ 2.
-func ioc(dir, typ, nr, size uint32) uint32 { return dir<<30 | size<<16 | typ<<8 | nr }
-
+// ioctl numbers, as the header's macros expand them (IB_IOCTL_MAGIC =
+// RDMA_IOCTL_MAGIC = 0x1b; gcc on x86_64, see umad_test.go).
 const (
-	iocWrite     = 1
-	iocRead      = 2
-	rdmaIoctlMag = 0x1b
-)
-
-var (
-	// _IOWR(0x1b, 1, struct ib_user_mad_reg_req) = 0xc01c1b01
-	umadIoctlRegisterAgent = ioc(iocRead|iocWrite, rdmaIoctlMag, 1, umadRegReqSize)
-	// _IOW(0x1b, 2, __u32) = 0x40041b02
-	umadIoctlUnregisterAgent = ioc(iocWrite, rdmaIoctlMag, 2, 4)
-	// _IO(0x1b, 3) = 0x1b03
-	umadIoctlEnablePKey = ioc(0, rdmaIoctlMag, 3, 0)
+	umadIoctlRegisterAgent   = 0xc01c1b01 // _IOWR(0x1b, 1, struct ib_user_mad_reg_req)
+	umadIoctlUnregisterAgent = 0x40041b02 // _IOW(0x1b, 2, __u32)
+	umadIoctlEnablePKey      = 0x1b03     // _IO(0x1b, 3)
 )
 
 // encodeUmadRegReq builds a registration for a client agent of class: it
@@ -109,8 +100,6 @@ type UmadPort struct {
 	Port   int    // 1
 }
 
-func (p UmadPort) String() string { return fmt.Sprintf("%s (%s/%d)", p.Name, p.Device, p.Port) }
-
 // ListUmadPorts maps umad devices to ports from
 // SYSFS/class/infiniband_mad/umadN/{ibdev,port}, sorted by device and port.
 func ListUmadPorts(sysfsRoot string) ([]UmadPort, error) {
@@ -144,11 +133,8 @@ func ListUmadPorts(sysfsRoot string) ([]UmadPort, error) {
 		}
 		out = append(out, UmadPort{Name: e.Name(), Device: dev, Port: port})
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Device != out[j].Device {
-			return out[i].Device < out[j].Device
-		}
-		return out[i].Port < out[j].Port
+	slices.SortFunc(out, func(a, b UmadPort) int {
+		return cmp.Or(strings.Compare(a.Device, b.Device), cmp.Compare(a.Port, b.Port))
 	})
 	return out, nil
 }
@@ -167,15 +153,12 @@ func (e *noUmadError) Unwrap() []error { return []error{ErrNoUmadDevice, e.err} 
 
 // FindUmadPort returns the umad device serving device/port; the error lists
 // the ports there are, and matches ErrNoUmadDevice.
-func FindUmadPort(sysfsRoot, device string, port int) (UmadPort, error) {
-	p, err := findUmadPort(sysfsRoot, device, port)
-	if err != nil {
-		return UmadPort{}, &noUmadError{err}
-	}
-	return p, nil
-}
-
-func findUmadPort(sysfsRoot, device string, port int) (UmadPort, error) {
+func FindUmadPort(sysfsRoot, device string, port int) (_ UmadPort, err error) {
+	defer func() {
+		if err != nil {
+			err = &noUmadError{err}
+		}
+	}()
 	ports, err := ListUmadPorts(sysfsRoot)
 	if err != nil {
 		return UmadPort{}, err
@@ -226,9 +209,6 @@ func (o UmadOptions) withDefaults() UmadOptions {
 }
 
 // Umad is a Transport over the kernel's umad interface for one local port.
-type Umad struct {
-	*engine
-	Port UmadPort
-}
+type Umad struct{ *engine }
 
 var _ Exchanger = (*Umad)(nil)

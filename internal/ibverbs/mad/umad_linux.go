@@ -29,7 +29,7 @@ func OpenUmad(device string, port int, opts UmadOptions) (*Umad, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Umad{engine: newEngine(ep, opts.Options, rand.Uint32()), Port: up}, nil
+	return &Umad{newEngine(ep, opts.Options, rand.Uint32())}, nil
 }
 
 func ioctlPtr(fd int, req uint32, p unsafe.Pointer) error {
@@ -43,11 +43,10 @@ func ioctlPtr(fd int, req uint32, p unsafe.Pointer) error {
 // umadFile is the endpoint: the umad file, non-blocking, read and written
 // only by the engine's loop, and an eventfd that wakes the loop.
 type umadFile struct {
-	path    string
-	fd      int
-	ev      int
-	hdrSize int
-	agents  map[Class]uint32
+	path   string
+	fd     int
+	ev     int
+	agents map[Class]uint32
 }
 
 func openUmadFile(path string) (*umadFile, error) {
@@ -63,7 +62,7 @@ func openUmadFile(path string) (*umadFile, error) {
 		}
 		return nil, umadOpenError(path, err, group)
 	}
-	u := &umadFile{path: path, fd: fd, ev: -1, hdrSize: umadHdrSize, agents: map[Class]uint32{}}
+	u := &umadFile{path: path, fd: fd, ev: -1, agents: map[Class]uint32{}}
 	fail := func(err error) (*umadFile, error) {
 		u.unregister()
 		unix.Close(fd)
@@ -75,12 +74,13 @@ func openUmadFile(path string) (*umadFile, error) {
 	if u.ev, err = unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC); err != nil {
 		return fail(fmt.Errorf("umad: eventfd: %w", err))
 	}
-	// The P_Key header must be enabled before any agent is registered.
+	// The P_Key header must be enabled before any agent is registered (every kernel
+	// Go runs on has the ioctl; see umadHdrSize).
 	if err := ioctlPtr(fd, umadIoctlEnablePKey, nil); err != nil {
 		if errors.Is(err, unix.ENOTTY) {
 			return fail(fmt.Errorf("umad: %s is not a umad device: %w", path, err))
 		}
-		u.hdrSize = umadHdrOldSize // kernels before 3.x: old header
+		return fail(fmt.Errorf("umad: %s: enable the P_Key header: %w", path, err))
 	}
 	for _, a := range []struct {
 		class Class
@@ -109,7 +109,7 @@ func (u *umadFile) unregister() {
 
 func (u *umadFile) name() string { return u.path }
 
-func (u *umadFile) hdrLen() int { return u.hdrSize }
+func (u *umadFile) hdrLen() int { return umadHdrSize }
 
 func (u *umadFile) encodeHdr(h []byte, req *Request, class Class, timeout time.Duration) error {
 	dlid := req.Addr.LID
@@ -175,13 +175,13 @@ func (u *umadFile) recv(bufs [][]byte, lens []int) (int, error) {
 		if err != nil {
 			return n, err
 		}
-		if k < u.hdrSize+offTID+8 {
+		if k < umadHdrSize+offTID+8 {
 			continue // too short to be a MAD; ignore
 		}
 		// A reply shorter than a whole MAD (a short GMP) is padded to one.
-		if k < u.hdrSize+Size {
-			clear(bufs[n][k : u.hdrSize+Size])
-			k = u.hdrSize + Size
+		if k < umadHdrSize+Size {
+			clear(bufs[n][k : umadHdrSize+Size])
+			k = umadHdrSize + Size
 		}
 		lens[n] = k
 		n++

@@ -12,20 +12,6 @@ func OpenUmad(device string, port int, opts UmadOptions) (*Umad, error) {
 	return nil, errors.New("umad: the kernel umad interface needs Linux")
 }
 
-// IbsimOptions configure DialIbsim.
-type IbsimOptions struct {
-	SockName string
-	Node     string
-	Options
-}
-
-// Ibsim is the ibsim transport; it needs Linux (abstract unix sockets).
-type Ibsim struct {
-	*engine
-	Node string
-	Slot int
-}
-
 // DialIbsim is only available on Linux: ibsim's sockets live in Linux's
 // abstract unix socket namespace.
 func DialIbsim(ctx context.Context, opts IbsimOptions) (*Ibsim, error) {

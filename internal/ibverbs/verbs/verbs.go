@@ -23,32 +23,28 @@ import (
 	"fmt"
 )
 
-// ViolationCounterWidth: the violation counters are PortInfo's 16-bit saturating
-// P_KeyViolations and Q_KeyViolations (IBA 14.2.5.6). ibv_port_attr holds them in 32
-// bits, but the Linux software RoCE driver also stops them at 0xffff
-// (drivers/infiniband/sw/rxe/rxe_recv.c, set_bad_pkey_cntr and set_qkey_viol_cntr), so
-// they are treated as 16-bit saturating counters everywhere.
-const ViolationCounterWidth = 16
-
 var ne = binary.NativeEndian
 
 // Library names the shared object loaded (soname of rdma-core's libibverbs).
 const Library = "libibverbs.so.1"
 
-// PortState is ibv_port_attr.state (enum ibv_port_state).
-type PortState uint8
-
 // PortAttr is what ibv_query_port returns that ibkey uses. Offsets are those of struct
 // ibv_port_attr up to flags (the 48-byte _compat_ibv_port_attr the exported
 // ibv_query_port symbol fills; rdma-core verbs.h).
+//
+// The violation counters are PortInfo's 16-bit saturating P_KeyViolations and
+// Q_KeyViolations (IBA 14.2.5.6). ibv_port_attr holds them in 32 bits, but the Linux
+// software RoCE driver also stops them at 0xffff (drivers/infiniband/sw/rxe/rxe_recv.c,
+// set_bad_pkey_cntr and set_qkey_viol_cntr), so they are 16-bit saturating counters
+// everywhere.
 type PortAttr struct {
-	State        PortState // offset 0 (enum, 4 bytes): 1 DOWN .. 4 ACTIVE, 5 ACTIVE_DEFER
-	BadPKeyCntr  uint32    // offset 24
-	QKeyViolCntr uint32    // offset 28
-	PKeyTblLen   uint16    // offset 32
-	LID          uint16    // offset 34
-	PhysState    uint8     // offset 45
-	LinkLayer    uint8     // offset 46: 0 unspecified, 1 InfiniBand, 2 Ethernet
+	State        uint8  // offset 0 (enum ibv_port_state, 4 bytes): 1 DOWN .. 4 ACTIVE, 5 ACTIVE_DEFER
+	BadPKeyCntr  uint32 // offset 24
+	QKeyViolCntr uint32 // offset 28
+	PKeyTblLen   uint16 // offset 32
+	LID          uint16 // offset 34
+	PhysState    uint8  // offset 45
+	LinkLayer    uint8  // offset 46: 0 unspecified, 1 InfiniBand, 2 Ethernet
 }
 
 // Offsets into struct ibv_port_attr (rdma-core libibverbs/verbs.h; checked with gcc
@@ -73,7 +69,7 @@ func decodePortAttr(b []byte) (PortAttr, error) {
 		return PortAttr{}, fmt.Errorf("verbs: port attributes: %d bytes, need %d", len(b), compatPortAttrSize)
 	}
 	return PortAttr{
-		State:        PortState(ne.Uint32(b[offState:])),
+		State:        uint8(ne.Uint32(b[offState:])),
 		BadPKeyCntr:  ne.Uint32(b[offBadPKeyCntr:]),
 		QKeyViolCntr: ne.Uint32(b[offQKeyViolCntr:]),
 		PKeyTblLen:   ne.Uint16(b[offPKeyTblLen:]),
