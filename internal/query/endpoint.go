@@ -30,10 +30,6 @@ type ResolvedEndpoint struct {
 	Alternatives []Alternative
 }
 
-// NeedsHost reports whether resolving spec reads the host: only DEV/PORT does. A P_Key
-// value or options-only endpoint is answered from the values alone.
-func NeedsHost(spec check.EndpointSpec) bool { return spec.Kind == check.EndpointPort }
-
 // CheckResolvable returns a *UsageError wrapping an *EndpointSourceError for endpoint
 // forms that cannot be resolved without more input: a GUID needs a partitions.conf or
 // a fabric (a saved sweep, or fabric access); lid= and node= need a fabric. They are
@@ -124,7 +120,8 @@ func ResolveEndpointsFrom(src EndpointSources, specs ...check.EndpointSpec) ([]R
 			out[i] = r
 			continue
 		}
-		if !NeedsHost(s) && s.Kind != check.EndpointLID && s.Kind != check.EndpointNode && s.Kind != check.EndpointGUID {
+		// A P_Key value or options-only endpoint is answered from the values alone.
+		if s.Kind != check.EndpointPort && s.Kind != check.EndpointLID && s.Kind != check.EndpointNode && s.Kind != check.EndpointGUID {
 			e, err := s.Endpoint(labels[i], nil)
 			if err != nil {
 				return nil, err

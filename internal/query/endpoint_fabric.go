@@ -213,12 +213,13 @@ func nodeNames(f *fabric.Fabric) []string {
 		out = append(out, nodeName(n))
 	}
 	sort.Strings(out)
-	return capList(out)
+	return capList(out, maxListed)
 }
 
-func capList(s []string) []string {
-	if len(s) > maxListed {
-		return append(s[:maxListed:maxListed], fmt.Sprintf("and %d more", len(s)-maxListed))
+// capList is the first most of s and, when there are others, "and N more".
+func capList(s []string, most int) []string {
+	if len(s) > most {
+		return append(s[:most:most], fmt.Sprintf("and %d more", len(s)-most))
 	}
 	return s
 }
@@ -252,7 +253,7 @@ func lidRanges(f *fabric.Fabric) []string {
 	if len(out) == 0 {
 		return []string{"none: no LIDs are assigned (has a Subnet Manager run?)"}
 	}
-	return capList(out)
+	return capList(out, maxListed)
 }
 
 func nodeName(n *fabric.Node) string {

@@ -44,7 +44,7 @@ func selfAlternatives(parts *Partitions, out []ResolvedEndpoint, labels []string
 		opt.SMGUID = r.Spec.GUID
 		alt := &Partitions{Path: parts.Path, Config: parts.Config, Options: opt, FileGUIDs: parts.FileGUIDs, Types: parts.Types}
 		m := alt.ModelOf(r.Spec.GUID)
-		if samePKeys(GUIDTable(m, r.Spec.GUID), GUIDTable(r.Model, r.Spec.GUID)) {
+		if slices.EqualFunc(GUIDTable(m, r.Spec.GUID), GUIDTable(r.Model, r.Spec.GUID), func(a, b check.TableEntry) bool { return a.PKey == b.PKey }) {
 			continue
 		}
 		e, err := resolveGUID(r.Spec, labels[i], m)
@@ -65,18 +65,6 @@ func implicitSelf(parts *Partitions) string {
 		return ", implied by its missing Default line"
 	}
 	return ""
-}
-
-func samePKeys(a, b []check.TableEntry) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i].PKey != b[i].PKey {
-			return false
-		}
-	}
-	return true
 }
 
 // CanTalk is check.CanTalk for resolved endpoints: when an endpoint has alternatives

@@ -174,14 +174,10 @@ func PartialSummary(f *fabric.Fabric, needTables bool) string {
 // and how many more there are.
 func UnreachableList(f *fabric.Fabric) string {
 	var where []string
-	for i, u := range f.Unreachable {
-		if i == 3 {
-			where = append(where, fmt.Sprintf("and %d more", len(f.Unreachable)-3))
-			break
-		}
+	for _, u := range f.Unreachable {
 		where = append(where, fmt.Sprintf("behind %s (DR path %s): %s", f.Label(u.From), u.Path, u.Error))
 	}
-	return strings.Join(where, "; ")
+	return strings.Join(capList(where, 3), "; ")
 }
 
 // SweepSummary is "6 nodes (2 switches, 4 CAs), 9 links, swept via X at T in D".

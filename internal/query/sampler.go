@@ -1,10 +1,12 @@
 package query
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -313,13 +315,7 @@ func (h *Host) LoadMany(sels []Selector) ([]*PortView, error) {
 		}
 	}
 	slices.SortStableFunc(out, func(a, b *PortView) int {
-		if a.Port.Device != b.Port.Device {
-			if a.Port.Device < b.Port.Device {
-				return -1
-			}
-			return 1
-		}
-		return a.Port.Num - b.Port.Num
+		return cmp.Or(strings.Compare(a.Port.Device, b.Port.Device), a.Port.Num-b.Port.Num)
 	})
 	if partial != nil {
 		return out, partial

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"time"
 
 	"github.com/ibkey/ibkey/internal/check"
@@ -80,19 +79,16 @@ func Sweep(ctx context.Context, t mad.Transport, opts SweepOptions) (*fabric.Fab
 	for _, n := range s.order {
 		f.Nodes = append(f.Nodes, n.node)
 	}
-	if ctx.Err() == nil {
+	f.Unreachable = s.unreachable
+	f.Duration = opts.Now().Sub(start)
+	if err = ctx.Err(); err != nil {
+		f.Incomplete = fmt.Sprintf("%v after %v", err, f.Duration.Round(time.Millisecond))
+		err = fmt.Errorf("sweep: %w", err)
+	} else {
 		s.markNotReached()
 	}
-	f.Unreachable = s.unreachable
-	if err := ctx.Err(); err != nil {
-		f.Incomplete = fmt.Sprintf("%v after %v", err, opts.Now().Sub(start).Round(time.Millisecond))
-		f.Duration = opts.Now().Sub(start)
-		f.Normalize()
-		return f, fmt.Errorf("sweep: %w", err)
-	}
-	f.Duration = opts.Now().Sub(start)
 	f.Normalize()
-	return f, nil
+	return f, err
 }
 
 type sweeper struct {
@@ -425,7 +421,8 @@ func toPKeys(t []uint16) []check.PKey {
 // depend on which reply came first: a new node GUID becomes a node of the next level, a
 // known one only gains a link (and, for a CA, maybe a newly reached port).
 func (s *sweeper) merge(probes []probe) ([]*sweepNode, []caPortVisit) {
-	sort.Slice(probes, func(i, j int) bool { return lessPath(probes[i].path, probes[j].path) })
+	// The probes of a level all have routes of the level's length.
+	slices.SortFunc(probes, func(a, b probe) int { return slices.Compare(a.path, b.path) })
 	var next []*sweepNode
 	var ports []caPortVisit
 	for _, pr := range probes {
@@ -471,16 +468,4 @@ func (s *sweeper) merge(probes []probe) ([]*sweepNode, []caPortVisit) {
 		}
 	}
 	return next, ports
-}
-
-func lessPath(a, b []uint8) bool {
-	if len(a) != len(b) {
-		return len(a) < len(b)
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return a[i] < b[i]
-		}
-	}
-	return false
 }
