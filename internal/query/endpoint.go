@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/fabric"
@@ -95,7 +96,7 @@ func ResolveEndpointsFrom(src EndpointSources, specs ...check.EndpointSpec) ([]R
 	if len(guids) > 0 {
 		model = parts.ModelOf(guids...)
 	}
-	sweep := &sweepResolver{load: src.Sweep}
+	sweep := sync.OnceValues(src.Sweep)
 	ctx := src.Ctx
 	if ctx == nil {
 		ctx = context.Background()
@@ -162,7 +163,8 @@ func ResolveEndpointsFrom(src EndpointSources, specs ...check.EndpointSpec) ([]R
 			}
 			r.Resolved = describeLive(src.Fabric, s, v)
 		default:
-			if f, n, p, err = sweep.find(s); err != nil {
+			f, err = sweep()
+			if f, n, p, err = findSwept(f, err, s); err != nil {
 				return nil, err
 			}
 			key := fmt.Sprintf("swept %s[%d]", n.GUID, p.Num)

@@ -74,29 +74,13 @@ func NeedsFabric(partitions bool, specs ...check.EndpointSpec) (need, guid bool)
 	return need, guid
 }
 
-// sweepResolver finds endpoints in a sweep, read once.
-type sweepResolver struct {
-	load  func() (*fabric.Fabric, error)
-	f     *fabric.Fabric
-	err   error
-	tried bool
-}
-
-func (r *sweepResolver) fabric() (*fabric.Fabric, error) {
-	if !r.tried {
-		r.tried = true
-		r.f, r.err = r.load()
-		if r.f == nil && r.err == nil {
-			r.err = &EnvError{Msg: "no fabric to resolve the endpoint in"}
-		}
-	}
-	return r.f, r.err
-}
-
-// find resolves a node=, GUID or lid= spec to a port of the sweep.
-func (r *sweepResolver) find(s check.EndpointSpec) (*fabric.Fabric, *fabric.Node, *fabric.Port, error) {
-	f, err := r.fabric()
+// findSwept resolves a node=, GUID or lid= spec to a port of the sweep f, which came
+// with err (a partial sweep).
+func findSwept(f *fabric.Fabric, err error, s check.EndpointSpec) (*fabric.Fabric, *fabric.Node, *fabric.Port, error) {
 	if f == nil {
+		if err == nil {
+			err = &EnvError{Msg: "no fabric to resolve the endpoint in"}
+		}
 		return nil, nil, nil, err
 	}
 	// A partial sweep: a port not in it may be in the part not read, so its absence

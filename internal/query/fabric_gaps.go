@@ -151,9 +151,6 @@ func FabricGapList(f *fabric.Fabric, needTables bool) []Gap {
 // with up to three of the links that did not answer), for stderr; "" when FabricGapList
 // is empty.
 func PartialSummary(f *fabric.Fabric, needTables bool) string {
-	if len(FabricGapList(f, needTables)) == 0 {
-		return ""
-	}
 	var parts []string
 	if g := FabricGaps(f); g.Partial() {
 		parts = append(parts, g.String())
@@ -162,6 +159,9 @@ func PartialSummary(f *fabric.Fabric, needTables bool) string {
 		if k := TablesNotRead(f); k > 0 {
 			parts = append(parts, countOf(k, "P_Key table", "P_Key tables")+" not in the sweep (made with --no-tables)")
 		}
+	}
+	if len(parts) == 0 {
+		return ""
 	}
 	msg := strings.Join(parts, "; ")
 	if len(f.Unreachable) > 0 {
