@@ -82,14 +82,12 @@ func ResolveEndpointsFrom(src EndpointSources, specs ...check.EndpointSpec) ([]R
 				return nil, endpointSourceError(s.String(), s, ErrIndexNeedsSweep)
 			}
 			guids = append(guids, s.GUID)
-			continue
-		case s.Kind == check.EndpointLID && src.Fabric != nil:
-			continue
-		case src.needsSweep(s) && src.Sweep != nil:
-			continue
-		}
-		if err := CheckResolvable(s.String(), s); err != nil {
-			return nil, err
+		case s.Kind == check.EndpointLID && src.Fabric != nil, src.Sweep != nil:
+			// Read over MADs, or found in the sweep.
+		default:
+			if err := CheckResolvable(s.String(), s); err != nil {
+				return nil, err
+			}
 		}
 	}
 	var model *partconf.Model

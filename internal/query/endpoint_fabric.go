@@ -46,19 +46,6 @@ type EndpointSources struct {
 	PortRules bool
 }
 
-// needsSweep reports whether resolving s reads the sweep.
-func (src *EndpointSources) needsSweep(s check.EndpointSpec) bool {
-	switch s.Kind {
-	case check.EndpointNode:
-		return true
-	case check.EndpointGUID:
-		return src.Partitions == nil
-	case check.EndpointLID:
-		return src.Fabric == nil
-	}
-	return false
-}
-
 // NeedsFabric reports whether resolving these specs needs a fabric (a live transport
 // or a saved sweep), and whether a GUID is among the reasons; partitions says whether a
 // partitions.conf resolves GUIDs.

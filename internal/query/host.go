@@ -316,31 +316,29 @@ func (h *Host) Load(sel Selector, opt LoadOptions) ([]*PortView, error) {
 	if err != nil && !errors.As(err, &partial) {
 		return nil, err
 	}
-	views := make([]*PortView, len(refs))
-	errs := make([]error, len(refs))
-	for i, r := range refs {
-		views[i], errs[i] = h.loadPort(devs[r.Device], r.Port, opt.Tables)
+	views := make([]*PortView, 0, len(refs))
+	var failed []Unread
+	for _, r := range refs {
+		v, err := h.loadPort(devs[r.Device], r.Port, opt.Tables)
+		if err != nil {
+			failed = append(failed, Unread{What: "port " + r.String(), Device: r.Device, Port: r.Port, Err: err})
+			continue
+		}
+		views = append(views, v)
 	}
-	if err := errors.Join(errs...); err != nil {
+	if len(failed) > 0 {
 		if sel.HasPort || partial == nil && len(refs) == 1 {
-			return nil, &EnvError{Msg: err.Error()}
+			// The one port asked for: its error is the answer.
+			return nil, &EnvError{Msg: failed[0].Err.Error()}
 		}
 		// Show the ports that were read; list the others.
 		if partial == nil {
 			partial = &PartialError{}
 		}
-		kept := views[:0]
-		for i, v := range views {
-			if errs[i] != nil {
-				partial.Unread = append(partial.Unread, Unread{What: "port " + refs[i].String(), Device: refs[i].Device, Port: refs[i].Port, Err: errs[i]})
-				continue
-			}
-			kept = append(kept, v)
-		}
-		if len(kept) == 0 {
+		partial.Unread = append(partial.Unread, failed...)
+		if len(views) == 0 {
 			return nil, &EnvError{Msg: partial.Error()}
 		}
-		views = kept
 	}
 	if opt.Interfaces {
 		ifs, err := h.Sys.IPoIBInterfaces()
