@@ -24,10 +24,9 @@ type SweepOptions struct {
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 	// Progress, when set, is called with a snapshot of the sweep from another
-	// goroutine: once when the sweep starts, then every ProgressEvery (default 100ms),
-	// never after Sweep returns. The sweep only counts (SweepProgress).
-	Progress      func(SweepProgress)
-	ProgressEvery time.Duration
+	// goroutine: once when the sweep starts, then every progressEvery, never after
+	// Sweep returns. The sweep only counts (SweepProgress).
+	Progress func(SweepProgress)
 }
 
 // Sweep discovers the subnet from the transport's local port by directed route, as
