@@ -65,8 +65,7 @@ func Sweep(ctx context.Context, t mad.Transport, opts SweepOptions) (*fabric.Fab
 	}
 	f := &fabric.Fabric{Source: opts.Source, SweptAt: start}
 	f.Local = check.PortID{Node: check.GUID(local.NodeGUID), Port: int(local.LocalPortNum)}
-	root := s.addNode(local, nil)
-	frontier := []*sweepNode{root}
+	frontier := []*sweepNode{s.addNode(local, nil)}
 	var pendingPorts []caPortVisit
 	for len(frontier) > 0 || len(pendingPorts) > 0 {
 		probes := s.readLevel(ctx, frontier, pendingPorts)
@@ -233,11 +232,9 @@ func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, visits [
 		}
 	}
 	for _, v := range visits {
-		p := v.n.node.Port(v.port)
-		if p == nil {
-			continue
-		}
-		reads = append(reads, portRead{n: v.n, ln: -1, i: slices.Index(v.n.node.Ports, p), path: v.path, visit: true, call: add(v.path, mad.AttrPortInfo, uint32(v.port))})
+		// merge makes a visit only to a port the node has.
+		i := slices.Index(v.n.node.Ports, v.n.node.Port(v.port))
+		reads = append(reads, portRead{n: v.n, ln: -1, i: i, path: v.path, visit: true, call: add(v.path, mad.AttrPortInfo, uint32(v.port))})
 	}
 	s.exchange(ctx, calls)
 
