@@ -129,7 +129,7 @@ func ResolveEndpointsFrom(src EndpointSources, specs ...check.EndpointSpec) ([]R
 			out[i] = r
 			continue
 		}
-		// A port: local, read over MADs, or in a sweep; each read once.
+		// A port: local or read over MADs (each read once), or in a sweep.
 		var (
 			v   *PortView
 			f   *fabric.Fabric // the sweep the port was found in
@@ -165,11 +165,7 @@ func ResolveEndpointsFrom(src EndpointSources, specs ...check.EndpointSpec) ([]R
 			if f, n, p, err = findSwept(f, err, s); err != nil {
 				return nil, err
 			}
-			key := fmt.Sprintf("swept %s[%d]", n.GUID, p.Num)
-			if v = views[key]; v == nil {
-				v = SweptPortView(f, n, p)
-				views[key] = v
-			}
+			v = SweptPortView(f, n, p) // no read: the sweep holds it
 			where := "found in the sweep"
 			if src.SweepName != "" {
 				where = "found in " + src.SweepName
