@@ -208,13 +208,7 @@ func fabricDevice(n *nodeData) *ibverbs.Device {
 	}
 	const notOverMADs = "not available over MADs"
 	d.FWVer.Missing, d.HCAType.Missing, d.BoardID.Missing, d.HWRev.Missing = notOverMADs, notOverMADs, notOverMADs, notOverMADs
-	first := 1
-	if n.info.NodeType == mad.NodeSwitch {
-		first = 0
-	}
-	for p := first; p <= int(n.info.NumPorts); p++ {
-		d.Ports = append(d.Ports, p)
-	}
+	d.Ports, _ = selectFabricPorts(FabricSelector{AllPorts: true}, n.info)
 	return d
 }
 
