@@ -1,7 +1,6 @@
 package query
 
 import (
-	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -82,8 +81,8 @@ func ResolveEndpointsFrom(src EndpointSources, specs ...check.EndpointSpec) ([]R
 				return nil, endpointSourceError(s.String(), s, ErrIndexNeedsSweep)
 			}
 			guids = append(guids, s.GUID)
-		case s.Kind == check.EndpointLID && src.Fabric != nil, src.Sweep != nil:
-			// Read over MADs, or found in the sweep.
+		case src.Sweep != nil:
+			// Found in the sweep.
 		default:
 			if err := CheckResolvable(s.String(), s); err != nil {
 				return nil, err
@@ -95,13 +94,9 @@ func ResolveEndpointsFrom(src EndpointSources, specs ...check.EndpointSpec) ([]R
 		model = parts.ModelOf(guids...)
 	}
 	sweep := sync.OnceValues(src.Sweep)
-	ctx := src.Ctx
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	labels := EndpointLabels(specs...)
 	var h *Host
-	views := map[string]*PortView{}
+	local := map[PortRef]*PortView{}
 	out := make([]ResolvedEndpoint, len(specs))
 	// A missing device on B is worth more than "not in the table" on A: resolution
 	// errors wait until every port has been read.
@@ -129,7 +124,7 @@ func ResolveEndpointsFrom(src EndpointSources, specs ...check.EndpointSpec) ([]R
 			out[i] = r
 			continue
 		}
-		// A port: local or read over MADs (each read once), or in a sweep.
+		// A port: local (each read once), or in a sweep.
 		var (
 			v   *PortView
 			f   *fabric.Fabric // the sweep the port was found in
@@ -139,8 +134,8 @@ func ResolveEndpointsFrom(src EndpointSources, specs ...check.EndpointSpec) ([]R
 		)
 		switch {
 		case s.Kind == check.EndpointPort:
-			key := "local " + PortRef{Device: s.Device, Port: s.Port}.String()
-			if v = views[key]; v == nil {
+			ref := PortRef{Device: s.Device, Port: s.Port}
+			if v = local[ref]; v == nil {
 				if h == nil {
 					h = src.Host()
 				}
@@ -149,17 +144,8 @@ func ResolveEndpointsFrom(src EndpointSources, specs ...check.EndpointSpec) ([]R
 					return nil, err
 				}
 				v = loaded[0]
-				views[key] = v
+				local[ref] = v
 			}
-		case s.Kind == check.EndpointLID && src.Fabric != nil:
-			key := "lid " + s.String()
-			if v = views[key]; v == nil {
-				if v, err = resolveLID(ctx, src.Fabric, s); err != nil {
-					return nil, err
-				}
-				views[key] = v
-			}
-			r.Resolved = describeLive(src.Fabric, s, v)
 		default:
 			f, err = sweep()
 			if f, n, p, err = findSwept(f, err, s); err != nil {
