@@ -1,11 +1,11 @@
 package query
 
 import (
-	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/fabric"
@@ -29,10 +29,6 @@ type ResolvedEndpoint struct {
 	// of a partitions file that may be SELF, endpoint_self.go); CanTalk compares.
 	Alternatives []Alternative
 }
-
-// NeedsHost reports whether resolving spec reads the host: only DEV/PORT does. A P_Key
-// value or options-only endpoint is answered from the values alone.
-func NeedsHost(spec check.EndpointSpec) bool { return spec.Kind == check.EndpointPort }
 
 // CheckResolvable returns a *UsageError wrapping an *EndpointSourceError for endpoint
 // forms that cannot be resolved without more input: a GUID needs a partitions.conf or
@@ -85,28 +81,22 @@ func ResolveEndpointsFrom(src EndpointSources, specs ...check.EndpointSpec) ([]R
 				return nil, endpointSourceError(s.String(), s, ErrIndexNeedsSweep)
 			}
 			guids = append(guids, s.GUID)
-			continue
-		case s.Kind == check.EndpointLID && src.Fabric != nil:
-			continue
-		case src.needsSweep(s) && src.Sweep != nil:
-			continue
-		}
-		if err := CheckResolvable(s.String(), s); err != nil {
-			return nil, err
+		case src.Sweep != nil:
+			// Found in the sweep.
+		default:
+			if err := CheckResolvable(s.String(), s); err != nil {
+				return nil, err
+			}
 		}
 	}
 	var model *partconf.Model
 	if len(guids) > 0 {
 		model = parts.ModelOf(guids...)
 	}
-	sweep := &sweepResolver{load: src.Sweep}
-	ctx := src.Ctx
-	if ctx == nil {
-		ctx = context.Background()
-	}
+	sweep := sync.OnceValues(src.Sweep)
 	labels := EndpointLabels(specs...)
 	var h *Host
-	views := map[string]*PortView{}
+	local := map[PortRef]*PortView{}
 	out := make([]ResolvedEndpoint, len(specs))
 	// A missing device on B is worth more than "not in the table" on A: resolution
 	// errors wait until every port has been read.
@@ -124,7 +114,8 @@ func ResolveEndpointsFrom(src EndpointSources, specs ...check.EndpointSpec) ([]R
 			out[i] = r
 			continue
 		}
-		if !NeedsHost(s) && s.Kind != check.EndpointLID && s.Kind != check.EndpointNode && s.Kind != check.EndpointGUID {
+		// A P_Key value or options-only endpoint is answered from the values alone.
+		if s.Kind != check.EndpointPort && s.Kind != check.EndpointLID && s.Kind != check.EndpointNode && s.Kind != check.EndpointGUID {
 			e, err := s.Endpoint(labels[i], nil)
 			if err != nil {
 				return nil, err
@@ -133,7 +124,7 @@ func ResolveEndpointsFrom(src EndpointSources, specs ...check.EndpointSpec) ([]R
 			out[i] = r
 			continue
 		}
-		// A port: local, read over MADs, or in a sweep; each read once.
+		// A port: local (each read once), or in a sweep.
 		var (
 			v   *PortView
 			f   *fabric.Fabric // the sweep the port was found in
@@ -143,8 +134,8 @@ func ResolveEndpointsFrom(src EndpointSources, specs ...check.EndpointSpec) ([]R
 		)
 		switch {
 		case s.Kind == check.EndpointPort:
-			key := "local " + PortRef{Device: s.Device, Port: s.Port}.String()
-			if v = views[key]; v == nil {
+			ref := PortRef{Device: s.Device, Port: s.Port}
+			if v = local[ref]; v == nil {
 				if h == nil {
 					h = src.Host()
 				}
@@ -153,26 +144,14 @@ func ResolveEndpointsFrom(src EndpointSources, specs ...check.EndpointSpec) ([]R
 					return nil, err
 				}
 				v = loaded[0]
-				views[key] = v
+				local[ref] = v
 			}
-		case s.Kind == check.EndpointLID && src.Fabric != nil:
-			key := "lid " + s.String()
-			if v = views[key]; v == nil {
-				if v, err = resolveLID(ctx, src.Fabric, s); err != nil {
-					return nil, err
-				}
-				views[key] = v
-			}
-			r.Resolved = describeLive(src.Fabric, s, v)
 		default:
-			if f, n, p, err = sweep.find(s); err != nil {
+			f, err = sweep()
+			if f, n, p, err = findSwept(f, err, s); err != nil {
 				return nil, err
 			}
-			key := fmt.Sprintf("swept %s[%d]", n.GUID, p.Num)
-			if v = views[key]; v == nil {
-				v = SweptPortView(f, n, p)
-				views[key] = v
-			}
+			v = SweptPortView(f, n, p) // no read: the sweep holds it
 			where := "found in the sweep"
 			if src.SweepName != "" {
 				where = "found in " + src.SweepName

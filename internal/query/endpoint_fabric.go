@@ -10,7 +10,6 @@ import (
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/ibverbs"
-	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 )
 
 // EndpointSources say where can-talk endpoints are resolved. Each is used only by the
@@ -19,8 +18,7 @@ import (
 //   - DEV/PORT: Host (sysfs);
 //   - a GUID: Partitions when set (the table OpenSM would program), else the sweep;
 //   - node=NAME: the sweep;
-//   - lid=N[,port=P]: Fabric when set (read over MADs now), else the sweep (a port
-//     with that LID in a saved sweep);
+//   - lid=N[,port=P]: the sweep (the port with that LID);
 //   - P_Key values and options-only: nothing.
 //
 // An endpoint whose source is missing is bad input (*UsageError wrapping an
@@ -28,11 +26,11 @@ import (
 type EndpointSources struct {
 	Host       func() *Host
 	Partitions *Partitions
-	// Fabric and Ctx read lid= endpoints over MADs.
-	Fabric *Fabric
-	Ctx    context.Context
-	// Sweep returns the fabric that node=, GUID (without Partitions) and, without
-	// Fabric, lid= endpoints are found in: a saved sweep or a live one. Called at
+	// Ctx is not read: lid= endpoints are found in the sweep, which brings its own
+	// context (cmd/ibkey/internal/cantalk still sets it).
+	Ctx context.Context
+	// Sweep returns the fabric that node=, GUID (without Partitions) and lid=
+	// endpoints are found in: a saved sweep or a live one. Called at
 	// most once. A partial sweep may come with an error: endpoints it holds are still
 	// resolved, and the error is returned only when one is missing.
 	Sweep func() (*fabric.Fabric, error)
@@ -44,19 +42,6 @@ type EndpointSources struct {
 	// verdicts are what they were before these rules (a DOWN port may answer yes):
 	// cmd turns it on together with the exit codes of check.VerdictKind.ExitCode.
 	PortRules bool
-}
-
-// needsSweep reports whether resolving s reads the sweep.
-func (src *EndpointSources) needsSweep(s check.EndpointSpec) bool {
-	switch s.Kind {
-	case check.EndpointNode:
-		return true
-	case check.EndpointGUID:
-		return src.Partitions == nil
-	case check.EndpointLID:
-		return src.Fabric == nil
-	}
-	return false
 }
 
 // NeedsFabric reports whether resolving these specs needs a fabric (a live transport
@@ -74,29 +59,13 @@ func NeedsFabric(partitions bool, specs ...check.EndpointSpec) (need, guid bool)
 	return need, guid
 }
 
-// sweepResolver finds endpoints in a sweep, read once.
-type sweepResolver struct {
-	load  func() (*fabric.Fabric, error)
-	f     *fabric.Fabric
-	err   error
-	tried bool
-}
-
-func (r *sweepResolver) fabric() (*fabric.Fabric, error) {
-	if !r.tried {
-		r.tried = true
-		r.f, r.err = r.load()
-		if r.f == nil && r.err == nil {
-			r.err = &EnvError{Msg: "no fabric to resolve the endpoint in"}
-		}
-	}
-	return r.f, r.err
-}
-
-// find resolves a node=, GUID or lid= spec to a port of the sweep.
-func (r *sweepResolver) find(s check.EndpointSpec) (*fabric.Fabric, *fabric.Node, *fabric.Port, error) {
-	f, err := r.fabric()
+// findSwept resolves a node=, GUID or lid= spec to a port of the sweep f, which came
+// with err (a partial sweep).
+func findSwept(f *fabric.Fabric, err error, s check.EndpointSpec) (*fabric.Fabric, *fabric.Node, *fabric.Port, error) {
 	if f == nil {
+		if err == nil {
+			err = &EnvError{Msg: "no fabric to resolve the endpoint in"}
+		}
 		return nil, nil, nil, err
 	}
 	// A partial sweep: a port not in it may be in the part not read, so its absence
@@ -213,12 +182,13 @@ func nodeNames(f *fabric.Fabric) []string {
 		out = append(out, nodeName(n))
 	}
 	sort.Strings(out)
-	return capList(out)
+	return capList(out, maxListed)
 }
 
-func capList(s []string) []string {
-	if len(s) > maxListed {
-		return append(s[:maxListed:maxListed], fmt.Sprintf("and %d more", len(s)-maxListed))
+// capList is the first most of s and, when there are others, "and N more".
+func capList(s []string, most int) []string {
+	if len(s) > most {
+		return append(s[:most:most], fmt.Sprintf("and %d more", len(s)-most))
 	}
 	return s
 }
@@ -252,7 +222,7 @@ func lidRanges(f *fabric.Fabric) []string {
 	if len(out) == 0 {
 		return []string{"none: no LIDs are assigned (has a Subnet Manager run?)"}
 	}
-	return capList(out)
+	return capList(out, maxListed)
 }
 
 func nodeName(n *fabric.Node) string {
@@ -316,30 +286,4 @@ func describeSwept(f *fabric.Fabric, s check.EndpointSpec, n *fabric.Node, p *fa
 		facts = append(facts, p.State)
 	}
 	return fmt.Sprintf("%s is %s (%s), %s", s, f.Label(check.PortID{Node: n.GUID, Port: p.Num}), strings.Join(facts, ", "), where)
-}
-
-// resolveLID reads a lid= endpoint's port over MADs.
-func resolveLID(ctx context.Context, fab *Fabric, s check.EndpointSpec) (*PortView, error) {
-	sel := FabricSelector{Addr: mad.LIDAddress(s.LID)}
-	if s.PortNum != nil {
-		sel.Port, sel.HasPort = *s.PortNum, true
-	}
-	views, err := fab.Load(ctx, sel, LoadOptions{Tables: true})
-	if err != nil {
-		return nil, err
-	}
-	return views[0], nil
-}
-
-// describeLive says which port a lid= endpoint read over MADs is.
-func describeLive(fab *Fabric, s check.EndpointSpec, v *PortView) string {
-	var facts []string
-	if v.Port.GID0.OK() {
-		facts = append(facts, "port GUID "+check.GUID(v.Port.GID0.Value.PortGUID()).String())
-	}
-	if v.Fabric != nil {
-		facts = append(facts, "node GUID "+v.Fabric.NodeGUID.String())
-	}
-	facts = append(facts, v.Port.State.Name)
-	return fmt.Sprintf("%s is %s[%d] (%s), read over MADs via %s", s, strconv.Quote(v.Device.Name), v.Port.Num, strings.Join(facts, ", "), fab.Via)
 }

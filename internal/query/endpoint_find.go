@@ -2,6 +2,7 @@ package query
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/ibkey/ibkey/internal/check"
@@ -96,12 +97,8 @@ func FindExitCode(results []FindResult) int {
 // indexList prints indexes as "0, 1, 5", at most 8 of them.
 func indexList(idx []int) string {
 	var s []string
-	for i, x := range idx {
-		if i == 8 {
-			s = append(s, fmt.Sprintf("and %d more", len(idx)-8))
-			break
-		}
-		s = append(s, fmt.Sprint(x))
+	for _, x := range idx {
+		s = append(s, strconv.Itoa(x))
 	}
-	return "index " + strings.Join(s, ", ")
+	return "index " + strings.Join(capList(s, 8), ", ")
 }

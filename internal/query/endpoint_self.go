@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/partconf"
 )
 
 // SELF in a partitions file names the port OpenSM runs on, and a file without a Default
@@ -40,23 +41,29 @@ func selfAlternatives(parts *Partitions, out []ResolvedEndpoint, labels []string
 		if r.Spec.Kind != check.EndpointGUID || r.Model == nil {
 			continue
 		}
-		opt := parts.Options
-		opt.SMGUID = r.Spec.GUID
-		alt := &Partitions{Path: parts.Path, Config: parts.Config, Options: opt, FileGUIDs: parts.FileGUIDs, Types: parts.Types}
-		m := alt.ModelOf(r.Spec.GUID)
-		if samePKeys(GUIDTable(m, r.Spec.GUID), GUIDTable(r.Model, r.Spec.GUID)) {
+		asSM := *parts
+		asSM.Options.SMGUID = r.Spec.GUID
+		m := asSM.ModelOf(r.Spec.GUID)
+		if slices.EqualFunc(GUIDTable(m, r.Spec.GUID), GUIDTable(r.Model, r.Spec.GUID), func(a, b check.TableEntry) bool { return a.PKey == b.PKey }) {
 			continue
 		}
-		e, err := resolveGUID(r.Spec, labels[i], m)
-		if err != nil {
-			// As the SM's port it would not have the pinned key: that is a different
-			// answer too, one the verdict below cannot express; say so.
-			e = check.Endpoint{Label: labels[i]}
-		}
-		e.QKeyRule, e.QKeyRuleReason = r.Endpoint.QKeyRule, r.Endpoint.QKeyRuleReason
-		r.Alternatives = append(r.Alternatives, Alternative{Endpoint: e, SM: true,
+		r.addAlternative(labels[i], m, Alternative{SM: true,
 			If: fmt.Sprintf("%s is the port OpenSM runs on (SELF in %s%s; give --sm-guid)", r.Spec.GUID, parts.Config.File, implicitSelf(parts))})
 	}
+}
+
+// addAlternative adds r's GUID endpoint as m predicts its port, under the assumption
+// alt says.
+func (r *ResolvedEndpoint) addAlternative(label string, m *partconf.Model, alt Alternative) {
+	e, err := resolveGUID(r.Spec, label, m)
+	if err != nil {
+		// So the port would not have the pinned key: that is a different answer too,
+		// one the verdict cannot express as such; say so with an empty endpoint.
+		e = check.Endpoint{Label: label}
+	}
+	e.QKeyRule, e.QKeyRuleReason = r.Endpoint.QKeyRule, r.Endpoint.QKeyRuleReason
+	alt.Endpoint = e
+	r.Alternatives = append(r.Alternatives, alt)
 }
 
 // implicitSelf notes a SELF that the file does not write: its missing Default line.
@@ -65,18 +72,6 @@ func implicitSelf(parts *Partitions) string {
 		return ", implied by its missing Default line"
 	}
 	return ""
-}
-
-func samePKeys(a, b []check.TableEntry) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i].PKey != b[i].PKey {
-			return false
-		}
-	}
-	return true
 }
 
 // CanTalk is check.CanTalk for resolved endpoints: when an endpoint has alternatives

@@ -208,13 +208,7 @@ func fabricDevice(n *nodeData) *ibverbs.Device {
 	}
 	const notOverMADs = "not available over MADs"
 	d.FWVer.Missing, d.HCAType.Missing, d.BoardID.Missing, d.HWRev.Missing = notOverMADs, notOverMADs, notOverMADs, notOverMADs
-	first := 1
-	if n.info.NodeType == mad.NodeSwitch {
-		first = 0
-	}
-	for p := first; p <= int(n.info.NumPorts); p++ {
-		d.Ports = append(d.Ports, p)
-	}
+	d.Ports, _ = selectFabricPorts(FabricSelector{AllPorts: true}, n.info)
 	return d
 }
 
@@ -280,34 +274,32 @@ func (f *Fabric) loadPort(ctx context.Context, n *nodeData, num int, tables bool
 	if !isSwitch && !arrival {
 		// A CA answers NodeInfo (PortGUID) and P_KeyTable for the port an SMP
 		// arrives on: reach this port through its own LID.
+		var why string
 		if pi.LID == 0 {
-			why := fmt.Sprintf("port %d has no LID and a CA answers only for the port an SMP arrives at (%s arrives at port %d): use a directed route that ends on port %d", num, addr, n.info.LocalPortNum, num)
+			why = fmt.Sprintf("port %d has no LID and a CA answers only for the port an SMP arrives at (%s arrives at port %d): use a directed route that ends on port %d", num, addr, n.info.LocalPortNum, num)
 			if pi.PortState == mad.PortStateDown {
 				why = fmt.Sprintf("port %d is DOWN: no SMP can arrive there, and a CA answers only for the port an SMP arrives at (%s arrives at port %d)", num, addr, n.info.LocalPortNum)
-			}
-			portGUID.Missing = why
-			if tables {
-				v.TableMissing = why
 			}
 		} else {
 			addr = mad.LIDAddress(pi.LID)
 			v.Fabric.Address, v.Fabric.Addr = addr.String(), addr
-			var other mad.NodeInfo
-			var err error
-			if other, err = mad.GetNodeInfo(ctx, f.T, addr); err == nil && (other.NodeGUID != n.info.NodeGUID || int(other.LocalPortNum) != num) {
+			other, err := mad.GetNodeInfo(ctx, f.T, addr)
+			if err == nil && (other.NodeGUID != n.info.NodeGUID || int(other.LocalPortNum) != num) {
 				err = fmt.Errorf("%s answers as port %d of node %s, not port %d of %s", addr, other.LocalPortNum, check.GUID(other.NodeGUID), num, check.GUID(n.info.NodeGUID))
 			}
 			if err != nil {
-				why := fmt.Sprintf("port %d's own LID %d did not answer: %v", num, pi.LID, err)
-				portGUID.Missing = why
-				if tables {
-					v.TableMissing = why
-				}
+				why = fmt.Sprintf("port %d's own LID %d did not answer: %v", num, pi.LID, err)
 			} else {
 				portGUID.Value = other.PortGUID
 				if tables && tableLen > 0 {
 					readTable(addr)
 				}
+			}
+		}
+		if why != "" {
+			portGUID.Missing = why
+			if tables {
+				v.TableMissing = why
 			}
 		}
 	}

@@ -13,36 +13,35 @@ import (
 // only for the port an SMP arrives at), a node by its directed route; base's port
 // choice applies to a node GUID. A GUID not in f is an *EnvError naming the sweep.
 func GUIDSelector(f *fabric.Fabric, g check.GUID, base FabricSelector) (FabricSelector, error) {
+	route := func(n *fabric.Node) (FabricSelector, error) {
+		sel := base
+		addr, err := mad.ParseDRPath(n.Path)
+		if err != nil {
+			return sel, &EnvError{Msg: fmt.Sprintf("GUID %s: %s has no usable directed route (%q)", g, n.Description, n.Path)}
+		}
+		sel.Addr = addr
+		return sel, nil
+	}
 	for _, n := range f.Nodes {
 		for _, p := range n.Ports {
 			if p.GUID != g || g == 0 {
 				continue
 			}
-			sel := base
 			if p.LID != 0 && n.Type != check.NodeSwitch {
+				sel := base
 				sel.Addr = mad.LIDAddress(p.LID)
 				return sel, nil
 			}
-			addr, err := mad.ParseDRPath(n.Path)
-			if err != nil {
-				return sel, &EnvError{Msg: fmt.Sprintf("GUID %s: %s has no usable directed route (%q)", g, n.Description, n.Path)}
-			}
-			sel.Addr = addr
-			if !sel.AllPorts {
+			sel, err := route(n)
+			if err == nil && !sel.AllPorts {
 				sel.Port, sel.HasPort = p.Num, true
 			}
-			return sel, nil
+			return sel, err
 		}
 	}
 	for _, n := range f.Nodes {
 		if n.GUID == g {
-			addr, err := mad.ParseDRPath(n.Path)
-			if err != nil {
-				return base, &EnvError{Msg: fmt.Sprintf("GUID %s: %s has no usable directed route (%q)", g, n.Description, n.Path)}
-			}
-			sel := base
-			sel.Addr = addr
-			return sel, nil
+			return route(n)
 		}
 	}
 	return base, &EnvError{Msg: fmt.Sprintf("no port or node with GUID %s in the fabric (%s)", g, SweepSummary(f))}

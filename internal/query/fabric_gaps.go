@@ -151,9 +151,6 @@ func FabricGapList(f *fabric.Fabric, needTables bool) []Gap {
 // with up to three of the links that did not answer), for stderr; "" when FabricGapList
 // is empty.
 func PartialSummary(f *fabric.Fabric, needTables bool) string {
-	if len(FabricGapList(f, needTables)) == 0 {
-		return ""
-	}
 	var parts []string
 	if g := FabricGaps(f); g.Partial() {
 		parts = append(parts, g.String())
@@ -162,6 +159,9 @@ func PartialSummary(f *fabric.Fabric, needTables bool) string {
 		if k := TablesNotRead(f); k > 0 {
 			parts = append(parts, countOf(k, "P_Key table", "P_Key tables")+" not in the sweep (made with --no-tables)")
 		}
+	}
+	if len(parts) == 0 {
+		return ""
 	}
 	msg := strings.Join(parts, "; ")
 	if len(f.Unreachable) > 0 {
@@ -174,14 +174,10 @@ func PartialSummary(f *fabric.Fabric, needTables bool) string {
 // and how many more there are.
 func UnreachableList(f *fabric.Fabric) string {
 	var where []string
-	for i, u := range f.Unreachable {
-		if i == 3 {
-			where = append(where, fmt.Sprintf("and %d more", len(f.Unreachable)-3))
-			break
-		}
+	for _, u := range f.Unreachable {
 		where = append(where, fmt.Sprintf("behind %s (DR path %s): %s", f.Label(u.From), u.Path, u.Error))
 	}
-	return strings.Join(where, "; ")
+	return strings.Join(capList(where, 3), "; ")
 }
 
 // SweepSummary is "6 nodes (2 switches, 4 CAs), 9 links, swept via X at T in D".

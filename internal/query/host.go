@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -93,11 +94,7 @@ func (h *Host) Devices(name string) ([]*ibverbs.Device, error) {
 		if err := ibverbs.CheckDeviceName(name); err != nil {
 			return nil, &UsageError{Msg: fmt.Sprintf("invalid device %q: a device name is one path component, without / or .. (devices: %s)", name, strings.Join(names, ", "))}
 		}
-		found := false
-		for _, n := range names {
-			found = found || n == name
-		}
-		if !found {
+		if !slices.Contains(names, name) {
 			return nil, &NotFoundError{What: "device", Name: name, Available: names}
 		}
 		names = []string{name}
@@ -186,11 +183,7 @@ func (h *Host) Select(sel Selector) ([]PortRef, map[string]*ibverbs.Device, erro
 	for _, d := range devs {
 		byName[d.Name] = d
 		if sel.HasPort {
-			found := false
-			for _, p := range d.Ports {
-				found = found || p == sel.Port
-			}
-			if !found {
+			if !slices.Contains(d.Ports, sel.Port) {
 				avail := make([]string, len(d.Ports))
 				for i, p := range d.Ports {
 					avail[i] = strconv.Itoa(p)
@@ -323,31 +316,29 @@ func (h *Host) Load(sel Selector, opt LoadOptions) ([]*PortView, error) {
 	if err != nil && !errors.As(err, &partial) {
 		return nil, err
 	}
-	views := make([]*PortView, len(refs))
-	errs := make([]error, len(refs))
-	for i, r := range refs {
-		views[i], errs[i] = h.loadPort(devs[r.Device], r.Port, opt.Tables)
+	views := make([]*PortView, 0, len(refs))
+	var failed []Unread
+	for _, r := range refs {
+		v, err := h.loadPort(devs[r.Device], r.Port, opt.Tables)
+		if err != nil {
+			failed = append(failed, Unread{What: "port " + r.String(), Device: r.Device, Port: r.Port, Err: err})
+			continue
+		}
+		views = append(views, v)
 	}
-	if err := errors.Join(errs...); err != nil {
+	if len(failed) > 0 {
 		if sel.HasPort || partial == nil && len(refs) == 1 {
-			return nil, &EnvError{Msg: err.Error()}
+			// The one port asked for: its error is the answer.
+			return nil, &EnvError{Msg: failed[0].Err.Error()}
 		}
 		// Show the ports that were read; list the others.
 		if partial == nil {
 			partial = &PartialError{}
 		}
-		kept := views[:0]
-		for i, v := range views {
-			if errs[i] != nil {
-				partial.Unread = append(partial.Unread, Unread{What: "port " + refs[i].String(), Device: refs[i].Device, Port: refs[i].Port, Err: errs[i]})
-				continue
-			}
-			kept = append(kept, v)
-		}
-		if len(kept) == 0 {
+		partial.Unread = append(partial.Unread, failed...)
+		if len(views) == 0 {
 			return nil, &EnvError{Msg: partial.Error()}
 		}
-		views = kept
 	}
 	if opt.Interfaces {
 		ifs, err := h.Sys.IPoIBInterfaces()
@@ -375,13 +366,13 @@ func (h *Host) loadPort(d *ibverbs.Device, num int, tables bool) (*PortView, err
 		return v, nil
 	}
 	if !p.HasPKeys {
-		noTableDir(v)
+		v.TableMissing, v.TableAbsent = NoTableDir(v)
 		return v, nil
 	}
 	raw, err := h.Sys.PKeys(d.Name, num)
 	if err != nil {
 		if errors.Is(err, ibverbs.ErrNoTable) {
-			noTableDir(v)
+			v.TableMissing, v.TableAbsent = NoTableDir(v)
 			return v, nil
 		}
 		return nil, err
@@ -400,18 +391,14 @@ func (h *Host) loadPort(d *ibverbs.Device, num int, tables bool) (*PortView, err
 // show_node_type: RDMA_NODE_RNIC).
 const nodeTypeRNIC = 4
 
-// noTableDir says why the port v has no pkeys/ directory. The kernel writes one for
-// every port whose table length is not 0 (drivers/infiniband/core/sysfs.c: the pkeys
-// group exists only with pkey_tbl_len): an iWARP device has none, and P_Keys do not
-// apply to it; any other port has a table (InfiniBand and RoCE ports have at least the
-// default entry), so a missing directory is a table not read (a saved tree that lost
-// it, a driver that failed), never "no table".
-func noTableDir(v *PortView) {
-	v.TableMissing, v.TableAbsent = NoTableDir(v)
-}
-
 // NoTableDir says why a port read from sysfs has no pkeys/ directory, and whether
 // that means it has no table at all (absent: iWARP) rather than a table not read.
+// The kernel writes one for every port whose table length is not 0
+// (drivers/infiniband/core/sysfs.c: the pkeys group exists only with pkey_tbl_len): an
+// iWARP device has none, and P_Keys do not apply to it; any other port has a table
+// (InfiniBand and RoCE ports have at least the default entry), so a missing directory
+// is a table not read (a saved tree that lost it, a driver that failed), never "no
+// table".
 func NoTableDir(v *PortView) (why string, absent bool) {
 	if d := v.Device; d.NodeType.OK() && d.NodeType.Value.Num == nodeTypeRNIC {
 		return "no P_Key table: the port has no pkeys/ directory (iWARP devices have none: P_Keys do not apply)", true

@@ -14,22 +14,13 @@ const maxLIDList = 0xbfff
 // LIDListForms says what a LID list may be, for messages.
 const LIDListForms = "a LID 1-49151, a list 3,5,9 or a range 3-40"
 
-// LIDListError is a LID list that does not parse: the input and why. Its text names no
-// flag: "\"5-3\": range 5-3 ends below its start (accepted: ...)"; the command adds
-// the flag (cmdutil.ParseLIDFlag).
-type LIDListError struct {
-	Input, Why string
-}
-
-func (e *LIDListError) Error() string {
-	return fmt.Sprintf("%q: %s (accepted: %s)", e.Input, e.Why, LIDListForms)
-}
-
 // ParseLIDList reads "3", "3,5,9", "3-40" or a mix ("1,3-5"), decimal or 0x hex, each
 // a unicast LID (mad.ParseLID). Duplicates are kept once, in first-seen order. The
-// one parser of a LID list (--lid).
+// one parser of a LID list (--lid). An error names the input and why, and no flag:
+// "\"5-3\": range 5-3 ends below its start (accepted: ...)"; the command adds the flag
+// (cmdutil.ParseLIDFlag).
 func ParseLIDList(s string) ([]uint16, error) {
-	bad := func(why string) error { return &LIDListError{Input: s, Why: why} }
+	bad := func(why string) error { return fmt.Errorf("%q: %s (accepted: %s)", s, why, LIDListForms) }
 	var out []uint16
 	seen := map[uint16]bool{}
 	for _, part := range strings.Split(s, ",") {

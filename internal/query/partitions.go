@@ -236,14 +236,7 @@ func routerAlternatives(parts *Partitions, out []ResolvedEndpoint, labels []stri
 		if _, ok := unknown[r.Spec.GUID]; !ok || r.Spec.Kind != check.EndpointGUID || r.Model == nil {
 			continue
 		}
-		e, err := resolveGUID(r.Spec, labels[i], m)
-		if err != nil {
-			// As a router port it would not have the pinned key: a different answer
-			// the verdict cannot express as such; say so with an empty endpoint.
-			e = check.Endpoint{Label: labels[i]}
-		}
-		e.QKeyRule, e.QKeyRuleReason = r.Endpoint.QKeyRule, r.Endpoint.QKeyRuleReason
-		r.Alternatives = append(r.Alternatives, Alternative{Endpoint: e, If: r.Spec.GUID.String() + " is a router port",
+		r.addAlternative(labels[i], m, Alternative{If: r.Spec.GUID.String() + " is a router port",
 			Why: fmt.Sprintf("%s gives a router port ALL_ROUTERS' entries, not ALL_CAS'; name the router ports with --router, or --router none", parts.Config.File)})
 	}
 }

@@ -1,10 +1,12 @@
 package query
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -213,12 +215,12 @@ type PortSample struct {
 // Sampler reads samples. It holds no per-sample state, so Take may run in a goroutine
 // (a tea.Cmd) while the caller keeps its Tracker elsewhere.
 type Sampler struct {
-	Sys   *ibverbs.Sysfs
 	Ports []PortRef
 	// Addresses, when set, are parallel to Ports: where each port is on the fabric.
 	Addresses []string
 	Sets      CounterSets
-	// States reads each port's state first in a sample; nil: ports/N/state in Sys.
+	// States reads each port's state first in a sample: ports/N/state (NewSampler), or
+	// PortInfo over the fabric (NewFabricSampler).
 	States StateReader
 	// Parallel reads the ports concurrently (MADs: a port that does not answer must not
 	// hold up the others for its timeouts).
@@ -275,7 +277,7 @@ func NewSampler(h *Host, sel []Selector, now func() time.Time) (*Sampler, error)
 	for i, v := range views {
 		refs[i] = v.Ref()
 	}
-	return &Sampler{Sys: h.Sys, Ports: refs, Sets: DefaultCounterSets(NewSysfsCounters(h.Sys, views)), Now: now}, err
+	return &Sampler{Ports: refs, Sets: DefaultCounterSets(NewSysfsCounters(h.Sys, views)), States: sysfsStates{h.Sys}, Now: now}, err
 }
 
 // LoadMany loads the union of several selectors (no selector: every port), each port
@@ -313,13 +315,7 @@ func (h *Host) LoadMany(sels []Selector) ([]*PortView, error) {
 		}
 	}
 	slices.SortStableFunc(out, func(a, b *PortView) int {
-		if a.Port.Device != b.Port.Device {
-			if a.Port.Device < b.Port.Device {
-				return -1
-			}
-			return 1
-		}
-		return a.Port.Num - b.Port.Num
+		return cmp.Or(strings.Compare(a.Port.Device, b.Port.Device), a.Port.Num-b.Port.Num)
 	})
 	if partial != nil {
 		return out, partial
@@ -352,17 +348,13 @@ func (s *Sampler) Take(all bool) *Sample {
 		groups[j].names = append(groups[j].names, c.Name)
 		groups[j].idx = append(groups[j].idx, i)
 	}
-	states := s.States
-	if states == nil {
-		states = sysfsStates{s.Sys}
-	}
 	read := func(i int, ref PortRef) {
 		ps := &smp.Ports[i]
 		ps.Ref = ref
 		if i < len(s.Addresses) {
 			ps.Address = s.Addresses[i]
 		}
-		st, err := states.PortState(ref)
+		st, err := s.States.PortState(ref)
 		if err != nil {
 			ps.Err = err.Error()
 			return

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"time"
 
 	"github.com/ibkey/ibkey/internal/check"
@@ -25,10 +24,9 @@ type SweepOptions struct {
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 	// Progress, when set, is called with a snapshot of the sweep from another
-	// goroutine: once when the sweep starts, then every ProgressEvery (default 100ms),
-	// never after Sweep returns. The sweep only counts (SweepProgress).
-	Progress      func(SweepProgress)
-	ProgressEvery time.Duration
+	// goroutine: once when the sweep starts, then every progressEvery, never after
+	// Sweep returns. The sweep only counts (SweepProgress).
+	Progress func(SweepProgress)
 }
 
 // Sweep discovers the subnet from the transport's local port by directed route, as
@@ -67,8 +65,7 @@ func Sweep(ctx context.Context, t mad.Transport, opts SweepOptions) (*fabric.Fab
 	}
 	f := &fabric.Fabric{Source: opts.Source, SweptAt: start}
 	f.Local = check.PortID{Node: check.GUID(local.NodeGUID), Port: int(local.LocalPortNum)}
-	root := s.addNode(local, nil)
-	frontier := []*sweepNode{root}
+	frontier := []*sweepNode{s.addNode(local, nil)}
 	var pendingPorts []caPortVisit
 	for len(frontier) > 0 || len(pendingPorts) > 0 {
 		probes := s.readLevel(ctx, frontier, pendingPorts)
@@ -80,19 +77,16 @@ func Sweep(ctx context.Context, t mad.Transport, opts SweepOptions) (*fabric.Fab
 	for _, n := range s.order {
 		f.Nodes = append(f.Nodes, n.node)
 	}
-	if ctx.Err() == nil {
+	f.Unreachable = s.unreachable
+	f.Duration = opts.Now().Sub(start)
+	if err = ctx.Err(); err != nil {
+		f.Incomplete = fmt.Sprintf("%v after %v", err, f.Duration.Round(time.Millisecond))
+		err = fmt.Errorf("sweep: %w", err)
+	} else {
 		s.markNotReached()
 	}
-	f.Unreachable = s.unreachable
-	if err := ctx.Err(); err != nil {
-		f.Incomplete = fmt.Sprintf("%v after %v", err, opts.Now().Sub(start).Round(time.Millisecond))
-		f.Duration = opts.Now().Sub(start)
-		f.Normalize()
-		return f, fmt.Errorf("sweep: %w", err)
-	}
-	f.Duration = opts.Now().Sub(start)
 	f.Normalize()
-	return f, nil
+	return f, err
 }
 
 type sweeper struct {
@@ -238,11 +232,9 @@ func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, visits [
 		}
 	}
 	for _, v := range visits {
-		p := v.n.node.Port(v.port)
-		if p == nil {
-			continue
-		}
-		reads = append(reads, portRead{n: v.n, ln: -1, i: slices.Index(v.n.node.Ports, p), path: v.path, visit: true, call: add(v.path, mad.AttrPortInfo, uint32(v.port))})
+		// merge makes a visit only to a port the node has.
+		i := slices.Index(v.n.node.Ports, v.n.node.Port(v.port))
+		reads = append(reads, portRead{n: v.n, ln: -1, i: i, path: v.path, visit: true, call: add(v.path, mad.AttrPortInfo, uint32(v.port))})
 	}
 	s.exchange(ctx, calls)
 
@@ -425,7 +417,8 @@ func toPKeys(t []uint16) []check.PKey {
 // depend on which reply came first: a new node GUID becomes a node of the next level, a
 // known one only gains a link (and, for a CA, maybe a newly reached port).
 func (s *sweeper) merge(probes []probe) ([]*sweepNode, []caPortVisit) {
-	sort.Slice(probes, func(i, j int) bool { return lessPath(probes[i].path, probes[j].path) })
+	// The probes of a level all have routes of the level's length.
+	slices.SortFunc(probes, func(a, b probe) int { return slices.Compare(a.path, b.path) })
 	var next []*sweepNode
 	var ports []caPortVisit
 	for _, pr := range probes {
@@ -471,16 +464,4 @@ func (s *sweeper) merge(probes []probe) ([]*sweepNode, []caPortVisit) {
 		}
 	}
 	return next, ports
-}
-
-func lessPath(a, b []uint8) bool {
-	if len(a) != len(b) {
-		return len(a) < len(b)
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return a[i] < b[i]
-		}
-	}
-	return false
 }

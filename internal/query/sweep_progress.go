@@ -17,9 +17,9 @@ type SweepProgress struct {
 	Elapsed  time.Duration // since the sweep started
 }
 
-// defaultProgressEvery is how often Progress is called unless ProgressEvery says: ten
-// times a second, as often as a person reads a changing line.
-const defaultProgressEvery = 100 * time.Millisecond
+// progressEvery is how often Progress is called: ten times a second, as often as a
+// person reads a changing line.
+const progressEvery = 100 * time.Millisecond
 
 // sweepCounters are what the sweep counts for Progress. The sweep only adds to them
 // (a few atomic adds per batch of MADs, never per MAD); a sampler goroutine reads them.
@@ -39,18 +39,14 @@ func (s *sweeper) exchange(ctx context.Context, calls []mad.Call) {
 }
 
 // startProgress calls opts.Progress with a snapshot at once and then every
-// opts.ProgressEvery, from its own goroutine, so the sweep never waits for the
+// progressEvery, from its own goroutine, so the sweep never waits for the
 // display. The returned stop ends the sampling and returns after the last call:
 // Progress is never called after Sweep returns.
 func (s *sweeper) startProgress(ctx context.Context, start time.Time) (stop func()) {
 	if s.opts.Progress == nil {
 		return func() {}
 	}
-	every := s.opts.ProgressEvery
-	if every <= 0 {
-		every = defaultProgressEvery
-	}
-	done := make(chan struct{})
+	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	sample := func() {
 		s.opts.Progress(SweepProgress{
@@ -62,12 +58,10 @@ func (s *sweeper) startProgress(ctx context.Context, start time.Time) (stop func
 	}
 	wg.Go(func() {
 		sample()
-		tick := time.NewTicker(every)
+		tick := time.NewTicker(progressEvery)
 		defer tick.Stop()
 		for {
 			select {
-			case <-done:
-				return
 			case <-ctx.Done():
 				return
 			case <-tick.C:
@@ -75,5 +69,5 @@ func (s *sweeper) startProgress(ctx context.Context, start time.Time) (stop func
 			}
 		}
 	})
-	return func() { close(done); wg.Wait() }
+	return func() { cancel(); wg.Wait() }
 }

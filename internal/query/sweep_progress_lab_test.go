@@ -44,7 +44,7 @@ func TestLabSweepProgress(t *testing.T) {
 		late     atomic.Int32
 		once     sync.Once
 	)
-	opts := query.SweepOptions{ProgressEvery: time.Millisecond, Progress: func(p query.SweepProgress) {
+	opts := query.SweepOptions{Progress: func(p query.SweepProgress) {
 		if returned.Load() {
 			late.Add(1)
 		}

@@ -173,7 +173,7 @@ func (p Preferred) Read(ref PortRef, names []string, out []Reading) {
 			idx, rest = append(idx, i), append(rest, names[i])
 		}
 	}
-	if len(idx) == 0 || p.Then == nil {
+	if len(idx) == 0 {
 		return
 	}
 	second := make([]Reading, len(rest))
