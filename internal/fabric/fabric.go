@@ -231,6 +231,15 @@ func memberships(t []check.PKey) map[check.PartitionKey]membershipSet {
 
 type membershipSet struct{ full, limited bool }
 
+// membership is the membership a key is written with: full when the table holds a
+// full entry.
+func (s membershipSet) membership() check.Membership {
+	if s.full {
+		return check.Full
+	}
+	return check.Limited
+}
+
 func (s membershipSet) String() string {
 	switch {
 	case s.full && s.limited:

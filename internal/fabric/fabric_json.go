@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -88,10 +89,10 @@ func (t *PKeyTable) UnmarshalJSON(b []byte) error {
 	}
 	*t = make(PKeyTable, len(*s))
 	for i, k := range *s {
-		if len(k) != 6 || k[:2] != "0x" || !allHex(k[2:]) {
+		v, err := strconv.ParseUint(strings.TrimPrefix(k, "0x"), 16, 16)
+		if len(k) != 6 || k[:2] != "0x" || err != nil {
 			return fmt.Errorf("pkeys[%d] = %q: want 0x and four hex digits", i, k)
 		}
-		v, _ := strconv.ParseUint(k[2:], 16, 16)
 		(*t)[i] = check.PKey(v)
 	}
 	return nil
@@ -306,42 +307,24 @@ func textUnit(s string) (size, raw int) {
 		_, size = utf8.DecodeRuneInString(s)
 		return size, size
 	}
-	hexRune := func(digits int) (int, int, bool) {
-		if len(s) < 2+digits || !allHex(s[2:2+digits]) {
-			return 0, 0, false
-		}
-		v, _ := strconv.ParseUint(s[2:2+digits], 16, 32)
-		n := utf8.RuneLen(rune(v))
-		if n < 0 {
-			n = 4
-		}
-		return 2 + digits, n, true
-	}
 	switch s[1] {
 	case 't', 'n', 'r':
 		return 2, 1
-	case 'x':
-		if len(s) >= 4 && allHex(s[2:4]) {
+	case 'x', 'u', 'U':
+		digits := map[byte]int{'x': 2, 'u': 4, 'U': 8}[s[1]]
+		if len(s) < 2+digits {
+			break
+		}
+		v, err := strconv.ParseUint(s[2:2+digits], 16, 32)
+		switch {
+		case err != nil:
+		case s[1] == 'x':
 			return 4, 1
-		}
-	case 'u':
-		if size, raw, ok := hexRune(4); ok {
-			return size, raw
-		}
-	case 'U':
-		if size, raw, ok := hexRune(8); ok {
-			return size, raw
+		case utf8.RuneLen(rune(v)) < 0:
+			return 2 + digits, 4
+		default:
+			return 2 + digits, utf8.RuneLen(rune(v))
 		}
 	}
 	return 1, 1
-}
-
-func allHex(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-			return false
-		}
-	}
-	return true
 }
