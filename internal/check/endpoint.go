@@ -250,10 +250,8 @@ func SplitPort(s string) (dev, port string, ok bool) {
 	if len(dev) <= 3 && allHex(dev) && len(port) <= 2 && allHex(port) {
 		return "", "", false // the P_Key colon form (800:01 is a mistyped one)
 	}
-	for i := 0; i < len(port); i++ {
-		if port[i] < '0' || port[i] > '9' {
-			return "", "", false
-		}
+	if !isDecimal(port) {
+		return "", "", false
 	}
 	return dev, port, true
 }
