@@ -219,17 +219,21 @@ func memberships(t []check.PKey) map[check.PartitionKey]membershipSet {
 			continue
 		}
 		s := m[k.Partition()]
-		if k.IsFull() {
-			s.full = true
-		} else {
-			s.limited = true
-		}
+		s.add(k)
 		m[k.Partition()] = s
 	}
 	return m
 }
 
 type membershipSet struct{ full, limited bool }
+
+func (s *membershipSet) add(k check.PKey) {
+	if k.IsFull() {
+		s.full = true
+	} else {
+		s.limited = true
+	}
+}
 
 // membership is the membership a key is written with: full when the table holds a
 // full entry.

@@ -431,11 +431,7 @@ func (f *Fabric) Members(p check.PKey) []Member {
 			for i, k := range port.PKeys {
 				if k.Valid() && k.Partition() == p.Partition() {
 					idx = append(idx, i)
-					if k.IsFull() {
-						s.full = true
-					} else {
-						s.limited = true
-					}
+					s.add(k)
 				}
 			}
 			if len(idx) == 0 {

@@ -210,6 +210,7 @@ func DecodeFabric(r io.Reader) (*Fabric, error) {
 		if n.NumPorts < 0 || n.NumPorts > 254 {
 			return bad("node %s: num_ports %d out of range 0-254", n.GUID, n.NumPorts)
 		}
+		n.Description = capNodeDescription(n.Description)
 		ports := map[int]bool{}
 		for j, p := range n.Ports {
 			if p == nil {
@@ -233,9 +234,6 @@ func DecodeFabric(r io.Reader) (*Fabric, error) {
 				return bad("node %s port %d: %d pkeys for table_size %d", n.GUID, p.Num, len(p.PKeys), p.TableSize)
 			}
 		}
-	}
-	for _, n := range ff.Nodes {
-		n.Description = capNodeDescription(n.Description)
 	}
 	f.Nodes = ff.Nodes
 	f.Normalize()
