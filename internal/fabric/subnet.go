@@ -56,9 +56,6 @@ func (s Scope) String() string {
 	return fmt.Sprintf("Scope(%d)", uint8(s))
 }
 
-// MarshalText writes the name.
-func (s Scope) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
-
 // Subnet returns the local port's subnet; ok is false when the local port is not in
 // the fabric or was not read (then every port's scope is judged on its own).
 func (f *Fabric) Subnet() (check.SubnetID, bool) {
