@@ -548,16 +548,6 @@ func (v *Verdict) applyHops(a, b Endpoint) {
 		return e.Fabric.CheckHop(*e.At, key)
 	}
 	fabricOf := func(h HopCheck) HopFabric { return h.fabric(a, b) }
-	// combine: the worst of two results (drops over unknown over passes).
-	combine := func(x, y HopResult) HopResult {
-		if x == HopDrops || y == HopDrops {
-			return HopDrops
-		}
-		if x == HopUnknown || y == HopUnknown {
-			return HopUnknown
-		}
-		return HopPasses
-	}
 	type partResult struct {
 		key    PartitionKey
 		ab, ba HopResult
@@ -573,11 +563,11 @@ func (v *Verdict) applyHops(a, b Endpoint) {
 		hb, okB := hop(b, sp.Key)
 		if okA {
 			r.hops = append(r.hops, ha)
-			r.ab, r.ba = combine(r.ab, ha.FromEnd), combine(r.ba, ha.ToEnd)
+			r.ab, r.ba = max(r.ab, ha.FromEnd), max(r.ba, ha.ToEnd)
 		}
 		if okB {
 			r.hops = append(r.hops, hb)
-			r.ab, r.ba = combine(r.ab, hb.ToEnd), combine(r.ba, hb.FromEnd)
+			r.ab, r.ba = max(r.ab, hb.ToEnd), max(r.ba, hb.FromEnd)
 		}
 		v.Hops = append(v.Hops, r.hops...)
 		results = append(results, r)
