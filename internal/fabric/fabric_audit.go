@@ -207,17 +207,14 @@ func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 						"take the port out of partitions it does not need in the SM's configuration (ibkey partitions check FILE lists ports in more partitions than their table holds)", id)
 				}
 			}
-			if n.Type != check.NodeSwitch && len(p.PKeys) > 0 && (!p.PKeys[0].Valid() || p.PKeys[0].Partition() != check.DefaultPartition) {
+			if n.Type != check.NodeSwitch && len(p.PKeys) > 0 && !p.PKeys[0].IsDefault() {
 				what := "is empty"
 				if p.PKeys[0].Valid() {
 					what = "holds " + p.PKeys[0].String() + " (partition " + p.PKeys[0].Partition().String() + ")"
 				}
 				where := ""
-				for i, k := range p.PKeys {
-					if k.Valid() && k.Partition() == check.DefaultPartition {
-						where = fmt.Sprintf("; the default partition is at index %d", i)
-						break
-					}
+				if i := slices.IndexFunc(p.PKeys, check.PKey.IsDefault); i >= 0 {
+					where = fmt.Sprintf("; the default partition is at index %d", i)
 				}
 				add(check.SeverityWarning, RuleDefaultNotIndex0, []check.PKey{p.PKeys[0]},
 					fmt.Sprintf("index 0 of %s %s, not the default partition 0x7fff%s: IPoIB's parent interface (ib0) takes its P_Key from index 0, and jobs that use index 0 (NCCL_IB_PKEY unset) use that entry", f.Label(id), what, where),
