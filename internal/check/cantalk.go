@@ -38,30 +38,13 @@ type TableEntry struct {
 // match, even when asked for key 0, and unreadable entries are skipped rather than failing
 // the search. Among equal candidates the lowest index wins, whatever the order of entries.
 func FindPKeyIndex(entries []TableEntry, key PKey) (index int, entry PKey, ok bool) {
-	if !key.Valid() {
-		return NoIndex, 0, false
-	}
-	best := -1
-	for i, e := range entries {
-		if !e.Readable || !e.PKey.Valid() || e.PKey.Partition() != key.Partition() {
-			continue
-		}
-		if best < 0 || betterEntry(e, entries[best]) {
-			best = i
+	groups, _, _ := groupByKey(entries) // valid keys only: key 0 matches none
+	for _, g := range groups {
+		if g.PKey.Partition() == key.Partition() {
+			return g.Index, g.PKey, true
 		}
 	}
-	if best < 0 {
-		return NoIndex, 0, false
-	}
-	return entries[best].Index, entries[best].PKey, true
-}
-
-// betterEntry orders entries of one key: full before limited, then lower index.
-func betterEntry(a, b TableEntry) bool {
-	if a.PKey.IsFull() != b.PKey.IsFull() {
-		return a.PKey.IsFull()
-	}
-	return a.Index < b.Index
+	return NoIndex, 0, false
 }
 
 // Endpoint is one side of a can-talk question, resolved to P_Keys.
@@ -280,10 +263,6 @@ func (k VerdictKind) String() string {
 	return fmt.Sprintf("VerdictKind(%d)", uint8(k))
 }
 
-// MarshalText writes the name ("yes", "no", "one-way", "not-active",
-// "different-subnets", "unknown").
-func (k VerdictKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
-
 // ExitCode is the exit status for the verdict: 0 yes; 1 a definite no (no, one-way,
 // not-active); 4 when the answer depends on what was not checked (unknown, and
 // different-subnets: a router's partitions and routes are not checked).
@@ -370,25 +349,10 @@ func notCheckedSentences(ncs []NotChecked) []string {
 	return out
 }
 
-// keyGroup is one 15-bit key of an endpoint, with its best entry.
-type keyGroup struct {
-	key        PartitionKey
-	best       PKey // the entry FindPKeyIndex would pick
-	both       bool // the key is also present with the other membership
-	bestIndex  int
-	otherIndex int // lowest index of the other membership, when both
-}
-
-// add folds entry e, which sorts after the group's best entry, into the group.
-func (g *keyGroup) add(e TableEntry) {
-	if !g.both && e.PKey.IsFull() != g.best.IsFull() {
-		g.both, g.otherIndex = true, e.Index
-	}
-}
-
 // groupByKey sorts the valid entries by key (full first, then by index) and keeps one
-// group per key; it counts the entries not read and the invalid ones.
-func groupByKey(entries []TableEntry) (groups []keyGroup, unreadable, invalid int) {
+// side per key, its best entry (FindPKeyIndex's choice); it counts the entries not
+// read and the invalid ones.
+func groupByKey(entries []TableEntry) (groups []PartitionSide, unreadable, invalid int) {
 	var valid []TableEntry
 	for _, e := range entries {
 		switch {
@@ -400,30 +364,22 @@ func groupByKey(entries []TableEntry) (groups []keyGroup, unreadable, invalid in
 			valid = append(valid, e)
 		}
 	}
+	// By key; within a key full before limited, then the lower index first.
 	slices.SortFunc(valid, func(a, b TableEntry) int {
-		if c := cmp.Compare(a.PKey.Partition(), b.PKey.Partition()); c != 0 {
-			return c
-		}
-		if betterEntry(a, b) {
-			return -1
-		}
-		if betterEntry(b, a) {
-			return 1
-		}
-		return 0
+		return cmp.Or(cmp.Compare(a.PKey.Partition(), b.PKey.Partition()),
+			cmp.Compare(b.PKey&MembershipBit, a.PKey&MembershipBit), cmp.Compare(a.Index, b.Index))
 	})
 	for _, e := range valid {
-		if n := len(groups); n > 0 && groups[n-1].key == e.PKey.Partition() {
-			groups[n-1].add(e)
+		if n := len(groups); n > 0 && groups[n-1].PKey.Partition() == e.PKey.Partition() {
+			// Sorted after the best entry: the other membership's lowest index.
+			if g := &groups[n-1]; !g.Both && e.PKey.IsFull() != g.PKey.IsFull() {
+				g.Both, g.OtherIndex = true, e.Index
+			}
 			continue
 		}
-		groups = append(groups, keyGroup{key: e.PKey.Partition(), best: e.PKey, bestIndex: e.Index, otherIndex: NoIndex})
+		groups = append(groups, PartitionSide{PKey: e.PKey, Index: e.Index, OtherIndex: NoIndex})
 	}
 	return groups, unreadable, invalid
-}
-
-func (g keyGroup) side() PartitionSide {
-	return PartitionSide{PKey: g.best, Index: g.bestIndex, Both: g.both, OtherIndex: g.otherIndex}
 }
 
 // CanTalk applies the rules to two endpoints.
@@ -525,10 +481,8 @@ func CanTalk(a, b Endpoint) Verdict {
 	default:
 		v.Kind = VerdictNo
 	}
-	if v.Kind == VerdictUnknown {
-		// An unknown stays an unknown: no headline "no".
-	} else {
-		v.NotChecked = nil
+	if v.Kind != VerdictUnknown {
+		v.NotChecked = nil // only an unknown depends on what was not checked
 	}
 	v.applyPortRules(a, b)
 	return v
@@ -594,16 +548,6 @@ func (v *Verdict) applyHops(a, b Endpoint) {
 		return e.Fabric.CheckHop(*e.At, key)
 	}
 	fabricOf := func(h HopCheck) HopFabric { return h.fabric(a, b) }
-	// combine: the worst of two results (drops over unknown over passes).
-	combine := func(x, y HopResult) HopResult {
-		if x == HopDrops || y == HopDrops {
-			return HopDrops
-		}
-		if x == HopUnknown || y == HopUnknown {
-			return HopUnknown
-		}
-		return HopPasses
-	}
 	type partResult struct {
 		key    PartitionKey
 		ab, ba HopResult
@@ -619,11 +563,11 @@ func (v *Verdict) applyHops(a, b Endpoint) {
 		hb, okB := hop(b, sp.Key)
 		if okA {
 			r.hops = append(r.hops, ha)
-			r.ab, r.ba = combine(r.ab, ha.FromEnd), combine(r.ba, ha.ToEnd)
+			r.ab, r.ba = max(r.ab, ha.FromEnd), max(r.ba, ha.ToEnd)
 		}
 		if okB {
 			r.hops = append(r.hops, hb)
-			r.ab, r.ba = combine(r.ab, hb.ToEnd), combine(r.ba, hb.FromEnd)
+			r.ab, r.ba = max(r.ab, hb.ToEnd), max(r.ba, hb.FromEnd)
 		}
 		v.Hops = append(v.Hops, r.hops...)
 		results = append(results, r)
@@ -814,7 +758,7 @@ func (v *Verdict) checkPKeys(a, b Endpoint) (bool, []string) {
 	var reasons []string
 	for _, x := range []struct {
 		e           Endpoint
-		g           []keyGroup
+		g           []PartitionSide
 		unread, inv int
 	}{{a, ga, unA, invA}, {b, gb, unB, invB}} {
 		if x.unread > 0 && x.e.Port {
@@ -842,13 +786,13 @@ func (v *Verdict) checkPKeys(a, b Endpoint) (bool, []string) {
 	var shared []SharedPartition
 	for i, j := 0, 0; i < len(ga) && j < len(gb); {
 		switch {
-		case ga[i].key < gb[j].key:
+		case ga[i].PKey.Partition() < gb[j].PKey.Partition():
 			i++
-		case ga[i].key > gb[j].key:
+		case ga[i].PKey.Partition() > gb[j].PKey.Partition():
 			j++
 		default:
-			sa, sb := ga[i].side(), gb[j].side()
-			shared = append(shared, SharedPartition{Key: ga[i].key, A: sa, B: sb, Works: sa.PKey.IsFull() || sb.PKey.IsFull()})
+			sa, sb := ga[i], gb[j]
+			shared = append(shared, SharedPartition{Key: sa.PKey.Partition(), A: sa, B: sb, Works: sa.PKey.IsFull() || sb.PKey.IsFull()})
 			i++
 			j++
 		}
@@ -858,7 +802,7 @@ func (v *Verdict) checkPKeys(a, b Endpoint) (bool, []string) {
 	if len(shared) == 0 {
 		if len(ga) == 1 && len(gb) == 1 {
 			return false, append(reasons, fmt.Sprintf("%s is in partition %s (%s) and %s in partition %s (%s): different partitions never talk",
-				a.Label, ga[0].key.String(), ga[0].best, b.Label, gb[0].key.String(), gb[0].best))
+				a.Label, ga[0].PKey.Partition().String(), ga[0].PKey, b.Label, gb[0].PKey.Partition().String(), gb[0].PKey))
 		}
 		return false, append(reasons, fmt.Sprintf("%s and %s share no partition (%s: %s; %s: %s)",
 			a.Label, b.Label, a.Label, groupKeys(ga), b.Label, groupKeys(gb)))
@@ -967,10 +911,10 @@ func limitedReason(keys []PartitionKey, alsoWorking bool) string {
 // maxListed bounds key lists in reasons; a 128-entry table would drown the sentence.
 const maxListed = 8
 
-func groupKeys(g []keyGroup) string {
+func groupKeys(g []PartitionSide) string {
 	keys := make([]PartitionKey, len(g))
 	for i := range g {
-		keys[i] = g[i].key
+		keys[i] = g[i].PKey.Partition()
 	}
 	return keyList(keys)
 }

@@ -25,24 +25,6 @@ const (
 	EndpointNode
 )
 
-func (k EndpointKind) String() string {
-	switch k {
-	case EndpointPKey:
-		return "pkey"
-	case EndpointPort:
-		return "port"
-	case EndpointGUID:
-		return "guid"
-	case EndpointLID:
-		return "lid"
-	case EndpointOptions:
-		return "options"
-	case EndpointNode:
-		return "node"
-	}
-	return "unknown"
-}
-
 // QPType is the transport of a QP. QPAny means not given: the rules then accept any type.
 type QPType uint8
 
@@ -268,10 +250,8 @@ func SplitPort(s string) (dev, port string, ok bool) {
 	if len(dev) <= 3 && allHex(dev) && len(port) <= 2 && allHex(port) {
 		return "", "", false // the P_Key colon form (800:01 is a mistyped one)
 	}
-	for i := 0; i < len(port); i++ {
-		if port[i] < '0' || port[i] > '9' {
-			return "", "", false
-		}
+	if !isDecimal(port) {
+		return "", "", false
 	}
 	return dev, port, true
 }
@@ -436,18 +416,11 @@ func parseLID(s string) (uint16, error) {
 
 // parseDecimal reads plain decimal digits (no sign, no spaces) up to max.
 func parseDecimal(s string, max int) (int, bool) {
-	if s == "" || len(s) > 12 {
+	if len(s) > 12 {
 		return 0, false
 	}
-	n := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int(c-'0')
-	}
-	return n, n <= max
+	n, err := strconv.ParseUint(s, 10, 32)
+	return int(n), err == nil && n <= uint64(max)
 }
 
 func allHex(s string) bool {

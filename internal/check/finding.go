@@ -1,9 +1,11 @@
 package check
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
-	"sort"
+	"slices"
+	"strings"
 )
 
 // FilePos is a place in a configuration file (a partitions.conf line and column).
@@ -128,32 +130,17 @@ func HasErrors(findings []Finding, strict bool) bool {
 
 // SortFindings orders findings: errors first, then by rule, then by the first port.
 func SortFindings(fs []Finding) {
-	sort.SliceStable(fs, func(i, j int) bool {
-		a, b := fs[i], fs[j]
-		if a.Severity != b.Severity {
-			return a.Severity > b.Severity
-		}
-		if a.Rule != b.Rule {
-			return a.Rule < b.Rule
+	slices.SortStableFunc(fs, func(a, b Finding) int {
+		if c := cmp.Or(cmp.Compare(b.Severity, a.Severity), strings.Compare(a.Rule, b.Rule)); c != 0 {
+			return c
 		}
 		for k := 0; k < len(a.Ports) && k < len(b.Ports); k++ {
-			if a.Ports[k].PortID != b.Ports[k].PortID {
-				return LessPortID(a.Ports[k].PortID, b.Ports[k].PortID)
+			if x, y := a.Ports[k].PortID, b.Ports[k].PortID; x != y {
+				return cmp.Or(cmp.Compare(x.Node, y.Node), cmp.Compare(x.Port, y.Port))
 			}
 		}
-		if len(a.Ports) != len(b.Ports) {
-			return len(a.Ports) < len(b.Ports)
-		}
 		// Findings about a file's lines come in file order.
-		if a.Pos.File != b.Pos.File {
-			return a.Pos.File < b.Pos.File
-		}
-		if a.Pos.Line != b.Pos.Line {
-			return a.Pos.Line < b.Pos.Line
-		}
-		if a.Pos.Col != b.Pos.Col {
-			return a.Pos.Col < b.Pos.Col
-		}
-		return a.Message < b.Message
+		return cmp.Or(cmp.Compare(len(a.Ports), len(b.Ports)), strings.Compare(a.Pos.File, b.Pos.File),
+			cmp.Compare(a.Pos.Line, b.Pos.Line), cmp.Compare(a.Pos.Col, b.Pos.Col), strings.Compare(a.Message, b.Message))
 	})
 }

@@ -14,16 +14,17 @@ import "fmt"
 // the keys of the end port a switch port faces into that switch port (osm_pkey_mgr.c,
 // pkey_mgr_update_peer_port), so on a fabric it programmed the two agree.
 
-// HopResult is what a switch port does with one partition's packets in one direction.
+// HopResult is what a switch port does with one partition's packets in one direction,
+// from best to worst: the worse of two is their max.
 type HopResult uint8
 
 const (
 	// HopPasses: the switch port holds the key, or does not enforce in that direction.
 	HopPasses HopResult = iota
-	// HopDrops: the switch port enforces in that direction and lacks the key.
-	HopDrops
 	// HopUnknown: the switch port's table or enforcement bits were not read.
 	HopUnknown
+	// HopDrops: the switch port enforces in that direction and lacks the key.
+	HopDrops
 )
 
 func (r HopResult) String() string {

@@ -10,6 +10,7 @@ package check
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -51,9 +52,6 @@ const DefaultPartition PartitionKey = 0x7fff
 
 // String prints the key as 0x and four hex digits.
 func (k PartitionKey) String() string { return fmt.Sprintf("0x%04x", uint16(k)) }
-
-// Valid reports whether k is a partition: key 0 marks an empty table entry.
-func (k PartitionKey) Valid() bool { return k&PartitionKey(KeyMask) != 0 }
 
 // PKey returns the P_Key of membership m in partition k.
 func (k PartitionKey) PKey(m Membership) PKey { return PKey(k).WithMembership(m) }
@@ -182,7 +180,7 @@ func parseHex(s string, max uint64) (uint64, string) {
 		if v > max {
 			if len(digits) == len(s) && isDecimal(s) {
 				// 32769 is read as hex 0x32769, not decimal 32769 (0x8001).
-				if d, ok := decimal(s); ok && d <= max {
+				if d, err := strconv.ParseUint(s, 10, 64); err == nil && d <= max {
 					return 0, fmt.Sprintf("read as hex 0x%s, larger than 0x%x (values are hex: decimal %s is 0x%x)", s, max, s, d)
 				}
 				return 0, fmt.Sprintf("read as hex 0x%s, larger than 0x%x (values are hex)", s, max)
@@ -201,18 +199,6 @@ func isDecimal(s string) bool {
 		}
 	}
 	return s != ""
-}
-
-// decimal is s (decimal digits) as a number; !ok when it overflows a uint64.
-func decimal(s string) (v uint64, ok bool) {
-	for i := 0; i < len(s); i++ {
-		d := uint64(s[i] - '0')
-		if v > (^uint64(0)-d)/10 {
-			return 0, false
-		}
-		v = v*10 + d
-	}
-	return v, true
 }
 
 func hexDigit(c byte) (uint8, bool) {

@@ -212,9 +212,6 @@ func TestPartitionKey(t *testing.T) {
 		if k.String() != tc.want || uint16(k) != uint16(tc.p&KeyMask) {
 			t.Errorf("%s: Partition %s (%#x); want %s", tc.p, k, uint16(k), tc.want)
 		}
-		if k.Valid() != tc.p.Valid() {
-			t.Errorf("%s: Partition().Valid() = %v, PKey.Valid() = %v", tc.p, k.Valid(), tc.p.Valid())
-		}
 		if full := k.PKey(Full); full.Partition() != k || !full.IsFull() {
 			t.Errorf("%s.PKey(Full) = %s", k, full)
 		}

@@ -221,17 +221,30 @@ func memberships(t []check.PKey) map[check.PartitionKey]membershipSet {
 			continue
 		}
 		s := m[k.Partition()]
-		if k.IsFull() {
-			s.full = true
-		} else {
-			s.limited = true
-		}
+		s.add(k)
 		m[k.Partition()] = s
 	}
 	return m
 }
 
 type membershipSet struct{ full, limited bool }
+
+func (s *membershipSet) add(k check.PKey) {
+	if k.IsFull() {
+		s.full = true
+	} else {
+		s.limited = true
+	}
+}
+
+// membership is the membership a key is written with: full when the table holds a
+// full entry.
+func (s membershipSet) membership() check.Membership {
+	if s.full {
+		return check.Full
+	}
+	return check.Limited
+}
 
 func (s membershipSet) String() string {
 	switch {

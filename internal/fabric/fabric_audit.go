@@ -1,7 +1,9 @@
 package fabric
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -148,6 +150,8 @@ func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 	// Tables a sweep without tables (--no-tables) did not read: one finding, each
 	// port listed as not checked.
 	var noTables []check.PortID
+	// End-port tables not read: a full member may sit in one of them.
+	unreadEnds := 0
 	type keyUse struct {
 		full, limited []check.PortID
 	}
@@ -170,10 +174,16 @@ func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 			if p.PKeysError != "" && p.Peer != nil {
 				add(check.SeverityWarning, RuleNotRead, nil, fmt.Sprintf("P_Key table of %s: %s", f.Label(id), p.PKeysError), "re-run the sweep; if it persists check the port", id)
 				notChecked(&id, "P_Key table", p.PKeysError)
+				if n.IsEndPort(p) {
+					unreadEnds++
+				}
 			}
 			if p.PKeys == nil && p.PKeysError == "" && p.State != "" && p.State != check.StateDown && (p.Peer != nil || n.IsEndPort(p)) {
 				noTables = append(noTables, id)
 				notChecked(&id, "P_Key table", "not read: the sweep did not read P_Key tables (fabric discover --no-tables)")
+				if n.IsEndPort(p) {
+					unreadEnds++
+				}
 			}
 			if p.PKeys != nil && (p.Peer != nil || n.IsEndPort(p)) {
 				res.TablesChecked++
@@ -197,17 +207,14 @@ func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 						"take the port out of partitions it does not need in the SM's configuration (ibkey partitions check FILE lists ports in more partitions than their table holds)", id)
 				}
 			}
-			if n.Type != check.NodeSwitch && len(p.PKeys) > 0 && (!p.PKeys[0].Valid() || p.PKeys[0].Partition() != check.DefaultPartition) {
+			if n.Type != check.NodeSwitch && len(p.PKeys) > 0 && !p.PKeys[0].IsDefault() {
 				what := "is empty"
 				if p.PKeys[0].Valid() {
 					what = "holds " + p.PKeys[0].String() + " (partition " + p.PKeys[0].Partition().String() + ")"
 				}
 				where := ""
-				for i, k := range p.PKeys {
-					if k.Valid() && k.Partition() == check.DefaultPartition {
-						where = fmt.Sprintf("; the default partition is at index %d", i)
-						break
-					}
+				if i := slices.IndexFunc(p.PKeys, check.PKey.IsDefault); i >= 0 {
+					where = fmt.Sprintf("; the default partition is at index %d", i)
 				}
 				add(check.SeverityWarning, RuleDefaultNotIndex0, []check.PKey{p.PKeys[0]},
 					fmt.Sprintf("index 0 of %s %s, not the default partition 0x7fff%s: IPoIB's parent interface (ib0) takes its P_Key from index 0, and jobs that use index 0 (NCCL_IB_PKEY unset) use that entry", f.Label(id), what, where),
@@ -237,23 +244,14 @@ func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 		}
 	}
 	if len(noTables) > 0 {
-		var names []string
-		for i, id := range noTables {
-			if i == maxListed {
-				names = append(names, fmt.Sprintf("and %d more", len(noTables)-maxListed))
-				break
-			}
-			names = append(names, f.Label(id))
-		}
 		add(check.SeverityWarning, RuleNotRead, nil,
 			fmt.Sprintf("%d P_Key %s not read: the sweep did not read tables (fabric discover --no-tables), so no partition rule was checked on %s (%s)",
-				len(noTables), plural(len(noTables), "table was", "tables were"), plural(len(noTables), "it", "them"), strings.Join(names, ", ")),
+				len(noTables), plural(len(noTables), "table was", "tables were"), plural(len(noTables), "it", "them"), f.labels(noTables)),
 			"sweep again with the tables (fabric discover without --no-tables, or fabric check on the live fabric)", noTables...)
 	}
-	// A full member may sit in a table that was not read.
-	unreadEnds := ""
-	if n := countUnreadEndTables(res.NotChecked, f); n > 0 {
-		unreadEnds = fmt.Sprintf(" (among the tables read: %d end-port %s not read, a full member may be there)", n, plural(n, "table was", "tables were"))
+	unreadNote := ""
+	if unreadEnds > 0 {
+		unreadNote = fmt.Sprintf(" (among the tables read: %d end-port %s not read, a full member may be there)", unreadEnds, plural(unreadEnds, "table was", "tables were"))
 	}
 	var limitedOnly []check.PartitionKey
 	for k, u := range keys {
@@ -265,20 +263,12 @@ func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 	for _, k := range limitedOnly {
 		u := keys[k]
 		sort.Slice(u.limited, func(i, j int) bool { return check.LessPortID(u.limited[i], u.limited[j]) })
-		var names []string
-		for i, id := range u.limited {
-			if i == maxListed {
-				names = append(names, fmt.Sprintf("and %d more", len(u.limited)-maxListed))
-				break
-			}
-			names = append(names, f.Label(id))
-		}
 		what := fmt.Sprintf("all %d member ports are limited members", len(u.limited))
 		if len(u.limited) == 1 {
 			what = "its only member port is a limited member"
 		}
 		add(check.SeverityWarning, RuleLimitedOnly, []check.PKey{check.PKey(k)},
-			fmt.Sprintf("partition %s: %s (%s): limited members cannot talk to each other, so nobody can talk in it%s", k, what, strings.Join(names, ", "), unreadEnds),
+			fmt.Sprintf("partition %s: %s (%s): limited members cannot talk to each other, so nobody can talk in it%s", k, what, f.labels(u.limited), unreadNote),
 			"make at least one member full (GUID=full in partitions.conf, e.g. the server the others use), or remove the partition", u.limited...)
 	}
 	check.SortFindings(out)
@@ -327,20 +317,6 @@ func auditSwitchPort(f *Fabric, sw *Node, p *Port, caNode *Node, ca *Port) []che
 		enforcing = "once enforcement is on, the switch will drop them"
 	}
 	caKeys, swKeys := memberships(ca.PKeys), memberships(p.PKeys)
-	missing := func(have, want map[check.PartitionKey]membershipSet) []check.PKey {
-		var ks []check.PKey
-		for k, s := range want {
-			if _, ok := have[k]; !ok {
-				pk := check.PKey(k)
-				if s.full {
-					pk |= check.MembershipBit
-				}
-				ks = append(ks, pk)
-			}
-		}
-		sort.Slice(ks, func(i, j int) bool { return ks[i].Partition() < ks[j].Partition() })
-		return ks
-	}
 	// The CA's keys the switch port lacks, judged by the switch-port rule can-talk
 	// applies too (hop.go, CheckHop): an error where the switch drops them (it enforces
 	// in a direction), a warning where it passes them now (its enforcement is off: with
@@ -353,10 +329,7 @@ func auditSwitchPort(f *Fabric, sw *Node, p *Port, caNode *Node, ca *Port) []che
 		if !ok || !h.TableRead || h.OnSwitch {
 			continue
 		}
-		pk := check.PKey(k)
-		if s.full {
-			pk |= check.MembershipBit
-		}
+		pk := k.PKey(s.membership())
 		switch {
 		case h.FromEnd == check.HopDrops || h.ToEnd == check.HopDrops:
 			drops = append(drops, pk)
@@ -366,27 +339,21 @@ func auditSwitchPort(f *Fabric, sw *Node, p *Port, caNode *Node, ca *Port) []che
 			passes = append(passes, pk)
 		}
 	}
-	byKey := func(ks []check.PKey) {
-		sort.Slice(ks, func(i, j int) bool { return ks[i].Partition() < ks[j].Partition() })
-	}
 	lacks := func(ks []check.PKey) string {
 		return fmt.Sprintf("%s holds %s, which %s, the switch port it is cabled to, does not", f.Label(caID), pkeyList(ks), f.Label(swID))
 	}
 	those := func(ks []check.PKey) string { return plural(len(ks), "that partition", "those partitions") }
-	if ks := drops; len(ks) > 0 {
-		byKey(ks)
+	if ks := byKey(drops); len(ks) > 0 {
 		out = append(out, check.Finding{Severity: check.SeverityError, Rule: RuleHCAKeyNotOnSwitch, Ports: ports, PKeys: ks,
 			Message: fmt.Sprintf("%s: packets of %s to and from this port do not pass the switch (%s)", lacks(ks), those(ks), enforcing),
 			Action:  actionResweep})
 	}
-	if ks := unknown; len(ks) > 0 {
-		byKey(ks)
+	if ks := byKey(unknown); len(ks) > 0 {
 		out = append(out, check.Finding{Severity: check.SeverityWarning, Rule: RuleHCAKeyNotOnSwitch, Ports: ports, PKeys: ks,
 			Message: fmt.Sprintf("%s: if that switch port enforces partitions it drops %s packets (its enforcement bits were not read)", lacks(ks), those(ks)),
 			Action:  actionResweep})
 	}
-	if ks := passes; len(ks) > 0 {
-		byKey(ks)
+	if ks := byKey(passes); len(ks) > 0 {
 		out = append(out, check.Finding{Severity: check.SeverityWarning, Rule: RuleHCAKeyNotOnSwitch, Ports: ports, PKeys: ks,
 			Message: fmt.Sprintf("%s: that switch port does not enforce partitions, so it passes them now; %s", lacks(ks), enforcing),
 			Action:  "nothing is dropped while enforcement is off (a Subnet Manager that turns it on programs the switch port first: OpenSM copies the CA port's keys there); if enforcement should be on, see enforcement-off"})
@@ -398,13 +365,25 @@ func auditSwitchPort(f *Fabric, sw *Node, p *Port, caNode *Node, ca *Port) []che
 	// port facing a CA only up to the last 32-entry block the CA's keys fill, so when a
 	// port leaves enough partitions to need one block fewer, the old keys stay in the
 	// block after (osm_pkey_mgr.c, pkey_mgr_update_peer_port; seen with OpenSM 3.3.23).
-	if ks := missing(caKeys, swKeys); len(ks) > 0 {
+	var extra []check.PKey
+	for k, s := range swKeys {
+		if _, ok := caKeys[k]; !ok {
+			extra = append(extra, k.PKey(s.membership()))
+		}
+	}
+	if ks := byKey(extra); len(ks) > 0 {
 		out = append(out, check.Finding{Severity: check.SeverityWarning, Rule: RuleSwitchKeyNotOnHCA, Ports: ports, PKeys: ks,
 			Message: fmt.Sprintf("%s holds %s, which %s, the port it faces, does not: the switch lets %s through to a port that is not a member, which drops those packets itself (a stale entry, or the CA's table changed behind the SM's back)",
 				f.Label(swID), pkeyList(ks), f.Label(caID), those(ks)),
 			Action: "harmless to isolation; OpenSM 3.3.23 leaves keys in a switch port's table past the last 32-entry block the CA's keys fill. If the CA's table was changed behind the SM's back, " + actionRestart})
 	}
 	return out
+}
+
+// byKey sorts keys by partition.
+func byKey(ks []check.PKey) []check.PKey {
+	slices.SortFunc(ks, func(a, b check.PKey) int { return cmp.Compare(a.Partition(), b.Partition()) })
+	return ks
 }
 
 func pkeyList(ks []check.PKey) string {
@@ -449,11 +428,7 @@ func (f *Fabric) Members(p check.PKey) []Member {
 			for i, k := range port.PKeys {
 				if k.Valid() && k.Partition() == p.Partition() {
 					idx = append(idx, i)
-					if k.IsFull() {
-						s.full = true
-					} else {
-						s.limited = true
-					}
+					s.add(k)
 				}
 			}
 			if len(idx) == 0 {
@@ -466,21 +441,18 @@ func (f *Fabric) Members(p check.PKey) []Member {
 	return out
 }
 
-// countUnreadEndTables counts the end ports among the not-checked P_Key tables.
-func countUnreadEndTables(nc []NotChecked, f *Fabric) int {
-	n := 0
-	for _, x := range nc {
-		if x.What != "P_Key table" {
-			continue
-		}
-		if node := f.Node(x.Port.Node); node != nil {
-			if p := node.Port(x.Port.Port); p != nil && node.IsEndPort(p) {
-				n++
-			}
-		}
-	}
-	return n
-}
-
 // maxListed bounds port lists in findings; a fabric of thousands would drown the sentence.
 const maxListed = 8
+
+// labels names the ports, at most maxListed of them, then "and N more".
+func (f *Fabric) labels(ids []check.PortID) string {
+	var names []string
+	for i, id := range ids {
+		if i == maxListed {
+			names = append(names, fmt.Sprintf("and %d more", len(ids)-maxListed))
+			break
+		}
+		names = append(names, f.Label(id))
+	}
+	return strings.Join(names, ", ")
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -89,10 +90,10 @@ func (t *PKeyTable) UnmarshalJSON(b []byte) error {
 	}
 	*t = make(PKeyTable, len(*s))
 	for i, k := range *s {
-		if len(k) != 6 || k[:2] != "0x" || !allHex(k[2:]) {
+		v, err := strconv.ParseUint(strings.TrimPrefix(k, "0x"), 16, 16)
+		if len(k) != 6 || k[:2] != "0x" || err != nil {
 			return fmt.Errorf("pkeys[%d] = %q: want 0x and four hex digits", i, k)
 		}
-		v, _ := strconv.ParseUint(k[2:], 16, 16)
 		(*t)[i] = check.PKey(v)
 	}
 	return nil
@@ -210,6 +211,7 @@ func DecodeFabric(r io.Reader) (*Fabric, error) {
 		if n.NumPorts < 0 || n.NumPorts > 254 {
 			return bad("node %s: num_ports %d out of range 0-254", n.GUID, n.NumPorts)
 		}
+		n.Description = capNodeDescription(n.Description)
 		ports := map[int]bool{}
 		for j, p := range n.Ports {
 			if p == nil {
@@ -233,9 +235,6 @@ func DecodeFabric(r io.Reader) (*Fabric, error) {
 				return bad("node %s port %d: %d pkeys for table_size %d", n.GUID, p.Num, len(p.PKeys), p.TableSize)
 			}
 		}
-	}
-	for _, n := range ff.Nodes {
-		n.Description = capNodeDescription(n.Description)
 	}
 	f.Nodes = ff.Nodes
 	f.Normalize()
@@ -297,14 +296,4 @@ func capNodeDescription(s string) string {
 		keep += w
 	}
 	return textsafe.String(raw[:keep]) + mark
-}
-
-func allHex(s string) bool {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-			return false
-		}
-	}
-	return true
 }

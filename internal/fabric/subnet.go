@@ -56,9 +56,6 @@ func (s Scope) String() string {
 	return fmt.Sprintf("Scope(%d)", uint8(s))
 }
 
-// MarshalText writes the name.
-func (s Scope) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
-
 // Subnet returns the local port's subnet; ok is false when the local port is not in
 // the fabric or was not read (then every port's scope is judged on its own).
 func (f *Fabric) Subnet() (check.SubnetID, bool) {
@@ -72,35 +69,23 @@ func (f *Fabric) Subnet() (check.SubnetID, bool) {
 // PortScope says whether the port belongs to the swept subnet, and why not.
 func (f *Fabric) PortScope(id check.PortID) (Scope, string) {
 	n := f.Node(id.Node)
-	if n == nil {
-		return ScopeUnknown, "not in the sweep"
+	var p *Port
+	if n != nil {
+		p = n.Port(id.Port)
 	}
-	p := n.Port(id.Port)
-	if p == nil {
+	switch {
+	case p == nil:
 		return ScopeUnknown, "not in the sweep"
-	}
-	if !n.IsEndPort(p) {
+	case p.Error != "" || p.State == "":
+		return ScopeUnknown, "its PortInfo was not read"
+	case p.State == check.StateDown:
+		return ScopeDown, "the port is DOWN"
+	case !n.IsEndPort(p):
 		// An external switch port: the switch's scope, and its own link.
-		if p.Error != "" || p.State == "" {
-			return ScopeUnknown, "its PortInfo was not read"
-		}
-		if p.State == check.StateDown {
-			return ScopeDown, "the port is DOWN"
-		}
 		if s, why := f.PortScope(check.PortID{Node: n.GUID, Port: 0}); s != ScopeSubnet {
 			return s, "its switch: " + why
 		}
 		return ScopeSubnet, ""
-	}
-	return f.endPortScope(p)
-}
-
-func (f *Fabric) endPortScope(p *Port) (Scope, string) {
-	if p.Error != "" || p.State == "" {
-		return ScopeUnknown, "its PortInfo was not read"
-	}
-	if p.State == check.StateDown {
-		return ScopeDown, "the port is DOWN"
 	}
 	sub, known := f.Subnet()
 	if known && sub.SMLID != 0 && p.SMLID != 0 && p.SMLID != sub.SMLID {
