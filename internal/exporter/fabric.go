@@ -77,8 +77,6 @@ type fabricSnapshot struct {
 	duration time.Duration
 	series   *seriesSet // until store gathers them into families
 	families []*dto.MetricFamily
-	// Ports and findings, for tests and benchmarks: counts only.
-	ports, findings int
 	// lateCounters: PortCounters read after the sweep, not while it ran.
 	lateCounters int
 }
@@ -365,7 +363,7 @@ func (c *FabricCollector) fromFabric(ctx context.Context, f *fabric.Fabric, tap 
 	out := newSeriesSet()
 	portSeries(out, recs)
 	findingSeries(out, f, recs, findings, knownRules(c.opts.Partitions != nil))
-	return &fabricSnapshot{ports: len(recs), findings: len(findings), lateCounters: late, series: out}
+	return &fabricSnapshot{lateCounters: late, series: out}
 }
 
 // noCounters marks the first n counters of the records not read (--no-counters).
@@ -473,7 +471,7 @@ func (c *FabricCollector) readNodes(ctx context.Context, tap *portInfoTap) (*fab
 	}
 	out := newSeriesSet()
 	portSeries(out, recs)
-	return &fabricSnapshot{ports: len(recs), series: out}, err
+	return &fabricSnapshot{series: out}, err
 }
 
 func viewRecord(v *query.PortView) portRecord {
