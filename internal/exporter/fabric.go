@@ -14,7 +14,6 @@ import (
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/fabric"
-	"github.com/ibkey/ibkey/internal/ibverbs"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 	"github.com/ibkey/ibkey/internal/partconf"
 	"github.com/ibkey/ibkey/internal/query"
@@ -105,6 +104,9 @@ func NewFabricCollector(opts FabricOptions) *FabricCollector {
 	if opts.Timeout <= 0 {
 		opts.Timeout = opts.Interval
 	}
+	if opts.Logf == nil {
+		opts.Logf = func(string, ...any) {}
+	}
 	return &FabricCollector{opts: opts, fab: opts.Fabric,
 		results: map[string]float64{ResultComplete: 0, ResultPartial: 0, ResultFailed: 0}}
 }
@@ -162,7 +164,7 @@ func (c *FabricCollector) Sweep(ctx context.Context) error {
 			return c.finish(nil, fmt.Errorf("opening the MAD transport again: %w", err))
 		}
 		c.fab = fab
-		c.logf("the MAD transport %s is open again", fab.Via)
+		c.opts.Logf("the MAD transport %s is open again", fab.Via)
 	}
 	tap := newPortInfoTap(c.fab.T)
 	var (
@@ -221,15 +223,9 @@ func (c *FabricCollector) finish(snap *fabricSnapshot, err error) error {
 	}
 	c.mu.Unlock()
 	if err != nil && err.Error() != last {
-		c.logf("sweep %s (the previous complete sweep is still served): %v", result, err)
+		c.opts.Logf("sweep %s (the previous complete sweep is still served): %v", result, err)
 	}
 	return err
-}
-
-func (c *FabricCollector) logf(format string, args ...any) {
-	if c.opts.Logf != nil {
-		c.opts.Logf(format, args...)
-	}
 }
 
 // Describe implements prometheus.Collector.
@@ -488,8 +484,11 @@ func viewRecord(v *query.PortView) portRecord {
 		labels: [4]string{check.GUID(v.Fabric.NodeGUID).String(), d.NodeDesc.Value, strconv.Itoa(p.Num), strconv.Itoa(int(lid))},
 		state:  p.State.Name,
 	}
-	if d.NodeType.OK() {
-		r.nodeType = nodeTypeName(d.NodeType.Value)
+	if e := d.NodeType.Value; d.NodeType.OK() {
+		r.nodeType = e.Name
+		if t, ok := check.NodeTypeOf(uint8(e.Num)); ok && e.Num == int(uint8(e.Num)) {
+			r.nodeType = string(t) // the sweep's names
+		}
 	}
 	if p.GID0.OK() {
 		if guid := p.GID0.Value.PortGUID(); guid != 0 {
@@ -509,16 +508,6 @@ func viewRecord(v *query.PortView) portRecord {
 		}
 	}
 	return r
-}
-
-// nodeTypes are the sweep's names of NodeInfo's NodeType values (IBA 14.2.5.3).
-var nodeTypes = map[int]check.NodeType{1: check.NodeCA, 2: check.NodeSwitch, 3: check.NodeRouter}
-
-func nodeTypeName(e ibverbs.Enum) string {
-	if t, ok := nodeTypes[e.Num]; ok {
-		return string(t)
-	}
-	return e.Name
 }
 
 // knownRules are the audit's rules with their severity: each is exported, at 0 when
