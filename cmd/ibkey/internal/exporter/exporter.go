@@ -318,8 +318,7 @@ func output(ctx context.Context, o *Options, logger *slog.Logger, c prometheus.C
 	var wg sync.WaitGroup
 	for _, run := range runs {
 		if run != nil {
-			wg.Add(1)
-			go func() { defer wg.Done(); run(ctx) }()
+			wg.Go(func() { run(ctx) })
 		}
 	}
 	defer func() { cancel(); wg.Wait() }()
