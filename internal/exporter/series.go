@@ -13,14 +13,13 @@ import (
 // sweep: a 2,000-node sweep is 75,000 series). As a collector it is unchecked: it
 // describes nothing, and the registry checks what it collects.
 //
-// The budget of a scrape answered from a 2,000-node sweep (under 100 ms) and of a
+// The budgets of a scrape answered from a 2,000-node sweep (under 100 ms) and of a
 // sweep with counters (at most 2x `fabric pkeys`) need its layout: label pairs are
 // interned (a fabric port's four are shared by its dozen series) and carved, with the
 // values, from slabs; the series of value 0 and 1 share one gauge each; a family's
-// series are kept together, so the registry's are too. A const
-// metric per series, pairs of its own, made the build 165 -> 470 ms of CPU and the
-// scrape 57 -> 104 ms (BenchmarkScrapeFatTree); interned pairs without the slabs still
-// made the scrape 104 ms.
+// series are kept together, so the registry's are too. A const metric per series,
+// with pairs of its own, made the build 150 -> 470 ms of CPU and a scrape 58 -> 104
+// ms; this form: about 170 and 70 ms (BenchmarkScrapeFatTree, 2 busy cores).
 type seriesSet struct {
 	fams   map[*Metric][]series
 	pairs  map[[2]string]*dto.LabelPair
