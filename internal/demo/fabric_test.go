@@ -147,7 +147,7 @@ func TestDemoTransportRoutes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// counters.txt: mlx5_0/1 port_rcv_constraint_errors starts at 12.
+	// movers: mlx5_0/1 port_rcv_constraint_errors starts at 12.
 	if pc.PortRcvConstraintErrors != 12 {
 		t.Errorf("mlx5_0/1 PortRcvConstraintErrors %d over the PMA, sysfs says 12", pc.PortRcvConstraintErrors)
 	}

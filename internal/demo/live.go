@@ -1,10 +1,6 @@
 package demo
 
 import (
-	"bufio"
-	_ "embed"
-	"fmt"
-	"io"
 	"io/fs"
 	"math"
 	"path"
@@ -15,10 +11,7 @@ import (
 	"github.com/ibkey/ibkey/internal/ibverbs"
 )
 
-//go:embed counters.txt
-var countersTxt string
-
-// Mover is one line of counters.txt: a counter whose value follows the elapsed time.
+// Mover is a counter whose value follows the elapsed time (movers).
 type Mover struct {
 	Device     string
 	Port       int
@@ -49,56 +42,35 @@ func (m Mover) path() string {
 	return path.Join(ibverbs.ClassInfiniBand, m.Device, "ports", strconv.Itoa(m.Port), "counters", m.Counter)
 }
 
-// ParseMovers reads the counters.txt format: PORT COUNTER START PER_SECOND RESET_EVERY
-// (seconds), # comments.
-func ParseMovers(r io.Reader) ([]Mover, error) {
-	var out []Mover
-	sc := bufio.NewScanner(r)
-	for n := 1; sc.Scan(); n++ {
-		line, _, _ := strings.Cut(sc.Text(), "#")
-		f := strings.Fields(line)
-		if len(f) == 0 {
-			continue
-		}
-		if len(f) != 5 {
-			return nil, fmt.Errorf("counters.txt:%d: want PORT COUNTER START PER_SECOND RESET_EVERY, got %d fields", n, len(f))
-		}
-		dev, port, ok := strings.Cut(f[0], "/")
-		p, err1 := strconv.Atoi(port)
-		start, err2 := strconv.ParseUint(f[2], 10, 64)
-		rate, err3 := strconv.ParseFloat(f[3], 64)
-		every, err4 := strconv.ParseFloat(f[4], 64)
-		if !ok || err1 != nil || err2 != nil || err3 != nil || err4 != nil || rate < 0 || every < 0 {
-			return nil, fmt.Errorf("counters.txt:%d: bad line %q", n, sc.Text())
-		}
-		out = append(out, Mover{Device: dev, Port: p, Counter: f[1], Start: start, PerSecond: rate,
-			ResetEvery: time.Duration(every * float64(time.Second))})
-	}
-	return out, sc.Err()
+// movers are the counters that move while `ibkey --demo watch` runs. Each overrides
+// one counters/NAME file of the embedded host with a value computed from the time
+// elapsed since the demo host was opened, so every run shows the same story:
+//
+//	value(t) = Start + floor(PerSecond * (t mod ResetEvery))   (ResetEvery 0: never)
+//
+// capped at the counter's maximum (2^width - 1: error counters saturate, they do not
+// wrap). Ports not listed here keep the embedded tree's values: they stay quiet.
+var movers = []Mover{
+	// Steady partition enforcement drops: a peer keeps sending with a P_Key this port
+	// lacks.
+	{Device: "mlx5_0", Port: 1, Counter: "port_rcv_constraint_errors", Start: 12, PerSecond: 1},
+	{Device: "mlx5_0", Port: 1, Counter: "symbol_error", Start: 3, PerSecond: 0.2},
+	// An 8-bit counter close to its maximum: saturates at 255 after 12 s.
+	{Device: "mlx5_1", Port: 1, Counter: "port_xmit_constraint_errors", Start: 243, PerSecond: 1},
+	// Drops cleared every 20 s (as by perfquery -R): the sampler reports a reset.
+	{Device: "mlx5_1", Port: 1, Counter: "port_rcv_constraint_errors", PerSecond: 2, ResetEvery: 20 * time.Second},
+	{Device: "mlx5_1", Port: 1, Counter: "port_xmit_discards", Start: 100, PerSecond: 5, ResetEvery: 20 * time.Second},
 }
 
-// Movers returns the embedded description.
-func Movers() []Mover {
-	m, err := ParseMovers(strings.NewReader(countersTxt))
-	if err != nil {
-		panic(err) // the embedded file is checked by TestMovers: cannot happen
-	}
-	return m
-}
-
-// LiveFS is the demo tree with the counters of counters.txt moving: an overlay that
-// serves those files computed from now() - start and everything else from the tree.
-func LiveFS(now func() time.Time) fs.FS {
+// LiveSysfs is the demo host with the movers moving, read by the ordinary sysfs
+// reader: an overlay of the tree that serves their files computed from now() - start
+// and everything else from the tree.
+func LiveSysfs(now func() time.Time) *ibverbs.Sysfs {
 	o := &overlay{base: FS(), now: now, start: now(), files: map[string]Mover{}}
-	for _, m := range Movers() {
+	for _, m := range movers {
 		o.files[m.path()] = m
 	}
-	return o
-}
-
-// LiveSysfs is the demo host with moving counters, read by the ordinary sysfs reader.
-func LiveSysfs(now func() time.Time) *ibverbs.Sysfs {
-	return ibverbs.FromFS(LiveFS(now), "demo:")
+	return ibverbs.FromFS(o, "demo:")
 }
 
 type overlay struct {
@@ -123,16 +95,15 @@ func (o *overlay) Open(name string) (fs.File, error) {
 		return nil, err
 	}
 	content := strconv.FormatUint(m.Value(o.now().Sub(o.start)), 10) + "\n"
-	return &memFile{Reader: strings.NewReader(content), info: fi, size: int64(len(content))}, nil
+	return &memFile{Reader: strings.NewReader(content), info: fi}, nil
 }
 
 type memFile struct {
 	*strings.Reader
 	info fs.FileInfo
-	size int64
 }
 
-func (f *memFile) Stat() (fs.FileInfo, error) { return sizedInfo{f.info, f.size}, nil }
+func (f *memFile) Stat() (fs.FileInfo, error) { return sizedInfo{f.info, f.Size()}, nil }
 func (f *memFile) Close() error               { return nil }
 
 type sizedInfo struct {

@@ -1,7 +1,6 @@
 package demo
 
 import (
-	"strings"
 	"testing"
 	"time"
 
@@ -9,7 +8,7 @@ import (
 )
 
 func TestMovers(t *testing.T) {
-	ms := Movers()
+	ms := movers
 	if len(ms) < 4 {
 		t.Fatalf("%d movers", len(ms))
 	}
@@ -21,12 +20,6 @@ func TestMovers(t *testing.T) {
 		if _, err := FS().Open(m.path()); err != nil {
 			t.Errorf("%s: not in the embedded tree: %v", m.path(), err)
 		}
-	}
-	if _, err := ParseMovers(strings.NewReader("mlx5_0/1 x 1 2\n")); err == nil {
-		t.Error("a short line parses")
-	}
-	if _, err := ParseMovers(strings.NewReader("mlx5_0 x 1 2 0\n")); err == nil {
-		t.Error("a port without /N parses")
 	}
 }
 

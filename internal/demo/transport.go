@@ -4,10 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"io/fs"
-	"path"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/ibkey/ibkey/internal/check"
@@ -27,7 +23,7 @@ type Transport struct {
 	local check.PortID
 	start time.Time
 	now   func() time.Time
-	live  fs.FS // the demo host's tree, counters moving (LiveFS)
+	live  *ibverbs.Sysfs // the demo host, counters moving (LiveSysfs)
 }
 
 // Via names the transport in messages.
@@ -47,7 +43,7 @@ func OpenTransport(device string, port int, now func() time.Time) (*Transport, e
 	if p == nil || p.State != check.StateActive {
 		return nil, fmt.Errorf("the demo host's %s/%d is not an ACTIVE port of the demo fabric (its InfiniBand ports: mlx5_0/1, mlx5_1/1)", device, port)
 	}
-	return &Transport{f: f, local: check.PortID{Node: g, Port: port}, start: now(), now: now, live: LiveFS(now)}, nil
+	return &Transport{f: f, local: check.PortID{Node: g, Port: port}, start: now(), now: now, live: LiveSysfs(now)}, nil
 }
 
 // Close implements mad.Transport.
@@ -200,7 +196,7 @@ func (t *Transport) answer(req mad.Request, n *fabric.Node, arrival int) ([]byte
 
 // portCounters is the PMA's PortCounters of the port the request selects: quiet
 // error counters, and data counters that move with the clock. The demo host's own
-// ports answer what its sysfs counters say (counters.txt moves some of them).
+// ports answer what its sysfs counters say (movers moves some of them).
 func (t *Transport) portCounters(req mad.Request, n *fabric.Node) ([]byte, uint16) {
 	if req.Attr != mad.AttrPortCounters || len(req.Data) < 2 {
 		return nil, 0x1c
@@ -242,18 +238,14 @@ var pmaCounters = map[string]struct{ off, bits int }{
 }
 
 // hostCounters writes what the demo host's sysfs counters of dev/port say (moving as
-// counters.txt says) into d, so --lid and the local view agree.
+// movers say) into d, so --lid and the local view agree.
 func (t *Transport) hostCounters(d []byte, dev string, port int) {
 	for name, f := range pmaCounters {
-		b, err := fs.ReadFile(t.live, path.Join(ibverbs.ClassInfiniBand, dev, "ports", strconv.Itoa(port), "counters", name))
-		if err != nil {
+		c := t.live.ReadCounter(dev, port, name)
+		if c.Err != nil || c.Unavailable != "" {
 			continue
 		}
-		v, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64)
-		if err != nil {
-			continue
-		}
-		v = min(v, uint64(1)<<f.bits-1) // error counters saturate; data counters are the low 32 bits' worth here
+		v := min(c.Value, uint64(1)<<f.bits-1) // error counters saturate; data counters are the low 32 bits' worth here
 		switch f.bits {
 		case 8:
 			d[f.off] = byte(v)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -12,11 +11,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/fabric"
-	"github.com/ibkey/ibkey/internal/ibverbs"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 	"github.com/ibkey/ibkey/internal/partconf"
 	"github.com/ibkey/ibkey/internal/query"
@@ -77,10 +74,8 @@ type FabricCollector struct {
 type fabricSnapshot struct {
 	at       time.Time
 	duration time.Duration
-	series   []series
+	series   *seriesSet // until store gathers them into families
 	families []*dto.MetricFamily
-	// Ports and findings, for tests and benchmarks: counts only.
-	ports, findings int
 	// lateCounters: PortCounters read after the sweep, not while it ran.
 	lateCounters int
 }
@@ -108,6 +103,9 @@ func NewFabricCollector(opts FabricOptions) *FabricCollector {
 	}
 	if opts.Timeout <= 0 {
 		opts.Timeout = opts.Interval
+	}
+	if opts.Logf == nil {
+		opts.Logf = func(string, ...any) {}
 	}
 	return &FabricCollector{opts: opts, fab: opts.Fabric,
 		results: map[string]float64{ResultComplete: 0, ResultPartial: 0, ResultFailed: 0}}
@@ -166,7 +164,7 @@ func (c *FabricCollector) Sweep(ctx context.Context) error {
 			return c.finish(nil, fmt.Errorf("opening the MAD transport again: %w", err))
 		}
 		c.fab = fab
-		c.logf("the MAD transport %s is open again", fab.Via)
+		c.opts.Logf("the MAD transport %s is open again", fab.Via)
 	}
 	tap := newPortInfoTap(c.fab.T)
 	var (
@@ -225,27 +223,26 @@ func (c *FabricCollector) finish(snap *fabricSnapshot, err error) error {
 	}
 	c.mu.Unlock()
 	if err != nil && err.Error() != last {
-		c.logf("sweep %s (the previous complete sweep is still served): %v", result, err)
+		c.opts.Logf("sweep %s (the previous complete sweep is still served): %v", result, err)
 	}
 	return err
-}
-
-func (c *FabricCollector) logf(format string, args ...any) {
-	if c.opts.Logf != nil {
-		c.opts.Logf(format, args...)
-	}
 }
 
 // Describe implements prometheus.Collector.
 func (c *FabricCollector) Describe(ch chan<- *prometheus.Desc) { describe(ch, ModeFabric) }
 
-// store gathers snap's series and serves it.
+// store gathers snap's series through a registry of their own (checked and sorted
+// once) and serves it.
 func (c *FabricCollector) store(snap *fabricSnapshot) error {
-	fams, err := gatherSeries(snap.series)
+	reg := prometheus.NewRegistry()
+	if err := reg.Register(snap.series); err != nil {
+		return err
+	}
+	fams, err := reg.Gather()
 	if err != nil {
 		return fmt.Errorf("gathering the sweep's series: %w", err)
 	}
-	snap.families = fams
+	snap.families, snap.series = fams, nil
 	c.snap.Store(snap)
 	return nil
 }
@@ -306,18 +303,11 @@ var fabricCounters = [4]struct {
 	counter query.Counter
 	metric  *Metric
 }{
-	{query.Counter{Name: query.RcvConstraintErrors, Source: sourceName(query.SourcePortCounters), Width: 8}, mFRcvConstraint},
-	{query.Counter{Name: query.XmitConstraintErrors, Source: sourceName(query.SourcePortCounters), Width: 8}, mFXmitConstraint},
-	{query.Counter{Name: query.PKeyViolations, Source: sourceName(query.SourcePortInfo), Width: query.PortInfoViolationWidth}, mFPKeyViolations},
-	{query.Counter{Name: query.QKeyViolations, Source: sourceName(query.SourcePortInfo), Width: query.PortInfoViolationWidth}, mFQKeyViolations},
+	{query.Counter{Name: query.RcvConstraintErrors, Width: 8}, mFRcvConstraint},
+	{query.Counter{Name: query.XmitConstraintErrors, Width: 8}, mFXmitConstraint},
+	{query.Counter{Name: query.PKeyViolations, Width: query.PortInfoViolationWidth}, mFPKeyViolations},
+	{query.Counter{Name: query.QKeyViolations, Width: query.PortInfoViolationWidth}, mFQKeyViolations},
 }
-
-// sourceName is a CounterSource that only carries a name (the fabric collector reads
-// through query's MAD sources and keeps the readings).
-type sourceName string
-
-func (s sourceName) Name() string                                          { return string(s) }
-func (s sourceName) Read(_ query.PortRef, _ []string, out []query.Reading) {}
 
 var stateIDs = map[string]int{check.StateDown: 1, check.StateInit: 2, check.StateArmed: 3, check.StateActive: 4, "ACTIVE_DEFER": 5}
 
@@ -349,44 +339,36 @@ func (c *FabricCollector) sweep(ctx context.Context, tap *portInfoTap) (*fabricS
 
 // fromFabric reads the counters of a sweep's ports (unless NoCounters) through tap, runs
 // the audit and builds the series. got are the PortCounters read while the sweep ran
-// (nil: none). The PortCounters MADs still to send are read while the audit runs and
-// the series that do not depend on them are built: the MADs wait on the fabric, the
-// rest on the CPU.
+// (nil: none).
 func (c *FabricCollector) fromFabric(ctx context.Context, f *fabric.Fabric, tap *portInfoTap, got map[pmaKey]*mad.Call) *fabricSnapshot {
 	var qkeys map[check.PortID]uint16
 	if tap != nil {
 		qkeys = tap.qkeyViolations()
 	}
 	recs := sweepRecords(f, qkeys)
-	fp := newFabricPairs(recs)
-	var (
-		g                errgroup.Group
-		tables, counters []series
-		late             int
-	)
-	g.Go(func() error { tables = buildPortTables(recs, fp); return nil })
-	g.Go(func() error {
-		// Writes only recs[i].readings[0:2], which the other builders do not read.
-		if c.opts.NoCounters {
-			for i := range recs {
-				for k := range 2 {
-					recs[i].readings[k] = query.Reading{Unavailable: "not read (--no-counters)"}
-				}
-			}
-		} else {
-			late = readPortCounters(ctx, tap, c.fab.Via, recs, got)
-		}
-		counters = buildFabricCounters(recs, fp)
-		return nil
-	})
+	late := 0
+	if c.opts.NoCounters {
+		noCounters(recs, 2)
+	} else {
+		late = readPortCounters(ctx, tap, c.fab.Via, recs, got)
+	}
 	findings := fabric.Audit(f)
 	if c.opts.Partitions != nil {
 		findings = append(findings, partconf.CompareFabric(f, partconf.NewFabricModel(c.opts.Partitions, f, partconf.Options{AllowBoth: c.opts.AllowBoth}))...)
 	}
-	found := buildFindings(f, recs, fp, findings, knownRules(c.opts.Partitions != nil))
-	_ = g.Wait()
-	return &fabricSnapshot{ports: len(recs), findings: len(findings), lateCounters: late,
-		series: slices.Concat(tables, counters, found)}
+	out := newSeriesSet()
+	portSeries(out, recs)
+	findingSeries(out, f, recs, findings, knownRules(c.opts.Partitions != nil))
+	return &fabricSnapshot{lateCounters: late, series: out}
+}
+
+// noCounters marks the first n counters of the records not read (--no-counters).
+func noCounters(recs []portRecord, n int) {
+	for i := range recs {
+		for k := range n {
+			recs[i].readings[k] = query.Reading{Unavailable: "not read (--no-counters)"}
+		}
+	}
 }
 
 // sweepRecords are the ports `ibkey fabric pkeys` shows: end ports (CA ports, switch
@@ -460,11 +442,7 @@ func (c *FabricCollector) readNodes(ctx context.Context, tap *portInfoTap) (*fab
 		recs[i] = viewRecord(v)
 	}
 	if c.opts.NoCounters {
-		for i := range recs {
-			for k := range recs[i].readings {
-				recs[i].readings[k] = query.Reading{Unavailable: "not read (--no-counters)"}
-			}
-		}
+		noCounters(recs, len(fabricCounters))
 	} else {
 		s, serr := query.NewFabricSampler(ctx, fab, views, c.opts.Now)
 		if serr != nil {
@@ -487,8 +465,9 @@ func (c *FabricCollector) readNodes(ctx context.Context, tap *portInfoTap) (*fab
 			}
 		}
 	}
-	fp := newFabricPairs(recs)
-	return &fabricSnapshot{ports: len(recs), series: slices.Concat(buildPortTables(recs, fp), buildFabricCounters(recs, fp))}, err
+	out := newSeriesSet()
+	portSeries(out, recs)
+	return &fabricSnapshot{series: out}, err
 }
 
 func viewRecord(v *query.PortView) portRecord {
@@ -505,16 +484,14 @@ func viewRecord(v *query.PortView) portRecord {
 		labels: [4]string{check.GUID(v.Fabric.NodeGUID).String(), d.NodeDesc.Value, strconv.Itoa(p.Num), strconv.Itoa(int(lid))},
 		state:  p.State.Name,
 	}
-	if d.NodeType.OK() {
-		r.nodeType = nodeTypeName(d.NodeType.Value)
+	if e := d.NodeType.Value; d.NodeType.OK() {
+		r.nodeType = e.Name
+		if t, ok := check.NodeTypeOf(uint8(e.Num)); ok && e.Num == int(uint8(e.Num)) {
+			r.nodeType = string(t) // the sweep's names
+		}
 	}
 	if p.GID0.OK() {
-		g := p.GID0.Value
-		var guid uint64
-		for _, b := range g[8:] {
-			guid = guid<<8 | uint64(b)
-		}
-		if guid != 0 {
+		if guid := p.GID0.Value.PortGUID(); guid != 0 {
 			r.portGUID = check.GUID(guid).String()
 		}
 	}
@@ -531,16 +508,6 @@ func viewRecord(v *query.PortView) portRecord {
 		}
 	}
 	return r
-}
-
-// nodeTypes are the sweep's names of NodeInfo's NodeType values (IBA 14.2.5.3).
-var nodeTypes = map[int]check.NodeType{1: check.NodeCA, 2: check.NodeSwitch, 3: check.NodeRouter}
-
-func nodeTypeName(e ibverbs.Enum) string {
-	if t, ok := nodeTypes[e.Num]; ok {
-		return string(t)
-	}
-	return e.Name
 }
 
 // knownRules are the audit's rules with their severity: each is exported, at 0 when
@@ -560,142 +527,44 @@ func knownRules(partitions bool) map[string]check.Severity {
 	return m
 }
 
-// fabricPairs are the label pairs of a snapshot's series, made once when it is built.
-type fabricPairs struct {
-	lp labelPairs
-	// Per record (parallel to the records): its four port labels, node_type and
-	// port_guid of ibkey_fabric_port_info, and the reason its table was not read (nil
-	// when it was).
-	port     [][4]*dto.LabelPair
-	info     [][2]*dto.LabelPair
-	tableErr []*dto.LabelPair
-	// Table entries: index by index, and pkey, key and membership by value.
-	index []*dto.LabelPair
-	pkey  map[check.PKey]*[3]*dto.LabelPair
-	// counter=NAME, per fabricCounters entry.
-	counter [len(fabricCounters)]*dto.LabelPair
-}
-
-func newFabricPairs(recs []portRecord) *fabricPairs {
-	fp := &fabricPairs{lp: labelPairs{}, port: make([][4]*dto.LabelPair, len(recs)), info: make([][2]*dto.LabelPair, len(recs)),
-		tableErr: make([]*dto.LabelPair, len(recs)), pkey: map[check.PKey]*[3]*dto.LabelPair{}}
-	for k, fc := range fabricCounters {
-		fp.counter[k] = fp.lp.get("counter", fc.counter.Name)
-	}
+// portSeries adds the series of the records' ports, tables and counters to out.
+func portSeries(out *seriesSet, recs []portRecord) {
 	for i := range recs {
 		r := &recs[i]
-		for j, name := range fabricPortLabels {
-			fp.port[i][j] = fp.lp.get(name, r.labels[j])
+		port := r.labels[:]
+		out.add(mFPortInfo, 1, withLabels(port, r.nodeType, r.portGUID)...)
+		out.add(mFTableSize, float64(r.tableSize), port...)
+		if id, ok := stateIDs[r.state]; ok {
+			out.add(mFPortState, float64(id), port...)
 		}
-		fp.info[i] = [2]*dto.LabelPair{fp.lp.get("node_type", r.nodeType), fp.lp.get("port_guid", r.portGUID)}
 		if r.pkeys == nil {
-			fp.tableErr[i] = fp.lp.get("reason", r.tableErr)
-		}
-		for len(fp.index) < len(r.pkeys) {
-			fp.index = append(fp.index, fp.lp.get("index", strconv.Itoa(len(fp.index))))
-		}
-		for _, k := range r.pkeys {
-			if k.Valid() && fp.pkey[k] == nil {
-				fp.pkey[k] = &[3]*dto.LabelPair{fp.lp.get("pkey", k.String()), fp.lp.get("key", k.Partition().String()), fp.lp.get("membership", k.Membership().String())}
+			out.add(mFTableUnread, 1, withLabels(port, r.tableErr)...)
+		} else {
+			valid := 0
+			for j, k := range r.pkeys {
+				if k.Valid() {
+					valid++
+					out.add(mFEntry, 1, withLabels(port, strconv.Itoa(j), k.String(), k.Partition().String(), k.Membership().String())...)
+				}
 			}
+			out.add(mFTableValid, float64(valid), port...)
 		}
-	}
-	return fp
-}
-
-// addPorts adds a series of m for every record that has a value (ok).
-func addPorts(out *seriesSet, m *Metric, recs []portRecord, fp *fabricPairs, value func(r *portRecord) (float64, bool)) {
-	for i := range recs {
-		if v, ok := value(&recs[i]); ok {
-			out.add(m, v, fp.port[i][:]...)
-		}
-	}
-}
-
-// buildFabricCounters builds the counter series of the records: values, saturation,
-// or why a counter was not read. It only reads fp, so that it runs beside
-// buildPortTables.
-func buildFabricCounters(recs []portRecord, fp *fabricPairs) []series {
-	out := newSeriesSet()
-	for k, fc := range fabricCounters {
-		addPorts(out, fc.metric, recs, fp, func(r *portRecord) (float64, bool) {
-			rd := r.readings[k]
-			return float64(rd.Value), unreadableReason(rd) == ""
-		})
-	}
-	var l [6]*dto.LabelPair
-	for i := range recs {
-		copy(l[:4], fp.port[i][:])
 		for k, fc := range fabricCounters {
-			l[4] = fp.counter[k]
-			rd := recs[i].readings[k]
-			if why := unreadableReason(rd); why != "" {
-				l[5] = out.pairs.get("reason", why)
-				out.add(mFUnreadable, 1, l[:]...)
-				continue
-			}
-			sat := 0.0
-			if m := fc.counter.Max(); m > 0 && rd.Value >= m {
-				sat = 1
-			}
-			out.add(mFSaturated, sat, l[:5]...)
+			counterSeries(out.add, fc.metric, mFUnreadable, mFSaturated, fc.counter, r.readings[k], port)
 		}
 	}
-	return out.done()
 }
 
-// buildPortTables builds the series of the ports and their tables. It only reads fp,
-// so that it runs beside buildFabricCounters.
-func buildPortTables(recs []portRecord, fp *fabricPairs) []series {
-	out := newSeriesSet()
-	var l [8]*dto.LabelPair
-	for i := range recs {
-		r := &recs[i]
-		copy(l[:4], fp.port[i][:])
-		l[4], l[5] = fp.info[i][0], fp.info[i][1]
-		out.add(mFPortInfo, 1, l[:6]...)
-		if fp.tableErr[i] != nil {
-			l[4] = fp.tableErr[i]
-			out.add(mFTableUnread, 1, l[:5]...)
-		}
-		for j, k := range r.pkeys {
-			if k.Valid() {
-				kp := fp.pkey[k]
-				l[4], l[5], l[6], l[7] = fp.index[j], kp[0], kp[1], kp[2]
-				out.add(mFEntry, 1, l[:]...)
-			}
-		}
-	}
-	addPorts(out, mFPortState, recs, fp, func(r *portRecord) (float64, bool) {
-		id, ok := stateIDs[r.state]
-		return float64(id), ok
-	})
-	addPorts(out, mFTableSize, recs, fp, func(r *portRecord) (float64, bool) { return float64(r.tableSize), true })
-	addPorts(out, mFTableValid, recs, fp, func(r *portRecord) (float64, bool) {
-		valid := 0
-		for _, k := range r.pkeys {
-			if k.Valid() {
-				valid++
-			}
-		}
-		return float64(valid), r.pkeys != nil
-	})
-	return out.done()
-}
-
-// buildFindings builds the node counts and the audit's findings (fabric and port).
-// A finding's ports that are exported ports take their label pairs from fp, which it
-// only reads (it runs beside buildPortTables and buildFabricCounters).
-func buildFindings(f *fabric.Fabric, recs []portRecord, fp *fabricPairs, findings []check.Finding, rules map[string]check.Severity) []series {
-	out := newSeriesSet()
+// findingSeries adds the node counts and the audit's findings (fabric and port) to out.
+func findingSeries(out *seriesSet, f *fabric.Fabric, recs []portRecord, findings []check.Finding, rules map[string]check.Severity) {
 	types := map[string]int{string(check.NodeCA): 0, string(check.NodeSwitch): 0, string(check.NodeRouter): 0}
 	for _, n := range f.Nodes {
 		types[string(n.Type)]++
 	}
 	for t, n := range types {
-		out.addValues(mNodes, float64(n), t)
+		out.add(mNodes, float64(n), t)
 	}
-	out.addValues(mUnreachable, float64(len(f.Unreachable)))
+	out.add(mUnreachable, float64(len(f.Unreachable)))
 	type ruleSev struct{ rule, sev string }
 	counts := map[ruleSev]int{}
 	for r, s := range rules {
@@ -714,27 +583,21 @@ func buildFindings(f *fabric.Fabric, recs []portRecord, fp *fabricPairs, finding
 		}
 	}
 	for rs, n := range counts {
-		out.addValues(mFindings, float64(n), rs.rule, rs.sev)
+		out.add(mFindings, float64(n), rs.rule, rs.sev)
 	}
-	if len(perPort) > 0 {
-		byID := make(map[check.PortID]int, len(recs))
-		for i := range recs {
-			byID[recs[i].id] = i
-		}
-		var l [6]*dto.LabelPair
-		for pk, n := range perPort {
-			if r, ok := byID[pk.id]; ok {
-				copy(l[:4], fp.port[r][:])
-			} else {
-				for j, v := range findingPortLabels(f, pk.id) {
-					l[j] = out.pairs.get(fabricPortLabels[j], v)
-				}
-			}
-			l[4], l[5] = out.pairs.get("rule", pk.rs.rule), out.pairs.get("severity", pk.rs.sev)
-			out.add(mFPortFinding, float64(n), l[:]...)
-		}
+	byID := make(map[check.PortID]int, len(recs))
+	for i := range recs {
+		byID[recs[i].id] = i
 	}
-	return out.done()
+	for pk, n := range perPort {
+		var port [4]string
+		if r, ok := byID[pk.id]; ok {
+			port = recs[r].labels
+		} else {
+			port = findingPortLabels(f, pk.id)
+		}
+		out.add(mFPortFinding, float64(n), withLabels(port[:], pk.rs.rule, pk.rs.sev)...)
+	}
 }
 
 // findingPortLabels labels a port a finding names that is not an exported port (a

@@ -95,7 +95,11 @@ func TestFabricMetricsFromSavedSweep(t *testing.T) {
 	if n := len(find(got, "ibkey_fabric_port_info", "node_name", "Switch1", "port", "4")); n != 0 {
 		t.Error("an uncabled switch port is exported")
 	}
-	problems, err := testutil.CollectAndLint(c)
+	reg, err := NewRegistry(c) // the sweep's families with the collector's series
+	if err != nil {
+		t.Fatal(err)
+	}
+	problems, err := testutil.GatherAndLint(reg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,10 +121,9 @@ func TestFabricNothingServedBeforeFirstSweep(t *testing.T) {
 func TestFabricCardinality(t *testing.T) {
 	f := fatTreeFabric(80, 8, 24, 4)
 	c := NewFabricCollector(FabricOptions{NoCounters: true})
-	snap := c.fromFabric(context.Background(), f, nil, nil)
-	serve(c, snap)
-	n := testutil.CollectAndCount(c)
-	ports := snap.ports
+	serve(c, c.fromFabric(context.Background(), f, nil, nil))
+	got := collect(t, c) // through NewRegistry: the sweep's families with the collector's series
+	n, ports := len(got), len(find(got, mFPortInfo.Name))
 	t.Logf("fabric of %d nodes, %d exported ports: %d series (%.1f per port)", len(f.Nodes), ports, n, float64(n)/float64(ports))
 	// Budget: 20 series per exported port.
 	if budget := 20 * ports; n > budget {

@@ -2,6 +2,7 @@ package exporter
 
 import (
 	"errors"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -47,24 +48,16 @@ type HostCollector struct {
 	loaded   bool
 	loadErr  string
 	unread   []query.Unread // devices and ports the last read could not read
-	views    []*query.PortView
 	refs     []query.PortRef
-	sysfs    *query.SysfsCounters
 	// tables are the series that change only when the tables are read again.
-	tables []series
-	// counters are read per scrape, grouped by source.
-	counters []query.Counter
-	groups   []counterGroup
-}
-
-type counterGroup struct {
-	src   query.CounterSource
-	names []string
-	idx   []int
+	tables *seriesSet
+	// counters are read per scrape: the constraint errors from sysfs, then the
+	// violations from HostOptions.Violations (parallel to hostCounters).
+	counters [4]query.Counter
 }
 
 // hostCounters are the partition counters, in output order, with their metrics.
-var hostCounters = []struct {
+var hostCounters = [4]struct {
 	name   string
 	metric *Metric
 }{
@@ -111,9 +104,13 @@ func (c *HostCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- gauge(mDeviceUnreadable, 1, u.Device, port, u.Err.Error())
 	}
 	ch <- gauge(mTablesAge, now.Sub(c.tablesAt).Seconds())
-	collectSeries(ch, c.tables)
-	readings := make([]query.Reading, len(c.counters))
-	buf := make([]query.Reading, len(c.counters))
+	c.tables.Collect(ch)
+	names := make([]string, len(hostCounters))
+	for i, hc := range hostCounters {
+		names[i] = hc.name
+	}
+	readings := make([]query.Reading, len(hostCounters))
+	emit := func(m *Metric, v float64, labels ...string) { ch <- gauge(m, v, labels...) }
 	for _, ref := range c.refs {
 		dev, port := ref.Device, strconv.Itoa(ref.Port)
 		st, err := c.opts.Host.Sys.PortState(ref.Device, ref.Port)
@@ -128,33 +125,28 @@ func (c *HostCollector) Collect(ch chan<- prometheus.Metric) {
 			continue
 		}
 		ch <- gauge(mPortState, float64(st.Num), dev, port)
-		for _, g := range c.groups {
-			out := buf[:len(g.names)]
-			g.src.Read(ref, g.names, out)
-			for k, r := range out {
-				readings[g.idx[k]] = r
-			}
-		}
+		c.counters[0].Source.Read(ref, names[:2], readings[:2])
+		c.counters[2].Source.Read(ref, names[2:], readings[2:])
 		for i, cn := range c.counters {
-			emitCounter(ch, hostCounters[i].metric, cn, readings[i], dev, port)
+			counterSeries(emit, hostCounters[i].metric, mUnreadable, mSaturated, cn, readings[i], []string{dev, port}, cn.Source.Name())
 		}
 	}
 }
 
-// emitCounter writes one counter reading of a port: its value and saturation, or why
-// it could not be read.
-func emitCounter(ch chan<- prometheus.Metric, value *Metric, cn query.Counter, r query.Reading, dev, port string) {
-	src := cn.Source.Name()
+// counterSeries adds the series of one counter reading of a port (labels port): its
+// value and saturation, or why it could not be read. src is the source label, in host
+// mode.
+func counterSeries(add func(m *Metric, v float64, labels ...string), value, unreadable, saturated *Metric, cn query.Counter, r query.Reading, port []string, src ...string) {
 	if why := unreadableReason(r); why != "" {
-		ch <- gauge(mUnreadable, 1, dev, port, cn.Name, src, why)
+		add(unreadable, 1, slices.Concat(port, []string{cn.Name}, src, []string{why})...)
 		return
 	}
-	ch <- gauge(value, float64(r.Value), dev, port, src)
 	sat := 0.0
 	if m := cn.Max(); m > 0 && r.Value >= m {
 		sat = 1
 	}
-	ch <- gauge(mSaturated, sat, dev, port, cn.Name)
+	add(value, float64(r.Value), slices.Concat(port, src)...)
+	add(saturated, sat, withLabels(port, cn.Name)...)
 }
 
 func unreadableReason(r query.Reading) string {
@@ -187,51 +179,29 @@ func (c *HostCollector) refresh(now time.Time) {
 		// One unreadable device silences no other: its ports are left out and named.
 		c.unread = pe.Unread
 	case err != nil:
-		c.loadErr, c.views, c.refs, c.tables = err.Error(), nil, nil, nil
+		c.loadErr, c.refs, c.tables = err.Error(), nil, nil
 		return
 	}
 	c.loadErr = ""
-	c.views = views
 	c.refs = make([]query.PortRef, len(views))
 	for i, v := range views {
 		c.refs[i] = v.Ref()
 	}
-	c.sysfs = query.NewSysfsCounters(c.opts.Host.Sys, views)
-	c.counters = c.counters[:0]
-	for _, hc := range hostCounters {
-		cn := query.Counter{Name: hc.name, Source: c.sysfs, Width: ibverbs.CounterWidths[hc.name]}
-		if hc.name == query.PKeyViolations || hc.name == query.QKeyViolations {
-			cn = query.Counter{Name: hc.name, Source: c.opts.Violations, Width: query.PortInfoViolationWidth}
+	sysfs := query.NewSysfsCounters(c.opts.Host.Sys, views)
+	for i, hc := range hostCounters {
+		c.counters[i] = query.Counter{Name: hc.name, Source: sysfs, Width: ibverbs.CounterWidths[hc.name]}
+		if i >= 2 {
+			c.counters[i] = query.Counter{Name: hc.name, Source: c.opts.Violations, Width: query.PortInfoViolationWidth}
 		}
-		c.counters = append(c.counters, cn)
 	}
-	c.groups = groupBySource(c.counters)
 	c.tables = buildHostTables(views)
-}
-
-func groupBySource(counters []query.Counter) []counterGroup {
-	var groups []counterGroup
-	for i, cn := range counters {
-		j := -1
-		for k := range groups {
-			if groups[k].src == cn.Source {
-				j = k
-			}
-		}
-		if j < 0 {
-			groups = append(groups, counterGroup{src: cn.Source})
-			j = len(groups) - 1
-		}
-		groups[j].names = append(groups[j].names, cn.Name)
-		groups[j].idx = append(groups[j].idx, i)
-	}
-	return groups
 }
 
 // buildHostTables builds the series of the devices, ports, tables and IPoIB
 // interfaces.
-func buildHostTables(views []*query.PortView) []series {
+func buildHostTables(views []*query.PortView) *seriesSet {
 	out := newSeriesSet()
+	add := out.add
 	seenDev := map[string]bool{}
 	for _, v := range views {
 		d := v.Device
@@ -244,26 +214,26 @@ func buildHostTables(views []*query.PortView) []series {
 			if d.NodeGUID.OK() {
 				guid = check.GUID(d.NodeGUID.Value).String()
 			}
-			out.addValues(mDeviceInfo, 1, d.Name, nodeType, guid, d.FWVer.Value, d.HCAType.Value)
+			add(mDeviceInfo, 1, d.Name, nodeType, guid, d.FWVer.Value, d.HCAType.Value)
 		}
 		dev, port := v.Port.Device, strconv.Itoa(v.Port.Num)
 		lid := ""
 		if v.Port.LID.OK() {
 			lid = strconv.Itoa(int(v.Port.LID.Value))
 		}
-		out.addValues(mPortInfo, 1, dev, port, v.LinkLayer(), lid)
+		add(mPortInfo, 1, dev, port, v.LinkLayer(), lid)
 		if v.Table == nil {
-			out.addValues(mTableMissing, 1, dev, port, v.TableMissing)
+			add(mTableMissing, 1, dev, port, v.TableMissing)
 		} else {
 			for _, e := range v.Table.Entries {
 				if e.Valid() {
-					out.addValues(mEntry, 1, dev, port, strconv.Itoa(e.Index), e.PKey.String(), e.PKey.Partition().String(), e.PKey.Membership().String())
+					add(mEntry, 1, dev, port, strconv.Itoa(e.Index), e.PKey.String(), e.PKey.Partition().String(), e.PKey.Membership().String())
 				}
 			}
-			out.addValues(mTableSize, float64(len(v.Table.Entries)), dev, port)
-			out.addValues(mTableValid, float64(v.Table.Valid), dev, port)
-			out.addValues(mTableUnreadable, float64(len(v.Table.Unread())), dev, port)
-			out.addValues(mTableTrusted, boolValue(v.TableTrusted()), dev, port)
+			add(mTableSize, float64(len(v.Table.Entries)), dev, port)
+			add(mTableValid, float64(v.Table.Valid), dev, port)
+			add(mTableUnreadable, float64(len(v.Table.Unread())), dev, port)
+			add(mTableTrusted, boolValue(v.TableTrusted()), dev, port)
 		}
 		for _, ip := range v.Interfaces {
 			// Not read is unknown, never absent: no key_present 0 and no membership
@@ -275,15 +245,15 @@ func buildHostTables(views []*query.PortView) []series {
 				if ip.Unknown == "" {
 					membership, index = ip.Membership.String(), strconv.Itoa(ip.Index)
 				}
-				out.addValues(mIPoIBKey, 1, ip.Name, dev, port, ip.PKey.String())
+				add(mIPoIBKey, 1, ip.Name, dev, port, ip.PKey.String())
 			case ip.Unknown == "":
 				membership = "none"
-				out.addValues(mIPoIBKey, 0, ip.Name, dev, port, ip.PKey.String())
+				add(mIPoIBKey, 0, ip.Name, dev, port, ip.PKey.String())
 			}
-			out.addValues(mIPoIB, 1, ip.Name, ip.Parent, dev, port, ip.PKey.String(), index, membership)
+			add(mIPoIB, 1, ip.Name, ip.Parent, dev, port, ip.PKey.String(), index, membership)
 		}
 	}
-	return out.done()
+	return out
 }
 
 func boolValue(b bool) float64 {

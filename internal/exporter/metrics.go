@@ -12,7 +12,7 @@
 package exporter
 
 import (
-	"sort"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -45,7 +45,7 @@ func newMetric(mode Mode, name, help string, labels ...string) *Metric {
 	for i := range sorted {
 		sorted[i] = i
 	}
-	sort.Slice(sorted, func(a, b int) bool { return labels[sorted[a]] < labels[sorted[b]] })
+	slices.SortFunc(sorted, func(a, b int) int { return strings.Compare(labels[a], labels[b]) })
 	return &Metric{Name: name, Help: help, Labels: labels, Mode: mode,
 		desc: prometheus.NewDesc(name, help, labels, nil), sorted: sorted}
 }

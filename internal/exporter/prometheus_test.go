@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/exporter-toolkit/web"
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/ibkey/ibkey/internal/fakesysfs"
@@ -248,7 +249,7 @@ func TestPrometheusScrapesHost(t *testing.T) {
 	if err := os.WriteFile(webConfig, []byte("basic_auth_users:\n  prom: "+string(hash)+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := ValidateWebConfig(webConfig); err != nil {
+	if err := web.Validate(webConfig); err != nil {
 		t.Fatal(err)
 	}
 	addr := serveExporter(t, c, webConfig)

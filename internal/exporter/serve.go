@@ -202,17 +202,6 @@ func ServeListeners(ctx context.Context, ls []net.Listener, h http.Handler, opts
 	}
 }
 
-// ValidateWebConfig checks a web configuration file before serving (its TLS files
-// and users). exporter-toolkit reads it by path, again for every request and TLS
-// handshake so that it can change while serving: the caller first reads it through a
-// bounded reader, which refuses a FIFO or a device there at once.
-func ValidateWebConfig(path string) error {
-	if path == "" {
-		return nil
-	}
-	return web.Validate(path)
-}
-
 // connLimit caps the open connections at max. At the cap, a new connection closes the
 // one that has waited longest for a request (a keep-alive connection between scrapes,
 // one that sent nothing yet or is still sending its headers), so idle connections

@@ -165,9 +165,8 @@ func TestAcceptsGzip(t *testing.T) {
 // not UTF-8 are replaced, never a panic or an invalid exposition.
 func TestFamilySetReplacesBadUTF8(t *testing.T) {
 	s := newSeriesSet()
-	s.addValues(mFPortInfo, 1, "0x1", "bad\xffname", "1", "2", "ca", "")
-	ss := s.done()
-	reg, err := NewRegistry(collectorFunc(func(ch chan<- prometheus.Metric) { collectSeries(ch, ss) }))
+	s.add(mFPortInfo, 1, "0x1", "bad\xffname", "1", "2", "ca", "")
+	reg, err := NewRegistry(s)
 	if err != nil {
 		t.Fatal(err)
 	}

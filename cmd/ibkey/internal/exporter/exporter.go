@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/exporter-toolkit/web"
 	"github.com/spf13/cobra"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
@@ -158,7 +159,7 @@ func (o *Options) validate() error {
 		return bad("--listen needs at least one address (accepted: host:port, e.g. 127.0.0.1:9893)")
 	}
 	for _, a := range o.Listen {
-		if _, _, err := splitHostPort(a); err != nil {
+		if err := checkListen(a); err != nil {
 			return bad("invalid --listen %q: %v (accepted: host:port, e.g. 127.0.0.1:9893 or :9893)", a, err)
 		}
 	}
@@ -170,16 +171,17 @@ func (o *Options) validate() error {
 	return nil
 }
 
-func splitHostPort(a string) (string, int, error) {
+// checkListen checks that a --listen address ends in :PORT (net.Listen says what is
+// wrong with the host).
+func checkListen(a string) error {
 	i := strings.LastIndex(a, ":")
 	if i < 0 {
-		return "", 0, errors.New("no port")
+		return errors.New("no port")
 	}
-	p, err := strconv.Atoi(a[i+1:])
-	if err != nil || p < 0 || p > 65535 {
-		return "", 0, fmt.Errorf("port %q is not 0-65535", a[i+1:])
+	if p, err := strconv.Atoi(a[i+1:]); err != nil || p < 0 || p > 65535 {
+		return fmt.Errorf("port %q is not 0-65535", a[i+1:])
 	}
-	return a[:i], p, nil
+	return nil
 }
 
 // Run runs the exporter until its context ends (or once).
@@ -190,12 +192,14 @@ func Run(o *Options) error {
 	}
 	logger := slog.New(slog.NewTextHandler(o.ErrOut, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	if !o.Once && o.WebConfig != "" {
-		// Through the bounded reader first: exporter-toolkit reads the file whole
-		// with os.ReadFile, which /dev/zero takes all memory from and a FIFO blocks.
+		// Its TLS files and users checked before serving. exporter-toolkit reads it
+		// by path, again for every request and TLS handshake so that it can change
+		// while serving, whole with os.ReadFile, which /dev/zero takes all memory
+		// from and a FIFO blocks: through the bounded reader first.
 		if _, err := fsread.ReadFile(o.WebConfig, maxWebConfig, "a web configuration file"); err != nil {
 			return &query.UsageError{Msg: fmt.Sprintf("--web.config.file: %v", err)}
 		}
-		if err := exporter.ValidateWebConfig(o.WebConfig); err != nil {
+		if err := web.Validate(o.WebConfig); err != nil {
 			return &query.UsageError{Msg: fmt.Sprintf("--web.config.file %s: %v", o.WebConfig, oneLine(err))}
 		}
 	}
@@ -314,8 +318,7 @@ func output(ctx context.Context, o *Options, logger *slog.Logger, c prometheus.C
 	var wg sync.WaitGroup
 	for _, run := range runs {
 		if run != nil {
-			wg.Add(1)
-			go func() { defer wg.Done(); run(ctx) }()
+			wg.Go(func() { run(ctx) })
 		}
 	}
 	defer func() { cancel(); wg.Wait() }()
