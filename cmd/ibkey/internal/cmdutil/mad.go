@@ -48,9 +48,6 @@ const IbsimDefault = "sim"
 // ibsimUsage is --ibsim's help, shared with the root's hidden copy.
 const ibsimUsage = "send MADs through the ibsim simulator with socket base name `BASE` (--ibsim alone: $IBSIM_SOCKNAME, else sim; env IBKEY_IBSIM)"
 
-// MADFlagNames are the flags AddMADFlags adds.
-var MADFlagNames = []string{"ibsim", "sim-node", "ca", "ca-port", "mad-timeout", "mad-retries"}
-
 // AddMADFlags adds --ibsim, --sim-node, --ca, --ca-port, --mad-timeout and
 // --mad-retries to c and returns where they are parsed into. -C, -P and -t are the
 // infiniband-diags' spellings (ibstat(8), smpquery(8): -C ca_name, -P ca_port,

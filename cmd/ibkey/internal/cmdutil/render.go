@@ -65,11 +65,8 @@ func (g *Grid) Render(w io.Writer, f Format) error {
 	if err != nil {
 		return err
 	}
-	if r, ok := w.(rawWriter); ok {
-		// Table lines fit already; plain lines are records, never wrapped.
-		w = r.Raw()
-	}
-	_, err = w.Write(b.Bytes())
+	// Table lines fit already; plain lines are records, never wrapped.
+	_, err = Unwrapped(w).Write(b.Bytes())
 	return err
 }
 
@@ -77,17 +74,10 @@ func (g *Grid) width(w io.Writer) int {
 	if g.Width > 0 {
 		return g.Width
 	}
-	if r, ok := w.(rawWriter); ok {
-		return r.Width()
+	if l, ok := w.(*LineWrapper); ok {
+		return l.width
 	}
 	return DefaultWidth
-}
-
-// rawWriter is a stream that wraps long lines (LineWrapper): how wide it is,
-// and the stream under it.
-type rawWriter interface {
-	Width() int
-	Raw() io.Writer
 }
 
 // capCell is c shortened to limit bytes.
@@ -470,16 +460,6 @@ func (l *LineWrapper) Flush() error {
 	l.partial = l.partial[:0]
 	_, err := io.WriteString(l.w, line)
 	return err
-}
-
-// Width is the width lines are wrapped at.
-func (l *LineWrapper) Width() int { return l.width }
-
-// Raw is the stream under the wrapper, for lines that must not be broken (a table that
-// fits already): what was written before is written first.
-func (l *LineWrapper) Raw() io.Writer {
-	_ = l.Flush()
-	return l.w
 }
 
 // WriteJSON writes v as one JSON document indented by two spaces, as every -o json

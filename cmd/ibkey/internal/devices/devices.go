@@ -105,7 +105,7 @@ func runDevices(o *DevicesOptions) error {
 		return err
 	}
 	if o.Fabric != nil {
-		return cmdutil.RenderFabricPorts(o.Ctx, o.MAD, o.Notices(), o.Fabric, func(views []*query.PortView, src cmdutil.Source) error {
+		return cmdutil.RenderFabricPorts(o.Ctx, o.MAD, o.Notices(), &o.Addr, o.Fabric, func(views []*query.PortView, src cmdutil.Source) error {
 			return renderDevices(o, f, views, src)
 		})
 	}

@@ -186,7 +186,7 @@ func runPKeys(o *PKeysOptions) error {
 		}
 	}
 	if o.Fabric != nil {
-		return cmdutil.RenderFabricAddress(o.Ctx, o.MAD, o.Notices(), &o.Addr, o.Fabric, func(views []*query.PortView, src cmdutil.Source) error {
+		return cmdutil.RenderFabricPorts(o.Ctx, o.MAD, o.Notices(), &o.Addr, o.Fabric, func(views []*query.PortView, src cmdutil.Source) error {
 			return renderPKeys(o, f, views, find, src)
 		})
 	}
@@ -352,10 +352,10 @@ func pkeysTable(w io.Writer, v *query.PortView, all bool) error {
 	}
 	fmt.Fprintf(w, "%s  %d entries, %d valid\n", head, len(v.Table.Entries), v.Table.Valid)
 	g := cmdutil.Grid{Header: []string{"INDEX", "PKEY", "MEMBERSHIP", "KEY", "NOTES", "IPOIB"}}
-	hidden, holes := 0, []string{}
+	hidden, holes := 0, []int{}
 	for _, e := range v.Table.Entries {
 		if e.Hole {
-			holes = append(holes, strconv.Itoa(e.Index))
+			holes = append(holes, e.Index)
 		}
 		if !show(e, all) {
 			hidden++
@@ -381,25 +381,23 @@ func pkeysTable(w io.Writer, v *query.PortView, all bool) error {
 	return nil
 }
 
-// compactRanges turns "3 4 5 9" into "3-5, 9".
-func compactRanges(idx []string) string {
+// compactRanges turns 3 4 5 9 into "3-5, 9".
+func compactRanges(idx []int) string {
 	var out []string
 	for i := 0; i < len(idx); {
 		j := i
-		for j+1 < len(idx) && atoi(idx[j+1]) == atoi(idx[j])+1 {
+		for j+1 < len(idx) && idx[j+1] == idx[j]+1 {
 			j++
 		}
 		if j > i {
-			out = append(out, idx[i]+"-"+idx[j])
+			out = append(out, fmt.Sprintf("%d-%d", idx[i], idx[j]))
 		} else {
-			out = append(out, idx[i])
+			out = append(out, strconv.Itoa(idx[i]))
 		}
 		i = j + 1
 	}
 	return strings.Join(out, ", ")
 }
-
-func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
 
 func onOff(b bool) string {
 	if b {
