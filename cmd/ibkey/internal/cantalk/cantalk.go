@@ -22,7 +22,10 @@ import (
 
 // CanTalkOptions holds `ibkey can-talk`'s arguments and dependencies.
 type CanTalkOptions struct {
-	cmdutil.PortDeps
+	cmdutil.Deps
+	Host func() *query.Host
+	// MAD holds the transport flags (AddMADFlags).
+	MAD *cmdutil.MADFlags
 
 	A, B string // the endpoints as typed
 	// Partitions is --partitions FILE: GUID endpoints are ports in that partitions.conf,
@@ -44,7 +47,7 @@ type CanTalkOptions struct {
 // NewCmdCanTalk builds `ibkey can-talk`; runF, when not nil, runs instead of runCanTalk
 // (tests of argument parsing).
 func NewCmdCanTalk(f *cmdutil.Factory, runF func(*CanTalkOptions) error) *cobra.Command {
-	o := &CanTalkOptions{PortDeps: cmdutil.NewPortDeps(f)}
+	o := &CanTalkOptions{Host: f.Host}
 	o.savedSweep = sync.OnceValues(func() (*fabric.Fabric, error) { return cmdutil.ReadFabricFile(o.Sweep.File) })
 	c := &cobra.Command{
 		Use:   "can-talk A B",
@@ -138,14 +141,10 @@ unread-table or different-subnets).`,
   ibkey can-talk --fabric-file fabric.json node=HcaB node=HcaD,port=2`,
 		Args:              cmdutil.UsageArgs(cobra.ExactArgs(2)),
 		ValidArgsFunction: completeEndpoints(f, o),
-		RunE: func(c *cobra.Command, args []string) error {
-			o.Ctx = cmdutil.Context(c)
+		RunE: cmdutil.RunE(f, o, &o.Deps, func(_ *cobra.Command, args []string) error {
 			o.A, o.B = args[0], args[1]
-			if runF != nil {
-				return runF(o)
-			}
-			return runCanTalk(o)
-		},
+			return nil
+		}, runF, runCanTalk),
 	}
 	o.MAD = cmdutil.AddMADFlags(c, f)
 	o.Sweep.MAD = o.MAD
@@ -181,7 +180,7 @@ func ipoibEndpoint(o *CanTalkOptions, arg string) (string, *query.ResolvedInterf
 	if !looksLikeName(base) {
 		return "", nil, nil
 	}
-	sel, ifc, err := o.Host().ResolveDeviceOrInterface(query.Selector{Device: base}, o.Notices().Warn)
+	sel, ifc, err := o.Host().ResolveDeviceOrInterface(query.Selector{Device: base}, o.Notices.Warn)
 	if err != nil || ifc == nil {
 		return "", nil, err
 	}
@@ -273,10 +272,7 @@ func (o *CanTalkOptions) resolveFrom(src query.EndpointSources, specA, specB che
 }
 
 func runCanTalk(o *CanTalkOptions) error {
-	f, err := o.Format()
-	if err != nil {
-		return err
-	}
+	f := o.Format
 	if o.SA.SMLog != "" && !o.SA.Ask {
 		return cmdutil.Usagef("--sm-log quotes the Subnet Manager's refusal: it needs --sa")
 	}
@@ -327,7 +323,7 @@ func runCanTalk(o *CanTalkOptions) error {
 	// PortRules: a port that is not ACTIVE, or on another subnet, has its own verdict.
 	src := query.EndpointSources{Host: func() *query.Host { host = o.Host(); return host }, Partitions: parts, PortRules: true}
 	eps, err := o.resolve(src, specA, specB)
-	n := o.Notices()
+	n := o.Notices
 	if host != nil {
 		n.Label(host.Label)
 	}

@@ -178,11 +178,7 @@ func RenderFabricPorts(ctx context.Context, m *MADFlags, n *Notices, a *AddressF
 			return err
 		}
 		if label == "" {
-			what := sels[0].String()
-			if len(sels) > 1 {
-				what = fmt.Sprintf("%d LIDs (%s .. %s)", len(sels), sels[0].Addr, sels[len(sels)-1].Addr)
-			}
-			label = fmt.Sprintf("fabric: %s via %s", what, fab.Via)
+			label = FabricLabel(sels, fab.Via)
 		}
 		n.Label(label)
 		if rerr := render(views, Source{Via: fab.Via}); rerr != nil {
@@ -190,4 +186,13 @@ func RenderFabricPorts(ctx context.Context, m *MADFlags, n *Notices, a *AddressF
 		}
 		return err
 	})
+}
+
+// FabricLabel says, for stderr, which addresses were read over the fabric and how.
+func FabricLabel(sels []query.FabricSelector, via string) string {
+	what := sels[0].String()
+	if len(sels) > 1 {
+		what = fmt.Sprintf("%d LIDs (%s .. %s)", len(sels), sels[0].Addr, sels[len(sels)-1].Addr)
+	}
+	return fmt.Sprintf("fabric: %s via %s", what, via)
 }

@@ -20,9 +20,7 @@ const gridMax = 16
 
 // MatrixOptions are `ibkey partitions matrix`'s inputs.
 type MatrixOptions struct {
-	IO      *cmdutil.IOStreams
-	Format  cmdutil.Format
-	Notices *cmdutil.Notices
+	cmdutil.Deps
 	OpenSM  cmdutil.OpenSMFlags
 	Types   PortTypes
 	File    string
@@ -31,7 +29,7 @@ type MatrixOptions struct {
 
 // NewCmdMatrix is `ibkey partitions matrix FILE`; runF replaces the run in tests.
 func NewCmdMatrix(f *cmdutil.Factory, runF func(*MatrixOptions) error) *cobra.Command {
-	o := &MatrixOptions{IO: f.IOStreams}
+	o := &MatrixOptions{}
 	c := &cobra.Command{
 		Use:   "matrix FILE",
 		Short: "Show who can talk to whom under a partitions.conf",
@@ -68,18 +66,10 @@ JSON (-o json), schema schemas/partitions-matrix.schema.json: {"schema_version":
   ibkey partitions matrix partitions.conf -o json | jq '.summary.only_default'`,
 		Args:              cmdutil.UsageArgs(cobra.ExactArgs(1)),
 		ValidArgsFunction: cmdutil.CompletePartitionsFile,
-		RunE: func(c *cobra.Command, args []string) error {
+		RunE: cmdutil.RunE(f, o, &o.Deps, func(_ *cobra.Command, args []string) error {
 			o.File = args[0]
-			var err error
-			if o.Format, err = f.Format(); err != nil {
-				return err
-			}
-			o.Notices = f.Notices()
-			if runF != nil {
-				return runF(o)
-			}
-			return runMatrix(o)
-		},
+			return nil
+		}, runF, runMatrix),
 	}
 	o.OpenSM.AddFlags(c)
 	o.Types.add(c)

@@ -17,13 +17,11 @@ import (
 
 // ShowOptions are `ibkey partitions show`'s inputs.
 type ShowOptions struct {
-	IO      *cmdutil.IOStreams
-	Format  cmdutil.Format
-	Notices *cmdutil.Notices
-	OpenSM  cmdutil.OpenSMFlags
-	Types   PortTypes
-	File    string
-	GUIDs   []string
+	cmdutil.Deps
+	OpenSM cmdutil.OpenSMFlags
+	Types  PortTypes
+	File   string
+	GUIDs  []string
 	// Previous are the configurations OpenSM applied before FILE, oldest first;
 	// Restarted: OpenSM was restarted before each (else one process applied them all).
 	Previous  []string
@@ -32,7 +30,7 @@ type ShowOptions struct {
 
 // NewCmdShow is `ibkey partitions show FILE [GUID...]`; runF replaces the run in tests.
 func NewCmdShow(f *cmdutil.Factory, runF func(*ShowOptions) error) *cobra.Command {
-	o := &ShowOptions{IO: f.IOStreams}
+	o := &ShowOptions{}
 	c := &cobra.Command{
 		Use:   "show FILE [GUID...]",
 		Short: "Each partition's members and groups, and the tables it programs",
@@ -98,18 +96,10 @@ schemas/partitions-show.schema.json: {"schema_version":1,"file","rejected","unce
   ibkey partitions show c.conf --previous a.conf --previous b.conf --restarted`,
 		Args:              cmdutil.UsageArgs(cobra.MinimumNArgs(1)),
 		ValidArgsFunction: cmdutil.CompletePartitionsFileThenGUIDs,
-		RunE: func(c *cobra.Command, args []string) error {
+		RunE: cmdutil.RunE(f, o, &o.Deps, func(_ *cobra.Command, args []string) error {
 			o.File, o.GUIDs = args[0], args[1:]
-			var err error
-			if o.Format, err = f.Format(); err != nil {
-				return err
-			}
-			o.Notices = f.Notices()
-			if runF != nil {
-				return runF(o)
-			}
-			return runShow(o)
-		},
+			return nil
+		}, runF, runShow),
 	}
 	o.OpenSM.AddFlags(c)
 	o.Types.add(c)

@@ -20,7 +20,10 @@ import (
 
 // PKeysOptions holds `ibkey pkeys`'s flags and dependencies.
 type PKeysOptions struct {
-	cmdutil.PortDeps
+	cmdutil.Deps
+	Host func() *query.Host
+	// MAD holds the transport flags (AddMADFlags).
+	MAD      *cmdutil.MADFlags
 	Selector query.Selector
 	// Addr holds --lid/--dr/--port; Fabric is set from them when the ports are read
 	// over MADs instead of from sysfs.
@@ -32,7 +35,7 @@ type PKeysOptions struct {
 
 // NewCmdPKeys builds the command; runF, when not nil, runs instead of runPKeys (tests of flag parsing).
 func NewCmdPKeys(f *cmdutil.Factory, runF func(*PKeysOptions) error) *cobra.Command {
-	o := &PKeysOptions{PortDeps: cmdutil.NewPortDeps(f)}
+	o := &PKeysOptions{Host: f.Host}
 	c := &cobra.Command{
 		Use:   "pkeys [DEV [PORT]]",
 		Short: "Show P_Key tables, decoded",
@@ -100,8 +103,7 @@ switch's external ports, NodeInfo PartitionCap otherwise.`,
   ibkey pkeys ib0.8001`,
 		Args:              cmdutil.UsageArgs(cobra.MaximumNArgs(2)),
 		ValidArgsFunction: cmdutil.CompleteDevPort(f),
-		RunE: func(c *cobra.Command, args []string) error {
-			o.Ctx = cmdutil.Context(c)
+		RunE: cmdutil.RunE(f, o, &o.Deps, func(_ *cobra.Command, args []string) error {
 			fab, err := o.Addr.Selectors(args)
 			if err != nil {
 				return err
@@ -112,11 +114,8 @@ switch's external ports, NodeInfo PartitionCap otherwise.`,
 					return err
 				}
 			}
-			if runF != nil {
-				return runF(o)
-			}
-			return runPKeys(o)
-		},
+			return nil
+		}, runF, runPKeys),
 	}
 	o.MAD = cmdutil.AddMADFlags(c, f)
 	o.Addr.RegisterFor(c, f)
@@ -175,35 +174,33 @@ type enforcementJSON struct {
 }
 
 func runPKeys(o *PKeysOptions) error {
-	f, err := o.Format()
-	if err != nil {
-		return err
-	}
+	f := o.Format
 	var find check.PKey
 	if o.Find != "" {
+		var err error
 		if find, err = check.ParsePKey(o.Find); err != nil {
 			return err
 		}
 	}
 	if o.Fabric != nil {
-		return cmdutil.RenderFabricPorts(o.Ctx, o.MAD, o.Notices(), &o.Addr, o.Fabric, func(views []*query.PortView, src cmdutil.Source) error {
+		return cmdutil.RenderFabricPorts(o.Ctx, o.MAD, o.Notices, &o.Addr, o.Fabric, func(views []*query.PortView, src cmdutil.Source) error {
 			return renderPKeys(o, f, views, find, src)
 		})
 	}
 	host := o.Host()
-	sel, ifc, err := host.ResolveDeviceOrInterface(o.Selector, o.Notices().Warn)
+	sel, ifc, err := host.ResolveDeviceOrInterface(o.Selector, o.Notices.Warn)
 	if err != nil {
 		return err
 	}
 	views, err := host.Load(sel, query.LoadOptions{Tables: true, Interfaces: true})
 	incomplete := cmdutil.HostIncomplete(err)
-	partial, err := cmdutil.HostPartial(o.Notices(), err)
+	partial, err := cmdutil.HostPartial(o.Notices, err)
 	if err != nil {
 		return err
 	}
-	o.Notices().Label(host.Label)
+	o.Notices.Label(host.Label)
 	if ifc != nil {
-		o.Notices().Label(ifc.Describe())
+		o.Notices.Label(ifc.Describe())
 	}
 	src := cmdutil.Source{Demo: host.Label != "", Incomplete: incomplete}
 	if o.Find != "" {
@@ -238,7 +235,7 @@ func warnViews(n *cmdutil.Notices, views []*query.PortView) {
 }
 
 func renderPKeys(o *PKeysOptions, f cmdutil.Format, views []*query.PortView, find check.PKey, src cmdutil.Source) error {
-	n := o.Notices()
+	n := o.Notices
 	if o.Find != "" {
 		return findPKey(o, f, views, find, src.Incomplete)
 	}
@@ -478,7 +475,7 @@ type findJSON struct {
 // findPKey prints the index a QP should use for key's partition on each port.
 // incomplete lists what of the host was not read (exit 4 whatever the answer).
 func findPKey(o *PKeysOptions, f cmdutil.Format, views []*query.PortView, key check.PKey, incomplete []cmdutil.Incomplete) error {
-	n := o.Notices()
+	n := o.Notices
 	var results []findJSON
 	var outcomes []query.FindResult
 	found := false

@@ -21,13 +21,9 @@ import (
 
 // CountersOptions holds `ibkey watch counters`'s flags and dependencies.
 type CountersOptions struct {
-	IO      *cmdutil.IOStreams
-	Format  func() (cmdutil.Format, error)
-	Notices func() *cmdutil.Notices
-	Host    func() *query.Host
-	// Color reports whether the screen may use colour (stdout a terminal, colour
-	// allowed).
-	Color func() bool
+	// Deps.ColorOut: the screen may use colour.
+	cmdutil.Deps
+	Host func() *query.Host
 	// Getenv reads the environment (the screen's terminal type).
 	Getenv func(string) string
 	// MAD holds the transport flags: the fabric's ports, or the local ports' PortInfo
@@ -61,8 +57,7 @@ func localVerbs(h *query.Host) *query.VerbsCounters {
 // NewCmdCounters builds `ibkey watch counters`; runF, when not nil, runs instead of
 // runCounters (tests of flag parsing).
 func NewCmdCounters(f *cmdutil.Factory, runF func(*CountersOptions) error) *cobra.Command {
-	o := &CountersOptions{IO: f.IOStreams, Format: f.Format, Notices: f.Notices, Host: f.Host,
-		Color: f.ColorOut, Getenv: f.Getenv, Sampling: Sampling{Now: f.Now}, Verbs: localVerbs}
+	o := &CountersOptions{Host: f.Host, Getenv: f.Getenv, Sampling: Sampling{Now: f.Now}, Verbs: localVerbs}
 	c := &cobra.Command{
 		Use:   "counters [DEV[/PORT]...]",
 		Short: "Watch partition enforcement drops and P_Key/Q_Key violations",
@@ -129,7 +124,7 @@ counter stays saturated. --once reads one sample, without deltas.`,
   ibkey watch counters --ibsim --dr 0,1 --port all --all-counters`,
 		Args:              cmdutil.UsageArgs(cobra.ArbitraryArgs),
 		ValidArgsFunction: cmdutil.CompletePortArgs(f),
-		RunE: func(c *cobra.Command, args []string) error {
+		RunE: cmdutil.RunE(f, o, &o.Deps, func(c *cobra.Command, args []string) error {
 			fab, err := o.Addr.Selectors(args)
 			if err != nil {
 				return err
@@ -141,11 +136,8 @@ counter stays saturated. --once reads one sample, without deltas.`,
 			if o.Once && c.Flags().Changed("count") && o.Count != 1 {
 				return cmdutil.Usagef("--once takes one sample: it cannot be combined with --count")
 			}
-			if runF != nil {
-				return runF(o)
-			}
-			return runCounters(o)
-		},
+			return nil
+		}, runF, runCounters),
 	}
 	o.bind(c)
 	o.MAD = cmdutil.AddMADFlags(c, f)
@@ -156,10 +148,7 @@ counter stays saturated. --once reads one sample, without deltas.`,
 }
 
 func runCounters(o *CountersOptions) error {
-	f, err := o.Format()
-	if err != nil {
-		return err
-	}
+	f := o.Format
 	if o.Fabric != nil {
 		// Over the fabric: the transport stays open for the whole watch and is closed
 		// however it ends (ibsim has 10 client slots).
@@ -169,17 +158,13 @@ func runCounters(o *CountersOptions) error {
 				return lerr
 			}
 			if lerr != nil {
-				o.Notices().Warn(lerr.Error() + "; watching the others")
+				o.Notices.Warn(lerr.Error() + "; watching the others")
 			}
 			sampler, err := query.NewFabricSampler(ctx, fab, views, o.Now)
 			if err != nil {
 				return err
 			}
-			label := "fabric: " + o.Fabric[0].String()
-			if len(o.Fabric) > 1 {
-				label = fmt.Sprintf("fabric: %d LIDs (%s .. %s)", len(o.Fabric), o.Fabric[0].Addr, o.Fabric[len(o.Fabric)-1].Addr)
-			}
-			return watchCounters(ctx, o, f, sampler, watched{label: label + " via " + fab.Via, via: fab.Via,
+			return watchCounters(ctx, o, f, sampler, watched{label: cmdutil.FabricLabel(o.Fabric, fab.Via), via: fab.Via,
 				nodes: fabricNodes(views), load: fabricTables(ctx, fab, views)})
 		})
 	}
@@ -187,7 +172,7 @@ func runCounters(o *CountersOptions) error {
 	sampler, err := query.NewSampler(host, o.Selectors, o.Now)
 	// A device or port that cannot be read does not stop the watch of the others: it
 	// is named, and the watch ends with exit 4.
-	partial, err := cmdutil.HostPartial(o.Notices(), err)
+	partial, err := cmdutil.HostPartial(o.Notices, err)
 	if err != nil {
 		return err
 	}
@@ -234,7 +219,7 @@ func (o *CountersOptions) watchHost(f cmdutil.Format, host *query.Host, sampler 
 		if why := o.noSMPs(host); why != "" {
 			// A RoCE port has no QP0: SMPs cannot read anything there. Say what the
 			// port supports and watch with the sources that work.
-			o.Notices().Note(why)
+			o.Notices.Note(why)
 			prefer()
 			return watchCounters(o.Ctx, o, f, sampler, localWatch(host, ""))
 		}
@@ -281,7 +266,7 @@ func (o *CountersOptions) watchWithoutUmad(f cmdutil.Format, host *query.Host, s
 	if err != nil {
 		return err
 	}
-	o.Notices().Note(query.MADSupport(ca, errors.New(why.Msg)))
+	o.Notices.Note(query.MADSupport(ca, errors.New(why.Msg)))
 	src := noPortInfo(views)
 	for _, v := range views {
 		if _, other := src.why[v.Ref()]; !other {
@@ -424,10 +409,10 @@ func fabricTables(ctx context.Context, fab *query.Fabric, views []*query.PortVie
 // watchCounters runs the screen, or prints samples until ctx ends or --count is
 // reached.
 func watchCounters(ctx context.Context, o *CountersOptions, f cmdutil.Format, sampler *query.Sampler, w watched) error {
-	n := o.Notices()
+	n := o.Notices
 	if o.IO.InTTY && o.IO.OutTTY && !o.Once && o.Count == 0 && f == cmdutil.FormatTable {
 		return tui.Run(ctx, tui.Options{Sampler: sampler, Interval: o.Interval, All: o.All,
-			Label: w.label, Color: o.Color(), Getenv: o.Getenv, LoadPort: w.load}, o.IO.In, o.IO.Out)
+			Label: w.label, Color: o.ColorOut, Getenv: o.Getenv, LoadPort: w.load}, o.IO.In, o.IO.Out)
 	}
 	n.Label(w.label)
 	count := o.Count
