@@ -221,12 +221,6 @@ func (o *CanTalkOptions) portTypes() (map[check.GUID]check.NodeType, bool, error
 	return out, complete, err
 }
 
-// explicitFabric reports whether a fabric transport was chosen on purpose: a GUID
-// endpoint sweeps the fabric only then.
-func (o *CanTalkOptions) explicitFabric() bool {
-	return o.MAD.Explicit()
-}
-
 // resolve reads the endpoints from where they live (see the command's help): the host,
 // the partitions file, a saved sweep, or the fabric now. An endpoint whose source was
 // not given is bad input naming the flags that give it.
@@ -244,7 +238,7 @@ func (o *CanTalkOptions) resolveFrom(src query.EndpointSources, specA, specB che
 		src.Sweep = o.savedSweep
 		src.SweepName = o.Sweep.File
 		return query.ResolveEndpointsFrom(src, specA, specB)
-	case guid && !o.explicitFabric():
+	case guid && !o.MAD.Explicit(): // a GUID sweeps the fabric only for a transport chosen on purpose
 		for i, s := range []check.EndpointSpec{specA, specB} {
 			if s.Kind == check.EndpointGUID {
 				return nil, query.CheckResolvable([]string{o.A, o.B}[i], s)

@@ -53,7 +53,7 @@ func (a *AddressFlags) RegisterFor(c *cobra.Command, f *Factory) {
 	c.Flags().StringVarP(&a.GUID, "guid", "G", "", "read over MADs the port (port GUID) or node (node GUID) `GUID`, found by a sweep of the fabric (the diags' -G asks the SA)")
 	c.MarkFlagsMutuallyExclusive("lid", "dr", "guid")
 	_ = c.RegisterFlagCompletionFunc("guid", cobra.NoFileCompletions)
-	_ = c.RegisterFlagCompletionFunc("lid", CompleteLIDs(f, nil))
+	_ = c.RegisterFlagCompletionFunc("lid", completeLIDs(f))
 	_ = c.RegisterFlagCompletionFunc("dr", cobra.NoFileCompletions)
 	_ = c.RegisterFlagCompletionFunc("port", cobra.FixedCompletions([]cobra.Completion{"all"}, cobra.ShellCompDirectiveNoFileComp))
 }

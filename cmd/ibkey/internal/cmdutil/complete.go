@@ -173,13 +173,6 @@ func CompleteDevices(f *Factory) cobra.CompletionFunc {
 	}
 }
 
-// listPrefix splits a comma-separated list being typed into what is already typed
-// (up to and including the last comma) and the item being completed.
-func listPrefix(toComplete string) (done, item string) {
-	i := strings.LastIndex(toComplete, ",")
-	return toComplete[:i+1], toComplete[i+1:]
-}
-
 // LIDChoice is a LID to offer and what it is.
 type LIDChoice struct {
 	LID  uint16
@@ -218,17 +211,14 @@ func LIDChoices(f *Factory, fabricFile string) []LIDChoice {
 	return out
 }
 
-// CompleteLIDs completes --lid LIDS (a list: the item after the last comma) from
-// LIDChoices; fabricFile, when not nil, is the command's --fabric-file.
-func CompleteLIDs(f *Factory, fabricFile *string) cobra.CompletionFunc {
+// completeLIDs completes --lid LIDS (a list: the item after the last comma, what is
+// before it kept) from the host's LIDChoices.
+func completeLIDs(f *Factory) cobra.CompletionFunc {
 	return func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		file := ""
-		if fabricFile != nil {
-			file = *fabricFile
-		}
-		done, item := listPrefix(toComplete)
+		i := strings.LastIndex(toComplete, ",")
+		done, item := toComplete[:i+1], toComplete[i+1:]
 		var out []cobra.Completion
-		for _, l := range LIDChoices(f, file) {
+		for _, l := range LIDChoices(f, "") {
 			s := strconv.Itoa(int(l.LID))
 			if strings.HasPrefix(s, item) {
 				out = append(out, cobra.CompletionWithDesc(done+s, l.Desc))

@@ -40,9 +40,7 @@ const timeoutUsage = "bound the whole command: stop sweeping this long after it 
 // AddFabricSweepFlags adds the MAD flags, --fabric-file and --timeout to c.
 func AddFabricSweepFlags(c *cobra.Command, f *Factory) *FabricSweep {
 	s := &FabricSweep{MAD: AddMADFlags(c, f)}
-	c.Flags().StringVar(&s.File, "fabric-file", "", "read a saved sweep from `FILE` (ibkey fabric discover -o json > FILE) instead of sweeping the fabric")
-	_ = c.MarkFlagFilename("fabric-file", "json")
-	s.AddTimeoutFlag(c, timeoutUsage)
+	s.AddFileFlags(c, timeoutUsage)
 	AddNodeNameMapFlag(c, &s.NodeNameMap)
 	return s
 }

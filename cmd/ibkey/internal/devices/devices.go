@@ -109,8 +109,7 @@ func runDevices(o *DevicesOptions) error {
 	views, err := host.Load(query.Selector{}, query.LoadOptions{Tables: true})
 	// One device that cannot be read does not hide the others: they are shown, the
 	// one not read is named on stderr (and in the JSON's incomplete), and the exit is 4.
-	incomplete := cmdutil.HostIncomplete(err)
-	partial, err := cmdutil.HostPartial(o.Notices, err)
+	incomplete, partial, err := cmdutil.HostPartial(o.Notices, err)
 	if err != nil {
 		return err
 	}

@@ -193,8 +193,7 @@ func runPKeys(o *PKeysOptions) error {
 		return err
 	}
 	views, err := host.Load(sel, query.LoadOptions{Tables: true, Interfaces: true})
-	incomplete := cmdutil.HostIncomplete(err)
-	partial, err := cmdutil.HostPartial(o.Notices, err)
+	incomplete, partial, err := cmdutil.HostPartial(o.Notices, err)
 	if err != nil {
 		return err
 	}

@@ -172,7 +172,7 @@ func runCounters(o *CountersOptions) error {
 	sampler, err := query.NewSampler(host, o.Selectors, o.Now)
 	// A device or port that cannot be read does not stop the watch of the others: it
 	// is named, and the watch ends with exit 4.
-	partial, err := cmdutil.HostPartial(o.Notices, err)
+	_, partial, err := cmdutil.HostPartial(o.Notices, err)
 	if err != nil {
 		return err
 	}

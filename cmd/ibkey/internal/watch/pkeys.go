@@ -73,7 +73,7 @@ func runPKeys(o *PKeysOptions) error {
 	views, err := host.LoadMany(o.Selectors)
 	// A device or port that cannot be read does not stop the watch of the others:
 	// it is named, and the watch ends with exit 4.
-	partial, err := cmdutil.HostPartial(n, err)
+	_, partial, err := cmdutil.HostPartial(n, err)
 	if err != nil {
 		return err
 	}
