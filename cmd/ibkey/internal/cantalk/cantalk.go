@@ -266,7 +266,6 @@ func (o *CanTalkOptions) resolveFrom(src query.EndpointSources, specA, specB che
 }
 
 func runCanTalk(o *CanTalkOptions) error {
-	f := o.Format
 	if o.SA.SMLog != "" && !o.SA.Ask {
 		return cmdutil.Usagef("--sm-log quotes the Subnet Manager's refusal: it needs --sa")
 	}
@@ -331,7 +330,7 @@ func runCanTalk(o *CanTalkOptions) error {
 	}
 	var rerr *check.ResolveError
 	if errors.As(err, &rerr) {
-		return cannotResolve(o, f, specA, specB, rerr)
+		return cannotResolve(o, specA, specB, rerr)
 	}
 	if err != nil {
 		return err
@@ -362,7 +361,7 @@ func runCanTalk(o *CanTalkOptions) error {
 	}
 	v.Warnings = append(warnings, v.Warnings...)
 
-	if f == cmdutil.FormatJSON {
+	if o.Format == cmdutil.FormatJSON {
 		j := verdictToJSON(v)
 		if sa != nil {
 			j.SA = saToJSON(sa)
@@ -373,7 +372,7 @@ func runCanTalk(o *CanTalkOptions) error {
 		if err := cmdutil.WriteJSON(o.IO.Out, j); err != nil {
 			return err
 		}
-	} else if err := canTalkText(o, f, v, eps); err != nil {
+	} else if err := canTalkText(o, v, eps); err != nil {
 		return err
 	}
 	// Port warnings undermine the answer; the verdict's own warnings are notes (a rule
@@ -443,7 +442,7 @@ func headline(v check.Verdict) string {
 	return fmt.Sprintf("NO: %s and %s cannot talk", v.A.Label, v.B.Label)
 }
 
-func canTalkText(o *CanTalkOptions, f cmdutil.Format, v check.Verdict, eps []query.ResolvedEndpoint) error {
+func canTalkText(o *CanTalkOptions, v check.Verdict, eps []query.ResolvedEndpoint) error {
 	w := o.IO.Out
 	fmt.Fprintln(w, headline(v))
 	for _, r := range v.Reasons {
@@ -467,10 +466,6 @@ func canTalkText(o *CanTalkOptions, f cmdutil.Format, v check.Verdict, eps []que
 	g := cmdutil.Grid{Header: []string{"KEY", "A_ENTRY", "A_INDEX", "B_ENTRY", "B_INDEX", "MEMBERSHIPS", "WORKS", "NOTES"},
 		Optional: [][]string{{"MEMBERSHIPS"}, {"A_INDEX", "B_INDEX"}}}
 	for _, sp := range v.Shared {
-		works := "yes"
-		if !sp.Works {
-			works = "no"
-		}
 		var notes []string
 		if sp.Key == check.DefaultPartition {
 			notes = append(notes, "default")
@@ -488,9 +483,9 @@ func canTalkText(o *CanTalkOptions, f cmdutil.Format, v check.Verdict, eps []que
 			}
 		}
 		g.Add(sp.Key.String(), sp.A.PKey.String(), indexCell(sp.A.Index), sp.B.PKey.String(), indexCell(sp.B.Index),
-			sp.A.PKey.Membership().String()+"/"+sp.B.PKey.Membership().String(), works, strings.Join(notes, ","))
+			sp.A.PKey.Membership().String()+"/"+sp.B.PKey.Membership().String(), cmdutil.YesNo(sp.Works), strings.Join(notes, ","))
 	}
-	return g.Render(w, f)
+	return g.Render(w, o.Format)
 }
 
 func indexCell(i int) string {
@@ -502,7 +497,7 @@ func indexCell(i int) string {
 
 // cannotResolve reports an endpoint whose table lacks the key or index it asks for: no
 // QP there can exist, so the answer is a definite no (exit 1), said like any other no.
-func cannotResolve(o *CanTalkOptions, f cmdutil.Format, specA, specB check.EndpointSpec, rerr *check.ResolveError) error {
+func cannotResolve(o *CanTalkOptions, specA, specB check.EndpointSpec, rerr *check.ResolveError) error {
 	side := "b"
 	if rerr.Endpoint == specA.String() {
 		side = "a"
@@ -512,7 +507,7 @@ func cannotResolve(o *CanTalkOptions, f cmdutil.Format, specA, specB check.Endpo
 		// No QP there can use the key: there is no pair for the SM to answer about.
 		reason += "; the Subnet Manager was not asked (--sa): its answer would be about a QP that cannot exist"
 	}
-	if f == cmdutil.FormatJSON {
+	if o.Format == cmdutil.FormatJSON {
 		verdict := check.VerdictNo
 		var incomplete []cmdutil.Incomplete
 		if rerr.Unknown {
