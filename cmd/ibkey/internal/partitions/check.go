@@ -86,7 +86,7 @@ func runCheck(o *CheckOptions) error {
 		}
 		fmt.Fprintln(o.IO.Out, checkSummary(p, errs, warns))
 	}
-	if err := uncertain(o.IO.ErrOut, c, "the findings above are"); err != nil {
+	if err := cmdutil.Uncertain(o.IO.ErrOut, c, "the findings above are"); err != nil {
 		return err
 	}
 	if errs > 0 || (o.Strict && warns > 0) {

@@ -64,10 +64,13 @@ func rejectedWarning(c *partconf.Config) string {
 		c.File, c.RejectedAt, c.File)
 }
 
-// uncertain is exit 4 when what OpenSM does with c's file cannot be predicted
-// (cmdutil.Uncertain).
-func uncertain(w io.Writer, c *partconf.Config, printed string) error {
-	return cmdutil.Uncertain(w, c, printed)
+// stringsOf is each x's String().
+func stringsOf[T fmt.Stringer](xs []T) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = x.String()
+	}
+	return out
 }
 
 // typeUnknown is exit 4 when the tables printed depend on whether ports are router
