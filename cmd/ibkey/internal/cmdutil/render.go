@@ -21,8 +21,8 @@ import (
 // Grid is a table of strings rendered as a tablewriter table on a terminal or as
 // stable plain columns otherwise.
 //
-// A table fits the width of the stream it is written to (Width, else a LineWrapper's,
-// else DefaultWidth): first its long cells wrap at word boundaries, never inside a
+// A table fits the width of the stream it is written to (a LineWrapper's, else
+// DefaultWidth): first its long cells wrap at word boundaries, never inside a
 // word; then the Optional column groups are left out, one group at a time, and a line
 // under the table names them; a table that still does not fit is written in the plain
 // layout. Plain output is never narrowed: it is for scripts.
@@ -35,8 +35,6 @@ type Grid struct {
 	// Optional are groups of columns (by header) a table may leave out to fit, the
 	// least useful first.
 	Optional [][]string
-	// Width is the width a table must fit; 0: the stream's.
-	Width int
 }
 
 // MaxCell is the most bytes of one cell a table or plain output shows (MaxFreeCell for
@@ -58,7 +56,7 @@ func (g *Grid) Render(w io.Writer, f Format) error {
 	var b bytes.Buffer
 	var err error
 	if f == FormatTable {
-		err = g.renderTable(&b, g.width(w))
+		err = g.renderTable(&b, width(w))
 	} else {
 		err = g.renderPlain(&b)
 	}
@@ -70,10 +68,8 @@ func (g *Grid) Render(w io.Writer, f Format) error {
 	return err
 }
 
-func (g *Grid) width(w io.Writer) int {
-	if g.Width > 0 {
-		return g.Width
-	}
+// width is how many columns a table written to w must fit.
+func width(w io.Writer) int {
 	if l, ok := w.(*LineWrapper); ok {
 		return l.width
 	}
