@@ -19,45 +19,40 @@ import (
 func CompleteDevPort(f *Factory) cobra.CompletionFunc {
 	return func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		host := f.Host()
-		switch len(args) {
-		case 0:
-			if dev, _, ok := strings.Cut(toComplete, "/"); ok {
-				// DEV/<TAB>: the device's ports.
-				devs, err := host.Devices(dev)
-				if err != nil {
-					return nil, cobra.ShellCompDirectiveNoFileComp
-				}
-				var out []cobra.Completion
-				for _, p := range devs[0].Ports {
-					out = append(out, dev+"/"+strconv.Itoa(p))
-				}
-				return out, cobra.ShellCompDirectiveNoFileComp
-			}
-			devs, err := host.Devices("")
+		// ports are dev's port numbers, each after prefix.
+		ports := func(dev, prefix string) []cobra.Completion {
+			devs, err := host.Devices(dev)
 			if err != nil {
-				return nil, cobra.ShellCompDirectiveNoFileComp
-			}
-			var out []cobra.Completion
-			for _, d := range devs {
-				desc := ""
-				if d.NodeDesc.OK() {
-					desc = "\t" + d.NodeDesc.Value
-				}
-				out = append(out, d.Name+desc)
-			}
-			return append(out, interfaceCompletions(host)...), cobra.ShellCompDirectiveNoFileComp
-		case 1:
-			devs, err := host.Devices(args[0])
-			if err != nil || strings.Contains(args[0], "/") {
-				return nil, cobra.ShellCompDirectiveNoFileComp
+				return nil
 			}
 			var out []cobra.Completion
 			for _, p := range devs[0].Ports {
-				out = append(out, strconv.Itoa(p))
+				out = append(out, prefix+strconv.Itoa(p))
 			}
-			return out, cobra.ShellCompDirectiveNoFileComp
+			return out
 		}
-		return nil, cobra.ShellCompDirectiveNoFileComp
+		switch {
+		case len(args) == 1 && !strings.Contains(args[0], "/"):
+			return ports(args[0], ""), cobra.ShellCompDirectiveNoFileComp
+		case len(args) > 0:
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		if dev, _, ok := strings.Cut(toComplete, "/"); ok {
+			return ports(dev, dev+"/"), cobra.ShellCompDirectiveNoFileComp // DEV/<TAB>
+		}
+		devs, err := host.Devices("")
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		var out []cobra.Completion
+		for _, d := range devs {
+			desc := ""
+			if d.NodeDesc.OK() {
+				desc = "\t" + d.NodeDesc.Value
+			}
+			out = append(out, d.Name+desc)
+		}
+		return append(out, interfaceCompletions(host)...), cobra.ShellCompDirectiveNoFileComp
 	}
 }
 
