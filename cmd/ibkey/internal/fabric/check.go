@@ -146,11 +146,7 @@ var checkRules = []string{
 func runCheck(o *CheckOptions) error {
 	ignore := map[string]bool{}
 	for _, r := range o.Ignore {
-		known := false
-		for _, k := range checkRules {
-			known = known || k == r
-		}
-		if !known {
+		if !slices.Contains(checkRules, r) {
 			return cmdutil.Usagef("invalid --ignore %q (accepted: %s)", r, strings.Join(checkRules, ", "))
 		}
 		ignore[r] = true
