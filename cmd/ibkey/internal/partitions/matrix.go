@@ -166,7 +166,8 @@ func runMatrix(o *MatrixOptions) error {
 	return typeUnknown(o.IO.ErrOut, p, p.UnknownType(p.FileGUIDs...), "the matrix above is")
 }
 
-func pstringsOf(ks []check.PKey) []string {
+// partitionsOf is each P_Key's 15-bit partition key, as text.
+func partitionsOf(ks []check.PKey) []string {
 	out := make([]string, len(ks))
 	for i, k := range ks {
 		out[i] = k.Partition().String()
@@ -204,7 +205,7 @@ func (x matrix) json() matrixJSON {
 		out.Pairs = []pairJSON{}
 		for _, pr := range x.pairs {
 			out.Pairs = append(out.Pairs, pairJSON{A: pr.A.String(), B: pr.B.String(), CanTalk: pr.CanTalk,
-				Partitions: pstringsOf(pr.Partitions), LimitedOnly: pstringsOf(pr.LimitedOnly)})
+				Partitions: partitionsOf(pr.Partitions), LimitedOnly: partitionsOf(pr.LimitedOnly)})
 		}
 	}
 	return out
@@ -278,10 +279,10 @@ func (x matrix) gridText(w io.Writer, f cmdutil.Format) error {
 func pairCell(pr query.Pair) string {
 	c := "N"
 	if pr.CanTalk {
-		c = "Y " + strings.Join(pstringsOf(pr.Working()), ",")
+		c = "Y " + strings.Join(partitionsOf(pr.Working()), ",")
 	}
 	if len(pr.LimitedOnly) > 0 {
-		c += " (limited " + strings.Join(pstringsOf(pr.LimitedOnly), ",") + ")"
+		c += " (limited " + strings.Join(partitionsOf(pr.LimitedOnly), ",") + ")"
 	}
 	return c
 }
