@@ -256,7 +256,7 @@ func (o *CanTalkOptions) resolveFrom(src query.EndpointSources, specA, specB che
 		// 12); reading only the two end tables could answer yes where a switch drops
 		// the partition.
 		src.Ctx = ctx
-		src.Sweep = func() (*fabric.Fabric, error) { return o.Sweep.SweepVia(ctx, fab, false) }
+		src.Sweep = func() (*fabric.Fabric, error) { return o.Sweep.SweepVia(ctx, fab) }
 		src.SweepName = "a sweep via " + fab.Via
 		var err error
 		eps, err = query.ResolveEndpointsFrom(src, specA, specB)

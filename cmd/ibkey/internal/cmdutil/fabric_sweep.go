@@ -108,11 +108,11 @@ func (s *FabricSweep) Prepare() error {
 	return nil
 }
 
-// SweepVia sweeps through fab, a transport the command opened (after Prepare),
-// bounded by --timeout from now. A sweep that stopped early comes back with what it
-// read and the error; one that read nothing is an environment error.
-func (s *FabricSweep) SweepVia(ctx context.Context, fab *query.Fabric, noTables bool) (*fabric.Fabric, error) {
-	f, err := query.Sweep(ctx, fab.T, query.SweepOptions{Timeout: s.Timeout, NoTables: noTables, Source: fab.Via})
+// SweepVia sweeps through fab, a transport the command opened (after Prepare), with
+// the P_Key tables, bounded by --timeout from now. A sweep that stopped early comes
+// back with what it read and the error; one that read nothing is an environment error.
+func (s *FabricSweep) SweepVia(ctx context.Context, fab *query.Fabric) (*fabric.Fabric, error) {
+	f, err := query.Sweep(ctx, fab.T, query.SweepOptions{Timeout: s.Timeout, Source: fab.Via})
 	if f == nil {
 		return nil, &query.EnvError{Msg: fmt.Sprintf("%v (via %s)", err, fab.Via), Err: err}
 	}
@@ -195,11 +195,12 @@ func (s *FabricSweep) Sweep(ctx context.Context, n *Notices, noTables bool, fn f
 	return fn(f)
 }
 
-// FabricIncomplete is what a swept or saved fabric lacks (query.FabricGapList), as a
-// document's "incomplete": empty exactly when PartialResult does not make the command
-// exit 4. Kinds: partial-sweep, unread-node, unread-table (query.GapKind).
-func FabricIncomplete(f *fabric.Fabric, needTables bool) []Incomplete {
-	gaps := query.FabricGapList(f, needTables)
+// FabricIncomplete is what a swept or saved fabric lacks for a command that answers
+// from its P_Key tables (query.FabricGapList), as a document's "incomplete": empty
+// exactly when PartialResult (needTables) does not make the command exit 4. Kinds:
+// partial-sweep, unread-node, unread-table (query.GapKind).
+func FabricIncomplete(f *fabric.Fabric) []Incomplete {
+	gaps := query.FabricGapList(f, true)
 	out := make([]Incomplete, len(gaps))
 	for i, g := range gaps {
 		out[i] = Incomplete{string(g.Kind), g.Message}

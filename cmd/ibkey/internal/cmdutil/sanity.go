@@ -76,7 +76,7 @@ func RefuseUnknownSubcommands(root *cobra.Command) {
 	root.InitDefaultCompletionCmd()
 	refuse := func(c *cobra.Command, args []string) error {
 		if len(args) > 0 {
-			return UnknownCommand(c, args[0])
+			return unknownCommand("", c, args[0])
 		}
 		return nil
 	}
@@ -116,13 +116,9 @@ func RefuseUnknownSubcommands(root *cobra.Command) {
 	walk(root)
 }
 
-// UnknownCommand is the usage error for word given to group, a command with
+// unknownCommand is the usage error for word given to group, a command with
 // subcommands, where a subcommand should be: `unknown command "counter" for "ibkey
-// watch"; did you mean "counters"? (commands: counters, pkeys)`.
-func UnknownCommand(group *cobra.Command, word string) error {
-	return unknownCommand("", group, word)
-}
-
+// watch"; did you mean "counters"? (commands: counters, pkeys)`, after prefix.
 func unknownCommand(prefix string, group *cobra.Command, word string) error {
 	msg := fmt.Sprintf("%sunknown command %q for %q", prefix, word, group.CommandPath())
 	if s := closestCommands(group, word); len(s) > 0 {
