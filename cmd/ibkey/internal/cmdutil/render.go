@@ -426,17 +426,7 @@ func (l *LineWrapper) Write(p []byte) (int, error) {
 
 // writeLines writes complete lines, wrapping the wide ones.
 func (l *LineWrapper) writeLines(b []byte) error {
-	wide := false
-	for rest := b; len(rest) > 0 && !wide; {
-		i := bytes.IndexByte(rest, '\n')
-		wide = i > l.width // bytes: at least its width in columns
-		rest = rest[i+1:]
-	}
-	if !wide {
-		_, err := l.w.Write(b)
-		return err
-	}
-	out := make([]byte, 0, len(b)+len(b)/8)
+	var out []byte
 	for rest := b; len(rest) > 0; {
 		i := bytes.IndexByte(rest, '\n')
 		out = append(out, wrapLine(string(rest[:i]), l.width)...)
