@@ -33,7 +33,6 @@ type MADFlags struct {
 	// Dependencies, replaced in tests.
 	DialIbsim func(ctx context.Context, o mad.IbsimOptions) (mad.Transport, string, error)
 	OpenUmad  func(dev string, port int, o mad.UmadOptions) (mad.Transport, error)
-	UmadDir   string // /dev/infiniband unless set
 }
 
 // MADTimeoutChoices are --mad-timeout's completions.
@@ -147,7 +146,7 @@ func (m *MADFlags) Open(ctx context.Context) (*query.Fabric, error) {
 		return nil, err
 	}
 	o := query.TransportOptions{Ibsim: m.IbsimBase(), SimNode: m.SimNode, CA: m.CA, CAPort: m.CAPort, MAD: opts,
-		Host: m.f.Host, UmadDir: m.UmadDir, DialIbsim: m.DialIbsim, OpenUmad: m.OpenUmad}
+		Host: m.f.Host, DialIbsim: m.DialIbsim, OpenUmad: m.OpenUmad}
 	switch {
 	case o.Ibsim != "" && (m.CA != "" || m.CAPort != 0):
 		return nil, Usagef("--ca and --ca-port choose a local umad port; they do not apply with --ibsim (use --sim-node NAME to choose where to attach)")
