@@ -639,7 +639,7 @@ func optionValues(f *cmdutil.Factory, o *CanTalkOptions, base, key string) []cob
 		}
 		return out
 	case "node":
-		return cmdutil.NodeChoices(o.Sweep.File)
+		return nodeChoices(o.Sweep.File)
 	case "pkey", "index":
 	default:
 		return nil
@@ -676,6 +676,25 @@ func optionValues(f *cmdutil.Factory, o *CanTalkOptions, base, key string) []cob
 				seen[val] = true
 				out = append(out, cobra.CompletionWithDesc(val, desc))
 			}
+		}
+	}
+	return out
+}
+
+// nodeChoices are the node descriptions of the saved sweep fabricFile (none without
+// one: naming nodes needs a sweep, and completion never sends MADs).
+func nodeChoices(fabricFile string) []cobra.Completion {
+	if fabricFile == "" {
+		return nil
+	}
+	fab, err := cmdutil.ReadFabricFile(fabricFile)
+	if err != nil {
+		return nil
+	}
+	var out []cobra.Completion
+	for _, n := range fab.Nodes {
+		if n.Description != "" {
+			out = append(out, cobra.CompletionWithDesc(n.Description, fmt.Sprintf("%s %s", n.Type, n.GUID)))
 		}
 	}
 	return out

@@ -222,22 +222,3 @@ func completeLIDs(f *Factory) cobra.CompletionFunc {
 		return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveKeepOrder
 	}
 }
-
-// NodeChoices are the node descriptions of the saved sweep fabricFile (none without
-// one: naming nodes needs a sweep, and completion never sends MADs).
-func NodeChoices(fabricFile string) []cobra.Completion {
-	if fabricFile == "" {
-		return nil
-	}
-	fab, err := ReadFabricFile(fabricFile)
-	if err != nil {
-		return nil
-	}
-	var out []cobra.Completion
-	for _, n := range fab.Nodes {
-		if n.Description != "" {
-			out = append(out, cobra.CompletionWithDesc(n.Description, fmt.Sprintf("%s %s", n.Type, n.GUID)))
-		}
-	}
-	return out
-}

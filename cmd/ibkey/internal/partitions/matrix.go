@@ -65,7 +65,7 @@ JSON (-o json), schema schemas/partitions-matrix.schema.json: {"schema_version":
   ibkey partitions matrix partitions.conf --summary
   ibkey partitions matrix partitions.conf -o json | jq '.summary.only_default'`,
 		Args:              cmdutil.UsageArgs(cobra.ExactArgs(1)),
-		ValidArgsFunction: cmdutil.CompletePartitionsFile,
+		ValidArgsFunction: completePartitionsFile,
 		RunE: cmdutil.RunE(f, o, &o.Deps, func(_ *cobra.Command, args []string) error {
 			o.File = args[0]
 			return nil

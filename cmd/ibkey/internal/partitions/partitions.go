@@ -159,3 +159,19 @@ func keyLess(a, b check.PartitionKey) bool {
 	}
 	return a < b
 }
+
+// completePartitionsFile completes FILE with file names.
+func completePartitionsFile(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	if len(args) == 0 {
+		return nil, cobra.ShellCompDirectiveDefault
+	}
+	return nil, cobra.ShellCompDirectiveNoFileComp
+}
+
+// completePartitionsFileThenGUIDs completes FILE, then the port GUIDs it names.
+func completePartitionsFileThenGUIDs(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	if len(args) == 0 {
+		return nil, cobra.ShellCompDirectiveDefault
+	}
+	return cmdutil.FileGUIDCompletions(args[0]), cobra.ShellCompDirectiveNoFileComp
+}
