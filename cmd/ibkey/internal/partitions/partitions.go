@@ -81,10 +81,7 @@ func typeUnknown(w io.Writer, p *query.Partitions, unknown map[check.GUID][]chec
 		return nil
 	}
 	guids := slices.Sorted(maps.Keys(unknown))
-	list := make([]string, 0, 4)
-	for _, g := range guids[:min(len(guids), 3)] {
-		list = append(list, g.String())
-	}
+	list := stringsOf(guids[:min(len(guids), 3)])
 	if len(guids) > 3 {
 		list = append(list, fmt.Sprintf("and %d more", len(guids)-3))
 	}
