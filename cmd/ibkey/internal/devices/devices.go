@@ -98,10 +98,9 @@ type devicePortJSON struct {
 }
 
 func runDevices(o *DevicesOptions) error {
-	f := o.Format
 	if o.Fabric != nil {
 		return cmdutil.RenderFabricPorts(o.Ctx, o.MAD, o.Notices, &o.Addr, o.Fabric, func(views []*query.PortView, src cmdutil.Source) error {
-			return renderDevices(o, f, views, src)
+			return renderDevices(o, views, src)
 		})
 	}
 	host := o.Host()
@@ -113,10 +112,10 @@ func runDevices(o *DevicesOptions) error {
 		return err
 	}
 	o.Notices.Label(host.Label)
-	return cmdutil.Then(renderDevices(o, f, views, cmdutil.Source{Demo: host.Label != "", Incomplete: incomplete}), partial)
+	return cmdutil.Then(renderDevices(o, views, cmdutil.Source{Demo: host.Label != "", Incomplete: incomplete}), partial)
 }
 
-func renderDevices(o *DevicesOptions, f cmdutil.Format, views []*query.PortView, src cmdutil.Source) error {
+func renderDevices(o *DevicesOptions, views []*query.PortView, src cmdutil.Source) error {
 	rows := make([]devicePortJSON, len(views))
 	var warnings []string
 	for i, v := range views {
@@ -133,7 +132,7 @@ func renderDevices(o *DevicesOptions, f cmdutil.Format, views []*query.PortView,
 	for _, w := range warnings {
 		o.Notices.Warn(w) // many alike are summarised (Notices)
 	}
-	if f == cmdutil.FormatJSON {
+	if o.Format == cmdutil.FormatJSON {
 		return cmdutil.WriteJSON(o.IO.Out, struct {
 			Schema     cmdutil.SchemaVersion `json:"schema_version"`
 			Demo       bool                  `json:"demo,omitempty"`
@@ -159,7 +158,7 @@ func renderDevices(o *DevicesOptions, f cmdutil.Format, views []*query.PortView,
 		g.Add(r.Device, strconv.Itoa(r.Port), str(r.LinkLayer), r.State, str(r.PhysState),
 			num(r.LID), num(r.SMLID), str(r.Rate), pkeys, str(r.PortGUID))
 	}
-	return g.Render(o.IO.Out, f)
+	return g.Render(o.IO.Out, o.Format)
 }
 
 // nodeTypeNames are the JSON names of RDMA node type numbers: the kernel's enum

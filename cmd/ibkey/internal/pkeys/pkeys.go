@@ -173,7 +173,6 @@ type enforcementJSON struct {
 }
 
 func runPKeys(o *PKeysOptions) error {
-	f := o.Format
 	var find check.PKey
 	if o.Find != "" {
 		var err error
@@ -183,7 +182,7 @@ func runPKeys(o *PKeysOptions) error {
 	}
 	if o.Fabric != nil {
 		return cmdutil.RenderFabricPorts(o.Ctx, o.MAD, o.Notices, &o.Addr, o.Fabric, func(views []*query.PortView, src cmdutil.Source) error {
-			return renderPKeys(o, f, views, find, src)
+			return renderPKeys(o, views, find, src)
 		})
 	}
 	host := o.Host()
@@ -205,9 +204,9 @@ func runPKeys(o *PKeysOptions) error {
 		// A port that holds the key answers --find whatever else was not read (exit
 		// 0, as its help promises); findPKey exits 4 only when the key was not found
 		// and could be among what was not read.
-		return renderPKeys(o, f, views, find, src)
+		return renderPKeys(o, views, find, src)
 	}
-	return cmdutil.Then(renderPKeys(o, f, views, find, src), partial)
+	return cmdutil.Then(renderPKeys(o, views, find, src), partial)
 }
 
 // unreadTables lists the ports whose P_Key table exists but was not read (a DOWN CA
@@ -232,17 +231,17 @@ func warnViews(n *cmdutil.Notices, views []*query.PortView) {
 	}
 }
 
-func renderPKeys(o *PKeysOptions, f cmdutil.Format, views []*query.PortView, find check.PKey, src cmdutil.Source) error {
+func renderPKeys(o *PKeysOptions, views []*query.PortView, find check.PKey, src cmdutil.Source) error {
 	n := o.Notices
 	if o.Find != "" {
-		return findPKey(o, f, views, find, src.Incomplete)
+		return findPKey(o, views, find, src.Incomplete)
 	}
 	var after error
 	if unread := unreadTables(views); len(unread) > 0 {
 		src.Incomplete = append(src.Incomplete, unread...)
 		after = cmdutil.Exit(cmdutil.ExitIncomplete)
 	}
-	if f == cmdutil.FormatJSON {
+	if o.Format == cmdutil.FormatJSON {
 		out := make([]pkeyPortJSON, len(views))
 		for i, v := range views {
 			out[i] = pkeyPortToJSON(v, o.All)
@@ -259,7 +258,7 @@ func renderPKeys(o *PKeysOptions, f cmdutil.Format, views []*query.PortView, fin
 		warnViews(n, views)
 		return after
 	}
-	if f == cmdutil.FormatPlain {
+	if o.Format == cmdutil.FormatPlain {
 		if err := writePlain(o.IO.Out, views, o.All, n.Note); err != nil {
 			return err
 		}
@@ -472,7 +471,7 @@ type findJSON struct {
 
 // findPKey prints the index a QP should use for key's partition on each port.
 // incomplete lists what of the host was not read (exit 4 whatever the answer).
-func findPKey(o *PKeysOptions, f cmdutil.Format, views []*query.PortView, key check.PKey, incomplete []cmdutil.Incomplete) error {
+func findPKey(o *PKeysOptions, views []*query.PortView, key check.PKey, incomplete []cmdutil.Incomplete) error {
 	n := o.Notices
 	var results []findJSON
 	var outcomes []query.FindResult
@@ -530,7 +529,7 @@ func findPKey(o *PKeysOptions, f cmdutil.Format, views []*query.PortView, key ch
 			}
 		}
 	}
-	switch f {
+	switch o.Format {
 	case cmdutil.FormatJSON:
 		if err := cmdutil.WriteJSON(o.IO.Out, struct {
 			Schema     cmdutil.SchemaVersion `json:"schema_version"`
@@ -560,7 +559,7 @@ func findPKey(o *PKeysOptions, f cmdutil.Format, views []*query.PortView, key ch
 			}
 		}
 		if len(g.Rows) > 0 {
-			if err := g.Render(o.IO.Out, f); err != nil {
+			if err := g.Render(o.IO.Out, o.Format); err != nil {
 				return err
 			}
 		}
