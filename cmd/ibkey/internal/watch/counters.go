@@ -123,6 +123,8 @@ counter stays saturated. --once reads one sample, without deltas.`,
   ibkey watch counters --ibsim --dr 0,1 --port all --all-counters`,
 		Args:              cmdutil.UsageArgs(cobra.ArbitraryArgs),
 		ValidArgsFunction: cmdutil.CompletePortArgs(f),
+		// The screen needs a terminal: -o table on a pipe is refused, not ignored.
+		Annotations: map[string]string{cmdutil.AnnotationTableNeedsTerminal: "yes"},
 		RunE: cmdutil.RunE(f, o, &o.Deps, func(c *cobra.Command, args []string) error {
 			fab, err := o.Addr.Selectors(args)
 			if err != nil {
