@@ -8,8 +8,9 @@ import (
 	"github.com/ibkey/ibkey/internal/query"
 )
 
-// PortDeps are the dependencies of a command that reads ports, from sysfs or over
-// MADs (devices, pkeys, can-talk, watch): its options struct embeds them.
+// PortDeps are the lazy dependencies job's options embed (the other commands embed
+// Deps, filled when they run, and take Host and MADFlags beside it; job can too, and
+// then PortDeps goes).
 type PortDeps struct {
 	IO      *IOStreams
 	Format  func() (Format, error)
