@@ -223,13 +223,8 @@ func (o *CanTalkOptions) portTypes() (map[check.GUID]check.NodeType, bool, error
 
 // resolve reads the endpoints from where they live (see the command's help): the host,
 // the partitions file, a saved sweep, or the fabric now. An endpoint whose source was
-// not given is bad input naming the flags that give it.
+// not given is an error the caller words with the flags that give it (withSourceFlags).
 func (o *CanTalkOptions) resolve(src query.EndpointSources, specA, specB check.EndpointSpec) ([]query.ResolvedEndpoint, error) {
-	eps, err := o.resolveFrom(src, specA, specB)
-	return eps, withSourceFlags(err)
-}
-
-func (o *CanTalkOptions) resolveFrom(src query.EndpointSources, specA, specB check.EndpointSpec) ([]query.ResolvedEndpoint, error) {
 	need, guid := query.NeedsFabric(src.Partitions != nil, specA, specB)
 	switch {
 	case !need:
@@ -316,6 +311,7 @@ func runCanTalk(o *CanTalkOptions) error {
 	// PortRules: a port that is not ACTIVE, or on another subnet, has its own verdict.
 	src := query.EndpointSources{Host: func() *query.Host { host = o.Host(); return host }, Partitions: parts, PortRules: true}
 	eps, err := o.resolve(src, specA, specB)
+	err = withSourceFlags(err)
 	n := o.Notices
 	if host != nil {
 		n.Label(host.Label)
