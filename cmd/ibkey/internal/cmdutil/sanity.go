@@ -23,7 +23,8 @@ const (
 
 // checkFlagValues refuses, for the command about to run, a string flag given with an
 // empty value (--find=, --partitions ""): taken as "not given" it would answer another
-// question than the one asked; and a duration past its bound.
+// question than the one asked; a duration past its bound; and a --timeout that is not
+// positive (it bounds the whole command: FabricSweep), whether or not this run sweeps.
 func checkFlagValues(c *cobra.Command) error {
 	var err error
 	c.Flags().Visit(func(fl *pflag.Flag) {
@@ -38,6 +39,10 @@ func checkFlagValues(c *cobra.Command) error {
 		case "duration":
 			d, perr := time.ParseDuration(fl.Value.String())
 			if perr != nil {
+				return
+			}
+			if fl.Name == "timeout" && d <= 0 {
+				err = Usagef("invalid --timeout %v (accepted: a positive duration, e.g. 30s)", d)
 				return
 			}
 			limit := time.Duration(0)
