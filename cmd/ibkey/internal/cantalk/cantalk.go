@@ -240,9 +240,7 @@ func (o *CanTalkOptions) resolve(src query.EndpointSources, specA, specB check.E
 			}
 		}
 	}
-	if err := o.Sweep.Prepare(); err != nil {
-		return nil, err
-	}
+	o.Sweep.Prepare()
 	var eps []query.ResolvedEndpoint
 	err := o.MAD.With(o.Ctx, func(ctx context.Context, fab *query.Fabric) error {
 		// lid= endpoints are found in the sweep too, not read alone over MADs: the
@@ -265,10 +263,8 @@ func runCanTalk(o *CanTalkOptions) error {
 		return cmdutil.Usagef("--sm-log quotes the Subnet Manager's refusal: it needs --sa")
 	}
 	// Every flag is checked, also one this pair of endpoints does not use: a bad
-	// value is a mistake either way (issue 28: --timeout -1s, --table-size 0).
-	if err := o.Sweep.Validate(); err != nil {
-		return err
-	}
+	// value is a mistake either way (issue 28: --table-size 0; --timeout -1s is
+	// refused before any command runs).
 	if _, err := o.OpenSM.Options(); err != nil {
 		return err
 	}

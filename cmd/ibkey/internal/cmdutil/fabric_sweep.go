@@ -88,24 +88,12 @@ func (s *FabricSweep) AddTimeoutFlag(c *cobra.Command, usage string) {
 	c.Flags().DurationVar(&s.Timeout, "timeout", 5*time.Minute, usage)
 }
 
-// Validate checks --timeout.
-func (s *FabricSweep) Validate() error {
-	if s.Timeout <= 0 {
-		return Usagef("invalid --timeout %v (accepted: a positive duration, e.g. 30s)", s.Timeout)
-	}
-	return nil
-}
-
-// Prepare checks --timeout and sets the MAD flags up for a sweep through a transport
-// the command opens itself (SweepVia).
-func (s *FabricSweep) Prepare() error {
-	if err := s.Validate(); err != nil {
-		return err
-	}
+// Prepare sets the MAD flags up for a sweep through a transport the command opens
+// itself (SweepVia). --timeout is positive: checkFlagValues refused it otherwise.
+func (s *FabricSweep) Prepare() {
 	if s.MAD.IbsimBase() != "" && s.MAD.Window == 0 {
 		s.MAD.Window = sweepWindowIbsim
 	}
-	return nil
 }
 
 // SweepVia sweeps through fab, a transport the command opened (after Prepare), with
@@ -163,9 +151,7 @@ func (s *FabricSweep) Load(ctx context.Context, n *Notices, noTables, needTables
 // after. A sweep that read nothing is an error: exit 4 when --timeout or ctx ended it,
 // else exit 3 (no fabric access).
 func (s *FabricSweep) Sweep(ctx context.Context, n *Notices, noTables bool, fn func(f *fabric.Fabric) error) (err error) {
-	if err := s.Prepare(); err != nil {
-		return err
-	}
+	s.Prepare()
 	sctx, cancel := context.WithTimeout(ctx, s.Timeout)
 	defer cancel()
 	fab, err := s.MAD.Open(ctx)

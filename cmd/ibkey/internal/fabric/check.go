@@ -180,9 +180,6 @@ func runCheck(o *CheckOptions) error {
 		}
 		conf = partconf.Parse(o.Partitions, data)
 	}
-	if err := o.Source.Validate(); err != nil {
-		return err
-	}
 	if err := o.SA.validate(); err != nil {
 		return err
 	}

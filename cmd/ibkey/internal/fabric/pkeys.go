@@ -177,9 +177,6 @@ func runPKeys(o *PKeysOptions) error {
 			return cmdutil.Usagef("invalid --key %q: key 0 is not a partition (accepted: a P_Key whose low 15 bits are not 0, e.g. 0x0001)", o.Key)
 		}
 	}
-	if err := o.Source.Validate(); err != nil {
-		return err
-	}
 	return o.Source.Load(o.Ctx, o.Notices, false, true, func(fab *fabric.Fabric) error {
 		if o.Key != "" {
 			return members(o, fab, key)
