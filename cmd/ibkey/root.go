@@ -57,8 +57,6 @@ Without hardware, --demo shows every command on an embedded demo host.
 	cmdutil.UseFixedBashCompletion(root)
 	// Interval flags take plain seconds (watch -n habits), --mad-timeout plain ms.
 	cmdutil.AcceptPlainDurations(root)
-	// The counters screen needs a terminal: -o table on a pipe is refused, not ignored.
-	cmdutil.MarkTableNeedsTerminal(root, "watch", "counters")
 	return root
 }
 

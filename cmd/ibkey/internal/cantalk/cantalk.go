@@ -22,7 +22,10 @@ import (
 
 // CanTalkOptions holds `ibkey can-talk`'s arguments and dependencies.
 type CanTalkOptions struct {
-	cmdutil.PortDeps
+	cmdutil.Deps
+	Host func() *query.Host
+	// MAD holds the transport flags (AddMADFlags).
+	MAD *cmdutil.MADFlags
 
 	A, B string // the endpoints as typed
 	// Partitions is --partitions FILE: GUID endpoints are ports in that partitions.conf,
@@ -44,7 +47,7 @@ type CanTalkOptions struct {
 // NewCmdCanTalk builds `ibkey can-talk`; runF, when not nil, runs instead of runCanTalk
 // (tests of argument parsing).
 func NewCmdCanTalk(f *cmdutil.Factory, runF func(*CanTalkOptions) error) *cobra.Command {
-	o := &CanTalkOptions{PortDeps: cmdutil.NewPortDeps(f)}
+	o := &CanTalkOptions{Host: f.Host}
 	o.savedSweep = sync.OnceValues(func() (*fabric.Fabric, error) { return cmdutil.ReadFabricFile(o.Sweep.File) })
 	c := &cobra.Command{
 		Use:   "can-talk A B",
@@ -138,14 +141,10 @@ unread-table or different-subnets).`,
   ibkey can-talk --fabric-file fabric.json node=HcaB node=HcaD,port=2`,
 		Args:              cmdutil.UsageArgs(cobra.ExactArgs(2)),
 		ValidArgsFunction: completeEndpoints(f, o),
-		RunE: func(c *cobra.Command, args []string) error {
-			o.Ctx = cmdutil.Context(c)
+		RunE: cmdutil.RunE(f, o, &o.Deps, func(_ *cobra.Command, args []string) error {
 			o.A, o.B = args[0], args[1]
-			if runF != nil {
-				return runF(o)
-			}
-			return runCanTalk(o)
-		},
+			return nil
+		}, runF, runCanTalk),
 	}
 	o.MAD = cmdutil.AddMADFlags(c, f)
 	o.Sweep.MAD = o.MAD
@@ -181,7 +180,7 @@ func ipoibEndpoint(o *CanTalkOptions, arg string) (string, *query.ResolvedInterf
 	if !looksLikeName(base) {
 		return "", nil, nil
 	}
-	sel, ifc, err := o.Host().ResolveDeviceOrInterface(query.Selector{Device: base}, o.Notices().Warn)
+	sel, ifc, err := o.Host().ResolveDeviceOrInterface(query.Selector{Device: base}, o.Notices.Warn)
 	if err != nil || ifc == nil {
 		return "", nil, err
 	}
@@ -222,21 +221,10 @@ func (o *CanTalkOptions) portTypes() (map[check.GUID]check.NodeType, bool, error
 	return out, complete, err
 }
 
-// explicitFabric reports whether a fabric transport was chosen on purpose: a GUID
-// endpoint sweeps the fabric only then.
-func (o *CanTalkOptions) explicitFabric() bool {
-	return o.MAD.Explicit()
-}
-
 // resolve reads the endpoints from where they live (see the command's help): the host,
 // the partitions file, a saved sweep, or the fabric now. An endpoint whose source was
-// not given is bad input naming the flags that give it.
+// not given is an error the caller words with the flags that give it (withSourceFlags).
 func (o *CanTalkOptions) resolve(src query.EndpointSources, specA, specB check.EndpointSpec) ([]query.ResolvedEndpoint, error) {
-	eps, err := o.resolveFrom(src, specA, specB)
-	return eps, withSourceFlags(err)
-}
-
-func (o *CanTalkOptions) resolveFrom(src query.EndpointSources, specA, specB check.EndpointSpec) ([]query.ResolvedEndpoint, error) {
 	need, guid := query.NeedsFabric(src.Partitions != nil, specA, specB)
 	switch {
 	case !need:
@@ -245,16 +233,14 @@ func (o *CanTalkOptions) resolveFrom(src query.EndpointSources, specA, specB che
 		src.Sweep = o.savedSweep
 		src.SweepName = o.Sweep.File
 		return query.ResolveEndpointsFrom(src, specA, specB)
-	case guid && !o.explicitFabric():
+	case guid && !o.MAD.Explicit(): // a GUID sweeps the fabric only for a transport chosen on purpose
 		for i, s := range []check.EndpointSpec{specA, specB} {
 			if s.Kind == check.EndpointGUID {
 				return nil, query.CheckResolvable([]string{o.A, o.B}[i], s)
 			}
 		}
 	}
-	if err := o.Sweep.Prepare(); err != nil {
-		return nil, err
-	}
+	o.Sweep.Prepare()
 	var eps []query.ResolvedEndpoint
 	err := o.MAD.With(o.Ctx, func(ctx context.Context, fab *query.Fabric) error {
 		// lid= endpoints are found in the sweep too, not read alone over MADs: the
@@ -263,7 +249,7 @@ func (o *CanTalkOptions) resolveFrom(src query.EndpointSources, specA, specB che
 		// 12); reading only the two end tables could answer yes where a switch drops
 		// the partition.
 		src.Ctx = ctx
-		src.Sweep = func() (*fabric.Fabric, error) { return o.Sweep.SweepVia(ctx, fab, false) }
+		src.Sweep = func() (*fabric.Fabric, error) { return o.Sweep.SweepVia(ctx, fab) }
 		src.SweepName = "a sweep via " + fab.Via
 		var err error
 		eps, err = query.ResolveEndpointsFrom(src, specA, specB)
@@ -273,18 +259,12 @@ func (o *CanTalkOptions) resolveFrom(src query.EndpointSources, specA, specB che
 }
 
 func runCanTalk(o *CanTalkOptions) error {
-	f, err := o.Format()
-	if err != nil {
-		return err
-	}
 	if o.SA.SMLog != "" && !o.SA.Ask {
 		return cmdutil.Usagef("--sm-log quotes the Subnet Manager's refusal: it needs --sa")
 	}
 	// Every flag is checked, also one this pair of endpoints does not use: a bad
-	// value is a mistake either way (issue 28: --timeout -1s, --table-size 0).
-	if err := o.Sweep.Validate(); err != nil {
-		return err
-	}
+	// value is a mistake either way (issue 28: --table-size 0; --timeout -1s is
+	// refused before any command runs).
 	if _, err := o.OpenSM.Options(); err != nil {
 		return err
 	}
@@ -327,7 +307,8 @@ func runCanTalk(o *CanTalkOptions) error {
 	// PortRules: a port that is not ACTIVE, or on another subnet, has its own verdict.
 	src := query.EndpointSources{Host: func() *query.Host { host = o.Host(); return host }, Partitions: parts, PortRules: true}
 	eps, err := o.resolve(src, specA, specB)
-	n := o.Notices()
+	err = withSourceFlags(err)
+	n := o.Notices
 	if host != nil {
 		n.Label(host.Label)
 	}
@@ -341,7 +322,7 @@ func runCanTalk(o *CanTalkOptions) error {
 	}
 	var rerr *check.ResolveError
 	if errors.As(err, &rerr) {
-		return cannotResolve(o, f, specA, specB, rerr)
+		return cannotResolve(o, specA, specB, rerr)
 	}
 	if err != nil {
 		return err
@@ -372,7 +353,7 @@ func runCanTalk(o *CanTalkOptions) error {
 	}
 	v.Warnings = append(warnings, v.Warnings...)
 
-	if f == cmdutil.FormatJSON {
+	if o.Format == cmdutil.FormatJSON {
 		j := verdictToJSON(v)
 		if sa != nil {
 			j.SA = saToJSON(sa)
@@ -383,7 +364,7 @@ func runCanTalk(o *CanTalkOptions) error {
 		if err := cmdutil.WriteJSON(o.IO.Out, j); err != nil {
 			return err
 		}
-	} else if err := canTalkText(o, f, v, eps); err != nil {
+	} else if err := canTalkText(o, v, eps); err != nil {
 		return err
 	}
 	// Port warnings undermine the answer; the verdict's own warnings are notes (a rule
@@ -453,7 +434,7 @@ func headline(v check.Verdict) string {
 	return fmt.Sprintf("NO: %s and %s cannot talk", v.A.Label, v.B.Label)
 }
 
-func canTalkText(o *CanTalkOptions, f cmdutil.Format, v check.Verdict, eps []query.ResolvedEndpoint) error {
+func canTalkText(o *CanTalkOptions, v check.Verdict, eps []query.ResolvedEndpoint) error {
 	w := o.IO.Out
 	fmt.Fprintln(w, headline(v))
 	for _, r := range v.Reasons {
@@ -477,10 +458,6 @@ func canTalkText(o *CanTalkOptions, f cmdutil.Format, v check.Verdict, eps []que
 	g := cmdutil.Grid{Header: []string{"KEY", "A_ENTRY", "A_INDEX", "B_ENTRY", "B_INDEX", "MEMBERSHIPS", "WORKS", "NOTES"},
 		Optional: [][]string{{"MEMBERSHIPS"}, {"A_INDEX", "B_INDEX"}}}
 	for _, sp := range v.Shared {
-		works := "yes"
-		if !sp.Works {
-			works = "no"
-		}
 		var notes []string
 		if sp.Key == check.DefaultPartition {
 			notes = append(notes, "default")
@@ -498,9 +475,9 @@ func canTalkText(o *CanTalkOptions, f cmdutil.Format, v check.Verdict, eps []que
 			}
 		}
 		g.Add(sp.Key.String(), sp.A.PKey.String(), indexCell(sp.A.Index), sp.B.PKey.String(), indexCell(sp.B.Index),
-			sp.A.PKey.Membership().String()+"/"+sp.B.PKey.Membership().String(), works, strings.Join(notes, ","))
+			sp.A.PKey.Membership().String()+"/"+sp.B.PKey.Membership().String(), cmdutil.YesNo(sp.Works), strings.Join(notes, ","))
 	}
-	return g.Render(w, f)
+	return g.Render(w, o.Format)
 }
 
 func indexCell(i int) string {
@@ -512,7 +489,7 @@ func indexCell(i int) string {
 
 // cannotResolve reports an endpoint whose table lacks the key or index it asks for: no
 // QP there can exist, so the answer is a definite no (exit 1), said like any other no.
-func cannotResolve(o *CanTalkOptions, f cmdutil.Format, specA, specB check.EndpointSpec, rerr *check.ResolveError) error {
+func cannotResolve(o *CanTalkOptions, specA, specB check.EndpointSpec, rerr *check.ResolveError) error {
 	side := "b"
 	if rerr.Endpoint == specA.String() {
 		side = "a"
@@ -522,7 +499,7 @@ func cannotResolve(o *CanTalkOptions, f cmdutil.Format, specA, specB check.Endpo
 		// No QP there can use the key: there is no pair for the SM to answer about.
 		reason += "; the Subnet Manager was not asked (--sa): its answer would be about a QP that cannot exist"
 	}
-	if f == cmdutil.FormatJSON {
+	if o.Format == cmdutil.FormatJSON {
 		verdict := check.VerdictNo
 		var incomplete []cmdutil.Incomplete
 		if rerr.Unknown {
@@ -654,7 +631,7 @@ func optionValues(f *cmdutil.Factory, o *CanTalkOptions, base, key string) []cob
 		}
 		return out
 	case "node":
-		return cmdutil.NodeChoices(o.Sweep.File)
+		return nodeChoices(o.Sweep.File)
 	case "pkey", "index":
 	default:
 		return nil
@@ -691,6 +668,25 @@ func optionValues(f *cmdutil.Factory, o *CanTalkOptions, base, key string) []cob
 				seen[val] = true
 				out = append(out, cobra.CompletionWithDesc(val, desc))
 			}
+		}
+	}
+	return out
+}
+
+// nodeChoices are the node descriptions of the saved sweep fabricFile (none without
+// one: naming nodes needs a sweep, and completion never sends MADs).
+func nodeChoices(fabricFile string) []cobra.Completion {
+	if fabricFile == "" {
+		return nil
+	}
+	fab, err := cmdutil.ReadFabricFile(fabricFile)
+	if err != nil {
+		return nil
+	}
+	var out []cobra.Completion
+	for _, n := range fab.Nodes {
+		if n.Description != "" {
+			out = append(out, cobra.CompletionWithDesc(n.Description, fmt.Sprintf("%s %s", n.Type, n.GUID)))
 		}
 	}
 	return out

@@ -18,17 +18,16 @@ type verdictJSON struct {
 	OneWay  bool                  `json:"one_way"`
 	// Verdict is yes, no, one-way, not-active, different-subnets or unknown (exit 4:
 	// NotChecked says what was not read).
-	Verdict    string          `json:"verdict"`
-	NotChecked []string        `json:"not_checked,omitempty"`
-	Reasons    []string        `json:"reasons"`
-	Warnings   []string        `json:"warnings"`
-	A          endpointJSON    `json:"a"`
-	B          endpointJSON    `json:"b"`
-	AToB       directionJSON   `json:"a_to_b"`
-	BToA       directionJSON   `json:"b_to_a"`
-	Shared     []sharedJSON    `json:"shared_partitions"`
-	Hops       []hopJSON       `json:"hops,omitempty"`
-	Unresolved *unresolvedJSON `json:"unresolved,omitempty"`
+	Verdict    string        `json:"verdict"`
+	NotChecked []string      `json:"not_checked,omitempty"`
+	Reasons    []string      `json:"reasons"`
+	Warnings   []string      `json:"warnings"`
+	A          endpointJSON  `json:"a"`
+	B          endpointJSON  `json:"b"`
+	AToB       directionJSON `json:"a_to_b"`
+	BToA       directionJSON `json:"b_to_a"`
+	Shared     []sharedJSON  `json:"shared_partitions"`
+	Hops       []hopJSON     `json:"hops,omitempty"`
 	// SA is the Subnet Manager's answer (--sa, sa.go).
 	SA *saJSON `json:"sa,omitempty"`
 	// Incomplete is present exactly when the command exits 4 (verdict unknown or
@@ -79,16 +78,17 @@ type directionJSON struct {
 }
 
 // hopJSON is a switch port at an end that lacks a working partition's key, or was
-// not read. End, Switch and Enforcement keep the fabric types' own JSON.
+// not read. End, Switch and Enforcement keep the check types' own JSON (Enforcement
+// null: not read).
 type hopJSON struct {
-	End         any    `json:"end"`
-	Switch      any    `json:"switch_port"`
-	Key         string `json:"key"`
-	TableRead   bool   `json:"table_read"`
-	OnSwitch    bool   `json:"on_switch"`
-	Enforcement any    `json:"enforcement"`
-	FromEnd     string `json:"from_end"`
-	ToEnd       string `json:"to_end"`
+	End         check.PortID       `json:"end"`
+	Switch      check.PortID       `json:"switch_port"`
+	Key         string             `json:"key"`
+	TableRead   bool               `json:"table_read"`
+	OnSwitch    bool               `json:"on_switch"`
+	Enforcement *check.Enforcement `json:"enforcement"`
+	FromEnd     string             `json:"from_end"`
+	ToEnd       string             `json:"to_end"`
 }
 
 type unresolvedJSON struct {
@@ -113,12 +113,8 @@ func verdictToJSON(v check.Verdict) verdictJSON {
 		if h.TableRead && h.OnSwitch {
 			continue // only the hops that lack the key, or were not read, say something
 		}
-		hj := hopJSON{End: h.End, Switch: h.Switch, Key: h.Key.String(), TableRead: h.TableRead, OnSwitch: h.OnSwitch,
-			FromEnd: h.FromEnd.String(), ToEnd: h.ToEnd.String()}
-		if h.Enforcement != nil {
-			hj.Enforcement = h.Enforcement
-		}
-		j.Hops = append(j.Hops, hj)
+		j.Hops = append(j.Hops, hopJSON{End: h.End, Switch: h.Switch, Key: h.Key.String(), TableRead: h.TableRead, OnSwitch: h.OnSwitch,
+			Enforcement: h.Enforcement, FromEnd: h.FromEnd.String(), ToEnd: h.ToEnd.String()})
 	}
 	j.Incomplete = verdictIncomplete(v)
 	return j

@@ -47,14 +47,13 @@ func (a *AddressFlags) Register(c *cobra.Command) {
 // host's own ports: completion never sends MADs), --dr and --port with nothing
 // file-like.
 //
-// It also adds --guid (-G): the command must then read the ports with
-// RenderFabricAddress, which finds the GUID by a sweep (RenderFabricPorts cannot).
+// It also adds --guid (-G): RenderFabricPorts then finds the GUID by a sweep.
 func (a *AddressFlags) RegisterFor(c *cobra.Command, f *Factory) {
 	a.Register(c)
 	c.Flags().StringVarP(&a.GUID, "guid", "G", "", "read over MADs the port (port GUID) or node (node GUID) `GUID`, found by a sweep of the fabric (the diags' -G asks the SA)")
 	c.MarkFlagsMutuallyExclusive("lid", "dr", "guid")
 	_ = c.RegisterFlagCompletionFunc("guid", cobra.NoFileCompletions)
-	_ = c.RegisterFlagCompletionFunc("lid", CompleteLIDs(f, nil))
+	_ = c.RegisterFlagCompletionFunc("lid", completeLIDs(f))
 	_ = c.RegisterFlagCompletionFunc("dr", cobra.NoFileCompletions)
 	_ = c.RegisterFlagCompletionFunc("port", cobra.FixedCompletions([]cobra.Completion{"all"}, cobra.ShellCompDirectiveNoFileComp))
 }
@@ -150,17 +149,38 @@ func ParseLIDFlag(s string) ([]uint16, error) {
 	return lids, nil
 }
 
-// RenderFabricPorts reads the selected ports' attributes and P_Key tables over MADs
-// and renders the ports that answered. When some addresses failed, their error is
-// returned after that output (so what did answer is still shown); when none
-// answered, it is returned alone.
-func RenderFabricPorts(ctx context.Context, m *MADFlags, n *Notices, sels []query.FabricSelector, render func([]*query.PortView, Source) error) error {
+// RenderFabricPorts reads the ports the address flags a select (sels, from
+// a.Selectors) over MADs, attributes and P_Key tables, and renders the ports that
+// answered. With --guid it first sweeps the fabric (no tables) to find the GUID. When
+// some addresses failed, their error is returned after that output (so what did
+// answer is still shown); when none answered, it is returned alone.
+func RenderFabricPorts(ctx context.Context, m *MADFlags, n *Notices, a *AddressFlags, sels []query.FabricSelector, render func([]*query.PortView, Source) error) error {
 	return m.With(ctx, func(ctx context.Context, fab *query.Fabric) error {
+		label := ""
+		if a.GUID != "" {
+			f, err := query.Sweep(ctx, fab.T, query.SweepOptions{NoTables: true, Source: fab.Via})
+			if f == nil {
+				return &query.EnvError{Msg: fmt.Sprintf("finding GUID %s: %v (via %s)", a.guid, err, fab.Via)}
+			}
+			sel, gerr := query.GUIDSelector(f, a.guid, sels[0])
+			if gerr != nil {
+				if err != nil {
+					// Not found in a partial sweep: it may be in the part not read.
+					return &query.UnknownError{Msg: fmt.Sprintf("incomplete: the answer depends on what was not checked: GUID %s: not in the part of the fabric swept before: %v", a.guid, err)}
+				}
+				return gerr
+			}
+			sels = []query.FabricSelector{sel}
+			label = fmt.Sprintf("fabric: GUID %s is %s via %s", a.guid, sel, fab.Via)
+		}
 		views, err := fab.LoadMany(ctx, sels, query.LoadOptions{Tables: true})
 		if len(views) == 0 {
 			return err
 		}
-		fabricLabel(n, fab, sels)
+		if label == "" {
+			label = FabricLabel(sels, fab.Via)
+		}
+		n.Label(label)
 		if rerr := render(views, Source{Via: fab.Via}); rerr != nil {
 			return rerr
 		}
@@ -168,42 +188,11 @@ func RenderFabricPorts(ctx context.Context, m *MADFlags, n *Notices, sels []quer
 	})
 }
 
-// RenderFabricAddress is RenderFabricPorts for the address flags a: with --guid it
-// first sweeps the fabric (no tables) to find the GUID, then reads that port.
-func RenderFabricAddress(ctx context.Context, m *MADFlags, n *Notices, a *AddressFlags, sels []query.FabricSelector, render func([]*query.PortView, Source) error) error {
-	if a.GUID == "" {
-		return RenderFabricPorts(ctx, m, n, sels, render)
-	}
-	return m.With(ctx, func(ctx context.Context, fab *query.Fabric) error {
-		f, err := query.Sweep(ctx, fab.T, query.SweepOptions{NoTables: true, Source: fab.Via})
-		if f == nil {
-			return &query.EnvError{Msg: fmt.Sprintf("finding GUID %s: %v (via %s)", a.guid, err, fab.Via)}
-		}
-		sel, gerr := query.GUIDSelector(f, a.guid, sels[0])
-		if gerr != nil {
-			if err != nil {
-				// Not found in a partial sweep: it may be in the part not read.
-				return &query.UnknownError{Msg: fmt.Sprintf("incomplete: the answer depends on what was not checked: GUID %s: not in the part of the fabric swept before: %v", a.guid, err)}
-			}
-			return gerr
-		}
-		views, err := fab.LoadMany(ctx, []query.FabricSelector{sel}, query.LoadOptions{Tables: true})
-		if len(views) == 0 {
-			return err
-		}
-		n.Label(fmt.Sprintf("fabric: GUID %s is %s via %s", a.guid, sel, fab.Via))
-		if rerr := render(views, Source{Via: fab.Via}); rerr != nil {
-			return rerr
-		}
-		return err
-	})
-}
-
-// fabricLabel announces where fabric data came from, on stderr.
-func fabricLabel(n *Notices, f *query.Fabric, sels []query.FabricSelector) {
+// FabricLabel says, for stderr, which addresses were read over the fabric and how.
+func FabricLabel(sels []query.FabricSelector, via string) string {
 	what := sels[0].String()
 	if len(sels) > 1 {
 		what = fmt.Sprintf("%d LIDs (%s .. %s)", len(sels), sels[0].Addr, sels[len(sels)-1].Addr)
 	}
-	n.Label(fmt.Sprintf("fabric: %s via %s", what, f.Via))
+	return fmt.Sprintf("fabric: %s via %s", what, via)
 }

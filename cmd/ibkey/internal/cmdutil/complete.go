@@ -19,45 +19,40 @@ import (
 func CompleteDevPort(f *Factory) cobra.CompletionFunc {
 	return func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
 		host := f.Host()
-		switch len(args) {
-		case 0:
-			if dev, _, ok := strings.Cut(toComplete, "/"); ok {
-				// DEV/<TAB>: the device's ports.
-				devs, err := host.Devices(dev)
-				if err != nil {
-					return nil, cobra.ShellCompDirectiveNoFileComp
-				}
-				var out []cobra.Completion
-				for _, p := range devs[0].Ports {
-					out = append(out, dev+"/"+strconv.Itoa(p))
-				}
-				return out, cobra.ShellCompDirectiveNoFileComp
-			}
-			devs, err := host.Devices("")
+		// ports are dev's port numbers, each after prefix.
+		ports := func(dev, prefix string) []cobra.Completion {
+			devs, err := host.Devices(dev)
 			if err != nil {
-				return nil, cobra.ShellCompDirectiveNoFileComp
-			}
-			var out []cobra.Completion
-			for _, d := range devs {
-				desc := ""
-				if d.NodeDesc.OK() {
-					desc = "\t" + d.NodeDesc.Value
-				}
-				out = append(out, d.Name+desc)
-			}
-			return append(out, interfaceCompletions(host)...), cobra.ShellCompDirectiveNoFileComp
-		case 1:
-			devs, err := host.Devices(args[0])
-			if err != nil || strings.Contains(args[0], "/") {
-				return nil, cobra.ShellCompDirectiveNoFileComp
+				return nil
 			}
 			var out []cobra.Completion
 			for _, p := range devs[0].Ports {
-				out = append(out, strconv.Itoa(p))
+				out = append(out, prefix+strconv.Itoa(p))
 			}
-			return out, cobra.ShellCompDirectiveNoFileComp
+			return out
 		}
-		return nil, cobra.ShellCompDirectiveNoFileComp
+		switch {
+		case len(args) == 1 && !strings.Contains(args[0], "/"):
+			return ports(args[0], ""), cobra.ShellCompDirectiveNoFileComp
+		case len(args) > 0:
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		if dev, _, ok := strings.Cut(toComplete, "/"); ok {
+			return ports(dev, dev+"/"), cobra.ShellCompDirectiveNoFileComp // DEV/<TAB>
+		}
+		devs, err := host.Devices("")
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		var out []cobra.Completion
+		for _, d := range devs {
+			desc := ""
+			if d.NodeDesc.OK() {
+				desc = "\t" + d.NodeDesc.Value
+			}
+			out = append(out, d.Name+desc)
+		}
+		return append(out, interfaceCompletions(host)...), cobra.ShellCompDirectiveNoFileComp
 	}
 }
 
@@ -173,13 +168,6 @@ func CompleteDevices(f *Factory) cobra.CompletionFunc {
 	}
 }
 
-// listPrefix splits a comma-separated list being typed into what is already typed
-// (up to and including the last comma) and the item being completed.
-func listPrefix(toComplete string) (done, item string) {
-	i := strings.LastIndex(toComplete, ",")
-	return toComplete[:i+1], toComplete[i+1:]
-}
-
 // LIDChoice is a LID to offer and what it is.
 type LIDChoice struct {
 	LID  uint16
@@ -218,17 +206,14 @@ func LIDChoices(f *Factory, fabricFile string) []LIDChoice {
 	return out
 }
 
-// CompleteLIDs completes --lid LIDS (a list: the item after the last comma) from
-// LIDChoices; fabricFile, when not nil, is the command's --fabric-file.
-func CompleteLIDs(f *Factory, fabricFile *string) cobra.CompletionFunc {
+// completeLIDs completes --lid LIDS (a list: the item after the last comma, what is
+// before it kept) from the host's LIDChoices.
+func completeLIDs(f *Factory) cobra.CompletionFunc {
 	return func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		file := ""
-		if fabricFile != nil {
-			file = *fabricFile
-		}
-		done, item := listPrefix(toComplete)
+		i := strings.LastIndex(toComplete, ",")
+		done, item := toComplete[:i+1], toComplete[i+1:]
 		var out []cobra.Completion
-		for _, l := range LIDChoices(f, file) {
+		for _, l := range LIDChoices(f, "") {
 			s := strconv.Itoa(int(l.LID))
 			if strings.HasPrefix(s, item) {
 				out = append(out, cobra.CompletionWithDesc(done+s, l.Desc))
@@ -236,23 +221,4 @@ func CompleteLIDs(f *Factory, fabricFile *string) cobra.CompletionFunc {
 		}
 		return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveKeepOrder
 	}
-}
-
-// NodeChoices are the node descriptions of the saved sweep fabricFile (none without
-// one: naming nodes needs a sweep, and completion never sends MADs).
-func NodeChoices(fabricFile string) []cobra.Completion {
-	if fabricFile == "" {
-		return nil
-	}
-	fab, err := ReadFabricFile(fabricFile)
-	if err != nil {
-		return nil
-	}
-	var out []cobra.Completion
-	for _, n := range fab.Nodes {
-		if n.Description != "" {
-			out = append(out, cobra.CompletionWithDesc(n.Description, fmt.Sprintf("%s %s", n.Type, n.GUID)))
-		}
-	}
-	return out
 }

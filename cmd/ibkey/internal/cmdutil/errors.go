@@ -106,7 +106,7 @@ func FlagError(c *cobra.Command, err error) error {
 		// A group command parses flags only when its first word named no subcommand
 		// (cobra descends otherwise): that word is the mistake, and the flag is
 		// likely the subcommand's (`watch counter --once`).
-		return UnknownCommand(c, args[0])
+		return unknownCommand("", c, args[0])
 	}
 	msg := err.Error()
 	if sh, ok := strings.CutPrefix(msg, "unknown shorthand flag: '"); ok && len(sh) > 0 {

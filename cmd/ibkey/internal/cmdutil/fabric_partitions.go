@@ -58,22 +58,6 @@ func (o *OpenSMFlags) Load(path string, streams *IOStreams) (*query.Partitions, 
 	return query.ReadPartitions(path, streams.In, opt)
 }
 
-// CompletePartitionsFile completes FILE with file names.
-func CompletePartitionsFile(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	if len(args) == 0 {
-		return nil, cobra.ShellCompDirectiveDefault
-	}
-	return nil, cobra.ShellCompDirectiveNoFileComp
-}
-
-// CompletePartitionsFileThenGUIDs completes FILE, then the port GUIDs it names.
-func CompletePartitionsFileThenGUIDs(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	if len(args) == 0 {
-		return nil, cobra.ShellCompDirectiveDefault
-	}
-	return FileGUIDCompletions(args[0]), cobra.ShellCompDirectiveNoFileComp
-}
-
 // FileGUIDCompletions offers the port GUIDs a partitions file names, each described by
 // the partitions that name it; nothing when the file cannot be read.
 func FileGUIDCompletions(path string) []cobra.Completion {

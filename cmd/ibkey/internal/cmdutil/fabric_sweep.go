@@ -40,9 +40,7 @@ const timeoutUsage = "bound the whole command: stop sweeping this long after it 
 // AddFabricSweepFlags adds the MAD flags, --fabric-file and --timeout to c.
 func AddFabricSweepFlags(c *cobra.Command, f *Factory) *FabricSweep {
 	s := &FabricSweep{MAD: AddMADFlags(c, f)}
-	c.Flags().StringVar(&s.File, "fabric-file", "", "read a saved sweep from `FILE` (ibkey fabric discover -o json > FILE) instead of sweeping the fabric")
-	_ = c.MarkFlagFilename("fabric-file", "json")
-	s.AddTimeoutFlag(c, timeoutUsage)
+	s.AddFileFlags(c, timeoutUsage)
 	AddNodeNameMapFlag(c, &s.NodeNameMap)
 	return s
 }
@@ -90,31 +88,19 @@ func (s *FabricSweep) AddTimeoutFlag(c *cobra.Command, usage string) {
 	c.Flags().DurationVar(&s.Timeout, "timeout", 5*time.Minute, usage)
 }
 
-// Validate checks --timeout.
-func (s *FabricSweep) Validate() error {
-	if s.Timeout <= 0 {
-		return Usagef("invalid --timeout %v (accepted: a positive duration, e.g. 30s)", s.Timeout)
-	}
-	return nil
-}
-
-// Prepare checks --timeout and sets the MAD flags up for a sweep through a transport
-// the command opens itself (SweepVia).
-func (s *FabricSweep) Prepare() error {
-	if err := s.Validate(); err != nil {
-		return err
-	}
+// Prepare sets the MAD flags up for a sweep through a transport the command opens
+// itself (SweepVia). --timeout is positive: checkFlagValues refused it otherwise.
+func (s *FabricSweep) Prepare() {
 	if s.MAD.IbsimBase() != "" && s.MAD.Window == 0 {
 		s.MAD.Window = sweepWindowIbsim
 	}
-	return nil
 }
 
-// SweepVia sweeps through fab, a transport the command opened (after Prepare),
-// bounded by --timeout from now. A sweep that stopped early comes back with what it
-// read and the error; one that read nothing is an environment error.
-func (s *FabricSweep) SweepVia(ctx context.Context, fab *query.Fabric, noTables bool) (*fabric.Fabric, error) {
-	f, err := query.Sweep(ctx, fab.T, query.SweepOptions{Timeout: s.Timeout, NoTables: noTables, Source: fab.Via})
+// SweepVia sweeps through fab, a transport the command opened (after Prepare), with
+// the P_Key tables, bounded by --timeout from now. A sweep that stopped early comes
+// back with what it read and the error; one that read nothing is an environment error.
+func (s *FabricSweep) SweepVia(ctx context.Context, fab *query.Fabric) (*fabric.Fabric, error) {
+	f, err := query.Sweep(ctx, fab.T, query.SweepOptions{Timeout: s.Timeout, Source: fab.Via})
 	if f == nil {
 		return nil, &query.EnvError{Msg: fmt.Sprintf("%v (via %s)", err, fab.Via), Err: err}
 	}
@@ -165,9 +151,7 @@ func (s *FabricSweep) Load(ctx context.Context, n *Notices, noTables, needTables
 // after. A sweep that read nothing is an error: exit 4 when --timeout or ctx ended it,
 // else exit 3 (no fabric access).
 func (s *FabricSweep) Sweep(ctx context.Context, n *Notices, noTables bool, fn func(f *fabric.Fabric) error) (err error) {
-	if err := s.Prepare(); err != nil {
-		return err
-	}
+	s.Prepare()
 	sctx, cancel := context.WithTimeout(ctx, s.Timeout)
 	defer cancel()
 	fab, err := s.MAD.Open(ctx)
@@ -196,11 +180,12 @@ func (s *FabricSweep) Sweep(ctx context.Context, n *Notices, noTables bool, fn f
 	return fn(f)
 }
 
-// FabricIncomplete is what a swept or saved fabric lacks (query.FabricGapList), as a
-// document's "incomplete": empty exactly when PartialResult does not make the command
-// exit 4. Kinds: partial-sweep, unread-node, unread-table (query.GapKind).
-func FabricIncomplete(f *fabric.Fabric, needTables bool) []Incomplete {
-	gaps := query.FabricGapList(f, needTables)
+// FabricIncomplete is what a swept or saved fabric lacks for a command that answers
+// from its P_Key tables (query.FabricGapList), as a document's "incomplete": empty
+// exactly when PartialResult (needTables) does not make the command exit 4. Kinds:
+// partial-sweep, unread-node, unread-table (query.GapKind).
+func FabricIncomplete(f *fabric.Fabric) []Incomplete {
+	gaps := query.FabricGapList(f, true)
 	out := make([]Incomplete, len(gaps))
 	for i, g := range gaps {
 		out[i] = Incomplete{string(g.Kind), g.Message}

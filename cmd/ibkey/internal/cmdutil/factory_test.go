@@ -55,6 +55,7 @@ func TestInputSanity(t *testing.T) {
 		sub.Flags().String("find", "", "")
 		sub.Flags().Duration("interval", time.Second, "")
 		sub.Flags().Duration("mad-timeout", time.Second, "")
+		sub.Flags().Duration("timeout", time.Minute, "")
 		g.AddCommand(sub)
 		return g
 	}
@@ -77,6 +78,11 @@ func TestInputSanity(t *testing.T) {
 		{[]string{"grp", "sub", "--interval", "100000"}, 2, "invalid --interval 100000: at most 24h"}, // as typed, not 27h46m40s
 		{[]string{"grp", "sub", "--mad-timeout", "2h"}, 2, "invalid --mad-timeout 2h: at most 1m"},
 		{[]string{"grp", "sub", "--mad-timeout", "100000"}, 2, "invalid --mad-timeout 100000: at most 1m"},
+		// --timeout bounds a whole command: not positive is bad input whatever the
+		// command does with it (sm log accepted --timeout -1s).
+		{[]string{"grp", "sub", "--timeout", "-1s"}, 2, "invalid --timeout -1s (accepted: a positive duration, e.g. 30s)"},
+		{[]string{"grp", "sub", "--timeout", "0"}, 2, "invalid --timeout 0s (accepted: a positive duration, e.g. 30s)"},
+		{[]string{"grp", "sub", "--timeout", "1s"}, 0, ""},
 		{[]string{"grp", "sub", "--interval", "5", "--find", "x"}, 0, ""},
 		{[]string{"grp"}, 2, "grp needs a subcommand (commands: sub;"}, // a group alone is a usage mistake (issue 28)
 		{[]string{"help", "grp"}, 0, ""},

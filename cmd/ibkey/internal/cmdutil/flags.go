@@ -79,22 +79,9 @@ func AcceptPlainDurations(root *cobra.Command) {
 }
 
 // AnnotationTableNeedsTerminal marks a command whose table output is a screen that
-// needs a terminal on stdin and stdout (watch counters): -o table is refused
-// elsewhere instead of silently printing lines.
+// needs a terminal on stdin and stdout (watch counters sets it in its Annotations):
+// -o table is refused elsewhere instead of silently printing lines.
 const AnnotationTableNeedsTerminal = "ibkey/table-needs-terminal"
-
-// MarkTableNeedsTerminal sets AnnotationTableNeedsTerminal on the command at path
-// (names below root); it is a no-op when there is no such command.
-func MarkTableNeedsTerminal(root *cobra.Command, path ...string) {
-	c, rest, err := root.Find(path)
-	if err != nil || len(rest) > 0 || c == root {
-		return
-	}
-	if c.Annotations == nil {
-		c.Annotations = map[string]string{}
-	}
-	c.Annotations[AnnotationTableNeedsTerminal] = "yes"
-}
 
 // checkTableTerminal refuses -o table for a command marked with
 // AnnotationTableNeedsTerminal when stdin or stdout is not a terminal.

@@ -79,15 +79,19 @@ func (s *IOStreams) WrapOut() {
 
 // errLine prints one line of text on stderr, wrapped to its width when it is a
 // terminal: each line of a multi-line text on its own.
-func (s *IOStreams) errLine(text string) {
-	if s.ErrWidth > 0 {
-		lines := strings.Split(text, "\n")
-		for i, l := range lines {
-			lines[i] = wrapLine(l, s.ErrWidth)
-		}
-		text = strings.Join(lines, "\n")
+func (s *IOStreams) errLine(text string) { fmt.Fprintln(s.ErrOut, wrapLines(text, s.ErrWidth)) }
+
+// wrapLines is text with each of its lines wrapped at width (wrapLine); width 0: as it
+// is.
+func wrapLines(text string, width int) string {
+	if width <= 0 {
+		return text
 	}
-	fmt.Fprintln(s.ErrOut, text)
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		lines[i] = wrapLine(l, width)
+	}
+	return strings.Join(lines, "\n")
 }
 
 // Finish ends the command's output: the last line of a wrapped Out, and the summary
@@ -102,10 +106,12 @@ func (s *IOStreams) Finish() {
 }
 
 // Unwrapped is w without its line wrapping (a LineWrapper), for lines that
-// must reach stdout as they are written (shell lines to eval, records).
+// must reach stdout as they are written (shell lines to eval, records, a table that
+// fits already): what was written before is written first.
 func Unwrapped(w io.Writer) io.Writer {
-	if r, ok := w.(rawWriter); ok {
-		return r.Raw()
+	if l, ok := w.(*LineWrapper); ok {
+		_ = l.Flush()
+		return l.w
 	}
 	return w
 }

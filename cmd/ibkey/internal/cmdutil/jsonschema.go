@@ -1,11 +1,6 @@
 package cmdutil
 
-import (
-	"errors"
-	"fmt"
-
-	"github.com/ibkey/ibkey/internal/query"
-)
+import "fmt"
 
 // The JSON vocabulary of ibkey's documents (-o json). Every command follows it, so a
 // script reads the same thing under the same name from every command; the JSON
@@ -113,17 +108,3 @@ const (
 	// be read; the rest of the sweep is shown.
 	IncompleteUnreadNode = "unread-node"
 )
-
-// HostIncomplete lists the devices and ports a host read could not read (err a
-// *query.PartialError, as HostPartial takes it); nil for any other error.
-func HostIncomplete(err error) []Incomplete {
-	var pe *query.PartialError
-	if !errors.As(err, &pe) {
-		return nil
-	}
-	out := make([]Incomplete, len(pe.Unread))
-	for i, u := range pe.Unread {
-		out[i] = Incomplete{IncompleteUnreadDevice, "not read: " + u.What + ": " + u.Err.Error()}
-	}
-	return out
-}

@@ -33,7 +33,6 @@ type MADFlags struct {
 	// Dependencies, replaced in tests.
 	DialIbsim func(ctx context.Context, o mad.IbsimOptions) (mad.Transport, string, error)
 	OpenUmad  func(dev string, port int, o mad.UmadOptions) (mad.Transport, error)
-	UmadDir   string // /dev/infiniband unless set
 }
 
 // MADTimeoutChoices are --mad-timeout's completions.
@@ -47,9 +46,6 @@ const IbsimDefault = "sim"
 
 // ibsimUsage is --ibsim's help, shared with the root's hidden copy.
 const ibsimUsage = "send MADs through the ibsim simulator with socket base name `BASE` (--ibsim alone: $IBSIM_SOCKNAME, else sim; env IBKEY_IBSIM)"
-
-// MADFlagNames are the flags AddMADFlags adds.
-var MADFlagNames = []string{"ibsim", "sim-node", "ca", "ca-port", "mad-timeout", "mad-retries"}
 
 // AddMADFlags adds --ibsim, --sim-node, --ca, --ca-port, --mad-timeout and
 // --mad-retries to c and returns where they are parsed into. -C, -P and -t are the
@@ -150,7 +146,7 @@ func (m *MADFlags) Open(ctx context.Context) (*query.Fabric, error) {
 		return nil, err
 	}
 	o := query.TransportOptions{Ibsim: m.IbsimBase(), SimNode: m.SimNode, CA: m.CA, CAPort: m.CAPort, MAD: opts,
-		Host: m.f.Host, UmadDir: m.UmadDir, DialIbsim: m.DialIbsim, OpenUmad: m.OpenUmad}
+		Host: m.f.Host, DialIbsim: m.DialIbsim, OpenUmad: m.OpenUmad}
 	switch {
 	case o.Ibsim != "" && (m.CA != "" || m.CAPort != 0):
 		return nil, Usagef("--ca and --ca-port choose a local umad port; they do not apply with --ibsim (use --sim-node NAME to choose where to attach)")

@@ -3,6 +3,7 @@ package cmdutil
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/ibkey/ibkey/internal/textsafe"
@@ -77,14 +78,7 @@ func (n *Notices) print(prefix, msg string) {
 }
 
 func (n *Notices) line(prefix, msg string) {
-	text := prefix + " " + msg
-	if n.width > 0 {
-		lines := strings.Split(text, "\n")
-		for i, l := range lines {
-			lines[i] = wrapLine(l, n.width)
-		}
-		text = strings.Join(lines, "\n")
-	}
+	text := wrapLines(prefix+" "+msg, n.width)
 	if prefix == "warning:" && n.color {
 		text = Paint(prefix, "3", true) + text[len(prefix):]
 	}
@@ -94,24 +88,18 @@ func (n *Notices) line(prefix, msg string) {
 // hide counts a notice not printed: with the others of its kind, or, once NoticeMax
 // were printed, with every other notice of a kind not seen before.
 func (n *Notices) hide(prefix, key, msg string) {
-	for _, h := range n.hidden {
-		if h.kind == key {
-			h.n++
-			h.last = msg
-			return
-		}
-	}
-	if n.shown >= NoticeMax {
+	of := func(h *hiddenNotices) bool { return h.kind == key }
+	i := slices.IndexFunc(n.hidden, of)
+	if i < 0 && n.shown >= NoticeMax {
 		key = prefix // the catch-all: a message's kind is never empty
-		for _, h := range n.hidden {
-			if h.kind == key {
-				h.n++
-				h.last = msg
-				return
-			}
-		}
+		i = slices.IndexFunc(n.hidden, of)
 	}
-	n.hidden = append(n.hidden, &hiddenNotices{prefix: prefix, kind: key, n: 1, last: msg})
+	if i < 0 {
+		i = len(n.hidden)
+		n.hidden = append(n.hidden, &hiddenNotices{prefix: prefix, kind: key})
+	}
+	n.hidden[i].n++
+	n.hidden[i].last = msg
 }
 
 // Summary prints, once, how many notices of each kind were counted and not printed,

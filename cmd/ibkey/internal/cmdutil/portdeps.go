@@ -8,8 +8,9 @@ import (
 	"github.com/ibkey/ibkey/internal/query"
 )
 
-// PortDeps are the dependencies of a command that reads ports, from sysfs or over
-// MADs (devices, pkeys, can-talk, watch): its options struct embeds them.
+// PortDeps are the lazy dependencies job's options embed (the other commands embed
+// Deps, filled when they run, and take Host and MADFlags beside it; job can too, and
+// then PortDeps goes).
 type PortDeps struct {
 	IO      *IOStreams
 	Format  func() (Format, error)
@@ -27,28 +28,32 @@ func NewPortDeps(f *Factory) PortDeps {
 	return PortDeps{IO: f.IOStreams, Format: f.Format, Notices: f.Notices, Host: f.Host}
 }
 
-// Deps are what a command that does not read ports takes from the Factory when it
-// runs (RunE fills them): its options struct embeds them.
+// Deps are what a command takes from the Factory when it runs (RunE fills them): its
+// options struct embeds them.
 type Deps struct {
 	IO      *IOStreams
 	Format  Format
 	Notices *Notices
 	Ctx     context.Context // the command's: main cancels it on a signal
+	// ColorOut: stdout may be coloured (a terminal, colour allowed).
+	ColorOut bool
 }
 
-// RunE is the RunE of a command whose options o embed Deps d: the arguments go to
-// setArgs (nil: the command takes none), d is filled in, then run runs, or runF in
-// tests of flag parsing.
-func RunE[O any](f *Factory, o *O, d *Deps, setArgs func([]string), runF, run func(*O) error) func(*cobra.Command, []string) error {
-	return func(c *cobra.Command, args []string) error {
-		if setArgs != nil {
-			setArgs(args)
-		}
+// RunE is the RunE of a command whose options o embed Deps d: d is filled in, args
+// (nil: the command takes none) checks the arguments and reads them into o, then run
+// runs, or runF in tests of flag parsing.
+func RunE[O any](f *Factory, o *O, d *Deps, args func(*cobra.Command, []string) error, runF, run func(*O) error) func(*cobra.Command, []string) error {
+	return func(c *cobra.Command, a []string) error {
 		format, err := f.Format()
 		if err != nil {
 			return err
 		}
-		*d = Deps{IO: f.IOStreams, Format: format, Notices: f.Notices(), Ctx: Context(c)}
+		*d = Deps{IO: f.IOStreams, Format: format, Notices: f.Notices(), Ctx: Context(c), ColorOut: f.ColorOut()}
+		if args != nil {
+			if err := args(c, a); err != nil {
+				return err
+			}
+		}
 		if runF != nil {
 			return runF(o)
 		}

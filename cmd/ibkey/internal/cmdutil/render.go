@@ -21,8 +21,8 @@ import (
 // Grid is a table of strings rendered as a tablewriter table on a terminal or as
 // stable plain columns otherwise.
 //
-// A table fits the width of the stream it is written to (Width, else a LineWrapper's,
-// else DefaultWidth): first its long cells wrap at word boundaries, never inside a
+// A table fits the width of the stream it is written to (a LineWrapper's, else
+// DefaultWidth): first its long cells wrap at word boundaries, never inside a
 // word; then the Optional column groups are left out, one group at a time, and a line
 // under the table names them; a table that still does not fit is written in the plain
 // layout. Plain output is never narrowed: it is for scripts.
@@ -35,8 +35,6 @@ type Grid struct {
 	// Optional are groups of columns (by header) a table may leave out to fit, the
 	// least useful first.
 	Optional [][]string
-	// Width is the width a table must fit; 0: the stream's.
-	Width int
 }
 
 // MaxCell is the most bytes of one cell a table or plain output shows (MaxFreeCell for
@@ -58,36 +56,24 @@ func (g *Grid) Render(w io.Writer, f Format) error {
 	var b bytes.Buffer
 	var err error
 	if f == FormatTable {
-		err = g.renderTable(&b, g.width(w))
+		err = g.renderTable(&b, width(w))
 	} else {
 		err = g.renderPlain(&b)
 	}
 	if err != nil {
 		return err
 	}
-	if r, ok := w.(rawWriter); ok {
-		// Table lines fit already; plain lines are records, never wrapped.
-		w = r.Raw()
-	}
-	_, err = w.Write(b.Bytes())
+	// Table lines fit already; plain lines are records, never wrapped.
+	_, err = Unwrapped(w).Write(b.Bytes())
 	return err
 }
 
-func (g *Grid) width(w io.Writer) int {
-	if g.Width > 0 {
-		return g.Width
-	}
-	if r, ok := w.(rawWriter); ok {
-		return r.Width()
+// width is how many columns a table written to w must fit.
+func width(w io.Writer) int {
+	if l, ok := w.(*LineWrapper); ok {
+		return l.width
 	}
 	return DefaultWidth
-}
-
-// rawWriter is a stream that wraps long lines (LineWrapper): how wide it is,
-// and the stream under it.
-type rawWriter interface {
-	Width() int
-	Raw() io.Writer
 }
 
 // capCell is c shortened to limit bytes.
@@ -440,17 +426,7 @@ func (l *LineWrapper) Write(p []byte) (int, error) {
 
 // writeLines writes complete lines, wrapping the wide ones.
 func (l *LineWrapper) writeLines(b []byte) error {
-	wide := false
-	for rest := b; len(rest) > 0 && !wide; {
-		i := bytes.IndexByte(rest, '\n')
-		wide = i > l.width // bytes: at least its width in columns
-		rest = rest[i+1:]
-	}
-	if !wide {
-		_, err := l.w.Write(b)
-		return err
-	}
-	out := make([]byte, 0, len(b)+len(b)/8)
+	var out []byte
 	for rest := b; len(rest) > 0; {
 		i := bytes.IndexByte(rest, '\n')
 		out = append(out, wrapLine(string(rest[:i]), l.width)...)
@@ -470,16 +446,6 @@ func (l *LineWrapper) Flush() error {
 	l.partial = l.partial[:0]
 	_, err := io.WriteString(l.w, line)
 	return err
-}
-
-// Width is the width lines are wrapped at.
-func (l *LineWrapper) Width() int { return l.width }
-
-// Raw is the stream under the wrapper, for lines that must not be broken (a table that
-// fits already): what was written before is written first.
-func (l *LineWrapper) Raw() io.Writer {
-	_ = l.Flush()
-	return l.w
 }
 
 // WriteJSON writes v as one JSON document indented by two spaces, as every -o json

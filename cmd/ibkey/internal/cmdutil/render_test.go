@@ -147,8 +147,8 @@ func TestGridFits(t *testing.T) {
 		{50, "", false, true},
 	} {
 		var b bytes.Buffer
-		g.Width = tc.width
-		if err := g.Render(&b, FormatTable); err != nil {
+		// The width a table fits is its stream's: a LineWrapper's.
+		if err := g.Render(NewLineWrapper(&b, tc.width), FormatTable); err != nil {
 			t.Fatal(err)
 		}
 		out := b.String()
@@ -169,7 +169,6 @@ func TestGridFits(t *testing.T) {
 		}
 	}
 	var b bytes.Buffer
-	g.Width = 0
 	if err := g.Render(NewLineWrapper(&b, 80), FormatTable); err != nil {
 		t.Fatal(err)
 	}

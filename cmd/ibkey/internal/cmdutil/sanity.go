@@ -23,7 +23,8 @@ const (
 
 // checkFlagValues refuses, for the command about to run, a string flag given with an
 // empty value (--find=, --partitions ""): taken as "not given" it would answer another
-// question than the one asked; and a duration past its bound.
+// question than the one asked; a duration past its bound; and a --timeout that is not
+// positive (it bounds the whole command: FabricSweep), whether or not this run sweeps.
 func checkFlagValues(c *cobra.Command) error {
 	var err error
 	c.Flags().Visit(func(fl *pflag.Flag) {
@@ -38,6 +39,10 @@ func checkFlagValues(c *cobra.Command) error {
 		case "duration":
 			d, perr := time.ParseDuration(fl.Value.String())
 			if perr != nil {
+				return
+			}
+			if fl.Name == "timeout" && d <= 0 {
+				err = Usagef("invalid --timeout %v (accepted: a positive duration, e.g. 30s)", d)
 				return
 			}
 			limit := time.Duration(0)
@@ -76,7 +81,7 @@ func RefuseUnknownSubcommands(root *cobra.Command) {
 	root.InitDefaultCompletionCmd()
 	refuse := func(c *cobra.Command, args []string) error {
 		if len(args) > 0 {
-			return UnknownCommand(c, args[0])
+			return unknownCommand("", c, args[0])
 		}
 		return nil
 	}
@@ -116,13 +121,9 @@ func RefuseUnknownSubcommands(root *cobra.Command) {
 	walk(root)
 }
 
-// UnknownCommand is the usage error for word given to group, a command with
+// unknownCommand is the usage error for word given to group, a command with
 // subcommands, where a subcommand should be: `unknown command "counter" for "ibkey
-// watch"; did you mean "counters"? (commands: counters, pkeys)`.
-func UnknownCommand(group *cobra.Command, word string) error {
-	return unknownCommand("", group, word)
-}
-
+// watch"; did you mean "counters"? (commands: counters, pkeys)`, after prefix.
 func unknownCommand(prefix string, group *cobra.Command, word string) error {
 	msg := fmt.Sprintf("%sunknown command %q for %q", prefix, word, group.CommandPath())
 	if s := closestCommands(group, word); len(s) > 0 {

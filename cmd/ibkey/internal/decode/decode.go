@@ -14,13 +14,8 @@ import (
 
 // DecodeOptions holds `ibkey decode pkey|qkey`'s output and arguments.
 type DecodeOptions struct {
-	IO     *cmdutil.IOStreams
-	Format func() (cmdutil.Format, error)
+	cmdutil.Deps
 	Values []string
-}
-
-func newOptions(f *cmdutil.Factory) *DecodeOptions {
-	return &DecodeOptions{IO: f.IOStreams, Format: f.Format}
 }
 
 // NewCmdDecode is `ibkey decode`, the parent of pkey and qkey.
@@ -36,16 +31,13 @@ func NewCmdDecode(f *cmdutil.Factory) *cobra.Command {
 // newValuesCmd makes c (its texts set) a decode subcommand: VALUE... arguments, then
 // runF (tests) or run.
 func newValuesCmd(f *cmdutil.Factory, c *cobra.Command, runF, run func(*DecodeOptions) error) *cobra.Command {
-	o := newOptions(f)
+	o := &DecodeOptions{}
 	c.Args = cmdutil.UsageArgs(cobra.MinimumNArgs(1))
 	c.ValidArgsFunction = cobra.NoFileCompletions
-	c.RunE = func(c *cobra.Command, args []string) error {
+	c.RunE = cmdutil.RunE(f, o, &o.Deps, func(_ *cobra.Command, args []string) error {
 		o.Values = args
-		if runF != nil {
-			return runF(o)
-		}
-		return run(o)
-	}
+		return nil
+	}, runF, run)
 	return c
 }
 
@@ -62,10 +54,7 @@ type decoding[D any] struct {
 // run decodes o.Values (the first bad one is the error) and prints them in the chosen
 // format: JSON, plain columns, or a text block per value with its notes.
 func (k decoding[D]) run(o *DecodeOptions) error {
-	f, err := o.Format()
-	if err != nil {
-		return err
-	}
+	f := o.Format
 	out := make([]D, 0, len(o.Values))
 	for _, s := range o.Values {
 		d, err := k.parse(s)

@@ -13,7 +13,7 @@ func TestFlagParsing(t *testing.T) {
 	if r.Code != 0 || got == nil || len(got.Values) != 2 || got.Values[1] != "7fff" {
 		t.Fatalf("%+v, options %+v", r, got)
 	}
-	if f, err := got.Format(); err != nil || f != cmdutil.FormatJSON {
-		t.Errorf("format %v, %v", f, err)
+	if f := got.Format; f != cmdutil.FormatJSON {
+		t.Errorf("format %v", f)
 	}
 }

@@ -14,14 +14,17 @@ import (
 
 // DevicesOptions holds `ibkey devices`'s flags and dependencies.
 type DevicesOptions struct {
-	cmdutil.PortDeps
+	cmdutil.Deps
+	Host func() *query.Host
+	// MAD holds the transport flags (AddMADFlags).
+	MAD    *cmdutil.MADFlags
 	Addr   cmdutil.AddressFlags
 	Fabric []query.FabricSelector
 }
 
 // NewCmdDevices builds the command; runF, when not nil, runs instead of runDevices (tests of flag parsing).
 func NewCmdDevices(f *cmdutil.Factory, runF func(*DevicesOptions) error) *cobra.Command {
-	o := &DevicesOptions{PortDeps: cmdutil.NewPortDeps(f)}
+	o := &DevicesOptions{Host: f.Host}
 	c := &cobra.Command{
 		Use:   "devices",
 		Short: "List RDMA ports: link layer, state, LID, rate, P_Key table use",
@@ -51,8 +54,7 @@ repeats node_desc) and "via" at the top level.`,
 		Example:           "  ibkey devices\n  ibkey --demo devices -o json\n  ibkey devices --lid 2\n  ibkey --ibsim devices --dr 0,1",
 		Args:              cmdutil.UsageArgs(cobra.NoArgs),
 		ValidArgsFunction: cobra.NoFileCompletions,
-		RunE: func(c *cobra.Command, args []string) error {
-			o.Ctx = cmdutil.Context(c)
+		RunE: cmdutil.RunE(f, o, &o.Deps, func(_ *cobra.Command, args []string) error {
 			fab, err := o.Addr.Selectors(args)
 			if err != nil {
 				return err
@@ -63,11 +65,8 @@ repeats node_desc) and "via" at the top level.`,
 				}
 			}
 			o.Fabric = fab
-			if runF != nil {
-				return runF(o)
-			}
-			return runDevices(o)
-		},
+			return nil
+		}, runF, runDevices),
 	}
 	o.MAD = cmdutil.AddMADFlags(c, f)
 	o.Addr.Register(c)
@@ -99,29 +98,24 @@ type devicePortJSON struct {
 }
 
 func runDevices(o *DevicesOptions) error {
-	f, err := o.Format()
-	if err != nil {
-		return err
-	}
 	if o.Fabric != nil {
-		return cmdutil.RenderFabricPorts(o.Ctx, o.MAD, o.Notices(), o.Fabric, func(views []*query.PortView, src cmdutil.Source) error {
-			return renderDevices(o, f, views, src)
+		return cmdutil.RenderFabricPorts(o.Ctx, o.MAD, o.Notices, &o.Addr, o.Fabric, func(views []*query.PortView, src cmdutil.Source) error {
+			return renderDevices(o, views, src)
 		})
 	}
 	host := o.Host()
 	views, err := host.Load(query.Selector{}, query.LoadOptions{Tables: true})
 	// One device that cannot be read does not hide the others: they are shown, the
 	// one not read is named on stderr (and in the JSON's incomplete), and the exit is 4.
-	incomplete := cmdutil.HostIncomplete(err)
-	partial, err := cmdutil.HostPartial(o.Notices(), err)
+	incomplete, partial, err := cmdutil.HostPartial(o.Notices, err)
 	if err != nil {
 		return err
 	}
-	o.Notices().Label(host.Label)
-	return cmdutil.Then(renderDevices(o, f, views, cmdutil.Source{Demo: host.Label != "", Incomplete: incomplete}), partial)
+	o.Notices.Label(host.Label)
+	return cmdutil.Then(renderDevices(o, views, cmdutil.Source{Demo: host.Label != "", Incomplete: incomplete}), partial)
 }
 
-func renderDevices(o *DevicesOptions, f cmdutil.Format, views []*query.PortView, src cmdutil.Source) error {
+func renderDevices(o *DevicesOptions, views []*query.PortView, src cmdutil.Source) error {
 	rows := make([]devicePortJSON, len(views))
 	var warnings []string
 	for i, v := range views {
@@ -136,9 +130,9 @@ func renderDevices(o *DevicesOptions, f cmdutil.Format, views []*query.PortView,
 		}
 	}
 	for _, w := range warnings {
-		o.Notices().Warn(w) // many alike are summarised (Notices)
+		o.Notices.Warn(w) // many alike are summarised (Notices)
 	}
-	if f == cmdutil.FormatJSON {
+	if o.Format == cmdutil.FormatJSON {
 		return cmdutil.WriteJSON(o.IO.Out, struct {
 			Schema     cmdutil.SchemaVersion `json:"schema_version"`
 			Demo       bool                  `json:"demo,omitempty"`
@@ -164,7 +158,7 @@ func renderDevices(o *DevicesOptions, f cmdutil.Format, views []*query.PortView,
 		g.Add(r.Device, strconv.Itoa(r.Port), str(r.LinkLayer), r.State, str(r.PhysState),
 			num(r.LID), num(r.SMLID), str(r.Rate), pkeys, str(r.PortGUID))
 	}
-	return g.Render(o.IO.Out, f)
+	return g.Render(o.IO.Out, o.Format)
 }
 
 // nodeTypeNames are the JSON names of RDMA node type numbers: the kernel's enum

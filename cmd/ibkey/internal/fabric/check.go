@@ -146,11 +146,7 @@ var checkRules = []string{
 func runCheck(o *CheckOptions) error {
 	ignore := map[string]bool{}
 	for _, r := range o.Ignore {
-		known := false
-		for _, k := range checkRules {
-			known = known || k == r
-		}
-		if !known {
+		if !slices.Contains(checkRules, r) {
 			return cmdutil.Usagef("invalid --ignore %q (accepted: %s)", r, strings.Join(checkRules, ", "))
 		}
 		ignore[r] = true
@@ -186,9 +182,6 @@ func runCheck(o *CheckOptions) error {
 			return err
 		}
 		conf = p.Config
-	}
-	if err := o.Source.Validate(); err != nil {
-		return err
 	}
 	if err := o.SA.validate(); err != nil {
 		return err
@@ -244,7 +237,7 @@ func runCheck(o *CheckOptions) error {
 		check.SortFindings(findings)
 		// Load reports (and exits 4 for) a partial sweep or one without tables; what
 		// else the audit could not check is said below. Either way no all-clear.
-		gaps := cmdutil.FabricIncomplete(fab, true)
+		gaps := cmdutil.FabricIncomplete(fab)
 		partial := len(gaps) > 0
 		incomplete := partial || res.Incomplete()
 		// A --partitions file whose outcome in OpenSM cannot be predicted makes the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -229,8 +230,8 @@ func compareViewModel(fab *fabric.Fabric, sp saPort, view []check.PKey, model *p
 	if len(missing)+len(extra) == 0 {
 		return nil
 	}
-	sortStrings(missing)
-	sortStrings(extra)
+	slices.Sort(missing)
+	slices.Sort(extra)
 	var parts []string
 	if len(missing) > 0 {
 		parts = append(parts, "lacks "+strings.Join(missing, ", "))
@@ -241,14 +242,6 @@ func compareViewModel(fab *fabric.Fabric, sp saPort, view []check.PKey, model *p
 	return []check.Finding{{Severity: check.SeverityError, Rule: RuleSAViewNotFile, Ports: []check.FindingPort{port},
 		Message: fmt.Sprintf("the Subnet Manager's own view of %s's table %s what %s gives it: the SM did not apply the file there (a table too small, ERR 0512; a parse error; another file)", fab.Label(sp.id), strings.Join(parts, " and "), model.Source.File),
 		Action:  "read OpenSM's log about it: ibkey sm log; then make the SM apply the file (kill -HUP)"}}
-}
-
-func sortStrings(s []string) {
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
 }
 
 // groupFindings: every ipoib partition OpenSM keeps has its IPoIB broadcast group in

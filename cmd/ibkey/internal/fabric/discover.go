@@ -65,9 +65,6 @@ Exit codes: 0; 2 bad usage or --fabric-file; 3 no fabric access; 4 a partial swe
 }
 
 func runDiscover(o *DiscoverOptions) error {
-	if err := o.Source.Validate(); err != nil {
-		return err
-	}
 	// The fabric file keeps the NodeDescriptions as the sweep read them (already
 	// terminal-safe: mad.ParseNodeDescription); --node-name-map renames nodes when the
 	// file is read back.

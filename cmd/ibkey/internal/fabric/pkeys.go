@@ -177,9 +177,6 @@ func runPKeys(o *PKeysOptions) error {
 			return cmdutil.Usagef("invalid --key %q: key 0 is not a partition (accepted: a P_Key whose low 15 bits are not 0, e.g. 0x0001)", o.Key)
 		}
 	}
-	if err := o.Source.Validate(); err != nil {
-		return err
-	}
 	return o.Source.Load(o.Ctx, o.Notices, false, true, func(fab *fabric.Fabric) error {
 		if o.Key != "" {
 			return members(o, fab, key)
@@ -197,7 +194,7 @@ func runPKeys(o *PKeysOptions) error {
 				Ports   []portJSON            `json:"ports"`
 				// Incomplete: the sweep's gaps, exactly when Load exits 4 for them.
 				Incomplete []cmdutil.Incomplete `json:"incomplete,omitempty"`
-			}{cmdutil.SchemaVersion{}, fab.Source, fab.SweptAt, out, cmdutil.FabricIncomplete(fab, true)}); err != nil {
+			}{cmdutil.SchemaVersion{}, fab.Source, fab.SweptAt, out, cmdutil.FabricIncomplete(fab)}); err != nil {
 				return err
 			}
 		} else {
@@ -253,7 +250,7 @@ func members(o *PKeysOptions, fab *fabric.Fabric, key check.PKey) error {
 			// Incomplete: the sweep's gaps, exactly when Load exits 4 for them (a
 			// partition found nowhere in a partial sweep is not a definite no).
 			Incomplete []cmdutil.Incomplete `json:"incomplete,omitempty"`
-		}{cmdutil.SchemaVersion{}, key.Partition().String(), members, cmdutil.FabricIncomplete(fab, true)}); err != nil {
+		}{cmdutil.SchemaVersion{}, key.Partition().String(), members, cmdutil.FabricIncomplete(fab)}); err != nil {
 			return err
 		}
 	} else if len(members) > 0 {

@@ -76,7 +76,7 @@ func BenchmarkShowJSON20k(b *testing.B) {
 		}
 	})
 	b.Run("encode", func(b *testing.B) {
-		o := &ShowOptions{File: conf, OpenSM: cmdutil.OpenSMFlags{TableSize: 128}, Notices: cmdutil.NewNotices(io.Discard, false)}
+		o := &ShowOptions{File: conf, OpenSM: cmdutil.OpenSMFlags{TableSize: 128}, Deps: cmdutil.Deps{Notices: cmdutil.NewNotices(io.Discard, false)}}
 		s, err := loadShow(o)
 		if err != nil {
 			b.Fatal(err)

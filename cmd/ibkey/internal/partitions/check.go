@@ -15,10 +15,8 @@ import (
 
 // CheckOptions are `ibkey partitions check`'s inputs.
 type CheckOptions struct {
-	IO     *cmdutil.IOStreams
-	Format cmdutil.Format
-	// Color: stdout may be coloured (the rejection headline in red).
-	Color  bool
+	// Deps.ColorOut: the rejection headline in red (in a table).
+	cmdutil.Deps
 	OpenSM cmdutil.OpenSMFlags
 	File   string
 	Strict bool
@@ -26,7 +24,7 @@ type CheckOptions struct {
 
 // NewCmdCheck is `ibkey partitions check FILE`; runF replaces the run in tests.
 func NewCmdCheck(f *cmdutil.Factory, runF func(*CheckOptions) error) *cobra.Command {
-	o := &CheckOptions{IO: f.IOStreams}
+	o := &CheckOptions{}
 	c := &cobra.Command{
 		Use:   "check FILE",
 		Short: "What OpenSM rejects in a partitions.conf, or accepts silently",
@@ -57,19 +55,11 @@ JSON (-o json), schema schemas/partitions-check.schema.json: {"schema_version":1
   ibkey partitions check partitions.conf --allow-both --table-size 64 --strict
   ibkey partitions check partitions.conf -o json`,
 		Args:              cmdutil.UsageArgs(cobra.ExactArgs(1)),
-		ValidArgsFunction: cmdutil.CompletePartitionsFile,
-		RunE: func(c *cobra.Command, args []string) error {
+		ValidArgsFunction: completePartitionsFile,
+		RunE: cmdutil.RunE(f, o, &o.Deps, func(_ *cobra.Command, args []string) error {
 			o.File = args[0]
-			var err error
-			if o.Format, err = f.Format(); err != nil {
-				return err
-			}
-			o.Color = o.Format == cmdutil.FormatTable && f.ColorOut()
-			if runF != nil {
-				return runF(o)
-			}
-			return runCheck(o)
-		},
+			return nil
+		}, runF, runCheck),
 	}
 	o.OpenSM.AddFlags(c)
 	c.Flags().BoolVar(&o.Strict, "strict", false, "exit 1 on warnings too")
@@ -91,12 +81,12 @@ func runCheck(o *CheckOptions) error {
 			return err
 		}
 	} else {
-		if err := writeFindings(o.IO.Out, findings, o.Color); err != nil {
+		if err := writeFindings(o.IO.Out, findings, o.Format == cmdutil.FormatTable && o.ColorOut); err != nil {
 			return err
 		}
 		fmt.Fprintln(o.IO.Out, checkSummary(p, errs, warns))
 	}
-	if err := uncertain(o.IO.ErrOut, c, "the findings above are"); err != nil {
+	if err := cmdutil.Uncertain(o.IO.ErrOut, c, "the findings above are"); err != nil {
 		return err
 	}
 	if errs > 0 || (o.Strict && warns > 0) {

@@ -20,9 +20,7 @@ const gridMax = 16
 
 // MatrixOptions are `ibkey partitions matrix`'s inputs.
 type MatrixOptions struct {
-	IO      *cmdutil.IOStreams
-	Format  cmdutil.Format
-	Notices *cmdutil.Notices
+	cmdutil.Deps
 	OpenSM  cmdutil.OpenSMFlags
 	Types   PortTypes
 	File    string
@@ -31,7 +29,7 @@ type MatrixOptions struct {
 
 // NewCmdMatrix is `ibkey partitions matrix FILE`; runF replaces the run in tests.
 func NewCmdMatrix(f *cmdutil.Factory, runF func(*MatrixOptions) error) *cobra.Command {
-	o := &MatrixOptions{IO: f.IOStreams}
+	o := &MatrixOptions{}
 	c := &cobra.Command{
 		Use:   "matrix FILE",
 		Short: "Show who can talk to whom under a partitions.conf",
@@ -67,19 +65,11 @@ JSON (-o json), schema schemas/partitions-matrix.schema.json: {"schema_version":
   ibkey partitions matrix partitions.conf --summary
   ibkey partitions matrix partitions.conf -o json | jq '.summary.only_default'`,
 		Args:              cmdutil.UsageArgs(cobra.ExactArgs(1)),
-		ValidArgsFunction: cmdutil.CompletePartitionsFile,
-		RunE: func(c *cobra.Command, args []string) error {
+		ValidArgsFunction: completePartitionsFile,
+		RunE: cmdutil.RunE(f, o, &o.Deps, func(_ *cobra.Command, args []string) error {
 			o.File = args[0]
-			var err error
-			if o.Format, err = f.Format(); err != nil {
-				return err
-			}
-			o.Notices = f.Notices()
-			if runF != nil {
-				return runF(o)
-			}
-			return runMatrix(o)
-		},
+			return nil
+		}, runF, runMatrix),
 	}
 	o.OpenSM.AddFlags(c)
 	o.Types.add(c)
@@ -170,29 +160,14 @@ func runMatrix(o *MatrixOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := uncertain(o.IO.ErrOut, p.Config, "the matrix above is"); err != nil {
+	if err := cmdutil.Uncertain(o.IO.ErrOut, p.Config, "the matrix above is"); err != nil {
 		return err
 	}
 	return typeUnknown(o.IO.ErrOut, p, p.UnknownType(p.FileGUIDs...), "the matrix above is")
 }
 
-func guidStrings(gs []check.GUID) []string {
-	out := make([]string, len(gs))
-	for i, g := range gs {
-		out[i] = g.String()
-	}
-	return out
-}
-
-func keyStrings(ks []check.PartitionKey) []string {
-	out := make([]string, len(ks))
-	for i, k := range ks {
-		out[i] = k.String()
-	}
-	return out
-}
-
-func pkeyStrings(ks []check.PKey) []string {
+// partitionsOf is each P_Key's 15-bit partition key, as text.
+func partitionsOf(ks []check.PKey) []string {
 	out := make([]string, len(ks))
 	for i, k := range ks {
 		out[i] = k.Partition().String()
@@ -212,25 +187,25 @@ func (x matrix) json() matrixJSON {
 		}
 	}
 	s := x.summary
-	out.Summary = summaryJSON{Partitions: []partitionReachJSON{}, Ports: []portReachJSON{}, Groups: [][]string{}, GroupsWithoutDefault: [][]string{}, OnlyDefault: guidStrings(s.OnlyDefault)}
+	out.Summary = summaryJSON{Partitions: []partitionReachJSON{}, Ports: []portReachJSON{}, Groups: [][]string{}, GroupsWithoutDefault: [][]string{}, OnlyDefault: stringsOf(s.OnlyDefault)}
 	for _, pr := range s.Partitions {
 		out.Summary.Partitions = append(out.Summary.Partitions, partitionReachJSON{pr.Key.String(), pr.Name, pr.Full, pr.Limited, pr.Pairs})
 	}
 	for _, pr := range s.Ports {
-		out.Summary.Ports = append(out.Summary.Ports, portReachJSON{pr.GUID.String(), pr.MemberOf, keyStrings(pr.Reaches)})
+		out.Summary.Ports = append(out.Summary.Ports, portReachJSON{pr.GUID.String(), pr.MemberOf, stringsOf(pr.Reaches)})
 	}
 	for _, g := range s.Groups {
-		out.Summary.Groups = append(out.Summary.Groups, guidStrings(g))
+		out.Summary.Groups = append(out.Summary.Groups, stringsOf(g))
 	}
 	for _, g := range s.GroupsWithoutDefault {
-		out.Summary.GroupsWithoutDefault = append(out.Summary.GroupsWithoutDefault, guidStrings(g))
+		out.Summary.GroupsWithoutDefault = append(out.Summary.GroupsWithoutDefault, stringsOf(g))
 	}
 	if x.grid {
 		out.Mode = "grid"
 		out.Pairs = []pairJSON{}
 		for _, pr := range x.pairs {
 			out.Pairs = append(out.Pairs, pairJSON{A: pr.A.String(), B: pr.B.String(), CanTalk: pr.CanTalk,
-				Partitions: pkeyStrings(pr.Partitions), LimitedOnly: pkeyStrings(pr.LimitedOnly)})
+				Partitions: partitionsOf(pr.Partitions), LimitedOnly: partitionsOf(pr.LimitedOnly)})
 		}
 	}
 	return out
@@ -304,10 +279,10 @@ func (x matrix) gridText(w io.Writer, f cmdutil.Format) error {
 func pairCell(pr query.Pair) string {
 	c := "N"
 	if pr.CanTalk {
-		c = "Y " + strings.Join(pkeyStrings(pr.Working()), ",")
+		c = "Y " + strings.Join(partitionsOf(pr.Working()), ",")
 	}
 	if len(pr.LimitedOnly) > 0 {
-		c += " (limited " + strings.Join(pkeyStrings(pr.LimitedOnly), ",") + ")"
+		c += " (limited " + strings.Join(partitionsOf(pr.LimitedOnly), ",") + ")"
 	}
 	return c
 }
@@ -317,9 +292,9 @@ const listMax = 8
 
 func guidList(gs []check.GUID) string {
 	if len(gs) <= listMax {
-		return strings.Join(guidStrings(gs), ",")
+		return strings.Join(stringsOf(gs), ",")
 	}
-	return strings.Join(guidStrings(gs[:listMax]), ",") + fmt.Sprintf(" and %d more", len(gs)-listMax)
+	return strings.Join(stringsOf(gs[:listMax]), ",") + fmt.Sprintf(" and %d more", len(gs)-listMax)
 }
 
 func (x matrix) summaryText(w io.Writer, f cmdutil.Format) error {
@@ -342,7 +317,7 @@ func (x matrix) summaryText(w io.Writer, f cmdutil.Format) error {
 	for _, pr := range s.Ports {
 		reaches := "nobody"
 		if len(pr.Reaches) > 0 {
-			reaches = strings.Join(keyStrings(pr.Reaches), ",")
+			reaches = strings.Join(stringsOf(pr.Reaches), ",")
 		}
 		if x.names != nil {
 			rg.Add(pr.GUID.String(), nodeCell(x.names, pr.GUID), strconv.Itoa(pr.MemberOf), reaches)

@@ -64,10 +64,13 @@ func rejectedWarning(c *partconf.Config) string {
 		c.File, c.RejectedAt, c.File)
 }
 
-// uncertain is exit 4 when what OpenSM does with c's file cannot be predicted
-// (cmdutil.Uncertain).
-func uncertain(w io.Writer, c *partconf.Config, printed string) error {
-	return cmdutil.Uncertain(w, c, printed)
+// stringsOf is each x's String().
+func stringsOf[T fmt.Stringer](xs []T) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = x.String()
+	}
+	return out
 }
 
 // typeUnknown is exit 4 when the tables printed depend on whether ports are router
@@ -78,10 +81,7 @@ func typeUnknown(w io.Writer, p *query.Partitions, unknown map[check.GUID][]chec
 		return nil
 	}
 	guids := slices.Sorted(maps.Keys(unknown))
-	list := make([]string, 0, 4)
-	for _, g := range guids[:min(len(guids), 3)] {
-		list = append(list, g.String())
-	}
+	list := stringsOf(guids[:min(len(guids), 3)])
 	if len(guids) > 3 {
 		list = append(list, fmt.Sprintf("and %d more", len(guids)-3))
 	}
@@ -154,4 +154,20 @@ func keyLess(a, b check.PartitionKey) bool {
 		return a == check.DefaultPartition
 	}
 	return a < b
+}
+
+// completePartitionsFile completes FILE with file names.
+func completePartitionsFile(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	if len(args) == 0 {
+		return nil, cobra.ShellCompDirectiveDefault
+	}
+	return nil, cobra.ShellCompDirectiveNoFileComp
+}
+
+// completePartitionsFileThenGUIDs completes FILE, then the port GUIDs it names.
+func completePartitionsFileThenGUIDs(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+	if len(args) == 0 {
+		return nil, cobra.ShellCompDirectiveDefault
+	}
+	return cmdutil.FileGUIDCompletions(args[0]), cobra.ShellCompDirectiveNoFileComp
 }

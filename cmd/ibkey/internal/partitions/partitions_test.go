@@ -249,7 +249,7 @@ func TestFlagsParse(t *testing.T) {
 	if err := c.Execute(); err != nil {
 		t.Fatal(err)
 	}
-	if check.File != "a.conf" || !check.Strict || check.OpenSM.TableSize != 128 || check.Color {
+	if check.File != "a.conf" || !check.Strict || check.OpenSM.TableSize != 128 || check.ColorOut {
 		t.Errorf("check options: %+v", check)
 	}
 	var matrix *MatrixOptions

@@ -17,13 +17,11 @@ import (
 
 // ShowOptions are `ibkey partitions show`'s inputs.
 type ShowOptions struct {
-	IO      *cmdutil.IOStreams
-	Format  cmdutil.Format
-	Notices *cmdutil.Notices
-	OpenSM  cmdutil.OpenSMFlags
-	Types   PortTypes
-	File    string
-	GUIDs   []string
+	cmdutil.Deps
+	OpenSM cmdutil.OpenSMFlags
+	Types  PortTypes
+	File   string
+	GUIDs  []string
 	// Previous are the configurations OpenSM applied before FILE, oldest first;
 	// Restarted: OpenSM was restarted before each (else one process applied them all).
 	Previous  []string
@@ -32,7 +30,7 @@ type ShowOptions struct {
 
 // NewCmdShow is `ibkey partitions show FILE [GUID...]`; runF replaces the run in tests.
 func NewCmdShow(f *cmdutil.Factory, runF func(*ShowOptions) error) *cobra.Command {
-	o := &ShowOptions{IO: f.IOStreams}
+	o := &ShowOptions{}
 	c := &cobra.Command{
 		Use:   "show FILE [GUID...]",
 		Short: "Each partition's members and groups, and the tables it programs",
@@ -97,19 +95,11 @@ schemas/partitions-show.schema.json: {"schema_version":1,"file","rejected","unce
   ibkey partitions show new.conf --previous old.conf -o json
   ibkey partitions show c.conf --previous a.conf --previous b.conf --restarted`,
 		Args:              cmdutil.UsageArgs(cobra.MinimumNArgs(1)),
-		ValidArgsFunction: cmdutil.CompletePartitionsFileThenGUIDs,
-		RunE: func(c *cobra.Command, args []string) error {
+		ValidArgsFunction: completePartitionsFileThenGUIDs,
+		RunE: cmdutil.RunE(f, o, &o.Deps, func(_ *cobra.Command, args []string) error {
 			o.File, o.GUIDs = args[0], args[1:]
-			var err error
-			if o.Format, err = f.Format(); err != nil {
-				return err
-			}
-			o.Notices = f.Notices()
-			if runF != nil {
-				return runF(o)
-			}
-			return runShow(o)
-		},
+			return nil
+		}, runF, runShow),
 	}
 	o.OpenSM.AddFlags(c)
 	o.Types.add(c)
@@ -149,7 +139,7 @@ func runShow(o *ShowOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := uncertain(o.IO.ErrOut, s.p.Config, "what is shown above is"); err != nil {
+	if err := cmdutil.Uncertain(o.IO.ErrOut, s.p.Config, "what is shown above is"); err != nil {
 		return err
 	}
 	return typeUnknown(o.IO.ErrOut, s.p, s.unknownType, "the tables above are")
@@ -254,9 +244,6 @@ func effectiveMembership(m *partconf.Member, allowBoth bool) string {
 	return m.Membership.String()
 }
 
-// posText prints where an item is written (cmdutil.PartitionPos).
-func posText(p partconf.Pos, src *partconf.Config) string { return cmdutil.PartitionPos(p, src) }
-
 func partitionFlags(p *partconf.Partition) []string {
 	out := []string{}
 	seen := map[string]bool{}
@@ -341,13 +328,13 @@ func (s show) text(w io.Writer, f cmdutil.Format) error {
 		if len(part.Members) == 0 {
 			var at []string
 			for _, d := range part.Defs {
-				at = append(at, posText(d.Pos, p.Config))
+				at = append(at, cmdutil.PartitionPos(d.Pos, p.Config))
 			}
 			pg.Add(part.Key.String(), part.Name, flags, "", "(no members)", strings.Join(at, ","))
 		}
 		for mi := range part.Members {
 			m := &part.Members[mi]
-			pg.Add(part.Key.String(), part.Name, flags, effectiveMembership(m, p.Options.AllowBoth), memberRule(m, p.Options.SMGUID), posText(m.Pos(), p.Config))
+			pg.Add(part.Key.String(), part.Name, flags, effectiveMembership(m, p.Options.AllowBoth), memberRule(m, p.Options.SMGUID), cmdutil.PartitionPos(m.Pos(), p.Config))
 		}
 	}
 	if err := pg.Render(w, f); err != nil {
@@ -394,11 +381,7 @@ func (s show) text(w io.Writer, f cmdutil.Format) error {
 			}
 		}
 		if r, ok := s.unknownType[t.Port.GUID]; ok {
-			rt := make([]string, len(r))
-			for i, k := range r {
-				rt[i] = k.String()
-			}
-			portNotes = append(portNotes, "taken for a CA port: a router port gets "+strings.Join(rt, " ")+" (--router)")
+			portNotes = append(portNotes, "taken for a CA port: a router port gets "+strings.Join(stringsOf(r), " ")+" (--router)")
 		}
 		first := true
 		note := func(more ...string) string {
@@ -425,10 +408,10 @@ func (s show) text(w io.Writer, f cmdutil.Format) error {
 				continue
 			}
 			add(guid, strconv.Itoa(sl.Index), e.PKey.String(), e.PKey.Membership().String(), e.PKey.Partition().String()+" "+e.Partition.Name,
-				e.DecidedBy.Text(), posText(e.DecidedBy.Pos(), p.Config), note(extra...))
+				e.DecidedBy.Text(), cmdutil.PartitionPos(e.DecidedBy.Pos(), p.Config), note(extra...))
 		}
 		for _, d := range t.Dropped {
-			add(guid, "", d.PKey.String(), d.PKey.Membership().String(), d.Partition.Name, d.DecidedBy.Text(), posText(d.DecidedBy.Pos(), p.Config),
+			add(guid, "", d.PKey.String(), d.PKey.Membership().String(), d.Partition.Name, d.DecidedBy.Text(), cmdutil.PartitionPos(d.DecidedBy.Pos(), p.Config),
 				note(fmt.Sprintf("DROPPED: the table holds %d entries", p.Options.TableSize)))
 		}
 	}
@@ -441,7 +424,7 @@ func (s show) groupsText(w io.Writer, f cmdutil.Format, parts []*partconf.Partit
 		Optional: [][]string{{"AT"}, {"SL", "SCOPE"}, {"Q_KEY"}, {"RATE"}}}
 	for _, part := range parts {
 		for _, g := range part.Groups {
-			at := posText(g.Pos, s.p.Config)
+			at := cmdutil.PartitionPos(g.Pos, s.p.Config)
 			if g.Broadcast {
 				at += " (IPoIB broadcast)"
 			}

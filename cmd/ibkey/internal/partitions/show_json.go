@@ -127,12 +127,12 @@ func (s *show) partitionJSON(part *partconf.Partition) partitionJSON {
 	pj := partitionJSON{Key: part.Key.String(), Name: part.Name, Flags: partitionFlags(part), IPoIB: part.IPoIB,
 		DefinedAt: []string{}, Members: []memberJSON{}, Groups: []groupJSON{}}
 	for _, d := range part.Defs {
-		pj.DefinedAt = append(pj.DefinedAt, posText(d.Pos, p.Config))
+		pj.DefinedAt = append(pj.DefinedAt, cmdutil.PartitionPos(d.Pos, p.Config))
 	}
 	for mi := range part.Members {
 		m := &part.Members[mi]
 		mj := memberJSON{Member: m.Text(), Kind: m.Kind.String(), Rule: memberRule(m, p.Options.SMGUID),
-			Membership: m.Membership.String(), At: posText(m.Pos(), p.Config)}
+			Membership: m.Membership.String(), At: cmdutil.PartitionPos(m.Pos(), p.Config)}
 		if m.Membership == partconf.FlagBoth && !p.Options.AllowBoth {
 			mj.Membership, mj.Written = partconf.FlagFull.String(), mj.Membership
 		}
@@ -140,7 +140,7 @@ func (s *show) partitionJSON(part *partconf.Partition) partitionJSON {
 	}
 	for _, g := range part.Groups {
 		pj.Groups = append(pj.Groups, groupJSON{MGID: g.MGID.String(), QKey: fmt.Sprintf("0x%08x", g.QKey), MTU: int(g.MTU), Rate: int(g.Rate),
-			SL: int(g.SL), Scope: int(g.Scope), Broadcast: g.Broadcast, At: posText(g.Pos, p.Config)})
+			SL: int(g.SL), Scope: int(g.Scope), Broadcast: g.Broadcast, At: cmdutil.PartitionPos(g.Pos, p.Config)})
 	}
 	return pj
 }
@@ -153,17 +153,14 @@ func (s *show) portJSON(t *query.PortTable) portTableJSON {
 		pj.NodeDesc = &name
 	}
 	if r, ok := s.unknownType[t.Port.GUID]; ok {
-		pj.AsRouter = make([]string, len(r))
-		for i, k := range r {
-			pj.AsRouter[i] = k.String()
-		}
+		pj.AsRouter = stringsOf(r)
 	}
 	for _, sl := range t.Slots {
 		ej := tableEntryJSON{Index: sl.Index, PKey: "0x0000", Key: "0x0000"}
 		if e := sl.Entry; e != nil {
 			ms := e.PKey.Membership().String()
 			ej = tableEntryJSON{Index: sl.Index, PKey: e.PKey.String(), Key: e.PKey.Partition().String(), Membership: &ms, Valid: true,
-				Partition: &e.Partition.Name, DecidedBy: strp(e.DecidedBy.Text()), At: strp(posText(e.DecidedBy.Pos(), p.Config))}
+				Partition: &e.Partition.Name, DecidedBy: strp(e.DecidedBy.Text()), At: strp(cmdutil.PartitionPos(e.DecidedBy.Pos(), p.Config))}
 		}
 		if sl.Before.Valid() {
 			ej.Before = strp(sl.Before.String())
@@ -174,7 +171,7 @@ func (s *show) portJSON(t *query.PortTable) portTableJSON {
 		pj.Entries = append(pj.Entries, ej)
 	}
 	for _, e := range t.Dropped {
-		pj.Dropped = append(pj.Dropped, droppedJSON{e.PKey.String(), e.PKey.Membership().String(), e.Partition.Name, e.DecidedBy.Text(), posText(e.DecidedBy.Pos(), p.Config)})
+		pj.Dropped = append(pj.Dropped, droppedJSON{e.PKey.String(), e.PKey.Membership().String(), e.Partition.Name, e.DecidedBy.Text(), cmdutil.PartitionPos(e.DecidedBy.Pos(), p.Config)})
 	}
 	return pj
 }

@@ -19,7 +19,10 @@ import (
 
 // PKeysOptions holds `ibkey pkeys`'s flags and dependencies.
 type PKeysOptions struct {
-	cmdutil.PortDeps
+	cmdutil.Deps
+	Host func() *query.Host
+	// MAD holds the transport flags (AddMADFlags).
+	MAD      *cmdutil.MADFlags
 	Selector query.Selector
 	// Addr holds --lid/--dr/--port; Fabric is set from them when the ports are read
 	// over MADs instead of from sysfs.
@@ -31,7 +34,7 @@ type PKeysOptions struct {
 
 // NewCmdPKeys builds the command; runF, when not nil, runs instead of runPKeys (tests of flag parsing).
 func NewCmdPKeys(f *cmdutil.Factory, runF func(*PKeysOptions) error) *cobra.Command {
-	o := &PKeysOptions{PortDeps: cmdutil.NewPortDeps(f)}
+	o := &PKeysOptions{Host: f.Host}
 	c := &cobra.Command{
 		Use:   "pkeys [DEV [PORT]]",
 		Short: "Show P_Key tables, decoded",
@@ -99,8 +102,7 @@ switch's external ports, NodeInfo PartitionCap otherwise.`,
   ibkey pkeys ib0.8001`,
 		Args:              cmdutil.UsageArgs(cobra.MaximumNArgs(2)),
 		ValidArgsFunction: cmdutil.CompleteDevPort(f),
-		RunE: func(c *cobra.Command, args []string) error {
-			o.Ctx = cmdutil.Context(c)
+		RunE: cmdutil.RunE(f, o, &o.Deps, func(_ *cobra.Command, args []string) error {
 			fab, err := o.Addr.Selectors(args)
 			if err != nil {
 				return err
@@ -111,11 +113,8 @@ switch's external ports, NodeInfo PartitionCap otherwise.`,
 					return err
 				}
 			}
-			if runF != nil {
-				return runF(o)
-			}
-			return runPKeys(o)
-		},
+			return nil
+		}, runF, runPKeys),
 	}
 	o.MAD = cmdutil.AddMADFlags(c, f)
 	o.Addr.RegisterFor(c, f)
@@ -174,44 +173,40 @@ type enforcementJSON struct {
 }
 
 func runPKeys(o *PKeysOptions) error {
-	f, err := o.Format()
-	if err != nil {
-		return err
-	}
 	var find check.PKey
 	if o.Find != "" {
+		var err error
 		if find, err = check.ParsePKey(o.Find); err != nil {
 			return err
 		}
 	}
 	if o.Fabric != nil {
-		return cmdutil.RenderFabricAddress(o.Ctx, o.MAD, o.Notices(), &o.Addr, o.Fabric, func(views []*query.PortView, src cmdutil.Source) error {
-			return renderPKeys(o, f, views, find, src)
+		return cmdutil.RenderFabricPorts(o.Ctx, o.MAD, o.Notices, &o.Addr, o.Fabric, func(views []*query.PortView, src cmdutil.Source) error {
+			return renderPKeys(o, views, find, src)
 		})
 	}
 	host := o.Host()
-	sel, ifc, err := host.ResolveDeviceOrInterface(o.Selector, o.Notices().Warn)
+	sel, ifc, err := host.ResolveDeviceOrInterface(o.Selector, o.Notices.Warn)
 	if err != nil {
 		return err
 	}
 	views, err := host.Load(sel, query.LoadOptions{Tables: true, Interfaces: true})
-	incomplete := cmdutil.HostIncomplete(err)
-	partial, err := cmdutil.HostPartial(o.Notices(), err)
+	incomplete, partial, err := cmdutil.HostPartial(o.Notices, err)
 	if err != nil {
 		return err
 	}
-	o.Notices().Label(host.Label)
+	o.Notices.Label(host.Label)
 	if ifc != nil {
-		o.Notices().Label(ifc.Describe())
+		o.Notices.Label(ifc.Describe())
 	}
 	src := cmdutil.Source{Demo: host.Label != "", Incomplete: incomplete}
 	if o.Find != "" {
 		// A port that holds the key answers --find whatever else was not read (exit
 		// 0, as its help promises); findPKey exits 4 only when the key was not found
 		// and could be among what was not read.
-		return renderPKeys(o, f, views, find, src)
+		return renderPKeys(o, views, find, src)
 	}
-	return cmdutil.Then(renderPKeys(o, f, views, find, src), partial)
+	return cmdutil.Then(renderPKeys(o, views, find, src), partial)
 }
 
 // unreadTables lists the ports whose P_Key table exists but was not read (a DOWN CA
@@ -236,17 +231,17 @@ func warnViews(n *cmdutil.Notices, views []*query.PortView) {
 	}
 }
 
-func renderPKeys(o *PKeysOptions, f cmdutil.Format, views []*query.PortView, find check.PKey, src cmdutil.Source) error {
-	n := o.Notices()
+func renderPKeys(o *PKeysOptions, views []*query.PortView, find check.PKey, src cmdutil.Source) error {
+	n := o.Notices
 	if o.Find != "" {
-		return findPKey(o, f, views, find, src.Incomplete)
+		return findPKey(o, views, find, src.Incomplete)
 	}
 	var after error
 	if unread := unreadTables(views); len(unread) > 0 {
 		src.Incomplete = append(src.Incomplete, unread...)
 		after = cmdutil.Exit(cmdutil.ExitIncomplete)
 	}
-	if f == cmdutil.FormatJSON {
+	if o.Format == cmdutil.FormatJSON {
 		out := make([]pkeyPortJSON, len(views))
 		for i, v := range views {
 			out[i] = pkeyPortToJSON(v, o.All)
@@ -263,7 +258,7 @@ func renderPKeys(o *PKeysOptions, f cmdutil.Format, views []*query.PortView, fin
 		warnViews(n, views)
 		return after
 	}
-	if f == cmdutil.FormatPlain {
+	if o.Format == cmdutil.FormatPlain {
 		if err := writePlain(o.IO.Out, views, o.All, n.Note); err != nil {
 			return err
 		}
@@ -351,10 +346,10 @@ func pkeysTable(w io.Writer, v *query.PortView, all bool) error {
 	}
 	fmt.Fprintf(w, "%s  %d entries, %d valid\n", head, len(v.Table.Entries), v.Table.Valid)
 	g := cmdutil.Grid{Header: []string{"INDEX", "PKEY", "MEMBERSHIP", "KEY", "NOTES", "IPOIB"}}
-	hidden, holes := 0, []string{}
+	hidden, holes := 0, []int{}
 	for _, e := range v.Table.Entries {
 		if e.Hole {
-			holes = append(holes, strconv.Itoa(e.Index))
+			holes = append(holes, e.Index)
 		}
 		if !show(e, all) {
 			hidden++
@@ -380,25 +375,23 @@ func pkeysTable(w io.Writer, v *query.PortView, all bool) error {
 	return nil
 }
 
-// compactRanges turns "3 4 5 9" into "3-5, 9".
-func compactRanges(idx []string) string {
+// compactRanges turns 3 4 5 9 into "3-5, 9".
+func compactRanges(idx []int) string {
 	var out []string
 	for i := 0; i < len(idx); {
 		j := i
-		for j+1 < len(idx) && atoi(idx[j+1]) == atoi(idx[j])+1 {
+		for j+1 < len(idx) && idx[j+1] == idx[j]+1 {
 			j++
 		}
 		if j > i {
-			out = append(out, idx[i]+"-"+idx[j])
+			out = append(out, fmt.Sprintf("%d-%d", idx[i], idx[j]))
 		} else {
-			out = append(out, idx[i])
+			out = append(out, strconv.Itoa(idx[i]))
 		}
 		i = j + 1
 	}
 	return strings.Join(out, ", ")
 }
-
-func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
 
 func onOff(b bool) string {
 	if b {
@@ -478,8 +471,8 @@ type findJSON struct {
 
 // findPKey prints the index a QP should use for key's partition on each port.
 // incomplete lists what of the host was not read (exit 4 whatever the answer).
-func findPKey(o *PKeysOptions, f cmdutil.Format, views []*query.PortView, key check.PKey, incomplete []cmdutil.Incomplete) error {
-	n := o.Notices()
+func findPKey(o *PKeysOptions, views []*query.PortView, key check.PKey, incomplete []cmdutil.Incomplete) error {
+	n := o.Notices
 	var results []findJSON
 	var outcomes []query.FindResult
 	found := false
@@ -536,7 +529,7 @@ func findPKey(o *PKeysOptions, f cmdutil.Format, views []*query.PortView, key ch
 			}
 		}
 	}
-	switch f {
+	switch o.Format {
 	case cmdutil.FormatJSON:
 		if err := cmdutil.WriteJSON(o.IO.Out, struct {
 			Schema     cmdutil.SchemaVersion `json:"schema_version"`
@@ -566,7 +559,7 @@ func findPKey(o *PKeysOptions, f cmdutil.Format, views []*query.PortView, key ch
 			}
 		}
 		if len(g.Rows) > 0 {
-			if err := g.Render(o.IO.Out, f); err != nil {
+			if err := g.Render(o.IO.Out, o.Format); err != nil {
 				return err
 			}
 		}

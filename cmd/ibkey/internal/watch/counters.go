@@ -20,13 +20,9 @@ import (
 
 // CountersOptions holds `ibkey watch counters`'s flags and dependencies.
 type CountersOptions struct {
-	IO      *cmdutil.IOStreams
-	Format  func() (cmdutil.Format, error)
-	Notices func() *cmdutil.Notices
-	Host    func() *query.Host
-	// Color reports whether the screen may use colour (stdout a terminal, colour
-	// allowed).
-	Color func() bool
+	// Deps.ColorOut: the screen may use colour.
+	cmdutil.Deps
+	Host func() *query.Host
 	// Getenv reads the environment (the screen's terminal type).
 	Getenv func(string) string
 	// MAD holds the transport flags: the fabric's ports, or the local ports' PortInfo
@@ -60,8 +56,7 @@ func localVerbs(h *query.Host) *query.VerbsCounters {
 // NewCmdCounters builds `ibkey watch counters`; runF, when not nil, runs instead of
 // runCounters (tests of flag parsing).
 func NewCmdCounters(f *cmdutil.Factory, runF func(*CountersOptions) error) *cobra.Command {
-	o := &CountersOptions{IO: f.IOStreams, Format: f.Format, Notices: f.Notices, Host: f.Host,
-		Color: f.ColorOut, Getenv: f.Getenv, Sampling: Sampling{Now: f.Now}, Verbs: localVerbs}
+	o := &CountersOptions{Host: f.Host, Getenv: f.Getenv, Sampling: Sampling{Now: f.Now}, Verbs: localVerbs}
 	c := &cobra.Command{
 		Use:   "counters [DEV[/PORT]...]",
 		Short: "Watch partition enforcement drops and P_Key/Q_Key violations",
@@ -128,7 +123,9 @@ counter stays saturated. --once reads one sample, without deltas.`,
   ibkey watch counters --ibsim --dr 0,1 --port all --all-counters`,
 		Args:              cmdutil.UsageArgs(cobra.ArbitraryArgs),
 		ValidArgsFunction: cmdutil.CompletePortArgs(f),
-		RunE: func(c *cobra.Command, args []string) error {
+		// The screen needs a terminal: -o table on a pipe is refused, not ignored.
+		Annotations: map[string]string{cmdutil.AnnotationTableNeedsTerminal: "yes"},
+		RunE: cmdutil.RunE(f, o, &o.Deps, func(c *cobra.Command, args []string) error {
 			fab, err := o.Addr.Selectors(args)
 			if err != nil {
 				return err
@@ -140,11 +137,8 @@ counter stays saturated. --once reads one sample, without deltas.`,
 			if o.Once && c.Flags().Changed("count") && o.Count != 1 {
 				return cmdutil.Usagef("--once takes one sample: it cannot be combined with --count")
 			}
-			if runF != nil {
-				return runF(o)
-			}
-			return runCounters(o)
-		},
+			return nil
+		}, runF, runCounters),
 	}
 	o.bind(c)
 	o.MAD = cmdutil.AddMADFlags(c, f)
@@ -155,10 +149,6 @@ counter stays saturated. --once reads one sample, without deltas.`,
 }
 
 func runCounters(o *CountersOptions) error {
-	f, err := o.Format()
-	if err != nil {
-		return err
-	}
 	if o.Fabric != nil {
 		// Over the fabric: the transport stays open for the whole watch and is closed
 		// however it ends (ibsim has 10 client slots).
@@ -168,17 +158,13 @@ func runCounters(o *CountersOptions) error {
 				return lerr
 			}
 			if lerr != nil {
-				o.Notices().Warn(lerr.Error() + "; watching the others")
+				o.Notices.Warn(lerr.Error() + "; watching the others")
 			}
 			sampler, err := query.NewFabricSampler(ctx, fab, views, o.Now)
 			if err != nil {
 				return err
 			}
-			label := "fabric: " + o.Fabric[0].String()
-			if len(o.Fabric) > 1 {
-				label = fmt.Sprintf("fabric: %d LIDs (%s .. %s)", len(o.Fabric), o.Fabric[0].Addr, o.Fabric[len(o.Fabric)-1].Addr)
-			}
-			return watchCounters(ctx, o, f, sampler, watched{label: label + " via " + fab.Via, via: fab.Via,
+			return watchCounters(ctx, o, sampler, watched{label: cmdutil.FabricLabel(o.Fabric, fab.Via), via: fab.Via,
 				nodes: fabricNodes(views), load: fabricTables(ctx, fab, views)})
 		})
 	}
@@ -186,11 +172,11 @@ func runCounters(o *CountersOptions) error {
 	sampler, err := query.NewSampler(host, o.Selectors, o.Now)
 	// A device or port that cannot be read does not stop the watch of the others: it
 	// is named, and the watch ends with exit 4.
-	partial, err := cmdutil.HostPartial(o.Notices(), err)
+	_, partial, err := cmdutil.HostPartial(o.Notices, err)
 	if err != nil {
 		return err
 	}
-	return cmdutil.Then(o.watchHost(f, host, sampler), partial)
+	return cmdutil.Then(o.watchHost(host, sampler), partial)
 }
 
 // loadMany is host.LoadMany without its *query.PartialError, which runCounters has
@@ -205,7 +191,7 @@ func (o *CountersOptions) loadMany(host *query.Host) ([]*query.PortView, error) 
 }
 
 // watchHost watches the local ports of sampler.
-func (o *CountersOptions) watchHost(f cmdutil.Format, host *query.Host, sampler *query.Sampler) error {
+func (o *CountersOptions) watchHost(host *query.Host, sampler *query.Sampler) error {
 	// Local ports: the P_Key/Q_Key violation counters come from verbs first (any user,
 	// no MADs), and from SMPs (PortInfo) only for what verbs cannot read.
 	var verbs *query.VerbsCounters
@@ -220,7 +206,8 @@ func (o *CountersOptions) watchHost(f cmdutil.Format, host *query.Host, sampler 
 			sampler.PreferVerbs(verbs)
 		}
 	}
-	if !o.MAD.Explicit() || o.noSMPs(host) != "" {
+	why := o.noSMPs(host)
+	if !o.MAD.Explicit() || why != "" {
 		// Without SMPs, a RoCE port's PortInfo counters are n/a because it has none,
 		// not for want of fabric access.
 		views, err := o.loadMany(host)
@@ -229,14 +216,14 @@ func (o *CountersOptions) watchHost(f cmdutil.Format, host *query.Host, sampler 
 		}
 		sampler.UsePortInfo(noPortInfo(views))
 	}
+	if why != "" {
+		// A RoCE port has no QP0: SMPs cannot read anything there. Say what the
+		// port supports and watch with the sources that work.
+		o.Notices.Note(why)
+		prefer()
+		return watchCounters(o.Ctx, o, sampler, localWatch(host, ""))
+	}
 	if o.MAD.Explicit() {
-		if why := o.noSMPs(host); why != "" {
-			// A RoCE port has no QP0: SMPs cannot read anything there. Say what the
-			// port supports and watch with the sources that work.
-			o.Notices().Note(why)
-			prefer()
-			return watchCounters(o.Ctx, o, f, sampler, localWatch(host, ""))
-		}
 		// A transport was chosen: the local ports' PortInfo violation counters, which
 		// sysfs does not have, come from SMPs to the local port.
 		opened := false
@@ -248,7 +235,7 @@ func (o *CountersOptions) watchHost(f cmdutil.Format, host *query.Host, sampler 
 			}
 			sampler.UsePortInfo(query.LocalPortInfo(ctx, fab, views))
 			prefer()
-			return watchCounters(ctx, o, f, sampler, localWatch(host, fab.Via))
+			return watchCounters(ctx, o, sampler, localWatch(host, fab.Via))
 		})
 		var umadErr *query.EnvError
 		if opened || verbs == nil || o.MAD.IbsimBase() != "" || !errors.As(err, &umadErr) {
@@ -258,29 +245,25 @@ func (o *CountersOptions) watchHost(f cmdutil.Format, host *query.Host, sampler 
 		// rdma group, no device): the violation counters verbs reads need neither.
 		// Say so, and watch with verbs and sysfs as on a RoCE port; only PortInfo's
 		// own counters (M_Key violations) are n/a, with umad's reason.
-		port := o.MAD.CAPort
-		if port == 0 {
-			port = 1
-		}
-		ca, lerr := host.Load(query.Selector{Device: o.MAD.CA, Port: port, HasPort: true}, query.LoadOptions{})
-		if lerr != nil || len(ca) != 1 {
+		ca := o.caPort(host)
+		if ca == nil {
 			return err // no such --ca port: umad's error names it
 		}
-		return o.watchWithoutUmad(f, host, sampler, ca[0], umadErr, prefer)
+		return o.watchWithoutUmad(host, sampler, ca, umadErr, prefer)
 	}
 	prefer()
-	return watchCounters(o.Ctx, o, f, sampler, localWatch(host, ""))
+	return watchCounters(o.Ctx, o, sampler, localWatch(host, ""))
 }
 
 // watchWithoutUmad watches local ports with verbs and sysfs when the umad device of
 // the --ca port ca could not be opened (why): a note names the sources used, and
 // PortInfo's counters are n/a with umad's error on the InfiniBand ports.
-func (o *CountersOptions) watchWithoutUmad(f cmdutil.Format, host *query.Host, sampler *query.Sampler, ca *query.PortView, why *query.EnvError, prefer func()) error {
+func (o *CountersOptions) watchWithoutUmad(host *query.Host, sampler *query.Sampler, ca *query.PortView, why *query.EnvError, prefer func()) error {
 	views, err := o.loadMany(host)
 	if err != nil {
 		return err
 	}
-	o.Notices().Note(query.MADSupport(ca, errors.New(why.Msg)))
+	o.Notices.Note(query.MADSupport(ca, errors.New(why.Msg)))
 	src := noPortInfo(views)
 	for _, v := range views {
 		if _, other := src.why[v.Ref()]; !other {
@@ -289,7 +272,7 @@ func (o *CountersOptions) watchWithoutUmad(f cmdutil.Format, host *query.Host, s
 	}
 	sampler.UsePortInfo(src)
 	prefer()
-	return watchCounters(o.Ctx, o, f, sampler, localWatch(host, ""))
+	return watchCounters(o.Ctx, o, sampler, localWatch(host, ""))
 }
 
 // noPortInfo is the PortInfo source when no SMP is sent: every counter n/a, a RoCE
@@ -323,8 +306,21 @@ func (s *portInfoReasons) Read(ref query.PortRef, _ []string, out []query.Readin
 // noSMPs says, when --ca names a local port that cannot send SMPs (a RoCE or iWARP
 // port: no QP0), what that port supports instead (query.MADSupport); "" otherwise.
 func (o *CountersOptions) noSMPs(host *query.Host) string {
-	if o.MAD.CA == "" || o.MAD.IbsimBase() != "" {
+	v := o.caPort(host)
+	if v == nil {
+		return "" // umad reports a missing --ca port itself
+	}
+	if ll := v.LinkLayer(); ll == "" || ll == "InfiniBand" {
 		return ""
+	}
+	return query.MADSupport(v, fmt.Errorf("--ca %s: not an InfiniBand port", v.Ref()))
+}
+
+// caPort is the local port --ca and --ca-port name (port 1 by default, as umad
+// takes it), nil without --ca, with --ibsim, or when there is no such port.
+func (o *CountersOptions) caPort(host *query.Host) *query.PortView {
+	if o.MAD.CA == "" || o.MAD.IbsimBase() != "" {
+		return nil
 	}
 	port := o.MAD.CAPort
 	if port == 0 {
@@ -332,13 +328,9 @@ func (o *CountersOptions) noSMPs(host *query.Host) string {
 	}
 	views, err := host.Load(query.Selector{Device: o.MAD.CA, Port: port, HasPort: true}, query.LoadOptions{})
 	if err != nil || len(views) != 1 {
-		return "" // umad reports a missing --ca port itself
+		return nil
 	}
-	v := views[0]
-	if ll := v.LinkLayer(); ll == "" || ll == "InfiniBand" {
-		return ""
-	}
-	return query.MADSupport(v, fmt.Errorf("--ca %s: not an InfiniBand port", v.Ref()))
+	return views[0]
 }
 
 // fabricNode is the node of ports read over the fabric: its NodeDescription and
@@ -422,11 +414,11 @@ func fabricTables(ctx context.Context, fab *query.Fabric, views []*query.PortVie
 
 // watchCounters runs the screen, or prints samples until ctx ends or --count is
 // reached.
-func watchCounters(ctx context.Context, o *CountersOptions, f cmdutil.Format, sampler *query.Sampler, w watched) error {
-	n := o.Notices()
+func watchCounters(ctx context.Context, o *CountersOptions, sampler *query.Sampler, w watched) error {
+	n, f := o.Notices, o.Format
 	if o.IO.InTTY && o.IO.OutTTY && !o.Once && o.Count == 0 && f == cmdutil.FormatTable {
 		return tui.Run(ctx, tui.Options{Sampler: sampler, Interval: o.Interval, All: o.All,
-			Label: w.label, Color: o.Color(), Getenv: o.Getenv, LoadPort: w.load}, o.IO.In, o.IO.Out)
+			Label: w.label, Color: o.ColorOut, Getenv: o.Getenv, LoadPort: w.load}, o.IO.In, o.IO.Out)
 	}
 	n.Label(w.label)
 	count := o.Count

@@ -17,17 +17,15 @@ import (
 // PKeysOptions holds `ibkey watch pkeys`'s flags and dependencies. It reads sysfs only:
 // no MAD flags.
 type PKeysOptions struct {
-	IO      *cmdutil.IOStreams
-	Format  func() (cmdutil.Format, error)
-	Notices func() *cmdutil.Notices
-	Host    func() *query.Host
+	cmdutil.Deps
+	Host func() *query.Host
 	Sampling
 }
 
 // NewCmdPKeys builds `ibkey watch pkeys`; runF, when not nil, runs instead of runPKeys
 // (tests of flag parsing).
 func NewCmdPKeys(f *cmdutil.Factory, runF func(*PKeysOptions) error) *cobra.Command {
-	o := &PKeysOptions{IO: f.IOStreams, Format: f.Format, Notices: f.Notices, Host: f.Host, Sampling: Sampling{Now: f.Now}}
+	o := &PKeysOptions{Host: f.Host, Sampling: Sampling{Now: f.Now}}
 	c := &cobra.Command{
 		Use:   "pkeys [DEV[/PORT]...]",
 		Short: "Print P_Key table changes as they happen",
@@ -48,15 +46,7 @@ port_error or port_back event.`,
   ibkey watch pkeys -o json --count 60`,
 		Args:              cmdutil.UsageArgs(cobra.ArbitraryArgs),
 		ValidArgsFunction: cmdutil.CompletePortArgs(f),
-		RunE: func(c *cobra.Command, args []string) error {
-			if err := o.check(c, args); err != nil {
-				return err
-			}
-			if runF != nil {
-				return runF(o)
-			}
-			return runPKeys(o)
-		},
+		RunE:              cmdutil.RunE(f, o, &o.Deps, o.check, runF, runPKeys),
 	}
 	o.bind(c)
 	return c
@@ -77,16 +67,13 @@ type pkeyEventJSON struct {
 }
 
 func runPKeys(o *PKeysOptions) error {
-	f, err := o.Format()
-	if err != nil {
-		return err
-	}
+	f := o.Format
 	host := o.Host()
-	n := o.Notices()
+	n := o.Notices
 	views, err := host.LoadMany(o.Selectors)
 	// A device or port that cannot be read does not stop the watch of the others:
 	// it is named, and the watch ends with exit 4.
-	partial, err := cmdutil.HostPartial(n, err)
+	_, partial, err := cmdutil.HostPartial(n, err)
 	if err != nil {
 		return err
 	}

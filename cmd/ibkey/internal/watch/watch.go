@@ -33,15 +33,13 @@ right now?) or its P_Key tables (is the Subnet Manager reprogramming them?).`,
 }
 
 // Sampling is what both watch commands share: the ports, how often and how many
-// samples, the clock and main's signal context.
+// samples, and the clock. A signal (main's context, Deps.Ctx) ends the watch after
+// the sample in progress.
 type Sampling struct {
 	Selectors []query.Selector
 	Interval  time.Duration
 	Count     int
 	Now       func() time.Time
-	// Ctx is main's signal context (set when the command runs): a signal ends the
-	// watch after the sample in progress.
-	Ctx context.Context
 }
 
 func (o *Sampling) bind(c *cobra.Command) {
@@ -50,7 +48,6 @@ func (o *Sampling) bind(c *cobra.Command) {
 }
 
 func (o *Sampling) check(c *cobra.Command, args []string) error {
-	o.Ctx = cmdutil.Context(c)
 	sels, err := cmdutil.SelectorsFromArgs(args)
 	if err != nil {
 		return err

@@ -21,53 +21,41 @@ import (
 	"github.com/ibkey/ibkey/schemas"
 )
 
+// compiler holds every schema file, so references between them
+// (common.schema.json#/$defs/...) resolve without a network; it keeps the schemas it
+// compiled. mu guards it: a Compiler is not safe for concurrent use.
 var (
-	once     sync.Once
-	compiler *jsonschema.Compiler
-	compiled = map[string]*jsonschema.Schema{}
-	mu       sync.Mutex
-	loadErr  error
-)
-
-// load adds every schema file to one compiler, so references between them
-// (common.schema.json#/$defs/...) resolve without a network.
-func load() {
-	compiler = jsonschema.NewCompiler()
-	compiler.DefaultDraft(jsonschema.Draft2020)
-	compiler.AssertFormat() // date-time and the like are checked, not only annotated
-	loadErr = fs.WalkDir(schemas.FS, ".", func(path string, d fs.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		b, err := schemas.FS.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
-		if err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		return compiler.AddResource(schemas.Base+path, doc)
+	compiler = sync.OnceValues(func() (*jsonschema.Compiler, error) {
+		c := jsonschema.NewCompiler()
+		c.DefaultDraft(jsonschema.Draft2020)
+		c.AssertFormat() // date-time and the like are checked, not only annotated
+		return c, fs.WalkDir(schemas.FS, ".", func(path string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			b, err := schemas.FS.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+			if err != nil {
+				return fmt.Errorf("%s: %w", path, err)
+			}
+			return c.AddResource(schemas.Base+path, doc)
+		})
 	})
-}
+	mu sync.Mutex
+)
 
 // Schema compiles the schema named name ("fabric-pkeys": schemas/fabric-pkeys.schema.json).
 func Schema(name string) (*jsonschema.Schema, error) {
-	once.Do(load)
-	if loadErr != nil {
-		return nil, loadErr
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if s, ok := compiled[name]; ok {
-		return s, nil
-	}
-	s, err := compiler.Compile(schemas.Base + name + ".schema.json")
+	c, err := compiler()
 	if err != nil {
 		return nil, err
 	}
-	compiled[name] = s
-	return s, nil
+	mu.Lock()
+	defer mu.Unlock()
+	return c.Compile(schemas.Base + name + ".schema.json")
 }
 
 // Check validates doc (one JSON document) against the schema named name.
