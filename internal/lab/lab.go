@@ -26,8 +26,8 @@ import (
 	"time"
 )
 
-// PreloadLib is libumad2sim, which redirects libibumad's device access to ibsim.
-const PreloadLib = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so"
+// preloadLib is libumad2sim, which redirects libibumad's device access to ibsim.
+const preloadLib = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so"
 
 // InstallHint is the command that provides everything the lab needs.
 const InstallHint = "apt-get install -y ibsim-utils opensm infiniband-diags"
@@ -59,8 +59,8 @@ func Available() error {
 			missing = append(missing, p)
 		}
 	}
-	if _, err := os.Stat(PreloadLib); err != nil {
-		missing = append(missing, PreloadLib)
+	if _, err := os.Stat(preloadLib); err != nil {
+		missing = append(missing, preloadLib)
 	}
 	if len(missing) > 0 {
 		return fmt.Errorf("simulated fabric unavailable: missing %s", strings.Join(missing, ", "))
@@ -141,9 +141,13 @@ func Start(t testing.TB, topologyFile string, opts *Options) *Lab {
 	if o.StartTimeout <= 0 {
 		o.StartTimeout = 10 * time.Second
 	}
-	topo, err := ParseTopologyFile(topologyFile)
+	text, err := os.ReadFile(topologyFile)
 	if err != nil {
 		t.Fatalf("lab: %v", err)
+	}
+	topo, err := ParseTopology(string(text))
+	if err != nil {
+		t.Fatalf("lab: topology %s: %v", topologyFile, err)
 	}
 	ibsim, _ := lookPath("ibsim")
 	sock := o.SockName
@@ -247,7 +251,7 @@ func (l *Lab) env(node string) []string {
 // Env returns the environment a process needs to attach to this lab at node
 // through libumad2sim.
 func (l *Lab) Env(node string) []string {
-	return append(l.env(node), "LD_PRELOAD="+PreloadLib)
+	return append(l.env(node), "LD_PRELOAD="+preloadLib)
 }
 
 // Console sends one ibsim console command, e.g.

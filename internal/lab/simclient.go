@@ -31,9 +31,6 @@ func simAddr(sockName, name string) *net.UnixAddr {
 // socket base name sockName. Every call on it ends by the earlier of ctx's deadline
 // and simTimeout from now.
 func dialSim(ctx context.Context, sockName, node string) (*simClient, error) {
-	if sockName == "" {
-		sockName = "sim"
-	}
 	if len(node) > 31 {
 		return nil, fmt.Errorf("lab: node name %q longer than 31 bytes", node)
 	}
