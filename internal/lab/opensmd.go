@@ -33,34 +33,17 @@ type OpenSMDaemon struct {
 
 var smdSeq atomic.Uint64
 
-// DaemonOptions tune StartOpenSMDaemonWith.
-type DaemonOptions struct {
-	// Partitions is the text of partitions.conf.
-	Partitions string
-	// Conf are extra opensm.conf lines ("allow_both_pkeys TRUE", "log_flags 0x07",
-	// "log_prefix NAME").
-	Conf []string
-	// Args are more opensm arguments (-W, -g GUID, -Z off).
-	Args []string
-}
-
 // StartOpenSMDaemon starts OpenSM as a daemon at the lab's SM node with
 // partitionsConf, with periodic sweeps off (-s 0: only a SIGHUP sweeps again) and the
 // log flushed at every line (force_log_flush), and waits for its first "SUBNET UP".
-func (l *Lab) StartOpenSMDaemon(t testing.TB, partitionsConf string) *OpenSMDaemon {
-	t.Helper()
-	return l.StartOpenSMDaemonWith(t, DaemonOptions{Partitions: partitionsConf})
-}
-
-// StartOpenSMDaemonWith is StartOpenSMDaemon with more opensm.conf lines and
-// arguments.
-func (l *Lab) StartOpenSMDaemonWith(t testing.TB, o DaemonOptions) *OpenSMDaemon {
+// conf are more opensm.conf lines ("log_flags 0x07", "log_prefix NAME").
+func (l *Lab) StartOpenSMDaemon(t testing.TB, partitionsConf string, conf ...string) *OpenSMDaemon {
 	t.Helper()
 	node, err := l.smNode()
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err := startOpenSMDaemon(t, filepath.Join(l.Dir, fmt.Sprintf("opensmd%d", smdSeq.Add(1))), l.Env(node), o)
+	d, err := startOpenSMDaemon(t, filepath.Join(l.Dir, fmt.Sprintf("opensmd%d", smdSeq.Add(1))), l.Env(node), partitionsConf, conf, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,13 +52,14 @@ func (l *Lab) StartOpenSMDaemonWith(t testing.TB, o DaemonOptions) *OpenSMDaemon
 
 // StartOpenSMDaemonAt is StartOpenSMDaemon for a simulator this package did not start:
 // OpenSM runs in dir, attached with env (the LD_PRELOAD, IBSIM_SOCKNAME and SIM_HOST a
-// libumad2sim client needs). It is stopped in the test's cleanup.
+// libumad2sim client needs), with extra opensm arguments (-W, -g GUID, -Z off). It is
+// stopped in the test's cleanup.
 func StartOpenSMDaemonAt(t testing.TB, dir string, env []string, partitionsConf string, extra ...string) (*OpenSMDaemon, error) {
 	t.Helper()
-	return startOpenSMDaemon(t, dir, env, DaemonOptions{Partitions: partitionsConf, Args: extra})
+	return startOpenSMDaemon(t, dir, env, partitionsConf, nil, extra)
 }
 
-func startOpenSMDaemon(t testing.TB, dir string, env []string, o DaemonOptions) (*OpenSMDaemon, error) {
+func startOpenSMDaemon(t testing.TB, dir string, env []string, partitionsConf string, conf, args []string) (*OpenSMDaemon, error) {
 	t.Helper()
 	bin, err := lookPath("opensm")
 	if err != nil {
@@ -85,14 +69,14 @@ func startOpenSMDaemon(t testing.TB, dir string, env []string, o DaemonOptions) 
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(d.Conf, []byte(o.Partitions), 0o644); err != nil {
+	if err := os.WriteFile(d.Conf, []byte(partitionsConf), 0o644); err != nil {
 		return nil, err
 	}
 	osmConf := filepath.Join(dir, "opensm.conf")
-	if err := os.WriteFile(osmConf, []byte(strings.Join(append([]string{"force_log_flush TRUE"}, o.Conf...), "\n")+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(osmConf, []byte(strings.Join(append([]string{"force_log_flush TRUE"}, conf...), "\n")+"\n"), 0o644); err != nil {
 		return nil, err
 	}
-	d.cmd = exec.Command(bin, append([]string{"-F", osmConf, "-s", "0", "-P", d.Conf, "-f", d.Log}, o.Args...)...)
+	d.cmd = exec.Command(bin, append([]string{"-F", osmConf, "-s", "0", "-P", d.Conf, "-f", d.Log}, args...)...)
 	d.cmd.Dir = dir
 	d.cmd.Env = append(env, "OSM_CACHE_DIR="+dir, "OSM_TMP_DIR="+dir)
 	d.cmd.Stdout, d.cmd.Stderr = &d.out, &d.out
