@@ -53,10 +53,10 @@ const (
 
 // SetPKeyBlock writes one P_KeyTable block (IBA 14.2.5.7: 32 big-endian entries) of
 // port at a (LID-routed or a pure directed route from the attaching node) with a
-// SubnSet sent from its own ibsim client attached at node ("" = ibsim's first node)
-// on the simulator with socket base name sockName. It holds one of ibsim's 10 client
-// slots only for the call. The reply must be a GetResp with status 0 showing entries.
-func SetPKeyBlock(ctx context.Context, sockName, node string, a mad.Address, port uint8, block uint16, entries [mad.PKeysPerBlock]uint16) error {
+// SubnSet sent from its own client of this lab's ibsim attached at node ("" = ibsim's
+// first node). It holds one of ibsim's 10 client slots only for the call. The reply
+// must be a GetResp with status 0 showing entries.
+func (l *Lab) SetPKeyBlock(ctx context.Context, node string, a mad.Address, port uint8, block uint16, entries [mad.PKeysPerBlock]uint16) error {
 	if a.Directed && len(a.Path) > mad.MaxHops {
 		return fmt.Errorf("lab: directed route of %d hops, at most %d", len(a.Path), mad.MaxHops)
 	}
@@ -84,7 +84,7 @@ func SetPKeyBlock(ctx context.Context, sockName, node string, a mad.Address, por
 		copy(m[offInitialPath+1:], a.Path)
 		dlid = permissiveLID
 	}
-	c, err := dialSim(ctx, sockName, node)
+	c, err := dialSim(ctx, l.SockName, node)
 	if err != nil {
 		return err
 	}
@@ -114,9 +114,4 @@ func SetPKeyBlock(ctx context.Context, sockName, node string, a mad.Address, por
 		return fmt.Errorf("lab: SubnSet(P_KeyTable) %s port %d block %d: reply shows %04x, want %04x", a, port, block, got, entries)
 	}
 	return nil
-}
-
-// SetPKeyBlock is SetPKeyBlock on this lab's simulator.
-func (l *Lab) SetPKeyBlock(ctx context.Context, node string, a mad.Address, port uint8, block uint16, entries [mad.PKeysPerBlock]uint16) error {
-	return SetPKeyBlock(ctx, l.SockName, node, a, port, block, entries)
 }
