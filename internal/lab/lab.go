@@ -98,8 +98,6 @@ type Options struct {
 	// ToolNode is where Tool attaches; empty means ibsim's default, the
 	// first node of the topology file.
 	ToolNode string
-	// StartTimeout bounds the wait for "Network simulator ready" (default 10s).
-	StartTimeout time.Duration
 	// SockName, when set, is the socket base name: a test that restarts ibsim
 	// under the name its clients already use. Empty: a name unique to this lab.
 	SockName string
@@ -129,6 +127,10 @@ type Lab struct {
 
 var labSeq atomic.Uint64
 
+// startTimeout bounds each wait of Start for ibsim (a hang detector: a 2,000-node
+// fat tree takes ibsim a few seconds on a loaded machine).
+const startTimeout = time.Minute
+
 // Start runs `ibsim -s topologyFile` for the test and stops it in t.Cleanup.
 // It skips (or, under CI, fails) the test when the lab is not installed.
 func Start(t testing.TB, topologyFile string, opts *Options) *Lab {
@@ -137,9 +139,6 @@ func Start(t testing.TB, topologyFile string, opts *Options) *Lab {
 	var o Options
 	if opts != nil {
 		o = *opts
-	}
-	if o.StartTimeout <= 0 {
-		o.StartTimeout = 10 * time.Second
 	}
 	text, err := os.ReadFile(topologyFile)
 	if err != nil {
@@ -193,15 +192,15 @@ func Start(t testing.TB, topologyFile string, opts *Options) *Lab {
 	}()
 	t.Cleanup(l.stop)
 
-	if _, err := l.stdout.waitFor("Network simulator ready", 0, o.StartTimeout, l.exited); err != nil {
+	if _, err := l.stdout.waitFor("Network simulator ready", 0, startTimeout, l.exited); err != nil {
 		t.Fatalf("lab: ibsim -s %s did not start: %v\nstderr:\n%s", topologyFile, err, tail(l.stderr.String(), 2000))
 	}
 	// Wait for the first prompt, so Console sees a quiet stream.
-	if _, err := l.stdout.waitFor("sim> ", 0, o.StartTimeout, l.exited); err != nil {
+	if _, err := l.stdout.waitFor("sim> ", 0, startTimeout, l.exited); err != nil {
 		t.Fatalf("lab: ibsim printed no prompt: %v", err)
 	}
 	// ibsim prints "ready" and its prompt before it binds its sockets.
-	if err := l.waitForSockets(o.StartTimeout); err != nil {
+	if err := l.waitForSockets(startTimeout); err != nil {
 		t.Fatalf("lab: %v", err)
 	}
 	return l
