@@ -33,13 +33,7 @@ const (
 // status (0 done; the SA's codes in bits 8-15).
 func (l *Lab) saSet(ctx context.Context, node string, smLID uint16, attr uint16, comp, smKey uint64, rec []byte) (uint16, error) {
 	tid := rand.Uint64() >> 1
-	b := make([]byte, mad.Size)
-	b[0] = 1
-	b[offClass] = classSubnAdm
-	b[offClassVer] = 2
-	b[offMethod] = methodSubnSet
-	binary.BigEndian.PutUint64(b[offTID:], tid)
-	binary.BigEndian.PutUint16(b[offAttrID:], attr)
+	b := newMAD(classSubnAdm, 2, methodSubnSet, tid, attr)
 	binary.BigEndian.PutUint64(b[offSMKey:], smKey)
 	binary.BigEndian.PutUint64(b[offCompMask:], comp)
 	copy(b[offSAData:], rec)

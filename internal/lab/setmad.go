@@ -51,6 +51,16 @@ const (
 	classSubnDR    = 0x81
 )
 
+// newMAD is a MAD with its common header (IBA 13.4.2) filled in: base version 1,
+// management class and class version, method, transaction ID, attribute ID.
+func newMAD(class, classVer, method byte, tid uint64, attr uint16) []byte {
+	b := make([]byte, mad.Size)
+	b[0], b[offClass], b[offClassVer], b[offMethod] = 1, class, classVer, method
+	binary.BigEndian.PutUint64(b[offTID:], tid)
+	binary.BigEndian.PutUint16(b[offAttrID:], attr)
+	return b
+}
+
 // SetPKeyBlock writes one P_KeyTable block (IBA 14.2.5.7: 32 big-endian entries) of
 // port at a (LID-routed or a pure directed route from the attaching node) with a
 // SubnSet sent from its own client of this lab's ibsim attached at node ("" = ibsim's
@@ -64,13 +74,7 @@ func (l *Lab) SetPKeyBlock(ctx context.Context, node string, a mad.Address, port
 		return fmt.Errorf("lab: LID %d is not a unicast destination", a.LID)
 	}
 	tid := rand.Uint64() >> 1
-	m := make([]byte, mad.Size)
-	m[0] = 1 // base version
-	m[offClass] = classSubnLID
-	m[offClassVer] = 1
-	m[offMethod] = methodSubnSet
-	binary.BigEndian.PutUint64(m[offTID:], tid)
-	binary.BigEndian.PutUint16(m[offAttrID:], attrPKeyTable)
+	m := newMAD(classSubnLID, 1, methodSubnSet, tid, attrPKeyTable)
 	binary.BigEndian.PutUint32(m[offAttrMod:], mad.PKeyTableModifier(block, port))
 	for i, v := range entries {
 		binary.BigEndian.PutUint16(m[offData+2*i:], v)

@@ -78,13 +78,7 @@ func BadSwitchPKeyTrap(issuer uint16, valid uint16, lid1, lid2, pkey uint16, sl 
 // TrapRepress, which ibsim drops ("got trap repress - dropping"), so nothing comes
 // back: wait for the SM's log.
 func (l *Lab) SendTrap(ctx context.Context, node string, smLID uint16, t Trap) error {
-	b := make([]byte, mad.Size)
-	b[0] = 1
-	b[offClass] = classSubnLID
-	b[offClassVer] = 1
-	b[offMethod] = methodTrap
-	binary.BigEndian.PutUint64(b[offTID:], rand.Uint64()>>1)
-	binary.BigEndian.PutUint16(b[offAttrID:], attrNotice)
+	b := newMAD(classSubnLID, 1, methodTrap, rand.Uint64()>>1, attrNotice)
 	n := b[offData:]
 	n[0] = 0x80 | noticeTypeSecurity // IsGeneric
 	n[1], n[2], n[3] = byte(t.Producer>>16), byte(t.Producer>>8), byte(t.Producer)
