@@ -166,8 +166,8 @@ func (s *Session) WaitFor(from int, want string, limit time.Duration) error {
 
 // Drain waits until the test has read everything the process wrote so far: the pty
 // holds nothing unread (TIOCINQ, tty_ioctl(4)) and Output stopped growing. Call it
-// once the process has stopped (WaitStopped), before looking at what it wrote last;
-// limit is a hang detector.
+// once the process has stopped (state T in /proc/PID/stat), before looking at what
+// it wrote last; limit is a hang detector.
 func (s *Session) Drain(limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	prev := -1
