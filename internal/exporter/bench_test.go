@@ -180,7 +180,7 @@ func BenchmarkFabric2000(b *testing.B) {
 	if err := os.WriteFile(net, []byte(lab.FatTree(leaves, spines, hcas)), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	l := lab.Start(b, net, &lab.Options{StartTimeout: time.Minute})
+	l := lab.Start(b, net, nil)
 	if err := l.RunOpenSM("Default=0x7fff, ipoib : ALL=full ;\nstorage=0x0001 : ALL_CAS=limited, ALL_SWITCHES=full ;\ncompute=0x0002 : ALL_CAS=full ;\n", false); err != nil {
 		b.Fatal(err)
 	}

@@ -26,8 +26,8 @@ import (
 	"time"
 )
 
-// PreloadLib is libumad2sim, which redirects libibumad's device access to ibsim.
-const PreloadLib = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so"
+// preloadLib is libumad2sim, which redirects libibumad's device access to ibsim.
+const preloadLib = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so"
 
 // InstallHint is the command that provides everything the lab needs.
 const InstallHint = "apt-get install -y ibsim-utils opensm infiniband-diags"
@@ -59,8 +59,8 @@ func Available() error {
 			missing = append(missing, p)
 		}
 	}
-	if _, err := os.Stat(PreloadLib); err != nil {
-		missing = append(missing, PreloadLib)
+	if _, err := os.Stat(preloadLib); err != nil {
+		missing = append(missing, preloadLib)
 	}
 	if len(missing) > 0 {
 		return fmt.Errorf("simulated fabric unavailable: missing %s", strings.Join(missing, ", "))
@@ -98,8 +98,6 @@ type Options struct {
 	// ToolNode is where Tool attaches; empty means ibsim's default, the
 	// first node of the topology file.
 	ToolNode string
-	// StartTimeout bounds the wait for "Network simulator ready" (default 10s).
-	StartTimeout time.Duration
 	// SockName, when set, is the socket base name: a test that restarts ibsim
 	// under the name its clients already use. Empty: a name unique to this lab.
 	SockName string
@@ -129,6 +127,10 @@ type Lab struct {
 
 var labSeq atomic.Uint64
 
+// startTimeout bounds each wait of Start for ibsim (a hang detector: a 2,000-node
+// fat tree takes ibsim a few seconds on a loaded machine).
+const startTimeout = time.Minute
+
 // Start runs `ibsim -s topologyFile` for the test and stops it in t.Cleanup.
 // It skips (or, under CI, fails) the test when the lab is not installed.
 func Start(t testing.TB, topologyFile string, opts *Options) *Lab {
@@ -138,12 +140,13 @@ func Start(t testing.TB, topologyFile string, opts *Options) *Lab {
 	if opts != nil {
 		o = *opts
 	}
-	if o.StartTimeout <= 0 {
-		o.StartTimeout = 10 * time.Second
-	}
-	topo, err := ParseTopologyFile(topologyFile)
+	text, err := os.ReadFile(topologyFile)
 	if err != nil {
 		t.Fatalf("lab: %v", err)
+	}
+	topo, err := ParseTopology(string(text))
+	if err != nil {
+		t.Fatalf("lab: topology %s: %v", topologyFile, err)
 	}
 	ibsim, _ := lookPath("ibsim")
 	sock := o.SockName
@@ -189,15 +192,15 @@ func Start(t testing.TB, topologyFile string, opts *Options) *Lab {
 	}()
 	t.Cleanup(l.stop)
 
-	if _, err := l.stdout.waitFor("Network simulator ready", 0, o.StartTimeout, l.exited); err != nil {
+	if _, err := l.stdout.waitFor("Network simulator ready", 0, startTimeout, l.exited); err != nil {
 		t.Fatalf("lab: ibsim -s %s did not start: %v\nstderr:\n%s", topologyFile, err, tail(l.stderr.String(), 2000))
 	}
 	// Wait for the first prompt, so Console sees a quiet stream.
-	if _, err := l.stdout.waitFor("sim> ", 0, o.StartTimeout, l.exited); err != nil {
+	if _, err := l.stdout.waitFor("sim> ", 0, startTimeout, l.exited); err != nil {
 		t.Fatalf("lab: ibsim printed no prompt: %v", err)
 	}
 	// ibsim prints "ready" and its prompt before it binds its sockets.
-	if err := l.waitForSockets(o.StartTimeout); err != nil {
+	if err := l.waitForSockets(startTimeout); err != nil {
 		t.Fatalf("lab: %v", err)
 	}
 	return l
@@ -247,7 +250,7 @@ func (l *Lab) env(node string) []string {
 // Env returns the environment a process needs to attach to this lab at node
 // through libumad2sim.
 func (l *Lab) Env(node string) []string {
-	return append(l.env(node), "LD_PRELOAD="+PreloadLib)
+	return append(l.env(node), "LD_PRELOAD="+preloadLib)
 }
 
 // Console sends one ibsim console command, e.g.

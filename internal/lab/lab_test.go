@@ -17,7 +17,7 @@ func TestFatTreeFileIsGenerated(t *testing.T) {
 	if got := FatTree(4, 2, 8); string(b) != got {
 		t.Fatal("testdata/fattree.net differs from FatTree(4, 2, 8); regenerate it")
 	}
-	topo, err := ParseTopology(strings.NewReader(string(b)))
+	topo, err := ParseTopology(string(b))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +30,11 @@ func TestFatTreeFileIsGenerated(t *testing.T) {
 }
 
 func TestParseTopologyAndDRPath(t *testing.T) {
-	topo, err := ParseTopologyFile("testdata/small.net")
+	b, err := os.ReadFile("testdata/small.net")
+	if err != nil {
+		t.Fatal(err)
+	}
+	topo, err := ParseTopology(string(b))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +70,7 @@ func TestParseTopologyAndDRPath(t *testing.T) {
 		"Hca 1 \"A\"\n\nHca 1 \"A\"\n",                           // duplicate
 		"[1] \"B\"[1]\n",                                         // link before header
 	} {
-		if _, err := ParseTopology(strings.NewReader(bad)); err == nil {
+		if _, err := ParseTopology(bad); err == nil {
 			t.Errorf("ParseTopology(%q): no error", bad)
 		}
 	}

@@ -22,10 +22,8 @@ import (
 // (osm_prtn_make_partitions, called by the P_Key manager) and a SIGHUP forces one
 // (opensm/main.c: "a HUP signal should only start a new heavy sweep").
 type OpenSMDaemon struct {
-	// Dir holds its files: partitions.conf, opensm.conf, opensm.log.
-	Dir, Conf, Log string
-	// Node is where OpenSM is attached.
-	Node string
+	// Conf is its partitions.conf, Log its log file.
+	Conf, Log string
 
 	cmd    *exec.Cmd
 	exited chan struct{}
@@ -35,77 +33,52 @@ type OpenSMDaemon struct {
 
 var smdSeq atomic.Uint64
 
-// DaemonOptions tune StartOpenSMDaemonWith.
-type DaemonOptions struct {
-	// Partitions is the text of partitions.conf.
-	Partitions string
-	// Node is where OpenSM attaches; empty means Options.SMNode, else the first CA.
-	Node string
-	// Conf are extra opensm.conf lines ("allow_both_pkeys TRUE", "log_flags 0x07",
-	// "log_prefix NAME").
-	Conf []string
-	// Args are more opensm arguments (-W, -g GUID, -Z off).
-	Args []string
-}
-
 // StartOpenSMDaemon starts OpenSM as a daemon at the lab's SM node with
 // partitionsConf, with periodic sweeps off (-s 0: only a SIGHUP sweeps again) and the
 // log flushed at every line (force_log_flush), and waits for its first "SUBNET UP".
-// extra are more opensm arguments (-W, -g GUID, -Z off).
-func (l *Lab) StartOpenSMDaemon(t testing.TB, partitionsConf string, extra ...string) *OpenSMDaemon {
+// conf are more opensm.conf lines ("log_flags 0x07", "log_prefix NAME").
+func (l *Lab) StartOpenSMDaemon(t testing.TB, partitionsConf string, conf ...string) *OpenSMDaemon {
 	t.Helper()
-	return l.StartOpenSMDaemonWith(t, DaemonOptions{Partitions: partitionsConf, Args: extra})
-}
-
-// StartOpenSMDaemonWith is StartOpenSMDaemon with options: the node OpenSM attaches
-// at, more opensm.conf lines and arguments.
-func (l *Lab) StartOpenSMDaemonWith(t testing.TB, o DaemonOptions) *OpenSMDaemon {
-	t.Helper()
-	node := o.Node
-	if node == "" {
-		var err error
-		if node, err = l.smNode(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	d, err := startOpenSMDaemon(t, filepath.Join(l.Dir, fmt.Sprintf("opensmd%d", smdSeq.Add(1))), l.Env(node), o)
+	node, err := l.smNode()
 	if err != nil {
 		t.Fatal(err)
 	}
-	d.Node = node
+	d, err := startOpenSMDaemon(t, filepath.Join(l.Dir, fmt.Sprintf("opensmd%d", smdSeq.Add(1))), l.Env(node), partitionsConf, conf, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	return d
 }
 
 // StartOpenSMDaemonAt is StartOpenSMDaemon for a simulator this package did not start:
 // OpenSM runs in dir, attached with env (the LD_PRELOAD, IBSIM_SOCKNAME and SIM_HOST a
-// libumad2sim client needs). It is stopped in the test's cleanup.
+// libumad2sim client needs), with extra opensm arguments (-W, -g GUID, -Z off). It is
+// stopped in the test's cleanup.
 func StartOpenSMDaemonAt(t testing.TB, dir string, env []string, partitionsConf string, extra ...string) (*OpenSMDaemon, error) {
 	t.Helper()
-	return startOpenSMDaemon(t, dir, env, DaemonOptions{Partitions: partitionsConf, Args: extra})
+	return startOpenSMDaemon(t, dir, env, partitionsConf, nil, extra)
 }
 
-func startOpenSMDaemon(t testing.TB, dir string, env []string, o DaemonOptions) (*OpenSMDaemon, error) {
+func startOpenSMDaemon(t testing.TB, dir string, env []string, partitionsConf string, conf, args []string) (*OpenSMDaemon, error) {
 	t.Helper()
 	bin, err := lookPath("opensm")
 	if err != nil {
 		return nil, fmt.Errorf("lab: %v; install with: %s", err, InstallHint)
 	}
-	d := &OpenSMDaemon{Dir: dir, exited: make(chan struct{})}
-	if err := os.MkdirAll(d.Dir, 0o755); err != nil {
+	d := &OpenSMDaemon{Conf: filepath.Join(dir, "partitions.conf"), Log: filepath.Join(dir, "opensm.log"), exited: make(chan struct{})}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	d.Conf = filepath.Join(d.Dir, "partitions.conf")
-	d.Log = filepath.Join(d.Dir, "opensm.log")
-	if err := os.WriteFile(d.Conf, []byte(o.Partitions), 0o644); err != nil {
+	if err := os.WriteFile(d.Conf, []byte(partitionsConf), 0o644); err != nil {
 		return nil, err
 	}
-	osmConf := filepath.Join(d.Dir, "opensm.conf")
-	if err := os.WriteFile(osmConf, []byte(strings.Join(append([]string{"force_log_flush TRUE"}, o.Conf...), "\n")+"\n"), 0o644); err != nil {
+	osmConf := filepath.Join(dir, "opensm.conf")
+	if err := os.WriteFile(osmConf, []byte(strings.Join(append([]string{"force_log_flush TRUE"}, conf...), "\n")+"\n"), 0o644); err != nil {
 		return nil, err
 	}
-	d.cmd = exec.Command(bin, append([]string{"-F", osmConf, "-s", "0", "-P", d.Conf, "-f", d.Log}, o.Args...)...)
-	d.cmd.Dir = d.Dir
-	d.cmd.Env = append(env, "OSM_CACHE_DIR="+d.Dir, "OSM_TMP_DIR="+d.Dir)
+	d.cmd = exec.Command(bin, append([]string{"-F", osmConf, "-s", "0", "-P", d.Conf, "-f", d.Log}, args...)...)
+	d.cmd.Dir = dir
+	d.cmd.Env = append(env, "OSM_CACHE_DIR="+dir, "OSM_TMP_DIR="+dir)
 	d.cmd.Stdout, d.cmd.Stderr = &d.out, &d.out
 	if err := d.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("lab: start opensm: %v", err)
@@ -143,58 +116,10 @@ func (d *OpenSMDaemon) Stop() {
 // and opensm.conf's log_prefix when it has one.
 var subnetUpRE = regexp.MustCompile(`(?m)^([A-Z][a-z]{2} [ 0-9]\d \d\d:\d\d:\d\d) (\d{6}) \[[^]]*\] 0x[0-9a-f]+ -> (?:[^ :]+: )?SUBNET UP$`)
 
-// SubnetUps are the times of the "SUBNET UP" lines of the log so far, from OpenSM's
-// own time stamps (local time, microseconds).
-func (d *OpenSMDaemon) SubnetUps() ([]time.Time, error) {
-	b, err := os.ReadFile(d.Log)
-	if err != nil {
-		return nil, err
-	}
-	var out []time.Time
-	now := time.Now()
-	for _, m := range subnetUpRE.FindAllSubmatch(b, -1) {
-		ts, err := time.ParseInLocation("Jan _2 15:04:05", string(m[1]), time.Local)
-		if err != nil {
-			return nil, fmt.Errorf("lab: OpenSM log time %q: %v", m[1], err)
-		}
-		us, _ := strconv.Atoi(string(m[2]))
-		ts = time.Date(now.Year(), ts.Month(), ts.Day(), ts.Hour(), ts.Minute(), ts.Second(), us*1000, time.Local)
-		out = append(out, ts)
-	}
-	return out, nil
-}
-
-// WaitSubnetUp waits until the log holds n "SUBNET UP" lines and returns the time
-// stamp of the n-th.
-func (d *OpenSMDaemon) WaitSubnetUp(n int, timeout time.Duration) (time.Time, error) {
-	deadline := time.Now().Add(timeout)
-	for {
-		ups, err := d.SubnetUps()
-		if err == nil && len(ups) >= n {
-			return ups[n-1], nil
-		}
-		select {
-		case <-d.exited:
-			log, _ := os.ReadFile(d.Log)
-			return time.Time{}, fmt.Errorf("lab: opensm exited before SUBNET UP #%d: %s\nlog:\n%s", n, d.out.String(), tail(string(log), 4000))
-		default:
-		}
-		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(d.Log)
-			return time.Time{}, fmt.Errorf("lab: no SUBNET UP #%d in the OpenSM log within %v\nlog:\n%s", n, timeout, tail(string(log), 4000))
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // Reprogram writes partitionsConf and sends SIGHUP; it returns when OpenSM has
 // finished the heavy sweep that applied it, with the time the signal was sent and the
 // time stamp of that sweep's "SUBNET UP" (the tables were programmed before it).
 func (d *OpenSMDaemon) Reprogram(ctx context.Context, partitionsConf string) (hup, up time.Time, err error) {
-	ups, err := d.SubnetUps()
-	if err != nil {
-		return hup, up, err
-	}
 	tmp := d.Conf + ".new"
 	if err := os.WriteFile(tmp, []byte(partitionsConf), 0o644); err != nil {
 		return hup, up, err
@@ -202,16 +127,43 @@ func (d *OpenSMDaemon) Reprogram(ctx context.Context, partitionsConf string) (hu
 	if err := os.Rename(tmp, d.Conf); err != nil {
 		return hup, up, err
 	}
-	hup = time.Now()
-	if err := d.cmd.Process.Signal(syscall.SIGHUP); err != nil {
-		return hup, up, err
-	}
 	timeout := 60 * time.Second
 	if dl, ok := ctx.Deadline(); ok {
 		timeout = time.Until(dl)
 	}
-	up, err = d.WaitSubnetUp(len(ups)+1, timeout)
-	return hup, up, err
+	return d.sweep(timeout)
+}
+
+// Resweep asks OpenSM for a heavy sweep (SIGHUP, opensm(8)): it reads
+// partitions.conf again and reprograms the tables. It waits for the next SUBNET UP.
+func (d *OpenSMDaemon) Resweep(timeout time.Duration) error {
+	_, _, err := d.sweep(timeout)
+	return err
+}
+
+// sweep sends SIGHUP and waits for the next "SUBNET UP"; it returns when the signal
+// was sent and that line's time stamp (OpenSM's own: local time, microseconds).
+func (d *OpenSMDaemon) sweep(timeout time.Duration) (hup, up time.Time, err error) {
+	from := d.LogSize()
+	hup = time.Now()
+	if err := d.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		return hup, up, err
+	}
+	seg, err := d.WaitLog("SUBNET UP", from, timeout)
+	if err != nil {
+		return hup, up, fmt.Errorf("lab: %v\nlog:\n%s", err, tail(d.LogText(), 4000))
+	}
+	m := subnetUpRE.FindStringSubmatch(seg)
+	if m == nil {
+		return hup, up, fmt.Errorf("lab: no time-stamped SUBNET UP line in %q", tail(seg, 400))
+	}
+	ts, err := time.ParseInLocation("Jan _2 15:04:05", m[1], time.Local)
+	if err != nil {
+		return hup, up, fmt.Errorf("lab: OpenSM log time %q: %v", m[1], err)
+	}
+	us, _ := strconv.Atoi(m[2])
+	up = time.Date(hup.Year(), ts.Month(), ts.Day(), ts.Hour(), ts.Minute(), ts.Second(), us*1000, time.Local)
+	return hup, up, nil
 }
 
 // LogText is the log so far.
@@ -256,17 +208,6 @@ func (d *OpenSMDaemon) WaitLog(text string, from int64, timeout time.Duration) (
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-}
-
-// Resweep asks OpenSM for a heavy sweep (SIGHUP, opensm(8)): it reads
-// partitions.conf again and reprograms the tables. It waits for the next SUBNET UP.
-func (d *OpenSMDaemon) Resweep(timeout time.Duration) error {
-	from := d.LogSize()
-	if err := d.cmd.Process.Signal(syscall.SIGHUP); err != nil {
-		return err
-	}
-	_, err := d.WaitLog("SUBNET UP", from, timeout)
-	return err
 }
 
 // ReopenLog asks OpenSM to close and reopen its log file (SIGUSR1, opensm(8)), as

@@ -34,14 +34,6 @@ type PartconfCase struct {
 	AllowBoth bool
 }
 
-// Name is the subtest name: the config, with -W when both memberships are allowed.
-func (c PartconfCase) Name() string {
-	if c.AllowBoth {
-		return c.Conf + "-W"
-	}
-	return c.Conf
-}
-
 // File is the config's path.
 func (c PartconfCase) File() string { return filepath.Join(partconfDir(), c.Conf+".conf") }
 
@@ -103,7 +95,11 @@ func EachPartconfCase(t *testing.T, f func(t *testing.T, c PartconfCase, l *Lab,
 		t.Skip("lab: -short")
 	}
 	for _, c := range partconfCases {
-		t.Run(c.Name(), func(t *testing.T) {
+		name := c.Conf // with -W when both memberships are allowed
+		if c.AllowBoth {
+			name += "-W"
+		}
+		t.Run(name, func(t *testing.T) {
 			l := StartPartconf(t)
 			f(t, c, l, l.ProgramFile(t, c.File(), c.AllowBoth))
 		})

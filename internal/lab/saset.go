@@ -28,32 +28,21 @@ const (
 	mcrCompJoin    = 1 << 16
 )
 
-// EncodeSASet is a SubnAdmSet of attr with the record rec, component mask comp and
-// SM_Key smKey.
-func EncodeSASet(attr uint16, comp, smKey uint64, rec []byte, tid uint64) []byte {
-	b := make([]byte, mad.Size)
-	b[0] = 1
-	b[offClass] = classSubnAdm
-	b[offClassVer] = 2
-	b[offMethod] = methodSubnSet
-	binary.BigEndian.PutUint64(b[offTID:], tid)
-	binary.BigEndian.PutUint16(b[offAttrID:], attr)
+// saSet sends a SubnAdmSet of attr with the record rec, component mask comp and SM_Key
+// smKey from a client attached at node to the SA at smLID and returns the reply's MAD
+// status (0 done; the SA's codes in bits 8-15).
+func (l *Lab) saSet(ctx context.Context, node string, smLID uint16, attr uint16, comp, smKey uint64, rec []byte) (uint16, error) {
+	tid := rand.Uint64() >> 1
+	b := newMAD(classSubnAdm, 2, methodSubnSet, tid, attr)
 	binary.BigEndian.PutUint64(b[offSMKey:], smKey)
 	binary.BigEndian.PutUint64(b[offCompMask:], comp)
 	copy(b[offSAData:], rec)
-	return b
-}
-
-// SASet sends the Set from a client attached at node to the SA at smLID and returns
-// the reply's MAD status (0 done; the SA's codes in bits 8-15).
-func SASet(ctx context.Context, sockName, node string, smLID uint16, attr uint16, comp, smKey uint64, rec []byte) (uint16, error) {
-	c, err := dialSim(ctx, sockName, node)
+	c, err := dialSim(ctx, l.SockName, node)
 	if err != nil {
 		return 0, err
 	}
 	defer c.close()
-	tid := rand.Uint64() >> 1
-	if err := c.send(smLID, 1, EncodeSASet(attr, comp, smKey, rec, tid)); err != nil {
+	if err := c.send(smLID, 1, b); err != nil {
 		return 0, err
 	}
 	reply, st, err := c.recv(tid)
@@ -96,7 +85,7 @@ func (l *Lab) Join(ctx context.Context, node string, smLID uint16, j JoinRequest
 		comp |= 1<<6 | 1<<12 | 1<<13 | 1<<14 // TClass, SL, FlowLabel, HopLimit (zero)
 	}
 	rec[48] = 1 // JoinState: full member
-	return SASet(ctx, l.SockName, node, smLID, attrMCMember, comp, 0, rec)
+	return l.saSet(ctx, node, smLID, attrMCMember, comp, 0, rec)
 }
 
 // SubscribeTrap subscribes the client at node to trap number trap of every LID
@@ -110,5 +99,5 @@ func (l *Lab) SubscribeTrap(ctx context.Context, node string, smLID uint16, trap
 	binary.BigEndian.PutUint16(rec[24:], 0xffff) // Type: any
 	binary.BigEndian.PutUint16(rec[26:], trap)
 	rec[33], rec[34], rec[35] = 0xff, 0xff, 0xff // ProducerType: any
-	return SASet(ctx, l.SockName, node, smLID, attrInformInfo, 0, smKey, rec)
+	return l.saSet(ctx, node, smLID, attrInformInfo, 0, smKey, rec)
 }

@@ -1,7 +1,6 @@
 package lab
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -52,63 +51,48 @@ const (
 	classSubnDR    = 0x81
 )
 
-// EncodePKeyBlock lays out one P_KeyTable block (IBA 14.2.5.7): 32 big-endian
-// entries, the inverse of mad.ParsePKeyBlock.
-func EncodePKeyBlock(blk [mad.PKeysPerBlock]uint16) []byte {
-	d := make([]byte, 2*mad.PKeysPerBlock)
-	for i, v := range blk {
-		binary.BigEndian.PutUint16(d[2*i:], v)
-	}
-	return d
+// newMAD is a MAD with its common header (IBA 13.4.2) filled in: base version 1,
+// management class and class version, method, transaction ID, attribute ID.
+func newMAD(class, classVer, method byte, tid uint64, attr uint16) []byte {
+	b := make([]byte, mad.Size)
+	b[0], b[offClass], b[offClassVer], b[offMethod] = 1, class, classVer, method
+	binary.BigEndian.PutUint64(b[offTID:], tid)
+	binary.BigEndian.PutUint16(b[offAttrID:], attr)
+	return b
 }
 
-// EncodeSetPKeyBlock encodes a SubnSet(P_KeyTable) SMP for block of port at a
-// (LID-routed or a pure directed route from the attaching node).
-func EncodeSetPKeyBlock(a mad.Address, port uint8, block uint16, entries [mad.PKeysPerBlock]uint16, tid uint64) ([]byte, error) {
+// SetPKeyBlock writes one P_KeyTable block (IBA 14.2.5.7: 32 big-endian entries) of
+// port at a (LID-routed or a pure directed route from the attaching node) with a
+// SubnSet sent from its own client of this lab's ibsim attached at node ("" = ibsim's
+// first node). It holds one of ibsim's 10 client slots only for the call. The reply
+// must be a GetResp with status 0 showing entries.
+func (l *Lab) SetPKeyBlock(ctx context.Context, node string, a mad.Address, port uint8, block uint16, entries [mad.PKeysPerBlock]uint16) error {
 	if a.Directed && len(a.Path) > mad.MaxHops {
-		return nil, fmt.Errorf("lab: directed route of %d hops, at most %d", len(a.Path), mad.MaxHops)
+		return fmt.Errorf("lab: directed route of %d hops, at most %d", len(a.Path), mad.MaxHops)
 	}
 	if !a.Directed && (a.LID == 0 || a.LID >= 0xc000) {
-		return nil, fmt.Errorf("lab: LID %d is not a unicast destination", a.LID)
+		return fmt.Errorf("lab: LID %d is not a unicast destination", a.LID)
 	}
-	b := make([]byte, mad.Size)
-	b[0] = 1 // base version
-	b[offClass] = classSubnLID
-	b[offClassVer] = 1
-	b[offMethod] = methodSubnSet
-	binary.BigEndian.PutUint64(b[offTID:], tid)
-	binary.BigEndian.PutUint16(b[offAttrID:], attrPKeyTable)
-	binary.BigEndian.PutUint32(b[offAttrMod:], mad.PKeyTableModifier(block, port))
-	copy(b[offData:], EncodePKeyBlock(entries))
+	tid := rand.Uint64() >> 1
+	m := newMAD(classSubnLID, 1, methodSubnSet, tid, attrPKeyTable)
+	binary.BigEndian.PutUint32(m[offAttrMod:], mad.PKeyTableModifier(block, port))
+	for i, v := range entries {
+		binary.BigEndian.PutUint16(m[offData+2*i:], v)
+	}
+	dlid := a.LID
 	if a.Directed {
-		b[offClass] = classSubnDR
-		b[offHopCount] = byte(len(a.Path))
-		binary.BigEndian.PutUint16(b[offDrSLID:], permissiveLID)
-		binary.BigEndian.PutUint16(b[offDrDLID:], permissiveLID)
-		copy(b[offInitialPath+1:], a.Path)
+		m[offClass] = classSubnDR
+		m[offHopCount] = byte(len(a.Path))
+		binary.BigEndian.PutUint16(m[offDrSLID:], permissiveLID)
+		binary.BigEndian.PutUint16(m[offDrDLID:], permissiveLID)
+		copy(m[offInitialPath+1:], a.Path)
+		dlid = permissiveLID
 	}
-	return b, nil
-}
-
-// SetPKeyBlock writes one P_KeyTable block of port at a with a SubnSet sent
-// from its own ibsim client attached at node ("" = ibsim's first node) on the
-// simulator with socket base name sockName. It holds one of ibsim's 10 client
-// slots only for the call. The reply must be a GetResp with status 0.
-func SetPKeyBlock(ctx context.Context, sockName, node string, a mad.Address, port uint8, block uint16, entries [mad.PKeysPerBlock]uint16) error {
-	c, err := dialSim(ctx, sockName, node)
+	c, err := dialSim(ctx, l.SockName, node)
 	if err != nil {
 		return err
 	}
 	defer c.close()
-	tid := rand.Uint64() >> 1
-	m, err := EncodeSetPKeyBlock(a, port, block, entries, tid)
-	if err != nil {
-		return err
-	}
-	dlid := a.LID
-	if a.Directed {
-		dlid = permissiveLID
-	}
 	if err := c.send(dlid, 0, m); err != nil {
 		return err
 	}
@@ -130,13 +114,8 @@ func SetPKeyBlock(ctx context.Context, sockName, node string, a mad.Address, por
 	if err != nil {
 		return err
 	}
-	if !bytes.Equal(EncodePKeyBlock(got), EncodePKeyBlock(entries)) {
+	if got != entries {
 		return fmt.Errorf("lab: SubnSet(P_KeyTable) %s port %d block %d: reply shows %04x, want %04x", a, port, block, got, entries)
 	}
 	return nil
-}
-
-// SetPKeyBlock is SetPKeyBlock on this lab's simulator.
-func (l *Lab) SetPKeyBlock(ctx context.Context, node string, a mad.Address, port uint8, block uint16, entries [mad.PKeysPerBlock]uint16) error {
-	return SetPKeyBlock(ctx, l.SockName, node, a, port, block, entries)
 }

@@ -31,9 +31,6 @@ func simAddr(sockName, name string) *net.UnixAddr {
 // socket base name sockName. Every call on it ends by the earlier of ctx's deadline
 // and simTimeout from now.
 func dialSim(ctx context.Context, sockName, node string) (*simClient, error) {
-	if sockName == "" {
-		sockName = "sim"
-	}
 	if len(node) > 31 {
 		return nil, fmt.Errorf("lab: node name %q longer than 31 bytes", node)
 	}
@@ -142,13 +139,7 @@ func (c *simClient) recv(tid uint64) (m []byte, status uint32, err error) {
 // otherwise drop the MAD of a slot already gone.
 func (c *simClient) sync() error {
 	tid := rand.Uint64() >> 1
-	b := make([]byte, mad.Size)
-	b[0] = 1
-	b[offClass] = classSubnDR
-	b[offClassVer] = 1
-	b[offMethod] = 0x01 // Get
-	binary.BigEndian.PutUint64(b[offTID:], tid)
-	binary.BigEndian.PutUint16(b[offAttrID:], 0x0011) // NodeInfo
+	b := newMAD(classSubnDR, 1, 0x01, tid, 0x0011) // Get(NodeInfo)
 	binary.BigEndian.PutUint16(b[offDrSLID:], permissiveLID)
 	binary.BigEndian.PutUint16(b[offDrDLID:], permissiveLID)
 	if err := c.send(permissiveLID, 0, b); err != nil {

@@ -3,8 +3,6 @@ package lab
 import (
 	"bufio"
 	"fmt"
-	"io"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -49,27 +47,13 @@ var (
 	linkRE   = regexp.MustCompile(`^\[(\d+)\]\s+"([^"]+)"\s*\[(\d+)\]`)
 )
 
-// ParseTopologyFile reads a topology file.
-func ParseTopologyFile(path string) (*Topology, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("topology: %w", err)
-	}
-	defer f.Close()
-	t, err := ParseTopology(f)
-	if err != nil {
-		return nil, fmt.Errorf("topology %s: %w", path, err)
-	}
-	return t, nil
-}
-
 // ParseTopology reads the subset of ibsim's topology format the lab uses:
 // `Switch N "name"` / `Hca N "name"` headers followed by `[port] "peer"[port]`
 // lines. Comments and ibsim extensions (include, do, guid lines) are skipped.
-func ParseTopology(r io.Reader) (*Topology, error) {
+func ParseTopology(text string) (*Topology, error) {
 	t := &Topology{byName: map[string]*Node{}}
 	var cur *Node
-	sc := bufio.NewScanner(r)
+	sc := bufio.NewScanner(strings.NewReader(text))
 	for ln := 1; sc.Scan(); ln++ {
 		line := strings.TrimSpace(sc.Text())
 		switch {

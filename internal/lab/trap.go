@@ -19,18 +19,17 @@ import (
 
 // Notice types and producers (IBA 13.4.8.2, table 119).
 const (
-	NoticeTypeSecurity = 2
-	ProducerCA         = 1
-	ProducerSwitch     = 2
+	noticeTypeSecurity = 2
+	producerCA         = 1
+	producerSwitch     = 2
 	methodTrap         = 0x05
 	attrNotice         = 0x0002
 )
 
-// Trap is one notice to send.
+// Trap is one security notice (traps 256-259) to send.
 type Trap struct {
 	Number    uint16
-	Type      uint8  // NoticeTypeSecurity for 256-259
-	Producer  uint32 // ProducerCA, ProducerSwitch
+	Producer  uint32 // producerCA, producerSwitch
 	IssuerLID uint16
 	Details   [54]byte
 }
@@ -39,7 +38,7 @@ type Trap struct {
 // packet from lid1/qp1 to lid2/qp2 carrying key on service level sl (IBA 14.3.1,
 // table 180: the 24-bit QP numbers, SL in the top 4 bits of QP1's word).
 func BadKeyTrap(pkey bool, issuer, lid1, lid2 uint16, key uint32, sl uint8, qp1, qp2 uint32, gid1, gid2 mad.GID) Trap {
-	t := Trap{Number: 258, Type: NoticeTypeSecurity, Producer: ProducerCA, IssuerLID: issuer}
+	t := Trap{Number: 258, Producer: producerCA, IssuerLID: issuer}
 	if pkey {
 		t.Number = 257
 	}
@@ -60,7 +59,7 @@ func BadKeyTrap(pkey bool, issuer, lid1, lid2 uint16, key uint32, sl uint8, qp1,
 // DataValid: which of the fields hold values (bit 0 LID1, 1 LID2, 2 P_Key, 3 SL, 4
 // QP1, 5 QP2, 6 GID1, 7 GID2).
 func BadSwitchPKeyTrap(issuer uint16, valid uint16, lid1, lid2, pkey uint16, sl uint8, qp1, qp2 uint32, swLID uint16, port uint8) Trap {
-	t := Trap{Number: 259, Type: NoticeTypeSecurity, Producer: ProducerSwitch, IssuerLID: issuer}
+	t := Trap{Number: 259, Producer: producerSwitch, IssuerLID: issuer}
 	d := t.Details[:]
 	be := binary.BigEndian
 	be.PutUint16(d[0:], valid)
@@ -74,34 +73,24 @@ func BadSwitchPKeyTrap(issuer uint16, valid uint16, lid1, lid2, pkey uint16, sl 
 	return t
 }
 
-// EncodeTrap is the SubnTrap(Notice) SMP for t, LID-routed to the SM.
-func EncodeTrap(t Trap, tid uint64) []byte {
-	b := make([]byte, mad.Size)
-	b[0] = 1
-	b[offClass] = classSubnLID
-	b[offClassVer] = 1
-	b[offMethod] = methodTrap
-	binary.BigEndian.PutUint64(b[offTID:], tid)
-	binary.BigEndian.PutUint16(b[offAttrID:], attrNotice)
+// SendTrap sends t, a SubnTrap(Notice) SMP LID-routed to the SM at smLID, from a
+// client attached at node (the trap's source LID is node's). The SM answers with a
+// TrapRepress, which ibsim drops ("got trap repress - dropping"), so nothing comes
+// back: wait for the SM's log.
+func (l *Lab) SendTrap(ctx context.Context, node string, smLID uint16, t Trap) error {
+	b := newMAD(classSubnLID, 1, methodTrap, rand.Uint64()>>1, attrNotice)
 	n := b[offData:]
-	n[0] = 0x80 | t.Type&0x7f // IsGeneric
+	n[0] = 0x80 | noticeTypeSecurity // IsGeneric
 	n[1], n[2], n[3] = byte(t.Producer>>16), byte(t.Producer>>8), byte(t.Producer)
 	binary.BigEndian.PutUint16(n[4:], t.Number)
 	binary.BigEndian.PutUint16(n[6:], t.IssuerLID)
 	copy(n[10:64], t.Details[:])
-	return b
-}
-
-// SendTrap sends t to the SM at smLID from a client attached at node (the trap's
-// source LID is node's). The SM answers with a TrapRepress, which ibsim drops
-// ("got trap repress - dropping"), so nothing comes back: wait for the SM's log.
-func SendTrap(ctx context.Context, sockName, node string, smLID uint16, t Trap) error {
-	c, err := dialSim(ctx, sockName, node)
+	c, err := dialSim(ctx, l.SockName, node)
 	if err != nil {
 		return err
 	}
 	defer c.close()
-	if err := c.send(smLID, 0, EncodeTrap(t, rand.Uint64()>>1)); err != nil {
+	if err := c.send(smLID, 0, b); err != nil {
 		return fmt.Errorf("lab: trap %d: %w", t.Number, err)
 	}
 	if err := c.sync(); err != nil {
@@ -110,15 +99,10 @@ func SendTrap(ctx context.Context, sockName, node string, smLID uint16, t Trap) 
 	return nil
 }
 
-// SendTrap is SendTrap on this lab's simulator.
-func (l *Lab) SendTrap(ctx context.Context, node string, smLID uint16, t Trap) error {
-	return SendTrap(ctx, l.SockName, node, smLID, t)
-}
-
 // BadMKeyTrap is trap 256: a port refused an SMP (method, attribute, modifier) from
 // lid carrying M_Key mkey (IBA 14.3.1, table 179).
 func BadMKeyTrap(issuer, lid uint16, method uint8, attr uint16, mod uint32, mkey uint64) Trap {
-	t := Trap{Number: 256, Type: NoticeTypeSecurity, Producer: ProducerCA, IssuerLID: issuer}
+	t := Trap{Number: 256, Producer: producerCA, IssuerLID: issuer}
 	d := t.Details[:]
 	be := binary.BigEndian
 	be.PutUint16(d[2:], lid)

@@ -15,7 +15,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strconv"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -164,75 +164,10 @@ func (s *Session) WaitFor(from int, want string, limit time.Duration) error {
 	}
 }
 
-// WaitStopped waits until process pid is stopped (job control: state T in
-// /proc/PID/stat, see proc(5)), at most limit.
-func WaitStopped(pid int, limit time.Duration) error {
-	deadline := time.Now().Add(limit)
-	for {
-		st, err := procStat(pid)
-		if err != nil {
-			return err
-		}
-		if st.state == 'T' {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("ptytest: process %d did not stop within %s (state %c)", pid, limit, st.state)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// Children are the processes whose parent is ppid (from /proc/*/stat).
-func Children(ppid int) ([]int, error) {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil, err
-	}
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if st, err := procStat(pid); err == nil && st.ppid == ppid {
-			out = append(out, pid)
-		}
-	}
-	return out, nil
-}
-
-type stat struct {
-	state byte
-	ppid  int
-}
-
-// procStat reads a process's state and parent from /proc/PID/stat: the fields after
-// "(comm) " (proc(5)).
-func procStat(pid int) (stat, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return stat{}, err
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return stat{}, fmt.Errorf("ptytest: unexpected /proc stat %q", b)
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 2 || len(f[0]) != 1 {
-		return stat{}, fmt.Errorf("ptytest: unexpected /proc stat %q", b)
-	}
-	ppid, err := strconv.Atoi(f[1])
-	if err != nil {
-		return stat{}, fmt.Errorf("ptytest: unexpected /proc stat %q", b)
-	}
-	return stat{state: f[0][0], ppid: ppid}, nil
-}
-
 // Drain waits until the test has read everything the process wrote so far: the pty
 // holds nothing unread (TIOCINQ, tty_ioctl(4)) and Output stopped growing. Call it
-// once the process has stopped (WaitStopped), before looking at what it wrote last;
-// limit is a hang detector.
+// once the process has stopped (state T in /proc/PID/stat), before looking at what
+// it wrote last; limit is a hang detector.
 func (s *Session) Drain(limit time.Duration) error {
 	deadline := time.Now().Add(limit)
 	prev := -1
@@ -330,12 +265,8 @@ func (s *Session) Close() error {
 // icanon and echo on (not -icanon, -echo). It names the first mode that is off.
 func Cooked(stty string) (ok bool, off string) {
 	fields := strings.Fields(strings.ReplaceAll(stty, ";", " "))
-	have := map[string]bool{}
-	for _, f := range fields {
-		have[f] = true
-	}
 	for _, m := range []string{"icanon", "echo", "isig", "icrnl", "opost"} {
-		if !have[m] {
+		if !slices.Contains(fields, m) {
 			return false, "-" + m
 		}
 	}

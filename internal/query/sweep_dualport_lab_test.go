@@ -65,7 +65,7 @@ func TestLabSweepLocalCAOtherPort(t *testing.T) {
 	defer cancel()
 	var block [mad.PKeysPerBlock]uint16
 	block[0] = 0xffff
-	if err := lab.SetPKeyBlock(ctx, l.SockName, "HcaA", mad.LIDAddress(p2.LID), 0, 0, block); err != nil {
+	if err := l.SetPKeyBlock(ctx, "HcaA", mad.LIDAddress(p2.LID), 0, 0, block); err != nil {
 		t.Fatal(err)
 	}
 	f = sweepLab(t, l, "HcaD", query.SweepOptions{})

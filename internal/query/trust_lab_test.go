@@ -203,7 +203,7 @@ func TestLabCanTalkNamesTheHop(t *testing.T) {
 	defer cancel()
 	var block [mad.PKeysPerBlock]uint16
 	block[0] = 0x7fff // Switch1[2] faces HcaB, a limited member of the default partition
-	if err := lab.SetPKeyBlock(ctx, l.SockName, "HcaA", mad.LIDAddress(sw.Port(0).LID), 2, 0, block); err != nil {
+	if err := l.SetPKeyBlock(ctx, "HcaA", mad.LIDAddress(sw.Port(0).LID), 2, 0, block); err != nil {
 		t.Fatal(err)
 	}
 	smp, err := lab.ParsePKeys(l.MustTool("smpquery", "pkeys", "2", "2"))
@@ -448,7 +448,7 @@ func TestLabIndexMoved(t *testing.T) {
 	defer cancel()
 	var block [mad.PKeysPerBlock]uint16
 	block[0], block[1] = 0x8001, 0xffff
-	if err := lab.SetPKeyBlock(ctx, l.SockName, "HcaA", mad.LIDAddress(4), 0, 0, block); err != nil { // HcaB[1] has LID 4
+	if err := l.SetPKeyBlock(ctx, "HcaA", mad.LIDAddress(4), 0, 0, block); err != nil { // HcaB[1] has LID 4
 		t.Fatal(err)
 	}
 	f := sweepLab(t, l, "", query.SweepOptions{})

@@ -58,7 +58,7 @@ func recordLab(t *testing.T) labRecording {
 	t.Helper()
 	lab.Require(t)
 	l := lab.StartPartconf(t)
-	d := l.StartOpenSMDaemonWith(t, lab.DaemonOptions{Partitions: labConf})
+	d := l.StartOpenSMDaemon(t, labConf)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 

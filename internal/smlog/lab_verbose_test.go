@@ -32,7 +32,7 @@ func recordVerbose(t *testing.T) string {
 	t.Helper()
 	lab.Require(t)
 	l := lab.StartPartconf(t)
-	d := l.StartOpenSMDaemonWith(t, lab.DaemonOptions{Partitions: verboseConf, Conf: []string{"log_flags 0x07", "log_prefix ibkeylab"}})
+	d := l.StartOpenSMDaemon(t, verboseConf, "log_flags 0x07", "log_prefix ibkeylab")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	wait := func(what string, from int64) {

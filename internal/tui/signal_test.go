@@ -18,6 +18,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/procfs"
+
 	"github.com/ibkey/ibkey/internal/ptytest"
 	"github.com/ibkey/ibkey/internal/query"
 )
@@ -233,7 +235,14 @@ func TestSuspendResume(t *testing.T) {
 			if err := s.WaitFor(0, "ibkey watch counters", limit); err != nil {
 				t.Fatal(err)
 			}
-			kids, err := ptytest.Children(sh.Process.Pid)
+			// The shell's children, from /proc/PID/stat (proc(5)).
+			procs, err := procfs.AllProcs()
+			var kids []int
+			for _, p := range procs {
+				if st, err := p.Stat(); err == nil && st.PPID == sh.Process.Pid {
+					kids = append(kids, p.PID)
+				}
+			}
 			if err != nil || len(kids) != 1 {
 				t.Fatalf("the shell's children: %v %v", kids, err)
 			}
@@ -250,7 +259,7 @@ func TestSuspendResume(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if err := ptytest.WaitStopped(child, limit); err != nil {
+				if err := waitStopped(child, limit); err != nil {
 					t.Fatalf("round %d: %v", round, err)
 				}
 				if err := s.WaitFor(mark, "test-shell$ ", limit); err != nil {
@@ -374,5 +383,26 @@ func TestSuspendOrphaned(t *testing.T) {
 	}
 	if code := s.ExitCode(); code != 0 {
 		t.Errorf("q: exit %d", code)
+	}
+}
+
+// waitStopped waits until process pid is stopped (job control: state T in
+// /proc/PID/stat, see proc(5)), at most limit.
+func waitStopped(pid int, limit time.Duration) error {
+	p, err := procfs.NewProc(pid)
+	if err != nil {
+		return err
+	}
+	for deadline := time.Now().Add(limit); ; time.Sleep(10 * time.Millisecond) {
+		st, err := p.Stat()
+		if err != nil {
+			return err
+		}
+		if st.State == "T" {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("process %d did not stop within %s (state %s)", pid, limit, st.State)
+		}
 	}
 }

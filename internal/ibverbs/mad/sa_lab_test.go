@@ -56,7 +56,7 @@ func hexField(t *testing.T, f map[string]string, name string) uint64 {
 // answers what saquery PR --slid --dlid --pkey answers: the same record, or nothing.
 func TestLabSAPathRecords(t *testing.T) {
 	l := lab.StartPartconf(t)
-	l.StartOpenSMDaemonWith(t, lab.DaemonOptions{Partitions: saConf})
+	l.StartOpenSMDaemon(t, saConf)
 	tr := l.Dial(t, "HcaA", labOpts)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -112,7 +112,7 @@ func TestLabSAPathRecords(t *testing.T) {
 // drops the request (a timeout, no answer at all).
 func TestLabSAPKeyTableRecords(t *testing.T) {
 	l := lab.StartPartconf(t)
-	l.StartOpenSMDaemonWith(t, lab.DaemonOptions{Partitions: saConf})
+	l.StartOpenSMDaemon(t, saConf)
 	tr := l.Dial(t, "HcaA", labOpts)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -187,7 +187,7 @@ func saquery16(t *testing.T, out string) []uint16 {
 // outside it the SA answers nothing for the group, as if it did not exist.
 func TestLabSAMCMemberRecords(t *testing.T) {
 	l := lab.StartPartconf(t)
-	l.StartOpenSMDaemonWith(t, lab.DaemonOptions{Partitions: saConf})
+	l.StartOpenSMDaemon(t, saConf)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	for _, c := range []struct {

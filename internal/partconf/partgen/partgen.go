@@ -26,10 +26,11 @@ type Options struct {
 	// Others are GUIDs the file may name that are not port GUIDs (a router's or a
 	// CA's node GUID): OpenSM finds no port by them.
 	Others []uint64
-	// MaxPartitions bounds the number of definitions (default 12). Overflow draws
-	// up to 80 partitions for one port.
-	MaxPartitions int
 }
+
+// maxPartitions bounds the number of definitions a file draws; overflow adds up to 80
+// partitions for one port.
+const maxPartitions = 12
 
 // File is a drawn file: its definitions in order.
 type File struct {
@@ -48,19 +49,13 @@ type Def struct {
 	layout    uint64   // seed of how the items are laid out over lines
 }
 
-// Config draws one file.
-func Config(rng *rand.Rand, o Options) string { return New(rng, o).String() }
-
 // New draws one file.
 func New(rng *rand.Rand, o Options) *File {
-	if o.MaxPartitions <= 0 {
-		o.MaxPartitions = 12
-	}
 	g := &gen{rng: rng, o: o, f: &File{}}
 	if !g.chance(10) {
 		g.f.Defs = append(g.f.Defs, g.defaultDef())
 	}
-	n := 1 + rng.IntN(o.MaxPartitions)
+	n := 1 + rng.IntN(maxPartitions)
 	for range n {
 		g.f.Defs = append(g.f.Defs, g.definition())
 	}
@@ -76,9 +71,6 @@ func New(rng *rand.Rand, o Options) *File {
 // removed, defmember changed, a key changed, the Default line's members changed, the
 // overflowing definitions added or removed, or (rarely) a new file.
 func Mutate(rng *rand.Rand, f *File, o Options) *File {
-	if o.MaxPartitions <= 0 {
-		o.MaxPartitions = 12
-	}
 	g := &gen{rng: rng, o: o, f: f.clone()}
 	if g.chance(5) {
 		return New(rng, o)

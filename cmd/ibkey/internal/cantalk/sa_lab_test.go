@@ -41,7 +41,7 @@ func TestLabCanTalkSA(t *testing.T) {
 		t.Skip("lab: -short")
 	}
 	l := lab.StartPartconf(t)
-	d := l.StartOpenSMDaemonWith(t, lab.DaemonOptions{Partitions: saLabConf})
+	d := l.StartOpenSMDaemon(t, saLabConf)
 	attach := []string{"--ibsim=" + l.SockName, "--sim-node", "HcaA"}
 	// Every pair: A..D are LIDs 1, 3, 4, 5 (Sw1 is 2).
 	lids := []int{1, 3, 4, 5}
@@ -109,7 +109,7 @@ func TestLabCanTalkSASilent(t *testing.T) {
 	// Default limited for everyone but the SM: HcaB asks about HcaC and HcaD (both in
 	// p2), but shares no partition with a full member with either.
 	conf := "Default=0x7fff : ALL=limited, SELF=full;\np2=0x0002 : 0x0002c90300000221=full, 0x0002c90300000231;\n"
-	d := l.StartOpenSMDaemonWith(t, lab.DaemonOptions{Partitions: conf})
+	d := l.StartOpenSMDaemon(t, conf)
 	if out, err := l.ToolAt("HcaB", "saquery", "PR", "--slid", "4", "--dlid", "5", "--pkey", "0x0002"); err != nil || strings.TrimSpace(out) != "" {
 		t.Fatalf("saquery from HcaB: %q %v (want no path)", out, err)
 	}

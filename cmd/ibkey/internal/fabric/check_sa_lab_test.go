@@ -48,7 +48,7 @@ func TestLabFabricCheckSA(t *testing.T) {
 		t.Skip("lab: -short")
 	}
 	l := lab.StartPartconf(t)
-	l.StartOpenSMDaemonWith(t, lab.DaemonOptions{Partitions: saCheckConf})
+	l.StartOpenSMDaemon(t, saCheckConf)
 	conf := filepath.Join(t.TempDir(), "partitions.conf")
 	if err := os.WriteFile(conf, []byte(saCheckConf), 0o644); err != nil {
 		t.Fatal(err)

@@ -9,7 +9,6 @@ import (
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
-	"github.com/ibkey/ibkey/internal/lab"
 	"github.com/ibkey/ibkey/internal/partconf"
 )
 
@@ -47,7 +46,7 @@ func TestLabReorderedTable(t *testing.T) {
 		copy(blk[:], keys)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		if err := lab.SetPKeyBlock(ctx, l.SockName, l.from, mad.LIDAddress(lid), 0, 0, blk); err != nil {
+		if err := l.SetPKeyBlock(ctx, l.from, mad.LIDAddress(lid), 0, 0, blk); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -305,7 +305,7 @@ compute=0x0002, defmember=full : 0x100004, 0x100007=limited ;
 		old := f.Node(0x200000).Port(2).PKeys
 		set := func(blk [mad.PKeysPerBlock]uint16) {
 			t.Helper()
-			if err := lab.SetPKeyBlock(context.Background(), l.SockName, l.from, mad.DirectedRoute(1), 2, 0, blk); err != nil {
+			if err := l.SetPKeyBlock(context.Background(), l.from, mad.DirectedRoute(1), 2, 0, blk); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -478,7 +478,7 @@ func TestLabFabricFiles(t *testing.T) {
 	record(t, "small.json", nil)
 	// Switch1 port 2 faces HcaB: storage (0x0002) replaced by 0x8005.
 	blk := [mad.PKeysPerBlock]uint16{0xffff, 0x8005, 0x0003}
-	if err := lab.SetPKeyBlock(context.Background(), l.SockName, l.from, mad.DirectedRoute(1), 2, 0, blk); err != nil {
+	if err := l.SetPKeyBlock(context.Background(), l.from, mad.DirectedRoute(1), 2, 0, blk); err != nil {
 		t.Fatal(err)
 	}
 	record(t, "small-changed.json", nil)

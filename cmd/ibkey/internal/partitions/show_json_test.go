@@ -40,7 +40,7 @@ func showConfigs(t *testing.T) []string {
 	}
 	for i := 0; i < 120; i++ {
 		f := filepath.Join(dir, fmt.Sprintf("gen%d.conf", i))
-		if err := os.WriteFile(f, []byte(partgen.Config(rng, partgen.Options{Ports: guids})), 0o644); err != nil {
+		if err := os.WriteFile(f, []byte(partgen.New(rng, partgen.Options{Ports: guids}).String()), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		files = append(files, f)
