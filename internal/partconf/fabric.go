@@ -45,7 +45,7 @@ func FabricPorts(f *fabric.Fabric) (ports []Port, smGUID check.GUID) {
 					if sp := f.Port(*p.Peer); sp != nil && sp.TableSize > 0 && capy == 0 {
 						capy = sp.TableSize
 					}
-					port.Peer = &SwitchPort{Switch: sw.GUID, Num: p.Peer.Port, EnforceCap: capy}
+					port.Peer = &SwitchPort{EnforceCap: capy}
 				}
 			}
 			ports = append(ports, port)
