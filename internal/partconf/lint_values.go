@@ -1,8 +1,10 @@
 package partconf
 
 import (
+	"cmp"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/fabric"
@@ -92,20 +94,10 @@ func UnknownGUIDs(c *Config, f *fabric.Fabric) []Finding {
 			}
 		}
 	}
-	guids := make([]check.GUID, 0, len(first))
-	for g := range first {
-		guids = append(guids, g)
-	}
 	// In file order (where each GUID first appears), as every other finding is listed.
-	sort.Slice(guids, func(i, j int) bool {
-		a, b := first[guids[i]].Pos(), first[guids[j]].Pos()
-		if a.Line != b.Line {
-			return a.Line < b.Line
-		}
-		if a.Col != b.Col {
-			return a.Col < b.Col
-		}
-		return guids[i] < guids[j]
+	guids := slices.SortedFunc(maps.Keys(first), func(x, y check.GUID) int {
+		a, b := first[x].Pos(), first[y].Pos()
+		return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Col, b.Col), cmp.Compare(x, y))
 	})
 	out := make([]Finding, 0, len(guids))
 	for _, g := range guids {

@@ -667,28 +667,6 @@ func (m *Model) Exists(p *Partition) bool {
 	return false
 }
 
-// Tables returns every port's predicted table (index order, 0x0000 for empty
-// entries), by port GUID: the Options.Before of the next run, to predict a
-// reconfiguration.
-func (m *Model) Tables() map[check.GUID][]check.PKey {
-	out := make(map[check.GUID][]check.PKey, len(m.Ports))
-	for _, p := range m.Ports {
-		out[p.GUID] = m.TableValues(p.GUID)
-	}
-	return out
-}
-
-// PeerTables is Tables for the switch ports facing end ports (Options.PeerBefore).
-func (m *Model) PeerTables() map[check.GUID][]check.PKey {
-	out := map[check.GUID][]check.PKey{}
-	for i, t := range m.tables {
-		if t.peer != nil {
-			out[m.Ports[i].GUID] = t.peer.Table
-		}
-	}
-	return out
-}
-
 // Reconfigure predicts what OpenSM programs when it applies c to a fabric whose ports
 // hold what prev predicted: keys kept keep their index, removed ones leave holes, and
 // new ones that do not fit are dropped (ERR 0512) while kept ones stay. running says
@@ -702,7 +680,14 @@ func (m *Model) PeerTables() map[check.GUID][]check.PKey {
 // result remembers, for the next step.
 func Reconfigure(prev *Model, c *Config, running bool) *Model {
 	opt := prev.Options
-	opt.Before, opt.PeerBefore = prev.Tables(), prev.PeerTables()
+	// The tables before are prev's predictions, end ports' and their switch peers'.
+	opt.Before, opt.PeerBefore = map[check.GUID][]check.PKey{}, map[check.GUID][]check.PKey{}
+	for i, p := range prev.Ports {
+		opt.Before[p.GUID] = prev.TableValues(p.GUID)
+		if t := prev.tables[i].peer; t != nil {
+			opt.PeerBefore[p.GUID] = t.Table
+		}
+	}
 	opt.Memory, opt.Remember = nil, true
 	if running {
 		if prev.memory == nil {

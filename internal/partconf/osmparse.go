@@ -525,44 +525,34 @@ func (e *emu) partitionFlag(fAt, vAt int) Flag {
 func (e *emu) groupFlag(g *groupFlags, fAt, vAt int) string {
 	b := &e.buf
 	name, val := b.str(fAt), b.str(vAt)
-	num := func() (uint64, bool) { // verify_val: strtoul, junk after it only logged
-		v, used := strtoull(val)
-		return v, used == len(val)
+	num := func() uint64 { // verify_val: strtoul, junk after it only logged
+		v, _ := strtoull(val)
+		return v
 	}
 	warn := func(flag string) {
 		e.finding(Warning, fAt, "bad-group-flag", fmt.Sprintf("%s needs a valid value, not %q: OpenSM logs \"flag '%s' requires valid value\"", flag, val, flag),
 			"write a number, e.g. "+flag+"=4")
 	}
+	code := func(flag string, dst *uint32) string { // mtu= and rate=: a non-zero number
+		if vAt >= 0 {
+			*dst = uint32(num())
+		}
+		if vAt < 0 || *dst == 0 {
+			warn(flag)
+		}
+		return flag
+	}
 	switch {
 	case prefixOf(name, "mtu"):
-		if vAt < 0 {
-			warn("mtu")
-			return "mtu"
-		}
-		v, _ := num()
-		g.MTU = uint32(v)
-		if g.MTU == 0 {
-			warn("mtu")
-		}
-		return "mtu"
+		return code("mtu", &g.MTU)
 	case prefixOf(name, "rate"):
-		if vAt < 0 {
-			warn("rate")
-			return "rate"
-		}
-		v, _ := num()
-		g.Rate = uint32(v)
-		if g.Rate == 0 {
-			warn("rate")
-		}
-		return "rate"
+		return code("rate", &g.Rate)
 	case prefixOf(name, "scope"):
 		if vAt < 0 {
 			warn("scope")
 			return "scope"
 		}
-		v, _ := num()
-		if s := uint32(v); s == 0 || s > 0xf {
+		if s := uint32(num()); s == 0 || s > 0xf {
 			warn("scope")
 		} else {
 			g.ScopeMask |= 1 << s
@@ -570,8 +560,7 @@ func (e *emu) groupFlag(g *groupFlags, fAt, vAt int) string {
 		return "scope"
 	case prefixOf(name, "Q_Key"):
 		if vAt >= 0 {
-			v, _ := num()
-			g.QKey = uint32(v)
+			g.QKey = uint32(num())
 		}
 		return "Q_Key"
 	case prefixOf(name, "TClass"):
