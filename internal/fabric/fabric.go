@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // A Fabric is one sweep of a subnet: every node that answered, its ports with their
@@ -170,7 +171,8 @@ func (f *Fabric) FindNodes(s string) []*Node {
 	var out []*Node
 	g, gErr := check.ParseGUID(s)
 	for _, n := range f.Nodes {
-		match := n.Description == s
+		// The name as shown (escaped) or as typed (textsafe.String escaped it).
+		match := n.Description == s || textsafe.Unescape(n.Description) == s
 		if gErr == nil && !match {
 			match = n.GUID == g
 			for _, p := range n.Ports {

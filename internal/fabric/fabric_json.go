@@ -11,6 +11,7 @@ import (
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/jsondoc"
+	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // The fabric file: what `ibkey fabric discover -o json` writes and --fabric-file reads.
@@ -276,64 +277,26 @@ const MaxNodeDescription = 64
 // was not read from a node (a file edited or made by hand; a 1 MB one would be carried
 // into every line that names the node), so it is cut to 61 bytes and "…". The file
 // holds descriptions as textsafe wrote them, a control byte as an escape (\x1b,
-// \u202e): an escape counts as the bytes it stands for, so a description read from a
-// node is never cut.
+// \u202e): the length is that of the text they stand for (textsafe.Unescape), so a
+// description read from a node is never cut.
 func capNodeDescription(s string) string {
 	if len(s) <= MaxNodeDescription {
 		return s
 	}
+	raw := textsafe.Unescape(s)
+	if len(raw) <= MaxNodeDescription {
+		return s
+	}
 	const mark = "…"
-	n, keep := 0, -1
-	for i := 0; i < len(s); {
-		size, raw := textUnit(s[i:])
-		if keep < 0 && n+raw > MaxNodeDescription-len(mark) {
-			keep = i
+	keep := 0
+	for keep < len(raw) {
+		_, w := utf8.DecodeRuneInString(raw[keep:])
+		if keep+w > MaxNodeDescription-len(mark) {
+			break
 		}
-		n += raw
-		if n > MaxNodeDescription {
-			return s[:keep] + mark
-		}
-		i += size
+		keep += w
 	}
-	return s
-}
-
-// textUnit is the length of the first character or escape of s and how many bytes of
-// the original text it stands for (textsafe.String's escapes: \xNN, \t, \n, \r,
-// \uNNNN, \UNNNNNNNN).
-func textUnit(s string) (size, raw int) {
-	if s[0] != '\\' || len(s) < 2 {
-		_, size = utf8.DecodeRuneInString(s)
-		return size, size
-	}
-	hexRune := func(digits int) (int, int, bool) {
-		if len(s) < 2+digits || !allHex(s[2:2+digits]) {
-			return 0, 0, false
-		}
-		v, _ := strconv.ParseUint(s[2:2+digits], 16, 32)
-		n := utf8.RuneLen(rune(v))
-		if n < 0 {
-			n = 4
-		}
-		return 2 + digits, n, true
-	}
-	switch s[1] {
-	case 't', 'n', 'r':
-		return 2, 1
-	case 'x':
-		if len(s) >= 4 && allHex(s[2:4]) {
-			return 4, 1
-		}
-	case 'u':
-		if size, raw, ok := hexRune(4); ok {
-			return size, raw
-		}
-	case 'U':
-		if size, raw, ok := hexRune(8); ok {
-			return size, raw
-		}
-	}
-	return 1, 1
+	return textsafe.String(raw[:keep]) + mark
 }
 
 func allHex(s string) bool {

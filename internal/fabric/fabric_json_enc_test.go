@@ -185,6 +185,9 @@ func TestCapNodeDescription(t *testing.T) {
 		{strings.Repeat(`\u202e`, 22), strings.Repeat(`\u202e`, 20) + "…"},
 		{strings.Repeat("日", 22), strings.Repeat("日", 20) + "…"},
 		{`\q` + strings.Repeat("c", 62), `\q` + strings.Repeat("c", 62)},
+		// Backslashes, written \\ (issue 28): 64 bytes sent by a node are kept whole.
+		{strings.Repeat(`\\`, 32) + strings.Repeat("d", 32), strings.Repeat(`\\`, 32) + strings.Repeat("d", 32)},
+		{strings.Repeat(`\\`, 33) + strings.Repeat("d", 32), strings.Repeat(`\\`, 33) + strings.Repeat("d", 28) + "…"},
 	} {
 		got := capNodeDescription(tc.in)
 		if got != tc.want {

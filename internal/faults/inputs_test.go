@@ -61,8 +61,11 @@ func TestFaultsInputFiles(t *testing.T) {
 	dir := t.TempDir()
 	files := special(t, dir)
 	for kind, path := range files {
-		checkBadInput(t, &c, "partitions check FILE", kind, path, run(t, true, "partitions", "check", path))
-		checkBadInput(t, &c, "partitions show FILE", kind, path, run(t, true, "partitions", "show", path))
+		if kind != "FIFO" {
+			// A partitions file may be a pipe (issue 25 item 5): fed below.
+			checkBadInput(t, &c, "partitions check FILE", kind, path, run(t, true, "partitions", "check", path))
+			checkBadInput(t, &c, "partitions show FILE", kind, path, run(t, true, "partitions", "show", path))
+		}
 		checkBadInput(t, &c, "fabric pkeys --fabric-file", kind, path, run(t, true, "fabric", "pkeys", "--fabric-file", path))
 		checkBadInput(t, &c, "fabric check --fabric-file", kind, path, run(t, true, "fabric", "check", "--fabric-file", path))
 	}
@@ -72,7 +75,64 @@ func TestFaultsInputFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	for kind, path := range files {
-		checkBadInput(t, &c, "fabric check --partitions", kind, path, run(t, true, "fabric", "check", "--fabric-file", good, "--partitions", path))
+		if kind != "FIFO" { // a pipe is read: TestFaultsPartitionsPipe
+			checkBadInput(t, &c, "fabric check --partitions", kind, path, run(t, true, "fabric", "check", "--fabric-file", good, "--partitions", path))
+		}
+	}
+}
+
+// TestFaultsPartitionsPipe: a partitions file given as a FIFO (`<(ssh sm01 cat ...)`)
+// is read as a pipe: a good file written into it is checked (exit 0), and an endless
+// stream of zeros ends at the same size bound as a file (exit 2, naming the FIFO),
+// within the hang limit.
+func TestFaultsPartitionsPipe(t *testing.T) {
+	var c tally
+	defer c.log(t, "a partitions file from a pipe")
+	for _, cmd := range []string{"check", "show"} {
+		for _, feed := range []struct {
+			kind string
+			data func(w *os.File)
+			want int
+		}{
+			{"good file", func(w *os.File) { w.WriteString("Default=0x7fff, ipoib : ALL=full ;\n") }, 0},
+			{"endless zeros", func(w *os.File) {
+				zeros := make([]byte, 1<<20)
+				for {
+					if _, err := w.Write(zeros); err != nil {
+						return // the reader stopped: EPIPE
+					}
+				}
+			}, 2},
+		} {
+			fifo := filepath.Join(t.TempDir(), "fifo")
+			if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				w, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+				if err != nil {
+					return
+				}
+				feed.data(w)
+				w.Close()
+			}()
+			r := run(t, true, "partitions", cmd, fifo)
+			if feed.want == 2 {
+				checkBadInput(t, &c, "partitions "+cmd+" FIFO", feed.kind, fifo, r)
+			} else {
+				c.add("partitions "+cmd+" FIFO", feed.kind+": "+outcome(r))
+				if r.hung || r.code != feed.want || crashed(r.stderr) != "" {
+					t.Errorf("partitions %s FIFO %s: %s, want exit %d\n%s", cmd, feed.kind, outcome(r), feed.want, head(r.stderr, 400))
+				}
+			}
+			// Unblock a writer still waiting for a reader (the run hung or refused early).
+			if f, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0); err == nil {
+				f.Close()
+			}
+			<-done
+		}
 	}
 }
 

@@ -88,7 +88,7 @@ type PathError struct {
 }
 
 func (e *PathError) Error() string {
-	return textsafe.String(fmt.Sprintf("%s: %s", path.Join(e.Root, e.Path), describeErr(e.Err)))
+	return textsafe.Text(fmt.Sprintf("%s: %s", path.Join(e.Root, e.Path), describeErr(e.Err)))
 }
 
 func (e *PathError) Unwrap() error { return e.Err }
@@ -155,7 +155,7 @@ func (s *Sysfs) dangling(p string, err error) error {
 	if lerr != nil {
 		return err
 	}
-	return &DanglingError{Target: textsafe.String(target)}
+	return &DanglingError{Target: textsafe.Text(target)}
 }
 
 func (s *Sysfs) readFile(p string) (string, error) {
@@ -175,13 +175,13 @@ func optional[T any](s *Sysfs, p, name string, parse func(string) (T, error)) Op
 	if err != nil {
 		var pe *PathError
 		if errors.As(err, &pe) {
-			return Opt[T]{Missing: textsafe.String(name + ": " + describeErr(pe.Err))}
+			return Opt[T]{Missing: textsafe.Text(name + ": " + describeErr(pe.Err))}
 		}
-		return Opt[T]{Missing: textsafe.String(err.Error())}
+		return Opt[T]{Missing: textsafe.Text(err.Error())}
 	}
 	t, err := parse(v)
 	if err != nil {
-		return Opt[T]{Missing: textsafe.String(name + ": unparsable: " + err.Error())}
+		return Opt[T]{Missing: textsafe.Text(name + ": unparsable: " + err.Error())}
 	}
 	return Opt[T]{Value: t}
 }
@@ -388,13 +388,13 @@ func optionalAttr[T any](a attrReader, name string, parse func(string) (T, error
 	if err != nil {
 		var pe *PathError
 		if errors.As(err, &pe) {
-			return Opt[T]{Missing: textsafe.String(name + ": " + describeErr(pe.Err))}
+			return Opt[T]{Missing: textsafe.Text(name + ": " + describeErr(pe.Err))}
 		}
-		return Opt[T]{Missing: textsafe.String(err.Error())}
+		return Opt[T]{Missing: textsafe.Text(err.Error())}
 	}
 	t, err := parse(v)
 	if err != nil {
-		return Opt[T]{Missing: textsafe.String(name + ": unparsable: " + err.Error())}
+		return Opt[T]{Missing: textsafe.Text(name + ": unparsable: " + err.Error())}
 	}
 	return Opt[T]{Value: t}
 }

@@ -10,7 +10,7 @@ import (
 // bounded by fabric.MaxFabricFileSize and refuses FIFOs, devices and other special files
 // without blocking (fsread); every problem is bad input (*UsageError, exit 2) wrapping a
 // *FabricFileError that names the file. Node descriptions enter the model terminal-safe
-// (textsafe.String), as those read from the fabric do.
+// (textsafe.Normalize), as those read from the fabric do.
 func ReadFabricFile(path string) (*fabric.Fabric, error) {
 	fh, err := fsread.Open(path, fabric.MaxFabricFileSize, "a fabric file")
 	if err != nil {
@@ -22,7 +22,9 @@ func ReadFabricFile(path string) (*fabric.Fabric, error) {
 		return nil, fabricFileError(&FabricFileError{Path: path, Err: err})
 	}
 	for _, n := range f.Nodes {
-		n.Description = textsafe.String(n.Description)
+		// The file holds what ibkey wrote (already escaped) or hand-edited text:
+		// Normalize keeps the one and escapes the other.
+		n.Description = textsafe.Normalize(n.Description)
 	}
 	return f, nil
 }

@@ -30,7 +30,8 @@ func writeTree(t *testing.T, h fakesysfs.Host) (*Host, string) {
 // UTF-8 in node_desc, link_layer and rate enter the model as visible escapes.
 func TestHostileSysfsText(t *testing.T) {
 	h := fakesysfs.MLX5()
-	h.Devices[0].NodeDesc = "evil\x1b]0;pwned\x07\x1b[2J\u202egnp.exe\xff"
+	// The last two bytes are a backslash and an n, not a newline (issue 28).
+	h.Devices[0].NodeDesc = "evil\x1b]0;pwned\x07\x1b[2J\u202egnp.exe\xff" + `\n`
 	h.Devices[0].Ports[0].LinkLayer = "InfiniBand\x1b[8m"
 	h.Devices[0].Ports[0].Rate = "100 Gb/sec (4X \x1b[31mEDR)"
 	host, _ := writeTree(t, h)
@@ -44,15 +45,45 @@ func TestHostileSysfsText(t *testing.T) {
 		"link_layer": v.Port.LinkLayer.Value,
 		"rate":       v.Port.Rate.Value.Text + v.Port.Rate.Missing + v.Port.Rate.Value.Speed,
 	} {
-		if !textsafe.Safe(s) || strings.ContainsRune(s, 0x1b) {
+		if textsafe.Text(s) != s || strings.ContainsRune(s, 0x1b) {
 			t.Errorf("%s reached the model raw: %q", name, s)
 		}
 		if !strings.Contains(s, `\x1b`) {
 			t.Errorf("%s: the escape is not visible: %q", name, s)
 		}
 	}
-	if want := `evil\x1b]0;pwned\x07\x1b[2J\u202egnp.exe\xff`; v.Device.NodeDesc.Value != want {
+	if want := `evil\x1b]0;pwned\x07\x1b[2J\u202egnp.exe\xff\\n`; v.Device.NodeDesc.Value != want {
 		t.Errorf("node_desc %q, want %q", v.Device.NodeDesc.Value, want)
+	}
+}
+
+// TestFabricFileNamesRoundTrip (issue 28): a node_desc holding a backslash and an n is
+// written \\n and read back as it was, never as a newline; a control byte written raw
+// into a file by hand is escaped on the way in; what ibkey wrote is read unchanged.
+func TestFabricFileNamesRoundTrip(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "f.json")
+	doc := `{"format":"ibkey-fabric","version":2,"source":"x","swept_at":"2026-11-27T00:00:00Z","nodes":[` +
+		`{"node_guid":"0x0000000000000001","type":"ca","node_desc":"lit\\\\n","ports":[]},` +
+		`{"node_guid":"0x0000000000000002","type":"ca","node_desc":"real\\n","ports":[]},` +
+		`{"node_guid":"0x0000000000000003","type":"ca","node_desc":"raw\u001b[2J","ports":[]}],"links":[]}`
+	if err := os.WriteFile(p, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := ReadFabricFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"0x0000000000000001": `lit\\n`, "0x0000000000000002": `real\n`, "0x0000000000000003": `raw\x1b[2J`}
+	for _, n := range f.Nodes {
+		if n.Description != want[n.GUID.String()] {
+			t.Errorf("node %s: node_desc %q, want %q", n.GUID, n.Description, want[n.GUID.String()])
+		}
+	}
+	if n := f.FindNodes("lit\\n"); len(n) != 1 {
+		t.Errorf("FindNodes of the name as typed: %d nodes", len(n))
+	}
+	if n := f.FindNodes(`lit\\n`); len(n) != 1 {
+		t.Errorf("FindNodes of the name as shown: %d nodes", len(n))
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/fsread"
+	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // MaxNodeNameMapSize bounds a node name map file: a line is at most 255 bytes, so
@@ -74,7 +75,10 @@ func ParseNodeNameMap(file string, data []byte) (*NodeNameMap, error) {
 			continue
 		}
 		if _, dup := m.names[guid]; !dup {
-			m.names[guid] = name
+			// The map's names enter the model terminal-safe, as NodeDescriptions do
+			// (infiniband-diags' clean_nodedesc, rdma-core util/node_name_map.c, blanks
+			// the same characters; an escape shows what was there).
+			m.names[guid] = textsafe.String(name)
 		}
 	}
 	return m, nil

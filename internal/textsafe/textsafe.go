@@ -25,16 +25,35 @@ import (
 // carriage return as \t, \n, \r), and every other rune Go does not consider printable
 // (C1 controls such as U+009B CSI, bidirectional overrides and isolates, line and
 // paragraph separators, zero-width and other format characters) as \uNNNN or
-// \UNNNNNNNN. Printable text, the ASCII space included, is kept as it is, so String is
-// idempotent: a sanitised string comes back unchanged. Backslashes are not escaped, so
-// the result is for reading, not for parsing back.
-func String(s string) string {
+// \UNNNNNNNN. A backslash is written \\, so every escape in the result stands for one
+// character of s and Unescape gives s back: a name holding a backslash and an n shows
+// as \\n, one holding a newline as \n. Printable text, the ASCII space included, is
+// kept as it is.
+//
+// String is applied once, where a name or value enters the model; text that may
+// already be escaped (a fabric file ibkey wrote) comes in through Normalize, and
+// messages through Text.
+func String(s string) string { return escape(s, true) }
+
+// Text is String for messages and reasons: the same escapes, but a backslash is kept as
+// it is, so Text is idempotent and can be applied to a message that quotes names String
+// already escaped. Its result is for reading, not for parsing back.
+func Text(s string) string { return escape(s, false) }
+
+// Normalize is String(Unescape(s)): the terminal-safe form of text that may already be
+// String's (a fabric file ibkey wrote) or may hold raw controls (a file edited by hand).
+// A String result comes back unchanged, and Normalize is idempotent.
+func Normalize(s string) string { return String(Unescape(s)) }
+
+func escape(s string, backslash bool) string {
 	var b strings.Builder
 	for i := 0; i < len(s); {
 		r, n := utf8.DecodeRuneInString(s[i:])
 		switch {
 		case r == utf8.RuneError && n == 1:
 			fmt.Fprintf(&b, `\x%02x`, s[i])
+		case r == '\\' && backslash:
+			b.WriteString(`\\`)
 		case r == '\t':
 			b.WriteString(`\t`)
 		case r == '\n':
@@ -55,8 +74,63 @@ func String(s string) string {
 	return b.String()
 }
 
-// Safe reports whether String(s) == s.
-func Safe(s string) bool { return String(s) == s }
+// Unescape undoes String: \\, \t, \n, \r, \xNN (a byte), \uNNNN and \UNNNNNNNN (a
+// rune). A backslash that starts none of these is kept as it is.
+func Unescape(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c != '\\' || i+1 == len(s) {
+			b.WriteByte(c)
+			continue
+		}
+		hex := func(digits int) (uint64, bool) {
+			if i+2+digits > len(s) {
+				return 0, false
+			}
+			v, err := strconv.ParseUint(s[i+2:i+2+digits], 16, 32)
+			return v, err == nil
+		}
+		switch s[i+1] {
+		case '\\':
+			b.WriteByte('\\')
+		case 't':
+			b.WriteByte('\t')
+		case 'n':
+			b.WriteByte('\n')
+		case 'r':
+			b.WriteByte('\r')
+		case 'x':
+			v, ok := hex(2)
+			if !ok {
+				b.WriteByte(c)
+				continue
+			}
+			b.WriteByte(byte(v))
+			i += 2
+		case 'u', 'U':
+			digits := 4
+			if s[i+1] == 'U' {
+				digits = 8
+			}
+			v, ok := hex(digits)
+			if !ok || !utf8.ValidRune(rune(v)) {
+				b.WriteByte(c)
+				continue
+			}
+			b.WriteRune(rune(v))
+			i += digits
+		default:
+			b.WriteByte(c)
+			continue
+		}
+		i++
+	}
+	return b.String()
+}
 
 // MaxMessage is how long a message Message lets through: a few terminal lines. An error
 // can quote a whole input (a 10 MB one-line partitions file, a JSON document); the head
@@ -66,12 +140,12 @@ const MaxMessage = 1024
 // MaxLines is how many lines Message keeps.
 const MaxLines = 100
 
-// Message makes error text safe for stderr: each line is sanitised with String (the
+// Message makes error text safe for stderr: each line is sanitised with Text (the
 // newlines between lines are kept) and capped at MaxMessage bytes, keeping its head and
 // tail and naming what was left out ("head … [9,999,000 bytes omitted] … tail"), and
 // after MaxLines lines the rest is counted, not shown.
 func Message(s string) string {
-	if len(s) <= MaxMessage && Safe(s) {
+	if len(s) <= MaxMessage && Text(s) == s {
 		return s
 	}
 	lines := strings.Split(s, "\n")
@@ -81,7 +155,7 @@ func Message(s string) string {
 		lines = lines[:MaxLines]
 	}
 	for i, l := range lines {
-		lines[i] = Cap(String(l), MaxMessage)
+		lines[i] = Cap(Text(l), MaxMessage)
 	}
 	out := strings.Join(lines, "\n")
 	if extra > 0 {
@@ -100,52 +174,59 @@ func Error(err error) string {
 
 // Cap shortens s to about limit bytes (at least 64), keeping the first two thirds and
 // the last third of the budget and naming the number of bytes omitted. s is returned
-// as it is when it fits. Cap does not sanitise.
+// as it is when it fits. Cap cuts between runes and never inside an escape String or
+// Text wrote. Cap does not sanitise.
 func Cap(s string, limit int) string {
 	limit = max(limit, 64)
 	if len(s) <= limit {
 		return s
 	}
-	headLen := limit * 2 / 3
-	tailLen := limit - headLen
-	head := cutBack(s, headLen)
-	tail := cutFront(s, len(s)-tailLen)
-	omitted := len(s) - len(head) - len(tail)
-	return head + " … [" + GroupDigits(omitted) + " bytes omitted] … " + tail
-}
-
-// cutBack returns s[:n] moved back to a rune boundary that does not split a visible
-// escape made by String (a backslash within the last 9 bytes starts one).
-func cutBack(s string, n int) string {
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	if k := strings.LastIndexByte(s[max(0, n-9):n], '\\'); k >= 0 {
-		n = max(0, n-9) + k
-	}
-	return s[:n]
-}
-
-// cutFront returns s[n:] moved forward to a rune boundary and past a partly cut escape.
-func cutFront(s string, n int) string {
-	for n < len(s) && !utf8.RuneStart(s[n]) {
-		n++
-	}
-	if k := strings.IndexByte(s[max(0, n-9):n], '\\'); k >= 0 {
-		// An escape starting before n may run past it: skip to after its hex digits.
-		start := max(0, n-9) + k
-		end := start + 2
-		for end < len(s) && end < start+10 && isHex(s[end]) {
-			end++
+	headEnd, tailStart := 0, len(s)
+	for i := 0; i < len(s); {
+		j := i + unitLen(s[i:])
+		if j <= limit*2/3 {
+			headEnd = j
 		}
-		if end > n {
-			n = end
+		if i >= len(s)-(limit-limit*2/3) {
+			tailStart = i
+			break
+		}
+		i = j
+	}
+	omitted := tailStart - headEnd
+	return s[:headEnd] + " … [" + GroupDigits(omitted) + " bytes omitted] … " + s[tailStart:]
+}
+
+// unitLen is the length of the rune or escape s starts with.
+func unitLen(s string) int {
+	if s[0] == '\\' && len(s) > 1 {
+		d := -1
+		switch s[1] {
+		case '\\', 't', 'n', 'r':
+			d = 0
+		case 'x':
+			d = 2
+		case 'u':
+			d = 4
+		case 'U':
+			d = 8
+		}
+		if d >= 0 && len(s) >= 2+d && allHex(s[2:2+d]) {
+			return 2 + d
 		}
 	}
-	return s[n:]
+	_, n := utf8.DecodeRuneInString(s)
+	return n
 }
 
-func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' }
+func allHex(s string) bool {
+	for i := range len(s) {
+		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
 
 // GroupDigits is n with its thousands separated by commas: 9,999,000.
 func GroupDigits(n int) string {

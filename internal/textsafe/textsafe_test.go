@@ -16,7 +16,7 @@ func TestStringHostile(t *testing.T) {
 		{"caf\u00e9 \u4e2d\u6587", "caf\u00e9 \u4e2d\u6587"}, // printable UTF-8 stays
 		{"\x1b[2J\x1b[Hpwned", `\x1b[2J\x1b[Hpwned`},         // clear screen, home
 		{"\x1b]0;title\x07", `\x1b]0;title\x07`},             // OSC window title, BEL
-		{"\x1b]8;;http://evil\x1b\\link\x1b]8;;\x1b\\", `\x1b]8;;http://evil\x1b\link\x1b]8;;\x1b\`},
+		{"\x1b]8;;http://evil\x1b\\link\x1b]8;;\x1b\\", `\x1b]8;;http://evil\x1b\\link\x1b]8;;\x1b\\`},
 		{"a\tb\nc\rd", `a\tb\nc\rd`},
 		{"nul\x00here", `nul\x00here`},
 		{"del\x7f", `del\x7f`},
@@ -35,9 +35,22 @@ func TestStringHostile(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("String(%q) = %q, want %q", tc.in, got, tc.want)
 		}
-		if String(got) != got {
-			t.Errorf("String is not idempotent on %q: %q", got, String(got))
-		}
+		checkRoundTrip(t, tc.in, got)
+	}
+}
+
+// checkRoundTrip fails unless out, String's result for in, unescapes to in, Normalize
+// keeps it, and Text (the messages' form) leaves it alone.
+func checkRoundTrip(t *testing.T, in, out string) {
+	t.Helper()
+	if back := Unescape(out); back != in {
+		t.Fatalf("Unescape(String(%q)) = %q", in, back)
+	}
+	if n := Normalize(out); n != out {
+		t.Fatalf("Normalize(%q) = %q, want it unchanged", out, n)
+	}
+	if Text(out) != out {
+		t.Fatalf("Text(%q) = %q, want it unchanged", out, Text(out))
 	}
 }
 
@@ -55,7 +68,7 @@ func checkSafe(t *testing.T, in, s string) {
 }
 
 // TestStringRandom: random bytes and random runes from the dangerous ranges always come
-// out printable, valid UTF-8, and unchanged by a second pass.
+// out printable, valid UTF-8, and unescape to what went in.
 func TestStringRandom(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	pool := []rune{0, 7, 8, 0x1b, 0x7f, 0x85, 0x9b, 0x9d, 0x202a, 0x202e, 0x2066, 0x2069, 0x200b, 0xfeff, 0x2028, 'a', ' ', '\\', 'x', 0xe9, 0x4e2d, 0x1f600}
@@ -71,11 +84,15 @@ func TestStringRandom(t *testing.T) {
 		in := string(b)
 		out := String(in)
 		checkSafe(t, in, out)
-		if String(out) != out {
-			t.Fatalf("not idempotent: %q -> %q -> %q", in, out, String(out))
+		checkRoundTrip(t, in, out)
+		checkSafe(t, in, Text(in))
+		if Text(Text(in)) != Text(in) {
+			t.Fatalf("Text is not idempotent on %q", in)
 		}
-		if Safe(in) != (in == out) {
-			t.Fatalf("Safe(%q) = %v, String changes it: %v", in, Safe(in), in != out)
+		// Anything at all, an escape-looking text included, normalizes to a safe
+		// text that a second Normalize keeps.
+		if n := Normalize(in); Normalize(n) != n {
+			t.Fatalf("Normalize is not idempotent on %q: %q -> %q", in, n, Normalize(n))
 		}
 	}
 }
@@ -86,9 +103,8 @@ func FuzzString(f *testing.F) {
 	f.Fuzz(func(t *testing.T, in string) {
 		out := String(in)
 		checkSafe(t, in, out)
-		if String(out) != out {
-			t.Fatalf("not idempotent: %q -> %q", in, out)
-		}
+		checkRoundTrip(t, in, out)
+		checkSafe(t, in, Normalize(in))
 	})
 }
 
@@ -127,7 +143,7 @@ func TestMessageCapsHugeLines(t *testing.T) {
 
 func TestCapNeverSplitsEscapes(t *testing.T) {
 	for n := 64; n < 200; n++ {
-		s := String(strings.Repeat("é\x1b\u202e", 200))
+		s := String(strings.Repeat("é\x1b\u202e\\", 200))
 		got := Cap(s, n)
 		head, tail, ok := strings.Cut(got, " … [")
 		if !ok {
@@ -149,9 +165,15 @@ func TestCapNeverSplitsEscapes(t *testing.T) {
 					continue
 				}
 				esc := part[i:]
-				if !(strings.HasPrefix(esc, `\x1b`) || len(esc) >= 6 && esc[:6] == `\u202e`) {
+				if !(strings.HasPrefix(esc, `\x1b`) || strings.HasPrefix(esc, `\u202e`) || strings.HasPrefix(esc, `\\`)) {
 					t.Fatalf("Cap(%d) cut an escape: %q", n, part)
 				}
+				if strings.HasPrefix(esc, `\\`) {
+					i++
+				}
+			}
+			if Unescape(part) == part && strings.Contains(part, `\`) {
+				t.Fatalf("Cap(%d): %q does not unescape", n, part)
 			}
 		}
 	}
@@ -190,7 +212,12 @@ func TestStringEscapes(t *testing.T) {
 		{"bidi \u202egnp.exe", `bidi \u202egnp.exe`},
 		{"zero\u200bwidth", `zero\u200bwidth`},
 		{"bad \xff\xfe utf8", `bad \xff\xfe utf8`},
-		{`back\slash`, `back\slash`}, // String is idempotent: a backslash stays
+		{`back\slash`, `back\\slash`},
+		// Issue 28: a name holding a backslash and an n is not shown as one holding a
+		// newline.
+		{`literal\n`, `literal\\n`},
+		{"real\n", `real\n`},
+		{`\x1b`, `\\x1b`},
 		{"", ""},
 	} {
 		if got := String(c.in); got != c.want {

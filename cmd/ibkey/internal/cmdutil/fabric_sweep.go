@@ -135,14 +135,13 @@ func (s *FabricSweep) Load(ctx context.Context, n *Notices, noTables, needTables
 	if err != nil {
 		return err
 	}
-	// Nodes are named from the map (its names sanitised: SanitizeFabric) before the
+	// Nodes are named from the map (its names terminal-safe: query.ParseNodeNameMap) before the
 	// command prints anything made from them; a fabric file being written keeps the
 	// NodeDescriptions as read (already terminal-safe: textsafe where they entered).
 	inner := fn
 	fn = func(f *fabric.Fabric) error {
 		if !s.RawNames {
 			names.Rename(f)
-			SanitizeFabric(f)
 		}
 		return inner(f)
 	}

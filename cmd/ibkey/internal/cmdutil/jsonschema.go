@@ -31,9 +31,10 @@ import (
 //     ("0x0001"); qkey is a Q_Key ("0x80010000"); membership is "full" or "limited"
 //     ("both" where a port holds both entries of a key).
 //   - node_desc is a node's NodeDescription (IBA 14.2.5.2), or its --node-name-map
-//     name, passed through textsafe.String (terminal controls written as \xNN escapes,
-//     so a script printing it is safe too). The fabric file (fabric discover -o json)
-//     keeps the bytes as read, because --fabric-file reads it back, and carries
+//     name, passed through textsafe.String (terminal controls written as \xNN escapes
+//     and a backslash as \\, so a script printing it is safe too, and the escapes are
+//     never ambiguous). The fabric file (fabric discover -o json) holds the same text,
+//     which --fabric-file reads back unchanged, and carries
 //     "format": "ibkey-fabric" and "version" (2; version 1 files, whose nodes said
 //     "description", are still read) instead of schema_version.
 //   - lid is a number; null where the port has none (a switch's external port).

@@ -5,9 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/query"
-	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // nodeNameMapUsage is --node-name-map's help.
@@ -31,19 +29,4 @@ func ReadNodeNameMap(path string) (*query.NodeNameMap, error) {
 		return nil, Usagef("--node-name-map%s%v", sep, err)
 	}
 	return m, nil
-}
-
-// SanitizeFabric passes every node description of f through textsafe.String after a
-// node name map renamed its nodes: the map's names are a file's bytes, while the
-// NodeDescriptions of a sweep or a fabric file entered the model terminal-safe
-// (textsafe is idempotent, so they come through unchanged). infiniband-diags'
-// clean_nodedesc (rdma-core util/node_name_map.c) blanks the same characters; an escape
-// shows what was there.
-func SanitizeFabric(f *fabric.Fabric) {
-	if f == nil {
-		return
-	}
-	for _, n := range f.Nodes {
-		n.Description = textsafe.String(n.Description)
-	}
 }

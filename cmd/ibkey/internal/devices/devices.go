@@ -10,7 +10,6 @@ import (
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 
 	"github.com/ibkey/ibkey/internal/query"
-	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // DevicesOptions holds `ibkey devices`'s flags and dependencies.
@@ -215,7 +214,7 @@ func devicePortRow(v *query.PortView) devicePortJSON {
 		r.Missing = nil
 	}
 	if v.Fabric != nil {
-		desc := textsafe.String(v.Device.NodeDesc.Value)
+		desc := v.Device.NodeDesc.Value
 		r.NodeDesc, r.NodeGUID, r.Address = &desc, v.Fabric.NodeGUID.String(), v.Fabric.Address
 	}
 	return r

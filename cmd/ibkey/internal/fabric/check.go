@@ -178,11 +178,14 @@ func runCheck(o *CheckOptions) error {
 	}
 	var conf *partconf.Config
 	if o.Partitions != "" {
-		data, err := fsread.ReadFile(o.Partitions, partconf.MaxFileSize, "a partitions.conf")
+		// The one read of a partitions.conf (query.ReadPartitions): bounded, and "-"
+		// or a pipe (`--partitions <(ssh sm01 cat /etc/opensm/partitions.conf)`) read
+		// as a stream, as partitions and can-talk read theirs.
+		p, err := query.ReadPartitions(o.Partitions, o.IO.In, partconf.Options{})
 		if err != nil {
-			return cmdutil.Usagef("--partitions: %v", err)
+			return err
 		}
-		conf = partconf.Parse(o.Partitions, data)
+		conf = p.Config
 	}
 	if err := o.Source.Validate(); err != nil {
 		return err

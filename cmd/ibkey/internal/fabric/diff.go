@@ -83,8 +83,6 @@ func runDiff(o *DiffOptions) error {
 		// Both sides get the map's names, so a mapped node is not "changed" by it.
 		names.Rename(a)
 		names.Rename(b)
-		cmdutil.SanitizeFabric(a)
-		cmdutil.SanitizeFabric(b)
 		for _, x := range []struct {
 			name string
 			f    *fabric.Fabric

@@ -92,7 +92,7 @@ func TestFabricErrors(t *testing.T) {
 		{[]string{"fabric", "pkeys", "--fabric-file", smallFabric, "--key", "0x8000"}, 2, "key 0 is not a partition"},
 		{[]string{"fabric", "pkeys", "--fabric-file", smallFabric, "--key", "zz"}, 2, `invalid P_Key "zz"`},
 		{[]string{"fabric", "check", "--fabric-file", smallFabric, "--ignore", "nope"}, 2, `invalid --ignore "nope" (accepted: hca-key-not-on-switch`},
-		{[]string{"fabric", "check", "--fabric-file", smallFabric, "--partitions", "nonexistent.conf"}, 2, "--partitions: open nonexistent.conf"},
+		{[]string{"fabric", "check", "--fabric-file", smallFabric, "--partitions", "nonexistent.conf"}, 2, "partitions file: open nonexistent.conf"},
 		{[]string{"fabric", "discover", "--timeout", "0s"}, 2, "invalid --timeout 0s"},
 		{[]string{"--sysfs", mlx5, "fabric", "discover"}, 3, "is ib_umad loaded?"},
 		// A mistyped subcommand, alone or before the flags of the one meant.

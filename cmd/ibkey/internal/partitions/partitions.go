@@ -128,7 +128,6 @@ func (p PortTypes) types() (map[check.GUID]check.NodeType, bool, map[check.GUID]
 		return nil, false, nil, err
 	}
 	nm.Rename(f)
-	cmdutil.SanitizeFabric(f)
 	names := map[check.GUID]string{}
 	for _, n := range f.Nodes {
 		for _, port := range n.Ports {

@@ -15,7 +15,6 @@ import (
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/query"
-	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // PKeysOptions holds `ibkey pkeys`'s flags and dependencies.
@@ -412,7 +411,7 @@ func pkeyPortToJSON(v *query.PortView, all bool) pkeyPortJSON {
 	j := pkeyPortJSON{Device: v.Port.Device, Port: v.Port.Num, State: v.Port.State.Name,
 		TableMissing: v.TableMissing, Warnings: v.Warnings, IPoIB: []ipoibJSON{}}
 	if v.Fabric != nil {
-		desc := textsafe.String(v.Device.NodeDesc.Value)
+		desc := v.Device.NodeDesc.Value
 		j.NodeDesc, j.NodeGUID, j.Address = &desc, v.Fabric.NodeGUID.String(), v.Fabric.Address
 		if e := v.Fabric.Enforcement; e != nil {
 			j.Enforcement = &enforcementJSON{Inbound: e.Inbound, Outbound: e.Outbound}
@@ -487,7 +486,7 @@ func findPKey(o *PKeysOptions, f cmdutil.Format, views []*query.PortView, key ch
 	for _, v := range views {
 		r := findJSON{Device: v.Port.Device, Port: v.Port.Num}
 		if v.Fabric != nil {
-			desc := textsafe.String(v.Device.NodeDesc.Value)
+			desc := v.Device.NodeDesc.Value
 			r.NodeDesc, r.NodeGUID = &desc, v.Fabric.NodeGUID.String()
 		}
 		if !key.Valid() {

@@ -15,7 +15,6 @@ import (
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/query"
-	"github.com/ibkey/ibkey/internal/textsafe"
 	"github.com/ibkey/ibkey/internal/tui"
 )
 
@@ -566,7 +565,7 @@ func countersToJSON(snap *query.Snapshot, demo bool, via string, nodes map[strin
 	for i, p := range snap.Ports {
 		pj := counterPortJSON{Device: p.Ref.Device, Port: p.Ref.Port, Address: p.Address, State: p.State, Error: p.Err, Counters: map[string]counterJSON{}}
 		if n, ok := nodes[p.Address]; ok && p.Address != "" {
-			desc := textsafe.String(n.desc)
+			desc := n.desc
 			pj.NodeDesc, pj.NodeGUID = &desc, n.guid.String()
 		}
 		for _, c := range p.Counters {

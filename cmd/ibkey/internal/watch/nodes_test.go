@@ -13,7 +13,7 @@ import (
 )
 
 // TestCountersJSONNodes: a port read over the fabric carries its node's node_desc
-// (sanitised, as every document writes it) and node_guid, by the address it was read
+// (as the model holds it: escaped where it entered, mad.ParseNodeDescription) and node_guid, by the address it was read
 // through, also when it did not answer this time; a local port has neither.
 func TestCountersJSONNodes(t *testing.T) {
 	snap := &query.Snapshot{Time: time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC), Ports: []query.PortDelta{
@@ -21,7 +21,7 @@ func TestCountersJSONNodes(t *testing.T) {
 		{Ref: query.PortRef{Device: "HcaB", Port: 1}, Address: "DR path 0,1,3", Err: "no answer"},
 		{Ref: query.PortRef{Device: "mlx5_0", Port: 1}, State: "ACTIVE"},
 	}}
-	nodes := map[string]fabricNode{"lid 2": {desc: "sw\x1b1", guid: 0x200000}, "DR path 0,1,3": {desc: "HcaB", guid: 0x2c90300000204}}
+	nodes := map[string]fabricNode{"lid 2": {desc: `sw\x1b1`, guid: 0x200000}, "DR path 0,1,3": {desc: "HcaB", guid: 0x2c90300000204}}
 	line, err := json.Marshal(countersToJSON(snap, false, "ibsim", nodes))
 	if err != nil {
 		t.Fatal(err)
