@@ -180,13 +180,7 @@ type span struct {
 	width  int
 }
 
-func (r span) format(n uint64) string {
-	s := strconv.FormatUint(n, 10)
-	if len(s) < r.width {
-		s = strings.Repeat("0", r.width-len(s)) + s
-	}
-	return s
-}
+func (r span) format(n uint64) string { return fmt.Sprintf("%0*d", r.width, n) }
 
 // parseRanges reads "01-04,07" (_parse_range_list, _parse_single_range).
 func parseRanges(s string) ([]span, error) {

@@ -21,7 +21,6 @@ const IPoIBVar = "IBKEY_IPOIB_INTERFACE"
 // Export is one variable of the job's environment.
 type Export struct {
 	Name, Value string
-	Library     string // the library that reads it ("" for IPoIBVar)
 }
 
 // Line is the export as a POSIX shell line, quoted only where the value needs it.
@@ -80,7 +79,7 @@ func EnvExports(ws []*WantResult, key check.PKey, ports []*Port) Exports {
 			continue
 		}
 		name, value, _ := strings.Cut(w.Same, "=")
-		ex.Vars = append(ex.Vars, Export{Name: name, Value: value, Library: w.Library.ID})
+		ex.Vars = append(ex.Vars, Export{Name: name, Value: value})
 	}
 	ipoib, warn := ipoibInterface(ws, key, ports)
 	ex.Warnings = append(ex.Warnings, warn...)

@@ -13,7 +13,8 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -22,14 +23,7 @@ import (
 type Env map[string]string
 
 // Names returns the variable names in order.
-func (e Env) Names() []string {
-	out := make([]string, 0, len(e))
-	for k := range e {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func (e Env) Names() []string { return slices.Sorted(maps.Keys(e)) }
 
 // EnvError is a malformed setting line (a KEY=VALUE argument or a line of --env FILE).
 type EnvError struct {

@@ -20,7 +20,7 @@ func LookAlikes(env Env) []string {
 	for _, l := range Libraries() {
 		for _, v := range l.Vars {
 			known[v] = true
-			if strings.Contains(v, "PKEY") || strings.Contains(strings.ToLower(v), "pkey") {
+			if strings.Contains(strings.ToUpper(v), "PKEY") {
 				pkeyNames = append(pkeyNames, v)
 			}
 		}

@@ -31,14 +31,13 @@ type PerftestArgs struct {
 	Port     int
 	PKeyIdx  int
 	Given    bool   // --pkey_index was given
-	Raw      string // the command line, for messages
 	BadValue string // an option value perftest rejects ("" when all parse)
 }
 
 // ParsePerftestArgs reads the options ibkey needs from a perftest command line
 // ("ib_send_bw -d mlx5_0 -i 1 --pkey_index=2 host").
 func ParsePerftestArgs(line string) PerftestArgs {
-	a := PerftestArgs{Port: 1, Raw: line}
+	a := PerftestArgs{Port: 1}
 	f := strings.Fields(line)
 	val := func(i *int, name, inline string) string {
 		if inline != "" {

@@ -40,10 +40,7 @@ type Port struct {
 type Interface struct {
 	Name string
 	// PKey is the interface's P_Key (class/net/IF/pkey, always with the full bit).
-	PKey check.PKey
-	// Index is the table entry the kernel uses for it (ib_find_pkey), -1 when the key
-	// is not in the table (the interface cannot come up).
-	Index     int
+	PKey      check.PKey
 	OperState string
 }
 

@@ -34,7 +34,7 @@ func PortFromView(host string, v *query.PortView) *Port {
 	if v.Fabric == nil {
 		p.InterfacesRead = true
 		for _, nif := range v.Interfaces {
-			p.Interfaces = append(p.Interfaces, Interface{Name: nif.Name, PKey: nif.PKey, Index: nif.Index, OperState: nif.OperState})
+			p.Interfaces = append(p.Interfaces, Interface{Name: nif.Name, PKey: nif.PKey, OperState: nif.OperState})
 		}
 	}
 	return p

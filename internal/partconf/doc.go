@@ -50,8 +50,8 @@
 //     port, the index it gave every key since it started (accum_pkeys): a new key goes
 //     after the last index it ever used, a key put back returns to its old index; and
 //     it keeps its partition map, so a definition without a key finds the earlier
-//     run's partition by name (Reconfigure, Config.Running). A new process fills a
-//     removed last key's hole. The tables it works from are what it last set.
+//     run's partition by name (Reconfigure). A new process fills a removed last key's
+//     hole. The tables it works from are what it last set.
 //   - opensm.conf (osmconf.go): with part_enforce off the switch ports facing CAs keep
 //     0xffff only; with keep_pkey_indexes FALSE a kept key moves to the first free index
 //     (a removed partition leaves no hole); a default key moved off index 0 behind the

@@ -2,7 +2,8 @@ package partconf
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/ibkey/ibkey/internal/check"
@@ -45,7 +46,7 @@ func FabricPorts(f *fabric.Fabric) (ports []Port, smGUID check.GUID) {
 					if sp := f.Port(*p.Peer); sp != nil && sp.TableSize > 0 && capy == 0 {
 						capy = sp.TableSize
 					}
-					port.Peer = &SwitchPort{Switch: sw.GUID, Num: p.Peer.Port, EnforceCap: capy}
+					port.Peer = &SwitchPort{EnforceCap: capy}
 				}
 			}
 			ports = append(ports, port)
@@ -211,15 +212,7 @@ func entryFor(m *Model, guid check.GUID, k check.PKey) Entry {
 }
 
 func sameEntries(a, b []Entry) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i].PKey != b[i].PKey {
-			return false
-		}
-	}
-	return true
+	return slices.EqualFunc(a, b, func(x, y Entry) bool { return x.PKey == y.PKey })
 }
 
 func compareTable(f *fabric.Fabric, m *Model, id check.PortID, p *fabric.Port, modelPort check.PortID, table []Entry, dropped int, mirror string) []check.Finding {
@@ -263,7 +256,7 @@ func compareTable(f *fabric.Fabric, m *Model, id check.PortID, p *fabric.Port, m
 			keys = append(keys, k)
 		}
 	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
+	slices.Sort(keys)
 	ms := func(full, limited bool) string {
 		switch {
 		case full && limited:
@@ -329,14 +322,5 @@ func sameMemberships(a, b []check.PKey) bool {
 		}
 		return m
 	}
-	sa, sb := set(a), set(b)
-	if len(sa) != len(sb) {
-		return false
-	}
-	for k := range sa {
-		if !sb[k] {
-			return false
-		}
-	}
-	return true
+	return maps.Equal(set(a), set(b))
 }

@@ -301,7 +301,7 @@ func TestLabOpenSM(t *testing.T) {
 					}
 					want := pkeyRule(ta, tb)
 					if got := m.CanTalk(a, b); got.CanTalk != want {
-						t.Errorf("can-talk %s %s: model %v (%v), P_Key rule on programmed tables %v", a, b, got.CanTalk, got.Reasons, want)
+						t.Errorf("can-talk %s %s: model %+v, P_Key rule on programmed tables %v", a, b, got, want)
 					}
 				}
 			}

@@ -106,21 +106,18 @@ func LintFindings(c *Config, opt LintOptions) *Findings {
 	}
 	if c.Exists {
 		if !c.HasDefault {
-			f.addMade(Finding{Severity: Warning, Pos: Pos{File: c.File, Line: 1, Col: 1}, Rule: "no-default",
-				Message: "no Default partition line: OpenSM adds Default=0x7fff : ALL=limited, SELF=full, so every port except the SM's is a limited member of the default partition and they cannot talk to each other in it (0x7fff; IPoIB on the default partition breaks)",
-				Action:  "add `Default=0x7fff, ipoib : ALL=full ;` (or ALL=limited on purpose, with SELF=full)"})
-		}
-		add := func(sev Severity, pos Pos, rule, msg, hint string) {
-			f.addMade(Finding{Severity: sev, Pos: pos, Rule: rule, Message: msg, Action: hint})
+			f.warn(Pos{File: c.File, Line: 1, Col: 1}, "no-default",
+				"no Default partition line: OpenSM adds Default=0x7fff : ALL=limited, SELF=full, so every port except the SM's is a limited member of the default partition and they cannot talk to each other in it (0x7fff; IPoIB on the default partition breaks)",
+				"add `Default=0x7fff, ipoib : ALL=full ;` (or ALL=limited on purpose, with SELF=full)")
 		}
 		byGUID := map[check.GUID]seenMember{} // one map for every partition, cleared for each
 		for pi, p := range c.Partitions {
 			clear(byGUID)
 			f.lintPartition(int32(pi), p, byGUID)
 		}
-		lintNames(c, add)
+		f.lintNames()
 		f.lintTables()
-		f.lintValues(add)
+		f.lintValues()
 	}
 	sortByPos(f.recs)
 	if c.Uncertain != "" {
@@ -150,6 +147,11 @@ func (f *Findings) addMade(fd Finding) {
 	f.count(fd.Severity)
 	f.recs = append(f.recs, lintRec{line: int32(fd.Pos.Line), col: int32(fd.Pos.Col), kind: kindMade, sev: fd.Severity, a: int32(len(f.made))})
 	f.made = append(f.made, fd)
+}
+
+// warn adds a warning made at once (a rare rule's).
+func (f *Findings) warn(pos Pos, rule, msg, hint string) {
+	f.addMade(Finding{Severity: Warning, Pos: pos, Rule: rule, Message: msg, Action: hint})
 }
 
 func (f *Findings) add(sev Severity, pos Pos, kind lintKind, a, b, c int32) {
@@ -236,7 +238,8 @@ func sortByPos(recs []lintRec) {
 // several have that name: OpenSM (osm_prtn_find_by_name) takes the first of them in
 // its partition map, keys ordered by their bytes swapped, which need not be the first
 // defined nor the one meant.
-func lintNames(c *Config, add func(Severity, Pos, string, string, string)) {
+func (f *Findings) lintNames() {
+	c := f.c
 	byName := map[string][]*Partition(nil)
 	for _, d := range c.Definitions {
 		if d.Implicit || d.KeyText != "" || d.Generated || d.Partition == nil {
@@ -261,7 +264,7 @@ func lintNames(c *Config, add func(Severity, Pos, string, string, string)) {
 		if len(before) < 2 {
 			continue
 		}
-		add(Warning, d.Pos, "ambiguous-name", fmt.Sprintf("%d partitions are named %q (%s): OpenSM adds these members to %s, the first of them in its partition map (keys ordered by their bytes swapped), not necessarily the first defined",
+		f.warn(d.Pos, "ambiguous-name", fmt.Sprintf("%d partitions are named %q (%s): OpenSM adds these members to %s, the first of them in its partition map (keys ordered by their bytes swapped), not necessarily the first defined",
 			len(before), d.Partition.Name, strings.Join(before, ", "), d.Partition.Key),
 			fmt.Sprintf("write the key (%s=%s), and give each partition a name of its own", d.Name, d.Partition.Key))
 	}
@@ -383,11 +386,7 @@ func (f *Findings) lintTables() {
 		}
 		everyone += kw
 		for g, mi := range guids {
-			gi, ok := c.guidIndex[g]
-			if !ok {
-				continue // not in a definition: cannot happen, Members are the definitions' items
-			}
-			a := &accs[gi]
+			a := &accs[c.guidIndex[g]] // Members are the definitions' items: every GUID has one
 			m := &p.Members[mi]
 			if kw == 0 {
 				a.n += int32(entries(m.Membership))
@@ -398,9 +397,9 @@ func (f *Findings) lintTables() {
 		}
 	}
 	if everyone > opt.TableSize {
-		f.addMade(Finding{Severity: Warning, Pos: Pos{File: c.File, Line: 1, Col: 1}, Rule: "table-overflow",
-			Message: fmt.Sprintf("every port needs %d P_Key entries (ALL/ALL_CAS members), more than a table of %d holds: OpenSM cannot program the rest", everyone, opt.TableSize),
-			Action:  "use fewer partitions per port, or check PartitionCap (`smpquery nodeinfo`)"})
+		f.warn(Pos{File: c.File, Line: 1, Col: 1}, "table-overflow",
+			fmt.Sprintf("every port needs %d P_Key entries (ALL/ALL_CAS members), more than a table of %d holds: OpenSM cannot program the rest", everyone, opt.TableSize),
+			"use fewer partitions per port, or check PartitionCap (`smpquery nodeinfo`)")
 		return
 	}
 	order := make([]int32, 0, len(accs)) // the GUIDs a partition names, by GUID

@@ -1,8 +1,10 @@
 package partconf
 
 import (
+	"cmp"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/fabric"
@@ -26,7 +28,7 @@ var ibMTUBytes = [...]int{1: 256, 2: 512, 3: 1024, 4: 2048, 5: 4096}
 var ibRateGbps = map[uint32]string{2: "2.5", 3: "10", 4: "30", 5: "5", 6: "20", 7: "40", 8: "60", 9: "80", 10: "120",
 	11: "14", 12: "56", 13: "112", 14: "168", 15: "25", 16: "100", 17: "200", 18: "300", 19: "28", 20: "50", 21: "400", 22: "600"}
 
-func (f *Findings) lintValues(add func(Severity, Pos, string, string, string)) {
+func (f *Findings) lintValues() {
 	for pi, p := range f.c.Partitions {
 		for mi := range p.Members {
 			m := &p.Members[mi]
@@ -48,7 +50,7 @@ func (f *Findings) lintValues(add func(Severity, Pos, string, string, string)) {
 						hint = fmt.Sprintf("for %d bytes write mtu=%d (IB MTU codes: 1=256 ... 5=4096)", bytes, code)
 					}
 				}
-				add(Warning, g.Pos, "mtu-code", fmt.Sprintf("multicast group %s: mtu=%d is not an IB MTU code (1-5); OpenSM stores %d and the group's MTU is not what was meant", g.MGID, g.RawMTU, g.MTU), hint)
+				f.warn(g.Pos, "mtu-code", fmt.Sprintf("multicast group %s: mtu=%d is not an IB MTU code (1-5); OpenSM stores %d and the group's MTU is not what was meant", g.MGID, g.RawMTU, g.MTU), hint)
 			}
 			if _, ok := ibRateGbps[g.RawRate]; !ok {
 				hint := "use an IB rate code, e.g. 3=10, 6=20, 7=40, 12=56, 16=100, 17=200, 21=400 Gb/s"
@@ -57,7 +59,7 @@ func (f *Findings) lintValues(add func(Severity, Pos, string, string, string)) {
 						hint = fmt.Sprintf("for %s Gb/s write rate=%d (IB rate codes are not Gb/s)", gbps, code)
 					}
 				}
-				add(Warning, g.Pos, "rate-code", fmt.Sprintf("multicast group %s: rate=%d is not an IB rate code (2-22); OpenSM stores %d and the group's rate is not what was meant", g.MGID, g.RawRate, g.Rate), hint)
+				f.warn(g.Pos, "rate-code", fmt.Sprintf("multicast group %s: rate=%d is not an IB rate code (2-22); OpenSM stores %d and the group's rate is not what was meant", g.MGID, g.RawRate, g.Rate), hint)
 			}
 		}
 	}
@@ -90,20 +92,10 @@ func UnknownGUIDs(c *Config, f *fabric.Fabric) []Finding {
 			}
 		}
 	}
-	guids := make([]check.GUID, 0, len(first))
-	for g := range first {
-		guids = append(guids, g)
-	}
 	// In file order (where each GUID first appears), as every other finding is listed.
-	sort.Slice(guids, func(i, j int) bool {
-		a, b := first[guids[i]].Pos(), first[guids[j]].Pos()
-		if a.Line != b.Line {
-			return a.Line < b.Line
-		}
-		if a.Col != b.Col {
-			return a.Col < b.Col
-		}
-		return guids[i] < guids[j]
+	guids := slices.SortedFunc(maps.Keys(first), func(x, y check.GUID) int {
+		a, b := first[x].Pos(), first[y].Pos()
+		return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Col, b.Col), cmp.Compare(x, y))
 	})
 	out := make([]Finding, 0, len(guids))
 	for _, g := range guids {

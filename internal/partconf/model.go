@@ -1,7 +1,6 @@
 package partconf
 
 import (
-	"fmt"
 	"slices"
 	"sort"
 
@@ -11,78 +10,45 @@ import (
 // Shared is one partition two ports both belong to.
 type Shared struct {
 	Key     check.PartitionKey
-	Name    string
-	A, B    check.PKey // the best entry of each side (full preferred)
-	CanTalk bool
-	// Decided are the definitions that gave each side its membership.
-	DecidedA, DecidedB Pos
-	Reason             string
+	CanTalk bool // at least one of the two is a full member
 }
 
 // Verdict answers "can these two ports talk?" under the P_Key rule.
 type Verdict struct {
 	CanTalk bool
-	Shared  []Shared
-	Reasons []string
+	Shared  []Shared // in the order of the first port's table
 }
 
 // CanTalk applies the P_Key rule (same 15-bit key, at least one side full) to the two
-// ports' predicted tables.
+// ports' predicted tables. A port the model does not have shares no partition.
 func (m *Model) CanTalk(a, b check.GUID) Verdict {
 	var v Verdict
 	ia, okA := m.portOf(a)
 	ib, okB := m.portOf(b)
 	if !okA || !okB {
-		for _, g := range []struct {
-			ok   bool
-			guid check.GUID
-		}{{okA, a}, {okB, b}} {
-			if !g.ok {
-				v.Reasons = append(v.Reasons, fmt.Sprintf("port %s is not in the fabric", g.guid))
-			}
-		}
 		return v
 	}
-	best := func(t []Entry) map[check.PartitionKey]Entry {
-		r := make(map[check.PartitionKey]Entry, len(t))
+	// full: the port's keys, and whether it holds a full entry of each
+	full := func(t []Entry) map[check.PartitionKey]bool {
+		r := make(map[check.PartitionKey]bool, len(t))
 		for _, e := range t {
-			if o, ok := r[e.PKey.Partition()]; !ok || (!o.PKey.IsFull() && e.PKey.IsFull()) {
-				r[e.PKey.Partition()] = e
+			if e.PKey.Valid() {
+				r[e.PKey.Partition()] = r[e.PKey.Partition()] || e.PKey.IsFull()
 			}
 		}
 		return r
 	}
-	sa := m.tables[ia].slots
-	ta, tb := best(sa), best(m.tables[ib].slots)
-	seen := map[check.PartitionKey]bool{}
-	for _, e := range sa {
-		if !e.PKey.Valid() {
-			continue
-		}
+	fa, fb := full(m.tables[ia].slots), full(m.tables[ib].slots)
+	for _, e := range m.tables[ia].slots {
 		k := e.PKey.Partition()
-		ea, eb := ta[k], tb[k]
-		if seen[k] || eb.Partition == nil {
+		fullA, inA := fa[k]
+		fullB, inB := fb[k]
+		if !e.PKey.Valid() || !inA || !inB {
 			continue
 		}
-		seen[k] = true
-		s := Shared{Key: k, Name: ea.Partition.Name, A: ea.PKey, B: eb.PKey,
-			CanTalk: ea.PKey.IsFull() || eb.PKey.IsFull(), DecidedA: ea.DecidedBy.Pos(), DecidedB: eb.DecidedBy.Pos()}
-		if s.CanTalk {
-			s.Reason = fmt.Sprintf("partition %s (%s): %s and %s, at least one full member (%s, %s)",
-				e.PKey.Partition().String(), s.Name, ea.PKey, eb.PKey, s.DecidedA, s.DecidedB)
-		} else {
-			s.Reason = fmt.Sprintf("partition %s (%s): %s and %s are both limited members, which cannot talk to each other (%s, %s)",
-				e.PKey.Partition().String(), s.Name, ea.PKey, eb.PKey, s.DecidedA, s.DecidedB)
-		}
-		v.Shared = append(v.Shared, s)
-		v.CanTalk = v.CanTalk || s.CanTalk
-		v.Reasons = append(v.Reasons, s.Reason)
-	}
-	if len(v.Shared) == 0 {
-		v.Reasons = append(v.Reasons, fmt.Sprintf("ports %s and %s share no partition", a, b))
-	}
-	if m.Source.Rejected {
-		v.Reasons = append(v.Reasons, fmt.Sprintf("OpenSM rejects %s (first error at %s) and applies Default=0x7fff : ALL=full: every port is a full member of the default partition", m.Source.File, m.Source.RejectedAt))
+		delete(fa, k) // each key once
+		v.Shared = append(v.Shared, Shared{Key: k, CanTalk: fullA || fullB})
+		v.CanTalk = v.CanTalk || fullA || fullB
 	}
 	return v
 }

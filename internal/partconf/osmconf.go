@@ -29,28 +29,15 @@ import (
 //
 // Booleans follow opts_parse_boolean: exactly "TRUE" is true, anything else false.
 
-// EnforceMode is OpenSM's part_enforce.
-type EnforceMode uint8 // part_enforce both, in, out, off
-
-const (
-	EnforceBoth EnforceMode = iota
-	EnforceIn
-	EnforceOut
-	EnforceOff
-)
-
 // OpenSMConf is what an opensm.conf sets for the partition manager.
 type OpenSMConf struct {
-	File string
-	// PartEnforce is the effective partition enforcement (no_partition_enforcement
-	// TRUE makes it off).
-	PartEnforce     EnforceMode
+	// EnforceOff: part_enforce off, or no_partition_enforcement TRUE (with both, in
+	// and out OpenSM programs the switch ports facing end ports alike).
+	EnforceOff      bool
 	AllowBoth       bool
 	KeepPKeyIndexes bool
 	// PartitionConfigFile is the partitions.conf OpenSM reads.
 	PartitionConfigFile string
-	// Set names the options the file sets (the others have OpenSM's defaults).
-	Set map[string]bool
 	// Warnings: values OpenSM replaces with its default, with the line.
 	Warnings []string
 }
@@ -59,13 +46,13 @@ type OpenSMConf struct {
 // flags where they overlap: AllowBoth, EnforceOff).
 func (c *OpenSMConf) Options(base Options) Options {
 	base.AllowBoth = c.AllowBoth
-	base.EnforceOff = c.PartEnforce == EnforceOff
+	base.EnforceOff = c.EnforceOff
 	return base
 }
 
 // AuditOptions returns what the fabric audit assumes about the SM.
 func (c *OpenSMConf) AuditOptions() fabric.AuditOptions {
-	return fabric.AuditOptions{EnforceOff: c.PartEnforce == EnforceOff}
+	return fabric.AuditOptions{EnforceOff: c.EnforceOff}
 }
 
 // FabricModel is NewFabricModel with the file's options: with keep_pkey_indexes FALSE
@@ -85,7 +72,7 @@ const MaxOpenSMConfSize = 4 << 20
 
 // ParseOpenSMConf reads an opensm.conf as osm_subnet.c does.
 func ParseOpenSMConf(name string, data []byte) *OpenSMConf {
-	c := &OpenSMConf{File: name, KeepPKeyIndexes: true, PartitionConfigFile: "/etc/opensm/partitions.conf", Set: map[string]bool{}}
+	c := &OpenSMConf{KeepPKeyIndexes: true, PartitionConfigFile: "/etc/opensm/partitions.conf"}
 	partEnforce, noEnforce := "both", false
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 4096), len(data)+1)
@@ -125,27 +112,15 @@ func ParseOpenSMConf(name string, data []byte) *OpenSMConf {
 			c.KeepPKeyIndexes = val == "TRUE"
 		case "partition_config_file":
 			c.PartitionConfigFile = val
-		default:
-			continue
 		}
-		c.Set[key] = true
 		if (key == "allow_both_pkeys" || key == "keep_pkey_indexes" || key == "no_partition_enforcement") && val != "TRUE" && val != "FALSE" {
 			c.Warnings = append(c.Warnings, fmt.Sprintf("%s:%d: %s %s: OpenSM reads anything but TRUE as FALSE", name, lineNo, key, strconv.Quote(val)))
 		}
 	}
 	switch {
-	case noEnforce:
-		c.PartEnforce = EnforceOff
-	case partEnforce == "both":
-		c.PartEnforce = EnforceBoth
-	case partEnforce == "in":
-		c.PartEnforce = EnforceIn
-	case partEnforce == "out":
-		c.PartEnforce = EnforceOut
-	case partEnforce == "off":
-		c.PartEnforce = EnforceOff
-	default:
-		c.PartEnforce = EnforceBoth
+	case noEnforce || partEnforce == "off":
+		c.EnforceOff = true
+	case partEnforce != "both" && partEnforce != "in" && partEnforce != "out":
 		c.Warnings = append(c.Warnings, fmt.Sprintf("%s: part_enforce %s is not both, in, out or off: OpenSM logs \"Invalid Cached Option Value\" and uses both", name, strconv.Quote(partEnforce)))
 	}
 	return c

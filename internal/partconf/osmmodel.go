@@ -22,8 +22,6 @@ type Port struct {
 
 // SwitchPort is a switch's external port.
 type SwitchPort struct {
-	Switch check.GUID // the switch's node GUID
-	Num    int
 	// EnforceCap is SwitchInfo PartitionEnforcementCap: its table length. 0: the
 	// switch does not enforce partitions and OpenSM leaves the port alone.
 	EnforceCap int
@@ -90,16 +88,12 @@ type Entry struct {
 
 // PeerTable is what OpenSM programs on the switch port facing an end port.
 type PeerTable struct {
-	Port SwitchPort
 	// Managed is false when OpenSM does not write the table (part_enforce off, or the
 	// switch has no enforcement capability): it keeps what it held (Table is then
 	// that, from Options.PeerBefore).
 	Managed bool
 	// Table in index order, 0x0000 for empty entries.
 	Table []check.PKey
-	// Enforced: OpenSM sets PartitionEnforcementInbound/Outbound on the port. It clears
-	// them when enforcement is off or the end port's entries do not fit.
-	Enforced bool
 }
 
 // Model is what OpenSM programs for a set of ports from a Config.
@@ -140,13 +134,6 @@ func NewModel(c *Config, ports []Port, opt Options) *Model {
 	}
 	// Partition order: OpenSM's prtn_pkey_tbl (map order), which is the Config's
 	// (Partition.index); the items of a rejected file count after the applied ones.
-	for _, c := range []*Config{applied, c} {
-		for i, p := range c.Partitions {
-			if p.index != i {
-				p.index = i // only a Config not made by the parser
-			}
-		}
-	}
 	file := m.newItemIndex(c)
 	var fallback *itemIndex
 	if c.Rejected {
@@ -559,16 +546,12 @@ func pkeyMgrUpdatePort(before []check.PKey, list []Entry, maxPKeys int, allowBot
 // port gets only the full one). With part_enforce off OpenSM only clears the
 // enforcement bits and does not touch the table.
 func updatePeerPort(slots []Entry, sp SwitchPort, prev []check.PKey, enforceOff bool) *PeerTable {
-	pt := &PeerTable{Port: sp}
-	if sp.EnforceCap == 0 {
+	pt := &PeerTable{}
+	if sp.EnforceCap == 0 || enforceOff {
 		pt.Table = append([]check.PKey(nil), prev...)
 		return pt
 	}
-	if enforceOff {
-		pt.Table = append([]check.PKey(nil), prev...)
-		return pt
-	}
-	pt.Managed, pt.Enforced = true, true
+	pt.Managed = true
 	full := map[check.PartitionKey]bool{}
 	for _, e := range slots {
 		if e.PKey.Valid() && e.PKey.IsFull() {
@@ -585,9 +568,8 @@ func updatePeerPort(slots []Entry, sp SwitchPort, prev []check.PKey, enforceOff 
 	const perBlock = 32
 	maxBlocks := (sp.EnforceCap + perBlock - 1) / perBlock
 	if len(packed) > maxBlocks*perBlock {
-		// The loop stops at the capacity and enforcement is turned off.
+		// The loop stops at the capacity (and OpenSM turns enforcement off).
 		packed = packed[:maxBlocks*perBlock]
-		pt.Enforced = false
 	}
 	if len(packed) == 0 {
 		// Nothing to copy: OpenSM writes no block (peer_block_idx wraps), the table
@@ -685,31 +667,6 @@ func (m *Model) Exists(p *Partition) bool {
 	return false
 }
 
-// Tables returns every port's predicted table (index order, 0x0000 for empty
-// entries), by port GUID: the Options.Before of the next run, to predict a
-// reconfiguration.
-func (m *Model) Tables() map[check.GUID][]check.PKey {
-	out := make(map[check.GUID][]check.PKey, len(m.Ports))
-	for _, p := range m.Ports {
-		out[p.GUID] = m.TableValues(p.GUID)
-	}
-	return out
-}
-
-// PeerTables is Tables for the switch ports facing end ports (Options.PeerBefore).
-func (m *Model) PeerTables() map[check.GUID][]check.PKey {
-	out := map[check.GUID][]check.PKey{}
-	for i, t := range m.tables {
-		if t.peer != nil {
-			out[m.Ports[i].GUID] = t.peer.Table
-		}
-	}
-	return out
-}
-
-// Memory is what OpenSM remembers after this run (Options.Remember), or nil.
-func (m *Model) Memory() *Memory { return m.memory }
-
 // Reconfigure predicts what OpenSM programs when it applies c to a fabric whose ports
 // hold what prev predicted: keys kept keep their index, removed ones leave holes, and
 // new ones that do not fit are dropped (ERR 0512) while kept ones stay. running says
@@ -718,11 +675,19 @@ func (m *Model) Memory() *Memory { return m.memory }
 // gave every key, so a new key goes after removed ones instead of into their holes
 // (lab: after a=0x10 b=0x20 c=0x30, removing c and adding d=0x40 puts d at index 4 in
 // a running OpenSM, at index 3 in a new one), and it keeps its partitions, so a
-// definition without a key finds the earlier run's partition by name (Running). Otherwise it is a new process (opensm
-// restarted, or -o), which remembers nothing. The result remembers, for the next step.
+// definition without a key finds the earlier run's partition by name (reparseRunning).
+// Otherwise it is a new process (opensm restarted, or -o), which remembers nothing. The
+// result remembers, for the next step.
 func Reconfigure(prev *Model, c *Config, running bool) *Model {
 	opt := prev.Options
-	opt.Before, opt.PeerBefore = prev.Tables(), prev.PeerTables()
+	// The tables before are prev's predictions, end ports' and their switch peers'.
+	opt.Before, opt.PeerBefore = map[check.GUID][]check.PKey{}, map[check.GUID][]check.PKey{}
+	for i, p := range prev.Ports {
+		opt.Before[p.GUID] = prev.TableValues(p.GUID)
+		if t := prev.tables[i].peer; t != nil {
+			opt.PeerBefore[p.GUID] = t.Table
+		}
+	}
 	opt.Memory, opt.Remember = nil, true
 	if running {
 		if prev.memory == nil {
@@ -733,7 +698,3 @@ func Reconfigure(prev *Model, c *Config, running bool) *Model {
 	}
 	return NewModel(c, prev.Ports, opt)
 }
-
-// Running is c as the OpenSM process that applied prev before reads it (see
-// Reconfigure): it keeps the partitions of its earlier run.
-func (c *Config) Running(prev *Model) *Config { return c.reparseRunning(prev) }

@@ -1,7 +1,6 @@
 package partconf
 
 import (
-	"bytes"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -71,13 +70,6 @@ func (c *cbuf) fgets(piece string) {
 
 func (c *cbuf) strlen(i int) int {
 	n := 0
-	if uint(i) < uint(c.high) {
-		// Bytes below high were written by fgets: search them at once.
-		if k := bytes.IndexByte(c.b[i:c.high], 0); k >= 0 {
-			return k
-		}
-		n = c.high - i
-	}
 	for c.at(i+n) != 0 {
 		n++
 	}
@@ -87,26 +79,11 @@ func (c *cbuf) strlen(i int) int {
 // strchr returns the index of ch in the C string at i, or -1. It reads what C's
 // strchr reads, up to ch or the NUL, so an unwritten byte past them is not read.
 func (c *cbuf) strchr(i int, ch byte) int {
-	j := i
-	if uint(i) < uint(c.high) {
-		known := c.b[i:c.high]
-		if k := bytes.IndexByte(known, 0); k >= 0 {
-			known = known[:k+1]
-		}
-		if k := bytes.IndexByte(known, ch); k >= 0 {
-			return i + k
-		}
-		if known[len(known)-1] == 0 {
-			return -1
-		}
-		j = c.high
-	}
-	for ; ; j++ {
-		v := c.at(j)
-		if v == ch {
-			return j
-		}
-		if v == 0 {
+	for ; ; i++ {
+		switch c.at(i) {
+		case ch:
+			return i
+		case 0:
 			return -1
 		}
 	}
@@ -143,8 +120,6 @@ type partConf struct {
 type groupFlags struct {
 	MTU, Rate, SL, ScopeMask uint32
 	QKey                     uint32
-	TClass                   uint8
-	FlowLabel                uint32
 }
 
 // OpenSM's defaults (include/opensm/osm_base.h).
@@ -297,9 +272,6 @@ func parse(file string, data string, kept []keptPartition) *Config {
 				"line longer than 4094 bytes: OpenSM reads it in 4094-byte pieces, each counted as a line, so a name, key or GUID at a piece boundary is cut in two",
 				"break the member list over several lines after a comma")
 		}
-		if strings.IndexByte(piece, '\r') >= 0 {
-			c.CRLF = true
-		}
 		e.buf.fgets(piece)
 		e.pieceLen = len(piece)
 		e.lineno++
@@ -334,7 +306,6 @@ func parse(file string, data string, kept []keptPartition) *Config {
 		// osm_prtn_config_parse_file returns 1 when nothing was parsed: OpenSM logs
 		// "Partition configuration in error; retrying with default config".
 		c.Rejected = true
-		c.Empty = true
 		c.RejectedAt = Pos{File: file, Line: 1, Col: 1}
 		c.RejectReason = "the file holds no definition (empty, blank or only comments): OpenSM treats that as a configuration error"
 		c.Findings = append(c.Findings, Finding{Severity: Error, Pos: c.RejectedAt, Rule: "opensm-rejects",
@@ -512,7 +483,7 @@ func (e *emu) parsePartConf(str int) int {
 func (e *emu) partitionFlag(fAt, vAt int) Flag {
 	b := &e.buf
 	name, val := b.str(fAt), b.str(vAt)
-	f := Flag{Text: name, Value: val, Pos: e.pos(fAt)}
+	f := Flag{Text: name, Value: val}
 	if vAt >= 0 {
 		f.Text += "=" + val
 	}
@@ -554,44 +525,34 @@ func (e *emu) partitionFlag(fAt, vAt int) Flag {
 func (e *emu) groupFlag(g *groupFlags, fAt, vAt int) string {
 	b := &e.buf
 	name, val := b.str(fAt), b.str(vAt)
-	num := func() (uint64, bool) { // verify_val: strtoul, junk after it only logged
-		v, used := strtoull(val)
-		return v, used == len(val)
+	num := func() uint64 { // verify_val: strtoul, junk after it only logged
+		v, _ := strtoull(val)
+		return v
 	}
 	warn := func(flag string) {
 		e.finding(Warning, fAt, "bad-group-flag", fmt.Sprintf("%s needs a valid value, not %q: OpenSM logs \"flag '%s' requires valid value\"", flag, val, flag),
 			"write a number, e.g. "+flag+"=4")
 	}
+	code := func(flag string, dst *uint32) string { // mtu= and rate=: a non-zero number
+		if vAt >= 0 {
+			*dst = uint32(num())
+		}
+		if vAt < 0 || *dst == 0 {
+			warn(flag)
+		}
+		return flag
+	}
 	switch {
 	case prefixOf(name, "mtu"):
-		if vAt < 0 {
-			warn("mtu")
-			return "mtu"
-		}
-		v, _ := num()
-		g.MTU = uint32(v)
-		if g.MTU == 0 {
-			warn("mtu")
-		}
-		return "mtu"
+		return code("mtu", &g.MTU)
 	case prefixOf(name, "rate"):
-		if vAt < 0 {
-			warn("rate")
-			return "rate"
-		}
-		v, _ := num()
-		g.Rate = uint32(v)
-		if g.Rate == 0 {
-			warn("rate")
-		}
-		return "rate"
+		return code("rate", &g.Rate)
 	case prefixOf(name, "scope"):
 		if vAt < 0 {
 			warn("scope")
 			return "scope"
 		}
-		v, _ := num()
-		if s := uint32(v); s == 0 || s > 0xf {
+		if s := uint32(num()); s == 0 || s > 0xf {
 			warn("scope")
 		} else {
 			g.ScopeMask |= 1 << s
@@ -599,16 +560,11 @@ func (e *emu) groupFlag(g *groupFlags, fAt, vAt int) string {
 		return "scope"
 	case prefixOf(name, "Q_Key"):
 		if vAt >= 0 {
-			v, _ := num()
-			g.QKey = uint32(v)
+			g.QKey = uint32(num())
 		}
 		return "Q_Key"
 	case prefixOf(name, "TClass"):
-		if vAt >= 0 {
-			v, _ := num()
-			g.TClass = uint8(v)
-		}
-		return "TClass"
+		return "TClass" // the group's traffic class, which ibkey does not report
 	case prefixOf(name, "sl"):
 		v, used := strtoull(val)
 		if vAt < 0 || val == "" || uint32(v) > 15 || (used < len(val) && !isCSpace(val[used])) {
@@ -621,10 +577,8 @@ func (e *emu) groupFlag(g *groupFlags, fAt, vAt int) string {
 		v, used := strtoull(val)
 		if vAt < 0 || val == "" || uint32(v) > 0xfffff || (used < len(val) && !isCSpace(val[used])) {
 			warn("FlowLabel")
-		} else {
-			g.FlowLabel = uint32(v)
 		}
-		return "FlowLabel"
+		return "FlowLabel" // the group's flow label, which ibkey does not report
 	default:
 		return ""
 	}
@@ -672,9 +626,6 @@ func (e *emu) partitionCreate(defAt, nameAt, idAt int, flags []Flag) bool {
 				Action:  fmt.Sprintf("write =%s; membership is set per member with =full/=limited", key)})
 		}
 	}
-	if len(name) >= 32 && hasName {
-		d.NameTruncated = true
-	}
 	c := e.c
 	var part *Partition
 	if key == 0 {
@@ -710,7 +661,7 @@ func (e *emu) partitionCreate(defAt, nameAt, idAt int, flags []Flag) bool {
 		if !hasName || stored == "" {
 			stored = fmt.Sprintf("%04x", uint16(key))
 		}
-		part = &Partition{Key: key, Name: stored, Generated: d.Generated}
+		part = &Partition{Key: key, Name: stored}
 		c.byKey[key] = part
 		c.Partitions = append(c.Partitions, part)
 		if o, ok := e.names[stored]; !ok || orderKey(uint16(part.Key)) < orderKey(uint16(o.Key)) {
@@ -736,10 +687,9 @@ func (e *emu) partitionCreate(defAt, nameAt, idAt int, flags []Flag) bool {
 	}
 	c.Definitions = append(c.Definitions, d)
 	e.conf.def = d
-	if !c.qos() && e.conf.flags.SL != 0 {
-		// partition_create: without QoS the SL is forced to the default (0).
-		e.conf.flags.SL = 0
-	}
+	// partition_create: without QoS (ibkey models OpenSM without it) the SL is
+	// forced to the default (0).
+	e.conf.flags.SL = 0
 	if e.conf.isIPoIB {
 		// The IPoIB broadcast group: ff12:401b:PKEY::ffff:ffff, with the partition's
 		// mtu, rate, sl, Q_Key (0x0b1b when 0), TClass, FlowLabel, but not its scope
@@ -754,8 +704,6 @@ func (e *emu) partitionCreate(defAt, nameAt, idAt int, flags []Flag) bool {
 	}
 	return true
 }
-
-func (c *Config) qos() bool { return false }
 
 // broadcastMGID is osm_ipoib_broadcast_mgid with the full P_Key at bytes 4-5.
 func broadcastMGID(key check.PartitionKey) [16]byte {
@@ -841,9 +789,7 @@ func (e *emu) mgroupCreate(p, nameAt, valAt int) int {
 			"write an IPv6-style multicast GID starting with ff, e.g. ff12:401b::1")
 		return 0
 	}
-	g := e.conf.flags // inherit partition flags (but not TClass)
-	g.TClass = 0
-	var flags []Flag
+	g := e.conf.flags // inherit partition flags
 	n := 0
 	for { // parse_mgroup_flags
 		q := b.strchr(p, ',')
@@ -852,9 +798,9 @@ func (e *emu) mgroupCreate(p, nameAt, valAt int) int {
 			q++
 		}
 		fAt, vAt, r := e.nameToken(p)
-		f := Flag{Text: b.str(fAt), Value: b.str(vAt), Pos: e.pos(fAt)}
+		text := b.str(fAt)
 		if vAt >= 0 {
-			f.Text += "=" + f.Value
+			text += "=" + b.str(vAt)
 		}
 		// parse_part_conf hands mgroup_create the bytes after the mgid value's
 		// terminator: when the value ends the line's items, that terminator is the
@@ -862,23 +808,21 @@ func (e *emu) mgroupCreate(p, nameAt, valAt int) int {
 		// mgroup flag 'IGMP' - ignored" for partition-config.txt's own
 		// `mgid=ff12:401b::16    # IGMP`; `# mtu=2` sets the mtu).
 		inComment := e.hashAt >= 0 && fAt > e.hashAt && fAt <= e.pieceLen
+		name := ""
 		switch {
 		case inComment && b.at(fAt) == 0:
 			// An empty flag: parse_group_flag takes it for mtu (every name is a prefix
 			// of "mtu") without a value, which changes nothing.
 			e.commentFlag(fAt, vAt, "")
 		case inComment:
-			f.Name = e.groupFlag(&g, fAt, vAt)
-			e.commentFlag(fAt, vAt, f.Name)
+			name = e.groupFlag(&g, fAt, vAt)
+			e.commentFlag(fAt, vAt, name)
 		default:
-			f.Name = e.groupFlag(&g, fAt, vAt)
+			name = e.groupFlag(&g, fAt, vAt)
 		}
-		if f.Name == "" && f.Text != "" && !inComment {
-			e.finding(Warning, fAt, "mgid-swallows", fmt.Sprintf("%q after mgid= is read as a group flag, not a member: OpenSM ignores it", short(f.Text)),
+		if name == "" && text != "" && !inComment {
+			e.finding(Warning, fAt, "mgid-swallows", fmt.Sprintf("%q after mgid= is read as a group flag, not a member: OpenSM ignores it", short(text)),
 				"put members on their own line after the mgid line")
-		}
-		if f.Text != "" {
-			flags = append(flags, f)
 		}
 		p += r
 		n += r
@@ -890,7 +834,6 @@ func (e *emu) mgroupCreate(p, nameAt, valAt int) int {
 		return n
 	}
 	gid := addr.As16()
-	d.MGIDs = append(d.MGIDs, MGID{GID: addr, Flags: flags, Pos: e.pos(nameAt)})
 	if isIPMGID(gid) {
 		pk := check.PKey(gid[4])<<8 | check.PKey(gid[5])
 		full := d.Partition.Key.PKey(check.Full)
@@ -1001,7 +944,7 @@ func (e *emu) createGroups(p *Partition, d *Definition, gid [16]byte, g groupFla
 			continue
 		}
 		grp := &MGroup{MGID: netip.AddrFrom16(mg), QKey: g.QKey, MTU: uint8(g.MTU), Rate: uint8(g.Rate), SL: uint8(g.SL), Scope: s,
-			TClass: g.TClass, FlowLabel: g.FlowLabel, Broadcast: broadcast, Partition: p, Pos: pos, RawMTU: g.MTU, RawRate: g.Rate}
+			Broadcast: broadcast, Partition: p, Pos: pos, RawMTU: g.MTU, RawRate: g.Rate}
 		e.c.groupByMGID[mg] = grp
 		p.Groups = append(p.Groups, grp)
 	}
@@ -1018,8 +961,6 @@ type MGroup struct {
 	Rate      uint8 // IB rate code (2: 2.5 Gb/s, 3: 10 Gb/s ... 22: 600 Gb/s)
 	SL        uint8
 	Scope     uint8
-	TClass    uint8
-	FlowLabel uint32
 	Broadcast bool // the IPoIB broadcast group of an ipoib partition
 	Partition *Partition
 	Pos       Pos

@@ -1,8 +1,9 @@
 package partconf
 
 import (
+	"cmp"
 	"net/netip"
-	"sort"
+	"slices"
 
 	"github.com/ibkey/ibkey/internal/check"
 )
@@ -95,19 +96,11 @@ func (m *Member) Decimal() bool {
 // for OpenSM's own items, the implicit Default and the fallback).
 func (m *Member) Pos() Pos { return Pos{File: m.Def.Pos.File, Line: int(m.line), Col: int(m.col)} }
 
-// MGID is a multicast group line (mgid=GID[,flag=value]*).
-type MGID struct {
-	GID   netip.Addr
-	Flags []Flag
-	Pos   Pos
-}
-
-// Flag is a name[=value] item of a definition or mgid line, with the name OpenSM matched.
+// Flag is a name[=value] item of a definition line, with the name OpenSM matched.
 type Flag struct {
 	Text  string // as written
 	Name  string // canonical name matched by prefix ("ipoib", "defmember", ...); "" if unknown
 	Value string
-	Pos   Pos
 }
 
 // Definition is one `[Name][=PKey][,flag]* : members ;` as written.
@@ -123,21 +116,16 @@ type Definition struct {
 	DefMember MemberFlag
 	// Members are the definition's items, in file order.
 	Members   []Member
-	MGIDs     []MGID
 	Partition *Partition
 	Implicit  bool // the Default partition OpenSM creates before reading the file
-	// NameTruncated: the name has 32 bytes or more; OpenSM stores 31 and never finds
-	// the partition by this name again (osm_prtn_new, osm_prtn_find_by_name).
-	NameTruncated bool
 }
 
 // Partition is a P_Key after merging every definition that names it.
 type Partition struct {
-	Key       check.PartitionKey
-	Name      string // the first definition's name (OpenSM keeps it); "%04x" when unnamed
-	Generated bool
-	IPoIB     bool
-	Defs      []*Definition
+	Key   check.PartitionKey
+	Name  string // the first definition's name (OpenSM keeps it); "%04x" when unnamed
+	IPoIB bool
+	Defs  []*Definition
 	// Members in the order OpenSM applies them: for the same port the last item wins.
 	// With one definition, they are its Members.
 	Members []Member
@@ -160,7 +148,7 @@ type Config struct {
 	Exists bool
 	// Definitions as written, in file order (the implicit Default first).
 	Definitions []*Definition
-	// Partitions in OpenSM's map order (see mapOrder).
+	// Partitions in OpenSM's map order (see orderKey).
 	Partitions []*Partition
 	// Findings from parsing (errors are what OpenSM rejects).
 	Findings []Finding
@@ -171,12 +159,8 @@ type Config struct {
 	// HasDefault: the file has a definition of the default partition (key 0x7fff or,
 	// without a key, the name "Default").
 	HasDefault bool
-	// CRLF: the file has '\r' characters (OpenSM does not skip them).
-	CRLF bool
 	// RejectReason says why OpenSM drops the file (its log message).
 	RejectReason string
-	// Empty: the file holds no definition; OpenSM treats that as an error (Rejected).
-	Empty bool
 	// Uncertain is set when what OpenSM does with this file depends on something the
 	// file does not determine (uninitialised memory, a crash): then neither the
 	// tables nor Rejected can be predicted.
@@ -226,7 +210,13 @@ func (c *Config) finish() {
 			p.Members = append(p.Members, d.Members...)
 		}
 	}
-	c.sortPartitions()
+	// Partitions in map order, numbered (Partition.index).
+	slices.SortFunc(c.Partitions, func(a, b *Partition) int {
+		return cmp.Compare(orderKey(uint16(a.Key)), orderKey(uint16(b.Key)))
+	})
+	for i, p := range c.Partitions {
+		p.index = i
+	}
 }
 
 // Partition returns the partition with this 15-bit key, or nil.
@@ -368,17 +358,3 @@ func digitVal(c byte) (uint64, bool) {
 // order read as a little-endian number, i.e. the bytes swapped (lab: 0x0100 < 0x0201 <
 // 0x0002 < 0x0005). Default 0x7fff sorts last.
 func orderKey(v uint16) uint16 { return v<<8 | v>>8 }
-
-func (c *Config) mapOrder() []*Partition {
-	out := append([]*Partition(nil), c.Partitions...)
-	sort.Slice(out, func(i, j int) bool { return orderKey(uint16(out[i].Key)) < orderKey(uint16(out[j].Key)) })
-	return out
-}
-
-// sortPartitions puts Partitions in map order and numbers them (Partition.index).
-func (c *Config) sortPartitions() {
-	c.Partitions = c.mapOrder()
-	for i, p := range c.Partitions {
-		p.index = i
-	}
-}

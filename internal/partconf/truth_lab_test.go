@@ -201,7 +201,7 @@ func runTruthTopology(t *testing.T, seed uint64, sequences int, st *truthStats) 
 				t.Fatalf("seed %d: SwitchInfo: %v", seed, err)
 			}
 			tp.psize = int(si.PartitionEnforcementCap)
-			tp.port.Peer = &SwitchPort{Switch: check.GUID(gp.PeerSwitch.GUID), Num: gp.PeerPort, EnforceCap: tp.psize}
+			tp.port.Peer = &SwitchPort{EnforceCap: tp.psize}
 		}
 		ports = append(ports, tp)
 		guids = append(guids, ni.PortGUID)
@@ -333,8 +333,8 @@ func runTruthSequence(t *testing.T, l *lab, rng *rand.Rand, seed uint64, sq int,
 		runOpt := opt
 		runOpt.Before, runOpt.PeerBefore = before, peerBefore
 		if daemon && prev != nil {
-			runOpt.Memory = prev.Memory()
-			cfg = cfg.Running(prev)
+			runOpt.Memory = prev.memory
+			cfg = cfg.reparseRunning(prev)
 		}
 		m := NewModel(cfg, mports, runOpt)
 		switch {

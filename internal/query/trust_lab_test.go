@@ -356,8 +356,8 @@ func TestLabOpenSMConfEnforceOff(t *testing.T) {
 		t.Fatal(err)
 	}
 	osm := partconf.ParseOpenSMConf(file, data)
-	if osm.PartEnforce != partconf.EnforceOff {
-		t.Fatalf("parsed part_enforce %d", osm.PartEnforce)
+	if !osm.EnforceOff {
+		t.Fatalf("parsed part_enforce: not off (%+v)", osm)
 	}
 	assumed := false
 	for _, fd := range fabric.Audit(f) {
