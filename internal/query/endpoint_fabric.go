@@ -1,7 +1,6 @@
 package query
 
 import (
-	"context"
 	"fmt"
 	"sort"
 	"strconv"
@@ -26,9 +25,6 @@ import (
 type EndpointSources struct {
 	Host       func() *Host
 	Partitions *Partitions
-	// Ctx is not read: lid= endpoints are found in the sweep, which brings its own
-	// context (cmd/ibkey/internal/cantalk still sets it).
-	Ctx context.Context
 	// Sweep returns the fabric that node=, GUID (without Partitions) and lid=
 	// endpoints are found in: a saved sweep or a live one. Called at
 	// most once. A partial sweep may come with an error: endpoints it holds are still

@@ -248,7 +248,6 @@ func (o *CanTalkOptions) resolve(src query.EndpointSources, specA, specB check.E
 		// enforcement are checked with the same rule as fabric check (issue 11 item
 		// 12); reading only the two end tables could answer yes where a switch drops
 		// the partition.
-		src.Ctx = ctx
 		src.Sweep = func() (*fabric.Fabric, error) { return o.Sweep.SweepVia(ctx, fab) }
 		src.SweepName = "a sweep via " + fab.Via
 		var err error

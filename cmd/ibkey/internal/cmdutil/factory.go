@@ -63,7 +63,7 @@ func (f *Factory) IsDemo() bool { return f.Demo || f.Getenv("IBKEY_DEMO") == "1"
 // Host returns the host the flags (and IBKEY_SYSFS / IBKEY_DEMO) select.
 func (f *Factory) Host() *query.Host {
 	if f.IsDemo() {
-		// The demo's counters move with the time elapsed since now (counters.txt).
+		// The demo's counters move with the time elapsed since now (demo.LiveSysfs).
 		return &query.Host{Sys: demo.LiveSysfs(f.Now), Label: demo.Label}
 	}
 	dir := f.SysfsDir

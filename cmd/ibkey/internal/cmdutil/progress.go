@@ -33,8 +33,8 @@ func NewSweepProgress(s *IOStreams, format Format) *SweepProgress {
 	return &SweepProgress{w: s.ErrOut}
 }
 
-// Update redraws the line with p. query.Sweep calls it at most ten times a second
-// (query.SweepOptions.ProgressEvery), from its sampling goroutine.
+// Update redraws the line with p. query.Sweep calls it at most ten times a second,
+// from its sampling goroutine.
 func (d *SweepProgress) Update(p query.SweepProgress) {
 	if d == nil {
 		return

@@ -147,7 +147,7 @@ func TestWatchCountersPlain(t *testing.T) {
 		t.Errorf("demo: %+v", r)
 	}
 	// Over the demo fabric (issue 25 item 10): mlx5_0/1 at LID 3, its PMA counters
-	// the host's own (counters.txt starts port_rcv_constraint_errors at 12).
+	// the host's own (internal/demo's table starts port_rcv_constraint_errors at 12).
 	r = runIbkey(t, "--demo", "watch", "counters", "--lid", "3", "--once")
 	if r.Code != 0 || !strings.Contains(r.Stdout, "demo-node HCA-1/1 ACTIVE port_rcv_constraint_errors=12") || !strings.Contains(r.Stderr, "the demo fabric") {
 		t.Errorf("demo fabric: %+v", r)
