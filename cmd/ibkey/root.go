@@ -65,8 +65,8 @@ Without hardware, --demo shows every command on an embedded demo host.
 func newExporterCmd(f *cmdutil.Factory) *cobra.Command {
 	var m *cmdutil.MADFlags
 	c := exporter.NewCmdExporter(exporter.Deps{
-		In: f.IOStreams.In, Out: f.IOStreams.Out, ErrOut: f.IOStreams.ErrOut,
-		Host: f.Host, Getenv: f.Getenv, Demo: f.IsDemo,
+		Out: f.IOStreams.Out, ErrOut: f.IOStreams.ErrOut,
+		Host: f.Host, Demo: f.IsDemo,
 		OpenFabric: func(ctx context.Context) (*query.Fabric, error) { return m.Open(ctx) },
 	}, nil)
 	m = cmdutil.AddMADFlags(c, f)

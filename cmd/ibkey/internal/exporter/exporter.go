@@ -30,7 +30,6 @@ import (
 // Deps are what the command needs from the program around it. Building the command
 // touches none of them; they are called when it runs.
 type Deps struct {
-	In     io.Reader
 	Out    io.Writer
 	ErrOut io.Writer
 	// Host returns the host the global flags select (--sysfs, --demo).
@@ -38,7 +37,6 @@ type Deps struct {
 	// OpenFabric opens the MAD transport the global flags select (--ibsim, --ca); the
 	// command closes it. nil: fabric mode and --portinfo are not available.
 	OpenFabric func(ctx context.Context) (*query.Fabric, error)
-	Getenv     func(string) string
 	// Demo reports whether --demo selected the embedded demo host and fabric: the
 	// metrics then say so (ibkey_demo_info).
 	Demo func() bool
