@@ -81,27 +81,34 @@ func NewAssembler(ref time.Time, loc *time.Location, emit func(*Event)) *Assembl
 // Line handles one line of the log, without its newline.
 func (a *Assembler) Line(line []byte) {
 	a.line++
-	r, ok := header(line)
+	if !a.candidate(line) {
+		if len(a.pending) == 0 && a.last == nil {
+			return
+		}
+		// Not a line of the catalogue: it matters only as the next line of a
+		// verbose notice dump, or as a line of a pending event's thread (which
+		// ends it). Events wait for lines that may be far away (a trap's report
+		// that never comes): the lines between are passed over here too.
+		th, ok := threadOf(line)
+		if !ok {
+			if a.last != nil && a.last.dump {
+				a.dumpLine(a.last, line)
+			}
+			return
+		}
+		a.last = nil
+		if a.findThread(th) == nil {
+			return
+		}
+	}
+	r, ok := splitLine(line, a.prefix)
 	if !ok {
-		// A continuation line: it matters only as the next line of a verbose
-		// notice dump.
 		if a.last != nil && a.last.dump {
 			a.dumpLine(a.last, line)
 		}
 		return
 	}
 	a.last = nil
-	if len(a.prefix) > 0 {
-		r.msg = bytes.TrimPrefix(r.msg, a.prefix)
-	}
-	if !a.candidate(r.level, r.msg) && a.findThread(r.thread) == nil {
-		// Not a line of the catalogue: it matters only as a line of a pending
-		// event's thread (which ends it). Events wait for lines that may be far
-		// away (a trap's report that never comes): the lines between are passed
-		// over here too.
-		return
-	}
-	r.function()
 	if len(a.pending) > 0 {
 		a.other(r)
 	}
@@ -118,18 +125,36 @@ func (a *Assembler) Line(line []byte) {
 	a.message(r, line)
 }
 
-// candidate is the fast look at a record's level and message: whether it may be one of the catalogue's
-// (doc.go) by its level and the first bytes of its message (the function's name
-// first), without splitting it further. A log is mostly lines of other levels and
-// messages; most are passed over here.
-func (a *Assembler) candidate(lv Level, msg []byte) bool {
+// candidate is the fast look at a line: whether it may be one of the catalogue's
+// (doc.go) by its level and its first bytes, without splitting it. A log is mostly
+// lines of other levels and messages; most are passed over here.
+func (a *Assembler) candidate(line []byte) bool {
+	// "MMM DD HH:MM:SS UUUUUU [THREAD] 0xLL -> "
+	if len(line) < stampLen+12 || line[stampLen+1] != '[' {
+		return false // a continuation line, with nothing pending: nothing to do
+	}
+	j := stampLen + 2
+	for j < len(line) && line[j] != ']' && j < stampLen+2+20 {
+		j++
+	}
+	if j+10 > len(line) || line[j] != ']' || line[j+3] != 'x' {
+		return true // let splitLine decide
+	}
+	lv, ok := hexByte(line[j+4], line[j+5])
+	if !ok {
+		return true
+	}
+	msg := line[j+10:]
+	if len(a.prefix) > 0 && bytes.HasPrefix(msg, a.prefix) {
+		msg = msg[len(a.prefix):]
+	}
 	if len(msg) == 0 {
 		return false
 	}
 	switch {
-	case lv&LevelError != 0:
+	case Level(lv)&LevelError != 0:
 		return true // every error line: they are few, and most are events
-	case lv == LevelInfo:
+	case Level(lv) == LevelInfo:
 		// osm_inform.c log_notice, osm_pkey_mgr.c pkey_mgr_update_port and
 		// osm_inform.c is_access_permitted are the info-level messages of the
 		// catalogue; with a log_prefix not learned yet the first byte is the
@@ -141,7 +166,7 @@ func (a *Assembler) candidate(lv Level, msg []byte) bool {
 				bytes.HasPrefix(msg, []byte("is_access_permitted: MGID"))
 		}
 		return len(a.prefix) == 0 && a.line < 16 // "PREFIX: OpenSM 3.3.23" (level 0x80 or the log flags)
-	case lv&LevelVerbose != 0:
+	case Level(lv)&LevelVerbose != 0:
 		// The verbose messages of the catalogue come from partition_add_flag,
 		// parse_group_flag, partition_add_port, parse_mgroup_flags (PARSE WARN),
 		// osm_prtn_make_new, osm_prtn_make_partitions, mcmr_rcv_join_mgrp,
@@ -159,7 +184,7 @@ func (a *Assembler) candidate(lv Level, msg []byte) bool {
 			return bytes.HasPrefix(msg, []byte("Generic Notice dump"))
 		}
 		return len(a.prefix) == 0 && a.line < 16
-	case lv&LevelSys != 0:
+	case Level(lv)&LevelSys != 0:
 		return len(a.prefix) == 0
 	}
 	return false // debug, function, frame and routing levels

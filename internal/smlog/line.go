@@ -51,17 +51,15 @@ type record struct {
 	stamp  []byte // "Nov 27 09:20:23 280958"
 	thread []byte // "ED5266C0"
 	level  Level
-	fn     []byte // the function name (function); empty on sys lines
-	msg    []byte // after "FUNCTION: " once function has split it off
+	fn     []byte // the function name; empty on sys lines
+	msg    []byte // after "FUNCTION: "
 }
 
 const stampLen = len("Nov 27 09:20:23 280958")
 
-// header splits one line (without its newline) into its fixed head, "MMM DD
-// HH:MM:SS UUUUUU [THREAD] 0xLL -> ", and the message after it (the function's name
-// still in it: function splits it off). ok is false for a line that is not a log
-// record: a continuation line, or text that is not OpenSM's.
-func header(line []byte) (r record, ok bool) {
+// splitLine parses one line (without its newline). ok is false for a line that is
+// not a log record: a continuation line, or text that is not OpenSM's.
+func splitLine(line []byte, prefix []byte) (r record, ok bool) {
 	// "MMM DD HH:MM:SS UUUUUU [" is fixed width.
 	if len(line) < stampLen+12 || line[stampLen] != ' ' || line[stampLen+1] != '[' || line[3] != ' ' || line[15] != ' ' {
 		return r, false
@@ -77,21 +75,42 @@ func header(line []byte) (r record, ok bool) {
 	if !ok {
 		return r, false
 	}
-	r.stamp, r.thread, r.level, r.msg = line[:stampLen], rest[:end], Level(lv), rest[end+10:]
+	r.stamp, r.thread, r.level = line[:stampLen], rest[:end], Level(lv)
+	msg := rest[end+10:]
+	if len(prefix) > 0 && bytes.HasPrefix(msg, prefix) {
+		msg = msg[len(prefix):]
+	}
+	if r.level == LevelSys {
+		// Sys lines (osm_log with OSM_LOG_SYS) are the message alone.
+		r.msg = msg
+		return r, true
+	}
+	// The function: an identifier, then ": ".
+	c := bytes.IndexByte(msg, ':')
+	if c < 1 || c+1 >= len(msg) || msg[c+1] != ' ' {
+		r.msg = msg
+		return r, true
+	}
+	r.fn, r.msg = msg[:c], msg[c+2:]
 	return r, true
 }
 
-// function splits the C function's name, an identifier then ": ", off the message
-// (after the log_prefix). Sys lines (osm_log with OSM_LOG_SYS) are the message alone.
-func (r *record) function() {
-	if r.level == LevelSys {
-		return
+// threadOf is a log record's thread ("ED5266C0"); ok is false for a line that is
+// not a record (a continuation line, as splitLine says).
+func threadOf(line []byte) (thread []byte, ok bool) {
+	if len(line) < stampLen+12 || line[stampLen] != ' ' || line[stampLen+1] != '[' || line[3] != ' ' || line[15] != ' ' {
+		return nil, false
 	}
-	c := bytes.IndexByte(r.msg, ':')
-	if c < 1 || c+1 >= len(r.msg) || r.msg[c+1] != ' ' {
-		return
+	rest := line[stampLen+2:]
+	end := bytes.IndexByte(rest, ']')
+	if end < 1 || len(rest) < end+10 || rest[end+1] != ' ' || rest[end+2] != '0' || rest[end+3] != 'x' ||
+		rest[end+6] != ' ' || rest[end+7] != '-' || rest[end+8] != '>' || rest[end+9] != ' ' {
+		return nil, false
 	}
-	r.fn, r.msg = r.msg[:c], r.msg[c+2:]
+	if _, ok := hexByte(rest[end+4], rest[end+5]); !ok {
+		return nil, false
+	}
+	return rest[:end], true
 }
 
 func hexByte(a, b byte) (uint8, bool) {
