@@ -45,16 +45,26 @@ const StdinName = "<stdin>"
 // is, with the same bound; without it (shell completion, which must not block) both
 // are refused, as devices and other special files always are.
 func ReadPartitions(path string, stdin io.Reader, opt partconf.Options) (*Partitions, error) {
-	data, name, err := readPartitionsFile(path, stdin)
+	data, name, err := ReadPartitionsText(path, stdin)
 	if err != nil {
-		return nil, &UsageError{Msg: fmt.Sprintf("partitions file: %v", err)}
+		return nil, err
 	}
 	return NewPartitions(partconf.Parse(name, data), opt), nil
 }
 
 const partitionsWhat = "a partitions file (OpenSM's partitions.conf)"
 
-// readPartitionsFile is ReadPartitions' read: the bytes and the name findings give them.
+// ReadPartitionsText is ReadPartitions' read, for a command that quotes the file's
+// lines (sm log): the bytes and the name findings give them. Its errors are bad input
+// (*UsageError) naming the file.
+func ReadPartitionsText(path string, stdin io.Reader) ([]byte, string, error) {
+	data, name, err := readPartitionsFile(path, stdin)
+	if err != nil {
+		return nil, "", &UsageError{Msg: fmt.Sprintf("partitions file: %v", err)}
+	}
+	return data, name, nil
+}
+
 func readPartitionsFile(path string, stdin io.Reader) ([]byte, string, error) {
 	if path == "-" {
 		if stdin == nil {

@@ -194,13 +194,21 @@ func runLog(o *LogOptions) error {
 		if err != nil {
 			return err
 		}
-		// Read once (the fix quotes its lines): a file, not standard input, which
-		// may be the log.
-		text, err := fsread.ReadFile(o.Partitions, partconf.MaxFileSize, "a partitions file (OpenSM's partitions.conf)")
-		if err != nil {
-			return &query.UsageError{Msg: fmt.Sprintf("partitions file: %v", err)}
+		// Read once (the fix quotes its lines), as partitions and can-talk read theirs:
+		// a pipe (`--partitions <(ssh sm01 cat ...)`) is read as a stream, and - is
+		// standard input unless the log is.
+		stdin := o.IO.In
+		if o.File == "-" {
+			if o.Partitions == "-" {
+				return cmdutil.Usagef("--partitions -: standard input is the log; give the partitions file by its path")
+			}
+			stdin = strings.NewReader("")
 		}
-		p := query.NewPartitions(partconf.Parse(o.Partitions, text), opt)
+		text, name, err := query.ReadPartitionsText(o.Partitions, stdin)
+		if err != nil {
+			return err
+		}
+		p := query.NewPartitions(partconf.Parse(name, text), opt)
 		x.Parts, x.PartsText = p, string(text)
 		if p.Config.Rejected {
 			o.Notices.Note(fmt.Sprintf("OpenSM rejects %s (first error at %s): it runs with Default=0x7fff : ALL=full", o.Partitions, p.Config.RejectedAt))

@@ -2,6 +2,7 @@ package sm
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -248,5 +249,29 @@ func labEventLines(t *testing.T) [][]string {
 		grab("ERR 4608", 1),
 		grab("PARSE ERROR: line 3", 2),
 		grab("ERR 1B14", 1),
+	}
+}
+
+// TestLogPartitionsFromStdinOrPipe: --partitions is read as partitions and can-talk
+// read theirs (issue 25 item 5): - is standard input when the log is a file, and the
+// output names the lines of <stdin>; with the log on standard input, - is refused.
+func TestLogPartitionsFromStdinOrPipe(t *testing.T) {
+	conf, err := os.ReadFile(labConf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := append([]string{"sm", "log", labLog, "--year", "2026", "--fabric-file", labFabric}, opensm...)
+	fileOut, _, fileCode := run(t, context.Background(), strings.NewReader(""), append(args, "--partitions", labConf)...)
+	stdinOut, stderr, code := run(t, context.Background(), bytes.NewReader(conf), append(args, "--partitions", "-")...)
+	if code != fileCode || strings.ReplaceAll(stdinOut, "<stdin>", labConf) != fileOut {
+		t.Errorf("--partitions -: exit %d (file: %d)\n%s%s\nfrom the file:\n%s", code, fileCode, stdinOut, stderr, fileOut)
+	}
+	log, err := os.ReadFile(labLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code = run(t, context.Background(), bytes.NewReader(log), "sm", "log", "-", "--partitions", "-")
+	if code != 2 || !strings.Contains(stderr, "standard input is the log") {
+		t.Errorf("log and partitions both on stdin: exit %d, %s", code, stderr)
 	}
 }
