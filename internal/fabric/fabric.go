@@ -105,7 +105,8 @@ type Link struct {
 }
 
 // Normalize sorts nodes by GUID and ports by number and rebuilds the index. Builders
-// call it once when they are done.
+// (the sweep, DecodeFabric, the demo fabric) call it once when they are done, before
+// the fabric is shared; lookups never call it, so they only read.
 func (f *Fabric) Normalize() {
 	sort.Slice(f.Nodes, func(i, j int) bool { return f.Nodes[i].GUID < f.Nodes[j].GUID })
 	f.byGUID = make(map[check.GUID]*Node, len(f.Nodes))
@@ -116,12 +117,18 @@ func (f *Fabric) Normalize() {
 	sort.Slice(f.Unreachable, func(i, j int) bool { return check.LessPortID(f.Unreachable[i].From, f.Unreachable[j].From) })
 }
 
-// Node returns the node with this GUID, or nil.
+// Node returns the node with this GUID, or nil. It only reads: on a fabric that was
+// never normalized (no index) it looks through the nodes in their order.
 func (f *Fabric) Node(g check.GUID) *Node {
-	if f.byGUID == nil {
-		f.Normalize()
+	if f.byGUID != nil {
+		return f.byGUID[g]
 	}
-	return f.byGUID[g]
+	for _, n := range f.Nodes {
+		if n.GUID == g {
+			return n
+		}
+	}
+	return nil
 }
 
 // Port returns the port, or nil.

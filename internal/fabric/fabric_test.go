@@ -468,3 +468,30 @@ func TestDecodeFabricVersion1(t *testing.T) {
 		}
 	}
 }
+
+// TestNodeReadOnly: a lookup on a fabric that was never normalized finds its nodes and
+// ports without reordering them, and concurrent lookups do not race (go test -race).
+func TestNodeReadOnly(t *testing.T) {
+	f := &Fabric{Nodes: []*Node{
+		{GUID: 0xb0, Ports: []*Port{{Num: 2}, {Num: 1}}},
+		{GUID: 0xa0, Ports: []*Port{{Num: 1}}},
+	}}
+	done := make(chan bool)
+	for range 2 {
+		go func() {
+			done <- f.Node(0xa0) != nil && f.Port(check.PortID{Node: 0xb0, Port: 1}) != nil && f.Node(0xc0) == nil
+		}()
+	}
+	for range 2 {
+		if !<-done {
+			t.Error("lookup on an unnormalized fabric missed a node or port")
+		}
+	}
+	if f.Nodes[0].GUID != 0xb0 || f.Nodes[0].Ports[0].Num != 2 {
+		t.Errorf("a lookup reordered the fabric: first node %s, its first port %d", f.Nodes[0].GUID, f.Nodes[0].Ports[0].Num)
+	}
+	f.Normalize()
+	if f.Nodes[0].GUID != 0xa0 || f.Node(0xb0).Ports[0].Num != 1 || f.Node(0xa0) != f.Nodes[0] {
+		t.Error("Normalize did not sort the nodes and ports or index them")
+	}
+}

@@ -140,7 +140,7 @@ func TestScopeAndAuditOutside(t *testing.T) {
 			{Num: 1, GUID: 0xc1, State: check.StateInit, PhysState: "LinkUp", Peer: &check.PortID{Node: 0xa0, Port: 2}, TableSize: 8, PKeys: make([]check.PKey, 8)}}},
 		&Node{GUID: 0xd0, Type: check.NodeCA, Description: "HcaY", NumPorts: 1, PartitionCap: 8, Ports: []*Port{
 			{Num: 1, GUID: 0xd1, LID: 1, SMLID: 1, GIDPrefix: 0xfe80000000000001, State: check.StateActive, PhysState: "LinkUp", Peer: &check.PortID{Node: 0x60, Port: 1}, TableSize: 8, PKeys: make([]check.PKey, 8)}}})
-	f.byGUID = nil
+	f.Normalize()
 	for _, tc := range []struct {
 		id   check.PortID
 		want Scope
