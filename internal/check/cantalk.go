@@ -278,13 +278,8 @@ func (k VerdictKind) ExitCode() int {
 
 // Verdict is the answer to "can A and B talk".
 type Verdict struct {
-	// Kind is the answer; CanTalk is Kind == VerdictYes.
-	Kind VerdictKind
-	// CanTalk: both directions pass every rule that could be checked. A rule that could
-	// not be decided (a Q_Key not given) does not fail it; it is named in Reasons.
-	CanTalk bool
-	// OneWay: exactly one direction works (CanTalk is then false).
-	OneWay     bool
+	// Kind is the answer (CanTalk and OneWay say two of its values).
+	Kind       VerdictKind
 	A, B       EndpointSummary
 	AToB, BToA Direction
 	// Shared lists every partition both have a valid entry for, in key order.
@@ -300,6 +295,14 @@ type Verdict struct {
 	// when Kind is VerdictUnknown.
 	NotChecked []NotChecked
 }
+
+// CanTalk: both directions pass every rule that could be checked (Kind is yes). A
+// rule that could not be decided (a Q_Key not given) does not fail it; it is named
+// in Reasons.
+func (v Verdict) CanTalk() bool { return v.Kind == VerdictYes }
+
+// OneWay: exactly one direction works, and that is known (Kind is one-way).
+func (v Verdict) OneWay() bool { return v.Kind == VerdictOneWay }
 
 // NotCheckedCause is what a verdict could not read, as a value: a command reports
 // the cause (its kind of "incomplete") from it, never from the sentence.
@@ -325,7 +328,7 @@ const (
 // verdict under another assumption differs). Its rules stay in Reasons, after the
 // sentence that says so.
 func (v *Verdict) DependsOn(nc NotChecked) {
-	v.Kind, v.CanTalk, v.OneWay = VerdictUnknown, false, false
+	v.Kind = VerdictUnknown
 	for _, d := range []*Direction{&v.AToB, &v.BToA} {
 		d.OK, d.Unknown = false, true
 	}
@@ -460,9 +463,8 @@ func CanTalk(a, b Endpoint) Verdict {
 		}
 	}
 
-	v.CanTalk = v.AToB.OK && v.BToA.OK
-	v.OneWay = v.AToB.OK != v.BToA.OK
-	if v.OneWay && !v.AToB.Unknown && !v.BToA.Unknown {
+	oneWay := v.AToB.OK != v.BToA.OK
+	if oneWay && !v.AToB.Unknown && !v.BToA.Unknown {
 		ok, bad := v.AToB, v.BToA
 		if !ok.OK {
 			ok, bad = bad, ok
@@ -470,13 +472,12 @@ func CanTalk(a, b Endpoint) Verdict {
 		v.Reasons = append(v.Reasons, fmt.Sprintf("one way only: %s → %s works, %s → %s is dropped", ok.From, ok.To, bad.From, bad.To))
 	}
 	switch {
-	case v.CanTalk:
+	case v.AToB.OK && v.BToA.OK:
 		v.Kind = VerdictYes
 	case v.AToB.Unknown && !v.BToA.OK || v.BToA.Unknown && !v.AToB.OK:
 		v.Kind = VerdictUnknown
-		v.OneWay = false
 		v.Reasons = append(v.Reasons, "not known: the answer depends on what could not be read ("+strings.Join(notCheckedSentences(v.NotChecked), "; ")+")")
-	case v.OneWay:
+	case oneWay:
 		v.Kind = VerdictOneWay
 	default:
 		v.Kind = VerdictNo
@@ -522,7 +523,7 @@ func (v *Verdict) applyPortRules(a, b Endpoint) {
 			d.Reasons = append([]string{reason}, d.Reasons...)
 		}
 	}
-	v.CanTalk, v.OneWay, v.NotChecked = false, false, nil
+	v.NotChecked = nil
 	if diff {
 		v.Kind = VerdictDifferentSubnets
 		fail(fmt.Sprintf("%s is on subnet %s and %s on subnet %s (GID prefixes): ports of different subnets reach each other only through an InfiniBand router, whose partitions and routes are not checked here; the tables compared below are each subnet's own",

@@ -64,8 +64,8 @@ func TestCanTalkSeedExample(t *testing.T) {
 	for _, tt := range tests {
 		for _, pair := range [][2]string{{tt.a, tt.b}, {tt.b, tt.a}} {
 			v := CanTalk(QPEndpoint(pair[0], qps[pair[0]], QPAny), QPEndpoint(pair[1], qps[pair[1]], QPAny))
-			if v.CanTalk != tt.want || v.AToB.OK != tt.want || v.BToA.OK != tt.want || v.OneWay {
-				t.Errorf("%s-%s: CanTalk=%v (a->b %v, b->a %v, one way %v), want %v", pair[0], pair[1], v.CanTalk, v.AToB.OK, v.BToA.OK, v.OneWay, tt.want)
+			if v.CanTalk() != tt.want || v.AToB.OK != tt.want || v.BToA.OK != tt.want || v.OneWay() {
+				t.Errorf("%s-%s: CanTalk=%v (a->b %v, b->a %v, one way %v), want %v", pair[0], pair[1], v.CanTalk(), v.AToB.OK, v.BToA.OK, v.OneWay(), tt.want)
 			}
 			if pair[0] == tt.a {
 				if m := missing(v.Reasons, []string{tt.reason}); m != nil {
@@ -97,10 +97,10 @@ func TestCanTalkPKeyRules(t *testing.T) {
 	}
 	for _, tt := range tests {
 		v := CanTalk(QPEndpoint("", tt.a, QPAny), QPEndpoint("", tt.b, QPAny))
-		if v.CanTalk != tt.want {
-			t.Errorf("%s: %s vs %s CanTalk = %v, want %v (reasons %q)", tt.name, tt.a, tt.b, v.CanTalk, tt.want, v.Reasons)
+		if v.CanTalk() != tt.want {
+			t.Errorf("%s: %s vs %s CanTalk = %v, want %v (reasons %q)", tt.name, tt.a, tt.b, v.CanTalk(), tt.want, v.Reasons)
 		}
-		if v.CanTalk != pkeyRule(tt.a, tt.b) {
+		if v.CanTalk() != pkeyRule(tt.a, tt.b) {
 			t.Errorf("%s: table disagrees with the one-line rule", tt.name)
 		}
 		if m := missing(v.Reasons, tt.reasons); m != nil {
@@ -124,8 +124,8 @@ func TestCanTalkPKeyProperty(t *testing.T) {
 		ab := CanTalk(QPEndpoint("a", a, QPAny), QPEndpoint("b", b, QPAny))
 		ba := CanTalk(QPEndpoint("b", b, QPAny), QPEndpoint("a", a, QPAny))
 		want := pkeyRule(a, b)
-		if ab.CanTalk != want || ba.CanTalk != want || ab.OneWay || ba.OneWay || ab.AToB.OK != ab.BToA.OK {
-			t.Fatalf("%s vs %s: CanTalk %v / reversed %v, want %v", a, b, ab.CanTalk, ba.CanTalk, want)
+		if ab.CanTalk() != want || ba.CanTalk() != want || ab.OneWay() || ba.OneWay() || ab.AToB.OK != ab.BToA.OK {
+			t.Fatalf("%s vs %s: CanTalk %v / reversed %v, want %v", a, b, ab.CanTalk(), ba.CanTalk(), want)
 		}
 		if len(ab.Reasons) == 0 {
 			t.Fatalf("%s vs %s: no reasons", a, b)
@@ -227,7 +227,7 @@ func TestCanTalkQKey(t *testing.T) {
 	}
 	for _, tt := range tests {
 		v := CanTalk(tt.a, tt.b)
-		got := want{v.CanTalk, v.OneWay, v.AToB.QKey, v.BToA.QKey, v.AToB.WireQKey}
+		got := want{v.CanTalk(), v.OneWay(), v.AToB.QKey, v.BToA.QKey, v.AToB.WireQKey}
 		if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(want{})); diff != "" {
 			t.Errorf("%s: (-want +got)\n%s\nreasons %q", tt.name, diff, v.Reasons)
 		}
@@ -245,8 +245,8 @@ func TestCanTalkQKey(t *testing.T) {
 				}
 			}
 		}
-		if v.CanTalk != (v.AToB.OK && v.BToA.OK) {
-			t.Errorf("%s: CanTalk %v but directions %v/%v", tt.name, v.CanTalk, v.AToB.OK, v.BToA.OK)
+		if v.CanTalk() != (v.AToB.OK && v.BToA.OK) {
+			t.Errorf("%s: CanTalk %v but directions %v/%v", tt.name, v.CanTalk(), v.AToB.OK, v.BToA.OK)
 		}
 	}
 }
@@ -368,8 +368,8 @@ func TestCanTalkPorts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		v := CanTalk(tt.a, tt.b)
-		if v.CanTalk != tt.want {
-			t.Errorf("%s: CanTalk = %v, want %v; reasons %q", tt.name, v.CanTalk, tt.want, v.Reasons)
+		if v.CanTalk() != tt.want {
+			t.Errorf("%s: CanTalk = %v, want %v; reasons %q", tt.name, v.CanTalk(), tt.want, v.Reasons)
 		}
 		if tt.shared != nil {
 			if diff := cmp.Diff(tt.shared, v.Shared); diff != "" {
@@ -388,8 +388,8 @@ func TestCanTalkPorts(t *testing.T) {
 			t.Errorf("%s: warnings %q lack %q", tt.name, v.Warnings, m)
 		}
 		// Swapping the ends swaps the verdict, never changes it.
-		if r := CanTalk(tt.b, tt.a); r.CanTalk != v.CanTalk || len(r.Shared) != len(v.Shared) {
-			t.Errorf("%s: swapped ends give CanTalk %v with %d shared, want %v with %d", tt.name, r.CanTalk, len(r.Shared), v.CanTalk, len(v.Shared))
+		if r := CanTalk(tt.b, tt.a); r.CanTalk() != v.CanTalk() || len(r.Shared) != len(v.Shared) {
+			t.Errorf("%s: swapped ends give CanTalk %v with %d shared, want %v with %d", tt.name, r.CanTalk(), len(r.Shared), v.CanTalk(), len(v.Shared))
 		}
 	}
 }
@@ -420,8 +420,8 @@ func TestCanTalkPortsBruteForce(t *testing.T) {
 			}
 		}
 		v := CanTalk(Endpoint{Port: true, Entries: ta}, Endpoint{Port: true, Entries: tb})
-		if v.CanTalk != want || len(v.Shared) != len(sharedKeys) {
-			t.Fatalf("tables %v / %v: CanTalk %v with %d shared, want %v with %d", ta, tb, v.CanTalk, len(v.Shared), want, len(sharedKeys))
+		if v.CanTalk() != want || len(v.Shared) != len(sharedKeys) {
+			t.Fatalf("tables %v / %v: CanTalk %v with %d shared, want %v with %d", ta, tb, v.CanTalk(), len(v.Shared), want, len(sharedKeys))
 		}
 		for _, sp := range v.Shared {
 			ia, pa, _ := FindPKeyIndex(ta, PKey(sp.Key))
@@ -534,8 +534,8 @@ func fullTables() (Endpoint, Endpoint) {
 func TestFullTables(t *testing.T) {
 	a, b := fullTables()
 	v := CanTalk(a, b)
-	if !v.CanTalk || len(v.Shared) != 65 { // 0x0040-0x007f and 0x7fff
-		t.Fatalf("CanTalk %v with %d shared partitions, want true with 65; reasons %q", v.CanTalk, len(v.Shared), v.Reasons)
+	if !v.CanTalk() || len(v.Shared) != 65 { // 0x0040-0x007f and 0x7fff
+		t.Fatalf("CanTalk %v with %d shared partitions, want true with 65; reasons %q", v.CanTalk(), len(v.Shared), v.Reasons)
 	}
 	if m := missing(v.Reasons, []string{"they share partition 0x0040", "and 56 more"}); m != nil {
 		t.Errorf("reasons %q lack %q", v.Reasons, m)
@@ -547,7 +547,7 @@ func BenchmarkCanTalkFullTables(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		v := CanTalk(ea, eb)
-		if !v.CanTalk {
+		if !v.CanTalk() {
 			b.Fatal("want true")
 		}
 	}
@@ -577,19 +577,19 @@ func TestCanTalkLinkLayers(t *testing.T) {
 	roce := Endpoint{Label: "mlx5_2/1", Port: true, LinkLayer: "Ethernet",
 		Entries: []TableEntry{{Index: 0, PKey: 0xffff, Readable: true}}}
 	v := CanTalk(ib, roce)
-	if v.CanTalk || v.AToB.OK || v.BToA.OK || v.AToB.LinkOK || v.OneWay {
+	if v.CanTalk() || v.AToB.OK || v.BToA.OK || v.AToB.LinkOK || v.OneWay() {
 		t.Fatalf("InfiniBand and Ethernet ports cannot talk, whatever their tables: %+v", v)
 	}
 	if !strings.Contains(strings.Join(v.Reasons, "\n"), "different link layers") {
 		t.Errorf("reasons %q", v.Reasons)
 	}
 	// Unknown link layer (a bare P_Key) does not decide anything.
-	if v := CanTalk(ib, QPEndpoint("0x8001", 0xffff, QPAny)); !v.CanTalk {
+	if v := CanTalk(ib, QPEndpoint("0x8001", 0xffff, QPAny)); !v.CanTalk() {
 		t.Errorf("a QP with an unknown link layer: %+v", v)
 	}
 	roce2 := roce
 	roce2.Label = "mlx5_3/1"
-	if v := CanTalk(roce, roce2); !v.CanTalk {
+	if v := CanTalk(roce, roce2); !v.CanTalk() {
 		t.Errorf("two RoCE ports with 0xffff: %+v", v)
 	}
 }

@@ -64,9 +64,6 @@ func TestCanTalkHopsShareTheAuditRule(t *testing.T) {
 			if v.Kind != tc.kind || !strings.Contains(all, tc.text) {
 				t.Errorf("verdict %s, want %s with %q:\n%s\nnot checked: %v", v.Kind, tc.kind, tc.text, all, v.NotChecked)
 			}
-			if v.CanTalk != (v.Kind == check.VerdictYes) {
-				t.Errorf("CanTalk %v for %s", v.CanTalk, v.Kind)
-			}
 			found := false
 			for _, fd := range Audit(f) {
 				found = found || fd.Rule == RuleHCAKeyNotOnSwitch
@@ -83,7 +80,7 @@ func TestCanTalkUnreadEntriesAreUnknown(t *testing.T) {
 	a := check.Endpoint{Label: "A", Port: true, Entries: []check.TableEntry{{Index: 0}, {Index: 1}, {Index: 2, PKey: 0x0005, Readable: true}}}
 	b := check.Endpoint{Label: "B", Port: true, Entries: []check.TableEntry{{Index: 0, PKey: 0xffff, Readable: true}}}
 	v := check.CanTalk(a, b)
-	if v.Kind != check.VerdictUnknown || v.CanTalk || v.Kind.ExitCode() != 4 || len(v.NotChecked) == 0 {
+	if v.Kind != check.VerdictUnknown || v.CanTalk() || v.Kind.ExitCode() != 4 || len(v.NotChecked) == 0 {
 		t.Errorf("verdict %s (exit %d), not checked %v; reasons %v", v.Kind, v.Kind.ExitCode(), v.NotChecked, v.Reasons)
 	}
 	// A rule decided without the unread entries still gives a definite no.
@@ -104,7 +101,7 @@ func TestCanTalkSubnets(t *testing.T) {
 			Subnet: &check.SubnetID{SMLID: sm, GIDPrefix: check.GUID(prefix)}}
 	}
 	v := check.CanTalk(e("A", 0xfe80000000000000, 1), e("B", 0xfe80000000000001, 1))
-	if v.Kind != check.VerdictDifferentSubnets || v.CanTalk || !strings.Contains(v.Reasons[0], "router") || v.Kind.ExitCode() != 4 {
+	if v.Kind != check.VerdictDifferentSubnets || v.CanTalk() || !strings.Contains(v.Reasons[0], "router") || v.Kind.ExitCode() != 4 {
 		t.Errorf("different prefixes: %s %v", v.Kind, v.Reasons)
 	}
 	v = check.CanTalk(e("A", 0xfe80000000000000, 1), e("B", 0xfe80000000000000, 1))

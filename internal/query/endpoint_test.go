@@ -162,8 +162,8 @@ func BenchmarkCanTalk128(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if v := check.CanTalk(eps[0].Endpoint, eps[1].Endpoint); !v.CanTalk || len(v.Shared) != 13 {
-			b.Fatalf("verdict %v, %d shared", v.CanTalk, len(v.Shared))
+		if v := check.CanTalk(eps[0].Endpoint, eps[1].Endpoint); !v.CanTalk() || len(v.Shared) != 13 {
+			b.Fatalf("verdict %v, %d shared", v.CanTalk(), len(v.Shared))
 		}
 	}
 }

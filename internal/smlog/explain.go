@@ -163,7 +163,7 @@ func (x *Explainer) badPKey(ev *Event, ex *Explanation) {
 	if ex.To != nil {
 		if recv, ok := portEndpoint(ex.To); ok {
 			v, why := pkeyReasons(check.QPEndpoint(from, k, check.QPAny), recv)
-			if !v.CanTalk {
+			if !v.CanTalk() {
 				ex.Rule = fmt.Sprintf("%s dropped a packet from %s with P_Key %s: %s", to, from, k, why)
 			} else {
 				ex.Rule = base
@@ -261,7 +261,7 @@ func (x *Explainer) pathRefused(ev *Event, ex *Explanation) {
 		if ex.From != nil && ex.To != nil {
 			if ea, ok := portEndpoint(ex.From); ok {
 				if eb, ok := portEndpoint(ex.To); ok {
-					if v, why := pkeyReasons(ea, eb); !v.CanTalk {
+					if v, why := pkeyReasons(ea, eb); !v.CanTalk() {
 						ex.Rule = fmt.Sprintf("the SA gives a path only between ports that share a partition in which one is a full member: %s", why)
 					}
 				}
@@ -288,9 +288,8 @@ func (x *Explainer) pathRefused(ev *Event, ex *Explanation) {
 			v, why := pkeyReasons(keyOnly(ea, k.Partition()), keyOnly(eb, k.Partition()))
 			if len(lacking) > 0 {
 				why = fmt.Sprintf("%s %s no P_Key of partition %s", strings.Join(lacking, " and "), map[bool]string{true: "hold", false: "holds"}[len(lacking) > 1], k.Partition())
-				v.CanTalk = false
 			}
-			if !v.CanTalk {
+			if len(lacking) > 0 || !v.CanTalk() {
 				ex.Rule = fmt.Sprintf("the SA gives a path in partition %s only between two ports that both hold it, one of them as a full member: %s", k.Partition(), why)
 			} else {
 				ex.Notes = append(ex.Notes, fmt.Sprintf("the tables as read now share partition %s (%s): they were different when the SA refused", k.Partition(), why))

@@ -413,9 +413,9 @@ func qkeyRuleReasons(v check.Verdict) []string {
 // headline is the verdict line: YES / NO / ONE-WAY first, so `| head -1` answers.
 func headline(v check.Verdict) string {
 	switch {
-	case v.CanTalk:
+	case v.CanTalk():
 		return fmt.Sprintf("YES: %s and %s can talk", v.A.Label, v.B.Label)
-	case v.OneWay:
+	case v.OneWay():
 		ok, bad := v.AToB, v.BToA
 		if !ok.OK {
 			ok, bad = bad, ok
@@ -437,7 +437,7 @@ func canTalkText(o *CanTalkOptions, v check.Verdict, eps []query.ResolvedEndpoin
 	w := o.IO.Out
 	fmt.Fprintln(w, headline(v))
 	for _, r := range v.Reasons {
-		if v.OneWay && strings.HasPrefix(r, "one way only:") {
+		if v.OneWay() && strings.HasPrefix(r, "one way only:") {
 			continue // the headline says it
 		}
 		fmt.Fprintf(w, "  %s\n", r)

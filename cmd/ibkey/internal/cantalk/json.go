@@ -102,7 +102,7 @@ func verdictToJSON(v check.Verdict) verdictJSON {
 	for _, nc := range v.NotChecked {
 		notChecked = append(notChecked, nc.Sentence)
 	}
-	j := verdictJSON{CanTalk: v.CanTalk, OneWay: v.OneWay, Verdict: v.Kind.String(), NotChecked: notChecked,
+	j := verdictJSON{CanTalk: v.CanTalk(), OneWay: v.OneWay(), Verdict: v.Kind.String(), NotChecked: notChecked,
 		Reasons: nonNil(v.Reasons), Warnings: nonNil(v.Warnings), A: endpointToJSON(v.A), B: endpointToJSON(v.B),
 		AToB: directionToJSON(v.AToB), BToA: directionToJSON(v.BToA), Shared: []sharedJSON{}}
 	for _, p := range v.Shared {
