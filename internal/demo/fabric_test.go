@@ -58,7 +58,7 @@ func TestDemoFabricSweep(t *testing.T) {
 			}
 		}
 		var errs []string
-		for _, fd := range fabric.Audit(f) {
+		for _, fd := range fabric.AuditFabric(f, fabric.AuditOptions{}).Findings {
 			if fd.Severity == check.SeverityError {
 				errs = append(errs, fd.Rule+" "+f.Label(fd.Ports[0].PortID))
 			}

@@ -352,7 +352,7 @@ func (c *FabricCollector) fromFabric(ctx context.Context, f *fabric.Fabric, tap 
 	} else {
 		late = readPortCounters(ctx, tap, c.fab.Via, recs, got)
 	}
-	findings := fabric.Audit(f)
+	findings := fabric.AuditFabric(f, fabric.AuditOptions{}).Findings
 	if c.opts.Partitions != nil {
 		findings = append(findings, partconf.CompareFabric(f, partconf.NewFabricModel(c.opts.Partitions, f, partconf.Options{AllowBoth: c.opts.AllowBoth}))...)
 	}

@@ -12,7 +12,8 @@ import (
 // A Fabric is one sweep of a subnet: every node that answered, its ports with their
 // state, LIDs, links, partition enforcement bits and P_Key tables, and what could not be
 // read and why. It is built by internal/query (a directed-route sweep) or decoded from a
-// saved file (DecodeFabric), and read by the rules in this file: Audit, Members, Diff.
+// saved file (DecodeFabric), and read by the rules in this package: AuditFabric,
+// Members, Diff.
 //
 // A Fabric is a plain value: nothing here talks to the fabric.
 type Fabric struct {

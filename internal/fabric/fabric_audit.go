@@ -59,24 +59,24 @@ type AuditOptions struct {
 // AuditResult is an audit of one sweep: the findings, the ports it did not audit
 // because they are outside the subnet, and what it could not check.
 type AuditResult struct {
-	Findings []check.Finding `json:"findings"`
+	Findings []check.Finding
 	// Outside are ports with a link that are not in the swept subnet (subnet.go): not
 	// audited, and not a gap.
-	Outside []OutsidePort `json:"not_audited"`
+	Outside []OutsidePort
 	// NotChecked is what the audit needed and the sweep did not read: the audit is
 	// incomplete (exit 4) when it is not empty.
-	NotChecked []NotChecked `json:"not_checked"`
+	NotChecked []NotChecked
 	// TablesChecked counts the P_Key tables of the subnet that were read and audited.
-	TablesChecked int `json:"tables_checked"`
+	TablesChecked int
 }
 
 // NotChecked is one thing the audit could not check, and why.
 type NotChecked struct {
 	// Port is the port concerned; zero for the sweep as a whole.
-	Port check.FindingPort `json:"port"`
+	Port check.FindingPort
 	// What was not read: "P_Key table", "PortInfo", "node", "link", "sweep".
-	What   string `json:"what"`
-	Reason string `json:"reason"`
+	What   string
+	Reason string
 }
 
 // Incomplete reports whether the audit depends on something not read.
@@ -107,18 +107,16 @@ func (r AuditResult) NotCheckedSummary() string {
 	return strings.Join(parts, "; ")
 }
 
-// Audit applies the fabric rules to one sweep:
+// AuditFabric applies the fabric rules to one sweep:
 //   - errors: a CA port's key that the switch port it is cabled to does not hold (with
 //     enforcement on the switch drops that partition's packets), and the reverse;
 //   - warnings: partition enforcement off on a switch port facing a CA, partitions whose
 //     members are all limited, full tables, cabled ports that are not ACTIVE, and
 //     whatever the sweep could not read.
 //
-// The partitions.conf comparison is in internal/partconf (CompareFabric).
-func Audit(f *Fabric) []check.Finding { return AuditFabric(f, AuditOptions{}).Findings }
-
-// AuditFabric is Audit with what it did not audit (ports outside the subnet) and what it
-// could not check (tables, ports and nodes not read: the audit is then incomplete).
+// It also says what it did not audit (ports outside the subnet) and what it could not
+// check (tables, ports and nodes not read: the audit is then incomplete). The
+// partitions.conf comparison is in internal/partconf (CompareFabric).
 func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 	var res AuditResult
 	var out []check.Finding

@@ -58,7 +58,7 @@ func testFabric() *Fabric {
 }
 
 func TestAuditClean(t *testing.T) {
-	if fs := Audit(testFabric()); len(fs) > 0 {
+	if fs := AuditFabric(testFabric(), AuditOptions{}).Findings; len(fs) > 0 {
 		t.Errorf("clean fabric: %v", fs)
 	}
 }
@@ -123,7 +123,7 @@ func TestAuditRules(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			f := testFabric()
 			tc.change(f)
-			all := Audit(f)
+			all := AuditFabric(f, AuditOptions{}).Findings
 			var fs []check.Finding
 			for _, fd := range all {
 				if fd.Rule == tc.rule {
@@ -162,7 +162,7 @@ func TestAuditDownPortQuiet(t *testing.T) {
 	if p := f.Port(check.PortID{Node: 0x50, Port: 4}); p.PKeys != nil || p.Peer != nil {
 		t.Fatal("fixture changed")
 	}
-	if fs := Audit(f); len(fs) != 0 {
+	if fs := AuditFabric(f, AuditOptions{}).Findings; len(fs) != 0 {
 		t.Errorf("%v", fs)
 	}
 }
@@ -170,7 +170,7 @@ func TestAuditDownPortQuiet(t *testing.T) {
 func TestFindingJSON(t *testing.T) {
 	f := testFabric()
 	f.Port(check.PortID{Node: 0x50, Port: 1}).PKeys[1] = 0
-	b, err := json.Marshal(Audit(f))
+	b, err := json.Marshal(AuditFabric(f, AuditOptions{}).Findings)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -426,7 +426,7 @@ func FuzzDecodeFabric(f *testing.F) {
 		if !bytes.Equal(out.Bytes(), out2.Bytes()) {
 			t.Fatalf("not stable:\n%s\n---\n%s", out.String(), out2.String())
 		}
-		Audit(fab)
+		AuditFabric(fab, AuditOptions{})
 		Diff(fab, again)
 		fab.Links()
 	})

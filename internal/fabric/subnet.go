@@ -103,8 +103,8 @@ func (f *Fabric) PortScope(id check.PortID) (Scope, string) {
 // OutsidePort is a port the audit did not audit because it is not in the subnet.
 type OutsidePort struct {
 	check.FindingPort
-	Scope  Scope  `json:"scope"`
-	Reason string `json:"reason"`
+	Scope  Scope
+	Reason string
 }
 
 // OutsidePorts lists the ports with a link (not DOWN) that are not in the swept

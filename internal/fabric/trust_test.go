@@ -65,7 +65,7 @@ func TestCanTalkHopsShareTheAuditRule(t *testing.T) {
 				t.Errorf("verdict %s, want %s with %q:\n%s\nnot checked: %v", v.Kind, tc.kind, tc.text, all, v.NotChecked)
 			}
 			found := false
-			for _, fd := range Audit(f) {
+			for _, fd := range AuditFabric(f, AuditOptions{}).Findings {
 				found = found || fd.Rule == RuleHCAKeyNotOnSwitch
 			}
 			if found != tc.audited {
@@ -196,7 +196,7 @@ func TestAuditEnforceOff(t *testing.T) {
 		p.PKeys[0] = 0xffff
 		p.Enforcement = &check.Enforcement{}
 	}
-	if fs := Audit(f); len(fs) == 0 {
+	if fs := AuditFabric(f, AuditOptions{}).Findings; len(fs) == 0 {
 		t.Fatal("with enforcement assumed on, the audit should report the switch ports")
 	}
 	if fs := AuditFabric(f, AuditOptions{EnforceOff: true}).Findings; len(fs) != 0 {
@@ -209,7 +209,7 @@ func TestAuditDefaultNotIndex0(t *testing.T) {
 	a := f.Port(check.PortID{Node: 0xa0, Port: 1})
 	a.PKeys[0], a.PKeys[1] = a.PKeys[1], a.PKeys[0]
 	var got []check.Finding
-	for _, fd := range Audit(f) {
+	for _, fd := range AuditFabric(f, AuditOptions{}).Findings {
 		if fd.Rule == RuleDefaultNotIndex0 {
 			got = append(got, fd)
 		}
@@ -220,7 +220,7 @@ func TestAuditDefaultNotIndex0(t *testing.T) {
 	// Switch ports (port 0 and external) are not IPoIB ports.
 	f = testFabric()
 	f.Port(check.PortID{Node: 0x50, Port: 0}).PKeys[0] = 0
-	for _, fd := range Audit(f) {
+	for _, fd := range AuditFabric(f, AuditOptions{}).Findings {
 		if fd.Rule == RuleDefaultNotIndex0 {
 			t.Errorf("switch port: %s", fd)
 		}
@@ -285,7 +285,7 @@ func TestCanTalkAndAuditAgree(t *testing.T) {
 			}
 		}
 		missing := map[[2]uint64]bool{} // {CA node, key}
-		for _, fd := range Audit(f) {
+		for _, fd := range AuditFabric(f, AuditOptions{}).Findings {
 			if fd.Rule == RuleHCAKeyNotOnSwitch {
 				for _, k := range fd.PKeys {
 					missing[[2]uint64{uint64(fd.Ports[0].Node), uint64(uint16(k.Partition()))}] = true

@@ -101,7 +101,7 @@ func TestLabFabricCheck(t *testing.T) {
 	clean := sweep(t)
 
 	t.Run("clean", func(t *testing.T) {
-		audit := fabric.Audit(clean)
+		audit := fabric.AuditFabric(clean, fabric.AuditOptions{}).Findings
 		cmp := partconf.CompareFabric(clean, partconfModel(t, clean, labConf))
 		if e := errorsOf(audit); len(e) > 0 {
 			t.Errorf("clean fabric, audit errors:\n%s", findingsText(e))
@@ -190,7 +190,7 @@ compute=0x0002, defmember=full : 0x100004, 0x100007=limited ;
 			}
 		}()
 		f := sweep(t)
-		audit := fabric.Audit(f)
+		audit := fabric.AuditFabric(f, fabric.AuditOptions{}).Findings
 		if !hasFinding(audit, fabric.RuleHCAKeyNotOnSwitch, hcaB1, 0x0001) || !hasFinding(audit, fabric.RuleHCAKeyNotOnSwitch, switch12, 0x0001) {
 			t.Errorf("no %s for HcaB/Switch1[2] key 0x0001:\n%s", fabric.RuleHCAKeyNotOnSwitch, findingsText(audit))
 		}
@@ -205,7 +205,7 @@ compute=0x0002, defmember=full : 0x100004, 0x100007=limited ;
 			t.Errorf("%d audit errors, want none (enforcement off):\n%s", n, findingsText(audit))
 		}
 		f.Port(switch12).Enforcement = &check.Enforcement{Inbound: true, Outbound: true}
-		enforced := fabric.Audit(f)
+		enforced := fabric.AuditFabric(f, fabric.AuditOptions{}).Findings
 		if errs := errorsOf(enforced); len(errs) != 1 || errs[0].Rule != fabric.RuleHCAKeyNotOnSwitch || !hasFinding(enforced, fabric.RuleSwitchKeyNotOnHCA, switch12, 0x0005) {
 			t.Errorf("enforcing: errors %s, want only %s; and %s as a warning:\n%s", findingsText(errs), fabric.RuleHCAKeyNotOnSwitch, fabric.RuleSwitchKeyNotOnHCA, findingsText(enforced))
 		}
@@ -230,7 +230,7 @@ compute=0x0002, defmember=full : 0x100004, 0x100007=limited ;
 			t.Fatal(err)
 		}
 		f := sweep(t)
-		audit := fabric.Audit(f)
+		audit := fabric.AuditFabric(f, fabric.AuditOptions{}).Findings
 		if !hasFinding(audit, fabric.RuleLimitedOnly, hcaB1, 0x0003) {
 			t.Errorf("no %s for 0x0003:\n%s", fabric.RuleLimitedOnly, findingsText(audit))
 		}

@@ -51,7 +51,7 @@ func TestLabSweepBackToBackHCAs(t *testing.T) {
 		if g := query.FabricGaps(f); g.Partial() {
 			t.Errorf("%s: the sweep counts as partial: %s", phase, g)
 		}
-		for _, fd := range fabric.Audit(f) {
+		for _, fd := range fabric.AuditFabric(f, fabric.AuditOptions{}).Findings {
 			// Before an SM runs, the cabled ports are INIT: port-not-active is right.
 			if fd.Severity >= check.SeverityWarning && (phase == "after OpenSM" || fd.Rule != fabric.RulePortNotActive) {
 				t.Errorf("%s: audit: %s", phase, fd)

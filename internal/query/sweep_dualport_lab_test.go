@@ -54,7 +54,7 @@ func TestLabSweepLocalCAOtherPort(t *testing.T) {
 	if fmt.Sprint(p2.PKeys) != fmt.Sprint(toPKeys(want.Entries[:want.Capacity])) {
 		t.Errorf("HcaD[2] table %v, smpquery %v", p2.PKeys, want.Entries[:want.Capacity])
 	}
-	for _, fd := range fabric.Audit(f) {
+	for _, fd := range fabric.AuditFabric(f, fabric.AuditOptions{}).Findings {
 		if fd.Severity == check.SeverityError || fd.Rule == fabric.RuleLimitedOnly {
 			t.Errorf("audit of the fabric OpenSM just programmed: %s", fd)
 		}
@@ -70,7 +70,7 @@ func TestLabSweepLocalCAOtherPort(t *testing.T) {
 	}
 	f = sweepLab(t, l, "HcaD", query.SweepOptions{})
 	var rules []string
-	for _, fd := range fabric.Audit(f) {
+	for _, fd := range fabric.AuditFabric(f, fabric.AuditOptions{}).Findings {
 		rules = append(rules, fd.Rule)
 	}
 	if got := strings.Join(rules, " "); !strings.Contains(got, fabric.RuleSwitchKeyNotOnHCA) || !strings.Contains(got, fabric.RuleLimitedOnly) {

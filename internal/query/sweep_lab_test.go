@@ -246,7 +246,7 @@ func TestLabSweepUnreachable(t *testing.T) {
 		t.Errorf("HcaB's PortInfo error not recorded: %+v", b)
 	}
 	var rules []string
-	for _, fd := range fabric.Audit(f) {
+	for _, fd := range fabric.AuditFabric(f, fabric.AuditOptions{}).Findings {
 		rules = append(rules, fd.Rule)
 		t.Log(fd)
 	}

@@ -220,7 +220,7 @@ func TestLabCanTalkNamesTheHop(t *testing.T) {
 		t.Fatalf("ibsim's enforcement bits changed (%+v): revisit this test", e)
 	}
 	rules := map[string]bool{}
-	for _, fd := range fabric.Audit(f) {
+	for _, fd := range fabric.AuditFabric(f, fabric.AuditOptions{}).Findings {
 		rules[fd.Rule] = true
 	}
 	if !rules[fabric.RuleHCAKeyNotOnSwitch] {
@@ -360,7 +360,7 @@ func TestLabOpenSMConfEnforceOff(t *testing.T) {
 		t.Fatalf("parsed part_enforce: not off (%+v)", osm)
 	}
 	assumed := false
-	for _, fd := range fabric.Audit(f) {
+	for _, fd := range fabric.AuditFabric(f, fabric.AuditOptions{}).Findings {
 		assumed = assumed || fd.Rule == fabric.RuleHCAKeyNotOnSwitch
 	}
 	if !assumed {
@@ -457,7 +457,7 @@ func TestLabIndexMoved(t *testing.T) {
 		t.Fatalf("HcaB[1] = %v after the Set", got)
 	}
 	rules := map[string]int{}
-	for _, fd := range fabric.Audit(f) {
+	for _, fd := range fabric.AuditFabric(f, fabric.AuditOptions{}).Findings {
 		rules[fd.Rule]++
 	}
 	if rules[fabric.RuleDefaultNotIndex0] != 1 {
