@@ -764,7 +764,11 @@ func (v *Verdict) checkPKeys(a, b Endpoint) (bool, []string) {
 		unread, inv int
 	}{{a, ga, unA, invA}, {b, gb, unB, invB}} {
 		if x.unread > 0 && x.e.Port {
-			v.Warnings = append(v.Warnings, fmt.Sprintf("%s: %d P_Key table entries could not be read; partitions in them were not considered", x.e.Label, x.unread))
+			them := "them"
+			if x.unread == 1 {
+				them = "it"
+			}
+			v.Warnings = append(v.Warnings, fmt.Sprintf("%s: %s could not be read; partitions in %s were not considered", x.e.Label, textsafe.Plural(x.unread, "P_Key table entry", "P_Key table entries"), them))
 		}
 		if len(x.g) > 0 {
 			continue
