@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // The can-talk rules (IBA vol. 1 §10.9 partitioning; Q_Keys as RDMAmojo describes them,
@@ -137,7 +139,7 @@ func (s EndpointSpec) Endpoint(label string, table []TableEntry) (Endpoint, erro
 		idx, p, ok := FindPKeyIndex(table, *s.PKey)
 		if !ok {
 			if n := unreadEntries(Endpoint{Entries: table}); n > 0 {
-				return e, &ResolveError{Endpoint: s.String(), Unknown: true, Problem: fmt.Sprintf("no readable P_Key table entry for partition %s, but %d %s could not be read: it may be in one of them", s.PKey.Partition().String(), n, plural(n, "entry", "entries"))}
+				return e, &ResolveError{Endpoint: s.String(), Unknown: true, Problem: fmt.Sprintf("no readable P_Key table entry for partition %s, but %s could not be read: it may be in one of them", s.PKey.Partition().String(), textsafe.Plural(n, "entry", "entries"))}
 			}
 			return e, &ResolveError{Endpoint: s.String(), Problem: fmt.Sprintf("no valid P_Key table entry for partition %s, so no QP there can use it", s.PKey.Partition().String())}
 		}
@@ -454,7 +456,7 @@ func CanTalk(a, b Endpoint) Verdict {
 			d.Unknown = true
 		}
 		v.NotChecked = append(v.NotChecked, NotChecked{Cause: NotCheckedEntries,
-			Sentence: fmt.Sprintf("%d P_Key table %s could not be read: a partition they share may be there", unread, plural(unread, "entry", "entries"))})
+			Sentence: textsafe.Plural(unread, "P_Key table entry", "P_Key table entries") + " could not be read: a partition they share may be there"})
 	}
 	for _, d := range []*Direction{&v.AToB, &v.BToA} {
 		// A direction that fails on a rule that was decided is a definite no.
@@ -763,7 +765,11 @@ func (v *Verdict) checkPKeys(a, b Endpoint) (bool, []string) {
 		unread, inv int
 	}{{a, ga, unA, invA}, {b, gb, unB, invB}} {
 		if x.unread > 0 && x.e.Port {
-			v.Warnings = append(v.Warnings, fmt.Sprintf("%s: %d P_Key table entries could not be read; partitions in them were not considered", x.e.Label, x.unread))
+			them := "them"
+			if x.unread == 1 {
+				them = "it"
+			}
+			v.Warnings = append(v.Warnings, fmt.Sprintf("%s: %s could not be read; partitions in %s were not considered", x.e.Label, textsafe.Plural(x.unread, "P_Key table entry", "P_Key table entries"), them))
 		}
 		if len(x.g) > 0 {
 			continue
@@ -940,11 +946,4 @@ func keyListMore(keys []PartitionKey, more int) string {
 		fmt.Fprintf(&b, " and %d more", more)
 	}
 	return b.String()
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

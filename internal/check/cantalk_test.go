@@ -317,7 +317,7 @@ func TestCanTalkPorts(t *testing.T) {
 				B: PartitionSide{PKey: 0x0007, Index: 3, OtherIndex: NoIndex}}},
 			reasons:  []string{"index 5 on A (0x8007, full) and index 3 on B (0x0007, limited)"},
 			absent:   []string{"0x7fff", "0x0000"},
-			warnings: []string{"A: 1 P_Key table entries could not be read"},
+			warnings: []string{"A: 1 P_Key table entry could not be read"},
 		},
 		{
 			name: "no valid entry at all",

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // Finding rules, stable identifiers for scripts.
@@ -242,14 +243,18 @@ func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 		}
 	}
 	if len(noTables) > 0 {
+		them := "them"
+		if len(noTables) == 1 {
+			them = "it"
+		}
 		add(check.SeverityWarning, RuleNotRead, nil,
-			fmt.Sprintf("%d P_Key %s not read: the sweep did not read tables (fabric discover --no-tables), so no partition rule was checked on %s (%s)",
-				len(noTables), plural(len(noTables), "table was", "tables were"), plural(len(noTables), "it", "them"), f.labels(noTables)),
+			fmt.Sprintf("%s not read: the sweep did not read tables (fabric discover --no-tables), so no partition rule was checked on %s (%s)",
+				textsafe.Plural(len(noTables), "P_Key table was", "P_Key tables were"), them, f.labels(noTables)),
 			"sweep again with the tables (fabric discover without --no-tables, or fabric check on the live fabric)", noTables...)
 	}
 	unreadNote := ""
 	if unreadEnds > 0 {
-		unreadNote = fmt.Sprintf(" (among the tables read: %d end-port %s not read, a full member may be there)", unreadEnds, plural(unreadEnds, "table was", "tables were"))
+		unreadNote = " (among the tables read: " + textsafe.Plural(unreadEnds, "end-port table was", "end-port tables were") + " not read, a full member may be there)"
 	}
 	var limitedOnly []check.PartitionKey
 	for k, u := range keys {
@@ -340,7 +345,12 @@ func auditSwitchPort(f *Fabric, sw *Node, p *Port, caNode *Node, ca *Port) []che
 	lacks := func(ks []check.PKey) string {
 		return fmt.Sprintf("%s holds %s, which %s, the switch port it is cabled to, does not", f.Label(caID), pkeyList(ks), f.Label(swID))
 	}
-	those := func(ks []check.PKey) string { return plural(len(ks), "that partition", "those partitions") }
+	those := func(ks []check.PKey) string {
+		if len(ks) == 1 {
+			return "that partition"
+		}
+		return "those partitions"
+	}
 	if ks := byKey(drops); len(ks) > 0 {
 		out = append(out, check.Finding{Severity: check.SeverityError, Rule: RuleHCAKeyNotOnSwitch, Ports: ports, PKeys: ks,
 			Message: fmt.Sprintf("%s: packets of %s to and from this port do not pass the switch (%s)", lacks(ks), those(ks), enforcing),
@@ -393,13 +403,6 @@ func pkeyList(ks []check.PKey) string {
 		return "P_Key " + s[0]
 	}
 	return "P_Keys " + strings.Join(s, ", ")
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // Member is one port holding a partition's key, for `ibkey fabric pkeys --key`.

@@ -3,6 +3,8 @@ package job
 import (
 	"fmt"
 	"strings"
+
+	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // libraryPrefixes are the prefixes of the variables each library reads (NCCL's
@@ -48,7 +50,7 @@ func LookAlikes(env Env) []string {
 			if !strings.HasPrefix(strings.ToUpper(k), prefix) {
 				continue
 			}
-			if d := distance(upper, strings.ToUpper(k)); bestD < 0 || d < bestD {
+			if d := textsafe.EditDistance(upper, strings.ToUpper(k)); bestD < 0 || d < bestD {
 				best, bestD = k, d
 			}
 		}
@@ -70,25 +72,4 @@ func ucxTransportPKey(name string) bool {
 	}
 	mid, ok = strings.CutSuffix(mid, "_PKEY")
 	return ok && mid != "" && mid == strings.ToUpper(mid)
-}
-
-// distance is the Levenshtein distance of two names.
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

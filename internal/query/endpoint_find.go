@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // FindOutcome is the answer to "which index holds this partition" on one port.
@@ -56,7 +57,7 @@ func FindPKey(v *PortView, key check.PKey) FindResult {
 	r := FindResult{Unread: v.Table.Unread()}
 	unread := ""
 	if len(r.Unread) > 0 {
-		unread = fmt.Sprintf("%s could not be read (%s)", countOf(len(r.Unread), "P_Key table entry", "P_Key table entries"), indexList(r.Unread))
+		unread = fmt.Sprintf("%s could not be read (%s)", textsafe.Plural(len(r.Unread), "P_Key table entry", "P_Key table entries"), indexList(r.Unread))
 	}
 	switch {
 	case !key.Valid():

@@ -2,12 +2,12 @@ package query
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/fabric"
+	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // What a swept (or saved) fabric could not read, as a command reports it: the items of
@@ -66,19 +66,19 @@ func (g Gaps) String() string {
 		parts = append(parts, "the sweep stopped early ("+g.Stopped+")")
 	}
 	if g.NodeReads > 0 {
-		failed = append(failed, countOf(g.NodeReads, "node attribute read", "node attribute reads"))
+		failed = append(failed, textsafe.Plural(g.NodeReads, "node attribute read", "node attribute reads"))
 	}
 	if g.PortReads > 0 {
-		failed = append(failed, countOf(g.PortReads, "PortInfo read", "PortInfo reads"))
+		failed = append(failed, textsafe.Plural(g.PortReads, "PortInfo read", "PortInfo reads"))
 	}
 	if g.TableReads > 0 {
-		failed = append(failed, countOf(g.TableReads, "P_Key table", "P_Key tables"))
+		failed = append(failed, textsafe.Plural(g.TableReads, "P_Key table", "P_Key tables"))
 	}
 	if len(failed) > 0 {
 		parts = append(parts, strings.Join(failed, ", ")+" not read")
 	}
 	if g.UnansweredLinks > 0 {
-		parts = append(parts, countOf(g.UnansweredLinks, "link", "links")+" with no answer from the far end (the nodes behind them are missing)")
+		parts = append(parts, textsafe.Plural(g.UnansweredLinks, "link", "links")+" with no answer from the far end (the nodes behind them are missing)")
 	}
 	return strings.Join(parts, "; ")
 }
@@ -127,21 +127,21 @@ func FabricGapList(f *fabric.Fabric, needTables bool) []Gap {
 		out = append(out, Gap{GapPartialSweep, "the sweep stopped early (" + g.Stopped + "): nodes past that point were not swept"})
 	}
 	if k := len(f.Unreachable); k > 0 {
-		msg := countOf(k, "link", "links") + " with no answer from the far end (the nodes behind them are missing)"
+		msg := textsafe.Plural(k, "link", "links") + " with no answer from the far end (the nodes behind them are missing)"
 		out = append(out, Gap{GapPartialSweep, msg + ": " + UnreachableList(f)})
 	}
 	if g.NodeReads > 0 {
-		out = append(out, Gap{GapUnreadNode, countOf(g.NodeReads, "node attribute read", "node attribute reads") + " (NodeDescription, SwitchInfo) failed"})
+		out = append(out, Gap{GapUnreadNode, textsafe.Plural(g.NodeReads, "node attribute read", "node attribute reads") + " (NodeDescription, SwitchInfo) failed"})
 	}
 	if g.PortReads > 0 {
-		out = append(out, Gap{GapUnreadNode, countOf(g.PortReads, "PortInfo read", "PortInfo reads") + " failed"})
+		out = append(out, Gap{GapUnreadNode, textsafe.Plural(g.PortReads, "PortInfo read", "PortInfo reads") + " failed"})
 	}
 	if g.TableReads > 0 {
-		out = append(out, Gap{GapUnreadTable, countOf(g.TableReads, "P_Key table", "P_Key tables") + " not read"})
+		out = append(out, Gap{GapUnreadTable, textsafe.Plural(g.TableReads, "P_Key table", "P_Key tables") + " not read"})
 	}
 	if needTables {
 		if k := TablesNotRead(f); k > 0 {
-			out = append(out, Gap{GapUnreadTable, countOf(k, "P_Key table", "P_Key tables") + " not in the sweep (made with --no-tables)"})
+			out = append(out, Gap{GapUnreadTable, textsafe.Plural(k, "P_Key table", "P_Key tables") + " not in the sweep (made with --no-tables)"})
 		}
 	}
 	return out
@@ -157,7 +157,7 @@ func PartialSummary(f *fabric.Fabric, needTables bool) string {
 	}
 	if needTables {
 		if k := TablesNotRead(f); k > 0 {
-			parts = append(parts, countOf(k, "P_Key table", "P_Key tables")+" not in the sweep (made with --no-tables)")
+			parts = append(parts, textsafe.Plural(k, "P_Key table", "P_Key tables")+" not in the sweep (made with --no-tables)")
 		}
 	}
 	if len(parts) == 0 {
@@ -193,11 +193,11 @@ func SweepSummary(f *fabric.Fabric) string {
 			ca++
 		}
 	}
-	kinds := []string{countOf(sw, "switch", "switches"), countOf(ca, "CA", "CAs")}
+	kinds := []string{textsafe.Plural(sw, "switch", "switches"), textsafe.Plural(ca, "CA", "CAs")}
 	if rt > 0 {
-		kinds = append(kinds, countOf(rt, "router", "routers"))
+		kinds = append(kinds, textsafe.Plural(rt, "router", "routers"))
 	}
-	s := fmt.Sprintf("%s (%s), %s", countOf(len(f.Nodes), "node", "nodes"), strings.Join(kinds, ", "), countOf(len(f.Links()), "link", "links"))
+	s := fmt.Sprintf("%s (%s), %s", textsafe.Plural(len(f.Nodes), "node", "nodes"), strings.Join(kinds, ", "), textsafe.Plural(len(f.Links()), "link", "links"))
 	if f.Source != "" {
 		s += ", swept via " + f.Source
 	}
@@ -205,12 +205,4 @@ func SweepSummary(f *fabric.Fabric) string {
 		s += " at " + f.SweptAt.UTC().Format(time.RFC3339)
 	}
 	return s + fmt.Sprintf(" in %v", f.Duration.Round(time.Millisecond))
-}
-
-// countOf is "1 link", "3 links".
-func countOf(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return strconv.Itoa(n) + " " + many
 }

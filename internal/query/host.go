@@ -532,7 +532,7 @@ func portWarnings(v *PortView) []string {
 			}
 		}
 		if len(bad) > 0 {
-			w = append(w, fmt.Sprintf("%s: %d P_Key entries could not be read: %s", ref, len(bad), strings.Join(bad, ", ")))
+			w = append(w, fmt.Sprintf("%s: %s could not be read: %s", ref, textsafe.Plural(len(bad), "P_Key entry", "P_Key entries"), strings.Join(bad, ", ")))
 		}
 	}
 	for _, ip := range v.Interfaces {

@@ -125,7 +125,7 @@ func TestLoadWarningsAndInterfaces(t *testing.T) {
 	}
 	wantWarn := map[string][]string{
 		"mlx5_0/1": {"ib0.8002 shows P_Key 0x8002", "runs as a limited member", "ib0.8004 uses P_Key 0x8004", "cannot come up"},
-		"mlx5_1/1": {"1 P_Key entries could not be read: 3"},
+		"mlx5_1/1": {"1 P_Key entry could not be read: 3"},
 		"mlx5_1/2": {"is DOWN", "ARMED or ACTIVE"},
 		"mlx5_2/1": {"RoCE"},
 	}

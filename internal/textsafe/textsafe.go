@@ -8,8 +8,8 @@
 // (internal/ibverbs for sysfs text attributes, internal/ibverbs/mad for NodeDescription,
 // internal/query for fabric files), so every output path (tables, plain text, JSON, the
 // TUI, metrics labels) gets the same, already safe, value. Message caps and sanitises
-// error text for stderr. GroupDigits and EditDistance are the two small text helpers
-// the commands share (counts in messages, "did you mean" suggestions).
+// error text for stderr. Plural, GroupDigits and EditDistance are the small text helpers
+// every layer shares (counts in messages, "did you mean" suggestions).
 package textsafe
 
 import (
@@ -226,6 +226,15 @@ func allHex(s string) bool {
 		}
 	}
 	return true
+}
+
+// Plural is n and the noun that agrees with it: "1 node", "3 nodes", "0 nodes" (one
+// when n is 1, else many; n in plain digits, not grouped).
+func Plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }
 
 // GroupDigits is n with its thousands separated by commas: 9,999,000.

@@ -187,6 +187,16 @@ func TestGroupDigits(t *testing.T) {
 	}
 }
 
+// Plural picks the singular only for 1 and never groups digits (the four copies it
+// replaced printed "1 link", "0 links", "1000 entries").
+func TestPlural(t *testing.T) {
+	for n, want := range map[int]string{0: "0 nodes", 1: "1 node", 2: "2 nodes", 1000: "1000 nodes", -1: "-1 nodes"} {
+		if got := Plural(n, "node", "nodes"); got != want {
+			t.Errorf("Plural(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
 func TestEditDistance(t *testing.T) {
 	for _, c := range []struct {
 		a, b string

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ibkey/ibkey/internal/query"
+	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // eraseLine returns the cursor to the start of the line and erases it: CR, then
@@ -42,7 +43,7 @@ func (d *SweepProgress) Update(p query.SweepProgress) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	fmt.Fprintf(d.w, "%ssweeping: %s found, %s in flight, %s sent, %s", eraseLine,
-		Plural(p.Nodes, "node", "nodes"), Plural(p.InFlight, "MAD", "MADs"), Plural(p.Sent, "MAD", "MADs"),
+		textsafe.Plural(p.Nodes, "node", "nodes"), textsafe.Plural(p.InFlight, "MAD", "MADs"), textsafe.Plural(p.Sent, "MAD", "MADs"),
 		p.Elapsed.Round(100*time.Millisecond))
 	d.drawn = true
 }

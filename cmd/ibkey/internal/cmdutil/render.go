@@ -477,14 +477,6 @@ func YesNo(b bool) string {
 	return "no"
 }
 
-// Plural is "1 node", "2 nodes".
-func Plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
-}
-
 // Paint is s in bold and the 16-colour ANSI colour c ("1" red, "3" yellow) when color
 // is true (the caller decided its stream is a terminal and colour is allowed), else s.
 // Fixed colours only: nothing here asks the terminal for its background or its

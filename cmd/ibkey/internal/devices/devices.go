@@ -10,6 +10,7 @@ import (
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 
 	"github.com/ibkey/ibkey/internal/query"
+	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // DevicesOptions holds `ibkey devices`'s flags and dependencies.
@@ -122,7 +123,7 @@ func renderDevices(o *DevicesOptions, views []*query.PortView, src cmdutil.Sourc
 		rows[i] = devicePortRow(v)
 		if n := rows[i].UnreadPKeys; n > 0 {
 			warnings = append(warnings, fmt.Sprintf("%s: %s could not be read: its count of valid P_Keys may be short by as many (ibkey pkeys %s shows which)",
-				v.Ref(), cmdutil.Plural(n, "P_Key table entry", "P_Key table entries"), v.Ref()))
+				v.Ref(), textsafe.Plural(n, "P_Key table entry", "P_Key table entries"), v.Ref()))
 		}
 		if v.Table == nil && !v.TableAbsent && v.TableMissing != "" {
 			// PKEYS n/a: a table that exists and was not read, said why.

@@ -15,6 +15,7 @@ import (
 	"github.com/ibkey/ibkey/internal/fsread"
 	"github.com/ibkey/ibkey/internal/partconf"
 	"github.com/ibkey/ibkey/internal/query"
+	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // CheckOptions are `ibkey fabric check`'s inputs.
@@ -292,7 +293,7 @@ func runCheck(o *CheckOptions) error {
 			}
 		}
 		if len(res.Outside) > 0 {
-			o.Notices.Note(fmt.Sprintf("%s outside the swept subnet, not audited: %s", cmdutil.Plural(len(res.Outside), "port", "ports"), outsideList(fab, res.Outside)))
+			o.Notices.Note(fmt.Sprintf("%s outside the swept subnet, not audited: %s", textsafe.Plural(len(res.Outside), "port", "ports"), outsideList(fab, res.Outside)))
 		}
 		definite = sure
 		if check.HasErrors(findings, o.Strict) {
@@ -385,7 +386,7 @@ func checkSummary(fab *fabric.Fabric, partitions string, errs, warns, ignored in
 			}
 		}
 	}
-	what := fmt.Sprintf("%s, %s checked", cmdutil.Plural(len(fab.Nodes), "node", "nodes"), cmdutil.Plural(tables, "P_Key table", "P_Key tables"))
+	what := fmt.Sprintf("%s, %s checked", textsafe.Plural(len(fab.Nodes), "node", "nodes"), textsafe.Plural(tables, "P_Key table", "P_Key tables"))
 	if partitions != "" {
 		what += " against " + partitions
 	}
@@ -399,5 +400,5 @@ func checkSummary(fab *fabric.Fabric, partitions string, errs, warns, ignored in
 		}
 		return fmt.Sprintf("no problems found (%s)", what)
 	}
-	return fmt.Sprintf("%s, %s (%s)", cmdutil.Plural(errs, "error", "errors"), cmdutil.Plural(warns, "warning", "warnings"), what)
+	return fmt.Sprintf("%s, %s (%s)", textsafe.Plural(errs, "error", "errors"), textsafe.Plural(warns, "warning", "warnings"), what)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 	"github.com/ibkey/ibkey/internal/partconf"
 	"github.com/ibkey/ibkey/internal/query"
+	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // fabric check --sa: the Subnet Manager's own view, asked of its SA. OpenSM answers a
@@ -174,7 +175,7 @@ func (o *CheckOptions) saFindings(fab *fabric.Fabric, conf *partconf.Config, mod
 			groups = n
 		}
 		o.Notices.Note(fmt.Sprintf("--sa: the SA at LID %d answered %s for %s and %s", sm, requester,
-			cmdutil.Plural(tables, "P_Key table", "P_Key tables"), cmdutil.Plural(groups, "IPoIB broadcast group", "IPoIB broadcast groups")))
+			textsafe.Plural(tables, "P_Key table", "P_Key tables"), textsafe.Plural(groups, "IPoIB broadcast group", "IPoIB broadcast groups")))
 		return nil
 	})
 	return findings, notChecked, err

@@ -10,6 +10,7 @@ import (
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/fabric"
+	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // DiffOptions are `ibkey fabric diff`'s inputs.
@@ -115,7 +116,7 @@ func runDiff(o *DiffOptions) error {
 			n.Note(fmt.Sprintf("no differences between %s and %s", o.A, bName))
 			return nil
 		}
-		n.Note(fmt.Sprintf("%s between %s and %s", cmdutil.Plural(len(changes), "change", "changes"), o.A, bName))
+		n.Note(fmt.Sprintf("%s between %s and %s", textsafe.Plural(len(changes), "change", "changes"), o.A, bName))
 		return cmdutil.Exit(cmdutil.ExitNo)
 	}
 	if o.B != "" {

@@ -11,6 +11,7 @@ import (
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/fabric"
+	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // PKeysOptions are `ibkey fabric pkeys`'s inputs.
@@ -289,7 +290,7 @@ func members(o *PKeysOptions, fab *fabric.Fabric, key check.PKey) error {
 		return cmdutil.Exit(cmdutil.ExitNo)
 	}
 	n.Note(fmt.Sprintf("partition %s: %s (%d full, %d limited), %s mirroring them", key.Partition().String(),
-		cmdutil.Plural(ends, "end port", "end ports"), full, limited, cmdutil.Plural(len(members)-ends, "switch port", "switch ports")))
+		textsafe.Plural(ends, "end port", "end ports"), full, limited, textsafe.Plural(len(members)-ends, "switch port", "switch ports")))
 	if full == 0 && ends > 0 {
 		n.Warn(fmt.Sprintf("every end port of partition %s is a limited member: limited members cannot talk to each other", key.Partition().String()))
 	}

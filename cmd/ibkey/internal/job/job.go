@@ -14,11 +14,16 @@ import (
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/fsread"
 	"github.com/ibkey/ibkey/internal/job"
+	"github.com/ibkey/ibkey/internal/query"
 )
 
 // Options are `ibkey job`'s dependencies, flags and arguments.
 type Options struct {
-	cmdutil.PortDeps
+	cmdutil.Deps
+	// Host reads the local host (the Factory's); MAD holds the transport flags
+	// (AddMADFlags).
+	Host func() *query.Host
+	MAD  *cmdutil.MADFlags
 	// Getenv reads the environment the job would run with; Environ lists it
 	// (KEY=VALUE), to find per-transport overrides and look-alikes (nil: none).
 	Getenv  func(string) string
@@ -42,7 +47,7 @@ const maxWait = 24 * time.Hour
 
 // NewCmdJob builds the command; runF replaces the run function in tests.
 func NewCmdJob(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
-	o := &Options{PortDeps: cmdutil.NewPortDeps(f), Getenv: f.Getenv, Environ: f.Environ}
+	o := &Options{Host: f.Host, Getenv: f.Getenv, Environ: f.Environ}
 	c := &cobra.Command{
 		Use:   "job [KEY=VALUE...]",
 		Short: "Which partition a job's libraries use, and can its hosts talk",
@@ -109,13 +114,10 @@ JSON (-o json; schemas/job.schema.json) is documented in docs/job.md.`,
   ibkey job --want 0x0042 --wait 60s --emit env
   ibkey job --node "$SLURM_JOB_NODELIST" --want 0x0042 --wait 2m
   ibkey job --perftest 'ib_send_bw -d mlx5_0 --pkey_index=1'`,
-		RunE: func(c *cobra.Command, args []string) error {
-			o.Assign, o.Ctx = args, cmdutil.Context(c)
-			if runF != nil {
-				return runF(o)
-			}
-			return Run(o)
-		},
+		RunE: cmdutil.RunE(f, o, &o.Deps, func(_ *cobra.Command, args []string) error {
+			o.Assign = args
+			return nil
+		}, runF, Run),
 	}
 	fl := c.Flags()
 	fl.StringVar(&o.EnvFile, "env", "", "read the job's settings from `FILE` (KEY=VALUE lines)")
@@ -272,10 +274,7 @@ func (o *Options) checkFlags(format cmdutil.Format) error {
 
 // Run is the command.
 func Run(o *Options) error {
-	format, err := o.Format()
-	if err != nil {
-		return err
-	}
+	format := o.Format
 	if err := o.checkFlags(format); err != nil {
 		return err
 	}
@@ -302,7 +301,7 @@ func Run(o *Options) error {
 		return err
 	}
 	defer src.Close()
-	n := o.Notices()
+	n := o.Notices
 	n.Note(fmt.Sprintf("settings from %s", from))
 	for _, l := range lookalikes {
 		n.Warn(l)

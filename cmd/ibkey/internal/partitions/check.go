@@ -11,6 +11,7 @@ import (
 	"github.com/ibkey/ibkey/internal/jsondoc"
 	"github.com/ibkey/ibkey/internal/partconf"
 	"github.com/ibkey/ibkey/internal/query"
+	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // CheckOptions are `ibkey partitions check`'s inputs.
@@ -150,14 +151,14 @@ func writeFindings(w io.Writer, findings *partconf.Findings, color bool) error {
 
 func checkSummary(p *query.Partitions, errs, warns int) string {
 	c := p.Config
-	size := fmt.Sprintf("%s, %s", cmdutil.Plural(len(c.Partitions), "partition", "partitions"), cmdutil.Plural(len(p.FileGUIDs), "port GUID", "port GUIDs"))
+	size := fmt.Sprintf("%s, %s", textsafe.Plural(len(c.Partitions), "partition", "partitions"), textsafe.Plural(len(p.FileGUIDs), "port GUID", "port GUIDs"))
 	switch {
 	case c.Uncertain != "":
-		return fmt.Sprintf("%s: %s, %s: WHAT OPENSM DOES WITH THIS FILE CANNOT BE PREDICTED", c.File, cmdutil.Plural(errs, "error", "errors"), cmdutil.Plural(warns, "warning", "warnings"))
+		return fmt.Sprintf("%s: %s, %s: WHAT OPENSM DOES WITH THIS FILE CANNOT BE PREDICTED", c.File, textsafe.Plural(errs, "error", "errors"), textsafe.Plural(warns, "warning", "warnings"))
 	case c.Rejected:
-		return fmt.Sprintf("%s: %s, %s: OPENSM REJECTS THIS FILE and applies Default=0x7fff : ALL=full", c.File, cmdutil.Plural(errs, "error", "errors"), cmdutil.Plural(warns, "warning", "warnings"))
+		return fmt.Sprintf("%s: %s, %s: OPENSM REJECTS THIS FILE and applies Default=0x7fff : ALL=full", c.File, textsafe.Plural(errs, "error", "errors"), textsafe.Plural(warns, "warning", "warnings"))
 	case errs+warns == 0:
 		return fmt.Sprintf("%s: no problems found (%s)", c.File, size)
 	}
-	return fmt.Sprintf("%s: %s, %s (%s)", c.File, cmdutil.Plural(errs, "error", "errors"), cmdutil.Plural(warns, "warning", "warnings"), size)
+	return fmt.Sprintf("%s: %s, %s (%s)", c.File, textsafe.Plural(errs, "error", "errors"), textsafe.Plural(warns, "warning", "warnings"), size)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/partconf"
 	"github.com/ibkey/ibkey/internal/query"
+	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // gridMax is the most ports matrix shows as a grid; more get the summary.
@@ -299,7 +300,7 @@ func guidList(gs []check.GUID) string {
 
 func (x matrix) summaryText(w io.Writer, f cmdutil.Format) error {
 	s := x.summary
-	fmt.Fprintf(w, "%s: %s, %s\n\n", x.p.Config.File, cmdutil.Plural(len(x.m.Ports), "port", "ports"), cmdutil.Plural(len(s.Partitions), "partition", "partitions"))
+	fmt.Fprintf(w, "%s: %s, %s\n\n", x.p.Config.File, textsafe.Plural(len(x.m.Ports), "port", "ports"), textsafe.Plural(len(s.Partitions), "partition", "partitions"))
 	fmt.Fprintln(w, "Partitions (PAIRS: pairs of ports that can talk in it):")
 	pg := cmdutil.Grid{Header: []string{"KEY", "NAME", "FULL", "LIMITED", "PAIRS"}}
 	for _, pr := range s.Partitions {
@@ -338,13 +339,13 @@ func (x matrix) summaryText(w io.Writer, f cmdutil.Format) error {
 		for _, grp := range g.groups {
 			in += len(grp)
 		}
-		fmt.Fprintf(w, "  %s: %s, %s alone\n", g.what, cmdutil.Plural(len(g.groups), "group", "groups"), cmdutil.Plural(len(x.m.Ports)-in, "port", "ports"))
+		fmt.Fprintf(w, "  %s: %s, %s alone\n", g.what, textsafe.Plural(len(g.groups), "group", "groups"), textsafe.Plural(len(x.m.Ports)-in, "port", "ports"))
 		for i, grp := range g.groups {
 			if i == listMax {
 				fmt.Fprintf(w, "    and %d more groups\n", len(g.groups)-listMax)
 				break
 			}
-			fmt.Fprintf(w, "    %d: %s: %s\n", i+1, cmdutil.Plural(len(grp), "port", "ports"), guidList(grp))
+			fmt.Fprintf(w, "    %d: %s: %s\n", i+1, textsafe.Plural(len(grp), "port", "ports"), guidList(grp))
 		}
 	}
 	fmt.Fprintln(w)
@@ -352,6 +353,6 @@ func (x matrix) summaryText(w io.Writer, f cmdutil.Format) error {
 		fmt.Fprintln(w, "Every port reaches another port outside the default partition.")
 		return nil
 	}
-	fmt.Fprintf(w, "Reach nobody except through the default partition: %s: %s\n", cmdutil.Plural(len(s.OnlyDefault), "port", "ports"), guidList(s.OnlyDefault))
+	fmt.Fprintf(w, "Reach nobody except through the default partition: %s: %s\n", textsafe.Plural(len(s.OnlyDefault), "port", "ports"), guidList(s.OnlyDefault))
 	return nil
 }

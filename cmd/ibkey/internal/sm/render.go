@@ -10,6 +10,7 @@ import (
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/jsondoc"
 	"github.com/ibkey/ibkey/internal/smlog"
+	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // printer writes sm log's output in its format: one document (JSON), or entries, at
@@ -116,13 +117,13 @@ func (p *printer) end(s *smlog.Summary, lines int64) error {
 		}
 		what := "no partition or key event"
 		if s.Events > 0 {
-			what = fmt.Sprintf("%s (%s, %s) in %s", cmdutil.Plural(s.Events, "event", "events"),
-				cmdutil.Plural(errs, "error", "errors"), cmdutil.Plural(warns, "warning", "warnings"), cmdutil.Plural(len(s.Groups), "problem", "problems"))
+			what = fmt.Sprintf("%s (%s, %s) in %s", textsafe.Plural(s.Events, "event", "events"),
+				textsafe.Plural(errs, "error", "errors"), textsafe.Plural(warns, "warning", "warnings"), textsafe.Plural(len(s.Groups), "problem", "problems"))
 		}
 		if !p.since.IsZero() {
 			what += " since " + p.since.Format(stampLayout)
 		}
-		fmt.Fprintf(p.w, "%s; %s read\n", what, cmdutil.Plural(int(lines), "line", "lines"))
+		fmt.Fprintf(p.w, "%s; %s read\n", what, textsafe.Plural(int(lines), "line", "lines"))
 	}
 	return p.w.Flush()
 }

@@ -4,29 +4,7 @@ import (
 	"context"
 
 	"github.com/spf13/cobra"
-
-	"github.com/ibkey/ibkey/internal/query"
 )
-
-// PortDeps are the lazy dependencies job's options embed (the other commands embed
-// Deps, filled when they run, and take Host and MADFlags beside it; job can too, and
-// then PortDeps goes).
-type PortDeps struct {
-	IO      *IOStreams
-	Format  func() (Format, error)
-	Notices func() *Notices
-	Host    func() *query.Host
-	// MAD holds the transport flags (AddMADFlags); Ctx is main's signal context, set
-	// when the command runs.
-	MAD *MADFlags
-	Ctx context.Context
-}
-
-// NewPortDeps takes a port-reading command's dependencies from the Factory (MAD and
-// Ctx are set later, when the flags are added and when the command runs).
-func NewPortDeps(f *Factory) PortDeps {
-	return PortDeps{IO: f.IOStreams, Format: f.Format, Notices: f.Notices, Host: f.Host}
-}
 
 // Deps are what a command takes from the Factory when it runs (RunE fills them): its
 // options struct embeds them.
