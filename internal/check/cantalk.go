@@ -239,8 +239,12 @@ func summary(e Endpoint) EndpointSummary {
 type VerdictKind uint8
 
 const (
+	// VerdictUnknown: the answer depends on something that was not read (unreadable
+	// P_Key entries, a switch port's table or enforcement bits). It is the zero value,
+	// so a verdict nobody decided is never read as a yes.
+	VerdictUnknown VerdictKind = iota
 	// VerdictYes: both directions pass every rule that could be checked.
-	VerdictYes VerdictKind = iota
+	VerdictYes
 	// VerdictNo: a rule drops the packets in both directions.
 	VerdictNo
 	// VerdictOneWay: one direction works, the other is dropped.
@@ -251,12 +255,9 @@ const (
 	// VerdictDifferentSubnets: the ports are on different subnets (GID prefixes); they
 	// can reach each other only through an InfiniBand router, which is not checked.
 	VerdictDifferentSubnets
-	// VerdictUnknown: the answer depends on something that was not read (unreadable
-	// P_Key entries, a switch port's table or enforcement bits).
-	VerdictUnknown
 )
 
-var verdictNames = [...]string{"yes", "no", "one-way", "not-active", "different-subnets", "unknown"}
+var verdictNames = [...]string{"unknown", "yes", "no", "one-way", "not-active", "different-subnets"}
 
 func (k VerdictKind) String() string {
 	if int(k) < len(verdictNames) {

@@ -593,3 +593,23 @@ func TestCanTalkLinkLayers(t *testing.T) {
 		t.Errorf("two RoCE ports with 0xffff: %+v", v)
 	}
 }
+
+// TestZeroVerdictIsUnknown: a verdict nobody decided says "unknown" (exit 4), never a
+// confident yes; every kind keeps its name and exit code.
+func TestZeroVerdictIsUnknown(t *testing.T) {
+	var v Verdict
+	if v.Kind != VerdictUnknown || v.CanTalk() || v.Kind.ExitCode() != 4 || v.Kind.String() != "unknown" {
+		t.Errorf("zero verdict: %s, can talk %v, exit %d", v.Kind, v.CanTalk(), v.Kind.ExitCode())
+	}
+	for k, want := range map[VerdictKind]struct {
+		name string
+		exit int
+	}{
+		VerdictYes: {"yes", 0}, VerdictNo: {"no", 1}, VerdictOneWay: {"one-way", 1}, VerdictNotActive: {"not-active", 1},
+		VerdictDifferentSubnets: {"different-subnets", 4}, VerdictUnknown: {"unknown", 4},
+	} {
+		if k.String() != want.name || k.ExitCode() != want.exit {
+			t.Errorf("%d: %s exit %d, want %s exit %d", k, k, k.ExitCode(), want.name, want.exit)
+		}
+	}
+}
