@@ -4,19 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
 	"log"
 	"log/slog"
-	"math/big"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -27,6 +20,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ibkey/ibkey/internal/lab"
 )
 
 // TestHandlerMethods: /metrics and / answer GET and HEAD; every other method is 405
@@ -299,7 +294,7 @@ func TestIdleConnectionsLoad(t *testing.T) {
 // (issue 28: one unstructured line per request, 1 MB/s from 10 clients).
 func TestServerErrorsLogged(t *testing.T) {
 	dir := t.TempDir()
-	writeTestCert(t, dir)
+	lab.WriteCert(t, dir)
 	webConfig := filepath.Join(dir, "web.yml")
 	if err := os.WriteFile(webConfig, []byte("tls_server_config:\n  cert_file: cert.pem\n  key_file: key.pem\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -351,31 +346,6 @@ func TestErrorLogSummarises(t *testing.T) {
 	text := b.String()
 	if n := strings.Count(text, "msg=\"http server\""); n != errorLines+1 || !strings.Contains(text, `err=again suppressed=15`) {
 		t.Errorf("%d records:\n%s", n, text)
-	}
-}
-
-// writeTestCert writes a self-signed certificate for 127.0.0.1 as cert.pem and
-// key.pem in dir.
-func writeTestCert(t *testing.T, dir string) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "ibkey test"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kb, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, b := range map[string]*pem.Block{"cert.pem": {Type: "CERTIFICATE", Bytes: der}, "key.pem": {Type: "EC PRIVATE KEY", Bytes: kb}} {
-		if err := os.WriteFile(filepath.Join(dir, name), pem.EncodeToMemory(b), 0o600); err != nil {
-			t.Fatal(err)
-		}
 	}
 }
 

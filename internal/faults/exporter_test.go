@@ -4,17 +4,10 @@ package faults
 
 import (
 	"bufio"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"fmt"
 	"io"
 	"maps"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -323,7 +316,7 @@ func TestFaultsExporterMethods(t *testing.T) {
 func TestFaultsExporterPlainHTTPToTLS(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	writeCert(t, dir)
+	lab.WriteCert(t, dir)
 	web := filepath.Join(dir, "web.yml")
 	if err := os.WriteFile(web, []byte("tls_server_config:\n  cert_file: cert.pem\n  key_file: key.pem\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -535,28 +528,4 @@ func grepLines(s, re string) string {
 		}
 	}
 	return strings.Join(out, "\n")
-}
-
-// writeCert writes a self-signed certificate for 127.0.0.1 as cert.pem and key.pem.
-func writeCert(t *testing.T, dir string) {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "ibkey faults"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kb, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, b := range map[string]*pem.Block{"cert.pem": {Type: "CERTIFICATE", Bytes: der}, "key.pem": {Type: "EC PRIVATE KEY", Bytes: kb}} {
-		if err := os.WriteFile(filepath.Join(dir, name), pem.EncodeToMemory(b), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
 }
