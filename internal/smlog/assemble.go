@@ -47,7 +47,9 @@ type Assembler struct {
 
 	line    int64
 	pending []*pending // events waiting for more lines, by thread
-	last    *pending   // the event the previous record belongs to (continuation lines)
+	// dumping is the trap whose verbose notice dump is being read: the continuation
+	// lines after its "Generic Notice dump" line, up to the next record.
+	dumping *pending
 	// queue holds events in the order their first lines came, until every event
 	// before them is whole: events are handed over in log order.
 	queue []*queued
@@ -66,7 +68,6 @@ type pending struct {
 	// want is what the event waits for: the trap's "Reporting" line, or the
 	// fallback after a parse error.
 	want string
-	dump bool // the verbose notice dump of this trap is being read
 	q    *queued
 	qv   queued // q's storage: one allocation for both
 }
@@ -82,7 +83,7 @@ func NewAssembler(ref time.Time, loc *time.Location, emit func(*Event)) *Assembl
 func (a *Assembler) Line(line []byte) {
 	a.line++
 	if !a.candidate(line) {
-		if len(a.pending) == 0 && a.last == nil {
+		if len(a.pending) == 0 && a.dumping == nil {
 			return
 		}
 		// Not a line of the catalogue: it matters only as the next line of a
@@ -91,24 +92,24 @@ func (a *Assembler) Line(line []byte) {
 		// that never comes): the lines between are passed over here too.
 		th, ok := threadOf(line)
 		if !ok {
-			if a.last != nil && a.last.dump {
-				a.dumpLine(a.last, line)
+			if a.dumping != nil {
+				a.dumpLine(a.dumping, line)
 			}
 			return
 		}
-		a.last = nil
+		a.dumping = nil
 		if a.findThread(th) == nil {
 			return
 		}
 	}
 	r, ok := splitLine(line, a.prefix)
 	if !ok {
-		if a.last != nil && a.last.dump {
-			a.dumpLine(a.last, line)
+		if a.dumping != nil {
+			a.dumpLine(a.dumping, line)
 		}
 		return
 	}
-	a.last = nil
+	a.dumping = nil
 	if len(a.pending) > 0 {
 		a.other(r)
 	}
@@ -251,7 +252,7 @@ func (a *Assembler) Flush() {
 		p.q.done = true
 	}
 	a.pending = a.pending[:0]
-	a.last = nil
+	a.dumping = nil
 	a.drain()
 }
 
@@ -289,7 +290,7 @@ func (a *Assembler) drain() {
 	for n < len(a.queue) && a.queue[n].done {
 		q := a.queue[n]
 		a.deliver(q.ev)
-		if q.p != nil && len(a.freeP) < 64 && a.last != q.p {
+		if q.p != nil && len(a.freeP) < 64 {
 			a.freeP = append(a.freeP, q.p)
 		}
 		n++
@@ -388,7 +389,6 @@ func (a *Assembler) add(p *pending, r record, line []byte) {
 	if r.level&LevelError != 0 || p.ev.Level == 0 {
 		p.ev.Level |= r.level & LevelError
 	}
-	a.last = p
 }
 
 // findThread is a pending event of thread, if any.
@@ -418,7 +418,7 @@ func (a *Assembler) hold(ev *Event, thread []byte, want string) *pending {
 		if p.thread != string(thread) {
 			p.thread = string(thread)
 		}
-		p.ev, p.want, p.dump, p.qv = ev, want, false, queued{}
+		p.ev, p.want, p.qv = ev, want, queued{}
 	} else {
 		p = &pending{thread: string(thread), ev: ev, want: want}
 	}
@@ -426,7 +426,6 @@ func (a *Assembler) hold(ev *Event, thread []byte, want string) *pending {
 	p.qv.ev, p.qv.p = ev, p
 	a.queue = append(a.queue, p.q)
 	a.pending = append(a.pending, p)
-	a.last = p
 	return p
 }
 
@@ -459,7 +458,7 @@ func (a *Assembler) message(r record, line []byte) {
 		// continuation lines follow.
 		if p := a.findPending(r.thread, "report"); p != nil {
 			a.add(p, r, line)
-			p.dump = true
+			a.dumping = p
 		}
 	case has(msg, "Ignoring noisy traps") || has(msg, "Cannot find port corresponding to lid:"):
 		// No report follows (osm_trap_rcv.c): the trap is whole as it is.
