@@ -111,7 +111,7 @@ func (a *Assembler) Line(line []byte) {
 	}
 	a.dumping = nil
 	if len(a.pending) > 0 {
-		a.other(r)
+		a.other(&r)
 	}
 	msg := r.msg
 	if len(msg) < 8 {
@@ -123,7 +123,7 @@ func (a *Assembler) Line(line []byte) {
 	default:
 		return
 	}
-	a.message(r, line)
+	a.message(&r)
 }
 
 // candidate is the fast look at a line: whether it may be one of the catalogue's
@@ -194,7 +194,7 @@ func (a *Assembler) candidate(line []byte) bool {
 // other closes the thread's pending events that r shows are over: OpenSM logs a trap's
 // lines one after the other from one thread, so a line of that thread that is not
 // one of them ends it.
-func (a *Assembler) other(r record) {
+func (a *Assembler) other(r *record) {
 	for i := 0; i < len(a.pending); i++ {
 		p := a.pending[i]
 		if p.thread != string(r.thread) || continues(p, r.msg) {
@@ -355,7 +355,7 @@ func (a *Assembler) stampSlow(s []byte) time.Time {
 	return t
 }
 
-func (a *Assembler) newEvent(k Kind, r record, line []byte) *Event {
+func (a *Assembler) newEvent(k Kind, r *record) *Event {
 	var ev *Event
 	if n := len(a.free); n > 0 {
 		ev = a.free[n-1]
@@ -368,7 +368,7 @@ func (a *Assembler) newEvent(k Kind, r record, line []byte) *Event {
 	ev.Kind, ev.Time, ev.Line, ev.SL, ev.SwitchPort, ev.Level = k, a.stamp(r.stamp), a.line, -1, -1, r.level
 	ev.From, ev.To, ev.Reporter = unknownPort(), unknownPort(), unknownPort()
 	if !a.NoLines {
-		ev.Lines = append(ev.Lines, string(line))
+		ev.Lines = append(ev.Lines, string(r.line))
 	}
 	return ev
 }
@@ -382,9 +382,9 @@ func (a *Assembler) Recycle(ev *Event) {
 	}
 }
 
-func (a *Assembler) add(p *pending, r record, line []byte) {
+func (a *Assembler) add(p *pending, r *record) {
 	if !a.NoLines {
-		p.ev.Lines = append(p.ev.Lines, string(line))
+		p.ev.Lines = append(p.ev.Lines, string(r.line))
 	}
 	if r.level&LevelError != 0 || p.ev.Level == 0 {
 		p.ev.Level |= r.level & LevelError
@@ -442,34 +442,34 @@ func (a *Assembler) release(p *pending) {
 func has(msg []byte, prefix string) bool { return bytes.HasPrefix(msg, []byte(prefix)) }
 
 // message handles a line whose message may be one of the catalogue's (doc.go).
-func (a *Assembler) message(r record, line []byte) {
+func (a *Assembler) message(r *record) {
 	msg := r.msg
 	switch {
 	case has(msg, "ERR "):
-		a.errCode(r, line)
+		a.errCode(r)
 	case has(msg, "Received Generic Notice "):
-		a.trapHeader(r, line)
+		a.trapHeader(r)
 	case has(msg, "Bad P_Key:") || has(msg, "Bad Q_Key:"):
-		a.trapDetail(r, line)
+		a.trapDetail(r)
 	case has(msg, "Reporting Security Notice "):
-		a.trapReport(r, line)
+		a.trapReport(r)
 	case has(msg, "Generic Notice dump"):
 		// The verbose dump of the trap being handled (osm_dump_notice_v2); its
 		// continuation lines follow.
 		if p := a.findPending(r.thread, "report"); p != nil {
-			a.add(p, r, line)
+			a.add(p, r)
 			a.dumping = p
 		}
 	case has(msg, "Ignoring noisy traps") || has(msg, "Cannot find port corresponding to lid:"):
 		// No report follows (osm_trap_rcv.c): the trap is whole as it is.
 		if p := a.findPending(r.thread, "report"); p != nil {
-			a.add(p, r, line)
+			a.add(p, r)
 			a.release(p)
 		}
 	case has(msg, "PARSE ERROR"):
-		a.parseError(r, line)
+		a.parseError(r)
 	case has(msg, "PARSE WARN: "):
-		ev := a.newEvent(KindConfigWarning, r, line)
+		ev := a.newEvent(KindConfigWarning, r)
 		var n uint64
 		var rest string
 		if scanf(msg, "PARSE WARN: line %d: %s", &n, &rest) {
@@ -477,20 +477,20 @@ func (a *Assembler) message(r record, line []byte) {
 		}
 		a.emit(ev)
 	case has(msg, "Partition configuration "):
-		a.partitionConfig(r, line)
+		a.partitionConfig(r)
 	case has(msg, "IP MC group ("):
-		ev := a.newEvent(KindConfigWarning, r, line)
+		ev := a.newEvent(KindConfigWarning, r)
 		var mgid, rest string
 		if scanf(msg, "IP MC group (%s) specified with %s", &mgid, &rest) {
 			ev.MGID, ev.Detail = mgid, "specified with "+rest
 		}
 		a.emit(ev)
 	case has(msg, "Duplicated partition definition"):
-		ev := a.newEvent(KindConfigWarning, r, line)
+		ev := a.newEvent(KindConfigWarning, r)
 		ev.Detail = strings.TrimSpace(string(msg))
 		a.emit(ev)
 	case has(msg, "Max number of blocks reduced"):
-		ev := a.newEvent(KindTableShrunk, r, line)
+		ev := a.newEvent(KindTableShrunk, r)
 		var from, to, node, port uint64
 		var desc string
 		if scanf(msg, "Max number of blocks reduced from %u to %u for node 0x%x port %u (%s)", &from, &to, &node, &port, &desc) {
@@ -499,7 +499,7 @@ func (a *Assembler) message(r record, line []byte) {
 		}
 		a.emit(ev)
 	case has(msg, "MGID ") && bytes.HasSuffix(msg, []byte("do not share same pkey")):
-		ev := a.newEvent(KindNoticeNotForwarded, r, line)
+		ev := a.newEvent(KindNoticeNotForwarded, r)
 		var mgid string
 		var guid uint64
 		if scanf(msg, "MGID %s and port GUID:0x%x do not share same pkey", &mgid, &guid) {
@@ -507,11 +507,11 @@ func (a *Assembler) message(r record, line []byte) {
 		}
 		a.emit(ev)
 	case has(msg, "Port and requester don't share PKey"), has(msg, "Invalid PKey supplied in request"):
-		ev := a.newEvent(KindJoinRefused, r, line)
+		ev := a.newEvent(KindJoinRefused, r)
 		ev.Detail = string(msg)
 		a.emit(ev)
 	case has(msg, "Failed to create MC group ("), has(msg, "Unable to create partition"), has(msg, "realloc error to create MC group"):
-		ev := a.newEvent(KindProgramFailed, r, line)
+		ev := a.newEvent(KindProgramFailed, r)
 		ev.Detail = string(msg)
 		var mgid string
 		var key uint64
@@ -529,7 +529,7 @@ func (a *Assembler) message(r record, line []byte) {
 }
 
 // errCode handles "ERR XXXX: ..." lines.
-func (a *Assembler) errCode(r record, line []byte) {
+func (a *Assembler) errCode(r *record) {
 	msg := r.msg
 	if len(msg) < 8 {
 		return
@@ -539,7 +539,7 @@ func (a *Assembler) errCode(r record, line []byte) {
 	for i := range a.recent {
 		c := &a.recent[i]
 		if c.tmpl != nil && len(c.msg) == len(msg) && string(c.msg) == string(msg) {
-			ev := a.newEvent(c.tmpl.Kind, r, line)
+			ev := a.newEvent(c.tmpl.Kind, r)
 			t, ln, lines, lv := ev.Time, ev.Line, ev.Lines, ev.Level
 			*ev = *c.tmpl
 			ev.Time, ev.Line, ev.Lines, ev.Level = t, ln, lines, lv
@@ -556,7 +556,7 @@ func (a *Assembler) errCode(r record, line []byte) {
 	var g1, g2, p1, p2, key, a1, b1 uint64
 	var d1, d2, qos string
 	ev := func(k Kind) *Event {
-		e := a.newEvent(k, r, line)
+		e := a.newEvent(k, r)
 		e.Code = code
 		return e
 	}
@@ -635,7 +635,7 @@ func (a *Assembler) errCode(r record, line []byte) {
 		if p == nil {
 			return
 		}
-		a.add(p, r, line)
+		a.add(p, r)
 		var mgid string
 		if scanf(body, "validate_other_comp_fields failed for MGID: %s port 0x%x (%s), sending IB_SA_MAD_STATUS_REQ_INVALID", &mgid, &g1, &d1) {
 			p.ev.MGID, p.ev.From = mgid, Port{GUID: check.GUID(g1), NodeDesc: d1, Num: -1}
@@ -728,7 +728,7 @@ func (a *Assembler) errCode(r record, line []byte) {
 	case "3802":
 		// "Error sending response": the trap is not reported (osm_trap_rcv.c).
 		if p := a.findPending(r.thread, "report"); p != nil {
-			a.add(p, r, line)
+			a.add(p, r)
 			a.release(p)
 		}
 	}
@@ -736,7 +736,7 @@ func (a *Assembler) errCode(r record, line []byte) {
 
 // trapHeader: "Received Generic Notice type:%u num:%u (%s) Producer:%u (%s) from
 // LID:%u%s TID:0x%016" (osm_trap_rcv.c log_trap_info, error level).
-func (a *Assembler) trapHeader(r record, line []byte) {
+func (a *Assembler) trapHeader(r *record) {
 	var num, lid uint64
 	msg := r.msg
 	t := bytes.LastIndexByte(msg, ' ') // " TID:0x..." ends the message
@@ -771,7 +771,7 @@ func (a *Assembler) trapHeader(r record, line []byte) {
 	if p := a.findPending(r.thread, "report"); p != nil {
 		a.release(p)
 	}
-	ev := a.newEvent(k, r, line)
+	ev := a.newEvent(k, r)
 	ev.Trap, ev.KeyType = int(num), kt
 	ev.Reporter.LID = uint16(lid)
 	a.hold(ev, r.thread, "report")
@@ -815,7 +815,7 @@ type trapDetailV struct {
 
 // trapDetail: "Bad %s_Key:0x%x on SL:%d from LID1:%u QP1:0x%x to LID2:%u QP2:0x%x"
 // (log_trap_info). QP1 is printed & 0xfff: only its low 12 bits.
-func (a *Assembler) trapDetail(r record, line []byte) {
+func (a *Assembler) trapDetail(r *record) {
 	v, ok := a.details.get(r.msg)
 	if !ok {
 		if !scanf(r.msg, "Bad %s_Key:0x%x on SL:%d from LID1:%u QP1:0x%x to LID2:%u QP2:0x%x", &v.kind, &v.key, &v.sl, &v.lid1, &v.qp1, &v.lid2, &v.qp2) {
@@ -830,11 +830,11 @@ func (a *Assembler) trapDetail(r record, line []byte) {
 		if v.kind == "Q" {
 			k, trap, kt = KindBadQKey, 258, KeyQKey
 		}
-		ev := a.newEvent(k, r, line)
+		ev := a.newEvent(k, r)
 		ev.Trap, ev.KeyType = trap, kt
 		p = a.hold(ev, r.thread, "report")
 	} else {
-		a.add(p, r, line)
+		a.add(p, r)
 	}
 	ev := p.ev
 	ev.Key, ev.SL = v.key, int(v.sl)
@@ -855,7 +855,7 @@ type reportV struct {
 
 // trapReport: the info-level "Reporting Security Notice" line (osm_inform.c
 // log_notice), which has the QP numbers whole and, for trap 259, the switch port.
-func (a *Assembler) trapReport(r record, line []byte) {
+func (a *Assembler) trapReport(r *record) {
 	msg := r.msg
 	v, cached := a.reports.get(msg)
 	switch {
@@ -876,13 +876,13 @@ func (a *Assembler) trapReport(r record, line []byte) {
 	p := a.findPending(r.thread, "report")
 	get := func(k Kind, trap int) *Event {
 		if p != nil && p.ev.Kind == k {
-			a.add(p, r, line)
+			a.add(p, r)
 			return p.ev
 		}
 		if p != nil {
 			a.release(p)
 		}
-		e := a.newEvent(k, r, line)
+		e := a.newEvent(k, r)
 		e.Trap = trap
 		p = a.hold(e, r.thread, "report")
 		return e
@@ -952,20 +952,19 @@ func (a *Assembler) dumpLine(p *pending, line []byte) {
 	if !a.NoLines {
 		p.ev.Lines = append(p.ev.Lines, string(line))
 	}
-	t := bytes.TrimLeft(line, "\t ")
 	var v uint64
-	if scanf(t, "qp1......................0x%x", &v) && (!p.ev.From.QPKnown || p.ev.From.QPLow12) {
+	if scanf(bytes.TrimSpace(line), "qp1......................0x%x", &v) && (!p.ev.From.QPKnown || p.ev.From.QPLow12) {
 		p.ev.From.QP, p.ev.From.QPKnown, p.ev.From.QPLow12 = uint32(v), true, false
 	}
 }
 
 // parseError: "PARSE ERROR: line %d: %s" (osm_prtn_config.c), or the non-fatal
 // "PARSE ERROR partition conf file line %d: mgid \"%s\": gid is not multicast".
-func (a *Assembler) parseError(r record, line []byte) {
+func (a *Assembler) parseError(r *record) {
 	var n uint64
 	var rest, mgid string
 	if scanf(r.msg, "PARSE ERROR partition conf file line %d: mgid \"%s\": gid is not multicast", &n, &mgid) {
-		ev := a.newEvent(KindConfigWarning, r, line)
+		ev := a.newEvent(KindConfigWarning, r)
 		ev.ConfLine, ev.MGID, ev.Detail = int(n), mgid, "mgid is not a multicast GID: the group is not created"
 		a.emit(ev)
 		return
@@ -976,13 +975,13 @@ func (a *Assembler) parseError(r record, line []byte) {
 	if p := a.findPending(r.thread, "fallback"); p != nil {
 		a.release(p)
 	}
-	ev := a.newEvent(KindConfigRejected, r, line)
+	ev := a.newEvent(KindConfigRejected, r)
 	ev.ConfLine, ev.Detail = int(n), rest
 	a.hold(ev, r.thread, "fallback")
 }
 
 // partitionConfig: osm_prtn.c's "Partition configuration ..." lines.
-func (a *Assembler) partitionConfig(r record, line []byte) {
+func (a *Assembler) partitionConfig(r *record) {
 	msg := r.msg
 	p := a.findPending(r.thread, "fallback")
 	switch {
@@ -990,22 +989,22 @@ func (a *Assembler) partitionConfig(r record, line []byte) {
 		if p == nil {
 			// No parse error was logged: the file held no definition at all
 			// (osm_prtn_config_parse_file returns 1 when nothing was parsed).
-			ev := a.newEvent(KindConfigRejected, r, line)
+			ev := a.newEvent(KindConfigRejected, r)
 			ev.Detail = "no partition definition was read from the file"
 			p = a.hold(ev, r.thread, "fallback")
 		} else {
-			a.add(p, r, line)
+			a.add(p, r)
 		}
 		p.ev.Fallback = true
 		a.release(p)
 	case has(msg, "Partition configuration was not fully processed"):
 		if p != nil {
-			a.add(p, r, line)
+			a.add(p, r)
 		}
 	default:
 		var file, why string
 		if scanf(msg, "Partition configuration %s is not accessible (%s)", &file, &why) {
-			ev := a.newEvent(KindConfigMissing, r, line)
+			ev := a.newEvent(KindConfigMissing, r)
 			ev.Detail = file + ": " + why
 			ev.Fallback = true
 			a.emit(ev)

@@ -48,6 +48,7 @@ func (l Level) String() string {
 // record is one line split into its parts; the byte slices point into the read
 // buffer and are valid only while the line is handled.
 type record struct {
+	line   []byte // the whole line
 	stamp  []byte // "Nov 27 09:20:23 280958"
 	thread []byte // "ED5266C0"
 	level  Level
@@ -75,7 +76,7 @@ func splitLine(line []byte, prefix []byte) (r record, ok bool) {
 	if !ok {
 		return r, false
 	}
-	r.stamp, r.thread, r.level = line[:stampLen], rest[:end], Level(lv)
+	r.line, r.stamp, r.thread, r.level = line, line[:stampLen], rest[:end], Level(lv)
 	msg := rest[end+10:]
 	if len(prefix) > 0 && bytes.HasPrefix(msg, prefix) {
 		msg = msg[len(prefix):]
