@@ -82,25 +82,13 @@ func NewAssembler(ref time.Time, loc *time.Location, emit func(*Event)) *Assembl
 // Line handles one line of the log, without its newline.
 func (a *Assembler) Line(line []byte) {
 	a.line++
-	if !a.candidate(line) {
-		if len(a.pending) == 0 && a.dumping == nil {
-			return
-		}
-		// Not a line of the catalogue: it matters only as the next line of a
-		// verbose notice dump, or as a line of a pending event's thread (which
-		// ends it). Events wait for lines that may be far away (a trap's report
-		// that never comes): the lines between are passed over here too.
-		th, ok := threadOf(line)
-		if !ok {
-			if a.dumping != nil {
-				a.dumpLine(a.dumping, line)
-			}
-			return
-		}
-		a.dumping = nil
-		if a.findThread(th) == nil {
-			return
-		}
+	// A line that is not of the catalogue matters only as the next line of a
+	// verbose notice dump, or as a line of a pending event's thread (which ends
+	// it). Events wait for lines that may be far away (a trap's report that never
+	// comes): the lines between are passed over here too.
+	cand := a.candidate(line)
+	if !cand && len(a.pending) == 0 && a.dumping == nil {
+		return
 	}
 	r, ok := splitLine(line, a.prefix)
 	if !ok {
@@ -110,6 +98,9 @@ func (a *Assembler) Line(line []byte) {
 		return
 	}
 	a.dumping = nil
+	if !cand && a.findThread(r.thread) == nil {
+		return
+	}
 	if len(a.pending) > 0 {
 		a.other(&r)
 	}
@@ -134,11 +125,8 @@ func (a *Assembler) candidate(line []byte) bool {
 	if len(line) < stampLen+12 || line[stampLen+1] != '[' {
 		return false // a continuation line, with nothing pending: nothing to do
 	}
-	j := stampLen + 2
-	for j < len(line) && line[j] != ']' && j < stampLen+2+20 {
-		j++
-	}
-	if j+10 > len(line) || line[j] != ']' || line[j+3] != 'x' {
+	j := stampLen + 2 + bytes.IndexByte(line[stampLen+2:min(len(line), stampLen+2+20)], ']')
+	if j < stampLen+2 || j+10 > len(line) || line[j+3] != 'x' {
 		return true // let splitLine decide
 	}
 	lv, ok := hexByte(line[j+4], line[j+5])

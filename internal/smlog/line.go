@@ -96,24 +96,6 @@ func splitLine(line []byte, prefix []byte) (r record, ok bool) {
 	return r, true
 }
 
-// threadOf is a log record's thread ("ED5266C0"); ok is false for a line that is
-// not a record (a continuation line, as splitLine says).
-func threadOf(line []byte) (thread []byte, ok bool) {
-	if len(line) < stampLen+12 || line[stampLen] != ' ' || line[stampLen+1] != '[' || line[3] != ' ' || line[15] != ' ' {
-		return nil, false
-	}
-	rest := line[stampLen+2:]
-	end := bytes.IndexByte(rest, ']')
-	if end < 1 || len(rest) < end+10 || rest[end+1] != ' ' || rest[end+2] != '0' || rest[end+3] != 'x' ||
-		rest[end+6] != ' ' || rest[end+7] != '-' || rest[end+8] != '>' || rest[end+9] != ' ' {
-		return nil, false
-	}
-	if _, ok := hexByte(rest[end+4], rest[end+5]); !ok {
-		return nil, false
-	}
-	return rest[:end], true
-}
-
 func hexByte(a, b byte) (uint8, bool) {
 	x, ok1 := hexDigit(a)
 	y, ok2 := hexDigit(b)
