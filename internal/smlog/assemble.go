@@ -52,24 +52,18 @@ type Assembler struct {
 	dumping *pending
 	// queue holds events in the order their first lines came, until every event
 	// before them is whole: events are handed over in log order.
-	queue []*queued
+	queue []*pending
 }
 
-type queued struct {
-	ev   *Event
-	done bool
-	p    *pending // the pending event it is the storage of, reused once delivered
-}
-
-// pending is an event still collecting lines.
+// pending is an event in the queue: still collecting lines, or whole (done) and
+// waiting for the events before it.
 type pending struct {
 	thread string
 	ev     *Event
 	// want is what the event waits for: the trap's "Reporting" line, or the
 	// fallback after a parse error.
 	want string
-	q    *queued
-	qv   queued // q's storage: one allocation for both
+	done bool
 }
 
 // NewAssembler makes an assembler for a log last written at ref (the log has no year:
@@ -237,7 +231,7 @@ func continues(p *pending, msg []byte) bool {
 // log has been quiet: OpenSM writes an event's lines at once).
 func (a *Assembler) Flush() {
 	for _, p := range a.pending {
-		p.q.done = true
+		p.done = true
 	}
 	a.pending = a.pending[:0]
 	a.dumping = nil
@@ -246,7 +240,7 @@ func (a *Assembler) Flush() {
 
 // done marks a pending event whole and hands over what is ready.
 func (a *Assembler) done(p *pending) {
-	p.q.done = true
+	p.done = true
 	a.drain()
 }
 
@@ -268,7 +262,8 @@ func (a *Assembler) emit(ev *Event) {
 		a.deliver(ev)
 		return
 	}
-	a.queue = append(a.queue, &queued{ev: ev, done: true})
+	p := a.queued(ev)
+	p.done = true
 	a.drain()
 }
 
@@ -276,10 +271,10 @@ func (a *Assembler) emit(ev *Event) {
 func (a *Assembler) drain() {
 	n := 0
 	for n < len(a.queue) && a.queue[n].done {
-		q := a.queue[n]
-		a.deliver(q.ev)
-		if q.p != nil && len(a.freeP) < 64 {
-			a.freeP = append(a.freeP, q.p)
+		p := a.queue[n]
+		a.deliver(p.ev)
+		if len(a.freeP) < 64 {
+			a.freeP = append(a.freeP, p)
 		}
 		n++
 	}
@@ -398,21 +393,27 @@ func (a *Assembler) findPending(thread []byte, want string) *pending {
 	return nil
 }
 
-func (a *Assembler) hold(ev *Event, thread []byte, want string) *pending {
+// queued puts ev at the end of the queue.
+func (a *Assembler) queued(ev *Event) *pending {
 	var p *pending
 	if n := len(a.freeP); n > 0 {
 		p = a.freeP[n-1]
 		a.freeP = a.freeP[:n-1]
-		if p.thread != string(thread) {
-			p.thread = string(thread)
-		}
-		p.ev, p.want, p.qv = ev, want, queued{}
 	} else {
-		p = &pending{thread: string(thread), ev: ev, want: want}
+		p = new(pending)
 	}
-	p.q = &p.qv
-	p.qv.ev, p.qv.p = ev, p
-	a.queue = append(a.queue, p.q)
+	p.ev, p.want, p.done = ev, "", false
+	a.queue = append(a.queue, p)
+	return p
+}
+
+// hold queues ev as pending: it waits for more lines of thread.
+func (a *Assembler) hold(ev *Event, thread []byte, want string) *pending {
+	p := a.queued(ev)
+	if p.thread != string(thread) {
+		p.thread = string(thread)
+	}
+	p.want = want
 	a.pending = append(a.pending, p)
 	return p
 }
