@@ -84,8 +84,8 @@ func (a *Assembler) Line(line []byte) {
 	if !cand && len(a.pending) == 0 && a.dumping == nil {
 		return
 	}
-	r, ok := splitLine(line, a.prefix)
-	if !ok {
+	var r record
+	if !r.split(line, a.prefix) {
 		if a.dumping != nil {
 			a.dumpLine(a.dumping, line)
 		}
@@ -121,7 +121,7 @@ func (a *Assembler) candidate(line []byte) bool {
 	}
 	j := stampLen + 2 + bytes.IndexByte(line[stampLen+2:min(len(line), stampLen+2+20)], ']')
 	if j < stampLen+2 || j+10 > len(line) || line[j+3] != 'x' {
-		return true // let splitLine decide
+		return true // let split decide
 	}
 	lv, ok := hexByte(line[j+4], line[j+5])
 	if !ok {

@@ -58,23 +58,23 @@ type record struct {
 
 const stampLen = len("Nov 27 09:20:23 280958")
 
-// splitLine parses one line (without its newline). ok is false for a line that is
-// not a log record: a continuation line, or text that is not OpenSM's.
-func splitLine(line []byte, prefix []byte) (r record, ok bool) {
+// split parses one line (without its newline) into r. It returns false for a line
+// that is not a log record: a continuation line, or text that is not OpenSM's.
+func (r *record) split(line []byte, prefix []byte) bool {
 	// "MMM DD HH:MM:SS UUUUUU [" is fixed width.
 	if len(line) < stampLen+12 || line[stampLen] != ' ' || line[stampLen+1] != '[' || line[3] != ' ' || line[15] != ' ' {
-		return r, false
+		return false
 	}
 	rest := line[stampLen+2:]
 	end := bytes.IndexByte(rest, ']')
 	// "] 0xLL -> "
 	if end < 1 || len(rest) < end+10 || rest[end+1] != ' ' || rest[end+2] != '0' || rest[end+3] != 'x' ||
 		rest[end+6] != ' ' || rest[end+7] != '-' || rest[end+8] != '>' || rest[end+9] != ' ' {
-		return r, false
+		return false
 	}
 	lv, ok := hexByte(rest[end+4], rest[end+5])
 	if !ok {
-		return r, false
+		return false
 	}
 	r.line, r.stamp, r.thread, r.level = line, line[:stampLen], rest[:end], Level(lv)
 	msg := rest[end+10:]
@@ -84,16 +84,16 @@ func splitLine(line []byte, prefix []byte) (r record, ok bool) {
 	if r.level == LevelSys {
 		// Sys lines (osm_log with OSM_LOG_SYS) are the message alone.
 		r.msg = msg
-		return r, true
+		return true
 	}
 	// The function: an identifier, then ": ".
 	c := bytes.IndexByte(msg, ':')
 	if c < 1 || c+1 >= len(msg) || msg[c+1] != ' ' {
 		r.msg = msg
-		return r, true
+		return true
 	}
 	r.fn, r.msg = msg[:c], msg[c+2:]
-	return r, true
+	return true
 }
 
 func hexByte(a, b byte) (uint8, bool) {

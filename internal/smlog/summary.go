@@ -106,7 +106,9 @@ func (s *Summary) Add(ev *Event) *Group {
 		s.byKey[k] = g
 		s.Groups = append(s.Groups, g)
 	}
-	s.last, s.lastKey = g, k
+	if g != s.last {
+		s.last, s.lastKey = g, k
+	}
 	g.Count++
 	g.LastAt, g.LastLine = ev.Time, ev.Line
 	if ev.Kind == KindTableFull {
