@@ -80,10 +80,6 @@ func (a *Assembler) Line(line []byte) {
 	// verbose notice dump, or as a line of a pending event's thread (which ends
 	// it). Events wait for lines that may be far away (a trap's report that never
 	// comes): the lines between are passed over here too.
-	cand := a.candidate(line)
-	if !cand && len(a.pending) == 0 && a.dumping == nil {
-		return
-	}
 	var r record
 	if !r.split(line, a.prefix) {
 		if a.dumping != nil {
@@ -92,9 +88,10 @@ func (a *Assembler) Line(line []byte) {
 		return
 	}
 	a.dumping = nil
-	if !cand && a.findThread(r.thread) == nil {
+	if !a.candidate(&r) && (len(a.pending) == 0 || a.findThread(r.thread) == nil) {
 		return
 	}
+	r.function()
 	if len(a.pending) > 0 {
 		a.other(&r)
 	}
@@ -111,33 +108,18 @@ func (a *Assembler) Line(line []byte) {
 	a.message(&r)
 }
 
-// candidate is the fast look at a line: whether it may be one of the catalogue's
-// (doc.go) by its level and its first bytes, without splitting it. A log is mostly
-// lines of other levels and messages; most are passed over here.
-func (a *Assembler) candidate(line []byte) bool {
-	// "MMM DD HH:MM:SS UUUUUU [THREAD] 0xLL -> "
-	if len(line) < stampLen+12 || line[stampLen+1] != '[' {
-		return false // a continuation line, with nothing pending: nothing to do
-	}
-	j := stampLen + 2 + bytes.IndexByte(line[stampLen+2:min(len(line), stampLen+2+20)], ']')
-	if j < stampLen+2 || j+10 > len(line) || line[j+3] != 'x' {
-		return true // let split decide
-	}
-	lv, ok := hexByte(line[j+4], line[j+5])
-	if !ok {
-		return true
-	}
-	msg := line[j+10:]
-	if len(a.prefix) > 0 && bytes.HasPrefix(msg, a.prefix) {
-		msg = msg[len(a.prefix):]
-	}
+// candidate is the fast look at a record: whether it may be one of the catalogue's
+// (doc.go) by its level and its first bytes. A log is mostly lines of other levels
+// and messages; most are passed over here.
+func (a *Assembler) candidate(r *record) bool {
+	msg, lv := r.text, r.level
 	if len(msg) == 0 {
 		return false
 	}
 	switch {
-	case Level(lv)&LevelError != 0:
+	case lv&LevelError != 0:
 		return true // every error line: they are few, and most are events
-	case Level(lv) == LevelInfo:
+	case lv == LevelInfo:
 		// osm_inform.c log_notice, osm_pkey_mgr.c pkey_mgr_update_port and
 		// osm_inform.c is_access_permitted are the info-level messages of the
 		// catalogue; with a log_prefix not learned yet the first byte is the
@@ -149,7 +131,7 @@ func (a *Assembler) candidate(line []byte) bool {
 				bytes.HasPrefix(msg, []byte("is_access_permitted: MGID"))
 		}
 		return len(a.prefix) == 0 && a.line < 16 // "PREFIX: OpenSM 3.3.23" (level 0x80 or the log flags)
-	case Level(lv)&LevelVerbose != 0:
+	case lv&LevelVerbose != 0:
 		// The verbose messages of the catalogue come from partition_add_flag,
 		// parse_group_flag, partition_add_port, parse_mgroup_flags (PARSE WARN),
 		// osm_prtn_make_new, osm_prtn_make_partitions, mcmr_rcv_join_mgrp,
@@ -167,7 +149,7 @@ func (a *Assembler) candidate(line []byte) bool {
 			return bytes.HasPrefix(msg, []byte("Generic Notice dump"))
 		}
 		return len(a.prefix) == 0 && a.line < 16
-	case Level(lv)&LevelSys != 0:
+	case lv&LevelSys != 0:
 		return len(a.prefix) == 0
 	}
 	return false // debug, function, frame and routing levels

@@ -52,8 +52,9 @@ type record struct {
 	stamp  []byte // "Nov 27 09:20:23 280958"
 	thread []byte // "ED5266C0"
 	level  Level
-	fn     []byte // the function name; empty on sys lines
-	msg    []byte // after "FUNCTION: "
+	text   []byte // "FUNCTION: MESSAGE", after the log_prefix
+	fn     []byte // the function name (function); empty on sys lines
+	msg    []byte // after "FUNCTION: " (function)
 }
 
 const stampLen = len("Nov 27 09:20:23 280958")
@@ -81,19 +82,21 @@ func (r *record) split(line []byte, prefix []byte) bool {
 	if len(prefix) > 0 && bytes.HasPrefix(msg, prefix) {
 		msg = msg[len(prefix):]
 	}
+	r.text = msg
+	return true
+}
+
+// function splits r's text into the function's name and the message (split leaves
+// them to the records that may matter).
+func (r *record) function() {
+	r.fn, r.msg = nil, r.text
 	if r.level == LevelSys {
-		// Sys lines (osm_log with OSM_LOG_SYS) are the message alone.
-		r.msg = msg
-		return true
+		return // sys lines (osm_log with OSM_LOG_SYS) are the message alone
 	}
 	// The function: an identifier, then ": ".
-	c := bytes.IndexByte(msg, ':')
-	if c < 1 || c+1 >= len(msg) || msg[c+1] != ' ' {
-		r.msg = msg
-		return true
+	if c := bytes.IndexByte(r.text, ':'); c >= 1 && c+1 < len(r.text) && r.text[c+1] == ' ' {
+		r.fn, r.msg = r.text[:c], r.text[c+2:]
 	}
-	r.fn, r.msg = msg[:c], msg[c+2:]
-	return true
 }
 
 func hexByte(a, b byte) (uint8, bool) {
