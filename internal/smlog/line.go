@@ -69,8 +69,7 @@ func (r *record) split(line []byte, prefix []byte) bool {
 	rest := line[stampLen+2:]
 	end := bytes.IndexByte(rest, ']')
 	// "] 0xLL -> "
-	if end < 1 || len(rest) < end+10 || rest[end+1] != ' ' || rest[end+2] != '0' || rest[end+3] != 'x' ||
-		rest[end+6] != ' ' || rest[end+7] != '-' || rest[end+8] != '>' || rest[end+9] != ' ' {
+	if end < 1 || len(rest) < end+10 || string(rest[end+1:end+4]) != " 0x" || string(rest[end+6:end+10]) != " -> " {
 		return false
 	}
 	lv, ok := hexByte(rest[end+4], rest[end+5])
