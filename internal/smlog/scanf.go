@@ -1,6 +1,9 @@
 package smlog
 
-import "strings"
+import (
+	"bytes"
+	"strings"
+)
 
 // scanf reads msg as OpenSM printed it with format, a printf format of its source
 // written with the conversions scanf knows: %u and %d (decimal; %d may be negative),
@@ -80,7 +83,7 @@ func scanf(msg []byte, format string, args ...any) bool {
 				if lit == "" {
 					return false // %s followed by a conversion: nothing ends it
 				}
-				k := index(msg[i:], lit)
+				k := bytes.Index(msg[i:], []byte(lit))
 				if k < 0 {
 					return false
 				}
@@ -97,7 +100,7 @@ func scanf(msg []byte, format string, args ...any) bool {
 			if !ok {
 				return false
 			}
-			*p = intern(msg[i:end])
+			*p = string(msg[i:end])
 			i = end
 			a++
 		default:
@@ -105,33 +108,6 @@ func scanf(msg []byte, format string, args ...any) bool {
 		}
 	}
 	return i == len(msg) && a == len(args)
-}
-
-// index is bytes.Index(b, []byte(s)) without copying s.
-func index(b []byte, s string) int {
-	for k := 0; k+len(s) <= len(b); k++ {
-		if b[k] == s[0] && string(b[k:k+len(s)]) == s {
-			return k
-		}
-	}
-	return -1
-}
-
-// intern returns the strings every trap line repeats without allocating them.
-func intern(b []byte) string {
-	switch string(b) {
-	case "::":
-		return "::"
-	case "P_Key":
-		return "P_Key"
-	case "Q_Key":
-		return "Q_Key"
-	case "P":
-		return "P"
-	case "Q":
-		return "Q"
-	}
-	return string(b)
 }
 
 func digitIn(c byte, base uint64) (uint8, bool) {
