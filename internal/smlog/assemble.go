@@ -710,8 +710,9 @@ func (a *Assembler) errCode(r *record) {
 func (a *Assembler) trapHeader(r *record) {
 	var num, lid uint64
 	msg := r.msg
-	t := bytes.LastIndexByte(msg, ' ') // " TID:0x..." ends the message
-	if t > 0 && !bytes.HasPrefix(msg[t:], []byte(" TID:")) {
+	// The TID ends the message, printed 0x%016" PRIx64: at a fixed place from the end.
+	t := len(msg) - len(" TID:0x0123456789abcdef")
+	if t <= 0 || !bytes.HasPrefix(msg[t:], []byte(" TID:0x")) {
 		t = -1
 	}
 	if v, ok := a.hdrs.get(msg[:max(t, 0)]); t > 0 && ok {
