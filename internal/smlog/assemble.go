@@ -60,11 +60,18 @@ type Assembler struct {
 type pending struct {
 	thread string
 	ev     *Event
-	// want is what the event waits for: the trap's "Reporting" line, or the
-	// fallback after a parse error.
-	want string
-	done bool
+	want   wait
+	done   bool
 }
+
+// wait is what a pending event waits for.
+type wait uint8
+
+const (
+	waitReport   wait = iota + 1 // a trap's "Reporting Security Notice" line
+	waitJoin                     // a join's own error after the field's (ERR 1B1A, 1B1C)
+	waitFallback                 // the fallback after a partitions.conf parse error
+)
 
 // NewAssembler makes an assembler for a log last written at ref (the log has no year:
 // the first line's year is ref's, or the year before when its month is after ref's),
@@ -176,7 +183,7 @@ func continues(p *pending, msg []byte) bool {
 		return false
 	}
 	switch p.want {
-	case "report":
+	case waitReport:
 		// osm_trap_rcv.c trap_rcv_process_request between log_trap_info and the
 		// report: the second error line, the verbose dump, the aging messages. The
 		// next trap's "Received Generic Notice" ends it: in a storm every line is
@@ -199,10 +206,10 @@ func continues(p *pending, msg []byte) bool {
 			return bytes.HasPrefix(msg, []byte("Cannot find port corresponding"))
 		}
 		return false
-	case "join":
+	case waitJoin:
 		// osm_sa_mcmember_record.c: the join's own error after the field's.
 		return bytes.HasPrefix(msg, []byte("ERR 1B1A")) || bytes.HasPrefix(msg, []byte("ERR 1B1C"))
-	case "fallback":
+	case waitFallback:
 		// osm_prtn.c osm_prtn_make_partitions after the parse error.
 		return bytes.HasPrefix(msg, []byte("Partition configuration")) || bytes.HasPrefix(msg, []byte("PARSE "))
 	}
@@ -366,7 +373,7 @@ func (a *Assembler) findThread(thread []byte) *pending {
 	return nil
 }
 
-func (a *Assembler) findPending(thread []byte, want string) *pending {
+func (a *Assembler) findPending(thread []byte, want wait) *pending {
 	for _, p := range a.pending {
 		if p.thread == string(thread) && p.want == want {
 			return p
@@ -384,13 +391,13 @@ func (a *Assembler) queued(ev *Event) *pending {
 	} else {
 		p = new(pending)
 	}
-	p.ev, p.want, p.done = ev, "", false
+	p.ev, p.want, p.done = ev, 0, false
 	a.queue = append(a.queue, p)
 	return p
 }
 
 // hold queues ev as pending: it waits for more lines of thread.
-func (a *Assembler) hold(ev *Event, thread []byte, want string) *pending {
+func (a *Assembler) hold(ev *Event, thread []byte, want wait) *pending {
 	p := a.queued(ev)
 	if p.thread != string(thread) {
 		p.thread = string(thread)
@@ -427,13 +434,13 @@ func (a *Assembler) message(r *record) {
 	case has(msg, "Generic Notice dump"):
 		// The verbose dump of the trap being handled (osm_dump_notice_v2); its
 		// continuation lines follow.
-		if p := a.findPending(r.thread, "report"); p != nil {
+		if p := a.findPending(r.thread, waitReport); p != nil {
 			a.add(p, r)
 			a.dumping = p
 		}
 	case has(msg, "Ignoring noisy traps") || has(msg, "Cannot find port corresponding to lid:"):
 		// No report follows (osm_trap_rcv.c): the trap is whole as it is.
-		if p := a.findPending(r.thread, "report"); p != nil {
+		if p := a.findPending(r.thread, waitReport); p != nil {
 			a.add(p, r)
 			a.release(p)
 		}
@@ -592,17 +599,17 @@ func (a *Assembler) errCode(r *record) {
 		}
 		e := ev(KindJoinRefused)
 		e.Key, e.KeyType, e.Detail = a1, KeyPKey, fmt.Sprintf("%s: the request's P_Key 0x%04x, the group's 0x%04x", what, a1, b1)
-		a.hold(e, r.thread, "join")
+		a.hold(e, r.thread, waitJoin)
 	case "1B30":
 		if !scanf(body, "Q_Key mismatch: query 0x%x group 0x%x", &a1, &b1) {
 			return
 		}
 		e := ev(KindJoinRefused)
 		e.Key, e.KeyType, e.Detail = a1, KeyQKey, fmt.Sprintf("Q_Key mismatch: the request's Q_Key 0x%08x, the group's 0x%08x", a1, b1)
-		a.hold(e, r.thread, "join")
+		a.hold(e, r.thread, waitJoin)
 	case "1B1A", "1B1C":
 		// The join that failed the field check above (a query's checks log nothing).
-		p := a.findPending(r.thread, "join")
+		p := a.findPending(r.thread, waitJoin)
 		if p == nil {
 			return
 		}
@@ -698,7 +705,7 @@ func (a *Assembler) errCode(r *record) {
 		a.emit(e)
 	case "3802":
 		// "Error sending response": the trap is not reported (osm_trap_rcv.c).
-		if p := a.findPending(r.thread, "report"); p != nil {
+		if p := a.findPending(r.thread, waitReport); p != nil {
 			a.add(p, r)
 			a.release(p)
 		}
@@ -740,13 +747,13 @@ func (a *Assembler) trapHeader(r *record) {
 	default:
 		return
 	}
-	if p := a.findPending(r.thread, "report"); p != nil {
+	if p := a.findPending(r.thread, waitReport); p != nil {
 		a.release(p)
 	}
 	ev := a.newEvent(k, r)
 	ev.Trap, ev.KeyType = int(num), kt
 	ev.Reporter.LID = uint16(lid)
-	a.hold(ev, r.thread, "report")
+	a.hold(ev, r.thread, waitReport)
 }
 
 // msgCache holds what the last few messages of one kind said, by their bytes: a
@@ -795,7 +802,7 @@ func (a *Assembler) trapDetail(r *record) {
 		}
 		a.details.put(r.msg, v)
 	}
-	p := a.findPending(r.thread, "report")
+	p := a.findPending(r.thread, waitReport)
 	if p == nil {
 		// The header line was not in the log read (it starts mid-event).
 		k, trap, kt := KindBadPKey, 257, KeyPKey
@@ -804,7 +811,7 @@ func (a *Assembler) trapDetail(r *record) {
 		}
 		ev := a.newEvent(k, r)
 		ev.Trap, ev.KeyType = trap, kt
-		p = a.hold(ev, r.thread, "report")
+		p = a.hold(ev, r.thread, waitReport)
 	} else {
 		a.add(p, r)
 	}
@@ -845,7 +852,7 @@ func (a *Assembler) trapReport(r *record) {
 		a.reports.put(msg, v)
 	}
 	var ev *Event
-	p := a.findPending(r.thread, "report")
+	p := a.findPending(r.thread, waitReport)
 	get := func(k Kind, trap int) *Event {
 		if p != nil && p.ev.Kind == k {
 			a.add(p, r)
@@ -856,7 +863,7 @@ func (a *Assembler) trapReport(r *record) {
 		}
 		e := a.newEvent(k, r)
 		e.Trap = trap
-		p = a.hold(e, r.thread, "report")
+		p = a.hold(e, r.thread, waitReport)
 		return e
 	}
 	switch v.form {
@@ -944,18 +951,18 @@ func (a *Assembler) parseError(r *record) {
 	if !scanf(r.msg, "PARSE ERROR: line %d: %s", &n, &rest) {
 		return
 	}
-	if p := a.findPending(r.thread, "fallback"); p != nil {
+	if p := a.findPending(r.thread, waitFallback); p != nil {
 		a.release(p)
 	}
 	ev := a.newEvent(KindConfigRejected, r)
 	ev.ConfLine, ev.Detail = int(n), rest
-	a.hold(ev, r.thread, "fallback")
+	a.hold(ev, r.thread, waitFallback)
 }
 
 // partitionConfig: osm_prtn.c's "Partition configuration ..." lines.
 func (a *Assembler) partitionConfig(r *record) {
 	msg := r.msg
-	p := a.findPending(r.thread, "fallback")
+	p := a.findPending(r.thread, waitFallback)
 	switch {
 	case has(msg, "Partition configuration in error; retrying with default config"):
 		if p == nil {
@@ -963,7 +970,7 @@ func (a *Assembler) partitionConfig(r *record) {
 			// (osm_prtn_config_parse_file returns 1 when nothing was parsed).
 			ev := a.newEvent(KindConfigRejected, r)
 			ev.Detail = "no partition definition was read from the file"
-			p = a.hold(ev, r.thread, "fallback")
+			p = a.hold(ev, r.thread, waitFallback)
 		} else {
 			a.add(p, r)
 		}
