@@ -621,19 +621,17 @@ func (a *Assembler) errCode(r *record) {
 			p.ev.MGID = mgid
 		}
 		a.release(p)
-	case "4608":
-		if !scanf(body, "Ignoring PKeyRecord request from non-trusted requester with SM_Key 0x%x", &key) {
+	case "4608", "430B":
+		// A request that needs the SA's SM_Key (osm_sa_pkey_record.c, osm_sa_informinfo.c).
+		format, what := "Ignoring PKeyRecord request from non-trusted requester with SM_Key 0x%x", "P_KeyTableRecord"
+		if code == "430B" {
+			format, what = "Request for security trap from non-trusted requester: Given SM_Key:0x%x", "InformInfo for a security trap"
+		}
+		if !scanf(body, format, &key) {
 			return
 		}
 		e := ev(KindUntrusted)
-		e.Key, e.KeyType, e.Detail = key, KeySMKey, "P_KeyTableRecord"
-		a.emit(e)
-	case "430B":
-		if !scanf(body, "Request for security trap from non-trusted requester: Given SM_Key:0x%x", &key) {
-			return
-		}
-		e := ev(KindUntrusted)
-		e.Key, e.KeyType, e.Detail = key, KeySMKey, "InformInfo for a security trap"
+		e.Key, e.KeyType, e.Detail = key, KeySMKey, what
 		a.emit(e)
 	case "1A04":
 		var method, attr uint64
