@@ -166,7 +166,6 @@ func (x *Explainer) badPKey(ev *Event, ex *Explanation) {
 			if !v.CanTalk() {
 				ex.Rule = fmt.Sprintf("%s dropped a packet from %s with P_Key %s: %s", to, from, k, why)
 			} else {
-				ex.Rule = base
 				ex.Notes = append(ex.Notes, fmt.Sprintf("%s's table as read now accepts %s (%s): it was different when the trap was sent", to, k, why))
 			}
 		}
