@@ -66,8 +66,10 @@ func endKeyOf(p Port) endKey {
 	return endKey{lid: p.LID}
 }
 
-func keyOf(ev *Event) groupKey {
-	k := groupKey{kind: ev.Kind, code: ev.Code, trap: ev.Trap, keyType: ev.KeyType, key: ev.Key, from: endKeyOf(ev.From), to: endKeyOf(ev.To),
+// of sets k to ev's group key (in place: the key is large, and Add reads one per
+// event).
+func (k *groupKey) of(ev *Event) {
+	*k = groupKey{kind: ev.Kind, code: ev.Code, trap: ev.Trap, keyType: ev.KeyType, key: ev.Key, from: endKeyOf(ev.From), to: endKeyOf(ev.To),
 		switchPort: ev.SwitchPort, mgid: ev.MGID, qos: ev.QoSLevel, confLine: ev.ConfLine, detail: ev.Detail}
 	if ev.Kind == KindTableFull {
 		k.key, k.keyWildcard = 0, true // one group per port: the keys that did not fit are listed in it
@@ -75,7 +77,6 @@ func keyOf(ev *Event) groupKey {
 	if ev.Kind == KindBadSwitchPKey || ev.Kind == KindBadMKey {
 		k.reporter = endKeyOf(ev.Reporter)
 	}
-	return k
 }
 
 // Summary counts events by group, in the order their groups first appear. Its size
@@ -96,7 +97,8 @@ func NewSummary() *Summary { return &Summary{byKey: map[groupKey]*Group{}} }
 // Add counts ev and returns its group.
 func (s *Summary) Add(ev *Event) *Group {
 	s.Events++
-	k := keyOf(ev)
+	var k groupKey
+	k.of(ev)
 	g := s.last
 	if g == nil || k != s.lastKey {
 		g = s.byKey[k]
