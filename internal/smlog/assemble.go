@@ -337,7 +337,7 @@ func (a *Assembler) newEvent(k Kind, r *record) *Event {
 	} else {
 		ev = &Event{}
 	}
-	ev.Kind, ev.Time, ev.Line, ev.SL, ev.SwitchPort, ev.Level = k, a.stamp(r.stamp), a.line, -1, -1, r.level
+	ev.Kind, ev.Time, ev.Line, ev.SL, ev.SwitchPort, ev.Level = k, a.stamp(r.line[:stampLen]), a.line, -1, -1, r.level
 	ev.From, ev.To, ev.Reporter = unknownPort(), unknownPort(), unknownPort()
 	if !a.NoLines {
 		ev.Lines = append(ev.Lines, string(r.line))

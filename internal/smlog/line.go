@@ -48,8 +48,7 @@ func (l Level) String() string {
 // record is one line split into its parts; the byte slices point into the read
 // buffer and are valid only while the line is handled.
 type record struct {
-	line   []byte // the whole line
-	stamp  []byte // "Nov 27 09:20:23 280958"
+	line   []byte // the whole line; its first stampLen bytes are the time stamp
 	thread []byte // "ED5266C0"
 	level  Level
 	text   []byte // "FUNCTION: MESSAGE", after the log_prefix
@@ -76,7 +75,7 @@ func (r *record) split(line []byte, prefix []byte) bool {
 	if !ok {
 		return false
 	}
-	r.line, r.stamp, r.thread, r.level = line, line[:stampLen], rest[:end], Level(lv)
+	r.line, r.thread, r.level = line, rest[:end], Level(lv)
 	msg := rest[end+10:]
 	if len(prefix) > 0 && bytes.HasPrefix(msg, prefix) {
 		msg = msg[len(prefix):]
