@@ -28,8 +28,8 @@ import (
 // preloadLib is libumad2sim, which redirects libibumad's device access to ibsim.
 const preloadLib = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so"
 
-// InstallHint is the command that provides everything the lab needs.
-const InstallHint = "apt-get install -y ibsim-utils opensm infiniband-diags"
+// installHint is the command that provides everything the lab needs.
+const installHint = "apt-get install -y ibsim-utils opensm infiniband-diags"
 
 // Programs the lab runs.
 var programs = []string{"ibsim", "opensm", "smpquery", "perfquery", "ibnetdiscover", "saquery"}
@@ -64,7 +64,7 @@ func Require(t testing.TB) {
 		missing = append(missing, preloadLib)
 	}
 	if len(missing) > 0 {
-		SkipUnlessCI(t, fmt.Errorf("simulated fabric unavailable: missing %s", strings.Join(missing, ", ")), InstallHint)
+		SkipUnlessCI(t, fmt.Errorf("simulated fabric unavailable: missing %s", strings.Join(missing, ", ")), installHint)
 	}
 }
 
@@ -416,7 +416,7 @@ var retriableTool = map[string]bool{"smpquery": true, "perfquery": true, "saquer
 func (l *Lab) toolAt(node, name string, args ...string) (string, error) {
 	bin, err := lookPath(name)
 	if err != nil {
-		return "", fmt.Errorf("lab: %w; install with: %s", err, InstallHint)
+		return "", fmt.Errorf("lab: %w; install with: %s", err, installHint)
 	}
 	dir := filepath.Join(l.Dir, "tools")
 	if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -91,7 +91,7 @@ func startOpenSMDaemon(t testing.TB, dir string, env []string, partitionsConf st
 func opensmCmd(ctx context.Context, dir string, env []string, partitionsConf string, args ...string) (*exec.Cmd, error) {
 	bin, err := lookPath("opensm")
 	if err != nil {
-		return nil, fmt.Errorf("lab: %v; install with: %s", err, InstallHint)
+		return nil, fmt.Errorf("lab: %v; install with: %s", err, installHint)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
