@@ -155,10 +155,7 @@ func findSwept(f *fabric.Fabric, err error, s check.EndpointSpec) (*fabric.Fabri
 func FindLID(f *fabric.Fabric, lid uint16) (*fabric.Node, *fabric.Port) {
 	for _, n := range f.Nodes {
 		for _, p := range n.Ports {
-			if !n.IsEndPort(p) || p.LID == 0 {
-				continue
-			}
-			if s, _ := f.PortScope(check.PortID{Node: n.GUID, Port: p.Num}); s == fabric.ScopeOtherSubnet || s == fabric.ScopeUnmanaged {
+			if !n.IsEndPort(p) || p.LID == 0 || !f.InSubnet(check.PortID{Node: n.GUID, Port: p.Num}) {
 				continue
 			}
 			if lid >= p.LID && int(lid) < int(p.LID)+1<<p.LMC {
@@ -193,10 +190,8 @@ func lidRanges(f *fabric.Fabric) []string {
 	var lids []int
 	for _, n := range f.Nodes {
 		for _, p := range n.Ports {
-			if n.IsEndPort(p) && p.LID != 0 {
-				if s, _ := f.PortScope(check.PortID{Node: n.GUID, Port: p.Num}); s == fabric.ScopeOtherSubnet || s == fabric.ScopeUnmanaged {
-					continue // another subnet's LIDs (findLID)
-				}
+			// Not another subnet's LIDs (FindLID).
+			if n.IsEndPort(p) && p.LID != 0 && f.InSubnet(check.PortID{Node: n.GUID, Port: p.Num}) {
 				lids = append(lids, int(p.LID))
 			}
 		}

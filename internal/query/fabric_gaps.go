@@ -44,7 +44,9 @@ func FabricGaps(f *fabric.Fabric) Gaps {
 			if p.Error != "" {
 				g.PortReads++
 			}
-			if p.PKeysError != "" && !strings.HasPrefix(p.PKeysError, notRead) && !outsideSubnet(f, n, p) {
+			// A table past a subnet boundary (fabric.Fabric.InSubnet) not being read is
+			// not a gap of this subnet's sweep.
+			if p.PKeysError != "" && !strings.HasPrefix(p.PKeysError, notRead) && f.InSubnet(check.PortID{Node: n.GUID, Port: p.Num}) {
 				g.TableReads++
 			}
 		}
