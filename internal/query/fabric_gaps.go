@@ -55,12 +55,10 @@ func FabricGaps(f *fabric.Fabric) Gaps {
 }
 
 // Partial reports whether anything was not read.
-func (g Gaps) Partial() bool {
-	return g.NodeReads > 0 || g.PortReads > 0 || g.TableReads > 0 || g.UnansweredLinks > 0 || g.Stopped != ""
-}
+func (g Gaps) Partial() bool { return g != Gaps{} }
 
-// String summarises the gaps in one line: "the sweep stopped early (...); 3
-// PortInfo reads and 2 P_Key tables failed; 5 links did not answer (the nodes
+// String summarises the gaps in one line: "the sweep stopped early (...); 3 PortInfo
+// reads, 2 P_Key tables not read; 5 links with no answer from the far end (the nodes
 // behind them are missing)"; "" when there are none.
 func (g Gaps) String() string {
 	var parts, failed []string
