@@ -231,10 +231,10 @@ func portNums(n *fabric.Node) []string {
 	return out
 }
 
-// SweptPortView is a port of a sweep as the PortView the can-talk rules and renderers
+// sweptPortView is a port of a sweep as the PortView the can-talk rules and renderers
 // take: named NODE/PORT by its node description, its table decoded, with the warnings
 // a port read from sysfs would get.
-func SweptPortView(f *fabric.Fabric, n *fabric.Node, p *fabric.Port) *PortView {
+func sweptPortView(f *fabric.Fabric, n *fabric.Node, p *fabric.Port) *PortView {
 	d := &ibverbs.Device{
 		Name:     nodeName(n),
 		NodeGUID: ibverbs.Opt[ibverbs.GUID]{Value: ibverbs.GUID(n.GUID)},

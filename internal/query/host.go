@@ -436,8 +436,8 @@ func tableOf[K ~uint16](keys []K) *Table {
 	return DecodeTable(raw)
 }
 
-// CheckEntries returns the table in the form check's rules take.
-func (t *Table) CheckEntries() []check.TableEntry {
+// checkEntries returns the table in the form check's rules take.
+func (t *Table) checkEntries() []check.TableEntry {
 	out := make([]check.TableEntry, len(t.Entries))
 	for i, e := range t.Entries {
 		out[i] = check.TableEntry{Index: e.Index, PKey: e.PKey, Readable: e.Unreadable == ""}
@@ -449,7 +449,7 @@ func (t *Table) CheckEntries() []check.TableEntry {
 // shared with can-talk (check.FindPKeyIndex: 15-bit match, a full entry preferred,
 // as the kernel's ib_find_pkey does; among equals the lowest index).
 func (t *Table) FindIndex(key check.PKey) (*Entry, bool) {
-	idx, _, ok := check.FindPKeyIndex(t.CheckEntries(), key)
+	idx, _, ok := check.FindPKeyIndex(t.checkEntries(), key)
 	if !ok {
 		return nil, false
 	}

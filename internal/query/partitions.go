@@ -144,10 +144,10 @@ func (p *Partitions) typedPorts(types map[check.GUID]check.NodeType, guids []che
 	return ports
 }
 
-// TypeMatters reports whether the file can give a port other entries as a router port
+// typeMatters reports whether the file can give a port other entries as a router port
 // than as a CA port: whether it has ALL_CAS or ALL_ROUTERS items (OpenSM applies them
 // by node type; every other item names a port whatever its type).
-func (p *Partitions) TypeMatters() bool {
+func (p *Partitions) typeMatters() bool {
 	for _, c := range []*partconf.Config{p.Config.Applied(), p.Config} {
 		for _, d := range c.Definitions {
 			for _, m := range d.Members {
@@ -164,7 +164,7 @@ func (p *Partitions) TypeMatters() bool {
 // TypesComplete) and whose table would differ as a router port, with that table (its
 // valid entries in index order): the ports OpenSM's answer depends on the type of.
 func (p *Partitions) UnknownType(guids ...check.GUID) map[check.GUID][]check.PKey {
-	if p.TypesComplete || !p.TypeMatters() {
+	if p.TypesComplete || !p.typeMatters() {
 		return nil
 	}
 	var unknown []check.GUID
@@ -237,9 +237,9 @@ func routerAlternatives(parts *Partitions, out []ResolvedEndpoint, labels []stri
 	}
 }
 
-// GUIDTable is the port's predicted entries as a can-talk table: every entry with Index
+// guidTable is the port's predicted entries as a can-talk table: every entry with Index
 // NoIndex, since which index OpenSM uses depends on what the table held before.
-func GUIDTable(m *partconf.Model, guid check.GUID) []check.TableEntry {
+func guidTable(m *partconf.Model, guid check.GUID) []check.TableEntry {
 	t := m.Table(guid)
 	out := make([]check.TableEntry, len(t))
 	for i, e := range t {

@@ -94,26 +94,21 @@ func Pairs(m *partconf.Model) []Pair {
 	var out []Pair
 	for i, a := range m.Ports {
 		for _, b := range m.Ports[i+1:] {
-			out = append(out, PairOf(m, a.GUID, b.GUID))
+			v := m.CanTalk(a.GUID, b.GUID)
+			pr := Pair{A: a.GUID, B: b.GUID, CanTalk: v.CanTalk}
+			sh := append([]partconf.Shared(nil), v.Shared...)
+			sort.Slice(sh, func(i, j int) bool { return sh[i].Key < sh[j].Key })
+			for _, s := range sh {
+				if s.CanTalk {
+					pr.Partitions = append(pr.Partitions, check.PKey(s.Key))
+				} else {
+					pr.LimitedOnly = append(pr.LimitedOnly, check.PKey(s.Key))
+				}
+			}
+			out = append(out, pr)
 		}
 	}
 	return out
-}
-
-// PairOf applies the P_Key rule to two ports of m.
-func PairOf(m *partconf.Model, a, b check.GUID) Pair {
-	v := m.CanTalk(a, b)
-	pr := Pair{A: a, B: b, CanTalk: v.CanTalk}
-	sh := append([]partconf.Shared(nil), v.Shared...)
-	sort.Slice(sh, func(i, j int) bool { return sh[i].Key < sh[j].Key })
-	for _, s := range sh {
-		if s.CanTalk {
-			pr.Partitions = append(pr.Partitions, check.PKey(s.Key))
-		} else {
-			pr.LimitedOnly = append(pr.LimitedOnly, check.PKey(s.Key))
-		}
-	}
-	return pr
 }
 
 // Working are the partitions a pair talks in, for people: the default partition only
