@@ -234,14 +234,9 @@ func (c *FabricCollector) finish(snap *fabricSnapshot, err error) error {
 // Describe implements prometheus.Collector.
 func (c *FabricCollector) Describe(ch chan<- *prometheus.Desc) { describe(ch, ModeFabric) }
 
-// store gathers snap's series through a registry of their own (checked and sorted
-// once) and serves it.
+// store builds snap's families, as a registry gathers them, once, and serves it.
 func (c *FabricCollector) store(snap *fabricSnapshot) error {
-	reg := prometheus.NewRegistry()
-	if err := reg.Register(snap.series); err != nil {
-		return err
-	}
-	fams, err := reg.Gather()
+	fams, err := snap.series.families()
 	if err != nil {
 		return fmt.Errorf("gathering the sweep's series: %w", err)
 	}
