@@ -278,11 +278,19 @@ func runFabric(ctx context.Context, o *Options, logger *slog.Logger) error {
 		fopts.OpenSM = osm
 	}
 	if o.Partitions != "" {
-		data, err := fsread.ReadFile(o.Partitions, partconf.MaxFileSize, "a partitions.conf")
+		// Read as `fabric check --partitions` reads it (a named pipe too; not -: a
+		// service has no standard input to give).
+		data, name, err := query.ReadPartitionsText(o.Partitions, nil)
 		if err != nil {
-			return &query.UsageError{Msg: fmt.Sprintf("--partitions: %v", err)}
+			return err
 		}
-		fopts.Partitions = partconf.Parse(o.Partitions, data)
+		c := partconf.Parse(name, data)
+		// fabric check exits 4 for such a file; a service would export the comparison
+		// for weeks as if it knew what OpenSM programs: refuse it at start.
+		if u := cmdutil.UncertainIncomplete(c); u != nil {
+			return &query.UsageError{Msg: fmt.Sprintf("--partitions %s; the comparison would be a guess: fix the file or leave out --partitions", u.Message)}
+		}
+		fopts.Partitions = c
 	}
 	if o.LID != "" {
 		lids, _ := cmdutil.ParseLIDFlag(o.LID)
