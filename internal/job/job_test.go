@@ -165,6 +165,12 @@ func TestUCXPKey(t *testing.T) {
 	if r.Verdict != Incomplete {
 		t.Errorf("a per-transport PKEY variable: verdict %s, want not-checked", r.Verdict)
 	}
+	// A name UCX does not read (its names are upper case) is a look-alike, not an
+	// override that leaves the answer open.
+	r = Resolve([]*Library{&UCX}, env("UCX_rc_PKEY=0x3"), []*Port{port("", "mlx5_0", 1, 0xffff)})[0]
+	if l := LookAlikes(Env{"UCX_rc_PKEY": "0x3"}); r.Verdict != Works || len(l) != 1 {
+		t.Errorf("UCX_rc_PKEY: verdict %s, look-alikes %q; want works and one look-alike", r.Verdict, l)
+	}
 }
 
 func TestUCXNetDevices(t *testing.T) {
