@@ -40,6 +40,18 @@ func (v Verdict) String() string {
 // MarshalText encodes the verdict as its String.
 func (v Verdict) MarshalText() ([]byte, error) { return []byte(v.String()), nil }
 
+// verdict is the answer from what was found: a definite problem decides, then what
+// was not checked.
+func verdict(findings, unchecked []string) Verdict {
+	switch {
+	case len(findings) > 0:
+		return DoesNotWork
+	case len(unchecked) > 0:
+		return Incomplete
+	}
+	return Works
+}
+
 // PortResult is whether a library uses a port, why, and what it does there.
 type PortResult struct {
 	Port *Port
@@ -213,15 +225,7 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Resolution {
 			}
 		}
 	}
-	switch {
-	case len(r.Findings) > 0:
-		r.Verdict = DoesNotWork
-	case len(r.Unchecked) > 0:
-		r.Verdict = Incomplete
-	default:
-		r.Verdict = Works
-	}
-	if r.Verdict == DoesNotWork {
+	if r.Verdict = verdict(r.Findings, r.Unchecked); r.Verdict == DoesNotWork {
 		r.Fixes = fixes(l, r)
 	}
 	return r

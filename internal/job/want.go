@@ -86,12 +86,9 @@ func WantPartition(libs []*Library, in Inputs, key check.PKey, ports []*Port) []
 		w.Idle = idle
 		for _, h := range none {
 			w.Findings = append(w.Findings, fmt.Sprintf("%s: %s uses none of its ports with these settings", h, l.Name))
-			w.Verdict = DoesNotWork
 		}
 		w.Unchecked = append(w.Unchecked, s.Unchecked...)
-		if w.Verdict == Works && len(w.Unchecked) > 0 {
-			w.Verdict = Incomplete
-		}
+		w.Verdict = verdict(w.Findings, w.Unchecked)
 		out = append(out, w)
 	}
 	return out
@@ -141,16 +138,9 @@ func wantOn(l *Library, key check.PKey, ports []*Port) *WantResult {
 		}
 		w.Findings = append(w.Findings, fmt.Sprintf("limited members of partition %s cannot talk to each other: %s; the Subnet Manager must make one side full", key.Partition().String(), strings.Join(ls, ", ")))
 	}
-	switch {
-	case len(w.Findings) > 0:
-		w.Verdict = DoesNotWork
-	case len(w.Unchecked) > 0:
-		w.Verdict = Incomplete
-	case len(w.Ports) == 0:
-		w.Verdict = DoesNotWork
+	if len(w.Ports) == 0 {
 		w.Findings = append(w.Findings, "no port is used")
-	default:
-		w.Verdict = Works
 	}
+	w.Verdict = verdict(w.Findings, w.Unchecked)
 	return w
 }
