@@ -474,19 +474,13 @@ func (e *emu) partitionFlag(fAt, vAt int) Flag {
 		e.conf.isIPoIB = true
 	case prefixOf(name, "defmember"):
 		f.Name = "defmember"
-		if vAt < 0 || !(prefixOf(val, "limited") || prefixOf(val, "both") || prefixOf(val, "full")) {
+		ms, ok := membershipWord(val) // partition_add_flag matches as partition_add_port does
+		if vAt < 0 || !ok {
 			e.finding(Warning, fAt, "bad-flag", fmt.Sprintf("defmember needs full, limited or both, not %q: OpenSM ignores it (members default to limited)", val),
 				"write defmember=full or defmember=limited")
 			break
 		}
-		switch {
-		case prefixOf(val, "full"):
-			e.conf.membership = FlagFull
-		case prefixOf(val, "both"):
-			e.conf.membership = FlagBoth
-		default:
-			e.conf.membership = FlagLimited
-		}
+		e.conf.membership = ms
 	case name == "indx0":
 		f.Name = "indx0"
 		e.conf.indx0 = true
@@ -949,8 +943,9 @@ type MGroup struct {
 // word is a prefix of keyword (case-sensitive; the empty word matches everything).
 func prefixOf(word, keyword string) bool { return strings.HasPrefix(keyword, word) }
 
-// membershipWord is how partition_add_port reads full/both/limited: in that order, by
-// prefix ("=" alone is full, "=b" both, "=limi" limited, "=FULL" unknown: limited).
+// membershipWord is how partition_add_port reads an item's full/both/limited, and
+// partition_add_flag defmember's: in that order, by prefix ("=" alone is full, "=b"
+// both, "=limi" limited, "=FULL" unknown: limited).
 func membershipWord(v string) (MemberFlag, bool) {
 	switch {
 	case prefixOf(v, "full"):
