@@ -858,10 +858,9 @@ func (e *emu) commentFlag(fAt, vAt int, flag string) {
 // must not use the reserved flag bits (ERR 1B28) nor the 0xA01B signature with
 // link-local scope (ERR 1B24).
 func (c *Config) refuseGroup(mg [16]byte) string {
-	sig := uint16(mg[2])<<8 | uint16(mg[3])
-	if sig == 0x401b || sig == 0x601b {
+	if isIPMGID(mg) {
 		bc := [16]byte{0xff, 0x10 | mg[1]&0x0f, 0x40, 0x1b, mg[4], mg[5], 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff}
-		if sig == 0x401b && bc == mg {
+		if bc == mg {
 			return ""
 		}
 		if _, ok := c.groupByMGID[bc]; !ok {
@@ -872,12 +871,13 @@ func (c *Config) refuseGroup(mg [16]byte) string {
 	if mg[1]&0xe0 != 0 {
 		return "the MGID uses reserved flag bits (ERR 1B28)"
 	}
-	if sig == 0xa01b && mg[1]&0x0f == 2 {
+	if mg[2] == 0xa0 && mg[3] == 0x1b && mg[1]&0x0f == 2 {
 		return "the SA-assigned signature 0xA01B with link-local scope (ERR 1B24)"
 	}
 	return ""
 }
 
+// isIPMGID reports an IPoIB MGID: signature 0x401B (IPv4) or 0x601B (IPv6).
 func isIPMGID(gid [16]byte) bool {
 	sig := uint16(gid[2])<<8 | uint16(gid[3])
 	return sig == 0x401b || sig == 0x601b
