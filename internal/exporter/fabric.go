@@ -353,7 +353,7 @@ func (c *FabricCollector) fromFabric(ctx context.Context, f *fabric.Fabric, tap 
 	res, _ := partconf.AuditFabric(f, c.opts.Partitions, c.opts.OpenSM, c.opts.AllowBoth)
 	out := newSeriesSet()
 	portSeries(out, recs)
-	findingSeries(out, f, recs, res.Findings, knownRules(c.opts.Partitions != nil))
+	findingSeries(out, f, recs, res.Findings, partconf.AuditRules(c.opts.Partitions != nil))
 	return &fabricSnapshot{lateCounters: late, series: out}
 }
 
@@ -505,25 +505,6 @@ func viewRecord(v *query.PortView) portRecord {
 	return r
 }
 
-// knownRules are the audit's rules with their severity: each is exported, at 0 when
-// nothing was found, so an alert on it has a series to look at.
-func knownRules(partitions bool) map[string]check.Severity {
-	m := map[string]check.Severity{
-		fabric.RuleHCAKeyNotOnSwitch: check.SeverityError, fabric.RuleSwitchKeyNotOnHCA: check.SeverityError,
-		fabric.RuleEnforcementOff: check.SeverityWarning, fabric.RuleLimitedOnly: check.SeverityWarning,
-		fabric.RuleTableFull: check.SeverityWarning, fabric.RulePortNotActive: check.SeverityWarning,
-		fabric.RuleNotRead: check.SeverityWarning, fabric.RuleSweepIncomplete: check.SeverityWarning,
-		fabric.RuleDefaultNotIndex0: check.SeverityWarning,
-	}
-	if partitions {
-		for _, r := range []string{partconf.RuleMissingKey, partconf.RuleExtraKey, partconf.RuleWrongMembership, partconf.RuleTableOverflow, partconf.RuleFileRejected} {
-			m[r] = check.SeverityError
-		}
-		m[partconf.RuleIndexMoved], m[partconf.RuleGUIDNotInFabric] = check.SeverityWarning, check.SeverityWarning
-	}
-	return m
-}
-
 // portSeries adds the series of the records' ports, tables and counters to out.
 func portSeries(out *seriesSet, recs []portRecord) {
 	for i := range recs {
@@ -553,7 +534,7 @@ func portSeries(out *seriesSet, recs []portRecord) {
 }
 
 // findingSeries adds the node counts and the audit's findings (fabric and port) to out.
-func findingSeries(out *seriesSet, f *fabric.Fabric, recs []portRecord, findings []check.Finding, rules map[string]check.Severity) {
+func findingSeries(out *seriesSet, f *fabric.Fabric, recs []portRecord, findings []check.Finding, rules []partconf.AuditRule) {
 	types := map[string]int{string(check.NodeCA): 0, string(check.NodeSwitch): 0, string(check.NodeRouter): 0}
 	for _, n := range f.Nodes {
 		types[string(n.Type)]++
@@ -564,8 +545,8 @@ func findingSeries(out *seriesSet, f *fabric.Fabric, recs []portRecord, findings
 	out.add(mUnreachable, float64(len(f.Unreachable)))
 	type ruleSev struct{ rule, sev string }
 	counts := map[ruleSev]int{}
-	for r, s := range rules {
-		counts[ruleSev{r, s.String()}] = 0
+	for _, r := range rules { // each at 0 when nothing was found
+		counts[ruleSev{r.Rule, r.Severity.String()}] = 0
 	}
 	type portKind struct {
 		id check.PortID

@@ -42,3 +42,31 @@ func AuditFabric(f *fabric.Fabric, conf *Config, osm *OpenSMConf, allowBoth bool
 	res.Findings = append(res.Findings, UnknownGUIDs(conf, f)...)
 	return res, model
 }
+
+// AuditRule is one rule of AuditFabric with the severity of its findings.
+type AuditRule struct {
+	Rule     string
+	Severity check.Severity
+}
+
+// AuditRules are the rules AuditFabric can report, the fabric's first; with
+// partitions (a conf given) also the comparison's. It is the one list: `fabric check
+// --ignore` accepts these (and its SA rules), and the exporter exports each at 0 when
+// nothing was found, so an alert on it has a series to look at.
+func AuditRules(partitions bool) []AuditRule {
+	rules := []AuditRule{
+		{fabric.RuleHCAKeyNotOnSwitch, check.SeverityError}, {fabric.RuleSwitchKeyNotOnHCA, check.SeverityError},
+		{fabric.RuleLimitedOnly, check.SeverityWarning}, {fabric.RuleEnforcementOff, check.SeverityWarning},
+		{fabric.RuleTableFull, check.SeverityWarning}, {fabric.RulePortNotActive, check.SeverityWarning},
+		{fabric.RuleNotRead, check.SeverityWarning}, {fabric.RuleSweepIncomplete, check.SeverityWarning},
+		{fabric.RuleDefaultNotIndex0, check.SeverityWarning},
+	}
+	if partitions {
+		rules = append(rules,
+			AuditRule{RuleIndexMoved, check.SeverityWarning}, AuditRule{RuleGUIDNotInFabric, check.SeverityWarning},
+			AuditRule{RuleMissingKey, check.SeverityError}, AuditRule{RuleExtraKey, check.SeverityError},
+			AuditRule{RuleWrongMembership, check.SeverityError}, AuditRule{RuleTableOverflow, check.SeverityError},
+			AuditRule{RuleFileRejected, check.SeverityError})
+	}
+	return rules
+}
