@@ -248,7 +248,16 @@ func (o *CanTalkOptions) resolve(src query.EndpointSources, specA, specB check.E
 		// enforcement are checked with the same rule as fabric check (issue 11 item
 		// 12); reading only the two end tables could answer yes where a switch drops
 		// the partition.
-		src.Sweep = func() (*fabric.Fabric, error) { return o.Sweep.SweepVia(ctx, fab) }
+		// The sweep, with the P_Key tables, is bounded by --timeout from now; one
+		// that stopped early comes back with what it read and the error, one that
+		// read nothing is an environment error.
+		src.Sweep = func() (*fabric.Fabric, error) {
+			f, err := query.Sweep(ctx, fab.T, query.SweepOptions{Timeout: o.Sweep.Timeout, Source: fab.Via})
+			if f == nil {
+				return nil, &query.EnvError{Msg: fmt.Sprintf("%v (via %s)", err, fab.Via), Err: err}
+			}
+			return f, err
+		}
 		src.SweepName = "a sweep via " + fab.Via
 		var err error
 		eps, err = query.ResolveEndpointsFrom(src, specA, specB)

@@ -238,7 +238,7 @@ func runCheck(o *CheckOptions) error {
 		check.SortFindings(findings)
 		// Load reports (and exits 4 for) a partial sweep or one without tables; what
 		// else the audit could not check is said below. Either way no all-clear.
-		gaps := cmdutil.FabricIncomplete(fab)
+		gaps := fabricIncomplete(fab)
 		partial := len(gaps) > 0
 		incomplete := partial || res.Incomplete()
 		// A --partitions file whose outcome in OpenSM cannot be predicted makes the
