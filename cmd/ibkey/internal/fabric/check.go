@@ -201,9 +201,10 @@ func runCheck(o *CheckOptions) error {
 		var model *partconf.Model
 		if conf != nil {
 			base := partconf.Options{AllowBoth: o.AllowBoth}
-			model = partconf.NewFabricModel(conf, fab, base)
 			if osm != nil {
-				model = osm.FabricModel(conf, fab, base)
+				model = osm.FabricModel(conf, fab, base) // its options, then NewFabricModel
+			} else {
+				model = partconf.NewFabricModel(conf, fab, base)
 			}
 			// With the file, what index 0 should hold is known (the default
 			// partition, or an indx0 one): the comparison says whether OpenSM will
