@@ -266,9 +266,6 @@ func runCheck(o *CheckOptions) error {
 			why = auditIncomplete(res.NotChecked)
 		}
 		if o.Format == cmdutil.FormatJSON {
-			if findings == nil {
-				findings = []check.Finding{}
-			}
 			var file *string
 			if o.Partitions != "" {
 				file = &o.Partitions
@@ -281,7 +278,7 @@ func runCheck(o *CheckOptions) error {
 				Errors     int                   `json:"errors"`
 				Warnings   int                   `json:"warnings"`
 				Incomplete []cmdutil.Incomplete  `json:"incomplete,omitempty"`
-			}{cmdutil.SchemaVersion{}, fab.Source, file, findings, errs, warns, why}); err != nil {
+			}{cmdutil.SchemaVersion{}, fab.Source, file, cmdutil.List(findings), errs, warns, why}); err != nil {
 				return err
 			}
 		} else {

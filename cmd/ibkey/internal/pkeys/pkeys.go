@@ -402,7 +402,7 @@ func onOff(b bool) string {
 
 func pkeyPortToJSON(v *query.PortView, all bool) pkeyPortJSON {
 	j := pkeyPortJSON{Device: v.Port.Device, Port: v.Port.Num, State: v.Port.State.Name,
-		TableMissing: v.TableMissing, Warnings: v.Warnings, IPoIB: []ipoibJSON{}}
+		TableMissing: v.TableMissing, Warnings: cmdutil.List(v.Warnings), IPoIB: []ipoibJSON{}}
 	if v.Fabric != nil {
 		desc := v.Device.NodeDesc.Value
 		j.NodeDesc, j.NodeGUID, j.Address = &desc, v.Fabric.NodeGUID.String(), v.Fabric.Address
@@ -412,9 +412,6 @@ func pkeyPortToJSON(v *query.PortView, all bool) pkeyPortJSON {
 	}
 	if v.Port.LinkLayer.OK() {
 		j.LinkLayer = &v.Port.LinkLayer.Value
-	}
-	if j.Warnings == nil {
-		j.Warnings = []string{}
 	}
 	if v.Table != nil {
 		size, valid := len(v.Table.Entries), v.Table.Valid
