@@ -46,12 +46,12 @@ func showTables(t *testing.T, args ...string) map[check.GUID][]check.PKey {
 	// would otherwise leave the HCAs' types unknown, exit 4).
 	args = append(args, "--sm-guid", check.GUID(lab.PartconfHCAs[0].GUID).String(), "--table-size", "64", "--router", "none", "-o", "json")
 	r := runIbkey(t, false, nil, args...)
-	if r.code != 0 {
-		t.Fatalf("ibkey %s: exit %d\n%s", strings.Join(args, " "), r.code, r.stderr)
+	if r.Code != 0 {
+		t.Fatalf("ibkey %s: exit %d\n%s", strings.Join(args, " "), r.Code, r.Stderr)
 	}
 	var out showJSON
-	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
-		t.Fatalf("show -o json: %v\n%s", err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &out); err != nil {
+		t.Fatalf("show -o json: %v\n%s", err, r.Stdout)
 	}
 	tables := map[check.GUID][]check.PKey{}
 	for _, p := range out.Ports {
@@ -111,7 +111,7 @@ func TestLabPartitionsCLI(t *testing.T) {
 		var chk struct {
 			Rejected bool `json:"rejected"`
 		}
-		if err := json.Unmarshal([]byte(r.stdout), &chk); err != nil {
+		if err := json.Unmarshal([]byte(r.Stdout), &chk); err != nil {
 			t.Fatal(err)
 		}
 		log, _ := os.ReadFile(filepath.Join(l.Dir, "opensm", "opensm.log"))
