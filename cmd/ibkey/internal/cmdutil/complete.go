@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/query"
 )
 
@@ -140,4 +141,23 @@ func completeLIDs(f *Factory) cobra.CompletionFunc {
 		}
 		return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveKeepOrder
 	}
+}
+
+// PKeyCompletions are the valid P_Keys of the ports' tables, each once, described by
+// membership and partition ("full member of 0x0001").
+func PKeyCompletions(views []*query.PortView) []cobra.Completion {
+	seen := map[check.PKey]bool{}
+	var out []cobra.Completion
+	for _, v := range views {
+		if v.Table == nil {
+			continue
+		}
+		for _, e := range v.Table.Entries {
+			if e.Valid() && !seen[e.PKey] {
+				seen[e.PKey] = true
+				out = append(out, cobra.CompletionWithDesc(e.PKey.String(), e.PKey.Membership().String()+" member of "+e.PKey.Partition().String()))
+			}
+		}
+	}
+	return out
 }

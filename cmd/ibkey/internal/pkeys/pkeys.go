@@ -623,20 +623,7 @@ func completePKeys(o *PKeysOptions) cobra.CompletionFunc {
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		seen := map[string]bool{}
-		var out []cobra.Completion
-		for _, v := range views {
-			if v.Table == nil {
-				continue
-			}
-			for _, e := range v.Table.Entries {
-				if e.Valid() && !seen[e.PKey.String()] {
-					seen[e.PKey.String()] = true
-					out = append(out, e.PKey.String()+"\t"+e.PKey.Membership().String()+" member of "+e.PKey.Partition().String())
-				}
-			}
-		}
-		return out, cobra.ShellCompDirectiveNoFileComp
+		return cmdutil.PKeyCompletions(views), cobra.ShellCompDirectiveNoFileComp
 	}
 }
 
