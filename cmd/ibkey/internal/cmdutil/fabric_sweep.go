@@ -76,14 +76,6 @@ func ReadFabricFileAs(path, what string) (*fabric.Fabric, error) {
 	return f, err
 }
 
-// Names reads --node-name-map (nil when not given).
-func (s *FabricSweep) Names() (*query.NodeNameMap, error) {
-	if s.NodeNameMap == "" {
-		return nil, nil
-	}
-	return ReadNodeNameMap(s.NodeNameMap)
-}
-
 // AddTimeoutFlag adds --timeout alone (fabric diff: its files are given as arguments).
 func (s *FabricSweep) AddTimeoutFlag(c *cobra.Command, usage string) {
 	c.Flags().DurationVar(&s.Timeout, "timeout", 5*time.Minute, usage)
@@ -107,7 +99,7 @@ func (s *FabricSweep) Prepare() {
 // --no-tables) are gaps too.
 func (s *FabricSweep) Load(ctx context.Context, n *Notices, noTables, needTables bool, fn func(f *fabric.Fabric) error) error {
 	// The map is read first: a bad one is reported before a sweep is run.
-	names, err := s.Names()
+	names, err := ReadNodeNameMap(s.NodeNameMap)
 	if err != nil {
 		return err
 	}
