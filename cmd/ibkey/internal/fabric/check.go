@@ -135,12 +135,15 @@ partial-sweep, unread-node, unread-table or not-checked).`,
 	return c
 }
 
-var checkRules = []string{
-	fabric.RuleHCAKeyNotOnSwitch, fabric.RuleSwitchKeyNotOnHCA, fabric.RuleLimitedOnly, fabric.RuleEnforcementOff,
-	fabric.RuleTableFull, fabric.RulePortNotActive, fabric.RuleNotRead, fabric.RuleSweepIncomplete, fabric.RuleDefaultNotIndex0,
-	partconf.RuleIndexMoved, partconf.RuleGUIDNotInFabric, partconf.RuleMissingKey, partconf.RuleExtraKey, partconf.RuleWrongMembership, partconf.RuleTableOverflow, partconf.RuleFileRejected,
-	RuleSATableDiffers, RuleSAViewNotFile, RuleIPoIBGroupMissing, RuleIPoIBGroupDiffers,
-}
+// checkRules are what --ignore accepts: the audit's rules (partconf.AuditRules, the
+// list the exporter exports too) and --sa's.
+var checkRules = func() []string {
+	var rules []string
+	for _, r := range partconf.AuditRules(true) {
+		rules = append(rules, r.Rule)
+	}
+	return append(rules, RuleSATableDiffers, RuleSAViewNotFile, RuleIPoIBGroupMissing, RuleIPoIBGroupDiffers)
+}()
 
 func runCheck(o *CheckOptions) error {
 	ignore := map[string]bool{}
@@ -209,7 +212,7 @@ func runCheck(o *CheckOptions) error {
 		check.SortFindings(findings)
 		// Load reports (and exits 4 for) a partial sweep or one without tables; what
 		// else the audit could not check is said below. Either way no all-clear.
-		gaps := cmdutil.FabricIncomplete(fab)
+		gaps := fabricIncomplete(fab)
 		partial := len(gaps) > 0
 		incomplete := partial || res.Incomplete()
 		// A --partitions file whose outcome in OpenSM cannot be predicted makes the
@@ -236,9 +239,6 @@ func runCheck(o *CheckOptions) error {
 			why = auditIncomplete(res.NotChecked)
 		}
 		if o.Format == cmdutil.FormatJSON {
-			if findings == nil {
-				findings = []check.Finding{}
-			}
 			var file *string
 			if o.Partitions != "" {
 				file = &o.Partitions
@@ -251,7 +251,7 @@ func runCheck(o *CheckOptions) error {
 				Errors     int                   `json:"errors"`
 				Warnings   int                   `json:"warnings"`
 				Incomplete []cmdutil.Incomplete  `json:"incomplete,omitempty"`
-			}{cmdutil.SchemaVersion{}, fab.Source, file, findings, errs, warns, why}); err != nil {
+			}{cmdutil.SchemaVersion{}, fab.Source, file, cmdutil.List(findings), errs, warns, why}); err != nil {
 				return err
 			}
 		} else {
