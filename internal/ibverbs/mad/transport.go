@@ -502,6 +502,7 @@ func (e *engine) loop() {
 		}
 		if timeout < 0 {
 			<-e.kick // nothing in flight
+			writable = true
 			continue
 		}
 		if err := e.ep.wait(waitSend, timeout); err != nil {
