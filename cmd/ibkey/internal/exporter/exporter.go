@@ -64,6 +64,7 @@ type Options struct {
 	SweepInterval time.Duration
 	SweepTimeout  time.Duration
 	Partitions    string
+	OpenSMConf    string
 	AllowBoth     bool
 	NoCounters    bool
 
@@ -116,11 +117,13 @@ func NewCmdExporter(deps Deps, runF func(*Options) error) *cobra.Command {
 	fl.DurationVar(&o.SweepInterval, "sweep-interval", time.Minute, "fabric mode: time between the starts of two sweeps; scrapes answer from the last complete one")
 	fl.DurationVar(&o.SweepTimeout, "sweep-timeout", 0, "fabric mode: give up a sweep after this long (default: --sweep-interval)")
 	fl.StringVar(&o.Partitions, "partitions", "", "fabric mode (--sweep): also compare the tables with what OpenSM programs from this partitions.conf (`FILE`)")
+	fl.StringVar(&o.OpenSMConf, "opensm-conf", "", "fabric mode (--sweep): audit as 'ibkey fabric check --opensm-conf' does, with OpenSM's options from its opensm.conf (`FILE`): part_enforce, allow_both_pkeys and keep_pkey_indexes replace --allow-both and the defaults, partition_config_file is the default --partitions")
 	fl.BoolVar(&o.AllowBoth, "allow-both", false, "with --partitions: OpenSM runs with -W (allow_both_pkeys)")
 	fl.BoolVar(&o.NoCounters, "no-counters", false, "fabric mode: do not read PMA PortCounters (tables and PortInfo only)")
 	addSMLogFlag(c, o)
 	c.MarkFlagsMutuallyExclusive("sweep", "lid")
 	_ = c.MarkFlagFilename("partitions")
+	_ = c.MarkFlagFilename("opensm-conf")
 	_ = c.MarkFlagFilename("web.config.file", "yml", "yaml")
 	_ = c.MarkFlagDirname("textfile")
 	return c
@@ -147,7 +150,10 @@ func (o *Options) validate() error {
 	if o.Partitions != "" && !o.Sweep {
 		return bad("--partitions compares a whole sweep with the file: it needs --sweep")
 	}
-	if o.AllowBoth && o.Partitions == "" {
+	if o.OpenSMConf != "" && !o.Sweep {
+		return bad("--opensm-conf says how to audit a whole sweep: it needs --sweep")
+	}
+	if o.AllowBoth && o.Partitions == "" && o.OpenSMConf == "" {
 		return bad("--allow-both applies to --partitions FILE")
 	}
 	if o.PortInfo && o.fabricMode() {
@@ -258,6 +264,19 @@ func runFabric(ctx context.Context, o *Options, logger *slog.Logger) error {
 	}
 	fopts := exporter.FabricOptions{Interval: o.SweepInterval, Timeout: o.SweepTimeout, AllowBoth: o.AllowBoth, NoCounters: o.NoCounters,
 		Logf: func(format string, args ...any) { logger.Warn(fmt.Sprintf(format, args...)) }}
+	if o.OpenSMConf != "" {
+		osm, note, err := cmdutil.ReadOpenSMConf(o.OpenSMConf, &o.Partitions)
+		if err != nil {
+			return err
+		}
+		for _, w := range osm.Warnings {
+			logger.Warn(w)
+		}
+		if note != "" {
+			logger.Info(note)
+		}
+		fopts.OpenSM = osm
+	}
 	if o.Partitions != "" {
 		data, err := fsread.ReadFile(o.Partitions, partconf.MaxFileSize, "a partitions.conf")
 		if err != nil {
@@ -401,7 +420,8 @@ its age. Every port's table and counters carry node_guid, node_name, port and li
 labels; P_Key and Q_Key violations come from the sweep's own PortInfo replies, the
 constraint errors from PMA PortCounters (one batch per sweep); with --sweep the audit of
 'ibkey fabric check' (and with --partitions FILE the partitions.conf comparison) is
-ibkey_fabric_findings{rule,severity} and per port ibkey_fabric_port_finding_info. When
+ibkey_fabric_findings{rule,severity} and per port ibkey_fabric_port_finding_info;
+--opensm-conf FILE gives it OpenSM's options as fabric check takes them. When
 the MAD transport stops working (ibsim killed and restarted, its client slot dropped,
 an HCA reset or driver reload) it is opened again with backoff (1s to 8s); meanwhile
 ibkey_fabric_up is 0 and ibkey_fabric_last_sweep_failure says why.

@@ -58,10 +58,12 @@ func TestValidate(t *testing.T) {
 		change func(o *Options)
 		want   string
 	}{
-		"no connections":   {func(o *Options) { o.MaxConnections = 0 }, "invalid --web.max-connections 0 (accepted: 1 or more)"},
-		"negative timeout": {func(o *Options) { o.SweepTimeout = -time.Second }, "invalid --sweep-timeout"},
-		"no listen":        {func(o *Options) { o.Listen = nil }, "--listen needs at least one address"},
-		"bad port":         {func(o *Options) { o.Listen = []string{"x:70000"} }, `port "70000" is not 0-65535`},
+		"no connections":     {func(o *Options) { o.MaxConnections = 0 }, "invalid --web.max-connections 0 (accepted: 1 or more)"},
+		"negative timeout":   {func(o *Options) { o.SweepTimeout = -time.Second }, "invalid --sweep-timeout"},
+		"no listen":          {func(o *Options) { o.Listen = nil }, "--listen needs at least one address"},
+		"bad port":           {func(o *Options) { o.Listen = []string{"x:70000"} }, `port "70000" is not 0-65535`},
+		"opensm-conf, --lid": {func(o *Options) { o.LID, o.OpenSMConf = "3", "opensm.conf" }, "--opensm-conf says how to audit a whole sweep: it needs --sweep"},
+		"allow-both alone":   {func(o *Options) { o.Sweep, o.AllowBoth = true, true }, "--allow-both applies to --partitions FILE"},
 	} {
 		o := ok()
 		tc.change(o)
@@ -73,5 +75,25 @@ func TestValidate(t *testing.T) {
 	}
 	if err := ok().validate(); err != nil {
 		t.Errorf("valid options: %v", err)
+	}
+	o := ok()
+	o.Sweep, o.OpenSMConf, o.AllowBoth = true, "opensm.conf", true // the file's allow_both_pkeys wins
+	if err := o.validate(); err != nil {
+		t.Errorf("--sweep --opensm-conf --allow-both: %v", err)
+	}
+}
+
+// TestOpenSMConfRefused: --opensm-conf is read as fabric check reads it
+// (cmdutil.ReadOpenSMConf): a file that cannot be read is one line of bad usage naming
+// the flag, before any MAD is sent.
+func TestOpenSMConfRefused(t *testing.T) {
+	o := &Options{Deps: Deps{Out: io.Discard, ErrOut: io.Discard, Ctx: context.Background(),
+		OpenFabric: func(context.Context) (*query.Fabric, error) { t.Fatal("opened the fabric"); return nil, nil }},
+		Sweep: true, OpenSMConf: "/dev/zero", Listen: []string{"127.0.0.1:0"}, MaxConnections: 1,
+		Interval: time.Minute, TableInterval: time.Minute, SweepInterval: time.Minute, Once: true}
+	err := Run(o)
+	var ue *query.UsageError
+	if !errors.As(err, &ue) || !strings.HasPrefix(err.Error(), "--opensm-conf: ") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("--opensm-conf /dev/zero: %v, want one line of bad usage naming the flag", err)
 	}
 }
