@@ -135,7 +135,7 @@ type Model struct {
 	sampler  Sampler
 	loadPort func(query.PortRef, string) (*query.PortView, error)
 	tracker  *query.Tracker
-	hist     *history
+	hist     history
 	snap     *query.Snapshot
 	interval time.Duration
 	label    string
@@ -180,7 +180,7 @@ func New(o Options) Model {
 	vp.KeyMap = viewport.KeyMap{Up: keys.Up, Down: keys.Down, PageUp: keys.PageUp, PageDown: keys.PageDown,
 		HalfPageUp: key.NewBinding(key.WithKeys("ctrl+u")), HalfPageDown: key.NewBinding(key.WithKeys("ctrl+d")),
 		Left: key.NewBinding(key.WithDisabled()), Right: key.NewBinding(key.WithDisabled())}
-	return Model{sampler: o.Sampler, loadPort: o.LoadPort, tracker: query.NewTracker(), hist: newHistory(),
+	return Model{sampler: o.Sampler, loadPort: o.LoadPort, tracker: query.NewTracker(), hist: history{},
 		interval: o.Interval, label: o.Label, all: o.All, keys: keys, help: h, st: st, vp: vp,
 		width: 100, height: 30, sampling: true} // Init's sample
 }
@@ -399,7 +399,7 @@ func (m *Model) resetBaseline() {
 	}
 	// On screen only: the hardware counters are never written.
 	m.tracker.ResetBaseline(m.snap.Time)
-	m.hist.reset()
+	clear(m.hist)
 	for i := range m.snap.Ports {
 		for j := range m.snap.Ports[i].Counters {
 			c := &m.snap.Ports[i].Counters[j]
