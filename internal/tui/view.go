@@ -370,40 +370,6 @@ func short(v uint64, w int) string {
 	return s
 }
 
-// cells formats VALUE, TOTAL, Δ and /s of a readable counter.
-func (m Model) cells(cd *query.CounterDelta) (value, total, delta, rate string) {
-	if cd.Saturated {
-		value = cell(short(cd.Value, wValue-1)+"!", wValue, true, &m.st.sat)
-	} else {
-		value = cell(short(cd.Value, wValue), wValue, true, nil)
-	}
-	t := short(cd.Total, wTotal)
-	if cd.TotalLowerBound {
-		t = "≥" + short(cd.Total, wTotal-1)
-	}
-	total = cell(t, wTotal, true, nil)
-	switch {
-	case cd.Reset:
-		delta = cell("↺"+short(cd.Delta, wDelta-1), wDelta, true, &m.st.reset)
-	case cd.HasDelta && cd.Delta > 0 && cd.Saturated:
-		delta = cell("≥"+short(cd.Delta, wDelta-1), wDelta, true, &m.st.sat)
-	case cd.HasDelta && cd.Delta > 0:
-		delta = cell("+"+short(cd.Delta, wDelta-1), wDelta, true, &m.st.moved)
-	case cd.HasDelta:
-		delta = cell("0", wDelta, true, &m.st.dim)
-	case cd.Saturated && m.snap.Interval > 0:
-		delta = cell("?", wDelta, true, &m.st.sat) // counts lost: unknown, not 0
-	default:
-		delta = pad("", wDelta, true)
-	}
-	if cd.HasDelta {
-		rate = cell(formatRate(cd.Rate), wRate, true, nil)
-	} else {
-		rate = pad("", wRate, true)
-	}
-	return
-}
-
 // columns are the columns a table shows of each counter: VALUE and Δ, and those set
 // here (trend: TREND's width, 0 none).
 type columns struct {
@@ -463,16 +429,37 @@ func (c columns) source(cd *query.CounterDelta) string {
 	return pad(src, wSrc, false) + " "
 }
 
-// values are the cells of a readable counter from VALUE on.
+// values are the cells of a readable counter from VALUE on, those c shows.
 func (m Model) values(ref query.PortRef, cd *query.CounterDelta, c columns) string {
-	value, total, delta, rate := m.cells(cd)
-	l := value
-	if c.total {
-		l += " " + total
+	l := cell(short(cd.Value, wValue), wValue, true, nil)
+	if cd.Saturated {
+		l = cell(short(cd.Value, wValue-1)+"!", wValue, true, &m.st.sat)
 	}
-	l += " " + delta
-	if c.rate {
-		l += " " + rate
+	if c.total {
+		t := short(cd.Total, wTotal)
+		if cd.TotalLowerBound {
+			t = "≥" + short(cd.Total, wTotal-1)
+		}
+		l += " " + cell(t, wTotal, true, nil)
+	}
+	switch {
+	case cd.Reset:
+		l += " " + cell("↺"+short(cd.Delta, wDelta-1), wDelta, true, &m.st.reset)
+	case cd.HasDelta && cd.Delta > 0 && cd.Saturated:
+		l += " " + cell("≥"+short(cd.Delta, wDelta-1), wDelta, true, &m.st.sat)
+	case cd.HasDelta && cd.Delta > 0:
+		l += " " + cell("+"+short(cd.Delta, wDelta-1), wDelta, true, &m.st.moved)
+	case cd.HasDelta:
+		l += " " + cell("0", wDelta, true, &m.st.dim)
+	case cd.Saturated && m.snap.Interval > 0:
+		l += " " + cell("?", wDelta, true, &m.st.sat) // counts lost: unknown, not 0
+	default:
+		l += " " + pad("", wDelta, true)
+	}
+	if c.rate && cd.HasDelta {
+		l += " " + cell(formatRate(cd.Rate), wRate, true, nil)
+	} else if c.rate {
+		l += " " + pad("", wRate, true)
 	}
 	if c.trend > 0 {
 		l += " " + m.trend(ref, cd.Name, c.trend)
