@@ -55,15 +55,10 @@ var intervals = []time.Duration{
 // Messages. Every sample is read in a tea.Cmd and comes back as a sampleMsg; the
 // next one is requested by a tickMsg armed when the previous sample arrived, so
 // samples never overlap. gen invalidates ticks armed before a pause or an interval
-// change. A port read for the drill-down comes back as a portMsg.
+// change. A port read for the drill-down comes back as its portLoad.
 type (
 	sampleMsg struct{ sample *query.Sample }
 	tickMsg   struct{ gen int }
-	portMsg   struct {
-		ref  query.PortRef
-		view *query.PortView
-		err  error
-	}
 )
 
 type keyMap struct {
@@ -122,7 +117,8 @@ const (
 	screenHelp                 // the columns explained
 )
 
-// portLoad is the drill-down's P_Key table read.
+// portLoad is the drill-down's P_Key table read: pending in the model while it is
+// read, then the message that brings it.
 type portLoad struct {
 	ref     query.PortRef
 	pending bool
@@ -221,9 +217,9 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.sampling = true
 			cmd = m.sample()
 		}
-	case portMsg:
+	case portLoad:
 		if msg.ref == m.port.ref {
-			m.port = portLoad{ref: msg.ref, view: msg.view, err: msg.err}
+			m.port = msg
 		}
 	case tea.KeyPressMsg:
 		m, cmd = m.key(msg)
@@ -362,7 +358,7 @@ func (m Model) key(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 		load, ref, addr := m.loadPort, m.selected, rows[i].Address
 		return m, func() tea.Msg {
 			v, err := load(ref, addr)
-			return portMsg{ref: ref, view: v, err: err}
+			return portLoad{ref: ref, view: v, err: err}
 		}
 	case key.Matches(msg, m.keys.Sort):
 		m.byActive = !m.byActive
