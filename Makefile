@@ -25,10 +25,11 @@ build:
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o bin/ibkey ./cmd/ibkey
 
 ## build-static: the same ibkey without the run-time libibverbs loader (build tag
-## ibkey_static): fully static, for hosts without glibc; the verbs counters then say
-## they are absent.
+## ibkey_static) and without cgo (with a C compiler present, Go would otherwise link
+## libc dynamically for net and os/user): fully static, for hosts without glibc; the
+## verbs counters then say they are absent.
 build-static:
-	$(GO) build -trimpath -tags ibkey_static -ldflags '$(LDFLAGS)' -o bin/ibkey ./cmd/ibkey
+	CGO_ENABLED=0 $(GO) build -trimpath -tags ibkey_static -ldflags '$(LDFLAGS)' -o bin/ibkey ./cmd/ibkey
 
 ## kernel-test: the real-kernel tests (one QEMU boot of Debian's kernel with rdma_rxe),
 ## with CI=true so they fail instead of skipping; install with scripts/kernel-lab install.
