@@ -129,9 +129,7 @@ func (m Model) bodyHeight() int {
 func (m Model) fit(s string) string {
 	lines := strings.Split(s, "\n")
 	for i, l := range lines {
-		if ansi.StringWidth(l) > m.width {
-			lines[i] = ansi.Truncate(l, m.width, "…")
-		}
+		lines[i] = clip(l, m.width)
 	}
 	return strings.Join(lines, "\n")
 }
