@@ -38,8 +38,11 @@ type FabricOptions struct {
 	Interval time.Duration
 	// Timeout bounds one sweep, counters included (0: Interval).
 	Timeout time.Duration
-	// Partitions, when set, also compares the tables with what OpenSM programs from
-	// this partitions.conf (partconf.CompareFabric); AllowBoth is OpenSM's -W.
+	// The audit is `ibkey fabric check`'s (partconf.AuditFabric): OpenSM, when set, is
+	// what its opensm.conf says (nil: OpenSM's defaults); Partitions, when set, also
+	// compares the tables with what OpenSM programs from this partitions.conf;
+	// AllowBoth is OpenSM's -W (OpenSM's allow_both_pkeys wins).
+	OpenSM     *partconf.OpenSMConf
 	Partitions *partconf.Config
 	AllowBoth  bool
 	// NoCounters skips the PMA PortCounters reads (tables and PortInfo only).
@@ -231,14 +234,9 @@ func (c *FabricCollector) finish(snap *fabricSnapshot, err error) error {
 // Describe implements prometheus.Collector.
 func (c *FabricCollector) Describe(ch chan<- *prometheus.Desc) { describe(ch, ModeFabric) }
 
-// store gathers snap's series through a registry of their own (checked and sorted
-// once) and serves it.
+// store builds snap's families, as a registry gathers them, once, and serves it.
 func (c *FabricCollector) store(snap *fabricSnapshot) error {
-	reg := prometheus.NewRegistry()
-	if err := reg.Register(snap.series); err != nil {
-		return err
-	}
-	fams, err := reg.Gather()
+	fams, err := snap.series.families()
 	if err != nil {
 		return fmt.Errorf("gathering the sweep's series: %w", err)
 	}
@@ -352,13 +350,10 @@ func (c *FabricCollector) fromFabric(ctx context.Context, f *fabric.Fabric, tap 
 	} else {
 		late = readPortCounters(ctx, tap, c.fab.Via, recs, got)
 	}
-	findings := fabric.AuditFabric(f, fabric.AuditOptions{}).Findings
-	if c.opts.Partitions != nil {
-		findings = append(findings, partconf.CompareFabric(f, partconf.NewFabricModel(c.opts.Partitions, f, partconf.Options{AllowBoth: c.opts.AllowBoth}))...)
-	}
+	res, _ := partconf.AuditFabric(f, c.opts.Partitions, c.opts.OpenSM, c.opts.AllowBoth)
 	out := newSeriesSet()
 	portSeries(out, recs)
-	findingSeries(out, f, recs, findings, knownRules(c.opts.Partitions != nil))
+	findingSeries(out, f, recs, res.Findings, knownRules(c.opts.Partitions != nil))
 	return &fabricSnapshot{lateCounters: late, series: out}
 }
 
@@ -518,11 +513,13 @@ func knownRules(partitions bool) map[string]check.Severity {
 		fabric.RuleEnforcementOff: check.SeverityWarning, fabric.RuleLimitedOnly: check.SeverityWarning,
 		fabric.RuleTableFull: check.SeverityWarning, fabric.RulePortNotActive: check.SeverityWarning,
 		fabric.RuleNotRead: check.SeverityWarning, fabric.RuleSweepIncomplete: check.SeverityWarning,
+		fabric.RuleDefaultNotIndex0: check.SeverityWarning,
 	}
 	if partitions {
 		for _, r := range []string{partconf.RuleMissingKey, partconf.RuleExtraKey, partconf.RuleWrongMembership, partconf.RuleTableOverflow, partconf.RuleFileRejected} {
 			m[r] = check.SeverityError
 		}
+		m[partconf.RuleIndexMoved], m[partconf.RuleGUIDNotInFabric] = check.SeverityWarning, check.SeverityWarning
 	}
 	return m
 }

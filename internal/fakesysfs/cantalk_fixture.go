@@ -14,10 +14,8 @@ func CanTalk() Host {
 	dev := func(n int, table ...string) Device {
 		guid := uint64(base) + uint64(n)<<4
 		name := fmt.Sprintf("hca%d", n)
-		return Device{Name: name, PCI: fmt.Sprintf("0000:%02x:00.0", 0x20+n), NodeType: "1: CA",
-			NodeGUID: GUID(guid), SysImageGUID: GUID(guid), NodeDesc: "cantalk " + name,
-			FWVer: "20.31.1014", HCAType: "MT4123",
-			Ports: []Port{ibPort(1, guid+1, fmt.Sprintf("0x%x", 0x10+n), "0x1", Table(32, table...))}}
+		return ca(name, fmt.Sprintf("0000:%02x:00.0", 0x20+n), guid, "cantalk "+name, "20.31.1014", "MT4123",
+			ibPort(1, guid+1, fmt.Sprintf("0x%x", 0x10+n), "0x1", Table(32, table...)))
 	}
 	return Host{Devices: []Device{
 		dev(0, "0xffff", "0x8001", "0x0002"),

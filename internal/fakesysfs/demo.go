@@ -17,16 +17,14 @@ func Demo() Host {
 	p2.Rate = "10 Gb/sec (4X SDR)"
 	roce := ethPort("0x04010000", "100 Gb/sec (4X EDR)", "fe80:0000:0000:0000:0e42:a1ff:fe62:c341")
 	roce.PKeys, roce.Counters = []string{"0xffff"}, IBCounters(nil)
+	mlx50 := ca("mlx5_0", "0000:17:00.0", g0, "demo-node HCA-1", "20.39.1002", "MT4123", p0)
+	mlx50.BoardID, mlx50.HWRev = "MT_0000000222", "0x0"
 	return Host{
 		NoSymlinks: true,
 		Devices: []Device{
-			{Name: "mlx5_0", PCI: "0000:17:00.0", NodeType: "1: CA", NodeGUID: GUID(g0), SysImageGUID: GUID(g0),
-				NodeDesc: "demo-node HCA-1", FWVer: "20.39.1002", HCAType: "MT4123", BoardID: "MT_0000000222",
-				HWRev: "0x0", Ports: []Port{p0}},
-			{Name: "mlx5_1", PCI: "0000:31:00.0", NodeType: "1: CA", NodeGUID: GUID(g1), SysImageGUID: GUID(g1),
-				NodeDesc: "demo-node HCA-2", FWVer: "28.39.1002", HCAType: "MT4129", Ports: []Port{p1, p2}},
-			{Name: "mlx5_2", PCI: "0000:4b:00.0", NodeType: "1: CA", NodeGUID: GUID(g2), SysImageGUID: GUID(g2),
-				NodeDesc: "demo-node RoCE", FWVer: "22.39.1002", HCAType: "MT4125", Ports: []Port{roce}},
+			mlx50,
+			ca("mlx5_1", "0000:31:00.0", g1, "demo-node HCA-2", "28.39.1002", "MT4129", p1, p2),
+			ca("mlx5_2", "0000:4b:00.0", g2, "demo-node RoCE", "22.39.1002", "MT4125", roce),
 		},
 		Net: []NetIf{
 			ipoib("ib0", "mlx5_0", 0x00001049, g0+1, "0xffff", "", "up"),

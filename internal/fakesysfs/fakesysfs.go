@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strconv"
 )
@@ -29,33 +30,35 @@ type Host struct {
 	Dangling []string
 }
 
-// Device is one RDMA device. Empty optional strings are not written.
+// Device is one RDMA device. A field tagged sysfs is the file of that name; an empty
+// one is not written.
 type Device struct {
 	Name         string
 	PCI          string // PCI address, e.g. 0000:03:00.0 (for the devices/ path)
-	NodeType     string // `1: CA`
-	NodeGUID     string // `0002:c903:00a1:b2c0`
-	SysImageGUID string
-	NodeDesc     string
-	FWVer        string
-	HCAType      string
-	BoardID      string
-	HWRev        string
+	NodeType     string `sysfs:"node_type"` // `1: CA`
+	NodeGUID     string `sysfs:"node_guid"` // `0002:c903:00a1:b2c0`
+	SysImageGUID string `sysfs:"sys_image_guid"`
+	NodeDesc     string `sysfs:"node_desc"`
+	FWVer        string `sysfs:"fw_ver"`
+	HCAType      string `sysfs:"hca_type"`
+	BoardID      string `sysfs:"board_id"`
+	HWRev        string `sysfs:"hw_rev"`
 	Ports        []Port
 }
 
-// Port is one port. A nil PKeys writes no pkeys/ directory; a nil Counters no counters/.
+// Port is one port, its files as Device's. A nil PKeys writes no pkeys/ directory; a nil
+// Counters no counters/.
 type Port struct {
 	Num       int
-	State     string // `4: ACTIVE`
-	PhysState string // `5: LinkUp`
-	LID       string // `0x1a`
-	SMLID     string
-	LMC       string
-	SMSL      string
-	CapMask   string
-	Rate      string
-	LinkLayer string
+	State     string   `sysfs:"state"`      // `4: ACTIVE`
+	PhysState string   `sysfs:"phys_state"` // `5: LinkUp`
+	LID       string   `sysfs:"lid"`        // `0x1a`
+	SMLID     string   `sysfs:"sm_lid"`
+	LMC       string   `sysfs:"lid_mask_count"`
+	SMSL      string   `sysfs:"sm_sl"`
+	CapMask   string   `sysfs:"cap_mask"`
+	Rate      string   `sysfs:"rate"`
+	LinkLayer string   `sysfs:"link_layer"`
 	GIDs      []string // gids/0.. (full uncompressed form)
 	PKeys     []string // pkeys/0.. as the kernel prints them (`0xffff`)
 	// Unreadable lists pkey indexes written as a symlink to itself, so reading the
@@ -64,16 +67,16 @@ type Port struct {
 	Counters   map[string]string
 }
 
-// NetIf is a network interface in class/net.
+// NetIf is a network interface in class/net, its files as Device's.
 type NetIf struct {
 	Name      string
 	Device    string // the RDMA device it sits on (for the devices/ path)
-	Type      string // `32` for IPoIB, `1` for Ethernet
-	Address   string
-	PKey      string
-	Parent    string
-	DevPort   string
-	OperState string
+	Type      string `sysfs:"type"` // `32` for IPoIB, `1` for Ethernet
+	Address   string `sysfs:"address"`
+	PKey      string `sysfs:"pkey"`
+	Parent    string `sysfs:"parent"`
+	DevPort   string `sysfs:"dev_port"`
+	OperState string `sysfs:"operstate"`
 }
 
 // Write creates the tree under dir (which must not exist or be empty).
@@ -86,14 +89,7 @@ func Write(dir string, h Host) error {
 		if h.NoSymlinks {
 			real = filepath.Join(dir, "class", "infiniband", d.Name)
 		}
-		w.file(real, "node_type", d.NodeType)
-		w.file(real, "node_guid", d.NodeGUID)
-		w.file(real, "sys_image_guid", d.SysImageGUID)
-		w.file(real, "node_desc", d.NodeDesc)
-		w.file(real, "fw_ver", d.FWVer)
-		w.file(real, "hca_type", d.HCAType)
-		w.file(real, "board_id", d.BoardID)
-		w.file(real, "hw_rev", d.HWRev)
+		w.attrs(real, d)
 		w.mkdir(filepath.Join(real, "ports"))
 		for _, p := range d.Ports {
 			w.port(filepath.Join(real, "ports", strconv.Itoa(p.Num)), p)
@@ -115,12 +111,7 @@ func Write(dir string, h Host) error {
 		if h.NoSymlinks {
 			real = filepath.Join(dir, "class", "net", n.Name)
 		}
-		w.file(real, "type", n.Type)
-		w.file(real, "address", n.Address)
-		w.file(real, "pkey", n.PKey)
-		w.file(real, "parent", n.Parent)
-		w.file(real, "dev_port", n.DevPort)
-		w.file(real, "operstate", n.OperState)
+		w.attrs(real, n)
 		if !h.NoSymlinks {
 			rel, _ := filepath.Rel(filepath.Join(dir, "class", "net"), real)
 			w.link(filepath.Join(dir, "class", "net", n.Name), rel)
@@ -153,6 +144,17 @@ func (w *writer) file(dir, name, value string) {
 	}
 }
 
+// attrs writes each string field of the struct v that has a sysfs tag as the file the
+// tag names, in dir.
+func (w *writer) attrs(dir string, v any) {
+	rv := reflect.ValueOf(v)
+	for i := range rv.NumField() {
+		if name := rv.Type().Field(i).Tag.Get("sysfs"); name != "" {
+			w.file(dir, name, rv.Field(i).String())
+		}
+	}
+}
+
 func (w *writer) link(at, target string) {
 	w.mkdir(filepath.Dir(at))
 	if w.err == nil {
@@ -162,15 +164,7 @@ func (w *writer) link(at, target string) {
 
 func (w *writer) port(dir string, p Port) {
 	w.mkdir(dir)
-	w.file(dir, "state", p.State)
-	w.file(dir, "phys_state", p.PhysState)
-	w.file(dir, "lid", p.LID)
-	w.file(dir, "sm_lid", p.SMLID)
-	w.file(dir, "lid_mask_count", p.LMC)
-	w.file(dir, "sm_sl", p.SMSL)
-	w.file(dir, "cap_mask", p.CapMask)
-	w.file(dir, "rate", p.Rate)
-	w.file(dir, "link_layer", p.LinkLayer)
+	w.attrs(dir, p)
 	for i, g := range p.GIDs {
 		w.file(filepath.Join(dir, "gids"), strconv.Itoa(i), g)
 	}

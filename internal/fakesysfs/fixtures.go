@@ -14,6 +14,13 @@ const (
 	roceGUID     = 0x0002c90300a1b4e0
 )
 
+// ca is a channel adapter (node type 1) whose system image GUID is its node GUID, as
+// on a single-adapter card.
+func ca(name, pci string, guid uint64, desc, fw, hcaType string, ports ...Port) Device {
+	return Device{Name: name, PCI: pci, NodeType: "1: CA", NodeGUID: GUID(guid), SysImageGUID: GUID(guid),
+		NodeDesc: desc, FWVer: fw, HCAType: hcaType, Ports: ports}
+}
+
 func ibPort(num int, guid uint64, lid, sm string, table []string) Port {
 	return Port{
 		Num: num, State: "4: ACTIVE", PhysState: "5: LinkUp", LID: lid, SMLID: sm,
@@ -57,17 +64,13 @@ func MLX5() Host {
 	roce := ethPort("0x04010000", "100 Gb/sec (2X HDR)", "fe80:0000:0000:0000:0202:c9ff:fea1:b4e1")
 	roce.PKeys = []string{"0xffff"}
 	iw := ethPort("0x00000000", "25 Gb/sec (1X EDR)", "3cfd:fe9d:7c10:0000:0000:0000:0000:0000")
+	mlx50 := ca("mlx5_0", "0000:03:00.0", mlx5NodeGUID, "node01 HCA-1", "20.31.1014", "MT4123", p0)
+	mlx50.BoardID, mlx50.HWRev = "MT_0000000223", "0x0"
 	return Host{
 		Devices: []Device{
-			{Name: "mlx5_0", PCI: "0000:03:00.0", NodeType: "1: CA", NodeGUID: GUID(mlx5NodeGUID),
-				SysImageGUID: GUID(mlx5NodeGUID), NodeDesc: "node01 HCA-1", FWVer: "20.31.1014",
-				HCAType: "MT4123", BoardID: "MT_0000000223", HWRev: "0x0", Ports: []Port{p0}},
-			{Name: "mlx5_1", PCI: "0000:04:00.0", NodeType: "1: CA", NodeGUID: GUID(mlx51GUID),
-				SysImageGUID: GUID(mlx51GUID), NodeDesc: "node01 HCA-2", FWVer: "20.31.1014",
-				HCAType: "MT4123", Ports: []Port{p1, p2}},
-			{Name: "mlx5_2", PCI: "0000:05:00.0", NodeType: "1: CA", NodeGUID: GUID(roceGUID),
-				SysImageGUID: GUID(roceGUID), NodeDesc: "node01 RoCE", FWVer: "22.36.1010",
-				HCAType: "MT4125", Ports: []Port{roce}},
+			mlx50,
+			ca("mlx5_1", "0000:04:00.0", mlx51GUID, "node01 HCA-2", "20.31.1014", "MT4123", p1, p2),
+			ca("mlx5_2", "0000:05:00.0", roceGUID, "node01 RoCE", "22.36.1010", "MT4125", roce),
 			{Name: "irdma0", PCI: "0000:06:00.0", NodeType: "4: RNIC", NodeGUID: "3efd:fe9d:7c10:0000",
 				SysImageGUID: "3efd:fe9d:7c10:0000", NodeDesc: "irdma", FWVer: "1.57", Ports: []Port{iw}},
 		},
@@ -89,10 +92,7 @@ func Simulator() Host {
 	p := ibPort(1, 0x0002c90300000201, "0x2", "0x1", Table(64, "0xffff", "0x8001", "0x0002"))
 	p.Rate = "10 Gb/sec (4X)"
 	p.Counters = IBCounters(map[string]string{"port_rcv_constraint_errors": "4"})
-	return Host{NoNewline: true, Devices: []Device{{
-		Name: "ibsim0", PCI: "0000:00:00.0", NodeType: "1: CA", NodeGUID: GUID(0x0002c90300000200),
-		SysImageGUID: GUID(0x0002c90300000200), NodeDesc: "HcaA", FWVer: "1.0", Ports: []Port{p},
-	}}}
+	return Host{NoNewline: true, Devices: []Device{ca("ibsim0", "0000:00:00.0", 0x0002c90300000200, "HcaA", "1.0", "", p)}}
 }
 
 // Large is the benchmark host: devices x ports x entries, every tenth entry valid.
@@ -100,9 +100,7 @@ func Large(devices, ports, entries int) Host {
 	var h Host
 	for d := 0; d < devices; d++ {
 		guid := uint64(0x0002c90301000000) + uint64(d)<<8
-		dev := Device{Name: "mlx5_" + strconv.Itoa(d), PCI: fmt.Sprintf("0000:%02x:00.0", d+16),
-			NodeType: "1: CA", NodeGUID: GUID(guid), SysImageGUID: GUID(guid),
-			NodeDesc: fmt.Sprintf("bench HCA-%d", d), FWVer: "20.31.1014", HCAType: "MT4123"}
+		dev := ca("mlx5_"+strconv.Itoa(d), fmt.Sprintf("0000:%02x:00.0", d+16), guid, fmt.Sprintf("bench HCA-%d", d), "20.31.1014", "MT4123")
 		for p := 1; p <= ports; p++ {
 			t := Table(entries)
 			t[0] = "0xffff"

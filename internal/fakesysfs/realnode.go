@@ -24,10 +24,10 @@ func Dangling() Host {
 	p1.Counters = IBCounters(map[string]string{"port_rcv_constraint_errors": "5"})
 	p2 := mlx4Port(2, "0x0", Table(128, "0xffff"))
 	p2.State, p2.PhysState, p2.SMLID = "1: DOWN", "2: Polling", "0x0"
+	mlx4 := ca("mlx4_0", "0000:81:00.0", mlx4GUID, "c401-101 HCA-1", "2.42.5000", "MT4099", p1, p2)
+	mlx4.BoardID, mlx4.HWRev = "MT_1090120019", "0"
 	return Host{
-		Devices: []Device{{Name: "mlx4_0", PCI: "0000:81:00.0", NodeType: "1: CA", NodeGUID: GUID(mlx4GUID),
-			SysImageGUID: GUID(mlx4GUID), NodeDesc: "c401-101 HCA-1", FWVer: "2.42.5000", HCAType: "MT4099",
-			BoardID: "MT_1090120019", HWRev: "0", Ports: []Port{p1, p2}}},
+		Devices:  []Device{mlx4},
 		Dangling: []string{"scif0"},
 		Net: []NetIf{
 			ipoib("ib0", "mlx4_0", 0x80000048, mlx4GUID+1, "0xffff", "", "up"),
@@ -60,8 +60,6 @@ func Odd() Host {
 		{Name: "cxgb4_0", PCI: "0000:06:00.4", NodeType: "4: RNIC", NodeGUID: GUID(cxgb4GUID),
 			SysImageGUID: GUID(cxgb4GUID), NodeDesc: "c401-102", FWVer: "1.26.4.0", HCAType: "T580-CR",
 			BoardID: "T580-CR", HWRev: "0x0", Ports: []Port{iw}},
-		{Name: "mlx4_0", PCI: "0000:81:00.0", NodeType: "1: CA", NodeGUID: GUID(mlx4GUID),
-			SysImageGUID: GUID(mlx4GUID), NodeDesc: "c401-102 HCA-1", FWVer: "2.42.5000", HCAType: "MT4099",
-			Ports: []Port{p1, p2}},
+		ca("mlx4_0", "0000:81:00.0", mlx4GUID, "c401-102 HCA-1", "2.42.5000", "MT4099", p1, p2),
 	}}
 }

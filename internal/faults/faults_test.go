@@ -309,10 +309,6 @@ func fatTree(t *testing.T) string {
 // startLab starts ibsim on topo (and OpenSM once, for LIDs).
 func startLab(t *testing.T, topo string, opts *lab.Options) *lab.Lab {
 	t.Helper()
-	if opts == nil {
-		opts = &lab.Options{}
-	}
-	opts.MaxPorts = 8192
 	l := lab.Start(t, topo, opts)
 	if err := l.RunOpenSM("Default=0x7fff : ALL=full;\n", false); err != nil {
 		t.Fatal(err)
@@ -636,7 +632,7 @@ func TestFaultsKilledSimulator(t *testing.T) {
 				// The new simulator comes up at once; OpenSM (LIDs) only for the
 				// classes that address by LID: a sweep goes by directed route, and
 				// OpenSM would contend with the sweep still running.
-				l2 := lab.Start(t, topo, &lab.Options{SockName: sock, MaxPorts: 8192})
+				l2 := lab.Start(t, topo, &lab.Options{SockName: sock})
 				r := p.wait(hangLimit)
 				what := outcome(r)
 				if before {

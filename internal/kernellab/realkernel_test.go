@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ibkey/ibkey/internal/kernellab"
 	"github.com/ibkey/ibkey/internal/lab"
 )
 
@@ -28,9 +27,9 @@ const (
 
 var shared struct {
 	once   sync.Once
-	lab    *kernellab.Lab
+	lab    *Lab
 	skip   string // why every test skips (lab not installed)
-	run    *kernellab.Run
+	run    *Run
 	bin    string // where the binaries were built (rundir/bin, /kl/bin in the guest)
 	rundir string
 	err    error
@@ -54,17 +53,17 @@ func TestMain(m *testing.M) {
 }
 
 // boot returns the one boot of this test binary, booting on first use.
-func boot(t *testing.T) *kernellab.Run {
+func boot(t *testing.T) *Run {
 	t.Helper()
 	shared.once.Do(func() {
-		shared.lab, shared.err = kernellab.Find(filepath.Join(repoRoot(), "scripts", "kernel-lab"))
+		shared.lab, shared.err = Find(filepath.Join(repoRoot(), "scripts", "kernel-lab"))
 		if shared.err != nil {
 			return
 		}
 		shared.run, shared.err = bootOnce()
 	})
 	if shared.lab == nil {
-		lab.SkipUnlessCI(t, shared.err, kernellab.InstallHint) // Find's error
+		lab.SkipUnlessCI(t, shared.err, InstallHint) // Find's error
 	}
 	if shared.err != nil {
 		t.Fatalf("kernel lab: %v", shared.err)
@@ -113,11 +112,11 @@ func build(dir string) error {
 
 // plan is every command the tests need, in the order they run in the guest. Order
 // matters for counters: the Q_Key table runs after the first verbs/devinfo reads.
-func plan(bin string) kernellab.Plan {
+func plan(bin string) []Command {
 	ibkey := bin + "/ibkey"
 	probe := bin + "/probe"
 	traffic := bin + "/qkeytraffic " + dev + " " + port
-	cmds := []kernellab.Command{
+	cmds := []Command{
 		{Name: "raw", Script: rawScript},
 		{Name: "save_sysfs", Script: bin + "/save-sysfs /kl/work/sysfs-rxe"},
 		{Name: "rdma_link", Script: "rdma -j link show"},
@@ -168,7 +167,7 @@ func plan(bin string) kernellab.Plan {
 		{Name: "umad_root", Script: probe + " umad " + dev + " " + port, Timeout: 120 * time.Second},
 		{Name: "umad_nobody", Script: probe + " umad " + dev + " " + port, Nobody: true},
 	}
-	return kernellab.Plan{Commands: cmds}
+	return cmds
 }
 
 // watchStreamScript runs `ibkey watch counters -o json` in the background, waits for
@@ -204,7 +203,7 @@ echo "dev_modes=$(stat -c '%n:%a' /dev/infiniband/* | tr '\n' ' ')"
 echo "kernel=$(uname -r)"
 `
 
-func bootOnce() (*kernellab.Run, error) {
+func bootOnce() (*Run, error) {
 	dir, err := os.MkdirTemp("", "ibkey-kernellab-run-")
 	if err != nil {
 		return nil, err
@@ -220,7 +219,7 @@ func bootOnce() (*kernellab.Run, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 400*time.Second)
 	defer cancel()
-	run, err := shared.lab.Boot(ctx, dir, plan(kernellab.GuestDir+"/bin"))
+	run, err := shared.lab.Boot(ctx, dir, plan(GuestDir+"/bin"))
 	if run != nil {
 		shared.run = run
 	}
@@ -228,12 +227,12 @@ func bootOnce() (*kernellab.Run, error) {
 }
 
 // result returns a command's result, failing when it did not run at all.
-func result(t *testing.T, name string) *kernellab.Result {
+func result(t *testing.T, name string) *Result {
 	t.Helper()
 	run := boot(t)
 	r := run.Result(name)
 	if !r.Ran() {
-		t.Fatalf("%s did not run in the guest; guest log tail:\n%s", name, tailLines(run.Log, 15))
+		t.Fatalf("%s did not run in the guest; guest log tail:\n%s", name, tail(run.Log, 15))
 	}
 	return r
 }
@@ -255,14 +254,6 @@ func decodeJSON(t *testing.T, name, s string, v any) {
 	}
 }
 
-func tailLines(s string, n int) string {
-	l := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(l) > n {
-		l = l[len(l)-n:]
-	}
-	return strings.Join(l, "\n")
-}
-
 // rawValues parses the raw script's NAME=VALUE lines.
 func rawValues(t *testing.T) map[string]string {
 	t.Helper()
@@ -278,7 +269,7 @@ func rawValues(t *testing.T) map[string]string {
 // TestBoot reports the boot and the setup; every other test reads from this boot.
 func TestBoot(t *testing.T) {
 	run := boot(t)
-	t.Logf("one boot: %v, %d commands", run.Elapsed.Round(100*time.Millisecond), len(plan("").Commands))
+	t.Logf("one boot: %v, %d commands", run.Elapsed.Round(100*time.Millisecond), len(plan("")))
 	if strings.Contains(run.Setup.Stdout, "setup step failed") {
 		t.Fatalf("rxe setup failed:\n%s\n%s", run.Setup.Stdout, run.Setup.Stderr)
 	}

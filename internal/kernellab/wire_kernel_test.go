@@ -127,7 +127,7 @@ func TestIbkeyWatchStreamOnKernel(t *testing.T) {
 		}
 	}
 	t.Logf("ibkey watch counters as uid 65534 across traffic (3 Q_Key drops): %d samples, qkey_violations deltas add up to %d, pkey_violations to %d; watch: %s",
-		len(samples), qsum, psum, strings.TrimSpace(tailLines(r.Stderr, 1)))
+		len(samples), qsum, psum, strings.TrimSpace(tail(r.Stderr, 1)))
 	if qsum != 3 || psum != 0 {
 		t.Errorf("deltas: qkey %d (want 3), pkey %d (want 0)\n%s\n%s", qsum, psum, r.Stdout, r.Stderr)
 	}

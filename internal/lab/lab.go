@@ -18,7 +18,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -29,8 +28,8 @@ import (
 // preloadLib is libumad2sim, which redirects libibumad's device access to ibsim.
 const preloadLib = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so"
 
-// InstallHint is the command that provides everything the lab needs.
-const InstallHint = "apt-get install -y ibsim-utils opensm infiniband-diags"
+// installHint is the command that provides everything the lab needs.
+const installHint = "apt-get install -y ibsim-utils opensm infiniband-diags"
 
 // Programs the lab runs.
 var programs = []string{"ibsim", "opensm", "smpquery", "perfquery", "ibnetdiscover", "saquery"}
@@ -50,9 +49,11 @@ func lookPath(name string) (string, error) {
 	return "", fmt.Errorf("%s not found", name)
 }
 
-// Available reports whether ibsim, OpenSM, infiniband-diags and libumad2sim
-// are installed; the error names what is missing.
-func Available() error {
+// Require skips the test when ibsim, OpenSM, infiniband-diags or libumad2sim is not
+// installed, naming what is missing and how to install it. When the environment
+// variable CI is set it fails instead: CI never skips.
+func Require(t testing.TB) {
+	t.Helper()
 	var missing []string
 	for _, p := range programs {
 		if _, err := lookPath(p); err != nil {
@@ -63,17 +64,7 @@ func Available() error {
 		missing = append(missing, preloadLib)
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("simulated fabric unavailable: missing %s", strings.Join(missing, ", "))
-	}
-	return nil
-}
-
-// Require skips the test when the lab is not installed, saying how to install
-// it. When the environment variable CI is set it fails instead: CI never skips.
-func Require(t testing.TB) {
-	t.Helper()
-	if err := Available(); err != nil {
-		SkipUnlessCI(t, err, InstallHint)
+		SkipUnlessCI(t, fmt.Errorf("simulated fabric unavailable: missing %s", strings.Join(missing, ", ")), installHint)
 	}
 }
 
@@ -87,11 +78,9 @@ func SkipUnlessCI(t testing.TB, err error, install string) {
 	t.Skipf("%v; install with: %s", err, install)
 }
 
-// Options tune Start. The zero value is fine for small topologies.
+// Options tune Start. The zero value is fine for most topologies (ibsim's default
+// tables hold 2,048 nodes and 13,312 ports).
 type Options struct {
-	// MaxPorts raises ibsim's port table size (-P) for big fabrics; 0 keeps
-	// ibsim's default (13312 ports).
-	MaxPorts int
 	// SMNode is where RunOpenSM attaches; empty means the first CA of the
 	// topology.
 	SMNode string
@@ -163,16 +152,11 @@ func Start(t testing.TB, topologyFile string, opts *Options) *Lab {
 		stderr:   newSyncBuffer(),
 		exited:   make(chan struct{}),
 	}
-	args := []string{"-s"}
-	if o.MaxPorts > 0 {
-		args = append(args, "-P", strconv.Itoa(o.MaxPorts))
-	}
 	abs, err := filepath.Abs(topologyFile)
 	if err != nil {
 		t.Fatalf("lab: %v", err)
 	}
-	args = append(args, abs)
-	l.cmd = exec.Command(ibsim, args...)
+	l.cmd = exec.Command(ibsim, "-s", abs)
 	l.cmd.Dir = l.Dir
 	l.cmd.Env = l.env("")
 	l.cmd.Stdout = l.stdout
@@ -382,30 +366,17 @@ func (l *Lab) RunOpenSMArgs(partitionsConf string, extra ...string) error {
 	if err != nil {
 		return err
 	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
 	dir := filepath.Join(l.Dir, "opensm")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	conf := filepath.Join(dir, "partitions.conf")
-	if err := os.WriteFile(conf, []byte(partitionsConf), 0o644); err != nil {
-		return err
-	}
-	logFile := filepath.Join(dir, "opensm.log")
-	bin, err := lookPath("opensm")
+	cmd, err := opensmCmd(ctx, dir, l.Env(node), partitionsConf, append([]string{"-o", "-e"}, extra...)...)
 	if err != nil {
 		return err
 	}
-	args := append([]string{"-o", "-e", "-s", "0", "-P", conf, "-f", logFile}, extra...)
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Dir = dir
-	cmd.Env = append(l.Env(node), "OSM_CACHE_DIR="+dir, "OSM_TMP_DIR="+dir)
 	var out bytes.Buffer
-	cmd.Stdout = &out
-	cmd.Stderr = &out
+	cmd.Stdout, cmd.Stderr = &out, &out
 	runErr := cmd.Run()
-	logText, _ := os.ReadFile(logFile)
+	logText, _ := os.ReadFile(filepath.Join(dir, "opensm.log"))
 	if runErr != nil {
 		return fmt.Errorf("lab: opensm at %s: %v\n%s\nlog:\n%s", node, runErr, tail(out.String(), 2000), tail(string(logText), 4000))
 	}
@@ -445,7 +416,7 @@ var retriableTool = map[string]bool{"smpquery": true, "perfquery": true, "saquer
 func (l *Lab) toolAt(node, name string, args ...string) (string, error) {
 	bin, err := lookPath(name)
 	if err != nil {
-		return "", fmt.Errorf("lab: %w; install with: %s", err, InstallHint)
+		return "", fmt.Errorf("lab: %w; install with: %s", err, installHint)
 	}
 	dir := filepath.Join(l.Dir, "tools")
 	if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -61,24 +61,15 @@ func StartOpenSMDaemonAt(t testing.TB, dir string, env []string, partitionsConf 
 
 func startOpenSMDaemon(t testing.TB, dir string, env []string, partitionsConf string, conf, args []string) (*OpenSMDaemon, error) {
 	t.Helper()
-	bin, err := lookPath("opensm")
-	if err != nil {
-		return nil, fmt.Errorf("lab: %v; install with: %s", err, InstallHint)
-	}
 	d := &OpenSMDaemon{Conf: filepath.Join(dir, "partitions.conf"), Log: filepath.Join(dir, "opensm.log"), exited: make(chan struct{})}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(d.Conf, []byte(partitionsConf), 0o644); err != nil {
-		return nil, err
-	}
 	osmConf := filepath.Join(dir, "opensm.conf")
+	var err error
+	if d.cmd, err = opensmCmd(context.Background(), dir, env, partitionsConf, append([]string{"-F", osmConf}, args...)...); err != nil {
+		return nil, err
+	}
 	if err := os.WriteFile(osmConf, []byte(strings.Join(append([]string{"force_log_flush TRUE"}, conf...), "\n")+"\n"), 0o644); err != nil {
 		return nil, err
 	}
-	d.cmd = exec.Command(bin, append([]string{"-F", osmConf, "-s", "0", "-P", d.Conf, "-f", d.Log}, args...)...)
-	d.cmd.Dir = dir
-	d.cmd.Env = append(env, "OSM_CACHE_DIR="+dir, "OSM_TMP_DIR="+dir)
 	d.cmd.Stdout, d.cmd.Stderr = &d.out, &d.out
 	if err := d.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("lab: start opensm: %v", err)
@@ -92,6 +83,27 @@ func startOpenSMDaemon(t testing.TB, dir string, env []string, partitionsConf st
 		return nil, fmt.Errorf("lab: opensm daemon in %s: %v\noutput:\n%s\nlog:\n%s", dir, err, tail(d.out.String(), 2000), tail(d.LogText(), 4000))
 	}
 	return d, nil
+}
+
+// opensmCmd writes partitionsConf to dir/partitions.conf and returns the command that
+// runs OpenSM in dir, attached with env, on that file, with periodic sweeps off (-s 0:
+// only a SIGHUP sweeps again), its log in dir/opensm.log and args.
+func opensmCmd(ctx context.Context, dir string, env []string, partitionsConf string, args ...string) (*exec.Cmd, error) {
+	bin, err := lookPath("opensm")
+	if err != nil {
+		return nil, fmt.Errorf("lab: %v; install with: %s", err, installHint)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	conf := filepath.Join(dir, "partitions.conf")
+	if err := os.WriteFile(conf, []byte(partitionsConf), 0o644); err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, bin, append([]string{"-s", "0", "-P", conf, "-f", filepath.Join(dir, "opensm.log")}, args...)...)
+	cmd.Dir = dir
+	cmd.Env = append(env, "OSM_CACHE_DIR="+dir, "OSM_TMP_DIR="+dir)
+	return cmd, nil
 }
 
 // Stop ends exactly the process StartOpenSMDaemon started: SIGTERM (OpenSM exits

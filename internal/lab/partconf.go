@@ -16,15 +16,12 @@ import (
 // beside it, the tables read back with smpquery. The commands that predict tables from
 // a partitions.conf (partitions show, can-talk --partitions) are checked against it.
 
-// PartconfHCA is one HCA of the partitions lab net: its port GUID and the directed route
-// to it from the switch the tools attach at (Sw1, the first node).
-type PartconfHCA struct {
+// PartconfHCAs are HcaA..HcaD of the partitions lab net: each one's port GUID and the
+// directed route to it from the switch the tools attach at (Sw1, the first node).
+var PartconfHCAs = []struct {
 	GUID uint64
 	DR   string
-}
-
-// PartconfHCAs are HcaA..HcaD of the partitions lab net.
-var PartconfHCAs = []PartconfHCA{
+}{
 	{0x0002c90300000201, "0,1"}, {0x0002c90300000211, "0,2"}, {0x0002c90300000221, "0,3"}, {0x0002c90300000231, "0,4"},
 }
 
@@ -129,17 +126,15 @@ Rt 2 "Rt1"
 [2] "Sw1"[4]
 `
 
-// RouterLabPort is an end port of the router lab: its port GUID, whether it is a
-// router's, and the directed route from HcaA that reaches it.
-type RouterLabPort struct {
+// RouterLabPorts are the end ports of the router lab, HcaA (OpenSM runs there: SELF),
+// HcaB and the router's two ports: each one's port GUID, whether it is a router's, and
+// the directed route from HcaA that reaches it.
+var RouterLabPorts = []struct {
 	Name   string
 	GUID   check.GUID
 	Router bool
 	DR     string
-}
-
-// RouterLabPorts are HcaA (OpenSM runs there: SELF), HcaB and the router's two ports.
-var RouterLabPorts = []RouterLabPort{
+}{
 	{"HcaA/1", 0x0002c90300000301, false, "0"},
 	{"HcaB/1", 0x0002c90300000311, false, "0,1,2"},
 	{"Rt1/1", 0x0002c90300000321, true, "0,1,3"},

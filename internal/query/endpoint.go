@@ -70,7 +70,7 @@ func endpointSourceError(token string, spec check.EndpointSpec, need error) erro
 //   - *check.ResolveError when index= or pkey= is not in the port's table, or index=
 //     pins an empty (invalid) entry: no QP can use that entry to talk (a definite "no").
 //
-// Each endpoint is labelled as EndpointLabels says.
+// Each endpoint is labelled as endpointLabels says.
 func ResolveEndpointsFrom(src EndpointSources, specs ...check.EndpointSpec) ([]ResolvedEndpoint, error) {
 	parts := src.Partitions
 	var guids []check.GUID
@@ -94,7 +94,7 @@ func ResolveEndpointsFrom(src EndpointSources, specs ...check.EndpointSpec) ([]R
 		model = parts.ModelOf(guids...)
 	}
 	sweep := sync.OnceValues(src.Sweep)
-	labels := EndpointLabels(specs...)
+	labels := endpointLabels(specs...)
 	var h *Host
 	local := map[PortRef]*PortView{}
 	out := make([]ResolvedEndpoint, len(specs))
@@ -151,7 +151,7 @@ func ResolveEndpointsFrom(src EndpointSources, specs ...check.EndpointSpec) ([]R
 			if f, n, p, err = findSwept(f, err, s); err != nil {
 				return nil, err
 			}
-			v = SweptPortView(f, n, p) // no read: the sweep holds it
+			v = sweptPortView(f, n, p) // no read: the sweep holds it
 			where := "found in the sweep"
 			if src.SweepName != "" {
 				where = "found in " + src.SweepName
@@ -189,7 +189,7 @@ func ResolveEndpointsFrom(src EndpointSources, specs ...check.EndpointSpec) ([]R
 // resolveGUID is a GUID endpoint: the port's predicted table, or with pkey= the entry a
 // QP there would use for that partition (a full one preferred, as for a local port).
 func resolveGUID(s check.EndpointSpec, label string, m *partconf.Model) (check.Endpoint, error) {
-	table := GUIDTable(m, s.GUID)
+	table := guidTable(m, s.GUID)
 	if s.PKey == nil {
 		e, err := s.Endpoint(label, table)
 		e.LinkLayer = "InfiniBand" // OpenSM manages InfiniBand ports
@@ -256,7 +256,7 @@ func resolvePort(s check.EndpointSpec, label string, v *PortView) (check.Endpoin
 			}
 		}
 	}
-	e, err := s.Endpoint(label, v.Table.CheckEntries())
+	e, err := s.Endpoint(label, v.Table.checkEntries())
 	e.LinkLayer = v.LinkLayer()
 	return e, err
 }
@@ -318,11 +318,11 @@ func validEntries(t *Table) string {
 	return someOf(out, 8)
 }
 
-// EndpointLabels names endpoints in reasons by their base, the part a user recognizes:
+// endpointLabels names endpoints in reasons by their base, the part a user recognizes:
 // DEV/PORT, the GUID or the P_Key (pkey= of an options-only endpoint), not the whole spec, which
 // repeated in every per-direction sentence drowns it. Bases that occur more than once
 // get their position: "A (0x0001)", "B (0x0001)".
-func EndpointLabels(specs ...check.EndpointSpec) []string {
+func endpointLabels(specs ...check.EndpointSpec) []string {
 	labels := make([]string, len(specs))
 	count := map[string]int{}
 	for i, s := range specs {

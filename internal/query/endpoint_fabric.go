@@ -155,10 +155,7 @@ func findSwept(f *fabric.Fabric, err error, s check.EndpointSpec) (*fabric.Fabri
 func FindLID(f *fabric.Fabric, lid uint16) (*fabric.Node, *fabric.Port) {
 	for _, n := range f.Nodes {
 		for _, p := range n.Ports {
-			if !n.IsEndPort(p) || p.LID == 0 {
-				continue
-			}
-			if s, _ := f.PortScope(check.PortID{Node: n.GUID, Port: p.Num}); s == fabric.ScopeOtherSubnet || s == fabric.ScopeUnmanaged {
+			if !n.IsEndPort(p) || p.LID == 0 || !f.InSubnet(check.PortID{Node: n.GUID, Port: p.Num}) {
 				continue
 			}
 			if lid >= p.LID && int(lid) < int(p.LID)+1<<p.LMC {
@@ -193,10 +190,8 @@ func lidRanges(f *fabric.Fabric) []string {
 	var lids []int
 	for _, n := range f.Nodes {
 		for _, p := range n.Ports {
-			if n.IsEndPort(p) && p.LID != 0 {
-				if s, _ := f.PortScope(check.PortID{Node: n.GUID, Port: p.Num}); s == fabric.ScopeOtherSubnet || s == fabric.ScopeUnmanaged {
-					continue // another subnet's LIDs (findLID)
-				}
+			// Not another subnet's LIDs (FindLID).
+			if n.IsEndPort(p) && p.LID != 0 && f.InSubnet(check.PortID{Node: n.GUID, Port: p.Num}) {
 				lids = append(lids, int(p.LID))
 			}
 		}
@@ -236,10 +231,10 @@ func portNums(n *fabric.Node) []string {
 	return out
 }
 
-// SweptPortView is a port of a sweep as the PortView the can-talk rules and renderers
+// sweptPortView is a port of a sweep as the PortView the can-talk rules and renderers
 // take: named NODE/PORT by its node description, its table decoded, with the warnings
 // a port read from sysfs would get.
-func SweptPortView(f *fabric.Fabric, n *fabric.Node, p *fabric.Port) *PortView {
+func sweptPortView(f *fabric.Fabric, n *fabric.Node, p *fabric.Port) *PortView {
 	d := &ibverbs.Device{
 		Name:     nodeName(n),
 		NodeGUID: ibverbs.Opt[ibverbs.GUID]{Value: ibverbs.GUID(n.GUID)},

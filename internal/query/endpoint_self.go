@@ -44,7 +44,7 @@ func selfAlternatives(parts *Partitions, out []ResolvedEndpoint, labels []string
 		asSM := *parts
 		asSM.Options.SMGUID = r.Spec.GUID
 		m := asSM.ModelOf(r.Spec.GUID)
-		if slices.EqualFunc(GUIDTable(m, r.Spec.GUID), GUIDTable(r.Model, r.Spec.GUID), func(a, b check.TableEntry) bool { return a.PKey == b.PKey }) {
+		if slices.EqualFunc(guidTable(m, r.Spec.GUID), guidTable(r.Model, r.Spec.GUID), func(a, b check.TableEntry) bool { return a.PKey == b.PKey }) {
 			continue
 		}
 		r.addAlternative(labels[i], m, Alternative{SM: true,

@@ -141,7 +141,7 @@ func TestEndpointLabels(t *testing.T) {
 		{[]string{"lid=3", "0x8001"}, "lid=3|0x8001"},
 	}
 	for _, tt := range tests {
-		if got := strings.Join(EndpointLabels(specs(t, tt.in...)...), "|"); got != tt.want {
+		if got := strings.Join(endpointLabels(specs(t, tt.in...)...), "|"); got != tt.want {
 			t.Errorf("%q: labels %s, want %s", tt.in, got, tt.want)
 		}
 	}

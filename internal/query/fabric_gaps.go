@@ -44,7 +44,9 @@ func FabricGaps(f *fabric.Fabric) Gaps {
 			if p.Error != "" {
 				g.PortReads++
 			}
-			if p.PKeysError != "" && !strings.HasPrefix(p.PKeysError, notRead) && !outsideSubnet(f, n, p) {
+			// A table past a subnet boundary (fabric.Fabric.InSubnet) not being read is
+			// not a gap of this subnet's sweep.
+			if p.PKeysError != "" && !strings.HasPrefix(p.PKeysError, notRead) && f.InSubnet(check.PortID{Node: n.GUID, Port: p.Num}) {
 				g.TableReads++
 			}
 		}
@@ -53,12 +55,10 @@ func FabricGaps(f *fabric.Fabric) Gaps {
 }
 
 // Partial reports whether anything was not read.
-func (g Gaps) Partial() bool {
-	return g.NodeReads > 0 || g.PortReads > 0 || g.TableReads > 0 || g.UnansweredLinks > 0 || g.Stopped != ""
-}
+func (g Gaps) Partial() bool { return g != Gaps{} }
 
-// String summarises the gaps in one line: "the sweep stopped early (...); 3
-// PortInfo reads and 2 P_Key tables failed; 5 links did not answer (the nodes
+// String summarises the gaps in one line: "the sweep stopped early (...); 3 PortInfo
+// reads, 2 P_Key tables not read; 5 links with no answer from the far end (the nodes
 // behind them are missing)"; "" when there are none.
 func (g Gaps) String() string {
 	var parts, failed []string
@@ -103,9 +103,9 @@ type Gap struct {
 	Message string
 }
 
-// TablesNotRead counts the tables a sweep holds no answer for without a failure: end
+// tablesNotRead counts the tables a sweep holds no answer for without a failure: end
 // ports and cabled ports that are not DOWN, swept with --no-tables.
-func TablesNotRead(f *fabric.Fabric) int {
+func tablesNotRead(f *fabric.Fabric) int {
 	k := 0
 	for _, n := range f.Nodes {
 		for _, p := range n.Ports {
@@ -128,7 +128,7 @@ func FabricGapList(f *fabric.Fabric, needTables bool) []Gap {
 	}
 	if k := len(f.Unreachable); k > 0 {
 		msg := textsafe.Plural(k, "link", "links") + " with no answer from the far end (the nodes behind them are missing)"
-		out = append(out, Gap{GapPartialSweep, msg + ": " + UnreachableList(f)})
+		out = append(out, Gap{GapPartialSweep, msg + ": " + unreachableList(f)})
 	}
 	if g.NodeReads > 0 {
 		out = append(out, Gap{GapUnreadNode, textsafe.Plural(g.NodeReads, "node attribute read", "node attribute reads") + " (NodeDescription, SwitchInfo) failed"})
@@ -140,7 +140,7 @@ func FabricGapList(f *fabric.Fabric, needTables bool) []Gap {
 		out = append(out, Gap{GapUnreadTable, textsafe.Plural(g.TableReads, "P_Key table", "P_Key tables") + " not read"})
 	}
 	if needTables {
-		if k := TablesNotRead(f); k > 0 {
+		if k := tablesNotRead(f); k > 0 {
 			out = append(out, Gap{GapUnreadTable, textsafe.Plural(k, "P_Key table", "P_Key tables") + " not in the sweep (made with --no-tables)"})
 		}
 	}
@@ -156,7 +156,7 @@ func PartialSummary(f *fabric.Fabric, needTables bool) string {
 		parts = append(parts, g.String())
 	}
 	if needTables {
-		if k := TablesNotRead(f); k > 0 {
+		if k := tablesNotRead(f); k > 0 {
 			parts = append(parts, textsafe.Plural(k, "P_Key table", "P_Key tables")+" not in the sweep (made with --no-tables)")
 		}
 	}
@@ -165,14 +165,14 @@ func PartialSummary(f *fabric.Fabric, needTables bool) string {
 	}
 	msg := strings.Join(parts, "; ")
 	if len(f.Unreachable) > 0 {
-		msg += ": " + UnreachableList(f)
+		msg += ": " + unreachableList(f)
 	}
 	return msg
 }
 
-// UnreachableList names up to three of the links of f whose far end did not answer,
+// unreachableList names up to three of the links of f whose far end did not answer,
 // and how many more there are.
-func UnreachableList(f *fabric.Fabric) string {
+func unreachableList(f *fabric.Fabric) string {
 	var where []string
 	for _, u := range f.Unreachable {
 		where = append(where, fmt.Sprintf("behind %s (DR path %s): %s", f.Label(u.From), u.Path, u.Error))

@@ -170,45 +170,6 @@ func (e *PartialError) Lines() []string {
 // Unwrap gives errors.As an *EnvError for callers that only know EnvError.
 func (e *PartialError) Unwrap() error { return &EnvError{Msg: e.Error()} }
 
-// Select resolves a selector into ports, in device then port order. With some devices
-// unreadable it returns the ports of the others and a *PartialError.
-func (h *Host) Select(sel Selector) ([]PortRef, map[string]*ibverbs.Device, error) {
-	devs, err := h.Devices(sel.Device)
-	var partial *PartialError
-	if err != nil && !errors.As(err, &partial) {
-		return nil, nil, err
-	}
-	byName := make(map[string]*ibverbs.Device, len(devs))
-	var refs []PortRef
-	for _, d := range devs {
-		byName[d.Name] = d
-		if sel.HasPort {
-			if !slices.Contains(d.Ports, sel.Port) {
-				avail := make([]string, len(d.Ports))
-				for i, p := range d.Ports {
-					avail[i] = strconv.Itoa(p)
-				}
-				return nil, nil, &NotFoundError{What: "port", Name: fmt.Sprintf("%d on %s", sel.Port, d.Name), Available: avail}
-			}
-			refs = append(refs, PortRef{d.Name, sel.Port})
-			continue
-		}
-		for _, p := range d.Ports {
-			refs = append(refs, PortRef{d.Name, p})
-		}
-		if len(d.Ports) == 0 {
-			if partial == nil {
-				partial = &PartialError{}
-			}
-			partial.Unread = append(partial.Unread, Unread{What: "device " + d.Name, Device: d.Name, Port: -1, Err: errors.New(d.PortsNote)})
-		}
-	}
-	if partial != nil {
-		return refs, byName, partial
-	}
-	return refs, byName, nil
-}
-
 // PortView is one port with what it means.
 type PortView struct {
 	Device *ibverbs.Device
@@ -309,32 +270,47 @@ type LoadOptions struct {
 	Interfaces bool
 }
 
-// Load reads the selected ports, in device then port order.
+// Load reads the selected ports, in device then port order. With some devices or ports
+// unreadable it returns the others and a *PartialError naming them.
 func (h *Host) Load(sel Selector, opt LoadOptions) ([]*PortView, error) {
-	refs, devs, err := h.Select(sel)
-	var partial *PartialError
+	devs, err := h.Devices(sel.Device)
+	partial := &PartialError{}
 	if err != nil && !errors.As(err, &partial) {
 		return nil, err
 	}
-	views := make([]*PortView, 0, len(refs))
+	var views []*PortView
 	var failed []Unread
-	for _, r := range refs {
-		v, err := h.loadPort(devs[r.Device], r.Port, opt.Tables)
-		if err != nil {
-			failed = append(failed, Unread{What: "port " + r.String(), Device: r.Device, Port: r.Port, Err: err})
-			continue
+	asked := 0
+	for _, d := range devs {
+		ports := d.Ports
+		if sel.HasPort {
+			if !slices.Contains(d.Ports, sel.Port) {
+				avail := make([]string, len(d.Ports))
+				for i, p := range d.Ports {
+					avail[i] = strconv.Itoa(p)
+				}
+				return nil, &NotFoundError{What: "port", Name: fmt.Sprintf("%d on %s", sel.Port, d.Name), Available: avail}
+			}
+			ports = []int{sel.Port}
+		} else if len(d.Ports) == 0 {
+			partial.Unread = append(partial.Unread, Unread{What: "device " + d.Name, Device: d.Name, Port: -1, Err: errors.New(d.PortsNote)})
 		}
-		views = append(views, v)
+		for _, num := range ports {
+			asked++
+			v, err := h.loadPort(d, num, opt.Tables)
+			if err != nil {
+				failed = append(failed, Unread{What: "port " + PortRef{d.Name, num}.String(), Device: d.Name, Port: num, Err: err})
+				continue
+			}
+			views = append(views, v)
+		}
 	}
 	if len(failed) > 0 {
-		if sel.HasPort || partial == nil && len(refs) == 1 {
+		if sel.HasPort || len(partial.Unread) == 0 && asked == 1 {
 			// The one port asked for: its error is the answer.
 			return nil, &EnvError{Msg: failed[0].Err.Error()}
 		}
 		// Show the ports that were read; list the others.
-		if partial == nil {
-			partial = &PartialError{}
-		}
 		partial.Unread = append(partial.Unread, failed...)
 		if len(views) == 0 {
 			return nil, &EnvError{Msg: partial.Error()}
@@ -350,7 +326,7 @@ func (h *Host) Load(sel Selector, opt LoadOptions) ([]*PortView, error) {
 	for _, v := range views {
 		v.Warnings = append(v.Warnings, portWarnings(v)...)
 	}
-	if partial != nil {
+	if len(partial.Unread) > 0 {
 		return views, partial
 	}
 	return views, nil
@@ -460,8 +436,8 @@ func tableOf[K ~uint16](keys []K) *Table {
 	return DecodeTable(raw)
 }
 
-// CheckEntries returns the table in the form check's rules take.
-func (t *Table) CheckEntries() []check.TableEntry {
+// checkEntries returns the table in the form check's rules take.
+func (t *Table) checkEntries() []check.TableEntry {
 	out := make([]check.TableEntry, len(t.Entries))
 	for i, e := range t.Entries {
 		out[i] = check.TableEntry{Index: e.Index, PKey: e.PKey, Readable: e.Unreadable == ""}
@@ -473,7 +449,7 @@ func (t *Table) CheckEntries() []check.TableEntry {
 // shared with can-talk (check.FindPKeyIndex: 15-bit match, a full entry preferred,
 // as the kernel's ib_find_pkey does; among equals the lowest index).
 func (t *Table) FindIndex(key check.PKey) (*Entry, bool) {
-	idx, _, ok := check.FindPKeyIndex(t.CheckEntries(), key)
+	idx, _, ok := check.FindPKeyIndex(t.checkEntries(), key)
 	if !ok {
 		return nil, false
 	}

@@ -81,18 +81,18 @@ func TestParseSelector(t *testing.T) {
 	}
 }
 
-func TestSelectNotFound(t *testing.T) {
+func TestLoadNotFound(t *testing.T) {
 	h := &Host{Sys: ibverbs.Open("../../testdata/sysfs/mlx5")}
-	_, _, err := h.Select(Selector{Device: "mlx5_9"})
+	_, err := h.Load(Selector{Device: "mlx5_9"}, LoadOptions{})
 	var nf *NotFoundError
 	if !errors.As(err, &nf) || err.Error() != "no device mlx5_9 (devices: irdma0, mlx5_0, mlx5_1, mlx5_2)" {
 		t.Errorf("err = %v", err)
 	}
-	_, _, err = h.Select(Selector{Device: "mlx5_1", Port: 3, HasPort: true})
+	_, err = h.Load(Selector{Device: "mlx5_1", Port: 3, HasPort: true}, LoadOptions{})
 	if !errors.As(err, &nf) || err.Error() != "no port 3 on mlx5_1 (ports: 1, 2)" {
 		t.Errorf("err = %v", err)
 	}
-	_, _, err = (&Host{Sys: ibverbs.Open(t.TempDir())}).Select(Selector{})
+	_, err = (&Host{Sys: ibverbs.Open(t.TempDir())}).Load(Selector{}, LoadOptions{})
 	var env *EnvError
 	if !errors.As(err, &env) || !strings.Contains(err.Error(), "class/infiniband does not exist") {
 		t.Errorf("no sysfs: %v", err)

@@ -112,28 +112,6 @@ func (p *Partitions) InFile(guid check.GUID) bool {
 	return ok
 }
 
-// Ports are the file's GUIDs, then extra ones and the SM's port (--sm-guid) when the file
-// does not name them. Every port is taken for a CA port: a file names port GUIDs, not
-// node types, so ALL_SWITCHES and ALL_ROUTERS name none of them.
-func (p *Partitions) Ports(extra ...check.GUID) []partconf.Port {
-	out := make([]partconf.Port, len(p.FileGUIDs), len(p.FileGUIDs)+len(extra)+1)
-	for i, g := range p.FileGUIDs { // once each already
-		out[i] = partconf.Port{GUID: g, Type: check.NodeCA}
-	}
-	seen := map[check.GUID]bool{}
-	add := func(g check.GUID) {
-		if g != 0 && !seen[g] && !p.InFile(g) {
-			seen[g] = true
-			out = append(out, partconf.Port{GUID: g, Type: check.NodeCA})
-		}
-	}
-	for _, g := range extra {
-		add(g)
-	}
-	add(p.Options.SMGUID)
-	return out
-}
-
 // ModelOf models only these ports. A port's table depends only on the items that name it
 // (its GUID, a keyword, SELF), not on the other ports, so answering for two ports of a
 // 20,000-port file does not need 20,000 tables.
@@ -141,27 +119,35 @@ func (p *Partitions) ModelOf(guids ...check.GUID) *partconf.Model {
 	return p.modelOf(p.Types, guids...)
 }
 
-// modelOf is ModelOf with these node types (a port not listed is a CA port).
+// modelOf is ModelOf with these node types.
 func (p *Partitions) modelOf(types map[check.GUID]check.NodeType, guids ...check.GUID) *partconf.Model {
+	return partconf.NewModel(p.Config, p.typedPorts(types, guids), p.Options)
+}
+
+// typedPorts are guids, each once, then the SM's port (--sm-guid) when they do not
+// name it, each of the node type types gives it; a port not listed is a CA port (a
+// file names port GUIDs, not node types, so ALL_SWITCHES and ALL_ROUTERS name none of
+// them).
+func (p *Partitions) typedPorts(types map[check.GUID]check.NodeType, guids []check.GUID) []partconf.Port {
 	seen := map[check.GUID]bool{}
 	var ports []partconf.Port
-	for _, g := range append(guids, p.Options.SMGUID) {
+	for _, g := range slices.Concat(guids, []check.GUID{p.Options.SMGUID}) {
 		if g != 0 && !seen[g] {
 			seen[g] = true
-			t := check.NodeCA
-			if typ, ok := types[g]; ok {
-				t = typ // a router port: ALL_ROUTERS names it, ALL_CAS does not
+			t, ok := types[g]
+			if !ok {
+				t = check.NodeCA
 			}
 			ports = append(ports, partconf.Port{GUID: g, Type: t})
 		}
 	}
-	return partconf.NewModel(p.Config, ports, p.Options)
+	return ports
 }
 
-// TypeMatters reports whether the file can give a port other entries as a router port
+// typeMatters reports whether the file can give a port other entries as a router port
 // than as a CA port: whether it has ALL_CAS or ALL_ROUTERS items (OpenSM applies them
 // by node type; every other item names a port whatever its type).
-func (p *Partitions) TypeMatters() bool {
+func (p *Partitions) typeMatters() bool {
 	for _, c := range []*partconf.Config{p.Config.Applied(), p.Config} {
 		for _, d := range c.Definitions {
 			for _, m := range d.Members {
@@ -178,7 +164,7 @@ func (p *Partitions) TypeMatters() bool {
 // TypesComplete) and whose table would differ as a router port, with that table (its
 // valid entries in index order): the ports OpenSM's answer depends on the type of.
 func (p *Partitions) UnknownType(guids ...check.GUID) map[check.GUID][]check.PKey {
-	if p.TypesComplete || !p.TypeMatters() {
+	if p.TypesComplete || !p.typeMatters() {
 		return nil
 	}
 	var unknown []check.GUID
@@ -251,9 +237,9 @@ func routerAlternatives(parts *Partitions, out []ResolvedEndpoint, labels []stri
 	}
 }
 
-// GUIDTable is the port's predicted entries as a can-talk table: every entry with Index
+// guidTable is the port's predicted entries as a can-talk table: every entry with Index
 // NoIndex, since which index OpenSM uses depends on what the table held before.
-func GUIDTable(m *partconf.Model, guid check.GUID) []check.TableEntry {
+func guidTable(m *partconf.Model, guid check.GUID) []check.TableEntry {
 	t := m.Table(guid)
 	out := make([]check.TableEntry, len(t))
 	for i, e := range t {

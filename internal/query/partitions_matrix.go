@@ -1,6 +1,7 @@
 package query
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/ibkey/ibkey/internal/check"
@@ -11,18 +12,13 @@ import (
 // per-port P_Key tables and the pairs of the reachability grid. The commands only
 // render them.
 
-// TypedPorts are Ports(extra...) with the node type of each port taken from types
-// (a port not listed is a CA port). A router port is named by ALL_ROUTERS and not by
+// TypedPorts are the file's GUIDs, then extra ones and the SM's port (--sm-guid) when
+// the file does not name them, with the node type of each port taken from types (a
+// port not listed is a CA port). A router port is named by ALL_ROUTERS and not by
 // ALL_CAS (osm_prtn_config.c: partition_add_all, by node type), so a router's GUID
 // must be told apart to predict its table.
 func (p *Partitions) TypedPorts(types map[check.GUID]check.NodeType, extra ...check.GUID) []partconf.Port {
-	ports := p.Ports(extra...)
-	for i := range ports {
-		if t, ok := types[ports[i].GUID]; ok {
-			ports[i].Type = t
-		}
-	}
-	return ports
+	return p.typedPorts(types, slices.Concat(p.FileGUIDs, extra))
 }
 
 // PortTable is the P_Key table OpenSM programs on one port.
@@ -98,26 +94,21 @@ func Pairs(m *partconf.Model) []Pair {
 	var out []Pair
 	for i, a := range m.Ports {
 		for _, b := range m.Ports[i+1:] {
-			out = append(out, PairOf(m, a.GUID, b.GUID))
+			v := m.CanTalk(a.GUID, b.GUID)
+			pr := Pair{A: a.GUID, B: b.GUID, CanTalk: v.CanTalk}
+			sh := append([]partconf.Shared(nil), v.Shared...)
+			sort.Slice(sh, func(i, j int) bool { return sh[i].Key < sh[j].Key })
+			for _, s := range sh {
+				if s.CanTalk {
+					pr.Partitions = append(pr.Partitions, check.PKey(s.Key))
+				} else {
+					pr.LimitedOnly = append(pr.LimitedOnly, check.PKey(s.Key))
+				}
+			}
+			out = append(out, pr)
 		}
 	}
 	return out
-}
-
-// PairOf applies the P_Key rule to two ports of m.
-func PairOf(m *partconf.Model, a, b check.GUID) Pair {
-	v := m.CanTalk(a, b)
-	pr := Pair{A: a, B: b, CanTalk: v.CanTalk}
-	sh := append([]partconf.Shared(nil), v.Shared...)
-	sort.Slice(sh, func(i, j int) bool { return sh[i].Key < sh[j].Key })
-	for _, s := range sh {
-		if s.CanTalk {
-			pr.Partitions = append(pr.Partitions, check.PKey(s.Key))
-		} else {
-			pr.LimitedOnly = append(pr.LimitedOnly, check.PKey(s.Key))
-		}
-	}
-	return pr
 }
 
 // Working are the partitions a pair talks in, for people: the default partition only

@@ -98,7 +98,7 @@ func TestPortTables(t *testing.T) {
 func TestPairs(t *testing.T) {
 	conf := "Default=0x7fff : ALL=full;\na=0x10 : 0x1=full, 0x2;\nb=0x20 : 0x2, 0x3;\nc=0x30 : 0x1=full, 0x3=full;\n"
 	p := NewPartitions(partconf.Parse("t.conf", []byte(conf)), partconf.Options{})
-	m := partconf.NewModel(p.Config, p.Ports(), p.Options)
+	m := partconf.NewModel(p.Config, p.TypedPorts(nil), p.Options)
 	var got []string
 	for _, pr := range Pairs(m) {
 		got = append(got, fmt.Sprintf("%x-%x %v talk=%v working=%v limited=%v", uint64(pr.A), uint64(pr.B), pr.CanTalk, pr.Partitions, pr.Working(), pr.LimitedOnly))

@@ -31,7 +31,7 @@ func TestLabSweepBackToBackHCAs(t *testing.T) {
 			}
 		}
 		f := sweepLab(t, l, "HcaA", query.SweepOptions{})
-		nd := parseIbnetdiscover(t, l.MustTool("ibnetdiscover"))
+		nd := ibnetdiscover(t, l.MustTool("ibnetdiscover"))
 		compareDiscovery(t, phase, f, nd, l.Topology)
 		if len(f.Links()) != 1 {
 			t.Errorf("%s: links %v, want HcaA[1]-HcaB[1] only", phase, f.Links())

@@ -33,7 +33,7 @@ func TestLabSweepLocalCAOtherPort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	compareDiscovery(t, "from HcaD", f, parseIbnetdiscover(t, out), l.Topology)
+	compareDiscovery(t, "from HcaD", f, ibnetdiscover(t, out), l.Topology)
 
 	d := f.Node(0x100009)
 	if d == nil {

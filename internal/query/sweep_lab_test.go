@@ -1,10 +1,8 @@
 package query_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -41,69 +39,18 @@ func sweepLab(t testing.TB, l *lab.Lab, node string, opts query.SweepOptions) *f
 	return f
 }
 
-// netDiscover is what ibnetdiscover printed: nodes and links.
-type netDiscover struct {
-	nodes map[check.GUID]ndNode
-	links map[string]bool // "guid[port]-guid[port]", smaller end first
-	// portGUIDs of CA ports, by "guid[port]".
-	portGUIDs map[string]check.GUID
-}
-
-type ndNode struct {
-	typ   check.NodeType
-	ports int
-	desc  string
-}
-
-var (
-	ndHeader = regexp.MustCompile(`^(Switch|Ca|Rt)\s+(\d+)\s+"[SHR]-([0-9a-f]{16})"\s+#\s+"([^"]*)"`)
-	ndLink   = regexp.MustCompile(`^\[(\d+)\](?:\(([0-9a-f]+)\))?\s+"[SHR]-([0-9a-f]{16})"\[(\d+)\](?:\(([0-9a-f]+)\))?`)
-)
-
-func endKey(g check.GUID, port int) string { return fmt.Sprintf("%s[%d]", g, port) }
-
-func linkKey(a check.GUID, ap int, b check.GUID, bp int) string {
-	x, y := endKey(a, ap), endKey(b, bp)
-	if y < x {
-		x, y = y, x
-	}
-	return x + "-" + y
-}
-
-func parseIbnetdiscover(t *testing.T, out string) netDiscover {
+// ibnetdiscover parses what ibnetdiscover printed (lab.ParseIbnetdiscover).
+func ibnetdiscover(t *testing.T, out string) lab.Net {
 	t.Helper()
-	nd := netDiscover{nodes: map[check.GUID]ndNode{}, links: map[string]bool{}, portGUIDs: map[string]check.GUID{}}
-	var cur check.GUID
-	sc := bufio.NewScanner(strings.NewReader(out))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if m := ndHeader.FindStringSubmatch(line); m != nil {
-			g, _ := strconv.ParseUint(m[3], 16, 64)
-			cur = check.GUID(g)
-			n, _ := strconv.Atoi(m[2])
-			typ := map[string]check.NodeType{"Switch": check.NodeSwitch, "Ca": check.NodeCA, "Rt": check.NodeRouter}[m[1]]
-			nd.nodes[cur] = ndNode{typ: typ, ports: n, desc: m[4]}
-			continue
-		}
-		if m := ndLink.FindStringSubmatch(line); m != nil {
-			if cur == 0 {
-				t.Fatalf("ibnetdiscover: link before a node: %q", line)
-			}
-			p, _ := strconv.Atoi(m[1])
-			rg, _ := strconv.ParseUint(m[3], 16, 64)
-			rp, _ := strconv.Atoi(m[4])
-			nd.links[linkKey(cur, p, check.GUID(rg), rp)] = true
-			if m[2] != "" {
-				pg, _ := strconv.ParseUint(m[2], 16, 64)
-				nd.portGUIDs[endKey(cur, p)] = check.GUID(pg)
-			}
-		}
-	}
-	if len(nd.nodes) == 0 {
-		t.Fatalf("ibnetdiscover printed no nodes:\n%s", out)
+	nd, err := lab.ParseIbnetdiscover(out)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return nd
 }
+
+// ndTypes are ibnetdiscover's node type words.
+var ndTypes = map[string]check.NodeType{"Switch": check.NodeSwitch, "Ca": check.NodeCA, "Rt": check.NodeRouter}
 
 func TestLabSweepMatchesIbnetdiscover(t *testing.T) {
 	for _, net := range []string{smallNet, fatTreeNet} {
@@ -116,26 +63,26 @@ func TestLabSweepMatchesIbnetdiscover(t *testing.T) {
 					}
 				}
 				f := sweepLab(t, l, "", query.SweepOptions{})
-				nd := parseIbnetdiscover(t, l.MustTool("ibnetdiscover"))
+				nd := ibnetdiscover(t, l.MustTool("ibnetdiscover"))
 				compareDiscovery(t, phase, f, nd, l.Topology)
 			}
 		})
 	}
 }
 
-func compareDiscovery(t *testing.T, phase string, f *fabric.Fabric, nd netDiscover, topo *lab.Topology) {
+func compareDiscovery(t *testing.T, phase string, f *fabric.Fabric, nd lab.Net, topo *lab.Topology) {
 	t.Helper()
-	if len(f.Nodes) != len(nd.nodes) || len(f.Nodes) != len(topo.Nodes) {
-		t.Errorf("%s: %d nodes, ibnetdiscover %d, topology %d", phase, len(f.Nodes), len(nd.nodes), len(topo.Nodes))
+	if len(f.Nodes) != len(nd.Nodes) || len(f.Nodes) != len(topo.Nodes) {
+		t.Errorf("%s: %d nodes, ibnetdiscover %d, topology %d", phase, len(f.Nodes), len(nd.Nodes), len(topo.Nodes))
 	}
 	for _, n := range f.Nodes {
-		want, ok := nd.nodes[n.GUID]
+		want, ok := nd.Nodes[uint64(n.GUID)]
 		if !ok {
 			t.Errorf("%s: node %s (%q) not in ibnetdiscover's output", phase, n.GUID, n.Description)
 			continue
 		}
-		if n.Type != want.typ || n.NumPorts != want.ports || n.Description != want.desc {
-			t.Errorf("%s: node %s: %s %d ports %q, ibnetdiscover %s %d ports %q", phase, n.GUID, n.Type, n.NumPorts, n.Description, want.typ, want.ports, want.desc)
+		if n.Type != ndTypes[want.Type] || n.NumPorts != want.NumPorts || n.Description != want.Desc {
+			t.Errorf("%s: node %s: %s %d ports %q, ibnetdiscover %s %d ports %q", phase, n.GUID, n.Type, n.NumPorts, n.Description, want.Type, want.NumPorts, want.Desc)
 		}
 		if len(n.Errors) > 0 {
 			t.Errorf("%s: node %q: errors %v", phase, n.Description, n.Errors)
@@ -144,16 +91,16 @@ func compareDiscovery(t *testing.T, phase string, f *fabric.Fabric, nd netDiscov
 			if p.Error != "" {
 				t.Errorf("%s: %s: %s", phase, f.Label(check.PortID{Node: n.GUID, Port: p.Num}), p.Error)
 			}
-			if want, ok := nd.portGUIDs[endKey(n.GUID, p.Num)]; ok && n.Type != check.NodeSwitch && p.GUID != want {
-				t.Errorf("%s: %s: port GUID %s, ibnetdiscover %s", phase, f.Label(check.PortID{Node: n.GUID, Port: p.Num}), p.GUID, want)
+			if want, ok := nd.PortGUIDs[lab.NetEnd(uint64(n.GUID), p.Num)]; ok && n.Type != check.NodeSwitch && p.GUID != check.GUID(want) {
+				t.Errorf("%s: %s: port GUID %s, ibnetdiscover %s", phase, f.Label(check.PortID{Node: n.GUID, Port: p.Num}), p.GUID, check.GUID(want))
 			}
 		}
 	}
 	links := map[string]bool{}
 	for _, lk := range f.Links() {
-		links[linkKey(lk.A.Node, lk.A.Port, lk.B.Node, lk.B.Port)] = true
+		links[lab.NetLink(uint64(lk.A.Node), lk.A.Port, uint64(lk.B.Node), lk.B.Port)] = true
 	}
-	if got, want := sortedKeys(links), sortedKeys(nd.links); strings.Join(got, " ") != strings.Join(want, " ") {
+	if got, want := sortedKeys(links), sortedKeys(nd.Links); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("%s: links\n got %v\nwant %v (ibnetdiscover)", phase, got, want)
 	}
 	if len(f.Unreachable) > 0 {

@@ -1,10 +1,5 @@
 package query
 
-import (
-	"github.com/ibkey/ibkey/internal/check"
-	"github.com/ibkey/ibkey/internal/fabric"
-)
-
 // The ports of a CA that no route arrives on.
 //
 // A CA answers P_KeyTable (and reports its port GUID in NodeInfo) only for the port a
@@ -38,11 +33,4 @@ func (s *sweeper) markNotReached() {
 			}
 		}
 	}
-}
-
-// outsideSubnet: a port past a subnet boundary (fabric.Fabric.PortScope); its table not
-// being read is not a gap of this subnet's sweep.
-func outsideSubnet(f *fabric.Fabric, n *fabric.Node, p *fabric.Port) bool {
-	s, _ := f.PortScope(check.PortID{Node: n.GUID, Port: p.Num})
-	return s == fabric.ScopeUnmanaged || s == fabric.ScopeOtherSubnet
 }

@@ -23,8 +23,6 @@ type TransportOptions struct {
 	MAD    mad.Options
 	// Host is the local host (its sysfs root is umad's, its ports the default).
 	Host func() *Host
-	// UmadDir is where umad devices are (default /dev/infiniband).
-	UmadDir string
 	// DialIbsim and OpenUmad replace the transports in tests; DialIbsim returns the
 	// node it attached to.
 	DialIbsim func(ctx context.Context, o mad.IbsimOptions) (mad.Transport, string, error)
@@ -75,7 +73,7 @@ func OpenFabric(ctx context.Context, o TransportOptions) (*Fabric, error) {
 			return mad.OpenUmad(dev, port, uo)
 		}
 	}
-	t, err := open(dev, port, mad.UmadOptions{SysfsRoot: o.Host().Sys.Root, DevDir: o.UmadDir, Options: o.MAD})
+	t, err := open(dev, port, mad.UmadOptions{SysfsRoot: o.Host().Sys.Root, Options: o.MAD})
 	if err != nil {
 		return nil, &EnvError{Msg: err.Error(), Err: err}
 	}

@@ -74,10 +74,10 @@ func TestLabSubnetBoundary(t *testing.T) {
 	if err := l.RunOpenSM(parts, false); err != nil {
 		t.Fatal(err)
 	}
-	nd := parseIbnetdiscover(t, l.MustTool("ibnetdiscover"))
+	nd := ibnetdiscover(t, l.MustTool("ibnetdiscover"))
 	inNd := func(id check.PortID) bool {
-		for k := range nd.links {
-			if strings.Contains(k, endKey(id.Node, id.Port)) {
+		for k := range nd.Links {
+			if strings.Contains(k, lab.NetEnd(uint64(id.Node), id.Port)) {
 				return true
 			}
 		}
@@ -106,8 +106,8 @@ func TestLabSubnetBoundary(t *testing.T) {
 		if len(outside) != 1 || !outside[check.PortID{Node: 0x100000, Port: 2}] {
 			t.Errorf("%s: outside %v, want HcaA[2]", phase, outside)
 		}
-		if len(f.Nodes) != len(nd.nodes) || f.FindNodes("HcaX") != nil {
-			t.Errorf("%s: %d nodes (HcaX %v), ibnetdiscover %d without HcaX", phase, len(f.Nodes), f.FindNodes("HcaX"), len(nd.nodes))
+		if len(f.Nodes) != len(nd.Nodes) || f.FindNodes("HcaX") != nil {
+			t.Errorf("%s: %d nodes (HcaX %v), ibnetdiscover %d without HcaX", phase, len(f.Nodes), f.FindNodes("HcaX"), len(nd.Nodes))
 		}
 		if p := f.Port(check.PortID{Node: 0x100000, Port: 2}); p.Peer != nil || p.PKeys != nil {
 			t.Errorf("%s: HcaA[2]: peer %v, table %v: nothing past a CA's other port is read", phase, p.Peer, p.PKeys)

@@ -3,7 +3,6 @@ package fabric
 import (
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 
@@ -12,7 +11,6 @@ import (
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/fabric"
-	"github.com/ibkey/ibkey/internal/fsread"
 	"github.com/ibkey/ibkey/internal/partconf"
 	"github.com/ibkey/ibkey/internal/query"
 	"github.com/ibkey/ibkey/internal/textsafe"
@@ -154,23 +152,16 @@ func runCheck(o *CheckOptions) error {
 	}
 	var osm *partconf.OpenSMConf
 	if o.OpenSMConf != "" {
-		data, err := fsread.ReadFile(o.OpenSMConf, partconf.MaxOpenSMConfSize, "an opensm.conf")
-		if err != nil {
-			return cmdutil.Usagef("--opensm-conf: %v", err)
+		var note string
+		var err error
+		if osm, note, err = cmdutil.ReadOpenSMConf(o.OpenSMConf, &o.Partitions); err != nil {
+			return err
 		}
-		osm = partconf.ParseOpenSMConf(o.OpenSMConf, data)
 		for _, w := range osm.Warnings {
 			o.Notices.Warn(w)
 		}
-		if o.Partitions == "" {
-			// OpenSM reads partition_config_file; when it is not on this machine
-			// (the audit runs elsewhere), say so rather than fail.
-			if _, err := os.Stat(osm.PartitionConfigFile); err == nil {
-				o.Partitions = osm.PartitionConfigFile
-				o.Notices.Note(fmt.Sprintf("comparing with %s (partition_config_file of %s)", o.Partitions, o.OpenSMConf))
-			} else {
-				o.Notices.Note(fmt.Sprintf("not compared with a partitions.conf: %s names %s, which is not here (give --partitions)", o.OpenSMConf, osm.PartitionConfigFile))
-			}
+		if note != "" {
+			o.Notices.Note(note)
 		}
 	}
 	var conf *partconf.Config
@@ -192,28 +183,8 @@ func runCheck(o *CheckOptions) error {
 	// the sweep's gaps still named on stderr.
 	definite := false
 	err := o.Source.Load(o.Ctx, o.Notices, false, true, func(fab *fabric.Fabric) error {
-		auditOpts := fabric.AuditOptions{}
-		if osm != nil {
-			auditOpts = osm.AuditOptions()
-		}
-		res := fabric.AuditFabric(fab, auditOpts)
+		res, model := partconf.AuditFabric(fab, conf, osm, o.AllowBoth)
 		all := res.Findings
-		var model *partconf.Model
-		if conf != nil {
-			base := partconf.Options{AllowBoth: o.AllowBoth}
-			model = partconf.NewFabricModel(conf, fab, base)
-			if osm != nil {
-				model = osm.FabricModel(conf, fab, base)
-			}
-			// With the file, what index 0 should hold is known (the default
-			// partition, or an indx0 one): the comparison says whether OpenSM will
-			// change it (partitions-index-moved), so the audit's guess goes.
-			all = slices.DeleteFunc(all, func(fd check.Finding) bool {
-				return fd.Rule == fabric.RuleDefaultNotIndex0 && len(fd.Ports) == 1 && fab.Port(fd.Ports[0].PortID) != nil && fab.Port(fd.Ports[0].PortID).GUID != 0
-			})
-			all = append(all, partconf.CompareFabric(fab, model)...)
-			all = append(all, partconf.UnknownGUIDs(conf, fab)...)
-		}
 		if o.SA.Ask {
 			saf, nc, err := o.saFindings(fab, conf, model)
 			if err != nil {

@@ -1,13 +1,4 @@
-// Package kernellab runs commands on a real Linux RDMA stack for tests: QEMU (TCG)
-// boots Debian's own kernel with the host's root file system shared read-only into the
-// guest, loads the kernel's software RoCE driver (rdma_rxe) on a dummy netdev, runs a
-// list of commands in one boot and brings each command's stdout, stderr and exit
-// status back through a shared writable 9p directory. scripts/kernel-lab installs
-// and boots; this package plans a boot and reads its results.
-//
-// TCG is slow, so a test builds everything it wants to run first (host binaries are
-// visible in the guest at the same paths) and asks for one boot with many commands.
-package kernellab
+package kernellab_test
 
 import (
 	"bytes"
@@ -50,11 +41,6 @@ type Command struct {
 	Nobody bool
 	// Timeout bounds it in the guest (default 60s; TCG is slow).
 	Timeout time.Duration
-}
-
-// Plan is what one boot does: the commands, run in order after rxeSetup.
-type Plan struct {
-	Commands []Command
 }
 
 // bootTimeout bounds the whole boot on the host.
@@ -108,8 +94,9 @@ func Find(script string) (*Lab, error) {
 	return &Lab{Script: script}, nil
 }
 
-// guestScript writes dir/guest.sh and dir/cmd/N.sh for plan.
-func guestScript(dir string, plan Plan) error {
+// guestScript writes dir/guest.sh and dir/cmd/N.sh for plan, the commands to run in
+// order after rxeSetup.
+func guestScript(dir string, plan []Command) error {
 	// Commands run as nobody must reach cmd/ and the binaries the caller put in dir.
 	if err := os.Chmod(dir, 0o755); err != nil {
 		return err
@@ -131,7 +118,7 @@ func guestScript(dir string, plan Plan) error {
 	}
 	b.WriteString("} > /kl/out/setup.stdout 2> /kl/out/setup.stderr; echo 0 > /kl/out/setup.rc\n")
 	seen := map[string]bool{"setup": true}
-	for i, c := range plan.Commands {
+	for i, c := range plan {
 		if c.Name == "" || seen[c.Name] || strings.ContainsAny(c.Name, "/ \n") {
 			return fmt.Errorf("kernel lab: command %d: name %q is empty, repeated or not a file name", i, c.Name)
 		}
@@ -159,10 +146,11 @@ func guestScript(dir string, plan Plan) error {
 // mounts its own tmpfs there).
 const GuestDir = "/kl"
 
-// Boot boots the guest once in dir (a fresh directory the caller owns), runs plan and
+// Boot boots the guest once in dir (a fresh directory the caller owns), runs plan (in
+// order, after rxeSetup) and
 // reads every result back. An error means the boot itself failed (no qemu, timed out
 // before the commands ended); a command that failed is a Result with its exit status.
-func (l *Lab) Boot(ctx context.Context, dir string, plan Plan) (*Run, error) {
+func (l *Lab) Boot(ctx context.Context, dir string, plan []Command) (*Run, error) {
 	if err := guestScript(dir, plan); err != nil {
 		return nil, err
 	}
@@ -195,7 +183,7 @@ func (l *Lab) Boot(ctx context.Context, dir string, plan Plan) (*Run, error) {
 		return r
 	}
 	run.Setup = read("setup")
-	for _, c := range plan.Commands {
+	for _, c := range plan {
 		run.results[c.Name] = read(c.Name)
 	}
 	if err != nil {
