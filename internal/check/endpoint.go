@@ -425,7 +425,7 @@ func parseDecimal(s string, max int) (int, bool) {
 
 func allHex(s string) bool {
 	for i := 0; i < len(s); i++ {
-		if _, ok := hexDigit(s[i]); !ok {
+		if _, ok := HexDigit(s[i]); !ok {
 			return false
 		}
 	}

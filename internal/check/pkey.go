@@ -141,7 +141,7 @@ func parseHexByte(s string) (uint8, string) {
 	}
 	var v uint8
 	for i := 0; i < len(s); i++ {
-		d, ok := hexDigit(s[i])
+		d, ok := HexDigit(s[i])
 		if !ok {
 			return 0, fmt.Sprintf("%q is not a hex digit", s[i:i+1])
 		}
@@ -165,7 +165,7 @@ func parseHex(s string, max uint64) (uint64, string) {
 	}
 	var v uint64
 	for i := 0; i < len(digits); i++ {
-		d, ok := hexDigit(digits[i])
+		d, ok := HexDigit(digits[i])
 		if !ok {
 			c := digits[i : i+1]
 			switch c {
@@ -201,7 +201,9 @@ func isDecimal(s string) bool {
 	return s != ""
 }
 
-func hexDigit(c byte) (uint8, bool) {
+// HexDigit is the value of one hex digit, either case, for the hex parsers here (P_Keys,
+// Q_Keys, endpoints) and OpenSM log lines (internal/smlog).
+func HexDigit(c byte) (uint8, bool) {
 	switch {
 	case c >= '0' && c <= '9':
 		return c - '0', true

@@ -21,8 +21,6 @@ import (
 type Transport struct {
 	f     *fabric.Fabric
 	local check.PortID
-	start time.Time
-	now   func() time.Time
 	live  *ibverbs.Sysfs // the demo host, counters moving (LiveSysfs)
 }
 
@@ -30,8 +28,8 @@ type Transport struct {
 const Via = "the demo fabric (embedded sample data, not a real fabric)"
 
 // OpenTransport attaches to the demo fabric at the demo host's port device/port
-// (mlx5_0/1 or mlx5_1/1, the ports cabled to it). now is the clock: the data counters
-// of the PortCounters it answers move with it.
+// (mlx5_0/1 or mlx5_1/1, the ports cabled to it). now is the clock the demo host's
+// counters move with (LiveSysfs), in its PortCounters too.
 func OpenTransport(device string, port int, now func() time.Time) (*Transport, error) {
 	devices := map[string]check.GUID{"mlx5_0": hca1Node, "mlx5_1": hca2Node}
 	g, ok := devices[device]
@@ -43,7 +41,7 @@ func OpenTransport(device string, port int, now func() time.Time) (*Transport, e
 	if p == nil || p.State != check.StateActive {
 		return nil, fmt.Errorf("the demo host's %s/%d is not an ACTIVE port of the demo fabric (its InfiniBand ports: mlx5_0/1, mlx5_1/1)", device, port)
 	}
-	return &Transport{f: f, local: check.PortID{Node: g, Port: port}, start: now(), now: now, live: LiveSysfs(now)}, nil
+	return &Transport{f: f, local: check.PortID{Node: g, Port: port}, live: LiveSysfs(now)}, nil
 }
 
 // Close implements mad.Transport.
@@ -195,8 +193,8 @@ func (t *Transport) answer(req mad.Request, n *fabric.Node, arrival int) ([]byte
 }
 
 // portCounters is the PMA's PortCounters of the port the request selects: quiet
-// error counters, and data counters that move with the clock. The demo host's own
-// ports answer what its sysfs counters say (movers moves some of them).
+// error counters (ibkey decodes no data counters, mad.PortCounters). The demo host's
+// own ports answer what its sysfs counters say (movers moves some of them).
 func (t *Transport) portCounters(req mad.Request, n *fabric.Node) ([]byte, uint16) {
 	if req.Attr != mad.AttrPortCounters || len(req.Data) < 2 {
 		return nil, 0x1c
@@ -206,19 +204,8 @@ func (t *Transport) portCounters(req mad.Request, n *fabric.Node) ([]byte, uint1
 	if p == nil || num == 0 && n.Type != check.NodeSwitch {
 		return nil, 0x1c
 	}
-	elapsed := t.now().Sub(t.start)
-	be := binary.BigEndian
 	d := make([]byte, 192)
 	d[1] = byte(num)
-	if p.State == check.StateActive {
-		// About 1 GB/s each way (data counters count 4-byte words) and 250k packets/s.
-		words := uint32(2_000_000_000/4) + uint32(elapsed.Seconds()*250e6)
-		pkts := uint32(8_000_000) + uint32(elapsed.Seconds()*250e3)
-		be.PutUint32(d[24:], words)
-		be.PutUint32(d[28:], words+977)
-		be.PutUint32(d[32:], pkts)
-		be.PutUint32(d[36:], pkts+3)
-	}
 	if dev := map[check.GUID]string{hca1Node: "mlx5_0", hca2Node: "mlx5_1"}[n.GUID]; dev != "" {
 		t.hostCounters(d, dev, num)
 	}
@@ -233,8 +220,7 @@ var pmaCounters = map[string]struct{ off, bits int }{
 	"port_rcv_errors": {8, 16}, "port_rcv_remote_physical_errors": {10, 16},
 	"port_rcv_switch_relay_errors": {12, 16}, "port_xmit_discards": {14, 16},
 	"port_xmit_constraint_errors": {16, 8}, "port_rcv_constraint_errors": {17, 8},
-	"VL15_dropped": {22, 16}, "port_xmit_data": {24, 32}, "port_rcv_data": {28, 32},
-	"port_xmit_packets": {32, 32}, "port_rcv_packets": {36, 32}, "port_xmit_wait": {40, 32},
+	"VL15_dropped": {22, 16}, "port_xmit_wait": {40, 32},
 }
 
 // hostCounters writes what the demo host's sysfs counters of dev/port say (moving as
@@ -245,7 +231,7 @@ func (t *Transport) hostCounters(d []byte, dev string, port int) {
 		if c.Err != nil || c.Unavailable != "" {
 			continue
 		}
-		v := min(c.Value, uint64(1)<<f.bits-1) // error counters saturate; data counters are the low 32 bits' worth here
+		v := min(c.Value, uint64(1)<<f.bits-1) // counters saturate
 		switch f.bits {
 		case 8:
 			d[f.off] = byte(v)

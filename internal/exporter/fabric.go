@@ -38,8 +38,11 @@ type FabricOptions struct {
 	Interval time.Duration
 	// Timeout bounds one sweep, counters included (0: Interval).
 	Timeout time.Duration
-	// Partitions, when set, also compares the tables with what OpenSM programs from
-	// this partitions.conf (partconf.CompareFabric); AllowBoth is OpenSM's -W.
+	// The audit is `ibkey fabric check`'s (partconf.AuditFabric): OpenSM, when set, is
+	// what its opensm.conf says (nil: OpenSM's defaults); Partitions, when set, also
+	// compares the tables with what OpenSM programs from this partitions.conf;
+	// AllowBoth is OpenSM's -W (OpenSM's allow_both_pkeys wins).
+	OpenSM     *partconf.OpenSMConf
 	Partitions *partconf.Config
 	AllowBoth  bool
 	// NoCounters skips the PMA PortCounters reads (tables and PortInfo only).
@@ -231,14 +234,9 @@ func (c *FabricCollector) finish(snap *fabricSnapshot, err error) error {
 // Describe implements prometheus.Collector.
 func (c *FabricCollector) Describe(ch chan<- *prometheus.Desc) { describe(ch, ModeFabric) }
 
-// store gathers snap's series through a registry of their own (checked and sorted
-// once) and serves it.
+// store builds snap's families, as a registry gathers them, once, and serves it.
 func (c *FabricCollector) store(snap *fabricSnapshot) error {
-	reg := prometheus.NewRegistry()
-	if err := reg.Register(snap.series); err != nil {
-		return err
-	}
-	fams, err := reg.Gather()
+	fams, err := snap.series.families()
 	if err != nil {
 		return fmt.Errorf("gathering the sweep's series: %w", err)
 	}
@@ -352,13 +350,10 @@ func (c *FabricCollector) fromFabric(ctx context.Context, f *fabric.Fabric, tap 
 	} else {
 		late = readPortCounters(ctx, tap, c.fab.Via, recs, got)
 	}
-	findings := fabric.AuditFabric(f, fabric.AuditOptions{}).Findings
-	if c.opts.Partitions != nil {
-		findings = append(findings, partconf.CompareFabric(f, partconf.NewFabricModel(c.opts.Partitions, f, partconf.Options{AllowBoth: c.opts.AllowBoth}))...)
-	}
+	res, _ := partconf.AuditFabric(f, c.opts.Partitions, c.opts.OpenSM, c.opts.AllowBoth)
 	out := newSeriesSet()
 	portSeries(out, recs)
-	findingSeries(out, f, recs, findings, knownRules(c.opts.Partitions != nil))
+	findingSeries(out, f, recs, res.Findings, partconf.AuditRules(c.opts.Partitions != nil))
 	return &fabricSnapshot{lateCounters: late, series: out}
 }
 
@@ -510,23 +505,6 @@ func viewRecord(v *query.PortView) portRecord {
 	return r
 }
 
-// knownRules are the audit's rules with their severity: each is exported, at 0 when
-// nothing was found, so an alert on it has a series to look at.
-func knownRules(partitions bool) map[string]check.Severity {
-	m := map[string]check.Severity{
-		fabric.RuleHCAKeyNotOnSwitch: check.SeverityError, fabric.RuleSwitchKeyNotOnHCA: check.SeverityError,
-		fabric.RuleEnforcementOff: check.SeverityWarning, fabric.RuleLimitedOnly: check.SeverityWarning,
-		fabric.RuleTableFull: check.SeverityWarning, fabric.RulePortNotActive: check.SeverityWarning,
-		fabric.RuleNotRead: check.SeverityWarning, fabric.RuleSweepIncomplete: check.SeverityWarning,
-	}
-	if partitions {
-		for _, r := range []string{partconf.RuleMissingKey, partconf.RuleExtraKey, partconf.RuleWrongMembership, partconf.RuleTableOverflow, partconf.RuleFileRejected} {
-			m[r] = check.SeverityError
-		}
-	}
-	return m
-}
-
 // portSeries adds the series of the records' ports, tables and counters to out.
 func portSeries(out *seriesSet, recs []portRecord) {
 	for i := range recs {
@@ -556,7 +534,7 @@ func portSeries(out *seriesSet, recs []portRecord) {
 }
 
 // findingSeries adds the node counts and the audit's findings (fabric and port) to out.
-func findingSeries(out *seriesSet, f *fabric.Fabric, recs []portRecord, findings []check.Finding, rules map[string]check.Severity) {
+func findingSeries(out *seriesSet, f *fabric.Fabric, recs []portRecord, findings []check.Finding, rules []partconf.AuditRule) {
 	types := map[string]int{string(check.NodeCA): 0, string(check.NodeSwitch): 0, string(check.NodeRouter): 0}
 	for _, n := range f.Nodes {
 		types[string(n.Type)]++
@@ -567,8 +545,8 @@ func findingSeries(out *seriesSet, f *fabric.Fabric, recs []portRecord, findings
 	out.add(mUnreachable, float64(len(f.Unreachable)))
 	type ruleSev struct{ rule, sev string }
 	counts := map[ruleSev]int{}
-	for r, s := range rules {
-		counts[ruleSev{r, s.String()}] = 0
+	for _, r := range rules { // each at 0 when nothing was found
+		counts[ruleSev{r.Rule, r.Severity.String()}] = 0
 	}
 	type portKind struct {
 		id check.PortID

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -311,6 +312,74 @@ func TestFabricLab(t *testing.T) {
 	got = collect(t, c2)
 	expect(t, got, 1, "ibkey_fabric_findings", "rule", "partitions-missing-key", "severity", "error")
 	expect(t, got, 1, "ibkey_fabric_port_finding_info", with(hcaB, "rule", "partitions-missing-key", "severity", "error")...)
+}
+
+// TestFabricLabOpenSMConf: the exporter audits a sweep as `ibkey fabric check
+// --opensm-conf` does (partconf.AuditFabric, one code path). OpenSM 3.3.23 programs
+// small.net with part_enforce off and allow_both_pkeys TRUE from its opensm.conf
+// (opensm -F) and an indx0 partition: it leaves the switch ports facing CAs alone (so
+// Switch1[2] lacks HcaB's 0x0002, smpquery), gives HcaB both entries of storage and
+// puts storage at index 0. With the opensm.conf every finding is 0 on that fabric;
+// assuming OpenSM's defaults, as the exporter did before --opensm-conf while fabric
+// check took the file, the same fabric had 19 findings (enforcement-off,
+// hca-key-not-on-switch, partitions-missing-key, default-not-at-index-0).
+func TestFabricLabOpenSMConf(t *testing.T) {
+	l := lab.Start(t, "../lab/testdata/small.net", nil)
+	const parts = "Default=0x7fff, ipoib : ALL=full ;\nstorage=0x0002, indx0 : 0x0000000000100001=full, 0x0000000000100004=both ;\n"
+	const osmText = "# opensm.conf\npart_enforce off\nallow_both_pkeys TRUE\n"
+	osmPath := filepath.Join(t.TempDir(), "opensm.conf")
+	if err := os.WriteFile(osmPath, []byte(osmText), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.RunOpenSMArgs(parts, "-F", osmPath); err != nil {
+		t.Fatal(err)
+	}
+	tr := l.Dial(t, "HcaA", labMAD)
+	ctx := context.Background()
+	sweep := func(osm *partconf.OpenSMConf) []sample {
+		c := NewFabricCollector(FabricOptions{Fabric: &query.Fabric{T: tr, Via: "ibsim"}, Interval: time.Minute, NoCounters: true,
+			OpenSM: osm, Partitions: partconf.Parse("partitions.conf", []byte(parts))})
+		if err := c.Sweep(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return collect(t, c)
+	}
+	got := sweep(partconf.ParseOpenSMConf("opensm.conf", []byte(osmText)))
+	lidOf := func(node, port string) string {
+		info := find(got, "ibkey_fabric_port_info", "node_name", node, "port", port)
+		if len(info) != 1 {
+			t.Fatalf("%s[%s]: %d port_info series", node, port, len(info))
+		}
+		return info[0].labels["lid"]
+	}
+	// The oracle: what OpenSM programmed, as smpquery reads it.
+	sw, err := lab.ParsePKeys(l.MustTool("smpquery", "pkeys", lidOf("Switch1", "2"), "2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hcaB, err := lab.ParsePKeys(l.MustTool("smpquery", "pkeys", lidOf("HcaB", "1")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.ContainsFunc(sw.Entries, func(k uint16) bool { return k&0x7fff == 2 }) || hcaB.Entries[0]&0x7fff != 2 ||
+		!slices.Contains(hcaB.Entries, 0x8002) || !slices.Contains(hcaB.Entries, 0x0002) {
+		t.Fatalf("OpenSM -F %q programmed Switch1[2] %v, HcaB[1] %v: revisit this test", osmText, sw.Entries[:4], hcaB.Entries[:4])
+	}
+	fs := find(got, "ibkey_fabric_findings")
+	for _, f := range fs {
+		if f.value != 0 {
+			t.Errorf("with the opensm.conf: %v findings of %s (%s), want none on the fabric OpenSM just programmed", f.value, f.labels["rule"], f.labels["severity"])
+		}
+	}
+	if len(fs) < 15 {
+		t.Errorf("%d rules exported at 0, want every rule of the audit and the comparison", len(fs))
+	}
+	defaults := sweep(nil)
+	for _, rule := range []string{fabric.RuleEnforcementOff, fabric.RuleHCAKeyNotOnSwitch, partconf.RuleMissingKey} {
+		if n := find(defaults, "ibkey_fabric_findings", "rule", rule, "severity", "warning"); len(n) != 1 || n[0].value == 0 {
+			t.Errorf("OpenSM's defaults assumed: no %s warning; this test no longer shows what --opensm-conf changes", rule)
+		}
+	}
 }
 
 // TestFabricLIDMode reads a node by LID: every port, its table and all four counters

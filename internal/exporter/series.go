@@ -1,6 +1,8 @@
 package exporter
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -10,8 +12,12 @@ import (
 
 // seriesSet holds the series that change only when the tables are read again or a
 // sweep completes, built once (what node_exporter's collectors do per scrape, done per
-// sweep: a 2,000-node sweep is 75,000 series). As a collector it is unchecked: it
-// describes nothing, and the registry checks what it collects.
+// sweep: a 2,000-node sweep is 75,000 series). As a collector (host mode) it is
+// unchecked: it describes nothing, and the registry checks what it collects. A sweep's
+// set becomes families once (families), as a registry would gather them but without
+// one: the registry's per-series checks and its sort were two thirds of a 2,000-node
+// sweep's CPU after the MADs (517/448 -> 400/357 ms of CPU per sweep with counters,
+// BenchmarkFabric2000 paired, load 19 on 2 cores).
 //
 // The budgets of a scrape answered from a 2,000-node sweep (under 100 ms) and of a
 // sweep with counters (at most 2x `fabric pkeys`) need its layout: label pairs are
@@ -19,7 +25,10 @@ import (
 // values, from slabs; the series of value 0 and 1 share one gauge each; a family's
 // series are kept together, so the registry's are too. A const metric per series,
 // with pairs of its own, made the build 150 -> 470 ms of CPU and a scrape 58 -> 104
-// ms; this form: about 170 and 70 ms (BenchmarkScrapeFatTree, 2 busy cores).
+// ms; this form: about 170 and 70 ms (BenchmarkScrapeFatTree, 2 busy cores). Measured
+// again without the registry, a pair and a gauge allocated per series (pairs still
+// interned): build 131/128 vs 130/97 ms of CPU, a gzip scrape 106/118 vs 97/91 (paired,
+// load 25).
 type seriesSet struct {
 	fams   map[*Metric][]series
 	pairs  map[[2]string]*dto.LabelPair
@@ -32,18 +41,23 @@ type seriesSet struct {
 	one    dto.Gauge
 }
 
-// series is one gauge series, with its label pairs in name order (as Write must give
-// them).
+// series is one gauge series, with its label pairs in name order (as a registry
+// gives them).
 type series struct {
-	desc   *prometheus.Desc
 	labels []*dto.LabelPair
 	gauge  *dto.Gauge
 }
 
-func (s *series) Desc() *prometheus.Desc { return s.desc }
+// constSeries is one series of a seriesSet as a prometheus.Metric (Collect).
+type constSeries struct {
+	desc *prometheus.Desc
+	s    *series
+}
 
-func (s *series) Write(out *dto.Metric) error {
-	out.Label, out.Gauge = s.labels, s.gauge
+func (s constSeries) Desc() *prometheus.Desc { return s.desc }
+
+func (s constSeries) Write(out *dto.Metric) error {
+	out.Label, out.Gauge = s.s.labels, s.s.gauge
 	return nil
 }
 
@@ -56,6 +70,9 @@ func newSeriesSet() *seriesSet {
 // valid UTF-8 (a node description from the fabric) has its bad bytes replaced: the
 // exposition formats carry UTF-8 only.
 func (s *seriesSet) add(m *Metric, v float64, values ...string) {
+	if len(values) != len(m.Labels) {
+		panic(fmt.Sprintf("%s: %d label values for %d labels", m.Name, len(values), len(m.Labels)))
+	}
 	if cap(s.labels)-len(s.labels) < len(values) {
 		s.labels = make([]*dto.LabelPair, 0, 8192)
 	}
@@ -79,7 +96,7 @@ func (s *seriesSet) add(m *Metric, v float64, values ...string) {
 		}
 		labels[i] = lp
 	}
-	s.fams[m] = append(s.fams[m], series{desc: m.desc, labels: labels, gauge: s.gauge(v)})
+	s.fams[m] = append(s.fams[m], series{labels: labels, gauge: s.gauge(v)})
 }
 
 func (s *seriesSet) gauge(v float64) *dto.Gauge {
@@ -101,9 +118,48 @@ func (s *seriesSet) gauge(v float64) *dto.Gauge {
 func (*seriesSet) Describe(chan<- *prometheus.Desc) {}
 
 func (s *seriesSet) Collect(ch chan<- prometheus.Metric) {
-	for _, f := range s.fams {
+	for m, f := range s.fams {
 		for i := range f {
-			ch <- &f[i]
+			ch <- constSeries{m.desc, &f[i]}
 		}
 	}
+}
+
+// families are the set's series as a registry gathers them (Registry.Gather): by
+// family name, each family's series by their label values in label name order. A
+// series whose labels another has too is an error, as a registry's.
+func (s *seriesSet) families() ([]*dto.MetricFamily, error) {
+	out := make([]*dto.MetricFamily, 0, len(s.fams))
+	for m, f := range s.fams {
+		all := make([]dto.Metric, len(f))
+		ms := make([]*dto.Metric, len(f))
+		for i := range f {
+			all[i].Label, all[i].Gauge = f[i].labels, f[i].gauge
+			ms[i] = &all[i]
+		}
+		slices.SortFunc(ms, compareLabels)
+		for i := 1; i < len(ms); i++ {
+			if compareLabels(ms[i-1], ms[i]) == 0 {
+				return nil, fmt.Errorf("%s: two series with the labels %v", m.Name, ms[i].Label)
+			}
+		}
+		out = append(out, &dto.MetricFamily{Name: &m.Name, Help: &m.Help, Type: dto.MetricType_GAUGE.Enum(), Metric: ms})
+	}
+	slices.SortFunc(out, func(a, b *dto.MetricFamily) int { return strings.Compare(*a.Name, *b.Name) })
+	return out, nil
+}
+
+// compareLabels orders series of one family by their label values, the pairs being
+// in name order (client_golang's MetricSorter). Pairs are interned (add): the same
+// pair is the same value.
+func compareLabels(a, b *dto.Metric) int {
+	for i, lp := range a.Label {
+		if lp == b.Label[i] {
+			continue
+		}
+		if c := strings.Compare(*lp.Value, *b.Label[i].Value); c != 0 {
+			return c
+		}
+	}
+	return 0
 }

@@ -334,3 +334,40 @@ func TestFabricRunServesItsSweep(t *testing.T) {
 		}
 	}
 }
+
+// TestSweepFamiliesAsRegistryGathers: a sweep's families, built without a registry
+// (seriesSet.families), are what client_golang's registry gathers from the same
+// series, byte for byte in the exposition; two series with the same labels are an
+// error, as in a registry.
+func TestSweepFamiliesAsRegistryGathers(t *testing.T) {
+	c := NewFabricCollector(FabricOptions{NoCounters: true})
+	snap := c.fromFabric(context.Background(), fatTreeFabric(6, 2, 4, 3), nil, nil)
+	reg := prometheus.NewRegistry()
+	if err := reg.Register(snap.series); err != nil {
+		t.Fatal(err)
+	}
+	want, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := snap.series.families()
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := func(mfs []*dto.MetricFamily) string {
+		var b bytes.Buffer
+		if err := WriteText(&b, prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) { return mfs, nil })); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	if g, w := text(got), text(want); g != w || len(got) < 10 {
+		t.Errorf("%d families, the registry's %d; the expositions differ: %t", len(got), len(want), g != w)
+	}
+	s := newSeriesSet()
+	s.add(mNodes, 1, "ca")
+	s.add(mNodes, 2, "ca")
+	if _, err := s.families(); err == nil || !strings.Contains(err.Error(), "ibkey_fabric_nodes: two series") {
+		t.Errorf("two series with the same labels: %v", err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -470,7 +471,8 @@ func TestDecodeFabricVersion1(t *testing.T) {
 }
 
 // TestNodeReadOnly: a lookup on a fabric that was never normalized finds its nodes and
-// ports without reordering them, and concurrent lookups do not race (go test -race).
+// ports without reordering them, concurrent lookups do not race (go test -race), and
+// EncodeFabric writes it as it is.
 func TestNodeReadOnly(t *testing.T) {
 	f := &Fabric{Nodes: []*Node{
 		{GUID: 0xb0, Ports: []*Port{{Num: 2}, {Num: 1}}},
@@ -489,6 +491,10 @@ func TestNodeReadOnly(t *testing.T) {
 	}
 	if f.Nodes[0].GUID != 0xb0 || f.Nodes[0].Ports[0].Num != 2 {
 		t.Errorf("a lookup reordered the fabric: first node %s, its first port %d", f.Nodes[0].GUID, f.Nodes[0].Ports[0].Num)
+	}
+	// Nor does writing it: the encoder reads what it is given.
+	if err := EncodeFabric(io.Discard, f); err != nil || f.Nodes[0].GUID != 0xb0 || f.Nodes[0].Ports[0].Num != 2 || f.byGUID != nil {
+		t.Errorf("EncodeFabric (%v) changed the fabric: first node %s, its first port %d", err, f.Nodes[0].GUID, f.Nodes[0].Ports[0].Num)
 	}
 	f.Normalize()
 	if f.Nodes[0].GUID != 0xa0 || f.Node(0xb0).Ports[0].Num != 1 || f.Node(0xa0) != f.Nodes[0] {

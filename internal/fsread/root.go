@@ -5,11 +5,8 @@ import (
 	"os"
 	"path"
 	"sort"
-	"strings"
 	"sync"
 	"syscall"
-
-	"golang.org/x/sys/unix"
 )
 
 // Root is a directory tree that reads cannot leave: a --sysfs tree, a saved copy of
@@ -106,9 +103,8 @@ func (r *Root) ReadDir(rel string) ([]fs.DirEntry, error) {
 	return d.ReadDir()
 }
 
-// Dir is an open directory under a Root: its files are opened relative to it, one
-// component each (openat(2) with O_NOFOLLOW), not by a walk of the full path (a P_Key
-// table is 128 or more files). A symlink there is read through the Root instead.
+// Dir is an open directory under a Root: it is listed through its descriptor, and its
+// files are read through the Root.
 type Dir struct {
 	r   *Root
 	f   *os.File
@@ -137,22 +133,9 @@ func (d *Dir) ReadDir() ([]fs.DirEntry, error) {
 	return ents, nil
 }
 
-// ReadFile reads the attribute name (one path component) in the directory, as
-// Root.ReadFile does.
+// ReadFile reads the attribute name in the directory, as Root.ReadFile does.
 func (d *Dir) ReadFile(name string, buf []byte) ([]byte, error) {
-	rel := path.Join(d.rel, name)
-	if name == "" || name == "." || name == ".." || strings.ContainsRune(name, '/') {
-		return d.r.ReadFile(rel, buf)
-	}
-	fd, err := unix.Openat(int(d.f.Fd()), name, openFlags|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
-	if err == unix.ELOOP {
-		// A symlink: followed while it stays in the tree, as the Root does.
-		return d.r.ReadFile(rel, buf)
-	}
-	if err != nil {
-		return nil, openErr(err, rel, func() (fs.FileInfo, error) { return d.r.Lstat(rel) })
-	}
-	return readAttr(os.NewFile(uintptr(fd), rel), rel, buf)
+	return d.r.ReadFile(path.Join(d.rel, name), buf)
 }
 
 // Close closes the directory.

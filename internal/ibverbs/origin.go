@@ -30,7 +30,7 @@ func (s *Sysfs) Origin(name string) Origin {
 	if l, err := fs.ReadLink(s.fsys, s.devPath(name)); err == nil {
 		o.Virtual = strings.Contains("/"+path.Clean(l)+"/", "/devices/virtual/")
 	}
-	o.Parent = optional(s, s.devPath(name, "parent"), "parent", asString)
+	o.Parent = optional(s, s.devPath(name), "parent", asString)
 	if l, err := fs.ReadLink(s.fsys, s.devPath(name, "device", "driver")); err == nil {
 		o.Driver.Value = path.Base(l)
 	} else {

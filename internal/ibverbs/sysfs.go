@@ -167,12 +167,12 @@ func (s *Sysfs) readFile(p string) (string, error) {
 	return v, nil
 }
 
-// optional reads an optional file and parses it; a missing, unreadable or unparsable
-// file becomes absent with the reason, which names the file as name (its path below
-// the device, port or interface: "gids/0"), like prometheus/procfs, but never a silent
-// zero.
-func optional[T any](s *Sysfs, p, name string, parse func(string) (T, error)) Opt[T] {
-	v, err := s.readFile(p)
+// optional reads the optional file name (its path below the device, port or
+// interface directory dir: "gids/0") and parses it; a missing, unreadable or
+// unparsable file becomes absent with the reason, which names the file as name, like
+// prometheus/procfs, but never a silent zero.
+func optional[T any](s *Sysfs, dir, name string, parse func(string) (T, error)) Opt[T] {
+	v, err := s.readFile(path.Join(dir, name))
 	return parsed(v, err, name, parse)
 }
 
@@ -259,16 +259,15 @@ func (s *Sysfs) Device(name string) (*Device, error) {
 			d.PortsNote = fmt.Sprintf("ports/ holds %d entries but none is a port number 0-255", len(ents))
 		}
 	}
-	attr := s.attrs(s.devPath(name))
-	defer attr.close()
-	d.NodeType = optionalAttr(attr, "node_type", ParseEnum)
-	d.NodeGUID = optionalAttr(attr, "node_guid", ParseGUID)
-	d.SysImageGUID = optionalAttr(attr, "sys_image_guid", ParseGUID)
-	d.NodeDesc = optionalAttr(attr, "node_desc", asString)
-	d.FWVer = optionalAttr(attr, "fw_ver", asString)
-	d.HCAType = optionalAttr(attr, "hca_type", asString)
-	d.BoardID = optionalAttr(attr, "board_id", asString)
-	d.HWRev = optionalAttr(attr, "hw_rev", asString)
+	dir := s.devPath(name)
+	d.NodeType = optional(s, dir, "node_type", ParseEnum)
+	d.NodeGUID = optional(s, dir, "node_guid", ParseGUID)
+	d.SysImageGUID = optional(s, dir, "sys_image_guid", ParseGUID)
+	d.NodeDesc = optional(s, dir, "node_desc", asString)
+	d.FWVer = optional(s, dir, "fw_ver", asString)
+	d.HCAType = optional(s, dir, "hca_type", asString)
+	d.BoardID = optional(s, dir, "board_id", asString)
+	d.HWRev = optional(s, dir, "hw_rev", asString)
 	return d, nil
 }
 
@@ -300,43 +299,27 @@ func (s *Sysfs) Port(dev string, num int) (*Port, error) {
 	if err := CheckDeviceName(dev); err != nil {
 		return nil, err
 	}
-	pdir := s.devPath(dev, "ports", strconv.Itoa(num))
-	attr := s.attrs(pdir)
-	defer attr.close()
-	st, err := attr.read("state")
+	state, err := s.PortState(dev, num)
 	if err != nil {
 		return nil, err
 	}
-	state, err := ParseEnum(st)
-	if err != nil {
-		return nil, &PathError{Root: s.Root, Path: path.Join(pdir, "state"), Err: err}
-	}
+	pdir := s.devPath(dev, "ports", strconv.Itoa(num))
 	p := &Port{Device: dev, Num: num, State: state}
-	p.PhysState = optionalAttr(attr, "phys_state", ParseEnum)
-	p.LID = optionalAttr(attr, "lid", parseU16Hex)
-	p.SMLID = optionalAttr(attr, "sm_lid", parseU16Hex)
-	p.LMC = optionalAttr(attr, "lid_mask_count", parseU8Dec)
-	p.SMSL = optionalAttr(attr, "sm_sl", parseU8Dec)
-	p.CapMask = optionalAttr(attr, "cap_mask", parseU32Hex)
-	p.Rate = optionalAttr(attr, "rate", ParseRate)
-	p.LinkLayer = optionalAttr(attr, "link_layer", asString)
-	p.GID0 = optional(s, path.Join(pdir, "gids", "0"), "gids/0", ParseGID)
+	p.PhysState = optional(s, pdir, "phys_state", ParseEnum)
+	p.LID = optional(s, pdir, "lid", parseU16Hex)
+	p.SMLID = optional(s, pdir, "sm_lid", parseU16Hex)
+	p.LMC = optional(s, pdir, "lid_mask_count", parseU8Dec)
+	p.SMSL = optional(s, pdir, "sm_sl", parseU8Dec)
+	p.CapMask = optional(s, pdir, "cap_mask", parseU32Hex)
+	p.Rate = optional(s, pdir, "rate", ParseRate)
+	p.LinkLayer = optional(s, pdir, "link_layer", asString)
+	p.GID0 = optional(s, pdir, "gids/0", ParseGID)
 	if fi, err := s.stat(path.Join(pdir, "pkeys")); err == nil && fi.IsDir() {
 		p.HasPKeys = true
 	}
 	p.Counters = s.listDir(path.Join(pdir, "counters"))
 	p.HWCounter = s.listDir(path.Join(pdir, "hw_counters"))
 	return p, nil
-}
-
-// attrReader reads the attributes of one directory through one descriptor of it (an
-// fsread.Dir; by path in an fs.FS): each attribute is then a single-component open,
-// not a walk of the full path through the class/infiniband symlink.
-type attrReader struct {
-	s   *Sysfs
-	dir string
-	d   dirReader
-	err error // the directory could not be opened: every read fails with it
 }
 
 // dirReader reads the files of one directory.
@@ -356,42 +339,6 @@ func (s *Sysfs) openDir(p string) (dirReader, error) {
 		return nil, err
 	}
 	return d, nil
-}
-
-// attrs reads the attributes of dir. Close it after use.
-func (s *Sysfs) attrs(dir string) attrReader {
-	d, err := s.openDir(dir)
-	return attrReader{s: s, dir: dir, d: d, err: err}
-}
-
-func (a attrReader) close() {
-	if a.d != nil {
-		a.d.Close()
-	}
-}
-
-// read reads the attribute name (one path component) of the directory.
-func (a attrReader) read(name string) (string, error) {
-	p := path.Join(a.dir, name)
-	if a.err != nil {
-		var pe *fs.PathError
-		err := a.err
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return "", &PathError{Root: a.s.Root, Path: p, Err: err}
-	}
-	b, err := a.d.ReadFile(name, nil)
-	if err != nil {
-		return "", &PathError{Root: a.s.Root, Path: p, Err: err}
-	}
-	return trimValue(b), nil
-}
-
-// optionalAttr is optional for an attribute read through a.
-func optionalAttr[T any](a attrReader, name string, parse func(string) (T, error)) Opt[T] {
-	v, err := a.read(name)
-	return parsed(v, err, name, parse)
 }
 
 func (s *Sysfs) listDir(p string) Opt[[]string] {
@@ -643,13 +590,12 @@ func (s *Sysfs) IPoIBInterfaces() ([]NetInterface, error) {
 		if err != nil || typ != ARPHRDInfiniBand {
 			continue
 		}
-		attr := func(name string) string { return path.Join(dir, name) }
 		out = append(out, NetInterface{
 			Name:      name,
-			Address:   optional(s, attr("address"), "address", ParseHWAddr),
-			PKey:      optional(s, attr("pkey"), "pkey", parseU16Hex),
-			Parent:    optional(s, attr("parent"), "parent", asString),
-			OperState: optional(s, attr("operstate"), "operstate", asString),
+			Address:   optional(s, dir, "address", ParseHWAddr),
+			PKey:      optional(s, dir, "pkey", parseU16Hex),
+			Parent:    optional(s, dir, "parent", asString),
+			OperState: optional(s, dir, "operstate", asString),
 		})
 	}
 	return out, nil

@@ -42,12 +42,13 @@ func parseC(s string, base int) cNumber {
 			break
 		}
 		n.Digits = true
-		if !n.Overflow {
-			v = v*b + uint64(d)
-			if v > 1<<63 {
-				n.Overflow = true
-			}
+		// v*b+d past 2^63 is out of range whatever the sign (checked before it is
+		// computed: past 2^64 it would wrap).
+		if n.Overflow || v > (1<<63-uint64(d))/b {
+			n.Overflow = true
+			continue
 		}
+		v = v*b + uint64(d)
 	}
 	n.Rest = t[i:]
 	if !n.Digits {

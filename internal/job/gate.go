@@ -99,21 +99,9 @@ func Gate(ws []*WantResult, key check.PKey, oneIndex bool) []Pending {
 		}
 	}
 	for _, w := range ws {
-		if w.Verdict == NotApplicable {
-			continue
-		}
-		var limited []PortWant
-		limitedHosts := map[string]bool{}
-		for _, pw := range w.Ports {
-			if pw.Port.Ethernet() || pw.Want.Pick.Outcome != Uses || pw.Want.Pick.PKey.IsFull() {
-				continue
-			}
-			limited = append(limited, pw)
-			limitedHosts[pw.Port.Host] = true
-		}
-		if len(limitedHosts) > 1 {
-			for _, pw := range limited {
-				add(pw.Port, PendingLimited, fmt.Sprintf("holds partition %s only as a limited member (index %d, %s), as do %d other hosts of the job: limited members cannot talk to each other", part, pw.Want.Pick.Index, pw.Want.Pick.PKey, len(limitedHosts)-1))
+		if w.limitedHosts > 1 {
+			for _, u := range w.limited {
+				add(u.Port, PendingLimited, fmt.Sprintf("holds partition %s only as a limited member (index %d, %s), as do %d other hosts of the job: limited members cannot talk to each other", part, u.Pick.Index, u.Pick.PKey, w.limitedHosts-1))
 			}
 		}
 	}

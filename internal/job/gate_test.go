@@ -81,11 +81,28 @@ func TestGate(t *testing.T) {
 			t.Errorf("%s, a table not read: pending %v", l, ps)
 		}
 	}
+	// Limited ports of one host reach the full members of the others: not a finding,
+	// nothing to wait for (as Resolve says of the same ports).
+	a2 := ibPort("a", 0xffff, 0x0042)
+	a2.Device = "mlx5_1"
+	ws := WantPartition(libsByID("ucx"), Inputs{Env: Env{}}, key, []*Port{ibPort("a", 0xffff, 0x0042), a2, ibPort("b", 0xffff, 0x8042)})
+	if ws[0].Verdict != Works || len(ws[0].Findings) != 0 || len(Gate(ws, key, false)) != 0 {
+		t.Errorf("two limited ports of one host: %s %q, pending %v", ws[0].Verdict, ws[0].Findings, Gate(ws, key, false))
+	}
+	if r := Resolve(libsByID("ucx"), Inputs{Env: Env{"UCX_IB_PKEY": "0x42"}}, []*Port{ibPort("a", 0xffff, 0x0042), a2, ibPort("b", 0xffff, 0x8042)})[0]; r.Verdict != Works {
+		t.Errorf("resolve, two limited ports of one host: %s %q", r.Verdict, r.Findings)
+	}
+	// A key the library refuses (GASNet: 0x0002-0x7fff) is a finding, and no port is
+	// a limited member of it: nothing the SM does changes it.
+	ws = WantPartition(libsByID("gasnet"), Inputs{Env: Env{}}, 0x0001, []*Port{ibPort("a", 0xffff, 0x8001), ibPort("b", 0xffff, 0x8001)})
+	if ps := Gate(ws, 0x0001, false); ws[0].Verdict != DoesNotWork || len(ps) != 0 {
+		t.Errorf("gasnet, partition 0x0001: %s, pending %v", ws[0].Verdict, ps)
+	}
 	// A local host whose only InfiniBand port is not ACTIVE yet: the libraries use
 	// none of its ports, and the gate waits for it to come up.
 	init := ibPort("", 0xffff)
 	init.State = "INIT"
-	ws := WantPartition(libsByID("nccl"), Inputs{Env: Env{}}, key, []*Port{init})
+	ws = WantPartition(libsByID("nccl"), Inputs{Env: Env{}}, key, []*Port{init})
 	if ps := Gate(ws, key, false); len(ps) != 1 || ps[0].Kind != PendingNotActive {
 		t.Errorf("INIT port: %v", ps)
 	}

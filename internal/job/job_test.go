@@ -1,6 +1,8 @@
 package job
 
 import (
+	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -163,6 +165,12 @@ func TestUCXPKey(t *testing.T) {
 	if r.Verdict != Incomplete {
 		t.Errorf("a per-transport PKEY variable: verdict %s, want not-checked", r.Verdict)
 	}
+	// A name UCX does not read (its names are upper case) is a look-alike, not an
+	// override that leaves the answer open.
+	r = Resolve([]*Library{&UCX}, env("UCX_rc_PKEY=0x3"), []*Port{port("", "mlx5_0", 1, 0xffff)})[0]
+	if l := LookAlikes(Env{"UCX_rc_PKEY": "0x3"}); r.Verdict != Works || len(l) != 1 {
+		t.Errorf("UCX_rc_PKEY: verdict %s, look-alikes %q; want works and one look-alike", r.Verdict, l)
+	}
 }
 
 func TestUCXNetDevices(t *testing.T) {
@@ -322,6 +330,32 @@ func TestParseC(t *testing.T) {
 		n := parseC(c.in, c.base)
 		if n.Value != c.v || n.Digits != c.digits || n.Rest != c.rest {
 			t.Errorf("parseC(%q, %d) = %+v, want %d %v %q", c.in, c.base, n, c.v, c.digits, c.rest)
+		}
+	}
+	// Overflow as strtoll: ERANGE and saturation, checked against strconv.ParseInt
+	// (base 0: 0x hex, a leading 0 octal) on numbers around 2^63 and 2^64 in each
+	// base, 0x10000000000000010 among them (its accumulation wraps 2^64 to 16).
+	rng := rand.New(rand.NewPCG(23, 2026))
+	digits := map[int]string{8: "01234567", 10: "0123456789", 16: "0123456789abcdef"}
+	prefix := map[int]string{8: "0", 10: "", 16: "0x"}
+	for i := 0; i < 20000; i++ {
+		base := []int{8, 10, 16}[i%3]
+		n := 18 + rng.IntN(8) // around 2^63 and 2^64 in base 10, past them in 16 and 8
+		if base == 8 {
+			n += 3
+		}
+		b := []byte{digits[base][1+rng.IntN(len(digits[base])-1)]}
+		for len(b) < n-5+rng.IntN(6) {
+			b = append(b, digits[base][rng.IntN(len(digits[base]))])
+		}
+		in := prefix[base] + string(b)
+		if rng.IntN(2) == 0 {
+			in = "-" + in
+		}
+		want, err := strconv.ParseInt(in, 0, 64)
+		got := parseC(in, 0)
+		if got.Value != want || got.Overflow != (err != nil) || !got.Digits || got.Rest != "" {
+			t.Fatalf("parseC(%q, 0) = %+v, want %d (overflow %v)", in, got, want, err != nil)
 		}
 	}
 }

@@ -147,7 +147,7 @@ func (l *Library) Mentioned(in Inputs) bool {
 	return false
 }
 
-// defaultSelect uses every ACTIVE port of the host whose link layer the library runs
+// selectActive uses every ACTIVE port of the host whose link layer the library runs
 // on; ports read from a sweep are used as given.
 func selectActive(host []*Port, allowEthernet bool, filter func(p *Port) (bool, string)) []PortResult {
 	out := make([]PortResult, 0, len(host))

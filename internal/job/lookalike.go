@@ -29,7 +29,7 @@ func LookAlikes(env Env) []string {
 	}
 	var out []string
 	for _, name := range env.Names() {
-		if known[name] || ucxTransportPKey(name) {
+		if known[name] || UCXPKeyVar(name) {
 			continue
 		}
 		upper := strings.ToUpper(name)
@@ -63,9 +63,10 @@ func LookAlikes(env Env) []string {
 	return out
 }
 
-// ucxTransportPKey reports UCX_<TRANSPORT>_PKEY, a per-transport override of
-// UCX_IB_PKEY (ucs_config_apply_config_vars; src/ucs/config/parser.c).
-func ucxTransportPKey(name string) bool {
+// UCXPKeyVar reports UCX_<TRANSPORT>_PKEY: UCX_IB_PKEY, or a per-transport override
+// of it (ucs_config_apply_config_vars; src/ucs/config/parser.c). UCX's variable names
+// are upper case.
+func UCXPKeyVar(name string) bool {
 	mid, ok := strings.CutPrefix(name, "UCX_")
 	if !ok {
 		return false

@@ -40,6 +40,18 @@ func (v Verdict) String() string {
 // MarshalText encodes the verdict as its String.
 func (v Verdict) MarshalText() ([]byte, error) { return []byte(v.String()), nil }
 
+// verdict is the answer from what was found: a definite problem decides, then what
+// was not checked.
+func verdict(findings, unchecked []string) Verdict {
+	switch {
+	case len(findings) > 0:
+		return DoesNotWork
+	case len(unchecked) > 0:
+		return Incomplete
+	}
+	return Works
+}
+
 // PortResult is whether a library uses a port, why, and what it does there.
 type PortResult struct {
 	Port *Port
@@ -117,7 +129,7 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Resolution {
 	if s.Reject != "" {
 		r.Findings = append(r.Findings, s.Reject)
 	}
-	var usable []*PortResult // used, a valid entry, InfiniBand
+	var usable []PortResult // used, a valid entry, InfiniBand
 	for _, h := range hosts {
 		used := 0
 		var why []string
@@ -153,7 +165,7 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Resolution {
 		switch pk.Outcome {
 		case Uses:
 			if !pr.Port.Ethernet() { // RoCE ports share no partition with InfiniBand ones
-				usable = append(usable, pr)
+				usable = append(usable, *pr)
 			}
 			if !r.Peers && !pk.PKey.IsFull() {
 				r.Notes = append(r.Notes, fmt.Sprintf("%s: index %d holds %s, a limited member of partition %s: it reaches only full members (%s) of it", pr.Port.Label(), pk.Index, pk.PKey, pk.PKey.Partition().String(), pk.PKey.WithMembership(check.Full)))
@@ -177,7 +189,7 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Resolution {
 	// Across hosts: every pair of ranks on different hosts must share the partition
 	// with at least one full member (the P_Key rule of check.CanTalk).
 	if r.Peers && len(usable) > 1 {
-		byKey := map[check.PartitionKey][]*PortResult{}
+		byKey := map[check.PartitionKey][]PortResult{}
 		var keys []check.PartitionKey
 		for _, u := range usable {
 			k := u.Pick.PKey.Partition()
@@ -197,33 +209,47 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Resolution {
 			}
 			r.Findings = append(r.Findings, "the hosts land in different partitions, which cannot talk to each other: "+strings.Join(parts, "; "))
 		} else {
-			var limitedHosts []string
+			limited, n := limitedApart(usable)
+			var names []string // the first limited port of each host
 			seen := map[string]bool{}
-			for _, u := range usable {
-				if !u.Pick.PKey.IsFull() && !seen[u.Port.Host] {
+			for _, u := range limited {
+				if !seen[u.Port.Host] {
 					seen[u.Port.Host] = true
-					limitedHosts = append(limitedHosts, fmt.Sprintf("%s (index %d, %s)", u.Port.Label(), u.Pick.Index, u.Pick.PKey))
+					names = append(names, fmt.Sprintf("%s (index %d, %s)", u.Port.Label(), u.Pick.Index, u.Pick.PKey))
 				}
 			}
-			if len(limitedHosts) > 1 {
-				r.Findings = append(r.Findings, fmt.Sprintf("limited members of partition %s cannot talk to each other: %s", keys[0], strings.Join(limitedHosts, ", ")))
-			} else if len(limitedHosts) == 1 {
-				r.Notes = append(r.Notes, fmt.Sprintf("%s is a limited member: it talks only to the full members, which every other host here is", limitedHosts[0]))
+			if n > 1 {
+				r.Findings = append(r.Findings, fmt.Sprintf("limited members of partition %s cannot talk to each other: %s", keys[0], strings.Join(names, ", ")))
+			} else if n == 1 {
+				r.Notes = append(r.Notes, fmt.Sprintf("%s is a limited member: it talks only to the full members, which every other host here is", names[0]))
 			}
 		}
 	}
-	switch {
-	case len(r.Findings) > 0:
-		r.Verdict = DoesNotWork
-	case len(r.Unchecked) > 0:
-		r.Verdict = Incomplete
-	default:
-		r.Verdict = Works
-	}
-	if r.Verdict == DoesNotWork {
+	if r.Verdict = verdict(r.Findings, r.Unchecked); r.Verdict == DoesNotWork {
 		r.Fixes = fixes(l, r)
 	}
 	return r
+}
+
+// limitedApart returns, of ports that use entries of one partition (InfiniBand ports
+// whose pick is Uses), those whose entry is limited, and on how many hosts they are.
+// Limited members cannot talk to each other (IBA 10.9.3, check.CanTalk): limited ports
+// on two or more hosts leave pairs of ranks on different hosts that cannot talk; the
+// limited ports of one host reach the full members on every other. Resolve, WantPartition
+// and Gate all judge limited members by this one rule.
+func limitedApart(used []PortResult) (limited []PortResult, hosts int) {
+	seen := map[string]bool{}
+	for _, u := range used {
+		if u.Pick.PKey.IsFull() {
+			continue
+		}
+		limited = append(limited, u)
+		if !seen[u.Port.Host] {
+			seen[u.Port.Host] = true
+			hosts++
+		}
+	}
+	return limited, hosts
 }
 
 // maxFixes bounds the partitions a fix lists.

@@ -55,7 +55,7 @@ var UCX = Library{
 			s.Setting += ", UCX_NET_DEVICES=" + devs
 		}
 		for _, name := range env.Names() {
-			if strings.HasPrefix(name, "UCX_") && strings.HasSuffix(name, "_PKEY") && name != "UCX_IB_PKEY" {
+			if name != "UCX_IB_PKEY" && UCXPKeyVar(name) {
 				s.Unchecked = append(s.Unchecked, fmt.Sprintf("%s=%s may override UCX_IB_PKEY for one UCX transport; ibkey does not interpret it", name, env[name]))
 			}
 		}

@@ -29,6 +29,10 @@ type WantResult struct {
 	// Idle are the InfiniBand ports, not ACTIVE, of hosts where the library uses no
 	// port: a gate waits for them to come up.
 	Idle []*Port
+	// limited are the ports using a limited entry when they are on limitedHosts > 1
+	// hosts (limitedApart).
+	limited      []PortResult
+	limitedHosts int
 }
 
 // Summary says what to set: the one setting, or the setting per port.
@@ -82,12 +86,9 @@ func WantPartition(libs []*Library, in Inputs, key check.PKey, ports []*Port) []
 		w.Idle = idle
 		for _, h := range none {
 			w.Findings = append(w.Findings, fmt.Sprintf("%s: %s uses none of its ports with these settings", h, l.Name))
-			w.Verdict = DoesNotWork
 		}
 		w.Unchecked = append(w.Unchecked, s.Unchecked...)
-		if w.Verdict == Works && len(w.Unchecked) > 0 {
-			w.Verdict = Incomplete
-		}
+		w.Verdict = verdict(w.Findings, w.Unchecked)
 		out = append(out, w)
 	}
 	return out
@@ -97,7 +98,7 @@ func WantPartition(libs []*Library, in Inputs, key check.PKey, ports []*Port) []
 func wantOn(l *Library, key check.PKey, ports []*Port) *WantResult {
 	w := &WantResult{Library: l, Key: key}
 	same, first := "", true
-	var picks []PortWant
+	var ib []PortResult // the InfiniBand ports where the setting works
 	for _, p := range ports {
 		pw := PortWant{Port: p, Want: l.want(key, p)}
 		w.Ports = append(w.Ports, pw)
@@ -112,7 +113,9 @@ func wantOn(l *Library, key check.PKey, ports []*Port) *WantResult {
 		case pw.Want.Pick.Outcome != Uses:
 			w.Findings = append(w.Findings, p.Label()+": "+pw.Want.Pick.Problem)
 		default:
-			picks = append(picks, pw)
+			if !p.Ethernet() {
+				ib = append(ib, PortResult{Port: p, Used: true, Pick: pw.Want.Pick})
+			}
 			for _, n := range pw.Want.Pick.Notes {
 				w.Notes = append(w.Notes, p.Label()+": "+n)
 			}
@@ -128,31 +131,16 @@ func wantOn(l *Library, key check.PKey, ports []*Port) *WantResult {
 		}
 	}
 	w.Same = same
-	// Pairs on different hosts: limited with limited does not talk.
-	var limited []string
-	hosts := map[string]bool{}
-	for _, pw := range picks {
-		if pw.Port.Ethernet() {
-			continue
+	if w.limited, w.limitedHosts = limitedApart(ib); w.limitedHosts > 1 {
+		var ls []string
+		for _, u := range w.limited {
+			ls = append(ls, fmt.Sprintf("%s (index %d, %s)", u.Port.Label(), u.Pick.Index, u.Pick.PKey))
 		}
-		hosts[pw.Port.Host] = true
-		if !pw.Want.Pick.PKey.IsFull() {
-			limited = append(limited, fmt.Sprintf("%s (index %d, %s)", pw.Port.Label(), pw.Want.Pick.Index, pw.Want.Pick.PKey))
-		}
+		w.Findings = append(w.Findings, fmt.Sprintf("limited members of partition %s cannot talk to each other: %s; the Subnet Manager must make one side full", key.Partition().String(), strings.Join(ls, ", ")))
 	}
-	if len(hosts) > 1 && len(limited) > 1 {
-		w.Findings = append(w.Findings, fmt.Sprintf("limited members of partition %s cannot talk to each other: %s; the Subnet Manager must make one side full", key.Partition().String(), strings.Join(limited, ", ")))
-	}
-	switch {
-	case len(w.Findings) > 0:
-		w.Verdict = DoesNotWork
-	case len(w.Unchecked) > 0:
-		w.Verdict = Incomplete
-	case len(w.Ports) == 0:
-		w.Verdict = DoesNotWork
+	if len(w.Ports) == 0 {
 		w.Findings = append(w.Findings, "no port is used")
-	default:
-		w.Verdict = Works
 	}
+	w.Verdict = verdict(w.Findings, w.Unchecked)
 	return w
 }

@@ -47,25 +47,14 @@ func (d *Writer) Field(name string, v any) {
 	d.value(d.field, v)
 }
 
-// Array writes the field name with an array of n elements, element i being elem(i).
+// Array writes the field name with an array of n elements, element i being elem(i)
+// (OpenArray, with the elements known).
 func (d *Writer) Array(name string, n int, elem func(i int) any) {
-	d.key(name)
-	if n == 0 {
-		d.w.WriteString("[]")
-		return
+	a := d.OpenArray(name)
+	for i := 0; i < n && d.err == nil; i++ {
+		a.Add(elem(i))
 	}
-	d.w.WriteByte('[')
-	for i := range n {
-		if d.err != nil {
-			return
-		}
-		if i > 0 {
-			d.w.WriteByte(',')
-		}
-		d.w.WriteString("\n" + Indent + Indent)
-		d.value(d.elem, elem(i))
-	}
-	d.w.WriteString("\n" + Indent + "]")
+	a.CloseArray()
 }
 
 // Close ends the object (and the line) and flushes it.

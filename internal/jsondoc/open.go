@@ -1,8 +1,8 @@
 package jsondoc
 
 // OpenArray starts the field name with an array whose elements are not known yet (the
-// events of a log as it is read): Add writes each, CloseArray ends it. The bytes are
-// Array's for the same elements. No other field may be written while it is open.
+// events of a log as it is read): Add writes each, CloseArray ends it. No other field
+// may be written while it is open.
 func (d *Writer) OpenArray(name string) *ArrayWriter {
 	d.key(name)
 	return &ArrayWriter{d: d}

@@ -23,8 +23,8 @@ type Verdict struct {
 // ports' predicted tables. A port the model does not have shares no partition.
 func (m *Model) CanTalk(a, b check.GUID) Verdict {
 	var v Verdict
-	ia, okA := m.portOf(a)
-	ib, okB := m.portOf(b)
+	ia, okA := m.index[a]
+	ib, okB := m.index[b]
 	if !okA || !okB {
 		return v
 	}

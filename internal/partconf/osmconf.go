@@ -42,24 +42,17 @@ type OpenSMConf struct {
 	Warnings []string
 }
 
-// Options returns base with what the file decides (the file wins over hand-given
-// flags where they overlap: AllowBoth, EnforceOff).
-func (c *OpenSMConf) Options(base Options) Options {
-	base.AllowBoth = c.AllowBoth
-	base.EnforceOff = c.EnforceOff
-	return base
-}
-
 // AuditOptions returns what the fabric audit assumes about the SM.
 func (c *OpenSMConf) AuditOptions() fabric.AuditOptions {
 	return fabric.AuditOptions{EnforceOff: c.EnforceOff}
 }
 
-// FabricModel is NewFabricModel with the file's options: with keep_pkey_indexes FALSE
+// FabricModel is NewFabricModel with the file's options, which win over hand-given
+// flags where they overlap (AllowBoth, EnforceOff): with keep_pkey_indexes FALSE
 // OpenSM does not keep keys at their old index, so the model starts from fresh tables
 // instead of the swept ones.
-func (c *OpenSMConf) FabricModel(conf *Config, f *fabric.Fabric, base Options) *Model {
-	opt := c.Options(base)
+func (c *OpenSMConf) FabricModel(conf *Config, f *fabric.Fabric, opt Options) *Model {
+	opt.AllowBoth, opt.EnforceOff = c.AllowBoth, c.EnforceOff
 	if !c.KeepPKeyIndexes && opt.Before == nil {
 		opt.Before, opt.PeerBefore = map[check.GUID][]check.PKey{}, map[check.GUID][]check.PKey{}
 	}

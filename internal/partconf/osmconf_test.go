@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/ibkey/ibkey/internal/fabric"
 )
 
 func TestParseOpenSMConf(t *testing.T) {
@@ -33,7 +35,7 @@ func TestParseOpenSMConf(t *testing.T) {
 		if tc.warn == "" && len(c.Warnings) > 0 {
 			t.Errorf("%s: warnings %v", tc.name, c.Warnings)
 		}
-		if o := c.Options(Options{AllowBoth: !tc.both, EnforceOff: true}); o.AllowBoth != tc.both || o.EnforceOff != tc.off {
+		if o := c.FabricModel(NoFile(), &fabric.Fabric{}, Options{AllowBoth: !tc.both, EnforceOff: true}).Options; o.AllowBoth != tc.both || o.EnforceOff != tc.off {
 			t.Errorf("%s: Options %+v", tc.name, o)
 		}
 	}

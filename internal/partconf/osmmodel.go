@@ -158,13 +158,6 @@ func NewModel(c *Config, ports []Port, opt Options) *Model {
 	return m
 }
 
-// portOf is the place in Ports of the port with this GUID: the first, should Ports
-// list it twice.
-func (m *Model) portOf(guid check.GUID) (int, bool) {
-	i, ok := m.index[guid]
-	return i, ok
-}
-
 // itemIndex finds the member items that name a port, in file order: those naming it
 // by its GUID, and the keywords (ALL, ALL_CAS, ALL_SWITCHES, ALL_ROUTERS, SELF).
 type itemIndex struct {
@@ -181,7 +174,7 @@ func (m *Model) newItemIndex(c *Config) *itemIndex {
 			it := &d.Members[i]
 			if it.Kind != KindGUID {
 				x.keywords = append(x.keywords, len(x.items))
-			} else if p, ok := m.portOf(it.GUID); ok {
+			} else if p, ok := m.index[it.GUID]; ok {
 				x.byPort[p] = append(x.byPort[p], len(x.items))
 			}
 			x.items = append(x.items, it)
@@ -598,7 +591,7 @@ func updatePeerPort(slots []Entry, sp SwitchPort, prev []check.PKey, enforceOff 
 
 // table is what the model predicts for the port with this GUID (zero when it has none).
 func (m *Model) table(guid check.GUID) portTable {
-	if i, ok := m.portOf(guid); ok {
+	if i, ok := m.index[guid]; ok {
 		return m.tables[i]
 	}
 	return portTable{}
@@ -633,7 +626,7 @@ func (m *Model) PKeys(guid check.GUID) []check.PKey {
 // TableValues is the port's table index by index through its last valid entry, 0x0000
 // for empty entries (what smpquery pkeys reads), or nil.
 func (m *Model) TableValues(guid check.GUID) []check.PKey {
-	i, ok := m.portOf(guid)
+	i, ok := m.index[guid]
 	if !ok {
 		return nil
 	}

@@ -143,31 +143,9 @@ type emu struct {
 	line, col0, lineno, pieceLen int
 	dead                         bool                  // after the first abort: keep finding errors, change nothing
 	names                        map[string]*Partition // by stored name: the first in map order (orderKey)
-	off                          int                   // where the current piece starts in the file
 	// hashAt is where the current piece's '#' was (OpenSM writes a NUL there), -1
 	// when it has none: what OpenSM reads past it is the comment's text.
 	hashAt int
-}
-
-// str is the C string at buffer index at: the part of the file's text that holds it
-// when the current piece has it as written there (so a large file's member items share
-// the file's memory instead of each holding a copy), else a copy.
-func (e *emu) str(at int) string {
-	s := e.buf.bytes(at)
-	if o := e.off + at; at >= 0 && at+len(s) <= e.pieceLen && e.c.text[o:o+len(s)] == string(s) {
-		return e.c.text[o : o+len(s)]
-	}
-	return string(s)
-}
-
-// joined is name + "=" + flag, the part of the file's text that holds it when it is
-// written so there (str).
-func (e *emu) joined(nameAt int, name string, flagAt int, flag string) string {
-	if o := e.off + nameAt; nameAt >= 0 && flagAt == nameAt+len(name)+1 && flagAt+len(flag) <= e.pieceLen &&
-		e.c.text[o+len(name)] == '=' && e.c.text[o+len(name)+1:o+len(name)+1+len(flag)] == flag {
-		return e.c.text[o : o+len(name)+1+len(flag)]
-	}
-	return name + "=" + flag
 }
 
 // pos maps a buffer index to the file: inside the current piece it is a line and
@@ -295,7 +273,6 @@ func parse(file string, data string, kept []keptPartition) *Config {
 			e.col0 += len(piece)
 		}
 		off = end
-		e.off = off
 	}
 	if e.conf != nil && e.conf.def != nil && !e.dead {
 		e.finding(Warning, -1, "missing-semicolon",
@@ -497,19 +474,13 @@ func (e *emu) partitionFlag(fAt, vAt int) Flag {
 		e.conf.isIPoIB = true
 	case prefixOf(name, "defmember"):
 		f.Name = "defmember"
-		if vAt < 0 || !(prefixOf(val, "limited") || prefixOf(val, "both") || prefixOf(val, "full")) {
+		ms, ok := membershipWord(val) // partition_add_flag matches as partition_add_port does
+		if vAt < 0 || !ok {
 			e.finding(Warning, fAt, "bad-flag", fmt.Sprintf("defmember needs full, limited or both, not %q: OpenSM ignores it (members default to limited)", val),
 				"write defmember=full or defmember=limited")
 			break
 		}
-		switch {
-		case prefixOf(val, "full"):
-			e.conf.membership = FlagFull
-		case prefixOf(val, "both"):
-			e.conf.membership = FlagBoth
-		default:
-			e.conf.membership = FlagLimited
-		}
+		e.conf.membership = ms
 	case name == "indx0":
 		f.Name = "indx0"
 		e.conf.indx0 = true
@@ -716,7 +687,7 @@ func broadcastMGID(key check.PartitionKey) [16]byte {
 // addPort is partition_add_port; false is "bad PortGUID".
 func (e *emu) addPort(nameAt, flagAt int) bool {
 	b := &e.buf
-	name := e.str(nameAt)
+	name := b.str(nameAt)
 	if name == "" || prefixOf(name, "NONE") {
 		return true
 	}
@@ -726,7 +697,7 @@ func (e *emu) addPort(nameAt, flagAt int) bool {
 	m.line, m.col = int32(p.Line), int32(p.Col)
 	if flagAt >= 0 {
 		flag := b.str(flagAt)
-		m.text = e.joined(nameAt, name, flagAt, flag)
+		m.text = name + "=" + flag
 		m.explicit = true
 		mf, ok := membershipWord(flag)
 		if !ok {
@@ -887,10 +858,9 @@ func (e *emu) commentFlag(fAt, vAt int, flag string) {
 // must not use the reserved flag bits (ERR 1B28) nor the 0xA01B signature with
 // link-local scope (ERR 1B24).
 func (c *Config) refuseGroup(mg [16]byte) string {
-	sig := uint16(mg[2])<<8 | uint16(mg[3])
-	if sig == 0x401b || sig == 0x601b {
+	if isIPMGID(mg) {
 		bc := [16]byte{0xff, 0x10 | mg[1]&0x0f, 0x40, 0x1b, mg[4], mg[5], 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff}
-		if sig == 0x401b && bc == mg {
+		if bc == mg {
 			return ""
 		}
 		if _, ok := c.groupByMGID[bc]; !ok {
@@ -901,12 +871,13 @@ func (c *Config) refuseGroup(mg [16]byte) string {
 	if mg[1]&0xe0 != 0 {
 		return "the MGID uses reserved flag bits (ERR 1B28)"
 	}
-	if sig == 0xa01b && mg[1]&0x0f == 2 {
+	if mg[2] == 0xa0 && mg[3] == 0x1b && mg[1]&0x0f == 2 {
 		return "the SA-assigned signature 0xA01B with link-local scope (ERR 1B24)"
 	}
 	return ""
 }
 
+// isIPMGID reports an IPoIB MGID: signature 0x401B (IPv4) or 0x601B (IPv6).
 func isIPMGID(gid [16]byte) bool {
 	sig := uint16(gid[2])<<8 | uint16(gid[3])
 	return sig == 0x401b || sig == 0x601b
@@ -972,8 +943,9 @@ type MGroup struct {
 // word is a prefix of keyword (case-sensitive; the empty word matches everything).
 func prefixOf(word, keyword string) bool { return strings.HasPrefix(keyword, word) }
 
-// membershipWord is how partition_add_port reads full/both/limited: in that order, by
-// prefix ("=" alone is full, "=b" both, "=limi" limited, "=FULL" unknown: limited).
+// membershipWord is how partition_add_port reads an item's full/both/limited, and
+// partition_add_flag defmember's: in that order, by prefix ("=" alone is full, "=b"
+// both, "=limi" limited, "=FULL" unknown: limited).
 func membershipWord(v string) (MemberFlag, bool) {
 	switch {
 	case prefixOf(v, "full"):

@@ -27,9 +27,17 @@ type Gaps struct {
 	// behind them are missing (how many is unknown: one node may sit behind several
 	// such links, and a whole subtree behind one).
 	UnansweredLinks int
+	// UnprobedLinks: cabled ports of switches at the most hops a directed route holds
+	// (IBA 14.2.2: 63) whose far end no other route found; the nodes behind them
+	// are missing, as behind an unanswered link.
+	UnprobedLinks int
 	// Stopped is why the sweep ended early (Fabric.Incomplete), or "".
 	Stopped string
 }
+
+// notProbed begins the node error of a node whose neighbours the sweep could not probe
+// (its route already has mad.MaxHops hops).
+const notProbed = "neighbours not probed"
 
 // FabricGaps counts the gaps of a swept (or saved) fabric.
 func FabricGaps(f *fabric.Fabric) Gaps {
@@ -38,6 +46,15 @@ func FabricGaps(f *fabric.Fabric) Gaps {
 		for _, e := range n.Errors {
 			if strings.HasPrefix(e, "NodeDescription:") || strings.HasPrefix(e, "SwitchInfo:") {
 				g.NodeReads++
+			}
+			if strings.HasPrefix(e, notProbed) && n.Type == check.NodeSwitch {
+				// A CA is probed through its arrival port only (sweep.go), whose
+				// peer is the route it was found by.
+				for _, p := range n.Ports {
+					if p.Num > 0 && p.Peer == nil && p.Error == "" && p.State != check.StateDown {
+						g.UnprobedLinks++
+					}
+				}
 			}
 		}
 		for _, p := range n.Ports {
@@ -80,7 +97,14 @@ func (g Gaps) String() string {
 	if g.UnansweredLinks > 0 {
 		parts = append(parts, textsafe.Plural(g.UnansweredLinks, "link", "links")+" with no answer from the far end (the nodes behind them are missing)")
 	}
+	if g.UnprobedLinks > 0 {
+		parts = append(parts, unprobedText(g.UnprobedLinks))
+	}
 	return strings.Join(parts, "; ")
+}
+
+func unprobedText(n int) string {
+	return textsafe.Plural(n, "link", "links") + " past the 63 hops a directed route holds, not probed (the nodes behind them are missing)"
 }
 
 // GapKind is the kind of one gap, as a document's incomplete kind names it.
@@ -129,6 +153,9 @@ func FabricGapList(f *fabric.Fabric, needTables bool) []Gap {
 	if k := len(f.Unreachable); k > 0 {
 		msg := textsafe.Plural(k, "link", "links") + " with no answer from the far end (the nodes behind them are missing)"
 		out = append(out, Gap{GapPartialSweep, msg + ": " + unreachableList(f)})
+	}
+	if g.UnprobedLinks > 0 {
+		out = append(out, Gap{GapPartialSweep, unprobedText(g.UnprobedLinks)})
 	}
 	if g.NodeReads > 0 {
 		out = append(out, Gap{GapUnreadNode, textsafe.Plural(g.NodeReads, "node attribute read", "node attribute reads") + " (NodeDescription, SwitchInfo) failed"})

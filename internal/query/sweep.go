@@ -362,7 +362,7 @@ func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, visits [
 			onlyPort = int(n.info.LocalPortNum)
 		}
 		if len(n.path) >= mad.MaxHops {
-			n.node.Errors = append(n.node.Errors, fmt.Sprintf("neighbours not probed: the route to this node already has %d hops, the most a directed route holds", len(n.path)))
+			n.node.Errors = append(n.node.Errors, fmt.Sprintf("%s: the route to this node already has %d hops, the most a directed route holds", notProbed, len(n.path)))
 			continue
 		}
 		for i, p := range n.node.Ports {

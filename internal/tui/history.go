@@ -26,7 +26,6 @@ type point struct {
 	at       time.Time
 	interval time.Duration // since the previous sample (the pause too, when there was one)
 	kind     pointKind
-	value    uint64
 	delta    uint64 // a lower bound when saturated is set together with a delta
 	rate     float64
 }
@@ -37,13 +36,11 @@ type histKey struct {
 }
 
 // history is every counter's recent samples, oldest first, at most histLen of each.
-// It lives in the model (a pointer, like the Tracker) and is fed only by Update.
-type history struct{ series map[histKey][]point }
-
-func newHistory() *history { return &history{series: map[histKey][]point{}} }
+// It lives in the model (a map, shared like the Tracker) and is fed only by Update.
+type history map[histKey][]point
 
 // add records a snapshot; the first snapshot only sets the baseline (no interval).
-func (h *history) add(s *query.Snapshot) {
+func (h history) add(s *query.Snapshot) {
 	if s.Interval <= 0 {
 		return
 	}
@@ -53,7 +50,6 @@ func (h *history) add(s *query.Snapshot) {
 			pt := point{at: s.Time, interval: s.Interval}
 			if p.Err == "" && j < len(p.Counters) {
 				cd := &p.Counters[j]
-				pt.value = cd.Value
 				switch {
 				case !cd.OK():
 				case cd.Reset:
@@ -68,22 +64,20 @@ func (h *history) add(s *query.Snapshot) {
 				}
 			}
 			k := histKey{p.Ref, c.Name}
-			if len(h.series[k]) == histLen {
-				h.series[k] = slices.Delete(h.series[k], 0, 1)
+			if len(h[k]) == histLen {
+				h[k] = slices.Delete(h[k], 0, 1)
 			}
-			h.series[k] = append(h.series[k], pt)
+			h[k] = append(h[k], pt)
 		}
 	}
 }
-
-func (h *history) reset() { clear(h.series) }
 
 // sameInterval returns up to k most recent points taken at the latest point's interval
 // (within a factor of 1.5: sampling jitters), oldest first. Points taken at another
 // interval (before + or -, across a pause) are left out, so a trend never puts a
 // delta over 100 ms next to one over 10 s.
-func (h *history) sameInterval(port query.PortRef, name string, k int) []point {
-	pts := h.series[histKey{port, name}]
+func (h history) sameInterval(port query.PortRef, name string, k int) []point {
+	pts := h[histKey{port, name}]
 	pts = pts[max(len(pts)-k, 0):]
 	i := len(pts) - 1
 	for i > 0 && similar(pts[i-1].interval, pts[len(pts)-1].interval) {

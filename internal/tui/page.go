@@ -223,7 +223,7 @@ func (m Model) history(pg *page, p *query.PortDelta) {
 		if !p.Counters[j].OK() {
 			continue
 		}
-		ps := m.hist.series[histKey{p.Ref, c.Name}]
+		ps := m.hist[histKey{p.Ref, c.Name}]
 		if ps == nil {
 			continue
 		}

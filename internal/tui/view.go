@@ -3,7 +3,6 @@ package tui
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -84,7 +83,7 @@ func (m Model) render() string {
 		return m.fit(m.pageView())
 	}
 	var b strings.Builder
-	m.header(&b)
+	b.WriteString(m.header())
 	if m.snap == nil {
 		b.WriteString("reading counters…\n")
 		return m.fit(b.String())
@@ -111,17 +110,9 @@ func (m Model) render() string {
 	for range n - len(shown) {
 		b.WriteByte('\n')
 	}
-	b.WriteString(m.statusLine(rows, len(body), m.offset, len(shown)) + "\n")
+	b.WriteString(m.statusLine(len(body), m.offset, len(shown)) + "\n")
 	b.WriteString(m.help.ShortHelpView(m.keys.ShortHelp()))
 	return m.fit(b.String())
-}
-
-// headerLines is how many lines header writes.
-func (m Model) headerLines() int {
-	if m.label != "" {
-		return 3
-	}
-	return 2
 }
 
 // bodyHeight is how many table rows fit: the height less the header, the table's
@@ -131,16 +122,14 @@ func (m Model) bodyHeight() int {
 	if m.all {
 		head = 1
 	}
-	return max(m.height-m.headerLines()-head-2, 1)
+	return max(m.height-strings.Count(m.header(), "\n")-head-2, 1)
 }
 
 // fit cuts every line to the terminal width.
 func (m Model) fit(s string) string {
 	lines := strings.Split(s, "\n")
 	for i, l := range lines {
-		if ansi.StringWidth(l) > m.width {
-			lines[i] = ansi.Truncate(l, m.width, "…")
-		}
+		lines[i] = clip(l, m.width)
 	}
 	return strings.Join(lines, "\n")
 }
@@ -159,7 +148,9 @@ func (m Model) titleLine(title string) string {
 	return l + "\n"
 }
 
-func (m Model) header(b *strings.Builder) {
+// header is the table screen's first lines: the title line, the label, what is shown.
+func (m Model) header() string {
+	var b strings.Builder
 	b.WriteString(m.titleLine("ibkey watch counters"))
 	if m.label != "" {
 		b.WriteString(m.st.warn.Render(m.label) + "\n")
@@ -184,18 +175,7 @@ func (m Model) header(b *strings.Builder) {
 		b.WriteString("  " + m.st.warn.Render("filter: "+m.filter))
 	}
 	b.WriteByte('\n')
-}
-
-func sortByActivity(rows []row) {
-	slices.SortStableFunc(rows, func(a, b row) int {
-		switch {
-		case a.port.Activity > b.port.Activity:
-			return -1
-		case a.port.Activity < b.port.Activity:
-			return 1
-		}
-		return 0
-	})
+	return b.String()
 }
 
 // compact reports whether counter j is unavailable on every port: it gets a narrow
@@ -254,10 +234,10 @@ func portState(p *query.PortDelta) string {
 
 // portWidth is the port column's width: the longest name, up to a cap that leaves
 // the counters room (longer names end in …; the drill-down shows them whole).
-func (m Model) portWidth(rows []row) int {
+func (m Model) portWidth(rows []*query.PortDelta) int {
 	w := 8
-	for _, r := range rows {
-		w = max(w, ansi.StringWidth(r.port.Ref.String()))
+	for _, p := range rows {
+		w = max(w, ansi.StringWidth(p.Ref.String()))
 	}
 	limit := 12
 	switch {
@@ -288,7 +268,7 @@ func (m Model) lead(p *query.PortDelta, pw int) string {
 const wTrend = 6
 
 // portTable: one row per port, a group of columns per counter, as wide as fits.
-func (m Model) portTable(rows []row) (head, body []string) {
+func (m Model) portTable(rows []*query.PortDelta) (head, body []string) {
 	pw := m.portWidth(rows)
 	leadW := wMark + pw + 1 + wState
 	naW := func(j int) int { return 2 + max(len(title(m.snap.Counters[j].Name)), 3) }
@@ -336,8 +316,7 @@ func (m Model) portTable(rows []row) (head, body []string) {
 		h2.WriteString("  " + cols.head())
 	}
 	head = []string{m.st.title.Render(strings.TrimRight(h1.String(), " ")), m.st.title.Render(strings.TrimRight(h2.String(), " "))}
-	for _, r := range rows {
-		p := r.port
+	for _, p := range rows {
 		var b strings.Builder
 		b.WriteString(m.lead(p, pw))
 		if p.Err != "" {
@@ -358,7 +337,7 @@ func (m Model) portTable(rows []row) (head, body []string) {
 	return head, body
 }
 
-// group renders one counter of one port in the port table's columns.
+// group renders one counter of one port in a table's columns.
 func (m Model) group(ref query.PortRef, cd *query.CounterDelta, cols columns) string {
 	rest := strings.Repeat(" ", cols.width()-wValue)
 	switch {
@@ -387,40 +366,6 @@ func short(v uint64, w int) string {
 		}
 	}
 	return s
-}
-
-// cells formats VALUE, TOTAL, Δ and /s of a readable counter.
-func (m Model) cells(cd *query.CounterDelta) (value, total, delta, rate string) {
-	if cd.Saturated {
-		value = cell(short(cd.Value, wValue-1)+"!", wValue, true, &m.st.sat)
-	} else {
-		value = cell(short(cd.Value, wValue), wValue, true, nil)
-	}
-	t := short(cd.Total, wTotal)
-	if cd.TotalLowerBound {
-		t = "≥" + short(cd.Total, wTotal-1)
-	}
-	total = cell(t, wTotal, true, nil)
-	switch {
-	case cd.Reset:
-		delta = cell("↺"+short(cd.Delta, wDelta-1), wDelta, true, &m.st.reset)
-	case cd.HasDelta && cd.Delta > 0 && cd.Saturated:
-		delta = cell("≥"+short(cd.Delta, wDelta-1), wDelta, true, &m.st.sat)
-	case cd.HasDelta && cd.Delta > 0:
-		delta = cell("+"+short(cd.Delta, wDelta-1), wDelta, true, &m.st.moved)
-	case cd.HasDelta:
-		delta = cell("0", wDelta, true, &m.st.dim)
-	case cd.Saturated && m.snap.Interval > 0:
-		delta = cell("?", wDelta, true, &m.st.sat) // counts lost: unknown, not 0
-	default:
-		delta = pad("", wDelta, true)
-	}
-	if cd.HasDelta {
-		rate = cell(formatRate(cd.Rate), wRate, true, nil)
-	} else {
-		rate = pad("", wRate, true)
-	}
-	return
 }
 
 // columns are the columns a table shows of each counter: VALUE and Δ, and those set
@@ -482,16 +427,37 @@ func (c columns) source(cd *query.CounterDelta) string {
 	return pad(src, wSrc, false) + " "
 }
 
-// values are the cells of a readable counter from VALUE on.
+// values are the cells of a readable counter from VALUE on, those c shows.
 func (m Model) values(ref query.PortRef, cd *query.CounterDelta, c columns) string {
-	value, total, delta, rate := m.cells(cd)
-	l := value
-	if c.total {
-		l += " " + total
+	l := cell(short(cd.Value, wValue), wValue, true, nil)
+	if cd.Saturated {
+		l = cell(short(cd.Value, wValue-1)+"!", wValue, true, &m.st.sat)
 	}
-	l += " " + delta
-	if c.rate {
-		l += " " + rate
+	if c.total {
+		t := short(cd.Total, wTotal)
+		if cd.TotalLowerBound {
+			t = "≥" + short(cd.Total, wTotal-1)
+		}
+		l += " " + cell(t, wTotal, true, nil)
+	}
+	switch {
+	case cd.Reset:
+		l += " " + cell("↺"+short(cd.Delta, wDelta-1), wDelta, true, &m.st.reset)
+	case cd.HasDelta && cd.Delta > 0 && cd.Saturated:
+		l += " " + cell("≥"+short(cd.Delta, wDelta-1), wDelta, true, &m.st.sat)
+	case cd.HasDelta && cd.Delta > 0:
+		l += " " + cell("+"+short(cd.Delta, wDelta-1), wDelta, true, &m.st.moved)
+	case cd.HasDelta:
+		l += " " + cell("0", wDelta, true, &m.st.dim)
+	case cd.Saturated && m.snap.Interval > 0:
+		l += " " + cell("?", wDelta, true, &m.st.sat) // counts lost: unknown, not 0
+	default:
+		l += " " + pad("", wDelta, true)
+	}
+	if c.rate && cd.HasDelta {
+		l += " " + cell(formatRate(cd.Rate), wRate, true, nil)
+	} else if c.rate {
+		l += " " + pad("", wRate, true)
 	}
 	if c.trend > 0 {
 		l += " " + m.trend(ref, cd.Name, c.trend)
@@ -553,7 +519,7 @@ func (m Model) trendCell(p point) string {
 }
 
 // allTable: every error counter, one row per counter, grouped by port.
-func (m Model) allTable(rows []row) (head, body []string) {
+func (m Model) allTable(rows []*query.PortDelta) (head, body []string) {
 	pw := m.portWidth(rows)
 	leadW := wMark + pw + 1 + wState
 	wName := 0
@@ -569,8 +535,7 @@ func (m Model) allTable(rows []row) (head, body []string) {
 	head = []string{m.st.title.Render(strings.TrimRight(pad("  PORT", wMark+pw, false)+" "+pad("STATE", wState, false)+"  "+
 		pad("COUNTER", wName, false)+" "+cols.head(), " "))}
 	blank := strings.Repeat(" ", leadW)
-	for _, r := range rows {
-		p := r.port
+	for _, p := range rows {
 		if p.Err != "" {
 			body = append(body, m.lead(p, pw)+"  "+m.st.warn.Render(p.Err))
 			continue
@@ -581,15 +546,8 @@ func (m Model) allTable(rows []row) (head, body []string) {
 			if j == 0 {
 				lead = m.lead(p, pw)
 			}
-			l := lead + "  " + pad(c.Name, wName, false) + " " + cols.source(cd)
-			switch {
-			case cd.Unavailable != "":
-				l += cell("n/a", wValue, true, &m.st.dim) // the reason is in the notes
-			case cd.Err != "":
-				l += cell("error", wValue, true, &m.st.warn)
-			default:
-				l += m.values(p.Ref, cd, cols)
-			}
+			// An n/a's reason is in the notes.
+			l := lead + "  " + pad(c.Name, wName, false) + " " + cols.source(cd) + m.group(p.Ref, cd, cols)
 			body = append(body, strings.TrimRight(l, " "))
 		}
 	}
@@ -598,7 +556,7 @@ func (m Model) allTable(rows []row) (head, body []string) {
 
 // statusLine: where the view is in the table, the marks, and the first note (? lists
 // them all).
-func (m Model) statusLine(rows []row, total, offset, shown int) string {
+func (m Model) statusLine(total, offset, shown int) string {
 	var parts []string
 	if total > shown || m.filter != "" {
 		what := "ports"

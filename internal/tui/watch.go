@@ -2,8 +2,10 @@
 package tui
 
 import (
+	"cmp"
 	"context"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -53,21 +55,15 @@ var intervals = []time.Duration{
 // Messages. Every sample is read in a tea.Cmd and comes back as a sampleMsg; the
 // next one is requested by a tickMsg armed when the previous sample arrived, so
 // samples never overlap. gen invalidates ticks armed before a pause or an interval
-// change. A port read for the drill-down comes back as a portMsg.
+// change. A port read for the drill-down comes back as its portLoad.
 type (
 	sampleMsg struct{ sample *query.Sample }
 	tickMsg   struct{ gen int }
-	portMsg   struct {
-		ref  query.PortRef
-		view *query.PortView
-		err  error
-	}
 )
 
 type keyMap struct {
-	Up, Down, PageUp, PageDown, Home, End, Open, Back, Filter        key.Binding
-	Pause, Faster, Slower, Sort, All, Baseline, Help, Quit, Suspend  key.Binding
-	viewUp, viewDown, viewPageUp, viewPageDown, viewHalf, viewHalfUp key.Binding
+	Up, Down, PageUp, PageDown, Home, End, Open, Back, Filter       key.Binding
+	Pause, Faster, Slower, Sort, All, Baseline, Help, Quit, Suspend key.Binding
 	// interval shows + and - as one item of the short help.
 	interval key.Binding
 }
@@ -109,13 +105,6 @@ func newKeyMap() keyMap {
 		// suspends as the shell's job control expects (see Run).
 		Suspend:  key.NewBinding(key.WithKeys("ctrl+z"), key.WithHelp("ctrl+z", "suspend")),
 		interval: key.NewBinding(key.WithKeys("+", "-"), key.WithHelp("+/-", "interval")),
-
-		viewUp:       key.NewBinding(key.WithKeys("up", "k")),
-		viewDown:     key.NewBinding(key.WithKeys("down", "j")),
-		viewPageUp:   key.NewBinding(key.WithKeys("pgup", "ctrl+b")),
-		viewPageDown: key.NewBinding(key.WithKeys("pgdown", "ctrl+f", "space")),
-		viewHalfUp:   key.NewBinding(key.WithKeys("ctrl+u")),
-		viewHalf:     key.NewBinding(key.WithKeys("ctrl+d")),
 	}
 }
 
@@ -128,7 +117,8 @@ const (
 	screenHelp                 // the columns explained
 )
 
-// portLoad is the drill-down's P_Key table read.
+// portLoad is the drill-down's P_Key table read: pending in the model while it is
+// read, then the message that brings it.
 type portLoad struct {
 	ref     query.PortRef
 	pending bool
@@ -141,7 +131,7 @@ type Model struct {
 	sampler  Sampler
 	loadPort func(query.PortRef, string) (*query.PortView, error)
 	tracker  *query.Tracker
-	hist     *history
+	hist     history
 	snap     *query.Snapshot
 	interval time.Duration
 	label    string
@@ -150,7 +140,6 @@ type Model struct {
 	paused   bool
 	sampling bool // a sample is being read
 	gen      int
-	samples  int
 	width    int
 	height   int
 
@@ -183,10 +172,11 @@ func New(o Options) Model {
 	keys := newKeyMap()
 	vp := viewport.New(viewport.WithWidth(80), viewport.WithHeight(20))
 	vp.Style = st.plain
-	vp.KeyMap = viewport.KeyMap{Up: keys.viewUp, Down: keys.viewDown, PageUp: keys.viewPageUp,
-		PageDown: keys.viewPageDown, HalfPageUp: keys.viewHalfUp, HalfPageDown: keys.viewHalf,
+	// The pages scroll with the table's keys (space is pause's), and ctrl+u, ctrl+d.
+	vp.KeyMap = viewport.KeyMap{Up: keys.Up, Down: keys.Down, PageUp: keys.PageUp, PageDown: keys.PageDown,
+		HalfPageUp: key.NewBinding(key.WithKeys("ctrl+u")), HalfPageDown: key.NewBinding(key.WithKeys("ctrl+d")),
 		Left: key.NewBinding(key.WithDisabled()), Right: key.NewBinding(key.WithDisabled())}
-	return Model{sampler: o.Sampler, loadPort: o.LoadPort, tracker: query.NewTracker(), hist: newHistory(),
+	return Model{sampler: o.Sampler, loadPort: o.LoadPort, tracker: query.NewTracker(), hist: history{},
 		interval: o.Interval, label: o.Label, all: o.All, keys: keys, help: h, st: st, vp: vp,
 		width: 100, height: 30, sampling: true} // Init's sample
 }
@@ -216,7 +206,6 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.sampling = false
 		m.snap = m.tracker.Add(msg.sample)
 		m.hist.add(m.snap)
-		m.samples++
 		if m.selected == (query.PortRef{}) && len(m.snap.Ports) > 0 {
 			m.selected = m.snap.Ports[0].Ref
 		}
@@ -228,14 +217,12 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.sampling = true
 			cmd = m.sample()
 		}
-	case portMsg:
+	case portLoad:
 		if msg.ref == m.port.ref {
-			m.port = portLoad{ref: msg.ref, view: msg.view, err: msg.err}
+			m.port = msg
 		}
 	case tea.KeyPressMsg:
-		var mm tea.Model
-		mm, cmd = m.key(msg)
-		m = mm.(Model)
+		m, cmd = m.key(msg)
 	case tea.PasteMsg:
 		if m.filtering {
 			m.filter += strings.Join(strings.Fields(msg.Content), " ")
@@ -249,13 +236,13 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 func (m Model) layout() Model {
 	rows := m.rows()
 	if len(rows) > 0 && rowOf(rows, m.selected) < 0 {
-		m.selected = rows[0].port.Ref
+		m.selected = rows[0].Ref
 	}
 	body := m.bodyHeight()
 	if i := rowOf(rows, m.selected); i >= 0 {
 		n := 1
 		if m.all {
-			n = max(len(rows[i].port.Counters), 1)
+			n = max(len(rows[i].Counters), 1)
 		}
 		if i < m.offset {
 			m.offset = i
@@ -276,7 +263,7 @@ func (m Model) layout() Model {
 	return m
 }
 
-func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
+func (m Model) key(msg tea.KeyPressMsg) (Model, tea.Cmd) {
 	switch msg.String() {
 	case "ctrl+c":
 		return m, tea.Quit
@@ -332,7 +319,7 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	i := rowOf(rows, m.selected)
 	move := func(to int) {
 		if len(rows) > 0 {
-			m.selected = rows[max(min(to, len(rows)-1), 0)].port.Ref
+			m.selected = rows[max(min(to, len(rows)-1), 0)].Ref
 		}
 	}
 	page := max(m.bodyHeight(), 1)
@@ -368,10 +355,10 @@ func (m Model) key(msg tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			return m, nil
 		}
 		m.port.pending = true
-		load, ref, addr := m.loadPort, m.selected, rows[i].port.Address
+		load, ref, addr := m.loadPort, m.selected, rows[i].Address
 		return m, func() tea.Msg {
 			v, err := load(ref, addr)
-			return portMsg{ref: ref, view: v, err: err}
+			return portLoad{ref: ref, view: v, err: err}
 		}
 	case key.Matches(msg, m.keys.Sort):
 		m.byActive = !m.byActive
@@ -408,7 +395,7 @@ func (m *Model) resetBaseline() {
 	}
 	// On screen only: the hardware counters are never written.
 	m.tracker.ResetBaseline(m.snap.Time)
-	m.hist.reset()
+	clear(m.hist)
 	for i := range m.snap.Ports {
 		for j := range m.snap.Ports[i].Counters {
 			c := &m.snap.Ports[i].Counters[j]
@@ -419,7 +406,7 @@ func (m *Model) resetBaseline() {
 
 // resample drops the armed tick and, unless paused, reads a sample now, unless one is
 // already being read (its arrival re-arms the tick).
-func (m Model) resample() (tea.Model, tea.Cmd) {
+func (m Model) resample() (Model, tea.Cmd) {
 	m.gen++
 	if m.paused || m.sampling {
 		return m, nil
@@ -428,7 +415,7 @@ func (m Model) resample() (tea.Model, tea.Cmd) {
 	return m, m.sample()
 }
 
-func (m Model) setInterval(step int) (tea.Model, tea.Cmd) {
+func (m Model) setInterval(step int) (Model, tea.Cmd) {
 	i := 0
 	for i < len(intervals)-1 && intervals[i] < m.interval {
 		i++
@@ -448,32 +435,29 @@ func (m Model) setInterval(step int) (tea.Model, tea.Cmd) {
 	return m, m.tick()
 }
 
-// row is one port of the table, in display order, after the filter.
-type row struct{ port *query.PortDelta }
-
 // rows returns the snapshot's ports in display order, filtered.
-func (m Model) rows() []row {
+func (m Model) rows() []*query.PortDelta {
 	if m.snap == nil {
 		return nil
 	}
 	f := strings.ToLower(m.filter)
-	var out []row
+	var out []*query.PortDelta
 	for i := range m.snap.Ports {
 		p := &m.snap.Ports[i]
 		if f != "" && !strings.Contains(strings.ToLower(p.Ref.String()+" "+p.Address+" "+p.State+" "+portState(p)), f) {
 			continue
 		}
-		out = append(out, row{p})
+		out = append(out, p)
 	}
 	if m.byActive {
-		sortByActivity(out)
+		slices.SortStableFunc(out, func(a, b *query.PortDelta) int { return cmp.Compare(b.Activity, a.Activity) })
 	}
 	return out
 }
 
-func rowOf(rows []row, ref query.PortRef) int {
-	for i, r := range rows {
-		if r.port.Ref == ref {
+func rowOf(rows []*query.PortDelta, ref query.PortRef) int {
+	for i, p := range rows {
+		if p.Ref == ref {
 			return i
 		}
 	}

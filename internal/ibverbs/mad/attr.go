@@ -26,18 +26,10 @@ const (
 	NodeRouter NodeType = 3
 )
 
+var nodeTypeNames = map[NodeType]string{NodeCA: "Channel Adapter", NodeSwitch: "Switch", NodeRouter: "Router"}
+
 // String names the type as smpquery prints it.
-func (t NodeType) String() string {
-	switch t {
-	case NodeCA:
-		return "Channel Adapter"
-	case NodeSwitch:
-		return "Switch"
-	case NodeRouter:
-		return "Router"
-	}
-	return fmt.Sprintf("?(%d)", uint8(t))
-}
+func (t NodeType) String() string { return name(nodeTypeNames, t, "?(%d)") }
 
 // NodeInfo is SMP attribute 0x0011 (IBA 14.2.5.3).
 type NodeInfo struct {
@@ -98,48 +90,20 @@ const (
 	PortStateActive   PortState = 4
 )
 
+var portStateNames = map[PortState]string{PortStateNoChange: "NoChange", PortStateDown: "Down", PortStateInit: "Initialize",
+	PortStateArmed: "Armed", PortStateActive: "Active"}
+
 // String names the state as smpquery prints LinkState.
-func (s PortState) String() string {
-	switch s {
-	case PortStateNoChange:
-		return "NoChange"
-	case PortStateDown:
-		return "Down"
-	case PortStateInit:
-		return "Initialize"
-	case PortStateArmed:
-		return "Armed"
-	case PortStateActive:
-		return "Active"
-	}
-	return fmt.Sprintf("?(%d)", uint8(s))
-}
+func (s PortState) String() string { return name(portStateNames, s, "?(%d)") }
 
 // PhysState is PortInfo's PortPhysicalState.
 type PhysState uint8
 
+var physStateNames = map[PhysState]string{0: "NoChange", 1: "Sleep", 2: "Polling", 3: "Disabled",
+	4: "PortConfigurationTraining", 5: "LinkUp", 6: "LinkErrorRecovery", 7: "PhyTest"}
+
 // String names the state as smpquery prints PhysLinkState.
-func (s PhysState) String() string {
-	switch s {
-	case 0:
-		return "NoChange"
-	case 1:
-		return "Sleep"
-	case 2:
-		return "Polling"
-	case 3:
-		return "Disabled"
-	case 4:
-		return "PortConfigurationTraining"
-	case 5:
-		return "LinkUp"
-	case 6:
-		return "LinkErrorRecovery"
-	case 7:
-		return "PhyTest"
-	}
-	return fmt.Sprintf("?(%d)", uint8(s))
-}
+func (s PhysState) String() string { return name(physStateNames, s, "?(%d)") }
 
 // PortInfo is SMP attribute 0x0015 (IBA 14.2.5.6); the attribute modifier is
 // the port number. Only the fields ibkey reads are decoded.

@@ -420,16 +420,13 @@ func (c *ibsimClient) closeSockets() {
 }
 
 // pollWait blocks until fd is readable (or writable), the eventfd ev is
-// signalled, or timeout passes (<0: no limit). It drains ev.
+// signalled, or timeout passes. It drains ev.
 func pollWait(fd, ev int, writable bool, timeout time.Duration) error {
 	events := int16(unix.POLLIN)
 	if writable {
 		events |= unix.POLLOUT
 	}
-	ms := -1
-	if timeout >= 0 {
-		ms = int((timeout + time.Millisecond - 1) / time.Millisecond)
-	}
+	ms := int((timeout + time.Millisecond - 1) / time.Millisecond)
 	fds := [2]unix.PollFd{{Fd: int32(fd), Events: events}, {Fd: int32(ev), Events: unix.POLLIN}}
 	_, err := unix.Poll(fds[:], ms)
 	if err != nil && !errors.Is(err, unix.EINTR) {

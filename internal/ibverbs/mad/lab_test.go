@@ -12,6 +12,7 @@ import (
 
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 	"github.com/ibkey/ibkey/internal/lab"
+	"golang.org/x/sync/errgroup"
 )
 
 // These tests compare the codec and the ibsim transport with infiniband-diags
@@ -215,17 +216,12 @@ type fabricCase struct {
 // each runs f for every target, a few at a time: the diags tools take ~15 ms
 // each and ibsim has client slots to spare (10, one held by our transport).
 func each(tgs []target, f func(target)) {
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 4)
+	var g errgroup.Group
+	g.SetLimit(4)
 	for _, tg := range tgs {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			f(tg)
-		}()
+		g.Go(func() error { f(tg); return nil })
 	}
-	wg.Wait()
+	g.Wait()
 }
 
 func testFabric(t *testing.T, fc fabricCase) {

@@ -40,18 +40,16 @@ const (
 	ClassSubnDirected Class = 0x81 // subnet management, directed route
 )
 
-func (c Class) String() string {
-	switch c {
-	case ClassSubnLID:
-		return "SubnLID"
-	case ClassPerf:
-		return "Perf"
-	case ClassSubnAdm:
-		return "SubnAdm"
-	case ClassSubnDirected:
-		return "SubnDirected"
+var classNames = map[Class]string{ClassSubnLID: "SubnLID", ClassPerf: "Perf", ClassSubnAdm: "SubnAdm", ClassSubnDirected: "SubnDirected"}
+
+func (c Class) String() string { return name(classNames, c, "class 0x%02x") }
+
+// name is names[v], or v printed with unknown when it has no name.
+func name[T ~uint8](names map[T]string, v T, unknown string) string {
+	if s, ok := names[v]; ok {
+		return s
 	}
-	return fmt.Sprintf("class 0x%02x", uint8(c))
+	return fmt.Sprintf(unknown, uint8(v))
 }
 
 // Method is a MAD method (header byte 3).
@@ -73,21 +71,9 @@ const (
 // package comment.
 var ErrMethodRefused = errors.New("mad: ibkey only sends Get (and the SA's GetTable)")
 
-func (m Method) String() string {
-	switch m {
-	case MethodGet:
-		return "Get"
-	case MethodSet:
-		return "Set"
-	case MethodGetResp:
-		return "GetResp"
-	case MethodGetTable:
-		return "GetTable"
-	case MethodGetTableResp:
-		return "GetTableResp"
-	}
-	return fmt.Sprintf("method 0x%02x", uint8(m))
-}
+var methodNames = map[Method]string{MethodGet: "Get", MethodSet: "Set", MethodGetResp: "GetResp", MethodGetTable: "GetTable", MethodGetTableResp: "GetTableResp"}
+
+func (m Method) String() string { return name(methodNames, m, "method 0x%02x") }
 
 // AttrID is a MAD attribute identifier (header bytes 16-17). The same number
 // means different attributes in different classes (0x0012 is SwitchInfo for

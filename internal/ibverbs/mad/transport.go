@@ -214,7 +214,7 @@ type endpoint interface {
 	// the request was dropped (ibsim status 110, umad ETIMEDOUT).
 	dropped(msg []byte) bool
 	// wait blocks until the endpoint is readable (or writable, when
-	// writable is set), wake is called, or timeout passes (<0: no limit).
+	// writable is set), wake is called, or timeout passes.
 	wait(writable bool, timeout time.Duration) error
 	// wake makes a concurrent wait return, or the next one.
 	wake()
@@ -260,6 +260,13 @@ type engine struct {
 	sent, received, retries, timeouts atomic.Uint64
 
 	dead chan struct{} // closed when the loop has stopped
+	// kick wakes the loop when it waits with nothing in flight: it parks on this
+	// channel then, not in the endpoint's wait, so that no thread sits in a
+	// blocking system call while the caller works between batches. One that does
+	// makes the Go runtime's sysmon take its P back (retake in runtime/proc.go)
+	// and keep polling every 20µs; measured with scripts/bench-sweep, that cost a
+	// quarter of a sweep's CPU.
+	kick chan struct{}
 
 	// Loop-owned.
 	active []*batch
@@ -269,7 +276,7 @@ type engine struct {
 
 func newEngine(ep endpoint, opts Options, firstTID uint32) *engine {
 	opts = opts.withDefaults()
-	e := &engine{ep: ep, opts: opts, epoch: time.Now(), dead: make(chan struct{}), seq: firstTID}
+	e := &engine{ep: ep, opts: opts, epoch: time.Now(), dead: make(chan struct{}), kick: make(chan struct{}, 1), seq: firstTID}
 	e.slots = make([]slot, opts.Window)
 	for i := range e.slots {
 		e.slots[i].msg = make([]byte, ep.hdrLen()+Size)
@@ -279,6 +286,16 @@ func newEngine(ep endpoint, opts Options, firstTID uint32) *engine {
 }
 
 func (e *engine) now() time.Duration { return time.Since(e.epoch) }
+
+// wake makes the loop look at the queue, whether it waits on kick or in the
+// endpoint's wait.
+func (e *engine) wake() {
+	select {
+	case e.kick <- struct{}{}:
+	default:
+	}
+	e.ep.wake()
+}
 
 // Stats returns the transport's counters.
 func (e *engine) Stats() Stats {
@@ -331,7 +348,7 @@ func (e *engine) Exchange(ctx context.Context, calls []Call) error {
 	}
 	e.queue = append(e.queue, b)
 	e.mu.Unlock()
-	e.ep.wake()
+	e.wake()
 	select {
 	case <-b.done:
 		return nil
@@ -339,7 +356,7 @@ func (e *engine) Exchange(ctx context.Context, calls []Call) error {
 		e.mu.Lock()
 		b.cancel = ctx.Err()
 		e.mu.Unlock()
-		e.ep.wake()
+		e.wake()
 		<-b.done // the loop lets go of the calls promptly
 		return ctx.Err()
 	}
@@ -356,7 +373,7 @@ func (e *engine) Close() error {
 	}
 	e.closed = true
 	e.mu.Unlock()
-	e.ep.wake()
+	e.wake()
 	<-e.dead
 	return e.ep.close()
 }
@@ -482,6 +499,11 @@ func (e *engine) loop() {
 				}
 				waitSend = waitSend || s.unsent
 			}
+		}
+		if timeout < 0 {
+			<-e.kick // nothing in flight
+			writable = true
+			continue
 		}
 		if err := e.ep.wait(waitSend, timeout); err != nil {
 			e.fail(err)

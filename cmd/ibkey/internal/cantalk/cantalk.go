@@ -248,7 +248,16 @@ func (o *CanTalkOptions) resolve(src query.EndpointSources, specA, specB check.E
 		// enforcement are checked with the same rule as fabric check (issue 11 item
 		// 12); reading only the two end tables could answer yes where a switch drops
 		// the partition.
-		src.Sweep = func() (*fabric.Fabric, error) { return o.Sweep.SweepVia(ctx, fab) }
+		// The sweep, with the P_Key tables, is bounded by --timeout from now; one
+		// that stopped early comes back with what it read and the error, one that
+		// read nothing is an environment error.
+		src.Sweep = func() (*fabric.Fabric, error) {
+			f, err := query.Sweep(ctx, fab.T, query.SweepOptions{Timeout: o.Sweep.Timeout, Source: fab.Via})
+			if f == nil {
+				return nil, &query.EnvError{Msg: fmt.Sprintf("%v (via %s)", err, fab.Via), Err: err}
+			}
+			return f, err
+		}
 		src.SweepName = "a sweep via " + fab.Via
 		var err error
 		eps, err = query.ResolveEndpointsFrom(src, specA, specB)
@@ -591,22 +600,15 @@ func completeEndpoints(f *cmdutil.Factory, o *CanTalkOptions) cobra.CompletionFu
 		if err != nil {
 			return append(guids, fabric...), noFile
 		}
-		var ports, pkeys []cobra.Completion
-		seen := map[check.PKey]bool{}
+		var ports []cobra.Completion
 		for _, v := range views {
 			if v.Table == nil {
 				continue // no P_Keys (iWARP): nothing to check
 			}
 			desc := strings.TrimSpace(v.LinkLayer() + " " + v.Port.State.Name)
 			ports = append(ports, cobra.CompletionWithDesc(v.Ref().String(), desc))
-			for _, e := range v.Table.Entries {
-				if e.Valid() && !seen[e.PKey] {
-					seen[e.PKey] = true
-					pkeys = append(pkeys, cobra.CompletionWithDesc(e.PKey.String(), e.PKey.Membership().String()+" member of "+e.PKey.Partition().String()))
-				}
-			}
 		}
-		return append(append(append(guids, fabric...), ports...), pkeys...), noFile
+		return append(append(append(guids, fabric...), ports...), cmdutil.PKeyCompletions(views)...), noFile
 	}
 }
 
@@ -649,23 +651,19 @@ func optionValues(f *cmdutil.Factory, o *CanTalkOptions, base, key string) []cob
 	if err != nil {
 		return nil
 	}
+	if key == "pkey" {
+		return cmdutil.PKeyCompletions(views)
+	}
 	var out []cobra.Completion
-	seen := map[string]bool{}
+	seen := map[int]bool{}
 	for _, v := range views {
 		if v.Table == nil {
 			continue
 		}
 		for _, e := range v.Table.Entries {
-			if !e.Valid() {
-				continue
-			}
-			val, desc := e.PKey.String(), e.PKey.Membership().String()+" member of "+e.PKey.Partition().String()
-			if key == "index" {
-				val, desc = strconv.Itoa(e.Index), e.PKey.String()+" "+desc
-			}
-			if !seen[val] {
-				seen[val] = true
-				out = append(out, cobra.CompletionWithDesc(val, desc))
+			if e.Valid() && !seen[e.Index] {
+				seen[e.Index] = true
+				out = append(out, cobra.CompletionWithDesc(strconv.Itoa(e.Index), e.PKey.String()+" "+e.PKey.Membership().String()+" member of "+e.PKey.Partition().String()))
 			}
 		}
 	}

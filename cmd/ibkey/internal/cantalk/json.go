@@ -103,7 +103,7 @@ func verdictToJSON(v check.Verdict) verdictJSON {
 		notChecked = append(notChecked, nc.Sentence)
 	}
 	j := verdictJSON{CanTalk: v.CanTalk(), OneWay: v.OneWay(), Verdict: v.Kind.String(), NotChecked: notChecked,
-		Reasons: nonNil(v.Reasons), Warnings: nonNil(v.Warnings), A: endpointToJSON(v.A), B: endpointToJSON(v.B),
+		Reasons: cmdutil.List(v.Reasons), Warnings: cmdutil.List(v.Warnings), A: endpointToJSON(v.A), B: endpointToJSON(v.B),
 		AToB: directionToJSON(v.AToB), BToA: directionToJSON(v.BToA), Shared: []sharedJSON{}}
 	for _, p := range v.Shared {
 		j.Shared = append(j.Shared, sharedJSON{Key: p.Key.String(), Default: p.Key == check.DefaultPartition, Works: p.Works,
@@ -165,7 +165,7 @@ func sideToJSON(s check.PartitionSide) sideJSON {
 
 func directionToJSON(d check.Direction) directionJSON {
 	j := directionJSON{From: d.From, To: d.To, OK: d.OK, LinkOK: d.LinkOK, QPTypeOK: d.QPTypeOK, PKeyOK: d.PKeyOK, QKey: string(d.QKey),
-		WireQKey: qkeyString(d.WireQKey), AcceptedQKey: qkeyString(d.AcceptedQKey), Unknown: d.Unknown, Reasons: nonNil(d.Reasons)}
+		WireQKey: qkeyString(d.WireQKey), AcceptedQKey: qkeyString(d.AcceptedQKey), Unknown: d.Unknown, Reasons: cmdutil.List(d.Reasons)}
 	if !d.SwitchOK {
 		f := false
 		j.SwitchOK = &f
@@ -186,11 +186,4 @@ func indexOrNull(i int) *int {
 		return nil
 	}
 	return &i
-}
-
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
 }

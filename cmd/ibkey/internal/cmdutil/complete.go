@@ -8,69 +8,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/query"
 )
 
 // Dynamic completion reads the host the command line selects so far: --sysfs or
 // --demo given earlier on the line are already parsed when cobra calls these.
-
-// CompleteDevPort completes DEV for the first argument and the device's ports for the
-// second (`pkeys DEV PORT`).
-func CompleteDevPort(f *Factory) cobra.CompletionFunc {
-	return func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		host := f.Host()
-		// ports are dev's port numbers, each after prefix.
-		ports := func(dev, prefix string) []cobra.Completion {
-			devs, err := host.Devices(dev)
-			if err != nil {
-				return nil
-			}
-			var out []cobra.Completion
-			for _, p := range devs[0].Ports {
-				out = append(out, prefix+strconv.Itoa(p))
-			}
-			return out
-		}
-		switch {
-		case len(args) == 1 && !strings.Contains(args[0], "/"):
-			return ports(args[0], ""), cobra.ShellCompDirectiveNoFileComp
-		case len(args) > 0:
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		if dev, _, ok := strings.Cut(toComplete, "/"); ok {
-			return ports(dev, dev+"/"), cobra.ShellCompDirectiveNoFileComp // DEV/<TAB>
-		}
-		devs, err := host.Devices("")
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		var out []cobra.Completion
-		for _, d := range devs {
-			desc := ""
-			if d.NodeDesc.OK() {
-				desc = "\t" + d.NodeDesc.Value
-			}
-			out = append(out, d.Name+desc)
-		}
-		return append(out, interfaceCompletions(host)...), cobra.ShellCompDirectiveNoFileComp
-	}
-}
-
-// interfaceCompletions are the host's IPoIB interfaces, described by their port and
-// P_Key (pkeys accepts them where a device goes: ResolveDeviceOrInterface).
-func interfaceCompletions(host *query.Host) []cobra.Completion {
-	views, err := host.Load(query.Selector{}, query.LoadOptions{Interfaces: true})
-	if err != nil {
-		return nil
-	}
-	var out []cobra.Completion
-	for _, v := range views {
-		for _, ip := range v.Interfaces {
-			out = append(out, cobra.CompletionWithDesc(ip.Name, fmt.Sprintf("IPoIB on %s, P_Key %s", v.Ref(), ip.PKey)))
-		}
-	}
-	return out
-}
 
 // CompletePortArgs completes each argument as DEV or DEV/PORT.
 func CompletePortArgs(f *Factory) cobra.CompletionFunc {
@@ -102,29 +45,6 @@ func CompletePortArgs(f *Factory) cobra.CompletionFunc {
 		sort.Strings(out)
 		return out, cobra.ShellCompDirectiveNoFileComp
 	}
-}
-
-// SelectorFromArgs reads `DEV PORT`, `DEV/PORT`, `DEV` or nothing.
-func SelectorFromArgs(args []string) (query.Selector, error) {
-	switch len(args) {
-	case 0:
-		return query.Selector{}, nil
-	case 1:
-		return query.ParseSelector(args[0])
-	}
-	if strings.Contains(args[0], "/") {
-		return query.Selector{}, &query.UsageError{Msg: fmt.Sprintf("unexpected %q after %q (accepted: DEV PORT or DEV/PORT)", args[1], args[0])}
-	}
-	sel, err := query.ParseSelector(args[0])
-	if err != nil {
-		return sel, err
-	}
-	n, err := query.ParsePortNum(args[1])
-	if err != nil {
-		return sel, err
-	}
-	sel.Port, sel.HasPort = n, true
-	return sel, nil
 }
 
 // SelectorsFromArgs reads DEV or DEV/PORT arguments.
@@ -221,4 +141,23 @@ func completeLIDs(f *Factory) cobra.CompletionFunc {
 		}
 		return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveKeepOrder
 	}
+}
+
+// PKeyCompletions are the valid P_Keys of the ports' tables, each once, described by
+// membership and partition ("full member of 0x0001").
+func PKeyCompletions(views []*query.PortView) []cobra.Completion {
+	seen := map[check.PKey]bool{}
+	var out []cobra.Completion
+	for _, v := range views {
+		if v.Table == nil {
+			continue
+		}
+		for _, e := range v.Table.Entries {
+			if e.Valid() && !seen[e.PKey] {
+				seen[e.PKey] = true
+				out = append(out, cobra.CompletionWithDesc(e.PKey.String(), e.PKey.Membership().String()+" member of "+e.PKey.Partition().String()))
+			}
+		}
+	}
+	return out
 }

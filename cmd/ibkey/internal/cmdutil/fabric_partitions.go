@@ -3,12 +3,14 @@ package cmdutil
 import (
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/fabric"
+	"github.com/ibkey/ibkey/internal/fsread"
 	"github.com/ibkey/ibkey/internal/partconf"
 	"github.com/ibkey/ibkey/internal/query"
 )
@@ -154,4 +156,26 @@ func AddPortTypes(types map[check.GUID]check.NodeType, routers []string, f *fabr
 		types[g] = check.NodeRouter
 	}
 	return f != nil || len(routers) > 0, nil
+}
+
+// ReadOpenSMConf reads --opensm-conf FILE, OpenSM's options as it reads them
+// (partconf.ParseOpenSMConf), for every command that audits a sweep (fabric check, the
+// exporter): a file that cannot be read is bad usage. When *partitions (--partitions)
+// is "", it becomes the file's partition_config_file if that is on this machine (the
+// audit may run elsewhere than OpenSM). note says which partitions.conf that is, or
+// why there is none; osm.Warnings are the values OpenSM replaces with its defaults.
+func ReadOpenSMConf(path string, partitions *string) (osm *partconf.OpenSMConf, note string, err error) {
+	data, err := fsread.ReadFile(path, partconf.MaxOpenSMConfSize, "an opensm.conf")
+	if err != nil {
+		return nil, "", Usagef("--opensm-conf: %v", err)
+	}
+	osm = partconf.ParseOpenSMConf(path, data)
+	if *partitions != "" {
+		return osm, "", nil
+	}
+	if _, err := os.Stat(osm.PartitionConfigFile); err != nil {
+		return osm, fmt.Sprintf("not compared with a partitions.conf: %s names %s, which is not here (give --partitions)", path, osm.PartitionConfigFile), nil
+	}
+	*partitions = osm.PartitionConfigFile
+	return osm, fmt.Sprintf("comparing with %s (partition_config_file of %s)", *partitions, path), nil
 }

@@ -46,7 +46,8 @@ func AddFabricSweepFlags(c *cobra.Command, f *Factory) *FabricSweep {
 }
 
 // AddFileFlags adds --fabric-file and --timeout alone, to a command that adds the MAD
-// flags itself (can-talk: it sweeps only for endpoints a sweep resolves; SweepVia).
+// flags itself (can-talk: it sweeps only for endpoints a sweep resolves, through a
+// transport it opens).
 func (s *FabricSweep) AddFileFlags(c *cobra.Command, timeoutUsage string) {
 	c.Flags().StringVar(&s.File, "fabric-file", "", "read a saved sweep from `FILE` (ibkey fabric discover -o json > FILE) instead of sweeping the fabric")
 	_ = c.MarkFlagFilename("fabric-file", "json")
@@ -75,36 +76,17 @@ func ReadFabricFileAs(path, what string) (*fabric.Fabric, error) {
 	return f, err
 }
 
-// Names reads --node-name-map (nil when not given).
-func (s *FabricSweep) Names() (*query.NodeNameMap, error) {
-	if s.NodeNameMap == "" {
-		return nil, nil
-	}
-	return ReadNodeNameMap(s.NodeNameMap)
-}
-
 // AddTimeoutFlag adds --timeout alone (fabric diff: its files are given as arguments).
 func (s *FabricSweep) AddTimeoutFlag(c *cobra.Command, usage string) {
 	c.Flags().DurationVar(&s.Timeout, "timeout", 5*time.Minute, usage)
 }
 
 // Prepare sets the MAD flags up for a sweep through a transport the command opens
-// itself (SweepVia). --timeout is positive: checkFlagValues refused it otherwise.
+// itself (can-talk). --timeout is positive: checkFlagValues refused it otherwise.
 func (s *FabricSweep) Prepare() {
 	if s.MAD.IbsimBase() != "" && s.MAD.Window == 0 {
 		s.MAD.Window = sweepWindowIbsim
 	}
-}
-
-// SweepVia sweeps through fab, a transport the command opened (after Prepare), with
-// the P_Key tables, bounded by --timeout from now. A sweep that stopped early comes
-// back with what it read and the error; one that read nothing is an environment error.
-func (s *FabricSweep) SweepVia(ctx context.Context, fab *query.Fabric) (*fabric.Fabric, error) {
-	f, err := query.Sweep(ctx, fab.T, query.SweepOptions{Timeout: s.Timeout, Source: fab.Via})
-	if f == nil {
-		return nil, &query.EnvError{Msg: fmt.Sprintf("%v (via %s)", err, fab.Via), Err: err}
-	}
-	return f, err
 }
 
 // Load gives fn the fabric: the saved file, or a sweep run now (see Sweep).
@@ -117,7 +99,7 @@ func (s *FabricSweep) SweepVia(ctx context.Context, fab *query.Fabric) (*fabric.
 // --no-tables) are gaps too.
 func (s *FabricSweep) Load(ctx context.Context, n *Notices, noTables, needTables bool, fn func(f *fabric.Fabric) error) error {
 	// The map is read first: a bad one is reported before a sweep is run.
-	names, err := s.Names()
+	names, err := ReadNodeNameMap(s.NodeNameMap)
 	if err != nil {
 		return err
 	}
@@ -180,21 +162,8 @@ func (s *FabricSweep) Sweep(ctx context.Context, n *Notices, noTables bool, fn f
 	return fn(f)
 }
 
-// FabricIncomplete is what a swept or saved fabric lacks for a command that answers
-// from its P_Key tables (query.FabricGapList), as a document's "incomplete": empty
-// exactly when PartialResult (needTables) does not make the command exit 4. Kinds:
-// partial-sweep, unread-node, unread-table (query.GapKind).
-func FabricIncomplete(f *fabric.Fabric) []Incomplete {
-	gaps := query.FabricGapList(f, true)
-	out := make([]Incomplete, len(gaps))
-	for i, g := range gaps {
-		out[i] = Incomplete{string(g.Kind), g.Message}
-	}
-	return out
-}
-
-// PartialResult is err after fn printed f, unless f is partial (FabricIncomplete is
-// not empty): then what it lacks goes to n's stream in one line
+// PartialResult is err after fn printed f, unless f is partial (query.FabricGapList
+// is not empty): then what it lacks goes to n's stream in one line
 // (query.PartialSummary) and the result is exit 4. With needTables, tables the sweep
 // did not read (--no-tables) are gaps. An error other than an exit code (a write
 // error) wins.

@@ -108,3 +108,12 @@ const (
 	// be read; the rest of the sweep is shown.
 	IncompleteUnreadNode = "unread-node"
 )
+
+// List is s for a JSON list member: [] when s is nil, never null (an empty list means
+// "read, and empty"; null means not read).
+func List[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}

@@ -17,9 +17,12 @@ func AddNodeNameMapFlag(c *cobra.Command, path *string) {
 	_ = c.MarkFlagFilename("node-name-map")
 }
 
-// ReadNodeNameMap reads --node-name-map's file (query.ReadNodeNameMap); its errors
-// name the flag.
+// ReadNodeNameMap reads --node-name-map's file (query.ReadNodeNameMap): nil when the
+// flag is not given; its errors name the flag.
 func ReadNodeNameMap(path string) (*query.NodeNameMap, error) {
+	if path == "" {
+		return nil, nil
+	}
 	m, err := query.ReadNodeNameMap(path)
 	if err != nil {
 		sep := " " // a line of the file: "FILE:LINE: ..."

@@ -42,7 +42,7 @@ var pkeyDecoding = decoding[check.PKeyDecoding]{
 			if d.Membership != "" {
 				m = &d.Membership
 			}
-			return pkeyJSON{d.Value, d.Key, m, d.Valid, d.Default, nonNil(d.Notes)}
+			return pkeyJSON{d.Value, d.Key, m, d.Valid, d.Default, cmdutil.List(d.Notes)}
 		})}
 	},
 	header: []string{"VALUE", "KEY", "MEMBERSHIP", "VALID", "DEFAULT"},
@@ -83,11 +83,4 @@ func mapSlice[T, U any](in []T, f func(T) U) []U {
 		out[i] = f(v)
 	}
 	return out
-}
-
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
 }

@@ -47,7 +47,7 @@ var qkeyDecoding = decoding[check.QKeyDecoding]{
 			Schema cmdutil.SchemaVersion `json:"schema_version"`
 			QKeys  []qkeyJSON            `json:"qkeys"`
 		}{cmdutil.SchemaVersion{}, mapSlice(out, func(d check.QKeyDecoding) qkeyJSON {
-			j := qkeyJSON{Value: d.Value, Controlled: d.Controlled, Range: string(d.Range), Notes: nonNil(d.Notes)}
+			j := qkeyJSON{Value: d.Value, Controlled: d.Controlled, Range: string(d.Range), Notes: cmdutil.List(d.Notes)}
 			if d.WellKnown != "" {
 				j.WellKnown = &d.WellKnown
 			}

@@ -64,6 +64,7 @@ type Options struct {
 	SweepInterval time.Duration
 	SweepTimeout  time.Duration
 	Partitions    string
+	OpenSMConf    string
 	AllowBoth     bool
 	NoCounters    bool
 
@@ -116,11 +117,13 @@ func NewCmdExporter(deps Deps, runF func(*Options) error) *cobra.Command {
 	fl.DurationVar(&o.SweepInterval, "sweep-interval", time.Minute, "fabric mode: time between the starts of two sweeps; scrapes answer from the last complete one")
 	fl.DurationVar(&o.SweepTimeout, "sweep-timeout", 0, "fabric mode: give up a sweep after this long (default: --sweep-interval)")
 	fl.StringVar(&o.Partitions, "partitions", "", "fabric mode (--sweep): also compare the tables with what OpenSM programs from this partitions.conf (`FILE`)")
+	fl.StringVar(&o.OpenSMConf, "opensm-conf", "", "fabric mode (--sweep): audit as 'ibkey fabric check --opensm-conf' does, with OpenSM's options from its opensm.conf (`FILE`): part_enforce, allow_both_pkeys and keep_pkey_indexes replace --allow-both and the defaults, partition_config_file is the default --partitions")
 	fl.BoolVar(&o.AllowBoth, "allow-both", false, "with --partitions: OpenSM runs with -W (allow_both_pkeys)")
 	fl.BoolVar(&o.NoCounters, "no-counters", false, "fabric mode: do not read PMA PortCounters (tables and PortInfo only)")
 	addSMLogFlag(c, o)
 	c.MarkFlagsMutuallyExclusive("sweep", "lid")
 	_ = c.MarkFlagFilename("partitions")
+	_ = c.MarkFlagFilename("opensm-conf")
 	_ = c.MarkFlagFilename("web.config.file", "yml", "yaml")
 	_ = c.MarkFlagDirname("textfile")
 	return c
@@ -147,7 +150,10 @@ func (o *Options) validate() error {
 	if o.Partitions != "" && !o.Sweep {
 		return bad("--partitions compares a whole sweep with the file: it needs --sweep")
 	}
-	if o.AllowBoth && o.Partitions == "" {
+	if o.OpenSMConf != "" && !o.Sweep {
+		return bad("--opensm-conf says how to audit a whole sweep: it needs --sweep")
+	}
+	if o.AllowBoth && o.Partitions == "" && o.OpenSMConf == "" {
 		return bad("--allow-both applies to --partitions FILE")
 	}
 	if o.PortInfo && o.fabricMode() {
@@ -258,12 +264,33 @@ func runFabric(ctx context.Context, o *Options, logger *slog.Logger) error {
 	}
 	fopts := exporter.FabricOptions{Interval: o.SweepInterval, Timeout: o.SweepTimeout, AllowBoth: o.AllowBoth, NoCounters: o.NoCounters,
 		Logf: func(format string, args ...any) { logger.Warn(fmt.Sprintf(format, args...)) }}
-	if o.Partitions != "" {
-		data, err := fsread.ReadFile(o.Partitions, partconf.MaxFileSize, "a partitions.conf")
+	if o.OpenSMConf != "" {
+		osm, note, err := cmdutil.ReadOpenSMConf(o.OpenSMConf, &o.Partitions)
 		if err != nil {
-			return &query.UsageError{Msg: fmt.Sprintf("--partitions: %v", err)}
+			return err
 		}
-		fopts.Partitions = partconf.Parse(o.Partitions, data)
+		for _, w := range osm.Warnings {
+			logger.Warn(w)
+		}
+		if note != "" {
+			logger.Info(note)
+		}
+		fopts.OpenSM = osm
+	}
+	if o.Partitions != "" {
+		// Read as `fabric check --partitions` reads it (a named pipe too; not -: a
+		// service has no standard input to give).
+		data, name, err := query.ReadPartitionsText(o.Partitions, nil)
+		if err != nil {
+			return err
+		}
+		c := partconf.Parse(name, data)
+		// fabric check exits 4 for such a file; a service would export the comparison
+		// for weeks as if it knew what OpenSM programs: refuse it at start.
+		if u := cmdutil.UncertainIncomplete(c); u != nil {
+			return &query.UsageError{Msg: fmt.Sprintf("--partitions %s; the comparison would be a guess: fix the file or leave out --partitions", u.Message)}
+		}
+		fopts.Partitions = c
 	}
 	if o.LID != "" {
 		lids, _ := cmdutil.ParseLIDFlag(o.LID)
@@ -401,7 +428,8 @@ its age. Every port's table and counters carry node_guid, node_name, port and li
 labels; P_Key and Q_Key violations come from the sweep's own PortInfo replies, the
 constraint errors from PMA PortCounters (one batch per sweep); with --sweep the audit of
 'ibkey fabric check' (and with --partitions FILE the partitions.conf comparison) is
-ibkey_fabric_findings{rule,severity} and per port ibkey_fabric_port_finding_info. When
+ibkey_fabric_findings{rule,severity} and per port ibkey_fabric_port_finding_info;
+--opensm-conf FILE gives it OpenSM's options as fabric check takes them. When
 the MAD transport stops working (ibsim killed and restarted, its client slot dropped,
 an HCA reset or driver reload) it is opened again with backoff (1s to 8s); meanwhile
 ibkey_fabric_up is 0 and ibkey_fabric_last_sweep_failure says why.

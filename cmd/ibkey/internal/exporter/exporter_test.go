@@ -58,10 +58,12 @@ func TestValidate(t *testing.T) {
 		change func(o *Options)
 		want   string
 	}{
-		"no connections":   {func(o *Options) { o.MaxConnections = 0 }, "invalid --web.max-connections 0 (accepted: 1 or more)"},
-		"negative timeout": {func(o *Options) { o.SweepTimeout = -time.Second }, "invalid --sweep-timeout"},
-		"no listen":        {func(o *Options) { o.Listen = nil }, "--listen needs at least one address"},
-		"bad port":         {func(o *Options) { o.Listen = []string{"x:70000"} }, `port "70000" is not 0-65535`},
+		"no connections":     {func(o *Options) { o.MaxConnections = 0 }, "invalid --web.max-connections 0 (accepted: 1 or more)"},
+		"negative timeout":   {func(o *Options) { o.SweepTimeout = -time.Second }, "invalid --sweep-timeout"},
+		"no listen":          {func(o *Options) { o.Listen = nil }, "--listen needs at least one address"},
+		"bad port":           {func(o *Options) { o.Listen = []string{"x:70000"} }, `port "70000" is not 0-65535`},
+		"opensm-conf, --lid": {func(o *Options) { o.LID, o.OpenSMConf = "3", "opensm.conf" }, "--opensm-conf says how to audit a whole sweep: it needs --sweep"},
+		"allow-both alone":   {func(o *Options) { o.Sweep, o.AllowBoth = true, true }, "--allow-both applies to --partitions FILE"},
 	} {
 		o := ok()
 		tc.change(o)
@@ -73,5 +75,51 @@ func TestValidate(t *testing.T) {
 	}
 	if err := ok().validate(); err != nil {
 		t.Errorf("valid options: %v", err)
+	}
+	o := ok()
+	o.Sweep, o.OpenSMConf, o.AllowBoth = true, "opensm.conf", true // the file's allow_both_pkeys wins
+	if err := o.validate(); err != nil {
+		t.Errorf("--sweep --opensm-conf --allow-both: %v", err)
+	}
+}
+
+// TestOpenSMConfRefused: --opensm-conf is read as fabric check reads it
+// (cmdutil.ReadOpenSMConf): a file that cannot be read is one line of bad usage naming
+// the flag, before any MAD is sent.
+func TestOpenSMConfRefused(t *testing.T) {
+	o := &Options{Deps: Deps{Out: io.Discard, ErrOut: io.Discard, Ctx: context.Background(),
+		OpenFabric: func(context.Context) (*query.Fabric, error) { t.Fatal("opened the fabric"); return nil, nil }},
+		Sweep: true, OpenSMConf: "/dev/zero", Listen: []string{"127.0.0.1:0"}, MaxConnections: 1,
+		Interval: time.Minute, TableInterval: time.Minute, SweepInterval: time.Minute, Once: true}
+	err := Run(o)
+	var ue *query.UsageError
+	if !errors.As(err, &ue) || !strings.HasPrefix(err.Error(), "--opensm-conf: ") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("--opensm-conf /dev/zero: %v, want one line of bad usage naming the flag", err)
+	}
+}
+
+// TestPartitionsUncertainRefused: a --partitions file whose outcome in OpenSM cannot be
+// predicted (fabric check exits 4 for it) is refused at start, before any MAD is sent,
+// as one line of bad usage naming the file's line: a service would otherwise export the
+// comparison for as long as it runs as if it knew what OpenSM programs.
+func TestPartitionsUncertainRefused(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "partitions.conf")
+	// OpenSM reads past the end of line 2 (the lab case "semicolon right after mgid").
+	if err := os.WriteFile(path, []byte("Default=0x7fff : ALL=full;\np=0x10 : 0x0002c90300000211=full, mgid=ff12::5;\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	o := &Options{Deps: Deps{Out: io.Discard, ErrOut: io.Discard, Ctx: context.Background(),
+		OpenFabric: func(context.Context) (*query.Fabric, error) { t.Fatal("opened the fabric"); return nil, nil }},
+		Sweep: true, Partitions: path, Listen: []string{"127.0.0.1:0"}, MaxConnections: 1,
+		Interval: time.Minute, TableInterval: time.Minute, SweepInterval: time.Minute, Once: true}
+	err := Run(o)
+	var ue *query.UsageError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), path+":2:1") || !strings.Contains(err.Error(), "cannot be predicted") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("uncertain --partitions: %v, want one line of bad usage naming line 2", err)
+	}
+	// A file that cannot be read is refused the way fabric check refuses it.
+	o.Partitions = filepath.Join(t.TempDir(), "missing.conf")
+	if err := Run(o); !errors.As(err, &ue) || !strings.HasPrefix(err.Error(), "partitions file: ") {
+		t.Errorf("missing --partitions: %v, want fabric check's bad usage", err)
 	}
 }

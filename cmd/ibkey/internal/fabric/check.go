@@ -3,7 +3,6 @@ package fabric
 import (
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 
@@ -12,7 +11,6 @@ import (
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/fabric"
-	"github.com/ibkey/ibkey/internal/fsread"
 	"github.com/ibkey/ibkey/internal/partconf"
 	"github.com/ibkey/ibkey/internal/query"
 	"github.com/ibkey/ibkey/internal/textsafe"
@@ -137,12 +135,15 @@ partial-sweep, unread-node, unread-table or not-checked).`,
 	return c
 }
 
-var checkRules = []string{
-	fabric.RuleHCAKeyNotOnSwitch, fabric.RuleSwitchKeyNotOnHCA, fabric.RuleLimitedOnly, fabric.RuleEnforcementOff,
-	fabric.RuleTableFull, fabric.RulePortNotActive, fabric.RuleNotRead, fabric.RuleSweepIncomplete, fabric.RuleDefaultNotIndex0,
-	partconf.RuleIndexMoved, partconf.RuleGUIDNotInFabric, partconf.RuleMissingKey, partconf.RuleExtraKey, partconf.RuleWrongMembership, partconf.RuleTableOverflow, partconf.RuleFileRejected,
-	RuleSATableDiffers, RuleSAViewNotFile, RuleIPoIBGroupMissing, RuleIPoIBGroupDiffers,
-}
+// checkRules are what --ignore accepts: the audit's rules (partconf.AuditRules, the
+// list the exporter exports too) and --sa's.
+var checkRules = func() []string {
+	var rules []string
+	for _, r := range partconf.AuditRules(true) {
+		rules = append(rules, r.Rule)
+	}
+	return append(rules, RuleSATableDiffers, RuleSAViewNotFile, RuleIPoIBGroupMissing, RuleIPoIBGroupDiffers)
+}()
 
 func runCheck(o *CheckOptions) error {
 	ignore := map[string]bool{}
@@ -154,23 +155,16 @@ func runCheck(o *CheckOptions) error {
 	}
 	var osm *partconf.OpenSMConf
 	if o.OpenSMConf != "" {
-		data, err := fsread.ReadFile(o.OpenSMConf, partconf.MaxOpenSMConfSize, "an opensm.conf")
-		if err != nil {
-			return cmdutil.Usagef("--opensm-conf: %v", err)
+		var note string
+		var err error
+		if osm, note, err = cmdutil.ReadOpenSMConf(o.OpenSMConf, &o.Partitions); err != nil {
+			return err
 		}
-		osm = partconf.ParseOpenSMConf(o.OpenSMConf, data)
 		for _, w := range osm.Warnings {
 			o.Notices.Warn(w)
 		}
-		if o.Partitions == "" {
-			// OpenSM reads partition_config_file; when it is not on this machine
-			// (the audit runs elsewhere), say so rather than fail.
-			if _, err := os.Stat(osm.PartitionConfigFile); err == nil {
-				o.Partitions = osm.PartitionConfigFile
-				o.Notices.Note(fmt.Sprintf("comparing with %s (partition_config_file of %s)", o.Partitions, o.OpenSMConf))
-			} else {
-				o.Notices.Note(fmt.Sprintf("not compared with a partitions.conf: %s names %s, which is not here (give --partitions)", o.OpenSMConf, osm.PartitionConfigFile))
-			}
+		if note != "" {
+			o.Notices.Note(note)
 		}
 	}
 	var conf *partconf.Config
@@ -192,28 +186,8 @@ func runCheck(o *CheckOptions) error {
 	// the sweep's gaps still named on stderr.
 	definite := false
 	err := o.Source.Load(o.Ctx, o.Notices, false, true, func(fab *fabric.Fabric) error {
-		auditOpts := fabric.AuditOptions{}
-		if osm != nil {
-			auditOpts = osm.AuditOptions()
-		}
-		res := fabric.AuditFabric(fab, auditOpts)
+		res, model := partconf.AuditFabric(fab, conf, osm, o.AllowBoth)
 		all := res.Findings
-		var model *partconf.Model
-		if conf != nil {
-			base := partconf.Options{AllowBoth: o.AllowBoth}
-			model = partconf.NewFabricModel(conf, fab, base)
-			if osm != nil {
-				model = osm.FabricModel(conf, fab, base)
-			}
-			// With the file, what index 0 should hold is known (the default
-			// partition, or an indx0 one): the comparison says whether OpenSM will
-			// change it (partitions-index-moved), so the audit's guess goes.
-			all = slices.DeleteFunc(all, func(fd check.Finding) bool {
-				return fd.Rule == fabric.RuleDefaultNotIndex0 && len(fd.Ports) == 1 && fab.Port(fd.Ports[0].PortID) != nil && fab.Port(fd.Ports[0].PortID).GUID != 0
-			})
-			all = append(all, partconf.CompareFabric(fab, model)...)
-			all = append(all, partconf.UnknownGUIDs(conf, fab)...)
-		}
 		if o.SA.Ask {
 			saf, nc, err := o.saFindings(fab, conf, model)
 			if err != nil {
@@ -238,7 +212,7 @@ func runCheck(o *CheckOptions) error {
 		check.SortFindings(findings)
 		// Load reports (and exits 4 for) a partial sweep or one without tables; what
 		// else the audit could not check is said below. Either way no all-clear.
-		gaps := cmdutil.FabricIncomplete(fab)
+		gaps := fabricIncomplete(fab)
 		partial := len(gaps) > 0
 		incomplete := partial || res.Incomplete()
 		// A --partitions file whose outcome in OpenSM cannot be predicted makes the
@@ -265,9 +239,6 @@ func runCheck(o *CheckOptions) error {
 			why = auditIncomplete(res.NotChecked)
 		}
 		if o.Format == cmdutil.FormatJSON {
-			if findings == nil {
-				findings = []check.Finding{}
-			}
 			var file *string
 			if o.Partitions != "" {
 				file = &o.Partitions
@@ -280,7 +251,7 @@ func runCheck(o *CheckOptions) error {
 				Errors     int                   `json:"errors"`
 				Warnings   int                   `json:"warnings"`
 				Incomplete []cmdutil.Incomplete  `json:"incomplete,omitempty"`
-			}{cmdutil.SchemaVersion{}, fab.Source, file, findings, errs, warns, why}); err != nil {
+			}{cmdutil.SchemaVersion{}, fab.Source, file, cmdutil.List(findings), errs, warns, why}); err != nil {
 				return err
 			}
 		} else {

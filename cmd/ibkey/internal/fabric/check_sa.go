@@ -102,13 +102,6 @@ func (o *CheckOptions) saFindings(fab *fabric.Fabric, conf *partconf.Config, mod
 			ports = append(ports, saPort{id: id, lid: lid, port: uint8(p.Num), table: p.PKeys})
 		}
 	}
-	desc := func(id check.PortID) check.FindingPort {
-		fp := check.FindingPort{PortID: id}
-		if n := fab.Node(id.Node); n != nil {
-			fp.Description = n.Description
-		}
-		return fp
-	}
 	err = o.Source.MAD.With(o.Ctx, func(ctx context.Context, qf *query.Fabric) error {
 		sm, err := mad.FindSA(ctx, qf.T)
 		if err != nil {
@@ -133,7 +126,7 @@ func (o *CheckOptions) saFindings(fab *fabric.Fabric, conf *partconf.Config, mod
 			for b := 0; b*mad.PKeysPerBlock < len(sp.table); b++ {
 				r, err := mad.GetPKeyTableRecord(ctx, qf.T, sm, o.SA.SMKey, sp.lid, sp.port, uint16(b))
 				if st, ok := mad.SAStatus(err); ok && st == mad.SAStatusNoRecords {
-					notChecked = append(notChecked, fabric.NotChecked{Port: desc(sp.id), What: "SA P_KeyTableRecord",
+					notChecked = append(notChecked, fabric.NotChecked{Port: fab.FindingPort(sp.id), What: "SA P_KeyTableRecord",
 						Reason: fmt.Sprintf("the SA answered no record: it answers only for ports that share a partition with %s (osm_sa_pkey_record.c); ask from a port in every partition, such as the SM's", requester)})
 					complete = false
 					break
@@ -145,7 +138,7 @@ func (o *CheckOptions) saFindings(fab *fabric.Fabric, conf *partconf.Config, mod
 					if st, ok := mad.SAStatus(err); ok && st == mad.SAStatusReqInvalid {
 						return fmt.Errorf("the SA refused P_KeyTableRecords with SM_Key 0x%016x (ERR_REQ_INVALID): give its sa_key with --sm-key", o.SA.SMKey)
 					}
-					notChecked = append(notChecked, fabric.NotChecked{Port: desc(sp.id), What: "SA P_KeyTableRecord", Reason: err.Error()})
+					notChecked = append(notChecked, fabric.NotChecked{Port: fab.FindingPort(sp.id), What: "SA P_KeyTableRecord", Reason: err.Error()})
 					complete = false
 					break
 				}
@@ -159,11 +152,11 @@ func (o *CheckOptions) saFindings(fab *fabric.Fabric, conf *partconf.Config, mod
 				continue
 			}
 			tables++
-			findings = append(findings, compareView(fab, sp, view, desc(sp.id))...)
+			findings = append(findings, compareView(fab, sp, view, fab.FindingPort(sp.id))...)
 			if model != nil {
 				n := fab.Node(sp.id.Node)
 				if n.IsEndPort(fab.Port(sp.id)) {
-					findings = append(findings, compareViewModel(fab, sp, view, model, desc(sp.id))...)
+					findings = append(findings, compareViewModel(fab, sp, view, model, fab.FindingPort(sp.id))...)
 				}
 			}
 		}

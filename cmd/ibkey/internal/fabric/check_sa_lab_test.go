@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 	"github.com/ibkey/ibkey/internal/lab"
 )
@@ -53,32 +54,32 @@ func TestLabFabricCheckSA(t *testing.T) {
 	if err := os.WriteFile(conf, []byte(saCheckConf), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	run := func(node, file string, extra ...string) (saCheckDoc, result) {
+	run := func(node, file string, extra ...string) (saCheckDoc, cmdtest.Result) {
 		t.Helper()
 		args := append([]string{"fabric", "check", "--ibsim=" + l.SockName, "--sim-node", node, "--sa", "--partitions", file,
 			"--ignore", "enforcement-off", "-o", "json"}, extra...)
 		r := runIbkey(t, false, nil, args...)
 		var d saCheckDoc
-		if err := json.Unmarshal([]byte(r.stdout), &d); err != nil {
-			t.Fatalf("ibkey %s: exit %d: %v\n%s%s", strings.Join(args, " "), r.code, err, r.stdout, r.stderr)
+		if err := json.Unmarshal([]byte(r.Stdout), &d); err != nil {
+			t.Fatalf("ibkey %s: exit %d: %v\n%s%s", strings.Join(args, " "), r.Code, err, r.Stdout, r.Stderr)
 		}
 		return d, r
 	}
 	// All agree, asked from HcaB (in every ipoib partition).
-	if d, r := run("HcaB", conf); r.code != 0 || len(d.Findings) != 0 || len(d.Incomplete) != 0 {
-		t.Fatalf("clean fabric: exit %d, %v %v\n%s", r.code, d.ruleCount(), d.Incomplete, r.stderr)
+	if d, r := run("HcaB", conf); r.Code != 0 || len(d.Findings) != 0 || len(d.Incomplete) != 0 {
+		t.Fatalf("clean fabric: exit %d, %v %v\n%s", r.Code, d.ruleCount(), d.Incomplete, r.Stderr)
 	}
 	// Asked from HcaA, which is not in p1: its group is not visible, so not checked.
-	if d, r := run("HcaA", conf); r.code != 4 || len(d.Incomplete) == 0 || !strings.Contains(d.Incomplete[0].Message, "the SA answers only for groups of partitions") {
-		t.Errorf("from outside p1: exit %d, %+v", r.code, d.Incomplete)
+	if d, r := run("HcaA", conf); r.Code != 4 || len(d.Incomplete) == 0 || !strings.Contains(d.Incomplete[0].Message, "the SA answers only for groups of partitions") {
+		t.Errorf("from outside p1: exit %d, %+v", r.Code, d.Incomplete)
 	}
 	// A file with other values for p1's group: the group is not as it says.
 	other := filepath.Join(t.TempDir(), "other.conf")
 	if err := os.WriteFile(other, []byte(strings.Replace(saCheckConf, "mtu=4, rate=7, Q_Key=0x00001111", "mtu=5, rate=7, Q_Key=0x00002222", 1)), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if d, r := run("HcaB", other); r.code != 1 || d.ruleCount()[RuleIPoIBGroupDiffers] != 1 || !strings.Contains(d.Findings[0].Message+d.Findings[len(d.Findings)-1].Message, "Q_Key 0x00001111, the file 0x00002222") {
-		t.Errorf("other group values: exit %d, %v %+v", r.code, d.ruleCount(), d.Findings)
+	if d, r := run("HcaB", other); r.Code != 1 || d.ruleCount()[RuleIPoIBGroupDiffers] != 1 || !strings.Contains(d.Findings[0].Message+d.Findings[len(d.Findings)-1].Message, "Q_Key 0x00001111, the file 0x00002222") {
+		t.Errorf("other group values: exit %d, %v %+v", r.Code, d.ruleCount(), d.Findings)
 	}
 	// A key set in HcaC's table behind the SM's back (ibsim takes any client's Set):
 	// the SM's view differs from the table the port holds.
@@ -88,8 +89,8 @@ func TestLabFabricCheckSA(t *testing.T) {
 		t.Fatal(err)
 	}
 	d, r := run("HcaB", conf)
-	if r.code != 1 || d.ruleCount()[RuleSATableDiffers] != 1 {
-		t.Errorf("a table set behind the SM's back: exit %d, %v %+v", r.code, d.ruleCount(), d.Findings)
+	if r.Code != 1 || d.ruleCount()[RuleSATableDiffers] != 1 {
+		t.Errorf("a table set behind the SM's back: exit %d, %v %+v", r.Code, d.ruleCount(), d.Findings)
 	}
 	for _, f := range d.Findings {
 		if f.Rule == RuleSATableDiffers && !strings.Contains(f.Message, "index 3: the SM 0x0000, the port 0x8009") {
@@ -98,7 +99,7 @@ func TestLabFabricCheckSA(t *testing.T) {
 	}
 	// Without the SM_Key the SA refuses P_KeyTableRecords: a usable error.
 	r = runIbkey(t, false, nil, "fabric", "check", "--ibsim="+l.SockName, "--sim-node", "HcaB", "--sa", "--sm-key", "0")
-	if r.code != 3 || !strings.Contains(r.stderr, "give its sa_key with --sm-key") {
-		t.Errorf("--sm-key 0: exit %d\n%s", r.code, r.stderr)
+	if r.Code != 3 || !strings.Contains(r.Stderr, "give its sa_key with --sm-key") {
+		t.Errorf("--sm-key 0: exit %d\n%s", r.Code, r.Stderr)
 	}
 }

@@ -15,8 +15,8 @@ func TestCheckJSONFilePosition(t *testing.T) {
 	var doc struct {
 		Findings []map[string]any `json:"findings"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
-		t.Fatalf("%v\n%s", err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
+		t.Fatalf("%v\n%s", err, r.Stdout)
 	}
 	found := false
 	for _, f := range doc.Findings {
@@ -28,6 +28,6 @@ func TestCheckJSONFilePosition(t *testing.T) {
 		}
 	}
 	if !found {
-		t.Fatalf("no guid-not-in-fabric finding (exit %d):\n%s\n%s", r.code, r.stdout, r.stderr)
+		t.Fatalf("no guid-not-in-fabric finding (exit %d):\n%s\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 )
 
@@ -36,16 +37,16 @@ func discoverWith(dial func(context.Context, mad.IbsimOptions) (mad.Transport, s
 }
 
 // bounded fails the test when run does not return within limit (a hang; generous).
-func bounded(t *testing.T, limit time.Duration, run func() result) result {
+func bounded(t *testing.T, limit time.Duration, run func() cmdtest.Result) cmdtest.Result {
 	t.Helper()
-	done := make(chan result, 1)
+	done := make(chan cmdtest.Result, 1)
 	go func() { done <- run() }()
 	select {
 	case r := <-done:
 		return r
 	case <-time.After(limit):
 		t.Fatalf("the command did not return within %v", limit)
-		return result{}
+		return cmdtest.Result{}
 	}
 }
 
@@ -69,14 +70,14 @@ func (s *silentTransport) Close() error { return nil }
 func TestTimeoutBoundsTheWholeCommand(t *testing.T) {
 	tr := &silentTransport{ended: make(chan error, 1)}
 	dial := func(ctx context.Context, o mad.IbsimOptions) (mad.Transport, string, error) { return tr, "Node", nil }
-	r := bounded(t, time.Minute, func() result {
+	r := bounded(t, time.Minute, func() cmdtest.Result {
 		return runWith(t, false, nil, discoverWith(dial), "fabric", "discover", "--ibsim=nowhere", "--timeout", "50ms")
 	})
 	if err := <-tr.ended; !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("the transport saw %v, want the deadline", err)
 	}
-	if r.code != 4 || !strings.Contains(r.stderr, "--timeout 50ms expired before anything was read") {
-		t.Errorf("exit %d, stderr %q; want exit 4 naming --timeout", r.code, r.stderr)
+	if r.Code != 4 || !strings.Contains(r.Stderr, "--timeout 50ms expired before anything was read") {
+		t.Errorf("exit %d, stderr %q; want exit 4 naming --timeout", r.Code, r.Stderr)
 	}
 	var help strings.Builder
 	c := NewCmdDiscover(&cmdutil.Factory{IOStreams: &cmdutil.IOStreams{}}, nil)

@@ -68,7 +68,7 @@ JSON (-o json), schema schemas/fabric-diff.schema.json: {"schema_version":1,"a",
 }
 
 func runDiff(o *DiffOptions) error {
-	names, err := o.Source.Names()
+	names, err := cmdutil.ReadNodeNameMap(o.Source.NodeNameMap)
 	if err != nil {
 		return err
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/fabric"
+	"github.com/ibkey/ibkey/internal/query"
 )
 
 // NewCmdFabric is `ibkey fabric` and its subcommands.
@@ -64,4 +65,17 @@ func guidCell(g check.GUID) string {
 		return ""
 	}
 	return g.String()
+}
+
+// fabricIncomplete is what a swept or saved fabric lacks for a command that answers
+// from its P_Key tables (query.FabricGapList), as a document's "incomplete": empty
+// exactly when cmdutil.PartialResult (needTables) does not make the command exit 4. Kinds:
+// partial-sweep, unread-node, unread-table (query.GapKind).
+func fabricIncomplete(f *fabric.Fabric) []cmdutil.Incomplete {
+	gaps := query.FabricGapList(f, true)
+	out := make([]cmdutil.Incomplete, len(gaps))
+	for i, g := range gaps {
+		out[i] = cmdutil.Incomplete{Kind: string(g.Kind), Message: g.Message}
+	}
+	return out
 }

@@ -31,7 +31,7 @@ func TestFabricGolden(t *testing.T) {
 	cases := []struct {
 		name string
 		args []string
-		code int
+		Code int
 	}{
 		{"discover_plain", []string{"fabric", "discover", "--fabric-file", smallFabric}, 0},
 		{"discover_table", []string{"fabric", "discover", "--fabric-file", smallFabric, "-o", "table"}, 0},
@@ -63,10 +63,10 @@ func TestFabricGolden(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			r := runIbkey(t, false, nil, tc.args...)
-			if r.code != tc.code {
-				t.Fatalf("exit %d, want %d; stderr:\n%s", r.code, tc.code, r.stderr)
+			if r.Code != tc.Code {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", r.Code, tc.Code, r.Stderr)
 			}
-			golden.RequireEqual(t, "$ ibkey "+strings.Join(tc.args, " ")+"\n"+r.stdout+"--- stderr\n"+r.stderr)
+			golden.RequireEqual(t, "$ ibkey "+strings.Join(tc.args, " ")+"\n"+r.Stdout+"--- stderr\n"+r.Stderr)
 		})
 	}
 }
@@ -76,8 +76,8 @@ func TestFabricErrors(t *testing.T) {
 	empty := writeTemp(t, "empty.json", `{"format":"ibkey-fabric","version":2}`)
 	cases := []struct {
 		args   []string
-		code   int
-		stderr string
+		Code   int
+		Stderr string
 	}{
 		{[]string{"fabric", "pkeys", "--fabric-file", "nonexistent.json"}, 2, "ibkey: --fabric-file: open nonexistent.json: no such file or directory"},
 		{[]string{"fabric", "check", "--fabric-file", fabricConf}, 2, "ibkey: --fabric-file ../../testdata/fabric/partitions.conf: not JSON"},
@@ -102,11 +102,11 @@ func TestFabricErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		r := runIbkey(t, false, nil, tc.args...)
-		if r.code != tc.code || !strings.Contains(r.stderr, tc.stderr) {
-			t.Errorf("ibkey %s: exit %d, stderr %q; want exit %d and %q", strings.Join(tc.args, " "), r.code, r.stderr, tc.code, tc.stderr)
+		if r.Code != tc.Code || !strings.Contains(r.Stderr, tc.Stderr) {
+			t.Errorf("ibkey %s: exit %d, stderr %q; want exit %d and %q", strings.Join(tc.args, " "), r.Code, r.Stderr, tc.Code, tc.Stderr)
 		}
-		if tc.code == 2 && strings.Count(strings.TrimSpace(r.stderr), "\n") > 0 {
-			t.Errorf("ibkey %s: a usage error on several lines: %q", strings.Join(tc.args, " "), r.stderr)
+		if tc.Code == 2 && strings.Count(strings.TrimSpace(r.Stderr), "\n") > 0 {
+			t.Errorf("ibkey %s: a usage error on several lines: %q", strings.Join(tc.args, " "), r.Stderr)
 		}
 	}
 }
@@ -132,8 +132,8 @@ func TestNoTablesIsNotAnAllClear(t *testing.T) {
 	file := writeTemp(t, "no-tables.json", b.String())
 	for _, tc := range []struct {
 		args   []string
-		code   int
-		stderr string
+		Code   int
+		Stderr string
 	}{
 		{[]string{"fabric", "check", "--fabric-file", file}, 4, "16 P_Key tables not in the sweep (made with --no-tables)"},
 		{[]string{"fabric", "pkeys", "--fabric-file", file, "--key", "0x0002"}, 4, "16 P_Key tables not in the sweep"},
@@ -141,8 +141,8 @@ func TestNoTablesIsNotAnAllClear(t *testing.T) {
 		{[]string{"fabric", "discover", "--fabric-file", file}, 0, ""},
 	} {
 		r := runIbkey(t, false, nil, tc.args...)
-		if r.code != tc.code || !strings.Contains(r.stderr, tc.stderr) || strings.Contains(r.stdout, "no problems found (") {
-			t.Errorf("ibkey %s: exit %d, stderr %q; want exit %d and %q\n%s", strings.Join(tc.args, " "), r.code, r.stderr, tc.code, tc.stderr, r.stdout)
+		if r.Code != tc.Code || !strings.Contains(r.Stderr, tc.Stderr) || strings.Contains(r.Stdout, "no problems found (") {
+			t.Errorf("ibkey %s: exit %d, stderr %q; want exit %d and %q\n%s", strings.Join(tc.args, " "), r.Code, r.Stderr, tc.Code, tc.Stderr, r.Stdout)
 		}
 	}
 }
@@ -153,12 +153,12 @@ func TestCheckUncertainPartitions(t *testing.T) {
 	// `;` right after an mgid= value: OpenSM reads bytes of its line buffer no line wrote.
 	conf := writeTemp(t, "uncertain.conf", "Default=0x7fff : ALL=full;\np=0x10 : 0x0002c90300000211=full, mgid=ff12::5;\n")
 	r := runIbkey(t, false, nil, "fabric", "check", "--fabric-file", smallFabric, "--partitions", conf, "--ignore", "enforcement-off")
-	if r.code != 4 || !strings.Contains(r.stderr, "cannot be predicted") {
-		t.Errorf("exit %d, stderr %q; want exit 4 saying OpenSM's outcome cannot be predicted", r.code, r.stderr)
+	if r.Code != 4 || !strings.Contains(r.Stderr, "cannot be predicted") {
+		t.Errorf("exit %d, stderr %q; want exit 4 saying OpenSM's outcome cannot be predicted", r.Code, r.Stderr)
 	}
 	r = runIbkey(t, false, nil, "fabric", "check", "--fabric-file", smallFabric, "--partitions", fabricConf, "--ignore", "enforcement-off")
-	if r.code != 0 || strings.Contains(r.stderr, "cannot be predicted") {
-		t.Errorf("a predictable file: exit %d, stderr %q", r.code, r.stderr)
+	if r.Code != 0 || strings.Contains(r.Stderr, "cannot be predicted") {
+		t.Errorf("a predictable file: exit %d, stderr %q", r.Code, r.Stderr)
 	}
 }
 
@@ -173,21 +173,21 @@ func TestCheckOpenSMConf(t *testing.T) {
 	}
 	off := writeTemp(t, "off.conf", "# opensm.conf\npart_enforce off\npartition_config_file "+abs+"\n")
 	r := runIbkey(t, false, nil, "fabric", "check", "--fabric-file", smallFabric, "--opensm-conf", off)
-	if r.code != 0 || strings.Contains(r.stdout, fabric.RuleEnforcementOff) || !strings.Contains(r.stderr, "comparing with "+abs) {
-		t.Errorf("part_enforce off: exit %d\n%s--- stderr\n%s", r.code, r.stdout, r.stderr)
+	if r.Code != 0 || strings.Contains(r.Stdout, fabric.RuleEnforcementOff) || !strings.Contains(r.Stderr, "comparing with "+abs) {
+		t.Errorf("part_enforce off: exit %d\n%s--- stderr\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 	r = runIbkey(t, false, nil, "fabric", "check", "--fabric-file", smallFabric, "--partitions", fabricConf)
-	if !strings.Contains(r.stdout, fabric.RuleEnforcementOff) {
-		t.Errorf("without --opensm-conf the audit assumes enforcement on and reports it off:\n%s", r.stdout)
+	if !strings.Contains(r.Stdout, fabric.RuleEnforcementOff) {
+		t.Errorf("without --opensm-conf the audit assumes enforcement on and reports it off:\n%s", r.Stdout)
 	}
 	odd := writeTemp(t, "odd.conf", "allow_both_pkeys yes\npartition_config_file /nonexistent/partitions.conf\n")
 	r = runIbkey(t, false, nil, "fabric", "check", "--fabric-file", smallFabric, "--opensm-conf", odd, "--ignore", "enforcement-off")
-	if !strings.Contains(r.stderr, "anything but TRUE as FALSE") || !strings.Contains(r.stderr, "not compared with a partitions.conf") {
-		t.Errorf("odd opensm.conf: exit %d, stderr:\n%s", r.code, r.stderr)
+	if !strings.Contains(r.Stderr, "anything but TRUE as FALSE") || !strings.Contains(r.Stderr, "not compared with a partitions.conf") {
+		t.Errorf("odd opensm.conf: exit %d, stderr:\n%s", r.Code, r.Stderr)
 	}
 	r = runIbkey(t, false, nil, "fabric", "check", "--fabric-file", smallFabric, "--opensm-conf", "/dev/zero")
-	if r.code != 2 || !strings.Contains(r.stderr, "--opensm-conf") {
-		t.Errorf("--opensm-conf /dev/zero: exit %d, stderr %q; want exit 2 naming the flag", r.code, r.stderr)
+	if r.Code != 2 || !strings.Contains(r.Stderr, "--opensm-conf") {
+		t.Errorf("--opensm-conf /dev/zero: exit %d, stderr %q; want exit 2 naming the flag", r.Code, r.Stderr)
 	}
 }
 
@@ -200,8 +200,8 @@ func TestCheckNamesGUIDsNotInFabric(t *testing.T) {
 	}
 	conf := writeTemp(t, "extra.conf", string(data)+"extra=0x0077 : 0x0002c903deadbeef=full;\n")
 	r := runIbkey(t, false, nil, "fabric", "check", "--fabric-file", smallFabric, "--partitions", conf, "--ignore", "enforcement-off")
-	if !strings.Contains(r.stdout, "0x0002c903deadbeef") || !strings.Contains(r.stdout, "["+partconf.RuleGUIDNotInFabric+"]") || !strings.Contains(r.stdout, "extra.conf:") {
-		t.Errorf("exit %d\n%s--- stderr\n%s", r.code, r.stdout, r.stderr)
+	if !strings.Contains(r.Stdout, "0x0002c903deadbeef") || !strings.Contains(r.Stdout, "["+partconf.RuleGUIDNotInFabric+"]") || !strings.Contains(r.Stdout, "extra.conf:") {
+		t.Errorf("exit %d\n%s--- stderr\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 }
 
@@ -238,8 +238,8 @@ func TestCheckPartialWithErrors(t *testing.T) {
 	clean := partial("small-partial.json", smallFabric)
 	for _, tc := range []struct {
 		args   []string
-		code   int
-		stdout string
+		Code   int
+		Stdout string
 	}{
 		{[]string{"fabric", "check", "--fabric-file", withErrors}, 1, "1 error, "},
 		{[]string{"fabric", "check", "--fabric-file", withErrors, "-o", "json"}, 1, `"errors": 1`},
@@ -247,8 +247,8 @@ func TestCheckPartialWithErrors(t *testing.T) {
 		{[]string{"fabric", "check", "--fabric-file", clean, "--strict"}, 1, "0 errors, "},
 	} {
 		r := runIbkey(t, false, nil, tc.args...)
-		if r.code != tc.code || !strings.Contains(r.stdout, tc.stdout) || !strings.Contains(r.stderr, "ibkey: partial sweep: ") || !strings.Contains(r.stderr, "not checked") {
-			t.Errorf("ibkey %s: exit %d, stderr %q; want exit %d, stdout with %q and the partial sweep named on stderr\n%s", strings.Join(tc.args, " "), r.code, r.stderr, tc.code, tc.stdout, r.stdout)
+		if r.Code != tc.Code || !strings.Contains(r.Stdout, tc.Stdout) || !strings.Contains(r.Stderr, "ibkey: partial sweep: ") || !strings.Contains(r.Stderr, "not checked") {
+			t.Errorf("ibkey %s: exit %d, stderr %q; want exit %d, stdout with %q and the partial sweep named on stderr\n%s", strings.Join(tc.args, " "), r.Code, r.Stderr, tc.Code, tc.Stdout, r.Stdout)
 		}
 	}
 }

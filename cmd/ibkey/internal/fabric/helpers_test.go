@@ -9,23 +9,17 @@ import (
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
 )
 
-type result struct {
-	stdout, stderr string
-	code           int
-}
-
 // runIbkey runs `ibkey ARGS` in-process on a root that has the real root's persistent
 // flags and only the fabric commands, with fake streams; tty makes stdout a
 // terminal. Errors are printed and mapped to exit codes as main does.
-func runIbkey(t *testing.T, tty bool, env map[string]string, args ...string) result {
+func runIbkey(t *testing.T, tty bool, env map[string]string, args ...string) cmdtest.Result {
 	t.Helper()
 	return runWith(t, tty, env, NewCmdFabric, args...)
 }
 
 // runWith is runIbkey with the commands build makes (a test can wrap a command's run
 // to replace a dependency).
-func runWith(t *testing.T, tty bool, env map[string]string, build func(*cmdutil.Factory) *cobra.Command, args ...string) result {
+func runWith(t *testing.T, tty bool, env map[string]string, build func(*cmdutil.Factory) *cobra.Command, args ...string) cmdtest.Result {
 	t.Helper()
-	r := cmdtest.Run(t, cmdtest.WithCommands(build), tty, env, args...)
-	return result{r.Stdout, r.Stderr, r.Code}
+	return cmdtest.Run(t, cmdtest.WithCommands(build), tty, env, args...)
 }

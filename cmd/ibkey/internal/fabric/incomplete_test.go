@@ -76,7 +76,7 @@ func TestFabricJSONIncomplete(t *testing.T) {
 
 	for _, tc := range []struct {
 		args  []string
-		code  int
+		Code  int
 		kinds string // the kinds of incomplete, in order
 		text  string // in a message
 	}{
@@ -101,16 +101,16 @@ func TestFabricJSONIncomplete(t *testing.T) {
 		var doc struct {
 			Incomplete []cmdutil.Incomplete `json:"incomplete"`
 		}
-		if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
-			t.Fatalf("ibkey %s: %v\n%s", strings.Join(args, " "), err, r.stdout)
+		if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
+			t.Fatalf("ibkey %s: %v\n%s", strings.Join(args, " "), err, r.Stdout)
 		}
 		var kinds, text []string
 		for _, i := range doc.Incomplete {
 			kinds = append(kinds, i.Kind)
 			text = append(text, i.Message)
 		}
-		if r.code != tc.code || strings.Join(kinds, " ") != tc.kinds || !strings.Contains(strings.Join(text, "\n"), tc.text) {
-			t.Errorf("ibkey %s: exit %d, incomplete %s; want exit %d, kinds %q and %q\n%s", strings.Join(args, " "), r.code, fmt.Sprint(doc.Incomplete), tc.code, tc.kinds, tc.text, r.stderr)
+		if r.Code != tc.Code || strings.Join(kinds, " ") != tc.kinds || !strings.Contains(strings.Join(text, "\n"), tc.text) {
+			t.Errorf("ibkey %s: exit %d, incomplete %s; want exit %d, kinds %q and %q\n%s", strings.Join(args, " "), r.Code, fmt.Sprint(doc.Incomplete), tc.Code, tc.kinds, tc.text, r.Stderr)
 		}
 	}
 }

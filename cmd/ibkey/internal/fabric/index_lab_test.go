@@ -70,21 +70,21 @@ func TestLabReorderedTable(t *testing.T) {
 	// Through index 0.
 	set(0x8001, 0xffff, 0x8002, 0x0003, 0x8004)
 	r := l.run(t, "fabric", "check", "--partitions", parts, "--ignore", "enforcement-off")
-	if r.code != 0 {
-		t.Errorf("fabric check --partitions: exit %d, want 0 (warnings only)\n%s%s", r.code, r.stdout, r.stderr)
+	if r.Code != 0 {
+		t.Errorf("fabric check --partitions: exit %d, want 0 (warnings only)\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 	d = l.checkJSON(t, 0, "--partitions", parts, "--ignore", "enforcement-off")
 	if d.Errors != 0 || d.Warnings != 1 || !d.has(partconf.RuleIndexMoved, "HcaB", 1, "0x7fff") || !d.has(partconf.RuleIndexMoved, "HcaB", 1, "0x0001") {
 		t.Errorf("reordered through index 0: %d errors, %d warnings, want one %s naming 0xffff and 0x8001 on HcaB[1]: %v", d.Errors, d.Warnings, partconf.RuleIndexMoved, d.rules())
 	}
 	for _, want := range []string{"0xffff from index 1 to index 0", "0x8001 from index 0 to another index (5 when OpenSM starts afresh)", "pinned to an index (NCCL_IB_PKEY", "kill -HUP, leaves it as it is"} {
-		if !strings.Contains(r.stdout, want) {
-			t.Errorf("fabric check --partitions lacks %q:\n%s", want, r.stdout)
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("fabric check --partitions lacks %q:\n%s", want, r.Stdout)
 		}
 	}
 	for _, wrong := range []string{"OpenSM programs it at index", "wrong-membership", "missing-key", "extra-key", fabric.RuleDefaultNotIndex0} {
-		if strings.Contains(r.stdout, wrong) {
-			t.Errorf("fabric check --partitions says %q:\n%s", wrong, r.stdout)
+		if strings.Contains(r.Stdout, wrong) {
+			t.Errorf("fabric check --partitions says %q:\n%s", wrong, r.Stdout)
 		}
 	}
 	// Without the file the audit still warns about index 0.

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
@@ -60,19 +61,19 @@ func partitionsConf(t *testing.T) string {
 // tables smpquery reads. `make fabric-test` runs them (-run 'Lab|Fabric').
 
 // labRun runs ibkey attached to the lab and returns the result, whatever the exit code.
-func (l *fabricLab) run(t *testing.T, args ...string) result {
+func (l *fabricLab) run(t *testing.T, args ...string) cmdtest.Result {
 	t.Helper()
 	all := []string{"--ibsim=" + l.SockName, "--sim-node", l.from}
 	return runIbkey(t, false, nil, append(all, args...)...)
 }
 
 // discoverFile runs `fabric discover -o json` and decodes the fabric file.
-func (l *fabricLab) discoverFile(t *testing.T, args ...string) (*fabric.Fabric, result) {
+func (l *fabricLab) discoverFile(t *testing.T, args ...string) (*fabric.Fabric, cmdtest.Result) {
 	t.Helper()
 	r := l.run(t, append([]string{"fabric", "discover", "-o", "json"}, args...)...)
-	f, err := fabric.DecodeFabric(strings.NewReader(r.stdout))
+	f, err := fabric.DecodeFabric(strings.NewReader(r.Stdout))
 	if err != nil {
-		t.Fatalf("fabric discover -o json: exit %d: %v\nstderr: %s", r.code, err, r.stderr)
+		t.Fatalf("fabric discover -o json: exit %d: %v\nstderr: %s", r.Code, err, r.Stderr)
 	}
 	return f, r
 }
@@ -89,8 +90,8 @@ func TestLabFabricDiscover(t *testing.T) {
 					}
 				}
 				f, r := l.discoverFile(t)
-				if r.code != 0 {
-					t.Fatalf("%s: exit %d: %s", phase, r.code, r.stderr)
+				if r.Code != 0 {
+					t.Fatalf("%s: exit %d: %s", phase, r.Code, r.Stderr)
 				}
 				net, err := lab.ParseIbnetdiscover(l.tool(t, "ibnetdiscover"))
 				if err != nil {
@@ -100,15 +101,15 @@ func TestLabFabricDiscover(t *testing.T) {
 
 				// The plain listing: one row per end port or cabled port, peers named.
 				plain := l.run(t, "fabric", "discover")
-				rows := strings.Split(strings.TrimSpace(plain.stdout), "\n")[1:]
+				rows := strings.Split(strings.TrimSpace(plain.Stdout), "\n")[1:]
 				cabled := 0
 				for _, row := range rows {
 					if !strings.HasSuffix(row, " -") {
 						cabled++
 					}
 				}
-				if plain.code != 0 || cabled != 2*len(net.Links) {
-					t.Errorf("%s: plain listing: exit %d, %d rows with a peer, want %d (2 per link):\n%s", phase, plain.code, cabled, 2*len(net.Links), plain.stdout)
+				if plain.Code != 0 || cabled != 2*len(net.Links) {
+					t.Errorf("%s: plain listing: exit %d, %d rows with a peer, want %d (2 per link):\n%s", phase, plain.Code, cabled, 2*len(net.Links), plain.Stdout)
 				}
 			}
 		})
@@ -207,11 +208,11 @@ func (l *fabricLab) checkJSON(t *testing.T, code int, args ...string) checkDoc {
 	t.Helper()
 	r := l.run(t, append([]string{"fabric", "check", "-o", "json"}, args...)...)
 	var d checkDoc
-	if err := json.Unmarshal([]byte(r.stdout), &d); err != nil {
-		t.Fatalf("fabric check %s: %v\n%s\n%s", strings.Join(args, " "), err, r.stdout, r.stderr)
+	if err := json.Unmarshal([]byte(r.Stdout), &d); err != nil {
+		t.Fatalf("fabric check %s: %v\n%s\n%s", strings.Join(args, " "), err, r.Stdout, r.Stderr)
 	}
-	if r.code != code {
-		t.Errorf("fabric check %s: exit %d, want %d; findings %v\n%s", strings.Join(args, " "), r.code, code, d.rules(), r.stderr)
+	if r.Code != code {
+		t.Errorf("fabric check %s: exit %d, want %d; findings %v\n%s", strings.Join(args, " "), r.Code, code, d.rules(), r.Stderr)
 	}
 	return d
 }
@@ -255,14 +256,14 @@ func TestLabFabricCheckCommand(t *testing.T) {
 			t.Errorf("clean fabric: %d errors, rules %v; want only 5 enforcement-off warnings", d.Errors, r)
 		}
 		r := l.run(t, "fabric", "check", "--partitions", conf, "--ignore", "enforcement-off")
-		if r.code != 0 || !strings.HasPrefix(r.stdout, "no problems found (6 nodes, 16 P_Key tables checked against ") {
-			t.Errorf("clean fabric with --ignore enforcement-off: exit %d\n%s", r.code, r.stdout)
+		if r.Code != 0 || !strings.HasPrefix(r.Stdout, "no problems found (6 nodes, 16 P_Key tables checked against ") {
+			t.Errorf("clean fabric with --ignore enforcement-off: exit %d\n%s", r.Code, r.Stdout)
 		}
-		if r := l.run(t, "fabric", "check", "--strict"); r.code != 1 {
-			t.Errorf("--strict with warnings: exit %d, want 1", r.code)
+		if r := l.run(t, "fabric", "check", "--strict"); r.Code != 1 {
+			t.Errorf("--strict with warnings: exit %d, want 1", r.Code)
 		}
-		if r := l.run(t, "fabric", "diff", before); r.code != 0 || r.stdout != "" {
-			t.Errorf("diff with an unchanged fabric: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		if r := l.run(t, "fabric", "diff", before); r.Code != 0 || r.Stdout != "" {
+			t.Errorf("diff with an unchanged fabric: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 		}
 	})
 
@@ -343,8 +344,8 @@ compute=0x0002, defmember=full : 0x100004, 0x100007=limited ;
 		r := l.run(t, "fabric", "diff", before)
 		want := "pkey-removed: \"Switch1\"[2]: 0x0001 (limited member of 0x0001) removed from index 1\n" +
 			"pkey-added: \"Switch1\"[2]: 0x8005 (full member of 0x0005) added at index 31\n"
-		if r.code != 1 || sortedLines(r.stdout) != sortedLines(want) {
-			t.Errorf("fabric diff %s: exit %d\n%s\nwant\n%s", before, r.code, r.stdout, want)
+		if r.Code != 1 || sortedLines(r.Stdout) != sortedLines(want) {
+			t.Errorf("fabric diff %s: exit %d\n%s\nwant\n%s", before, r.Code, r.Stdout, want)
 		}
 	})
 
@@ -359,8 +360,8 @@ compute=0x0002, defmember=full : 0x100004, 0x100007=limited ;
 		}
 		l.checkJSON(t, 1, "--ignore", "enforcement-off", "--strict")
 		r := l.run(t, "fabric", "pkeys", "--key", "0x0003")
-		if r.code != 0 || !strings.Contains(r.stderr, "every end port of partition 0x0003 is a limited member") {
-			t.Errorf("fabric pkeys --key 0x0003: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		if r.Code != 0 || !strings.Contains(r.Stderr, "every end port of partition 0x0003 is a limited member") {
+			t.Errorf("fabric pkeys --key 0x0003: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 		}
 	})
 }
@@ -378,16 +379,16 @@ func TestLabFabricPartialSweep(t *testing.T) {
 	l.MustConsole(`Error "HcaC"[1] 100`)
 	start := time.Now()
 	f, r := l.discoverFile(t, fastFail...)
-	if r.code != 4 || len(f.Nodes) != 5 || len(f.Unreachable) != 1 || !strings.Contains(r.stderr, `partial sweep: 1 link with no answer from the far end (the nodes behind them are missing): behind "Switch2"[1] (DR path 0,1,7,1)`) {
-		t.Errorf("node not answering: exit %d, %d nodes, unreachable %+v\n%s", r.code, len(f.Nodes), f.Unreachable, r.stderr)
+	if r.Code != 4 || len(f.Nodes) != 5 || len(f.Unreachable) != 1 || !strings.Contains(r.Stderr, `partial sweep: 1 link with no answer from the far end (the nodes behind them are missing): behind "Switch2"[1] (DR path 0,1,7,1)`) {
+		t.Errorf("node not answering: exit %d, %d nodes, unreachable %+v\n%s", r.Code, len(f.Nodes), f.Unreachable, r.Stderr)
 	}
 	if d := time.Since(start); d > 3*time.Second {
 		t.Errorf("took %v", d)
 	}
 	// check prints its findings first (not-read), then exits 4.
 	r = l.run(t, append([]string{"fabric", "check"}, fastFail...)...)
-	if r.code != 4 || !strings.Contains(r.stdout, "[not-read]") {
-		t.Errorf("fabric check: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	if r.Code != 4 || !strings.Contains(r.Stdout, "[not-read]") {
+		t.Errorf("fabric check: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 	clients, err := l.Attached()
 	if err != nil || len(clients) != 0 {
@@ -409,20 +410,20 @@ func TestLabFabricSweepTimeout(t *testing.T) {
 	}()
 	for _, timeout := range []string{"1ms", "2ms", "4ms", "8ms", "16ms"} {
 		r := l.run(t, "fabric", "discover", "-o", "json", "--timeout", timeout)
-		if r.code == 0 {
+		if r.Code == 0 {
 			continue // the whole sweep fit
 		}
-		if r.stdout == "" {
+		if r.Stdout == "" {
 			// Cut before the local node answered: nothing to print.
 			// (--timeout bounds attaching too: the cut may come before the local node.)
-			if r.code != 4 || !strings.Contains(r.stderr, "--timeout "+timeout+" expired before anything was read") {
-				t.Fatalf("--timeout %s: exit %d, stderr %s", timeout, r.code, r.stderr)
+			if r.Code != 4 || !strings.Contains(r.Stderr, "--timeout "+timeout+" expired before anything was read") {
+				t.Fatalf("--timeout %s: exit %d, stderr %s", timeout, r.Code, r.Stderr)
 			}
 			continue
 		}
-		f, err := fabric.DecodeFabric(strings.NewReader(r.stdout))
-		if err != nil || r.code != 4 || f.Incomplete == "" || len(f.Nodes) == 0 || !strings.Contains(r.stderr, "partial sweep: the sweep stopped early (context deadline exceeded after") {
-			t.Fatalf("--timeout %s: exit %d, %v, stderr %s", timeout, r.code, err, r.stderr)
+		f, err := fabric.DecodeFabric(strings.NewReader(r.Stdout))
+		if err != nil || r.Code != 4 || f.Incomplete == "" || len(f.Nodes) == 0 || !strings.Contains(r.Stderr, "partial sweep: the sweep stopped early (context deadline exceeded after") {
+			t.Fatalf("--timeout %s: exit %d, %v, stderr %s", timeout, r.Code, err, r.Stderr)
 		}
 		t.Logf("--timeout %s: %d of %d nodes, %s", timeout, len(f.Nodes), len(l.Topology.Nodes), f.Incomplete)
 		return
@@ -449,8 +450,8 @@ func TestLabFabricFiles(t *testing.T) {
 	record := func(t *testing.T, name string, edit func(*fabric.Fabric)) {
 		t.Helper()
 		f, r := l.discoverFile(t)
-		if r.code != 0 {
-			t.Fatalf("exit %d: %s", r.code, r.stderr)
+		if r.Code != 0 {
+			t.Fatalf("exit %d: %s", r.Code, r.Stderr)
 		}
 		if edit != nil {
 			edit(f)

@@ -56,8 +56,8 @@ func TestLabNodeNameMap(t *testing.T) {
 		t.Fatalf("ibnetdiscover -l listed %d nodes, want %d", len(listed), len(f.Nodes))
 	}
 	r := l.run(t, "fabric", "pkeys", "--node-name-map", file, "-o", "json")
-	if r.code != 0 {
-		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	if r.Code != 0 {
+		t.Fatalf("exit %d: %s", r.Code, r.Stderr)
 	}
 	var doc struct {
 		Ports []struct {
@@ -65,7 +65,7 @@ func TestLabNodeNameMap(t *testing.T) {
 			NodeGUID check.GUID `json:"node_guid"`
 		} `json:"ports"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
 		t.Fatal(err)
 	}
 	named := map[check.GUID]string{}

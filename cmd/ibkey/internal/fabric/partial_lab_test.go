@@ -66,16 +66,16 @@ func TestLabFabricIbsimKilled(t *testing.T) {
 			l := lab.Start(t, net, nil)
 			// Batch 6: the local CA and its leaf are read; the probes behind the leaf fail.
 			r := runWith(t, false, nil, withKilledSimulator(l, 6), "fabric", sub, "-o", "json", "--ibsim="+l.SockName, "--mad-timeout", "200ms", "--mad-retries", "1")
-			if r.code != 4 || !strings.Contains(r.stderr, "ibkey: partial sweep: ") || !strings.Contains(r.stderr, "not checked") {
-				t.Fatalf("exit %d, want 4 with the gaps on stderr:\n%s", r.code, r.stderr)
+			if r.Code != 4 || !strings.Contains(r.Stderr, "ibkey: partial sweep: ") || !strings.Contains(r.Stderr, "not checked") {
+				t.Fatalf("exit %d, want 4 with the gaps on stderr:\n%s", r.Code, r.Stderr)
 			}
-			t.Logf("stderr:\n%s", r.stderr)
-			if !json.Valid([]byte(r.stdout)) || r.stdout == "" {
-				t.Fatalf("no JSON for what was read:\n%s", r.stdout)
+			t.Logf("stderr:\n%s", r.Stderr)
+			if !json.Valid([]byte(r.Stdout)) || r.Stdout == "" {
+				t.Fatalf("no JSON for what was read:\n%s", r.Stdout)
 			}
 			switch sub {
 			case "discover":
-				f, err := fabric.DecodeFabric(strings.NewReader(r.stdout))
+				f, err := fabric.DecodeFabric(strings.NewReader(r.Stdout))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -83,8 +83,8 @@ func TestLabFabricIbsimKilled(t *testing.T) {
 					t.Errorf("%d nodes of %d after ibsim was killed", len(f.Nodes), len(l.Topology.Nodes))
 				}
 			case "check":
-				if !strings.Contains(r.stdout, `"rule": "not-read"`) {
-					t.Errorf("no not-read finding:\n%s", r.stdout)
+				if !strings.Contains(r.Stdout, `"rule": "not-read"`) {
+					t.Errorf("no not-read finding:\n%s", r.Stdout)
 				}
 			}
 		})

@@ -33,10 +33,10 @@ func TestCheckPartitionsFromPipe(t *testing.T) {
 		w.Close()
 	}()
 	pipe := runIbkey(t, false, nil, "fabric", "check", "--fabric-file", smallFabric, "--partitions", fifo)
-	if pipe.code != file.code || strings.ReplaceAll(pipe.stdout, fifo, fabricConf) != file.stdout {
-		t.Errorf("from a pipe: exit %d\n%s%s\nfrom the file: exit %d\n%s", pipe.code, pipe.stdout, pipe.stderr, file.code, file.stdout)
+	if pipe.Code != file.Code || strings.ReplaceAll(pipe.Stdout, fifo, fabricConf) != file.Stdout {
+		t.Errorf("from a pipe: exit %d\n%s%s\nfrom the file: exit %d\n%s", pipe.Code, pipe.Stdout, pipe.Stderr, file.Code, file.Stdout)
 	}
-	if !strings.Contains(file.stdout, "partitions") {
-		t.Errorf("the audit does not mention the partitions file:\n%s", file.stdout)
+	if !strings.Contains(file.Stdout, "partitions") {
+		t.Errorf("the audit does not mention the partitions file:\n%s", file.Stdout)
 	}
 }

@@ -195,7 +195,7 @@ func runPKeys(o *PKeysOptions) error {
 				Ports   []portJSON            `json:"ports"`
 				// Incomplete: the sweep's gaps, exactly when Load exits 4 for them.
 				Incomplete []cmdutil.Incomplete `json:"incomplete,omitempty"`
-			}{cmdutil.SchemaVersion{}, fab.Source, fab.SweptAt, out, cmdutil.FabricIncomplete(fab)}); err != nil {
+			}{cmdutil.SchemaVersion{}, fab.Source, fab.SweptAt, out, fabricIncomplete(fab)}); err != nil {
 				return err
 			}
 		} else {
@@ -241,9 +241,6 @@ func runPKeys(o *PKeysOptions) error {
 func members(o *PKeysOptions, fab *fabric.Fabric, key check.PKey) error {
 	members := fab.Members(key)
 	if o.Format == cmdutil.FormatJSON {
-		if members == nil {
-			members = []fabric.Member{}
-		}
 		if err := cmdutil.WriteJSON(o.IO.Out, struct {
 			Schema  cmdutil.SchemaVersion `json:"schema_version"`
 			Key     string                `json:"key"`
@@ -251,7 +248,7 @@ func members(o *PKeysOptions, fab *fabric.Fabric, key check.PKey) error {
 			// Incomplete: the sweep's gaps, exactly when Load exits 4 for them (a
 			// partition found nowhere in a partial sweep is not a definite no).
 			Incomplete []cmdutil.Incomplete `json:"incomplete,omitempty"`
-		}{cmdutil.SchemaVersion{}, key.Partition().String(), members, cmdutil.FabricIncomplete(fab)}); err != nil {
+		}{cmdutil.SchemaVersion{}, key.Partition().String(), cmdutil.List(members), fabricIncomplete(fab)}); err != nil {
 			return err
 		}
 	} else if len(members) > 0 {

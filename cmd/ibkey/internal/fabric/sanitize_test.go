@@ -46,14 +46,14 @@ func TestHostileNodeDescription(t *testing.T) {
 		{"fabric", "diff", smallFabric, file, "-o", "json"},
 	} {
 		r := runIbkey(t, false, nil, args...)
-		all := r.stdout + r.stderr
+		all := r.Stdout + r.Stderr
 		if strings.ContainsAny(all, "\x1b\x07\u202e") {
 			t.Errorf("%v: raw escape printed:\n%q", args, all)
 		}
 		shown := all
 		if strings.Contains(strings.Join(args, " "), "-o json") {
 			var v any // JSON: the escaped text is inside a string
-			if err := json.Unmarshal([]byte(r.stdout), &v); err != nil {
+			if err := json.Unmarshal([]byte(r.Stdout), &v); err != nil {
 				t.Fatalf("%v: %v", args, err)
 			}
 			shown = jsonStrings(v)
@@ -66,7 +66,7 @@ func TestHostileNodeDescription(t *testing.T) {
 	// Read back, the fabric file's descriptions are sanitised like a live sweep's
 	// (mad.ParseNodeDescription): the file ibkey writes holds the escaped text.
 	r := runIbkey(t, false, nil, "fabric", "discover", "--fabric-file", file, "-o", "json")
-	f, err := fabric.DecodeFabric(strings.NewReader(r.stdout))
+	f, err := fabric.DecodeFabric(strings.NewReader(r.Stdout))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,8 +74,8 @@ func TestHostileNodeDescription(t *testing.T) {
 	for _, n := range f.Nodes {
 		found = found || n.Description == escaped
 	}
-	if !found || strings.ContainsAny(r.stdout+r.stderr, "\x1b\x07") {
-		t.Errorf("fabric file: description escaped %v, raw escapes printed %v", found, strings.ContainsAny(r.stdout+r.stderr, "\x1b\x07"))
+	if !found || strings.ContainsAny(r.Stdout+r.Stderr, "\x1b\x07") {
+		t.Errorf("fabric file: description escaped %v, raw escapes printed %v", found, strings.ContainsAny(r.Stdout+r.Stderr, "\x1b\x07"))
 	}
 }
 
@@ -132,11 +132,11 @@ func TestHugeNodeDescription(t *testing.T) {
 		{"fabric", "check", "--fabric-file", file},
 	} {
 		r := runIbkey(t, false, nil, args...)
-		if n := len(r.stdout) + len(r.stderr); n > 64<<10 {
+		if n := len(r.Stdout) + len(r.Stderr); n > 64<<10 {
 			t.Errorf("%v: %d bytes of output", args, n)
 		}
-		if !strings.Contains(r.stdout+r.stderr, strings.Repeat("H", 61)+"…") {
-			t.Errorf("%v: the cut description is not shown:\n%.2000s", args, r.stdout)
+		if !strings.Contains(r.Stdout+r.Stderr, strings.Repeat("H", 61)+"…") {
+			t.Errorf("%v: the cut description is not shown:\n%.2000s", args, r.Stdout)
 		}
 	}
 }

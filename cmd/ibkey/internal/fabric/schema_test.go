@@ -15,10 +15,10 @@ func TestJSONSchemas(t *testing.T) {
 	jsonschematest.Goldens(t, "testdata")
 	for _, file := range []string{"small.json", "small-changed.json"} {
 		r := runIbkey(t, false, nil, "fabric", "discover", "--fabric-file", fabricTestdata+"/"+file, "-o", "json")
-		if r.code != 0 {
-			t.Fatalf("%s: exit %d: %s", file, r.code, r.stderr)
+		if r.Code != 0 {
+			t.Fatalf("%s: exit %d: %s", file, r.Code, r.Stderr)
 		}
-		jsonschematest.Validate(t, "fabric-file", []byte(r.stdout))
+		jsonschematest.Validate(t, "fabric-file", []byte(r.Stdout))
 	}
 }
 
@@ -43,8 +43,8 @@ func TestPKeysJSONUnreadTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := runIbkey(t, false, nil, "fabric", "pkeys", "--fabric-file", file, "-o", "json") // validated by the runner
-	if r.code != 4 {
-		t.Fatalf("exit %d, want 4:\n%s", r.code, r.stderr)
+	if r.Code != 4 {
+		t.Fatalf("exit %d, want 4:\n%s", r.Code, r.Stderr)
 	}
 	var out struct {
 		Ports []struct {
@@ -55,7 +55,7 @@ func TestPKeysJSONUnreadTable(t *testing.T) {
 			Error    string          `json:"pkeys_error"`
 		} `json:"ports"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+	if err := json.Unmarshal([]byte(r.Stdout), &out); err != nil {
 		t.Fatal(err)
 	}
 	found := false
@@ -70,6 +70,6 @@ func TestPKeysJSONUnreadTable(t *testing.T) {
 		}
 	}
 	if !found {
-		t.Fatalf("port not listed:\n%s", r.stdout)
+		t.Fatalf("port not listed:\n%s", r.Stdout)
 	}
 }

@@ -191,7 +191,7 @@ func (o *Options) inputs() (in job.Inputs, from string, lookalikes []string, err
 					continue
 				}
 				all[k] = v
-				if strings.HasPrefix(k, "UCX_") && strings.HasSuffix(k, "_PKEY") {
+				if job.UCXPKeyVar(k) {
 					in.Env[k] = v
 				}
 			}

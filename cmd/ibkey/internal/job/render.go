@@ -68,13 +68,6 @@ type reachEntry struct {
 	Limited   int    `json:"limited"`
 }
 
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
-}
-
 func pickFields(pr *portReport, pk job.Pick) {
 	pr.Outcome = pk.Outcome
 	if pk.Index >= 0 {
@@ -94,8 +87,8 @@ func resolveReport(rs []*job.Resolution) report {
 	rep := report{Mode: "resolve"}
 	for _, r := range rs {
 		lr := libReport{Library: r.Library.ID, Name: r.Library.Name, Kind: r.Library.Kind.String(), Setting: r.Setting,
-			Verdict: r.Verdict, Inactive: r.Inactive, Findings: nonNil(r.Findings), Fixes: nonNil(r.Fixes),
-			Unchecked: nonNil(r.Unchecked), Notes: nonNil(r.Notes), Assumptions: nonNil(r.Assumptions), Source: r.Library.Source,
+			Verdict: r.Verdict, Inactive: r.Inactive, Findings: cmdutil.List(r.Findings), Fixes: cmdutil.List(r.Fixes),
+			Unchecked: cmdutil.List(r.Unchecked), Notes: cmdutil.List(r.Notes), Assumptions: cmdutil.List(r.Assumptions), Source: r.Library.Source,
 			Ports: []portReport{}}
 		for _, pr := range r.Ports {
 			p := portReport{Host: pr.Port.Host, Device: pr.Port.Device, Port: pr.Port.Num, Name: portName(pr.Port), Used: pr.Used, Why: pr.Why}
@@ -113,8 +106,8 @@ func wantReport(ws []*job.WantResult, key check.PKey) report {
 	rep := report{Mode: "want", Partition: key.Partition().String()}
 	for _, w := range ws {
 		lr := libReport{Library: w.Library.ID, Name: w.Library.Name, Kind: w.Library.Kind.String(), Verdict: w.Verdict,
-			Inactive: w.Inactive, Same: w.Same, Findings: nonNil(w.Findings), Fixes: []string{}, Unchecked: nonNil(w.Unchecked),
-			Notes: nonNil(w.Notes), Assumptions: []string{}, Source: w.Library.Source, Ports: []portReport{}}
+			Inactive: w.Inactive, Same: w.Same, Findings: cmdutil.List(w.Findings), Fixes: []string{}, Unchecked: cmdutil.List(w.Unchecked),
+			Notes: cmdutil.List(w.Notes), Assumptions: []string{}, Source: w.Library.Source, Ports: []portReport{}}
 		if w.Verdict != job.NotApplicable && len(w.Ports) > 0 {
 			lr.Setting = w.Summary()
 		}

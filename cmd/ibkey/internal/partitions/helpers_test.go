@@ -6,18 +6,12 @@ import (
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
 )
 
-type result struct {
-	stdout, stderr string
-	code           int
-}
-
 // runIbkey runs `ibkey ARGS` in-process on a root that has the real root's persistent
 // flags and only the partitions commands, with fake streams; tty makes stdout a
 // terminal. Errors are printed and mapped to exit codes as main does.
-func runIbkey(t *testing.T, tty bool, env map[string]string, args ...string) result {
+func runIbkey(t *testing.T, tty bool, env map[string]string, args ...string) cmdtest.Result {
 	t.Helper()
-	r := cmdtest.Run(t, cmdtest.WithCommands(NewCmdPartitions), tty, env, args...)
-	return result{r.Stdout, r.Stderr, r.Code}
+	return cmdtest.Run(t, cmdtest.WithCommands(NewCmdPartitions), tty, env, args...)
 }
 
 // showJSON is the part of `partitions show -o json` the tests read back.

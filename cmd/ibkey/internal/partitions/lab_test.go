@@ -12,36 +12,13 @@ import (
 	"github.com/ibkey/ibkey/internal/lab"
 )
 
-// The lab, through the CLI: ibsim simulates testdata/lab/net (one switch, four HCAs),
-// OpenSM programs it from each lab config of internal/partconf, and smpquery reads
-// back the tables. `ibkey partitions show -o json` must predict each HCA port's table
+// The lab, through the CLI: ibsim simulates the partitions lab net (lab.StartPartconf:
+// one switch, four HCAs), OpenSM programs it from each lab config of internal/partconf,
+// and smpquery reads back the tables. `ibkey partitions show -o json` must predict each HCA port's table
 // exactly (keys, memberships and indexes), and `partitions check` must say whether
 // OpenSM rejected the file (can-talk --partitions against the same tables:
-// cmd/ibkey/cantalk_partitions_lab_test.go). `make fabric-test` runs these
+// cmd/ibkey/internal/cantalk/partitions_lab_test.go). `make fabric-test` runs these
 // (-run 'Lab|Fabric').
-
-const partconfLab = "../../../../internal/partconf/testdata/lab"
-
-// labHCAs are HcaA..HcaD of the lab net, with the directed route to each from the switch
-// (the tools attach to the first node, Sw1). HcaA runs OpenSM: SELF.
-var labHCAs = []struct {
-	guid check.GUID
-	dr   string
-}{
-	{0x0002c90300000201, "0,1"}, {0x0002c90300000211, "0,2"}, {0x0002c90300000221, "0,3"}, {0x0002c90300000231, "0,4"},
-}
-
-// labPartitionCases reuse the partconf lab configs: multi-line definitions, prefix
-// keywords, defmember, both with and without -W, files OpenSM rejects, duplicate keys,
-// ALL/ALL_CAS/SELF, no Default line, table order, the SM port limited.
-var labPartitionCases = []struct {
-	conf      string
-	allowBoth bool
-}{
-	{"multiline", false}, {"prefix", false}, {"defmember", false}, {"both", false}, {"both", true},
-	{"rejected", false}, {"crlf", false}, {"semicolon", false}, {"dupkeys", false}, {"keywords", false},
-	{"nodefault", false}, {"order", false}, {"order", true}, {"mgid", false}, {"smlimited", false},
-}
 
 // labTable reads one HCA port's programmed table: every entry, in index order.
 func labTable(t *testing.T, l *lab.Lab, dr string) []check.PKey {
@@ -62,19 +39,19 @@ func labTable(t *testing.T, l *lab.Lab, dr string) []check.PKey {
 func showTables(t *testing.T, args ...string) map[check.GUID][]check.PKey {
 	t.Helper()
 	args = append([]string{"partitions", "show"}, args...)
-	for _, h := range labHCAs {
-		args = append(args, h.guid.String())
+	for _, h := range lab.PartconfHCAs {
+		args = append(args, check.GUID(h.GUID).String())
 	}
 	// The lab net has no routers: --router none says so (a file with ALL_CAS items
 	// would otherwise leave the HCAs' types unknown, exit 4).
-	args = append(args, "--sm-guid", labHCAs[0].guid.String(), "--table-size", "64", "--router", "none", "-o", "json")
+	args = append(args, "--sm-guid", check.GUID(lab.PartconfHCAs[0].GUID).String(), "--table-size", "64", "--router", "none", "-o", "json")
 	r := runIbkey(t, false, nil, args...)
-	if r.code != 0 {
-		t.Fatalf("ibkey %s: exit %d\n%s", strings.Join(args, " "), r.code, r.stderr)
+	if r.Code != 0 {
+		t.Fatalf("ibkey %s: exit %d\n%s", strings.Join(args, " "), r.Code, r.Stderr)
 	}
 	var out showJSON
-	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
-		t.Fatalf("show -o json: %v\n%s", err, r.stdout)
+	if err := json.Unmarshal([]byte(r.Stdout), &out); err != nil {
+		t.Fatalf("show -o json: %v\n%s", err, r.Stdout)
 	}
 	tables := map[check.GUID][]check.PKey{}
 	for _, p := range out.Ports {
@@ -113,54 +90,35 @@ func sameTable(predicted, programmed []check.PKey) bool {
 	return len(predicted) <= len(programmed)
 }
 
-// TestLabPartitionsCLI: one ibsim and one OpenSM run per config; show and check
-// against what OpenSM did.
+// TestLabPartitionsCLI: one ibsim and one OpenSM run per lab config
+// (lab.EachPartconfCase); show and check against what OpenSM did.
 func TestLabPartitionsCLI(t *testing.T) {
-	lab.Require(t)
-	if testing.Short() {
-		t.Skip("lab: -short")
-	}
-	for _, lc := range labPartitionCases {
-		name := lc.conf
-		if lc.allowBoth {
-			name += "-W"
+	lab.EachPartconfCase(t, func(t *testing.T, c lab.PartconfCase, l *lab.Lab, real map[uint64][]check.PKey) {
+		conf := c.File()
+		args := []string{conf}
+		if c.AllowBoth {
+			args = append(args, "--allow-both")
 		}
-		t.Run(name, func(t *testing.T) {
-			conf := filepath.Join(partconfLab, lc.conf+".conf")
-			text, err := os.ReadFile(conf)
-			if err != nil {
-				t.Fatal(err)
+		predicted := showTables(t, args...)
+		for _, h := range lab.PartconfHCAs {
+			g := check.GUID(h.GUID)
+			if !sameTable(predicted[g], real[h.GUID]) {
+				t.Errorf("port %s: partitions show predicts %v, OpenSM programmed %v", g.String(), predicted[g], trimTable(real[h.GUID]))
 			}
-			l := lab.Start(t, filepath.Join(partconfLab, "net"), &lab.Options{SMNode: "HcaA"})
-			if err := l.RunOpenSM(string(text), lc.allowBoth); err != nil {
-				t.Fatal(err)
-			}
-			args := []string{conf}
-			if lc.allowBoth {
-				args = append(args, "--allow-both")
-			}
-			predicted := showTables(t, args...)
-			real := map[check.GUID][]check.PKey{}
-			for _, h := range labHCAs {
-				real[h.guid] = labTable(t, l, h.dr)
-				if !sameTable(predicted[h.guid], real[h.guid]) {
-					t.Errorf("port %s: partitions show predicts %v, OpenSM programmed %v", h.guid.String(), predicted[h.guid], trimTable(real[h.guid]))
-				}
-			}
-			// check must say what OpenSM did with the file: rejected or applied.
-			r := runIbkey(t, false, nil, "partitions", "check", conf, "-o", "json")
-			var chk struct {
-				Rejected bool `json:"rejected"`
-			}
-			if err := json.Unmarshal([]byte(r.stdout), &chk); err != nil {
-				t.Fatal(err)
-			}
-			log, _ := os.ReadFile(filepath.Join(l.Dir, "opensm", "opensm.log"))
-			if rejected := strings.Contains(string(log), "retrying with default config"); rejected != chk.Rejected {
-				t.Errorf("OpenSM rejected the file: %v; partitions check says rejected=%v", rejected, chk.Rejected)
-			}
-		})
-	}
+		}
+		// check must say what OpenSM did with the file: rejected or applied.
+		r := runIbkey(t, false, nil, "partitions", "check", conf, "-o", "json")
+		var chk struct {
+			Rejected bool `json:"rejected"`
+		}
+		if err := json.Unmarshal([]byte(r.Stdout), &chk); err != nil {
+			t.Fatal(err)
+		}
+		log, _ := os.ReadFile(filepath.Join(l.Dir, "opensm", "opensm.log"))
+		if rejected := strings.Contains(string(log), "retrying with default config"); rejected != chk.Rejected {
+			t.Errorf("OpenSM rejected the file: %v; partitions check says rejected=%v", rejected, chk.Rejected)
+		}
+	})
 }
 
 // TestLabPartitionsReconfiguration runs OpenSM twice on one running fabric, with
@@ -173,7 +131,7 @@ func TestLabPartitionsReconfiguration(t *testing.T) {
 	if testing.Short() {
 		t.Skip("lab: -short")
 	}
-	l := lab.Start(t, filepath.Join(partconfLab, "net"), &lab.Options{SMNode: "HcaA"})
+	l := lab.StartPartconf(t)
 	for _, step := range []struct {
 		conf string
 		args []string
@@ -191,12 +149,13 @@ func TestLabPartitionsReconfiguration(t *testing.T) {
 		predicted := showTables(t, step.args...)
 		holes := 0
 		real := map[check.GUID][]check.PKey{}
-		for _, h := range labHCAs {
-			real[h.guid] = labTable(t, l, h.dr)
-			if !sameTable(predicted[h.guid], real[h.guid]) {
-				t.Errorf("%s: port %s: partitions show %s predicts %v, OpenSM programmed %v", filepath.Base(step.conf), h.guid.String(), strings.Join(step.args, " "), predicted[h.guid], trimTable(real[h.guid]))
+		for _, h := range lab.PartconfHCAs {
+			g := check.GUID(h.GUID)
+			real[g] = labTable(t, l, h.DR)
+			if !sameTable(predicted[g], real[g]) {
+				t.Errorf("%s: port %s: partitions show %s predicts %v, OpenSM programmed %v", filepath.Base(step.conf), g.String(), strings.Join(step.args, " "), predicted[g], trimTable(real[g]))
 			}
-			for i, v := range trimTable(real[h.guid]) {
+			for i, v := range trimTable(real[g]) {
 				if !v.Valid() && i > 0 {
 					holes++
 				}
@@ -219,7 +178,7 @@ func TestLabPartitionsReconfigurationDaemon(t *testing.T) {
 	if testing.Short() {
 		t.Skip("lab: -short")
 	}
-	l := lab.Start(t, filepath.Join(partconfLab, "net"), &lab.Options{SMNode: "HcaA"})
+	l := lab.StartPartconf(t)
 	read := func(f string) string {
 		b, err := os.ReadFile(f)
 		if err != nil {
@@ -251,12 +210,13 @@ func TestLabPartitionsReconfigurationDaemon(t *testing.T) {
 		if len(step.previous) > 0 {
 			restarted = showTables(t, append(args, "--restarted")...)
 		}
-		for _, h := range labHCAs {
-			real := labTable(t, l, h.dr)
-			if !sameTable(predicted[h.guid], real) {
-				t.Errorf("step %d: port %s: partitions show %s predicts %v, the OpenSM daemon programmed %v", i+1, h.guid.String(), strings.Join(args, " "), predicted[h.guid], trimTable(real))
+		for _, h := range lab.PartconfHCAs {
+			g := check.GUID(h.GUID)
+			real := labTable(t, l, h.DR)
+			if !sameTable(predicted[g], real) {
+				t.Errorf("step %d: port %s: partitions show %s predicts %v, the OpenSM daemon programmed %v", i+1, g.String(), strings.Join(args, " "), predicted[g], trimTable(real))
 			}
-			if !sameTable(restarted[h.guid], real) {
+			if !sameTable(restarted[g], real) {
 				restartDiffers = true
 			}
 		}

@@ -39,8 +39,8 @@ func TestPartitionsNodeNames(t *testing.T) {
 	want := map[string]string{"0x0002c90300001011": "c01 mlx5_0", "0x0002c90300001012": "c01 mlx5_0", "0x0002c90300001021": "compute-02"}
 
 	r := runIbkey(t, false, nil, "partitions", "show", clusterConf, "--fabric-file", fabric, "--node-name-map", names, "-o", "json")
-	if r.code != 0 {
-		t.Fatalf("show: exit %d: %s", r.code, r.stderr)
+	if r.Code != 0 {
+		t.Fatalf("show: exit %d: %s", r.Code, r.Stderr)
 	}
 	var doc struct {
 		Ports []struct {
@@ -48,7 +48,7 @@ func TestPartitionsNodeNames(t *testing.T) {
 			NodeDesc *string `json:"node_desc"`
 		} `json:"ports"`
 	}
-	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range doc.Ports {
@@ -63,28 +63,28 @@ func TestPartitionsNodeNames(t *testing.T) {
 
 	r = runIbkey(t, false, nil, "partitions", "show", clusterConf, "--fabric-file", fabric, "--node-name-map", names)
 	for _, row := range []string{"0x0002c90300001021  compute-02  0 ", "0x0002c90300001011  c01_mlx5_0  0 ", "0x0002c90300001002  -           0 "} {
-		if !strings.Contains(r.stdout, row) {
-			t.Errorf("show: no row %q:\n%s", row, r.stdout)
+		if !strings.Contains(r.Stdout, row) {
+			t.Errorf("show: no row %q:\n%s", row, r.Stdout)
 		}
 	}
-	if bad := checkPlain(r.stdout); len(bad) > 0 {
+	if bad := checkPlain(r.Stdout); len(bad) > 0 {
 		t.Errorf("show: plain contract: %v", bad)
 	}
 
 	for _, args := range [][]string{{"--summary"}, {}} {
 		args = append([]string{"partitions", "matrix", clusterConf, "--fabric-file", fabric, "--node-name-map", names}, args...)
 		r = runIbkey(t, false, nil, args...)
-		if r.code != 0 || !strings.Contains(r.stdout, "compute-02") || !strings.Contains(r.stdout, " NODE ") {
-			t.Errorf("%v: exit %d, no NODE column with compute-02:\n%s%s", args, r.code, r.stdout, r.stderr)
+		if r.Code != 0 || !strings.Contains(r.Stdout, "compute-02") || !strings.Contains(r.Stdout, " NODE ") {
+			t.Errorf("%v: exit %d, no NODE column with compute-02:\n%s%s", args, r.Code, r.Stdout, r.Stderr)
 		}
-		if bad := checkPlain(r.stdout); len(bad) > 0 {
+		if bad := checkPlain(r.Stdout); len(bad) > 0 {
 			t.Errorf("%v: plain contract: %v", args, bad)
 		}
 		r = runIbkey(t, false, nil, append(args, "-o", "json")...)
 		var m struct {
 			NodeDescs map[string]string `json:"node_descs"`
 		}
-		if err := json.Unmarshal([]byte(r.stdout), &m); err != nil || len(m.NodeDescs) != len(want) {
+		if err := json.Unmarshal([]byte(r.Stdout), &m); err != nil || len(m.NodeDescs) != len(want) {
 			t.Errorf("%v -o json: node_descs %v (%v), want %v", args, m.NodeDescs, err, want)
 		}
 		for g, name := range want {
@@ -95,7 +95,7 @@ func TestPartitionsNodeNames(t *testing.T) {
 	}
 
 	r = runIbkey(t, false, nil, "partitions", "show", clusterConf, "--node-name-map", names)
-	if r.code != 2 || !strings.Contains(r.stderr, "--node-name-map needs --fabric-file") {
-		t.Errorf("--node-name-map alone: exit %d, %s", r.code, r.stderr)
+	if r.Code != 2 || !strings.Contains(r.Stderr, "--node-name-map needs --fabric-file") {
+		t.Errorf("--node-name-map alone: exit %d, %s", r.Code, r.Stderr)
 	}
 }

@@ -119,7 +119,7 @@ func (p PortTypes) types() (map[check.GUID]check.NodeType, bool, map[check.GUID]
 		complete, err := cmdutil.AddPortTypes(out, p.Routers, nil)
 		return out, complete, nil, err
 	}
-	nm, err := (&cmdutil.FabricSweep{NodeNameMap: p.NodeNameMap}).Names()
+	nm, err := cmdutil.ReadNodeNameMap(p.NodeNameMap)
 	if err != nil {
 		return nil, false, nil, err
 	}

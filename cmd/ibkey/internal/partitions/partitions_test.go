@@ -44,7 +44,7 @@ func TestPartitions(t *testing.T) {
 	cases := []struct {
 		name string
 		args []string
-		code int
+		Code int
 	}{
 		{"check_clean", []string{"partitions", "check", clusterConf}, 0},
 		{"check_warnings", []string{"partitions", "check", mistakesConf}, 0},
@@ -88,13 +88,13 @@ func TestPartitions(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			r := runIbkey(t, false, nil, tc.args...)
-			if r.code != tc.code {
-				t.Fatalf("exit %d, want %d; stdout:\n%s\nstderr:\n%s", r.code, tc.code, r.stdout, r.stderr)
+			if r.Code != tc.Code {
+				t.Fatalf("exit %d, want %d; stdout:\n%s\nstderr:\n%s", r.Code, tc.Code, r.Stdout, r.Stderr)
 			}
-			if strings.HasSuffix(tc.name, "json") && !json.Valid([]byte(r.stdout)) {
-				t.Errorf("not one JSON document:\n%s", r.stdout)
+			if strings.HasSuffix(tc.name, "json") && !json.Valid([]byte(r.Stdout)) {
+				t.Errorf("not one JSON document:\n%s", r.Stdout)
 			}
-			golden.RequireEqual(t, "$ ibkey "+strings.Join(tc.args, " ")+"\n"+r.stdout+"--- stderr\n"+r.stderr)
+			golden.RequireEqual(t, "$ ibkey "+strings.Join(tc.args, " ")+"\n"+r.Stdout+"--- stderr\n"+r.Stderr)
 		})
 	}
 }
@@ -102,8 +102,8 @@ func TestPartitions(t *testing.T) {
 func TestPartitionsErrors(t *testing.T) {
 	cases := []struct {
 		args   []string
-		code   int
-		stderr string
+		Code   int
+		Stderr string
 	}{
 		{[]string{"partitions", "check", "/nonexistent.conf"}, 2, "ibkey: partitions file: open /nonexistent.conf: no such file or directory"},
 		{[]string{"partitions", "check"}, 2, "accepts 1 arg(s), received 0"},
@@ -115,8 +115,8 @@ func TestPartitionsErrors(t *testing.T) {
 	}
 	for _, tc := range cases {
 		r := runIbkey(t, false, nil, tc.args...)
-		if r.code != tc.code || !strings.Contains(r.stderr, tc.stderr) {
-			t.Errorf("ibkey %s: exit %d, stderr %q; want exit %d and %q", strings.Join(tc.args, " "), r.code, r.stderr, tc.code, tc.stderr)
+		if r.Code != tc.Code || !strings.Contains(r.Stderr, tc.Stderr) {
+			t.Errorf("ibkey %s: exit %d, stderr %q; want exit %d and %q", strings.Join(tc.args, " "), r.Code, r.Stderr, tc.Code, tc.Stderr)
 		}
 	}
 }
@@ -132,8 +132,8 @@ func TestPartitionsCompletion(t *testing.T) {
 	for _, tc := range cases {
 		r := runIbkey(t, false, nil, tc.args...)
 		for _, w := range tc.want {
-			if !strings.Contains(r.stdout, w) {
-				t.Errorf("ibkey %s: want %q in\n%s", strings.Join(tc.args, " "), w, r.stdout)
+			if !strings.Contains(r.Stdout, w) {
+				t.Errorf("ibkey %s: want %q in\n%s", strings.Join(tc.args, " "), w, r.Stdout)
 			}
 		}
 	}
@@ -144,17 +144,17 @@ func TestPartitionsCompletion(t *testing.T) {
 func TestUncertainSaysSo(t *testing.T) {
 	for _, sub := range []string{"check", "show", "matrix"} {
 		r := runIbkey(t, false, nil, "partitions", sub, uncertainConf)
-		if r.code != 4 || !strings.Contains(r.stderr, "cannot be predicted") || !strings.Contains(r.stderr, "uninitialised memory") {
-			t.Errorf("partitions %s: exit %d, stderr %q; want exit 4 saying the outcome cannot be predicted", sub, r.code, r.stderr)
+		if r.Code != 4 || !strings.Contains(r.Stderr, "cannot be predicted") || !strings.Contains(r.Stderr, "uninitialised memory") {
+			t.Errorf("partitions %s: exit %d, stderr %q; want exit 4 saying the outcome cannot be predicted", sub, r.Code, r.Stderr)
 		}
-		if strings.Contains(r.stdout, "no problems found") {
-			t.Errorf("partitions %s: an all-clear for a file whose outcome is unknown:\n%s", sub, r.stdout)
+		if strings.Contains(r.Stdout, "no problems found") {
+			t.Errorf("partitions %s: an all-clear for a file whose outcome is unknown:\n%s", sub, r.Stdout)
 		}
 	}
 	// A predictable file exits 0 and says nothing of the kind.
 	r := runIbkey(t, false, nil, "partitions", "show", clusterConf)
-	if r.code != 0 || strings.Contains(r.stderr, "cannot be predicted") {
-		t.Errorf("cluster.conf: exit %d, stderr %q", r.code, r.stderr)
+	if r.Code != 0 || strings.Contains(r.Stderr, "cannot be predicted") {
+		t.Errorf("cluster.conf: exit %d, stderr %q", r.Code, r.Stderr)
 	}
 }
 
@@ -175,11 +175,11 @@ func TestRouterPorts(t *testing.T) {
 		r := runIbkey(t, false, nil, append([]string{"partitions", "show", routerConf, "-o", "json"}, args...)...)
 		// Without --router the ports' types are unknown, and the file gives a
 		// router port other entries: shown as CA ports, exit 4.
-		if want := map[bool]int{true: 4, false: 0}[len(args) == 0]; r.code != want {
-			t.Fatalf("%v: exit %d, want %d: %s", args, r.code, want, r.stderr)
+		if want := map[bool]int{true: 4, false: 0}[len(args) == 0]; r.Code != want {
+			t.Fatalf("%v: exit %d, want %d: %s", args, r.Code, want, r.Stderr)
 		}
 		var d doc
-		if err := json.Unmarshal([]byte(r.stdout), &d); err != nil {
+		if err := json.Unmarshal([]byte(r.Stdout), &d); err != nil {
 			t.Fatal(err)
 		}
 		out := map[string]string{}
@@ -205,8 +205,8 @@ func TestRouterPorts(t *testing.T) {
 			t.Errorf("%v: port %s: %q, want %q", args, routerPort, got[routerPort], w)
 		}
 	}
-	if r := runIbkey(t, false, nil, "partitions", "show", routerConf, "--router", routerPort+",none"); r.code != 2 || !strings.Contains(r.stderr, "--router none") {
-		t.Errorf("--router GUID,none: exit %d, %s", r.code, r.stderr)
+	if r := runIbkey(t, false, nil, "partitions", "show", routerConf, "--router", routerPort+",none"); r.Code != 2 || !strings.Contains(r.Stderr, "--router none") {
+		t.Errorf("--router GUID,none: exit %d, %s", r.Code, r.Stderr)
 	}
 	// --fabric-file: the router ports of a saved sweep.
 	f := fabric.Fabric{Nodes: []*fabric.Node{
@@ -268,12 +268,12 @@ func TestFlagsParse(t *testing.T) {
 // have no escape sequence at all.
 func TestRejectedHeadlineColour(t *testing.T) {
 	r := runIbkey(t, true, nil, "partitions", "check", rejectedConf)
-	first, _, _ := strings.Cut(r.stdout, "\n")
-	if r.code != 1 || !strings.HasPrefix(first, "\x1b[1;31m") || !strings.Contains(r.stdout, "[file-rejected]\x1b[m\n") {
-		t.Errorf("terminal: exit %d, first line %q; want it styled", r.code, first)
+	first, _, _ := strings.Cut(r.Stdout, "\n")
+	if r.Code != 1 || !strings.HasPrefix(first, "\x1b[1;31m") || !strings.Contains(r.Stdout, "[file-rejected]\x1b[m\n") {
+		t.Errorf("terminal: exit %d, first line %q; want it styled", r.Code, first)
 	}
-	if strings.Count(r.stdout, "\x1b[") != 2 {
-		t.Errorf("terminal: only the headline is styled, got:\n%q", r.stdout)
+	if strings.Count(r.Stdout, "\x1b[") != 2 {
+		t.Errorf("terminal: only the headline is styled, got:\n%q", r.Stdout)
 	}
 	for _, tc := range []struct {
 		tty  bool
@@ -286,8 +286,8 @@ func TestRejectedHeadlineColour(t *testing.T) {
 		{false, nil, nil},
 	} {
 		r := runIbkey(t, tc.tty, tc.env, append([]string{"partitions", "check", rejectedConf}, tc.args...)...)
-		if strings.Contains(r.stdout, "\x1b") {
-			t.Errorf("tty %v env %v %v: escape sequences in\n%q", tc.tty, tc.env, tc.args, r.stdout)
+		if strings.Contains(r.Stdout, "\x1b") {
+			t.Errorf("tty %v env %v %v: escape sequences in\n%q", tc.tty, tc.env, tc.args, r.Stdout)
 		}
 	}
 }

@@ -79,7 +79,7 @@ func TestPlainContract(t *testing.T) {
 	} {
 		r := runIbkey(t, false, nil, args...)
 		n++
-		for _, msg := range checkPlain(r.stdout) {
+		for _, msg := range checkPlain(r.Stdout) {
 			t.Errorf("%v: %s", args, msg)
 		}
 	}

@@ -69,11 +69,11 @@ member=0x0040 : 0x0002c90300000322=full, 0x0002c90300000311 ;
 		}
 		args = append(args, types...)
 		r := runIbkey(t, false, nil, args...)
-		if want := map[bool]int{true: 4, false: 0}[len(types) == 0]; r.code != want {
-			t.Fatalf("%v: exit %d, want %d: %s", types, r.code, want, r.stderr)
+		if want := map[bool]int{true: 4, false: 0}[len(types) == 0]; r.Code != want {
+			t.Fatalf("%v: exit %d, want %d: %s", types, r.Code, want, r.Stderr)
 		}
 		var doc showJSON
-		if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
 			t.Fatal(err)
 		}
 		out := map[check.GUID][]check.PKey{}

@@ -28,9 +28,9 @@ func TestJSONSchemas(t *testing.T) {
 		{"partitions", "matrix", clusterConf, "-o", "json"},
 	} {
 		r := runIbkey(t, false, nil, args...)
-		if r.code != 0 {
-			t.Fatalf("%v: exit %d: %s", args, r.code, r.stderr)
+		if r.Code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, r.Code, r.Stderr)
 		}
-		jsonschematest.Validate(t, schemaFor(args), []byte(r.stdout))
+		jsonschematest.Validate(t, schemaFor(args), []byte(r.Stdout))
 	}
 }

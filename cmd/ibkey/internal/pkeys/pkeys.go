@@ -101,7 +101,7 @@ switch's external ports, NodeInfo PartitionCap otherwise.`,
   ibkey pkeys --ibsim -G 0x0002c90300000204
   ibkey pkeys ib0.8001`,
 		Args:              cmdutil.UsageArgs(cobra.MaximumNArgs(2)),
-		ValidArgsFunction: cmdutil.CompleteDevPort(f),
+		ValidArgsFunction: completeDevPort(f),
 		RunE: cmdutil.RunE(f, o, &o.Deps, func(_ *cobra.Command, args []string) error {
 			fab, err := o.Addr.Selectors(args)
 			if err != nil {
@@ -109,7 +109,7 @@ switch's external ports, NodeInfo PartitionCap otherwise.`,
 			}
 			o.Fabric = fab
 			if fab == nil {
-				if o.Selector, err = cmdutil.SelectorFromArgs(args); err != nil {
+				if o.Selector, err = selectorFromArgs(args); err != nil {
 					return err
 				}
 			}
@@ -402,7 +402,7 @@ func onOff(b bool) string {
 
 func pkeyPortToJSON(v *query.PortView, all bool) pkeyPortJSON {
 	j := pkeyPortJSON{Device: v.Port.Device, Port: v.Port.Num, State: v.Port.State.Name,
-		TableMissing: v.TableMissing, Warnings: v.Warnings, IPoIB: []ipoibJSON{}}
+		TableMissing: v.TableMissing, Warnings: cmdutil.List(v.Warnings), IPoIB: []ipoibJSON{}}
 	if v.Fabric != nil {
 		desc := v.Device.NodeDesc.Value
 		j.NodeDesc, j.NodeGUID, j.Address = &desc, v.Fabric.NodeGUID.String(), v.Fabric.Address
@@ -412,9 +412,6 @@ func pkeyPortToJSON(v *query.PortView, all bool) pkeyPortJSON {
 	}
 	if v.Port.LinkLayer.OK() {
 		j.LinkLayer = &v.Port.LinkLayer.Value
-	}
-	if j.Warnings == nil {
-		j.Warnings = []string{}
 	}
 	if v.Table != nil {
 		size, valid := len(v.Table.Entries), v.Table.Valid
@@ -618,7 +615,7 @@ func validKeys(t *query.Table) string {
 // table, for --find.
 func completePKeys(o *PKeysOptions) cobra.CompletionFunc {
 	return func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		sel, err := cmdutil.SelectorFromArgs(args)
+		sel, err := selectorFromArgs(args)
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
@@ -626,19 +623,87 @@ func completePKeys(o *PKeysOptions) cobra.CompletionFunc {
 		if err != nil {
 			return nil, cobra.ShellCompDirectiveNoFileComp
 		}
-		seen := map[string]bool{}
-		var out []cobra.Completion
-		for _, v := range views {
-			if v.Table == nil {
-				continue
-			}
-			for _, e := range v.Table.Entries {
-				if e.Valid() && !seen[e.PKey.String()] {
-					seen[e.PKey.String()] = true
-					out = append(out, e.PKey.String()+"\t"+e.PKey.Membership().String()+" member of "+e.PKey.Partition().String())
-				}
-			}
-		}
-		return out, cobra.ShellCompDirectiveNoFileComp
+		return cmdutil.PKeyCompletions(views), cobra.ShellCompDirectiveNoFileComp
 	}
+}
+
+// completeDevPort completes DEV for the first argument and the device's ports for the
+// second (`pkeys DEV PORT`).
+func completeDevPort(f *cmdutil.Factory) cobra.CompletionFunc {
+	return func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		host := f.Host()
+		// ports are dev's port numbers, each after prefix.
+		ports := func(dev, prefix string) []cobra.Completion {
+			devs, err := host.Devices(dev)
+			if err != nil {
+				return nil
+			}
+			var out []cobra.Completion
+			for _, p := range devs[0].Ports {
+				out = append(out, prefix+strconv.Itoa(p))
+			}
+			return out
+		}
+		switch {
+		case len(args) == 1 && !strings.Contains(args[0], "/"):
+			return ports(args[0], ""), cobra.ShellCompDirectiveNoFileComp
+		case len(args) > 0:
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		if dev, _, ok := strings.Cut(toComplete, "/"); ok {
+			return ports(dev, dev+"/"), cobra.ShellCompDirectiveNoFileComp // DEV/<TAB>
+		}
+		devs, err := host.Devices("")
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		var out []cobra.Completion
+		for _, d := range devs {
+			desc := ""
+			if d.NodeDesc.OK() {
+				desc = "\t" + d.NodeDesc.Value
+			}
+			out = append(out, d.Name+desc)
+		}
+		return append(out, interfaceCompletions(host)...), cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// interfaceCompletions are the host's IPoIB interfaces, described by their port and
+// P_Key (pkeys accepts them where a device goes: ResolveDeviceOrInterface).
+func interfaceCompletions(host *query.Host) []cobra.Completion {
+	views, err := host.Load(query.Selector{}, query.LoadOptions{Interfaces: true})
+	if err != nil {
+		return nil
+	}
+	var out []cobra.Completion
+	for _, v := range views {
+		for _, ip := range v.Interfaces {
+			out = append(out, cobra.CompletionWithDesc(ip.Name, fmt.Sprintf("IPoIB on %s, P_Key %s", v.Ref(), ip.PKey)))
+		}
+	}
+	return out
+}
+
+// selectorFromArgs reads `DEV PORT`, `DEV/PORT`, `DEV` or nothing.
+func selectorFromArgs(args []string) (query.Selector, error) {
+	switch len(args) {
+	case 0:
+		return query.Selector{}, nil
+	case 1:
+		return query.ParseSelector(args[0])
+	}
+	if strings.Contains(args[0], "/") {
+		return query.Selector{}, &query.UsageError{Msg: fmt.Sprintf("unexpected %q after %q (accepted: DEV PORT or DEV/PORT)", args[1], args[0])}
+	}
+	sel, err := query.ParseSelector(args[0])
+	if err != nil {
+		return sel, err
+	}
+	n, err := query.ParsePortNum(args[1])
+	if err != nil {
+		return sel, err
+	}
+	sel.Port, sel.HasPort = n, true
+	return sel, nil
 }

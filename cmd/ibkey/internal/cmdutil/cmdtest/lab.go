@@ -8,7 +8,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
@@ -145,7 +144,7 @@ func (l *Lab) Each(t *testing.T, targets []*Target, f func(t *testing.T, tg *Tar
 // own, a switch's port 0's. The test stops if one cannot be read.
 func (l *Lab) ResolveLIDs(t *testing.T, targets []*Target) {
 	t.Helper()
-	var mu sync.Mutex
+	// Each subtest sets its own target's LID; t.Run returns once they all ended.
 	t.Run("lids", func(t *testing.T) {
 		l.Each(t, targets, func(t *testing.T, tg *Target) {
 			port := tg.Port
@@ -156,9 +155,7 @@ func (l *Lab) ResolveLIDs(t *testing.T, targets []*Target) {
 			if err != nil || lid == 0 {
 				t.Fatalf("smpquery portinfo: LID %d, %v", lid, err)
 			}
-			mu.Lock()
 			tg.LID = int(lid)
-			mu.Unlock()
 		})
 	})
 	if t.Failed() {
