@@ -3,6 +3,8 @@ package smlog
 import (
 	"bytes"
 	"time"
+
+	"github.com/ibkey/ibkey/internal/check"
 )
 
 // A line of OpenSM's log (libopensm/osm_log.c osm_log_v2, OpenSM 3.3.x on Linux):
@@ -98,21 +100,9 @@ func (r *record) function() {
 }
 
 func hexByte(a, b byte) (uint8, bool) {
-	x, ok1 := hexDigit(a)
-	y, ok2 := hexDigit(b)
+	x, ok1 := check.HexDigit(a)
+	y, ok2 := check.HexDigit(b)
 	return x<<4 | y, ok1 && ok2
-}
-
-func hexDigit(c byte) (uint8, bool) {
-	switch {
-	case c >= '0' && c <= '9':
-		return c - '0', true
-	case c >= 'a' && c <= 'f':
-		return c - 'a' + 10, true
-	case c >= 'A' && c <= 'F':
-		return c - 'A' + 10, true
-	}
-	return 0, false
 }
 
 var months = [...]string{"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"}

@@ -3,6 +3,8 @@ package smlog
 import (
 	"bytes"
 	"strings"
+
+	"github.com/ibkey/ibkey/internal/check"
 )
 
 // scanf reads msg as OpenSM printed it with format, a printf format of its source
@@ -111,7 +113,7 @@ func scanf(msg []byte, format string, args ...any) bool {
 }
 
 func digitIn(c byte, base uint64) (uint8, bool) {
-	d, ok := hexDigit(c)
+	d, ok := check.HexDigit(c)
 	if !ok || uint64(d) >= base {
 		return 0, false
 	}
