@@ -217,7 +217,7 @@ func (o *CanTalkOptions) portTypes() (map[check.GUID]check.NodeType, bool, error
 			return nil, false, err
 		}
 	}
-	complete, err := cmdutil.AddPortTypes(out, o.Routers, f)
+	complete, err := query.AddPortTypes(out, o.Routers, f)
 	return out, complete, err
 }
 
@@ -729,7 +729,7 @@ func partitionReasons(p *query.Partitions, v check.Verdict, eps []query.Resolved
 				more++
 				continue
 			}
-			items = append(items, fmt.Sprintf("%s (%s) from %s at %s", t.PKey, t.Partition.Name, t.DecidedBy.Text(), cmdutil.PartitionPos(t.DecidedBy.Pos(), c)))
+			items = append(items, fmt.Sprintf("%s (%s) from %s at %s", t.PKey, t.Partition.Name, t.DecidedBy.Text(), c.PosText(t.DecidedBy.Pos())))
 		}
 		if more > 0 {
 			items = append(items, fmt.Sprintf("and %d more", more))

@@ -15,51 +15,6 @@ import (
 // Dynamic completion reads the host the command line selects so far: --sysfs or
 // --demo given earlier on the line are already parsed when cobra calls these.
 
-// CompletePortArgs completes each argument as DEV or DEV/PORT.
-func CompletePortArgs(f *Factory) cobra.CompletionFunc {
-	return func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		devs, err := f.Host().Devices("")
-		if err != nil {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		given := map[string]bool{}
-		for _, a := range args {
-			given[a] = true
-		}
-		var out []cobra.Completion
-		for _, d := range devs {
-			desc := ""
-			if d.NodeDesc.OK() {
-				desc = d.NodeDesc.Value + " "
-			}
-			if !given[d.Name] {
-				out = append(out, d.Name+"\t"+desc+"(every port)")
-			}
-			for _, p := range d.Ports {
-				ref := d.Name + "/" + strconv.Itoa(p)
-				if !given[ref] && strings.HasPrefix(ref, toComplete) {
-					out = append(out, ref+"\t"+desc+"port "+strconv.Itoa(p))
-				}
-			}
-		}
-		sort.Strings(out)
-		return out, cobra.ShellCompDirectiveNoFileComp
-	}
-}
-
-// SelectorsFromArgs reads DEV or DEV/PORT arguments.
-func SelectorsFromArgs(args []string) ([]query.Selector, error) {
-	var out []query.Selector
-	for _, a := range args {
-		s, err := query.ParseSelector(a)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, s)
-	}
-	return out, nil
-}
-
 // CompleteDurations completes a duration flag with common values, never file names.
 func CompleteDurations(values ...string) cobra.CompletionFunc {
 	return func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {

@@ -265,7 +265,7 @@ func runFabric(ctx context.Context, o *Options, logger *slog.Logger) error {
 	fopts := exporter.FabricOptions{Interval: o.SweepInterval, Timeout: o.SweepTimeout, AllowBoth: o.AllowBoth, NoCounters: o.NoCounters,
 		Logf: func(format string, args ...any) { logger.Warn(fmt.Sprintf(format, args...)) }}
 	if o.OpenSMConf != "" {
-		osm, note, err := cmdutil.ReadOpenSMConf(o.OpenSMConf, &o.Partitions)
+		osm, note, err := query.ReadOpenSMConf(o.OpenSMConf, &o.Partitions)
 		if err != nil {
 			return err
 		}

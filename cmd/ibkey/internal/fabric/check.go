@@ -157,7 +157,7 @@ func runCheck(o *CheckOptions) error {
 	if o.OpenSMConf != "" {
 		var note string
 		var err error
-		if osm, note, err = cmdutil.ReadOpenSMConf(o.OpenSMConf, &o.Partitions); err != nil {
+		if osm, note, err = query.ReadOpenSMConf(o.OpenSMConf, &o.Partitions); err != nil {
 			return err
 		}
 		for _, w := range osm.Warnings {

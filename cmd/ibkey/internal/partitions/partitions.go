@@ -116,7 +116,7 @@ func (p PortTypes) types() (map[check.GUID]check.NodeType, bool, map[check.GUID]
 		return nil, false, nil, cmdutil.Usagef("--node-name-map needs --fabric-file (the map names node GUIDs, the partitions file port GUIDs: the sweep links them)")
 	}
 	if p.FabricFile == "" {
-		complete, err := cmdutil.AddPortTypes(out, p.Routers, nil)
+		complete, err := query.AddPortTypes(out, p.Routers, nil)
 		return out, complete, nil, err
 	}
 	nm, err := cmdutil.ReadNodeNameMap(p.NodeNameMap)
@@ -136,7 +136,7 @@ func (p PortTypes) types() (map[check.GUID]check.NodeType, bool, map[check.GUID]
 			}
 		}
 	}
-	complete, err := cmdutil.AddPortTypes(out, p.Routers, f)
+	complete, err := query.AddPortTypes(out, p.Routers, f)
 	return out, complete, names, err
 }
 

@@ -328,13 +328,13 @@ func (s show) text(w io.Writer, f cmdutil.Format) error {
 		if len(part.Members) == 0 {
 			var at []string
 			for _, d := range part.Defs {
-				at = append(at, cmdutil.PartitionPos(d.Pos, p.Config))
+				at = append(at, p.Config.PosText(d.Pos))
 			}
 			pg.Add(part.Key.String(), part.Name, flags, "", "(no members)", strings.Join(at, ","))
 		}
 		for mi := range part.Members {
 			m := &part.Members[mi]
-			pg.Add(part.Key.String(), part.Name, flags, effectiveMembership(m, p.Options.AllowBoth), memberRule(m, p.Options.SMGUID), cmdutil.PartitionPos(m.Pos(), p.Config))
+			pg.Add(part.Key.String(), part.Name, flags, effectiveMembership(m, p.Options.AllowBoth), memberRule(m, p.Options.SMGUID), p.Config.PosText(m.Pos()))
 		}
 	}
 	if err := pg.Render(w, f); err != nil {
@@ -408,10 +408,10 @@ func (s show) text(w io.Writer, f cmdutil.Format) error {
 				continue
 			}
 			add(guid, strconv.Itoa(sl.Index), e.PKey.String(), e.PKey.Membership().String(), e.PKey.Partition().String()+" "+e.Partition.Name,
-				e.DecidedBy.Text(), cmdutil.PartitionPos(e.DecidedBy.Pos(), p.Config), note(extra...))
+				e.DecidedBy.Text(), p.Config.PosText(e.DecidedBy.Pos()), note(extra...))
 		}
 		for _, d := range t.Dropped {
-			add(guid, "", d.PKey.String(), d.PKey.Membership().String(), d.Partition.Name, d.DecidedBy.Text(), cmdutil.PartitionPos(d.DecidedBy.Pos(), p.Config),
+			add(guid, "", d.PKey.String(), d.PKey.Membership().String(), d.Partition.Name, d.DecidedBy.Text(), p.Config.PosText(d.DecidedBy.Pos()),
 				note(fmt.Sprintf("DROPPED: the table holds %d entries", p.Options.TableSize)))
 		}
 	}
@@ -424,7 +424,7 @@ func (s show) groupsText(w io.Writer, f cmdutil.Format, parts []*partconf.Partit
 		Optional: [][]string{{"AT"}, {"SL", "SCOPE"}, {"Q_KEY"}, {"RATE"}}}
 	for _, part := range parts {
 		for _, g := range part.Groups {
-			at := cmdutil.PartitionPos(g.Pos, s.p.Config)
+			at := s.p.Config.PosText(g.Pos)
 			if g.Broadcast {
 				at += " (IPoIB broadcast)"
 			}

@@ -127,12 +127,12 @@ func (s *show) partitionJSON(part *partconf.Partition) partitionJSON {
 	pj := partitionJSON{Key: part.Key.String(), Name: part.Name, Flags: partitionFlags(part), IPoIB: part.IPoIB,
 		DefinedAt: []string{}, Members: []memberJSON{}, Groups: []groupJSON{}}
 	for _, d := range part.Defs {
-		pj.DefinedAt = append(pj.DefinedAt, cmdutil.PartitionPos(d.Pos, p.Config))
+		pj.DefinedAt = append(pj.DefinedAt, p.Config.PosText(d.Pos))
 	}
 	for mi := range part.Members {
 		m := &part.Members[mi]
 		mj := memberJSON{Member: m.Text(), Kind: m.Kind.String(), Rule: memberRule(m, p.Options.SMGUID),
-			Membership: m.Membership.String(), At: cmdutil.PartitionPos(m.Pos(), p.Config)}
+			Membership: m.Membership.String(), At: p.Config.PosText(m.Pos())}
 		if m.Membership == partconf.FlagBoth && !p.Options.AllowBoth {
 			mj.Membership, mj.Written = partconf.FlagFull.String(), mj.Membership
 		}
@@ -140,7 +140,7 @@ func (s *show) partitionJSON(part *partconf.Partition) partitionJSON {
 	}
 	for _, g := range part.Groups {
 		pj.Groups = append(pj.Groups, groupJSON{MGID: g.MGID.String(), QKey: fmt.Sprintf("0x%08x", g.QKey), MTU: int(g.MTU), Rate: int(g.Rate),
-			SL: int(g.SL), Scope: int(g.Scope), Broadcast: g.Broadcast, At: cmdutil.PartitionPos(g.Pos, p.Config)})
+			SL: int(g.SL), Scope: int(g.Scope), Broadcast: g.Broadcast, At: p.Config.PosText(g.Pos)})
 	}
 	return pj
 }
@@ -160,7 +160,7 @@ func (s *show) portJSON(t *query.PortTable) portTableJSON {
 		if e := sl.Entry; e != nil {
 			ms := e.PKey.Membership().String()
 			ej = tableEntryJSON{Index: sl.Index, PKey: e.PKey.String(), Key: e.PKey.Partition().String(), Membership: &ms, Valid: true,
-				Partition: &e.Partition.Name, DecidedBy: strp(e.DecidedBy.Text()), At: strp(cmdutil.PartitionPos(e.DecidedBy.Pos(), p.Config))}
+				Partition: &e.Partition.Name, DecidedBy: strp(e.DecidedBy.Text()), At: strp(p.Config.PosText(e.DecidedBy.Pos()))}
 		}
 		if sl.Before.Valid() {
 			ej.Before = strp(sl.Before.String())
@@ -171,7 +171,7 @@ func (s *show) portJSON(t *query.PortTable) portTableJSON {
 		pj.Entries = append(pj.Entries, ej)
 	}
 	for _, e := range t.Dropped {
-		pj.Dropped = append(pj.Dropped, droppedJSON{e.PKey.String(), e.PKey.Membership().String(), e.Partition.Name, e.DecidedBy.Text(), cmdutil.PartitionPos(e.DecidedBy.Pos(), p.Config)})
+		pj.Dropped = append(pj.Dropped, droppedJSON{e.PKey.String(), e.PKey.Membership().String(), e.Partition.Name, e.DecidedBy.Text(), p.Config.PosText(e.DecidedBy.Pos())})
 	}
 	return pj
 }

@@ -122,7 +122,7 @@ counter stays saturated. --once reads one sample, without deltas.`,
   ibkey watch counters --lid 4,9 --count 3 -o json
   ibkey watch counters --ibsim --dr 0,1 --port all --all-counters`,
 		Args:              cmdutil.UsageArgs(cobra.ArbitraryArgs),
-		ValidArgsFunction: cmdutil.CompletePortArgs(f),
+		ValidArgsFunction: completePortArgs(f),
 		// The screen needs a terminal: -o table on a pipe is refused, not ignored.
 		Annotations: map[string]string{cmdutil.AnnotationTableNeedsTerminal: "yes"},
 		RunE: cmdutil.RunE(f, o, &o.Deps, func(c *cobra.Command, args []string) error {

@@ -45,7 +45,7 @@ port_error or port_back event.`,
   ibkey watch pkeys mlx5_0/1 --interval 200ms
   ibkey watch pkeys -o json --count 60`,
 		Args:              cmdutil.UsageArgs(cobra.ArbitraryArgs),
-		ValidArgsFunction: cmdutil.CompletePortArgs(f),
+		ValidArgsFunction: completePortArgs(f),
 		RunE:              cmdutil.RunE(f, o, &o.Deps, o.check, runF, runPKeys),
 	}
 	o.bind(c)

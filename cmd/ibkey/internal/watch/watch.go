@@ -5,6 +5,9 @@ package watch
 
 import (
 	"context"
+	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -48,11 +51,14 @@ func (o *Sampling) bind(c *cobra.Command) {
 }
 
 func (o *Sampling) check(c *cobra.Command, args []string) error {
-	sels, err := cmdutil.SelectorsFromArgs(args)
-	if err != nil {
-		return err
+	o.Selectors = nil
+	for _, a := range args { // DEV or DEV/PORT
+		s, err := query.ParseSelector(a)
+		if err != nil {
+			return err
+		}
+		o.Selectors = append(o.Selectors, s)
 	}
-	o.Selectors = sels
 	if o.Interval < 10*time.Millisecond {
 		return cmdutil.Usagef("invalid --interval %s (accepted: a duration of at least 10ms, e.g. 500ms, 1s, 1m)", cmdutil.FlagText(c, "interval"))
 	}
@@ -83,3 +89,37 @@ func (o *Sampling) loop(ctx context.Context, count int, step func(i int) error) 
 }
 
 const lineTime = "2006-01-02T15:04:05.000Z07:00"
+
+// completePortArgs completes each argument as DEV or DEV/PORT, from the host the
+// command line selects so far: --sysfs or --demo given earlier on the line are
+// already parsed when cobra calls it.
+func completePortArgs(f *cmdutil.Factory) cobra.CompletionFunc {
+	return func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		devs, err := f.Host().Devices("")
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		given := map[string]bool{}
+		for _, a := range args {
+			given[a] = true
+		}
+		var out []cobra.Completion
+		for _, d := range devs {
+			desc := ""
+			if d.NodeDesc.OK() {
+				desc = d.NodeDesc.Value + " "
+			}
+			if !given[d.Name] {
+				out = append(out, d.Name+"\t"+desc+"(every port)")
+			}
+			for _, p := range d.Ports {
+				ref := d.Name + "/" + strconv.Itoa(p)
+				if !given[ref] && strings.HasPrefix(ref, toComplete) {
+					out = append(out, ref+"\t"+desc+"port "+strconv.Itoa(p))
+				}
+			}
+		}
+		sort.Strings(out)
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+}

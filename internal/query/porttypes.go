@@ -1,0 +1,67 @@
+package query
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fabric"
+	"github.com/ibkey/ibkey/internal/fsread"
+	"github.com/ibkey/ibkey/internal/partconf"
+)
+
+// AddPortTypes records in types the node types of the ports given on the command line
+// (--router: the router ports; "none": there are none) and, f non-nil, of every end
+// port of the saved sweep f (CA and router ports, a switch's port 0): OpenSM gives a
+// port ALL_CAS', ALL_ROUTERS' or ALL_SWITCHES' entries by its node type
+// (osm_prtn_config.c, partition_add_all), so a GUID's type must not be guessed. It
+// reports whether the types are complete: --router or a sweep was given, so a port
+// they do not name is a CA port; otherwise its type is unknown.
+func AddPortTypes(types map[check.GUID]check.NodeType, routers []string, f *fabric.Fabric) (complete bool, err error) {
+	if f != nil {
+		for _, n := range f.Nodes {
+			for _, p := range n.Ports {
+				if p.GUID != 0 && n.IsEndPort(p) {
+					types[p.GUID] = n.Type
+				}
+			}
+		}
+	}
+	for _, s := range routers {
+		if s == "none" {
+			if len(routers) > 1 {
+				return false, &UsageError{Msg: "--router none says there are no router ports: it cannot come with router GUIDs"}
+			}
+			continue
+		}
+		g, err := check.ParseGUID(strings.TrimPrefix(s, "guid="))
+		if err != nil {
+			return false, err
+		}
+		types[g] = check.NodeRouter
+	}
+	return f != nil || len(routers) > 0, nil
+}
+
+// ReadOpenSMConf reads --opensm-conf FILE, OpenSM's options as it reads them
+// (partconf.ParseOpenSMConf), for every command that audits a sweep (fabric check, the
+// exporter): a file that cannot be read is bad usage. When *partitions (--partitions)
+// is "", it becomes the file's partition_config_file if that is on this machine (the
+// audit may run elsewhere than OpenSM). note says which partitions.conf that is, or
+// why there is none; osm.Warnings are the values OpenSM replaces with its defaults.
+func ReadOpenSMConf(path string, partitions *string) (osm *partconf.OpenSMConf, note string, err error) {
+	data, err := fsread.ReadFile(path, partconf.MaxOpenSMConfSize, "an opensm.conf")
+	if err != nil {
+		return nil, "", &UsageError{Msg: fmt.Sprintf("--opensm-conf: %v", err)}
+	}
+	osm = partconf.ParseOpenSMConf(path, data)
+	if *partitions != "" {
+		return osm, "", nil
+	}
+	if _, err := os.Stat(osm.PartitionConfigFile); err != nil {
+		return osm, fmt.Sprintf("not compared with a partitions.conf: %s names %s, which is not here (give --partitions)", path, osm.PartitionConfigFile), nil
+	}
+	*partitions = osm.PartitionConfigFile
+	return osm, fmt.Sprintf("comparing with %s (partition_config_file of %s)", *partitions, path), nil
+}
