@@ -1,6 +1,7 @@
 package query
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/ibkey/ibkey/internal/check"
@@ -45,4 +46,19 @@ func GUIDSelector(f *fabric.Fabric, g check.GUID, base FabricSelector) (FabricSe
 		}
 	}
 	return base, &EnvError{Msg: fmt.Sprintf("no port or node with GUID %s in the fabric (%s)", g, SweepSummary(f))}
+}
+
+// FindGUID sweeps the fabric (no tables) and finds GUID g in it (GUIDSelector). A
+// sweep that read nothing is an *EnvError; a GUID not in a partial sweep is an
+// *UnknownError: it may be in the part not read.
+func (fab *Fabric) FindGUID(ctx context.Context, g check.GUID, base FabricSelector) (FabricSelector, error) {
+	f, err := Sweep(ctx, fab.T, SweepOptions{NoTables: true, Source: fab.Via})
+	if f == nil {
+		return base, &EnvError{Msg: fmt.Sprintf("finding GUID %s: %v (via %s)", g, err, fab.Via)}
+	}
+	sel, gerr := GUIDSelector(f, g, base)
+	if gerr != nil && err != nil {
+		return base, &UnknownError{Msg: fmt.Sprintf("incomplete: the answer depends on what was not checked: GUID %s: not in the part of the fabric swept before: %v", g, err)}
+	}
+	return sel, gerr
 }

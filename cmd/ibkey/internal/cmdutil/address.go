@@ -158,17 +158,9 @@ func RenderFabricPorts(ctx context.Context, m *MADFlags, n *Notices, a *AddressF
 	return m.With(ctx, func(ctx context.Context, fab *query.Fabric) error {
 		label := ""
 		if a.GUID != "" {
-			f, err := query.Sweep(ctx, fab.T, query.SweepOptions{NoTables: true, Source: fab.Via})
-			if f == nil {
-				return &query.EnvError{Msg: fmt.Sprintf("finding GUID %s: %v (via %s)", a.guid, err, fab.Via)}
-			}
-			sel, gerr := query.GUIDSelector(f, a.guid, sels[0])
-			if gerr != nil {
-				if err != nil {
-					// Not found in a partial sweep: it may be in the part not read.
-					return &query.UnknownError{Msg: fmt.Sprintf("incomplete: the answer depends on what was not checked: GUID %s: not in the part of the fabric swept before: %v", a.guid, err)}
-				}
-				return gerr
+			sel, err := fab.FindGUID(ctx, a.guid, sels[0])
+			if err != nil {
+				return err
 			}
 			sels = []query.FabricSelector{sel}
 			label = fmt.Sprintf("fabric: GUID %s is %s via %s", a.guid, sel, fab.Via)
