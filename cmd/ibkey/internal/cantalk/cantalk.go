@@ -240,7 +240,6 @@ func (o *CanTalkOptions) resolve(src query.EndpointSources, specA, specB check.E
 			}
 		}
 	}
-	o.Sweep.Prepare()
 	var eps []query.ResolvedEndpoint
 	err := o.MAD.With(o.Ctx, func(ctx context.Context, fab *query.Fabric) error {
 		// lid= endpoints are found in the sweep too, not read alone over MADs: the

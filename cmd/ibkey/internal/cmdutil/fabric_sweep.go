@@ -28,12 +28,6 @@ type FabricSweep struct {
 	RawNames    bool
 }
 
-// sweepWindowIbsim is the MADs in flight during a sweep on ibsim. Measured with
-// BenchmarkLabSweep (internal/query) on fat trees of 50 and 512 nodes: 8 is the
-// fastest, 16 (the transport's default) 2-3 times slower, probably because Linux queues
-// at most net.unix.max_dgram_qlen (10) datagrams on ibsim's unix socket.
-const sweepWindowIbsim = 8
-
 // timeoutUsage is --timeout's help: what happens when it expires.
 const timeoutUsage = "bound the whole command: stop sweeping this long after it started and report what was read (a partial sweep, exit 4)"
 
@@ -81,14 +75,6 @@ func (s *FabricSweep) AddTimeoutFlag(c *cobra.Command, usage string) {
 	c.Flags().DurationVar(&s.Timeout, "timeout", 5*time.Minute, usage)
 }
 
-// Prepare sets the MAD flags up for a sweep through a transport the command opens
-// itself (can-talk). --timeout is positive: checkFlagValues refused it otherwise.
-func (s *FabricSweep) Prepare() {
-	if s.MAD.IbsimBase() != "" && s.MAD.Window == 0 {
-		s.MAD.Window = sweepWindowIbsim
-	}
-}
-
 // Load gives fn the fabric: the saved file, or a sweep run now (see Sweep).
 // fn prints what it has; afterwards a partial fabric (the sweep stopped early, reads
 // that failed, links with no answer) is reported on n and the result is exit 4,
@@ -133,7 +119,6 @@ func (s *FabricSweep) Load(ctx context.Context, n *Notices, noTables, needTables
 // after. A sweep that read nothing is an error: exit 4 when --timeout or ctx ended it,
 // else exit 3 (no fabric access).
 func (s *FabricSweep) Sweep(ctx context.Context, n *Notices, noTables bool, fn func(f *fabric.Fabric) error) (err error) {
-	s.Prepare()
 	sctx, cancel := context.WithTimeout(ctx, s.Timeout)
 	defer cancel()
 	fab, err := s.MAD.Open(ctx)

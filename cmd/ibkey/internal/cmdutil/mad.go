@@ -27,8 +27,6 @@ type MADFlags struct {
 	CAPort     int           // --ca-port
 	MADTimeout time.Duration // --mad-timeout, per attempt
 	MADRetries int           // --mad-retries
-	// Window is the transport's MADs in flight; 0 keeps its default. Sweeps set it.
-	Window int
 
 	// Dependencies, replaced in tests.
 	DialIbsim func(ctx context.Context, o mad.IbsimOptions) (mad.Transport, string, error)
@@ -133,7 +131,7 @@ func (m *MADFlags) Options() (mad.Options, error) {
 	if retries == 0 {
 		retries = -1 // mad.Options: 0 means the default, negative means none
 	}
-	return mad.Options{Timeout: m.MADTimeout, Retries: retries, Window: m.Window}, nil
+	return mad.Options{Timeout: m.MADTimeout, Retries: retries}, nil
 }
 
 // Open opens the transport the flags select (query.OpenFabric) after checking the
