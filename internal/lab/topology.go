@@ -31,12 +31,9 @@ type Node struct {
 	NumPorts int
 	// Links maps a local port number to its peer.
 	Links map[int]Link
-	// GUID is the node GUID RandomTopology gave it; 0 in a parsed file.
-	GUID uint64
 }
 
-// Topology is an ibsim topology file (ibnetdiscover-like text), in file order, or a
-// RandomTopology.
+// Topology is an ibsim topology file (ibnetdiscover-like text), in file order.
 type Topology struct {
 	Nodes  []*Node
 	byName map[string]*Node

@@ -84,7 +84,7 @@ func truthFabricTopology(t *testing.T, seed uint64, count func(kind string, ok b
 	runs := 0
 	{
 		rng := rand.New(rand.NewPCG(seed, 0xfab))
-		topo := lab.RandomTopology(rng)
+		topo := partconf.RandomTopology(rng)
 		dir := t.TempDir()
 		net, included := filepath.Join(dir, "net"), filepath.Join(dir, "random.net")
 		if err := os.WriteFile(included, []byte(topo.Net()), 0o644); err != nil {
@@ -102,7 +102,7 @@ func truthFabricTopology(t *testing.T, seed uint64, count func(kind string, ok b
 		if err != nil {
 			t.Fatal(err)
 		}
-		managed := map[check.GUID]lab.GenPort{}
+		managed := map[check.GUID]partconf.GenPort{}
 		var guids []uint64
 		for _, gp := range topo.EndPorts() {
 			g := gp.Node.GUID + uint64(gp.Num)

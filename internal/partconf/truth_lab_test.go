@@ -18,7 +18,7 @@ import (
 	"github.com/ibkey/ibkey/internal/partconf/partgen"
 )
 
-// The generated-case test: random topologies (ibsimlab.RandomTopology: chains of
+// The generated-case test: random topologies (RandomTopology: chains of
 // switches, one- and two-port CAs, routers with one or two cabled ports, HCAs cabled
 // back to back, or two dual-port HCAs cabled to each other without a switch) and random
 // sequences of two to four files (partgen.New, then partgen.Mutate: definitions
@@ -58,7 +58,7 @@ func (s *truthStats) check(kind string, ok bool, problem func() string) {
 }
 
 type truthPort struct {
-	gen   ibsimlab.GenPort
+	gen   GenPort
 	port  Port
 	route mad.Address
 	size  int
@@ -133,7 +133,7 @@ func TestLabTruth(t *testing.T) {
 func runTruthTopology(t *testing.T, seed uint64, sequences int, st *truthStats) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 0x1b4e))
-	topo := ibsimlab.RandomTopology(rng)
+	topo := RandomTopology(rng)
 	st.topologies++
 	dir := t.TempDir()
 	net := filepath.Join(dir, "net")
@@ -215,7 +215,7 @@ func runTruthTopology(t *testing.T, seed uint64, sequences int, st *truthStats) 
 	if topo.BackToBack() {
 		st.backToBack++
 	}
-	if !slices.ContainsFunc(topo.Nodes, func(n *ibsimlab.Node) bool { return n.Type == ibsimlab.Switch }) {
+	if !slices.ContainsFunc(topo.Nodes, func(n *GenNode) bool { return n.Type == ibsimlab.Switch }) {
 		st.noSwitch++
 	}
 	// The file may also name ports OpenSM does not reach (back to back).
