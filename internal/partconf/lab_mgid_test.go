@@ -25,7 +25,7 @@ func TestLabMGIDInTwoPartitions(t *testing.T) {
 	if err := os.WriteFile(net, []byte(topo), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	l := ibsimlab.Start(t, net, &ibsimlab.Options{SMNode: "Hca1", ToolNode: "Hca1"})
+	l := ibsimlab.Start(t, net, &ibsimlab.Options{ToolNode: "Hca1"}) // OpenSM runs at the first CA, Hca1 too
 	m := " 0x0002c90300000201, 0x0002c90300000101 ;\n"
 	for _, tc := range []struct {
 		name, body string
