@@ -103,15 +103,10 @@ func ParseTopology(text string) (*Topology, error) {
 }
 
 // CAs returns the channel adapters in file order.
-func (t *Topology) CAs() []*Node { return t.ofType(CA) }
-
-// Switches returns the switches in file order.
-func (t *Topology) Switches() []*Node { return t.ofType(Switch) }
-
-func (t *Topology) ofType(typ NodeType) []*Node {
+func (t *Topology) CAs() []*Node {
 	var out []*Node
 	for _, n := range t.Nodes {
-		if n.Type == typ {
+		if n.Type == CA {
 			out = append(out, n)
 		}
 	}
