@@ -111,12 +111,9 @@ func (o *CheckOptions) saFindings(fab *fabric.Fabric, conf *partconf.Config, mod
 		var reqTable []check.PKey
 		if ni, err := mad.GetNodeInfo(ctx, qf.T, mad.DirectedRoute()); err == nil {
 			requester = fmt.Sprintf("the asking port %s", check.GUID(ni.PortGUID))
-			for _, n := range fab.Nodes {
-				for _, p := range n.Ports {
-					if p.GUID == check.GUID(ni.PortGUID) && n.IsEndPort(p) {
-						reqTable = p.PKeys
-					}
-				}
+			// With a repeated port GUID, the last port's table.
+			if ids := fab.EndPorts(check.GUID(ni.PortGUID)); len(ids) > 0 {
+				reqTable = fab.Port(ids[len(ids)-1]).PKeys
 			}
 		}
 		tables := 0
