@@ -300,16 +300,7 @@ func auditIncomplete(ncs []fabric.NotChecked) []cmdutil.Incomplete {
 		if k := count[nc.What]; k > 1 {
 			msg = fmt.Sprintf("%d × %s not checked (e.g. %s)", k, nc.What, nc.Reason)
 		}
-		kind := cmdutil.IncompleteNotChecked
-		switch nc.What { // fabric.NotChecked.What
-		case "P_Key table":
-			kind = cmdutil.IncompleteUnreadTable
-		case "PortInfo", "node":
-			kind = cmdutil.IncompleteUnreadNode
-		case "link", "sweep":
-			kind = cmdutil.IncompletePartialSweep
-		}
-		out[i] = cmdutil.Incomplete{Kind: kind, Message: msg}
+		out[i] = cmdutil.Incomplete{Kind: string(nc.Kind), Message: msg}
 	}
 	return out
 }
