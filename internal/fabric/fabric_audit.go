@@ -102,27 +102,44 @@ const (
 // Incomplete reports whether the audit depends on something not read.
 func (r AuditResult) Incomplete() bool { return len(r.NotChecked) > 0 }
 
-// NotCheckedSummary says in one line what was not checked ("" when everything was),
-// for stderr: "12 P_Key tables not read (the sweep did not read tables); 1 link did
-// not answer".
-func (r AuditResult) NotCheckedSummary() string {
+// NotCheckedLine is one line of what the audit could not check: one per thing not read
+// (NotChecked.What), with its kind.
+type NotCheckedLine struct {
+	Kind NotCheckedKind
+	// Text is "PortInfo not checked: timed out", or for several "12 × P_Key table not
+	// checked (e.g. not read: ...)".
+	Text string
+}
+
+// NotCheckedLines says what was not checked, one line per thing not read in the order
+// first met: the items of a JSON document's incomplete list, and joined, the stderr
+// line (NotCheckedSummary).
+func (r AuditResult) NotCheckedLines() []NotCheckedLine {
 	count := map[string]int{}
-	var order []string
-	reason := map[string]string{}
+	var order []NotChecked
 	for _, nc := range r.NotChecked {
 		if count[nc.What] == 0 {
-			order = append(order, nc.What)
-			reason[nc.What] = nc.Reason
+			order = append(order, nc)
 		}
 		count[nc.What]++
 	}
-	var parts []string
-	for _, w := range order {
-		if count[w] == 1 {
-			parts = append(parts, fmt.Sprintf("%s not checked: %s", w, reason[w]))
-		} else {
-			parts = append(parts, fmt.Sprintf("%d × %s not checked (e.g. %s)", count[w], w, reason[w]))
+	out := make([]NotCheckedLine, len(order))
+	for i, nc := range order {
+		out[i] = NotCheckedLine{Kind: nc.Kind, Text: fmt.Sprintf("%s not checked: %s", nc.What, nc.Reason)}
+		if k := count[nc.What]; k > 1 {
+			out[i].Text = fmt.Sprintf("%d × %s not checked (e.g. %s)", k, nc.What, nc.Reason)
 		}
+	}
+	return out
+}
+
+// NotCheckedSummary says in one line what was not checked ("" when everything was),
+// for stderr: "12 × P_Key table not checked (e.g. not read: ...); link not checked:
+// the node behind it did not answer: ...".
+func (r AuditResult) NotCheckedSummary() string {
+	var parts []string
+	for _, l := range r.NotCheckedLines() {
+		parts = append(parts, l.Text)
 	}
 	return strings.Join(parts, "; ")
 }
