@@ -744,10 +744,7 @@ func (e *emu) mgroupCreate(p, nameAt, valAt int) int {
 		// inet_pton(AF_INET6, NULL, ...): OpenSM dereferences a NULL pointer.
 		e.finding(Error, nameAt, "mgid-crash", "`mgid` without '=GID': OpenSM 3.3.23 passes a NULL pointer to inet_pton and crashes (segmentation fault)",
 			"write mgid=GID, e.g. mgid=ff12:401b::1")
-		if e.c.Uncertain == "" {
-			e.c.Uncertain = "OpenSM crashes on `mgid` without a value"
-			e.c.UncertainAt = e.pos(nameAt)
-		}
+		e.crashes("OpenSM crashes on `mgid` without a value", e.pos(nameAt))
 		return 0
 	}
 	text := b.str(valAt)
@@ -905,7 +902,21 @@ func (e *emu) createGroups(p *Partition, d *Definition, gid [16]byte, g groupFla
 	for _, s := range scopes {
 		mg := gid
 		mg[1] = mg[1]&0xf0 | s
-		if _, dup := e.c.groupByMGID[mg]; dup {
+		if old, dup := e.c.groupByMGID[mg]; dup {
+			// The MGID as written is no group's (checked above), with its scope it
+			// is: osm_prtn_add_mcgroup's find-or-create returns that group and
+			// track_mgrp_w_partition adds it to this partition's list too. A group
+			// in two partitions' lists crashed OpenSM 3.3.23 in every lab run
+			// (segmentation fault: the daemon before SUBNET UP, -o at exit); in
+			// the same partition it is tracked once, and a written MGID that
+			// already exists is skipped before (mgroup_create), both harmless.
+			if !broadcast && old.Partition != p {
+				msg := fmt.Sprintf("multicast group %s (mgid=%s with scope %d) is already partition %s's (line %d): OpenSM 3.3.23 puts one group in two partitions and crashes (segmentation fault)",
+					netip.AddrFrom16(mg), netip.AddrFrom16(gid), s, old.Partition.Name, old.Pos.Line)
+				e.c.Findings = append(e.c.Findings, Finding{Severity: Error, Pos: pos, Rule: "mgid-crash", Message: msg,
+					Action: "give each partition its own MGID"})
+				e.crashes(fmt.Sprintf("OpenSM crashes on multicast group %s in two partitions", netip.AddrFrom16(mg)), pos)
+			}
 			continue
 		}
 		if why := e.c.refuseGroup(mg); why != "" {
@@ -918,6 +929,14 @@ func (e *emu) createGroups(p *Partition, d *Definition, gid [16]byte, g groupFla
 			Broadcast: broadcast, Partition: p, Pos: pos, RawMTU: g.MTU, RawRate: g.Rate}
 		e.c.groupByMGID[mg] = grp
 		p.Groups = append(p.Groups, grp)
+	}
+}
+
+// crashes records that OpenSM crashes on the file (the first cause): what it
+// programs cannot be predicted (it programs nothing; the tables stay as they were).
+func (e *emu) crashes(why string, at Pos) {
+	if e.c.Uncertain == "" {
+		e.c.Uncertain, e.c.UncertainAt, e.c.crash = why, at, true
 	}
 }
 

@@ -166,6 +166,8 @@ type Config struct {
 	// tables nor Rejected can be predicted.
 	Uncertain   string
 	UncertainAt Pos
+	// crash: Uncertain is because OpenSM crashes on the file (it programs nothing).
+	crash bool
 	// GUIDs are the port GUIDs the definitions' items name, once each, in the order
 	// they first appear.
 	GUIDs     []check.GUID

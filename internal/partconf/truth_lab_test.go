@@ -325,6 +325,13 @@ func runTruthSequence(t *testing.T, l *lab, rng *rand.Rand, seed uint64, sq int,
 			}
 			log, err = l.opensmArgs(t, "Hca1", conf, args...)
 		}
+		// Whether OpenSM crashed on the file is a check of its own (a file whose
+		// outcome hangs on uninitialised memory may crash or not: not counted).
+		if crashed := err != nil && strings.Contains(err.Error(), "segmentation fault"); cfg.Uncertain == "" || cfg.crash {
+			st.check("crash", crashed == cfg.crash, func() string {
+				return fmt.Sprintf("OpenSM crashed: %v, the model says it crashes: %v (%s), %s: %v\n%s", crashed, cfg.crash, cfg.Uncertain, where(), err, files())
+			})
+		}
 		if err != nil {
 			st.crashed++
 			t.Logf("OpenSM FAILED, %s (not a model disagreement; the files are below):\n%v\n%s", where(), err, files())

@@ -1,0 +1,73 @@
+package partconf
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	ibsimlab "github.com/ibkey/ibkey/internal/lab"
+)
+
+// TestLabMGIDInTwoPartitions: OpenSM 3.3.23 crashes (segmentation fault) when an mgid=
+// line's MGID is no group's as written but, with the scope OpenSM writes into it,
+// is another partition's group (osm_prtn_add_mcgroup finds that group and
+// track_mgrp_w_partition puts it in a second partition's list). Found by `make truth`
+// (seed 5024). Each case runs through OpenSM once; the model must say "crashes"
+// exactly when OpenSM did.
+func TestLabMGIDInTwoPartitions(t *testing.T) {
+	needLab(t)
+	net := filepath.Join(t.TempDir(), "net")
+	// Two two-port CAs cabled back to back.
+	topo := "caguid=0x2c90300000100\nHca 2 \"Hca1\"\n[1] \"Hca2\"[1]\n[2] \"Hca2\"[2]\n\n" +
+		"caguid=0x2c90300000200\nHca 2 \"Hca2\"\n[1] \"Hca1\"[1]\n[2] \"Hca1\"[2]\n"
+	if err := os.WriteFile(net, []byte(topo), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l := ibsimlab.Start(t, net, &ibsimlab.Options{SMNode: "Hca1", ToolNode: "Hca1"})
+	m := " 0x0002c90300000201, 0x0002c90300000101 ;\n"
+	for _, tc := range []struct {
+		name, body string
+		crash      bool // what OpenSM did in the lab
+	}{
+		{"ff15::5 in two partitions (both scope 2: ff12::5)", "p1=0x10 :\n mgid=ff15::5\n" + m + "p2=0x20 :\n mgid=ff15::5\n" + m, true},
+		{"ff12::5 then ff15::5", "p1=0x10 :\n mgid=ff12::5\n" + m + "p2=0x20 :\n mgid=ff15::5\n" + m, true},
+		{"scope=2 written, ff15::5 twice", "p1=0x10 :\n mgid=ff15::5,scope=2\n" + m + "p2=0x20 :\n mgid=ff15::5,scope=2\n" + m, true},
+		{"the second partition has no member in the fabric", "p1=0x10 :\n mgid=ff15::5\n" + m + "p2=0x20 :\n mgid=ff15::5\n 0x0002c9030000ffff ;\n", true},
+		{"members swallowed by the mgid line", "gpu0=0x02c7 : mgid=ff15::5, 0x0002c90300000201 ;\np2=94 : mgid=ff15::5, 0x0002c90300000201 ;\n", true},
+		{"ff15::5 twice in one partition", "p1=0x10 :\n mgid=ff15::5\n mgid=ff15::5\n" + m, false},
+		{"one partition in two definitions", "p1=0x10 :\n mgid=ff15::5\n" + m + "p1b=0x10 :\n mgid=ff15::5\n" + m, false},
+		{"the full and the limited key: one partition", "p1=0x10 :\n mgid=ff15::5\n" + m + "p2=0x8010 :\n mgid=ff15::5\n" + m, false},
+		{"ff12::5 in two partitions (found as written: skipped)", "p1=0x10 :\n mgid=ff12::5\n" + m + "p2=0x20 :\n mgid=ff12::5\n" + m, false},
+		{"ff15::5 then ff12::5", "p1=0x10 :\n mgid=ff15::5\n" + m + "p2=0x20 :\n mgid=ff12::5\n" + m, false},
+		{"scope=5 written, ff15::5 twice", "p1=0x10 :\n mgid=ff15::5,scope=5\n" + m + "p2=0x20 :\n mgid=ff15::5,scope=5\n" + m, false},
+		{"different MGIDs", "p1=0x10 :\n mgid=ff15::5\n" + m + "p2=0x20 :\n mgid=ff15::6\n" + m, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			conf := "Default=0x7fff : ALL=full ;\n" + tc.body
+			err := l.RunOpenSM(conf, false)
+			crashed := err != nil && strings.Contains(err.Error(), "segmentation fault")
+			if err != nil && !crashed {
+				t.Fatal(err)
+			}
+			if crashed {
+				// A crashed OpenSM leaves its ibsim slot attached: free it.
+				clients, _ := l.Attached()
+				for _, c := range clients {
+					var slot, pid int
+					if _, err := fmt.Sscanf(c, "Client %d: pid %d", &slot, &pid); err == nil && pid != os.Getpid() {
+						l.MustConsole(fmt.Sprintf("X %d", slot))
+					}
+				}
+			}
+			if crashed != tc.crash {
+				t.Errorf("OpenSM crashed: %v, recorded %v", crashed, tc.crash)
+			}
+			c := Parse("p.conf", []byte(conf))
+			if c.crash != crashed {
+				t.Errorf("model: crash %v (%q), OpenSM crashed %v; findings %v", c.crash, c.Uncertain, crashed, c.Findings)
+			}
+		})
+	}
+}
