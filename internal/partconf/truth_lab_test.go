@@ -325,9 +325,12 @@ func runTruthSequence(t *testing.T, l *lab, rng *rand.Rand, seed uint64, sq int,
 			}
 			log, err = l.opensmArgs(t, "Hca1", conf, args...)
 		}
-		// Whether OpenSM crashed on the file is a check of its own (a file whose
-		// outcome hangs on uninitialised memory may crash or not: not counted).
-		if crashed := err != nil && strings.Contains(err.Error(), "segmentation fault"); cfg.Uncertain == "" || cfg.crash {
+		// Whether a one-shot OpenSM crashed on the file is a check of its own (a file
+		// whose outcome hangs on uninitialised memory may crash or not: not counted).
+		// A daemon is not checked: with a group in two partitions it crashed in some
+		// runs only, and on a SIGHUP also over a group the previous file left (seed
+		// 1110 of make truth N=300), which a model of one file cannot know.
+		if crashed := err != nil && strings.Contains(err.Error(), "segmentation fault"); !daemon && (cfg.Uncertain == "" || cfg.crash) {
 			st.check("crash", crashed == cfg.crash, func() string {
 				return fmt.Sprintf("OpenSM crashed: %v, the model says it crashes: %v (%s), %s: %v\n%s", crashed, cfg.crash, cfg.Uncertain, where(), err, files())
 			})
