@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"flag"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,7 +14,6 @@ import (
 	"github.com/spf13/cobra/doc"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
-	"github.com/ibkey/ibkey/internal/tools/manpage"
 )
 
 // manDate is fixed so regenerating the pages changes nothing unless the commands did.
@@ -51,7 +51,7 @@ func generated(t *testing.T) map[string][]byte {
 	for _, e := range ents {
 		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
 		must(err)
-		files["man/"+e.Name()] = manpage.Fix(e.Name(), data, exitCodesTroff())
+		files["man/"+e.Name()] = fixManPage(e.Name(), data, exitCodesTroff())
 	}
 	return files
 }
@@ -113,4 +113,158 @@ func TestEveryCommandDocumented(t *testing.T) {
 		}
 	}
 	walk(root)
+}
+
+// manEnvironment is the ENVIRONMENT section shared by every page.
+const manEnvironment = `.TP
+\fBIBKEY_SYSFS\fP
+The sysfs root to read instead of /sys (as --sysfs).
+.TP
+\fBIBKEY_DEMO\fP
+Set to 1 to use the embedded demo host (as --demo).
+.TP
+\fBIBKEY_IBSIM\fP
+Send MADs through the ibsim simulator with this socket base name (as --ibsim BASE).
+.TP
+\fBIBSIM_SOCKNAME\fP
+The simulator's socket base name when --ibsim is given without one (default sim), as ibsim and its LD_PRELOAD shim read it.
+.TP
+\fBNO_COLOR\fP
+Any value turns colour off (as --no-color; see \%https://no\-color.org).
+`
+
+// manFiles is the FILES section shared by every page.
+const manFiles = `.TP
+\fI/sys/class/infiniband/\fP
+The ports, P_Key tables, GIDs and counters of the local devices (Documentation/ABI/stable/sysfs-class-infiniband in the kernel).
+.TP
+\fI/sys/class/net/\fP
+IPoIB interfaces and the P_Keys they run with.
+.TP
+\fI/dev/infiniband/umad*\fP
+MAD access to the fabric (SMPs and PMA queries; needs read-write access, usually root).
+.TP
+\fI/dev/infiniband/uverbs*\fP
+Port counters through verbs (ibv_query_port), readable by every user.
+.TP
+\fI/etc/opensm/partitions.conf\fP
+OpenSM's partition configuration, read by partitions and fabric check --partitions.
+`
+
+// manSeeAlso are the related tools every page points to, after ibkey's own pages, as man
+// pages reference each other.
+const manSeeAlso = `\fBsmpquery\fP(8), \fBperfquery\fP(8), \fBibnetdiscover\fP(8), \fBopensm\fP(8), \fBrdma\fP(8), \fBibv_devinfo\fP(1)`
+
+// fixManPage finishes a man page cobra/doc generated, so it reads like the pages of
+// the tools ibkey sits beside (smpquery(8), rdma(8)): each page titled with its own
+// name, lines filled without justification (groff's "cannot adjust line" warnings came
+// from long JSON schemas), break points inside those schemas instead of hyphens, and
+// the EXIT STATUS, ENVIRONMENT, FILES and SEE ALSO sections man-pages(7) lists for a
+// command's page. page is cobra/doc's output for the page named name
+// ("ibkey-pkeys.1"); exitStatus is the EXIT STATUS section's troff (exitCodesTroff).
+func fixManPage(name string, page []byte, exitStatus string) []byte {
+	title := strings.ToUpper(strings.TrimSuffix(name, ".1"))
+	lines := strings.Split(string(page), "\n")
+	var out []string
+	sawSeeAlso := false
+	for _, l := range lines {
+		switch {
+		case strings.HasPrefix(l, ".TH "):
+			// .TH "IBKEY" "1" ...: each page carries its own title; no justification
+			// (ragged right, as most section 1 pages render at 80 columns) and no hyphens
+			// inside JSON field names.
+			l = strings.Replace(l, `"IBKEY"`, `"`+title+`"`, 1)
+			out = append(out, l, ".ad l", ".nh") // .TH resets hyphenation: turn it off again
+			continue
+		case l == ".SH SEE ALSO":
+			out = append(out, ".SH EXIT STATUS", strings.TrimSuffix(exitStatus, "\n"),
+				"", ".SH ENVIRONMENT", strings.TrimSuffix(manEnvironment, "\n"),
+				"", ".SH FILES", strings.TrimSuffix(manFiles, "\n"), "")
+			sawSeeAlso = true
+		case sawSeeAlso && strings.HasPrefix(l, `\fB`):
+			// The last line of cobra's SEE ALSO list: add the related tools after it.
+		case !strings.HasPrefix(l, "."):
+			l = breakable(l)
+		}
+		out = append(out, l)
+	}
+	s := strings.Join(out, "\n")
+	if sawSeeAlso {
+		s = strings.TrimRight(s, "\n") + ", " + manSeeAlso + "\n"
+	}
+	return []byte(s)
+}
+
+// breakable adds troff's zero-width break point (\:) after the commas and colons of
+// a word longer than a short line, so a JSON schema wraps between fields instead of
+// overflowing or being hyphenated inside a field name.
+func breakable(l string) string {
+	words := strings.Split(l, " ")
+	for i, w := range words {
+		if len(w) < 24 {
+			continue
+		}
+		var b bytes.Buffer
+		for j := 0; j < len(w); j++ {
+			b.WriteByte(w[j])
+			if (w[j] == ',' || w[j] == ':' || w[j] == '/') && j+1 < len(w) {
+				b.WriteString(`\:`)
+			}
+		}
+		words[i] = b.String()
+	}
+	return strings.Join(words, " ")
+}
+
+// TestRepositoryPagesRenderClean renders every committed page with man(1) at 80
+// columns, as a user's terminal would, and fails on any groff warning; it also checks
+// each page has its own title and the sections fixManPage adds.
+func TestRepositoryPagesRenderClean(t *testing.T) {
+	if _, err := exec.LookPath("man"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("man(1) is missing: apt-get install man-db groff-base")
+		}
+		t.Skip("man(1) is missing: apt-get install man-db groff-base")
+	}
+	pages, err := filepath.Glob(filepath.Join("..", "..", "man", "*.1"))
+	if err != nil || len(pages) == 0 {
+		t.Fatalf("no man pages found: %v", err)
+	}
+	for _, p := range pages {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name := filepath.Base(p)
+		title := `.TH "` + strings.ToUpper(strings.TrimSuffix(name, ".1")) + `"`
+		for _, want := range []string{title, ".SH EXIT STATUS", ".SH ENVIRONMENT", ".SH FILES", `\fBsmpquery\fP(8)`} {
+			if !bytes.Contains(data, []byte(want)) {
+				t.Errorf("%s: no %q", name, want)
+			}
+		}
+		cmd := exec.Command("man", "--warnings", "-l", p)
+		cmd.Env = append(os.Environ(), "MANWIDTH=80", "MANPAGER=cat", "PAGER=cat", "LANG=C.UTF-8")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err != nil {
+			t.Errorf("man -l %s: %v: %s", name, err, stderr.String())
+			continue
+		}
+		if stderr.Len() > 0 {
+			t.Errorf("man -l %s at 80 columns warns:\n%s", name, stderr.String())
+		}
+	}
+}
+
+func TestFixManPageTitlesAndSections(t *testing.T) {
+	page := []byte(".nh\n.TH \"IBKEY\" \"1\" \"Nov 2026\" \"ibkey\" \"ibkey manual\"\n\n.SH NAME\nibkey-pkeys - x\n\n.PP\nJSON: {\"a\",\"bbbbbbbbbbbbbbb\",\"ccccccccccccccccc\"}\n\n.SH SEE ALSO\n\\fBibkey(1)\\fP\n")
+	got := string(fixManPage("ibkey-pkeys.1", page, ".TP\n\\fB0\\fP\nSuccess.\n"))
+	for _, want := range []string{`.TH "IBKEY-PKEYS" "1"`, ".ad l", ".SH EXIT STATUS", `{"a",\:"bbbbbbbbbbbbbbb",\:"ccccccccccccccccc"}`, `\fBibkey(1)\fP, \fBsmpquery\fP(8)`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("fixManPage output has no %q:\n%s", want, got)
+		}
+	}
+	if strings.Index(got, ".SH EXIT STATUS") > strings.Index(got, ".SH SEE ALSO") {
+		t.Error("EXIT STATUS must come before SEE ALSO (man-pages(7) order)")
+	}
 }

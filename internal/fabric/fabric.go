@@ -199,6 +199,20 @@ func (f *Fabric) FindNodes(s string) []*Node {
 // names; a switch's external ports only mirror the end port they face.
 func (n *Node) IsEndPort(p *Port) bool { return n.Type != check.NodeSwitch || p.Num == 0 }
 
+// EndPorts returns the end ports whose port GUID is g, in node order: one on a sane
+// fabric, several where a misconfigured (or simulated) fabric repeats a port GUID.
+func (f *Fabric) EndPorts(g check.GUID) []check.PortID {
+	var out []check.PortID
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if p.GUID == g && n.IsEndPort(p) {
+				out = append(out, check.PortID{Node: n.GUID, Port: p.Num})
+			}
+		}
+	}
+	return out
+}
+
 // Label names a port for people: "HcaB"[1] as ibsim and infiniband-diags write it,
 // with the node GUID when the node has no description.
 func (f *Fabric) Label(id check.PortID) string {

@@ -75,35 +75,71 @@ type AuditResult struct {
 type NotChecked struct {
 	// Port is the port concerned; zero for the sweep as a whole.
 	Port check.FindingPort
-	// What was not read: "P_Key table", "PortInfo", "node", "link", "sweep".
+	// Kind is the kind of gap; What names the thing not read: "P_Key table",
+	// "PortInfo", "node", "link", "sweep" (and "SA P_KeyTableRecord",
+	// "SA MCMemberRecord" from fabric check --sa).
+	Kind   NotCheckedKind
 	What   string
 	Reason string
 }
 
+// NotCheckedKind is the kind of a NotChecked, named as a JSON document's incomplete
+// kind names it (cmd/ibkey/internal/cmdutil's Incomplete* kinds).
+type NotCheckedKind string
+
+// The kinds of NotChecked.
+const (
+	// UnreadTable: a port's P_Key table was not read.
+	UnreadTable NotCheckedKind = "unread-table"
+	// UnreadNode: a node's attributes or a port's PortInfo were not read.
+	UnreadNode NotCheckedKind = "unread-node"
+	// PartialSweep: the sweep stopped early, or a link's far end did not answer.
+	PartialSweep NotCheckedKind = "partial-sweep"
+	// OtherNotChecked: anything else (an SA record).
+	OtherNotChecked NotCheckedKind = "not-checked"
+)
+
 // Incomplete reports whether the audit depends on something not read.
 func (r AuditResult) Incomplete() bool { return len(r.NotChecked) > 0 }
 
-// NotCheckedSummary says in one line what was not checked ("" when everything was),
-// for stderr: "12 P_Key tables not read (the sweep did not read tables); 1 link did
-// not answer".
-func (r AuditResult) NotCheckedSummary() string {
+// NotCheckedLine is one line of what the audit could not check: one per thing not read
+// (NotChecked.What), with its kind.
+type NotCheckedLine struct {
+	Kind NotCheckedKind
+	// Text is "PortInfo not checked: timed out", or for several "12 × P_Key table not
+	// checked (e.g. not read: ...)".
+	Text string
+}
+
+// NotCheckedLines says what was not checked, one line per thing not read in the order
+// first met: the items of a JSON document's incomplete list, and joined, the stderr
+// line (NotCheckedSummary).
+func (r AuditResult) NotCheckedLines() []NotCheckedLine {
 	count := map[string]int{}
-	var order []string
-	reason := map[string]string{}
+	var order []NotChecked
 	for _, nc := range r.NotChecked {
 		if count[nc.What] == 0 {
-			order = append(order, nc.What)
-			reason[nc.What] = nc.Reason
+			order = append(order, nc)
 		}
 		count[nc.What]++
 	}
-	var parts []string
-	for _, w := range order {
-		if count[w] == 1 {
-			parts = append(parts, fmt.Sprintf("%s not checked: %s", w, reason[w]))
-		} else {
-			parts = append(parts, fmt.Sprintf("%d × %s not checked (e.g. %s)", count[w], w, reason[w]))
+	out := make([]NotCheckedLine, len(order))
+	for i, nc := range order {
+		out[i] = NotCheckedLine{Kind: nc.Kind, Text: fmt.Sprintf("%s not checked: %s", nc.What, nc.Reason)}
+		if k := count[nc.What]; k > 1 {
+			out[i].Text = fmt.Sprintf("%d × %s not checked (e.g. %s)", k, nc.What, nc.Reason)
 		}
+	}
+	return out
+}
+
+// NotCheckedSummary says in one line what was not checked ("" when everything was),
+// for stderr: "12 × P_Key table not checked (e.g. not read: ...); link not checked:
+// the node behind it did not answer: ...".
+func (r AuditResult) NotCheckedSummary() string {
+	var parts []string
+	for _, l := range r.NotCheckedLines() {
+		parts = append(parts, l.Text)
 	}
 	return strings.Join(parts, "; ")
 }
@@ -128,8 +164,8 @@ func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 		}
 		out = append(out, check.Finding{Severity: sev, Rule: rule, Ports: fp, PKeys: keys, Message: msg, Action: action})
 	}
-	notChecked := func(id *check.PortID, what, why string) {
-		nc := NotChecked{What: what, Reason: why}
+	notChecked := func(id *check.PortID, kind NotCheckedKind, what, why string) {
+		nc := NotChecked{Kind: kind, What: what, Reason: why}
 		if id != nil {
 			nc.Port = f.FindingPort(*id)
 		}
@@ -138,12 +174,12 @@ func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 	if f.Incomplete != "" {
 		add(check.SeverityWarning, RuleSweepIncomplete, nil, "the sweep stopped early: "+f.Incomplete+"; nodes past that point are not checked",
 			"run the sweep again with a longer timeout")
-		notChecked(nil, "sweep", "it stopped early: "+f.Incomplete)
+		notChecked(nil, PartialSweep, "sweep", "it stopped early: "+f.Incomplete)
 	}
 	for _, u := range f.Unreachable {
 		add(check.SeverityWarning, RuleNotRead, nil, fmt.Sprintf("the node behind %s (%s) did not answer: %s", f.Label(u.From), "DR path "+u.Path, u.Error),
 			"check the link and the node (ibportstate, the node's SMA); nodes behind it are not checked", u.From)
-		notChecked(&u.From, "link", "the node behind it did not answer: "+u.Error)
+		notChecked(&u.From, PartialSweep, "link", "the node behind it did not answer: "+u.Error)
 	}
 	res.Outside = f.OutsidePorts()
 	// Tables a sweep without tables (--no-tables) did not read: one finding, each
@@ -159,7 +195,7 @@ func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 		for _, e := range n.Errors {
 			id := check.PortID{Node: n.GUID, Port: 0}
 			add(check.SeverityWarning, RuleNotRead, nil, fmt.Sprintf("%s (%s): %s", quoteDesc(n), n.GUID, e), "re-run the sweep; if it persists check the node's SMA", id)
-			notChecked(&id, "node", e)
+			notChecked(&id, UnreadNode, "node", e)
 		}
 		for _, p := range n.Ports {
 			id := check.PortID{Node: n.GUID, Port: p.Num}
@@ -168,18 +204,18 @@ func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 			}
 			if p.Error != "" {
 				add(check.SeverityWarning, RuleNotRead, nil, fmt.Sprintf("PortInfo of %s: %s", f.Label(id), p.Error), "re-run the sweep; if it persists check the port", id)
-				notChecked(&id, "PortInfo", p.Error)
+				notChecked(&id, UnreadNode, "PortInfo", p.Error)
 			}
 			if p.PKeysError != "" && p.Peer != nil {
 				add(check.SeverityWarning, RuleNotRead, nil, fmt.Sprintf("P_Key table of %s: %s", f.Label(id), p.PKeysError), "re-run the sweep; if it persists check the port", id)
-				notChecked(&id, "P_Key table", p.PKeysError)
+				notChecked(&id, UnreadTable, "P_Key table", p.PKeysError)
 				if n.IsEndPort(p) {
 					unreadEnds++
 				}
 			}
 			if p.PKeys == nil && p.PKeysError == "" && p.State != "" && p.State != check.StateDown && (p.Peer != nil || n.IsEndPort(p)) {
 				noTables = append(noTables, id)
-				notChecked(&id, "P_Key table", "not read: the sweep did not read P_Key tables (fabric discover --no-tables)")
+				notChecked(&id, UnreadTable, "P_Key table", "not read: the sweep did not read P_Key tables (fabric discover --no-tables)")
 				if n.IsEndPort(p) {
 					unreadEnds++
 				}

@@ -124,19 +124,14 @@ func EncodeFabric(w io.Writer, f *Fabric) error {
 	return nil
 }
 
-// FabricFileError is a fabric file that cannot be used, with what is wrong.
-type FabricFileError struct {
-	Problem string
-}
-
-func (e *FabricFileError) Error() string { return "fabric file: " + e.Problem }
-
 // DecodeFabric reads a fabric file written by EncodeFabric and checks that it is
 // consistent: a known format and version, unique node GUIDs, port numbers in range,
 // each peer an existing port that names this one back, tables as long as their size.
+// Its errors say what is wrong, not which file: the caller names it
+// (query.ReadFabricFile).
 func DecodeFabric(r io.Reader) (*Fabric, error) {
 	bad := func(format string, a ...any) (*Fabric, error) {
-		return nil, &FabricFileError{Problem: fmt.Sprintf(format, a...)}
+		return nil, fmt.Errorf(format, a...)
 	}
 	data, err := io.ReadAll(io.LimitReader(r, MaxFabricFileSize+1))
 	if err != nil {

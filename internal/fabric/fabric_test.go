@@ -3,7 +3,6 @@ package fabric
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"io"
 	"strings"
 	"testing"
@@ -209,6 +208,26 @@ func TestFindNodes(t *testing.T) {
 	}
 }
 
+func TestEndPorts(t *testing.T) {
+	f := testFabric()
+	// Switch S's external ports carry no GUID; port 0 carries the node's.
+	for g, want := range map[check.GUID][]check.PortID{
+		0xb1: {{Node: 0xb0, Port: 1}}, 0x50: {{Node: 0x50, Port: 0}}, 0xb0: nil, 0: nil,
+	} {
+		if got := f.EndPorts(g); !cmp.Equal(got, want) {
+			t.Errorf("EndPorts(%s) = %v, want %v", g, got, want)
+		}
+	}
+	// A repeated port GUID: every end port with it, in node order; the switch's
+	// external port given the same GUID is not an end port.
+	f.Node(0xa0).Ports[0].GUID = 0xb1
+	f.Node(0x50).Ports[1].GUID = 0xb1
+	want := []check.PortID{{Node: 0xa0, Port: 1}, {Node: 0xb0, Port: 1}}
+	if got := f.EndPorts(0xb1); !cmp.Equal(got, want) {
+		t.Errorf("EndPorts(0xb1) with a duplicate = %v, want %v", got, want)
+	}
+}
+
 func TestLinks(t *testing.T) {
 	got := testFabric().Links()
 	want := []Link{{check.PortID{Node: 0x50, Port: 1}, check.PortID{Node: 0xa0, Port: 1}}, {check.PortID{Node: 0x50, Port: 2}, check.PortID{Node: 0xb0, Port: 1}}, {check.PortID{Node: 0x50, Port: 3}, check.PortID{Node: 0x60, Port: 1}}}
@@ -393,9 +412,8 @@ func TestDecodeFabricErrors(t *testing.T) {
 				}
 				return
 			}
-			var fe *FabricFileError
-			if err == nil || !strings.Contains(err.Error(), tc.want) || !errors.As(err, &fe) {
-				t.Errorf("err = %v, want a FabricFileError with %q", err, tc.want)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %v, want one with %q", err, tc.want)
 			}
 		})
 	}

@@ -81,9 +81,6 @@ func SkipUnlessCI(t testing.TB, err error, install string) {
 // Options tune Start. The zero value is fine for most topologies (ibsim's default
 // tables hold 2,048 nodes and 13,312 ports).
 type Options struct {
-	// SMNode is where RunOpenSM attaches; empty means the first CA of the
-	// topology.
-	SMNode string
 	// ToolNode is where Tool attaches; empty means ibsim's default, the
 	// first node of the topology file.
 	ToolNode string
@@ -334,17 +331,14 @@ func (l *Lab) stop() {
 // Stderr returns what ibsim wrote to stderr so far (its warnings).
 func (l *Lab) Stderr() string { return l.stderr.String() }
 
-// smNode picks where OpenSM attaches.
+// smNode is where OpenSM attaches: the topology's first CA.
 func (l *Lab) smNode() (string, error) {
-	if l.opts.SMNode != "" {
-		return l.opts.SMNode, nil
-	}
 	for _, n := range l.Topology.Nodes {
 		if n.Type == CA {
 			return n.Name, nil
 		}
 	}
-	return "", errors.New("lab: topology has no CA for OpenSM; set Options.SMNode")
+	return "", errors.New("lab: topology has no CA for OpenSM")
 }
 
 // RunOpenSM runs OpenSM once (-o) on the fabric: it assigns LIDs, brings ports

@@ -50,10 +50,10 @@ func partconfDir() string {
 	return filepath.Join(filepath.Dir(file), "..", "partconf", "testdata", "lab")
 }
 
-// StartPartconf starts the partitions lab net, OpenSM to run on HcaA.
+// StartPartconf starts the partitions lab net; OpenSM runs at its first CA, HcaA.
 func StartPartconf(t testing.TB) *Lab {
 	t.Helper()
-	return Start(t, filepath.Join(partconfDir(), "net"), &Options{SMNode: "HcaA"})
+	return Start(t, filepath.Join(partconfDir(), "net"), nil)
 }
 
 // ProgramFile runs OpenSM with the partitions.conf at path and reads back each HCA's
@@ -152,7 +152,7 @@ func StartRouterLab(t testing.TB) *Lab {
 	if err := os.WriteFile(net, []byte(routerNet), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	l := Start(t, net, &Options{SMNode: "HcaA", ToolNode: "HcaA"})
+	l := Start(t, net, &Options{ToolNode: "HcaA"})
 	l.MustConsole(fmt.Sprintf(`Guid "Rt1" %#x`, uint64(routerLabNode)))
 	for _, p := range RouterLabPorts {
 		if p.Router {

@@ -31,12 +31,9 @@ type Node struct {
 	NumPorts int
 	// Links maps a local port number to its peer.
 	Links map[int]Link
-	// GUID is the node GUID RandomTopology gave it; 0 in a parsed file.
-	GUID uint64
 }
 
-// Topology is an ibsim topology file (ibnetdiscover-like text), in file order, or a
-// RandomTopology.
+// Topology is an ibsim topology file (ibnetdiscover-like text), in file order.
 type Topology struct {
 	Nodes  []*Node
 	byName map[string]*Node
@@ -106,15 +103,10 @@ func ParseTopology(text string) (*Topology, error) {
 }
 
 // CAs returns the channel adapters in file order.
-func (t *Topology) CAs() []*Node { return t.ofType(CA) }
-
-// Switches returns the switches in file order.
-func (t *Topology) Switches() []*Node { return t.ofType(Switch) }
-
-func (t *Topology) ofType(typ NodeType) []*Node {
+func (t *Topology) CAs() []*Node {
 	var out []*Node
 	for _, n := range t.Nodes {
-		if n.Type == typ {
+		if n.Type == CA {
 			out = append(out, n)
 		}
 	}

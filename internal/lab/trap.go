@@ -21,7 +21,6 @@ import (
 const (
 	noticeTypeSecurity = 2
 	producerCA         = 1
-	producerSwitch     = 2
 	methodTrap         = 0x05
 	attrNotice         = 0x0002
 )
@@ -29,7 +28,7 @@ const (
 // Trap is one security notice (traps 256-259) to send.
 type Trap struct {
 	Number    uint16
-	Producer  uint32 // producerCA, producerSwitch
+	Producer  uint32 // 1 a CA, 2 a switch (IBA 13.4.8.2, table 119)
 	IssuerLID uint16
 	Details   [54]byte
 }
@@ -51,25 +50,6 @@ func BadKeyTrap(pkey bool, issuer, lid1, lid2 uint16, key uint32, sl uint8, qp1,
 	be.PutUint32(d[14:], qp2&0xffffff)
 	copy(d[18:34], gid1[:])
 	copy(d[34:50], gid2[:])
-	return t
-}
-
-// BadSwitchPKeyTrap is trap 259: switch swLID dropped, at its external port port, a
-// packet from lid1/qp1 to lid2/qp2 with P_Key pkey (IBA 14.3.1, table 181). valid is
-// DataValid: which of the fields hold values (bit 0 LID1, 1 LID2, 2 P_Key, 3 SL, 4
-// QP1, 5 QP2, 6 GID1, 7 GID2).
-func BadSwitchPKeyTrap(issuer uint16, valid uint16, lid1, lid2, pkey uint16, sl uint8, qp1, qp2 uint32, swLID uint16, port uint8) Trap {
-	t := Trap{Number: 259, Producer: producerSwitch, IssuerLID: issuer}
-	d := t.Details[:]
-	be := binary.BigEndian
-	be.PutUint16(d[0:], valid)
-	be.PutUint16(d[2:], lid1)
-	be.PutUint16(d[4:], lid2)
-	be.PutUint16(d[6:], pkey)
-	be.PutUint32(d[8:], uint32(sl)<<28|qp1&0xffffff)
-	be.PutUint32(d[12:], qp2&0xffffff)
-	be.PutUint16(d[48:], swLID)
-	d[50] = port
 	return t
 }
 
@@ -97,18 +77,4 @@ func (l *Lab) SendTrap(ctx context.Context, node string, smLID uint16, t Trap) e
 		return fmt.Errorf("lab: trap %d: %w", t.Number, err)
 	}
 	return nil
-}
-
-// BadMKeyTrap is trap 256: a port refused an SMP (method, attribute, modifier) from
-// lid carrying M_Key mkey (IBA 14.3.1, table 179).
-func BadMKeyTrap(issuer, lid uint16, method uint8, attr uint16, mod uint32, mkey uint64) Trap {
-	t := Trap{Number: 256, Producer: producerCA, IssuerLID: issuer}
-	d := t.Details[:]
-	be := binary.BigEndian
-	be.PutUint16(d[2:], lid)
-	d[6] = method
-	be.PutUint16(d[8:], attr)
-	be.PutUint32(d[10:], mod)
-	be.PutUint64(d[14:], mkey)
-	return t
 }

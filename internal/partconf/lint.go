@@ -125,7 +125,7 @@ func LintFindings(c *Config, opt LintOptions) *Findings {
 			Message: "WHAT OPENSM DOES WITH THIS FILE CANNOT BE PREDICTED: " + c.Uncertain + "; in the lab OpenSM usually rejected such files (fallback Default=0x7fff : ALL=full)",
 			Action:  "end the mgid line with a group flag before ';' (mgid=GID,sl=0;) or put ';' on a line of its own after a member"}
 		if c.crash {
-			u.Message = "WHAT OPENSM DOES WITH THIS FILE CANNOT BE PREDICTED: " + c.Uncertain + ": it programs no table (the subnet keeps what it had, or no SM runs)"
+			u.Message = "WHAT OPENSM DOES WITH THIS FILE CANNOT BE PREDICTED: " + c.Uncertain + ": after a crash it programs no table (the subnet keeps what it had, or no SM runs)"
 			u.Action = "fix the mgid-crash finding"
 		}
 		f.head = append(f.head, u)

@@ -17,6 +17,8 @@ func TestLintValues(t *testing.T) {
 		{def + "a=0x10 : 1048580=full;\n", "decimal-guid", "0x0000000000100004"},
 		{"Default=0x7fff, ipoib, mtu=2048 : ALL=full;\n", "mtu-code", "mtu=4"},
 		{"Default=0x7fff, ipoib, rate=100 : ALL=full;\n", "rate-code", "rate=16"},
+		// 258 cut to OpenSM's 8 bits is 2, a code: still not what was meant.
+		{"Default=0x7fff, ipoib, rate=258 : ALL=full;\n", "rate-code", "OpenSM stores 2 "},
 		{"Default=0x7fff, ipoib, mtu=0 : ALL=full;\n", "mtu-code", "IB MTU code"},
 	} {
 		var got []Finding

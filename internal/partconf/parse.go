@@ -166,7 +166,7 @@ type Config struct {
 	// tables nor Rejected can be predicted.
 	Uncertain   string
 	UncertainAt Pos
-	// crash: Uncertain is because OpenSM crashes on the file (it programs nothing).
+	// crash: Uncertain is because OpenSM crashes, or may crash, on the file.
 	crash bool
 	// GUIDs are the port GUIDs the definitions' items name, once each, in the order
 	// they first appear.

@@ -84,16 +84,13 @@ func truthFabricTopology(t *testing.T, seed uint64, count func(kind string, ok b
 	runs := 0
 	{
 		rng := rand.New(rand.NewPCG(seed, 0xfab))
-		topo := lab.RandomTopology(rng)
+		topo := partconf.RandomTopology(rng)
 		dir := t.TempDir()
-		net, included := filepath.Join(dir, "net"), filepath.Join(dir, "random.net")
-		if err := os.WriteFile(included, []byte(topo.Net()), 0o644); err != nil {
+		net := filepath.Join(dir, "net")
+		if err := os.WriteFile(net, []byte(topo.Net()), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(net, []byte(fmt.Sprintf("include %q\n", included)), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		l := lab.Start(t, net, &lab.Options{SMNode: "Hca1", ToolNode: "Hca1"})
+		l := lab.Start(t, net, &lab.Options{ToolNode: "Hca1"}) // OpenSM runs at the first CA, Hca1 too
 		for _, c := range topo.RouterConsole() {
 			l.MustConsole(c)
 		}
@@ -102,7 +99,7 @@ func truthFabricTopology(t *testing.T, seed uint64, count func(kind string, ok b
 		if err != nil {
 			t.Fatal(err)
 		}
-		managed := map[check.GUID]lab.GenPort{}
+		managed := map[check.GUID]partconf.GenPort{}
 		var guids []uint64
 		for _, gp := range topo.EndPorts() {
 			g := gp.Node.GUID + uint64(gp.Num)

@@ -18,7 +18,7 @@ import (
 	"github.com/ibkey/ibkey/internal/partconf/partgen"
 )
 
-// The generated-case test: random topologies (ibsimlab.RandomTopology: chains of
+// The generated-case test: random topologies (RandomTopology: chains of
 // switches, one- and two-port CAs, routers with one or two cabled ports, HCAs cabled
 // back to back, or two dual-port HCAs cabled to each other without a switch) and random
 // sequences of two to four files (partgen.New, then partgen.Mutate: definitions
@@ -58,7 +58,7 @@ func (s *truthStats) check(kind string, ok bool, problem func() string) {
 }
 
 type truthPort struct {
-	gen   ibsimlab.GenPort
+	gen   GenPort
 	port  Port
 	route mad.Address
 	size  int
@@ -133,7 +133,7 @@ func TestLabTruth(t *testing.T) {
 func runTruthTopology(t *testing.T, seed uint64, sequences int, st *truthStats) {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 0x1b4e))
-	topo := ibsimlab.RandomTopology(rng)
+	topo := RandomTopology(rng)
 	st.topologies++
 	dir := t.TempDir()
 	net := filepath.Join(dir, "net")
@@ -215,7 +215,7 @@ func runTruthTopology(t *testing.T, seed uint64, sequences int, st *truthStats) 
 	if topo.BackToBack() {
 		st.backToBack++
 	}
-	if !slices.ContainsFunc(topo.Nodes, func(n *ibsimlab.Node) bool { return n.Type == ibsimlab.Switch }) {
+	if !slices.ContainsFunc(topo.Nodes, func(n *GenNode) bool { return n.Type == ibsimlab.Switch }) {
 		st.noSwitch++
 	}
 	// The file may also name ports OpenSM does not reach (back to back).
@@ -325,9 +325,12 @@ func runTruthSequence(t *testing.T, l *lab, rng *rand.Rand, seed uint64, sq int,
 			}
 			log, err = l.opensmArgs(t, "Hca1", conf, args...)
 		}
-		// Whether OpenSM crashed on the file is a check of its own (a file whose
-		// outcome hangs on uninitialised memory may crash or not: not counted).
-		if crashed := err != nil && strings.Contains(err.Error(), "segmentation fault"); cfg.Uncertain == "" || cfg.crash {
+		// Whether a one-shot OpenSM crashed on the file is a check of its own (a file
+		// whose outcome hangs on uninitialised memory may crash or not: not counted).
+		// A daemon is not checked: with a group in two partitions it crashed in some
+		// runs only, and on a SIGHUP also over a group the previous file left (seed
+		// 1110 of make truth N=300), which a model of one file cannot know.
+		if crashed := err != nil && strings.Contains(err.Error(), "segmentation fault"); !daemon && (cfg.Uncertain == "" || cfg.crash) {
 			st.check("crash", crashed == cfg.crash, func() string {
 				return fmt.Sprintf("OpenSM crashed: %v, the model says it crashes: %v (%s), %s: %v\n%s", crashed, cfg.crash, cfg.Uncertain, where(), err, files())
 			})

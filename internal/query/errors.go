@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/ibkey/ibkey/internal/check"
-	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 )
 
@@ -32,17 +31,13 @@ func (e *UsageError) Unwrap() error { return e.Err }
 type FabricFileError struct {
 	// Path is the file, "" when it could not be opened (then Err names it).
 	Path string
-	// Err is why: the open's error, a *fabric.FabricFileError, or the decoder's.
+	// Err is why: the open's error or the decoder's (fabric.DecodeFabric).
 	Err error
 }
 
 func (e *FabricFileError) Error() string {
 	if e.Path == "" {
 		return e.Err.Error()
-	}
-	var fe *fabric.FabricFileError
-	if errors.As(e.Err, &fe) {
-		return e.Path + ": " + fe.Problem
 	}
 	return e.Path + ": " + e.Err.Error()
 }

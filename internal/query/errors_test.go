@@ -3,6 +3,9 @@ package query
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -76,6 +79,37 @@ func TestNeedsFabricAccess(t *testing.T) {
 		got := NeedsFabricAccess(how)
 		if short, _, _ := strings.Cut(got, " ("); got != want || short != "needs fabric access" {
 			t.Errorf("NeedsFabricAccess(%q) = %q, want %q", how, got, want)
+		}
+	}
+}
+
+// TestFabricFileError: a fabric file that cannot be used is a usage error wrapping a
+// *FabricFileError whose text is the file and what is wrong with it (the decoder's
+// words, with no second "fabric file: "), or the open's error, which names the file.
+func TestFabricFileError(t *testing.T) {
+	dir := t.TempDir()
+	other := filepath.Join(dir, "other.json")
+	if err := os.WriteFile(other, []byte(`{"format":"other","version":1}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	notJSON := filepath.Join(dir, "x.json")
+	if err := os.WriteFile(notJSON, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "missing.json")
+	for path, want := range map[string]string{
+		other:   other + `: format "other", want "ibkey-fabric" (a file written by ` + "`ibkey fabric discover -o json`)",
+		notJSON: notJSON + ": not JSON: invalid character 'x' looking for beginning of value",
+		missing: missing,
+	} {
+		_, err := ReadFabricFile(path)
+		var ue *UsageError
+		var fe *FabricFileError
+		if !errors.As(err, &ue) || !errors.As(err, &fe) || !strings.Contains(fmt.Sprint(err), want) || strings.Contains(fmt.Sprint(err), "fabric file: ") {
+			t.Errorf("ReadFabricFile(%s) = %v, want a usage error wrapping a *FabricFileError, %q...", path, err, want)
+		}
+		if (fe != nil && fe.Path == "") != (path == missing) {
+			t.Errorf("ReadFabricFile(%s): Path %q", path, fe.Path)
 		}
 	}
 }

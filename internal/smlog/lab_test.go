@@ -3,6 +3,7 @@ package smlog
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"flag"
 	"os"
 	"path/filepath"
@@ -45,6 +46,39 @@ func portGID(g uint64) mad.GID {
 		id[8+i] = byte(g >> (56 - 8*i))
 	}
 	return id
+}
+
+// badMKeyTrap is trap 256: a port refused an SMP (method, attribute, modifier) from
+// lid carrying M_Key mkey (IBA 14.3.1, table 179).
+func badMKeyTrap(issuer, lid uint16, method uint8, attr uint16, mod uint32, mkey uint64) lab.Trap {
+	t := lab.Trap{Number: 256, Producer: 1, IssuerLID: issuer} // producer 1: a CA
+	d := t.Details[:]
+	be := binary.BigEndian
+	be.PutUint16(d[2:], lid)
+	d[6] = method
+	be.PutUint16(d[8:], attr)
+	be.PutUint32(d[10:], mod)
+	be.PutUint64(d[14:], mkey)
+	return t
+}
+
+// badSwitchPKeyTrap is trap 259: switch swLID dropped, at its external port port, a
+// packet from lid1/qp1 to lid2/qp2 with P_Key pkey (IBA 14.3.1, table 181). valid is
+// DataValid: which of the fields hold values (bit 0 LID1, 1 LID2, 2 P_Key, 3 SL, 4
+// QP1, 5 QP2, 6 GID1, 7 GID2).
+func badSwitchPKeyTrap(issuer uint16, valid uint16, lid1, lid2, pkey uint16, sl uint8, qp1, qp2 uint32, swLID uint16, port uint8) lab.Trap {
+	t := lab.Trap{Number: 259, Producer: 2, IssuerLID: issuer} // producer 2: a switch
+	d := t.Details[:]
+	be := binary.BigEndian
+	be.PutUint16(d[0:], valid)
+	be.PutUint16(d[2:], lid1)
+	be.PutUint16(d[4:], lid2)
+	be.PutUint16(d[6:], pkey)
+	be.PutUint32(d[8:], uint32(sl)<<28|qp1&0xffffff)
+	be.PutUint32(d[12:], qp2&0xffffff)
+	be.PutUint16(d[48:], swLID)
+	d[50] = port
+	return t
 }
 
 // labRecording is what the recorder produced.
@@ -98,9 +132,9 @@ func recordLab(t *testing.T) labRecording {
 	// 258: HcaC's QP 0x000001 drops a datagram from HcaB with Q_Key 0x1234.
 	trap("HcaC", lab.BadKeyTrap(false, lidC, lidB, lidC, 0x1234, 0, 0xabcdef, 0x000001, zero, zero))
 	// 259: Sw1 port 2, facing HcaB, drops 0x8002 from HcaC to HcaB (HcaB is not in p2).
-	trap("Sw1", lab.BadSwitchPKeyTrap(lidSw, 0x003f, lidC, lidB, 0x8002, 1, 0x111111, 0x222222, lidSw, 2))
+	trap("Sw1", badSwitchPKeyTrap(lidSw, 0x003f, lidC, lidB, 0x8002, 1, 0x111111, 0x222222, lidSw, 2))
 	// 256: HcaD refused an SMP Set(PortInfo) with M_Key 0x42 from LID 3.
-	trap("HcaD", lab.BadMKeyTrap(lidD, lidB, 0x02, 0x0015, 1, 0x42))
+	trap("HcaD", badMKeyTrap(lidD, lidB, 0x02, 0x0015, 1, 0x42))
 	// HcaD drops HcaC's 0x0001 (both limited in p1) twelve times: OpenSM stops
 	// reporting a trap after 10 within its aging window (osm_trap_rcv.c), so the last
 	// two have QP1 cut to 12 bits.

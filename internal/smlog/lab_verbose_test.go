@@ -53,7 +53,7 @@ func recordVerbose(t *testing.T) string {
 	}
 	// Trap 259 whose P_Key is not valid (DataValid 0x0003: LID1 and LID2 only).
 	from := d.LogSize()
-	if err := l.SendTrap(ctx, "Sw1", lidA, lab.BadSwitchPKeyTrap(lidSw, 0x0003, lidB, lidC, 0x8020, 0, 0, 0, lidSw, 3)); err != nil {
+	if err := l.SendTrap(ctx, "Sw1", lidA, badSwitchPKeyTrap(lidSw, 0x0003, lidB, lidC, 0x8020, 0, 0, 0, lidSw, 3)); err != nil {
 		t.Fatal(err)
 	}
 	wait("data_valid 0x0003", from)

@@ -132,12 +132,8 @@ func (o *CanTalkOptions) askSA(eps []query.ResolvedEndpoint, v check.Verdict) (*
 
 // requesterLabel names the port the SA request came from.
 func requesterLabel(f *fabric.Fabric, g check.GUID, via string) string {
-	for _, n := range f.Nodes {
-		for _, p := range n.Ports {
-			if p.GUID == g && n.IsEndPort(p) {
-				return f.Label(check.PortID{Node: n.GUID, Port: p.Num})
-			}
-		}
+	if ids := f.EndPorts(g); len(ids) > 0 {
+		return f.Label(ids[0])
 	}
 	return fmt.Sprintf("%s (via %s)", g, via)
 }
@@ -202,16 +198,17 @@ func (o *CanTalkOptions) silentRefusal(f *fabric.Fabric, eps []query.ResolvedEnd
 	if o.requester == 0 {
 		return ""
 	}
-	for _, n := range f.Nodes {
-		for _, p := range n.Ports {
-			if p.GUID != o.requester || !n.IsEndPort(p) || p.PKeys == nil {
-				continue
-			}
-			req := check.Endpoint{Label: f.Label(check.PortID{Node: n.GUID, Port: p.Num}), Port: true, Entries: p.Entries()}
-			for _, e := range ends {
-				if !share(req, e) {
-					return fmt.Sprintf("the port that asked, %s, shares no partition (with a full member) with %s, and OpenSM answers a PathRecord only to a requester that shares one with both ends, without logging why: ask from a port that does", req.Label, e.Label)
-				}
+	// Every port with the requester's GUID: on a fabric with duplicate port GUIDs any
+	// of them may be the one that asked.
+	for _, id := range f.EndPorts(o.requester) {
+		p := f.Port(id)
+		if p.PKeys == nil {
+			continue
+		}
+		req := check.Endpoint{Label: f.Label(id), Port: true, Entries: p.Entries()}
+		for _, e := range ends {
+			if !share(req, e) {
+				return fmt.Sprintf("the port that asked, %s, shares no partition (with a full member) with %s, and OpenSM answers a PathRecord only to a requester that shares one with both ends, without logging why: ask from a port that does", req.Label, e.Label)
 			}
 		}
 	}

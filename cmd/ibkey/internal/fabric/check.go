@@ -236,7 +236,7 @@ func runCheck(o *CheckOptions) error {
 		case partial && !sure:
 			why = gaps
 		case !partial && !check.HasErrors(findings, o.Strict) && res.Incomplete():
-			why = auditIncomplete(res.NotChecked)
+			why = auditIncomplete(res)
 		}
 		if o.Format == cmdutil.FormatJSON {
 			var file *string
@@ -285,31 +285,10 @@ func runCheck(o *CheckOptions) error {
 // auditIncomplete is what the audit could not check, as a document's incomplete: one
 // item per kind of thing not read, as the stderr line (AuditResult.NotCheckedSummary)
 // groups them.
-func auditIncomplete(ncs []fabric.NotChecked) []cmdutil.Incomplete {
-	count := map[string]int{}
-	var order []fabric.NotChecked
-	for _, nc := range ncs {
-		if count[nc.What] == 0 {
-			order = append(order, nc)
-		}
-		count[nc.What]++
-	}
-	out := make([]cmdutil.Incomplete, len(order))
-	for i, nc := range order {
-		msg := fmt.Sprintf("%s not checked: %s", nc.What, nc.Reason)
-		if k := count[nc.What]; k > 1 {
-			msg = fmt.Sprintf("%d × %s not checked (e.g. %s)", k, nc.What, nc.Reason)
-		}
-		kind := cmdutil.IncompleteNotChecked
-		switch nc.What { // fabric.NotChecked.What
-		case "P_Key table":
-			kind = cmdutil.IncompleteUnreadTable
-		case "PortInfo", "node":
-			kind = cmdutil.IncompleteUnreadNode
-		case "link", "sweep":
-			kind = cmdutil.IncompletePartialSweep
-		}
-		out[i] = cmdutil.Incomplete{Kind: kind, Message: msg}
+func auditIncomplete(res fabric.AuditResult) []cmdutil.Incomplete {
+	var out []cmdutil.Incomplete
+	for _, l := range res.NotCheckedLines() {
+		out = append(out, cmdutil.Incomplete{Kind: string(l.Kind), Message: l.Text})
 	}
 	return out
 }

@@ -111,12 +111,9 @@ func (o *CheckOptions) saFindings(fab *fabric.Fabric, conf *partconf.Config, mod
 		var reqTable []check.PKey
 		if ni, err := mad.GetNodeInfo(ctx, qf.T, mad.DirectedRoute()); err == nil {
 			requester = fmt.Sprintf("the asking port %s", check.GUID(ni.PortGUID))
-			for _, n := range fab.Nodes {
-				for _, p := range n.Ports {
-					if p.GUID == check.GUID(ni.PortGUID) && n.IsEndPort(p) {
-						reqTable = p.PKeys
-					}
-				}
+			// With a repeated port GUID, the last port's table.
+			if ids := fab.EndPorts(check.GUID(ni.PortGUID)); len(ids) > 0 {
+				reqTable = fab.Port(ids[len(ids)-1]).PKeys
 			}
 		}
 		tables := 0
@@ -126,7 +123,7 @@ func (o *CheckOptions) saFindings(fab *fabric.Fabric, conf *partconf.Config, mod
 			for b := 0; b*mad.PKeysPerBlock < len(sp.table); b++ {
 				r, err := mad.GetPKeyTableRecord(ctx, qf.T, sm, o.SA.SMKey, sp.lid, sp.port, uint16(b))
 				if st, ok := mad.SAStatus(err); ok && st == mad.SAStatusNoRecords {
-					notChecked = append(notChecked, fabric.NotChecked{Port: fab.FindingPort(sp.id), What: "SA P_KeyTableRecord",
+					notChecked = append(notChecked, fabric.NotChecked{Port: fab.FindingPort(sp.id), Kind: fabric.OtherNotChecked, What: "SA P_KeyTableRecord",
 						Reason: fmt.Sprintf("the SA answered no record: it answers only for ports that share a partition with %s (osm_sa_pkey_record.c); ask from a port in every partition, such as the SM's", requester)})
 					complete = false
 					break
@@ -138,7 +135,7 @@ func (o *CheckOptions) saFindings(fab *fabric.Fabric, conf *partconf.Config, mod
 					if st, ok := mad.SAStatus(err); ok && st == mad.SAStatusReqInvalid {
 						return fmt.Errorf("the SA refused P_KeyTableRecords with SM_Key 0x%016x (ERR_REQ_INVALID): give its sa_key with --sm-key", o.SA.SMKey)
 					}
-					notChecked = append(notChecked, fabric.NotChecked{Port: fab.FindingPort(sp.id), What: "SA P_KeyTableRecord", Reason: err.Error()})
+					notChecked = append(notChecked, fabric.NotChecked{Port: fab.FindingPort(sp.id), Kind: fabric.OtherNotChecked, What: "SA P_KeyTableRecord", Reason: err.Error()})
 					complete = false
 					break
 				}
@@ -275,12 +272,12 @@ func groupFindings(ctx context.Context, t mad.Transport, sm uint16, conf *partco
 			if st, ok := mad.SAStatus(err); ok && st == mad.SAStatusNoRecords {
 				// The SA answers only for groups of the asker's partitions: an
 				// absent answer is a missing group only when the asker is in it.
-				nc = append(nc, fabric.NotChecked{What: "SA MCMemberRecord",
+				nc = append(nc, fabric.NotChecked{Kind: fabric.OtherNotChecked, What: "SA MCMemberRecord",
 					Reason: fmt.Sprintf("no record for %s, the IPoIB group of %s (%s): the SA answers only for groups of partitions %s is in; ask from a member (the group is missing if a member gets no answer either)", g.MGID, p.Name, p.Key, requester)})
 				continue
 			}
 			if err != nil {
-				nc = append(nc, fabric.NotChecked{What: "SA MCMemberRecord", Reason: fmt.Sprintf("%s: %v", g.MGID, err)})
+				nc = append(nc, fabric.NotChecked{Kind: fabric.OtherNotChecked, What: "SA MCMemberRecord", Reason: fmt.Sprintf("%s: %v", g.MGID, err)})
 				continue
 			}
 			compared++

@@ -114,3 +114,18 @@ func TestFabricJSONIncomplete(t *testing.T) {
 		}
 	}
 }
+
+// TestNotCheckedKindsAreIncompleteKinds: internal/fabric names what the audit could
+// not check with the kinds of the JSON vocabulary's incomplete items.
+func TestNotCheckedKindsAreIncompleteKinds(t *testing.T) {
+	for nc, kind := range map[fabric.NotCheckedKind]string{
+		fabric.UnreadTable:     cmdutil.IncompleteUnreadTable,
+		fabric.UnreadNode:      cmdutil.IncompleteUnreadNode,
+		fabric.PartialSweep:    cmdutil.IncompletePartialSweep,
+		fabric.OtherNotChecked: cmdutil.IncompleteNotChecked,
+	} {
+		if string(nc) != kind {
+			t.Errorf("fabric.NotCheckedKind %q, incomplete kind %q", nc, kind)
+		}
+	}
+}

@@ -281,21 +281,13 @@ func keyOrder(ps []*partconf.Partition) []*partconf.Partition {
 	return out
 }
 
-// MTU and rate codes as OpenSM stores them in a group (IBA Vol 1 15.2.5.16
-// MCMemberRecord, the PathRecord encodings; OpenSM include/iba/ib_types.h
-// IB_MTU_LEN_*, IB_PATH_RECORD_RATE_*).
-var (
-	mtuBytes = map[uint8]string{1: "256", 2: "512", 3: "1024", 4: "2048", 5: "4096"}
-	rateGbs  = map[uint8]string{2: "2.5", 3: "10", 4: "30", 5: "5", 6: "20", 7: "40", 8: "60", 9: "80", 10: "120",
-		11: "14", 12: "56", 13: "112", 14: "168", 15: "25", 16: "100", 17: "200", 18: "300", 19: "28", 20: "50", 21: "400", 22: "600"}
-	// scopeNames are the multicast scopes of an IB MGID (IBA Vol 1 4.1.1, as IPv6's,
-	// RFC 4291 2.7).
-	scopeNames = map[uint8]string{1: "interface-local", 2: "link-local", 4: "admin-local", 5: "site-local", 8: "organization-local", 0xe: "global"}
-)
+// scopeNames are the multicast scopes of an IB MGID (IBA Vol 1 4.1.1, as IPv6's, RFC
+// 4291 2.7). The MTU and rate codes are partconf.MTUBytes and partconf.RateGbps.
+var scopeNames = map[uint8]string{1: "interface-local", 2: "link-local", 4: "admin-local", 5: "site-local", 8: "organization-local", 0xe: "global"}
 
-func codeText(code uint8, names map[uint8]string, unit string) string {
+func codeText[V int | string](code uint8, names map[uint8]V, unit string) string {
 	if n, ok := names[code]; ok {
-		return fmt.Sprintf("%d (%s%s)", code, n, unit)
+		return fmt.Sprintf("%d (%v%s)", code, n, unit)
 	}
 	return fmt.Sprintf("%d (not a valid code)", code)
 }
@@ -428,8 +420,8 @@ func (s show) groupsText(w io.Writer, f cmdutil.Format, parts []*partconf.Partit
 			if g.Broadcast {
 				at += " (IPoIB broadcast)"
 			}
-			gg.Add(part.Key.String(), part.Name, g.MGID.String(), fmt.Sprintf("0x%08x", g.QKey), codeText(g.MTU, mtuBytes, " bytes"),
-				codeText(g.Rate, rateGbs, " Gb/s"), strconv.Itoa(int(g.SL)), codeText(g.Scope, scopeNames, ""), at)
+			gg.Add(part.Key.String(), part.Name, g.MGID.String(), fmt.Sprintf("0x%08x", g.QKey), codeText(g.MTU, partconf.MTUBytes, " bytes"),
+				codeText(g.Rate, partconf.RateGbps, " Gb/s"), strconv.Itoa(int(g.SL)), codeText(g.Scope, scopeNames, ""), at)
 		}
 	}
 	if len(gg.Rows) == 0 {

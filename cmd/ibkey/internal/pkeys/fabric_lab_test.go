@@ -82,9 +82,9 @@ func TestLabFabricPKeys(t *testing.T) {
 			})
 			t.Run("lid-default-port", func(t *testing.T) {
 				// Without --port: a switch's LID is port 0's, as smpquery pkeys LID.
-				for _, sw := range l.Topology.Switches() {
+				for _, sw := range l.Topology.Nodes {
 					for _, tg := range targets {
-						if tg.Node == sw.Name && tg.Port == 0 {
+						if sw.Type == lab.Switch && tg.Node == sw.Name && tg.Port == 0 {
 							comparePKeys(t, l, []string{"--lid", strconv.Itoa(tg.LID)}, "pkeys", strconv.Itoa(tg.LID))
 						}
 					}
