@@ -143,9 +143,31 @@ type emu struct {
 	line, col0, lineno, pieceLen int
 	dead                         bool                  // after the first abort: keep finding errors, change nothing
 	names                        map[string]*Partition // by stored name: the first in map order (orderKey)
+	off                          int                   // where the current piece starts in the file
 	// hashAt is where the current piece's '#' was (OpenSM writes a NUL there), -1
 	// when it has none: what OpenSM reads past it is the comment's text.
 	hashAt int
+}
+
+// str is the C string at buffer index at: the part of the file's text that holds it
+// when the current piece has it as written there (so a large file's member items share
+// the file's memory instead of each holding a copy), else a copy.
+func (e *emu) str(at int) string {
+	s := e.buf.bytes(at)
+	if o := e.off + at; at >= 0 && at+len(s) <= e.pieceLen && e.c.text[o:o+len(s)] == string(s) {
+		return e.c.text[o : o+len(s)]
+	}
+	return string(s)
+}
+
+// joined is name + "=" + flag, the part of the file's text that holds it when it is
+// written so there (str).
+func (e *emu) joined(nameAt int, name string, flagAt int, flag string) string {
+	if o := e.off + nameAt; nameAt >= 0 && flagAt == nameAt+len(name)+1 && flagAt+len(flag) <= e.pieceLen &&
+		e.c.text[o+len(name)] == '=' && e.c.text[o+len(name)+1:o+len(name)+1+len(flag)] == flag {
+		return e.c.text[o : o+len(name)+1+len(flag)]
+	}
+	return name + "=" + flag
 }
 
 // pos maps a buffer index to the file: inside the current piece it is a line and
@@ -273,6 +295,7 @@ func parse(file string, data string, kept []keptPartition) *Config {
 			e.col0 += len(piece)
 		}
 		off = end
+		e.off = off
 	}
 	if e.conf != nil && e.conf.def != nil && !e.dead {
 		e.finding(Warning, -1, "missing-semicolon",
@@ -687,7 +710,7 @@ func broadcastMGID(key check.PartitionKey) [16]byte {
 // addPort is partition_add_port; false is "bad PortGUID".
 func (e *emu) addPort(nameAt, flagAt int) bool {
 	b := &e.buf
-	name := b.str(nameAt)
+	name := e.str(nameAt)
 	if name == "" || prefixOf(name, "NONE") {
 		return true
 	}
@@ -697,7 +720,7 @@ func (e *emu) addPort(nameAt, flagAt int) bool {
 	m.line, m.col = int32(p.Line), int32(p.Col)
 	if flagAt >= 0 {
 		flag := b.str(flagAt)
-		m.text = name + "=" + flag
+		m.text = e.joined(nameAt, name, flagAt, flag)
 		m.explicit = true
 		mf, ok := membershipWord(flag)
 		if !ok {

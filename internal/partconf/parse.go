@@ -60,7 +60,7 @@ func (k MemberKind) String() string {
 type Member struct {
 	GUID       check.GUID  // KindGUID only
 	Def        *Definition // the definition the item is written in
-	text       string      // as written
+	text       string      // as written: part of the file's text when written so there
 	line, col  int32       // where it is written (line 0: OpenSM's own items)
 	Kind       MemberKind
 	Membership MemberFlag
