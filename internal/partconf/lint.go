@@ -121,14 +121,13 @@ func LintFindings(c *Config, opt LintOptions) *Findings {
 	}
 	sortByPos(f.recs)
 	if c.Uncertain != "" {
-		u := Finding{Severity: Error, Pos: c.UncertainAt, Rule: "opensm-uncertain",
-			Message: "WHAT OPENSM DOES WITH THIS FILE CANNOT BE PREDICTED: " + c.Uncertain + "; in the lab OpenSM usually rejected such files (fallback Default=0x7fff : ALL=full)",
-			Action:  "end the mgid line with a group flag before ';' (mgid=GID,sl=0;) or put ';' on a line of its own after a member"}
+		what := "; in the lab OpenSM usually rejected such files (fallback Default=0x7fff : ALL=full)"
+		fix := "end the mgid line with a group flag before ';' (mgid=GID,sl=0;) or put ';' on a line of its own after a member"
 		if c.crash {
-			u.Message = "WHAT OPENSM DOES WITH THIS FILE CANNOT BE PREDICTED: " + c.Uncertain + ": after a crash it programs no table (the subnet keeps what it had, or no SM runs)"
-			u.Action = "fix the mgid-crash finding"
+			what, fix = ": after a crash it programs no table (the subnet keeps what it had, or no SM runs)", "fix the mgid-crash finding"
 		}
-		f.head = append(f.head, u)
+		f.head = append(f.head, Finding{Severity: Error, Pos: c.UncertainAt, Rule: "opensm-uncertain",
+			Message: "WHAT OPENSM DOES WITH THIS FILE CANNOT BE PREDICTED: " + c.Uncertain + what, Action: fix})
 		f.errs++
 	}
 	if c.Rejected {
