@@ -63,7 +63,8 @@ func AuditRules(partitions bool) []AuditRule {
 	}
 	if partitions {
 		rules = append(rules,
-			AuditRule{RuleIndexMoved, check.SeverityWarning}, AuditRule{RuleGUIDNotInFabric, check.SeverityWarning},
+			AuditRule{RuleIndexMoved, check.SeverityWarning}, AuditRule{RuleNextPass, check.SeverityWarning},
+			AuditRule{RuleGUIDNotInFabric, check.SeverityWarning},
 			AuditRule{RuleMissingKey, check.SeverityError}, AuditRule{RuleExtraKey, check.SeverityError},
 			AuditRule{RuleWrongMembership, check.SeverityError}, AuditRule{RuleTableOverflow, check.SeverityError},
 			AuditRule{RuleFileRejected, check.SeverityError})

@@ -17,6 +17,9 @@ const (
 	RuleWrongMembership = "partitions-wrong-membership"
 	RuleTableOverflow   = "partitions-table-overflow"
 	RuleFileRejected    = "partitions-file-rejected"
+	// RuleNextPass (a warning): the port holds what OpenSM programs from the file in
+	// one pass, and its next pass adds a key (osmmodel.go, onePassFrom0x7fff).
+	RuleNextPass = "partitions-next-pass"
 )
 
 // FabricPorts returns the fabric's end ports as NewModel takes them (CA and router
@@ -131,6 +134,10 @@ func CompareFabric(f *fabric.Fabric, m *Model) []check.Finding {
 			}
 			id := check.PortID{Node: n.GUID, Port: p.Num}
 			for _, fd := range compareTable(f, m, id, p, id, m.Table(p.GUID), m.Dropped(p.GUID), "") {
+				if m.table(p.GUID).onePass && fd.Rule == RuleWrongMembership && fd.PKeys[0] == check.DefaultFull {
+					out = append(out, nextPass(f, m, id, p.GUID, fd))
+					continue
+				}
 				byPort[id] = append(byPort[id], len(out))
 				out = append(out, fd)
 			}
@@ -299,6 +306,18 @@ func compareTable(f *fabric.Fabric, m *Model, id check.PortID, p *fabric.Port, m
 			Action:  "take the port out of partitions it does not need"})
 	}
 	return out
+}
+
+// nextPass is the finding of a port that lacks 0x7fff because OpenSM's pass over its
+// table wrote 0xffff over it (onePassFrom0x7fff), in place of wrong, the finding of
+// wrong membership: full only where the file gives `both`.
+func nextPass(f *fabric.Fabric, m *Model, id check.PortID, guid check.GUID, wrong check.Finding) check.Finding {
+	at := slices.IndexFunc(m.Slots(guid), func(e Entry) bool { return e.PKey == check.DefaultFull&^check.MembershipBit })
+	e := m.Slots(guid)[at]
+	return check.Finding{Severity: check.SeverityWarning, Rule: RuleNextPass, Ports: wrong.Ports, PKeys: wrong.PKeys,
+		Message: fmt.Sprintf("%s holds 0xffff at index 0 but not 0x7fff, which %s also gives it (both, -W; %s): that is what OpenSM programs in one pass from a table with 0x7fff at index 0 (it keeps 0x7fff there and puts the new 0xffff there too, last); its next pass adds 0x7fff at index %d",
+			f.Label(id), m.Source.File, decided(e), at),
+		Action: "membership is right (a full member needs no limited entry to talk); to settle the table let OpenSM pass again (kill -HUP a running OpenSM, or run it again)"}
 }
 
 func decided(e Entry) string {

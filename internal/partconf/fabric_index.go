@@ -54,8 +54,11 @@ func compareIndexes(f *fabric.Fabric, m *Model, id check.PortID, p *fabric.Port)
 			continue
 		}
 		j, ok := where[e.PKey.Partition()]
-		if !ok {
-			continue // missing: reported as partitions-missing-key
+		if !ok || (j < len(slots) && slots[j].PKey.Partition() == p.PKeys[j].Partition()) {
+			// Missing (partitions-missing-key), or the key found at j stays there and
+			// this is the partition's other membership (-W, both), which the table
+			// lacks (partitions-wrong-membership).
+			continue
 		}
 		to := fmt.Sprintf("index %d", i)
 		if j == 0 {

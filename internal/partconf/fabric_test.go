@@ -2,6 +2,7 @@ package partconf
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -175,5 +176,44 @@ func TestCompareFabricAsOpenSMPrograms(t *testing.T) {
 	}
 	if strings.Join(rules, " ") != RuleTableOverflow {
 		t.Errorf("reconfiguration overflow: %v, want only %s", rules, RuleTableOverflow)
+	}
+}
+
+// Issue 24 (make truth seed 5295): with -W, `both` on the default partition over a
+// table with 0x7fff at index 0 takes OpenSM two passes (onePassFrom0x7fff; the lab
+// case is TestLabNextPass). After the first, the CA ports hold 0xffff only: a warning
+// that the next pass adds 0x7fff (at index 2, after 0x0001), not wrong membership nor
+// a moved index. Without -W the same tables are clean, and so are they after the
+// second pass.
+func TestCompareFabricNextPass(t *testing.T) {
+	a1, b1 := check.PortID{Node: 0xa0, Port: 1}, check.PortID{Node: 0xb0, Port: 1}
+	conf := strings.Replace(compareConf, "ALL_CAS=full", "ALL_CAS=both", 1)
+	findings := func(f *fabric.Fabric, allowBoth bool) []string {
+		var got []string
+		for _, fd := range CompareFabric(f, NewFabricModel(Parse("p.conf", []byte(conf)), f, Options{AllowBoth: allowBoth})) {
+			got = append(got, fmt.Sprintf("%s %s %s %v", fd.Severity, fd.Rule, f.Label(fd.Ports[0].PortID), fd.PKeys))
+			if fd.Rule == RuleNextPass && !strings.Contains(fd.Message, "next pass adds 0x7fff at index 2") {
+				t.Errorf("message: %s", fd.Message)
+			}
+		}
+		return got
+	}
+	f := compareFabricFixture()
+	if got, want := findings(f, true), []string{`warning partitions-next-pass "A"[1] [0xffff]`, `warning partitions-next-pass "B"[1] [0xffff]`}; !slices.Equal(got, want) {
+		t.Errorf("findings\n got %q\nwant %q", got, want)
+	}
+	if got := findings(f, false); len(got) > 0 {
+		t.Errorf("without -W: %v", got)
+	}
+	// Not OpenSM's one pass (B lacks 0x0001 too): the usual errors.
+	f.Port(b1).PKeys[1] = 0
+	if got, want := findings(f, true), []string{`error partitions-missing-key "B"[1] [0x0001]`,
+		`error partitions-wrong-membership "B"[1] [0xffff]`, `warning partitions-next-pass "A"[1] [0xffff]`}; !slices.Equal(got, want) {
+		t.Errorf("findings\n got %q\nwant %q", got, want)
+	}
+	f = compareFabricFixture()
+	f.Port(a1).PKeys[2], f.Port(b1).PKeys[2] = 0x7fff, 0x7fff
+	if got := findings(f, true); len(got) > 0 {
+		t.Errorf("after the next pass: %v", got)
 	}
 }

@@ -114,6 +114,10 @@ type portTable struct {
 	slots   []Entry    // index order through the last valid entry, PKey 0 for empty entries
 	dropped []Entry    // the entries that did not fit (ERR 0512), in the order tried
 	peer    *PeerTable // the switch port facing it, if any
+	// onePass: the table before is what OpenSM itself programs from this file in
+	// one pass over a table with 0x7fff at index 0 (see onePassFrom0x7fff), which
+	// is not yet slots: OpenSM's next pass adds 0x7fff.
+	onePass bool
 }
 
 // NewModel predicts the tables OpenSM 3.3.23 programs on ports from c. c may be a
@@ -337,6 +341,7 @@ func (m *Model) program(p Port, st *portState) portTable {
 	var t portTable
 	var after *portMemory
 	t.slots, t.dropped, after = pkeyMgrUpdatePort(before, list, m.tableSize(p), m.Options.AllowBoth, st.indx0, start)
+	t.onePass = m.Options.AllowBoth && st.indx0 == 0 && onePassFrom0x7fff(before, list, m.tableSize(p), start)
 	if m.memory != nil {
 		m.memory.ports[p.GUID] = after
 	}
@@ -533,6 +538,41 @@ func pkeyMgrUpdatePort(before []check.PKey, list []Entry, maxPKeys int, allowBot
 	return table, dropped, &portMemory{accum: accum, last: last}
 }
 
+// onePassFrom0x7fff reports whether before, holding 0xffff at index 0 and no 0x7fff,
+// is what one pass of OpenSM with -W (allow_both_pkeys) and no indx0 makes of list from
+// the same table with 0x7fff at index 0, when list holds both 0x7fff and 0xffff (the
+// default partition with `both`). In that pass (pkey_mgr_process_physical_port) the
+// 0x7fff found at index 0 is kept there ("updated": index 0 keeps a key of the
+// default partition) and 0xffff, not in the table, is new and goes to index 0 too
+// (pkey_mgr_update_port: the default P_Key's index when no indx0 key claims it); it
+// is written last, over 0x7fff, which that pass loses without an error. The next pass
+// finds 0xffff at index 0 and adds 0x7fff as a new key (lab, OpenSM 3.3.23: a run
+// without -W leaves 0x7fff at index 0, a run with -W and `Default=0x7fff,
+// defmember=both : ALL` then leaves 0xffff only, and the run after it 0xffff 0x7fff;
+// on a fresh table one run writes both).
+func onePassFrom0x7fff(before []check.PKey, list []Entry, maxPKeys int, start *portMemory) bool {
+	const limited = check.DefaultFull &^ check.MembershipBit
+	if len(before) == 0 || before[0] != check.DefaultFull || slices.Contains(before, limited) ||
+		!slices.ContainsFunc(list, func(e Entry) bool { return e.PKey == limited }) {
+		return false
+	}
+	from := slices.Clone(before)
+	from[0] = limited
+	out, _, _ := pkeyMgrUpdatePort(from, list, maxPKeys, true, 0, start)
+	return slices.EqualFunc(out, trimTable(before), func(e Entry, k check.PKey) bool { return e.PKey == k })
+}
+
+// trimTable is t through its last valid entry.
+func trimTable(t []check.PKey) []check.PKey {
+	end := 0
+	for i, k := range t {
+		if k.Valid() {
+			end = i + 1
+		}
+	}
+	return t[:end]
+}
+
 // updatePeerPort is pkey_mgr_update_peer_port: the end port's new entries, in index
 // order, packed from index 0 into the switch port facing it, leaving out a limited
 // entry when the full entry of the key is there too (with -W and `both` the switch
@@ -579,13 +619,7 @@ func updatePeerPort(slots []Entry, sp SwitchPort, prev []check.PKey, enforceOff 
 			out[i] = packed[i]
 		}
 	}
-	end := 0
-	for i, k := range out {
-		if k.Valid() {
-			end = i + 1
-		}
-	}
-	pt.Table = out[:end]
+	pt.Table = trimTable(out)
 	return pt
 }
 

@@ -165,17 +165,10 @@ func truthFabricTopology(t *testing.T, seed uint64, count func(kind string, ok b
 				if !ok || p.PKeys == nil {
 					continue
 				}
-				raw, err := mad.GetPKeyTable(ctx, tr, mad.DirectedRoute(gp.Route...), 0, p.TableSize)
-				if err != nil {
-					t.Fatalf("seed %d: P_KeyTable %s: %v", seed, g, err)
-				}
-				want := make([]check.PKey, len(raw))
-				for j, v := range raw {
-					want[j] = check.PKey(v)
-				}
-				ok = slices.Equal(trim(p.PKeys), trim(want))
+				want := readTrimmed(ctx, t, tr, gp, p.TableSize)
+				ok = slices.Equal(trim(p.PKeys), want)
 				count("sweep-tables", ok, func() string {
-					return fmt.Sprintf("port %s: the sweep read %v, Get P_KeyTable %v: %s", g, trim(p.PKeys), trim(want), where())
+					return fmt.Sprintf("port %s: the sweep read %v, Get P_KeyTable %v: %s", g, trim(p.PKeys), want, where())
 				})
 			}
 			conf := partconf.Parse("p.conf", []byte(text))
@@ -184,7 +177,9 @@ func truthFabricTopology(t *testing.T, seed uint64, count func(kind string, ok b
 			}
 			model := partconf.NewFabricModel(conf, f, partconf.Options{AllowBoth: allowBoth})
 			var wrong []string
+			nextPass := false
 			for _, fd := range append(partconf.CompareFabric(f, model), fabric.AuditFabric(f, fabric.AuditOptions{}).Findings...) {
+				nextPass = nextPass || fd.Rule == partconf.RuleNextPass
 				switch fd.Rule {
 				case partconf.RuleMissingKey, partconf.RuleExtraKey, partconf.RuleWrongMembership, partconf.RuleIndexMoved, fabric.RuleHCAKeyNotOnSwitch:
 					wrong = append(wrong, fd.String())
@@ -193,11 +188,43 @@ func truthFabricTopology(t *testing.T, seed uint64, count func(kind string, ok b
 			count("fabric-check", len(wrong) == 0, func() string {
 				return fmt.Sprintf("fabric check --partitions right after OpenSM programmed the file:\n  %s\n%s", strings.Join(wrong, "\n  "), where())
 			})
+			if !nextPass {
+				continue
+			}
+			// partitions-next-pass says OpenSM's next pass adds a key: run it.
+			if err := l.RunOpenSM(text, allowBoth); err != nil {
+				t.Fatalf("seed %d: the next pass: %v", seed, err)
+			}
+			for g, gp := range managed {
+				p, ok := swept[g]
+				if !ok || p.PKeys == nil {
+					continue
+				}
+				got := readTrimmed(ctx, t, tr, gp, p.TableSize)
+				want := model.TableValues(g)
+				count("next-pass", fmt.Sprint(got) == fmt.Sprint(want), func() string {
+					return fmt.Sprintf("port %s after the next pass: model %v, OpenSM %v: %s", g, want, got, where())
+				})
+			}
 		}
 		tr.Close()
 		cancel()
 	}
 	return runs
+}
+
+// readTrimmed reads the port's table with Get P_KeyTable, through its last valid entry.
+func readTrimmed(ctx context.Context, t *testing.T, tr mad.Transport, gp partconf.GenPort, size int) []check.PKey {
+	t.Helper()
+	raw, err := mad.GetPKeyTable(ctx, tr, mad.DirectedRoute(gp.Route...), 0, size)
+	if err != nil {
+		t.Fatalf("P_KeyTable %s port %d: %v", gp.Node.Name, gp.Num, err)
+	}
+	out := make([]check.PKey, len(raw))
+	for j, v := range raw {
+		out[j] = check.PKey(v)
+	}
+	return trim(out)
 }
 
 func trim(t []check.PKey) []check.PKey {

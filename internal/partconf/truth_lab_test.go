@@ -261,13 +261,17 @@ func runTruthSequence(t *testing.T, l *lab, rng *rand.Rand, seed uint64, sq int,
 	if daemon {
 		how = "one OpenSM daemon (SIGHUP)"
 	}
-	args := []string{"-g", fmt.Sprintf("%#x", uint64(sm))}
-	if allowBoth {
-		args = append(args, "-W")
+	flags := func() []string {
+		args := []string{"-g", fmt.Sprintf("%#x", uint64(sm))}
+		if allowBoth {
+			args = append(args, "-W")
+		}
+		if !enforce {
+			args = append(args, "-Z", "off")
+		}
+		return args
 	}
-	if !enforce {
-		args = append(args, "-Z", "off")
-	}
+	args := flags()
 	opt := Options{AllowBoth: allowBoth, SMGUID: sm, EnforceOff: !enforce, Remember: true}
 	dir, err := os.MkdirTemp(l.dir, fmt.Sprintf("seq%d-", sq))
 	if err != nil {
@@ -288,6 +292,15 @@ func runTruthSequence(t *testing.T, l *lab, rng *rand.Rand, seed uint64, sq int,
 	for k := 0; k < n; k++ {
 		if k > 0 {
 			file = partgen.Mutate(rng, file, gopt)
+			if !daemon && rng.IntN(3) == 0 {
+				// A new OpenSM may run with -W where the last one did not, or the
+				// other way round: the tables it finds were programmed under the
+				// other rule (a limited 0x7fff at index 0, then `both`: one pass
+				// writes 0xffff over it, onePassFrom0x7fff).
+				allowBoth = !allowBoth
+				opt.AllowBoth, args = allowBoth, flags()
+				st.features["-W changed between files"]++
+			}
 		}
 		text := file.String()
 		texts = append(texts, text)
@@ -351,6 +364,7 @@ func runTruthSequence(t *testing.T, l *lab, rng *rand.Rand, seed uint64, sq int,
 		case k == 0:
 			chain = m
 		case chainOK:
+			chain.Options.AllowBoth = allowBoth // the flag of this run (it may change between new processes)
 			chain = Reconfigure(chain, cfg, daemon)
 		}
 		prev = m

@@ -77,6 +77,9 @@ facing a CA with that CA port's:
                                move some to other indexes when it next reads
                                the table (it keeps keys where it finds them,
                                except at index 0)
+  partitions-next-pass         (warning) the table is what OpenSM programs in
+                               one pass (-W, 0xffff written over 0x7fff at
+                               index 0); its next pass adds 0x7fff
   guid-not-in-fabric           (warning) FILE names a port GUID the fabric does
                                not have
 SELF is the port whose LID the ports report as their SM LID; --allow-both
