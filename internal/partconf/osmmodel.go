@@ -377,7 +377,11 @@ func pkeyMgrUpdatePort(before []check.PKey, list []Entry, maxPKeys int, allowBot
 		}
 		return base(k) == 0x7fff
 	}
-	// keys: osm_pkey_tbl_set, the first valid entry of each key wins.
+	// keys: osm_pkey_tbl_set, the first valid entry of each key wins. (Its comment
+	// says a full entry takes precedence over a limited one without -W, but
+	// cl_map_insert keeps an existing key's item: lab, OpenSM 3.3.23, a table
+	// 0xffff 0x0001 0x8001 left by a -W run puts 0x8001 at index 1 in a run
+	// without -W.)
 	keys := map[uint16]int{}
 	for i, k := range before {
 		if !k.Valid() {
