@@ -21,14 +21,27 @@ import (
 //     PathRecord Rate: 2 = 2.5 Gb/s, 3 = 10 Gb/s ... 22 = 600 Gb/s). A value in bytes
 //     or Gb/s is a different code, or no code at all.
 
-// MTUBytes are the MTU codes 1-5 in bytes, RateGbps the rate codes 2-22 in Gb/s, as
-// OpenSM stores them in a group (IBA Vol 1 15.2.5.16 MCMemberRecord, the PathRecord
-// encodings; OpenSM include/iba/ib_types.h IB_MTU_LEN_*, IB_PATH_RECORD_RATE_*).
-var (
-	MTUBytes = map[uint8]int{1: 256, 2: 512, 3: 1024, 4: 2048, 5: 4096}
-	RateGbps = map[uint8]string{2: "2.5", 3: "10", 4: "30", 5: "5", 6: "20", 7: "40", 8: "60", 9: "80", 10: "120",
-		11: "14", 12: "56", 13: "112", 14: "168", 15: "25", 16: "100", 17: "200", 18: "300", 19: "28", 20: "50", 21: "400", 22: "600"}
-)
+// rateGbps are the rate codes 2-22 in Gb/s, as OpenSM stores them in a group (IBA Vol 1
+// 15.2.5.16 MCMemberRecord, the PathRecord encodings; OpenSM include/iba/ib_types.h
+// IB_PATH_RECORD_RATE_*).
+var rateGbps = [...]string{2: "2.5", 3: "10", 4: "30", 5: "5", 6: "20", 7: "40", 8: "60", 9: "80", 10: "120",
+	11: "14", 12: "56", 13: "112", 14: "168", 15: "25", 16: "100", 17: "200", 18: "300", 19: "28", 20: "50", 21: "400", 22: "600"}
+
+// MTUBytes is MTU code 1-5 in bytes (IB_MTU_LEN_256 ... IB_MTU_LEN_4096: 128 << code).
+func MTUBytes(code uint8) (int, bool) {
+	if code < 1 || code > 5 {
+		return 0, false
+	}
+	return 128 << code, true
+}
+
+// RateGbps is rate code 2-22 in Gb/s.
+func RateGbps(code uint8) (string, bool) {
+	if int(code) >= len(rateGbps) || rateGbps[code] == "" {
+		return "", false
+	}
+	return rateGbps[code], true
+}
 
 func (f *Findings) lintValues() {
 	for _, p := range f.c.Partitions {
@@ -49,18 +62,18 @@ func (f *Findings) lintValues() {
 		for _, g := range p.Groups {
 			if g.RawMTU < 1 || g.RawMTU > 5 {
 				hint := "use an IB MTU code: 1=256, 2=512, 3=1024, 4=2048, 5=4096 bytes"
-				for code, bytes := range MTUBytes {
-					if uint32(bytes) == g.RawMTU {
+				for code := uint8(1); code <= 5; code++ {
+					if bytes, _ := MTUBytes(code); uint32(bytes) == g.RawMTU {
 						hint = fmt.Sprintf("for %d bytes write mtu=%d (IB MTU codes: 1=256 ... 5=4096)", bytes, code)
 					}
 				}
 				f.warn(g.Pos, "mtu-code", fmt.Sprintf("multicast group %s: mtu=%d is not an IB MTU code (1-5); OpenSM stores %d and the group's MTU is not what was meant", g.MGID, g.RawMTU, g.MTU), hint)
 			}
 			// Rate is RawRate cut to 8 bits: a code only when nothing was cut.
-			if _, ok := RateGbps[g.Rate]; !ok || uint32(g.Rate) != g.RawRate {
+			if _, ok := RateGbps(g.Rate); !ok || uint32(g.Rate) != g.RawRate {
 				hint := "use an IB rate code, e.g. 3=10, 6=20, 7=40, 12=56, 16=100, 17=200, 21=400 Gb/s"
-				for code, gbps := range RateGbps {
-					if gbps == fmt.Sprint(g.RawRate) {
+				for code, gbps := range rateGbps {
+					if gbps != "" && gbps == fmt.Sprint(g.RawRate) {
 						hint = fmt.Sprintf("for %s Gb/s write rate=%d (IB rate codes are not Gb/s)", gbps, code)
 					}
 				}

@@ -285,8 +285,8 @@ func keyOrder(ps []*partconf.Partition) []*partconf.Partition {
 // 4291 2.7). The MTU and rate codes are partconf.MTUBytes and partconf.RateGbps.
 var scopeNames = map[uint8]string{1: "interface-local", 2: "link-local", 4: "admin-local", 5: "site-local", 8: "organization-local", 0xe: "global"}
 
-func codeText[V int | string](code uint8, names map[uint8]V, unit string) string {
-	if n, ok := names[code]; ok {
+func codeText[V int | string](code uint8, names func(uint8) (V, bool), unit string) string {
+	if n, ok := names(code); ok {
 		return fmt.Sprintf("%d (%v%s)", code, n, unit)
 	}
 	return fmt.Sprintf("%d (not a valid code)", code)
@@ -421,7 +421,7 @@ func (s show) groupsText(w io.Writer, f cmdutil.Format, parts []*partconf.Partit
 				at += " (IPoIB broadcast)"
 			}
 			gg.Add(part.Key.String(), part.Name, g.MGID.String(), fmt.Sprintf("0x%08x", g.QKey), codeText(g.MTU, partconf.MTUBytes, " bytes"),
-				codeText(g.Rate, partconf.RateGbps, " Gb/s"), strconv.Itoa(int(g.SL)), codeText(g.Scope, scopeNames, ""), at)
+				codeText(g.Rate, partconf.RateGbps, " Gb/s"), strconv.Itoa(int(g.SL)), codeText(g.Scope, func(c uint8) (string, bool) { n, ok := scopeNames[c]; return n, ok }, ""), at)
 		}
 	}
 	if len(gg.Rows) == 0 {
