@@ -372,12 +372,31 @@ func (l *Lab) RunOpenSMArgs(partitionsConf string, extra ...string) error {
 	runErr := cmd.Run()
 	logText, _ := os.ReadFile(filepath.Join(dir, "opensm.log"))
 	if runErr != nil {
+		l.detach(cmd.Process.Pid) // a crashed OpenSM leaves its ibsim slot attached
 		return fmt.Errorf("lab: opensm at %s: %v\n%s\nlog:\n%s", node, runErr, tail(out.String(), 2000), tail(string(logText), 4000))
 	}
 	if !bytes.Contains(logText, []byte("SUBNET UP")) {
 		return fmt.Errorf("lab: opensm at %s exited without reaching SUBNET UP\nlog:\n%s", node, tail(string(logText), 4000))
 	}
 	return nil
+}
+
+// OpenSMLog is the log of the last RunOpenSM (opensm -e starts it afresh).
+func (l *Lab) OpenSMLog() string {
+	b, _ := os.ReadFile(filepath.Join(l.Dir, "opensm", "opensm.log"))
+	return string(b)
+}
+
+// detach frees the ibsim slot a process that ended without detaching (a crash) left
+// attached (ibsim never frees a dead client's slot; console command X).
+func (l *Lab) detach(pid int) {
+	clients, _ := l.Attached()
+	for _, c := range clients {
+		var slot, p int
+		if _, err := fmt.Sscanf(c, "Client %d: pid %d", &slot, &p); err == nil && p == pid {
+			l.Console(fmt.Sprintf("X %d", slot))
+		}
+	}
 }
 
 // Tool runs an infiniband-diags tool (smpquery, perfquery, ibnetdiscover,

@@ -29,6 +29,7 @@ type OpenSMDaemon struct {
 	exited chan struct{}
 	err    error
 	out    bytes.Buffer
+	lab    *Lab
 }
 
 var smdSeq atomic.Uint64
@@ -36,35 +37,29 @@ var smdSeq atomic.Uint64
 // StartOpenSMDaemon starts OpenSM as a daemon at the lab's SM node with
 // partitionsConf, with periodic sweeps off (-s 0: only a SIGHUP sweeps again) and the
 // log flushed at every line (force_log_flush), and waits for its first "SUBNET UP".
-// conf are more opensm.conf lines ("log_flags 0x07", "log_prefix NAME").
+// conf are more opensm.conf lines ("log_flags 0x07", "log_prefix NAME",
+// "allow_both_pkeys TRUE"). It fails the test when OpenSM does not come up.
 func (l *Lab) StartOpenSMDaemon(t testing.TB, partitionsConf string, conf ...string) *OpenSMDaemon {
 	t.Helper()
-	node, err := l.smNode()
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := startOpenSMDaemon(t, filepath.Join(l.Dir, fmt.Sprintf("opensmd%d", smdSeq.Add(1))), l.Env(node), partitionsConf, conf, nil)
+	d, err := l.OpenSMDaemon(t, partitionsConf, conf...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return d
 }
 
-// StartOpenSMDaemonAt is StartOpenSMDaemon for a simulator this package did not start:
-// OpenSM runs in dir, attached with env (the LD_PRELOAD, IBSIM_SOCKNAME and SIM_HOST a
-// libumad2sim client needs), with extra opensm arguments (-W, -g GUID, -Z off). It is
-// stopped in the test's cleanup.
-func StartOpenSMDaemonAt(t testing.TB, dir string, env []string, partitionsConf string, extra ...string) (*OpenSMDaemon, error) {
+// OpenSMDaemon is StartOpenSMDaemon returning the error (an OpenSM that crashes on
+// the file) instead of failing the test. The daemon is stopped in the test's cleanup.
+func (l *Lab) OpenSMDaemon(t testing.TB, partitionsConf string, conf ...string) (*OpenSMDaemon, error) {
 	t.Helper()
-	return startOpenSMDaemon(t, dir, env, partitionsConf, nil, extra)
-}
-
-func startOpenSMDaemon(t testing.TB, dir string, env []string, partitionsConf string, conf, args []string) (*OpenSMDaemon, error) {
-	t.Helper()
-	d := &OpenSMDaemon{Conf: filepath.Join(dir, "partitions.conf"), Log: filepath.Join(dir, "opensm.log"), exited: make(chan struct{})}
+	node, err := l.smNode()
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Join(l.Dir, fmt.Sprintf("opensmd%d", smdSeq.Add(1)))
+	d := &OpenSMDaemon{Conf: filepath.Join(dir, "partitions.conf"), Log: filepath.Join(dir, "opensm.log"), exited: make(chan struct{}), lab: l}
 	osmConf := filepath.Join(dir, "opensm.conf")
-	var err error
-	if d.cmd, err = opensmCmd(context.Background(), dir, env, partitionsConf, append([]string{"-F", osmConf}, args...)...); err != nil {
+	if d.cmd, err = opensmCmd(context.Background(), dir, l.Env(node), partitionsConf, "-F", osmConf); err != nil {
 		return nil, err
 	}
 	if err := os.WriteFile(osmConf, []byte(strings.Join(append([]string{"force_log_flush TRUE"}, conf...), "\n")+"\n"), 0o644); err != nil {
@@ -107,10 +102,12 @@ func opensmCmd(ctx context.Context, dir string, env []string, partitionsConf str
 }
 
 // Stop ends exactly the process StartOpenSMDaemon started: SIGTERM (OpenSM exits
-// cleanly and detaches from ibsim), SIGKILL after 5 s.
+// cleanly and detaches from ibsim), SIGKILL after 5 s; after a crash it frees the
+// ibsim slot the process left attached.
 func (d *OpenSMDaemon) Stop() {
 	select {
 	case <-d.exited:
+		d.lab.detach(d.cmd.Process.Pid) // it crashed: its ibsim slot stays attached
 		return
 	default:
 	}

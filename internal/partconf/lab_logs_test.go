@@ -41,7 +41,7 @@ func TestLabOpenSMLogs(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			log, err := l.opensmArgs(t, "HcaA", path, "-V")
+			log, err := opensmArgs(t, l, path, "-V")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -111,8 +111,8 @@ func TestLabOpenSMLogs(t *testing.T) {
 			m := NewModel(c, labFabric, Options{SMGUID: labSM, TableSize: 64, Before: before})
 			before = map[check.GUID][]check.PKey{}
 			for _, dr := range append(labHCAs, labSwitch) {
-				g := l.portGUID(t, dr)
-				table := l.pkeyTable(t, dr)
+				g := portGUID(t, l, dr)
+				table := pkeyTable(t, l, dr)
 				before[g] = table
 				if got, want := fmt.Sprint(table), slotString(m.Slots(g)); got != want {
 					t.Errorf("port %s: model %s, OpenSM %s", g, want, got)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ibkey/ibkey/internal/check"
+	ibsimlab "github.com/ibkey/ibkey/internal/lab"
 )
 
 // parseLabCases are files whose fate (dropped or applied) depends on details of
@@ -66,7 +67,7 @@ func TestLabParseCases(t *testing.T) {
 				if err := os.WriteFile(conf, []byte(tc.conf), 0o644); err != nil {
 					t.Fatal(err)
 				}
-				log := l.opensm(t, "HcaA", conf, allowBoth)
+				log := opensm(t, l, conf, allowBoth)
 				rejected := strings.Contains(log, "retrying with default config")
 				c := Parse("p.conf", []byte(tc.conf))
 				if (c.Uncertain != "") != (tc.uncertain && !strings.Contains(tc.name, "indx0")) {
@@ -81,8 +82,8 @@ func TestLabParseCases(t *testing.T) {
 				m := NewModel(c, labFabric, Options{AllowBoth: allowBoth, SMGUID: labSM, TableSize: 64, Before: before})
 				before = map[check.GUID][]check.PKey{}
 				for _, dr := range append(labHCAs, labSwitch) {
-					g := l.portGUID(t, dr)
-					table := l.pkeyTable(t, dr)
+					g := portGUID(t, l, dr)
+					table := pkeyTable(t, l, dr)
 					before[g] = table
 					got := fmt.Sprint(table)
 					want := slotString(m.Slots(g))
@@ -108,12 +109,9 @@ func grepLog(log string) string {
 }
 
 // pkeyTable is a port's table through its last valid entry, holes included.
-func (l *lab) pkeyTable(t testing.TB, dr string) []check.PKey {
+func pkeyTable(t testing.TB, l *ibsimlab.Lab, dr string) []check.PKey {
 	t.Helper()
-	out, err := l.run(nil, "smpquery", "-D", "pkeys", dr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	out := l.MustTool("smpquery", "-D", "pkeys", dr)
 	var keys []check.PKey
 	for _, line := range strings.Split(out, "\n") {
 		_, rest, ok := strings.Cut(line, ":")

@@ -3,7 +3,6 @@ package partconf
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -60,30 +59,24 @@ func TestLabRunningOpenSM(t *testing.T) {
 				got := map[bool][]map[check.GUID][]check.PKey{}
 				for _, running := range []bool{true, false} {
 					l := startLab(t, net)
-					dir := t.TempDir()
-					var args []string
+					var args, conf []string
 					if allowBoth {
-						args = append(args, "-W")
+						args, conf = []string{"-W"}, []string{"allow_both_pkeys TRUE"}
 					}
 					var d *ibsimlab.OpenSMDaemon
 					var m *Model
 					for i, text := range seq.files {
 						switch {
 						case running && i == 0:
-							env := append(os.Environ(), "LD_PRELOAD="+umad2sim, "IBSIM_SOCKNAME="+l.sock, "SIM_HOST=HcaA")
-							if d, err = ibsimlab.StartOpenSMDaemonAt(t, dir, env, text, args...); err != nil {
-								t.Fatal(err)
-							}
+							d = l.StartOpenSMDaemon(t, text, conf...)
 						case running:
 							if _, _, err := d.Reprogram(context.Background(), text); err != nil {
 								t.Fatal(err)
 							}
 						default:
-							conf := filepath.Join(dir, fmt.Sprintf("p%d.conf", i))
-							if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
+							if err := l.RunOpenSMArgs(text, args...); err != nil {
 								t.Fatal(err)
 							}
-							l.opensm(t, "HcaA", conf, allowBoth)
 						}
 						c := Parse("p.conf", []byte(text))
 						if i == 0 {
@@ -93,8 +86,8 @@ func TestLabRunningOpenSM(t *testing.T) {
 						}
 						tables := map[check.GUID][]check.PKey{}
 						for _, dr := range append(labHCAs, labSwitch) {
-							g := l.portGUID(t, dr)
-							tables[g] = l.pkeyTable(t, dr)
+							g := portGUID(t, l, dr)
+							tables[g] = pkeyTable(t, l, dr)
 							if got, want := fmt.Sprint(tables[g]), slotString(m.Slots(g)); got != want {
 								t.Errorf("running %v, file %d: port %s: model %s, OpenSM %s", running, i+1, g, want, got)
 							}

@@ -1,35 +1,20 @@
 package partconf
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/ibkey/ibkey/internal/check"
 	ibsimlab "github.com/ibkey/ibkey/internal/lab"
 )
 
-// The lab: ibsim simulates a fabric, OpenSM programs it from a partitions.conf, and
-// smpquery reads back what was programmed. It is the ground truth for the model.
-// Kept small and self-contained so it can move to internal/lab.
-
-const umad2sim = "/usr/lib/x86_64-linux-gnu/umad2sim/libumad2sim.so"
-
-// lab is one running ibsim with its own socket name and scratch directory.
-type lab struct {
-	dir   string
-	sock  string
-	ibsim *exec.Cmd
-	stdin io.WriteCloser
-}
+// The lab (internal/lab): ibsim simulates a fabric, OpenSM programs it from a
+// partitions.conf, and smpquery reads back what was programmed. It is the ground truth
+// for the model.
 
 // needLab skips the test when the simulator or the tools are missing (and fails it
 // under CI=true, lab.Require), or with -short.
@@ -41,123 +26,50 @@ func needLab(t testing.TB) {
 	ibsimlab.Require(t)
 }
 
-func toolPath(name string) string {
-	if p, err := exec.LookPath(name); err == nil {
-		return p
-	}
-	return "/usr/sbin/" + name
-}
-
-var labSeq int
-
-// startLab starts ibsim on netfile and stops it when the test ends. ibsim reads console
-// commands from stdin and spins at stdin EOF, so stdin is a pipe held open until the end.
-func startLab(t testing.TB, netfile string) *lab {
+// startLab starts ibsim on netfile for the test. Tools attach at its first node.
+func startLab(t testing.TB, netfile string) *ibsimlab.Lab {
 	t.Helper()
 	needLab(t)
-	labSeq++
-	l := &lab{dir: t.TempDir(), sock: fmt.Sprintf("ibkeyt%d_%d", os.Getpid(), labSeq)}
-	l.ibsim = exec.Command(toolPath("ibsim"), "-s", netfile)
-	l.ibsim.Dir = l.dir
-	l.ibsim.Env = append(os.Environ(), "IBSIM_SOCKNAME="+l.sock)
-	var err error
-	if l.stdin, err = l.ibsim.StdinPipe(); err != nil {
-		t.Fatal(err)
-	}
-	out, err := l.ibsim.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	l.ibsim.Stderr = l.ibsim.Stdout
-	if err := l.ibsim.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		l.ibsim.Process.Kill()
-		l.stdin.Close()
-		l.ibsim.Wait()
-	})
-	ready := make(chan error, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		var log strings.Builder
-		for sc.Scan() {
-			log.WriteString(sc.Text() + "\n")
-			if strings.Contains(sc.Text(), "simulator ready") {
-				ready <- nil
-				io.Copy(io.Discard, out)
-				return
-			}
-		}
-		ready <- fmt.Errorf("ibsim exited before it was ready:\n%s", log.String())
-	}()
-	select {
-	case err := <-ready:
+	return ibsimlab.Start(t, netfile, nil)
+}
+
+// opensmArgs runs OpenSM once at the topology's first CA from conf (a file; "" for
+// none) with extra arguments; it returns the log.
+func opensmArgs(t testing.TB, l *ibsimlab.Lab, conf string, extra ...string) (string, error) {
+	t.Helper()
+	text := ""
+	if conf == "" {
+		extra = append(extra, "-P", filepath.Join(l.Dir, "does-not-exist.conf"))
+	} else {
+		b, err := os.ReadFile(conf)
 		if err != nil {
 			t.Fatal(err)
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("ibsim: not ready after 10s")
+		text = string(b)
 	}
-	// ibsim prints "ready" before it binds its sockets (ctl, then out0..out9).
-	want := []byte("@" + l.sock + ":out9")
-	for deadline := time.Now().Add(10 * time.Second); ; {
-		b, err := os.ReadFile("/proc/net/unix")
-		if err != nil || bytes.Contains(b, want) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("ibsim did not bind %s within 10s", want)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-	return l
+	err := l.RunOpenSMArgs(text, extra...)
+	return l.OpenSMLog(), err
 }
 
-// run runs a libibumad tool against the simulator, in the scratch directory (the shim
-// leaves ./sys-PID directories behind).
-func (l *lab) run(env []string, name string, args ...string) (string, error) {
-	cmd := exec.Command(toolPath(name), args...)
-	cmd.Dir = l.dir
-	cmd.Env = append(os.Environ(), append([]string{"LD_PRELOAD=" + umad2sim, "IBSIM_SOCKNAME=" + l.sock}, env...)...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	if err != nil {
-		err = fmt.Errorf("%s %s: %v\n%s%s", name, strings.Join(args, " "), err, stdout.String(), stderr.String())
-	}
-	return stdout.String(), err
-}
-
-// opensm runs OpenSM once from smNode with conf ("" for no file) and returns its log.
-func (l *lab) opensm(t testing.TB, smNode, conf string, allowBoth bool) string {
+// opensm is opensmArgs failing the test on error, with -W when allowBoth.
+func opensm(t testing.TB, l *ibsimlab.Lab, conf string, allowBoth bool) string {
 	t.Helper()
-	d, err := os.MkdirTemp(l.dir, "osm")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if conf == "" {
-		conf = filepath.Join(d, "does-not-exist.conf")
-	}
-	args := []string{"-o", "-e", "-s", "0", "-P", conf, "-f", filepath.Join(d, "opensm.log")}
+	var args []string
 	if allowBoth {
 		args = append(args, "-W")
 	}
-	if _, err := l.run([]string{"SIM_HOST=" + smNode, "OSM_CACHE_DIR=" + d, "OSM_TMP_DIR=" + d}, "opensm", args...); err != nil {
-		t.Fatal(err)
-	}
-	log, _ := os.ReadFile(filepath.Join(d, "opensm.log"))
-	return string(log)
-}
-
-// nodeInfo reads NodeInfo over a directed route ("0,1" = out of port 1 of the node the
-// tool attaches to, the first node of the topology file).
-func (l *lab) portGUID(t testing.TB, dr string) check.GUID {
-	t.Helper()
-	out, err := l.run(nil, "smpquery", "-D", "nodeinfo", dr)
+	log, err := opensmArgs(t, l, conf, args...)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return log
+}
+
+// portGUID reads NodeInfo's PortGuid over a directed route ("0,1" = out of port 1 of
+// the node the tool attaches to, the first node of the topology file).
+func portGUID(t testing.TB, l *ibsimlab.Lab, dr string) check.GUID {
+	t.Helper()
+	out := l.MustTool("smpquery", "-D", "nodeinfo", dr)
 	for _, line := range strings.Split(out, "\n") {
 		if v, ok := strings.CutPrefix(line, "PortGuid:"); ok {
 			g, err := strconv.ParseUint(strings.TrimLeft(v, "."), 0, 64)
@@ -173,13 +85,9 @@ func (l *lab) portGUID(t testing.TB, dr string) check.GUID {
 
 // pkeys reads a port's P_Key table over a directed route and returns its valid entries
 // in index order (a fresh fabric has no holes).
-func (l *lab) pkeys(t testing.TB, dr string) []check.PKey {
+func pkeys(t testing.TB, l *ibsimlab.Lab, dr string) []check.PKey {
 	t.Helper()
-	out, err := l.run(nil, "smpquery", "-D", "pkeys", dr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return parsePKeyRows(t, out)
+	return parsePKeyRows(t, l.MustTool("smpquery", "-D", "pkeys", dr))
 }
 
 // parsePKeyRows reads smpquery's "   0: 0xffff 0x8001 ..." rows.
@@ -273,7 +181,7 @@ func TestLabOpenSM(t *testing.T) {
 			if lc.conf != "" {
 				conf, _ = filepath.Abs(filepath.Join("testdata", "lab", lc.conf+".conf"))
 			}
-			log := l.opensm(t, "HcaA", conf, lc.allowBoth)
+			log := opensm(t, l, conf, lc.allowBoth)
 			cfg := loadLabConfig(t, lc.conf)
 			rejectedByOpenSM := strings.Contains(log, "retrying with default config")
 			if rejectedByOpenSM != cfg.Rejected {
@@ -282,15 +190,15 @@ func TestLabOpenSM(t *testing.T) {
 			m := NewModel(cfg, labFabric, Options{AllowBoth: lc.allowBoth, SMGUID: labSM, TableSize: 64})
 			real := map[check.GUID][]check.PKey{}
 			for _, dr := range labHCAs {
-				g := l.portGUID(t, dr)
-				real[g] = l.pkeys(t, dr)
+				g := portGUID(t, l, dr)
+				real[g] = pkeys(t, l, dr)
 				if got, want := fmt.Sprint(m.PKeys(g)), fmt.Sprint(real[g]); got != want {
 					t.Errorf("port %s: model %s, OpenSM programmed %s", g, got, want)
 				}
 			}
 			// The switch's management port 0 gets the partitions that name it (ALL,
 			// ALL_SWITCHES), not only the default P_Key.
-			sw := l.pkeys(t, labSwitch)
+			sw := pkeys(t, l, labSwitch)
 			if got, want := fmt.Sprint(m.PKeys(labFabric[4].GUID)), fmt.Sprint(sw); got != want {
 				t.Errorf("switch port 0: model %s, OpenSM programmed %s", got, want)
 			}

@@ -46,7 +46,11 @@ func TestParseOpenSMConf(t *testing.T) {
 func TestOpenSMConfDefaultsMatchOpenSM(t *testing.T) {
 	needLab(t)
 	file := filepath.Join(t.TempDir(), "opensm.conf")
-	if out, err := exec.Command(toolPath("opensm"), "-c", file).CombinedOutput(); err != nil {
+	bin, err := exec.LookPath("opensm")
+	if err != nil {
+		bin = "/usr/sbin/opensm" // where Debian installs it, often not in PATH (lab.Require found it)
+	}
+	if out, err := exec.Command(bin, "-c", file).CombinedOutput(); err != nil {
 		t.Fatalf("opensm -c: %v\n%s", err, out)
 	}
 	data, err := os.ReadFile(file)

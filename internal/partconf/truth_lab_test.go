@@ -142,13 +142,11 @@ func runTruthTopology(t *testing.T, seed uint64, sequences int, st *truthStats) 
 	}
 	l := startLab(t, net)
 	for _, cmd := range topo.RouterConsole() {
-		if _, err := fmt.Fprintln(l.stdin, cmd); err != nil {
-			t.Fatal(err)
-		}
+		l.MustConsole(cmd)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	tr, err := mad.DialIbsim(ctx, mad.IbsimOptions{SockName: l.sock, Node: "Hca1"})
+	tr, err := mad.DialIbsim(ctx, mad.IbsimOptions{SockName: l.SockName, Node: "Hca1"})
 	if err != nil {
 		t.Fatalf("seed %d: %v", seed, err)
 	}
@@ -247,7 +245,7 @@ func runTruthTopology(t *testing.T, seed uint64, sequences int, st *truthStats) 
 
 // runTruthSequence applies two to four files in turn, by one OpenSM daemon or a new
 // OpenSM per file, and compares after each.
-func runTruthSequence(t *testing.T, l *lab, rng *rand.Rand, seed uint64, sq int, ports []*truthPort, mports []Port, sm check.GUID,
+func runTruthSequence(t *testing.T, l *ibsimlab.Lab, rng *rand.Rand, seed uint64, sq int, ports []*truthPort, mports []Port, sm check.GUID,
 	gopt partgen.Options, read func() (map[check.GUID][]check.PKey, map[check.GUID][]check.PKey), st *truthStats) {
 	t.Helper()
 	daemon := rng.IntN(2) == 0
@@ -261,6 +259,7 @@ func runTruthSequence(t *testing.T, l *lab, rng *rand.Rand, seed uint64, sq int,
 	if daemon {
 		how = "one OpenSM daemon (SIGHUP)"
 	}
+	// As opensm arguments, and as opensm.conf lines for the daemon.
 	flags := func() []string {
 		args := []string{"-g", fmt.Sprintf("%#x", uint64(sm))}
 		if allowBoth {
@@ -272,11 +271,11 @@ func runTruthSequence(t *testing.T, l *lab, rng *rand.Rand, seed uint64, sq int,
 		return args
 	}
 	args := flags()
-	opt := Options{AllowBoth: allowBoth, SMGUID: sm, EnforceOff: !enforce, Remember: true}
-	dir, err := os.MkdirTemp(l.dir, fmt.Sprintf("seq%d-", sq))
-	if err != nil {
-		t.Fatal(err)
+	conf := []string{fmt.Sprintf("guid %#x", uint64(sm)), fmt.Sprintf("allow_both_pkeys %v", strings.ToUpper(fmt.Sprint(allowBoth)))}
+	if !enforce {
+		conf = append(conf, "part_enforce off")
 	}
+	opt := Options{AllowBoth: allowBoth, SMGUID: sm, EnforceOff: !enforce, Remember: true}
 	var d *ibsimlab.OpenSMDaemon
 	defer func() {
 		if d != nil {
@@ -318,25 +317,18 @@ func runTruthSequence(t *testing.T, l *lab, rng *rand.Rand, seed uint64, sq int,
 			return b.String()
 		}
 		var log string
+		var err error
 		switch {
 		case daemon && k == 0:
-			ddir := filepath.Join(dir, "daemon")
-			if err := os.MkdirAll(ddir, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			env := append(os.Environ(), "LD_PRELOAD="+umad2sim, "IBSIM_SOCKNAME="+l.sock, "SIM_HOST=Hca1")
-			d, err = ibsimlab.StartOpenSMDaemonAt(t, ddir, env, text, args...)
+			d, err = l.OpenSMDaemon(t, text, conf...)
 			log, logSeen = daemonLog(d, 0)
 		case daemon:
 			if _, _, err = d.Reprogram(context.Background(), text); err == nil {
 				log, logSeen = daemonLog(d, logSeen)
 			}
 		default:
-			conf := filepath.Join(dir, fmt.Sprintf("p%d.conf", k))
-			if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			log, err = l.opensmArgs(t, "Hca1", conf, args...)
+			err = l.RunOpenSMArgs(text, args...)
+			log = l.OpenSMLog()
 		}
 		// Whether a one-shot OpenSM crashed on the file is a check of its own (a file
 		// whose outcome hangs on uninitialised memory may crash or not: not counted).
@@ -505,34 +497,4 @@ func readTable(ctx context.Context, t *testing.T, tr mad.Transport, a mad.Addres
 		}
 	}
 	return out[:end]
-}
-
-// opensmArgs runs OpenSM once from node with conf and extra arguments; it returns the
-// log.
-func (l *lab) opensmArgs(t testing.TB, node, conf string, extra ...string) (string, error) {
-	t.Helper()
-	d, err := os.MkdirTemp(l.dir, "osm")
-	if err != nil {
-		t.Fatal(err)
-	}
-	args := append([]string{"-o", "-e", "-s", "0", "-P", conf, "-f", filepath.Join(d, "opensm.log")}, extra...)
-	_, err = l.run([]string{"SIM_HOST=" + node, "OSM_CACHE_DIR=" + d, "OSM_TMP_DIR=" + d}, "opensm", args...)
-	log, _ := os.ReadFile(filepath.Join(d, "opensm.log"))
-	if err != nil {
-		if i := strings.Index(err.Error(), "\n"); i > 0 {
-			err = fmt.Errorf("%s; log:\n%s", err.Error()[:i], tail(grepLog(string(log)), 1500))
-		}
-		return string(log), err
-	}
-	if !strings.Contains(string(log), "SUBNET UP") {
-		return string(log), fmt.Errorf("opensm did not reach SUBNET UP:\n%s", grepLog(string(log)))
-	}
-	return string(log), nil
-}
-
-func tail(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return "..." + s[len(s)-n:]
 }
