@@ -19,36 +19,73 @@ type LintOptions struct {
 	TableSize int
 }
 
-// Findings are a file's lint findings in file order (the headline first).
+// Findings are a file's lint findings in file order (the headline first). Each is kept
+// as a small record of what it is about and made into a Finding, its words formatted,
+// only when read: a file of a million definitions has millions of findings, which as
+// Finding values held 1.2 GB where their records hold 50 MB, and a command that
+// prints a few of each rule never formats the rest.
 type Findings struct {
 	c        *Config
 	opt      LintOptions
 	head     []Finding // the rejection or uncertainty headline
-	list     []Finding // the others, in file order
+	recs     []lintRec // the others, in file order
+	made     []Finding // findings made at once (the parser's, rare rules): kindMade's a
 	errs     int
 	warnings int
 }
 
-// Len is how many findings there are.
-func (f *Findings) Len() int { return len(f.head) + len(f.list) }
+// lintKind is the rule of a lintRec whose Finding is made when read.
+type lintKind uint8
 
-// Errors and Warnings count the findings of each severity.
+const (
+	kindMade         lintKind = iota // made[a]
+	kindDuplicateKey                 // partition a, definition b of it, c its first
+	kindTwoNames                     // partition a, definition b of it, c its first
+	kindGeneratedKey                 // partition a, definition b
+	kindBothDef                      // partition a, definition b: defmember=both without -W
+	kindBothItem                     // partition a, member b: =both without -W
+	kindConflicting                  // partition a, member b, an earlier member c naming the port
+	kindNoFull                       // partition a, at definition b
+	kindSMLimited                    // partition a, member b
+	kindOctal                        // partition a, member b
+	kindDecimal                      // partition a, member b
+	kindPortOverflow                 // port c.GUIDs[a] needs b entries
+)
+
+// lintRec is one finding before it is made: where, its rule and severity, and the
+// indexes it is about (lintKind says which).
+type lintRec struct {
+	line, col int32
+	kind      lintKind
+	sev       Severity
+	a, b, c   int32
+}
+
+// Len is how many findings there are.
+func (f *Findings) Len() int { return len(f.head) + len(f.recs) }
+
+// Errors and Warnings count the findings of each severity (none is made).
 func (f *Findings) Errors() int   { return f.errs }
 func (f *Findings) Warnings() int { return f.warnings }
 
-// At is finding i.
+// At is finding i, made now.
 func (f *Findings) At(i int) Finding {
 	if i < len(f.head) {
 		return f.head[i]
 	}
-	return f.list[i-len(f.head)]
+	return f.make(&f.recs[i-len(f.head)])
 }
 
-// All yields every finding in order.
+// All yields every finding in order, each made as it is yielded.
 func (f *Findings) All() iter.Seq[Finding] {
 	return func(yield func(Finding) bool) {
-		for i := range f.Len() {
-			if !yield(f.At(i)) {
+		for _, h := range f.head {
+			if !yield(h) {
+				return
+			}
+		}
+		for i := range f.recs {
+			if !yield(f.make(&f.recs[i])) {
 				return
 			}
 		}
@@ -65,7 +102,7 @@ func LintFindings(c *Config, opt LintOptions) *Findings {
 	}
 	f := &Findings{c: c, opt: opt}
 	for _, fd := range c.Findings {
-		f.add(fd)
+		f.addMade(fd)
 	}
 	if c.Exists {
 		if !c.HasDefault {
@@ -74,19 +111,15 @@ func LintFindings(c *Config, opt LintOptions) *Findings {
 				"add `Default=0x7fff, ipoib : ALL=full ;` (or ALL=limited on purpose, with SELF=full)")
 		}
 		byGUID := map[check.GUID]seenMember{} // one map for every partition, cleared for each
-		for _, p := range c.Partitions {
+		for pi, p := range c.Partitions {
 			clear(byGUID)
-			f.lintPartition(p, byGUID)
+			f.lintPartition(int32(pi), p, byGUID)
 		}
 		f.lintNames()
 		f.lintTables()
 		f.lintValues()
 	}
-	// By line and column, keeping the order of those at the same place (the order
-	// they were found in).
-	slices.SortStableFunc(f.list, func(x, y Finding) int {
-		return cmp.Or(cmp.Compare(x.Pos.Line, y.Pos.Line), cmp.Compare(x.Pos.Col, y.Pos.Col))
-	})
+	sortByPos(f.recs)
 	if c.Uncertain != "" {
 		what := "; in the lab OpenSM usually rejected such files (fallback Default=0x7fff : ALL=full)"
 		fix := "end the mgid line with a group flag before ';' (mgid=GID,sl=0;) or put ';' on a line of its own after a member"
@@ -106,17 +139,87 @@ func LintFindings(c *Config, opt LintOptions) *Findings {
 	return f
 }
 
-func (f *Findings) add(fd Finding) {
-	if fd.Severity == Error {
+func (f *Findings) count(sev Severity) {
+	if sev == Error {
 		f.errs++
 	} else {
 		f.warnings++
 	}
-	f.list = append(f.list, fd)
 }
 
+func (f *Findings) addMade(fd Finding) {
+	f.count(fd.Severity)
+	f.recs = append(f.recs, lintRec{line: int32(fd.Pos.Line), col: int32(fd.Pos.Col), kind: kindMade, sev: fd.Severity, a: int32(len(f.made))})
+	f.made = append(f.made, fd)
+}
+
+// warn adds a warning made at once (a rare rule's).
 func (f *Findings) warn(pos Pos, rule, msg, hint string) {
-	f.add(Finding{Severity: Warning, Pos: pos, Rule: rule, Message: msg, Action: hint})
+	f.addMade(Finding{Severity: Warning, Pos: pos, Rule: rule, Message: msg, Action: hint})
+}
+
+func (f *Findings) add(sev Severity, pos Pos, kind lintKind, a, b, c int32) {
+	f.count(sev)
+	f.recs = append(f.recs, lintRec{line: int32(pos.Line), col: int32(pos.Col), kind: kind, sev: sev, a: a, b: b, c: c})
+}
+
+// make is the Finding of r, in the words Lint always used.
+func (f *Findings) make(r *lintRec) Finding {
+	if r.kind == kindMade {
+		return f.made[r.a]
+	}
+	c := f.c
+	pos := Pos{File: c.File, Line: int(r.line), Col: int(r.col)}
+	fd := Finding{Severity: r.sev, Pos: pos}
+	var p *Partition
+	if r.kind != kindPortOverflow {
+		p = c.Partitions[r.a]
+	}
+	switch r.kind {
+	case kindDuplicateKey:
+		first := p.Defs[r.c]
+		fd.Rule, fd.Message, fd.Action = "duplicate-key", fmt.Sprintf("key %s is already defined at %s: OpenSM merges the definitions and keeps the name %q", p.Key, first.Pos, p.Name),
+			"merge the member lists into one definition, or give this partition its own key"
+	case kindTwoNames:
+		d, first := p.Defs[r.b], p.Defs[r.c]
+		fd.Rule, fd.Message, fd.Action = "two-names", fmt.Sprintf("key %s is named %q here but %q at %s: OpenSM keeps %q", p.Key, d.Name, p.Name, first.Pos, p.Name),
+			"use one name per key"
+	case kindGeneratedKey:
+		d := p.Defs[r.b]
+		fd.Rule, fd.Message, fd.Action = "generated-key", fmt.Sprintf("no key: OpenSM generates %s from the order of the definitions, and it changes when definitions are added or moved", p.Key),
+			fmt.Sprintf("write the key: %s=%s", d.Name, p.Key)
+	case kindBothDef:
+		fd.Rule, fd.Message, fd.Action = "both-without-W", "defmember=both without OpenSM -W (allow_both_pkeys): members get only a full entry",
+			"run opensm with -W / allow_both_pkeys TRUE, or write defmember=full"
+	case kindBothItem:
+		m := &p.Members[r.b]
+		fd.Rule, fd.Message, fd.Action = "both-without-W", fmt.Sprintf("%s: `both` without OpenSM -W (allow_both_pkeys) gives only a full entry", m.Text()),
+			"run opensm with -W / allow_both_pkeys TRUE, or write =full"
+	case kindConflicting:
+		m, prev := &p.Members[r.b], &p.Members[r.c]
+		eff, was := f.effective(m.Membership), f.effective(prev.Membership)
+		fd.Rule, fd.Message, fd.Action = "conflicting-membership", fmt.Sprintf("port %s is listed in partition %s as %s at %s and as %s here: OpenSM uses the last one (%s)", m.GUID, p.Key, was, prev.Pos(), eff, eff),
+			"list the port once with the membership you want"
+	case kindNoFull:
+		fd.Rule, fd.Message, fd.Action = "no-full-member", fmt.Sprintf("every member of partition %s (%s) is limited: limited members cannot talk to each other, so nobody can talk in it", p.Key, p.Name),
+			"make at least one port (a server, the storage target) =full, or use defmember=full"
+	case kindSMLimited:
+		fd.Rule, fd.Message, fd.Action = "sm-limited", "the SM's own port ends up a limited member of the default partition (lab: OpenSM programs 0x7fff on it): limited ports can no longer reach the SM/SA in the default partition",
+			"add SELF=full after it"
+	case kindOctal:
+		m := &p.Members[r.b]
+		fd.Rule, fd.Message, fd.Action = "octal-guid", fmt.Sprintf("%s has no 0x and starts with 0: OpenSM reads it as octal, port %s", m.Text(), m.GUID),
+			fmt.Sprintf("write the GUID in hex with 0x: %s if that is the port you mean (GUIDs as ibstat prints them need 0x in front)", m.GUID)
+	case kindDecimal:
+		m := &p.Members[r.b]
+		fd.Rule, fd.Message, fd.Action = "decimal-guid", fmt.Sprintf("%s has no 0x: OpenSM reads it as a decimal number, port %s", m.Text(), m.GUID),
+			"write the GUID in hex with 0x (as ibstat and ibnetdiscover print it)"
+	case kindPortOverflow:
+		n, size := int(r.b), f.opt.TableSize
+		fd.Rule, fd.Message, fd.Action = "table-overflow", fmt.Sprintf("port %s needs %d P_Key entries, more than a table of %d holds: OpenSM cannot program the last %d", c.GUIDs[r.a], n, size, n-size),
+			"take the port out of some partitions, or check PartitionCap (`smpquery nodeinfo`)"
+	}
+	return fd
 }
 
 // effective is what an item's membership gives: both is full without -W.
@@ -125,6 +228,14 @@ func (f *Findings) effective(m MemberFlag) MemberFlag {
 		return FlagFull
 	}
 	return m
+}
+
+// sortByPos sorts records by line and column, keeping the order of those at the same
+// place (the order they were found in).
+func sortByPos(recs []lintRec) {
+	slices.SortStableFunc(recs, func(x, y lintRec) int {
+		return cmp.Or(cmp.Compare(x.line, y.line), cmp.Compare(x.col, y.col))
+	})
 }
 
 // lintNames warns about a definition without a key that names a partition when
@@ -174,39 +285,35 @@ func posOrImplicit(p Pos) string {
 // seenMember is the membership a partition's earlier item gave a port, and which item.
 type seenMember struct {
 	m  MemberFlag
-	at int // its index in the partition's Members
+	at int32 // its index in the partition's Members
 }
 
-// lintPartition lints partition p; byGUID is empty working memory.
-func (f *Findings) lintPartition(p *Partition, byGUID map[check.GUID]seenMember) {
+// lintPartition lints partition pi; byGUID is empty working memory.
+func (f *Findings) lintPartition(pi int32, p *Partition, byGUID map[check.GUID]seenMember) {
 	opt := f.opt
-	first := -1
+	first := int32(-1)
 	for di, d := range p.Defs {
 		if d.Implicit {
 			continue
 		}
 		if first < 0 {
-			first = di
+			first = int32(di)
 		} else if d.KeyText != "" && d.Name != "" && d.Name != p.Name {
 			// A key reused under another name. The same name and key again (or the key
 			// alone) is the split partition-config.txt documents ("It is possible to
 			// split partition configuration in more than one definition, but then PKey
 			// should be explicitly specified"): OpenSM merges it (osm_prtn_make_new logs
 			// "Duplicated partition definition ... Will use it") as meant.
-			f.warn(d.Pos, "duplicate-key", fmt.Sprintf("key %s is already defined at %s: OpenSM merges the definitions and keeps the name %q", p.Key, p.Defs[first].Pos, p.Name),
-				"merge the member lists into one definition, or give this partition its own key")
+			f.add(Warning, d.Pos, kindDuplicateKey, pi, int32(di), first)
 		}
-		if first != di && d.Name != "" && d.Name != p.Name {
-			f.warn(d.Pos, "two-names", fmt.Sprintf("key %s is named %q here but %q at %s: OpenSM keeps %q", p.Key, d.Name, p.Name, p.Defs[first].Pos, p.Name),
-				"use one name per key")
+		if first != int32(di) && d.Name != "" && d.Name != p.Name {
+			f.add(Warning, d.Pos, kindTwoNames, pi, int32(di), first)
 		}
 		if d.Generated {
-			f.warn(d.Pos, "generated-key", fmt.Sprintf("no key: OpenSM generates %s from the order of the definitions, and it changes when definitions are added or moved", p.Key),
-				fmt.Sprintf("write the key: %s=%s", d.Name, p.Key))
+			f.add(Warning, d.Pos, kindGeneratedKey, pi, int32(di), 0)
 		}
 		if d.DefMember == FlagBoth && !opt.AllowBoth {
-			f.warn(d.Pos, "both-without-W", "defmember=both without OpenSM -W (allow_both_pkeys): members get only a full entry",
-				"run opensm with -W / allow_both_pkeys TRUE, or write defmember=full")
+			f.add(Warning, d.Pos, kindBothDef, pi, int32(di), 0)
 		}
 	}
 	full := false
@@ -214,19 +321,16 @@ func (f *Findings) lintPartition(p *Partition, byGUID map[check.GUID]seenMember)
 		m := &p.Members[mi]
 		eff := f.effective(m.Membership)
 		if m.Membership == FlagBoth && !opt.AllowBoth && m.Explicit() {
-			f.warn(m.Pos(), "both-without-W", fmt.Sprintf("%s: `both` without OpenSM -W (allow_both_pkeys) gives only a full entry", m.Text()),
-				"run opensm with -W / allow_both_pkeys TRUE, or write =full")
+			f.add(Warning, m.Pos(), kindBothItem, pi, int32(mi), 0)
 		}
 		if eff != FlagLimited {
 			full = true
 		}
 		if m.Kind == KindGUID && !m.Def.Implicit {
 			if s, ok := byGUID[m.GUID]; ok && s.m != eff {
-				prev := &p.Members[s.at]
-				f.warn(m.Pos(), "conflicting-membership", fmt.Sprintf("port %s is listed in partition %s as %s at %s and as %s here: OpenSM uses the last one (%s)", m.GUID, p.Key, s.m, prev.Pos(), eff, eff),
-					"list the port once with the membership you want")
+				f.add(Warning, m.Pos(), kindConflicting, pi, int32(mi), s.at)
 			}
-			byGUID[m.GUID] = seenMember{eff, mi}
+			byGUID[m.GUID] = seenMember{eff, int32(mi)}
 		}
 	}
 	if !full && len(p.Members) > 0 {
@@ -234,8 +338,7 @@ func (f *Findings) lintPartition(p *Partition, byGUID map[check.GUID]seenMember)
 		if first >= 0 {
 			pos = p.Defs[first].Pos
 		}
-		f.warn(pos, "no-full-member", fmt.Sprintf("every member of partition %s (%s) is limited: limited members cannot talk to each other, so nobody can talk in it", p.Key, p.Name),
-			"make at least one port (a server, the storage target) =full, or use defmember=full")
+		f.add(Warning, pos, kindNoFull, pi, 0, 0)
 	}
 	if p.IsDefault() {
 		// The SM's port is a CA: the last item naming SELF, ALL or ALL_CAS decides it.
@@ -247,8 +350,7 @@ func (f *Findings) lintPartition(p *Partition, byGUID map[check.GUID]seenMember)
 			}
 		}
 		if last >= 0 && p.Members[last].Membership == FlagLimited && !p.Members[last].Def.Implicit {
-			f.warn(p.Members[last].Pos(), "sm-limited", "the SM's own port ends up a limited member of the default partition (lab: OpenSM programs 0x7fff on it): limited ports can no longer reach the SM/SA in the default partition",
-				"add SELF=full after it")
+			f.add(Warning, p.Members[last].Pos(), kindSMLimited, pi, int32(last), 0)
 		}
 	}
 }
@@ -266,12 +368,12 @@ func (f *Findings) lintTables() {
 	}
 	everyone := 0
 	type acc struct {
-		n      int
-		pi, mi int // the item on the last line naming the port: Partitions[pi].Members[mi]
+		n      int32
+		pi, mi int32 // the item on the last line naming the port: Partitions[pi].Members[mi]
 		seen   bool
 	}
 	accs := make([]acc, len(c.GUIDs)) // by GUIDIndex
-	guids := map[check.GUID]int{}     // one map for every partition, cleared for each
+	guids := map[check.GUID]int32{}   // one map for every partition, cleared for each
 	for pi, p := range c.Partitions {
 		kw := 0
 		clear(guids)
@@ -283,7 +385,7 @@ func (f *Findings) lintTables() {
 					kw = e
 				}
 			case KindGUID:
-				guids[m.GUID] = mi
+				guids[m.GUID] = int32(mi)
 			}
 		}
 		everyone += kw
@@ -291,10 +393,10 @@ func (f *Findings) lintTables() {
 			a := &accs[c.guidIndex[g]] // Members are the definitions' items: every GUID has one
 			m := &p.Members[mi]
 			if kw == 0 {
-				a.n += entries(m.Membership)
+				a.n += int32(entries(m.Membership))
 			}
 			if !a.seen || c.Partitions[a.pi].Members[a.mi].line < m.line {
-				a.pi, a.mi, a.seen = pi, mi, true
+				a.pi, a.mi, a.seen = int32(pi), mi, true
 			}
 		}
 	}
@@ -304,18 +406,17 @@ func (f *Findings) lintTables() {
 			"use fewer partitions per port, or check PartitionCap (`smpquery nodeinfo`)")
 		return
 	}
-	order := make([]int, 0, len(accs)) // the GUIDs a partition names, by GUID
+	order := make([]int32, 0, len(accs)) // the GUIDs a partition names, by GUID
 	for i := range accs {
 		if accs[i].seen {
-			order = append(order, i)
+			order = append(order, int32(i))
 		}
 	}
-	slices.SortFunc(order, func(i, j int) int { return cmp.Compare(c.GUIDs[i], c.GUIDs[j]) })
+	slices.SortFunc(order, func(i, j int32) int { return cmp.Compare(c.GUIDs[i], c.GUIDs[j]) })
 	for _, i := range order {
 		a := accs[i]
-		if n := a.n + everyone; n > opt.TableSize {
-			f.warn(c.Partitions[a.pi].Members[a.mi].Pos(), "table-overflow", fmt.Sprintf("port %s needs %d P_Key entries, more than a table of %d holds: OpenSM cannot program the last %d", c.GUIDs[i], n, opt.TableSize, n-opt.TableSize),
-				"take the port out of some partitions, or check PartitionCap (`smpquery nodeinfo`)")
+		if n := int(a.n) + everyone; n > opt.TableSize {
+			f.add(Warning, c.Partitions[a.pi].Members[a.mi].Pos(), kindPortOverflow, i, int32(n), 0)
 		}
 	}
 }

@@ -2,6 +2,10 @@ package partconf
 
 import (
 	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -113,5 +117,28 @@ func TestLintClean(t *testing.T) {
 	in = "Default=0x7fff : ALL=full;\na=0x10 :\n mgid=ff12::1,sl=0 # mtu=2, IGMP\n , 0x1=full;\n"
 	if fs := Lint(Parse("p.conf", []byte(in)), LintOptions{}); len(fs) != 0 {
 		t.Errorf("comment after a flag: %v", fs)
+	}
+}
+
+// TestSortByPos: sortByPos is the stable sort by line and column.
+func TestSortByPos(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 15))
+	for n := 0; n < 500; n++ {
+		fs := make([]lintRec, rng.IntN(60))
+		for i := range fs {
+			fs[i] = lintRec{line: int32(rng.IntN(6)), col: int32(rng.IntN(4)), a: int32(i)}
+		}
+		want := slices.Clone(fs)
+		sort.SliceStable(want, func(i, j int) bool {
+			a, b := want[i], want[j]
+			if a.line != b.line {
+				return a.line < b.line
+			}
+			return a.col < b.col
+		})
+		sortByPos(fs)
+		if !reflect.DeepEqual(fs, want) {
+			t.Fatalf("sortByPos\n%v\nwant\n%v", fs, want)
+		}
 	}
 }

@@ -44,7 +44,7 @@ func RateGbps(code uint8) (string, bool) {
 }
 
 func (f *Findings) lintValues() {
-	for _, p := range f.c.Partitions {
+	for pi, p := range f.c.Partitions {
 		for mi := range p.Members {
 			m := &p.Members[mi]
 			if m.Kind != KindGUID || m.Def.Implicit {
@@ -52,11 +52,9 @@ func (f *Findings) lintValues() {
 			}
 			switch {
 			case m.Octal():
-				f.warn(m.Pos(), "octal-guid", fmt.Sprintf("%s has no 0x and starts with 0: OpenSM reads it as octal, port %s", m.Text(), m.GUID),
-					fmt.Sprintf("write the GUID in hex with 0x: %s if that is the port you mean (GUIDs as ibstat prints them need 0x in front)", m.GUID))
+				f.add(Warning, m.Pos(), kindOctal, int32(pi), int32(mi), 0)
 			case m.Decimal():
-				f.warn(m.Pos(), "decimal-guid", fmt.Sprintf("%s has no 0x: OpenSM reads it as a decimal number, port %s", m.Text(), m.GUID),
-					"write the GUID in hex with 0x (as ibstat and ibnetdiscover print it)")
+				f.add(Warning, m.Pos(), kindDecimal, int32(pi), int32(mi), 0)
 			}
 		}
 		for _, g := range p.Groups {
