@@ -130,7 +130,7 @@ func Start(t testing.TB, topologyFile string, opts *Options) *Lab {
 	if err != nil {
 		t.Fatalf("lab: %v", err)
 	}
-	topo, err := ParseTopology(string(text))
+	topo, err := parseTopology(string(text))
 	if err != nil {
 		t.Fatalf("lab: topology %s: %v", topologyFile, err)
 	}

@@ -17,7 +17,7 @@ func TestFatTreeFileIsGenerated(t *testing.T) {
 	if got := FatTree(4, 2, 8); string(b) != got {
 		t.Fatal("testdata/fattree.net differs from FatTree(4, 2, 8); regenerate it")
 	}
-	topo, err := ParseTopology(string(b))
+	topo, err := parseTopology(string(b))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func TestParseTopologyAndDRPath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	topo, err := ParseTopology(string(b))
+	topo, err := parseTopology(string(b))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,8 +76,8 @@ func TestParseTopologyAndDRPath(t *testing.T) {
 		"Hca 1 \"A\"\n\nHca 1 \"A\"\n",                           // duplicate
 		"[1] \"B\"[1]\n",                                         // link before header
 	} {
-		if _, err := ParseTopology(bad); err == nil {
-			t.Errorf("ParseTopology(%q): no error", bad)
+		if _, err := parseTopology(bad); err == nil {
+			t.Errorf("parseTopology(%q): no error", bad)
 		}
 	}
 }

@@ -44,10 +44,10 @@ var (
 	linkRE   = regexp.MustCompile(`^\[(\d+)\]\s+"([^"]+)"\s*\[(\d+)\]`)
 )
 
-// ParseTopology reads the subset of ibsim's topology format the lab uses:
+// parseTopology reads the subset of ibsim's topology format the lab uses:
 // `Switch N "name"` / `Hca N "name"` headers followed by `[port] "peer"[port]`
 // lines. Comments and ibsim extensions (include, do, guid lines) are skipped.
-func ParseTopology(text string) (*Topology, error) {
+func parseTopology(text string) (*Topology, error) {
 	t := &Topology{byName: map[string]*Node{}}
 	var cur *Node
 	sc := bufio.NewScanner(strings.NewReader(text))
