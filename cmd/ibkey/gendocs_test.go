@@ -27,6 +27,7 @@ func generated(t *testing.T) map[string][]byte {
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
 	root.DisableAutoGenTag = true
+	root.Long = cmdutil.LongHelp(root) // the page shows what --help does
 	files := map[string][]byte{}
 	var b bytes.Buffer
 	must := func(err error) {

@@ -32,9 +32,7 @@ counters that show dropped packets, checks an OpenSM partitions.conf and
 audits a whole fabric. It only reads: it never writes sysfs and sends only Get
 MADs.
 
-Without hardware, --demo shows every command on an embedded demo host.
-
-` + cmdutil.ExitCodesText(),
+Without hardware, --demo shows every command on an embedded demo host.`,
 		Version: version(),
 	}
 	cmdutil.AddRootFlags(root, f)
