@@ -53,8 +53,6 @@ Without hardware, --demo shows every command on an embedded demo host.`,
 		sm.NewCmdSM(f),
 	)
 	cmdutil.UseFixedBashCompletion(root)
-	// Interval flags take plain seconds (watch -n habits), --mad-timeout plain ms.
-	cmdutil.AcceptPlainDurations(root)
 	return root
 }
 
