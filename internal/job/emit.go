@@ -60,7 +60,7 @@ type Exports struct {
 // whose setting differs between hosts, or that is set on its command line (perftest)
 // is a problem or a warning instead. ports are the job's ports, for the IPoIB
 // interface of the partition.
-func EnvExports(ws []*WantResult, key check.PKey, ports []*Port) Exports {
+func EnvExports(ws []*Result, key check.PKey, ports []*Port) Exports {
 	var ex Exports
 	for _, w := range ws {
 		switch {
@@ -91,7 +91,7 @@ func EnvExports(ws []*WantResult, key check.PKey, ports []*Port) Exports {
 
 // ipoibInterface is the IPoIB interface of partition key on the ports the libraries
 // use, when every host has one and its name is the same everywhere.
-func ipoibInterface(ws []*WantResult, key check.PKey, ports []*Port) (string, []string) {
+func ipoibInterface(ws []*Result, key check.PKey, ports []*Port) (string, []string) {
 	used := map[string]bool{}
 	for _, w := range ws {
 		for _, pw := range w.Ports {

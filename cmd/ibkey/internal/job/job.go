@@ -313,8 +313,7 @@ func Run(o *Options) error {
 	if err != nil {
 		return err
 	}
-	var rep report
-	var ws []*job.WantResult
+	var ws []*job.Result
 	if o.Want != "" {
 		if o.Wait > 0 {
 			g := &gate{o: o, n: n, src: src, libs: libs, in: in, key: want, oneIndex: o.Emit == "env"}
@@ -325,10 +324,10 @@ func Run(o *Options) error {
 		} else {
 			ws = job.WantPartition(libs, in, want, ports)
 		}
-		rep = wantReport(ws, want)
 	} else {
-		rep = resolveReport(job.Resolve(libs, in, ports))
+		ws = job.Resolve(libs, in, ports)
 	}
+	rep := newReport(ws, want)
 	rep.Hosts = countHosts(ports)
 	rep.PeersChecked = rep.Hosts > 1
 	if src.fabric != nil && o.Wait == 0 {
@@ -382,7 +381,7 @@ func exit(code int) error {
 
 // emitEnv prints the settings as shell export lines, only when every library checked
 // has one value right on every host; otherwise nothing on stdout and why on stderr.
-func (o *Options) emitEnv(n *cmdutil.Notices, rep report, ws []*job.WantResult, want check.PKey, ports []*job.Port) error {
+func (o *Options) emitEnv(n *cmdutil.Notices, rep report, ws []*job.Result, want check.PKey, ports []*job.Port) error {
 	code := rep.exitCode()
 	ex := job.EnvExports(ws, want, ports)
 	for _, w := range ex.Warnings {
