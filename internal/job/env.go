@@ -25,15 +25,10 @@ type Env map[string]string
 // Names returns the variable names in order.
 func (e Env) Names() []string { return slices.Sorted(maps.Keys(e)) }
 
-// EnvError is a malformed setting line (a KEY=VALUE argument or a line of --env FILE).
-type EnvError struct {
-	Where   string // "argument 2", "job.env:7"
-	Input   string
-	Problem string
-}
-
-func (e *EnvError) Error() string {
-	return fmt.Sprintf("%s: invalid setting %q: %s (accepted: KEY=VALUE, e.g. NCCL_IB_PKEY=1; in a file also 'export KEY=VALUE' and # comments)", e.Where, e.Input, e.Problem)
+// envError is a malformed setting line where ("argument 2", "job.env:7"): a KEY=VALUE
+// argument or a line of --env FILE.
+func envError(where, input, problem string) error {
+	return fmt.Errorf("%s: invalid setting %q: %s (accepted: KEY=VALUE, e.g. NCCL_IB_PKEY=1; in a file also 'export KEY=VALUE' and # comments)", where, input, problem)
 }
 
 // ParseAssignment reads one KEY=VALUE. The key is a shell variable name; the value may
@@ -41,10 +36,10 @@ func (e *EnvError) Error() string {
 func ParseAssignment(where, s string) (string, string, error) {
 	key, value, ok := strings.Cut(s, "=")
 	if !ok {
-		return "", "", &EnvError{Where: where, Input: s, Problem: "no '='"}
+		return "", "", envError(where, s, "no '='")
 	}
 	if !validName(key) {
-		return "", "", &EnvError{Where: where, Input: s, Problem: fmt.Sprintf("%q is not a variable name (letters, digits and _, not starting with a digit)", key)}
+		return "", "", envError(where, s, fmt.Sprintf("%q is not a variable name (letters, digits and _, not starting with a digit)", key))
 	}
 	if n := len(value); n >= 2 && (value[0] == '"' || value[0] == '\'') && value[n-1] == value[0] {
 		value = value[1 : n-1]
@@ -94,7 +89,7 @@ func ReadEnvFile(name string, r io.Reader) (Env, error) {
 		env[k] = v
 	}
 	if err := sc.Err(); err != nil {
-		return nil, &EnvError{Where: fmt.Sprintf("%s:%d", name, line+1), Input: "", Problem: err.Error()}
+		return nil, envError(fmt.Sprintf("%s:%d", name, line+1), "", err.Error())
 	}
 	return env, nil
 }

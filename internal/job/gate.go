@@ -32,13 +32,6 @@ const (
 	PendingNotActive
 )
 
-func (k PendingKind) String() string {
-	return [...]string{"missing", "limited", "index-differs", "not-read", "not-active"}[k]
-}
-
-// MarshalText encodes the kind as its String.
-func (k PendingKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
-
 // Pending is one port a gate still waits for.
 type Pending struct {
 	Host string // "" for the local host

@@ -85,17 +85,7 @@ const (
 )
 
 func (o Outcome) String() string {
-	switch o {
-	case Uses:
-		return "uses"
-	case EmptyEntry:
-		return "empty-entry"
-	case Fails:
-		return "fails"
-	case Skips:
-		return "skips-port"
-	}
-	return "not-checked"
+	return [...]string{"uses", "empty-entry", "fails", "skips-port", "not-checked"}[o]
 }
 
 // MarshalText encodes the outcome as its String.

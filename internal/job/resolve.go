@@ -26,15 +26,7 @@ const (
 )
 
 func (v Verdict) String() string {
-	switch v {
-	case Works:
-		return "works"
-	case DoesNotWork:
-		return "does-not-work"
-	case Incomplete:
-		return "not-checked"
-	}
-	return "not-applicable"
+	return [...]string{"works", "does-not-work", "not-checked", "not-applicable"}[v]
 }
 
 // MarshalText encodes the verdict as its String.

@@ -397,9 +397,6 @@ func (o *Options) emitEnv(n *cmdutil.Notices, rep report, ws []*job.Result, want
 		fmt.Fprintf(o.IO.ErrOut, "ibkey: nothing exported: the job cannot be put in partition %s with these settings\n", want.Partition().String())
 		return exit(code)
 	}
-	for _, a := range rep.assumptions() {
-		n.Note("assumed: " + a)
-	}
 	var b strings.Builder
 	for _, v := range ex.Vars {
 		b.WriteString(v.Line())
