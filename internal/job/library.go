@@ -20,12 +20,7 @@ const (
 	ByValue
 )
 
-func (k Kind) String() string {
-	if k == ByIndex {
-		return "index"
-	}
-	return "value"
-}
+func (k Kind) String() string { return [...]string{"index", "value"}[k] }
 
 // Library is one communication library's P_Key behaviour.
 type Library struct {
@@ -51,20 +46,16 @@ type Inputs struct {
 
 // setup is a library configured by one job environment.
 type setup struct {
-	// Setting says how the partition is chosen: "NCCL_IB_PKEY=1 (index 1)".
-	Setting string
+	// Result starts with what the settings say before any port is read: Setting, how
+	// the partition is chosen ("NCCL_IB_PKEY=1 (index 1)"); Unchecked, settings that
+	// may change the answer but that ibkey does not interpret (the answer is then
+	// incomplete); Assumptions and Notes; Inactive, set when the settings route the
+	// library away from its own InfiniBand code (Open MPI over UCX, NVSHMEM over
+	// UCX): the library is not resolved and Inactive says which applies instead.
+	Result
 	// Reject is non-empty when the library refuses the settings at start-up on every
 	// port (a value it cannot parse or that is out of range).
 	Reject string
-	// Unchecked lists settings that may change the answer but that ibkey does not
-	// interpret: the answer is then incomplete.
-	Unchecked   []string
-	Assumptions []string
-	Notes       []string
-	// Inactive is non-empty when the settings route the library away from its own
-	// InfiniBand code (Open MPI over UCX, NVSHMEM over UCX): the library is not
-	// resolved and Inactive says which applies instead.
-	Inactive string
 
 	// selectPorts says which ports of a host the library uses, and why (Pick unset).
 	selectPorts func(host []*Port) []PortResult
@@ -102,7 +93,7 @@ const (
 // rejects is described by the rejection alone: what it would have meant is never
 // shown as if it applied ("partition 0x0000").
 func (l *Library) setup(in Inputs) *setup {
-	s := &setup{}
+	s := &setup{Result: Result{Library: l}}
 	l.configure(in, s)
 	if s.Reject != "" {
 		s.Setting = s.Reject

@@ -127,8 +127,8 @@ func HostName(h string) string {
 
 func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Result {
 	s := l.setup(in)
-	r := &Result{Library: l, Setting: s.Setting, Inactive: s.Inactive, Notes: s.Notes,
-		Assumptions: s.Assumptions, Unchecked: s.Unchecked, Peers: len(hosts) > 1}
+	r := &s.Result
+	r.Peers = len(hosts) > 1
 	if s.Inactive != "" {
 		r.Verdict = NotApplicable
 		return r
