@@ -352,7 +352,7 @@ func Run(o *Options) error {
 		code = cmdutil.ExitIncomplete
 	}
 	if o.Emit == "env" {
-		return o.emitEnv(n, rep, ws, want, ports)
+		return o.emitEnv(n, code, ws, want, ports)
 	}
 	if err := rep.render(o.IO.Out, format); err != nil {
 		return err
@@ -379,10 +379,10 @@ func exit(code int) error {
 	return cmdutil.Exit(code)
 }
 
-// emitEnv prints the settings as shell export lines, only when every library checked
-// has one value right on every host; otherwise nothing on stdout and why on stderr.
-func (o *Options) emitEnv(n *cmdutil.Notices, rep report, ws []*job.Result, want check.PKey, ports []*job.Port) error {
-	code := rep.exitCode()
+// emitEnv prints the settings as shell export lines, only when the answer is a yes
+// (code 0: a device that could not be read makes it 4) and every library checked has
+// one value right on every host; otherwise nothing on stdout and why on stderr.
+func (o *Options) emitEnv(n *cmdutil.Notices, code int, ws []*job.Result, want check.PKey, ports []*job.Port) error {
 	ex := job.EnvExports(ws, want, ports)
 	for _, w := range ex.Warnings {
 		n.Warn(w)
