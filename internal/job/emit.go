@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/query"
 )
 
 // IPoIBVar is the variable --emit env sets to the IPoIB interface of the partition.
@@ -98,7 +99,7 @@ func ipoibInterface(ws []*Result, key check.PKey, ports []*Port) (string, []stri
 			used[pw.Port.Label()] = true
 		}
 	}
-	byHost := map[string][]Interface{}
+	byHost := map[string][]query.IPoIB{}
 	var hosts []string
 	var unread []string
 	for _, p := range ports {
@@ -132,7 +133,7 @@ func ipoibInterface(ws []*Result, key check.PKey, ports []*Port) (string, []stri
 			warn = append(warn, fmt.Sprintf("%s has no IPoIB interface of partition %s: rdma_cm users (which take the partition from the interface whose address they use) cannot use it there", HostName(h), part))
 			continue
 		}
-		nif := slices.MinFunc(ifs, func(a, b Interface) int { return strings.Compare(a.Name, b.Name) })
+		nif := slices.MinFunc(ifs, func(a, b query.IPoIB) int { return strings.Compare(a.Name, b.Name) })
 		if !slices.Contains(names, nif.Name) {
 			names = append(names, nif.Name)
 		}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/query"
 )
 
 // Port is one port a job may run on, with its P_Key table.
@@ -32,16 +33,8 @@ type Port struct {
 	NoTable string
 	// Interfaces are the IPoIB interfaces on the port (read from sysfs only; nil over
 	// MADs, where InterfacesRead is false).
-	Interfaces     []Interface
+	Interfaces     []query.IPoIB
 	InterfacesRead bool
-}
-
-// Interface is an IPoIB interface on a port.
-type Interface struct {
-	Name string
-	// PKey is the interface's P_Key (class/net/IF/pkey, always with the full bit).
-	PKey      check.PKey
-	OperState string
 }
 
 // tableUnread reports a port whose table should exist but was not read: an
