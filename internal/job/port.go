@@ -95,6 +95,13 @@ type Pick struct {
 	Problem string
 	// Notes explain the choice (a limited entry picked before a full one, ...).
 	Notes []string
+	// Setting is NAME=VALUE, what puts the library on this entry (WantPartition; ""
+	// when no setting can).
+	Setting string
+	// Gap says, when no setting works (WantPartition), whether the reason is one the
+	// Subnet Manager may still remove: the key is not in the table (yet), or the table
+	// was not read.
+	Gap Gap
 }
 
 func usesIndex(p *Port, i int, how string) Pick {

@@ -44,14 +44,14 @@ func verdict(findings, unchecked []string) Verdict {
 	return Works
 }
 
-// PortResult is whether a library uses a port, why, and what it does there: the
-// Pick of a used port (Resolve), or the setting it needs (WantPartition, which lists
-// only used ports).
+// PortResult is whether a library uses a port, why, and what it does there (the Pick
+// of a used port, with the setting it needs in WantPartition, which lists only used
+// ports).
 type PortResult struct {
 	Port *Port
 	Used bool
 	Why  string
-	Want
+	Pick
 }
 
 // Result is one library resolved against the job's ports: with the job's settings

@@ -75,18 +75,14 @@ func wantOn(l *Library, key check.PKey, ports []*Port) *Result {
 	same, first := "", true
 	var ib []PortResult // the InfiniBand ports where the setting works
 	for _, p := range ports {
-		pw := PortResult{Port: p, Used: true, Want: l.want(key, p)}
+		pw := PortResult{Port: p, Used: true, Pick: l.want(key, p)}
 		w.Ports = append(w.Ports, pw)
 		switch {
-		case pw.Problem != "" && (pw.Gap == GapUnread || pw.Pick.Outcome == NotChecked || hasUnreadable(p)):
+		case pw.Outcome != Uses && (pw.Outcome == NotChecked || pw.Gap == GapUnread || hasUnreadable(p)):
 			// The table, or an entry that may hold the key, was not read.
 			w.Unchecked = append(w.Unchecked, p.Label()+": "+pw.Problem)
-		case pw.Problem != "":
+		case pw.Outcome != Uses:
 			w.Findings = append(w.Findings, p.Label()+": "+pw.Problem)
-		case pw.Pick.Outcome == NotChecked:
-			w.Unchecked = append(w.Unchecked, p.Label()+": "+pw.Pick.Problem)
-		case pw.Pick.Outcome != Uses:
-			w.Findings = append(w.Findings, p.Label()+": "+pw.Pick.Problem)
 		default:
 			if !p.Ethernet() {
 				ib = append(ib, pw)

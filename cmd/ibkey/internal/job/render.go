@@ -96,17 +96,8 @@ func newReport(rs []*job.Result, key check.PKey) report {
 			Ports: []portReport{}}
 		for _, pr := range r.Ports {
 			p := portReport{Host: pr.Port.Host, Device: pr.Port.Device, Port: pr.Port.Num, Name: portName(pr.Port), Used: pr.Used, Why: pr.Why, Setting: pr.Setting}
-			switch {
-			case pr.Setting == "" && pr.Problem != "": // no setting works there
-				p.Outcome, p.Problem = job.Fails, pr.Problem
-				if pr.Gap == job.GapUnread {
-					p.Outcome = job.NotChecked
-				}
-			case pr.Used:
+			if pr.Used {
 				pickFields(&p, pr.Pick)
-				if pr.Problem != "" {
-					p.Problem = pr.Problem
-				}
 			}
 			lr.Ports = append(lr.Ports, p)
 		}
