@@ -2,6 +2,7 @@ package job
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -30,18 +31,13 @@ func (e Export) Line() string { return "export " + e.Name + "=" + ShellQuote(e.V
 // ShellQuote quotes s for a POSIX shell: as is when it holds only characters no
 // shell treats specially, else in single quotes.
 func ShellQuote(s string) string {
-	safe := s != ""
-	for _, c := range s {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("._-+:/,@%=", c)) {
-			safe = false
-			break
-		}
-	}
-	if safe {
+	if shellSafe.MatchString(s) {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+var shellSafe = regexp.MustCompile(`^[a-zA-Z0-9._\-+:/,@%=]+$`)
 
 // Exports are the environment that puts the job in a partition, and what could not
 // be given.

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -38,7 +39,7 @@ func ParseAssignment(where, s string) (string, string, error) {
 	if !ok {
 		return "", "", envError(where, s, "no '='")
 	}
-	if !validName(key) {
+	if !validName.MatchString(key) {
 		return "", "", envError(where, s, fmt.Sprintf("%q is not a variable name (letters, digits and _, not starting with a digit)", key))
 	}
 	if n := len(value); n >= 2 && (value[0] == '"' || value[0] == '\'') && value[n-1] == value[0] {
@@ -47,21 +48,8 @@ func ParseAssignment(where, s string) (string, string, error) {
 	return key, value, nil
 }
 
-func validName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '_', c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z':
-		case c >= '0' && c <= '9' && i > 0:
-		default:
-			return false
-		}
-	}
-	return true
-}
+// validName is a shell variable name: letters, digits and _, not starting with a digit.
+var validName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // maxEnvLine bounds one line of an env file (NCCL's own nccl.conf reader uses 4096:
 // src/misc/param.cc setEnvFile).
