@@ -68,21 +68,6 @@ type reachEntry struct {
 	Limited   int    `json:"limited"`
 }
 
-func pickFields(pr *portReport, pk job.Pick) {
-	pr.Outcome = pk.Outcome
-	if pk.Index >= 0 {
-		i := pk.Index
-		pr.Index = &i
-	}
-	if pk.Outcome == job.Uses || pk.Outcome == job.EmptyEntry {
-		pr.PKey, pr.key = pk.PKey.String(), pk.PKey
-		if pk.PKey.Valid() {
-			pr.Membership = pk.PKey.Membership().String()
-		}
-	}
-	pr.Problem = pk.Problem
-}
-
 // newReport is the document of Resolve's results (key 0) or WantPartition's for key.
 func newReport(rs []*job.Result, key check.PKey) report {
 	rep := report{Mode: "resolve"}
@@ -95,9 +80,20 @@ func newReport(rs []*job.Result, key check.PKey) report {
 			Unchecked: cmdutil.List(r.Unchecked), Notes: cmdutil.List(r.Notes), Assumptions: cmdutil.List(r.Assumptions), Source: r.Library.Source,
 			Ports: []portReport{}}
 		for _, pr := range r.Ports {
-			p := portReport{Host: pr.Port.Host, Device: pr.Port.Device, Port: pr.Port.Num, Name: portName(pr.Port), Used: pr.Used, Why: pr.Why, Setting: pr.Setting}
-			if pr.Used {
-				pickFields(&p, pr.Pick)
+			p := portReport{Host: pr.Port.Host, Device: pr.Port.Device, Port: pr.Port.Num, Name: pr.Port.Device + "/" + strconv.Itoa(pr.Port.Num),
+				Used: pr.Used, Why: pr.Why, Setting: pr.Setting}
+			if pr.Used { // what the library does there
+				p.Outcome, p.Problem = pr.Outcome, pr.Problem
+				if pr.Index >= 0 {
+					i := pr.Index
+					p.Index = &i
+				}
+				if pr.Outcome == job.Uses || pr.Outcome == job.EmptyEntry {
+					p.PKey, p.key = pr.PKey.String(), pr.PKey
+					if pr.PKey.Valid() {
+						p.Membership = pr.PKey.Membership().String()
+					}
+				}
 			}
 			lr.Ports = append(lr.Ports, p)
 		}
@@ -105,8 +101,6 @@ func newReport(rs []*job.Result, key check.PKey) report {
 	}
 	return rep
 }
-
-func portName(p *job.Port) string { return p.Device + "/" + strconv.Itoa(p.Num) }
 
 // addReach says, for each partition the libraries use, how many end ports of the
 // sweep are full and limited members of it.
