@@ -1,8 +1,8 @@
 package query
 
 import (
-	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -67,14 +67,15 @@ func NewMADCounters(ctx context.Context, fab *Fabric, ports map[PortRef]*MADPort
 	return &MADCounters{fab: fab, ctx: ctx, ports: ports, read: map[PortRef]mad.PortInfo{}}
 }
 
-func (m *MADCounters) port(ref PortRef) (MADPort, bool) {
+// port is ref's MADPort, and why it cannot be read over MADs ("" when it can).
+func (m *MADCounters) port(ref PortRef) (MADPort, string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	p, ok := m.ports[ref]
 	if !ok {
-		return MADPort{}, false
+		return MADPort{}, "not read over MADs"
 	}
-	return *p, true
+	return *p, p.Unavailable
 }
 
 func (m *MADCounters) getPortInfo(ref PortRef, p MADPort) (mad.PortInfo, error) {
@@ -94,12 +95,9 @@ func (m *MADCounters) getPortInfo(ref PortRef, p MADPort) (mad.PortInfo, error) 
 
 // PortState implements StateReader: one Get PortInfo, kept for the PortInfo counters.
 func (m *MADCounters) PortState(ref PortRef) (string, error) {
-	p, ok := m.port(ref)
-	switch {
-	case !ok:
-		return "", fmt.Errorf("%s is not read over MADs", ref)
-	case p.Unavailable != "":
-		return "", fmt.Errorf("%s", p.Unavailable)
+	p, why := m.port(ref)
+	if why != "" {
+		return "", errors.New(why)
 	}
 	pi, err := m.getPortInfo(ref, p)
 	if err != nil {
@@ -123,9 +121,9 @@ func (madPortInfo) Name() string { return SourcePortInfo }
 
 func (s madPortInfo) Read(ref PortRef, names []string, out []Reading) {
 	m := s.m
-	p, ok := m.port(ref)
-	if !ok || p.Unavailable != "" {
-		fill(out, Reading{Unavailable: cmp.Or(p.Unavailable, "not read over MADs")})
+	p, why := m.port(ref)
+	if why != "" {
+		fill(out, Reading{Unavailable: why})
 		return
 	}
 	m.mu.Lock()
@@ -152,10 +150,10 @@ func (madPortCounters) Name() string { return SourcePortCounters }
 
 func (s madPortCounters) Read(ref PortRef, names []string, out []Reading) {
 	m := s.m
-	p, ok := m.port(ref)
+	p, why := m.port(ref)
 	switch {
-	case !ok || p.Unavailable != "":
-		fill(out, Reading{Unavailable: cmp.Or(p.Unavailable, "not read over MADs")})
+	case why != "":
+		fill(out, Reading{Unavailable: why})
 		return
 	case p.PMALID == 0:
 		fill(out, Reading{Unavailable: p.NoPMA})
