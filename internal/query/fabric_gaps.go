@@ -95,12 +95,16 @@ func (g Gaps) String() string {
 		parts = append(parts, strings.Join(failed, ", ")+" not read")
 	}
 	if g.UnansweredLinks > 0 {
-		parts = append(parts, textsafe.Plural(g.UnansweredLinks, "link", "links")+" with no answer from the far end (the nodes behind them are missing)")
+		parts = append(parts, unansweredText(g.UnansweredLinks))
 	}
 	if g.UnprobedLinks > 0 {
 		parts = append(parts, unprobedText(g.UnprobedLinks))
 	}
 	return strings.Join(parts, "; ")
+}
+
+func unansweredText(n int) string {
+	return textsafe.Plural(n, "link", "links") + " with no answer from the far end (the nodes behind them are missing)"
 }
 
 func unprobedText(n int) string {
@@ -135,8 +139,7 @@ func FabricGapList(f *fabric.Fabric, needTables bool) []fabric.NotCheckedLine {
 		add(fabric.PartialSweep, "the sweep stopped early ("+g.Stopped+"): nodes past that point were not swept")
 	}
 	if k := len(f.Unreachable); k > 0 {
-		msg := textsafe.Plural(k, "link", "links") + " with no answer from the far end (the nodes behind them are missing)"
-		add(fabric.PartialSweep, msg+": "+unreachableList(f))
+		add(fabric.PartialSweep, unansweredText(k)+": "+unreachableList(f))
 	}
 	if g.UnprobedLinks > 0 {
 		add(fabric.PartialSweep, unprobedText(g.UnprobedLinks))
