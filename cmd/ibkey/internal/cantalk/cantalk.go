@@ -311,8 +311,9 @@ func runCanTalk(o *CanTalkOptions) error {
 	// The host is read only when an endpoint names a port: `can-talk 0x8001 0x0001`
 	// answers on a machine without RDMA devices.
 	var host *query.Host
-	// PortRules: a port that is not ACTIVE, or on another subnet, has its own verdict.
-	src := query.EndpointSources{Host: func() *query.Host { host = o.Host(); return host }, Partitions: parts, PortRules: true}
+	// A port that is not ACTIVE, or on another subnet, has its own verdict (query's
+	// setPortRules).
+	src := query.EndpointSources{Host: func() *query.Host { host = o.Host(); return host }, Partitions: parts}
 	eps, err := o.resolve(src, specA, specB)
 	err = withSourceFlags(err)
 	n := o.Notices
