@@ -27,6 +27,10 @@ func generated(t *testing.T) map[string][]byte {
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
 	root.DisableAutoGenTag = true
+	// A long help built when shown (exporter's) is in its man page too.
+	for _, c := range root.Commands() {
+		c.HelpFunc()(c, nil)
+	}
 	files := map[string][]byte{}
 	var b bytes.Buffer
 	must := func(err error) {

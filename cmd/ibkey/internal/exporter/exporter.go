@@ -77,7 +77,6 @@ func NewCmdExporter(deps Deps, runF func(*Options) error) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "exporter",
 		Short: "Prometheus metrics: tables, IPoIB, partition drops, audit",
-		Long:  longHelp(),
 		Example: `  ibkey exporter                                   # host mode on 127.0.0.1:9893
   ibkey exporter --listen :9893 --web.config.file web.yml
   ibkey exporter --textfile /var/lib/node_exporter/textfile_collector
@@ -121,6 +120,13 @@ func NewCmdExporter(deps Deps, runF func(*Options) error) *cobra.Command {
 	fl.BoolVar(&o.AllowBoth, "allow-both", false, "with --partitions: OpenSM runs with -W (allow_both_pkeys)")
 	fl.BoolVar(&o.NoCounters, "no-counters", false, "fabric mode: do not read PMA PortCounters (tables and PortInfo only)")
 	addSMLogFlag(c, o)
+	// The long help lists every metric: built when help is shown, not at every start.
+	c.SetHelpFunc(func(c *cobra.Command, args []string) {
+		if c.Long == "" {
+			c.Long = longHelp()
+		}
+		c.Parent().HelpFunc()(c, args)
+	})
 	c.MarkFlagsMutuallyExclusive("sweep", "lid")
 	_ = c.MarkFlagFilename("partitions")
 	_ = c.MarkFlagFilename("opensm-conf")
