@@ -71,8 +71,8 @@ type Options struct {
 	SMLog string // --sm-log (smlog.go)
 }
 
-// NewCmdExporter builds `ibkey exporter`. runF replaces the run function in tests.
-func NewCmdExporter(deps Deps, runF func(*Options) error) *cobra.Command {
+// NewCmdExporter builds `ibkey exporter`.
+func NewCmdExporter(deps Deps) *cobra.Command {
 	o := &Options{Deps: deps}
 	c := &cobra.Command{
 		Use:   "exporter",
@@ -95,9 +95,6 @@ func NewCmdExporter(deps Deps, runF func(*Options) error) *cobra.Command {
 			}
 			if o.Ctx == nil {
 				o.Ctx = c.Context()
-			}
-			if runF != nil {
-				return runF(o)
 			}
 			return Run(o)
 		},
