@@ -82,9 +82,6 @@ func NewRegistry(collectors ...prometheus.Collector) (prometheus.Gatherer, error
 			pre = append(pre, p)
 		}
 	}
-	if len(pre) == 0 {
-		return reg, nil
-	}
 	return prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
 		mfs, err := reg.Gather() // first: a host's Collect reads its tables again when due
 		for _, p := range pre {
