@@ -32,7 +32,6 @@ type Assembler struct {
 	hdrs      msgCache[[2]uint64] // trap headers up to their TID: number and LID
 	details   msgCache[trapDetailV]
 	reports   msgCache[reportV]
-	freeP     []*pending
 	// recent are the last one-line ERR events by message (errCode), capture the
 	// message of the one being parsed.
 	recent     [32]recentEvent
@@ -45,18 +44,19 @@ type Assembler struct {
 	lastMonth time.Month
 	prefix    []byte // log_prefix, "PREFIX: ", when a run's first line shows one
 
-	line    int64
-	pending []*pending // events waiting for more lines, by thread
+	line int64
 	// dumping is the trap whose verbose notice dump is being read: the continuation
 	// lines after its "Generic Notice dump" line, up to the next record.
 	dumping *pending
 	// queue holds events in the order their first lines came, until every event
-	// before them is whole: events are handed over in log order.
-	queue []*pending
+	// before them is whole: events are handed over in log order. Those not done
+	// wait for more lines of their thread.
+	queue []pending
 }
 
 // pending is an event in the queue: still collecting lines, or whole (done) and
-// waiting for the events before it.
+// waiting for the events before it. A pointer to one is good until the queue
+// changes.
 type pending struct {
 	thread string
 	ev     *Event
@@ -95,24 +95,14 @@ func (a *Assembler) Line(line []byte) {
 		return
 	}
 	a.dumping = nil
-	if !a.candidate(&r) && (len(a.pending) == 0 || a.findThread(r.thread) == nil) {
+	if !a.candidate(&r) && a.findPending(r.thread, 0) == nil {
 		return
 	}
 	r.function()
-	if len(a.pending) > 0 {
-		a.other(&r)
+	a.other(&r)
+	if len(r.msg) >= 8 {
+		a.message(&r)
 	}
-	msg := r.msg
-	if len(msg) < 8 {
-		return
-	}
-	switch msg[0] {
-	case 'E', 'R', 'B', 'P', 'I', 'M', 'D', 'F', 'U', 'r', 'C', 'G', 'O', 'p':
-		// The first letters of the catalogue's messages.
-	default:
-		return
-	}
-	a.message(&r)
 }
 
 // candidate is the fast look at a record: whether it may be one of the catalogue's
@@ -166,14 +156,14 @@ func (a *Assembler) candidate(r *record) bool {
 // lines one after the other from one thread, so a line of that thread that is not
 // one of them ends it.
 func (a *Assembler) other(r *record) {
-	for i := 0; i < len(a.pending); i++ {
-		p := a.pending[i]
-		if p.thread != string(r.thread) || continues(p, r.msg) {
-			continue
+	ended := false
+	for i := range a.queue {
+		if p := &a.queue[i]; !p.done && p.thread == string(r.thread) && !continues(p, r.msg) {
+			p.done, ended = true, true
 		}
-		a.pending = append(a.pending[:i], a.pending[i+1:]...)
-		i--
-		a.done(p)
+	}
+	if ended {
+		a.drain()
 	}
 }
 
@@ -219,17 +209,10 @@ func continues(p *pending, msg []byte) bool {
 // Flush hands over every pending event (at the end of the log, or when a followed
 // log has been quiet: OpenSM writes an event's lines at once).
 func (a *Assembler) Flush() {
-	for _, p := range a.pending {
-		p.done = true
+	for i := range a.queue {
+		a.queue[i].done = true
 	}
-	a.pending = a.pending[:0]
 	a.dumping = nil
-	a.drain()
-}
-
-// done marks a pending event whole and hands over what is ready.
-func (a *Assembler) done(p *pending) {
-	p.done = true
 	a.drain()
 }
 
@@ -251,20 +234,14 @@ func (a *Assembler) emit(ev *Event) {
 		a.deliver(ev)
 		return
 	}
-	p := a.queued(ev)
-	p.done = true
-	a.drain()
+	a.queue = append(a.queue, pending{ev: ev, done: true})
 }
 
 // drain hands over the events at the head of the queue that are whole.
 func (a *Assembler) drain() {
 	n := 0
 	for n < len(a.queue) && a.queue[n].done {
-		p := a.queue[n]
-		a.deliver(p.ev)
-		if len(a.freeP) < 64 {
-			a.freeP = append(a.freeP, p)
-		}
+		a.deliver(a.queue[n].ev)
 		n++
 	}
 	if n > 0 {
@@ -363,58 +340,26 @@ func (a *Assembler) add(p *pending, r *record) {
 	}
 }
 
-// findThread is a pending event of thread, if any.
-func (a *Assembler) findThread(thread []byte) *pending {
-	for _, p := range a.pending {
-		if p.thread == string(thread) {
-			return p
-		}
-	}
-	return nil
-}
-
+// findPending is the event of thread waiting for want (0: for anything), if any.
 func (a *Assembler) findPending(thread []byte, want wait) *pending {
-	for _, p := range a.pending {
-		if p.thread == string(thread) && p.want == want {
+	for i := range a.queue {
+		if p := &a.queue[i]; !p.done && p.thread == string(thread) && (want == 0 || p.want == want) {
 			return p
 		}
 	}
 	return nil
-}
-
-// queued puts ev at the end of the queue.
-func (a *Assembler) queued(ev *Event) *pending {
-	var p *pending
-	if n := len(a.freeP); n > 0 {
-		p = a.freeP[n-1]
-		a.freeP = a.freeP[:n-1]
-	} else {
-		p = new(pending)
-	}
-	p.ev, p.want, p.done = ev, 0, false
-	a.queue = append(a.queue, p)
-	return p
 }
 
 // hold queues ev as pending: it waits for more lines of thread.
 func (a *Assembler) hold(ev *Event, thread []byte, want wait) *pending {
-	p := a.queued(ev)
-	if p.thread != string(thread) {
-		p.thread = string(thread)
-	}
-	p.want = want
-	a.pending = append(a.pending, p)
-	return p
+	a.queue = append(a.queue, pending{thread: string(thread), ev: ev, want: want})
+	return &a.queue[len(a.queue)-1]
 }
 
+// release marks a pending event whole and hands over what is ready.
 func (a *Assembler) release(p *pending) {
-	for i, q := range a.pending {
-		if q == p {
-			a.pending = append(a.pending[:i], a.pending[i+1:]...)
-			break
-		}
-	}
-	a.done(p)
+	p.done = true
+	a.drain()
 }
 
 func has(msg []byte, prefix string) bool { return bytes.HasPrefix(msg, []byte(prefix)) }
