@@ -32,11 +32,7 @@ type Assembler struct {
 	hdrs      msgCache[[2]uint64] // trap headers up to their TID: number and LID
 	details   msgCache[trapDetailV]
 	reports   msgCache[reportV]
-	// recent are the last one-line ERR events by message (errCode), capture the
-	// message of the one being parsed.
-	recent     [32]recentEvent
-	nextRecent int
-	capture    []byte
+	recent    msgCache[Event] // the last one-line ERR events by message (errCode)
 
 	loc       *time.Location
 	ref       time.Time // the year is inferred from it (the log's last write, or now)
@@ -218,18 +214,6 @@ func (a *Assembler) Flush() {
 
 // emit hands over a whole event, or queues it behind the ones still collecting lines.
 func (a *Assembler) emit(ev *Event) {
-	if a.capture != nil {
-		// errCode's one-line event: kept as the template of its message's repeats.
-		c := &a.recent[a.nextRecent]
-		a.nextRecent = (a.nextRecent + 1) % len(a.recent)
-		c.msg = append(c.msg[:0], a.capture...)
-		if c.tmpl == nil {
-			c.tmpl = new(Event)
-		}
-		*c.tmpl = *ev
-		c.tmpl.Lines = nil
-		a.capture = nil
-	}
 	if len(a.queue) == 0 {
 		a.deliver(ev)
 		return
@@ -451,27 +435,28 @@ func (a *Assembler) message(r *record) {
 	}
 }
 
-// errCode handles "ERR XXXX: ..." lines.
+// errCode handles "ERR XXXX: ..." lines. A repeat of a recent one-line event (an
+// application asking the SA the same refused path in a loop) is the template's
+// event, with this line's time.
 func (a *Assembler) errCode(r *record) {
+	if tmpl, ok := a.recent.get(r.msg); ok {
+		ev := a.newEvent(tmpl.Kind, r)
+		t, ln, lines, lv := ev.Time, ev.Line, ev.Lines, ev.Level
+		*ev = tmpl
+		ev.Time, ev.Line, ev.Lines, ev.Level = t, ln, lines, lv
+		a.emit(ev)
+	} else if ev := a.errEvent(r); ev != nil {
+		tmpl := *ev
+		tmpl.Lines = nil
+		a.recent.put(r.msg, tmpl)
+		a.emit(ev)
+	}
+}
+
+// errEvent reads an ERR line: the one-line event it is, or nil (an event that waits
+// for more lines is held, a line that ends a pending one is added to it).
+func (a *Assembler) errEvent(r *record) *Event {
 	msg := r.msg
-	if len(msg) < 8 {
-		return
-	}
-	// A repeat of a recent one-line event (an application asking the SA the same
-	// refused path in a loop): the event is the template's, with this line's time.
-	for i := range a.recent {
-		c := &a.recent[i]
-		if c.tmpl != nil && len(c.msg) == len(msg) && string(c.msg) == string(msg) {
-			ev := a.newEvent(c.tmpl.Kind, r)
-			t, ln, lines, lv := ev.Time, ev.Line, ev.Lines, ev.Level
-			*ev = *c.tmpl
-			ev.Time, ev.Line, ev.Lines, ev.Level = t, ln, lines, lv
-			a.emit(ev)
-			return
-		}
-	}
-	a.capture = msg
-	defer func() { a.capture = nil }()
 	code := string(msg[4:8])
 	body := msg[8:]
 	body = bytes.TrimPrefix(body, []byte(":"))
@@ -506,7 +491,7 @@ func (a *Assembler) errCode(r *record) {
 			ok, keyed = scanf(body, "Ports src 0x%x (%s port %d) and dst 0x%x (%s port %d) do not share a PKey as defined by QoS level \"%s\"", &g1, &d1, &p1, &g2, &d2, &p2, &qos), false
 		}
 		if !ok {
-			return
+			return nil
 		}
 		e := ev(KindPathRefused)
 		e.From = Port{GUID: check.GUID(g1), NodeDesc: d1, Num: int(p1)}
@@ -517,37 +502,37 @@ func (a *Assembler) errCode(r *record) {
 			e.Key, e.KeyType = key, KeyPKey
 		}
 		e.QoSLevel = qos
-		a.emit(e)
+		return e
 	case "1F1C", "451A":
 		var sl uint64
 		if !scanf(body, "No partition found for PKey 0x%x - using default SL %d [%s port %d <-> %s port %d]", &key, &sl, &d1, &p1, &d2, &p2) {
-			return
+			return nil
 		}
 		e := ev(KindPathNoPartition)
 		e.Key, e.KeyType, e.SL = key, KeyPKey, int(sl)
 		e.From = Port{NodeDesc: d1, Num: int(p1)}
 		e.To = Port{NodeDesc: d2, Num: int(p2)}
-		a.emit(e)
+		return e
 	case "1B14":
 		var mgid string
 		if !scanf(body, "Cannot join port 0x%x to MGID %s - Port is not in partition of this MC group", &g1, &mgid) {
-			return
+			return nil
 		}
 		e := ev(KindJoinRefused)
 		e.From = Port{GUID: check.GUID(g1), Num: -1}
 		e.MGID = mgid
-		a.emit(e)
+		return e
 	case "1B31", "1B32":
 		var what string
 		if !scanf(body, "%s: query 0x%x group 0x%x", &what, &a1, &b1) {
-			return
+			return nil
 		}
 		e := ev(KindJoinRefused)
 		e.Key, e.KeyType, e.Detail = a1, KeyPKey, fmt.Sprintf("%s: the request's P_Key 0x%04x, the group's 0x%04x", what, a1, b1)
 		a.hold(e, r.thread, waitJoin)
 	case "1B30":
 		if !scanf(body, "Q_Key mismatch: query 0x%x group 0x%x", &a1, &b1) {
-			return
+			return nil
 		}
 		e := ev(KindJoinRefused)
 		e.Key, e.KeyType, e.Detail = a1, KeyQKey, fmt.Sprintf("Q_Key mismatch: the request's Q_Key 0x%08x, the group's 0x%08x", a1, b1)
@@ -556,7 +541,7 @@ func (a *Assembler) errCode(r *record) {
 		// The join that failed the field check above (a query's checks log nothing).
 		p := a.findPending(r.thread, waitJoin)
 		if p == nil {
-			return
+			return nil
 		}
 		a.add(p, r)
 		var mgid string
@@ -573,24 +558,24 @@ func (a *Assembler) errCode(r *record) {
 			format, what = "Request for security trap from non-trusted requester: Given SM_Key:0x%x", "InformInfo for a security trap"
 		}
 		if !scanf(body, format, &key) {
-			return
+			return nil
 		}
 		e := ev(KindUntrusted)
 		e.Key, e.KeyType, e.Detail = key, KeySMKey, what
-		a.emit(e)
+		return e
 	case "1A04":
 		var method, attr uint64
 		var name string
 		if !scanf(body, "Non-Zero MAD SM_Key: 0x%x != SM_Key: 0x%x; SA MAD ignored for method 0x%x attribute 0x%x (%s)", &key, &a1, &method, &attr, &name) {
-			return
+			return nil
 		}
 		e := ev(KindBadSMKey)
 		e.Key, e.KeyType, e.Detail = key, KeySMKey, name
-		a.emit(e)
+		return e
 	case "2F18":
 		var who string
 		if !scanf(body, "Got SM (%s) with sm_key 0x%x that doesn't match our local sm_key. Ignoring SMInfo", &who, &key) {
-			return
+			return nil
 		}
 		e := ev(KindSMKeyMismatch)
 		e.Key, e.KeyType, e.Detail = key, KeySMKey, who
@@ -600,33 +585,33 @@ func (a *Assembler) errCode(r *record) {
 				e.From = Port{LID: uint16(v), Num: -1}
 			}
 		}
-		a.emit(e)
+		return e
 	case "0512":
 		var node, port uint64
 		var desc string
 		if !scanf(body, "Failed to set PKey 0x%x because Pkey table is full for node 0x%x port %u (%s)", &key, &node, &port, &desc) {
-			return
+			return nil
 		}
 		e := ev(KindTableFull)
 		e.Key, e.KeyType = key, KeyPKey
 		e.From = Port{NodeGUID: check.GUID(node), Num: int(port), NodeDesc: desc}
-		a.emit(e)
+		return e
 	case "0507":
 		if !bytes.Contains(r.fn, []byte("pkey_mgr")) {
-			return // libvendor's osm_vendor_mlx_sa.c has an ERR 0507 too
+			return nil // libvendor's osm_vendor_mlx_sa.c has an ERR 0507 too
 		}
 		var cap, last, node, port uint64
 		var desc string
 		if !scanf(body, "Not enough pkey entries (%u <= %u) on switch 0x%x port %u (%s). Clearing Enforcement bit", &cap, &last, &node, &port, &desc) {
-			return
+			return nil
 		}
 		e := ev(KindEnforcementOff)
 		e.From = Port{NodeGUID: check.GUID(node), Num: int(port), NodeDesc: desc}
 		e.Detail = fmt.Sprintf("the switch port holds %d entries; the CA behind it uses index %d", cap, last)
-		a.emit(e)
+		return e
 	case "0502", "0503", "0505", "0506", "0508", "0509", "0510", "0511":
 		if !bytes.Contains(r.fn, []byte("pkey_mgr")) {
-			return // the same codes in libvendor's osm_vendor_mlx_sa.c (not the ibumad build)
+			return nil // the same codes in libvendor's osm_vendor_mlx_sa.c (not the ibumad build)
 		}
 		e := ev(KindProgramFailed)
 		e.Detail = string(body)
@@ -645,7 +630,7 @@ func (a *Assembler) errCode(r *record) {
 		if key != 0 {
 			e.Key, e.KeyType = key, KeyPKey
 		}
-		a.emit(e)
+		return e
 	case "3802":
 		// "Error sending response": the trap is not reported (osm_trap_rcv.c).
 		if p := a.findPending(r.thread, waitReport); p != nil {
@@ -653,6 +638,7 @@ func (a *Assembler) errCode(r *record) {
 			a.release(p)
 		}
 	}
+	return nil
 }
 
 // trapHeader: "Received Generic Notice type:%u num:%u (%s) Producer:%u (%s) from
@@ -699,11 +685,14 @@ func (a *Assembler) trapHeader(r *record) {
 	a.hold(ev, r.thread, waitReport)
 }
 
-// msgCache holds what the last few messages of one kind said, by their bytes: a
-// message seen again (traps repeat, with other threads and times) is not parsed again.
+// msgCache holds what the last 32 messages of one kind said, by their bytes: a
+// message seen again (traps repeat, with other threads and times; an application asks
+// the SA the same refused path in a loop) is not parsed again. 32: a P_Key table that
+// overflows logs an ERR 0512 per partition left out, a dozen in the lab, and the
+// messages between two repeats must fit.
 type msgCache[V any] struct {
-	keys [16][]byte
-	vals [16]V
+	keys [32][]byte
+	vals [32]V
 	next int
 }
 
@@ -721,12 +710,6 @@ func (c *msgCache[V]) put(msg []byte, v V) {
 	c.keys[c.next] = append(c.keys[c.next][:0], msg...)
 	c.vals[c.next] = v
 	c.next = (c.next + 1) % len(c.keys)
-}
-
-// recentEvent is a one-line event kept to read its repeats (errCode).
-type recentEvent struct {
-	msg  []byte
-	tmpl *Event
 }
 
 // trapDetailV is what a trap's detail line says.
