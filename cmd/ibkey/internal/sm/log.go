@@ -51,8 +51,8 @@ type LogOptions struct {
 	OpenSM     cmdutil.OpenSMFlags
 }
 
-// NewCmdLog is `ibkey sm log`; runF replaces the run in tests.
-func NewCmdLog(f *cmdutil.Factory, runF func(*LogOptions) error) *cobra.Command {
+// NewCmdLog is `ibkey sm log`.
+func NewCmdLog(f *cmdutil.Factory) *cobra.Command {
 	o := &LogOptions{IO: f.IOStreams, Now: f.Now}
 	c := &cobra.Command{
 		Use:   "log [FILE|-]",
@@ -134,9 +134,6 @@ JSON (-o json; schemas/sm-log.schema.json): {"schema_version":1,"log","lines_rea
 			o.File = DefaultLog
 			if len(args) == 1 {
 				o.File = args[0]
-			}
-			if runF != nil {
-				return runF(o)
 			}
 			return runLog(o)
 		},
@@ -298,15 +295,8 @@ func (o *LogOptions) read(in io.Reader, ref time.Time, f *fabric.Fabric, x *smlo
 			return
 		}
 		g := sum.Add(ev)
-		if g.Explanation == nil {
-			ex := x.ExplainGroup(g)
-			g.Explanation = &ex
-		}
 		if o.Each || o.Follow || o.Format == cmdutil.FormatJSON {
-			ex := *g.Explanation
-			if g.Count > 1 {
-				ex = x.Explain(ev) // the ends' QP numbers and times are the event's own
-			}
+			ex := x.Explain(ev) // the ends' QP numbers and times are the event's own
 			werr = out.event(ev, &ex)
 		}
 		if g.First != ev {
@@ -331,8 +321,8 @@ func (o *LogOptions) read(in io.Reader, ref time.Time, f *fabric.Fabric, x *smlo
 			return false, &query.EnvError{Msg: fmt.Sprintf("reading %s: %v", o.File, err)}
 		}
 	}
-	// The summary is explained again with everything the log said (names learned
-	// after a group's first event).
+	// The summary is explained with everything the log said (names learned after a
+	// group's first event).
 	for _, g := range sum.Groups {
 		ex := x.ExplainGroup(g)
 		g.Explanation = &ex
