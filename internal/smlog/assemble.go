@@ -242,50 +242,38 @@ func (a *Assembler) deliver(ev *Event) {
 	a.Emit(ev)
 }
 
-// stamp reads the line's time, inferring the year: the first line's from ref, then
-// one more each time the month goes back (December to January).
+// stamp reads the line's time, inferring the year: the first line's from ref (the
+// year before when its month is after ref's), then one more each time the month goes
+// back (December to January). Lines come many to a second: the second's time is
+// kept, the microseconds added. A stamp that is not one is the zero time.
 func (a *Assembler) stamp(s []byte) time.Time {
-	// Lines come many to a second: the second's time is kept, the microseconds added.
-	if len(s) == stampLen && a.lastSec != (time.Time{}) && string(s[:15]) == string(a.lastStamp[:]) {
-		us := 0
-		for _, c := range s[16:22] {
-			if c < '0' || c > '9' {
-				return time.Time{}
-			}
-			us = us*10 + int(c-'0')
-		}
-		return a.lastSec.Add(time.Duration(us) * time.Microsecond)
-	}
-	t := a.stampSlow(s)
-	if !t.IsZero() {
-		copy(a.lastStamp[:], s[:15])
-		a.lastSec = t.Truncate(time.Second)
-	}
-	return t
-}
-
-func (a *Assembler) stampSlow(s []byte) time.Time {
-	if a.year == 0 {
-		_, m, ok := stampTime(s, 2000, a.loc)
-		if !ok {
+	us := 0
+	for _, c := range s[16:22] {
+		if c < '0' || c > '9' {
 			return time.Time{}
 		}
-		a.year = a.ref.Year()
-		if m > a.ref.Month() {
-			a.year--
+		us = us*10 + int(c-'0')
+	}
+	if string(s[:15]) != string(a.lastStamp[:]) {
+		// "%s %02d %02d:%02d:%02d" (osm_log.c), in local time (localtime_r).
+		t, err := time.Parse("Jan _2 15:04:05", string(s[:15]))
+		if err != nil || s[15] != ' ' {
+			return time.Time{}
 		}
-		a.lastMonth = m
+		switch {
+		case a.year == 0:
+			a.year = a.ref.Year()
+			if t.Month() > a.ref.Month() {
+				a.year--
+			}
+		case t.Month() < a.lastMonth:
+			a.year++
+		}
+		a.lastMonth = t.Month()
+		a.lastSec = time.Date(a.year, t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), 0, a.loc)
+		copy(a.lastStamp[:], s[:15])
 	}
-	t, m, ok := stampTime(s, a.year, a.loc)
-	if !ok {
-		return time.Time{}
-	}
-	if m < a.lastMonth {
-		a.year++
-		t = t.AddDate(1, 0, 0)
-	}
-	a.lastMonth = m
-	return t
+	return a.lastSec.Add(time.Duration(us) * time.Microsecond)
 }
 
 func (a *Assembler) newEvent(k Kind, r *record) *Event {
