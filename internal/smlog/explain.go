@@ -135,11 +135,16 @@ func labelOr(e *End, or string) string {
 
 // portEndpoint is e as a can-talk endpoint: its whole table when the fabric has it.
 func portEndpoint(e *End) (check.Endpoint, bool) {
-	t := e.Table()
-	if t == nil {
+	if e.table == nil {
 		return check.Endpoint{}, false
 	}
-	return check.Endpoint{Label: e.Label(), Port: true, Entries: t}, true
+	entries := []check.TableEntry{}
+	for i, k := range e.table {
+		if k.Valid() {
+			entries = append(entries, check.TableEntry{Index: i, PKey: k, Readable: true})
+		}
+	}
+	return check.Endpoint{Label: e.Label(), Port: true, Entries: entries}, true
 }
 
 // pkeyReasons is what can-talk says of a and b, P_Key reasons only.
@@ -300,14 +305,11 @@ func (x *Explainer) pathRefused(ev *Event, ex *Explanation) {
 
 // keyOnly is e restricted to key's entries (the partition asked for).
 func keyOnly(e check.Endpoint, key check.PartitionKey) check.Endpoint {
-	var out []check.TableEntry
+	out := []check.TableEntry{}
 	for _, t := range e.Entries {
 		if t.PKey.Partition() == key {
 			out = append(out, t)
 		}
-	}
-	if out == nil {
-		out = []check.TableEntry{}
 	}
 	e.Entries = out
 	return e
