@@ -40,7 +40,8 @@ type Assembler struct {
 	lastMonth time.Month
 	prefix    []byte // log_prefix, "PREFIX: ", when a run's first line shows one
 
-	line int64
+	line   int64
+	thread string // the thread of the last event held (hold)
 	// dumping is the trap whose verbose notice dump is being read: the continuation
 	// lines after its "Generic Notice dump" line, up to the next record.
 	dumping *pending
@@ -324,7 +325,10 @@ func (a *Assembler) findPending(thread []byte, want wait) *pending {
 
 // hold queues ev as pending: it waits for more lines of thread.
 func (a *Assembler) hold(ev *Event, thread []byte, want wait) *pending {
-	a.queue = append(a.queue, pending{thread: string(thread), ev: ev, want: want})
+	if a.thread != string(thread) {
+		a.thread = string(thread) // a storm's traps come from a few threads: one copy each run
+	}
+	a.queue = append(a.queue, pending{thread: a.thread, ev: ev, want: want})
 	return &a.queue[len(a.queue)-1]
 }
 
