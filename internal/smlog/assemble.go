@@ -237,8 +237,10 @@ func (a *Assembler) drain() {
 }
 
 func (a *Assembler) deliver(ev *Event) {
-	if (ev.Kind == KindBadPKey || ev.Kind == KindBadQKey || ev.Kind == KindBadSwitchPKey || ev.Kind == KindBadMKey) && ev.Reporter.GUID != 0 {
-		a.Names.learnTrap(ev)
+	// A trap names its issuer by LID and port GUID (the SM's own lookup of the trap's
+	// source LID, osm_trap_rcv.c); only traps have a reporter.
+	if r := ev.Reporter; r.LID != 0 && r.GUID != 0 {
+		a.Names.guidByLID[r.LID] = r.GUID
 	}
 	a.Emit(ev)
 }
@@ -308,9 +310,7 @@ func (a *Assembler) add(p *pending, r *record) {
 	if !a.NoLines {
 		p.ev.Lines = append(p.ev.Lines, string(r.line))
 	}
-	if r.level&LevelError != 0 || p.ev.Level == 0 {
-		p.ev.Level |= r.level & LevelError
-	}
+	p.ev.Level |= r.level & LevelError
 }
 
 // findPending is the event of thread waiting for want (0: for anything), if any.
