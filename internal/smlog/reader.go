@@ -167,7 +167,7 @@ type FollowOptions struct {
 	// OpenSM) instead of returning the error.
 	Wait bool
 	// Notice receives what Follow noticed about the file (rotated, truncated,
-	// missing), for a note on stderr; nil to ignore.
+	// missing), for a note on stderr.
 	Notice func(string)
 }
 
@@ -182,10 +182,6 @@ func Follow(ctx context.Context, path string, a *Assembler, o FollowOptions) err
 	}
 	if o.Quiet <= 0 {
 		o.Quiet = time.Second
-	}
-	note := o.Notice
-	if note == nil {
-		note = func(string) {}
 	}
 	sp := &splitter{line: a.Line}
 	buf := make([]byte, bufSize)
@@ -253,7 +249,7 @@ func Follow(ctx context.Context, path string, a *Assembler, o FollowOptions) err
 		}
 		st, err := os.Stat(path)
 		if err != nil && !missing {
-			note(fmt.Sprintf("%s is gone (rotated?): waiting for it to come back", path))
+			o.Notice(fmt.Sprintf("%s is gone (rotated?): waiting for it to come back", path))
 		}
 		missing = err != nil
 		switch {
@@ -272,14 +268,14 @@ func Follow(ctx context.Context, path string, a *Assembler, o FollowOptions) err
 			if f, err = os.Open(path); err != nil {
 				return fmt.Errorf("%s: %w", path, err)
 			}
-			note(fmt.Sprintf("%s was rotated: reading the new file from its start", path))
+			o.Notice(fmt.Sprintf("%s was rotated: reading the new file from its start", path))
 		case cur.Size() < off:
 			// Truncated in place.
 			sp.end()
 			if _, err := f.Seek(0, io.SeekStart); err != nil {
 				return fmt.Errorf("%s: %w", path, err)
 			}
-			note(fmt.Sprintf("%s was truncated: reading it again from its start", path))
+			o.Notice(fmt.Sprintf("%s was truncated: reading it again from its start", path))
 		}
 	}
 }
