@@ -276,22 +276,15 @@ func (o *LogOptions) read(in io.Reader, ref time.Time, f *fabric.Fabric, x *smlo
 		ref = time.Date(o.Year, 12, 31, 23, 59, 59, 0, loc)
 	}
 	out := newPrinter(o)
-	var since time.Time
 	if o.Since > 0 {
-		since = o.Now().Add(-o.Since)
-		out.since = since
+		out.since = o.Now().Add(-o.Since)
 	}
 	sum := smlog.NewSummary()
-	keep := func(ev *smlog.Event) bool {
-		if !since.IsZero() && ev.Time.Before(since) {
-			return false
-		}
-		return len(o.Kinds) == 0 || slices.Contains(o.Kinds, string(ev.Kind))
-	}
 	var a *smlog.Assembler
 	var werr error
 	a = smlog.NewAssembler(ref, loc, func(ev *smlog.Event) {
-		if werr != nil || !keep(ev) {
+		// Without --since, out.since is the zero time: no event is before it.
+		if werr != nil || ev.Time.Before(out.since) || len(o.Kinds) > 0 && !slices.Contains(o.Kinds, string(ev.Kind)) {
 			return
 		}
 		g := sum.Add(ev)
@@ -323,12 +316,10 @@ func (o *LogOptions) read(in io.Reader, ref time.Time, f *fabric.Fabric, x *smlo
 	}
 	// The summary is explained with everything the log said (names learned after a
 	// group's first event).
+	found := false
 	for _, g := range sum.Groups {
 		ex := x.ExplainGroup(g)
 		g.Explanation = &ex
-	}
-	found := false
-	for _, g := range sum.Groups {
 		found = found || smlog.SeverityOf(g.First.Kind) == check.SeverityError
 	}
 	return found, out.end(sum, a.Lines())
