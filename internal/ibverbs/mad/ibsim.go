@@ -28,11 +28,6 @@ const (
 	ibsimReqSize    = 32 + Size // dlid, slid, dqp, sqp, status, pad, u64 length, mad
 	ibsimMaxClients = 10
 	ibsimNoReply    = 110 // status ibsim puts on a MAD it dropped (ETIMEDOUT)
-	// ibsimMaxWindow: ibsim writes a reply with a loop that spins while the
-	// write fails with EAGAIN (sim_read_pkt), and a unix datagram socket
-	// queues only net.unix.max_dgram_qlen (default 10) messages; 8 MADs in
-	// flight keep our receive queue below that.
-	ibsimMaxWindow = 8
 	// ibsimCtlTimeout bounds each control exchange (ibsim answers in
 	// microseconds when it runs).
 	ibsimCtlTimeout = 2 * time.Second
@@ -59,9 +54,6 @@ func DialIbsim(ctx context.Context, opts IbsimOptions) (*Ibsim, error) {
 	base := opts.SockName
 	if len(opts.Node) > MaxSimNodeLen {
 		return nil, fmt.Errorf("ibsim: node name %q longer than %d bytes", opts.Node, MaxSimNodeLen)
-	}
-	if opts.Window <= 0 || opts.Window > ibsimMaxWindow {
-		opts.Window = ibsimMaxWindow
 	}
 	c := &ibsimClient{base: base, server: abstractAddr(base + ":ctl"), ctl: -1, data: -1, ev: -1, slot: -1}
 
@@ -128,7 +120,7 @@ func DialIbsim(ctx context.Context, opts IbsimOptions) (*Ibsim, error) {
 		c.close()
 		return nil, fmt.Errorf("ibsim: attaching: %w", context.Cause(ctx))
 	}
-	c.mm = newMmsg(opts.Window)
+	c.mm = newMmsg(window)
 	return &Ibsim{engine: newEngine(c, opts.Options, rand.Uint32()), Node: node, Slot: c.slot}, nil
 }
 
