@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -120,7 +119,6 @@ func DialIbsim(ctx context.Context, opts IbsimOptions) (*Ibsim, error) {
 		c.close()
 		return nil, fmt.Errorf("ibsim: attaching: %w", context.Cause(ctx))
 	}
-	c.mm = newMmsg(window)
 	return &Ibsim{engine: newEngine(c, opts.Options, rand.Uint32()), Node: node, Slot: c.slot}, nil
 }
 
@@ -138,7 +136,6 @@ type ibsimClient struct {
 	data   int
 	ev     int
 	slot   int
-	mm     *mmsg
 }
 
 func (c *ibsimClient) name() string { return fmt.Sprintf("ibsim %q", c.base) }
@@ -363,16 +360,36 @@ func (c *ibsimClient) encodeHdr(b []byte, req *Request, class Class, _ time.Dura
 	return nil
 }
 
+// send writes one datagram per message, without blocking: a full queue ends the
+// round with the count sent.
 func (c *ibsimClient) send(msgs [][]byte) (int, error) {
-	n, err := c.mm.send(c.data, msgs)
+	n, err := 0, error(nil)
+	for ; n < len(msgs); n++ {
+		if _, err = unix.Write(c.data, msgs[n]); err != nil {
+			break
+		}
+	}
+	if errors.Is(err, unix.EAGAIN) {
+		return n, nil
+	}
 	if errors.Is(err, unix.ECONNREFUSED) || errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTCONN) {
 		return n, downError{fmt.Errorf("ibsim is not running any more (or dropped client slot %d): %w", c.slot, err)}
 	}
 	return n, err
 }
 
+// recv reads whatever replies are waiting, one datagram each, until the queue is
+// empty or bufs are full.
 func (c *ibsimClient) recv(bufs [][]byte, lens []int) (int, error) {
-	n, err := c.mm.recv(c.data, bufs, lens)
+	n, err := 0, error(nil)
+	for ; n < len(bufs); n++ {
+		if lens[n], err = unix.Read(c.data, bufs[n]); err != nil {
+			break
+		}
+	}
+	if errors.Is(err, unix.EAGAIN) {
+		return n, nil
+	}
 	if errors.Is(err, unix.ECONNREFUSED) {
 		return n, nil // a reply write of ours was refused earlier; nothing to read
 	}
@@ -434,74 +451,4 @@ func pollWait(fd, ev int, writable bool, timeout time.Duration) error {
 func wakeFD(ev int) {
 	var one = [8]byte{1} // host byte order u64 1 on little-endian; any nonzero value wakes
 	unix.Write(ev, one[:])
-}
-
-// mmsg holds the headers for sendmmsg/recvmmsg, allocated once.
-type mmsg struct {
-	hdrs []unix.Mmsghdr
-	iovs []unix.Iovec
-}
-
-func newMmsg(n int) *mmsg {
-	m := &mmsg{hdrs: make([]unix.Mmsghdr, n), iovs: make([]unix.Iovec, n)}
-	for i := range m.hdrs {
-		m.hdrs[i].Hdr.Iov = &m.iovs[i]
-		m.hdrs[i].Hdr.Iovlen = 1
-	}
-	return m
-}
-
-// send writes msgs with sendmmsg(2) without blocking: the count sent, and an
-// error only when the first message not sent failed other than with EAGAIN.
-func (m *mmsg) send(fd int, msgs [][]byte) (int, error) {
-	sent := 0
-	for sent < len(msgs) {
-		k := min(len(msgs)-sent, len(m.hdrs))
-		for i := range k {
-			b := msgs[sent+i]
-			m.iovs[i].Base = &b[0]
-			m.iovs[i].SetLen(len(b))
-		}
-		r, _, e := unix.Syscall6(unix.SYS_SENDMMSG, uintptr(fd), uintptr(unsafe.Pointer(&m.hdrs[0])), uintptr(k), unix.MSG_DONTWAIT, 0, 0)
-		if e != 0 {
-			if e == unix.EINTR {
-				continue
-			}
-			if e == unix.EAGAIN {
-				return sent, nil
-			}
-			return sent, e
-		}
-		sent += int(r)
-		if int(r) < k {
-			return sent, nil
-		}
-	}
-	return sent, nil
-}
-
-// recv reads up to len(bufs) messages with recvmmsg(2) without blocking.
-func (m *mmsg) recv(fd int, bufs [][]byte, lens []int) (int, error) {
-	k := min(len(bufs), len(m.hdrs))
-	for i := range k {
-		m.iovs[i].Base = &bufs[i][0]
-		m.iovs[i].SetLen(len(bufs[i]))
-		m.hdrs[i].Len = 0
-	}
-	for {
-		r, _, e := unix.Syscall6(unix.SYS_RECVMMSG, uintptr(fd), uintptr(unsafe.Pointer(&m.hdrs[0])), uintptr(k), unix.MSG_DONTWAIT, 0, 0)
-		if e == unix.EINTR {
-			continue
-		}
-		if e == unix.EAGAIN {
-			return 0, nil
-		}
-		if e != 0 {
-			return 0, e
-		}
-		for i := range int(r) {
-			lens[i] = int(m.hdrs[i].Len)
-		}
-		return int(r), nil
-	}
 }
