@@ -89,11 +89,8 @@ const (
 	AttrPKeyTable       AttrID = 0x0016
 )
 
-// PMA attributes (IBA 16.1.3).
-const (
-	AttrClassPortInfo AttrID = 0x0001
-	AttrPortCounters  AttrID = 0x0012
-)
+// AttrPortCounters is the PMA's PortCounters (IBA 16.1.3).
+const AttrPortCounters AttrID = 0x0012
 
 // Offsets inside the 256-byte MAD (IBA 13.4.2 common header, 14.2.1 SMP
 // formats, 16.1.2 PMA format).
@@ -108,14 +105,12 @@ const (
 	offTID           = 8
 	offAttrID        = 16
 	offAttrModifier  = 20
-	offMKey          = 24 // SMPs only
 	offDrSLID        = 32 // directed route only
 	offDrDLID        = 34 // directed route only
 	offData          = 64
 	offInitialPath   = 128 // directed route only
 	smpDataSize      = 64
 	pmaDataSize      = Size - offData // 192
-	drPathSize       = 64
 	drDirectionBit   = 0x8000
 	permissiveLID    = 0xffff
 	baseVersion      = 1

@@ -1,6 +1,7 @@
 package mad
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -20,12 +21,11 @@ import (
 // directed (QP0), the PMA and the SA (QP1). Opening needs root or membership of the
 // group owning /dev/infiniband/umadN (often "rdma").
 func OpenUmad(device string, port int, opts UmadOptions) (*Umad, error) {
-	opts = opts.withDefaults()
-	up, err := FindUmadPort(opts.SysfsRoot, device, port)
+	up, err := FindUmadPort(cmp.Or(opts.SysfsRoot, "/sys"), device, port)
 	if err != nil {
 		return nil, err
 	}
-	ep, err := openUmadFile(filepath.Join(opts.DevDir, up.Name))
+	ep, err := openUmadFile(filepath.Join(umadDevDir, up.Name))
 	if err != nil {
 		return nil, err
 	}
