@@ -184,7 +184,6 @@ func (e *TimeoutError) Is(target error) bool { return target == ErrTimeout }
 // Stats count what a transport did since it was opened.
 type Stats struct {
 	Sent     uint64 // MADs written, retries included
-	Received uint64 // replies matched to a request
 	Retries  uint64 // attempts after the first
 	Timeouts uint64 // requests that got no reply at all
 }
@@ -251,7 +250,7 @@ type engine struct {
 	closed bool
 	failed error // the loop stopped on an endpoint error
 
-	sent, received, retries, timeouts atomic.Uint64
+	sent, retries, timeouts atomic.Uint64
 
 	dead chan struct{} // closed when the loop has stopped
 	// kick wakes the loop when it waits with nothing in flight: it parks on this
@@ -293,7 +292,7 @@ func (e *engine) wake() {
 
 // Stats returns the transport's counters.
 func (e *engine) Stats() Stats {
-	return Stats{Sent: e.sent.Load(), Received: e.received.Load(), Retries: e.retries.Load(), Timeouts: e.timeouts.Load()}
+	return Stats{Sent: e.sent.Load(), Retries: e.retries.Load(), Timeouts: e.timeouts.Load()}
 }
 
 // Do implements Transport.
@@ -591,7 +590,6 @@ func (e *engine) match(msg []byte, hl int, now time.Duration) {
 			e.retry(s, now)
 			return
 		}
-		e.received.Add(1)
 		s.release()
 		copy(c.reply[:], m)
 		e.finish(c, checkReply(&c.Req, c.class, c.reply[:]))
