@@ -360,40 +360,63 @@ func (c *ibsimClient) encodeHdr(b []byte, req *Request, class Class, _ time.Dura
 	return nil
 }
 
-// send writes one datagram per message, without blocking: a full queue ends the
-// round with the count sent.
 func (c *ibsimClient) send(msgs [][]byte) (int, error) {
-	n, err := 0, error(nil)
-	for ; n < len(msgs); n++ {
-		if _, err = unix.Write(c.data, msgs[n]); err != nil {
-			break
-		}
-	}
-	if errors.Is(err, unix.EAGAIN) {
-		return n, nil
-	}
+	n, err := writeEach(c.data, msgs)
 	if errors.Is(err, unix.ECONNREFUSED) || errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTCONN) {
 		return n, downError{fmt.Errorf("ibsim is not running any more (or dropped client slot %d): %w", c.slot, err)}
 	}
 	return n, err
 }
 
-// recv reads whatever replies are waiting, one datagram each, until the queue is
-// empty or bufs are full.
 func (c *ibsimClient) recv(bufs [][]byte, lens []int) (int, error) {
-	n, err := 0, error(nil)
-	for ; n < len(bufs); n++ {
-		if lens[n], err = unix.Read(c.data, bufs[n]); err != nil {
-			break
-		}
-	}
-	if errors.Is(err, unix.EAGAIN) {
-		return n, nil
-	}
+	n, err := readEach(c.data, bufs, lens)
 	if errors.Is(err, unix.ECONNREFUSED) {
 		return n, nil // a reply write of ours was refused earlier; nothing to read
 	}
 	return n, err
+}
+
+// writeEach writes msgs to the non-blocking fd, one message per write(2) (a
+// datagram; a umad request, Documentation/infiniband/user_mad.rst), until the
+// queue is full: the count written, and the error of the first message that
+// failed otherwise.
+func writeEach(fd int, msgs [][]byte) (int, error) {
+	for i := 0; i < len(msgs); {
+		n, err := unix.Write(fd, msgs[i])
+		switch {
+		case errors.Is(err, unix.EINTR):
+			continue
+		case errors.Is(err, unix.EAGAIN):
+			return i, nil
+		case err != nil:
+			return i, err
+		case n != len(msgs[i]):
+			return i, fmt.Errorf("short write %d of %d bytes", n, len(msgs[i]))
+		}
+		i++
+	}
+	return len(msgs), nil
+}
+
+// readEach reads what is waiting on the non-blocking fd, one message per
+// read(2), until none is left or bufs are full; lens[i] is the length of
+// bufs[i].
+func readEach(fd int, bufs [][]byte, lens []int) (int, error) {
+	n := 0
+	for n < len(bufs) {
+		k, err := unix.Read(fd, bufs[n])
+		switch {
+		case errors.Is(err, unix.EINTR):
+			continue
+		case errors.Is(err, unix.EAGAIN):
+			return n, nil
+		case err != nil:
+			return n, err
+		}
+		lens[n] = k
+		n++
+	}
+	return n, nil
 }
 
 func (c *ibsimClient) dropped(msg []byte) bool { return binary.BigEndian.Uint32(msg[16:]) != 0 }

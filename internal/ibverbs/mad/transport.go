@@ -572,10 +572,12 @@ func (e *engine) retry(s *slot, now time.Duration) {
 // match hands a received message to the slot whose transaction ID it
 // carries; a message that answers none is ignored.
 func (e *engine) match(msg []byte, hl int, now time.Duration) {
-	if len(msg) != hl+Size {
+	if len(msg) < hl+offTID+8 || len(msg) > hl+Size {
 		return // not a MAD message
 	}
-	m := msg[hl:]
+	// A reply shorter than a whole MAD (a short GMP from umad) is padded to one.
+	m := msg[hl : hl+Size]
+	clear(m[len(msg)-hl:])
 	// Match on the low 32 bits: the kernel's MAD layer owns the high 32 bits
 	// of the TID (it puts the agent's ID there).
 	tid := binary.BigEndian.Uint32(m[offTID+4:])
