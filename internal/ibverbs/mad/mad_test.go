@@ -583,3 +583,12 @@ func TestMarshalRefusesAllButGet(t *testing.T) {
 		}
 	}
 }
+
+// Marshal is MarshalTo into a new buffer.
+func (r *Request) Marshal(tid uint64) ([]byte, error) {
+	b := make([]byte, Size)
+	if err := r.MarshalTo(b, tid); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
