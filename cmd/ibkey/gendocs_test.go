@@ -27,6 +27,9 @@ func generated(t *testing.T) map[string][]byte {
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
 	root.DisableAutoGenTag = true
+	// The pages show what --help does (cmdutil.Execute makes the durations' help).
+	root.Long = cmdutil.LongHelp(root)
+	cmdutil.AcceptPlainDurations(root)
 	files := map[string][]byte{}
 	var b bytes.Buffer
 	must := func(err error) {

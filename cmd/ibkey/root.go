@@ -32,9 +32,7 @@ counters that show dropped packets, checks an OpenSM partitions.conf and
 audits a whole fabric. It only reads: it never writes sysfs and sends only Get
 MADs.
 
-Without hardware, --demo shows every command on an embedded demo host.
-
-` + cmdutil.ExitCodesText(),
+Without hardware, --demo shows every command on an embedded demo host.`,
 		Version: version(),
 	}
 	cmdutil.AddRootFlags(root, f)
@@ -55,8 +53,6 @@ Without hardware, --demo shows every command on an embedded demo host.
 		sm.NewCmdSM(f),
 	)
 	cmdutil.UseFixedBashCompletion(root)
-	// Interval flags take plain seconds (watch -n habits), --mad-timeout plain ms.
-	cmdutil.AcceptPlainDurations(root)
 	return root
 }
 

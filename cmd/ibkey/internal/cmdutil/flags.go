@@ -47,8 +47,8 @@ func isIntervalFlag(name string) bool {
 
 // AcceptPlainDurations makes every interval flag of root's tree take plain seconds and
 // --mad-timeout plain milliseconds, saying so in their help; an interval flag without
-// a completion completes IntervalChoices (never file names). cmd/ibkey's root calls it
-// once the tree is built; Execute calls it again (it is idempotent) for test roots.
+// a completion completes IntervalChoices (never file names). Execute calls it on the
+// tree it runs (it is idempotent).
 func AcceptPlainDurations(root *cobra.Command) {
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {

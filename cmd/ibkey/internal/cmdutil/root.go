@@ -29,7 +29,6 @@ func AddRootFlags(root *cobra.Command, f *Factory) {
 	root.SetOut(f.IOStreams.Out)
 	root.SetErr(f.IOStreams.ErrOut)
 	root.SetFlagErrorFunc(FlagError)
-	root.SetUsageTemplate(usageTemplate)
 	root.SetHelpFunc(help)
 	root.PersistentPreRunE = func(c *cobra.Command, args []string) error {
 		if err := CheckRootIbsim(c); err != nil {
@@ -89,14 +88,27 @@ const HelpWidth = 80
 
 // usageTemplate is cobra's default usage template with the flag lists wrapped to
 // HelpWidth (pflag's FlagUsagesWrapped) instead of one line per flag however long.
-var usageTemplate = strings.NewReplacer(
-	"{{.LocalFlags.FlagUsages ", fmt.Sprintf("{{.LocalFlags.FlagUsagesWrapped %d ", HelpWidth),
-	"{{.InheritedFlags.FlagUsages ", fmt.Sprintf("{{.InheritedFlags.FlagUsagesWrapped %d ", HelpWidth),
-).Replace((&cobra.Command{}).UsageTemplate())
+func usageTemplate() string {
+	return strings.NewReplacer(
+		"{{.LocalFlags.FlagUsages ", fmt.Sprintf("{{.LocalFlags.FlagUsagesWrapped %d ", HelpWidth),
+		"{{.InheritedFlags.FlagUsages ", fmt.Sprintf("{{.InheritedFlags.FlagUsagesWrapped %d ", HelpWidth),
+	).Replace((&cobra.Command{}).UsageTemplate())
+}
 
-// help is cobra's help with the long text reflowed to HelpWidth (WrapHelp).
+// LongHelp is c's long help as --help and the man pages show it: the root's ends
+// with the exit-code table (ExitCodesText). It is made when asked for, not when the
+// command tree is built on every run (issue 23's start-up budget).
+func LongHelp(c *cobra.Command) string {
+	if c.HasParent() || c.Long == "" {
+		return c.Long
+	}
+	return c.Long + "\n\n" + ExitCodesText()
+}
+
+// help is cobra's help with the long text reflowed to HelpWidth (WrapHelp), and the
+// usage wrapped too (usageTemplate, set when help is asked for).
 func help(c *cobra.Command, _ []string) {
-	text := c.Long
+	text := LongHelp(c)
 	if text == "" {
 		text = c.Short
 	}
@@ -105,6 +117,7 @@ func help(c *cobra.Command, _ []string) {
 		fmt.Fprintf(w, "%s\n\n", strings.TrimRight(WrapHelp(text, HelpWidth), " \t\n"))
 	}
 	if c.Runnable() || c.HasSubCommands() {
+		c.Root().SetUsageTemplate(usageTemplate())
 		fmt.Fprint(w, c.UsageString())
 	}
 }

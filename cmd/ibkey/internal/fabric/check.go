@@ -130,26 +130,30 @@ partial-sweep, unread-node, unread-table or not-checked).`,
 	c.Flags().StringSliceVar(&o.Ignore, "ignore", nil, "drop findings of these `RULES` (comma-separated, e.g. enforcement-off)")
 	_ = c.MarkFlagFilename("partitions")
 	_ = c.MarkFlagFilename("opensm-conf")
-	_ = c.RegisterFlagCompletionFunc("ignore", cobra.FixedCompletions(checkRules, cobra.ShellCompDirectiveNoFileComp))
+	_ = c.RegisterFlagCompletionFunc("ignore", func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		return checkRules(), cobra.ShellCompDirectiveNoFileComp
+	})
 	addSACheckFlags(c, &o.SA)
 	return c
 }
 
 // checkRules are what --ignore accepts: the audit's rules (partconf.AuditRules, the
-// list the exporter exports too) and --sa's.
-var checkRules = func() []string {
+// list the exporter exports too) and --sa's; made when asked for (a check run, a
+// completion), not with the command tree.
+func checkRules() []string {
 	var rules []string
 	for _, r := range partconf.AuditRules(true) {
 		rules = append(rules, r.Rule)
 	}
 	return append(rules, RuleSATableDiffers, RuleSAViewNotFile, RuleIPoIBGroupMissing, RuleIPoIBGroupDiffers)
-}()
+}
 
 func runCheck(o *CheckOptions) error {
 	ignore := map[string]bool{}
+	rules := checkRules()
 	for _, r := range o.Ignore {
-		if !slices.Contains(checkRules, r) {
-			return cmdutil.Usagef("invalid --ignore %q (accepted: %s)", r, strings.Join(checkRules, ", "))
+		if !slices.Contains(rules, r) {
+			return cmdutil.Usagef("invalid --ignore %q (accepted: %s)", r, strings.Join(rules, ", "))
 		}
 		ignore[r] = true
 	}
