@@ -212,33 +212,34 @@ func (t *Transport) portCounters(req mad.Request, n *fabric.Node) ([]byte, uint1
 	return d, 0
 }
 
-// pmaCounters are the PortCounters fields (IBA 16.1.3.5) of the sysfs counter files
-// (the kernel's drivers/infiniband/core/sysfs.c reads them from the PMA): byte offset
-// in the data area and width in bits.
-var pmaCounters = map[string]struct{ off, bits int }{
-	"symbol_error": {4, 16}, "link_error_recovery": {6, 8}, "link_downed": {7, 8},
-	"port_rcv_errors": {8, 16}, "port_rcv_remote_physical_errors": {10, 16},
-	"port_rcv_switch_relay_errors": {12, 16}, "port_xmit_discards": {14, 16},
-	"port_xmit_constraint_errors": {16, 8}, "port_rcv_constraint_errors": {17, 8},
-	"VL15_dropped": {22, 16}, "port_xmit_wait": {40, 32},
+// pmaOffsets are the byte offsets in the PortCounters data area (IBA 16.1.3.5) of the
+// sysfs counter files (the kernel's drivers/infiniband/core/sysfs.c reads them from
+// the PMA); their widths are ibverbs.CounterWidths.
+var pmaOffsets = map[string]int{
+	"symbol_error": 4, "link_error_recovery": 6, "link_downed": 7,
+	"port_rcv_errors": 8, "port_rcv_remote_physical_errors": 10,
+	"port_rcv_switch_relay_errors": 12, "port_xmit_discards": 14,
+	"port_xmit_constraint_errors": 16, "port_rcv_constraint_errors": 17,
+	"VL15_dropped": 22, "port_xmit_wait": 40,
 }
 
 // hostCounters writes what the demo host's sysfs counters of dev/port say (moving as
 // movers say) into d, so --lid and the local view agree.
 func (t *Transport) hostCounters(d []byte, dev string, port int) {
-	for name, f := range pmaCounters {
+	for name, off := range pmaOffsets {
 		c := t.live.ReadCounter(dev, port, name)
 		if c.Err != nil || c.Unavailable != "" {
 			continue
 		}
-		v := min(c.Value, uint64(1)<<f.bits-1) // counters saturate
-		switch f.bits {
+		bits := ibverbs.CounterWidths[name]
+		v := min(c.Value, uint64(1)<<bits-1) // counters saturate
+		switch bits {
 		case 8:
-			d[f.off] = byte(v)
+			d[off] = byte(v)
 		case 16:
-			binary.BigEndian.PutUint16(d[f.off:], uint16(v))
+			binary.BigEndian.PutUint16(d[off:], uint16(v))
 		case 32:
-			binary.BigEndian.PutUint32(d[f.off:], uint32(v))
+			binary.BigEndian.PutUint32(d[off:], uint32(v))
 		}
 	}
 }

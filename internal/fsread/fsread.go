@@ -189,20 +189,17 @@ func ReadAttr(name string) ([]byte, error) {
 	if err != nil {
 		return nil, openErr(err, name, func() (fs.FileInfo, error) { return os.Lstat(name) })
 	}
-	return readAttr(f, name, nil)
+	return readAttr(f, name)
 }
 
-// readAttr reads the kernel attribute f (named name in messages) into buf (scratch
-// space, may be nil), bounded by AttrMax, and closes it; only a regular file is read.
-func readAttr(f *os.File, name string, buf []byte) ([]byte, error) {
+// readAttr reads the kernel attribute f (named name in messages), bounded by AttrMax,
+// and closes it; only a regular file is read.
+func readAttr(f *os.File, name string) ([]byte, error) {
 	if _, err := regular(f, name); err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	if cap(buf) < 64 {
-		buf = make([]byte, 0, 64)
-	}
-	b, err := readAll(&File{f: f, name: name, limit: AttrMax, what: "a kernel attribute"}, buf[:0])
+	b, err := readAll(&File{f: f, name: name, limit: AttrMax, what: "a kernel attribute"}, make([]byte, 0, 64))
 	if err != nil {
 		var fe *Error
 		if !errors.As(err, &fe) {

@@ -155,7 +155,7 @@ func kernelTree(t *testing.T) string {
 
 func TestRootConfinesSymlinks(t *testing.T) {
 	r := NewRoot(kernelTree(t))
-	b, err := r.ReadFile("class/infiniband/rxe0/node_type", nil)
+	b, err := r.ReadFile("class/infiniband/rxe0/node_type")
 	if err != nil || string(b) != "1: CA\n" {
 		t.Errorf("the kernel's own link must resolve: %q, %v", b, err)
 	}
@@ -166,7 +166,7 @@ func TestRootConfinesSymlinks(t *testing.T) {
 		t.Errorf("Stat through the kernel's link = %v, %v", fi, err)
 	}
 	for _, p := range []string{"class/infiniband/etc/passwd", "class/infiniband/up/passwd", "../outside", "/etc/passwd"} {
-		b, err := r.ReadFile(p, nil)
+		b, err := r.ReadFile(p)
 		if !errors.Is(err, ErrOutsideRoot) || len(b) != 0 {
 			t.Errorf("ReadFile(%s) = %q, %v; want ErrOutsideRoot", p, b, err)
 		}
@@ -176,14 +176,14 @@ func TestRootConfinesSymlinks(t *testing.T) {
 	}
 	// A symlink as the attribute itself that leads out is refused, and said to be
 	// what it is (issue 28: it was "too many levels of symbolic links").
-	b, err = r.ReadFile("class/infiniband/rxe0/node_desc", nil)
+	b, err = r.ReadFile("class/infiniband/rxe0/node_desc")
 	if err == nil || len(b) != 0 {
 		t.Errorf("a final symlink to /etc/passwd was read: %q", b)
 	}
 	if !errors.Is(err, ErrOutsideRoot) || !strings.Contains(err.Error(), "is a symlink to /etc/passwd, outside ") || errors.Is(err, syscall.ELOOP) {
 		t.Errorf("a final symlink to /etc/passwd: %v", err)
 	}
-	if _, err := r.ReadFile("class/infiniband/rxe0/self", nil); !errors.Is(err, syscall.ELOOP) {
+	if _, err := r.ReadFile("class/infiniband/rxe0/self"); !errors.Is(err, syscall.ELOOP) {
 		t.Errorf("a link to itself = %v, want ELOOP", err)
 	}
 }
@@ -197,17 +197,9 @@ func TestRootSpecialFiles(t *testing.T) {
 	// zero links out of the root to /dev/zero: refused as leaving the root (it was
 	// refused as ELOOP before issue 28 asked for what it is).
 	for name, want := range map[string]error{"fifo": ErrNotRegular, "sock": ErrNotRegular, "dir": ErrNotRegular, "zero": ErrOutsideRoot} {
-		if _, err := r.ReadFile(name, nil); !errors.Is(err, want) {
+		if _, err := r.ReadFile(name); !errors.Is(err, want) {
 			t.Errorf("ReadFile(%s) = %v, want %v", name, err, want)
 		}
-		d, err := r.OpenDir(".")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := d.ReadFile(name, nil); !errors.Is(err, want) {
-			t.Errorf("Dir.ReadFile(%s) = %v, want %v", name, err, want)
-		}
-		d.Close()
 	}
 }
 
@@ -227,9 +219,9 @@ func TestSize(t *testing.T) {
 	}
 }
 
-// TestDirReadDir: a Dir lists every entry once with its kind, and reads the regular
-// ones as Root.ReadFile does. A listing of many entries spans several getdents64 buffers.
-func TestDirReadDir(t *testing.T) {
+// TestRootReadDir: ReadDir lists every entry once with its kind, sorted, and ReadFile
+// reads the regular ones. A listing of many entries spans several getdents64 buffers.
+func TestRootReadDir(t *testing.T) {
 	dir, _ := specialFiles(t)
 	if err := os.Symlink("/dev/zero", filepath.Join(dir, "zero")); err != nil {
 		t.Fatal(err)
@@ -243,12 +235,7 @@ func TestDirReadDir(t *testing.T) {
 		want[name] = true
 	}
 	r := NewRoot(dir)
-	d, err := r.OpenDir(".")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer d.Close()
-	ents, err := d.ReadDir()
+	ents, err := r.ReadDir(".")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,30 +259,29 @@ func TestDirReadDir(t *testing.T) {
 		if !regular {
 			continue
 		}
-		b, err := d.ReadFile(name, nil)
-		w, werr := r.ReadFile(name, nil)
-		if err != nil || werr != nil || string(b) != string(w) || string(b) != "0x"+strings.TrimLeft(name, "x")+"\n" {
-			t.Errorf("Dir.ReadFile(%s) = %q, %v; Root.ReadFile %q, %v", name, b, err, w, werr)
+		b, err := r.ReadFile(name)
+		if err != nil || string(b) != "0x"+strings.TrimLeft(name, "x")+"\n" {
+			t.Errorf("ReadFile(%s) = %q, %v", name, b, err)
 		}
 	}
 	// A listed name that is a symlink out of the root is refused, not followed.
-	if _, err := d.ReadFile("zero", nil); !errors.Is(err, ErrOutsideRoot) {
-		t.Errorf("Dir.ReadFile(zero) = %v, want ErrOutsideRoot", err)
+	if _, err := r.ReadFile("zero"); !errors.Is(err, ErrOutsideRoot) {
+		t.Errorf("ReadFile(zero) = %v, want ErrOutsideRoot", err)
 	}
 }
 
-// TestOpenDirFIFO: a FIFO where a directory belongs (a device's ports/) is refused at
+// TestReadDirFIFO: a FIFO where a directory belongs (a device's ports/) is refused at
 // once, not waited on (os.Root.OpenRoot would block there).
-func TestOpenDirFIFO(t *testing.T) {
+func TestReadDirFIFO(t *testing.T) {
 	dir, _ := specialFiles(t)
 	r := NewRoot(dir)
-	if _, err := r.OpenDir("fifo"); !errors.Is(err, syscall.ENOTDIR) {
-		t.Errorf("OpenDir(fifo) = %v, want ENOTDIR", err)
+	if _, err := r.ReadDir("fifo"); !errors.Is(err, syscall.ENOTDIR) {
+		t.Errorf("ReadDir(fifo) = %v, want ENOTDIR", err)
 	}
 	if _, err := r.ReadDir("fifo/x"); err == nil {
 		t.Error("ReadDir below a FIFO succeeded")
 	}
-	if _, err := r.ReadFile("fifo/x", nil); err == nil {
+	if _, err := r.ReadFile("fifo/x"); err == nil {
 		t.Error("ReadFile below a FIFO succeeded")
 	}
 }

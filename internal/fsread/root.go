@@ -3,7 +3,6 @@ package fsread
 import (
 	"io/fs"
 	"os"
-	"path"
 	"sort"
 	"sync"
 	"syscall"
@@ -68,14 +67,14 @@ func (r *Root) outside(or *os.Root, rel string) error {
 	return &Error{Path: rel, Problem: p + " (refused: reads stay inside the tree)", Err: ErrOutsideRoot}
 }
 
-// ReadFile reads the kernel attribute at rel, bounded by AttrMax, into buf (scratch
-// space reused across calls; may be nil). Only a regular file is read.
-func (r *Root) ReadFile(rel string, buf []byte) ([]byte, error) {
+// ReadFile reads the kernel attribute at rel, bounded by AttrMax. Only a regular file
+// is read.
+func (r *Root) ReadFile(rel string) ([]byte, error) {
 	f, err := do(r, "open", rel, func(or *os.Root) (*os.File, error) { return or.OpenFile(rel, openFlags, 0) })
 	if err != nil {
 		return nil, err
 	}
-	return readAttr(f, rel, buf)
+	return readAttr(f, rel)
 }
 
 // Stat returns the file information of rel (symlinks followed inside the root).
@@ -93,50 +92,21 @@ func (r *Root) ReadLink(rel string) (string, error) {
 	return do(r, "readlink", rel, func(or *os.Root) (string, error) { return or.Readlink(rel) })
 }
 
-// ReadDir lists the directory rel, sorted by name.
+// ReadDir lists the directory rel, sorted by name. The directory is opened without
+// blocking (os.Root.OpenRoot would block on a FIFO where the directory belongs: it
+// opens without O_DIRECTORY or O_NONBLOCK, Go 1.26).
 func (r *Root) ReadDir(rel string) ([]fs.DirEntry, error) {
-	d, err := r.OpenDir(rel)
-	if err != nil {
-		return nil, err
-	}
-	defer d.Close()
-	return d.ReadDir()
-}
-
-// Dir is an open directory under a Root: it is listed through its descriptor, and its
-// files are read through the Root.
-type Dir struct {
-	r   *Root
-	f   *os.File
-	rel string
-}
-
-// OpenDir opens the directory rel. (os.Root.OpenRoot would block on a FIFO where the
-// directory belongs: it opens without O_DIRECTORY or O_NONBLOCK, Go 1.26.)
-func (r *Root) OpenDir(rel string) (*Dir, error) {
 	f, err := do(r, "open", rel, func(or *os.Root) (*os.File, error) {
 		return or.OpenFile(rel, openFlags|syscall.O_DIRECTORY, 0)
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &Dir{r: r, f: f, rel: rel}, nil
-}
-
-// ReadDir lists the directory, sorted by name. Call it once.
-func (d *Dir) ReadDir() ([]fs.DirEntry, error) {
-	ents, err := d.f.ReadDir(-1)
+	defer f.Close()
+	ents, err := f.ReadDir(-1)
 	if err != nil {
-		return nil, &fs.PathError{Op: "readdir", Path: d.rel, Err: unwrap(err)}
+		return nil, &fs.PathError{Op: "readdir", Path: rel, Err: unwrap(err)}
 	}
 	sort.Slice(ents, func(i, j int) bool { return ents[i].Name() < ents[j].Name() })
 	return ents, nil
 }
-
-// ReadFile reads the attribute name in the directory, as Root.ReadFile does.
-func (d *Dir) ReadFile(name string, buf []byte) ([]byte, error) {
-	return d.r.ReadFile(path.Join(d.rel, name), buf)
-}
-
-// Close closes the directory.
-func (d *Dir) Close() error { return d.f.Close() }

@@ -320,25 +320,6 @@ func (s *Sysfs) Port(dev string, num int) (*Port, error) {
 	return p, nil
 }
 
-// dirReader reads the files of one directory.
-type dirReader interface {
-	ReadDir() ([]fs.DirEntry, error)
-	ReadFile(name string, buf []byte) ([]byte, error)
-	Close() error
-}
-
-// openDir opens the directory p of the tree.
-func (s *Sysfs) openDir(p string) (dirReader, error) {
-	if s.root == nil {
-		return fsDir{s.fsys, p}, nil
-	}
-	d, err := s.root.OpenDir(p)
-	if err != nil {
-		return nil, err
-	}
-	return d, nil
-}
-
 func (s *Sysfs) listDir(p string) Opt[[]string] {
 	ents, err := s.readDir(p)
 	if err != nil {
@@ -372,12 +353,7 @@ func (s *Sysfs) PKeys(dev string, num int) ([]PKeyEntry, error) {
 		return nil, err
 	}
 	dir := s.devPath(dev, "ports", strconv.Itoa(num), "pkeys")
-	d, err := s.openDir(dir)
-	if err != nil {
-		return nil, s.tableErr(dev, num, dir, err)
-	}
-	defer d.Close()
-	ents, err := d.ReadDir()
+	ents, err := s.readDir(dir)
 	if err != nil {
 		return nil, s.tableErr(dev, num, dir, err)
 	}
@@ -391,19 +367,18 @@ func (s *Sysfs) PKeys(dev string, num int) ([]PKeyEntry, error) {
 		}
 	}
 	table := make([]PKeyEntry, len(listed))
-	buf := make([]byte, 0, 64)
 	for i := range table {
 		table[i].Index = i
 		if !listed[i] {
 			table[i].Err = errors.New("file missing from pkeys/")
 			continue
 		}
-		b, err := d.ReadFile(strconv.Itoa(i), buf)
+		v, err := s.readSmall(path.Join(dir, strconv.Itoa(i)))
 		if err != nil {
 			table[i].Err = errors.New(Describe(err))
 			continue
 		}
-		x, err := ParseHex(trimValue(b), 16)
+		x, err := ParseHex(v, 16)
 		if err != nil {
 			table[i].Err = err
 			continue
@@ -428,19 +403,10 @@ func tableIndex(name string) (int, bool) {
 	return n, err == nil && n >= 0 && n <= 0xffff && strconv.Itoa(n) == name
 }
 
-// fsDir is a directory of an fs.FS (the embedded demo host, tests): files are read by
-// path, bounded by fsread.AttrMax as on disk.
-type fsDir struct {
-	fsys fs.FS
-	dir  string
-}
-
-func (d fsDir) ReadDir() ([]fs.DirEntry, error) { return fs.ReadDir(d.fsys, d.dir) }
-func (d fsDir) Close() error                    { return nil }
-
-func (d fsDir) ReadFile(name string, _ []byte) ([]byte, error) {
-	p := path.Join(d.dir, name)
-	f, err := d.fsys.Open(p)
+// readFS reads the file p of an fs.FS tree (the embedded demo host, tests), bounded
+// by fsread.AttrMax as on disk.
+func readFS(fsys fs.FS, p string) ([]byte, error) {
+	f, err := fsys.Open(p)
 	if err != nil {
 		return nil, err
 	}
@@ -458,9 +424,9 @@ func (s *Sysfs) readSmall(name string) (string, error) {
 	var b []byte
 	var err error
 	if s.root != nil {
-		b, err = s.root.ReadFile(name, nil)
+		b, err = s.root.ReadFile(name)
 	} else {
-		b, err = fsDir{s.fsys, path.Dir(name)}.ReadFile(path.Base(name), nil)
+		b, err = readFS(s.fsys, name)
 	}
 	return trimValue(b), err
 }

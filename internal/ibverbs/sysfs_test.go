@@ -348,18 +348,18 @@ func TestDanglingDevice(t *testing.T) {
 	}
 }
 
-// TestFSDirBound: a file of an fs.FS tree (the demo host) is read up to
+// TestFSBound: a file of an fs.FS tree (the demo host) is read up to
 // fsread.AttrMax bytes, as on disk; one byte more is an error, not a truncation.
-func TestFSDirBound(t *testing.T) {
-	d := fsDir{fstest.MapFS{
+func TestFSBound(t *testing.T) {
+	fsys := fstest.MapFS{
 		"a/ok":  {Data: []byte(strings.Repeat("x", fsread.AttrMax))},
 		"a/big": {Data: []byte(strings.Repeat("x", fsread.AttrMax+1))},
-	}, "a"}
-	if b, err := d.ReadFile("ok", nil); err != nil || len(b) != fsread.AttrMax {
+	}
+	if b, err := readFS(fsys, "a/ok"); err != nil || len(b) != fsread.AttrMax {
 		t.Errorf("ok: %d bytes, %v", len(b), err)
 	}
 	var fe *fsread.Error
-	if b, err := d.ReadFile("big", nil); !errors.As(err, &fe) {
+	if b, err := readFS(fsys, "a/big"); !errors.As(err, &fe) {
 		t.Errorf("big: %d bytes, %v: want a too-large error", len(b), err)
 	}
 }

@@ -2,10 +2,12 @@ package job
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/query"
 )
 
 // IPoIBVar is the variable --emit env sets to the IPoIB interface of the partition.
@@ -29,18 +31,13 @@ func (e Export) Line() string { return "export " + e.Name + "=" + ShellQuote(e.V
 // ShellQuote quotes s for a POSIX shell: as is when it holds only characters no
 // shell treats specially, else in single quotes.
 func ShellQuote(s string) string {
-	safe := s != ""
-	for _, c := range s {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("._-+:/,@%=", c)) {
-			safe = false
-			break
-		}
-	}
-	if safe {
+	if shellSafe.MatchString(s) {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
+
+var shellSafe = regexp.MustCompile(`^[a-zA-Z0-9._\-+:/,@%=]+$`)
 
 // Exports are the environment that puts the job in a partition, and what could not
 // be given.
@@ -60,7 +57,7 @@ type Exports struct {
 // whose setting differs between hosts, or that is set on its command line (perftest)
 // is a problem or a warning instead. ports are the job's ports, for the IPoIB
 // interface of the partition.
-func EnvExports(ws []*WantResult, key check.PKey, ports []*Port) Exports {
+func EnvExports(ws []*Result, key check.PKey, ports []*Port) Exports {
 	var ex Exports
 	for _, w := range ws {
 		switch {
@@ -91,14 +88,14 @@ func EnvExports(ws []*WantResult, key check.PKey, ports []*Port) Exports {
 
 // ipoibInterface is the IPoIB interface of partition key on the ports the libraries
 // use, when every host has one and its name is the same everywhere.
-func ipoibInterface(ws []*WantResult, key check.PKey, ports []*Port) (string, []string) {
+func ipoibInterface(ws []*Result, key check.PKey, ports []*Port) (string, []string) {
 	used := map[string]bool{}
 	for _, w := range ws {
 		for _, pw := range w.Ports {
 			used[pw.Port.Label()] = true
 		}
 	}
-	byHost := map[string][]Interface{}
+	byHost := map[string][]query.IPoIB{}
 	var hosts []string
 	var unread []string
 	for _, p := range ports {
@@ -132,7 +129,7 @@ func ipoibInterface(ws []*WantResult, key check.PKey, ports []*Port) (string, []
 			warn = append(warn, fmt.Sprintf("%s has no IPoIB interface of partition %s: rdma_cm users (which take the partition from the interface whose address they use) cannot use it there", HostName(h), part))
 			continue
 		}
-		nif := slices.MinFunc(ifs, func(a, b Interface) int { return strings.Compare(a.Name, b.Name) })
+		nif := slices.MinFunc(ifs, func(a, b query.IPoIB) int { return strings.Compare(a.Name, b.Name) })
 		if !slices.Contains(names, nif.Name) {
 			names = append(names, nif.Name)
 		}

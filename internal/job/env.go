@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -25,15 +26,10 @@ type Env map[string]string
 // Names returns the variable names in order.
 func (e Env) Names() []string { return slices.Sorted(maps.Keys(e)) }
 
-// EnvError is a malformed setting line (a KEY=VALUE argument or a line of --env FILE).
-type EnvError struct {
-	Where   string // "argument 2", "job.env:7"
-	Input   string
-	Problem string
-}
-
-func (e *EnvError) Error() string {
-	return fmt.Sprintf("%s: invalid setting %q: %s (accepted: KEY=VALUE, e.g. NCCL_IB_PKEY=1; in a file also 'export KEY=VALUE' and # comments)", e.Where, e.Input, e.Problem)
+// envError is a malformed setting line where ("argument 2", "job.env:7"): a KEY=VALUE
+// argument or a line of --env FILE.
+func envError(where, input, problem string) error {
+	return fmt.Errorf("%s: invalid setting %q: %s (accepted: KEY=VALUE, e.g. NCCL_IB_PKEY=1; in a file also 'export KEY=VALUE' and # comments)", where, input, problem)
 }
 
 // ParseAssignment reads one KEY=VALUE. The key is a shell variable name; the value may
@@ -41,10 +37,10 @@ func (e *EnvError) Error() string {
 func ParseAssignment(where, s string) (string, string, error) {
 	key, value, ok := strings.Cut(s, "=")
 	if !ok {
-		return "", "", &EnvError{Where: where, Input: s, Problem: "no '='"}
+		return "", "", envError(where, s, "no '='")
 	}
-	if !validName(key) {
-		return "", "", &EnvError{Where: where, Input: s, Problem: fmt.Sprintf("%q is not a variable name (letters, digits and _, not starting with a digit)", key)}
+	if !validName.MatchString(key) {
+		return "", "", envError(where, s, fmt.Sprintf("%q is not a variable name (letters, digits and _, not starting with a digit)", key))
 	}
 	if n := len(value); n >= 2 && (value[0] == '"' || value[0] == '\'') && value[n-1] == value[0] {
 		value = value[1 : n-1]
@@ -52,21 +48,8 @@ func ParseAssignment(where, s string) (string, string, error) {
 	return key, value, nil
 }
 
-func validName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c == '_', c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z':
-		case c >= '0' && c <= '9' && i > 0:
-		default:
-			return false
-		}
-	}
-	return true
-}
+// validName is a shell variable name: letters, digits and _, not starting with a digit.
+var validName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 
 // maxEnvLine bounds one line of an env file (NCCL's own nccl.conf reader uses 4096:
 // src/misc/param.cc setEnvFile).
@@ -94,7 +77,7 @@ func ReadEnvFile(name string, r io.Reader) (Env, error) {
 		env[k] = v
 	}
 	if err := sc.Err(); err != nil {
-		return nil, &EnvError{Where: fmt.Sprintf("%s:%d", name, line+1), Input: "", Problem: err.Error()}
+		return nil, envError(fmt.Sprintf("%s:%d", name, line+1), "", err.Error())
 	}
 	return env, nil
 }

@@ -58,9 +58,9 @@ var GASNet = Library{
 		s.selectPorts = func(host []*Port) []PortResult { return gasnetSelect(host, filter, hasPorts) }
 		s.pick = func(p *Port) Pick { return gasnetPick(key, p) }
 	},
-	want: func(key check.PKey, p *Port) Want {
+	want: func(key check.PKey, p *Port) Pick {
 		if key.Partition() < 2 {
-			return Want{Problem: fmt.Sprintf("GASNet refuses partition %s: GASNET_IBV_PKEY must be 0x0002-0x7fff", key.Partition().String())}
+			return noSetting(fmt.Sprintf("GASNet refuses partition %s: GASNET_IBV_PKEY must be 0x0002-0x7fff", key.Partition().String()), NoGap)
 		}
 		return wantValue(key, p, "GASNET_IBV_PKEY", gasnetPick)
 	},

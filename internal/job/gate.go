@@ -32,13 +32,6 @@ const (
 	PendingNotActive
 )
 
-func (k PendingKind) String() string {
-	return [...]string{"missing", "limited", "index-differs", "not-read", "not-active"}[k]
-}
-
-// MarshalText encodes the kind as its String.
-func (k PendingKind) MarshalText() ([]byte, error) { return []byte(k.String()), nil }
-
 // Pending is one port a gate still waits for.
 type Pending struct {
 	Host string // "" for the local host
@@ -61,7 +54,7 @@ func (p Pending) Definite() bool { return p.Kind != PendingUnread }
 // port whose index for an index-set library (NCCL_IB_PKEY, NVSHMEM_IB_PKEY_INDEX)
 // differs from the index most of the job's ports have. Each port is listed once, with
 // its first reason in that order. An empty list means the partition is ready.
-func Gate(ws []*WantResult, key check.PKey, oneIndex bool) []Pending {
+func Gate(ws []*Result, key check.PKey, oneIndex bool) []Pending {
 	var out []Pending
 	seen := map[string]bool{}
 	add := func(p *Port, kind PendingKind, why string) {
@@ -91,10 +84,10 @@ func Gate(ws []*WantResult, key check.PKey, oneIndex bool) []Pending {
 			case p.Ethernet():
 			case !p.Active():
 				add(p, PendingNotActive, fmt.Sprintf("port is %s, not ACTIVE: its P_Key table is defined only once the Subnet Manager brings it up", stateWord(p.State)))
-			case pw.Want.Gap == GapMissing:
+			case pw.Gap == GapMissing:
 				add(p, PendingMissing, "no entry for partition "+part)
-			case pw.Want.Gap == GapUnread:
-				add(p, PendingUnread, "not read: "+pw.Want.Problem)
+			case pw.Gap == GapUnread:
+				add(p, PendingUnread, "not read: "+pw.Problem)
 			}
 		}
 	}
@@ -112,10 +105,10 @@ func Gate(ws []*WantResult, key check.PKey, oneIndex bool) []Pending {
 			}
 			idx := map[int][]*Port{}
 			for _, pw := range w.Ports {
-				if pw.Port.Ethernet() || pw.Want.Setting == "" || pw.Want.Pick.Outcome != Uses {
+				if pw.Port.Ethernet() || pw.Setting == "" || pw.Pick.Outcome != Uses {
 					continue
 				}
-				idx[pw.Want.Pick.Index] = append(idx[pw.Want.Pick.Index], pw.Port)
+				idx[pw.Pick.Index] = append(idx[pw.Pick.Index], pw.Port)
 			}
 			if len(idx) < 2 {
 				continue

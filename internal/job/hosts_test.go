@@ -48,7 +48,7 @@ func lib(t *testing.T, id string) *job.Library {
 	return l
 }
 
-func text(r *job.Resolution) string {
+func text(r *job.Result) string {
 	return strings.Join(append(append(append(append([]string{r.Setting}, r.Findings...), r.Fixes...), r.Notes...), r.Unchecked...), "\n")
 }
 

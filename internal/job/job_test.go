@@ -34,7 +34,7 @@ func env(kv ...string) Inputs {
 }
 
 // pickOn resolves one library on one port and returns what it uses there.
-func pickOn(t *testing.T, l *Library, in Inputs, p *Port) (Pick, *Resolution) {
+func pickOn(t *testing.T, l *Library, in Inputs, p *Port) (Pick, *Result) {
 	t.Helper()
 	r := Resolve([]*Library{l}, in, []*Port{p})[0]
 	for _, pr := range r.Ports {

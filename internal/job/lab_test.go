@@ -154,8 +154,8 @@ func TestLabReconfiguredPartition(t *testing.T) {
 		t.Fatalf("want 0x0003: %s, same %q", w.Verdict, w.Same)
 	}
 	for _, pw := range w.Ports {
-		if want := fmt.Sprintf("NCCL_IB_PKEY=%d", aiIndex[pw.Port.Host]); pw.Want.Setting != want {
-			t.Errorf("%s: %s, want %s", pw.Port.Host, pw.Want.Setting, want)
+		if want := fmt.Sprintf("NCCL_IB_PKEY=%d", aiIndex[pw.Port.Host]); pw.Setting != want {
+			t.Errorf("%s: %s, want %s", pw.Port.Host, pw.Setting, want)
 		}
 	}
 	// Who the partition reaches, from the same sweep.

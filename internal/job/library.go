@@ -20,12 +20,7 @@ const (
 	ByValue
 )
 
-func (k Kind) String() string {
-	if k == ByIndex {
-		return "index"
-	}
-	return "value"
-}
+func (k Kind) String() string { return [...]string{"index", "value"}[k] }
 
 // Library is one communication library's P_Key behaviour.
 type Library struct {
@@ -39,8 +34,8 @@ type Library struct {
 
 	configure func(in Inputs, s *setup)
 	// want is the setting that puts the library's QPs on p in partition key (the
-	// library's own lookup run with it), whatever else the job sets.
-	want func(key check.PKey, p *Port) Want
+	// library's own lookup run with it, in Pick.Setting), whatever else the job sets.
+	want func(key check.PKey, p *Port) Pick
 }
 
 // Inputs are a job's settings: its environment and, for perftest, its command line.
@@ -51,37 +46,20 @@ type Inputs struct {
 
 // setup is a library configured by one job environment.
 type setup struct {
-	// Setting says how the partition is chosen: "NCCL_IB_PKEY=1 (index 1)".
-	Setting string
+	// Result starts with what the settings say before any port is read: Setting, how
+	// the partition is chosen ("NCCL_IB_PKEY=1 (index 1)"); Unchecked, settings that
+	// may change the answer but that ibkey does not interpret (the answer is then
+	// incomplete); Assumptions and Notes; Inactive, set when the settings route the
+	// library away from its own InfiniBand code (Open MPI over UCX, NVSHMEM over
+	// UCX): the library is not resolved and Inactive says which applies instead.
+	Result
 	// Reject is non-empty when the library refuses the settings at start-up on every
 	// port (a value it cannot parse or that is out of range).
 	Reject string
-	// Unchecked lists settings that may change the answer but that ibkey does not
-	// interpret: the answer is then incomplete.
-	Unchecked   []string
-	Assumptions []string
-	Notes       []string
-	// Inactive is non-empty when the settings route the library away from its own
-	// InfiniBand code (Open MPI over UCX, NVSHMEM over UCX): the library is not
-	// resolved and Inactive says which applies instead.
-	Inactive string
 
 	// selectPorts says which ports of a host the library uses, and why (Pick unset).
 	selectPorts func(host []*Port) []PortResult
 	pick        func(p *Port) Pick
-}
-
-// Want is the setting that puts a library's QPs on a port in one partition.
-type Want struct {
-	// Setting is NAME=VALUE ("" when no setting can).
-	Setting string
-	// Pick is what the library then uses.
-	Pick Pick
-	// Problem says why no setting works on this port ("" when Setting works).
-	Problem string
-	// Gap says when the reason is one the Subnet Manager may still remove: the key is
-	// not in the table (yet), or the table was not read.
-	Gap Gap
 }
 
 // Gap is why a port is not (yet) in the wanted partition, as far as waiting can
@@ -102,7 +80,7 @@ const (
 // rejects is described by the rejection alone: what it would have meant is never
 // shown as if it applied ("partition 0x0000").
 func (l *Library) setup(in Inputs) *setup {
-	s := &setup{}
+	s := &setup{Result: Result{Library: l}}
 	l.configure(in, s)
 	if s.Reject != "" {
 		s.Setting = s.Reject
@@ -213,46 +191,55 @@ func pickFirst(p *Port, key check.PartitionKey, unset int, who string, miss Pick
 // wantIndex is the inverse for libraries set by index: the entry a QP should use for
 // key (check.FindPKeyIndex: a full member preferred, then the lowest index), checked
 // with the library's pick for that index.
-func wantIndex(key check.PKey, p *Port, name string, pick func(idx int, p *Port) Pick) Want {
+func wantIndex(key check.PKey, p *Port, name string, pick func(idx int, p *Port) Pick) Pick {
 	if p.Table == nil {
-		return Want{Problem: p.NoTable, Gap: unreadGap(p)}
+		return noSetting(p.NoTable, unreadGap(p))
 	}
 	if p.Ethernet() {
 		// RoCE: P_Keys do not apply; the one entry is index 0 and any other index
 		// fails there.
-		w := Want{Setting: name + "=0", Pick: pick(0, p)}
-		w.Pick.Notes = append(w.Pick.Notes, "RoCE port: P_Keys do not apply, but the index must exist: its table has the one entry 0 (exclude the port from the library's devices to use another index elsewhere)")
-		return w
+		pk := pick(0, p)
+		pk.Setting, pk.Notes = name+"=0", append(pk.Notes, "RoCE port: P_Keys do not apply, but the index must exist: its table has the one entry 0 (exclude the port from the library's devices to use another index elsewhere)")
+		return pk
 	}
 	idx, _, ok := check.FindPKeyIndex(p.Table, key)
 	if !ok {
-		return Want{Problem: missingKey(key, p), Gap: missingGap(p)}
+		return noSetting(missingKey(key, p), missingGap(p))
 	}
-	return Want{Setting: name + "=" + strconv.Itoa(idx), Pick: pick(idx, p)}
+	pk := pick(idx, p)
+	pk.Setting = name + "=" + strconv.Itoa(idx)
+	return pk
 }
 
 // wantValue is the inverse for libraries set by value: the 15-bit key, checked by
 // running the library's own lookup with it.
-func wantValue(key check.PKey, p *Port, name string, pick func(key check.PartitionKey, p *Port) Pick) Want {
+func wantValue(key check.PKey, p *Port, name string, pick func(key check.PartitionKey, p *Port) Pick) Pick {
 	if p.Ethernet() {
-		w := Want{Pick: pick(key.Partition(), p)}
-		w.Pick.Notes = append(w.Pick.Notes, "RoCE port: the setting does not apply")
-		return w
+		pk := pick(key.Partition(), p)
+		pk.Notes = append(pk.Notes, "RoCE port: the setting does not apply")
+		return pk
 	}
 	if p.Table == nil {
-		return Want{Problem: p.NoTable, Gap: unreadGap(p)}
+		return noSetting(p.NoTable, unreadGap(p))
 	}
 	if _, _, ok := check.FindPKeyIndex(p.Table, key); !ok && !hasUnreadable(p) {
-		return Want{Problem: missingKey(key, p), Gap: GapMissing}
+		return noSetting(missingKey(key, p), GapMissing)
 	}
-	w := Want{Setting: name + "=" + key.Partition().String(), Pick: pick(key.Partition(), p)}
-	if w.Pick.Outcome != Uses {
-		w.Problem = w.Pick.Problem
-		if w.Pick.Outcome == NotChecked {
-			w.Gap = GapUnread
-		}
+	pk := pick(key.Partition(), p)
+	pk.Setting = name + "=" + key.Partition().String()
+	if pk.Outcome == NotChecked {
+		pk.Gap = GapUnread
 	}
-	return w
+	return pk
+}
+
+// noSetting is a port where no setting works, for problem: the library fails there,
+// or is not checked when what was not read may hold the key.
+func noSetting(problem string, gap Gap) Pick {
+	if gap == GapUnread {
+		return Pick{Outcome: NotChecked, Index: -1, Problem: problem, Gap: gap}
+	}
+	return Pick{Outcome: Fails, Index: -1, Problem: problem, Gap: gap}
 }
 
 func unreadGap(p *Port) Gap {

@@ -65,7 +65,7 @@ var MVAPICH2 = Library{
 		}
 		s.pick = func(p *Port) Pick { return mv2Pick(key, ix, p) }
 	},
-	want: func(key check.PKey, p *Port) Want {
+	want: func(key check.PKey, p *Port) Pick {
 		return wantValue(key, p, "MV2_DEFAULT_PKEY", func(k check.PartitionKey, p *Port) Pick { return mv2Pick(k, 0, p) })
 	},
 }
@@ -134,7 +134,7 @@ var OpenMPI = Library{
 		}
 		s.pick = func(p *Port) Pick { return ompiPick(key, p) }
 	},
-	want: func(key check.PKey, p *Port) Want { return wantValue(key, p, "OMPI_MCA_btl_openib_pkey", ompiPick) },
+	want: func(key check.PKey, p *Port) Pick { return wantValue(key, p, "OMPI_MCA_btl_openib_pkey", ompiPick) },
 }
 
 func ompiPick(key check.PartitionKey, p *Port) Pick {

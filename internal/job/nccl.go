@@ -60,7 +60,7 @@ var NCCL = Library{
 		}
 		s.pick = func(p *Port) Pick { return ncclPick(idx, p) }
 	},
-	want: func(key check.PKey, p *Port) Want { return wantIndex(key, p, "NCCL_IB_PKEY", ncclPick) },
+	want: func(key check.PKey, p *Port) Pick { return wantIndex(key, p, "NCCL_IB_PKEY", ncclPick) },
 }
 
 // ncclIndex is the index NCCL puts in its QPs, and how it came about.

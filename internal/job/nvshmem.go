@@ -60,10 +60,10 @@ var NVSHMEM = Library{
 		s.selectPorts = func(host []*Port) []PortResult { return selectActive(host, true, nil) }
 		s.pick = func(p *Port) Pick { return nvshmemPick(idx, p) }
 	},
-	want: func(key check.PKey, p *Port) Want {
+	want: func(key check.PKey, p *Port) Pick {
 		w := wantIndex(key, p, "NVSHMEM_IB_PKEY_INDEX", nvshmemPick)
 		if w.Setting != "" && w.Setting != "NVSHMEM_IB_PKEY_INDEX=0" {
-			w.Pick.Notes = append(w.Pick.Notes, "NVSHMEM_IB_PKEY_INDEX needs NVSHMEM 3.7.0 or later: older versions always use index 0")
+			w.Notes = append(w.Notes, "NVSHMEM_IB_PKEY_INDEX needs NVSHMEM 3.7.0 or later: older versions always use index 0")
 		}
 		return w
 	},

@@ -22,7 +22,7 @@ var Perftest = Library{
 	Vars:      []string{"--pkey_index", "-d/--ib-dev", "-i/--ib-port"},
 	Source:    "linux-rdma/perftest src/perftest_parameters.c (--pkey_index, CHECK_VALUE, ctx_chk_pkey_index), src/perftest_resources.c ctx_find_dev",
 	configure: configurePerftest,
-	want:      func(key check.PKey, p *Port) Want { return wantIndex(key, p, "--pkey_index", perftestPick) },
+	want:      func(key check.PKey, p *Port) Pick { return wantIndex(key, p, "--pkey_index", perftestPick) },
 }
 
 // PerftestArgs are a perftest command line's device, port and P_Key index options.

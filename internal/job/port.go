@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/query"
 )
 
 // Port is one port a job may run on, with its P_Key table.
@@ -32,16 +33,8 @@ type Port struct {
 	NoTable string
 	// Interfaces are the IPoIB interfaces on the port (read from sysfs only; nil over
 	// MADs, where InterfacesRead is false).
-	Interfaces     []Interface
+	Interfaces     []query.IPoIB
 	InterfacesRead bool
-}
-
-// Interface is an IPoIB interface on a port.
-type Interface struct {
-	Name string
-	// PKey is the interface's P_Key (class/net/IF/pkey, always with the full bit).
-	PKey      check.PKey
-	OperState string
 }
 
 // tableUnread reports a port whose table should exist but was not read: an
@@ -85,17 +78,7 @@ const (
 )
 
 func (o Outcome) String() string {
-	switch o {
-	case Uses:
-		return "uses"
-	case EmptyEntry:
-		return "empty-entry"
-	case Fails:
-		return "fails"
-	case Skips:
-		return "skips-port"
-	}
-	return "not-checked"
+	return [...]string{"uses", "empty-entry", "fails", "skips-port", "not-checked"}[o]
 }
 
 // MarshalText encodes the outcome as its String.
@@ -112,6 +95,13 @@ type Pick struct {
 	Problem string
 	// Notes explain the choice (a limited entry picked before a full one, ...).
 	Notes []string
+	// Setting is NAME=VALUE, what puts the library on this entry (WantPartition; ""
+	// when no setting can).
+	Setting string
+	// Gap says, when no setting works (WantPartition), whether the reason is one the
+	// Subnet Manager may still remove: the key is not in the table (yet), or the table
+	// was not read.
+	Gap Gap
 }
 
 func usesIndex(p *Port, i int, how string) Pick {

@@ -32,10 +32,7 @@ func PortFromView(host string, v *query.PortView) *Port {
 		p.NoTable = "P_Key table not read"
 	}
 	if v.Fabric == nil {
-		p.InterfacesRead = true
-		for _, nif := range v.Interfaces {
-			p.Interfaces = append(p.Interfaces, Interface{Name: nif.Name, PKey: nif.PKey, OperState: nif.OperState})
-		}
+		p.Interfaces, p.InterfacesRead = v.Interfaces, true
 	}
 	return p
 }

@@ -26,15 +26,7 @@ const (
 )
 
 func (v Verdict) String() string {
-	switch v {
-	case Works:
-		return "works"
-	case DoesNotWork:
-		return "does-not-work"
-	case Incomplete:
-		return "not-checked"
-	}
-	return "not-applicable"
+	return [...]string{"works", "does-not-work", "not-checked", "not-applicable"}[v]
 }
 
 // MarshalText encodes the verdict as its String.
@@ -52,37 +44,52 @@ func verdict(findings, unchecked []string) Verdict {
 	return Works
 }
 
-// PortResult is whether a library uses a port, why, and what it does there.
+// PortResult is whether a library uses a port, why, and what it does there (the Pick
+// of a used port, with the setting it needs in WantPartition, which lists only used
+// ports).
 type PortResult struct {
 	Port *Port
 	Used bool
 	Why  string
-	// Pick is set for used ports.
-	Pick Pick
+	Pick
 }
 
-// Resolution is one library resolved against the job's ports.
-type Resolution struct {
-	Library     *Library
-	Setting     string
-	Inactive    string
-	Ports       []PortResult
-	Verdict     Verdict
-	Findings    []string // definite problems
-	Unchecked   []string // what the answer depends on and was not read or interpreted
-	Fixes       []string // settings that make it work
-	Notes       []string
+// Result is one library resolved against the job's ports: with the job's settings
+// (Resolve) or for a wanted partition (WantPartition).
+type Result struct {
+	Library *Library
+	// Setting says how the library chooses its partition (Resolve), or what to set
+	// for the wanted one (WantPartition: Summary).
+	Setting   string
+	Inactive  string
+	Ports     []PortResult
+	Verdict   Verdict
+	Findings  []string // definite problems
+	Unchecked []string // what the answer depends on and was not read or interpreted
+	Fixes     []string // settings that make it work (Resolve)
+	Notes     []string
+	// Assumptions are what the answer takes for granted (Resolve).
 	Assumptions []string
 	// Peers is false when only one host was given: the answer is then about this
 	// host's entries, not about reaching the job's other ranks.
 	Peers bool
+	// Same is the one setting that works on every port, "" when they differ
+	// (WantPartition).
+	Same string
+	// Idle are the InfiniBand ports, not ACTIVE, of hosts where the library uses no
+	// port: a gate waits for them to come up (WantPartition).
+	Idle []*Port
+	// limited are the ports using a limited entry when they are on limitedHosts > 1
+	// hosts (limitedApart; WantPartition).
+	limited      []PortResult
+	limitedHosts int
 }
 
 // Resolve resolves each library's settings against the ports (all hosts' ports, in
 // host order; ports of a host adjacent or not).
-func Resolve(libs []*Library, in Inputs, ports []*Port) []*Resolution {
+func Resolve(libs []*Library, in Inputs, ports []*Port) []*Result {
 	hosts := groupHosts(ports)
-	out := make([]*Resolution, 0, len(libs))
+	out := make([]*Result, 0, len(libs))
 	for _, l := range libs {
 		out = append(out, resolveOne(l, in, hosts))
 	}
@@ -118,10 +125,10 @@ func HostName(h string) string {
 	return h
 }
 
-func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Resolution {
+func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Result {
 	s := l.setup(in)
-	r := &Resolution{Library: l, Setting: s.Setting, Inactive: s.Inactive, Notes: s.Notes,
-		Assumptions: s.Assumptions, Unchecked: s.Unchecked, Peers: len(hosts) > 1}
+	r := &s.Result
+	r.Peers = len(hosts) > 1
 	if s.Inactive != "" {
 		r.Verdict = NotApplicable
 		return r
@@ -257,7 +264,7 @@ const maxFixes = 3
 
 // fixes proposes settings that make the library work: for each partition every used
 // port holds, the setting per port (one line when it is the same everywhere).
-func fixes(l *Library, r *Resolution) []string {
+func fixes(l *Library, r *Result) []string {
 	var used, ib []*Port
 	current := map[check.PartitionKey]int{}
 	for _, pr := range r.Ports {

@@ -73,7 +73,7 @@ var UCX = Library{
 		}
 		s.pick = func(p *Port) Pick { return ucxPick(cfg, p) }
 	},
-	want: func(key check.PKey, p *Port) Want {
+	want: func(key check.PKey, p *Port) Pick {
 		return wantValue(key, p, "UCX_IB_PKEY", func(k check.PartitionKey, p *Port) Pick { return ucxPick(ucxPKey{key: uint32(k)}, p) })
 	},
 }

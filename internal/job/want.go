@@ -7,43 +7,15 @@ import (
 	"github.com/ibkey/ibkey/internal/check"
 )
 
-// PortWant is the setting one port needs.
-type PortWant struct {
-	Port *Port
-	Want Want
-}
-
-// WantResult is what one library needs so every port it uses is in one partition.
-type WantResult struct {
-	Library *Library
-	Key     check.PKey
-	// Inactive is set when the job's settings route the library elsewhere.
-	Inactive string
-	Ports    []PortWant
-	Verdict  Verdict
-	// Same is the one setting that works on every port, "" when they differ.
-	Same      string
-	Findings  []string
-	Unchecked []string
-	Notes     []string
-	// Idle are the InfiniBand ports, not ACTIVE, of hosts where the library uses no
-	// port: a gate waits for them to come up.
-	Idle []*Port
-	// limited are the ports using a limited entry when they are on limitedHosts > 1
-	// hosts (limitedApart).
-	limited      []PortResult
-	limitedHosts int
-}
-
 // Summary says what to set: the one setting, or the setting per port.
-func (w *WantResult) Summary() string {
+func (w *Result) Summary() string {
 	if w.Same != "" {
 		return w.Same + " everywhere"
 	}
 	var parts []string
 	for _, pw := range w.Ports {
-		if pw.Want.Setting != "" {
-			parts = append(parts, fmt.Sprintf("%s: %s", pw.Port.Label(), pw.Want.Setting))
+		if pw.Setting != "" {
+			parts = append(parts, fmt.Sprintf("%s: %s", pw.Port.Label(), pw.Setting))
 		}
 	}
 	if len(parts) == 0 {
@@ -54,13 +26,13 @@ func (w *WantResult) Summary() string {
 
 // WantPartition gives, for each library, the settings that put the ports it would
 // use (with the job's other settings: device filters, transports) in partition key.
-func WantPartition(libs []*Library, in Inputs, key check.PKey, ports []*Port) []*WantResult {
+func WantPartition(libs []*Library, in Inputs, key check.PKey, ports []*Port) []*Result {
 	hosts := groupHosts(ports)
-	out := make([]*WantResult, 0, len(libs))
+	out := make([]*Result, 0, len(libs))
 	for _, l := range libs {
 		s := l.setup(in)
 		if s.Inactive != "" {
-			out = append(out, &WantResult{Library: l, Key: key, Inactive: s.Inactive, Verdict: NotApplicable})
+			out = append(out, &Result{Library: l, Inactive: s.Inactive, Verdict: NotApplicable})
 			continue
 		}
 		var used, idle []*Port
@@ -89,44 +61,43 @@ func WantPartition(libs []*Library, in Inputs, key check.PKey, ports []*Port) []
 		}
 		w.Unchecked = append(w.Unchecked, s.Unchecked...)
 		w.Verdict = verdict(w.Findings, w.Unchecked)
+		if len(w.Ports) > 0 {
+			w.Setting = w.Summary()
+		}
 		out = append(out, w)
 	}
 	return out
 }
 
 // wantOn computes the settings on the given ports.
-func wantOn(l *Library, key check.PKey, ports []*Port) *WantResult {
-	w := &WantResult{Library: l, Key: key}
+func wantOn(l *Library, key check.PKey, ports []*Port) *Result {
+	w := &Result{Library: l}
 	same, first := "", true
 	var ib []PortResult // the InfiniBand ports where the setting works
 	for _, p := range ports {
-		pw := PortWant{Port: p, Want: l.want(key, p)}
+		pw := PortResult{Port: p, Used: true, Pick: l.want(key, p)}
 		w.Ports = append(w.Ports, pw)
 		switch {
-		case pw.Want.Problem != "" && (pw.Want.Gap == GapUnread || pw.Want.Pick.Outcome == NotChecked || hasUnreadable(p)):
+		case pw.Outcome != Uses && (pw.Outcome == NotChecked || pw.Gap == GapUnread || hasUnreadable(p)):
 			// The table, or an entry that may hold the key, was not read.
-			w.Unchecked = append(w.Unchecked, p.Label()+": "+pw.Want.Problem)
-		case pw.Want.Problem != "":
-			w.Findings = append(w.Findings, p.Label()+": "+pw.Want.Problem)
-		case pw.Want.Pick.Outcome == NotChecked:
-			w.Unchecked = append(w.Unchecked, p.Label()+": "+pw.Want.Pick.Problem)
-		case pw.Want.Pick.Outcome != Uses:
-			w.Findings = append(w.Findings, p.Label()+": "+pw.Want.Pick.Problem)
+			w.Unchecked = append(w.Unchecked, p.Label()+": "+pw.Problem)
+		case pw.Outcome != Uses:
+			w.Findings = append(w.Findings, p.Label()+": "+pw.Problem)
 		default:
 			if !p.Ethernet() {
-				ib = append(ib, PortResult{Port: p, Used: true, Pick: pw.Want.Pick})
+				ib = append(ib, pw)
 			}
-			for _, n := range pw.Want.Pick.Notes {
+			for _, n := range pw.Pick.Notes {
 				w.Notes = append(w.Notes, p.Label()+": "+n)
 			}
 		}
 		switch {
-		case pw.Want.Setting == "":
+		case pw.Setting == "":
 			// nothing to set on this port (RoCE for a value setting), or nothing
 			// works there (a finding)
 		case first:
-			same, first = pw.Want.Setting, false
-		case pw.Want.Setting != same:
+			same, first = pw.Setting, false
+		case pw.Setting != same:
 			same = ""
 		}
 	}

@@ -186,23 +186,6 @@ func TestIbkeyWatchOnKernel(t *testing.T) {
 	t.Logf("ibkey can-talk rxe0/1,qp=ud,qkey=0x11,wr_qkey=0x80000011 rxe0/1,qp=ud,qkey=0x11 (binary, exit %d):\n%s", ctq.Exit, ctq.Stdout)
 }
 
-type probeWatch struct {
-	Error   string `json:"error"`
-	Before  []probeCounter
-	After   []probeCounter
-	Traffic string `json:"traffic"`
-}
-
-type probeCounter struct {
-	Name        string `json:"name"`
-	Source      string `json:"source"`
-	Value       uint64 `json:"value"`
-	HasDelta    bool   `json:"has_delta"`
-	Delta       uint64 `json:"delta"`
-	Unavailable string `json:"unavailable"`
-	Err         string `json:"error"`
-}
-
 // TestWatchVerbsDeltas: the sampler with the verbs source shows exactly the Q_Key
 // violations the traffic between its two samples caused, labelled "verbs", as uid
 // 65534 (no root, no MADs) and as root.
@@ -217,19 +200,19 @@ func TestWatchVerbsDeltas(t *testing.T) {
 		// w5 and w6 match: nothing counted.
 		{"watch_traffic_root", 0},
 	} {
-		var w probeWatch
+		var w watchResult
 		decodeJSON(t, tc.name, mustSucceed(t, tc.name), &w)
 		if w.Error != "" {
 			t.Fatalf("%s: %s\ntraffic: %s", tc.name, w.Error, w.Traffic)
 		}
-		find := func(cs []probeCounter, n string) probeCounter {
+		find := func(cs []counterJSON, n string) counterJSON {
 			for _, c := range cs {
 				if c.Name == n {
 					return c
 				}
 			}
 			t.Fatalf("%s: no %s in %+v", tc.name, n, cs)
-			return probeCounter{}
+			return counterJSON{}
 		}
 		q, p := find(w.After, "qkey_violations"), find(w.After, "pkey_violations")
 		if q.Source != "verbs" || p.Source != "verbs" || !q.HasDelta || q.Delta != tc.qkeyDelta || !p.HasDelta || p.Delta != 0 {
@@ -249,15 +232,9 @@ func TestWatchVerbsDeltas(t *testing.T) {
 	}
 }
 
-type umadStep struct {
-	Name string `json:"name"`
-	OK   bool   `json:"ok"`
-	Info string `json:"info"`
-}
-
 // TestUmadOnKernel: ibkey's umad transport and the umad ABI on the real kernel.
 func TestUmadOnKernel(t *testing.T) {
-	var r struct{ Steps []umadStep }
+	var r umadResult
 	decodeJSON(t, "umad_root", mustSucceed(t, "umad_root"), &r)
 	steps := map[string]umadStep{}
 	var log strings.Builder
@@ -290,7 +267,7 @@ func TestUmadOnKernel(t *testing.T) {
 	} {
 		want(n, true, "")
 	}
-	var nb struct{ Steps []umadStep }
+	var nb umadResult
 	decodeJSON(t, "umad_nobody", mustSucceed(t, "umad_nobody"), &nb)
 	if len(nb.Steps) == 0 || nb.Steps[0].Name != "mad.OpenUmad" || nb.Steps[0].OK || !strings.Contains(nb.Steps[0].Info, "permission denied") {
 		t.Errorf("uid 65534: %+v, want OpenUmad to fail with permission denied (umad0 is 0600)", nb.Steps)

@@ -294,28 +294,9 @@ func parseParen(f []string) uint64 {
 	return v
 }
 
-type verbsProbe struct {
-	Available bool              `json:"available"`
-	Error     string            `json:"error"`
-	Devices   []string          `json:"devices"`
-	Port      *verbsPortAttr    `json:"port"`
-	PKey0     string            `json:"pkey0"`
-	Steps     map[string]string `json:"steps"`
-}
-
-type verbsPortAttr struct {
-	State        uint8
-	BadPKeyCntr  uint32
-	QKeyViolCntr uint32
-	PKeyTblLen   uint16
-	LID          uint16
-	PhysState    uint8
-	LinkLayer    uint8
-}
-
-func probeVerbs(t *testing.T, name string) verbsProbe {
+func probeVerbs(t *testing.T, name string) verbsResult {
 	t.Helper()
-	var p verbsProbe
+	var p verbsResult
 	decodeJSON(t, name, mustSucceed(t, name), &p)
 	return p
 }

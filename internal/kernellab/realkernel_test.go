@@ -41,6 +41,9 @@ func repoRoot() string {
 }
 
 func TestMain(m *testing.M) {
+	if strings.HasPrefix(filepath.Base(os.Args[0]), "probe") {
+		os.Exit(probeMain(os.Args[1:])) // this binary as the guest's probe (probe_test.go)
+	}
 	code := m.Run()
 	if os.Getenv("IBKEY_KERNEL_LAB_KEEP") != "" {
 		fmt.Fprintf(os.Stderr, "kernel lab: kept %s\n", shared.rundir)
@@ -79,10 +82,15 @@ func build(dir string) error {
 	}{
 		{"ibkey", "./cmd/ibkey", ""},
 		{"ibkey-static", "./cmd/ibkey", "ibkey_static"},
-		{"probe", "./internal/kernellab/probe", ""},
-		{"probe-static", "./internal/kernellab/probe", "ibkey_static"},
+		{"probe", "./internal/kernellab", ""},
+		{"probe-static", "./internal/kernellab", "ibkey_static"},
 	} {
+		// The probe is this package's test binary (TestMain runs it by its name).
 		args := []string{"build", "-trimpath", "-o", filepath.Join(dir, b.out)}
+		if strings.HasPrefix(b.out, "probe") {
+			args[0] = "test"
+			args = append(args, "-c")
+		}
 		if b.tags != "" {
 			args = append(args, "-tags", b.tags)
 		}
@@ -90,7 +98,7 @@ func build(dir string) error {
 		cmd.Dir = root
 		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 		if out, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("go build %s: %v\n%s", b.pkg, err, out)
+			return fmt.Errorf("go %s %s: %v\n%s", args[0], b.pkg, err, out)
 		}
 	}
 	// The guest mounts a tmpfs on /tmp, so a checkout there is invisible to it: the

@@ -32,12 +32,6 @@ type EndpointSources struct {
 	Sweep func() (*fabric.Fabric, error)
 	// SweepName names the sweep in notes: "fabric.json", "a sweep run now".
 	SweepName string
-	// PortRules gives port endpoints their state and subnet (check.Endpoint State and
-	// Subnet), so check.CanTalk answers VerdictNotActive for a port that is not ACTIVE
-	// and VerdictDifferentSubnets for ports with different GID prefixes. Off, the
-	// verdicts are what they were before these rules (a DOWN port may answer yes):
-	// cmd turns it on together with the exit codes of check.VerdictKind.ExitCode.
-	PortRules bool
 }
 
 // NeedsFabric reports whether resolving these specs needs a fabric (a live transport

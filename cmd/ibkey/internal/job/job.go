@@ -313,8 +313,7 @@ func Run(o *Options) error {
 	if err != nil {
 		return err
 	}
-	var rep report
-	var ws []*job.WantResult
+	var ws []*job.Result
 	if o.Want != "" {
 		if o.Wait > 0 {
 			g := &gate{o: o, n: n, src: src, libs: libs, in: in, key: want, oneIndex: o.Emit == "env"}
@@ -325,10 +324,10 @@ func Run(o *Options) error {
 		} else {
 			ws = job.WantPartition(libs, in, want, ports)
 		}
-		rep = wantReport(ws, want)
 	} else {
-		rep = resolveReport(job.Resolve(libs, in, ports))
+		ws = job.Resolve(libs, in, ports)
 	}
+	rep := newReport(ws, want)
 	rep.Hosts = countHosts(ports)
 	rep.PeersChecked = rep.Hosts > 1
 	if src.fabric != nil && o.Wait == 0 {
@@ -353,7 +352,7 @@ func Run(o *Options) error {
 		code = cmdutil.ExitIncomplete
 	}
 	if o.Emit == "env" {
-		return o.emitEnv(n, rep, ws, want, ports)
+		return o.emitEnv(n, code, ws, want, ports)
 	}
 	if err := rep.render(o.IO.Out, format); err != nil {
 		return err
@@ -380,10 +379,10 @@ func exit(code int) error {
 	return cmdutil.Exit(code)
 }
 
-// emitEnv prints the settings as shell export lines, only when every library checked
-// has one value right on every host; otherwise nothing on stdout and why on stderr.
-func (o *Options) emitEnv(n *cmdutil.Notices, rep report, ws []*job.WantResult, want check.PKey, ports []*job.Port) error {
-	code := rep.exitCode()
+// emitEnv prints the settings as shell export lines, only when the answer is a yes
+// (code 0: a device that could not be read makes it 4) and every library checked has
+// one value right on every host; otherwise nothing on stdout and why on stderr.
+func (o *Options) emitEnv(n *cmdutil.Notices, code int, ws []*job.Result, want check.PKey, ports []*job.Port) error {
 	ex := job.EnvExports(ws, want, ports)
 	for _, w := range ex.Warnings {
 		n.Warn(w)
@@ -397,9 +396,6 @@ func (o *Options) emitEnv(n *cmdutil.Notices, rep report, ws []*job.WantResult, 
 		}
 		fmt.Fprintf(o.IO.ErrOut, "ibkey: nothing exported: the job cannot be put in partition %s with these settings\n", want.Partition().String())
 		return exit(code)
-	}
-	for _, a := range rep.assumptions() {
-		n.Note("assumed: " + a)
 	}
 	var b strings.Builder
 	for _, v := range ex.Vars {

@@ -102,6 +102,18 @@ func TestWantTableNotRead(t *testing.T) {
 	}
 }
 
+// A device that could not be read (testdata/sysfs/dangling: scif0 is a dangling link)
+// may be one a library uses: --emit env exports nothing and exits 4, as the report
+// does, instead of exporting as if every device had been read.
+func TestEmitUnreadDevice(t *testing.T) {
+	for _, args := range [][]string{{"--want", "0xffff"}, {"--want", "0xffff", "--emit", "env"}} {
+		r := run(t, context.Background(), nil, append([]string{"--sysfs", "../../../../testdata/sysfs/dangling", "-o", "plain"}, args...)...)
+		if r.code != cmdutil.ExitIncomplete || !strings.Contains(r.stderr, "not read: device scif0") || strings.Contains(r.stdout, "export ") {
+			t.Errorf("%v: exit %d\n%s%s", args, r.code, r.stdout, r.stderr)
+		}
+	}
+}
+
 func TestBadInput(t *testing.T) {
 	for _, tc := range []struct {
 		args []string

@@ -68,60 +68,31 @@ type reachEntry struct {
 	Limited   int    `json:"limited"`
 }
 
-func pickFields(pr *portReport, pk job.Pick) {
-	pr.Outcome = pk.Outcome
-	if pk.Index >= 0 {
-		i := pk.Index
-		pr.Index = &i
-	}
-	if pk.Outcome == job.Uses || pk.Outcome == job.EmptyEntry {
-		pr.PKey, pr.key = pk.PKey.String(), pk.PKey
-		if pk.PKey.Valid() {
-			pr.Membership = pk.PKey.Membership().String()
-		}
-	}
-	pr.Problem = pk.Problem
-}
-
-func resolveReport(rs []*job.Resolution) report {
+// newReport is the document of Resolve's results (key 0) or WantPartition's for key.
+func newReport(rs []*job.Result, key check.PKey) report {
 	rep := report{Mode: "resolve"}
+	if key != 0 {
+		rep.Mode, rep.Partition = "want", key.Partition().String()
+	}
 	for _, r := range rs {
 		lr := libReport{Library: r.Library.ID, Name: r.Library.Name, Kind: r.Library.Kind.String(), Setting: r.Setting,
-			Verdict: r.Verdict, Inactive: r.Inactive, Findings: cmdutil.List(r.Findings), Fixes: cmdutil.List(r.Fixes),
+			Verdict: r.Verdict, Inactive: r.Inactive, Same: r.Same, Findings: cmdutil.List(r.Findings), Fixes: cmdutil.List(r.Fixes),
 			Unchecked: cmdutil.List(r.Unchecked), Notes: cmdutil.List(r.Notes), Assumptions: cmdutil.List(r.Assumptions), Source: r.Library.Source,
 			Ports: []portReport{}}
 		for _, pr := range r.Ports {
-			p := portReport{Host: pr.Port.Host, Device: pr.Port.Device, Port: pr.Port.Num, Name: portName(pr.Port), Used: pr.Used, Why: pr.Why}
-			if pr.Used {
-				pickFields(&p, pr.Pick)
-			}
-			lr.Ports = append(lr.Ports, p)
-		}
-		rep.Libraries = append(rep.Libraries, lr)
-	}
-	return rep
-}
-
-func wantReport(ws []*job.WantResult, key check.PKey) report {
-	rep := report{Mode: "want", Partition: key.Partition().String()}
-	for _, w := range ws {
-		lr := libReport{Library: w.Library.ID, Name: w.Library.Name, Kind: w.Library.Kind.String(), Verdict: w.Verdict,
-			Inactive: w.Inactive, Same: w.Same, Findings: cmdutil.List(w.Findings), Fixes: []string{}, Unchecked: cmdutil.List(w.Unchecked),
-			Notes: cmdutil.List(w.Notes), Assumptions: []string{}, Source: w.Library.Source, Ports: []portReport{}}
-		if w.Verdict != job.NotApplicable && len(w.Ports) > 0 {
-			lr.Setting = w.Summary()
-		}
-		for _, pw := range w.Ports {
-			p := portReport{Host: pw.Port.Host, Device: pw.Port.Device, Port: pw.Port.Num, Name: portName(pw.Port), Used: true, Setting: pw.Want.Setting}
-			if pw.Want.Setting == "" && pw.Want.Problem != "" {
-				p.Outcome, p.Problem = job.Fails, pw.Want.Problem
-				if pw.Want.Gap == job.GapUnread {
-					p.Outcome = job.NotChecked
+			p := portReport{Host: pr.Port.Host, Device: pr.Port.Device, Port: pr.Port.Num, Name: pr.Port.Device + "/" + strconv.Itoa(pr.Port.Num),
+				Used: pr.Used, Why: pr.Why, Setting: pr.Setting}
+			if pr.Used { // what the library does there
+				p.Outcome, p.Problem = pr.Outcome, pr.Problem
+				if pr.Index >= 0 {
+					i := pr.Index
+					p.Index = &i
 				}
-			} else {
-				pickFields(&p, pw.Want.Pick)
-				if pw.Want.Problem != "" {
-					p.Problem = pw.Want.Problem
+				if pr.Outcome == job.Uses || pr.Outcome == job.EmptyEntry {
+					p.PKey, p.key = pr.PKey.String(), pr.PKey
+					if pr.PKey.Valid() {
+						p.Membership = pr.PKey.Membership().String()
+					}
 				}
 			}
 			lr.Ports = append(lr.Ports, p)
@@ -130,8 +101,6 @@ func wantReport(ws []*job.WantResult, key check.PKey) report {
 	}
 	return rep
 }
-
-func portName(p *job.Port) string { return p.Device + "/" + strconv.Itoa(p.Num) }
 
 // addReach says, for each partition the libraries use, how many end ports of the
 // sweep are full and limited members of it.

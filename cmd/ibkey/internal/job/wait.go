@@ -63,7 +63,7 @@ func sysfsEntries(ports []*job.Port) int {
 // pending, the wait ends (exit 1, or 4 when only unread tables are pending; nothing
 // is printed on stdout), or ctx ends (a signal: the error says what was still
 // pending).
-func (g *gate) run(ctx context.Context, first []*job.Port) ([]*job.WantResult, []*job.Port, error) {
+func (g *gate) run(ctx context.Context, first []*job.Port) ([]*job.Result, []*job.Port, error) {
 	start := time.Now()
 	deadline := start.Add(g.o.Wait)
 	ports := first
@@ -82,7 +82,7 @@ func (g *gate) run(ctx context.Context, first []*job.Port) ([]*job.WantResult, [
 	}
 	for {
 		var pending []job.Pending
-		var ws []*job.WantResult
+		var ws []*job.Result
 		if lastErr == nil {
 			ws = job.WantPartition(g.libs, g.in, g.key, ports)
 			pending = job.Gate(ws, g.key, g.oneIndex)
@@ -194,7 +194,7 @@ func summary(ps []job.Pending) string {
 
 // describePorts says what the gate waits on, the ports some library uses (or waits
 // for): "2 ports of 2 hosts".
-func describePorts(ws []*job.WantResult) string {
+func describePorts(ws []*job.Result) string {
 	ports, hosts := map[*job.Port]bool{}, map[string]bool{}
 	for _, w := range ws {
 		for _, pw := range w.Ports {

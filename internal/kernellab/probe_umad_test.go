@@ -1,4 +1,4 @@
-package main
+package kernellab_test
 
 import (
 	"context"
@@ -113,7 +113,7 @@ func readTimeout(fd int, size int, d time.Duration) ([]byte, error) {
 	return b[:m], nil
 }
 
-func probeUmad(dev string, port int) umadResult {
+func runUmad(dev string, port int) umadResult {
 	var r umadResult
 	// 1. ibkey's own transport, through its public API.
 	t, err := mad.OpenUmad(dev, port, mad.UmadOptions{Options: mad.Options{Timeout: 2 * time.Second, Retries: -1}})
@@ -206,16 +206,16 @@ func probeUmad(dev string, port int) umadResult {
 	if err != nil {
 		return r
 	}
-	r.step("received length = 64-byte header + 256-byte MAD", check(len(got) == hdrSize+madSize), "%d", len(got))
+	r.step("received length = 64-byte header + 256-byte MAD", expect(len(got) == hdrSize+madSize), "%d", len(got))
 	h := got[:hdrSize]
 	ne, be := binary.NativeEndian, binary.BigEndian
-	r.step("hdr.id is the responder's agent", check(ne.Uint32(h[offID:]) == rid), "%d", ne.Uint32(h[offID:]))
-	r.step("hdr.qpn (be32 at 20) is the sender's QP 1", check(be.Uint32(h[offQPN:]) == 1), "%d", be.Uint32(h[offQPN:]))
-	r.step("hdr.grh_present (32) set, hdr.gid (36..51) the port's GID", check(h[offGRHPresent] == 1 && string(h[offGID:offGID+16]) == string(gid)), "grh %d gid %x", h[offGRHPresent], h[offGID:offGID+16])
+	r.step("hdr.id is the responder's agent", expect(ne.Uint32(h[offID:]) == rid), "%d", ne.Uint32(h[offID:]))
+	r.step("hdr.qpn (be32 at 20) is the sender's QP 1", expect(be.Uint32(h[offQPN:]) == 1), "%d", be.Uint32(h[offQPN:]))
+	r.step("hdr.grh_present (32) set, hdr.gid (36..51) the port's GID", expect(h[offGRHPresent] == 1 && string(h[offGID:offGID+16]) == string(gid)), "grh %d gid %x", h[offGRHPresent], h[offGID:offGID+16])
 	r.step("hdr.pkey_index (56)", nil, "%d", ne.Uint16(h[offPKeyIndex:]))
 	r.step("hdr.lid (be16 at 28), sl (30), hop_limit (34)", nil, "lid %d sl %d hop %d length %d", be.Uint16(h[offLID:]), h[offSL], h[offHopLimit], ne.Uint32(h[offLength:]))
 	m := got[hdrSize:]
-	r.step("request TID and method arrived intact", check(m[3] == byte(mad.MethodGet) && be.Uint32(m[12:]) == 0x1234abcd), "method 0x%02x tid %x", m[3], m[8:16])
+	r.step("request TID and method arrived intact", expect(m[3] == byte(mad.MethodGet) && be.Uint32(m[12:]) == 0x1234abcd), "method 0x%02x tid %x", m[3], m[8:16])
 
 	// The reply: the same MAD as a GetResp, sent back where the request came from
 	// (the received header is the address, as user_mad.rst says).
@@ -229,7 +229,7 @@ func probeUmad(dev string, port int) umadResult {
 	got, err = readTimeout(cfd, hdrSize+madSize, 30*time.Second)
 	r.step("client receives the reply", err, "%d bytes", len(got))
 	if err == nil {
-		r.step("reply status 0, method GetResp, TID low 32 bits kept", check(ne.Uint32(got[offStatus:]) == 0 && got[hdrSize+3] == byte(mad.MethodGetResp) && be.Uint32(got[hdrSize+12:]) == 0x1234abcd),
+		r.step("reply status 0, method GetResp, TID low 32 bits kept", expect(ne.Uint32(got[offStatus:]) == 0 && got[hdrSize+3] == byte(mad.MethodGetResp) && be.Uint32(got[hdrSize+12:]) == 0x1234abcd),
 			"status %d method 0x%02x tid %x", ne.Uint32(got[offStatus:]), got[hdrSize+3], got[hdrSize+8:hdrSize+16])
 		p, derr := mad.Decode(got[hdrSize:])
 		r.step("mad.Decode of the reply", derr, "%+v", p != nil)
@@ -245,7 +245,7 @@ func probeUmad(dev string, port int) umadResult {
 	got, err = readTimeout(cfd, hdrSize+madSize, 30*time.Second)
 	if err == nil {
 		st := ne.Uint32(got[offStatus:])
-		r.step("client gets its request back with status ETIMEDOUT", check(st == uint32(unix.ETIMEDOUT)), "status %d after %v, %d bytes", st, time.Since(start).Round(100*time.Millisecond), len(got))
+		r.step("client gets its request back with status ETIMEDOUT", expect(st == uint32(unix.ETIMEDOUT)), "status %d after %v, %d bytes", st, time.Since(start).Round(100*time.Millisecond), len(got))
 	} else {
 		r.step("client gets its request back with status ETIMEDOUT", err, "")
 	}
@@ -275,7 +275,7 @@ func probeUmad(dev string, port int) umadResult {
 				r.step("responder answers the old-header client", err, "")
 			}
 			got, err := readTimeout(ofd, hdrSize+madSize, 30*time.Second)
-			r.step("old-header reply is 56 + 256 bytes", errors.Join(err, check(len(got) == hdrOldSize+madSize)), "%d", len(got))
+			r.step("old-header reply is 56 + 256 bytes", errors.Join(err, expect(len(got) == hdrOldSize+madSize)), "%d", len(got))
 		}
 	}
 	id := cid
@@ -283,7 +283,7 @@ func probeUmad(dev string, port int) umadResult {
 	return r
 }
 
-func check(ok bool) error {
+func expect(ok bool) error {
 	if ok {
 		return nil
 	}

@@ -1,15 +1,4 @@
-// Command probe is a test-only program the kernel-lab test runs inside the guest (built
-// with CGO_ENABLED=0 on the host, visible in the guest through the shared root). Each
-// subcommand prints one JSON object on stdout for the test to compare with the
-// kernel's own tools:
-//
-//	probe verbs DEV PORT               ibkey's verbs reader: devices, port attributes, P_Key 0
-//	probe watch DEV PORT -- CMD ARGS   the sampler with the verbs source, one sample
-//	                                   before and one after running CMD (traffic), and
-//	                                   the tracker's deltas
-//	probe umad DEV PORT                the umad interface: ibkey's OpenUmad, and a GMP
-//	                                   round trip between two agents on the port
-package main
+package kernellab_test
 
 import (
 	"encoding/json"
@@ -24,36 +13,49 @@ import (
 	"github.com/ibkey/ibkey/internal/query"
 )
 
-func main() {
-	if len(os.Args) < 4 {
+// The probe is this test binary run in the guest under the name probe (TestMain
+// dispatches on it): build builds it on the host with CGO_ENABLED=0, once as it is
+// and once with ibkey_static, and the guest sees it through the shared root. Each
+// subcommand prints one JSON object on stdout, which the tests decode into the same
+// types and compare with the kernel's own tools:
+//
+//	probe verbs DEV PORT               ibkey's verbs reader: devices, port attributes, P_Key 0
+//	probe watch DEV PORT -- CMD ARGS   the sampler with the verbs source, one sample
+//	                                   before and one after running CMD (traffic), and
+//	                                   the tracker's deltas
+//	probe umad DEV PORT                the umad interface: ibkey's OpenUmad, and a GMP
+//	                                   round trip between two agents on the port
+func probeMain(args []string) int {
+	if len(args) < 3 {
 		fmt.Fprintln(os.Stderr, "usage: probe verbs|watch|umad DEV PORT [-- CMD...]")
-		os.Exit(2)
+		return 2
 	}
-	dev := os.Args[2]
-	port, err := strconv.Atoi(os.Args[3])
+	dev := args[1]
+	port, err := strconv.Atoi(args[2])
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "probe: bad port:", err)
-		os.Exit(2)
+		return 2
 	}
 	var out any
-	switch os.Args[1] {
+	switch args[0] {
 	case "verbs":
-		out = probeVerbs(dev, port)
+		out = runVerbs(dev, port)
 	case "watch":
-		if len(os.Args) < 6 || os.Args[4] != "--" {
+		if len(args) < 5 || args[3] != "--" {
 			fmt.Fprintln(os.Stderr, "usage: probe watch DEV PORT -- CMD ARGS")
-			os.Exit(2)
+			return 2
 		}
-		out = probeWatch(dev, port, os.Args[5:])
+		out = runWatch(dev, port, args[4:])
 	case "umad":
-		out = probeUmad(dev, port)
+		out = runUmad(dev, port)
 	default:
-		fmt.Fprintln(os.Stderr, "probe: unknown subcommand", os.Args[1])
-		os.Exit(2)
+		fmt.Fprintln(os.Stderr, "probe: unknown subcommand", args[0])
+		return 2
 	}
 	if err := json.NewEncoder(os.Stdout).Encode(out); err != nil {
-		os.Exit(1)
+		return 1
 	}
+	return 0
 }
 
 type verbsResult struct {
@@ -65,7 +67,7 @@ type verbsResult struct {
 	Steps     map[string]string `json:"steps"`
 }
 
-func probeVerbs(dev string, port int) verbsResult {
+func runVerbs(dev string, port int) verbsResult {
 	r := verbsResult{Available: verbs.Available, Steps: map[string]string{}}
 	l, err := verbs.Open()
 	if err != nil {
@@ -120,7 +122,7 @@ type watchResult struct {
 	Traffic string        `json:"traffic"`
 }
 
-func probeWatch(dev string, port int, traffic []string) watchResult {
+func runWatch(dev string, port int, traffic []string) watchResult {
 	var r watchResult
 	h := &query.Host{Sys: ibverbs.Open("/sys")}
 	s, err := query.NewSampler(h, []query.Selector{{Device: dev, Port: port, HasPort: true}}, time.Now)
