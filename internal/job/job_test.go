@@ -154,6 +154,16 @@ func TestUCXPKey(t *testing.T) {
 		{"unreadable before the full match", env("UCX_IB_PKEY=0x2"), []int{0xffff, unread, 0x8002}, NotChecked, -1, 0, "could not be read"},
 		{"unreadable after the full match", env("UCX_IB_PKEY=0x2"), []int{0x8002, unread}, Uses, 0, 0x8002, ""},
 		{"no valid pkey", env(), []int{0, 0}, Fails, -1, 0, "no valid pkey"},
+		// sscanf("%x") after the 0x, as glibc reads it (TestLibcNumbers).
+		{"cut to 32 bits", env("UCX_IB_PKEY=0x100000002"), []int{0xffff, 0x8002}, Uses, 1, 0x8002, "as 0x2: glibc"},
+		{"white space, sign and a second 0x", env("UCX_IB_PKEY=0x +0x2"), []int{0xffff, 0x8002}, Uses, 1, 0x8002, "as 0x2"},
+		{"text after the digits", env("UCX_IB_PKEY=0x2g"), []int{0xffff, 0x8002}, Uses, 1, 0x8002, "ignores what follows"},
+		{"minus wraps to 32 bits", env("UCX_IB_PKEY=0x-2"), []int{0xffff, 0x8002}, Fails, -1, 0, "0xfffffffe is invalid"},
+		{"0x then no number", env("UCX_IB_PKEY=0x g"), []int{0xffff}, Fails, -1, 0, "no hex digits"},
+		{"0x0x is 0", env("UCX_IB_PKEY=0x0x"), []int{0xffff, 0x8000}, EmptyEntry, 1, 0x8000, "key 0"},
+		{"0xfffe is auto", env("UCX_IB_PKEY=0xfffe"), []int{0x7fff, 0x8002}, Uses, 1, 0x8002, "means auto"},
+		{"0x1fffe is not", env("UCX_IB_PKEY=0x1fffe"), []int{0x7fff, 0x8002}, Fails, -1, 0, "0x1fffe is invalid"},
+		{"0x10000fffe is cut to auto", env("UCX_IB_PKEY=0x10000fffe"), []int{0x7fff, 0x8002}, Uses, 1, 0x8002, "as 0xfffe"},
 	})
 	roce := port("", "mlx5_2", 1, 0xffff)
 	roce.LinkLayer = "Ethernet"
