@@ -239,7 +239,41 @@ func TestGASNetPKey(t *testing.T) {
 		{"key 1 is refused", env("GASNET_IBV_PKEY=1"), tbl, Fails, -1, 0, "Invalid GASNET_IBV_PKEY"},
 		{"not found", env("GASNET_IBV_PKEY=0x9"), tbl, Fails, -1, 0, "Failed to locate index"},
 		{"unreadable before the match", env("GASNET_IBV_PKEY=0x3"), []int{0xffff, unread, 0x8003}, NotChecked, -1, 0, "fatal"},
+		// gasneti_parse_int: no octal, never refuses, a '.' in hex is fatal.
+		{"010 is ten", env("GASNET_IBV_PKEY=010"), []int{0xffff, 0x8008, 0x800a}, Uses, 2, 0x800a, ""},
+		{"-1 is unset", env("GASNET_IBV_PKEY=-1"), tbl, Uses, 0, 0xffff, "unset"},
+		{"not a number is 0, refused", env("GASNET_IBV_PKEY=abc"), tbl, Fails, -1, 0, "Invalid GASNET_IBV_PKEY 'abc'"},
+		{"0b is not binary", env("GASNET_IBV_PKEY=0b11"), tbl, Fails, -1, 0, "Invalid GASNET_IBV_PKEY"},
+		{"_ ends the number", env("GASNET_IBV_PKEY=3_0"), tbl, Uses, 3, 0x8003, ""},
+		{"fraction truncated", env("GASNET_IBV_PKEY=3.9"), tbl, Uses, 3, 0x8003, ""},
+		{"'.' in hex is fatal", env("GASNET_IBV_PKEY=0x3.0"), tbl, Fails, -1, 0, "Format error in numerical string"},
+		{"sign then white space", env("GASNET_IBV_PKEY=+ 3"), tbl, Uses, 3, 0x8003, ""},
+		{"white space then sign is 0", env("GASNET_IBV_PKEY= -3"), tbl, Fails, -1, 0, "Invalid"},
+		{"trailing text ignored", env("GASNET_IBV_PKEY=0x3zz"), tbl, Uses, 3, 0x8003, ""},
+		{"%0 decoded", env("GASNET_IBV_PKEY=%033"), tbl, Uses, 3, 0x8003, ""},
+		{"%0 kept when decoding is off", env("GASNET_IBV_PKEY=%033", "GASNET_DISABLE_ENVDECODE=1"), tbl, Fails, -1, 0, "Invalid"},
+		{"huge fraction undefined", env("GASNET_IBV_PKEY=9999999999999999999.5"), tbl, NotChecked, -1, 0, "undefined in C"},
 	})
+}
+
+// gasneti_parse_int(s, 0) as GASNet's gasnet_tools.c reads it (values worked from the
+// source: 64-bit wrap, 80 digits at most, the sign only first).
+func TestGASNetParseInt(t *testing.T) {
+	for in, want := range map[string]int64{
+		"": 0, "-": 0, "12": 12, "-12": -12, "010": 10, "0x1F": 31, "0X": 0, "0x": 0, " \t7": 7,
+		"- 7": -7, " -7": 0, "7 8": 7, "1e3": 1, "2.5": 2, "-2.5": -2, "1.5.9": 1, ".": 0, "..7": 0, ".7": 0,
+		"18446744073709551615": -1, "18446744073709551617": 1, "0x10000000000000003": 3,
+		strings.Repeat("0", 79) + "12": 1, "0x8001": 0x8001, "32769": 0x8001,
+	} {
+		if got, fatal, undefined := gasnetParseInt(in); got != want || fatal || undefined {
+			t.Errorf("gasnetParseInt(%q) = %d %v %v, want %d", in, got, fatal, undefined, want)
+		}
+	}
+	for _, in := range []string{"0x1.0", "0x.", "-0x2."} {
+		if _, fatal, _ := gasnetParseInt(in); !fatal {
+			t.Errorf("gasnetParseInt(%q): not fatal", in)
+		}
+	}
 }
 
 func TestGASNetPorts(t *testing.T) {
@@ -252,6 +286,11 @@ func TestGASNetPorts(t *testing.T) {
 		{"mlx5_1", "mlx5_1/1"},
 		{"mlx5_0:1,2", "mlx5_0/2"}, // port 1 is DOWN
 		{"mlx5_9", ""},
+		// gasnetc_parse_ports: atoi per port, a ':' at the end is every port.
+		{"mlx5_0:", "mlx5_0/2"},
+		{"mlx5_0: 2x,", "mlx5_0/2"},
+		{"mlx5_0:2,,1", ""}, // the empty port fails the whole list
+		{"+", ""},
 	} {
 		in := env()
 		if c.ports != "" {
