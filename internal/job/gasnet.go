@@ -23,7 +23,7 @@ import (
 //     HCA (GASNETC_IB_MAX_HCAS without --enable-ibv-multirail).
 var GASNet = Library{
 	ID: "gasnet", Name: "GASNet (ibv)", Kind: ByValue,
-	Vars:   []string{"GASNET_IBV_PKEY", "GASNET_IBV_PORTS"},
+	Vars:   []string{"GASNET_IBV_PKEY", "GASNET_IBV_PORTS", "GASNET_DISABLE_ENVDECODE"},
 	Source: "BerkeleyLab/gasnet ibv-conduit/gasnet_core.c get_pkey and gasnetc_probe_ports, ibv-conduit/README",
 	configure: func(in Inputs, s *setup) {
 		env := in.Env

@@ -331,7 +331,17 @@ func TestOpenMPIPKey(t *testing.T) {
 		{"first entry", env("OMPI_MCA_btl_openib_pkey=0x8002"), tbl, Uses, 1, 0x0002, "whatever its membership"},
 		{"synonym", env("OMPI_MCA_btl_openib_ib_pkey_val=2"), tbl, Uses, 1, 0x0002, ""},
 		{"port left out", env("OMPI_MCA_btl_openib_pkey=7"), tbl, Skips, -1, 0, "leaves every port out"},
-		{"bad value", env("OMPI_MCA_btl_openib_pkey=x"), tbl, Fails, -1, 0, "Open MPI rejects"},
+		// int_from_string: strtoull(s, &end, 0), no error for text after the number.
+		{"not a number reads 0", env("OMPI_MCA_btl_openib_pkey=x"), tbl, Uses, 0, 0xffff, "reads as key 0"},
+		{"octal", env("OMPI_MCA_btl_openib_pkey=010"), []int{0xffff, 0x800a, 0x8008}, Uses, 2, 0x8008, ""},
+		{"k multiplies by 1024", env("OMPI_MCA_btl_openib_pkey=1k"), []int{0xffff, 0x8400}, Uses, 1, 0x8400, "partition 0x0400"},
+		{"text after the number", env("OMPI_MCA_btl_openib_pkey= 2z"), tbl, Uses, 1, 0x0002, ""},
+		{"-1 is refused, 0 kept", env("OMPI_MCA_btl_openib_pkey=-1"), tbl, Uses, 0, 0xffff, "Open MPI refuses"},
+		{"past 32 bits is refused, not cut", env("OMPI_MCA_btl_openib_pkey=0x100000002"), tbl, Uses, 0, 0xffff, "Open MPI refuses"},
+		{"the synonym is read last", env("OMPI_MCA_btl_openib_pkey=3", "OMPI_MCA_btl_openib_ib_pkey_val=2"), tbl, Uses, 1, 0x0002, "ib_pkey_val=2"},
+		{"a refused synonym keeps the value", env("OMPI_MCA_btl_openib_pkey=2", "OMPI_MCA_btl_openib_ib_pkey_val=-1"), tbl, Uses, 1, 0x0002, "keeps the value it had (key 0x0002)"},
+		{"a refused pkey stops the synonym", env("OMPI_MCA_btl_openib_pkey=-1", "OMPI_MCA_btl_openib_ib_pkey_val=2"), tbl, Uses, 0, 0xffff, "refuses"},
+		{"the long name first", env("OMPI_MCA_opal_btl_openib_pkey=2", "OMPI_MCA_btl_openib_pkey=3"), tbl, Uses, 1, 0x0002, ""},
 	})
 	r := Resolve([]*Library{&OpenMPI}, env("OMPI_MCA_pml=ucx"), []*Port{port("", "mlx5_0", 1, 0xffff)})[0]
 	if r.Verdict != NotApplicable {
