@@ -39,6 +39,9 @@ var UCX = Library{
 		v, set := env["UCX_IB_PKEY"]
 		cfg, reject, notes := ucxParsePKey(v, set)
 		s.Reject, s.Notes = reject, append(s.Notes, notes...)
+		if cfg.auto && set && !strings.EqualFold(v, "auto") {
+			s.Unchecked = append(s.Unchecked, "UCX_IB_PKEY="+v+" reads 0xfffe, which UCX 1.8.0 and later take as auto (UCS_HEXUNITS_AUTO: partition 0x7ffe is not looked for) and older UCX refuses")
+		}
 		switch {
 		case !set:
 			s.Setting = "UCX_IB_PKEY unset (auto): the first full-member entry, else the first limited one"
@@ -89,8 +92,8 @@ type ucxPKey struct {
 // sign and a second 0x are taken and the value is cut to 32 bits (0x100000001 is key
 // 1). auto is stored as UCS_HEXUNITS_AUTO, (uint16_t)-2 (src/ucs/sys/string.h), and
 // uct_ib_iface_init_pkey compares the value with it, so a value reading 0xfffe is auto
-// too (UCX 1.8.0 and later). notes say how UCX reads a value that is not plain 0x and
-// hex digits.
+// too (UCX 1.8.0 and later; before, 0xfffe was out of range). notes say how UCX reads
+// a value that is not plain 0x and hex digits.
 func ucxParsePKey(v string, set bool) (c ucxPKey, reject string, notes []string) {
 	if !set || strings.EqualFold(v, "auto") {
 		return ucxPKey{auto: true}, "", nil
@@ -106,7 +109,7 @@ func ucxParsePKey(v string, set bool) (c ucxPKey, reject string, notes []string)
 		notes = append(notes, fmt.Sprintf("UCX reads UCX_IB_PKEY=%s as 0x%x: glibc's sscanf(\"%%x\") after the 0x takes white space, a sign and a second 0x, ignores what follows the digits and keeps 32 bits", v, key))
 	}
 	if key == 0xfffe {
-		return ucxPKey{auto: true}, "", append(notes, "UCX stores auto as 0xfffe (UCS_HEXUNITS_AUTO), so UCX_IB_PKEY="+v+" means auto")
+		return ucxPKey{auto: true}, "", notes
 	}
 	if key > 0x7fff {
 		return ucxPKey{key: key}, fmt.Sprintf("UCX rejects UCX_IB_PKEY=%s: \"requested pkey 0x%x is invalid, should be in the range 0..0x7fff\"; give the 15-bit key without the membership bit: UCX_IB_PKEY=0x%04x (UCX prefers the full-member entry by itself)", v, key, key&0x7fff), notes
