@@ -30,6 +30,10 @@ func generated(t *testing.T) map[string][]byte {
 	// The pages show what --help does (cmdutil.Execute makes the durations' help).
 	root.Long = cmdutil.LongHelp(root)
 	cmdutil.AcceptPlainDurations(root)
+	// A long help built when shown (exporter's) is in its man page too.
+	for _, c := range root.Commands() {
+		c.HelpFunc()(c, nil)
+	}
 	files := map[string][]byte{}
 	var b bytes.Buffer
 	must := func(err error) {

@@ -64,7 +64,7 @@ func newExporterCmd(f *cmdutil.Factory) *cobra.Command {
 		Out: f.IOStreams.Out, ErrOut: f.IOStreams.ErrOut,
 		Host: f.Host, Demo: f.IsDemo,
 		OpenFabric: func(ctx context.Context) (*query.Fabric, error) { return m.Open(ctx) },
-	}, nil)
+	})
 	m = cmdutil.AddMADFlags(c, f)
 	return c
 }

@@ -43,8 +43,15 @@ func fullHost(devices, ports int) fakesysfs.Host {
 func TestHostCardinality(t *testing.T) {
 	dir := writeHost(t, fullHost(8, 8))
 	c := NewHostCollector(HostOptions{Host: &query.Host{Sys: ibverbs.Open(dir)}, TableMaxAge: time.Hour})
-	n := testutil.CollectAndCount(c)
-	entries := testutil.CollectAndCount(c, "ibkey_pkey_entry_info")
+	reg, err := NewRegistry(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := testutil.GatherAndCount(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, _ := testutil.GatherAndCount(reg, "ibkey_pkey_entry_info")
 	t.Logf("64 ports x 128 valid entries: %d series (%d entry series, %d per port otherwise)", n, entries, (n-entries)/64)
 	if entries != 64*128 {
 		t.Errorf("%d entry series, want %d", entries, 64*128)

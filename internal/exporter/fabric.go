@@ -245,18 +245,18 @@ func (c *FabricCollector) store(snap *fabricSnapshot) error {
 	return nil
 }
 
-// sweptFamilies are the served sweep's families, gathered when it completed (nil
+// prebuiltFamilies are the served sweep's families, gathered when it completed (nil
 // before the first one).
-func (c *FabricCollector) sweptFamilies() []*dto.MetricFamily {
+func (c *FabricCollector) prebuiltFamilies() ([]*dto.MetricFamily, error) {
 	if s := c.snap.Load(); s != nil {
-		return s.families
+		return s.families, nil
 	}
-	return nil
+	return nil, nil
 }
 
 // Collect implements prometheus.Collector: the sweep results so far, and the served
 // sweep's time, age and duration; NewRegistry adds the sweep's own series, gathered
-// once (sweptFamilies).
+// once (prebuiltFamilies).
 func (c *FabricCollector) Collect(ch chan<- prometheus.Metric) {
 	s := c.snap.Load()
 	c.mu.Lock()

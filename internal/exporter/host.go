@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/ibverbs"
@@ -49,8 +50,10 @@ type HostCollector struct {
 	loadErr  string
 	unread   []query.Unread // devices and ports the last read could not read
 	refs     []query.PortRef
-	// tables are the series that change only when the tables are read again.
-	tables *seriesSet
+	// tables are the families of the series that change only when the tables are
+	// read again (prebuiltFamilies), or why they could not be gathered.
+	tables    []*dto.MetricFamily
+	tablesErr error
 	// counters are read per scrape: the constraint errors from sysfs, then the
 	// violations from HostOptions.Violations (parallel to hostCounters).
 	counters [4]query.Counter
@@ -81,8 +84,9 @@ func NewHostCollector(opts HostOptions) *HostCollector {
 // Describe implements prometheus.Collector.
 func (c *HostCollector) Describe(ch chan<- *prometheus.Desc) { describe(ch, ModeHost) }
 
-// Collect implements prometheus.Collector: the tables as last read (again when older
-// than TableMaxAge), then state and counters read now.
+// Collect implements prometheus.Collector: the host's state and counters read now; the
+// tables are read again when older than TableMaxAge, and their series are served as
+// prebuilt families (NewRegistry).
 func (c *HostCollector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -104,7 +108,6 @@ func (c *HostCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- gauge(mDeviceUnreadable, 1, u.Device, port, u.Err.Error())
 	}
 	ch <- gauge(mTablesAge, now.Sub(c.tablesAt).Seconds())
-	c.tables.Collect(ch)
 	names := make([]string, len(hostCounters))
 	for i, hc := range hostCounters {
 		names[i] = hc.name
@@ -179,7 +182,7 @@ func (c *HostCollector) refresh(now time.Time) {
 		// One unreadable device silences no other: its ports are left out and named.
 		c.unread = pe.Unread
 	case err != nil:
-		c.loadErr, c.refs, c.tables = err.Error(), nil, nil
+		c.loadErr, c.refs, c.tables, c.tablesErr = err.Error(), nil, nil, nil
 		return
 	}
 	c.loadErr = ""
@@ -194,7 +197,15 @@ func (c *HostCollector) refresh(now time.Time) {
 			c.counters[i] = query.Counter{Name: hc.name, Source: c.opts.Violations, Width: query.PortInfoViolationWidth}
 		}
 	}
-	c.tables = buildHostTables(views)
+	c.tables, c.tablesErr = buildHostTables(views).families()
+}
+
+// prebuiltFamilies are the tables' families as last read (NewRegistry gathers them
+// after Collect, which reads the tables again when they are due).
+func (c *HostCollector) prebuiltFamilies() ([]*dto.MetricFamily, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.tables, c.tablesErr
 }
 
 // buildHostTables builds the series of the devices, ports, tables and IPoIB

@@ -103,7 +103,11 @@ ibkey_port_state_id{device="mlx5_2",port="1"} 4
 `
 	names := []string{"ibkey_ipoib_interface_info", "ibkey_ipoib_key_present", "ibkey_port_rcv_constraint_errors",
 		"ibkey_pkey_table_valid_entries", "ibkey_pkey_table_unreadable_entries", "ibkey_pkey_table_unavailable", "ibkey_port_state_id"}
-	if err := testutil.CollectAndCompare(c, strings.NewReader(want), names...); err != nil {
+	reg, err := NewRegistry(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(want), names...); err != nil {
 		t.Error(err)
 	}
 	// Entries: the valid ones of mlx5_0/1 with their membership; 0x8000 (key 0) and
@@ -118,43 +122,36 @@ ibkey_pkey_entry_info{device="mlx5_0",index="4",key="0x0005",membership="full",p
 ibkey_pkey_entry_info{device="mlx5_0",index="5",key="0x0005",membership="limited",pkey="0x0005",port="1"} 1
 ibkey_pkey_entry_info{device="mlx5_0",index="8",key="0x0010",membership="full",pkey="0x8010",port="1"} 1
 `
-	got := filterDevice(t, c, "ibkey_pkey_entry_info", "mlx5_0")
-	if err := testutil.CollectAndCompare(got, strings.NewReader(entries), "ibkey_pkey_entry_info"); err != nil {
+	got := filterDevice(t, reg, "ibkey_pkey_entry_info", "mlx5_0")
+	if err := testutil.GatherAndCompare(got, strings.NewReader(entries), "ibkey_pkey_entry_info"); err != nil {
 		t.Error(err)
 	}
 }
 
-// filterDevice collects c and keeps name's metrics of one device.
-func filterDevice(t *testing.T, c prometheus.Collector, name, dev string) prometheus.Collector {
+// filterDevice gathers g and keeps name's metrics of one device.
+func filterDevice(t *testing.T, g prometheus.Gatherer, name, dev string) prometheus.Gatherer {
 	t.Helper()
-	ch := make(chan prometheus.Metric, 4096)
-	go func() { c.Collect(ch); close(ch) }()
-	var keep []prometheus.Metric
-	for m := range ch {
-		if !strings.Contains(m.Desc().String(), `"`+name+`"`) {
+	mfs, err := g.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keep []*dto.MetricFamily
+	for _, mf := range mfs {
+		if mf.GetName() != name {
 			continue
 		}
-		var pb dto.Metric
-		if err := m.Write(&pb); err != nil {
-			t.Fatal(err)
-		}
-		for _, l := range pb.GetLabel() {
-			if l.GetName() == "device" && l.GetValue() == dev {
-				keep = append(keep, m)
+		f := &dto.MetricFamily{Name: mf.Name, Help: mf.Help, Type: mf.Type}
+		for _, m := range mf.Metric {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "device" && l.GetValue() == dev {
+					f.Metric = append(f.Metric, m)
+				}
 			}
 		}
+		keep = append(keep, f)
 	}
-	return collectorFunc(func(ch chan<- prometheus.Metric) {
-		for _, m := range keep {
-			ch <- m
-		}
-	})
+	return prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) { return keep, nil })
 }
-
-type collectorFunc func(chan<- prometheus.Metric)
-
-func (f collectorFunc) Describe(ch chan<- *prometheus.Desc) { prometheus.DescribeByCollect(f, ch) }
-func (f collectorFunc) Collect(ch chan<- prometheus.Metric) { f(ch) }
 
 // TestHostCountersUnreadableAndSaturated: a counter that cannot be read is a metric
 // with the reason, never a 0 value; 255 is saturated; a pluggable violations source is
@@ -312,7 +309,11 @@ func TestHostPortWentAway(t *testing.T) {
 func TestHostLint(t *testing.T) {
 	dir := writeHost(t, fakesysfs.MLX5())
 	c := newHostCollector(dir, &fakeClock{time.Unix(0, 0)}, nil)
-	problems, err := testutil.CollectAndLint(c)
+	reg, err := NewRegistry(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	problems, err := testutil.GatherAndLint(reg)
 	if err != nil {
 		t.Fatal(err)
 	}

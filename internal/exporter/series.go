@@ -6,18 +6,16 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 )
 
 // seriesSet holds the series that change only when the tables are read again or a
 // sweep completes, built once (what node_exporter's collectors do per scrape, done per
-// sweep: a 2,000-node sweep is 75,000 series). As a collector (host mode) it is
-// unchecked: it describes nothing, and the registry checks what it collects. A sweep's
-// set becomes families once (families), as a registry would gather them but without
-// one: the registry's per-series checks and its sort were two thirds of a 2,000-node
-// sweep's CPU after the MADs (517/448 -> 400/357 ms of CPU per sweep with counters,
-// BenchmarkFabric2000 paired, load 19 on 2 cores).
+// sweep: a 2,000-node sweep is 75,000 series). The set becomes families once
+// (families), as a registry would gather them but without one, and NewRegistry serves
+// them beside the collectors' (prebuilt): the registry's per-series checks and its
+// sort were two thirds of a 2,000-node sweep's CPU after the MADs (517/448 -> 400/357
+// ms of CPU per sweep with counters, BenchmarkFabric2000 paired, load 19 on 2 cores).
 //
 // The budgets of a scrape answered from a 2,000-node sweep (under 100 ms) and of a
 // sweep with counters (at most 2x `fabric pkeys`) need its layout: label pairs are
@@ -46,19 +44,6 @@ type seriesSet struct {
 type series struct {
 	labels []*dto.LabelPair
 	gauge  *dto.Gauge
-}
-
-// constSeries is one series of a seriesSet as a prometheus.Metric (Collect).
-type constSeries struct {
-	desc *prometheus.Desc
-	s    *series
-}
-
-func (s constSeries) Desc() *prometheus.Desc { return s.desc }
-
-func (s constSeries) Write(out *dto.Metric) error {
-	out.Label, out.Gauge = s.s.labels, s.s.gauge
-	return nil
 }
 
 func newSeriesSet() *seriesSet {
@@ -113,16 +98,6 @@ func (s *seriesSet) gauge(v float64) *dto.Gauge {
 	s.gauges, s.values = s.gauges[:k+1], append(s.values, v)
 	s.gauges[k].Value = &s.values[k]
 	return &s.gauges[k]
-}
-
-func (*seriesSet) Describe(chan<- *prometheus.Desc) {}
-
-func (s *seriesSet) Collect(ch chan<- prometheus.Metric) {
-	for m, f := range s.fams {
-		for i := range f {
-			ch <- constSeries{m.desc, &f[i]}
-		}
-	}
 }
 
 // families are the set's series as a registry gathers them (Registry.Gather): by

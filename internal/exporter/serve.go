@@ -58,32 +58,38 @@ const (
 	fdReserve             = 64 // descriptors kept for sysfs, the MAD transport, the textfile
 )
 
+// prebuilt is a collector whose stable series are gathered once, when they change (a
+// sweep completes, the host's tables are read), rather than collected, checked and
+// sorted by the registry at every scrape.
+type prebuilt interface {
+	prebuiltFamilies() ([]*dto.MetricFamily, error)
+}
+
 // NewRegistry returns what /metrics, --once and the textfile gather: a registry holding
 // collectors and nothing else (no Go runtime or process metrics: the exporter's own
-// health is not what it exports), with a fabric collector's sweep series added as they
-// were gathered when the sweep completed (every scrape answers from the last sweep:
-// the registry checking and sorting 75,000 unchanged series at each scrape was half
-// of a 2,000-node scrape).
+// health is not what it exports), with the prebuilt series of the collectors that
+// have them added as they were gathered (every fabric scrape answers from the last
+// sweep: the registry checking and sorting 75,000 unchanged series at each scrape was
+// half of a 2,000-node scrape).
 func NewRegistry(collectors ...prometheus.Collector) (prometheus.Gatherer, error) {
 	reg := prometheus.NewRegistry()
-	var swept []*FabricCollector
+	var pre []prebuilt
 	for _, c := range collectors {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
-		if fc, ok := c.(*FabricCollector); ok {
-			swept = append(swept, fc)
+		if p, ok := c.(prebuilt); ok {
+			pre = append(pre, p)
 		}
-	}
-	if len(swept) == 0 {
-		return reg, nil
 	}
 	return prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
-		mfs, err := reg.Gather()
-		for _, fc := range swept {
-			mfs = append(mfs, fc.sweptFamilies()...)
+		mfs, err := reg.Gather() // first: a host's Collect reads its tables again when due
+		for _, p := range pre {
+			fams, perr := p.prebuiltFamilies()
+			mfs = append(mfs, fams...)
+			err = errors.Join(err, perr)
 		}
-		// The families of the two are distinct (a sweep's series are never what
+		// The families of the two are distinct (prebuilt series are never what
 		// Collect sends): sorted by name, as a registry gives them.
 		slices.SortFunc(mfs, func(a, b *dto.MetricFamily) int { return strings.Compare(a.GetName(), b.GetName()) })
 		return mfs, err

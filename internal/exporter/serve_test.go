@@ -166,12 +166,12 @@ func TestAcceptsGzip(t *testing.T) {
 func TestFamilySetReplacesBadUTF8(t *testing.T) {
 	s := newSeriesSet()
 	s.add(mFPortInfo, 1, "0x1", "bad\xffname", "1", "2", "ca", "")
-	reg, err := NewRegistry(s)
+	fams, err := s.families()
 	if err != nil {
 		t.Fatal(err)
 	}
 	var b bytes.Buffer
-	if err := WriteText(&b, reg); err != nil {
+	if err := WriteText(&b, prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) { return fams, nil })); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(b.String(), `node_name="bad`+"\uFFFD"+`name"`) {
@@ -343,7 +343,7 @@ func TestSweepFamiliesAsRegistryGathers(t *testing.T) {
 	c := NewFabricCollector(FabricOptions{NoCounters: true})
 	snap := c.fromFabric(context.Background(), fatTreeFabric(6, 2, 4, 3), nil, nil)
 	reg := prometheus.NewRegistry()
-	if err := reg.Register(snap.series); err != nil {
+	if err := reg.Register(seriesCollector{snap.series}); err != nil {
 		t.Fatal(err)
 	}
 	want, err := reg.Gather()
@@ -370,4 +370,31 @@ func TestSweepFamiliesAsRegistryGathers(t *testing.T) {
 	if _, err := s.families(); err == nil || !strings.Contains(err.Error(), "ibkey_fabric_nodes: two series") {
 		t.Errorf("two series with the same labels: %v", err)
 	}
+}
+
+// seriesCollector is a seriesSet as an unchecked collector: the same series, for a
+// registry to gather and sort as it does (TestSweepFamiliesAsRegistryGathers).
+type seriesCollector struct{ *seriesSet }
+
+func (seriesCollector) Describe(chan<- *prometheus.Desc) {}
+
+func (s seriesCollector) Collect(ch chan<- prometheus.Metric) {
+	for m, f := range s.fams {
+		for i := range f {
+			ch <- constSeries{m.desc, &f[i]}
+		}
+	}
+}
+
+// constSeries is one series of a seriesSet as a prometheus.Metric.
+type constSeries struct {
+	desc *prometheus.Desc
+	s    *series
+}
+
+func (s constSeries) Desc() *prometheus.Desc { return s.desc }
+
+func (s constSeries) Write(out *dto.Metric) error {
+	out.Label, out.Gauge = s.s.labels, s.s.gauge
+	return nil
 }

@@ -8,8 +8,8 @@
 //
 // A Fabric is a plain value, built by internal/query (a directed-route sweep) or
 // decoded from a file (DecodeFabric). Nothing here talks to the fabric. The package
-// imports only internal/check (keys, GUIDs, ports, findings and the switch-port rule)
-// and internal/jsondoc.
+// imports only internal/check (keys, GUIDs, ports, findings and the switch-port rule),
+// internal/jsondoc and internal/textsafe.
 //
 // Sources: IBA vol. 1 §10.9 (partitioning), §14.2.5 (NodeInfo, PortInfo, P_KeyTable,
 // SwitchInfo), OpenSM osm_pkey_mgr.c (how an SM programs the tables it is audited

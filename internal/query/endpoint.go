@@ -162,10 +162,9 @@ func ResolveEndpointsFrom(src EndpointSources, specs ...check.EndpointSpec) ([]R
 		if err := deferResolveError(err, &unresolved); err != nil {
 			return nil, err
 		}
-		switch {
-		case f != nil:
-			placeSwept(&e, f, n, p, src.PortRules)
-		case src.PortRules:
+		if f != nil {
+			placeSwept(&e, f, n, p)
+		} else {
 			setPortRules(&e, v)
 		}
 		if s.Kind == check.EndpointPort {
@@ -261,7 +260,9 @@ func resolvePort(s check.EndpointSpec, label string, v *PortView) (check.Endpoin
 	return e, err
 }
 
-// setPortRules gives a port endpoint its state and subnet (EndpointSources.PortRules).
+// setPortRules gives a port endpoint its state and subnet (check.Endpoint State and
+// Subnet), so check.CanTalk answers VerdictNotActive for a port that is not ACTIVE and
+// VerdictDifferentSubnets for ports with different GID prefixes.
 func setPortRules(e *check.Endpoint, v *PortView) {
 	e.State = portStateName(v.Port.State.Num)
 	if e.LinkLayer != "Ethernet" && v.Port.GID0.OK() {
@@ -275,14 +276,11 @@ func setPortRules(e *check.Endpoint, v *PortView) {
 }
 
 // placeSwept puts an endpoint resolved from a sweep in its fabric, for can-talk's
-// switch-port rule (the switch port cabled to it), and with portRules its state and
-// subnet as swept.
-func placeSwept(e *check.Endpoint, f *fabric.Fabric, n *fabric.Node, p *fabric.Port, portRules bool) {
+// switch-port rule (the switch port cabled to it), with its state and subnet as swept
+// (setPortRules).
+func placeSwept(e *check.Endpoint, f *fabric.Fabric, n *fabric.Node, p *fabric.Port) {
 	id := check.PortID{Node: n.GUID, Port: p.Num}
 	e.Fabric, e.At = f, &id
-	if !portRules {
-		return
-	}
 	e.State = p.State
 	if p.GIDPrefix != 0 {
 		e.Subnet = &check.SubnetID{SMLID: p.SMLID, GIDPrefix: p.GIDPrefix}

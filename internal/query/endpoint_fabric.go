@@ -9,6 +9,7 @@ import (
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/ibverbs"
+	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // EndpointSources say where can-talk endpoints are resolved. Each is used only by the
@@ -32,12 +33,6 @@ type EndpointSources struct {
 	Sweep func() (*fabric.Fabric, error)
 	// SweepName names the sweep in notes: "fabric.json", "a sweep run now".
 	SweepName string
-	// PortRules gives port endpoints their state and subnet (check.Endpoint State and
-	// Subnet), so check.CanTalk answers VerdictNotActive for a port that is not ACTIVE
-	// and VerdictDifferentSubnets for ports with different GID prefixes. Off, the
-	// verdicts are what they were before these rules (a DOWN port may answer yes):
-	// cmd turns it on together with the exit codes of check.VerdictKind.ExitCode.
-	PortRules bool
 }
 
 // NeedsFabric reports whether resolving these specs needs a fabric (a live transport
@@ -175,15 +170,7 @@ func nodeNames(f *fabric.Fabric) []string {
 		out = append(out, nodeName(n))
 	}
 	sort.Strings(out)
-	return capList(out, maxListed)
-}
-
-// capList is the first most of s and, when there are others, "and N more".
-func capList(s []string, most int) []string {
-	if len(s) > most {
-		return append(s[:most:most], fmt.Sprintf("and %d more", len(s)-most))
-	}
-	return s
+	return textsafe.Capped(out, maxListed)
 }
 
 func lidRanges(f *fabric.Fabric) []string {
@@ -213,7 +200,7 @@ func lidRanges(f *fabric.Fabric) []string {
 	if len(out) == 0 {
 		return []string{"none: no LIDs are assigned (has a Subnet Manager run?)"}
 	}
-	return capList(out, maxListed)
+	return textsafe.Capped(out, maxListed)
 }
 
 func nodeName(n *fabric.Node) string {

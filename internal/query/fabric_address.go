@@ -58,7 +58,7 @@ func (fab *Fabric) FindGUID(ctx context.Context, g check.GUID, base FabricSelect
 	}
 	sel, gerr := GUIDSelector(f, g, base)
 	if gerr != nil && err != nil {
-		return base, &UnknownError{Msg: fmt.Sprintf("incomplete: the answer depends on what was not checked: GUID %s: not in the part of the fabric swept before: %v", g, err)}
+		return base, notChecked(fmt.Sprintf("GUID %s: not in the part of the fabric swept before: %v", g, err))
 	}
 	return sel, gerr
 }

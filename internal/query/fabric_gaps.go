@@ -95,7 +95,7 @@ func (g Gaps) String() string {
 		parts = append(parts, strings.Join(failed, ", ")+" not read")
 	}
 	if g.UnansweredLinks > 0 {
-		parts = append(parts, textsafe.Plural(g.UnansweredLinks, "link", "links")+" with no answer from the far end (the nodes behind them are missing)")
+		parts = append(parts, unansweredText(g.UnansweredLinks))
 	}
 	if g.UnprobedLinks > 0 {
 		parts = append(parts, unprobedText(g.UnprobedLinks))
@@ -103,28 +103,12 @@ func (g Gaps) String() string {
 	return strings.Join(parts, "; ")
 }
 
-func unprobedText(n int) string {
-	return textsafe.Plural(n, "link", "links") + " past the 63 hops a directed route holds, not probed (the nodes behind them are missing)"
+func unansweredText(n int) string {
+	return textsafe.Plural(n, "link", "links") + " with no answer from the far end (the nodes behind them are missing)"
 }
 
-// GapKind is the kind of one gap, as a document's incomplete kind names it.
-type GapKind string
-
-const (
-	// GapPartialSweep: the sweep stopped early, or links whose far end did not
-	// answer (the nodes behind them were not swept).
-	GapPartialSweep GapKind = "partial-sweep"
-	// GapUnreadNode: node attributes or PortInfo not read.
-	GapUnreadNode GapKind = "unread-node"
-	// GapUnreadTable: P_Key tables not read (or, when tables are needed, not in a
-	// sweep made without them).
-	GapUnreadTable GapKind = "unread-table"
-)
-
-// Gap is one kind of thing a fabric lacks, said for people.
-type Gap struct {
-	Kind    GapKind
-	Message string
+func unprobedText(n int) string {
+	return textsafe.Plural(n, "link", "links") + " past the 63 hops a directed route holds, not probed (the nodes behind them are missing)"
 }
 
 // tablesNotRead counts the tables a sweep holds no answer for without a failure: end
@@ -141,34 +125,37 @@ func tablesNotRead(f *fabric.Fabric) int {
 	return k
 }
 
-// FabricGapList lists the gaps of f: empty exactly when nothing the command needs
+// FabricGapList lists the gaps of f, each with its kind (fabric.NotCheckedKind, as a
+// document's incomplete kind names it): empty exactly when nothing the command needs
 // is missing. needTables: the command answers from the tables, so tables a sweep made
 // without them (--no-tables) are gaps too.
-func FabricGapList(f *fabric.Fabric, needTables bool) []Gap {
+func FabricGapList(f *fabric.Fabric, needTables bool) []fabric.NotCheckedLine {
 	g := FabricGaps(f)
-	var out []Gap
+	var out []fabric.NotCheckedLine
+	add := func(kind fabric.NotCheckedKind, text string) {
+		out = append(out, fabric.NotCheckedLine{Kind: kind, Text: text})
+	}
 	if g.Stopped != "" {
-		out = append(out, Gap{GapPartialSweep, "the sweep stopped early (" + g.Stopped + "): nodes past that point were not swept"})
+		add(fabric.PartialSweep, "the sweep stopped early ("+g.Stopped+"): nodes past that point were not swept")
 	}
 	if k := len(f.Unreachable); k > 0 {
-		msg := textsafe.Plural(k, "link", "links") + " with no answer from the far end (the nodes behind them are missing)"
-		out = append(out, Gap{GapPartialSweep, msg + ": " + unreachableList(f)})
+		add(fabric.PartialSweep, unansweredText(k)+": "+unreachableList(f))
 	}
 	if g.UnprobedLinks > 0 {
-		out = append(out, Gap{GapPartialSweep, unprobedText(g.UnprobedLinks)})
+		add(fabric.PartialSweep, unprobedText(g.UnprobedLinks))
 	}
 	if g.NodeReads > 0 {
-		out = append(out, Gap{GapUnreadNode, textsafe.Plural(g.NodeReads, "node attribute read", "node attribute reads") + " (NodeDescription, SwitchInfo) failed"})
+		add(fabric.UnreadNode, textsafe.Plural(g.NodeReads, "node attribute read", "node attribute reads")+" (NodeDescription, SwitchInfo) failed")
 	}
 	if g.PortReads > 0 {
-		out = append(out, Gap{GapUnreadNode, textsafe.Plural(g.PortReads, "PortInfo read", "PortInfo reads") + " failed"})
+		add(fabric.UnreadNode, textsafe.Plural(g.PortReads, "PortInfo read", "PortInfo reads")+" failed")
 	}
 	if g.TableReads > 0 {
-		out = append(out, Gap{GapUnreadTable, textsafe.Plural(g.TableReads, "P_Key table", "P_Key tables") + " not read"})
+		add(fabric.UnreadTable, textsafe.Plural(g.TableReads, "P_Key table", "P_Key tables")+" not read")
 	}
 	if needTables {
 		if k := tablesNotRead(f); k > 0 {
-			out = append(out, Gap{GapUnreadTable, textsafe.Plural(k, "P_Key table", "P_Key tables") + " not in the sweep (made with --no-tables)"})
+			add(fabric.UnreadTable, textsafe.Plural(k, "P_Key table", "P_Key tables")+" not in the sweep (made with --no-tables)")
 		}
 	}
 	return out
@@ -204,7 +191,7 @@ func unreachableList(f *fabric.Fabric) string {
 	for _, u := range f.Unreachable {
 		where = append(where, fmt.Sprintf("behind %s (DR path %s): %s", f.Label(u.From), u.Path, u.Error))
 	}
-	return strings.Join(capList(where, 3), "; ")
+	return strings.Join(textsafe.Capped(where, 3), "; ")
 }
 
 // SweepSummary is "6 nodes (2 switches, 4 CAs), 9 links, swept via X at T in D".

@@ -2,21 +2,17 @@ package query
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 )
 
-// maxLIDList bounds a LID list: the unicast LID space.
-const maxLIDList = 0xbfff
-
 // LIDListForms says what a LID list may be, for messages.
 const LIDListForms = "a LID 1-49151, a list 3,5,9 or a range 3-40"
 
 // ParseLIDList reads "3", "3,5,9", "3-40" or a mix ("1,3-5"), decimal or 0x hex, each
-// a unicast LID (mad.ParseLID). Duplicates are kept once, in first-seen order. The
-// one parser of a LID list (--lid). An error names the input and why, and no flag:
+// a unicast LID (mad.ParseLID). Duplicates are kept once, in first-seen order, so a
+// list holds at most the 49,151 unicast LIDs. The one parser of a LID list (--lid). An error names the input and why, and no flag:
 // "\"5-3\": range 5-3 ends below its start (accepted: ...)"; the command adds the flag
 // (cmdutil.ParseLIDFlag).
 func ParseLIDList(s string) ([]uint16, error) {
@@ -43,9 +39,6 @@ func ParseLIDList(s string) ([]uint16, error) {
 				seen[uint16(l)] = true
 				out = append(out, uint16(l))
 			}
-		}
-		if len(out) > maxLIDList {
-			return nil, bad("more than " + strconv.Itoa(maxLIDList) + " LIDs")
 		}
 	}
 	return out, nil

@@ -1,8 +1,8 @@
 package query
 
 import (
-	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -67,14 +67,15 @@ func NewMADCounters(ctx context.Context, fab *Fabric, ports map[PortRef]*MADPort
 	return &MADCounters{fab: fab, ctx: ctx, ports: ports, read: map[PortRef]mad.PortInfo{}}
 }
 
-func (m *MADCounters) port(ref PortRef) (MADPort, bool) {
+// port is ref's MADPort, and why it cannot be read over MADs ("" when it can).
+func (m *MADCounters) port(ref PortRef) (MADPort, string) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	p, ok := m.ports[ref]
 	if !ok {
-		return MADPort{}, false
+		return MADPort{}, "not read over MADs"
 	}
-	return *p, true
+	return *p, p.Unavailable
 }
 
 func (m *MADCounters) getPortInfo(ref PortRef, p MADPort) (mad.PortInfo, error) {
@@ -94,12 +95,9 @@ func (m *MADCounters) getPortInfo(ref PortRef, p MADPort) (mad.PortInfo, error) 
 
 // PortState implements StateReader: one Get PortInfo, kept for the PortInfo counters.
 func (m *MADCounters) PortState(ref PortRef) (string, error) {
-	p, ok := m.port(ref)
-	switch {
-	case !ok:
-		return "", fmt.Errorf("%s is not read over MADs", ref)
-	case p.Unavailable != "":
-		return "", fmt.Errorf("%s", p.Unavailable)
+	p, why := m.port(ref)
+	if why != "" {
+		return "", errors.New(why)
 	}
 	pi, err := m.getPortInfo(ref, p)
 	if err != nil {
@@ -123,9 +121,9 @@ func (madPortInfo) Name() string { return SourcePortInfo }
 
 func (s madPortInfo) Read(ref PortRef, names []string, out []Reading) {
 	m := s.m
-	p, ok := m.port(ref)
-	if !ok || p.Unavailable != "" {
-		fill(out, Reading{Unavailable: cmp.Or(p.Unavailable, "not read over MADs")})
+	p, why := m.port(ref)
+	if why != "" {
+		fill(out, Reading{Unavailable: why})
 		return
 	}
 	m.mu.Lock()
@@ -139,18 +137,11 @@ func (s madPortInfo) Read(ref PortRef, names []string, out []Reading) {
 			return
 		}
 	}
-	for i, n := range names {
-		switch n {
-		case PKeyViolations:
-			out[i] = Reading{Value: uint64(pi.PKeyViolations)}
-		case QKeyViolations:
-			out[i] = Reading{Value: uint64(pi.QKeyViolations)}
-		case MKeyViolations:
-			out[i] = Reading{Value: uint64(pi.MKeyViolations)}
-		default:
-			out[i] = Reading{Unavailable: "not a PortInfo counter"}
-		}
-	}
+	pick(names, out, "not a PortInfo counter", map[string]Reading{
+		PKeyViolations: {Value: uint64(pi.PKeyViolations)},
+		QKeyViolations: {Value: uint64(pi.QKeyViolations)},
+		MKeyViolations: {Value: uint64(pi.MKeyViolations)},
+	})
 }
 
 type madPortCounters struct{ m *MADCounters }
@@ -159,10 +150,10 @@ func (madPortCounters) Name() string { return SourcePortCounters }
 
 func (s madPortCounters) Read(ref PortRef, names []string, out []Reading) {
 	m := s.m
-	p, ok := m.port(ref)
+	p, why := m.port(ref)
 	switch {
-	case !ok || p.Unavailable != "":
-		fill(out, Reading{Unavailable: cmp.Or(p.Unavailable, "not read over MADs")})
+	case why != "":
+		fill(out, Reading{Unavailable: why})
 		return
 	case p.PMALID == 0:
 		fill(out, Reading{Unavailable: p.NoPMA})
@@ -174,47 +165,34 @@ func (s madPortCounters) Read(ref PortRef, names []string, out []Reading) {
 		fill(out, Reading{Err: m.fab.madError(addr, fmt.Errorf("PortCounters of port %d: %w", p.Num, err)).Error()})
 		return
 	}
-	for i, n := range names {
-		v, ok := portCounterValue(pc, n)
-		if !ok {
-			out[i] = Reading{Unavailable: "not a PortCounters counter"}
-			continue
-		}
-		out[i] = Reading{Value: v}
-	}
+	// PortCounters' fields by their sysfs counters/ names.
+	pick(names, out, "not a PortCounters counter", map[string]Reading{
+		"symbol_error":                    {Value: uint64(pc.SymbolErrorCounter)},
+		"link_error_recovery":             {Value: uint64(pc.LinkErrorRecoveryCounter)},
+		"link_downed":                     {Value: uint64(pc.LinkDownedCounter)},
+		"port_rcv_errors":                 {Value: uint64(pc.PortRcvErrors)},
+		"port_rcv_remote_physical_errors": {Value: uint64(pc.PortRcvRemotePhysicalErrors)},
+		"port_rcv_switch_relay_errors":    {Value: uint64(pc.PortRcvSwitchRelayErrors)},
+		"port_xmit_discards":              {Value: uint64(pc.PortXmitDiscards)},
+		XmitConstraintErrors:              {Value: uint64(pc.PortXmitConstraintErrors)},
+		RcvConstraintErrors:               {Value: uint64(pc.PortRcvConstraintErrors)},
+		"local_link_integrity_errors":     {Value: uint64(pc.LocalLinkIntegrityErrors)},
+		"excessive_buffer_overrun_errors": {Value: uint64(pc.ExcessiveBufferOverrunErrors)},
+		"VL15_dropped":                    {Value: uint64(pc.VL15Dropped)},
+		"port_xmit_wait":                  {Value: uint64(pc.PortXmitWait)},
+	})
 }
 
-// portCounterValue is PortCounters' field for a sysfs counters/ name.
-func portCounterValue(pc mad.PortCounters, name string) (uint64, bool) {
-	switch name {
-	case "symbol_error":
-		return uint64(pc.SymbolErrorCounter), true
-	case "link_error_recovery":
-		return uint64(pc.LinkErrorRecoveryCounter), true
-	case "link_downed":
-		return uint64(pc.LinkDownedCounter), true
-	case "port_rcv_errors":
-		return uint64(pc.PortRcvErrors), true
-	case "port_rcv_remote_physical_errors":
-		return uint64(pc.PortRcvRemotePhysicalErrors), true
-	case "port_rcv_switch_relay_errors":
-		return uint64(pc.PortRcvSwitchRelayErrors), true
-	case "port_xmit_discards":
-		return uint64(pc.PortXmitDiscards), true
-	case XmitConstraintErrors:
-		return uint64(pc.PortXmitConstraintErrors), true
-	case RcvConstraintErrors:
-		return uint64(pc.PortRcvConstraintErrors), true
-	case "local_link_integrity_errors":
-		return uint64(pc.LocalLinkIntegrityErrors), true
-	case "excessive_buffer_overrun_errors":
-		return uint64(pc.ExcessiveBufferOverrunErrors), true
-	case "VL15_dropped":
-		return uint64(pc.VL15Dropped), true
-	case "port_xmit_wait":
-		return uint64(pc.PortXmitWait), true
+// pick fills out with the readings a source has, by counter name; a name it has not
+// is Unavailable, with why.
+func pick(names []string, out []Reading, why string, have map[string]Reading) {
+	for i, n := range names {
+		r, ok := have[n]
+		if !ok {
+			r.Unavailable = why
+		}
+		out[i] = r
 	}
-	return 0, false
 }
 
 func fill(out []Reading, r Reading) {

@@ -9,18 +9,11 @@ import (
 // This file is `watch pkeys`' change detector: read a port's P_Key table as it is now,
 // compare two reads, and say what each changed index means for the QPs using it.
 
-// TableRead is one read of a port's P_Key table: its entries, or why it could not be
-// read (Err).
+// TableRead is one read of a port's P_Key table: its entries (DecodeTable's; an entry
+// that could not be read has Unreadable set), or why it could not be read (Err).
 type TableRead struct {
-	Entries []EntryRead
+	Entries []Entry
 	Err     string
-}
-
-// EntryRead is one entry of a TableRead; an entry that could not be read has
-// Readable false and no Value.
-type EntryRead struct {
-	Value    check.PKey
-	Readable bool
 }
 
 // ReadTable reads the P_Key table of port r on h now.
@@ -29,11 +22,7 @@ func ReadTable(h *Host, r PortRef) *TableRead {
 	if err != nil {
 		return &TableRead{Err: err.Error()}
 	}
-	t := &TableRead{Entries: make([]EntryRead, len(raw))}
-	for i, e := range raw {
-		t.Entries[i] = EntryRead{Value: check.PKey(e.Value), Readable: e.Err == nil}
-	}
-	return t
+	return &TableRead{Entries: DecodeTable(raw).Entries}
 }
 
 // Table change kinds.
@@ -72,7 +61,7 @@ func TableChanges(old, cur *TableRead) []TableChange {
 	}
 	var out []TableChange
 	for i := 0; i < max(len(old.Entries), len(cur.Entries)); i++ {
-		var a, b *EntryRead
+		var a, b *Entry
 		if i < len(old.Entries) {
 			a = &old.Entries[i]
 		}
@@ -88,42 +77,44 @@ func TableChanges(old, cur *TableRead) []TableChange {
 	return out
 }
 
-func entryValue(e *EntryRead) *check.PKey {
-	if e == nil || !e.Readable {
+func entryValue(e *Entry) *check.PKey {
+	if e == nil || !e.readable() {
 		return nil
 	}
-	v := e.Value
+	v := e.PKey
 	return &v
 }
+
+func (e *Entry) readable() bool { return e.Unreadable == "" }
 
 func memberOf(p check.PKey) string {
 	return fmt.Sprintf("%s member of partition %s", p.Membership(), p.Partition().String())
 }
 
 // describeChange says what a change of one entry means; "" when nothing changed.
-func describeChange(a, b *EntryRead) (kind, desc string) {
-	valid := func(e *EntryRead) bool { return e != nil && e.Readable && e.Value.Valid() }
+func describeChange(a, b *Entry) (kind, desc string) {
+	valid := func(e *Entry) bool { return e != nil && e.Valid() }
 	switch {
-	case a != nil && b != nil && a.Readable == b.Readable && (!a.Readable || a.Value == b.Value):
+	case a != nil && b != nil && a.readable() == b.readable() && (!a.readable() || a.PKey == b.PKey):
 		return "", ""
-	case a == nil && b != nil && b.Readable && !b.Value.Valid():
+	case a == nil && b != nil && b.readable() && !b.PKey.Valid():
 		return "", "" // the table grew by an empty entry
-	case b == nil && a != nil && a.Readable && !a.Value.Valid():
+	case b == nil && a != nil && a.readable() && !a.PKey.Valid():
 		return "", ""
-	case b != nil && !b.Readable:
+	case b != nil && !b.readable():
 		return ChangeUnreadable, "the entry can no longer be read"
-	case a != nil && !a.Readable && !valid(b):
+	case a != nil && !a.readable() && !valid(b):
 		return ChangeReadable, "the entry can be read again: empty (invalid)"
-	case a != nil && !a.Readable:
-		return ChangeReadable, "the entry can be read again: " + memberOf(b.Value)
+	case a != nil && !a.readable():
+		return ChangeReadable, "the entry can be read again: " + memberOf(b.PKey)
 	case !valid(a) && valid(b):
-		return ChangeAdded, memberOf(b.Value)
+		return ChangeAdded, memberOf(b.PKey)
 	case valid(a) && !valid(b):
-		return ChangeRemoved, memberOf(a.Value) + " (a QP using this index loses the partition)"
-	case valid(a) && valid(b) && a.Value.Partition() == b.Value.Partition():
-		return ChangeMembership, fmt.Sprintf("partition %s: %s -> %s member", b.Value.Partition().String(), a.Value.Membership(), b.Value.Membership())
+		return ChangeRemoved, memberOf(a.PKey) + " (a QP using this index loses the partition)"
+	case valid(a) && valid(b) && a.PKey.Partition() == b.PKey.Partition():
+		return ChangeMembership, fmt.Sprintf("partition %s: %s -> %s member", b.PKey.Partition().String(), a.PKey.Membership(), b.PKey.Membership())
 	case valid(a) && valid(b):
-		return ChangeReplaced, fmt.Sprintf("%s replaced by %s (a QP using this index now sends in another partition)", memberOf(a.Value), memberOf(b.Value))
+		return ChangeReplaced, fmt.Sprintf("%s replaced by %s (a QP using this index now sends in another partition)", memberOf(a.PKey), memberOf(b.PKey))
 	}
 	return "", "" // invalid to another invalid value (0x0000 <-> 0x8000)
 }
@@ -132,7 +123,7 @@ func describeChange(a, b *EntryRead) (kind, desc string) {
 func (t *TableRead) unread() int {
 	n := 0
 	for _, e := range t.Entries {
-		if !e.Readable {
+		if !e.readable() {
 			n++
 		}
 	}
@@ -143,7 +134,7 @@ func (t *TableRead) unread() int {
 func (t *TableRead) entries() []check.TableEntry {
 	out := make([]check.TableEntry, len(t.Entries))
 	for i, e := range t.Entries {
-		out[i] = check.TableEntry{Index: i, PKey: e.Value, Readable: e.Readable}
+		out[i] = check.TableEntry{Index: i, PKey: e.PKey, Readable: e.readable()}
 	}
 	return out
 }

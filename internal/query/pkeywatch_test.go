@@ -11,9 +11,9 @@ import (
 // TestTableChanges: every kind of change between two reads of a table, and what is not
 // a change.
 func TestTableChanges(t *testing.T) {
-	e := func(v uint16) EntryRead { return EntryRead{Value: check.PKey(v), Readable: true} }
-	bad := EntryRead{}
-	tab := func(es ...EntryRead) *TableRead { return &TableRead{Entries: es} }
+	e := func(v uint16) Entry { return Entry{PKey: check.PKey(v)} }
+	bad := Entry{Unreadable: "EIO"}
+	tab := func(es ...Entry) *TableRead { return &TableRead{Entries: es} }
 	cases := []struct {
 		name     string
 		old, cur *TableRead
@@ -65,8 +65,8 @@ func TestTableChanges(t *testing.T) {
 // TestIPoIBEffects: the IPoIB interfaces a change hits are those whose key the kernel
 // found at that index (full preferred), and the new table says what happens to each.
 func TestIPoIBEffects(t *testing.T) {
-	e := func(v uint16) EntryRead { return EntryRead{Value: check.PKey(v), Readable: true} }
-	tab := func(es ...EntryRead) *TableRead { return &TableRead{Entries: es} }
+	e := func(v uint16) Entry { return Entry{PKey: check.PKey(v)} }
+	tab := func(es ...Entry) *TableRead { return &TableRead{Entries: es} }
 	ifcs := []IPoIB{{Name: "ib0.8001", PKey: 0x8001}, {Name: "ib0.8002", PKey: 0x8002}}
 	cases := []struct {
 		name     string
@@ -78,7 +78,7 @@ func TestIPoIBEffects(t *testing.T) {
 		{"now limited", tab(e(0xffff), e(0x8002)), tab(e(0xffff), e(0x0002)), "IPoIB ib0.8002 now runs as a limited member of partition 0x0002"},
 		{"another entry changed", tab(e(0xffff), e(0x8001), e(0x8003)), tab(e(0xffff), e(0x8001), e(0)), ""},
 		{"not the entry the kernel uses", tab(e(0x0001), e(0x8001)), tab(e(0), e(0x8001)), ""},
-		{"key gone, but an entry unread", tab(e(0xffff), e(0x8001), e(0)), tab(e(0xffff), e(0), EntryRead{}), "IPoIB ib0.8001 used this entry; its key 0x8001 is not among the entries read, but 1 could not be read: not checked"},
+		{"key gone, but an entry unread", tab(e(0xffff), e(0x8001), e(0)), tab(e(0xffff), e(0), Entry{Unreadable: "EIO"}), "IPoIB ib0.8001 used this entry; its key 0x8001 is not among the entries read, but 1 could not be read: not checked"},
 	}
 	for _, c := range cases {
 		var got []string

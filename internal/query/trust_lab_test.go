@@ -32,7 +32,7 @@ func canTalkIn(t *testing.T, f *fabric.Fabric, a, b string) check.Verdict {
 		}
 		specs = append(specs, spec)
 	}
-	eps, err := query.ResolveEndpointsFrom(query.EndpointSources{Sweep: func() (*fabric.Fabric, error) { return f, nil }, PortRules: true}, specs...)
+	eps, err := query.ResolveEndpointsFrom(query.EndpointSources{Sweep: func() (*fabric.Fabric, error) { return f, nil }}, specs...)
 	if err != nil {
 		t.Fatalf("resolve %s %s: %v", a, b, err)
 	}
@@ -154,7 +154,7 @@ func TestLabSubnetBoundary(t *testing.T) {
 	}
 	// LID 2 is Switch1 in the local subnet (ibnetdiscover: "base port 0 lid 2"), not
 	// HcaA[2], which the other SM gave LID 2.
-	eps, err := query.ResolveEndpointsFrom(query.EndpointSources{Sweep: func() (*fabric.Fabric, error) { return f, nil }, PortRules: true}, check.EndpointSpec{Kind: check.EndpointLID, LID: 2})
+	eps, err := query.ResolveEndpointsFrom(query.EndpointSources{Sweep: func() (*fabric.Fabric, error) { return f, nil }}, check.EndpointSpec{Kind: check.EndpointLID, LID: 2})
 	if err != nil || !strings.Contains(eps[0].Resolved, `"Switch1"[0]`) {
 		t.Errorf("lid=2 resolved to %q (%v), want Switch1's port 0", eps[0].Resolved, err)
 	}
@@ -164,7 +164,7 @@ func TestLabSubnetBoundary(t *testing.T) {
 // and HcaA[2]'s table was not read: can-talk says so (exit 4) instead of answering.
 func outsideEndpoints(t *testing.T, f *fabric.Fabric) {
 	t.Helper()
-	src := query.EndpointSources{Sweep: func() (*fabric.Fabric, error) { return f, nil }, PortRules: true}
+	src := query.EndpointSources{Sweep: func() (*fabric.Fabric, error) { return f, nil }}
 	x, _ := check.ParseEndpoint("node=HcaX")
 	var nf *query.NotFoundError
 	if _, err := query.ResolveEndpointsFrom(src, x); !errors.As(err, &nf) {

@@ -122,18 +122,11 @@ func (v *VerbsCounters) Read(ref PortRef, names []string, out []Reading) {
 		fill(out, Reading{Err: err.Error()})
 		return
 	}
-	for i, n := range names {
-		switch n {
-		case PKeyViolations:
-			out[i] = Reading{Value: uint64(a.BadPKeyCntr)}
-		case QKeyViolations:
-			out[i] = Reading{Value: uint64(a.QKeyViolCntr)}
-		case MKeyViolations:
-			out[i] = Reading{Unavailable: "not in ibv_query_port (M_KeyViolations is a PortInfo field: SMPs only)"}
-		default:
-			out[i] = Reading{Unavailable: "not a verbs counter"}
-		}
-	}
+	pick(names, out, "not a verbs counter", map[string]Reading{
+		PKeyViolations: {Value: uint64(a.BadPKeyCntr)},
+		QKeyViolations: {Value: uint64(a.QKeyViolCntr)},
+		MKeyViolations: {Unavailable: "not in ibv_query_port (M_KeyViolations is a PortInfo field: SMPs only)"},
+	})
 }
 
 // Close closes every device opened and the library.

@@ -32,12 +32,7 @@ type Assembler struct {
 	hdrs      msgCache[[2]uint64] // trap headers up to their TID: number and LID
 	details   msgCache[trapDetailV]
 	reports   msgCache[reportV]
-	freeP     []*pending
-	// recent are the last one-line ERR events by message (errCode), capture the
-	// message of the one being parsed.
-	recent     [32]recentEvent
-	nextRecent int
-	capture    []byte
+	recent    msgCache[Event] // the last one-line ERR events by message (errCode)
 
 	loc       *time.Location
 	ref       time.Time // the year is inferred from it (the log's last write, or now)
@@ -45,18 +40,20 @@ type Assembler struct {
 	lastMonth time.Month
 	prefix    []byte // log_prefix, "PREFIX: ", when a run's first line shows one
 
-	line    int64
-	pending []*pending // events waiting for more lines, by thread
+	line   int64
+	thread string // the thread of the last event held (hold)
 	// dumping is the trap whose verbose notice dump is being read: the continuation
 	// lines after its "Generic Notice dump" line, up to the next record.
 	dumping *pending
 	// queue holds events in the order their first lines came, until every event
-	// before them is whole: events are handed over in log order.
-	queue []*pending
+	// before them is whole: events are handed over in log order. Those not done
+	// wait for more lines of their thread.
+	queue []pending
 }
 
 // pending is an event in the queue: still collecting lines, or whole (done) and
-// waiting for the events before it.
+// waiting for the events before it. A pointer to one is good until the queue
+// changes.
 type pending struct {
 	thread string
 	ev     *Event
@@ -95,24 +92,14 @@ func (a *Assembler) Line(line []byte) {
 		return
 	}
 	a.dumping = nil
-	if !a.candidate(&r) && (len(a.pending) == 0 || a.findThread(r.thread) == nil) {
+	if !a.candidate(&r) && a.findPending(r.thread, 0) == nil {
 		return
 	}
 	r.function()
-	if len(a.pending) > 0 {
-		a.other(&r)
+	a.other(&r)
+	if len(r.msg) >= 8 {
+		a.message(&r)
 	}
-	msg := r.msg
-	if len(msg) < 8 {
-		return
-	}
-	switch msg[0] {
-	case 'E', 'R', 'B', 'P', 'I', 'M', 'D', 'F', 'U', 'r', 'C', 'G', 'O', 'p':
-		// The first letters of the catalogue's messages.
-	default:
-		return
-	}
-	a.message(&r)
 }
 
 // candidate is the fast look at a record: whether it may be one of the catalogue's
@@ -166,14 +153,14 @@ func (a *Assembler) candidate(r *record) bool {
 // lines one after the other from one thread, so a line of that thread that is not
 // one of them ends it.
 func (a *Assembler) other(r *record) {
-	for i := 0; i < len(a.pending); i++ {
-		p := a.pending[i]
-		if p.thread != string(r.thread) || continues(p, r.msg) {
-			continue
+	ended := false
+	for i := range a.queue {
+		if p := &a.queue[i]; !p.done && p.thread == string(r.thread) && !continues(p, r.msg) {
+			p.done, ended = true, true
 		}
-		a.pending = append(a.pending[:i], a.pending[i+1:]...)
-		i--
-		a.done(p)
+	}
+	if ended {
+		a.drain()
 	}
 }
 
@@ -219,52 +206,27 @@ func continues(p *pending, msg []byte) bool {
 // Flush hands over every pending event (at the end of the log, or when a followed
 // log has been quiet: OpenSM writes an event's lines at once).
 func (a *Assembler) Flush() {
-	for _, p := range a.pending {
-		p.done = true
+	for i := range a.queue {
+		a.queue[i].done = true
 	}
-	a.pending = a.pending[:0]
 	a.dumping = nil
-	a.drain()
-}
-
-// done marks a pending event whole and hands over what is ready.
-func (a *Assembler) done(p *pending) {
-	p.done = true
 	a.drain()
 }
 
 // emit hands over a whole event, or queues it behind the ones still collecting lines.
 func (a *Assembler) emit(ev *Event) {
-	if a.capture != nil {
-		// errCode's one-line event: kept as the template of its message's repeats.
-		c := &a.recent[a.nextRecent]
-		a.nextRecent = (a.nextRecent + 1) % len(a.recent)
-		c.msg = append(c.msg[:0], a.capture...)
-		if c.tmpl == nil {
-			c.tmpl = new(Event)
-		}
-		*c.tmpl = *ev
-		c.tmpl.Lines = nil
-		a.capture = nil
-	}
 	if len(a.queue) == 0 {
 		a.deliver(ev)
 		return
 	}
-	p := a.queued(ev)
-	p.done = true
-	a.drain()
+	a.queue = append(a.queue, pending{ev: ev, done: true})
 }
 
 // drain hands over the events at the head of the queue that are whole.
 func (a *Assembler) drain() {
 	n := 0
 	for n < len(a.queue) && a.queue[n].done {
-		p := a.queue[n]
-		a.deliver(p.ev)
-		if len(a.freeP) < 64 {
-			a.freeP = append(a.freeP, p)
-		}
+		a.deliver(a.queue[n].ev)
 		n++
 	}
 	if n > 0 {
@@ -275,56 +237,46 @@ func (a *Assembler) drain() {
 }
 
 func (a *Assembler) deliver(ev *Event) {
-	if (ev.Kind == KindBadPKey || ev.Kind == KindBadQKey || ev.Kind == KindBadSwitchPKey || ev.Kind == KindBadMKey) && ev.Reporter.GUID != 0 {
-		a.Names.learnTrap(ev)
+	// A trap names its issuer by LID and port GUID (the SM's own lookup of the trap's
+	// source LID, osm_trap_rcv.c); only traps have a reporter.
+	if r := ev.Reporter; r.LID != 0 && r.GUID != 0 {
+		a.Names.guidByLID[r.LID] = r.GUID
 	}
 	a.Emit(ev)
 }
 
-// stamp reads the line's time, inferring the year: the first line's from ref, then
-// one more each time the month goes back (December to January).
+// stamp reads the line's time, inferring the year: the first line's from ref (the
+// year before when its month is after ref's), then one more each time the month goes
+// back (December to January). Lines come many to a second: the second's time is
+// kept, the microseconds added. A stamp that is not one is the zero time.
 func (a *Assembler) stamp(s []byte) time.Time {
-	// Lines come many to a second: the second's time is kept, the microseconds added.
-	if len(s) == stampLen && a.lastSec != (time.Time{}) && string(s[:15]) == string(a.lastStamp[:]) {
-		us := 0
-		for _, c := range s[16:22] {
-			if c < '0' || c > '9' {
-				return time.Time{}
-			}
-			us = us*10 + int(c-'0')
-		}
-		return a.lastSec.Add(time.Duration(us) * time.Microsecond)
-	}
-	t := a.stampSlow(s)
-	if !t.IsZero() {
-		copy(a.lastStamp[:], s[:15])
-		a.lastSec = t.Truncate(time.Second)
-	}
-	return t
-}
-
-func (a *Assembler) stampSlow(s []byte) time.Time {
-	if a.year == 0 {
-		_, m, ok := stampTime(s, 2000, a.loc)
-		if !ok {
+	us := 0
+	for _, c := range s[16:22] {
+		if c < '0' || c > '9' {
 			return time.Time{}
 		}
-		a.year = a.ref.Year()
-		if m > a.ref.Month() {
-			a.year--
+		us = us*10 + int(c-'0')
+	}
+	if string(s[:15]) != string(a.lastStamp[:]) {
+		// "%s %02d %02d:%02d:%02d" (osm_log.c), in local time (localtime_r).
+		t, err := time.Parse("Jan _2 15:04:05", string(s[:15]))
+		if err != nil || s[15] != ' ' {
+			return time.Time{}
 		}
-		a.lastMonth = m
+		switch {
+		case a.year == 0:
+			a.year = a.ref.Year()
+			if t.Month() > a.ref.Month() {
+				a.year--
+			}
+		case t.Month() < a.lastMonth:
+			a.year++
+		}
+		a.lastMonth = t.Month()
+		a.lastSec = time.Date(a.year, t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), 0, a.loc)
+		copy(a.lastStamp[:], s[:15])
 	}
-	t, m, ok := stampTime(s, a.year, a.loc)
-	if !ok {
-		return time.Time{}
-	}
-	if m < a.lastMonth {
-		a.year++
-		t = t.AddDate(1, 0, 0)
-	}
-	a.lastMonth = m
-	return t
+	return a.lastSec.Add(time.Duration(us) * time.Microsecond)
 }
 
 func (a *Assembler) newEvent(k Kind, r *record) *Event {
@@ -358,63 +310,32 @@ func (a *Assembler) add(p *pending, r *record) {
 	if !a.NoLines {
 		p.ev.Lines = append(p.ev.Lines, string(r.line))
 	}
-	if r.level&LevelError != 0 || p.ev.Level == 0 {
-		p.ev.Level |= r.level & LevelError
-	}
+	p.ev.Level |= r.level & LevelError
 }
 
-// findThread is a pending event of thread, if any.
-func (a *Assembler) findThread(thread []byte) *pending {
-	for _, p := range a.pending {
-		if p.thread == string(thread) {
-			return p
-		}
-	}
-	return nil
-}
-
+// findPending is the event of thread waiting for want (0: for anything), if any.
 func (a *Assembler) findPending(thread []byte, want wait) *pending {
-	for _, p := range a.pending {
-		if p.thread == string(thread) && p.want == want {
+	for i := range a.queue {
+		if p := &a.queue[i]; !p.done && p.thread == string(thread) && (want == 0 || p.want == want) {
 			return p
 		}
 	}
 	return nil
-}
-
-// queued puts ev at the end of the queue.
-func (a *Assembler) queued(ev *Event) *pending {
-	var p *pending
-	if n := len(a.freeP); n > 0 {
-		p = a.freeP[n-1]
-		a.freeP = a.freeP[:n-1]
-	} else {
-		p = new(pending)
-	}
-	p.ev, p.want, p.done = ev, 0, false
-	a.queue = append(a.queue, p)
-	return p
 }
 
 // hold queues ev as pending: it waits for more lines of thread.
 func (a *Assembler) hold(ev *Event, thread []byte, want wait) *pending {
-	p := a.queued(ev)
-	if p.thread != string(thread) {
-		p.thread = string(thread)
+	if a.thread != string(thread) {
+		a.thread = string(thread) // a storm's traps come from a few threads: one copy each run
 	}
-	p.want = want
-	a.pending = append(a.pending, p)
-	return p
+	a.queue = append(a.queue, pending{thread: a.thread, ev: ev, want: want})
+	return &a.queue[len(a.queue)-1]
 }
 
+// release marks a pending event whole and hands over what is ready.
 func (a *Assembler) release(p *pending) {
-	for i, q := range a.pending {
-		if q == p {
-			a.pending = append(a.pending[:i], a.pending[i+1:]...)
-			break
-		}
-	}
-	a.done(p)
+	p.done = true
+	a.drain()
 }
 
 func has(msg []byte, prefix string) bool { return bytes.HasPrefix(msg, []byte(prefix)) }
@@ -506,27 +427,28 @@ func (a *Assembler) message(r *record) {
 	}
 }
 
-// errCode handles "ERR XXXX: ..." lines.
+// errCode handles "ERR XXXX: ..." lines. A repeat of a recent one-line event (an
+// application asking the SA the same refused path in a loop) is the template's
+// event, with this line's time.
 func (a *Assembler) errCode(r *record) {
+	if tmpl, ok := a.recent.get(r.msg); ok {
+		ev := a.newEvent(tmpl.Kind, r)
+		t, ln, lines, lv := ev.Time, ev.Line, ev.Lines, ev.Level
+		*ev = tmpl
+		ev.Time, ev.Line, ev.Lines, ev.Level = t, ln, lines, lv
+		a.emit(ev)
+	} else if ev := a.errEvent(r); ev != nil {
+		tmpl := *ev
+		tmpl.Lines = nil
+		a.recent.put(r.msg, tmpl)
+		a.emit(ev)
+	}
+}
+
+// errEvent reads an ERR line: the one-line event it is, or nil (an event that waits
+// for more lines is held, a line that ends a pending one is added to it).
+func (a *Assembler) errEvent(r *record) *Event {
 	msg := r.msg
-	if len(msg) < 8 {
-		return
-	}
-	// A repeat of a recent one-line event (an application asking the SA the same
-	// refused path in a loop): the event is the template's, with this line's time.
-	for i := range a.recent {
-		c := &a.recent[i]
-		if c.tmpl != nil && len(c.msg) == len(msg) && string(c.msg) == string(msg) {
-			ev := a.newEvent(c.tmpl.Kind, r)
-			t, ln, lines, lv := ev.Time, ev.Line, ev.Lines, ev.Level
-			*ev = *c.tmpl
-			ev.Time, ev.Line, ev.Lines, ev.Level = t, ln, lines, lv
-			a.emit(ev)
-			return
-		}
-	}
-	a.capture = msg
-	defer func() { a.capture = nil }()
 	code := string(msg[4:8])
 	body := msg[8:]
 	body = bytes.TrimPrefix(body, []byte(":"))
@@ -561,7 +483,7 @@ func (a *Assembler) errCode(r *record) {
 			ok, keyed = scanf(body, "Ports src 0x%x (%s port %d) and dst 0x%x (%s port %d) do not share a PKey as defined by QoS level \"%s\"", &g1, &d1, &p1, &g2, &d2, &p2, &qos), false
 		}
 		if !ok {
-			return
+			return nil
 		}
 		e := ev(KindPathRefused)
 		e.From = Port{GUID: check.GUID(g1), NodeDesc: d1, Num: int(p1)}
@@ -572,37 +494,37 @@ func (a *Assembler) errCode(r *record) {
 			e.Key, e.KeyType = key, KeyPKey
 		}
 		e.QoSLevel = qos
-		a.emit(e)
+		return e
 	case "1F1C", "451A":
 		var sl uint64
 		if !scanf(body, "No partition found for PKey 0x%x - using default SL %d [%s port %d <-> %s port %d]", &key, &sl, &d1, &p1, &d2, &p2) {
-			return
+			return nil
 		}
 		e := ev(KindPathNoPartition)
 		e.Key, e.KeyType, e.SL = key, KeyPKey, int(sl)
 		e.From = Port{NodeDesc: d1, Num: int(p1)}
 		e.To = Port{NodeDesc: d2, Num: int(p2)}
-		a.emit(e)
+		return e
 	case "1B14":
 		var mgid string
 		if !scanf(body, "Cannot join port 0x%x to MGID %s - Port is not in partition of this MC group", &g1, &mgid) {
-			return
+			return nil
 		}
 		e := ev(KindJoinRefused)
 		e.From = Port{GUID: check.GUID(g1), Num: -1}
 		e.MGID = mgid
-		a.emit(e)
+		return e
 	case "1B31", "1B32":
 		var what string
 		if !scanf(body, "%s: query 0x%x group 0x%x", &what, &a1, &b1) {
-			return
+			return nil
 		}
 		e := ev(KindJoinRefused)
 		e.Key, e.KeyType, e.Detail = a1, KeyPKey, fmt.Sprintf("%s: the request's P_Key 0x%04x, the group's 0x%04x", what, a1, b1)
 		a.hold(e, r.thread, waitJoin)
 	case "1B30":
 		if !scanf(body, "Q_Key mismatch: query 0x%x group 0x%x", &a1, &b1) {
-			return
+			return nil
 		}
 		e := ev(KindJoinRefused)
 		e.Key, e.KeyType, e.Detail = a1, KeyQKey, fmt.Sprintf("Q_Key mismatch: the request's Q_Key 0x%08x, the group's 0x%08x", a1, b1)
@@ -611,7 +533,7 @@ func (a *Assembler) errCode(r *record) {
 		// The join that failed the field check above (a query's checks log nothing).
 		p := a.findPending(r.thread, waitJoin)
 		if p == nil {
-			return
+			return nil
 		}
 		a.add(p, r)
 		var mgid string
@@ -628,24 +550,24 @@ func (a *Assembler) errCode(r *record) {
 			format, what = "Request for security trap from non-trusted requester: Given SM_Key:0x%x", "InformInfo for a security trap"
 		}
 		if !scanf(body, format, &key) {
-			return
+			return nil
 		}
 		e := ev(KindUntrusted)
 		e.Key, e.KeyType, e.Detail = key, KeySMKey, what
-		a.emit(e)
+		return e
 	case "1A04":
 		var method, attr uint64
 		var name string
 		if !scanf(body, "Non-Zero MAD SM_Key: 0x%x != SM_Key: 0x%x; SA MAD ignored for method 0x%x attribute 0x%x (%s)", &key, &a1, &method, &attr, &name) {
-			return
+			return nil
 		}
 		e := ev(KindBadSMKey)
 		e.Key, e.KeyType, e.Detail = key, KeySMKey, name
-		a.emit(e)
+		return e
 	case "2F18":
 		var who string
 		if !scanf(body, "Got SM (%s) with sm_key 0x%x that doesn't match our local sm_key. Ignoring SMInfo", &who, &key) {
-			return
+			return nil
 		}
 		e := ev(KindSMKeyMismatch)
 		e.Key, e.KeyType, e.Detail = key, KeySMKey, who
@@ -655,33 +577,33 @@ func (a *Assembler) errCode(r *record) {
 				e.From = Port{LID: uint16(v), Num: -1}
 			}
 		}
-		a.emit(e)
+		return e
 	case "0512":
 		var node, port uint64
 		var desc string
 		if !scanf(body, "Failed to set PKey 0x%x because Pkey table is full for node 0x%x port %u (%s)", &key, &node, &port, &desc) {
-			return
+			return nil
 		}
 		e := ev(KindTableFull)
 		e.Key, e.KeyType = key, KeyPKey
 		e.From = Port{NodeGUID: check.GUID(node), Num: int(port), NodeDesc: desc}
-		a.emit(e)
+		return e
 	case "0507":
 		if !bytes.Contains(r.fn, []byte("pkey_mgr")) {
-			return // libvendor's osm_vendor_mlx_sa.c has an ERR 0507 too
+			return nil // libvendor's osm_vendor_mlx_sa.c has an ERR 0507 too
 		}
 		var cap, last, node, port uint64
 		var desc string
 		if !scanf(body, "Not enough pkey entries (%u <= %u) on switch 0x%x port %u (%s). Clearing Enforcement bit", &cap, &last, &node, &port, &desc) {
-			return
+			return nil
 		}
 		e := ev(KindEnforcementOff)
 		e.From = Port{NodeGUID: check.GUID(node), Num: int(port), NodeDesc: desc}
 		e.Detail = fmt.Sprintf("the switch port holds %d entries; the CA behind it uses index %d", cap, last)
-		a.emit(e)
+		return e
 	case "0502", "0503", "0505", "0506", "0508", "0509", "0510", "0511":
 		if !bytes.Contains(r.fn, []byte("pkey_mgr")) {
-			return // the same codes in libvendor's osm_vendor_mlx_sa.c (not the ibumad build)
+			return nil // the same codes in libvendor's osm_vendor_mlx_sa.c (not the ibumad build)
 		}
 		e := ev(KindProgramFailed)
 		e.Detail = string(body)
@@ -700,7 +622,7 @@ func (a *Assembler) errCode(r *record) {
 		if key != 0 {
 			e.Key, e.KeyType = key, KeyPKey
 		}
-		a.emit(e)
+		return e
 	case "3802":
 		// "Error sending response": the trap is not reported (osm_trap_rcv.c).
 		if p := a.findPending(r.thread, waitReport); p != nil {
@@ -708,6 +630,7 @@ func (a *Assembler) errCode(r *record) {
 			a.release(p)
 		}
 	}
+	return nil
 }
 
 // trapHeader: "Received Generic Notice type:%u num:%u (%s) Producer:%u (%s) from
@@ -754,11 +677,14 @@ func (a *Assembler) trapHeader(r *record) {
 	a.hold(ev, r.thread, waitReport)
 }
 
-// msgCache holds what the last few messages of one kind said, by their bytes: a
-// message seen again (traps repeat, with other threads and times) is not parsed again.
+// msgCache holds what the last 32 messages of one kind said, by their bytes: a
+// message seen again (traps repeat, with other threads and times; an application asks
+// the SA the same refused path in a loop) is not parsed again. 32: a P_Key table that
+// overflows logs an ERR 0512 per partition left out, a dozen in the lab, and the
+// messages between two repeats must fit.
 type msgCache[V any] struct {
-	keys [16][]byte
-	vals [16]V
+	keys [32][]byte
+	vals [32]V
 	next int
 }
 
@@ -776,12 +702,6 @@ func (c *msgCache[V]) put(msg []byte, v V) {
 	c.keys[c.next] = append(c.keys[c.next][:0], msg...)
 	c.vals[c.next] = v
 	c.next = (c.next + 1) % len(c.keys)
-}
-
-// recentEvent is a one-line event kept to read its repeats (errCode).
-type recentEvent struct {
-	msg  []byte
-	tmpl *Event
 }
 
 // trapDetailV is what a trap's detail line says.

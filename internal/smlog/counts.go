@@ -3,11 +3,12 @@ package smlog
 import (
 	"cmp"
 	"context"
-	"fmt"
 	"maps"
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/ibkey/ibkey/internal/check"
 )
 
 // Counts counts a log's events by kind and partition, for the exporter's
@@ -44,7 +45,7 @@ func NewCounts() *Counts { return &Counts{m: map[CountKey]uint64{}, keys: map[Ki
 func (c *Counts) Add(ev *Event) {
 	k := CountKey{Kind: ev.Kind}
 	if ev.KeyType == KeyPKey {
-		k.Key = fmt.Sprintf("0x%04x", ev.Key&0x7fff)
+		k.Key = check.PKey(ev.Key).Partition().String()
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

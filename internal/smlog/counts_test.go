@@ -49,7 +49,7 @@ func TestFollowCounts(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- FollowCounts(ctx, path, c, FollowOptions{Poll: 200 * time.Millisecond, Quiet: 50 * time.Millisecond})
+		done <- FollowCounts(ctx, path, c, FollowOptions{Poll: 200 * time.Millisecond, Quiet: 50 * time.Millisecond, Notice: func(string) {}})
 	}()
 	waitFor := func(want map[CountKey]uint64) {
 		t.Helper()

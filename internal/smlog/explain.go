@@ -9,6 +9,7 @@ import (
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/partconf"
 	"github.com/ibkey/ibkey/internal/query"
+	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // Explainer says, for each event, which rule failed (in the words can-talk uses) and
@@ -43,7 +44,7 @@ func (x *Explainer) ExplainGroup(g *Group) Explanation {
 		if g.MoreKeys > 0 {
 			keys = append(keys, fmt.Sprintf("and %d more", g.MoreKeys))
 		}
-		ex.Rule = fmt.Sprintf("a port's P_Key table holds PartitionCap entries; OpenSM places the partitions in its order and leaves out those that do not fit (osm_pkey_mgr.c): %s is not in partitions %s", labelOr(ex.From, "the port"), strings.Join(keys, ", "))
+		ex.Rule = tableFullRule(ex.From, "partitions "+strings.Join(keys, ", "))
 	}
 	return ex
 }
@@ -135,11 +136,16 @@ func labelOr(e *End, or string) string {
 
 // portEndpoint is e as a can-talk endpoint: its whole table when the fabric has it.
 func portEndpoint(e *End) (check.Endpoint, bool) {
-	t := e.Table()
-	if t == nil {
+	if e.table == nil {
 		return check.Endpoint{}, false
 	}
-	return check.Endpoint{Label: e.Label(), Port: true, Entries: t}, true
+	entries := []check.TableEntry{}
+	for i, k := range e.table {
+		if k.Valid() {
+			entries = append(entries, check.TableEntry{Index: i, PKey: k, Readable: true})
+		}
+	}
+	return check.Endpoint{Label: e.Label(), Port: true, Entries: entries}, true
 }
 
 // pkeyReasons is what can-talk says of a and b, P_Key reasons only.
@@ -300,14 +306,11 @@ func (x *Explainer) pathRefused(ev *Event, ex *Explanation) {
 
 // keyOnly is e restricted to key's entries (the partition asked for).
 func keyOnly(e check.Endpoint, key check.PartitionKey) check.Endpoint {
-	var out []check.TableEntry
+	out := []check.TableEntry{}
 	for _, t := range e.Entries {
 		if t.PKey.Partition() == key {
 			out = append(out, t)
 		}
-	}
-	if out == nil {
-		out = []check.TableEntry{}
 	}
 	e.Entries = out
 	return e
@@ -471,8 +474,7 @@ func (x *Explainer) configWarning(ev *Event, ex *Explanation) {
 }
 
 func (x *Explainer) tableFull(ev *Event, ex *Explanation) {
-	k := check.PKey(ev.Key)
-	ex.Rule = fmt.Sprintf("a port's P_Key table holds PartitionCap entries; OpenSM places the partitions in its order and leaves out those that do not fit (osm_pkey_mgr.c): %s is not in partition %s", labelOr(ex.From, "the port"), k.Partition())
+	ex.Rule = tableFullRule(ex.From, "partition "+check.PKey(ev.Key).Partition().String())
 	ex.Fix = fmt.Sprintf("put %s in fewer partitions, so they fit its table", labelOr(ex.From, "the port"))
 	if x.Parts == nil || ex.From == nil || ex.From.GUID == 0 {
 		return
@@ -488,11 +490,13 @@ func (x *Explainer) tableFull(ev *Event, ex *Explanation) {
 		}
 	}
 	if len(items) > 0 {
-		if len(items) > 8 {
-			items = append(items[:8], fmt.Sprintf("and %d more", len(items)-8))
-		}
-		ex.Fix = fmt.Sprintf("put %s in fewer partitions, so they fit its table; %s names it at %s", labelOr(ex.From, "the port"), x.Parts.Path, strings.Join(items, ", "))
+		ex.Fix = fmt.Sprintf("put %s in fewer partitions, so they fit its table; %s names it at %s", labelOr(ex.From, "the port"), x.Parts.Path, strings.Join(textsafe.Capped(items, 8), ", "))
 	}
+}
+
+// tableFullRule is the rule ERR 0512 breaks: from is not in parts ("partition K").
+func tableFullRule(from *End, parts string) string {
+	return fmt.Sprintf("a port's P_Key table holds PartitionCap entries; OpenSM places the partitions in its order and leaves out those that do not fit (osm_pkey_mgr.c): %s is not in %s", labelOr(from, "the port"), parts)
 }
 
 // fixDefine is the fix for a partition the file should define.

@@ -2,7 +2,6 @@ package smlog
 
 import (
 	"bytes"
-	"time"
 
 	"github.com/ibkey/ibkey/internal/check"
 )
@@ -103,46 +102,4 @@ func hexByte(a, b byte) (uint8, bool) {
 	x, ok1 := check.HexDigit(a)
 	y, ok2 := check.HexDigit(b)
 	return x<<4 | y, ok1 && ok2
-}
-
-var months = [...]string{"Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"}
-
-// stampTime reads a line's time stamp in year, in loc (OpenSM writes local time,
-// localtime_r). ok is false when the stamp is not one.
-func stampTime(s []byte, year int, loc *time.Location) (t time.Time, month time.Month, ok bool) {
-	if len(s) != stampLen {
-		return t, 0, false
-	}
-	m := 0
-	for i, name := range months {
-		if s[0] == name[0] && s[1] == name[1] && s[2] == name[2] {
-			m = i + 1
-			break
-		}
-	}
-	if m == 0 {
-		return t, 0, false
-	}
-	num := func(b []byte) (int, bool) {
-		n := 0
-		for _, c := range b {
-			if c == ' ' && n == 0 {
-				continue // %02d never pads with a space, but be lenient
-			}
-			if c < '0' || c > '9' {
-				return 0, false
-			}
-			n = n*10 + int(c-'0')
-		}
-		return n, true
-	}
-	day, ok1 := num(s[4:6])
-	hh, ok2 := num(s[7:9])
-	mm, ok3 := num(s[10:12])
-	ss, ok4 := num(s[13:15])
-	us, ok5 := num(s[16:22])
-	if !(ok1 && ok2 && ok3 && ok4 && ok5) || s[9] != ':' || s[12] != ':' || s[6] != ' ' || s[15] != ' ' {
-		return t, 0, false
-	}
-	return time.Date(year, time.Month(m), day, hh, mm, ss, us*1000, loc), time.Month(m), true
 }

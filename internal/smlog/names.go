@@ -38,11 +38,3 @@ func (n *Names) learn(p Port) {
 		n.guidByLID[p.LID] = p.GUID
 	}
 }
-
-// learnTrap records a trap's issuer: its LID and port GUID (the SM's own lookup of
-// the trap's source LID, osm_trap_rcv.c).
-func (n *Names) learnTrap(ev *Event) {
-	if ev.Reporter.LID != 0 && ev.Reporter.GUID != 0 {
-		n.guidByLID[ev.Reporter.LID] = ev.Reporter.GUID
-	}
-}

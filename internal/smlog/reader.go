@@ -167,7 +167,7 @@ type FollowOptions struct {
 	// OpenSM) instead of returning the error.
 	Wait bool
 	// Notice receives what Follow noticed about the file (rotated, truncated,
-	// missing), for a note on stderr; nil to ignore.
+	// missing), for a note on stderr.
 	Notice func(string)
 }
 
@@ -183,10 +183,6 @@ func Follow(ctx context.Context, path string, a *Assembler, o FollowOptions) err
 	if o.Quiet <= 0 {
 		o.Quiet = time.Second
 	}
-	note := o.Notice
-	if note == nil {
-		note = func(string) {}
-	}
 	sp := &splitter{line: a.Line}
 	buf := make([]byte, bufSize)
 	// fill reads once from f and hands over the lines it completes.
@@ -195,40 +191,24 @@ func Follow(ctx context.Context, path string, a *Assembler, o FollowOptions) err
 		sp.feed(buf[:m])
 		return m, err
 	}
-	var f *os.File
-	open := func(fromEnd bool) error {
-		nf, err := os.Open(path)
-		if err != nil {
-			return err
-		}
-		if fromEnd {
-			if _, err = nf.Seek(0, io.SeekEnd); err != nil {
-				nf.Close()
-				return err
-			}
-		}
-		f = nf
-		return nil
-	}
-	for {
-		err := open(o.FromEnd)
-		if err == nil {
-			break
-		}
-		if !o.Wait || !errors.Is(err, fs.ErrNotExist) {
-			return err
-		}
+	f, err := os.Open(path)
+	for o.Wait && errors.Is(err, fs.ErrNotExist) {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-time.After(o.Poll):
 		}
+		f, err = os.Open(path)
 	}
-	defer func() {
-		if f != nil {
-			f.Close()
+	if err != nil {
+		return err
+	}
+	defer func() { f.Close() }() // the file open at the end (a nil one after a failed reopen)
+	if o.FromEnd {
+		if _, err := f.Seek(0, io.SeekEnd); err != nil {
+			return err
 		}
-	}()
+	}
 	quietSince := time.Now()
 	missing := false
 	for {
@@ -268,12 +248,12 @@ func Follow(ctx context.Context, path string, a *Assembler, o FollowOptions) err
 			return fmt.Errorf("%s: %w", path, err)
 		}
 		st, err := os.Stat(path)
+		if err != nil && !missing {
+			o.Notice(fmt.Sprintf("%s is gone (rotated?): waiting for it to come back", path))
+		}
+		missing = err != nil
 		switch {
 		case err != nil:
-			if !missing {
-				note(fmt.Sprintf("%s is gone (rotated?): waiting for it to come back", path))
-				missing = true
-			}
 		case !os.SameFile(cur, st):
 			// Renamed away and recreated: what was written to the old file after
 			// the last read is read first, all of it.
@@ -285,22 +265,17 @@ func Follow(ctx context.Context, path string, a *Assembler, o FollowOptions) err
 			}
 			sp.end()
 			f.Close()
-			f = nil
-			if err := open(false); err != nil {
+			if f, err = os.Open(path); err != nil {
 				return fmt.Errorf("%s: %w", path, err)
 			}
-			missing = false
-			note(fmt.Sprintf("%s was rotated: reading the new file from its start", path))
+			o.Notice(fmt.Sprintf("%s was rotated: reading the new file from its start", path))
 		case cur.Size() < off:
 			// Truncated in place.
 			sp.end()
 			if _, err := f.Seek(0, io.SeekStart); err != nil {
 				return fmt.Errorf("%s: %w", path, err)
 			}
-			missing = false
-			note(fmt.Sprintf("%s was truncated: reading it again from its start", path))
-		default:
-			missing = false
+			o.Notice(fmt.Sprintf("%s was truncated: reading it again from its start", path))
 		}
 	}
 }

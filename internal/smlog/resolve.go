@@ -158,21 +158,3 @@ func (r *Resolver) Resolve(p Port, notes *[]string) End {
 	}
 	return e
 }
-
-// Table is the port's P_Key table as the fabric holds it (nil when not known), as
-// can-talk entries.
-func (e End) Table() []check.TableEntry {
-	if e.table == nil {
-		return nil
-	}
-	var out []check.TableEntry
-	for i, k := range e.table {
-		if k.Valid() {
-			out = append(out, check.TableEntry{Index: i, PKey: k, Readable: true})
-		}
-	}
-	if out == nil {
-		out = []check.TableEntry{}
-	}
-	return out
-}

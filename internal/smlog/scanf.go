@@ -16,26 +16,19 @@ import (
 // whole message matched.
 func scanf(msg []byte, format string, args ...any) bool {
 	i, a := 0, 0
-	for f := format; f != ""; {
-		if f[0] != '%' {
-			// A literal run, up to the next conversion.
-			lit := f
-			if k := strings.IndexByte(f, '%'); k >= 0 {
-				lit = f[:k]
-			}
-			if len(msg)-i < len(lit) || string(msg[i:i+len(lit)]) != lit {
+	for f := 0; f < len(format); f++ {
+		if format[f] != '%' {
+			// Literal text: byte for byte.
+			if i == len(msg) || msg[i] != format[f] {
 				return false
 			}
-			i += len(lit)
-			f = f[len(lit):]
+			i++
 			continue
 		}
-		if len(f) < 2 {
+		if f++; f == len(format) {
 			return false
 		}
-		conv := f[1]
-		f = f[2:]
-		switch conv {
+		switch conv := format[f]; conv {
 		case 'u', 'd', 'x':
 			base := uint64(10)
 			if conv == 'x' {
@@ -70,17 +63,15 @@ func scanf(msg []byte, format string, args ...any) bool {
 		case 's', '*':
 			skip := conv == '*'
 			if skip {
-				if f == "" || f[0] != 's' {
+				if f++; f == len(format) || format[f] != 's' {
 					return false
 				}
-				f = f[1:]
 			}
 			// Up to the next literal text of the format, or to the end.
 			end := len(msg)
-			if f != "" {
-				lit := f
-				if k := strings.IndexByte(f, '%'); k >= 0 {
-					lit = f[:k]
+			if lit := format[f+1:]; lit != "" {
+				if k := strings.IndexByte(lit, '%'); k >= 0 {
+					lit = lit[:k]
 				}
 				if lit == "" {
 					return false // %s followed by a conversion: nothing ends it
@@ -91,20 +82,18 @@ func scanf(msg []byte, format string, args ...any) bool {
 				}
 				end = i + k
 			}
-			if skip {
-				i = end
-				continue
+			if !skip {
+				if a >= len(args) {
+					return false
+				}
+				p, ok := args[a].(*string)
+				if !ok {
+					return false
+				}
+				*p = string(msg[i:end])
+				a++
 			}
-			if a >= len(args) {
-				return false
-			}
-			p, ok := args[a].(*string)
-			if !ok {
-				return false
-			}
-			*p = string(msg[i:end])
 			i = end
-			a++
 		default:
 			return false
 		}

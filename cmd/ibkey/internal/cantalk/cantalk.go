@@ -311,8 +311,9 @@ func runCanTalk(o *CanTalkOptions) error {
 	// The host is read only when an endpoint names a port: `can-talk 0x8001 0x0001`
 	// answers on a machine without RDMA devices.
 	var host *query.Host
-	// PortRules: a port that is not ACTIVE, or on another subnet, has its own verdict.
-	src := query.EndpointSources{Host: func() *query.Host { host = o.Host(); return host }, Partitions: parts, PortRules: true}
+	// A port that is not ACTIVE, or on another subnet, has its own verdict (query's
+	// setPortRules).
+	src := query.EndpointSources{Host: func() *query.Host { host = o.Host(); return host }, Partitions: parts}
 	eps, err := o.resolve(src, specA, specB)
 	err = withSourceFlags(err)
 	n := o.Notices
@@ -513,16 +514,8 @@ func cannotResolve(o *CanTalkOptions, specA, specB check.EndpointSpec, rerr *che
 			verdict = check.VerdictUnknown
 			incomplete = []cmdutil.Incomplete{{Kind: cmdutil.IncompleteUnreadEntries, Message: reason}}
 		}
-		if err := cmdutil.WriteJSON(o.IO.Out, struct {
-			Schema     cmdutil.SchemaVersion `json:"schema_version"`
-			CanTalk    bool                  `json:"can_talk"`
-			OneWay     bool                  `json:"one_way"`
-			Verdict    string                `json:"verdict"`
-			Reasons    []string              `json:"reasons"`
-			Warnings   []string              `json:"warnings"`
-			Unresolved unresolvedJSON        `json:"unresolved"`
-			Incomplete []cmdutil.Incomplete  `json:"incomplete,omitempty"`
-		}{cmdutil.SchemaVersion{}, false, false, verdict.String(), []string{reason}, []string{}, unresolvedJSON{side, rerr.Endpoint, rerr.Problem}, incomplete}); err != nil {
+		if err := cmdutil.WriteJSON(o.IO.Out, verdictJSON{Verdict: verdict.String(), Reasons: []string{reason}, Warnings: []string{},
+			Unresolved: &unresolvedJSON{side, rerr.Endpoint, rerr.Problem}, Incomplete: incomplete}); err != nil {
 			return err
 		}
 	} else {

@@ -18,18 +18,21 @@ type verdictJSON struct {
 	OneWay  bool                  `json:"one_way"`
 	// Verdict is yes, no, one-way, not-active, different-subnets or unknown (exit 4:
 	// NotChecked says what was not read).
-	Verdict    string        `json:"verdict"`
-	NotChecked []string      `json:"not_checked,omitempty"`
-	Reasons    []string      `json:"reasons"`
-	Warnings   []string      `json:"warnings"`
-	A          endpointJSON  `json:"a"`
-	B          endpointJSON  `json:"b"`
-	AToB       directionJSON `json:"a_to_b"`
-	BToA       directionJSON `json:"b_to_a"`
-	Shared     []sharedJSON  `json:"shared_partitions"`
-	Hops       []hopJSON     `json:"hops,omitempty"`
+	Verdict    string   `json:"verdict"`
+	NotChecked []string `json:"not_checked,omitempty"`
+	Reasons    []string `json:"reasons"`
+	Warnings   []string `json:"warnings"`
+	// A to Shared are absent only for an endpoint that cannot be resolved
+	// (Unresolved).
+	A      endpointJSON  `json:"a,omitzero"`
+	B      endpointJSON  `json:"b,omitzero"`
+	AToB   directionJSON `json:"a_to_b,omitzero"`
+	BToA   directionJSON `json:"b_to_a,omitzero"`
+	Shared []sharedJSON  `json:"shared_partitions,omitzero"`
+	Hops   []hopJSON     `json:"hops,omitempty"`
 	// SA is the Subnet Manager's answer (--sa, sa.go).
-	SA *saJSON `json:"sa,omitempty"`
+	SA         *saJSON         `json:"sa,omitempty"`
+	Unresolved *unresolvedJSON `json:"unresolved,omitempty"`
 	// Incomplete is present exactly when the command exits 4 (verdict unknown or
 	// different-subnets).
 	Incomplete []cmdutil.Incomplete `json:"incomplete,omitempty"`

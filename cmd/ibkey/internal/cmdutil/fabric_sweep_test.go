@@ -8,7 +8,6 @@ import (
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/fabric"
-	"github.com/ibkey/ibkey/internal/query"
 )
 
 // TestPartialResult: a complete fabric keeps the command's result; a partial one (a
@@ -63,19 +62,5 @@ func TestPartialResult(t *testing.T) {
 				t.Errorf("stderr %q, want %q", b.String(), tc.stderr)
 			}
 		})
-	}
-}
-
-// TestGapKindsAreIncompleteKinds: query names a fabric's gaps with the kinds of the
-// JSON vocabulary's incomplete items.
-func TestGapKindsAreIncompleteKinds(t *testing.T) {
-	for gap, kind := range map[query.GapKind]string{
-		query.GapPartialSweep: IncompletePartialSweep,
-		query.GapUnreadNode:   IncompleteUnreadNode,
-		query.GapUnreadTable:  IncompleteUnreadTable,
-	} {
-		if string(gap) != kind {
-			t.Errorf("query.GapKind %q, incomplete kind %q", gap, kind)
-		}
 	}
 }

@@ -71,13 +71,12 @@ type Options struct {
 	SMLog string // --sm-log (smlog.go)
 }
 
-// NewCmdExporter builds `ibkey exporter`. runF replaces the run function in tests.
-func NewCmdExporter(deps Deps, runF func(*Options) error) *cobra.Command {
+// NewCmdExporter builds `ibkey exporter`.
+func NewCmdExporter(deps Deps) *cobra.Command {
 	o := &Options{Deps: deps}
 	c := &cobra.Command{
 		Use:   "exporter",
 		Short: "Prometheus metrics: tables, IPoIB, partition drops, audit",
-		Long:  longHelp(),
 		Example: `  ibkey exporter                                   # host mode on 127.0.0.1:9893
   ibkey exporter --listen :9893 --web.config.file web.yml
   ibkey exporter --textfile /var/lib/node_exporter/textfile_collector
@@ -96,9 +95,6 @@ func NewCmdExporter(deps Deps, runF func(*Options) error) *cobra.Command {
 			}
 			if o.Ctx == nil {
 				o.Ctx = c.Context()
-			}
-			if runF != nil {
-				return runF(o)
 			}
 			return Run(o)
 		},
@@ -121,6 +117,13 @@ func NewCmdExporter(deps Deps, runF func(*Options) error) *cobra.Command {
 	fl.BoolVar(&o.AllowBoth, "allow-both", false, "with --partitions: OpenSM runs with -W (allow_both_pkeys)")
 	fl.BoolVar(&o.NoCounters, "no-counters", false, "fabric mode: do not read PMA PortCounters (tables and PortInfo only)")
 	addSMLogFlag(c, o)
+	// The long help lists every metric: built when help is shown, not at every start.
+	c.SetHelpFunc(func(c *cobra.Command, args []string) {
+		if c.Long == "" {
+			c.Long = longHelp()
+		}
+		c.Parent().HelpFunc()(c, args)
+	})
 	c.MarkFlagsMutuallyExclusive("sweep", "lid")
 	_ = c.MarkFlagFilename("partitions")
 	_ = c.MarkFlagFilename("opensm-conf")

@@ -70,12 +70,12 @@ func guidCell(g check.GUID) string {
 // fabricIncomplete is what a swept or saved fabric lacks for a command that answers
 // from its P_Key tables (query.FabricGapList), as a document's "incomplete": empty
 // exactly when cmdutil.PartialResult (needTables) does not make the command exit 4. Kinds:
-// partial-sweep, unread-node, unread-table (query.GapKind).
+// partial-sweep, unread-node, unread-table (fabric.NotCheckedKind).
 func fabricIncomplete(f *fabric.Fabric) []cmdutil.Incomplete {
 	gaps := query.FabricGapList(f, true)
 	out := make([]cmdutil.Incomplete, len(gaps))
 	for i, g := range gaps {
-		out[i] = cmdutil.Incomplete{Kind: string(g.Kind), Message: g.Message}
+		out[i] = cmdutil.Incomplete{Kind: string(g.Kind), Message: g.Text}
 	}
 	return out
 }

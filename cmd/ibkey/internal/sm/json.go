@@ -1,7 +1,6 @@
 package sm
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/ibkey/ibkey/internal/check"
@@ -95,16 +94,17 @@ func fields(ev *smlog.Event, ex *smlog.Explanation) eventFields {
 		l := ev.ConfLine
 		f.ConfLine = &l
 	}
+	key := nonZero(keyCell(ev))
 	switch ev.KeyType {
 	case smlog.KeyPKey:
 		k := check.PKey(ev.Key)
-		f.PKey, f.Key, f.Membership = nonZero(k.String()), nonZero(k.Partition().String()), nonZero(k.Membership().String())
+		f.PKey, f.Key, f.Membership = key, nonZero(k.Partition().String()), nonZero(k.Membership().String())
 	case smlog.KeyQKey:
-		f.QKey = nonZero(check.QKey(ev.Key).String())
+		f.QKey = key
 	case smlog.KeyMKey:
-		f.MKey = nonZero(fmt.Sprintf("0x%016x", ev.Key))
+		f.MKey = key
 	case smlog.KeySMKey:
-		f.SMKey = nonZero(fmt.Sprintf("0x%016x", ev.Key))
+		f.SMKey = key
 	}
 	return f
 }

@@ -51,8 +51,8 @@ type LogOptions struct {
 	OpenSM     cmdutil.OpenSMFlags
 }
 
-// NewCmdLog is `ibkey sm log`; runF replaces the run in tests.
-func NewCmdLog(f *cmdutil.Factory, runF func(*LogOptions) error) *cobra.Command {
+// NewCmdLog is `ibkey sm log`.
+func NewCmdLog(f *cmdutil.Factory) *cobra.Command {
 	o := &LogOptions{IO: f.IOStreams, Now: f.Now}
 	c := &cobra.Command{
 		Use:   "log [FILE|-]",
@@ -134,9 +134,6 @@ JSON (-o json; schemas/sm-log.schema.json): {"schema_version":1,"log","lines_rea
 			o.File = DefaultLog
 			if len(args) == 1 {
 				o.File = args[0]
-			}
-			if runF != nil {
-				return runF(o)
 			}
 			return runLog(o)
 		},
@@ -279,34 +276,20 @@ func (o *LogOptions) read(in io.Reader, ref time.Time, f *fabric.Fabric, x *smlo
 		ref = time.Date(o.Year, 12, 31, 23, 59, 59, 0, loc)
 	}
 	out := newPrinter(o)
-	var since time.Time
 	if o.Since > 0 {
-		since = o.Now().Add(-o.Since)
-		out.since = since
+		out.since = o.Now().Add(-o.Since)
 	}
 	sum := smlog.NewSummary()
-	keep := func(ev *smlog.Event) bool {
-		if !since.IsZero() && ev.Time.Before(since) {
-			return false
-		}
-		return len(o.Kinds) == 0 || slices.Contains(o.Kinds, string(ev.Kind))
-	}
 	var a *smlog.Assembler
 	var werr error
 	a = smlog.NewAssembler(ref, loc, func(ev *smlog.Event) {
-		if werr != nil || !keep(ev) {
+		// Without --since, out.since is the zero time: no event is before it.
+		if werr != nil || ev.Time.Before(out.since) || len(o.Kinds) > 0 && !slices.Contains(o.Kinds, string(ev.Kind)) {
 			return
 		}
 		g := sum.Add(ev)
-		if g.Explanation == nil {
-			ex := x.ExplainGroup(g)
-			g.Explanation = &ex
-		}
 		if o.Each || o.Follow || o.Format == cmdutil.FormatJSON {
-			ex := *g.Explanation
-			if g.Count > 1 {
-				ex = x.Explain(ev) // the ends' QP numbers and times are the event's own
-			}
+			ex := x.Explain(ev) // the ends' QP numbers and times are the event's own
 			werr = out.event(ev, &ex)
 		}
 		if g.First != ev {
@@ -331,14 +314,12 @@ func (o *LogOptions) read(in io.Reader, ref time.Time, f *fabric.Fabric, x *smlo
 			return false, &query.EnvError{Msg: fmt.Sprintf("reading %s: %v", o.File, err)}
 		}
 	}
-	// The summary is explained again with everything the log said (names learned
-	// after a group's first event).
+	// The summary is explained with everything the log said (names learned after a
+	// group's first event).
+	found := false
 	for _, g := range sum.Groups {
 		ex := x.ExplainGroup(g)
 		g.Explanation = &ex
-	}
-	found := false
-	for _, g := range sum.Groups {
 		found = found || smlog.SeverityOf(g.First.Kind) == check.SeverityError
 	}
 	return found, out.end(sum, a.Lines())

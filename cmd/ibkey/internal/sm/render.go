@@ -186,16 +186,14 @@ func keyWords(ev *smlog.Event) string {
 		k := check.PKey(ev.Key)
 		return fmt.Sprintf("P_Key %s (partition %s, %s member)", k, k.Partition(), k.Membership())
 	case smlog.KeyQKey:
-		q := check.QKey(ev.Key)
-		s := "Q_Key " + q.String()
-		if q.Controlled() {
-			s += " (controlled: top bit set)"
+		if check.QKey(ev.Key).Controlled() {
+			return "Q_Key " + keyCell(ev) + " (controlled: top bit set)"
 		}
-		return s
+		return "Q_Key " + keyCell(ev)
 	case smlog.KeyMKey:
-		return fmt.Sprintf("M_Key 0x%016x", ev.Key)
+		return "M_Key " + keyCell(ev)
 	case smlog.KeySMKey:
-		return fmt.Sprintf("SM_Key 0x%016x", ev.Key)
+		return "SM_Key " + keyCell(ev)
 	}
 	return ""
 }

@@ -24,6 +24,6 @@ the SA's refusals, partitions.conf files OpenSM rejects, tables that overflow.
 		Args: cmdutil.UsageArgs(cobra.NoArgs),
 		RunE: func(c *cobra.Command, args []string) error { return c.Help() },
 	}
-	c.AddCommand(NewCmdLog(f, nil))
+	c.AddCommand(NewCmdLog(f))
 	return c
 }

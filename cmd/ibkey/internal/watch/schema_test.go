@@ -34,13 +34,13 @@ func TestJSONSchema(t *testing.T) {
 // membership, replaced, unreadable, readable, port_error, port_back), as the command
 // prints it with -o json, follows schemas/watch-pkeys.schema.json.
 func TestPKeyEventsJSONSchema(t *testing.T) {
-	e := func(v uint16) query.EntryRead { return query.EntryRead{Value: check.PKey(v), Readable: true} }
-	unread := query.EntryRead{}
+	e := func(v uint16) query.Entry { return query.Entry{PKey: check.PKey(v)} }
+	unread := query.Entry{Unreadable: "EIO"}
 	tables := []*query.TableRead{
-		{Entries: []query.EntryRead{e(0xffff), e(0x8001), e(0x0002), e(0x0000), e(0x8004), e(0x8005)}},
-		{Entries: []query.EntryRead{e(0xffff), e(0x0000), e(0x8002), e(0x8030), unread, e(0x8006)}},
+		{Entries: []query.Entry{e(0xffff), e(0x8001), e(0x0002), e(0x0000), e(0x8004), e(0x8005)}},
+		{Entries: []query.Entry{e(0xffff), e(0x0000), e(0x8002), e(0x8030), unread, e(0x8006)}},
 		{Err: "read failed: no such device"},
-		{Entries: []query.EntryRead{e(0xffff), e(0x0000), e(0x8002), e(0x8030), e(0x8004), e(0x8006)}},
+		{Entries: []query.Entry{e(0xffff), e(0x0000), e(0x8002), e(0x8030), e(0x8004), e(0x8006)}},
 	}
 	seen := map[string]bool{}
 	var out bytes.Buffer
