@@ -203,7 +203,7 @@ func portIndex(n *fabric.Node, num int) int {
 }
 
 // labMAD: short timeouts, ibsim's best window (query's BenchmarkLabSweep).
-var labMAD = mad.Options{Timeout: 300 * time.Millisecond, Retries: 2, Window: 8}
+var labMAD = mad.Options{Timeout: 300 * time.Millisecond, Retries: 2}
 
 func startSmallLab(t testing.TB) *lab.Lab {
 	t.Helper()

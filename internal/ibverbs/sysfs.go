@@ -213,16 +213,15 @@ func (s *Sysfs) DeviceNames() ([]string, error) {
 
 // Device is one RDMA device, from class/infiniband/DEV/.
 type Device struct {
-	Name         string
-	NodeType     Opt[Enum]   // node_type: `1: CA`, `2: switch`, `4: RNIC`
-	NodeGUID     Opt[GUID]   // node_guid
-	SysImageGUID Opt[GUID]   // sys_image_guid
-	NodeDesc     Opt[string] // node_desc
-	FWVer        Opt[string] // fw_ver
-	HCAType      Opt[string] // hca_type (driver-specific, e.g. mlx5 `MT4123`)
-	BoardID      Opt[string] // board_id (driver-specific)
-	HWRev        Opt[string] // hw_rev (driver-specific)
-	Ports        []int       // ports/N, numerically sorted
+	Name     string
+	NodeType Opt[Enum]   // node_type: `1: CA`, `2: switch`, `4: RNIC`
+	NodeGUID Opt[GUID]   // node_guid
+	NodeDesc Opt[string] // node_desc
+	FWVer    Opt[string] // fw_ver
+	HCAType  Opt[string] // hca_type (driver-specific, e.g. mlx5 `MT4123`)
+	BoardID  Opt[string] // board_id (driver-specific)
+	HWRev    Opt[string] // hw_rev (driver-specific)
+	Ports    []int       // ports/N, numerically sorted
 	// PortsNote says why Ports is empty: the kernel registers no device without
 	// ports (ib_register_device, drivers/infiniband/core/device.c), so an empty
 	// ports/ is a damaged or hand-made tree, never "no ports, nothing to show".
@@ -262,7 +261,6 @@ func (s *Sysfs) Device(name string) (*Device, error) {
 	dir := s.devPath(name)
 	d.NodeType = optional(s, dir, "node_type", ParseEnum)
 	d.NodeGUID = optional(s, dir, "node_guid", ParseGUID)
-	d.SysImageGUID = optional(s, dir, "sys_image_guid", ParseGUID)
 	d.NodeDesc = optional(s, dir, "node_desc", asString)
 	d.FWVer = optional(s, dir, "fw_ver", asString)
 	d.HCAType = optional(s, dir, "hca_type", asString)

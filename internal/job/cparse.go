@@ -1,76 +1,96 @@
 package job
 
-import "strings"
+import (
+	"math"
+	"math/bits"
+	"strings"
+)
 
 // The libraries read their settings with C's number parsers; these reproduce what each
 // one accepts, so a value the library reads differently from what its user meant is
-// caught (NCCL_IB_PKEY=0x8001 is index 32769, not a P_Key).
+// caught (NCCL_IB_PKEY=0x8001 is index 32769, not a P_Key). TestLibcNumbers checks
+// them against the C library itself (glibc's strtoll, strtoull and sscanf).
 
-// cNumber is what strtol/strtoll/atoi made of a string.
+// cNumber is what strtoll/strtoull/atoi made of a string.
 type cNumber struct {
-	Value    int64
+	Value    int64  // strtoll's result, saturated when out of range
 	Digits   bool   // at least one digit was consumed (else Value is 0)
 	Rest     string // the unparsed tail (ignored by strtol(s, NULL, ...) and atoi)
 	Overflow bool   // out of range: strtoll sets errno ERANGE
 	Base     int    // the base used: 8, 10 or 16
+
+	neg  bool   // a minus sign before the digits
+	mag  uint64 // the digits' value, 2^64-1 when past it (then wide)
+	wide bool   // the digits' value is past 2^64-1: strtoull sets errno ERANGE
+}
+
+// Unsigned is strtoull's result: past 2^64-1 it is 2^64-1 (ERANGE); a minus sign
+// negates the value in 64 bits ("-1" is 2^64-1).
+func (n cNumber) Unsigned() uint64 {
+	if n.neg && !n.wide {
+		return -n.mag
+	}
+	return n.mag
 }
 
 // parseC parses like strtoll(s, &end, base) with base 0 (0x hex, leading 0 octal,
-// else decimal) or 10: optional leading white space, optional sign, digits.
+// else decimal), 10 or 16 (an optional 0x): optional leading white space, optional
+// sign, digits. A 0x not followed by a hex digit is the number 0 and the rest "x...".
 func parseC(s string, base int) cNumber {
 	t := strings.TrimLeft(s, " \t\n\v\f\r")
-	neg := false
+	n := cNumber{Base: base}
 	if t != "" && (t[0] == '+' || t[0] == '-') {
-		neg = t[0] == '-'
+		n.neg = t[0] == '-'
 		t = t[1:]
 	}
-	b := uint64(10)
-	if base == 0 {
-		switch {
-		case len(t) >= 3 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X') && isHex(t[2]):
-			b, t = 16, t[2:]
-		case len(t) >= 1 && t[0] == '0':
-			b = 8
-		}
+	hex := len(t) >= 3 && t[0] == '0' && (t[1] == 'x' || t[1] == 'X') && isHex(t[2])
+	switch {
+	case hex && (base == 0 || base == 16):
+		n.Base, t = 16, t[2:]
+	case base == 0 && t != "" && t[0] == '0':
+		n.Base = 8
+	case base == 0:
+		n.Base = 10
 	}
-	n := cNumber{Base: int(b)}
-	var v uint64
 	i := 0
 	for ; i < len(t); i++ {
 		d, ok := digitVal(t[i])
-		if !ok || uint64(d) >= b {
+		if !ok || d >= n.Base {
 			break
 		}
-		n.Digits = true
-		// v*b+d past 2^63 is out of range whatever the sign (checked before it is
-		// computed: past 2^64 it would wrap).
-		if n.Overflow || v > (1<<63-uint64(d))/b {
-			n.Overflow = true
-			continue
-		}
-		v = v*b + uint64(d)
+		hi, lo := bits.Mul64(n.mag, uint64(n.Base))
+		lo, carry := bits.Add64(lo, uint64(d), 0)
+		n.wide = n.wide || hi != 0 || carry != 0
+		n.mag = lo
 	}
-	n.Rest = t[i:]
+	n.Digits, n.Rest = i > 0, t[i:]
 	if !n.Digits {
-		n.Rest = s
-		return n
+		return cNumber{Base: n.Base, Rest: s}
 	}
-	if !neg && v == 1<<63 {
-		n.Overflow = true
+	if n.wide {
+		n.mag = math.MaxUint64
 	}
-	if n.Overflow {
-		if neg {
-			n.Value = -1 << 63
-		} else {
-			n.Value = 1<<63 - 1
-		}
-		return n
-	}
-	n.Value = int64(v)
-	if neg {
-		n.Value = -n.Value
+	switch {
+	case n.neg && (n.wide || n.mag > 1<<63):
+		n.Overflow, n.Value = true, math.MinInt64
+	case !n.neg && (n.wide || n.mag > math.MaxInt64):
+		n.Overflow, n.Value = true, math.MaxInt64
+	case n.neg:
+		n.Value = -int64(n.mag) // 2^63 wraps to MinInt64, as strtoll returns
+	default:
+		n.Value = int64(n.mag)
 	}
 	return n
+}
+
+// scanHex is sscanf(s, "%x", &u) with u an unsigned int, as glibc does it
+// (stdio-common/vfscanf-internal.c): white space, a sign, an optional 0x and hex
+// digits are collected and converted with strtoul, so it takes exactly what
+// strtoul(s, NULL, 16) takes, and the result is cut to 32 bits ("100000001" is 1,
+// "-1" is 0xffffffff). ok is false when sscanf returns 0 or EOF (no digit).
+func scanHex(s string) (uint32, bool) {
+	n := parseC(s, 16)
+	return uint32(n.Unsigned()), n.Digits
 }
 
 func isHex(c byte) bool { _, ok := digitVal(c); return ok }

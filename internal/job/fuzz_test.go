@@ -62,6 +62,11 @@ func FuzzSettings(f *testing.F) {
 	f.Add("MV2_DEFAULT_PKEY", "0x18002")
 	f.Add("OMPI_MCA_btl_openib_pkey", "")
 	f.Add("NVSHMEM_IB_PKEY_INDEX", "99999999999999999999")
+	f.Add("UCX_IB_PKEY", "0x -0x100000001")
+	f.Add("GASNET_IBV_PKEY", "- 9999999999999999999.5.")
+	f.Add("GASNET_IBV_PKEY", "%03")
+	f.Add("GASNET_IBV_PORTS", "mlx5_0:1,,+:")
+	f.Add("OMPI_MCA_btl_openib_pkey", "17179869184g")
 	f.Fuzz(func(t *testing.T, name, value string) {
 		p := port("", "mlx5_0", 1, 0xffff, 0x8001, 0, 0x0002, unread)
 		for _, r := range Resolve(Libraries(), Inputs{Env: Env{name: value}}, []*Port{p}) {

@@ -23,18 +23,19 @@ import (
 //     HCA (GASNETC_IB_MAX_HCAS without --enable-ibv-multirail).
 var GASNet = Library{
 	ID: "gasnet", Name: "GASNet (ibv)", Kind: ByValue,
-	Vars:   []string{"GASNET_IBV_PKEY", "GASNET_IBV_PORTS"},
+	Vars:   []string{"GASNET_IBV_PKEY", "GASNET_IBV_PORTS", "GASNET_DISABLE_ENVDECODE"},
 	Source: "BerkeleyLab/gasnet ibv-conduit/gasnet_core.c get_pkey and gasnetc_probe_ports, ibv-conduit/README",
 	configure: func(in Inputs, s *setup) {
 		env := in.Env
-		key := check.PartitionKey(0) // unset
-		v, set := env["GASNET_IBV_PKEY"]
+		key, unknown := check.PartitionKey(0), "" // unset
+		v, set := gasnetEnv(env, "GASNET_IBV_PKEY")
 		if set {
-			// Decimal or 0x hexadecimal.
-			n, err := strconv.ParseInt(strings.TrimSpace(v), 0, 64)
+			n, fatal, undefined := gasnetParseInt(v)
 			switch {
-			case err != nil:
-				s.Reject = fmt.Sprintf("GASNet rejects GASNET_IBV_PKEY=%s: not an integer", v)
+			case fatal:
+				s.Reject = fmt.Sprintf("GASNet: \"Format error in numerical string: %s\" (a '.' in a hex value)", v)
+			case undefined:
+				unknown = "a fraction of 2^63 or more, whose conversion to an integer is undefined in C: the key GASNet uses is not known"
 			case n == -1:
 			default:
 				n &^= 0x8000
@@ -44,19 +45,27 @@ var GASNet = Library{
 				key = check.PartitionKey(n)
 			}
 		}
-		if key == 0 {
+		switch {
+		case unknown != "":
+			s.Setting = "GASNET_IBV_PKEY=" + v + ": " + unknown
+		case key == 0:
 			s.Setting = "GASNET_IBV_PKEY unset: index 0"
-		} else {
+		default:
 			s.Setting = fmt.Sprintf("GASNET_IBV_PKEY=%s: the first entry of partition %s, whatever its membership", v, key)
 		}
 		s.Assumptions = append(s.Assumptions, "GASNet: GASNET_IBV_PKEY is read as decimal or 0x hex; devices in name order; one HCA (the default build, without --enable-ibv-multirail)")
-		ports, hasPorts := env["GASNET_IBV_PORTS"]
+		ports, hasPorts := gasnetEnv(env, "GASNET_IBV_PORTS")
 		filter, perr := parseGASNetPorts(ports)
 		if perr != "" {
 			s.Unchecked = append(s.Unchecked, fmt.Sprintf("GASNET_IBV_PORTS=%s: %s", ports, perr))
 		}
 		s.selectPorts = func(host []*Port) []PortResult { return gasnetSelect(host, filter, hasPorts) }
-		s.pick = func(p *Port) Pick { return gasnetPick(key, p) }
+		s.pick = func(p *Port) Pick {
+			if unknown != "" {
+				return Pick{Outcome: NotChecked, Index: -1, Problem: "GASNET_IBV_PKEY is " + unknown}
+			}
+			return gasnetPick(key, p)
+		}
 	},
 	want: func(key check.PKey, p *Port) Pick {
 		if key.Partition() < 2 {
@@ -64,6 +73,79 @@ var GASNet = Library{
 		}
 		return wantValue(key, p, "GASNET_IBV_PKEY", gasnetPick)
 	},
+}
+
+// gasnetParseInt is gasneti_parse_int(s, 0) (gasnet_tools.c), GASNet's own integer
+// reader, which never refuses: a sign only as the first character, then white space,
+// 0x for hex, else decimal (no octal: 010 is 10); digits up to the first other
+// character or the 80th, the rest ignored, summed in 64 bits (wrapping); empty or no
+// digits is 0. A '.' in decimal makes a fraction, read with atof and truncated; in hex
+// it is fatal ("Format error in numerical string"). undefined: a fraction of 2^63 or
+// more, whose conversion to int64_t is undefined in C.
+func gasnetParseInt(s string) (v int64, fatal, undefined bool) {
+	neg := s != "" && s[0] == '-'
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		s = s[1:]
+	}
+	s = strings.TrimLeft(s, " \t\n\v\f\r")
+	base := 10
+	if len(s) >= 2 && s[0] == '0' && (s[1] == 'x' || s[1] == 'X') {
+		base, s = 16, s[2:]
+	}
+	var val uint64
+	frac, i := false, 0
+digits:
+	for ; i < len(s) && i < 80; i++ {
+		switch d, ok := digitVal(s[i]); {
+		case s[i] == '.' && base == 16:
+			return 0, true, false
+		case s[i] == '.':
+			frac = true
+		case ok && d < base:
+			val = val*uint64(base) + uint64(d)
+		default:
+			break digits
+		}
+	}
+	if frac {
+		// atof takes digits, then '.' and digits: "1.5.3" is 1.5, "." is 0.
+		digitsIn := func(t string) int { return len(t) - len(strings.TrimLeft(t, "0123456789")) }
+		j := digitsIn(s[:i])
+		if j < i {
+			j += 1 + digitsIn(s[j+1:i])
+		}
+		f, _ := strconv.ParseFloat(s[:j], 64)
+		if f >= 1<<63 {
+			return 0, false, true
+		}
+		val = uint64(int64(f))
+	}
+	if neg {
+		return -int64(val), false, false
+	}
+	return int64(val), false, false
+}
+
+// gasnetEnv is gasneti_getenv (gasnet_tools.c): a value holding "%0" is decoded
+// (gasneti_decode_envval and gasneti_decodestr, gasnet_internal.c: "%0" and two hex
+// digits is that byte) unless GASNET_DISABLE_ENVDECODE is set.
+func gasnetEnv(env Env, name string) (string, bool) {
+	v, ok := env[name]
+	if _, off := env["GASNET_DISABLE_ENVDECODE"]; off || !strings.Contains(v, "%0") {
+		return v, ok
+	}
+	var b strings.Builder
+	for i := 0; i < len(v); i++ {
+		if v[i] == '%' && i+3 < len(v) && v[i+1] == '0' && isHex(v[i+2]) && isHex(v[i+3]) {
+			hi, _ := digitVal(v[i+2])
+			lo, _ := digitVal(v[i+3])
+			b.WriteByte(byte(hi<<4 | lo))
+			i += 3
+			continue
+		}
+		b.WriteByte(v[i])
+	}
+	return b.String(), ok
 }
 
 func gasnetPick(key check.PartitionKey, p *Port) Pick {
@@ -79,28 +161,29 @@ type gasnetPortSpec struct {
 	ports []int // nil: the first active port
 }
 
-// parseGASNetPorts reads "mlx4_0+mlx4_1:1,2" (gasnetc_parse_ports).
+// parseGASNetPorts reads "mlx4_0+mlx4_1:1,2" as gasnetc_parse_ports (gasnet_core.c)
+// does: '+' separates HCAs; after "hca:" each port is read with atoi from after the
+// previous ','; a port reading 0 fails the whole list ("hca:" alone is every port).
 func parseGASNetPorts(s string) ([]gasnetPortSpec, string) {
 	var out []gasnetPortSpec
-	if s == "" {
-		return nil, ""
-	}
-	for _, spec := range strings.Split(s, "+") {
-		if spec == "" {
-			continue
-		}
-		hca, list, hasList := strings.Cut(spec, ":")
+	for s != "" {
+		spec, rest, _ := strings.Cut(s, "+")
+		hca, list, _ := strings.Cut(spec, ":")
 		ps := gasnetPortSpec{hca: hca}
-		if hasList {
-			for _, n := range strings.Split(list, ",") {
-				v, err := strconv.Atoi(n)
-				if err != nil || v <= 0 {
-					return nil, fmt.Sprintf("port %q is not a port number (GASNet fails to parse the list and probes no port)", n)
-				}
-				ps.ports = append(ps.ports, v)
+		for list != "" {
+			n, next, more := strings.Cut(list, ",")
+			v := int(int32(parseC(n, 10).Value)) // atoi: (int)strtol(s, NULL, 10)
+			if v == 0 {
+				return nil, fmt.Sprintf("port %q is not a port number (GASNet fails to parse the list and probes no port)", n)
 			}
+			ps.ports = append(ps.ports, v)
+			if !more {
+				break
+			}
+			list = next
 		}
 		out = append(out, ps)
+		s = rest
 	}
 	return out, ""
 }

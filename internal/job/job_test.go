@@ -154,7 +154,23 @@ func TestUCXPKey(t *testing.T) {
 		{"unreadable before the full match", env("UCX_IB_PKEY=0x2"), []int{0xffff, unread, 0x8002}, NotChecked, -1, 0, "could not be read"},
 		{"unreadable after the full match", env("UCX_IB_PKEY=0x2"), []int{0x8002, unread}, Uses, 0, 0x8002, ""},
 		{"no valid pkey", env(), []int{0, 0}, Fails, -1, 0, "no valid pkey"},
+		// sscanf("%x") after the 0x, as glibc reads it (TestLibcNumbers).
+		{"cut to 32 bits", env("UCX_IB_PKEY=0x100000002"), []int{0xffff, 0x8002}, Uses, 1, 0x8002, "as 0x2: glibc"},
+		{"white space, sign and a second 0x", env("UCX_IB_PKEY=0x +0x2"), []int{0xffff, 0x8002}, Uses, 1, 0x8002, "as 0x2"},
+		{"text after the digits", env("UCX_IB_PKEY=0x2g"), []int{0xffff, 0x8002}, Uses, 1, 0x8002, "ignores what follows"},
+		{"minus wraps to 32 bits", env("UCX_IB_PKEY=0x-2"), []int{0xffff, 0x8002}, Fails, -1, 0, "0xfffffffe is invalid"},
+		{"0x then no number", env("UCX_IB_PKEY=0x g"), []int{0xffff}, Fails, -1, 0, "no hex digits"},
+		{"0x0x is 0", env("UCX_IB_PKEY=0x0x"), []int{0xffff, 0x8000}, EmptyEntry, 1, 0x8000, "key 0"},
+		{"0x1fffe is not", env("UCX_IB_PKEY=0x1fffe"), []int{0x7fff, 0x8002}, Fails, -1, 0, "0x1fffe is invalid"},
 	})
+	// 0xfffe is auto from UCX 1.8.0 (UCS_HEXUNITS_AUTO), out of range before: which
+	// one applies depends on the UCX version.
+	for _, v := range []string{"0xfffe", "0x10000fffe"} {
+		pk, r := pickOn(t, &UCX, env("UCX_IB_PKEY="+v), port("", "mlx5_0", 1, 0x7fff, 0x8002))
+		if pk.Index != 1 || r.Verdict != Incomplete || len(r.Unchecked) != 1 || !strings.Contains(r.Unchecked[0], "1.8.0 and later take as auto") {
+			t.Errorf("UCX_IB_PKEY=%s: index %d, verdict %s, unchecked %q; want auto (index 1), not checked", v, pk.Index, r.Verdict, r.Unchecked)
+		}
+	}
 	roce := port("", "mlx5_2", 1, 0xffff)
 	roce.LinkLayer = "Ethernet"
 	pk, _ := pickOn(t, &UCX, env("UCX_IB_PKEY=0x5"), roce)
@@ -229,7 +245,41 @@ func TestGASNetPKey(t *testing.T) {
 		{"key 1 is refused", env("GASNET_IBV_PKEY=1"), tbl, Fails, -1, 0, "Invalid GASNET_IBV_PKEY"},
 		{"not found", env("GASNET_IBV_PKEY=0x9"), tbl, Fails, -1, 0, "Failed to locate index"},
 		{"unreadable before the match", env("GASNET_IBV_PKEY=0x3"), []int{0xffff, unread, 0x8003}, NotChecked, -1, 0, "fatal"},
+		// gasneti_parse_int: no octal, never refuses, a '.' in hex is fatal.
+		{"010 is ten", env("GASNET_IBV_PKEY=010"), []int{0xffff, 0x8008, 0x800a}, Uses, 2, 0x800a, ""},
+		{"-1 is unset", env("GASNET_IBV_PKEY=-1"), tbl, Uses, 0, 0xffff, "unset"},
+		{"not a number is 0, refused", env("GASNET_IBV_PKEY=abc"), tbl, Fails, -1, 0, "Invalid GASNET_IBV_PKEY 'abc'"},
+		{"0b is not binary", env("GASNET_IBV_PKEY=0b11"), tbl, Fails, -1, 0, "Invalid GASNET_IBV_PKEY"},
+		{"_ ends the number", env("GASNET_IBV_PKEY=3_0"), tbl, Uses, 3, 0x8003, ""},
+		{"fraction truncated", env("GASNET_IBV_PKEY=3.9"), tbl, Uses, 3, 0x8003, ""},
+		{"'.' in hex is fatal", env("GASNET_IBV_PKEY=0x3.0"), tbl, Fails, -1, 0, "Format error in numerical string"},
+		{"sign then white space", env("GASNET_IBV_PKEY=+ 3"), tbl, Uses, 3, 0x8003, ""},
+		{"white space then sign is 0", env("GASNET_IBV_PKEY= -3"), tbl, Fails, -1, 0, "Invalid"},
+		{"trailing text ignored", env("GASNET_IBV_PKEY=0x3zz"), tbl, Uses, 3, 0x8003, ""},
+		{"%0 decoded", env("GASNET_IBV_PKEY=%033"), tbl, Uses, 3, 0x8003, ""},
+		{"%0 kept when decoding is off", env("GASNET_IBV_PKEY=%033", "GASNET_DISABLE_ENVDECODE=1"), tbl, Fails, -1, 0, "Invalid"},
+		{"huge fraction undefined", env("GASNET_IBV_PKEY=9999999999999999999.5"), tbl, NotChecked, -1, 0, "undefined in C"},
 	})
+}
+
+// gasneti_parse_int(s, 0) as GASNet's gasnet_tools.c reads it (values worked from the
+// source: 64-bit wrap, 80 digits at most, the sign only first).
+func TestGASNetParseInt(t *testing.T) {
+	for in, want := range map[string]int64{
+		"": 0, "-": 0, "12": 12, "-12": -12, "010": 10, "0x1F": 31, "0X": 0, "0x": 0, " \t7": 7,
+		"- 7": -7, " -7": 0, "7 8": 7, "1e3": 1, "2.5": 2, "-2.5": -2, "1.5.9": 1, ".": 0, "..7": 0, ".7": 0,
+		"18446744073709551615": -1, "18446744073709551617": 1, "0x10000000000000003": 3,
+		strings.Repeat("0", 79) + "12": 1, "0x8001": 0x8001, "32769": 0x8001,
+	} {
+		if got, fatal, undefined := gasnetParseInt(in); got != want || fatal || undefined {
+			t.Errorf("gasnetParseInt(%q) = %d %v %v, want %d", in, got, fatal, undefined, want)
+		}
+	}
+	for _, in := range []string{"0x1.0", "0x.", "-0x2."} {
+		if _, fatal, _ := gasnetParseInt(in); !fatal {
+			t.Errorf("gasnetParseInt(%q): not fatal", in)
+		}
+	}
 }
 
 func TestGASNetPorts(t *testing.T) {
@@ -242,6 +292,11 @@ func TestGASNetPorts(t *testing.T) {
 		{"mlx5_1", "mlx5_1/1"},
 		{"mlx5_0:1,2", "mlx5_0/2"}, // port 1 is DOWN
 		{"mlx5_9", ""},
+		// gasnetc_parse_ports: atoi per port, a ':' at the end is every port.
+		{"mlx5_0:", "mlx5_0/2"},
+		{"mlx5_0: 2x,", "mlx5_0/2"},
+		{"mlx5_0:2,,1", ""}, // the empty port fails the whole list
+		{"+", ""},
 	} {
 		in := env()
 		if c.ports != "" {
@@ -282,7 +337,17 @@ func TestOpenMPIPKey(t *testing.T) {
 		{"first entry", env("OMPI_MCA_btl_openib_pkey=0x8002"), tbl, Uses, 1, 0x0002, "whatever its membership"},
 		{"synonym", env("OMPI_MCA_btl_openib_ib_pkey_val=2"), tbl, Uses, 1, 0x0002, ""},
 		{"port left out", env("OMPI_MCA_btl_openib_pkey=7"), tbl, Skips, -1, 0, "leaves every port out"},
-		{"bad value", env("OMPI_MCA_btl_openib_pkey=x"), tbl, Fails, -1, 0, "Open MPI rejects"},
+		// int_from_string: strtoull(s, &end, 0), no error for text after the number.
+		{"not a number reads 0", env("OMPI_MCA_btl_openib_pkey=x"), tbl, Uses, 0, 0xffff, "reads as key 0"},
+		{"octal", env("OMPI_MCA_btl_openib_pkey=010"), []int{0xffff, 0x800a, 0x8008}, Uses, 2, 0x8008, ""},
+		{"k multiplies by 1024", env("OMPI_MCA_btl_openib_pkey=1k"), []int{0xffff, 0x8400}, Uses, 1, 0x8400, "partition 0x0400"},
+		{"text after the number", env("OMPI_MCA_btl_openib_pkey= 2z"), tbl, Uses, 1, 0x0002, ""},
+		{"-1 is refused, 0 kept", env("OMPI_MCA_btl_openib_pkey=-1"), tbl, Uses, 0, 0xffff, "Open MPI refuses"},
+		{"past 32 bits is refused, not cut", env("OMPI_MCA_btl_openib_pkey=0x100000002"), tbl, Uses, 0, 0xffff, "Open MPI refuses"},
+		{"the synonym is read last", env("OMPI_MCA_btl_openib_pkey=3", "OMPI_MCA_btl_openib_ib_pkey_val=2"), tbl, Uses, 1, 0x0002, "ib_pkey_val=2"},
+		{"a refused synonym keeps the value", env("OMPI_MCA_btl_openib_pkey=2", "OMPI_MCA_btl_openib_ib_pkey_val=-1"), tbl, Uses, 1, 0x0002, "keeps the value it had (key 0x0002)"},
+		{"a refused pkey stops the synonym", env("OMPI_MCA_btl_openib_pkey=-1", "OMPI_MCA_btl_openib_ib_pkey_val=2"), tbl, Uses, 0, 0xffff, "refuses"},
+		{"the long name first", env("OMPI_MCA_opal_btl_openib_pkey=2", "OMPI_MCA_btl_openib_pkey=3"), tbl, Uses, 1, 0x0002, ""},
 	})
 	r := Resolve([]*Library{&OpenMPI}, env("OMPI_MCA_pml=ucx"), []*Port{port("", "mlx5_0", 1, 0xffff)})[0]
 	if r.Verdict != NotApplicable {

@@ -2,8 +2,8 @@ package job
 
 import (
 	"fmt"
+	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/ibkey/ibkey/internal/check"
@@ -87,32 +87,47 @@ func mv2Pick(key check.PartitionKey, ix int, p *Port) Pick {
 //     openib BTL is not used and UCX_IB_PKEY applies.
 var OpenMPI = Library{
 	ID: "openmpi", Name: "Open MPI (openib)", Kind: ByValue,
-	Vars:   []string{"OMPI_MCA_btl_openib_pkey", "OMPI_MCA_btl_openib_ib_pkey_val", "OMPI_MCA_btl_openib_if_include", "OMPI_MCA_btl_openib_if_exclude", "OMPI_MCA_pml"},
+	Vars:   []string{"OMPI_MCA_btl_openib_pkey", "OMPI_MCA_btl_openib_ib_pkey_val", "OMPI_MCA_btl_openib_if_include", "OMPI_MCA_btl_openib_if_exclude", "OMPI_MCA_pml", "OMPI_MCA_opal_btl_openib_pkey", "OMPI_MCA_ompi_btl_openib_ib_pkey_val"},
 	Source: "open-mpi/ompi v4.1 opal/mca/btl/openib/btl_openib_mca.c (pkey, masked 0x7fff) and btl_openib_component.c init_one_device; removed in v5.0.0",
 	configure: func(in Inputs, s *setup) {
 		env := in.Env
 		if pml, ok := env["OMPI_MCA_pml"]; ok && pml != "ob1" {
 			s.Inactive = fmt.Sprintf("OMPI_MCA_pml=%s: the openib BTL is not used (with pml ucx, UCX_IB_PKEY applies: see UCX)", pml)
 		}
-		name, v, set := "OMPI_MCA_btl_openib_pkey", "", false
-		for _, n := range []string{"OMPI_MCA_btl_openib_pkey", "OMPI_MCA_btl_openib_ib_pkey_val"} {
-			if x, ok := env[n]; ok {
-				name, v, set = n, x, true
-				break
+		// btl_openib_pkey is registered (and read) before its synonym ib_pkey_val, which
+		// therefore wins when both are set; each is looked up under its long name
+		// (project_framework_component_name) first (mca_base_var.c register_variable,
+		// var_set_initial, var_set_from_env). A refused value leaves the variable as it
+		// was, and a refused btl_openib_pkey fails its registration, so the synonym is
+		// then not registered nor read.
+		key, name, v := uint32(0), "", ""
+		for _, names := range [][]string{{"OMPI_MCA_opal_btl_openib_pkey", "OMPI_MCA_btl_openib_pkey"}, {"OMPI_MCA_ompi_btl_openib_ib_pkey_val", "OMPI_MCA_btl_openib_ib_pkey_val"}} {
+			n := names[0]
+			x, ok := env[n]
+			if !ok {
+				n = names[1]
+				x, ok = env[n]
 			}
-		}
-		key := check.PartitionKey(0)
-		if set {
-			n, err := strconv.ParseUint(strings.TrimSpace(v), 0, 64)
-			if err != nil {
-				s.Reject = fmt.Sprintf("Open MPI rejects %s=%s: an unsigned decimal or hex integer is expected", name, v)
+			if !ok {
+				continue
 			}
-			key = check.PKey(n).Partition()
+			u, valid := ompiUint(x)
+			if !valid {
+				s.Notes = append(s.Notes, fmt.Sprintf("Open MPI refuses %s=%s (\"An invalid value was supplied for an MCA variable\": more than 32 bits) and keeps the value it had (key %s)", n, x, check.PartitionKey(key)))
+				if names[1] == "OMPI_MCA_btl_openib_pkey" {
+					break
+				}
+				continue
+			}
+			key, name, v = u&0x7fff, n, x
 		}
 		if key == 0 {
 			s.Setting = "btl_openib_pkey unset (0): index 0"
+			if name != "" {
+				s.Setting = fmt.Sprintf("%s=%s reads as key 0 (unset): index 0", name, v)
+			}
 		} else {
-			s.Setting = fmt.Sprintf("%s=%s: the first entry of partition %s, whatever its membership; ports without it are not used", name, v, key)
+			s.Setting = fmt.Sprintf("%s=%s: the first entry of partition %s, whatever its membership; ports without it are not used", name, v, check.PartitionKey(key))
 		}
 		s.Assumptions = append(s.Assumptions, "Open MPI: applies to the openib BTL of Open MPI 4.x (pml ob1); MCA parameters from mpirun --mca or mca-params.conf are not read")
 		inc, hasInc := env["OMPI_MCA_btl_openib_if_include"]
@@ -132,9 +147,30 @@ var OpenMPI = Library{
 				return true, "ACTIVE"
 			})
 		}
-		s.pick = func(p *Port) Pick { return ompiPick(key, p) }
+		s.pick = func(p *Port) Pick { return ompiPick(check.PartitionKey(key), p) }
 	},
 	want: func(key check.PKey, p *Port) Pick { return wantValue(key, p, "OMPI_MCA_btl_openib_pkey", ompiPick) },
+}
+
+// ompiUint is how Open MPI 4.x sets an MCA variable of type unsigned int from a
+// string (opal/mca/base/mca_base_var.c int_from_string, var_set_from_string): empty
+// is 0, else strtoull(s, &end, 0), shifted left by 10, 20 or 30 when k, m or g
+// follows the number (any other text after it is ignored; "x" reads 0); valid is
+// false past 32 bits ("-1" is 2^64-1), which Open MPI refuses.
+func ompiUint(s string) (v uint32, valid bool) {
+	n := parseC(s, 0)
+	u := n.Unsigned()
+	if n.Digits && n.Rest != "" {
+		switch n.Rest[0] {
+		case 'G', 'g':
+			u <<= 30
+		case 'M', 'm':
+			u <<= 20
+		case 'K', 'k':
+			u <<= 10
+		}
+	}
+	return uint32(u), u <= math.MaxUint32
 }
 
 func ompiPick(key check.PartitionKey, p *Port) Pick {

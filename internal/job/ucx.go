@@ -37,8 +37,11 @@ var UCX = Library{
 	configure: func(in Inputs, s *setup) {
 		env := in.Env
 		v, set := env["UCX_IB_PKEY"]
-		cfg, reject := ucxParsePKey(v, set)
-		s.Reject = reject
+		cfg, reject, notes := ucxParsePKey(v, set)
+		s.Reject, s.Notes = reject, append(s.Notes, notes...)
+		if cfg.auto && set && !strings.EqualFold(v, "auto") {
+			s.Unchecked = append(s.Unchecked, "UCX_IB_PKEY="+v+" reads 0xfffe, which UCX 1.8.0 and later take as auto (UCS_HEXUNITS_AUTO: partition 0x7ffe is not looked for) and older UCX refuses")
+		}
 		switch {
 		case !set:
 			s.Setting = "UCX_IB_PKEY unset (auto): the first full-member entry, else the first limited one"
@@ -83,35 +86,35 @@ type ucxPKey struct {
 	key  uint32
 }
 
-// ucxParsePKey is ucs_config_sscanf_hex plus the range check of uct_ib_iface_init_pkey.
-func ucxParsePKey(v string, set bool) (ucxPKey, string) {
+// ucxParsePKey is ucs_config_sscanf_hex (src/ucs/config/parser.c) plus the range
+// check of uct_ib_iface_init_pkey: "auto" (strcasecmp), else "0x" (strncasecmp) and
+// what sscanf(buf+2, "%x", (unsigned int*)dest) converts: scanHex, so white space, a
+// sign and a second 0x are taken and the value is cut to 32 bits (0x100000001 is key
+// 1). auto is stored as UCS_HEXUNITS_AUTO, (uint16_t)-2 (src/ucs/sys/string.h), and
+// uct_ib_iface_init_pkey compares the value with it, so a value reading 0xfffe is auto
+// too (UCX 1.8.0 and later; before, 0xfffe was out of range). notes say how UCX reads
+// a value that is not plain 0x and hex digits.
+func ucxParsePKey(v string, set bool) (c ucxPKey, reject string, notes []string) {
 	if !set || strings.EqualFold(v, "auto") {
-		return ucxPKey{auto: true}, ""
+		return ucxPKey{auto: true}, "", nil
 	}
 	if len(v) < 2 || !strings.EqualFold(v[:2], "0x") {
-		return ucxPKey{}, fmt.Sprintf("UCX rejects UCX_IB_PKEY=%s: the value must be auto or hexadecimal with 0x (e.g. 0x%s)", v, strings.TrimLeft(v, "0xX"))
+		return ucxPKey{}, fmt.Sprintf("UCX rejects UCX_IB_PKEY=%s: the value must be auto or hexadecimal with 0x (e.g. 0x%s)", v, strings.TrimLeft(v, "0xX")), nil
 	}
-	// sscanf("%x") after the 0x: hex digits, the rest ignored.
-	var key uint64
-	digits := 0
-	for _, c := range []byte(v[2:]) {
-		d, ok := digitVal(c)
-		if !ok {
-			break
-		}
-		digits++
-		key = key<<4 | uint64(d)
-		if key > 0xffffffff {
-			key = 0xffffffff
-		}
+	key, ok := scanHex(v[2:])
+	if !ok {
+		return ucxPKey{}, fmt.Sprintf("UCX rejects UCX_IB_PKEY=%s: no hex digits after 0x", v), nil
 	}
-	if digits == 0 {
-		return ucxPKey{}, fmt.Sprintf("UCX rejects UCX_IB_PKEY=%s: no hex digits after 0x", v)
+	if strings.TrimLeft(v[2:], "0123456789abcdefABCDEF") != "" || len(strings.TrimLeft(v[2:], "0")) > 8 {
+		notes = append(notes, fmt.Sprintf("UCX reads UCX_IB_PKEY=%s as 0x%x: glibc's sscanf(\"%%x\") after the 0x takes white space, a sign and a second 0x, ignores what follows the digits and keeps 32 bits", v, key))
+	}
+	if key == 0xfffe {
+		return ucxPKey{auto: true}, "", notes
 	}
 	if key > 0x7fff {
-		return ucxPKey{key: uint32(key)}, fmt.Sprintf("UCX rejects UCX_IB_PKEY=%s: \"requested pkey 0x%x is invalid, should be in the range 0..0x7fff\"; give the 15-bit key without the membership bit: UCX_IB_PKEY=0x%04x (UCX prefers the full-member entry by itself)", v, key, key&0x7fff)
+		return ucxPKey{key: key}, fmt.Sprintf("UCX rejects UCX_IB_PKEY=%s: \"requested pkey 0x%x is invalid, should be in the range 0..0x7fff\"; give the 15-bit key without the membership bit: UCX_IB_PKEY=0x%04x (UCX prefers the full-member entry by itself)", v, key, key&0x7fff), notes
 	}
-	return ucxPKey{key: uint32(key)}, ""
+	return ucxPKey{key: key}, "", notes
 }
 
 func ucxPick(c ucxPKey, p *Port) Pick {

@@ -177,8 +177,9 @@ func runUmad(dev string, port int) umadResult {
 
 	// The request: ibkey's encoder builds the MAD; the header is addressed to the
 	// port's own GID (RoCE needs a GRH), QP1, the GSI Q_Key.
-	reqMAD, err := (&mad.Request{Addr: mad.LIDAddress(1), Class: mad.ClassPerf, Method: mad.MethodGet,
-		Attr: mad.AttrPortCounters, Data: mad.PortCountersRequestData(uint8(port))}).Marshal(0x1234abcd)
+	reqMAD := make([]byte, mad.Size)
+	err = (&mad.Request{Addr: mad.LIDAddress(1), Class: mad.ClassPerf, Method: mad.MethodGet,
+		Attr: mad.AttrPortCounters, Data: mad.PortCountersRequestData(uint8(port))}).MarshalTo(reqMAD, 0x1234abcd)
 	if err != nil {
 		r.step("encode request", err, "")
 		return r

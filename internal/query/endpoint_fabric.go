@@ -9,6 +9,7 @@ import (
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/ibverbs"
+	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // EndpointSources say where can-talk endpoints are resolved. Each is used only by the
@@ -169,15 +170,7 @@ func nodeNames(f *fabric.Fabric) []string {
 		out = append(out, nodeName(n))
 	}
 	sort.Strings(out)
-	return capList(out, maxListed)
-}
-
-// capList is the first most of s and, when there are others, "and N more".
-func capList(s []string, most int) []string {
-	if len(s) > most {
-		return append(s[:most:most], fmt.Sprintf("and %d more", len(s)-most))
-	}
-	return s
+	return textsafe.Capped(out, maxListed)
 }
 
 func lidRanges(f *fabric.Fabric) []string {
@@ -207,7 +200,7 @@ func lidRanges(f *fabric.Fabric) []string {
 	if len(out) == 0 {
 		return []string{"none: no LIDs are assigned (has a Subnet Manager run?)"}
 	}
-	return capList(out, maxListed)
+	return textsafe.Capped(out, maxListed)
 }
 
 func nodeName(n *fabric.Node) string {

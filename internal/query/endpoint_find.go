@@ -101,5 +101,5 @@ func indexList(idx []int) string {
 	for _, x := range idx {
 		s = append(s, strconv.Itoa(x))
 	}
-	return "index " + strings.Join(capList(s, 8), ", ")
+	return "index " + strings.Join(textsafe.Capped(s, 8), ", ")
 }

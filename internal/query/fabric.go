@@ -200,11 +200,10 @@ func fabricDevice(n *nodeData) *ibverbs.Device {
 	}
 	typ := ibverbs.Enum{Num: int(n.info.NodeType), Name: nodeTypeWord(n.info.NodeType)}
 	d := &ibverbs.Device{
-		Name:         name,
-		NodeType:     ibverbs.Opt[ibverbs.Enum]{Value: typ},
-		NodeGUID:     ibverbs.Opt[ibverbs.GUID]{Value: ibverbs.GUID(n.info.NodeGUID)},
-		SysImageGUID: ibverbs.Opt[ibverbs.GUID]{Value: ibverbs.GUID(n.info.SystemImageGUID)},
-		NodeDesc:     ibverbs.Opt[string]{Value: n.desc},
+		Name:     name,
+		NodeType: ibverbs.Opt[ibverbs.Enum]{Value: typ},
+		NodeGUID: ibverbs.Opt[ibverbs.GUID]{Value: ibverbs.GUID(n.info.NodeGUID)},
+		NodeDesc: ibverbs.Opt[string]{Value: n.desc},
 	}
 	const notOverMADs = "not available over MADs"
 	d.FWVer.Missing, d.HCAType.Missing, d.BoardID.Missing, d.HWRev.Missing = notOverMADs, notOverMADs, notOverMADs, notOverMADs

@@ -191,7 +191,7 @@ func unreachableList(f *fabric.Fabric) string {
 	for _, u := range f.Unreachable {
 		where = append(where, fmt.Sprintf("behind %s (DR path %s): %s", f.Label(u.From), u.Path, u.Error))
 	}
-	return strings.Join(capList(where, 3), "; ")
+	return strings.Join(textsafe.Capped(where, 3), "; ")
 }
 
 // SweepSummary is "6 nodes (2 switches, 4 CAs), 9 links, swept via X at T in D".

@@ -9,6 +9,7 @@ import (
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/partconf"
 	"github.com/ibkey/ibkey/internal/query"
+	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // Explainer says, for each event, which rule failed (in the words can-talk uses) and
@@ -489,10 +490,7 @@ func (x *Explainer) tableFull(ev *Event, ex *Explanation) {
 		}
 	}
 	if len(items) > 0 {
-		if len(items) > 8 {
-			items = append(items[:8], fmt.Sprintf("and %d more", len(items)-8))
-		}
-		ex.Fix = fmt.Sprintf("put %s in fewer partitions, so they fit its table; %s names it at %s", labelOr(ex.From, "the port"), x.Parts.Path, strings.Join(items, ", "))
+		ex.Fix = fmt.Sprintf("put %s in fewer partitions, so they fit its table; %s names it at %s", labelOr(ex.From, "the port"), x.Parts.Path, strings.Join(textsafe.Capped(items, 8), ", "))
 	}
 }
 

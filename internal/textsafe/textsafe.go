@@ -8,8 +8,9 @@
 // (internal/ibverbs for sysfs text attributes, internal/ibverbs/mad for NodeDescription,
 // internal/query for fabric files), so every output path (tables, plain text, JSON, the
 // TUI, metrics labels) gets the same, already safe, value. Message caps and sanitises
-// error text for stderr. Plural, GroupDigits and EditDistance are the small text helpers
-// every layer shares (counts in messages, "did you mean" suggestions).
+// error text for stderr. Plural, GroupDigits, Capped and EditDistance are the small text
+// helpers every layer shares (counts in messages, capped lists, "did you mean"
+// suggestions).
 package textsafe
 
 import (
@@ -270,4 +271,13 @@ func EditDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// Capped is the first most items of s and, when there are others, "and N more": the
+// one way a message names a list too long for a sentence.
+func Capped(s []string, most int) []string {
+	if len(s) > most {
+		return append(s[:most:most], fmt.Sprintf("and %d more", len(s)-most))
+	}
+	return s
 }

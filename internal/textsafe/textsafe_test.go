@@ -252,3 +252,20 @@ func FuzzStringPrintable(f *testing.F) {
 		}
 	})
 }
+
+func TestCapped(t *testing.T) {
+	abc := []string{"a", "b", "c"}
+	for _, tc := range []struct {
+		most int
+		want string
+	}{
+		{0, "and 3 more"}, {1, "a|and 2 more"}, {2, "a|b|and 1 more"}, {3, "a|b|c"}, {9, "a|b|c"},
+	} {
+		if got := strings.Join(Capped(abc, tc.most), "|"); got != tc.want {
+			t.Errorf("Capped(abc, %d) = %q, want %q", tc.most, got, tc.want)
+		}
+	}
+	if strings.Join(abc, "") != "abc" {
+		t.Errorf("Capped changed its argument: %q", abc)
+	}
+}

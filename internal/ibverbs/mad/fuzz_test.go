@@ -36,7 +36,6 @@ func parseAll(d []byte) {
 	ParsePKeyBlock(d)
 	ParseSwitchInfo(d)
 	ParsePortCounters(d)
-	ParsePathRecord(d)
 	ParsePKeyTableRecord(d)
 	ParseMCMemberRecord(d)
 }

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -28,11 +27,6 @@ const (
 	ibsimReqSize    = 32 + Size // dlid, slid, dqp, sqp, status, pad, u64 length, mad
 	ibsimMaxClients = 10
 	ibsimNoReply    = 110 // status ibsim puts on a MAD it dropped (ETIMEDOUT)
-	// ibsimMaxWindow: ibsim writes a reply with a loop that spins while the
-	// write fails with EAGAIN (sim_read_pkt), and a unix datagram socket
-	// queues only net.unix.max_dgram_qlen (default 10) messages; 8 MADs in
-	// flight keep our receive queue below that.
-	ibsimMaxWindow = 8
 	// ibsimCtlTimeout bounds each control exchange (ibsim answers in
 	// microseconds when it runs).
 	ibsimCtlTimeout = 2 * time.Second
@@ -59,9 +53,6 @@ func DialIbsim(ctx context.Context, opts IbsimOptions) (*Ibsim, error) {
 	base := opts.SockName
 	if len(opts.Node) > MaxSimNodeLen {
 		return nil, fmt.Errorf("ibsim: node name %q longer than %d bytes", opts.Node, MaxSimNodeLen)
-	}
-	if opts.Window <= 0 || opts.Window > ibsimMaxWindow {
-		opts.Window = ibsimMaxWindow
 	}
 	c := &ibsimClient{base: base, server: abstractAddr(base + ":ctl"), ctl: -1, data: -1, ev: -1, slot: -1}
 
@@ -128,7 +119,6 @@ func DialIbsim(ctx context.Context, opts IbsimOptions) (*Ibsim, error) {
 		c.close()
 		return nil, fmt.Errorf("ibsim: attaching: %w", context.Cause(ctx))
 	}
-	c.mm = newMmsg(opts.Window)
 	return &Ibsim{engine: newEngine(c, opts.Options, rand.Uint32()), Node: node, Slot: c.slot}, nil
 }
 
@@ -146,7 +136,6 @@ type ibsimClient struct {
 	data   int
 	ev     int
 	slot   int
-	mm     *mmsg
 }
 
 func (c *ibsimClient) name() string { return fmt.Sprintf("ibsim %q", c.base) }
@@ -372,7 +361,7 @@ func (c *ibsimClient) encodeHdr(b []byte, req *Request, class Class, _ time.Dura
 }
 
 func (c *ibsimClient) send(msgs [][]byte) (int, error) {
-	n, err := c.mm.send(c.data, msgs)
+	n, err := writeEach(c.data, msgs)
 	if errors.Is(err, unix.ECONNREFUSED) || errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ENOTCONN) {
 		return n, downError{fmt.Errorf("ibsim is not running any more (or dropped client slot %d): %w", c.slot, err)}
 	}
@@ -380,11 +369,54 @@ func (c *ibsimClient) send(msgs [][]byte) (int, error) {
 }
 
 func (c *ibsimClient) recv(bufs [][]byte, lens []int) (int, error) {
-	n, err := c.mm.recv(c.data, bufs, lens)
+	n, err := readEach(c.data, bufs, lens)
 	if errors.Is(err, unix.ECONNREFUSED) {
 		return n, nil // a reply write of ours was refused earlier; nothing to read
 	}
 	return n, err
+}
+
+// writeEach writes msgs to the non-blocking fd, one message per write(2) (a
+// datagram; a umad request, Documentation/infiniband/user_mad.rst), until the
+// queue is full: the count written, and the error of the first message that
+// failed otherwise.
+func writeEach(fd int, msgs [][]byte) (int, error) {
+	for i := 0; i < len(msgs); {
+		n, err := unix.Write(fd, msgs[i])
+		switch {
+		case errors.Is(err, unix.EINTR):
+			continue
+		case errors.Is(err, unix.EAGAIN):
+			return i, nil
+		case err != nil:
+			return i, err
+		case n != len(msgs[i]):
+			return i, fmt.Errorf("short write %d of %d bytes", n, len(msgs[i]))
+		}
+		i++
+	}
+	return len(msgs), nil
+}
+
+// readEach reads what is waiting on the non-blocking fd, one message per
+// read(2), until none is left or bufs are full; lens[i] is the length of
+// bufs[i].
+func readEach(fd int, bufs [][]byte, lens []int) (int, error) {
+	n := 0
+	for n < len(bufs) {
+		k, err := unix.Read(fd, bufs[n])
+		switch {
+		case errors.Is(err, unix.EINTR):
+			continue
+		case errors.Is(err, unix.EAGAIN):
+			return n, nil
+		case err != nil:
+			return n, err
+		}
+		lens[n] = k
+		n++
+	}
+	return n, nil
 }
 
 func (c *ibsimClient) dropped(msg []byte) bool { return binary.BigEndian.Uint32(msg[16:]) != 0 }
@@ -442,74 +474,4 @@ func pollWait(fd, ev int, writable bool, timeout time.Duration) error {
 func wakeFD(ev int) {
 	var one = [8]byte{1} // host byte order u64 1 on little-endian; any nonzero value wakes
 	unix.Write(ev, one[:])
-}
-
-// mmsg holds the headers for sendmmsg/recvmmsg, allocated once.
-type mmsg struct {
-	hdrs []unix.Mmsghdr
-	iovs []unix.Iovec
-}
-
-func newMmsg(n int) *mmsg {
-	m := &mmsg{hdrs: make([]unix.Mmsghdr, n), iovs: make([]unix.Iovec, n)}
-	for i := range m.hdrs {
-		m.hdrs[i].Hdr.Iov = &m.iovs[i]
-		m.hdrs[i].Hdr.Iovlen = 1
-	}
-	return m
-}
-
-// send writes msgs with sendmmsg(2) without blocking: the count sent, and an
-// error only when the first message not sent failed other than with EAGAIN.
-func (m *mmsg) send(fd int, msgs [][]byte) (int, error) {
-	sent := 0
-	for sent < len(msgs) {
-		k := min(len(msgs)-sent, len(m.hdrs))
-		for i := range k {
-			b := msgs[sent+i]
-			m.iovs[i].Base = &b[0]
-			m.iovs[i].SetLen(len(b))
-		}
-		r, _, e := unix.Syscall6(unix.SYS_SENDMMSG, uintptr(fd), uintptr(unsafe.Pointer(&m.hdrs[0])), uintptr(k), unix.MSG_DONTWAIT, 0, 0)
-		if e != 0 {
-			if e == unix.EINTR {
-				continue
-			}
-			if e == unix.EAGAIN {
-				return sent, nil
-			}
-			return sent, e
-		}
-		sent += int(r)
-		if int(r) < k {
-			return sent, nil
-		}
-	}
-	return sent, nil
-}
-
-// recv reads up to len(bufs) messages with recvmmsg(2) without blocking.
-func (m *mmsg) recv(fd int, bufs [][]byte, lens []int) (int, error) {
-	k := min(len(bufs), len(m.hdrs))
-	for i := range k {
-		m.iovs[i].Base = &bufs[i][0]
-		m.iovs[i].SetLen(len(bufs[i]))
-		m.hdrs[i].Len = 0
-	}
-	for {
-		r, _, e := unix.Syscall6(unix.SYS_RECVMMSG, uintptr(fd), uintptr(unsafe.Pointer(&m.hdrs[0])), uintptr(k), unix.MSG_DONTWAIT, 0, 0)
-		if e == unix.EINTR {
-			continue
-		}
-		if e == unix.EAGAIN {
-			return 0, nil
-		}
-		if e != 0 {
-			return 0, e
-		}
-		for i := range int(r) {
-			lens[i] = int(m.hdrs[i].Len)
-		}
-		return int(r), nil
-	}
 }

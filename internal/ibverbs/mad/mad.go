@@ -12,7 +12,7 @@
 // Layouts follow the InfiniBand Architecture Specification vol. 1, chapters 13
 // (MAD format), 14 (subnet management) and 16.1 (performance management); every
 // offset is checked in tests against infiniband-diags run on ibsim. ibkey only
-// reads the fabric: Request.Marshal encodes Get (and, for the SA, GetTable) and
+// reads the fabric: Request.MarshalTo encodes Get (and, for the SA, GetTable) and
 // nothing else, so no program built from this package can send a Set or a Trap
 // (tests that must inject a table, a trap or a join into the simulator build
 // them in internal/lab).
@@ -66,7 +66,7 @@ const (
 	MethodGetTableResp Method = 0x92
 )
 
-// ErrMethodRefused: Request.Marshal was asked to encode a method other than
+// ErrMethodRefused: Request.MarshalTo was asked to encode a method other than
 // Get (or GetTable, for the SA). ibkey is read-only by construction; see the
 // package comment.
 var ErrMethodRefused = errors.New("mad: ibkey only sends Get (and the SA's GetTable)")
@@ -89,11 +89,8 @@ const (
 	AttrPKeyTable       AttrID = 0x0016
 )
 
-// PMA attributes (IBA 16.1.3).
-const (
-	AttrClassPortInfo AttrID = 0x0001
-	AttrPortCounters  AttrID = 0x0012
-)
+// AttrPortCounters is the PMA's PortCounters (IBA 16.1.3).
+const AttrPortCounters AttrID = 0x0012
 
 // Offsets inside the 256-byte MAD (IBA 13.4.2 common header, 14.2.1 SMP
 // formats, 16.1.2 PMA format).
@@ -108,14 +105,12 @@ const (
 	offTID           = 8
 	offAttrID        = 16
 	offAttrModifier  = 20
-	offMKey          = 24 // SMPs only
 	offDrSLID        = 32 // directed route only
 	offDrDLID        = 34 // directed route only
 	offData          = 64
 	offInitialPath   = 128 // directed route only
 	smpDataSize      = 64
 	pmaDataSize      = Size - offData // 192
-	drPathSize       = 64
 	drDirectionBit   = 0x8000
 	permissiveLID    = 0xffff
 	baseVersion      = 1
@@ -241,19 +236,9 @@ func (r *Request) wireClass() (Class, error) {
 	return 0, fmt.Errorf("mad: unsupported class 0x%02x", uint8(r.Class))
 }
 
-// Marshal encodes r as a 256-byte MAD with transaction ID tid. It refuses any
-// method but Get with ErrMethodRefused.
-func (r *Request) Marshal(tid uint64) ([]byte, error) {
-	b := make([]byte, Size)
-	if err := r.MarshalTo(b, tid); err != nil {
-		return nil, err
-	}
-	return b, nil
-}
-
-// MarshalTo is Marshal into b (at least Size bytes; the first Size are
-// overwritten), so that a transport encodes into its own send buffers
-// without an allocation per MAD.
+// MarshalTo encodes r as a 256-byte MAD with transaction ID tid into b (at
+// least Size bytes; the first Size are overwritten). It refuses any method but
+// Get (and the SA's GetTable) with ErrMethodRefused.
 func (r *Request) MarshalTo(b []byte, tid uint64) error {
 	class, err := r.wireClass()
 	if err != nil {

@@ -396,7 +396,6 @@ func TestEngineDroppedThenAnswered(t *testing.T) {
 }
 
 func TestEngineConcurrent(t *testing.T) {
-	const window = 4
 	var f *fakeEndpoint
 	f = newFake(func(m []byte) [][]byte {
 		cur := f.inFlight.Add(1)
@@ -411,7 +410,7 @@ func TestEngineConcurrent(t *testing.T) {
 		// Echo the modifier in the data so each caller can check its reply.
 		return [][]byte{reply(m, m[offAttrModifier:offAttrModifier+4])}
 	})
-	e := newEngine(f, Options{Timeout: 5 * time.Second, Window: window}, 0)
+	e := newEngine(f, Options{Timeout: 5 * time.Second}, 0)
 	defer e.Close()
 	var wg sync.WaitGroup
 	for i := range 200 {
@@ -583,4 +582,13 @@ func TestMarshalRefusesAllButGet(t *testing.T) {
 			}
 		}
 	}
+}
+
+// Marshal is MarshalTo into a new buffer.
+func (r *Request) Marshal(tid uint64) ([]byte, error) {
+	b := make([]byte, Size)
+	if err := r.MarshalTo(b, tid); err != nil {
+		return nil, err
+	}
+	return b, nil
 }

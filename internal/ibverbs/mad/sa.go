@@ -97,55 +97,8 @@ const (
 	PRCompDLID  uint64 = 1 << 4
 	PRCompSLID  uint64 = 1 << 5
 	PRCompPKey  uint64 = 1 << 13
-	pathRecSize        = 64
+	pathRecSize        = 64 // OpenSM's ib_path_rec_t
 )
-
-// PathRecord is SA attribute 0x0035 (IBA 15.2.5.16, OpenSM ib_path_rec_t).
-type PathRecord struct {
-	ServiceID  uint64 // bytes 0-7
-	DGID       GID    // 8-23
-	SGID       GID    // 24-39
-	DLID       uint16 // 40-41
-	SLID       uint16 // 42-43
-	HopFlowRaw uint32 // 44-47: RawTraffic (bit 31), FlowLabel (8-27), HopLimit (0-7)
-	TClass     uint8  // 48
-	NumPath    uint8  // 49: Reversible (bit 7), NumbPath
-	PKey       uint16 // 50-51
-	QoSClassSL uint16 // 52-53: QoSClass (bits 4-15), SL (bits 0-3)
-	MTU        uint8  // 54: selector (bits 6-7), MTU code
-	Rate       uint8  // 55: selector, rate code
-	PktLife    uint8  // 56: selector, packet lifetime
-	Preference uint8  // 57
-	SL         uint8  // from QoSClassSL
-	Reversible bool   // from NumPath
-}
-
-// ParsePathRecord decodes a PathRecord from the start of an SA data area.
-func ParsePathRecord(d []byte) (PathRecord, error) {
-	if err := need("PathRecord", d, pathRecSize); err != nil {
-		return PathRecord{}, err
-	}
-	be := binary.BigEndian
-	r := PathRecord{
-		ServiceID:  be.Uint64(d[0:]),
-		DLID:       be.Uint16(d[40:]),
-		SLID:       be.Uint16(d[42:]),
-		HopFlowRaw: be.Uint32(d[44:]),
-		TClass:     d[48],
-		NumPath:    d[49],
-		PKey:       be.Uint16(d[50:]),
-		QoSClassSL: be.Uint16(d[52:]),
-		MTU:        d[54],
-		Rate:       d[55],
-		PktLife:    d[56],
-		Preference: d[57],
-	}
-	copy(r.DGID[:], d[8:24])
-	copy(r.SGID[:], d[24:40])
-	r.SL = uint8(r.QoSClassSL & 0xf)
-	r.Reversible = r.NumPath&0x80 != 0
-	return r, nil
-}
 
 // encodePathQuery is the template of a PathRecord query for slid, dlid and pkey.
 func encodePathQuery(slid, dlid, pkey uint16) []byte {

@@ -51,12 +51,15 @@ func saGet[T any](ctx context.Context, t Transport, sa uint16, attr AttrID, smKe
 
 // GetPathRecord asks the SA at LID sa for the path from slid to dlid in the partition
 // of pkey (SubnAdmGet PathRecord, component mask SLID, DLID and P_Key: what
-// `saquery PR --slid --dlid --pkey` asks). The SA answers ERR_NO_RECORDS when it
-// refuses the path; OpenSM does so silently to the asker and logs why (ERR 1F1A when
-// the ends do not share the key), or does not log at all when the asker itself
-// shares no partition with an end (osm_sa_path_record.c).
-func GetPathRecord(ctx context.Context, t Transport, sa, slid, dlid, pkey uint16) (PathRecord, error) {
-	return saGet(ctx, t, sa, AttrPathRecord, 0, PRCompSLID|PRCompDLID|PRCompPKey, encodePathQuery(slid, dlid, pkey), ParsePathRecord)
+// `saquery PR --slid --dlid --pkey` asks); nil means the SA answered with a path (the
+// record itself is not used). The SA answers ERR_NO_RECORDS when it refuses the path;
+// OpenSM does so silently to the asker and logs why (ERR 1F1A when the ends do not
+// share the key), or does not log at all when the asker itself shares no partition
+// with an end (osm_sa_path_record.c).
+func GetPathRecord(ctx context.Context, t Transport, sa, slid, dlid, pkey uint16) error {
+	_, err := saGet(ctx, t, sa, AttrPathRecord, 0, PRCompSLID|PRCompDLID|PRCompPKey, encodePathQuery(slid, dlid, pkey),
+		func([]byte) (struct{}, error) { return struct{}{}, nil })
+	return err
 }
 
 // GetPKeyTableRecord asks the SA at LID sa for block of the P_Key table of port of

@@ -37,7 +37,7 @@ type Ibsim struct {
 
 // Transport sends MADs and waits for their replies. Implementations are safe
 // for concurrent use: each request gets its own transaction ID, and at most
-// Options.Window requests are in flight at once.
+// window requests are in flight at once.
 type Transport interface {
 	// Do sends req and returns the matching reply. It retries after a
 	// per-attempt timeout and returns an error wrapping ErrTimeout when no
@@ -54,7 +54,7 @@ type Transport interface {
 // also serves a Transport that is not.
 type Exchanger interface {
 	Transport
-	// Exchange sends every call's request, keeping at most Options.Window in
+	// Exchange sends every call's request, keeping at most window in
 	// flight, and returns when each call has its reply or its error in
 	// Call.Err. It returns ctx's error when ctx ended first (the calls not
 	// answered by then carry it too), or ErrClosed.
@@ -120,14 +120,14 @@ type Options struct {
 	// Retries is how many times an unanswered request is sent again
 	// (default 3; a negative value means none).
 	Retries int
-	// Window bounds the requests in flight at once (default 8, at most 64;
-	// the ibsim transport holds it to 8: above that ibsim's reply writes
-	// fail with EAGAIN and it spins).
-	Window int
 }
 
-// maxWindow bounds Options.Window.
-const maxWindow = 64
+// window bounds the requests a transport has in flight at once. It is ibsim's
+// limit: ibsim writes a reply with a loop that spins while the write fails with
+// EAGAIN (sim_read_pkt), and a unix datagram socket queues only
+// net.unix.max_dgram_qlen (default 10) messages; 8 MADs in flight keep our
+// receive queue below that. The umad transport keeps the same bound.
+const window = 8
 
 func (o Options) withDefaults() Options {
 	if o.Timeout <= 0 {
@@ -137,12 +137,6 @@ func (o Options) withDefaults() Options {
 		o.Retries = 3
 	} else if o.Retries < 0 {
 		o.Retries = 0
-	}
-	if o.Window <= 0 {
-		o.Window = 8
-	}
-	if o.Window > maxWindow {
-		o.Window = maxWindow
 	}
 	return o
 }
@@ -190,7 +184,6 @@ func (e *TimeoutError) Is(target error) bool { return target == ErrTimeout }
 // Stats count what a transport did since it was opened.
 type Stats struct {
 	Sent     uint64 // MADs written, retries included
-	Received uint64 // replies matched to a request
 	Retries  uint64 // attempts after the first
 	Timeouts uint64 // requests that got no reply at all
 }
@@ -257,7 +250,7 @@ type engine struct {
 	closed bool
 	failed error // the loop stopped on an endpoint error
 
-	sent, received, retries, timeouts atomic.Uint64
+	sent, retries, timeouts atomic.Uint64
 
 	dead chan struct{} // closed when the loop has stopped
 	// kick wakes the loop when it waits with nothing in flight: it parks on this
@@ -277,7 +270,7 @@ type engine struct {
 func newEngine(ep endpoint, opts Options, firstTID uint32) *engine {
 	opts = opts.withDefaults()
 	e := &engine{ep: ep, opts: opts, epoch: time.Now(), dead: make(chan struct{}), kick: make(chan struct{}, 1), seq: firstTID}
-	e.slots = make([]slot, opts.Window)
+	e.slots = make([]slot, window)
 	for i := range e.slots {
 		e.slots[i].msg = make([]byte, ep.hdrLen()+Size)
 	}
@@ -299,7 +292,7 @@ func (e *engine) wake() {
 
 // Stats returns the transport's counters.
 func (e *engine) Stats() Stats {
-	return Stats{Sent: e.sent.Load(), Received: e.received.Load(), Retries: e.retries.Load(), Timeouts: e.timeouts.Load()}
+	return Stats{Sent: e.sent.Load(), Retries: e.retries.Load(), Timeouts: e.timeouts.Load()}
 }
 
 // Do implements Transport.
@@ -579,10 +572,12 @@ func (e *engine) retry(s *slot, now time.Duration) {
 // match hands a received message to the slot whose transaction ID it
 // carries; a message that answers none is ignored.
 func (e *engine) match(msg []byte, hl int, now time.Duration) {
-	if len(msg) != hl+Size {
+	if len(msg) < hl+offTID+8 || len(msg) > hl+Size {
 		return // not a MAD message
 	}
-	m := msg[hl:]
+	// A reply shorter than a whole MAD (a short GMP from umad) is padded to one.
+	m := msg[hl : hl+Size]
+	clear(m[len(msg)-hl:])
 	// Match on the low 32 bits: the kernel's MAD layer owns the high 32 bits
 	// of the TID (it puts the agent's ID there).
 	tid := binary.BigEndian.Uint32(m[offTID+4:])
@@ -597,7 +592,6 @@ func (e *engine) match(msg []byte, hl int, now time.Duration) {
 			e.retry(s, now)
 			return
 		}
-		e.received.Add(1)
 		s.release()
 		copy(c.reply[:], m)
 		e.finish(c, checkReply(&c.Req, c.class, c.reply[:]))

@@ -193,20 +193,11 @@ func umadOpenError(path string, err error, group string) error {
 type UmadOptions struct {
 	// SysfsRoot is where class/infiniband_mad lives (default "/sys").
 	SysfsRoot string
-	// DevDir holds the umadN files (default "/dev/infiniband").
-	DevDir string
 	Options
 }
 
-func (o UmadOptions) withDefaults() UmadOptions {
-	if o.SysfsRoot == "" {
-		o.SysfsRoot = "/sys"
-	}
-	if o.DevDir == "" {
-		o.DevDir = "/dev/infiniband"
-	}
-	return o
-}
+// umadDevDir holds the umadN files.
+const umadDevDir = "/dev/infiniband"
 
 // Umad is a Transport over the kernel's umad interface for one local port.
 type Umad struct{ *engine }

@@ -1,6 +1,7 @@
 package mad
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -20,12 +21,11 @@ import (
 // directed (QP0), the PMA and the SA (QP1). Opening needs root or membership of the
 // group owning /dev/infiniband/umadN (often "rdma").
 func OpenUmad(device string, port int, opts UmadOptions) (*Umad, error) {
-	opts = opts.withDefaults()
-	up, err := FindUmadPort(opts.SysfsRoot, device, port)
+	up, err := FindUmadPort(cmp.Or(opts.SysfsRoot, "/sys"), device, port)
 	if err != nil {
 		return nil, err
 	}
-	ep, err := openUmadFile(filepath.Join(opts.DevDir, up.Name))
+	ep, err := openUmadFile(filepath.Join(umadDevDir, up.Name))
 	if err != nil {
 		return nil, err
 	}
@@ -129,65 +129,19 @@ func (u *umadFile) encodeHdr(h []byte, req *Request, class Class, timeout time.D
 	return nil
 }
 
-// send writes one MAD per write(2): the umad interface takes one request
-// per write (Documentation/infiniband/user_mad.rst).
 func (u *umadFile) send(msgs [][]byte) (int, error) {
-	for i, b := range msgs {
-		for {
-			n, err := unix.Write(u.fd, b)
-			if errors.Is(err, unix.EINTR) {
-				continue
-			}
-			if errors.Is(err, unix.EAGAIN) {
-				return i, nil
-			}
-			if errors.Is(err, unix.EIO) || errors.Is(err, unix.ENODEV) {
-				// The device went away or was reset: drivers/infiniband/core/user_mad.c
-				// returns -EIO from ib_umad_write (and ib_umad_read) once the file's
-				// agents are dead (Linux 5.11 and later; before, -EINVAL on write, and
-				// a sweep that stops answering is caught by the exporter's probe).
-				return i, downError{err}
-			}
-			if err != nil {
-				return i, err
-			}
-			if n != len(b) {
-				return i, fmt.Errorf("short write %d of %d bytes", n, len(b))
-			}
-			break
-		}
+	n, err := writeEach(u.fd, msgs)
+	if errors.Is(err, unix.EIO) || errors.Is(err, unix.ENODEV) {
+		// The device went away or was reset: drivers/infiniband/core/user_mad.c
+		// returns -EIO from ib_umad_write (and ib_umad_read) once the file's
+		// agents are dead (Linux 5.11 and later; before, -EINVAL on write, and
+		// a sweep that stops answering is caught by the exporter's probe).
+		return n, downError{err}
 	}
-	return len(msgs), nil
+	return n, err
 }
 
-// recv reads whatever replies are waiting, one read(2) each, until the queue
-// is empty or bufs are full.
-func (u *umadFile) recv(bufs [][]byte, lens []int) (int, error) {
-	n := 0
-	for n < len(bufs) {
-		k, err := unix.Read(u.fd, bufs[n])
-		if errors.Is(err, unix.EINTR) {
-			continue
-		}
-		if errors.Is(err, unix.EAGAIN) {
-			break
-		}
-		if err != nil {
-			return n, err
-		}
-		if k < umadHdrSize+offTID+8 {
-			continue // too short to be a MAD; ignore
-		}
-		// A reply shorter than a whole MAD (a short GMP) is padded to one.
-		if k < umadHdrSize+Size {
-			clear(bufs[n][k : umadHdrSize+Size])
-			k = umadHdrSize + Size
-		}
-		lens[n] = k
-		n++
-	}
-	return n, nil
-}
+func (u *umadFile) recv(bufs [][]byte, lens []int) (int, error) { return readEach(u.fd, bufs, lens) }
 
 func (u *umadFile) dropped(msg []byte) bool { return umadHdrStatus(msg) != 0 }
 

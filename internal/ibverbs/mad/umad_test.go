@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -111,28 +110,6 @@ func TestUmadOpenErrorMessage(t *testing.T) {
 	err = umadOpenError("/dev/infiniband/umad0", syscall.ENOENT, "")
 	if strings.Contains(err.Error(), "root") || !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("ENOENT: %q", err)
-	}
-}
-
-func TestOpenUmadWithoutDevice(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("umad is Linux-only")
-	}
-	dev := t.TempDir()
-	// No device file at all.
-	_, err := OpenUmad("mlx5_0", 1, UmadOptions{SysfsRoot: "testdata/sysfs", DevDir: dev})
-	if err == nil || !strings.Contains(err.Error(), filepath.Join(dev, "umad0")) || !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("missing device file: %v", err)
-	}
-	// A regular file answers the ioctls with ENOTTY.
-	os.WriteFile(filepath.Join(dev, "umad0"), nil, 0o644)
-	_, err = OpenUmad("mlx5_0", 1, UmadOptions{SysfsRoot: "testdata/sysfs", DevDir: dev})
-	if err == nil || !strings.Contains(err.Error(), "not a umad device") {
-		t.Errorf("regular file: %v", err)
-	}
-	// Unknown port: the error lists the ports.
-	if _, err := OpenUmad("mlx9_9", 1, UmadOptions{SysfsRoot: "testdata/sysfs", DevDir: dev}); err == nil || !strings.Contains(err.Error(), "ports:") {
-		t.Errorf("unknown port: %v", err)
 	}
 }
 

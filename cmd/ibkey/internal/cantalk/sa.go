@@ -107,7 +107,7 @@ func (o *CanTalkOptions) askSA(eps []query.ResolvedEndpoint, v check.Verdict) (*
 			ans.Requester = requesterLabel(f, check.GUID(ni.PortGUID), fab.Via)
 			o.requester = check.GUID(ni.PortGUID)
 		}
-		_, err = mad.GetPathRecord(ctx, fab.T, sm, pa.LID, pb.LID, uint16(ka))
+		err = mad.GetPathRecord(ctx, fab.T, sm, pa.LID, pb.LID, uint16(ka))
 		switch st, ok := mad.SAStatus(err); {
 		case err == nil:
 			ans.Path = true

@@ -134,9 +134,7 @@ func downUnread(fab *fabric.Fabric, ports []tablePort) string {
 	if len(names) == 0 {
 		return ""
 	}
-	if len(names) > 5 {
-		names = append(names[:5], fmt.Sprintf("and %d more", len(names)-5))
-	}
+	names = textsafe.Capped(names, 5)
 	if why == "" {
 		why = "not read"
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 	"github.com/ibkey/ibkey/internal/job"
 	"github.com/ibkey/ibkey/internal/query"
+	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // portSource are the ports of the job, where they came from, and how to read them
@@ -285,10 +286,7 @@ func fabricPorts(f *fabric.Fabric, lids []uint16, nodes []string) ([]*job.Port, 
 				}
 			}
 			sort.Strings(names)
-			if len(names) > 12 {
-				names = append(names[:12], fmt.Sprintf("and %d more", len(names)-12))
-			}
-			return nil, &query.NotFoundError{What: "node", Name: strconv.Quote(name) + " in the sweep", Available: names}
+			return nil, &query.NotFoundError{What: "node", Name: strconv.Quote(name) + " in the sweep", Available: textsafe.Capped(names, 12)}
 		}
 		added := 0
 		for _, n := range ns {

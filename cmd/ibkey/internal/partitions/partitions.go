@@ -16,6 +16,7 @@ import (
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/partconf"
 	"github.com/ibkey/ibkey/internal/query"
+	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // NewCmdPartitions is `ibkey partitions` and its subcommands.
@@ -81,10 +82,7 @@ func typeUnknown(w io.Writer, p *query.Partitions, unknown map[check.GUID][]chec
 		return nil
 	}
 	guids := slices.Sorted(maps.Keys(unknown))
-	list := stringsOf(guids[:min(len(guids), 3)])
-	if len(guids) > 3 {
-		list = append(list, fmt.Sprintf("and %d more", len(guids)-3))
-	}
+	list := textsafe.Capped(stringsOf(guids), 3)
 	fmt.Fprintf(w, "ibkey: %s for CA ports: %s would get other entries as router ports (%s has ALL_CAS or ALL_ROUTERS items, which OpenSM applies by node type): name the router ports with --router (--router none if there are none), or give --fabric-file with a saved sweep\n",
 		printed, strings.Join(list, ", "), p.Config.File)
 	return cmdutil.Exit(cmdutil.ExitIncomplete)
