@@ -83,6 +83,14 @@ func parseC(s string, base int) cNumber {
 	return n
 }
 
+// Int is the result converted to a C int, as (int)strtol(...) gives it on Linux
+// (long is 64 bits; the conversion keeps the low 32 bits).
+func (n cNumber) Int() int { return int(int32(n.Value)) }
+
+// atoi is glibc's atoi: (int)strtol(s, NULL, 10) (stdlib/atoi.c); anything after
+// the digits is ignored and no digit reads 0.
+func atoi(s string) int { return parseC(s, 10).Int() }
+
 // scanHex is sscanf(s, "%x", &u) with u an unsigned int, as glibc does it
 // (stdio-common/vfscanf-internal.c): white space, a sign, an optional 0x and hex
 // digits are collected and converted with strtoul, so it takes exactly what

@@ -16,9 +16,11 @@ import (
 )
 
 // libcProgram prints, for each input (a line "x" + hex), what glibc makes of it:
-// strtoll base 0 and 10 and strtoull base 0 (value, end offset, ERANGE) and
-// sscanf("%x") into an unsigned int (converted, value).
+// strtoll base 0 and 10 and strtoull base 0 (value, end offset, ERANGE),
+// sscanf("%x") into an unsigned int (converted, value), atoi, and strtol base 0 cast
+// to int and to uint8_t (perftest's CHECK_VALUE, NVSHMEM's int variables).
 const libcProgram = `#include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,7 +49,9 @@ int main(void) {
 		printf(" %llu %td %d", u, end - s, errno == ERANGE);
 		unsigned int x = 0;
 		int r = sscanf(s, "%x", &x);
-		printf(" %d %u\n", r == 1, r == 1 ? x : 0);
+		printf(" %d %u", r == 1, r == 1 ? x : 0);
+		long l = strtol(s, NULL, 0);
+		printf(" %d %d %u\n", atoi(s), (int)l, (unsigned)(uint8_t)l);
 	}
 	return 0;
 }
@@ -72,7 +76,7 @@ func libcInputs() []string {
 	return in
 }
 
-// TestLibcNumbers checks parseC, Unsigned and scanHex against glibc: with a C compiler
+// TestLibcNumbers checks parseC, Unsigned, scanHex, atoi and strtolInt against glibc: with a C compiler
 // the generated inputs run through the C functions themselves (glibc 2.36 recorded
 // the table), and the committed table (testdata/TestLibcNumbers.golden) holds what
 // they gave, for machines without one (`go test -run TestLibcNumbers -update` with a
@@ -85,9 +89,9 @@ func TestLibcNumbers(t *testing.T) {
 		a, d := parseC(s, 0), parseC(s, 10)
 		x, ok := scanHex(s)
 		fmt.Fprintln(&input, h)
-		fmt.Fprintf(&got, "%s %d %d %d %d %d %d %d %d %d %d %d\n", h,
+		fmt.Fprintf(&got, "%s %d %d %d %d %d %d %d %d %d %d %d %d %d %d\n", h,
 			a.Value, len(s)-len(a.Rest), b2i[a.Overflow], d.Value, len(s)-len(d.Rest), b2i[d.Overflow],
-			a.Unsigned(), len(s)-len(a.Rest), b2i[a.wide], b2i[ok], x)
+			a.Unsigned(), len(s)-len(a.Rest), b2i[a.wide], b2i[ok], x, atoi(s), a.Int(), uint8(a.Value))
 	}
 	cc, err := exec.LookPath("cc")
 	update := flag.Lookup("update") != nil && flag.Lookup("update").Value.String() == "true"
