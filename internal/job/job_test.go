@@ -369,6 +369,32 @@ func TestPerftest(t *testing.T) {
 	if a = ParsePerftestArgs("ib_send_bw --pkey_index=2x"); a.BadValue == "" {
 		t.Error("--pkey_index=2x: perftest rejects it")
 	}
+	// CHECK_VALUE (perftest_parameters.h): (type)strtol(optarg, &end, 0), refused
+	// when *end is not NUL; -i below 1 is refused after the uint8_t cast.
+	for _, c := range []struct {
+		line     string
+		port, ix int
+		bad      string
+	}{
+		{"ib_send_bw --pkey_index=", 1, 0, ""},
+		{"ib_send_bw --pkey_index=010", 1, 8, ""},
+		{"ib_send_bw --pkey_index=4294967298", 1, 2, ""},
+		{"ib_send_bw -i 257", 1, 0, ""},
+		{"ib_send_bw -i0x2", 2, 0, ""},
+		{"ib_send_bw -i 256", 0, 0, "IB Port can't be less than 1"},
+		{"ib_send_bw -i 0", 0, 0, "IB Port can't be less than 1"},
+		{"ib_send_bw -i=1", 0, 0, "IB Port argument =1 should be uint8_t"},
+		{"ib_send_bw -i 1z --pkey_index=x", 1, 0, "IB Port argument 1z should be uint8_t"},
+		{"ib_send_bw --pkey_index=0x", 1, 0, "Pkey index argument 0x should be int"},
+	} {
+		a := ParsePerftestArgs(c.line)
+		if a.Port != c.port || a.PKeyIdx != c.ix || (c.bad == "") != (a.BadValue == "") || !strings.Contains(a.BadValue, c.bad) {
+			t.Errorf("%s: port %d index %d refused %q, want %d %d %q", c.line, a.Port, a.PKeyIdx, a.BadValue, c.port, c.ix, c.bad)
+		}
+	}
+	if a = ParsePerftestArgs("ib_send_bw -d=mlx5_0"); a.Device != "=mlx5_0" {
+		t.Errorf("-d=mlx5_0: getopt gives the device %q, ibkey %q", "=mlx5_0", a.Device)
+	}
 	tbl := []int{0xffff, 0x8001, 0}
 	pf := func(line string) Inputs { a := ParsePerftestArgs(line); return Inputs{Env: Env{}, Perftest: &a} }
 	runPicks(t, &Perftest, []pickCase{

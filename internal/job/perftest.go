@@ -10,7 +10,11 @@ import (
 // perftest (linux-rdma/perftest, src/perftest_parameters.c):
 //
 //   - --pkey_index=N is a P_Key table *index*, default 0 (init_perftest_params);
-//     parsed by CHECK_VALUE: strtol(optarg, &end, 0) with nothing after the number.
+//     parsed by CHECK_VALUE (perftest_parameters.h): (int)strtol(optarg, &end, 0),
+//     refused when anything follows the number (" Pkey index argument 2x should be
+//     int"); an empty value has nothing after it and reads 0.
+//   - -i/--ib-port is CHECK_VALUE with type uint8_t ((uint8_t)strtol: 257 is port 1),
+//     refused below MIN_IB_PORT 1 ("IB Port can't be less than 1").
 //   - ctx_chk_pkey_index: an index above max_pkeys-1 is changed to 0 with a warning
 //     ("Changing to 0"); it is applied only when the index is > 0, so a negative index
 //     reaches ibv_modify_qp unchanged (as a 16-bit value) and fails there.
@@ -39,38 +43,51 @@ type PerftestArgs struct {
 func ParsePerftestArgs(line string) PerftestArgs {
 	a := PerftestArgs{Port: 1}
 	f := strings.Fields(line)
-	val := func(i *int, name, inline string) string {
-		if inline != "" {
+	val := func(i *int, name, inline string, hasInline bool) string {
+		if hasInline {
 			return inline
 		}
 		if *i+1 < len(f) {
 			*i++
 			return f[*i]
 		}
-		a.BadValue = name + " needs a value"
+		if a.BadValue == "" {
+			a.BadValue = name + " needs a value"
+		}
 		return ""
 	}
-	num := func(name, s string) int {
+	// check is CHECK_VALUE: perftest stops at the first value it refuses.
+	check := func(name, typ, s string) cNumber {
 		n := parseC(s, 0)
-		if !n.Digits || n.Rest != "" {
-			a.BadValue = fmt.Sprintf("%s %q should be int", name, s)
+		if n.Rest != "" && a.BadValue == "" {
+			a.BadValue = fmt.Sprintf("%s argument %s should be %s", name, s, typ)
 		}
-		return int(int32(n.Value))
+		return n
+	}
+	port := func(s string) {
+		a.Port = int(uint8(check("IB Port", "uint8_t", s).Value))
+		if a.Port < 1 && a.BadValue == "" {
+			a.BadValue = fmt.Sprintf("-i %s: IB Port can't be less than 1", s)
+		}
 	}
 	for i := 0; i < len(f); i++ {
 		arg := f[i]
-		name, inline, _ := strings.Cut(arg, "=")
+		// getopt_long: "--name=value" or "--name value"; "-xvalue" or "-x value".
+		name, inline, eq := arg, "", false
+		if strings.HasPrefix(arg, "--") {
+			name, inline, eq = strings.Cut(arg, "=")
+		}
 		switch {
 		case name == "--pkey_index":
-			a.PKeyIdx, a.Given = num("Pkey index", val(&i, name, inline)), true
+			a.PKeyIdx, a.Given = check("Pkey index", "int", val(&i, name, inline, eq)).Int(), true
 		case name == "-d" || name == "--ib-dev":
-			a.Device = val(&i, name, inline)
-		case strings.HasPrefix(arg, "-d") && len(arg) > 2 && !strings.HasPrefix(arg, "--"):
+			a.Device = val(&i, name, inline, eq)
+		case strings.HasPrefix(arg, "-d") && !strings.HasPrefix(arg, "--"):
 			a.Device = arg[2:]
 		case name == "-i" || name == "--ib-port":
-			a.Port = num("IB Port", val(&i, name, inline))
-		case strings.HasPrefix(arg, "-i") && len(arg) > 2 && !strings.HasPrefix(arg, "--"):
-			a.Port = num("IB Port", arg[2:])
+			port(val(&i, name, inline, eq))
+		case strings.HasPrefix(arg, "-i") && !strings.HasPrefix(arg, "--"):
+			port(arg[2:])
 		}
 	}
 	return a
