@@ -226,7 +226,15 @@ func TestNVSHMEMPKey(t *testing.T) {
 		{"hole", env("NVSHMEM_IB_PKEY_INDEX=2"), tbl, EmptyEntry, 2, 0, "empty entry"},
 		{"beyond the table", env("NVSHMEM_IB_PKEY_INDEX=3"), tbl, Fails, 3, 0, "Invalid NVSHMEM_IB_PKEY_INDEX"},
 		{"negative", env("NVSHMEM_IB_PKEY_INDEX=-1"), tbl, Fails, -1, 0, "Invalid NVSHMEM_IB_PKEY_INDEX"},
-		{"not a number", env("NVSHMEM_IB_PKEY_INDEX=x"), tbl, Fails, -1, 0, "not an integer"},
+		// nvshmemi_getenv_int: (int)strtol(value, &end, 0); a failed conversion is
+		// reported on stderr and its result used.
+		{"not a number reads 0", env("NVSHMEM_IB_PKEY_INDEX=x"), tbl, Uses, 0, 0xffff, `"Environment variable conversion failed (x)" and uses 0`},
+		{"empty reads 0", env("NVSHMEM_IB_PKEY_INDEX="), tbl, Uses, 0, 0xffff, "conversion failed"},
+		{"hex", env("NVSHMEM_IB_PKEY_INDEX=0x1"), tbl, Uses, 1, 0x8001, ""},
+		{"octal", env("NVSHMEM_IB_PKEY_INDEX=010"), tbl, Fails, 8, 0, "octal"},
+		{"trailing text", env("NVSHMEM_IB_PKEY_INDEX=1k"), tbl, Uses, 1, 0x8001, `"k" after the number is ignored`},
+		{"cut to int", env("NVSHMEM_IB_PKEY_INDEX=4294967297"), tbl, Uses, 1, 0x8001, "32-bit int: 1"},
+		{"overflow is LONG_MAX as int", env("NVSHMEM_IB_PKEY_INDEX=99999999999999999999"), tbl, Fails, -1, 0, "conversion failed"},
 	})
 	r := Resolve([]*Library{&NVSHMEM}, env("NVSHMEM_REMOTE_TRANSPORT=ucx"), []*Port{port("", "mlx5_0", 1, 0xffff)})[0]
 	if r.Verdict != NotApplicable || !strings.Contains(r.Inactive, "UCX") {

@@ -2,7 +2,6 @@ package job
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/ibkey/ibkey/internal/check"
@@ -17,6 +16,14 @@ import (
 //   - From 3.7.0, NVSHMEM_IB_PKEY_INDEX (int, default 0; docs "Environment Variables",
 //     Transport options) is the index; ep_create in ibrc.cpp refuses an index < 0 or
 //     >= pkey_tbl_len ("Invalid NVSHMEM_IB_PKEY_INDEX").
+//   - Int variables are read by nvshmemi_getenv_int (src/include/bootstrap_host_transport/
+//     env_defs_internal.h): (int)strtol(value, &end, 0), so 0x10 is 16 and 010 is 8;
+//     text after the number is ignored; no digit or an overflow prints "Environment
+//     variable conversion failed" and the value is used anyway (0, or the saturated
+//     strtol cut to int). A set but empty variable is "provided" and reads 0.
+//   - Some releases also read /etc/nvshmem.conf, ~/.nvshmem.conf and NVSHMEM_CONF_FILE
+//     (nvshmemi_conf_get, same header), whose values override the environment; 3.4.5
+//     does not.
 //   - NVSHMEM_REMOTE_TRANSPORT=ucx hands InfiniBand to UCX (UCX_IB_PKEY applies);
 //     libfabric and none use no verbs QP of NVSHMEM's own.
 //   - Ports: each PE uses the NIC closest to its GPU unless NVSHMEM_ENABLE_NIC_PE_MAPPING=1,
@@ -36,21 +43,29 @@ var NVSHMEM = Library{
 			}
 		}
 		idx := 0
-		v, set := env["NVSHMEM_IB_PKEY_INDEX"]
-		switch {
-		case !set:
+		if v, set := env["NVSHMEM_IB_PKEY_INDEX"]; !set {
 			s.Setting = "NVSHMEM_IB_PKEY_INDEX unset: index 0 (every NVSHMEM version)"
-		default:
-			n, err := strconv.Atoi(strings.TrimSpace(v))
-			if err != nil {
-				s.Reject = fmt.Sprintf("NVSHMEM rejects NVSHMEM_IB_PKEY_INDEX=%s: not an integer", v)
-				s.Setting = "NVSHMEM_IB_PKEY_INDEX=" + v
-				break
+		} else {
+			n := parseC(v, 0)
+			idx = n.Int()
+			var how []string
+			switch {
+			case !n.Digits || n.Overflow:
+				how = append(how, fmt.Sprintf("NVSHMEM prints \"Environment variable conversion failed (%s)\" and uses %d", v, idx))
+			case n.Rest != "":
+				how = append(how, fmt.Sprintf("%q after the number is ignored", n.Rest))
 			}
-			idx = n
-			s.Setting = fmt.Sprintf("NVSHMEM_IB_PKEY_INDEX=%s: index %d (NVSHMEM 3.7.0 and later; earlier versions ignore it and use index 0)", v, n)
+			if n.Digits && n.Base == 8 && n.Value != 0 {
+				how = append(how, "a leading 0 makes it octal")
+			}
+			if int64(idx) != n.Value && !n.Overflow {
+				how = append(how, fmt.Sprintf("cut to a 32-bit int: %d", idx))
+			}
+			how = append(how, "NVSHMEM 3.7.0 and later; earlier versions ignore it and use index 0")
+			s.Setting = fmt.Sprintf("NVSHMEM_IB_PKEY_INDEX=%s: index %d (%s)", v, idx, strings.Join(how, "; "))
 			s.Assumptions = append(s.Assumptions, "NVSHMEM: NVSHMEM_IB_PKEY_INDEX is honoured (NVSHMEM 3.7.0 or later); older NVSHMEM always uses index 0")
 		}
+		s.Assumptions = append(s.Assumptions, "NVSHMEM: only the environment (and --env) is read; NVSHMEM releases that read /etc/nvshmem.conf, ~/.nvshmem.conf or NVSHMEM_CONF_FILE let those override it")
 		if m, ok := env["NVSHMEM_ENABLE_NIC_PE_MAPPING"]; ok && m == "1" {
 			if l, ok := env["NVSHMEM_HCA_LIST"]; ok {
 				s.Unchecked = append(s.Unchecked, fmt.Sprintf("NVSHMEM_HCA_LIST=%s: which ports NVSHMEM's PEs map to is not interpreted; every ACTIVE port is checked", l))
