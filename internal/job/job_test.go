@@ -323,17 +323,40 @@ func TestGASNetPorts(t *testing.T) {
 	}
 }
 
-// MVAPICH2: MV2_DEFAULT_PKEY is strtol base 0 & 0x7fff; 0 means MV2_DEFAULT_PKEY_IX
-// (default 0); else the first entry of the key (ibv_param.c, rdma_iba_priv.c).
+// MVAPICH2: MV2_DEFAULT_PKEY is strtol base 0 & 0x7fff; 0 means index 0 (the
+// MV2_DEFAULT_PKEY_IX option went before 1.2); else the first entry of the key
+// (ibv_param.c, rdma_iba_priv.c).
 func TestMVAPICH2PKey(t *testing.T) {
 	tbl := []int{0xffff, 0x0002, 0x8002}
 	runPicks(t, &MVAPICH2, []pickCase{
 		{"unset is index 0", env(), tbl, Uses, 0, 0xffff, ""},
 		{"first entry, even limited", env("MV2_DEFAULT_PKEY=0x8002"), tbl, Uses, 1, 0x0002, "whatever its membership"},
-		{"0x8000 masks to 0: the index", env("MV2_DEFAULT_PKEY=0x8000", "MV2_DEFAULT_PKEY_IX=2"), tbl, Uses, 2, 0x8002, "means unset"},
-		{"index", env("MV2_DEFAULT_PKEY_IX=2"), tbl, Uses, 2, 0x8002, ""},
+		{"0x8000 masks to 0: index 0", env("MV2_DEFAULT_PKEY=0x8000", "MV2_DEFAULT_PKEY_IX=2"), tbl, Uses, 0, 0xffff, "means unset"},
+		{"MV2_DEFAULT_PKEY_IX is not read", env("MV2_DEFAULT_PKEY_IX=2"), tbl, Uses, 0, 0xffff, "MV2_DEFAULT_PKEY_IX=2 is not read"},
+		{"past 16 bits", env("MV2_DEFAULT_PKEY=0x18002"), tbl, Uses, 1, 0x0002, ""},
 		{"not found aborts", env("MV2_DEFAULT_PKEY=5"), tbl, Fails, -1, 0, "Can't find PKEY INDEX"},
+		{"port 1 given", env("MV2_DEFAULT_PORT=1"), tbl, Uses, 0, 0xffff, ""},
+		{"port given with MV2_NUM_PORTS=2", env("MV2_DEFAULT_PORT=2", "MV2_NUM_PORTS=2"), tbl, Uses, 0, 0xffff, "MV2_DEFAULT_PORT=2 is not used"},
+		{"port 0 aborts", env("MV2_DEFAULT_PORT=0"), tbl, Fails, -1, 0, "reads as port 0"},
+		{"port text aborts", env("MV2_DEFAULT_PORT=one"), tbl, Fails, -1, 0, "reads as port 0"},
 	})
+	// MV2_DEFAULT_PORT names the port on every HCA; rdma_iba_hca_init aborts when it is
+	// not ACTIVE on an HCA MVAPICH2 opens.
+	down := port("", "mlx5_0", 2, 0xffff)
+	down.State = "DOWN"
+	up := port("", "mlx5_0", 1, 0xffff)
+	for _, c := range []struct {
+		in   Inputs
+		want Verdict
+	}{
+		{env("MV2_DEFAULT_PORT=2", "MV2_IBA_HCA=mlx5_0"), DoesNotWork},
+		{env("MV2_DEFAULT_PORT=1", "MV2_IBA_HCA=mlx5_0"), Works},
+		{env("MV2_DEFAULT_PORT=-1", "MV2_IBA_HCA=mlx5_0"), Works},
+	} {
+		if r := Resolve([]*Library{&MVAPICH2}, c.in, []*Port{up, down})[0]; r.Verdict != c.want {
+			t.Errorf("%v: %s, want %s", c.in.Env, r.Verdict, c.want)
+		}
+	}
 }
 
 // Open MPI openib: value masked 0x7fff; the first entry of the key; a port without it

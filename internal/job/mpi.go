@@ -9,69 +9,88 @@ import (
 	"github.com/ibkey/ibkey/internal/check"
 )
 
-// MVAPICH2 (OFA-IB-CH3, src/mpid/ch3/channels/mrail/src/gen2/):
+// MVAPICH2 (OFA-IB-CH3, src/mpid/ch3/channels/mrail/src/gen2/; checked against
+// MVAPICH2 2.3.7, kumattau/mvapich2):
 //
-//   - MV2_DEFAULT_PKEY is a P_Key *value*: ibv_param.c reads it as
-//     (uint16_t)strtol(value, NULL, 0) & PKEY_MASK (0x7fff, ibv_param.h).
+//   - MV2_DEFAULT_PKEY is a P_Key *value*: rdma_get_user_parameters (ibv_param.c) reads
+//     it as (uint16_t)strtol(value, NULL, 0) & PKEY_MASK (0x7fff, ibv_param.h).
 //   - set_pkey_index (rdma_iba_priv.c): a key of 0 (unset, RDMA_DEFAULT_PKEY) uses
-//     rdma_default_pkey_ix, i.e. MV2_DEFAULT_PKEY_IX (atoi, older releases) or 0;
-//     otherwise get_pkey_index takes the first index (0 .. max_pkeys-1) whose 15-bit
-//     key matches, whatever its membership, ignoring ibv_query_pkey errors; no match
-//     aborts ("Can't find PKEY INDEX according to given PKEY").
-//   - Ports: MV2_IBA_HCA names the HCA(s) (':'-separated) and MV2_DEFAULT_PORT the port;
-//     otherwise MVAPICH2 chooses among the ACTIVE ports (all are checked here).
+//     rdma_default_pkey_ix, RDMA_DEFAULT_PKEY_IX 0; otherwise get_pkey_index takes the
+//     first index (0 .. max_pkeys-1) whose 15-bit key matches, whatever its membership,
+//     ignoring ibv_query_pkey errors; no match aborts ("Can't find PKEY INDEX according
+//     to given PKEY"). MV2_DEFAULT_PKEY_IX was read ((uint16_t)atoi, only without
+//     MV2_DEFAULT_PKEY) until svn r3103 (Oct 2008, before 1.2) removed it.
+//   - Ports: MV2_IBA_HCA names the HCA(s) (':'-separated). MV2_DEFAULT_PORT is
+//     atoi(value) (rdma_get_user_parameters); rdma_iba_hca_init (rdma_iba_priv.c) uses
+//     it when it is >= 0 and MV2_NUM_PORTS (atoi, default 1) is not above 1, and aborts
+//     when that port cannot be queried or is not ACTIVE ("user specified port %d: fail
+//     to query or not ACTIVE"): 0 or text always aborts. Otherwise MVAPICH2 chooses
+//     among the ACTIVE ports (all are checked here).
 var MVAPICH2 = Library{
 	ID: "mvapich2", Name: "MVAPICH2", Kind: ByValue,
-	Vars:   []string{"MV2_DEFAULT_PKEY", "MV2_DEFAULT_PKEY_IX", "MV2_IBA_HCA", "MV2_DEFAULT_PORT"},
-	Source: "MVAPICH2 src/mpid/ch3/channels/mrail/src/gen2/ibv_param.c (MV2_DEFAULT_PKEY, MV2_DEFAULT_PKEY_IX), rdma_iba_priv.c set_pkey_index/get_pkey_index, ibv_param.h PKEY_MASK",
+	Vars:   []string{"MV2_DEFAULT_PKEY", "MV2_DEFAULT_PKEY_IX", "MV2_IBA_HCA", "MV2_DEFAULT_PORT", "MV2_NUM_PORTS"},
+	Source: "MVAPICH2 2.3.7 src/mpid/ch3/channels/mrail/src/gen2/ibv_param.c rdma_get_user_parameters (MV2_DEFAULT_PKEY, MV2_DEFAULT_PORT, MV2_NUM_PORTS), rdma_iba_priv.c set_pkey_index/get_pkey_index/rdma_iba_hca_init, ibv_param.h PKEY_MASK",
 	configure: func(in Inputs, s *setup) {
 		env := in.Env
 		key := check.PartitionKey(0)
-		if v, ok := env["MV2_DEFAULT_PKEY"]; ok {
+		v, ok := env["MV2_DEFAULT_PKEY"]
+		switch {
+		case !ok:
+			s.Setting = "MV2_DEFAULT_PKEY unset: index 0"
+		default:
 			key = check.PKey(parseC(v, 0).Value).Partition()
+			s.Setting = fmt.Sprintf("MV2_DEFAULT_PKEY=%s: the first entry of partition %s, whatever its membership", v, key)
 			if key == 0 {
-				s.Setting = fmt.Sprintf("MV2_DEFAULT_PKEY=%s reads as key 0, which means unset: ", v)
-			} else {
-				s.Setting = fmt.Sprintf("MV2_DEFAULT_PKEY=%s: the first entry of partition %s, whatever its membership", v, key)
+				s.Setting = fmt.Sprintf("MV2_DEFAULT_PKEY=%s reads as key 0, which means unset: index 0", v)
 			}
 		}
-		ix := 0
-		if key == 0 {
-			if v, ok := env["MV2_DEFAULT_PKEY_IX"]; ok {
-				ix = int(uint16(parseC(v, 10).Value))
-				s.Setting += fmt.Sprintf("MV2_DEFAULT_PKEY_IX=%s: index %d", v, ix)
-				s.Assumptions = append(s.Assumptions, "MVAPICH2: MV2_DEFAULT_PKEY_IX is read (older MVAPICH2 releases); newer ones use index 0 without MV2_DEFAULT_PKEY")
-			} else {
-				s.Setting += "index 0"
-				if !strings.HasPrefix(s.Setting, "MV2") {
-					s.Setting = "MV2_DEFAULT_PKEY unset: index 0"
-				}
-			}
+		if ix, ok := env["MV2_DEFAULT_PKEY_IX"]; ok {
+			s.Notes = append(s.Notes, fmt.Sprintf("MV2_DEFAULT_PKEY_IX=%s is not read: MVAPICH2 removed it before 1.2 (2008); without MV2_DEFAULT_PKEY it uses index 0", ix))
 		}
 		hcas, hasHCA := env["MV2_IBA_HCA"]
 		port, hasPort := env["MV2_DEFAULT_PORT"]
-		portNum := int(parseC(port, 10).Value)
+		portNum := atoi(port)
+		nports, hasN := env["MV2_NUM_PORTS"]
+		fixed := hasPort && portNum >= 0 && (!hasN || atoi(nports) <= 1)
+		if hasPort && !fixed && portNum >= 0 {
+			s.Notes = append(s.Notes, fmt.Sprintf("MV2_DEFAULT_PORT=%s is not used: with MV2_NUM_PORTS=%s MVAPICH2 uses the ACTIVE ports", port, nports))
+		}
+		if fixed && portNum == 0 {
+			s.Reject = fmt.Sprintf("MVAPICH2 aborts: MV2_DEFAULT_PORT=%s reads as port 0 (atoi): \"user specified port 0: fail to query or not ACTIVE\"", port)
+		}
 		s.Assumptions = append(s.Assumptions, "MVAPICH2: without MV2_IBA_HCA every ACTIVE InfiniBand port may be used (MVAPICH2 picks by topology); all are checked")
 		s.selectPorts = func(host []*Port) []PortResult {
-			return selectActive(host, false, func(p *Port) (bool, string) {
+			out := selectActive(host, false, func(p *Port) (bool, string) {
 				if hasHCA && !slices.Contains(strings.Split(hcas, ":"), p.Device) {
 					return false, "not in MV2_IBA_HCA=" + hcas
 				}
-				if hasPort && portNum > 0 && portNum != p.Num {
+				if fixed && portNum != 0 && portNum != p.Num { // port 0: s.Reject
 					return false, "not MV2_DEFAULT_PORT=" + port
 				}
 				return true, "ACTIVE"
 			})
+			for i, pr := range out {
+				if p := pr.Port; fixed && p.Num == portNum && !p.Active() && !p.Fabric {
+					out[i].Why = fmt.Sprintf("MV2_DEFAULT_PORT=%s, not ACTIVE (%s): MVAPICH2 aborts if it opens %s", port, p.State, p.Device)
+					if hasHCA && slices.Contains(strings.Split(hcas, ":"), p.Device) {
+						out[i].Used, out[i].Why = true, fmt.Sprintf("MV2_IBA_HCA and MV2_DEFAULT_PORT=%s, not ACTIVE (%s)", port, p.State)
+					}
+				}
+			}
+			return out
 		}
-		s.pick = func(p *Port) Pick { return mv2Pick(key, ix, p) }
+		s.pick = func(p *Port) Pick {
+			if fixed && !p.Active() && !p.Fabric {
+				return Pick{Outcome: Fails, Index: -1, Problem: fmt.Sprintf("MVAPICH2 aborts: \"user specified port %d: fail to query or not ACTIVE\" (%s is %s)", portNum, p.Label(), p.State)}
+			}
+			return mv2Pick(key, p)
+		}
 	},
-	want: func(key check.PKey, p *Port) Pick {
-		return wantValue(key, p, "MV2_DEFAULT_PKEY", func(k check.PartitionKey, p *Port) Pick { return mv2Pick(k, 0, p) })
-	},
+	want: func(key check.PKey, p *Port) Pick { return wantValue(key, p, "MV2_DEFAULT_PKEY", mv2Pick) },
 }
 
-func mv2Pick(key check.PartitionKey, ix int, p *Port) Pick {
-	return pickFirst(p, key, ix, "MVAPICH2's", Pick{Outcome: Fails, Index: -1, Problem: fmt.Sprintf("MVAPICH2 aborts: \"Can't find PKEY INDEX according to given PKEY\" (partition %s is not in the %s table)", key, p.Label())})
+func mv2Pick(key check.PartitionKey, p *Port) Pick {
+	return pickFirst(p, key, 0, "MVAPICH2's", Pick{Outcome: Fails, Index: -1, Problem: fmt.Sprintf("MVAPICH2 aborts: \"Can't find PKEY INDEX according to given PKEY\" (partition %s is not in the %s table)", key, p.Label())})
 }
 
 // Open MPI's openib BTL (open-mpi/ompi v4.x; removed in v5.0.0 by commit 8de786f5):

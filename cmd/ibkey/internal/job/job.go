@@ -68,8 +68,8 @@ What each library does (from its own source; see docs/job.md):
   NVSHMEM_IB_PKEY_INDEX  an INDEX (NVSHMEM >= 3.7.0; older: always index 0)
   GASNET_IBV_PKEY        a VALUE: the first entry of the key, whatever its
                          membership; unset: index 0; GASNET_IBV_PORTS
-  MV2_DEFAULT_PKEY       a VALUE (first entry of the key); unset:
-                         MV2_DEFAULT_PKEY_IX or 0
+  MV2_DEFAULT_PKEY       a VALUE (first entry of the key); unset: index 0
+                         (MV2_DEFAULT_PKEY_IX is not read since MVAPICH2 1.2)
   OMPI_MCA_btl_openib_pkey  a VALUE (openib BTL, Open MPI 4.x); ports without
                          it are skipped; with pml ucx, UCX_IB_PKEY applies
   perftest --pkey_index  an INDEX, default 0; beyond the table perftest uses 0
