@@ -87,7 +87,7 @@ func TestNCCLPKey(t *testing.T) {
 	tbl := []int{0xffff, 0x8001, 0x0000, 0x0002, 0x8002, 0, 0, 0, 0x8003}
 	runPicks(t, &NCCL, []pickCase{
 		{"unset is index 0", env(), tbl, Uses, 0, 0xffff, "index 0"},
-		{"empty keeps the default", env("NCCL_IB_PKEY="), tbl, Uses, 0, 0xffff, ""},
+		{"empty keeps the default", env("NCCL_IB_PKEY="), tbl, Uses, 0, 0xffff, "NCCL_IB_PKEY empty: NCCL keeps the default"},
 		{"index 1", env("NCCL_IB_PKEY=1"), tbl, Uses, 1, 0x8001, ""},
 		{"a hole (OpenSM keeps indexes)", env("NCCL_IB_PKEY=2"), tbl, EmptyEntry, 2, 0, "empty entry"},
 		{"limited entry", env("NCCL_IB_PKEY=3"), tbl, Uses, 3, 0x0002, "limited member"},
@@ -97,6 +97,10 @@ func TestNCCLPKey(t *testing.T) {
 		{"trailing text ignored", env("NCCL_IB_PKEY=1abc"), tbl, Uses, 1, 0x8001, "ignored"},
 		{"overflow keeps the default", env("NCCL_IB_PKEY=99999999999999999999"), tbl, Uses, 0, 0xffff, "overflows"},
 		{"-1 is 65535", env("NCCL_IB_PKEY=-1"), tbl, Fails, 65535, 0, "truncated"},
+		// INT64_MIN is NCCL_PARAM's "uninitialized": not cached, read again each time, same value.
+		{"INT64_MIN is index 0", env("NCCL_IB_PKEY=-9223372036854775808"), tbl, Uses, 0, 0xffff, "truncated to 16 bits: 0"},
+		{"below INT64_MIN keeps the default", env("NCCL_IB_PKEY=-9223372036854775809"), tbl, Uses, 0, 0xffff, "overflows"},
+		{"NCCL_IB_GID_INDEX is noted", env("NCCL_IB_PKEY=1", "NCCL_IB_GID_INDEX=3"), tbl, Uses, 1, 0x8001, "from NCCL 2.22.3"},
 		{"unreadable entry", env("NCCL_IB_PKEY=1"), []int{0xffff, unread}, NotChecked, 1, 0, "could not be read"},
 	})
 }
@@ -122,6 +126,8 @@ func TestNCCLIBHCA(t *testing.T) {
 		{",,mlx5_0:1,,", "mlx5_0/1"},
 		{"mlx5_0:x", ""}, // atoi("x") = 0: no port 0
 		{"mlx5_0:1:3:0", "mlx5_0/1"},
+		{"mlx5_0:4294967298", "mlx5_0/2"},  // atoi: (int)strtol, the low 32 bits
+		{"mlx5_0:-1", "mlx5_0/1 mlx5_0/2"}, // -1 is "any port"
 	} {
 		f := parseNCCLHCA(c.hca)
 		var got []string
@@ -133,6 +139,16 @@ func TestNCCLIBHCA(t *testing.T) {
 		if strings.Join(got, " ") != c.want {
 			t.Errorf("NCCL_IB_HCA=%q selects %q, want %q", c.hca, strings.Join(got, " "), c.want)
 		}
+	}
+}
+
+// Each NCCL_IB_HCA entry is cut to 63 bytes (snprintf into netIf.prefix[64]); device
+// names are at most 63 bytes (IB_DEVICE_NAME_MAX 64), so a longer exact entry can
+// name one.
+func TestNCCLIBHCALongName(t *testing.T) {
+	dev := strings.Repeat("d", 63)
+	if f := parseNCCLHCA("=" + dev + "_extra"); !f.match(dev, 1) {
+		t.Errorf("=%s_extra: NCCL cuts the entry to 63 bytes and selects %s", dev, dev)
 	}
 }
 

@@ -24,9 +24,12 @@ import (
 //     name[:port[:rail[:plane]]] (parseStringList, src/misc/utils.cc); names match by
 //     prefix unless '=' (matchIf), a missing or empty port matches any port
 //     (matchPort). An empty list selects every port, and "^" alone none.
-//   - NCCL_IB_GID_INDEX does not change the partition: on InfiniBand ports
-//     ncclIbGetGidIndex (connect.cc) ignores it (GID 0, or the routable FLID GID);
-//     it only selects the RoCE GID, and RoCE ports have the one P_Key 0xffff.
+//     Each entry is cut to 63 bytes (snprintf into netIf.prefix[64], src/include/
+//     utils.h) and its port read with atoi.
+//   - NCCL_IB_GID_INDEX does not change the partition (the P_Key comes from the index
+//     alone). From NCCL 2.22.3 ncclIbGetGidIndex (connect.cc) ignores it on InfiniBand
+//     ports (GID 0, or the routable FLID GID); before, it was the source GID index
+//     there too (an index beyond the GID table fails the connection: not checked).
 var NCCL = Library{
 	ID: "nccl", Name: "NCCL", Kind: ByIndex,
 	Vars:   []string{"NCCL_IB_PKEY", "NCCL_IB_HCA", "NCCL_IB_GID_INDEX"},
@@ -44,7 +47,7 @@ var NCCL = Library{
 			}
 		}
 		if g, ok := env["NCCL_IB_GID_INDEX"]; ok {
-			s.Notes = append(s.Notes, fmt.Sprintf("NCCL_IB_GID_INDEX=%s does not change the partition: on InfiniBand ports NCCL uses GID 0 (or the routable FLID GID) whatever it says; it selects the GID on RoCE ports, whose one P_Key is 0xffff", g))
+			s.Notes = append(s.Notes, fmt.Sprintf("NCCL_IB_GID_INDEX=%s does not change the partition: from NCCL 2.22.3 InfiniBand ports use GID 0 (or the routable FLID GID) whatever it says (before, it was their source GID index: not checked); it selects the GID on RoCE ports, whose one P_Key is 0xffff", g))
 		}
 		s.Assumptions = append(s.Assumptions, "NCCL: only the environment (and --env) is read; NCCL_CONF_FILE, ~/.nccl.conf and /etc/nccl.conf can also set NCCL_IB_PKEY when the environment does not")
 		s.selectPorts = func(host []*Port) []PortResult {
@@ -65,8 +68,11 @@ var NCCL = Library{
 
 // ncclIndex is the index NCCL puts in its QPs, and how it came about.
 func ncclIndex(env Env) (int, string) {
-	v := env["NCCL_IB_PKEY"]
+	v, set := env["NCCL_IB_PKEY"]
 	if v == "" {
+		if set {
+			return 0, "NCCL_IB_PKEY empty: NCCL keeps the default, index 0"
+		}
 		return 0, "NCCL_IB_PKEY unset: index 0"
 	}
 	n := parseC(v, 0)
@@ -138,9 +144,9 @@ func parseNCCLHCA(s string) ncclHCAFilter {
 		if fields[0] == "" {
 			continue
 		}
-		e := ncclHCAEntry{prefix: fields[0], port: -1}
+		e := ncclHCAEntry{prefix: fields[0][:min(len(fields[0]), 63)], port: -1}
 		if len(fields) > 1 && fields[1] != "" {
-			e.port = int(parseC(fields[1], 10).Value) // atoi
+			e.port = atoi(fields[1])
 		}
 		f.entries = append(f.entries, e)
 	}
