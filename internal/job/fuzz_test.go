@@ -52,6 +52,7 @@ func FuzzEnvFile(f *testing.F) {
 func FuzzPerftestArgs(f *testing.F) {
 	f.Add("ib_send_bw -d mlx5_0 -i 1 --pkey_index=2")
 	f.Add("ib_write_bw --pkey_index --ib-dev")
+	f.Add("ib_send_bw -i=1 -i257 --pkey_index= -d=x")
 	f.Fuzz(func(t *testing.T, s string) { _ = ParsePerftestArgs(s) })
 }
 
@@ -67,6 +68,10 @@ func FuzzSettings(f *testing.F) {
 	f.Add("GASNET_IBV_PKEY", "%03")
 	f.Add("GASNET_IBV_PORTS", "mlx5_0:1,,+:")
 	f.Add("OMPI_MCA_btl_openib_pkey", "17179869184g")
+	f.Add("NVSHMEM_IB_PKEY_INDEX", "-0x80000001")
+	f.Add("MV2_DEFAULT_PORT", " +0z")
+	f.Add("MV2_NUM_PORTS", "2")
+	f.Add("NCCL_IB_HCA", "^=mlx5_0:4294967297,")
 	f.Fuzz(func(t *testing.T, name, value string) {
 		p := port("", "mlx5_0", 1, 0xffff, 0x8001, 0, 0x0002, unread)
 		for _, r := range Resolve(Libraries(), Inputs{Env: Env{name: value}}, []*Port{p}) {
