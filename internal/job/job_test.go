@@ -433,11 +433,21 @@ func TestPerftest(t *testing.T) {
 		{"ib_send_bw -i=1", 0, 0, "IB Port argument =1 should be uint8_t"},
 		{"ib_send_bw -i 1z --pkey_index=x", 1, 0, "IB Port argument 1z should be uint8_t"},
 		{"ib_send_bw --pkey_index=0x", 1, 0, "Pkey index argument 0x should be int"},
+		// getopt_long: unique prefixes of long options, clusters of short ones, values
+		// of other options skipped, "--" ends the options.
+		{"ib_send_bw --pk=3 --ib-p 2", 2, 3, ""},
+		{"ib_send_bw -ai2", 2, 0, ""},
+		{"ib_send_bw -p -i", 1, 0, ""},
+		{"ib_send_bw -a -F -i 2 -s 8 -- -i 3", 2, 0, ""},
+		{"ib_send_bw --pkey_index -1", 1, -1, ""},
 	} {
 		a := ParsePerftestArgs(c.line)
 		if a.Port != c.port || a.PKeyIdx != c.ix || (c.bad == "") != (a.BadValue == "") || !strings.Contains(a.BadValue, c.bad) {
 			t.Errorf("%s: port %d index %d refused %q, want %d %d %q", c.line, a.Port, a.PKeyIdx, a.BadValue, c.port, c.ix, c.bad)
 		}
+	}
+	if a = ParsePerftestArgs("ib_send_bw -Fdmlx5_1 --ib-d mlx5_2"); a.Device != "mlx5_2" {
+		t.Errorf("-Fdmlx5_1 --ib-d mlx5_2: the last -d wins, got %q", a.Device)
 	}
 	if a = ParsePerftestArgs("ib_send_bw -d=mlx5_0"); a.Device != "=mlx5_0" {
 		t.Errorf("-d=mlx5_0: getopt gives the device %q, ibkey %q", "=mlx5_0", a.Device)

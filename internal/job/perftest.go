@@ -29,6 +29,10 @@ var Perftest = Library{
 	want:      func(key check.PKey, p *Port) Pick { return wantIndex(key, p, "--pkey_index", perftestPick) },
 }
 
+// perftestShort is perftest's getopt optstring (parser in perftest_parameters.c):
+// a letter followed by ':' takes a value.
+const perftestShort = "w:y:p:d:i:m:s:n:t:u:S:x:c:q:I:o:M:r:Q:A:l:D:f:B:T:L:E:J:j:K:k:X:W:aFegzRvhbNVCHUOZP"
+
 // PerftestArgs are a perftest command line's device, port and P_Key index options.
 type PerftestArgs struct {
 	Device   string // "" = the first device
@@ -72,22 +76,44 @@ func ParsePerftestArgs(line string) PerftestArgs {
 	}
 	for i := 0; i < len(f); i++ {
 		arg := f[i]
-		// getopt_long: "--name=value" or "--name value"; "-xvalue" or "-x value".
-		name, inline, eq := arg, "", false
-		if strings.HasPrefix(arg, "--") {
-			name, inline, eq = strings.Cut(arg, "=")
-		}
 		switch {
-		case name == "--pkey_index":
-			a.PKeyIdx, a.Given = check("Pkey index", "int", val(&i, name, inline, eq)).Int(), true
-		case name == "-d" || name == "--ib-dev":
-			a.Device = val(&i, name, inline, eq)
-		case strings.HasPrefix(arg, "-d") && !strings.HasPrefix(arg, "--"):
-			a.Device = arg[2:]
-		case name == "-i" || name == "--ib-port":
-			port(val(&i, name, inline, eq))
-		case strings.HasPrefix(arg, "-i") && !strings.HasPrefix(arg, "--"):
-			port(arg[2:])
+		case arg == "--":
+			return a // getopt: the end of the options
+		case strings.HasPrefix(arg, "--"):
+			// getopt_long: "--name=value" or "--name value", the name or a prefix of it
+			// that no other perftest option shares ("--pk", "--ib-d", "--ib-p").
+			name, inline, eq := strings.Cut(arg[2:], "=")
+			switch {
+			case len(name) >= 2 && strings.HasPrefix("pkey_index", name):
+				a.PKeyIdx, a.Given = check("Pkey index", "int", val(&i, "--pkey_index", inline, eq)).Int(), true
+			case len(name) >= 4 && strings.HasPrefix("ib-dev", name):
+				a.Device = val(&i, "--ib-dev", inline, eq)
+			case len(name) >= 4 && strings.HasPrefix("ib-port", name):
+				port(val(&i, "--ib-port", inline, eq))
+			}
+		case strings.HasPrefix(arg, "-") && len(arg) > 1:
+			// A cluster of short options ("-ai1"): each letter until one that takes a
+			// value, which is the rest of the word or the next word.
+			for j := 1; j < len(arg); j++ {
+				k := strings.IndexByte(perftestShort, arg[j])
+				if k < 0 || arg[j] == ':' {
+					break // an unknown option: perftest prints its usage and exits
+				}
+				if k+1 == len(perftestShort) || perftestShort[k+1] != ':' {
+					continue
+				}
+				v := arg[j+1:]
+				if v == "" {
+					v = val(&i, "-"+arg[j:j+1], "", false)
+				}
+				switch arg[j] {
+				case 'd':
+					a.Device = v
+				case 'i':
+					port(v)
+				}
+				break
+			}
 		}
 	}
 	return a
