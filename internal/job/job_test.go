@@ -460,7 +460,13 @@ func TestPerftest(t *testing.T) {
 		{"beyond the table becomes 0", pf("ib_send_bw --pkey_index=7"), tbl, Uses, 0, 0xffff, "Changing to 0"},
 		{"hole", pf("ib_send_bw --pkey_index=2"), tbl, EmptyEntry, 2, 0, "empty"},
 		{"negative", pf("ib_send_bw --pkey_index=-1"), tbl, Fails, -1, 0, "negative"},
+		{"rdma_cm chooses the P_Key", pf("ib_send_bw -R --pkey_index=1"), tbl, NotChecked, -1, 0, "rdma_cm"},
+		{"--rd is --rdma_cm", pf("ib_send_bw --rd"), tbl, NotChecked, -1, 0, "rdma_cm"},
+		{"-z only exchanges over rdma_cm", pf("ib_send_bw -z --pkey_index=1"), tbl, Uses, 1, 0x8001, ""},
 	})
+	if r := Resolve([]*Library{&Perftest}, pf("ib_send_bw -aR"), []*Port{port("", "mlx5_0", 1, 0xffff)})[0]; r.Verdict != Incomplete {
+		t.Errorf("perftest -R: %s, want incomplete", r.Verdict)
+	}
 }
 
 func TestParseC(t *testing.T) {

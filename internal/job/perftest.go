@@ -18,6 +18,9 @@ import (
 //   - ctx_chk_pkey_index: an index above max_pkeys-1 is changed to 0 with a warning
 //     ("Changing to 0"); it is applied only when the index is > 0, so a negative index
 //     reaches ibv_modify_qp unchanged (as a 16-bit value) and fails there.
+//   - With -R/--rdma_cm the QPs are connected by rdma_cm (perftest_resources.c
+//     ctx_init: modify_qp_to_init only when work_rdma_cm is OFF), which takes the
+//     P_Key from the resolved route: --pkey_index is not used there.
 //   - -d/--ib-dev chooses the device (default: the first of ibv_get_device_list,
 //     ctx_find_dev in perftest_resources.c), -i/--ib-port the port (default 1,
 //     DEF_IB_PORT).
@@ -40,6 +43,7 @@ type PerftestArgs struct {
 	PKeyIdx  int
 	Given    bool   // --pkey_index was given
 	BadValue string // an option value perftest rejects ("" when all parse)
+	RDMACM   bool   // -R/--rdma_cm: rdma_cm connects the QPs, --pkey_index is not used
 }
 
 // ParsePerftestArgs reads the options ibkey needs from a perftest command line
@@ -90,6 +94,8 @@ func ParsePerftestArgs(line string) PerftestArgs {
 				a.Device = val(&i, "--ib-dev", inline, eq)
 			case len(name) >= 4 && strings.HasPrefix("ib-port", name):
 				port(val(&i, "--ib-port", inline, eq))
+			case len(name) >= 2 && strings.HasPrefix("rdma_cm", name):
+				a.RDMACM = true
 			}
 		case strings.HasPrefix(arg, "-") && len(arg) > 1:
 			// A cluster of short options ("-ai1"): each letter until one that takes a
@@ -100,6 +106,7 @@ func ParsePerftestArgs(line string) PerftestArgs {
 					break // an unknown option: perftest prints its usage and exits
 				}
 				if k+1 == len(perftestShort) || perftestShort[k+1] != ':' {
+					a.RDMACM = a.RDMACM || arg[j] == 'R'
 					continue
 				}
 				v := arg[j+1:]
@@ -169,7 +176,15 @@ func configurePerftest(in Inputs, s *setup) {
 		}
 		return out
 	}
-	s.pick = func(p *Port) Pick { return perftestPick(idx, p) }
+	if a.RDMACM {
+		s.Setting += "; -R/--rdma_cm: rdma_cm connects the QPs and --pkey_index is not used"
+	}
+	s.pick = func(p *Port) Pick {
+		if a.RDMACM {
+			return Pick{Outcome: NotChecked, Index: -1, Problem: "perftest -R: the QPs take the P_Key of the route rdma_cm resolves to the peer (the partition of the IPoIB interface holding the address), which is not read here"}
+		}
+		return perftestPick(idx, p)
+	}
 }
 
 func perftestPick(idx int, p *Port) Pick {
