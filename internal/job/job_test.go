@@ -152,6 +152,38 @@ func TestNCCLIBHCALongName(t *testing.T) {
 	}
 }
 
+// NVSHMEM_HCA_LIST, else NVSHMEM_HCA_PE_MAPPING, choose the ports (ibrc.cpp init,
+// transport_common.cpp nvshmemt_parse_hca_list): exact names, '^' excludes.
+func TestNVSHMEMHCAList(t *testing.T) {
+	ports := []*Port{port("", "mlx5_0", 1, 0xffff), port("", "mlx5_0", 2, 0xffff), port("", "mlx5_1", 1, 0xffff), port("", "mlx5_10", 1, 0xffff)}
+	for _, c := range []struct {
+		env  []string
+		want string
+	}{
+		{nil, "mlx5_0/1 mlx5_0/2 mlx5_1/1 mlx5_10/1"},
+		{[]string{"NVSHMEM_HCA_LIST=mlx5_1"}, "mlx5_1/1"}, // exact: not mlx5_10
+		{[]string{"NVSHMEM_HCA_LIST=mlx5_0:2"}, "mlx5_0/2"},
+		{[]string{"NVSHMEM_HCA_LIST=mlx5_0:2:4,mlx5_1"}, "mlx5_0/2 mlx5_1/1"},
+		{[]string{"NVSHMEM_HCA_LIST=mlx5_0:-1"}, "mlx5_0/1 mlx5_0/2"},
+		{[]string{"NVSHMEM_HCA_LIST=^mlx5_0"}, "mlx5_1/1 mlx5_10/1"},
+		{[]string{"NVSHMEM_HCA_LIST=^"}, "mlx5_0/1 mlx5_0/2 mlx5_1/1 mlx5_10/1"}, // no entry: no filter
+		{[]string{"NVSHMEM_HCA_LIST=,:3,mlx5_10x:1z,mlx5_10"}, "mlx5_10/1"},
+		{[]string{"NVSHMEM_HCA_PE_MAPPING=mlx5_1:1:2"}, "mlx5_1/1"},
+		{[]string{"NVSHMEM_HCA_LIST=mlx5_0:1", "NVSHMEM_HCA_PE_MAPPING=mlx5_1:1:2"}, "mlx5_0/1"}, // the list wins
+		{[]string{"NVSHMEM_HCA_PE_MAPPING=^mlx5_1"}, "mlx5_1/1"},                                 // '^' only for the list
+	} {
+		var got []string
+		for _, pr := range Resolve([]*Library{&NVSHMEM}, env(c.env...), ports)[0].Ports {
+			if pr.Used {
+				got = append(got, pr.Port.Label())
+			}
+		}
+		if strings.Join(got, " ") != c.want {
+			t.Errorf("%v: NVSHMEM uses %q, want %q", c.env, strings.Join(got, " "), c.want)
+		}
+	}
+}
+
 func itoa(n int) string { return string(rune('0' + n)) }
 
 // UCX: UCX_IB_PKEY is a 15-bit value or auto; full entries win, then the first

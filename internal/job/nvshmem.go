@@ -2,6 +2,7 @@ package job
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ibkey/ibkey/internal/check"
@@ -26,12 +27,17 @@ import (
 //     does not.
 //   - NVSHMEM_REMOTE_TRANSPORT=ucx hands InfiniBand to UCX (UCX_IB_PKEY applies);
 //     libfabric and none use no verbs QP of NVSHMEM's own.
-//   - Ports: each PE uses the NIC closest to its GPU unless NVSHMEM_ENABLE_NIC_PE_MAPPING=1,
-//     then NVSHMEM_HCA_LIST (hca:port entries, '^' excludes) or round robin; ibkey
-//     cannot see GPU placement, so every ACTIVE port is a candidate.
+//   - Ports: the transports (ibrc.cpp, ibgda.cpp, ibdevx.cpp init) use the ACTIVE
+//     InfiniBand or Ethernet ports that NVSHMEM_HCA_LIST allows (a leading '^'
+//     excludes; names match exactly, a port of -1 or none matches every port), or,
+//     without a list, those NVSHMEM_HCA_PE_MAPPING names; both are parsed by
+//     nvshmemt_parse_hca_list (transport_common.cpp: name[:port[:count]] entries,
+//     atoi, at most MAX_NUM_HCAS 48); an empty list allows every port. Each PE then
+//     uses the NIC closest to its GPU, or one by NVSHMEM_ENABLE_NIC_PE_MAPPING; ibkey
+//     cannot see GPU placement, so every allowed ACTIVE port is a candidate.
 var NVSHMEM = Library{
 	ID: "nvshmem", Name: "NVSHMEM", Kind: ByIndex,
-	Vars:   []string{"NVSHMEM_IB_PKEY_INDEX", "NVSHMEM_REMOTE_TRANSPORT", "NVSHMEM_HCA_LIST", "NVSHMEM_ENABLE_NIC_PE_MAPPING"},
+	Vars:   []string{"NVSHMEM_IB_PKEY_INDEX", "NVSHMEM_REMOTE_TRANSPORT", "NVSHMEM_HCA_LIST", "NVSHMEM_HCA_PE_MAPPING", "NVSHMEM_ENABLE_NIC_PE_MAPPING"},
 	Source: "NVIDIA/nvshmem src/modules/transport/ibrc/ibrc.cpp ep_create (3.7.0: NVSHMEM_IB_PKEY_INDEX; before: pkey_index = 0), ibgda.cpp, ibdevx.cpp; NVSHMEM docs Environment Variables",
 	configure: func(in Inputs, s *setup) {
 		env := in.Env
@@ -66,13 +72,24 @@ var NVSHMEM = Library{
 			s.Assumptions = append(s.Assumptions, "NVSHMEM: NVSHMEM_IB_PKEY_INDEX is honoured (NVSHMEM 3.7.0 or later); older NVSHMEM always uses index 0")
 		}
 		s.Assumptions = append(s.Assumptions, "NVSHMEM: only the environment (and --env) is read; NVSHMEM releases that read /etc/nvshmem.conf, ~/.nvshmem.conf or NVSHMEM_CONF_FILE let those override it")
-		if m, ok := env["NVSHMEM_ENABLE_NIC_PE_MAPPING"]; ok && m == "1" {
-			if l, ok := env["NVSHMEM_HCA_LIST"]; ok {
-				s.Unchecked = append(s.Unchecked, fmt.Sprintf("NVSHMEM_HCA_LIST=%s: which ports NVSHMEM's PEs map to is not interpreted; every ACTIVE port is checked", l))
-			}
+		list, exclude := parseNVSHMEMHCAs(env["NVSHMEM_HCA_LIST"]), strings.HasPrefix(env["NVSHMEM_HCA_LIST"], "^")
+		name := "NVSHMEM_HCA_LIST=" + env["NVSHMEM_HCA_LIST"]
+		if len(list) == 0 {
+			list, exclude, name = parseNVSHMEMHCAs(env["NVSHMEM_HCA_PE_MAPPING"]), false, "NVSHMEM_HCA_PE_MAPPING="+env["NVSHMEM_HCA_PE_MAPPING"]
 		}
 		s.Assumptions = append(s.Assumptions, "NVSHMEM: each PE uses the NIC closest to its GPU, which ibkey cannot see; every ACTIVE port is checked")
-		s.selectPorts = func(host []*Port) []PortResult { return selectActive(host, true, nil) }
+		s.selectPorts = func(host []*Port) []PortResult {
+			return selectActive(host, true, func(p *Port) (bool, string) {
+				if len(list) == 0 {
+					return true, "ACTIVE"
+				}
+				in := slices.ContainsFunc(list, func(e ncclHCAEntry) bool { return e.prefix == p.Device && (e.port == -1 || e.port == p.Num) })
+				if in != exclude {
+					return true, "ACTIVE, allowed by " + name
+				}
+				return false, "not allowed by " + name
+			})
+		}
 		s.pick = func(p *Port) Pick { return nvshmemPick(idx, p) }
 	},
 	want: func(key check.PKey, p *Port) Pick {
@@ -92,4 +109,42 @@ func nvshmemPick(idx int, p *Port) Pick {
 		return Pick{Outcome: Fails, Index: idx, Problem: fmt.Sprintf("NVSHMEM: \"Invalid NVSHMEM_IB_PKEY_INDEX %d ... expected 0 <= NVSHMEM_IB_PKEY_INDEX < pkey_tbl_len (%d)\" on %s", idx, len(p.Table), p.Label())}
 	}
 	return usesIndex(p, idx, "NVSHMEM's")
+}
+
+// parseNVSHMEMHCAs is nvshmemt_parse_hca_list (src/modules/transport/common/
+// transport_common.cpp, NVSHMEM 3.4.5): after an optional '^', a name runs to ':', ','
+// or the end; ':' after a name gives its port (atoi, default -1) and a second ':' its
+// count; whatever else follows a number up to the next ':' or ',' is skipped; empty
+// names are dropped; at most MAX_NUM_HCAS (48) entries.
+func parseNVSHMEMHCAs(s string) []ncclHCAEntry {
+	s = strings.TrimPrefix(s, "^")
+	var out []ncclHCAEntry
+	name, afterPort := "", false
+	for i := 0; i <= len(s) && len(out) < 48; i++ {
+		c := byte(0)
+		if i < len(s) {
+			c = s[i]
+		}
+		switch c {
+		case ':':
+			if !afterPort && name != "" {
+				out = append(out, ncclHCAEntry{prefix: name, port: atoi(s[i+1:])})
+				name, afterPort = "", true
+			} else if afterPort {
+				afterPort = false // the count: not needed here
+			}
+			for i+1 < len(s) && s[i+1] != ',' && s[i+1] != ':' {
+				i++
+			}
+		case ',', 0:
+			if name != "" {
+				out = append(out, ncclHCAEntry{prefix: name, port: -1})
+				name = ""
+			}
+			afterPort = false
+		default:
+			name += string(c)
+		}
+	}
+	return out
 }
