@@ -72,6 +72,7 @@ func FuzzSettings(f *testing.F) {
 	f.Add("MV2_DEFAULT_PORT", " +0z")
 	f.Add("MV2_NUM_PORTS", "2")
 	f.Add("NCCL_IB_HCA", "^=mlx5_0:4294967297,")
+	f.Add("NVSHMEM_HCA_LIST", "^,:3,mlx5_0:1z:2:,")
 	f.Fuzz(func(t *testing.T, name, value string) {
 		p := port("", "mlx5_0", 1, 0xffff, 0x8001, 0, 0x0002, unread)
 		for _, r := range Resolve(Libraries(), Inputs{Env: Env{name: value}}, []*Port{p}) {
