@@ -400,8 +400,10 @@ func TestMVAPICH2PKey(t *testing.T) {
 		{env("MV2_DEFAULT_PORT=2", "MV2_IBA_HCA=mlx5_0"), DoesNotWork},
 		{env("MV2_DEFAULT_PORT=1", "MV2_IBA_HCA=mlx5_0"), Works},
 		{env("MV2_DEFAULT_PORT=-1", "MV2_IBA_HCA=mlx5_0"), Works},
+		{env(), Works}, // port 3 holds no table entry 0, but MVAPICH2 scans ports 1 and 2 only
+		{env("MV2_DEFAULT_PORT=3"), DoesNotWork},
 	} {
-		if r := Resolve([]*Library{&MVAPICH2}, c.in, []*Port{up, down})[0]; r.Verdict != c.want {
+		if r := Resolve([]*Library{&MVAPICH2}, c.in, []*Port{up, down, port("", "mlx5_0", 3, 0)})[0]; r.Verdict != c.want {
 			t.Errorf("%v: %s, want %s", c.in.Env, r.Verdict, c.want)
 		}
 	}

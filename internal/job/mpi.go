@@ -25,7 +25,7 @@ import (
 //     it when it is >= 0 and MV2_NUM_PORTS (atoi, default 1) is not above 1, and aborts
 //     when that port cannot be queried or is not ACTIVE ("user specified port %d: fail
 //     to query or not ACTIVE"): 0 or text always aborts. Otherwise MVAPICH2 chooses
-//     among the ACTIVE ports (all are checked here).
+//     among the ACTIVE ports 1..RDMA_DEFAULT_MAX_PORTS (2) (all are checked here).
 var MVAPICH2 = Library{
 	ID: "mvapich2", Name: "MVAPICH2", Kind: ByValue,
 	Vars:   []string{"MV2_DEFAULT_PKEY", "MV2_DEFAULT_PKEY_IX", "MV2_IBA_HCA", "MV2_DEFAULT_PORT", "MV2_NUM_PORTS"},
@@ -66,6 +66,9 @@ var MVAPICH2 = Library{
 				}
 				if fixed && portNum != 0 && portNum != p.Num { // port 0: s.Reject
 					return false, "not MV2_DEFAULT_PORT=" + port
+				}
+				if !fixed && p.Num > 2 {
+					return false, "MVAPICH2 looks for ACTIVE ports among 1 and 2 only (RDMA_DEFAULT_MAX_PORTS)"
 				}
 				return true, "ACTIVE"
 			})
