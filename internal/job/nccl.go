@@ -116,12 +116,14 @@ func ncclPick(idx int, p *Port) Pick {
 // ncclHCAFilter is NCCL_IB_HCA parsed as parseStringList and the '^'/'=' prefixes do.
 type ncclHCAFilter struct {
 	not, exact bool
-	entries    []ncclHCAEntry
+	entries    []hcaEntry
 }
 
-type ncclHCAEntry struct {
-	prefix string
-	port   int // -1: any
+// hcaEntry is one entry of a device list: a device name (NCCL: a prefix, unless the
+// list starts with '=') and a port, -1 for any.
+type hcaEntry struct {
+	name string
+	port int
 }
 
 // maxNCCLDevs is MAX_IB_DEVS: parseStringList keeps at most this many entries.
@@ -144,7 +146,7 @@ func parseNCCLHCA(s string) ncclHCAFilter {
 		if fields[0] == "" {
 			continue
 		}
-		e := ncclHCAEntry{prefix: fields[0][:min(len(fields[0]), 63)], port: -1}
+		e := hcaEntry{name: fields[0][:min(len(fields[0]), 63)], port: -1}
 		if len(fields) > 1 && fields[1] != "" {
 			e.port = atoi(fields[1])
 		}
@@ -160,9 +162,9 @@ func (f ncclHCAFilter) none() bool { return f.not && len(f.entries) == 0 }
 func (f ncclHCAFilter) match(dev string, port int) bool {
 	m := len(f.entries) == 0
 	for _, e := range f.entries {
-		name := dev == e.prefix
+		name := dev == e.name
 		if !f.exact {
-			name = strings.HasPrefix(dev, e.prefix)
+			name = strings.HasPrefix(dev, e.name)
 		}
 		if name && (e.port == -1 || e.port == port) {
 			m = true

@@ -83,7 +83,7 @@ var NVSHMEM = Library{
 				if len(list) == 0 {
 					return true, "ACTIVE"
 				}
-				in := slices.ContainsFunc(list, func(e ncclHCAEntry) bool { return e.prefix == p.Device && (e.port == -1 || e.port == p.Num) })
+				in := slices.ContainsFunc(list, func(e hcaEntry) bool { return e.name == p.Device && (e.port == -1 || e.port == p.Num) })
 				if in != exclude {
 					return true, "ACTIVE, allowed by " + name
 				}
@@ -116,9 +116,9 @@ func nvshmemPick(idx int, p *Port) Pick {
 // or the end; ':' after a name gives its port (atoi, default -1) and a second ':' its
 // count; whatever else follows a number up to the next ':' or ',' is skipped; empty
 // names are dropped; at most MAX_NUM_HCAS (48) entries.
-func parseNVSHMEMHCAs(s string) []ncclHCAEntry {
+func parseNVSHMEMHCAs(s string) []hcaEntry {
 	s = strings.TrimPrefix(s, "^")
-	var out []ncclHCAEntry
+	var out []hcaEntry
 	name, afterPort := "", false
 	for i := 0; i <= len(s) && len(out) < 48; i++ {
 		c := byte(0)
@@ -128,7 +128,7 @@ func parseNVSHMEMHCAs(s string) []ncclHCAEntry {
 		switch c {
 		case ':':
 			if !afterPort && name != "" {
-				out = append(out, ncclHCAEntry{prefix: name, port: atoi(s[i+1:])})
+				out = append(out, hcaEntry{name: name, port: atoi(s[i+1:])})
 				name, afterPort = "", true
 			} else if afterPort {
 				afterPort = false // the count: not needed here
@@ -138,7 +138,7 @@ func parseNVSHMEMHCAs(s string) []ncclHCAEntry {
 			}
 		case ',', 0:
 			if name != "" {
-				out = append(out, ncclHCAEntry{prefix: name, port: -1})
+				out = append(out, hcaEntry{name: name, port: -1})
 				name = ""
 			}
 			afterPort = false
