@@ -11,7 +11,9 @@ import (
 //
 //   - NCCL_IB_PKEY is a P_Key table *index*, default 0: NCCL_PARAM(IbPkey, "IB_PKEY", 0)
 //     in src/transport/net_ib/connect.cc; ncclIbQpInit puts it unchanged into
-//     ibv_qp_attr.pkey_index for ibv_modify_qp(RESET->INIT). NCCL never reads the table.
+//     ibv_qp_attr.pkey_index for ibv_modify_qp(RESET->INIT); the GIN GDAKI path
+//     (gdaki/gin_host_gdaki.cc) gives the same value to doca_verbs_qp_attr_set_pkey_index.
+//     NCCL never reads the table.
 //   - The value is parsed by ncclLoadParam (src/misc/param.cc): strtoll(str, NULL, 0),
 //     so 0x8001 is index 32769 and 010 is index 8 (octal); an empty value or an
 //     overflow (errno) keeps the default; anything after the digits is ignored. The
