@@ -76,7 +76,8 @@ func BenchmarkShowJSON20k(b *testing.B) {
 		}
 	})
 	b.Run("encode", func(b *testing.B) {
-		o := &ShowOptions{File: conf, OpenSM: cmdutil.OpenSMFlags{TableSize: 128}, Deps: cmdutil.Deps{Notices: cmdutil.NewNotices(io.Discard, false)}}
+		streams := &cmdutil.IOStreams{In: strings.NewReader(""), Out: io.Discard, ErrOut: io.Discard}
+		o := &ShowOptions{File: conf, OpenSM: cmdutil.OpenSMFlags{TableSize: 128}, Deps: cmdutil.Deps{IO: streams, Notices: cmdutil.NewNotices(io.Discard, false)}}
 		s, err := loadShow(o)
 		if err != nil {
 			b.Fatal(err)
