@@ -14,7 +14,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 DEADCODE   := golang.org/x/tools/cmd/deadcode@v0.52.0
 export CGO_ENABLED ?= 0
 
-.PHONY: all build test bench lint golden completions man fixtures install uninstall demo clean fabric-test truth build-static kernel-test faults
+.PHONY: all build test bench bench-smoke lint golden completions man fixtures install uninstall demo clean fabric-test truth build-static kernel-test faults
 
 all: build
 
@@ -72,6 +72,12 @@ truth:
 ## runs at 2k/20k/100k ports (scripts/bench-partitions), sm log on 1 GB OpenSM logs
 ## against grep -c P_Key (scripts/bench-smlog), then one summary of every target.
 ## Needs hyperfine, ibsim-utils, opensm, infiniband-diags.
+## bench-smoke: every testing.B once (-benchtime 1x), so a benchmark that no longer runs
+## fails CI instead of the next `make bench` (BenchmarkHostRSS10k scrapes 10,000 times by
+## design and internal/kernellab boots QEMU: both left to make bench and make test).
+bench-smoke:
+	CI=true $(GO) test -run '^$$' -bench . -benchtime 1x -skip 'BenchmarkHostRSS10k' $$($(GO) list ./... | grep -v /internal/kernellab)
+
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 	mkdir -p .bench && : >.bench/summary.txt
