@@ -23,8 +23,9 @@ import (
 //     HCA (GASNETC_IB_MAX_HCAS without --enable-ibv-multirail).
 var GASNet = Library{
 	ID: "gasnet", Name: "GASNet (ibv)", Kind: ByValue,
-	Vars:   []string{"GASNET_IBV_PKEY", "GASNET_IBV_PORTS", "GASNET_DISABLE_ENVDECODE"},
-	Source: "BerkeleyLab/gasnet ibv-conduit/gasnet_core.c get_pkey and gasnetc_probe_ports, ibv-conduit/README",
+	Vars:      []string{"GASNET_IBV_PKEY", "GASNET_IBV_PORTS"},
+	Modifiers: []string{"GASNET_DISABLE_ENVDECODE"},
+	Source:    "BerkeleyLab/gasnet ibv-conduit/gasnet_core.c get_pkey and gasnetc_probe_ports, ibv-conduit/README",
 	configure: func(in Inputs, s *setup) {
 		env := in.Env
 		key, unknown := check.PartitionKey(0), "" // unset

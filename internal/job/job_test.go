@@ -562,3 +562,21 @@ func TestEnvFile(t *testing.T) {
 		}
 	}
 }
+
+// TestMentionedModifiers: a setting that only changes how a library reads its others
+// (Library.Modifiers) does not, alone, make the library mentioned.
+func TestMentionedModifiers(t *testing.T) {
+	for _, tc := range []struct {
+		in   Inputs
+		want bool
+	}{
+		{env("GASNET_DISABLE_ENVDECODE=1"), false},
+		{env("GASNET_DISABLE_ENVDECODE=1", "GASNET_IBV_PKEY=2"), true},
+		{env("GASNET_IBV_PORTS=mlx5_0"), true},
+		{env("NCCL_IB_PKEY=1"), false},
+	} {
+		if got := GASNet.Mentioned(tc.in); got != tc.want {
+			t.Errorf("GASNet.Mentioned(%v) = %v, want %v", tc.in.Env, got, tc.want)
+		}
+	}
+}

@@ -29,6 +29,10 @@ type Library struct {
 	Kind Kind
 	// Vars are the settings it reads (environment variables; perftest: its options).
 	Vars []string
+	// Modifiers are settings read only to interpret Vars (GASNet's
+	// GASNET_DISABLE_ENVDECODE): read and known like Vars, but one set alone does not
+	// make the library one the job uses (Mentioned).
+	Modifiers []string
 	// Source cites where the rules below come from.
 	Source string
 

@@ -2,6 +2,7 @@ package job
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ibkey/ibkey/internal/textsafe"
@@ -20,7 +21,7 @@ func LookAlikes(env Env) []string {
 	known := map[string]bool{}
 	var pkeyNames []string
 	for _, l := range Libraries() {
-		for _, v := range l.Vars {
+		for _, v := range slices.Concat(l.Vars, l.Modifiers) {
 			known[v] = true
 			if strings.Contains(strings.ToUpper(v), "PKEY") {
 				pkeyNames = append(pkeyNames, v)

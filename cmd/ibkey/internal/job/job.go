@@ -5,6 +5,7 @@ package job
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -175,7 +176,7 @@ func (o *Options) inputs() (in job.Inputs, from string, lookalikes []string, err
 		lookalikes = job.LookAlikes(in.Env)
 	} else {
 		for _, l := range job.Libraries() {
-			for _, name := range l.Vars {
+			for _, name := range slices.Concat(l.Vars, l.Modifiers) {
 				if strings.HasPrefix(name, "-") {
 					continue
 				}

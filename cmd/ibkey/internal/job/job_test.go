@@ -206,3 +206,23 @@ func TestWantExitCode(t *testing.T) {
 	}
 	t.Logf("exit codes over the cases: %v", seen)
 }
+
+// TestGASNetDecodeSwitch: GASNET_DISABLE_ENVDECODE is read from the process
+// environment (GASNet's %0XY decoding is then off: "%033" stays text, which
+// gasneti_parse_int refuses), but alone it does not make GASNet a library the job
+// uses (Library.Modifiers): every library's defaults are shown.
+func TestGASNetDecodeSwitch(t *testing.T) {
+	alone := runJob(t, map[string]string{"GASNET_DISABLE_ENVDECODE": "1"})
+	none := runJob(t, nil)
+	if alone.code != none.code || alone.stdout != none.stdout || !strings.Contains(alone.stdout, "nccl ") {
+		t.Errorf("GASNET_DISABLE_ENVDECODE alone: exit %d, want every library's defaults as with no settings (exit %d):\n%s%s", alone.code, none.code, alone.stdout, alone.stderr)
+	}
+	on := runJob(t, map[string]string{"GASNET_IBV_PKEY": "%033"})
+	off := runJob(t, map[string]string{"GASNET_IBV_PKEY": "%033", "GASNET_DISABLE_ENVDECODE": "1"})
+	if !strings.Contains(on.stdout+on.stderr, "requested pkey 0x0003") {
+		t.Errorf("%%033 decoded should be key 3:\n%s%s", on.stdout, on.stderr)
+	}
+	if !strings.Contains(off.stdout+off.stderr, `"Invalid GASNET_IBV_PKEY '%033'"`) || strings.Contains(off.stdout, "nccl ") {
+		t.Errorf("%%033 with decoding off should be refused by GASNet alone:\n%s%s", off.stdout, off.stderr)
+	}
+}
