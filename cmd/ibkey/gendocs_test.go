@@ -27,9 +27,8 @@ func generated(t *testing.T) map[string][]byte {
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
 	root.DisableAutoGenTag = true
-	// The pages show what --help does (cmdutil.Execute makes the durations' help).
+	// The pages show what --help does.
 	root.Long = cmdutil.LongHelp(root)
-	cmdutil.AcceptPlainDurations(root)
 	// A long help built when shown (exporter's) is in its man page too.
 	for _, c := range root.Commands() {
 		c.HelpFunc()(c, nil)

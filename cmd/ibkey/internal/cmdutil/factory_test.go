@@ -53,8 +53,8 @@ func TestInputSanity(t *testing.T) {
 		g := &cobra.Command{Use: "grp"}
 		sub := &cobra.Command{Use: "sub", RunE: func(*cobra.Command, []string) error { return nil }}
 		sub.Flags().String("find", "", "")
-		sub.Flags().Duration("interval", time.Second, "")
-		sub.Flags().Duration("mad-timeout", time.Second, "")
+		IntervalVar(sub, new(time.Duration), "interval", time.Second, "")
+		plainDurationVarP(sub.Flags(), new(time.Duration), "mad-timeout", "", time.Second, "", "ms")
 		sub.Flags().Duration("timeout", time.Minute, "")
 		g.AddCommand(sub)
 		return g

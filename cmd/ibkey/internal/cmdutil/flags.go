@@ -3,6 +3,7 @@ package cmdutil
 import (
 	"errors"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -45,37 +46,20 @@ func isIntervalFlag(name string) bool {
 	return name == "interval" || strings.HasSuffix(name, "-interval")
 }
 
-// AcceptPlainDurations makes every interval flag of root's tree take plain seconds and
-// --mad-timeout plain milliseconds, saying so in their help; an interval flag without
-// a completion completes IntervalChoices (never file names). Execute calls it on the
-// tree it runs (it is idempotent).
-func AcceptPlainDurations(root *cobra.Command) {
-	var walk func(c *cobra.Command)
-	walk = func(c *cobra.Command) {
-		c.Flags().VisitAll(func(fl *pflag.Flag) {
-			if fl.Value.Type() != "duration" {
-				return
-			}
-			if _, done := fl.Value.(*plainDuration); done {
-				return
-			}
-			switch {
-			case isIntervalFlag(fl.Name):
-				fl.Value = &plainDuration{Value: fl.Value, unit: "s"}
-				fl.Usage += " (a plain number is seconds)"
-				if _, ok := c.GetFlagCompletionFunc(fl.Name); !ok {
-					_ = c.RegisterFlagCompletionFunc(fl.Name, CompleteDurations(IntervalChoices...))
-				}
-			case fl.Name == "mad-timeout":
-				fl.Value = &plainDuration{Value: fl.Value, unit: "ms"}
-				fl.Usage += " (a plain number is milliseconds, as the diags' -t)"
-			}
-		})
-		for _, s := range c.Commands() {
-			walk(s)
-		}
-	}
-	walk(root)
+// IntervalVar defines an interval flag (its name is interval or ends in -interval):
+// a duration that also takes plain seconds, says so in its help, and completes
+// IntervalChoices (never file names).
+func IntervalVar(c *cobra.Command, p *time.Duration, name string, value time.Duration, usage string) {
+	plainDurationVarP(c.Flags(), p, name, "", value, usage+" (a plain number is seconds)", "s")
+	_ = c.RegisterFlagCompletionFunc(name, CompleteDurations(IntervalChoices...))
+}
+
+// plainDurationVarP defines a duration flag that reads a plain number in unit ("s" or
+// "ms").
+func plainDurationVarP(fl *pflag.FlagSet, p *time.Duration, name, shorthand string, value time.Duration, usage, unit string) {
+	fl.DurationVarP(p, name, shorthand, value, usage)
+	d := fl.Lookup(name)
+	d.Value = &plainDuration{Value: d.Value, unit: unit}
 }
 
 // AnnotationTableNeedsTerminal marks a command whose table output is a screen that

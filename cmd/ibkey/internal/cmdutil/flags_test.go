@@ -27,15 +27,18 @@ func TestPlainDurations(t *testing.T) {
 	}
 	for _, tc := range cases {
 		c := &cobra.Command{Use: "x"}
-		var d time.Duration
-		c.Flags().DurationVar(&d, tc.flag, 0, "u")
-		root := &cobra.Command{Use: "ibkey"}
-		root.AddCommand(c)
-		AcceptPlainDurations(root)
-		AcceptPlainDurations(root) // idempotent
+		d := new(time.Duration)
+		switch {
+		case isIntervalFlag(tc.flag):
+			IntervalVar(c, d, tc.flag, 0, "u")
+		case tc.flag == "mad-timeout":
+			d = &AddMADFlags(c, NewFactory(&IOStreams{}, func(string) string { return "" }, nil)).MADTimeout
+		default:
+			c.Flags().DurationVar(d, tc.flag, 0, "u")
+		}
 		err := c.Flags().Set(tc.flag, tc.value)
-		if (err != nil) != tc.bad || (!tc.bad && d != tc.want) {
-			t.Errorf("--%s %q: %v, err %v; want %v (error %v)", tc.flag, tc.value, d, err, tc.want, tc.bad)
+		if (err != nil) != tc.bad || (!tc.bad && *d != tc.want) {
+			t.Errorf("--%s %q: %v, err %v; want %v (error %v)", tc.flag, tc.value, *d, err, tc.want, tc.bad)
 		}
 		if u := c.Flags().Lookup(tc.flag).Usage; tc.flag == "interval" && u != "u (a plain number is seconds)" {
 			t.Errorf("usage %q", u)

@@ -58,8 +58,7 @@ func AddMADFlags(c *cobra.Command, f *Factory) *MADFlags {
 	fl.StringVar(&m.SimNode, "sim-node", "", "attach to the simulator at node `NAME` (default: the first node of its topology)")
 	fl.StringVarP(&m.CA, "ca", "C", "", "send MADs from local device `DEV` (default: the first ACTIVE InfiniBand port)")
 	fl.IntVarP(&m.CAPort, "ca-port", "P", 0, "send MADs from port `N` of --ca")
-	// A plain number is milliseconds (AcceptPlainDurations, when Execute runs the tree).
-	fl.DurationVarP(&m.MADTimeout, "mad-timeout", "t", time.Second, "wait this long for each MAD's reply")
+	plainDurationVarP(fl, &m.MADTimeout, "mad-timeout", "t", time.Second, "wait this long for each MAD's reply (a plain number is milliseconds, as the diags' -t)", "ms")
 	fl.IntVar(&m.MADRetries, "mad-retries", 3, "send an unanswered MAD again this many times")
 	// Completion reads nothing over MADs and offers no file names.
 	_ = c.RegisterFlagCompletionFunc("ibsim", cobra.NoFileCompletions)

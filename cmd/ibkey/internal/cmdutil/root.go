@@ -56,7 +56,6 @@ func AddRootFlags(root *cobra.Command, f *Factory) {
 // code; an error is printed on stderr as one "ibkey: ..." line unless the command
 // already reported it.
 func Execute(ctx context.Context, root *cobra.Command, args []string, streams *IOStreams) int {
-	AcceptPlainDurations(root)
 	RefuseUnknownSubcommands(root)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)

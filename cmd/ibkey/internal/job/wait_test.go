@@ -277,7 +277,6 @@ func TestHelpFits80(t *testing.T) {
 	root := &cobra.Command{Use: "ibkey"}
 	cmdutil.AddRootFlags(root, f)
 	root.AddCommand(NewCmdJob(f, nil))
-	cmdutil.AcceptPlainDurations(root)
 	var b bytes.Buffer
 	root.SetOut(&b)
 	root.SetArgs([]string{"job", "--help"})

@@ -46,7 +46,7 @@ type Sampling struct {
 }
 
 func (o *Sampling) bind(c *cobra.Command) {
-	c.Flags().DurationVar(&o.Interval, "interval", time.Second, "time between samples (e.g. 500ms, 2s)")
+	cmdutil.IntervalVar(c, &o.Interval, "interval", time.Second, "time between samples (e.g. 500ms, 2s)")
 	c.Flags().IntVar(&o.Count, "count", 0, "stop after `N` samples (0: until interrupted)")
 }
 
