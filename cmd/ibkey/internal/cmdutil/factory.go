@@ -35,6 +35,8 @@ type Factory struct {
 	// madFlags are the MAD flags of the commands that have them (AddMADFlags): the
 	// running command's say whether --ibsim was given (Host's hint).
 	madFlags []*MADFlags
+	// mad is the MAD flags every command of the tree that has them shares.
+	mad *madFlagSet
 
 	// Decided once from the flags and the streams (Decide).
 	decided            bool

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/ibkey/ibkey/internal/demo"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
@@ -21,16 +22,32 @@ type MADFlags struct {
 	f   *Factory
 	cmd *cobra.Command
 
+	// The flags' values: one set for every command of the tree, as the flags are
+	// (only one command runs).
+	*MADSettings
+
+	// Dependencies, replaced in tests.
+	DialIbsim func(ctx context.Context, o mad.IbsimOptions) (mad.Transport, string, error)
+	OpenUmad  func(dev string, port int, o mad.UmadOptions) (mad.Transport, error)
+}
+
+// MADSettings are the values of the MAD flags.
+type MADSettings struct {
 	Ibsim      string        // --ibsim[=BASE]; env IBKEY_IBSIM
 	SimNode    string        // --sim-node
 	CA         string        // --ca
 	CAPort     int           // --ca-port
 	MADTimeout time.Duration // --mad-timeout, per attempt
 	MADRetries int           // --mad-retries
+}
 
-	// Dependencies, replaced in tests.
-	DialIbsim func(ctx context.Context, o mad.IbsimOptions) (mad.Transport, string, error)
-	OpenUmad  func(dev string, port int, o mad.UmadOptions) (mad.Transport, error)
+// madFlagSet is the MAD flags of a tree (Factory.mad): defined, and given their
+// completions, with the first command that has them; every other command adds the
+// same flags, so that the 22 commands with MAD flags do not each build and register
+// six (issue 23's start-up budget).
+type madFlagSet struct {
+	values MADSettings
+	flags  []*pflag.Flag
 }
 
 // MADTimeoutChoices are --mad-timeout's completions.
@@ -50,16 +67,30 @@ const ibsimUsage = "send MADs through the ibsim simulator with socket base name 
 // infiniband-diags' spellings (ibstat(8), smpquery(8): -C ca_name, -P ca_port,
 // -t timeout_ms; a plain --mad-timeout number is milliseconds too).
 func AddMADFlags(c *cobra.Command, f *Factory) *MADFlags {
-	m := &MADFlags{f: f, cmd: c}
+	if f.mad == nil {
+		f.mad = defineMADFlags(c, f)
+	} else {
+		for _, fl := range f.mad.flags {
+			c.Flags().AddFlag(fl)
+		}
+	}
+	m := &MADFlags{f: f, cmd: c, MADSettings: &f.mad.values}
 	f.madFlags = append(f.madFlags, m)
+	return m
+}
+
+// defineMADFlags defines the MAD flags on c.
+func defineMADFlags(c *cobra.Command, f *Factory) *madFlagSet {
+	s := &madFlagSet{}
+	v := &s.values
 	fl := c.Flags()
-	fl.StringVar(&m.Ibsim, "ibsim", "", ibsimUsage)
+	fl.StringVar(&v.Ibsim, "ibsim", "", ibsimUsage)
 	fl.Lookup("ibsim").NoOptDefVal = IbsimDefault
-	fl.StringVar(&m.SimNode, "sim-node", "", "attach to the simulator at node `NAME` (default: the first node of its topology)")
-	fl.StringVarP(&m.CA, "ca", "C", "", "send MADs from local device `DEV` (default: the first ACTIVE InfiniBand port)")
-	fl.IntVarP(&m.CAPort, "ca-port", "P", 0, "send MADs from port `N` of --ca")
-	plainDurationVarP(fl, &m.MADTimeout, "mad-timeout", "t", time.Second, "wait this long for each MAD's reply (a plain number is milliseconds, as the diags' -t)", "ms")
-	fl.IntVar(&m.MADRetries, "mad-retries", 3, "send an unanswered MAD again this many times")
+	fl.StringVar(&v.SimNode, "sim-node", "", "attach to the simulator at node `NAME` (default: the first node of its topology)")
+	fl.StringVarP(&v.CA, "ca", "C", "", "send MADs from local device `DEV` (default: the first ACTIVE InfiniBand port)")
+	fl.IntVarP(&v.CAPort, "ca-port", "P", 0, "send MADs from port `N` of --ca")
+	plainDurationVarP(fl, &v.MADTimeout, "mad-timeout", "t", time.Second, "wait this long for each MAD's reply (a plain number is milliseconds, as the diags' -t)", "ms")
+	fl.IntVar(&v.MADRetries, "mad-retries", 3, "send an unanswered MAD again this many times")
 	// Completion reads nothing over MADs and offers no file names.
 	_ = c.RegisterFlagCompletionFunc("ibsim", cobra.NoFileCompletions)
 	_ = c.RegisterFlagCompletionFunc("sim-node", cobra.NoFileCompletions)
@@ -67,7 +98,10 @@ func AddMADFlags(c *cobra.Command, f *Factory) *MADFlags {
 	_ = c.RegisterFlagCompletionFunc("ca-port", cobra.FixedCompletions([]cobra.Completion{"1", "2"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = c.RegisterFlagCompletionFunc("mad-timeout", CompleteDurations(MADTimeoutChoices...))
 	_ = c.RegisterFlagCompletionFunc("mad-retries", cobra.FixedCompletions([]cobra.Completion{"0", "1", "3", "5"}, cobra.ShellCompDirectiveNoFileComp))
-	return m
+	for _, name := range []string{"ibsim", "sim-node", "ca", "ca-port", "mad-timeout", "mad-retries"} {
+		s.flags = append(s.flags, fl.Lookup(name))
+	}
+	return s
 }
 
 // AddRootIbsimFlag gives the root a hidden --ibsim so that `ibkey --ibsim pkeys ...`

@@ -23,7 +23,7 @@ const mlx5 = "../../../../testdata/sysfs/mlx5"
 // testMAD is the MAD flags at their defaults, with env as the environment.
 func testMAD(env map[string]string) *MADFlags {
 	f := NewFactory(&IOStreams{Out: &strings.Builder{}, ErrOut: &strings.Builder{}}, func(k string) string { return env[k] }, time.Now)
-	return &MADFlags{f: f, MADTimeout: time.Second, MADRetries: 3}
+	return &MADFlags{f: f, MADSettings: &MADSettings{MADTimeout: time.Second, MADRetries: 3}}
 }
 
 // TestParseLIDFlag: --lid's errors are usage errors naming the flag and what is
