@@ -34,10 +34,10 @@ func NewCmdMatrix(f *cmdutil.Factory, runF func(*MatrixOptions) error) *cobra.Co
 	c := &cobra.Command{
 		Use:   "matrix FILE",
 		Short: "Show who can talk to whom under a partitions.conf",
-		Long: fmt.Sprintf(`Show which ports can talk to which under a partitions.conf (the P_Key rule: a
+		Long: `Show which ports can talk to which under a partitions.conf (the P_Key rule: a
 shared key and at least one full member), for the port GUIDs the file names.
 
-Up to %d ports: a grid. Y: they can talk, with the partitions that work for them;
+Up to ` + strconv.Itoa(gridMax) + ` ports: a grid. Y: they can talk, with the partitions that work for them;
 N: they cannot, with the partitions they share where both are limited members.
 
 More ports (or --summary): per partition, its full and limited members and how many
@@ -61,7 +61,7 @@ JSON (-o json), schema schemas/partitions-matrix.schema.json: {"schema_version":
 "pairs"?:[{"a","b","can_talk","partitions","limited_only"}] (grid only),
 "summary":{"partitions":[{"key","name","full","limited","pairs"}],
 "ports":[{"port_guid","member_of","reaches"}],"groups":[[GUID]],"groups_without_default":[[GUID]],
-"only_default":[GUID]}}. Groups of one port are left out.`, gridMax),
+"only_default":[GUID]}}. Groups of one port are left out.`,
 		Example: `  ibkey partitions matrix partitions.conf
   ibkey partitions matrix partitions.conf --summary
   ibkey partitions matrix partitions.conf -o json | jq '.summary.only_default'`,
@@ -74,7 +74,7 @@ JSON (-o json), schema schemas/partitions-matrix.schema.json: {"schema_version":
 	}
 	o.OpenSM.AddFlags(c)
 	o.Types.add(c)
-	c.Flags().BoolVar(&o.Summary, "summary", false, fmt.Sprintf("the summary even for %d ports or fewer", gridMax))
+	c.Flags().BoolVar(&o.Summary, "summary", false, "the summary even for "+strconv.Itoa(gridMax)+" ports or fewer")
 	return c
 }
 
