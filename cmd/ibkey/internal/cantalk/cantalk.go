@@ -62,7 +62,8 @@ An endpoint is a base and options, ENDPOINT := BASE {,KEY=VALUE}:
   mlx5_0/1                     a local port: every valid entry of its P_Key table
   mlx5_0/1,index=3             a QP on that port using table entry 3
   mlx5_0/1,pkey=0x8001         a QP on that port using partition 0x0001 (the entry
-                               ibv_get_pkey_index picks: a full member preferred)
+                               the kernel's ib_find_pkey picks: a full member
+                               preferred; ibv_get_pkey_index wants all 16 bits)
   pkey=0x8001,qp=ud,qkey=0x11  options only
   lid=3  lid=3,port=2          a port of the fabric found by LID in a sweep: the
                                port LID 3 belongs to (a CA port, a switch's
