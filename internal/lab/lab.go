@@ -381,12 +381,6 @@ func (l *Lab) RunOpenSMArgs(partitionsConf string, extra ...string) error {
 	return nil
 }
 
-// OpenSMLog is the log of the last RunOpenSM (opensm -e starts it afresh).
-func (l *Lab) OpenSMLog() string {
-	b, _ := os.ReadFile(filepath.Join(l.Dir, "opensm", "opensm.log"))
-	return string(b)
-}
-
 // detach frees the ibsim slot a process that ended without detaching (a crash) left
 // attached (ibsim never frees a dead client's slot; console command X).
 func (l *Lab) detach(pid int) {

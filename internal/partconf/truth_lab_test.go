@@ -328,7 +328,7 @@ func runTruthSequence(t *testing.T, l *ibsimlab.Lab, rng *rand.Rand, seed uint64
 			}
 		default:
 			err = l.RunOpenSMArgs(text, args...)
-			log = l.OpenSMLog()
+			log = opensmLog(l)
 		}
 		// Whether a one-shot OpenSM crashed on the file is a check of its own (a file
 		// whose outcome hangs on uninitialised memory may crash or not: not counted).
