@@ -381,7 +381,7 @@ func (seriesCollector) Describe(chan<- *prometheus.Desc) {}
 func (s seriesCollector) Collect(ch chan<- prometheus.Metric) {
 	for m, f := range s.fams {
 		for i := range f {
-			ch <- constSeries{m.desc, &f[i]}
+			ch <- constSeries{m.build().desc, &f[i]}
 		}
 	}
 }
