@@ -30,6 +30,10 @@ const (
 	// once the SM has made it ARMED or ACTIVE (IBA 14.2.5.7, ibv_query_pkey(3)), and
 	// no library uses a port that is not ACTIVE.
 	PendingNotActive
+	// PendingAbort: the library stops the process at start-up on this host (Result.
+	// Aborts): a setting the host cannot satisfy. Only a port coming up can change
+	// that (Hopeless).
+	PendingAbort
 )
 
 // Pending is one port a gate still waits for.
@@ -92,6 +96,11 @@ func Gate(ws []*Result, key check.PKey, oneIndex bool) []Pending {
 		}
 	}
 	for _, w := range ws {
+		for _, a := range w.Aborts {
+			out = append(out, Pending{Host: a.Host, Port: HostName(a.Host), Kind: PendingAbort, Why: a.Reason})
+		}
+	}
+	for _, w := range ws {
 		if w.limitedHosts > 1 {
 			for _, u := range w.limited {
 				add(u.Port, PendingLimited, fmt.Sprintf("holds partition %s only as a limited member (index %d, %s), as do %d other hosts of the job: limited members cannot talk to each other", part, u.Pick.Index, u.Pick.PKey, w.limitedHosts-1))
@@ -130,6 +139,26 @@ func Gate(ws []*Result, key check.PKey, oneIndex bool) []Pending {
 					add(p, PendingIndex, fmt.Sprintf("holds partition %s at index %d, the job's other hosts at index %d (%s): %s takes one index for every host", part, i, common, labels(idx[common]), w.Library.Name))
 				}
 			}
+		}
+	}
+	return out
+}
+
+// Hopeless lists the aborts among pending that waiting cannot change: those of a
+// host none of whose ports is still coming up or unread (a port that comes up can
+// give a library the device or port it asked for; nothing else the Subnet Manager
+// does can).
+func Hopeless(pending []Pending) []Pending {
+	waiting := map[string]bool{}
+	for _, p := range pending {
+		if p.Kind == PendingNotActive || p.Kind == PendingUnread {
+			waiting[p.Host] = true
+		}
+	}
+	var out []Pending
+	for _, p := range pending {
+		if p.Kind == PendingAbort && !waiting[p.Host] {
+			out = append(out, p)
 		}
 	}
 	return out

@@ -2,6 +2,7 @@ package job
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -384,7 +385,7 @@ func TestMVAPICH2PKey(t *testing.T) {
 		{"past 16 bits", env("MV2_DEFAULT_PKEY=0x18002"), tbl, Uses, 1, 0x0002, ""},
 		{"not found aborts", env("MV2_DEFAULT_PKEY=5"), tbl, Fails, -1, 0, "Can't find PKEY INDEX"},
 		{"port 1 given", env("MV2_DEFAULT_PORT=1"), tbl, Uses, 0, 0xffff, ""},
-		{"port given with MV2_NUM_PORTS=2", env("MV2_DEFAULT_PORT=2", "MV2_NUM_PORTS=2"), tbl, Uses, 0, 0xffff, "MV2_DEFAULT_PORT=2 is not used"},
+		{"MV2_NUM_PORTS=2 is cut to 1", env("MV2_DEFAULT_PORT=1", "MV2_NUM_PORTS=2"), tbl, Uses, 0, 0xffff, "MV2_NUM_PORTS=2 is cut to 1"},
 		{"port 0 aborts", env("MV2_DEFAULT_PORT=0"), tbl, Fails, -1, 0, "reads as port 0"},
 		{"port text aborts", env("MV2_DEFAULT_PORT=one"), tbl, Fails, -1, 0, "reads as port 0"},
 	})
@@ -577,6 +578,124 @@ func TestMentionedModifiers(t *testing.T) {
 	} {
 		if got := GASNet.Mentioned(tc.in); got != tc.want {
 			t.Errorf("GASNet.Mentioned(%v) = %v, want %v", tc.in.Env, got, tc.want)
+		}
+	}
+}
+
+// Aborts: the settings a host cannot satisfy stop the library's process there at
+// start-up, whatever the tables hold (MVAPICH2 rdma_iba_priv.c rdma_open_hca and
+// rdma_iba_hca_init; perftest ctx_find_dev and set_link_layer). The host's verdict
+// is the abort, never "uses none of its ports".
+func TestAborts(t *testing.T) {
+	long := "mlx5_bond_" + strings.Repeat("x", 22) + "_tail" // 37 bytes
+	host := func() []*Port {
+		ps := []*Port{port("", "mlx5_0", 1, 0xffff), port("", "mlx5_0", 2, 0xffff), port("", "mlx5_1", 1, 0xffff), port("", long, 1, 0xffff)}
+		ps[1].State = "DOWN"
+		return ps
+	}
+	one := func() []*Port { return []*Port{port("", "mlx5_0", 1, 0xffff)} }
+	down := func() []*Port {
+		ps := host()
+		for _, p := range ps {
+			p.State = "INIT"
+		}
+		return ps
+	}
+	for _, c := range []struct {
+		name  string
+		lib   *Library
+		in    Inputs
+		ports func() []*Port
+		abort string // "" works
+	}{
+		// MV2_NUM_PORTS is cut to MAX_NUM_PORTS (1): MV2_DEFAULT_PORT=2 stays the
+		// port (this case once said "MV2_DEFAULT_PORT=2 is not used").
+		{"MV2_NUM_PORTS=2 keeps the port", &MVAPICH2, env("MV2_DEFAULT_PORT=2", "MV2_NUM_PORTS=2"), one, "mlx5_0 has no port 2"},
+		{"a port the HCA lacks", &MVAPICH2, env("MV2_DEFAULT_PORT=3", "MV2_IBA_HCA=mlx5_0"), host, "user specified port 3: fail to query or not ACTIVE\" (rdma_iba_hca_init): mlx5_0 has no port 3"},
+		{"a port that is DOWN", &MVAPICH2, env("MV2_DEFAULT_PORT=2", "MV2_IBA_HCA=mlx5_0"), host, "mlx5_0/2 is DOWN"},
+		{"no HCA has the port ACTIVE", &MVAPICH2, env("MV2_DEFAULT_PORT=2"), host, "user specified port 2"},
+		{"some HCA has the port", &MVAPICH2, env("MV2_DEFAULT_PORT=1"), host, ""},
+		{"an HCA the host lacks", &MVAPICH2, env("MV2_IBA_HCA=mlx5_9"), host, "The HCA (mlx5_9) the user requested for is not available on the system"},
+		{"the first name is looked for", &MVAPICH2, env("MV2_IBA_HCA=mlx5_9:mlx5_0"), host, "The HCA (mlx5_9)"},
+		{"a later name only with that many HCAs", &MVAPICH2, env("MV2_IBA_HCA=mlx5_0:mlx5_9"), one, ""},
+		{"two named HCAs: two names looked for", &MVAPICH2, env("MV2_IBA_HCA=mlx5_1:mlx5_9:mlx5_0"), host, "The HCA (mlx5_9)"},
+		{"no more names than usable HCAs", &MVAPICH2, env("MV2_IBA_HCA=mlx5_0:mlx5_1:" + long + ":mlx5_9"), host, ""},
+		{"an HCA without an ACTIVE port 1 or 2", &MVAPICH2, env("MV2_IBA_HCA=mlx5_0"), down, "No IB device found"},
+		{"empty names are skipped", &MVAPICH2, env("MV2_IBA_HCA=::mlx5_1:"), host, ""},
+		// rdma_iba_hcas entries are 32 bytes (strncpy) compared with strncmp(.., 32).
+		{"32 bytes of a longer name", &MVAPICH2, env("MV2_IBA_HCA=" + long[:32] + "_other"), host, ""},
+		{"31 bytes are another name", &MVAPICH2, env("MV2_IBA_HCA=" + long[:31]), host, "The HCA (" + long[:31] + ")"},
+		{"perftest -d the host lacks", &Perftest, Inputs{Env: Env{}, Perftest: &PerftestArgs{Device: "mlx5_9", Port: 1}}, host, "\"IB device mlx5_9 not found\""},
+		{"perftest -i the device lacks", &Perftest, Inputs{Env: Env{}, Perftest: &PerftestArgs{Device: "mlx5_1", Port: 2}}, host, "Unable to query port 2 attributes\" (set_link_layer): mlx5_1 has no port 2"},
+		{"perftest -i not ACTIVE", &Perftest, Inputs{Env: Env{}, Perftest: &PerftestArgs{Device: "mlx5_0", Port: 2}}, host, "\" Port number 2 state is Down\""},
+		{"perftest's first device", &Perftest, Inputs{Env: Env{}, Perftest: &PerftestArgs{Port: 1}}, host, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for _, mode := range []string{"resolve", "want"} {
+				var r *Result
+				if mode == "resolve" {
+					r = Resolve([]*Library{c.lib}, c.in, c.ports())[0]
+				} else {
+					r = WantPartition([]*Library{c.lib}, c.in, check.DefaultFull, c.ports())[0]
+				}
+				if c.abort == "" {
+					if len(r.Aborts) > 0 || r.Verdict != Works {
+						t.Errorf("%s: %s, aborts %v, findings %q", mode, r.Verdict, r.Aborts, r.Findings)
+					}
+					continue
+				}
+				if len(r.Aborts) != 1 && !(c.name == "no HCA has the port ACTIVE" && len(r.Aborts) == 3) {
+					t.Fatalf("%s: aborts %v, want one", mode, r.Aborts)
+				}
+				if !strings.Contains(r.Aborts[0].Reason, c.abort) || r.Verdict != DoesNotWork {
+					t.Errorf("%s: %s, abort %q, want %q", mode, r.Verdict, r.Aborts[0].Reason, c.abort)
+				}
+				if !slices.ContainsFunc(r.Findings, func(f string) bool { return strings.Contains(f, c.abort) }) || slices.ContainsFunc(r.Findings, func(f string) bool { return strings.Contains(f, "uses none") || f == "no port is used" }) {
+					t.Errorf("%s: findings %q", mode, r.Findings)
+				}
+				for _, pr := range r.Ports {
+					if pr.Used {
+						t.Errorf("%s: %s used on a host where the library aborts", mode, pr.Port.Label())
+					}
+				}
+			}
+		})
+	}
+}
+
+// mv2HCAMatch against the C it models, generated: strncpy(entry, tok, 32) into a
+// 32-byte rdma_iba_hcas entry, then strncmp(device, entry, 32) == 0.
+func TestMVAPICH2HCANames32(t *testing.T) {
+	strncmp32 := func(dev string, entry [32]byte) bool {
+		for i := 0; i < 32; i++ {
+			var a byte
+			if i < len(dev) {
+				a = dev[i]
+			}
+			if a != entry[i] {
+				return false
+			}
+			if a == 0 {
+				return true
+			}
+		}
+		return true
+	}
+	r := rand.New(rand.NewPCG(27, 3))
+	name := func() string {
+		b := []byte(strings.Repeat("m", 26+r.IntN(12)))
+		for i := 0; i < 2; i++ {
+			b[r.IntN(len(b))] = "mn"[r.IntN(2)]
+		}
+		return string(b)
+	}
+	for i := 0; i < 5000; i++ {
+		tok, dev := name(), name()
+		var entry [32]byte
+		copy(entry[:], tok) // strncpy: the first 32 bytes, NUL padded
+		names := mv2HCANames(tok)
+		if want := strncmp32(dev, entry); mv2HCAMatch(names[0], dev) != want {
+			t.Fatalf("MV2_IBA_HCA=%s (%d bytes), device %s (%d bytes): match %v, want %v", tok, len(tok), dev, len(dev), !want, want)
 		}
 	}
 }

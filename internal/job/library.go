@@ -64,6 +64,35 @@ type setup struct {
 	// selectPorts says which ports of a host the library uses, and why (Pick unset).
 	selectPorts func(host []*Port) []PortResult
 	pick        func(p *Port) Pick
+	// aborts says why the library stops the process at start-up on this host, a
+	// setting the host cannot satisfy whatever the P_Key tables hold (MVAPICH2's
+	// MV2_IBA_HCA or MV2_DEFAULT_PORT, perftest's -d or -i); nil or none: it starts.
+	// sel is selectPorts' answer for host.
+	aborts func(host []*Port, sel []PortResult) []Abort
+}
+
+// Abort is a library stopping the process on one host at start-up: no port of that
+// host is used, whatever any table holds. Device names what it stopped on ("" when
+// it is no one device).
+type Abort struct {
+	Host, Device string
+	// Reason is the library's own message and why this host triggers it.
+	Reason string
+}
+
+// hostAborts runs the library's abort check on one host's ports; a host read over
+// the fabric whose device names are not known is not judged (the checks are about
+// device names and port numbers).
+func (s *setup) hostAborts(host []*Port, sel []PortResult) []Abort {
+	if s.aborts == nil {
+		return nil
+	}
+	for _, p := range host {
+		if p.Fabric && !p.DeviceKnown {
+			return nil
+		}
+	}
+	return s.aborts(host, sel)
 }
 
 // Gap is why a port is not (yet) in the wanted partition, as far as waiting can

@@ -79,6 +79,10 @@ type Result struct {
 	// Idle are the InfiniBand ports, not ACTIVE, of hosts where the library uses no
 	// port: a gate waits for them to come up (WantPartition).
 	Idle []*Port
+	// Aborts are the hosts where the library stops the process at start-up (a
+	// setting the host cannot satisfy): each is also a finding, and the host's ports
+	// are listed as not used.
+	Aborts []Abort
 	// limited are the ports using a limited entry when they are on limitedHosts > 1
 	// hosts (limitedApart; WantPartition).
 	limited      []PortResult
@@ -140,7 +144,14 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Result {
 	for _, h := range hosts {
 		used := 0
 		var why []string
-		for _, pr := range s.selectPorts(h.ports) {
+		sel := s.selectPorts(h.ports)
+		if s.Reject == "" {
+			if ab := s.hostAborts(h.ports, sel); len(ab) > 0 {
+				r.abort(h.name, ab, sel)
+				continue
+			}
+		}
+		for _, pr := range sel {
 			if pr.Used {
 				used++
 				if s.Reject != "" {
@@ -236,6 +247,19 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Result {
 		r.Fixes = fixes(l, r)
 	}
 	return r
+}
+
+// abort records that the library stops on host: its ports are listed, none used.
+func (r *Result) abort(host string, ab []Abort, sel []PortResult) {
+	for _, a := range ab {
+		a.Host = host
+		r.Aborts = append(r.Aborts, a)
+		r.Findings = append(r.Findings, HostName(host)+": "+a.Reason)
+	}
+	for _, pr := range sel {
+		pr.Used, pr.Why = false, r.Library.Name+" aborts on this host before it uses a port"
+		r.Ports = append(r.Ports, pr)
+	}
 }
 
 // limitedApart returns, of ports that use entries of one partition (InfiniBand ports

@@ -37,16 +37,24 @@ func WantPartition(libs []*Library, in Inputs, key check.PKey, ports []*Port) []
 		}
 		var used, idle []*Port
 		var none []string
+		aborted := &Result{Library: l}
 		for _, h := range hosts {
 			n := 0
-			for _, pr := range s.selectPorts(h.ports) {
-				if pr.Used {
-					used = append(used, pr.Port)
-					n++
+			sel := s.selectPorts(h.ports)
+			if ab := s.hostAborts(h.ports, sel); len(ab) > 0 {
+				aborted.abort(h.name, ab, sel)
+			} else {
+				for _, pr := range sel {
+					if pr.Used {
+						used = append(used, pr.Port)
+						n++
+					}
 				}
 			}
 			if n == 0 {
-				none = append(none, HostName(h.name))
+				if len(aborted.Aborts) == 0 || aborted.Aborts[len(aborted.Aborts)-1].Host != h.name {
+					none = append(none, HostName(h.name))
+				}
 				for _, p := range h.ports {
 					if !p.Active() && !p.Ethernet() && !noPKeys(p) {
 						idle = append(idle, p)
@@ -55,7 +63,12 @@ func WantPartition(libs []*Library, in Inputs, key check.PKey, ports []*Port) []
 			}
 		}
 		w := wantOn(l, key, used)
+		if len(used) == 0 && len(aborted.Aborts) > 0 {
+			w.Findings = nil // "no port is used": the aborts say why
+		}
 		w.Idle = idle
+		w.Aborts = aborted.Aborts
+		w.Findings = append(w.Findings, aborted.Findings...)
 		for _, h := range none {
 			w.Findings = append(w.Findings, fmt.Sprintf("%s: %s uses none of its ports with these settings", h, l.Name))
 		}
