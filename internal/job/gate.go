@@ -32,7 +32,7 @@ const (
 	PendingNotActive
 	// PendingAbort: the library stops the process at start-up on this host (Result.
 	// Aborts): a setting the host cannot satisfy. Only a port coming up can change
-	// that (Hopeless).
+	// that (Abort.Waits; Hopeless lists the others).
 	PendingAbort
 )
 
@@ -43,6 +43,8 @@ type Pending struct {
 	Kind PendingKind
 	// Why says it in words: "no entry for partition 0x0042", "limited member (0x0042)".
 	Why string
+	// Final: waiting cannot change it (an abort no port coming up removes).
+	Final bool
 }
 
 func (p Pending) String() string { return p.Port + ": " + p.Why }
@@ -97,7 +99,7 @@ func Gate(ws []*Result, key check.PKey, oneIndex bool) []Pending {
 	}
 	for _, w := range ws {
 		for _, a := range w.Aborts {
-			out = append(out, Pending{Host: a.Host, Port: HostName(a.Host), Kind: PendingAbort, Why: a.Reason})
+			out = append(out, Pending{Host: a.Host, Port: HostName(a.Host), Kind: PendingAbort, Why: a.Reason, Final: !a.Waits})
 		}
 	}
 	for _, w := range ws {
@@ -144,20 +146,12 @@ func Gate(ws []*Result, key check.PKey, oneIndex bool) []Pending {
 	return out
 }
 
-// Hopeless lists the aborts among pending that waiting cannot change: those of a
-// host none of whose ports is still coming up or unread (a port that comes up can
-// give a library the device or port it asked for; nothing else the Subnet Manager
-// does can).
+// Hopeless lists the aborts among pending that waiting cannot change (Final): no
+// port coming up gives the library the device or port it asked for.
 func Hopeless(pending []Pending) []Pending {
-	waiting := map[string]bool{}
-	for _, p := range pending {
-		if p.Kind == PendingNotActive || p.Kind == PendingUnread {
-			waiting[p.Host] = true
-		}
-	}
 	var out []Pending
 	for _, p := range pending {
-		if p.Kind == PendingAbort && !waiting[p.Host] {
+		if p.Final {
 			out = append(out, p)
 		}
 	}

@@ -607,28 +607,30 @@ func TestAborts(t *testing.T) {
 		in    Inputs
 		ports func() []*Port
 		abort string // "" works
+		// waits: a port coming up can remove the abort (a gate keeps waiting).
+		waits bool
 	}{
 		// MV2_NUM_PORTS is cut to MAX_NUM_PORTS (1): MV2_DEFAULT_PORT=2 stays the
 		// port (this case once said "MV2_DEFAULT_PORT=2 is not used").
-		{"MV2_NUM_PORTS=2 keeps the port", &MVAPICH2, env("MV2_DEFAULT_PORT=2", "MV2_NUM_PORTS=2"), one, "mlx5_0 has no port 2"},
-		{"a port the HCA lacks", &MVAPICH2, env("MV2_DEFAULT_PORT=3", "MV2_IBA_HCA=mlx5_0"), host, "user specified port 3: fail to query or not ACTIVE\" (rdma_iba_hca_init): mlx5_0 has no port 3"},
-		{"a port that is DOWN", &MVAPICH2, env("MV2_DEFAULT_PORT=2", "MV2_IBA_HCA=mlx5_0"), host, "mlx5_0/2 is DOWN"},
-		{"no HCA has the port ACTIVE", &MVAPICH2, env("MV2_DEFAULT_PORT=2"), host, "user specified port 2"},
-		{"some HCA has the port", &MVAPICH2, env("MV2_DEFAULT_PORT=1"), host, ""},
-		{"an HCA the host lacks", &MVAPICH2, env("MV2_IBA_HCA=mlx5_9"), host, "The HCA (mlx5_9) the user requested for is not available on the system"},
-		{"the first name is looked for", &MVAPICH2, env("MV2_IBA_HCA=mlx5_9:mlx5_0"), host, "The HCA (mlx5_9)"},
-		{"a later name only with that many HCAs", &MVAPICH2, env("MV2_IBA_HCA=mlx5_0:mlx5_9"), one, ""},
-		{"two named HCAs: two names looked for", &MVAPICH2, env("MV2_IBA_HCA=mlx5_1:mlx5_9:mlx5_0"), host, "The HCA (mlx5_9)"},
-		{"no more names than usable HCAs", &MVAPICH2, env("MV2_IBA_HCA=mlx5_0:mlx5_1:" + long + ":mlx5_9"), host, ""},
-		{"an HCA without an ACTIVE port 1 or 2", &MVAPICH2, env("MV2_IBA_HCA=mlx5_0"), down, "No IB device found"},
-		{"empty names are skipped", &MVAPICH2, env("MV2_IBA_HCA=::mlx5_1:"), host, ""},
+		{"MV2_NUM_PORTS=2 keeps the port", &MVAPICH2, env("MV2_DEFAULT_PORT=2", "MV2_NUM_PORTS=2"), one, "mlx5_0 has no port 2", false},
+		{"a port the HCA lacks", &MVAPICH2, env("MV2_DEFAULT_PORT=3", "MV2_IBA_HCA=mlx5_0"), host, "user specified port 3: fail to query or not ACTIVE\" (rdma_iba_hca_init): mlx5_0 has no port 3", false},
+		{"a port that is DOWN", &MVAPICH2, env("MV2_DEFAULT_PORT=2", "MV2_IBA_HCA=mlx5_0"), host, "mlx5_0/2 is DOWN", true},
+		{"no HCA has the port ACTIVE", &MVAPICH2, env("MV2_DEFAULT_PORT=2"), host, "user specified port 2", false},
+		{"some HCA has the port", &MVAPICH2, env("MV2_DEFAULT_PORT=1"), host, "", false},
+		{"an HCA the host lacks", &MVAPICH2, env("MV2_IBA_HCA=mlx5_9"), host, "The HCA (mlx5_9) the user requested for is not available on the system", false},
+		{"the first name is looked for", &MVAPICH2, env("MV2_IBA_HCA=mlx5_9:mlx5_0"), host, "The HCA (mlx5_9)", false},
+		{"a later name only with that many HCAs", &MVAPICH2, env("MV2_IBA_HCA=mlx5_0:mlx5_9"), one, "", false},
+		{"two named HCAs: two names looked for", &MVAPICH2, env("MV2_IBA_HCA=mlx5_1:mlx5_9:mlx5_0"), host, "The HCA (mlx5_9)", false},
+		{"no more names than usable HCAs", &MVAPICH2, env("MV2_IBA_HCA=mlx5_0:mlx5_1:" + long + ":mlx5_9"), host, "", false},
+		{"an HCA without an ACTIVE port 1 or 2", &MVAPICH2, env("MV2_IBA_HCA=mlx5_0"), down, "No IB device found", true},
+		{"empty names are skipped", &MVAPICH2, env("MV2_IBA_HCA=::mlx5_1:"), host, "", false},
 		// rdma_iba_hcas entries are 32 bytes (strncpy) compared with strncmp(.., 32).
-		{"32 bytes of a longer name", &MVAPICH2, env("MV2_IBA_HCA=" + long[:32] + "_other"), host, ""},
-		{"31 bytes are another name", &MVAPICH2, env("MV2_IBA_HCA=" + long[:31]), host, "The HCA (" + long[:31] + ")"},
-		{"perftest -d the host lacks", &Perftest, Inputs{Env: Env{}, Perftest: &PerftestArgs{Device: "mlx5_9", Port: 1}}, host, "\"IB device mlx5_9 not found\""},
-		{"perftest -i the device lacks", &Perftest, Inputs{Env: Env{}, Perftest: &PerftestArgs{Device: "mlx5_1", Port: 2}}, host, "Unable to query port 2 attributes\" (set_link_layer): mlx5_1 has no port 2"},
-		{"perftest -i not ACTIVE", &Perftest, Inputs{Env: Env{}, Perftest: &PerftestArgs{Device: "mlx5_0", Port: 2}}, host, "\" Port number 2 state is Down\""},
-		{"perftest's first device", &Perftest, Inputs{Env: Env{}, Perftest: &PerftestArgs{Port: 1}}, host, ""},
+		{"32 bytes of a longer name", &MVAPICH2, env("MV2_IBA_HCA=" + long[:32] + "_other"), host, "", false},
+		{"31 bytes are another name", &MVAPICH2, env("MV2_IBA_HCA=" + long[:31]), host, "The HCA (" + long[:31] + ")", false},
+		{"perftest -d the host lacks", &Perftest, Inputs{Env: Env{}, Perftest: &PerftestArgs{Device: "mlx5_9", Port: 1}}, host, "\"IB device mlx5_9 not found\"", false},
+		{"perftest -i the device lacks", &Perftest, Inputs{Env: Env{}, Perftest: &PerftestArgs{Device: "mlx5_1", Port: 2}}, host, "Unable to query port 2 attributes\" (set_link_layer): mlx5_1 has no port 2", false},
+		{"perftest -i not ACTIVE", &Perftest, Inputs{Env: Env{}, Perftest: &PerftestArgs{Device: "mlx5_0", Port: 2}}, host, "\" Port number 2 state is Down\"", true},
+		{"perftest's first device", &Perftest, Inputs{Env: Env{}, Perftest: &PerftestArgs{Port: 1}}, host, "", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			for _, mode := range []string{"resolve", "want"} {
@@ -656,6 +658,12 @@ func TestAborts(t *testing.T) {
 				for _, pr := range r.Ports {
 					if pr.Used {
 						t.Errorf("%s: %s used on a host where the library aborts", mode, pr.Port.Label())
+					}
+				}
+				if mode == "want" {
+					pending := Gate([]*Result{r}, check.DefaultFull, false)
+					if hopeless := Hopeless(pending); (len(hopeless) == 0) != c.waits || !slices.ContainsFunc(pending, func(p Pending) bool { return p.Kind == PendingAbort }) {
+						t.Errorf("gate: pending %v, hopeless %v, want waits %v", pending, hopeless, c.waits)
 					}
 				}
 			}

@@ -78,6 +78,10 @@ type Abort struct {
 	Host, Device string
 	// Reason is the library's own message and why this host triggers it.
 	Reason string
+	// Waits: a port of the host that is not ACTIVE would remove the abort by coming
+	// up (the device or port asked for is there, down); otherwise nothing the Subnet
+	// Manager does changes it.
+	Waits bool
 }
 
 // hostAborts runs the library's abort check on one host's ports; a host read over

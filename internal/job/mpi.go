@@ -62,7 +62,9 @@ var MVAPICH2 = Library{
 		if fixed && portNum == 0 {
 			s.Reject = fmt.Sprintf("MVAPICH2 aborts: MV2_DEFAULT_PORT=%s reads as port 0 (atoi): \"user specified port 0: fail to query or not ACTIVE\"", port)
 		}
-		s.Assumptions = append(s.Assumptions, "MVAPICH2: without MV2_IBA_HCA every ACTIVE InfiniBand port may be used (MVAPICH2 picks by topology); all are checked")
+		if len(names) == 0 {
+			s.Assumptions = append(s.Assumptions, "MVAPICH2: without MV2_IBA_HCA every ACTIVE InfiniBand port may be used (MVAPICH2 picks by topology); all are checked")
+		}
 		if len(names) > 1 {
 			s.Assumptions = append(s.Assumptions, "MVAPICH2: of MV2_IBA_HCA's names, rdma_open_hca looks for as many as the host has usable HCAs (it leaves out slower ones unless named); a later name that is not on the host is taken as not looked for")
 		}
@@ -156,7 +158,7 @@ func mv2Aborts(host []*Port, names []string, fixed bool, portNum int) []Abort {
 		}
 	}
 	if len(usable) == 0 {
-		return []Abort{{Reason: "MVAPICH2 aborts: \"No IB device found\" (rdma_open_hca): no device has an ACTIVE port 1 or 2"}}
+		return []Abort{{Reason: "MVAPICH2 aborts: \"No IB device found\" (rdma_open_hca): no device has an ACTIVE port 1 or 2", Waits: slices.ContainsFunc(host, func(p *Port) bool { return p.Num <= mv2MaxPorts })}}
 	}
 	opened := usable
 	if len(names) > 0 {
@@ -179,7 +181,8 @@ func mv2Aborts(host []*Port, names []string, fixed bool, portNum int) []Abort {
 				if len(n) == mv2HCANameLen {
 					why += "; names are compared on their first 32 bytes"
 				}
-				return []Abort{{Device: n, Reason: fmt.Sprintf("MVAPICH2 aborts: \"The HCA (%s) the user requested for is not available on the system\" (rdma_open_hca): %s", n, why)}}
+				down := slices.ContainsFunc(devs, func(d string) bool { return mv2HCAMatch(n, d) })
+				return []Abort{{Device: n, Reason: fmt.Sprintf("MVAPICH2 aborts: \"The HCA (%s) the user requested for is not available on the system\" (rdma_open_hca): %s", n, why), Waits: down}}
 			}
 			if !slices.Contains(opened, usable[i]) {
 				opened = append(opened, usable[i])
@@ -196,7 +199,7 @@ func mv2Aborts(host []*Port, names []string, fixed bool, portNum int) []Abort {
 		case p == nil:
 			bad = append(bad, Abort{Device: d, Reason: fmt.Sprintf("MVAPICH2 aborts: \"user specified port %d: fail to query or not ACTIVE\" (rdma_iba_hca_init): %s has no port %d", portNum, d, portNum)})
 		case !p.Active():
-			bad = append(bad, Abort{Device: d, Reason: fmt.Sprintf("MVAPICH2 aborts: \"user specified port %d: fail to query or not ACTIVE\" (rdma_iba_hca_init): %s is %s", portNum, p.Label(), stateWord(p.State))})
+			bad = append(bad, Abort{Device: d, Reason: fmt.Sprintf("MVAPICH2 aborts: \"user specified port %d: fail to query or not ACTIVE\" (rdma_iba_hca_init): %s is %s", portNum, p.Label(), stateWord(p.State)), Waits: true})
 		}
 	}
 	if len(names) == 0 && len(bad) < len(opened) {

@@ -225,7 +225,7 @@ func perftestAborts(host []*Port, dev string, num int) []Abort {
 	case i < 0:
 		return []Abort{{Device: dev, Reason: fmt.Sprintf("perftest exits: \" Unable to query port %d attributes\" (set_link_layer): %s has no port %d", num, dev, num)}}
 	case !host[i].Active():
-		return []Abort{{Device: dev, Reason: fmt.Sprintf("perftest exits: \" Port number %d state is %s\" (set_link_layer)", num, perftestState(host[i].State))}}
+		return []Abort{{Device: dev, Reason: fmt.Sprintf("perftest exits: \" Port number %d state is %s\" (set_link_layer)", num, perftestState(host[i].State)), Waits: true}}
 	}
 	return nil
 }

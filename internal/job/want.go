@@ -65,6 +65,7 @@ func WantPartition(libs []*Library, in Inputs, key check.PKey, ports []*Port) []
 		w := wantOn(l, key, used)
 		if len(used) == 0 && len(aborted.Aborts) > 0 {
 			w.Findings = nil // "no port is used": the aborts say why
+			w.Setting = "no setting works: " + l.Name + " aborts at start-up"
 		}
 		w.Idle = idle
 		w.Aborts = aborted.Aborts

@@ -80,6 +80,10 @@ func TestGolden(t *testing.T) {
 		{"lab_want_json", nil, []string{"--fabric-file", labFabric, "--node", "HcaA,HcaB,HcaC", "--want", "0x0003", "--lib", "nccl,ucx", "-o", "json"}, 0},
 		{"lab_want_plain", nil, []string{"--fabric-file", labFabric, "--node", "HcaA,HcaB,HcaD", "--want", "0x8002", "--lib", "nccl,ucx,gasnet,mvapich2"}, 1},
 		{"perftest_plain", nil, []string{"--perftest", "ib_send_bw -d mlx5_0 -i 1 --pkey_index=200"}, 0},
+		// A library that aborts on the host: a row, a problem, an abort in JSON.
+		{"local_mvapich2_abort_table", nil, []string{"MV2_IBA_HCA=mlx5_9", "-o", "table"}, 1},
+		{"local_mvapich2_abort_json", nil, []string{"MV2_DEFAULT_PORT=3", "MV2_IBA_HCA=mlx5_0", "-o", "json"}, 1},
+		{"perftest_abort_plain", nil, []string{"--want", "0xffff", "--perftest", "ib_send_bw -d mlx5_7"}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := runJob(t, tc.env, tc.args...)
@@ -224,5 +228,19 @@ func TestGASNetDecodeSwitch(t *testing.T) {
 	}
 	if !strings.Contains(off.stdout+off.stderr, `"Invalid GASNET_IBV_PKEY '%033'"`) || strings.Contains(off.stdout, "nccl ") {
 		t.Errorf("%%033 with decoding off should be refused by GASNet alone:\n%s%s", off.stdout, off.stderr)
+	}
+}
+
+// A library that aborts on a host for a reason no Subnet Manager change removes
+// (MV2_IBA_HCA names a device the host lacks) ends the wait at once with exit 1 and
+// nothing on stdout, instead of waiting for the timeout.
+func TestGateAbortsAtOnce(t *testing.T) {
+	start := time.Now()
+	r := runJob(t, nil, "--want", "0xffff", "--wait", "20s", "--emit", "env", "MV2_IBA_HCA=mlx5_9")
+	if r.code != cmdutil.ExitNo || r.stdout != "" || !strings.Contains(r.stderr, "The HCA (mlx5_9) the user requested for is not available") || !strings.Contains(r.stderr, "nothing exported") {
+		t.Errorf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if time.Since(start) > 15*time.Second {
+		t.Errorf("the gate waited for its timeout (%s)", time.Since(start))
 	}
 }
