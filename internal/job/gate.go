@@ -101,6 +101,9 @@ func Gate(ws []*Result, key check.PKey, oneIndex bool) []Pending {
 		for _, a := range w.Aborts {
 			out = append(out, Pending{Host: a.Host, Port: HostName(a.Host), Kind: PendingAbort, Why: a.Reason, Final: !a.Waits})
 		}
+		for _, a := range w.unsure {
+			out = append(out, Pending{Host: a.Host, Port: HostName(a.Host), Kind: PendingUnread, Why: "not checked: " + a.Reason})
+		}
 	}
 	for _, w := range ws {
 		if w.limitedHosts > 1 {

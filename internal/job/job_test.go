@@ -707,3 +707,38 @@ func TestMVAPICH2HCANames32(t *testing.T) {
 		}
 	}
 }
+
+// A device that could not be read and that the library could choose makes its abort
+// (and "uses none of its ports") not checked: what it asks for may be that device. A
+// gate waits on it as on an unread table.
+func TestAbortsUnread(t *testing.T) {
+	host := []*Port{port("", "mlx5_0", 1, 0xffff)}
+	unread := []Unread{{Device: "mlx5_9", Port: -1, What: "device mlx5_9: permission denied"}}
+	for _, c := range []struct {
+		in     Inputs
+		unsure bool
+	}{
+		{env("MV2_IBA_HCA=mlx5_9"), true},
+		{env("MV2_IBA_HCA=mlx5_8"), false},
+		{env("NCCL_IB_HCA==mlx5_9"), true},
+		{env("NCCL_IB_HCA==mlx5_8"), false},
+	} {
+		c.in.Unread = unread
+		l := &MVAPICH2
+		if _, ok := c.in.Env["NCCL_IB_HCA"]; ok {
+			l = &NCCL
+		}
+		r := Resolve([]*Library{l}, c.in, host)[0]
+		w := WantPartition([]*Library{l}, c.in, check.DefaultFull, host)[0]
+		pending := Gate([]*Result{w}, check.DefaultFull, false)
+		if c.unsure {
+			if r.Verdict != Incomplete || len(r.Aborts) > 0 || w.Verdict != Incomplete || len(pending) != 1 || pending[0].Kind != PendingUnread || len(Hopeless(pending)) > 0 {
+				t.Errorf("%v: %s %v / %s, pending %v", c.in.Env, r.Verdict, r.Aborts, w.Verdict, pending)
+			}
+			continue
+		}
+		if r.Verdict != DoesNotWork || w.Verdict != DoesNotWork || len(Choosers([]*Library{l}, c.in, host, unread[0])) > 0 {
+			t.Errorf("%v: %s / %s, choosers %v", c.in.Env, r.Verdict, w.Verdict, Choosers([]*Library{l}, c.in, host, unread[0]))
+		}
+	}
+}

@@ -46,6 +46,10 @@ type Library struct {
 type Inputs struct {
 	Env      Env
 	Perftest *PerftestArgs // nil: no perftest command line given
+	// Unread are the devices and ports of the job's hosts that could not be read: a
+	// library that would abort on a host is not judged to when what it asks for may
+	// be among them (unsure).
+	Unread []Unread
 }
 
 // setup is a library configured by one job environment.
@@ -86,17 +90,33 @@ type Abort struct {
 
 // hostAborts runs the library's abort check on one host's ports; a host read over
 // the fabric whose device names are not known is not judged (the checks are about
-// device names and port numbers).
-func (s *setup) hostAborts(host []*Port, sel []PortResult) []Abort {
+// device names and port numbers). unsure names a device or port of the host that
+// could not be read and that the library could choose (Choosers): the aborts may
+// then not happen (what it asks for may be the one not read).
+func (s *setup) hostAborts(in Inputs, h hostPorts, sel []PortResult) (ab []Abort, unsure string) {
 	if s.aborts == nil {
-		return nil
+		return nil, ""
 	}
-	for _, p := range host {
+	for _, p := range h.ports {
 		if p.Fabric && !p.DeviceKnown {
-			return nil
+			return nil, ""
 		}
 	}
-	return s.aborts(host, sel)
+	if ab = s.aborts(h.ports, sel); len(ab) == 0 {
+		return nil, ""
+	}
+	return ab, s.unreadChosen(in, h)
+}
+
+// unreadChosen names a device or port of host h that could not be read and that the
+// library could choose (Choosers), "" when none.
+func (s *setup) unreadChosen(in Inputs, h hostPorts) string {
+	for _, u := range in.Unread {
+		if u.Host == h.name && len(Choosers([]*Library{s.Library}, in, h.ports, u)) > 0 {
+			return u.What
+		}
+	}
+	return ""
 }
 
 // Gap is why a port is not (yet) in the wanted partition, as far as waiting can

@@ -83,6 +83,9 @@ type Result struct {
 	// setting the host cannot satisfy): each is also a finding, and the host's ports
 	// are listed as not used.
 	Aborts []Abort
+	// unsure are aborts that may not happen (a device or port of the host that could
+	// not be read may be what the library asks for): a gate waits on them.
+	unsure []Abort
 	// limited are the ports using a limited entry when they are on limitedHosts > 1
 	// hosts (limitedApart; WantPartition).
 	limited      []PortResult
@@ -146,8 +149,8 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Result {
 		var why []string
 		sel := s.selectPorts(h.ports)
 		if s.Reject == "" {
-			if ab := s.hostAborts(h.ports, sel); len(ab) > 0 {
-				r.abort(h.name, ab, sel)
+			if ab, unsure := s.hostAborts(in, h, sel); len(ab) > 0 {
+				r.abort(h.name, ab, unsure, sel)
 				continue
 			}
 		}
@@ -165,7 +168,12 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Result {
 			r.Ports = append(r.Ports, pr)
 		}
 		if used == 0 {
-			r.Findings = append(r.Findings, fmt.Sprintf("%s: %s uses none of its ports (%s)", HostName(h.name), l.Name, strings.Join(why, "; ")))
+			none := fmt.Sprintf("%s: %s uses none of its ports (%s)", HostName(h.name), l.Name, strings.Join(why, "; "))
+			if u := s.unreadChosen(in, h); u != "" {
+				r.Unchecked = append(r.Unchecked, none+", but it may use what could not be read ("+u+")")
+			} else {
+				r.Findings = append(r.Findings, none)
+			}
 		}
 	}
 	skipsOnly := map[string]int{}
@@ -250,14 +258,23 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Result {
 }
 
 // abort records that the library stops on host: its ports are listed, none used.
-func (r *Result) abort(host string, ab []Abort, sel []PortResult) {
+// unsure names what was not read that may be what the library asks for: the abort
+// is then not checked (kept in unsure for a gate) rather than a finding.
+func (r *Result) abort(host string, ab []Abort, unsure string, sel []PortResult) {
+	why := r.Library.Name + " aborts on this host before it uses a port"
 	for _, a := range ab {
 		a.Host = host
+		if unsure != "" {
+			r.Unchecked = append(r.Unchecked, fmt.Sprintf("%s: %s, unless what it asks for is what could not be read (%s)", HostName(host), a.Reason, unsure))
+			r.unsure = append(r.unsure, a)
+			why = r.Library.Name + " may abort on this host (not checked)"
+			continue
+		}
 		r.Aborts = append(r.Aborts, a)
 		r.Findings = append(r.Findings, HostName(host)+": "+a.Reason)
 	}
 	for _, pr := range sel {
-		pr.Used, pr.Why = false, r.Library.Name+" aborts on this host before it uses a port"
+		pr.Used, pr.Why = false, why
 		r.Ports = append(r.Ports, pr)
 	}
 }

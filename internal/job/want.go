@@ -2,6 +2,7 @@ package job
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ibkey/ibkey/internal/check"
@@ -41,8 +42,8 @@ func WantPartition(libs []*Library, in Inputs, key check.PKey, ports []*Port) []
 		for _, h := range hosts {
 			n := 0
 			sel := s.selectPorts(h.ports)
-			if ab := s.hostAborts(h.ports, sel); len(ab) > 0 {
-				aborted.abort(h.name, ab, sel)
+			if ab, unsure := s.hostAborts(in, h, sel); len(ab) > 0 {
+				aborted.abort(h.name, ab, unsure, sel)
 			} else {
 				for _, pr := range sel {
 					if pr.Used {
@@ -52,7 +53,14 @@ func WantPartition(libs []*Library, in Inputs, key check.PKey, ports []*Port) []
 				}
 			}
 			if n == 0 {
-				if len(aborted.Aborts) == 0 || aborted.Aborts[len(aborted.Aborts)-1].Host != h.name {
+				switch u := s.unreadChosen(in, h); {
+				case slices.ContainsFunc(slices.Concat(aborted.Aborts, aborted.unsure), func(a Abort) bool { return a.Host == h.name }):
+				case u != "":
+					// What was not read may be the port it uses: not a finding.
+					why := fmt.Sprintf("%s uses none of the ports that were read, but it may use what could not be read (%s)", l.Name, u)
+					aborted.Unchecked = append(aborted.Unchecked, HostName(h.name)+": "+why)
+					aborted.unsure = append(aborted.unsure, Abort{Host: h.name, Reason: why})
+				default:
 					none = append(none, HostName(h.name))
 				}
 				for _, p := range h.ports {
@@ -63,13 +71,17 @@ func WantPartition(libs []*Library, in Inputs, key check.PKey, ports []*Port) []
 			}
 		}
 		w := wantOn(l, key, used)
-		if len(used) == 0 && len(aborted.Aborts) > 0 {
+		if len(used) == 0 && len(aborted.Aborts)+len(aborted.unsure) > 0 {
 			w.Findings = nil // "no port is used": the aborts say why
 			w.Setting = "no setting works: " + l.Name + " aborts at start-up"
+			if len(aborted.Aborts) == 0 {
+				w.Setting = "not checked: " + l.Name + " uses no port that was read"
+			}
 		}
 		w.Idle = idle
-		w.Aborts = aborted.Aborts
+		w.Aborts, w.unsure = aborted.Aborts, aborted.unsure
 		w.Findings = append(w.Findings, aborted.Findings...)
+		w.Unchecked = append(w.Unchecked, aborted.Unchecked...)
 		for _, h := range none {
 			w.Findings = append(w.Findings, fmt.Sprintf("%s: %s uses none of its ports with these settings", h, l.Name))
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -228,6 +229,43 @@ func TestGASNetDecodeSwitch(t *testing.T) {
 	}
 	if !strings.Contains(off.stdout+off.stderr, `"Invalid GASNET_IBV_PKEY '%033'"`) || strings.Contains(off.stdout, "nccl ") {
 		t.Errorf("%%033 with decoding off should be refused by GASNet alone:\n%s%s", off.stdout, off.stderr)
+	}
+}
+
+// An unread device matters only when a library checked could choose it with the
+// job's settings (job.Choosers runs each library's own device selection on it):
+// for every library, a setting that leaves scif0 out exports (exit 0) and says why
+// the device does not matter; one that lets the library choose it exports nothing
+// and exits 4, as does an abort that may be about the device not read.
+func TestEmitUnreadDeviceFilters(t *testing.T) {
+	for _, c := range []struct {
+		lib           string
+		out, in       []string
+		outExp, inExp string
+	}{
+		{"nccl", []string{"NCCL_IB_HCA=mlx4"}, []string{"NCCL_IB_HCA=^mlx4"}, "NCCL_IB_PKEY=0", ""},
+		{"nccl", []string{"NCCL_IB_HCA==mlx4_0:1"}, []string{"NCCL_IB_HCA=scif0:7"}, "NCCL_IB_PKEY=0", ""},
+		{"ucx", []string{"UCX_NET_DEVICES=mlx4_0:1"}, []string{"UCX_NET_DEVICES=^mlx4_0:1"}, "UCX_IB_PKEY=0x7fff", ""},
+		{"nvshmem", []string{"NVSHMEM_HCA_LIST=mlx4_0"}, []string{"NVSHMEM_HCA_LIST=^mlx4_0"}, "NVSHMEM_IB_PKEY_INDEX=0", ""},
+		{"gasnet", []string{"GASNET_IBV_PORTS=mlx4_0"}, []string{"GASNET_IBV_PORTS=mlx4_0+scif0"}, "GASNET_IBV_PKEY=0x7fff", ""},
+		{"mvapich2", []string{"MV2_IBA_HCA=mlx4_0"}, []string{"MV2_IBA_HCA=scif0"}, "MV2_DEFAULT_PKEY=0x7fff", ""},
+		{"mvapich2", []string{"MV2_IBA_HCA=mlx4_0"}, []string{"MV2_IBA_HCA=mlx4_0:scif0"}, "MV2_DEFAULT_PKEY=0x7fff", ""},
+		{"openmpi", []string{"OMPI_MCA_btl_openib_if_exclude=scif0"}, []string{"OMPI_MCA_btl_openib_if_include=scif0:1,mlx4_0"}, "OMPI_MCA_btl_openib_pkey=0x7fff", ""},
+		{"perftest", []string{"--perftest", "ib_send_bw -d mlx4_0"}, []string{"--perftest", "ib_send_bw -d scif0"}, "", ""},
+	} {
+		base := []string{"--sysfs", "../../../../testdata/sysfs/dangling", "--want", "0xffff", "--lib", c.lib}
+		emit := []string{"--emit", "env"}
+		if c.lib == "perftest" {
+			emit = nil // perftest takes its index on its command line: the report
+		}
+		r := run(t, context.Background(), nil, slices.Concat(base, emit, c.out)...)
+		if r.code != 0 || !strings.Contains(r.stderr, "not read: device scif0") || !strings.Contains(r.stderr, "it does not change the answer") || !strings.Contains(r.stdout, c.outExp) {
+			t.Errorf("%v: exit %d\n%s%s", c.out, r.code, r.stdout, r.stderr)
+		}
+		r = run(t, context.Background(), nil, slices.Concat(base, emit, c.in)...)
+		if r.code != cmdutil.ExitIncomplete || !strings.Contains(r.stderr, "not read: device scif0") || strings.Contains(r.stdout, "export ") {
+			t.Errorf("%v: exit %d\n%s%s", c.in, r.code, r.stdout, r.stderr)
+		}
 	}
 }
 

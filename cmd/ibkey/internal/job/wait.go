@@ -126,7 +126,7 @@ func (g *gate) run(ctx context.Context, first []*job.Port) ([]*job.Result, []*jo
 		}
 		lastErr = err
 		if err == nil {
-			ports = next
+			ports, g.in.Unread = next, g.src.unread
 			g.entries += sysfsEntries(next)
 		}
 		if g.src.mads != nil {
