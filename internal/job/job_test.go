@@ -630,6 +630,12 @@ func TestAborts(t *testing.T) {
 		{"perftest -d the host lacks", &Perftest, Inputs{Env: Env{}, Perftest: &PerftestArgs{Device: "mlx5_9", Port: 1}}, host, "\"IB device mlx5_9 not found\"", false},
 		{"perftest -i the device lacks", &Perftest, Inputs{Env: Env{}, Perftest: &PerftestArgs{Device: "mlx5_1", Port: 2}}, host, "Unable to query port 2 attributes\" (set_link_layer): mlx5_1 has no port 2", false},
 		{"perftest -i not ACTIVE", &Perftest, Inputs{Env: Env{}, Perftest: &PerftestArgs{Device: "mlx5_0", Port: 2}}, host, "\" Port number 2 state is Down\"", true},
+		// gasnetc_init: no port found is "unable to open any HCA ports".
+		{"GASNet: a device the host lacks", &GASNet, env("GASNET_IBV_PORTS=mlx5_9"), host, "\"unable to open any HCA ports given in GASNET_IBV_PORTS\" (gasnetc_init)", false},
+		{"GASNet: a listed port DOWN", &GASNet, env("GASNET_IBV_PORTS=mlx5_0:2"), host, "unable to open any HCA ports given in GASNET_IBV_PORTS", true},
+		{"GASNet: a list it refuses", &GASNet, env("GASNET_IBV_PORTS=mlx5_0:2,,1"), host, "GASNET_IBV_PORTS=mlx5_0:2,,1: port \"\" is not a port number", false},
+		{"GASNet: no ACTIVE port", &GASNet, env(), down, "\"unable to open any HCA ports\" (gasnetc_init): no ACTIVE port with a LID", true},
+		{"GASNet: a listed port", &GASNet, env("GASNET_IBV_PORTS=mlx5_1:1"), host, "", false},
 		{"perftest's first device", &Perftest, Inputs{Env: Env{}, Perftest: &PerftestArgs{Port: 1}}, host, "", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
