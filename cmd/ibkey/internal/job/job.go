@@ -103,9 +103,11 @@ a library has no such value it prints nothing and exits 1.
 
 Exit codes: 0 every library checked works; 1 one does not (an empty entry, a
 value not in the table, hosts in different partitions, limited members only,
---wait timed out); 2 bad input; 3 no device, port or fabric access; 4 the
-answer depends on an entry or setting that could not be read or is not
-interpreted (listed on stderr), and no library fails; 128+N a signal N.
+a library that aborts on a host, --wait timed out); 2 bad input; 3 no device,
+port or fabric access; 4 the answer depends on an entry or setting that could
+not be read or is not interpreted (listed on stderr; a device that could not
+be read counts only when a library could choose it), and no library fails;
+128+N a signal N.
 
 JSON (-o json; schemas/job.schema.json) is documented in docs/job.md.`,
 		Example: `  NCCL_IB_PKEY=1 ibkey job
