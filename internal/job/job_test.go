@@ -748,3 +748,21 @@ func TestAbortsUnread(t *testing.T) {
 		}
 	}
 }
+
+// A lookup that stops the process (MVAPICH2's set_pkey_index, GASNet's "Failed to
+// locate index of requested pkey") is the port's fails and an abort of its host.
+func TestPickAborts(t *testing.T) {
+	for _, c := range []struct {
+		lib *Library
+		in  Inputs
+	}{{&MVAPICH2, env("MV2_DEFAULT_PKEY=5")}, {&GASNet, env("GASNET_IBV_PKEY=5")}} {
+		r := Resolve([]*Library{c.lib}, c.in, []*Port{port("h1", "mlx5_0", 1, 0xffff), port("h2", "mlx5_0", 1, 0xffff, 0x8005)})[0]
+		if r.Verdict != DoesNotWork || len(r.Aborts) != 1 || r.Aborts[0].Host != "h1" || r.Aborts[0].Port != 1 || r.Ports[0].Outcome != Fails {
+			t.Errorf("%s: %s, aborts %+v", c.lib.Name, r.Verdict, r.Aborts)
+		}
+	}
+	// UCX does not stop: the pkey it cannot find fails that interface only.
+	if r := Resolve([]*Library{&UCX}, env("UCX_IB_PKEY=0x0005"), []*Port{port("", "mlx5_0", 1, 0xffff)})[0]; len(r.Aborts) > 0 {
+		t.Errorf("UCX aborts: %+v", r.Aborts)
+	}
+}

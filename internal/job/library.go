@@ -80,6 +80,8 @@ type setup struct {
 // it is no one device).
 type Abort struct {
 	Host, Device string
+	// Port is the port whose pick aborts (Pick.Abort), 0 for a host-wide abort.
+	Port int
 	// Reason is the library's own message and why this host triggers it.
 	Reason string
 	// Waits: a port of the host that is not ACTIVE would remove the abort by coming

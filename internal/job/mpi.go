@@ -209,7 +209,8 @@ func mv2Aborts(host []*Port, names []string, fixed bool, portNum int) []Abort {
 }
 
 func mv2Pick(key check.PartitionKey, p *Port) Pick {
-	return pickFirst(p, key, 0, "MVAPICH2's", Pick{Outcome: Fails, Index: -1, Problem: fmt.Sprintf("MVAPICH2 aborts: \"Can't find PKEY INDEX according to given PKEY\" (partition %s is not in the %s table)", key, p.Label())})
+	// set_pkey_index: ibv_error_abort(GEN_EXIT_ERR, "Can't find PKEY INDEX ...").
+	return pickFirst(p, key, 0, "MVAPICH2's", Pick{Outcome: Fails, Index: -1, Abort: true, Problem: fmt.Sprintf("MVAPICH2 aborts: \"Can't find PKEY INDEX according to given PKEY\" (partition %s is not in the %s table)", key, p.Label())})
 }
 
 // Open MPI's openib BTL (open-mpi/ompi v4.x; removed in v5.0.0 by commit 8de786f5):

@@ -199,6 +199,9 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Result {
 		case EmptyEntry, Fails:
 			if s.Reject == "" {
 				r.Findings = append(r.Findings, pr.Port.Label()+": "+pk.Problem)
+				if pk.Abort {
+					r.Aborts = append(r.Aborts, Abort{Host: pr.Port.Host, Device: pr.Port.Device, Port: pr.Port.Num, Reason: pk.Problem})
+				}
 			}
 		case Skips:
 			skipsOnly[pr.Port.Host]++

@@ -68,6 +68,8 @@ type portReport struct {
 type abortReport struct {
 	Host   string `json:"host,omitempty"`
 	Device string `json:"device,omitempty"`
+	// Port is the port whose entry lookup aborts (its row says fails); 0: none.
+	Port   int    `json:"port,omitempty"`
 	Reason string `json:"reason"`
 }
 
@@ -89,7 +91,7 @@ func newReport(rs []*job.Result, key check.PKey) report {
 			Unchecked: cmdutil.List(r.Unchecked), Notes: cmdutil.List(r.Notes), Assumptions: cmdutil.List(r.Assumptions), Source: r.Library.Source,
 			Ports: []portReport{}}
 		for _, a := range r.Aborts {
-			lr.Aborts = append(lr.Aborts, abortReport{Host: a.Host, Device: a.Device, Reason: a.Reason})
+			lr.Aborts = append(lr.Aborts, abortReport{Host: a.Host, Device: a.Device, Port: a.Port, Reason: a.Reason})
 		}
 		for _, pr := range r.Ports {
 			p := portReport{Host: pr.Port.Host, Device: pr.Port.Device, Port: pr.Port.Num, Name: pr.Port.Device + "/" + strconv.Itoa(pr.Port.Num),
@@ -199,8 +201,12 @@ func (r *report) render(w io.Writer, f cmdutil.Format) error {
 			}
 			g.Add(l.Library, host, p.Name, second, idx, p.PKey, p.Membership, out)
 		}
-		// A host where the library aborts: one row, whatever its ports.
+		// A host where the library aborts: one row, whatever its ports (an abort on
+		// a port's lookup is that port's row).
 		for _, a := range l.Aborts {
+			if a.Port != 0 {
+				continue
+			}
 			host, dev := a.Host, a.Device
 			if host == "" {
 				host = "local"
