@@ -75,9 +75,10 @@ type setup struct {
 	aborts func(host []*Port, sel []PortResult) []Abort
 }
 
-// Abort is a library stopping the process on one host at start-up: no port of that
-// host is used, whatever any table holds. Device names what it stopped on ("" when
-// it is no one device).
+// Abort is a library stopping the process on one host at start-up. Host-wide (Port
+// 0: a device or port setting the host cannot satisfy), no port of that host is
+// used, whatever any table holds; on a port's P_Key lookup (Pick.Abort), that port's
+// outcome is fails. Device names what it stopped on ("" when it is no one device).
 type Abort struct {
 	Host, Device string
 	// Port is the port whose pick aborts (Pick.Abort), 0 for a host-wide abort.
