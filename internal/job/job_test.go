@@ -766,3 +766,31 @@ func TestPickAborts(t *testing.T) {
 		t.Errorf("UCX aborts: %+v", r.Aborts)
 	}
 }
+
+// A gate waits only for the ports a library would use once they come up: a DOWN
+// port its device settings leave out is not waited for.
+func TestIdleOnlyChosen(t *testing.T) {
+	host := []*Port{port("", "mlx5_0", 1, 0xffff), port("", "mlx5_1", 1, 0xffff)}
+	host[0].State, host[1].State = "DOWN", "DOWN"
+	for _, c := range []struct {
+		in   Inputs
+		lib  *Library
+		want string
+	}{
+		{env("NCCL_IB_HCA=mlx5_1"), &NCCL, "mlx5_1/1"},
+		{env(), &NCCL, "mlx5_0/1 mlx5_1/1"},
+		{env("UCX_NET_DEVICES=mlx5_0:1"), &UCX, "mlx5_0/1"},
+		{env("GASNET_IBV_PORTS=mlx5_1"), &GASNet, "mlx5_1/1"},
+		{env("MV2_IBA_HCA=mlx5_1"), &MVAPICH2, "mlx5_1/1"},
+	} {
+		var got []string
+		for _, p := range Gate(WantPartition([]*Library{c.lib}, c.in, check.DefaultFull, host), check.DefaultFull, false) {
+			if p.Kind == PendingNotActive {
+				got = append(got, p.Port)
+			}
+		}
+		if strings.Join(got, " ") != c.want {
+			t.Errorf("%v: waits for %q, want %q", c.in.Env, got, c.want)
+		}
+	}
+}

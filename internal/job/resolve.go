@@ -77,7 +77,7 @@ type Result struct {
 	// (WantPartition).
 	Same string
 	// Idle are the InfiniBand ports, not ACTIVE, of hosts where the library uses no
-	// port: a gate waits for them to come up (WantPartition).
+	// port, that it would use once up: a gate waits for them (WantPartition).
 	Idle []*Port
 	// Aborts are the hosts where the library stops the process at start-up (a
 	// setting the host cannot satisfy): each is also a finding, and the host's ports
