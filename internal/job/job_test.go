@@ -623,6 +623,7 @@ func TestAborts(t *testing.T) {
 		{"two named HCAs: two names looked for", &MVAPICH2, env("MV2_IBA_HCA=mlx5_1:mlx5_9:mlx5_0"), host, "The HCA (mlx5_9)", false},
 		{"no more names than usable HCAs", &MVAPICH2, env("MV2_IBA_HCA=mlx5_0:mlx5_1:" + long + ":mlx5_9"), host, "", false},
 		{"an HCA without an ACTIVE port 1 or 2", &MVAPICH2, env("MV2_IBA_HCA=mlx5_0"), down, "No IB device found", true},
+		{"nohca names no HCA", &MVAPICH2, env("MV2_IBA_HCA=nohca"), host, "", false},
 		{"empty names are skipped", &MVAPICH2, env("MV2_IBA_HCA=::mlx5_1:"), host, "", false},
 		// rdma_iba_hcas entries are 32 bytes (strncpy) compared with strncmp(.., 32).
 		{"32 bytes of a longer name", &MVAPICH2, env("MV2_IBA_HCA=" + long[:32] + "_other"), host, "", false},

@@ -119,10 +119,14 @@ func mv2HCANames(v string) []string {
 
 // mv2HCAMatch is rdma_open_hca's strncmp(device name, rdma_iba_hcas[j], 32) == 0: the
 // names are compared on their first 32 bytes, so a 33-byte device name matches a
-// name that shares its first 32.
+// name that shares its first 32. An entry reading RDMA_IBA_NULL_HCA ("nohca") names
+// no HCA: rdma_open_hca takes the next usable one, so it matches any device.
 func mv2HCAMatch(name, dev string) bool {
-	return name[:min(len(name), mv2HCANameLen)] == dev[:min(len(dev), mv2HCANameLen)]
+	return name == mv2NullHCA || name[:min(len(name), mv2HCANameLen)] == dev[:min(len(dev), mv2HCANameLen)]
 }
+
+// mv2NullHCA is RDMA_IBA_NULL_HCA (ibv_param.h), the value of an entry no name set.
+const mv2NullHCA = "nohca"
 
 // mv2Aborts is where MVAPICH2 stops the process before using a port of host
 // (rdma_iba_priv.c, MVAPICH2 2.3.7):
