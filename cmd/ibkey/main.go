@@ -57,6 +57,7 @@ func main() {
 	f := cmdutil.NewFactory(streams, os.Getenv, time.Now)
 	f.Environ = os.Environ
 	args := os.Args[1:]
+	root := newRootCmd(f)
 	// The one signal handler of the process: SIGINT, SIGTERM, SIGHUP and SIGQUIT cancel
 	// ctx, which every command receives through cobra; a command cleans up and returns
 	// (the screen restores the terminal, a fabric transport gives its slot back).
@@ -64,11 +65,7 @@ func main() {
 	// second signal, ends the process anyway (Watchdog). The process exits right after
 	// the command returns, so the signals are not unregistered (signal.Stop would cost
 	// a round trip to the runtime's signal thread per signal).
-	// Registered before the command tree is built: registering waits on the runtime's
-	// signal thread, and done first it costs ~50 fewer page faults and ~3% less CPU
-	// per run than done after (issue 23's start-up budget; perf stat, paired).
 	ctx, stop := cmdutil.SignalContext(context.Background())
-	root := newRootCmd(f)
 	done := make(chan struct{})
 	// The watchdog's goroutine starts only once ctx is done (a command that ends
 	// without a signal never needs it).
