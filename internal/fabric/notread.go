@@ -57,10 +57,13 @@ const (
 // Not listed, being no part of the subnet's answer: a port that is DOWN; a port outside
 // the subnet (InSubnet; OutsidePorts lists those); a switch's external port without a
 // cable; a table the sweep chose not to read (NotReadPrefix) on a port no link of the
-// sweep reaches. A port whose PortInfo was not read is listed once, as that read: its
-// table only when reading the table failed too.
+// sweep reaches, unless the sweep missed links (stopped early, a link that did not
+// answer or was not probed) one of which may lead there. A port whose PortInfo was not
+// read is listed once, as that read: its table only when reading the table failed too.
 func (f *Fabric) NotRead(tables bool) []NotChecked {
 	var sweep, links, unprobed, nodes, infos, failed, noTables []NotChecked
+	// hidden: the sweep missed links, so a port no route arrived on may be behind one.
+	hidden := false
 	item := func(kind NotCheckedKind, what string, id check.PortID, reason, example, finding string) NotChecked {
 		return NotChecked{Port: f.FindingPort(id), Kind: kind, What: what, Reason: reason, example: example, finding: finding}
 	}
@@ -95,24 +98,38 @@ func (f *Fabric) NotRead(tables bool) []NotChecked {
 			}
 		}
 		for _, p := range n.Ports {
-			id := check.PortID{Node: n.GUID, Port: p.Num}
-			if p.Error != "" {
-				why := p.Error
-				if p.Peer == nil && (n.Type == check.NodeSwitch && p.Num > 0 || id == f.Local) {
-					// The sweep probes a port's link only when its PortInfo says it is up.
-					why += " (so its link was not probed: nodes behind it may be missing)"
-				}
-				infos = append(infos, item(UnreadNode, NotReadPortInfo, id, why, f.Label(id)+": "+why, "PortInfo of "+f.Label(id)+": "+why))
+			if p.Error == "" {
+				continue
 			}
+			id := check.PortID{Node: n.GUID, Port: p.Num}
+			why := p.Error
+			if p.Peer == nil && (n.Type == check.NodeSwitch && p.Num > 0 || id == f.Local) {
+				// The sweep probes a port's link only when its PortInfo says it is up.
+				why += " (so its link was not probed: nodes behind it may be missing)"
+				hidden = true
+			}
+			infos = append(infos, item(UnreadNode, NotReadPortInfo, id, why, f.Label(id)+": "+why, "PortInfo of "+f.Label(id)+": "+why))
+		}
+	}
+	hidden = hidden || len(sweep)+len(links)+len(unprobed) > 0
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			id := check.PortID{Node: n.GUID, Port: p.Num}
 			if p.PKeys != nil || p.State == check.StateDown || !n.IsEndPort(p) && p.Peer == nil || !f.InSubnet(id) {
 				continue
 			}
 			switch {
 			case p.PKeysError != "":
-				if strings.HasPrefix(p.PKeysError, NotReadPrefix) && p.Peer == nil {
-					continue
+				why := p.PKeysError
+				if strings.HasPrefix(why, NotReadPrefix) && p.Peer == nil {
+					if !hidden {
+						continue
+					}
+					// No route arrived on the port, but the sweep missed links a
+					// route to it may go through.
+					why += "; but the sweep did not reach every link, and one it missed may lead there"
 				}
-				failed = append(failed, item(UnreadTable, NotReadTable, id, p.PKeysError, f.Label(id)+": "+p.PKeysError, "P_Key table of "+f.Label(id)+": "+p.PKeysError))
+				failed = append(failed, item(UnreadTable, NotReadTable, id, why, f.Label(id)+": "+why, "P_Key table of "+f.Label(id)+": "+why))
 			case p.Error != "":
 				// Listed as its PortInfo read.
 			case tables:

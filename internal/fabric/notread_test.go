@@ -57,6 +57,16 @@ func TestNotRead(t *testing.T) {
 			noTables(f)
 		}, true, "P_Key table not swept S[0]\nP_Key table not swept S[1]\nP_Key table not swept S[2]\nP_Key table not swept S[3]\nP_Key table not swept T[0]\nP_Key table not swept T[1]\nP_Key table not swept HcaA[1]\nP_Key table not swept HcaB[1]"},
 		{"a CA port no route arrives on (out of the subnet)", backToBack, true, ""},
+		{"a port no route arrived on, in the subnet, in a sweep that missed a link: a gap", func(f *Fabric) {
+			backToBack(f)
+			p := f.Port(check.PortID{Node: 0xa0, Port: 2})
+			p.State, p.LID, p.SMLID = check.StateActive, 9, 1
+			f.Unreachable = []Unreachable{{From: check.PortID{Node: 0x60, Port: 1}, Path: "0,1,3,1", Error: "no reply"}}
+		}, true, "link T[1]\nP_Key table HcaA[2]"},
+		{"the same outside the subnet: no gap", func(f *Fabric) {
+			backToBack(f)
+			f.Unreachable = []Unreachable{{From: check.PortID{Node: 0x60, Port: 1}, Path: "0,1,3,1", Error: "no reply"}}
+		}, true, "link T[1]"},
 		{"an older sweep: the back-to-back port not read yet, the node past it swept", func(f *Fabric) {
 			// Before 2026-11-27 the sweep left a CA through its other port (ibsim
 			// forwards it) and marked the port "not read yet" at the end.
