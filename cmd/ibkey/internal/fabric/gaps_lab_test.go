@@ -64,10 +64,15 @@ func TestLabNoTablesOutsideTheSubnet(t *testing.T) {
 	if out := f.OutsidePorts(); len(out) != 1 || out[0].Node != 0x100000 || out[0].Port != 2 {
 		t.Errorf("outside %+v, want HcaA[2]", out)
 	}
-	// With the tables: complete, and HcaA[2]'s table (no route arrives on it) is no gap.
+	// With the tables: complete, and HcaA[2]'s table (no route arrives on it) is no gap;
+	// pkeys says why its cells are n/a.
 	r = l.run(t, "fabric", "pkeys", "--key", "0x0001", "-o", "json")
 	if inc := incompleteOf(t, r); r.Code != 0 || len(inc) != 0 {
 		t.Errorf("pkeys --key 0x0001 with the tables: exit %d, incomplete %v\n%s", r.Code, inc, r.Stderr)
+	}
+	r = l.run(t, "fabric", "pkeys", "-o", "json")
+	if inc := incompleteOf(t, r); r.Code != 0 || len(inc) != 0 || !strings.Contains(r.Stderr, `note: P_Key tables n/a, not part of the swept subnet: "HcaA"[2]: outside the swept subnet: it is INIT with LID 0`) {
+		t.Errorf("pkeys with the tables: exit %d, incomplete %v\n%s", r.Code, inc, r.Stderr)
 	}
 }
 
@@ -125,6 +130,11 @@ func TestLabSwitchWithoutPortInfo(t *testing.T) {
 		}
 		if inc := incompleteOf(t, r); len(inc) == 0 || inc[0].Kind != cmdutil.IncompleteUnreadNode {
 			t.Errorf("fabric %s: incomplete %v", strings.Join(args, " "), inc)
+		}
+		// HcaD[2] is cabled to Switch2[2]: no route arrived on it because Switch2's links
+		// were not probed, not because its link leads out of the subnet.
+		if args[0] == "pkeys" && !strings.Contains(r.Stderr, `1 P_Key table not read: "HcaD"[2]: `) {
+			t.Errorf("fabric %s: HcaD[2]'s table is not named as not read\n%s", strings.Join(args, " "), r.Stderr)
 		}
 		if args[0] == "check" && !strings.Contains(r.Stdout, `PortInfo of \"Switch2\"[1]: PortInfo: injected: no PortInfo (so its link was not probed`) {
 			t.Errorf("fabric check: no not-read finding for Switch2[1]'s link\n%s", r.Stdout)

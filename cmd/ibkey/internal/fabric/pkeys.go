@@ -95,9 +95,9 @@ type tablePort struct {
 	entries []check.TableEntry // the valid ones
 }
 
-// tablePorts are the ports `fabric pkeys` lists, and the tables it could not read
-// (ports that are DOWN have none to read).
-func tablePorts(fab *fabric.Fabric) (ports []tablePort, unread []string) {
+// tablePorts are the ports `fabric pkeys` lists.
+func tablePorts(fab *fabric.Fabric) []tablePort {
+	var ports []tablePort
 	for _, n := range fab.Nodes {
 		for _, p := range n.Ports {
 			end := n.IsEndPort(p)
@@ -105,40 +105,50 @@ func tablePorts(fab *fabric.Fabric) (ports []tablePort, unread []string) {
 				continue
 			}
 			ports = append(ports, tablePort{node: n, port: p, end: end, entries: p.Entries()})
-			if p.PKeys == nil && p.State != check.StateDown {
-				why := p.PKeysError
-				if why == "" {
-					why = "not read"
-				}
-				unread = append(unread, fmt.Sprintf("%s: %s", fab.Label(check.PortID{Node: n.GUID, Port: p.Num}), why))
-			}
 		}
 	}
-	return ports, unread
+	return ports
 }
 
-// downUnread says which DOWN ports' tables are n/a and why, in one line (a DOWN port
-// has no link, so its table is not part of any answer: named, not counted as
-// incomplete).
-func downUnread(fab *fabric.Fabric, ports []tablePort) string {
-	var names []string
-	why := ""
+// naNotes say why the tables shown n/a that are not gaps (fabric.NotRead: the partial
+// sweep line names those) were not read, one line per group: DOWN ports (no link, so
+// their table is part of no answer), and ports outside the swept subnet.
+func naNotes(fab *fabric.Fabric, ports []tablePort) []string {
+	gap := map[check.PortID]bool{}
+	for _, nc := range fab.NotRead(true) {
+		gap[nc.Port.PortID] = true
+	}
+	var down, outside []string
+	downWhy := ""
 	for _, t := range ports {
-		if p := t.port; p.PKeys == nil && p.State == check.StateDown {
-			names = append(names, fab.Label(check.PortID{Node: t.node.GUID, Port: p.Num}))
-			if why == "" {
-				why = p.PKeysError
+		p := t.port
+		id := check.PortID{Node: t.node.GUID, Port: p.Num}
+		switch {
+		case p.PKeys != nil || gap[id]:
+		case p.State == check.StateDown:
+			down = append(down, fab.Label(id))
+			if downWhy == "" {
+				downWhy = p.PKeysError
 			}
+		default:
+			why := p.PKeysError
+			if s, scope := fab.PortScope(id); s == fabric.ScopeUnmanaged || s == fabric.ScopeOtherSubnet {
+				why = "outside the swept subnet: " + scope
+			}
+			outside = append(outside, fab.Label(id)+": "+why)
 		}
 	}
-	if len(names) == 0 {
-		return ""
+	var notes []string
+	if len(down) > 0 {
+		if downWhy == "" {
+			downWhy = "not read"
+		}
+		notes = append(notes, fmt.Sprintf("P_Key tables n/a on DOWN ports (%s): %s", strings.Join(textsafe.Capped(down, 5), ", "), downWhy))
 	}
-	names = textsafe.Capped(names, 5)
-	if why == "" {
-		why = "not read"
+	if len(outside) > 0 {
+		notes = append(notes, "P_Key tables n/a, not part of the swept subnet: "+strings.Join(textsafe.Capped(outside, 5), "; "))
 	}
-	return fmt.Sprintf("P_Key tables n/a on DOWN ports (%s): %s", strings.Join(names, ", "), why)
+	return notes
 }
 
 func (t tablePort) json() portJSON {
@@ -180,7 +190,7 @@ func runPKeys(o *PKeysOptions) error {
 		if o.Key != "" {
 			return members(o, fab, key)
 		}
-		ports, unread := tablePorts(fab)
+		ports := tablePorts(fab)
 		if o.Format == cmdutil.FormatJSON {
 			out := make([]portJSON, len(ports))
 			for i, t := range ports {
@@ -212,8 +222,8 @@ func runPKeys(o *PKeysOptions) error {
 				}
 				pkeys := strings.Join(keys, ",")
 				if p.PKeys == nil {
-					// Not read (a DOWN CA port: no SMP arrives there): n/a, never an
-					// empty table; the reason is on stderr.
+					// Not read: n/a, never an empty table; why is on stderr (the
+					// partial sweep line for a gap, naNotes for the rest).
 					valid, pkeys = "n/a", "n/a"
 				}
 				g.Add(nodeName(n), strconv.Itoa(p.Num), string(n.Type), n.GUID.String(), lid, p.State, strconv.Itoa(p.TableSize), valid, pkeys)
@@ -222,15 +232,10 @@ func runPKeys(o *PKeysOptions) error {
 				return err
 			}
 		}
-		for i, u := range unread {
-			if i == 10 {
-				o.Notices.Warn(fmt.Sprintf("and %d more tables not read", len(unread)-10))
-				break
-			}
-			o.Notices.Warn("table not read: " + u)
-		}
-		if down := downUnread(fab, ports); down != "" {
-			o.Notices.Note(down)
+		// Tables not read that the answer needs are named by Load (the partial sweep
+		// line, exit 4); the other n/a cells are explained here.
+		for _, note := range naNotes(fab, ports) {
+			o.Notices.Note(note)
 		}
 		return nil
 	})
