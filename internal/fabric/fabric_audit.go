@@ -83,8 +83,10 @@ type NotChecked struct {
 	Reason string
 
 	// example names the item in a line (NotCheckedLines), finding says it in the
-	// audit's finding; set by NotRead.
+	// audit's finding; hides: the item is a link the sweep may have missed nodes
+	// behind (MissedLinks). Set by NotRead.
 	example, finding string
+	hides            bool
 }
 
 // NotCheckedKind is the kind of a NotChecked, named as a JSON document's incomplete

@@ -34,8 +34,13 @@ const DiffSeverity = check.SeverityWarning
 // P_Key table entries, one finding per change (Rule is the Change kind; Field, Before
 // and After the value that changed, when one did). Nodes are matched by node GUID, ports by number. Counters (P_Key
 // violations), LIDs of the SM and the sweep's own metadata are not compared.
+//
+// What one sweep did not read is not a change: in a sweep that missed links
+// (MissedLinks) a node it lacks was not read, not gone (or new in the other), and a
+// link it lacks is gone only when an end of it there is DOWN or cabled elsewhere.
 func Diff(a, b *Fabric) []check.Finding {
 	var out []check.Finding
+	aMissed, bMissed := a.MissedLinks(), b.MissedLinks()
 	label := func(id check.PortID) (check.FindingPort, string) {
 		f := b
 		if f.Node(id.Node) == nil {
@@ -53,6 +58,9 @@ func Diff(a, b *Fabric) []check.Finding {
 	}
 	for _, na := range a.Nodes {
 		nb := b.Node(na.GUID)
+		if nb == nil && bMissed {
+			continue // not read in b
+		}
 		if nb == nil {
 			add(ChangeNodeRemoved, "", "", "", fmt.Sprintf("%s %s (%s) is gone", na.Type, quoteDesc(na), na.GUID), check.PortID{Node: na.GUID, Port: 0})
 			continue
@@ -76,7 +84,7 @@ func Diff(a, b *Fabric) []check.Finding {
 		}
 	}
 	for _, nb := range b.Nodes {
-		if a.Node(nb.GUID) == nil {
+		if a.Node(nb.GUID) == nil && !aMissed {
 			add(ChangeNodeAdded, "", "", "", fmt.Sprintf("new %s %s (%s)", nb.Type, quoteDesc(nb), nb.GUID), check.PortID{Node: nb.GUID, Port: 0})
 		}
 	}
@@ -86,14 +94,14 @@ func Diff(a, b *Fabric) []check.Finding {
 	}
 	for _, l := range b.Links() {
 		lb[l] = true
-		if !la[l] {
+		if !la[l] && linkGone(a, l, aMissed) {
 			_, x := label(l.A)
 			_, y := label(l.B)
 			add(ChangeLinkAdded, "", "", "", fmt.Sprintf("new link %s - %s", x, y), l.A, l.B)
 		}
 	}
 	for _, l := range a.Links() {
-		if !lb[l] {
+		if !lb[l] && linkGone(b, l, bMissed) {
 			_, x := label(l.A)
 			_, y := label(l.B)
 			add(ChangeLinkRemoved, "", "", "", fmt.Sprintf("link %s - %s is gone", x, y), l.A, l.B)
@@ -107,6 +115,21 @@ func Diff(a, b *Fabric) []check.Finding {
 		return out[i].Rule < out[j].Rule
 	})
 	return out
+}
+
+// linkGone reports whether link l, which f does not hold, is known not to be there:
+// always when f missed no links; otherwise only when an end of it in f is DOWN or
+// cabled to another port.
+func linkGone(f *Fabric, l Link, missed bool) bool {
+	if !missed {
+		return true
+	}
+	for _, id := range []check.PortID{l.A, l.B} {
+		if p := f.Port(id); p != nil && (p.State == check.StateDown || p.Peer != nil) {
+			return true
+		}
+	}
+	return false
 }
 
 func diffPort(a, b *Fabric, n *Node, pa, pb *Port) []check.Finding {

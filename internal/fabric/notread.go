@@ -62,8 +62,6 @@ const (
 // read is listed once, as that read: its table only when reading the table failed too.
 func (f *Fabric) NotRead(tables bool) []NotChecked {
 	var sweep, links, unprobed, nodes, infos, failed, noTables []NotChecked
-	// hidden: the sweep missed links, so a port no route arrived on may be behind one.
-	hidden := false
 	item := func(kind NotCheckedKind, what string, id check.PortID, reason, example, finding string) NotChecked {
 		return NotChecked{Port: f.FindingPort(id), Kind: kind, What: what, Reason: reason, example: example, finding: finding}
 	}
@@ -103,15 +101,25 @@ func (f *Fabric) NotRead(tables bool) []NotChecked {
 			}
 			id := check.PortID{Node: n.GUID, Port: p.Num}
 			why := p.Error
-			if p.Peer == nil && (n.Type == check.NodeSwitch && p.Num > 0 || id == f.Local) {
-				// The sweep probes a port's link only when its PortInfo says it is up.
+			// The sweep probes a port's link only when its PortInfo says it is up.
+			notProbed := p.Peer == nil && (n.Type == check.NodeSwitch && p.Num > 0 || id == f.Local)
+			if notProbed {
 				why += " (so its link was not probed: nodes behind it may be missing)"
-				hidden = true
 			}
-			infos = append(infos, item(UnreadNode, NotReadPortInfo, id, why, f.Label(id)+": "+why, "PortInfo of "+f.Label(id)+": "+why))
+			nc := item(UnreadNode, NotReadPortInfo, id, why, f.Label(id)+": "+why, "PortInfo of "+f.Label(id)+": "+why)
+			nc.hides = notProbed
+			infos = append(infos, nc)
 		}
 	}
-	hidden = hidden || len(sweep)+len(links)+len(unprobed) > 0
+	for _, l := range [][]NotChecked{sweep, links, unprobed} {
+		for i := range l {
+			l[i].hides = true
+		}
+	}
+	hidden := len(sweep)+len(links)+len(unprobed) > 0
+	for _, nc := range infos {
+		hidden = hidden || nc.hides
+	}
 	for _, n := range f.Nodes {
 		for _, p := range n.Ports {
 			id := check.PortID{Node: n.GUID, Port: p.Num}
@@ -143,6 +151,18 @@ func (f *Fabric) NotRead(tables bool) []NotChecked {
 		out = append(out, l...)
 	}
 	return out
+}
+
+// MissedLinks reports whether the sweep may have missed nodes: it stopped early, or a
+// link did not answer or was not probed (NotRead lists them). A node or link not in
+// such a sweep is not read, not gone.
+func (f *Fabric) MissedLinks() bool {
+	for _, nc := range f.NotRead(false) {
+		if nc.hides {
+			return true
+		}
+	}
+	return false
 }
 
 // notReadLine is how NotCheckedLines starts the line of k of NotRead's items of one

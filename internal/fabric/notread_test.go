@@ -141,3 +141,52 @@ func TestNotCheckedLines(t *testing.T) {
 		t.Errorf("nothing not read: %q", NotCheckedSummary(nil))
 	}
 }
+
+// TestDiffPartial: what a sweep did not read is not a change. B missed the link to T
+// (it did not answer): T and its link are not gone; a link whose end in B is DOWN is.
+// A missed links: a node only B has is not new.
+func TestDiffPartial(t *testing.T) {
+	a, b := testFabric(), testFabric()
+	b.Nodes = slicesDelete(b.Nodes, 0x60)
+	s3 := check.PortID{Node: 0x50, Port: 3}
+	b.Port(s3).Peer, b.Port(s3).PeerError = nil, "no reply to NodeInfo after 4 attempt(s)"
+	b.Unreachable = []Unreachable{{From: s3, Path: "0,1,3", Error: "no reply to NodeInfo after 4 attempt(s)"}}
+	b.Normalize()
+	if d := Diff(a, b); len(d) != 0 {
+		t.Errorf("B missed T: changes %v, want none (not read is not gone)", d)
+	}
+	// HcaB's link goes DOWN in B: that link is gone, whatever B missed.
+	b.Port(check.PortID{Node: 0x50, Port: 2}).Peer, b.Port(check.PortID{Node: 0x50, Port: 2}).State = nil, check.StateDown
+	b.Port(check.PortID{Node: 0xb0, Port: 1}).Peer = nil
+	var rules []string
+	for _, c := range Diff(a, b) {
+		rules = append(rules, c.Rule)
+	}
+	if !strings.Contains(strings.Join(rules, " "), ChangeLinkRemoved) {
+		t.Errorf("a link whose end is DOWN: %v, want %s", rules, ChangeLinkRemoved)
+	}
+	// Reversed: A missed T, so T is not new in the complete sweep.
+	for _, c := range Diff(b, a) {
+		if c.Rule == ChangeNodeAdded || c.Rule == ChangeLinkAdded && strings.Contains(c.Message, `"T"`) {
+			t.Errorf("A missed T: %s %s", c.Rule, c.Message)
+		}
+	}
+	// Complete sweeps: T is gone.
+	c := testFabric()
+	c.Nodes = slicesDelete(c.Nodes, 0x60)
+	c.Port(s3).Peer = nil
+	c.Normalize()
+	if d := Diff(a, c); len(d) != 2 || d[0].Rule != ChangeLinkRemoved || d[1].Rule != ChangeNodeRemoved {
+		t.Errorf("complete sweeps: %v, want T and its link gone", d)
+	}
+}
+
+func slicesDelete(nodes []*Node, g check.GUID) []*Node {
+	var out []*Node
+	for _, n := range nodes {
+		if n.GUID != g {
+			out = append(out, n)
+		}
+	}
+	return out
+}

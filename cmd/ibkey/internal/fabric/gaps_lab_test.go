@@ -141,3 +141,38 @@ func TestLabSwitchWithoutPortInfo(t *testing.T) {
 		}
 	}
 }
+
+// TestLabDiffPartialSweep: HcaC stops answering after a sweep was saved. fabric diff
+// against the sweep now, or against that partial sweep saved, does not report HcaC or
+// its link as gone (it was not read) and exits 4 naming the partial side; the
+// complete sweeps compare clean.
+func TestLabDiffPartialSweep(t *testing.T) {
+	l := startFabricLab(t, "small.net")
+	if err := l.RunOpenSM(cliLabConf, false); err != nil {
+		t.Fatal(err)
+	}
+	_, r := l.discoverFile(t)
+	full := writeTemp(t, "full.json", r.Stdout)
+	l.MustConsole(`Error "HcaC"[1] 100`)
+	f, r := l.discoverFile(t, fastFail...)
+	if r.Code != 4 || len(f.Unreachable) != 1 {
+		t.Fatalf("HcaC not answering: exit %d, unreachable %v\n%s", r.Code, f.Unreachable, r.Stderr)
+	}
+	partial := writeTemp(t, "partial.json", r.Stdout)
+	for _, tc := range []struct {
+		args []string
+		side string // named partial on stderr
+	}{
+		{append([]string{"fabric", "diff", full, "--ibsim=" + l.SockName, "--sim-node", l.from}, fastFail...), "partial sweep: 1 link with no answer"},
+		{[]string{"fabric", "diff", full, partial}, partial + " is a partial sweep (1 link with no answer"},
+		{[]string{"fabric", "diff", partial, full}, partial + " is a partial sweep (1 link with no answer"},
+	} {
+		r := runIbkey(t, false, nil, tc.args...)
+		if r.Code != 4 || strings.Contains(r.Stdout, "HcaC") || !strings.Contains(r.Stderr, tc.side) {
+			t.Errorf("%s: exit %d, want 4, nothing about HcaC, and %q\n%s%s", strings.Join(tc.args, " "), r.Code, tc.side, r.Stdout, r.Stderr)
+		}
+	}
+	if r := runIbkey(t, false, nil, "fabric", "diff", full, full); r.Code != 0 {
+		t.Errorf("full vs full: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+}
