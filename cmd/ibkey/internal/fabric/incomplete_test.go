@@ -129,3 +129,28 @@ func TestNotCheckedKindsAreIncompleteKinds(t *testing.T) {
 		}
 	}
 }
+
+// TestPKeysKeyPartialNotes: fabric pkeys --key on a partial sweep speaks of what was
+// read: "no port read holds", never "no port holds" (a table not read may).
+func TestPKeysKeyPartialNotes(t *testing.T) {
+	noTables := editedFabric(t, "no-tables.json", smallFabric, func(f *fabric.Fabric) {
+		for _, n := range f.Nodes {
+			for _, p := range n.Ports {
+				p.PKeys, p.PKeysError = nil, ""
+			}
+		}
+	})
+	partial := editedFabric(t, "partial.json", smallFabric, onPort("HcaD", func(p *fabric.Port) { p.PKeys, p.PKeysError = nil, "timed out" }))
+	for _, tc := range []struct {
+		file, key, note string
+	}{
+		{noTables, "0x0002", "note: no port read holds partition 0x0002; what was not read may hold more"},
+		{smallFabric, "0x0005", "note: no port holds partition 0x0005\n"},
+		{partial, "0x0002", "partition 0x0002: 2 end ports read (1 full, 1 limited), 3 switch ports mirroring them; what was not read may hold more"},
+	} {
+		r := runIbkey(t, false, nil, "fabric", "pkeys", "--fabric-file", tc.file, "--key", tc.key)
+		if !strings.Contains(r.Stderr, tc.note) {
+			t.Errorf("--key %s on %s: exit %d, want %q\n%s", tc.key, tc.file, r.Code, tc.note, r.Stderr)
+		}
+	}
+}

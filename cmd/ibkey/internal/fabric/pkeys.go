@@ -285,14 +285,21 @@ func members(o *PKeysOptions, fab *fabric.Fabric, key check.PKey) error {
 		}
 	}
 	n := o.Notices
+	// In a partial sweep (fabric.NotRead; Load names it and exits 4) what was not read
+	// may hold the partition: the notes speak of what was read.
+	read, more := "", ""
+	if len(fab.NotRead(true)) > 0 {
+		read, more = " read", "; what was not read may hold more"
+	}
 	if len(members) == 0 {
-		n.Note(fmt.Sprintf("no port holds partition %s", key.Partition().String()))
+		n.Note(fmt.Sprintf("no port%s holds partition %s%s", read, key.Partition().String(), more))
 		return cmdutil.Exit(cmdutil.ExitNo)
 	}
-	n.Note(fmt.Sprintf("partition %s: %s (%d full, %d limited), %s mirroring them", key.Partition().String(),
-		textsafe.Plural(ends, "end port", "end ports"), full, limited, textsafe.Plural(len(members)-ends, "switch port", "switch ports")))
+	n.Note(fmt.Sprintf("partition %s: %s%s (%d full, %d limited), %s mirroring them%s", key.Partition().String(),
+		textsafe.Plural(ends, "end port", "end ports"), read, full, limited, textsafe.Plural(len(members)-ends, "switch port", "switch ports"), more))
 	if full == 0 && ends > 0 {
-		n.Warn(fmt.Sprintf("every end port of partition %s is a limited member: limited members cannot talk to each other", key.Partition().String()))
+		n.Warn(fmt.Sprintf("every end port%s of partition %s is a limited member: limited members cannot talk to each other%s", read, key.Partition().String(),
+			strings.Replace(more, "more", "a full member", 1)))
 	}
 	return nil
 }
