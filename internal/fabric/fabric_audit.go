@@ -251,9 +251,18 @@ func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 				textsafe.Plural(len(noTables), "P_Key table was", "P_Key tables were"), them, f.labels(noTables)),
 			"sweep again with the tables (fabric discover without --no-tables, or fabric check on the live fabric)", noTables...)
 	}
-	unreadNote := ""
+	// A limited-only partition in a partial sweep: a full member may be in what was not
+	// read, an end-port table or a node behind a link the sweep missed.
+	var unread []string
 	if unreadEnds > 0 {
-		unreadNote = " (among the tables read: " + textsafe.Plural(unreadEnds, "end-port table was", "end-port tables were") + " not read, a full member may be there)"
+		unread = append(unread, textsafe.Plural(unreadEnds, "end-port table was", "end-port tables were")+" not read")
+	}
+	if slices.ContainsFunc(res.NotChecked, func(nc NotChecked) bool { return nc.hides }) {
+		unread = append(unread, "the nodes behind links the sweep missed were not read")
+	}
+	unreadNote := ""
+	if len(unread) > 0 {
+		unreadNote = " (among the tables read: " + strings.Join(unread, " and ") + ", a full member may be there)"
 	}
 	var limitedOnly []check.PartitionKey
 	for k, u := range keys {

@@ -190,3 +190,26 @@ func slicesDelete(nodes []*Node, g check.GUID) []*Node {
 	}
 	return out
 }
+
+// TestLimitedOnlyPartial: a partition whose members read are all limited, in a sweep
+// that missed a link: a full member may be behind it, and the finding says so.
+func TestLimitedOnlyPartial(t *testing.T) {
+	f := testFabric()
+	f.Port(check.PortID{Node: 0xa0, Port: 1}).PKeys[1] = 0x0001 // HcaA and HcaB: limited
+	f.Port(check.PortID{Node: 0x50, Port: 1}).PKeys[1] = 0x0001
+	msg := func() string {
+		for _, fd := range AuditFabric(f, AuditOptions{}).Findings {
+			if fd.Rule == RuleLimitedOnly {
+				return fd.Message
+			}
+		}
+		return ""
+	}
+	if m := msg(); m == "" || strings.Contains(m, "may be there") {
+		t.Errorf("complete sweep: %q", m)
+	}
+	f.Unreachable = []Unreachable{{From: check.PortID{Node: 0x60, Port: 1}, Path: "0,1,3,1", Error: "no reply"}}
+	if m := msg(); !strings.Contains(m, "the nodes behind links the sweep missed were not read, a full member may be there") {
+		t.Errorf("a link missed: %q", m)
+	}
+}
