@@ -87,11 +87,14 @@ func runDiscover(o *DiscoverOptions) error {
 				case p.PeerError != "":
 					peer = "no answer: " + p.PeerError
 				}
-				lid := ""
+				lid, state := "", p.State
 				if n.IsEndPort(p) {
 					lid = strconv.Itoa(int(p.LID))
 				}
-				g.Add(nodeName(n), string(n.Type), n.GUID.String(), strconv.Itoa(p.Num), guidCell(p.GUID), lid, p.State, peer)
+				if p.Error != "" { // PortInfo not read: named on stderr (partial sweep)
+					lid, state = "n/a", "n/a"
+				}
+				g.Add(nodeName(n), string(n.Type), n.GUID.String(), strconv.Itoa(p.Num), guidCell(p.GUID), lid, state, peer)
 			}
 		}
 		return g.Render(o.IO.Out, o.Format)

@@ -3,6 +3,7 @@ package fabric
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -152,5 +153,42 @@ func TestPKeysKeyPartialNotes(t *testing.T) {
 		if !strings.Contains(r.Stderr, tc.note) {
 			t.Errorf("--key %s on %s: exit %d, want %q\n%s", tc.key, tc.file, r.Code, tc.note, r.Stderr)
 		}
+	}
+}
+
+// TestPKeysNotReadIsNA: a port whose PortInfo was not read has no LID, state or table
+// size to show: n/a in the table, null (with the error) in JSON, never 0 or "".
+// A sweep without tables does not know the table sizes either.
+func TestPKeysNotReadIsNA(t *testing.T) {
+	file := editedFabric(t, "portinfo.json", smallFabric, onPort("HcaB", func(p *fabric.Port) {
+		p.Error, p.State, p.PhysState, p.LID, p.TableSize, p.PKeys = "PortInfo: timed out", "", "", 0, 0, nil
+	}))
+	r := runIbkey(t, false, nil, "fabric", "pkeys", "--fabric-file", file, "-o", "plain")
+	if !regexp.MustCompile(`(?m)^HcaB +1 +ca +0x0000000000100003 +n/a +n/a +n/a +n/a +n/a$`).MatchString(r.Stdout) {
+		t.Errorf("HcaB[1] not read: want n/a cells\n%s", r.Stdout)
+	}
+	r = runIbkey(t, false, nil, "fabric", "discover", "--fabric-file", file, "-o", "plain")
+	if !regexp.MustCompile(`(?m)^HcaB +ca +0x0000000000100003 +1 +0x0000000000100004 +n/a +n/a +"Switch1"\[2\]$`).MatchString(r.Stdout) || r.Code != 4 {
+		t.Errorf("discover: exit %d, HcaB[1] not read: want n/a cells\n%s", r.Code, r.Stdout)
+	}
+	r = runIbkey(t, false, nil, "fabric", "pkeys", "--fabric-file", file, "-o", "json")
+	var doc struct {
+		Ports []map[string]any `json:"ports"`
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range doc.Ports {
+		if p["node_desc"] == "HcaB" && p["port"] == 1.0 {
+			if p["lid"] != nil || p["state"] != nil || p["table_size"] != nil || p["error"] != "PortInfo: timed out" {
+				t.Errorf("HcaB[1] in JSON: %v", p)
+			}
+		}
+		if p["node_desc"] == "HcaA" && p["port"] == 1.0 && (p["lid"] != 1.0 || p["state"] != "ACTIVE" || p["table_size"] != 64.0) {
+			t.Errorf("HcaA[1] in JSON: %v", p)
+		}
+	}
+	if r.Code != 4 {
+		t.Errorf("exit %d", r.Code)
 	}
 }

@@ -42,9 +42,10 @@ sweep is partial: a table not read might hold it).
 
 JSON (-o json), schema schemas/fabric-pkeys.schema.json: {"schema_version":1,"source","swept_at","ports":[{"node_desc","node_guid","type","port",
 "port_guid","lid","state","end_port","peer":{"node_guid","port"}|null,"table_size",
-"valid_pkeys","entries":[{"index","pkey","key","membership"}],"pkeys_error"?}],
+"valid_pkeys","entries":[{"index","pkey","key","membership"}],"pkeys_error"?,"error"?}],
 "incomplete"?:[{"kind","message"}]} (entries: the valid ones; valid_pkeys and entries
-are null for a table not read). With --key (schemas/fabric-pkeys-key.schema.json):
+are null for a table not read, table_size when its length is not known, lid and state
+when the port's PortInfo was not read: error says why; n/a in the table). With --key (schemas/fabric-pkeys-key.schema.json):
 {"schema_version":1,"key","members":[{"node_guid","port","node_desc","type","end_port",
 "membership","indexes"}],"incomplete"?:[{"kind","message"}]}. incomplete says why the
 command exits 4 (the sweep's gaps: kind partial-sweep, unread-node or unread-table),
@@ -77,11 +78,12 @@ type portJSON struct {
 	Type       check.NodeType `json:"type"`
 	Port       int            `json:"port"`
 	PortGUID   *check.GUID    `json:"port_guid"`
-	LID        *uint16        `json:"lid"`
-	State      string         `json:"state"`
+	LID        *uint16        `json:"lid"`   // null: a switch's external port, or PortInfo not read
+	State      *string        `json:"state"` // null: PortInfo not read
 	EndPort    bool           `json:"end_port"`
 	Peer       *check.PortID  `json:"peer"`
-	TableSize  int            `json:"table_size"`
+	TableSize  *int           `json:"table_size"` // null: not known
+	Error      string         `json:"error,omitempty"`
 	Valid      *int           `json:"valid_pkeys"` // null: the table was not read
 	Entries    []entryJSON    `json:"entries"`     // null: the table was not read
 	PKeysError string         `json:"pkeys_error,omitempty"`
@@ -151,17 +153,30 @@ func naNotes(fab *fabric.Fabric, ports []tablePort) []string {
 	return notes
 }
 
+// size is the port's table length; ok is false when it is not known (the table was
+// not read and nothing gave its length: a sweep without tables, a failed SwitchInfo or
+// PortInfo).
+func (t tablePort) size() (int, bool) {
+	return t.port.TableSize, t.port.TableSize > 0 || t.port.PKeys != nil
+}
+
 func (t tablePort) json() portJSON {
 	n, p := t.node, t.port
-	pj := portJSON{NodeDesc: n.Description, NodeGUID: n.GUID, Type: n.Type, Port: p.Num, State: p.State,
-		EndPort: t.end, Peer: p.Peer, TableSize: p.TableSize, PKeysError: p.PKeysError}
-	if t.end {
-		if p.GUID != 0 {
-			g := p.GUID
-			pj.PortGUID = &g
+	pj := portJSON{NodeDesc: n.Description, NodeGUID: n.GUID, Type: n.Type, Port: p.Num,
+		EndPort: t.end, Peer: p.Peer, PKeysError: p.PKeysError, Error: p.Error}
+	if t.end && p.GUID != 0 {
+		g := p.GUID
+		pj.PortGUID = &g
+	}
+	if p.Error == "" { // PortInfo read
+		state, lid := p.State, p.LID
+		pj.State = &state
+		if t.end {
+			pj.LID = &lid
 		}
-		lid := p.LID
-		pj.LID = &lid
+	}
+	if size, ok := t.size(); ok {
+		pj.TableSize = &size
 	}
 	if p.PKeys == nil {
 		return pj // not read: valid_pkeys and entries are null
@@ -211,9 +226,15 @@ func runPKeys(o *PKeysOptions) error {
 				Optional: [][]string{{"NODE_GUID"}, {"TYPE"}, {"SIZE"}}}
 			for _, t := range ports {
 				n, p := t.node, t.port
-				lid := ""
+				lid, state, size := "", p.State, "n/a"
 				if t.end {
 					lid = strconv.Itoa(int(p.LID))
+				}
+				if p.Error != "" { // PortInfo not read: its reason is on stderr
+					lid, state = "n/a", "n/a"
+				}
+				if s, ok := t.size(); ok {
+					size = strconv.Itoa(s)
 				}
 				valid := strconv.Itoa(len(t.entries))
 				keys := make([]string, len(t.entries))
@@ -226,7 +247,7 @@ func runPKeys(o *PKeysOptions) error {
 					// partial sweep line for a gap, naNotes for the rest).
 					valid, pkeys = "n/a", "n/a"
 				}
-				g.Add(nodeName(n), strconv.Itoa(p.Num), string(n.Type), n.GUID.String(), lid, p.State, strconv.Itoa(p.TableSize), valid, pkeys)
+				g.Add(nodeName(n), strconv.Itoa(p.Num), string(n.Type), n.GUID.String(), lid, state, size, valid, pkeys)
 			}
 			if err := g.Render(o.IO.Out, o.Format); err != nil {
 				return err
