@@ -2,6 +2,7 @@ package fabric
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -71,6 +72,10 @@ func Diff(a, b *Fabric) []check.Finding {
 			{"node_desc", na.Description, nb.Description}, // the fabric file's member names
 			{"num_ports", fmt.Sprint(na.NumPorts), fmt.Sprint(nb.NumPorts)},
 		} {
+			// A NodeDescription not read is not an empty one (NotRead names it).
+			if c.field == "node_desc" && (descNotRead(na) || descNotRead(nb)) {
+				continue
+			}
 			if c.before != c.after {
 				add(ChangeNode, c.field, c.before, c.after, fmt.Sprintf("node %s: %s %q -> %q", na.GUID, c.field, c.before, c.after), id0)
 			}
@@ -164,6 +169,9 @@ func diffPort(a, b *Fabric, n *Node, pa, pb *Port) []check.Finding {
 		}
 		return g.String()
 	}
+	// A PortInfo not read (NotRead names it) is not LID 0 or a state: its fields are
+	// not compared.
+	portInfo := pa.Error == "" && pb.Error == ""
 	for _, c := range []struct{ field, before, after string }{
 		{"state", pa.State, pb.State},
 		{"phys_state", pa.PhysState, pb.PhysState},
@@ -172,7 +180,7 @@ func diffPort(a, b *Fabric, n *Node, pa, pb *Port) []check.Finding {
 		{"port_guid", guid(pa.GUID), guid(pb.GUID)},
 		{"enforcement", enf(pa.Enforcement), enf(pb.Enforcement)},
 	} {
-		if c.before != c.after && c.before != "" && c.after != "" {
+		if c.before != c.after && c.before != "" && c.after != "" && (portInfo || c.field == "port_guid") {
 			add(ChangePort, c.field, c.before, c.after, fmt.Sprintf("%s: %s %s -> %s", name, c.field, c.before, c.after))
 		}
 	}
@@ -247,6 +255,11 @@ func diffPort(a, b *Fabric, n *Node, pa, pb *Port) []check.Finding {
 		}
 	}
 	return out
+}
+
+// descNotRead reports whether the node's NodeDescription read failed.
+func descNotRead(n *Node) bool {
+	return slices.ContainsFunc(n.Errors, func(e string) bool { return strings.HasPrefix(e, "NodeDescription:") })
 }
 
 func ints(v []int) string {

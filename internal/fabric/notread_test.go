@@ -213,3 +213,21 @@ func TestLimitedOnlyPartial(t *testing.T) {
 		t.Errorf("a link missed: %q", m)
 	}
 }
+
+// TestDiffNotReadFields: a PortInfo or NodeDescription not read in one sweep is not a
+// changed LID, state or name.
+func TestDiffNotReadFields(t *testing.T) {
+	a, b := testFabric(), testFabric()
+	hb := b.Port(check.PortID{Node: 0xb0, Port: 1})
+	hb.Error, hb.State, hb.PhysState, hb.LID = "PortInfo: timed out", "", "", 0
+	b.Node(0xa0).Description, b.Node(0xa0).Errors = "", []string{"NodeDescription: timed out"}
+	if d := Diff(a, b); len(d) != 0 {
+		t.Errorf("changes %v, want none", d)
+	}
+	// Read in both: a changed LID is a change.
+	b = testFabric()
+	b.Port(check.PortID{Node: 0xb0, Port: 1}).LID = 7
+	if d := Diff(a, b); len(d) != 1 || d[0].Field != "lid" {
+		t.Errorf("changes %v, want the LID", d)
+	}
+}
