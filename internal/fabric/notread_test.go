@@ -231,3 +231,34 @@ func TestDiffNotReadFields(t *testing.T) {
 		t.Errorf("changes %v, want the LID", d)
 	}
 }
+
+// TestMissedLinks: the sweep may lack nodes when it stopped early, a link did not
+// answer or was not probed (a 63-hop switch, a switch port whose PortInfo failed);
+// not when only a table or a NodeDescription was not read.
+func TestMissedLinks(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(f *Fabric)
+		want bool
+	}{
+		{"complete", func(f *Fabric) {}, false},
+		{"a table not read", func(f *Fabric) {
+			f.Port(check.PortID{Node: 0x50}).PKeys, f.Port(check.PortID{Node: 0x50}).PKeysError = nil, "timed out"
+		}, false},
+		{"a NodeDescription not read", func(f *Fabric) { f.Node(0x60).Errors = []string{"NodeDescription: timed out"} }, false},
+		{"stopped early", func(f *Fabric) { f.Incomplete = "--timeout 1s expired" }, true},
+		{"a link with no answer", func(f *Fabric) { f.Unreachable = []Unreachable{{From: check.PortID{Node: 0x60, Port: 1}}} }, true},
+		{"a switch port's PortInfo", func(f *Fabric) {
+			p := f.Port(check.PortID{Node: 0x50, Port: 3})
+			p.Error, p.State, p.Peer = "PortInfo: timed out", "", nil
+			f.Port(check.PortID{Node: 0x60, Port: 1}).Peer = nil
+		}, true},
+		{"a CA port's PortInfo (the link it was found by)", func(f *Fabric) { f.Port(check.PortID{Node: 0xb0, Port: 1}).Error = "PortInfo: timed out" }, false},
+	} {
+		f := testFabric()
+		tc.edit(f)
+		if got := f.MissedLinks(); got != tc.want {
+			t.Errorf("%s: MissedLinks %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
