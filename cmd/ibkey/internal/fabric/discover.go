@@ -77,7 +77,9 @@ func runDiscover(o *DiscoverOptions) error {
 			Optional: [][]string{{"NODE_GUID"}, {"TYPE"}}}
 		for _, n := range fab.Nodes {
 			for _, p := range n.Ports {
-				if !n.IsEndPort(p) && p.Peer == nil && p.PeerError == "" {
+				// A switch port without a cable is left out; one whose PortInfo was not
+				// read may have one: shown, n/a.
+				if !n.IsEndPort(p) && p.Peer == nil && p.PeerError == "" && p.Error == "" {
 					continue
 				}
 				peer := ""

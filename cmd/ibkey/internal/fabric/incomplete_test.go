@@ -192,3 +192,27 @@ func TestPKeysNotReadIsNA(t *testing.T) {
 		t.Errorf("exit %d", r.Code)
 	}
 }
+
+// TestSwitchPortNotReadIsListed: a switch port whose PortInfo was not read may have a
+// cable: discover and pkeys list it with n/a cells instead of leaving it out.
+func TestSwitchPortNotReadIsListed(t *testing.T) {
+	file := editedFabric(t, "sw-portinfo.json", smallFabric, func(f *fabric.Fabric) {
+		for _, n := range f.Nodes {
+			if n.Description == "Switch1" {
+				p := n.Port(5) // no cable
+				p.Error, p.State, p.PhysState, p.PKeysError, p.TableSize = "PortInfo: timed out", "", "", "", 0
+			}
+		}
+	})
+	for _, tc := range []struct {
+		cmd, row string
+	}{
+		{"discover", `(?m)^Switch1 +switch +0x0000000000200000 +5 +- +n/a +n/a +-$`},
+		{"pkeys", `(?m)^Switch1 +5 +switch +0x0000000000200000 +n/a +n/a +n/a +n/a +n/a$`},
+	} {
+		r := runIbkey(t, false, nil, "fabric", tc.cmd, "--fabric-file", file, "-o", "plain")
+		if r.Code != 4 || !regexp.MustCompile(tc.row).MatchString(r.Stdout) {
+			t.Errorf("fabric %s: exit %d, want Switch1[5] with n/a\n%s%s", tc.cmd, r.Code, r.Stdout, r.Stderr)
+		}
+	}
+}
