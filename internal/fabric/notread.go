@@ -2,6 +2,7 @@ package fabric
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ibkey/ibkey/internal/check"
@@ -63,10 +64,10 @@ const (
 func (f *Fabric) NotRead(tables bool) []NotChecked {
 	var sweep, links, unprobed, nodes, infos, failed, noTables []NotChecked
 	item := func(kind NotCheckedKind, what string, id check.PortID, reason, example, finding string) NotChecked {
-		return NotChecked{Port: f.FindingPort(id), Kind: kind, What: what, Reason: reason, example: example, finding: finding}
+		return NotChecked{Port: f.FindingPort(id), Kind: kind, What: what, Reason: reason, example: example, finding: finding, hides: kind == PartialSweep}
 	}
 	if f.Incomplete != "" {
-		sweep = append(sweep, NotChecked{Kind: PartialSweep, What: NotReadSweep, Reason: f.Incomplete,
+		sweep = append(sweep, NotChecked{Kind: PartialSweep, What: NotReadSweep, Reason: f.Incomplete, hides: true,
 			finding: "the sweep stopped early: " + f.Incomplete + "; nodes past that point are not checked"})
 	}
 	for _, u := range f.Unreachable {
@@ -111,15 +112,8 @@ func (f *Fabric) NotRead(tables bool) []NotChecked {
 			infos = append(infos, nc)
 		}
 	}
-	for _, l := range [][]NotChecked{sweep, links, unprobed} {
-		for i := range l {
-			l[i].hides = true
-		}
-	}
-	hidden := len(sweep)+len(links)+len(unprobed) > 0
-	for _, nc := range infos {
-		hidden = hidden || nc.hides
-	}
+	// hidden: the sweep missed links, so a port no route arrived on may be behind one.
+	hidden := slices.ContainsFunc(slices.Concat(sweep, links, unprobed, infos), func(nc NotChecked) bool { return nc.hides })
 	for _, n := range f.Nodes {
 		for _, p := range n.Ports {
 			id := check.PortID{Node: n.GUID, Port: p.Num}
@@ -146,11 +140,7 @@ func (f *Fabric) NotRead(tables bool) []NotChecked {
 			}
 		}
 	}
-	out := sweep
-	for _, l := range [][]NotChecked{links, unprobed, nodes, infos, failed, noTables} {
-		out = append(out, l...)
-	}
-	return out
+	return slices.Concat(sweep, links, unprobed, nodes, infos, failed, noTables)
 }
 
 // MissedLinks reports whether the sweep may have missed nodes: it stopped early, or a
