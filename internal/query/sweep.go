@@ -391,7 +391,7 @@ func errText(what string, err error) string { return what + ": " + err.Error() }
 
 // notRead starts a PKeysError for a table deliberately not read (a port without a
 // link): not a failure, so Gaps does not count it.
-const notRead = "not read: "
+const notRead = fabric.NotReadPrefix
 
 func fillPort(p *fabric.Port, pi mad.PortInfo, isSwitch bool) {
 	p.LID, p.LMC, p.SMLID = pi.LID, pi.LMC, pi.MasterSMLID
