@@ -99,15 +99,28 @@ type sweeper struct {
 	unreachable []fabric.Unreachable
 
 	count sweepCounters // for opts.Progress
+
+	// The calls of a level's batches, reused level after level (readLevel).
+	calls, tcalls []mad.Call
+}
+
+// reuse empties buf for a batch of up to n calls. A call holds its 256-byte reply:
+// each batch allocated afresh made a 512-node sweep allocate 2.3 MB of calls and
+// collect garbage twice; reused, each buffer is as large as the largest level needs.
+func reuse(buf []mad.Call, n int) []mad.Call {
+	if cap(buf) < n {
+		return make([]mad.Call, 0, n)
+	}
+	return buf[:0]
 }
 
 type sweepNode struct {
 	info mad.NodeInfo
 	path []uint8
 	node *fabric.Node
-	// caPaths: for a CA, the route that arrives on each of its ports that one reached
-	// (nil until one is: a switch has none).
-	caPaths map[int][]uint8
+	// caReached: for a CA, the ports a route arrives on, in the order the sweep
+	// reached them (nil until one is: a switch has none).
+	caReached []int
 }
 
 // probe is one NodeInfo sent through a port to see what is behind it.
@@ -138,14 +151,17 @@ func (s *sweeper) addNode(ni mad.NodeInfo, path []uint8) *sweepNode {
 	if ni.NodeType == mad.NodeSwitch {
 		first = 0
 	}
-	for p := first; p <= int(ni.NumPorts); p++ {
-		n.node.Ports = append(n.node.Ports, &fabric.Port{Num: p})
+	ports := make([]fabric.Port, int(ni.NumPorts)+1-first) // one allocation for all
+	n.node.Ports = make([]*fabric.Port, len(ports))
+	for i := range ports {
+		ports[i].Num = first + i
+		n.node.Ports[i] = &ports[i]
 	}
 	if ni.NodeType == mad.NodeSwitch {
 		n.node.Ports[0].GUID = check.GUID(ni.PortGUID)
 	} else if port := n.node.Port(int(ni.LocalPortNum)); port != nil {
 		port.GUID = check.GUID(ni.PortGUID)
-		n.caPaths = map[int][]uint8{int(ni.LocalPortNum): path}
+		n.caReached = []int{int(ni.LocalPortNum)}
 	}
 	s.nodes[n.node.GUID] = n
 	s.order = append(s.order, n)
@@ -204,9 +220,12 @@ func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, visits [
 	// (BenchmarkLabSweep at 512 nodes: 8.1 instead of 6.2 µs; the budget is 8).
 	size := len(visits)
 	for _, n := range frontier {
-		size += 2 + len(n.node.Ports)
+		size += 1 + len(n.node.Ports) // NodeDescription, PortInfo
+		if n.info.NodeType == mad.NodeSwitch {
+			size++ // SwitchInfo
+		}
 	}
-	calls := make([]mad.Call, 0, size)
+	calls := reuse(s.calls, size)
 	add := func(path []uint8, attr mad.AttrID, mod uint32) int {
 		// The route is shared, not copied: requests only read it.
 		calls = append(calls, mad.Call{Req: mad.Request{Addr: mad.Address{Directed: true, Path: path}, Class: mad.ClassSubnLID, Method: mad.MethodGet, Attr: attr, Modifier: mod}})
@@ -223,7 +242,7 @@ func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, visits [
 			ln.swInfo = add(n.path, mad.AttrSwitchInfo, 0)
 		}
 		for i, p := range n.node.Ports {
-			if _, reached := n.caPaths[p.Num]; !ln.isSwitch && reached && p.Num != int(n.info.LocalPortNum) {
+			if !ln.isSwitch && p.Num != int(n.info.LocalPortNum) && slices.Contains(n.caReached, p.Num) {
 				continue // reached by another route in the same level: a visit reads it
 			}
 			// The PortInfo modifier selects the port, on a CA too; the P_Key table
@@ -266,8 +285,8 @@ func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, visits [
 		start, end int
 	}
 	// Room for two blocks per port (a 64-entry table) before the slice grows.
-	tcalls := make([]mad.Call, 0, 2*len(reads))
-	var tables []tableRead
+	tcalls := reuse(s.tcalls, 2*len(reads))
+	tables := make([]tableRead, 0, len(reads))
 	for _, r := range reads {
 		n, p := r.n, r.n.node.Ports[r.i]
 		isSwitch := n.info.NodeType == mad.NodeSwitch
@@ -312,7 +331,7 @@ func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, visits [
 			}
 			size = extCap
 		case !isSwitch:
-			if _, ok := n.caPaths[p.Num]; !ok {
+			if !slices.Contains(n.caReached, p.Num) {
 				p.TableSize = size
 				if !linkUp(*pi) {
 					p.PKeysError = notRead + "the port is " + p.State + ", so no directed route arrives on it (a CA answers P_KeyTable only for the port an SMP arrives on)"
@@ -331,20 +350,27 @@ func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, visits [
 		}
 		tables = append(tables, tableRead{p: p, start: start, end: len(tcalls)})
 	}
+	s.tcalls = tcalls
 	s.exchange(ctx, tcalls)
 	for _, tr := range tables {
-		t, err := mad.PKeyTableFromCalls(tcalls[tr.start:tr.end], uint8(tr.p.Num), tr.p.TableSize)
+		t, err := mad.PKeyTableFromCalls[check.PKey](tcalls[tr.start:tr.end], uint8(tr.p.Num), tr.p.TableSize)
 		if err != nil {
 			tr.p.PKeysError = errText("P_KeyTable", err)
 			continue
 		}
-		tr.p.PKeys = toPKeys(t)
+		tr.p.PKeys = t
 	}
 
 	// Batch 3: NodeInfo through every port of a switch (or the local node) whose
-	// link is up and whose peer is not known yet.
-	var pcalls []mad.Call
-	var probes []probe
+	// link is up and whose peer is not known yet, in the calls of batch 1 (read).
+	most := 0
+	for k := range nodes {
+		if ln := &nodes[k]; ln.isSwitch || ln.root {
+			most += len(ln.n.node.Ports)
+		}
+	}
+	pcalls := reuse(calls, most)
+	probes := make([]probe, 0, most)
 	for k := range nodes {
 		ln := &nodes[k]
 		n := ln.n
@@ -376,6 +402,7 @@ func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, visits [
 			pcalls = append(pcalls, mad.Call{Req: mad.Request{Addr: mad.Address{Directed: true, Path: path}, Class: mad.ClassSubnLID, Method: mad.MethodGet, Attr: mad.AttrNodeInfo}})
 		}
 	}
+	s.calls = pcalls
 	s.exchange(ctx, pcalls)
 	for i := range probes {
 		if err := pcalls[i].Err; err != nil {
@@ -403,14 +430,6 @@ func fillPort(p *fabric.Port, pi mad.PortInfo, isSwitch bool) {
 	if isSwitch && p.Num > 0 {
 		p.Enforcement = enforcementOf(pi)
 	}
-}
-
-func toPKeys(t []uint16) []check.PKey {
-	out := make([]check.PKey, len(t))
-	for i, v := range t {
-		out[i] = check.PKey(v)
-	}
-	return out
 }
 
 // merge folds a level's probes into the fabric, in route order so the result does not
@@ -441,12 +460,9 @@ func (s *sweeper) merge(probes []probe) ([]*sweepNode, []caPortVisit) {
 			next = append(next, n) // CAs are read, not probed through
 		} else if pr.info.NodeType != mad.NodeSwitch {
 			arr := int(pr.info.LocalPortNum)
-			if _, ok := n.caPaths[arr]; !ok {
+			if !slices.Contains(n.caReached, arr) {
 				if p := n.node.Port(arr); p != nil {
-					if n.caPaths == nil {
-						n.caPaths = map[int][]uint8{}
-					}
-					n.caPaths[arr] = pr.path
+					n.caReached = append(n.caReached, arr)
 					p.GUID = check.GUID(pr.info.PortGUID)
 					ports = append(ports, caPortVisit{n, arr, pr.path})
 				}

@@ -69,11 +69,11 @@ type Call struct {
 	// otherwise an error as Transport.Do returns it.
 	Err error
 
-	reply    [Size]byte
-	class    Class
-	attempts int
-	dropped  bool
 	b        *batch
+	attempts int
+	class    Class
+	dropped  bool
+	reply    [Size]byte // last: the garbage collector scans a call only up to b
 }
 
 // Data is the reply's attribute data area (64 bytes for SMPs, 192 for the
