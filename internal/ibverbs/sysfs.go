@@ -283,7 +283,7 @@ type Port struct {
 	Rate      Opt[Rate]     // rate: `100 Gb/sec (4X EDR)`
 	LinkLayer Opt[string]   // link_layer: InfiniBand, Ethernet, Unknown
 	GID0      Opt[GID]      // gids/0
-	HasPKeys  bool          // pkeys/ exists (absent when the table length is 0, e.g. iWARP)
+	HasPKeys  bool          // pkeys exists, read or not (absent when the table length is 0, e.g. iWARP)
 	Counters  Opt[[]string] // names in counters/ (absent without a PMA)
 	HWCounter Opt[[]string] // names in hw_counters/
 }
@@ -312,9 +312,13 @@ func (s *Sysfs) Port(dev string, num int) (*Port, error) {
 	p.Rate = optional(s, pdir, "rate", ParseRate)
 	p.LinkLayer = optional(s, pdir, "link_layer", asString)
 	p.GID0 = optional(s, pdir, "gids/0", ParseGID)
-	if fi, err := s.stat(path.Join(pdir, "pkeys")); err == nil && fi.IsDir() {
-		p.HasPKeys = true
-	}
+	// Only a pkeys entry that is not there at all means no table; one that exists
+	// and is not a readable directory (a link loop, a dangling link, a file) is a
+	// table not read, which PKeys says with the reason. A link out of the tree is
+	// refused and nothing of its target is read (Open).
+	pk := path.Join(pdir, "pkeys")
+	_, err = s.stat(pk)
+	p.HasPKeys = err == nil || !errors.Is(err, fsread.ErrOutsideRoot) && !errors.Is(s.dangling(pk, err), fs.ErrNotExist)
 	p.Counters = s.listDir(path.Join(pdir, "counters"))
 	p.HWCounter = s.listDir(path.Join(pdir, "hw_counters"))
 	return p, nil
@@ -390,7 +394,7 @@ func (s *Sysfs) PKeys(dev string, num int) ([]PKeyEntry, error) {
 
 // tableErr is the error of a P_Key table directory that could not be listed.
 func (s *Sysfs) tableErr(dev string, num int, dir string, err error) error {
-	if errors.Is(err, fs.ErrNotExist) {
+	if err = s.dangling(dir, err); errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%s/%d: %w", dev, num, ErrNoTable)
 	}
 	return &PathError{Root: s.Root, Path: dir, Err: err}

@@ -363,3 +363,61 @@ func TestFSBound(t *testing.T) {
 		t.Errorf("big: %d bytes, %v: want a too-large error", len(b), err)
 	}
 }
+
+// TestPKeysDirNotRead: a pkeys entry that exists but cannot be read as a directory (a
+// link to itself, a dangling link, a plain file) is a table not read, with the
+// reason; only a pkeys/ that is not there at all means "no table" (ErrNoTable: the
+// kernel writes none for a table length of 0, drivers/infiniband/core/sysfs.c). It
+// was taken for a missing directory: "pkeys/ does not exist", and on an iWARP device
+// "no P_Key table", a definite answer.
+func TestPKeysDirNotRead(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		make func(pkeys string) error
+		want string
+	}{
+		{"link to itself", func(p string) error { return os.Symlink("pkeys", p) }, "too many levels of symbolic links"},
+		{"dangling link", func(p string) error { return os.Symlink("../gone", p) }, "which does not exist (a dangling link)"},
+		{"plain file", func(p string) error { return os.WriteFile(p, []byte("0xffff\n"), 0o644) }, "not a directory"},
+	} {
+		root := t.TempDir()
+		port := root + "/class/infiniband/d/ports/1"
+		if err := os.MkdirAll(port, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(port+"/state", []byte("4: ACTIVE\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := tc.make(port + "/pkeys"); err != nil {
+			t.Fatal(err)
+		}
+		s := Open(root)
+		p, err := s.Port("d", 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !p.HasPKeys {
+			t.Errorf("%s: HasPKeys false: a pkeys entry that exists is a table, not read", tc.name)
+		}
+		_, err = s.PKeys("d", 1)
+		if err == nil || errors.Is(err, ErrNoTable) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: PKeys = %v, want an error saying %q", tc.name, err, tc.want)
+		}
+	}
+	// No pkeys entry at all: no table.
+	root := t.TempDir()
+	port := root + "/class/infiniband/d/ports/1"
+	if err := os.MkdirAll(port, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(port+"/state", []byte("4: ACTIVE\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := Open(root)
+	if p, err := s.Port("d", 1); err != nil || p.HasPKeys {
+		t.Errorf("no pkeys/: Port = %+v, %v; want HasPKeys false", p, err)
+	}
+	if _, err := s.PKeys("d", 1); !errors.Is(err, ErrNoTable) {
+		t.Errorf("no pkeys/: PKeys = %v, want ErrNoTable", err)
+	}
+}

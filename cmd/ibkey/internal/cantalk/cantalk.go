@@ -24,6 +24,9 @@ import (
 type CanTalkOptions struct {
 	cmdutil.Deps
 	Host func() *query.Host
+	// Demo is --demo: its fabric is swept like a transport chosen on purpose (it sends
+	// nothing anywhere), so GUID endpoints are found in it.
+	Demo func() bool
 	// MAD holds the transport flags (AddMADFlags).
 	MAD *cmdutil.MADFlags
 
@@ -47,7 +50,7 @@ type CanTalkOptions struct {
 // NewCmdCanTalk builds `ibkey can-talk`; runF, when not nil, runs instead of runCanTalk
 // (tests of argument parsing).
 func NewCmdCanTalk(f *cmdutil.Factory, runF func(*CanTalkOptions) error) *cobra.Command {
-	o := &CanTalkOptions{Host: f.Host}
+	o := &CanTalkOptions{Host: f.Host, Demo: f.IsDemo}
 	o.savedSweep = sync.OnceValues(func() (*fabric.Fabric, error) { return cmdutil.ReadFabricFile(o.Sweep.File) })
 	c := &cobra.Command{
 		Use:   "can-talk A B",
@@ -62,7 +65,8 @@ An endpoint is a base and options, ENDPOINT := BASE {,KEY=VALUE}:
   mlx5_0/1                     a local port: every valid entry of its P_Key table
   mlx5_0/1,index=3             a QP on that port using table entry 3
   mlx5_0/1,pkey=0x8001         a QP on that port using partition 0x0001 (the entry
-                               ibv_get_pkey_index picks: a full member preferred)
+                               the kernel's ib_find_pkey picks: a full member
+                               preferred; ibv_get_pkey_index wants all 16 bits)
   pkey=0x8001,qp=ud,qkey=0x11  options only
   lid=3  lid=3,port=2          a port of the fabric found by LID in a sweep: the
                                port LID 3 belongs to (a CA port, a switch's
@@ -79,9 +83,9 @@ Where fabric endpoints are read, in this order:
   - a GUID: with --partitions FILE, the table OpenSM would program on that port from
     FILE (the intended state; index= and port= do not apply). Else with --fabric-file
     FILE, the port in that saved sweep. Else, only when a fabric transport is chosen
-    explicitly (--ibsim, IBKEY_IBSIM, --ca), the port in a sweep run now. Otherwise
-    a GUID exits 2 saying so (a long hex value is often a mistyped P_Key, and a sweep
-    reads the whole subnet).
+    explicitly (--ibsim, IBKEY_IBSIM, --ca) or with --demo, the port in a sweep run
+    now. Otherwise a GUID exits 2 saying so (a long hex value is often a mistyped
+    P_Key, and a sweep reads the whole subnet).
   - node=NAME: the saved sweep (--fabric-file), else a sweep run now through the
     transport the flags select (default: umad on the first ACTIVE InfiniBand port).
   - lid=N: the port with that LID in the saved sweep (--fabric-file), else in a sweep
@@ -233,7 +237,7 @@ func (o *CanTalkOptions) resolve(src query.EndpointSources, specA, specB check.E
 		src.Sweep = o.savedSweep
 		src.SweepName = o.Sweep.File
 		return query.ResolveEndpointsFrom(src, specA, specB)
-	case guid && !o.MAD.Explicit(): // a GUID sweeps the fabric only for a transport chosen on purpose
+	case guid && !o.MAD.Explicit() && !o.Demo(): // a GUID sweeps the fabric only for a transport chosen on purpose, or the demo's
 		for i, s := range []check.EndpointSpec{specA, specB} {
 			if s.Kind == check.EndpointGUID {
 				return nil, query.CheckResolvable([]string{o.A, o.B}[i], s)

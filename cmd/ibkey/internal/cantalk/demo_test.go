@@ -1,0 +1,28 @@
+package cantalk
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestDemoResolvesGUIDs: --demo is a host and the fabric its ports are cabled to
+// (--help), and a sweep of it sends nothing anywhere, so a port GUID of that fabric
+// is found in it like lid= and node= are, instead of exit 2 asking for --ibsim or
+// --ca. storage01's port 0x0002c90300a00041 and node02's share partition 0x0001 as
+// full members (the answer node=storage01 node=node02 gives).
+func TestDemoResolvesGUIDs(t *testing.T) {
+	for _, args := range [][]string{
+		{"--demo", "can-talk", "0x0002c90300a00041", "node=node02", "-o", "plain"},
+		{"--demo", "can-talk", "guid=0x0002c90300a00041", "0x0002c90300a00021", "-o", "plain"},
+	} {
+		r := runIbkey(t, args...)
+		if r.Code != 0 || !strings.HasPrefix(r.Stdout, "YES") {
+			t.Errorf("%v: exit %d, want 0 and YES\n%s%s", args, r.Code, r.Stdout, r.Stderr)
+		}
+	}
+	// Without --demo and without a transport a GUID still needs its source.
+	r := runIbkey(t, "--sysfs", cantalkFixture, "can-talk", "0x0002c90300a00041", "0x8001")
+	if r.Code != 2 {
+		t.Errorf("GUID without a source: exit %d, want 2\n%s", r.Code, r.Stderr)
+	}
+}
