@@ -322,7 +322,29 @@ func Decode(b []byte) (*Packet, error) {
 	if err := checkHeader(b); err != nil {
 		return nil, fmt.Errorf("mad: %w", err)
 	}
-	return packetOf(b), nil
+	p := &Packet{
+		Class:    Class(b[offClass]),
+		Method:   Method(b[offMethod]),
+		Status:   binary.BigEndian.Uint16(b[offStatus:]),
+		Attr:     AttrID(binary.BigEndian.Uint16(b[offAttrID:])),
+		Modifier: binary.BigEndian.Uint32(b[offAttrModifier:]),
+	}
+	switch p.Class {
+	case ClassSubnLID, ClassSubnDirected:
+		p.Data = append([]byte(nil), b[offData:offData+smpDataSize]...)
+	case ClassPerf:
+		p.Data = append([]byte(nil), b[offData:]...)
+	case ClassSubnAdm:
+		// Active and not the last segment (RMPP flags, IBA 13.6.2.1).
+		f := b[offRMPPFlags]
+		p.Cut = f&rmppFlagActive != 0 && f&rmppFlagLast == 0
+		p.Data = append([]byte(nil), b[offSAData:]...)
+	}
+	if p.Class == ClassSubnDirected {
+		// The status word's top bit is the D bit: set in replies travelling back.
+		p.Status &^= drDirectionBit
+	}
+	return p, nil
 }
 
 // classVersion is the class version ibkey speaks for c (IBA 13.4.2 for the SMP and
@@ -358,33 +380,6 @@ func checkHeader(b []byte) error {
 		return fmt.Errorf("directed route hop count %d, at most %d", b[offHopCount], MaxHops)
 	}
 	return nil
-}
-
-// packetOf decodes the MAD b, which checkHeader accepted.
-func packetOf(b []byte) *Packet {
-	p := &Packet{
-		Class:    Class(b[offClass]),
-		Method:   Method(b[offMethod]),
-		Status:   binary.BigEndian.Uint16(b[offStatus:]),
-		Attr:     AttrID(binary.BigEndian.Uint16(b[offAttrID:])),
-		Modifier: binary.BigEndian.Uint32(b[offAttrModifier:]),
-	}
-	switch p.Class {
-	case ClassSubnLID, ClassSubnDirected:
-		p.Data = append([]byte(nil), b[offData:offData+smpDataSize]...)
-	case ClassPerf:
-		p.Data = append([]byte(nil), b[offData:]...)
-	case ClassSubnAdm:
-		// Active and not the last segment (RMPP flags, IBA 13.6.2.1).
-		f := b[offRMPPFlags]
-		p.Cut = f&rmppFlagActive != 0 && f&rmppFlagLast == 0
-		p.Data = append([]byte(nil), b[offSAData:]...)
-	}
-	if p.Class == ClassSubnDirected {
-		// The status word's top bit is the D bit: set in replies travelling back.
-		p.Status &^= drDirectionBit
-	}
-	return p
 }
 
 // StatusError is a reply whose MAD status is not success (IBA 13.4.7).

@@ -305,7 +305,8 @@ func (e *engine) Do(ctx context.Context, req Request) (*Packet, error) {
 	if c.Err != nil {
 		return nil, c.Err
 	}
-	return packetOf(c.reply[:]), nil // checked by checkReply
+	// checkReply took the reply; Decode's header checks are the same (checkHeader).
+	return Decode(c.reply[:])
 }
 
 // Exchange implements Exchanger.
