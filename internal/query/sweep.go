@@ -101,13 +101,13 @@ type sweeper struct {
 	count sweepCounters // for opts.Progress
 
 	// The calls of a level's batches, reused level after level (readLevel).
-	calls, tcalls []mad.Call
+	calls []mad.Call
 }
 
 // reuse empties buf for a batch of up to n calls. A call holds its 256-byte reply:
 // each batch allocated afresh made a 512-node sweep allocate 2.3 MB of calls, and
 // the garbage collector's work and the page faults on fresh memory cost CPU per MAD;
-// reused, each buffer grows to what the largest level needs (1.4 MB in all).
+// one buffer reused grows to what the largest level needs (1.1 MB in all).
 func reuse(buf []mad.Call, n int) []mad.Call {
 	if cap(buf) < n {
 		return make([]mad.Call, 0, n)
@@ -219,14 +219,18 @@ func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, visits [
 	// they are filled: a call holds its 256-byte reply, a 2,000-node sweep sends
 	// 19,000, and growing them by appending cost a fifth more CPU per MAD
 	// (BenchmarkLabSweep at 512 nodes: 8.1 instead of 6.2 µs; the budget is 8).
-	size := len(visits)
+	// Batch 2 follows batch 1 in the same buffer, with room for two blocks per port
+	// (a 64-entry table) before it grows.
+	size, ports := len(visits), len(visits)
 	for _, n := range frontier {
 		size += 1 + len(n.node.Ports) // NodeDescription, PortInfo
 		if n.info.NodeType == mad.NodeSwitch {
 			size++ // SwitchInfo
 		}
+		ports += len(n.node.Ports)
 	}
-	calls := reuse(s.calls, size)
+	calls := reuse(s.calls, size+2*ports)
+	s.calls = calls
 	add := func(path []uint8, attr mad.AttrID, mod uint32) int {
 		// The route is shared, not copied: requests only read it.
 		calls = append(calls, mad.Call{Req: mad.Request{Addr: mad.Address{Directed: true, Path: path}, Class: mad.ClassSubnLID, Method: mad.MethodGet, Attr: attr, Modifier: mod}})
@@ -285,8 +289,7 @@ func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, visits [
 		p          *fabric.Port
 		start, end int
 	}
-	// Room for two blocks per port (a 64-entry table) before the slice grows.
-	tcalls := reuse(s.tcalls, 2*len(reads))
+	tcalls := calls[len(calls):len(calls)]
 	tables := make([]tableRead, 0, len(reads))
 	for _, r := range reads {
 		n, p := r.n, r.n.node.Ports[r.i]
@@ -351,7 +354,6 @@ func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, visits [
 		}
 		tables = append(tables, tableRead{p: p, start: start, end: len(tcalls)})
 	}
-	s.tcalls = tcalls
 	s.exchange(ctx, tcalls)
 	for _, tr := range tables {
 		t, err := mad.PKeyTableFromCalls[check.PKey](tcalls[tr.start:tr.end], uint8(tr.p.Num), tr.p.TableSize)
@@ -370,7 +372,7 @@ func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, visits [
 			most += len(ln.n.node.Ports)
 		}
 	}
-	pcalls := reuse(calls, most)
+	pcalls := reuse(s.calls, most)
 	probes := make([]probe, 0, most)
 	for k := range nodes {
 		ln := &nodes[k]
