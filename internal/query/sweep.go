@@ -289,7 +289,7 @@ func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, visits [
 		p          *fabric.Port
 		start, end int
 	}
-	tcalls := calls[len(calls):len(calls)]
+	tcalls := calls[len(calls):]
 	tables := make([]tableRead, 0, len(reads))
 	for _, r := range reads {
 		n, p := r.n, r.n.node.Ports[r.i]
