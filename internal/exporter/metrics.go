@@ -190,7 +190,7 @@ func Catalog() []*Metric {
 		mFPortInfo, mFPortState, mFEntry, mFTableSize, mFTableValid, mFTableUnread,
 		mFRcvConstraint, mFXmitConstraint, mFPKeyViolations, mFQKeyViolations, mFSaturated, mFUnreadable,
 		mFindings, mFPortFinding,
-		mSMEvents,
+		mSMEvents, mSMLogLines,
 	}
 }
 
