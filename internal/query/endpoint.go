@@ -175,6 +175,9 @@ func ResolveEndpointsFrom(src EndpointSources, specs ...check.EndpointSpec) ([]R
 			e.QKeyRule, e.QKeyRuleReason = check.QKeyRuleFor(check.QKeyDevice{Name: labels[i]})
 		}
 		r.Endpoint, r.View = e, v
+		if f == nil {
+			r.unreadAlternative(v)
+		}
 		out[i] = r
 	}
 	if unresolved != nil {

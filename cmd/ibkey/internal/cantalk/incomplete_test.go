@@ -14,7 +14,8 @@ import (
 
 // TestJSONIncomplete: a verdict that depends on an entry not read is "unknown", exits
 // 4 and lists it in incomplete (kind unread-entries), for a port endpoint and for a
-// key= endpoint whose entry may be the unread one; a definite answer has none (the
+// key= endpoint whose entry may be the unread one, or whose full entry may be (only a
+// limited one was read); a definite answer has none (the
 // runner checks "incomplete exactly on exit 4").
 func TestJSONIncomplete(t *testing.T) {
 	for _, tc := range []struct {
@@ -25,6 +26,11 @@ func TestJSONIncomplete(t *testing.T) {
 		{"mlx5_1/1", "0x8009", "unknown", 4},
 		{"mlx5_1/1,pkey=0x8009", "0x8009", "unknown", 4},
 		{"mlx5_1/1", "0x8002", "yes", 0},
+		// Only a limited entry was read for pkey=, and entry 3 was not: if it holds
+		// 0x8003, ib_find_pkey picks it and the answer is yes (red-team finding 1).
+		{"mlx5_1/1,pkey=0x0003", "0x0003", "unknown", 4},
+		// Against a full member the answer is yes either way.
+		{"mlx5_1/1,pkey=0x0003", "0x8003", "yes", 0},
 	} {
 		r := cmdtest.Run(t, root, false, nil, "--sysfs", cmdtest.MLX5, "can-talk", tc.a, tc.b, "-o", "json")
 		var doc struct {
