@@ -587,6 +587,23 @@ func TestCanTalkLinkLayers(t *testing.T) {
 	if v := CanTalk(ib, QPEndpoint("0x8001", 0xffff, QPAny)); !v.CanTalk() {
 		t.Errorf("a QP with an unknown link layer: %+v", v)
 	}
+	// A link layer not read is not "the same" (red-team finding 2): unknown, against
+	// a known one or another not read; a definite no stays no.
+	lost := ib
+	lost.LinkLayer, lost.LinkLayerMissing = "", "link_layer: file does not exist"
+	for _, o := range []Endpoint{roce, ib, {Label: "x/1", Port: true, LinkLayerMissing: "link_layer: permission denied", Entries: ib.Entries}} {
+		v := CanTalk(lost, o)
+		if v.Kind != VerdictUnknown || len(v.NotChecked) != 1 || v.NotChecked[0].Cause != NotCheckedLinkLayer ||
+			!strings.Contains(v.NotChecked[0].Sentence, "link layer of mlx5_0/1 not read") {
+			t.Errorf("link layer not read vs %s: %s %+v", o.Label, v.Kind, v.NotChecked)
+		}
+	}
+	if v := CanTalk(lost, QPEndpoint("0x8001", 0xffff, QPAny)); !v.CanTalk() {
+		t.Errorf("link layer not read vs a bare P_Key: %s", v.Kind)
+	}
+	if v := CanTalk(lost, QPEndpoint("0x8002", 0x8002, QPAny)); v.Kind != VerdictNo {
+		t.Errorf("link layer not read, no shared partition: %s, want no", v.Kind)
+	}
 	roce2 := roce
 	roce2.Label = "mlx5_3/1"
 	if v := CanTalk(roce, roce2); !v.CanTalk() {

@@ -260,6 +260,9 @@ func resolvePort(s check.EndpointSpec, label string, v *PortView) (check.Endpoin
 	}
 	e, err := s.Endpoint(label, v.Table.checkEntries())
 	e.LinkLayer = v.LinkLayer()
+	if !v.Port.LinkLayer.OK() {
+		e.LinkLayerMissing = v.Port.LinkLayer.Missing
+	}
 	return e, err
 }
 
