@@ -303,9 +303,9 @@ type Verdict struct {
 	NotChecked []NotChecked
 }
 
-// CanTalk: both directions pass every rule that could be checked (Kind is yes). A
-// rule that could not be decided (a Q_Key not given) does not fail it; it is named
-// in Reasons.
+// CanTalk: both directions pass every rule (Kind is yes). A rule that could not be
+// decided (Q_Keys of UD QPs not given, a link layer not read) makes the verdict
+// unknown (DependsOn), never a yes.
 func (v Verdict) CanTalk() bool { return v.Kind == VerdictYes }
 
 // OneWay: exactly one direction works, and that is known (Kind is one-way).
@@ -332,6 +332,9 @@ const (
 	// NotCheckedLinkLayer: an end's link layer was not read, and the other end's is
 	// known (or not read either): they may be on different fabrics.
 	NotCheckedLinkLayer
+	// NotCheckedQKeys: UD QPs whose Q_Keys were not given: the P_Keys allow the
+	// direction, the Q_Key rule was not checked.
+	NotCheckedQKeys
 )
 
 // DependsOn makes v unknown: the answer depends on nc, which was not checked (the
@@ -496,8 +499,23 @@ func CanTalk(a, b Endpoint) Verdict {
 		v.NotChecked = nil // only an unknown depends on what was not checked
 	}
 	v.applyPortRules(a, b)
+	v.qkeysNotGiven()
 	v.linkLayerNotRead(a, b)
 	return v
+}
+
+// qkeysNotGiven: between UD QPs the Q_Key rule decides delivery (IBA 10.2.5), so a
+// direction the other rules pass whose Q_Keys were not given is not known to work.
+func (v *Verdict) qkeysNotGiven() {
+	if v.Kind != VerdictYes && v.Kind != VerdictOneWay {
+		return
+	}
+	for _, d := range []Direction{v.AToB, v.BToA} {
+		if d.OK && d.QKey == QKeyNotChecked {
+			v.DependsOn(NotChecked{Cause: NotCheckedQKeys, Sentence: "the P_Keys allow it; the Q_Keys were not given (UD QPs deliver only when the Q_Key sent is the one the receiver's QP holds, IBA 10.2.5)"})
+			return
+		}
+	}
 }
 
 // linkLayerNotRead: a port whose link layer was not read may be on another fabric

@@ -441,6 +441,9 @@ func headline(v check.Verdict) string {
 	case check.VerdictDifferentSubnets:
 		return fmt.Sprintf("UNKNOWN (DIFFERENT SUBNETS): %s and %s can reach each other only through a router, which is not checked", v.A.Label, v.B.Label)
 	case check.VerdictUnknown:
+		if len(v.NotChecked) == 1 && v.NotChecked[0].Cause == check.NotCheckedQKeys {
+			return fmt.Sprintf("UNKNOWN: whether %s and %s can talk depends on their Q_Keys, which were not given", v.A.Label, v.B.Label)
+		}
 		return fmt.Sprintf("UNKNOWN: whether %s and %s can talk depends on what was not read", v.A.Label, v.B.Label)
 	}
 	return fmt.Sprintf("NO: %s and %s cannot talk", v.A.Label, v.B.Label)

@@ -55,7 +55,7 @@ func TestCanTalk(t *testing.T) {
 		{Name: "wr_qkey_top_bit_uses_context", Args: []string{"can-talk", "pkey=0x8001,qp=ud,qkey=0x11,wr_qkey=0x80000000", "pkey=0x0001,qp=ud,qkey=0x11"}, Code: 0},
 		{Name: "wr_qkey_one_way", Args: []string{"can-talk", "pkey=0x8001,qp=ud,qkey=0x11,wr_qkey=0x12", "pkey=0x0001,qp=ud,qkey=0x11"}, Code: 1},
 		{Name: "wr_qkey_one_way_json", Args: []string{"can-talk", "pkey=0x8001,qp=ud,qkey=0x11,wr_qkey=0x12", "pkey=0x0001,qp=ud,qkey=0x11", "-o", "json"}, Code: 1},
-		{Name: "qkey_not_checked", Args: []string{"can-talk", "0x8001,qp=ud", "0x0001,qp=ud,qkey=0x11"}, Code: 0},
+		{Name: "qkey_not_checked", Args: []string{"can-talk", "0x8001,qp=ud", "0x0001,qp=ud,qkey=0x11"}, Code: 4},
 		{Name: "rc_qkey_ignored", Args: []string{"can-talk", "0x8001,qp=rc,qkey=0x11", "0x0001,qp=rc,qkey=0x12"}, Code: 0},
 		{Name: "ud_vs_rc", Args: []string{"can-talk", "0x8001,qp=ud", "0x0001,qp=rc"}, Code: 1},
 		{Name: "ipoib_children", Args: []string{"--sysfs", cmdtest.MLX5, "can-talk", "ib0.8001,qp=ud,qkey=0x11", "mlx5_1/1,qp=ud,qkey=0x11"}, Code: 0},
