@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 	"slices"
 	"sort"
 	"strconv"
@@ -317,11 +318,15 @@ func (h *Host) Load(sel Selector, opt LoadOptions) ([]*PortView, error) {
 		}
 	}
 	if opt.Interfaces {
-		ifs, err := h.Sys.IPoIBInterfaces()
+		ifs, unread, err := h.Sys.IPoIBInterfaces()
 		if err != nil {
 			return nil, &EnvError{Msg: err.Error()}
 		}
-		attachInterfaces(views, ifs)
+		// An interface not read may run on these ports: not read, never absent.
+		for _, u := range unread {
+			partial.Unread = append(partial.Unread, Unread{What: "interface " + u.Name, Port: -1, Err: u.Err})
+		}
+		partial.Unread = append(partial.Unread, attachInterfaces(views, ifs)...)
 	}
 	for _, v := range views {
 		v.Warnings = append(v.Warnings, portWarnings(v)...)
@@ -461,17 +466,42 @@ func (t *Table) FindIndex(key check.PKey) (*Entry, bool) {
 	return nil, false
 }
 
-func attachInterfaces(views []*PortView, ifs []ibverbs.NetInterface) {
+// attachInterfaces maps IPoIB interfaces to the views by GID 0. It returns the
+// interfaces that could not be mapped for want of a read: an address or pkey file not
+// read, or an address that names no port while some port's GID 0 was not read (the
+// interface may run on it). Device is "" and Port -1 in them: the port is unknown.
+func attachInterfaces(views []*PortView, ifs []ibverbs.NetInterface) []Unread {
 	sort.Slice(ifs, func(i, j int) bool { return ifs[i].Name < ifs[j].Name })
+	var noGID []string
+	for _, v := range views {
+		if !v.Port.GID0.OK() {
+			noGID = append(noGID, fmt.Sprintf("%s (%s)", v.Ref(), v.Port.GID0.Missing))
+		}
+	}
+	var unread []Unread
 	for _, nif := range ifs {
-		if !nif.Address.OK() || len(nif.Address.Value) != 20 || !nif.PKey.OK() {
+		var why string
+		switch {
+		case !nif.Address.OK():
+			why = nif.Address.Missing
+		case len(nif.Address.Value) != 20:
+			why = fmt.Sprintf("address: %d bytes, not the 20 of an IPoIB address", len(nif.Address.Value))
+		case !nif.PKey.OK():
+			why = nif.PKey.Missing
+		}
+		if why != "" {
+			// Named with its path: the reason is a label of the exporter's metric,
+			// which must differ between interfaces.
+			unread = append(unread, Unread{What: "interface " + nif.Name, Port: -1, Err: errors.New(path.Join(ibverbs.ClassNet, nif.Name, why))})
 			continue
 		}
 		gid := nif.Address.Value[4:]
+		matched := false
 		for _, v := range views {
 			if !v.Port.GID0.OK() || !bytes.Equal(v.Port.GID0.Value[:], gid) {
 				continue
 			}
+			matched = true
 			ip := IPoIB{Name: nif.Name, PKey: check.PKey(nif.PKey.Value), Parent: nif.Parent.Value,
 				OperState: nif.OperState.Value, Index: -1}
 			if v.Table != nil {
@@ -488,7 +518,12 @@ func attachInterfaces(views []*PortView, ifs []ibverbs.NetInterface) {
 			}
 			v.Interfaces = append(v.Interfaces, ip)
 		}
+		if !matched && len(noGID) > 0 {
+			unread = append(unread, Unread{What: "interface " + nif.Name, Port: -1,
+				Err: fmt.Errorf("not matched: GID 0 of %s not read, and %s may run there", strings.Join(textsafe.Capped(noGID, MaxListed), ", "), nif.Name)})
+		}
 	}
+	return unread
 }
 
 func portWarnings(v *PortView) []string {

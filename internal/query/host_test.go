@@ -3,6 +3,9 @@ package query
 import (
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -314,5 +317,53 @@ func TestTableAbsentOrNotRead(t *testing.T) {
 	}
 	if FindExitCode([]FindResult{FindPKey(iw, 0x8001)}) != 1 || FindExitCode([]FindResult{FindPKey(ib, 0x8001)}) != 4 {
 		t.Error("a port without a table is a definite no; a table not read is not")
+	}
+}
+
+// oddTree copies testdata/sysfs/mlx5 to a temp dir and breaks it with damage (run
+// with the copy's root and mlx5_0's PCI directory below it).
+func oddTree(t *testing.T, damage func(root, dev0 string) error) *Host {
+	t.Helper()
+	root := filepath.Join(t.TempDir(), "mlx5")
+	if out, err := exec.Command("cp", "-a", "../../testdata/sysfs/mlx5", root).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v %s", err, out)
+	}
+	if err := damage(root, filepath.Join(root, "devices/pci0000:00/0000:03:00.0")); err != nil {
+		t.Fatal(err)
+	}
+	return &Host{Sys: ibverbs.Open(root)}
+}
+
+// TestInterfacesNotRead: an IPoIB interface that could not be read (a dangling
+// class/net link, a type file that cannot be read) or matched (a port's GID 0 not
+// read) is named as not read (PartialError: exit 4), never left out (red-team
+// finding 3).
+func TestInterfacesNotRead(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		damage func(root, dev0 string) error
+		want   string
+	}{
+		{"dangling", func(_, dev0 string) error { return os.RemoveAll(dev0 + "/net/ib0.8002") },
+			"interface ib0.8002: " /* the reason follows */},
+		{"type unreadable", func(_, dev0 string) error {
+			f := dev0 + "/net/ib0.8004/type"
+			return errors.Join(os.Remove(f), os.Symlink("type", f))
+		}, "interface ib0.8004: "},
+		{"gid0 missing", func(_, dev0 string) error { return os.Remove(dev0 + "/infiniband/mlx5_0/ports/1/gids/0") },
+			"interface ib0.8004: not matched: GID 0 of mlx5_0/1 (gids/0: does not exist) not read"},
+	} {
+		h := oddTree(t, tc.damage)
+		views, err := h.Load(Selector{Device: "mlx5_0"}, LoadOptions{Tables: true, Interfaces: true})
+		var pe *PartialError
+		if !errors.As(err, &pe) || len(views) != 1 || !strings.Contains(pe.Error(), tc.want) {
+			t.Errorf("%s: Load = %d views, %v; want a PartialError with %q", tc.name, len(views), err, tc.want)
+		}
+	}
+	h := oddTree(t, func(_, dev0 string) error { return os.Remove(dev0 + "/infiniband/mlx5_0/ports/1/gids/0") })
+	_, _, err := h.ResolveDeviceOrInterface(Selector{Device: "ib0.8004"}, func(string) {})
+	var ue *UnknownError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "GID 0 of mlx5_0/1") {
+		t.Errorf("pkeys ib0.8004 with GID 0 not read: %v, want an UnknownError naming GID 0", err)
 	}
 }
