@@ -224,6 +224,20 @@ func (t *Table) Unread() []int {
 	return out
 }
 
+// UnreadEntries says which entries of v's table could not be read, for a note or an
+// "incomplete" item: "mlx5_1/1: 1 P_Key table entry could not be read (index 3)";
+// "" when every entry was read or no table was.
+func (v *PortView) UnreadEntries() string {
+	if v.Table == nil {
+		return ""
+	}
+	unread := v.Table.Unread()
+	if len(unread) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s: %s could not be read (%s)", v.Ref(), textsafe.Plural(len(unread), "P_Key table entry", "P_Key table entries"), indexList(unread))
+}
+
 // Entry is one decoded table entry.
 type Entry struct {
 	Index int
@@ -356,7 +370,10 @@ func (h *Host) loadPort(d *ibverbs.Device, num int, tables bool) (*PortView, err
 			v.TableMissing, v.TableAbsent = NoTableDir(v)
 			return v, nil
 		}
-		return nil, err
+		// The port's state, LID and rate were read: its row stays, with the table
+		// not read and why (n/a, never "none"; the command exits 4).
+		v.TableMissing = "P_Key table not read: " + err.Error()
+		return v, nil
 	}
 	if len(raw) == 0 {
 		// The kernel creates pkeys/ only for a non-zero table length, so an empty one

@@ -210,13 +210,17 @@ func runPKeys(o *PKeysOptions) error {
 }
 
 // unreadTables lists the ports whose P_Key table exists but was not read (a DOWN CA
-// port over the fabric, a saved tree without pkeys/): the answer is incomplete, exit 4.
-// A port with no table at all (iWARP) is complete: "none".
+// port over the fabric, a saved tree without pkeys/), and those with entries not read
+// (the port's warning names them): the answer is incomplete, exit 4. A port with no
+// table at all (iWARP) is complete: "none".
 func unreadTables(views []*query.PortView) []cmdutil.Incomplete {
 	var out []cmdutil.Incomplete
 	for _, v := range views {
 		if v.Table == nil && !v.TableAbsent {
 			out = append(out, cmdutil.Incomplete{Kind: cmdutil.IncompleteUnreadTable, Message: v.Ref().String() + ": " + v.TableMissing})
+		}
+		if u := v.UnreadEntries(); u != "" {
+			out = append(out, cmdutil.Incomplete{Kind: cmdutil.IncompleteUnreadEntries, Message: u})
 		}
 	}
 	return out
