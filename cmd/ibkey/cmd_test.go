@@ -43,9 +43,10 @@ func TestEnvironment(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stderr, "demo host") {
 		t.Errorf("IBKEY_DEMO: %+v", r)
 	}
-	// --sysfs wins over IBKEY_SYSFS.
+	// --sysfs wins over IBKEY_SYSFS (exit 4: the fixture's entry mlx5_1/1[3] is not
+	// read; /nonexistent would be 3).
 	r = runIbkey(t, false, map[string]string{"IBKEY_SYSFS": "/nonexistent"}, "--sysfs", mlx5, "devices")
-	if r.code != 0 {
+	if r.code != 4 || !strings.Contains(r.stdout, "mlx5_1") {
 		t.Errorf("--sysfs over IBKEY_SYSFS: %+v", r)
 	}
 }
