@@ -66,7 +66,9 @@ func endpointSourceError(token string, spec check.EndpointSpec, need error) erro
 //   - *NotFoundError for a device or port that does not exist, with what does (exit 3),
 //     and for a fabric endpoint that is not in a complete sweep; *UnknownError for one
 //     not in a partial sweep (exit 4); a *UsageError for one that matches several;
-//   - *EnvError for a port with no P_Key table, or a pinned entry that cannot be read;
+//   - *EnvError for a port with no P_Key table (iWARP) or a swept port's table out of
+//     reach; *UnknownError (exit 4) for a local table that exists and was not read,
+//     or a pinned entry that cannot be read;
 //   - *check.ResolveError when index= or pkey= is not in the port's table, or index=
 //     pins an empty (invalid) entry: no QP can use that entry to talk (a definite "no").
 //
@@ -235,6 +237,12 @@ func someOf(items []string, most int) string {
 
 func resolvePort(s check.EndpointSpec, label string, v *PortView) (check.Endpoint, error) {
 	if v.Table == nil {
+		if !v.TableAbsent && v.Fabric == nil {
+			// A local table that exists and was not read: the answer depends on it.
+			// (A swept port's table out of reach, DOWN or beyond the subnet, stays
+			// an environment answer.)
+			return check.Endpoint{}, &UnknownError{Msg: fmt.Sprintf("%s: %s: the answer depends on it", v.Ref(), v.TableMissing)}
+		}
 		return check.Endpoint{}, &EnvError{Msg: fmt.Sprintf("%s: %s", v.Ref(), v.TableMissing)}
 	}
 	if s.Index != nil {
@@ -246,7 +254,8 @@ func resolvePort(s check.EndpointSpec, label string, v *PortView) (check.Endpoin
 			}
 			switch {
 			case e.Unreadable != "":
-				return check.Endpoint{}, &EnvError{Msg: fmt.Sprintf("%s: P_Key table entry %d could not be read (%s)", v.Ref(), e.Index, e.Unreadable)}
+				// Not read: the answer depends on it (exit 4), never 3.
+				return check.Endpoint{}, &UnknownError{Msg: fmt.Sprintf("%s: P_Key table entry %d could not be read (%s): the answer depends on it", v.Ref(), e.Index, e.Unreadable)}
 			case !e.Valid():
 				what := "an empty entry"
 				if e.Hole {

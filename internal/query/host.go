@@ -322,8 +322,10 @@ func (h *Host) Load(sel Selector, opt LoadOptions) ([]*PortView, error) {
 	}
 	if len(failed) > 0 {
 		if sel.HasPort || len(partial.Unread) == 0 && asked == 1 {
-			// The one port asked for: its error is the answer.
-			return nil, &EnvError{Msg: failed[0].Err.Error()}
+			// The one port asked for: its error is the answer. It exists and was
+			// not read (an unparsable state, a file that cannot be read): exit 4,
+			// as in a listing, never 3 (a port that does not exist).
+			return nil, &UnknownError{Msg: "not read: " + failed[0].Err.Error()}
 		}
 		// Show the ports that were read; list the others.
 		partial.Unread = append(partial.Unread, failed...)

@@ -367,3 +367,26 @@ func TestInterfacesNotRead(t *testing.T) {
 		t.Errorf("pkeys ib0.8004 with GID 0 not read: %v, want an UnknownError naming GID 0", err)
 	}
 }
+
+// TestNotReadIsUnknown: a port, entry or table that exists and was not read is an
+// *UnknownError (exit 4) when it is the answer, as in a listing, never an *EnvError
+// (exit 3, which is for what does not exist) (red-team finding 8).
+func TestNotReadIsUnknown(t *testing.T) {
+	var ue *UnknownError
+	h := oddTree(t, func(_, dev0 string) error {
+		return os.WriteFile(dev0+"/infiniband/mlx5_0/ports/1/state", []byte("garbage\n"), 0o644)
+	})
+	if _, err := h.Load(Selector{Device: "mlx5_0"}, LoadOptions{Tables: true}); !errors.As(err, &ue) {
+		t.Errorf("a port whose state is unparsable, its device named: %T %v", err, err)
+	}
+	if _, err := h.Load(Selector{Device: "mlx5_0", Port: 1, HasPort: true}, LoadOptions{Tables: true}); !errors.As(err, &ue) {
+		t.Errorf("a port whose state is unparsable, named: %T %v", err, err)
+	}
+	h = &Host{Sys: ibverbs.Open("../../testdata/sysfs/mlx5")}
+	idx := 3
+	_, err := ResolveEndpointsFrom(EndpointSources{Host: func() *Host { return h }},
+		check.EndpointSpec{Kind: check.EndpointPort, Device: "mlx5_1", Port: 1, Index: &idx}, check.EndpointSpec{Kind: check.EndpointPKey})
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "entry 3 could not be read") {
+		t.Errorf("index= of an entry not read: %T %v", err, err)
+	}
+}
