@@ -67,8 +67,8 @@ func endpointSourceError(token string, spec check.EndpointSpec, need error) erro
 //     and for a fabric endpoint that is not in a complete sweep; *UnknownError for one
 //     not in a partial sweep (exit 4); a *UsageError for one that matches several;
 //   - *EnvError for a port with no P_Key table (iWARP) or a swept port's table out of
-//     reach; *UnknownError (exit 4) for a local table that exists and was not read,
-//     or a pinned entry that cannot be read;
+//     reach; *UnknownError (exit 4) for a local table that exists and was not read;
+//   - *check.ResolveError with Unknown for a pinned entry that cannot be read (exit 4);
 //   - *check.ResolveError when index= or pkey= is not in the port's table, or index=
 //     pins an empty (invalid) entry: no QP can use that entry to talk (a definite "no").
 //
@@ -254,8 +254,9 @@ func resolvePort(s check.EndpointSpec, label string, v *PortView) (check.Endpoin
 			}
 			switch {
 			case e.Unreadable != "":
-				// Not read: the answer depends on it (exit 4), never 3.
-				return check.Endpoint{}, &UnknownError{Msg: fmt.Sprintf("%s: P_Key table entry %d could not be read (%s): the answer depends on it", v.Ref(), e.Index, e.Unreadable)}
+				// Not read: the answer depends on it (unknown, exit 4), never 3.
+				return check.Endpoint{}, &check.ResolveError{Endpoint: s.String(), Unknown: true, Problem: fmt.Sprintf(
+					"P_Key table entry %d of %s could not be read (%s): the answer depends on it", e.Index, v.Ref(), e.Unreadable)}
 			case !e.Valid():
 				what := "an empty entry"
 				if e.Hole {

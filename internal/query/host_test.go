@@ -386,7 +386,8 @@ func TestNotReadIsUnknown(t *testing.T) {
 	idx := 3
 	_, err := ResolveEndpointsFrom(EndpointSources{Host: func() *Host { return h }},
 		check.EndpointSpec{Kind: check.EndpointPort, Device: "mlx5_1", Port: 1, Index: &idx}, check.EndpointSpec{Kind: check.EndpointPKey})
-	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "entry 3 could not be read") {
+	var re *check.ResolveError
+	if !errors.As(err, &re) || !re.Unknown || !strings.Contains(err.Error(), "entry 3 of mlx5_1/1 could not be read") {
 		t.Errorf("index= of an entry not read: %T %v", err, err)
 	}
 }

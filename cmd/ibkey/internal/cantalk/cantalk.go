@@ -526,11 +526,11 @@ func cannotResolve(o *CanTalkOptions, specA, specB check.EndpointSpec, rerr *che
 			return err
 		}
 	} else {
-		word := "NO"
+		head := fmt.Sprintf("NO: %s and %s cannot talk", specA, specB)
 		if rerr.Unknown {
-			word = "UNKNOWN"
+			head = fmt.Sprintf("UNKNOWN: whether %s and %s can talk depends on what was not read", specA, specB)
 		}
-		fmt.Fprintf(o.IO.Out, "%s: %s and %s cannot talk\n  %s\n", word, specA, specB, reason)
+		fmt.Fprintf(o.IO.Out, "%s\n  %s\n", head, reason)
 	}
 	if rerr.Unknown {
 		// The entry may be among those not read: not a definite no.

@@ -31,6 +31,9 @@ func TestJSONIncomplete(t *testing.T) {
 		{"mlx5_1/1,pkey=0x0003", "0x0003", "unknown", 4},
 		// Against a full member the answer is yes either way.
 		{"mlx5_1/1,pkey=0x0003", "0x8003", "yes", 0},
+		// index= of the entry not read: unknown, exit 4, never 3 (red-team finding 8;
+		// it was an exit-3 error case).
+		{"mlx5_1/1,index=3", "0x8001", "unknown", 4},
 	} {
 		r := cmdtest.Run(t, root, false, nil, "--sysfs", cmdtest.MLX5, "can-talk", tc.a, tc.b, "-o", "json")
 		var doc struct {
@@ -106,5 +109,15 @@ func TestPartialSweepEndpointUnknown(t *testing.T) {
 		if r.Code != tc.code || !strings.Contains(r.Stderr, tc.msg) {
 			t.Errorf("%s: exit %d, stderr %q; want exit %d and %q", filepath.Base(tc.file), r.Code, r.Stderr, tc.code, tc.msg)
 		}
+	}
+}
+
+// TestPinnedEntryNotRead: index= of an entry that could not be read is said as an
+// unknown verdict naming the entry (exit 4), not as an environment error (exit 3).
+func TestPinnedEntryNotRead(t *testing.T) {
+	r := cmdtest.Run(t, root, false, nil, "--sysfs", cmdtest.MLX5, "can-talk", "mlx5_1/1,index=3", "0x8001", "-o", "plain")
+	want := "UNKNOWN: whether mlx5_1/1,index=3 and 0x8001 can talk depends on what was not read\n  mlx5_1/1,index=3: P_Key table entry 3 of mlx5_1/1 could not be read ("
+	if r.Code != 4 || !strings.HasPrefix(r.Stdout, want) {
+		t.Errorf("exit %d, stdout %q; want 4 and %q", r.Code, r.Stdout, want)
 	}
 }
