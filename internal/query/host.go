@@ -238,6 +238,28 @@ func (v *PortView) UnreadEntries() string {
 	return fmt.Sprintf("%s: %s could not be read (%s)", v.Ref(), textsafe.Plural(len(unread), "P_Key table entry", "P_Key table entries"), indexList(unread))
 }
 
+// unreadByReason groups t's unread entries by reason, each as index ranges with the
+// reason: "3-127 (read failed: invalid argument)", at most MaxListed groups (then "and
+// N more"): a device that refuses every query, or a stray pkeys/65535, is one line.
+func unreadByReason(t *Table) []string {
+	var reasons []string
+	idx := map[string][]int{}
+	for _, e := range t.Entries {
+		if e.Unreadable == "" {
+			continue
+		}
+		if _, ok := idx[e.Unreadable]; !ok {
+			reasons = append(reasons, e.Unreadable)
+		}
+		idx[e.Unreadable] = append(idx[e.Unreadable], e.Index)
+	}
+	out := make([]string, len(reasons))
+	for i, r := range reasons {
+		out[i] = fmt.Sprintf("%s (%s)", strings.Join(indexRanges(idx[r]), ", "), r)
+	}
+	return textsafe.Capped(out, MaxListed)
+}
+
 // Entry is one decoded table entry.
 type Entry struct {
 	Index int
@@ -555,14 +577,8 @@ func portWarnings(v *PortView) []string {
 		w = append(w, fmt.Sprintf("%s is RoCE (link layer Ethernet): P_Keys are an InfiniBand feature; only the default P_Key 0xffff is used", ref))
 	}
 	if v.Table != nil {
-		var bad []string
-		for _, e := range v.Table.Entries {
-			if e.Unreadable != "" {
-				bad = append(bad, fmt.Sprintf("%d (%s)", e.Index, e.Unreadable))
-			}
-		}
-		if len(bad) > 0 {
-			w = append(w, fmt.Sprintf("%s: %s could not be read: %s", ref, textsafe.Plural(len(bad), "P_Key entry", "P_Key entries"), strings.Join(bad, ", ")))
+		if unread := v.Table.Unread(); len(unread) > 0 {
+			w = append(w, fmt.Sprintf("%s: %s could not be read: %s", ref, textsafe.Plural(len(unread), "P_Key entry", "P_Key entries"), strings.Join(unreadByReason(v.Table), ", ")))
 		}
 	}
 	for _, ip := range v.Interfaces {

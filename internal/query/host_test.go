@@ -391,3 +391,27 @@ func TestNotReadIsUnknown(t *testing.T) {
 		t.Errorf("index= of an entry not read: %T %v", err, err)
 	}
 }
+
+// TestUnreadWarningGrouped: the unreadable-entries warning groups indexes by reason as
+// ranges and caps the groups (red-team finding 9b: a stray pkeys/65535 made one line
+// of 2.2 MB, one "N (reason)" per missing index).
+func TestUnreadWarningGrouped(t *testing.T) {
+	raw := make([]ibverbs.PKeyEntry, 65536)
+	missing := errors.New("file missing from pkeys/")
+	for i := range raw {
+		raw[i] = ibverbs.PKeyEntry{Index: i, Err: missing}
+	}
+	raw[0] = ibverbs.PKeyEntry{Index: 0, Value: 0xffff}
+	raw[65535] = ibverbs.PKeyEntry{Index: 65535, Value: 0x8001}
+	raw[7].Err = errors.New("read failed: invalid argument")
+	for i := 100; i < 120; i += 2 {
+		raw[i].Err = fmt.Errorf("odd reason %d", i) // 10 reasons more: capped
+	}
+	v := &PortView{Port: &ibverbs.Port{Device: "rxe0", Num: 1, State: ibverbs.Enum{Num: ibverbs.StateActive}}, Table: DecodeTable(raw)}
+	w := strings.Join(portWarnings(v), "\n")
+	// 12 ranges for the first reason (8 shown), 12 reasons (5 shown).
+	want := "rxe0/1: 65534 P_Key entries could not be read: 1-6, 8-99, 101, 103, 105, 107, 109, 111, and 4 more (file missing from pkeys/), 7 (read failed: invalid argument), 100 (odd reason 100), 102 (odd reason 102), 104 (odd reason 104), and 7 more"
+	if w != want {
+		t.Errorf("warning:\n%s\nwant:\n%s", w, want)
+	}
+}
