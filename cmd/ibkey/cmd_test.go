@@ -49,6 +49,28 @@ func TestEnvironment(t *testing.T) {
 	if r.code != 4 || !strings.Contains(r.stdout, "mlx5_1") {
 		t.Errorf("--sysfs over IBKEY_SYSFS: %+v", r)
 	}
+	// IBKEY_DEMO is a boolean as strconv.ParseBool reads one; anything else is refused,
+	// never read as "no" (the real /sys was read for IBKEY_DEMO=true).
+	for v, demo := range map[string]bool{"true": true, "TRUE": true, "1": true, "0": false, "false": false} {
+		r = runIbkey(t, false, map[string]string{"IBKEY_DEMO": v, "IBKEY_SYSFS": mlx5}, "devices")
+		if r.code != 0 || strings.Contains(r.stderr, "demo host") != demo {
+			t.Errorf("IBKEY_DEMO=%s: demo host %v? %+v", v, demo, r)
+		}
+	}
+	r = runIbkey(t, false, map[string]string{"IBKEY_DEMO": "yes"}, "devices")
+	if r.code != 2 || r.stderr != "ibkey: invalid IBKEY_DEMO=\"yes\" (accepted: 1 or true for the demo host; 0, false or unset for this host's sysfs)\n" {
+		t.Errorf("IBKEY_DEMO=yes: %+v", r)
+	}
+	// A flag wins over the environment: --sysfs over IBKEY_DEMO; --demo with --sysfs
+	// names two hosts, refused rather than one read silently.
+	r = runIbkey(t, false, map[string]string{"IBKEY_DEMO": "1"}, "--sysfs", mlx5, "devices")
+	if r.code != 0 || strings.Contains(r.stderr, "demo host") || !strings.Contains(r.stdout, "mlx5_2") {
+		t.Errorf("--sysfs over IBKEY_DEMO: %+v", r)
+	}
+	r = runIbkey(t, false, nil, "--demo", "--sysfs", mlx5, "devices")
+	if r.code != 2 || !strings.Contains(r.stderr, "--demo and --sysfs") || !strings.Contains(r.stderr, "both choose the host to read: give one") {
+		t.Errorf("--demo --sysfs: %+v", r)
+	}
 }
 
 // TestCompletion: completion through the whole tree (root flags, the completion

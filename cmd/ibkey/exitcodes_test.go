@@ -101,3 +101,33 @@ func TestHelpFits80Columns(t *testing.T) {
 func testFactory() *cmdutil.Factory {
 	return cmdutil.NewFactory(&cmdutil.IOStreams{In: strings.NewReader(""), Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}, func(string) string { return "" }, nil)
 }
+
+// TestGroupAloneIsUsage: every command that only groups subcommands (`ibkey fabric`,
+// `ibkey sm`, ...) given alone is a usage mistake, exit 2, in one line naming its
+// subcommands; only the root alone shows its help.
+func TestGroupAloneIsUsage(t *testing.T) {
+	f := cmdutil.NewFactory(&cmdutil.IOStreams{}, func(string) string { return "" }, nil)
+	var groups [][]string
+	var walk func(c *cobra.Command, path []string)
+	walk = func(c *cobra.Command, path []string) {
+		if c.HasSubCommands() && len(path) > 0 {
+			groups = append(groups, path)
+		}
+		for _, sub := range c.Commands() {
+			if !sub.Hidden && sub.Name() != "help" && sub.Name() != "completion" {
+				walk(sub, append(append([]string(nil), path...), sub.Name()))
+			}
+		}
+	}
+	walk(newRootCmd(f), nil)
+	if len(groups) < 4 {
+		t.Fatalf("found %d command groups, want fabric, partitions, decode, sm, ...: %v", len(groups), groups)
+	}
+	for _, g := range groups {
+		r := runIbkey(t, false, nil, g...)
+		name := strings.Join(g, " ")
+		if r.code != 2 || !strings.Contains(r.stderr, name+" needs a subcommand") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+			t.Errorf("ibkey %s: exit %d, stderr %q; want exit 2 and one line '%s needs a subcommand'", name, r.code, r.stderr, name)
+		}
+	}
+}

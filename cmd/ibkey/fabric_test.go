@@ -17,6 +17,10 @@ import (
 // infiniband-diags are missing, and fail instead under CI (lab.Require). `make
 // fabric-test` runs them with CI=true.
 
+// fastFail makes an unanswered MAD fail fast in the lab's error tests (comparisons keep
+// the default timeout: a busy machine may answer late, and a reply costs no waiting).
+var fastFail = []string{"--mad-timeout", "200ms", "--mad-retries", "1"}
+
 // TestLabFabricErrors: what cannot be answered fails with exit 3 and one clear line,
 // within the MAD timeout, never a hang; and every run gives its ibsim slot back.
 func TestLabFabricErrors(t *testing.T) {
@@ -25,7 +29,7 @@ func TestLabFabricErrors(t *testing.T) {
 	run := func(t *testing.T, stderr string, args ...string) {
 		t.Helper()
 		start := time.Now()
-		r := l.Run(t, append(append([]string{}, cmdtest.FastFail...), args...)...)
+		r := l.Run(t, append(append([]string{}, fastFail...), args...)...)
 		// 2 attempts x 200ms per MAD, and a few MADs in a row at most.
 		if d := time.Since(start); d > 3*time.Second {
 			t.Errorf("ibkey %s took %v", strings.Join(args, " "), d)
@@ -70,7 +74,7 @@ func TestLabFabricErrors(t *testing.T) {
 	})
 	t.Run("partial-list", func(t *testing.T) {
 		// What answered is printed; the LIDs that did not are named; exit 3.
-		r := l.Run(t, append(append([]string{}, cmdtest.FastFail...), "pkeys", "-o", "json", "--lid", fmt.Sprintf("%d,999", hcaB.LID))...)
+		r := l.Run(t, append(append([]string{}, fastFail...), "pkeys", "-o", "json", "--lid", fmt.Sprintf("%d,999", hcaB.LID))...)
 		var doc struct {
 			Ports []json.RawMessage `json:"ports"`
 		}

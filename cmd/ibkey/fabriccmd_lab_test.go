@@ -176,7 +176,7 @@ mgmt=0x0004 : 0x10000b=full, 0x100004=limited ;
 	if r := l.Run(t, "can-talk", "node=HcaD", "0x8001"); r.Code != 2 || !strings.Contains(r.Stderr, "HcaD has ports 1, 2: add ,port=P") {
 		t.Errorf("node=HcaD: exit %d %s", r.Code, r.Stderr)
 	}
-	if r := l.Run(t, append([]string{"can-talk", "lid=999", "0x8001"}, cmdtest.FastFail...)...); r.Code != 3 || !strings.Contains(r.Stderr, "no LID 999 in the sweep (LIDs: ") {
+	if r := l.Run(t, append([]string{"can-talk", "lid=999", "0x8001"}, fastFail...)...); r.Code != 3 || !strings.Contains(r.Stderr, "no LID 999 in the sweep (LIDs: ") {
 		t.Errorf("lid=999: exit %d %s", r.Code, r.Stderr)
 	}
 }

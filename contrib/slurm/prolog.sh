@@ -27,6 +27,9 @@ tmp=$(mktemp "$state.XXXXXX") || exit 1
 rc=$?
 if [ "$rc" -eq 0 ]; then
 	chmod 0644 "$tmp" && mv "$tmp" "$state.env"
+	# What ibkey warned about (a device it could not read that no library of the
+	# job would use, an IPoIB interface missing) goes to slurmd's log.
+	grep '^warning: ' "$tmp.err" >&2
 	rm -f "$tmp.err"
 	exit 0
 fi

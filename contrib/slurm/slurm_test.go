@@ -263,3 +263,43 @@ func TestPrologSlurmctld(t *testing.T) {
 		t.Errorf("strict: exit %d", code)
 	}
 }
+
+// A device of the node that could not be read (testdata/sysfs/dangling: scif0 is a
+// dangling link) keeps the settings only when a library of the job could choose it:
+// with NCCL_IB_HCA leaving it out the Prolog writes them and logs ibkey's warning;
+// with NCCL_IB_HCA that may also pick it, ibkey exits 4 and the job runs without them
+// (a warning for the TaskProlog), or its tasks fail with IBKEY_STRICT=1.
+func TestPrologUnreadDevice(t *testing.T) {
+	tree, err := filepath.Abs("../../testdata/sysfs/dangling")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		hca, strict, file string
+	}{{"mlx4", "0", ".env"}, {"mlx4,scif0", "0", ".warn"}, {"mlx4,scif0", "1", ".fail"}} {
+		cl := &cluster{state: filepath.Join(t.TempDir(), "run-ibkey"), conf: filepath.Join(t.TempDir(), "slurm.conf")}
+		conf := fmt.Sprintf("IBKEY=%s\nIBKEY_ARGS=(--sysfs %s)\nIBKEY_WAIT=2s\nIBKEY_SOURCE=local\nIBKEY_LIBS=nccl\nIBKEY_STATE_DIR=%s\nIBKEY_STRICT=%s\n", ibkeyBin, tree, cl.state, c.strict)
+		if err := os.WriteFile(cl.conf, []byte(conf), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out, errOut, code := cl.run(t, "prolog.sh", append(prologEnv("node02", "pkey=0x7fff"), "NCCL_IB_HCA="+c.hca)...)
+		if code != 0 || out != "" || !strings.Contains(errOut, "not read: device scif0") {
+			t.Fatalf("NCCL_IB_HCA=%s: prolog exit %d, stdout %q\nstderr:\n%s", c.hca, code, out, errOut)
+		}
+		if c.file == ".env" && !strings.Contains(errOut, "it does not change the answer") {
+			t.Errorf("NCCL_IB_HCA=%s: the warning does not say why the device does not matter:\n%s", c.hca, errOut)
+		}
+		for _, f := range []string{".env", ".warn", ".fail"} {
+			_, err := os.Stat(cl.state + "/job-4242" + f)
+			if (err == nil) != (f == c.file) {
+				t.Errorf("NCCL_IB_HCA=%s IBKEY_STRICT=%s: %s exists: %v", c.hca, c.strict, f, err == nil)
+			}
+		}
+		if c.file == ".env" {
+			b, _ := os.ReadFile(cl.state + "/job-4242.env")
+			if !strings.Contains(string(b), "export NCCL_IB_PKEY=0\n") {
+				t.Errorf("settings: %q", b)
+			}
+		}
+	}
+}

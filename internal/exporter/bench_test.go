@@ -221,7 +221,7 @@ func BenchmarkFabric2000(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			recs := sweepRecords(f, tap.qkeyViolations())
+			recs := sweepRecords(f, tap.portInfos())
 			readPortCounters(ctx, tap, fab.Via, recs, nil)
 			for _, r := range recs {
 				if r.readings[0].Unavailable != "" || r.readings[0].Err != "" || r.readings[3].Unavailable != "" {

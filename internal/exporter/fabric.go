@@ -339,11 +339,11 @@ func (c *FabricCollector) sweep(ctx context.Context, tap *portInfoTap) (*fabricS
 // the audit and builds the series. got are the PortCounters read while the sweep ran
 // (nil: none).
 func (c *FabricCollector) fromFabric(ctx context.Context, f *fabric.Fabric, tap *portInfoTap, got map[pmaKey]*mad.Call) *fabricSnapshot {
-	var qkeys map[check.PortID]uint16
+	var infos map[check.PortID]tappedPortInfo
 	if tap != nil {
-		qkeys = tap.qkeyViolations()
+		infos = tap.portInfos()
 	}
-	recs := sweepRecords(f, qkeys)
+	recs := sweepRecords(f, infos)
 	late := 0
 	if c.opts.NoCounters {
 		noCounters(recs, 2)
@@ -368,7 +368,8 @@ func noCounters(recs []portRecord, n int) {
 
 // sweepRecords are the ports `ibkey fabric pkeys` shows: end ports (CA ports, switch
 // port 0) and cabled switch ports.
-func sweepRecords(f *fabric.Fabric, qkeys map[check.PortID]uint16) []portRecord {
+// infos are the PortInfo replies the tap kept (their Q_KeyViolations).
+func sweepRecords(f *fabric.Fabric, infos map[check.PortID]tappedPortInfo) []portRecord {
 	var recs []portRecord
 	for _, n := range f.Nodes {
 		nodeGUID := n.GUID.String()
@@ -399,19 +400,19 @@ func sweepRecords(f *fabric.Fabric, qkeys map[check.PortID]uint16) []portRecord 
 				r.portGUID = p.GUID.String()
 			}
 			if lid == 0 {
-				r.noPMA = "no LID (PMA PortCounters are LID-routed; no subnet manager has assigned one yet)"
+				r.noPMA = noLID
 			}
 			if r.pkeys == nil && r.tableErr == "" {
 				r.tableErr = "not read"
 			}
-			switch q, ok := qkeys[r.id]; {
+			switch pi, ok := infos[r.id]; {
 			case p.Error != "":
 				r.state = ""
 				r.readings[2] = query.Reading{Err: p.Error}
 				r.readings[3] = r.readings[2]
 			case ok:
 				r.readings[2] = query.Reading{Value: uint64(p.PKeyViolations)}
-				r.readings[3] = query.Reading{Value: uint64(q)}
+				r.readings[3] = query.Reading{Value: uint64(pi.qkey)}
 			default:
 				r.readings[2] = query.Reading{Value: uint64(p.PKeyViolations)}
 				r.readings[3] = query.Reading{Unavailable: noQKey}
@@ -422,7 +423,13 @@ func sweepRecords(f *fabric.Fabric, qkeys map[check.PortID]uint16) []portRecord 
 	return recs
 }
 
-// readNodes reads the --lid nodes' ports (tables, PortInfo, PortCounters) through tap.
+// noLID is why a port's PortCounters are not read.
+const noLID = "no LID (PMA PortCounters are LID-routed; no subnet manager has assigned one yet)"
+
+// readNodes reads the --lid nodes' ports (tables, PortInfo) through tap, and their
+// PortCounters as a sweep's are (readPortCounters): the violation counters are those
+// of the PortInfo replies the reads got, and PortCounters go where a sweep sends them,
+// a CA port's to its LID, a switch port's to the switch's (port 0's).
 func (c *FabricCollector) readNodes(ctx context.Context, tap *portInfoTap) (*fabricSnapshot, error) {
 	fab := &query.Fabric{T: tap, Via: c.fab.Via, DirectedRouteFlag: c.fab.DirectedRouteFlag}
 	views, err := fab.LoadMany(ctx, c.opts.Selectors, query.LoadOptions{Tables: true})
@@ -432,37 +439,57 @@ func (c *FabricCollector) readNodes(ctx context.Context, tap *portInfoTap) (*fab
 		}
 		return nil, err
 	}
+	infos := tap.portInfos()
 	recs := make([]portRecord, len(views))
 	for i, v := range views {
-		recs[i] = viewRecord(v)
+		r := viewRecord(v)
+		if pi, ok := infos[r.id]; ok {
+			r.readings[2] = query.Reading{Value: uint64(pi.pkey)}
+			r.readings[3] = query.Reading{Value: uint64(pi.qkey)}
+		} else { // not seen: the tap keeps every PortInfo read through it
+			r.readings[2] = query.Reading{Unavailable: noQKey}
+			r.readings[3] = r.readings[2]
+		}
+		r.pmaLID = r.viewPMALID(ctx, tap, v, infos)
+		recs[i] = r
 	}
 	if c.opts.NoCounters {
-		noCounters(recs, len(fabricCounters))
+		noCounters(recs, 2)
 	} else {
-		s, serr := query.NewFabricSampler(ctx, fab, views, c.opts.Now)
-		if serr != nil {
-			return nil, serr
-		}
-		smp := s.Take(false)
-		for i, ps := range smp.Ports {
-			if ps.Err != "" {
-				for k := range recs[i].readings {
-					recs[i].readings[k] = query.Reading{Err: ps.Err}
-				}
-				continue
-			}
-			for j, cn := range smp.Counters {
-				for k, fc := range fabricCounters {
-					if fc.counter.Name == cn.Name {
-						recs[i].readings[k] = ps.Readings[j]
-					}
-				}
-			}
-		}
+		readPortCounters(ctx, tap, c.fab.Via, recs, nil)
 	}
 	out := newSeriesSet()
 	portSeries(out, recs)
 	return &fabricSnapshot{series: out}, err
+}
+
+// viewPMALID is where the PortCounters of v's port go (0, and r.noPMA set: nowhere): a
+// CA port's own LID; a switch's LID, the one it was read at or its port 0's.
+func (r *portRecord) viewPMALID(ctx context.Context, tap *portInfoTap, v *query.PortView, infos map[check.PortID]tappedPortInfo) uint16 {
+	var lid uint16
+	switch {
+	case r.nodeType != string(check.NodeSwitch):
+		if v.Port.LID.OK() {
+			lid = v.Port.LID.Value
+		}
+	case !v.Fabric.Addr.Directed:
+		lid = v.Fabric.Addr.LID
+	default:
+		p0, ok := infos[check.PortID{Node: r.id.Node}]
+		if !ok { // port 0 was not selected: its PortInfo holds the switch's LID
+			pi, err := mad.GetPortInfo(ctx, tap, v.Fabric.Addr, 0)
+			if err != nil {
+				r.noPMA = fmt.Sprintf("the switch's LID (its port 0's PortInfo) was not read: %v", err)
+				return 0
+			}
+			p0.lid = pi.LID
+		}
+		lid = p0.lid
+	}
+	if lid == 0 {
+		r.noPMA = noLID
+	}
+	return lid
 }
 
 func viewRecord(v *query.PortView) portRecord {

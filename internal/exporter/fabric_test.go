@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -486,4 +487,84 @@ func TestFabricReopensTransport(t *testing.T) {
 	if clients, err := l2.Attached(); err != nil || len(clients) != 0 {
 		t.Errorf("ibsim clients left after Close: %v %v", clients, err)
 	}
+}
+
+// TestFabricLIDModeReadsAsSweep: --lid reads a port's counters as a sweep does (the
+// PortInfo replies its reads got, PortCounters where a sweep sends them), through every
+// kind of selector: a switch port by directed route (its LID from port 0's PortInfo,
+// read for the purpose), a switch by LID, a dual-homed CA by directed route (its other
+// port reached through its own LID), a CA by LID. Each port's counter series are the
+// sweep's.
+func TestFabricLIDModeReadsAsSweep(t *testing.T) {
+	l := startSmallLab(t)
+	tr := l.Dial(t, "HcaA", labMAD)
+	fab := &query.Fabric{T: tr, Via: "ibsim"}
+	ctx := context.Background()
+	sweep := NewFabricCollector(FabricOptions{Fabric: fab, Interval: time.Minute})
+	if err := sweep.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	swept := collect(t, sweep)
+	lidOf := func(node string) uint16 {
+		port := "1"
+		if strings.HasPrefix(node, "Switch") {
+			port = "0"
+		}
+		info := find(swept, "ibkey_fabric_port_info", "node_name", node, "port", port)
+		if len(info) != 1 {
+			t.Fatalf("%s: %d port_info series", node, len(info))
+		}
+		lid, err := strconv.Atoi(info[0].labels["lid"])
+		if err != nil || lid == 0 {
+			t.Fatalf("%s: lid %q", node, info[0].labels["lid"])
+		}
+		return uint16(lid)
+	}
+	// HcaA's port 1 leads to Switch1 (port 1); Switch1's port 3 to HcaD.
+	sels := []query.FabricSelector{
+		{Addr: mad.DirectedRoute(1), Port: 3, HasPort: true},
+		{Addr: mad.LIDAddress(lidOf("Switch2")), AllPorts: true},
+		{Addr: mad.DirectedRoute(1, 3), AllPorts: true},
+		{Addr: mad.LIDAddress(lidOf("HcaC"))},
+	}
+	c := NewFabricCollector(FabricOptions{Fabric: fab, Interval: time.Minute, Selectors: sels})
+	if err := c.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := collect(t, c)
+	ports := find(got, "ibkey_fabric_port_info")
+	if len(ports) != 1+9+2+1 {
+		t.Errorf("%d ports read, want 13 (Switch1 port 3, Switch2's 9, HcaD's 2, HcaC's 1)", len(ports))
+	}
+	compared := 0
+	for _, p := range ports {
+		id := []string{"node_guid", p.labels["node_guid"], "port", p.labels["port"]}
+		if len(find(swept, "ibkey_fabric_port_info", id...)) == 0 {
+			continue // a switch port without a cable: not a swept port
+		}
+		compared++
+		for _, fc := range fabricCounters {
+			a, b := find(got, fc.metric.Name, id...), find(swept, fc.metric.Name, id...)
+			if len(a) != 1 || len(b) != 1 || a[0].value != b[0].value {
+				t.Errorf("%s %s port %s: --lid %v, sweep %v", fc.metric.Name, p.labels["node_name"], p.labels["port"], a, b)
+			}
+		}
+		if u := find(got, "ibkey_fabric_port_unreadable", id...); len(u) != 0 {
+			t.Errorf("%s port %s: unreadable %v", p.labels["node_name"], p.labels["port"], u)
+		}
+	}
+	if compared != 1+5+2+1 {
+		t.Errorf("%d ports compared with the sweep, want 9", compared)
+	}
+	// --no-counters skips PortCounters only: the PortInfo counters are still those
+	// of the replies read (as a sweep's).
+	c = NewFabricCollector(FabricOptions{Fabric: fab, Interval: time.Minute, Selectors: sels[3:], NoCounters: true})
+	if err := c.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got = collect(t, c)
+	hcaC := []string{"node_name", "HcaC", "port", "1"}
+	expect(t, got, 0, "ibkey_fabric_port_qkey_violations", hcaC...)
+	expect(t, got, 0, "ibkey_fabric_port_pkey_violations", hcaC...)
+	expect(t, got, 1, "ibkey_fabric_port_unreadable", append(hcaC, "counter", query.RcvConstraintErrors, "reason", "not read (--no-counters)")...)
 }

@@ -13,17 +13,18 @@ import (
 	"github.com/ibkey/ibkey/internal/query"
 )
 
-// portInfoTap is the transport the exporter's sweep goes through: it passes every MAD
-// on unchanged and keeps the Q_KeyViolations of the PortInfo replies, which the
-// swept fabric model (check.Port) does not keep, so the exporter does not read every
-// port's PortInfo a second time. A directed route names one node (IBA 14.2.2: the
-// route is the list of egress ports from the local node), so a PortInfo read
-// through route R belongs to the node whose NodeInfo answered through R.
+// portInfoTap is the transport the exporter's sweep (and --lid's reads) go through: it
+// passes every MAD on unchanged and keeps the violation counters of the PortInfo
+// replies, which the swept fabric model (check.Port) and a PortView do not keep (the
+// first only P_KeyViolations), so the exporter does not read every port's PortInfo a
+// second time. A directed route or a LID names one node (IBA 14.2.2: the route is the
+// list of egress ports from the local node), so a PortInfo read through address A
+// belongs to the node whose NodeInfo answered through A.
 type portInfoTap struct {
 	t mad.Transport
 
 	mu     sync.Mutex
-	nodeAt map[string]tappedNode // directed route → the node NodeInfo returned there
+	nodeAt map[tapAddr]tappedNode // address → the node NodeInfo returned there
 	infos  []tappedPortInfo
 	// pma, when set, is given the LIDs every batch's PortInfo replies carry, to read
 	// the ports' PortCounters while the sweep goes on.
@@ -38,16 +39,23 @@ type tappedNode struct {
 	isSwitch bool
 }
 
+// tapAddr is an SMP's destination as a map key: a directed route, or a LID.
+type tapAddr struct {
+	path string // the directed route's egress ports
+	lid  uint16 // a LID-routed SMP's destination; 0 when directed
+}
+
 type tappedPortInfo struct {
-	route string
-	port  int
-	qkey  uint16
-	lid   uint16
-	up    bool // PortState INIT or above: a link
+	at   tapAddr
+	port int
+	pkey uint16
+	qkey uint16
+	lid  uint16
+	up   bool // PortState INIT or above: a link
 }
 
 func newPortInfoTap(t mad.Transport) *portInfoTap {
-	return &portInfoTap{t: t, nodeAt: map[string]tappedNode{}}
+	return &portInfoTap{t: t, nodeAt: map[tapAddr]tappedNode{}}
 }
 
 func (p *portInfoTap) Do(ctx context.Context, req mad.Request) (*mad.Packet, error) {
@@ -85,15 +93,15 @@ func (p *portInfoTap) Exchange(ctx context.Context, calls []mad.Call) error {
 // Switch ports without a link are left out (not exported unless cabled); a port with
 // no LID is not read (no SM has assigned one).
 func (p *portInfoTap) pmaPorts(infos []tappedPortInfo) []pmaKey {
-	switchLID := map[string]uint16{}
+	switchLID := map[tapAddr]uint16{}
 	for _, pi := range infos {
-		if n, ok := p.nodeAt[pi.route]; ok && n.isSwitch && pi.port == 0 {
-			switchLID[pi.route] = pi.lid
+		if n, ok := p.nodeAt[pi.at]; ok && n.isSwitch && pi.port == 0 {
+			switchLID[pi.at] = pi.lid
 		}
 	}
 	var out []pmaKey
 	for _, pi := range infos {
-		n, ok := p.nodeAt[pi.route]
+		n, ok := p.nodeAt[pi.at]
 		if !ok || pi.port > 0xff {
 			continue
 		}
@@ -102,7 +110,7 @@ func (p *portInfoTap) pmaPorts(infos []tappedPortInfo) []pmaKey {
 			if pi.port > 0 && !pi.up {
 				continue
 			}
-			lid = switchLID[pi.route]
+			lid = switchLID[pi.at]
 		}
 		if lid != 0 {
 			out = append(out, pmaKey{lid: lid, port: uint8(pi.port)})
@@ -129,31 +137,35 @@ func (p *portInfoTap) downErr() error {
 }
 
 func (p *portInfoTap) observe(req mad.Request, data []byte) {
-	if !req.Addr.Directed || req.Method != mad.MethodGet {
+	if req.Method != mad.MethodGet || req.Class != mad.ClassSubnLID && req.Class != mad.ClassSubnDirected {
 		return
+	}
+	at := tapAddr{lid: req.Addr.LID}
+	if req.Addr.Directed {
+		at = tapAddr{path: string(req.Addr.Path)}
 	}
 	switch req.Attr {
 	case mad.AttrNodeInfo:
 		if ni, err := mad.ParseNodeInfo(data); err == nil {
-			p.nodeAt[string(req.Addr.Path)] = tappedNode{guid: check.GUID(ni.NodeGUID), isSwitch: ni.NodeType == mad.NodeSwitch}
+			p.nodeAt[at] = tappedNode{guid: check.GUID(ni.NodeGUID), isSwitch: ni.NodeType == mad.NodeSwitch}
 		}
 	case mad.AttrPortInfo:
 		if pi, err := mad.ParsePortInfo(data); err == nil {
-			p.infos = append(p.infos, tappedPortInfo{route: string(req.Addr.Path), port: int(req.Modifier), qkey: pi.QKeyViolations,
+			p.infos = append(p.infos, tappedPortInfo{at: at, port: int(req.Modifier), pkey: pi.PKeyViolations, qkey: pi.QKeyViolations,
 				lid: pi.LID, up: pi.PortState >= mad.PortStateInit})
 		}
 	}
 }
 
-// qkeyViolations returns the Q_KeyViolations of every port whose PortInfo the sweep
-// read (the last read, when a port was read through two routes).
-func (p *portInfoTap) qkeyViolations() map[check.PortID]uint16 {
+// portInfos returns the PortInfo of every port read through the tap (the last read,
+// when a port was read through two addresses).
+func (p *portInfoTap) portInfos() map[check.PortID]tappedPortInfo {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	out := make(map[check.PortID]uint16, len(p.infos))
+	out := make(map[check.PortID]tappedPortInfo, len(p.infos))
 	for _, pi := range p.infos {
-		if n, ok := p.nodeAt[pi.route]; ok {
-			out[check.PortID{Node: n.guid, Port: pi.port}] = pi.qkey
+		if n, ok := p.nodeAt[pi.at]; ok {
+			out[check.PortID{Node: n.guid, Port: pi.port}] = pi
 		}
 	}
 	return out

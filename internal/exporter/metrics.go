@@ -14,6 +14,7 @@ package exporter
 import (
 	"slices"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -34,30 +35,36 @@ type Metric struct {
 	Help   string
 	Labels []string
 	Mode   Mode
-	desc   *prometheus.Desc
+
+	// Built on first use (build), not at package init: every ibkey command links this
+	// package, and the catalog's descriptors cost each one about 470 allocations at
+	// start-up (issue 23's budget).
+	once sync.Once
+	desc *prometheus.Desc
 	// sorted lists the indexes of Labels in name order, the order of a series' label
 	// pairs (client_golang's).
 	sorted []int
 }
 
 func newMetric(mode Mode, name, help string, labels ...string) *Metric {
-	sorted := make([]int, len(labels))
-	for i := range sorted {
-		sorted[i] = i
-	}
-	slices.SortFunc(sorted, func(a, b int) int { return strings.Compare(labels[a], labels[b]) })
-	return &Metric{Name: name, Help: help, Labels: labels, Mode: mode,
-		desc: prometheus.NewDesc(name, help, labels, nil), sorted: sorted}
+	return &Metric{Name: name, Help: help, Labels: labels, Mode: mode}
 }
 
-// Label sets.
-var (
-	portLabels       = []string{"device", "port"}
-	fabricPortLabels = []string{"node_guid", "node_name", "port", "lid"}
-)
+// build returns m with its descriptor and label order built.
+func (m *Metric) build() *Metric {
+	m.once.Do(func() {
+		m.sorted = make([]int, len(m.Labels))
+		for i := range m.sorted {
+			m.sorted[i] = i
+		}
+		slices.SortFunc(m.sorted, func(a, b int) int { return strings.Compare(m.Labels[a], m.Labels[b]) })
+		m.desc = prometheus.NewDesc(m.Name, m.Help, m.Labels, nil)
+	})
+	return m
+}
 
 func withLabels(base []string, more ...string) []string {
-	return append(append([]string{}, base...), more...)
+	return slices.Concat(base, more)
 }
 
 // Host mode metrics.
@@ -73,24 +80,24 @@ var (
 	mDeviceInfo = newMetric(ModeHost, "ibkey_device_info",
 		"An RDMA device (value 1), from class/infiniband/DEV.", "device", "node_type", "node_guid", "firmware_version", "hca_type")
 	mPortInfo = newMetric(ModeHost, "ibkey_port_info",
-		"A port (value 1): link layer and LID from sysfs.", withLabels(portLabels, "link_layer", "lid")...)
+		"A port (value 1): link layer and LID from sysfs.", "device", "port", "link_layer", "lid")
 	mPortState = newMetric(ModeHost, "ibkey_port_state_id",
-		"Port state from ports/N/state: 1 DOWN, 2 INIT, 3 ARMED, 4 ACTIVE, 5 ACTIVE_DEFER.", portLabels...)
+		"Port state from ports/N/state: 1 DOWN, 2 INIT, 3 ARMED, 4 ACTIVE, 5 ACTIVE_DEFER.", "device", "port")
 	mPortStateError = newMetric(ModeHost, "ibkey_port_state_unreadable",
-		"The port's state could not be read this scrape (value 1), with the reason.", withLabels(portLabels, "reason")...)
+		"The port's state could not be read this scrape (value 1), with the reason.", "device", "port", "reason")
 	mEntry = newMetric(ModeHost, "ibkey_pkey_entry_info",
 		"One valid P_Key table entry (value 1): index, P_Key, 15-bit key and membership (full or limited).",
-		withLabels(portLabels, "index", "pkey", "key", "membership")...)
+		"device", "port", "index", "pkey", "key", "membership")
 	mTableSize = newMetric(ModeHost, "ibkey_pkey_table_size",
-		"P_Key table length (entries in ports/N/pkeys/).", portLabels...)
+		"P_Key table length (entries in ports/N/pkeys/).", "device", "port")
 	mTableValid = newMetric(ModeHost, "ibkey_pkey_table_valid_entries",
-		"Entries holding a valid P_Key (15-bit key not 0).", portLabels...)
+		"Entries holding a valid P_Key (15-bit key not 0).", "device", "port")
 	mTableUnreadable = newMetric(ModeHost, "ibkey_pkey_table_unreadable_entries",
-		"Entries that could not be read: the valid count is then a lower bound.", portLabels...)
+		"Entries that could not be read: the valid count is then a lower bound.", "device", "port")
 	mTableTrusted = newMetric(ModeHost, "ibkey_pkey_table_trusted",
-		"1 when the port is ARMED or ACTIVE, the only states where the table's contents are defined.", portLabels...)
+		"1 when the port is ARMED or ACTIVE, the only states where the table's contents are defined.", "device", "port")
 	mTableMissing = newMetric(ModeHost, "ibkey_pkey_table_unavailable",
-		"The port has no P_Key table (value 1), with the reason (iWARP, no pkeys/ directory).", withLabels(portLabels, "reason")...)
+		"The port has no P_Key table (value 1), with the reason (iWARP, no pkeys/ directory).", "device", "port", "reason")
 	mIPoIB = newMetric(ModeHost, "ibkey_ipoib_interface_info",
 		"An IPoIB interface (value 1) on this port: its P_Key (pkey file, always full), the table index the kernel uses and the membership it really runs with (full, limited; none: every entry read and none holds the key; unknown: the table, or entries that may hold the key, could not be read).",
 		"interface", "parent", "device", "port", "pkey", "index", "membership")
@@ -98,17 +105,17 @@ var (
 		"1 when the interface's partition is in its port's P_Key table, 0 when every entry was read and none holds it (the interface cannot come up). Absent when not known: the table, or entries that may hold the key, could not be read.",
 		"interface", "device", "port", "pkey")
 	mRcvConstraint = newMetric(ModeHost, "ibkey_port_rcv_constraint_errors",
-		"PortRcvConstraintErrors: received packets dropped by partition enforcement (8-bit, saturates at 255; a gauge).", withLabels(portLabels, "source")...)
+		"PortRcvConstraintErrors: received packets dropped by partition enforcement (8-bit, saturates at 255; a gauge).", "device", "port", "source")
 	mXmitConstraint = newMetric(ModeHost, "ibkey_port_xmit_constraint_errors",
-		"PortXmitConstraintErrors: packets not sent because of partition enforcement (8-bit, saturates at 255; a gauge).", withLabels(portLabels, "source")...)
+		"PortXmitConstraintErrors: packets not sent because of partition enforcement (8-bit, saturates at 255; a gauge).", "device", "port", "source")
 	mPKeyViolations = newMetric(ModeHost, "ibkey_port_pkey_violations",
-		"PortInfo P_KeyViolations (ibv_query_port bad_pkey_cntr): packets with a P_Key not in the table (16-bit, saturates; a gauge).", withLabels(portLabels, "source")...)
+		"PortInfo P_KeyViolations (ibv_query_port bad_pkey_cntr): packets with a P_Key not in the table (16-bit, saturates; a gauge).", "device", "port", "source")
 	mQKeyViolations = newMetric(ModeHost, "ibkey_port_qkey_violations",
-		"PortInfo Q_KeyViolations (ibv_query_port qkey_viol_cntr): UD packets with the wrong Q_Key (16-bit, saturates; a gauge).", withLabels(portLabels, "source")...)
+		"PortInfo Q_KeyViolations (ibv_query_port qkey_viol_cntr): UD packets with the wrong Q_Key (16-bit, saturates; a gauge).", "device", "port", "source")
 	mSaturated = newMetric(ModeHost, "ibkey_port_saturated",
-		"1 when the counter is at its maximum: it no longer counts, so an unchanged value does not mean no new drops.", withLabels(portLabels, "counter")...)
+		"1 when the counter is at its maximum: it no longer counts, so an unchanged value does not mean no new drops.", "device", "port", "counter")
 	mUnreadable = newMetric(ModeHost, "ibkey_port_unreadable",
-		"The counter could not be read (value 1), with the source and the reason; its value metric is absent (not 0).", withLabels(portLabels, "counter", "source", "reason")...)
+		"The counter could not be read (value 1), with the source and the reason; its value metric is absent (not 0).", "device", "port", "counter", "source", "reason")
 )
 
 // Fabric mode metrics.
@@ -131,33 +138,33 @@ var (
 		"Links whose far end did not answer NodeInfo: the nodes behind them are not checked.")
 	mFPortInfo = newMetric(ModeFabric, "ibkey_fabric_port_info",
 		"A port the sweep read (value 1): end ports and cabled switch ports. lid is the port's LID, a switch's for its external ports.",
-		withLabels(fabricPortLabels, "node_type", "port_guid")...)
+		"node_guid", "node_name", "port", "lid", "node_type", "port_guid")
 	mFPortState = newMetric(ModeFabric, "ibkey_fabric_port_state_id",
-		"PortInfo PortState: 1 DOWN, 2 INIT, 3 ARMED, 4 ACTIVE; absent when PortInfo was not read.", fabricPortLabels...)
+		"PortInfo PortState: 1 DOWN, 2 INIT, 3 ARMED, 4 ACTIVE; absent when PortInfo was not read.", "node_guid", "node_name", "port", "lid")
 	mFEntry = newMetric(ModeFabric, "ibkey_fabric_pkey_entry_info",
-		"One valid P_Key table entry of a fabric port (value 1).", withLabels(fabricPortLabels, "index", "pkey", "key", "membership")...)
+		"One valid P_Key table entry of a fabric port (value 1).", "node_guid", "node_name", "port", "lid", "index", "pkey", "key", "membership")
 	mFTableSize = newMetric(ModeFabric, "ibkey_fabric_pkey_table_size",
-		"P_Key table length (NodeInfo PartitionCap, SwitchInfo PartitionEnforcementCap for switch external ports).", fabricPortLabels...)
+		"P_Key table length (NodeInfo PartitionCap, SwitchInfo PartitionEnforcementCap for switch external ports).", "node_guid", "node_name", "port", "lid")
 	mFTableValid = newMetric(ModeFabric, "ibkey_fabric_pkey_table_valid_entries",
-		"Entries holding a valid P_Key; absent when the table was not read.", fabricPortLabels...)
+		"Entries holding a valid P_Key; absent when the table was not read.", "node_guid", "node_name", "port", "lid")
 	mFTableUnread = newMetric(ModeFabric, "ibkey_fabric_pkey_table_unread",
-		"The port's P_Key table was not read (value 1), with the reason.", withLabels(fabricPortLabels, "reason")...)
+		"The port's P_Key table was not read (value 1), with the reason.", "node_guid", "node_name", "port", "lid", "reason")
 	mFRcvConstraint = newMetric(ModeFabric, "ibkey_fabric_port_rcv_constraint_errors",
-		"PMA PortCounters PortRcvConstraintErrors (8-bit, saturates at 255; a gauge).", fabricPortLabels...)
+		"PMA PortCounters PortRcvConstraintErrors (8-bit, saturates at 255; a gauge).", "node_guid", "node_name", "port", "lid")
 	mFXmitConstraint = newMetric(ModeFabric, "ibkey_fabric_port_xmit_constraint_errors",
-		"PMA PortCounters PortXmitConstraintErrors (8-bit, saturates at 255; a gauge).", fabricPortLabels...)
+		"PMA PortCounters PortXmitConstraintErrors (8-bit, saturates at 255; a gauge).", "node_guid", "node_name", "port", "lid")
 	mFPKeyViolations = newMetric(ModeFabric, "ibkey_fabric_port_pkey_violations",
-		"PortInfo P_KeyViolations (16-bit, saturates; a gauge).", fabricPortLabels...)
+		"PortInfo P_KeyViolations (16-bit, saturates; a gauge).", "node_guid", "node_name", "port", "lid")
 	mFQKeyViolations = newMetric(ModeFabric, "ibkey_fabric_port_qkey_violations",
-		"PortInfo Q_KeyViolations (16-bit, saturates; a gauge), from the PortInfo replies of the sweep (or of --lid).", fabricPortLabels...)
+		"PortInfo Q_KeyViolations (16-bit, saturates; a gauge), from the PortInfo replies of the sweep (or of --lid).", "node_guid", "node_name", "port", "lid")
 	mFSaturated = newMetric(ModeFabric, "ibkey_fabric_port_saturated",
-		"1 when the counter is at its maximum and no longer counts.", withLabels(fabricPortLabels, "counter")...)
+		"1 when the counter is at its maximum and no longer counts.", "node_guid", "node_name", "port", "lid", "counter")
 	mFUnreadable = newMetric(ModeFabric, "ibkey_fabric_port_unreadable",
-		"The counter could not be read (value 1), with the reason; its value metric is absent (not 0).", withLabels(fabricPortLabels, "counter", "reason")...)
+		"The counter could not be read (value 1), with the reason; its value metric is absent (not 0).", "node_guid", "node_name", "port", "lid", "counter", "reason")
 	mFindings = newMetric(ModeFabric, "ibkey_fabric_findings",
 		"Audit findings of the sweep being served (ibkey fabric check; with --partitions also the partitions.conf comparison), by rule and severity.", "rule", "severity")
 	mFPortFinding = newMetric(ModeFabric, "ibkey_fabric_port_finding_info",
-		"Findings that name this port, by rule (value: how many).", withLabels(fabricPortLabels, "rule", "severity")...)
+		"Findings that name this port, by rule (value: how many).", "node_guid", "node_name", "port", "lid", "rule", "severity")
 )
 
 // mDemo marks demo data, in either mode (DemoCollector).
@@ -169,7 +176,7 @@ func DemoCollector() prometheus.Collector { return demoCollector{} }
 
 type demoCollector struct{}
 
-func (demoCollector) Describe(ch chan<- *prometheus.Desc) { ch <- mDemo.desc }
+func (demoCollector) Describe(ch chan<- *prometheus.Desc) { ch <- mDemo.build().desc }
 func (demoCollector) Collect(ch chan<- prometheus.Metric) { ch <- gauge(mDemo, 1) }
 
 // Catalog lists every metric the exporter writes, host mode first, OpenSM's log last.
@@ -183,24 +190,24 @@ func Catalog() []*Metric {
 		mFPortInfo, mFPortState, mFEntry, mFTableSize, mFTableValid, mFTableUnread,
 		mFRcvConstraint, mFXmitConstraint, mFPKeyViolations, mFQKeyViolations, mFSaturated, mFUnreadable,
 		mFindings, mFPortFinding,
-		mSMEvents,
+		mSMEvents, mSMLogLines,
 	}
 }
 
 func describe(ch chan<- *prometheus.Desc, mode Mode) {
 	for _, m := range Catalog() {
 		if m.Mode == mode {
-			ch <- m.desc
+			ch <- m.build().desc
 		}
 	}
 }
 
 func gauge(m *Metric, v float64, labels ...string) prometheus.Metric {
-	return prometheus.MustNewConstMetric(m.desc, prometheus.GaugeValue, v, validUTF8(labels)...)
+	return prometheus.MustNewConstMetric(m.build().desc, prometheus.GaugeValue, v, validUTF8(labels)...)
 }
 
 func counter(m *Metric, v float64, labels ...string) prometheus.Metric {
-	return prometheus.MustNewConstMetric(m.desc, prometheus.CounterValue, v, validUTF8(labels)...)
+	return prometheus.MustNewConstMetric(m.build().desc, prometheus.CounterValue, v, validUTF8(labels)...)
 }
 
 // validUTF8 replaces the bytes of label values that are not UTF-8 (a reason quoting

@@ -64,7 +64,7 @@ func (s *seriesSet) add(m *Metric, v float64, values ...string) {
 	n := len(s.labels)
 	labels := s.labels[n : n+len(values) : n+len(values)]
 	s.labels = s.labels[:n+len(values)]
-	for i, j := range m.sorted {
+	for i, j := range m.build().sorted {
 		k := [2]string{m.Labels[j], values[j]}
 		lp := s.pairs[k]
 		if lp == nil {

@@ -36,15 +36,14 @@ const DefaultListen = "127.0.0.1:9893"
 const TextfileName = "ibkey.prom"
 
 // The server's limits. A scrape holds one of scrapesInFlight slots only while its
-// answer is gathered and encoded into memory (http.TimeoutHandler buffers it), never
-// while a client reads it, so a client that never reads, never sends its body or
-// pipelines requests it does not read holds a connection, not a slot; the timeouts
-// then end it. A scrape waits up to slotWait for a slot rather than getting an instant
-// 503.
+// metrics are gathered (a host's are read from sysfs then), never while its answer is
+// encoded and written: promhttp streams it to the connection, so a client that never
+// reads, never sends its body or pipelines requests it does not read holds a
+// connection, not a slot, and nothing is buffered for it; the timeouts then end it. A
+// scrape waits up to slotWait for a slot rather than getting an instant 503.
 const (
 	scrapesInFlight   = 2 // each host scrape reads sysfs
 	slotWait          = 5 * time.Second
-	scrapeTimeout     = 15 * time.Second
 	readHeaderTimeout = 10 * time.Second
 	readTimeout       = 30 * time.Second
 	writeTimeout      = 60 * time.Second
@@ -112,14 +111,15 @@ func Handler(g prometheus.Gatherer, logger *slog.Logger) (http.Handler, error) {
 		return nil, err
 	}
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", http.TimeoutHandler(waitForSlot(metrics, scrapesInFlight, slotWait), scrapeTimeout,
-		fmt.Sprintf("the scrape took longer than %v\n", scrapeTimeout)))
+	mux.Handle("GET /metrics", waitForSlot(metrics, scrapesInFlight, slotWait))
 	mux.Handle("GET /{$}", landing)
 	return mux, nil
 }
 
-// waitForSlot runs h for at most n requests at once; a request waits up to wait for a
-// slot, then gets 503 with Retry-After.
+// waitForSlot runs h for at most n requests at once until each starts its response;
+// a request waits up to wait for a slot, then gets 503 with Retry-After. The slot is
+// released when h first writes (promhttp writes once it has gathered), so a client
+// reading the answer slowly, or not at all, holds no slot.
 func waitForSlot(h http.Handler, n int, wait time.Duration) http.Handler {
 	slots := make(chan struct{}, n)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -134,10 +134,47 @@ func waitForSlot(h http.Handler, n int, wait time.Duration) http.Handler {
 		case <-r.Context().Done():
 			return
 		}
-		defer func() { <-slots }()
-		h.ServeHTTP(w, r)
+		sw := &slotWriter{ResponseWriter: w, release: func() { <-slots }}
+		defer sw.releaseSlot()
+		h.ServeHTTP(sw, r)
 	})
 }
+
+// slotWriter releases a scrape's slot at the response's first write. A write that
+// fails (the client went away, or stopped reading for writeStall) aborts the handler
+// (http.ErrAbortHandler: net/http closes the connection and logs nothing), so promhttp
+// does not encode the rest of the answer into a dead connection, logging an error per
+// metric family.
+type slotWriter struct {
+	http.ResponseWriter
+	release func()
+	failed  bool
+}
+
+func (w *slotWriter) releaseSlot() {
+	if w.release != nil {
+		w.release()
+		w.release = nil
+	}
+}
+
+func (w *slotWriter) WriteHeader(code int) {
+	w.releaseSlot()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *slotWriter) Write(p []byte) (int, error) {
+	w.releaseSlot()
+	n, err := w.ResponseWriter.Write(p)
+	if err != nil && !w.failed {
+		w.failed = true // promhttp's deferred gzip Close writes again: no second panic
+		panic(http.ErrAbortHandler)
+	}
+	return n, err
+}
+
+// Unwrap gives http.ResponseController the connection's writer.
+func (w *slotWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // ServeOptions configure Serve.
 type ServeOptions struct {

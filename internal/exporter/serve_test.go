@@ -228,14 +228,14 @@ func TestPortInfoTapKeepsQKeyViolations(t *testing.T) {
 	calls = []mad.Call{get(dr(1), mad.AttrPortInfo, 0), get(dr(1), mad.AttrPortInfo, 3), get(dr(1, 3), mad.AttrNodeInfo, 0),
 		get(dr(1, 3), mad.AttrPortInfo, 1), get(dr(2), mad.AttrPortInfo, 1)} // route 2 does not answer
 	_ = mad.Exchange(ctx, tap, calls)
-	got := tap.qkeyViolations()
+	got := tap.portInfos()
 	want := map[check.PortID]uint16{{Node: 0x10, Port: 1}: 5, {Node: 0x20, Port: 0}: 0, {Node: 0x20, Port: 3}: 65535, {Node: 0x30, Port: 1}: 42}
 	if len(got) != len(want) {
 		t.Errorf("got %v, want %v", got, want)
 	}
 	for k, v := range want {
-		if g, ok := got[k]; !ok || g != v {
-			t.Errorf("%v: got %d (%v), want %d", k, g, ok, v)
+		if g, ok := got[k]; !ok || g.qkey != v {
+			t.Errorf("%v: got %d (%v), want %d", k, g.qkey, ok, v)
 		}
 	}
 }
@@ -381,7 +381,7 @@ func (seriesCollector) Describe(chan<- *prometheus.Desc) {}
 func (s seriesCollector) Collect(ch chan<- prometheus.Metric) {
 	for m, f := range s.fams {
 		for i := range f {
-			ch <- constSeries{m.desc, &f[i]}
+			ch <- constSeries{m.build().desc, &f[i]}
 		}
 	}
 }

@@ -368,3 +368,45 @@ func TestWriteStall(t *testing.T) {
 		t.Fatal("a write to a client that does not read did not end")
 	}
 }
+
+// TestSlotReleasedAtFirstWrite: a scrape holds its slot until it starts writing its
+// answer, not while the answer is written (nothing is buffered: a client reading slowly
+// holds no slot); a write that fails aborts the handler and frees the slot.
+func TestSlotReleasedAtFirstWrite(t *testing.T) {
+	wrote, finish := make(chan struct{}), make(chan struct{})
+	h := waitForSlot(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Query().Has("x") {
+			if _, err := w.Write([]byte("x")); err != nil {
+				t.Errorf("a failed write returned (%v) instead of aborting the handler", err)
+			}
+			return
+		}
+		_, _ = w.Write([]byte("gathered"))
+		close(wrote)
+		<-finish // still writing its answer
+	}), 1, 300*time.Millisecond)
+	go h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest("GET", "/metrics", nil))
+	<-wrote
+	// The first scrape is still writing: a second one gets the slot, and its write
+	// fails (the client went away).
+	func() {
+		defer func() {
+			if p := recover(); p != http.ErrAbortHandler {
+				t.Errorf("a failed write: panic %v, want http.ErrAbortHandler", p)
+			}
+		}()
+		h.ServeHTTP(failingWriter{httptest.NewRecorder()}, httptest.NewRequest("GET", "/metrics?x", nil))
+	}()
+	close(finish)
+	// The aborted scrape freed its slot.
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, httptest.NewRequest("GET", "/metrics?x", nil))
+	if w.Code != http.StatusOK || w.Body.String() != "x" {
+		t.Errorf("after an aborted scrape: %d %q", w.Code, w.Body.String())
+	}
+}
+
+// failingWriter is a response whose client went away.
+type failingWriter struct{ *httptest.ResponseRecorder }
+
+func (failingWriter) Write([]byte) (int, error) { return 0, net.ErrClosed }

@@ -13,6 +13,13 @@ var mSMEvents = newMetric(ModeSMLog, "ibkey_sm_events_total",
 	"Partition and key events in OpenSM's log (--sm-log, followed across rotation), by kind (those of ibkey sm log) and partition key (empty for an event without one; \"other\" past 256 keys of one kind).",
 	"kind", "key")
 
+// mSMLogLines says whether the log is OpenSM's at all: a file none of whose lines is
+// in OpenSM's format (the wrong file, a syslog copy) counts no event either, and
+// ibkey_sm_events_total alone could not tell it from a quiet log.
+var mSMLogLines = newMetric(ModeSMLog, "ibkey_sm_log_lines_total",
+	"Lines read from OpenSM's log (--sm-log), by format: \"opensm\" for lines in OpenSM's own format (time stamp, thread, level: osm_log.c), \"other\" for the rest (continuations of its dumps, or a file that is not OpenSM's log when no line is opensm).",
+	"format")
+
 // SMLogCollector exports the events counted from OpenSM's log (smlog.FollowCounts).
 type SMLogCollector struct {
 	counts *smlog.Counts
@@ -24,9 +31,13 @@ func NewSMLogCollector(counts *smlog.Counts) *SMLogCollector { return &SMLogColl
 // Describe implements prometheus.Collector.
 func (c *SMLogCollector) Describe(ch chan<- *prometheus.Desc) { describe(ch, ModeSMLog) }
 
-// Collect implements prometheus.Collector: one series per kind and key seen.
+// Collect implements prometheus.Collector: one series per kind and key seen, and the
+// lines read by format.
 func (c *SMLogCollector) Collect(ch chan<- prometheus.Metric) {
 	c.counts.Each(func(k smlog.CountKey, n uint64) {
 		ch <- counter(mSMEvents, float64(n), string(k.Kind), k.Key)
 	})
+	lines, records := c.counts.Lines()
+	ch <- counter(mSMLogLines, float64(records), "opensm")
+	ch <- counter(mSMLogLines, float64(lines-records), "other")
 }

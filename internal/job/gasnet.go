@@ -2,6 +2,7 @@ package job
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -20,7 +21,8 @@ import (
 //   - Ports: GASNET_IBV_PORTS filters ("hca[:port,port]+hca", README "Connection
 //     settings"); each HCA contributes its first ACTIVE port with a non-zero LID (all
 //     listed ports when GASNET_IBV_PORTS names them), and the default build opens one
-//     HCA (GASNETC_IB_MAX_HCAS without --enable-ibv-multirail).
+//     HCA (GASNETC_IB_MAX_HCAS without --enable-ibv-multirail). No port at all fails
+//     gasnetc_init ("unable to open any HCA ports"): gasnetAborts.
 var GASNet = Library{
 	ID: "gasnet", Name: "GASNet (ibv)", Kind: ByValue,
 	Vars:      []string{"GASNET_IBV_PKEY", "GASNET_IBV_PORTS"},
@@ -57,10 +59,8 @@ var GASNet = Library{
 		s.Assumptions = append(s.Assumptions, "GASNet: GASNET_IBV_PKEY is read as decimal or 0x hex; devices in name order; one HCA (the default build, without --enable-ibv-multirail)")
 		ports, hasPorts := gasnetEnv(env, "GASNET_IBV_PORTS")
 		filter, perr := parseGASNetPorts(ports)
-		if perr != "" {
-			s.Unchecked = append(s.Unchecked, fmt.Sprintf("GASNET_IBV_PORTS=%s: %s", ports, perr))
-		}
 		s.selectPorts = func(host []*Port) []PortResult { return gasnetSelect(host, filter, hasPorts) }
+		s.aborts = func(host []*Port, sel []PortResult) []Abort { return gasnetAborts(host, sel, ports, perr) }
 		s.pick = func(p *Port) Pick {
 			if unknown != "" {
 				return Pick{Outcome: NotChecked, Index: -1, Problem: "GASNET_IBV_PKEY is " + unknown}
@@ -150,7 +150,7 @@ func gasnetEnv(env Env, name string) (string, bool) {
 }
 
 func gasnetPick(key check.PartitionKey, p *Port) Pick {
-	pk := pickFirst(p, key, 0, "GASNet's default", Pick{Outcome: Fails, Index: -1, Problem: fmt.Sprintf("GASNet: \"Failed to locate index of requested pkey %s\" on %s", key, p.Label())})
+	pk := pickFirst(p, key, 0, "GASNet's default", Pick{Outcome: Fails, Index: -1, Abort: true, Problem: fmt.Sprintf("GASNet: \"Failed to locate index of requested pkey %s\" on %s", key, p.Label())})
 	if key != 0 && p.Table != nil && pk.Outcome == NotChecked { // an entry before the match was not read
 		pk.Problem += " (GASNet stops with a fatal error when it cannot query an entry)"
 	}
@@ -233,4 +233,30 @@ func gasnetSelect(host []*Port, filter []gasnetPortSpec, hasFilter bool) []PortR
 		out = append(out, s)
 	}
 	return out
+}
+
+// gasnetAborts is gasnetc_init (gasnet_core.c) after gasnetc_probe_ports: with no port
+// found, gasnet_init fails with "unable to open any HCA ports" ("... given in
+// GASNET_IBV_PORTS" when it is set), and the client stops. A GASNET_IBV_PORTS that
+// gasnetc_parse_ports refuses leaves no port on any host. A listed port that is not
+// ACTIVE, or has no LID yet, may still come up (Waits).
+func gasnetAborts(host []*Port, sel []PortResult, ports, perr string) []Abort {
+	if slices.ContainsFunc(sel, func(pr PortResult) bool { return pr.Used }) {
+		return nil
+	}
+	msg := "unable to open any HCA ports"
+	if ports != "" {
+		msg += " given in GASNET_IBV_PORTS"
+	}
+	why := "no ACTIVE port with a LID"
+	if ports != "" {
+		why += " among GASNET_IBV_PORTS=" + ports
+	}
+	if perr != "" {
+		why = "GASNET_IBV_PORTS=" + ports + ": " + perr
+	}
+	waits := perr == "" && slices.ContainsFunc(sel, func(pr PortResult) bool {
+		return !pr.Port.Ethernet() && !noPKeys(pr.Port) && (!pr.Port.Active() || pr.Port.LID == 0) && !strings.HasPrefix(pr.Why, "not in GASNET_IBV_PORTS")
+	})
+	return []Abort{{Reason: fmt.Sprintf("GASNet: \"%s\" (gasnetc_init): %s", msg, why), Waits: waits}}
 }

@@ -30,6 +30,10 @@ const (
 	// once the SM has made it ARMED or ACTIVE (IBA 14.2.5.7, ibv_query_pkey(3)), and
 	// no library uses a port that is not ACTIVE.
 	PendingNotActive
+	// PendingAbort: the library stops the process at start-up on this host (Result.
+	// Aborts): a setting the host cannot satisfy. Only a port coming up can change
+	// that (Abort.Waits; Hopeless lists the others).
+	PendingAbort
 )
 
 // Pending is one port a gate still waits for.
@@ -39,6 +43,8 @@ type Pending struct {
 	Kind PendingKind
 	// Why says it in words: "no entry for partition 0x0042", "limited member (0x0042)".
 	Why string
+	// Final: waiting cannot change it (an abort no port coming up removes).
+	Final bool
 }
 
 func (p Pending) String() string { return p.Port + ": " + p.Why }
@@ -92,6 +98,14 @@ func Gate(ws []*Result, key check.PKey, oneIndex bool) []Pending {
 		}
 	}
 	for _, w := range ws {
+		for _, a := range w.Aborts {
+			out = append(out, Pending{Host: a.Host, Port: HostName(a.Host), Kind: PendingAbort, Why: a.Reason, Final: !a.Waits})
+		}
+		for _, a := range w.unsure {
+			out = append(out, Pending{Host: a.Host, Port: HostName(a.Host), Kind: PendingUnread, Why: "not checked: " + a.Reason})
+		}
+	}
+	for _, w := range ws {
 		if w.limitedHosts > 1 {
 			for _, u := range w.limited {
 				add(u.Port, PendingLimited, fmt.Sprintf("holds partition %s only as a limited member (index %d, %s), as do %d other hosts of the job: limited members cannot talk to each other", part, u.Pick.Index, u.Pick.PKey, w.limitedHosts-1))
@@ -130,6 +144,18 @@ func Gate(ws []*Result, key check.PKey, oneIndex bool) []Pending {
 					add(p, PendingIndex, fmt.Sprintf("holds partition %s at index %d, the job's other hosts at index %d (%s): %s takes one index for every host", part, i, common, labels(idx[common]), w.Library.Name))
 				}
 			}
+		}
+	}
+	return out
+}
+
+// Hopeless lists the aborts among pending that waiting cannot change (Final): no
+// port coming up gives the library the device or port it asked for.
+func Hopeless(pending []Pending) []Pending {
+	var out []Pending
+	for _, p := range pending {
+		if p.Final {
+			out = append(out, p)
 		}
 	}
 	return out

@@ -2,6 +2,7 @@ package job
 
 import (
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -384,7 +385,7 @@ func TestMVAPICH2PKey(t *testing.T) {
 		{"past 16 bits", env("MV2_DEFAULT_PKEY=0x18002"), tbl, Uses, 1, 0x0002, ""},
 		{"not found aborts", env("MV2_DEFAULT_PKEY=5"), tbl, Fails, -1, 0, "Can't find PKEY INDEX"},
 		{"port 1 given", env("MV2_DEFAULT_PORT=1"), tbl, Uses, 0, 0xffff, ""},
-		{"port given with MV2_NUM_PORTS=2", env("MV2_DEFAULT_PORT=2", "MV2_NUM_PORTS=2"), tbl, Uses, 0, 0xffff, "MV2_DEFAULT_PORT=2 is not used"},
+		{"MV2_NUM_PORTS=2 is cut to 1", env("MV2_DEFAULT_PORT=1", "MV2_NUM_PORTS=2"), tbl, Uses, 0, 0xffff, "MV2_NUM_PORTS=2 is cut to 1"},
 		{"port 0 aborts", env("MV2_DEFAULT_PORT=0"), tbl, Fails, -1, 0, "reads as port 0"},
 		{"port text aborts", env("MV2_DEFAULT_PORT=one"), tbl, Fails, -1, 0, "reads as port 0"},
 	})
@@ -577,6 +578,220 @@ func TestMentionedModifiers(t *testing.T) {
 	} {
 		if got := GASNet.Mentioned(tc.in); got != tc.want {
 			t.Errorf("GASNet.Mentioned(%v) = %v, want %v", tc.in.Env, got, tc.want)
+		}
+	}
+}
+
+// Aborts: the settings a host cannot satisfy stop the library's process there at
+// start-up, whatever the tables hold (MVAPICH2 rdma_iba_priv.c rdma_open_hca and
+// rdma_iba_hca_init; perftest ctx_find_dev and set_link_layer). The host's verdict
+// is the abort, never "uses none of its ports".
+func TestAborts(t *testing.T) {
+	long := "mlx5_bond_" + strings.Repeat("x", 22) + "_tail" // 37 bytes
+	host := func() []*Port {
+		ps := []*Port{port("", "mlx5_0", 1, 0xffff), port("", "mlx5_0", 2, 0xffff), port("", "mlx5_1", 1, 0xffff), port("", long, 1, 0xffff)}
+		ps[1].State = "DOWN"
+		return ps
+	}
+	one := func() []*Port { return []*Port{port("", "mlx5_0", 1, 0xffff)} }
+	down := func() []*Port {
+		ps := host()
+		for _, p := range ps {
+			p.State = "INIT"
+		}
+		return ps
+	}
+	for _, c := range []struct {
+		name  string
+		lib   *Library
+		in    Inputs
+		ports func() []*Port
+		abort string // "" works
+		// waits: a port coming up can remove the abort (a gate keeps waiting).
+		waits bool
+	}{
+		// MV2_NUM_PORTS is cut to MAX_NUM_PORTS (1): MV2_DEFAULT_PORT=2 stays the
+		// port (this case once said "MV2_DEFAULT_PORT=2 is not used").
+		{"MV2_NUM_PORTS=2 keeps the port", &MVAPICH2, env("MV2_DEFAULT_PORT=2", "MV2_NUM_PORTS=2"), one, "mlx5_0 has no port 2", false},
+		{"a port the HCA lacks", &MVAPICH2, env("MV2_DEFAULT_PORT=3", "MV2_IBA_HCA=mlx5_0"), host, "user specified port 3: fail to query or not ACTIVE\" (rdma_iba_hca_init): mlx5_0 has no port 3", false},
+		{"a port that is DOWN", &MVAPICH2, env("MV2_DEFAULT_PORT=2", "MV2_IBA_HCA=mlx5_0"), host, "mlx5_0/2 is DOWN", true},
+		{"no HCA has the port ACTIVE", &MVAPICH2, env("MV2_DEFAULT_PORT=2"), host, "user specified port 2", false},
+		{"some HCA has the port", &MVAPICH2, env("MV2_DEFAULT_PORT=1"), host, "", false},
+		{"an HCA the host lacks", &MVAPICH2, env("MV2_IBA_HCA=mlx5_9"), host, "The HCA (mlx5_9) the user requested for is not available on the system", false},
+		{"the first name is looked for", &MVAPICH2, env("MV2_IBA_HCA=mlx5_9:mlx5_0"), host, "The HCA (mlx5_9)", false},
+		{"a later name only with that many HCAs", &MVAPICH2, env("MV2_IBA_HCA=mlx5_0:mlx5_9"), one, "", false},
+		{"two named HCAs: two names looked for", &MVAPICH2, env("MV2_IBA_HCA=mlx5_1:mlx5_9:mlx5_0"), host, "The HCA (mlx5_9)", false},
+		{"no more names than usable HCAs", &MVAPICH2, env("MV2_IBA_HCA=mlx5_0:mlx5_1:" + long + ":mlx5_9"), host, "", false},
+		{"an HCA without an ACTIVE port 1 or 2", &MVAPICH2, env("MV2_IBA_HCA=mlx5_0"), down, "No IB device found", true},
+		{"nohca names no HCA", &MVAPICH2, env("MV2_IBA_HCA=nohca"), host, "", false},
+		{"empty names are skipped", &MVAPICH2, env("MV2_IBA_HCA=::mlx5_1:"), host, "", false},
+		// rdma_iba_hcas entries are 32 bytes (strncpy) compared with strncmp(.., 32).
+		{"32 bytes of a longer name", &MVAPICH2, env("MV2_IBA_HCA=" + long[:32] + "_other"), host, "", false},
+		{"31 bytes are another name", &MVAPICH2, env("MV2_IBA_HCA=" + long[:31]), host, "The HCA (" + long[:31] + ")", false},
+		{"perftest -d the host lacks", &Perftest, Inputs{Env: Env{}, Perftest: &PerftestArgs{Device: "mlx5_9", Port: 1}}, host, "\"IB device mlx5_9 not found\"", false},
+		{"perftest -i the device lacks", &Perftest, Inputs{Env: Env{}, Perftest: &PerftestArgs{Device: "mlx5_1", Port: 2}}, host, "Unable to query port 2 attributes\" (set_link_layer): mlx5_1 has no port 2", false},
+		{"perftest -i not ACTIVE", &Perftest, Inputs{Env: Env{}, Perftest: &PerftestArgs{Device: "mlx5_0", Port: 2}}, host, "\" Port number 2 state is Down\"", true},
+		// gasnetc_init: no port found is "unable to open any HCA ports".
+		{"GASNet: a device the host lacks", &GASNet, env("GASNET_IBV_PORTS=mlx5_9"), host, "\"unable to open any HCA ports given in GASNET_IBV_PORTS\" (gasnetc_init)", false},
+		{"GASNet: a listed port DOWN", &GASNet, env("GASNET_IBV_PORTS=mlx5_0:2"), host, "unable to open any HCA ports given in GASNET_IBV_PORTS", true},
+		{"GASNet: a list it refuses", &GASNet, env("GASNET_IBV_PORTS=mlx5_0:2,,1"), host, "GASNET_IBV_PORTS=mlx5_0:2,,1: port \"\" is not a port number", false},
+		{"GASNet: no ACTIVE port", &GASNet, env(), down, "\"unable to open any HCA ports\" (gasnetc_init): no ACTIVE port with a LID", true},
+		{"GASNet: a listed port", &GASNet, env("GASNET_IBV_PORTS=mlx5_1:1"), host, "", false},
+		{"perftest's first device", &Perftest, Inputs{Env: Env{}, Perftest: &PerftestArgs{Port: 1}}, host, "", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for _, mode := range []string{"resolve", "want"} {
+				var r *Result
+				if mode == "resolve" {
+					r = Resolve([]*Library{c.lib}, c.in, c.ports())[0]
+				} else {
+					r = WantPartition([]*Library{c.lib}, c.in, check.DefaultFull, c.ports())[0]
+				}
+				if c.abort == "" {
+					if len(r.Aborts) > 0 || r.Verdict != Works {
+						t.Errorf("%s: %s, aborts %v, findings %q", mode, r.Verdict, r.Aborts, r.Findings)
+					}
+					continue
+				}
+				if len(r.Aborts) != 1 && !(c.name == "no HCA has the port ACTIVE" && len(r.Aborts) == 3) {
+					t.Fatalf("%s: aborts %v, want one", mode, r.Aborts)
+				}
+				if !strings.Contains(r.Aborts[0].Reason, c.abort) || r.Verdict != DoesNotWork {
+					t.Errorf("%s: %s, abort %q, want %q", mode, r.Verdict, r.Aborts[0].Reason, c.abort)
+				}
+				if !slices.ContainsFunc(r.Findings, func(f string) bool { return strings.Contains(f, c.abort) }) || slices.ContainsFunc(r.Findings, func(f string) bool { return strings.Contains(f, "uses none") || f == "no port is used" }) {
+					t.Errorf("%s: findings %q", mode, r.Findings)
+				}
+				for _, pr := range r.Ports {
+					if pr.Used {
+						t.Errorf("%s: %s used on a host where the library aborts", mode, pr.Port.Label())
+					}
+				}
+				if mode == "want" {
+					pending := Gate([]*Result{r}, check.DefaultFull, false)
+					if hopeless := Hopeless(pending); (len(hopeless) == 0) != c.waits || !slices.ContainsFunc(pending, func(p Pending) bool { return p.Kind == PendingAbort }) {
+						t.Errorf("gate: pending %v, hopeless %v, want waits %v", pending, hopeless, c.waits)
+					}
+				}
+			}
+		})
+	}
+}
+
+// mv2HCAMatch against the C it models, generated: strncpy(entry, tok, 32) into a
+// 32-byte rdma_iba_hcas entry, then strncmp(device, entry, 32) == 0.
+func TestMVAPICH2HCANames32(t *testing.T) {
+	strncmp32 := func(dev string, entry [32]byte) bool {
+		for i := 0; i < 32; i++ {
+			var a byte
+			if i < len(dev) {
+				a = dev[i]
+			}
+			if a != entry[i] {
+				return false
+			}
+			if a == 0 {
+				return true
+			}
+		}
+		return true
+	}
+	r := rand.New(rand.NewPCG(27, 3))
+	name := func() string {
+		b := []byte(strings.Repeat("m", 26+r.IntN(12)))
+		for i := 0; i < 2; i++ {
+			b[r.IntN(len(b))] = "mn"[r.IntN(2)]
+		}
+		return string(b)
+	}
+	for i := 0; i < 5000; i++ {
+		tok, dev := name(), name()
+		var entry [32]byte
+		copy(entry[:], tok) // strncpy: the first 32 bytes, NUL padded
+		names := mv2HCANames(tok)
+		if want := strncmp32(dev, entry); mv2HCAMatch(names[0], dev) != want {
+			t.Fatalf("MV2_IBA_HCA=%s (%d bytes), device %s (%d bytes): match %v, want %v", tok, len(tok), dev, len(dev), !want, want)
+		}
+	}
+}
+
+// A device that could not be read and that the library could choose makes its abort
+// (and "uses none of its ports") not checked: what it asks for may be that device. A
+// gate waits on it as on an unread table.
+func TestAbortsUnread(t *testing.T) {
+	host := []*Port{port("", "mlx5_0", 1, 0xffff)}
+	unread := []Unread{{Device: "mlx5_9", Port: -1, What: "device mlx5_9: permission denied"}}
+	for _, c := range []struct {
+		in     Inputs
+		unsure bool
+	}{
+		{env("MV2_IBA_HCA=mlx5_9"), true},
+		{env("MV2_IBA_HCA=mlx5_8"), false},
+		{env("NCCL_IB_HCA==mlx5_9"), true},
+		{env("NCCL_IB_HCA==mlx5_8"), false},
+	} {
+		c.in.Unread = unread
+		l := &MVAPICH2
+		if _, ok := c.in.Env["NCCL_IB_HCA"]; ok {
+			l = &NCCL
+		}
+		r := Resolve([]*Library{l}, c.in, host)[0]
+		w := WantPartition([]*Library{l}, c.in, check.DefaultFull, host)[0]
+		pending := Gate([]*Result{w}, check.DefaultFull, false)
+		if c.unsure {
+			if r.Verdict != Incomplete || len(r.Aborts) > 0 || w.Verdict != Incomplete || len(pending) != 1 || pending[0].Kind != PendingUnread || len(Hopeless(pending)) > 0 {
+				t.Errorf("%v: %s %v / %s, pending %v", c.in.Env, r.Verdict, r.Aborts, w.Verdict, pending)
+			}
+			continue
+		}
+		if r.Verdict != DoesNotWork || w.Verdict != DoesNotWork || len(Choosers([]*Library{l}, c.in, host, unread[0])) > 0 {
+			t.Errorf("%v: %s / %s, choosers %v", c.in.Env, r.Verdict, w.Verdict, Choosers([]*Library{l}, c.in, host, unread[0]))
+		}
+	}
+}
+
+// A lookup that stops the process (MVAPICH2's set_pkey_index, GASNet's "Failed to
+// locate index of requested pkey") is the port's fails and an abort of its host.
+func TestPickAborts(t *testing.T) {
+	for _, c := range []struct {
+		lib *Library
+		in  Inputs
+	}{{&MVAPICH2, env("MV2_DEFAULT_PKEY=5")}, {&GASNet, env("GASNET_IBV_PKEY=5")}} {
+		r := Resolve([]*Library{c.lib}, c.in, []*Port{port("h1", "mlx5_0", 1, 0xffff), port("h2", "mlx5_0", 1, 0xffff, 0x8005)})[0]
+		if r.Verdict != DoesNotWork || len(r.Aborts) != 1 || r.Aborts[0].Host != "h1" || r.Aborts[0].Port != 1 || r.Ports[0].Outcome != Fails {
+			t.Errorf("%s: %s, aborts %+v", c.lib.Name, r.Verdict, r.Aborts)
+		}
+	}
+	// UCX does not stop: the pkey it cannot find fails that interface only.
+	if r := Resolve([]*Library{&UCX}, env("UCX_IB_PKEY=0x0005"), []*Port{port("", "mlx5_0", 1, 0xffff)})[0]; len(r.Aborts) > 0 {
+		t.Errorf("UCX aborts: %+v", r.Aborts)
+	}
+}
+
+// A gate waits only for the ports a library would use once they come up: a DOWN
+// port its device settings leave out is not waited for.
+func TestIdleOnlyChosen(t *testing.T) {
+	host := []*Port{port("", "mlx5_0", 1, 0xffff), port("", "mlx5_1", 1, 0xffff)}
+	host[0].State, host[1].State = "DOWN", "DOWN"
+	for _, c := range []struct {
+		in   Inputs
+		lib  *Library
+		want string
+	}{
+		{env("NCCL_IB_HCA=mlx5_1"), &NCCL, "mlx5_1/1"},
+		{env(), &NCCL, "mlx5_0/1 mlx5_1/1"},
+		{env("UCX_NET_DEVICES=mlx5_0:1"), &UCX, "mlx5_0/1"},
+		{env("GASNET_IBV_PORTS=mlx5_1"), &GASNet, "mlx5_1/1"},
+		{env("MV2_IBA_HCA=mlx5_1"), &MVAPICH2, "mlx5_1/1"},
+	} {
+		var got []string
+		for _, p := range Gate(WantPartition([]*Library{c.lib}, c.in, check.DefaultFull, host), check.DefaultFull, false) {
+			if p.Kind == PendingNotActive {
+				got = append(got, p.Port)
+			}
+		}
+		if strings.Join(got, " ") != c.want {
+			t.Errorf("%v: waits for %q, want %q", c.in.Env, got, c.want)
 		}
 	}
 }

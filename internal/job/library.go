@@ -46,6 +46,10 @@ type Library struct {
 type Inputs struct {
 	Env      Env
 	Perftest *PerftestArgs // nil: no perftest command line given
+	// Unread are the devices and ports of the job's hosts that could not be read: a
+	// library that would abort on a host is not judged to when what it asks for may
+	// be among them (unsure).
+	Unread []Unread
 }
 
 // setup is a library configured by one job environment.
@@ -64,6 +68,58 @@ type setup struct {
 	// selectPorts says which ports of a host the library uses, and why (Pick unset).
 	selectPorts func(host []*Port) []PortResult
 	pick        func(p *Port) Pick
+	// aborts says why the library stops the process at start-up on this host, a
+	// setting the host cannot satisfy whatever the P_Key tables hold (MVAPICH2's
+	// MV2_IBA_HCA or MV2_DEFAULT_PORT, perftest's -d or -i); nil or none: it starts.
+	// sel is selectPorts' answer for host.
+	aborts func(host []*Port, sel []PortResult) []Abort
+}
+
+// Abort is a library stopping the process on one host at start-up. Host-wide (Port
+// 0: a device or port setting the host cannot satisfy), no port of that host is
+// used, whatever any table holds; on a port's P_Key lookup (Pick.Abort), that port's
+// outcome is fails. Device names what it stopped on ("" when it is no one device).
+type Abort struct {
+	Host, Device string
+	// Port is the port whose pick aborts (Pick.Abort), 0 for a host-wide abort.
+	Port int
+	// Reason is the library's own message and why this host triggers it.
+	Reason string
+	// Waits: a port of the host that is not ACTIVE would remove the abort by coming
+	// up (the device or port asked for is there, down); otherwise nothing the Subnet
+	// Manager does changes it.
+	Waits bool
+}
+
+// hostAborts runs the library's abort check on one host's ports; a host read over
+// the fabric whose device names are not known is not judged (the checks are about
+// device names and port numbers). unsure names a device or port of the host that
+// could not be read and that the library could choose (Choosers): the aborts may
+// then not happen (what it asks for may be the one not read).
+func (s *setup) hostAborts(in Inputs, h hostPorts, sel []PortResult) (ab []Abort, unsure string) {
+	if s.aborts == nil {
+		return nil, ""
+	}
+	for _, p := range h.ports {
+		if p.Fabric && !p.DeviceKnown {
+			return nil, ""
+		}
+	}
+	if ab = s.aborts(h.ports, sel); len(ab) == 0 {
+		return nil, ""
+	}
+	return ab, s.unreadChosen(in, h)
+}
+
+// unreadChosen names a device or port of host h that could not be read and that the
+// library could choose (Choosers), "" when none.
+func (s *setup) unreadChosen(in Inputs, h hostPorts) string {
+	for _, u := range in.Unread {
+		if u.Host == h.name && len(Choosers([]*Library{s.Library}, in, h.ports, u)) > 0 {
+			return u.What
+		}
+	}
+	return ""
 }
 
 // Gap is why a port is not (yet) in the wanted partition, as far as waiting can

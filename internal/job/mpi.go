@@ -22,10 +22,12 @@ import (
 //     MV2_DEFAULT_PKEY) until svn r3103 (Oct 2008, before 1.2) removed it.
 //   - Ports: MV2_IBA_HCA names the HCA(s) (':'-separated). MV2_DEFAULT_PORT is
 //     atoi(value) (rdma_get_user_parameters); rdma_iba_hca_init (rdma_iba_priv.c) uses
-//     it when it is >= 0 and MV2_NUM_PORTS (atoi, default 1) is not above 1, and aborts
-//     when that port cannot be queried or is not ACTIVE ("user specified port %d: fail
-//     to query or not ACTIVE"): 0 or text always aborts. Otherwise MVAPICH2 chooses
-//     among the ACTIVE ports 1..RDMA_DEFAULT_MAX_PORTS (2) (all are checked here).
+//     it when it is >= 0 and MV2_NUM_PORTS (atoi, default 1, cut to MAX_NUM_PORTS,
+//     1 in the default build) is not above 1, and aborts when that port cannot be
+//     queried or is not ACTIVE ("user specified port %d: fail to query or not
+//     ACTIVE"): 0 or text always aborts. Otherwise MVAPICH2 chooses among the ACTIVE
+//     ports 1..RDMA_DEFAULT_MAX_PORTS (2) (all are checked here). mv2Aborts has the
+//     host-wide aborts (an MV2_IBA_HCA name or MV2_DEFAULT_PORT the host lacks).
 var MVAPICH2 = Library{
 	ID: "mvapich2", Name: "MVAPICH2", Kind: ByValue,
 	Vars:   []string{"MV2_DEFAULT_PKEY", "MV2_DEFAULT_PKEY_IX", "MV2_IBA_HCA", "MV2_DEFAULT_PORT", "MV2_NUM_PORTS"},
@@ -47,27 +49,34 @@ var MVAPICH2 = Library{
 		if ix, ok := env["MV2_DEFAULT_PKEY_IX"]; ok {
 			s.Notes = append(s.Notes, fmt.Sprintf("MV2_DEFAULT_PKEY_IX=%s is not read: MVAPICH2 removed it before 1.2 (2008); without MV2_DEFAULT_PKEY it uses index 0", ix))
 		}
-		hcas, hasHCA := env["MV2_IBA_HCA"]
+		names := mv2HCANames(env["MV2_IBA_HCA"])
 		port, hasPort := env["MV2_DEFAULT_PORT"]
 		portNum := atoi(port)
-		nports, hasN := env["MV2_NUM_PORTS"]
-		fixed := hasPort && portNum >= 0 && (!hasN || atoi(nports) <= 1)
-		if hasPort && !fixed && portNum >= 0 {
-			s.Notes = append(s.Notes, fmt.Sprintf("MV2_DEFAULT_PORT=%s is not used: with MV2_NUM_PORTS=%s MVAPICH2 uses the ACTIVE ports", port, nports))
+		if nports, ok := env["MV2_NUM_PORTS"]; ok && atoi(nports) > mv2MaxNumPorts {
+			s.Notes = append(s.Notes, fmt.Sprintf("MV2_NUM_PORTS=%s is cut to %d: MAX_NUM_PORTS is %d in MVAPICH2's default build (\"Warning, max ports per hca is %d\"), so one port per HCA is used", nports, mv2MaxNumPorts, mv2MaxNumPorts, mv2MaxNumPorts))
+			s.Assumptions = append(s.Assumptions, "MVAPICH2: built with the default MAX_NUM_PORTS (1)")
 		}
+		// MV2_NUM_PORTS is at most MAX_NUM_PORTS (1): the port is fixed whenever
+		// MV2_DEFAULT_PORT is not negative.
+		fixed := hasPort && portNum >= 0
 		if fixed && portNum == 0 {
 			s.Reject = fmt.Sprintf("MVAPICH2 aborts: MV2_DEFAULT_PORT=%s reads as port 0 (atoi): \"user specified port 0: fail to query or not ACTIVE\"", port)
 		}
-		s.Assumptions = append(s.Assumptions, "MVAPICH2: without MV2_IBA_HCA every ACTIVE InfiniBand port may be used (MVAPICH2 picks by topology); all are checked")
+		if len(names) == 0 {
+			s.Assumptions = append(s.Assumptions, "MVAPICH2: without MV2_IBA_HCA every ACTIVE InfiniBand port may be used (MVAPICH2 picks by topology); all are checked")
+		}
+		if len(names) > 1 {
+			s.Assumptions = append(s.Assumptions, "MVAPICH2: of MV2_IBA_HCA's names, rdma_open_hca looks for as many as the host has usable HCAs (it leaves out slower ones unless named); a later name that is not on the host is taken as not looked for")
+		}
 		s.selectPorts = func(host []*Port) []PortResult {
 			out := selectActive(host, false, func(p *Port) (bool, string) {
-				if hasHCA && !slices.Contains(strings.Split(hcas, ":"), p.Device) {
-					return false, "not in MV2_IBA_HCA=" + hcas
+				if len(names) > 0 && !slices.ContainsFunc(names, func(n string) bool { return mv2HCAMatch(n, p.Device) }) {
+					return false, "not in MV2_IBA_HCA=" + env["MV2_IBA_HCA"]
 				}
 				if fixed && portNum != 0 && portNum != p.Num { // port 0: s.Reject
 					return false, "not MV2_DEFAULT_PORT=" + port
 				}
-				if !fixed && p.Num > 2 {
+				if !fixed && p.Num > mv2MaxPorts {
 					return false, "MVAPICH2 looks for ACTIVE ports among 1 and 2 only (RDMA_DEFAULT_MAX_PORTS)"
 				}
 				return true, "ACTIVE"
@@ -75,25 +84,137 @@ var MVAPICH2 = Library{
 			for i, pr := range out {
 				if p := pr.Port; fixed && p.Num == portNum && !p.Active() && !p.Fabric {
 					out[i].Why = fmt.Sprintf("MV2_DEFAULT_PORT=%s, not ACTIVE (%s): MVAPICH2 aborts if it opens %s", port, p.State, p.Device)
-					if hasHCA && slices.Contains(strings.Split(hcas, ":"), p.Device) {
-						out[i].Used, out[i].Why = true, fmt.Sprintf("MV2_IBA_HCA and MV2_DEFAULT_PORT=%s, not ACTIVE (%s)", port, p.State)
-					}
 				}
 			}
 			return out
 		}
-		s.pick = func(p *Port) Pick {
-			if fixed && !p.Active() && !p.Fabric {
-				return Pick{Outcome: Fails, Index: -1, Problem: fmt.Sprintf("MVAPICH2 aborts: \"user specified port %d: fail to query or not ACTIVE\" (%s is %s)", portNum, p.Label(), p.State)}
-			}
-			return mv2Pick(key, p)
-		}
+		s.aborts = func(host []*Port, _ []PortResult) []Abort { return mv2Aborts(host, names, fixed, portNum) }
+		s.pick = func(p *Port) Pick { return mv2Pick(key, p) }
 	},
 	want: func(key check.PKey, p *Port) Pick { return wantValue(key, p, "MV2_DEFAULT_PKEY", mv2Pick) },
 }
 
+// MVAPICH2's limits (ibv_param.h): RDMA_DEFAULT_MAX_PORTS, the ports 1..2 it looks
+// for an ACTIVE one on; MAX_NUM_PORTS, what MV2_NUM_PORTS is cut to (its default
+// build); the 32 bytes of an rdma_iba_hcas entry.
+const (
+	mv2MaxPorts    = 2
+	mv2MaxNumPorts = 1
+	mv2HCANameLen  = 32
+)
+
+// mv2HCANames is MV2_IBA_HCA as rdma_get_user_parameters (ibv_param.c) reads it:
+// strtok(value, ":"), so empty names are skipped, each copied with strncpy into a
+// 32-byte rdma_iba_hcas entry (a longer name keeps its first 32 bytes). Unset or
+// empty: none (the entries stay RDMA_IBA_NULL_HCA, "no HCA named").
+func mv2HCANames(v string) []string {
+	var out []string
+	for _, n := range strings.Split(v, ":") {
+		if n != "" {
+			out = append(out, n[:min(len(n), mv2HCANameLen)])
+		}
+	}
+	return out
+}
+
+// mv2HCAMatch is rdma_open_hca's strncmp(device name, rdma_iba_hcas[j], 32) == 0: the
+// names are compared on their first 32 bytes, so a 33-byte device name matches a
+// name that shares its first 32. An entry reading RDMA_IBA_NULL_HCA ("nohca") names
+// no HCA: rdma_open_hca takes the next usable one, so it matches any device.
+func mv2HCAMatch(name, dev string) bool {
+	return name == mv2NullHCA || name[:min(len(name), mv2HCANameLen)] == dev[:min(len(dev), mv2HCANameLen)]
+}
+
+// mv2NullHCA is RDMA_IBA_NULL_HCA (ibv_param.h), the value of an entry no name set.
+const mv2NullHCA = "nohca"
+
+// mv2Aborts is where MVAPICH2 stops the process before using a port of host
+// (rdma_iba_priv.c, MVAPICH2 2.3.7):
+//   - rdma_find_network_type counts as usable the devices with an ACTIVE port among
+//     1..RDMA_DEFAULT_MAX_PORTS (rdma_find_active_port); with none, rdma_open_hca
+//     fails with "No IB device found";
+//   - with MV2_IBA_HCA, rdma_open_hca looks up its names in order, one per usable
+//     HCA, among the usable devices; a name that matches none fails with "The HCA
+//     (%s) the user requested for is not available on the system" ("Requested IB
+//     device not found");
+//   - with MV2_DEFAULT_PORT, rdma_iba_hca_init queries that port on every HCA opened
+//     and fails when it cannot be queried or is not ACTIVE ("user specified port %d:
+//     fail to query or not ACTIVE"). Without MV2_IBA_HCA which HCA is opened depends
+//     on the rank's placement: the abort is certain only when no usable HCA has the
+//     port ACTIVE (otherwise the port that is not is said in its why).
+func mv2Aborts(host []*Port, names []string, fixed bool, portNum int) []Abort {
+	var devs []string // in host order
+	ports := map[string]map[int]*Port{}
+	for _, p := range host {
+		if ports[p.Device] == nil {
+			devs = append(devs, p.Device)
+			ports[p.Device] = map[int]*Port{}
+		}
+		ports[p.Device][p.Num] = p
+	}
+	var usable []string
+	for _, d := range devs {
+		for n := 1; n <= mv2MaxPorts; n++ {
+			if p := ports[d][n]; p != nil && p.Active() {
+				usable = append(usable, d)
+				break
+			}
+		}
+	}
+	if len(usable) == 0 {
+		return []Abort{{Reason: "MVAPICH2 aborts: \"No IB device found\" (rdma_open_hca): no device has an ACTIVE port 1 or 2", Waits: slices.ContainsFunc(host, func(p *Port) bool { return p.Num <= mv2MaxPorts })}}
+	}
+	opened := usable
+	if len(names) > 0 {
+		// Every usable device a name matches is looked for (user-selected HCAs are
+		// never left out as slower), so at least that many names are.
+		named := 0
+		for _, d := range usable {
+			if slices.ContainsFunc(names, func(n string) bool { return mv2HCAMatch(n, d) }) {
+				named++
+			}
+		}
+		opened = nil
+		for k, n := range names[:min(len(names), len(usable))] {
+			i := slices.IndexFunc(usable, func(d string) bool { return mv2HCAMatch(n, d) })
+			if i < 0 {
+				if k >= max(named, 1) {
+					break // looked for only if the host has that many usable HCAs
+				}
+				why := "no device of that name with an ACTIVE port 1 or 2 (devices: " + strings.Join(devs, ", ") + ")"
+				if len(n) == mv2HCANameLen {
+					why += "; names are compared on their first 32 bytes"
+				}
+				down := slices.ContainsFunc(devs, func(d string) bool { return mv2HCAMatch(n, d) })
+				return []Abort{{Device: n, Reason: fmt.Sprintf("MVAPICH2 aborts: \"The HCA (%s) the user requested for is not available on the system\" (rdma_open_hca): %s", n, why), Waits: down}}
+			}
+			if !slices.Contains(opened, usable[i]) {
+				opened = append(opened, usable[i])
+			}
+		}
+	}
+	if !fixed || portNum == 0 { // port 0: rejected on every host
+		return nil
+	}
+	var bad []Abort
+	for _, d := range opened {
+		p := ports[d][portNum]
+		switch {
+		case p == nil:
+			bad = append(bad, Abort{Device: d, Reason: fmt.Sprintf("MVAPICH2 aborts: \"user specified port %d: fail to query or not ACTIVE\" (rdma_iba_hca_init): %s has no port %d", portNum, d, portNum)})
+		case !p.Active():
+			bad = append(bad, Abort{Device: d, Reason: fmt.Sprintf("MVAPICH2 aborts: \"user specified port %d: fail to query or not ACTIVE\" (rdma_iba_hca_init): %s is %s", portNum, p.Label(), stateWord(p.State)), Waits: true})
+		}
+	}
+	if len(names) == 0 && len(bad) < len(opened) {
+		return nil // an HCA with the port ACTIVE may be the one opened
+	}
+	return bad
+}
+
 func mv2Pick(key check.PartitionKey, p *Port) Pick {
-	return pickFirst(p, key, 0, "MVAPICH2's", Pick{Outcome: Fails, Index: -1, Problem: fmt.Sprintf("MVAPICH2 aborts: \"Can't find PKEY INDEX according to given PKEY\" (partition %s is not in the %s table)", key, p.Label())})
+	// set_pkey_index: ibv_error_abort(GEN_EXIT_ERR, "Can't find PKEY INDEX ...").
+	return pickFirst(p, key, 0, "MVAPICH2's", Pick{Outcome: Fails, Index: -1, Abort: true, Problem: fmt.Sprintf("MVAPICH2 aborts: \"Can't find PKEY INDEX according to given PKEY\" (partition %s is not in the %s table)", key, p.Label())})
 }
 
 // Open MPI's openib BTL (open-mpi/ompi v4.x; removed in v5.0.0 by commit 8de786f5):

@@ -2,6 +2,7 @@ package job
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ibkey/ibkey/internal/check"
@@ -176,6 +177,7 @@ func configurePerftest(in Inputs, s *setup) {
 		}
 		return out
 	}
+	s.aborts = func(host []*Port, _ []PortResult) []Abort { return perftestAborts(host, dev, a.Port) }
 	if a.RDMACM {
 		s.Setting += "; -R/--rdma_cm: rdma_cm connects the QPs and --pkey_index is not used"
 	}
@@ -200,4 +202,38 @@ func perftestPick(idx int, p *Port) Pick {
 		return Pick{Outcome: Fails, Index: idx, Problem: fmt.Sprintf("--pkey_index=%d is negative: perftest passes it to ibv_modify_qp as %d, which fails", idx, uint16(idx))}
 	}
 	return usesIndex(p, idx, "--pkey_index")
+}
+
+// perftestAborts is where perftest exits before it makes a QP on host: the -d device
+// is not in ibv_get_device_list ("IB device %s not found", ctx_find_dev in
+// perftest_resources.c), or the -i port of the device cannot be queried or is not
+// ACTIVE (set_link_layer in perftest_parameters.c: " Unable to query port %d
+// attributes", " Port number %d state is %s"). dev "" is the first device.
+func perftestAborts(host []*Port, dev string, num int) []Abort {
+	if len(host) == 0 {
+		return nil
+	}
+	if dev == "" {
+		dev = slices.MinFunc(host, func(a, b *Port) int { return strings.Compare(a.Device, b.Device) }).Device
+	}
+	i := slices.IndexFunc(host, func(p *Port) bool { return p.Device == dev })
+	if i < 0 {
+		return []Abort{{Device: dev, Reason: fmt.Sprintf("perftest exits: \"IB device %s not found\" (ctx_find_dev)", dev)}}
+	}
+	i = slices.IndexFunc(host, func(p *Port) bool { return p.Device == dev && p.Num == num })
+	switch {
+	case i < 0:
+		return []Abort{{Device: dev, Reason: fmt.Sprintf("perftest exits: \" Unable to query port %d attributes\" (set_link_layer): %s has no port %d", num, dev, num)}}
+	case !host[i].Active():
+		return []Abort{{Device: dev, Reason: fmt.Sprintf("perftest exits: \" Port number %d state is %s\" (set_link_layer)", num, perftestState(host[i].State)), Waits: true}}
+	}
+	return nil
+}
+
+// perftestState is a port state as perftest's portStates names it.
+func perftestState(s string) string {
+	if w, ok := map[string]string{"NOP": "Nop", "DOWN": "Down", "INIT": "Init", "ARMED": "Armed", "ACTIVE_DEFER": "Active Defer"}[s]; ok {
+		return w
+	}
+	return stateWord(s)
 }

@@ -98,6 +98,9 @@ type Pick struct {
 	// Setting is NAME=VALUE, what puts the library on this entry (WantPartition; ""
 	// when no setting can).
 	Setting string
+	// Abort: the library stops the process there (not just this port): the pick is
+	// also one of Result.Aborts.
+	Abort bool
 	// Gap says, when no setting works (WantPartition), whether the reason is one the
 	// Subnet Manager may still remove: the key is not in the table (yet), or the table
 	// was not read.

@@ -3,6 +3,8 @@ package job
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/ibkey/ibkey/internal/check"
@@ -38,13 +40,15 @@ func PortFromView(host string, v *query.PortView) *Port {
 }
 
 // HostPorts reads every port of a host with its P_Key table; label names the host
-// ("" for the local host). With some devices unreadable it returns the ports of the
-// others and lines naming what was not read (query.PartialError).
-func HostPorts(h *query.Host, label string) (ports []*Port, unread []string, err error) {
+// ("" for the local host). With some devices or ports unreadable it returns the
+// ports of the others and what was not read (query.PartialError).
+func HostPorts(h *query.Host, label string) (ports []*Port, unread []Unread, err error) {
 	views, err := h.Load(query.Selector{}, query.LoadOptions{Tables: true, Interfaces: true})
 	var partial *query.PartialError
 	if errors.As(err, &partial) {
-		unread = partial.Lines()
+		for _, u := range partial.Unread {
+			unread = append(unread, Unread{Host: label, Device: u.Device, Port: u.Port, What: u.What + ": " + u.Err.Error()})
+		}
 	} else if err != nil {
 		return nil, nil, err
 	}
@@ -52,6 +56,77 @@ func HostPorts(h *query.Host, label string) (ports []*Port, unread []string, err
 		ports = append(ports, PortFromView(label, v))
 	}
 	return ports, unread, nil
+}
+
+// Unread is a device (Port -1) or a port of a host that could not be read.
+type Unread struct {
+	Host   string // "" for the local host
+	Device string
+	Port   int
+	// What says what and why: "device scif0: ... (a dangling link)".
+	What string
+}
+
+// maxUnreadPort bounds the ports an unread device is taken to have: a port number is
+// one byte (IBA 14.2.5.3, sysfs ports/N).
+const maxUnreadPort = 255
+
+// unreadPortNums are the port numbers an unread device is taken to have: the one
+// port not read, or 1, 2 and every number a setting mentions (0-255). A device
+// filter treats the ports it does not name alike, and the libraries that look at
+// port numbers otherwise look at 1 and 2 (MVAPICH2's RDMA_DEFAULT_MAX_PORTS, the
+// first ACTIVE port), so these decide what every port 1-255 would.
+func unreadPortNums(in Inputs, u Unread) []int {
+	if u.Port >= 0 {
+		return []int{u.Port}
+	}
+	nums := []int{1, 2}
+	add := func(s string) {
+		for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r < '0' || r > '9' }) {
+			if n, err := strconv.Atoi(f); err == nil && n <= maxUnreadPort && !slices.Contains(nums, n) {
+				nums = append(nums, n)
+			}
+		}
+	}
+	for _, v := range in.Env {
+		add(v)
+	}
+	if in.Perftest != nil {
+		add(strconv.Itoa(in.Perftest.Port))
+	}
+	slices.Sort(nums)
+	return nums
+}
+
+// Choosers lists the libraries (by Name) that could choose the unread device or
+// port u with the job's settings, given the host's other ports: u is taken as an
+// ACTIVE InfiniBand device with every port (or the port that was not read) and run
+// through each library's own device and port selection (NCCL_IB_HCA,
+// UCX_NET_DEVICES, NVSHMEM_HCA_LIST, MV2_IBA_HCA, GASNET_IBV_PORTS,
+// btl_openib_if_include/exclude, perftest -d/-i), placed first among the host's
+// devices (where one-device libraries look first). A library the settings make
+// inactive chooses nothing. An empty list: no library checked can use what was not
+// read, so the answer does not depend on it.
+func Choosers(libs []*Library, in Inputs, host []*Port, u Unread) []string {
+	var maybe []*Port
+	for _, n := range unreadPortNums(in, u) {
+		maybe = append(maybe, &Port{Host: u.Host, Device: u.Device, Num: n, LinkLayer: "InfiniBand", State: "ACTIVE", LID: 1, NoTable: "not read"})
+	}
+	all := append(maybe, host...)
+	var out []string
+	for _, l := range libs {
+		s := l.setup(in)
+		if s.Inactive != "" {
+			continue
+		}
+		for _, pr := range s.selectPorts(all) {
+			if pr.Used && pr.Port.Device == u.Device && slices.Contains(maybe, pr.Port) {
+				out = append(out, l.Name)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // PortFromFabric turns a port of a sweep into a job port of host, a name MatchHost

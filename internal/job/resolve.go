@@ -77,8 +77,15 @@ type Result struct {
 	// (WantPartition).
 	Same string
 	// Idle are the InfiniBand ports, not ACTIVE, of hosts where the library uses no
-	// port: a gate waits for them to come up (WantPartition).
+	// port, that it would use once up: a gate waits for them (WantPartition).
 	Idle []*Port
+	// Aborts are the hosts where the library stops the process at start-up (a
+	// setting the host cannot satisfy): each is also a finding, and the host's ports
+	// are listed as not used.
+	Aborts []Abort
+	// unsure are aborts that may not happen (a device or port of the host that could
+	// not be read may be what the library asks for): a gate waits on them.
+	unsure []Abort
 	// limited are the ports using a limited entry when they are on limitedHosts > 1
 	// hosts (limitedApart; WantPartition).
 	limited      []PortResult
@@ -140,7 +147,14 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Result {
 	for _, h := range hosts {
 		used := 0
 		var why []string
-		for _, pr := range s.selectPorts(h.ports) {
+		sel := s.selectPorts(h.ports)
+		if s.Reject == "" {
+			if ab, unsure := s.hostAborts(in, h, sel); len(ab) > 0 {
+				r.abort(h.name, ab, unsure, sel)
+				continue
+			}
+		}
+		for _, pr := range sel {
 			if pr.Used {
 				used++
 				if s.Reject != "" {
@@ -154,7 +168,12 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Result {
 			r.Ports = append(r.Ports, pr)
 		}
 		if used == 0 {
-			r.Findings = append(r.Findings, fmt.Sprintf("%s: %s uses none of its ports (%s)", HostName(h.name), l.Name, strings.Join(why, "; ")))
+			none := fmt.Sprintf("%s: %s uses none of its ports (%s)", HostName(h.name), l.Name, strings.Join(why, "; "))
+			if u := s.unreadChosen(in, h); u != "" {
+				r.Unchecked = append(r.Unchecked, none+", but it may use what could not be read ("+u+")")
+			} else {
+				r.Findings = append(r.Findings, none)
+			}
 		}
 	}
 	skipsOnly := map[string]int{}
@@ -180,6 +199,9 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Result {
 		case EmptyEntry, Fails:
 			if s.Reject == "" {
 				r.Findings = append(r.Findings, pr.Port.Label()+": "+pk.Problem)
+				if pk.Abort {
+					r.Aborts = append(r.Aborts, Abort{Host: pr.Port.Host, Device: pr.Port.Device, Port: pr.Port.Num, Reason: pk.Problem})
+				}
 			}
 		case Skips:
 			skipsOnly[pr.Port.Host]++
@@ -236,6 +258,28 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Result {
 		r.Fixes = fixes(l, r)
 	}
 	return r
+}
+
+// abort records that the library stops on host: its ports are listed, none used.
+// unsure names what was not read that may be what the library asks for: the abort
+// is then not checked (kept in unsure for a gate) rather than a finding.
+func (r *Result) abort(host string, ab []Abort, unsure string, sel []PortResult) {
+	why := r.Library.Name + " aborts on this host before it uses a port"
+	for _, a := range ab {
+		a.Host = host
+		if unsure != "" {
+			r.Unchecked = append(r.Unchecked, fmt.Sprintf("%s: %s, unless what it asks for is what could not be read (%s)", HostName(host), a.Reason, unsure))
+			r.unsure = append(r.unsure, a)
+			why = r.Library.Name + " may abort on this host (not checked)"
+			continue
+		}
+		r.Aborts = append(r.Aborts, a)
+		r.Findings = append(r.Findings, HostName(host)+": "+a.Reason)
+	}
+	for _, pr := range sel {
+		pr.Used, pr.Why = false, why
+		r.Ports = append(r.Ports, pr)
+	}
 }
 
 // limitedApart returns, of ports that use entries of one partition (InfiniBand ports

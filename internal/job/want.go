@@ -2,6 +2,7 @@ package job
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ibkey/ibkey/internal/check"
@@ -37,25 +38,50 @@ func WantPartition(libs []*Library, in Inputs, key check.PKey, ports []*Port) []
 		}
 		var used, idle []*Port
 		var none []string
+		aborted := &Result{Library: l}
 		for _, h := range hosts {
 			n := 0
-			for _, pr := range s.selectPorts(h.ports) {
-				if pr.Used {
-					used = append(used, pr.Port)
-					n++
+			sel := s.selectPorts(h.ports)
+			if ab, unsure := s.hostAborts(in, h, sel); len(ab) > 0 {
+				aborted.abort(h.name, ab, unsure, sel)
+			} else {
+				for _, pr := range sel {
+					if pr.Used {
+						used = append(used, pr.Port)
+						n++
+					}
 				}
 			}
 			if n == 0 {
-				none = append(none, HostName(h.name))
+				switch u := s.unreadChosen(in, h); {
+				case slices.ContainsFunc(slices.Concat(aborted.Aborts, aborted.unsure), func(a Abort) bool { return a.Host == h.name }):
+				case u != "":
+					// What was not read may be the port it uses: not a finding.
+					why := fmt.Sprintf("%s uses none of the ports that were read, but it may use what could not be read (%s)", l.Name, u)
+					aborted.Unchecked = append(aborted.Unchecked, HostName(h.name)+": "+why)
+					aborted.unsure = append(aborted.unsure, Abort{Host: h.name, Reason: why})
+				default:
+					none = append(none, HostName(h.name))
+				}
 				for _, p := range h.ports {
-					if !p.Active() && !p.Ethernet() && !noPKeys(p) {
+					if !p.Active() && !p.Ethernet() && !noPKeys(p) && s.usesOnceUp(h.ports, p) {
 						idle = append(idle, p)
 					}
 				}
 			}
 		}
 		w := wantOn(l, key, used)
+		if len(used) == 0 && len(aborted.Aborts)+len(aborted.unsure) > 0 {
+			w.Findings = nil // "no port is used": the aborts say why
+			w.Setting = "no setting works: " + l.Name + " aborts at start-up"
+			if len(aborted.Aborts) == 0 {
+				w.Setting = "not checked: " + l.Name + " uses no port that was read"
+			}
+		}
 		w.Idle = idle
+		w.Aborts, w.unsure = aborted.Aborts, aborted.unsure
+		w.Findings = append(w.Findings, aborted.Findings...)
+		w.Unchecked = append(w.Unchecked, aborted.Unchecked...)
 		for _, h := range none {
 			w.Findings = append(w.Findings, fmt.Sprintf("%s: %s uses none of its ports with these settings", h, l.Name))
 		}
@@ -114,4 +140,18 @@ func wantOn(l *Library, key check.PKey, ports []*Port) *Result {
 	}
 	w.Verdict = verdict(w.Findings, w.Unchecked)
 	return w
+}
+
+// usesOnceUp reports whether the library would use port p of host once the Subnet
+// Manager brings it up (ACTIVE, with a LID): its device and port settings do not
+// leave it out.
+func (s *setup) usesOnceUp(host []*Port, p *Port) bool {
+	up := *p
+	up.State = "ACTIVE"
+	if up.LID == 0 {
+		up.LID = 1
+	}
+	ports := slices.Clone(host)
+	ports[slices.Index(host, p)] = &up
+	return slices.ContainsFunc(s.selectPorts(ports), func(pr PortResult) bool { return pr.Used && pr.Port == &up })
 }

@@ -103,8 +103,8 @@ type Lab struct {
 	opts    Options
 	cmd     *exec.Cmd
 	stdin   io.WriteCloser
-	stdout  *syncBuffer
-	stderr  *syncBuffer
+	stdout  *Buffer
+	stderr  *Buffer
 	exited  chan struct{}
 	waitErr error
 	console sync.Mutex
@@ -145,8 +145,8 @@ func Start(t testing.TB, topologyFile string, opts *Options) *Lab {
 		Topology: topo,
 		t:        t,
 		opts:     o,
-		stdout:   newSyncBuffer(),
-		stderr:   newSyncBuffer(),
+		stdout:   NewBuffer(),
+		stderr:   NewBuffer(),
 		exited:   make(chan struct{}),
 	}
 	abs, err := filepath.Abs(topologyFile)
@@ -173,11 +173,11 @@ func Start(t testing.TB, topologyFile string, opts *Options) *Lab {
 	}()
 	t.Cleanup(l.stop)
 
-	if _, err := l.stdout.waitFor("Network simulator ready", 0, startTimeout, l.exited); err != nil {
+	if _, err := l.stdout.WaitFor("Network simulator ready", 0, startTimeout, l.exited); err != nil {
 		t.Fatalf("lab: ibsim -s %s did not start: %v\nstderr:\n%s", topologyFile, err, tail(l.stderr.String(), 2000))
 	}
 	// Wait for the first prompt, so Console sees a quiet stream.
-	if _, err := l.stdout.waitFor("sim> ", 0, startTimeout, l.exited); err != nil {
+	if _, err := l.stdout.WaitFor("sim> ", 0, startTimeout, l.exited); err != nil {
 		t.Fatalf("lab: ibsim printed no prompt: %v", err)
 	}
 	// ibsim prints "ready" and its prompt before it binds its sockets.
@@ -256,7 +256,7 @@ func (l *Lab) Console(cmd string) (string, error) {
 		return "", fmt.Errorf("lab: console: %w", err)
 	}
 	// ibsim prints a prompt after each command it has run.
-	out, err := l.stdout.waitFor("sim> ", mark, 10*time.Second, l.exited)
+	out, err := l.stdout.WaitFor("sim> ", mark, 10*time.Second, l.exited)
 	if err != nil {
 		return "", fmt.Errorf("lab: console command %q: %w", cmd, err)
 	}
@@ -381,12 +381,6 @@ func (l *Lab) RunOpenSMArgs(partitionsConf string, extra ...string) error {
 	return nil
 }
 
-// OpenSMLog is the log of the last RunOpenSM (opensm -e starts it afresh).
-func (l *Lab) OpenSMLog() string {
-	b, _ := os.ReadFile(filepath.Join(l.Dir, "opensm", "opensm.log"))
-	return string(b)
-}
-
 // detach frees the ibsim slot a process that ended without detaching (a crash) left
 // attached (ibsim never frees a dead client's slot; console command X).
 func (l *Lab) detach(pid int) {
@@ -466,16 +460,18 @@ func tail(s string, n int) string {
 	return "..." + s[len(s)-n:]
 }
 
-// syncBuffer collects a process's output and lets readers wait for text.
-type syncBuffer struct {
+// Buffer collects a process's output and lets readers wait for text in it (the lab's
+// ibsim console, internal/ptytest's terminal).
+type Buffer struct {
 	mu      sync.Mutex
 	buf     bytes.Buffer
 	changed chan struct{} // closed and replaced on every write
 }
 
-func newSyncBuffer() *syncBuffer { return &syncBuffer{changed: make(chan struct{})} }
+// NewBuffer returns an empty Buffer.
+func NewBuffer() *Buffer { return &Buffer{changed: make(chan struct{})} }
 
-func (b *syncBuffer) Write(p []byte) (int, error) {
+func (b *Buffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	n, err := b.buf.Write(p)
@@ -484,41 +480,49 @@ func (b *syncBuffer) Write(p []byte) (int, error) {
 	return n, err
 }
 
-func (b *syncBuffer) Len() int {
+// Len is how many bytes were written: a mark for WaitFor.
+func (b *Buffer) Len() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.Len()
 }
 
-func (b *syncBuffer) String() string {
+// String is everything written so far.
+func (b *Buffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.buf.String()
 }
 
-// waitFor waits until text appears after offset from and returns what came
-// between from and the text.
-func (b *syncBuffer) waitFor(text string, from int, timeout time.Duration, exited <-chan struct{}) (string, error) {
+// WaitFor waits until text appears after offset from and returns what came between
+// from and the text. It fails when done is closed first (the writer ended; what it
+// wrote just before is still looked at) or the timeout passes (a hang detector).
+func (b *Buffer) WaitFor(text string, from int, timeout time.Duration, done <-chan struct{}) (string, error) {
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
-	for {
+	// find looks for text and, when not there yet, returns the channel closed on the next write.
+	find := func() (string, bool, chan struct{}) {
 		b.mu.Lock()
-		s := b.buf.String()
-		changed := b.changed
-		b.mu.Unlock()
-		if from <= len(s) {
-			if i := strings.Index(s[from:], text); i >= 0 {
-				return s[from : from+i], nil
+		defer b.mu.Unlock()
+		if d := b.buf.Bytes(); from <= len(d) {
+			if i := bytes.Index(d[from:], []byte(text)); i >= 0 {
+				return string(d[from : from+i]), true, nil
 			}
+		}
+		return "", false, b.changed
+	}
+	for {
+		before, ok, changed := find()
+		if ok {
+			return before, nil
 		}
 		select {
 		case <-changed:
-		case <-exited:
-			// The process may have written the text just before exiting.
-			if i := strings.Index(b.String()[from:], text); i >= 0 {
-				return b.String()[from : from+i], nil
+		case <-done:
+			if before, ok, _ := find(); ok {
+				return before, nil
 			}
-			return "", errors.New("ibsim exited")
+			return "", fmt.Errorf("the process ended before %q appeared", text)
 		case <-deadline.C:
 			return "", fmt.Errorf("no %q within %v", text, timeout)
 		}

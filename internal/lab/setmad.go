@@ -51,9 +51,9 @@ const (
 	classSubnDR    = 0x81
 )
 
-// newMAD is a MAD with its common header (IBA 13.4.2) filled in: base version 1,
+// NewMAD is a MAD with its common header (IBA 13.4.2) filled in: base version 1,
 // management class and class version, method, transaction ID, attribute ID.
-func newMAD(class, classVer, method byte, tid uint64, attr uint16) []byte {
+func NewMAD(class, classVer, method byte, tid uint64, attr uint16) []byte {
 	b := make([]byte, mad.Size)
 	b[0], b[offClass], b[offClassVer], b[offMethod] = 1, class, classVer, method
 	binary.BigEndian.PutUint64(b[offTID:], tid)
@@ -73,8 +73,7 @@ func (l *Lab) SetPKeyBlock(ctx context.Context, node string, a mad.Address, port
 	if !a.Directed && (a.LID == 0 || a.LID >= 0xc000) {
 		return fmt.Errorf("lab: LID %d is not a unicast destination", a.LID)
 	}
-	tid := rand.Uint64() >> 1
-	m := newMAD(classSubnLID, 1, methodSubnSet, tid, attrPKeyTable)
+	m := NewMAD(classSubnLID, 1, methodSubnSet, rand.Uint64()>>1, attrPKeyTable)
 	binary.BigEndian.PutUint32(m[offAttrMod:], mad.PKeyTableModifier(block, port))
 	for i, v := range entries {
 		binary.BigEndian.PutUint16(m[offData+2*i:], v)
@@ -88,20 +87,9 @@ func (l *Lab) SetPKeyBlock(ctx context.Context, node string, a mad.Address, port
 		copy(m[offInitialPath+1:], a.Path)
 		dlid = permissiveLID
 	}
-	c, err := dialSim(ctx, l.SockName, node)
+	reply, err := l.Send(ctx, node, dlid, 0, m, true)
 	if err != nil {
-		return err
-	}
-	defer c.close()
-	if err := c.send(dlid, 0, m); err != nil {
-		return err
-	}
-	reply, st, err := c.recv(tid)
-	if err != nil {
-		return fmt.Errorf("lab: SubnSet(P_KeyTable) %s port %d block %d: no reply: %w", a, port, block, err)
-	}
-	if st != 0 {
-		return fmt.Errorf("lab: SubnSet(P_KeyTable) %s port %d block %d: ibsim dropped it (status %d)", a, port, block, st)
+		return fmt.Errorf("lab: SubnSet(P_KeyTable) %s port %d block %d: %w", a, port, block, err)
 	}
 	p, err := mad.Decode(reply)
 	if err != nil {

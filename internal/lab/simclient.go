@@ -14,7 +14,7 @@ import (
 
 // simClient is the lab's own small client of ibsim's socket protocol, for what the
 // shipped codec refuses to encode (Set, Trap): it holds one of ibsim's 10 client slots
-// from dialSim until close. See setmad.go for the protocol.
+// from dialSim until close (Send: one slot per call). See setmad.go for the protocol.
 type simClient struct {
 	sockName string
 	ctl      *net.UnixConn
@@ -139,7 +139,7 @@ func (c *simClient) recv(tid uint64) (m []byte, status uint32, err error) {
 // otherwise drop the MAD of a slot already gone.
 func (c *simClient) sync() error {
 	tid := rand.Uint64() >> 1
-	b := newMAD(classSubnDR, 1, 0x01, tid, 0x0011) // Get(NodeInfo)
+	b := NewMAD(classSubnDR, 1, 0x01, tid, 0x0011) // Get(NodeInfo)
 	binary.BigEndian.PutUint16(b[offDrSLID:], permissiveLID)
 	binary.BigEndian.PutUint16(b[offDrDLID:], permissiveLID)
 	if err := c.send(permissiveLID, 0, b); err != nil {
@@ -147,6 +147,33 @@ func (c *simClient) sync() error {
 	}
 	_, _, err := c.recv(tid)
 	return err
+}
+
+// Send sends the MAD m (its transaction ID set) from a client of this lab's ibsim
+// attached at node ("" = ibsim's first node) to dlid on QP dqp (0 SMPs, 1 GSI; dlid
+// 0xffff: a directed route), holding one of ibsim's 10 client slots only for the call.
+// With reply it returns the MAD that answers m (by its transaction ID); without, nil
+// once ibsim has handled m (a trap, which nothing answers).
+func (l *Lab) Send(ctx context.Context, node string, dlid uint16, dqp uint32, m []byte, reply bool) ([]byte, error) {
+	c, err := dialSim(ctx, l.SockName, node)
+	if err != nil {
+		return nil, err
+	}
+	defer c.close()
+	if err := c.send(dlid, dqp, m); err != nil {
+		return nil, err
+	}
+	if !reply {
+		return nil, c.sync()
+	}
+	r, st, err := c.recv(binary.BigEndian.Uint64(m[offTID:]))
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("no reply: %w", err)
+	case st != 0:
+		return nil, fmt.Errorf("ibsim dropped it (status %d)", st)
+	}
+	return r, nil
 }
 
 // close gives the slot back (ibsim never frees the slot of a client that died).

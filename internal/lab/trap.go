@@ -58,22 +58,14 @@ func BadKeyTrap(pkey bool, issuer, lid1, lid2 uint16, key uint32, sl uint8, qp1,
 // TrapRepress, which ibsim drops ("got trap repress - dropping"), so nothing comes
 // back: wait for the SM's log.
 func (l *Lab) SendTrap(ctx context.Context, node string, smLID uint16, t Trap) error {
-	b := newMAD(classSubnLID, 1, methodTrap, rand.Uint64()>>1, attrNotice)
+	b := NewMAD(classSubnLID, 1, methodTrap, rand.Uint64()>>1, attrNotice)
 	n := b[offData:]
 	n[0] = 0x80 | noticeTypeSecurity // IsGeneric
 	n[1], n[2], n[3] = byte(t.Producer>>16), byte(t.Producer>>8), byte(t.Producer)
 	binary.BigEndian.PutUint16(n[4:], t.Number)
 	binary.BigEndian.PutUint16(n[6:], t.IssuerLID)
 	copy(n[10:64], t.Details[:])
-	c, err := dialSim(ctx, l.SockName, node)
-	if err != nil {
-		return err
-	}
-	defer c.close()
-	if err := c.send(smLID, 0, b); err != nil {
-		return fmt.Errorf("lab: trap %d: %w", t.Number, err)
-	}
-	if err := c.sync(); err != nil {
+	if _, err := l.Send(ctx, node, smLID, 0, b, false); err != nil {
 		return fmt.Errorf("lab: trap %d: %w", t.Number, err)
 	}
 	return nil

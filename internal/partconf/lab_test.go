@@ -48,7 +48,13 @@ func opensmArgs(t testing.TB, l *ibsimlab.Lab, conf string, extra ...string) (st
 		text = string(b)
 	}
 	err := l.RunOpenSMArgs(text, extra...)
-	return l.OpenSMLog(), err
+	return opensmLog(l), err
+}
+
+// opensmLog is the log of l's last RunOpenSM (opensm -e starts it afresh).
+func opensmLog(l *ibsimlab.Lab) string {
+	b, _ := os.ReadFile(filepath.Join(l.Dir, "opensm", "opensm.log"))
+	return string(b)
 }
 
 // opensm is opensmArgs failing the test on error, with -W when allowBoth.

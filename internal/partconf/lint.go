@@ -105,7 +105,9 @@ func LintFindings(c *Config, opt LintOptions) *Findings {
 		f.addMade(fd)
 	}
 	if c.Exists {
-		if !c.HasDefault {
+		// A rejected file is replaced by the fallback, whose Default is ALL=full: the
+		// missing Default line then adds nothing.
+		if !c.HasDefault && !c.Rejected {
 			f.warn(Pos{File: c.File, Line: 1, Col: 1}, "no-default",
 				"no Default partition line: OpenSM adds Default=0x7fff : ALL=limited, SELF=full, so every port except the SM's is a limited member of the default partition and they cannot talk to each other in it (0x7fff; IPoIB on the default partition breaks)",
 				"add `Default=0x7fff, ipoib : ALL=full ;` (or ALL=limited on purpose, with SELF=full)")
@@ -132,7 +134,7 @@ func LintFindings(c *Config, opt LintOptions) *Findings {
 	}
 	if c.Rejected {
 		f.head = append([]Finding{{Severity: Error, Pos: c.RejectedAt, Rule: "file-rejected",
-			Message: "OpenSM REJECTS THIS FILE (PARSE ERROR at this line) and applies Default=0x7fff : ALL=full instead: every port becomes a full member of the default partition, no other partition exists, ALL ISOLATION IS LOST",
+			Message: "OpenSM REJECTS THIS FILE (" + c.RejectedWhy("this line") + ") and applies Default=0x7fff : ALL=full instead: every port becomes a full member of the default partition, no other partition exists, ALL ISOLATION IS LOST",
 			Action:  "fix the errors below; `opensm` logs \"Partition configuration in error; retrying with default config\""}}, f.head...)
 		f.errs++
 	}

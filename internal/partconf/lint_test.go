@@ -94,6 +94,33 @@ func TestLintRejectedHeadline(t *testing.T) {
 	}
 }
 
+// A rejected file is replaced by OpenSM's fallback (Default=0x7fff : ALL=full): no
+// no-default warning (which says OpenSM adds ALL=limited), and the headline says why as
+// OpenSM does: PARSE ERROR for a line it could not parse, none for a file with nothing
+// to parse (the lab's OpenSM logs only "Partition configuration in error").
+func TestLintRejectedFallback(t *testing.T) {
+	for _, c := range []struct{ name, text, why string }{
+		{"empty", "", "(it holds no definition)"},
+		{"comments", "# nothing here\n\n   \n", "(it holds no definition)"},
+		{"parse error, no Default", "p=0x10 : 0x1=full;\nbroken\n", "(PARSE ERROR at this line)"},
+	} {
+		fs := Lint(Parse("p.conf", []byte(c.text)), LintOptions{})
+		if len(fs) == 0 || fs[0].Rule != "file-rejected" || !strings.Contains(fs[0].Message, c.why) {
+			t.Errorf("%s: headline %v, want file-rejected with %q", c.name, fs, c.why)
+		}
+		for _, f := range fs {
+			if f.Rule == "no-default" {
+				t.Errorf("%s: no-default on a rejected file: %v", c.name, f)
+			}
+		}
+	}
+	// Accepted without a Default line: OpenSM adds one, ALL=limited (the warning stays).
+	fs := Lint(Parse("p.conf", []byte("p=0x10 : ALL=full;\n")), LintOptions{})
+	if !slices.ContainsFunc(fs, func(f Finding) bool { return f.Rule == "no-default" }) {
+		t.Errorf("accepted file without Default: %v, want no-default", fs)
+	}
+}
+
 // The file from the facts example is clean; AllowBoth silences both-without-W.
 func TestLintClean(t *testing.T) {
 	if fs := Lint(Parse("p.conf", []byte(factsExample)), LintOptions{}); len(fs) != 0 {

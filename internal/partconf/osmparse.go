@@ -201,6 +201,18 @@ func (e *emu) abort(at int, osmMsg, msg, hint string) {
 	}
 }
 
+// RejectedWhy says why OpenSM rejects the file, as its log shows it: "PARSE ERROR at
+// " and where, for a line it could not parse; "it holds no definition" for a file with
+// nothing to parse (empty, blank or only comments), for which OpenSM logs no PARSE
+// ERROR, only "Partition configuration in error; retrying with default config"
+// (osm_prtn_config.c; seen in the lab).
+func (c *Config) RejectedWhy(at string) string {
+	if strings.HasPrefix(c.RejectReason, "PARSE ERROR") {
+		return "PARSE ERROR at " + at
+	}
+	return "it holds no definition"
+}
+
 // Parse reads a partitions.conf held in data exactly as OpenSM 3.3.23 does. It never
 // fails: what OpenSM rejects or logs is in Findings, Rejected says whether OpenSM
 // drops the file, and Uncertain whether its outcome depends on memory the file does

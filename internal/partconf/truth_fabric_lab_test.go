@@ -17,7 +17,6 @@ import (
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 	"github.com/ibkey/ibkey/internal/lab"
 	"github.com/ibkey/ibkey/internal/partconf"
-	"github.com/ibkey/ibkey/internal/partconf/partgen"
 	"github.com/ibkey/ibkey/internal/query"
 )
 
@@ -111,11 +110,11 @@ func truthFabricTopology(t *testing.T, seed uint64, count func(kind string, ok b
 			}
 			guids = append(guids, g)
 		}
-		gopt := partgen.Options{Ports: guids}
-		file := partgen.New(rng, gopt)
+		gopt := partconf.GenOptions{Ports: guids}
+		file := partconf.NewGenFile(rng, gopt)
 		for k := 0; k < 3; k++ {
 			if k > 0 {
-				file = partgen.Mutate(rng, file, gopt)
+				file = partconf.MutateGenFile(rng, file, gopt)
 			}
 			text := file.String()
 			allowBoth := rng.IntN(2) == 0

@@ -15,13 +15,12 @@ import (
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 	ibsimlab "github.com/ibkey/ibkey/internal/lab"
-	"github.com/ibkey/ibkey/internal/partconf/partgen"
 )
 
 // The generated-case test: random topologies (RandomTopology: chains of
 // switches, one- and two-port CAs, routers with one or two cabled ports, HCAs cabled
 // back to back, or two dual-port HCAs cabled to each other without a switch) and random
-// sequences of two to four files (partgen.New, then partgen.Mutate: definitions
+// sequences of two to four files (NewGenFile, then MutateGenFile: definitions
 // removed, added and moved, indx0 moved, memberships and keys changed), each sequence
 // applied by one OpenSM 3.3.23 daemon (SIGHUP, as `reload` does) or by a new OpenSM
 // process per file (opensm -o), with or without -W and partition enforcement. After
@@ -237,7 +236,7 @@ func runTruthTopology(t *testing.T, seed uint64, sequences int, st *truthStats) 
 		return tables, peers
 	}
 	sm := ports[0].port.GUID // Hca1 port 1 comes first
-	gopt := partgen.Options{Ports: guids, Others: others}
+	gopt := GenOptions{Ports: guids, Others: others}
 	for sq := 0; sq < sequences; sq++ {
 		runTruthSequence(t, l, rng, seed, sq, ports, mports, sm, gopt, read, st)
 	}
@@ -246,7 +245,7 @@ func runTruthTopology(t *testing.T, seed uint64, sequences int, st *truthStats) 
 // runTruthSequence applies two to four files in turn, by one OpenSM daemon or a new
 // OpenSM per file, and compares after each.
 func runTruthSequence(t *testing.T, l *ibsimlab.Lab, rng *rand.Rand, seed uint64, sq int, ports []*truthPort, mports []Port, sm check.GUID,
-	gopt partgen.Options, read func() (map[check.GUID][]check.PKey, map[check.GUID][]check.PKey), st *truthStats) {
+	gopt GenOptions, read func() (map[check.GUID][]check.PKey, map[check.GUID][]check.PKey), st *truthStats) {
 	t.Helper()
 	daemon := rng.IntN(2) == 0
 	allowBoth, enforce := rng.IntN(2) == 0, rng.IntN(5) != 0
@@ -282,7 +281,7 @@ func runTruthSequence(t *testing.T, l *ibsimlab.Lab, rng *rand.Rand, seed uint64
 			d.Stop()
 		}
 	}()
-	file := partgen.New(rng, gopt)
+	file := NewGenFile(rng, gopt)
 	before, peerBefore := read()
 	var chain, prev *Model // the sequence's model (show --previous), and the last run's
 	chainOK := true
@@ -290,7 +289,7 @@ func runTruthSequence(t *testing.T, l *ibsimlab.Lab, rng *rand.Rand, seed uint64
 	logSeen := 0 // bytes of the daemon's log read so far
 	for k := 0; k < n; k++ {
 		if k > 0 {
-			file = partgen.Mutate(rng, file, gopt)
+			file = MutateGenFile(rng, file, gopt)
 			if !daemon && rng.IntN(3) == 0 {
 				// A new OpenSM may run with -W where the last one did not, or the
 				// other way round: the tables it finds were programmed under the
@@ -328,7 +327,7 @@ func runTruthSequence(t *testing.T, l *ibsimlab.Lab, rng *rand.Rand, seed uint64
 			}
 		default:
 			err = l.RunOpenSMArgs(text, args...)
-			log = l.OpenSMLog()
+			log = opensmLog(l)
 		}
 		// Whether a one-shot OpenSM crashed on the file is a check of its own (a file
 		// whose outcome hangs on uninitialised memory may crash or not: not counted).

@@ -22,6 +22,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ibkey/ibkey/internal/lab"
 )
 
 // open returns a new pseudo-terminal pair sized cols x rows: the master (the test's
@@ -64,10 +66,8 @@ type Session struct {
 	slave  *os.File // the process's terminal; closed by Wait so the reader sees the end
 	name   string   // /dev/pts/N, reopened to read the terminal's modes after the exit
 
-	mu     sync.Mutex
-	out    bytes.Buffer
-	change chan struct{} // closed and replaced whenever out grows
-	done   chan struct{} // the reader stopped
+	out  *lab.Buffer   // what the process wrote
+	done chan struct{} // the reader stopped
 
 	waitOnce sync.Once
 	waitErr  error
@@ -96,7 +96,7 @@ func Start(cmd *exec.Cmd, cols, rows int) (*Session, error) {
 		slave.Close()
 		return nil, err
 	}
-	s := &Session{Cmd: cmd, master: master, slave: slave, name: slave.Name(), change: make(chan struct{}), done: make(chan struct{})}
+	s := &Session{Cmd: cmd, master: master, slave: slave, name: slave.Name(), out: lab.NewBuffer(), done: make(chan struct{})}
 	go s.read()
 	return s, nil
 }
@@ -107,13 +107,7 @@ func (s *Session) read() {
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := s.master.Read(buf)
-		if n > 0 {
-			s.mu.Lock()
-			s.out.Write(buf[:n])
-			close(s.change)
-			s.change = make(chan struct{})
-			s.mu.Unlock()
-		}
+		s.out.Write(buf[:n])
 		if err != nil {
 			return
 		}
@@ -121,47 +115,21 @@ func (s *Session) read() {
 }
 
 // Output is everything the process wrote so far.
-func (s *Session) Output() []byte {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return bytes.Clone(s.out.Bytes())
-}
+func (s *Session) Output() []byte { return []byte(s.out.String()) }
 
 // Len is how many bytes the process wrote so far: a mark for WaitFor and
 // Output()[mark:].
-func (s *Session) Len() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.out.Len()
-}
+func (s *Session) Len() int { return s.out.Len() }
 
 // WaitFor waits until what the process wrote after its first from bytes (0: all of
 // it) contains want, or the limit passes (an error naming what was awaited and the
 // output so far). The limit is a hang detector, not a speed assertion: make it
 // generous.
 func (s *Session) WaitFor(from int, want string, limit time.Duration) error {
-	deadline := time.NewTimer(limit)
-	defer deadline.Stop()
-	since := func(b []byte) []byte { return b[min(from, len(b)):] }
-	for {
-		s.mu.Lock()
-		found := bytes.Contains(since(s.out.Bytes()), []byte(want))
-		ch := s.change
-		s.mu.Unlock()
-		if found {
-			return nil
-		}
-		select {
-		case <-ch:
-		case <-s.done:
-			if bytes.Contains(since(s.Output()), []byte(want)) {
-				return nil
-			}
-			return fmt.Errorf("ptytest: the pty closed before %q appeared; output: %q", want, tail(s.Output()))
-		case <-deadline.C:
-			return fmt.Errorf("ptytest: no %q after %s; output: %q", want, limit, tail(s.Output()))
-		}
+	if _, err := s.out.WaitFor(want, from, limit, s.done); err != nil {
+		return fmt.Errorf("ptytest: %w; output: %q", err, tail(s.Output()))
 	}
+	return nil
 }
 
 // Drain waits until the test has read everything the process wrote so far: the pty

@@ -39,6 +39,7 @@ type Assembler struct {
 	year      int
 	lastMonth time.Month
 	prefix    []byte // log_prefix, "PREFIX: ", when a run's first line shows one
+	records   int64  // lines in OpenSM's format (Records)
 
 	line   int64
 	thread string // the thread of the last event held (hold)
@@ -91,6 +92,7 @@ func (a *Assembler) Line(line []byte) {
 		}
 		return
 	}
+	a.records++
 	a.dumping = nil
 	if !a.candidate(&r) && a.findPending(r.thread, 0) == nil {
 		return
@@ -911,3 +913,8 @@ func (a *Assembler) partitionConfig(r *record) {
 
 // Lines is how many lines the assembler has read.
 func (a *Assembler) Lines() int64 { return a.line }
+
+// Records is how many of those lines are in OpenSM's log format (a time stamp, the
+// thread, the level: opensm/osm_log.c osm_log). None in a file that has lines: it is
+// not OpenSM's log (a syslog copy, the wrong file), and nothing in it was checked.
+func (a *Assembler) Records() int64 { return a.records }

@@ -21,6 +21,9 @@ type Counts struct {
 	// a bad-pkey trap is whatever a packet carried: a label per value would let
 	// any sender grow the exporter's series without bound).
 	keys map[Kind]int
+	// lines and records are how many lines were read and how many of them are in
+	// OpenSM's format (Assembler.Lines, Records): none of many is not OpenSM's log.
+	lines, records int64
 }
 
 // CountKey is a counted series: the event's kind, and the partition it is about
@@ -59,6 +62,21 @@ func (c *Counts) Add(ev *Event) {
 	c.m[k]++
 }
 
+// SetLines records how many lines were read and how many are OpenSM's (the
+// assembler's Lines and Records).
+func (c *Counts) SetLines(lines, records int64) {
+	c.mu.Lock()
+	c.lines, c.records = lines, records
+	c.mu.Unlock()
+}
+
+// Lines returns what SetLines recorded.
+func (c *Counts) Lines() (lines, records int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lines, c.records
+}
+
 // Each calls fn for every series, sorted by kind then key.
 func (c *Counts) Each(fn func(k CountKey, n uint64)) {
 	c.mu.Lock()
@@ -84,5 +102,9 @@ func FollowCounts(ctx context.Context, path string, c *Counts, o FollowOptions) 
 		a.Recycle(ev)
 	})
 	a.NoLines = true
+	// Counted on from what an earlier follow counted (the exporter follows again
+	// after a read error): the counts only grow.
+	lines, records := c.Lines()
+	o.Read = func() { c.SetLines(lines+a.Lines(), records+a.Records()) }
 	return Follow(ctx, path, a, o)
 }

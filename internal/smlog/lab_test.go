@@ -171,19 +171,19 @@ func recordLab(t *testing.T) labRecording {
 	var bcast mad.GID
 	copy(bcast[:], []byte{0xff, 0x12, 0x40, 0x1b, 0x80, 0x01, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff})
 	from = d.LogSize()
-	if st, err := l.Join(ctx, "HcaA", lidA, lab.JoinRequest{MGID: bcast, PortGID: portGID(guidA)}); err != nil || st == 0 {
+	if st, err := join(ctx, l, "HcaA", lidA, joinRequest{MGID: bcast, PortGID: portGID(guidA)}); err != nil || st == 0 {
 		t.Fatalf("join: status 0x%04x, %v (want a refusal)", st, err)
 	}
 	wait("ERR 1B14", from)
 	// HcaB (a p1 member) joins it with another Q_Key: ERR 1B30.
 	from = d.LogSize()
-	if st, err := l.Join(ctx, "HcaB", lidA, lab.JoinRequest{MGID: bcast, PortGID: portGID(guidB), QKey: 0x1234}); err != nil || st == 0 {
+	if st, err := join(ctx, l, "HcaB", lidA, joinRequest{MGID: bcast, PortGID: portGID(guidB), QKey: 0x1234}); err != nil || st == 0 {
 		t.Fatalf("join: status 0x%04x, %v (want a refusal)", st, err)
 	}
 	wait("ERR 1B30", from)
 	// An untrusted subscription to trap 257: ERR 430B.
 	from = d.LogSize()
-	if st, err := l.SubscribeTrap(ctx, "HcaB", lidA, 257, 0); err != nil || st == 0 {
+	if st, err := subscribeTrap(ctx, l, "HcaB", lidA, 257, 0); err != nil || st == 0 {
 		t.Fatalf("subscribe: status 0x%04x, %v (want a refusal)", st, err)
 	}
 	wait("ERR 430B", from)

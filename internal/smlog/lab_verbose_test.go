@@ -78,15 +78,15 @@ func recordVerbose(t *testing.T) string {
 	copy(bcast[:], []byte{0xff, 0x12, 0x40, 0x1b, 0x80, 0x01, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff})
 	for _, j := range []struct {
 		node string
-		req  lab.JoinRequest
+		req  joinRequest
 		want string
 	}{
-		{"HcaC", lab.JoinRequest{MGID: bcast, PortGID: portGID(guidB)}, "don't share PKey"},
-		{"HcaB", lab.JoinRequest{MGID: bcast, PortGID: portGID(guidB), PKey: 0x8000}, "Invalid PKey supplied"},
-		{"HcaB", lab.JoinRequest{MGID: bcast, PortGID: portGID(guidB), PKey: 0x8010}, "ERR 1B32"},
+		{"HcaC", joinRequest{MGID: bcast, PortGID: portGID(guidB)}, "don't share PKey"},
+		{"HcaB", joinRequest{MGID: bcast, PortGID: portGID(guidB), PKey: 0x8000}, "Invalid PKey supplied"},
+		{"HcaB", joinRequest{MGID: bcast, PortGID: portGID(guidB), PKey: 0x8010}, "ERR 1B32"},
 	} {
 		from := d.LogSize()
-		if st, err := l.Join(ctx, j.node, lidA, j.req); err != nil || st == 0 {
+		if st, err := join(ctx, l, j.node, lidA, j.req); err != nil || st == 0 {
 			t.Fatalf("join %+v: status 0x%04x %v (want a refusal)", j.req, st, err)
 		}
 		wait(j.want, from)
@@ -96,13 +96,13 @@ func recordVerbose(t *testing.T) string {
 	}
 	// HcaA subscribes to "new multicast group" (trap 66), then HcaB creates a group in
 	// p1, which HcaA is not in: OpenSM does not forward the notice to HcaA.
-	if st, err := l.SubscribeTrap(ctx, "HcaA", lidA, 66, 0); err != nil || st != 0 {
+	if st, err := subscribeTrap(ctx, l, "HcaA", lidA, 66, 0); err != nil || st != 0 {
 		t.Fatalf("subscribe to trap 66: status 0x%04x %v", st, err)
 	}
 	var group mad.GID
 	copy(group[:], []byte{0xff, 0x12, 0xa0, 0x1c, 0x80, 0x01, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0x42})
 	from = d.LogSize()
-	if st, err := l.Join(ctx, "HcaB", lidA, lab.JoinRequest{MGID: group, PortGID: portGID(guidB), QKey: 0x42, PKey: 0x8001, Create: true}); err != nil || st != 0 {
+	if st, err := join(ctx, l, "HcaB", lidA, joinRequest{MGID: group, PortGID: portGID(guidB), QKey: 0x42, PKey: 0x8001, Create: true}); err != nil || st != 0 {
 		t.Fatalf("create a group: status 0x%04x %v", st, err)
 	}
 	wait("do not share same pkey", from)

@@ -169,6 +169,9 @@ type FollowOptions struct {
 	// Notice receives what Follow noticed about the file (rotated, truncated,
 	// missing), for a note on stderr.
 	Notice func(string)
+	// Read, when set, is called after each read that handed lines over, between
+	// the assembler's lines (its Lines and Records may be read then).
+	Read func()
 }
 
 // Follow reads the log at path as `tail -F` does, until ctx ends: to its end, then
@@ -189,6 +192,9 @@ func Follow(ctx context.Context, path string, a *Assembler, o FollowOptions) err
 	fill := func(f *os.File) (int, error) {
 		m, err := f.Read(buf)
 		sp.feed(buf[:m])
+		if m > 0 && o.Read != nil {
+			o.Read()
+		}
 		return m, err
 	}
 	f, err := os.Open(path)

@@ -82,52 +82,21 @@ func Unescape(s string) string {
 		return s
 	}
 	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c != '\\' || i+1 == len(s) {
-			b.WriteByte(c)
-			continue
-		}
-		hex := func(digits int) (uint64, bool) {
-			if i+2+digits > len(s) {
-				return 0, false
-			}
-			v, err := strconv.ParseUint(s[i+2:i+2+digits], 16, 32)
-			return v, err == nil
-		}
-		switch s[i+1] {
-		case '\\':
-			b.WriteByte('\\')
-		case 't':
-			b.WriteByte('\t')
-		case 'n':
-			b.WriteByte('\n')
-		case 'r':
-			b.WriteByte('\r')
-		case 'x':
-			v, ok := hex(2)
-			if !ok {
-				b.WriteByte(c)
+	for i := 0; i < len(s); {
+		// unitLen finds the escapes String writes; strconv decodes them (\xNN as a
+		// byte, \u and \U as a rune, which must be a valid one).
+		if n := unitLen(s[i:]); s[i] == '\\' && n > 1 {
+			if v, multibyte, _, err := strconv.UnquoteChar(s[i:i+n], 0); err == nil {
+				if multibyte {
+					b.WriteRune(v)
+				} else {
+					b.WriteByte(byte(v))
+				}
+				i += n
 				continue
 			}
-			b.WriteByte(byte(v))
-			i += 2
-		case 'u', 'U':
-			digits := 4
-			if s[i+1] == 'U' {
-				digits = 8
-			}
-			v, ok := hex(digits)
-			if !ok || !utf8.ValidRune(rune(v)) {
-				b.WriteByte(c)
-				continue
-			}
-			b.WriteRune(rune(v))
-			i += digits
-		default:
-			b.WriteByte(c)
-			continue
 		}
+		b.WriteByte(s[i])
 		i++
 	}
 	return b.String()

@@ -16,7 +16,7 @@ func TestSourceFlags(t *testing.T) {
 	cmdtest.Errors(t, root, []cmdtest.ErrorCase{
 		{Args: []string{"can-talk", "0x8001", "0x0002c90300000204"}, Code: 2, Stderr: "ibkey: " + wantGUID + "\n"},
 		{Args: []string{"can-talk", "0x10000", "0x8001"}, Code: 2, Stderr: `ibkey: endpoint "0x10000" is a port GUID (0x0000000000010000) (if you meant a P_Key: a P_Key is at most 0xffff): resolving a GUID needs --partitions FILE (the tables the SM would program), --fabric-file FILE (a saved sweep) or a fabric to sweep (--ibsim, --ca); or use DEV/PORT for a local port or a P_Key value` + "\n"},
-		{Args: []string{"can-talk", "--partitions", cmdtest.ClusterConf, "0x0002c90300001021,index=1", "0x8001"}, Code: 2, Stderr: `ibkey: endpoint "0x0002c90300001021,index=1": index= and port= need a port of a sweep; with --partitions a GUID is a partitions.conf member, which has no table index` + "\n"},
+		{Args: []string{"can-talk", "--partitions", clusterConf, "0x0002c90300001021,index=1", "0x8001"}, Code: 2, Stderr: `ibkey: endpoint "0x0002c90300001021,index=1": index= and port= need a port of a sweep; with --partitions a GUID is a partitions.conf member, which has no table index` + "\n"},
 	})
 	// lid= and node= always get a fabric from can-talk (MADs or --fabric-file), so
 	// their messages are checked on the errors query returns.

@@ -19,14 +19,14 @@ import (
 // rewrites them).
 func TestCanTalkPartitions(t *testing.T) {
 	cmdtest.Golden(t, root, []cmdtest.GoldenCase{
-		{Name: "cantalk_guids_yes", Args: []string{"can-talk", "--partitions", cmdtest.ClusterConf, "0x0002c90300001021", "0x0002c90300001022"}, Code: 0},
-		{Name: "cantalk_guids_limited_no", Args: []string{"can-talk", "--partitions", cmdtest.ClusterConf, "0x0002c90300001021,pkey=0x0010", "guid=0x0002c90300001022,pkey=0x0010"}, Code: 1},
-		{Name: "cantalk_guids_only_default", Args: []string{"can-talk", "--partitions", cmdtest.ClusterConf, "0x0002c90300001002", "0x0002c90300001011", "--sm-guid", cmdtest.HeadNode}, Code: 0},
-		{Name: "cantalk_guid_not_in_file", Args: []string{"can-talk", "--partitions", cmdtest.ClusterConf, "0x0002c90300009999", "0x0002c90300001011,pkey=0x0010"}, Code: 1},
-		{Name: "cantalk_guid_ud_json", Args: []string{"can-talk", "--partitions", cmdtest.ClusterConf, "0x0002c90300001011,qp=ud,qkey=0x11", "0x0002c90300001022,qp=ud,qkey=0x11", "-o", "json"}, Code: 0},
-		{Name: "cantalk_guid_vs_pkey", Args: []string{"can-talk", "--partitions", cmdtest.ClusterConf, "0x0002c90300001002", "0x8030"}, Code: 0},
-		{Name: "cantalk_guids_rejected", Args: []string{"can-talk", "--partitions", cmdtest.RejectedConf, "0x0002c90300001011", "0x0002c90300001022"}, Code: 0},
-		{Name: "cantalk_guids_nodefault", Args: []string{"can-talk", "--partitions", cmdtest.MistakesConf, "0x0002c90300001021", "0x0002c90300001022"}, Code: 0},
+		{Name: "cantalk_guids_yes", Args: []string{"can-talk", "--partitions", clusterConf, "0x0002c90300001021", "0x0002c90300001022"}, Code: 0},
+		{Name: "cantalk_guids_limited_no", Args: []string{"can-talk", "--partitions", clusterConf, "0x0002c90300001021,pkey=0x0010", "guid=0x0002c90300001022,pkey=0x0010"}, Code: 1},
+		{Name: "cantalk_guids_only_default", Args: []string{"can-talk", "--partitions", clusterConf, "0x0002c90300001002", "0x0002c90300001011", "--sm-guid", headNode}, Code: 0},
+		{Name: "cantalk_guid_not_in_file", Args: []string{"can-talk", "--partitions", clusterConf, "0x0002c90300009999", "0x0002c90300001011,pkey=0x0010"}, Code: 1},
+		{Name: "cantalk_guid_ud_json", Args: []string{"can-talk", "--partitions", clusterConf, "0x0002c90300001011,qp=ud,qkey=0x11", "0x0002c90300001022,qp=ud,qkey=0x11", "-o", "json"}, Code: 0},
+		{Name: "cantalk_guid_vs_pkey", Args: []string{"can-talk", "--partitions", clusterConf, "0x0002c90300001002", "0x8030"}, Code: 0},
+		{Name: "cantalk_guids_rejected", Args: []string{"can-talk", "--partitions", rejectedConf, "0x0002c90300001011", "0x0002c90300001022"}, Code: 0},
+		{Name: "cantalk_guids_nodefault", Args: []string{"can-talk", "--partitions", mistakesConf, "0x0002c90300001021", "0x0002c90300001022"}, Code: 0},
 	}, func(t *testing.T, c cmdtest.GoldenCase, r cmdtest.Result) {
 		if strings.HasSuffix(c.Name, "json") && !json.Valid([]byte(r.Stdout)) {
 			t.Errorf("not one JSON document:\n%s", r.Stdout)
@@ -38,9 +38,9 @@ func TestCanTalkPartitions(t *testing.T) {
 // with testdata/TestCanTalkFabricFile/*.golden.
 func TestCanTalkFabricFile(t *testing.T) {
 	cmdtest.Golden(t, root, []cmdtest.GoldenCase{
-		{Name: "cantalk_nodes", Args: []string{"can-talk", "--fabric-file", cmdtest.SmallFabric, "node=HcaA", "node=HcaB"}, Code: 0},
-		{Name: "cantalk_guids_json", Args: []string{"can-talk", "--fabric-file", cmdtest.SmallFabric, "0x100007", "0x10000b,qp=ud,qkey=0x11", "-o", "json"}, Code: 4},
-		{Name: "cantalk_lids_no", Args: []string{"can-talk", "--fabric-file", cmdtest.SmallFabric, "lid=4,pkey=0x0002", "lid=6"}, Code: 1},
+		{Name: "cantalk_nodes", Args: []string{"can-talk", "--fabric-file", smallFabric, "node=HcaA", "node=HcaB"}, Code: 0},
+		{Name: "cantalk_guids_json", Args: []string{"can-talk", "--fabric-file", smallFabric, "0x100007", "0x10000b,qp=ud,qkey=0x11", "-o", "json"}, Code: 4},
+		{Name: "cantalk_lids_no", Args: []string{"can-talk", "--fabric-file", smallFabric, "lid=4,pkey=0x0002", "lid=6"}, Code: 1},
 	}, nil)
 }
 
@@ -49,13 +49,13 @@ func TestCanTalkFilesErrors(t *testing.T) {
 		// --partitions
 		{Args: []string{"can-talk", "0x0002c90300001021", "0x8001"}, Code: 2, Stderr: "resolving a GUID needs --partitions FILE"},
 		{Args: []string{"can-talk", "--partitions", "/nonexistent.conf", "0x0002c90300001021", "0x8001"}, Code: 2, Stderr: "ibkey: partitions file: open /nonexistent.conf"},
-		{Args: []string{"can-talk", "--partitions", cmdtest.ClusterConf, "0x0002c90300001021,index=1", "0x8001"}, Code: 2, Stderr: "index= and port= need a port of a sweep"},
+		{Args: []string{"can-talk", "--partitions", clusterConf, "0x0002c90300001021,index=1", "0x8001"}, Code: 2, Stderr: "index= and port= need a port of a sweep"},
 		// --fabric-file
-		{Args: []string{"can-talk", "--fabric-file", cmdtest.SmallFabric, "node=HcaD", "0x8001"}, Code: 2, Stderr: `endpoint "node=HcaD": HcaD has ports 1, 2: add ,port=P`},
-		{Args: []string{"can-talk", "--fabric-file", cmdtest.SmallFabric, "node=HcaZ", "0x8001"}, Code: 3, Stderr: `no node "HcaZ" in the sweep (nodes: HcaA, HcaB, HcaC, HcaD, Switch1, Switch2)`},
-		{Args: []string{"can-talk", "--fabric-file", cmdtest.SmallFabric, "lid=99", "0x8001"}, Code: 3, Stderr: "no LID 99 in the sweep (LIDs: 1-7)"},
-		{Args: []string{"can-talk", "--fabric-file", cmdtest.SmallFabric, "node=HcaA,port=3", "0x8001"}, Code: 3, Stderr: "no port 3 on HcaA (ports: 1, 2)"},
-		{Args: []string{"can-talk", "--fabric-file", cmdtest.SmallFabric, "0x100002", "0x8001"}, Code: 3, Stderr: "no node with node or port GUID 0x0000000000100002 in the sweep"},
-		{Args: []string{"can-talk", "--fabric-file", cmdtest.SmallFabric, "node=HcaA,port=2", "0x8001"}, Code: 3, Stderr: `HcaA/2: P_Key table not read in the sweep: not read: the port is DOWN`},
+		{Args: []string{"can-talk", "--fabric-file", smallFabric, "node=HcaD", "0x8001"}, Code: 2, Stderr: `endpoint "node=HcaD": HcaD has ports 1, 2: add ,port=P`},
+		{Args: []string{"can-talk", "--fabric-file", smallFabric, "node=HcaZ", "0x8001"}, Code: 3, Stderr: `no node "HcaZ" in the sweep (nodes: HcaA, HcaB, HcaC, HcaD, Switch1, Switch2)`},
+		{Args: []string{"can-talk", "--fabric-file", smallFabric, "lid=99", "0x8001"}, Code: 3, Stderr: "no LID 99 in the sweep (LIDs: 1-7)"},
+		{Args: []string{"can-talk", "--fabric-file", smallFabric, "node=HcaA,port=3", "0x8001"}, Code: 3, Stderr: "no port 3 on HcaA (ports: 1, 2)"},
+		{Args: []string{"can-talk", "--fabric-file", smallFabric, "0x100002", "0x8001"}, Code: 3, Stderr: "no node with node or port GUID 0x0000000000100002 in the sweep"},
+		{Args: []string{"can-talk", "--fabric-file", smallFabric, "node=HcaA,port=2", "0x8001"}, Code: 3, Stderr: `HcaA/2: P_Key table not read in the sweep: not read: the port is DOWN`},
 	})
 }

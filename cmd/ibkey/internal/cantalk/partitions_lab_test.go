@@ -80,7 +80,7 @@ func TestLabCanTalkPartitions(t *testing.T) {
 	})
 	t.Run("reconfiguration", func(t *testing.T) {
 		l := lab.StartPartconf(t)
-		for _, conf := range []string{cmdtest.ReconfAConf, cmdtest.ReconfBConf} {
+		for _, conf := range []string{reconfAConf, reconfBConf} {
 			checkCanTalk(t, conf, false, l.ProgramFile(t, conf, false))
 		}
 	})

@@ -2,6 +2,7 @@ package cmdutil
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"time"
 
@@ -57,8 +58,31 @@ func Context(c *cobra.Command) context.Context {
 	return context.Background()
 }
 
-// IsDemo reports whether the embedded demo host is selected.
-func (f *Factory) IsDemo() bool { return f.Demo || f.Getenv("IBKEY_DEMO") == "1" }
+// IsDemo reports whether the embedded demo host is selected: --demo, or IBKEY_DEMO
+// set true without --sysfs (a flag wins over the environment, as --sysfs wins over
+// IBKEY_SYSFS). Decide refuses --demo with --sysfs and an IBKEY_DEMO that is no
+// boolean.
+func (f *Factory) IsDemo() bool {
+	if f.Demo || f.SysfsDir != "" {
+		return f.Demo
+	}
+	demo, _ := f.envDemo()
+	return demo
+}
+
+// envDemo reads IBKEY_DEMO as strconv.ParseBool does (1, t, true, TRUE, 0, f, false,
+// ...); unset or empty is false.
+func (f *Factory) envDemo() (bool, error) {
+	v := f.Getenv("IBKEY_DEMO")
+	if v == "" {
+		return false, nil
+	}
+	demo, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, Usagef("invalid IBKEY_DEMO=%q (accepted: 1 or true for the demo host; 0, false or unset for this host's sysfs)", v)
+	}
+	return demo, nil
+}
 
 // Host returns the host the flags (and IBKEY_SYSFS / IBKEY_DEMO) select.
 func (f *Factory) Host() *query.Host {
@@ -151,6 +175,13 @@ func (f *Factory) Decide() error {
 		f.format = FormatJSON
 	default:
 		return Usagef("invalid output format %q (accepted: %s)", f.Output, strings.Join(OutputFormats, ", "))
+	}
+	// Two hosts chosen at once: say so rather than read one of them silently.
+	if f.Demo && f.SysfsDir != "" {
+		return Usagef("--demo and --sysfs %q both choose the host to read: give one", f.SysfsDir)
+	}
+	if _, err := f.envDemo(); err != nil {
+		return err
 	}
 	// --no-color and NO_COLOR (https://no-color.org) turn colour off; a stream that is
 	// not a terminal is never coloured.

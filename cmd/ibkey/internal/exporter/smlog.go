@@ -45,6 +45,7 @@ func (o *Options) smLogCollector(ctx context.Context, logger *slog.Logger) (prom
 		if err := smlog.Read(ctx, f, a); err != nil {
 			return nil, nil, &query.EnvError{Msg: fmt.Sprintf("--sm-log %s: %v", o.SMLog, err)}
 		}
+		counts.SetLines(a.Lines(), a.Records())
 		return c, nil, nil
 	}
 	if _, err := os.Stat(o.SMLog); errors.Is(err, fs.ErrNotExist) {

@@ -63,6 +63,17 @@ func TestSMLogFollowed(t *testing.T) {
 	time.Sleep(100 * time.Millisecond) // started before the log exists
 	write(path, os.O_CREATE)
 	waitCount("13")
+	// The lines read, by format: the lab's log is OpenSM's, every line.
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		b, _ := os.ReadFile(filepath.Join(dir, exporter.TextfileName))
+		if strings.Contains(string(b), "ibkey_sm_log_lines_total{format=\"opensm\"} 97\n") &&
+			strings.Contains(string(b), "ibkey_sm_log_lines_total{format=\"other\"} 0\n") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no ibkey_sm_log_lines_total 97/0 in\n%s", b)
+		}
+	}
 	write(path, 0)
 	waitCount("26")
 	if err := os.Rename(path, path+".1"); err != nil {
@@ -98,6 +109,24 @@ func TestSMLogOnce(t *testing.T) {
 		if !strings.Contains(out.String(), want+"\n") {
 			t.Errorf("no %s in\n%s", want, out.String())
 		}
+	}
+	// A file that is not OpenSM's log counts no event, as a quiet log does: the lines
+	// by format tell them apart.
+	if !strings.Contains(out.String(), "ibkey_sm_log_lines_total{format=\"opensm\"} 97\n") {
+		t.Errorf("lab log: no ibkey_sm_log_lines_total{format=\"opensm\"} 97 in\n%s", out.String())
+	}
+	notOpenSM := filepath.Join(t.TempDir(), "messages")
+	if err := os.WriteFile(notOpenSM, []byte("Nov 27 10:00:01 sm01 OpenSM[1234]: SUBNET UP\nNov 27 10:00:02 sm01 kernel: port 1 up\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	o.SMLog = notOpenSM
+	if err := Run(o); err != nil {
+		t.Fatal(err)
+	}
+	if got := out.String(); !strings.Contains(got, "ibkey_sm_log_lines_total{format=\"opensm\"} 0\n") ||
+		!strings.Contains(got, "ibkey_sm_log_lines_total{format=\"other\"} 2\n") || strings.Contains(got, "ibkey_sm_events_total{") {
+		t.Errorf("not OpenSM's log:\n%s", got)
 	}
 	o.SMLog = filepath.Join(t.TempDir(), "missing.log")
 	var env *query.EnvError

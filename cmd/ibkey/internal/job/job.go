@@ -103,9 +103,11 @@ a library has no such value it prints nothing and exits 1.
 
 Exit codes: 0 every library checked works; 1 one does not (an empty entry, a
 value not in the table, hosts in different partitions, limited members only,
---wait timed out); 2 bad input; 3 no device, port or fabric access; 4 the
-answer depends on an entry or setting that could not be read or is not
-interpreted (listed on stderr), and no library fails; 128+N a signal N.
+a library that aborts on a host, --wait timed out); 2 bad input; 3 no device,
+port or fabric access; 4 the answer depends on an entry or setting that could
+not be read or is not interpreted (listed on stderr; a device that could not
+be read counts only when a library could choose it), and no library fails;
+128+N a signal N.
 
 JSON (-o json; schemas/job.schema.json) is documented in docs/job.md.`,
 		Example: `  NCCL_IB_PKEY=1 ibkey job
@@ -315,6 +317,7 @@ func Run(o *Options) error {
 	if err != nil {
 		return err
 	}
+	in.Unread = src.unread
 	var ws []*job.Result
 	if o.Want != "" {
 		if o.Wait > 0 {
@@ -343,14 +346,48 @@ func Run(o *Options) error {
 		}
 	}
 	// A device of a host that could not be read may be one the job uses: an answer
-	// that is otherwise a yes is incomplete (a definite no stays one).
-	for _, u := range src.unread {
-		n.Warn("not read: " + u)
+	// that is otherwise a yes is incomplete (a definite no stays one), unless no
+	// library checked could choose it with the job's settings (job.Choosers).
+	matters, listed, mattersRest := 0, 0, 0
+	for i, u := range src.unread {
+		var host []*job.Port
+		for _, p := range ports {
+			if p.Host == u.Host {
+				host = append(host, p)
+			}
+		}
+		by := job.Choosers(libs, in, host, u)
+		// A screenful: the first query.MaxListed, then one line counting the rest.
+		say := i < query.MaxListed || len(src.unread) == query.MaxListed+1
+		if len(by) == 0 {
+			if say {
+				n.Warn("not read: " + u.What + "; it does not change the answer: with these settings no library checked would use it (their device selection leaves it out)")
+				listed++
+			}
+			continue
+		}
+		matters++
+		if say {
+			n.Warn("not read: " + u.What + " (" + strings.Join(by, ", ") + " could use it)")
+			listed++
+		} else {
+			mattersRest++
+		}
 		if code == cmdutil.ExitOK || code == cmdutil.ExitIncomplete {
-			rep.Incomplete = append(rep.Incomplete, cmdutil.Incomplete{Kind: cmdutil.IncompleteUnreadDevice, Message: "not read: " + u})
+			rep.Incomplete = append(rep.Incomplete, cmdutil.Incomplete{Kind: cmdutil.IncompleteUnreadDevice, Message: "not read: " + u.What})
 		}
 	}
-	if len(src.unread) > 0 && code == cmdutil.ExitOK {
+	if rest := len(src.unread) - listed; rest > 0 {
+		switch mattersRest {
+		case rest:
+			n.Warn(fmt.Sprintf("not read: and %d more (every one is in -o json's incomplete)", rest))
+		case 0:
+			n.Warn(fmt.Sprintf("not read: and %d more, which no library checked would use either", rest))
+		default:
+			n.Warn(fmt.Sprintf("not read: and %d more; %d of them a library checked could use (those are in -o json's incomplete)", rest, mattersRest))
+		}
+	}
+	if matters > 0 && code == cmdutil.ExitOK {
 		code = cmdutil.ExitIncomplete
 	}
 	if o.Emit == "env" {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -80,6 +81,10 @@ func TestGolden(t *testing.T) {
 		{"lab_want_json", nil, []string{"--fabric-file", labFabric, "--node", "HcaA,HcaB,HcaC", "--want", "0x0003", "--lib", "nccl,ucx", "-o", "json"}, 0},
 		{"lab_want_plain", nil, []string{"--fabric-file", labFabric, "--node", "HcaA,HcaB,HcaD", "--want", "0x8002", "--lib", "nccl,ucx,gasnet,mvapich2"}, 1},
 		{"perftest_plain", nil, []string{"--perftest", "ib_send_bw -d mlx5_0 -i 1 --pkey_index=200"}, 0},
+		// A library that aborts on the host: a row, a problem, an abort in JSON.
+		{"local_mvapich2_abort_table", nil, []string{"MV2_IBA_HCA=mlx5_9", "-o", "table"}, 1},
+		{"local_mvapich2_abort_json", nil, []string{"MV2_DEFAULT_PORT=3", "MV2_IBA_HCA=mlx5_0", "-o", "json"}, 1},
+		{"perftest_abort_plain", nil, []string{"--want", "0xffff", "--perftest", "ib_send_bw -d mlx5_7"}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := runJob(t, tc.env, tc.args...)
@@ -224,5 +229,56 @@ func TestGASNetDecodeSwitch(t *testing.T) {
 	}
 	if !strings.Contains(off.stdout+off.stderr, `"Invalid GASNET_IBV_PKEY '%033'"`) || strings.Contains(off.stdout, "nccl ") {
 		t.Errorf("%%033 with decoding off should be refused by GASNet alone:\n%s%s", off.stdout, off.stderr)
+	}
+}
+
+// An unread device matters only when a library checked could choose it with the
+// job's settings (job.Choosers runs each library's own device selection on it):
+// for every library, a setting that leaves scif0 out exports (exit 0) and says why
+// the device does not matter; one that lets the library choose it exports nothing
+// and exits 4, as does an abort that may be about the device not read.
+func TestEmitUnreadDeviceFilters(t *testing.T) {
+	for _, c := range []struct {
+		lib           string
+		out, in       []string
+		outExp, inExp string
+	}{
+		{"nccl", []string{"NCCL_IB_HCA=mlx4"}, []string{"NCCL_IB_HCA=^mlx4"}, "NCCL_IB_PKEY=0", ""},
+		{"nccl", []string{"NCCL_IB_HCA==mlx4_0:1"}, []string{"NCCL_IB_HCA=scif0:7"}, "NCCL_IB_PKEY=0", ""},
+		{"ucx", []string{"UCX_NET_DEVICES=mlx4_0:1"}, []string{"UCX_NET_DEVICES=^mlx4_0:1"}, "UCX_IB_PKEY=0x7fff", ""},
+		{"nvshmem", []string{"NVSHMEM_HCA_LIST=mlx4_0"}, []string{"NVSHMEM_HCA_LIST=^mlx4_0"}, "NVSHMEM_IB_PKEY_INDEX=0", ""},
+		{"gasnet", []string{"GASNET_IBV_PORTS=mlx4_0"}, []string{"GASNET_IBV_PORTS=mlx4_0+scif0"}, "GASNET_IBV_PKEY=0x7fff", ""},
+		{"mvapich2", []string{"MV2_IBA_HCA=mlx4_0"}, []string{"MV2_IBA_HCA=scif0"}, "MV2_DEFAULT_PKEY=0x7fff", ""},
+		{"mvapich2", []string{"MV2_IBA_HCA=mlx4_0"}, []string{"MV2_IBA_HCA=mlx4_0:scif0"}, "MV2_DEFAULT_PKEY=0x7fff", ""},
+		{"openmpi", []string{"OMPI_MCA_btl_openib_if_exclude=scif0"}, []string{"OMPI_MCA_btl_openib_if_include=scif0:1,mlx4_0"}, "OMPI_MCA_btl_openib_pkey=0x7fff", ""},
+		{"perftest", []string{"--perftest", "ib_send_bw -d mlx4_0"}, []string{"--perftest", "ib_send_bw -d scif0"}, "", ""},
+	} {
+		base := []string{"--sysfs", "../../../../testdata/sysfs/dangling", "--want", "0xffff", "--lib", c.lib}
+		emit := []string{"--emit", "env"}
+		if c.lib == "perftest" {
+			emit = nil // perftest takes its index on its command line: the report
+		}
+		r := run(t, context.Background(), nil, slices.Concat(base, emit, c.out)...)
+		if r.code != 0 || !strings.Contains(r.stderr, "not read: device scif0") || !strings.Contains(r.stderr, "it does not change the answer") || !strings.Contains(r.stdout, c.outExp) {
+			t.Errorf("%v: exit %d\n%s%s", c.out, r.code, r.stdout, r.stderr)
+		}
+		r = run(t, context.Background(), nil, slices.Concat(base, emit, c.in)...)
+		if r.code != cmdutil.ExitIncomplete || !strings.Contains(r.stderr, "not read: device scif0") || strings.Contains(r.stdout, "export ") {
+			t.Errorf("%v: exit %d\n%s%s", c.in, r.code, r.stdout, r.stderr)
+		}
+	}
+}
+
+// A library that aborts on a host for a reason no Subnet Manager change removes
+// (MV2_IBA_HCA names a device the host lacks) ends the wait at once with exit 1 and
+// nothing on stdout, instead of waiting for the timeout.
+func TestGateAbortsAtOnce(t *testing.T) {
+	start := time.Now()
+	r := runJob(t, nil, "--want", "0xffff", "--wait", "20s", "--emit", "env", "MV2_IBA_HCA=mlx5_9")
+	if r.code != cmdutil.ExitNo || r.stdout != "" || !strings.Contains(r.stderr, "The HCA (mlx5_9) the user requested for is not available") || !strings.Contains(r.stderr, "nothing exported") {
+		t.Errorf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if time.Since(start) > 15*time.Second {
+		t.Errorf("the gate waited for its timeout (%s)", time.Since(start))
 	}
 }

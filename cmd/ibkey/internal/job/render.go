@@ -26,20 +26,22 @@ type report struct {
 }
 
 type libReport struct {
-	Library     string       `json:"library"`
-	Name        string       `json:"name"`
-	Kind        string       `json:"kind"`
-	Setting     string       `json:"setting,omitempty"`
-	Verdict     job.Verdict  `json:"verdict"`
-	Inactive    string       `json:"inactive,omitempty"`
-	Same        string       `json:"same,omitempty"`
-	Ports       []portReport `json:"ports"`
-	Findings    []string     `json:"findings"`
-	Fixes       []string     `json:"fixes"`
-	Unchecked   []string     `json:"unchecked"`
-	Notes       []string     `json:"notes"`
-	Assumptions []string     `json:"assumptions"`
-	Source      string       `json:"source"`
+	Library  string       `json:"library"`
+	Name     string       `json:"name"`
+	Kind     string       `json:"kind"`
+	Setting  string       `json:"setting,omitempty"`
+	Verdict  job.Verdict  `json:"verdict"`
+	Inactive string       `json:"inactive,omitempty"`
+	Same     string       `json:"same,omitempty"`
+	Ports    []portReport `json:"ports"`
+	// Aborts are the hosts where the library stops the process at start-up.
+	Aborts      []abortReport `json:"aborts,omitempty"`
+	Findings    []string      `json:"findings"`
+	Fixes       []string      `json:"fixes"`
+	Unchecked   []string      `json:"unchecked"`
+	Notes       []string      `json:"notes"`
+	Assumptions []string      `json:"assumptions"`
+	Source      string        `json:"source"`
 }
 
 type portReport struct {
@@ -62,6 +64,15 @@ type portReport struct {
 	key check.PKey
 }
 
+// abortReport is a host where the library aborts (job.Abort).
+type abortReport struct {
+	Host   string `json:"host,omitempty"`
+	Device string `json:"device,omitempty"`
+	// Port is the port whose entry lookup aborts (its row says fails); 0: none.
+	Port   int    `json:"port,omitempty"`
+	Reason string `json:"reason"`
+}
+
 type reachEntry struct {
 	Partition string `json:"partition"`
 	Full      int    `json:"full"`
@@ -79,6 +90,9 @@ func newReport(rs []*job.Result, key check.PKey) report {
 			Verdict: r.Verdict, Inactive: r.Inactive, Same: r.Same, Findings: cmdutil.List(r.Findings), Fixes: cmdutil.List(r.Fixes),
 			Unchecked: cmdutil.List(r.Unchecked), Notes: cmdutil.List(r.Notes), Assumptions: cmdutil.List(r.Assumptions), Source: r.Library.Source,
 			Ports: []portReport{}}
+		for _, a := range r.Aborts {
+			lr.Aborts = append(lr.Aborts, abortReport{Host: a.Host, Device: a.Device, Port: a.Port, Reason: a.Reason})
+		}
 		for _, pr := range r.Ports {
 			p := portReport{Host: pr.Port.Host, Device: pr.Port.Device, Port: pr.Port.Num, Name: pr.Port.Device + "/" + strconv.Itoa(pr.Port.Num),
 				Used: pr.Used, Why: pr.Why, Setting: pr.Setting}
@@ -186,6 +200,21 @@ func (r *report) render(w io.Writer, f cmdutil.Format) error {
 				second = p.Setting
 			}
 			g.Add(l.Library, host, p.Name, second, idx, p.PKey, p.Membership, out)
+		}
+		// A host where the library aborts: one row, whatever its ports (an abort on
+		// a port's lookup is that port's row).
+		for _, a := range l.Aborts {
+			if a.Port != 0 {
+				continue
+			}
+			host, dev := a.Host, a.Device
+			if host == "" {
+				host = "local"
+			}
+			if dev == "" {
+				dev = "-"
+			}
+			g.Add(l.Library, host, dev, "-", "", "", "", "aborts")
 		}
 	}
 	var b bytes.Buffer

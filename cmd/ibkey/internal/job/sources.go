@@ -32,9 +32,10 @@ type portSource struct {
 	mads *atomic.Int64
 	// close gives the transport back (nil without one).
 	close func()
-	// unread names the devices of the last read of a host that could not be read
-	// (a *query.PartialError): the ports read are the job's; the others are named.
-	unread []string
+	// unread are the devices and ports of the last read of a host that could not be
+	// read (a *query.PartialError): the ports read are the job's; the others are
+	// named, and matter when a library could choose them (job.Choosers).
+	unread []job.Unread
 }
 
 func (s *portSource) Close() {
@@ -90,14 +91,15 @@ func (o *Options) sources(ctx context.Context) (*portSource, error) {
 	}
 	readTrees := func() ([]*job.Port, error) {
 		var out []*job.Port
-		var unread []string
+		var unread []job.Unread
 		for _, t := range trees {
 			ps, u, err := job.HostPorts(&query.Host{Sys: ibverbs.Open(t.dir)}, t.name)
 			if err != nil {
 				return nil, fmt.Errorf("--host %s: %w", t.name, err)
 			}
 			for _, l := range u {
-				unread = append(unread, "--host "+t.name+": "+l)
+				l.What = "--host " + t.name + ": " + l.What
+				unread = append(unread, l)
 			}
 			out = append(out, ps...)
 		}

@@ -93,6 +93,9 @@ func (g *gate) run(ctx context.Context, first []*job.Port) ([]*job.Result, []*jo
 				return ws, ports, nil
 			}
 			last = pending
+			if h := job.Hopeless(pending); len(h) > 0 {
+				return nil, nil, g.aborts(h, start)
+			}
 		}
 		now := time.Now()
 		if g.reads == 1 {
@@ -123,7 +126,7 @@ func (g *gate) run(ctx context.Context, first []*job.Port) ([]*job.Result, []*jo
 		}
 		lastErr = err
 		if err == nil {
-			ports = next
+			ports, g.in.Unread = next, g.src.unread
 			g.entries += sysfsEntries(next)
 		}
 		if g.src.mads != nil {
@@ -175,6 +178,19 @@ func (g *gate) timedOut(pending []job.Pending, lastErr error, start time.Time) e
 		return exit(cmdutil.ExitNo)
 	}
 	return exit(cmdutil.ExitIncomplete)
+}
+
+// aborts ends a wait at once: a library stops the process on a host, for a reason
+// no Subnet Manager change can remove (job.Hopeless). Exit 1, nothing on stdout.
+func (g *gate) aborts(hopeless []job.Pending, start time.Time) error {
+	fmt.Fprintf(g.o.IO.ErrOut, "ibkey: not waiting for partition %s: a library will abort at start-up whatever the Subnet Manager does (%s):\n", g.key.Partition().String(), since(start))
+	for _, p := range hopeless {
+		fmt.Fprintf(g.o.IO.ErrOut, "  %s\n", p)
+	}
+	if g.o.Emit != "" {
+		fmt.Fprintln(g.o.IO.ErrOut, "ibkey: nothing exported")
+	}
+	return exit(cmdutil.ExitNo)
 }
 
 func since(t time.Time) string { return time.Since(t).Round(100 * time.Millisecond).String() }

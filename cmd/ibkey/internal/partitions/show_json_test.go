@@ -4,24 +4,24 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/rogpeppe/go-internal/txtar"
 	"github.com/spf13/cobra"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/jsonschematest"
 	"github.com/ibkey/ibkey/internal/check"
-	"github.com/ibkey/ibkey/internal/partconf/partgen"
 )
 
 // showConfigs are partitions files of every shape: the committed examples and lab
-// files (rejected, uncertain, CRLF, mgid groups, overflow, both, indx0 ...), files
-// drawn by partgen (every construct OpenSM accepts), and a large generated one.
+// files (rejected, uncertain, CRLF, mgid groups, overflow, both, indx0 ...), 120 files
+// drawn by internal/partconf's generator (testdata/partgen.txtar: every construct
+// OpenSM accepts), and a large generated one.
 func showConfigs(t *testing.T) []string {
 	t.Helper()
 	var files []string
@@ -33,14 +33,13 @@ func showConfigs(t *testing.T) []string {
 		files = append(files, m...)
 	}
 	dir := t.TempDir()
-	rng := rand.New(rand.NewPCG(15, 2026))
-	guids := make([]uint64, 24)
-	for i := range guids {
-		guids[i] = 0x0002c90300001001 + uint64(i)
+	drawn, err := txtar.ParseFile("testdata/partgen.txtar")
+	if err != nil {
+		t.Fatal(err)
 	}
-	for i := 0; i < 120; i++ {
-		f := filepath.Join(dir, fmt.Sprintf("gen%d.conf", i))
-		if err := os.WriteFile(f, []byte(partgen.New(rng, partgen.Options{Ports: guids}).String()), 0o644); err != nil {
+	for _, g := range drawn.Files {
+		f := filepath.Join(dir, g.Name)
+		if err := os.WriteFile(f, g.Data, 0o644); err != nil {
 			t.Fatal(err)
 		}
 		files = append(files, f)

@@ -19,6 +19,7 @@ import (
 	"github.com/ibkey/ibkey/internal/partconf"
 	"github.com/ibkey/ibkey/internal/query"
 	"github.com/ibkey/ibkey/internal/smlog"
+	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // DefaultLog is where OpenSM logs unless told otherwise (OSM_DEFAULT_LOG_FILE,
@@ -322,5 +323,26 @@ func (o *LogOptions) read(in io.Reader, ref time.Time, f *fabric.Fabric, x *smlo
 		g.Explanation = &ex
 		found = found || smlog.SeverityOf(g.First.Kind) == check.SeverityError
 	}
-	return found, out.end(sum, a.Lines())
+	if err := out.end(sum, a.Lines(), a.Records()); err != nil {
+		return found, err
+	}
+	return found, o.nothingChecked(a.Lines(), a.Records())
+}
+
+// nothingChecked is exit 4 when the log read has no line of OpenSM's: an empty file,
+// or one whose lines lack OpenSM's "Mon DD HH:MM:SS USEC [THREAD] 0xLEVEL -> " prefix
+// (opensm/osm_log.c osm_log), such as a syslog copy or the wrong file. "No event"
+// would then be a verdict on a log never seen. --follow waits for lines to come.
+func (o *LogOptions) nothingChecked(lines, records int64) error {
+	if o.Follow || records > 0 {
+		return nil
+	}
+	what := fmt.Sprintf("none of its %s is in OpenSM's log format (Mon DD HH:MM:SS USEC [THREAD] 0xLEVEL -> FUNCTION: MESSAGE)",
+		textsafe.Plural(int(lines), "line", "lines"))
+	if lines == 0 {
+		what = "it is empty"
+	}
+	fmt.Fprintf(o.IO.ErrOut, "ibkey: %s: %s, so nothing was checked: give OpenSM's own log file (opensm -f, log_file in opensm.conf)\n",
+		textsafe.String(o.File), what)
+	return cmdutil.Exit(cmdutil.ExitIncomplete)
 }

@@ -275,3 +275,46 @@ func TestLogPartitionsFromStdinOrPipe(t *testing.T) {
 		t.Errorf("log and partitions both on stdin: exit %d, %s", code, stderr)
 	}
 }
+
+// TestLogNothingChecked: a log with no line of OpenSM's format (the wrong file, a
+// syslog copy) or an empty one is not a log without events: nothing was checked,
+// exit 4, in every format; one OpenSM line among others is enough to read it.
+func TestLogNothingChecked(t *testing.T) {
+	dir := t.TempDir()
+	notOpenSM := filepath.Join(dir, "messages")
+	syslog := "Nov 27 10:00:01 sm01 OpenSM[1234]: SUBNET UP\nNov 27 10:00:02 sm01 kernel: mlx5_core 0000:03:00.0: port 1 up\n\n"
+	if err := os.WriteFile(notOpenSM, []byte(syslog), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	empty := filepath.Join(dir, "empty.log")
+	if err := os.WriteFile(empty, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range []string{"plain", "table", "json"} {
+		for _, c := range []struct{ file, stderr, table string }{
+			{notOpenSM, "none of its 3 lines is in OpenSM's log format", "nothing checked: no line is in OpenSM's log format; 3 lines read"},
+			{empty, "it is empty, so nothing was checked", "nothing checked: the log is empty; 0 lines read"},
+		} {
+			out, errOut, code := run(t, context.Background(), nil, "sm", "log", c.file, "-o", format)
+			if code != 4 || !strings.Contains(errOut, c.stderr) || strings.Count(errOut, "\n") != 1 {
+				t.Errorf("%s -o %s: exit %d, stderr %q; want exit 4 and one line with %q", c.file, format, code, errOut, c.stderr)
+			}
+			if format == "table" && !strings.Contains(out, c.table) {
+				t.Errorf("%s -o table: %q, want %q", c.file, out, c.table)
+			}
+		}
+	}
+	// The same lines after one line of OpenSM's own: read, no event, exit 0.
+	b, err := os.ReadFile(labLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _, _ := strings.Cut(string(b), "\n")
+	mixed := filepath.Join(dir, "mixed.log")
+	if err := os.WriteFile(mixed, []byte(syslog+first+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, errOut, code := run(t, context.Background(), nil, "sm", "log", mixed, "-o", "table"); code != 0 || errOut != "" || !strings.Contains(out, "no partition or key event; 4 lines read") {
+		t.Errorf("mixed log: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}

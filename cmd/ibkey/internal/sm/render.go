@@ -75,8 +75,9 @@ func (p *printer) event(ev *smlog.Event, ex *smlog.Explanation) error {
 	return nil
 }
 
-// end writes the summary and the totals.
-func (p *printer) end(s *smlog.Summary, lines int64) error {
+// end writes the summary and the totals; records is how many of the lines are in
+// OpenSM's format (none: nothing was checked, which the summary says).
+func (p *printer) end(s *smlog.Summary, lines, records int64) error {
 	errs, warns := 0, 0
 	for _, g := range s.Groups {
 		if smlog.SeverityOf(g.First.Kind) == check.SeverityError {
@@ -116,7 +117,12 @@ func (p *printer) end(s *smlog.Summary, lines int64) error {
 			}
 		}
 		what := "no partition or key event"
-		if s.Events > 0 {
+		switch {
+		case lines == 0:
+			what = "nothing checked: the log is empty"
+		case records == 0:
+			what = "nothing checked: no line is in OpenSM's log format"
+		case s.Events > 0:
 			what = fmt.Sprintf("%s (%s, %s) in %s", textsafe.Plural(s.Events, "event", "events"),
 				textsafe.Plural(errs, "error", "errors"), textsafe.Plural(warns, "warning", "warnings"), textsafe.Plural(len(s.Groups), "problem", "problems"))
 		}

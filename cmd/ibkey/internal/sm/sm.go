@@ -21,8 +21,6 @@ the SA's refusals, partitions.conf files OpenSM rejects, tables that overflow.
   log [FILE|-]      explain the partition and key events of an OpenSM log`,
 		Example: `  ibkey sm log /var/log/opensm.log
   ibkey sm log --follow --fabric-file fabric.json --partitions partitions.conf`,
-		Args: cmdutil.UsageArgs(cobra.NoArgs),
-		RunE: func(c *cobra.Command, args []string) error { return c.Help() },
 	}
 	c.AddCommand(NewCmdLog(f))
 	return c

@@ -23,13 +23,8 @@ func NewCmdWatch(f *cmdutil.Factory) *cobra.Command {
 		Short: "Watch partition counters and P_Key tables change",
 		Long: `Watch a host's partition counters (is traffic being dropped for P_Key reasons
 right now?) or its P_Key tables (is the Subnet Manager reprogramming them?).`,
-		Args: cmdutil.UsageArgs(cobra.NoArgs),
-		// A bare `ibkey watch` is a usage mistake: show the subcommands, exit 2 (as
-		// `ibkey decode` does).
-		RunE: func(c *cobra.Command, args []string) error {
-			_ = c.Help()
-			return cmdutil.Exit(cmdutil.ExitUsage)
-		},
+		// A bare `ibkey watch` is a usage mistake, exit 2 in one line naming the
+		// subcommands (cmdutil's sanity walk gives every group that RunE).
 	}
 	c.AddCommand(NewCmdCounters(f, nil), NewCmdPKeys(f, nil))
 	return c

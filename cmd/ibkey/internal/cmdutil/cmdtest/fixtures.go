@@ -13,18 +13,4 @@ const (
 	// pkeys/, an iWARP port whose counters hold "N/A (no PMA)" (testdata/sysfs/odd).
 	Dangling = "../../../../testdata/sysfs/dangling"
 	Odd      = "../../../../testdata/sysfs/odd"
-
-	// The sample partitions.conf files of testdata/partitions.
-	ClusterConf  = "../../../../testdata/partitions/cluster.conf"
-	MistakesConf = "../../../../testdata/partitions/mistakes.conf"
-	RejectedConf = "../../../../testdata/partitions/rejected.conf"
-	ReconfAConf  = "../../../../testdata/partitions/reconf-a.conf"
-	ReconfBConf  = "../../../../testdata/partitions/reconf-b.conf"
-	// HeadNode is cluster.conf's management node (its SM port in the tests).
-	HeadNode = "0x0002c90300001001"
-
-	// SmallFabric is small.net swept after OpenSM applied cmd/ibkey/testdata/fabric/
-	// partitions.conf; ChangedFabric the same with Switch1 port 2's table changed.
-	SmallFabric   = "../../testdata/fabric/small.json"
-	ChangedFabric = "../../testdata/fabric/small-changed.json"
 )

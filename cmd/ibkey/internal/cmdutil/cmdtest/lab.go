@@ -14,10 +14,6 @@ import (
 	"github.com/ibkey/ibkey/internal/lab"
 )
 
-// FastFail makes an unanswered MAD fail fast in the lab's error tests (comparisons keep
-// the default timeout: a busy machine may answer late, and a reply costs no waiting).
-var FastFail = []string{"--mad-timeout", "200ms", "--mad-retries", "1"}
-
 // Lab is a simulated fabric (internal/lab) that ibkey commands run against in-process,
 // attached, like the infiniband-diags oracles, at From, the topology's first node.
 type Lab struct {

@@ -1,16 +1,4 @@
-// Package partgen draws random partitions.conf files that OpenSM 3.3.23 accepts, for
-// generated-case tests of the partconf model against OpenSM in the lab: every
-// construct of the grammar (ALL, ALL_CAS, ALL_SWITCHES, ALL_ROUTERS, SELF, =full,
-// =limited, =both and their prefixes, defmember, indx0, ipoib, mgid groups with
-// flags, names of every length, key-less definitions, one partition split over
-// definitions of the same name and key, duplicate keys and GUIDs, keys with the top
-// bit, octal and decimal GUIDs, GUIDs not in the fabric, router ports and node GUIDs
-// as members, member lists over several lines, comments, comments after mgid values),
-// the default partition limited or left out, indx0 on a limited default partition, and
-// tables that overflow (with both, for -W). Mutate derives the next file of a sequence
-// from one: a definition removed, added or moved (the Default line too), indx0 moved,
-// memberships and keys changed.
-package partgen
+package partconf
 
 import (
 	"fmt"
@@ -19,8 +7,22 @@ import (
 	"strings"
 )
 
-// Options shape a file.
-type Options struct {
+// The tests' generator: random partitions.conf files that OpenSM 3.3.23 accepts, for
+// generated-case tests of the partconf model against OpenSM in the lab: every
+// construct of the grammar (ALL, ALL_CAS, ALL_SWITCHES, ALL_ROUTERS, SELF, =full,
+// =limited, =both and their prefixes, defmember, indx0, ipoib, mgid groups with
+// flags, names of every length, key-less definitions, one partition split over
+// definitions of the same name and key, duplicate keys and GUIDs, keys with the top
+// bit, octal and decimal GUIDs, GUIDs not in the fabric, router ports and node GUIDs
+// as members, member lists over several lines, comments, comments after mgid values),
+// the default partition limited or left out, indx0 on a limited default partition, and
+// tables that overflow (with both, for -W). MutateGenFile derives the next file of a
+// sequence from one: a definition removed, added or moved (the Default line too),
+// indx0 moved, memberships and keys changed. (cmd/ibkey/internal/partitions keeps 120
+// files it drew in testdata/partgen.txtar.)
+
+// GenOptions shape a file.
+type GenOptions struct {
 	// Ports are the fabric's port GUIDs (CA, router and switch ports).
 	Ports []uint64
 	// Others are GUIDs the file may name that are not port GUIDs (a router's or a
@@ -32,14 +34,14 @@ type Options struct {
 // partitions for one port.
 const maxPartitions = 12
 
-// File is a drawn file: its definitions in order.
-type File struct {
-	Defs []*Def
+// GenFile is a drawn file: its definitions in order.
+type GenFile struct {
+	Defs []*GenDef
 	keys []uint16 // keys drawn so far: duplicates come from here
 }
 
-// Def is one definition and how it is written.
-type Def struct {
+// GenDef is one definition and how it is written.
+type GenDef struct {
 	Name, Key string   // Key "" for none, else "=0x..." or "=N"
 	Flags     []string // ipoib, indx0, defmember=..., mtu=..., ...
 	Items     []string // member items
@@ -49,9 +51,9 @@ type Def struct {
 	layout    uint64   // seed of how the items are laid out over lines
 }
 
-// New draws one file.
-func New(rng *rand.Rand, o Options) *File {
-	g := &gen{rng: rng, o: o, f: &File{}}
+// NewGenFile draws one file.
+func NewGenFile(rng *rand.Rand, o GenOptions) *GenFile {
+	g := &generator{rng: rng, o: o, f: &GenFile{}}
 	if !g.chance(10) {
 		g.f.Defs = append(g.f.Defs, g.defaultDef())
 	}
@@ -65,15 +67,15 @@ func New(rng *rand.Rand, o Options) *File {
 	return g.f
 }
 
-// Mutate returns a copy of f with one to three changes, as an administrator makes
+// MutateGenFile returns a copy of f with one to three changes, as an administrator makes
 // between two reloads: a definition removed, added or moved (the Default line too),
 // indx0 added, removed or moved, an item's membership changed, an item added or
 // removed, defmember changed, a key changed, the Default line's members changed, the
 // overflowing definitions added or removed, or (rarely) a new file.
-func Mutate(rng *rand.Rand, f *File, o Options) *File {
-	g := &gen{rng: rng, o: o, f: f.clone()}
+func MutateGenFile(rng *rand.Rand, f *GenFile, o GenOptions) *GenFile {
+	g := &generator{rng: rng, o: o, f: f.clone()}
 	if g.chance(5) {
-		return New(rng, o)
+		return NewGenFile(rng, o)
 	}
 	for range 1 + rng.IntN(3) {
 		g.mutate()
@@ -81,8 +83,8 @@ func Mutate(rng *rand.Rand, f *File, o Options) *File {
 	return g.f
 }
 
-func (f *File) clone() *File {
-	c := &File{keys: slices.Clone(f.keys)}
+func (f *GenFile) clone() *GenFile {
+	c := &GenFile{keys: slices.Clone(f.keys)}
 	for _, d := range f.Defs {
 		cd := *d
 		cd.Flags, cd.Items, cd.MGIDs = slices.Clone(d.Flags), slices.Clone(d.Items), slices.Clone(d.MGIDs)
@@ -91,18 +93,18 @@ func (f *File) clone() *File {
 	return c
 }
 
-type gen struct {
+type generator struct {
 	rng *rand.Rand
-	o   Options
-	f   *File
+	o   GenOptions
+	f   *GenFile
 }
 
-func (g *gen) pick(xs ...string) string { return xs[g.rng.IntN(len(xs))] }
+func (g *generator) pick(xs ...string) string { return xs[g.rng.IntN(len(xs))] }
 
-func (g *gen) chance(n int) bool { return g.rng.IntN(100) < n }
+func (g *generator) chance(n int) bool { return g.rng.IntN(100) < n }
 
 // guid writes a port GUID in one of the ways OpenSM's strtoull reads it.
-func (g *gen) guid() string {
+func (g *generator) guid() string {
 	var v uint64
 	switch {
 	case len(g.o.Ports) == 0 || g.chance(6):
@@ -123,21 +125,21 @@ func (g *gen) guid() string {
 	return fmt.Sprintf("0x%016x", v)
 }
 
-func (g *gen) membership() string {
+func (g *generator) membership() string {
 	if g.chance(40) {
 		return ""
 	}
 	return "=" + g.pick("full", "limited", "both", "f", "limi", "b", "", "FULL", "l", "fu")
 }
 
-func (g *gen) member() string {
+func (g *generator) member() string {
 	if g.chance(25) {
 		return g.pick("ALL", "ALL_CAS", "ALL_SWITCHES", "ALL_ROUTERS", "SELF", "A", "ALL_C", "ALL_S", "ALL_R", "S") + g.membership()
 	}
 	return g.guid() + g.membership()
 }
 
-func (g *gen) name() string {
+func (g *generator) name() string {
 	switch g.rng.IntN(8) {
 	case 0:
 		return strings.Repeat("long", 8) + fmt.Sprint(g.rng.IntN(3)) // 32+ bytes
@@ -149,7 +151,7 @@ func (g *gen) name() string {
 	return g.pick("storage", "compute", "mgmt", "ipoib_net", "gpu", "x", "Default") + fmt.Sprint(g.rng.IntN(4))
 }
 
-func (g *gen) key() string {
+func (g *generator) key() string {
 	switch g.rng.IntN(10) {
 	case 0, 1:
 		return "" // key-less: by name, else generated
@@ -172,7 +174,7 @@ func (g *gen) key() string {
 	return fmt.Sprintf("=0x%04x", k)
 }
 
-func (g *gen) flags() []string {
+func (g *generator) flags() []string {
 	var fs []string
 	if g.chance(30) {
 		fs = append(fs, g.pick("ipoib", "i", "ipo"))
@@ -199,7 +201,7 @@ func (g *gen) flags() []string {
 // after its value: `mgid=GID;` and an mgid ending a line with nothing after it make
 // OpenSM read bytes past the line, which the model reports as uncertain; a comment
 // after the value is parsed as group flags.
-func (g *gen) mgidLine() string {
+func (g *generator) mgidLine() string {
 	gid := g.pick("ff12:401b::1", "ff12:401b::ffff:ffff", "ff15::5", "ff12:601b::1", "ff12::abcd", "ff12:401b:8001::2", "fe80::1")
 	if g.chance(25) {
 		return fmt.Sprintf("mgid=%s %s", gid, g.pick("# IGMP", "# all routers, v2", "# mtu=2", "# sl=1", "#"))
@@ -211,8 +213,8 @@ func (g *gen) mgidLine() string {
 	return fmt.Sprintf("mgid=%s,%s", gid, fl)
 }
 
-func (g *gen) definition() *Def {
-	d := &Def{Name: g.name(), Key: g.key(), Flags: g.flags(), layout: g.rng.Uint64()}
+func (g *generator) definition() *GenDef {
+	d := &GenDef{Name: g.name(), Key: g.key(), Flags: g.flags(), layout: g.rng.Uint64()}
 	if d.Name == "" && d.Key == "" {
 		d.Name = "anon"
 	}
@@ -239,8 +241,8 @@ func (g *gen) definition() *Def {
 
 // defaultDef is a Default line: full, limited (with SELF full), by node type (maybe
 // leaving routers out), maybe with indx0 on a limited default partition.
-func (g *gen) defaultDef() *Def {
-	d := &Def{Name: "Default", Key: "=0x7fff", Default: true, layout: g.rng.Uint64()}
+func (g *generator) defaultDef() *GenDef {
+	d := &GenDef{Name: "Default", Key: "=0x7fff", Default: true, layout: g.rng.Uint64()}
 	d.Flags = strings.Fields(strings.ReplaceAll(g.pick("", ", ipoib", ", ipoib, mtu=4"), ",", ""))
 	items := g.pick("ALL=full", "ALL=full, SELF=full", "ALL=limited, SELF=full", "ALL_CAS=full, ALL_SWITCHES=full, ALL_ROUTERS=full",
 		"ALL_CAS=full, ALL_SWITCHES=full", "ALL, SELF=full", "ALL=limited", "ALL_CAS=full, ALL_ROUTERS=limited, SELF=full")
@@ -253,7 +255,7 @@ func (g *gen) defaultDef() *Def {
 
 // overflow adds definitions that overflow one port's 64-entry table: 60 to 80 keys
 // for it, some of them both (two entries each with -W).
-func (g *gen) overflow() {
+func (g *generator) overflow() {
 	v := g.o.Ports[g.rng.IntN(len(g.o.Ports))]
 	both := g.chance(40)
 	for i := range 60 + g.rng.IntN(20) {
@@ -261,14 +263,14 @@ func (g *gen) overflow() {
 		if both && i%3 == 0 {
 			m = "both"
 		}
-		g.f.Defs = append(g.f.Defs, &Def{Name: fmt.Sprintf("of%d", i), Key: fmt.Sprintf("=0x%04x", 0x1000+i),
+		g.f.Defs = append(g.f.Defs, &GenDef{Name: fmt.Sprintf("of%d", i), Key: fmt.Sprintf("=0x%04x", 0x1000+i),
 			Items: []string{fmt.Sprintf("0x%016x=%s", v, m)}, Overflow: true})
 	}
 }
 
-func (g *gen) mutate() {
+func (g *generator) mutate() {
 	f := g.f
-	pickDef := func(ok func(*Def) bool) (int, *Def) {
+	pickDef := func(ok func(*GenDef) bool) (int, *GenDef) {
 		var idx []int
 		for i, d := range f.Defs {
 			if ok(d) {
@@ -281,7 +283,7 @@ func (g *gen) mutate() {
 		i := idx[g.rng.IntN(len(idx))]
 		return i, f.Defs[i]
 	}
-	plain := func(d *Def) bool { return !d.Overflow }
+	plain := func(d *GenDef) bool { return !d.Overflow }
 	switch g.rng.IntN(11) {
 	case 0: // remove a definition
 		if i, _ := pickDef(plain); i >= 0 {
@@ -290,7 +292,7 @@ func (g *gen) mutate() {
 	case 1: // add one
 		f.Defs = slices.Insert(f.Defs, g.rng.IntN(len(f.Defs)+1), g.definition())
 	case 2: // move one (the Default line when there is one)
-		i, _ := pickDef(func(d *Def) bool { return d.Default })
+		i, _ := pickDef(func(d *GenDef) bool { return d.Default })
 		if i < 0 || g.chance(40) {
 			i, _ = pickDef(plain)
 		}
@@ -300,7 +302,7 @@ func (g *gen) mutate() {
 			f.Defs = slices.Insert(f.Defs, g.rng.IntN(len(f.Defs)+1), d)
 		}
 	case 3: // indx0 added, removed or moved
-		var had *Def
+		var had *GenDef
 		for _, d := range f.Defs {
 			if j := slices.Index(d.Flags, "indx0"); j >= 0 {
 				d.Flags = slices.Delete(d.Flags, j, j+1)
@@ -312,7 +314,7 @@ func (g *gen) mutate() {
 			d.Flags = append(d.Flags, "indx0")
 		}
 	case 4: // an item's membership
-		if _, d := pickDef(func(d *Def) bool { return len(d.Items) > 0 }); d != nil {
+		if _, d := pickDef(func(d *GenDef) bool { return len(d.Items) > 0 }); d != nil {
 			j := g.rng.IntN(len(d.Items))
 			base, _, _ := strings.Cut(d.Items[j], "=")
 			d.Items[j] = base + "=" + g.pick("full", "limited", "both")
@@ -334,14 +336,14 @@ func (g *gen) mutate() {
 			}
 		}
 	case 7: // a key
-		if _, d := pickDef(func(d *Def) bool { return !d.Overflow && !d.Default }); d != nil {
+		if _, d := pickDef(func(d *GenDef) bool { return !d.Overflow && !d.Default }); d != nil {
 			d.Key = g.key()
 			if d.Key == "" && d.Name == "" {
 				d.Name = "anon"
 			}
 		}
 	case 8: // the Default line's members, or the line itself
-		i, d := pickDef(func(d *Def) bool { return d.Default })
+		i, d := pickDef(func(d *GenDef) bool { return d.Default })
 		switch {
 		case d == nil:
 			f.Defs = slices.Insert(f.Defs, g.rng.IntN(len(f.Defs)+1), g.defaultDef())
@@ -352,8 +354,8 @@ func (g *gen) mutate() {
 			d.Items = nd.Items
 		}
 	case 9: // the overflowing definitions
-		if slices.ContainsFunc(f.Defs, func(d *Def) bool { return d.Overflow }) {
-			f.Defs = slices.DeleteFunc(f.Defs, func(d *Def) bool { return d.Overflow })
+		if slices.ContainsFunc(f.Defs, func(d *GenDef) bool { return d.Overflow }) {
+			f.Defs = slices.DeleteFunc(f.Defs, func(d *GenDef) bool { return d.Overflow })
 		} else if len(g.o.Ports) > 0 {
 			g.overflow()
 		}
@@ -372,7 +374,7 @@ func (g *gen) mutate() {
 }
 
 // String writes the file.
-func (f *File) String() string {
+func (f *GenFile) String() string {
 	var b strings.Builder
 	b.WriteString("# generated by partgen\n")
 	for _, d := range f.Defs {
@@ -381,7 +383,7 @@ func (f *File) String() string {
 	return b.String()
 }
 
-func (d *Def) write(b *strings.Builder) {
+func (d *GenDef) write(b *strings.Builder) {
 	rng := rand.New(rand.NewPCG(d.layout, 0x9a7))
 	chance := func(n int) bool { return rng.IntN(100) < n }
 	head := d.Name + d.Key
