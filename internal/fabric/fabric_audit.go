@@ -71,16 +71,22 @@ type AuditResult struct {
 	TablesChecked int
 }
 
-// NotChecked is one thing the audit could not check, and why.
+// NotChecked is one thing the audit could not check, and why: one of what the sweep
+// did not read (Fabric.NotRead), or an SA record fabric check --sa did not get.
 type NotChecked struct {
-	// Port is the port concerned; zero for the sweep as a whole.
+	// Port is the port concerned (port 0 for a node); zero for the sweep as a whole.
 	Port check.FindingPort
-	// Kind is the kind of gap; What names the thing not read: "P_Key table",
-	// "PortInfo", "node", "link", "sweep" (and "SA P_KeyTableRecord",
-	// "SA MCMemberRecord" from fabric check --sa).
+	// Kind is the kind of gap; What names the thing not read (NotRead's NotRead*
+	// constants, or "SA P_KeyTableRecord", "SA MCMemberRecord" from fabric check --sa).
 	Kind   NotCheckedKind
 	What   string
 	Reason string
+
+	// example names the item in a line (NotCheckedLines), finding says it in the
+	// audit's finding; hides: the item is a link the sweep may have missed nodes
+	// behind (MissedLinks). Set by NotRead.
+	example, finding string
+	hides            bool
 }
 
 // NotCheckedKind is the kind of a NotChecked, named as a JSON document's incomplete
@@ -106,43 +112,17 @@ func (r AuditResult) Incomplete() bool { return len(r.NotChecked) > 0 }
 // (NotChecked.What), with its kind.
 type NotCheckedLine struct {
 	Kind NotCheckedKind
-	// Text is "PortInfo not checked: timed out", or for several "12 × P_Key table not
-	// checked (e.g. not read: ...)".
+	// Text is "2 P_Key tables not read: \"HcaB\"[1]: P_KeyTable: timed out; ...",
+	// "SA P_KeyTableRecord not checked: ..." (NotCheckedLines).
 	Text string
 }
 
-// NotCheckedLines says what was not checked, one line per thing not read in the order
-// first met: the items of a JSON document's incomplete list, and joined, the stderr
-// line (NotCheckedSummary).
-func (r AuditResult) NotCheckedLines() []NotCheckedLine {
-	count := map[string]int{}
-	var order []NotChecked
-	for _, nc := range r.NotChecked {
-		if count[nc.What] == 0 {
-			order = append(order, nc)
-		}
-		count[nc.What]++
-	}
-	out := make([]NotCheckedLine, len(order))
-	for i, nc := range order {
-		out[i] = NotCheckedLine{Kind: nc.Kind, Text: fmt.Sprintf("%s not checked: %s", nc.What, nc.Reason)}
-		if k := count[nc.What]; k > 1 {
-			out[i].Text = fmt.Sprintf("%d × %s not checked (e.g. %s)", k, nc.What, nc.Reason)
-		}
-	}
-	return out
-}
+// NotCheckedLines says what the audit could not check (NotCheckedLines).
+func (r AuditResult) NotCheckedLines() []NotCheckedLine { return NotCheckedLines(r.NotChecked) }
 
-// NotCheckedSummary says in one line what was not checked ("" when everything was),
-// for stderr: "12 × P_Key table not checked (e.g. not read: ...); link not checked:
-// the node behind it did not answer: ...".
-func (r AuditResult) NotCheckedSummary() string {
-	var parts []string
-	for _, l := range r.NotCheckedLines() {
-		parts = append(parts, l.Text)
-	}
-	return strings.Join(parts, "; ")
-}
+// NotCheckedSummary says in one line what the audit could not check ("" when it
+// checked everything), for stderr.
+func (r AuditResult) NotCheckedSummary() string { return NotCheckedSummary(r.NotChecked) }
 
 // AuditFabric applies the fabric rules to one sweep:
 //   - errors: a CA port's key that the switch port it is cabled to does not hold (with
@@ -164,61 +144,44 @@ func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 		}
 		out = append(out, check.Finding{Severity: sev, Rule: rule, Ports: fp, PKeys: keys, Message: msg, Action: action})
 	}
-	notChecked := func(id *check.PortID, kind NotCheckedKind, what, why string) {
-		nc := NotChecked{Kind: kind, What: what, Reason: why}
-		if id != nil {
-			nc.Port = f.FindingPort(*id)
-		}
-		res.NotChecked = append(res.NotChecked, nc)
-	}
-	if f.Incomplete != "" {
-		add(check.SeverityWarning, RuleSweepIncomplete, nil, "the sweep stopped early: "+f.Incomplete+"; nodes past that point are not checked",
-			"run the sweep again with a longer timeout")
-		notChecked(nil, PartialSweep, "sweep", "it stopped early: "+f.Incomplete)
-	}
-	for _, u := range f.Unreachable {
-		add(check.SeverityWarning, RuleNotRead, nil, fmt.Sprintf("the node behind %s (%s) did not answer: %s", f.Label(u.From), "DR path "+u.Path, u.Error),
-			"check the link and the node (ibportstate, the node's SMA); nodes behind it are not checked", u.From)
-		notChecked(&u.From, PartialSweep, "link", "the node behind it did not answer: "+u.Error)
-	}
-	res.Outside = f.OutsidePorts()
-	// Tables a sweep without tables (--no-tables) did not read: one finding, each
-	// port listed as not checked.
+	// What the sweep did not read (NotRead): each a not-read finding, but the tables
+	// of a sweep without tables (--no-tables), which are one finding.
+	res.NotChecked = f.NotRead(true)
 	var noTables []check.PortID
 	// End-port tables not read: a full member may sit in one of them.
 	unreadEnds := 0
+	for _, nc := range res.NotChecked {
+		id := nc.Port.PortID
+		if nc.What == NotReadTable || nc.What == NotReadNoTables {
+			if n := f.Node(id.Node); n != nil && n.IsEndPort(n.Port(id.Port)) {
+				unreadEnds++
+			}
+		}
+		switch nc.What {
+		case NotReadSweep:
+			add(check.SeverityWarning, RuleSweepIncomplete, nil, nc.finding, "run the sweep again with a longer timeout")
+		case NotReadLink:
+			add(check.SeverityWarning, RuleNotRead, nil, nc.finding, "check the link and the node (ibportstate, the node's SMA); nodes behind it are not checked", id)
+		case NotReadUnprobed:
+			add(check.SeverityWarning, RuleNotRead, nil, nc.finding, "sweep again from a port fewer hops away from that switch (a directed route holds at most 63 hops)", id)
+		case NotReadNode:
+			add(check.SeverityWarning, RuleNotRead, nil, nc.finding, "re-run the sweep; if it persists check the node's SMA", id)
+		case NotReadPortInfo, NotReadTable:
+			add(check.SeverityWarning, RuleNotRead, nil, nc.finding, "re-run the sweep; if it persists check the port", id)
+		case NotReadNoTables:
+			noTables = append(noTables, id)
+		}
+	}
+	res.Outside = f.OutsidePorts()
 	type keyUse struct {
 		full, limited []check.PortID
 	}
 	keys := map[check.PartitionKey]*keyUse{}
 	for _, n := range f.Nodes {
-		for _, e := range n.Errors {
-			id := check.PortID{Node: n.GUID, Port: 0}
-			add(check.SeverityWarning, RuleNotRead, nil, fmt.Sprintf("%s (%s): %s", quoteDesc(n), n.GUID, e), "re-run the sweep; if it persists check the node's SMA", id)
-			notChecked(&id, UnreadNode, "node", e)
-		}
 		for _, p := range n.Ports {
 			id := check.PortID{Node: n.GUID, Port: p.Num}
 			if !f.InSubnet(id) {
 				continue // listed in res.Outside
-			}
-			if p.Error != "" {
-				add(check.SeverityWarning, RuleNotRead, nil, fmt.Sprintf("PortInfo of %s: %s", f.Label(id), p.Error), "re-run the sweep; if it persists check the port", id)
-				notChecked(&id, UnreadNode, "PortInfo", p.Error)
-			}
-			if p.PKeysError != "" && p.Peer != nil {
-				add(check.SeverityWarning, RuleNotRead, nil, fmt.Sprintf("P_Key table of %s: %s", f.Label(id), p.PKeysError), "re-run the sweep; if it persists check the port", id)
-				notChecked(&id, UnreadTable, "P_Key table", p.PKeysError)
-				if n.IsEndPort(p) {
-					unreadEnds++
-				}
-			}
-			if p.PKeys == nil && p.PKeysError == "" && p.State != "" && p.State != check.StateDown && (p.Peer != nil || n.IsEndPort(p)) {
-				noTables = append(noTables, id)
-				notChecked(&id, UnreadTable, "P_Key table", "not read: the sweep did not read P_Key tables (fabric discover --no-tables)")
-				if n.IsEndPort(p) {
-					unreadEnds++
-				}
 			}
 			if p.PKeys != nil && (p.Peer != nil || n.IsEndPort(p)) {
 				res.TablesChecked++
@@ -288,9 +251,18 @@ func AuditFabric(f *Fabric, opt AuditOptions) AuditResult {
 				textsafe.Plural(len(noTables), "P_Key table was", "P_Key tables were"), them, f.labels(noTables)),
 			"sweep again with the tables (fabric discover without --no-tables, or fabric check on the live fabric)", noTables...)
 	}
-	unreadNote := ""
+	// A limited-only partition in a partial sweep: a full member may be in what was not
+	// read, an end-port table or a node behind a link the sweep missed.
+	var unread []string
 	if unreadEnds > 0 {
-		unreadNote = " (among the tables read: " + textsafe.Plural(unreadEnds, "end-port table was", "end-port tables were") + " not read, a full member may be there)"
+		unread = append(unread, textsafe.Plural(unreadEnds, "end-port table was", "end-port tables were")+" not read")
+	}
+	if slices.ContainsFunc(res.NotChecked, func(nc NotChecked) bool { return nc.hides }) {
+		unread = append(unread, "the nodes behind links the sweep missed were not read")
+	}
+	unreadNote := ""
+	if len(unread) > 0 {
+		unreadNote = " (among the tables read: " + strings.Join(unread, " and ") + ", a full member may be there)"
 	}
 	var limitedOnly []check.PartitionKey
 	for k, u := range keys {

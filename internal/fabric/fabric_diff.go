@@ -2,6 +2,7 @@ package fabric
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -34,8 +35,13 @@ const DiffSeverity = check.SeverityWarning
 // P_Key table entries, one finding per change (Rule is the Change kind; Field, Before
 // and After the value that changed, when one did). Nodes are matched by node GUID, ports by number. Counters (P_Key
 // violations), LIDs of the SM and the sweep's own metadata are not compared.
+//
+// What one sweep did not read is not a change: in a sweep that missed links
+// (MissedLinks) a node it lacks was not read, not gone (or new in the other), and a
+// link it lacks is gone only when an end of it there is DOWN or cabled elsewhere.
 func Diff(a, b *Fabric) []check.Finding {
 	var out []check.Finding
+	aMissed, bMissed := a.MissedLinks(), b.MissedLinks()
 	label := func(id check.PortID) (check.FindingPort, string) {
 		f := b
 		if f.Node(id.Node) == nil {
@@ -53,6 +59,9 @@ func Diff(a, b *Fabric) []check.Finding {
 	}
 	for _, na := range a.Nodes {
 		nb := b.Node(na.GUID)
+		if nb == nil && bMissed {
+			continue // not read in b
+		}
 		if nb == nil {
 			add(ChangeNodeRemoved, "", "", "", fmt.Sprintf("%s %s (%s) is gone", na.Type, quoteDesc(na), na.GUID), check.PortID{Node: na.GUID, Port: 0})
 			continue
@@ -63,6 +72,10 @@ func Diff(a, b *Fabric) []check.Finding {
 			{"node_desc", na.Description, nb.Description}, // the fabric file's member names
 			{"num_ports", fmt.Sprint(na.NumPorts), fmt.Sprint(nb.NumPorts)},
 		} {
+			// A NodeDescription not read is not an empty one (NotRead names it).
+			if c.field == "node_desc" && (descNotRead(na) || descNotRead(nb)) {
+				continue
+			}
 			if c.before != c.after {
 				add(ChangeNode, c.field, c.before, c.after, fmt.Sprintf("node %s: %s %q -> %q", na.GUID, c.field, c.before, c.after), id0)
 			}
@@ -76,7 +89,7 @@ func Diff(a, b *Fabric) []check.Finding {
 		}
 	}
 	for _, nb := range b.Nodes {
-		if a.Node(nb.GUID) == nil {
+		if a.Node(nb.GUID) == nil && !aMissed {
 			add(ChangeNodeAdded, "", "", "", fmt.Sprintf("new %s %s (%s)", nb.Type, quoteDesc(nb), nb.GUID), check.PortID{Node: nb.GUID, Port: 0})
 		}
 	}
@@ -86,14 +99,14 @@ func Diff(a, b *Fabric) []check.Finding {
 	}
 	for _, l := range b.Links() {
 		lb[l] = true
-		if !la[l] {
+		if !la[l] && linkGone(a, l, aMissed) {
 			_, x := label(l.A)
 			_, y := label(l.B)
 			add(ChangeLinkAdded, "", "", "", fmt.Sprintf("new link %s - %s", x, y), l.A, l.B)
 		}
 	}
 	for _, l := range a.Links() {
-		if !lb[l] {
+		if !lb[l] && linkGone(b, l, bMissed) {
 			_, x := label(l.A)
 			_, y := label(l.B)
 			add(ChangeLinkRemoved, "", "", "", fmt.Sprintf("link %s - %s is gone", x, y), l.A, l.B)
@@ -107,6 +120,21 @@ func Diff(a, b *Fabric) []check.Finding {
 		return out[i].Rule < out[j].Rule
 	})
 	return out
+}
+
+// linkGone reports whether link l, which f does not hold, is known not to be there:
+// always when f missed no links; otherwise only when an end of it in f is DOWN or
+// cabled to another port.
+func linkGone(f *Fabric, l Link, missed bool) bool {
+	if !missed {
+		return true
+	}
+	for _, id := range []check.PortID{l.A, l.B} {
+		if p := f.Port(id); p != nil && (p.State == check.StateDown || p.Peer != nil) {
+			return true
+		}
+	}
+	return false
 }
 
 func diffPort(a, b *Fabric, n *Node, pa, pb *Port) []check.Finding {
@@ -141,6 +169,9 @@ func diffPort(a, b *Fabric, n *Node, pa, pb *Port) []check.Finding {
 		}
 		return g.String()
 	}
+	// A PortInfo not read (NotRead names it) is not LID 0 or a state: its fields are
+	// not compared.
+	portInfo := pa.Error == "" && pb.Error == ""
 	for _, c := range []struct{ field, before, after string }{
 		{"state", pa.State, pb.State},
 		{"phys_state", pa.PhysState, pb.PhysState},
@@ -149,7 +180,7 @@ func diffPort(a, b *Fabric, n *Node, pa, pb *Port) []check.Finding {
 		{"port_guid", guid(pa.GUID), guid(pb.GUID)},
 		{"enforcement", enf(pa.Enforcement), enf(pb.Enforcement)},
 	} {
-		if c.before != c.after && c.before != "" && c.after != "" {
+		if c.before != c.after && c.before != "" && c.after != "" && (portInfo || c.field == "port_guid") {
 			add(ChangePort, c.field, c.before, c.after, fmt.Sprintf("%s: %s %s -> %s", name, c.field, c.before, c.after))
 		}
 	}
@@ -224,6 +255,11 @@ func diffPort(a, b *Fabric, n *Node, pa, pb *Port) []check.Finding {
 		}
 	}
 	return out
+}
+
+// descNotRead reports whether the node's NodeDescription read failed.
+func descNotRead(n *Node) bool {
+	return slices.ContainsFunc(n.Errors, func(e string) bool { return strings.HasPrefix(e, "NodeDescription:") })
 }
 
 func ints(v []int) string {

@@ -175,8 +175,8 @@ func TestAuditNoTablesIsIncomplete(t *testing.T) {
 	if len(res.NotChecked) != 8 || !strings.Contains(res.NotCheckedSummary(), "--no-tables") {
 		t.Errorf("not checked %d: %s", len(res.NotChecked), res.NotCheckedSummary())
 	}
-	// One line for the eight: its kind, its count and one reason.
-	want := []NotCheckedLine{{Kind: UnreadTable, Text: "8 × P_Key table not checked (e.g. not read: the sweep did not read P_Key tables (fabric discover --no-tables))"}}
+	// One line for the eight: its kind, its count, why, and the first three ports.
+	want := []NotCheckedLine{{Kind: UnreadTable, Text: `8 P_Key tables not in the sweep (made with --no-tables): "S"[0], "S"[1], "S"[2], and 5 more`}}
 	if got := res.NotCheckedLines(); len(got) != 1 || got[0] != want[0] || res.NotCheckedSummary() != want[0].Text {
 		t.Errorf("lines %q, summary %q, want %q", got, res.NotCheckedSummary(), want)
 	}

@@ -114,13 +114,14 @@ func UnknownGUIDs(c *Config, f *fabric.Fabric) []Finding {
 		return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Col, b.Col), cmp.Compare(x, y))
 	})
 	out := make([]Finding, 0, len(guids))
+	missed := f.MissedLinks() // the sweep may lack nodes (fabric.NotRead)
 	for _, g := range guids {
 		m := first[g]
 		what := fmt.Sprintf("port %s (%s) is not in the fabric", g, m.Text())
 		if n := f.Node(check.GUID(g)); n != nil {
 			what = fmt.Sprintf("%s (%s) is the node GUID of %q, not a port GUID: OpenSM matches port GUIDs", g, m.Text(), n.Description)
 		}
-		if f.Incomplete != "" || len(f.Unreachable) > 0 {
+		if missed {
 			what += " (as far as the sweep saw: it is partial, the port may be in the part not read)"
 		}
 		out = append(out, Finding{Severity: Warning, Pos: m.Pos(), Rule: RuleGUIDNotInFabric,

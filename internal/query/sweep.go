@@ -99,15 +99,29 @@ type sweeper struct {
 	unreachable []fabric.Unreachable
 
 	count sweepCounters // for opts.Progress
+
+	// The calls of a level's batches, reused level after level (readLevel).
+	calls []mad.Call
+}
+
+// reuse empties buf for a batch of up to n calls. A call holds its 256-byte reply:
+// each batch allocated afresh made a 512-node sweep allocate 2.3 MB of calls, and
+// the garbage collector's work and the page faults on fresh memory cost CPU per MAD;
+// one buffer reused grows to what the largest level needs (1.1 MB in all).
+func reuse(buf []mad.Call, n int) []mad.Call {
+	if cap(buf) < n {
+		return make([]mad.Call, 0, n)
+	}
+	return buf[:0]
 }
 
 type sweepNode struct {
 	info mad.NodeInfo
 	path []uint8
 	node *fabric.Node
-	// caPaths: for a CA, the route that arrives on each of its ports that one reached
-	// (nil until one is: a switch has none).
-	caPaths map[int][]uint8
+	// caReached: for a CA, the ports a route arrives on, in the order the sweep
+	// reached them (nil until one is: a switch has none).
+	caReached []int
 }
 
 // probe is one NodeInfo sent through a port to see what is behind it.
@@ -138,14 +152,17 @@ func (s *sweeper) addNode(ni mad.NodeInfo, path []uint8) *sweepNode {
 	if ni.NodeType == mad.NodeSwitch {
 		first = 0
 	}
-	for p := first; p <= int(ni.NumPorts); p++ {
-		n.node.Ports = append(n.node.Ports, &fabric.Port{Num: p})
+	ports := make([]fabric.Port, int(ni.NumPorts)+1-first) // one allocation for all
+	n.node.Ports = make([]*fabric.Port, len(ports))
+	for i := range ports {
+		ports[i].Num = first + i
+		n.node.Ports[i] = &ports[i]
 	}
 	if ni.NodeType == mad.NodeSwitch {
 		n.node.Ports[0].GUID = check.GUID(ni.PortGUID)
 	} else if port := n.node.Port(int(ni.LocalPortNum)); port != nil {
 		port.GUID = check.GUID(ni.PortGUID)
-		n.caPaths = map[int][]uint8{int(ni.LocalPortNum): path}
+		n.caReached = []int{int(ni.LocalPortNum)}
 	}
 	s.nodes[n.node.GUID] = n
 	s.order = append(s.order, n)
@@ -202,11 +219,18 @@ func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, visits [
 	// they are filled: a call holds its 256-byte reply, a 2,000-node sweep sends
 	// 19,000, and growing them by appending cost a fifth more CPU per MAD
 	// (BenchmarkLabSweep at 512 nodes: 8.1 instead of 6.2 µs; the budget is 8).
-	size := len(visits)
+	// Batch 2 follows batch 1 in the same buffer, with room for two blocks per port
+	// (a 64-entry table) before it grows.
+	size, ports := len(visits), len(visits)
 	for _, n := range frontier {
-		size += 2 + len(n.node.Ports)
+		size += 1 + len(n.node.Ports) // NodeDescription, PortInfo
+		if n.info.NodeType == mad.NodeSwitch {
+			size++ // SwitchInfo
+		}
+		ports += len(n.node.Ports)
 	}
-	calls := make([]mad.Call, 0, size)
+	calls := reuse(s.calls, size+2*ports)
+	s.calls = calls
 	add := func(path []uint8, attr mad.AttrID, mod uint32) int {
 		// The route is shared, not copied: requests only read it.
 		calls = append(calls, mad.Call{Req: mad.Request{Addr: mad.Address{Directed: true, Path: path}, Class: mad.ClassSubnLID, Method: mad.MethodGet, Attr: attr, Modifier: mod}})
@@ -223,7 +247,7 @@ func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, visits [
 			ln.swInfo = add(n.path, mad.AttrSwitchInfo, 0)
 		}
 		for i, p := range n.node.Ports {
-			if _, reached := n.caPaths[p.Num]; !ln.isSwitch && reached && p.Num != int(n.info.LocalPortNum) {
+			if !ln.isSwitch && p.Num != int(n.info.LocalPortNum) && slices.Contains(n.caReached, p.Num) {
 				continue // reached by another route in the same level: a visit reads it
 			}
 			// The PortInfo modifier selects the port, on a CA too; the P_Key table
@@ -265,9 +289,8 @@ func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, visits [
 		p          *fabric.Port
 		start, end int
 	}
-	// Room for two blocks per port (a 64-entry table) before the slice grows.
-	tcalls := make([]mad.Call, 0, 2*len(reads))
-	var tables []tableRead
+	tcalls := calls[len(calls):]
+	tables := make([]tableRead, 0, len(reads))
 	for _, r := range reads {
 		n, p := r.n, r.n.node.Ports[r.i]
 		isSwitch := n.info.NodeType == mad.NodeSwitch
@@ -312,7 +335,7 @@ func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, visits [
 			}
 			size = extCap
 		case !isSwitch:
-			if _, ok := n.caPaths[p.Num]; !ok {
+			if !slices.Contains(n.caReached, p.Num) {
 				p.TableSize = size
 				if !linkUp(*pi) {
 					p.PKeysError = notRead + "the port is " + p.State + ", so no directed route arrives on it (a CA answers P_KeyTable only for the port an SMP arrives on)"
@@ -333,18 +356,24 @@ func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, visits [
 	}
 	s.exchange(ctx, tcalls)
 	for _, tr := range tables {
-		t, err := mad.PKeyTableFromCalls(tcalls[tr.start:tr.end], uint8(tr.p.Num), tr.p.TableSize)
+		t, err := mad.PKeyTableFromCalls[check.PKey](tcalls[tr.start:tr.end], uint8(tr.p.Num), tr.p.TableSize)
 		if err != nil {
 			tr.p.PKeysError = errText("P_KeyTable", err)
 			continue
 		}
-		tr.p.PKeys = toPKeys(t)
+		tr.p.PKeys = t
 	}
 
 	// Batch 3: NodeInfo through every port of a switch (or the local node) whose
-	// link is up and whose peer is not known yet.
-	var pcalls []mad.Call
-	var probes []probe
+	// link is up and whose peer is not known yet, in the calls of batch 1 (read).
+	most := 0
+	for k := range nodes {
+		if ln := &nodes[k]; ln.isSwitch || ln.root {
+			most += len(ln.n.node.Ports)
+		}
+	}
+	pcalls := reuse(s.calls, most)
+	probes := make([]probe, 0, most)
 	for k := range nodes {
 		ln := &nodes[k]
 		n := ln.n
@@ -376,6 +405,7 @@ func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, visits [
 			pcalls = append(pcalls, mad.Call{Req: mad.Request{Addr: mad.Address{Directed: true, Path: path}, Class: mad.ClassSubnLID, Method: mad.MethodGet, Attr: mad.AttrNodeInfo}})
 		}
 	}
+	s.calls = pcalls
 	s.exchange(ctx, pcalls)
 	for i := range probes {
 		if err := pcalls[i].Err; err != nil {
@@ -391,7 +421,7 @@ func errText(what string, err error) string { return what + ": " + err.Error() }
 
 // notRead starts a PKeysError for a table deliberately not read (a port without a
 // link): not a failure, so Gaps does not count it.
-const notRead = "not read: "
+const notRead = fabric.NotReadPrefix
 
 func fillPort(p *fabric.Port, pi mad.PortInfo, isSwitch bool) {
 	p.LID, p.LMC, p.SMLID = pi.LID, pi.LMC, pi.MasterSMLID
@@ -403,14 +433,6 @@ func fillPort(p *fabric.Port, pi mad.PortInfo, isSwitch bool) {
 	if isSwitch && p.Num > 0 {
 		p.Enforcement = enforcementOf(pi)
 	}
-}
-
-func toPKeys(t []uint16) []check.PKey {
-	out := make([]check.PKey, len(t))
-	for i, v := range t {
-		out[i] = check.PKey(v)
-	}
-	return out
 }
 
 // merge folds a level's probes into the fabric, in route order so the result does not
@@ -441,12 +463,9 @@ func (s *sweeper) merge(probes []probe) ([]*sweepNode, []caPortVisit) {
 			next = append(next, n) // CAs are read, not probed through
 		} else if pr.info.NodeType != mad.NodeSwitch {
 			arr := int(pr.info.LocalPortNum)
-			if _, ok := n.caPaths[arr]; !ok {
+			if !slices.Contains(n.caReached, arr) {
 				if p := n.node.Port(arr); p != nil {
-					if n.caPaths == nil {
-						n.caPaths = map[int][]uint8{}
-					}
-					n.caPaths[arr] = pr.path
+					n.caReached = append(n.caReached, arr)
 					p.GUID = check.GUID(pr.info.PortGUID)
 					ports = append(ports, caPortVisit{n, arr, pr.path})
 				}

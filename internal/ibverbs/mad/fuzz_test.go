@@ -102,6 +102,12 @@ func FuzzReply(f *testing.F) {
 				if p.Method != MethodGetResp || p.Status != 0 || p.Attr != r.Attr {
 					t.Fatalf("accepted %+v for %+v", p, r)
 				}
+				if b[offClassVersion] != classVersion(p.Class) {
+					t.Fatalf("accepted class version %d for %s", b[offClassVersion], p.Class)
+				}
+				if p.Class == ClassSubnDirected && (b[offHopCount] != 2 || b[offHopPointer] != 0) {
+					t.Fatalf("accepted hop count %d, hop pointer %d for a route of 2 hops", b[offHopCount], b[offHopPointer])
+				}
 				parseAll(p.Data)
 			}
 		}

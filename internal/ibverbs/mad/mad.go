@@ -269,10 +269,7 @@ func (r *Request) MarshalTo(b []byte, tid uint64) error {
 	clear(b)
 	b[offBaseVersion] = baseVersion
 	b[offClass] = byte(class)
-	b[offClassVersion] = classVersionSubn
-	if class == ClassPerf {
-		b[offClassVersion] = classVersionPerf
-	}
+	b[offClassVersion] = classVersion(class)
 	b[offMethod] = byte(r.Method)
 	binary.BigEndian.PutUint64(b[offTID:], tid)
 	binary.BigEndian.PutUint16(b[offAttrID:], uint16(r.Attr))
@@ -280,7 +277,6 @@ func (r *Request) MarshalTo(b []byte, tid uint64) error {
 	if class == ClassSubnAdm {
 		// The SA header (IBA 15.2.1.1): no RMPP on a request, the SM_Key and
 		// the component mask; the record template follows it.
-		b[offClassVersion] = classVersionSA
 		binary.BigEndian.PutUint64(b[offSMKey:], r.SMKey)
 		binary.BigEndian.PutUint64(b[offCompMask:], r.CompMask)
 		copy(b[offSAData:], r.Data)
@@ -323,8 +319,8 @@ func Decode(b []byte) (*Packet, error) {
 	if len(b) != Size {
 		return nil, fmt.Errorf("mad: %d bytes, want %d", len(b), Size)
 	}
-	if b[offBaseVersion] != baseVersion {
-		return nil, fmt.Errorf("mad: base version %d, want %d", b[offBaseVersion], baseVersion)
+	if err := checkHeader(b); err != nil {
+		return nil, fmt.Errorf("mad: %w", err)
 	}
 	p := &Packet{
 		Class:    Class(b[offClass]),
@@ -335,34 +331,55 @@ func Decode(b []byte) (*Packet, error) {
 	}
 	switch p.Class {
 	case ClassSubnLID, ClassSubnDirected:
-		if b[offClassVersion] != classVersionSubn {
-			return nil, fmt.Errorf("mad: %s class version %d, want %d", p.Class, b[offClassVersion], classVersionSubn)
-		}
 		p.Data = append([]byte(nil), b[offData:offData+smpDataSize]...)
 	case ClassPerf:
-		if b[offClassVersion] != classVersionPerf {
-			return nil, fmt.Errorf("mad: %s class version %d, want %d", p.Class, b[offClassVersion], classVersionPerf)
-		}
 		p.Data = append([]byte(nil), b[offData:]...)
 	case ClassSubnAdm:
-		if b[offClassVersion] != classVersionSA {
-			return nil, fmt.Errorf("mad: %s class version %d, want %d", p.Class, b[offClassVersion], classVersionSA)
-		}
 		// Active and not the last segment (RMPP flags, IBA 13.6.2.1).
 		f := b[offRMPPFlags]
 		p.Cut = f&rmppFlagActive != 0 && f&rmppFlagLast == 0
 		p.Data = append([]byte(nil), b[offSAData:]...)
-	default:
-		return nil, fmt.Errorf("mad: unsupported %s", p.Class)
 	}
 	if p.Class == ClassSubnDirected {
 		// The status word's top bit is the D bit: set in replies travelling back.
 		p.Status &^= drDirectionBit
-		if b[offHopCount] > MaxHops {
-			return nil, fmt.Errorf("mad: directed route hop count %d, at most %d", b[offHopCount], MaxHops)
-		}
 	}
 	return p, nil
+}
+
+// classVersion is the class version ibkey speaks for c (IBA 13.4.2 for the SMP and
+// PMA classes, 15.2.1.1 for the SA's 2); 0 for a class ibkey does not speak.
+func classVersion(c Class) uint8 {
+	switch c {
+	case ClassSubnLID, ClassSubnDirected:
+		return classVersionSubn
+	case ClassPerf:
+		return classVersionPerf
+	case ClassSubnAdm:
+		return classVersionSA
+	}
+	return 0
+}
+
+// checkHeader checks what every MAD ibkey reads must carry: the base version, a
+// class ibkey speaks in its class version, and a directed-route hop count that
+// fits InitialPath (IBA 14.2.2.1). b is Size bytes.
+func checkHeader(b []byte) error {
+	if b[offBaseVersion] != baseVersion {
+		return fmt.Errorf("base version %d, want %d", b[offBaseVersion], baseVersion)
+	}
+	c := Class(b[offClass])
+	v := classVersion(c)
+	if v == 0 {
+		return fmt.Errorf("unsupported %s", c)
+	}
+	if b[offClassVersion] != v {
+		return fmt.Errorf("%s class version %d, want %d", c, b[offClassVersion], v)
+	}
+	if c == ClassSubnDirected && b[offHopCount] > MaxHops {
+		return fmt.Errorf("directed route hop count %d, at most %d", b[offHopCount], MaxHops)
+	}
+	return nil
 }
 
 // StatusError is a reply whose MAD status is not success (IBA 13.4.7).

@@ -456,23 +456,122 @@ func TestEngineBadReplies(t *testing.T) {
 			r[offBaseVersion] = 9
 			return [][]byte{r}
 		},
+		"class version": func(m []byte) [][]byte {
+			r := reply(m, nil)
+			r[offClassVersion] = 2
+			return [][]byte{r}
+		},
+		"hop count": func(m []byte) [][]byte {
+			r := reply(m, nil)
+			r[offHopCount] = 2 // the route has 1 hop
+			return [][]byte{r}
+		},
+		"hop pointer": func(m []byte) [][]byte {
+			r := reply(m, nil)
+			r[offHopPointer] = 1 // still one hop out: not home
+			return [][]byte{r}
+		},
 	} {
-		// Garbage, unknown TIDs and short frames first: ignored, not fatal.
+		// Every reply goes through one check, whether it answers Do or a batch
+		// (the sweep's path).
+		for _, batch := range []bool{false, true} {
+			// Garbage, unknown TIDs and short frames first: ignored, not fatal.
+			f := newFake(func(m []byte) [][]byte {
+				junk := reply(m, nil)
+				junk[offTID+7] ^= 0xff
+				return append([][]byte{{1, 2, 3}, junk}, mutate(m)...)
+			})
+			e := newEngine(f, Options{Timeout: time.Second}, 0)
+			var err error
+			if batch {
+				calls := []Call{{Req: getNodeInfo(DirectedRoute(1))}, {Req: getNodeInfo(DirectedRoute(1))}}
+				if xerr := e.Exchange(context.Background(), calls); xerr != nil {
+					t.Fatalf("%s: Exchange: %v", name, xerr)
+				}
+				if calls[0].Err == nil || calls[1].Err == nil {
+					t.Errorf("%s: batch: errors %v and %v, want both", name, calls[0].Err, calls[1].Err)
+				}
+				err = calls[1].Err
+			} else {
+				_, err = e.Do(context.Background(), getNodeInfo(DirectedRoute(1)))
+			}
+			if err == nil || errors.Is(err, ErrTimeout) {
+				t.Errorf("%s (batch %v): err = %v, want a reply error", name, batch, err)
+			}
+			if name == "bad status" {
+				var se *StatusError
+				if !errors.As(err, &se) || se.Status != 0x1c {
+					t.Errorf("bad status (batch %v): err = %v", batch, err)
+				}
+			}
+			e.Close()
+		}
+	}
+}
+
+// TestEngineReplyHops: a directed-route reply is taken when its hop count is the
+// route's and its hop pointer is back at 0, or, from the local node (no hops), at 1,
+// where a device's SMA may leave it (the kernel hands that reply up unchanged).
+func TestEngineReplyHops(t *testing.T) {
+	for _, c := range []struct {
+		path   []uint8
+		hc, hp byte
+		ok     bool
+	}{
+		{nil, 0, 0, true},
+		{nil, 0, 1, true},
+		{nil, 0, 2, false},
+		{nil, 1, 0, false},
+		{[]uint8{1, 3}, 2, 0, true},
+		{[]uint8{1, 3}, 2, 1, false},
+		{[]uint8{1, 3}, 2, 3, false},
+		{[]uint8{1, 3}, 1, 0, false},
+		{[]uint8{1, 3}, 3, 0, false},
+	} {
 		f := newFake(func(m []byte) [][]byte {
-			junk := reply(m, nil)
-			junk[offTID+7] ^= 0xff
-			return append([][]byte{{1, 2, 3}, junk}, mutate(m)...)
+			r := reply(m, []byte{1, 1, 1, 2})
+			r[offHopCount], r[offHopPointer] = c.hc, c.hp
+			return [][]byte{r}
 		})
 		e := newEngine(f, Options{Timeout: time.Second}, 0)
-		_, err := e.Do(context.Background(), getNodeInfo(DirectedRoute(1)))
-		if err == nil || errors.Is(err, ErrTimeout) {
-			t.Errorf("%s: err = %v, want a reply error", name, err)
+		calls := []Call{{Req: getNodeInfo(DirectedRoute(c.path...))}}
+		if err := e.Exchange(context.Background(), calls); err != nil {
+			t.Fatal(err)
 		}
-		if name == "bad status" {
-			var se *StatusError
-			if !errors.As(err, &se) || se.Status != 0x1c {
-				t.Errorf("bad status: err = %v", err)
-			}
+		if err := calls[0].Err; (err == nil) != c.ok || errors.Is(err, ErrTimeout) {
+			t.Errorf("route %v, reply hop count %d pointer %d: err = %v, want ok %v", c.path, c.hc, c.hp, err, c.ok)
+		}
+		e.Close()
+	}
+}
+
+// TestEngineReplyClassVersion: the PMA and the SA replies are checked for their class
+// versions (1 and 2) on the batch path too.
+func TestEngineReplyClassVersion(t *testing.T) {
+	for _, c := range []struct {
+		req     Request
+		version byte
+		ok      bool
+	}{
+		{Request{Addr: LIDAddress(1), Class: ClassPerf, Method: MethodGet, Attr: AttrPortCounters, Data: PortCountersRequestData(1)}, 1, true},
+		{Request{Addr: LIDAddress(1), Class: ClassPerf, Method: MethodGet, Attr: AttrPortCounters, Data: PortCountersRequestData(1)}, 2, false},
+		{Request{Addr: LIDAddress(1), Class: ClassSubnAdm, Method: MethodGet, Attr: AttrPathRecord}, 2, true},
+		{Request{Addr: LIDAddress(1), Class: ClassSubnAdm, Method: MethodGet, Attr: AttrPathRecord}, 1, false},
+		{getNodeInfo(LIDAddress(1)), 1, true},
+		{getNodeInfo(LIDAddress(1)), 0, false},
+	} {
+		f := newFake(func(m []byte) [][]byte {
+			r := reply(m, nil)
+			r[offClassVersion] = c.version
+			return [][]byte{r}
+		})
+		e := newEngine(f, Options{Timeout: time.Second}, 0)
+		calls := []Call{{Req: c.req}}
+		if err := e.Exchange(context.Background(), calls); err != nil {
+			t.Fatal(err)
+		}
+		if err := calls[0].Err; (err == nil) != c.ok || errors.Is(err, ErrTimeout) {
+			t.Errorf("%s reply with class version %d: err = %v, want ok %v", c.req.Class, c.version, err, c.ok)
 		}
 		e.Close()
 	}

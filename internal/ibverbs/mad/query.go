@@ -53,7 +53,7 @@ func GetPKeyTable(ctx context.Context, t Transport, a Address, port uint8, table
 	if err := Exchange(ctx, t, calls); err != nil {
 		return nil, err
 	}
-	return PKeyTableFromCalls(calls, port, tableLen)
+	return PKeyTableFromCalls[uint16](calls, port, tableLen)
 }
 
 // AppendPKeyTableCalls appends to dst the block reads of the first tableLen
@@ -69,16 +69,19 @@ func AppendPKeyTableCalls(dst []Call, a Address, port uint8, tableLen int) ([]Ca
 	return dst, nil
 }
 
-// PKeyTableFromCalls assembles the table from the exchanged block reads of
-// AppendPKeyTableCalls; the error names the first block that failed.
-func PKeyTableFromCalls(calls []Call, port uint8, tableLen int) ([]uint16, error) {
-	table := make([]uint16, len(calls)*PKeysPerBlock)
+// PKeyTableFromCalls assembles the table, as K (uint16 or a type of it), from the
+// exchanged block reads of AppendPKeyTableCalls; the error names the first block
+// that failed.
+func PKeyTableFromCalls[K ~uint16](calls []Call, port uint8, tableLen int) ([]K, error) {
+	table := make([]K, len(calls)*PKeysPerBlock)
 	for b := range calls {
 		err := calls[b].Err
 		if err == nil {
 			var blk [PKeysPerBlock]uint16
 			if blk, err = ParsePKeyBlock(calls[b].Data()); err == nil {
-				copy(table[b*PKeysPerBlock:], blk[:])
+				for i, k := range blk {
+					table[b*PKeysPerBlock+i] = K(k)
+				}
 				continue
 			}
 		}

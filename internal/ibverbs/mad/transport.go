@@ -69,11 +69,11 @@ type Call struct {
 	// otherwise an error as Transport.Do returns it.
 	Err error
 
-	reply    [Size]byte
-	class    Class
-	attempts int
-	dropped  bool
 	b        *batch
+	attempts int
+	class    Class
+	dropped  bool
+	reply    [Size]byte // last: the garbage collector scans a call only up to b
 }
 
 // Data is the reply's attribute data area (64 bytes for SMPs, 192 for the
@@ -305,11 +305,8 @@ func (e *engine) Do(ctx context.Context, req Request) (*Packet, error) {
 	if c.Err != nil {
 		return nil, c.Err
 	}
-	p, err := Decode(c.reply[:])
-	if err != nil {
-		return nil, fmt.Errorf("mad: %s: bad reply: %w", req.Addr, err)
-	}
-	return p, nil
+	// checkReply took the reply; Decode's header checks are the same (checkHeader).
+	return Decode(c.reply[:])
 }
 
 // Exchange implements Exchanger.
@@ -599,10 +596,12 @@ func (e *engine) match(msg []byte, hl int, now time.Duration) {
 	}
 }
 
-// checkReply verifies that the MAD b answers req.
+// checkReply verifies that the MAD b answers req, sent as class: every reply of
+// every transport, Do and Exchange alike, goes through it once, before its call
+// takes it.
 func checkReply(req *Request, class Class, b []byte) error {
-	if b[offBaseVersion] != baseVersion {
-		return fmt.Errorf("mad: %s: bad reply: base version %d, want %d", req.Addr, b[offBaseVersion], baseVersion)
+	if err := checkHeader(b); err != nil {
+		return fmt.Errorf("mad: %s: bad reply: %w", req.Addr, err)
 	}
 	rc, rm := Class(b[offClass]), Method(b[offMethod])
 	attr := AttrID(binary.BigEndian.Uint16(b[offAttrID:]))
@@ -611,6 +610,20 @@ func checkReply(req *Request, class Class, b []byte) error {
 	if rc != class || rm != req.Method|0x80 || attr != req.Attr {
 		return fmt.Errorf("mad: %s: reply %s %s attribute 0x%04x does not answer %s %s attribute 0x%04x",
 			req.Addr, rc, rm, uint16(attr), class, req.Method, uint16(req.Attr))
+	}
+	if class == ClassSubnDirected {
+		// A directed-route reply keeps the request's hop count (IBA 14.2.2) and
+		// comes home with its hop pointer back at 0: the requester's SMI hands a
+		// returning SMP up only then (C14-13:4; Linux drivers/infiniband/core/smi.c
+		// __smi_handle_dr_smp_recv); ibsim's replies carry 0 too. The reply of the
+		// local node (no hops) skips the return step: the kernel hands up what the
+		// device's SMA answered (drivers/infiniband/core/mad.c
+		// handle_outgoing_dr_smp), which may keep the pointer at hop count + 1.
+		hc, hp := int(b[offHopCount]), int(b[offHopPointer])
+		if hc != len(req.Addr.Path) || hp != 0 && (hc != 0 || hp != 1) {
+			return fmt.Errorf("mad: %s: bad reply: hop count %d and hop pointer %d do not return along this route (want %d and 0)",
+				req.Addr, hc, hp, len(req.Addr.Path))
+		}
 	}
 	status := binary.BigEndian.Uint16(b[offStatus:])
 	if class == ClassSubnDirected {

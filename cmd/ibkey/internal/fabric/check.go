@@ -263,7 +263,7 @@ func runCheck(o *CheckOptions) error {
 			}
 		} else {
 			writeFindings(o.IO.Out, fab, findings)
-			fmt.Fprintln(o.IO.Out, checkSummary(fab, o.Partitions, errs, warns, len(all)-len(findings), incomplete))
+			fmt.Fprintln(o.IO.Out, checkSummary(fab, res.TablesChecked, o.Partitions, errs, warns, len(all)-len(findings), incomplete))
 		}
 		if conf != nil {
 			if err := cmdutil.Uncertain(o.IO.ErrOut, conf, "the partitions-* findings above are"); err != nil {
@@ -334,15 +334,10 @@ func writeFindings(w io.Writer, fab *fabric.Fabric, findings []check.Finding) {
 	io.WriteString(w, b.String())
 }
 
-func checkSummary(fab *fabric.Fabric, partitions string, errs, warns, ignored int, incomplete bool) string {
-	tables := 0
-	for _, n := range fab.Nodes {
-		for _, p := range n.Ports {
-			if p.PKeys != nil {
-				tables++
-			}
-		}
-	}
+// checkSummary is the last line of fabric check: tables is how many tables the audit
+// checked (AuditResult.TablesChecked: not those of ports outside the subnet, which it
+// does not audit).
+func checkSummary(fab *fabric.Fabric, tables int, partitions string, errs, warns, ignored int, incomplete bool) string {
 	what := fmt.Sprintf("%s, %s checked", textsafe.Plural(len(fab.Nodes), "node", "nodes"), textsafe.Plural(tables, "P_Key table", "P_Key tables"))
 	if partitions != "" {
 		what += " against " + partitions

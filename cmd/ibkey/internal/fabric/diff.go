@@ -10,6 +10,7 @@ import (
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/fabric"
+	"github.com/ibkey/ibkey/internal/query"
 	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
@@ -42,8 +43,10 @@ pkey-removed, pkey-moved, pkey-membership (a key replaced by its partition's oth
 membership, full <-> limited: one change), table-readable, table-resized.
 
 Exit codes, as diff(1): 0 no differences; 1 differences; 2 bad usage or a file that is
-not a fabric file (named); 3 (B swept now) no fabric access; 4 (B swept now) a partial
-sweep: changes in what was not read are not seen.
+not a fabric file (named); 3 (B swept now) no fabric access; 4 a partial sweep on either
+side (a saved one, or B swept now), named on stderr: what it did not read is not
+compared (a node or link it lacks is not reported gone or new), so changes there are
+not seen.
 
 JSON (-o json), schema schemas/fabric-diff.schema.json: {"schema_version":1,"a","b","same",
 "changes":[{"kind","ports":[{"node_guid","port","node_desc"}],
@@ -77,19 +80,27 @@ func runDiff(o *DiffOptions) error {
 	if err != nil {
 		return err
 	}
+	// A side that lacks something (fabric.NotRead, tables included: diff compares
+	// them) is named on stderr and the result is exit 4: what it did not read is not
+	// compared. A sweep run now is named by PartialResult.
+	partial := func(f *fabric.Fabric, name string) bool {
+		gaps := query.PartialSummary(f, true)
+		if gaps != "" {
+			o.Notices.Warn(fmt.Sprintf("%s is a partial sweep (%s): what it did not read is not compared, so changes there are not seen", name, gaps))
+		}
+		return gaps != ""
+	}
+	incomplete := func(err error, partial bool) error {
+		if partial && (err == nil || cmdutil.Reported(err)) {
+			return cmdutil.Exit(cmdutil.ExitIncomplete)
+		}
+		return err
+	}
 	compare := func(b *fabric.Fabric, bName string) error {
 		n := o.Notices
 		// Both sides get the map's names, so a mapped node is not "changed" by it.
 		names.Rename(a)
 		names.Rename(b)
-		for _, x := range []struct {
-			name string
-			f    *fabric.Fabric
-		}{{o.A, a}, {bName, b}} {
-			if x.f.Incomplete != "" || len(x.f.Unreachable) > 0 {
-				n.Warn(fmt.Sprintf("%s is a partial sweep: changes in the part not read are not seen", x.name))
-			}
-		}
 		changes := fabric.Diff(a, b)
 		if o.Format == cmdutil.FormatJSON {
 			js := make([]changeJSON, len(changes))
@@ -124,10 +135,13 @@ func runDiff(o *DiffOptions) error {
 		if err != nil {
 			return err
 		}
-		return compare(b, o.B)
+		err = compare(b, o.B)
+		pa, pb := partial(a, o.A), partial(b, o.B)
+		return incomplete(err, pa || pb)
 	}
 	return o.Source.Sweep(o.Ctx, o.Notices, false, func(b *fabric.Fabric) error {
-		return cmdutil.PartialResult(o.Notices, b, true, compare(b, "the sweep now"))
+		err := compare(b, "the sweep now")
+		return cmdutil.PartialResult(o.Notices, b, true, incomplete(err, partial(a, o.A)))
 	})
 }
 

@@ -77,7 +77,9 @@ func runDiscover(o *DiscoverOptions) error {
 			Optional: [][]string{{"NODE_GUID"}, {"TYPE"}}}
 		for _, n := range fab.Nodes {
 			for _, p := range n.Ports {
-				if !n.IsEndPort(p) && p.Peer == nil && p.PeerError == "" {
+				// A switch port without a cable is left out; one whose PortInfo was not
+				// read may have one: shown, n/a.
+				if !n.IsEndPort(p) && p.Peer == nil && p.PeerError == "" && p.Error == "" {
 					continue
 				}
 				peer := ""
@@ -87,11 +89,14 @@ func runDiscover(o *DiscoverOptions) error {
 				case p.PeerError != "":
 					peer = "no answer: " + p.PeerError
 				}
-				lid := ""
+				lid, state := "", p.State
 				if n.IsEndPort(p) {
 					lid = strconv.Itoa(int(p.LID))
 				}
-				g.Add(nodeName(n), string(n.Type), n.GUID.String(), strconv.Itoa(p.Num), guidCell(p.GUID), lid, p.State, peer)
+				if p.Error != "" { // PortInfo not read: named on stderr (partial sweep)
+					lid, state = "n/a", "n/a"
+				}
+				g.Add(nodeName(n), string(n.Type), n.GUID.String(), strconv.Itoa(p.Num), guidCell(p.GUID), lid, state, peer)
 			}
 		}
 		return g.Render(o.IO.Out, o.Format)

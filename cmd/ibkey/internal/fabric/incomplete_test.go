@@ -3,6 +3,7 @@ package fabric
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -67,8 +68,8 @@ func TestFabricJSONIncomplete(t *testing.T) {
 		f.Nodes[0].Errors = append(f.Nodes[0].Errors, "NodeDescription: timed out")
 		onPort("HcaB", func(p *fabric.Port) { p.Error = "timed out" })(f)
 	})
-	// A table the sweep chose not to read (not a failed read): not a partial sweep,
-	// but the audit cannot check it.
+	// A table marked as one the sweep chose not to read, on a port a link of the sweep
+	// reaches (the sweep never writes that): not read, so not checked by any command.
 	auditGap := editedFabric(t, "audit-gap.json", smallFabric, onPort("HcaD", func(p *fabric.Port) {
 		p.PKeys, p.PKeysError = nil, "not read: skipped"
 	}))
@@ -91,8 +92,8 @@ func TestFabricJSONIncomplete(t *testing.T) {
 		{[]string{"fabric", "check", "--fabric-file", partialWithErrors}, 1, "", ""},
 		{[]string{"fabric", "check", "--fabric-file", gaps}, 4, "partial-sweep partial-sweep unread-node unread-node", "behind "},
 		{[]string{"fabric", "pkeys", "--fabric-file", gaps}, 4, "partial-sweep partial-sweep unread-node unread-node", "the sweep stopped early (--timeout 1s expired)"},
-		{[]string{"fabric", "check", "--fabric-file", auditGap}, 4, "unread-table", "P_Key table not checked: not read: skipped"},
-		{[]string{"fabric", "pkeys", "--fabric-file", auditGap}, 0, "", ""},
+		{[]string{"fabric", "check", "--fabric-file", auditGap}, 4, "unread-table", `1 P_Key table not read: "HcaD"[1]: not read: skipped`},
+		{[]string{"fabric", "pkeys", "--fabric-file", auditGap}, 4, "unread-table", `1 P_Key table not read: "HcaD"[1]: not read: skipped`},
 		{[]string{"fabric", "check", "--fabric-file", smallFabric, "--partitions", uncertain, "--ignore", "enforcement-off"}, 4, "not-checked", "cannot be predicted"},
 		{[]string{"fabric", "check", "--fabric-file", partialTable, "--partitions", uncertain, "--ignore", "enforcement-off"}, 4, "unread-table not-checked", "cannot be predicted"},
 	} {
@@ -126,6 +127,92 @@ func TestNotCheckedKindsAreIncompleteKinds(t *testing.T) {
 	} {
 		if string(nc) != kind {
 			t.Errorf("fabric.NotCheckedKind %q, incomplete kind %q", nc, kind)
+		}
+	}
+}
+
+// TestPKeysKeyPartialNotes: fabric pkeys --key on a partial sweep speaks of what was
+// read: "no port read holds", never "no port holds" (a table not read may).
+func TestPKeysKeyPartialNotes(t *testing.T) {
+	noTables := editedFabric(t, "no-tables.json", smallFabric, func(f *fabric.Fabric) {
+		for _, n := range f.Nodes {
+			for _, p := range n.Ports {
+				p.PKeys, p.PKeysError = nil, ""
+			}
+		}
+	})
+	partial := editedFabric(t, "partial.json", smallFabric, onPort("HcaD", func(p *fabric.Port) { p.PKeys, p.PKeysError = nil, "timed out" }))
+	for _, tc := range []struct {
+		file, key, note string
+	}{
+		{noTables, "0x0002", "note: no port read holds partition 0x0002; what was not read may hold more"},
+		{smallFabric, "0x0005", "note: no port holds partition 0x0005\n"},
+		{partial, "0x0002", "partition 0x0002: 2 end ports read (1 full, 1 limited), 3 switch ports mirroring them; what was not read may hold more"},
+	} {
+		r := runIbkey(t, false, nil, "fabric", "pkeys", "--fabric-file", tc.file, "--key", tc.key)
+		if !strings.Contains(r.Stderr, tc.note) {
+			t.Errorf("--key %s on %s: exit %d, want %q\n%s", tc.key, tc.file, r.Code, tc.note, r.Stderr)
+		}
+	}
+}
+
+// TestPKeysNotReadIsNA: a port whose PortInfo was not read has no LID, state or table
+// size to show: n/a in the table, null (with the error) in JSON, never 0 or "".
+// A sweep without tables does not know the table sizes either.
+func TestPKeysNotReadIsNA(t *testing.T) {
+	file := editedFabric(t, "portinfo.json", smallFabric, onPort("HcaB", func(p *fabric.Port) {
+		p.Error, p.State, p.PhysState, p.LID, p.TableSize, p.PKeys = "PortInfo: timed out", "", "", 0, 0, nil
+	}))
+	r := runIbkey(t, false, nil, "fabric", "pkeys", "--fabric-file", file, "-o", "plain")
+	if !regexp.MustCompile(`(?m)^HcaB +1 +ca +0x0000000000100003 +n/a +n/a +n/a +n/a +n/a$`).MatchString(r.Stdout) {
+		t.Errorf("HcaB[1] not read: want n/a cells\n%s", r.Stdout)
+	}
+	r = runIbkey(t, false, nil, "fabric", "discover", "--fabric-file", file, "-o", "plain")
+	if !regexp.MustCompile(`(?m)^HcaB +ca +0x0000000000100003 +1 +0x0000000000100004 +n/a +n/a +"Switch1"\[2\]$`).MatchString(r.Stdout) || r.Code != 4 {
+		t.Errorf("discover: exit %d, HcaB[1] not read: want n/a cells\n%s", r.Code, r.Stdout)
+	}
+	r = runIbkey(t, false, nil, "fabric", "pkeys", "--fabric-file", file, "-o", "json")
+	var doc struct {
+		Ports []map[string]any `json:"ports"`
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range doc.Ports {
+		if p["node_desc"] == "HcaB" && p["port"] == 1.0 {
+			if p["lid"] != nil || p["state"] != nil || p["table_size"] != nil || p["error"] != "PortInfo: timed out" {
+				t.Errorf("HcaB[1] in JSON: %v", p)
+			}
+		}
+		if p["node_desc"] == "HcaA" && p["port"] == 1.0 && (p["lid"] != 1.0 || p["state"] != "ACTIVE" || p["table_size"] != 64.0) {
+			t.Errorf("HcaA[1] in JSON: %v", p)
+		}
+	}
+	if r.Code != 4 {
+		t.Errorf("exit %d", r.Code)
+	}
+}
+
+// TestSwitchPortNotReadIsListed: a switch port whose PortInfo was not read may have a
+// cable: discover and pkeys list it with n/a cells instead of leaving it out.
+func TestSwitchPortNotReadIsListed(t *testing.T) {
+	file := editedFabric(t, "sw-portinfo.json", smallFabric, func(f *fabric.Fabric) {
+		for _, n := range f.Nodes {
+			if n.Description == "Switch1" {
+				p := n.Port(5) // no cable
+				p.Error, p.State, p.PhysState, p.PKeysError, p.TableSize = "PortInfo: timed out", "", "", "", 0
+			}
+		}
+	})
+	for _, tc := range []struct {
+		cmd, row string
+	}{
+		{"discover", `(?m)^Switch1 +switch +0x0000000000200000 +5 +- +n/a +n/a +-$`},
+		{"pkeys", `(?m)^Switch1 +5 +switch +0x0000000000200000 +n/a +n/a +n/a +n/a +n/a$`},
+	} {
+		r := runIbkey(t, false, nil, "fabric", tc.cmd, "--fabric-file", file, "-o", "plain")
+		if r.Code != 4 || !regexp.MustCompile(tc.row).MatchString(r.Stdout) {
+			t.Errorf("fabric %s: exit %d, want Switch1[5] with n/a\n%s%s", tc.cmd, r.Code, r.Stdout, r.Stderr)
 		}
 	}
 }

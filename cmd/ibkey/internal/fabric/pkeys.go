@@ -42,9 +42,10 @@ sweep is partial: a table not read might hold it).
 
 JSON (-o json), schema schemas/fabric-pkeys.schema.json: {"schema_version":1,"source","swept_at","ports":[{"node_desc","node_guid","type","port",
 "port_guid","lid","state","end_port","peer":{"node_guid","port"}|null,"table_size",
-"valid_pkeys","entries":[{"index","pkey","key","membership"}],"pkeys_error"?}],
+"valid_pkeys","entries":[{"index","pkey","key","membership"}],"pkeys_error"?,"error"?}],
 "incomplete"?:[{"kind","message"}]} (entries: the valid ones; valid_pkeys and entries
-are null for a table not read). With --key (schemas/fabric-pkeys-key.schema.json):
+are null for a table not read, table_size when its length is not known, lid and state
+when the port's PortInfo was not read: error says why; n/a in the table). With --key (schemas/fabric-pkeys-key.schema.json):
 {"schema_version":1,"key","members":[{"node_guid","port","node_desc","type","end_port",
 "membership","indexes"}],"incomplete"?:[{"kind","message"}]}. incomplete says why the
 command exits 4 (the sweep's gaps: kind partial-sweep, unread-node or unread-table),
@@ -77,11 +78,12 @@ type portJSON struct {
 	Type       check.NodeType `json:"type"`
 	Port       int            `json:"port"`
 	PortGUID   *check.GUID    `json:"port_guid"`
-	LID        *uint16        `json:"lid"`
-	State      string         `json:"state"`
+	LID        *uint16        `json:"lid"`   // null: a switch's external port, or PortInfo not read
+	State      *string        `json:"state"` // null: PortInfo not read
 	EndPort    bool           `json:"end_port"`
 	Peer       *check.PortID  `json:"peer"`
-	TableSize  int            `json:"table_size"`
+	TableSize  *int           `json:"table_size"` // null: not known
+	Error      string         `json:"error,omitempty"`
 	Valid      *int           `json:"valid_pkeys"` // null: the table was not read
 	Entries    []entryJSON    `json:"entries"`     // null: the table was not read
 	PKeysError string         `json:"pkeys_error,omitempty"`
@@ -95,63 +97,87 @@ type tablePort struct {
 	entries []check.TableEntry // the valid ones
 }
 
-// tablePorts are the ports `fabric pkeys` lists, and the tables it could not read
-// (ports that are DOWN have none to read).
-func tablePorts(fab *fabric.Fabric) (ports []tablePort, unread []string) {
+// tablePorts are the ports `fabric pkeys` lists: end ports, and switch ports with a
+// cable or whose PortInfo was not read (they may have one).
+func tablePorts(fab *fabric.Fabric) []tablePort {
+	var ports []tablePort
 	for _, n := range fab.Nodes {
 		for _, p := range n.Ports {
 			end := n.IsEndPort(p)
-			if !end && p.Peer == nil {
-				continue
+			if !end && p.Peer == nil && p.Error == "" {
+				continue // no cable; one whose PortInfo was not read may have one: n/a
 			}
 			ports = append(ports, tablePort{node: n, port: p, end: end, entries: p.Entries()})
-			if p.PKeys == nil && p.State != check.StateDown {
-				why := p.PKeysError
-				if why == "" {
-					why = "not read"
-				}
-				unread = append(unread, fmt.Sprintf("%s: %s", fab.Label(check.PortID{Node: n.GUID, Port: p.Num}), why))
-			}
 		}
 	}
-	return ports, unread
+	return ports
 }
 
-// downUnread says which DOWN ports' tables are n/a and why, in one line (a DOWN port
-// has no link, so its table is not part of any answer: named, not counted as
-// incomplete).
-func downUnread(fab *fabric.Fabric, ports []tablePort) string {
-	var names []string
-	why := ""
+// naNotes say why the tables shown n/a that are not gaps (fabric.NotRead: the partial
+// sweep line names those) were not read, one line per group: DOWN ports (no link, so
+// their table is part of no answer), and ports outside the swept subnet.
+func naNotes(fab *fabric.Fabric, ports []tablePort) []string {
+	gap := map[check.PortID]bool{}
+	for _, nc := range fab.NotRead(true) {
+		gap[nc.Port.PortID] = true
+	}
+	var down, outside []string
+	downWhy := ""
 	for _, t := range ports {
-		if p := t.port; p.PKeys == nil && p.State == check.StateDown {
-			names = append(names, fab.Label(check.PortID{Node: t.node.GUID, Port: p.Num}))
-			if why == "" {
-				why = p.PKeysError
+		p := t.port
+		id := check.PortID{Node: t.node.GUID, Port: p.Num}
+		switch {
+		case p.PKeys != nil || gap[id]:
+		case p.State == check.StateDown:
+			down = append(down, fab.Label(id))
+			if downWhy == "" {
+				downWhy = p.PKeysError
 			}
+		default:
+			why := p.PKeysError
+			if s, scope := fab.PortScope(id); s == fabric.ScopeUnmanaged || s == fabric.ScopeOtherSubnet {
+				why = "outside the swept subnet: " + scope
+			}
+			outside = append(outside, fab.Label(id)+": "+why)
 		}
 	}
-	if len(names) == 0 {
-		return ""
+	var notes []string
+	if len(down) > 0 {
+		if downWhy == "" {
+			downWhy = "not read"
+		}
+		notes = append(notes, fmt.Sprintf("P_Key tables n/a on DOWN ports (%s): %s", strings.Join(textsafe.Capped(down, 5), ", "), downWhy))
 	}
-	names = textsafe.Capped(names, 5)
-	if why == "" {
-		why = "not read"
+	if len(outside) > 0 {
+		notes = append(notes, "P_Key tables n/a, not part of the swept subnet: "+strings.Join(textsafe.Capped(outside, 5), "; "))
 	}
-	return fmt.Sprintf("P_Key tables n/a on DOWN ports (%s): %s", strings.Join(names, ", "), why)
+	return notes
+}
+
+// size is the port's table length; ok is false when it is not known (the table was
+// not read and nothing gave its length: a sweep without tables, a failed SwitchInfo or
+// PortInfo).
+func (t tablePort) size() (int, bool) {
+	return t.port.TableSize, t.port.TableSize > 0 || t.port.PKeys != nil
 }
 
 func (t tablePort) json() portJSON {
 	n, p := t.node, t.port
-	pj := portJSON{NodeDesc: n.Description, NodeGUID: n.GUID, Type: n.Type, Port: p.Num, State: p.State,
-		EndPort: t.end, Peer: p.Peer, TableSize: p.TableSize, PKeysError: p.PKeysError}
-	if t.end {
-		if p.GUID != 0 {
-			g := p.GUID
-			pj.PortGUID = &g
+	pj := portJSON{NodeDesc: n.Description, NodeGUID: n.GUID, Type: n.Type, Port: p.Num,
+		EndPort: t.end, Peer: p.Peer, PKeysError: p.PKeysError, Error: p.Error}
+	if t.end && p.GUID != 0 {
+		g := p.GUID
+		pj.PortGUID = &g
+	}
+	if p.Error == "" { // PortInfo read
+		state, lid := p.State, p.LID
+		pj.State = &state
+		if t.end {
+			pj.LID = &lid
 		}
-		lid := p.LID
-		pj.LID = &lid
+	}
+	if size, ok := t.size(); ok {
+		pj.TableSize = &size
 	}
 	if p.PKeys == nil {
 		return pj // not read: valid_pkeys and entries are null
@@ -180,7 +206,7 @@ func runPKeys(o *PKeysOptions) error {
 		if o.Key != "" {
 			return members(o, fab, key)
 		}
-		ports, unread := tablePorts(fab)
+		ports := tablePorts(fab)
 		if o.Format == cmdutil.FormatJSON {
 			out := make([]portJSON, len(ports))
 			for i, t := range ports {
@@ -201,9 +227,15 @@ func runPKeys(o *PKeysOptions) error {
 				Optional: [][]string{{"NODE_GUID"}, {"TYPE"}, {"SIZE"}}}
 			for _, t := range ports {
 				n, p := t.node, t.port
-				lid := ""
+				lid, state, size := "", p.State, "n/a"
 				if t.end {
 					lid = strconv.Itoa(int(p.LID))
+				}
+				if p.Error != "" { // PortInfo not read: its reason is on stderr
+					lid, state = "n/a", "n/a"
+				}
+				if s, ok := t.size(); ok {
+					size = strconv.Itoa(s)
 				}
 				valid := strconv.Itoa(len(t.entries))
 				keys := make([]string, len(t.entries))
@@ -212,25 +244,20 @@ func runPKeys(o *PKeysOptions) error {
 				}
 				pkeys := strings.Join(keys, ",")
 				if p.PKeys == nil {
-					// Not read (a DOWN CA port: no SMP arrives there): n/a, never an
-					// empty table; the reason is on stderr.
+					// Not read: n/a, never an empty table; why is on stderr (the
+					// partial sweep line for a gap, naNotes for the rest).
 					valid, pkeys = "n/a", "n/a"
 				}
-				g.Add(nodeName(n), strconv.Itoa(p.Num), string(n.Type), n.GUID.String(), lid, p.State, strconv.Itoa(p.TableSize), valid, pkeys)
+				g.Add(nodeName(n), strconv.Itoa(p.Num), string(n.Type), n.GUID.String(), lid, state, size, valid, pkeys)
 			}
 			if err := g.Render(o.IO.Out, o.Format); err != nil {
 				return err
 			}
 		}
-		for i, u := range unread {
-			if i == 10 {
-				o.Notices.Warn(fmt.Sprintf("and %d more tables not read", len(unread)-10))
-				break
-			}
-			o.Notices.Warn("table not read: " + u)
-		}
-		if down := downUnread(fab, ports); down != "" {
-			o.Notices.Note(down)
+		// Tables not read that the answer needs are named by Load (the partial sweep
+		// line, exit 4); the other n/a cells are explained here.
+		for _, note := range naNotes(fab, ports) {
+			o.Notices.Note(note)
 		}
 		return nil
 	})
@@ -280,14 +307,21 @@ func members(o *PKeysOptions, fab *fabric.Fabric, key check.PKey) error {
 		}
 	}
 	n := o.Notices
+	// In a partial sweep (fabric.NotRead; Load names it and exits 4) what was not read
+	// may hold the partition: the notes speak of what was read.
+	read, more := "", ""
+	if len(fab.NotRead(true)) > 0 {
+		read, more = " read", "; what was not read may hold more"
+	}
 	if len(members) == 0 {
-		n.Note(fmt.Sprintf("no port holds partition %s", key.Partition().String()))
+		n.Note(fmt.Sprintf("no port%s holds partition %s%s", read, key.Partition().String(), more))
 		return cmdutil.Exit(cmdutil.ExitNo)
 	}
-	n.Note(fmt.Sprintf("partition %s: %s (%d full, %d limited), %s mirroring them", key.Partition().String(),
-		textsafe.Plural(ends, "end port", "end ports"), full, limited, textsafe.Plural(len(members)-ends, "switch port", "switch ports")))
+	n.Note(fmt.Sprintf("partition %s: %s%s (%d full, %d limited), %s mirroring them%s", key.Partition().String(),
+		textsafe.Plural(ends, "end port", "end ports"), read, full, limited, textsafe.Plural(len(members)-ends, "switch port", "switch ports"), more))
 	if full == 0 && ends > 0 {
-		n.Warn(fmt.Sprintf("every end port of partition %s is a limited member: limited members cannot talk to each other", key.Partition().String()))
+		n.Warn(fmt.Sprintf("every end port%s of partition %s is a limited member: limited members cannot talk to each other%s", read, key.Partition().String(),
+			strings.Replace(more, "more", "a full member", 1)))
 	}
 	return nil
 }

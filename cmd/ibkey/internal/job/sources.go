@@ -214,8 +214,8 @@ func sweepNodes(ctx context.Context, src *portSource, fab *query.Fabric, lids []
 	if err != nil && f == nil {
 		return nil, &query.EnvError{Msg: err.Error()}
 	}
-	if f.Incomplete != "" {
-		return nil, &query.EnvError{Msg: "the sweep is partial (" + f.Incomplete + "): the job's nodes may be in the part not read"}
+	if f.MissedLinks() {
+		return nil, &query.EnvError{Msg: "the sweep is partial (" + query.PartialSummary(f, false) + "): the job's nodes may be in the part not read"}
 	}
 	src.fabric = f
 	first, err := fabricPorts(f, lids, nodes)
