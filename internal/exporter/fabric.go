@@ -380,9 +380,8 @@ func sweepRecords(f *fabric.Fabric, infos map[check.PortID]tappedPortInfo) []por
 			}
 		}
 		for _, p := range n.Ports {
-			end := n.IsEndPort(p)
-			if !end && p.Peer == nil {
-				continue
+			if !n.Listed(p) {
+				continue // fabric.Node.Listed: the ports fabric pkeys shows
 			}
 			lid := p.LID
 			if n.Type == check.NodeSwitch {
