@@ -43,16 +43,21 @@ func TestEnvironment(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stderr, "demo host") {
 		t.Errorf("IBKEY_DEMO: %+v", r)
 	}
-	// --sysfs wins over IBKEY_SYSFS.
+	// --sysfs wins over IBKEY_SYSFS (exit 4: the fixture's entry mlx5_1/1[3] is not
+	// read; /nonexistent would be 3).
 	r = runIbkey(t, false, map[string]string{"IBKEY_SYSFS": "/nonexistent"}, "--sysfs", mlx5, "devices")
-	if r.code != 0 {
+	if r.code != 4 || !strings.Contains(r.stdout, "mlx5_1") {
 		t.Errorf("--sysfs over IBKEY_SYSFS: %+v", r)
 	}
 	// IBKEY_DEMO is a boolean as strconv.ParseBool reads one; anything else is refused,
 	// never read as "no" (the real /sys was read for IBKEY_DEMO=true).
 	for v, demo := range map[string]bool{"true": true, "TRUE": true, "1": true, "0": false, "false": false} {
 		r = runIbkey(t, false, map[string]string{"IBKEY_DEMO": v, "IBKEY_SYSFS": mlx5}, "devices")
-		if r.code != 0 || strings.Contains(r.stderr, "demo host") != demo {
+		code := 4 // the mlx5 fixture's entry mlx5_1/1[3] is not read
+		if demo {
+			code = 0
+		}
+		if r.code != code || strings.Contains(r.stderr, "demo host") != demo {
 			t.Errorf("IBKEY_DEMO=%s: demo host %v? %+v", v, demo, r)
 		}
 	}
@@ -63,7 +68,7 @@ func TestEnvironment(t *testing.T) {
 	// A flag wins over the environment: --sysfs over IBKEY_DEMO; --demo with --sysfs
 	// names two hosts, refused rather than one read silently.
 	r = runIbkey(t, false, map[string]string{"IBKEY_DEMO": "1"}, "--sysfs", mlx5, "devices")
-	if r.code != 0 || strings.Contains(r.stderr, "demo host") || !strings.Contains(r.stdout, "mlx5_2") {
+	if r.code != 4 || strings.Contains(r.stderr, "demo host") || !strings.Contains(r.stdout, "mlx5_2") {
 		t.Errorf("--sysfs over IBKEY_DEMO: %+v", r)
 	}
 	r = runIbkey(t, false, nil, "--demo", "--sysfs", mlx5, "devices")

@@ -70,6 +70,10 @@ type Endpoint struct {
 	// LinkLayer is the port's link layer ("InfiniBand", "Ethernet"), "" when not known
 	// (a bare P_Key). Ports on different link layers share no fabric at all.
 	LinkLayer string
+	// LinkLayerMissing says why a port's link layer was not read (LinkLayer ""): the
+	// kernel writes link_layer for every port (drivers/infiniband/core/sysfs.c), so it
+	// is not known, never "the same as the other end's". "" when read or not a port.
+	LinkLayerMissing string
 	// State is the port's PortInfo PortState (StateDown, StateInit, StateArmed,
 	// StateActive), "" when not known (a P_Key value, a partitions.conf GUID). A port
 	// that is not ACTIVE passes no data packets now (IBA 7.2, only SMPs in INIT/ARMED).
@@ -299,9 +303,9 @@ type Verdict struct {
 	NotChecked []NotChecked
 }
 
-// CanTalk: both directions pass every rule that could be checked (Kind is yes). A
-// rule that could not be decided (a Q_Key not given) does not fail it; it is named
-// in Reasons.
+// CanTalk: both directions pass every rule (Kind is yes). A rule that could not be
+// decided (Q_Keys of UD QPs not given, a link layer not read) makes the verdict
+// unknown (DependsOn), never a yes.
 func (v Verdict) CanTalk() bool { return v.Kind == VerdictYes }
 
 // OneWay: exactly one direction works, and that is known (Kind is one-way).
@@ -325,6 +329,12 @@ const (
 	// not checked (which port a Subnet Manager runs on; whether a port is a CA or a
 	// router port), and the answer differs without it (DependsOn).
 	NotCheckedAssumption
+	// NotCheckedLinkLayer: an end's link layer was not read, and the other end's is
+	// known (or not read either): they may be on different fabrics.
+	NotCheckedLinkLayer
+	// NotCheckedQKeys: UD QPs whose Q_Keys were not given: the P_Keys allow the
+	// direction, the Q_Key rule was not checked.
+	NotCheckedQKeys
 )
 
 // DependsOn makes v unknown: the answer depends on nc, which was not checked (the
@@ -489,7 +499,44 @@ func CanTalk(a, b Endpoint) Verdict {
 		v.NotChecked = nil // only an unknown depends on what was not checked
 	}
 	v.applyPortRules(a, b)
+	v.qkeysNotGiven()
+	v.linkLayerNotRead(a, b)
 	return v
+}
+
+// qkeysNotGiven: between UD QPs the Q_Key rule decides delivery (IBA 10.2.5), so a
+// direction the other rules pass whose Q_Keys were not given is not known to work.
+func (v *Verdict) qkeysNotGiven() {
+	if v.Kind != VerdictYes && v.Kind != VerdictOneWay {
+		return
+	}
+	for _, d := range []Direction{v.AToB, v.BToA} {
+		if d.OK && d.QKey == QKeyNotChecked {
+			v.DependsOn(NotChecked{Cause: NotCheckedQKeys, Sentence: "the P_Keys allow it; the Q_Keys were not given (UD QPs deliver only when the Q_Key sent is the one the receiver's QP holds, IBA 10.2.5)"})
+			return
+		}
+	}
+}
+
+// linkLayerNotRead: a port whose link layer was not read may be on another fabric
+// than the other end's, so an answer that is not a definite no depends on it.
+func (v *Verdict) linkLayerNotRead(a, b Endpoint) {
+	if v.Kind == VerdictNo || v.Kind == VerdictNotActive {
+		return
+	}
+	for _, x := range [][2]Endpoint{{a, b}, {b, a}} {
+		e, o := x[0], x[1]
+		if e.LinkLayerMissing == "" || o.LinkLayer == "" && o.LinkLayerMissing == "" {
+			continue
+		}
+		other := o.Label + "'s is not read either"
+		if o.LinkLayer != "" {
+			other = o.Label + " is on " + o.LinkLayer
+		}
+		v.DependsOn(NotChecked{Cause: NotCheckedLinkLayer, Sentence: fmt.Sprintf(
+			"link layer of %s not read (%s), and %s: ports on different link layers share no fabric", e.Label, e.LinkLayerMissing, other)})
+		return
+	}
 }
 
 func unreadEntries(e Endpoint) int {

@@ -189,13 +189,13 @@ func TestCanTalkQKey(t *testing.T) {
 			want{false, true, QKeyMatch, QKeyMismatch, qk(0x22)},
 			[]string{"one way only: A → B works, B → A is dropped"}, nil},
 		{"no qkeys given: not checked", ud("A", 0x8001, nil, nil), ud("B", 0x8001, nil, nil),
-			want{true, false, QKeyNotChecked, QKeyNotChecked, nil},
+			want{false, false, QKeyNotChecked, QKeyNotChecked, nil},
 			[]string{"A → B: Q_Key not checked: give qkey= (or wr_qkey=) for A, the Q_Key it sends and qkey= for B, the only Q_Key it accepts"}, nil},
 		{"receiver qkey missing", ud("A", 0x8001, nil, qk(0x11)), ud("B", 0x8001, nil, nil),
-			want{true, false, QKeyNotChecked, QKeyNotChecked, qk(0x11)},
+			want{false, false, QKeyNotChecked, QKeyNotChecked, qk(0x11)},
 			[]string{"A → B: Q_Key not checked: give qkey= for B"}, nil},
 		{"wr_qkey top bit without context qkey", ud("A", 0x8001, nil, qk(0x80000000)), ud("B", 0x8001, qk(0x11), nil),
-			want{true, false, QKeyNotChecked, QKeyNotChecked, nil},
+			want{false, false, QKeyNotChecked, QKeyNotChecked, nil},
 			[]string{"give qkey= for A (its wr_qkey has the top bit set, so it sends its QP-context Q_Key)"}, nil},
 		{"P_Key fails even with matching qkeys", ud("A", 0x0001, qk(0x11), nil), ud("B", 0x0001, qk(0x11), nil),
 			want{false, false, QKeyMatch, QKeyMatch, qk(0x11)}, []string{"both ends are limited members"}, nil},
@@ -228,6 +228,12 @@ func TestCanTalkQKey(t *testing.T) {
 	for _, tt := range tests {
 		v := CanTalk(tt.a, tt.b)
 		got := want{v.CanTalk(), v.OneWay(), v.AToB.QKey, v.BToA.QKey, v.AToB.WireQKey}
+		// UD with a Q_Key not given: the P_Keys allow it, so the answer depends on
+		// the Q_Keys (red-team finding 6), never a yes.
+		if v.AToB.QKey == QKeyNotChecked && (v.Kind != VerdictUnknown || len(v.NotChecked) != 1 || v.NotChecked[0].Cause != NotCheckedQKeys ||
+			!strings.HasPrefix(v.NotChecked[0].Sentence, "the P_Keys allow it; the Q_Keys were not given")) {
+			t.Errorf("%s: %s %+v, want unknown depending on the Q_Keys", tt.name, v.Kind, v.NotChecked)
+		}
 		if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(want{})); diff != "" {
 			t.Errorf("%s: (-want +got)\n%s\nreasons %q", tt.name, diff, v.Reasons)
 		}
@@ -586,6 +592,23 @@ func TestCanTalkLinkLayers(t *testing.T) {
 	// Unknown link layer (a bare P_Key) does not decide anything.
 	if v := CanTalk(ib, QPEndpoint("0x8001", 0xffff, QPAny)); !v.CanTalk() {
 		t.Errorf("a QP with an unknown link layer: %+v", v)
+	}
+	// A link layer not read is not "the same" (red-team finding 2): unknown, against
+	// a known one or another not read; a definite no stays no.
+	lost := ib
+	lost.LinkLayer, lost.LinkLayerMissing = "", "link_layer: file does not exist"
+	for _, o := range []Endpoint{roce, ib, {Label: "x/1", Port: true, LinkLayerMissing: "link_layer: permission denied", Entries: ib.Entries}} {
+		v := CanTalk(lost, o)
+		if v.Kind != VerdictUnknown || len(v.NotChecked) != 1 || v.NotChecked[0].Cause != NotCheckedLinkLayer ||
+			!strings.Contains(v.NotChecked[0].Sentence, "link layer of mlx5_0/1 not read") {
+			t.Errorf("link layer not read vs %s: %s %+v", o.Label, v.Kind, v.NotChecked)
+		}
+	}
+	if v := CanTalk(lost, QPEndpoint("0x8001", 0xffff, QPAny)); !v.CanTalk() {
+		t.Errorf("link layer not read vs a bare P_Key: %s", v.Kind)
+	}
+	if v := CanTalk(lost, QPEndpoint("0x8002", 0x8002, QPAny)); v.Kind != VerdictNo {
+		t.Errorf("link layer not read, no shared partition: %s, want no", v.Kind)
 	}
 	roce2 := roce
 	roce2.Label = "mlx5_3/1"

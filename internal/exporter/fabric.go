@@ -380,9 +380,8 @@ func sweepRecords(f *fabric.Fabric, infos map[check.PortID]tappedPortInfo) []por
 			}
 		}
 		for _, p := range n.Ports {
-			end := n.IsEndPort(p)
-			if !end && p.Peer == nil {
-				continue
+			if !n.Listed(p) {
+				continue // fabric.Node.Listed: the ports fabric pkeys shows
 			}
 			lid := p.LID
 			if n.Type == check.NodeSwitch {
@@ -560,6 +559,11 @@ func portSeries(out *seriesSet, recs []portRecord) {
 	}
 }
 
+// notReadKinds are the What of fabric.NotRead's items a sweep of the exporter can
+// have, each exported (at 0 when nothing of it is missing).
+var notReadKinds = []string{fabric.NotReadSweep, fabric.NotReadLink, fabric.NotReadUnprobed,
+	fabric.NotReadNode, fabric.NotReadPortInfo, fabric.NotReadTable}
+
 // findingSeries adds the node counts and the audit's findings (fabric and port) to out.
 func findingSeries(out *seriesSet, f *fabric.Fabric, recs []portRecord, findings []check.Finding, rules []partconf.AuditRule) {
 	types := map[string]int{string(check.NodeCA): 0, string(check.NodeSwitch): 0, string(check.NodeRouter): 0}
@@ -570,6 +574,19 @@ func findingSeries(out *seriesSet, f *fabric.Fabric, recs []portRecord, findings
 		out.add(mNodes, float64(n), t)
 	}
 	out.add(mUnreachable, float64(len(f.Unreachable)))
+	// What the sweep did not read, by the rule every command uses (fabric.NotRead):
+	// a sweep served as complete may still have links, reads and tables it could not
+	// read, and nothing they hold was checked.
+	notRead := map[string]int{}
+	for _, what := range notReadKinds {
+		notRead[what] = 0
+	}
+	for _, nc := range f.NotRead(true) {
+		notRead[nc.What]++
+	}
+	for what, n := range notRead {
+		out.add(mNotRead, float64(n), what)
+	}
 	type ruleSev struct{ rule, sev string }
 	counts := map[ruleSev]int{}
 	for _, r := range rules { // each at 0 when nothing was found

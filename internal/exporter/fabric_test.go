@@ -568,3 +568,39 @@ func TestFabricLIDModeReadsAsSweep(t *testing.T) {
 	expect(t, got, 0, "ibkey_fabric_port_pkey_violations", hcaC...)
 	expect(t, got, 1, "ibkey_fabric_port_unreadable", append(hcaC, "counter", query.RcvConstraintErrors, "reason", "not read (--no-counters)")...)
 }
+
+// TestFabricNotRead: what a served sweep did not read is exported by the rule every
+// command uses (fabric.NotRead), each kind at 0 when nothing of it is missing: a
+// link whose far end did not answer and a P_Key table whose read failed count, a DOWN
+// port's table does not.
+func TestFabricNotRead(t *testing.T) {
+	data, err := os.ReadFile("testdata/small.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := fabric.DecodeFabric(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewFabricCollector(FabricOptions{NoCounters: true, Now: func() time.Time { return f.SweptAt }})
+	serve(c, c.fromFabric(context.Background(), f, nil, nil))
+	got := collect(t, c)
+	for _, what := range notReadKinds {
+		expect(t, got, 0, "ibkey_fabric_not_read", "what", what)
+	}
+	hcaA := f.Node(0x100000)
+	if hcaA == nil || len(hcaA.Ports) == 0 || hcaA.Ports[0].PKeys == nil {
+		t.Fatalf("small.json: no HcaA[1] with a table: %+v", hcaA)
+	}
+	hcaA.Ports[0].PKeys, hcaA.Ports[0].PKeysError = nil, "timed out"
+	f.Unreachable = append(f.Unreachable, fabric.Unreachable{From: check.PortID{Node: 0x200000, Port: 4}, Path: "0,4", Error: "timed out"})
+	serve(c, c.fromFabric(context.Background(), f, nil, nil))
+	got = collect(t, c)
+	want := map[string]float64{fabric.NotReadLink: 1, fabric.NotReadTable: 1}
+	for _, what := range notReadKinds {
+		expect(t, got, want[what], "ibkey_fabric_not_read", "what", what)
+	}
+	if n := len(f.NotRead(true)); n != 2 {
+		t.Errorf("fabric.NotRead lists %d items, want the 2 exported", n)
+	}
+}

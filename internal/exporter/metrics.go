@@ -136,6 +136,9 @@ var (
 		"Nodes that answered the sweep, by type (ca, switch, router).", "type")
 	mUnreachable = newMetric(ModeFabric, "ibkey_fabric_unreachable_links",
 		"Links whose far end did not answer NodeInfo: the nodes behind them are not checked.")
+	mNotRead = newMetric(ModeFabric, "ibkey_fabric_not_read",
+		"What the served sweep could not read, by what (the rule of ibkey fabric check's not-checked list: a link whose far end did not answer, an unprobed link past 63 hops, a node, PortInfo or P_Key table read that failed): nothing behind or in it was checked.",
+		"what")
 	mFPortInfo = newMetric(ModeFabric, "ibkey_fabric_port_info",
 		"A port the sweep read (value 1): end ports and cabled switch ports. lid is the port's LID, a switch's for its external ports.",
 		"node_guid", "node_name", "port", "lid", "node_type", "port_guid")
@@ -186,7 +189,7 @@ func Catalog() []*Metric {
 		mEntry, mTableSize, mTableValid, mTableUnreadable, mTableTrusted, mTableMissing,
 		mIPoIB, mIPoIBKey, mRcvConstraint, mXmitConstraint, mPKeyViolations, mQKeyViolations,
 		mSaturated, mUnreadable,
-		mFabricUp, mSweepTime, mSweepAge, mSweepDuration, mSweeps, mLastFailure, mNodes, mUnreachable,
+		mFabricUp, mSweepTime, mSweepAge, mSweepDuration, mSweeps, mLastFailure, mNodes, mUnreachable, mNotRead,
 		mFPortInfo, mFPortState, mFEntry, mFTableSize, mFTableValid, mFTableUnread,
 		mFRcvConstraint, mFXmitConstraint, mFPKeyViolations, mFQKeyViolations, mFSaturated, mFUnreadable,
 		mFindings, mFPortFinding,

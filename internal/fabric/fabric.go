@@ -199,6 +199,15 @@ func (f *Fabric) FindNodes(s string) []*Node {
 // names; a switch's external ports only mirror the end port they face.
 func (n *Node) IsEndPort(p *Port) bool { return n.Type != check.NodeSwitch || p.Num == 0 }
 
+// Listed reports whether a listing of the fabric's ports (fabric discover, fabric
+// pkeys, the exporter's per-port series) shows p: every end port, and a switch's
+// external port with a cable, or one that may have a cable the sweep could not see
+// (its far end did not answer, or its PortInfo was not read). Only a switch port known
+// to have no cable is left out.
+func (n *Node) Listed(p *Port) bool {
+	return n.IsEndPort(p) || p.Peer != nil || p.PeerError != "" || p.Error != ""
+}
+
 // EndPorts returns the end ports whose port GUID is g, in node order: one on a sane
 // fabric, several where a misconfigured (or simulated) fabric repeats a port GUID.
 func (f *Fabric) EndPorts(g check.GUID) []check.PortID {

@@ -262,3 +262,28 @@ func TestMissedLinks(t *testing.T) {
 		}
 	}
 }
+
+// TestListed: listings show every end port and every switch port that has or may have
+// a cable; only a switch port known to have none is left out.
+func TestListed(t *testing.T) {
+	sw := &Node{Type: check.NodeSwitch}
+	ca := &Node{Type: check.NodeCA}
+	peer := &check.PortID{Node: 1, Port: 1}
+	for _, c := range []struct {
+		name string
+		n    *Node
+		p    Port
+		want bool
+	}{
+		{"CA port without a cable", ca, Port{Num: 2}, true},
+		{"switch port 0", sw, Port{Num: 0}, true},
+		{"switch port with a cable", sw, Port{Num: 3, Peer: peer}, true},
+		{"switch port whose far end did not answer", sw, Port{Num: 3, PeerError: "timed out"}, true},
+		{"switch port whose PortInfo was not read", sw, Port{Num: 3, Error: "PortInfo: timed out"}, true},
+		{"switch port without a cable", sw, Port{Num: 3}, false},
+	} {
+		if got := c.n.Listed(&c.p); got != c.want {
+			t.Errorf("%s: Listed %v, want %v", c.name, got, c.want)
+		}
+	}
+}

@@ -533,17 +533,27 @@ type NetInterface struct {
 // ARPHRDInfiniBand is the class/net/IF/type of IPoIB interfaces.
 const ARPHRDInfiniBand = 32
 
+// NetUnread is a class/net entry that could not be read as an interface (a dangling
+// link, a type file that cannot be read or parsed): whether it is IPoIB is unknown.
+type NetUnread struct {
+	Name string
+	Err  error
+}
+
 // IPoIBInterfaces lists the IPoIB interfaces in class/net (entries are symlinks into
-// devices/). A tree without class/net has none.
-func (s *Sysfs) IPoIBInterfaces() ([]NetInterface, error) {
+// devices/), and the entries it could not classify (the kernel writes type for every
+// network device, net/core/net-sysfs.c): not read, never "not IPoIB". A tree without
+// class/net has none.
+func (s *Sysfs) IPoIBInterfaces() ([]NetInterface, []NetUnread, error) {
 	ents, err := s.readDir(ClassNet)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
+			return nil, nil, nil
 		}
-		return nil, &PathError{Root: s.Root, Path: ClassNet, Err: err}
+		return nil, nil, &PathError{Root: s.Root, Path: ClassNet, Err: err}
 	}
 	var out []NetInterface
+	var unread []NetUnread
 	for _, e := range ents {
 		name := e.Name()
 		if CheckDeviceName(name) != nil {
@@ -552,10 +562,17 @@ func (s *Sysfs) IPoIBInterfaces() ([]NetInterface, error) {
 		dir := path.Join(ClassNet, name)
 		t, err := s.readFile(path.Join(dir, "type"))
 		if err != nil {
+			if err := s.NetEntryError(name); err != nil {
+				unread = append(unread, NetUnread{Name: name, Err: err})
+			}
 			continue
 		}
 		typ, err := strconv.Atoi(t)
-		if err != nil || typ != ARPHRDInfiniBand {
+		if err != nil {
+			unread = append(unread, NetUnread{Name: name, Err: &PathError{Root: s.Root, Path: path.Join(dir, "type"), Err: fmt.Errorf("unparsable: %q", textsafe.Text(t))}})
+			continue
+		}
+		if typ != ARPHRDInfiniBand {
 			continue
 		}
 		out = append(out, NetInterface{
@@ -566,13 +583,13 @@ func (s *Sysfs) IPoIBInterfaces() ([]NetInterface, error) {
 			OperState: optional(s, dir, "operstate", asString),
 		})
 	}
-	return out, nil
+	return out, unread, nil
 }
 
 // NetEntryError says why class/net/NAME, which exists, could not be read as an
 // interface (a dangling link, an unreadable type file); nil when it was read or does
-// not exist at all. IPoIBInterfaces leaves such entries out: whether they are IPoIB
-// is unknown.
+// not exist at all. IPoIBInterfaces returns such entries as NetUnread: whether they
+// are IPoIB is unknown.
 func (s *Sysfs) NetEntryError(name string) error {
 	if CheckDeviceName(name) != nil {
 		return nil

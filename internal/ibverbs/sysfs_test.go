@@ -223,9 +223,9 @@ func TestReadCounter(t *testing.T) {
 }
 
 func TestIPoIBInterfaces(t *testing.T) {
-	ifs, err := Open(mlx5Tree).IPoIBInterfaces()
-	if err != nil {
-		t.Fatal(err)
+	ifs, unread, err := Open(mlx5Tree).IPoIBInterfaces()
+	if err != nil || unread != nil {
+		t.Fatal(err, unread)
 	}
 	var names []string
 	for _, i := range ifs {
@@ -241,8 +241,51 @@ func TestIPoIBInterfaces(t *testing.T) {
 	if ifs[0].Parent.OK() {
 		t.Errorf("a parent interface has no parent file: %+v", ifs[0].Parent)
 	}
-	if ifs, err := FromFS(fstest.MapFS{}, "empty").IPoIBInterfaces(); err != nil || ifs != nil {
-		t.Errorf("no class/net: %v %v", ifs, err)
+	if ifs, unread, err := FromFS(fstest.MapFS{}, "empty").IPoIBInterfaces(); err != nil || ifs != nil || unread != nil {
+		t.Errorf("no class/net: %v %v %v", ifs, unread, err)
+	}
+}
+
+// TestIPoIBInterfacesNotRead: a class/net entry whose type cannot be read or parsed
+// (a dangling link, a type file missing, looping or garbage) is not read, with the
+// reason, never left out as "not IPoIB" (red-team finding 3).
+func TestIPoIBInterfacesNotRead(t *testing.T) {
+	root := t.TempDir()
+	net := root + "/" + ClassNet
+	write := func(name, typ string) {
+		if err := os.MkdirAll(net+"/"+name, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if typ != "" {
+			if err := os.WriteFile(net+"/"+name+"/type", []byte(typ+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	write("ib0", "32")
+	write("eth0", "1")
+	write("garbage", "x")
+	write("notype", "")
+	write("loop", "")
+	if err := os.Symlink("type", net+"/loop/type"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../../devices/gone", net+"/dangling"); err != nil {
+		t.Fatal(err)
+	}
+	ifs, unread, err := Open(root).IPoIBInterfaces()
+	if err != nil || len(ifs) != 1 || ifs[0].Name != "ib0" {
+		t.Fatalf("interfaces %+v, %v", ifs, err)
+	}
+	want := map[string]string{"dangling": "gone", "garbage": "unparsable", "loop": "type", "notype": "type"}
+	for _, u := range unread {
+		if w, ok := want[u.Name]; !ok || !strings.Contains(u.Err.Error(), w) {
+			t.Errorf("unread %s: %v (want a reason with %q)", u.Name, u.Err, w)
+		}
+		delete(want, u.Name)
+	}
+	if len(want) != 0 {
+		t.Errorf("entries not reported as unread: %v (got %+v)", want, unread)
 	}
 }
 

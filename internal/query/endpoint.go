@@ -66,7 +66,9 @@ func endpointSourceError(token string, spec check.EndpointSpec, need error) erro
 //   - *NotFoundError for a device or port that does not exist, with what does (exit 3),
 //     and for a fabric endpoint that is not in a complete sweep; *UnknownError for one
 //     not in a partial sweep (exit 4); a *UsageError for one that matches several;
-//   - *EnvError for a port with no P_Key table, or a pinned entry that cannot be read;
+//   - *EnvError for a port with no P_Key table (iWARP) or a swept port's table out of
+//     reach; *UnknownError (exit 4) for a local table that exists and was not read;
+//   - *check.ResolveError with Unknown for a pinned entry that cannot be read (exit 4);
 //   - *check.ResolveError when index= or pkey= is not in the port's table, or index=
 //     pins an empty (invalid) entry: no QP can use that entry to talk (a definite "no").
 //
@@ -175,6 +177,9 @@ func ResolveEndpointsFrom(src EndpointSources, specs ...check.EndpointSpec) ([]R
 			e.QKeyRule, e.QKeyRuleReason = check.QKeyRuleFor(check.QKeyDevice{Name: labels[i]})
 		}
 		r.Endpoint, r.View = e, v
+		if f == nil {
+			r.unreadAlternative(v)
+		}
 		out[i] = r
 	}
 	if unresolved != nil {
@@ -232,6 +237,12 @@ func someOf(items []string, most int) string {
 
 func resolvePort(s check.EndpointSpec, label string, v *PortView) (check.Endpoint, error) {
 	if v.Table == nil {
+		if !v.TableAbsent && v.Fabric == nil {
+			// A local table that exists and was not read: the answer depends on it.
+			// (A swept port's table out of reach, DOWN or beyond the subnet, stays
+			// an environment answer.)
+			return check.Endpoint{}, &UnknownError{Msg: fmt.Sprintf("%s: %s: the answer depends on it", v.Ref(), v.TableMissing)}
+		}
 		return check.Endpoint{}, &EnvError{Msg: fmt.Sprintf("%s: %s", v.Ref(), v.TableMissing)}
 	}
 	if s.Index != nil {
@@ -243,7 +254,9 @@ func resolvePort(s check.EndpointSpec, label string, v *PortView) (check.Endpoin
 			}
 			switch {
 			case e.Unreadable != "":
-				return check.Endpoint{}, &EnvError{Msg: fmt.Sprintf("%s: P_Key table entry %d could not be read (%s)", v.Ref(), e.Index, e.Unreadable)}
+				// Not read: the answer depends on it (unknown, exit 4), never 3.
+				return check.Endpoint{}, &check.ResolveError{Endpoint: s.String(), Unknown: true, Problem: fmt.Sprintf(
+					"P_Key table entry %d of %s could not be read (%s): the answer depends on it", e.Index, v.Ref(), e.Unreadable)}
 			case !e.Valid():
 				what := "an empty entry"
 				if e.Hole {
@@ -257,6 +270,9 @@ func resolvePort(s check.EndpointSpec, label string, v *PortView) (check.Endpoin
 	}
 	e, err := s.Endpoint(label, v.Table.checkEntries())
 	e.LinkLayer = v.LinkLayer()
+	if !v.Port.LinkLayer.OK() {
+		e.LinkLayerMissing = v.Port.LinkLayer.Missing
+	}
 	return e, err
 }
 

@@ -95,11 +95,27 @@ func FindExitCode(results []FindResult) int {
 	return code
 }
 
-// indexList prints indexes as "0, 1, 5", at most 8 of them.
+// indexList prints ascending indexes as "index 0, 1, 5" or "index 3-127", at most 8
+// ranges (indexRanges).
 func indexList(idx []int) string {
-	var s []string
-	for _, x := range idx {
-		s = append(s, strconv.Itoa(x))
+	return "index " + strings.Join(indexRanges(idx), ", ")
+}
+
+// indexRanges turns ascending indexes 3 4 5 9 into "3-5", "9", at most 8 ranges, then
+// "and N more" (textsafe.Capped).
+func indexRanges(idx []int) []string {
+	var out []string
+	for i := 0; i < len(idx); {
+		j := i
+		for j+1 < len(idx) && idx[j+1] == idx[j]+1 {
+			j++
+		}
+		if j > i {
+			out = append(out, fmt.Sprintf("%d-%d", idx[i], idx[j]))
+		} else {
+			out = append(out, strconv.Itoa(idx[i]))
+		}
+		i = j + 1
 	}
-	return "index " + strings.Join(textsafe.Capped(s, 8), ", ")
+	return textsafe.Capped(out, 8)
 }

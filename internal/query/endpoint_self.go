@@ -28,6 +28,10 @@ type Alternative struct {
 	// Why says, once for every alternative of its kind, why it matters and how to
 	// settle it.
 	Why string
+	// Taking says what the verdict takes instead, for an alternative that stands for
+	// entries not read (unreadAlternative); "" for the SM and router assumptions,
+	// whose words CanTalk has.
+	Taking string
 }
 
 // selfAlternatives gives each GUID endpoint resolved from parts, when the SM's port is
@@ -75,27 +79,37 @@ func implicitSelf(parts *Partitions) string {
 }
 
 // CanTalk is check.CanTalk for resolved endpoints: when an endpoint has alternatives
-// (an assumption that was not checked) and the verdict with one of them, or with one
-// of each end's that can hold together, differs, the verdict is unknown and says on
-// what.
+// (an assumption that was not checked, or entries not read) and the verdict with one
+// of them, or with one of each end's that can hold together, differs, the verdict is
+// unknown and says on what.
 func CanTalk(a, b ResolvedEndpoint) check.Verdict {
 	v := check.CanTalk(a.Endpoint, b.Endpoint)
-	var ifs, whys []string
+	// One sentence per cause: assumptions (SM, router) and entries not read.
+	type group struct{ ifs, whys, taking []string }
+	var assumed, unread group
 	sm, router := false, false
 	try := func(ea, eb check.Endpoint, alts ...Alternative) {
 		w := check.CanTalk(ea, eb)
 		if w.Kind == v.Kind {
 			return
 		}
+		g := &assumed
 		var conds []string
 		for _, alt := range alts {
 			conds = append(conds, alt.If)
-			sm, router = sm || alt.SM, router || !alt.SM
-			if alt.Why != "" && !slices.Contains(whys, alt.Why) {
-				whys = append(whys, alt.Why)
+			if alt.Taking != "" {
+				g = &unread
+				if !slices.Contains(g.taking, alt.Taking) {
+					g.taking = append(g.taking, alt.Taking)
+				}
+			} else {
+				sm, router = sm || alt.SM, router || !alt.SM
+			}
+			if alt.Why != "" && !slices.Contains(g.whys, alt.Why) {
+				g.whys = append(g.whys, alt.Why)
 			}
 		}
-		ifs = append(ifs, fmt.Sprintf("if %s, the answer is %s", strings.Join(conds, " and "), w.Kind))
+		g.ifs = append(g.ifs, fmt.Sprintf("if %s, the answer is %s", strings.Join(conds, " and "), w.Kind))
 	}
 	for _, alt := range a.Alternatives {
 		try(alt.Endpoint, b.Endpoint, alt)
@@ -110,20 +124,50 @@ func CanTalk(a, b ResolvedEndpoint) check.Verdict {
 			}
 		}
 	}
-	if len(ifs) > 0 {
-		var taking []string
-		if sm {
-			taking = append(taking, "neither end for the port OpenSM runs on")
-		}
-		if router {
-			taking = append(taking, "both ends for CA ports")
+	if sm {
+		assumed.taking = append(assumed.taking, "neither end for the port OpenSM runs on")
+	}
+	if router {
+		assumed.taking = append(assumed.taking, "both ends for CA ports")
+	}
+	kind := v.Kind
+	for _, g := range []struct {
+		group
+		cause check.NotCheckedCause
+	}{{assumed, check.NotCheckedAssumption}, {unread, check.NotCheckedEntries}} {
+		if len(g.ifs) == 0 {
+			continue
 		}
 		why := ""
-		if len(whys) > 0 {
-			why = " (" + strings.Join(whys, "; ") + ")"
+		if len(g.whys) > 0 {
+			why = " (" + strings.Join(g.whys, "; ") + ")"
 		}
-		v.DependsOn(check.NotChecked{Cause: check.NotCheckedAssumption,
-			Sentence: fmt.Sprintf("taking %s, the answer is %s; %s%s", strings.Join(taking, " and "), v.Kind, strings.Join(ifs, "; "), why)})
+		v.DependsOn(check.NotChecked{Cause: g.cause,
+			Sentence: fmt.Sprintf("taking %s, the answer is %s; %s%s", strings.Join(g.taking, " and "), kind, strings.Join(g.ifs, "; "), why)})
 	}
 	return v
+}
+
+// unreadAlternative: pkey=K on a local port picks the entry the kernel's ib_find_pkey
+// would (drivers/infiniband/core/device.c: 15-bit match, the first full entry wins,
+// else the first limited one). When only a limited entry was read and some entries
+// were not, an unread one may be the full entry the kernel picks: r gets that as an
+// alternative, and CanTalk says the answer depends on it when it differs.
+func (r *ResolvedEndpoint) unreadAlternative(v *PortView) {
+	s := r.Spec
+	if s.PKey == nil || s.Index != nil || v.Table == nil || len(r.Endpoint.Entries) != 1 {
+		return
+	}
+	got := r.Endpoint.Entries[0]
+	unread := v.Table.Unread()
+	if got.PKey.IsFull() || len(unread) == 0 {
+		return
+	}
+	full := got.PKey.WithMembership(check.Full)
+	e := r.Endpoint
+	e.Notes = nil
+	e.Entries = []check.TableEntry{{Index: check.NoIndex, PKey: full, Readable: true}}
+	r.Alternatives = append(r.Alternatives, Alternative{Endpoint: e,
+		If:     fmt.Sprintf("an entry of %s that could not be read (%s) holds %s", v.Ref(), indexList(unread), full),
+		Taking: fmt.Sprintf("the limited entry %s read at %s index %d for the one a QP there uses", got.PKey, v.Ref(), got.Index)})
 }

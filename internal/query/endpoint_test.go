@@ -90,7 +90,8 @@ func TestResolveEndpointsErrors(t *testing.T) {
 		{"mlx5_9/1", "0x8001", "notfound", "no device mlx5_9 (devices: irdma0, mlx5_0, mlx5_1, mlx5_2)"},
 		{"mlx5_0/3", "0x8001", "notfound", "no port 3 on mlx5_0 (ports: 1)"},
 		{"irdma0/1", "0x8001", "env", "irdma0/1: no P_Key table"},
-		{"mlx5_1/1,index=3", "0x8001", "env", "mlx5_1/1: P_Key table entry 3 could not be read"},
+		// Not read: exit 4, never 3 (red-team finding 8).
+		{"mlx5_1/1,index=3", "0x8001", "resolve", "P_Key table entry 3 of mlx5_1/1 could not be read"},
 		{"mlx5_0/1,index=200", "0x8001", "resolve", "no P_Key table entry at index 200 (indexes 0-127)"},
 		{"mlx5_0/1,index=3", "0x8001", "resolve", "index 3 holds 0x0000, an empty entry (a hole, typically left by a removed partition)"},
 		{"mlx5_0/1,index=6", "0x8001", "resolve", "index 6 holds 0x8000, an empty entry (a hole"},
@@ -107,6 +108,7 @@ func TestResolveEndpointsErrors(t *testing.T) {
 			usage    *UsageError
 			notFound *NotFoundError
 			env      *EnvError
+			unknown  *UnknownError
 			resolve  *check.ResolveError
 		)
 		ok := false
@@ -120,6 +122,8 @@ func TestResolveEndpointsErrors(t *testing.T) {
 			ok = errors.As(err, &notFound)
 		case "env":
 			ok = errors.As(err, &env)
+		case "unknown":
+			ok = errors.As(err, &unknown)
 		case "resolve":
 			ok = errors.As(err, &resolve)
 		}

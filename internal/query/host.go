@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"path"
 	"slices"
 	"sort"
 	"strconv"
@@ -223,6 +224,42 @@ func (t *Table) Unread() []int {
 	return out
 }
 
+// UnreadEntries says which entries of v's table could not be read, for a note or an
+// "incomplete" item: "mlx5_1/1: 1 P_Key table entry could not be read (index 3)";
+// "" when every entry was read or no table was.
+func (v *PortView) UnreadEntries() string {
+	if v.Table == nil {
+		return ""
+	}
+	unread := v.Table.Unread()
+	if len(unread) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s: %s could not be read (%s)", v.Ref(), textsafe.Plural(len(unread), "P_Key table entry", "P_Key table entries"), indexList(unread))
+}
+
+// unreadByReason groups t's unread entries by reason, each as index ranges with the
+// reason: "3-127 (read failed: invalid argument)", at most MaxListed groups (then "and
+// N more"): a device that refuses every query, or a stray pkeys/65535, is one line.
+func unreadByReason(t *Table) []string {
+	var reasons []string
+	idx := map[string][]int{}
+	for _, e := range t.Entries {
+		if e.Unreadable == "" {
+			continue
+		}
+		if _, ok := idx[e.Unreadable]; !ok {
+			reasons = append(reasons, e.Unreadable)
+		}
+		idx[e.Unreadable] = append(idx[e.Unreadable], e.Index)
+	}
+	out := make([]string, len(reasons))
+	for i, r := range reasons {
+		out[i] = fmt.Sprintf("%s (%s)", strings.Join(indexRanges(idx[r]), ", "), r)
+	}
+	return textsafe.Capped(out, MaxListed)
+}
+
 // Entry is one decoded table entry.
 type Entry struct {
 	Index int
@@ -307,8 +344,10 @@ func (h *Host) Load(sel Selector, opt LoadOptions) ([]*PortView, error) {
 	}
 	if len(failed) > 0 {
 		if sel.HasPort || len(partial.Unread) == 0 && asked == 1 {
-			// The one port asked for: its error is the answer.
-			return nil, &EnvError{Msg: failed[0].Err.Error()}
+			// The one port asked for: its error is the answer. It exists and was
+			// not read (an unparsable state, a file that cannot be read): exit 4,
+			// as in a listing, never 3 (a port that does not exist).
+			return nil, &UnknownError{Msg: "not read: " + failed[0].Err.Error()}
 		}
 		// Show the ports that were read; list the others.
 		partial.Unread = append(partial.Unread, failed...)
@@ -317,11 +356,15 @@ func (h *Host) Load(sel Selector, opt LoadOptions) ([]*PortView, error) {
 		}
 	}
 	if opt.Interfaces {
-		ifs, err := h.Sys.IPoIBInterfaces()
+		ifs, unread, err := h.Sys.IPoIBInterfaces()
 		if err != nil {
 			return nil, &EnvError{Msg: err.Error()}
 		}
-		attachInterfaces(views, ifs)
+		// An interface not read may run on these ports: not read, never absent.
+		for _, u := range unread {
+			partial.Unread = append(partial.Unread, Unread{What: "interface " + u.Name, Port: -1, Err: u.Err})
+		}
+		partial.Unread = append(partial.Unread, attachInterfaces(views, ifs)...)
 	}
 	for _, v := range views {
 		v.Warnings = append(v.Warnings, portWarnings(v)...)
@@ -351,7 +394,10 @@ func (h *Host) loadPort(d *ibverbs.Device, num int, tables bool) (*PortView, err
 			v.TableMissing, v.TableAbsent = NoTableDir(v)
 			return v, nil
 		}
-		return nil, err
+		// The port's state, LID and rate were read: its row stays, with the table
+		// not read and why (n/a, never "none"; the command exits 4).
+		v.TableMissing = "P_Key table not read: " + err.Error()
+		return v, nil
 	}
 	if len(raw) == 0 {
 		// The kernel creates pkeys/ only for a non-zero table length, so an empty one
@@ -461,17 +507,42 @@ func (t *Table) FindIndex(key check.PKey) (*Entry, bool) {
 	return nil, false
 }
 
-func attachInterfaces(views []*PortView, ifs []ibverbs.NetInterface) {
+// attachInterfaces maps IPoIB interfaces to the views by GID 0. It returns the
+// interfaces that could not be mapped for want of a read: an address or pkey file not
+// read, or an address that names no port while some port's GID 0 was not read (the
+// interface may run on it). Device is "" and Port -1 in them: the port is unknown.
+func attachInterfaces(views []*PortView, ifs []ibverbs.NetInterface) []Unread {
 	sort.Slice(ifs, func(i, j int) bool { return ifs[i].Name < ifs[j].Name })
+	var noGID []string
+	for _, v := range views {
+		if !v.Port.GID0.OK() {
+			noGID = append(noGID, fmt.Sprintf("%s (%s)", v.Ref(), v.Port.GID0.Missing))
+		}
+	}
+	var unread []Unread
 	for _, nif := range ifs {
-		if !nif.Address.OK() || len(nif.Address.Value) != 20 || !nif.PKey.OK() {
+		var why string
+		switch {
+		case !nif.Address.OK():
+			why = nif.Address.Missing
+		case len(nif.Address.Value) != 20:
+			why = fmt.Sprintf("address: %d bytes, not the 20 of an IPoIB address", len(nif.Address.Value))
+		case !nif.PKey.OK():
+			why = nif.PKey.Missing
+		}
+		if why != "" {
+			// Named with its path: the reason is a label of the exporter's metric,
+			// which must differ between interfaces.
+			unread = append(unread, Unread{What: "interface " + nif.Name, Port: -1, Err: errors.New(path.Join(ibverbs.ClassNet, nif.Name, why))})
 			continue
 		}
 		gid := nif.Address.Value[4:]
+		matched := false
 		for _, v := range views {
 			if !v.Port.GID0.OK() || !bytes.Equal(v.Port.GID0.Value[:], gid) {
 				continue
 			}
+			matched = true
 			ip := IPoIB{Name: nif.Name, PKey: check.PKey(nif.PKey.Value), Parent: nif.Parent.Value,
 				OperState: nif.OperState.Value, Index: -1}
 			if v.Table != nil {
@@ -488,7 +559,12 @@ func attachInterfaces(views []*PortView, ifs []ibverbs.NetInterface) {
 			}
 			v.Interfaces = append(v.Interfaces, ip)
 		}
+		if !matched && len(noGID) > 0 {
+			unread = append(unread, Unread{What: "interface " + nif.Name, Port: -1,
+				Err: fmt.Errorf("not matched: GID 0 of %s not read, and %s may run there", strings.Join(textsafe.Capped(noGID, MaxListed), ", "), nif.Name)})
+		}
 	}
+	return unread
 }
 
 func portWarnings(v *PortView) []string {
@@ -501,14 +577,8 @@ func portWarnings(v *PortView) []string {
 		w = append(w, fmt.Sprintf("%s is RoCE (link layer Ethernet): P_Keys are an InfiniBand feature; only the default P_Key 0xffff is used", ref))
 	}
 	if v.Table != nil {
-		var bad []string
-		for _, e := range v.Table.Entries {
-			if e.Unreadable != "" {
-				bad = append(bad, fmt.Sprintf("%d (%s)", e.Index, e.Unreadable))
-			}
-		}
-		if len(bad) > 0 {
-			w = append(w, fmt.Sprintf("%s: %s could not be read: %s", ref, textsafe.Plural(len(bad), "P_Key entry", "P_Key entries"), strings.Join(bad, ", ")))
+		if unread := v.Table.Unread(); len(unread) > 0 {
+			w = append(w, fmt.Sprintf("%s: %s could not be read: %s", ref, textsafe.Plural(len(unread), "P_Key entry", "P_Key entries"), strings.Join(unreadByReason(v.Table), ", ")))
 		}
 	}
 	for _, ip := range v.Interfaces {

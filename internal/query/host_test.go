@@ -3,6 +3,9 @@ package query
 import (
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -314,5 +317,101 @@ func TestTableAbsentOrNotRead(t *testing.T) {
 	}
 	if FindExitCode([]FindResult{FindPKey(iw, 0x8001)}) != 1 || FindExitCode([]FindResult{FindPKey(ib, 0x8001)}) != 4 {
 		t.Error("a port without a table is a definite no; a table not read is not")
+	}
+}
+
+// oddTree copies testdata/sysfs/mlx5 to a temp dir and breaks it with damage (run
+// with the copy's root and mlx5_0's PCI directory below it).
+func oddTree(t *testing.T, damage func(root, dev0 string) error) *Host {
+	t.Helper()
+	root := filepath.Join(t.TempDir(), "mlx5")
+	if out, err := exec.Command("cp", "-a", "../../testdata/sysfs/mlx5", root).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v %s", err, out)
+	}
+	if err := damage(root, filepath.Join(root, "devices/pci0000:00/0000:03:00.0")); err != nil {
+		t.Fatal(err)
+	}
+	return &Host{Sys: ibverbs.Open(root)}
+}
+
+// TestInterfacesNotRead: an IPoIB interface that could not be read (a dangling
+// class/net link, a type file that cannot be read) or matched (a port's GID 0 not
+// read) is named as not read (PartialError: exit 4), never left out (red-team
+// finding 3).
+func TestInterfacesNotRead(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		damage func(root, dev0 string) error
+		want   string
+	}{
+		{"dangling", func(_, dev0 string) error { return os.RemoveAll(dev0 + "/net/ib0.8002") },
+			"interface ib0.8002: " /* the reason follows */},
+		{"type unreadable", func(_, dev0 string) error {
+			f := dev0 + "/net/ib0.8004/type"
+			return errors.Join(os.Remove(f), os.Symlink("type", f))
+		}, "interface ib0.8004: "},
+		{"gid0 missing", func(_, dev0 string) error { return os.Remove(dev0 + "/infiniband/mlx5_0/ports/1/gids/0") },
+			"interface ib0.8004: not matched: GID 0 of mlx5_0/1 (gids/0: does not exist) not read"},
+	} {
+		h := oddTree(t, tc.damage)
+		views, err := h.Load(Selector{Device: "mlx5_0"}, LoadOptions{Tables: true, Interfaces: true})
+		var pe *PartialError
+		if !errors.As(err, &pe) || len(views) != 1 || !strings.Contains(pe.Error(), tc.want) {
+			t.Errorf("%s: Load = %d views, %v; want a PartialError with %q", tc.name, len(views), err, tc.want)
+		}
+	}
+	h := oddTree(t, func(_, dev0 string) error { return os.Remove(dev0 + "/infiniband/mlx5_0/ports/1/gids/0") })
+	_, _, err := h.ResolveDeviceOrInterface(Selector{Device: "ib0.8004"}, func(string) {})
+	var ue *UnknownError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "GID 0 of mlx5_0/1") {
+		t.Errorf("pkeys ib0.8004 with GID 0 not read: %v, want an UnknownError naming GID 0", err)
+	}
+}
+
+// TestNotReadIsUnknown: a port, entry or table that exists and was not read is an
+// *UnknownError (exit 4) when it is the answer, as in a listing, never an *EnvError
+// (exit 3, which is for what does not exist) (red-team finding 8).
+func TestNotReadIsUnknown(t *testing.T) {
+	var ue *UnknownError
+	h := oddTree(t, func(_, dev0 string) error {
+		return os.WriteFile(dev0+"/infiniband/mlx5_0/ports/1/state", []byte("garbage\n"), 0o644)
+	})
+	if _, err := h.Load(Selector{Device: "mlx5_0"}, LoadOptions{Tables: true}); !errors.As(err, &ue) {
+		t.Errorf("a port whose state is unparsable, its device named: %T %v", err, err)
+	}
+	if _, err := h.Load(Selector{Device: "mlx5_0", Port: 1, HasPort: true}, LoadOptions{Tables: true}); !errors.As(err, &ue) {
+		t.Errorf("a port whose state is unparsable, named: %T %v", err, err)
+	}
+	h = &Host{Sys: ibverbs.Open("../../testdata/sysfs/mlx5")}
+	idx := 3
+	_, err := ResolveEndpointsFrom(EndpointSources{Host: func() *Host { return h }},
+		check.EndpointSpec{Kind: check.EndpointPort, Device: "mlx5_1", Port: 1, Index: &idx}, check.EndpointSpec{Kind: check.EndpointPKey})
+	var re *check.ResolveError
+	if !errors.As(err, &re) || !re.Unknown || !strings.Contains(err.Error(), "entry 3 of mlx5_1/1 could not be read") {
+		t.Errorf("index= of an entry not read: %T %v", err, err)
+	}
+}
+
+// TestUnreadWarningGrouped: the unreadable-entries warning groups indexes by reason as
+// ranges and caps the groups (red-team finding 9b: a stray pkeys/65535 made one line
+// of 2.2 MB, one "N (reason)" per missing index).
+func TestUnreadWarningGrouped(t *testing.T) {
+	raw := make([]ibverbs.PKeyEntry, 65536)
+	missing := errors.New("file missing from pkeys/")
+	for i := range raw {
+		raw[i] = ibverbs.PKeyEntry{Index: i, Err: missing}
+	}
+	raw[0] = ibverbs.PKeyEntry{Index: 0, Value: 0xffff}
+	raw[65535] = ibverbs.PKeyEntry{Index: 65535, Value: 0x8001}
+	raw[7].Err = errors.New("read failed: invalid argument")
+	for i := 100; i < 120; i += 2 {
+		raw[i].Err = fmt.Errorf("odd reason %d", i) // 10 reasons more: capped
+	}
+	v := &PortView{Port: &ibverbs.Port{Device: "rxe0", Num: 1, State: ibverbs.Enum{Num: ibverbs.StateActive}}, Table: DecodeTable(raw)}
+	w := strings.Join(portWarnings(v), "\n")
+	// 12 ranges for the first reason (8 shown), 12 reasons (5 shown).
+	want := "rxe0/1: 65534 P_Key entries could not be read: 1-6, 8-99, 101, 103, 105, 107, 109, 111, and 4 more (file missing from pkeys/), 7 (read failed: invalid argument), 100 (odd reason 100), 102 (odd reason 102), 104 (odd reason 104), and 7 more"
+	if w != want {
+		t.Errorf("warning:\n%s\nwant:\n%s", w, want)
 	}
 }

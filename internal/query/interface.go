@@ -45,7 +45,7 @@ func (h *Host) ResolveDeviceOrInterface(sel Selector, warn func(string)) (Select
 		// A host without devices is reported by the command as it always has been.
 		return sel, nil, nil
 	}
-	ifs, err := h.Sys.IPoIBInterfaces()
+	ifs, _, err := h.Sys.IPoIBInterfaces()
 	if err != nil {
 		return sel, nil, &EnvError{Msg: err.Error()}
 	}
@@ -92,6 +92,11 @@ func (h *Host) ResolveDeviceOrInterface(sel Selector, warn func(string)) (Select
 		}
 	}
 	if partial != nil {
+		for _, u := range partial.Unread {
+			if u.What == "interface "+sel.Device {
+				return sel, nil, notChecked(fmt.Sprintf("IPoIB interface %s %v", sel.Device, u.Err))
+			}
+		}
 		return sel, nil, notChecked(fmt.Sprintf("IPoIB interface %s matches no port read (its address names no read port's GID 0): it may run on a device that could not be read", sel.Device))
 	}
 	return sel, nil, notFound(fmt.Sprintf("IPoIB interface %s matches no port (its address names no port's GID 0)", sel.Device))

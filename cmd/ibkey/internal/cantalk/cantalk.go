@@ -441,6 +441,9 @@ func headline(v check.Verdict) string {
 	case check.VerdictDifferentSubnets:
 		return fmt.Sprintf("UNKNOWN (DIFFERENT SUBNETS): %s and %s can reach each other only through a router, which is not checked", v.A.Label, v.B.Label)
 	case check.VerdictUnknown:
+		if len(v.NotChecked) == 1 && v.NotChecked[0].Cause == check.NotCheckedQKeys {
+			return fmt.Sprintf("UNKNOWN: whether %s and %s can talk depends on their Q_Keys, which were not given", v.A.Label, v.B.Label)
+		}
 		return fmt.Sprintf("UNKNOWN: whether %s and %s can talk depends on what was not read", v.A.Label, v.B.Label)
 	}
 	return fmt.Sprintf("NO: %s and %s cannot talk", v.A.Label, v.B.Label)
@@ -523,11 +526,11 @@ func cannotResolve(o *CanTalkOptions, specA, specB check.EndpointSpec, rerr *che
 			return err
 		}
 	} else {
-		word := "NO"
+		head := fmt.Sprintf("NO: %s and %s cannot talk", specA, specB)
 		if rerr.Unknown {
-			word = "UNKNOWN"
+			head = fmt.Sprintf("UNKNOWN: whether %s and %s can talk depends on what was not read", specA, specB)
 		}
-		fmt.Fprintf(o.IO.Out, "%s: %s and %s cannot talk\n  %s\n", word, specA, specB, reason)
+		fmt.Fprintf(o.IO.Out, "%s\n  %s\n", head, reason)
 	}
 	if rerr.Unknown {
 		// The entry may be among those not read: not a definite no.

@@ -39,7 +39,7 @@ func TestCanTalkPartitions(t *testing.T) {
 func TestCanTalkFabricFile(t *testing.T) {
 	cmdtest.Golden(t, root, []cmdtest.GoldenCase{
 		{Name: "cantalk_nodes", Args: []string{"can-talk", "--fabric-file", smallFabric, "node=HcaA", "node=HcaB"}, Code: 0},
-		{Name: "cantalk_guids_json", Args: []string{"can-talk", "--fabric-file", smallFabric, "0x100007", "0x10000b,qp=ud,qkey=0x11", "-o", "json"}, Code: 0},
+		{Name: "cantalk_guids_json", Args: []string{"can-talk", "--fabric-file", smallFabric, "0x100007", "0x10000b,qp=ud,qkey=0x11", "-o", "json"}, Code: 4},
 		{Name: "cantalk_lids_no", Args: []string{"can-talk", "--fabric-file", smallFabric, "lid=4,pkey=0x0002", "lid=6"}, Code: 1},
 	}, nil)
 }

@@ -14,7 +14,8 @@ import (
 
 // TestJSONIncomplete: a verdict that depends on an entry not read is "unknown", exits
 // 4 and lists it in incomplete (kind unread-entries), for a port endpoint and for a
-// key= endpoint whose entry may be the unread one; a definite answer has none (the
+// key= endpoint whose entry may be the unread one, or whose full entry may be (only a
+// limited one was read); a definite answer has none (the
 // runner checks "incomplete exactly on exit 4").
 func TestJSONIncomplete(t *testing.T) {
 	for _, tc := range []struct {
@@ -25,6 +26,14 @@ func TestJSONIncomplete(t *testing.T) {
 		{"mlx5_1/1", "0x8009", "unknown", 4},
 		{"mlx5_1/1,pkey=0x8009", "0x8009", "unknown", 4},
 		{"mlx5_1/1", "0x8002", "yes", 0},
+		// Only a limited entry was read for pkey=, and entry 3 was not: if it holds
+		// 0x8003, ib_find_pkey picks it and the answer is yes (red-team finding 1).
+		{"mlx5_1/1,pkey=0x0003", "0x0003", "unknown", 4},
+		// Against a full member the answer is yes either way.
+		{"mlx5_1/1,pkey=0x0003", "0x8003", "yes", 0},
+		// index= of the entry not read: unknown, exit 4, never 3 (red-team finding 8;
+		// it was an exit-3 error case).
+		{"mlx5_1/1,index=3", "0x8001", "unknown", 4},
 	} {
 		r := cmdtest.Run(t, root, false, nil, "--sysfs", cmdtest.MLX5, "can-talk", tc.a, tc.b, "-o", "json")
 		var doc struct {
@@ -100,5 +109,15 @@ func TestPartialSweepEndpointUnknown(t *testing.T) {
 		if r.Code != tc.code || !strings.Contains(r.Stderr, tc.msg) {
 			t.Errorf("%s: exit %d, stderr %q; want exit %d and %q", filepath.Base(tc.file), r.Code, r.Stderr, tc.code, tc.msg)
 		}
+	}
+}
+
+// TestPinnedEntryNotRead: index= of an entry that could not be read is said as an
+// unknown verdict naming the entry (exit 4), not as an environment error (exit 3).
+func TestPinnedEntryNotRead(t *testing.T) {
+	r := cmdtest.Run(t, root, false, nil, "--sysfs", cmdtest.MLX5, "can-talk", "mlx5_1/1,index=3", "0x8001", "-o", "plain")
+	want := "UNKNOWN: whether mlx5_1/1,index=3 and 0x8001 can talk depends on what was not read\n  mlx5_1/1,index=3: P_Key table entry 3 of mlx5_1/1 could not be read ("
+	if r.Code != 4 || !strings.HasPrefix(r.Stdout, want) {
+		t.Errorf("exit %d, stdout %q; want 4 and %q", r.Code, r.Stdout, want)
 	}
 }

@@ -34,13 +34,15 @@ SM LID, rate, valid P_Keys / table size and port GUID. A value the kernel does n
 provide is shown as n/a (in JSON: null, with the reason under "missing"). PKEYS is
 "none" for a port that has no P_Key table (iWARP) and n/a, with the reason on
 stderr, for a table that exists and was not read (a DOWN CA port over the fabric, a
-saved tree without pkeys/). A device that cannot be read (a dangling
+saved tree without pkeys/, a pkeys/ that cannot be read; exit 4 for a local port)
+and for entries that could not be read ("4/128 (1 unread)"). A device that cannot be read (a dangling
 class/infiniband link) is named on stderr; the others are listed (exit 4).
 
 JSON (-o json; schemas/devices.schema.json): {"schema_version","demo"?,"via"?,
 "ports":[{"device","port","type","link_layer","state","phys_state","lid","sm_lid",
 "rate","port_guid","table_size","valid_pkeys","unreadable_pkeys"?,"missing"?}],
-"incomplete"?:[{"kind","message"}]} (incomplete: the devices not read, exit 4);
+"incomplete"?:[{"kind","message"}]} (incomplete: the devices, tables and entries
+not read, exit 4);
 type is "ca", "switch", "router" (or "rnic", ...); lid, sm_lid, table_size and
 valid_pkeys are numbers, port_guid a "0x%016x" string; a value not read is null
 with the reason under "missing".
@@ -124,15 +126,34 @@ func renderDevices(o *DevicesOptions, views []*query.PortView, src cmdutil.Sourc
 		if n := rows[i].UnreadPKeys; n > 0 {
 			warnings = append(warnings, fmt.Sprintf("%s: %s could not be read: its count of valid P_Keys may be short by as many (ibkey pkeys %s shows which)",
 				v.Ref(), textsafe.Plural(n, "P_Key table entry", "P_Key table entries"), v.Ref()))
+			src.Incomplete = append(src.Incomplete, cmdutil.Incomplete{Kind: cmdutil.IncompleteUnreadEntries, Message: v.UnreadEntries()})
 		}
 		if v.Table == nil && !v.TableAbsent && v.TableMissing != "" {
 			// PKEYS n/a: a table that exists and was not read, said why.
 			warnings = append(warnings, fmt.Sprintf("%s: PKEYS n/a: %s", v.Ref(), v.TableMissing))
+			if v.Fabric == nil {
+				// Over the fabric, a DOWN CA port's table is out of reach by
+				// construction (and undefined while DOWN); a sysfs table not read
+				// is a read that failed.
+				src.Incomplete = append(src.Incomplete, cmdutil.Incomplete{Kind: cmdutil.IncompleteUnreadTable, Message: v.Ref().String() + ": " + v.TableMissing})
+			}
 		}
 	}
 	for _, w := range warnings {
 		o.Notices.Warn(w) // many alike are summarised (Notices)
 	}
+	// Rows with entries or a table not read are shown as read; the exit says so.
+	var after error
+	if len(src.Incomplete) > 0 {
+		after = cmdutil.Exit(cmdutil.ExitIncomplete)
+	}
+	if err := writeDevices(o, rows, views, src); err != nil {
+		return err
+	}
+	return after
+}
+
+func writeDevices(o *DevicesOptions, rows []devicePortJSON, views []*query.PortView, src cmdutil.Source) error {
 	if o.Format == cmdutil.FormatJSON {
 		return cmdutil.WriteJSON(o.IO.Out, struct {
 			Schema     cmdutil.SchemaVersion `json:"schema_version"`

@@ -1,7 +1,10 @@
 package devices
 
 import (
+	"errors"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -31,4 +34,23 @@ func unreadableDeviceTree(t *testing.T) string {
 	}
 	cmdtest.UnreadableDevice(t, dir, "mlx5_1")
 	return dir
+}
+
+// TestUnreadTableKeepsRow: a port whose pkeys/ cannot be read (a link loop) keeps its
+// row, its state, LID and rate as read, PKEYS n/a with the reason on stderr, and the
+// exit is 4 (red-team finding 5, b3c1011's note).
+func TestUnreadTableKeepsRow(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sys")
+	if err := fakesysfs.Write(dir, fakesysfs.MLX5()); err != nil {
+		t.Fatal(err)
+	}
+	pk := filepath.Join(dir, "class/infiniband/mlx5_0/ports/1/pkeys")
+	if err := errors.Join(os.RemoveAll(pk), os.Symlink("pkeys", pk)); err != nil {
+		t.Fatal(err)
+	}
+	r := cmdtest.Run(t, root, false, nil, "--sysfs", dir, "devices", "-o", "plain")
+	row := regexp.MustCompile(`(?m)^mlx5_0 +1 +InfiniBand +ACTIVE .* n/a +0x`)
+	if r.Code != 4 || !row.MatchString(r.Stdout) || !strings.Contains(r.Stderr, "mlx5_0/1: PKEYS n/a: P_Key table not read: ") {
+		t.Errorf("devices: exit %d\n%s--- stderr\n%s", r.Code, r.Stdout, r.Stderr)
+	}
 }

@@ -77,9 +77,9 @@ func runDiscover(o *DiscoverOptions) error {
 			Optional: [][]string{{"NODE_GUID"}, {"TYPE"}}}
 		for _, n := range fab.Nodes {
 			for _, p := range n.Ports {
-				// A switch port without a cable is left out; one whose PortInfo was not
-				// read may have one: shown, n/a.
-				if !n.IsEndPort(p) && p.Peer == nil && p.PeerError == "" && p.Error == "" {
+				// A switch port without a cable is left out; one that may have one
+				// (PortInfo not read, no answer from its far end) is shown.
+				if !n.Listed(p) {
 					continue
 				}
 				peer := ""

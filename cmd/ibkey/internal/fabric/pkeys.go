@@ -97,15 +97,15 @@ type tablePort struct {
 	entries []check.TableEntry // the valid ones
 }
 
-// tablePorts are the ports `fabric pkeys` lists: end ports, and switch ports with a
-// cable or whose PortInfo was not read (they may have one).
+// tablePorts are the ports `fabric pkeys` lists (fabric.Node.Listed): end ports, and
+// switch ports with a cable or that may have one.
 func tablePorts(fab *fabric.Fabric) []tablePort {
 	var ports []tablePort
 	for _, n := range fab.Nodes {
 		for _, p := range n.Ports {
 			end := n.IsEndPort(p)
-			if !end && p.Peer == nil && p.Error == "" {
-				continue // no cable; one whose PortInfo was not read may have one: n/a
+			if !n.Listed(p) {
+				continue // a switch port known to have no cable
 			}
 			ports = append(ports, tablePort{node: n, port: p, end: end, entries: p.Entries()})
 		}

@@ -2,7 +2,10 @@ package pkeys
 
 import (
 	"encoding/json"
+	"errors"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
@@ -70,5 +73,28 @@ func TestFindPartialHost(t *testing.T) {
 		if r.Code != 4 {
 			t.Errorf("-o %s: exit %d, want 4 (mlx5_1 was not read)\n%s%s", format, r.Code, r.Stdout, r.Stderr)
 		}
+	}
+}
+
+// TestListingNotReadExit4: the listing shows what was read and exits 4 when entries
+// or a table were not read: an entry (mlx5_1/1[3] of the fixture) and a pkeys/ that
+// cannot be read (a link loop: the port's row stays, the table named not read), each
+// in incomplete (red-team finding 5).
+func TestListingNotReadExit4(t *testing.T) {
+	r := cmdtest.Run(t, root, false, nil, "--sysfs", cmdtest.MLX5, "pkeys", "-o", "plain")
+	if r.Code != 4 || !strings.Contains(r.Stderr, "mlx5_1/1: 1 P_Key entry could not be read: 3 (") {
+		t.Errorf("pkeys: exit %d, stderr %q", r.Code, r.Stderr)
+	}
+	dir := filepath.Join(t.TempDir(), "sys")
+	if err := fakesysfs.Write(dir, fakesysfs.MLX5()); err != nil {
+		t.Fatal(err)
+	}
+	pk := filepath.Join(dir, "class/infiniband/mlx5_0/ports/1/pkeys")
+	if err := errors.Join(os.RemoveAll(pk), os.Symlink("pkeys", pk)); err != nil {
+		t.Fatal(err)
+	}
+	r = cmdtest.Run(t, root, false, nil, "--sysfs", dir, "pkeys", "mlx5_0/1", "-o", "json")
+	if r.Code != 4 || !strings.Contains(r.Stdout, `"pkeys_error": "P_Key table not read: `) || !strings.Contains(r.Stdout, `"kind": "unread-table"`) {
+		t.Errorf("pkeys/ not read: exit %d\n%s--- stderr\n%s", r.Code, r.Stdout, r.Stderr)
 	}
 }

@@ -51,8 +51,11 @@ arrives there; a saved tree without pkeys/) is named with the reason and the exi
 4; a port with no table at all (iWARP) is not. A device that cannot be read (a
 dangling class/infiniband link) is named on stderr, the others shown (exit 4).
 
---find PKEY prints the index a QP should use for that key's partition, as
-ibv_get_pkey_index does: a full-member entry is preferred. Exit 0 when a port holds
+--find PKEY prints the index a QP should use for that key's partition, as the
+kernel's ib_find_pkey picks it (drivers/infiniband/core/device.c; rdma_cm and IPoIB
+use it): the 15-bit key matches, the first full-member entry wins, else the first
+limited one. libibverbs' ibv_get_pkey_index is another lookup: the first entry equal
+to all 16 bits (rdma-core libibverbs/verbs.c). Exit 0 when a port holds
 it (a device not read is still named on stderr); 1 when every table was read and
 none does; 4 when none of the entries read holds it but some could not be read (or a
 port's table or a device was not read): it may be there.
@@ -210,13 +213,17 @@ func runPKeys(o *PKeysOptions) error {
 }
 
 // unreadTables lists the ports whose P_Key table exists but was not read (a DOWN CA
-// port over the fabric, a saved tree without pkeys/): the answer is incomplete, exit 4.
-// A port with no table at all (iWARP) is complete: "none".
+// port over the fabric, a saved tree without pkeys/), and those with entries not read
+// (the port's warning names them): the answer is incomplete, exit 4. A port with no
+// table at all (iWARP) is complete: "none".
 func unreadTables(views []*query.PortView) []cmdutil.Incomplete {
 	var out []cmdutil.Incomplete
 	for _, v := range views {
 		if v.Table == nil && !v.TableAbsent {
 			out = append(out, cmdutil.Incomplete{Kind: cmdutil.IncompleteUnreadTable, Message: v.Ref().String() + ": " + v.TableMissing})
+		}
+		if u := v.UnreadEntries(); u != "" {
+			out = append(out, cmdutil.Incomplete{Kind: cmdutil.IncompleteUnreadEntries, Message: u})
 		}
 	}
 	return out

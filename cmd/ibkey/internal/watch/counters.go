@@ -112,7 +112,9 @@ A port read over the fabric (--lid, --dr) also has "node_desc" and "node_guid", 
 node's NodeDescription and NodeGUID; a local port has neither (device names it).
 "value" is null when the counter could not be read ("error") or is not available
 ("unavailable"); "delta" and "rate" are null on the first sample and while a
-counter stays saturated. --once reads one sample, without deltas.`,
+counter stays saturated. --once reads one sample, without deltas. A counter that
+could not be read is named once on stderr, and the exit is 4 (after --once, --count
+or an interrupt).`,
 		Example: `  ibkey watch counters
   ibkey --demo watch counters
   ibkey watch counters mlx5_0/1 --interval 5s --all-counters
@@ -427,16 +429,38 @@ func watchCounters(ctx context.Context, o *CountersOptions, sampler *query.Sampl
 	}
 	demo := w.label != "" && o.Fabric == nil && w.via == ""
 	tracker := query.NewTracker()
-	explained := map[string]bool{}
-	return o.loop(ctx, count, func(int) error {
+	explained, failed := map[string]bool{}, map[string]bool{}
+	err := o.loop(ctx, count, func(int) error {
 		snap := tracker.Add(sampler.Take(o.All))
 		explainUnavailable(n, snap, explained)
+		warnFailed(n, snap, failed)
 		if f == cmdutil.FormatJSON {
 			return cmdutil.WriteJSONLine(o.IO.Out, countersToJSON(snap, demo, w.via, w.nodes))
 		}
 		_, err := io.WriteString(o.IO.Out, countersLines(snap, o.Once))
 		return err
 	})
+	if err == nil && len(failed) > 0 {
+		// Shown as error(...) in the lines: a counter not read is not checked.
+		return cmdutil.Exit(cmdutil.ExitIncomplete)
+	}
+	return err
+}
+
+// warnFailed warns once, on stderr, about each counter that could not be read (a
+// read error, a value that does not fit the counter): the sample shows error(...),
+// and the command exits 4.
+func warnFailed(n *cmdutil.Notices, snap *query.Snapshot, done map[string]bool) {
+	for _, p := range snap.Ports {
+		for _, c := range p.Counters {
+			key := p.Ref.String() + " " + c.Name + " " + c.Err
+			if c.Err == "" || done[key] {
+				continue
+			}
+			done[key] = true
+			n.Warn(fmt.Sprintf("%s: %s not read: %s", p.Ref, c.Name, c.Err))
+		}
+	}
 }
 
 // explainUnavailable notes once, on stderr, why a counter is n/a.
