@@ -2,7 +2,6 @@ package job
 
 import (
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 
@@ -31,13 +30,19 @@ func (e Export) Line() string { return "export " + e.Name + "=" + ShellQuote(e.V
 // ShellQuote quotes s for a POSIX shell: as is when it holds only characters no
 // shell treats specially, else in single quotes.
 func ShellQuote(s string) string {
-	if shellSafe.MatchString(s) {
+	if shellSafe(s) {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-var shellSafe = regexp.MustCompile(`^[a-zA-Z0-9._\-+:/,@%=]+$`)
+// shellSafe reports whether s needs no quoting in a POSIX shell: letters, digits and
+// ._-+:/,@%= only, and not empty.
+func shellSafe(s string) bool {
+	return s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._-+:/,@%=", r))
+	}) < 0
+}
 
 // Exports are the environment that puts the job in a partition, and what could not
 // be given.

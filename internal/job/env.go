@@ -14,7 +14,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"regexp"
 	"slices"
 	"strings"
 )
@@ -39,7 +38,7 @@ func ParseAssignment(where, s string) (string, string, error) {
 	if !ok {
 		return "", "", envError(where, s, "no '='")
 	}
-	if !validName.MatchString(key) {
+	if !validName(key) {
 		return "", "", envError(where, s, fmt.Sprintf("%q is not a variable name (letters, digits and _, not starting with a digit)", key))
 	}
 	if n := len(value); n >= 2 && (value[0] == '"' || value[0] == '\'') && value[n-1] == value[0] {
@@ -48,8 +47,16 @@ func ParseAssignment(where, s string) (string, string, error) {
 	return key, value, nil
 }
 
-// validName is a shell variable name: letters, digits and _, not starting with a digit.
-var validName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+// validName reports whether s is a shell variable name: letters, digits and _, not
+// starting with a digit (POSIX, Base Definitions 3.235 "Name").
+func validName(s string) bool {
+	if s == "" || s[0] >= '0' && s[0] <= '9' {
+		return false
+	}
+	return strings.IndexFunc(s, func(r rune) bool {
+		return !(r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
+	}) < 0
+}
 
 // maxEnvLine bounds one line of an env file (NCCL's own nccl.conf reader uses 4096:
 // src/misc/param.cc setEnvFile).
