@@ -101,9 +101,11 @@ func indexList(idx []int) string {
 	return "index " + strings.Join(indexRanges(idx), ", ")
 }
 
-// indexRanges turns ascending indexes 3 4 5 9 into "3-5", "9", at most 8 ranges, then
-// "and N more" (textsafe.Capped).
-func indexRanges(idx []int) []string {
+// indexRanges is IndexRanges cut at 8 ranges, then "and N more" (textsafe.Capped).
+func indexRanges(idx []int) []string { return textsafe.Capped(IndexRanges(idx), 8) }
+
+// IndexRanges turns ascending indexes 3 4 5 9 into "3-5", "9".
+func IndexRanges(idx []int) []string {
 	var out []string
 	for i := 0; i < len(idx); {
 		j := i
@@ -117,5 +119,5 @@ func indexRanges(idx []int) []string {
 		}
 		i = j + 1
 	}
-	return textsafe.Capped(out, 8)
+	return out
 }

@@ -374,30 +374,12 @@ func pkeysTable(w io.Writer, v *query.PortView, all bool) error {
 		sum = append(sum, fmt.Sprintf("%d empty entries hidden (--all shows them)", hidden))
 	}
 	if len(holes) > 0 {
-		sum = append(sum, "holes at "+compactRanges(holes))
+		sum = append(sum, "holes at "+strings.Join(query.IndexRanges(holes), ", "))
 	}
 	if len(sum) > 0 {
 		fmt.Fprintf(w, "  %s\n", strings.Join(sum, "; "))
 	}
 	return nil
-}
-
-// compactRanges turns 3 4 5 9 into "3-5, 9".
-func compactRanges(idx []int) string {
-	var out []string
-	for i := 0; i < len(idx); {
-		j := i
-		for j+1 < len(idx) && idx[j+1] == idx[j]+1 {
-			j++
-		}
-		if j > i {
-			out = append(out, fmt.Sprintf("%d-%d", idx[i], idx[j]))
-		} else {
-			out = append(out, strconv.Itoa(idx[i]))
-		}
-		i = j + 1
-	}
-	return strings.Join(out, ", ")
 }
 
 func onOff(b bool) string {
