@@ -68,7 +68,8 @@ type FabricCollector struct {
 	mu          sync.Mutex
 	results     map[string]float64
 	lastFailure string
-	reached     bool // the last sweep reached the fabric and its transport still works
+	lastGaps    string // what the last served sweep did not read, as last logged
+	reached     bool   // the last sweep reached the fabric and its transport still works
 }
 
 // fabricSnapshot is one complete sweep and its series, built once, and gathered once
@@ -81,14 +82,24 @@ type fabricSnapshot struct {
 	families []*dto.MetricFamily
 	// lateCounters: PortCounters read after the sweep, not while it ran.
 	lateCounters int
+	// notRead is what the sweep did not read, by fabric.NotRead (the audit's
+	// NotChecked): a sweep with any is served, but counted ResultGaps, not complete.
+	notRead []fabric.NotChecked
 }
 
-// Sweep results, the values of ibkey_fabric_sweeps_total's result label.
+// Sweep results, the values of ibkey_fabric_sweeps_total's result label. A sweep that
+// finished is served; it is complete only when fabric.NotRead, the rule every command
+// uses, lists nothing: one with gaps (a link whose far end did not answer, a PortInfo
+// or P_Key table read that failed) is ResultGaps, and ibkey_fabric_not_read says what.
 const (
 	ResultComplete = "complete"
+	ResultGaps     = "gaps"
 	ResultPartial  = "partial"
 	ResultFailed   = "failed"
 )
+
+// sweepResults are the results in the order they are exported.
+var sweepResults = []string{ResultComplete, ResultGaps, ResultPartial, ResultFailed}
 
 // Reopening backs off from reopenMin to reopenMax between attempts: opening umad or
 // attaching to ibsim costs little, and a restarted simulator or reloaded driver is
@@ -110,8 +121,11 @@ func NewFabricCollector(opts FabricOptions) *FabricCollector {
 	if opts.Logf == nil {
 		opts.Logf = func(string, ...any) {}
 	}
-	return &FabricCollector{opts: opts, fab: opts.Fabric,
-		results: map[string]float64{ResultComplete: 0, ResultPartial: 0, ResultFailed: 0}}
+	results := map[string]float64{}
+	for _, r := range sweepResults {
+		results[r] = 0
+	}
+	return &FabricCollector{opts: opts, fab: opts.Fabric, results: results}
 }
 
 // Run sweeps now and then every Interval (from the start of one sweep to the start of
@@ -205,28 +219,36 @@ func (c *FabricCollector) localAnswers(ctx context.Context) bool {
 	return err == nil
 }
 
-// finish counts a sweep by result (snap nil: failed; err set: partial, or failed) and
-// keeps why it did not complete; a reason is logged when it changes (a transport
-// reopened for hours says so once).
+// finish counts a sweep by result (snap nil: failed; err set: partial, or failed;
+// served with something not read: gaps) and keeps why it did not complete; a reason,
+// or what a served sweep did not read, is logged when it changes (a transport reopened
+// for hours says so once).
 func (c *FabricCollector) finish(snap *fabricSnapshot, err error) error {
 	result := ResultComplete
+	gaps := ""
 	switch {
 	case snap == nil && err != nil:
 		result = ResultFailed
 	case err != nil:
 		result = ResultPartial
+	case len(snap.notRead) > 0:
+		result = ResultGaps
+		gaps = fabric.NotCheckedSummary(snap.notRead)
 	}
 	c.mu.Lock()
 	c.results[result]++
 	c.reached = result != ResultFailed && c.fab != nil
-	last := c.lastFailure
-	c.lastFailure = ""
+	last, lastGaps := c.lastFailure, c.lastGaps
+	c.lastFailure, c.lastGaps = "", gaps
 	if err != nil {
 		c.lastFailure = err.Error()
 	}
 	c.mu.Unlock()
-	if err != nil && err.Error() != last {
-		c.opts.Logf("sweep %s (the previous complete sweep is still served): %v", result, err)
+	switch {
+	case err != nil && err.Error() != last:
+		c.opts.Logf("sweep %s (the previous sweep is still served): %v", result, err)
+	case gaps != "" && gaps != lastGaps:
+		c.opts.Logf("sweep served with gaps (not checked): %s", gaps)
 	}
 	return err
 }
@@ -260,7 +282,7 @@ func (c *FabricCollector) prebuiltFamilies() ([]*dto.MetricFamily, error) {
 func (c *FabricCollector) Collect(ch chan<- prometheus.Metric) {
 	s := c.snap.Load()
 	c.mu.Lock()
-	for _, r := range []string{ResultComplete, ResultPartial, ResultFailed} {
+	for _, r := range sweepResults {
 		ch <- counter(mSweeps, c.results[r], r)
 	}
 	if c.lastFailure != "" {
@@ -350,11 +372,13 @@ func (c *FabricCollector) fromFabric(ctx context.Context, f *fabric.Fabric, tap 
 	} else {
 		late = readPortCounters(ctx, tap, c.fab.Via, recs, got)
 	}
+	// The audit's NotChecked is fabric.NotRead(true): computed once, for
+	// ibkey_fabric_not_read and the sweep's result.
 	res, _ := partconf.AuditFabric(f, c.opts.Partitions, c.opts.OpenSM, c.opts.AllowBoth)
 	out := newSeriesSet()
 	portSeries(out, recs)
-	findingSeries(out, f, recs, res.Findings, partconf.AuditRules(c.opts.Partitions != nil))
-	return &fabricSnapshot{lateCounters: late, series: out}
+	findingSeries(out, f, recs, res, partconf.AuditRules(c.opts.Partitions != nil))
+	return &fabricSnapshot{lateCounters: late, series: out, notRead: res.NotChecked}
 }
 
 // noCounters marks the first n counters of the records not read (--no-counters).
@@ -564,8 +588,9 @@ func portSeries(out *seriesSet, recs []portRecord) {
 var notReadKinds = []string{fabric.NotReadSweep, fabric.NotReadLink, fabric.NotReadUnprobed,
 	fabric.NotReadNode, fabric.NotReadPortInfo, fabric.NotReadTable}
 
-// findingSeries adds the node counts and the audit's findings (fabric and port) to out.
-func findingSeries(out *seriesSet, f *fabric.Fabric, recs []portRecord, findings []check.Finding, rules []partconf.AuditRule) {
+// findingSeries adds the node counts, what the sweep did not read and the audit's
+// findings (fabric and port) to out.
+func findingSeries(out *seriesSet, f *fabric.Fabric, recs []portRecord, res fabric.AuditResult, rules []partconf.AuditRule) {
 	types := map[string]int{string(check.NodeCA): 0, string(check.NodeSwitch): 0, string(check.NodeRouter): 0}
 	for _, n := range f.Nodes {
 		types[string(n.Type)]++
@@ -574,14 +599,14 @@ func findingSeries(out *seriesSet, f *fabric.Fabric, recs []portRecord, findings
 		out.add(mNodes, float64(n), t)
 	}
 	out.add(mUnreachable, float64(len(f.Unreachable)))
-	// What the sweep did not read, by the rule every command uses (fabric.NotRead):
-	// a sweep served as complete may still have links, reads and tables it could not
-	// read, and nothing they hold was checked.
+	// What the sweep did not read, by the rule every command uses (fabric.NotRead,
+	// the audit's NotChecked): a sweep that finished may still have links, reads and
+	// tables it could not read, and nothing they hold was checked.
 	notRead := map[string]int{}
 	for _, what := range notReadKinds {
 		notRead[what] = 0
 	}
-	for _, nc := range f.NotRead(true) {
+	for _, nc := range res.NotChecked {
 		notRead[nc.What]++
 	}
 	for what, n := range notRead {
@@ -597,7 +622,7 @@ func findingSeries(out *seriesSet, f *fabric.Fabric, recs []portRecord, findings
 		rs ruleSev
 	}
 	perPort := map[portKind]int{}
-	for _, fd := range findings {
+	for _, fd := range res.Findings {
 		rs := ruleSev{fd.Rule, fd.Severity.String()}
 		counts[rs]++
 		for _, p := range fd.Ports {

@@ -604,3 +604,40 @@ func TestFabricNotRead(t *testing.T) {
 		t.Errorf("fabric.NotRead lists %d items, want the 2 exported", n)
 	}
 }
+
+// TestFabricSweepWithGapsNotComplete: a sweep that finished is served, but counted
+// complete only when fabric.NotRead lists nothing; one with gaps is result="gaps",
+// logged once with what was not read, and is no failure.
+func TestFabricSweepWithGapsNotComplete(t *testing.T) {
+	data, err := os.ReadFile("testdata/small.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := fabric.DecodeFabric(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logged []string
+	c := NewFabricCollector(FabricOptions{NoCounters: true, Now: func() time.Time { return f.SweptAt },
+		Logf: func(format string, args ...any) { logged = append(logged, fmt.Sprintf(format, args...)) }})
+	if err := c.finish(c.fromFabric(context.Background(), f, nil, nil), nil); err != nil {
+		t.Fatal(err)
+	}
+	f.Unreachable = append(f.Unreachable, fabric.Unreachable{From: check.PortID{Node: 0x200000, Port: 4}, Path: "0,4", Error: "timed out"})
+	for range 2 {
+		snap := c.fromFabric(context.Background(), f, nil, nil)
+		if err := c.finish(snap, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := collect(t, c)
+	expect(t, got, 1, "ibkey_fabric_sweeps_total", "result", "complete")
+	expect(t, got, 2, "ibkey_fabric_sweeps_total", "result", "gaps")
+	expect(t, got, 0, "ibkey_fabric_sweeps_total", "result", "partial")
+	if n := len(find(got, "ibkey_fabric_last_sweep_failure")); n != 0 {
+		t.Errorf("a sweep with gaps is a failure: %d ibkey_fabric_last_sweep_failure", n)
+	}
+	if len(logged) != 1 || !strings.Contains(logged[0], "1 link with no answer from the far end") {
+		t.Errorf("logged %q, want what was not read, once", logged)
+	}
+}

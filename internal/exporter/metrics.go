@@ -121,7 +121,7 @@ var (
 // Fabric mode metrics.
 var (
 	mFabricUp = newMetric(ModeFabric, "ibkey_fabric_up",
-		"1 when the last sweep reached the fabric and a complete sweep is served; 0 before the first complete sweep and while sweeps fail (the MAD transport is reopened with backoff; ibkey_fabric_last_sweep_failure says why).")
+		"1 when the last sweep reached the fabric and a finished sweep is served (complete, or with gaps ibkey_fabric_not_read names); 0 before the first finished sweep and while sweeps fail (the MAD transport is reopened with backoff; ibkey_fabric_last_sweep_failure says why).")
 	mSweepTime = newMetric(ModeFabric, "ibkey_fabric_sweep_timestamp_seconds",
 		"When the sweep being served started (Unix time).")
 	mSweepAge = newMetric(ModeFabric, "ibkey_fabric_sweep_age_seconds",
@@ -129,9 +129,9 @@ var (
 	mSweepDuration = newMetric(ModeFabric, "ibkey_fabric_sweep_duration_seconds",
 		"How long the sweep being served took, counters included.")
 	mSweeps = newMetric(ModeFabric, "ibkey_fabric_sweeps_total",
-		"Sweeps run by this exporter, by result: complete (served), partial or failed (not served: the previous complete sweep stays).", "result")
+		"Sweeps run by this exporter, by result: complete (served, everything read), gaps (served, but something not read: ibkey_fabric_not_read says what, and nothing in it is checked), partial or failed (not served: the previous sweep stays).", "result")
 	mLastFailure = newMetric(ModeFabric, "ibkey_fabric_last_sweep_failure",
-		"The last sweep did not complete (value 1), with the reason; absent after a complete sweep.", "reason")
+		"The last sweep stopped early or failed (value 1), with the reason; absent after a sweep that finished (complete or gaps).", "reason")
 	mNodes = newMetric(ModeFabric, "ibkey_fabric_nodes",
 		"Nodes that answered the sweep, by type (ca, switch, router).", "type")
 	mUnreachable = newMetric(ModeFabric, "ibkey_fabric_unreachable_links",

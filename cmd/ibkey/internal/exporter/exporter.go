@@ -110,7 +110,7 @@ func NewCmdExporter(deps Deps) *cobra.Command {
 	fl.BoolVar(&o.PortInfo, "portinfo", false, "host mode: read the P_Key/Q_Key violation counters of the local ports over MADs (SMP PortInfo through --ca or --ibsim; needs umad access)")
 	fl.BoolVar(&o.Sweep, "sweep", false, "fabric mode: sweep the whole subnet every --sweep-interval (through --ca or --ibsim)")
 	fl.StringVar(&o.LID, "lid", "", "fabric mode: read every port of the nodes at `LIDS` (3, 3,5,9, 3-40) every --sweep-interval")
-	cmdutil.IntervalVar(c, &o.SweepInterval, "sweep-interval", time.Minute, "fabric mode: time between the starts of two sweeps; scrapes answer from the last complete one")
+	cmdutil.IntervalVar(c, &o.SweepInterval, "sweep-interval", time.Minute, "fabric mode: time between the starts of two sweeps; scrapes answer from the last finished one")
 	fl.DurationVar(&o.SweepTimeout, "sweep-timeout", 0, "fabric mode: give up a sweep after this long (default: --sweep-interval)")
 	fl.StringVar(&o.Partitions, "partitions", "", "fabric mode (--sweep): also compare the tables with what OpenSM programs from this partitions.conf (`FILE`)")
 	fl.StringVar(&o.OpenSMConf, "opensm-conf", "", "fabric mode (--sweep): audit as 'ibkey fabric check --opensm-conf' does, with OpenSM's options from its opensm.conf (`FILE`): part_enforce, allow_both_pkeys and keep_pkey_indexes replace --allow-both and the defaults, partition_config_file is the default --partitions")
@@ -426,13 +426,16 @@ tables are read again every --table-interval (each pkey file read is a device qu
 state and counters every scrape.
 
 Fabric mode (--sweep or --lid, through --ca or --ibsim) sweeps on a schedule, never per
-scrape: a scrape answers from the last complete sweep, its series built once, and says
+scrape: a scrape answers from the last finished sweep, its series built once, and says
 its age. Every port's table and counters carry node_guid, node_name, port and lid
 labels; P_Key and Q_Key violations come from the sweep's own PortInfo replies, the
 constraint errors from PMA PortCounters (one batch per sweep); with --sweep the audit of
 'ibkey fabric check' (and with --partitions FILE the partitions.conf comparison) is
 ibkey_fabric_findings{rule,severity} and per port ibkey_fabric_port_finding_info;
---opensm-conf FILE gives it OpenSM's options as fabric check takes them. When
+--opensm-conf FILE gives it OpenSM's options as fabric check takes them. A sweep
+that finished with gaps (what fabric check lists as not checked) is served but counted
+ibkey_fabric_sweeps_total{result="gaps"}, never complete, and
+ibkey_fabric_not_read{what} says what was not read. When
 the MAD transport stops working (ibsim killed and restarted, its client slot dropped,
 an HCA reset or driver reload) it is opened again with backoff (1s to 8s); meanwhile
 ibkey_fabric_up is 0 and ibkey_fabric_last_sweep_failure says why.
