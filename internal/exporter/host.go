@@ -101,6 +101,11 @@ func (c *HostCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- gauge(mHostUp, 1)
 	for _, u := range c.unread {
+		if u.Interface != "" {
+			// Which device and port it runs on is what was not read: none is named.
+			ch <- gauge(mIPoIBUnreadable, 1, u.Interface, u.Err.Error())
+			continue
+		}
 		port := ""
 		if u.Port >= 0 {
 			port = strconv.Itoa(u.Port)

@@ -286,6 +286,29 @@ func TestHostDanglingDevice(t *testing.T) {
 	}
 }
 
+// TestHostIPoIBUnreadable: an IPoIB interface that cannot be read (a dangling
+// class/net link) is ibkey_ipoib_interface_unreadable{interface,reason}, named by its
+// interface: not an ibkey_device_unreadable with empty device and port labels, and no
+// device or port guessed for it.
+func TestHostIPoIBUnreadable(t *testing.T) {
+	dir := writeHost(t, fakesysfs.MLX5())
+	if err := os.RemoveAll(filepath.Join(dir, "devices/pci0000:00/0000:03:00.0/net/ib0.8002")); err != nil {
+		t.Fatal(err)
+	}
+	text := gatherText(t, newHostCollector(dir, &fakeClock{time.Unix(0, 0)}, nil))
+	if !strings.Contains(text, `ibkey_ipoib_interface_unreadable{interface="ib0.8002",reason="`) {
+		t.Errorf("no ibkey_ipoib_interface_unreadable for ib0.8002 in:\n%s", text)
+	}
+	for _, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(l, "ibkey_device_unreadable{") || strings.Contains(l, `interface="ib0.8002"`) && !strings.HasPrefix(l, "ibkey_ipoib_interface_unreadable{") {
+			t.Errorf("the unread interface is also: %s", l)
+		}
+	}
+	if !strings.Contains(text, `ibkey_ipoib_interface_info{device="mlx5_0",index="1",interface="ib0.8001"`) {
+		t.Errorf("the other interfaces are not exported:\n%s", text)
+	}
+}
+
 // TestHostPortWentAway: a port whose state cannot be read has its counters reported
 // unreadable with the reason, and the tables are read again next scrape.
 func TestHostPortWentAway(t *testing.T) {

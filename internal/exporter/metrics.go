@@ -75,6 +75,8 @@ var (
 		"Why the host's RDMA devices could not be read (value 1).", "reason")
 	mDeviceUnreadable = newMetric(ModeHost, "ibkey_device_unreadable",
 		"A device (port empty) or port of the host that could not be read (value 1), with the reason (a dangling class/infiniband entry, a file that cannot be read): its series are absent, the other devices' are exported.", "device", "port", "reason")
+	mIPoIBUnreadable = newMetric(ModeHost, "ibkey_ipoib_interface_unreadable",
+		"An IPoIB interface in class/net that could not be read or matched to a port (value 1), with the reason (a dangling link, a file that cannot be read, a port's GID 0 not read): the port it runs on is not known, so its key is not checked and its ibkey_ipoib_interface_info is absent.", "interface", "reason")
 	mTablesAge = newMetric(ModeHost, "ibkey_host_tables_age_seconds",
 		"Age of the P_Key tables and IPoIB interfaces shown (read again after --table-interval: each pkey file read is a device query).")
 	mDeviceInfo = newMetric(ModeHost, "ibkey_device_info",
@@ -185,7 +187,7 @@ func (demoCollector) Collect(ch chan<- prometheus.Metric) { ch <- gauge(mDemo, 1
 // Catalog lists every metric the exporter writes, host mode first, OpenSM's log last.
 func Catalog() []*Metric {
 	return []*Metric{
-		mDemo, mHostUp, mHostError, mDeviceUnreadable, mTablesAge, mDeviceInfo, mPortInfo, mPortState, mPortStateError,
+		mDemo, mHostUp, mHostError, mDeviceUnreadable, mIPoIBUnreadable, mTablesAge, mDeviceInfo, mPortInfo, mPortState, mPortStateError,
 		mEntry, mTableSize, mTableValid, mTableUnreadable, mTableTrusted, mTableMissing,
 		mIPoIB, mIPoIBKey, mRcvConstraint, mXmitConstraint, mPKeyViolations, mQKeyViolations,
 		mSaturated, mUnreadable,

@@ -135,7 +135,10 @@ type Unread struct {
 	// management port is 0), for labels (the exporter's unreadable-device metric).
 	Device string
 	Port   int
-	Err    error
+	// Interface names an IPoIB interface not read (Device "", Port -1: which port it
+	// runs on is what was not read).
+	Interface string
+	Err       error
 }
 
 // PartialError comes back with a result that is missing the devices or ports in Unread:
@@ -362,7 +365,7 @@ func (h *Host) Load(sel Selector, opt LoadOptions) ([]*PortView, error) {
 		}
 		// An interface not read may run on these ports: not read, never absent.
 		for _, u := range unread {
-			partial.Unread = append(partial.Unread, Unread{What: "interface " + u.Name, Port: -1, Err: u.Err})
+			partial.Unread = append(partial.Unread, Unread{What: "interface " + u.Name, Port: -1, Interface: u.Name, Err: u.Err})
 		}
 		partial.Unread = append(partial.Unread, attachInterfaces(views, ifs)...)
 	}
@@ -533,7 +536,7 @@ func attachInterfaces(views []*PortView, ifs []ibverbs.NetInterface) []Unread {
 		if why != "" {
 			// Named with its path: the reason is a label of the exporter's metric,
 			// which must differ between interfaces.
-			unread = append(unread, Unread{What: "interface " + nif.Name, Port: -1, Err: errors.New(path.Join(ibverbs.ClassNet, nif.Name, why))})
+			unread = append(unread, Unread{What: "interface " + nif.Name, Port: -1, Interface: nif.Name, Err: errors.New(path.Join(ibverbs.ClassNet, nif.Name, why))})
 			continue
 		}
 		gid := nif.Address.Value[4:]
@@ -560,7 +563,7 @@ func attachInterfaces(views []*PortView, ifs []ibverbs.NetInterface) []Unread {
 			v.Interfaces = append(v.Interfaces, ip)
 		}
 		if !matched && len(noGID) > 0 {
-			unread = append(unread, Unread{What: "interface " + nif.Name, Port: -1,
+			unread = append(unread, Unread{What: "interface " + nif.Name, Port: -1, Interface: nif.Name,
 				Err: fmt.Errorf("not matched: GID 0 of %s not read, and %s may run there", strings.Join(textsafe.Capped(noGID, MaxListed), ", "), nif.Name)})
 		}
 	}
