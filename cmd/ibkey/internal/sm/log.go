@@ -329,18 +329,30 @@ func (o *LogOptions) read(in io.Reader, ref time.Time, f *fabric.Fabric, x *smlo
 	return found, o.nothingChecked(a.Lines(), a.Records())
 }
 
-// nothingChecked is exit 4 when the log read has no line of OpenSM's: an empty file,
-// or one whose lines lack OpenSM's "Mon DD HH:MM:SS USEC [THREAD] 0xLEVEL -> " prefix
-// (opensm/osm_log.c osm_log), such as a syslog copy or the wrong file. "No event"
-// would then be a verdict on a log never seen. --follow waits for lines to come.
-func (o *LogOptions) nothingChecked(lines, records int64) error {
-	if o.Follow || records > 0 {
-		return nil
+// unchecked is why a read of the log checked nothing, "" and "" when it checked
+// something: it has no line, or none of its lines has OpenSM's "Mon DD HH:MM:SS USEC
+// [THREAD] 0xLEVEL -> " prefix (opensm/osm_log.c osm_log), such as a syslog copy or
+// the wrong file. "No event" would then be a verdict on a log never seen. It is the
+// one decision: the table's summary line says summary, and the command exits 4 with
+// detail on stderr (nothingChecked), --follow included (it reads the file from its
+// start, so a follow that saw no OpenSM line checked nothing either).
+func unchecked(lines, records int64) (summary, detail string) {
+	switch {
+	case records > 0:
+		return "", ""
+	case lines == 0:
+		return "the log is empty", "it is empty"
 	}
-	what := fmt.Sprintf("none of its %s is in OpenSM's log format (Mon DD HH:MM:SS USEC [THREAD] 0xLEVEL -> FUNCTION: MESSAGE)",
+	return "no line is in OpenSM's log format", fmt.Sprintf("none of its %s is in OpenSM's log format (Mon DD HH:MM:SS USEC [THREAD] 0xLEVEL -> FUNCTION: MESSAGE)",
 		textsafe.Plural(int(lines), "line", "lines"))
-	if lines == 0 {
-		what = "it is empty"
+}
+
+// nothingChecked is exit 4, said on stderr, when the log read checked nothing
+// (unchecked).
+func (o *LogOptions) nothingChecked(lines, records int64) error {
+	_, what := unchecked(lines, records)
+	if what == "" {
+		return nil
 	}
 	fmt.Fprintf(o.IO.ErrOut, "ibkey: %s: %s, so nothing was checked: give OpenSM's own log file (opensm -f, log_file in opensm.conf)\n",
 		textsafe.String(o.File), what)

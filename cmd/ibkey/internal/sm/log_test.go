@@ -304,6 +304,15 @@ func TestLogNothingChecked(t *testing.T) {
 			}
 		}
 	}
+	// --follow is no exception: it reads the file from its start, and a follow that
+	// ended without one OpenSM line checked nothing (its summary line said so, and it
+	// exited 0).
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	out, errOut, code := run(t, ctx, nil, "sm", "log", "--follow", notOpenSM, "-o", "table")
+	if code != 4 || !strings.Contains(errOut, "so nothing was checked") || !strings.Contains(out, "nothing checked: ") {
+		t.Errorf("--follow %s: exit %d, stdout %q, stderr %q; want exit 4, nothing checked", notOpenSM, code, out, errOut)
+	}
 	// The same lines after one line of OpenSM's own: read, no event, exit 0.
 	b, err := os.ReadFile(labLog)
 	if err != nil {

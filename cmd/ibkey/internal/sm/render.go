@@ -76,7 +76,7 @@ func (p *printer) event(ev *smlog.Event, ex *smlog.Explanation) error {
 }
 
 // end writes the summary and the totals; records is how many of the lines are in
-// OpenSM's format (none: nothing was checked, which the summary says).
+// OpenSM's format (unchecked: whether anything was checked, which the summary says).
 func (p *printer) end(s *smlog.Summary, lines, records int64) error {
 	errs, warns := 0, 0
 	for _, g := range s.Groups {
@@ -117,11 +117,9 @@ func (p *printer) end(s *smlog.Summary, lines, records int64) error {
 			}
 		}
 		what := "no partition or key event"
-		switch {
-		case lines == 0:
-			what = "nothing checked: the log is empty"
-		case records == 0:
-			what = "nothing checked: no line is in OpenSM's log format"
+		switch none, _ := unchecked(lines, records); {
+		case none != "":
+			what = "nothing checked: " + none
 		case s.Events > 0:
 			what = fmt.Sprintf("%s (%s, %s) in %s", textsafe.Plural(s.Events, "event", "events"),
 				textsafe.Plural(errs, "error", "errors"), textsafe.Plural(warns, "warning", "warnings"), textsafe.Plural(len(s.Groups), "problem", "problems"))
