@@ -143,10 +143,11 @@ func TestDemoTransportRoutes(t *testing.T) {
 			t.Errorf("%s: %q, %v; want %q", tc.addr, desc, err, tc.want)
 		}
 	}
-	pc, err := mad.GetPortCounters(ctx, tr, mad.LIDAddress(3), 1)
-	if err != nil {
-		t.Fatal(err)
+	r := query.ReadPortCounters(ctx, tr, []query.PMAPort{{LID: 3, Port: 1}})[0]
+	if r.Err != nil {
+		t.Fatal(r.Err)
 	}
+	pc := r.Counters
 	// movers: mlx5_0/1 port_rcv_constraint_errors starts at 12.
 	if pc.PortRcvConstraintErrors != 12 {
 		t.Errorf("mlx5_0/1 PortRcvConstraintErrors %d over the PMA, sysfs says 12", pc.PortRcvConstraintErrors)

@@ -340,7 +340,7 @@ func (c *FabricCollector) sweep(ctx context.Context, tap *portInfoTap) (*fabricS
 		tap.pma = newPMAPrefetch(ctx, tap.t)
 	}
 	f, err := query.Sweep(ctx, tap, query.SweepOptions{Source: c.fab.Via, Now: c.opts.Now})
-	var got map[pmaKey]*mad.Call
+	var got map[query.PMAPort]query.PMAReading
 	if tap.pma != nil {
 		got = tap.pma.done()
 	}
@@ -360,7 +360,7 @@ func (c *FabricCollector) sweep(ctx context.Context, tap *portInfoTap) (*fabricS
 // fromFabric reads the counters of a sweep's ports (unless NoCounters) through tap, runs
 // the audit and builds the series. got are the PortCounters read while the sweep ran
 // (nil: none).
-func (c *FabricCollector) fromFabric(ctx context.Context, f *fabric.Fabric, tap *portInfoTap, got map[pmaKey]*mad.Call) *fabricSnapshot {
+func (c *FabricCollector) fromFabric(ctx context.Context, f *fabric.Fabric, tap *portInfoTap, got map[query.PMAPort]query.PMAReading) *fabricSnapshot {
 	var infos map[check.PortID]tappedPortInfo
 	if tap != nil {
 		infos = tap.portInfos()

@@ -92,14 +92,14 @@ func (p *portInfoTap) Exchange(ctx context.Context, calls []mad.Call) error {
 // CA's port to its own LID, every port of a switch to the switch's LID (port 0's).
 // Switch ports without a link are left out (not exported unless cabled); a port with
 // no LID is not read (no SM has assigned one).
-func (p *portInfoTap) pmaPorts(infos []tappedPortInfo) []pmaKey {
+func (p *portInfoTap) pmaPorts(infos []tappedPortInfo) []query.PMAPort {
 	switchLID := map[tapAddr]uint16{}
 	for _, pi := range infos {
 		if n, ok := p.nodeAt[pi.at]; ok && n.isSwitch && pi.port == 0 {
 			switchLID[pi.at] = pi.lid
 		}
 	}
-	var out []pmaKey
+	var out []query.PMAPort
 	for _, pi := range infos {
 		n, ok := p.nodeAt[pi.at]
 		if !ok || pi.port > 0xff {
@@ -113,7 +113,7 @@ func (p *portInfoTap) pmaPorts(infos []tappedPortInfo) []pmaKey {
 			lid = switchLID[pi.at]
 		}
 		if lid != 0 {
-			out = append(out, pmaKey{lid: lid, port: uint8(pi.port)})
+			out = append(out, query.PMAPort{LID: lid, Port: uint8(pi.port)})
 		}
 	}
 	return out
@@ -171,36 +171,30 @@ func (p *portInfoTap) portInfos() map[check.PortID]tappedPortInfo {
 	return out
 }
 
-// pmaKey is where a port's PMA PortCounters are read: the LID the MAD goes to and the
-// PortSelect it asks for.
-type pmaKey struct {
-	lid  uint16
-	port uint8
-}
-
 // pmaPrefetch reads PortCounters while the sweep runs: a batch for the ports each of
 // its batches of PortInfo replies named, handed to the same transport as the sweep
 // works out its next batch (the transport's window takes batches in the order they
 // come, so no MAD waits for the CPU work between two sweep batches), and what is
 // left after the sweep is CPU work only. The readings are as fresh as the sweep's own.
+// Each batch is query.ReadPortCounters, the one PMA reader.
 type pmaPrefetch struct {
 	ctx context.Context
 	t   mad.Transport
 	g   errgroup.Group
 
 	mu    sync.Mutex
-	asked map[pmaKey]bool
-	got   map[pmaKey]*mad.Call
+	asked map[query.PMAPort]bool
+	got   map[query.PMAPort]query.PMAReading
 }
 
 func newPMAPrefetch(ctx context.Context, t mad.Transport) *pmaPrefetch {
-	return &pmaPrefetch{ctx: ctx, t: t, asked: map[pmaKey]bool{}, got: map[pmaKey]*mad.Call{}}
+	return &pmaPrefetch{ctx: ctx, t: t, asked: map[query.PMAPort]bool{}, got: map[query.PMAPort]query.PMAReading{}}
 }
 
 // read starts reading the ports not asked for yet.
-func (pf *pmaPrefetch) read(ports []pmaKey) {
+func (pf *pmaPrefetch) read(ports []query.PMAPort) {
 	pf.mu.Lock()
-	var keys []pmaKey
+	var keys []query.PMAPort
 	for _, k := range ports {
 		if !pf.asked[k] {
 			pf.asked[k] = true
@@ -211,15 +205,11 @@ func (pf *pmaPrefetch) read(ports []pmaKey) {
 	if len(keys) == 0 {
 		return
 	}
-	calls := make([]mad.Call, len(keys))
-	for i, k := range keys {
-		calls[i].Req = portCountersRequest(k)
-	}
 	pf.g.Go(func() error {
-		_ = mad.Exchange(pf.ctx, pf.t, calls) // each call carries its own error
+		got := query.ReadPortCounters(pf.ctx, pf.t, keys)
 		pf.mu.Lock()
 		for i, k := range keys {
-			pf.got[k] = &calls[i]
+			pf.got[k] = got[i]
 		}
 		pf.mu.Unlock()
 		return nil
@@ -227,24 +217,20 @@ func (pf *pmaPrefetch) read(ports []pmaKey) {
 }
 
 // done waits for every read started and returns what they got.
-func (pf *pmaPrefetch) done() map[pmaKey]*mad.Call {
+func (pf *pmaPrefetch) done() map[query.PMAPort]query.PMAReading {
 	_ = pf.g.Wait()
 	return pf.got
 }
 
-func portCountersRequest(k pmaKey) mad.Request {
-	return mad.Request{Addr: mad.LIDAddress(k.lid), Class: mad.ClassPerf, Method: mad.MethodGet,
-		Attr: mad.AttrPortCounters, Data: mad.PortCountersRequestData(k.port)}
-}
-
 // readPortCounters reads PMA PortCounters of every record that has a LID and was not
-// read already (got: a pmaPrefetch's), as one batch through tap (the transport's window
-// keeps it full, as the sweep's batches do), and fills the records' constraint error
-// readings; via names the transport in errors. It returns how many it sent.
-func readPortCounters(ctx context.Context, tap *portInfoTap, via string, recs []portRecord, got map[pmaKey]*mad.Call) int {
-	calls := make([]mad.Call, 0, len(recs))
-	idx := make([]int, 0, len(recs))
-	answers := make([]*mad.Call, len(recs))
+// read already (got: a pmaPrefetch's), as one batch through tap (query.ReadPortCounters),
+// and fills the records' constraint error readings; via names the transport in errors.
+// It returns how many it sent.
+func readPortCounters(ctx context.Context, tap *portInfoTap, via string, recs []portRecord, got map[query.PMAPort]query.PMAReading) int {
+	var keys []query.PMAPort
+	var idx []int
+	answers := make([]query.PMAReading, len(recs))
+	have := make([]bool, len(recs))
 	for i := range recs {
 		r := &recs[i]
 		if r.pmaLID == 0 {
@@ -252,53 +238,36 @@ func readPortCounters(ctx context.Context, tap *portInfoTap, via string, recs []
 			r.readings[1] = r.readings[0]
 			continue
 		}
-		k := pmaKey{lid: r.pmaLID, port: uint8(r.id.Port)}
-		if c := got[k]; c != nil && r.id.Port <= 0xff {
-			answers[i] = c
+		k := query.PMAPort{LID: r.pmaLID, Port: uint8(r.id.Port)}
+		if a, ok := got[k]; ok && r.id.Port <= 0xff {
+			answers[i], have[i] = a, true
 			continue
 		}
-		calls = append(calls, mad.Call{Req: portCountersRequest(k)})
+		keys = append(keys, k)
 		idx = append(idx, i)
 	}
-	_ = tap.Exchange(ctx, calls) // each call carries its own error
-	for k := range calls {
-		answers[idx[k]] = &calls[k]
+	read := query.ReadPortCounters(ctx, tap, keys)
+	for k, a := range read {
+		answers[idx[k]], have[idx[k]] = a, true
 	}
 	if via != "" {
 		via = " via " + via
 	}
-	for i, c := range answers {
-		if c == nil {
+	for i, a := range answers {
+		if !have[i] {
 			continue
 		}
 		r := &recs[i]
-		pc, err := portCountersReply(c, uint8(r.id.Port))
-		if err != nil {
+		if a.Err != nil {
 			tap.mu.Lock()
-			tap.note(err) // a prefetched call's error
+			tap.note(a.Err) // a prefetched read's error
 			tap.mu.Unlock()
-			reading := query.Reading{Err: fmt.Sprintf("PortCounters of port %d from lid %d%s: %v", r.id.Port, r.pmaLID, via, err)}
+			reading := query.Reading{Err: fmt.Sprintf("PortCounters of port %d from lid %d%s: %v", r.id.Port, r.pmaLID, via, a.Err)}
 			r.readings[0], r.readings[1] = reading, reading
 			continue
 		}
-		r.readings[0] = query.Reading{Value: uint64(pc.PortRcvConstraintErrors)}
-		r.readings[1] = query.Reading{Value: uint64(pc.PortXmitConstraintErrors)}
+		r.readings[0] = query.Reading{Value: uint64(a.Counters.PortRcvConstraintErrors)}
+		r.readings[1] = query.Reading{Value: uint64(a.Counters.PortXmitConstraintErrors)}
 	}
-	return len(calls)
-}
-
-// portCountersReply decodes an exchanged Get PortCounters and checks that it answers
-// for the port asked (mad.GetPortCounters' check).
-func portCountersReply(c *mad.Call, port uint8) (mad.PortCounters, error) {
-	if c.Err != nil {
-		return mad.PortCounters{}, c.Err
-	}
-	pc, err := mad.ParsePortCounters(c.Data())
-	if err != nil {
-		return pc, err
-	}
-	if pc.PortSelect != port {
-		return pc, fmt.Errorf("reply for port %d", pc.PortSelect)
-	}
-	return pc, nil
+	return len(keys)
 }

@@ -253,7 +253,7 @@ func TestUmadOnKernel(t *testing.T) {
 	want("register SMI agent (qpn 0)", false, "protocol not supported")
 	want("mad.OpenUmad", true, "")
 	want("mad.GetPortInfo (SMP)", false, "no QP0")
-	want("mad.GetPortCounters (GMP, no GRH)", false, "")
+	want("query.ReadPortCounters (GMP, no GRH)", false, "")
 	for _, n := range []string{
 		"open client + ENABLE_PKEY", "open responder + ENABLE_PKEY",
 		"register client agent (PerfMgt, qpn 1)", "register responder agent (PerfMgt Get)",

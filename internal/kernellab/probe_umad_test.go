@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
+	"github.com/ibkey/ibkey/internal/query"
 )
 
 // The kernel's umad ABI, written out independently of internal/ibverbs/mad (from
@@ -121,8 +122,8 @@ func runUmad(dev string, port int) umadResult {
 	if err == nil {
 		_, err = mad.GetPortInfo(context.Background(), t, mad.DirectedRoute(), uint8(port))
 		r.step("mad.GetPortInfo (SMP)", err, "")
-		_, err = mad.GetPortCounters(context.Background(), t, mad.LIDAddress(1), uint8(port))
-		r.step("mad.GetPortCounters (GMP, no GRH)", err, "")
+		err = query.ReadPortCounters(context.Background(), t, []query.PMAPort{{LID: 1, Port: uint8(port)}})[0].Err
+		r.step("query.ReadPortCounters (GMP, no GRH)", err, "")
 		r.step("mad.Close", t.Close(), "")
 	}
 

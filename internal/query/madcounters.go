@@ -112,7 +112,8 @@ func (m *MADCounters) PortState(ref PortRef) (string, error) {
 // PortInfo is the source of the PortInfo violation counters.
 func (m *MADCounters) PortInfo() CounterSource { return madPortInfo{m} }
 
-// PortCounters is the source of the PMA PortCounters counters (named as in sysfs).
+// PortCounters is the source of the PMA PortCounters counters (named as in sysfs),
+// read by ReadPortCounters, the one PMA reader.
 func (m *MADCounters) PortCounters() CounterSource { return madPortCounters{m} }
 
 type madPortInfo struct{ m *MADCounters }
@@ -159,12 +160,12 @@ func (s madPortCounters) Read(ref PortRef, names []string, out []Reading) {
 		fill(out, Reading{Unavailable: p.NoPMA})
 		return
 	}
-	addr := mad.LIDAddress(p.PMALID)
-	pc, err := mad.GetPortCounters(m.ctx, m.fab.T, addr, p.Num)
-	if err != nil {
-		fill(out, Reading{Err: m.fab.madError(addr, fmt.Errorf("PortCounters of port %d: %w", p.Num, err)).Error()})
+	r := ReadPortCounters(m.ctx, m.fab.T, []PMAPort{{LID: p.PMALID, Port: p.Num}})[0]
+	if r.Err != nil {
+		fill(out, Reading{Err: m.fab.madError(mad.LIDAddress(p.PMALID), fmt.Errorf("PortCounters of port %d: %w", p.Num, r.Err)).Error()})
 		return
 	}
+	pc := r.Counters
 	// PortCounters' fields by their sysfs counters/ names.
 	pick(names, out, "not a PortCounters counter", map[string]Reading{
 		"symbol_error":                    {Value: uint64(pc.SymbolErrorCounter)},
@@ -181,6 +182,59 @@ func (s madPortCounters) Read(ref PortRef, names []string, out []Reading) {
 		"VL15_dropped":                    {Value: uint64(pc.VL15Dropped)},
 		"port_xmit_wait":                  {Value: uint64(pc.PortXmitWait)},
 	})
+}
+
+// PMAPort is where a port's PMA PortCounters are read: the LID the Get goes to (PMA
+// MADs are LID-routed only; a switch's ports all answer at the switch's LID, its port
+// 0's) and the PortSelect it asks for (IBA 16.1.3.5, PortCounters).
+type PMAPort struct {
+	LID  uint16
+	Port uint8
+}
+
+// PMAReading is one port's PortCounters, or why they were not read.
+type PMAReading struct {
+	Counters mad.PortCounters
+	Err      error
+}
+
+// ReadPortCounters is the one PMA PortCounters reader (the exporter's sweep and --lid,
+// watch counters --lid): the ports' Get PortCounters go through t as one batch
+// (mad.Exchange: the transport's window kept full, as a sweep's batches are), and
+// each reply is decoded by PortCountersReply. The readings are in the order of ports.
+func ReadPortCounters(ctx context.Context, t mad.Transport, ports []PMAPort) []PMAReading {
+	calls := make([]mad.Call, len(ports))
+	for i, k := range ports {
+		calls[i].Req = k.Request()
+	}
+	_ = mad.Exchange(ctx, t, calls) // each call carries its own error
+	out := make([]PMAReading, len(ports))
+	for i, k := range ports {
+		out[i].Counters, out[i].Err = k.Reply(&calls[i])
+	}
+	return out
+}
+
+// Request is k's Get PortCounters.
+func (k PMAPort) Request() mad.Request {
+	return mad.Request{Addr: mad.LIDAddress(k.LID), Class: mad.ClassPerf, Method: mad.MethodGet,
+		Attr: mad.AttrPortCounters, Data: mad.PortCountersRequestData(k.Port)}
+}
+
+// Reply decodes c, an exchanged k.Request(): the counters, or the call's error, or
+// that the reply answers for another port than the one asked (its PortSelect).
+func (k PMAPort) Reply(c *mad.Call) (mad.PortCounters, error) {
+	if c.Err != nil {
+		return mad.PortCounters{}, c.Err
+	}
+	pc, err := mad.ParsePortCounters(c.Data())
+	if err != nil {
+		return mad.PortCounters{}, err
+	}
+	if pc.PortSelect != k.Port {
+		return mad.PortCounters{}, fmt.Errorf("PortCounters reply for port %d, asked for %d", pc.PortSelect, k.Port)
+	}
+	return pc, nil
 }
 
 // pick fills out with the readings a source has, by counter name; a name it has not

@@ -20,6 +20,7 @@ type fakeFabric struct {
 	rcvConstraint       uint8
 	lid                 uint16
 	dropPMA             bool
+	otherPort           bool // PortCounters answer for the next port, not the one asked
 	portInfos, counters int
 }
 
@@ -43,6 +44,9 @@ func (f *fakeFabric) Do(_ context.Context, req mad.Request) (*mad.Packet, error)
 		}
 		d := make([]byte, 192)
 		d[1] = req.Data[1] // PortSelect
+		if f.otherPort {
+			d[1]++
+		}
 		d[17] = f.rcvConstraint
 		return &mad.Packet{Class: req.Class, Attr: req.Attr, Data: d}, nil
 	}
@@ -145,6 +149,23 @@ func TestMADCountersSaturate(t *testing.T) {
 // TestMADCountersNoLID: a port reached by directed route without a LID has its
 // PortInfo counters, and the PortCounters ones n/a with the reason; once an SM gives
 // the port a LID, PortCounters are read.
+// TestReadPortCounters: the one PMA reader keeps the order of the ports asked, and a
+// reply that answers for another port than the PortSelect asked (a PMA ignoring it)
+// is an error, never that port's counters.
+func TestReadPortCounters(t *testing.T) {
+	f := &fakeFabric{rcvConstraint: 5}
+	got := ReadPortCounters(context.Background(), f, []PMAPort{{LID: 4, Port: 1}, {LID: 2, Port: 7}})
+	if len(got) != 2 || got[0].Err != nil || got[1].Err != nil || got[0].Counters.PortSelect != 1 || got[1].Counters.PortSelect != 7 ||
+		got[1].Counters.PortRcvConstraintErrors != 5 || f.counters != 2 {
+		t.Errorf("ReadPortCounters = %+v (%d MADs)", got, f.counters)
+	}
+	f.set(func(f *fakeFabric) { f.otherPort = true })
+	got = ReadPortCounters(context.Background(), f, []PMAPort{{LID: 4, Port: 1}})
+	if got[0].Err == nil || !strings.Contains(got[0].Err.Error(), "PortCounters reply for port 2, asked for 1") || got[0].Counters != (mad.PortCounters{}) {
+		t.Errorf("a reply for another port: %+v", got[0])
+	}
+}
+
 func TestMADCountersNoLID(t *testing.T) {
 	f := &fakeFabric{}
 	fab := &Fabric{T: f, Via: "fake"}

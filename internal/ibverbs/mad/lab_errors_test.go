@@ -10,6 +10,7 @@ import (
 
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 	"github.com/ibkey/ibkey/internal/lab"
+	"github.com/ibkey/ibkey/internal/query"
 )
 
 const smallNet = "../../lab/testdata/small.net"
@@ -68,7 +69,7 @@ func TestLabPortCounters(t *testing.T) {
 				}
 			}
 			lid := lidOf(t, l, tr, tc.node, tc.lidOfPort)
-			pc, err := mad.GetPortCounters(ctx, tr, mad.LIDAddress(lid), tc.port)
+			pc, err := getPortCounters(ctx, tr, lid, tc.port)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -116,16 +117,25 @@ func TestLabPortCounters(t *testing.T) {
 	// The 8-bit constraint counters saturate at 255 (ibsim's PerformanceSet clamps
 	// to the field width, ibsim/sim_cmd.c).
 	out := l.MustConsole(`PerformanceSet "HcaC"[1] PortCounters.PortRcvConstraintErrors=300`)
-	pc, err := mad.GetPortCounters(ctx, tr, mad.LIDAddress(lidOf(t, l, tr, "HcaC", 1)), 1)
+	pc, err := getPortCounters(ctx, tr, lidOf(t, l, tr, "HcaC", 1), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if pc.PortRcvConstraintErrors != 255 {
 		t.Errorf("PortRcvConstraintErrors after setting 300 = %d (console: %q), want 255", pc.PortRcvConstraintErrors, out)
 	}
-	if _, err := mad.GetPortCounters(ctx, tr, mad.DirectedRoute(1), 1); err == nil {
+	pma := query.PMAPort{Port: 1}.Request()
+	pma.Addr = mad.DirectedRoute(1)
+	if _, err := tr.Do(ctx, pma); err == nil {
 		t.Error("PortCounters by directed route: no error")
 	}
+}
+
+// getPortCounters reads one port's PortCounters through query.ReadPortCounters, the
+// one PMA reader ibkey has (the exporter's, watch counters --lid's).
+func getPortCounters(ctx context.Context, t mad.Transport, lid uint16, port uint8) (mad.PortCounters, error) {
+	r := query.ReadPortCounters(ctx, t, []query.PMAPort{{LID: lid, Port: port}})[0]
+	return r.Counters, r.Err
 }
 
 // within fails when f takes longer than limit (a hang, not a clear error).

@@ -89,16 +89,3 @@ func PKeyTableFromCalls[K ~uint16](calls []Call, port uint8, tableLen int) ([]K,
 	}
 	return table[:tableLen], nil
 }
-
-// GetPortCounters reads PMA PortCounters of port on the node at a, which
-// must be a LID address (PMA MADs are not directed-routed).
-func GetPortCounters(ctx context.Context, t Transport, a Address, port uint8) (PortCounters, error) {
-	pc, err := get(ctx, t, a, ClassPerf, AttrPortCounters, 0, PortCountersRequestData(port), ParsePortCounters)
-	if err != nil {
-		return PortCounters{}, err
-	}
-	if pc.PortSelect != port {
-		return PortCounters{}, fmt.Errorf("mad: %s: PortCounters reply for port %d, asked for %d", a, pc.PortSelect, port)
-	}
-	return pc, nil
-}
