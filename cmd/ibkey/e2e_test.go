@@ -45,7 +45,7 @@ func TestEndToEnd(t *testing.T) {
 		// arguments elsewhere, and those commands run here.
 		{[]string{"decode", "pkey", "counters"}, nil, 2, "", `ibkey: invalid P_Key "counters"`},
 		{[]string{"exporter", "--help"}, nil, 0, "Usage:", ""},
-		{[]string{"--sysfs", fixture, "watch", "counters", "--once", "-o", "json"}, nil, 0, `"port_rcv_constraint_errors"`, ""},
+		{[]string{"--sysfs", fixture, "watch", "counters", "--once", "-o", "json"}, nil, 4, `"port_rcv_constraint_errors"`, "pkey_violations, qkey_violations not read on"},
 		{[]string{"completion", "bash"}, nil, 0, "__start_ibkey", ""},
 		{[]string{"can-talk", "0x8001", "0x0001"}, nil, 0, "YES: 0x8001 and 0x0001 can talk\n", ""},
 		{[]string{"--demo", "can-talk", "mlx5_1/1", "0x0002"}, nil, 1, "NO: mlx5_1/1 and 0x0002 cannot talk\n", "demo host"},

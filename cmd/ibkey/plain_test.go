@@ -100,7 +100,7 @@ func TestPlainTables(t *testing.T) {
 	counterLine := regexp.MustCompile(`^\d{4}-\d\d-\d\dT[0-9:.]+Z \S+/\d+ [A-Z_]+( [A-Za-z0-9_]+=\S+)+$`)
 	r = runIbkey(t, false, nil, "--demo", "watch", "counters", "--count", "2", "--interval", "10ms", "-o", "plain")
 	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
-	if r.code != 0 || len(lines) != 8 {
+	if r.code != 4 || len(lines) != 8 { // 4: the demo's PortInfo counters are not read
 		t.Errorf("watch counters: exit %d, %d lines; want 2 samples of 4 ports:\n%s", r.code, len(lines), r.stdout)
 	}
 	for _, l := range lines {

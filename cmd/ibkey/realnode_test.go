@@ -162,7 +162,7 @@ func TestOddValues(t *testing.T) {
 	}
 	// Item 9: N/A (no PMA) is "no PMA on this device", not a parse error.
 	r = run("watch", "counters", "--once")
-	if r.code != 0 || !strings.Contains(r.stdout, "cxgb4_0/1 ACTIVE port_rcv_constraint_errors=n/a(no_PMA_on_this_device)") ||
+	if r.code != 4 || !strings.Contains(r.stderr, "pkey_violations, qkey_violations not read on") || !strings.Contains(r.stdout, "cxgb4_0/1 ACTIVE port_rcv_constraint_errors=n/a(no_PMA_on_this_device)") ||
 		strings.Contains(r.stdout+r.stderr, "decimal") || !strings.Contains(r.stdout, "mlx4_0/1 ACTIVE port_rcv_constraint_errors=0") {
 		t.Errorf("watch counters: exit %d\n%s--- stderr\n%s", r.code, r.stdout, r.stderr)
 	}

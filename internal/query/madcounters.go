@@ -43,8 +43,10 @@ type MADPort struct {
 	// FollowLID: PMALID follows the LID PortInfo reports (a CA port, whose LID an SM
 	// may assign while the watch runs).
 	FollowLID bool
-	// Unavailable: the port cannot be read over MADs at all, and why.
+	// Unavailable: the port cannot be read over MADs at all, and why; Absent: because
+	// it has no such counters (a link layer without PortInfo), not for want of a route.
 	Unavailable string
+	Absent      bool
 }
 
 // MADCounters reads counters over one MAD transport, which the caller keeps open for
@@ -124,7 +126,7 @@ func (s madPortInfo) Read(ref PortRef, names []string, out []Reading) {
 	m := s.m
 	p, why := m.port(ref)
 	if why != "" {
-		fill(out, Reading{Unavailable: why})
+		fill(out, Reading{Unavailable: why, Absent: p.Absent})
 		return
 	}
 	m.mu.Lock()
@@ -154,7 +156,7 @@ func (s madPortCounters) Read(ref PortRef, names []string, out []Reading) {
 	p, why := m.port(ref)
 	switch {
 	case why != "":
-		fill(out, Reading{Unavailable: why})
+		fill(out, Reading{Unavailable: why, Absent: p.Absent})
 		return
 	case p.PMALID == 0:
 		fill(out, Reading{Unavailable: p.NoPMA})
@@ -336,6 +338,7 @@ func LocalPortInfo(ctx context.Context, fab *Fabric, views []*PortView) CounterS
 			p := &MADPort{SMP: addr, Num: uint8(v.Port.Num), Unavailable: why}
 			if ll := v.LinkLayer(); ll != "InfiniBand" {
 				p.Unavailable = fmt.Sprintf("no PortInfo on a %s port (link layer %s): SMPs and these counters are InfiniBand's", ll, ll)
+				p.Absent = ll != "" // a link layer not read is not one without PortInfo
 			}
 			ports[v.Ref()] = p
 		}

@@ -36,6 +36,12 @@ type Reading struct {
 	// Unavailable: the source cannot provide this counter for this port at all (no
 	// counters/ directory, no fabric access). Never shown as 0.
 	Unavailable string
+	// Absent, with Unavailable: the port has no such counter (a link layer without
+	// PortInfo, a device without the counters/ file or PMA): n/a is the whole answer.
+	// Without it an Unavailable counter exists and was not read (no fabric access,
+	// no LID yet, a field verbs does not give): not read, which a watch names and
+	// exits 4 for.
+	Absent bool
 	// Source labels the source that answered when it is not the counter's own (a
 	// Preferred source that fell back); "" means Counter.Source.
 	Source string
@@ -122,19 +128,19 @@ func (s *SysfsCounters) Name() string { return "sysfs" }
 func (s *SysfsCounters) Read(port PortRef, names []string, out []Reading) {
 	if why, ok := s.missing[port]; ok {
 		for i := range out {
-			out[i] = Reading{Unavailable: why}
+			out[i] = Reading{Unavailable: why, Absent: true}
 		}
 		return
 	}
 	have, known := s.present[port]
 	for i, n := range names {
 		if known && !have[n] {
-			out[i] = Reading{Unavailable: "not provided by this device (no counters/" + n + ")"}
+			out[i] = Reading{Unavailable: "not provided by this device (no counters/" + n + ")", Absent: true}
 			continue
 		}
 		c := s.Sys.ReadCounter(port.Device, port.Port, n)
-		if c.Unavailable != "" {
-			out[i] = Reading{Unavailable: c.Unavailable}
+		if c.Unavailable != "" { // the file says N/A: the device has no PMA
+			out[i] = Reading{Unavailable: c.Unavailable, Absent: true}
 			continue
 		}
 		if c.Err != nil {

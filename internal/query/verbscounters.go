@@ -175,6 +175,7 @@ func (p Preferred) Read(ref PortRef, names []string, out []Reading) {
 		r := second[k]
 		if r.Unavailable != "" {
 			r.Unavailable = fmt.Sprintf("%s: %s; %s: %s", p.First.Name(), out[i].Unavailable, p.Then.Name(), r.Unavailable)
+			r.Absent = r.Absent && out[i].Absent // absent only when neither source has it
 		}
 		r.Source = cmp.Or(r.Source, p.Then.Name())
 		out[i] = r

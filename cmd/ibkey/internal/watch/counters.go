@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/query"
+	"github.com/ibkey/ibkey/internal/textsafe"
 	"github.com/ibkey/ibkey/internal/tui"
 )
 
@@ -114,7 +116,10 @@ node's NodeDescription and NodeGUID; a local port has neither (device names it).
 ("unavailable"); "delta" and "rate" are null on the first sample and while a
 counter stays saturated. --once reads one sample, without deltas. A counter that
 could not be read is named once on stderr, and the exit is 4 (after --once, --count
-or an interrupt).`,
+or an interrupt). So is a counter the port has that the sources used cannot read
+(n/a: sysfs has no PortInfo counters, PortCounters need a LID): one warning at the
+end names them and what reads them. n/a for a counter the port does not have (a
+RoCE port's PortInfo, a device without PMA counters) is the whole answer: exit 0.`,
 		Example: `  ibkey watch counters
   ibkey --demo watch counters
   ibkey watch counters mlx5_0/1 --interval 5s --all-counters
@@ -281,17 +286,23 @@ func (o *CountersOptions) watchWithoutUmad(host *query.Host, sampler *query.Samp
 // or iWARP port's because it has no PortInfo, an InfiniBand port's because SMPs need
 // fabric access (query.NeedsFabricAccess, with the MAD flags that give it).
 func noPortInfo(views []*query.PortView) *portInfoReasons {
-	s := &portInfoReasons{why: map[query.PortRef]string{}}
+	s := &portInfoReasons{why: map[query.PortRef]string{}, absent: map[query.PortRef]bool{}}
 	for _, v := range views {
 		if ll := v.LinkLayer(); ll != "" && ll != "InfiniBand" {
 			s.why[v.Ref()] = fmt.Sprintf("no PortInfo: the %s link layer has no QP0 (SMPs and these counters are InfiniBand's)", ll)
+			s.absent[v.Ref()] = true
 		}
 	}
 	return s
 }
 
 // portInfoReasons is a pointer: the sampler compares sources to group their counters.
-type portInfoReasons struct{ why map[query.PortRef]string }
+// absent: the ports that have no PortInfo at all (their n/a is the whole answer); on
+// the others the counters exist and are not read.
+type portInfoReasons struct {
+	why    map[query.PortRef]string
+	absent map[query.PortRef]bool
+}
 
 func (*portInfoReasons) Name() string { return query.SourcePortInfo }
 
@@ -301,7 +312,7 @@ func (s *portInfoReasons) Read(ref query.PortRef, _ []string, out []query.Readin
 		why = query.NeedsFabricAccess(cmdutil.FabricAccessHow)
 	}
 	for i := range out {
-		out[i] = query.Reading{Unavailable: why}
+		out[i] = query.Reading{Unavailable: why, Absent: s.absent[ref]}
 	}
 }
 
@@ -430,8 +441,11 @@ func watchCounters(ctx context.Context, o *CountersOptions, sampler *query.Sampl
 	demo := w.label != "" && o.Fabric == nil && w.via == ""
 	tracker := query.NewTracker()
 	explained, failed := map[string]bool{}, map[string]bool{}
+	var unread notRead
 	err := o.loop(ctx, count, func(int) error {
-		snap := tracker.Add(sampler.Take(o.All))
+		sample := sampler.Take(o.All)
+		unread.add(sample)
+		snap := tracker.Add(sample)
 		explainUnavailable(n, snap, explained)
 		warnFailed(n, snap, failed)
 		if f == cmdutil.FormatJSON {
@@ -440,11 +454,50 @@ func watchCounters(ctx context.Context, o *CountersOptions, sampler *query.Sampl
 		_, err := io.WriteString(o.IO.Out, countersLines(snap, o.Once))
 		return err
 	})
-	if err == nil && len(failed) > 0 {
+	switch {
+	case err != nil:
+		return err
+	case len(failed) > 0:
 		// Shown as error(...) in the lines: a counter not read is not checked.
 		return cmdutil.Exit(cmdutil.ExitIncomplete)
+	case len(unread.ports) > 0:
+		// Shown as n/a: a listing with its reasons, but counters the watch was asked
+		// for that the port has and the sources chosen could not read (sysfs has no
+		// PortInfo counters). Rule 1: show what was read, name what was not, exit 4.
+		// n/a because the port has no such counter (Reading.Absent) is not a gap.
+		how := "the notes above say why and what reads them"
+		if w.via == "" && w.nodes == nil { // local ports, no MADs sent
+			how += "; --lid LID with --ca or --ibsim reads a port over the fabric"
+		}
+		n.Warn(fmt.Sprintf("%s not read on %s (n/a: %s)", strings.Join(unread.names, ", "),
+			textsafe.Plural(len(unread.ports), "port", "ports"), how))
+		return cmdutil.Exit(cmdutil.ExitIncomplete)
 	}
-	return err
+	return nil
+}
+
+// notRead collects the counters a watch was asked for that a port has and that were
+// not read (Unavailable, not Absent): which, in the order shown, and on which ports.
+type notRead struct {
+	names []string
+	ports map[query.PortRef]bool
+}
+
+func (u *notRead) add(s *query.Sample) {
+	for _, p := range s.Ports {
+		for j, r := range p.Readings {
+			if r.Unavailable == "" || r.Absent {
+				continue
+			}
+			if u.ports == nil {
+				u.ports = map[query.PortRef]bool{}
+			}
+			u.ports[p.Ref] = true
+			if name := s.Counters[j].Name; !slices.Contains(u.names, name) {
+				u.names = append(u.names, name)
+			}
+		}
+	}
 }
 
 // warnFailed warns once, on stderr, about each counter that could not be read (a

@@ -58,7 +58,11 @@ func TestLabCountersNodes(t *testing.T) {
 		}
 		seen[tg.Path] = true
 		ni := lab.ParseFields(l.Diag(t, "smpquery", "-D", "nodeinfo", tg.Path))
-		r := l.RunJSON(t, nil, "watch", "counters", "--dr", tg.Path, "--port", "all", "--once", "-o", "json")
+		// No SM has run: PortCounters need a LID, so they are not read (exit 4).
+		r := l.Run(t, "watch", "counters", "--dr", tg.Path, "--port", "all", "--once", "-o", "json")
+		if r.Code != 4 || !strings.Contains(r.Stderr, "not read on") {
+			t.Fatalf("--dr %s: exit %d, want 4 (PortCounters need a LID): %s", tg.Path, r.Code, r.Stderr)
+		}
 		samples := cmdtest.DecodeCounters(t, r.Stdout)
 		var doc struct {
 			Ports []struct {

@@ -10,18 +10,18 @@ import (
 
 // TestFabricAccessReason: the PortInfo counters without fabric access are n/a with a
 // reason that names the MAD flags that give it (query's names none); users see it as
-// before, on stderr and in JSON.
+// before, on stderr and in JSON, and the exit is 4: they exist and were not read.
 func TestFabricAccessReason(t *testing.T) {
 	const why = "needs fabric access (PortInfo, not in sysfs: pass --ca DEV as root or the rdma group, or --ibsim)"
 	dir := watchTree(t)
 	r := runIbkey(t, "--sysfs", dir, "watch", "counters", "mlx5_0/2", "--once")
 	for _, c := range []string{"pkey_violations", "qkey_violations"} {
-		if line := "note: " + c + ": n/a: " + why + "\n"; r.Code != 0 || !strings.Contains(r.Stderr, line) {
+		if line := "note: " + c + ": n/a: " + why + "\n"; r.Code != 4 || !strings.Contains(r.Stderr, line) {
 			t.Errorf("exit %d, stderr %q; want %q", r.Code, r.Stderr, line)
 		}
 	}
 	r = runIbkey(t, "--sysfs", dir, "watch", "counters", "mlx5_0/2", "--once", "-o", "json")
-	if want := `"unavailable":"` + why + `"`; r.Code != 0 || strings.Count(strings.ReplaceAll(r.Stdout, `": "`, `":"`), want) != 2 {
+	if want := `"unavailable":"` + why + `"`; r.Code != 4 || strings.Count(strings.ReplaceAll(r.Stdout, `": "`, `":"`), want) != 2 {
 		t.Errorf("json: exit %d, want %s twice:\n%s", r.Code, want, r.Stdout)
 	}
 }
@@ -43,7 +43,30 @@ func TestCounterErrorsExit4(t *testing.T) {
 			t.Errorf("exit %d, stderr %q; want 4 and %q\n%s", r.Code, r.Stderr, want, r.Stdout)
 		}
 	}
-	if r := runIbkey(t, "--sysfs", dir, "watch", "counters", "mlx5_0/2", "--once", "-o", "plain"); r.Code != 0 {
-		t.Errorf("the port read whole: exit %d: %s", r.Code, r.Stderr)
+	// The other port's counters were read (its PortInfo ones not: exit 4 for those,
+	// named, but no read error).
+	if r := runIbkey(t, "--sysfs", dir, "watch", "counters", "mlx5_0/2", "--once", "-o", "plain"); r.Code != 4 || strings.Contains(r.Stdout, "error(") ||
+		!strings.Contains(r.Stderr, "warning: pkey_violations, qkey_violations not read on 1 port (n/a") {
+		t.Errorf("the port read but for PortInfo's counters: exit %d: %s", r.Code, r.Stderr)
+	}
+}
+
+// TestNotReadExit4 (rule 1: show what was read, name what was not, exit 4): a counter
+// the port has that the sources could not read (an InfiniBand port's PortInfo
+// counters from sysfs alone) is n/a with its reason and makes the exit 4, with one
+// warning naming the counters, how many ports, and what reads them; a counter the
+// port does not have (a RoCE port's PortInfo counters, a device without PMA
+// counters/) is n/a too, but that is the whole answer: exit 0.
+func TestNotReadExit4(t *testing.T) {
+	dir := watchTree(t)
+	r := runIbkey(t, "--sysfs", dir, "watch", "counters", "--once")
+	want := "warning: pkey_violations, qkey_violations not read on 2 ports (n/a: the notes above say why and what reads them; --lid LID with --ca or --ibsim reads a port over the fabric)\n"
+	if r.Code != 4 || !strings.HasSuffix(r.Stderr, want) {
+		t.Errorf("IB ports from sysfs: exit %d, stderr %q; want 4 ending with %q", r.Code, r.Stderr, want)
+	}
+	r = runIbkey(t, "--sysfs", mlx5, "watch", "counters", "mlx5_2/1", "--once")
+	if r.Code != 0 || strings.Contains(r.Stderr, "not read") || !strings.Contains(r.Stdout, "pkey_violations=n/a(no_PortInfo:_the_Ethernet_link_layer_has_no_QP0)") ||
+		!strings.Contains(r.Stdout, "port_rcv_constraint_errors=n/a(no_PMA_counters)") {
+		t.Errorf("a RoCE port without PMA counters: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 }

@@ -23,7 +23,7 @@ func TestJSONSchema(t *testing.T) {
 		{"--sysfs", mlx5, "watch", "counters", "mlx5_2/1", "--count", "2", "--interval", "10ms", "-o", "json"},
 	} {
 		r := runIbkey(t, args...)
-		if r.Code != 0 {
+		if r.Code != 0 && r.Code != 4 { // 4: counters not read (n/a), in the schema too
 			t.Fatalf("%v: exit %d: %s", args, r.Code, r.Stderr)
 		}
 		jsonschematest.Lines(t, "watch-counters", r.Stdout)
