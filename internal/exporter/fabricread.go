@@ -227,10 +227,23 @@ func (pf *pmaPrefetch) done() map[query.PMAPort]query.PMAReading {
 // and fills the records' constraint error readings; via names the transport in errors.
 // It returns how many it sent.
 func readPortCounters(ctx context.Context, tap *portInfoTap, via string, recs []portRecord, got map[query.PMAPort]query.PMAReading) int {
-	var keys []query.PMAPort
-	var idx []int
-	answers := make([]query.PMAReading, len(recs))
-	have := make([]bool, len(recs))
+	if via != "" {
+		via = " via " + via
+	}
+	fill := func(r *portRecord, a query.PMAReading) {
+		if a.Err != nil {
+			tap.mu.Lock()
+			tap.note(a.Err) // a prefetched read's error
+			tap.mu.Unlock()
+			reading := query.Reading{Err: fmt.Sprintf("PortCounters of port %d from lid %d%s: %v", r.id.Port, r.pmaLID, via, a.Err)}
+			r.readings[0], r.readings[1] = reading, reading
+			return
+		}
+		r.readings[0] = query.Reading{Value: uint64(a.Counters.PortRcvConstraintErrors)}
+		r.readings[1] = query.Reading{Value: uint64(a.Counters.PortXmitConstraintErrors)}
+	}
+	keys := make([]query.PMAPort, 0, len(recs))
+	idx := make([]int, 0, len(recs))
 	for i := range recs {
 		r := &recs[i]
 		if r.pmaLID == 0 {
@@ -240,34 +253,14 @@ func readPortCounters(ctx context.Context, tap *portInfoTap, via string, recs []
 		}
 		k := query.PMAPort{LID: r.pmaLID, Port: uint8(r.id.Port)}
 		if a, ok := got[k]; ok && r.id.Port <= 0xff {
-			answers[i], have[i] = a, true
+			fill(r, a)
 			continue
 		}
 		keys = append(keys, k)
 		idx = append(idx, i)
 	}
-	read := query.ReadPortCounters(ctx, tap, keys)
-	for k, a := range read {
-		answers[idx[k]], have[idx[k]] = a, true
-	}
-	if via != "" {
-		via = " via " + via
-	}
-	for i, a := range answers {
-		if !have[i] {
-			continue
-		}
-		r := &recs[i]
-		if a.Err != nil {
-			tap.mu.Lock()
-			tap.note(a.Err) // a prefetched read's error
-			tap.mu.Unlock()
-			reading := query.Reading{Err: fmt.Sprintf("PortCounters of port %d from lid %d%s: %v", r.id.Port, r.pmaLID, via, a.Err)}
-			r.readings[0], r.readings[1] = reading, reading
-			continue
-		}
-		r.readings[0] = query.Reading{Value: uint64(a.Counters.PortRcvConstraintErrors)}
-		r.readings[1] = query.Reading{Value: uint64(a.Counters.PortXmitConstraintErrors)}
+	for k, a := range query.ReadPortCounters(ctx, tap, keys) {
+		fill(&recs[idx[k]], a)
 	}
 	return len(keys)
 }
