@@ -2,6 +2,7 @@ package job
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -36,10 +37,16 @@ type Library struct {
 	// Source cites where the rules below come from.
 	Source string
 
+	// configure reads the job's settings into the library's one description (setup).
 	configure func(in Inputs, s *setup)
-	// want is the setting that puts the library's QPs on p in partition key (the
-	// library's own lookup run with it, in Pick.Setting), whatever else the job sets.
-	want func(key check.PKey, p *Port) Pick
+	// lookup is the library's own P_Key lookup on p with setting v: the index
+	// (ByIndex) or the 15-bit key (ByValue) its QPs are given. Resolve runs it with
+	// the job's setting, WantPartition with the one it proposes.
+	lookup func(v int, p *Port) Pick
+	// wantMin is the lowest partition the setting accepts (GASNet: 2); wantNote is
+	// said with every index setting but 0 (NVSHMEM: its version).
+	wantMin  check.PartitionKey
+	wantNote string
 }
 
 // Inputs are a job's settings: its environment and, for perftest, its command line.
@@ -65,13 +72,30 @@ type setup struct {
 	// port (a value it cannot parse or that is out of range).
 	Reject string
 
-	// selectPorts says which ports of a host the library uses, and why (Pick unset).
-	selectPorts func(host []*Port) []PortResult
-	pick        func(p *Port) Pick
+	// The rest is the library's one description of which devices and ports it would
+	// select and what stops it: Resolve and WantPartition select a host's ports with
+	// it (selectPorts), Choosers and a gate's idle ports ask it about a device or port
+	// that was not read or is not up (allows), without made-up ports.
+
+	// allows says whether the device and port settings let the library use port num
+	// of device dev on a host with ports host (perftest's default device is the first
+	// by name), and why (not); nil allows every port.
+	allows func(host []*Port, dev string, num int) (bool, string)
+	// scope is how many of the allowed ports it takes.
+	scope scope
+	// roce: it uses ACTIVE RoCE ports too (scope everyPort).
+	roce bool
+	// notActive, when set, says what the library does with a port that is not
+	// ACTIVE (perftest: uses it and fails; MVAPICH2: why its MV2_DEFAULT_PORT matters).
+	notActive func(p *Port) (used bool, why string)
+	// value is the setting given to Library.lookup; unknown, when set, is why the
+	// partition cannot be known from the settings (each used port is not checked).
+	value   int
+	unknown string
 	// aborts says why the library stops the process at start-up on this host, a
 	// setting the host cannot satisfy whatever the P_Key tables hold (MVAPICH2's
-	// MV2_IBA_HCA or MV2_DEFAULT_PORT, perftest's -d or -i); nil or none: it starts.
-	// sel is selectPorts' answer for host.
+	// MV2_IBA_HCA or MV2_DEFAULT_PORT, GASNet without a port, perftest's -d or -i);
+	// nil or none: it starts. sel is selectPorts' answer for host.
 	aborts func(host []*Port, sel []PortResult) []Abort
 }
 
@@ -112,14 +136,136 @@ func (s *setup) hostAborts(in Inputs, h hostPorts, sel []PortResult) (ab []Abort
 }
 
 // unreadChosen names a device or port of host h that could not be read and that the
-// library could choose (Choosers), "" when none.
+// library could choose (chooses), "" when none.
 func (s *setup) unreadChosen(in Inputs, h hostPorts) string {
 	for _, u := range in.Unread {
-		if u.Host == h.name && len(Choosers([]*Library{s.Library}, in, h.ports, u)) > 0 {
+		if u.Host == h.name && s.chooses(in, h.ports, u) {
 			return u.What
 		}
 	}
 	return ""
+}
+
+// scope is how many of the ports its settings allow a library takes on a host.
+type scope uint8
+
+const (
+	// everyPort: every ACTIVE port with a P_Key table on the link layers it runs on.
+	everyPort scope = iota
+	// firstOfOneHCA: GASNet's default build opens one HCA, the first with an ACTIVE
+	// port with a LID, and of it the first such port, or every port
+	// GASNET_IBV_PORTS lists.
+	firstOfOneHCA
+	// namedPort: perftest's one -d/-i port, ACTIVE or not.
+	namedPort
+)
+
+// gasnetListed is why GASNet uses a port GASNET_IBV_PORTS names.
+const gasnetListed = "ACTIVE, listed in GASNET_IBV_PORTS"
+
+// selectPorts says which ports of a host the library uses, and why (Pick unset): the
+// one code path from the description to a host's ports.
+func (s *setup) selectPorts(host []*Port) []PortResult {
+	out := make([]PortResult, 0, len(host))
+	hca := ""                  // firstOfOneHCA: the HCA opened
+	taken := map[string]bool{} // firstOfOneHCA: the HCAs with a port taken
+	for _, p := range host {
+		r := PortResult{Port: p}
+		ok, why := s.allowed(host, p.Device, p.Num)
+		switch {
+		case p.Fabric && !p.DeviceKnown:
+			r.Used, r.Why = true, "given (device filters do not apply to a port read over the fabric)"
+		case s.scope != everyPort && !ok:
+			r.Why = why
+		case !p.Active():
+			r.Why = "not ACTIVE (" + p.State + ")"
+			if s.notActive != nil {
+				r.Used, r.Why = s.notActive(p)
+			}
+		case s.scope == namedPort:
+			r.Used, r.Why = true, why
+		case s.scope == firstOfOneHCA:
+			switch {
+			case p.LID == 0:
+				r.Why = "LID is 0"
+			case hca != "" && hca != p.Device:
+				r.Why = "GASNet opens one HCA (default build): " + hca + " comes first"
+			case taken[p.Device] && why != gasnetListed:
+				r.Why = "GASNet uses the first ACTIVE port of each HCA"
+			default:
+				r.Used, r.Why = true, why
+				hca, taken[p.Device] = p.Device, true
+			}
+		case noPKeys(p):
+			r.Why = "no P_Key table (" + p.NoTable + "): P_Keys do not apply"
+		case p.Ethernet() && !s.roce:
+			r.Why = "RoCE port: not used"
+		case p.LinkLayer != "InfiniBand" && !p.Ethernet():
+			r.Why = "link layer " + strconv.Quote(p.LinkLayer) + ": not used"
+		default:
+			r.Used, r.Why = ok, why
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func (s *setup) allowed(host []*Port, dev string, num int) (bool, string) {
+	if s.allows == nil {
+		return true, "ACTIVE"
+	}
+	return s.allows(host, dev, num)
+}
+
+// usesOnceUp reports whether the library would use port p of host, not ACTIVE,
+// once the Subnet Manager brings it up: its device and port settings allow it (and,
+// for libraries that look at link layers, it is an InfiniBand port). The caller
+// has left out RoCE ports and ports without P_Keys.
+func (s *setup) usesOnceUp(host []*Port, p *Port) bool {
+	if p.Fabric && !p.DeviceKnown {
+		return true
+	}
+	ok, _ := s.allowed(host, p.Device, p.Num)
+	return ok && (s.scope != everyPort || p.LinkLayer == "InfiniBand")
+}
+
+// chooses reports whether the library could choose the unread device or port u of
+// a host with ports host: u is taken as an ACTIVE InfiniBand device with every port
+// (unreadPortNums) or the port that was not read, placed first among the host's
+// devices (where one-device libraries look first), so its settings decide. A
+// library the settings make inactive chooses nothing.
+func (s *setup) chooses(in Inputs, host []*Port, u Unread) bool {
+	if s.Inactive != "" {
+		return false
+	}
+	return slices.ContainsFunc(unreadPortNums(in, u), func(n int) bool {
+		ok, _ := s.allowed(host, u.Device, n)
+		return ok
+	})
+}
+
+// pick is the library's lookup on p with the job's setting.
+func (s *setup) pick(p *Port) Pick {
+	if s.unknown != "" {
+		return Pick{Outcome: NotChecked, Index: -1, Problem: s.unknown}
+	}
+	return s.Library.lookup(s.value, p)
+}
+
+// want is the setting that puts the library's QPs on p in partition key (the
+// library's own lookup run with it, in Pick.Setting), whatever else the job sets.
+func (l *Library) want(key check.PKey, p *Port) Pick {
+	if key.Partition() < l.wantMin {
+		return noSetting(fmt.Sprintf("%s refuses partition %s: %s must be %s-0x7fff", strings.Fields(l.Name)[0], key.Partition().String(), l.Vars[0], l.wantMin), NoGap)
+	}
+	if l.Kind == ByValue {
+		return wantValue(key, p, l.Vars[0], func(k check.PartitionKey, p *Port) Pick { return l.lookup(int(k), p) })
+	}
+	w := wantIndex(key, p, l.Vars[0], l.lookup)
+	if l.wantNote != "" && w.Setting != "" && w.Setting != l.Vars[0]+"=0" {
+		w.Notes = append(w.Notes, l.wantNote)
+	}
+	return w
 }
 
 // Gap is why a port is not (yet) in the wanted partition, as far as waiting can
@@ -183,34 +329,6 @@ func (l *Library) Mentioned(in Inputs) bool {
 		}
 	}
 	return false
-}
-
-// selectActive uses every ACTIVE port of the host whose link layer the library runs
-// on; ports read from a sweep are used as given.
-func selectActive(host []*Port, allowEthernet bool, filter func(p *Port) (bool, string)) []PortResult {
-	out := make([]PortResult, 0, len(host))
-	for _, p := range host {
-		s := PortResult{Port: p}
-		switch {
-		case p.Fabric && !p.DeviceKnown:
-			s.Used, s.Why = true, "given (device filters do not apply to a port read over the fabric)"
-		case !p.Active():
-			s.Why = "not ACTIVE (" + p.State + ")"
-		case noPKeys(p):
-			s.Why = "no P_Key table (" + p.NoTable + "): P_Keys do not apply"
-		case p.Ethernet() && !allowEthernet:
-			s.Why = "RoCE port: not used"
-		case p.LinkLayer != "InfiniBand" && !p.Ethernet():
-			s.Why = "link layer " + strconv.Quote(p.LinkLayer) + ": not used"
-		default:
-			s.Used, s.Why = true, "ACTIVE"
-			if filter != nil {
-				s.Used, s.Why = filter(p)
-			}
-		}
-		out = append(out, s)
-	}
-	return out
 }
 
 // noPKeys reports a port without a P_Key table on a non-InfiniBand link (iWARP):

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/ibkey/ibkey/internal/check"
 )
 
 // perftest (linux-rdma/perftest, src/perftest_parameters.c):
@@ -30,7 +28,7 @@ var Perftest = Library{
 	Vars:      []string{"--pkey_index", "-d/--ib-dev", "-i/--ib-port"},
 	Source:    "linux-rdma/perftest src/perftest_parameters.c (--pkey_index, CHECK_VALUE, ctx_chk_pkey_index), src/perftest_resources.c ctx_find_dev",
 	configure: configurePerftest,
-	want:      func(key check.PKey, p *Port) Pick { return wantIndex(key, p, "--pkey_index", perftestPick) },
+	lookup:    perftestPick,
 }
 
 // perftestShort is perftest's getopt optstring (parser in perftest_parameters.c):
@@ -147,46 +145,32 @@ func configurePerftest(in Inputs, s *setup) {
 	if dev == "" {
 		s.Assumptions = append(s.Assumptions, "perftest: without -d, the first device in name order (ibv_get_device_list order is not guaranteed)")
 	}
-	s.selectPorts = func(host []*Port) []PortResult {
-		out := make([]PortResult, 0, len(host))
-		first := ""
-		for _, p := range host {
-			if first == "" || p.Device < first {
-				first = p.Device
+	s.scope = namedPort
+	s.allows = func(host []*Port, dev string, num int) (bool, string) {
+		want := a.Device
+		if want == "" { // the first device in name order
+			want = dev
+			for _, p := range host {
+				want = min(want, p.Device)
 			}
 		}
-		want := dev
-		if want == "" {
-			want = first
+		switch {
+		case dev != want:
+			return false, "not the -d device " + want
+		case num != a.Port:
+			return false, fmt.Sprintf("not the -i port %d", a.Port)
 		}
-		for _, p := range host {
-			s := PortResult{Port: p}
-			switch {
-			case p.Fabric && !p.DeviceKnown:
-				s.Used, s.Why = true, "given (device filters do not apply to a port read over the fabric)"
-			case p.Device != want:
-				s.Why = "not the -d device " + want
-			case p.Num != a.Port:
-				s.Why = fmt.Sprintf("not the -i port %d", a.Port)
-			case !p.Active():
-				s.Used, s.Why = true, "the -d/-i port, but not ACTIVE ("+p.State+"): perftest will not connect"
-			default:
-				s.Used, s.Why = true, "the -d/-i port"
-			}
-			out = append(out, s)
-		}
-		return out
+		return true, "the -d/-i port"
+	}
+	s.notActive = func(p *Port) (bool, string) {
+		return true, "the -d/-i port, but not ACTIVE (" + p.State + "): perftest will not connect"
 	}
 	s.aborts = func(host []*Port, _ []PortResult) []Abort { return perftestAborts(host, dev, a.Port) }
 	if a.RDMACM {
 		s.Setting += "; -R/--rdma_cm: rdma_cm connects the QPs and --pkey_index is not used"
+		s.unknown = "perftest -R: the QPs take the P_Key of the route rdma_cm resolves to the peer (the partition of the IPoIB interface holding the address), which is not read here"
 	}
-	s.pick = func(p *Port) Pick {
-		if a.RDMACM {
-			return Pick{Outcome: NotChecked, Index: -1, Problem: "perftest -R: the QPs take the P_Key of the route rdma_cm resolves to the peer (the partition of the IPoIB interface holding the address), which is not read here"}
-		}
-		return perftestPick(idx, p)
-	}
+	s.value = idx
 }
 
 func perftestPick(idx int, p *Port) Pick {

@@ -108,22 +108,10 @@ func unreadPortNums(in Inputs, u Unread) []int {
 // inactive chooses nothing. An empty list: no library checked can use what was not
 // read, so the answer does not depend on it.
 func Choosers(libs []*Library, in Inputs, host []*Port, u Unread) []string {
-	var maybe []*Port
-	for _, n := range unreadPortNums(in, u) {
-		maybe = append(maybe, &Port{Host: u.Host, Device: u.Device, Num: n, LinkLayer: "InfiniBand", State: "ACTIVE", LID: 1, NoTable: "not read"})
-	}
-	all := append(maybe, host...)
 	var out []string
 	for _, l := range libs {
-		s := l.setup(in)
-		if s.Inactive != "" {
-			continue
-		}
-		for _, pr := range s.selectPorts(all) {
-			if pr.Used && pr.Port.Device == u.Device && slices.Contains(maybe, pr.Port) {
-				out = append(out, l.Name)
-				break
-			}
+		if l.setup(in).chooses(in, host, u) {
+			out = append(out, l.Name)
 		}
 	}
 	return out

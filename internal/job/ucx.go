@@ -66,20 +66,23 @@ var UCX = Library{
 			s.Unchecked = append(s.Unchecked, fmt.Sprintf("UCX_NET_DEVICES=%s uses ranges ([...]), which ibkey does not expand", devs))
 		}
 		s.Assumptions = append(s.Assumptions, "UCX: only the environment (and --env) is read; a ucx.conf file can also set UCX_IB_PKEY")
-		s.selectPorts = func(host []*Port) []PortResult {
-			return selectActive(host, true, func(p *Port) (bool, string) {
-				if filter.match(p.Device, p.Num) {
-					return true, "ACTIVE"
-				}
-				return false, "not selected by UCX_NET_DEVICES=" + devs
-			})
+		s.roce = true
+		s.allows = func(_ []*Port, dev string, num int) (bool, string) {
+			if filter.match(dev, num) {
+				return true, "ACTIVE"
+			}
+			return false, "not selected by UCX_NET_DEVICES=" + devs
 		}
-		s.pick = func(p *Port) Pick { return ucxPick(cfg, p) }
+		s.value = int(cfg.key)
+		if cfg.auto {
+			s.value = ucxAuto
+		}
 	},
-	want: func(key check.PKey, p *Port) Pick {
-		return wantValue(key, p, "UCX_IB_PKEY", func(k check.PartitionKey, p *Port) Pick { return ucxPick(ucxPKey{key: uint32(k)}, p) })
-	},
+	lookup: func(v int, p *Port) Pick { return ucxPick(ucxPKey{auto: v == ucxAuto, key: uint32(v)}, p) },
 }
+
+// ucxAuto is UCX_IB_PKEY=auto as the setting given to UCX.lookup.
+const ucxAuto = -1
 
 type ucxPKey struct {
 	auto bool
