@@ -79,7 +79,7 @@ type setup struct {
 
 	// allows says whether the device and port settings let the library use port num
 	// of device dev on a host with ports host (perftest's default device is the first
-	// by name), and why (not); nil allows every port.
+	// by name), and why (not).
 	allows func(host []*Port, dev string, num int) (bool, string)
 	// scope is how many of the allowed ports it takes.
 	scope scope
@@ -171,7 +171,7 @@ func (s *setup) selectPorts(host []*Port) []PortResult {
 	taken := map[string]bool{} // firstOfOneHCA: the HCAs with a port taken
 	for _, p := range host {
 		r := PortResult{Port: p}
-		ok, why := s.allowed(host, p.Device, p.Num)
+		ok, why := s.allows(host, p.Device, p.Num)
 		switch {
 		case p.Fabric && !p.DeviceKnown:
 			r.Used, r.Why = true, "given (device filters do not apply to a port read over the fabric)"
@@ -210,13 +210,6 @@ func (s *setup) selectPorts(host []*Port) []PortResult {
 	return out
 }
 
-func (s *setup) allowed(host []*Port, dev string, num int) (bool, string) {
-	if s.allows == nil {
-		return true, "ACTIVE"
-	}
-	return s.allows(host, dev, num)
-}
-
 // usesOnceUp reports whether the library would use port p of host, not ACTIVE,
 // once the Subnet Manager brings it up: its device and port settings allow it (and,
 // for libraries that look at link layers, it is an InfiniBand port). The caller
@@ -225,7 +218,7 @@ func (s *setup) usesOnceUp(host []*Port, p *Port) bool {
 	if p.Fabric && !p.DeviceKnown {
 		return true
 	}
-	ok, _ := s.allowed(host, p.Device, p.Num)
+	ok, _ := s.allows(host, p.Device, p.Num)
 	return ok && (s.scope != everyPort || p.LinkLayer == "InfiniBand")
 }
 
@@ -239,7 +232,7 @@ func (s *setup) chooses(in Inputs, host []*Port, u Unread) bool {
 		return false
 	}
 	return slices.ContainsFunc(unreadPortNums(in, u), func(n int) bool {
-		ok, _ := s.allowed(host, u.Device, n)
+		ok, _ := s.allows(host, u.Device, n)
 		return ok
 	})
 }
@@ -259,7 +252,7 @@ func (l *Library) want(key check.PKey, p *Port) Pick {
 		return noSetting(fmt.Sprintf("%s refuses partition %s: %s must be %s-0x7fff", strings.Fields(l.Name)[0], key.Partition().String(), l.Vars[0], l.wantMin), NoGap)
 	}
 	if l.Kind == ByValue {
-		return wantValue(key, p, l.Vars[0], func(k check.PartitionKey, p *Port) Pick { return l.lookup(int(k), p) })
+		return wantValue(key, p, l.Vars[0], l.lookup)
 	}
 	w := wantIndex(key, p, l.Vars[0], l.lookup)
 	if l.wantNote != "" && w.Setting != "" && w.Setting != l.Vars[0]+"=0" {
@@ -391,9 +384,9 @@ func wantIndex(key check.PKey, p *Port, name string, pick func(idx int, p *Port)
 
 // wantValue is the inverse for libraries set by value: the 15-bit key, checked by
 // running the library's own lookup with it.
-func wantValue(key check.PKey, p *Port, name string, pick func(key check.PartitionKey, p *Port) Pick) Pick {
+func wantValue(key check.PKey, p *Port, name string, pick func(key int, p *Port) Pick) Pick {
 	if p.Ethernet() {
-		pk := pick(key.Partition(), p)
+		pk := pick(int(key.Partition()), p)
 		pk.Notes = append(pk.Notes, "RoCE port: the setting does not apply")
 		return pk
 	}
@@ -403,7 +396,7 @@ func wantValue(key check.PKey, p *Port, name string, pick func(key check.Partiti
 	if _, _, ok := check.FindPKeyIndex(p.Table, key); !ok && !hasUnreadable(p) {
 		return noSetting(missingKey(key, p), GapMissing)
 	}
-	pk := pick(key.Partition(), p)
+	pk := pick(int(key.Partition()), p)
 	pk.Setting = name + "=" + key.Partition().String()
 	if pk.Outcome == NotChecked {
 		pk.Gap = GapUnread

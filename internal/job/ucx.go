@@ -37,20 +37,20 @@ var UCX = Library{
 	configure: func(in Inputs, s *setup) {
 		env := in.Env
 		v, set := env["UCX_IB_PKEY"]
-		cfg, reject, notes := ucxParsePKey(v, set)
+		key, reject, notes := ucxParsePKey(v, set)
 		s.Reject, s.Notes = reject, append(s.Notes, notes...)
-		if cfg.auto && set && !strings.EqualFold(v, "auto") {
+		if key == ucxAuto && set && !strings.EqualFold(v, "auto") {
 			s.Unchecked = append(s.Unchecked, "UCX_IB_PKEY="+v+" reads 0xfffe, which UCX 1.8.0 and later take as auto (UCS_HEXUNITS_AUTO: partition 0x7ffe is not looked for) and older UCX refuses")
 		}
 		switch {
 		case !set:
 			s.Setting = "UCX_IB_PKEY unset (auto): the first full-member entry, else the first limited one"
-		case cfg.auto:
+		case key == ucxAuto:
 			s.Setting = "UCX_IB_PKEY=" + v + ": the first full-member entry, else the first limited one"
-		case cfg.key == 0:
+		case key == 0:
 			s.Setting = "UCX_IB_PKEY=" + v + ": key 0, which no valid entry holds (UCX takes a 0x8000 entry, an empty one, if the table has one)"
 		default:
-			s.Setting = fmt.Sprintf("UCX_IB_PKEY=%s: partition 0x%04x, a full-member entry preferred", v, cfg.key)
+			s.Setting = fmt.Sprintf("UCX_IB_PKEY=%s: partition 0x%04x, a full-member entry preferred", v, key)
 		}
 		devs, hasDevs := env["UCX_NET_DEVICES"]
 		filter := parseUCXDevices(devs, hasDevs)
@@ -73,21 +73,13 @@ var UCX = Library{
 			}
 			return false, "not selected by UCX_NET_DEVICES=" + devs
 		}
-		s.value = int(cfg.key)
-		if cfg.auto {
-			s.value = ucxAuto
-		}
+		s.value = key
 	},
-	lookup: func(v int, p *Port) Pick { return ucxPick(ucxPKey{auto: v == ucxAuto, key: uint32(v)}, p) },
+	lookup: ucxPick,
 }
 
-// ucxAuto is UCX_IB_PKEY=auto as the setting given to UCX.lookup.
+// ucxAuto is UCX_IB_PKEY=auto (UCS_HEXUNITS_AUTO) as a setting of UCX.lookup.
 const ucxAuto = -1
-
-type ucxPKey struct {
-	auto bool
-	key  uint32
-}
 
 // ucxParsePKey is ucs_config_sscanf_hex (src/ucs/config/parser.c) plus the range
 // check of uct_ib_iface_init_pkey: "auto" (strcasecmp), else "0x" (strncasecmp) and
@@ -97,30 +89,31 @@ type ucxPKey struct {
 // uct_ib_iface_init_pkey compares the value with it, so a value reading 0xfffe is auto
 // too (UCX 1.8.0 and later; before, 0xfffe was out of range). notes say how UCX reads
 // a value that is not plain 0x and hex digits.
-func ucxParsePKey(v string, set bool) (c ucxPKey, reject string, notes []string) {
+func ucxParsePKey(v string, set bool) (key int, reject string, notes []string) {
 	if !set || strings.EqualFold(v, "auto") {
-		return ucxPKey{auto: true}, "", nil
+		return ucxAuto, "", nil
 	}
 	if len(v) < 2 || !strings.EqualFold(v[:2], "0x") {
-		return ucxPKey{}, fmt.Sprintf("UCX rejects UCX_IB_PKEY=%s: the value must be auto or hexadecimal with 0x (e.g. 0x%s)", v, strings.TrimLeft(v, "0xX")), nil
+		return 0, fmt.Sprintf("UCX rejects UCX_IB_PKEY=%s: the value must be auto or hexadecimal with 0x (e.g. 0x%s)", v, strings.TrimLeft(v, "0xX")), nil
 	}
-	key, ok := scanHex(v[2:])
+	k, ok := scanHex(v[2:])
+	key = int(k)
 	if !ok {
-		return ucxPKey{}, fmt.Sprintf("UCX rejects UCX_IB_PKEY=%s: no hex digits after 0x", v), nil
+		return 0, fmt.Sprintf("UCX rejects UCX_IB_PKEY=%s: no hex digits after 0x", v), nil
 	}
 	if strings.TrimLeft(v[2:], "0123456789abcdefABCDEF") != "" || len(strings.TrimLeft(v[2:], "0")) > 8 {
 		notes = append(notes, fmt.Sprintf("UCX reads UCX_IB_PKEY=%s as 0x%x: glibc's sscanf(\"%%x\") after the 0x takes white space, a sign and a second 0x, ignores what follows the digits and keeps 32 bits", v, key))
 	}
 	if key == 0xfffe {
-		return ucxPKey{auto: true}, "", notes
+		return ucxAuto, "", notes
 	}
 	if key > 0x7fff {
-		return ucxPKey{key: key}, fmt.Sprintf("UCX rejects UCX_IB_PKEY=%s: \"requested pkey 0x%x is invalid, should be in the range 0..0x7fff\"; give the 15-bit key without the membership bit: UCX_IB_PKEY=0x%04x (UCX prefers the full-member entry by itself)", v, key, key&0x7fff), notes
+		return key, fmt.Sprintf("UCX rejects UCX_IB_PKEY=%s: \"requested pkey 0x%x is invalid, should be in the range 0..0x7fff\"; give the 15-bit key without the membership bit: UCX_IB_PKEY=0x%04x (UCX prefers the full-member entry by itself)", v, key, key&0x7fff), notes
 	}
-	return ucxPKey{key: key}, "", notes
+	return key, "", notes
 }
 
-func ucxPick(c ucxPKey, p *Port) Pick {
+func ucxPick(key int, p *Port) Pick {
 	if p.Ethernet() {
 		return Pick{Outcome: Uses, Index: 0, PKey: check.DefaultFull, Notes: []string{"RoCE port: UCX uses index 0, 0xffff, without reading the table"}}
 	}
@@ -139,7 +132,7 @@ func ucxPick(c ucxPKey, p *Port) Pick {
 		if e.PKey == 0 {
 			continue
 		}
-		if !c.auto && uint32(e.PKey.Partition()) != c.key {
+		if key != ucxAuto && int(e.PKey.Partition()) != key {
 			continue
 		}
 		if e.PKey.IsFull() {
@@ -164,10 +157,10 @@ func ucxPick(c ucxPKey, p *Port) Pick {
 		pk.Notes = append(pk.Notes, "no full-member entry matches: UCX uses the first limited one")
 		return pk
 	}
-	if c.auto {
+	if key == ucxAuto {
 		return Pick{Outcome: Fails, Index: -1, Problem: fmt.Sprintf("UCX: \"there is no valid pkey to use on %s\"", p.Label())}
 	}
-	return Pick{Outcome: Fails, Index: -1, Problem: fmt.Sprintf("UCX: \"unable to find specified pkey 0x%x on %s\": the table holds no entry for partition 0x%04x", c.key, p.Label(), c.key)}
+	return Pick{Outcome: Fails, Index: -1, Problem: fmt.Sprintf("UCX: \"unable to find specified pkey 0x%x on %s\": the table holds no entry for partition 0x%04x", key, p.Label(), key)}
 }
 
 // ucxDevices is UCX_NET_DEVICES as an allow list.
