@@ -72,19 +72,15 @@ type setup struct {
 	// port (a value it cannot parse or that is out of range).
 	Reject string
 
-	// The rest is the library's one description of which devices and ports it would
-	// select and what stops it: Resolve and WantPartition select a host's ports with
-	// it (selectPorts), Choosers and a gate's idle ports ask it about a device or port
-	// that was not read or is not up (allows), without made-up ports.
+	// The library's one description of which devices and ports it would select and
+	// what stops it, read by selectPorts (Resolve, WantPartition), by chooses
+	// (Choosers, --emit env, unsure aborts) and by usesOnceUp (a gate's idle ports).
 
 	// allows says whether the device and port settings let the library use port num
-	// of device dev on a host with ports host (perftest's default device is the first
-	// by name), and why (not).
+	// of device dev on a host with ports host, and why (not).
 	allows func(host []*Port, dev string, num int) (bool, string)
-	// scope is how many of the allowed ports it takes.
-	scope scope
-	// roce: it uses ACTIVE RoCE ports too (scope everyPort).
-	roce bool
+	scope  scope
+	roce   bool // it uses ACTIVE RoCE ports too (everyPort)
 	// notActive, when set, says what the library does with a port that is not
 	// ACTIVE (perftest: uses it and fails; MVAPICH2: why its MV2_DEFAULT_PORT matters).
 	notActive func(p *Port) (used bool, why string)
@@ -245,22 +241,6 @@ func (s *setup) pick(p *Port) Pick {
 	return s.Library.lookup(s.value, p)
 }
 
-// want is the setting that puts the library's QPs on p in partition key (the
-// library's own lookup run with it, in Pick.Setting), whatever else the job sets.
-func (l *Library) want(key check.PKey, p *Port) Pick {
-	if key.Partition() < l.wantMin {
-		return noSetting(fmt.Sprintf("%s refuses partition %s: %s must be %s-0x7fff", strings.Fields(l.Name)[0], key.Partition().String(), l.Vars[0], l.wantMin), NoGap)
-	}
-	if l.Kind == ByValue {
-		return wantValue(key, p, l.Vars[0], l.lookup)
-	}
-	w := wantIndex(key, p, l.Vars[0], l.lookup)
-	if l.wantNote != "" && w.Setting != "" && w.Setting != l.Vars[0]+"=0" {
-		w.Notes = append(w.Notes, l.wantNote)
-	}
-	return w
-}
-
 // Gap is why a port is not (yet) in the wanted partition, as far as waiting can
 // change it.
 type Gap uint8
@@ -359,47 +339,44 @@ func pickFirst(p *Port, key check.PartitionKey, unset int, who string, miss Pick
 	return miss
 }
 
-// wantIndex is the inverse for libraries set by index: the entry a QP should use for
-// key (check.FindPKeyIndex: a full member preferred, then the lowest index), checked
-// with the library's pick for that index.
-func wantIndex(key check.PKey, p *Port, name string, pick func(idx int, p *Port) Pick) Pick {
-	if p.Table == nil {
+// want is the setting that puts the library's QPs on p in partition key, checked
+// by running the library's own lookup with it (in Pick.Setting), whatever else the
+// job sets. Set by index, it is the entry check.FindPKeyIndex finds (a full member
+// preferred, then the lowest index); set by value, the 15-bit key.
+func (l *Library) want(key check.PKey, p *Port) Pick {
+	name, part := l.Vars[0], key.Partition()
+	switch {
+	case part < l.wantMin:
+		return noSetting(fmt.Sprintf("%s refuses partition %s: %s must be %s-0x7fff", strings.Fields(l.Name)[0], part, name, l.wantMin), NoGap)
+	case l.Kind == ByValue && p.Ethernet():
+		pk := l.lookup(int(part), p)
+		pk.Notes = append(pk.Notes, "RoCE port: the setting does not apply")
+		return pk
+	case p.Table == nil:
 		return noSetting(p.NoTable, unreadGap(p))
-	}
-	if p.Ethernet() {
+	case p.Ethernet():
 		// RoCE: P_Keys do not apply; the one entry is index 0 and any other index
 		// fails there.
-		pk := pick(0, p)
+		pk := l.lookup(0, p)
 		pk.Setting, pk.Notes = name+"=0", append(pk.Notes, "RoCE port: P_Keys do not apply, but the index must exist: its table has the one entry 0 (exclude the port from the library's devices to use another index elsewhere)")
 		return pk
 	}
 	idx, _, ok := check.FindPKeyIndex(p.Table, key)
-	if !ok {
+	if !ok && (l.Kind == ByIndex || !hasUnreadable(p)) {
 		return noSetting(missingKey(key, p), missingGap(p))
 	}
-	pk := pick(idx, p)
-	pk.Setting = name + "=" + strconv.Itoa(idx)
-	return pk
-}
-
-// wantValue is the inverse for libraries set by value: the 15-bit key, checked by
-// running the library's own lookup with it.
-func wantValue(key check.PKey, p *Port, name string, pick func(key int, p *Port) Pick) Pick {
-	if p.Ethernet() {
-		pk := pick(int(key.Partition()), p)
-		pk.Notes = append(pk.Notes, "RoCE port: the setting does not apply")
+	if l.Kind == ByValue {
+		pk := l.lookup(int(part), p)
+		pk.Setting = name + "=" + part.String()
+		if pk.Outcome == NotChecked {
+			pk.Gap = GapUnread
+		}
 		return pk
 	}
-	if p.Table == nil {
-		return noSetting(p.NoTable, unreadGap(p))
-	}
-	if _, _, ok := check.FindPKeyIndex(p.Table, key); !ok && !hasUnreadable(p) {
-		return noSetting(missingKey(key, p), GapMissing)
-	}
-	pk := pick(int(key.Partition()), p)
-	pk.Setting = name + "=" + key.Partition().String()
-	if pk.Outcome == NotChecked {
-		pk.Gap = GapUnread
+	pk := l.lookup(idx, p)
+	pk.Setting = name + "=" + strconv.Itoa(idx)
+	if l.wantNote != "" && idx != 0 {
+		pk.Notes = append(pk.Notes, l.wantNote)
 	}
 	return pk
 }
