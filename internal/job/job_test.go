@@ -762,9 +762,36 @@ func TestPickAborts(t *testing.T) {
 			t.Errorf("%s: %s, aborts %+v", c.lib.Name, r.Verdict, r.Aborts)
 		}
 	}
-	// UCX does not stop: the pkey it cannot find fails that interface only.
-	if r := Resolve([]*Library{&UCX}, env("UCX_IB_PKEY=0x0005"), []*Port{port("", "mlx5_0", 1, 0xffff)})[0]; len(r.Aborts) > 0 {
-		t.Errorf("UCX aborts: %+v", r.Aborts)
+}
+
+// UCX opens an interface on every port it selects when its worker is created
+// (ucp_worker.c ucp_worker_add_resource_ifaces, UCX 1.8.0 to master) and stops at
+// the first that fails: a port without the key (uct_ib_iface_init_pkey's "unable
+// to find specified pkey", or "there is no valid pkey to use" for auto) fails
+// ucp_worker_create on that host, not just that interface. This test once said the
+// opposite ("UCX does not stop"), an assumption the source does not bear out.
+func TestUCXWorkerCreate(t *testing.T) {
+	for _, c := range []struct {
+		in    Inputs
+		table []int
+		says  string
+	}{
+		{env("UCX_IB_PKEY=0x0005"), []int{0xffff}, "unable to find specified pkey 0x5"},
+		{env(), []int{0x0000, 0x0000}, "there is no valid pkey to use"},
+	} {
+		host := []*Port{port("h1", "mlx5_0", 1, 0xffff, 0x8005), port("h1", "mlx5_1", 1, c.table...), port("h2", "mlx5_0", 1, 0xffff, 0x8005)}
+		r := Resolve([]*Library{&UCX}, c.in, host)[0]
+		if r.Verdict != DoesNotWork || len(r.Aborts) != 1 || r.Aborts[0].Host != "h1" || r.Aborts[0].Device != "mlx5_1" || r.Aborts[0].Port != 1 {
+			t.Fatalf("%v: %s, aborts %+v", c.in.Env, r.Verdict, r.Aborts)
+		}
+		if a := r.Aborts[0].Reason; !strings.Contains(a, c.says) || !strings.Contains(a, "ucp_worker_create fails") {
+			t.Errorf("%v: abort %q", c.in.Env, a)
+		}
+	}
+	// A port UCX_NET_DEVICES leaves out is not opened: no abort.
+	host := []*Port{port("", "mlx5_0", 1, 0xffff, 0x8005), port("", "mlx5_1", 1, 0xffff)}
+	if r := Resolve([]*Library{&UCX}, env("UCX_IB_PKEY=0x0005", "UCX_NET_DEVICES=mlx5_0:1"), host)[0]; len(r.Aborts) > 0 || r.Verdict != Works {
+		t.Errorf("UCX_NET_DEVICES=mlx5_0:1: %s, aborts %+v", r.Verdict, r.Aborts)
 	}
 }
 

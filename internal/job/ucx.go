@@ -19,7 +19,12 @@ import (
 //     be queried is skipped, 0x0000 is skipped (only 0x0000: 0x8000 is not), and the
 //     first entry matching (any entry for auto, else the same 15-bit key) with full
 //     membership wins; without one, the first limited match; without any, an error
-//     ("unable to find specified pkey", "there is no valid pkey to use").
+//     ("unable to find specified pkey", "there is no valid pkey to use"), which
+//     fails ucp_worker_create on that host: ucp_worker_add_resource_ifaces
+//     (src/ucp/core/ucp_worker.c) opens an interface on every selected port and
+//     gives up at the first that fails, since UCX 1.8.0 (then a plain return; from
+//     1.12.0 err_close_ifaces). A device UCX_NET_DEVICES names that the host lacks
+//     is only warned about (ucp_report_unavailable, ucp_context.c).
 //   - Peers: uct_ib_iface_is_reachable (ib_iface.c) declares a peer unreachable unless
 //     the 15-bit keys are equal and one side is full, so UCX reports an unreachable
 //     peer rather than hanging.
@@ -33,7 +38,7 @@ import (
 var UCX = Library{
 	ID: "ucx", Name: "UCX", Kind: ByValue,
 	Vars:   []string{"UCX_IB_PKEY", "UCX_NET_DEVICES"},
-	Source: "openucx/ucx src/uct/ib/base/ib_iface.c uct_ib_iface_init_pkey and uct_ib_iface_is_reachable, src/ucs/config/parser.c ucs_config_sscanf_hex, src/ucp/core/ucp_context.c ucp_is_resource_in_device_list",
+	Source: "openucx/ucx src/uct/ib/base/ib_iface.c uct_ib_iface_init_pkey and uct_ib_iface_is_reachable, src/ucp/core/ucp_worker.c ucp_worker_add_resource_ifaces, src/ucs/config/parser.c ucs_config_sscanf_hex, src/ucp/core/ucp_context.c ucp_is_resource_in_device_list",
 	configure: func(in Inputs, s *setup) {
 		env := in.Env
 		v, set := env["UCX_IB_PKEY"]
@@ -157,10 +162,14 @@ func ucxPick(key int, p *Port) Pick {
 		pk.Notes = append(pk.Notes, "no full-member entry matches: UCX uses the first limited one")
 		return pk
 	}
+	// uct_ib_iface_init_pkey fails the interface, and with it ucp_worker_create:
+	// ucp_worker_add_resource_ifaces (src/ucp/core/ucp_worker.c) opens an interface
+	// on every port selected and stops at the first that fails (UCX 1.8.0 to master).
+	why := fmt.Sprintf("\"unable to find specified pkey 0x%x on %s\": the table holds no entry for partition 0x%04x", key, p.Label(), key)
 	if key == ucxAuto {
-		return Pick{Outcome: Fails, Index: -1, Problem: fmt.Sprintf("UCX: \"there is no valid pkey to use on %s\"", p.Label())}
+		why = fmt.Sprintf("\"there is no valid pkey to use on %s\"", p.Label())
 	}
-	return Pick{Outcome: Fails, Index: -1, Problem: fmt.Sprintf("UCX: \"unable to find specified pkey 0x%x on %s\": the table holds no entry for partition 0x%04x", key, p.Label(), key)}
+	return Pick{Outcome: Fails, Index: -1, Abort: true, Problem: "UCX: " + why + "; ucp_worker_create fails (it opens an interface on every port UCX selects), so UCX uses no port of this host"}
 }
 
 // ucxDevices is UCX_NET_DEVICES as an allow list.
