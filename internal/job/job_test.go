@@ -822,3 +822,20 @@ func TestIdleOnlyChosen(t *testing.T) {
 		}
 	}
 }
+
+// Hosts where Open MPI's openib BTL leaves every port out are listed in host order,
+// the same on every run (they came from a map's range, in random order).
+func TestSkipsOnlyHostOrder(t *testing.T) {
+	var ports []*Port
+	var want []string
+	for _, h := range []string{"n1", "n2", "n3", "n4", "n5"} {
+		ports = append(ports, port(h, "mlx5_0", 1, 0xffff))
+		want = append(want, h+": Open MPI (openib) leaves every port out (the partition is in none of their tables)")
+	}
+	for range 20 {
+		r := Resolve([]*Library{&OpenMPI}, env("OMPI_MCA_btl_openib_pkey=0x0005"), ports)[0]
+		if got := strings.Join(r.Findings, "\n"); got != strings.Join(want, "\n") {
+			t.Fatalf("findings:\n%s\nwant:\n%s", got, strings.Join(want, "\n"))
+		}
+	}
+}
