@@ -101,9 +101,16 @@ func unreadPortNums(in Inputs, u Unread) []int {
 // Choosers lists the libraries (by Name) whose device and port settings
 // (NCCL_IB_HCA, UCX_NET_DEVICES, NVSHMEM_HCA_LIST, MV2_IBA_HCA, GASNET_IBV_PORTS,
 // btl_openib_if_include/exclude, perftest -d/-i) could choose the unread device or
-// port u of a host with ports host (setup.chooses). An empty list: no library
-// checked can use what was not read, so the answer does not depend on it.
-func Choosers(libs []*Library, in Inputs, host []*Port, u Unread) []string {
+// port u of its host (setup.chooses; ports are the job's, of every host). An empty
+// list: no library checked can use what was not read, so the answer does not
+// depend on it.
+func Choosers(libs []*Library, in Inputs, ports []*Port, u Unread) []string {
+	var host []*Port
+	for _, p := range ports {
+		if p.Host == u.Host {
+			host = append(host, p)
+		}
+	}
 	var out []string
 	for _, l := range libs {
 		if l.setup(in).chooses(in, host, u) {
