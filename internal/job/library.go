@@ -219,9 +219,9 @@ func (s *setup) usesOnceUp(host []*Port, p *Port) bool {
 }
 
 // chooses reports whether the library could choose the unread device or port u of
-// a host with ports host: u is taken as an ACTIVE InfiniBand device with every port
-// (unreadPortNums) or the port that was not read, placed first among the host's
-// devices (where one-device libraries look first), so its settings decide. A
+// a host with ports host: whether its device and port settings allow u's device at
+// any port number it may have (unreadPortNums), as they would an ACTIVE InfiniBand
+// device (the one-device libraries' first device counts u among the host's). A
 // library the settings make inactive chooses nothing.
 func (s *setup) chooses(in Inputs, host []*Port, u Unread) bool {
 	if s.Inactive != "" {
