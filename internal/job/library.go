@@ -120,10 +120,8 @@ func (s *setup) hostAborts(in Inputs, h hostPorts, sel []PortResult) (ab []Abort
 	if s.aborts == nil {
 		return nil, ""
 	}
-	for _, p := range h.ports {
-		if p.Fabric && !p.DeviceKnown {
-			return nil, ""
-		}
+	if slices.ContainsFunc(h.ports, func(p *Port) bool { return p.Fabric && !p.DeviceKnown }) {
+		return nil, ""
 	}
 	if ab = s.aborts(h.ports, sel); len(ab) == 0 {
 		return nil, ""

@@ -134,27 +134,16 @@ func configurePerftest(in Inputs, s *setup) {
 	if a.BadValue != "" {
 		s.Reject = "perftest rejects its command line: " + a.BadValue
 	}
-	idx := a.PKeyIdx
-	switch {
-	case !a.Given:
-		s.Setting = "--pkey_index not given: index 0"
-	default:
+	s.Setting = "--pkey_index not given: index 0"
+	if a.Given {
 		s.Setting = fmt.Sprintf("--pkey_index=%d: index %d", a.PKeyIdx, a.PKeyIdx)
 	}
-	dev := a.Device
-	if dev == "" {
+	if a.Device == "" {
 		s.Assumptions = append(s.Assumptions, "perftest: without -d, the first device in name order (ibv_get_device_list order is not guaranteed)")
 	}
 	s.scope = namedPort
 	s.allows = func(host []*Port, dev string, num int) (bool, string) {
-		want := a.Device
-		if want == "" { // the first device in name order
-			want = dev
-			for _, p := range host {
-				want = min(want, p.Device)
-			}
-		}
-		switch {
+		switch want := a.device(host, dev); {
 		case dev != want:
 			return false, "not the -d device " + want
 		case num != a.Port:
@@ -165,12 +154,27 @@ func configurePerftest(in Inputs, s *setup) {
 	s.notActive = func(p *Port) (bool, string) {
 		return true, "the -d/-i port, but not ACTIVE (" + p.State + "): perftest will not connect"
 	}
-	s.aborts = func(host []*Port, _ []PortResult) []Abort { return perftestAborts(host, dev, a.Port) }
+	s.aborts = func(host []*Port, _ []PortResult) []Abort { return perftestAborts(host, a.device(host), a.Port) }
 	if a.RDMACM {
 		s.Setting += "; -R/--rdma_cm: rdma_cm connects the QPs and --pkey_index is not used"
 		s.unknown = "perftest -R: the QPs take the P_Key of the route rdma_cm resolves to the peer (the partition of the IPoIB interface holding the address), which is not read here"
 	}
-	s.value = idx
+	s.value = a.PKeyIdx
+}
+
+// device is the device perftest opens on a host with ports host (and devices
+// others): -d, else the first in name order.
+func (a PerftestArgs) device(host []*Port, others ...string) string {
+	if a.Device != "" {
+		return a.Device
+	}
+	for _, p := range host {
+		others = append(others, p.Device)
+	}
+	if len(others) == 0 {
+		return ""
+	}
+	return slices.Min(others)
 }
 
 func perftestPick(idx int, p *Port) Pick {
@@ -192,13 +196,10 @@ func perftestPick(idx int, p *Port) Pick {
 // is not in ibv_get_device_list ("IB device %s not found", ctx_find_dev in
 // perftest_resources.c), or the -i port of the device cannot be queried or is not
 // ACTIVE (set_link_layer in perftest_parameters.c: " Unable to query port %d
-// attributes", " Port number %d state is %s"). dev "" is the first device.
+// attributes", " Port number %d state is %s").
 func perftestAborts(host []*Port, dev string, num int) []Abort {
 	if len(host) == 0 {
 		return nil
-	}
-	if dev == "" {
-		dev = slices.MinFunc(host, func(a, b *Port) int { return strings.Compare(a.Device, b.Device) }).Device
 	}
 	i := slices.IndexFunc(host, func(p *Port) bool { return p.Device == dev })
 	if i < 0 {
