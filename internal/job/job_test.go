@@ -839,3 +839,66 @@ func TestSkipsOnlyHostOrder(t *testing.T) {
 		}
 	}
 }
+
+// The one description is read two ways: selectPorts walks a host's ports, chooses
+// and usesOnceUp ask its settings about a device that was not read or a port not
+// up. Generated hosts and settings: chooses must say what selectPorts says of the
+// unread device made an ACTIVE InfiniBand device placed first among the host's, and
+// usesOnceUp what it says of the port brought up on a host where nothing is used.
+func TestDescriptionReadBothWays(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 27))
+	one := func(xs ...string) string { return xs[r.IntN(len(xs))] }
+	devs := []string{"mlx5_0", "mlx5_1", "mlx5_10", "hfi1_0"}
+	settings := map[string][]string{
+		"NCCL_IB_HCA": {"mlx5", "=mlx5_1", "^mlx5_0", "mlx5_0:2", "^"}, "UCX_NET_DEVICES": {"mlx5_0:1", "^mlx5_1", "mlx5_0"},
+		"NVSHMEM_HCA_LIST": {"mlx5_0", "^mlx5_0:1", "mlx5_1:2"}, "GASNET_IBV_PORTS": {"mlx5_0", "mlx5_1:1,2", "mlx5_0+mlx5_1", "mlx5_0:2,,1"},
+		"MV2_IBA_HCA": {"mlx5_0", "mlx5_1:mlx5_9", "nohca"}, "MV2_DEFAULT_PORT": {"1", "2", "3"},
+		"OMPI_MCA_btl_openib_if_include": {"mlx5_0", "mlx5_1:1"}, "OMPI_MCA_btl_openib_if_exclude": {"mlx5_0:2"},
+	}
+	for i := 0; i < 3000; i++ {
+		in := env()
+		for k, vs := range settings {
+			if r.IntN(3) == 0 {
+				in.Env[k] = one(vs...)
+			}
+		}
+		a := ParsePerftestArgs(one("ib_send_bw", "ib_send_bw -d mlx5_1 -i 2", "ib_send_bw -i 2"))
+		in.Perftest = &a
+		var host []*Port
+		for _, d := range devs[:1+r.IntN(len(devs))] {
+			for n := 1; n <= 1+r.IntN(3); n++ {
+				p := port("h", d, n, 0xffff)
+				p.State = one("ACTIVE", "DOWN")
+				host = append(host, p)
+			}
+		}
+		u := Unread{Host: "h", Device: one(devs...), Port: r.IntN(4) - 1}
+		for _, l := range Libraries() {
+			s := l.setup(in)
+			var maybe []*Port
+			for _, n := range unreadPortNums(in, u) {
+				maybe = append(maybe, &Port{Host: "h", Device: u.Device, Num: n, LinkLayer: "InfiniBand", State: "ACTIVE", LID: 1, NoTable: "not read"})
+			}
+			walked := slices.ContainsFunc(s.selectPorts(append(maybe, host...)), func(pr PortResult) bool { return pr.Used && slices.Contains(maybe, pr.Port) })
+			if got := s.chooses(in, host, u); got != walked && s.Inactive == "" {
+				t.Fatalf("%s %v %+v: chooses %v, selectPorts %v", l.ID, in.Env, u, got, walked)
+			}
+			if slices.ContainsFunc(s.selectPorts(host), func(pr PortResult) bool { return pr.Used }) {
+				continue
+			}
+			for i, p := range host {
+				if p.Active() {
+					continue
+				}
+				up := *p
+				up.State = "ACTIVE"
+				ports := slices.Clone(host)
+				ports[i] = &up
+				walked := s.selectPorts(ports)[i].Used
+				if got := s.usesOnceUp(host, p); got != walked {
+					t.Fatalf("%s %v: %s usesOnceUp %v, selectPorts %v", l.ID, in.Env, p.Label(), got, walked)
+				}
+			}
+		}
+	}
+}
