@@ -46,7 +46,6 @@ what was read). A signal ends a command with 128+signo.`,
   ibkey fabric pkeys --fabric-file fabric.json --key 0x0002
   ibkey fabric check --partitions /etc/opensm/partitions.conf
   ibkey fabric diff fabric.json`,
-		Args: cmdutil.UsageArgs(cobra.NoArgs),
 	}
 	c.AddCommand(NewCmdDiscover(f, nil), NewCmdPKeys(f, nil), NewCmdCheck(f, nil), NewCmdDiff(f, nil))
 	return c

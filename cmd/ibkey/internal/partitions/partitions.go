@@ -53,7 +53,6 @@ port, its table says so, and the exit is 4.`,
   ibkey partitions show partitions.conf --sm-guid 0x0002c90300000201
   ibkey partitions matrix partitions.conf -o json
   ssh sm01 cat /etc/opensm/partitions.conf | ibkey partitions check -`,
-		Args: cmdutil.UsageArgs(cobra.NoArgs),
 	}
 	c.AddCommand(NewCmdCheck(f, nil), NewCmdShow(f, nil), NewCmdMatrix(f, nil))
 	return c
