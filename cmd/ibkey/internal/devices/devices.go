@@ -34,7 +34,7 @@ SM LID, rate, valid P_Keys / table size and port GUID. A value the kernel does n
 provide is shown as n/a (in JSON: null, with the reason under "missing"). PKEYS is
 "none" for a port that has no P_Key table (iWARP) and n/a, with the reason on
 stderr, for a table that exists and was not read (a DOWN CA port over the fabric, a
-saved tree without pkeys/, a pkeys/ that cannot be read; exit 4 for a local port)
+saved tree without pkeys/, a pkeys/ that cannot be read; exit 4, as pkeys)
 and for entries that could not be read ("4/128 (1 unread)"). A device that cannot be read (a dangling
 class/infiniband link) is named on stderr; the others are listed (exit 4).
 
@@ -131,12 +131,7 @@ func renderDevices(o *DevicesOptions, views []*query.PortView, src cmdutil.Sourc
 		if v.Table == nil && !v.TableAbsent && v.TableMissing != "" {
 			// PKEYS n/a: a table that exists and was not read, said why.
 			warnings = append(warnings, fmt.Sprintf("%s: PKEYS n/a: %s", v.Ref(), v.TableMissing))
-			if v.Fabric == nil {
-				// Over the fabric, a DOWN CA port's table is out of reach by
-				// construction (and undefined while DOWN); a sysfs table not read
-				// is a read that failed.
-				src.Incomplete = append(src.Incomplete, cmdutil.Incomplete{Kind: cmdutil.IncompleteUnreadTable, Message: v.Ref().String() + ": " + v.TableMissing})
-			}
+			src.Incomplete = append(src.Incomplete, cmdutil.Incomplete{Kind: cmdutil.IncompleteUnreadTable, Message: v.Ref().String() + ": " + v.TableMissing})
 		}
 	}
 	for _, w := range warnings {
