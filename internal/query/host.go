@@ -108,9 +108,6 @@ func (h *Host) Devices(name string) ([]*ibverbs.Device, error) {
 	for _, n := range names {
 		d, err := h.Sys.Device(n)
 		if err != nil {
-			if name != "" {
-				return nil, &EnvError{Msg: err.Error()}
-			}
 			// One broken entry must not hide the others: read the rest, and say
 			// which could not be read.
 			bad = append(bad, Unread{What: "device " + n, Device: n, Port: -1, Err: err})
@@ -119,11 +116,7 @@ func (h *Host) Devices(name string) ([]*ibverbs.Device, error) {
 		devs = append(devs, d)
 	}
 	if len(bad) > 0 {
-		pe := &PartialError{Unread: bad}
-		if len(devs) == 0 {
-			return nil, &EnvError{Msg: pe.Error()}
-		}
-		return devs, pe
+		return devs, (&PartialError{Unread: bad}).nothingRead(len(devs) == 0)
 	}
 	return devs, nil
 }
@@ -168,8 +161,23 @@ func (e *PartialError) Lines() []string {
 	return out
 }
 
-// Unwrap gives errors.As an *EnvError for callers that only know EnvError.
-func (e *PartialError) Unwrap() error { return &EnvError{Msg: e.Error()} }
+// Unwrap gives errors.As an *UnknownError (exit 4) for callers that do not handle a
+// partial read: what exists and was not read is not known, never missing (exit 3 is
+// for what does not exist).
+func (e *PartialError) Unwrap() error { return &UnknownError{Msg: e.Error()} }
+
+// nothingRead is e, or, when none of what was asked for was read, the *UnknownError
+// (exit 4) of that: a device or port that exists and cannot be read, named alone or
+// every one of a listing, is not known, never missing (exit 3).
+func (e *PartialError) nothingRead(none bool) error {
+	if !none {
+		return e
+	}
+	if len(e.Unread) == 1 {
+		return &UnknownError{Msg: "not read: " + e.Lines()[0]}
+	}
+	return &UnknownError{Msg: e.Error()}
+}
 
 // PortView is one port with what it means.
 type PortView struct {
@@ -191,6 +199,16 @@ type PortView struct {
 	// Fabric is set on a port read over MADs (Fabric.Load): where it was read and
 	// what only the fabric tells; nil for a port read from sysfs.
 	Fabric *FabricPort
+}
+
+// TableNotRead says why v's P_Key table exists and was not read: "" when it was read,
+// or when the port has none at all (TableAbsent: iWARP). The one rule for a table: not
+// read is not known (exit 4), never "none".
+func (v *PortView) TableNotRead() string {
+	if v.Table != nil || v.TableAbsent {
+		return ""
+	}
+	return v.TableMissing
 }
 
 // Ref names the port.
@@ -352,7 +370,7 @@ func (h *Host) Load(sel Selector, opt LoadOptions) ([]*PortView, error) {
 		// Show the ports that were read; list the others.
 		partial.Unread = append(partial.Unread, failed...)
 		if len(views) == 0 {
-			return nil, &EnvError{Msg: partial.Error()}
+			return nil, partial.nothingRead(true)
 		}
 	}
 	if opt.Interfaces {

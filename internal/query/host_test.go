@@ -272,6 +272,16 @@ func TestDanglingDeviceLoad(t *testing.T) {
 	if smp := s.Take(false); smp.Ports[0].Readings[0].Value != 5 {
 		t.Errorf("sample = %+v", smp.Ports[0])
 	}
+	// Named, the device not read is not known (exit 4), as in a listing; never
+	// missing (*NotFoundError, *EnvError: exit 3).
+	for _, sel := range []Selector{{Device: "scif0"}, {Device: "scif0", Port: 1, HasPort: true}} {
+		_, err := h.Load(sel, LoadOptions{Tables: true})
+		var unknown *UnknownError
+		if !errors.As(err, &unknown) || errors.As(err, new(*EnvError)) || errors.As(err, new(*NotFoundError)) ||
+			!strings.HasPrefix(err.Error(), "not read: device scif0: ") {
+			t.Errorf("Load(%+v) = %T %v, want an *UnknownError naming the device", sel, err, err)
+		}
+	}
 	// Named, the one readable device is read whole.
 	if _, err := h.Load(Selector{Device: "mlx4_0"}, LoadOptions{Tables: true}); err != nil {
 		t.Errorf("Load(mlx4_0) = %v", err)
