@@ -121,14 +121,60 @@ func (h *Host) Devices(name string) ([]*ibverbs.Device, error) {
 	return devs, nil
 }
 
-// Unread is one device or port that could not be read.
+// Unread is one thing of the host that could not be read: a device, a port or an
+// IPoIB interface (in a *PartialError), or, in NotRead, a port's P_Key table or entries.
 type Unread struct {
-	What string // "device mlx5_1", "port mlx5_0/2"
+	What string // "device mlx5_1", "port mlx5_0/2"; "mlx5_0/1" for a table or entries
 	// Device and Port name it as values (Port -1: the whole device; a switch's
 	// management port is 0), for labels (the exporter's unreadable-device metric).
 	Device string
 	Port   int
 	Err    error
+	// Table: a P_Key table that exists and was not read (PortView.TableNotRead);
+	// Entries: entries of a table read (PortView.UnreadEntries). Neither: a device, a
+	// port or an interface.
+	Table, Entries bool
+}
+
+// Message is u in one line: "not read: device mlx5_1: ..." for a device, a port or an
+// interface; "mlx5_0/1: P_Key table not read: ..." for a table or its entries.
+func (u Unread) Message() string {
+	if u.Table || u.Entries {
+		return u.What + ": " + u.Err.Error()
+	}
+	return "not read: " + u.What + ": " + u.Err.Error()
+}
+
+// NotRead is the one rule for what a read of the host's ports (Load, LoadMany, or
+// Fabric.LoadMany over MADs) did not read that an answer from them needs, and why, as
+// fabric.Fabric.NotRead is for a sweep: the devices, ports and IPoIB interfaces that
+// err names (a *PartialError), then each view's P_Key table that exists and was not
+// read (TableNotRead: never one a port has none of, iWARP) or its entries not read
+// (Table.Unread). Every command decides from it its notes of what was not read, its
+// document's incomplete and its exit 4; empty exactly when the answer rests on nothing
+// unread. Any other error comes back as fatal, for the caller to return at once.
+func NotRead(views []*PortView, err error) (unread []Unread, fatal error) {
+	var pe *PartialError
+	if err != nil && !errors.As(err, &pe) {
+		return nil, err
+	}
+	if pe != nil {
+		unread = append(unread, pe.Unread...)
+	}
+	for _, v := range views {
+		ref := v.Ref()
+		if why := v.TableNotRead(); why != "" {
+			unread = append(unread, Unread{What: ref.String(), Device: ref.Device, Port: ref.Port, Err: errors.New(why), Table: true})
+		}
+		if v.Table == nil {
+			continue
+		}
+		if idx := v.Table.Unread(); len(idx) > 0 {
+			why := fmt.Sprintf("%s could not be read (%s)", textsafe.Plural(len(idx), "P_Key table entry", "P_Key table entries"), indexList(idx))
+			unread = append(unread, Unread{What: ref.String(), Device: ref.Device, Port: ref.Port, Err: errors.New(why), Entries: true})
+		}
+	}
+	return unread, nil
 }
 
 // PartialError comes back with a result that is missing the devices or ports in Unread:
@@ -240,20 +286,6 @@ func (t *Table) Unread() []int {
 		}
 	}
 	return out
-}
-
-// UnreadEntries says which entries of v's table could not be read, for a note or an
-// "incomplete" item: "mlx5_1/1: 1 P_Key table entry could not be read (index 3)";
-// "" when every entry was read or no table was.
-func (v *PortView) UnreadEntries() string {
-	if v.Table == nil {
-		return ""
-	}
-	unread := v.Table.Unread()
-	if len(unread) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("%s: %s could not be read (%s)", v.Ref(), textsafe.Plural(len(unread), "P_Key table entry", "P_Key table entries"), indexList(unread))
 }
 
 // unreadByReason groups t's unread entries by reason, each as index ranges with the

@@ -330,6 +330,40 @@ func TestTableAbsentOrNotRead(t *testing.T) {
 	}
 }
 
+// TestNotRead: the one rule for what a read of the host did not read lists the devices
+// a *PartialError names, then each table not read (never an iWARP port's absent one)
+// and each port's entries not read; any other error is fatal.
+func TestNotRead(t *testing.T) {
+	for _, tc := range []struct {
+		tree string
+		want []string
+	}{
+		{"dangling", []string{"not read: device scif0: "}},
+		{"odd", []string{"mlx4_0/2: P_Key table not read: pkeys/ does not exist"}},
+		{"mlx5", []string{"mlx5_1/1: 1 P_Key table entry could not be read (index 3)"}},
+	} {
+		views, err := (&Host{Sys: ibverbs.Open("../../testdata/sysfs/" + tc.tree)}).Load(Selector{}, LoadOptions{Tables: true})
+		unread, err := NotRead(views, err)
+		var got []string
+		for _, u := range unread {
+			got = append(got, u.Message())
+		}
+		if err != nil || len(got) != len(tc.want) {
+			t.Errorf("%s: NotRead = %q, %v; want %q", tc.tree, got, err, tc.want)
+			continue
+		}
+		for i, w := range tc.want {
+			if !strings.HasPrefix(got[i], w) {
+				t.Errorf("%s: NotRead[%d] = %q, want %q...", tc.tree, i, got[i], w)
+			}
+		}
+	}
+	boom := &EnvError{Msg: "boom"}
+	if unread, err := NotRead(nil, boom); err != boom || unread != nil {
+		t.Errorf("NotRead(EnvError) = %v, %v; want it fatal", unread, err)
+	}
+}
+
 // oddTree copies testdata/sysfs/mlx5 to a temp dir and breaks it with damage (run
 // with the copy's root and mlx5_0's PCI directory below it).
 func oddTree(t *testing.T, damage func(root, dev0 string) error) *Host {

@@ -185,7 +185,7 @@ func runPKeys(o *PKeysOptions) error {
 	}
 	if o.Fabric != nil {
 		return cmdutil.RenderFabricPorts(o.Ctx, o.MAD, o.Notices, &o.Addr, o.Fabric, func(views []*query.PortView, src cmdutil.Source) error {
-			return renderPKeys(o, views, find, src)
+			return renderPKeys(o, views, find, src, nil)
 		})
 	}
 	host := o.Host()
@@ -194,39 +194,11 @@ func runPKeys(o *PKeysOptions) error {
 		return err
 	}
 	views, err := host.Load(sel, query.LoadOptions{Tables: true, Interfaces: true})
-	incomplete, partial, err := cmdutil.HostPartial(o.Notices, err)
-	if err != nil {
-		return err
-	}
-	o.Notices.Label(host.Label)
+	labels := []string{host.Label}
 	if ifc != nil {
-		o.Notices.Label(ifc.Describe())
+		labels = append(labels, ifc.Describe())
 	}
-	src := cmdutil.Source{Demo: host.Label != "", Incomplete: incomplete}
-	if o.Find != "" {
-		// A port that holds the key answers --find whatever else was not read (exit
-		// 0, as its help promises); findPKey exits 4 only when the key was not found
-		// and could be among what was not read.
-		return renderPKeys(o, views, find, src)
-	}
-	return cmdutil.Then(renderPKeys(o, views, find, src), partial)
-}
-
-// unreadTables lists the ports whose P_Key table exists but was not read (a DOWN CA
-// port over the fabric, a saved tree without pkeys/), and those with entries not read
-// (the port's warning names them): the answer is incomplete, exit 4. A port with no
-// table at all (iWARP) is complete: "none".
-func unreadTables(views []*query.PortView) []cmdutil.Incomplete {
-	var out []cmdutil.Incomplete
-	for _, v := range views {
-		if v.Table == nil && !v.TableAbsent {
-			out = append(out, cmdutil.Incomplete{Kind: cmdutil.IncompleteUnreadTable, Message: v.Ref().String() + ": " + v.TableMissing})
-		}
-		if u := v.UnreadEntries(); u != "" {
-			out = append(out, cmdutil.Incomplete{Kind: cmdutil.IncompleteUnreadEntries, Message: u})
-		}
-	}
-	return out
+	return renderPKeys(o, views, find, cmdutil.Source{Demo: host.Label != ""}, err, labels...)
 }
 
 // warnViews prints the ports' warnings (many alike are summarised: Notices).
@@ -238,15 +210,28 @@ func warnViews(n *cmdutil.Notices, views []*query.PortView) {
 	}
 }
 
-func renderPKeys(o *PKeysOptions, views []*query.PortView, find check.PKey, src cmdutil.Source) error {
+// renderPKeys shows views, read with err (a partial read), and what was not read
+// (cmdutil.HostNotRead: the devices on stderr, then the labels; each table not read
+// with its port, its entries not read in the port's warning); exit 4 when anything was
+// not, except for --find when a port holds the key (findPKey).
+func renderPKeys(o *PKeysOptions, views []*query.PortView, find check.PKey, src cmdutil.Source, err error, labels ...string) error {
 	n := o.Notices
+	var after error
+	if o.Find != "" {
+		// --find's answer is per key: the tables and entries not read are its ports'
+		// outcomes (findPKey); only what else of the host was not read is taken here.
+		src.Incomplete, _, err = cmdutil.HostNotRead(n, nil, err)
+	} else {
+		src.Incomplete, after, err = cmdutil.HostNotRead(n, views, err)
+	}
+	if err != nil {
+		return err
+	}
+	for _, l := range labels {
+		n.Label(l)
+	}
 	if o.Find != "" {
 		return findPKey(o, views, find, src.Incomplete)
-	}
-	var after error
-	if unread := unreadTables(views); len(unread) > 0 {
-		src.Incomplete = append(src.Incomplete, unread...)
-		after = cmdutil.Exit(cmdutil.ExitIncomplete)
 	}
 	if o.Format == cmdutil.FormatJSON {
 		out := make([]pkeyPortJSON, len(views))
@@ -501,7 +486,7 @@ func findPKey(o *PKeysOptions, views []*query.PortView, key check.PKey, incomple
 	}
 	if !found && code == cmdutil.ExitNo && len(incomplete) > 0 {
 		// Not in the tables read, but a device of the host was not read: it may be
-		// there (HostPartial's exit 4 must not give way to a definite no).
+		// there (the host's exit 4 must not give way to a definite no).
 		code = cmdutil.ExitIncomplete
 	}
 	if !found && code == cmdutil.ExitIncomplete {
