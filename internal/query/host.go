@@ -169,8 +169,7 @@ func NotRead(views []*PortView, err error) (unread []Unread, fatal error) {
 		if v.Table == nil {
 			continue
 		}
-		if idx := v.Table.Unread(); len(idx) > 0 {
-			why := fmt.Sprintf("%s could not be read (%s)", textsafe.Plural(len(idx), "P_Key table entry", "P_Key table entries"), indexList(idx))
+		if why := unreadEntries(v.Table.Unread()); why != "" {
 			unread = append(unread, Unread{What: ref.String(), Device: ref.Device, Port: ref.Port, Err: errors.New(why), Entries: true})
 		}
 	}

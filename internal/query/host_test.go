@@ -325,9 +325,8 @@ func TestTableAbsentOrNotRead(t *testing.T) {
 	if r := FindPKey(ib, 0x8001); r.Outcome != FindNoTable {
 		t.Errorf("FindPKey on a table not read = %+v", r)
 	}
-	if FindExitCode([]FindResult{FindPKey(iw, 0x8001)}) != 1 || FindExitCode([]FindResult{FindPKey(ib, 0x8001)}) != 4 {
-		t.Error("a port without a table is a definite no; a table not read is not")
-	}
+	// A port without a table is a definite no (exit 1), a table not read is not (4):
+	// pkeys --find's TestJSONIncomplete.
 }
 
 // TestNotRead: the one rule for what a read of the host did not read lists the devices

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -217,13 +218,7 @@ func warnViews(n *cmdutil.Notices, views []*query.PortView) {
 func renderPKeys(o *PKeysOptions, views []*query.PortView, find check.PKey, src cmdutil.Source, err error, labels ...string) error {
 	n := o.Notices
 	var after error
-	if o.Find != "" {
-		// --find's answer is per key: the tables and entries not read are its ports'
-		// outcomes (findPKey); only what else of the host was not read is taken here.
-		src.Incomplete, _, err = cmdutil.HostNotRead(n, nil, err)
-	} else {
-		src.Incomplete, after, err = cmdutil.HostNotRead(n, views, err)
-	}
+	src.Incomplete, after, err = cmdutil.HostNotRead(n, views, err)
 	if err != nil {
 		return err
 	}
@@ -441,11 +436,11 @@ type findJSON struct {
 }
 
 // findPKey prints the index a QP should use for key's partition on each port.
-// incomplete lists what of the host was not read (exit 4 whatever the answer).
+// incomplete lists what was not read (cmdutil.HostNotRead): exit 4 when the key was not
+// found, 0 when a port holds it.
 func findPKey(o *PKeysOptions, views []*query.PortView, key check.PKey, incomplete []cmdutil.Incomplete) error {
 	n := o.Notices
 	var results []findJSON
-	var outcomes []query.FindResult
 	found := false
 	for _, v := range views {
 		r := findJSON{Device: v.Port.Device, Port: v.Port.Num}
@@ -456,14 +451,12 @@ func findPKey(o *PKeysOptions, views []*query.PortView, key check.PKey, incomple
 		if !key.Valid() {
 			r.Outcome = query.FindNotFound.String()
 			r.Reason = fmt.Sprintf("%s has key 0, which is invalid: it never matches a table entry", key)
-			outcomes = append(outcomes, query.FindResult{Outcome: query.FindNotFound})
 			results = append(results, r)
 			continue
 		}
 		// FindPKey: the rule can-talk uses; entries that could not be read make a
 		// missing key "unknown", never a definite no.
 		fr := query.FindPKey(v, key)
-		outcomes = append(outcomes, fr)
 		r.Outcome, r.Reason = fr.Outcome.String(), fr.Reason
 		switch fr.Outcome {
 		case query.FindFound:
@@ -478,27 +471,20 @@ func findPKey(o *PKeysOptions, views []*query.PortView, key check.PKey, incomple
 		}
 		results = append(results, r)
 	}
-	code := query.FindExitCode(outcomes)
-	if found {
+	code := cmdutil.ExitNo
+	switch {
+	case found:
 		// The answer is complete: what was not read is named on stderr only (the
 		// JSON's incomplete says why an answer exits 4).
-		incomplete = nil
+		code, incomplete = cmdutil.ExitOK, nil
+	case !key.Valid():
+		// Key 0 matches no entry, read or not: only a device not read is left.
+		incomplete = slices.DeleteFunc(incomplete, func(i cmdutil.Incomplete) bool { return i.Kind != cmdutil.IncompleteUnreadDevice })
 	}
-	if !found && code == cmdutil.ExitNo && len(incomplete) > 0 {
-		// Not in the tables read, but a device of the host was not read: it may be
-		// there (the host's exit 4 must not give way to a definite no).
+	if code == cmdutil.ExitNo && len(incomplete) > 0 {
+		// Not in the tables read, but entries, a table or a device were not read
+		// (cmdutil.HostNotRead): it may be there.
 		code = cmdutil.ExitIncomplete
-	}
-	if !found && code == cmdutil.ExitIncomplete {
-		// Not found in what was read: the ports whose entries or table were not read.
-		for i, r := range results {
-			switch outcomes[i].Outcome {
-			case query.FindUnknown:
-				incomplete = append(incomplete, cmdutil.Incomplete{Kind: cmdutil.IncompleteUnreadEntries, Message: fmt.Sprintf("%s/%d: %s", r.Device, r.Port, r.Reason)})
-			case query.FindNoTable:
-				incomplete = append(incomplete, cmdutil.Incomplete{Kind: cmdutil.IncompleteUnreadTable, Message: fmt.Sprintf("%s/%d: %s", r.Device, r.Port, r.Reason)})
-			}
-		}
 	}
 	switch o.Format {
 	case cmdutil.FormatJSON:
