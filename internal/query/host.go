@@ -366,7 +366,6 @@ func (h *Host) Load(sel Selector, opt LoadOptions) ([]*PortView, error) {
 	}
 	var views []*PortView
 	var failed []Unread
-	asked := 0
 	for _, d := range devs {
 		ports := d.Ports
 		if sel.HasPort {
@@ -382,7 +381,6 @@ func (h *Host) Load(sel Selector, opt LoadOptions) ([]*PortView, error) {
 			partial.Unread = append(partial.Unread, Unread{What: "device " + d.Name, Device: d.Name, Port: -1, Err: errors.New(d.PortsNote)})
 		}
 		for _, num := range ports {
-			asked++
 			v, err := h.loadPort(d, num, opt.Tables)
 			if err != nil {
 				failed = append(failed, Unread{What: "port " + PortRef{d.Name, num}.String(), Device: d.Name, Port: num, Err: err})
@@ -392,13 +390,8 @@ func (h *Host) Load(sel Selector, opt LoadOptions) ([]*PortView, error) {
 		}
 	}
 	if len(failed) > 0 {
-		if sel.HasPort || len(partial.Unread) == 0 && asked == 1 {
-			// The one port asked for: its error is the answer. It exists and was
-			// not read (an unparsable state, a file that cannot be read): exit 4,
-			// as in a listing, never 3 (a port that does not exist).
-			return nil, &UnknownError{Msg: "not read: " + failed[0].Err.Error()}
-		}
-		// Show the ports that were read; list the others.
+		// Show the ports that were read; list the others. None read (the one port
+		// asked for, or every one): not known, never missing (nothingRead).
 		partial.Unread = append(partial.Unread, failed...)
 		if len(views) == 0 {
 			return nil, partial.nothingRead(true)

@@ -422,7 +422,8 @@ func TestNotReadIsUnknown(t *testing.T) {
 	if _, err := h.Load(Selector{Device: "mlx5_0"}, LoadOptions{Tables: true}); !errors.As(err, &ue) {
 		t.Errorf("a port whose state is unparsable, its device named: %T %v", err, err)
 	}
-	if _, err := h.Load(Selector{Device: "mlx5_0", Port: 1, HasPort: true}, LoadOptions{Tables: true}); !errors.As(err, &ue) {
+	// Named as in a listing: "not read: port mlx5_0/1: ...".
+	if _, err := h.Load(Selector{Device: "mlx5_0", Port: 1, HasPort: true}, LoadOptions{Tables: true}); !errors.As(err, &ue) || !strings.HasPrefix(err.Error(), "not read: port mlx5_0/1: ") {
 		t.Errorf("a port whose state is unparsable, named: %T %v", err, err)
 	}
 	h = &Host{Sys: ibverbs.Open("../../testdata/sysfs/mlx5")}
