@@ -131,8 +131,8 @@ type Unread struct {
 	Port   int
 	Err    error
 	// Table: a P_Key table that exists and was not read (PortView.TableNotRead);
-	// Entries: entries of a table read (PortView.UnreadEntries). Neither: a device, a
-	// port or an interface.
+	// Entries: entries of a table read (Table.Unread). Neither: a device, a port or
+	// an interface.
 	Table, Entries bool
 }
 
@@ -247,8 +247,8 @@ type PortView struct {
 }
 
 // TableNotRead says why v's P_Key table exists and was not read: "" when it was read,
-// or when the port has none at all (TableAbsent: iWARP). The one rule for a table: not
-// read is not known (exit 4), never "none".
+// not asked for (LoadOptions.Tables), or when the port has none at all (TableAbsent:
+// iWARP). The one rule for a table: not read is not known (exit 4), never "none".
 func (v *PortView) TableNotRead() string {
 	if v.Table != nil || v.TableAbsent {
 		return ""
