@@ -202,15 +202,6 @@ func runPKeys(o *PKeysOptions) error {
 	return renderPKeys(o, views, find, cmdutil.Source{Demo: host.Label != ""}, err, labels...)
 }
 
-// warnViews prints the ports' warnings (many alike are summarised: Notices).
-func warnViews(n *cmdutil.Notices, views []*query.PortView) {
-	for _, v := range views {
-		for _, w := range v.Warnings {
-			n.Warn(w)
-		}
-	}
-}
-
 // renderPKeys shows views, read with err (a partial read), and what was not read
 // (cmdutil.HostNotRead: the devices on stderr, then the labels; each table not read
 // with its port, its entries not read in the port's warning); exit 4 when anything was
@@ -228,28 +219,22 @@ func renderPKeys(o *PKeysOptions, views []*query.PortView, find check.PKey, src 
 	if o.Find != "" {
 		return findPKey(o, views, find, src.Incomplete)
 	}
-	if o.Format == cmdutil.FormatJSON {
+	switch o.Format {
+	case cmdutil.FormatJSON:
 		out := make([]pkeyPortJSON, len(views))
 		for i, v := range views {
 			out[i] = pkeyPortToJSON(v, o.All)
 		}
-		if err := cmdutil.WriteJSON(o.IO.Out, struct {
+		err = cmdutil.WriteJSON(o.IO.Out, struct {
 			Schema     cmdutil.SchemaVersion `json:"schema_version"`
 			Demo       bool                  `json:"demo,omitempty"`
 			Via        string                `json:"via,omitempty"`
 			Ports      []pkeyPortJSON        `json:"ports"`
 			Incomplete []cmdutil.Incomplete  `json:"incomplete,omitempty"`
-		}{cmdutil.SchemaVersion{}, src.Demo, src.Via, out, src.Incomplete}); err != nil {
-			return err
-		}
-		warnViews(n, views)
-		return after
-	}
-	if o.Format == cmdutil.FormatPlain {
-		if err := writePlain(o.IO.Out, views, o.All, n.Note); err != nil {
-			return err
-		}
-	} else {
+		}{cmdutil.SchemaVersion{}, src.Demo, src.Via, out, src.Incomplete})
+	case cmdutil.FormatPlain:
+		err = writePlain(o.IO.Out, views, o.All, n.Note)
+	default:
 		var b bytes.Buffer
 		for i, v := range views {
 			if i > 0 {
@@ -259,11 +244,17 @@ func renderPKeys(o *PKeysOptions, views []*query.PortView, find check.PKey, src 
 				return err
 			}
 		}
-		if _, err := o.IO.Out.Write(b.Bytes()); err != nil {
-			return err
+		_, err = o.IO.Out.Write(b.Bytes())
+	}
+	if err != nil {
+		return err
+	}
+	// The ports' warnings, after the tables (many alike are summarised: Notices).
+	for _, v := range views {
+		for _, w := range v.Warnings {
+			n.Warn(w)
 		}
 	}
-	warnViews(n, views)
 	return after
 }
 
