@@ -185,7 +185,7 @@ type PartialError struct {
 }
 
 func (e *PartialError) Error() string {
-	return textsafe.Message("could not read " + strings.Join(e.Lines(), "; "))
+	return textsafe.Message("not read: " + strings.Join(e.Lines(), "; "))
 }
 
 // MaxListed is how many unread parts PartialError.Lines names before it counts the
@@ -218,10 +218,7 @@ func (e *PartialError) nothingRead(none bool) error {
 	if !none {
 		return e
 	}
-	if len(e.Unread) == 1 {
-		return &UnknownError{Msg: "not read: " + e.Lines()[0]}
-	}
-	return &UnknownError{Msg: e.Error()}
+	return e.Unwrap()
 }
 
 // PortView is one port with what it means.
