@@ -116,7 +116,11 @@ func (h *Host) Devices(name string) ([]*ibverbs.Device, error) {
 		devs = append(devs, d)
 	}
 	if len(bad) > 0 {
-		return devs, (&PartialError{Unread: bad}).nothingRead(len(devs) == 0)
+		pe := &PartialError{Unread: bad}
+		if len(devs) == 0 {
+			return nil, pe.Unwrap() // none read: not known (exit 4), never missing (3)
+		}
+		return devs, pe
 	}
 	return devs, nil
 }
@@ -207,19 +211,9 @@ func (e *PartialError) Lines() []string {
 }
 
 // Unwrap gives errors.As an *UnknownError (exit 4) for callers that do not handle a
-// partial read: what exists and was not read is not known, never missing (exit 3 is
-// for what does not exist).
+// partial read, and is the error of a read in which nothing was read: what exists and
+// was not read is not known, never missing (exit 3 is for what does not exist).
 func (e *PartialError) Unwrap() error { return &UnknownError{Msg: e.Error()} }
-
-// nothingRead is e, or, when none of what was asked for was read, the *UnknownError
-// (exit 4) of that: a device or port that exists and cannot be read, named alone or
-// every one of a listing, is not known, never missing (exit 3).
-func (e *PartialError) nothingRead(none bool) error {
-	if !none {
-		return e
-	}
-	return e.Unwrap()
-}
 
 // PortView is one port with what it means.
 type PortView struct {
@@ -388,10 +382,10 @@ func (h *Host) Load(sel Selector, opt LoadOptions) ([]*PortView, error) {
 	}
 	if len(failed) > 0 {
 		// Show the ports that were read; list the others. None read (the one port
-		// asked for, or every one): not known, never missing (nothingRead).
+		// asked for, or every one): not known (exit 4), never missing (3).
 		partial.Unread = append(partial.Unread, failed...)
 		if len(views) == 0 {
-			return nil, partial.nothingRead(true)
+			return nil, partial.Unwrap()
 		}
 	}
 	if opt.Interfaces {
