@@ -57,6 +57,7 @@ func TestTerminalWidth(t *testing.T) {
 		{"partitions", "check", "../../testdata/partitions/mistakes.conf"},
 		{"partitions", "show", "../../testdata/partitions/cluster.conf"},
 		{"fabric", "pkeys", "--fabric-file", "testdata/fabric/small.json"},
+		{"--demo", "job", "--want", "0x8001"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			lines := run(t, 80, 24, args...)
@@ -78,6 +79,16 @@ func TestTerminalWidth(t *testing.T) {
 		for _, h := range []string{"PHYS", "SM_LID", "LINK", "100 Gb/sec (4X EDR)"} {
 			if !strings.Contains(wide, h) {
 				t.Errorf("200x50: %q missing:\n%s", h, wide)
+			}
+		}
+	})
+	// job's rows did not fit 80 columns whole and came out as plain records wrapped
+	// as prose, two lines a row: a table leaves columns out instead.
+	t.Run("job is a table at 80", func(t *testing.T) {
+		narrow := strings.Join(run(t, 80, 24, "--demo", "job", "--want", "0x8001"), "\n")
+		for _, want := range []string{"│ LIBRARY", "(HOST, MEMBER, INDEX left out to fit 80 columns; -o plain shows every column)"} {
+			if !strings.Contains(narrow, want) {
+				t.Errorf("80x24: %q missing:\n%s", want, narrow)
 			}
 		}
 	})

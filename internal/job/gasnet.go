@@ -59,21 +59,16 @@ var GASNet = Library{
 		s.Assumptions = append(s.Assumptions, "GASNet: GASNET_IBV_PKEY is read as decimal or 0x hex; devices in name order; one HCA (the default build, without --enable-ibv-multirail)")
 		ports, hasPorts := gasnetEnv(env, "GASNET_IBV_PORTS")
 		filter, perr := parseGASNetPorts(ports)
-		s.selectPorts = func(host []*Port) []PortResult { return gasnetSelect(host, filter, hasPorts) }
+		s.scope = firstOfOneHCA
+		s.allows = func(_ []*Port, dev string, num int) (bool, string) { return gasnetAllows(filter, hasPorts, dev, num) }
 		s.aborts = func(host []*Port, sel []PortResult) []Abort { return gasnetAborts(host, sel, ports, perr) }
-		s.pick = func(p *Port) Pick {
-			if unknown != "" {
-				return Pick{Outcome: NotChecked, Index: -1, Problem: "GASNET_IBV_PKEY is " + unknown}
-			}
-			return gasnetPick(key, p)
+		s.value = int(key)
+		if unknown != "" {
+			s.unknown = "GASNET_IBV_PKEY is " + unknown
 		}
 	},
-	want: func(key check.PKey, p *Port) Pick {
-		if key.Partition() < 2 {
-			return noSetting(fmt.Sprintf("GASNet refuses partition %s: GASNET_IBV_PKEY must be 0x0002-0x7fff", key.Partition().String()), NoGap)
-		}
-		return wantValue(key, p, "GASNET_IBV_PKEY", gasnetPick)
-	},
+	lookup:  func(v int, p *Port) Pick { return gasnetPick(check.PartitionKey(v), p) },
+	wantMin: 2,
 }
 
 // gasnetParseInt is gasneti_parse_int(s, 0) (gasnet_tools.c), GASNet's own integer
@@ -189,50 +184,24 @@ func parseGASNetPorts(s string) ([]gasnetPortSpec, string) {
 	return out, ""
 }
 
-func gasnetSelect(host []*Port, filter []gasnetPortSpec, hasFilter bool) []PortResult {
-	out := make([]PortResult, 0, len(host))
-	hcaUsed := ""
-	taken := map[string]bool{}
-	for _, p := range host {
-		s := PortResult{Port: p}
-		listed, explicit := !hasFilter, false
-		for _, f := range filter {
-			if f.hca != p.Device {
-				continue
-			}
-			if f.ports == nil {
-				listed = true
-			}
-			for _, n := range f.ports {
-				if n == p.Num {
-					listed, explicit = true, true
-				}
-			}
+// gasnetAllows reports whether GASNET_IBV_PORTS lets GASNet use port num of dev:
+// listed by number (gasnetListed), or its HCA listed without ports (or no list) for
+// the first ACTIVE port GASNet finds.
+func gasnetAllows(filter []gasnetPortSpec, hasFilter bool, dev string, num int) (bool, string) {
+	listed := !hasFilter
+	for _, f := range filter {
+		if f.hca != dev {
+			continue
 		}
-		switch {
-		case p.Fabric && !p.DeviceKnown:
-			s.Used, s.Why = true, "given (device filters do not apply to a port read over the fabric)"
-		case !listed:
-			s.Why = "not in GASNET_IBV_PORTS"
-		case !p.Active():
-			s.Why = "not ACTIVE (" + p.State + ")"
-		case p.LID == 0:
-			s.Why = "LID is 0"
-		case hcaUsed != "" && hcaUsed != p.Device:
-			s.Why = "GASNet opens one HCA (default build): " + hcaUsed + " comes first"
-		case taken[p.Device] && !explicit:
-			s.Why = "GASNet uses the first ACTIVE port of each HCA"
-		default:
-			s.Used, s.Why = true, "the first ACTIVE port GASNet finds"
-			if explicit {
-				s.Why = "ACTIVE, listed in GASNET_IBV_PORTS"
-			}
-			hcaUsed = p.Device
-			taken[p.Device] = true
+		if slices.Contains(f.ports, num) {
+			return true, gasnetListed
 		}
-		out = append(out, s)
+		listed = listed || f.ports == nil
 	}
-	return out
+	if !listed {
+		return false, "not in GASNET_IBV_PORTS"
+	}
+	return true, "the first ACTIVE port GASNet finds"
 }
 
 // gasnetAborts is gasnetc_init (gasnet_core.c) after gasnetc_probe_ports: with no port

@@ -762,9 +762,36 @@ func TestPickAborts(t *testing.T) {
 			t.Errorf("%s: %s, aborts %+v", c.lib.Name, r.Verdict, r.Aborts)
 		}
 	}
-	// UCX does not stop: the pkey it cannot find fails that interface only.
-	if r := Resolve([]*Library{&UCX}, env("UCX_IB_PKEY=0x0005"), []*Port{port("", "mlx5_0", 1, 0xffff)})[0]; len(r.Aborts) > 0 {
-		t.Errorf("UCX aborts: %+v", r.Aborts)
+}
+
+// UCX opens an interface on every port it selects when its worker is created
+// (ucp_worker.c ucp_worker_add_resource_ifaces, UCX 1.8.0 to master) and stops at
+// the first that fails: a port without the key (uct_ib_iface_init_pkey's "unable
+// to find specified pkey", or "there is no valid pkey to use" for auto) fails
+// ucp_worker_create on that host, not just that interface. This test once said the
+// opposite ("UCX does not stop"), an assumption the source does not bear out.
+func TestUCXWorkerCreate(t *testing.T) {
+	for _, c := range []struct {
+		in    Inputs
+		table []int
+		says  string
+	}{
+		{env("UCX_IB_PKEY=0x0005"), []int{0xffff}, "unable to find specified pkey 0x5"},
+		{env(), []int{0x0000, 0x0000}, "there is no valid pkey to use"},
+	} {
+		host := []*Port{port("h1", "mlx5_0", 1, 0xffff, 0x8005), port("h1", "mlx5_1", 1, c.table...), port("h2", "mlx5_0", 1, 0xffff, 0x8005)}
+		r := Resolve([]*Library{&UCX}, c.in, host)[0]
+		if r.Verdict != DoesNotWork || len(r.Aborts) != 1 || r.Aborts[0].Host != "h1" || r.Aborts[0].Device != "mlx5_1" || r.Aborts[0].Port != 1 {
+			t.Fatalf("%v: %s, aborts %+v", c.in.Env, r.Verdict, r.Aborts)
+		}
+		if a := r.Aborts[0].Reason; !strings.Contains(a, c.says) || !strings.Contains(a, "ucp_worker_create fails") {
+			t.Errorf("%v: abort %q", c.in.Env, a)
+		}
+	}
+	// A port UCX_NET_DEVICES leaves out is not opened: no abort.
+	host := []*Port{port("", "mlx5_0", 1, 0xffff, 0x8005), port("", "mlx5_1", 1, 0xffff)}
+	if r := Resolve([]*Library{&UCX}, env("UCX_IB_PKEY=0x0005", "UCX_NET_DEVICES=mlx5_0:1"), host)[0]; len(r.Aborts) > 0 || r.Verdict != Works {
+		t.Errorf("UCX_NET_DEVICES=mlx5_0:1: %s, aborts %+v", r.Verdict, r.Aborts)
 	}
 }
 
@@ -792,6 +819,86 @@ func TestIdleOnlyChosen(t *testing.T) {
 		}
 		if strings.Join(got, " ") != c.want {
 			t.Errorf("%v: waits for %q, want %q", c.in.Env, got, c.want)
+		}
+	}
+}
+
+// Hosts where Open MPI's openib BTL leaves every port out are listed in host order,
+// the same on every run (they came from a map's range, in random order).
+func TestSkipsOnlyHostOrder(t *testing.T) {
+	var ports []*Port
+	var want []string
+	for _, h := range []string{"n1", "n2", "n3", "n4", "n5"} {
+		ports = append(ports, port(h, "mlx5_0", 1, 0xffff))
+		want = append(want, h+": Open MPI (openib) leaves every port out (the partition is in none of their tables)")
+	}
+	for range 20 {
+		r := Resolve([]*Library{&OpenMPI}, env("OMPI_MCA_btl_openib_pkey=0x0005"), ports)[0]
+		if got := strings.Join(r.Findings, "\n"); got != strings.Join(want, "\n") {
+			t.Fatalf("findings:\n%s\nwant:\n%s", got, strings.Join(want, "\n"))
+		}
+	}
+}
+
+// The one description is read two ways: selectPorts walks a host's ports, chooses
+// and usesOnceUp ask its settings about a device that was not read or a port not
+// up. Generated hosts and settings: chooses must say what selectPorts says of the
+// unread device made an ACTIVE InfiniBand device placed first among the host's, and
+// usesOnceUp what it says of the port brought up on a host where nothing is used.
+func TestDescriptionReadBothWays(t *testing.T) {
+	r := rand.New(rand.NewPCG(8, 27))
+	one := func(xs ...string) string { return xs[r.IntN(len(xs))] }
+	devs := []string{"mlx5_0", "mlx5_1", "mlx5_10", "hfi1_0"}
+	settings := map[string][]string{
+		"NCCL_IB_HCA": {"mlx5", "=mlx5_1", "^mlx5_0", "mlx5_0:2", "^"}, "UCX_NET_DEVICES": {"mlx5_0:1", "^mlx5_1", "mlx5_0"},
+		"NVSHMEM_HCA_LIST": {"mlx5_0", "^mlx5_0:1", "mlx5_1:2"}, "GASNET_IBV_PORTS": {"mlx5_0", "mlx5_1:1,2", "mlx5_0+mlx5_1", "mlx5_0:2,,1"},
+		"MV2_IBA_HCA": {"mlx5_0", "mlx5_1:mlx5_9", "nohca"}, "MV2_DEFAULT_PORT": {"1", "2", "3"},
+		"OMPI_MCA_btl_openib_if_include": {"mlx5_0", "mlx5_1:1"}, "OMPI_MCA_btl_openib_if_exclude": {"mlx5_0:2"},
+	}
+	for i := 0; i < 3000; i++ {
+		in := env()
+		for k, vs := range settings {
+			if r.IntN(3) == 0 {
+				in.Env[k] = one(vs...)
+			}
+		}
+		a := ParsePerftestArgs(one("ib_send_bw", "ib_send_bw -d mlx5_1 -i 2", "ib_send_bw -i 2"))
+		in.Perftest = &a
+		var host []*Port
+		for _, d := range devs[:1+r.IntN(len(devs))] {
+			for n := 1; n <= 1+r.IntN(3); n++ {
+				p := port("h", d, n, 0xffff)
+				p.State = one("ACTIVE", "DOWN")
+				host = append(host, p)
+			}
+		}
+		u := Unread{Host: "h", Device: one(devs...), Port: r.IntN(4) - 1}
+		for _, l := range Libraries() {
+			s := l.setup(in)
+			var maybe []*Port
+			for _, n := range unreadPortNums(in, u) {
+				maybe = append(maybe, &Port{Host: "h", Device: u.Device, Num: n, LinkLayer: "InfiniBand", State: "ACTIVE", LID: 1, NoTable: "not read"})
+			}
+			walked := slices.ContainsFunc(s.selectPorts(append(maybe, host...)), func(pr PortResult) bool { return pr.Used && slices.Contains(maybe, pr.Port) })
+			if got := s.chooses(in, host, u); got != walked && s.Inactive == "" {
+				t.Fatalf("%s %v %+v: chooses %v, selectPorts %v", l.ID, in.Env, u, got, walked)
+			}
+			if slices.ContainsFunc(s.selectPorts(host), func(pr PortResult) bool { return pr.Used }) {
+				continue
+			}
+			for i, p := range host {
+				if p.Active() {
+					continue
+				}
+				up := *p
+				up.State = "ACTIVE"
+				ports := slices.Clone(host)
+				ports[i] = &up
+				walked := s.selectPorts(ports)[i].Used
+				if got := s.usesOnceUp(host, p); got != walked {
+					t.Fatalf("%s %v: %s usesOnceUp %v, selectPorts %v", l.ID, in.Env, p.Label(), got, walked)
+				}
+			}
 		}
 	}
 }

@@ -2,6 +2,7 @@ package job
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -36,10 +37,16 @@ type Library struct {
 	// Source cites where the rules below come from.
 	Source string
 
+	// configure reads the job's settings into the library's one description (setup).
 	configure func(in Inputs, s *setup)
-	// want is the setting that puts the library's QPs on p in partition key (the
-	// library's own lookup run with it, in Pick.Setting), whatever else the job sets.
-	want func(key check.PKey, p *Port) Pick
+	// lookup is the library's own P_Key lookup on p with setting v: the index
+	// (ByIndex) or the 15-bit key (ByValue) its QPs are given. Resolve runs it with
+	// the job's setting, WantPartition with the one it proposes.
+	lookup func(v int, p *Port) Pick
+	// wantMin is the lowest partition the setting accepts (GASNet: 2); wantNote is
+	// said with every index setting but 0 (NVSHMEM: its version).
+	wantMin  check.PartitionKey
+	wantNote string
 }
 
 // Inputs are a job's settings: its environment and, for perftest, its command line.
@@ -65,13 +72,26 @@ type setup struct {
 	// port (a value it cannot parse or that is out of range).
 	Reject string
 
-	// selectPorts says which ports of a host the library uses, and why (Pick unset).
-	selectPorts func(host []*Port) []PortResult
-	pick        func(p *Port) Pick
+	// The library's one description of which devices and ports it would select and
+	// what stops it, read by selectPorts (Resolve, WantPartition), by chooses
+	// (Choosers, --emit env, unsure aborts) and by usesOnceUp (a gate's idle ports).
+
+	// allows says whether the device and port settings let the library use port num
+	// of device dev on a host with ports host, and why (not).
+	allows func(host []*Port, dev string, num int) (bool, string)
+	scope  scope
+	roce   bool // it uses ACTIVE RoCE ports too (everyPort)
+	// notActive, when set, says what the library does with a port that is not
+	// ACTIVE (perftest: uses it and fails; MVAPICH2: why its MV2_DEFAULT_PORT matters).
+	notActive func(p *Port) (used bool, why string)
+	// value is the setting given to Library.lookup; unknown, when set, is why the
+	// partition cannot be known from the settings (each used port is not checked).
+	value   int
+	unknown string
 	// aborts says why the library stops the process at start-up on this host, a
 	// setting the host cannot satisfy whatever the P_Key tables hold (MVAPICH2's
-	// MV2_IBA_HCA or MV2_DEFAULT_PORT, perftest's -d or -i); nil or none: it starts.
-	// sel is selectPorts' answer for host.
+	// MV2_IBA_HCA or MV2_DEFAULT_PORT, GASNet without a port, perftest's -d or -i);
+	// nil or none: it starts. sel is selectPorts' answer for host.
 	aborts func(host []*Port, sel []PortResult) []Abort
 }
 
@@ -100,10 +120,8 @@ func (s *setup) hostAborts(in Inputs, h hostPorts, sel []PortResult) (ab []Abort
 	if s.aborts == nil {
 		return nil, ""
 	}
-	for _, p := range h.ports {
-		if p.Fabric && !p.DeviceKnown {
-			return nil, ""
-		}
+	if slices.ContainsFunc(h.ports, func(p *Port) bool { return p.Fabric && !p.DeviceKnown }) {
+		return nil, ""
 	}
 	if ab = s.aborts(h.ports, sel); len(ab) == 0 {
 		return nil, ""
@@ -112,14 +130,113 @@ func (s *setup) hostAborts(in Inputs, h hostPorts, sel []PortResult) (ab []Abort
 }
 
 // unreadChosen names a device or port of host h that could not be read and that the
-// library could choose (Choosers), "" when none.
+// library could choose (chooses), "" when none.
 func (s *setup) unreadChosen(in Inputs, h hostPorts) string {
 	for _, u := range in.Unread {
-		if u.Host == h.name && len(Choosers([]*Library{s.Library}, in, h.ports, u)) > 0 {
+		if u.Host == h.name && s.chooses(in, h.ports, u) {
 			return u.What
 		}
 	}
 	return ""
+}
+
+// scope is how many of the ports its settings allow a library takes on a host.
+type scope uint8
+
+const (
+	// everyPort: every ACTIVE port with a P_Key table on the link layers it runs on.
+	everyPort scope = iota
+	// firstOfOneHCA: GASNet's default build opens one HCA, the first with an ACTIVE
+	// port with a LID, and of it the first such port, or every port
+	// GASNET_IBV_PORTS lists.
+	firstOfOneHCA
+	// namedPort: perftest's one -d/-i port, ACTIVE or not.
+	namedPort
+)
+
+// gasnetListed is why GASNet uses a port GASNET_IBV_PORTS names.
+const gasnetListed = "ACTIVE, listed in GASNET_IBV_PORTS"
+
+// selectPorts says which ports of a host the library uses, and why (Pick unset): the
+// one code path from the description to a host's ports.
+func (s *setup) selectPorts(host []*Port) []PortResult {
+	out := make([]PortResult, 0, len(host))
+	hca := ""                  // firstOfOneHCA: the HCA opened
+	taken := map[string]bool{} // firstOfOneHCA: the HCAs with a port taken
+	for _, p := range host {
+		r := PortResult{Port: p}
+		ok, why := s.allows(host, p.Device, p.Num)
+		switch {
+		case p.Fabric && !p.DeviceKnown:
+			r.Used, r.Why = true, "given (device filters do not apply to a port read over the fabric)"
+		case s.scope != everyPort && !ok:
+			r.Why = why
+		case !p.Active():
+			r.Why = "not ACTIVE (" + p.State + ")"
+			if s.notActive != nil {
+				r.Used, r.Why = s.notActive(p)
+			}
+		case s.scope == namedPort:
+			r.Used, r.Why = true, why
+		case s.scope == firstOfOneHCA:
+			switch {
+			case p.LID == 0:
+				r.Why = "LID is 0"
+			case hca != "" && hca != p.Device:
+				r.Why = "GASNet opens one HCA (default build): " + hca + " comes first"
+			case taken[p.Device] && why != gasnetListed:
+				r.Why = "GASNet uses the first ACTIVE port of each HCA"
+			default:
+				r.Used, r.Why = true, why
+				hca, taken[p.Device] = p.Device, true
+			}
+		case noPKeys(p):
+			r.Why = "no P_Key table (" + p.NoTable + "): P_Keys do not apply"
+		case p.Ethernet() && !s.roce:
+			r.Why = "RoCE port: not used"
+		case p.LinkLayer != "InfiniBand" && !p.Ethernet():
+			r.Why = "link layer " + strconv.Quote(p.LinkLayer) + ": not used"
+		default:
+			r.Used, r.Why = ok, why
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// usesOnceUp reports whether the library would use port p of host, not ACTIVE,
+// once the Subnet Manager brings it up: its device and port settings allow it (and,
+// for libraries that look at link layers, it is an InfiniBand port). The caller
+// has left out RoCE ports and ports without P_Keys.
+func (s *setup) usesOnceUp(host []*Port, p *Port) bool {
+	if p.Fabric && !p.DeviceKnown {
+		return true
+	}
+	ok, _ := s.allows(host, p.Device, p.Num)
+	return ok && (s.scope != everyPort || p.LinkLayer == "InfiniBand")
+}
+
+// chooses reports whether the library could choose the unread device or port u of
+// a host with ports host: whether its device and port settings allow u's device at
+// any port number it may have (unreadPortNums), as they would an ACTIVE InfiniBand
+// device (the one-device libraries' first device counts u among the host's). A
+// library the settings make inactive chooses nothing.
+func (s *setup) chooses(in Inputs, host []*Port, u Unread) bool {
+	if s.Inactive != "" {
+		return false
+	}
+	return slices.ContainsFunc(unreadPortNums(in, u), func(n int) bool {
+		ok, _ := s.allows(host, u.Device, n)
+		return ok
+	})
+}
+
+// pick is the library's lookup on p with the job's setting.
+func (s *setup) pick(p *Port) Pick {
+	if s.unknown != "" {
+		return Pick{Outcome: NotChecked, Index: -1, Problem: s.unknown}
+	}
+	return s.Library.lookup(s.value, p)
 }
 
 // Gap is why a port is not (yet) in the wanted partition, as far as waiting can
@@ -185,34 +302,6 @@ func (l *Library) Mentioned(in Inputs) bool {
 	return false
 }
 
-// selectActive uses every ACTIVE port of the host whose link layer the library runs
-// on; ports read from a sweep are used as given.
-func selectActive(host []*Port, allowEthernet bool, filter func(p *Port) (bool, string)) []PortResult {
-	out := make([]PortResult, 0, len(host))
-	for _, p := range host {
-		s := PortResult{Port: p}
-		switch {
-		case p.Fabric && !p.DeviceKnown:
-			s.Used, s.Why = true, "given (device filters do not apply to a port read over the fabric)"
-		case !p.Active():
-			s.Why = "not ACTIVE (" + p.State + ")"
-		case noPKeys(p):
-			s.Why = "no P_Key table (" + p.NoTable + "): P_Keys do not apply"
-		case p.Ethernet() && !allowEthernet:
-			s.Why = "RoCE port: not used"
-		case p.LinkLayer != "InfiniBand" && !p.Ethernet():
-			s.Why = "link layer " + strconv.Quote(p.LinkLayer) + ": not used"
-		default:
-			s.Used, s.Why = true, "ACTIVE"
-			if filter != nil {
-				s.Used, s.Why = filter(p)
-			}
-		}
-		out = append(out, s)
-	}
-	return out
-}
-
 // noPKeys reports a port without a P_Key table on a non-InfiniBand link (iWARP):
 // partitions do not apply to it, whatever a library does there.
 func noPKeys(p *Port) bool { return p.Table == nil && !p.Fabric && p.LinkLayer != "InfiniBand" }
@@ -248,47 +337,44 @@ func pickFirst(p *Port, key check.PartitionKey, unset int, who string, miss Pick
 	return miss
 }
 
-// wantIndex is the inverse for libraries set by index: the entry a QP should use for
-// key (check.FindPKeyIndex: a full member preferred, then the lowest index), checked
-// with the library's pick for that index.
-func wantIndex(key check.PKey, p *Port, name string, pick func(idx int, p *Port) Pick) Pick {
-	if p.Table == nil {
+// want is the setting that puts the library's QPs on p in partition key, checked
+// by running the library's own lookup with it (in Pick.Setting), whatever else the
+// job sets. Set by index, it is the entry check.FindPKeyIndex finds (a full member
+// preferred, then the lowest index); set by value, the 15-bit key.
+func (l *Library) want(key check.PKey, p *Port) Pick {
+	name, part := l.Vars[0], key.Partition()
+	switch {
+	case part < l.wantMin:
+		return noSetting(fmt.Sprintf("%s refuses partition %s: %s must be %s-0x7fff", strings.Fields(l.Name)[0], part, name, l.wantMin), NoGap)
+	case l.Kind == ByValue && p.Ethernet():
+		pk := l.lookup(int(part), p)
+		pk.Notes = append(pk.Notes, "RoCE port: the setting does not apply")
+		return pk
+	case p.Table == nil:
 		return noSetting(p.NoTable, unreadGap(p))
-	}
-	if p.Ethernet() {
+	case p.Ethernet():
 		// RoCE: P_Keys do not apply; the one entry is index 0 and any other index
 		// fails there.
-		pk := pick(0, p)
+		pk := l.lookup(0, p)
 		pk.Setting, pk.Notes = name+"=0", append(pk.Notes, "RoCE port: P_Keys do not apply, but the index must exist: its table has the one entry 0 (exclude the port from the library's devices to use another index elsewhere)")
 		return pk
 	}
 	idx, _, ok := check.FindPKeyIndex(p.Table, key)
-	if !ok {
+	if !ok && (l.Kind == ByIndex || !hasUnreadable(p)) {
 		return noSetting(missingKey(key, p), missingGap(p))
 	}
-	pk := pick(idx, p)
-	pk.Setting = name + "=" + strconv.Itoa(idx)
-	return pk
-}
-
-// wantValue is the inverse for libraries set by value: the 15-bit key, checked by
-// running the library's own lookup with it.
-func wantValue(key check.PKey, p *Port, name string, pick func(key check.PartitionKey, p *Port) Pick) Pick {
-	if p.Ethernet() {
-		pk := pick(key.Partition(), p)
-		pk.Notes = append(pk.Notes, "RoCE port: the setting does not apply")
+	if l.Kind == ByValue {
+		pk := l.lookup(int(part), p)
+		pk.Setting = name + "=" + part.String()
+		if pk.Outcome == NotChecked {
+			pk.Gap = GapUnread
+		}
 		return pk
 	}
-	if p.Table == nil {
-		return noSetting(p.NoTable, unreadGap(p))
-	}
-	if _, _, ok := check.FindPKeyIndex(p.Table, key); !ok && !hasUnreadable(p) {
-		return noSetting(missingKey(key, p), GapMissing)
-	}
-	pk := pick(key.Partition(), p)
-	pk.Setting = name + "=" + key.Partition().String()
-	if pk.Outcome == NotChecked {
-		pk.Gap = GapUnread
+	pk := l.lookup(idx, p)
+	pk.Setting = name + "=" + strconv.Itoa(idx)
+	if l.wantNote != "" && idx != 0 {
+		pk.Notes = append(pk.Notes, l.wantNote)
 	}
 	return pk
 }

@@ -68,30 +68,28 @@ var MVAPICH2 = Library{
 		if len(names) > 1 {
 			s.Assumptions = append(s.Assumptions, "MVAPICH2: of MV2_IBA_HCA's names, rdma_open_hca looks for as many as the host has usable HCAs (it leaves out slower ones unless named); a later name that is not on the host is taken as not looked for")
 		}
-		s.selectPorts = func(host []*Port) []PortResult {
-			out := selectActive(host, false, func(p *Port) (bool, string) {
-				if len(names) > 0 && !slices.ContainsFunc(names, func(n string) bool { return mv2HCAMatch(n, p.Device) }) {
-					return false, "not in MV2_IBA_HCA=" + env["MV2_IBA_HCA"]
-				}
-				if fixed && portNum != 0 && portNum != p.Num { // port 0: s.Reject
-					return false, "not MV2_DEFAULT_PORT=" + port
-				}
-				if !fixed && p.Num > mv2MaxPorts {
-					return false, "MVAPICH2 looks for ACTIVE ports among 1 and 2 only (RDMA_DEFAULT_MAX_PORTS)"
-				}
-				return true, "ACTIVE"
-			})
-			for i, pr := range out {
-				if p := pr.Port; fixed && p.Num == portNum && !p.Active() && !p.Fabric {
-					out[i].Why = fmt.Sprintf("MV2_DEFAULT_PORT=%s, not ACTIVE (%s): MVAPICH2 aborts if it opens %s", port, p.State, p.Device)
-				}
+		s.allows = func(_ []*Port, dev string, num int) (bool, string) {
+			if len(names) > 0 && !slices.ContainsFunc(names, func(n string) bool { return mv2HCAMatch(n, dev) }) {
+				return false, "not in MV2_IBA_HCA=" + env["MV2_IBA_HCA"]
 			}
-			return out
+			if fixed && portNum != 0 && portNum != num { // port 0: s.Reject
+				return false, "not MV2_DEFAULT_PORT=" + port
+			}
+			if !fixed && num > mv2MaxPorts {
+				return false, "MVAPICH2 looks for ACTIVE ports among 1 and 2 only (RDMA_DEFAULT_MAX_PORTS)"
+			}
+			return true, "ACTIVE"
+		}
+		s.notActive = func(p *Port) (bool, string) {
+			if fixed && p.Num == portNum && !p.Fabric {
+				return false, fmt.Sprintf("MV2_DEFAULT_PORT=%s, not ACTIVE (%s): MVAPICH2 aborts if it opens %s", port, p.State, p.Device)
+			}
+			return false, "not ACTIVE (" + p.State + ")"
 		}
 		s.aborts = func(host []*Port, _ []PortResult) []Abort { return mv2Aborts(host, names, fixed, portNum) }
-		s.pick = func(p *Port) Pick { return mv2Pick(key, p) }
+		s.value = int(key)
 	},
-	want: func(key check.PKey, p *Port) Pick { return wantValue(key, p, "MV2_DEFAULT_PKEY", mv2Pick) },
+	lookup: func(v int, p *Port) Pick { return mv2Pick(check.PartitionKey(v), p) },
 }
 
 // MVAPICH2's limits (ibv_param.h): RDMA_DEFAULT_MAX_PORTS, the ports 1..2 it looks
@@ -275,24 +273,22 @@ var OpenMPI = Library{
 		s.Assumptions = append(s.Assumptions, "Open MPI: applies to the openib BTL of Open MPI 4.x (pml ob1); MCA parameters from mpirun --mca or mca-params.conf are not read")
 		inc, hasInc := env["OMPI_MCA_btl_openib_if_include"]
 		exc, hasExc := env["OMPI_MCA_btl_openib_if_exclude"]
-		s.selectPorts = func(host []*Port) []PortResult {
-			return selectActive(host, false, func(p *Port) (bool, string) {
-				spec := func(list string) bool {
-					fields := strings.Split(list, ",")
-					return slices.Contains(fields, p.Device) || slices.Contains(fields, fmt.Sprintf("%s:%d", p.Device, p.Num))
-				}
-				if hasInc && !spec(inc) {
-					return false, "not in btl_openib_if_include=" + inc
-				}
-				if hasExc && spec(exc) {
-					return false, "in btl_openib_if_exclude=" + exc
-				}
-				return true, "ACTIVE"
-			})
+		s.allows = func(_ []*Port, dev string, num int) (bool, string) {
+			spec := func(list string) bool {
+				fields := strings.Split(list, ",")
+				return slices.Contains(fields, dev) || slices.Contains(fields, fmt.Sprintf("%s:%d", dev, num))
+			}
+			if hasInc && !spec(inc) {
+				return false, "not in btl_openib_if_include=" + inc
+			}
+			if hasExc && spec(exc) {
+				return false, "in btl_openib_if_exclude=" + exc
+			}
+			return true, "ACTIVE"
 		}
-		s.pick = func(p *Port) Pick { return ompiPick(check.PartitionKey(key), p) }
+		s.value = int(key)
 	},
-	want: func(key check.PKey, p *Port) Pick { return wantValue(key, p, "OMPI_MCA_btl_openib_pkey", ompiPick) },
+	lookup: func(v int, p *Port) Pick { return ompiPick(check.PartitionKey(v), p) },
 }
 
 // ompiUint is how Open MPI 4.x sets an MCA variable of type unsigned int from a

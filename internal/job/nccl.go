@@ -3,8 +3,6 @@ package job
 import (
 	"fmt"
 	"strings"
-
-	"github.com/ibkey/ibkey/internal/check"
 )
 
 // NCCL, as of NVIDIA/nccl v2.30 (src/transport/net_ib/, src/misc/):
@@ -52,20 +50,19 @@ var NCCL = Library{
 			s.Notes = append(s.Notes, fmt.Sprintf("NCCL_IB_GID_INDEX=%s does not change the partition: from NCCL 2.22.3 InfiniBand ports use GID 0 (or the routable FLID GID) whatever it says (before, it was their source GID index: not checked); it selects the GID on RoCE ports, whose one P_Key is 0xffff", g))
 		}
 		s.Assumptions = append(s.Assumptions, "NCCL: only the environment (and --env) is read; NCCL_CONF_FILE, ~/.nccl.conf and /etc/nccl.conf can also set NCCL_IB_PKEY when the environment does not")
-		s.selectPorts = func(host []*Port) []PortResult {
-			return selectActive(host, true, func(p *Port) (bool, string) {
-				if filter.match(p.Device, p.Num) {
-					if hasHCA {
-						return true, "ACTIVE, selected by NCCL_IB_HCA"
-					}
-					return true, "ACTIVE"
-				}
+		s.roce = true
+		s.allows = func(_ []*Port, dev string, num int) (bool, string) {
+			switch {
+			case !filter.match(dev, num):
 				return false, "not selected by NCCL_IB_HCA=" + hca
-			})
+			case hasHCA:
+				return true, "ACTIVE, selected by NCCL_IB_HCA"
+			}
+			return true, "ACTIVE"
 		}
-		s.pick = func(p *Port) Pick { return ncclPick(idx, p) }
+		s.value = idx
 	},
-	want: func(key check.PKey, p *Port) Pick { return wantIndex(key, p, "NCCL_IB_PKEY", ncclPick) },
+	lookup: ncclPick,
 }
 
 // ncclIndex is the index NCCL puts in its QPs, and how it came about.

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/ibkey/ibkey/internal/check"
 )
 
 // NVSHMEM (NVIDIA/nvshmem):
@@ -78,27 +76,20 @@ var NVSHMEM = Library{
 			list, exclude, name = parseNVSHMEMHCAs(env["NVSHMEM_HCA_PE_MAPPING"]), false, "NVSHMEM_HCA_PE_MAPPING="+env["NVSHMEM_HCA_PE_MAPPING"]
 		}
 		s.Assumptions = append(s.Assumptions, "NVSHMEM: each PE uses the NIC closest to its GPU, which ibkey cannot see; every ACTIVE port is checked")
-		s.selectPorts = func(host []*Port) []PortResult {
-			return selectActive(host, true, func(p *Port) (bool, string) {
-				if len(list) == 0 {
-					return true, "ACTIVE"
-				}
-				in := slices.ContainsFunc(list, func(e hcaEntry) bool { return e.name == p.Device && (e.port == -1 || e.port == p.Num) })
-				if in != exclude {
-					return true, "ACTIVE, allowed by " + name
-				}
-				return false, "not allowed by " + name
-			})
+		s.roce = true
+		s.allows = func(_ []*Port, dev string, num int) (bool, string) {
+			if len(list) == 0 {
+				return true, "ACTIVE"
+			}
+			if slices.ContainsFunc(list, func(e hcaEntry) bool { return e.name == dev && (e.port == -1 || e.port == num) }) != exclude {
+				return true, "ACTIVE, allowed by " + name
+			}
+			return false, "not allowed by " + name
 		}
-		s.pick = func(p *Port) Pick { return nvshmemPick(idx, p) }
+		s.value = idx
 	},
-	want: func(key check.PKey, p *Port) Pick {
-		w := wantIndex(key, p, "NVSHMEM_IB_PKEY_INDEX", nvshmemPick)
-		if w.Setting != "" && w.Setting != "NVSHMEM_IB_PKEY_INDEX=0" {
-			w.Notes = append(w.Notes, "NVSHMEM_IB_PKEY_INDEX needs NVSHMEM 3.7.0 or later: older versions always use index 0")
-		}
-		return w
-	},
+	lookup:   nvshmemPick,
+	wantNote: "NVSHMEM_IB_PKEY_INDEX needs NVSHMEM 3.7.0 or later: older versions always use index 0",
 }
 
 func nvshmemPick(idx int, p *Port) Pick {

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/ibkey/ibkey/internal/check"
 )
 
 // perftest (linux-rdma/perftest, src/perftest_parameters.c):
@@ -30,7 +28,7 @@ var Perftest = Library{
 	Vars:      []string{"--pkey_index", "-d/--ib-dev", "-i/--ib-port"},
 	Source:    "linux-rdma/perftest src/perftest_parameters.c (--pkey_index, CHECK_VALUE, ctx_chk_pkey_index), src/perftest_resources.c ctx_find_dev",
 	configure: configurePerftest,
-	want:      func(key check.PKey, p *Port) Pick { return wantIndex(key, p, "--pkey_index", perftestPick) },
+	lookup:    perftestPick,
 }
 
 // perftestShort is perftest's getopt optstring (parser in perftest_parameters.c):
@@ -136,57 +134,47 @@ func configurePerftest(in Inputs, s *setup) {
 	if a.BadValue != "" {
 		s.Reject = "perftest rejects its command line: " + a.BadValue
 	}
-	idx := a.PKeyIdx
-	switch {
-	case !a.Given:
-		s.Setting = "--pkey_index not given: index 0"
-	default:
+	s.Setting = "--pkey_index not given: index 0"
+	if a.Given {
 		s.Setting = fmt.Sprintf("--pkey_index=%d: index %d", a.PKeyIdx, a.PKeyIdx)
 	}
-	dev := a.Device
-	if dev == "" {
+	if a.Device == "" {
 		s.Assumptions = append(s.Assumptions, "perftest: without -d, the first device in name order (ibv_get_device_list order is not guaranteed)")
 	}
-	s.selectPorts = func(host []*Port) []PortResult {
-		out := make([]PortResult, 0, len(host))
-		first := ""
-		for _, p := range host {
-			if first == "" || p.Device < first {
-				first = p.Device
-			}
+	s.scope = namedPort
+	s.allows = func(host []*Port, dev string, num int) (bool, string) {
+		switch want := a.device(host, dev); {
+		case dev != want:
+			return false, "not the -d device " + want
+		case num != a.Port:
+			return false, fmt.Sprintf("not the -i port %d", a.Port)
 		}
-		want := dev
-		if want == "" {
-			want = first
-		}
-		for _, p := range host {
-			s := PortResult{Port: p}
-			switch {
-			case p.Fabric && !p.DeviceKnown:
-				s.Used, s.Why = true, "given (device filters do not apply to a port read over the fabric)"
-			case p.Device != want:
-				s.Why = "not the -d device " + want
-			case p.Num != a.Port:
-				s.Why = fmt.Sprintf("not the -i port %d", a.Port)
-			case !p.Active():
-				s.Used, s.Why = true, "the -d/-i port, but not ACTIVE ("+p.State+"): perftest will not connect"
-			default:
-				s.Used, s.Why = true, "the -d/-i port"
-			}
-			out = append(out, s)
-		}
-		return out
+		return true, "the -d/-i port"
 	}
-	s.aborts = func(host []*Port, _ []PortResult) []Abort { return perftestAborts(host, dev, a.Port) }
+	s.notActive = func(p *Port) (bool, string) {
+		return true, "the -d/-i port, but not ACTIVE (" + p.State + "): perftest will not connect"
+	}
+	s.aborts = func(host []*Port, _ []PortResult) []Abort { return perftestAborts(host, a.device(host), a.Port) }
 	if a.RDMACM {
 		s.Setting += "; -R/--rdma_cm: rdma_cm connects the QPs and --pkey_index is not used"
+		s.unknown = "perftest -R: the QPs take the P_Key of the route rdma_cm resolves to the peer (the partition of the IPoIB interface holding the address), which is not read here"
 	}
-	s.pick = func(p *Port) Pick {
-		if a.RDMACM {
-			return Pick{Outcome: NotChecked, Index: -1, Problem: "perftest -R: the QPs take the P_Key of the route rdma_cm resolves to the peer (the partition of the IPoIB interface holding the address), which is not read here"}
-		}
-		return perftestPick(idx, p)
+	s.value = a.PKeyIdx
+}
+
+// device is the device perftest opens on a host with ports host (and devices
+// others): -d, else the first in name order.
+func (a PerftestArgs) device(host []*Port, others ...string) string {
+	if a.Device != "" {
+		return a.Device
 	}
+	for _, p := range host {
+		others = append(others, p.Device)
+	}
+	if len(others) == 0 {
+		return ""
+	}
+	return slices.Min(others)
 }
 
 func perftestPick(idx int, p *Port) Pick {
@@ -208,13 +196,10 @@ func perftestPick(idx int, p *Port) Pick {
 // is not in ibv_get_device_list ("IB device %s not found", ctx_find_dev in
 // perftest_resources.c), or the -i port of the device cannot be queried or is not
 // ACTIVE (set_link_layer in perftest_parameters.c: " Unable to query port %d
-// attributes", " Port number %d state is %s"). dev "" is the first device.
+// attributes", " Port number %d state is %s").
 func perftestAborts(host []*Port, dev string, num int) []Abort {
 	if len(host) == 0 {
 		return nil
-	}
-	if dev == "" {
-		dev = slices.MinFunc(host, func(a, b *Port) int { return strings.Compare(a.Device, b.Device) }).Device
 	}
 	i := slices.IndexFunc(host, func(p *Port) bool { return p.Device == dev })
 	if i < 0 {

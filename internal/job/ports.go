@@ -98,32 +98,23 @@ func unreadPortNums(in Inputs, u Unread) []int {
 	return nums
 }
 
-// Choosers lists the libraries (by Name) that could choose the unread device or
-// port u with the job's settings, given the host's other ports: u is taken as an
-// ACTIVE InfiniBand device with every port (or the port that was not read) and run
-// through each library's own device and port selection (NCCL_IB_HCA,
-// UCX_NET_DEVICES, NVSHMEM_HCA_LIST, MV2_IBA_HCA, GASNET_IBV_PORTS,
-// btl_openib_if_include/exclude, perftest -d/-i), placed first among the host's
-// devices (where one-device libraries look first). A library the settings make
-// inactive chooses nothing. An empty list: no library checked can use what was not
-// read, so the answer does not depend on it.
-func Choosers(libs []*Library, in Inputs, host []*Port, u Unread) []string {
-	var maybe []*Port
-	for _, n := range unreadPortNums(in, u) {
-		maybe = append(maybe, &Port{Host: u.Host, Device: u.Device, Num: n, LinkLayer: "InfiniBand", State: "ACTIVE", LID: 1, NoTable: "not read"})
+// Choosers lists the libraries (by Name) whose device and port settings
+// (NCCL_IB_HCA, UCX_NET_DEVICES, NVSHMEM_HCA_LIST, MV2_IBA_HCA, GASNET_IBV_PORTS,
+// btl_openib_if_include/exclude, perftest -d/-i) could choose the unread device or
+// port u of its host (setup.chooses; ports are the job's, of every host). An empty
+// list: no library checked can use what was not read, so the answer does not
+// depend on it.
+func Choosers(libs []*Library, in Inputs, ports []*Port, u Unread) []string {
+	var host []*Port
+	for _, p := range ports {
+		if p.Host == u.Host {
+			host = append(host, p)
+		}
 	}
-	all := append(maybe, host...)
 	var out []string
 	for _, l := range libs {
-		s := l.setup(in)
-		if s.Inactive != "" {
-			continue
-		}
-		for _, pr := range s.selectPorts(all) {
-			if pr.Used && pr.Port.Device == u.Device && slices.Contains(maybe, pr.Port) {
-				out = append(out, l.Name)
-				break
-			}
+		if l.setup(in).chooses(in, host, u) {
+			out = append(out, l.Name)
 		}
 	}
 	return out

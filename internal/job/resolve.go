@@ -210,9 +210,9 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Result {
 			r.Unchecked = append(r.Unchecked, pr.Port.Label()+": "+pk.Problem)
 		}
 	}
-	for h, n := range skipsOnly {
-		if n == usedOn[h] {
-			r.Findings = append(r.Findings, fmt.Sprintf("%s: %s leaves every port out (the partition is in none of their tables)", HostName(h), l.Name))
+	for _, h := range hosts { // in host order, not the map's
+		if n := skipsOnly[h.name]; n > 0 && n == usedOn[h.name] {
+			r.Findings = append(r.Findings, fmt.Sprintf("%s: %s leaves every port out (the partition is in none of their tables)", HostName(h.name), l.Name))
 		}
 	}
 	// Across hosts: every pair of ranks on different hosts must share the partition

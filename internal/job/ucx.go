@@ -19,7 +19,12 @@ import (
 //     be queried is skipped, 0x0000 is skipped (only 0x0000: 0x8000 is not), and the
 //     first entry matching (any entry for auto, else the same 15-bit key) with full
 //     membership wins; without one, the first limited match; without any, an error
-//     ("unable to find specified pkey", "there is no valid pkey to use").
+//     ("unable to find specified pkey", "there is no valid pkey to use"), which
+//     fails ucp_worker_create on that host: ucp_worker_add_resource_ifaces
+//     (src/ucp/core/ucp_worker.c) opens an interface on every selected port and
+//     gives up at the first that fails, since UCX 1.8.0 (then a plain return; from
+//     1.12.0 err_close_ifaces). A device UCX_NET_DEVICES names that the host lacks
+//     is only warned about (ucp_report_unavailable, ucp_context.c).
 //   - Peers: uct_ib_iface_is_reachable (ib_iface.c) declares a peer unreachable unless
 //     the 15-bit keys are equal and one side is full, so UCX reports an unreachable
 //     peer rather than hanging.
@@ -33,24 +38,24 @@ import (
 var UCX = Library{
 	ID: "ucx", Name: "UCX", Kind: ByValue,
 	Vars:   []string{"UCX_IB_PKEY", "UCX_NET_DEVICES"},
-	Source: "openucx/ucx src/uct/ib/base/ib_iface.c uct_ib_iface_init_pkey and uct_ib_iface_is_reachable, src/ucs/config/parser.c ucs_config_sscanf_hex, src/ucp/core/ucp_context.c ucp_is_resource_in_device_list",
+	Source: "openucx/ucx src/uct/ib/base/ib_iface.c uct_ib_iface_init_pkey and uct_ib_iface_is_reachable, src/ucp/core/ucp_worker.c ucp_worker_add_resource_ifaces, src/ucs/config/parser.c ucs_config_sscanf_hex, src/ucp/core/ucp_context.c ucp_is_resource_in_device_list",
 	configure: func(in Inputs, s *setup) {
 		env := in.Env
 		v, set := env["UCX_IB_PKEY"]
-		cfg, reject, notes := ucxParsePKey(v, set)
+		key, reject, notes := ucxParsePKey(v, set)
 		s.Reject, s.Notes = reject, append(s.Notes, notes...)
-		if cfg.auto && set && !strings.EqualFold(v, "auto") {
+		if key == ucxAuto && set && !strings.EqualFold(v, "auto") {
 			s.Unchecked = append(s.Unchecked, "UCX_IB_PKEY="+v+" reads 0xfffe, which UCX 1.8.0 and later take as auto (UCS_HEXUNITS_AUTO: partition 0x7ffe is not looked for) and older UCX refuses")
 		}
 		switch {
 		case !set:
 			s.Setting = "UCX_IB_PKEY unset (auto): the first full-member entry, else the first limited one"
-		case cfg.auto:
+		case key == ucxAuto:
 			s.Setting = "UCX_IB_PKEY=" + v + ": the first full-member entry, else the first limited one"
-		case cfg.key == 0:
+		case key == 0:
 			s.Setting = "UCX_IB_PKEY=" + v + ": key 0, which no valid entry holds (UCX takes a 0x8000 entry, an empty one, if the table has one)"
 		default:
-			s.Setting = fmt.Sprintf("UCX_IB_PKEY=%s: partition 0x%04x, a full-member entry preferred", v, cfg.key)
+			s.Setting = fmt.Sprintf("UCX_IB_PKEY=%s: partition 0x%04x, a full-member entry preferred", v, key)
 		}
 		devs, hasDevs := env["UCX_NET_DEVICES"]
 		filter := parseUCXDevices(devs, hasDevs)
@@ -66,25 +71,20 @@ var UCX = Library{
 			s.Unchecked = append(s.Unchecked, fmt.Sprintf("UCX_NET_DEVICES=%s uses ranges ([...]), which ibkey does not expand", devs))
 		}
 		s.Assumptions = append(s.Assumptions, "UCX: only the environment (and --env) is read; a ucx.conf file can also set UCX_IB_PKEY")
-		s.selectPorts = func(host []*Port) []PortResult {
-			return selectActive(host, true, func(p *Port) (bool, string) {
-				if filter.match(p.Device, p.Num) {
-					return true, "ACTIVE"
-				}
-				return false, "not selected by UCX_NET_DEVICES=" + devs
-			})
+		s.roce = true
+		s.allows = func(_ []*Port, dev string, num int) (bool, string) {
+			if filter.match(dev, num) {
+				return true, "ACTIVE"
+			}
+			return false, "not selected by UCX_NET_DEVICES=" + devs
 		}
-		s.pick = func(p *Port) Pick { return ucxPick(cfg, p) }
+		s.value = key
 	},
-	want: func(key check.PKey, p *Port) Pick {
-		return wantValue(key, p, "UCX_IB_PKEY", func(k check.PartitionKey, p *Port) Pick { return ucxPick(ucxPKey{key: uint32(k)}, p) })
-	},
+	lookup: ucxPick,
 }
 
-type ucxPKey struct {
-	auto bool
-	key  uint32
-}
+// ucxAuto is UCX_IB_PKEY=auto (UCS_HEXUNITS_AUTO) as a setting of UCX.lookup.
+const ucxAuto = -1
 
 // ucxParsePKey is ucs_config_sscanf_hex (src/ucs/config/parser.c) plus the range
 // check of uct_ib_iface_init_pkey: "auto" (strcasecmp), else "0x" (strncasecmp) and
@@ -94,30 +94,31 @@ type ucxPKey struct {
 // uct_ib_iface_init_pkey compares the value with it, so a value reading 0xfffe is auto
 // too (UCX 1.8.0 and later; before, 0xfffe was out of range). notes say how UCX reads
 // a value that is not plain 0x and hex digits.
-func ucxParsePKey(v string, set bool) (c ucxPKey, reject string, notes []string) {
+func ucxParsePKey(v string, set bool) (key int, reject string, notes []string) {
 	if !set || strings.EqualFold(v, "auto") {
-		return ucxPKey{auto: true}, "", nil
+		return ucxAuto, "", nil
 	}
 	if len(v) < 2 || !strings.EqualFold(v[:2], "0x") {
-		return ucxPKey{}, fmt.Sprintf("UCX rejects UCX_IB_PKEY=%s: the value must be auto or hexadecimal with 0x (e.g. 0x%s)", v, strings.TrimLeft(v, "0xX")), nil
+		return 0, fmt.Sprintf("UCX rejects UCX_IB_PKEY=%s: the value must be auto or hexadecimal with 0x (e.g. 0x%s)", v, strings.TrimLeft(v, "0xX")), nil
 	}
-	key, ok := scanHex(v[2:])
+	k, ok := scanHex(v[2:])
+	key = int(k)
 	if !ok {
-		return ucxPKey{}, fmt.Sprintf("UCX rejects UCX_IB_PKEY=%s: no hex digits after 0x", v), nil
+		return 0, fmt.Sprintf("UCX rejects UCX_IB_PKEY=%s: no hex digits after 0x", v), nil
 	}
 	if strings.TrimLeft(v[2:], "0123456789abcdefABCDEF") != "" || len(strings.TrimLeft(v[2:], "0")) > 8 {
 		notes = append(notes, fmt.Sprintf("UCX reads UCX_IB_PKEY=%s as 0x%x: glibc's sscanf(\"%%x\") after the 0x takes white space, a sign and a second 0x, ignores what follows the digits and keeps 32 bits", v, key))
 	}
 	if key == 0xfffe {
-		return ucxPKey{auto: true}, "", notes
+		return ucxAuto, "", notes
 	}
 	if key > 0x7fff {
-		return ucxPKey{key: key}, fmt.Sprintf("UCX rejects UCX_IB_PKEY=%s: \"requested pkey 0x%x is invalid, should be in the range 0..0x7fff\"; give the 15-bit key without the membership bit: UCX_IB_PKEY=0x%04x (UCX prefers the full-member entry by itself)", v, key, key&0x7fff), notes
+		return key, fmt.Sprintf("UCX rejects UCX_IB_PKEY=%s: \"requested pkey 0x%x is invalid, should be in the range 0..0x7fff\"; give the 15-bit key without the membership bit: UCX_IB_PKEY=0x%04x (UCX prefers the full-member entry by itself)", v, key, key&0x7fff), notes
 	}
-	return ucxPKey{key: key}, "", notes
+	return key, "", notes
 }
 
-func ucxPick(c ucxPKey, p *Port) Pick {
+func ucxPick(key int, p *Port) Pick {
 	if p.Ethernet() {
 		return Pick{Outcome: Uses, Index: 0, PKey: check.DefaultFull, Notes: []string{"RoCE port: UCX uses index 0, 0xffff, without reading the table"}}
 	}
@@ -136,7 +137,7 @@ func ucxPick(c ucxPKey, p *Port) Pick {
 		if e.PKey == 0 {
 			continue
 		}
-		if !c.auto && uint32(e.PKey.Partition()) != c.key {
+		if key != ucxAuto && int(e.PKey.Partition()) != key {
 			continue
 		}
 		if e.PKey.IsFull() {
@@ -161,10 +162,14 @@ func ucxPick(c ucxPKey, p *Port) Pick {
 		pk.Notes = append(pk.Notes, "no full-member entry matches: UCX uses the first limited one")
 		return pk
 	}
-	if c.auto {
-		return Pick{Outcome: Fails, Index: -1, Problem: fmt.Sprintf("UCX: \"there is no valid pkey to use on %s\"", p.Label())}
+	// uct_ib_iface_init_pkey fails the interface, and with it ucp_worker_create:
+	// ucp_worker_add_resource_ifaces (src/ucp/core/ucp_worker.c) opens an interface
+	// on every port selected and stops at the first that fails (UCX 1.8.0 to master).
+	why := fmt.Sprintf("\"unable to find specified pkey 0x%x on %s\": the table holds no entry for partition 0x%04x", key, p.Label(), key)
+	if key == ucxAuto {
+		why = fmt.Sprintf("\"there is no valid pkey to use on %s\"", p.Label())
 	}
-	return Pick{Outcome: Fails, Index: -1, Problem: fmt.Sprintf("UCX: \"unable to find specified pkey 0x%x on %s\": the table holds no entry for partition 0x%04x", c.key, p.Label(), c.key)}
+	return Pick{Outcome: Fails, Index: -1, Abort: true, Problem: "UCX: " + why + "; ucp_worker_create fails (it opens an interface on every port UCX selects), so UCX uses no port of this host"}
 }
 
 // ucxDevices is UCX_NET_DEVICES as an allow list.

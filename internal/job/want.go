@@ -141,17 +141,3 @@ func wantOn(l *Library, key check.PKey, ports []*Port) *Result {
 	w.Verdict = verdict(w.Findings, w.Unchecked)
 	return w
 }
-
-// usesOnceUp reports whether the library would use port p of host once the Subnet
-// Manager brings it up (ACTIVE, with a LID): its device and port settings do not
-// leave it out.
-func (s *setup) usesOnceUp(host []*Port, p *Port) bool {
-	up := *p
-	up.State = "ACTIVE"
-	if up.LID == 0 {
-		up.LID = 1
-	}
-	ports := slices.Clone(host)
-	ports[slices.Index(host, p)] = &up
-	return slices.ContainsFunc(s.selectPorts(ports), func(pr PortResult) bool { return pr.Used && pr.Port == &up })
-}

@@ -317,7 +317,8 @@ func strtoull(s string) (uint64, int) {
 	// d > cutlim (no division per digit: a million GUIDs in a large file).
 	cutoff, cutlim := ^uint64(0)/base, ^uint64(0)%base
 	for i < len(s) {
-		d, ok := digitVal(s[i])
+		h, ok := check.HexDigit(s[i])
+		d := uint64(h)
 		if !ok || d >= base {
 			break
 		}
@@ -342,19 +343,7 @@ func strtoull(s string) (uint64, int) {
 	return v, i
 }
 
-func isHex(c byte) bool { _, ok := digitVal(c); return ok }
-
-func digitVal(c byte) (uint64, bool) {
-	switch {
-	case c >= '0' && c <= '9':
-		return uint64(c - '0'), true
-	case c >= 'a' && c <= 'f':
-		return uint64(c-'a') + 10, true
-	case c >= 'A' && c <= 'F':
-		return uint64(c-'A') + 10, true
-	}
-	return 0, false
-}
+func isHex(c byte) bool { _, ok := check.HexDigit(c); return ok }
 
 // orderKey is the key of OpenSM's partition and P_Key maps: the P_Key in network byte
 // order read as a little-endian number, i.e. the bytes swapped (lab: 0x0100 < 0x0201 <

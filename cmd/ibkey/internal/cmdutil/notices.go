@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
@@ -135,7 +136,7 @@ func maskNumbers(s string) string {
 		switch {
 		case c == '0' && i+1 < len(s) && (s[i+1] == 'x' || s[i+1] == 'X'):
 			j := i + 2
-			for j < len(s) && isHexDigit(s[j]) {
+			for j < len(s) && isHex(s[j]) {
 				j++
 			}
 			b.WriteByte('#')
@@ -153,6 +154,4 @@ func maskNumbers(s string) string {
 	return b.String()
 }
 
-func isHexDigit(c byte) bool {
-	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
-}
+func isHex(c byte) bool { _, ok := check.HexDigit(c); return ok }

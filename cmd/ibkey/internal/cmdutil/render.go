@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -94,32 +95,15 @@ type columns struct {
 // with every optional column left out is wider.
 func (g *Grid) fit(rows [][]string, width int) (c columns, dropped []string, ok bool) {
 	n := len(g.Header)
-	natural := make([]int, n)
-	total := 3*n + 1 // │ cell │ cell │: a border and two spaces per column, and the last border
+	// natural: each column's widest cell; least: its widest piece (WrapWords breaks
+	// no narrower), or its header.
+	natural, least := make([]int, n), make([]int, n)
 	for i, h := range g.Header {
-		natural[i] = ansi.StringWidth(h)
+		natural[i], least[i] = ansi.StringWidth(h), ansi.StringWidth(h)
 	}
 	for _, r := range rows {
 		for i := range min(n, len(r)) {
 			natural[i] = max(natural[i], ansi.StringWidth(r[i]))
-		}
-	}
-	for _, w := range natural {
-		total += w
-	}
-	if total <= width {
-		c = columns{width: natural}
-		for i := range n {
-			c.keep = append(c.keep, i)
-		}
-		return c, nil, true
-	}
-	least := make([]int, n)
-	for i, h := range g.Header {
-		least[i] = ansi.StringWidth(h)
-	}
-	for _, r := range rows {
-		for i := range min(n, len(r)) {
 			least[i] = max(least[i], leastWidth(r[i]))
 		}
 	}
@@ -132,7 +116,7 @@ func (g *Grid) fit(rows [][]string, width int) (c columns, dropped []string, ok 
 				c.width = append(c.width, natural[i])
 			}
 		}
-		over := 3*len(c.keep) + 1 - width
+		over := 3*len(c.keep) + 1 - width // │ cell │ cell │: a border and two spaces a column, and the last
 		for _, cw := range c.width {
 			over += cw
 		}
@@ -162,22 +146,12 @@ func (g *Grid) fit(rows [][]string, width int) (c columns, dropped []string, ok 
 			return c, dropped, false
 		}
 		for _, h := range g.Optional[level] {
-			if !gone[h] && g.column(h) >= 0 {
+			if !gone[h] && slices.Contains(g.Header, h) {
 				gone[h] = true
 				dropped = append(dropped, h)
 			}
 		}
 	}
-}
-
-// column is the index of the column named h, or -1.
-func (g *Grid) column(h string) int {
-	for i, x := range g.Header {
-		if x == h {
-			return i
-		}
-	}
-	return -1
 }
 
 // balance is the narrowest width, down to least, at which column i's cells take no more

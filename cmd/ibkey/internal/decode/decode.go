@@ -41,46 +41,48 @@ func newValuesCmd(f *cmdutil.Factory, c *cobra.Command, runF, run func(*DecodeOp
 	return c
 }
 
-// decoding is how one kind of value is decoded and shown.
-type decoding[D any] struct {
-	parse  func(string) (D, error) // parse and decode one value
-	json   func([]D) any           // the -o json document
-	header []string                // the plain columns
-	row    func(D) []string        // one plain row
-	text   func(w io.Writer, d D)  // the text block of one value, notes aside
-	notes  func(D) []string
+// value is one decoded value as every format shows it.
+type value struct {
+	json  any      // its item in the JSON document's list
+	row   []string // its plain row, notes aside
+	text  string   // its text block, notes aside
+	notes []string
 }
 
-// run decodes o.Values (the first bad one is the error) and prints them in the chosen
-// format: JSON, plain columns, or a text block per value with its notes.
-func (k decoding[D]) run(o *DecodeOptions) error {
-	f := o.Format
-	out := make([]D, 0, len(o.Values))
+// run decodes o.Values with parse (the first bad one is the error) and prints them in
+// the chosen format: JSON (doc makes the document of the items), plain columns under
+// header with the notes last, or a text block per value with its notes.
+func run(o *DecodeOptions, header []string, doc func(items []any) any, parse func(string) (value, error)) error {
+	vs := make([]value, 0, len(o.Values))
 	for _, s := range o.Values {
-		d, err := k.parse(s)
+		v, err := parse(s)
 		if err != nil {
 			return err
 		}
-		out = append(out, d)
+		vs = append(vs, v)
 	}
-	switch f {
+	switch o.Format {
 	case cmdutil.FormatJSON:
-		return cmdutil.WriteJSON(o.IO.Out, k.json(out))
+		items := make([]any, len(vs))
+		for i, v := range vs {
+			items[i] = v.json
+		}
+		return cmdutil.WriteJSON(o.IO.Out, doc(items))
 	case cmdutil.FormatPlain:
 		// The notes stay in plain output (issue: "decode in plain mode keeps its
 		// explanations"), as a last column so that a value is still one line.
-		g := cmdutil.Grid{Header: append(k.header[:len(k.header):len(k.header)], "NOTES"), FreeLast: true}
-		for _, d := range out {
-			g.Add(append(k.row(d), strings.Join(k.notes(d), "; "))...)
+		g := cmdutil.Grid{Header: append(header, "NOTES"), FreeLast: true}
+		for _, v := range vs {
+			g.Add(append(v.row, strings.Join(v.notes, "; "))...)
 		}
-		return g.Render(o.IO.Out, f)
+		return g.Render(o.IO.Out, o.Format)
 	}
-	for i, d := range out {
+	for i, v := range vs {
 		if i > 0 {
 			fmt.Fprintln(o.IO.Out)
 		}
-		k.text(o.IO.Out, d)
-		for _, n := range k.notes(d) {
+		io.WriteString(o.IO.Out, v.text)
+		for _, n := range v.notes {
 			fmt.Fprintf(o.IO.Out, "  - %s\n", n)
 		}
 	}

@@ -2,7 +2,6 @@ package decode
 
 import (
 	"fmt"
-	"io"
 
 	"github.com/spf13/cobra"
 
@@ -25,39 +24,32 @@ JSON (-o json; schemas/decode-pkey.schema.json): {"schema_version","pkeys":[{"va
 	}, runF, runDecodePKey)
 }
 
-var pkeyDecoding = decoding[check.PKeyDecoding]{
-	parse: func(s string) (check.PKeyDecoding, error) {
-		p, err := check.ParsePKey(s)
-		if err != nil {
-			return check.PKeyDecoding{}, err
-		}
-		return check.DecodePKey(p), nil
-	},
-	json: func(out []check.PKeyDecoding) any {
+func runDecodePKey(o *DecodeOptions) error {
+	return run(o, []string{"VALUE", "KEY", "MEMBERSHIP", "VALID", "DEFAULT"}, func(items []any) any {
 		return struct {
 			Schema cmdutil.SchemaVersion `json:"schema_version"`
-			PKeys  []pkeyJSON            `json:"pkeys"`
-		}{cmdutil.SchemaVersion{}, mapSlice(out, func(d check.PKeyDecoding) pkeyJSON {
-			var m *string
-			if d.Membership != "" {
-				m = &d.Membership
-			}
-			return pkeyJSON{d.Value, d.Key, m, d.Valid, d.Default, cmdutil.List(d.Notes)}
-		})}
-	},
-	header: []string{"VALUE", "KEY", "MEMBERSHIP", "VALID", "DEFAULT"},
-	row: func(d check.PKeyDecoding) []string {
-		return []string{d.Value, d.Key, membership(d), cmdutil.YesNo(d.Valid), cmdutil.YesNo(d.Default)}
-	},
-	text: func(w io.Writer, d check.PKeyDecoding) {
-		fmt.Fprintf(w, "P_Key %s\n", d.Value)
-		fmt.Fprintf(w, "  key         %s\n  membership  %s\n  valid       %s\n  default     %s\n",
-			d.Key, membership(d), cmdutil.YesNo(d.Valid), cmdutil.YesNo(d.Default))
-	},
-	notes: func(d check.PKeyDecoding) []string { return d.Notes },
+			PKeys  []any                 `json:"pkeys"`
+		}{cmdutil.SchemaVersion{}, items}
+	}, func(s string) (value, error) {
+		p, err := check.ParsePKey(s)
+		if err != nil {
+			return value{}, err
+		}
+		d := check.DecodePKey(p)
+		var m *string // null for key 0, which names no partition ("-" in text)
+		ms := "-"
+		if d.Membership != "" {
+			m, ms = &d.Membership, d.Membership
+		}
+		valid, def := cmdutil.YesNo(d.Valid), cmdutil.YesNo(d.Default)
+		return value{
+			json:  pkeyJSON{d.Value, d.Key, m, d.Valid, d.Default, cmdutil.List(d.Notes)},
+			row:   []string{d.Value, d.Key, ms, valid, def},
+			text:  fmt.Sprintf("P_Key %s\n  key         %s\n  membership  %s\n  valid       %s\n  default     %s\n", d.Value, d.Key, ms, valid, def),
+			notes: d.Notes,
+		}, nil
+	})
 }
-
-func runDecodePKey(o *DecodeOptions) error { return pkeyDecoding.run(o) }
 
 // pkeyJSON is one value of `decode pkey -o json`.
 type pkeyJSON struct {
@@ -67,20 +59,4 @@ type pkeyJSON struct {
 	Valid      bool     `json:"valid"`
 	Default    bool     `json:"default"`
 	Notes      []string `json:"notes"`
-}
-
-// membership is d's membership as text: "-" for key 0, which names no partition.
-func membership(d check.PKeyDecoding) string {
-	if d.Membership == "" {
-		return "-"
-	}
-	return d.Membership
-}
-
-func mapSlice[T, U any](in []T, f func(T) U) []U {
-	out := make([]U, len(in))
-	for i, v := range in {
-		out[i] = f(v)
-	}
-	return out
 }

@@ -2,7 +2,6 @@ package decode
 
 import (
 	"fmt"
-	"io"
 
 	"github.com/spf13/cobra"
 
@@ -34,39 +33,31 @@ controlled.`,
 	}, runF, runDecodeQKey)
 }
 
-var qkeyDecoding = decoding[check.QKeyDecoding]{
-	parse: func(s string) (check.QKeyDecoding, error) {
-		q, err := check.ParseQKey(s)
-		if err != nil {
-			return check.QKeyDecoding{}, err
-		}
-		return check.DecodeQKey(q), nil
-	},
-	json: func(out []check.QKeyDecoding) any {
+func runDecodeQKey(o *DecodeOptions) error {
+	return run(o, []string{"VALUE", "CONTROLLED", "RANGE", "WELL_KNOWN"}, func(items []any) any {
 		return struct {
 			Schema cmdutil.SchemaVersion `json:"schema_version"`
-			QKeys  []qkeyJSON            `json:"qkeys"`
-		}{cmdutil.SchemaVersion{}, mapSlice(out, func(d check.QKeyDecoding) qkeyJSON {
-			j := qkeyJSON{Value: d.Value, Controlled: d.Controlled, Range: string(d.Range), Notes: cmdutil.List(d.Notes)}
-			if d.WellKnown != "" {
-				j.WellKnown = &d.WellKnown
-			}
-			return j
-		})}
-	},
-	header: []string{"VALUE", "CONTROLLED", "RANGE", "WELL_KNOWN"},
-	row: func(d check.QKeyDecoding) []string {
-		return []string{d.Value, cmdutil.YesNo(d.Controlled), string(d.Range), d.WellKnown}
-	},
-	text: func(w io.Writer, d check.QKeyDecoding) {
-		fmt.Fprintf(w, "Q_Key %s\n", d.Value)
+			QKeys  []any                 `json:"qkeys"`
+		}{cmdutil.SchemaVersion{}, items}
+	}, func(s string) (value, error) {
+		q, err := check.ParseQKey(s)
+		if err != nil {
+			return value{}, err
+		}
+		d := check.DecodeQKey(q)
+		j := qkeyJSON{Value: d.Value, Controlled: d.Controlled, Range: string(d.Range), Notes: cmdutil.List(d.Notes)}
+		if d.WellKnown != "" {
+			j.WellKnown = &d.WellKnown
+		}
 		wk := map[string]string{"gsi": "GSI (QP1)", "ipoib": "IPoIB (OpenSM default)", "": "no"}[d.WellKnown]
-		fmt.Fprintf(w, "  controlled  %s\n  range       %s\n  well-known  %s\n", cmdutil.YesNo(d.Controlled), d.Range, wk)
-	},
-	notes: func(d check.QKeyDecoding) []string { return d.Notes },
+		return value{
+			json:  j,
+			row:   []string{d.Value, cmdutil.YesNo(d.Controlled), string(d.Range), d.WellKnown},
+			text:  fmt.Sprintf("Q_Key %s\n  controlled  %s\n  range       %s\n  well-known  %s\n", d.Value, cmdutil.YesNo(d.Controlled), d.Range, wk),
+			notes: d.Notes,
+		}, nil
+	})
 }
-
-func runDecodeQKey(o *DecodeOptions) error { return qkeyDecoding.run(o) }
 
 // qkeyJSON is one value of `decode qkey -o json`.
 type qkeyJSON struct {

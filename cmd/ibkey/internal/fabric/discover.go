@@ -89,14 +89,12 @@ func runDiscover(o *DiscoverOptions) error {
 				case p.PeerError != "":
 					peer = "no answer: " + p.PeerError
 				}
-				lid, state := "", p.State
-				if n.IsEndPort(p) {
-					lid = strconv.Itoa(int(p.LID))
+				lid, state := lidState(n, p)
+				guid := ""
+				if p.GUID != 0 { // none on a switch's external port
+					guid = p.GUID.String()
 				}
-				if p.Error != "" { // PortInfo not read: named on stderr (partial sweep)
-					lid, state = "n/a", "n/a"
-				}
-				g.Add(nodeName(n), string(n.Type), n.GUID.String(), strconv.Itoa(p.Num), guidCell(p.GUID), lid, state, peer)
+				g.Add(nodeName(n), string(n.Type), n.GUID.String(), strconv.Itoa(p.Num), guid, lid, state, peer)
 			}
 		}
 		return g.Render(o.IO.Out, o.Format)

@@ -3,10 +3,11 @@
 package fabric
 
 import (
+	"strconv"
+
 	"github.com/spf13/cobra"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
-	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/query"
 )
@@ -45,7 +46,6 @@ what was read). A signal ends a command with 128+signo.`,
   ibkey fabric pkeys --fabric-file fabric.json --key 0x0002
   ibkey fabric check --partitions /etc/opensm/partitions.conf
   ibkey fabric diff fabric.json`,
-		Args: cmdutil.UsageArgs(cobra.NoArgs),
 	}
 	c.AddCommand(NewCmdDiscover(f, nil), NewCmdPKeys(f, nil), NewCmdCheck(f, nil), NewCmdDiff(f, nil))
 	return c
@@ -59,12 +59,16 @@ func nodeName(n *fabric.Node) string {
 	return n.Description
 }
 
-// guidCell is a GUID, or empty for none (a switch's external port).
-func guidCell(g check.GUID) string {
-	if g == 0 {
-		return ""
+// lidState are a listed port's LID and state cells: no LID on a switch's external
+// port, n/a for both when its PortInfo was not read (stderr names it: partial sweep).
+func lidState(n *fabric.Node, p *fabric.Port) (lid, state string) {
+	if p.Error != "" {
+		return "n/a", "n/a"
 	}
-	return g.String()
+	if n.IsEndPort(p) {
+		lid = strconv.Itoa(int(p.LID))
+	}
+	return lid, p.State
 }
 
 // fabricIncomplete is what a swept or saved fabric lacks for a command that answers

@@ -227,13 +227,8 @@ func runPKeys(o *PKeysOptions) error {
 				Optional: [][]string{{"NODE_GUID"}, {"TYPE"}, {"SIZE"}}}
 			for _, t := range ports {
 				n, p := t.node, t.port
-				lid, state, size := "", p.State, "n/a"
-				if t.end {
-					lid = strconv.Itoa(int(p.LID))
-				}
-				if p.Error != "" { // PortInfo not read: its reason is on stderr
-					lid, state = "n/a", "n/a"
-				}
+				lid, state := lidState(n, p)
+				size := "n/a"
 				if s, ok := t.size(); ok {
 					size = strconv.Itoa(s)
 				}

@@ -350,13 +350,7 @@ func Run(o *Options) error {
 	// library checked could choose it with the job's settings (job.Choosers).
 	matters, listed, mattersRest := 0, 0, 0
 	for i, u := range src.unread {
-		var host []*job.Port
-		for _, p := range ports {
-			if p.Host == u.Host {
-				host = append(host, p)
-			}
-		}
-		by := job.Choosers(libs, in, host, u)
+		by := job.Choosers(libs, in, ports, u)
 		// A screenful: the first query.MaxListed, then one line counting the rest.
 		say := i < query.MaxListed || len(src.unread) == query.MaxListed+1
 		if len(by) == 0 {

@@ -178,7 +178,11 @@ func (r *report) render(w io.Writer, f cmdutil.Format) error {
 	if r.Mode == "want" {
 		header = []string{"LIBRARY", "HOST", "PORT", "SETTING", "INDEX", "PKEY", "MEMBER", "OUTCOME"}
 	}
-	g := cmdutil.Grid{Header: header}
+	// At a terminal's width a table leaves out, to fit, MEMBER first (the P_Key's
+	// high bit says it), then INDEX (the setting or the P_Key names the entry); HOST
+	// first of all when every row is this host's. -o plain keeps every column.
+	g := cmdutil.Grid{Header: header, Optional: [][]string{{"MEMBER"}, {"INDEX"}}}
+	local := true
 	for _, l := range r.Libraries {
 		if l.Inactive != "" {
 			continue
@@ -199,6 +203,7 @@ func (r *report) render(w io.Writer, f cmdutil.Format) error {
 			if r.Mode == "want" {
 				second = p.Setting
 			}
+			local = local && p.Host == ""
 			g.Add(l.Library, host, p.Name, second, idx, p.PKey, p.Membership, out)
 		}
 		// A host where the library aborts: one row, whatever its ports (an abort on
@@ -214,13 +219,20 @@ func (r *report) render(w io.Writer, f cmdutil.Format) error {
 			if dev == "" {
 				dev = "-"
 			}
+			local = local && a.Host == ""
 			g.Add(l.Library, host, dev, "-", "", "", "", "aborts")
 		}
 	}
-	var b bytes.Buffer
-	if err := g.Render(&b, f); err != nil {
+	if local {
+		g.Optional = append([][]string{{"HOST"}}, g.Optional...)
+	}
+	// The grid goes to w itself: a table fits w's width, and rows that cannot fit
+	// even so are plain records, never wrapped (through a buffer they were wrapped
+	// as prose, two lines a row at 80 columns).
+	if err := g.Render(w, f); err != nil {
 		return err
 	}
+	var b bytes.Buffer
 	b.WriteString("\n")
 	for _, l := range r.Libraries {
 		r.writeVerdict(&b, l)

@@ -224,9 +224,7 @@ func portLetter(i int) string {
 func (x matrix) gridText(w io.Writer, f cmdutil.Format) error {
 	fmt.Fprintf(w, "Ports (%s):\n", x.p.Config.File)
 	pg := cmdutil.Grid{Header: []string{"PORT", "GUID", "NOTES"}}
-	if x.names != nil {
-		pg.Header = []string{"PORT", "GUID", "NODE", "NOTES"}
-	}
+	add := nodeColumn(&pg, 2, x.names)
 	for i, port := range x.m.Ports {
 		var notes []string
 		if port.GUID == x.p.Options.SMGUID {
@@ -238,11 +236,7 @@ func (x matrix) gridText(w io.Writer, f cmdutil.Format) error {
 		if !x.p.InFile(port.GUID) {
 			notes = append(notes, "not in the file")
 		}
-		if x.names != nil {
-			pg.Add(portLetter(i), port.GUID.String(), nodeCell(x.names, port.GUID), strings.Join(notes, "; "))
-		} else {
-			pg.Add(portLetter(i), port.GUID.String(), strings.Join(notes, "; "))
-		}
+		add(port.GUID, portLetter(i), port.GUID.String(), strings.Join(notes, "; "))
 	}
 	if err := pg.Render(w, f); err != nil {
 		return err
@@ -312,19 +306,13 @@ func (x matrix) summaryText(w io.Writer, f cmdutil.Format) error {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Ports (REACHES: the partitions in which the port can talk to another port):")
 	rg := cmdutil.Grid{Header: []string{"PORT", "PARTITIONS", "REACHES"}}
-	if x.names != nil {
-		rg.Header = []string{"PORT", "NODE", "PARTITIONS", "REACHES"}
-	}
+	add := nodeColumn(&rg, 1, x.names)
 	for _, pr := range s.Ports {
 		reaches := "nobody"
 		if len(pr.Reaches) > 0 {
 			reaches = strings.Join(stringsOf(pr.Reaches), ",")
 		}
-		if x.names != nil {
-			rg.Add(pr.GUID.String(), nodeCell(x.names, pr.GUID), strconv.Itoa(pr.MemberOf), reaches)
-		} else {
-			rg.Add(pr.GUID.String(), strconv.Itoa(pr.MemberOf), reaches)
-		}
+		add(pr.GUID, pr.GUID.String(), strconv.Itoa(pr.MemberOf), reaches)
 	}
 	if err := rg.Render(w, f); err != nil {
 		return err

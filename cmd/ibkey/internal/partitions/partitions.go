@@ -53,7 +53,6 @@ port, its table says so, and the exit is 4.`,
   ibkey partitions show partitions.conf --sm-guid 0x0002c90300000201
   ibkey partitions matrix partitions.conf -o json
   ssh sm01 cat /etc/opensm/partitions.conf | ibkey partitions check -`,
-		Args: cmdutil.UsageArgs(cobra.NoArgs),
 	}
 	c.AddCommand(NewCmdCheck(f, nil), NewCmdShow(f, nil), NewCmdMatrix(f, nil))
 	return c
@@ -138,12 +137,23 @@ func (p PortTypes) types() (map[check.GUID]check.NodeType, bool, map[check.GUID]
 	return out, complete, names, err
 }
 
-// nodeCell is a port's node name for a table: "-" when the sweep does not hold it.
-func nodeCell(names map[check.GUID]string, guid check.GUID) string {
-	if name, ok := names[guid]; ok && name != "" {
-		return name
+// nodeColumn gives g a NODE column at index at when there are names (--fabric-file),
+// and returns how to add a row about port guid: its node's name goes there ("-" when
+// the sweep does not hold it).
+func nodeColumn(g *cmdutil.Grid, at int, names map[check.GUID]string) func(guid check.GUID, cells ...string) {
+	if names != nil {
+		g.Header = slices.Insert(slices.Clone(g.Header), at, "NODE")
 	}
-	return "-"
+	return func(guid check.GUID, cells ...string) {
+		if names != nil {
+			name := names[guid]
+			if name == "" {
+				name = "-"
+			}
+			cells = slices.Insert(cells, at, name)
+		}
+		g.Add(cells...)
+	}
 }
 
 // keyLess sorts partitions for people: the default partition first, then by key.

@@ -6,19 +6,6 @@ import (
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/jsonschematest"
 )
 
-// schemaFor names the schema of `ibkey partitions SUB ... -o json`.
-func schemaFor(args []string) string {
-	for i, a := range args {
-		if a == "partitions" && i+1 < len(args) {
-			switch sub := args[i+1]; sub {
-			case "check", "show", "matrix":
-				return "partitions-" + sub
-			}
-		}
-	}
-	return ""
-}
-
 // TestJSONSchemas: every JSON golden of the partitions commands follows the committed
 // schemas (schemas/partitions-*.schema.json), and so do both modes of matrix.
 func TestJSONSchemas(t *testing.T) {
@@ -31,6 +18,6 @@ func TestJSONSchemas(t *testing.T) {
 		if r.Code != 0 {
 			t.Fatalf("%v: exit %d: %s", args, r.Code, r.Stderr)
 		}
-		jsonschematest.Validate(t, schemaFor(args), []byte(r.Stdout))
+		jsonschematest.Validate(t, jsonschematest.SchemaFor(args), []byte(r.Stdout))
 	}
 }

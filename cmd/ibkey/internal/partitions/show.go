@@ -346,18 +346,11 @@ func (s show) text(w io.Writer, f cmdutil.Format) error {
 	fmt.Fprintf(w, "P_Key tables (%s):\n", order)
 	tg := cmdutil.Grid{Header: []string{"PORT", "INDEX", "PKEY", "MEMBERSHIP", "PARTITION", "DECIDED_BY", "AT", "NOTES"},
 		Optional: [][]string{{"AT"}, {"DECIDED_BY"}, {"NODE"}, {"MEMBERSHIP"}}}
-	if s.names != nil {
-		tg.Header = append([]string{"PORT", "NODE"}, tg.Header[1:]...)
-	}
+	addRow := nodeColumn(&tg, 1, s.names)
 	for _, port := range s.model.Ports {
 		t := p.PortTable(s.model, s.prevModel, port)
 		guid := t.Port.GUID.String()
-		add := func(cells ...string) {
-			if s.names != nil {
-				cells = append([]string{cells[0], nodeCell(s.names, t.Port.GUID)}, cells[1:]...)
-			}
-			tg.Add(cells...)
-		}
+		add := func(cells ...string) { addRow(t.Port.GUID, cells...) }
 		var portNotes []string
 		if t.SM {
 			portNotes = append(portNotes, "SM port (SELF)")

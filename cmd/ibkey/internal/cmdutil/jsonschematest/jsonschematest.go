@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -166,6 +167,11 @@ func Lines(t testing.TB, name, stdout string) {
 // streams are the schemas of documents printed one per line (watch -o json).
 var streams = map[string]bool{"watch-counters": true, "watch-pkeys": true, "sm-log-event": true}
 
+// subSchemas are the commands whose subcommands each have a schema of their own,
+// named "COMMAND-SUBCOMMAND" (a subcommand listed here); the others print no document.
+var subSchemas = map[string][]string{"decode": {"pkey", "qkey"}, "watch": {"counters", "pkeys"},
+	"partitions": {"check", "show", "matrix"}, "fabric": {"discover", "pkeys", "check", "diff"}}
+
 // SchemaFor names the schema of the JSON `ibkey ARGS` prints (cmdutil/jsonschema.go:
 // the command path joined by "-", a mode with another shape its own name), or "" for
 // a command line that prints no JSON document of its own.
@@ -175,55 +181,24 @@ func SchemaFor(args []string) string {
 		if i+1 < len(args) {
 			next = args[i+1]
 		}
-		switch a {
-		case "devices", "job":
+		switch {
+		case a == "devices" || a == "job" || a == "can-talk":
 			return a
-		case "can-talk":
-			return "can-talk"
-		case "pkeys":
-			if i > 0 && args[i-1] == "fabric" {
-				continue
-			}
-			if has(args, "--find") {
-				return "pkeys-find"
-			}
+		case a == "pkeys" && has(args, "--find"):
+			return "pkeys-find"
+		case a == "pkeys":
 			return "pkeys"
-		case "decode":
-			if next == "pkey" || next == "qkey" {
-				return "decode-" + next
-			}
-			return ""
-		case "watch":
-			if next == "counters" || next == "pkeys" {
-				return "watch-" + next
-			}
-			return ""
-		case "partitions":
-			switch next {
-			case "check", "show", "matrix":
-				return "partitions-" + next
-			}
-			return ""
-		case "sm":
-			if next == "log" {
-				if has(args, "--follow") || has(args, "-F") {
-					return "sm-log-event"
-				}
-				return "sm-log"
-			}
-			return ""
-		case "fabric":
-			switch next {
-			case "discover":
-				return "fabric-file"
-			case "pkeys":
-				if has(args, "--key") {
-					return "fabric-pkeys-key"
-				}
-				return "fabric-pkeys"
-			case "check", "diff":
-				return "fabric-" + next
-			}
+		case a == "sm" && next == "log" && (has(args, "--follow") || has(args, "-F")):
+			return "sm-log-event"
+		case a == "sm" && next == "log":
+			return "sm-log"
+		case a == "fabric" && next == "discover":
+			return "fabric-file"
+		case a == "fabric" && next == "pkeys" && has(args, "--key"):
+			return "fabric-pkeys-key"
+		case slices.Contains(subSchemas[a], next):
+			return a + "-" + next
+		case a == "sm" || subSchemas[a] != nil:
 			return ""
 		}
 	}
