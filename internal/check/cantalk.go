@@ -74,6 +74,10 @@ type Endpoint struct {
 	// kernel writes link_layer for every port (drivers/infiniband/core/sysfs.c), so it
 	// is not known, never "the same as the other end's". "" when read or not a port.
 	LinkLayerMissing string
+	// TableNotRead says why a port's P_Key table, which exists, was not read (Entries
+	// empty); "" when read. Only a port that is not ACTIVE is answered without it (its
+	// verdict is VerdictNotActive): not read is never "no P_Key".
+	TableNotRead string
 	// State is the port's PortInfo PortState (StateDown, StateInit, StateArmed,
 	// StateActive), "" when not known (a P_Key value, a partitions.conf GUID). A port
 	// that is not ACTIVE passes no data packets now (IBA 7.2, only SMPs in INIT/ARMED).
@@ -827,6 +831,8 @@ func (v *Verdict) checkPKeys(a, b Endpoint) (bool, []string) {
 			reasons = append(reasons, fmt.Sprintf("%s's P_Key could not be read", x.e.Label))
 		case !x.e.Port && len(x.e.Entries) == 1:
 			reasons = append(reasons, fmt.Sprintf("%s uses P_Key %s: key 0 is invalid (0x0000 and 0x8000 mark an empty table entry) and matches nothing", x.e.Label, x.e.Entries[0].PKey))
+		case x.e.TableNotRead != "":
+			reasons = append(reasons, fmt.Sprintf("%s: %s", x.e.Label, x.e.TableNotRead))
 		case len(x.e.Entries) == 0:
 			reasons = append(reasons, fmt.Sprintf("%s has no P_Key (no table entries)", x.e.Label))
 		default:

@@ -43,9 +43,9 @@ type FindResult struct {
 
 // FindPKey answers `pkeys --find KEY` for one port with the rule can-talk uses
 // (check.FindPKeyIndex), and never a definite "not in the table" when entries were not
-// read: an unread entry may hold the key (then FindUnknown). The exit code cmd gives
-// is 0 when any port has FindFound, else 4 when any is FindUnknown or FindNoTable,
-// else 1 (FindExitCode).
+// read: an unread entry may hold the key (then FindUnknown). pkeys --find exits 0 when
+// any port has FindFound, else 4 when anything was not read (NotRead: the entries of a
+// FindUnknown port, the table of a FindNoTable one, a device), else 1.
 func FindPKey(v *PortView, key check.PKey) FindResult {
 	if v.Table == nil {
 		if v.TableAbsent {
@@ -55,10 +55,7 @@ func FindPKey(v *PortView, key check.PKey) FindResult {
 		return FindResult{Outcome: FindNoTable, Reason: v.TableMissing}
 	}
 	r := FindResult{Unread: v.Table.Unread()}
-	unread := ""
-	if len(r.Unread) > 0 {
-		unread = fmt.Sprintf("%s could not be read (%s)", textsafe.Plural(len(r.Unread), "P_Key table entry", "P_Key table entries"), indexList(r.Unread))
-	}
+	unread := unreadEntries(r.Unread)
 	switch {
 	case !key.Valid():
 		r.Outcome, r.Reason = FindNotFound, fmt.Sprintf("%s has key 0, which is invalid: it never matches a table entry", key)
@@ -79,20 +76,13 @@ func FindPKey(v *PortView, key check.PKey) FindResult {
 	return r
 }
 
-// FindExitCode is the exit status for FindPKey's results over the ports asked: 0 when
-// some port has the partition, 4 when none has it but some answer is not known (an
-// unread entry or table), 1 when every port was read and none has it.
-func FindExitCode(results []FindResult) int {
-	code := 1
-	for _, r := range results {
-		switch r.Outcome {
-		case FindFound:
-			return 0
-		case FindUnknown, FindNoTable:
-			code = 4
-		}
+// unreadEntries says that the entries at idx could not be read: "2 P_Key table
+// entries could not be read (index 3, 9)"; "" for none.
+func unreadEntries(idx []int) string {
+	if len(idx) == 0 {
+		return ""
 	}
-	return code
+	return fmt.Sprintf("%s could not be read (%s)", textsafe.Plural(len(idx), "P_Key table entry", "P_Key table entries"), indexList(idx))
 }
 
 // indexList prints ascending indexes as "index 0, 1, 5" or "index 3-127", at most 8

@@ -108,9 +108,6 @@ func (h *Host) Devices(name string) ([]*ibverbs.Device, error) {
 	for _, n := range names {
 		d, err := h.Sys.Device(n)
 		if err != nil {
-			if name != "" {
-				return nil, &EnvError{Msg: err.Error()}
-			}
 			// One broken entry must not hide the others: read the rest, and say
 			// which could not be read.
 			bad = append(bad, Unread{What: "device " + n, Device: n, Port: -1, Err: err})
@@ -121,16 +118,17 @@ func (h *Host) Devices(name string) ([]*ibverbs.Device, error) {
 	if len(bad) > 0 {
 		pe := &PartialError{Unread: bad}
 		if len(devs) == 0 {
-			return nil, &EnvError{Msg: pe.Error()}
+			return nil, pe.Unwrap() // none read: not known (exit 4), never missing (3)
 		}
 		return devs, pe
 	}
 	return devs, nil
 }
 
-// Unread is one device or port that could not be read.
+// Unread is one thing of the host that could not be read: a device, a port or an
+// IPoIB interface (in a *PartialError), or, in NotRead, a port's P_Key table or entries.
 type Unread struct {
-	What string // "device mlx5_1", "port mlx5_0/2"
+	What string // "device mlx5_1", "port mlx5_0/2"; "mlx5_0/1" for a table or entries
 	// Device and Port name it as values (Port -1: the whole device; a switch's
 	// management port is 0), for labels (the exporter's unreadable-device metric).
 	Device string
@@ -139,18 +137,62 @@ type Unread struct {
 	// runs on is what was not read).
 	Interface string
 	Err       error
+	// Table: a P_Key table that exists and was not read (PortView.TableNotRead);
+	// Entries: entries of a table read (Table.Unread). Neither: a device, a port or
+	// an interface.
+	Table, Entries bool
+}
+
+// Message is u in one line: "not read: device mlx5_1: ..." for a device, a port or an
+// interface; "mlx5_0/1: P_Key table not read: ..." for a table or its entries.
+func (u Unread) Message() string {
+	if u.Table || u.Entries {
+		return u.What + ": " + u.Err.Error()
+	}
+	return "not read: " + u.What + ": " + u.Err.Error()
+}
+
+// NotRead is the one rule for what a read of the host's ports (Load, LoadMany, or
+// Fabric.LoadMany over MADs) did not read that an answer from them needs, and why, as
+// fabric.Fabric.NotRead is for a sweep: the devices, ports and IPoIB interfaces that
+// err names (a *PartialError), then each view's P_Key table that exists and was not
+// read (TableNotRead: never one a port has none of, iWARP) or its entries not read
+// (Table.Unread). Every command decides from it its notes of what was not read, its
+// document's incomplete and its exit 4; empty exactly when the answer rests on nothing
+// unread. Any other error comes back as fatal, for the caller to return at once.
+func NotRead(views []*PortView, err error) (unread []Unread, fatal error) {
+	var pe *PartialError
+	if err != nil && !errors.As(err, &pe) {
+		return nil, err
+	}
+	if pe != nil {
+		unread = append(unread, pe.Unread...)
+	}
+	for _, v := range views {
+		ref := v.Ref()
+		if why := v.TableNotRead(); why != "" {
+			unread = append(unread, Unread{What: ref.String(), Device: ref.Device, Port: ref.Port, Err: errors.New(why), Table: true})
+		}
+		if v.Table == nil {
+			continue
+		}
+		if why := unreadEntries(v.Table.Unread()); why != "" {
+			unread = append(unread, Unread{What: ref.String(), Device: ref.Device, Port: ref.Port, Err: errors.New(why), Entries: true})
+		}
+	}
+	return unread, nil
 }
 
 // PartialError comes back with a result that is missing the devices or ports in Unread:
 // the result holds everything else and is worth showing, then the unread parts are
-// listed on stderr and the command exits 4 (incomplete). Until a command handles it,
-// errors.As finds an *EnvError in it (exit 3), as before.
+// listed on stderr and the command exits 4 (incomplete). A command that does not
+// handle it still exits 4: it unwraps to an *UnknownError.
 type PartialError struct {
 	Unread []Unread
 }
 
 func (e *PartialError) Error() string {
-	return textsafe.Message("could not read " + strings.Join(e.Lines(), "; "))
+	return textsafe.Message("not read: " + strings.Join(e.Lines(), "; "))
 }
 
 // MaxListed is how many unread parts PartialError.Lines names before it counts the
@@ -171,8 +213,10 @@ func (e *PartialError) Lines() []string {
 	return out
 }
 
-// Unwrap gives errors.As an *EnvError for callers that only know EnvError.
-func (e *PartialError) Unwrap() error { return &EnvError{Msg: e.Error()} }
+// Unwrap gives errors.As an *UnknownError (exit 4) for callers that do not handle a
+// partial read, and is the error of a read in which nothing was read: what exists and
+// was not read is not known, never missing (exit 3 is for what does not exist).
+func (e *PartialError) Unwrap() error { return &UnknownError{Msg: e.Error()} }
 
 // PortView is one port with what it means.
 type PortView struct {
@@ -194,6 +238,16 @@ type PortView struct {
 	// Fabric is set on a port read over MADs (Fabric.Load): where it was read and
 	// what only the fabric tells; nil for a port read from sysfs.
 	Fabric *FabricPort
+}
+
+// TableNotRead says why v's P_Key table exists and was not read: "" when it was read,
+// not asked for (LoadOptions.Tables), or when the port has none at all (TableAbsent:
+// iWARP). The one rule for a table: not read is not known (exit 4), never "none".
+func (v *PortView) TableNotRead() string {
+	if v.Table != nil || v.TableAbsent {
+		return ""
+	}
+	return v.TableMissing
 }
 
 // Ref names the port.
@@ -225,20 +279,6 @@ func (t *Table) Unread() []int {
 		}
 	}
 	return out
-}
-
-// UnreadEntries says which entries of v's table could not be read, for a note or an
-// "incomplete" item: "mlx5_1/1: 1 P_Key table entry could not be read (index 3)";
-// "" when every entry was read or no table was.
-func (v *PortView) UnreadEntries() string {
-	if v.Table == nil {
-		return ""
-	}
-	unread := v.Table.Unread()
-	if len(unread) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("%s: %s could not be read (%s)", v.Ref(), textsafe.Plural(len(unread), "P_Key table entry", "P_Key table entries"), indexList(unread))
 }
 
 // unreadByReason groups t's unread entries by reason, each as index ranges with the
@@ -320,7 +360,6 @@ func (h *Host) Load(sel Selector, opt LoadOptions) ([]*PortView, error) {
 	}
 	var views []*PortView
 	var failed []Unread
-	asked := 0
 	for _, d := range devs {
 		ports := d.Ports
 		if sel.HasPort {
@@ -336,7 +375,6 @@ func (h *Host) Load(sel Selector, opt LoadOptions) ([]*PortView, error) {
 			partial.Unread = append(partial.Unread, Unread{What: "device " + d.Name, Device: d.Name, Port: -1, Err: errors.New(d.PortsNote)})
 		}
 		for _, num := range ports {
-			asked++
 			v, err := h.loadPort(d, num, opt.Tables)
 			if err != nil {
 				failed = append(failed, Unread{What: "port " + PortRef{d.Name, num}.String(), Device: d.Name, Port: num, Err: err})
@@ -346,16 +384,11 @@ func (h *Host) Load(sel Selector, opt LoadOptions) ([]*PortView, error) {
 		}
 	}
 	if len(failed) > 0 {
-		if sel.HasPort || len(partial.Unread) == 0 && asked == 1 {
-			// The one port asked for: its error is the answer. It exists and was
-			// not read (an unparsable state, a file that cannot be read): exit 4,
-			// as in a listing, never 3 (a port that does not exist).
-			return nil, &UnknownError{Msg: "not read: " + failed[0].Err.Error()}
-		}
-		// Show the ports that were read; list the others.
+		// Show the ports that were read; list the others. None read (the one port
+		// asked for, or every one): not known (exit 4), never missing (3).
 		partial.Unread = append(partial.Unread, failed...)
 		if len(views) == 0 {
-			return nil, &EnvError{Msg: partial.Error()}
+			return nil, partial.Unwrap()
 		}
 	}
 	if opt.Interfaces {

@@ -272,6 +272,16 @@ func TestDanglingDeviceLoad(t *testing.T) {
 	if smp := s.Take(false); smp.Ports[0].Readings[0].Value != 5 {
 		t.Errorf("sample = %+v", smp.Ports[0])
 	}
+	// Named, the device not read is not known (exit 4), as in a listing; never
+	// missing (*NotFoundError, *EnvError: exit 3).
+	for _, sel := range []Selector{{Device: "scif0"}, {Device: "scif0", Port: 1, HasPort: true}} {
+		_, err := h.Load(sel, LoadOptions{Tables: true})
+		var unknown *UnknownError
+		if !errors.As(err, &unknown) || errors.As(err, new(*EnvError)) || errors.As(err, new(*NotFoundError)) ||
+			!strings.HasPrefix(err.Error(), "not read: device scif0: ") {
+			t.Errorf("Load(%+v) = %T %v, want an *UnknownError naming the device", sel, err, err)
+		}
+	}
 	// Named, the one readable device is read whole.
 	if _, err := h.Load(Selector{Device: "mlx4_0"}, LoadOptions{Tables: true}); err != nil {
 		t.Errorf("Load(mlx4_0) = %v", err)
@@ -315,8 +325,41 @@ func TestTableAbsentOrNotRead(t *testing.T) {
 	if r := FindPKey(ib, 0x8001); r.Outcome != FindNoTable {
 		t.Errorf("FindPKey on a table not read = %+v", r)
 	}
-	if FindExitCode([]FindResult{FindPKey(iw, 0x8001)}) != 1 || FindExitCode([]FindResult{FindPKey(ib, 0x8001)}) != 4 {
-		t.Error("a port without a table is a definite no; a table not read is not")
+	// A port without a table is a definite no (exit 1), a table not read is not (4):
+	// pkeys --find's TestJSONIncomplete.
+}
+
+// TestNotRead: the one rule for what a read of the host did not read lists the devices
+// a *PartialError names, then each table not read (never an iWARP port's absent one)
+// and each port's entries not read; any other error is fatal.
+func TestNotRead(t *testing.T) {
+	for _, tc := range []struct {
+		tree string
+		want []string
+	}{
+		{"dangling", []string{"not read: device scif0: "}},
+		{"odd", []string{"mlx4_0/2: P_Key table not read: pkeys/ does not exist"}},
+		{"mlx5", []string{"mlx5_1/1: 1 P_Key table entry could not be read (index 3)"}},
+	} {
+		views, err := (&Host{Sys: ibverbs.Open("../../testdata/sysfs/" + tc.tree)}).Load(Selector{}, LoadOptions{Tables: true})
+		unread, err := NotRead(views, err)
+		var got []string
+		for _, u := range unread {
+			got = append(got, u.Message())
+		}
+		if err != nil || len(got) != len(tc.want) {
+			t.Errorf("%s: NotRead = %q, %v; want %q", tc.tree, got, err, tc.want)
+			continue
+		}
+		for i, w := range tc.want {
+			if !strings.HasPrefix(got[i], w) {
+				t.Errorf("%s: NotRead[%d] = %q, want %q...", tc.tree, i, got[i], w)
+			}
+		}
+	}
+	boom := &EnvError{Msg: "boom"}
+	if unread, err := NotRead(nil, boom); err != boom || unread != nil {
+		t.Errorf("NotRead(EnvError) = %v, %v; want it fatal", unread, err)
 	}
 }
 
@@ -379,7 +422,8 @@ func TestNotReadIsUnknown(t *testing.T) {
 	if _, err := h.Load(Selector{Device: "mlx5_0"}, LoadOptions{Tables: true}); !errors.As(err, &ue) {
 		t.Errorf("a port whose state is unparsable, its device named: %T %v", err, err)
 	}
-	if _, err := h.Load(Selector{Device: "mlx5_0", Port: 1, HasPort: true}, LoadOptions{Tables: true}); !errors.As(err, &ue) {
+	// Named as in a listing: "not read: port mlx5_0/1: ...".
+	if _, err := h.Load(Selector{Device: "mlx5_0", Port: 1, HasPort: true}, LoadOptions{Tables: true}); !errors.As(err, &ue) || !strings.HasPrefix(err.Error(), "not read: port mlx5_0/1: ") {
 		t.Errorf("a port whose state is unparsable, named: %T %v", err, err)
 	}
 	h = &Host{Sys: ibverbs.Open("../../testdata/sysfs/mlx5")}

@@ -114,9 +114,9 @@ func TestOneBadDeviceShowsTheRest(t *testing.T) {
 	if len(pe.Unread) != 1 || pe.Unread[0].What != "device mlx5_1" {
 		t.Errorf("unread %+v, want device mlx5_1", pe.Unread)
 	}
-	var env *EnvError
-	if !errors.As(err, &env) {
-		t.Error("a PartialError must still be an EnvError for callers that only know that")
+	var unknown *UnknownError
+	if !errors.As(err, &unknown) || errors.As(err, new(*EnvError)) {
+		t.Error("a PartialError must be an UnknownError (exit 4), never an EnvError (3), for callers that only know that")
 	}
 	got := map[string]bool{}
 	for _, v := range views {

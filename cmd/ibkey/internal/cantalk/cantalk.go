@@ -110,13 +110,14 @@ index and whether that partition works. Warnings (a port not ARMED/ACTIVE, RoCE)
 notes (a rule not checked, a Q_Key ignored) go to stderr.
 
 Exit codes: 0 they can talk; 1 they cannot (also ONE-WAY, and NOT ACTIVE: a port that
-is not ACTIVE passes no data now), or an endpoint asks for a P_Key or index its port's
-table does not hold, or pins an empty entry: no QP there can use it, which is a
-definite no; 2 a bad endpoint; 3 no such device or port (those that exist are listed),
-no P_Key table, or a pinned entry that cannot be read; 4 UNKNOWN: the answer depends on
-what was not read (unreadable P_Key entries, a switch port's table), listed on stderr,
-or the ports are on different subnets (GID prefixes) and only a router, which is not
-checked, could join them.
+is not ACTIVE passes no data now, whether or not its table was read), or an endpoint
+asks for a P_Key or index its port's table does not hold, or pins an empty entry: no
+QP there can use it, which is a definite no; 2 a bad endpoint; 3 no such device or
+port (those that exist are listed), or no P_Key table (iWARP); 4 UNKNOWN: the answer
+depends on what was not read (unreadable P_Key entries, a pinned entry, a port's
+table, a device, a switch port's table), listed on stderr, or the ports are on
+different subnets (GID prefixes) and only a router, which is not checked, could join
+them.
 
 JSON (-o json; schemas/can-talk.schema.json): {"schema_version","can_talk","one_way",
 "verdict","not_checked"?,"reasons":[],"warnings":[],

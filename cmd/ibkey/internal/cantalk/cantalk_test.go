@@ -122,6 +122,7 @@ func TestCanTalkErrors(t *testing.T) {
 		{Args: []string{"--sysfs", "/nonexistent", "can-talk", "mlx5_0/1", "lid=3"}, Code: 3, Stderr: `no local port to send MADs from: no RDMA devices`},
 		{Args: []string{"--sysfs", cmdtest.MLX5, "can-talk", "mlx5_9/1", "0x8001"}, Code: 3, Stderr: "ibkey: no device mlx5_9 (devices: irdma0, mlx5_0, mlx5_1, mlx5_2)"},
 		{Args: []string{"--sysfs", cmdtest.MLX5, "can-talk", "0x8001", "mlx5_0/2"}, Code: 3, Stderr: "ibkey: no port 2 on mlx5_0 (ports: 1)"},
+		{Args: []string{"--sysfs", cmdtest.Dangling, "can-talk", "scif0/1", "0x8001"}, Code: 4, Stderr: "ibkey: not read: device scif0: "}, // exists, not read
 		{Args: []string{"--sysfs", cmdtest.MLX5, "can-talk", "0x8001", "irdma0/1"}, Code: 3, Stderr: "ibkey: irdma0/1: no P_Key table: the port has no pkeys/ directory (iWARP devices have none: P_Keys do not apply)"},
 		{Args: []string{"--sysfs", "/nonexistent", "can-talk", "mlx5_0/1", "0x8001"}, Code: 3, Stderr: "no RDMA devices"},
 		{Args: []string{"--sysfs", cmdtest.MLX5, "can-talk", "ib7", "0x8001"}, Code: 3, Stderr: "ibkey: no device or IPoIB interface ib7 (devices: irdma0, mlx5_0, mlx5_1, mlx5_2; IPoIB interfaces: ib0, ib0.8001, ib0.8002, ib0.8004, ib1)"},

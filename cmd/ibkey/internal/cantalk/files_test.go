@@ -2,10 +2,14 @@ package cantalk
 
 import (
 	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
+	"github.com/ibkey/ibkey/internal/fakesysfs"
 )
 
 // can-talk on ports of a partitions.conf (--partitions: the sample configs) and of a
@@ -56,6 +60,35 @@ func TestCanTalkFilesErrors(t *testing.T) {
 		{Args: []string{"can-talk", "--fabric-file", smallFabric, "lid=99", "0x8001"}, Code: 3, Stderr: "no LID 99 in the sweep (LIDs: 1-7)"},
 		{Args: []string{"can-talk", "--fabric-file", smallFabric, "node=HcaA,port=3", "0x8001"}, Code: 3, Stderr: "no port 3 on HcaA (ports: 1, 2)"},
 		{Args: []string{"can-talk", "--fabric-file", smallFabric, "0x100002", "0x8001"}, Code: 3, Stderr: "no node with node or port GUID 0x0000000000100002 in the sweep"},
-		{Args: []string{"can-talk", "--fabric-file", smallFabric, "node=HcaA,port=2", "0x8001"}, Code: 3, Stderr: `HcaA/2: P_Key table not read in the sweep: not read: the port is DOWN`},
 	})
+}
+
+// TestCanTalkDownNotRead: a DOWN port whose P_Key table was not read cannot talk, and
+// that is known: NOT ACTIVE (exit 1) with the table named as not read, as for a DOWN
+// port whose table was read; never "no P_Key". A swept CA port that is DOWN is where a
+// sweep reads no table (it exited 3 until wave 8); a local one whose pkeys/ cannot be
+// read agrees (it exited 4).
+func TestCanTalkDownNotRead(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sys")
+	if err := fakesysfs.Write(dir, fakesysfs.MLX5()); err != nil {
+		t.Fatal(err)
+	}
+	pk := filepath.Join(dir, "class/infiniband/mlx5_1/ports/2/pkeys")
+	if err := errors.Join(os.RemoveAll(pk), os.Symlink("pkeys", pk)); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		why  string
+	}{
+		{[]string{"can-talk", "--fabric-file", smallFabric, "node=HcaA,port=2", "0x8001"}, "node=HcaA,port=2: P_Key table not read in the sweep: not read: the port is DOWN"},
+		{[]string{"can-talk", "--fabric-file", smallFabric, "node=HcaB", "node=HcaA,port=2"}, "node=HcaA,port=2: P_Key table not read in the sweep: not read: the port is DOWN"},
+		{[]string{"--sysfs", dir, "can-talk", "mlx5_1/2", "mlx5_0/1"}, "mlx5_1/2: P_Key table not read: "},
+	} {
+		r := cmdtest.Run(t, root, false, nil, c.args...)
+		if r.Code != 1 || !strings.HasPrefix(r.Stdout, "NO (NOT ACTIVE): ") || !strings.Contains(r.Stdout, " is DOWN: a port that is not ACTIVE") ||
+			!strings.Contains(r.Stdout, c.why) || strings.Contains(r.Stdout, "no P_Key") {
+			t.Errorf("%s: exit %d\n%s--- stderr\n%s", strings.Join(c.args, " "), r.Code, r.Stdout, r.Stderr)
+		}
+	}
 }

@@ -59,18 +59,19 @@ type saAnswer struct {
 // saEnd is an endpoint as --sa needs it: a port of a known fabric, one P_Key.
 func saEnd(e query.ResolvedEndpoint) (*fabric.Fabric, *fabric.Port, check.PKey, error) {
 	f, _ := e.Endpoint.Fabric.(*fabric.Fabric)
-	if f == nil || e.Endpoint.At == nil || e.Endpoint.Port || len(e.Endpoint.Entries) != 1 {
+	// A port whose table was not read (query: not ACTIVE) is asked about with pkey=.
+	inPartition := !e.Endpoint.Port && len(e.Endpoint.Entries) == 1 || e.Endpoint.TableNotRead != "" && e.Spec.PKey != nil
+	if f == nil || e.Endpoint.At == nil || !inPartition {
 		return nil, nil, 0, cmdutil.Usagef("--sa asks the Subnet Manager for a path between two ports of the fabric in one partition: %s is not a fabric port with pkey= (write lid=N,pkey=K, node=NAME,pkey=K or GUID,pkey=K)", e.Spec)
 	}
 	p := f.Port(*e.Endpoint.At)
 	if p == nil || p.LID == 0 {
 		return nil, nil, 0, &query.EnvError{Msg: fmt.Sprintf("--sa: %s has no LID in the fabric read: the SA answers by LID", e.Endpoint.Label)}
 	}
-	k := e.Endpoint.Entries[0].PKey
 	if e.Spec.PKey != nil {
-		k = *e.Spec.PKey // the key as asked: what saquery --pkey sends
+		return f, p, *e.Spec.PKey, nil // the key as asked: what saquery --pkey sends
 	}
-	return f, p, k, nil
+	return f, p, e.Endpoint.Entries[0].PKey, nil
 }
 
 // askSA asks the SA for the path from A to B in their partition and compares.

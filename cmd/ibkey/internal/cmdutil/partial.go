@@ -1,29 +1,41 @@
 package cmdutil
 
 import (
-	"errors"
-
 	"github.com/ibkey/ibkey/internal/query"
 )
 
-// HostPartial splits the error of a host read. A *query.PartialError (a device or port
-// could not be read, the rest could) is warned about on n, one line per part not read
-// (query.PartialError.Lines: a few, then a count), and comes back as after: exit 4, to
-// return once the rest has been shown, with what was not read as a document's
-// incomplete (kind unread-device). Any other error comes back as fatal, to return at
-// once.
-func HostPartial(n *Notices, err error) (incomplete []Incomplete, after, fatal error) {
-	var pe *query.PartialError
-	if !errors.As(err, &pe) {
+// HostNotRead reports what a read of the host's ports did not read, by the one rule
+// (query.NotRead): the devices, ports and interfaces not read are warned on n, one
+// line each ("not read: device mlx5_1: ..."; a few, then a count:
+// query.PartialError.Lines), the tables and entries the command shows with their
+// ports. Every one comes back as a document's incomplete and, when there is any, after
+// is exit 4, to return once the rest has been shown. Any other error comes back as
+// fatal, to return at once. views nil: only what err names.
+func HostNotRead(n *Notices, views []*query.PortView, err error) (incomplete []Incomplete, after, fatal error) {
+	unread, err := query.NotRead(views, err)
+	if err != nil {
 		return nil, nil, err
 	}
-	for _, l := range pe.Lines() {
+	var parts []query.Unread
+	for _, u := range unread {
+		kind := IncompleteUnreadDevice
+		switch {
+		case u.Table:
+			kind = IncompleteUnreadTable
+		case u.Entries:
+			kind = IncompleteUnreadEntries
+		default:
+			parts = append(parts, u)
+		}
+		incomplete = append(incomplete, Incomplete{kind, u.Message()})
+	}
+	for _, l := range (&query.PartialError{Unread: parts}).Lines() {
 		n.Warn("not read: " + l)
 	}
-	for _, u := range pe.Unread {
-		incomplete = append(incomplete, Incomplete{IncompleteUnreadDevice, "not read: " + u.What + ": " + u.Err.Error()})
+	if len(incomplete) > 0 {
+		after = Exit(ExitIncomplete)
 	}
-	return incomplete, Exit(ExitIncomplete), nil
+	return incomplete, after, nil
 }
 
 // Then is err, or after when err is nil: a partial read's exit 4 after the output.

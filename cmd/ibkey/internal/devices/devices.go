@@ -34,7 +34,7 @@ SM LID, rate, valid P_Keys / table size and port GUID. A value the kernel does n
 provide is shown as n/a (in JSON: null, with the reason under "missing"). PKEYS is
 "none" for a port that has no P_Key table (iWARP) and n/a, with the reason on
 stderr, for a table that exists and was not read (a DOWN CA port over the fabric, a
-saved tree without pkeys/, a pkeys/ that cannot be read; exit 4 for a local port)
+saved tree without pkeys/, a pkeys/ that cannot be read; exit 4, as pkeys)
 and for entries that could not be read ("4/128 (1 unread)"). A device that cannot be read (a dangling
 class/infiniband link) is named on stderr; the others are listed (exit 4).
 
@@ -103,54 +103,39 @@ type devicePortJSON struct {
 func runDevices(o *DevicesOptions) error {
 	if o.Fabric != nil {
 		return cmdutil.RenderFabricPorts(o.Ctx, o.MAD, o.Notices, &o.Addr, o.Fabric, func(views []*query.PortView, src cmdutil.Source) error {
-			return renderDevices(o, views, src)
+			return renderDevices(o, views, src, nil, "")
 		})
 	}
 	host := o.Host()
 	views, err := host.Load(query.Selector{}, query.LoadOptions{Tables: true})
 	// One device that cannot be read does not hide the others: they are shown, the
 	// one not read is named on stderr (and in the JSON's incomplete), and the exit is 4.
-	incomplete, partial, err := cmdutil.HostPartial(o.Notices, err)
+	return renderDevices(o, views, cmdutil.Source{Demo: host.Label != ""}, err, host.Label)
+}
+
+// renderDevices shows views, read with err (a partial read), and what was not read
+// (cmdutil.HostNotRead: the devices on stderr first, then the host's label, then each table and
+// entries not read beside its row's n/a or count); exit 4 when anything was not.
+func renderDevices(o *DevicesOptions, views []*query.PortView, src cmdutil.Source, err error, label string) error {
+	incomplete, after, err := cmdutil.HostNotRead(o.Notices, views, err)
 	if err != nil {
 		return err
 	}
-	o.Notices.Label(host.Label)
-	return cmdutil.Then(renderDevices(o, views, cmdutil.Source{Demo: host.Label != "", Incomplete: incomplete}), partial)
-}
-
-func renderDevices(o *DevicesOptions, views []*query.PortView, src cmdutil.Source) error {
+	o.Notices.Label(label)
+	src.Incomplete = incomplete
 	rows := make([]devicePortJSON, len(views))
-	var warnings []string
 	for i, v := range views {
 		rows[i] = devicePortRow(v)
 		if n := rows[i].UnreadPKeys; n > 0 {
-			warnings = append(warnings, fmt.Sprintf("%s: %s could not be read: its count of valid P_Keys may be short by as many (ibkey pkeys %s shows which)",
+			o.Notices.Warn(fmt.Sprintf("%s: %s could not be read: its count of valid P_Keys may be short by as many (ibkey pkeys %s shows which)",
 				v.Ref(), textsafe.Plural(n, "P_Key table entry", "P_Key table entries"), v.Ref()))
-			src.Incomplete = append(src.Incomplete, cmdutil.Incomplete{Kind: cmdutil.IncompleteUnreadEntries, Message: v.UnreadEntries()})
 		}
-		if v.Table == nil && !v.TableAbsent && v.TableMissing != "" {
-			// PKEYS n/a: a table that exists and was not read, said why.
-			warnings = append(warnings, fmt.Sprintf("%s: PKEYS n/a: %s", v.Ref(), v.TableMissing))
-			if v.Fabric == nil {
-				// Over the fabric, a DOWN CA port's table is out of reach by
-				// construction (and undefined while DOWN); a sysfs table not read
-				// is a read that failed.
-				src.Incomplete = append(src.Incomplete, cmdutil.Incomplete{Kind: cmdutil.IncompleteUnreadTable, Message: v.Ref().String() + ": " + v.TableMissing})
-			}
+		if why := v.TableNotRead(); why != "" {
+			o.Notices.Warn(fmt.Sprintf("%s: PKEYS n/a: %s", v.Ref(), why)) // many alike are summarised (Notices)
 		}
-	}
-	for _, w := range warnings {
-		o.Notices.Warn(w) // many alike are summarised (Notices)
 	}
 	// Rows with entries or a table not read are shown as read; the exit says so.
-	var after error
-	if len(src.Incomplete) > 0 {
-		after = cmdutil.Exit(cmdutil.ExitIncomplete)
-	}
-	if err := writeDevices(o, rows, views, src); err != nil {
-		return err
-	}
-	return after
+	return cmdutil.Then(writeDevices(o, rows, views, src), after)
 }
 
 func writeDevices(o *DevicesOptions, rows []devicePortJSON, views []*query.PortView, src cmdutil.Source) error {

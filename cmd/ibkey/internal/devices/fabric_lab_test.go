@@ -1,11 +1,13 @@
 package devices
 
 import (
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
 	"github.com/ibkey/ibkey/internal/lab"
 )
@@ -16,7 +18,8 @@ import (
 
 // devicesDoc is `devices -o json`.
 type devicesDoc struct {
-	Ports []devicePortJSON `json:"ports"`
+	Ports      []devicePortJSON     `json:"ports"`
+	Incomplete []cmdutil.Incomplete `json:"incomplete"`
 }
 
 // smpquery's names for what ibkey prints the kernel's way.
@@ -73,7 +76,21 @@ func TestLabFabricDevices(t *testing.T) {
 			l.Each(t, nodes, func(t *testing.T, tg *cmdtest.Target) {
 				lid := strconv.Itoa(tg.LID)
 				var doc devicesDoc
-				l.RunJSON(t, &doc, "devices", "-o", "json", "--lid", lid)
+				r := l.Run(t, "devices", "-o", "json", "--lid", lid)
+				if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
+					t.Fatalf("devices --lid %s: %v\n%s%s", lid, err, r.Stdout, r.Stderr)
+				}
+				// Exit 4 exactly when a table was not read (a CA's DOWN port), each
+				// named in incomplete.
+				var unread []string
+				for _, p := range doc.Ports {
+					if p.TableSize == nil {
+						unread = append(unread, fmt.Sprintf("%s/%d", p.Device, p.Port))
+					}
+				}
+				if want := map[bool]int{false: 0, true: 4}[len(unread) > 0]; r.Code != want || len(doc.Incomplete) != len(unread) {
+					t.Fatalf("devices --lid %s: exit %d, want %d; tables not read %v, incomplete %v\n%s", lid, r.Code, want, unread, doc.Incomplete, r.Stderr)
+				}
 				ni := lab.ParseFields(l.Diag(t, "smpquery", "nodeinfo", lid))
 				desc := nodeDesc(l.Diag(t, "smpquery", "nodedesc", lid))
 				numPorts, _ := ni.Uint("NumPorts")
@@ -172,7 +189,8 @@ func derefInt[T int | uint16](p *T) any {
 
 // TestLabDownPortNA (issue 25 item 9): a CA's DOWN port, whose table no SMP can read
 // (none arrives there), shows PKEYS n/a with the reason, not "none" (which is an iWARP
-// port's real lack of a table).
+// port's real lack of a table), and exits 4 with the table in the JSON's incomplete, as
+// pkeys does for the same port: not read is incomplete (it exited 0 until wave 8).
 func TestLabDownPortNA(t *testing.T) {
 	l := cmdtest.StartLab(t, "small.net", root)
 	if err := l.RunOpenSM(cmdtest.FabricConf(t), false); err != nil {
@@ -186,9 +204,13 @@ func TestLabDownPortNA(t *testing.T) {
 		}
 		lid := strconv.Itoa(tg.LID)
 		r := l.Run(t, "devices", "--lid", lid, "--port", "2")
-		if r.Code != 0 || !strings.Contains(r.Stdout, "HcaA    2     InfiniBand  DOWN") || !strings.Contains(r.Stdout, "n/a    n/a") ||
+		if r.Code != 4 || !strings.Contains(r.Stdout, "HcaA    2     InfiniBand  DOWN") || !strings.Contains(r.Stdout, "n/a    n/a") ||
 			strings.Contains(r.Stdout, "none") || !strings.Contains(r.Stderr, "HcaA/2: PKEYS n/a: port 2 is DOWN") {
 			t.Errorf("devices --lid %s --port 2: exit %d\n%s%s", lid, r.Code, r.Stdout, r.Stderr)
+		}
+		r = l.Run(t, "devices", "--lid", lid, "--port", "2", "-o", "json")
+		if r.Code != 4 || !strings.Contains(r.Stdout, `"kind": "unread-table"`) || !strings.Contains(r.Stdout, "HcaA/2: port 2 is DOWN") {
+			t.Errorf("devices --lid %s --port 2 -o json: exit %d, want 4 with the table in incomplete\n%s%s", lid, r.Code, r.Stdout, r.Stderr)
 		}
 		return
 	}

@@ -25,6 +25,9 @@ func TestJSONIncomplete(t *testing.T) {
 		{[]string{"--sysfs", cmdtest.MLX5, "pkeys", "mlx5_1/1", "--find", "0x0009", "-o", "json"}, 4, "unread-entries"},
 		{[]string{"--sysfs", cmdtest.MLX5, "pkeys", "mlx5_1/1", "--find", "0x0002", "-o", "json"}, 0, ""},
 		{[]string{"--sysfs", cmdtest.MLX5, "pkeys", "mlx5_0/1", "--find", "0x0009", "-o", "json"}, 1, ""},
+		// Key 0 matches no entry, read or not: a definite no beside unread entries.
+		{[]string{"--sysfs", cmdtest.MLX5, "pkeys", "mlx5_1/1", "--find", "0x0000", "-o", "json"}, 1, ""},
+		{[]string{"--sysfs", cmdtest.MLX5, "pkeys", "--find", "0x7fff", "-o", "json"}, 0, ""},
 		// iWARP has no table at all (issue 24, item 10: "none" is its real lack of
 		// one): a definite not-found. It was exit 4 "unread-table" before.
 		{[]string{"--sysfs", cmdtest.MLX5, "pkeys", "irdma0", "--find", "0x0009", "-o", "json"}, 1, ""},

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -185,7 +186,7 @@ func runPKeys(o *PKeysOptions) error {
 	}
 	if o.Fabric != nil {
 		return cmdutil.RenderFabricPorts(o.Ctx, o.MAD, o.Notices, &o.Addr, o.Fabric, func(views []*query.PortView, src cmdutil.Source) error {
-			return renderPKeys(o, views, find, src)
+			return renderPKeys(o, views, find, src, nil)
 		})
 	}
 	host := o.Host()
@@ -194,82 +195,46 @@ func runPKeys(o *PKeysOptions) error {
 		return err
 	}
 	views, err := host.Load(sel, query.LoadOptions{Tables: true, Interfaces: true})
-	incomplete, partial, err := cmdutil.HostPartial(o.Notices, err)
+	labels := []string{host.Label}
+	if ifc != nil {
+		labels = append(labels, ifc.Describe())
+	}
+	return renderPKeys(o, views, find, cmdutil.Source{Demo: host.Label != ""}, err, labels...)
+}
+
+// renderPKeys shows views, read with err (a partial read), and what was not read
+// (cmdutil.HostNotRead: the devices on stderr, then the labels; each table not read
+// with its port, its entries not read in the port's warning); exit 4 when anything was
+// not, except for --find when a port holds the key (findPKey).
+func renderPKeys(o *PKeysOptions, views []*query.PortView, find check.PKey, src cmdutil.Source, err error, labels ...string) error {
+	n := o.Notices
+	var after error
+	src.Incomplete, after, err = cmdutil.HostNotRead(n, views, err)
 	if err != nil {
 		return err
 	}
-	o.Notices.Label(host.Label)
-	if ifc != nil {
-		o.Notices.Label(ifc.Describe())
+	for _, l := range labels {
+		n.Label(l)
 	}
-	src := cmdutil.Source{Demo: host.Label != "", Incomplete: incomplete}
-	if o.Find != "" {
-		// A port that holds the key answers --find whatever else was not read (exit
-		// 0, as its help promises); findPKey exits 4 only when the key was not found
-		// and could be among what was not read.
-		return renderPKeys(o, views, find, src)
-	}
-	return cmdutil.Then(renderPKeys(o, views, find, src), partial)
-}
-
-// unreadTables lists the ports whose P_Key table exists but was not read (a DOWN CA
-// port over the fabric, a saved tree without pkeys/), and those with entries not read
-// (the port's warning names them): the answer is incomplete, exit 4. A port with no
-// table at all (iWARP) is complete: "none".
-func unreadTables(views []*query.PortView) []cmdutil.Incomplete {
-	var out []cmdutil.Incomplete
-	for _, v := range views {
-		if v.Table == nil && !v.TableAbsent {
-			out = append(out, cmdutil.Incomplete{Kind: cmdutil.IncompleteUnreadTable, Message: v.Ref().String() + ": " + v.TableMissing})
-		}
-		if u := v.UnreadEntries(); u != "" {
-			out = append(out, cmdutil.Incomplete{Kind: cmdutil.IncompleteUnreadEntries, Message: u})
-		}
-	}
-	return out
-}
-
-// warnViews prints the ports' warnings (many alike are summarised: Notices).
-func warnViews(n *cmdutil.Notices, views []*query.PortView) {
-	for _, v := range views {
-		for _, w := range v.Warnings {
-			n.Warn(w)
-		}
-	}
-}
-
-func renderPKeys(o *PKeysOptions, views []*query.PortView, find check.PKey, src cmdutil.Source) error {
-	n := o.Notices
 	if o.Find != "" {
 		return findPKey(o, views, find, src.Incomplete)
 	}
-	var after error
-	if unread := unreadTables(views); len(unread) > 0 {
-		src.Incomplete = append(src.Incomplete, unread...)
-		after = cmdutil.Exit(cmdutil.ExitIncomplete)
-	}
-	if o.Format == cmdutil.FormatJSON {
+	switch o.Format {
+	case cmdutil.FormatJSON:
 		out := make([]pkeyPortJSON, len(views))
 		for i, v := range views {
 			out[i] = pkeyPortToJSON(v, o.All)
 		}
-		if err := cmdutil.WriteJSON(o.IO.Out, struct {
+		err = cmdutil.WriteJSON(o.IO.Out, struct {
 			Schema     cmdutil.SchemaVersion `json:"schema_version"`
 			Demo       bool                  `json:"demo,omitempty"`
 			Via        string                `json:"via,omitempty"`
 			Ports      []pkeyPortJSON        `json:"ports"`
 			Incomplete []cmdutil.Incomplete  `json:"incomplete,omitempty"`
-		}{cmdutil.SchemaVersion{}, src.Demo, src.Via, out, src.Incomplete}); err != nil {
-			return err
-		}
-		warnViews(n, views)
-		return after
-	}
-	if o.Format == cmdutil.FormatPlain {
-		if err := writePlain(o.IO.Out, views, o.All, n.Note); err != nil {
-			return err
-		}
-	} else {
+		}{cmdutil.SchemaVersion{}, src.Demo, src.Via, out, src.Incomplete})
+	case cmdutil.FormatPlain:
+		err = writePlain(o.IO.Out, views, o.All, n.Note)
+	default:
 		var b bytes.Buffer
 		for i, v := range views {
 			if i > 0 {
@@ -279,11 +244,17 @@ func renderPKeys(o *PKeysOptions, views []*query.PortView, find check.PKey, src 
 				return err
 			}
 		}
-		if _, err := o.IO.Out.Write(b.Bytes()); err != nil {
-			return err
+		_, err = o.IO.Out.Write(b.Bytes())
+	}
+	if err != nil {
+		return err
+	}
+	// The ports' warnings, after the tables (many alike are summarised: Notices).
+	for _, v := range views {
+		for _, w := range v.Warnings {
+			n.Warn(w)
 		}
 	}
-	warnViews(n, views)
 	return after
 }
 
@@ -456,11 +427,11 @@ type findJSON struct {
 }
 
 // findPKey prints the index a QP should use for key's partition on each port.
-// incomplete lists what of the host was not read (exit 4 whatever the answer).
+// incomplete lists what was not read (cmdutil.HostNotRead): exit 4 when the key was not
+// found, 0 when a port holds it.
 func findPKey(o *PKeysOptions, views []*query.PortView, key check.PKey, incomplete []cmdutil.Incomplete) error {
 	n := o.Notices
 	var results []findJSON
-	var outcomes []query.FindResult
 	found := false
 	for _, v := range views {
 		r := findJSON{Device: v.Port.Device, Port: v.Port.Num}
@@ -471,14 +442,12 @@ func findPKey(o *PKeysOptions, views []*query.PortView, key check.PKey, incomple
 		if !key.Valid() {
 			r.Outcome = query.FindNotFound.String()
 			r.Reason = fmt.Sprintf("%s has key 0, which is invalid: it never matches a table entry", key)
-			outcomes = append(outcomes, query.FindResult{Outcome: query.FindNotFound})
 			results = append(results, r)
 			continue
 		}
 		// FindPKey: the rule can-talk uses; entries that could not be read make a
 		// missing key "unknown", never a definite no.
 		fr := query.FindPKey(v, key)
-		outcomes = append(outcomes, fr)
 		r.Outcome, r.Reason = fr.Outcome.String(), fr.Reason
 		switch fr.Outcome {
 		case query.FindFound:
@@ -493,27 +462,20 @@ func findPKey(o *PKeysOptions, views []*query.PortView, key check.PKey, incomple
 		}
 		results = append(results, r)
 	}
-	code := query.FindExitCode(outcomes)
-	if found {
+	code := cmdutil.ExitNo
+	switch {
+	case found:
 		// The answer is complete: what was not read is named on stderr only (the
 		// JSON's incomplete says why an answer exits 4).
-		incomplete = nil
+		code, incomplete = cmdutil.ExitOK, nil
+	case !key.Valid():
+		// Key 0 matches no entry, read or not: only a device not read is left.
+		incomplete = slices.DeleteFunc(incomplete, func(i cmdutil.Incomplete) bool { return i.Kind != cmdutil.IncompleteUnreadDevice })
 	}
-	if !found && code == cmdutil.ExitNo && len(incomplete) > 0 {
-		// Not in the tables read, but a device of the host was not read: it may be
-		// there (HostPartial's exit 4 must not give way to a definite no).
+	if code == cmdutil.ExitNo && len(incomplete) > 0 {
+		// Not in the tables read, but entries, a table or a device were not read
+		// (cmdutil.HostNotRead): it may be there.
 		code = cmdutil.ExitIncomplete
-	}
-	if !found && code == cmdutil.ExitIncomplete {
-		// Not found in what was read: the ports whose entries or table were not read.
-		for i, r := range results {
-			switch outcomes[i].Outcome {
-			case query.FindUnknown:
-				incomplete = append(incomplete, cmdutil.Incomplete{Kind: cmdutil.IncompleteUnreadEntries, Message: fmt.Sprintf("%s/%d: %s", r.Device, r.Port, r.Reason)})
-			case query.FindNoTable:
-				incomplete = append(incomplete, cmdutil.Incomplete{Kind: cmdutil.IncompleteUnreadTable, Message: fmt.Sprintf("%s/%d: %s", r.Device, r.Port, r.Reason)})
-			}
-		}
 	}
 	switch o.Format {
 	case cmdutil.FormatJSON:

@@ -97,6 +97,10 @@ func TestErrors(t *testing.T) {
 		{Args: []string{"--sysfs", cmdtest.MLX5, "pkeys", "mlx5_9"}, Code: 3, Stderr: "ibkey: no device or IPoIB interface mlx5_9 (devices: irdma0, mlx5_0, mlx5_1, mlx5_2; IPoIB interfaces: ib0, ib0.8001, ib0.8002, ib0.8004, ib1)"},
 		{Args: []string{"--sysfs", cmdtest.MLX5, "pkeys", "mlx5_0", "2"}, Code: 3, Stderr: "ibkey: no port 2 on mlx5_0 (ports: 1)"},
 		{Args: []string{"--sysfs", cmdtest.MLX5, "pkeys", "mlx5_0/2"}, Code: 3, Stderr: "ibkey: no port 2 on mlx5_0 (ports: 1)"},
+		// A device that exists and cannot be read is not known (4), named alone as in a
+		// listing; never missing (3, which lists what exists).
+		{Args: []string{"--sysfs", cmdtest.Dangling, "pkeys", "scif0"}, Code: 4, Stderr: "ibkey: not read: device scif0: "},
+		{Args: []string{"--sysfs", cmdtest.Dangling, "pkeys", "scif0/1"}, Code: 4, Stderr: "ibkey: not read: device scif0: "},
 		{Args: []string{"--sysfs", cmdtest.MLX5, "pkeys", "../../etc"}, Code: 2, Stderr: `invalid device ".."`},
 		{Args: []string{"--sysfs", cmdtest.MLX5, "pkeys", "..", "1"}, Code: 2, Stderr: `invalid device ".."`},
 		{Args: []string{"--sysfs", cmdtest.MLX5, "pkeys", "mlx5_0", "x"}, Code: 2, Stderr: `invalid port "x"`},

@@ -179,7 +179,7 @@ func runCounters(o *CountersOptions) error {
 	sampler, err := query.NewSampler(host, o.Selectors, o.Now)
 	// A device or port that cannot be read does not stop the watch of the others: it
 	// is named, and the watch ends with exit 4.
-	_, partial, err := cmdutil.HostPartial(o.Notices, err)
+	_, partial, err := cmdutil.HostNotRead(o.Notices, nil, err)
 	if err != nil {
 		return err
 	}

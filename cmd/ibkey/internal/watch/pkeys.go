@@ -71,26 +71,30 @@ func runPKeys(o *PKeysOptions) error {
 	host := o.Host()
 	n := o.Notices
 	views, err := host.LoadMany(o.Selectors)
-	// A device or port that cannot be read does not stop the watch of the others:
-	// it is named, and the watch ends with exit 4.
-	_, partial, err := cmdutil.HostPartial(n, err)
+	// The ports without pkeys/ are not watched: an iWARP port has no table, any
+	// other port's table was not read (query.NoTableDir).
+	for _, v := range views {
+		if !v.Port.HasPKeys {
+			v.TableMissing, v.TableAbsent = query.NoTableDir(v)
+		}
+	}
+	// A device, port or table that cannot be read does not stop the watch of the
+	// others: it is named, and the watch ends with exit 4 (cmdutil.HostNotRead).
+	_, partial, err := cmdutil.HostNotRead(n, views, err)
 	if err != nil {
 		return err
 	}
 	n.Label(host.Label)
 	var refs []query.PortRef
 	for _, v := range views {
-		if !v.Port.HasPKeys {
-			why, absent := query.NoTableDir(v)
-			if !absent {
-				n.Warn(fmt.Sprintf("%s: %s: not watched", v.Ref(), why))
-				partial = cmdutil.Exit(cmdutil.ExitIncomplete)
-				continue
-			}
-			n.Note(fmt.Sprintf("%s: %s: not watched", v.Ref(), why))
-			continue
+		switch {
+		case v.TableNotRead() != "":
+			n.Warn(fmt.Sprintf("%s: %s: not watched", v.Ref(), v.TableMissing))
+		case v.TableAbsent:
+			n.Note(fmt.Sprintf("%s: %s: not watched", v.Ref(), v.TableMissing))
+		default:
+			refs = append(refs, v.Ref())
 		}
-		refs = append(refs, v.Ref())
 	}
 	if len(refs) == 0 {
 		return cmdutil.Then(&query.EnvError{Msg: "no port with a P_Key table to watch"}, partial)
