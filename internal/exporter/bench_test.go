@@ -329,6 +329,16 @@ func BenchmarkScrapeFatTree(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	// once: what `exporter --once` writes (WriteText, no HTTP).
+	b.Run("once", func(b *testing.B) {
+		cpu0 := cpuTime()
+		for b.Loop() {
+			if err := WriteText(io.Discard, reg); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(cpuTime()-cpu0)/1e6/float64(b.N), "cpu-ms/op")
+	})
 	for _, sc := range []struct{ name, accept, encoding string }{
 		{"plain", "", ""},
 		{"prometheus-gzip", prometheusAccept, "gzip"},
