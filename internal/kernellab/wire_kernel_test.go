@@ -83,8 +83,19 @@ func TestIbkeyWatchVerbsOnKernel(t *testing.T) {
 	if !want.MatchString(plain) || !strings.Contains(plain, "port_rcv_constraint_errors=n/a(no_PMA_counters)") {
 		t.Errorf("plain line as uid 65534: %q, want %s", plain, want)
 	}
-	static := watchOnce(t, "ibkey_watch_static")
-	if q := static["qkey_violations"]; q.Value != nil || !strings.Contains(q.Unavailable, "static flavour") || !strings.Contains(q.Unavailable, "no PortInfo: the Ethernet link layer has no QP0") {
+	// The static flavour cannot load libibverbs: the port has the violation counters
+	// (verbs reads them above), this ibkey did not read them, so it exits 4 and says
+	// which (rule 1: not read is never exit 0).
+	sr := result(t, "ibkey_watch_static")
+	if sr.Exit != 4 || !strings.Contains(sr.Stderr, "warning: pkey_violations, qkey_violations not read on 1 port") {
+		t.Errorf("ibkey_static: exit %d, want 4 with the counters not read named; stderr:\n%s", sr.Exit, sr.Stderr)
+	}
+	var ss watchSample
+	decodeJSON(t, "ibkey_watch_static", sr.Stdout, &ss)
+	if len(ss.Ports) != 1 {
+		t.Fatalf("ibkey_static: ports %+v, want rxe0/1 only", ss.Ports)
+	}
+	if q := ss.Ports[0].Counters["qkey_violations"]; q.Value != nil || !strings.Contains(q.Unavailable, "static flavour") || !strings.Contains(q.Unavailable, "no PortInfo: the Ethernet link layer has no QP0") {
 		t.Errorf("ibkey_static: qkey_violations %+v, want n/a naming the static flavour and the missing PortInfo of a RoCE port", q)
 	}
 }
