@@ -3,6 +3,8 @@
 package main
 
 import (
+	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -92,6 +94,29 @@ func TestTerminalWidth(t *testing.T) {
 			}
 		}
 	})
+	// Switches describe themselves as one word ("MF0;ib-leaf-r12-u40:MQM8790/U1"),
+	// which cannot wrap: with such names in NODE and PEER, discover's rows did not
+	// fit 80 columns and came out as plain records the terminal wrapped.
+	t.Run("fabric tables with switch names at 80", func(t *testing.T) {
+		file := longNamesFabric(t, map[string]string{
+			"HcaA": "gpu-node-r12u07 mlx5_0", "HcaB": "gpu-node-r12u09 HCA-1",
+			"HcaC": "cpu-login-01 mlx5_2", "HcaD": "storage-oss-r03u22 mlx5_1",
+			"Switch1": "MF0;ib-leaf-r12-u40:MQM8790/U1", "Switch2": "MF0;ib-spine-r1-u38:MQM9790/U1",
+		})
+		for _, sub := range []string{"discover", "pkeys"} {
+			lines := run(t, 80, 24, "fabric", sub, "--fabric-file", file)
+			out := strings.Join(lines, "\n")
+			var rows []string // the summary names the long temporary file: not a row
+			for _, l := range lines {
+				if !strings.Contains(l, "fabric.json") {
+					rows = append(rows, l)
+				}
+			}
+			if w, l := widest(rows); w > 80 || !strings.Contains(out, "│ NODE") {
+				t.Errorf("fabric %s: not a table of 80 columns (widest %d: %s):\n%s", sub, w, l, out)
+			}
+		}
+	})
 	t.Run("decode never cuts a word", func(t *testing.T) {
 		out := strings.Join(run(t, 80, 24, "decode", "qkey", "0x80010000"), "\n")
 		words := strings.Fields(out)
@@ -106,4 +131,32 @@ func TestTerminalWidth(t *testing.T) {
 			t.Errorf("plain output was fitted to the terminal (widest %d):\n%s", w, strings.Join(lines, "\n"))
 		}
 	})
+}
+
+// longNamesFabric is testdata/fabric/small.json with its nodes' descriptions renamed
+// (old to new), written to a temporary file.
+func longNamesFabric(t *testing.T, names map[string]string) string {
+	t.Helper()
+	b, err := os.ReadFile("testdata/fabric/small.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range doc["nodes"].([]any) {
+		node := n.(map[string]any)
+		if to, ok := names[node["description"].(string)]; ok {
+			node["description"] = to
+		}
+	}
+	if b, err = json.Marshal(doc); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "fabric.json")
+	if err := os.WriteFile(file, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return file
 }
