@@ -58,6 +58,7 @@ func TestTerminalWidth(t *testing.T) {
 		{"decode", "qkey", "0x80010000"},
 		{"partitions", "check", "../../testdata/partitions/mistakes.conf"},
 		{"partitions", "show", "../../testdata/partitions/cluster.conf"},
+		{"partitions", "matrix", "../../testdata/partitions/cluster.conf", "--sm-guid", "0x0002c90300001001"},
 		{"fabric", "pkeys", "--fabric-file", "testdata/fabric/small.json"},
 		{"--demo", "job", "--want", "0x8001"},
 	} {

@@ -57,7 +57,7 @@ func (g *Grid) Render(w io.Writer, f Format) error {
 	var b bytes.Buffer
 	var err error
 	if f == FormatTable {
-		err = g.renderTable(&b, width(w))
+		err = g.renderTable(&b, TableWidth(w))
 	} else {
 		err = g.renderPlain(&b)
 	}
@@ -69,8 +69,8 @@ func (g *Grid) Render(w io.Writer, f Format) error {
 	return err
 }
 
-// width is how many columns a table written to w must fit.
-func width(w io.Writer) int {
+// TableWidth is how many columns a table written to w must fit.
+func TableWidth(w io.Writer) int {
 	if l, ok := w.(*LineWrapper); ok {
 		return l.width
 	}
@@ -180,7 +180,16 @@ func balance(rows [][]string, i, width, least int) int {
 	return hi
 }
 
-func (g *Grid) renderTable(w io.Writer, width int) error {
+// Fits is whether g, rendered to w as a table, is a table (its Optional columns left
+// out if need be) rather than plain records: a command with a narrower form of the same
+// facts writes that instead.
+func (g *Grid) Fits(w io.Writer) bool {
+	_, _, ok := g.fit(g.cappedRows(), TableWidth(w))
+	return ok
+}
+
+// cappedRows are g's rows with each cell capped to MaxCell.
+func (g *Grid) cappedRows() [][]string {
 	rows := make([][]string, len(g.Rows))
 	for i, r := range g.Rows {
 		rows[i] = make([]string, len(r))
@@ -188,6 +197,11 @@ func (g *Grid) renderTable(w io.Writer, width int) error {
 			rows[i][j] = capCell(c, MaxCell)
 		}
 	}
+	return rows
+}
+
+func (g *Grid) renderTable(w io.Writer, width int) error {
+	rows := g.cappedRows()
 	c, dropped, ok := g.fit(rows, width)
 	if !ok {
 		return g.renderPlain(w)

@@ -38,7 +38,9 @@ func NewCmdMatrix(f *cmdutil.Factory, runF func(*MatrixOptions) error) *cobra.Co
 shared key and at least one full member), for the port GUIDs the file names.
 
 Up to ` + strconv.Itoa(gridMax) + ` ports: a grid. Y: they can talk, with the partitions that work for them;
-N: they cannot, with the partitions they share where both are limited members.
+N: they cannot, with the partitions they share where both are limited members. A table
+grid wider than the terminal (about 7 ports at 80 columns) is replaced by the summary,
+saying so; -o plain and -o json keep the grid.
 
 More ports (or --summary): per partition, its full and limited members and how many
 pairs of ports can talk in it; per port, how many partitions it is a member of and
@@ -222,28 +224,6 @@ func portLetter(i int) string {
 }
 
 func (x matrix) gridText(w io.Writer, f cmdutil.Format) error {
-	fmt.Fprintf(w, "Ports (%s):\n", x.p.Config.File)
-	pg := cmdutil.Grid{Header: []string{"PORT", "GUID", "NOTES"}}
-	add := nodeColumn(&pg, 2, x.names)
-	for i, port := range x.m.Ports {
-		var notes []string
-		if port.GUID == x.p.Options.SMGUID {
-			notes = append(notes, "SM port (SELF)")
-		}
-		if port.Type == check.NodeRouter {
-			notes = append(notes, "router port")
-		}
-		if !x.p.InFile(port.GUID) {
-			notes = append(notes, "not in the file")
-		}
-		add(port.GUID, portLetter(i), port.GUID.String(), strings.Join(notes, "; "))
-	}
-	if err := pg.Render(w, f); err != nil {
-		return err
-	}
-	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Who can talk: Y yes, in these partitions (the default partition 0x7fff only when no other works),")
-	fmt.Fprintln(w, "  N no; (limited K) partitions they share where both are limited members:")
 	n := len(x.m.Ports)
 	cells := make([][]string, n)
 	for i := range cells {
@@ -266,6 +246,35 @@ func (x matrix) gridText(w io.Writer, f cmdutil.Format) error {
 	for i := range x.m.Ports {
 		mg.Add(append([]string{portLetter(i)}, cells[i]...)...)
 	}
+	if f == cmdutil.FormatTable && !mg.Fits(w) {
+		// A table column a port: at 80 columns about 7 ports fit. Plain records as
+		// wide as the grid would wrap on the terminal; the summary says the same per
+		// partition and per port.
+		fmt.Fprintf(w, "(the grid of %d ports does not fit %d columns: the summary instead; -o plain shows the grid)\n\n", n, cmdutil.TableWidth(w))
+		return x.summaryText(w, f)
+	}
+	fmt.Fprintf(w, "Ports (%s):\n", x.p.Config.File)
+	pg := cmdutil.Grid{Header: []string{"PORT", "GUID", "NOTES"}}
+	add := nodeColumn(&pg, 2, x.names)
+	for i, port := range x.m.Ports {
+		var notes []string
+		if port.GUID == x.p.Options.SMGUID {
+			notes = append(notes, "SM port (SELF)")
+		}
+		if port.Type == check.NodeRouter {
+			notes = append(notes, "router port")
+		}
+		if !x.p.InFile(port.GUID) {
+			notes = append(notes, "not in the file")
+		}
+		add(port.GUID, portLetter(i), port.GUID.String(), strings.Join(notes, "; "))
+	}
+	if err := pg.Render(w, f); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Who can talk: Y yes, in these partitions (the default partition 0x7fff only when no other works),")
+	fmt.Fprintln(w, "  N no; (limited K) partitions they share where both are limited members:")
 	return mg.Render(w, f)
 }
 
@@ -285,11 +294,18 @@ func pairCell(pr query.Pair) string {
 // listMax bounds GUID lists in the summary text; the JSON has them all.
 const listMax = 8
 
-func guidList(gs []check.GUID) string {
-	if len(gs) <= listMax {
-		return strings.Join(stringsOf(gs), ",")
+// guidList is gs as text; in a table (on a terminal, where long lines wrap between
+// words) with a space after each comma, so that a list of GUIDs wraps between them
+// rather than running off the screen; plain keeps one field.
+func guidList(gs []check.GUID, f cmdutil.Format) string {
+	sep := ","
+	if f == cmdutil.FormatTable {
+		sep = ", "
 	}
-	return strings.Join(stringsOf(gs[:listMax]), ",") + fmt.Sprintf(" and %d more", len(gs)-listMax)
+	if len(gs) <= listMax {
+		return strings.Join(stringsOf(gs), sep)
+	}
+	return strings.Join(stringsOf(gs[:listMax]), sep) + fmt.Sprintf(" and %d more", len(gs)-listMax)
 }
 
 func (x matrix) summaryText(w io.Writer, f cmdutil.Format) error {
@@ -333,7 +349,7 @@ func (x matrix) summaryText(w io.Writer, f cmdutil.Format) error {
 				fmt.Fprintf(w, "    and %d more groups\n", len(g.groups)-listMax)
 				break
 			}
-			fmt.Fprintf(w, "    %d: %s: %s\n", i+1, textsafe.Plural(len(grp), "port", "ports"), guidList(grp))
+			fmt.Fprintf(w, "    %d: %s: %s\n", i+1, textsafe.Plural(len(grp), "port", "ports"), guidList(grp, f))
 		}
 	}
 	fmt.Fprintln(w)
@@ -341,6 +357,6 @@ func (x matrix) summaryText(w io.Writer, f cmdutil.Format) error {
 		fmt.Fprintln(w, "Every port reaches another port outside the default partition.")
 		return nil
 	}
-	fmt.Fprintf(w, "Reach nobody except through the default partition: %s: %s\n", textsafe.Plural(len(s.OnlyDefault), "port", "ports"), guidList(s.OnlyDefault))
+	fmt.Fprintf(w, "Reach nobody except through the default partition: %s: %s\n", textsafe.Plural(len(s.OnlyDefault), "port", "ports"), guidList(s.OnlyDefault, f))
 	return nil
 }
