@@ -58,9 +58,10 @@ func NewCmdLog(f *cmdutil.Factory) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "log [FILE|-]",
 		Short: "Explain the partition and key events of an OpenSM log",
-		Long: `Read OpenSM's log (FILE, default ` + DefaultLog + `; - for standard input) and explain
-every partition and key event in it. For each: when, both ends by name and port, the
-key decoded, the rule that failed (in the words can-talk uses) and what to change.
+		Long: `Read OpenSM's log (FILE, default ` + DefaultLog + `, none with --demo; - for
+standard input) and explain every partition and key event in it. For each: when, both
+ends by name and port, the key decoded, the rule that failed (in the words can-talk
+uses) and what to change.
 
 Events (OpenSM 3.3.23; docs/sm.md lists every message and where it comes from):
   bad-pkey             trap 257: a port dropped a packet for its P_Key
@@ -135,6 +136,10 @@ JSON (-o json; schemas/sm-log.schema.json): {"schema_version":1,"log","lines_rea
 			o.File = DefaultLog
 			if len(args) == 1 {
 				o.File = args[0]
+			} else if f.IsDemo() {
+				// The demo is not this machine: its own OpenSM log, named after the
+				// demo fabric's ports, would be neither.
+				return &query.EnvError{Msg: "no OpenSM log: the demo has none, and " + DefaultLog + " is this machine's: give a log's path (such as internal/smlog/testdata/lab.log in ibkey's source), or - for standard input"}
 			}
 			return runLog(o)
 		},

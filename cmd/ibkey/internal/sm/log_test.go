@@ -49,6 +49,8 @@ func TestLogGolden(t *testing.T) {
 func TestLogErrors(t *testing.T) {
 	cmdtest.Errors(t, root, []cmdtest.ErrorCase{
 		{Args: []string{"sm", "log", "/nonexistent/opensm.log"}, Code: 3, Stderr: "no OpenSM log /nonexistent/opensm.log"},
+		// --demo is not this machine: its log is not read.
+		{Args: []string{"--demo", "sm", "log"}, Code: 3, Stderr: "no OpenSM log: the demo has none"},
 		{Args: []string{"sm", "log", labLog, "--kind", "bad-pkeys"}, Code: 2, Stderr: `invalid --kind "bad-pkeys" (accepted: bad-pkey,`},
 		{Args: []string{"sm", "log", labLog, "--since", "-1h"}, Code: 2, Stderr: "invalid --since"},
 		{Args: []string{"sm", "log", labLog, "--year", "99"}, Code: 2, Stderr: "invalid --year 99"},
