@@ -75,6 +75,8 @@ func TestPartitions(t *testing.T) {
 		{"show_router_json", []string{"partitions", "show", routerConf, "--router", routerPort, "-o", "json", "--indent"}, 0},
 		{"show_no_router", []string{"partitions", "show", routerConf}, 4},
 		{"show_router_none", []string{"partitions", "show", routerConf, "--router", "none"}, 0},
+		// No port GUID in the file: the tables section says so instead of an empty box.
+		{"show_no_guids_table", []string{"partitions", "show", "testdata/noguids.conf", "-o", "table"}, 0},
 		{"show_no_router_json", []string{"partitions", "show", routerConf, "-o", "json"}, 4},
 		{"matrix_router", []string{"partitions", "matrix", routerConf, "--router", routerPort}, 0},
 		{"check_split_strict", []string{"partitions", "check", splitConf, "--strict"}, 0},

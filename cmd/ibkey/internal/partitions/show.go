@@ -344,6 +344,13 @@ func (s show) text(w io.Writer, f cmdutil.Format) error {
 		}
 	}
 	fmt.Fprintf(w, "P_Key tables (%s):\n", order)
+	if len(s.model.Ports) == 0 {
+		// A note under the title, as every section's; plain keeps its header line.
+		fmt.Fprintln(w, "  no port: the file names no port GUID; give port GUIDs after FILE (or --sm-guid) for the tables they get")
+		if f == cmdutil.FormatTable {
+			return nil
+		}
+	}
 	tg := cmdutil.Grid{Header: []string{"PORT", "INDEX", "PKEY", "MEMBERSHIP", "PARTITION", "DECIDED_BY", "AT", "NOTES"},
 		Optional: [][]string{{"AT"}, {"DECIDED_BY"}, {"NODE"}, {"MEMBERSHIP"}}}
 	addRow := nodeColumn(&tg, 1, s.names)
