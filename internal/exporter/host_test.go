@@ -91,7 +91,7 @@ ibkey_pkey_table_unreadable_entries{device="mlx5_0",port="1"} 0
 ibkey_pkey_table_unreadable_entries{device="mlx5_1",port="1"} 1
 ibkey_pkey_table_unreadable_entries{device="mlx5_1",port="2"} 0
 ibkey_pkey_table_unreadable_entries{device="mlx5_2",port="1"} 0
-# HELP ibkey_pkey_table_unavailable The port has no P_Key table (value 1), with the reason (iWARP, no pkeys/ directory).
+# HELP ibkey_pkey_table_unavailable The port's P_Key table was not read or does not exist (value 1): the reason says which (P_Key table not read: why; iWARP: no pkeys/ directory).
 # TYPE ibkey_pkey_table_unavailable gauge
 ibkey_pkey_table_unavailable{device="irdma0",port="1",reason="no P_Key table: the port has no pkeys/ directory (iWARP devices have none: P_Keys do not apply)"} 1
 # HELP ibkey_port_state_id Port state from ports/N/state: 1 DOWN, 2 INIT, 3 ARMED, 4 ACTIVE, 5 ACTIVE_DEFER.
