@@ -1,0 +1,42 @@
+package devices
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
+	"github.com/ibkey/ibkey/internal/query"
+)
+
+// TestSwitchNamesFit80: over the fabric (devices --lid) DEVICE is the node
+// description, and a switch's ("MF0;ib-leaf-r12-u40:MQM8790/U1") is one word that
+// cannot wrap: the rows did not fit 80 columns even without PHYS, SM_LID and LINK and
+// came out as plain records the terminal wrapped. PORT_GUID gives way too.
+func TestSwitchNamesFit80(t *testing.T) {
+	s := func(v string) *string { return &v }
+	lid, n, size := uint16(2), 2, 32
+	var rows []devicePortJSON
+	var views []*query.PortView
+	for _, name := range []string{"MF0;ib-leaf-r12-u40:MQM8790/U1", "gpu-node-r12u07 HCA-1"} {
+		rows = append(rows, devicePortJSON{Device: name, Port: 1, LinkLayer: s("InfiniBand"), State: "ACTIVE", PhysState: s("LinkUp"),
+			LID: &lid, SMLID: &lid, Rate: s("100 Gb/sec (4X EDR)"), PortGUID: s("0x0002c90300a00041"), TableSize: &size, ValidPKeys: &n})
+		views = append(views, &query.PortView{})
+	}
+	var out bytes.Buffer
+	o := &DevicesOptions{Deps: cmdutil.Deps{IO: &cmdutil.IOStreams{Out: &out}, Format: cmdutil.FormatTable}}
+	if err := writeDevices(o, rows, views, cmdutil.Source{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(out.String(), "\n") {
+		if ansi.StringWidth(l) > 80 {
+			t.Errorf("a line of %d columns:\n%s", ansi.StringWidth(l), out.String())
+			break
+		}
+	}
+	if !strings.Contains(out.String(), "│ DEVICE") {
+		t.Errorf("not a table:\n%s", out.String())
+	}
+}
