@@ -902,3 +902,46 @@ func TestDescriptionReadBothWays(t *testing.T) {
 		}
 	}
 }
+
+// A lookup that stops the process opening every port the library selects on a host
+// (UCX's ucp_worker_create, GASNet's gasnetc_probe_ports: gasneti_fatalerror in the
+// loop over the ports) leaves that host's other ports unused: their rows say so,
+// never "uses". MVAPICH2 opens one port a process: ranks on the host's other port
+// run, which stays used.
+func TestPickAbortsHostPorts(t *testing.T) {
+	for _, c := range []struct {
+		lib       *Library
+		in        Inputs
+		otherUsed bool
+	}{
+		{&UCX, env("UCX_IB_PKEY=0x0005"), false},
+		{&GASNet, env("GASNET_IBV_PKEY=5", "GASNET_IBV_PORTS=mlx5_0:1,2"), false},
+		{&MVAPICH2, env("MV2_DEFAULT_PKEY=5"), true},
+	} {
+		ports := []*Port{port("h1", "mlx5_0", 1, 0xffff, 0x8005), port("h1", "mlx5_0", 2, 0xffff), port("h2", "mlx5_0", 1, 0xffff, 0x8005), port("h2", "mlx5_0", 2, 0xffff, 0x8005)}
+		r := Resolve([]*Library{c.lib}, c.in, ports)[0]
+		if r.Verdict != DoesNotWork || len(r.Aborts) != 1 || r.Aborts[0].Host != "h1" || r.Aborts[0].Port != 2 {
+			t.Fatalf("%s: %s, aborts %+v", c.lib.Name, r.Verdict, r.Aborts)
+		}
+		for _, pr := range r.Ports {
+			switch {
+			case pr.Port.Host == "h1" && pr.Port.Num == 2:
+				if !pr.Used || pr.Outcome != Fails {
+					t.Errorf("%s: %s: used %v, %s", c.lib.Name, pr.Port.Label(), pr.Used, pr.Outcome)
+				}
+			case pr.Port.Host == "h1" && c.otherUsed:
+				if !pr.Used || pr.Outcome != Uses {
+					t.Errorf("%s: %s: used %v, %s, want uses (one port a process)", c.lib.Name, pr.Port.Label(), pr.Used, pr.Outcome)
+				}
+			case pr.Port.Host == "h1":
+				if pr.Used || !strings.Contains(pr.Why, "aborts on this host at h1:mlx5_0/2's P_Key lookup") {
+					t.Errorf("%s: %s: used %v (%s), why %q: the process that aborted uses none of its ports", c.lib.Name, pr.Port.Label(), pr.Used, pr.Outcome, pr.Why)
+				}
+			default:
+				if !pr.Used || pr.Outcome != Uses {
+					t.Errorf("%s: %s: used %v, %s", c.lib.Name, pr.Port.Label(), pr.Used, pr.Outcome)
+				}
+			}
+		}
+	}
+}

@@ -154,7 +154,8 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Result {
 				continue
 			}
 		}
-		for _, pr := range sel {
+		for i := range sel {
+			pr := &sel[i]
 			if pr.Used {
 				used++
 				if s.Reject != "" {
@@ -165,8 +166,9 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Result {
 			} else {
 				why = append(why, pr.Port.Label()+": "+pr.Why)
 			}
-			r.Ports = append(r.Ports, pr)
 		}
+		stopsAt(l, sel)
+		r.Ports = append(r.Ports, sel...)
 		if used == 0 {
 			none := fmt.Sprintf("%s: %s uses none of its ports (%s)", HostName(h.name), l.Name, strings.Join(why, "; "))
 			if u := s.unreadChosen(in, h); u != "" {
@@ -279,6 +281,22 @@ func (r *Result) abort(host string, ab []Abort, unsure string, sel []PortResult)
 	for _, pr := range sel {
 		pr.Used, pr.Why = false, why
 		r.Ports = append(r.Ports, pr)
+	}
+}
+
+// stopsAt: when a lookup on one of the host's ports stops the process that uses
+// every port the library selects there (Pick.AbortHost), that process uses none of
+// the others: they are listed as not used, saying so, as on a host-wide abort.
+func stopsAt(l *Library, sel []PortResult) {
+	i := slices.IndexFunc(sel, func(pr PortResult) bool { return pr.Used && pr.AbortHost })
+	if i < 0 {
+		return
+	}
+	why := fmt.Sprintf("%s aborts on this host at %s's P_Key lookup before it uses this port", l.Name, sel[i].Port.Label())
+	for j := range sel {
+		if sel[j].Used && !sel[j].Abort {
+			sel[j] = PortResult{Port: sel[j].Port, Why: why}
+		}
 	}
 }
 
