@@ -284,18 +284,24 @@ func (r *Result) abort(host string, ab []Abort, unsure string, sel []PortResult)
 	}
 }
 
-// stopsAt: when a lookup on one of the host's ports stops the process that uses
-// every port the library selects there (Pick.AbortHost), that process uses none of
-// the others: they are listed as not used, saying so, as on a host-wide abort.
-func stopsAt(l *Library, sel []PortResult) {
-	i := slices.IndexFunc(sel, func(pr PortResult) bool { return pr.Used && pr.AbortHost })
-	if i < 0 {
-		return
+// stopsAt: when a lookup on a port stops the process that uses every port the
+// library selects on its host (Pick.AbortHost), that process uses none of the
+// host's others: they are listed as not used, saying so, as on a host-wide abort.
+// prs are used ports of any hosts (Resolve: one host's; WantPartition: all). A
+// host read over the fabric whose device names are not known is not judged, as in
+// hostAborts: which of its ports the process opens is not known.
+func stopsAt(l *Library, prs []PortResult) {
+	at := map[string]string{}
+	unknown := map[string]bool{}
+	for _, pr := range prs {
+		unknown[pr.Port.Host] = unknown[pr.Port.Host] || pr.Port.Fabric && !pr.Port.DeviceKnown
+		if _, ok := at[pr.Port.Host]; !ok && pr.Used && pr.AbortHost {
+			at[pr.Port.Host] = pr.Port.Label()
+		}
 	}
-	why := fmt.Sprintf("%s aborts on this host at %s's P_Key lookup before it uses this port", l.Name, sel[i].Port.Label())
-	for j := range sel {
-		if sel[j].Used && !sel[j].Abort {
-			sel[j] = PortResult{Port: sel[j].Port, Why: why}
+	for j, pr := range prs {
+		if by, ok := at[pr.Port.Host]; ok && !unknown[pr.Port.Host] && pr.Used && !pr.AbortHost {
+			prs[j] = PortResult{Port: pr.Port, Why: fmt.Sprintf("%s aborts on this host at %s's P_Key lookup before it uses this port", l.Name, by)}
 		}
 	}
 }
