@@ -181,6 +181,27 @@ func TestLabFabricWatchCounters(t *testing.T) {
 		}
 	})
 
+	t.Run("down-ca-port", func(t *testing.T) {
+		// HcaB's port 2 is DOWN with no LID; reached through port 1's LID its
+		// PortCounters are n/a naming the port and why, as perfquery LID 2 fails:
+		// ibsim's PMA answers only for the port the MAD arrives on.
+		if out, err := l.ToolAt(l.From, "perfquery", lid, "2"); err == nil {
+			t.Fatalf("perfquery %s 2 read a DOWN CA port's counters through port 1:\n%s", lid, out)
+		}
+		r := runIbkey(t, false, nil, append(base, "watch", "counters", "--lid", lid, "--port", "all", "--once", "-o", "json")...)
+		s := cmdtest.DecodeCounters(t, r.stdout)
+		if len(s) != 1 || len(s[0].Ports) != 2 || s[0].Ports[1].Port != 2 || s[0].Ports[1].State != "DOWN" {
+			t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+		}
+		for _, name := range []string{"port_rcv_constraint_errors", "port_xmit_constraint_errors"} {
+			c := s[0].Ports[1].Counters[name]
+			if c.Value != nil || !strings.Contains(c.Unavailable, "HcaB/2 is DOWN and has no LID of its own") ||
+				!strings.Contains(c.Unavailable, "only for the port the MAD arrives on") || strings.Contains(c.Unavailable, "lid "+lid) {
+				t.Errorf("HcaB/2 %s: %+v", name, c)
+			}
+		}
+	})
+
 	t.Run("local-port", func(t *testing.T) {
 		// A local port whose node_guid and LID are HcaB's: with --ibsim its PortInfo
 		// counters come from SMPs (attached at HcaA, DR path 0 is HcaA, so the LID is

@@ -19,6 +19,7 @@ type fakeFabric struct {
 	pkey, qkey, mkey    uint16
 	rcvConstraint       uint8
 	lid                 uint16
+	down                bool // PortInfo says DOWN
 	dropPMA             bool
 	otherPort           bool // PortCounters answer for the next port, not the one asked
 	portInfos, counters int
@@ -33,6 +34,9 @@ func (f *fakeFabric) Do(_ context.Context, req mad.Request) (*mad.Packet, error)
 		d := make([]byte, 64)
 		binary.BigEndian.PutUint16(d[16:], f.lid)
 		d[32] = byte(mad.PortStateActive)
+		if f.down {
+			d[32] = byte(mad.PortStateDown)
+		}
 		binary.BigEndian.PutUint16(d[44:], f.mkey)
 		binary.BigEndian.PutUint16(d[46:], f.pkey)
 		binary.BigEndian.PutUint16(d[48:], f.qkey)
@@ -194,6 +198,42 @@ func TestMADCountersNoLID(t *testing.T) {
 	smp = s.Take(false)
 	if r := smp.Ports[0].Readings[0]; smp.Counters[0].Name != RcvConstraintErrors || r.Value != 2 || r.Unavailable != "" {
 		t.Errorf("after the SM: %+v", r)
+	}
+}
+
+// TestMADCountersDownCAPort: a CA port reached through another port's LID (--lid 4
+// --port all) that is DOWN and has no LID: its PortCounters are n/a with a reason that
+// names the port (not the LID it was reached through) and says why (DOWN, no LID of
+// its own, a CA's PMA answers only for the port a MAD arrives on), and no PMA is sent.
+func TestMADCountersDownCAPort(t *testing.T) {
+	f := &fakeFabric{down: true}
+	fab := &Fabric{T: f, Via: "fake"}
+	v := fakeCAView(0, mad.LIDAddress(4))
+	v.Port.Num = 2
+	s, err := NewFabricSampler(context.Background(), fab, []*PortView{v}, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	smp := s.Take(false)
+	if smp.Ports[0].State != "DOWN" {
+		t.Fatalf("state %q", smp.Ports[0].State)
+	}
+	for i, c := range smp.Counters {
+		r := smp.Ports[0].Readings[i]
+		if c.Source.Name() != SourcePortCounters {
+			continue
+		}
+		for _, want := range []string{"port DOWN (", "HcaB/2 is DOWN and has no LID of its own", "only for the port the MAD arrives on"} {
+			if !strings.Contains(r.Unavailable, want) {
+				t.Errorf("%s: %q lacks %q", c.Name, r.Unavailable, want)
+			}
+		}
+		if strings.Contains(r.Unavailable, "lid 4 has no LID") {
+			t.Errorf("%s: names the LID it was reached through: %q", c.Name, r.Unavailable)
+		}
+	}
+	if f.counters != 0 {
+		t.Errorf("%d PortCounters sent for a DOWN CA port", f.counters)
 	}
 }
 
