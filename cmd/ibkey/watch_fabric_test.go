@@ -43,10 +43,15 @@ var smpqueryViolations = map[string]string{
 // does not simulate them), not the n/a of a watch without fabric access.
 func TestLabFabricWatchCounters(t *testing.T) {
 	l := cmdtest.StartLab(t, "small.net", newRootCmd)
-	var hcaB *cmdtest.Target
+	var hcaB, hcaD1, hcaD2 *cmdtest.Target
 	for _, tg := range l.Targets(t) {
-		if tg.Node == "HcaB" && tg.Port == 1 {
+		switch {
+		case tg.Node == "HcaB" && tg.Port == 1:
 			hcaB = tg
+		case tg.Node == "HcaD" && tg.Port == 1:
+			hcaD1 = tg
+		case tg.Node == "HcaD" && tg.Port == 2:
+			hcaD2 = tg
 		}
 	}
 	base := l.Attach()
@@ -87,7 +92,7 @@ func TestLabFabricWatchCounters(t *testing.T) {
 	if err := l.RunOpenSM(cmdtest.FabricConf(t), false); err != nil {
 		t.Fatal(err)
 	}
-	l.ResolveLIDs(t, []*cmdtest.Target{hcaB})
+	l.ResolveLIDs(t, []*cmdtest.Target{hcaB, hcaD1, hcaD2})
 	lid := strconv.Itoa(hcaB.LID)
 	perfSet := func(field string, v int) {
 		l.MustConsole(fmt.Sprintf(`PerformanceSet "HcaB"[1] PortCounters.%s=%d`, field, v))
@@ -199,6 +204,20 @@ func TestLabFabricWatchCounters(t *testing.T) {
 				!strings.Contains(c.Unavailable, "only for the port the MAD arrives on") || strings.Contains(c.Unavailable, "lid "+lid) {
 				t.Errorf("HcaB/2 %s: %+v", name, c)
 			}
+		}
+	})
+
+	t.Run("same-port", func(t *testing.T) {
+		// HcaD's two LIDs (one per port) with --port all select each of its ports
+		// twice: each is listed once, named as the one node it is.
+		lids := fmt.Sprintf("%d,%d", hcaD1.LID, hcaD2.LID)
+		s := watch(t, "--lid", lids, "--port", "all", "--once")
+		var got []string
+		for _, p := range s[0].Ports {
+			got = append(got, fmt.Sprintf("%s/%d", p.Device, p.Port))
+		}
+		if strings.Join(got, " ") != "HcaD/1 HcaD/2" {
+			t.Errorf("--lid %s --port all: ports %q, want HcaD/1 HcaD/2 once each", lids, got)
 		}
 	})
 

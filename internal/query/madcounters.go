@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/ibverbs"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 )
@@ -293,9 +294,21 @@ func downPMA(p MADPort) string {
 // PortCounters. Ports are read concurrently. Each port is named DEVICE/PORT by its
 // node description; nodes with the same description get their address added.
 func NewFabricSampler(ctx context.Context, fab *Fabric, views []*PortView, now func() time.Time) (*Sampler, error) {
-	names := map[PortRef]int{}
+	views = uniquePorts(views)
+	// nodes: by description, the nodes (by GUID, by address when it is 0) that have it.
+	nodes := map[string]map[string]bool{}
 	for _, v := range views {
-		names[v.Ref()]++
+		if v.Fabric == nil {
+			continue
+		}
+		node := v.Fabric.NodeGUID.String()
+		if v.Fabric.NodeGUID == 0 {
+			node = v.Fabric.Address
+		}
+		if nodes[v.Ref().Device] == nil {
+			nodes[v.Ref().Device] = map[string]bool{}
+		}
+		nodes[v.Ref().Device][node] = true
 	}
 	ports := map[PortRef]*MADPort{}
 	s := &Sampler{Parallel: true, Now: now}
@@ -305,7 +318,7 @@ func NewFabricSampler(ctx context.Context, fab *Fabric, views []*PortView, now f
 			return nil, fmt.Errorf("query: %s was not read over the fabric", v.Ref())
 		}
 		ref := v.Ref()
-		if names[ref] > 1 {
+		if len(nodes[ref.Device]) > 1 {
 			ref.Device = fmt.Sprintf("%s (%s)", ref.Device, v.Fabric.Address)
 		}
 		p := &MADPort{SMP: v.Fabric.Addr, Num: uint8(v.Port.Num), Name: ref.String()}
@@ -343,6 +356,29 @@ func NewFabricSampler(ctx context.Context, fab *Fabric, views []*PortView, now f
 	s.States = m
 	s.Sets = NewCounterSets(m.PortCounters(), m.PortInfo())
 	return s, nil
+}
+
+// uniquePorts keeps each port of views once, by node GUID and port number, at the
+// first address that reached it: several selectors (--lid 6,7 --port all, two LIDs of
+// one node) may name the same port.
+func uniquePorts(views []*PortView) []*PortView {
+	type port struct {
+		node check.GUID
+		num  int
+	}
+	seen := map[port]bool{}
+	var out []*PortView
+	for _, v := range views {
+		if v.Fabric != nil && v.Fabric.NodeGUID != 0 { // GUID 0 (an ibsim router) names no node
+			k := port{v.Fabric.NodeGUID, v.Port.Num}
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+		}
+		out = append(out, v)
+	}
+	return out
 }
 
 // LocalPortInfo is a PortInfo source for local ports (views from Host.Load), read

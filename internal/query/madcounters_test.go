@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/ibverbs"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 )
@@ -234,6 +235,31 @@ func TestMADCountersDownCAPort(t *testing.T) {
 	}
 	if f.counters != 0 {
 		t.Errorf("%d PortCounters sent for a DOWN CA port", f.counters)
+	}
+}
+
+// TestFabricSamplerUniquePorts: selectors that name the same port (--lid 6,7 --port
+// all: two LIDs of one node) give one row per port, by node GUID and port number, at
+// the first address; another node with the same description stays apart, named by
+// its address.
+func TestFabricSamplerUniquePorts(t *testing.T) {
+	view := func(guid check.GUID, num int, lid uint16) *PortView {
+		v := fakeCAView(lid, mad.LIDAddress(lid))
+		v.Port.Num, v.Fabric.NodeGUID = num, guid
+		return v
+	}
+	views := []*PortView{view(0x10, 1, 6), view(0x10, 2, 6), view(0x10, 1, 7), view(0x10, 2, 7), view(0x10, 2, 6), view(0x20, 1, 9)}
+	s, err := NewFabricSampler(context.Background(), &Fabric{T: &fakeFabric{lid: 6}, Via: "fake"}, views, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"HcaB (lid 6)/1", "HcaB (lid 6)/2", "HcaB (lid 9)/1"}
+	var got []string
+	for _, p := range s.Ports {
+		got = append(got, p.String())
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") || strings.Join(s.Addresses, ",") != "lid 6,lid 6,lid 9" {
+		t.Errorf("ports %q at %q, want %q", got, s.Addresses, want)
 	}
 }
 
