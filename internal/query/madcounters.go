@@ -166,7 +166,9 @@ func (s madPortCounters) Read(ref PortRef, names []string, out []Reading) {
 		fill(out, Reading{Unavailable: why, Absent: p.Absent})
 		return
 	case p.FollowLID && p.Down:
-		fill(out, Reading{Unavailable: downPMA(p)})
+		// Nothing the fabric can give, not a gap: as fabric.NotRead leaves DOWN ports
+		// out. A switch's DOWN port is read (its PMA answers for every port).
+		fill(out, Reading{Unavailable: downPMA(p), Absent: true})
 		return
 	case p.PMALID == 0:
 		fill(out, Reading{Unavailable: p.NoPMA})

@@ -229,6 +229,9 @@ func TestMADCountersDownCAPort(t *testing.T) {
 				t.Errorf("%s: %q lacks %q", c.Name, r.Unavailable, want)
 			}
 		}
+		if !r.Absent {
+			t.Errorf("%s: a DOWN CA port's PortCounters are nothing the fabric can give (Absent), not a gap: %+v", c.Name, r)
+		}
 		if strings.Contains(r.Unavailable, "lid 4 has no LID") {
 			t.Errorf("%s: names the LID it was reached through: %q", c.Name, r.Unavailable)
 		}
