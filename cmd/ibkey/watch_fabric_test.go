@@ -246,6 +246,19 @@ func TestLabFabricWatchCounters(t *testing.T) {
 		}
 	})
 
+	t.Run("address-fails", func(t *testing.T) {
+		// A LID no port has: the others are watched, the failure is named, and the
+		// exit is pkeys' for the same addresses (3), never 0.
+		args := []string{"--lid", lid + ",60", "--once"}
+		s := watchExit(t, 3, args...)
+		if len(s) != 1 || len(s[0].Ports) != 1 || s[0].Ports[0].Device != "HcaB" {
+			t.Fatalf("watched: %+v", s)
+		}
+		if p := runIbkey(t, false, nil, append(base, "pkeys", "--lid", lid+",60")...); p.code != 3 {
+			t.Errorf("pkeys --lid %s,60: exit %d, the watch's reference", lid, p.code)
+		}
+	})
+
 	t.Run("local-port", func(t *testing.T) {
 		// A local port whose node_guid and LID are HcaB's: with --ibsim its PortInfo
 		// counters come from SMPs (attached at HcaA, DR path 0 is HcaA, so the LID is

@@ -90,8 +90,9 @@ a port reached by --dr without a LID (before a subnet manager ran) shows them as
 not read. A switch's PMA answers for each of its ports, DOWN ones too; a CA's only
 for the port a MAD arrives on, so a DOWN CA port's PortCounters are n/a over the
 fabric, with that reason, and not a gap (its host's sysfs reads them). A port that
-does not answer is reported on its row (NOREPLY) and sampling goes on. The transport
-stays open for the whole watch.
+does not answer is reported on its row (NOREPLY) and sampling goes on; an address
+that does not answer at the start is named, the others are watched, and the exit is
+3 as for 'ibkey pkeys'. The transport stays open for the whole watch.
 
 A counter at its maximum is flagged saturated: later counts are lost, so deltas are
 lower bounds or unknown. A counter that goes down was reset (by perfquery -R or a
@@ -169,15 +170,19 @@ func runCounters(o *CountersOptions) error {
 			if len(views) == 0 {
 				return lerr
 			}
+			// Addresses that did not answer are named now, and the watch of the others
+			// ends with their exit code, as 'ibkey pkeys --lid' ends after its output.
+			var after error
 			if lerr != nil {
 				o.Notices.Warn(lerr.Error() + "; watching the others")
+				after = cmdutil.Exit(cmdutil.ExitCode(lerr))
 			}
 			sampler, err := query.NewFabricSampler(ctx, fab, views, o.Now)
 			if err != nil {
 				return err
 			}
-			return watchCounters(ctx, o, sampler, watched{label: cmdutil.FabricLabel(o.Fabric, fab.Via), via: fab.Via,
-				nodes: fabricNodes(views), load: fabricTables(ctx, fab, views)})
+			return cmdutil.Then(watchCounters(ctx, o, sampler, watched{label: cmdutil.FabricLabel(o.Fabric, fab.Via), via: fab.Via,
+				nodes: fabricNodes(views), load: fabricTables(ctx, fab, views)}), after)
 		})
 	}
 	host := o.Host()
