@@ -75,8 +75,9 @@ type Endpoint struct {
 	// is not known, never "the same as the other end's". "" when read or not a port.
 	LinkLayerMissing string
 	// TableNotRead says why a port's P_Key table, which exists, was not read (Entries
-	// empty); "" when read. Only a port that is not ACTIVE is answered without it (its
-	// verdict is VerdictNotActive): not read is never "no P_Key".
+	// empty); "" when read. The verdict depends on it (VerdictUnknown, NotCheckedTable)
+	// unless a decided rule fails (a port not ACTIVE: VerdictNotActive; different link
+	// layers or QP types): not read is never "no P_Key".
 	TableNotRead string
 	// State is the port's PortInfo PortState (StateDown, StateInit, StateArmed,
 	// StateActive), "" when not known (a P_Key value, a partitions.conf GUID). A port
@@ -339,6 +340,9 @@ const (
 	// NotCheckedQKeys: UD QPs whose Q_Keys were not given: the P_Keys allow the
 	// direction, the Q_Key rule was not checked.
 	NotCheckedQKeys
+	// NotCheckedTable: an end's P_Key table, which exists, was not read at all
+	// (Endpoint.TableNotRead).
+	NotCheckedTable
 )
 
 // DependsOn makes v unknown: the answer depends on nc, which was not checked (the
@@ -465,13 +469,21 @@ func CanTalk(a, b Endpoint) Verdict {
 	v.AToB.SwitchOK, v.BToA.SwitchOK = true, true
 	if pkeyOK {
 		v.applyHops(a, b)
-	} else if unread := unreadEntries(a) + unreadEntries(b); unread > 0 {
-		// The partition that would work may be in an entry that was not read.
-		for _, d := range []*Direction{&v.AToB, &v.BToA} {
-			d.Unknown = true
+	} else {
+		// The partition that would work may be in an entry or a table that was not read.
+		for _, e := range []Endpoint{a, b} {
+			if e.TableNotRead != "" {
+				v.NotChecked = append(v.NotChecked, NotChecked{Cause: NotCheckedTable,
+					Sentence: fmt.Sprintf("%s: %s: a partition they share may be there", e.Label, e.TableNotRead)})
+			}
 		}
-		v.NotChecked = append(v.NotChecked, NotChecked{Cause: NotCheckedEntries,
-			Sentence: textsafe.Plural(unread, "P_Key table entry", "P_Key table entries") + " could not be read: a partition they share may be there"})
+		if unread := unreadEntries(a) + unreadEntries(b); unread > 0 {
+			v.NotChecked = append(v.NotChecked, NotChecked{Cause: NotCheckedEntries,
+				Sentence: textsafe.Plural(unread, "P_Key table entry", "P_Key table entries") + " could not be read: a partition they share may be there"})
+		}
+		for _, d := range []*Direction{&v.AToB, &v.BToA} {
+			d.Unknown = len(v.NotChecked) > 0
+		}
 	}
 	for _, d := range []*Direction{&v.AToB, &v.BToA} {
 		// A direction that fails on a rule that was decided is a definite no.

@@ -48,7 +48,7 @@ type HostCollector struct {
 	tablesAt time.Time
 	loaded   bool
 	loadErr  string
-	unread   []query.Unread // devices and ports the last read could not read
+	unread   []query.Unread // what the last read did not read (query.NotRead)
 	refs     []query.PortRef
 	// tables are the families of the series that change only when the tables are
 	// read again (prebuiltFamilies), or why they could not be gathered.
@@ -101,7 +101,13 @@ func (c *HostCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	ch <- gauge(mHostUp, 1)
 	for _, u := range c.unread {
-		if u.Interface != "" {
+		switch {
+		case u.Table || u.Entries:
+			// A table or entries not read are its port's table series
+			// (buildHostTables: table_unavailable with the reason, and the count
+			// of entries not read).
+			continue
+		case u.Interface != "":
 			// Which device and port it runs on is what was not read: none is named.
 			ch <- gauge(mIPoIBUnreadable, 1, u.Interface, u.Err.Error())
 			continue
@@ -180,16 +186,13 @@ func stateErr(err error) string {
 func (c *HostCollector) refresh(now time.Time) {
 	c.loaded, c.tablesAt = true, now
 	views, err := c.opts.Host.Load(query.Selector{}, query.LoadOptions{Tables: true, Interfaces: true})
-	var pe *query.PartialError
-	c.unread = nil
-	switch {
-	case errors.As(err, &pe):
-		// One unreadable device silences no other: its ports are left out and named.
-		c.unread = pe.Unread
-	case err != nil:
-		c.loadErr, c.refs, c.tables, c.tablesErr = err.Error(), nil, nil, nil
+	// One unreadable device silences no other: its ports are left out and named.
+	unread, err := query.NotRead(views, err)
+	if err != nil {
+		c.loadErr, c.refs, c.tables, c.tablesErr, c.unread = err.Error(), nil, nil, nil, nil
 		return
 	}
+	c.unread = unread
 	c.loadErr = ""
 	c.refs = make([]query.PortRef, len(views))
 	for i, v := range views {

@@ -2,6 +2,7 @@ package exporter
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -90,7 +91,7 @@ ibkey_pkey_table_unreadable_entries{device="mlx5_0",port="1"} 0
 ibkey_pkey_table_unreadable_entries{device="mlx5_1",port="1"} 1
 ibkey_pkey_table_unreadable_entries{device="mlx5_1",port="2"} 0
 ibkey_pkey_table_unreadable_entries{device="mlx5_2",port="1"} 0
-# HELP ibkey_pkey_table_unavailable The port has no P_Key table (value 1), with the reason (iWARP, no pkeys/ directory).
+# HELP ibkey_pkey_table_unavailable The port's P_Key table was not read or does not exist (value 1): the reason says which (P_Key table not read: why; iWARP: no pkeys/ directory).
 # TYPE ibkey_pkey_table_unavailable gauge
 ibkey_pkey_table_unavailable{device="irdma0",port="1",reason="no P_Key table: the port has no pkeys/ directory (iWARP devices have none: P_Keys do not apply)"} 1
 # HELP ibkey_port_state_id Port state from ports/N/state: 1 DOWN, 2 INIT, 3 ARMED, 4 ACTIVE, 5 ACTIVE_DEFER.
@@ -491,4 +492,24 @@ func TestHostIPoIBOnPartialTable(t *testing.T) {
 	}
 	expect(t, got, 0, "ibkey_ipoib_key_present", "interface", "ib0.8004")
 	expect(t, got, 1, "ibkey_ipoib_interface_info", "interface", "ib0.8004", "membership", "none")
+}
+
+// TestHostTableNotRead: an ACTIVE port whose P_Key table exists and was not read (its
+// pkeys/ cannot be read) is its table series with the reason (query.NotRead: a table,
+// not a port), never ibkey_device_unreadable: the port itself was read.
+func TestHostTableNotRead(t *testing.T) {
+	dir := writeHost(t, fakesysfs.MLX5())
+	pk := filepath.Join(dir, "class/infiniband/mlx5_0/ports/1/pkeys")
+	if err := errors.Join(os.RemoveAll(pk), os.Symlink("pkeys", pk)); err != nil {
+		t.Fatal(err)
+	}
+	text := gatherText(t, newHostCollector(dir, &fakeClock{time.Unix(0, 0)}, nil))
+	for _, want := range []string{"ibkey_host_up 1", `ibkey_pkey_table_unavailable{device="mlx5_0",port="1",reason="P_Key table not read: `} {
+		if !strings.Contains(text, want) {
+			t.Errorf("missing %q in:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "ibkey_device_unreadable{") {
+		t.Errorf("a table not read is reported as a device or port not read:\n%s", text)
+	}
 }

@@ -99,7 +99,7 @@ var (
 	mTableTrusted = newMetric(ModeHost, "ibkey_pkey_table_trusted",
 		"1 when the port is ARMED or ACTIVE, the only states where the table's contents are defined.", "device", "port")
 	mTableMissing = newMetric(ModeHost, "ibkey_pkey_table_unavailable",
-		"The port has no P_Key table (value 1), with the reason (iWARP, no pkeys/ directory).", "device", "port", "reason")
+		"The port's P_Key table was not read or does not exist (value 1): the reason says which (P_Key table not read: why; iWARP: no pkeys/ directory).", "device", "port", "reason")
 	mIPoIB = newMetric(ModeHost, "ibkey_ipoib_interface_info",
 		"An IPoIB interface (value 1) on this port: its P_Key (pkey file, always full), the table index the kernel uses and the membership it really runs with (full, limited; none: every entry read and none holds the key; unknown: the table, or entries that may hold the key, could not be read).",
 		"interface", "parent", "device", "port", "pkey", "index", "membership")

@@ -66,9 +66,9 @@ func endpointSourceError(token string, spec check.EndpointSpec, need error) erro
 //   - *NotFoundError for a device or port that does not exist, with what does (exit 3),
 //     and for a fabric endpoint that is not in a complete sweep; *UnknownError for one
 //     not in a partial sweep (exit 4); a *UsageError for one that matches several;
-//   - *EnvError for a port with no P_Key table (iWARP); *UnknownError (exit 4) for a
-//     table that exists and was not read (PortView.TableNotRead), local or swept, unless
-//     the port is not ACTIVE: then its verdict is NOT ACTIVE, the table named as not read;
+//   - *EnvError for a port with no P_Key table (iWARP); a table that exists and was
+//     not read (PortView.TableNotRead), local or swept, is no error: the endpoint
+//     carries it (check.Endpoint.TableNotRead) and check.CanTalk decides from it;
 //   - *check.ResolveError with Unknown for a pinned entry that cannot be read (exit 4);
 //   - *check.ResolveError when index= or pkey= is not in the port's table, or index=
 //     pins an empty (invalid) entry: no QP can use that entry to talk (a definite "no").
@@ -238,13 +238,11 @@ func someOf(items []string, most int) string {
 
 func resolvePort(s check.EndpointSpec, label string, v *PortView) (check.Endpoint, error) {
 	if why := v.TableNotRead(); why != "" {
-		if st := portStateName(v.Port.State.Num); st != "" && st != check.StateActive {
-			// A port that is not ACTIVE cannot talk now whatever its table holds
-			// (check.CanTalk: VerdictNotActive), as for a port whose table was read:
-			// known, not unknown. A CA's DOWN port is where a sweep reads no table.
-			return check.Endpoint{Label: label, Port: true, QPType: s.QPType, QKey: s.QKey, WRQKey: s.WRQKey, LinkLayer: v.LinkLayer(), TableNotRead: why}, nil
-		}
-		return check.Endpoint{}, &UnknownError{Msg: fmt.Sprintf("%s: %s: the answer depends on it", v.Ref(), why)}
+		// check.CanTalk decides from it, as from entries not read: unknown (exit 4),
+		// unless the port is not ACTIVE (VerdictNotActive, known whatever its table
+		// holds; a CA's DOWN port is where a sweep reads no table). One verdict in
+		// every format, never an error without a document.
+		return check.Endpoint{Label: label, Port: true, QPType: s.QPType, QKey: s.QKey, WRQKey: s.WRQKey, LinkLayer: v.LinkLayer(), TableNotRead: why}, nil
 	}
 	if v.Table == nil {
 		return check.Endpoint{}, &EnvError{Msg: fmt.Sprintf("%s: %s", v.Ref(), v.TableMissing)}

@@ -171,19 +171,26 @@ func outsideEndpoints(t *testing.T, f *fabric.Fabric) {
 		t.Errorf("node=HcaX: %v, want not found", err)
 	}
 	// HcaA[2]'s table was not read (its link leads out of the subnet): the answer
-	// depends on it (exit 4; it was an environment error, 3, until wave 8), unless the
-	// port is not ACTIVE (no SM on the back-to-back link): then it cannot talk, and
-	// that is known (NOT ACTIVE), the table named as not read.
+	// depends on it (unknown, exit 4; it was an environment error, 3, until wave 8,
+	// and an error with no verdict until wave 9), unless the port is not ACTIVE (no
+	// SM on the back-to-back link): then it cannot talk, and that is known (NOT
+	// ACTIVE), the table named as not read.
 	a2, _ := check.ParseEndpoint("node=HcaA,port=2")
 	eps, err := query.ResolveEndpointsFrom(src, a2)
-	var unknown *query.UnknownError
+	if err != nil {
+		t.Fatalf("node=HcaA,port=2: %v", err)
+	}
+	e := eps[0].Endpoint
+	if !strings.Contains(e.TableNotRead, "leads out of the subnet") {
+		t.Errorf("node=HcaA,port=2: table not read %q, want: outside the subnet", e.TableNotRead)
+	}
+	v := check.CanTalk(e, check.QPEndpoint("0xffff", check.DefaultFull, check.QPAny))
 	switch {
-	case err == nil:
-		if e := eps[0].Endpoint; e.State == check.StateActive || !strings.Contains(e.TableNotRead, "leads out of the subnet") {
-			t.Errorf("node=HcaA,port=2: %s, table not read %q, want a port not ACTIVE whose table was not read: outside the subnet", e.State, e.TableNotRead)
-		}
-	case !errors.As(err, &unknown) || !strings.Contains(err.Error(), "leads out of the subnet"):
-		t.Errorf("node=HcaA,port=2: %v, want its table not read: outside the subnet", err)
+	case e.State != check.StateActive && v.Kind != check.VerdictNotActive:
+		t.Errorf("node=HcaA,port=2 %s: %s %v, want not active", e.State, v.Kind, v.Reasons)
+	case e.State == check.StateActive && (v.Kind != check.VerdictUnknown || len(v.NotChecked) != 1 || v.NotChecked[0].Cause != check.NotCheckedTable ||
+		!strings.Contains(v.NotChecked[0].Sentence, "leads out of the subnet")):
+		t.Errorf("node=HcaA,port=2 ACTIVE: %s %+v, want unknown on its table not read: outside the subnet", v.Kind, v.NotChecked)
 	}
 }
 

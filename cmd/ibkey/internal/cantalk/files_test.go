@@ -92,3 +92,45 @@ func TestCanTalkDownNotRead(t *testing.T) {
 		}
 	}
 }
+
+// TestCanTalkActiveTableNotRead: an ACTIVE port whose P_Key table was not read gives
+// the UNKNOWN verdict, exit 4, in every format (as an entry not read does), and -o
+// json a document whose incomplete names the table (unread-table); it was an error
+// with no document until wave 9. Where a rule that was decided fails the answer is
+// still known: against a DOWN port (NOT ACTIVE) or a RoCE port (other link layer).
+func TestCanTalkActiveTableNotRead(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sys")
+	if err := fakesysfs.Write(dir, fakesysfs.MLX5()); err != nil {
+		t.Fatal(err)
+	}
+	pk := filepath.Join(dir, "class/infiniband/mlx5_0/ports/1/pkeys")
+	if err := errors.Join(os.RemoveAll(pk), os.Symlink("pkeys", pk)); err != nil {
+		t.Fatal(err)
+	}
+	why := "mlx5_0/1: P_Key table not read: "
+	for _, format := range []string{"plain", "table"} {
+		r := cmdtest.Run(t, root, false, nil, "--sysfs", dir, "can-talk", "mlx5_0/1", "0x8001", "-o", format)
+		if r.Code != 4 || !strings.HasPrefix(r.Stdout, "UNKNOWN: whether mlx5_0/1 and 0x8001 can talk depends on what was not read\n  "+why[:len(why)-1]) {
+			t.Errorf("-o %s: exit %d\n%s--- stderr\n%s", format, r.Code, r.Stdout, r.Stderr)
+		}
+	}
+	r := cmdtest.Run(t, root, false, nil, "--sysfs", dir, "can-talk", "mlx5_0/1", "0x8001", "-o", "json")
+	var doc struct {
+		Verdict    string
+		Incomplete []struct{ Kind, Message string }
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
+		t.Fatalf("exit %d: %v\n%s--- stderr\n%s", r.Code, err, r.Stdout, r.Stderr)
+	}
+	if r.Code != 4 || doc.Verdict != "unknown" || len(doc.Incomplete) != 1 || doc.Incomplete[0].Kind != "unread-table" || !strings.HasPrefix(doc.Incomplete[0].Message, why) {
+		t.Errorf("-o json: exit %d, %+v", r.Code, doc)
+	}
+	r = cmdtest.Run(t, root, false, nil, "--sysfs", dir, "can-talk", "mlx5_0/1", "mlx5_1/2")
+	if r.Code != 1 || !strings.HasPrefix(r.Stdout, "NO (NOT ACTIVE): ") {
+		t.Errorf("against a DOWN port: exit %d\n%s", r.Code, r.Stdout)
+	}
+	r = cmdtest.Run(t, root, false, nil, "--sysfs", dir, "can-talk", "mlx5_0/1", "mlx5_2/1")
+	if r.Code != 1 || !strings.HasPrefix(r.Stdout, "NO: ") || !strings.Contains(r.Stdout, "different link layers") {
+		t.Errorf("against a RoCE port: exit %d\n%s", r.Code, r.Stdout)
+	}
+}

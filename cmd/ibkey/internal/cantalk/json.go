@@ -149,7 +149,7 @@ func incompleteKind(c check.NotCheckedCause) string {
 	switch c {
 	case check.NotCheckedEntries:
 		return cmdutil.IncompleteUnreadEntries
-	case check.NotCheckedSwitchTable, check.NotCheckedSwitchEnforcement:
+	case check.NotCheckedTable, check.NotCheckedSwitchTable, check.NotCheckedSwitchEnforcement:
 		return cmdutil.IncompleteUnreadTable
 	}
 	return cmdutil.IncompleteNotChecked // a cause this command does not know yet
