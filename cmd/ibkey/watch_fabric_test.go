@@ -43,10 +43,17 @@ var smpqueryViolations = map[string]string{
 // does not simulate them), not the n/a of a watch without fabric access.
 func TestLabFabricWatchCounters(t *testing.T) {
 	l := cmdtest.StartLab(t, "small.net", newRootCmd)
-	var hcaB *cmdtest.Target
+	var hcaB, hcaD1, hcaD2, sw1 *cmdtest.Target
 	for _, tg := range l.Targets(t) {
-		if tg.Node == "HcaB" && tg.Port == 1 {
+		switch {
+		case tg.Node == "HcaB" && tg.Port == 1:
 			hcaB = tg
+		case tg.Node == "HcaD" && tg.Port == 1:
+			hcaD1 = tg
+		case tg.Node == "HcaD" && tg.Port == 2:
+			hcaD2 = tg
+		case tg.Node == "Switch1" && tg.Port == 4:
+			sw1 = tg // not cabled: DOWN
 		}
 	}
 	base := l.Attach()
@@ -87,7 +94,7 @@ func TestLabFabricWatchCounters(t *testing.T) {
 	if err := l.RunOpenSM(cmdtest.FabricConf(t), false); err != nil {
 		t.Fatal(err)
 	}
-	l.ResolveLIDs(t, []*cmdtest.Target{hcaB})
+	l.ResolveLIDs(t, []*cmdtest.Target{hcaB, hcaD1, hcaD2, sw1})
 	lid := strconv.Itoa(hcaB.LID)
 	perfSet := func(field string, v int) {
 		l.MustConsole(fmt.Sprintf(`PerformanceSet "HcaB"[1] PortCounters.%s=%d`, field, v))
@@ -178,6 +185,77 @@ func TestLabFabricWatchCounters(t *testing.T) {
 		r := runIbkey(t, false, nil, append(base, "watch", "counters", "--lid", lid, "--once")...)
 		if !strings.Contains(r.stdout, " port_xmit_constraint_errors=255(saturated) ") {
 			t.Errorf("plain: %s", r.stdout)
+		}
+	})
+
+	t.Run("down-ca-port", func(t *testing.T) {
+		// HcaB's port 2 is DOWN with no LID; reached through port 1's LID its
+		// PortCounters are n/a naming the port and why, as perfquery LID 2 fails:
+		// ibsim's PMA answers only for the port the MAD arrives on.
+		if out, err := l.ToolAt(l.From, "perfquery", lid, "2"); err == nil {
+			t.Fatalf("perfquery %s 2 read a DOWN CA port's counters through port 1:\n%s", lid, out)
+		}
+		// Nothing the fabric can give is not a gap (as fabric.NotRead leaves DOWN
+		// ports out): exit 0.
+		r := runIbkey(t, false, nil, append(base, "watch", "counters", "--lid", lid, "--port", "all", "--once", "-o", "json")...)
+		s := cmdtest.DecodeCounters(t, r.stdout)
+		if r.code != 0 || len(s) != 1 || len(s[0].Ports) != 2 || s[0].Ports[1].Port != 2 || s[0].Ports[1].State != "DOWN" {
+			t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+		}
+		for _, name := range []string{"port_rcv_constraint_errors", "port_xmit_constraint_errors"} {
+			c := s[0].Ports[1].Counters[name]
+			if c.Value != nil || !strings.Contains(c.Unavailable, "HcaB/2 is DOWN and has no LID of its own") ||
+				!strings.Contains(c.Unavailable, "only for the port the MAD arrives on") || strings.Contains(c.Unavailable, "lid "+lid) {
+				t.Errorf("HcaB/2 %s: %+v", name, c)
+			}
+		}
+	})
+
+	t.Run("down-switch-port", func(t *testing.T) {
+		// A switch's DOWN port is read through the switch's PMA (PortSelect), as
+		// perfquery reads it: its counters are values, never n/a.
+		l.MustConsole(`PerformanceSet "Switch1"[4] PortCounters.PortRcvConstraintErrors=6`)
+		swLID := strconv.Itoa(sw1.LID)
+		pq := lab.ParseFields(l.Diag(t, "perfquery", swLID, "4"))
+		s := watch(t, "--lid", swLID, "--port", "4", "--once", "--all-counters")
+		p := s[0].Ports[0]
+		if p.Device != "Switch1" || p.Port != 4 || p.State != "DOWN" {
+			t.Fatalf("port: %+v", p)
+		}
+		for name, field := range perfqueryNames {
+			if c := p.Counters[name]; c.Value == nil || strconv.FormatUint(*c.Value, 10) != pq[field] || c.Unavailable != "" {
+				t.Errorf("Switch1/4 %s: %+v, perfquery %s: %s", name, c, field, pq[field])
+			}
+		}
+		if pq["PortRcvConstraintErrors"] != "6" {
+			t.Errorf("the console did not set Switch1[4]: perfquery %v", pq)
+		}
+	})
+
+	t.Run("same-port", func(t *testing.T) {
+		// HcaD's two LIDs (one per port) with --port all select each of its ports
+		// twice: each is listed once, named as the one node it is.
+		lids := fmt.Sprintf("%d,%d", hcaD1.LID, hcaD2.LID)
+		s := watch(t, "--lid", lids, "--port", "all", "--once")
+		var got []string
+		for _, p := range s[0].Ports {
+			got = append(got, fmt.Sprintf("%s/%d", p.Device, p.Port))
+		}
+		if strings.Join(got, " ") != "HcaD/1 HcaD/2" {
+			t.Errorf("--lid %s --port all: ports %q, want HcaD/1 HcaD/2 once each", lids, got)
+		}
+	})
+
+	t.Run("address-fails", func(t *testing.T) {
+		// A LID no port has: the others are watched, the failure is named, and the
+		// exit is pkeys' for the same addresses (3), never 0.
+		args := []string{"--lid", lid + ",60", "--once"}
+		s := watchExit(t, 3, args...)
+		if len(s) != 1 || len(s[0].Ports) != 1 || s[0].Ports[0].Device != "HcaB" {
+			t.Fatalf("watched: %+v", s)
+		}
+		if p := runIbkey(t, false, nil, append(base, "pkeys", "--lid", lid+",60")...); p.code != 3 {
+			t.Errorf("pkeys --lid %s,60: exit %d, the watch's reference", lid, p.code)
 		}
 	})
 

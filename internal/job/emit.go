@@ -97,7 +97,7 @@ func ipoibInterface(ws []*Result, key check.PKey, ports []*Port) (string, []stri
 	used := map[string]bool{}
 	for _, w := range ws {
 		for _, pw := range w.Ports {
-			used[pw.Port.Label()] = true
+			used[pw.Port.Label()] = used[pw.Port.Label()] || pw.Used
 		}
 	}
 	byHost := map[string][]query.IPoIB{}

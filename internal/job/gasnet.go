@@ -145,7 +145,7 @@ func gasnetEnv(env Env, name string) (string, bool) {
 }
 
 func gasnetPick(key check.PartitionKey, p *Port) Pick {
-	pk := pickFirst(p, key, 0, "GASNet's default", Pick{Outcome: Fails, Index: -1, Abort: true, Problem: fmt.Sprintf("GASNet: \"Failed to locate index of requested pkey %s\" on %s", key, p.Label())})
+	pk := pickFirst(p, key, 0, "GASNet's default", Pick{Outcome: Fails, Index: -1, Abort: true, AbortHost: true, Problem: fmt.Sprintf("GASNet: \"Failed to locate index of requested pkey %s\" on %s", key, p.Label())})
 	if key != 0 && p.Table != nil && pk.Outcome == NotChecked { // an entry before the match was not read
 		pk.Problem += " (GASNet stops with a fatal error when it cannot query an entry)"
 	}

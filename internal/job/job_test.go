@@ -902,3 +902,94 @@ func TestDescriptionReadBothWays(t *testing.T) {
 		}
 	}
 }
+
+// A lookup that stops the process opening every port the library selects on a host
+// (UCX's ucp_worker_create, GASNet's gasnetc_probe_ports: gasneti_fatalerror in the
+// loop over the ports) leaves that host's other ports unused: their rows say so,
+// never "uses". MVAPICH2 opens one port a process: ranks on the host's other port
+// run, which stays used.
+func TestPickAbortsHostPorts(t *testing.T) {
+	for _, c := range []struct {
+		lib       *Library
+		in        Inputs
+		otherUsed bool
+	}{
+		{&UCX, env("UCX_IB_PKEY=0x0005"), false},
+		{&GASNet, env("GASNET_IBV_PKEY=5", "GASNET_IBV_PORTS=mlx5_0:1,2"), false},
+		{&MVAPICH2, env("MV2_DEFAULT_PKEY=5"), true},
+	} {
+		ports := []*Port{port("h1", "mlx5_0", 1, 0xffff, 0x8005), port("h1", "mlx5_0", 2, 0xffff), port("h2", "mlx5_0", 1, 0xffff, 0x8005), port("h2", "mlx5_0", 2, 0xffff, 0x8005)}
+		r := Resolve([]*Library{c.lib}, c.in, ports)[0]
+		if r.Verdict != DoesNotWork || len(r.Aborts) != 1 || r.Aborts[0].Host != "h1" || r.Aborts[0].Port != 2 {
+			t.Fatalf("%s: %s, aborts %+v", c.lib.Name, r.Verdict, r.Aborts)
+		}
+		for _, pr := range r.Ports {
+			switch {
+			case pr.Port.Host == "h1" && pr.Port.Num == 2:
+				if !pr.Used || pr.Outcome != Fails {
+					t.Errorf("%s: %s: used %v, %s", c.lib.Name, pr.Port.Label(), pr.Used, pr.Outcome)
+				}
+			case pr.Port.Host == "h1" && c.otherUsed:
+				if !pr.Used || pr.Outcome != Uses {
+					t.Errorf("%s: %s: used %v, %s, want uses (one port a process)", c.lib.Name, pr.Port.Label(), pr.Used, pr.Outcome)
+				}
+			case pr.Port.Host == "h1":
+				if pr.Used || !strings.Contains(pr.Why, "aborts on this host at h1:mlx5_0/2's P_Key lookup") {
+					t.Errorf("%s: %s: used %v (%s), why %q: the process that aborted uses none of its ports", c.lib.Name, pr.Port.Label(), pr.Used, pr.Outcome, pr.Why)
+				}
+			default:
+				if !pr.Used || pr.Outcome != Uses {
+					t.Errorf("%s: %s: used %v, %s", c.lib.Name, pr.Port.Label(), pr.Used, pr.Outcome)
+				}
+			}
+		}
+	}
+}
+
+// --want: the wanted value, set, stops UCX's and GASNet's process on a host where a
+// port they open lacks the partition: the host's other ports are not used (never a
+// setting that "uses" there). MVAPICH2's other port stays used.
+func TestWantAbortsHostPorts(t *testing.T) {
+	for _, c := range []struct {
+		lib       *Library
+		in        Inputs
+		otherUsed bool
+	}{
+		{&UCX, env(), false},
+		{&GASNet, env("GASNET_IBV_PORTS=mlx5_0:1,2"), false},
+		{&MVAPICH2, env(), true},
+	} {
+		ports := []*Port{port("h1", "mlx5_0", 1, 0xffff, 0x8005), port("h1", "mlx5_0", 2, 0xffff), port("h2", "mlx5_0", 1, 0xffff, 0x8005)}
+		w := WantPartition([]*Library{c.lib}, c.in, check.PKey(0x8005), ports)[0]
+		if w.Verdict != DoesNotWork {
+			t.Fatalf("%s: %s", c.lib.Name, w.Verdict)
+		}
+		for _, pw := range w.Ports {
+			if pw.Port.Host != "h1" || pw.Port.Num != 1 {
+				continue
+			}
+			if c.otherUsed != pw.Used || !c.otherUsed && (pw.Setting != "" || !strings.Contains(pw.Why, "aborts on this host at h1:mlx5_0/2's P_Key lookup")) {
+				t.Errorf("%s: h1:mlx5_0/1 used %v, setting %q, why %q", c.lib.Name, pw.Used, pw.Setting, pw.Why)
+			}
+		}
+	}
+}
+
+// A host read over the fabric whose device names are not known: which of its ports
+// the process opens is not known (GASNet opens the first ACTIVE one), so a lookup
+// that stops it leaves the others as given, as hostAborts does.
+func TestAbortHostUnknownDevices(t *testing.T) {
+	ports := []*Port{port("h1", "h1", 1, 0xffff, 0x8005), port("h1", "h1", 2, 0xffff), port("h2", "h2", 1, 0xffff, 0x8005)}
+	for _, p := range ports {
+		p.Fabric = true
+	}
+	r := Resolve([]*Library{&UCX}, env("UCX_IB_PKEY=0x0005"), ports)[0]
+	w := WantPartition([]*Library{&UCX}, env(), check.PKey(0x8005), ports)[0]
+	for _, prs := range [][]PortResult{r.Ports, w.Ports} {
+		for _, pr := range prs {
+			if !pr.Used {
+				t.Errorf("%s: not used (%s)", pr.Port.Label(), pr.Why)
+			}
+		}
+	}
+}

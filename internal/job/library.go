@@ -361,7 +361,11 @@ func (l *Library) want(key check.PKey, p *Port) Pick {
 	}
 	idx, _, ok := check.FindPKeyIndex(p.Table, key)
 	if !ok && (l.Kind == ByIndex || !hasUnreadable(p)) {
-		return noSetting(missingKey(key, p), missingGap(p))
+		pk := noSetting(missingKey(key, p), missingGap(p))
+		// Set anyway, the value stops UCX's and GASNet's process on the host
+		// (their lookup's AbortHost): it uses none of the host's other ports.
+		pk.AbortHost = l.Kind == ByValue && l.lookup(int(part), p).AbortHost
+		return pk
 	}
 	if l.Kind == ByValue {
 		pk := l.lookup(int(part), p)

@@ -101,6 +101,12 @@ type Pick struct {
 	// Abort: the library stops the process there (not just this port): the pick is
 	// also one of Result.Aborts.
 	Abort bool
+	// AbortHost, with Abort: the process that stops is the one that opens every port
+	// the library selects on the host (UCX's ucp_worker_create, GASNet's
+	// gasnetc_probe_ports), so it uses none of them. Without it only the ranks on this
+	// port stop: MVAPICH2 opens one port a process (MAX_NUM_PORTS 1, one HCA), and
+	// ranks on the host's other ports run.
+	AbortHost bool
 	// Gap says, when no setting works (WantPartition), whether the reason is one the
 	// Subnet Manager may still remove: the key is not in the table (yet), or the table
 	// was not read.

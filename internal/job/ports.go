@@ -1,7 +1,6 @@
 package job
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -41,16 +40,20 @@ func PortFromView(host string, v *query.PortView) *Port {
 
 // HostPorts reads every port of a host with its P_Key table; label names the host
 // ("" for the local host). With some devices or ports unreadable it returns the
-// ports of the others and what was not read (query.PartialError).
+// ports of the others and what was not read (query.NotRead, the host side's one
+// rule). A table or entries not read are the port's own (PortFromView: NoTable,
+// TableEntry.Readable), which each library's pick judges on that port: they are not
+// repeated here, where an Unread is a device or port that could be chosen (Choosers).
 func HostPorts(h *query.Host, label string) (ports []*Port, unread []Unread, err error) {
 	views, err := h.Load(query.Selector{}, query.LoadOptions{Tables: true, Interfaces: true})
-	var partial *query.PartialError
-	if errors.As(err, &partial) {
-		for _, u := range partial.Unread {
+	all, err := query.NotRead(views, err)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, u := range all {
+		if !u.Table && !u.Entries {
 			unread = append(unread, Unread{Host: label, Device: u.Device, Port: u.Port, What: u.What + ": " + u.Err.Error()})
 		}
-	} else if err != nil {
-		return nil, nil, err
 	}
 	for _, v := range views {
 		ports = append(ports, PortFromView(label, v))

@@ -154,7 +154,8 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Result {
 				continue
 			}
 		}
-		for _, pr := range sel {
+		for i := range sel {
+			pr := &sel[i]
 			if pr.Used {
 				used++
 				if s.Reject != "" {
@@ -165,8 +166,9 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Result {
 			} else {
 				why = append(why, pr.Port.Label()+": "+pr.Why)
 			}
-			r.Ports = append(r.Ports, pr)
 		}
+		stopsAt(l, sel)
+		r.Ports = append(r.Ports, sel...)
 		if used == 0 {
 			none := fmt.Sprintf("%s: %s uses none of its ports (%s)", HostName(h.name), l.Name, strings.Join(why, "; "))
 			if u := s.unreadChosen(in, h); u != "" {
@@ -279,6 +281,28 @@ func (r *Result) abort(host string, ab []Abort, unsure string, sel []PortResult)
 	for _, pr := range sel {
 		pr.Used, pr.Why = false, why
 		r.Ports = append(r.Ports, pr)
+	}
+}
+
+// stopsAt: when a lookup on a port stops the process that uses every port the
+// library selects on its host (Pick.AbortHost), that process uses none of the
+// host's others: they are listed as not used, saying so, as on a host-wide abort.
+// prs are used ports of any hosts (Resolve: one host's; WantPartition: all). A
+// host read over the fabric whose device names are not known is not judged, as in
+// hostAborts: which of its ports the process opens is not known.
+func stopsAt(l *Library, prs []PortResult) {
+	at := map[string]string{}
+	unknown := map[string]bool{}
+	for _, pr := range prs {
+		unknown[pr.Port.Host] = unknown[pr.Port.Host] || pr.Port.Fabric && !pr.Port.DeviceKnown
+		if _, ok := at[pr.Port.Host]; !ok && pr.Used && pr.AbortHost {
+			at[pr.Port.Host] = pr.Port.Label()
+		}
+	}
+	for j, pr := range prs {
+		if by, ok := at[pr.Port.Host]; ok && !unknown[pr.Port.Host] && pr.Used && !pr.AbortHost {
+			prs[j] = PortResult{Port: pr.Port, Why: fmt.Sprintf("%s aborts on this host at %s's P_Key lookup before it uses this port", l.Name, by)}
+		}
 	}
 }
 

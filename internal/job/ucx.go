@@ -169,7 +169,7 @@ func ucxPick(key int, p *Port) Pick {
 	if key == ucxAuto {
 		why = fmt.Sprintf("\"there is no valid pkey to use on %s\"", p.Label())
 	}
-	return Pick{Outcome: Fails, Index: -1, Abort: true, Problem: "UCX: " + why + "; ucp_worker_create fails (it opens an interface on every port UCX selects), so UCX uses no port of this host"}
+	return Pick{Outcome: Fails, Index: -1, Abort: true, AbortHost: true, Problem: "UCX: " + why + "; ucp_worker_create fails (it opens an interface on every port UCX selects), so UCX uses no port of this host"}
 }
 
 // ucxDevices is UCX_NET_DEVICES as an allow list.

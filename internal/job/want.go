@@ -101,8 +101,14 @@ func wantOn(l *Library, key check.PKey, ports []*Port) *Result {
 	same, first := "", true
 	var ib []PortResult // the InfiniBand ports where the setting works
 	for _, p := range ports {
-		pw := PortResult{Port: p, Used: true, Pick: l.want(key, p)}
-		w.Ports = append(w.Ports, pw)
+		w.Ports = append(w.Ports, PortResult{Port: p, Used: true, Pick: l.want(key, p)})
+	}
+	stopsAt(l, w.Ports)
+	for _, pw := range w.Ports {
+		p := pw.Port
+		if !pw.Used {
+			continue
+		}
 		switch {
 		case pw.Outcome != Uses && (pw.Outcome == NotChecked || pw.Gap == GapUnread || hasUnreadable(p)):
 			// The table, or an entry that may hold the key, was not read.

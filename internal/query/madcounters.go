@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/ibverbs"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 )
@@ -40,9 +41,15 @@ type MADPort struct {
 	// LID-routed only: 0 when the port has no LID, and NoPMA says why.
 	PMALID uint16
 	NoPMA  string
-	// FollowLID: PMALID follows the LID PortInfo reports (a CA port, whose LID an SM
-	// may assign while the watch runs).
+	// FollowLID: PMALID follows the LID PortInfo reports (a CA or router port, whose
+	// LID an SM may assign while the watch runs). Such a port's PMA answers only for
+	// the port a MAD arrives on, so while PortInfo says it is DOWN its PortCounters
+	// cannot be reached over the fabric at all (downPMA).
 	FollowLID bool
+	// Name names the port in reasons (DEVICE/PORT, as the sample names it); Down is
+	// the PortState of its last PortInfo.
+	Name string
+	Down bool
 	// Unavailable: the port cannot be read over MADs at all, and why; Absent: because
 	// it has no such counters (a link layer without PortInfo), not for want of a route.
 	Unavailable string
@@ -85,13 +92,13 @@ func (m *MADCounters) getPortInfo(ref PortRef, p MADPort) (mad.PortInfo, error) 
 	if err != nil {
 		return pi, m.fab.madError(p.SMP, fmt.Errorf("PortInfo of port %d: %w", p.Num, err))
 	}
-	if pi.LID != 0 {
-		m.mu.Lock()
-		if q := m.ports[ref]; q.FollowLID && q.PMALID != pi.LID {
-			q.PMALID = pi.LID
-		}
-		m.mu.Unlock()
+	m.mu.Lock()
+	q := m.ports[ref]
+	q.Down = pi.PortState == mad.PortStateDown
+	if pi.LID != 0 && q.FollowLID {
+		q.PMALID = pi.LID
 	}
+	m.mu.Unlock()
 	return pi, nil
 }
 
@@ -157,6 +164,11 @@ func (s madPortCounters) Read(ref PortRef, names []string, out []Reading) {
 	switch {
 	case why != "":
 		fill(out, Reading{Unavailable: why, Absent: p.Absent})
+		return
+	case p.FollowLID && p.Down:
+		// Nothing the fabric can give, not a gap: as fabric.NotRead leaves DOWN ports
+		// out. A switch's DOWN port is read (its PMA answers for every port).
+		fill(out, Reading{Unavailable: downPMA(p), Absent: true})
 		return
 	case p.PMALID == 0:
 		fill(out, Reading{Unavailable: p.NoPMA})
@@ -257,9 +269,26 @@ func fill(out []Reading, r Reading) {
 	}
 }
 
-// noLIDReason is why PortCounters cannot be read from a port reached without a LID.
-func noLIDReason(where string) string {
-	return fmt.Sprintf("needs a LID (PMA PortCounters are LID-routed, not directed-routed, and %s has no LID: no subnet manager has assigned one yet)", where)
+// noLIDReason is why PortCounters cannot be read from a port (named who, reached at
+// address) that has no LID: the LID is the port's own on a CA or router, its switch's
+// (port 0's) on a switch.
+func noLIDReason(who, address string) string {
+	return fmt.Sprintf("needs a LID (PMA PortCounters are LID-routed, not directed-routed, and %s at %s has no LID: no subnet manager has assigned one yet)", who, address)
+}
+
+// downPMA is why a DOWN CA or router port's PortCounters are n/a over the fabric: its
+// PMA answers only for the port a MAD arrives on (IBA 16.1.3.5's PortSelect is a
+// switch's; mlx5's process_pma_cmd reads the arrival port's counters; ibsim refuses
+// PortCounters for another port, as `perfquery LID 2` shows on HcaB's LID), and no
+// MAD arrives on a DOWN port. The counters exist: sysfs on the port's own host reads
+// them.
+func downPMA(p MADPort) string {
+	lid := ""
+	if p.PMALID == 0 {
+		lid = " and has no LID of its own"
+	}
+	return fmt.Sprintf("port DOWN (%s is DOWN%s; a CA answers PMA PortCounters only for the port the MAD arrives on, "+
+		"so its counters cannot be reached over the fabric: its host's sysfs reads them)", p.Name, lid)
 }
 
 // NewFabricSampler samples ports read over the fabric (views from Fabric.LoadMany):
@@ -267,9 +296,21 @@ func noLIDReason(where string) string {
 // PortCounters. Ports are read concurrently. Each port is named DEVICE/PORT by its
 // node description; nodes with the same description get their address added.
 func NewFabricSampler(ctx context.Context, fab *Fabric, views []*PortView, now func() time.Time) (*Sampler, error) {
-	names := map[PortRef]int{}
+	views = uniquePorts(views)
+	// nodes: by description, the nodes (by GUID, by address when it is 0) that have it.
+	nodes := map[string]map[string]bool{}
 	for _, v := range views {
-		names[v.Ref()]++
+		if v.Fabric == nil {
+			continue
+		}
+		node := v.Fabric.NodeGUID.String()
+		if v.Fabric.NodeGUID == 0 {
+			node = v.Fabric.Address
+		}
+		if nodes[v.Ref().Device] == nil {
+			nodes[v.Ref().Device] = map[string]bool{}
+		}
+		nodes[v.Ref().Device][node] = true
 	}
 	ports := map[PortRef]*MADPort{}
 	s := &Sampler{Parallel: true, Now: now}
@@ -279,10 +320,10 @@ func NewFabricSampler(ctx context.Context, fab *Fabric, views []*PortView, now f
 			return nil, fmt.Errorf("query: %s was not read over the fabric", v.Ref())
 		}
 		ref := v.Ref()
-		if names[ref] > 1 {
+		if len(nodes[ref.Device]) > 1 {
 			ref.Device = fmt.Sprintf("%s (%s)", ref.Device, v.Fabric.Address)
 		}
-		p := &MADPort{SMP: v.Fabric.Addr, Num: uint8(v.Port.Num)}
+		p := &MADPort{SMP: v.Fabric.Addr, Num: uint8(v.Port.Num), Name: ref.String()}
 		isSwitch := v.Device.NodeType.OK() && v.Device.NodeType.Value.Num == int(mad.NodeSwitch)
 		switch {
 		case !isSwitch:
@@ -305,7 +346,10 @@ func NewFabricSampler(ctx context.Context, fab *Fabric, views []*PortView, now f
 			}
 			p.PMALID = lid
 		}
-		p.NoPMA = noLIDReason(v.Fabric.Address)
+		p.NoPMA = noLIDReason(ref.String(), v.Fabric.Address)
+		if isSwitch {
+			p.NoPMA = noLIDReason(ref.Device+"'s port 0", v.Fabric.Address)
+		}
 		ports[ref] = p
 		s.Ports = append(s.Ports, ref)
 		s.Addresses = append(s.Addresses, v.Fabric.Address)
@@ -314,6 +358,29 @@ func NewFabricSampler(ctx context.Context, fab *Fabric, views []*PortView, now f
 	s.States = m
 	s.Sets = NewCounterSets(m.PortCounters(), m.PortInfo())
 	return s, nil
+}
+
+// uniquePorts keeps each port of views once, by node GUID and port number, at the
+// first address that reached it: several selectors (--lid 6,7 --port all, two LIDs of
+// one node) may name the same port.
+func uniquePorts(views []*PortView) []*PortView {
+	type port struct {
+		node check.GUID
+		num  int
+	}
+	seen := map[port]bool{}
+	var out []*PortView
+	for _, v := range views {
+		if v.Fabric != nil && v.Fabric.NodeGUID != 0 { // GUID 0 (an ibsim router) names no node
+			k := port{v.Fabric.NodeGUID, v.Port.Num}
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+		}
+		out = append(out, v)
+	}
+	return out
 }
 
 // LocalPortInfo is a PortInfo source for local ports (views from Host.Load), read

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/ibverbs"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 )
@@ -19,6 +20,7 @@ type fakeFabric struct {
 	pkey, qkey, mkey    uint16
 	rcvConstraint       uint8
 	lid                 uint16
+	down                bool // PortInfo says DOWN
 	dropPMA             bool
 	otherPort           bool // PortCounters answer for the next port, not the one asked
 	portInfos, counters int
@@ -33,6 +35,9 @@ func (f *fakeFabric) Do(_ context.Context, req mad.Request) (*mad.Packet, error)
 		d := make([]byte, 64)
 		binary.BigEndian.PutUint16(d[16:], f.lid)
 		d[32] = byte(mad.PortStateActive)
+		if f.down {
+			d[32] = byte(mad.PortStateDown)
+		}
 		binary.BigEndian.PutUint16(d[44:], f.mkey)
 		binary.BigEndian.PutUint16(d[46:], f.pkey)
 		binary.BigEndian.PutUint16(d[48:], f.qkey)
@@ -194,6 +199,70 @@ func TestMADCountersNoLID(t *testing.T) {
 	smp = s.Take(false)
 	if r := smp.Ports[0].Readings[0]; smp.Counters[0].Name != RcvConstraintErrors || r.Value != 2 || r.Unavailable != "" {
 		t.Errorf("after the SM: %+v", r)
+	}
+}
+
+// TestMADCountersDownCAPort: a CA port reached through another port's LID (--lid 4
+// --port all) that is DOWN and has no LID: its PortCounters are n/a with a reason that
+// names the port (not the LID it was reached through) and says why (DOWN, no LID of
+// its own, a CA's PMA answers only for the port a MAD arrives on), and no PMA is sent.
+func TestMADCountersDownCAPort(t *testing.T) {
+	f := &fakeFabric{down: true}
+	fab := &Fabric{T: f, Via: "fake"}
+	v := fakeCAView(0, mad.LIDAddress(4))
+	v.Port.Num = 2
+	s, err := NewFabricSampler(context.Background(), fab, []*PortView{v}, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	smp := s.Take(false)
+	if smp.Ports[0].State != "DOWN" {
+		t.Fatalf("state %q", smp.Ports[0].State)
+	}
+	for i, c := range smp.Counters {
+		r := smp.Ports[0].Readings[i]
+		if c.Source.Name() != SourcePortCounters {
+			continue
+		}
+		for _, want := range []string{"port DOWN (", "HcaB/2 is DOWN and has no LID of its own", "only for the port the MAD arrives on"} {
+			if !strings.Contains(r.Unavailable, want) {
+				t.Errorf("%s: %q lacks %q", c.Name, r.Unavailable, want)
+			}
+		}
+		if !r.Absent {
+			t.Errorf("%s: a DOWN CA port's PortCounters are nothing the fabric can give (Absent), not a gap: %+v", c.Name, r)
+		}
+		if strings.Contains(r.Unavailable, "lid 4 has no LID") {
+			t.Errorf("%s: names the LID it was reached through: %q", c.Name, r.Unavailable)
+		}
+	}
+	if f.counters != 0 {
+		t.Errorf("%d PortCounters sent for a DOWN CA port", f.counters)
+	}
+}
+
+// TestFabricSamplerUniquePorts: selectors that name the same port (--lid 6,7 --port
+// all: two LIDs of one node) give one row per port, by node GUID and port number, at
+// the first address; another node with the same description stays apart, named by
+// its address.
+func TestFabricSamplerUniquePorts(t *testing.T) {
+	view := func(guid check.GUID, num int, lid uint16) *PortView {
+		v := fakeCAView(lid, mad.LIDAddress(lid))
+		v.Port.Num, v.Fabric.NodeGUID = num, guid
+		return v
+	}
+	views := []*PortView{view(0x10, 1, 6), view(0x10, 2, 6), view(0x10, 1, 7), view(0x10, 2, 7), view(0x10, 2, 6), view(0x20, 1, 9)}
+	s, err := NewFabricSampler(context.Background(), &Fabric{T: &fakeFabric{lid: 6}, Via: "fake"}, views, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"HcaB (lid 6)/1", "HcaB (lid 6)/2", "HcaB (lid 9)/1"}
+	var got []string
+	for _, p := range s.Ports {
+		got = append(got, p.String())
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") || strings.Join(s.Addresses, ",") != "lid 6,lid 6,lid 9" {
+		t.Errorf("ports %q at %q, want %q", got, s.Addresses, want)
 	}
 }
 

@@ -36,11 +36,14 @@ type Reading struct {
 	// Unavailable: the source cannot provide this counter for this port at all (no
 	// counters/ directory, no fabric access). Never shown as 0.
 	Unavailable string
-	// Absent, with Unavailable: the port has no such counter (a link layer without
-	// PortInfo, a device without the counters/ file or PMA): n/a is the whole answer.
-	// Without it an Unavailable counter exists and was not read (no fabric access,
-	// no LID yet, a field verbs does not give): not read, which a watch names and
-	// exits 4 for.
+	// Absent, with Unavailable: n/a is the whole answer, not a gap: the port has no
+	// such counter (a link layer without PortInfo, a device without the counters/
+	// file or PMA), or nothing can read it where it is read from (over the fabric, a
+	// DOWN CA or router port's PortCounters: its PMA answers only for the port a MAD
+	// arrives on, and none arrives on a DOWN port; fabric.NotRead likewise counts
+	// DOWN ports as nothing to read). Without it an Unavailable counter exists and
+	// could be read, and was not (no fabric access, no LID yet, a field verbs does
+	// not give): not read, which a watch names and exits 4 for.
 	Absent bool
 	// Source labels the source that answered when it is not the counter's own (a
 	// Preferred source that fell back); "" means Counter.Source.

@@ -37,9 +37,11 @@ type AddressFlags struct {
 // the flag: -L 4, -D 0,1,3).
 func (a *AddressFlags) Register(c *cobra.Command) {
 	fl := c.Flags()
-	fl.StringVarP(&a.LID, "lid", "L", "", "read over MADs the node at `LIDS`: a LID, a list or a range (3, 3,5,9, 3-40)")
-	fl.StringVarP(&a.DR, "dr", "D", "", "read over MADs the node at directed route `PATH` (0,1,3: out of local port 1, then port 3)")
-	fl.StringVar(&a.Port, "port", "", "with --lid/--dr/--guid: port `P` of that node, or all (default: the port the address reaches)")
+	// A flag given twice would keep only its last value (pflag's string flags): --lid
+	// adds to its list (--lid 6 --lid 7 is --lid 6,7), the others refuse a second value.
+	fl.VarP(&addrValue{p: &a.LID, list: true}, "lid", "L", "read over MADs the node at `LIDS`: a LID, a list or a range (3, 3,5,9, 3-40)")
+	fl.VarP(&addrValue{p: &a.DR}, "dr", "D", "read over MADs the node at directed route `PATH` (0,1,3: out of local port 1, then port 3)")
+	fl.Var(&addrValue{p: &a.Port}, "port", "with --lid/--dr/--guid: port `P` of that node, or all (default: the port the address reaches)")
 	c.MarkFlagsMutuallyExclusive("lid", "dr")
 }
 
@@ -50,13 +52,37 @@ func (a *AddressFlags) Register(c *cobra.Command) {
 // It also adds --guid (-G): RenderFabricPorts then finds the GUID by a sweep.
 func (a *AddressFlags) RegisterFor(c *cobra.Command, f *Factory) {
 	a.Register(c)
-	c.Flags().StringVarP(&a.GUID, "guid", "G", "", "read over MADs the port (port GUID) or node (node GUID) `GUID`, found by a sweep of the fabric (the diags' -G asks the SA)")
+	c.Flags().VarP(&addrValue{p: &a.GUID}, "guid", "G", "read over MADs the port (port GUID) or node (node GUID) `GUID`, found by a sweep of the fabric (the diags' -G asks the SA)")
 	c.MarkFlagsMutuallyExclusive("lid", "dr", "guid")
 	_ = c.RegisterFlagCompletionFunc("guid", cobra.NoFileCompletions)
 	_ = c.RegisterFlagCompletionFunc("lid", completeLIDs(f))
 	_ = c.RegisterFlagCompletionFunc("dr", cobra.NoFileCompletions)
 	_ = c.RegisterFlagCompletionFunc("port", cobra.FixedCompletions([]cobra.Completion{"all"}, cobra.ShellCompDirectiveNoFileComp))
 }
+
+// addrValue is an address flag's value: a list flag adds a second value to its list,
+// any other refuses it (exit 2) rather than keep only the last.
+type addrValue struct {
+	p    *string
+	list bool
+	set  bool
+}
+
+func (v *addrValue) Set(s string) error {
+	switch {
+	case !v.set:
+		*v.p = s
+	case v.list:
+		*v.p += "," + s
+	default:
+		return fmt.Errorf("given twice (%q, then %q): it takes one value", *v.p, s)
+	}
+	v.set = true
+	return nil
+}
+
+func (v *addrValue) String() string { return *v.p }
+func (v *addrValue) Type() string   { return "string" }
 
 // Set reports whether a fabric address was given.
 func (a *AddressFlags) Set() bool { return a.LID != "" || a.DR != "" || a.GUID != "" }

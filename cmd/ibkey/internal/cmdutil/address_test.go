@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
+
 	"github.com/ibkey/ibkey/internal/query"
 )
 
@@ -56,6 +58,35 @@ func TestReadFabricFileNamesTheFlag(t *testing.T) {
 		}
 		if _, qerr := query.ReadFabricFile(tc.path); strings.Contains(fmt.Sprint(qerr), "--fabric-file") {
 			t.Errorf("query.ReadFabricFile(%s): %v names a flag", tc.path, qerr)
+		}
+	}
+}
+
+// TestAddressFlagRepeated: pflag's string flags keep only the last of two values, so
+// `--lid 6 --lid 7` watched lid 7 alone and `--dr 0 --dr 0,1` read one of the two
+// paths without a word. --lid adds to its list; --dr, --guid and --port refuse.
+func TestAddressFlagRepeated(t *testing.T) {
+	parse := func(args ...string) (*AddressFlags, error) {
+		var a AddressFlags
+		c := &cobra.Command{Use: "x"}
+		a.RegisterFor(c, &Factory{})
+		return &a, c.ParseFlags(args)
+	}
+	a, err := parse("--lid", "6", "-L", "7-9", "--lid", "12")
+	if err != nil || a.LID != "6,7-9,12" {
+		t.Errorf("--lid 6 -L 7-9 --lid 12: %q, %v; want 6,7-9,12", a.LID, err)
+	}
+	if a, err := parse("--lid", "6"); err != nil || a.LID != "6" {
+		t.Errorf("--lid 6: %q, %v", a.LID, err)
+	}
+	for _, args := range [][]string{
+		{"--dr", "0", "--dr", "0,1"},
+		{"-G", "0x1", "--guid", "0x2"},
+		{"--lid", "4", "--port", "1", "--port", "all"},
+	} {
+		_, err := parse(args...)
+		if err == nil || !strings.Contains(err.Error(), "given twice") {
+			t.Errorf("%v: %v, want a refusal naming both values", args, err)
 		}
 	}
 }

@@ -85,6 +85,9 @@ func TestGolden(t *testing.T) {
 		{"local_mvapich2_abort_table", nil, []string{"MV2_IBA_HCA=mlx5_9", "-o", "table"}, 1},
 		{"local_mvapich2_abort_json", nil, []string{"MV2_DEFAULT_PORT=3", "MV2_IBA_HCA=mlx5_0", "-o", "json"}, 1},
 		{"perftest_abort_plain", nil, []string{"--want", "0xffff", "--perftest", "ib_send_bw -d mlx5_7"}, 1},
+		// UCX's worker fails on mlx5_0/1's lookup: the host's other ports are not
+		// used (mlx5_1/1, not-checked alone, and the RoCE port mlx5_2/1).
+		{"local_ucx_worker_abort_json", nil, []string{"UCX_IB_PKEY=0x1234", "-o", "json"}, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := runJob(t, tc.env, tc.args...)

@@ -33,7 +33,7 @@ type portSource struct {
 	// close gives the transport back (nil without one).
 	close func()
 	// unread are the devices and ports of the last read of a host that could not be
-	// read (a *query.PartialError): the ports read are the job's; the others are
+	// read (query.NotRead): the ports read are the job's; the others are
 	// named, and matter when a library could choose them (job.Choosers).
 	unread []job.Unread
 }

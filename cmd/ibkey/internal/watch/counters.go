@@ -83,11 +83,16 @@ with verbs and sysfs; so it does on an InfiniBand --ca port whose umad device ca
 opened (no root or rdma group), M_Key violations then n/a with umad's error.
 
 Over the fabric: --lid LIDS (a LID, a list or a range) or --dr PATH watches those
-ports instead, with --port P or all as in 'ibkey pkeys': state and violation counters
-from one PortInfo Get, the error counters from one PMA PortCounters Get per port per
-sample. PMA MADs are LID-routed: a port reached by --dr without a LID (before a
-subnet manager ran) shows them as n/a. A port that does not answer is reported on its
-row (NOREPLY) and sampling goes on. The transport stays open for the whole watch.
+ports instead, with --port P or all as in 'ibkey pkeys' (a port several addresses
+name is listed once): state and violation counters from one PortInfo Get, the error
+counters from one PMA PortCounters Get per port per sample. PMA MADs are LID-routed:
+a port reached by --dr without a LID (before a subnet manager ran) shows them as n/a,
+not read. A switch's PMA answers for each of its ports, DOWN ones too; a CA's only
+for the port a MAD arrives on, so a DOWN CA port's PortCounters are n/a over the
+fabric, with that reason, and not a gap (its host's sysfs reads them). A port that
+does not answer is reported on its row (NOREPLY) and sampling goes on; an address
+that does not answer at the start is named, the others are watched, and the exit is
+3 as for 'ibkey pkeys'. The transport stays open for the whole watch.
 
 A counter at its maximum is flagged saturated: later counts are lost, so deltas are
 lower bounds or unknown. A counter that goes down was reset (by perfquery -R or a
@@ -119,7 +124,8 @@ could not be read is named once on stderr, and the exit is 4 (after --once, --co
 or an interrupt). So is a counter the port has that the sources used cannot read
 (n/a: sysfs has no PortInfo counters, PortCounters need a LID): one warning at the
 end names them and what reads them. n/a for a counter the port does not have (a
-RoCE port's PortInfo, a device without PMA counters) is the whole answer: exit 0.`,
+RoCE port's PortInfo, a device without PMA counters) or that nothing can reach (a
+DOWN CA port's PortCounters over the fabric) is the whole answer: exit 0.`,
 		Example: `  ibkey watch counters
   ibkey --demo watch counters
   ibkey watch counters mlx5_0/1 --interval 5s --all-counters
@@ -164,15 +170,19 @@ func runCounters(o *CountersOptions) error {
 			if len(views) == 0 {
 				return lerr
 			}
+			// Addresses that did not answer are named now, and the watch of the others
+			// ends with their exit code, as 'ibkey pkeys --lid' ends after its output.
+			var after error
 			if lerr != nil {
 				o.Notices.Warn(lerr.Error() + "; watching the others")
+				after = cmdutil.Exit(cmdutil.ExitCode(lerr))
 			}
 			sampler, err := query.NewFabricSampler(ctx, fab, views, o.Now)
 			if err != nil {
 				return err
 			}
-			return watchCounters(ctx, o, sampler, watched{label: cmdutil.FabricLabel(o.Fabric, fab.Via), via: fab.Via,
-				nodes: fabricNodes(views), load: fabricTables(ctx, fab, views)})
+			return cmdutil.Then(watchCounters(ctx, o, sampler, watched{label: cmdutil.FabricLabel(o.Fabric, fab.Via), via: fab.Via,
+				nodes: fabricNodes(views), load: fabricTables(ctx, fab, views)}), after)
 		})
 	}
 	host := o.Host()
