@@ -200,6 +200,10 @@ type SharedPartition struct {
 	Key   PartitionKey
 	A, B  PartitionSide
 	Works bool // at least one side is a full member
+	// SwitchDrops: in a known fabric, a switch port cabled to an end drops the
+	// partition one way or both (applyHops' rule), so it does not work on that path
+	// although Works holds.
+	SwitchDrops bool
 }
 
 // Direction is the verdict for packets from one endpoint to the other.
@@ -608,12 +612,6 @@ func (v *Verdict) applyPortRules(a, b Endpoint) {
 // one partition for both directions (a QP has one P_Key), so the pair can talk when one
 // partition passes both switch ports both ways.
 func (v *Verdict) applyHops(a, b Endpoint) {
-	hop := func(e Endpoint, key PartitionKey) (HopCheck, bool) {
-		if e.Fabric == nil || e.At == nil {
-			return HopCheck{}, false
-		}
-		return e.Fabric.CheckHop(*e.At, key)
-	}
 	fabricOf := func(h HopCheck) HopFabric { return h.fabric(a, b) }
 	type partResult struct {
 		key    PartitionKey
@@ -712,6 +710,26 @@ func (v *Verdict) applyHops(a, b Endpoint) {
 		v.Reasons = append(v.Reasons, fmt.Sprintf("no partition passes the switch ports both ways: %s → %s only in %s, %s → %s only in %s; a QP pair uses one partition for both directions",
 			a.Label, b.Label, keyList(ab), b.Label, a.Label, keyList(ba)))
 	}
+}
+
+// hop is the switch-port check for key at e's cabled switch port; false when e's
+// place in a fabric is not known.
+func hop(e Endpoint, key PartitionKey) (HopCheck, bool) {
+	if e.Fabric == nil || e.At == nil {
+		return HopCheck{}, false
+	}
+	return e.Fabric.CheckHop(*e.At, key)
+}
+
+// switchDrops reports whether a switch port cabled to a or b drops partition key one
+// way or the other (applyHops' rule, asked before the verdict's sentences are made).
+func switchDrops(a, b Endpoint, key PartitionKey) bool {
+	for _, e := range []Endpoint{a, b} {
+		if h, ok := hop(e, key); ok && (h.FromEnd == HopDrops || h.ToEnd == HopDrops) {
+			return true
+		}
+	}
+	return false
 }
 
 // fabric is the fabric a hop was checked in: the endpoint whose At it belongs to.
@@ -865,7 +883,9 @@ func (v *Verdict) checkPKeys(a, b Endpoint) (bool, []string) {
 			j++
 		default:
 			sa, sb := ga[i], gb[j]
-			shared = append(shared, SharedPartition{Key: sa.PKey.Partition(), A: sa, B: sb, Works: sa.PKey.IsFull() || sb.PKey.IsFull()})
+			works := sa.PKey.IsFull() || sb.PKey.IsFull()
+			shared = append(shared, SharedPartition{Key: sa.PKey.Partition(), A: sa, B: sb, Works: works,
+				SwitchDrops: works && switchDrops(a, b, sa.PKey.Partition())})
 			i++
 			j++
 		}
@@ -891,7 +911,10 @@ func (v *Verdict) checkPKeys(a, b Endpoint) (bool, []string) {
 			continue
 		}
 		nWorking++
-		if chosen < 0 || (shared[chosen].Key == DefaultPartition && sp.Key != DefaultPartition) {
+		// The headline names a partition the switch ports pass where there is one.
+		better := chosen < 0 || (shared[chosen].SwitchDrops && !sp.SwitchDrops) ||
+			(shared[chosen].SwitchDrops == sp.SwitchDrops && shared[chosen].Key == DefaultPartition && sp.Key != DefaultPartition)
+		if better {
 			chosen = i
 		}
 	}
@@ -905,20 +928,22 @@ func (v *Verdict) checkPKeys(a, b Endpoint) (bool, []string) {
 		reasons = append(reasons, fmt.Sprintf("they share only the default partition 0x7fff: %s; it works, but they have no other partition in common", pairWords(a, b, ch)))
 	case onlyDefault:
 		reasons = append(reasons, fmt.Sprintf("only the default partition 0x7fff works for them: %s", pairWords(a, b, ch)))
-	case nWorking == 1:
-		reasons = append(reasons, fmt.Sprintf("they share partition %s: %s", ch.Key.String(), pairWords(a, b, ch)))
 	default:
 		var others []PartitionKey
 		extra := 0
 		for _, sp := range shared {
-			if !sp.Works || sp.Key == ch.Key {
-				continue
+			if !sp.Works || sp.SwitchDrops || sp.Key == ch.Key {
+				continue // a partition a switch drops is said so by applyHops
 			}
 			if len(others) < maxListed {
 				others = append(others, sp.Key)
 			} else {
 				extra++
 			}
+		}
+		if len(others) == 0 {
+			reasons = append(reasons, fmt.Sprintf("they share partition %s: %s", ch.Key.String(), pairWords(a, b, ch)))
+			break
 		}
 		reasons = append(reasons, fmt.Sprintf("they share partition %s: %s; other shared partitions that work: %s",
 			ch.Key.String(), pairWords(a, b, ch), keyListMore(others, extra)))

@@ -481,6 +481,9 @@ func canTalkText(o *CanTalkOptions, v check.Verdict, eps []query.ResolvedEndpoin
 		if !sp.Works {
 			notes = append(notes, "both limited")
 		}
+		if sp.SwitchDrops {
+			notes = append(notes, "switch drops")
+		}
 		for _, s := range []struct {
 			name string
 			side check.PartitionSide
@@ -491,7 +494,7 @@ func canTalkText(o *CanTalkOptions, v check.Verdict, eps []query.ResolvedEndpoin
 			}
 		}
 		g.Add(sp.Key.String(), sp.A.PKey.String(), indexCell(sp.A.Index), sp.B.PKey.String(), indexCell(sp.B.Index),
-			sp.A.PKey.Membership().String()+"/"+sp.B.PKey.Membership().String(), cmdutil.YesNo(sp.Works), strings.Join(notes, ","))
+			sp.A.PKey.Membership().String()+"/"+sp.B.PKey.Membership().String(), cmdutil.YesNo(sp.Works && !sp.SwitchDrops), strings.Join(notes, ","))
 	}
 	return g.Render(w, o.Format)
 }

@@ -44,6 +44,11 @@ func TestCanTalk(t *testing.T) {
 		{Name: "port_roce_warns", Args: []string{"--sysfs", cmdtest.MLX5, "can-talk", "mlx5_2/1", "0xffff"}, Code: 0},
 		{Name: "ports_infiniband_vs_roce_no", Args: []string{"--sysfs", cmdtest.MLX5, "can-talk", "mlx5_0/1", "mlx5_2/1"}, Code: 1},
 		{Name: "demo_ports_table", Args: []string{"--demo", "can-talk", "mlx5_0/1", "mlx5_1/1", "-o", "table"}, Code: 0},
+		// storage01's switch port lacks 0x0010 and enforces: 0x0010 is not a partition
+		// "that works" and its WORKS is no (it said yes beside the sentence that the
+		// switch drops it).
+		{Name: "demo_switch_drops_plain", Args: []string{"--demo", "can-talk", "mlx5_0/1", "lid=6", "-o", "plain"}, Code: 0},
+		{Name: "demo_switch_drops_json", Args: []string{"--demo", "can-talk", "mlx5_0/1", "lid=6", "-o", "json"}, Code: 0},
 		// Seed 000's four QPs: A 0x8001, B 0x0001, C 0x0001, D 0x8002.
 		{Name: "seed_a_b", Args: []string{"can-talk", "0x8001", "0x0001"}, Code: 0},
 		{Name: "seed_b_c", Args: []string{"can-talk", "0x0001", "0x0001"}, Code: 1},

@@ -109,7 +109,7 @@ func verdictToJSON(v check.Verdict) verdictJSON {
 		Reasons: cmdutil.List(v.Reasons), Warnings: cmdutil.List(v.Warnings), A: endpointToJSON(v.A), B: endpointToJSON(v.B),
 		AToB: directionToJSON(v.AToB), BToA: directionToJSON(v.BToA), Shared: []sharedJSON{}}
 	for _, p := range v.Shared {
-		j.Shared = append(j.Shared, sharedJSON{Key: p.Key.String(), Default: p.Key == check.DefaultPartition, Works: p.Works,
+		j.Shared = append(j.Shared, sharedJSON{Key: p.Key.String(), Default: p.Key == check.DefaultPartition, Works: p.Works && !p.SwitchDrops,
 			A: sideToJSON(p.A), B: sideToJSON(p.B)})
 	}
 	for _, h := range v.Hops {
