@@ -2,6 +2,7 @@ package cmdutil
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -69,7 +70,11 @@ func Execute(ctx context.Context, root *cobra.Command, args []string, streams *I
 		// A signal ended the command: what it returned (a read cut short, "context
 		// canceled", addresses "failed") is the consequence. Name the signal and exit
 		// 128+signo, as the screen does, never 3 or 4 as if the fabric had failed.
-		if !Reported(err) {
+		switch {
+		case Reported(err):
+		case errors.Is(err, cause): // the command returned the signal itself
+			streams.errLine(fmt.Sprintf("ibkey: stopped by a signal (%s)", cause))
+		default:
 			streams.errLine(fmt.Sprintf("ibkey: stopped by a signal (%s): %s", cause, textsafe.Error(err)))
 		}
 		return SignalExitCode(cause)

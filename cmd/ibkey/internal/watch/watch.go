@@ -64,7 +64,9 @@ func (o *Sampling) check(c *cobra.Command, args []string) error {
 }
 
 // loop calls step every interval (the first at once) until count steps ran, ctx ends
-// or step fails.
+// or step fails. Ended by ctx (a signal: main's context), it returns the cause, so the
+// command exits 128+signo as the exit-code table says, as a watch that also found
+// something not read did; it returned nil, exit 0.
 func (o *Sampling) loop(ctx context.Context, count int, step func(i int) error) error {
 	tick := time.NewTicker(o.Interval)
 	defer tick.Stop()
@@ -72,7 +74,7 @@ func (o *Sampling) loop(ctx context.Context, count int, step func(i int) error) 
 		if i > 0 {
 			select {
 			case <-ctx.Done():
-				return nil
+				return context.Cause(ctx)
 			case <-tick.C:
 			}
 		}
