@@ -162,6 +162,18 @@ func (t *Transport) answer(req mad.Request, n *fabric.Node, arrival int) ([]byte
 		d[33] = phys << 4
 		d[34] = p.LMC & 0x07
 		d[35] = 0x40 // LinkSpeedActive QDR
+		// The demo host's own ports run at the rates its sysfs says (host/.../rate),
+		// the rest of the demo fabric at 4X QDR.
+		switch hostRates[check.PortID{Node: n.GUID, Port: p.Num}] {
+		case "SDR":
+			d[35] = 0x10
+		case "EDR":
+			be.PutUint32(d[20:], capExtendedSpeeds)
+			d[62] = 2 << 4 // LinkSpeedExtActive EDR
+		case "HDR":
+			be.PutUint32(d[20:], capExtendedSpeeds)
+			d[62] = 4 << 4 // LinkSpeedExtActive HDR
+		}
 		if e := p.Enforcement; e != nil {
 			if e.Inbound {
 				d[43] |= 0x08
@@ -243,3 +255,15 @@ func (t *Transport) hostCounters(d []byte, dev string, port int) {
 		}
 	}
 }
+
+// hostRates are the 4X speeds of the demo host's ports in the demo fabric, as the
+// demo host's sysfs rate files give them (TestDemoRatesAgree keeps them equal).
+var hostRates = map[check.PortID]string{
+	{Node: hca1Node, Port: 1}: "EDR", // mlx5_0/1: 100 Gb/sec (4X EDR)
+	{Node: hca2Node, Port: 1}: "HDR", // mlx5_1/1: 200 Gb/sec (4X HDR)
+	{Node: hca2Node, Port: 2}: "SDR", // mlx5_1/2: 10 Gb/sec (4X SDR)
+}
+
+// capExtendedSpeeds is PortInfo CapabilityMask.IsExtendedSpeedsSupported (bit 14,
+// IBA 14.2.5.6): LinkSpeedExtActive (byte 62) then names the speed.
+const capExtendedSpeeds = 1 << 14

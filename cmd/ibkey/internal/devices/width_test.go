@@ -2,12 +2,14 @@ package devices
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
 	"github.com/ibkey/ibkey/internal/query"
 )
 
@@ -38,5 +40,44 @@ func TestSwitchNamesFit80(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "│ DEVICE") {
 		t.Errorf("not a table:\n%s", out.String())
+	}
+}
+
+// TestDemoRatesAgree: the demo host's ports read from its sysfs and read over the demo
+// fabric (--lid) are the same ports and say the same rate (the demo fabric gave every
+// port 4X QDR: 40 Gb/sec beside sysfs's EDR, HDR and SDR).
+func TestDemoRatesAgree(t *testing.T) {
+	type doc struct {
+		Ports []struct {
+			PortGUID string `json:"port_guid"`
+			Rate     string `json:"rate"`
+		} `json:"ports"`
+	}
+	read := func(args ...string) map[string]string {
+		r := cmdtest.Run(t, root, false, nil, append([]string{"--demo", "devices", "-o", "json"}, args...)...)
+		var d doc
+		if err := json.Unmarshal([]byte(r.Stdout), &d); err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, r.Stdout)
+		}
+		rates := map[string]string{}
+		for _, p := range d.Ports {
+			if p.PortGUID != "" { // a RoCE port, or a DOWN port over the fabric
+				rates[p.PortGUID] = p.Rate
+			}
+		}
+		return rates
+	}
+	host, fabric := read(), read("--lid", "3,9", "--port", "all")
+	n := 0
+	for guid, rate := range fabric {
+		if want, ok := host[guid]; ok {
+			n++
+			if rate != want {
+				t.Errorf("port %s: %q over the fabric, %q in sysfs", guid, rate, want)
+			}
+		}
+	}
+	if n < 2 {
+		t.Errorf("%d ports in both readings, want the demo host's ports: sysfs %v, fabric %v", n, host, fabric)
 	}
 }
