@@ -22,8 +22,18 @@ func TestWatchSignalExit(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
-		cmd := exec.Command(bin, "--demo", "watch", "pkeys", "-o", "plain", "--interval", "100ms")
+	for _, c := range []struct {
+		sig          syscall.Signal
+		args         []string
+		started, end string
+	}{
+		{syscall.SIGINT, []string{"pkeys"}, "note: watching", "ibkey: stopped by a signal ("},
+		{syscall.SIGTERM, []string{"pkeys"}, "note: watching", "ibkey: stopped by a signal ("},
+		// What the watch did not read is still named when a signal stops it.
+		{syscall.SIGINT, []string{"counters"}, "note: qkey_violations", "warning: pkey_violations, qkey_violations not read on 3 ports"},
+	} {
+		sig := c.sig
+		cmd := exec.Command(bin, append(append([]string{"--demo", "watch"}, c.args...), "-o", "plain", "--interval", "100ms")...)
 		stderr, err := cmd.StderrPipe()
 		if err != nil {
 			t.Fatal(err)
@@ -33,7 +43,7 @@ func TestWatchSignalExit(t *testing.T) {
 		}
 		r := bufio.NewReader(stderr)
 		var seen strings.Builder
-		for !strings.Contains(seen.String(), "note: watching") {
+		for !strings.Contains(seen.String(), c.started) {
 			l, err := r.ReadString('\n')
 			if err != nil {
 				t.Fatalf("%v before the watch started: %q", err, seen.String())
@@ -44,8 +54,8 @@ func TestWatchSignalExit(t *testing.T) {
 		rest, _ := r.ReadString(0)
 		err = cmd.Wait()
 		code := cmd.ProcessState.ExitCode()
-		if code != 128+int(sig) || !strings.Contains(rest, "ibkey: stopped by a signal (") {
-			t.Errorf("%v: exit %d (%v), want %d; stderr after the start: %q", sig, code, err, 128+int(sig), rest)
+		if code != 128+int(sig) || !strings.Contains(rest, c.end) {
+			t.Errorf("%v %v: exit %d (%v), want %d and %q; stderr after the start: %q", c.args, sig, code, err, 128+int(sig), c.end, rest)
 		}
 	}
 }

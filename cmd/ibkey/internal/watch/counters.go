@@ -464,8 +464,11 @@ func watchCounters(ctx context.Context, o *CountersOptions, sampler *query.Sampl
 		_, err := io.WriteString(o.IO.Out, countersLines(snap, o.Once))
 		return err
 	})
+	// A signal ends the loop with its cause: what was not read is still named below,
+	// then the cause is returned (exit 128+signo, ahead of 4).
+	stopped := err != nil && ctx.Err() != nil && errors.Is(err, context.Cause(ctx))
 	switch {
-	case err != nil:
+	case err != nil && !stopped:
 		return err
 	case len(failed) > 0:
 		// Shown as error(...) in the lines: a counter not read is not checked.
@@ -483,7 +486,7 @@ func watchCounters(ctx context.Context, o *CountersOptions, sampler *query.Sampl
 			textsafe.Plural(len(unread.ports), "port", "ports"), how))
 		return cmdutil.Exit(cmdutil.ExitIncomplete)
 	}
-	return nil
+	return err // nil, or the signal that stopped the watch
 }
 
 // notRead collects the counters a watch was asked for that a port has and that were
