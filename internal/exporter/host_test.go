@@ -2,7 +2,6 @@ package exporter
 
 import (
 	"bytes"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -499,8 +498,7 @@ func TestHostIPoIBOnPartialTable(t *testing.T) {
 // not a port), never ibkey_device_unreadable: the port itself was read.
 func TestHostTableNotRead(t *testing.T) {
 	dir := writeHost(t, fakesysfs.MLX5())
-	pk := filepath.Join(dir, "class/infiniband/mlx5_0/ports/1/pkeys")
-	if err := errors.Join(os.RemoveAll(pk), os.Symlink("pkeys", pk)); err != nil {
+	if err := fakesysfs.LoopPKeys(dir, "mlx5_0", 1); err != nil {
 		t.Fatal(err)
 	}
 	text := gatherText(t, newHostCollector(dir, &fakeClock{time.Unix(0, 0)}, nil))

@@ -6,6 +6,7 @@ package fakesysfs
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -230,4 +231,12 @@ func IBCounters(over map[string]string) map[string]string {
 		m[k] = v
 	}
 	return m
+}
+
+// LoopPKeys makes port's pkeys/ in the tree at dir a symbolic link to itself, which
+// the kernel never writes and no read gets through (ELOOP): a table that exists and
+// cannot be read, the port beside it read as usual.
+func LoopPKeys(dir, dev string, port int) error {
+	pk := filepath.Join(dir, "class/infiniband", dev, "ports", strconv.Itoa(port), "pkeys")
+	return errors.Join(os.RemoveAll(pk), os.Symlink("pkeys", pk))
 }

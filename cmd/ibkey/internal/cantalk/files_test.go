@@ -2,8 +2,6 @@ package cantalk
 
 import (
 	"encoding/json"
-	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -73,8 +71,7 @@ func TestCanTalkDownNotRead(t *testing.T) {
 	if err := fakesysfs.Write(dir, fakesysfs.MLX5()); err != nil {
 		t.Fatal(err)
 	}
-	pk := filepath.Join(dir, "class/infiniband/mlx5_1/ports/2/pkeys")
-	if err := errors.Join(os.RemoveAll(pk), os.Symlink("pkeys", pk)); err != nil {
+	if err := fakesysfs.LoopPKeys(dir, "mlx5_1", 2); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range []struct {
@@ -103,8 +100,7 @@ func TestCanTalkActiveTableNotRead(t *testing.T) {
 	if err := fakesysfs.Write(dir, fakesysfs.MLX5()); err != nil {
 		t.Fatal(err)
 	}
-	pk := filepath.Join(dir, "class/infiniband/mlx5_0/ports/1/pkeys")
-	if err := errors.Join(os.RemoveAll(pk), os.Symlink("pkeys", pk)); err != nil {
+	if err := fakesysfs.LoopPKeys(dir, "mlx5_0", 1); err != nil {
 		t.Fatal(err)
 	}
 	why := "mlx5_0/1: P_Key table not read: "

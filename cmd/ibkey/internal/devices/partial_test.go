@@ -1,8 +1,6 @@
 package devices
 
 import (
-	"errors"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -44,8 +42,7 @@ func TestUnreadTableKeepsRow(t *testing.T) {
 	if err := fakesysfs.Write(dir, fakesysfs.MLX5()); err != nil {
 		t.Fatal(err)
 	}
-	pk := filepath.Join(dir, "class/infiniband/mlx5_0/ports/1/pkeys")
-	if err := errors.Join(os.RemoveAll(pk), os.Symlink("pkeys", pk)); err != nil {
+	if err := fakesysfs.LoopPKeys(dir, "mlx5_0", 1); err != nil {
 		t.Fatal(err)
 	}
 	r := cmdtest.Run(t, root, false, nil, "--sysfs", dir, "devices", "-o", "plain")

@@ -2,8 +2,6 @@ package pkeys
 
 import (
 	"encoding/json"
-	"errors"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -92,8 +90,7 @@ func TestListingNotReadExit4(t *testing.T) {
 	if err := fakesysfs.Write(dir, fakesysfs.MLX5()); err != nil {
 		t.Fatal(err)
 	}
-	pk := filepath.Join(dir, "class/infiniband/mlx5_0/ports/1/pkeys")
-	if err := errors.Join(os.RemoveAll(pk), os.Symlink("pkeys", pk)); err != nil {
+	if err := fakesysfs.LoopPKeys(dir, "mlx5_0", 1); err != nil {
 		t.Fatal(err)
 	}
 	r = cmdtest.Run(t, root, false, nil, "--sysfs", dir, "pkeys", "mlx5_0/1", "-o", "json")
