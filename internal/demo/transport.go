@@ -168,10 +168,10 @@ func (t *Transport) answer(req mad.Request, n *fabric.Node, arrival int) ([]byte
 		case "SDR":
 			d[35] = 0x10
 		case "EDR":
-			be.PutUint32(d[20:], capExtendedSpeeds)
+			be.PutUint32(d[20:], mad.CapExtendedSpeeds)
 			d[62] = 2 << 4 // LinkSpeedExtActive EDR
 		case "HDR":
-			be.PutUint32(d[20:], capExtendedSpeeds)
+			be.PutUint32(d[20:], mad.CapExtendedSpeeds)
 			d[62] = 4 << 4 // LinkSpeedExtActive HDR
 		}
 		if e := p.Enforcement; e != nil {
@@ -263,7 +263,3 @@ var hostRates = map[check.PortID]string{
 	{Node: hca2Node, Port: 1}: "HDR", // mlx5_1/1: 200 Gb/sec (4X HDR)
 	{Node: hca2Node, Port: 2}: "SDR", // mlx5_1/2: 10 Gb/sec (4X SDR)
 }
-
-// capExtendedSpeeds is PortInfo CapabilityMask.IsExtendedSpeedsSupported (bit 14,
-// IBA 14.2.5.6): LinkSpeedExtActive (byte 62) then names the speed.
-const capExtendedSpeeds = 1 << 14

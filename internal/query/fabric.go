@@ -362,9 +362,6 @@ func physStateEnum(s mad.PhysState) ibverbs.Enum {
 	return ibverbs.Enum{Num: int(s), Name: name}
 }
 
-// capExtendedSpeeds is PortInfo CapabilityMask.IsExtendedSpeedsSupported (bit 14).
-const capExtendedSpeeds = 1 << 14
-
 // portRate is the kernel's rate text, "10 Gb/sec (4X SDR)", from LinkWidthActive
 // and LinkSpeedActive, or LinkSpeedExtActive when the port supports extended
 // speeds and one is active (IBA 14.2.5.6; infiniband-diags decodes them alike).
@@ -381,7 +378,7 @@ func portRate(pi mad.PortInfo, ext uint8) ibverbs.Opt[ibverbs.Rate] {
 		return ibverbs.Opt[ibverbs.Rate]{Missing: fmt.Sprintf("LinkWidthActive %d is not a known width", pi.LinkWidthActive)}
 	}
 	sp, ok := speeds[pi.LinkSpeedActive]
-	if pi.CapabilityMask&capExtendedSpeeds != 0 && ext != 0 {
+	if pi.CapabilityMask&mad.CapExtendedSpeeds != 0 && ext != 0 {
 		sp, ok = extSpeeds[ext]
 		if !ok {
 			return ibverbs.Opt[ibverbs.Rate]{Missing: fmt.Sprintf("LinkSpeedExtActive %d is not a known speed", ext)}

@@ -28,7 +28,7 @@ func TestPortRate(t *testing.T) {
 	for _, tc := range cases {
 		pi := mad.PortInfo{LinkWidthActive: tc.width, LinkSpeedActive: tc.speed}
 		if tc.extCap {
-			pi.CapabilityMask = capExtendedSpeeds
+			pi.CapabilityMask = mad.CapExtendedSpeeds
 		}
 		r := portRate(pi, tc.ext)
 		if tc.want == "" {

@@ -105,6 +105,10 @@ var physStateNames = map[PhysState]string{0: "NoChange", 1: "Sleep", 2: "Polling
 // String names the state as smpquery prints PhysLinkState.
 func (s PhysState) String() string { return name(physStateNames, s, "?(%d)") }
 
+// CapExtendedSpeeds is PortInfo CapabilityMask.IsExtendedSpeedsSupported (bit 14, IBA
+// 14.2.5.6): LinkSpeedExtActive (byte 62, high 4 bits) then names the speed.
+const CapExtendedSpeeds = 1 << 14
+
 // PortInfo is SMP attribute 0x0015 (IBA 14.2.5.6); the attribute modifier is
 // the port number. Only the fields ibkey reads are decoded.
 type PortInfo struct {
