@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -80,9 +81,11 @@ func (f *Fabric) Load(ctx context.Context, sel FabricSelector, opt LoadOptions) 
 // window (8 MADs by default) full while some nodes wait for a reply that may not come.
 const loadNodes = 16
 
-// LoadMany reads the ports of several nodes, several at once (loadNodes), in selector
-// order. When some nodes fail, it returns the views of the others and an *EnvError
-// listing the failures.
+// LoadMany reads the ports of several nodes, several at once (loadNodes), each port
+// once in the order first named: selectors may name one port twice (--lid 6,7 --port
+// all, two LIDs of one node); it is kept, by node GUID and port number, at the first
+// address that reached it. When some nodes fail, it returns the views of the others
+// and an *EnvError listing the failures.
 func (f *Fabric) LoadMany(ctx context.Context, sels []FabricSelector, opt LoadOptions) ([]*PortView, error) {
 	views := make([][]*PortView, len(sels))
 	errs := make([]error, len(sels))
@@ -98,10 +101,7 @@ func (f *Fabric) LoadMany(ctx context.Context, sels []FabricSelector, opt LoadOp
 	if len(sels) == 1 {
 		return views[0], errs[0]
 	}
-	var out []*PortView
-	for _, v := range views {
-		out = append(out, v...)
-	}
+	out := uniquePorts(slices.Concat(views...))
 	var failed []string
 	for _, err := range errs {
 		if err != nil {
@@ -419,4 +419,19 @@ func enforcementOf(pi mad.PortInfo) *check.Enforcement {
 		Inbound: pi.PartitionEnforcementInbound, Outbound: pi.PartitionEnforcementOutbound,
 		FilterRawInbound: pi.FilterRawInbound, FilterRawOutbound: pi.FilterRawOutbound,
 	}
+}
+
+// uniquePorts keeps each port of views once, by node GUID and port number, the first
+// time it comes. A GUID of 0 (an ibsim router's) names no node: such ports are kept.
+func uniquePorts(views []*PortView) []*PortView {
+	seen := map[check.PortID]bool{}
+	return slices.DeleteFunc(views, func(v *PortView) bool {
+		if v.Fabric.NodeGUID == 0 {
+			return false
+		}
+		k := check.PortID{Node: v.Fabric.NodeGUID, Port: v.Port.Num}
+		dup := seen[k]
+		seen[k] = true
+		return dup
+	})
 }

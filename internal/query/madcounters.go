@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/ibverbs"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 )
@@ -291,12 +290,11 @@ func downPMA(p MADPort) string {
 		"so its counters cannot be reached over the fabric: its host's sysfs reads them)", p.Name, lid)
 }
 
-// NewFabricSampler samples ports read over the fabric (views from Fabric.LoadMany):
-// state and violation counters from PortInfo, the error counters from PMA
-// PortCounters. Ports are read concurrently. Each port is named DEVICE/PORT by its
-// node description; nodes with the same description get their address added.
+// NewFabricSampler samples ports read over the fabric (views from Fabric.LoadMany,
+// each port once): state and violation counters from PortInfo, the error counters
+// from PMA PortCounters. Ports are read concurrently. Each port is named DEVICE/PORT
+// by its node description; nodes with the same description get their address added.
 func NewFabricSampler(ctx context.Context, fab *Fabric, views []*PortView, now func() time.Time) (*Sampler, error) {
-	views = uniquePorts(views)
 	// nodes: by description, the nodes (by GUID, by address when it is 0) that have it.
 	nodes := map[string]map[string]bool{}
 	for _, v := range views {
@@ -358,29 +356,6 @@ func NewFabricSampler(ctx context.Context, fab *Fabric, views []*PortView, now f
 	s.States = m
 	s.Sets = NewCounterSets(m.PortCounters(), m.PortInfo())
 	return s, nil
-}
-
-// uniquePorts keeps each port of views once, by node GUID and port number, at the
-// first address that reached it: several selectors (--lid 6,7 --port all, two LIDs of
-// one node) may name the same port.
-func uniquePorts(views []*PortView) []*PortView {
-	type port struct {
-		node check.GUID
-		num  int
-	}
-	seen := map[port]bool{}
-	var out []*PortView
-	for _, v := range views {
-		if v.Fabric != nil && v.Fabric.NodeGUID != 0 { // GUID 0 (an ibsim router) names no node
-			k := port{v.Fabric.NodeGUID, v.Port.Num}
-			if seen[k] {
-				continue
-			}
-			seen[k] = true
-		}
-		out = append(out, v)
-	}
-	return out
 }
 
 // LocalPortInfo is a PortInfo source for local ports (views from Host.Load), read

@@ -242,26 +242,26 @@ func TestMADCountersDownCAPort(t *testing.T) {
 }
 
 // TestFabricSamplerUniquePorts: selectors that name the same port (--lid 6,7 --port
-// all: two LIDs of one node) give one row per port, by node GUID and port number, at
-// the first address; another node with the same description stays apart, named by
-// its address.
+// all: two LIDs of one node) give one view per port from Fabric.LoadMany (uniquePorts:
+// by node GUID and port number, at the first address; GUID 0 names no node), and the
+// sampler names another node with the same description by its address.
 func TestFabricSamplerUniquePorts(t *testing.T) {
 	view := func(guid check.GUID, num int, lid uint16) *PortView {
 		v := fakeCAView(lid, mad.LIDAddress(lid))
 		v.Port.Num, v.Fabric.NodeGUID = num, guid
 		return v
 	}
-	views := []*PortView{view(0x10, 1, 6), view(0x10, 2, 6), view(0x10, 1, 7), view(0x10, 2, 7), view(0x10, 2, 6), view(0x20, 1, 9)}
+	views := uniquePorts([]*PortView{view(0x10, 1, 6), view(0x10, 2, 6), view(0x10, 1, 7), view(0x10, 2, 7), view(0x10, 2, 6), view(0x20, 1, 9), view(0, 1, 11), view(0, 1, 12)})
 	s, err := NewFabricSampler(context.Background(), &Fabric{T: &fakeFabric{lid: 6}, Via: "fake"}, views, time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"HcaB (lid 6)/1", "HcaB (lid 6)/2", "HcaB (lid 9)/1"}
+	want := []string{"HcaB (lid 6)/1", "HcaB (lid 6)/2", "HcaB (lid 9)/1", "HcaB (lid 11)/1", "HcaB (lid 12)/1"}
 	var got []string
 	for _, p := range s.Ports {
 		got = append(got, p.String())
 	}
-	if strings.Join(got, " ") != strings.Join(want, " ") || strings.Join(s.Addresses, ",") != "lid 6,lid 6,lid 9" {
+	if strings.Join(got, " ") != strings.Join(want, " ") || strings.Join(s.Addresses, ",") != "lid 6,lid 6,lid 9,lid 11,lid 12" {
 		t.Errorf("ports %q at %q, want %q", got, s.Addresses, want)
 	}
 }

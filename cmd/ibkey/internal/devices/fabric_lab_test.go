@@ -216,3 +216,43 @@ func TestLabDownPortNA(t *testing.T) {
 	}
 	t.Fatal("no HcaA[1] in small.net")
 }
+
+// TestLabOverlappingSelectors: selectors that name one port twice (both LIDs of HcaD,
+// a dual-homed CA: devices --lid shows every port of the node) list it once, in the
+// order first named (Fabric.LoadMany); each port was listed once per selector before.
+func TestLabOverlappingSelectors(t *testing.T) {
+	l := cmdtest.StartLab(t, "small.net", root)
+	if err := l.RunOpenSM(cmdtest.FabricConf(t), false); err != nil {
+		t.Fatal(err)
+	}
+	targets := l.Targets(t)
+	l.ResolveLIDs(t, targets)
+	lids := map[int]string{}
+	for _, tg := range targets {
+		if tg.Node == "HcaD" {
+			lids[tg.Port] = strconv.Itoa(tg.LID)
+		}
+	}
+	both := lids[2] + "," + lids[1]
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--lid", both, "--port", "all"}, "HcaD/1 HcaD/2"},
+		{[]string{"--lid", both, "--port", "1"}, "HcaD/1"},
+		{[]string{"--lid", lids[2], "--lid", lids[1]}, "HcaD/1 HcaD/2"},
+	} {
+		var doc devicesDoc
+		r := l.Run(t, append([]string{"devices", "-o", "json"}, tc.args...)...)
+		if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil || r.Code != 0 {
+			t.Fatalf("devices %s: exit %d, %v\n%s%s", strings.Join(tc.args, " "), r.Code, err, r.Stdout, r.Stderr)
+		}
+		var got []string
+		for _, p := range doc.Ports {
+			got = append(got, fmt.Sprintf("%s/%d", p.Device, p.Port))
+		}
+		if strings.Join(got, " ") != tc.want {
+			t.Errorf("devices %s: ports %v, want %s", strings.Join(tc.args, " "), got, tc.want)
+		}
+	}
+}

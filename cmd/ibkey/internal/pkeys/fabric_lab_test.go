@@ -259,3 +259,40 @@ func TestLabDownPort(t *testing.T) {
 	}
 	// devices shows such a table as n/a (TestLabDownPortNA in devices).
 }
+
+// TestLabOverlappingSelectors: selectors that name one port twice (both LIDs of HcaD,
+// a dual-homed CA, with --port all or --port 1) list it once, in the order first
+// named (Fabric.LoadMany); each port was listed once per selector before.
+func TestLabOverlappingSelectors(t *testing.T) {
+	l := cmdtest.StartLab(t, "small.net", root)
+	if err := l.RunOpenSM(cmdtest.FabricConf(t), false); err != nil {
+		t.Fatal(err)
+	}
+	targets := l.Targets(t)
+	l.ResolveLIDs(t, targets)
+	lids := map[int]string{}
+	for _, tg := range targets {
+		if tg.Node == "HcaD" {
+			lids[tg.Port] = strconv.Itoa(tg.LID)
+		}
+	}
+	both := lids[2] + "," + lids[1]
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--lid", both, "--port", "all"}, "HcaD/1 HcaD/2"},
+		{[]string{"--lid", both, "--port", "1"}, "HcaD/1"},
+		{[]string{"--lid", lids[2], "--lid", lids[1]}, "HcaD/2 HcaD/1"},
+	} {
+		var doc pkeysDoc
+		l.RunJSON(t, &doc, append([]string{"pkeys", "-o", "json"}, tc.args...)...)
+		var got []string
+		for _, p := range doc.Ports {
+			got = append(got, fmt.Sprintf("%s/%d", p.Device, p.Port))
+		}
+		if strings.Join(got, " ") != tc.want {
+			t.Errorf("pkeys %s: ports %v, want %s", strings.Join(tc.args, " "), got, tc.want)
+		}
+	}
+}
