@@ -106,12 +106,13 @@ it did not answer is not checked (exit 4); ask from a port in every partition,
 such as the SM's.
 
 Exit codes: 0 no errors (warnings allowed unless --strict); 1 errors (or
-warnings with --strict), also when the sweep was partial: what was found is
-definite, and stderr still says what was not read; 2 bad usage, --fabric-file
-or --partitions file; 3 no fabric access; 4 a partial sweep, or a saved one
-without tables (--no-tables), that found no error in what it read: findings
-printed first, what was not read is not checked and is named on stderr; 4 also
-when what OpenSM does with the --partitions file cannot be predicted.
+warnings with --strict) in what was read, also when something was not checked:
+what was found is definite, and stderr still names what was not checked; 2 bad
+usage, --fabric-file or --partitions file; 3 no fabric access; 4 no error found
+but something not checked: a partial sweep, a saved one without tables
+(--no-tables), SA records not answered, or a --partitions file whose outcome in
+OpenSM cannot be predicted (its partitions-* findings are then no verdict and
+alone exit 4): findings printed first, what was not checked named on stderr.
 
 JSON (-o json), schema schemas/fabric-check.schema.json: {"schema_version":1,
 "source","partitions_file","findings":[{"severity","rule","ports":[{"node_guid",
@@ -188,9 +189,11 @@ func runCheck(o *CheckOptions) error {
 	if err := o.SA.validate(); err != nil {
 		return err
 	}
-	// definite: the audit found a failure in what was read (an error, or with --strict
-	// a warning), not merely something unread. It wins over a partial sweep: exit 1,
-	// the sweep's gaps still named on stderr.
+	// The exit follows the one table (cmdutil.ExitCodes): 1 when a finding is a
+	// definite failure (an error, or with --strict a warning, in what was read), even
+	// with something not checked (a partial sweep, an audit gap, a --partitions file
+	// whose outcome in OpenSM cannot be predicted), which stderr still names; 4 when
+	// nothing definite was found and something was not checked; else 0.
 	definite := false
 	err := o.Source.Load(o.Ctx, o.Notices, false, true, func(fab *fabric.Fabric) error {
 		res, model := partconf.AuditFabric(fab, conf, osm, o.AllowBoth)
@@ -202,6 +205,12 @@ func runCheck(o *CheckOptions) error {
 			}
 			all = append(all, saf...)
 			res.NotChecked = append(res.NotChecked, nc...)
+		}
+		var uncertain *cmdutil.Incomplete
+		fromFile := map[string]bool{}
+		if conf != nil {
+			uncertain = cmdutil.UncertainIncomplete(conf)
+			fromFile = fileRules()
 		}
 		var findings []check.Finding
 		var errs, warns int
@@ -215,35 +224,26 @@ func runCheck(o *CheckOptions) error {
 			} else {
 				warns++
 			}
+			// What was not read is no failure; what is compared with a file OpenSM's
+			// handling of which cannot be predicted is no verdict.
+			definite = definite || check.HasErrors([]check.Finding{fd}, o.Strict) &&
+				fd.Rule != fabric.RuleNotRead && fd.Rule != fabric.RuleSweepIncomplete && (uncertain == nil || !fromFile[fd.Rule])
 		}
 		check.SortFindings(findings)
-		// Load reports (and exits 4 for) a partial sweep or one without tables; what
-		// else the audit could not check is said below. Either way no all-clear.
+		// Load names a partial sweep's gaps (or a saved sweep's missing tables) on
+		// stderr; what else the audit could not check is named below. The document's
+		// incomplete says why the command exits 4, exactly then.
 		gaps := fabricIncomplete(fab)
 		partial := len(gaps) > 0
-		incomplete := partial || res.Incomplete()
-		// A --partitions file whose outcome in OpenSM cannot be predicted makes the
-		// command exit 4 whatever was found (cmdutil.Uncertain, below); otherwise it
-		// exits 4 for a partial sweep (Load) unless a definite failure makes it 1
-		// (below Load), and for an audit that depends on what was not read unless a
-		// finding is an error (exit 1). The document's incomplete says why, exactly
-		// then.
-		var uncertain *cmdutil.Incomplete
-		if conf != nil {
-			uncertain = cmdutil.UncertainIncomplete(conf)
-		}
-		sure := false // a definite failure, as definite is set below
-		for _, fd := range findings {
-			sure = sure || (check.HasErrors([]check.Finding{fd}, o.Strict) && fd.Rule != fabric.RuleNotRead && fd.Rule != fabric.RuleSweepIncomplete)
-		}
 		var why []cmdutil.Incomplete
-		switch {
-		case uncertain != nil:
-			why = append(gaps, *uncertain)
-		case partial && !sure:
+		if !definite {
 			why = gaps
-		case !partial && !check.HasErrors(findings, o.Strict) && res.Incomplete():
-			why = auditIncomplete(res)
+			if !partial {
+				why = auditIncomplete(res)
+			}
+			if uncertain != nil {
+				why = append(why, *uncertain)
+			}
 		}
 		if o.Format == cmdutil.FormatJSON {
 			var file *string
@@ -263,30 +263,39 @@ func runCheck(o *CheckOptions) error {
 			}
 		} else {
 			writeFindings(o.IO.Out, fab, findings)
-			fmt.Fprintln(o.IO.Out, checkSummary(fab, res.TablesChecked, o.Partitions, errs, warns, len(all)-len(findings), incomplete))
+			fmt.Fprintln(o.IO.Out, checkSummary(fab, res.TablesChecked, o.Partitions, errs, warns, len(all)-len(findings), partial || res.Incomplete()))
 		}
+		var after error
 		if conf != nil {
-			if err := cmdutil.Uncertain(o.IO.ErrOut, conf, "the partitions-* findings above are"); err != nil {
-				return err
-			}
+			after = cmdutil.Uncertain(o.IO.ErrOut, conf, "the partitions-* findings above are")
 		}
 		if len(res.Outside) > 0 {
 			o.Notices.Note(fmt.Sprintf("%s outside the swept subnet, not audited: %s", textsafe.Plural(len(res.Outside), "port", "ports"), outsideList(fab, res.Outside)))
 		}
-		definite = sure
-		if check.HasErrors(findings, o.Strict) {
-			return cmdutil.Exit(cmdutil.ExitNo)
-		}
 		if res.Incomplete() && !partial {
 			fmt.Fprintf(o.IO.ErrOut, "ibkey: audit incomplete: %s; not checked, so no all-clear\n", res.NotCheckedSummary())
-			return cmdutil.Exit(cmdutil.ExitIncomplete)
+			after = cmdutil.Exit(cmdutil.ExitIncomplete)
 		}
-		return nil
+		if definite {
+			return cmdutil.Exit(cmdutil.ExitNo)
+		}
+		return after
 	})
 	if definite && cmdutil.ExitCode(err) == cmdutil.ExitIncomplete {
 		return cmdutil.Exit(cmdutil.ExitNo)
 	}
 	return err
+}
+
+// fileRules are the rules whose findings compare the fabric with what OpenSM programs
+// from the --partitions file: no verdict when what it does with the file cannot be
+// predicted.
+func fileRules() map[string]bool {
+	m := map[string]bool{RuleSAViewNotFile: true, RuleIPoIBGroupMissing: true, RuleIPoIBGroupDiffers: true}
+	for _, r := range partconf.AuditRules(true)[len(partconf.AuditRules(false)):] {
+		m[r.Rule] = true
+	}
+	return m
 }
 
 // auditIncomplete is what the audit could not check, as a document's incomplete: one

@@ -148,13 +148,19 @@ func TestNoTablesIsNotAnAllClear(t *testing.T) {
 }
 
 // TestCheckUncertainPartitions: when what OpenSM does with the --partitions file cannot
-// be predicted, fabric check does not assert its comparison: stderr says so, exit 4.
+// be predicted, fabric check does not assert its comparison: stderr says so, exit 4;
+// an error the file does not decide (hca-key-not-on-switch) is definite: exit 1, and
+// stderr still says the comparison is no verdict (it exited 4 before).
 func TestCheckUncertainPartitions(t *testing.T) {
 	// `;` right after an mgid= value: OpenSM reads bytes of its line buffer no line wrote.
 	conf := writeTemp(t, "uncertain.conf", "Default=0x7fff : ALL=full;\np=0x10 : 0x0002c90300000211=full, mgid=ff12::5;\n")
 	r := runIbkey(t, false, nil, "fabric", "check", "--fabric-file", smallFabric, "--partitions", conf, "--ignore", "enforcement-off")
-	if r.Code != 4 || !strings.Contains(r.Stderr, "cannot be predicted") {
+	if r.Code != 4 || !strings.Contains(r.Stderr, "cannot be predicted") || !strings.Contains(r.Stdout, "[partitions-extra-key]") {
 		t.Errorf("exit %d, stderr %q; want exit 4 saying OpenSM's outcome cannot be predicted", r.Code, r.Stderr)
+	}
+	r = runIbkey(t, false, nil, "fabric", "check", "--fabric-file", enforcingFabric, "--partitions", conf, "--ignore", "enforcement-off")
+	if r.Code != 1 || !strings.Contains(r.Stderr, "cannot be predicted") || !strings.Contains(r.Stdout, "[hca-key-not-on-switch]") {
+		t.Errorf("a definite error: exit %d, stderr %q; want exit 1, stderr saying OpenSM's outcome cannot be predicted\n%s", r.Code, r.Stderr, r.Stdout)
 	}
 	r = runIbkey(t, false, nil, "fabric", "check", "--fabric-file", smallFabric, "--partitions", fabricConf, "--ignore", "enforcement-off")
 	if r.Code != 0 || strings.Contains(r.Stderr, "cannot be predicted") {

@@ -96,6 +96,12 @@ func TestFabricJSONIncomplete(t *testing.T) {
 		{[]string{"fabric", "pkeys", "--fabric-file", auditGap}, 4, "unread-table", `1 P_Key table not read: "HcaD"[1]: not read: skipped`},
 		{[]string{"fabric", "check", "--fabric-file", smallFabric, "--partitions", uncertain, "--ignore", "enforcement-off"}, 4, "not-checked", "cannot be predicted"},
 		{[]string{"fabric", "check", "--fabric-file", partialTable, "--partitions", uncertain, "--ignore", "enforcement-off"}, 4, "unread-table not-checked", "cannot be predicted"},
+		// A definite error wins over a file OpenSM's handling of which cannot be
+		// predicted, as over a partial sweep (it exited 4).
+		{[]string{"fabric", "check", "--fabric-file", enforcingFabric, "--partitions", uncertain, "--ignore", "enforcement-off"}, 1, "", ""},
+		{[]string{"fabric", "check", "--fabric-file", partialWithErrors, "--partitions", uncertain, "--ignore", "enforcement-off"}, 1, "", ""},
+		// --strict: a table not read (a not-read warning) is no definite failure.
+		{[]string{"fabric", "check", "--fabric-file", auditGap, "--strict", "--ignore", "enforcement-off"}, 4, "unread-table", `1 P_Key table not read: "HcaD"[1]: not read: skipped`},
 	} {
 		args := append(tc.args, "-o", "json")
 		r := runIbkey(t, false, nil, args...)
