@@ -42,11 +42,13 @@ node-removed, node-changed, link-added, link-removed, port-changed, pkey-added,
 pkey-removed, pkey-moved, pkey-membership (a key replaced by its partition's other
 membership, full <-> limited: one change), table-readable, table-resized.
 
-Exit codes, as diff(1): 0 no differences; 1 differences; 2 bad usage or a file that is
-not a fabric file (named); 3 (B swept now) no fabric access; 4 a partial sweep on either
-side (a saved one, or B swept now), named on stderr: what it did not read is not
-compared (a node or link it lacks is not reported gone or new), so changes there are
-not seen.
+Exit codes, as diff(1): 0 no differences; 1 differences, also when a side is a
+partial sweep: what was compared is definite (a table read on one side only,
+table-readable, is no difference); 2 bad usage or a file that is not a fabric file
+(named); 3 (B swept now) no fabric access; 4 a partial sweep on either side (a saved
+one, or B swept now) and no difference in what both read. A partial sweep is named
+on stderr: what it did not read is not compared (a node or link it lacks is not
+reported gone or new), so changes there are not seen.
 
 JSON (-o json), schema schemas/fabric-diff.schema.json: {"schema_version":1,"a","b","same",
 "changes":[{"kind","ports":[{"node_guid","port","node_desc"}],
@@ -90,8 +92,15 @@ func runDiff(o *DiffOptions) error {
 		}
 		return gaps != ""
 	}
+	// definite: a change in what both sides read, which a partial sweep does not
+	// make uncertain (exit 1 wins over 4, cmdutil.ExitCodes). A table read on one
+	// side only says what was read, not what changed.
+	definite := false
 	incomplete := func(err error, partial bool) error {
-		if partial && (err == nil || cmdutil.Reported(err)) {
+		switch {
+		case definite && cmdutil.ExitCode(err) == cmdutil.ExitIncomplete:
+			return cmdutil.Exit(cmdutil.ExitNo)
+		case partial && !definite && (err == nil || cmdutil.Reported(err)):
 			return cmdutil.Exit(cmdutil.ExitIncomplete)
 		}
 		return err
@@ -102,6 +111,9 @@ func runDiff(o *DiffOptions) error {
 		names.Rename(a)
 		names.Rename(b)
 		changes := fabric.Diff(a, b)
+		for _, c := range changes {
+			definite = definite || c.Rule != fabric.ChangeTableRead
+		}
 		if o.Format == cmdutil.FormatJSON {
 			js := make([]changeJSON, len(changes))
 			for i, c := range changes {
@@ -141,7 +153,7 @@ func runDiff(o *DiffOptions) error {
 	}
 	return o.Source.Sweep(o.Ctx, o.Notices, false, func(b *fabric.Fabric) error {
 		err := compare(b, "the sweep now")
-		return cmdutil.PartialResult(o.Notices, b, true, incomplete(err, partial(a, o.A)))
+		return incomplete(cmdutil.PartialResult(o.Notices, b, true, incomplete(err, partial(a, o.A))), false)
 	})
 }
 

@@ -222,3 +222,27 @@ func TestSwitchPortNotReadIsListed(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffPartialDefinite: fabric diff with a partial side exits 1 when what both
+// sides read differs (a definite difference, cmdutil.ExitCodes), still naming the
+// partial sweep on stderr, and 4 when the only difference is a table read on one side
+// (table-readable: what was read, not what changed). It exited 4 for both.
+func TestDiffPartialDefinite(t *testing.T) {
+	tableFailed := onPort("HcaD", func(p *fabric.Port) { p.PKeys, p.PKeysError = nil, "timed out" })
+	partialSame := editedFabric(t, "partial-same.json", smallFabric, tableFailed)
+	partialChanged := editedFabric(t, "partial-changed.json", changedFabric, tableFailed)
+	for _, tc := range []struct {
+		a, b string
+		Code int
+		out  string
+	}{
+		{smallFabric, partialChanged, 1, "pkey-added"},
+		{partialChanged, smallFabric, 1, "pkey-removed"},
+		{smallFabric, partialSame, 4, "table-readable"},
+	} {
+		r := runIbkey(t, false, nil, "fabric", "diff", tc.a, tc.b)
+		if r.Code != tc.Code || !strings.Contains(r.Stdout, tc.out) || !strings.Contains(r.Stderr, "is a partial sweep (1 P_Key table not read") {
+			t.Errorf("fabric diff %s %s: exit %d, want %d with %s\n%s--- stderr\n%s", tc.a, tc.b, r.Code, tc.Code, tc.out, r.Stdout, r.Stderr)
+		}
+	}
+}
