@@ -153,6 +153,16 @@ func (s madPortInfo) Read(ref PortRef, names []string, out []Reading) {
 	})
 }
 
+// madPortCounters is the watch's PMA reader (watch counters --lid/--dr). The
+// exporter's sweep reads the same PortCounters through the same ReadPortCounters, but
+// the two differ above it, for reasons: a watch samples the same ports for as long as
+// it runs, so each sample reads a port's PortInfo first (its state and violation
+// counters from one Get) and its PMA LID follows that PortInfo (an SM may assign or
+// change a CA port's LID, or the port go DOWN, while the watch runs), one port per
+// Read, concurrently (Sampler.Parallel: a port that does not answer holds up no
+// other); the exporter takes every port and its PMA LID from a sweep made for that
+// scrape, so there is nothing to follow, and reads them all as one batch (prefetched
+// while the sweep runs: issue 23's 2,000-node scrape budget).
 type madPortCounters struct{ m *MADCounters }
 
 func (madPortCounters) Name() string { return SourcePortCounters }
