@@ -65,8 +65,8 @@ func findSwept(f *fabric.Fabric, err error, s check.EndpointSpec) (*fabric.Fabri
 		why := ""
 		if err != nil {
 			why = err.Error()
-		} else if g := FabricGaps(f); g.Partial() {
-			why = g.String() // a saved sweep that was partial
+		} else {
+			why = PartialSummary(f, false) // a saved sweep that was partial
 		}
 		if why != "" {
 			return &UnknownError{Msg: fmt.Sprintf("%v; the sweep is partial (%s), the port may be in the part not read", e, why)}

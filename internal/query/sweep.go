@@ -419,6 +419,10 @@ func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, visits [
 
 func errText(what string, err error) string { return what + ": " + err.Error() }
 
+// notProbed begins the node error of a node whose neighbours the sweep could not probe
+// (its route already has mad.MaxHops hops).
+const notProbed = fabric.NotProbedPrefix
+
 // notRead starts a PKeysError for a table deliberately not read (a port without a
 // link): not a failure, so Gaps does not count it.
 const notRead = fabric.NotReadPrefix
