@@ -374,9 +374,13 @@ var parseErrorWords = map[string]string{
 
 func (x *Explainer) configRejected(ev *Event, ex *Explanation) {
 	fallback := "OpenSM then applies Default=0x7fff : ALL=full (osm_prtn.c): every port is a full member of the default partition only, every partition of the file is gone, and so is isolation"
+	// "not accessible" is stat() failing on the path OpenSM reads (osm_prtn.c
+	// osm_prtn_make_partitions; opensm -P, partition_config_file): it read no file,
+	// so no partition of any file exists, and those of an earlier read are removed.
+	file, why := missingFile(ev)
 	switch {
 	case ev.Kind == KindConfigMissing:
-		ex.Rule = fmt.Sprintf("OpenSM found no partitions file (%s): %s", ev.Detail, fallback)
+		ex.Rule = fmt.Sprintf("OpenSM cannot read its partitions file %s (%s), so it reads none: it applies Default=0x7fff : ALL=full (osm_prtn.c): every port is a full member of the default partition only, no other partition exists (those of an earlier read are deleted): the ports are not isolated", file, why)
 	case ev.ConfLine > 0:
 		why := ev.Detail
 		if w, ok := parseErrorWords[ev.Detail]; ok {
@@ -390,9 +394,12 @@ func (x *Explainer) configRejected(ev *Event, ex *Explanation) {
 		ex.Notes = append(ex.Notes, "the log does not show the fallback line after the parse error (it may be cut off)")
 	}
 	if x.Parts == nil {
-		if ev.ConfLine > 0 {
+		switch {
+		case ev.Kind == KindConfigMissing:
+			ex.Fix = fmt.Sprintf("put the partitions file at %s (the path OpenSM reads: opensm -P FILE, partition_config_file in opensm.conf), readable by OpenSM, then SIGHUP it", file)
+		case ev.ConfLine > 0:
 			ex.Fix = fmt.Sprintf("fix line %d of OpenSM's partitions.conf (give --partitions FILE to see it), then SIGHUP OpenSM", ev.ConfLine)
-		} else {
+		default:
 			ex.Fix = "give OpenSM a partitions.conf with the partitions (opensm -P FILE, partition_config_file), then SIGHUP it"
 		}
 		return
@@ -400,7 +407,7 @@ func (x *Explainer) configRejected(ev *Event, ex *Explanation) {
 	c := x.Parts.Config
 	switch {
 	case ev.Kind == KindConfigMissing:
-		ex.Fix = fmt.Sprintf("install %s where OpenSM reads it (%s), then SIGHUP OpenSM", x.Parts.Path, ev.Detail)
+		ex.Fix = fmt.Sprintf("install %s as %s (the path OpenSM reads), readable by OpenSM, then SIGHUP OpenSM", x.Parts.Path, file)
 	case !c.Rejected:
 		ex.Fix = fmt.Sprintf("%s parses as OpenSM parses it now: OpenSM read another version of the file; SIGHUP OpenSM to read it again", x.Parts.Path)
 		if ev.ConfLine > 0 {
@@ -425,6 +432,16 @@ func (x *Explainer) configRejected(ev *Event, ex *Explanation) {
 		}
 		ex.Fix += "; then SIGHUP OpenSM (ibkey partitions check shows every problem)"
 	}
+}
+
+// missingFile is the path and the reason of a partitions-missing event (its Detail is
+// "FILE: strerror", and no strerror text holds ": ").
+func missingFile(ev *Event) (file, why string) {
+	i := strings.LastIndex(ev.Detail, ": ")
+	if i < 0 {
+		return ev.Detail, "not accessible"
+	}
+	return ev.Detail[:i], ev.Detail[i+2:]
 }
 
 // lineText is line n of the file (1-based), trimmed and shortened.
