@@ -597,7 +597,7 @@ func (e *emu) partitionCreate(defAt, nameAt, idAt int, flags []Flag) bool {
 	b := &e.buf
 	name := b.str(nameAt)
 	hasName := true
-	d := &Definition{Pos: e.pos(defAt), Name: name, Flags: flags, IPoIB: e.conf.isIPoIB, Indx0: e.conf.indx0, DefMember: e.conf.membership}
+	d := &Definition{Pos: e.pos(defAt), Name: name, Flags: flags, IPoIB: e.conf.isIPoIB, Scopes: uint16(e.conf.flags.ScopeMask), Indx0: e.conf.indx0, DefMember: e.conf.membership}
 	id, idPos := "", Pos{}
 	hasID := idAt >= 0
 	if hasID {
@@ -956,9 +956,14 @@ func (e *emu) createGroups(p *Partition, d *Definition, gid [16]byte, g groupFla
 			continue
 		}
 		if why := e.c.refuseGroup(mg); why != "" {
+			fix := "for IPoIB groups give the partition the ipoib flag (its broadcast group must exist first, in the same scope)"
+			if p.IPoIB && s != defaultMgrpScope && isIPMGID(mg) {
+				// The ipoib flag makes the broadcast group in link-local scope only.
+				fix = fmt.Sprintf("the ipoib flag creates the broadcast group in link-local scope only: create it in scope %d first, with `mgid=ff1%x:401b::ffff:ffff,sl=0` on a line before this one", s, s)
+			}
 			e.c.Findings = append(e.c.Findings, Finding{Severity: Warning, Pos: pos, Rule: "mgid-refused",
 				Message: fmt.Sprintf("OpenSM's SA refuses to create multicast group %s: %s", netip.AddrFrom16(mg), why),
-				Action:  "for IPoIB groups give the partition the ipoib flag (its broadcast group must exist first, in the same scope)"})
+				Action:  fix})
 			continue
 		}
 		grp := &MGroup{MGID: netip.AddrFrom16(mg), QKey: g.QKey, MTU: uint8(g.MTU), Rate: uint8(g.Rate), SL: uint8(g.SL), Scope: s,
