@@ -318,6 +318,10 @@ func keyOnly(e check.Endpoint, key check.PartitionKey) check.Endpoint {
 
 func (x *Explainer) joinRefused(ev *Event, ex *Explanation) {
 	port := labelOr(ex.From, "the port")
+	if ev.Code == "1B11" {
+		x.ipoibBroadcastMissing(ev, ex, port)
+		return
+	}
 	if ev.Code != "1B14" {
 		ex.Rule = fmt.Sprintf("the SA refused a multicast join or query: %s", ev.Detail)
 		switch ev.Code {
@@ -346,6 +350,65 @@ func (x *Explainer) joinRefused(ev *Event, ex *Explanation) {
 		return
 	}
 	x.fixPair(key, []*End{ex.From}, false, ex, "or join a group of a partition the port is in")
+}
+
+// ipoibBroadcastMissing explains ERR 1B11 for an IPoIB broadcast group: an IPoIB
+// interface gets carrier only once it has joined its partition's broadcast group
+// (ipoib_multicast.c ipoib_mcast_join_complete), and its join names no Q_Key, MTU,
+// SL, FlowLabel or TClass, so it cannot create the group (OpenSM needs them:
+// REQUIRED_MC_CREATE_COMP_MASK): OpenSM must, for a partition with the ipoib flag,
+// and it does so in link-local scope only (osm_prtn_config.c partition_create does
+// not pass scope= to the group; the lab shows it: TestLabIPoIBBroadcastJoin).
+func (x *Explainer) ipoibBroadcastMissing(ev *Event, ex *Explanation, port string) {
+	k, scope, _ := ipoibBroadcast(ev.MGID)
+	key := k.Partition()
+	ex.Rule = fmt.Sprintf("an IPoIB interface comes up (gets carrier) only once it has joined its partition's broadcast group, which its join cannot create (ipoib_multicast.c gives it no Q_Key or MTU): the SM creates it for a partition with the ipoib flag; group %s (partition %s, scope %d) does not exist, so %s's IPoIB interface on P_Key %s stays down", ev.MGID, key, scope, port, k)
+	addMGID := fmt.Sprintf("`mgid=ff1%x:401b::ffff:ffff,sl=0` on its own line after the definition's ':' (members after it)", scope)
+	if scope != 2 {
+		ex.Rule += fmt.Sprintf("; OpenSM creates IPoIB broadcast groups in link-local scope (2) only, whatever scope= says, and this interface uses scope %d (its broadcast address 00:ff:ff:ff:ff:1%x:40:1b:...)", scope, scope)
+		ex.Fix = fmt.Sprintf("set the interface's broadcast address back to scope 2 (the kernel's default, 00:ff:ff:ff:ff:12:40:1b:...), or create the group in partitions.conf: %s in partition %s", addMGID, key)
+	} else {
+		ex.Fix = fmt.Sprintf("give partition %s the ipoib flag in partitions.conf (`NAME=%s, ipoib : ...`), then SIGHUP OpenSM", key, key)
+	}
+	if x.Parts == nil {
+		return
+	}
+	c, path := x.Parts.Config, x.Parts.Path
+	p := c.Partition(key)
+	switch {
+	case c.Rejected:
+		ex.Fix = fmt.Sprintf("OpenSM rejects %s (first error at %s): none of its partitions exists; fix that line first", path, c.RejectedAt)
+		ex.FixAt = c.RejectedAt.String()
+	case p == nil || len(p.Defs) == 0:
+		ex.Fix = fmt.Sprintf("%s defines no partition %s, yet the port holds its P_Key: OpenSM ran with another file, or has not swept since (SIGHUP it); define it with the ipoib flag", path, key)
+	case slices.ContainsFunc(p.Groups, func(g *partconf.MGroup) bool { return g.MGID.String() == ev.MGID }):
+		ex.Fix = fmt.Sprintf("%s creates group %s (partition %s at %s): OpenSM ran with another file, or has not swept since (SIGHUP it)", path, ev.MGID, p.Name, p.Defs[0].Pos)
+		ex.FixAt = p.Defs[0].Pos.String()
+	case scope != 2 && p.IPoIB:
+		ex.FixAt = p.Defs[0].Pos.String()
+		ex.Fix = fmt.Sprintf("set the interface's broadcast address back to scope 2 (the kernel's default), or add %s to partition %s at %s", addMGID, p.Name, ex.FixAt)
+	case scope != 2:
+		ex.FixAt = p.Defs[0].Pos.String()
+		ex.Fix = fmt.Sprintf("set the interface's broadcast address back to scope 2 and add `, ipoib` to partition %s at %s `%s`, or add %s", p.Name, ex.FixAt, lineText(x.PartsText, p.Defs[0].Pos.Line), addMGID)
+	default:
+		ex.FixAt = p.Defs[0].Pos.String()
+		ex.Fix = fmt.Sprintf("add `, ipoib` to the definition of partition %s at %s `%s`, then SIGHUP OpenSM", p.Name, ex.FixAt, lineText(x.PartsText, p.Defs[0].Pos.Line))
+	}
+}
+
+// ipoibBroadcast reads an IPoIB broadcast MGID (RFC 4391: ff1S:401b:PKEY::ffff:ffff,
+// the kernel's ipv4_bcast_addr with the interface's P_Key): its P_Key and scope.
+func ipoibBroadcast(mgid string) (check.PKey, uint8, bool) {
+	a, err := netip.ParseAddr(mgid)
+	if err != nil || !a.Is6() {
+		return 0, 0, false
+	}
+	b := a.As16()
+	want := [16]byte{0xff, 0x10 | b[1]&0x0f, 0x40, 0x1b, b[4], b[5], 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff}
+	if b != want {
+		return 0, 0, false
+	}
+	return check.PKey(uint16(b[4])<<8 | uint16(b[5])), b[1] & 0x0f, true
 }
 
 // mgidPartition is the partition an IPoIB MGID carries (RFC 4391: ff1S:401b or
