@@ -99,20 +99,17 @@ func (f *Findings) lintValues() {
 // insufficient components specified for implicit create"). The interface gets carrier
 // only after that join (ipoib_mcast_join_complete), so one set to scope N stays down.
 func (f *Findings) lintIPoIBScope(p *Partition) {
+	bc := broadcastMGID(p.Key)
 	for _, d := range p.Defs {
 		for s := uint8(0); s < 16; s++ {
-			if !d.IPoIB || s == defaultMgrpScope || d.Scopes&(1<<s) == 0 {
+			mg := bc
+			mg[1] = 0x10 | s
+			if !d.IPoIB || s == defaultMgrpScope || d.Scopes&(1<<s) == 0 ||
+				slices.ContainsFunc(p.Groups, func(g *MGroup) bool { return g.MGID.As16() == mg }) { // an mgid= line creates it
 				continue
 			}
-			mg := broadcastMGID(p.Key)
-			mg[1] = 0x10 | s
-			if slices.ContainsFunc(p.Groups, func(g *MGroup) bool { return g.MGID.As16() == mg }) {
-				continue // an mgid= line creates it
-			}
-			bc := broadcastMGID(p.Key)
-			k := p.Key.PKey(check.Full)
 			f.warn(d.Pos, "ipoib-scope", fmt.Sprintf("partition %s (%s) has ipoib and scope=%d, but OpenSM creates its IPoIB broadcast group in link-local scope only (%s; osm_prtn_config.c does not pass scope= to it): an IPoIB interface in scope %d (broadcast address 00:ff:ff:ff:ff:1%x:40:1b:%02x:%02x:...) joins %s, which does not exist and which its join cannot create (OpenSM ERR 1B11), so it never gets carrier; with the kernel's default broadcast address it comes up in link-local scope",
-				p.Key, p.Name, s, netip.AddrFrom16(bc), s, s, byte(k>>8), byte(k), netip.AddrFrom16(mg)),
+				p.Key, p.Name, s, netip.AddrFrom16(bc), s, s, bc[4], bc[5], netip.AddrFrom16(mg)),
 				fmt.Sprintf("for link-local IPoIB (the kernel's default) remove scope=%d; for IPoIB in scope %d create the group: end the definition line at ':' and put `mgid=ff1%x:401b::ffff:ffff,sl=0` on the next line, the members after it (OpenSM fills in the P_Key)", s, s, s))
 		}
 	}

@@ -525,8 +525,8 @@ func (a *Assembler) errEvent(r *record) *Event {
 		if !scanf(body, "Port 0x%x (%s) failed to join non-existing multicast group with MGID %s, insufficient components specified for implicit create (comp_mask 0x%x)", &g1, &d1, &mgid, &a1) {
 			return nil
 		}
-		k, _, ok := ipoibBroadcast(mgid)
-		if !ok {
+		k, _, broadcast, _ := ipoibMGID(mgid)
+		if !broadcast {
 			return nil
 		}
 		e := ev(KindJoinRefused)

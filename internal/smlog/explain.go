@@ -339,7 +339,8 @@ func (x *Explainer) joinRefused(ev *Event, ex *Explanation) {
 		}
 		return
 	}
-	key, ok := mgidPartition(ev.MGID)
+	k, _, _, ok := ipoibMGID(ev.MGID)
+	key := k.Partition()
 	in := "the group's partition"
 	if ok {
 		in = "partition " + key.String()
@@ -360,7 +361,7 @@ func (x *Explainer) joinRefused(ev *Event, ex *Explanation) {
 // and it does so in link-local scope only (osm_prtn_config.c partition_create does
 // not pass scope= to the group; the lab shows it: TestLabIPoIBBroadcastJoin).
 func (x *Explainer) ipoibBroadcastMissing(ev *Event, ex *Explanation, port string) {
-	k, scope, _ := ipoibBroadcast(ev.MGID)
+	k, scope, _, _ := ipoibMGID(ev.MGID)
 	key := k.Partition()
 	ex.Rule = fmt.Sprintf("an IPoIB interface comes up (gets carrier) only once it has joined its partition's broadcast group, which its join cannot create (ipoib_multicast.c gives it no Q_Key or MTU): the SM creates it for a partition with the ipoib flag; group %s (partition %s, scope %d) does not exist, so %s's IPoIB interface on P_Key %s stays down", ev.MGID, key, scope, port, k)
 	addMGID := fmt.Sprintf("`mgid=ff1%x:401b::ffff:ffff,sl=0` on its own line after the definition's ':' (members after it)", scope)
@@ -396,33 +397,20 @@ func (x *Explainer) ipoibBroadcastMissing(ev *Event, ex *Explanation, port strin
 	}
 }
 
-// ipoibBroadcast reads an IPoIB broadcast MGID (RFC 4391: ff1S:401b:PKEY::ffff:ffff,
-// the kernel's ipv4_bcast_addr with the interface's P_Key): its P_Key and scope.
-func ipoibBroadcast(mgid string) (check.PKey, uint8, bool) {
+// ipoibMGID reads an IPoIB MGID (RFC 4391: ff1S:401b or 601b, then the P_Key): its
+// P_Key, its scope, and whether it is its partition's broadcast group
+// (ff1S:401b:PKEY::ffff:ffff, the kernel's ipv4_bcast_addr with the P_Key).
+func ipoibMGID(mgid string) (k check.PKey, scope uint8, broadcast, ok bool) {
 	a, err := netip.ParseAddr(mgid)
 	if err != nil || !a.Is6() {
-		return 0, 0, false
-	}
-	b := a.As16()
-	want := [16]byte{0xff, 0x10 | b[1]&0x0f, 0x40, 0x1b, b[4], b[5], 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff}
-	if b != want {
-		return 0, 0, false
-	}
-	return check.PKey(uint16(b[4])<<8 | uint16(b[5])), b[1] & 0x0f, true
-}
-
-// mgidPartition is the partition an IPoIB MGID carries (RFC 4391: ff1S:401b or
-// 601b, then the P_Key): the group's partition as its MGID says.
-func mgidPartition(mgid string) (check.PartitionKey, bool) {
-	a, err := netip.ParseAddr(mgid)
-	if err != nil || !a.Is6() {
-		return 0, false
+		return 0, 0, false, false
 	}
 	b := a.As16()
 	if b[0] != 0xff || !(b[2] == 0x40 || b[2] == 0x60) || b[3] != 0x1b {
-		return 0, false
+		return 0, 0, false, false
 	}
-	return check.PKey(uint16(b[4])<<8 | uint16(b[5])).Partition(), true
+	bc := [16]byte{0xff, 0x10 | b[1]&0x0f, 0x40, 0x1b, b[4], b[5], 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff}
+	return check.PKey(uint16(b[4])<<8 | uint16(b[5])), b[1] & 0x0f, b == bc, true
 }
 
 // parseErrorWords says in plain words what each of osm_prtn_config.c's parse errors
