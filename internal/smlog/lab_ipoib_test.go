@@ -48,8 +48,7 @@ func TestLabIPoIBBroadcastJoin(t *testing.T) {
 		{"ff15:401b:8002::ffff:ffff", 0},          // created by the mgid= line
 		{"ff12:401b:8003::ffff:ffff", insufComps}, // no ipoib flag: ERR 1B11
 	} {
-		var g mad.GID
-		g = netip.MustParseAddr(c.mgid).As16()
+		g := mad.GID(netip.MustParseAddr(c.mgid).As16())
 		k := uint16(g[4])<<8 | uint16(g[5])
 		st, err := join(ctx, l, "HcaB", lidA, joinRequest{MGID: g, PortGID: portGID(guidB), PKey: k})
 		if err != nil || st != c.status {
