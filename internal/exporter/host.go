@@ -104,7 +104,7 @@ func (c *HostCollector) Collect(ch chan<- prometheus.Metric) {
 		switch {
 		case u.Table || u.Entries:
 			// A table or entries not read are its port's table series
-			// (buildHostTables: table_unavailable with the reason, and the count
+			// (buildHostTables: table_unreadable with the reason, and the count
 			// of entries not read).
 			continue
 		case u.Interface != "":
@@ -241,9 +241,18 @@ func buildHostTables(views []*query.PortView) *seriesSet {
 			lid = strconv.Itoa(int(v.Port.LID.Value))
 		}
 		add(mPortInfo, 1, dev, port, v.LinkLayer(), lid)
-		if v.Table == nil {
-			add(mTableMissing, 1, dev, port, v.TableMissing)
-		} else {
+		switch {
+		case v.TableAbsent:
+			add(mTableAbsent, 1, dev, port, v.TableMissing)
+		case v.Table == nil:
+			// Not read is not known: the table's own series, never a size or a
+			// count of 0 (query.PortView.TableNotRead).
+			why := v.TableNotRead()
+			if why == "" {
+				why = "P_Key table not read"
+			}
+			add(mTableNotRead, 1, dev, port, why)
+		default:
 			for _, e := range v.Table.Entries {
 				if e.Valid() {
 					add(mEntry, 1, dev, port, strconv.Itoa(e.Index), e.PKey.String(), e.PKey.Partition().String(), e.PKey.Membership().String())
