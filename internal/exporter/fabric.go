@@ -540,13 +540,18 @@ func viewRecord(v *query.PortView) portRecord {
 			r.portGUID = check.GUID(guid).String()
 		}
 	}
-	if v.Table != nil {
+	switch {
+	case v.Table != nil:
 		r.tableSize = len(v.Table.Entries)
 		r.pkeys = make([]check.PKey, len(v.Table.Entries))
 		for i, e := range v.Table.Entries {
 			r.pkeys[i] = e.PKey
 		}
-	} else {
+	case v.TableAbsent:
+		// A node that reports a table length of 0: what a sweep makes of it (an
+		// empty table read), not a table not read.
+		r.pkeys = []check.PKey{}
+	default:
 		r.tableErr = v.TableMissing
 		if r.tableErr == "" {
 			r.tableErr = "not read"
@@ -561,7 +566,11 @@ func portSeries(out *seriesSet, recs []portRecord) {
 		r := &recs[i]
 		port := r.labels[:]
 		out.add(mFPortInfo, 1, withLabels(port, r.nodeType, r.portGUID)...)
-		out.add(mFTableSize, float64(r.tableSize), port...)
+		if r.pkeys != nil || r.tableSize > 0 {
+			// A size of 0 with no table read is a size not read (SwitchInfo or the
+			// port's PortInfo failed; --lid keeps none): absent, never 0.
+			out.add(mFTableSize, float64(r.tableSize), port...)
+		}
 		if id, ok := stateIDs[r.state]; ok {
 			out.add(mFPortState, float64(id), port...)
 		}

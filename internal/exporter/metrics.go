@@ -151,7 +151,7 @@ var (
 	mFEntry = newMetric(ModeFabric, "ibkey_fabric_pkey_entry_info",
 		"One valid P_Key table entry of a fabric port (value 1).", "node_guid", "node_name", "port", "lid", "index", "pkey", "key", "membership")
 	mFTableSize = newMetric(ModeFabric, "ibkey_fabric_pkey_table_size",
-		"P_Key table length (NodeInfo PartitionCap, SwitchInfo PartitionEnforcementCap for switch external ports).", "node_guid", "node_name", "port", "lid")
+		"P_Key table length (NodeInfo PartitionCap, SwitchInfo PartitionEnforcementCap for switch external ports); absent when it was not read, never 0 for a size not known.", "node_guid", "node_name", "port", "lid")
 	mFTableValid = newMetric(ModeFabric, "ibkey_fabric_pkey_table_valid_entries",
 		"Entries holding a valid P_Key; absent when the table was not read.", "node_guid", "node_name", "port", "lid")
 	mFTableUnread = newMetric(ModeFabric, "ibkey_fabric_pkey_table_unread",
