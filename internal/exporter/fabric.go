@@ -560,34 +560,44 @@ func viewRecord(v *query.PortView) portRecord {
 	return r
 }
 
-// portSeries adds the series of the records' ports, tables and counters to out.
+// portSeries adds the series of the records' ports, tables and counters to out. A
+// port's labels (node_guid, node_name, port, lid: the first of every port metric's)
+// are made pairs once and shared by its series.
 func portSeries(out *seriesSet, recs []portRecord) {
+	var port []*dto.LabelPair
+	add := func(m *Metric, v float64, more ...string) { out.addTo(m, v, port, more...) }
 	for i := range recs {
 		r := &recs[i]
-		port := r.labels[:]
-		out.add(mFPortInfo, 1, withLabels(port, r.nodeType, r.portGUID)...)
+		port = out.pairs(mFPortInfo.Labels[:4], r.labels[:]...)
+		add(mFPortInfo, 1, r.nodeType, r.portGUID)
 		if r.pkeys != nil || r.tableSize > 0 {
 			// A size of 0 with no table read is a size not read (SwitchInfo or the
 			// port's PortInfo failed; --lid keeps none): absent, never 0.
-			out.add(mFTableSize, float64(r.tableSize), port...)
+			add(mFTableSize, float64(r.tableSize))
 		}
 		if id, ok := stateIDs[r.state]; ok {
-			out.add(mFPortState, float64(id), port...)
+			add(mFPortState, float64(id))
 		}
 		if r.pkeys == nil {
-			out.add(mFTableUnread, 1, withLabels(port, r.tableErr)...)
+			add(mFTableUnread, 1, r.tableErr)
 		} else {
 			valid := 0
 			for j, k := range r.pkeys {
 				if k.Valid() {
 					valid++
-					out.add(mFEntry, 1, withLabels(port, strconv.Itoa(j), k.String(), k.Partition().String(), k.Membership().String())...)
+					add(mFEntry, 1, strconv.Itoa(j), k.String(), k.Partition().String(), k.Membership().String())
 				}
 			}
-			out.add(mFTableValid, float64(valid), port...)
+			add(mFTableValid, float64(valid))
 		}
 		for k, fc := range fabricCounters {
-			counterSeries(out.add, fc.metric, mFUnreadable, mFSaturated, fc.counter, r.readings[k], port)
+			why, sat := counterState(fc.counter, r.readings[k])
+			if why != "" {
+				add(mFUnreadable, 1, fc.counter.Name, why)
+				continue
+			}
+			add(fc.metric, float64(r.readings[k].Value))
+			add(mFSaturated, sat, fc.counter.Name)
 		}
 	}
 }
