@@ -711,7 +711,7 @@ func TestFabricTableNotReadIsNoSize(t *testing.T) {
 		edit(v)
 		return v
 	}
-	recs := []portRecord{
+	recs := []*portRecord{
 		viewRecord(view(1, func(v *query.PortView) { v.TableMissing = "P_KeyTable: timed out" })),
 		viewRecord(view(2, func(v *query.PortView) {
 			v.TableMissing, v.TableAbsent = "no P_Key table: the node reports a table length of 0", true
