@@ -53,6 +53,11 @@ func TestCatalogNames(t *testing.T) {
 		if !name.MatchString(m.Name) {
 			t.Errorf("bad name %s", m.Name)
 		}
+		// portSeries makes a port's four label pairs once and gives them to every
+		// series of the port as its first labels.
+		if m.Mode == ModeFabric && slices.Contains(m.Labels, "node_guid") && !slices.Equal(m.Labels[:4], []string{"node_guid", "node_name", "port", "lid"}) {
+			t.Errorf("%s: a fabric port's labels are node_guid, node_name, port, lid first, not %v", m.Name, m.Labels)
+		}
 		if regexp.MustCompile(`_unread(able)?$`).MatchString(m.Name) && !slices.Contains(m.Labels, "reason") {
 			t.Errorf("%s: something not read with no reason label", m.Name)
 		}

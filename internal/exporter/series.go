@@ -11,7 +11,7 @@ import (
 
 // seriesSet holds the series that change only when the tables are read again or a
 // sweep completes, built once (what node_exporter's collectors do per scrape, done per
-// sweep: a 2,000-node sweep is 75,000 series). The set becomes families once
+// sweep: a 2,000-node sweep is 79,000 series). The set becomes families once
 // (families), as a registry would gather them but without one, and NewRegistry serves
 // them beside the collectors' (prebuilt): the registry's per-series checks and its
 // sort were two thirds of a 2,000-node sweep's CPU after the MADs (517/448 -> 400/357
@@ -19,43 +19,33 @@ import (
 //
 // The budgets of a scrape answered from a 2,000-node sweep (under 100 ms) and of a
 // sweep with counters (at most 2x `fabric pkeys`) need its layout: label pairs are
-// interned (a fabric port's four are shared by its dozen series) and carved, with the
-// values, from slabs; the series of value 0 and 1 share one gauge each; a family's
-// series are kept together, so the registry's are too. A const metric per series,
-// with pairs of its own, made the build 150 -> 470 ms of CPU and a scrape 58 -> 104
-// ms; this form: about 170 and 70 ms (BenchmarkScrapeFatTree, 2 busy cores). Measured
-// again without the registry, a pair and a gauge allocated per series (pairs still
-// interned): build 131/128 vs 130/97 ms of CPU, a gzip scrape 106/118 vs 97/91 (paired,
-// load 25).
+// interned (a fabric port's four are made once and shared by its dozen series) and
+// carved, with the series and values, from slabs; the series of value 0 and 1 share one gauge
+// each. A const metric per series, with pairs of its own, made the build 150 -> 470 ms
+// of CPU and a scrape 58 -> 104 ms (BenchmarkScrapeFatTree, 2 busy cores).
 type seriesSet struct {
-	fams     map[*Metric][]series
+	fams     map[*Metric][]*dto.Metric // each series' label pairs in name order
 	interned map[[2]string]*dto.LabelPair
 	slab     []dto.LabelPair
 	strs     []string
 	labels   []*dto.LabelPair
+	metrics  []dto.Metric
 	gauges   []dto.Gauge
 	values   []float64
 	zero     dto.Gauge
 	one      dto.Gauge
 }
 
-// series is one gauge series, with its label pairs in name order (as a registry
-// gives them).
-type series struct {
-	labels []*dto.LabelPair
-	gauge  *dto.Gauge
-}
-
 func newSeriesSet() *seriesSet {
 	zero, one := 0.0, 1.0
-	return &seriesSet{fams: map[*Metric][]series{}, interned: map[[2]string]*dto.LabelPair{}, zero: dto.Gauge{Value: &zero}, one: dto.Gauge{Value: &one}}
+	return &seriesSet{fams: map[*Metric][]*dto.Metric{}, interned: map[[2]string]*dto.LabelPair{}, zero: dto.Gauge{Value: &zero}, one: dto.Gauge{Value: &one}}
 }
 
 // add adds a series of m with its label values in m.Labels order.
 func (s *seriesSet) add(m *Metric, v float64, values ...string) { s.addTo(m, v, nil, values...) }
 
 // addTo adds a series of m whose first labels are the pairs of prefix (a fabric port's
-// four, from pairs: built once per port, not once per series) and the others values,
+// four, from pairs: made once per port, not once per series) and the others values,
 // in m.Labels order.
 func (s *seriesSet) addTo(m *Metric, v float64, prefix []*dto.LabelPair, values ...string) {
 	if len(prefix)+len(values) != len(m.Labels) {
@@ -64,15 +54,16 @@ func (s *seriesSet) addTo(m *Metric, v float64, prefix []*dto.LabelPair, values 
 	labels := s.carve(len(m.Labels))
 	for i, j := range m.build().sorted {
 		if j < len(prefix) {
-			if *prefix[j].Name != m.Labels[j] {
-				panic(fmt.Sprintf("%s: label %s where %s is", m.Name, *prefix[j].Name, m.Labels[j]))
-			}
 			labels[i] = prefix[j]
-			continue
+		} else {
+			labels[i] = s.pair(m.Labels[j], values[j-len(prefix)])
 		}
-		labels[i] = s.pair(m.Labels[j], values[j-len(prefix)])
 	}
-	s.fams[m] = append(s.fams[m], series{labels: labels, gauge: s.gauge(v)})
+	if len(s.metrics) == cap(s.metrics) {
+		s.metrics = make([]dto.Metric, 0, 1024)
+	}
+	s.metrics = append(s.metrics, dto.Metric{Label: labels, Gauge: s.gauge(v)})
+	s.fams[m] = append(s.fams[m], &s.metrics[len(s.metrics)-1])
 }
 
 // pairs are the interned pairs of names and values, in that order.
@@ -136,13 +127,7 @@ func (s *seriesSet) gauge(v float64) *dto.Gauge {
 // series whose labels another has too is an error, as a registry's.
 func (s *seriesSet) families() ([]*dto.MetricFamily, error) {
 	out := make([]*dto.MetricFamily, 0, len(s.fams))
-	for m, f := range s.fams {
-		all := make([]dto.Metric, len(f))
-		ms := make([]*dto.Metric, len(f))
-		for i := range f {
-			all[i].Label, all[i].Gauge = f[i].labels, f[i].gauge
-			ms[i] = &all[i]
-		}
+	for m, ms := range s.fams {
 		slices.SortFunc(ms, compareLabels)
 		for i := 1; i < len(ms); i++ {
 			if compareLabels(ms[i-1], ms[i]) == 0 {
