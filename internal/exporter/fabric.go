@@ -302,8 +302,7 @@ func (c *FabricCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- gauge(mSweepDuration, s.duration.Seconds())
 }
 
-// portRecord is one exported fabric port (a sweep's are held by pointer: a record is
-// 360 bytes, and a growing slice of them 5 times that of garbage).
+// portRecord is one exported fabric port (held by pointer: a record is 360 bytes).
 type portRecord struct {
 	id       check.PortID
 	labels   [4]string // node_guid, node_name, port, lid
@@ -371,7 +370,7 @@ func (c *FabricCollector) fromFabric(ctx context.Context, f *fabric.Fabric, tap 
 	recs := sweepRecords(f, infos)
 	late := 0
 	if c.opts.NoCounters {
-		noCounters(recs, 2)
+		noCounters(recs)
 	} else {
 		late = readPortCounters(ctx, tap, c.fab.Via, recs, got)
 	}
@@ -384,12 +383,11 @@ func (c *FabricCollector) fromFabric(ctx context.Context, f *fabric.Fabric, tap 
 	return &fabricSnapshot{lateCounters: late, series: out, notRead: res.NotChecked}
 }
 
-// noCounters marks the first n counters of the records not read (--no-counters).
-func noCounters(recs []*portRecord, n int) {
+// noCounters marks the records' PortCounters not read (--no-counters).
+func noCounters(recs []*portRecord) {
 	for _, r := range recs {
-		for k := range n {
-			r.readings[k] = query.Reading{Unavailable: "not read (--no-counters)"}
-		}
+		r.readings[0] = query.Reading{Unavailable: "not read (--no-counters)"}
+		r.readings[1] = r.readings[0]
 	}
 }
 
@@ -480,7 +478,7 @@ func (c *FabricCollector) readNodes(ctx context.Context, tap *portInfoTap) (*fab
 		recs[i] = r
 	}
 	if c.opts.NoCounters {
-		noCounters(recs, 2)
+		noCounters(recs)
 	} else {
 		readPortCounters(ctx, tap, c.fab.Via, recs, nil)
 	}
@@ -551,8 +549,7 @@ func viewRecord(v *query.PortView) *portRecord {
 			r.pkeys[i] = e.PKey
 		}
 	case v.TableAbsent:
-		// A node that reports a table length of 0: what a sweep makes of it (an
-		// empty table read), not a table not read.
+		// A node that reports a table length of 0: an empty table, as a sweep's.
 		r.pkeys = []check.PKey{}
 	default:
 		r.tableErr = v.TableMissing
@@ -581,7 +578,10 @@ func portSeries(out *seriesSet, recs []*portRecord) {
 	var port []*dto.LabelPair
 	add := func(m *Metric, v float64, more ...string) { out.addTo(m, v, port, more...) }
 	for _, r := range recs {
-		port = out.pairs(mFPortInfo.Labels[:4], r.labels[:]...)
+		port = out.carve(4)
+		for j, name := range mFPortInfo.Labels[:4] {
+			port[j] = out.pair(name, r.labels[j])
+		}
 		add(mFPortInfo, 1, r.nodeType, r.portGUID)
 		if r.pkeys != nil || r.tableSize > 0 {
 			// A size of 0 with no table read is a size not read (SwitchInfo or the
@@ -664,18 +664,18 @@ func findingSeries(out *seriesSet, f *fabric.Fabric, recs []*portRecord, res fab
 	for rs, n := range counts {
 		out.add(mFindings, float64(n), rs.rule, rs.sev)
 	}
-	byID := make(map[check.PortID]int, len(recs))
-	for i := range recs {
-		byID[recs[i].id] = i
+	byID := make(map[check.PortID]*portRecord, len(recs))
+	for _, r := range recs {
+		byID[r.id] = r
 	}
 	for pk, n := range perPort {
 		var port [4]string
-		if r, ok := byID[pk.id]; ok {
-			port = recs[r].labels
+		if r := byID[pk.id]; r != nil {
+			port = r.labels
 		} else {
 			port = findingPortLabels(f, pk.id)
 		}
-		out.add(mFPortFinding, float64(n), withLabels(port[:], pk.rs.rule, pk.rs.sev)...)
+		out.add(mFPortFinding, float64(n), port[0], port[1], port[2], port[3], pk.rs.rule, pk.rs.sev)
 	}
 }
 

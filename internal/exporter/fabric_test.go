@@ -27,14 +27,7 @@ import (
 // discover -o json` on the lab's small.net) without counters.
 func savedFabricCollector(t testing.TB, file string, partitions bool) *FabricCollector {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := fabric.DecodeFabric(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := loadFabric(t, file)
 	opts := FabricOptions{NoCounters: true, Now: func() time.Time { return f.SweptAt.Add(90 * time.Second) }}
 	if partitions {
 		conf, err := os.ReadFile("testdata/partitions.conf")
@@ -48,6 +41,20 @@ func savedFabricCollector(t testing.TB, file string, partitions bool) *FabricCol
 	snap.at, snap.duration = f.SweptAt, f.Duration
 	serve(c, snap)
 	return c
+}
+
+// loadFabric reads a saved sweep of testdata.
+func loadFabric(t testing.TB, file string) *fabric.Fabric {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := fabric.DecodeFabric(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
 
 // serve serves snap as a sweep that reached the fabric does.
@@ -575,14 +582,7 @@ func TestFabricLIDModeReadsAsSweep(t *testing.T) {
 // link whose far end did not answer and a P_Key table whose read failed count, a DOWN
 // port's table does not.
 func TestFabricNotRead(t *testing.T) {
-	data, err := os.ReadFile("testdata/small.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := fabric.DecodeFabric(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := loadFabric(t, "small.json")
 	c := NewFabricCollector(FabricOptions{NoCounters: true, Now: func() time.Time { return f.SweptAt }})
 	serve(c, c.fromFabric(context.Background(), f, nil, nil))
 	got := collect(t, c)
@@ -610,14 +610,7 @@ func TestFabricNotRead(t *testing.T) {
 // complete only when fabric.NotRead lists nothing; one with gaps is result="gaps",
 // logged once with what was not read, and is no failure.
 func TestFabricSweepWithGapsNotComplete(t *testing.T) {
-	data, err := os.ReadFile("testdata/small.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := fabric.DecodeFabric(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := loadFabric(t, "small.json")
 	var logged []string
 	c := NewFabricCollector(FabricOptions{NoCounters: true, Now: func() time.Time { return f.SweptAt },
 		Logf: func(format string, args ...any) { logged = append(logged, fmt.Sprintf(format, args...)) }})
@@ -651,14 +644,7 @@ func TestFabricSweepWithGapsNotComplete(t *testing.T) {
 // not read). A table that does not exist (a node that reports a length of 0, read by
 // --lid) is what a sweep makes of it, an empty table: size 0, valid 0, not "not read".
 func TestFabricTableNotReadIsNoSize(t *testing.T) {
-	data, err := os.ReadFile("testdata/small.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := fabric.DecodeFabric(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := loadFabric(t, "small.json")
 	port := func(node check.GUID, num int) *fabric.Port {
 		p := f.Node(node).Port(num)
 		if p == nil || p.PKeys == nil {

@@ -63,10 +63,6 @@ func (m *Metric) build() *Metric {
 	return m
 }
 
-func withLabels(base []string, more ...string) []string {
-	return slices.Concat(base, more)
-}
-
 // Host mode metrics.
 var (
 	mHostUp = newMetric(ModeHost, "ibkey_host_up",

@@ -10,19 +10,15 @@ import (
 )
 
 // seriesSet holds the series that change only when the tables are read again or a
-// sweep completes, built once (what node_exporter's collectors do per scrape, done per
-// sweep: a 2,000-node sweep is 79,000 series). The set becomes families once
-// (families), as a registry would gather them but without one, and NewRegistry serves
-// them beside the collectors' (prebuilt): the registry's per-series checks and its
-// sort were two thirds of a 2,000-node sweep's CPU after the MADs (517/448 -> 400/357
-// ms of CPU per sweep with counters, BenchmarkFabric2000 paired, load 19 on 2 cores).
-//
-// The budgets of a scrape answered from a 2,000-node sweep (under 100 ms) and of a
-// sweep with counters (at most 2x `fabric pkeys`) need its layout: label pairs are
-// interned (a fabric port's four are made once and shared by its dozen series) and
-// carved, with the series and values, from slabs; the series of value 0 and 1 share one gauge
-// each. A const metric per series, with pairs of its own, made the build 150 -> 470 ms
-// of CPU and a scrape 58 -> 104 ms (BenchmarkScrapeFatTree, 2 busy cores).
+// sweep completes (a 2,000-node sweep is 79,000), built once and made families once
+// (families), as a registry would gather them but without one: NewRegistry serves them
+// beside the collectors' (prebuilt). The registry's per-series checks and sort were
+// two thirds of a 2,000-node sweep's CPU after the MADs (517/448 -> 400/357 ms per
+// sweep with counters, BenchmarkFabric2000 paired, load 19). Issue 23's exporter
+// budgets need its layout: label pairs interned (a port's four are made once for its
+// dozen series) and carved, with the series and values, from slabs; values 0 and 1
+// share one gauge each. A const metric per series, with pairs of its own, made the
+// build 150 -> 470 ms of CPU and a scrape 58 -> 104 ms (BenchmarkScrapeFatTree).
 type seriesSet struct {
 	fams     map[*Metric][]*dto.Metric // each series' label pairs in name order
 	interned map[[2]string]*dto.LabelPair
@@ -45,8 +41,8 @@ func newSeriesSet() *seriesSet {
 func (s *seriesSet) add(m *Metric, v float64, values ...string) { s.addTo(m, v, nil, values...) }
 
 // addTo adds a series of m whose first labels are the pairs of prefix (a fabric port's
-// four, from pairs: made once per port, not once per series) and the others values,
-// in m.Labels order.
+// four, made once per port, not once per series) and the others values, in m.Labels
+// order.
 func (s *seriesSet) addTo(m *Metric, v float64, prefix []*dto.LabelPair, values ...string) {
 	if len(prefix)+len(values) != len(m.Labels) {
 		panic(fmt.Sprintf("%s: %d label values for %d labels", m.Name, len(prefix)+len(values), len(m.Labels)))
@@ -64,15 +60,6 @@ func (s *seriesSet) addTo(m *Metric, v float64, prefix []*dto.LabelPair, values 
 	}
 	s.metrics = append(s.metrics, dto.Metric{Label: labels, Gauge: s.gauge(v)})
 	s.fams[m] = append(s.fams[m], &s.metrics[len(s.metrics)-1])
-}
-
-// pairs are the interned pairs of names and values, in that order.
-func (s *seriesSet) pairs(names []string, values ...string) []*dto.LabelPair {
-	out := s.carve(len(names))
-	for i, name := range names {
-		out[i] = s.pair(name, values[i])
-	}
-	return out
 }
 
 // carve returns n label pair slots of the slab.
