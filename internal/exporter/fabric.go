@@ -1,6 +1,7 @@
 package exporter
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -123,11 +124,7 @@ func NewFabricCollector(opts FabricOptions) *FabricCollector {
 	if opts.Logf == nil {
 		opts.Logf = func(string, ...any) {}
 	}
-	results := map[string]float64{}
-	for _, r := range sweepResults {
-		results[r] = 0
-	}
-	return &FabricCollector{opts: opts, fab: opts.Fabric, results: results}
+	return &FabricCollector{opts: opts, fab: opts.Fabric, results: map[string]float64{}}
 }
 
 // Run sweeps now and then every Interval (from the start of one sweep to the start of
@@ -318,6 +315,7 @@ type portRecord struct {
 	noPMA  string
 	// Counter readings, parallel to fabricCounters.
 	readings [4]query.Reading
+	pairs    []*dto.LabelPair // labels' pairs (portSeries)
 }
 
 // fabricCounters are the partition counters of a fabric port, in output order.
@@ -330,6 +328,9 @@ var fabricCounters = [4]struct {
 	{query.Counter{Name: query.PKeyViolations, Width: query.PortInfoViolationWidth}, mFPKeyViolations},
 	{query.Counter{Name: query.QKeyViolations, Width: query.PortInfoViolationWidth}, mFQKeyViolations},
 }
+
+// fabricCountersByName are the indexes of fabricCounters in counter name order.
+var fabricCountersByName = [4]int{2, 0, 1, 3}
 
 var stateIDs = map[string]int{check.StateDown: 1, check.StateInit: 2, check.StateArmed: 3, check.StateActive: 4, "ACTIVE_DEFER": 5}
 
@@ -552,10 +553,7 @@ func viewRecord(v *query.PortView) *portRecord {
 		// A node that reports a table length of 0: an empty table, as a sweep's.
 		r.pkeys = []check.PKey{}
 	default:
-		r.tableErr = v.TableMissing
-		if r.tableErr == "" {
-			r.tableErr = "not read"
-		}
+		r.tableErr = cmp.Or(v.TableMissing, "not read")
 	}
 	return r
 }
@@ -564,21 +562,17 @@ func viewRecord(v *query.PortView) *portRecord {
 // port's labels (node_guid, node_name, port, lid: the first of every port metric's)
 // are made pairs once and shared by its series.
 func portSeries(out *seriesSet, recs []*portRecord) {
-	// In the exposition's order (their label values by label name): families' sort
-	// then finds the series of every family with only a port's labels in order.
-	order := mFTableSize.build().sorted
+	// In the exposition's order (by lid, node_guid, node_name, port: the labels' name
+	// order), so that families' sort finds the families of a port's labels in order.
 	slices.SortFunc(recs, func(a, b *portRecord) int {
-		for _, j := range order {
-			if c := strings.Compare(a.labels[j], b.labels[j]); c != 0 {
-				return c
-			}
-		}
-		return 0
+		return cmp.Or(strings.Compare(a.labels[3], b.labels[3]), strings.Compare(a.labels[0], b.labels[0]),
+			strings.Compare(a.labels[1], b.labels[1]), strings.Compare(a.labels[2], b.labels[2]))
 	})
 	var port []*dto.LabelPair
 	add := func(m *Metric, v float64, more ...string) { out.addTo(m, v, port, more...) }
 	for _, r := range recs {
 		port = out.carve(4)
+		r.pairs = port
 		for j, name := range mFPortInfo.Labels[:4] {
 			port[j] = out.pair(name, r.labels[j])
 		}
@@ -603,7 +597,13 @@ func portSeries(out *seriesSet, recs []*portRecord) {
 			}
 			add(mFTableValid, float64(valid))
 		}
-		for k, fc := range fabricCounters {
+	}
+	// The counters' series counter by counter in name order (the first label of the
+	// saturated and unreadable families): those families too are sorted already.
+	for _, k := range fabricCountersByName {
+		fc := fabricCounters[k]
+		for _, r := range recs {
+			port = r.pairs
 			why, sat := counterState(fc.counter, r.readings[k])
 			if why != "" {
 				add(mFUnreadable, 1, fc.counter.Name, why)

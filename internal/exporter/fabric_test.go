@@ -732,3 +732,17 @@ func TestFabricTableNotReadIsNoSize(t *testing.T) {
 		t.Errorf("--lid, a table that does not exist is reported not read: %v", s[0].labels)
 	}
 }
+
+// TestFabricCountersByName: portSeries adds the counters' series in
+// fabricCountersByName's order so that their families need no sorting: it must be every
+// counter once, in name order.
+func TestFabricCountersByName(t *testing.T) {
+	var got, want []string
+	for i, k := range fabricCountersByName {
+		got, want = append(got, fabricCounters[k].counter.Name), append(want, fabricCounters[i].counter.Name)
+	}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("fabricCountersByName gives %v, not every counter in name order %v", got, want)
+	}
+}

@@ -1,6 +1,7 @@
 package exporter
 
 import (
+	"cmp"
 	"errors"
 	"strconv"
 	"sync"
@@ -241,11 +242,7 @@ func buildHostTables(views []*query.PortView) *seriesSet {
 		case v.Table == nil:
 			// Not read is not known: the table's own series, never a size or a
 			// count of 0 (query.PortView.TableNotRead).
-			why := v.TableNotRead()
-			if why == "" {
-				why = "P_Key table not read"
-			}
-			add(mTableNotRead, 1, dev, port, why)
+			add(mTableNotRead, 1, dev, port, cmp.Or(v.TableNotRead(), "P_Key table not read"))
 		default:
 			for _, e := range v.Table.Entries {
 				if e.Valid() {
