@@ -200,10 +200,12 @@ type SharedPartition struct {
 	Key   PartitionKey
 	A, B  PartitionSide
 	Works bool // at least one side is a full member
-	// SwitchDrops: in a known fabric, a switch port cabled to an end drops the
-	// partition one way or both (applyHops' rule), so it does not work on that path
-	// although Works holds.
-	SwitchDrops bool
+	// Switch: in a known fabric, what the switch ports cabled to the ends do with a
+	// partition that Works, the worse of both ends and both ways (applyHops' rule):
+	// HopDrops, it does not work on that path; HopUnknown, it was not checked there
+	// (a switch port's table or enforcement bits not read). HopPasses when the fabric
+	// is not known or the partition does not work.
+	Switch HopResult
 }
 
 // Direction is the verdict for packets from one endpoint to the other.
@@ -644,23 +646,28 @@ func (v *Verdict) applyHops(a, b Endpoint) {
 			v.Warnings = appendNew(v.Warnings, h.Sentence(fabricOf(h)))
 		}
 	}
-	dropSentences := func(r partResult) []string {
+	// sentences says the hops of r that do res one way or the other.
+	sentences := func(r partResult, res HopResult) []string {
 		var out []string
 		for _, h := range r.hops {
-			if h.FromEnd == HopDrops || h.ToEnd == HopDrops {
+			if h.FromEnd == res || h.ToEnd == res {
 				out = append(out, h.Sentence(fabricOf(h)))
 			}
 		}
 		return out
 	}
+	dropSentences := func(r partResult) []string { return sentences(r, HopDrops) }
 	for _, r := range results {
 		if r.ab == HopPasses && r.ba == HopPasses {
-			// One partition works both ways: the others dropped are side notes.
+			// One partition works both ways: the others dropped, or not checked, are
+			// side notes.
 			for _, o := range results {
-				if o.ab == HopDrops || o.ba == HopDrops {
-					for _, s := range dropSentences(o) {
-						v.Reasons = appendNew(v.Reasons, fmt.Sprintf("partition %s does not pass: %s; partition %s does", o.key.String(), s, r.key.String()))
-					}
+				how, hops := "does not pass", dropSentences(o)
+				if len(hops) == 0 {
+					how, hops = "is not known to pass", sentences(o, HopUnknown)
+				}
+				for _, s := range hops {
+					v.Reasons = appendNew(v.Reasons, fmt.Sprintf("partition %s %s: %s; partition %s does", o.key.String(), how, s, r.key.String()))
 				}
 			}
 			return
@@ -721,15 +728,16 @@ func hop(e Endpoint, key PartitionKey) (HopCheck, bool) {
 	return e.Fabric.CheckHop(*e.At, key)
 }
 
-// switchDrops reports whether a switch port cabled to a or b drops partition key one
-// way or the other (applyHops' rule, asked before the verdict's sentences are made).
-func switchDrops(a, b Endpoint, key PartitionKey) bool {
+// switchResult is the worst a switch port cabled to a or b does with partition key,
+// either way (applyHops' rule, asked before the verdict's sentences are made).
+func switchResult(a, b Endpoint, key PartitionKey) HopResult {
+	var r HopResult
 	for _, e := range []Endpoint{a, b} {
-		if h, ok := hop(e, key); ok && (h.FromEnd == HopDrops || h.ToEnd == HopDrops) {
-			return true
+		if h, ok := hop(e, key); ok {
+			r = max(r, h.FromEnd, h.ToEnd)
 		}
 	}
-	return false
+	return r
 }
 
 // fabric is the fabric a hop was checked in: the endpoint whose At it belongs to.
@@ -884,8 +892,11 @@ func (v *Verdict) checkPKeys(a, b Endpoint) (bool, []string) {
 		default:
 			sa, sb := ga[i], gb[j]
 			works := sa.PKey.IsFull() || sb.PKey.IsFull()
-			shared = append(shared, SharedPartition{Key: sa.PKey.Partition(), A: sa, B: sb, Works: works,
-				SwitchDrops: works && switchDrops(a, b, sa.PKey.Partition())})
+			sp := SharedPartition{Key: sa.PKey.Partition(), A: sa, B: sb, Works: works}
+			if works {
+				sp.Switch = switchResult(a, b, sp.Key)
+			}
+			shared = append(shared, sp)
 			i++
 			j++
 		}
@@ -901,7 +912,7 @@ func (v *Verdict) checkPKeys(a, b Endpoint) (bool, []string) {
 			a.Label, b.Label, a.Label, groupKeys(ga), b.Label, groupKeys(gb)))
 	}
 
-	var nWorking int
+	var nWorking, unchecked int
 	chosen := -1 // prefer an application partition over the default one for the headline
 	var limited []PartitionKey
 	for i := range shared {
@@ -911,9 +922,13 @@ func (v *Verdict) checkPKeys(a, b Endpoint) (bool, []string) {
 			continue
 		}
 		nWorking++
-		// The headline names a partition the switch ports pass where there is one.
-		better := chosen < 0 || (shared[chosen].SwitchDrops && !sp.SwitchDrops) ||
-			(shared[chosen].SwitchDrops == sp.SwitchDrops && shared[chosen].Key == DefaultPartition && sp.Key != DefaultPartition)
+		if sp.Switch == HopUnknown {
+			unchecked++
+		}
+		// The headline names a partition the switch ports pass where there is one,
+		// else one not checked there, before one they drop.
+		better := chosen < 0 || shared[chosen].Switch > sp.Switch ||
+			(shared[chosen].Switch == sp.Switch && shared[chosen].Key == DefaultPartition && sp.Key != DefaultPartition)
 		if better {
 			chosen = i
 		}
@@ -922,7 +937,9 @@ func (v *Verdict) checkPKeys(a, b Endpoint) (bool, []string) {
 		return false, append(reasons, limitedReason(limited, false))
 	}
 	ch := shared[chosen]
-	onlyDefault := ch.Key == DefaultPartition
+	// "works" only where the switch ports were checked (a partition not checked there
+	// may work too).
+	onlyDefault := ch.Key == DefaultPartition && ch.Switch != HopUnknown && unchecked == 0
 	switch {
 	case onlyDefault && len(shared) == 1:
 		reasons = append(reasons, fmt.Sprintf("they share only the default partition 0x7fff: %s; it works, but they have no other partition in common", pairWords(a, b, ch)))
@@ -932,8 +949,8 @@ func (v *Verdict) checkPKeys(a, b Endpoint) (bool, []string) {
 		var others []PartitionKey
 		extra := 0
 		for _, sp := range shared {
-			if !sp.Works || sp.SwitchDrops || sp.Key == ch.Key {
-				continue // a partition a switch drops is said so by applyHops
+			if !sp.Works || sp.Switch != HopPasses || sp.Key == ch.Key {
+				continue // a partition a switch drops, or not checked there, is said so by applyHops
 			}
 			if len(others) < maxListed {
 				others = append(others, sp.Key)

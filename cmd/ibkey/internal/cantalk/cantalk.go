@@ -106,7 +106,8 @@ OpenSM's -W, --table-size drops the entries a table cannot hold, as for
 
 Output: the verdict first (YES, NO, or ONE-WAY when only one direction works), the
 rules that decided it, then for a port the shared partitions: each side's entry and
-index and whether that partition works. Warnings (a port not ARMED/ACTIVE, RoCE) and
+index and whether that partition works (? when a switch port facing an end was not
+read for it: the reasons name it). Warnings (a port not ARMED/ACTIVE, RoCE) and
 notes (a rule not checked, a Q_Key ignored) go to stderr.
 
 Exit codes: 0 they can talk; 1 they cannot (also ONE-WAY, and NOT ACTIVE: a port that
@@ -128,7 +129,7 @@ JSON (-o json; schemas/can-talk.schema.json): {"schema_version","can_talk","one_
 "a"/"b":{"pkey","membership","index","both_memberships","other_index"}}],"hops"?}.
 verdict is yes, no, one-way, not-active, different-subnets or unknown (exit 4; then
 not_checked lists what was not read); is_port says the endpoint is a port (every
-valid entry of its table), not one P_Key. qkey_check is match, mismatch, not_checked
+valid entry of its table), not one P_Key; works is null where WORKS is ?. qkey_check is match, mismatch, not_checked
 or not_applicable; qkey_rule is the Q_Key send rule applied to that endpoint: "iba"
 (a top-bit wr_qkey sends the QP's own Q_Key), "verbatim" (the device sends wr_qkey as
 given: Linux's rdma_rxe) or "iba-assumed" (the device is not known), with the reason;
@@ -481,8 +482,13 @@ func canTalkText(o *CanTalkOptions, v check.Verdict, eps []query.ResolvedEndpoin
 		if !sp.Works {
 			notes = append(notes, "both limited")
 		}
-		if sp.SwitchDrops {
+		works := cmdutil.YesNo(sp.Works && sp.Switch == check.HopPasses)
+		switch sp.Switch {
+		case check.HopDrops:
 			notes = append(notes, "switch drops")
+		case check.HopUnknown:
+			works = "?" // the reasons name the switch port not read
+			notes = append(notes, "switch not read")
 		}
 		for _, s := range []struct {
 			name string
@@ -494,7 +500,7 @@ func canTalkText(o *CanTalkOptions, v check.Verdict, eps []query.ResolvedEndpoin
 			}
 		}
 		g.Add(sp.Key.String(), sp.A.PKey.String(), indexCell(sp.A.Index), sp.B.PKey.String(), indexCell(sp.B.Index),
-			sp.A.PKey.Membership().String()+"/"+sp.B.PKey.Membership().String(), cmdutil.YesNo(sp.Works && !sp.SwitchDrops), strings.Join(notes, ","))
+			sp.A.PKey.Membership().String()+"/"+sp.B.PKey.Membership().String(), works, strings.Join(notes, ","))
 	}
 	return g.Render(w, o.Format)
 }
