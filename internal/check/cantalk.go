@@ -201,7 +201,7 @@ type SharedPartition struct {
 	A, B  PartitionSide
 	Works bool // at least one side is a full member
 	// Switch: in a known fabric, what the switch ports cabled to the ends do with a
-	// partition that Works, the worse of both ends and both ways (applyHops' rule):
+	// partition that Works, the worse of both ends and both ways (checkHops):
 	// HopDrops, it does not work on that path; HopUnknown, it was not checked there
 	// (a switch port's table or enforcement bits not read). HopPasses when the fabric
 	// is not known or the partition does not work.
@@ -449,7 +449,7 @@ func CanTalk(a, b Endpoint) Verdict {
 	v.Reasons = append(v.Reasons, pre...)
 
 	// P_Keys: the receive check is symmetric, so one result serves both directions.
-	pkeyOK, pkeyReasons := v.checkPKeys(a, b)
+	pkeyOK, pkeyReasons, hops := v.checkPKeys(a, b)
 	v.Reasons = append(v.Reasons, pkeyReasons...)
 
 	// Q_Keys, per direction.
@@ -474,7 +474,7 @@ func CanTalk(a, b Endpoint) Verdict {
 
 	v.AToB.SwitchOK, v.BToA.SwitchOK = true, true
 	if pkeyOK {
-		v.applyHops(a, b)
+		v.applyHops(a, b, hops)
 	} else {
 		// The partition that would work may be in an entry or a table that was not read.
 		for _, e := range []Endpoint{a, b} {
@@ -609,36 +609,46 @@ func (v *Verdict) applyPortRules(a, b Endpoint) {
 	}
 }
 
-// applyHops checks, in a known fabric, the switch ports cabled to the two ends for the
-// partitions that work between the end ports (hop.go: the audit's rule). A QP pair uses
-// one partition for both directions (a QP has one P_Key), so the pair can talk when one
-// partition passes both switch ports both ways.
-func (v *Verdict) applyHops(a, b Endpoint) {
-	fabricOf := func(h HopCheck) HopFabric { return h.fabric(a, b) }
-	type partResult struct {
-		key    PartitionKey
-		ab, ba HopResult
-		hops   []HopCheck
-	}
-	var results []partResult
-	for _, sp := range v.Shared {
+// partHops is the switch-port check of one shared partition that works: the hops at
+// the ends (none when the fabric is not known) and the worse result each way.
+type partHops struct {
+	key    PartitionKey
+	ab, ba HopResult
+	hops   []HopCheck
+}
+
+// checkHops checks, in a known fabric, the switch ports cabled to the two ends for the
+// partitions that work between the end ports (hop.go: the audit's rule), once per
+// verdict: it fills v.Hops and each partition's Switch, which the listing reads, and
+// returns what applyHops decides from.
+func (v *Verdict) checkHops(a, b Endpoint) []partHops {
+	var results []partHops
+	for i := range v.Shared {
+		sp := &v.Shared[i]
 		if !sp.Works {
 			continue
 		}
-		r := partResult{key: sp.Key}
-		ha, okA := hop(a, sp.Key)
-		hb, okB := hop(b, sp.Key)
-		if okA {
-			r.hops = append(r.hops, ha)
-			r.ab, r.ba = max(r.ab, ha.FromEnd), max(r.ba, ha.ToEnd)
+		r := partHops{key: sp.Key}
+		if h, ok := hop(a, sp.Key); ok {
+			r.hops = append(r.hops, h)
+			r.ab, r.ba = max(r.ab, h.FromEnd), max(r.ba, h.ToEnd)
 		}
-		if okB {
-			r.hops = append(r.hops, hb)
-			r.ab, r.ba = max(r.ab, hb.ToEnd), max(r.ba, hb.FromEnd)
+		if h, ok := hop(b, sp.Key); ok {
+			r.hops = append(r.hops, h)
+			r.ab, r.ba = max(r.ab, h.ToEnd), max(r.ba, h.FromEnd)
 		}
+		sp.Switch = max(r.ab, r.ba)
 		v.Hops = append(v.Hops, r.hops...)
 		results = append(results, r)
 	}
+	return results
+}
+
+// applyHops decides from the switch-port checks (checkHops). A QP pair uses one
+// partition for both directions (a QP has one P_Key), so the pair can talk when one
+// partition passes both switch ports both ways.
+func (v *Verdict) applyHops(a, b Endpoint, results []partHops) {
+	fabricOf := func(h HopCheck) HopFabric { return h.fabric(a, b) }
 	// Worth knowing whatever the verdict: a key the switch passes only because it does
 	// not enforce.
 	for _, h := range v.Hops {
@@ -647,7 +657,7 @@ func (v *Verdict) applyHops(a, b Endpoint) {
 		}
 	}
 	// sentences says the hops of r that do res one way or the other.
-	sentences := func(r partResult, res HopResult) []string {
+	sentences := func(r partHops, res HopResult) []string {
 		var out []string
 		for _, h := range r.hops {
 			if h.FromEnd == res || h.ToEnd == res {
@@ -656,7 +666,7 @@ func (v *Verdict) applyHops(a, b Endpoint) {
 		}
 		return out
 	}
-	dropSentences := func(r partResult) []string { return sentences(r, HopDrops) }
+	dropSentences := func(r partHops) []string { return sentences(r, HopDrops) }
 	for _, r := range results {
 		if r.ab == HopPasses && r.ba == HopPasses {
 			// One partition works both ways: the others dropped, or not checked, are
@@ -726,18 +736,6 @@ func hop(e Endpoint, key PartitionKey) (HopCheck, bool) {
 		return HopCheck{}, false
 	}
 	return e.Fabric.CheckHop(*e.At, key)
-}
-
-// switchResult is the worst a switch port cabled to a or b does with partition key,
-// either way (applyHops' rule, asked before the verdict's sentences are made).
-func switchResult(a, b Endpoint, key PartitionKey) HopResult {
-	var r HopResult
-	for _, e := range []Endpoint{a, b} {
-		if h, ok := hop(e, key); ok {
-			r = max(r, h.FromEnd, h.ToEnd)
-		}
-	}
-	return r
 }
 
 // fabric is the fabric a hop was checked in: the endpoint whose At it belongs to.
@@ -844,8 +842,9 @@ func qkeySentence(s, r Endpoint, d Direction) string {
 	return arrow + "Q_Key not checked: give " + strings.Join(missing, " and ")
 }
 
-// checkPKeys fills v.Shared and returns whether some partition works, with the reasons.
-func (v *Verdict) checkPKeys(a, b Endpoint) (bool, []string) {
+// checkPKeys fills v.Shared and returns whether some partition works, with the reasons
+// and the switch-port checks of the partitions that work (checkHops).
+func (v *Verdict) checkPKeys(a, b Endpoint) (bool, []string, []partHops) {
 	ga, unA, invA := groupByKey(a.Entries)
 	gb, unB, invB := groupByKey(b.Entries)
 	var reasons []string
@@ -878,7 +877,7 @@ func (v *Verdict) checkPKeys(a, b Endpoint) (bool, []string) {
 		}
 	}
 	if len(ga) == 0 || len(gb) == 0 {
-		return false, reasons
+		return false, reasons, nil
 	}
 
 	// Merge the two key-sorted lists.
@@ -892,24 +891,21 @@ func (v *Verdict) checkPKeys(a, b Endpoint) (bool, []string) {
 		default:
 			sa, sb := ga[i], gb[j]
 			works := sa.PKey.IsFull() || sb.PKey.IsFull()
-			sp := SharedPartition{Key: sa.PKey.Partition(), A: sa, B: sb, Works: works}
-			if works {
-				sp.Switch = switchResult(a, b, sp.Key)
-			}
-			shared = append(shared, sp)
+			shared = append(shared, SharedPartition{Key: sa.PKey.Partition(), A: sa, B: sb, Works: works})
 			i++
 			j++
 		}
 	}
 	v.Shared = shared
+	hops := v.checkHops(a, b)
 
 	if len(shared) == 0 {
 		if len(ga) == 1 && len(gb) == 1 {
 			return false, append(reasons, fmt.Sprintf("%s is in partition %s (%s) and %s in partition %s (%s): different partitions never talk",
-				a.Label, ga[0].PKey.Partition().String(), ga[0].PKey, b.Label, gb[0].PKey.Partition().String(), gb[0].PKey))
+				a.Label, ga[0].PKey.Partition().String(), ga[0].PKey, b.Label, gb[0].PKey.Partition().String(), gb[0].PKey)), nil
 		}
 		return false, append(reasons, fmt.Sprintf("%s and %s share no partition (%s: %s; %s: %s)",
-			a.Label, b.Label, a.Label, groupKeys(ga), b.Label, groupKeys(gb)))
+			a.Label, b.Label, a.Label, groupKeys(ga), b.Label, groupKeys(gb))), nil
 	}
 
 	var nWorking, unchecked int
@@ -934,7 +930,7 @@ func (v *Verdict) checkPKeys(a, b Endpoint) (bool, []string) {
 		}
 	}
 	if nWorking == 0 {
-		return false, append(reasons, limitedReason(limited, false))
+		return false, append(reasons, limitedReason(limited, false)), nil
 	}
 	ch := shared[chosen]
 	// "works" only where the switch ports were checked (a partition not checked there
@@ -985,7 +981,7 @@ func (v *Verdict) checkPKeys(a, b Endpoint) (bool, []string) {
 			reasons = append(reasons, lead+fmt.Sprintf(": a QP on %s must use index %d (full) to reach %s's limited member", x.e.Label, x.s.Index, x.other))
 		}
 	}
-	return true, reasons
+	return true, reasons, hops
 }
 
 // pairWords says which entry each side uses for a working shared partition.

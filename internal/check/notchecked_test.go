@@ -57,3 +57,41 @@ func TestVerdictNotCheckedCause(t *testing.T) {
 		}
 	}
 }
+
+// countingFabric is hopFabric counting the checks asked of it, per end and key.
+type countingFabric struct {
+	hopFabric
+	calls map[HopCheck]int // End and Key set
+}
+
+func (f countingFabric) CheckHop(end PortID, key PartitionKey) (HopCheck, bool) {
+	f.calls[HopCheck{End: end, Key: key}]++
+	return f.hopFabric.CheckHop(end, key)
+}
+
+// TestHopCheckedOncePerVerdict: the switch port at each end is checked once per shared
+// partition that works, whatever the verdict: the listing (SharedPartition.Switch,
+// Hops) and the verdict read the same checks (both made their own until wave 10).
+func TestHopCheckedOncePerVerdict(t *testing.T) {
+	for _, f := range []hopFabric{
+		{table: []PKey{0xffff, 0x8001, 0x8002}, enf: &Enforcement{Inbound: true, Outbound: true}}, // yes
+		{table: []PKey{0xffff}, enf: &Enforcement{Inbound: true, Outbound: true}},                 // 0x0001, 0x0002 dropped
+		{table: []PKey{0xffff}}, // 0x0001, 0x0002 not checked
+		{},                      // no table read: unknown
+	} {
+		cf := countingFabric{f, map[HopCheck]int{}}
+		a, b := port("a", 0xffff, 0x8001, 0x0002, 0x0003), port("b", 0xffff, 0x0001, 0x8002, 0x0003)
+		a.Fabric, a.At = cf, &PortID{Node: 1, Port: 1}
+		b.Fabric, b.At = cf, &PortID{Node: 2, Port: 1}
+		v := CanTalk(a, b)
+		want := map[HopCheck]int{}
+		for _, end := range []PortID{*a.At, *b.At} {
+			for _, k := range []PartitionKey{0x0001, 0x0002, 0x7fff} { // 0x0003: both limited
+				want[HopCheck{End: end, Key: k}] = 1
+			}
+		}
+		if fmt.Sprint(cf.calls) != fmt.Sprint(want) || len(v.Hops) != len(want) {
+			t.Errorf("%+v: verdict %s, checks %v, hops %d; want each end and working key once", f, v.Kind, cf.calls, len(v.Hops))
+		}
+	}
+}
