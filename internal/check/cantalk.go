@@ -74,10 +74,13 @@ type Endpoint struct {
 	// kernel writes link_layer for every port (drivers/infiniband/core/sysfs.c), so it
 	// is not known, never "the same as the other end's". "" when read or not a port.
 	LinkLayerMissing string
-	// TableNotRead says why a port's P_Key table, which exists, was not read (Entries
-	// empty); "" when read. The verdict depends on it (VerdictUnknown, NotCheckedTable)
-	// unless a decided rule fails (a port not ACTIVE: VerdictNotActive; different link
-	// layers or QP types): not read is never "no P_Key".
+	// TableNotRead says why what the endpoint stands for, which exists, was not read
+	// (Entries empty): a port's P_Key table (Port), or the entry a QP on it uses (a
+	// pinned index= entry, or pkey= whose entry may be among those not read). "" when
+	// read. The verdict depends on it (VerdictUnknown; NotCheckedTable, for an entry
+	// NotCheckedEntries) unless a decided rule fails (a port not ACTIVE:
+	// VerdictNotActive; different link layers or QP types): not read is never "no
+	// P_Key".
 	TableNotRead string
 	// State is the port's PortInfo PortState (StateDown, StateInit, StateArmed,
 	// StateActive), "" when not known (a P_Key value, a partitions.conf GUID). A port
@@ -103,9 +106,6 @@ func QPEndpoint(label string, p PKey, t QPType) Endpoint {
 type ResolveError struct {
 	Endpoint string // the spec, canonical form
 	Problem  string
-	// Unknown: the entry asked for may be among table entries that could not be read,
-	// so "not in the table" is not certain (exit 4, not a definite no).
-	Unknown bool
 }
 
 func (e *ResolveError) Error() string { return fmt.Sprintf("endpoint %s: %s", e.Endpoint, e.Problem) }
@@ -115,7 +115,8 @@ func (e *ResolveError) Error() string { return fmt.Sprintf("endpoint %s: %s", e.
 // the caller passes that port's table (for a GUID: its partitions.conf memberships, with
 // Index NoIndex); then index= pins that entry and pkey= picks the entry a QP on the port
 // would use for that key (FindPKeyIndex). A label of "" becomes the spec's String().
-// The error is a *ResolveError when index= or pkey= is not in the table.
+// The error is a *ResolveError when index= or pkey= is not in the table; pkey= whose
+// entry may be among entries not read is an endpoint with TableNotRead.
 func (s EndpointSpec) Endpoint(label string, table []TableEntry) (Endpoint, error) {
 	if label == "" {
 		label = s.String()
@@ -148,7 +149,8 @@ func (s EndpointSpec) Endpoint(label string, table []TableEntry) (Endpoint, erro
 		idx, p, ok := FindPKeyIndex(table, *s.PKey)
 		if !ok {
 			if n := unreadEntries(Endpoint{Entries: table}); n > 0 {
-				return e, &ResolveError{Endpoint: s.String(), Unknown: true, Problem: fmt.Sprintf("no readable P_Key table entry for partition %s, but %s could not be read: it may be in one of them", s.PKey.Partition().String(), textsafe.Plural(n, "entry", "entries"))}
+				e.TableNotRead = fmt.Sprintf("no readable P_Key table entry for partition %s; %s could not be read and may hold it", s.PKey.Partition().String(), textsafe.Plural(n, "entry", "entries"))
+				return e, nil
 			}
 			return e, &ResolveError{Endpoint: s.String(), Problem: fmt.Sprintf("no valid P_Key table entry for partition %s, so no QP there can use it", s.PKey.Partition().String())}
 		}
@@ -478,9 +480,13 @@ func CanTalk(a, b Endpoint) Verdict {
 	} else {
 		// The partition that would work may be in an entry or a table that was not read.
 		for _, e := range []Endpoint{a, b} {
-			if e.TableNotRead != "" {
+			switch {
+			case e.TableNotRead != "" && e.Port:
 				v.NotChecked = append(v.NotChecked, NotChecked{Cause: NotCheckedTable,
 					Sentence: fmt.Sprintf("%s: %s: a partition they share may be there", e.Label, e.TableNotRead)})
+			case e.TableNotRead != "": // the entry a QP uses
+				v.NotChecked = append(v.NotChecked, NotChecked{Cause: NotCheckedEntries,
+					Sentence: fmt.Sprintf("%s: %s: the answer depends on it", e.Label, e.TableNotRead)})
 			}
 		}
 		if unread := unreadEntries(a) + unreadEntries(b); unread > 0 {
