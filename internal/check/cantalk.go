@@ -517,7 +517,6 @@ func CanTalk(a, b Endpoint) Verdict {
 		v.Kind = VerdictYes
 	case v.AToB.Unknown && !v.BToA.OK || v.BToA.Unknown && !v.AToB.OK:
 		v.Kind = VerdictUnknown
-		v.Reasons = append(v.Reasons, "not known: the answer depends on what could not be read ("+strings.Join(notCheckedSentences(v.NotChecked), "; ")+")")
 	case oneWay:
 		v.Kind = VerdictOneWay
 	default:
@@ -527,6 +526,9 @@ func CanTalk(a, b Endpoint) Verdict {
 		v.NotChecked = nil // only an unknown depends on what was not checked
 	}
 	v.applyPortRules(a, b)
+	if v.Kind == VerdictUnknown { // a port not ACTIVE or on another subnet decides first
+		v.Reasons = append(v.Reasons, "not known: the answer depends on what could not be read ("+strings.Join(notCheckedSentences(v.NotChecked), "; ")+")")
+	}
 	v.qkeysNotGiven()
 	v.linkLayerNotRead(a, b)
 	return v
