@@ -941,9 +941,8 @@ func (v *Verdict) checkPKeys(a, b Endpoint) (bool, []string, []partHops) {
 		return false, append(reasons, limitedReason(limited, false)), nil
 	}
 	ch := shared[chosen]
-	// "works" only where the switch ports were checked (a partition not checked there
-	// may work too).
-	onlyDefault := ch.Key == DefaultPartition && ch.Switch != HopUnknown && unchecked == 0
+	// "works" only where the switch ports pass it, and none was left unchecked there.
+	onlyDefault := ch.Key == DefaultPartition && ch.Switch == HopPasses && unchecked == 0
 	switch {
 	case onlyDefault && len(shared) == 1:
 		reasons = append(reasons, fmt.Sprintf("they share only the default partition 0x7fff: %s; it works, but they have no other partition in common", pairWords(a, b, ch)))

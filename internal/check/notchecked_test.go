@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -92,6 +93,23 @@ func TestHopCheckedOncePerVerdict(t *testing.T) {
 		}
 		if fmt.Sprint(cf.calls) != fmt.Sprint(want) || len(v.Hops) != len(want) {
 			t.Errorf("%+v: verdict %s, checks %v, hops %d; want each end and working key once", f, v.Kind, cf.calls, len(v.Hops))
+		}
+	}
+}
+
+// TestDroppedDefaultIsNotSaidToWork: when the switch ports drop the only partition
+// that works between the end ports, the reasons never say it works ("they share only
+// the default partition 0x7fff: ...; it works" beside a NO, until wave 10).
+func TestDroppedDefaultIsNotSaidToWork(t *testing.T) {
+	drops := hopFabric{table: []PKey{0x8001}, enf: &Enforcement{Inbound: true, Outbound: true}}
+	for _, tc := range []struct{ a, b Endpoint }{
+		{port("a", 0xffff), port("b", 0xffff)},
+		{port("a", 0xffff, 0x0002), port("b", 0x7fff, 0x0002)}, // 0x0002: both limited
+	} {
+		tc.a.Fabric, tc.a.At = drops, &PortID{Node: 1, Port: 1}
+		v := CanTalk(tc.a, tc.b)
+		if all := strings.Join(v.Reasons, "\n"); v.Kind != VerdictNo || strings.Contains(all, "works") || !strings.Contains(all, "they share partition 0x7fff: ") {
+			t.Errorf("verdict %s, reasons:\n%s", v.Kind, all)
 		}
 	}
 }
