@@ -164,13 +164,19 @@ func TestLabIPoIBDefaultBroadcast(t *testing.T) {
 			joinB("no ipoib again, same daemon", 0)
 		}
 		d.Stop()
-		// partconf's model agrees: the broadcast group exists with ipoib only.
+		// partconf's model agrees (the broadcast group exists with ipoib only), and
+		// partitions check warns without it.
+		conf := partconf.Parse("partitions.conf", []byte(c.conf))
 		has := false
-		for _, g := range partconf.Parse("partitions.conf", []byte(c.conf)).Partition(check.DefaultPartition).Groups {
+		for _, g := range conf.Partition(check.DefaultPartition).Groups {
 			has = has || g.MGID.As16() == [16]byte(bcast)
 		}
-		if has != (c.want == 0) {
-			t.Errorf("%s: model has the broadcast group: %v", c.conf, has)
+		warned := false
+		for fd := range partconf.LintFindings(conf, partconf.LintOptions{}).All() {
+			warned = warned || fd.Rule == "default-no-ipoib"
+		}
+		if has != (c.want == 0) || warned != (c.want != 0) {
+			t.Errorf("%s: model has the broadcast group: %v; default-no-ipoib: %v", c.conf, has, warned)
 		}
 	}
 	nf := partconf.NoFile().Partition(check.DefaultPartition).Groups
