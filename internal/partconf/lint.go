@@ -110,7 +110,7 @@ func LintFindings(c *Config, opt LintOptions) *Findings {
 		// missing Default line then adds nothing.
 		if !c.HasDefault && !c.Rejected {
 			f.warn(Pos{File: c.File, Line: 1, Col: 1}, "no-default",
-				"no Default partition line: OpenSM adds Default=0x7fff : ALL=limited, SELF=full, so every port except the SM's is a limited member of the default partition and they cannot talk to each other in it (0x7fff; IPoIB on the default partition breaks)",
+				"no Default partition line: OpenSM adds Default=0x7fff : ALL=limited, SELF=full, so every port except the SM's is a limited member of the default partition and they cannot talk to each other in it (0x7fff), and it makes no IPoIB broadcast group for it, so every host's ib0 stays without carrier",
 				"add `Default=0x7fff, ipoib : ALL=full ;` (or ALL=limited on purpose, with SELF=full)")
 		}
 		if c.HasDefault && !c.Rejected {

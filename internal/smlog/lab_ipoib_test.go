@@ -116,8 +116,9 @@ func TestLabIPoIBBroadcastJoin(t *testing.T) {
 // it, and with no partitions file at all. OpenSM creates the default partition's
 // broadcast group itself only without a file (osm_prtn.c prtn_make_default: `if
 // (no_config)`); with a file, only the ipoib flag on the Default line creates it
-// (osm_prtn_config.c partition_create), so `Default=0x7fff : ALL=full;` leaves every
-// host's ib0 without carrier (status 0x0600, ERR 1B11).
+// (osm_prtn_config.c partition_create), so `Default=0x7fff : ALL=full;`, and a file
+// without a Default line, leave every host's ib0 without carrier (status 0x0600, ERR
+// 1B11).
 func TestLabIPoIBDefaultBroadcast(t *testing.T) {
 	lab.Require(t)
 	l := lab.StartPartconf(t)
@@ -135,9 +136,11 @@ func TestLabIPoIBDefaultBroadcast(t *testing.T) {
 	for _, c := range []struct {
 		conf string
 		want uint16
+		rule string // the warning partitions check gives
 	}{
-		{"Default=0x7fff : ALL=full;\n", insufComps},
-		{"Default=0x7fff, ipoib : ALL=full;\n", 0},
+		{"Default=0x7fff : ALL=full;\n", insufComps, "default-no-ipoib"},
+		{"Default=0x7fff, ipoib : ALL=full;\n", 0, ""},
+		{"p1=0x0001, ipoib : ALL=full;\n", insufComps, "no-default"},
 	} {
 		d := l.StartOpenSMDaemon(t, c.conf)
 		from := d.LogSize()
@@ -165,18 +168,20 @@ func TestLabIPoIBDefaultBroadcast(t *testing.T) {
 		}
 		d.Stop()
 		// partconf's model agrees (the broadcast group exists with ipoib only), and
-		// partitions check warns without it.
+		// partitions check warns without it, naming ib0's carrier.
 		conf := partconf.Parse("partitions.conf", []byte(c.conf))
 		has := false
 		for _, g := range conf.Partition(check.DefaultPartition).Groups {
 			has = has || g.MGID.As16() == [16]byte(bcast)
 		}
-		warned := false
+		var rules []string
 		for fd := range partconf.LintFindings(conf, partconf.LintOptions{}).All() {
-			warned = warned || fd.Rule == "default-no-ipoib"
+			if strings.Contains(fd.Message, "ib0") && strings.Contains(fd.Message, "without carrier") {
+				rules = append(rules, fd.Rule)
+			}
 		}
-		if has != (c.want == 0) || warned != (c.want != 0) {
-			t.Errorf("%s: model has the broadcast group: %v; default-no-ipoib: %v", c.conf, has, warned)
+		if has != (c.want == 0) || strings.Join(rules, " ") != c.rule {
+			t.Errorf("%s: model has the broadcast group: %v; warnings about ib0 %v, want %q", c.conf, has, rules, c.rule)
 		}
 	}
 	nf := partconf.NoFile().Partition(check.DefaultPartition).Groups
