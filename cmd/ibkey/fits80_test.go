@@ -18,7 +18,8 @@ import (
 )
 
 // TestDefaultOutputFits80: every command's default output on a terminal of unknown
-// width (80 columns) is no wider than 80, on the demo and on the worst a real site
+// width (80 columns) is no wider than 80 (watch counters: its lines, --once or
+// --count; the screen is internal/tui's), on the demo and on the worst a real site
 // gives it: device names as long as the kernel allows, node descriptions of the
 // 64 bytes NodeInfo holds (one word on a switch, "host HCA-1" on a node), 32-port
 // switches, ports holding many keys, partitions with long names and many members.
@@ -44,6 +45,7 @@ func TestDefaultOutputFits80(t *testing.T) {
 			{"devices"}, {"pkeys"}, {"pkeys", "--all"}, {"pkeys", "--find", "0x0002"},
 			{"can-talk", a, b}, {"job", "--want", "0x8001"}, {"job", "NCCL_IB_PKEY=1", "UCX_IB_PKEY=0x0002"},
 			{"watch", "pkeys", "--count", "1"},
+			{"watch", "counters", "--once"}, {"watch", "counters", "--count", "2", "--interval", "10ms", "--all-counters"},
 		} {
 			cases = append(cases, append(slices(on), args...))
 		}
@@ -55,6 +57,7 @@ func TestDefaultOutputFits80(t *testing.T) {
 		[]string{"--demo", "fabric", "pkeys", "--key", "0x0010"}, []string{"--demo", "fabric", "check"},
 		[]string{"--demo", "can-talk", "node=storage01", "node=node02"},
 		[]string{"--demo", "job", "--node", "node02,node03"},
+		[]string{"--demo", "watch", "counters", "--lid", "3-9", "--port", "all", "--once"},
 		[]string{"decode", "pkey", "0x8001", "0", "7fff", "80:02"}, []string{"decode", "qkey", "0x80010000", "b1b"},
 		[]string{"partitions", "show", cluster}, []string{"partitions", "check", mistakes},
 		[]string{"partitions", "matrix", cluster, "--sm-guid", "0x0002c90300001001"},
