@@ -24,7 +24,8 @@ import (
 // 64 bytes NodeInfo holds (one word on a switch, "host HCA-1" on a node), 32-port
 // switches, ports holding many keys, partitions with long names and many members.
 // A table that gave up (plain records, Grid's last resort) must say so; a table that
-// left columns out or cut words says which.
+// left columns out or cut words says which. (exporter --once prints Prometheus's
+// text format, for machines: not here.)
 func TestDefaultOutputFits80(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs every command")
@@ -76,6 +77,7 @@ func TestDefaultOutputFits80(t *testing.T) {
 		)
 	}
 	cases = append(cases,
+		[]string{"fabric", "diff", writeFabric(t, filepath.Join(dir, "demo.json"), demo.Fabric()), wide},
 		[]string{"can-talk", "--fabric-file", wide, "node=" + names["storage01"], "node=" + names["node02"]},
 		[]string{"can-talk", "--fabric-file", wide, "node=" + names["gpu01"], "node=" + names["sm01"]},
 		[]string{"job", "--fabric-file", wide, "--node", hostOf(names["node02"]) + "," + hostOf(names["node03"]), "--want", "0x0010"},
