@@ -28,11 +28,12 @@ import (
 //  2. then columns are left out, one group at a time: the Optional groups in their
 //     order, then every other column that is not Required, the last column first;
 //  3. then, with only the Required columns left, the words too wide for their column
-//     are cut in the middle, where an ellipsis (…) marks the cut.
+//     are cut in the middle, where an ellipsis (…) marks the cut (a column is cut
+//     down to its header or minCut columns, whichever is wider).
 //
 // A line under the table names what was left out or cut. Only a width too narrow for
-// the Required columns' headers gives up the table: the rows are then written in the
-// plain layout, after a line saying so. Plain output is never narrowed: it is for
+// the Required columns cut that far gives up the table: the rows are then written in
+// the plain layout, after a line saying so. Plain output is never narrowed: it is for
 // scripts.
 type Grid struct {
 	Header []string
