@@ -132,6 +132,71 @@ func HostName(h string) string {
 	return h
 }
 
+// hostState is what a library does on one host before any P_Key lookup.
+type hostState uint8
+
+const (
+	// hostUses: it uses some of the host's ports.
+	hostUses hostState = iota
+	// hostAborts: it stops the process at start-up (hostUse.aborts).
+	hostAborts
+	// hostMayAbort: it would abort, unless what it asks for is what could not be read
+	// (hostUse.unread): not checked.
+	hostMayAbort
+	// hostUsesNone: it uses none of the host's ports: a finding.
+	hostUsesNone
+	// hostMayUseUnread: it uses none of the ports that were read, but it may use what
+	// could not be read (hostUse.unread): not checked.
+	hostMayUseUnread
+)
+
+// hostUse is one library on one host before any P_Key lookup: the one evaluation of
+// a host that Resolve and WantPartition both read, so that what makes a host abort
+// or use none of its ports, and when what was not read leaves that open, is decided
+// once.
+type hostUse struct {
+	hostPorts
+	state hostState
+	// sel is selectPorts' answer; on a host where the library aborts (or may), every
+	// port is not used, saying so.
+	sel []PortResult
+	// aborts are the host-wide aborts (Host set), for hostAborts and hostMayAbort.
+	aborts []Abort
+	// unread names what could not be read that the library could choose
+	// (unreadChosen), for hostMayAbort and hostMayUseUnread.
+	unread string
+}
+
+// onHost evaluates the library on host h. judgeAborts false leaves the host-wide
+// aborts out (Resolve, when the library rejects its settings on every port).
+func (s *setup) onHost(in Inputs, h hostPorts, judgeAborts bool) hostUse {
+	u := hostUse{hostPorts: h, sel: s.selectPorts(h.ports)}
+	if judgeAborts {
+		if ab, unsure := s.hostAborts(in, h, u.sel); len(ab) > 0 {
+			why := s.Library.Name + " aborts on this host before it uses a port"
+			u.state, u.unread = hostAborts, unsure
+			if unsure != "" {
+				u.state, why = hostMayAbort, s.Library.Name+" may abort on this host (not checked)"
+			}
+			for _, a := range ab {
+				a.Host = h.name
+				u.aborts = append(u.aborts, a)
+			}
+			for i := range u.sel {
+				u.sel[i].Used, u.sel[i].Why = false, why
+			}
+			return u
+		}
+	}
+	if !slices.ContainsFunc(u.sel, func(pr PortResult) bool { return pr.Used }) {
+		u.state = hostUsesNone
+		if u.unread = s.unreadChosen(in, h); u.unread != "" {
+			u.state = hostMayUseUnread
+		}
+	}
+	return u
+}
+
 func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Result {
 	s := l.setup(in)
 	r := &s.Result
@@ -145,37 +210,32 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Result {
 	}
 	var usable []PortResult // used, a valid entry, InfiniBand
 	for _, h := range hosts {
-		used := 0
+		u := s.onHost(in, h, s.Reject == "")
+		if u.state == hostAborts || u.state == hostMayAbort {
+			r.abort(u)
+			r.Ports = append(r.Ports, u.sel...)
+			continue
+		}
 		var why []string
-		sel := s.selectPorts(h.ports)
-		if s.Reject == "" {
-			if ab, unsure := s.hostAborts(in, h, sel); len(ab) > 0 {
-				r.abort(h.name, ab, unsure, sel)
-				continue
-			}
-		}
-		for i := range sel {
-			pr := &sel[i]
-			if pr.Used {
-				used++
-				if s.Reject != "" {
-					pr.Pick = Pick{Outcome: Fails, Index: -1, Problem: s.Reject}
-				} else {
-					pr.Pick = s.pick(pr.Port)
-				}
-			} else {
+		for i := range u.sel {
+			pr := &u.sel[i]
+			switch {
+			case !pr.Used:
 				why = append(why, pr.Port.Label()+": "+pr.Why)
+			case s.Reject != "":
+				pr.Pick = Pick{Outcome: Fails, Index: -1, Problem: s.Reject}
+			default:
+				pr.Pick = s.pick(pr.Port)
 			}
 		}
-		stopsAt(l, sel)
-		r.Ports = append(r.Ports, sel...)
-		if used == 0 {
-			none := fmt.Sprintf("%s: %s uses none of its ports (%s)", HostName(h.name), l.Name, strings.Join(why, "; "))
-			if u := s.unreadChosen(in, h); u != "" {
-				r.Unchecked = append(r.Unchecked, none+", but it may use what could not be read ("+u+")")
-			} else {
-				r.Findings = append(r.Findings, none)
-			}
+		stopsAt(l, u.sel)
+		r.Ports = append(r.Ports, u.sel...)
+		none := fmt.Sprintf("%s: %s uses none of its ports (%s)", HostName(h.name), l.Name, strings.Join(why, "; "))
+		switch u.state {
+		case hostMayUseUnread:
+			r.Unchecked = append(r.Unchecked, none+", but it may use what could not be read ("+u.unread+")")
+		case hostUsesNone:
+			r.Findings = append(r.Findings, none)
 		}
 	}
 	skipsOnly := map[string]int{}
@@ -262,25 +322,17 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Result {
 	return r
 }
 
-// abort records that the library stops on host: its ports are listed, none used.
-// unsure names what was not read that may be what the library asks for: the abort
-// is then not checked (kept in unsure for a gate) rather than a finding.
-func (r *Result) abort(host string, ab []Abort, unsure string, sel []PortResult) {
-	why := r.Library.Name + " aborts on this host before it uses a port"
-	for _, a := range ab {
-		a.Host = host
-		if unsure != "" {
-			r.Unchecked = append(r.Unchecked, fmt.Sprintf("%s: %s, unless what it asks for is what could not be read (%s)", HostName(host), a.Reason, unsure))
+// abort records a host where the library aborts (hostAborts: each abort a finding)
+// or may (hostMayAbort: not checked, kept in unsure for a gate).
+func (r *Result) abort(u hostUse) {
+	for _, a := range u.aborts {
+		if u.state == hostMayAbort {
+			r.Unchecked = append(r.Unchecked, fmt.Sprintf("%s: %s, unless what it asks for is what could not be read (%s)", HostName(u.name), a.Reason, u.unread))
 			r.unsure = append(r.unsure, a)
-			why = r.Library.Name + " may abort on this host (not checked)"
 			continue
 		}
 		r.Aborts = append(r.Aborts, a)
-		r.Findings = append(r.Findings, HostName(host)+": "+a.Reason)
-	}
-	for _, pr := range sel {
-		pr.Used, pr.Why = false, why
-		r.Ports = append(r.Ports, pr)
+		r.Findings = append(r.Findings, HostName(u.name)+": "+a.Reason)
 	}
 }
 

@@ -2,7 +2,6 @@ package job
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/ibkey/ibkey/internal/check"
@@ -40,33 +39,28 @@ func WantPartition(libs []*Library, in Inputs, key check.PKey, ports []*Port) []
 		var none []string
 		aborted := &Result{Library: l}
 		for _, h := range hosts {
-			n := 0
-			sel := s.selectPorts(h.ports)
-			if ab, unsure := s.hostAborts(in, h, sel); len(ab) > 0 {
-				aborted.abort(h.name, ab, unsure, sel)
-			} else {
-				for _, pr := range sel {
+			u := s.onHost(in, h, true)
+			switch u.state {
+			case hostUses:
+				for _, pr := range u.sel {
 					if pr.Used {
 						used = append(used, pr.Port)
-						n++
 					}
 				}
+				continue
+			case hostAborts, hostMayAbort:
+				aborted.abort(u)
+			case hostMayUseUnread:
+				// What was not read may be the port it uses: not a finding.
+				why := fmt.Sprintf("%s uses none of the ports that were read, but it may use what could not be read (%s)", l.Name, u.unread)
+				aborted.Unchecked = append(aborted.Unchecked, HostName(h.name)+": "+why)
+				aborted.unsure = append(aborted.unsure, Abort{Host: h.name, Reason: why})
+			case hostUsesNone:
+				none = append(none, HostName(h.name))
 			}
-			if n == 0 {
-				switch u := s.unreadChosen(in, h); {
-				case slices.ContainsFunc(slices.Concat(aborted.Aborts, aborted.unsure), func(a Abort) bool { return a.Host == h.name }):
-				case u != "":
-					// What was not read may be the port it uses: not a finding.
-					why := fmt.Sprintf("%s uses none of the ports that were read, but it may use what could not be read (%s)", l.Name, u)
-					aborted.Unchecked = append(aborted.Unchecked, HostName(h.name)+": "+why)
-					aborted.unsure = append(aborted.unsure, Abort{Host: h.name, Reason: why})
-				default:
-					none = append(none, HostName(h.name))
-				}
-				for _, p := range h.ports {
-					if !p.Active() && !p.Ethernet() && !noPKeys(p) && s.usesOnceUp(h.ports, p) {
-						idle = append(idle, p)
-					}
+			for _, p := range h.ports {
+				if !p.Active() && !p.Ethernet() && !noPKeys(p) && s.usesOnceUp(h.ports, p) {
+					idle = append(idle, p)
 				}
 			}
 		}
