@@ -219,11 +219,12 @@ func (s *setup) usesOnceUp(host []*Port, p *Port) bool {
 // chooses reports whether the library could choose the unread device or port u of
 // a host with ports host: whether its device and port settings allow u's device at
 // any port number it may have (unreadPortNums), as they would an ACTIVE InfiniBand
-// device (the one-device libraries' first device counts u among the host's). A
-// library the settings make inactive chooses nothing.
+// device (the one-device libraries' first device counts u among the host's); a
+// device whose name is not known, at any name. A library the settings make inactive
+// chooses nothing.
 func (s *setup) chooses(in Inputs, host []*Port, u Unread) bool {
-	if s.Inactive != "" {
-		return false
+	if s.Inactive != "" || u.Device == "" {
+		return s.Inactive == ""
 	}
 	return slices.ContainsFunc(unreadPortNums(in, u), func(n int) bool {
 		ok, _ := s.allows(host, u.Device, n)

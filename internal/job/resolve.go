@@ -95,7 +95,7 @@ type Result struct {
 // Resolve resolves each library's settings against the ports (all hosts' ports, in
 // host order; ports of a host adjacent or not).
 func Resolve(libs []*Library, in Inputs, ports []*Port) []*Result {
-	hosts := groupHosts(ports)
+	hosts := groupHosts(ports, in.Unread)
 	out := make([]*Result, 0, len(libs))
 	for _, l := range libs {
 		out = append(out, resolveOne(l, in, hosts))
@@ -109,17 +109,26 @@ type hostPorts struct {
 	ports []*Port
 }
 
-func groupHosts(ports []*Port) []hostPorts {
+// groupHosts groups the ports by host, in order, then adds the hosts of unread that
+// have no port read (their libraries may use what was not read).
+func groupHosts(ports []*Port, unread []Unread) []hostPorts {
 	var hosts []hostPorts
 	at := map[string]int{}
-	for _, p := range ports {
-		i, ok := at[p.Host]
+	add := func(host string) int {
+		i, ok := at[host]
 		if !ok {
 			i = len(hosts)
-			at[p.Host] = i
-			hosts = append(hosts, hostPorts{name: p.Host})
+			at[host] = i
+			hosts = append(hosts, hostPorts{name: host})
 		}
+		return i
+	}
+	for _, p := range ports {
+		i := add(p.Host)
 		hosts[i].ports = append(hosts[i].ports, p)
+	}
+	for _, u := range unread {
+		add(u.Host)
 	}
 	return hosts
 }
@@ -230,11 +239,16 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Result {
 		}
 		stopsAt(l, u.sel)
 		r.Ports = append(r.Ports, u.sel...)
+		if len(h.ports) == 0 {
+			why = append(why, "none was read, and its settings leave out what was not")
+		}
 		none := fmt.Sprintf("%s: %s uses none of its ports (%s)", HostName(h.name), l.Name, strings.Join(why, "; "))
-		switch u.state {
-		case hostMayUseUnread:
+		switch {
+		case u.state == hostMayUseUnread && len(h.ports) == 0:
+			r.Unchecked = append(r.Unchecked, fmt.Sprintf("%s: no port was read: %s may use what could not be read (%s)", HostName(h.name), l.Name, u.unread))
+		case u.state == hostMayUseUnread:
 			r.Unchecked = append(r.Unchecked, none+", but it may use what could not be read ("+u.unread+")")
-		case hostUsesNone:
+		case u.state == hostUsesNone:
 			r.Findings = append(r.Findings, none)
 		}
 	}

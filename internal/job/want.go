@@ -27,7 +27,7 @@ func (w *Result) Summary() string {
 // WantPartition gives, for each library, the settings that put the ports it would
 // use (with the job's other settings: device filters, transports) in partition key.
 func WantPartition(libs []*Library, in Inputs, key check.PKey, ports []*Port) []*Result {
-	hosts := groupHosts(ports)
+	hosts := groupHosts(ports, in.Unread)
 	out := make([]*Result, 0, len(libs))
 	for _, l := range libs {
 		s := l.setup(in)
@@ -53,6 +53,9 @@ func WantPartition(libs []*Library, in Inputs, key check.PKey, ports []*Port) []
 			case hostMayUseUnread:
 				// What was not read may be the port it uses: not a finding.
 				why := fmt.Sprintf("%s uses none of the ports that were read, but it may use what could not be read (%s)", l.Name, u.unread)
+				if len(h.ports) == 0 {
+					why = fmt.Sprintf("no port was read: %s may use what could not be read (%s)", l.Name, u.unread)
+				}
 				aborted.Unchecked = append(aborted.Unchecked, HostName(h.name)+": "+why)
 				aborted.unsure = append(aborted.unsure, Abort{Host: h.name, Reason: why})
 			case hostUsesNone:
