@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/ibkey/ibkey/internal/check"
@@ -237,7 +238,7 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Result {
 				pr.Pick = s.pick(pr.Port)
 			}
 		}
-		stopsAt(l, u.sel)
+		s.settle(u.sel)
 		r.Ports = append(r.Ports, u.sel...)
 		if len(h.ports) == 0 {
 			why = append(why, "none was read, and its settings leave out what was not")
@@ -331,7 +332,7 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Result {
 		}
 	}
 	if r.Verdict = verdict(r.Findings, r.Unchecked); r.Verdict == DoesNotWork {
-		r.Fixes = fixes(l, r)
+		r.Fixes = fixes(s, r)
 	}
 	return r
 }
@@ -350,12 +351,61 @@ func (r *Result) abort(u hostUse) {
 	}
 }
 
+// settle finishes the picks on used ports prs of any hosts (Resolve: one host's;
+// WantPartition: all): what the processes that open them do together.
+func (s *setup) settle(prs []PortResult) {
+	s.someDevices(prs)
+	stopsAt(s.Library, prs)
+}
+
+// someDevices: when a process opens only some of the devices the library selects
+// on a host (opens), and which is not known, a device whose lookup fails is not
+// checked while enough devices work for the process to open none of it; when
+// fewer work, every choice opens a failing one, and the failures stand.
+func (s *setup) someDevices(prs []PortResult) {
+	if s.opens == 0 {
+		return
+	}
+	type dev struct{ host, name string }
+	var devs []dev
+	bad := map[dev]bool{}
+	for _, pr := range prs {
+		d := dev{pr.Port.Host, pr.Port.Device}
+		if !pr.Used || pr.Port.Fabric && !pr.Port.DeviceKnown {
+			continue
+		}
+		if !slices.Contains(devs, d) {
+			devs = append(devs, d)
+		}
+		bad[d] = bad[d] || pr.Outcome == Fails || pr.Outcome == EmptyEntry
+	}
+	for _, h := range devs {
+		all, good := 0, 0
+		for _, d := range devs {
+			if d.host == h.host {
+				all++
+				if !bad[d] {
+					good++
+				}
+			}
+		}
+		if all <= s.opens || good < s.opens {
+			continue
+		}
+		for i, pr := range prs {
+			if d := (dev{pr.Port.Host, pr.Port.Device}); d == h && bad[d] && pr.Used {
+				prs[i].Pick = Pick{Outcome: NotChecked, Index: -1, Gap: GapUnread, Notes: pr.Notes,
+					Problem: fmt.Sprintf("%s, if %s opens it: %s of this host's %d HCAs it selects, %s", pr.Problem, s.Library.Name, strconv.Itoa(s.opens), all, s.opensWhy)}
+			}
+		}
+	}
+}
+
 // stopsAt: when a lookup on a port stops the process that uses every port the
 // library selects on its host (Pick.AbortHost), that process uses none of the
 // host's others: they are listed as not used, saying so, as on a host-wide abort.
-// prs are used ports of any hosts (Resolve: one host's; WantPartition: all). A
-// host read over the fabric whose device names are not known is not judged, as in
-// hostAborts: which of its ports the process opens is not known.
+// A host read over the fabric whose device names are not known is not judged, as
+// in hostAborts: which of its ports the process opens is not known.
 func stopsAt(l *Library, prs []PortResult) {
 	at := map[string]string{}
 	unknown := map[string]bool{}
@@ -398,7 +448,7 @@ const maxFixes = 3
 
 // fixes proposes settings that make the library work: for each partition every used
 // port holds, the setting per port (one line when it is the same everywhere).
-func fixes(l *Library, r *Result) []string {
+func fixes(s *setup, r *Result) []string {
 	var used, ib []*Port
 	current := map[check.PartitionKey]int{}
 	for _, pr := range r.Ports {
@@ -420,7 +470,7 @@ func fixes(l *Library, r *Result) []string {
 	slices.SortStableFunc(keys, func(a, b check.PartitionKey) int { return current[b] - current[a] })
 	var out []string
 	for _, k := range keys {
-		w := wantOn(l, check.PKey(k), used)
+		w := wantOn(s, check.PKey(k), used)
 		if w.Verdict != Works {
 			continue
 		}

@@ -67,7 +67,7 @@ func WantPartition(libs []*Library, in Inputs, key check.PKey, ports []*Port) []
 				}
 			}
 		}
-		w := wantOn(l, key, used)
+		w := wantOn(s, key, used)
 		if len(used) == 0 && len(aborted.Aborts)+len(aborted.unsure) > 0 {
 			w.Findings = nil // "no port is used": the aborts say why
 			w.Setting = "no setting works: " + l.Name + " aborts at start-up"
@@ -93,14 +93,15 @@ func WantPartition(libs []*Library, in Inputs, key check.PKey, ports []*Port) []
 }
 
 // wantOn computes the settings on the given ports.
-func wantOn(l *Library, key check.PKey, ports []*Port) *Result {
+func wantOn(s *setup, key check.PKey, ports []*Port) *Result {
+	l := s.Library
 	w := &Result{Library: l}
 	same, first := "", true
 	var ib []PortResult // the InfiniBand ports where the setting works
 	for _, p := range ports {
-		w.Ports = append(w.Ports, PortResult{Port: p, Used: true, Pick: l.want(key, p)})
+		w.Ports = append(w.Ports, PortResult{Port: p, Used: true, Pick: s.want(key, p)})
 	}
-	stopsAt(l, w.Ports)
+	s.settle(w.Ports)
 	for _, pw := range w.Ports {
 		p := pw.Port
 		if !pw.Used {
