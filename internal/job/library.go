@@ -120,24 +120,6 @@ type Abort struct {
 	Waits bool
 }
 
-// hostAborts runs the library's abort check on one host's ports; a host read over
-// the fabric whose device names are not known is not judged (the checks are about
-// device names and port numbers). unsure names a device or port of the host that
-// could not be read and that the library could choose (Choosers): the aborts may
-// then not happen (what it asks for may be the one not read).
-func (s *setup) hostAborts(in Inputs, h hostPorts, sel []PortResult) (ab []Abort, unsure string) {
-	if s.aborts == nil {
-		return nil, ""
-	}
-	if slices.ContainsFunc(h.ports, func(p *Port) bool { return p.Fabric && !p.DeviceKnown }) {
-		return nil, ""
-	}
-	if ab = s.aborts(h.ports, sel); len(ab) == 0 {
-		return nil, ""
-	}
-	return ab, s.unreadChosen(in, h)
-}
-
 // unreadChosen names a device or port of host h that could not be read and that the
 // library could choose (chooses), "" when none.
 func (s *setup) unreadChosen(in Inputs, h hostPorts) string {

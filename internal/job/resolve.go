@@ -178,27 +178,32 @@ type hostUse struct {
 }
 
 // onHost evaluates the library on host h. judgeAborts false leaves the host-wide
-// aborts out (Resolve, when the library rejects its settings on every port).
+// aborts out (Resolve, when the library rejects its settings on every port); so
+// does a host read over the fabric whose device names are not known (the abort
+// checks are about device names and port numbers). An abort, or no port used, is
+// not checked when the library could choose a device or port of the host that
+// could not be read (unreadChosen): what it asks for, or uses, may be that one.
 func (s *setup) onHost(in Inputs, h hostPorts, judgeAborts bool) hostUse {
 	u := hostUse{hostPorts: h, sel: s.selectPorts(h.ports)}
-	if judgeAborts {
-		if ab, unsure := s.hostAborts(in, h, u.sel); len(ab) > 0 {
-			why := s.Library.Name + " aborts on this host before it uses a port"
-			u.state, u.unread = hostAborts, unsure
-			if unsure != "" {
-				u.state, why = hostMayAbort, s.Library.Name+" may abort on this host (not checked)"
-			}
-			for _, a := range ab {
-				a.Host = h.name
-				u.aborts = append(u.aborts, a)
-			}
-			for i := range u.sel {
-				u.sel[i].Used, u.sel[i].Why = false, why
-			}
-			return u
-		}
+	var ab []Abort
+	if judgeAborts && s.aborts != nil && !slices.ContainsFunc(h.ports, func(p *Port) bool { return p.Fabric && !p.DeviceKnown }) {
+		ab = s.aborts(h.ports, u.sel)
 	}
-	if !slices.ContainsFunc(u.sel, func(pr PortResult) bool { return pr.Used }) {
+	switch {
+	case len(ab) > 0:
+		u.state, u.unread = hostAborts, s.unreadChosen(in, h)
+		why := s.Library.Name + " aborts on this host before it uses a port"
+		if u.unread != "" {
+			u.state, why = hostMayAbort, s.Library.Name+" may abort on this host (not checked)"
+		}
+		for _, a := range ab {
+			a.Host = h.name
+			u.aborts = append(u.aborts, a)
+		}
+		for i := range u.sel {
+			u.sel[i].Used, u.sel[i].Why = false, why
+		}
+	case !slices.ContainsFunc(u.sel, func(pr PortResult) bool { return pr.Used }):
 		u.state = hostUsesNone
 		if u.unread = s.unreadChosen(in, h); u.unread != "" {
 			u.state = hostMayUseUnread
@@ -405,7 +410,7 @@ func (s *setup) someDevices(prs []PortResult) {
 // library selects on its host (Pick.AbortHost), that process uses none of the
 // host's others: they are listed as not used, saying so, as on a host-wide abort.
 // A host read over the fabric whose device names are not known is not judged, as
-// in hostAborts: which of its ports the process opens is not known.
+// in onHost: which of its ports the process opens is not known.
 func stopsAt(l *Library, prs []PortResult) {
 	at := map[string]string{}
 	unknown := map[string]bool{}
