@@ -265,3 +265,28 @@ func smpLID(t *testing.T, l *lab.Lab, desc string) uint16 {
 	}
 	return uint16(lid)
 }
+
+// TestLabGatePartialSweep: a --wait gate whose sweep missed a host of the job (HcaC
+// silent) sweeps again while that host is missing, and answers once it answers; it
+// neither fails at once nor waits out its timeout.
+func TestLabGatePartialSweep(t *testing.T) {
+	l := lab.Start(t, "../../../../internal/lab/testdata/small.net", nil)
+	if err := l.RunOpenSM(gateConfBefore, false); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	l.MustConsole(`Error "HcaC"[1] 100`)
+	done := make(chan result, 1)
+	go func() {
+		r, _ := labJob(t, ctx, l, "plain", "--node", "HcaB,HcaC", "--want", "0x0002", "--wait", "40s", "--lib", "nccl")
+		done <- r
+	}()
+	time.Sleep(3 * time.Second)
+	l.MustConsole(`Error "HcaC"[1] 0`)
+	start := time.Now()
+	r := <-done
+	if r.code != 0 || !strings.Contains(r.stdout, "NCCL_IB_PKEY=1 everywhere") || time.Since(start) > 30*time.Second {
+		t.Errorf("exit %d after %s, want 0 once HcaC answers\n%s%s", r.code, time.Since(start), r.stdout, r.stderr)
+	}
+}

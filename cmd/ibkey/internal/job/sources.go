@@ -244,40 +244,60 @@ func expandNodes(s string) ([]string, error) {
 	return out, nil
 }
 
-// sweepNodes sweeps the fabric once to find the job's nodes and returns a read that
-// reads only their ports again, by LID (or by directed route before the SM gave one),
-// never the whole fabric. What the sweep did not read that the job may use stays not
-// read in every read (fabricPorts).
+// sweepNodes sweeps the fabric to find the job's nodes and returns a read that reads
+// only their ports again, by LID (or by directed route before the SM gave one),
+// never the whole fabric; what the sweep did not read that the job may use stays not
+// read in every read (fabricPorts). Only while a host or LID of the job is missing
+// from a sweep that missed links does a read sweep again: it may be found.
 func sweepNodes(ctx context.Context, src *portSource, fab *query.Fabric, lids []uint16, nodes []string) (func(context.Context) ([]*job.Port, []job.Unread, error), error) {
-	f, err := query.Sweep(ctx, fab.T, query.SweepOptions{Source: fab.Via})
-	if err != nil && f == nil {
-		return nil, &query.EnvError{Msg: err.Error()}
+	var (
+		first []*job.Port
+		swept []job.Unread
+		sels  []query.FabricSelector
+	)
+	sweep := func(ctx context.Context) error {
+		f, err := query.Sweep(ctx, fab.T, query.SweepOptions{Source: fab.Via})
+		if err != nil && f == nil {
+			return &query.EnvError{Msg: err.Error()}
+		}
+		ps, unread, err := fabricPorts(f, lids, nodes)
+		if err != nil {
+			return err
+		}
+		ss := make([]query.FabricSelector, len(ps))
+		for i, p := range ps {
+			n := f.Node(p.Node)
+			if n == nil {
+				return fmt.Errorf("job: port %s vanished from the sweep", p.Label())
+			}
+			if p.LID != 0 && n.Type != check.NodeSwitch {
+				ss[i] = query.FabricSelector{Addr: mad.LIDAddress(p.LID)}
+				continue
+			}
+			addr, err := mad.ParseDRPath(n.Path)
+			if err != nil {
+				return &query.EnvError{Msg: fmt.Sprintf("%s has neither a LID nor a usable directed route (%q)", p.Label(), n.Path)}
+			}
+			ss[i] = query.FabricSelector{Addr: addr, Port: p.Num, HasPort: true}
+		}
+		src.fabric, first, swept, sels = f, ps, unread, ss
+		return nil
 	}
-	src.fabric = f
-	first, swept, err := fabricPorts(f, lids, nodes)
-	if err != nil {
+	if err := sweep(ctx); err != nil {
 		return nil, err
 	}
-	sels := make([]query.FabricSelector, len(first))
-	for i, p := range first {
-		n := f.Node(p.Node)
-		if n == nil {
-			return nil, fmt.Errorf("job: port %s vanished from the sweep", p.Label())
-		}
-		if p.LID != 0 && n.Type != check.NodeSwitch {
-			sels[i] = query.FabricSelector{Addr: mad.LIDAddress(p.LID)}
-			continue
-		}
-		addr, err := mad.ParseDRPath(n.Path)
-		if err != nil {
-			return nil, &query.EnvError{Msg: fmt.Sprintf("%s has neither a LID nor a usable directed route (%q)", p.Label(), n.Path)}
-		}
-		sels[i] = query.FabricSelector{Addr: addr, Port: p.Num, HasPort: true}
-	}
-	firstRead := true
+	fresh := true
 	return func(ctx context.Context) ([]*job.Port, []job.Unread, error) {
-		if firstRead {
-			firstRead = false
+		if !fresh && slices.ContainsFunc(swept, func(u job.Unread) bool {
+			return !slices.ContainsFunc(first, func(p *job.Port) bool { return p.Host == u.Host })
+		}) {
+			if err := sweep(ctx); err != nil {
+				return nil, nil, err
+			}
+			fresh = true
+		}
+		if fresh {
+			fresh = false
 			return first, swept, nil
 		}
 		// One port per selector (a CA port, or the port a directed route names).
