@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ibkey/ibkey/internal/fakesysfs"
 )
 
 // partialFabric is labFabric as a sweep that missed a link: the node behind
@@ -64,6 +66,27 @@ func TestPartialFabricFile(t *testing.T) {
 			if !strings.Contains(r.stderr, s) {
 				t.Errorf("%s: %q not on stderr:\n%s", strings.Join(args, " "), s, r.stderr)
 			}
+		}
+	}
+}
+
+// A --host tree of which nothing could be read (its one device a dangling link) is a
+// host not read: the other hosts are judged, a definite no stands (exit 1), and a yes
+// is not checked (exit 4). Before, the whole read failed (exit 4 for both).
+func TestHostTreeNotRead(t *testing.T) {
+	good := writeHost(t, gateHost(0x100000, "0xffff", "0x8001"))
+	bad := writeHost(t, fakesysfs.Host{Dangling: []string{"mlx5_0"}})
+	for _, c := range []struct {
+		setting string
+		code    int
+		out     string
+	}{
+		{"NCCL_IB_PKEY=1", 4, "b: no port was read: NCCL may use what could not be read (--host b: "},
+		{"NCCL_IB_PKEY=2", 1, "a:mlx5_0/1: NCCL_IB_PKEY index 2 holds 0x0000, an empty entry"},
+	} {
+		r := run(t, t.Context(), nil, "--host", "a="+good, "--host", "b="+bad, "-o", "plain", c.setting)
+		if r.code != c.code || !strings.Contains(r.stdout, c.out) {
+			t.Errorf("%s: exit %d, want %d and %q\n%s%s", c.setting, r.code, c.code, c.out, r.stdout, r.stderr)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package job
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -97,7 +98,14 @@ func (o *Options) sources(ctx context.Context) (*portSource, error) {
 		var unread []job.Unread
 		for _, t := range trees {
 			ps, u, err := job.HostPorts(&query.Host{Sys: ibverbs.Open(t.dir)}, t.name)
-			if err != nil {
+			var unknown *query.UnknownError
+			switch {
+			case errors.As(err, &unknown):
+				// Nothing of the host was read (query.PartialError): not read, and the
+				// other hosts are judged.
+				unread = append(unread, job.Unread{Host: t.name, Port: -1, What: "--host " + t.name + ": " + err.Error()})
+				continue
+			case err != nil:
 				return nil, nil, fmt.Errorf("--host %s: %w", t.name, err)
 			}
 			for _, l := range u {
