@@ -104,7 +104,7 @@ var MVAPICH2 = Library{
 			s.Reject = fmt.Sprintf("MVAPICH2 aborts: MV2_DEFAULT_PORT=%s reads as port 0 (atoi): \"user specified port 0: fail to query or not ACTIVE\"", port)
 		}
 		if len(names) == 0 {
-			s.Assumptions = append(s.Assumptions, "MVAPICH2: without MV2_IBA_HCA every ACTIVE InfiniBand port may be used (MVAPICH2 picks by topology); all are checked")
+			s.Assumptions = append(s.Assumptions, "MVAPICH2: without MV2_IBA_HCA every HCA with an ACTIVE port 1 or 2 may be used, on the first of them (a process takes one by its local rank, or with rail sharing all); MVAPICH2 leaves out HCAs slower than the fastest or on a subnet with fewer HCAs (rdma_find_network_type), which is not read here: all are checked")
 		}
 		if len(names) > 1 {
 			s.Assumptions = append(s.Assumptions, "MVAPICH2: of MV2_IBA_HCA's names, rdma_open_hca looks for as many as the host has usable HCAs (it leaves out slower ones unless named); a later name that is not on the host is taken as not looked for")
