@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	ibsimlab "github.com/ibkey/ibkey/internal/lab"
 )
@@ -71,4 +72,44 @@ func TestLabMGIDInTwoPartitions(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestLabMGIDBeforeBroadcast: an IPoIB mgid= line before the line that makes its
+// broadcast group is refused when OpenSM reads it (ERR 1B1B), and a running OpenSM
+// creates the group at its next heavy sweep, the broadcast group being there by
+// then. The model's mgid-refused finding says both.
+func TestLabMGIDBeforeBroadcast(t *testing.T) {
+	needLab(t)
+	net := filepath.Join(t.TempDir(), "net")
+	topo := "caguid=0x2c90300000100\nHca 2 \"Hca1\"\n[1] \"Hca2\"[1]\n[2] \"Hca2\"[2]\n\n" +
+		"caguid=0x2c90300000200\nHca 2 \"Hca2\"\n[1] \"Hca1\"[1]\n[2] \"Hca1\"[2]\n"
+	if err := os.WriteFile(net, []byte(topo), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l := ibsimlab.Start(t, net, &ibsimlab.Options{ToolNode: "Hca1"})
+	conf := "Default=0x7fff, ipoib : ALL=full ;\np2=0x0002, ipoib, scope=5 :\n mgid=ff12:401b::1,sl=0\n mgid=ff15:401b::ffff:ffff,sl=0\n ALL=full ;\n"
+	d := l.StartOpenSMDaemon(t, conf)
+	exists := func() bool {
+		out, _ := l.ToolAt("Hca2", "saquery", "--mgid", "ff15:401b:8002::1", "MCMR")
+		return strings.Contains(out, "ff15:401b:8002::1")
+	}
+	if exists() {
+		t.Error("ff15:401b:8002::1 exists after the first read")
+	}
+	if !strings.Contains(d.LogText(), "ERR 1B1B: Broadcast group ff15:401b:8002::ffff:ffff not found") {
+		t.Error("no ERR 1B1B in the log")
+	}
+	if err := d.Resweep(20 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if !exists() {
+		t.Error("ff15:401b:8002::1 does not exist after a heavy sweep")
+	}
+	c := Parse("p.conf", []byte(conf))
+	for _, f := range c.Findings {
+		if f.Rule == "mgid-refused" && f.Pos.Line == 3 && strings.Contains(f.Message, "next heavy sweep") && strings.Contains(f.Action, "line 4") {
+			return
+		}
+	}
+	t.Errorf("no mgid-refused finding at line 3 that names the next sweep: %v", c.Findings)
 }

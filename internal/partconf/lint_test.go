@@ -48,6 +48,9 @@ func TestLintRules(t *testing.T) {
 		{"mgid-comment", Warning, def + "a=0x10, ipoib :\n mgid=ff12:401b::1 # mtu=2\n , 0x1=full;", LintOptions{}, "3:22"},
 		{"mgid-comment", Warning, def + "a=0x10 :\n mgid=ff12::1 #\n , 0x1=full;", LintOptions{}, "3:17"},
 		{"mgid-not-multicast", Warning, def + "a=0x10 : mgid=zzz\n, 0x1=full;", LintOptions{}, "2:15"},
+		{"ipoib-scope", Warning, def + "a=0x10, ipoib, scope=5 : 0x1=full;\n", LintOptions{}, "2:1"},
+		{"ipoib-scope", Warning, def + "a=0x10, ipoib, scope=2, scope=8 : 0x1=full;\n", LintOptions{}, "2:1"},
+		{"mgid-refused", Warning, def + "a=0x10, ipoib, scope=5 :\n mgid=ff12:401b::1,sl=0\n 0x1=full;\n", LintOptions{}, "3:2"},
 		{"long-line", Warning, def + "a=0x10 :" + strings.Repeat(" ", 5000) + "0x1;\n", LintOptions{}, "2:1"},
 	}
 	for _, tt := range tests {
@@ -139,6 +142,24 @@ func TestLintClean(t *testing.T) {
 		"ShareIO = 0x80 , defmember=full : 0x123451, 0x123452;\nShareIO = 0x080 : 0x123453, 0x123455=full;\n=0x80 : 0x123456=full;\n"
 	if fs := Lint(Parse("p.conf", []byte(split)), LintOptions{}); len(fs) != 0 {
 		t.Errorf("split definitions: %v", fs)
+	}
+	// ipoib in link-local scope, scope= without ipoib, and a scope-5 broadcast group
+	// an mgid= line creates (TestLabIPoIBBroadcastJoin runs it through OpenSM).
+	for _, in := range []string{"a=0x10, ipoib, scope=2 : 0x1=full;\n", "a=0x10, scope=5 : 0x1=full;\n",
+		"a=0x10, ipoib, scope=5 :\n mgid=ff15:401b::ffff:ffff,sl=0\n 0x1=full;\n"} {
+		if fs := Lint(Parse("p.conf", []byte("Default=0x7fff, ipoib : ALL=full;\n"+in)), LintOptions{}); len(fs) != 0 {
+			t.Errorf("%q: %v", in, fs)
+		}
+	}
+	if fs := Lint(Parse("p.conf", []byte("Default=0x7fff, ipoib : ALL=full;\na=0x10, ipoib, scope=5, scope=8 : 0x1=full;\n")), LintOptions{}); len(fs) != 2 {
+		t.Errorf("two scopes: %v", fs)
+	}
+	// An IPoIB group in scope 5 of an ipoib partition: the fix creates the scope-5
+	// broadcast group (the ipoib flag makes it link-local only).
+	for _, f := range Lint(Parse("p.conf", []byte("Default=0x7fff, ipoib : ALL=full;\na=0x10, ipoib, scope=5 :\n mgid=ff12:401b::1,sl=0\n 0x1=full;\n")), LintOptions{}) {
+		if f.Rule == "mgid-refused" && !strings.Contains(f.Action, "`mgid=ff15:401b::ffff:ffff,sl=0` on a line before this one") {
+			t.Errorf("mgid-refused fix: %s", f.Action)
+		}
 	}
 	// A comment after an mgid that ends with a flag is a comment.
 	in = "Default=0x7fff : ALL=full;\na=0x10 :\n mgid=ff12::1,sl=0 # mtu=2, IGMP\n , 0x1=full;\n"

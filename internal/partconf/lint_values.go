@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"net/netip"
 	"slices"
 
 	"github.com/ibkey/ibkey/internal/check"
@@ -45,6 +46,7 @@ func RateGbps(code uint8) (string, bool) {
 
 func (f *Findings) lintValues() {
 	for pi, p := range f.c.Partitions {
+		f.lintIPoIBScope(p)
 		for mi := range p.Members {
 			m := &p.Members[mi]
 			if m.Kind != KindGUID || m.Def.Implicit {
@@ -77,6 +79,38 @@ func (f *Findings) lintValues() {
 				}
 				f.warn(g.Pos, "rate-code", fmt.Sprintf("multicast group %s: rate=%d is not an IB rate code (2-22); OpenSM stores %d and the group's rate is not what was meant", g.MGID, g.RawRate, g.Rate), hint)
 			}
+		}
+	}
+}
+
+// lintIPoIBScope warns about an `ipoib` definition with a scope= other than
+// link-local (2) whose broadcast group in that scope no mgid= line of the partition
+// creates. partition-config.txt says the broadcast group is "created with the
+// mgroup_flag flags given", but partition_create (osm_prtn_config.c, OpenSM 3.3.23
+// and its master) copies mtu, rate, sl, Q_Key, TClass and FlowLabel, not scope_mask:
+// the group is ff12:401b:PKEY::ffff:ffff whatever scope= says (seen in the lab:
+// TestLabIPoIBScope). scope= applies to the partition's mgid= groups only.
+//
+// The kernel's IPoIB interface joins the broadcast group of its broadcast address
+// (ipoib_main.c: 00:ff:ff:ff:ff:12:40:1b:PKEY:..., the scope nibble 2 unless set with
+// `ip link ... broadcast`), and that join cannot create the group: ipoib_mcast_join
+// (ipoib_multicast.c) gives the broadcast group no Q_Key, MTU, SL, FlowLabel or
+// TClass, so OpenSM answers ERR_REQ_INSUFFICIENT_COMPONENTS ("ERR 1B11 ...
+// insufficient components specified for implicit create"). The interface gets carrier
+// only after that join (ipoib_mcast_join_complete), so one set to scope N stays down.
+func (f *Findings) lintIPoIBScope(p *Partition) {
+	bc := broadcastMGID(p.Key)
+	for _, d := range p.Defs {
+		for s := uint8(0); s < 16; s++ {
+			mg := bc
+			mg[1] = 0x10 | s
+			if !d.IPoIB || s == defaultMgrpScope || d.Scopes&(1<<s) == 0 ||
+				slices.ContainsFunc(p.Groups, func(g *MGroup) bool { return g.MGID.As16() == mg }) { // an mgid= line creates it
+				continue
+			}
+			f.warn(d.Pos, "ipoib-scope", fmt.Sprintf("partition %s (%s) has ipoib and scope=%d, but OpenSM creates its IPoIB broadcast group in link-local scope only (%s; osm_prtn_config.c does not pass scope= to it): an IPoIB interface in scope %d (broadcast address 00:ff:ff:ff:ff:1%x:40:1b:%02x:%02x:...) joins %s, which does not exist and which its join cannot create (OpenSM ERR 1B11), so it never gets carrier; with the kernel's default broadcast address it comes up in link-local scope",
+				p.Key, p.Name, s, netip.AddrFrom16(bc), s, s, bc[4], bc[5], netip.AddrFrom16(mg)),
+				fmt.Sprintf("for link-local IPoIB (the kernel's default) remove scope=%d; for IPoIB in scope %d create the group: end the definition line at ':' and put `mgid=ff1%x:401b::ffff:ffff,sl=0` on the next line, the members after it (OpenSM fills in the P_Key)", s, s, s))
 		}
 	}
 }

@@ -144,6 +144,7 @@ type emu struct {
 	dead                         bool                  // after the first abort: keep finding errors, change nothing
 	names                        map[string]*Partition // by stored name: the first in map order (orderKey)
 	off                          int                   // where the current piece starts in the file
+	refused                      []refusedGroup        // IPoIB groups refused for want of their broadcast group
 	// hashAt is where the current piece's '#' was (OpenSM writes a NUL there), -1
 	// when it has none: what OpenSM reads past it is the comment's text.
 	hashAt int
@@ -324,8 +325,34 @@ func parse(file string, data string, kept []keptPartition) *Config {
 			Message: c.RejectReason + " and programs its fallback Default=0x7fff : ALL=full",
 			Action:  "add at least `Default=0x7fff, ipoib : ALL=full;`, or remove the file (OpenSM then uses the same fallback without an error)"})
 	}
+	e.laterBroadcast()
 	c.finish()
 	return c
+}
+
+// refusedGroup is an IPoIB group refused for want of its broadcast group (ERR 1B1B):
+// the finding at index at, for MGID mg.
+type refusedGroup struct {
+	at int
+	mg [16]byte
+}
+
+// laterBroadcast says of each refused IPoIB group whose broadcast group a later line
+// creates that a running OpenSM creates it at its next heavy sweep: it reads the file
+// again then, and the broadcast group, kept from the first read, exists (lab: ERR
+// 1B1B at the first read, the group there after a SIGHUP).
+func (e *emu) laterBroadcast() {
+	for _, r := range e.refused {
+		bc := [16]byte{0xff, 0x10 | r.mg[1]&0x0f, 0x40, 0x1b, r.mg[4], r.mg[5], 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff}
+		g, ok := e.c.groupByMGID[bc]
+		if !ok {
+			continue
+		}
+		fd := &e.c.Findings[r.at]
+		fd.Message = fmt.Sprintf("OpenSM's SA refuses to create multicast group %s when OpenSM reads this line: its IPoIB broadcast group %s is made only further down, at line %d (ERR 1B1B); a running OpenSM creates the group at its next heavy sweep (SIGHUP, a fabric change), a one-shot run (-o) never",
+			netip.AddrFrom16(r.mg), netip.AddrFrom16(bc), g.Pos.Line)
+		fd.Action = fmt.Sprintf("put the broadcast group's mgid line (line %d) before this one", g.Pos.Line)
+	}
 }
 
 // parseLine is the body of the fgets loop: it returns -1 when OpenSM stops with an
@@ -597,7 +624,7 @@ func (e *emu) partitionCreate(defAt, nameAt, idAt int, flags []Flag) bool {
 	b := &e.buf
 	name := b.str(nameAt)
 	hasName := true
-	d := &Definition{Pos: e.pos(defAt), Name: name, Flags: flags, IPoIB: e.conf.isIPoIB, Indx0: e.conf.indx0, DefMember: e.conf.membership}
+	d := &Definition{Pos: e.pos(defAt), Name: name, Flags: flags, IPoIB: e.conf.isIPoIB, Scopes: uint16(e.conf.flags.ScopeMask), Indx0: e.conf.indx0, DefMember: e.conf.membership}
 	id, idPos := "", Pos{}
 	hasID := idAt >= 0
 	if hasID {
@@ -956,9 +983,17 @@ func (e *emu) createGroups(p *Partition, d *Definition, gid [16]byte, g groupFla
 			continue
 		}
 		if why := e.c.refuseGroup(mg); why != "" {
+			fix := "for IPoIB groups give the partition the ipoib flag (its broadcast group must exist first, in the same scope)"
+			if p.IPoIB && s != defaultMgrpScope && isIPMGID(mg) {
+				// The ipoib flag makes the broadcast group in link-local scope only.
+				fix = fmt.Sprintf("the ipoib flag creates the broadcast group in link-local scope only: create it in scope %d first, with `mgid=ff1%x:401b::ffff:ffff,sl=0` on a line before this one", s, s)
+			}
+			if isIPMGID(mg) {
+				e.refused = append(e.refused, refusedGroup{len(e.c.Findings), mg})
+			}
 			e.c.Findings = append(e.c.Findings, Finding{Severity: Warning, Pos: pos, Rule: "mgid-refused",
 				Message: fmt.Sprintf("OpenSM's SA refuses to create multicast group %s: %s", netip.AddrFrom16(mg), why),
-				Action:  "for IPoIB groups give the partition the ipoib flag (its broadcast group must exist first, in the same scope)"})
+				Action:  fix})
 			continue
 		}
 		grp := &MGroup{MGID: netip.AddrFrom16(mg), QKey: g.QKey, MTU: uint8(g.MTU), Rate: uint8(g.Rate), SL: uint8(g.SL), Scope: s,

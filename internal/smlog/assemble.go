@@ -516,6 +516,24 @@ func (a *Assembler) errEvent(r *record) *Event {
 		e.From = Port{GUID: check.GUID(g1), Num: -1}
 		e.MGID = mgid
 		return e
+	case "1B11":
+		// A join of a group that does not exist, without the components OpenSM needs
+		// to create it (osm_sa_mcmember_record.c mcmr_rcv_join_mgrp). Only an IPoIB
+		// broadcast group is a partition's: the kernel's IPoIB joins it that way
+		// (ipoib_multicast.c ipoib_mcast_join) and leaves creating it to the SM.
+		var mgid string
+		if !scanf(body, "Port 0x%x (%s) failed to join non-existing multicast group with MGID %s, insufficient components specified for implicit create (comp_mask 0x%x)", &g1, &d1, &mgid, &a1) {
+			return nil
+		}
+		k, _, broadcast, _ := ipoibMGID(mgid)
+		if !broadcast {
+			return nil
+		}
+		e := ev(KindJoinRefused)
+		e.From = Port{GUID: check.GUID(g1), NodeDesc: d1, Num: -1}
+		a.Names.learn(e.From)
+		e.MGID, e.Key, e.KeyType = mgid, uint64(k), KeyPKey
+		return e
 	case "1B31", "1B32":
 		var what string
 		if !scanf(body, "%s: query 0x%x group 0x%x", &what, &a1, &b1) {

@@ -30,7 +30,9 @@ const (
 	KindPathNoPartition Kind = "path-no-partition"
 	// KindJoinRefused: the SA refused a multicast join for a partition reason: ERR
 	// 1B14 (the port is not in the group's partition), 1B31, 1B32 (the request's
-	// P_Key), 1B30 (its Q_Key), and the verbose "Port and requester don't share PKey".
+	// P_Key), 1B30 (its Q_Key), 1B11 for an IPoIB broadcast group (it does not exist,
+	// and the join cannot create it), and the verbose "Port and requester don't share
+	// PKey".
 	KindJoinRefused Kind = "join-refused"
 	// KindUntrusted: the SA refused a request that needs its SM_Key: ERR 4608
 	// (P_KeyTableRecord), 430B (InformInfo for security traps).

@@ -318,6 +318,10 @@ func keyOnly(e check.Endpoint, key check.PartitionKey) check.Endpoint {
 
 func (x *Explainer) joinRefused(ev *Event, ex *Explanation) {
 	port := labelOr(ex.From, "the port")
+	if ev.Code == "1B11" {
+		x.ipoibBroadcastMissing(ev, ex, port)
+		return
+	}
 	if ev.Code != "1B14" {
 		ex.Rule = fmt.Sprintf("the SA refused a multicast join or query: %s", ev.Detail)
 		switch ev.Code {
@@ -335,7 +339,8 @@ func (x *Explainer) joinRefused(ev *Event, ex *Explanation) {
 		}
 		return
 	}
-	key, ok := mgidPartition(ev.MGID)
+	k, _, _, ok := ipoibMGID(ev.MGID)
+	key := k.Partition()
 	in := "the group's partition"
 	if ok {
 		in = "partition " + key.String()
@@ -348,18 +353,64 @@ func (x *Explainer) joinRefused(ev *Event, ex *Explanation) {
 	x.fixPair(key, []*End{ex.From}, false, ex, "or join a group of a partition the port is in")
 }
 
-// mgidPartition is the partition an IPoIB MGID carries (RFC 4391: ff1S:401b or
-// 601b, then the P_Key): the group's partition as its MGID says.
-func mgidPartition(mgid string) (check.PartitionKey, bool) {
+// ipoibBroadcastMissing explains ERR 1B11 for an IPoIB broadcast group: an IPoIB
+// interface gets carrier only once it has joined its partition's broadcast group
+// (ipoib_multicast.c ipoib_mcast_join_complete), and its join names no Q_Key, MTU,
+// SL, FlowLabel or TClass, so it cannot create the group (OpenSM needs them:
+// REQUIRED_MC_CREATE_COMP_MASK): OpenSM must, for a partition with the ipoib flag,
+// and it does so in link-local scope only (osm_prtn_config.c partition_create does
+// not pass scope= to the group; the lab shows it: TestLabIPoIBBroadcastJoin).
+func (x *Explainer) ipoibBroadcastMissing(ev *Event, ex *Explanation, port string) {
+	k, scope, _, _ := ipoibMGID(ev.MGID)
+	key := k.Partition()
+	ex.Rule = fmt.Sprintf("an IPoIB interface comes up (gets carrier) only once it has joined its partition's broadcast group, which its join cannot create (ipoib_multicast.c gives it no Q_Key or MTU): the SM creates it for a partition with the ipoib flag; group %s (partition %s, scope %d) does not exist, so %s's IPoIB interface on P_Key %s stays down", ev.MGID, key, scope, port, k)
+	addMGID := fmt.Sprintf("`mgid=ff1%x:401b::ffff:ffff,sl=0` on its own line after the definition's ':' (members after it)", scope)
+	if scope != 2 {
+		ex.Rule += fmt.Sprintf("; OpenSM creates IPoIB broadcast groups in link-local scope (2) only, whatever scope= says, and this interface uses scope %d (its broadcast address 00:ff:ff:ff:ff:1%x:40:1b:...)", scope, scope)
+		ex.Fix = fmt.Sprintf("set the interface's broadcast address back to scope 2 (the kernel's default, 00:ff:ff:ff:ff:12:40:1b:...), or create the group in partitions.conf: %s in partition %s", addMGID, key)
+	} else {
+		ex.Fix = fmt.Sprintf("give partition %s the ipoib flag in partitions.conf (`NAME=%s, ipoib : ...`), then SIGHUP OpenSM", key, key)
+	}
+	if x.Parts == nil {
+		return
+	}
+	c, path := x.Parts.Config, x.Parts.Path
+	p := c.Partition(key)
+	switch {
+	case c.Rejected:
+		ex.Fix = fmt.Sprintf("OpenSM rejects %s (first error at %s): none of its partitions exists; fix that line first", path, c.RejectedAt)
+		ex.FixAt = c.RejectedAt.String()
+	case p == nil || len(p.Defs) == 0:
+		ex.Fix = fmt.Sprintf("%s defines no partition %s, yet the port holds its P_Key: OpenSM ran with another file, or has not swept since (SIGHUP it); define it with the ipoib flag", path, key)
+	case slices.ContainsFunc(p.Groups, func(g *partconf.MGroup) bool { return g.MGID.String() == ev.MGID }):
+		ex.Fix = fmt.Sprintf("%s creates group %s (partition %s at %s): OpenSM ran with another file, or has not swept since (SIGHUP it)", path, ev.MGID, p.Name, p.Defs[0].Pos)
+		ex.FixAt = p.Defs[0].Pos.String()
+	case scope != 2 && p.IPoIB:
+		ex.FixAt = p.Defs[0].Pos.String()
+		ex.Fix = fmt.Sprintf("set the interface's broadcast address back to scope 2 (the kernel's default), or add %s to partition %s at %s", addMGID, p.Name, ex.FixAt)
+	case scope != 2:
+		ex.FixAt = p.Defs[0].Pos.String()
+		ex.Fix = fmt.Sprintf("set the interface's broadcast address back to scope 2 and add `, ipoib` to partition %s at %s `%s`, or add %s", p.Name, ex.FixAt, lineText(x.PartsText, p.Defs[0].Pos.Line), addMGID)
+	default:
+		ex.FixAt = p.Defs[0].Pos.String()
+		ex.Fix = fmt.Sprintf("add `, ipoib` to the definition of partition %s at %s `%s`, then SIGHUP OpenSM", p.Name, ex.FixAt, lineText(x.PartsText, p.Defs[0].Pos.Line))
+	}
+}
+
+// ipoibMGID reads an IPoIB MGID (RFC 4391: ff1S:401b or 601b, then the P_Key): its
+// P_Key, its scope, and whether it is its partition's broadcast group
+// (ff1S:401b:PKEY::ffff:ffff, the kernel's ipv4_bcast_addr with the P_Key).
+func ipoibMGID(mgid string) (k check.PKey, scope uint8, broadcast, ok bool) {
 	a, err := netip.ParseAddr(mgid)
 	if err != nil || !a.Is6() {
-		return 0, false
+		return 0, 0, false, false
 	}
 	b := a.As16()
 	if b[0] != 0xff || !(b[2] == 0x40 || b[2] == 0x60) || b[3] != 0x1b {
-		return 0, false
+		return 0, 0, false, false
 	}
-	return check.PKey(uint16(b[4])<<8 | uint16(b[5])).Partition(), true
+	bc := [16]byte{0xff, 0x10 | b[1]&0x0f, 0x40, 0x1b, b[4], b[5], 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff}
+	return check.PKey(uint16(b[4])<<8 | uint16(b[5])), b[1] & 0x0f, b == bc, true
 }
 
 // parseErrorWords says in plain words what each of osm_prtn_config.c's parse errors
@@ -374,9 +425,13 @@ var parseErrorWords = map[string]string{
 
 func (x *Explainer) configRejected(ev *Event, ex *Explanation) {
 	fallback := "OpenSM then applies Default=0x7fff : ALL=full (osm_prtn.c): every port is a full member of the default partition only, every partition of the file is gone, and so is isolation"
+	// "not accessible" is stat() failing on the path OpenSM reads (osm_prtn.c
+	// osm_prtn_make_partitions; opensm -P, partition_config_file): it read no file,
+	// so no partition of any file exists, and those of an earlier read are removed.
+	file, why := missingFile(ev)
 	switch {
 	case ev.Kind == KindConfigMissing:
-		ex.Rule = fmt.Sprintf("OpenSM found no partitions file (%s): %s", ev.Detail, fallback)
+		ex.Rule = fmt.Sprintf("OpenSM cannot read its partitions file %s (%s), so it reads none: it applies Default=0x7fff : ALL=full (osm_prtn.c): every port is a full member of the default partition only, no other partition exists (those of an earlier read are deleted): the ports are not isolated", file, why)
 	case ev.ConfLine > 0:
 		why := ev.Detail
 		if w, ok := parseErrorWords[ev.Detail]; ok {
@@ -390,9 +445,12 @@ func (x *Explainer) configRejected(ev *Event, ex *Explanation) {
 		ex.Notes = append(ex.Notes, "the log does not show the fallback line after the parse error (it may be cut off)")
 	}
 	if x.Parts == nil {
-		if ev.ConfLine > 0 {
+		switch {
+		case ev.Kind == KindConfigMissing:
+			ex.Fix = fmt.Sprintf("put the partitions file at %s (the path OpenSM reads: opensm -P FILE, partition_config_file in opensm.conf), readable by OpenSM, then SIGHUP it", file)
+		case ev.ConfLine > 0:
 			ex.Fix = fmt.Sprintf("fix line %d of OpenSM's partitions.conf (give --partitions FILE to see it), then SIGHUP OpenSM", ev.ConfLine)
-		} else {
+		default:
 			ex.Fix = "give OpenSM a partitions.conf with the partitions (opensm -P FILE, partition_config_file), then SIGHUP it"
 		}
 		return
@@ -400,7 +458,7 @@ func (x *Explainer) configRejected(ev *Event, ex *Explanation) {
 	c := x.Parts.Config
 	switch {
 	case ev.Kind == KindConfigMissing:
-		ex.Fix = fmt.Sprintf("install %s where OpenSM reads it (%s), then SIGHUP OpenSM", x.Parts.Path, ev.Detail)
+		ex.Fix = fmt.Sprintf("install %s as %s (the path OpenSM reads), readable by OpenSM, then SIGHUP OpenSM", x.Parts.Path, file)
 	case !c.Rejected:
 		ex.Fix = fmt.Sprintf("%s parses as OpenSM parses it now: OpenSM read another version of the file; SIGHUP OpenSM to read it again", x.Parts.Path)
 		if ev.ConfLine > 0 {
@@ -425,6 +483,16 @@ func (x *Explainer) configRejected(ev *Event, ex *Explanation) {
 		}
 		ex.Fix += "; then SIGHUP OpenSM (ibkey partitions check shows every problem)"
 	}
+}
+
+// missingFile is the path and the reason of a partitions-missing event (its Detail is
+// "FILE: strerror", and no strerror text holds ": ").
+func missingFile(ev *Event) (file, why string) {
+	i := strings.LastIndex(ev.Detail, ": ")
+	if i < 0 {
+		return ev.Detail, "not accessible"
+	}
+	return ev.Detail[:i], ev.Detail[i+2:]
 }
 
 // lineText is line n of the file (1-based), trimmed and shortened.

@@ -99,3 +99,34 @@ func TestExplainLab(t *testing.T) {
 		})
 	}
 }
+
+// TestExplainConfigMissing: "is not accessible" is OpenSM's stat() of the path it
+// reads failing (osm_prtn.c osm_prtn_make_partitions): it read no file. The
+// explanation names that path, from the log alone too, and says no partition of any
+// file exists (not "every partition of the file is gone": there was none read).
+func TestExplainConfigMissing(t *testing.T) {
+	const line = "Nov 27 09:56:07 134108 [E8DBC6C0] 0x04 -> osm_prtn_make_partitions: Partition configuration /etc/opensm/partitions.conf is not accessible (Permission denied)\n"
+	var evs []*Event
+	a := NewAssembler(time.Date(2026, 12, 31, 0, 0, 0, 0, time.UTC), time.UTC, func(e *Event) { evs = append(evs, e) })
+	if err := Read(context.Background(), strings.NewReader(line), a); err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 1 || evs[0].Kind != KindConfigMissing {
+		t.Fatalf("events %+v", evs)
+	}
+	parts, text := labParts(t)
+	for _, x := range []*Explainer{{R: NewResolver(nil, a.Names)}, {R: NewResolver(nil, a.Names), Parts: parts, PartsText: text}} {
+		ex := x.Explain(evs[0])
+		for _, want := range []string{"/etc/opensm/partitions.conf (Permission denied)", "no other partition exists"} {
+			if !strings.Contains(ex.Rule, want) {
+				t.Errorf("rule %q lacks %q", ex.Rule, want)
+			}
+		}
+		if strings.Contains(ex.Rule, "of the file is gone") {
+			t.Errorf("rule %q: OpenSM read no file", ex.Rule)
+		}
+		if !strings.Contains(ex.Fix, "/etc/opensm/partitions.conf") {
+			t.Errorf("fix %q does not name the path OpenSM reads", ex.Fix)
+		}
+	}
+}

@@ -208,17 +208,23 @@ Jan 01 00:00:01 000002 [A] 0x01 -> osm_pkey_rec_rcv_process: ERR 4608: Ignoring 
 	})
 }
 
-// TestMGIDPartition: the partition an IPoIB MGID names.
+// TestMGIDPartition: the partition and scope an IPoIB MGID names, and whether it is
+// the broadcast group.
 func TestMGIDPartition(t *testing.T) {
-	for mgid, want := range map[string]check.PartitionKey{
-		"ff12:401b:8001::ffff:ffff": 0x0001, "ff15:601b:ffff::1": 0x7fff, "ff12:401b:0002::1": 0x0002,
+	for mgid, want := range map[string]struct {
+		key       check.PartitionKey
+		scope     uint8
+		broadcast bool
+	}{
+		"ff12:401b:8001::ffff:ffff": {0x0001, 2, true}, "ff15:601b:ffff::1": {0x7fff, 5, false}, "ff12:401b:0002::1": {0x0002, 2, false},
+		"ff15:401b:8002::ffff:ffff": {0x0002, 5, true}, "ff12:601b:8001::ffff:ffff": {0x0001, 2, false}, "ff12:401b:8001::1:ffff:ffff": {0x0001, 2, false},
 	} {
-		if k, ok := mgidPartition(mgid); !ok || k != want {
-			t.Errorf("%s: %v %v, want %v", mgid, k, ok, want)
+		if k, scope, bc, ok := ipoibMGID(mgid); !ok || k.Partition() != want.key || scope != want.scope || bc != want.broadcast {
+			t.Errorf("%s: %v %d %v %v, want %+v", mgid, k, scope, bc, ok, want)
 		}
 	}
 	for _, mgid := range []string{"ff12:a01c:8001::42", "fe80::1", "nonsense", "1.2.3.4"} {
-		if _, ok := mgidPartition(mgid); ok {
+		if _, _, _, ok := ipoibMGID(mgid); ok {
 			t.Errorf("%s: a partition", mgid)
 		}
 	}

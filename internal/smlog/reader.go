@@ -18,8 +18,7 @@ const bufSize = 1 << 18
 
 // splitter cuts what is read into lines, piece by piece (Read's and Follow's one
 // way): whole lines are handed over where they lie; the start of a line whose newline
-// has not come yet is kept (carry) until it does. A line longer than bufSize is cut
-// there and its rest skipped.
+// has not come yet is kept (carry) until it does.
 type splitter struct {
 	line  func([]byte)
 	carry []byte
@@ -105,9 +104,8 @@ type chunk struct {
 	err  error
 }
 
-// readLines hands every line of r (without its newline, nor a '\r' before it) to
-// line, in order. A line longer than bufSize (no OpenSM line is: LOG_ENTRY_SIZE_MAX
-// is 4096) is cut there and its rest skipped. It returns r's error, nil at EOF.
+// readLines hands every line of r (without its newline, nor a '\r' before it, cut at
+// bufSize) to line, in order. It returns r's error, nil at EOF.
 func readLines(ctx context.Context, r io.Reader, line func([]byte)) error {
 	chunks := make(chan chunk)
 	stop := make(chan struct{})

@@ -1,0 +1,111 @@
+package smlog
+
+import (
+	"context"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ibkey/ibkey/internal/ibverbs/mad"
+	"github.com/ibkey/ibkey/internal/lab"
+	"github.com/ibkey/ibkey/internal/partconf"
+	"github.com/ibkey/ibkey/internal/query"
+)
+
+// ipoibConf: p1 has ipoib and scope=5 (OpenSM still creates its broadcast group in
+// link-local scope only), p2 the same with the scope-5 broadcast group created by an
+// mgid= line (what partitions check advises), p3 no ipoib flag (no broadcast group).
+const ipoibConf = `Default=0x7fff, ipoib : ALL=full ;
+p1=0x0001, ipoib, scope=5 : ALL=full ;
+p2=0x0002, ipoib, scope=5 :
+ mgid=ff15:401b::ffff:ffff,sl=0
+ ALL=full ;
+p3=0x0003 : ALL=full ;
+`
+
+// TestLabIPoIBBroadcastJoin joins IPoIB broadcast groups as the kernel's IPoIB does
+// (ipoib_multicast.c ipoib_mcast_join: MGID, PortGID, P_Key and JoinState only, no
+// Q_Key or MTU to create the group with) against OpenSM running ipoibConf, and checks
+// what OpenSM answers and logs against what partconf's model and lint and the log's
+// explanation say.
+func TestLabIPoIBBroadcastJoin(t *testing.T) {
+	lab.Require(t)
+	l := lab.StartPartconf(t)
+	d := l.StartOpenSMDaemon(t, ipoibConf)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	const insufComps = 0x0600 // IB_SA_MAD_STATUS_INSUF_COMPS: ERR_REQ_INSUFFICIENT_COMPONENTS
+	from := d.LogSize()
+	for _, c := range []struct {
+		mgid   string
+		status uint16
+	}{
+		{"ff12:401b:8001::ffff:ffff", 0},          // scope=5 did not move the group
+		{"ff15:401b:8001::ffff:ffff", insufComps}, // an interface in scope 5: ERR 1B11
+		{"ff15:401b:8002::ffff:ffff", 0},          // created by the mgid= line
+		{"ff12:401b:8003::ffff:ffff", insufComps}, // no ipoib flag: ERR 1B11
+	} {
+		g := mad.GID(netip.MustParseAddr(c.mgid).As16())
+		k := uint16(g[4])<<8 | uint16(g[5])
+		st, err := join(ctx, l, "HcaB", lidA, joinRequest{MGID: g, PortGID: portGID(guidB), PKey: k})
+		if err != nil || st != c.status {
+			t.Errorf("join %s: status 0x%04x %v, want 0x%04x", c.mgid, st, err, c.status)
+		}
+	}
+	if _, err := d.WaitLog("ERR 1B11", from, 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+
+	// The model: p1's broadcast group is link-local, p2 has both.
+	c := partconf.Parse("partitions.conf", []byte(ipoibConf))
+	groups := map[string]bool{}
+	for _, p := range c.Partitions {
+		for _, g := range p.Groups {
+			groups[g.MGID.String()] = true
+		}
+	}
+	for mgid, want := range map[string]bool{"ff12:401b:8001::ffff:ffff": true, "ff15:401b:8001::ffff:ffff": false,
+		"ff15:401b:8002::ffff:ffff": true, "ff12:401b:8003::ffff:ffff": false} {
+		if groups[mgid] != want {
+			t.Errorf("model: group %s %v, OpenSM %v", mgid, groups[mgid], want)
+		}
+	}
+	// The lint warns about p1 (line 2) only.
+	var lines []int
+	for fd := range partconf.LintFindings(c, partconf.LintOptions{}).All() {
+		if fd.Rule == "ipoib-scope" {
+			lines = append(lines, fd.Pos.Line)
+		}
+	}
+	if len(lines) != 1 || lines[0] != 2 {
+		t.Errorf("ipoib-scope findings at lines %v, want [2]", lines)
+	}
+
+	// The log: both refusals, explained with the line to edit.
+	path := filepath.Join(t.TempDir(), "partitions.conf")
+	if err := os.WriteFile(path, []byte(ipoibConf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	parts, err := query.ReadPartitions(path, nil, partconf.Options{TableSize: 64, SMGUID: guidA})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, ev := range readAll(t, d.LogText()) {
+		if ev.Code != "1B11" {
+			continue
+		}
+		ex := (&Explainer{R: NewResolver(nil, NewNames()), Parts: parts, PartsText: ipoibConf}).Explain(ev)
+		got = append(got, ev.MGID)
+		want := map[string]string{"ff15:401b:8001::ffff:ffff": "mgid=ff15:401b::ffff:ffff,sl=0", "ff12:401b:8003::ffff:ffff": "add `, ipoib`"}[ev.MGID]
+		if ev.Kind != KindJoinRefused || ev.From.GUID != guidB || want == "" || !strings.Contains(ex.Fix, want) || !strings.Contains(ex.Rule, "stays down") {
+			t.Errorf("event %+v\nrule %s\nfix %s (want %q)", *ev, ex.Rule, ex.Fix, want)
+		}
+	}
+	if strings.Join(got, " ") != "ff15:401b:8001::ffff:ffff ff12:401b:8003::ffff:ffff" {
+		t.Errorf("1B11 events for %v", got)
+	}
+}
