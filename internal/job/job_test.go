@@ -1080,3 +1080,16 @@ func TestMVAPICH2NumHCAs(t *testing.T) {
 		t.Errorf("want: %s, findings %q, unchecked %q", w.Verdict, w.Findings, w.Unchecked)
 	}
 }
+
+// MVAPICH 3.0 names the setting MVP_DEFAULT_PKEY (its MPI_T cvars): ibkey does not
+// interpret it, so MVAPICH2 is checked and not checked (never "index 0, works").
+func TestMVAPICH3PKeyNotInterpreted(t *testing.T) {
+	in := env("MVP_DEFAULT_PKEY=0x0005")
+	if !MVAPICH2.Mentioned(in) {
+		t.Error("MVP_DEFAULT_PKEY does not select MVAPICH2")
+	}
+	r := Resolve([]*Library{&MVAPICH2}, in, []*Port{port("", "mlx5_0", 1, 0xffff, 0x8005)})[0]
+	if r.Verdict != Incomplete || !slices.ContainsFunc(r.Unchecked, func(u string) bool { return strings.Contains(u, "MVAPICH 3's name of the setting") }) {
+		t.Errorf("%s, unchecked %q", r.Verdict, r.Unchecked)
+	}
+}

@@ -46,7 +46,7 @@ import (
 //     known here.
 var MVAPICH2 = Library{
 	ID: "mvapich2", Name: "MVAPICH2", Kind: ByValue,
-	Vars:      []string{"MV2_DEFAULT_PKEY", "MV2_DEFAULT_PKEY_IX", "MV2_IBA_HCA", "MV2_DEFAULT_PORT", "MV2_NUM_PORTS", "MV2_NUM_HCAS"},
+	Vars:      []string{"MV2_DEFAULT_PKEY", "MV2_DEFAULT_PKEY_IX", "MV2_IBA_HCA", "MV2_DEFAULT_PORT", "MV2_NUM_PORTS", "MV2_NUM_HCAS", "MVP_DEFAULT_PKEY"},
 	Modifiers: mv2SharingVars,
 	Source:    "MVAPICH2 2.3.7 src/mpid/ch3/channels/mrail/src/gen2/ibv_param.c rdma_get_user_parameters (MV2_DEFAULT_PKEY, MV2_DEFAULT_PORT, MV2_NUM_PORTS), rdma_get_pm_parameters (MV2_NUM_HCAS, MV2_IBA_HCA), rdma_get_control_parameters (rail sharing), rdma_iba_priv.c set_pkey_index/get_pkey_index/rdma_open_hca/rdma_find_network_type/rdma_iba_hca_init, ibv_param.h PKEY_MASK, MAX_NUM_HCAS, MAX_NUM_PORTS",
 	configure: func(in Inputs, s *setup) {
@@ -62,6 +62,10 @@ var MVAPICH2 = Library{
 			if key == 0 {
 				s.Setting = fmt.Sprintf("MV2_DEFAULT_PKEY=%s reads as key 0, which means unset: index 0", v)
 			}
+		}
+		if v, ok := env["MVP_DEFAULT_PKEY"]; ok {
+			// MVAPICH 3.0 renamed its settings MVP_ (MPI_T cvars, gen2/ibv_param.c).
+			s.Unchecked = append(s.Unchecked, fmt.Sprintf("MVP_DEFAULT_PKEY=%s is MVAPICH 3's name of the setting, which ibkey does not interpret (this is MVAPICH2 2.x, which reads MV2_DEFAULT_PKEY)", v))
 		}
 		if ix, ok := env["MV2_DEFAULT_PKEY_IX"]; ok {
 			s.Notes = append(s.Notes, fmt.Sprintf("MV2_DEFAULT_PKEY_IX=%s is not read: MVAPICH2 removed it before 1.2 (2008); without MV2_DEFAULT_PKEY it uses index 0", ix))
