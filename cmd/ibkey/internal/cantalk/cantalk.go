@@ -474,7 +474,7 @@ func canTalkText(o *CanTalkOptions, v check.Verdict, eps []query.ResolvedEndpoin
 	}
 	fmt.Fprintln(w, legend)
 	g := cmdutil.Grid{Header: []string{"KEY", "A_ENTRY", "A_INDEX", "B_ENTRY", "B_INDEX", "MEMBERSHIPS", "WORKS", "NOTES"},
-		Optional: [][]string{{"MEMBERSHIPS"}, {"A_INDEX", "B_INDEX"}}}
+		Required: []string{"KEY", "WORKS"}, Optional: [][]string{{"MEMBERSHIPS"}, {"A_INDEX", "B_INDEX"}}}
 	for _, sp := range v.Shared {
 		var notes []string
 		if sp.Key == check.DefaultPartition {
