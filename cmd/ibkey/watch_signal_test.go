@@ -4,11 +4,15 @@ package main
 
 import (
 	"bufio"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
+
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 )
 
 // TestWatchSignalExit: a watch stopped by a signal exits 128+signo, as the exit-code
@@ -56,6 +60,60 @@ func TestWatchSignalExit(t *testing.T) {
 		code := cmd.ProcessState.ExitCode()
 		if code != 128+int(sig) || !strings.Contains(rest, c.end) {
 			t.Errorf("%v %v: exit %d (%v), want %d and %q; stderr after the start: %q", c.args, sig, code, err, 128+int(sig), c.end, rest)
+		}
+	}
+}
+
+// TestExporterSignalExit: what the exit-code table says of ibkey exporter, a daemon:
+// once it serves (HTTP, or the textfile written), any of the signals that end a
+// command stops it cleanly with exit 0 (as Prometheus; systemd counts an exit status
+// of 143 a failure), where every other command exits 128+N.
+func TestExporterSignalExit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "ibkey")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	if !strings.Contains(cmdutil.ExitCodesText(), "not ibkey exporter once it serves") {
+		t.Fatalf("the exit-code table no longer names the exporter's exception: change this test with it")
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT} {
+		for _, mode := range [][]string{{"--listen", "127.0.0.1:0"}, {"--textfile", dir, "--interval", "100ms"}} {
+			cmd := exec.Command(bin, append([]string{"--demo", "exporter"}, mode...)...)
+			stderr, err := cmd.StderrPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			r := bufio.NewReader(stderr)
+			if mode[0] == "--listen" {
+				for l := ""; !strings.Contains(l, "Listening on"); {
+					if l, err = r.ReadString('\n'); err != nil {
+						t.Fatalf("%v before the exporter listened", err)
+					}
+				}
+			} else {
+				for start := time.Now(); ; time.Sleep(10 * time.Millisecond) {
+					if _, err := os.Stat(filepath.Join(dir, "ibkey.prom")); err == nil {
+						break
+					}
+					if time.Since(start) > time.Minute {
+						t.Fatal("no textfile written")
+					}
+				}
+			}
+			_ = cmd.Process.Signal(sig)
+			rest, _ := r.ReadString(0)
+			_ = cmd.Wait()
+			if code := cmd.ProcessState.ExitCode(); code != 0 {
+				t.Errorf("exporter %v %v: exit %d, want 0; stderr: %q", mode[0], sig, code, rest)
+			}
+			_ = os.Remove(filepath.Join(dir, "ibkey.prom"))
 		}
 	}
 }

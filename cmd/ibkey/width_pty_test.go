@@ -61,6 +61,7 @@ func TestTerminalWidth(t *testing.T) {
 		{"partitions", "matrix", "../../testdata/partitions/cluster.conf", "--sm-guid", "0x0002c90300001001"},
 		{"fabric", "pkeys", "--fabric-file", "testdata/fabric/small.json"},
 		{"--demo", "job", "--want", "0x8001"},
+		{"--demo", "watch", "counters", "--once", "--all-counters"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			lines := run(t, 80, 24, args...)
@@ -116,6 +117,14 @@ func TestTerminalWidth(t *testing.T) {
 			if w, l := widest(rows); w > 80 || !strings.Contains(out, "│ NODE") {
 				t.Errorf("fabric %s: not a table of 80 columns (widest %d: %s):\n%s", sub, w, l, out)
 			}
+		}
+	})
+	// watch counters' lines on a terminal (--once, --count) are a table a sample, as
+	// wide as the terminal: they were records of up to 400 columns.
+	t.Run("watch counters lines fit the terminal", func(t *testing.T) {
+		wide := run(t, 200, 50, "--demo", "watch", "counters", "--once")
+		if w, _ := widest(wide); w > 200 || !strings.Contains(strings.Join(wide, "\n"), "│ n/a(no PortInfo: the Ethernet link layer has no QP0) │") {
+			t.Errorf("200x50: the table does not use the terminal's width:\n%s", strings.Join(wide, "\n"))
 		}
 	})
 	t.Run("decode never cuts a word", func(t *testing.T) {

@@ -74,10 +74,13 @@ type Endpoint struct {
 	// kernel writes link_layer for every port (drivers/infiniband/core/sysfs.c), so it
 	// is not known, never "the same as the other end's". "" when read or not a port.
 	LinkLayerMissing string
-	// TableNotRead says why a port's P_Key table, which exists, was not read (Entries
-	// empty); "" when read. The verdict depends on it (VerdictUnknown, NotCheckedTable)
-	// unless a decided rule fails (a port not ACTIVE: VerdictNotActive; different link
-	// layers or QP types): not read is never "no P_Key".
+	// TableNotRead says why what the endpoint stands for, which exists, was not read
+	// (Entries empty): a port's P_Key table (Port), or the entry a QP on it uses (a
+	// pinned index= entry, or pkey= whose entry may be among those not read). "" when
+	// read. The verdict depends on it (VerdictUnknown; NotCheckedTable, for an entry
+	// NotCheckedEntries) unless a decided rule fails (a port not ACTIVE:
+	// VerdictNotActive; different link layers or QP types): not read is never "no
+	// P_Key".
 	TableNotRead string
 	// State is the port's PortInfo PortState (StateDown, StateInit, StateArmed,
 	// StateActive), "" when not known (a P_Key value, a partitions.conf GUID). A port
@@ -103,9 +106,6 @@ func QPEndpoint(label string, p PKey, t QPType) Endpoint {
 type ResolveError struct {
 	Endpoint string // the spec, canonical form
 	Problem  string
-	// Unknown: the entry asked for may be among table entries that could not be read,
-	// so "not in the table" is not certain (exit 4, not a definite no).
-	Unknown bool
 }
 
 func (e *ResolveError) Error() string { return fmt.Sprintf("endpoint %s: %s", e.Endpoint, e.Problem) }
@@ -115,7 +115,8 @@ func (e *ResolveError) Error() string { return fmt.Sprintf("endpoint %s: %s", e.
 // the caller passes that port's table (for a GUID: its partitions.conf memberships, with
 // Index NoIndex); then index= pins that entry and pkey= picks the entry a QP on the port
 // would use for that key (FindPKeyIndex). A label of "" becomes the spec's String().
-// The error is a *ResolveError when index= or pkey= is not in the table.
+// The error is a *ResolveError when index= or pkey= is not in the table; pkey= whose
+// entry may be among entries not read is an endpoint with TableNotRead.
 func (s EndpointSpec) Endpoint(label string, table []TableEntry) (Endpoint, error) {
 	if label == "" {
 		label = s.String()
@@ -148,7 +149,8 @@ func (s EndpointSpec) Endpoint(label string, table []TableEntry) (Endpoint, erro
 		idx, p, ok := FindPKeyIndex(table, *s.PKey)
 		if !ok {
 			if n := unreadEntries(Endpoint{Entries: table}); n > 0 {
-				return e, &ResolveError{Endpoint: s.String(), Unknown: true, Problem: fmt.Sprintf("no readable P_Key table entry for partition %s, but %s could not be read: it may be in one of them", s.PKey.Partition().String(), textsafe.Plural(n, "entry", "entries"))}
+				e.TableNotRead = fmt.Sprintf("no readable P_Key table entry for partition %s; %s could not be read and may hold it", s.PKey.Partition().String(), textsafe.Plural(n, "entry", "entries"))
+				return e, nil
 			}
 			return e, &ResolveError{Endpoint: s.String(), Problem: fmt.Sprintf("no valid P_Key table entry for partition %s, so no QP there can use it", s.PKey.Partition().String())}
 		}
@@ -200,10 +202,12 @@ type SharedPartition struct {
 	Key   PartitionKey
 	A, B  PartitionSide
 	Works bool // at least one side is a full member
-	// SwitchDrops: in a known fabric, a switch port cabled to an end drops the
-	// partition one way or both (applyHops' rule), so it does not work on that path
-	// although Works holds.
-	SwitchDrops bool
+	// Switch: in a known fabric, what the switch ports cabled to the ends do with a
+	// partition that Works, the worse of both ends and both ways (checkHops):
+	// HopDrops, it does not work on that path; HopUnknown, it was not checked there
+	// (a switch port's table or enforcement bits not read). HopPasses when the fabric
+	// is not known or the partition does not work.
+	Switch HopResult
 }
 
 // Direction is the verdict for packets from one endpoint to the other.
@@ -447,7 +451,7 @@ func CanTalk(a, b Endpoint) Verdict {
 	v.Reasons = append(v.Reasons, pre...)
 
 	// P_Keys: the receive check is symmetric, so one result serves both directions.
-	pkeyOK, pkeyReasons := v.checkPKeys(a, b)
+	pkeyOK, pkeyReasons, hops := v.checkPKeys(a, b)
 	v.Reasons = append(v.Reasons, pkeyReasons...)
 
 	// Q_Keys, per direction.
@@ -472,13 +476,17 @@ func CanTalk(a, b Endpoint) Verdict {
 
 	v.AToB.SwitchOK, v.BToA.SwitchOK = true, true
 	if pkeyOK {
-		v.applyHops(a, b)
+		v.applyHops(a, b, hops)
 	} else {
 		// The partition that would work may be in an entry or a table that was not read.
 		for _, e := range []Endpoint{a, b} {
-			if e.TableNotRead != "" {
+			switch {
+			case e.TableNotRead != "" && e.Port:
 				v.NotChecked = append(v.NotChecked, NotChecked{Cause: NotCheckedTable,
 					Sentence: fmt.Sprintf("%s: %s: a partition they share may be there", e.Label, e.TableNotRead)})
+			case e.TableNotRead != "": // the entry a QP uses
+				v.NotChecked = append(v.NotChecked, NotChecked{Cause: NotCheckedEntries,
+					Sentence: fmt.Sprintf("%s: %s: the answer depends on it", e.Label, e.TableNotRead)})
 			}
 		}
 		if unread := unreadEntries(a) + unreadEntries(b); unread > 0 {
@@ -509,7 +517,6 @@ func CanTalk(a, b Endpoint) Verdict {
 		v.Kind = VerdictYes
 	case v.AToB.Unknown && !v.BToA.OK || v.BToA.Unknown && !v.AToB.OK:
 		v.Kind = VerdictUnknown
-		v.Reasons = append(v.Reasons, "not known: the answer depends on what could not be read ("+strings.Join(notCheckedSentences(v.NotChecked), "; ")+")")
 	case oneWay:
 		v.Kind = VerdictOneWay
 	default:
@@ -519,6 +526,9 @@ func CanTalk(a, b Endpoint) Verdict {
 		v.NotChecked = nil // only an unknown depends on what was not checked
 	}
 	v.applyPortRules(a, b)
+	if v.Kind == VerdictUnknown { // a port not ACTIVE or on another subnet decides first
+		v.Reasons = append(v.Reasons, "not known: the answer depends on what could not be read ("+strings.Join(notCheckedSentences(v.NotChecked), "; ")+")")
+	}
 	v.qkeysNotGiven()
 	v.linkLayerNotRead(a, b)
 	return v
@@ -607,36 +617,46 @@ func (v *Verdict) applyPortRules(a, b Endpoint) {
 	}
 }
 
-// applyHops checks, in a known fabric, the switch ports cabled to the two ends for the
-// partitions that work between the end ports (hop.go: the audit's rule). A QP pair uses
-// one partition for both directions (a QP has one P_Key), so the pair can talk when one
-// partition passes both switch ports both ways.
-func (v *Verdict) applyHops(a, b Endpoint) {
-	fabricOf := func(h HopCheck) HopFabric { return h.fabric(a, b) }
-	type partResult struct {
-		key    PartitionKey
-		ab, ba HopResult
-		hops   []HopCheck
-	}
-	var results []partResult
-	for _, sp := range v.Shared {
+// partHops is the switch-port check of one shared partition that works: the hops at
+// the ends (none when the fabric is not known) and the worse result each way.
+type partHops struct {
+	key    PartitionKey
+	ab, ba HopResult
+	hops   []HopCheck
+}
+
+// checkHops checks, in a known fabric, the switch ports cabled to the two ends for the
+// partitions that work between the end ports (hop.go: the audit's rule), once per
+// verdict: it fills v.Hops and each partition's Switch, which the listing reads, and
+// returns what applyHops decides from.
+func (v *Verdict) checkHops(a, b Endpoint) []partHops {
+	var results []partHops
+	for i := range v.Shared {
+		sp := &v.Shared[i]
 		if !sp.Works {
 			continue
 		}
-		r := partResult{key: sp.Key}
-		ha, okA := hop(a, sp.Key)
-		hb, okB := hop(b, sp.Key)
-		if okA {
-			r.hops = append(r.hops, ha)
-			r.ab, r.ba = max(r.ab, ha.FromEnd), max(r.ba, ha.ToEnd)
+		r := partHops{key: sp.Key}
+		if h, ok := hop(a, sp.Key); ok {
+			r.hops = append(r.hops, h)
+			r.ab, r.ba = max(r.ab, h.FromEnd), max(r.ba, h.ToEnd)
 		}
-		if okB {
-			r.hops = append(r.hops, hb)
-			r.ab, r.ba = max(r.ab, hb.ToEnd), max(r.ba, hb.FromEnd)
+		if h, ok := hop(b, sp.Key); ok {
+			r.hops = append(r.hops, h)
+			r.ab, r.ba = max(r.ab, h.ToEnd), max(r.ba, h.FromEnd)
 		}
+		sp.Switch = max(r.ab, r.ba)
 		v.Hops = append(v.Hops, r.hops...)
 		results = append(results, r)
 	}
+	return results
+}
+
+// applyHops decides from the switch-port checks (checkHops). A QP pair uses one
+// partition for both directions (a QP has one P_Key), so the pair can talk when one
+// partition passes both switch ports both ways.
+func (v *Verdict) applyHops(a, b Endpoint, results []partHops) {
+	fabricOf := func(h HopCheck) HopFabric { return h.fabric(a, b) }
 	// Worth knowing whatever the verdict: a key the switch passes only because it does
 	// not enforce.
 	for _, h := range v.Hops {
@@ -644,23 +664,28 @@ func (v *Verdict) applyHops(a, b Endpoint) {
 			v.Warnings = appendNew(v.Warnings, h.Sentence(fabricOf(h)))
 		}
 	}
-	dropSentences := func(r partResult) []string {
+	// sentences says the hops of r that do res one way or the other.
+	sentences := func(r partHops, res HopResult) []string {
 		var out []string
 		for _, h := range r.hops {
-			if h.FromEnd == HopDrops || h.ToEnd == HopDrops {
+			if h.FromEnd == res || h.ToEnd == res {
 				out = append(out, h.Sentence(fabricOf(h)))
 			}
 		}
 		return out
 	}
+	dropSentences := func(r partHops) []string { return sentences(r, HopDrops) }
 	for _, r := range results {
 		if r.ab == HopPasses && r.ba == HopPasses {
-			// One partition works both ways: the others dropped are side notes.
+			// One partition works both ways: the others dropped, or not checked, are
+			// side notes.
 			for _, o := range results {
-				if o.ab == HopDrops || o.ba == HopDrops {
-					for _, s := range dropSentences(o) {
-						v.Reasons = appendNew(v.Reasons, fmt.Sprintf("partition %s does not pass: %s; partition %s does", o.key.String(), s, r.key.String()))
-					}
+				how, hops := "does not pass", dropSentences(o)
+				if len(hops) == 0 {
+					how, hops = "is not known to pass", sentences(o, HopUnknown)
+				}
+				for _, s := range hops {
+					v.Reasons = appendNew(v.Reasons, fmt.Sprintf("partition %s %s: %s; partition %s does", o.key.String(), how, s, r.key.String()))
 				}
 			}
 			return
@@ -719,17 +744,6 @@ func hop(e Endpoint, key PartitionKey) (HopCheck, bool) {
 		return HopCheck{}, false
 	}
 	return e.Fabric.CheckHop(*e.At, key)
-}
-
-// switchDrops reports whether a switch port cabled to a or b drops partition key one
-// way or the other (applyHops' rule, asked before the verdict's sentences are made).
-func switchDrops(a, b Endpoint, key PartitionKey) bool {
-	for _, e := range []Endpoint{a, b} {
-		if h, ok := hop(e, key); ok && (h.FromEnd == HopDrops || h.ToEnd == HopDrops) {
-			return true
-		}
-	}
-	return false
 }
 
 // fabric is the fabric a hop was checked in: the endpoint whose At it belongs to.
@@ -836,8 +850,9 @@ func qkeySentence(s, r Endpoint, d Direction) string {
 	return arrow + "Q_Key not checked: give " + strings.Join(missing, " and ")
 }
 
-// checkPKeys fills v.Shared and returns whether some partition works, with the reasons.
-func (v *Verdict) checkPKeys(a, b Endpoint) (bool, []string) {
+// checkPKeys fills v.Shared and returns whether some partition works, with the reasons
+// and the switch-port checks of the partitions that work (checkHops).
+func (v *Verdict) checkPKeys(a, b Endpoint) (bool, []string, []partHops) {
 	ga, unA, invA := groupByKey(a.Entries)
 	gb, unB, invB := groupByKey(b.Entries)
 	var reasons []string
@@ -870,7 +885,7 @@ func (v *Verdict) checkPKeys(a, b Endpoint) (bool, []string) {
 		}
 	}
 	if len(ga) == 0 || len(gb) == 0 {
-		return false, reasons
+		return false, reasons, nil
 	}
 
 	// Merge the two key-sorted lists.
@@ -884,24 +899,24 @@ func (v *Verdict) checkPKeys(a, b Endpoint) (bool, []string) {
 		default:
 			sa, sb := ga[i], gb[j]
 			works := sa.PKey.IsFull() || sb.PKey.IsFull()
-			shared = append(shared, SharedPartition{Key: sa.PKey.Partition(), A: sa, B: sb, Works: works,
-				SwitchDrops: works && switchDrops(a, b, sa.PKey.Partition())})
+			shared = append(shared, SharedPartition{Key: sa.PKey.Partition(), A: sa, B: sb, Works: works})
 			i++
 			j++
 		}
 	}
 	v.Shared = shared
+	hops := v.checkHops(a, b)
 
 	if len(shared) == 0 {
 		if len(ga) == 1 && len(gb) == 1 {
 			return false, append(reasons, fmt.Sprintf("%s is in partition %s (%s) and %s in partition %s (%s): different partitions never talk",
-				a.Label, ga[0].PKey.Partition().String(), ga[0].PKey, b.Label, gb[0].PKey.Partition().String(), gb[0].PKey))
+				a.Label, ga[0].PKey.Partition().String(), ga[0].PKey, b.Label, gb[0].PKey.Partition().String(), gb[0].PKey)), nil
 		}
 		return false, append(reasons, fmt.Sprintf("%s and %s share no partition (%s: %s; %s: %s)",
-			a.Label, b.Label, a.Label, groupKeys(ga), b.Label, groupKeys(gb)))
+			a.Label, b.Label, a.Label, groupKeys(ga), b.Label, groupKeys(gb))), nil
 	}
 
-	var nWorking int
+	var nWorking, unchecked int
 	chosen := -1 // prefer an application partition over the default one for the headline
 	var limited []PartitionKey
 	for i := range shared {
@@ -911,18 +926,23 @@ func (v *Verdict) checkPKeys(a, b Endpoint) (bool, []string) {
 			continue
 		}
 		nWorking++
-		// The headline names a partition the switch ports pass where there is one.
-		better := chosen < 0 || (shared[chosen].SwitchDrops && !sp.SwitchDrops) ||
-			(shared[chosen].SwitchDrops == sp.SwitchDrops && shared[chosen].Key == DefaultPartition && sp.Key != DefaultPartition)
+		if sp.Switch == HopUnknown {
+			unchecked++
+		}
+		// The headline names a partition the switch ports pass where there is one,
+		// else one not checked there, before one they drop.
+		better := chosen < 0 || shared[chosen].Switch > sp.Switch ||
+			(shared[chosen].Switch == sp.Switch && shared[chosen].Key == DefaultPartition && sp.Key != DefaultPartition)
 		if better {
 			chosen = i
 		}
 	}
 	if nWorking == 0 {
-		return false, append(reasons, limitedReason(limited, false))
+		return false, append(reasons, limitedReason(limited, false)), nil
 	}
 	ch := shared[chosen]
-	onlyDefault := ch.Key == DefaultPartition
+	// "works" only where the switch ports pass it, and none was left unchecked there.
+	onlyDefault := ch.Key == DefaultPartition && ch.Switch == HopPasses && unchecked == 0
 	switch {
 	case onlyDefault && len(shared) == 1:
 		reasons = append(reasons, fmt.Sprintf("they share only the default partition 0x7fff: %s; it works, but they have no other partition in common", pairWords(a, b, ch)))
@@ -932,8 +952,8 @@ func (v *Verdict) checkPKeys(a, b Endpoint) (bool, []string) {
 		var others []PartitionKey
 		extra := 0
 		for _, sp := range shared {
-			if !sp.Works || sp.SwitchDrops || sp.Key == ch.Key {
-				continue // a partition a switch drops is said so by applyHops
+			if !sp.Works || sp.Switch != HopPasses || sp.Key == ch.Key {
+				continue // a partition a switch drops, or not checked there, is said so by applyHops
 			}
 			if len(others) < maxListed {
 				others = append(others, sp.Key)
@@ -968,7 +988,7 @@ func (v *Verdict) checkPKeys(a, b Endpoint) (bool, []string) {
 			reasons = append(reasons, lead+fmt.Sprintf(": a QP on %s must use index %d (full) to reach %s's limited member", x.e.Label, x.s.Index, x.other))
 		}
 	}
-	return true, reasons
+	return true, reasons, hops
 }
 
 // pairWords says which entry each side uses for a working shared partition.

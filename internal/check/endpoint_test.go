@@ -236,3 +236,27 @@ func FuzzParseEndpoint(f *testing.F) {
 		}
 	})
 }
+
+// TestResolvePKeyWithUnreadEntries: pkey= whose key is in no entry read, with entries
+// not read, is an endpoint whose entry was not read (TableNotRead: an unknown verdict),
+// never a definite ResolveError; with every entry read it is one (moved from
+// internal/fabric in wave 10, where it asserted ResolveError.Unknown).
+func TestResolvePKeyWithUnreadEntries(t *testing.T) {
+	spec, err := ParseEndpoint("mlx5_0/1,pkey=0x0005")
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := []TableEntry{{Index: 0, PKey: 0xffff, Readable: true}, {Index: 1}}
+	e, err := spec.Endpoint("", table)
+	if err != nil || e.Port || len(e.Entries) != 0 || !strings.Contains(e.TableNotRead, "partition 0x0005; 1 entry could not be read") {
+		t.Errorf("unread entry: %+v, %v; want an endpoint whose entry was not read", e, err)
+	}
+	if v := CanTalk(e, QPEndpoint("B", 0x8005, QPAny)); v.Kind != VerdictUnknown || len(v.NotChecked) != 1 || v.NotChecked[0].Cause != NotCheckedEntries {
+		t.Errorf("unread entry: verdict %s, not checked %+v; want unknown on entries", v.Kind, v.NotChecked)
+	}
+	table[1] = TableEntry{Index: 1, PKey: 0x8001, Readable: true}
+	var re *ResolveError
+	if _, err = spec.Endpoint("", table); !errors.As(err, &re) {
+		t.Errorf("all read: %v, want a definite ResolveError", err)
+	}
+}

@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -54,6 +55,61 @@ func TestVerdictNotCheckedCause(t *testing.T) {
 		}
 		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
 			t.Errorf("%s: causes %v, want %v (%v)", tc.name, got, tc.want, v.NotChecked)
+		}
+	}
+}
+
+// countingFabric is hopFabric counting the checks asked of it, per end and key.
+type countingFabric struct {
+	hopFabric
+	calls map[HopCheck]int // End and Key set
+}
+
+func (f countingFabric) CheckHop(end PortID, key PartitionKey) (HopCheck, bool) {
+	f.calls[HopCheck{End: end, Key: key}]++
+	return f.hopFabric.CheckHop(end, key)
+}
+
+// TestHopCheckedOncePerVerdict: the switch port at each end is checked once per shared
+// partition that works, whatever the verdict: the listing (SharedPartition.Switch,
+// Hops) and the verdict read the same checks (both made their own until wave 10).
+func TestHopCheckedOncePerVerdict(t *testing.T) {
+	for _, f := range []hopFabric{
+		{table: []PKey{0xffff, 0x8001, 0x8002}, enf: &Enforcement{Inbound: true, Outbound: true}}, // yes
+		{table: []PKey{0xffff}, enf: &Enforcement{Inbound: true, Outbound: true}},                 // 0x0001, 0x0002 dropped
+		{table: []PKey{0xffff}}, // 0x0001, 0x0002 not checked
+		{},                      // no table read: unknown
+	} {
+		cf := countingFabric{f, map[HopCheck]int{}}
+		a, b := port("a", 0xffff, 0x8001, 0x0002, 0x0003), port("b", 0xffff, 0x0001, 0x8002, 0x0003)
+		a.Fabric, a.At = cf, &PortID{Node: 1, Port: 1}
+		b.Fabric, b.At = cf, &PortID{Node: 2, Port: 1}
+		v := CanTalk(a, b)
+		want := map[HopCheck]int{}
+		for _, end := range []PortID{*a.At, *b.At} {
+			for _, k := range []PartitionKey{0x0001, 0x0002, 0x7fff} { // 0x0003: both limited
+				want[HopCheck{End: end, Key: k}] = 1
+			}
+		}
+		if fmt.Sprint(cf.calls) != fmt.Sprint(want) || len(v.Hops) != len(want) {
+			t.Errorf("%+v: verdict %s, checks %v, hops %d; want each end and working key once", f, v.Kind, cf.calls, len(v.Hops))
+		}
+	}
+}
+
+// TestDroppedDefaultIsNotSaidToWork: when the switch ports drop the only partition
+// that works between the end ports, the reasons never say it works ("they share only
+// the default partition 0x7fff: ...; it works" beside a NO, until wave 10).
+func TestDroppedDefaultIsNotSaidToWork(t *testing.T) {
+	drops := hopFabric{table: []PKey{0x8001}, enf: &Enforcement{Inbound: true, Outbound: true}}
+	for _, tc := range []struct{ a, b Endpoint }{
+		{port("a", 0xffff), port("b", 0xffff)},
+		{port("a", 0xffff, 0x0002), port("b", 0x7fff, 0x0002)}, // 0x0002: both limited
+	} {
+		tc.a.Fabric, tc.a.At = drops, &PortID{Node: 1, Port: 1}
+		v := CanTalk(tc.a, tc.b)
+		if all := strings.Join(v.Reasons, "\n"); v.Kind != VerdictNo || strings.Contains(all, "works") || !strings.Contains(all, "they share partition 0x7fff: ") {
+			t.Errorf("verdict %s, reasons:\n%s", v.Kind, all)
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package fabric
 
 import (
-	"errors"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -229,23 +228,6 @@ func TestAuditDefaultNotIndex0(t *testing.T) {
 		if fd.Rule == RuleDefaultNotIndex0 {
 			t.Errorf("switch port: %s", fd)
 		}
-	}
-}
-
-func TestResolvePKeyWithUnreadEntries(t *testing.T) {
-	spec, err := check.ParseEndpoint("mlx5_0/1,pkey=0x0005")
-	if err != nil {
-		t.Fatal(err)
-	}
-	table := []check.TableEntry{{Index: 0, PKey: 0xffff, Readable: true}, {Index: 1}}
-	_, err = spec.Endpoint("", table)
-	var re *check.ResolveError
-	if !errors.As(err, &re) || !re.Unknown {
-		t.Errorf("unread entry: %v, want an unknown ResolveError", err)
-	}
-	table[1] = check.TableEntry{Index: 1, PKey: 0x8001, Readable: true}
-	if _, err = spec.Endpoint("", table); !errors.As(err, &re) || re.Unknown {
-		t.Errorf("all read: %v, want a definite ResolveError", err)
 	}
 }
 

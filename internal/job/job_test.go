@@ -906,19 +906,22 @@ func TestDescriptionReadBothWays(t *testing.T) {
 // A lookup that stops the process opening every port the library selects on a host
 // (UCX's ucp_worker_create, GASNet's gasnetc_probe_ports: gasneti_fatalerror in the
 // loop over the ports) leaves that host's other ports unused: their rows say so,
-// never "uses". MVAPICH2 opens one port a process: ranks on the host's other port
-// run, which stays used.
+// never "uses". MVAPICH2 opens one HCA a process (MV2_MRAIL_BINDING) and one port of
+// it: ranks on the host's other HCA run, which stays used; with rail sharing
+// (MV2_NUM_HCAS) every process opens both HCAs and none runs.
 func TestPickAbortsHostPorts(t *testing.T) {
 	for _, c := range []struct {
 		lib       *Library
 		in        Inputs
+		dev2      string // the device of each host's port 2
 		otherUsed bool
 	}{
-		{&UCX, env("UCX_IB_PKEY=0x0005"), false},
-		{&GASNet, env("GASNET_IBV_PKEY=5", "GASNET_IBV_PORTS=mlx5_0:1,2"), false},
-		{&MVAPICH2, env("MV2_DEFAULT_PKEY=5"), true},
+		{&UCX, env("UCX_IB_PKEY=0x0005"), "mlx5_0", false},
+		{&GASNet, env("GASNET_IBV_PKEY=5", "GASNET_IBV_PORTS=mlx5_0:1,2"), "mlx5_0", false},
+		{&MVAPICH2, env("MV2_DEFAULT_PKEY=5"), "mlx5_1", true},
+		{&MVAPICH2, env("MV2_DEFAULT_PKEY=5", "MV2_NUM_HCAS=2"), "mlx5_1", false},
 	} {
-		ports := []*Port{port("h1", "mlx5_0", 1, 0xffff, 0x8005), port("h1", "mlx5_0", 2, 0xffff), port("h2", "mlx5_0", 1, 0xffff, 0x8005), port("h2", "mlx5_0", 2, 0xffff, 0x8005)}
+		ports := []*Port{port("h1", "mlx5_0", 1, 0xffff, 0x8005), port("h1", c.dev2, 2, 0xffff), port("h2", "mlx5_0", 1, 0xffff, 0x8005), port("h2", c.dev2, 2, 0xffff, 0x8005)}
 		r := Resolve([]*Library{c.lib}, c.in, ports)[0]
 		if r.Verdict != DoesNotWork || len(r.Aborts) != 1 || r.Aborts[0].Host != "h1" || r.Aborts[0].Port != 2 {
 			t.Fatalf("%s: %s, aborts %+v", c.lib.Name, r.Verdict, r.Aborts)
@@ -934,7 +937,7 @@ func TestPickAbortsHostPorts(t *testing.T) {
 					t.Errorf("%s: %s: used %v, %s, want uses (one port a process)", c.lib.Name, pr.Port.Label(), pr.Used, pr.Outcome)
 				}
 			case pr.Port.Host == "h1":
-				if pr.Used || !strings.Contains(pr.Why, "aborts on this host at h1:mlx5_0/2's P_Key lookup") {
+				if pr.Used || !strings.Contains(pr.Why, "aborts on this host at h1:"+c.dev2+"/2's P_Key lookup") {
 					t.Errorf("%s: %s: used %v (%s), why %q: the process that aborted uses none of its ports", c.lib.Name, pr.Port.Label(), pr.Used, pr.Outcome, pr.Why)
 				}
 			default:
@@ -948,18 +951,21 @@ func TestPickAbortsHostPorts(t *testing.T) {
 
 // --want: the wanted value, set, stops UCX's and GASNet's process on a host where a
 // port they open lacks the partition: the host's other ports are not used (never a
-// setting that "uses" there). MVAPICH2's other port stays used.
+// setting that "uses" there). MVAPICH2's other HCA stays used, unless its processes
+// share their rails (MV2_NUM_HCAS).
 func TestWantAbortsHostPorts(t *testing.T) {
 	for _, c := range []struct {
 		lib       *Library
 		in        Inputs
+		dev2      string
 		otherUsed bool
 	}{
-		{&UCX, env(), false},
-		{&GASNet, env("GASNET_IBV_PORTS=mlx5_0:1,2"), false},
-		{&MVAPICH2, env(), true},
+		{&UCX, env(), "mlx5_0", false},
+		{&GASNet, env("GASNET_IBV_PORTS=mlx5_0:1,2"), "mlx5_0", false},
+		{&MVAPICH2, env(), "mlx5_1", true},
+		{&MVAPICH2, env("MV2_NUM_HCAS=2"), "mlx5_1", false},
 	} {
-		ports := []*Port{port("h1", "mlx5_0", 1, 0xffff, 0x8005), port("h1", "mlx5_0", 2, 0xffff), port("h2", "mlx5_0", 1, 0xffff, 0x8005)}
+		ports := []*Port{port("h1", "mlx5_0", 1, 0xffff, 0x8005), port("h1", c.dev2, 2, 0xffff), port("h2", "mlx5_0", 1, 0xffff, 0x8005)}
 		w := WantPartition([]*Library{c.lib}, c.in, check.PKey(0x8005), ports)[0]
 		if w.Verdict != DoesNotWork {
 			t.Fatalf("%s: %s", c.lib.Name, w.Verdict)
@@ -968,7 +974,7 @@ func TestWantAbortsHostPorts(t *testing.T) {
 			if pw.Port.Host != "h1" || pw.Port.Num != 1 {
 				continue
 			}
-			if c.otherUsed != pw.Used || !c.otherUsed && (pw.Setting != "" || !strings.Contains(pw.Why, "aborts on this host at h1:mlx5_0/2's P_Key lookup")) {
+			if c.otherUsed != pw.Used || !c.otherUsed && (pw.Setting != "" || !strings.Contains(pw.Why, "aborts on this host at h1:"+c.dev2+"/2's P_Key lookup")) {
 				t.Errorf("%s: h1:mlx5_0/1 used %v, setting %q, why %q", c.lib.Name, pw.Used, pw.Setting, pw.Why)
 			}
 		}
@@ -991,5 +997,99 @@ func TestAbortHostUnknownDevices(t *testing.T) {
 				t.Errorf("%s: not used (%s)", pr.Port.Label(), pr.Why)
 			}
 		}
+	}
+}
+
+// MVAPICH2 uses one port of each HCA it opens: rdma_iba_hca_init's rails take the
+// first rdma_num_ports (MAX_NUM_PORTS, 1) of the HCA's ACTIVE ports 1..2, so port 2
+// is used only when port 1 is not ACTIVE (MVAPICH2 2.3.7 rdma_iba_priv.c).
+func TestMVAPICH2OnePortPerHCA(t *testing.T) {
+	ports := func(state1 string) []*Port {
+		ps := []*Port{port("", "mlx5_0", 1, 0xffff, 0x8005), port("", "mlx5_0", 2, 0xffff)}
+		ps[0].State = state1
+		return ps
+	}
+	r := Resolve([]*Library{&MVAPICH2}, env("MV2_DEFAULT_PKEY=5"), ports("ACTIVE"))[0]
+	if r.Verdict != Works || r.Ports[1].Used || !strings.Contains(r.Ports[1].Why, "MVAPICH2 uses one port of an HCA (MAX_NUM_PORTS 1): the first ACTIVE of 1 and 2, mlx5_0/1") {
+		t.Errorf("port 1 ACTIVE: %s, findings %q, port 2 used %v (%s)", r.Verdict, r.Findings, r.Ports[1].Used, r.Ports[1].Why)
+	}
+	r = Resolve([]*Library{&MVAPICH2}, env("MV2_DEFAULT_PKEY=5"), ports("DOWN"))[0]
+	if r.Verdict != DoesNotWork || !r.Ports[1].Used || r.Ports[1].Outcome != Fails {
+		t.Errorf("port 1 DOWN: %s, port 2 used %v %s", r.Verdict, r.Ports[1].Used, r.Ports[1].Outcome)
+	}
+	// The port MV2_DEFAULT_PORT names is the one, whatever port 1 is.
+	r = Resolve([]*Library{&MVAPICH2}, env("MV2_DEFAULT_PKEY=5", "MV2_DEFAULT_PORT=2"), ports("ACTIVE"))[0]
+	if r.Verdict != DoesNotWork || !r.Ports[1].Used || r.Ports[0].Used {
+		t.Errorf("MV2_DEFAULT_PORT=2: %s, findings %q", r.Verdict, r.Findings)
+	}
+}
+
+// MV2_NUM_HCAS (rdma_get_pm_parameters) makes MVAPICH2 share its rails: every
+// process opens the first N usable HCAs (rdma_open_hca; 0 or less: all) and runs
+// set_pkey_index on each, so a key missing on one it opens aborts every process of
+// the host. Which N of more HCAs it opens (the fastest type first) is not read:
+// a failing HCA is then not checked while N others work.
+func TestMVAPICH2NumHCAs(t *testing.T) {
+	host := func(has ...bool) []*Port {
+		var ps []*Port
+		for i, h := range has {
+			tbl := []int{0xffff}
+			if h {
+				tbl = append(tbl, 0x8005)
+			}
+			ps = append(ps, port("h1", "mlx5_"+itoa(i), 1, tbl...))
+		}
+		return append(ps, port("h2", "mlx5_0", 1, 0xffff, 0x8005))
+	}
+	for _, c := range []struct {
+		name    string
+		in      Inputs
+		ports   []*Port
+		verdict Verdict
+		// othersUsed: the working HCAs of h1 stay used (not stopped by the abort).
+		othersUsed bool
+		text       string
+	}{
+		{"binding: one HCA a process", env("MV2_DEFAULT_PKEY=5"), host(true, false, true), DoesNotWork, true, "Can't find PKEY INDEX"},
+		{"two of three, two work", env("MV2_DEFAULT_PKEY=5", "MV2_NUM_HCAS=2"), host(true, false, true), Incomplete, true, "if MVAPICH2 opens it: 2 of this host's 3 HCAs it selects, the fastest HCA type first"},
+		{"two of three, one works", env("MV2_DEFAULT_PKEY=5", "MV2_NUM_HCAS=2"), host(true, false, false), DoesNotWork, false, "Can't find PKEY INDEX"},
+		{"three of three", env("MV2_DEFAULT_PKEY=5", "MV2_NUM_HCAS=3"), host(true, false, true), DoesNotWork, false, "Can't find PKEY INDEX"},
+		{"0 is all", env("MV2_DEFAULT_PKEY=5", "MV2_NUM_HCAS=0"), host(true, false, true), DoesNotWork, false, "each process opens every usable HCA"},
+		{"cut to MAX_NUM_HCAS", env("MV2_DEFAULT_PKEY=5", "MV2_NUM_HCAS=12"), host(true, false, true), DoesNotWork, false, "MV2_NUM_HCAS=12 is cut to 10"},
+		{"a rail sharing policy", env("MV2_DEFAULT_PKEY=5", "MV2_RAIL_SHARING_POLICY=ROUND_ROBIN"), host(true, false, true), DoesNotWork, false, "Can't find PKEY INDEX"},
+		{"MV2_IBA_HCA replaces it", env("MV2_DEFAULT_PKEY=5", "MV2_NUM_HCAS=1", "MV2_IBA_HCA=mlx5_0:mlx5_1"), host(true, false, true), DoesNotWork, false, "MV2_NUM_HCAS=1 is not used: MV2_IBA_HCA names the HCAs"},
+		{"all work", env("MV2_DEFAULT_PKEY=5", "MV2_NUM_HCAS=2"), host(true, true, true), Works, true, "each process opens the first 2 usable HCAs"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := Resolve([]*Library{&MVAPICH2}, c.in, c.ports)[0]
+			all := strings.Join(slices.Concat([]string{r.Setting}, r.Findings, r.Unchecked, r.Notes), "\n")
+			if r.Verdict != c.verdict || !strings.Contains(all, c.text) {
+				t.Errorf("%s, want %s and %q:\n%s", r.Verdict, c.verdict, c.text, all)
+			}
+			for _, pr := range r.Ports {
+				if pr.Port.Host == "h1" && pr.Port.Device != "mlx5_1" && pr.Port.Table[len(pr.Port.Table)-1].PKey == 0x8005 && pr.Used != c.othersUsed {
+					t.Errorf("%s used %v (%s), want %v", pr.Port.Label(), pr.Used, pr.Why, c.othersUsed)
+				}
+			}
+		})
+	}
+	// --want: the HCA it may not open is not checked either (a gate waits on it,
+	// never a definite no).
+	w := WantPartition([]*Library{&MVAPICH2}, env("MV2_NUM_HCAS=2"), check.PKey(0x8005), host(true, false, true))[0]
+	if w.Verdict != Incomplete || !slices.ContainsFunc(Gate([]*Result{w}, check.PKey(0x8005), false), func(p Pending) bool { return p.Kind == PendingUnread }) {
+		t.Errorf("want: %s, findings %q, unchecked %q", w.Verdict, w.Findings, w.Unchecked)
+	}
+}
+
+// MVAPICH 3.0 names the setting MVP_DEFAULT_PKEY (its MPI_T cvars): ibkey does not
+// interpret it, so MVAPICH2 is checked and not checked (never "index 0, works").
+func TestMVAPICH3PKeyNotInterpreted(t *testing.T) {
+	in := env("MVP_DEFAULT_PKEY=0x0005")
+	if !MVAPICH2.Mentioned(in) {
+		t.Error("MVP_DEFAULT_PKEY does not select MVAPICH2")
+	}
+	r := Resolve([]*Library{&MVAPICH2}, in, []*Port{port("", "mlx5_0", 1, 0xffff, 0x8005)})[0]
+	if r.Verdict != Incomplete || !slices.ContainsFunc(r.Unchecked, func(u string) bool { return strings.Contains(u, "MVAPICH 3's name of the setting") }) {
+		t.Errorf("%s, unchecked %q", r.Verdict, r.Unchecked)
 	}
 }

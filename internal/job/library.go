@@ -88,6 +88,15 @@ type setup struct {
 	// partition cannot be known from the settings (each used port is not checked).
 	value   int
 	unknown string
+	// allPorts: every process opens every port the library selects on its host
+	// (MVAPICH2 sharing its rails), so a lookup that aborts stops them all
+	// (Pick.AbortHost).
+	allPorts bool
+	// opens, when above 0, is how many of the devices the library selects on a host
+	// a process opens (MVAPICH2's MV2_NUM_HCAS), which ones not being known here;
+	// opensWhy says how it chooses them.
+	opens    int
+	opensWhy string
 	// aborts says why the library stops the process at start-up on this host, a
 	// setting the host cannot satisfy whatever the P_Key tables hold (MVAPICH2's
 	// MV2_IBA_HCA or MV2_DEFAULT_PORT, GASNet without a port, perftest's -d or -i);
@@ -109,24 +118,6 @@ type Abort struct {
 	// up (the device or port asked for is there, down); otherwise nothing the Subnet
 	// Manager does changes it.
 	Waits bool
-}
-
-// hostAborts runs the library's abort check on one host's ports; a host read over
-// the fabric whose device names are not known is not judged (the checks are about
-// device names and port numbers). unsure names a device or port of the host that
-// could not be read and that the library could choose (Choosers): the aborts may
-// then not happen (what it asks for may be the one not read).
-func (s *setup) hostAborts(in Inputs, h hostPorts, sel []PortResult) (ab []Abort, unsure string) {
-	if s.aborts == nil {
-		return nil, ""
-	}
-	if slices.ContainsFunc(h.ports, func(p *Port) bool { return p.Fabric && !p.DeviceKnown }) {
-		return nil, ""
-	}
-	if ab = s.aborts(h.ports, sel); len(ab) == 0 {
-		return nil, ""
-	}
-	return ab, s.unreadChosen(in, h)
 }
 
 // unreadChosen names a device or port of host h that could not be read and that the
@@ -219,11 +210,12 @@ func (s *setup) usesOnceUp(host []*Port, p *Port) bool {
 // chooses reports whether the library could choose the unread device or port u of
 // a host with ports host: whether its device and port settings allow u's device at
 // any port number it may have (unreadPortNums), as they would an ACTIVE InfiniBand
-// device (the one-device libraries' first device counts u among the host's). A
-// library the settings make inactive chooses nothing.
+// device (the one-device libraries' first device counts u among the host's); a
+// device whose name is not known, at any name. A library the settings make inactive
+// chooses nothing.
 func (s *setup) chooses(in Inputs, host []*Port, u Unread) bool {
-	if s.Inactive != "" {
-		return false
+	if s.Inactive != "" || u.Device == "" {
+		return s.Inactive == ""
 	}
 	return slices.ContainsFunc(unreadPortNums(in, u), func(n int) bool {
 		ok, _ := s.allows(host, u.Device, n)
@@ -236,7 +228,15 @@ func (s *setup) pick(p *Port) Pick {
 	if s.unknown != "" {
 		return Pick{Outcome: NotChecked, Index: -1, Problem: s.unknown}
 	}
-	return s.Library.lookup(s.value, p)
+	return s.lookup(s.value, p)
+}
+
+// lookup is Library.lookup as this setup runs it: a lookup that aborts stops every
+// process of the host when each opens every port (allPorts).
+func (s *setup) lookup(v int, p *Port) Pick {
+	pk := s.Library.lookup(v, p)
+	pk.AbortHost = pk.AbortHost || pk.Abort && s.allPorts
+	return pk
 }
 
 // Gap is why a port is not (yet) in the wanted partition, as far as waiting can
@@ -341,13 +341,14 @@ func pickFirst(p *Port, key check.PartitionKey, unset int, who string, miss Pick
 // by running the library's own lookup with it (in Pick.Setting), whatever else the
 // job sets. Set by index, it is the entry check.FindPKeyIndex finds (a full member
 // preferred, then the lowest index); set by value, the 15-bit key.
-func (l *Library) want(key check.PKey, p *Port) Pick {
+func (s *setup) want(key check.PKey, p *Port) Pick {
+	l := s.Library
 	name, part := l.Vars[0], key.Partition()
 	switch {
 	case part < l.wantMin:
 		return noSetting(fmt.Sprintf("%s refuses partition %s: %s must be %s-0x7fff", strings.Fields(l.Name)[0], part, name, l.wantMin), NoGap)
 	case l.Kind == ByValue && p.Ethernet():
-		pk := l.lookup(int(part), p)
+		pk := s.lookup(int(part), p)
 		pk.Notes = append(pk.Notes, "RoCE port: the setting does not apply")
 		return pk
 	case p.Table == nil:
@@ -355,7 +356,7 @@ func (l *Library) want(key check.PKey, p *Port) Pick {
 	case p.Ethernet():
 		// RoCE: P_Keys do not apply; the one entry is index 0 and any other index
 		// fails there.
-		pk := l.lookup(0, p)
+		pk := s.lookup(0, p)
 		pk.Setting, pk.Notes = name+"=0", append(pk.Notes, "RoCE port: P_Keys do not apply, but the index must exist: its table has the one entry 0 (exclude the port from the library's devices to use another index elsewhere)")
 		return pk
 	}
@@ -364,18 +365,18 @@ func (l *Library) want(key check.PKey, p *Port) Pick {
 		pk := noSetting(missingKey(key, p), missingGap(p))
 		// Set anyway, the value stops UCX's and GASNet's process on the host
 		// (their lookup's AbortHost): it uses none of the host's other ports.
-		pk.AbortHost = l.Kind == ByValue && l.lookup(int(part), p).AbortHost
+		pk.AbortHost = l.Kind == ByValue && s.lookup(int(part), p).AbortHost
 		return pk
 	}
 	if l.Kind == ByValue {
-		pk := l.lookup(int(part), p)
+		pk := s.lookup(int(part), p)
 		pk.Setting = name + "=" + part.String()
 		if pk.Outcome == NotChecked {
 			pk.Gap = GapUnread
 		}
 		return pk
 	}
-	pk := l.lookup(idx, p)
+	pk := s.lookup(idx, p)
 	pk.Setting = name + "=" + strconv.Itoa(idx)
 	if l.wantNote != "" && idx != 0 {
 		pk.Notes = append(pk.Notes, l.wantNote)

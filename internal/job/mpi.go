@@ -25,13 +25,30 @@ import (
 //     it when it is >= 0 and MV2_NUM_PORTS (atoi, default 1, cut to MAX_NUM_PORTS,
 //     1 in the default build) is not above 1, and aborts when that port cannot be
 //     queried or is not ACTIVE ("user specified port %d: fail to query or not
-//     ACTIVE"): 0 or text always aborts. Otherwise MVAPICH2 chooses among the ACTIVE
-//     ports 1..RDMA_DEFAULT_MAX_PORTS (2) (all are checked here). mv2Aborts has the
-//     host-wide aborts (an MV2_IBA_HCA name or MV2_DEFAULT_PORT the host lacks).
+//     ACTIVE"): 0 or text always aborts. Otherwise rdma_iba_hca_init takes, on each
+//     HCA it opens, the ACTIVE ports among 1..RDMA_DEFAULT_MAX_PORTS (2) in order,
+//     and its rails use the first rdma_num_ports (1) of them: the first ACTIVE port
+//     of 1 and 2. mv2Aborts has the host-wide aborts (an MV2_IBA_HCA name or
+//     MV2_DEFAULT_PORT the host lacks).
+//   - HCAs (rdma_open_hca): with the default policy (MV2_MRAIL_BINDING) a process
+//     opens one usable HCA (by its local rank), so every usable HCA is used by some
+//     rank and a failed set_pkey_index stops the ranks on that HCA. MV2_NUM_HCAS
+//     (atoi, cut to MAX_NUM_HCAS 10; rdma_get_pm_parameters), MV2_IBA_HCA, and the
+//     rail sharing settings (MV2_SM_SCHEDULING, MV2_RAIL_SHARING_POLICY,
+//     MV2_SMALL_MSG_/MV2_MED_MSG_RAIL_SHARING_POLICY; rdma_get_control_parameters)
+//     set MV2_MRAIL_SHARING: every process opens the usable HCAs in order until it
+//     has rdma_num_req_hcas of them (MV2_NUM_HCAS, or the number of MV2_IBA_HCA
+//     names, which replaces it; 0 or less: all), and set_pkey_index runs on every
+//     rail (MRAILI_Init_vc, rdma_iba_hca_init: one QP per HCA and port), so a key
+//     missing on one HCA aborts every process of the host. The usable HCAs come
+//     fastest type first (rdma_find_network_type, by mv2_get_hca_type, which is not
+//     read here), then in device order: which MV2_NUM_HCAS of more are opened is not
+//     known here.
 var MVAPICH2 = Library{
 	ID: "mvapich2", Name: "MVAPICH2", Kind: ByValue,
-	Vars:   []string{"MV2_DEFAULT_PKEY", "MV2_DEFAULT_PKEY_IX", "MV2_IBA_HCA", "MV2_DEFAULT_PORT", "MV2_NUM_PORTS"},
-	Source: "MVAPICH2 2.3.7 src/mpid/ch3/channels/mrail/src/gen2/ibv_param.c rdma_get_user_parameters (MV2_DEFAULT_PKEY, MV2_DEFAULT_PORT, MV2_NUM_PORTS), rdma_iba_priv.c set_pkey_index/get_pkey_index/rdma_iba_hca_init, ibv_param.h PKEY_MASK",
+	Vars:      []string{"MV2_DEFAULT_PKEY", "MV2_DEFAULT_PKEY_IX", "MV2_IBA_HCA", "MV2_DEFAULT_PORT", "MV2_NUM_PORTS", "MV2_NUM_HCAS", "MVP_DEFAULT_PKEY"},
+	Modifiers: mv2SharingVars,
+	Source:    "MVAPICH2 2.3.7 src/mpid/ch3/channels/mrail/src/gen2/ibv_param.c rdma_get_user_parameters (MV2_DEFAULT_PKEY, MV2_DEFAULT_PORT, MV2_NUM_PORTS), rdma_get_pm_parameters (MV2_NUM_HCAS, MV2_IBA_HCA), rdma_get_control_parameters (rail sharing), rdma_iba_priv.c set_pkey_index/get_pkey_index/rdma_open_hca/rdma_find_network_type/rdma_iba_hca_init, ibv_param.h PKEY_MASK, MAX_NUM_HCAS, MAX_NUM_PORTS",
 	configure: func(in Inputs, s *setup) {
 		env := in.Env
 		key := check.PartitionKey(0)
@@ -46,6 +63,10 @@ var MVAPICH2 = Library{
 				s.Setting = fmt.Sprintf("MV2_DEFAULT_PKEY=%s reads as key 0, which means unset: index 0", v)
 			}
 		}
+		if v, ok := env["MVP_DEFAULT_PKEY"]; ok {
+			// MVAPICH 3.0 renamed its settings MVP_ (MPI_T cvars, gen2/ibv_param.c).
+			s.Unchecked = append(s.Unchecked, fmt.Sprintf("MVP_DEFAULT_PKEY=%s is MVAPICH 3's name of the setting, which ibkey does not interpret (this is MVAPICH2 2.x, which reads MV2_DEFAULT_PKEY)", v))
+		}
 		if ix, ok := env["MV2_DEFAULT_PKEY_IX"]; ok {
 			s.Notes = append(s.Notes, fmt.Sprintf("MV2_DEFAULT_PKEY_IX=%s is not read: MVAPICH2 removed it before 1.2 (2008); without MV2_DEFAULT_PKEY it uses index 0", ix))
 		}
@@ -59,16 +80,40 @@ var MVAPICH2 = Library{
 		// MV2_NUM_PORTS is at most MAX_NUM_PORTS (1): the port is fixed whenever
 		// MV2_DEFAULT_PORT is not negative.
 		fixed := hasPort && portNum >= 0
+		for _, v := range slices.Concat([]string{"MV2_NUM_HCAS", "MV2_IBA_HCA"}, mv2SharingVars) {
+			if _, ok := env[v]; ok {
+				// Every process opens every HCA it selects (MV2_MRAIL_SHARING).
+				s.allPorts = true
+				break
+			}
+		}
+		if nh, ok := env["MV2_NUM_HCAS"]; ok {
+			n := atoi(nh)
+			switch {
+			case len(names) > 0:
+				s.Notes = append(s.Notes, fmt.Sprintf("MV2_NUM_HCAS=%s is not used: MV2_IBA_HCA names the HCAs each process opens", nh))
+			case n > mv2MaxNumHCAs:
+				s.Notes = append(s.Notes, fmt.Sprintf("MV2_NUM_HCAS=%s is cut to %d (MAX_NUM_HCAS: \"Warning, max hca is %d\")", nh, mv2MaxNumHCAs, mv2MaxNumHCAs))
+				n = mv2MaxNumHCAs
+			}
+			if len(names) == 0 && n > 0 {
+				s.opens = n
+				s.opensWhy = "the fastest HCA type first, then in device order (rdma_find_network_type; the HCA type is not read here)"
+				s.Setting += fmt.Sprintf("; MV2_NUM_HCAS=%s: each process opens the first %d usable HCAs", nh, n)
+			} else if len(names) == 0 {
+				s.Setting += fmt.Sprintf("; MV2_NUM_HCAS=%s: each process opens every usable HCA", nh)
+			}
+		}
 		if fixed && portNum == 0 {
 			s.Reject = fmt.Sprintf("MVAPICH2 aborts: MV2_DEFAULT_PORT=%s reads as port 0 (atoi): \"user specified port 0: fail to query or not ACTIVE\"", port)
 		}
 		if len(names) == 0 {
-			s.Assumptions = append(s.Assumptions, "MVAPICH2: without MV2_IBA_HCA every ACTIVE InfiniBand port may be used (MVAPICH2 picks by topology); all are checked")
+			s.Assumptions = append(s.Assumptions, "MVAPICH2: without MV2_IBA_HCA every HCA with an ACTIVE port 1 or 2 may be used, on the first of them (a process takes one by its local rank, or with rail sharing all); MVAPICH2 leaves out HCAs slower than the fastest or on a subnet with fewer HCAs (rdma_find_network_type), which is not read here: all are checked")
 		}
 		if len(names) > 1 {
 			s.Assumptions = append(s.Assumptions, "MVAPICH2: of MV2_IBA_HCA's names, rdma_open_hca looks for as many as the host has usable HCAs (it leaves out slower ones unless named); a later name that is not on the host is taken as not looked for")
 		}
-		s.allows = func(_ []*Port, dev string, num int) (bool, string) {
+		s.allows = func(host []*Port, dev string, num int) (bool, string) {
 			if len(names) > 0 && !slices.ContainsFunc(names, func(n string) bool { return mv2HCAMatch(n, dev) }) {
 				return false, "not in MV2_IBA_HCA=" + env["MV2_IBA_HCA"]
 			}
@@ -77,6 +122,9 @@ var MVAPICH2 = Library{
 			}
 			if !fixed && num > mv2MaxPorts {
 				return false, "MVAPICH2 looks for ACTIVE ports among 1 and 2 only (RDMA_DEFAULT_MAX_PORTS)"
+			}
+			if first := mv2FirstActive(host, dev); !fixed && first != 0 && first < num {
+				return false, fmt.Sprintf("MVAPICH2 uses one port of an HCA (MAX_NUM_PORTS 1): the first ACTIVE of 1 and 2, %s/%d", dev, first)
 			}
 			return true, "ACTIVE"
 		}
@@ -94,12 +142,30 @@ var MVAPICH2 = Library{
 
 // MVAPICH2's limits (ibv_param.h): RDMA_DEFAULT_MAX_PORTS, the ports 1..2 it looks
 // for an ACTIVE one on; MAX_NUM_PORTS, what MV2_NUM_PORTS is cut to (its default
-// build); the 32 bytes of an rdma_iba_hcas entry.
+// build); MAX_NUM_HCAS, what MV2_NUM_HCAS is cut to; the 32 bytes of an
+// rdma_iba_hcas entry.
 const (
 	mv2MaxPorts    = 2
 	mv2MaxNumPorts = 1
+	mv2MaxNumHCAs  = 10
 	mv2HCANameLen  = 32
 )
+
+// mv2SharingVars set MVAPICH2's rail sharing policy (MV2_MRAIL_SHARING) without
+// naming HCAs (rdma_get_control_parameters, ibv_param.c).
+var mv2SharingVars = []string{"MV2_SM_SCHEDULING", "MV2_RAIL_SHARING_POLICY", "MV2_SMALL_MSG_RAIL_SHARING_POLICY", "MV2_MED_MSG_RAIL_SHARING_POLICY"}
+
+// mv2FirstActive is the first ACTIVE port among 1..RDMA_DEFAULT_MAX_PORTS of device
+// dev of host, the one port of it MVAPICH2 uses (0: none).
+func mv2FirstActive(host []*Port, dev string) int {
+	first := 0
+	for _, p := range host {
+		if p.Device == dev && p.Active() && p.Num >= 1 && p.Num <= mv2MaxPorts && (first == 0 || p.Num < first) {
+			first = p.Num
+		}
+	}
+	return first
+}
 
 // mv2HCANames is MV2_IBA_HCA as rdma_get_user_parameters (ibv_param.c) reads it:
 // strtok(value, ":"), so empty names are skipped, each copied with strncpy into a

@@ -61,7 +61,10 @@ func HostPorts(h *query.Host, label string) (ports []*Port, unread []Unread, err
 	return ports, unread, nil
 }
 
-// Unread is a device (Port -1) or a port of a host that could not be read.
+// Unread is a device (Port -1) or a port of a host that could not be read. Device ""
+// is one whose name is not known (a host, or a port of it, not read over the fabric):
+// any library could choose it, whatever its device settings. A host that has no port
+// read is one of the job's hosts all the same (Resolve, WantPartition).
 type Unread struct {
 	Host   string // "" for the local host
 	Device string

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/ibkey/ibkey/internal/check"
@@ -95,7 +96,7 @@ type Result struct {
 // Resolve resolves each library's settings against the ports (all hosts' ports, in
 // host order; ports of a host adjacent or not).
 func Resolve(libs []*Library, in Inputs, ports []*Port) []*Result {
-	hosts := groupHosts(ports)
+	hosts := groupHosts(ports, in.Unread)
 	out := make([]*Result, 0, len(libs))
 	for _, l := range libs {
 		out = append(out, resolveOne(l, in, hosts))
@@ -109,17 +110,26 @@ type hostPorts struct {
 	ports []*Port
 }
 
-func groupHosts(ports []*Port) []hostPorts {
+// groupHosts groups the ports by host, in order, then adds the hosts of unread that
+// have no port read (their libraries may use what was not read).
+func groupHosts(ports []*Port, unread []Unread) []hostPorts {
 	var hosts []hostPorts
 	at := map[string]int{}
-	for _, p := range ports {
-		i, ok := at[p.Host]
+	add := func(host string) int {
+		i, ok := at[host]
 		if !ok {
 			i = len(hosts)
-			at[p.Host] = i
-			hosts = append(hosts, hostPorts{name: p.Host})
+			at[host] = i
+			hosts = append(hosts, hostPorts{name: host})
 		}
+		return i
+	}
+	for _, p := range ports {
+		i := add(p.Host)
 		hosts[i].ports = append(hosts[i].ports, p)
+	}
+	for _, u := range unread {
+		add(u.Host)
 	}
 	return hosts
 }
@@ -130,6 +140,76 @@ func HostName(h string) string {
 		return "this host"
 	}
 	return h
+}
+
+// hostState is what a library does on one host before any P_Key lookup.
+type hostState uint8
+
+const (
+	// hostUses: it uses some of the host's ports.
+	hostUses hostState = iota
+	// hostAborts: it stops the process at start-up (hostUse.aborts).
+	hostAborts
+	// hostMayAbort: it would abort, unless what it asks for is what could not be read
+	// (hostUse.unread): not checked.
+	hostMayAbort
+	// hostUsesNone: it uses none of the host's ports: a finding.
+	hostUsesNone
+	// hostMayUseUnread: it uses none of the ports that were read, but it may use what
+	// could not be read (hostUse.unread): not checked.
+	hostMayUseUnread
+)
+
+// hostUse is one library on one host before any P_Key lookup: the one evaluation of
+// a host that Resolve and WantPartition both read, so that what makes a host abort
+// or use none of its ports, and when what was not read leaves that open, is decided
+// once.
+type hostUse struct {
+	hostPorts
+	state hostState
+	// sel is selectPorts' answer; on a host where the library aborts (or may), every
+	// port is not used, saying so.
+	sel []PortResult
+	// aborts are the host-wide aborts (Host set), for hostAborts and hostMayAbort.
+	aborts []Abort
+	// unread names what could not be read that the library could choose
+	// (unreadChosen), for hostMayAbort and hostMayUseUnread.
+	unread string
+}
+
+// onHost evaluates the library on host h. judgeAborts false leaves the host-wide
+// aborts out (Resolve, when the library rejects its settings on every port); so
+// does a host read over the fabric whose device names are not known (the abort
+// checks are about device names and port numbers). An abort, or no port used, is
+// not checked when the library could choose a device or port of the host that
+// could not be read (unreadChosen): what it asks for, or uses, may be that one.
+func (s *setup) onHost(in Inputs, h hostPorts, judgeAborts bool) hostUse {
+	u := hostUse{hostPorts: h, sel: s.selectPorts(h.ports)}
+	var ab []Abort
+	if judgeAborts && s.aborts != nil && !slices.ContainsFunc(h.ports, func(p *Port) bool { return p.Fabric && !p.DeviceKnown }) {
+		ab = s.aborts(h.ports, u.sel)
+	}
+	switch {
+	case len(ab) > 0:
+		u.state, u.unread = hostAborts, s.unreadChosen(in, h)
+		why := s.Library.Name + " aborts on this host before it uses a port"
+		if u.unread != "" {
+			u.state, why = hostMayAbort, s.Library.Name+" may abort on this host (not checked)"
+		}
+		for _, a := range ab {
+			a.Host = h.name
+			u.aborts = append(u.aborts, a)
+		}
+		for i := range u.sel {
+			u.sel[i].Used, u.sel[i].Why = false, why
+		}
+	case !slices.ContainsFunc(u.sel, func(pr PortResult) bool { return pr.Used }):
+		u.state = hostUsesNone
+		if u.unread = s.unreadChosen(in, h); u.unread != "" {
+			u.state = hostMayUseUnread
+		}
+	}
+	return u
 }
 
 func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Result {
@@ -145,37 +225,37 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Result {
 	}
 	var usable []PortResult // used, a valid entry, InfiniBand
 	for _, h := range hosts {
-		used := 0
+		u := s.onHost(in, h, s.Reject == "")
+		if u.state == hostAborts || u.state == hostMayAbort {
+			r.abort(u)
+			r.Ports = append(r.Ports, u.sel...)
+			continue
+		}
 		var why []string
-		sel := s.selectPorts(h.ports)
-		if s.Reject == "" {
-			if ab, unsure := s.hostAborts(in, h, sel); len(ab) > 0 {
-				r.abort(h.name, ab, unsure, sel)
-				continue
-			}
-		}
-		for i := range sel {
-			pr := &sel[i]
-			if pr.Used {
-				used++
-				if s.Reject != "" {
-					pr.Pick = Pick{Outcome: Fails, Index: -1, Problem: s.Reject}
-				} else {
-					pr.Pick = s.pick(pr.Port)
-				}
-			} else {
+		for i := range u.sel {
+			pr := &u.sel[i]
+			switch {
+			case !pr.Used:
 				why = append(why, pr.Port.Label()+": "+pr.Why)
+			case s.Reject != "":
+				pr.Pick = Pick{Outcome: Fails, Index: -1, Problem: s.Reject}
+			default:
+				pr.Pick = s.pick(pr.Port)
 			}
 		}
-		stopsAt(l, sel)
-		r.Ports = append(r.Ports, sel...)
-		if used == 0 {
-			none := fmt.Sprintf("%s: %s uses none of its ports (%s)", HostName(h.name), l.Name, strings.Join(why, "; "))
-			if u := s.unreadChosen(in, h); u != "" {
-				r.Unchecked = append(r.Unchecked, none+", but it may use what could not be read ("+u+")")
-			} else {
-				r.Findings = append(r.Findings, none)
-			}
+		s.settle(u.sel)
+		r.Ports = append(r.Ports, u.sel...)
+		if len(h.ports) == 0 {
+			why = append(why, "none was read, and its settings leave out what was not")
+		}
+		none := fmt.Sprintf("%s: %s uses none of its ports (%s)", HostName(h.name), l.Name, strings.Join(why, "; "))
+		switch {
+		case u.state == hostMayUseUnread && len(h.ports) == 0:
+			r.Unchecked = append(r.Unchecked, fmt.Sprintf("%s: no port was read: %s may use what could not be read (%s)", HostName(h.name), l.Name, u.unread))
+		case u.state == hostMayUseUnread:
+			r.Unchecked = append(r.Unchecked, none+", but it may use what could not be read ("+u.unread+")")
+		case u.state == hostUsesNone:
+			r.Findings = append(r.Findings, none)
 		}
 	}
 	skipsOnly := map[string]int{}
@@ -257,39 +337,80 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Result {
 		}
 	}
 	if r.Verdict = verdict(r.Findings, r.Unchecked); r.Verdict == DoesNotWork {
-		r.Fixes = fixes(l, r)
+		r.Fixes = fixes(s, r)
 	}
 	return r
 }
 
-// abort records that the library stops on host: its ports are listed, none used.
-// unsure names what was not read that may be what the library asks for: the abort
-// is then not checked (kept in unsure for a gate) rather than a finding.
-func (r *Result) abort(host string, ab []Abort, unsure string, sel []PortResult) {
-	why := r.Library.Name + " aborts on this host before it uses a port"
-	for _, a := range ab {
-		a.Host = host
-		if unsure != "" {
-			r.Unchecked = append(r.Unchecked, fmt.Sprintf("%s: %s, unless what it asks for is what could not be read (%s)", HostName(host), a.Reason, unsure))
+// abort records a host where the library aborts (hostAborts: each abort a finding)
+// or may (hostMayAbort: not checked, kept in unsure for a gate).
+func (r *Result) abort(u hostUse) {
+	for _, a := range u.aborts {
+		if u.state == hostMayAbort {
+			r.Unchecked = append(r.Unchecked, fmt.Sprintf("%s: %s, unless what it asks for is what could not be read (%s)", HostName(u.name), a.Reason, u.unread))
 			r.unsure = append(r.unsure, a)
-			why = r.Library.Name + " may abort on this host (not checked)"
 			continue
 		}
 		r.Aborts = append(r.Aborts, a)
-		r.Findings = append(r.Findings, HostName(host)+": "+a.Reason)
+		r.Findings = append(r.Findings, HostName(u.name)+": "+a.Reason)
 	}
-	for _, pr := range sel {
-		pr.Used, pr.Why = false, why
-		r.Ports = append(r.Ports, pr)
+}
+
+// settle finishes the picks on used ports prs of any hosts (Resolve: one host's;
+// WantPartition: all): what the processes that open them do together.
+func (s *setup) settle(prs []PortResult) {
+	s.someDevices(prs)
+	stopsAt(s.Library, prs)
+}
+
+// someDevices: when a process opens only some of the devices the library selects
+// on a host (opens), and which is not known, a device whose lookup fails is not
+// checked while enough devices work for the process to open none of it; when
+// fewer work, every choice opens a failing one, and the failures stand.
+func (s *setup) someDevices(prs []PortResult) {
+	if s.opens == 0 {
+		return
+	}
+	type dev struct{ host, name string }
+	var devs []dev
+	bad := map[dev]bool{}
+	for _, pr := range prs {
+		d := dev{pr.Port.Host, pr.Port.Device}
+		if !pr.Used || pr.Port.Fabric && !pr.Port.DeviceKnown {
+			continue
+		}
+		if !slices.Contains(devs, d) {
+			devs = append(devs, d)
+		}
+		bad[d] = bad[d] || pr.Outcome == Fails || pr.Outcome == EmptyEntry
+	}
+	for _, h := range devs {
+		all, good := 0, 0
+		for _, d := range devs {
+			if d.host == h.host {
+				all++
+				if !bad[d] {
+					good++
+				}
+			}
+		}
+		if all <= s.opens || good < s.opens {
+			continue
+		}
+		for i, pr := range prs {
+			if d := (dev{pr.Port.Host, pr.Port.Device}); d == h && bad[d] && pr.Used {
+				prs[i].Pick = Pick{Outcome: NotChecked, Index: -1, Gap: GapUnread, Notes: pr.Notes,
+					Problem: fmt.Sprintf("%s, if %s opens it: %s of this host's %d HCAs it selects, %s", pr.Problem, s.Library.Name, strconv.Itoa(s.opens), all, s.opensWhy)}
+			}
+		}
 	}
 }
 
 // stopsAt: when a lookup on a port stops the process that uses every port the
 // library selects on its host (Pick.AbortHost), that process uses none of the
 // host's others: they are listed as not used, saying so, as on a host-wide abort.
-// prs are used ports of any hosts (Resolve: one host's; WantPartition: all). A
-// host read over the fabric whose device names are not known is not judged, as in
-// hostAborts: which of its ports the process opens is not known.
+// A host read over the fabric whose device names are not known is not judged, as
+// in onHost: which of its ports the process opens is not known.
 func stopsAt(l *Library, prs []PortResult) {
 	at := map[string]string{}
 	unknown := map[string]bool{}
@@ -332,7 +453,7 @@ const maxFixes = 3
 
 // fixes proposes settings that make the library work: for each partition every used
 // port holds, the setting per port (one line when it is the same everywhere).
-func fixes(l *Library, r *Result) []string {
+func fixes(s *setup, r *Result) []string {
 	var used, ib []*Port
 	current := map[check.PartitionKey]int{}
 	for _, pr := range r.Ports {
@@ -354,7 +475,7 @@ func fixes(l *Library, r *Result) []string {
 	slices.SortStableFunc(keys, func(a, b check.PartitionKey) int { return current[b] - current[a] })
 	var out []string
 	for _, k := range keys {
-		w := wantOn(l, check.PKey(k), used)
+		w := wantOn(s, check.PKey(k), used)
 		if w.Verdict != Works {
 			continue
 		}

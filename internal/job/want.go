@@ -2,7 +2,6 @@ package job
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 
 	"github.com/ibkey/ibkey/internal/check"
@@ -28,7 +27,7 @@ func (w *Result) Summary() string {
 // WantPartition gives, for each library, the settings that put the ports it would
 // use (with the job's other settings: device filters, transports) in partition key.
 func WantPartition(libs []*Library, in Inputs, key check.PKey, ports []*Port) []*Result {
-	hosts := groupHosts(ports)
+	hosts := groupHosts(ports, in.Unread)
 	out := make([]*Result, 0, len(libs))
 	for _, l := range libs {
 		s := l.setup(in)
@@ -40,37 +39,35 @@ func WantPartition(libs []*Library, in Inputs, key check.PKey, ports []*Port) []
 		var none []string
 		aborted := &Result{Library: l}
 		for _, h := range hosts {
-			n := 0
-			sel := s.selectPorts(h.ports)
-			if ab, unsure := s.hostAborts(in, h, sel); len(ab) > 0 {
-				aborted.abort(h.name, ab, unsure, sel)
-			} else {
-				for _, pr := range sel {
+			u := s.onHost(in, h, true)
+			switch u.state {
+			case hostUses:
+				for _, pr := range u.sel {
 					if pr.Used {
 						used = append(used, pr.Port)
-						n++
 					}
 				}
+				continue
+			case hostAborts, hostMayAbort:
+				aborted.abort(u)
+			case hostMayUseUnread:
+				// What was not read may be the port it uses: not a finding.
+				why := fmt.Sprintf("%s uses none of the ports that were read, but it may use what could not be read (%s)", l.Name, u.unread)
+				if len(h.ports) == 0 {
+					why = fmt.Sprintf("no port was read: %s may use what could not be read (%s)", l.Name, u.unread)
+				}
+				aborted.Unchecked = append(aborted.Unchecked, HostName(h.name)+": "+why)
+				aborted.unsure = append(aborted.unsure, Abort{Host: h.name, Reason: why})
+			case hostUsesNone:
+				none = append(none, HostName(h.name))
 			}
-			if n == 0 {
-				switch u := s.unreadChosen(in, h); {
-				case slices.ContainsFunc(slices.Concat(aborted.Aborts, aborted.unsure), func(a Abort) bool { return a.Host == h.name }):
-				case u != "":
-					// What was not read may be the port it uses: not a finding.
-					why := fmt.Sprintf("%s uses none of the ports that were read, but it may use what could not be read (%s)", l.Name, u)
-					aborted.Unchecked = append(aborted.Unchecked, HostName(h.name)+": "+why)
-					aborted.unsure = append(aborted.unsure, Abort{Host: h.name, Reason: why})
-				default:
-					none = append(none, HostName(h.name))
-				}
-				for _, p := range h.ports {
-					if !p.Active() && !p.Ethernet() && !noPKeys(p) && s.usesOnceUp(h.ports, p) {
-						idle = append(idle, p)
-					}
+			for _, p := range h.ports {
+				if !p.Active() && !p.Ethernet() && !noPKeys(p) && s.usesOnceUp(h.ports, p) {
+					idle = append(idle, p)
 				}
 			}
 		}
-		w := wantOn(l, key, used)
+		w := wantOn(s, key, used)
 		if len(used) == 0 && len(aborted.Aborts)+len(aborted.unsure) > 0 {
 			w.Findings = nil // "no port is used": the aborts say why
 			w.Setting = "no setting works: " + l.Name + " aborts at start-up"
@@ -96,14 +93,15 @@ func WantPartition(libs []*Library, in Inputs, key check.PKey, ports []*Port) []
 }
 
 // wantOn computes the settings on the given ports.
-func wantOn(l *Library, key check.PKey, ports []*Port) *Result {
+func wantOn(s *setup, key check.PKey, ports []*Port) *Result {
+	l := s.Library
 	w := &Result{Library: l}
 	same, first := "", true
 	var ib []PortResult // the InfiniBand ports where the setting works
 	for _, p := range ports {
-		w.Ports = append(w.Ports, PortResult{Port: p, Used: true, Pick: l.want(key, p)})
+		w.Ports = append(w.Ports, PortResult{Port: p, Used: true, Pick: s.want(key, p)})
 	}
-	stopsAt(l, w.Ports)
+	s.settle(w.Ports)
 	for _, pw := range w.Ports {
 		p := pw.Port
 		if !pw.Used {

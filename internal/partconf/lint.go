@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"iter"
+	"net/netip"
 	"slices"
 	"strings"
 
@@ -109,8 +110,11 @@ func LintFindings(c *Config, opt LintOptions) *Findings {
 		// missing Default line then adds nothing.
 		if !c.HasDefault && !c.Rejected {
 			f.warn(Pos{File: c.File, Line: 1, Col: 1}, "no-default",
-				"no Default partition line: OpenSM adds Default=0x7fff : ALL=limited, SELF=full, so every port except the SM's is a limited member of the default partition and they cannot talk to each other in it (0x7fff; IPoIB on the default partition breaks)",
+				"no Default partition line: OpenSM adds Default=0x7fff : ALL=limited, SELF=full, so every port except the SM's is a limited member of the default partition and they cannot talk to each other in it (0x7fff), and it makes no IPoIB broadcast group for it, so every host's ib0 stays without carrier",
 				"add `Default=0x7fff, ipoib : ALL=full ;` (or ALL=limited on purpose, with SELF=full)")
+		}
+		if c.HasDefault && !c.Rejected {
+			f.lintDefaultIPoIB(c.Partition(check.DefaultPartition))
 		}
 		byGUID := map[check.GUID]seenMember{} // one map for every partition, cleared for each
 		for pi, p := range c.Partitions {
@@ -139,6 +143,28 @@ func LintFindings(c *Config, opt LintOptions) *Findings {
 		f.errs++
 	}
 	return f
+}
+
+// lintDefaultIPoIB warns when the file makes no IPoIB broadcast group for the default
+// partition. OpenSM makes ff12:401b:ffff::ffff:ffff itself only when it reads no file
+// (osm_prtn.c prtn_make_default: `if (no_config)`); with a file, only the ipoib flag
+// on a Default line (osm_prtn_config.c partition_create) or an mgid= line makes it.
+// The kernel's IPoIB join cannot create it (ipoib_multicast.c ipoib_mcast_join: no
+// Q_Key or MTU; OpenSM ERR 1B11, SA status 0x0600, which ib_sa reports as -EINVAL),
+// so ib0 on every host, whose P_Key is 0xffff, never gets carrier. The lab shows all
+// three (smlog's TestLabIPoIBDefaultBroadcast). A fabric without IPoIB does not care,
+// hence a warning. Other partitions without ipoib get none: the file cannot say
+// whether a host runs IPoIB on them (storage and MPI partitions need no group), while
+// every host's ib0 runs on the default partition unless IPoIB is unloaded.
+func (f *Findings) lintDefaultIPoIB(p *Partition) {
+	bc := netip.AddrFrom16(broadcastMGID(check.DefaultPartition))
+	if slices.ContainsFunc(p.Groups, func(g *MGroup) bool { return g.MGID == bc }) {
+		return
+	}
+	d := p.Defs[slices.IndexFunc(p.Defs, func(d *Definition) bool { return !d.Implicit })]
+	f.warn(d.Pos, "default-no-ipoib",
+		"the Default partition has no ipoib flag, so OpenSM makes no IPoIB broadcast group for it (only without a partitions file does it make one: osm_prtn.c prtn_make_default; with a file the ipoib flag does, osm_prtn_config.c), and the kernel's IPoIB join cannot create the group (ipoib_multicast.c; OpenSM logs ERR 1B11): every host's ib0 (P_Key 0xffff) stays without carrier, kernel log \"ib0: multicast join failed for ff12:401b:ffff:0000:0000:0000:ffff:ffff, status -22\"; a running OpenSM that already made the group keeps it until it restarts. Harmless on a fabric without IPoIB",
+		"`Default=0x7fff, ipoib : ALL=full;` (add `, ipoib` to this line), then SIGHUP OpenSM")
 }
 
 func (f *Findings) count(sev Severity) {

@@ -129,7 +129,7 @@ func TestLintClean(t *testing.T) {
 	if fs := Lint(Parse("p.conf", []byte(factsExample)), LintOptions{}); len(fs) != 0 {
 		t.Errorf("facts example: %v", fs)
 	}
-	in := "Default=0x7fff : ALL=full;\na=0x10 : 0x1=both, 0x2;\n"
+	in := "Default=0x7fff, ipoib : ALL=full;\na=0x10 : 0x1=both, 0x2;\n"
 	if fs := Lint(Parse("p.conf", []byte(in)), LintOptions{AllowBoth: true}); len(fs) != 0 {
 		t.Errorf("both with -W: %v", fs)
 	}
@@ -138,7 +138,7 @@ func TestLintClean(t *testing.T) {
 	}
 	// One partition split over definitions with the same name and key (OpenSM's
 	// partition-config.txt), or the key alone, is merged as meant.
-	split := "Default=0x7fff : ALL, SELF=full;\nDefault=0x7fff : ALL_SWITCHES=full;\n" +
+	split := "Default=0x7fff : ALL, SELF=full;\nDefault=0x7fff, ipoib : ALL_SWITCHES=full;\n" +
 		"ShareIO = 0x80 , defmember=full : 0x123451, 0x123452;\nShareIO = 0x080 : 0x123453, 0x123455=full;\n=0x80 : 0x123456=full;\n"
 	if fs := Lint(Parse("p.conf", []byte(split)), LintOptions{}); len(fs) != 0 {
 		t.Errorf("split definitions: %v", fs)
@@ -162,7 +162,7 @@ func TestLintClean(t *testing.T) {
 		}
 	}
 	// A comment after an mgid that ends with a flag is a comment.
-	in = "Default=0x7fff : ALL=full;\na=0x10 :\n mgid=ff12::1,sl=0 # mtu=2, IGMP\n , 0x1=full;\n"
+	in = "Default=0x7fff, ipoib : ALL=full;\na=0x10 :\n mgid=ff12::1,sl=0 # mtu=2, IGMP\n , 0x1=full;\n"
 	if fs := Lint(Parse("p.conf", []byte(in)), LintOptions{}); len(fs) != 0 {
 		t.Errorf("comment after a flag: %v", fs)
 	}
@@ -187,6 +187,47 @@ func TestSortByPos(t *testing.T) {
 		sortByPos(fs)
 		if !reflect.DeepEqual(fs, want) {
 			t.Fatalf("sortByPos\n%v\nwant\n%v", fs, want)
+		}
+	}
+}
+
+// TestLintDefaultIPoIB: a file whose default partition gets no IPoIB broadcast group
+// draws one warning at its first Default line; the ipoib flag on any of its lines, or
+// an mgid= line making the group, silences it; no file, a rejected file (the fallback
+// makes the group) and a file without a Default line (no-default says it) draw none.
+// smlog's TestLabIPoIBDefaultBroadcast checks OpenSM's side on the lab.
+func TestLintDefaultIPoIB(t *testing.T) {
+	rules := func(in string) (out []string) {
+		for _, f := range Lint(Parse("p.conf", []byte(in)), LintOptions{}) {
+			if f.Rule == "default-no-ipoib" || f.Rule == "no-default" || f.Rule == "file-rejected" {
+				out = append(out, fmt.Sprintf("%s@%d", f.Rule, f.Pos.Line))
+			}
+		}
+		return out
+	}
+	for in, want := range map[string]string{
+		"Default=0x7fff : ALL=full;\n":                                            "default-no-ipoib@1",
+		"# c\nDefault=0x7fff, scope=5 : ALL=full;\nDefault=0x7fff : SELF=full;\n": "default-no-ipoib@2",
+		"Default : ALL=full;\n":                                                   "default-no-ipoib@1",
+		"Default=0x7fff, ipoib : ALL=full;\n":                                     "",
+		"Default=0x7fff, ipo : ALL=full;\n":                                       "", // flags match by prefix
+		"Default=0x7fff : ALL=full;\nDefault=0x7fff, ipoib : SELF=full;\n":        "",
+		"Default=0x7fff :\n mgid=ff12:401b::ffff:ffff,sl=0\n ALL=full;\n":         "",
+		"Default=0x7fff : ALL=full;\np=0x10, ipoib : ALL=full;\n":                 "default-no-ipoib@1",
+		"p=0x10, ipoib : ALL=full;\n":                                             "no-default@1",
+		"Default=0x7fff : ALL=full;\np=0x10 : ALL=bogus-;\n0x:\n":                 "file-rejected@3",
+	} {
+		if got := strings.Join(rules(in), " "); got != want {
+			t.Errorf("%q: findings %s, want %s", in, got, want)
+		}
+	}
+	if fs := Lint(NoFile(), LintOptions{}); len(fs) != 0 {
+		t.Errorf("no file: %v", fs)
+	}
+	fs := Lint(Parse("p.conf", []byte("Default=0x7fff : ALL=full;\n")), LintOptions{})
+	for _, want := range []string{"ff12:401b:ffff:0000:0000:0000:ffff:ffff, status -22", "osm_prtn.c", "osm_prtn_config.c", "ipoib_multicast.c", "ERR 1B11"} {
+		if len(fs) != 1 || fs[0].Severity != Warning || !strings.Contains(fs[0].Message, want) || !strings.Contains(fs[0].Action, "`Default=0x7fff, ipoib : ALL=full;`") {
+			t.Errorf("finding %v lacks %q or the fix", fs, want)
 		}
 	}
 }

@@ -67,9 +67,10 @@ func endpointSourceError(token string, spec check.EndpointSpec, need error) erro
 //     and for a fabric endpoint that is not in a complete sweep; *UnknownError for one
 //     not in a partial sweep (exit 4); a *UsageError for one that matches several;
 //   - *EnvError for a port with no P_Key table (iWARP); a table that exists and was
-//     not read (PortView.TableNotRead), local or swept, is no error: the endpoint
-//     carries it (check.Endpoint.TableNotRead) and check.CanTalk decides from it;
-//   - *check.ResolveError with Unknown for a pinned entry that cannot be read (exit 4);
+//     not read (PortView.TableNotRead), local or swept, is no error, nor is an entry
+//     index= pins that was not read, or one pkey= asks for that may be among those
+//     not read: the endpoint carries it (check.Endpoint.TableNotRead) and
+//     check.CanTalk decides from it;
 //   - *check.ResolveError when index= or pkey= is not in the port's table, or index=
 //     pins an empty (invalid) entry: no QP can use that entry to talk (a definite "no").
 //
@@ -237,12 +238,17 @@ func someOf(items []string, most int) string {
 }
 
 func resolvePort(s check.EndpointSpec, label string, v *PortView) (check.Endpoint, error) {
+	// What the endpoint stands for exists and was not read (the table; a pinned
+	// entry, port false): check.CanTalk decides from it, as from entries not read:
+	// unknown (exit 4), unless a decided rule fails (a port not ACTIVE:
+	// VerdictNotActive, known whatever its table holds; a CA's DOWN port is where a
+	// sweep reads no table). One verdict in every format, never an error without a
+	// document.
+	notRead := func(port bool, why string) check.Endpoint {
+		return check.Endpoint{Label: label, Port: port, QPType: s.QPType, QKey: s.QKey, WRQKey: s.WRQKey, LinkLayer: v.LinkLayer(), TableNotRead: why}
+	}
 	if why := v.TableNotRead(); why != "" {
-		// check.CanTalk decides from it, as from entries not read: unknown (exit 4),
-		// unless the port is not ACTIVE (VerdictNotActive, known whatever its table
-		// holds; a CA's DOWN port is where a sweep reads no table). One verdict in
-		// every format, never an error without a document.
-		return check.Endpoint{Label: label, Port: true, QPType: s.QPType, QKey: s.QKey, WRQKey: s.WRQKey, LinkLayer: v.LinkLayer(), TableNotRead: why}, nil
+		return notRead(true, why), nil
 	}
 	if v.Table == nil {
 		return check.Endpoint{}, &EnvError{Msg: fmt.Sprintf("%s: %s", v.Ref(), v.TableMissing)}
@@ -256,9 +262,7 @@ func resolvePort(s check.EndpointSpec, label string, v *PortView) (check.Endpoin
 			}
 			switch {
 			case e.Unreadable != "":
-				// Not read: the answer depends on it (unknown, exit 4), never 3.
-				return check.Endpoint{}, &check.ResolveError{Endpoint: s.String(), Unknown: true, Problem: fmt.Sprintf(
-					"P_Key table entry %d of %s could not be read (%s): the answer depends on it", e.Index, v.Ref(), e.Unreadable)}
+				return notRead(false, fmt.Sprintf("P_Key table entry %d could not be read (%s)", e.Index, e.Unreadable)), nil
 			case !e.Valid():
 				what := "an empty entry"
 				if e.Hole {

@@ -365,10 +365,22 @@ func (x *Explainer) ipoibBroadcastMissing(ev *Event, ex *Explanation, port strin
 	key := k.Partition()
 	ex.Rule = fmt.Sprintf("an IPoIB interface comes up (gets carrier) only once it has joined its partition's broadcast group, which its join cannot create (ipoib_multicast.c gives it no Q_Key or MTU): the SM creates it for a partition with the ipoib flag; group %s (partition %s, scope %d) does not exist, so %s's IPoIB interface on P_Key %s stays down", ev.MGID, key, scope, port, k)
 	addMGID := fmt.Sprintf("`mgid=ff1%x:401b::ffff:ffff,sl=0` on its own line after the definition's ':' (members after it)", scope)
-	if scope != 2 {
+	// The default partition's group (ib0's on every host): OpenSM makes it itself
+	// only when it reads no partitions file (osm_prtn.c prtn_make_default, `if
+	// (no_config)`); with a file only ipoib on the Default line does (lab:
+	// TestLabIPoIBDefaultBroadcast).
+	deflt := key == check.DefaultPartition && scope == 2
+	const defaultLine = "`Default=0x7fff, ipoib : ALL=full;`"
+	if deflt {
+		ex.Rule += "; OpenSM makes the default partition's broadcast group itself only when it reads no partitions file (osm_prtn.c): with one, only the ipoib flag on the Default line makes it"
+	}
+	switch {
+	case scope != 2:
 		ex.Rule += fmt.Sprintf("; OpenSM creates IPoIB broadcast groups in link-local scope (2) only, whatever scope= says, and this interface uses scope %d (its broadcast address 00:ff:ff:ff:ff:1%x:40:1b:...)", scope, scope)
 		ex.Fix = fmt.Sprintf("set the interface's broadcast address back to scope 2 (the kernel's default, 00:ff:ff:ff:ff:12:40:1b:...), or create the group in partitions.conf: %s in partition %s", addMGID, key)
-	} else {
+	case deflt:
+		ex.Fix = "likely cause: partitions.conf's Default line has no ipoib flag (or there is no Default line); make it " + defaultLine + " (keep its members), then SIGHUP OpenSM; with --partitions FILE the line is named"
+	default:
 		ex.Fix = fmt.Sprintf("give partition %s the ipoib flag in partitions.conf (`NAME=%s, ipoib : ...`), then SIGHUP OpenSM", key, key)
 	}
 	if x.Parts == nil {
@@ -376,24 +388,42 @@ func (x *Explainer) ipoibBroadcastMissing(ev *Event, ex *Explanation, port strin
 	}
 	c, path := x.Parts.Config, x.Parts.Path
 	p := c.Partition(key)
+	var def *partconf.Definition // the file's first definition of the partition
+	if p != nil {
+		if i := slices.IndexFunc(p.Defs, func(d *partconf.Definition) bool { return !d.Implicit }); i >= 0 {
+			def = p.Defs[i]
+		}
+	}
 	switch {
+	case c.Rejected && deflt:
+		ex.FixAt = c.RejectedAt.String()
+		ex.Fix = fmt.Sprintf("OpenSM rejects %s (first error at %s) and its fallback, Default=0x7fff : ALL=full, makes this group: OpenSM ran with another file, or has not swept since (SIGHUP it); fix that line, and keep ipoib on the Default line: %s", path, c.RejectedAt, defaultLine)
 	case c.Rejected:
 		ex.Fix = fmt.Sprintf("OpenSM rejects %s (first error at %s): none of its partitions exists; fix that line first", path, c.RejectedAt)
 		ex.FixAt = c.RejectedAt.String()
-	case p == nil || len(p.Defs) == 0:
+	case def == nil && key == check.DefaultPartition:
+		ex.FixAt = partconf.Pos{File: path, Line: 1, Col: 1}.String()
+		ex.Fix = fmt.Sprintf("%s has no Default line: OpenSM adds Default=0x7fff : ALL=limited, SELF=full, with no broadcast group; add %s, then SIGHUP OpenSM", path, defaultLine)
+		if !deflt {
+			ex.Fix = fmt.Sprintf("%s has no Default line: OpenSM adds Default=0x7fff : ALL=limited, SELF=full, with no broadcast group; set the interface's broadcast address back to scope 2 and add %s, or add a Default line with %s", path, defaultLine, addMGID)
+		}
+	case def == nil:
 		ex.Fix = fmt.Sprintf("%s defines no partition %s, yet the port holds its P_Key: OpenSM ran with another file, or has not swept since (SIGHUP it); define it with the ipoib flag", path, key)
 	case slices.ContainsFunc(p.Groups, func(g *partconf.MGroup) bool { return g.MGID.String() == ev.MGID }):
-		ex.Fix = fmt.Sprintf("%s creates group %s (partition %s at %s): OpenSM ran with another file, or has not swept since (SIGHUP it)", path, ev.MGID, p.Name, p.Defs[0].Pos)
-		ex.FixAt = p.Defs[0].Pos.String()
+		ex.Fix = fmt.Sprintf("%s creates group %s (partition %s at %s): OpenSM ran with another file, or has not swept since (SIGHUP it)", path, ev.MGID, p.Name, def.Pos)
+		ex.FixAt = def.Pos.String()
 	case scope != 2 && p.IPoIB:
-		ex.FixAt = p.Defs[0].Pos.String()
+		ex.FixAt = def.Pos.String()
 		ex.Fix = fmt.Sprintf("set the interface's broadcast address back to scope 2 (the kernel's default), or add %s to partition %s at %s", addMGID, p.Name, ex.FixAt)
 	case scope != 2:
-		ex.FixAt = p.Defs[0].Pos.String()
-		ex.Fix = fmt.Sprintf("set the interface's broadcast address back to scope 2 and add `, ipoib` to partition %s at %s `%s`, or add %s", p.Name, ex.FixAt, lineText(x.PartsText, p.Defs[0].Pos.Line), addMGID)
+		ex.FixAt = def.Pos.String()
+		ex.Fix = fmt.Sprintf("set the interface's broadcast address back to scope 2 and add `, ipoib` to partition %s at %s `%s`, or add %s", p.Name, ex.FixAt, lineText(x.PartsText, def.Pos.Line), addMGID)
+	case deflt:
+		ex.FixAt = def.Pos.String()
+		ex.Fix = fmt.Sprintf("the Default line at %s `%s` has no ipoib flag: add `, ipoib` (%s), then SIGHUP OpenSM", ex.FixAt, lineText(x.PartsText, def.Pos.Line), defaultLine)
 	default:
-		ex.FixAt = p.Defs[0].Pos.String()
-		ex.Fix = fmt.Sprintf("add `, ipoib` to the definition of partition %s at %s `%s`, then SIGHUP OpenSM", p.Name, ex.FixAt, lineText(x.PartsText, p.Defs[0].Pos.Line))
+		ex.FixAt = def.Pos.String()
+		ex.Fix = fmt.Sprintf("add `, ipoib` to the definition of partition %s at %s `%s`, then SIGHUP OpenSM", p.Name, ex.FixAt, lineText(x.PartsText, def.Pos.Line))
 	}
 }
 

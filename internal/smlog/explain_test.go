@@ -130,3 +130,44 @@ func TestExplainConfigMissing(t *testing.T) {
 		}
 	}
 }
+
+// TestExplainDefaultBroadcast explains ERR 1B11 for ib0's broadcast group (P_Key
+// 0xffff; the line is the lab's OpenSM's, TestLabIPoIBDefaultBroadcast): from the log
+// alone the likely cause is a Default line without ipoib; with --partitions the
+// Default line to edit, or what else the file says.
+func TestExplainDefaultBroadcast(t *testing.T) {
+	const line = "Nov 28 01:25:43 025049 [526046C0] 0x01 -> mcmr_rcv_join_mgrp: ERR 1B11: Port 0x0002c90300000211 (HcaB) failed to join non-existing multicast group with MGID ff12:401b:ffff::ffff:ffff, insufficient components specified for implicit create (comp_mask 0x10083)\n"
+	var evs []*Event
+	a := NewAssembler(time.Date(2026, 12, 31, 0, 0, 0, 0, time.UTC), time.UTC, func(e *Event) { evs = append(evs, e) })
+	if err := Read(context.Background(), strings.NewReader(line), a); err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 1 || evs[0].Kind != KindJoinRefused || evs[0].Key != 0xffff {
+		t.Fatalf("events %+v", evs)
+	}
+	const want = "`Default=0x7fff, ipoib : ALL=full;`"
+	ex := (&Explainer{R: NewResolver(nil, a.Names)}).Explain(evs[0])
+	if !strings.Contains(ex.Rule, "only when it reads no partitions file (osm_prtn.c)") || !strings.Contains(ex.Fix, "likely cause: partitions.conf's Default line has no ipoib flag") || !strings.Contains(ex.Fix, want) || ex.FixAt != "" {
+		t.Errorf("log alone: rule %s\nfix %s at %q", ex.Rule, ex.Fix, ex.FixAt)
+	}
+	dir := t.TempDir()
+	for _, c := range []struct{ conf, fix, at string }{
+		{"# ours\nDefault=0x7fff : ALL=full;\np1=0x1, ipoib : ALL=full;\n", "the Default line at %s:2:1 `Default=0x7fff : ALL=full;` has no ipoib flag: add `, ipoib` (" + want + ")", ":2:1"},
+		{"p1=0x1, ipoib : ALL=full;\n", "%s has no Default line: OpenSM adds Default=0x7fff : ALL=limited, SELF=full, with no broadcast group; add " + want, ":1:1"},
+		{"Default=0x7fff : ALL=full;\nDefault=0x7fff, ipoib : SELF=full;\n", "%s creates group ff12:401b:ffff::ffff:ffff (partition Default at %s:1:1): OpenSM ran with another file", ":1:1"},
+		{"Default=0x7fff : ALL=full;\np=0x1 : 0x:\n", "OpenSM rejects %s (first error at %s:2:", ":2:"},
+	} {
+		path := filepath.Join(dir, "partitions.conf")
+		if err := os.WriteFile(path, []byte(c.conf), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		parts, err := query.ReadPartitions(path, nil, partconf.Options{TableSize: 64})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ex := (&Explainer{R: NewResolver(nil, a.Names), Parts: parts, PartsText: c.conf}).Explain(evs[0])
+		if fix := strings.ReplaceAll(c.fix, "%s", path); !strings.Contains(ex.Fix, fix) || !strings.HasPrefix(ex.FixAt, path+c.at) {
+			t.Errorf("%q:\nfix %s at %s\nwant %s at %s", c.conf, ex.Fix, ex.FixAt, fix, path+c.at)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 	"github.com/ibkey/ibkey/internal/lab"
 	"github.com/ibkey/ibkey/internal/partconf"
@@ -107,5 +108,84 @@ func TestLabIPoIBBroadcastJoin(t *testing.T) {
 	}
 	if strings.Join(got, " ") != "ff15:401b:8001::ffff:ffff ff12:401b:8003::ffff:ffff" {
 		t.Errorf("1B11 events for %v", got)
+	}
+}
+
+// TestLabIPoIBDefaultBroadcast sends the kernel's broadcast join for ib0 (P_Key 0xffff:
+// ff12:401b:ffff::ffff:ffff) to OpenSM with a Default line without ipoib, with one with
+// it, and with no partitions file at all. OpenSM creates the default partition's
+// broadcast group itself only without a file (osm_prtn.c prtn_make_default: `if
+// (no_config)`); with a file, only the ipoib flag on the Default line creates it
+// (osm_prtn_config.c partition_create), so `Default=0x7fff : ALL=full;`, and a file
+// without a Default line, leave every host's ib0 without carrier (status 0x0600, ERR
+// 1B11).
+func TestLabIPoIBDefaultBroadcast(t *testing.T) {
+	lab.Require(t)
+	l := lab.StartPartconf(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 120*time.Second)
+	defer cancel()
+	const insufComps = 0x0600
+	bcast := mad.GID(netip.MustParseAddr("ff12:401b:ffff::ffff:ffff").As16())
+	joinB := func(what string, want uint16) {
+		t.Helper()
+		st, err := join(ctx, l, "HcaB", lidA, joinRequest{MGID: bcast, PortGID: portGID(guidB), PKey: 0xffff})
+		if err != nil || st != want {
+			t.Errorf("%s: broadcast join status 0x%04x %v, want 0x%04x", what, st, err, want)
+		}
+	}
+	for _, c := range []struct {
+		conf string
+		want uint16
+		rule string // the warning partitions check gives
+	}{
+		{"Default=0x7fff : ALL=full;\n", insufComps, "default-no-ipoib"},
+		{"Default=0x7fff, ipoib : ALL=full;\n", 0, ""},
+		{"p1=0x0001, ipoib : ALL=full;\n", insufComps, "no-default"},
+	} {
+		d := l.StartOpenSMDaemon(t, c.conf)
+		from := d.LogSize()
+		joinB(c.conf, c.want)
+		if c.want != 0 {
+			if _, err := d.WaitLog("ERR 1B11", from, 20*time.Second); err != nil {
+				t.Fatal(err)
+			}
+			// No file at all: the same daemon, its file removed, swept again.
+			if err := os.Remove(d.Conf); err != nil {
+				t.Fatal(err)
+			}
+			if err := d.Resweep(60 * time.Second); err != nil {
+				t.Fatal(err)
+			}
+			joinB("no partitions file", 0)
+			if _, _, err := d.Reprogram(ctx, c.conf); err != nil {
+				t.Fatal(err)
+			}
+			// The group, once made, is the default partition's and stays while OpenSM
+			// runs (osm_prtn.c: well_known, removed only with its partition, and the
+			// default partition always exists): the file's missing ipoib bites at
+			// OpenSM's next start, or when a standby SM takes over.
+			joinB("no ipoib again, same daemon", 0)
+		}
+		d.Stop()
+		// partconf's model agrees (the broadcast group exists with ipoib only), and
+		// partitions check warns without it, naming ib0's carrier.
+		conf := partconf.Parse("partitions.conf", []byte(c.conf))
+		has := false
+		for _, g := range conf.Partition(check.DefaultPartition).Groups {
+			has = has || g.MGID.As16() == [16]byte(bcast)
+		}
+		var rules []string
+		for fd := range partconf.LintFindings(conf, partconf.LintOptions{}).All() {
+			if strings.Contains(fd.Message, "ib0") && strings.Contains(fd.Message, "without carrier") {
+				rules = append(rules, fd.Rule)
+			}
+		}
+		if has != (c.want == 0) || strings.Join(rules, " ") != c.rule {
+			t.Errorf("%s: model has the broadcast group: %v; warnings about ib0 %v, want %q", c.conf, has, rules, c.rule)
+		}
+	}
+	nf := partconf.NoFile().Partition(check.DefaultPartition).Groups
+	if len(nf) != 1 || nf[0].MGID.As16() != [16]byte(bcast) {
+		t.Errorf("no file: model's default groups %v, want the broadcast group", nf)
 	}
 }

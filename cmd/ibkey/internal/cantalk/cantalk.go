@@ -106,7 +106,8 @@ OpenSM's -W, --table-size drops the entries a table cannot hold, as for
 
 Output: the verdict first (YES, NO, or ONE-WAY when only one direction works), the
 rules that decided it, then for a port the shared partitions: each side's entry and
-index and whether that partition works. Warnings (a port not ARMED/ACTIVE, RoCE) and
+index and whether that partition works (? when a switch port facing an end was not
+read for it: the reasons name it). Warnings (a port not ARMED/ACTIVE, RoCE) and
 notes (a rule not checked, a Q_Key ignored) go to stderr.
 
 Exit codes: 0 they can talk; 1 they cannot (also ONE-WAY, and NOT ACTIVE: a port that
@@ -128,15 +129,16 @@ JSON (-o json; schemas/can-talk.schema.json): {"schema_version","can_talk","one_
 "a"/"b":{"pkey","membership","index","both_memberships","other_index"}}],"hops"?}.
 verdict is yes, no, one-way, not-active, different-subnets or unknown (exit 4; then
 not_checked lists what was not read); is_port says the endpoint is a port (every
-valid entry of its table), not one P_Key. qkey_check is match, mismatch, not_checked
+valid entry of its table), not one P_Key; works is null where WORKS is ?. qkey_check is match, mismatch, not_checked
 or not_applicable; qkey_rule is the Q_Key send rule applied to that endpoint: "iba"
 (a top-bit wr_qkey sends the QP's own Q_Key), "verbatim" (the device sends wr_qkey as
 given: Linux's rdma_rxe) or "iba-assumed" (the device is not known), with the reason;
-the reasons name it when Q_Keys were checked. When an endpoint cannot be resolved in
-its table: {"schema_version","can_talk":false,"one_way":false,"verdict":"no"|"unknown",
-"reasons","warnings","unresolved":{"endpoint":"a"|"b","spec","problem"}}. Both add
-"incomplete":[{"kind","message"}] when the command exits 4 (kind unread-entries,
-unread-table or different-subnets).`,
+the reasons name it when Q_Keys were checked; "incomplete":[{"kind","message"}] is
+added when the command exits 4 (kind unread-entries, unread-table or
+different-subnets). When an endpoint's table lacks the P_Key or index it asks for (a
+definite no; an entry that was not read gives the verdict above):
+{"schema_version","can_talk":false,"one_way":false,"verdict":"no","reasons",
+"warnings","unresolved":{"endpoint":"a"|"b","spec","problem"}}.`,
 		Example: `  ibkey can-talk 0x8001 0x0001
   ibkey can-talk mlx5_0/1 mlx5_1/1
   ibkey can-talk mlx5_0/1,index=2 0x0002
@@ -472,7 +474,7 @@ func canTalkText(o *CanTalkOptions, v check.Verdict, eps []query.ResolvedEndpoin
 	}
 	fmt.Fprintln(w, legend)
 	g := cmdutil.Grid{Header: []string{"KEY", "A_ENTRY", "A_INDEX", "B_ENTRY", "B_INDEX", "MEMBERSHIPS", "WORKS", "NOTES"},
-		Optional: [][]string{{"MEMBERSHIPS"}, {"A_INDEX", "B_INDEX"}}}
+		Required: []string{"KEY", "WORKS"}, Optional: [][]string{{"MEMBERSHIPS"}, {"A_INDEX", "B_INDEX"}}}
 	for _, sp := range v.Shared {
 		var notes []string
 		if sp.Key == check.DefaultPartition {
@@ -481,8 +483,13 @@ func canTalkText(o *CanTalkOptions, v check.Verdict, eps []query.ResolvedEndpoin
 		if !sp.Works {
 			notes = append(notes, "both limited")
 		}
-		if sp.SwitchDrops {
+		works := cmdutil.YesNo(sp.Works && sp.Switch == check.HopPasses)
+		switch sp.Switch {
+		case check.HopDrops:
 			notes = append(notes, "switch drops")
+		case check.HopUnknown:
+			works = "?" // the reasons name the switch port not read
+			notes = append(notes, "switch not read")
 		}
 		for _, s := range []struct {
 			name string
@@ -494,7 +501,7 @@ func canTalkText(o *CanTalkOptions, v check.Verdict, eps []query.ResolvedEndpoin
 			}
 		}
 		g.Add(sp.Key.String(), sp.A.PKey.String(), indexCell(sp.A.Index), sp.B.PKey.String(), indexCell(sp.B.Index),
-			sp.A.PKey.Membership().String()+"/"+sp.B.PKey.Membership().String(), cmdutil.YesNo(sp.Works && !sp.SwitchDrops), strings.Join(notes, ","))
+			sp.A.PKey.Membership().String()+"/"+sp.B.PKey.Membership().String(), works, strings.Join(notes, ","))
 	}
 	return g.Render(w, o.Format)
 }
@@ -519,26 +526,12 @@ func cannotResolve(o *CanTalkOptions, specA, specB check.EndpointSpec, rerr *che
 		reason += "; the Subnet Manager was not asked (--sa): its answer would be about a QP that cannot exist"
 	}
 	if o.Format == cmdutil.FormatJSON {
-		verdict := check.VerdictNo
-		var incomplete []cmdutil.Incomplete
-		if rerr.Unknown {
-			verdict = check.VerdictUnknown
-			incomplete = []cmdutil.Incomplete{{Kind: cmdutil.IncompleteUnreadEntries, Message: reason}}
-		}
-		if err := cmdutil.WriteJSON(o.IO.Out, verdictJSON{Verdict: verdict.String(), Reasons: []string{reason}, Warnings: []string{},
-			Unresolved: &unresolvedJSON{side, rerr.Endpoint, rerr.Problem}, Incomplete: incomplete}); err != nil {
+		if err := cmdutil.WriteJSON(o.IO.Out, verdictJSON{Verdict: check.VerdictNo.String(), Reasons: []string{reason}, Warnings: []string{},
+			Unresolved: &unresolvedJSON{side, rerr.Endpoint, rerr.Problem}}); err != nil {
 			return err
 		}
 	} else {
-		head := fmt.Sprintf("NO: %s and %s cannot talk", specA, specB)
-		if rerr.Unknown {
-			head = fmt.Sprintf("UNKNOWN: whether %s and %s can talk depends on what was not read", specA, specB)
-		}
-		fmt.Fprintf(o.IO.Out, "%s\n  %s\n", head, reason)
-	}
-	if rerr.Unknown {
-		// The entry may be among those not read: not a definite no.
-		return cmdutil.Exit(cmdutil.ExitIncomplete)
+		fmt.Fprintf(o.IO.Out, "NO: %s and %s cannot talk\n  %s\n", specA, specB, reason)
 	}
 	return cmdutil.Exit(cmdutil.ExitNo)
 }

@@ -1,12 +1,20 @@
 package cantalk
 
 import (
+	"bytes"
 	"encoding/json"
+	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/jsonschematest"
+	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/fakesysfs"
 )
 
@@ -63,9 +71,10 @@ func TestCanTalkFilesErrors(t *testing.T) {
 
 // TestCanTalkDownNotRead: a DOWN port whose P_Key table was not read cannot talk, and
 // that is known: NOT ACTIVE (exit 1) with the table named as not read, as for a DOWN
-// port whose table was read; never "no P_Key". A swept CA port that is DOWN is where a
-// sweep reads no table (it exited 3 until wave 8); a local one whose pkeys/ cannot be
-// read agrees (it exited 4).
+// port whose table was read; never "no P_Key", and never "not known" beside the known
+// answer (said until wave 10). A swept CA port that is DOWN is where a sweep reads no
+// table (it exited 3 until wave 8); a local one whose pkeys/ cannot be read agrees (it
+// exited 4).
 func TestCanTalkDownNotRead(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "sys")
 	if err := fakesysfs.Write(dir, fakesysfs.MLX5()); err != nil {
@@ -84,7 +93,7 @@ func TestCanTalkDownNotRead(t *testing.T) {
 	} {
 		r := cmdtest.Run(t, root, false, nil, c.args...)
 		if r.Code != 1 || !strings.HasPrefix(r.Stdout, "NO (NOT ACTIVE): ") || !strings.Contains(r.Stdout, " is DOWN: a port that is not ACTIVE") ||
-			!strings.Contains(r.Stdout, c.why) || strings.Contains(r.Stdout, "no P_Key") {
+			!strings.Contains(r.Stdout, c.why) || strings.Contains(r.Stdout, "no P_Key") || strings.Contains(r.Stdout, "not known") {
 			t.Errorf("%s: exit %d\n%s--- stderr\n%s", strings.Join(c.args, " "), r.Code, r.Stdout, r.Stderr)
 		}
 	}
@@ -128,5 +137,90 @@ func TestCanTalkActiveTableNotRead(t *testing.T) {
 	r = cmdtest.Run(t, root, false, nil, "--sysfs", dir, "can-talk", "mlx5_0/1", "mlx5_2/1")
 	if r.Code != 1 || !strings.HasPrefix(r.Stdout, "NO: ") || !strings.Contains(r.Stdout, "different link layers") {
 		t.Errorf("against a RoCE port: exit %d\n%s", r.Code, r.Stdout)
+	}
+}
+
+// TestCanTalkSwitchNotChecked: a shared partition that works between the end ports but
+// whose switch port facing HcaA was not checked (its table lacks the key and its
+// enforcement bits were not read; or its table was not read) is never listed as
+// working: not among the "other shared partitions that work" nor as the partition
+// they share, WORKS ? with "switch not read", JSON works null, and a reason names the
+// switch port. The verdict rests on a partition the switches pass (yes, exit 0), or
+// on none (unknown, exit 4). Both listings said "works" until wave 10.
+func TestCanTalkSwitchNotChecked(t *testing.T) {
+	b, err := os.ReadFile(smallFabric)
+	if err != nil {
+		t.Fatal(err)
+	}
+	facingA := check.PortID{Node: 0x200000, Port: 1} // Switch1's port cabled to HcaA
+	for _, tc := range []struct {
+		name   string
+		change func(p *fabric.Port)
+		code   int
+		first  string         // the first reason
+		works  map[string]any // shared_partitions' works by key
+		reason string         // a reason that names the switch port
+	}{
+		{"0x7fff not checked", func(p *fabric.Port) { p.PKeys[0], p.Enforcement = 0, nil }, 0,
+			"they share partition 0x0002: index 1 on node=HcaA (0x8002, full) and index 1 on node=HcaB (0x0002, limited)\n",
+			map[string]any{"0x0002": true, "0x0003": false, "0x7fff": nil},
+			`partition 0x7fff is not known to pass: "Switch1"[1], the switch port facing "HcaA"[1], lacks partition 0x7fff and its enforcement bits were not read`},
+		{"0x0002 not checked", func(p *fabric.Port) { p.PKeys[1], p.Enforcement = 0, nil }, 0,
+			"they share partition 0x7fff: index 0 on node=HcaA (0xffff, full) and index 0 on node=HcaB (0xffff, full)\n",
+			map[string]any{"0x0002": nil, "0x0003": false, "0x7fff": true},
+			`partition 0x0002 is not known to pass: "Switch1"[1], the switch port facing "HcaA"[1], lacks partition 0x0002`},
+		{"table not read", func(p *fabric.Port) { p.PKeys, p.PKeysError, p.Enforcement = nil, "P_KeyTable: timeout", nil }, 4,
+			"they share partition 0x0002: index 1 on node=HcaA (0x8002, full) and index 1 on node=HcaB (0x0002, limited)\n",
+			map[string]any{"0x0002": nil, "0x0003": false, "0x7fff": nil},
+			`the P_Key table of "Switch1"[1], the switch port facing "HcaA"[1], was not read: whether it passes partition 0x7fff is not known`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f, err := fabric.DecodeFabric(bytes.NewReader(b))
+			if err != nil {
+				t.Fatal(err)
+			}
+			tc.change(f.Port(facingA))
+			var buf bytes.Buffer
+			if err := fabric.EncodeFabric(&buf, f); err != nil {
+				t.Fatal(err)
+			}
+			file := filepath.Join(t.TempDir(), "fabric.json")
+			if err := os.WriteFile(file, buf.Bytes(), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			args := []string{"can-talk", "--fabric-file", file, "node=HcaA", "node=HcaB"}
+			r := cmdtest.Run(t, root, false, nil, append(args, "-o", "plain")...)
+			_, rest, _ := strings.Cut(r.Stdout, "\n")
+			if r.Code != tc.code || !strings.HasPrefix(rest, "  "+tc.first) || !strings.Contains(r.Stdout, tc.reason) || strings.Contains(r.Stdout, "that work") {
+				t.Errorf("exit %d, want %d, first reason %q and %q:\n%s", r.Code, tc.code, tc.first, tc.reason, r.Stdout)
+			}
+			for key, w := range tc.works {
+				want := map[any]string{true: "yes", false: "no", nil: "?"}[w]
+				if !regexp.MustCompile(`(?m)^` + key + `\s.*\s` + regexp.QuoteMeta(want) + `\s`).MatchString(r.Stdout) {
+					t.Errorf("%s: WORKS not %s:\n%s", key, want, r.Stdout)
+				}
+			}
+			if w := strings.Count(r.Stdout, "switch_not_read"); w != strings.Count(r.Stdout, " ?  ") {
+				t.Errorf("%d rows say switch_not_read, want one per ? row:\n%s", w, r.Stdout)
+			}
+			r = cmdtest.Run(t, root, false, nil, append(args, "-o", "json")...)
+			jsonschematest.Validate(t, "can-talk", []byte(r.Stdout))
+			var doc struct {
+				Shared []struct {
+					Key   string
+					Works any
+				} `json:"shared_partitions"`
+			}
+			if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil || r.Code != tc.code {
+				t.Fatalf("-o json: exit %d, %v\n%s", r.Code, err, r.Stdout)
+			}
+			got := map[string]any{}
+			for _, s := range doc.Shared {
+				got[s.Key] = s.Works
+			}
+			if diff := cmp.Diff(tc.works, got); diff != "" {
+				t.Errorf("-o json works (-want +got)\n%s", diff)
+			}
+		})
 	}
 }

@@ -9,7 +9,9 @@ import (
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/jsonschematest"
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fakesysfs"
 )
 
 // TestJSONIncomplete: a verdict that depends on an entry not read is "unknown", exits
@@ -112,12 +114,63 @@ func TestPartialSweepEndpointUnknown(t *testing.T) {
 	}
 }
 
-// TestPinnedEntryNotRead: index= of an entry that could not be read is said as an
-// unknown verdict naming the entry (exit 4), not as an environment error (exit 3).
+// TestPinnedEntryNotRead: a QP pinned to an entry that could not be read (index=), or
+// whose pkey= entry may be among those not read, gets the verdict a port whose table
+// was not read gets, in every format: UNKNOWN, exit 4 (never 3: red-team finding 8),
+// naming the entry and why, a whole JSON document with not_checked and incomplete;
+// and where a rule that was decided fails, the known answer: NOT ACTIVE against a
+// DOWN port, NO against a RoCE port (exit 1). Until wave 10 both pinned cases had
+// their own "cannot resolve" output, UNKNOWN whatever the other end.
 func TestPinnedEntryNotRead(t *testing.T) {
-	r := cmdtest.Run(t, root, false, nil, "--sysfs", cmdtest.MLX5, "can-talk", "mlx5_1/1,index=3", "0x8001", "-o", "plain")
-	want := "UNKNOWN: whether mlx5_1/1,index=3 and 0x8001 can talk depends on what was not read\n  mlx5_1/1,index=3: P_Key table entry 3 of mlx5_1/1 could not be read ("
-	if r.Code != 4 || !strings.HasPrefix(r.Stdout, want) {
-		t.Errorf("exit %d, stdout %q; want 4 and %q", r.Code, r.Stdout, want)
+	dir := filepath.Join(t.TempDir(), "sys")
+	if err := fakesysfs.Write(dir, fakesysfs.MLX5()); err != nil { // mlx5_1/1's entry 3 is a loop
+		t.Fatal(err)
+	}
+	if err := fakesysfs.LoopPKeys(dir, "mlx5_0", 1); err != nil {
+		t.Fatal(err)
+	}
+	type doc struct {
+		Verdict    string
+		NotChecked []string `json:"not_checked"`
+		A          *struct{ Label string }
+		Shared     []any `json:"shared_partitions"`
+		Unresolved any
+		Incomplete []struct{ Kind, Message string }
+	}
+	run := func(a, b string) (cmdtest.Result, cmdtest.Result, doc) {
+		r := cmdtest.Run(t, root, false, nil, "--sysfs", dir, "can-talk", a, b, "-o", "plain")
+		j := cmdtest.Run(t, root, false, nil, "--sysfs", dir, "can-talk", a, b, "-o", "json")
+		jsonschematest.Validate(t, "can-talk", []byte(j.Stdout))
+		var d doc
+		if err := json.Unmarshal([]byte(j.Stdout), &d); err != nil {
+			t.Fatalf("%s %s: %v\n%s", a, b, err, j.Stdout)
+		}
+		return r, j, d
+	}
+	for _, b := range []struct{ spec, head string }{{"0x8001", "UNKNOWN: "}, {"mlx5_1/2", "NO (NOT ACTIVE): "}, {"mlx5_2/1", "NO: "}} {
+		table, _, tdoc := run("mlx5_0/1", b.spec)
+		for _, a := range []struct{ spec, named string }{
+			{"mlx5_1/1,index=3", "mlx5_1/1: P_Key table entry 3 could not be read (read failed: "},
+			{"mlx5_1/1,pkey=0x8009", "mlx5_1/1: no readable P_Key table entry for partition 0x0009; 1 entry could not be read and may hold it"},
+		} {
+			r, j, d := run(a.spec, b.spec)
+			name := a.spec + " " + b.spec
+			if r.Code != table.Code || j.Code != table.Code || !strings.HasPrefix(r.Stdout, b.head) || !strings.HasPrefix(table.Stdout, b.head) {
+				t.Errorf("%s: exit %d (json %d), want %d as for a table not read, and %q:\n%s--- table not read:\n%s", name, r.Code, j.Code, table.Code, b.head, r.Stdout, table.Stdout)
+			}
+			if !strings.Contains(r.Stdout, "\n  "+a.named) {
+				t.Errorf("%s: the reasons do not name %q:\n%s", name, a.named, r.Stdout)
+			}
+			if d.A == nil || d.Shared == nil || d.Unresolved != nil || d.Verdict != tdoc.Verdict || (len(d.NotChecked) > 0) != (len(tdoc.NotChecked) > 0) {
+				t.Errorf("%s: JSON %+v, want the verdict document a table not read gets (%+v)\n%s", name, d, tdoc, j.Stdout)
+			}
+			if table.Code != 4 {
+				continue
+			}
+			if len(d.Incomplete) != 1 || d.Incomplete[0].Kind != "unread-entries" || !strings.HasPrefix(d.Incomplete[0].Message, a.named) ||
+				!strings.Contains(r.Stderr, "warning: not checked: "+a.named) {
+				t.Errorf("%s: incomplete %+v, stderr %q; want one unread-entries naming %q, and stderr saying so", name, d.Incomplete, r.Stderr, a.named)
+			}
+		}
 	}
 }

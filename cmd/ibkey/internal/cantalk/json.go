@@ -58,11 +58,13 @@ type sideJSON struct {
 }
 
 type sharedJSON struct {
-	Key     string   `json:"key"`
-	Default bool     `json:"default"`
-	Works   bool     `json:"works"`
-	A       sideJSON `json:"a"`
-	B       sideJSON `json:"b"`
+	Key     string `json:"key"`
+	Default bool   `json:"default"`
+	// Works is null when a switch port cabled to an end was not checked for the
+	// partition (hops says which; the reasons say what was not read).
+	Works *bool    `json:"works"`
+	A     sideJSON `json:"a"`
+	B     sideJSON `json:"b"`
 }
 
 type directionJSON struct {
@@ -109,7 +111,12 @@ func verdictToJSON(v check.Verdict) verdictJSON {
 		Reasons: cmdutil.List(v.Reasons), Warnings: cmdutil.List(v.Warnings), A: endpointToJSON(v.A), B: endpointToJSON(v.B),
 		AToB: directionToJSON(v.AToB), BToA: directionToJSON(v.BToA), Shared: []sharedJSON{}}
 	for _, p := range v.Shared {
-		j.Shared = append(j.Shared, sharedJSON{Key: p.Key.String(), Default: p.Key == check.DefaultPartition, Works: p.Works && !p.SwitchDrops,
+		var works *bool
+		if p.Switch != check.HopUnknown {
+			w := p.Works && p.Switch == check.HopPasses
+			works = &w
+		}
+		j.Shared = append(j.Shared, sharedJSON{Key: p.Key.String(), Default: p.Key == check.DefaultPartition, Works: works,
 			A: sideToJSON(p.A), B: sideToJSON(p.B)})
 	}
 	for _, h := range v.Hops {

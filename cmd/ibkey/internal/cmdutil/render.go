@@ -23,18 +23,29 @@ import (
 // stable plain columns otherwise.
 //
 // A table fits the width of the stream it is written to (a LineWrapper's, else
-// DefaultWidth): first its long cells wrap at word boundaries, never inside a
-// word; then the Optional column groups are left out, one group at a time, and a line
-// under the table names them; a table that still does not fit is written in the plain
-// layout. Plain output is never narrowed: it is for scripts.
+// DefaultWidth), by one rule for every table:
+//  1. long cells wrap at word boundaries, never inside a word;
+//  2. then columns are left out, one group at a time: the Optional groups in their
+//     order, then every other column that is not Required, the last column first;
+//  3. then, with only the Required columns left, the words too wide for their column
+//     are cut in the middle, where an ellipsis (…) marks the cut (a column is cut
+//     down to its header or minCut columns, whichever is wider).
+//
+// A line under the table names what was left out or cut. Only a width too narrow for
+// the Required columns cut that far gives up the table: the rows are then written in
+// the plain layout, after a line saying so. Plain output is never narrowed: it is for
+// scripts.
 type Grid struct {
 	Header []string
 	Rows   [][]string
 	// FreeLast keeps the spaces of the last column in plain output: it is free text to
 	// the end of the line (as ps(1)'s COMMAND), for prose such as decode's notes.
 	FreeLast bool
-	// Optional are groups of columns (by header) a table may leave out to fit, the
-	// least useful first.
+	// Required are the columns (by header) a table never leaves out: the ones naming
+	// a row and the one answering the command's question. Nil: the first column.
+	Required []string
+	// Optional are groups of columns (by header) a table leaves out first, the least
+	// useful first; the columns neither names follow, the last column first.
 	Optional [][]string
 }
 
@@ -87,17 +98,52 @@ func capCell(c string, limit int) string {
 
 // columns is a table's layout: which columns are shown and how wide.
 type columns struct {
-	keep  []int // indexes of the columns shown
-	width []int // the width of each shown column
+	keep    []int    // indexes of the columns shown
+	width   []int    // the width of each shown column
+	dropped []string // the headers of the columns left out
+	cut     []string // the headers of the columns whose widest words are cut
 }
 
-// fit lays the table out in width columns; ok is false when even its narrowest form
-// with every optional column left out is wider.
-func (g *Grid) fit(rows [][]string, width int) (c columns, dropped []string, ok bool) {
+// minCut is the narrowest a cut column gets (its header permitting): a few
+// characters either side of the ellipsis still tell cells apart.
+const minCut = 12
+
+// dropOrder is the order in which columns are left out: the Optional groups, then
+// every other column but the Required ones, from the last.
+func (g *Grid) dropOrder() [][]string {
+	required := g.Required
+	if required == nil && len(g.Header) > 0 {
+		required = g.Header[:1]
+	}
+	var order [][]string
+	listed := map[string]bool{}
+	for _, group := range g.Optional {
+		var hs []string
+		for _, h := range group {
+			if !slices.Contains(required, h) && slices.Contains(g.Header, h) {
+				hs = append(hs, h)
+				listed[h] = true
+			}
+		}
+		if len(hs) > 0 {
+			order = append(order, hs)
+		}
+	}
+	for _, h := range slices.Backward(g.Header) {
+		if !listed[h] && !slices.Contains(required, h) {
+			order = append(order, []string{h})
+		}
+	}
+	return order
+}
+
+// fit lays the table out in width columns (Grid's rule); ok is false when even the
+// Required columns, cut, are wider.
+func (g *Grid) fit(rows [][]string, width int) (c columns, ok bool) {
 	n := len(g.Header)
 	// natural: each column's widest cell; least: its widest piece (WrapWords breaks
-	// no narrower), or its header.
-	natural, least := make([]int, n), make([]int, n)
+	// no narrower), or its header; floor: what cutting leaves.
+	natural, least, floor := make([]int, n), make([]int, n), make([]int, n)
 	for i, h := range g.Header {
 		natural[i], least[i] = ansi.StringWidth(h), ansi.StringWidth(h)
 	}
@@ -107,9 +153,13 @@ func (g *Grid) fit(rows [][]string, width int) (c columns, dropped []string, ok 
 			least[i] = max(least[i], leastWidth(r[i]))
 		}
 	}
+	for i, h := range g.Header {
+		floor[i] = min(least[i], max(ansi.StringWidth(h), minCut))
+	}
+	order := g.dropOrder()
 	gone := map[string]bool{}
 	for level := 0; ; level++ {
-		c = columns{}
+		c.keep, c.width = nil, nil
 		for i, h := range g.Header {
 			if !gone[h] {
 				c.keep = append(c.keep, i)
@@ -120,38 +170,51 @@ func (g *Grid) fit(rows [][]string, width int) (c columns, dropped []string, ok 
 		for _, cw := range c.width {
 			over += cw
 		}
-		// Narrow the widest column that can be narrowed, one column at a time.
-		for over > 0 {
-			widest := -1
+		over = c.narrow(over, least)
+		if over > 0 && level == len(order) {
+			over = c.narrow(over, floor)
 			for k, i := range c.keep {
-				if c.width[k] > least[i] && (widest < 0 || c.width[k] > c.width[widest]) {
-					widest = k
+				if c.width[k] < least[i] {
+					c.cut = append(c.cut, g.Header[i])
 				}
 			}
-			if widest < 0 {
-				break
-			}
-			c.width[widest]--
-			over--
 		}
 		if over <= 0 {
 			for k, i := range c.keep {
-				if c.width[k] < natural[i] {
+				if c.width[k] < natural[i] && c.width[k] >= least[i] {
 					c.width[k] = balance(rows, i, c.width[k], least[i])
 				}
 			}
-			return c, dropped, true
+			return c, true
 		}
-		if level == len(g.Optional) {
-			return c, dropped, false
+		if level == len(order) {
+			return c, false
 		}
-		for _, h := range g.Optional[level] {
-			if !gone[h] && slices.Contains(g.Header, h) {
-				gone[h] = true
-				dropped = append(dropped, h)
-			}
+		for _, h := range order[level] {
+			gone[h] = true
+			c.dropped = append(c.dropped, h)
 		}
 	}
+}
+
+// narrow takes columns from the shown ones' widths, from the widest that is wider
+// than its limit, one at a time, until over (the columns too many) is 0 or no column
+// can give more; it returns what is still over.
+func (c *columns) narrow(over int, limit []int) int {
+	for over > 0 {
+		widest := -1
+		for k, i := range c.keep {
+			if c.width[k] > limit[i] && (widest < 0 || c.width[k] > c.width[widest]) {
+				widest = k
+			}
+		}
+		if widest < 0 {
+			break
+		}
+		c.width[widest]--
+		over--
+	}
+	return over
 }
 
 // balance is the narrowest width, down to least, at which column i's cells take no more
@@ -180,12 +243,12 @@ func balance(rows [][]string, i, width, least int) int {
 	return hi
 }
 
-// Fits is whether g, rendered to w as a table, is a table (its Optional columns left
-// out if need be) rather than plain records: a command with a narrower form of the same
-// facts writes that instead.
+// Fits is whether g, rendered to w as a table, shows every cell whole (its columns
+// that are not Required left out if need be): a command with a narrower form of the
+// same facts writes that instead.
 func (g *Grid) Fits(w io.Writer) bool {
-	_, _, ok := g.fit(g.cappedRows(), TableWidth(w))
-	return ok
+	c, ok := g.fit(g.cappedRows(), TableWidth(w))
+	return ok && len(c.cut) == 0
 }
 
 // cappedRows are g's rows with each cell capped to MaxCell.
@@ -202,8 +265,10 @@ func (g *Grid) cappedRows() [][]string {
 
 func (g *Grid) renderTable(w io.Writer, width int) error {
 	rows := g.cappedRows()
-	c, dropped, ok := g.fit(rows, width)
+	c, ok := g.fit(rows, width)
 	if !ok {
+		note := fmt.Sprintf("(the table does not fit %d columns: its rows as plain records)", width)
+		fmt.Fprintln(w, strings.Join(WrapWords(note, width), "\n"))
 		return g.renderPlain(w)
 	}
 	t := tablewriter.NewTable(w,
@@ -224,7 +289,11 @@ func (g *Grid) renderTable(w io.Writer, width int) error {
 				cell = r[i]
 			}
 			if ansi.StringWidth(cell) > c.width[k] {
-				cell = strings.Join(WrapWords(cell, c.width[k]), "\n")
+				lines := WrapWords(cell, c.width[k])
+				for j, l := range lines {
+					lines[j] = cutMiddle(l, c.width[k])
+				}
+				cell = strings.Join(lines, "\n")
 			}
 			cells[k] = cell
 		}
@@ -235,12 +304,37 @@ func (g *Grid) renderTable(w io.Writer, width int) error {
 	if err := t.Render(); err != nil {
 		return err
 	}
-	if len(dropped) > 0 {
-		note := fmt.Sprintf("(%s left out to fit %d columns; -o plain shows every column)", strings.Join(dropped, ", "), width)
+	if note := c.note(width); note != "" {
 		_, err := fmt.Fprintln(w, strings.Join(WrapWords(note, width), "\n"))
 		return err
 	}
 	return nil
+}
+
+// note is the line under a table that names the columns left out and cut.
+func (c columns) note(width int) string {
+	dropped, cut := strings.Join(c.dropped, ", "), strings.Join(c.cut, ", ")
+	switch {
+	case cut == "" && dropped == "":
+		return ""
+	case cut == "":
+		return fmt.Sprintf("(%s left out to fit %d columns; -o plain shows every column)", dropped, width)
+	case dropped == "":
+		return fmt.Sprintf("(long words in %s cut at … to fit %d columns; -o plain shows them whole)", cut, width)
+	}
+	return fmt.Sprintf("(%s left out and long words in %s cut at … to fit %d columns; -o plain shows every column whole)", dropped, cut, width)
+}
+
+// cutMiddle is s in at most width columns: when wider, its middle is an ellipsis, so
+// that both ends (a switch's name and its unit, a host's rack and slot) still show.
+func cutMiddle(s string, width int) string {
+	sw := ansi.StringWidth(s)
+	if sw <= width {
+		return s
+	}
+	tail := (width - 1) / 2
+	head := width - 1 - tail
+	return ansi.Truncate(s, head, "") + "…" + ansi.TruncateLeft(s, sw-tail, "")
 }
 
 // renderPlain prints aligned columns with a header line. Cells never contain spaces

@@ -130,8 +130,8 @@ func devicesGrid() Grid {
 }
 
 // TestGridFits: a table fits its width by wrapping cells at word boundaries, then by
-// leaving out optional columns (and saying so), then in the plain layout; it is never
-// wider than its width unless a single word is.
+// leaving out its Optional columns and then every column but the Required ones (and
+// saying so); it is never wider than its width.
 func TestGridFits(t *testing.T) {
 	g := devicesGrid()
 	for _, tc := range []struct {
@@ -144,7 +144,9 @@ func TestGridFits(t *testing.T) {
 		{110, "", true, false},
 		{100, "PHYS", true, false},
 		{80, "PHYS, SM_LID, LINK", true, false},
-		{50, "", false, true},
+		// Not Optional, not Required (DEVICE, the first column): PORT_GUID, the last,
+		// goes next. Until the rule, the table fell back to plain records here.
+		{50, "PHYS, SM_LID, LINK, PORT_GUID", true, false},
 	} {
 		var b bytes.Buffer
 		// The width a table fits is its stream's: a LineWrapper's.
@@ -158,10 +160,10 @@ func TestGridFits(t *testing.T) {
 		if got := strings.Contains(out, "left out to fit"); got != (tc.dropped != "") {
 			t.Errorf("width %d: dropped note %v:\n%s", tc.width, got, out)
 		}
-		if tc.dropped != "" && !strings.Contains(out, "("+tc.dropped+" left out to fit "+fmt.Sprint(tc.width)+" columns") {
+		if tc.dropped != "" && !strings.Contains(strings.ReplaceAll(out, "\n", " "), "("+tc.dropped+" left out to fit "+fmt.Sprint(tc.width)+" columns") {
 			t.Errorf("width %d: want %s left out:\n%s", tc.width, tc.dropped, out)
 		}
-		if got := strings.Contains(out, "│ (4X EDR)"); got != tc.wrapped {
+		if got := strings.Contains(out, "│ (4X"); got != tc.wrapped {
 			t.Errorf("width %d: RATE wrapped %v, want %v:\n%s", tc.width, got, tc.wrapped, out)
 		}
 		if got := !strings.Contains(out, "│"); got != tc.plainLike {
@@ -174,6 +176,81 @@ func TestGridFits(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), "left out to fit 80 columns") {
 		t.Errorf("a LineWrapper's width is the table's:\n%s", b.String())
+	}
+}
+
+// TestGridRule: whatever its cells, a table at 80 columns is a table no wider than
+// 80: its columns but the Required ones are left out, then the words too wide for
+// a column are cut at an ellipsis; the line under it names both. A width too narrow
+// for the Required headers gives plain records after a line saying so.
+func TestGridRule(t *testing.T) {
+	r := rand.New(rand.NewPCG(25, 3))
+	word := func(n int) string {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = "abcdefghij-:;/0123456789"[r.IntN(24)]
+		}
+		return string(b)
+	}
+	for range 300 {
+		cols := 2 + r.IntN(9)
+		g := Grid{}
+		for i := range cols {
+			g.Header = append(g.Header, fmt.Sprintf("COL%d", i))
+		}
+		g.Required = []string{g.Header[0], g.Header[1+r.IntN(cols-1)]}
+		if r.IntN(2) == 0 {
+			g.Optional = [][]string{{g.Header[cols-1]}, {g.Header[0]}} // a Required one listed: still kept
+		}
+		for range 1 + r.IntN(6) {
+			var row []string
+			for range cols {
+				var words []string
+				for range 1 + r.IntN(3) {
+					words = append(words, word(1+r.IntN(70)))
+				}
+				row = append(row, strings.Join(words, " "))
+			}
+			g.Add(row...)
+		}
+		var b bytes.Buffer
+		if err := g.Render(NewLineWrapper(&b, 80), FormatTable); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		if w := maxWidth(out); w > 80 || !strings.Contains(out, "│ COL0") {
+			t.Fatalf("not a table of 80 columns (%d):\n%s", w, out)
+		}
+		for _, h := range g.Required {
+			if !strings.Contains(out, " "+h+" ") {
+				t.Fatalf("required %s left out:\n%s", h, out)
+			}
+		}
+		if strings.Contains(out, "…") != strings.Contains(strings.ReplaceAll(out, "\n", " "), "cut at …") {
+			t.Fatalf("a cut not named:\n%s", out)
+		}
+	}
+	g := Grid{Header: []string{"NODE", "PORT", "TYPE", "PEER"}, Required: []string{"NODE", "PEER"}}
+	g.Add("MF0;ib-leaf-r12-u40:MQM8790/U1", "1", "switch", "MF0;ib-spine-r1-u38:MQM9790/U1 and more words")
+	g.Add("gpu-node-r12u07 HCA-1", "2", "ca", "-")
+	for _, tc := range []struct {
+		width int
+		want  []string
+	}{
+		{80, []string{"│ MF0;ib-leaf-r12-u40:MQM8790/U1 │ 1    │ MF0;ib-spine-r1-u38:MQM9790/U1 │", "(TYPE left out to fit 80 columns; -o plain shows every column)"}},
+		{40, []string{"│ MF0;ib-l…8790/U1 │ MF0;ib-s…M9790/U1 │\n│                  │ and more words    │\n│ gpu-node-r12u07  │ -                 │\n│ HCA-1  ",
+			"(TYPE, PORT left out and long words in\nNODE, PEER cut at … to fit 40 columns;\n-o plain shows every column whole)\n"}},
+		{20, []string{"(the table does not\nfit 20 columns: its\nrows as plain\nrecords)\nNODE                            PORT"}},
+	} {
+		var b bytes.Buffer
+		if err := g.Render(NewLineWrapper(&b, tc.width), FormatTable); err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range tc.want {
+			if !strings.Contains(b.String(), want) {
+				t.Errorf("width %d: %q missing:\n%s", tc.width, want, b.String())
+			}
+		}
 	}
 }
 

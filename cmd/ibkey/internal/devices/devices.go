@@ -151,7 +151,7 @@ func writeDevices(o *DevicesOptions, rows []devicePortJSON, views []*query.PortV
 	g := cmdutil.Grid{Header: []string{"DEVICE", "PORT", "LINK", "STATE", "PHYS", "LID", "SM_LID", "RATE", "PKEYS", "PORT_GUID"},
 		// PORT_GUID last: over the fabric DEVICE is a node description, and a switch's
 		// ("MF0;ib-leaf-r12-u40:MQM8790/U1") is one word that cannot wrap.
-		Optional: [][]string{{"PHYS"}, {"SM_LID"}, {"LINK"}, {"PORT_GUID"}}}
+		Required: []string{"DEVICE", "PORT", "STATE"}, Optional: [][]string{{"PHYS"}, {"SM_LID"}, {"LINK"}, {"PORT_GUID"}}}
 	for i, r := range rows {
 		pkeys := "n/a" // a table not read
 		if views[i].TableAbsent {

@@ -77,7 +77,7 @@ func runDiscover(o *DiscoverOptions) error {
 		// switch descriptions such as "MF0;ib-leaf-r12-u40:MQM8790/U1" (a word
 		// that cannot wrap) in NODE and PEER still make a table at 80 columns.
 		g := cmdutil.Grid{Header: []string{"NODE", "TYPE", "NODE_GUID", "PORT", "PORT_GUID", "LID", "STATE", "PEER"},
-			Optional: [][]string{{"NODE_GUID"}, {"TYPE"}, {"PORT_GUID"}, {"LID"}, {"STATE"}}}
+			Required: []string{"NODE", "PORT", "PEER"}, Optional: [][]string{{"NODE_GUID"}, {"TYPE"}, {"PORT_GUID"}, {"LID"}, {"STATE"}}}
 		for _, n := range fab.Nodes {
 			for _, p := range n.Ports {
 				// A switch port without a cable is left out; one that may have one

@@ -224,7 +224,7 @@ func runPKeys(o *PKeysOptions) error {
 			}
 		} else {
 			g := cmdutil.Grid{Header: []string{"NODE", "PORT", "TYPE", "NODE_GUID", "LID", "STATE", "SIZE", "VALID", "PKEYS"},
-				Optional: [][]string{{"NODE_GUID"}, {"TYPE"}, {"SIZE"}}}
+				Required: []string{"NODE", "PORT", "PKEYS"}, Optional: [][]string{{"NODE_GUID"}, {"TYPE"}, {"SIZE"}}}
 			for _, t := range ports {
 				n, p := t.node, t.port
 				lid, state := lidState(n, p)
@@ -273,7 +273,7 @@ func members(o *PKeysOptions, fab *fabric.Fabric, key check.PKey) error {
 		}
 	} else if len(members) > 0 {
 		g := cmdutil.Grid{Header: []string{"NODE", "PORT", "TYPE", "NODE_GUID", "END_PORT", "MEMBERSHIP", "INDEXES"},
-			Optional: [][]string{{"NODE_GUID"}, {"TYPE"}}}
+			Required: []string{"NODE", "PORT", "MEMBERSHIP"}, Optional: [][]string{{"NODE_GUID"}, {"TYPE"}}}
 		for _, m := range members {
 			name := m.Description
 			if name == "" {

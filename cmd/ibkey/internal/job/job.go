@@ -333,7 +333,7 @@ func Run(o *Options) error {
 		ws = job.Resolve(libs, in, ports)
 	}
 	rep := newReport(ws, want)
-	rep.Hosts = countHosts(ports)
+	rep.Hosts = countHosts(ports, in.Unread)
 	rep.PeersChecked = rep.Hosts > 1
 	if src.fabric != nil && o.Wait == 0 {
 		// After a wait the sweep is older than the tables answered from.
@@ -440,10 +440,15 @@ func (o *Options) emitEnv(n *cmdutil.Notices, code int, ws []*job.Result, want c
 	return err
 }
 
-func countHosts(ports []*job.Port) int {
+// countHosts counts the job's hosts: those of the ports read, and those of which
+// nothing was read.
+func countHosts(ports []*job.Port, unread []job.Unread) int {
 	seen := map[string]bool{}
 	for _, p := range ports {
 		seen[p.Host] = true
+	}
+	for _, u := range unread {
+		seen[u.Host] = true
 	}
 	return len(seen)
 }

@@ -219,3 +219,74 @@ func TestLabGateNeverProgrammed(t *testing.T) {
 		t.Errorf("the timeout does not name HcaC alone:\n%s", r.stderr)
 	}
 }
+
+// TestLabPartialRead: HcaC stops answering. Read over MADs (--lid) or found in a
+// sweep run now (--node), the job is judged on the ports that answered: HcaC is
+// named as not read, the answer is not checked (exit 4) when it would be a yes, and
+// a definite no on HcaB stands (exit 1). Before, the read failed whole (exit 3).
+func TestLabPartialRead(t *testing.T) {
+	l := lab.Start(t, "../../../../internal/lab/testdata/small.net", nil)
+	if err := l.RunOpenSM(gateConfBefore, false); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	lidB, lidC := smpLID(t, l, "HcaB"), smpLID(t, l, "HcaC")
+	l.MustConsole(`Error "HcaC"[1] 100`)
+	lids := fmt.Sprintf("%d,%d", lidB, lidC)
+	for _, c := range []struct {
+		args   []string
+		code   int
+		stderr string
+		out    string
+	}{
+		// HcaB: 0xffff 0x8002 0x0000 ...; NCCL_IB_PKEY=1 is compute there, 2 an
+		// empty entry.
+		{[]string{"--lid", lids, "NCCL_IB_PKEY=1"}, 4, fmt.Sprintf("not read: no answer from lid %d", lidC), fmt.Sprintf("lid %d: no port was read: NCCL may use what could not be read", lidC)},
+		{[]string{"--lid", lids, "NCCL_IB_PKEY=2"}, 1, fmt.Sprintf("not read: no answer from lid %d", lidC), "HcaB/1: NCCL_IB_PKEY index 2 holds 0x0000, an empty entry"},
+		{[]string{"--node", "HcaB,HcaC", "NCCL_IB_PKEY=1"}, 4, `not read: node "HcaC": not in the sweep, and the sweep did not read every link`, "HcaC: no port was read: NCCL may use what could not be read"},
+		{[]string{"--node", "HcaB,HcaC", "NCCL_IB_PKEY=2"}, 1, `not read: node "HcaC"`, "HcaB/1: NCCL_IB_PKEY index 2 holds 0x0000, an empty entry"},
+	} {
+		r, _ := labJob(t, ctx, l, "plain", c.args...)
+		if r.code != c.code || !strings.Contains(r.stderr, c.stderr) || !strings.Contains(r.stdout, c.out) {
+			t.Errorf("%s: exit %d, want %d, %q on stderr and %q\n%s%s", strings.Join(c.args, " "), r.code, c.code, c.stderr, c.out, r.stdout, r.stderr)
+		}
+	}
+}
+
+// smpLID is the LID of port 1 of node desc, as smpquery reads it (by directed
+// route from the SM's node).
+func smpLID(t *testing.T, l *lab.Lab, desc string) uint16 {
+	t.Helper()
+	paths := map[string]string{"HcaB": "0,1,2", "HcaC": "0,1,7,1"}
+	lid, err := lab.ParseFields(l.MustTool("smpquery", "-D", "portinfo", paths[desc], "1")).Uint("Lid")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return uint16(lid)
+}
+
+// TestLabGatePartialSweep: a --wait gate whose sweep missed a host of the job (HcaC
+// silent) sweeps again while that host is missing, and answers once it answers; it
+// neither fails at once nor waits out its timeout.
+func TestLabGatePartialSweep(t *testing.T) {
+	l := lab.Start(t, "../../../../internal/lab/testdata/small.net", nil)
+	if err := l.RunOpenSM(gateConfBefore, false); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	l.MustConsole(`Error "HcaC"[1] 100`)
+	done := make(chan result, 1)
+	go func() {
+		r, _ := labJob(t, ctx, l, "plain", "--node", "HcaB,HcaC", "--want", "0x0002", "--wait", "40s", "--lib", "nccl")
+		done <- r
+	}()
+	time.Sleep(3 * time.Second)
+	l.MustConsole(`Error "HcaC"[1] 0`)
+	start := time.Now()
+	r := <-done
+	if r.code != 0 || !strings.Contains(r.stdout, "NCCL_IB_PKEY=1 everywhere") || time.Since(start) > 30*time.Second {
+		t.Errorf("exit %d after %s, want 0 once HcaC answers\n%s%s", r.code, time.Since(start), r.stdout, r.stderr)
+	}
+}

@@ -181,7 +181,7 @@ func (r *report) render(w io.Writer, f cmdutil.Format) error {
 	// At a terminal's width a table leaves out, to fit, MEMBER first (the P_Key's
 	// high bit says it), then INDEX (the setting or the P_Key names the entry); HOST
 	// first of all when every row is this host's. -o plain keeps every column.
-	g := cmdutil.Grid{Header: header, Optional: [][]string{{"MEMBER"}, {"INDEX"}}}
+	g := cmdutil.Grid{Header: header, Required: []string{"LIBRARY", "HOST", "PORT", "OUTCOME"}, Optional: [][]string{{"MEMBER"}, {"INDEX"}}}
 	local := true
 	for _, l := range r.Libraries {
 		if l.Inactive != "" {
@@ -224,7 +224,7 @@ func (r *report) render(w io.Writer, f cmdutil.Format) error {
 		}
 	}
 	if local {
-		g.Optional = append([][]string{{"HOST"}}, g.Optional...)
+		g.Required, g.Optional = []string{"LIBRARY", "PORT", "OUTCOME"}, append([][]string{{"HOST"}}, g.Optional...)
 	}
 	// The grid goes to w itself: a table fits w's width, and rows that cannot fit
 	// even so are plain records, never wrapped (through a buffer they were wrapped

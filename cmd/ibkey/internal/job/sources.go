@@ -2,7 +2,9 @@ package job
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,15 +28,17 @@ type portSource struct {
 	// fabric is the sweep the ports were found in (--fabric-file, --node); nil
 	// otherwise. After a re-read it is older than the ports.
 	fabric *fabric.Fabric
-	// read reads every port of the job again.
+	// read reads every port of the job again, and sets unread.
 	read func(ctx context.Context) ([]*job.Port, error)
 	// mads counts the MADs asked of the transport (nil without one).
 	mads *atomic.Int64
 	// close gives the transport back (nil without one).
 	close func()
-	// unread are the devices and ports of the last read of a host that could not be
-	// read (query.NotRead): the ports read are the job's; the others are
-	// named, and matter when a library could choose them (job.Choosers).
+	// unread are the devices and ports of the last read that could not be read: of a
+	// host (query.NotRead), of a sweep (its nodes and links not read,
+	// fabric.Fabric.NotRead) or over MADs (a port that did not answer). The ports
+	// read are the job's; the others are named, and matter when a library could
+	// choose them (job.Choosers).
 	unread []job.Unread
 }
 
@@ -89,13 +93,20 @@ func (o *Options) sources(ctx context.Context) (*portSource, error) {
 		}
 		trees = append(trees, hostTree{name, dir})
 	}
-	readTrees := func() ([]*job.Port, error) {
+	readTrees := func() ([]*job.Port, []job.Unread, error) {
 		var out []*job.Port
 		var unread []job.Unread
 		for _, t := range trees {
 			ps, u, err := job.HostPorts(&query.Host{Sys: ibverbs.Open(t.dir)}, t.name)
-			if err != nil {
-				return nil, fmt.Errorf("--host %s: %w", t.name, err)
+			var unknown *query.UnknownError
+			switch {
+			case errors.As(err, &unknown):
+				// Nothing of the host was read (query.PartialError): not read, and the
+				// other hosts are judged.
+				unread = append(unread, job.Unread{Host: t.name, Port: -1, What: "--host " + t.name + ": " + err.Error()})
+				continue
+			case err != nil:
+				return nil, nil, fmt.Errorf("--host %s: %w", t.name, err)
 			}
 			for _, l := range u {
 				l.What = "--host " + t.name + ": " + l.What
@@ -103,8 +114,7 @@ func (o *Options) sources(ctx context.Context) (*portSource, error) {
 			}
 			out = append(out, ps...)
 		}
-		src.unread = unread
-		return out, nil
+		return out, unread, nil
 	}
 	var lids []uint16
 	if o.LIDs != "" {
@@ -120,7 +130,7 @@ func (o *Options) sources(ctx context.Context) (*portSource, error) {
 			return nil, err
 		}
 	}
-	var remoteRead func(ctx context.Context) ([]*job.Port, error)
+	var remoteRead func(ctx context.Context) ([]*job.Port, []job.Unread, error)
 	switch {
 	case o.FabricFile != "":
 		f, err := cmdutil.ReadFabricFile(o.FabricFile) // bounded, regular files only, descriptions sanitised
@@ -129,11 +139,11 @@ func (o *Options) sources(ctx context.Context) (*portSource, error) {
 		}
 		src.fabric = f
 		src.labels = append(src.labels, "fabric: "+o.FabricFile)
-		ps, err := fabricPorts(f, lids, nodes)
+		ps, unread, err := fabricPorts(f, lids, nodes)
 		if err != nil {
 			return nil, err
 		}
-		remoteRead = func(context.Context) ([]*job.Port, error) { return ps, nil }
+		remoteRead = func(context.Context) ([]*job.Port, []job.Unread, error) { return ps, unread, nil }
 	case len(lids) > 0 || len(nodes) > 0:
 		fab, err := o.MAD.Open(ctx)
 		if err != nil {
@@ -156,36 +166,72 @@ func (o *Options) sources(ctx context.Context) (*portSource, error) {
 		for i, l := range lids {
 			sels[i] = query.FabricSelector{Addr: mad.LIDAddress(l)}
 		}
-		remoteRead = func(ctx context.Context) ([]*job.Port, error) {
-			views, err := counted.LoadMany(ctx, sels, query.LoadOptions{Tables: true})
-			if err != nil {
-				return nil, err
-			}
-			out := make([]*job.Port, len(views))
-			for i, v := range views {
-				out[i] = job.PortFromView(v.Device.Name, v)
-			}
-			return out, nil
+		remoteRead = func(ctx context.Context) ([]*job.Port, []job.Unread, error) {
+			return readPorts(ctx, counted, sels,
+				func(i int, v *query.PortView) bool { return v.Fabric.Address == sels[i].Addr.String() },
+				func(_ int, v *query.PortView) *job.Port { return job.PortFromView(v.Device.Name, v) },
+				func(i int, err error) job.Unread {
+					// Which host answers at the LID is what was not read.
+					return job.Unread{Host: sels[i].String(), Port: -1, What: err.Error()}
+				})
 		}
 	}
 	src.read = func(ctx context.Context) ([]*job.Port, error) {
-		out, err := readTrees()
+		out, unread, err := readTrees()
 		if err != nil {
 			return nil, err
 		}
 		if remoteRead != nil {
-			ps, err := remoteRead(ctx)
+			ps, u, err := remoteRead(ctx)
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, ps...)
+			out, unread = append(out, ps...), append(unread, u...)
 		}
-		if len(out) == 0 {
+		switch {
+		case len(out) == 0 && len(unread) > 0:
+			// Not read, never missing (query.PartialError's rule).
+			return nil, &query.UnknownError{Msg: "no port of the job was read: " + unread[0].What}
+		case len(out) == 0:
 			return nil, &query.EnvError{Msg: "no port of the job was found"}
 		}
+		src.unread = unread
 		return out, nil
 	}
 	return src, nil
+}
+
+// readPorts reads one port at each of sels over MADs (query.Fabric.LoadMany, which
+// returns the ports that answered, in selector order, and an error naming the
+// others). The view of sels[i] is the next one that is (i, v); a selector without
+// one is read once more alone, for its own error, and is then a port not read
+// (unread(i, err)) rather than a failed read: the answer is judged on what was read,
+// names what was not, and is not checked where it depends on it. Only a read in
+// which no selector answered fails, with LoadMany's error.
+func readPorts(ctx context.Context, fab *query.Fabric, sels []query.FabricSelector, is func(i int, v *query.PortView) bool, port func(i int, v *query.PortView) *job.Port, unread func(i int, err error) job.Unread) ([]*job.Port, []job.Unread, error) {
+	opt := query.LoadOptions{Tables: true}
+	views, err := fab.LoadMany(ctx, sels, opt)
+	if err != nil && (len(views) == 0 || ctx.Err() != nil) {
+		return nil, nil, err
+	}
+	var out []*job.Port
+	var missed []job.Unread
+	for i, s := range sels {
+		if len(views) > 0 && is(i, views[0]) {
+			out, views = append(out, port(i, views[0])), views[1:]
+			continue
+		}
+		v, err := fab.Load(ctx, s, opt)
+		if err == nil && len(v) == 1 {
+			out = append(out, port(i, v[0]))
+			continue
+		}
+		if err == nil {
+			err = fmt.Errorf("%s: %d ports read, want 1", s, len(v))
+		}
+		missed = append(missed, unread(i, err))
+	}
+	return out, missed, nil
 }
 
 // expandNodes reads --node: Slurm's hostlist syntax (node[01-04,07], as
@@ -206,81 +252,124 @@ func expandNodes(s string) ([]string, error) {
 	return out, nil
 }
 
-// sweepNodes sweeps the fabric once to find the job's nodes and returns a read that
-// reads only their ports again, by LID (or by directed route before the SM gave one),
-// never the whole fabric.
-func sweepNodes(ctx context.Context, src *portSource, fab *query.Fabric, lids []uint16, nodes []string) (func(context.Context) ([]*job.Port, error), error) {
-	f, err := query.Sweep(ctx, fab.T, query.SweepOptions{Source: fab.Via})
-	if err != nil && f == nil {
-		return nil, &query.EnvError{Msg: err.Error()}
+// sweepNodes sweeps the fabric to find the job's nodes and returns a read that reads
+// only their ports again, by LID (or by directed route before the SM gave one),
+// never the whole fabric; what the sweep did not read that the job may use stays not
+// read in every read (fabricPorts). Only while a host or LID of the job is missing
+// from a sweep that missed links does a read sweep again: it may be found.
+func sweepNodes(ctx context.Context, src *portSource, fab *query.Fabric, lids []uint16, nodes []string) (func(context.Context) ([]*job.Port, []job.Unread, error), error) {
+	var (
+		first []*job.Port
+		swept []job.Unread
+		sels  []query.FabricSelector
+	)
+	sweep := func(ctx context.Context) error {
+		f, err := query.Sweep(ctx, fab.T, query.SweepOptions{Source: fab.Via})
+		if err != nil && f == nil {
+			return &query.EnvError{Msg: err.Error()}
+		}
+		ps, unread, err := fabricPorts(f, lids, nodes)
+		if err != nil {
+			return err
+		}
+		ss := make([]query.FabricSelector, len(ps))
+		for i, p := range ps {
+			n := f.Node(p.Node)
+			if n == nil {
+				return fmt.Errorf("job: port %s vanished from the sweep", p.Label())
+			}
+			if p.LID != 0 && n.Type != check.NodeSwitch {
+				ss[i] = query.FabricSelector{Addr: mad.LIDAddress(p.LID)}
+				continue
+			}
+			addr, err := mad.ParseDRPath(n.Path)
+			if err != nil {
+				return &query.EnvError{Msg: fmt.Sprintf("%s has neither a LID nor a usable directed route (%q)", p.Label(), n.Path)}
+			}
+			ss[i] = query.FabricSelector{Addr: addr, Port: p.Num, HasPort: true}
+		}
+		src.fabric, first, swept, sels = f, ps, unread, ss
+		return nil
 	}
-	if f.MissedLinks() {
-		return nil, &query.EnvError{Msg: "the sweep is partial (" + query.PartialSummary(f, false) + "): the job's nodes may be in the part not read"}
-	}
-	src.fabric = f
-	first, err := fabricPorts(f, lids, nodes)
-	if err != nil {
+	if err := sweep(ctx); err != nil {
 		return nil, err
 	}
-	sels := make([]query.FabricSelector, len(first))
-	for i, p := range first {
-		n := f.Node(p.Node)
-		if n == nil {
-			return nil, fmt.Errorf("job: port %s vanished from the sweep", p.Label())
+	fresh := true
+	return func(ctx context.Context) ([]*job.Port, []job.Unread, error) {
+		if !fresh && slices.ContainsFunc(swept, func(u job.Unread) bool {
+			return !slices.ContainsFunc(first, func(p *job.Port) bool { return p.Host == u.Host })
+		}) {
+			if err := sweep(ctx); err != nil {
+				return nil, nil, err
+			}
+			fresh = true
 		}
-		if p.LID != 0 && n.Type != check.NodeSwitch {
-			sels[i] = query.FabricSelector{Addr: mad.LIDAddress(p.LID)}
-			continue
+		if fresh {
+			fresh = false
+			return first, swept, nil
 		}
-		addr, err := mad.ParseDRPath(n.Path)
-		if err != nil {
-			return nil, &query.EnvError{Msg: fmt.Sprintf("%s has neither a LID nor a usable directed route (%q)", p.Label(), n.Path)}
-		}
-		sels[i] = query.FabricSelector{Addr: addr, Port: p.Num, HasPort: true}
-	}
-	firstRead := true
-	return func(ctx context.Context) ([]*job.Port, error) {
-		if firstRead {
-			firstRead = false
-			return first, nil
-		}
-		// One view per selector (a CA port, or the port a directed route names),
-		// in selector order; a selector that failed fails the read.
-		views, err := fab.LoadMany(ctx, sels, query.LoadOptions{Tables: true})
-		if err != nil {
-			return nil, err
-		}
-		if len(views) != len(first) {
-			return nil, fmt.Errorf("read %d ports, want %d", len(views), len(first))
-		}
-		out := make([]*job.Port, len(views))
-		for i, v := range views {
-			// The host and device (from the node description) are the sweep's.
-			out[i] = job.PortFromView(first[i].Host, v)
-			out[i].Device, out[i].DeviceKnown = first[i].Device, first[i].DeviceKnown
-		}
-		return out, nil
+		// One port per selector (a CA port, or the port a directed route names).
+		ps, missed, err := readPorts(ctx, fab, sels,
+			func(i int, v *query.PortView) bool {
+				return v.Fabric.NodeGUID == first[i].Node && v.Port.Num == first[i].Num
+			},
+			func(i int, v *query.PortView) *job.Port {
+				// The host and device (from the node description) are the sweep's.
+				p := job.PortFromView(first[i].Host, v)
+				p.Device, p.DeviceKnown = first[i].Device, first[i].DeviceKnown
+				return p
+			},
+			func(i int, err error) job.Unread { return portNotRead(first[i], err.Error()) })
+		return ps, append(slices.Clip(swept), missed...), err
 	}, nil
+}
+
+// portNotRead is a port of the job (found in a sweep) that could not be read, and
+// why.
+func portNotRead(p *job.Port, why string) job.Unread {
+	u := job.Unread{Host: p.Host, Port: p.Num, What: p.Label() + ": " + why}
+	if !p.Fabric || p.DeviceKnown {
+		u.Device = p.Device
+	}
+	return u
 }
 
 // fabricPorts picks the job's ports in a sweep: by LID (the end port whose LID range
 // holds it), by host (the cabled end ports of its adapters, found by node
-// description: job.MatchHost), or every ACTIVE CA port.
-func fabricPorts(f *fabric.Fabric, lids []uint16, nodes []string) ([]*job.Port, error) {
+// description: job.MatchHost), or every ACTIVE CA port. What the sweep did not read
+// that the job may use (fabric.Fabric.NotRead) is not read, never absent: a port of
+// the job whose PortInfo was not read; and, when the sweep missed links
+// (MissedLinks), a LID or host not in it (rather than not found), another adapter of
+// a host found, and, without --lid or --node, the CA ports behind them.
+func fabricPorts(f *fabric.Fabric, lids []uint16, nodes []string) ([]*job.Port, []job.Unread, error) {
 	var out []*job.Port
+	var unread []job.Unread
+	partial := ""
+	if f.MissedLinks() {
+		partial = "the sweep did not read every link: " + query.PartialSummary(f, false)
+	}
 	for _, l := range lids {
 		n, p := query.FindLID(f, l)
 		if n == nil {
-			return nil, &query.NotFoundError{What: "LID", Name: strconv.Itoa(int(l)) + " in the sweep", Available: []string{"the LIDs of 'ibkey fabric discover'"}}
+			if partial != "" {
+				host := "lid " + strconv.Itoa(int(l))
+				unread = append(unread, job.Unread{Host: host, Port: -1, What: host + ": not in the sweep, and " + partial})
+				continue
+			}
+			return nil, nil, &query.NotFoundError{What: "LID", Name: strconv.Itoa(int(l)) + " in the sweep", Available: []string{"the LIDs of 'ibkey fabric discover'"}}
 		}
 		out = append(out, job.PortFromFabric(f, n, p, ""))
 	}
 	for _, name := range nodes {
 		ns := job.MatchHost(f, name)
 		if err := oneHost(name, ns); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if len(ns) == 0 {
+			if partial != "" {
+				unread = append(unread, job.Unread{Host: name, Port: -1, What: "node " + strconv.Quote(name) + ": not in the sweep, and " + partial})
+				continue
+			}
 			var names []string
 			for _, n := range f.Nodes {
 				if n.Type == check.NodeCA {
@@ -288,19 +377,26 @@ func fabricPorts(f *fabric.Fabric, lids []uint16, nodes []string) ([]*job.Port, 
 				}
 			}
 			sort.Strings(names)
-			return nil, &query.NotFoundError{What: "node", Name: strconv.Quote(name) + " in the sweep", Available: textsafe.Capped(names, 12)}
+			return nil, nil, &query.NotFoundError{What: "node", Name: strconv.Quote(name) + " in the sweep", Available: textsafe.Capped(names, 12)}
 		}
 		added := 0
 		for _, n := range ns {
 			for _, p := range n.Ports {
-				if n.IsEndPort(p) && (p.Peer != nil || p.PKeys != nil) {
+				switch {
+				case !n.IsEndPort(p):
+				case p.Error != "":
+					unread = append(unread, portNotRead(job.PortFromFabric(f, n, p, name), "PortInfo not read in the sweep: "+p.Error))
+					added++
+				case p.Peer != nil || p.PKeys != nil:
 					out = append(out, job.PortFromFabric(f, n, p, name))
 					added++
 				}
 			}
 		}
-		if added == 0 {
-			return nil, &query.EnvError{Msg: fmt.Sprintf("node %q has no cabled end port in the sweep", name)}
+		if partial != "" {
+			unread = append(unread, job.Unread{Host: name, Port: -1, What: "another adapter of " + name + " may be in what the sweep did not read: " + partial})
+		} else if added == 0 {
+			return nil, nil, &query.EnvError{Msg: fmt.Sprintf("node %q has no cabled end port in the sweep", name)}
 		}
 	}
 	if len(lids) == 0 && len(nodes) == 0 {
@@ -309,14 +405,24 @@ func fabricPorts(f *fabric.Fabric, lids []uint16, nodes []string) ([]*job.Port, 
 				continue
 			}
 			for _, p := range n.Ports {
-				if p.State == check.StateActive {
+				switch {
+				case p.Error != "":
+					unread = append(unread, portNotRead(job.PortFromFabric(f, n, p, ""), "PortInfo not read in the sweep: "+p.Error))
+				case p.State == check.StateActive:
 					out = append(out, job.PortFromFabric(f, n, p, ""))
 				}
 			}
 		}
+		if partial != "" {
+			unread = append(unread, job.Unread{Host: notSwept, Port: -1, What: "CA ports not in the sweep: " + partial})
+		}
 	}
-	return out, nil
+	return out, unread, nil
 }
+
+// notSwept names, as a host, the channel adapters a sweep that missed links may not
+// have reached.
+const notSwept = "(not swept)"
 
 // oneHost refuses a name that matches several nodes which are not one host's
 // adapters ("HOST DEV" descriptions with distinct devices): the same description

@@ -39,8 +39,10 @@ another name (merged; one partition split over definitions with the same name an
 key, as OpenSM's partition-config.txt shows, is fine), two names for one key, a
 comment after an mgid= value (OpenSM parses it as group flags), a partition where every member is limited (nobody can talk in
 it), a port listed twice with different memberships, more partitions than a table holds
-(--table-size), 'both' without -W (--allow-both), no Default line, the SM's own port a
-limited member of the default partition, keys OpenSM generates.
+(--table-size), 'both' without -W (--allow-both), no Default line, a Default line
+without ipoib (OpenSM then makes no IPoIB broadcast group for it and every host's ib0
+stays without carrier), the SM's own port a limited member of the default partition,
+keys OpenSM generates.
 
 When what OpenSM does with the file cannot be predicted (it reads bytes of its line
 buffer no line of the file wrote, or crashes), the first finding says so

@@ -242,7 +242,7 @@ func (x matrix) gridText(w io.Writer, f cmdutil.Format) error {
 	for i := range x.m.Ports {
 		header = append(header, portLetter(i))
 	}
-	mg := cmdutil.Grid{Header: header}
+	mg := cmdutil.Grid{Header: header, Required: header} // a grid without a port is wrong: Fits or the summary
 	for i := range x.m.Ports {
 		mg.Add(append([]string{portLetter(i)}, cells[i]...)...)
 	}
@@ -254,7 +254,7 @@ func (x matrix) gridText(w io.Writer, f cmdutil.Format) error {
 		return x.summaryText(w, f)
 	}
 	fmt.Fprintf(w, "Ports (%s):\n", x.p.Config.File)
-	pg := cmdutil.Grid{Header: []string{"PORT", "GUID", "NOTES"}}
+	pg := cmdutil.Grid{Header: []string{"PORT", "GUID", "NOTES"}, Required: []string{"PORT", "GUID"}}
 	add := nodeColumn(&pg, 2, x.names)
 	for i, port := range x.m.Ports {
 		var notes []string
@@ -312,7 +312,7 @@ func (x matrix) summaryText(w io.Writer, f cmdutil.Format) error {
 	s := x.summary
 	fmt.Fprintf(w, "%s: %s, %s\n\n", x.p.Config.File, textsafe.Plural(len(x.m.Ports), "port", "ports"), textsafe.Plural(len(s.Partitions), "partition", "partitions"))
 	fmt.Fprintln(w, "Partitions (PAIRS: pairs of ports that can talk in it):")
-	pg := cmdutil.Grid{Header: []string{"KEY", "NAME", "FULL", "LIMITED", "PAIRS"}}
+	pg := cmdutil.Grid{Header: []string{"KEY", "NAME", "FULL", "LIMITED", "PAIRS"}, Required: []string{"KEY", "PAIRS"}}
 	for _, pr := range s.Partitions {
 		pg.Add(pr.Key.String(), pr.Name, strconv.Itoa(pr.Full), strconv.Itoa(pr.Limited), strconv.FormatInt(pr.Pairs, 10))
 	}
@@ -321,7 +321,7 @@ func (x matrix) summaryText(w io.Writer, f cmdutil.Format) error {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Ports (REACHES: the partitions in which the port can talk to another port):")
-	rg := cmdutil.Grid{Header: []string{"PORT", "PARTITIONS", "REACHES"}}
+	rg := cmdutil.Grid{Header: []string{"PORT", "PARTITIONS", "REACHES"}, Required: []string{"PORT", "REACHES"}}
 	add := nodeColumn(&rg, 1, x.names)
 	for _, pr := range s.Ports {
 		reaches := "nobody"

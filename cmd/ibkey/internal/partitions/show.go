@@ -314,7 +314,7 @@ func (s show) text(w io.Writer, f cmdutil.Format) error {
 		fmt.Fprintln(w, "  (implicit) items are OpenSM's, applied before the file's")
 	}
 	parts := keyOrder(s.applied.Partitions)
-	pg := cmdutil.Grid{Header: []string{"KEY", "NAME", "FLAGS", "MEMBERSHIP", "MEMBER", "AT"}, Optional: [][]string{{"AT"}, {"FLAGS"}}}
+	pg := cmdutil.Grid{Header: []string{"KEY", "NAME", "FLAGS", "MEMBERSHIP", "MEMBER", "AT"}, Required: []string{"KEY", "MEMBERSHIP", "MEMBER"}, Optional: [][]string{{"AT"}, {"FLAGS"}}}
 	for _, part := range parts {
 		flags := strings.Join(partitionFlags(part), ",")
 		if len(part.Members) == 0 {
@@ -352,7 +352,7 @@ func (s show) text(w io.Writer, f cmdutil.Format) error {
 		}
 	}
 	tg := cmdutil.Grid{Header: []string{"PORT", "INDEX", "PKEY", "MEMBERSHIP", "PARTITION", "DECIDED_BY", "AT", "NOTES"},
-		Optional: [][]string{{"AT"}, {"DECIDED_BY"}, {"NODE"}, {"MEMBERSHIP"}}}
+		Required: []string{"PORT", "PKEY"}, Optional: [][]string{{"AT"}, {"DECIDED_BY"}, {"NODE"}, {"MEMBERSHIP"}}}
 	addRow := nodeColumn(&tg, 1, s.names)
 	for _, port := range s.model.Ports {
 		t := p.PortTable(s.model, s.prevModel, port)
@@ -413,7 +413,7 @@ func (s show) text(w io.Writer, f cmdutil.Format) error {
 // groupsText lists the multicast groups OpenSM creates, when there are any.
 func (s show) groupsText(w io.Writer, f cmdutil.Format, parts []*partconf.Partition) error {
 	gg := cmdutil.Grid{Header: []string{"KEY", "NAME", "MGID", "Q_KEY", "MTU", "RATE", "SL", "SCOPE", "AT"},
-		Optional: [][]string{{"AT"}, {"SL", "SCOPE"}, {"Q_KEY"}, {"RATE"}}}
+		Required: []string{"KEY", "MGID"}, Optional: [][]string{{"AT"}, {"SL", "SCOPE"}, {"Q_KEY"}, {"RATE"}}}
 	for _, part := range parts {
 		for _, g := range part.Groups {
 			at := s.p.Config.PosText(g.Pos)

@@ -323,7 +323,7 @@ func pkeysTable(w io.Writer, v *query.PortView, all bool) error {
 		return nil
 	}
 	fmt.Fprintf(w, "%s  %d entries, %d valid\n", head, len(v.Table.Entries), v.Table.Valid)
-	g := cmdutil.Grid{Header: []string{"INDEX", "PKEY", "MEMBERSHIP", "KEY", "NOTES", "IPOIB"}}
+	g := cmdutil.Grid{Header: []string{"INDEX", "PKEY", "MEMBERSHIP", "KEY", "NOTES", "IPOIB"}, Required: []string{"INDEX", "PKEY"}}
 	hidden, holes := 0, []int{}
 	for _, e := range v.Table.Entries {
 		if e.Hole {
@@ -500,7 +500,7 @@ func findPKey(o *PKeysOptions, views []*query.PortView, key check.PKey, incomple
 		fallthrough
 	default:
 		// Several ports: a header line and one port per line, as every plain table.
-		g := cmdutil.Grid{Header: []string{"PORT", "INDEX", "ENTRY", "MEMBERSHIP"}}
+		g := cmdutil.Grid{Header: []string{"PORT", "INDEX", "ENTRY", "MEMBERSHIP"}, Required: []string{"PORT", "INDEX"}}
 		for _, r := range results {
 			if r.Found {
 				g.Add(fmt.Sprintf("%s/%d", r.Device, r.Port), strconv.Itoa(*r.Index), *r.Entry, *r.Membership)

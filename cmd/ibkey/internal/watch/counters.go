@@ -109,8 +109,10 @@ a SIGTSTP gives the terminal back and stops the screen; fg resumes it.
 
 Otherwise (a pipe, --once, --count N, -o plain/json) one line per port per sample:
   TIME DEV/PORT STATE NAME=VALUE(+DELTA,RATE/s[,saturated][,reset][,SOURCE]) ...
-(SOURCE is named for counters read through verbs, or by another source than the
-counter's usual one because the preferred one could not read it), or with -o json
+(on a terminal, --once and --count print each sample's time and a table of the same
+fields, a row a counter, that fits the terminal as every table does; SOURCE is
+named for counters read through verbs, or by another source than the counter's
+usual one because the preferred one could not read it), or with -o json
 one object per sample per line (schemas/watch-counters.schema.json):
   {"schema_version","sampled_at","interval_s","demo"?,"via"?,"ports":[{"device","port",
   "node_desc"?,"node_guid"?,"address"?,"state","error"?,"counters":{NAME:
@@ -444,6 +446,10 @@ func watchCounters(ctx context.Context, o *CountersOptions, sampler *query.Sampl
 			Label: w.label, Color: o.ColorOut, Getenv: o.Getenv, LoadPort: w.load}, o.IO.In, o.IO.Out)
 	}
 	n.Label(w.label)
+	if f == cmdutil.FormatTable {
+		// Lines on a terminal: its width, as every other command's table.
+		o.IO.WrapOut()
+	}
 	count := o.Count
 	if o.Once {
 		count = 1
@@ -460,6 +466,9 @@ func watchCounters(ctx context.Context, o *CountersOptions, sampler *query.Sampl
 		warnFailed(n, snap, failed)
 		if f == cmdutil.FormatJSON {
 			return cmdutil.WriteJSONLine(o.IO.Out, countersToJSON(snap, demo, w.via, w.nodes))
+		}
+		if f == cmdutil.FormatTable {
+			return countersTable(o.IO.Out, snap, o.Once)
 		}
 		_, err := io.WriteString(o.IO.Out, countersLines(snap, o.Once))
 		return err
@@ -547,45 +556,82 @@ func countersLines(snap *query.Snapshot, once bool) string {
 	var b strings.Builder
 	t := snap.Time.Format(lineTime)
 	for _, p := range snap.Ports {
-		b.WriteString(t + " " + p.Ref.String() + " ")
-		if p.Err != "" {
-			b.WriteString(goneWord(p) + " error=" + cmdutil.PlainCell(p.Err) + "\n")
-			continue
-		}
-		b.WriteString(cmdutil.PlainCell(p.State))
-		for j, c := range p.Counters {
-			b.WriteString(" " + c.Name + "=")
-			switch {
-			case c.Unavailable != "":
-				// The short reason; the whole one is noted once on stderr.
-				why, _, _ := strings.Cut(c.Unavailable, " (")
-				b.WriteString("n/a(" + cmdutil.PlainCell(why) + ")")
-				continue
-			case c.Err != "":
-				b.WriteString("error(" + cmdutil.PlainCell(strings.ReplaceAll(c.Err, ",", ";")) + ")")
-				continue
-			}
-			b.WriteString(strconv.FormatUint(c.Value, 10))
-			var flags []string
-			if c.HasDelta && !once {
-				flags = append(flags, "+"+strconv.FormatUint(c.Delta, 10), strconv.FormatFloat(c.Rate, 'f', 2, 64)+"/s")
-			}
-			if c.Saturated {
-				flags = append(flags, "saturated")
-			}
-			if c.Reset && !once {
-				flags = append(flags, "reset")
-			}
-			if namedSource(snap.Counters[j], c) {
-				flags = append(flags, cmdutil.PlainCell(c.Source))
-			}
-			if len(flags) > 0 {
-				b.WriteString("(" + strings.Join(flags, ",") + ")")
-			}
+		state, fields := countersFields(snap, p, once, cmdutil.PlainCell)
+		b.WriteString(t + " " + p.Ref.String() + " " + state)
+		for _, f := range fields {
+			b.WriteString(" " + f)
 		}
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// countersTable is a sample on a terminal (line mode: --once, --count, stdin not a
+// terminal): its time, then its lines' fields as a table, a row a counter, which fits
+// the terminal as every table does (cmdutil.Grid).
+func countersTable(w io.Writer, snap *query.Snapshot, once bool) error {
+	g := cmdutil.Grid{Header: []string{"PORT", "STATE", "COUNTER", "VALUE"}, Required: []string{"PORT", "COUNTER", "VALUE"}}
+	for _, p := range snap.Ports {
+		// Spaces stay in a table's cells, where the reasons wrap between words.
+		state, fields := countersFields(snap, p, once, func(s string) string { return s })
+		for i, f := range fields {
+			name, value, _ := strings.Cut(f, "=")
+			if i == 0 {
+				g.Add(p.Ref.String(), state, name, value)
+			} else {
+				g.Add("", "", name, value)
+			}
+		}
+	}
+	if _, err := fmt.Fprintln(w, snap.Time.Format(lineTime)); err != nil {
+		return err
+	}
+	return g.Render(w, cmdutil.FormatTable)
+}
+
+// countersFields are a port's state and the fields of its line: NAME=VALUE(+DELTA,
+// RATE/s,...) for each counter, or error=WHY for a port that could not be read; cell
+// makes a text one field (cmdutil.PlainCell) or leaves it.
+func countersFields(snap *query.Snapshot, p query.PortDelta, once bool, cell func(string) string) (string, []string) {
+	if p.Err != "" {
+		return goneWord(p), []string{"error=" + cell(p.Err)}
+	}
+	var fields []string
+	for j, c := range p.Counters {
+		var b strings.Builder
+		b.WriteString(c.Name + "=")
+		switch {
+		case c.Unavailable != "":
+			// The short reason; the whole one is noted once on stderr.
+			why, _, _ := strings.Cut(c.Unavailable, " (")
+			b.WriteString("n/a(" + cell(why) + ")")
+			fields = append(fields, b.String())
+			continue
+		case c.Err != "":
+			b.WriteString("error(" + cell(strings.ReplaceAll(c.Err, ",", ";")) + ")")
+			fields = append(fields, b.String())
+			continue
+		}
+		b.WriteString(strconv.FormatUint(c.Value, 10))
+		var flags []string
+		if c.HasDelta && !once {
+			flags = append(flags, "+"+strconv.FormatUint(c.Delta, 10), strconv.FormatFloat(c.Rate, 'f', 2, 64)+"/s")
+		}
+		if c.Saturated {
+			flags = append(flags, "saturated")
+		}
+		if c.Reset && !once {
+			flags = append(flags, "reset")
+		}
+		if namedSource(snap.Counters[j], c) {
+			flags = append(flags, cell(c.Source))
+		}
+		if len(flags) > 0 {
+			b.WriteString("(" + strings.Join(flags, ",") + ")")
+		}
+		fields = append(fields, b.String())
+	}
+	return cell(p.State), fields
 }
 
 // namedSource: plain lines name a counter's source when it is verbs (the violation

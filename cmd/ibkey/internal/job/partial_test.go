@@ -1,0 +1,92 @@
+package job
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ibkey/ibkey/internal/fakesysfs"
+)
+
+// partialFabric is labFabric as a sweep that missed a link: the node behind
+// Switch1[5] did not answer.
+func partialFabric(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(labFabric)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	doc["unreachable"] = []any{map[string]any{"from": map[string]any{"node_guid": "0x0000000000200000", "port": 5}, "dr_path": "0,1,5", "error": "timed out"}}
+	if b, err = json.Marshal(doc); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "partial.json")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// A sweep that missed a link is judged on what it read: a host not in it is not
+// read (exit 4, not "not found"), a host found may have another adapter behind the
+// link not read (exit 4 for an answer that would be a yes), and a definite no
+// stands (exit 1). The complete sweep answers as before.
+func TestPartialFabricFile(t *testing.T) {
+	partial := partialFabric(t)
+	for _, c := range []struct {
+		file string
+		args []string
+		code int
+		// stderr must hold each; stdout must hold out.
+		stderr []string
+		out    string
+	}{
+		{labFabric, []string{"--node", "HcaB,HcaC", "NCCL_IB_PKEY=2"}, 0, nil, "NCCL: works: NCCL_IB_PKEY=2"},
+		{partial, []string{"--node", "HcaB,HcaC", "NCCL_IB_PKEY=2"}, 4, []string{"not read: another adapter of HcaB may be in what the sweep did not read: the sweep did not read every link: 1 link with no answer from the far end", "(NCCL could use it)"}, "NCCL: works: NCCL_IB_PKEY=2"},
+		{partial, []string{"--node", "HcaB,HcaE", "NCCL_IB_PKEY=2"}, 4, []string{`not read: node "HcaE": not in the sweep, and the sweep did not read every link`}, "HcaE: no port was read: NCCL may use what could not be read"},
+		{partial, []string{"--node", "HcaB,HcaE", "NCCL_IB_PKEY=1"}, 1, []string{`not read: node "HcaE"`}, "HcaB/1: NCCL_IB_PKEY index 1 holds 0x0000, an empty entry"},
+		{partial, []string{"--lid", "4,99", "NCCL_IB_PKEY=2"}, 4, []string{"not read: lid 99: not in the sweep"}, "lid 99: no port was read: NCCL may use what could not be read"},
+		{partial, []string{"NCCL_IB_PKEY=0"}, 4, []string{"not read: CA ports not in the sweep: the sweep did not read every link"}, "NCCL: NOT CHECKED"},
+		{partial, []string{"--node", "HcaE", "NCCL_IB_PKEY=2"}, 4, []string{`no port of the job was read: node "HcaE": not in the sweep`}, ""},
+		{labFabric, []string{"--node", "HcaB,HcaE", "NCCL_IB_PKEY=2"}, 3, []string{`no node "HcaE" in the sweep`}, ""},
+	} {
+		args := append([]string{"--fabric-file", c.file, "-o", "plain"}, c.args...)
+		r := run(t, t.Context(), nil, args...)
+		if r.code != c.code || !strings.Contains(r.stdout, c.out) {
+			t.Errorf("%s: exit %d, want %d and %q\n%s%s", strings.Join(args, " "), r.code, c.code, c.out, r.stdout, r.stderr)
+			continue
+		}
+		for _, s := range c.stderr {
+			if !strings.Contains(r.stderr, s) {
+				t.Errorf("%s: %q not on stderr:\n%s", strings.Join(args, " "), s, r.stderr)
+			}
+		}
+	}
+}
+
+// A --host tree of which nothing could be read (its one device a dangling link) is a
+// host not read: the other hosts are judged, a definite no stands (exit 1), and a yes
+// is not checked (exit 4). Before, the whole read failed (exit 4 for both).
+func TestHostTreeNotRead(t *testing.T) {
+	good := writeHost(t, gateHost(0x100000, "0xffff", "0x8001"))
+	bad := writeHost(t, fakesysfs.Host{Dangling: []string{"mlx5_0"}})
+	for _, c := range []struct {
+		setting string
+		code    int
+		out     string
+	}{
+		{"NCCL_IB_PKEY=1", 4, "b: no port was read: NCCL may use what could not be read (--host b: "},
+		{"NCCL_IB_PKEY=2", 1, "a:mlx5_0/1: NCCL_IB_PKEY index 2 holds 0x0000, an empty entry"},
+	} {
+		r := run(t, t.Context(), nil, "--host", "a="+good, "--host", "b="+bad, "-o", "plain", c.setting)
+		if r.code != c.code || !strings.Contains(r.stdout, c.out) {
+			t.Errorf("%s: exit %d, want %d and %q\n%s%s", c.setting, r.code, c.code, c.out, r.stdout, r.stderr)
+		}
+	}
+}
