@@ -1,10 +1,13 @@
 package exporter
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -121,11 +124,7 @@ func NewFabricCollector(opts FabricOptions) *FabricCollector {
 	if opts.Logf == nil {
 		opts.Logf = func(string, ...any) {}
 	}
-	results := map[string]float64{}
-	for _, r := range sweepResults {
-		results[r] = 0
-	}
-	return &FabricCollector{opts: opts, fab: opts.Fabric, results: results}
+	return &FabricCollector{opts: opts, fab: opts.Fabric, results: map[string]float64{}}
 }
 
 // Run sweeps now and then every Interval (from the start of one sweep to the start of
@@ -300,7 +299,7 @@ func (c *FabricCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- gauge(mSweepDuration, s.duration.Seconds())
 }
 
-// portRecord is one exported fabric port.
+// portRecord is one exported fabric port (held by pointer: a record is 360 bytes).
 type portRecord struct {
 	id       check.PortID
 	labels   [4]string // node_guid, node_name, port, lid
@@ -316,6 +315,7 @@ type portRecord struct {
 	noPMA  string
 	// Counter readings, parallel to fabricCounters.
 	readings [4]query.Reading
+	pairs    []*dto.LabelPair // labels' pairs (portSeries)
 }
 
 // fabricCounters are the partition counters of a fabric port, in output order.
@@ -328,6 +328,9 @@ var fabricCounters = [4]struct {
 	{query.Counter{Name: query.PKeyViolations, Width: query.PortInfoViolationWidth}, mFPKeyViolations},
 	{query.Counter{Name: query.QKeyViolations, Width: query.PortInfoViolationWidth}, mFQKeyViolations},
 }
+
+// fabricCountersByName are the indexes of fabricCounters in counter name order.
+var fabricCountersByName = [4]int{2, 0, 1, 3}
 
 var stateIDs = map[string]int{check.StateDown: 1, check.StateInit: 2, check.StateArmed: 3, check.StateActive: 4, "ACTIVE_DEFER": 5}
 
@@ -368,7 +371,7 @@ func (c *FabricCollector) fromFabric(ctx context.Context, f *fabric.Fabric, tap 
 	recs := sweepRecords(f, infos)
 	late := 0
 	if c.opts.NoCounters {
-		noCounters(recs, 2)
+		noCounters(recs)
 	} else {
 		late = readPortCounters(ctx, tap, c.fab.Via, recs, got)
 	}
@@ -381,20 +384,19 @@ func (c *FabricCollector) fromFabric(ctx context.Context, f *fabric.Fabric, tap 
 	return &fabricSnapshot{lateCounters: late, series: out, notRead: res.NotChecked}
 }
 
-// noCounters marks the first n counters of the records not read (--no-counters).
-func noCounters(recs []portRecord, n int) {
-	for i := range recs {
-		for k := range n {
-			recs[i].readings[k] = query.Reading{Unavailable: "not read (--no-counters)"}
-		}
+// noCounters marks the records' PortCounters not read (--no-counters).
+func noCounters(recs []*portRecord) {
+	for _, r := range recs {
+		r.readings[0] = query.Reading{Unavailable: "not read (--no-counters)"}
+		r.readings[1] = r.readings[0]
 	}
 }
 
 // sweepRecords are the ports `ibkey fabric pkeys` shows: end ports (CA ports, switch
 // port 0) and cabled switch ports.
 // infos are the PortInfo replies the tap kept (their Q_KeyViolations).
-func sweepRecords(f *fabric.Fabric, infos map[check.PortID]tappedPortInfo) []portRecord {
-	var recs []portRecord
+func sweepRecords(f *fabric.Fabric, infos map[check.PortID]tappedPortInfo) []*portRecord {
+	var recs []*portRecord
 	for _, n := range f.Nodes {
 		nodeGUID := n.GUID.String()
 		var swLID uint16
@@ -412,7 +414,7 @@ func sweepRecords(f *fabric.Fabric, infos map[check.PortID]tappedPortInfo) []por
 				// PortCounters of every switch port go to the switch's LID (port 0's).
 				lid = swLID
 			}
-			r := portRecord{
+			r := &portRecord{
 				id:       check.PortID{Node: n.GUID, Port: p.Num},
 				labels:   [4]string{nodeGUID, n.Description, strconv.Itoa(p.Num), strconv.Itoa(int(lid))},
 				nodeType: string(n.Type), state: p.State,
@@ -463,7 +465,7 @@ func (c *FabricCollector) readNodes(ctx context.Context, tap *portInfoTap) (*fab
 		return nil, err
 	}
 	infos := tap.portInfos()
-	recs := make([]portRecord, len(views))
+	recs := make([]*portRecord, len(views))
 	for i, v := range views {
 		r := viewRecord(v)
 		if pi, ok := infos[r.id]; ok {
@@ -477,7 +479,7 @@ func (c *FabricCollector) readNodes(ctx context.Context, tap *portInfoTap) (*fab
 		recs[i] = r
 	}
 	if c.opts.NoCounters {
-		noCounters(recs, 2)
+		noCounters(recs)
 	} else {
 		readPortCounters(ctx, tap, c.fab.Via, recs, nil)
 	}
@@ -515,7 +517,7 @@ func (r *portRecord) viewPMALID(ctx context.Context, tap *portInfoTap, v *query.
 	return lid
 }
 
-func viewRecord(v *query.PortView) portRecord {
+func viewRecord(v *query.PortView) *portRecord {
 	d, p := v.Device, v.Port
 	var lid uint16
 	if p.LID.OK() {
@@ -524,7 +526,7 @@ func viewRecord(v *query.PortView) portRecord {
 	if lid == 0 && !v.Fabric.Addr.Directed {
 		lid = v.Fabric.Addr.LID
 	}
-	r := portRecord{
+	r := &portRecord{
 		id:     check.PortID{Node: check.GUID(v.Fabric.NodeGUID), Port: p.Num},
 		labels: [4]string{check.GUID(v.Fabric.NodeGUID).String(), d.NodeDesc.Value, strconv.Itoa(p.Num), strconv.Itoa(int(lid))},
 		state:  p.State.Name,
@@ -540,45 +542,75 @@ func viewRecord(v *query.PortView) portRecord {
 			r.portGUID = check.GUID(guid).String()
 		}
 	}
-	if v.Table != nil {
+	switch {
+	case v.Table != nil:
 		r.tableSize = len(v.Table.Entries)
 		r.pkeys = make([]check.PKey, len(v.Table.Entries))
 		for i, e := range v.Table.Entries {
 			r.pkeys[i] = e.PKey
 		}
-	} else {
-		r.tableErr = v.TableMissing
-		if r.tableErr == "" {
-			r.tableErr = "not read"
-		}
+	case v.TableAbsent:
+		// A node that reports a table length of 0: an empty table, as a sweep's.
+		r.pkeys = []check.PKey{}
+	default:
+		r.tableErr = cmp.Or(v.TableMissing, "not read")
 	}
 	return r
 }
 
-// portSeries adds the series of the records' ports, tables and counters to out.
-func portSeries(out *seriesSet, recs []portRecord) {
-	for i := range recs {
-		r := &recs[i]
-		port := r.labels[:]
-		out.add(mFPortInfo, 1, withLabels(port, r.nodeType, r.portGUID)...)
-		out.add(mFTableSize, float64(r.tableSize), port...)
+// portSeries adds the series of the records' ports, tables and counters to out. A
+// port's labels (node_guid, node_name, port, lid: the first of every port metric's)
+// are made pairs once and shared by its series.
+func portSeries(out *seriesSet, recs []*portRecord) {
+	// In the exposition's order (by lid, node_guid, node_name, port: the labels' name
+	// order), so that families' sort finds the families of a port's labels in order.
+	slices.SortFunc(recs, func(a, b *portRecord) int {
+		return cmp.Or(strings.Compare(a.labels[3], b.labels[3]), strings.Compare(a.labels[0], b.labels[0]),
+			strings.Compare(a.labels[1], b.labels[1]), strings.Compare(a.labels[2], b.labels[2]))
+	})
+	var port []*dto.LabelPair
+	add := func(m *Metric, v float64, more ...string) { out.addTo(m, v, port, more...) }
+	for _, r := range recs {
+		port = out.carve(4)
+		r.pairs = port
+		for j, name := range mFPortInfo.Labels[:4] {
+			port[j] = out.pair(name, r.labels[j])
+		}
+		add(mFPortInfo, 1, r.nodeType, r.portGUID)
+		if r.pkeys != nil || r.tableSize > 0 {
+			// A size of 0 with no table read is a size not read (SwitchInfo or the
+			// port's PortInfo failed; --lid keeps none): absent, never 0.
+			add(mFTableSize, float64(r.tableSize))
+		}
 		if id, ok := stateIDs[r.state]; ok {
-			out.add(mFPortState, float64(id), port...)
+			add(mFPortState, float64(id))
 		}
 		if r.pkeys == nil {
-			out.add(mFTableUnread, 1, withLabels(port, r.tableErr)...)
+			add(mFTableUnread, 1, r.tableErr)
 		} else {
 			valid := 0
 			for j, k := range r.pkeys {
 				if k.Valid() {
 					valid++
-					out.add(mFEntry, 1, withLabels(port, strconv.Itoa(j), k.String(), k.Partition().String(), k.Membership().String())...)
+					add(mFEntry, 1, strconv.Itoa(j), k.String(), k.Partition().String(), k.Membership().String())
 				}
 			}
-			out.add(mFTableValid, float64(valid), port...)
+			add(mFTableValid, float64(valid))
 		}
-		for k, fc := range fabricCounters {
-			counterSeries(out.add, fc.metric, mFUnreadable, mFSaturated, fc.counter, r.readings[k], port)
+	}
+	// The counters' series counter by counter in name order (the first label of the
+	// saturated and unreadable families): those families too are sorted already.
+	for _, k := range fabricCountersByName {
+		fc := fabricCounters[k]
+		for _, r := range recs {
+			port = r.pairs
+			why, sat := counterState(fc.counter, r.readings[k])
+			if why != "" {
+				add(mFUnreadable, 1, fc.counter.Name, why)
+				continue
+			}
+			add(fc.metric, float64(r.readings[k].Value))
+			add(mFSaturated, sat, fc.counter.Name)
 		}
 	}
 }
@@ -590,7 +622,7 @@ var notReadKinds = []string{fabric.NotReadSweep, fabric.NotReadLink, fabric.NotR
 
 // findingSeries adds the node counts, what the sweep did not read and the audit's
 // findings (fabric and port) to out.
-func findingSeries(out *seriesSet, f *fabric.Fabric, recs []portRecord, res fabric.AuditResult, rules []partconf.AuditRule) {
+func findingSeries(out *seriesSet, f *fabric.Fabric, recs []*portRecord, res fabric.AuditResult, rules []partconf.AuditRule) {
 	types := map[string]int{string(check.NodeCA): 0, string(check.NodeSwitch): 0, string(check.NodeRouter): 0}
 	for _, n := range f.Nodes {
 		types[string(n.Type)]++
@@ -632,18 +664,18 @@ func findingSeries(out *seriesSet, f *fabric.Fabric, recs []portRecord, res fabr
 	for rs, n := range counts {
 		out.add(mFindings, float64(n), rs.rule, rs.sev)
 	}
-	byID := make(map[check.PortID]int, len(recs))
-	for i := range recs {
-		byID[recs[i].id] = i
+	byID := make(map[check.PortID]*portRecord, len(recs))
+	for _, r := range recs {
+		byID[r.id] = r
 	}
 	for pk, n := range perPort {
 		var port [4]string
-		if r, ok := byID[pk.id]; ok {
-			port = recs[r].labels
+		if r := byID[pk.id]; r != nil {
+			port = r.labels
 		} else {
 			port = findingPortLabels(f, pk.id)
 		}
-		out.add(mFPortFinding, float64(n), withLabels(port[:], pk.rs.rule, pk.rs.sev)...)
+		out.add(mFPortFinding, float64(n), port[0], port[1], port[2], port[3], pk.rs.rule, pk.rs.sev)
 	}
 }
 

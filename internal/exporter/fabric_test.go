@@ -16,6 +16,7 @@ import (
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/fabric"
+	"github.com/ibkey/ibkey/internal/ibverbs"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 	"github.com/ibkey/ibkey/internal/lab"
 	"github.com/ibkey/ibkey/internal/partconf"
@@ -26,14 +27,7 @@ import (
 // discover -o json` on the lab's small.net) without counters.
 func savedFabricCollector(t testing.TB, file string, partitions bool) *FabricCollector {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := fabric.DecodeFabric(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := loadFabric(t, file)
 	opts := FabricOptions{NoCounters: true, Now: func() time.Time { return f.SweptAt.Add(90 * time.Second) }}
 	if partitions {
 		conf, err := os.ReadFile("testdata/partitions.conf")
@@ -47,6 +41,20 @@ func savedFabricCollector(t testing.TB, file string, partitions bool) *FabricCol
 	snap.at, snap.duration = f.SweptAt, f.Duration
 	serve(c, snap)
 	return c
+}
+
+// loadFabric reads a saved sweep of testdata.
+func loadFabric(t testing.TB, file string) *fabric.Fabric {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := fabric.DecodeFabric(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
 }
 
 // serve serves snap as a sweep that reached the fabric does.
@@ -574,14 +582,7 @@ func TestFabricLIDModeReadsAsSweep(t *testing.T) {
 // link whose far end did not answer and a P_Key table whose read failed count, a DOWN
 // port's table does not.
 func TestFabricNotRead(t *testing.T) {
-	data, err := os.ReadFile("testdata/small.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := fabric.DecodeFabric(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := loadFabric(t, "small.json")
 	c := NewFabricCollector(FabricOptions{NoCounters: true, Now: func() time.Time { return f.SweptAt }})
 	serve(c, c.fromFabric(context.Background(), f, nil, nil))
 	got := collect(t, c)
@@ -609,14 +610,7 @@ func TestFabricNotRead(t *testing.T) {
 // complete only when fabric.NotRead lists nothing; one with gaps is result="gaps",
 // logged once with what was not read, and is no failure.
 func TestFabricSweepWithGapsNotComplete(t *testing.T) {
-	data, err := os.ReadFile("testdata/small.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := fabric.DecodeFabric(bytes.NewReader(data))
-	if err != nil {
-		t.Fatal(err)
-	}
+	f := loadFabric(t, "small.json")
 	var logged []string
 	c := NewFabricCollector(FabricOptions{NoCounters: true, Now: func() time.Time { return f.SweptAt },
 		Logf: func(format string, args ...any) { logged = append(logged, fmt.Sprintf(format, args...)) }})
@@ -639,5 +633,116 @@ func TestFabricSweepWithGapsNotComplete(t *testing.T) {
 	}
 	if len(logged) != 1 || !strings.Contains(logged[0], "1 link with no answer from the far end") {
 		t.Errorf("logged %q, want what was not read, once", logged)
+	}
+}
+
+// TestFabricTableNotReadIsNoSize: a fabric port whose P_Key table was not read is
+// ibkey_fabric_pkey_table_unread with the reason and never a count that reads as "no
+// keys": no valid-entry series, and a table size only when the size itself was read
+// (NodeInfo PartitionCap, SwitchInfo PartitionEnforcementCap), never a 0 for a size not
+// read (SwitchInfo or the port's PortInfo failed; --lid keeps no size for a table it did
+// not read). A table that does not exist (a node that reports a length of 0, read by
+// --lid) is what a sweep makes of it, an empty table: size 0, valid 0, not "not read".
+func TestFabricTableNotReadIsNoSize(t *testing.T) {
+	f := loadFabric(t, "small.json")
+	port := func(node check.GUID, num int) *fabric.Port {
+		p := f.Node(node).Port(num)
+		if p == nil || p.PKeys == nil {
+			t.Fatalf("small.json: no port %d of %s with a table", num, node)
+		}
+		return p
+	}
+	sw := port(0x200000, 7) // Switch1's cabled port 7
+	sw.PKeys, sw.TableSize, sw.PKeysError = nil, 0, "table size unknown: SwitchInfo could not be read"
+	hcaD := port(0x100009, 2)
+	hcaD.PKeys, hcaD.TableSize, hcaD.Error = nil, 0, "PortInfo: timed out"
+	hcaB := port(0x100003, 1)
+	hcaB.PKeys, hcaB.PKeysError = nil, "P_KeyTable: timed out"
+	c := NewFabricCollector(FabricOptions{NoCounters: true, Now: func() time.Time { return f.SweptAt }})
+	serve(c, c.fromFabric(context.Background(), f, nil, nil))
+	got := collect(t, c)
+	for _, tc := range []struct {
+		node, port string
+		size       float64 // -1: no size series
+		why        string
+	}{
+		{"Switch1", "7", -1, "table size unknown: SwitchInfo could not be read"},
+		{"HcaD", "2", -1, "not read"},
+		{"HcaB", "1", 64, "P_KeyTable: timed out"},
+	} {
+		id := []string{"node_name", tc.node, "port", tc.port}
+		expect(t, got, 1, "ibkey_fabric_pkey_table_unread", append(id, "reason", tc.why)...)
+		for _, name := range []string{"ibkey_fabric_pkey_table_valid_entries", "ibkey_fabric_pkey_entry_info"} {
+			if n := len(find(got, name, id...)); n != 0 {
+				t.Errorf("%s[%s]: %d %s series for a table not read", tc.node, tc.port, n, name)
+			}
+		}
+		if tc.size < 0 {
+			if s := find(got, "ibkey_fabric_pkey_table_size", id...); len(s) != 0 {
+				t.Errorf("%s[%s]: table size %v, but the size was not read", tc.node, tc.port, s[0].value)
+			}
+		} else {
+			expect(t, got, tc.size, "ibkey_fabric_pkey_table_size", id...)
+		}
+	}
+
+	// --lid's records (viewRecord), of a table not read and of a table that does not
+	// exist, as query.Fabric.Load gives them.
+	view := func(num int, edit func(v *query.PortView)) *query.PortView {
+		v := &query.PortView{
+			Device: &ibverbs.Device{Name: "HcaX"}, Port: &ibverbs.Port{Num: num},
+			Fabric: &query.FabricPort{NodeGUID: 0x300000, Addr: mad.LIDAddress(9)},
+		}
+		v.Device.NodeDesc.Value = "HcaX"
+		edit(v)
+		return v
+	}
+	recs := []*portRecord{
+		viewRecord(view(1, func(v *query.PortView) { v.TableMissing = "P_KeyTable: timed out" })),
+		viewRecord(view(2, func(v *query.PortView) {
+			v.TableMissing, v.TableAbsent = "no P_Key table: the node reports a table length of 0", true
+		})),
+	}
+	out := newSeriesSet()
+	portSeries(out, recs)
+	fams, err := out.families()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = nil
+	for _, mf := range fams {
+		for _, m := range mf.Metric {
+			s := sample{name: mf.GetName(), labels: map[string]string{}, value: m.GetGauge().GetValue()}
+			for _, l := range m.Label {
+				s.labels[l.GetName()] = l.GetValue()
+			}
+			got = append(got, s)
+		}
+	}
+	notRead, absent := []string{"node_name", "HcaX", "port", "1"}, []string{"node_name", "HcaX", "port", "2"}
+	expect(t, got, 1, "ibkey_fabric_pkey_table_unread", append(notRead, "reason", "P_KeyTable: timed out")...)
+	for _, name := range []string{"ibkey_fabric_pkey_table_size", "ibkey_fabric_pkey_table_valid_entries"} {
+		if s := find(got, name, notRead...); len(s) != 0 {
+			t.Errorf("--lid, a table not read: %s %v", name, s[0].value)
+		}
+	}
+	expect(t, got, 0, "ibkey_fabric_pkey_table_size", absent...)
+	expect(t, got, 0, "ibkey_fabric_pkey_table_valid_entries", absent...)
+	if s := find(got, "ibkey_fabric_pkey_table_unread", absent...); len(s) != 0 {
+		t.Errorf("--lid, a table that does not exist is reported not read: %v", s[0].labels)
+	}
+}
+
+// TestFabricCountersByName: portSeries adds the counters' series in
+// fabricCountersByName's order so that their families need no sorting: it must be every
+// counter once, in name order.
+func TestFabricCountersByName(t *testing.T) {
+	var got, want []string
+	for i, k := range fabricCountersByName {
+		got, want = append(got, fabricCounters[k].counter.Name), append(want, fabricCounters[i].counter.Name)
+	}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("fabricCountersByName gives %v, not every counter in name order %v", got, want)
 	}
 }

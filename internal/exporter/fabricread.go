@@ -226,7 +226,7 @@ func (pf *pmaPrefetch) done() map[query.PMAPort]query.PMAReading {
 // read already (got: a pmaPrefetch's), as one batch through tap (query.ReadPortCounters),
 // and fills the records' constraint error readings; via names the transport in errors.
 // It returns how many it sent.
-func readPortCounters(ctx context.Context, tap *portInfoTap, via string, recs []portRecord, got map[query.PMAPort]query.PMAReading) int {
+func readPortCounters(ctx context.Context, tap *portInfoTap, via string, recs []*portRecord, got map[query.PMAPort]query.PMAReading) int {
 	if via != "" {
 		via = " via " + via
 	}
@@ -244,8 +244,7 @@ func readPortCounters(ctx context.Context, tap *portInfoTap, via string, recs []
 	}
 	keys := make([]query.PMAPort, 0, len(recs))
 	idx := make([]int, 0, len(recs))
-	for i := range recs {
-		r := &recs[i]
+	for i, r := range recs {
 		if r.pmaLID == 0 {
 			r.readings[0] = query.Reading{Unavailable: r.noPMA}
 			r.readings[1] = r.readings[0]
@@ -260,7 +259,7 @@ func readPortCounters(ctx context.Context, tap *portInfoTap, via string, recs []
 		idx = append(idx, i)
 	}
 	for k, a := range query.ReadPortCounters(ctx, tap, keys) {
-		fill(&recs[idx[k]], a)
+		fill(recs[idx[k]], a)
 	}
 	return len(keys)
 }

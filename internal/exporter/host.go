@@ -1,8 +1,8 @@
 package exporter
 
 import (
+	"cmp"
 	"errors"
-	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -104,7 +104,7 @@ func (c *HostCollector) Collect(ch chan<- prometheus.Metric) {
 		switch {
 		case u.Table || u.Entries:
 			// A table or entries not read are its port's table series
-			// (buildHostTables: table_unavailable with the reason, and the count
+			// (buildHostTables: table_unreadable with the reason, and the count
 			// of entries not read).
 			continue
 		case u.Interface != "":
@@ -124,7 +124,6 @@ func (c *HostCollector) Collect(ch chan<- prometheus.Metric) {
 		names[i] = hc.name
 	}
 	readings := make([]query.Reading, len(hostCounters))
-	emit := func(m *Metric, v float64, labels ...string) { ch <- gauge(m, v, labels...) }
 	for _, ref := range c.refs {
 		dev, port := ref.Device, strconv.Itoa(ref.Port)
 		st, err := c.opts.Host.Sys.PortState(ref.Device, ref.Port)
@@ -142,35 +141,31 @@ func (c *HostCollector) Collect(ch chan<- prometheus.Metric) {
 		c.counters[0].Source.Read(ref, names[:2], readings[:2])
 		c.counters[2].Source.Read(ref, names[2:], readings[2:])
 		for i, cn := range c.counters {
-			counterSeries(emit, hostCounters[i].metric, mUnreadable, mSaturated, cn, readings[i], []string{dev, port}, cn.Source.Name())
+			src := cn.Source.Name()
+			why, sat := counterState(cn, readings[i])
+			if why != "" {
+				ch <- gauge(mUnreadable, 1, dev, port, cn.Name, src, why)
+				continue
+			}
+			ch <- gauge(hostCounters[i].metric, float64(readings[i].Value), dev, port, src)
+			ch <- gauge(mSaturated, sat, dev, port, cn.Name)
 		}
 	}
 }
 
-// counterSeries adds the series of one counter reading of a port (labels port): its
-// value and saturation, or why it could not be read. src is the source label, in host
-// mode.
-func counterSeries(add func(m *Metric, v float64, labels ...string), value, unreadable, saturated *Metric, cn query.Counter, r query.Reading, port []string, src ...string) {
-	if why := unreadableReason(r); why != "" {
-		add(unreadable, 1, slices.Concat(port, []string{cn.Name}, src, []string{why})...)
-		return
-	}
-	sat := 0.0
-	if m := cn.Max(); m > 0 && r.Value >= m {
-		sat = 1
-	}
-	add(value, float64(r.Value), slices.Concat(port, src)...)
-	add(saturated, sat, withLabels(port, cn.Name)...)
-}
-
-func unreadableReason(r query.Reading) string {
+// counterState is what one counter reading of a port says: why it could not be read
+// ("" when it was; its value series is then absent, never 0), or whether it is
+// saturated (1: at its maximum, it no longer counts).
+func counterState(cn query.Counter, r query.Reading) (why string, saturated float64) {
 	switch {
 	case r.Unavailable != "":
-		return r.Unavailable
+		return r.Unavailable, 0
 	case r.Err != "":
-		return "read failed: " + r.Err
+		return "read failed: " + r.Err, 0
+	case cn.Max() > 0 && r.Value >= cn.Max():
+		return "", 1
 	}
-	return ""
+	return "", 0
 }
 
 func stateErr(err error) string {
@@ -241,9 +236,14 @@ func buildHostTables(views []*query.PortView) *seriesSet {
 			lid = strconv.Itoa(int(v.Port.LID.Value))
 		}
 		add(mPortInfo, 1, dev, port, v.LinkLayer(), lid)
-		if v.Table == nil {
-			add(mTableMissing, 1, dev, port, v.TableMissing)
-		} else {
+		switch {
+		case v.TableAbsent:
+			add(mTableAbsent, 1, dev, port, v.TableMissing)
+		case v.Table == nil:
+			// Not read is not known: the table's own series, never a size or a
+			// count of 0 (query.PortView.TableNotRead).
+			add(mTableNotRead, 1, dev, port, cmp.Or(v.TableNotRead(), "P_Key table not read"))
+		default:
 			for _, e := range v.Table.Entries {
 				if e.Valid() {
 					add(mEntry, 1, dev, port, strconv.Itoa(e.Index), e.PKey.String(), e.PKey.Partition().String(), e.PKey.Membership().String())

@@ -90,7 +90,7 @@ ibkey_pkey_table_unreadable_entries{device="mlx5_0",port="1"} 0
 ibkey_pkey_table_unreadable_entries{device="mlx5_1",port="1"} 1
 ibkey_pkey_table_unreadable_entries{device="mlx5_1",port="2"} 0
 ibkey_pkey_table_unreadable_entries{device="mlx5_2",port="1"} 0
-# HELP ibkey_pkey_table_unavailable The port's P_Key table was not read or does not exist (value 1): the reason says which (P_Key table not read: why; iWARP: no pkeys/ directory).
+# HELP ibkey_pkey_table_unavailable The port has no P_Key table (value 1), with the reason: an iWARP device, for which the kernel writes no ports/N/pkeys/ (P_Keys do not apply). A table that exists and was not read is ibkey_pkey_table_unreadable, never this.
 # TYPE ibkey_pkey_table_unavailable gauge
 ibkey_pkey_table_unavailable{device="irdma0",port="1",reason="no P_Key table: the port has no pkeys/ directory (iWARP devices have none: P_Keys do not apply)"} 1
 # HELP ibkey_port_state_id Port state from ports/N/state: 1 DOWN, 2 INIT, 3 ARMED, 4 ACTIVE, 5 ACTIVE_DEFER.
@@ -102,7 +102,7 @@ ibkey_port_state_id{device="mlx5_1",port="2"} 1
 ibkey_port_state_id{device="mlx5_2",port="1"} 4
 `
 	names := []string{"ibkey_ipoib_interface_info", "ibkey_ipoib_key_present", "ibkey_port_rcv_constraint_errors",
-		"ibkey_pkey_table_valid_entries", "ibkey_pkey_table_unreadable_entries", "ibkey_pkey_table_unavailable", "ibkey_port_state_id"}
+		"ibkey_pkey_table_valid_entries", "ibkey_pkey_table_unreadable_entries", "ibkey_pkey_table_unavailable", "ibkey_pkey_table_unreadable", "ibkey_port_state_id"}
 	reg, err := NewRegistry(c)
 	if err != nil {
 		t.Fatal(err)
@@ -493,21 +493,66 @@ func TestHostIPoIBOnPartialTable(t *testing.T) {
 	expect(t, got, 1, "ibkey_ipoib_interface_info", "interface", "ib0.8004", "membership", "none")
 }
 
-// TestHostTableNotRead: an ACTIVE port whose P_Key table exists and was not read (its
-// pkeys/ cannot be read) is its table series with the reason (query.NotRead: a table,
-// not a port), never ibkey_device_unreadable: the port itself was read.
+// TestHostTableNotRead: a port whose P_Key table exists and was not read (its pkeys/
+// cannot be read, or is missing or empty on a port that has a table) is
+// ibkey_pkey_table_unreadable with the reason (query.NotRead: a table, not a port), never
+// ibkey_device_unreadable (the port itself was read) and never the absent table of an
+// iWARP port; nothing of it reads as "no keys": no size, valid or entry series, and
+// its IPoIB interfaces have membership unknown and no key_present. An iWARP port's
+// absent table stays ibkey_pkey_table_unavailable and is not "not read".
 func TestHostTableNotRead(t *testing.T) {
-	dir := writeHost(t, fakesysfs.MLX5())
-	if err := fakesysfs.LoopPKeys(dir, "mlx5_0", 1); err != nil {
-		t.Fatal(err)
-	}
-	text := gatherText(t, newHostCollector(dir, &fakeClock{time.Unix(0, 0)}, nil))
-	for _, want := range []string{"ibkey_host_up 1", `ibkey_pkey_table_unavailable{device="mlx5_0",port="1",reason="P_Key table not read: `} {
-		if !strings.Contains(text, want) {
-			t.Errorf("missing %q in:\n%s", want, text)
-		}
-	}
-	if strings.Contains(text, "ibkey_device_unreadable{") {
-		t.Errorf("a table not read is reported as a device or port not read:\n%s", text)
+	for _, tc := range []struct {
+		name      string
+		dev, port string
+		edit      func(h *fakesysfs.Host)
+		loop      bool
+		why       string // the reason's prefix
+	}{
+		{name: "pkeys/ cannot be read", dev: "mlx5_0", port: "1", loop: true, why: "P_Key table not read: "},
+		{name: "pkeys/ missing on an IB port", dev: "mlx5_0", port: "1",
+			edit: func(h *fakesysfs.Host) { h.Devices[0].Ports[0].PKeys = nil },
+			why:  "P_Key table not read: pkeys/ does not exist, and the kernel writes it for every InfiniBand port"},
+		{name: "pkeys/ empty", dev: "mlx5_0", port: "1",
+			edit: func(h *fakesysfs.Host) { h.Devices[0].Ports[0].PKeys = []string{} },
+			why:  "P_Key table not read: pkeys/ is empty"},
+		{name: "pkeys/ missing on a RoCE port", dev: "mlx5_2", port: "1",
+			edit: func(h *fakesysfs.Host) { h.Devices[2].Ports[0].PKeys = nil },
+			why:  "P_Key table not read: pkeys/ does not exist, and the kernel writes it for every Ethernet port"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := fakesysfs.MLX5()
+			if tc.edit != nil {
+				tc.edit(&h)
+			}
+			dir := writeHost(t, h)
+			if tc.loop {
+				if err := fakesysfs.LoopPKeys(dir, tc.dev, 1); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got := collect(t, newHostCollector(dir, &fakeClock{time.Unix(0, 0)}, nil))
+			port := []string{"device", tc.dev, "port", tc.port}
+			expect(t, got, 1, "ibkey_host_up")
+			expect(t, got, 1, "ibkey_pkey_table_unreadable", append(port, "reason^", tc.why)...)
+			for _, name := range []string{"ibkey_pkey_table_unavailable", "ibkey_pkey_table_size", "ibkey_pkey_table_valid_entries",
+				"ibkey_pkey_table_unreadable_entries", "ibkey_pkey_table_trusted", "ibkey_pkey_entry_info", "ibkey_ipoib_key_present"} {
+				if n := len(find(got, name, port...)); n != 0 {
+					t.Errorf("%s: %d series for a table not read", name, n)
+				}
+			}
+			for _, s := range find(got, "ibkey_ipoib_interface_info", port...) {
+				if s.labels["membership"] != "unknown" || s.labels["index"] != "" {
+					t.Errorf("%s on a table not read: %v", s.labels["interface"], s.labels)
+				}
+			}
+			if n := len(find(got, "ibkey_device_unreadable")); n != 0 {
+				t.Errorf("a table not read is reported as a device or port not read (%d series)", n)
+			}
+			// The iWARP port's table is absent, a fact, and the only one.
+			expect(t, got, 1, "ibkey_pkey_table_unavailable", "device", "irdma0", "port", "1", "reason^", "no P_Key table: ")
+			if n := len(find(got, "ibkey_pkey_table_unreadable")); n != 1 {
+				t.Errorf("%d table_unreadable series, want 1 (%s/%s)", n, tc.dev, tc.port)
+			}
+		})
 	}
 }

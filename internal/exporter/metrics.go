@@ -63,10 +63,6 @@ func (m *Metric) build() *Metric {
 	return m
 }
 
-func withLabels(base []string, more ...string) []string {
-	return slices.Concat(base, more)
-}
-
 // Host mode metrics.
 var (
 	mHostUp = newMetric(ModeHost, "ibkey_host_up",
@@ -98,8 +94,10 @@ var (
 		"Entries that could not be read: the valid count is then a lower bound.", "device", "port")
 	mTableTrusted = newMetric(ModeHost, "ibkey_pkey_table_trusted",
 		"1 when the port is ARMED or ACTIVE, the only states where the table's contents are defined.", "device", "port")
-	mTableMissing = newMetric(ModeHost, "ibkey_pkey_table_unavailable",
-		"The port's P_Key table was not read or does not exist (value 1): the reason says which (P_Key table not read: why; iWARP: no pkeys/ directory).", "device", "port", "reason")
+	mTableAbsent = newMetric(ModeHost, "ibkey_pkey_table_unavailable",
+		"The port has no P_Key table (value 1), with the reason: an iWARP device, for which the kernel writes no ports/N/pkeys/ (P_Keys do not apply). A table that exists and was not read is ibkey_pkey_table_unreadable, never this.", "device", "port", "reason")
+	mTableNotRead = newMetric(ModeHost, "ibkey_pkey_table_unreadable",
+		"The port's P_Key table exists and could not be read (value 1), with the reason. It is read from ports/N/pkeys/ in sysfs, one file per entry, each read a device query (a MAD or firmware command): the directory could not be read, or is missing or empty on a port that has a table. What it holds is not known: the port's table size, valid-entry and entry series are absent (never 0), and its IPoIB interfaces have membership unknown.", "device", "port", "reason")
 	mIPoIB = newMetric(ModeHost, "ibkey_ipoib_interface_info",
 		"An IPoIB interface (value 1) on this port: its P_Key (pkey file, always full), the table index the kernel uses and the membership it really runs with (full, limited; none: every entry read and none holds the key; unknown: the table, or entries that may hold the key, could not be read).",
 		"interface", "parent", "device", "port", "pkey", "index", "membership")
@@ -149,7 +147,7 @@ var (
 	mFEntry = newMetric(ModeFabric, "ibkey_fabric_pkey_entry_info",
 		"One valid P_Key table entry of a fabric port (value 1).", "node_guid", "node_name", "port", "lid", "index", "pkey", "key", "membership")
 	mFTableSize = newMetric(ModeFabric, "ibkey_fabric_pkey_table_size",
-		"P_Key table length (NodeInfo PartitionCap, SwitchInfo PartitionEnforcementCap for switch external ports).", "node_guid", "node_name", "port", "lid")
+		"P_Key table length (NodeInfo PartitionCap, SwitchInfo PartitionEnforcementCap for switch external ports); absent when it was not read, never 0 for a size not known.", "node_guid", "node_name", "port", "lid")
 	mFTableValid = newMetric(ModeFabric, "ibkey_fabric_pkey_table_valid_entries",
 		"Entries holding a valid P_Key; absent when the table was not read.", "node_guid", "node_name", "port", "lid")
 	mFTableUnread = newMetric(ModeFabric, "ibkey_fabric_pkey_table_unread",
@@ -188,7 +186,7 @@ func (demoCollector) Collect(ch chan<- prometheus.Metric) { ch <- gauge(mDemo, 1
 func Catalog() []*Metric {
 	return []*Metric{
 		mDemo, mHostUp, mHostError, mDeviceUnreadable, mIPoIBUnreadable, mTablesAge, mDeviceInfo, mPortInfo, mPortState, mPortStateError,
-		mEntry, mTableSize, mTableValid, mTableUnreadable, mTableTrusted, mTableMissing,
+		mEntry, mTableSize, mTableValid, mTableUnreadable, mTableTrusted, mTableAbsent, mTableNotRead,
 		mIPoIB, mIPoIBKey, mRcvConstraint, mXmitConstraint, mPKeyViolations, mQKeyViolations,
 		mSaturated, mUnreadable,
 		mFabricUp, mSweepTime, mSweepAge, mSweepDuration, mSweeps, mLastFailure, mNodes, mUnreachable, mNotRead,

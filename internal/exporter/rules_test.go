@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"testing"
 )
 
@@ -38,7 +39,9 @@ func TestAlertRules(t *testing.T) {
 }
 
 // TestCatalogNames: every metric is described once, and the names follow the
-// Prometheus conventions the exporter promises (no _total on a gauge).
+// Prometheus conventions the exporter promises (no _total on a gauge); a series of
+// something not read (a name ending in _unreadable or _unread) says why in a reason
+// label, as ibkey_device_unreadable does.
 func TestCatalogNames(t *testing.T) {
 	seen := map[string]bool{}
 	name := regexp.MustCompile(`^ibkey_(fabric_)?[a-z_]+$`)
@@ -49,6 +52,14 @@ func TestCatalogNames(t *testing.T) {
 		seen[m.Name] = true
 		if !name.MatchString(m.Name) {
 			t.Errorf("bad name %s", m.Name)
+		}
+		// portSeries makes a port's four label pairs once and gives them to every
+		// series of the port as its first labels.
+		if m.Mode == ModeFabric && slices.Contains(m.Labels, "node_guid") && !slices.Equal(m.Labels[:4], []string{"node_guid", "node_name", "port", "lid"}) {
+			t.Errorf("%s: a fabric port's labels are node_guid, node_name, port, lid first, not %v", m.Name, m.Labels)
+		}
+		if regexp.MustCompile(`_unread(able)?$`).MatchString(m.Name) && !slices.Contains(m.Labels, "reason") {
+			t.Errorf("%s: something not read with no reason label", m.Name)
 		}
 		if m.Name != "ibkey_fabric_sweeps_total" && m.Name != "ibkey_sm_events_total" && m.Name != "ibkey_sm_log_lines_total" && regexp.MustCompile(`_total$`).MatchString(m.Name) {
 			t.Errorf("%s: only real counters end in _total", m.Name)

@@ -10,78 +10,87 @@ import (
 )
 
 // seriesSet holds the series that change only when the tables are read again or a
-// sweep completes, built once (what node_exporter's collectors do per scrape, done per
-// sweep: a 2,000-node sweep is 75,000 series). The set becomes families once
-// (families), as a registry would gather them but without one, and NewRegistry serves
-// them beside the collectors' (prebuilt): the registry's per-series checks and its
-// sort were two thirds of a 2,000-node sweep's CPU after the MADs (517/448 -> 400/357
-// ms of CPU per sweep with counters, BenchmarkFabric2000 paired, load 19 on 2 cores).
-//
-// The budgets of a scrape answered from a 2,000-node sweep (under 100 ms) and of a
-// sweep with counters (at most 2x `fabric pkeys`) need its layout: label pairs are
-// interned (a fabric port's four are shared by its dozen series) and carved, with the
-// values, from slabs; the series of value 0 and 1 share one gauge each; a family's
-// series are kept together, so the registry's are too. A const metric per series,
-// with pairs of its own, made the build 150 -> 470 ms of CPU and a scrape 58 -> 104
-// ms; this form: about 170 and 70 ms (BenchmarkScrapeFatTree, 2 busy cores). Measured
-// again without the registry, a pair and a gauge allocated per series (pairs still
-// interned): build 131/128 vs 130/97 ms of CPU, a gzip scrape 106/118 vs 97/91 (paired,
-// load 25).
+// sweep completes (a 2,000-node sweep is 79,000), built once and made families once
+// (families), as a registry would gather them but without one: NewRegistry serves them
+// beside the collectors' (prebuilt). The registry's per-series checks and sort were
+// two thirds of a 2,000-node sweep's CPU after the MADs (517/448 -> 400/357 ms per
+// sweep with counters, BenchmarkFabric2000 paired, load 19). Issue 23's exporter
+// budgets need its layout: label pairs interned (a port's four are made once for its
+// dozen series) and carved, with the series and values, from slabs; values 0 and 1
+// share one gauge each. A const metric per series, with pairs of its own, made the
+// build 150 -> 470 ms of CPU and a scrape 58 -> 104 ms (BenchmarkScrapeFatTree).
 type seriesSet struct {
-	fams   map[*Metric][]series
-	pairs  map[[2]string]*dto.LabelPair
-	slab   []dto.LabelPair
-	strs   []string
-	labels []*dto.LabelPair
-	gauges []dto.Gauge
-	values []float64
-	zero   dto.Gauge
-	one    dto.Gauge
-}
-
-// series is one gauge series, with its label pairs in name order (as a registry
-// gives them).
-type series struct {
-	labels []*dto.LabelPair
-	gauge  *dto.Gauge
+	fams     map[*Metric][]*dto.Metric // each series' label pairs in name order
+	interned map[[2]string]*dto.LabelPair
+	slab     []dto.LabelPair
+	strs     []string
+	labels   []*dto.LabelPair
+	metrics  []dto.Metric
+	gauges   []dto.Gauge
+	values   []float64
+	zero     dto.Gauge
+	one      dto.Gauge
 }
 
 func newSeriesSet() *seriesSet {
 	zero, one := 0.0, 1.0
-	return &seriesSet{fams: map[*Metric][]series{}, pairs: map[[2]string]*dto.LabelPair{}, zero: dto.Gauge{Value: &zero}, one: dto.Gauge{Value: &one}}
+	return &seriesSet{fams: map[*Metric][]*dto.Metric{}, interned: map[[2]string]*dto.LabelPair{}, zero: dto.Gauge{Value: &zero}, one: dto.Gauge{Value: &one}}
 }
 
-// add adds a series of m with its label values in m.Labels order. A value that is not
-// valid UTF-8 (a node description from the fabric) has its bad bytes replaced: the
-// exposition formats carry UTF-8 only.
-func (s *seriesSet) add(m *Metric, v float64, values ...string) {
-	if len(values) != len(m.Labels) {
-		panic(fmt.Sprintf("%s: %d label values for %d labels", m.Name, len(values), len(m.Labels)))
+// add adds a series of m with its label values in m.Labels order.
+func (s *seriesSet) add(m *Metric, v float64, values ...string) { s.addTo(m, v, nil, values...) }
+
+// addTo adds a series of m whose first labels are the pairs of prefix (a fabric port's
+// four, made once per port, not once per series) and the others values, in m.Labels
+// order.
+func (s *seriesSet) addTo(m *Metric, v float64, prefix []*dto.LabelPair, values ...string) {
+	if len(prefix)+len(values) != len(m.Labels) {
+		panic(fmt.Sprintf("%s: %d label values for %d labels", m.Name, len(prefix)+len(values), len(m.Labels)))
 	}
-	if cap(s.labels)-len(s.labels) < len(values) {
+	labels := s.carve(len(m.Labels))
+	for i, j := range m.build().sorted {
+		if j < len(prefix) {
+			labels[i] = prefix[j]
+		} else {
+			labels[i] = s.pair(m.Labels[j], values[j-len(prefix)])
+		}
+	}
+	if len(s.metrics) == cap(s.metrics) {
+		s.metrics = make([]dto.Metric, 0, 1024)
+	}
+	s.metrics = append(s.metrics, dto.Metric{Label: labels, Gauge: s.gauge(v)})
+	s.fams[m] = append(s.fams[m], &s.metrics[len(s.metrics)-1])
+}
+
+// carve returns n label pair slots of the slab.
+func (s *seriesSet) carve(n int) []*dto.LabelPair {
+	if cap(s.labels)-len(s.labels) < n {
 		s.labels = make([]*dto.LabelPair, 0, 8192)
 	}
-	n := len(s.labels)
-	labels := s.labels[n : n+len(values) : n+len(values)]
-	s.labels = s.labels[:n+len(values)]
-	for i, j := range m.build().sorted {
-		k := [2]string{m.Labels[j], values[j]}
-		lp := s.pairs[k]
-		if lp == nil {
-			if !utf8.ValidString(k[1]) {
-				k[1] = strings.ToValidUTF8(k[1], "\uFFFD")
-			}
-			if len(s.slab) == cap(s.slab) {
-				s.slab, s.strs = make([]dto.LabelPair, 0, 1024), make([]string, 0, 2048)
-			}
-			s.strs = append(s.strs, k[0], k[1])
-			s.slab = append(s.slab, dto.LabelPair{Name: &s.strs[len(s.strs)-2], Value: &s.strs[len(s.strs)-1]})
-			lp = &s.slab[len(s.slab)-1]
-			s.pairs[[2]string{m.Labels[j], values[j]}] = lp
-		}
-		labels[i] = lp
+	k := len(s.labels)
+	s.labels = s.labels[:k+n]
+	return s.labels[k : k+n : k+n]
+}
+
+// pair returns the one pair of name and value. A value that is not valid UTF-8 (a
+// node description from the fabric) has its bad bytes replaced: the exposition formats
+// carry UTF-8 only.
+func (s *seriesSet) pair(name, value string) *dto.LabelPair {
+	k := [2]string{name, value}
+	if lp := s.interned[k]; lp != nil {
+		return lp
 	}
-	s.fams[m] = append(s.fams[m], series{labels: labels, gauge: s.gauge(v)})
+	if !utf8.ValidString(value) {
+		value = strings.ToValidUTF8(value, "\uFFFD")
+	}
+	if len(s.slab) == cap(s.slab) {
+		s.slab, s.strs = make([]dto.LabelPair, 0, 1024), make([]string, 0, 2048)
+	}
+	s.strs = append(s.strs, name, value)
+	s.slab = append(s.slab, dto.LabelPair{Name: &s.strs[len(s.strs)-2], Value: &s.strs[len(s.strs)-1]})
+	lp := &s.slab[len(s.slab)-1]
+	s.interned[k] = lp
+	return lp
 }
 
 func (s *seriesSet) gauge(v float64) *dto.Gauge {
@@ -105,13 +114,7 @@ func (s *seriesSet) gauge(v float64) *dto.Gauge {
 // series whose labels another has too is an error, as a registry's.
 func (s *seriesSet) families() ([]*dto.MetricFamily, error) {
 	out := make([]*dto.MetricFamily, 0, len(s.fams))
-	for m, f := range s.fams {
-		all := make([]dto.Metric, len(f))
-		ms := make([]*dto.Metric, len(f))
-		for i := range f {
-			all[i].Label, all[i].Gauge = f[i].labels, f[i].gauge
-			ms[i] = &all[i]
-		}
+	for m, ms := range s.fams {
 		slices.SortFunc(ms, compareLabels)
 		for i := 1; i < len(ms); i++ {
 			if compareLabels(ms[i-1], ms[i]) == 0 {

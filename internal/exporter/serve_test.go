@@ -380,8 +380,8 @@ func (seriesCollector) Describe(chan<- *prometheus.Desc) {}
 
 func (s seriesCollector) Collect(ch chan<- prometheus.Metric) {
 	for m, f := range s.fams {
-		for i := range f {
-			ch <- constSeries{m.build().desc, &f[i]}
+		for _, series := range f {
+			ch <- constSeries{m.build().desc, series}
 		}
 	}
 }
@@ -389,12 +389,12 @@ func (s seriesCollector) Collect(ch chan<- prometheus.Metric) {
 // constSeries is one series of a seriesSet as a prometheus.Metric.
 type constSeries struct {
 	desc *prometheus.Desc
-	s    *series
+	s    *dto.Metric
 }
 
 func (s constSeries) Desc() *prometheus.Desc { return s.desc }
 
 func (s constSeries) Write(out *dto.Metric) error {
-	out.Label, out.Gauge = s.s.labels, s.s.gauge
+	out.Label, out.Gauge = s.s.Label, s.s.Gauge
 	return nil
 }
