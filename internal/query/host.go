@@ -618,7 +618,11 @@ func attachInterfaces(views []*PortView, ifs []ibverbs.NetInterface) []Unread {
 // iflink is its parent (ipoib_main.c ipoib_get_iflink), without carrier is
 // "lowerlayerdown" when the parent has none either and "down" otherwise; kernels
 // before the 2024 change there show "lowerlayerdown" whenever the child has none).
-// operstate lags carrier by up to a second (linkwatch).
+// operstate lags carrier by up to a second (linkwatch), and stays "unknown" on a
+// device that never had a carrier event. Seen on Linux 6.1 in the kernel lab (dummy
+// and vlan devices): flags 0x82 down, 0x83 up; carrier EINVAL while down; a vlan whose
+// parent has no carrier "lowerlayerdown"; an up dummy never given a carrier event
+// "unknown" with carrier 1.
 func linkState(nif ibverbs.NetInterface) (admin, carrier ibverbs.Opt[bool]) {
 	op := nif.OperState
 	switch {
