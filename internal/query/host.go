@@ -712,5 +712,12 @@ func carrierWarning(v *PortView, ip IPoIB) string {
 	case v.Port.State.Num != ibverbs.StateActive:
 		return fmt.Sprintf("%s is up without carrier: %s is %s, and IPoIB joins its broadcast group, which turns carrier on, only on an ACTIVE port (kernel ipoib_multicast.c)", ip.Name, ref, v.Port.State.Name)
 	}
+	for _, p := range v.Interfaces {
+		// ipoib_main.c ipoib_open: "parent device %s is not up, so child device may be
+		// not functioning" (on some devices it works).
+		if ip.Parent != "" && p.Name == ip.Parent && p.AdminUp.OK() && !p.AdminUp.Value {
+			return fmt.Sprintf("%s is up without carrier, and its parent %s is down: on some devices a child does not work while its parent is down (kernel ipoib_main.c ipoib_open); bring %s up first", ip.Name, p.Name, p.Name)
+		}
+	}
 	return fmt.Sprintf("%s is up without carrier though the %s table holds P_Key %s (index %d): IPoIB gets carrier only once it joined the broadcast group ff12:401b:%04x::ffff:ffff, which the SM must have made (kernel ipoib_multicast.c); likely partitions.conf gives partition %s no ipoib flag (Default: Default=0x7fff, ipoib) or a scope= without 2, or the join is still under way: run 'ibkey partitions check FILE' and 'ibkey sm log' (ERR 1B11)", ip.Name, ref, ip.PKey, ip.Index, uint16(ip.PKey), ip.PKey.Partition().String())
 }

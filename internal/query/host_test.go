@@ -467,20 +467,27 @@ func TestUnreadWarningGrouped(t *testing.T) {
 // operstate not read are named, never taken as up or down (operstate "down" alone
 // does not tell down from no carrier: net-sysfs.c operstate_show).
 func TestCarrier(t *testing.T) {
-	const g0, g1 = 0x0002c90300c0ffe0, 0x0002c90300c0fff0
+	const g0, g1, g2 = 0x0002c90300c0ffe0, 0x0002c90300c0fff0, 0x0002c90300c0ff00
 	p0 := fakesysfs.Port{Num: 1, State: "4: ACTIVE", PhysState: "5: LinkUp", LID: "0x3", SMLID: "0x1", LMC: "0", SMSL: "0",
 		CapMask: "0x2651e848", Rate: "100 Gb/sec (4X EDR)", LinkLayer: "InfiniBand", GIDs: []string{fakesysfs.GID0(g0 + 1)},
 		PKeys: fakesysfs.Table(16, "0xffff", "0x8001", "0x0002", "0x8005", "0x8006", "0x8007", "0x8008", "0x8009", "0x800a")}
 	p1 := p0
 	p1.State, p1.GIDs, p1.PKeys = "2: INIT", []string{fakesysfs.GID0(g1 + 1)}, fakesysfs.Table(16, "0xffff", "0x8001")
+	p2 := p0
+	p2.GIDs = []string{fakesysfs.GID0(g2 + 1)}
 	nif := func(name string, guid uint64, pkey, flags, carrier, oper string, unreadable ...string) fakesysfs.NetIf {
-		return fakesysfs.NetIf{Name: name, Device: "mlx5_0", Type: "32", Address: fakesysfs.IPoIBAddress(0x1049, guid), PKey: pkey,
+		parent, _, _ := strings.Cut(name, ".")
+		if parent == name {
+			parent = ""
+		}
+		return fakesysfs.NetIf{Name: name, Parent: parent, Device: "mlx5_0", Type: "32", Address: fakesysfs.IPoIBAddress(0x1049, guid), PKey: pkey,
 			DevPort: "0", Flags: flags, Carrier: carrier, OperState: oper, Unreadable: unreadable}
 	}
 	h := fakesysfs.Host{
 		Devices: []fakesysfs.Device{
 			{Name: "mlx5_0", NodeType: "1: CA", NodeGUID: fakesysfs.GUID(g0), NodeDesc: "a", Ports: []fakesysfs.Port{p0}},
 			{Name: "mlx5_1", NodeType: "1: CA", NodeGUID: fakesysfs.GUID(g1), NodeDesc: "b", Ports: []fakesysfs.Port{p1}},
+			{Name: "mlx5_2", NodeType: "1: CA", NodeGUID: fakesysfs.GUID(g2), NodeDesc: "c", Ports: []fakesysfs.Port{p2}},
 		},
 		Net: []fakesysfs.NetIf{
 			nif("ib0", g0+1, "0xffff", "0x1003", "1", "up"),
@@ -499,6 +506,9 @@ func TestCarrier(t *testing.T) {
 			// Not in the table: "cannot come up" only.
 			nif("ib0.8004", g0+1, "0x8004", "0x1003", "0", "down"),
 			nif("ib1.8001", g1+1, "0x8001", "0x1003", "0", "lowerlayerdown"),
+			// A child without carrier whose parent the user took down.
+			nif("ib2", g2+1, "0xffff", "0x1002", "", "down", "carrier"),
+			nif("ib2.8001", g2+1, "0x8001", "0x1003", "0", "lowerlayerdown"),
 		},
 	}
 	dir := t.TempDir()
@@ -536,6 +546,8 @@ func TestCarrier(t *testing.T) {
 		"ib0.800a": {1, unknown, []string{"ib0.800a is up; whether it has carrier is unknown (not read: carrier: unparsable: not 0 or 1; operstate: does not exist)"}},
 		"ib0.8004": {1, 0, []string{"cannot come up"}},
 		"ib1.8001": {1, 0, []string{"ib1.8001 is up without carrier: mlx5_1/1 is INIT, and IPoIB joins its broadcast group, which turns carrier on, only on an ACTIVE port"}},
+		"ib2":      {0, unknown, nil},
+		"ib2.8001": {1, 0, []string{"ib2.8001 is up without carrier, and its parent ib2 is down: on some devices a child does not work while its parent is down (kernel ipoib_main.c ipoib_open); bring ib2 up first"}},
 	} {
 		ip, ok := got[name]
 		if !ok {
