@@ -78,6 +78,11 @@ type NetIf struct {
 	Parent    string `sysfs:"parent"`
 	DevPort   string `sysfs:"dev_port"`
 	OperState string `sysfs:"operstate"`
+	Flags     string `sysfs:"flags"`   // `0x1003`: IFF_UP (0x1) set
+	Carrier   string `sysfs:"carrier"` // `1`, `0`; the kernel refuses it (EINVAL) while down
+	// Unreadable lists files written as a symlink to itself, so reading them fails
+	// (ELOOP) even as root, as carrier does for a down interface.
+	Unreadable []string
 }
 
 // Write creates the tree under dir (which must not exist or be empty).
@@ -113,6 +118,9 @@ func Write(dir string, h Host) error {
 			real = filepath.Join(dir, "class", "net", n.Name)
 		}
 		w.attrs(real, n)
+		for _, f := range n.Unreadable {
+			w.link(filepath.Join(real, f), f)
+		}
 		if !h.NoSymlinks {
 			rel, _ := filepath.Rel(filepath.Join(dir, "class", "net"), real)
 			w.link(filepath.Join(dir, "class", "net", n.Name), rel)

@@ -528,6 +528,29 @@ type NetInterface struct {
 	PKey      Opt[uint16] // pkey: always shows the full bit (`0x8001`)
 	Parent    Opt[string] // parent: set on child interfaces (ib0.8001)
 	OperState Opt[string] // operstate: up, down, lowerlayerdown
+	// Flags is the flags file, dev->flags in hex (net/core/net-sysfs.c); IFF_UP (0x1,
+	// include/uapi/linux/if.h) is the administrative state.
+	Flags Opt[uint32]
+	// Carrier is the carrier file: the kernel answers it only while the interface is
+	// up (netif_running) and fails with EINVAL when it is down (net-sysfs.c
+	// carrier_show), so a down interface has it Missing.
+	Carrier Opt[bool]
+}
+
+// IFFUp is IFF_UP in class/net/IF/flags (include/uapi/linux/if.h).
+const IFFUp = 0x1
+
+func parseNetFlags(s string) (uint32, error) {
+	v, err := strconv.ParseUint(strings.TrimPrefix(s, "0x"), 16, 32)
+	return uint32(v), err
+}
+
+func parseCarrier(s string) (bool, error) {
+	switch s {
+	case "0", "1":
+		return s == "1", nil
+	}
+	return false, errors.New("not 0 or 1")
 }
 
 // ARPHRDInfiniBand is the class/net/IF/type of IPoIB interfaces.
@@ -581,6 +604,8 @@ func (s *Sysfs) IPoIBInterfaces() ([]NetInterface, []NetUnread, error) {
 			PKey:      optional(s, dir, "pkey", parseU16Hex),
 			Parent:    optional(s, dir, "parent", asString),
 			OperState: optional(s, dir, "operstate", asString),
+			Flags:     optional(s, dir, "flags", parseNetFlags),
+			Carrier:   optional(s, dir, "carrier", parseCarrier),
 		})
 	}
 	return out, unread, nil

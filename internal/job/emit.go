@@ -138,8 +138,21 @@ func ipoibInterface(ws []*Result, key check.PKey, ports []*Port) (string, []stri
 		if !slices.Contains(names, nif.Name) {
 			names = append(names, nif.Name)
 		}
-		if nif.OperState != "" && nif.OperState != "up" {
-			warn = append(warn, fmt.Sprintf("%s: IPoIB interface %s of partition %s is %s", HostName(h), nif.Name, part, nif.OperState))
+		// query's link state (flags and carrier, else operstate): operstate alone calls
+		// an interface that never had a carrier event "unknown", and says "down" for
+		// one the user took down and for one without carrier alike.
+		what := fmt.Sprintf("%s: IPoIB interface %s of partition %s", HostName(h), nif.Name, part)
+		switch {
+		case !nif.AdminUp.OK():
+			warn = append(warn, fmt.Sprintf("%s: whether it is up was not read (%s)", what, nif.AdminUp.Missing))
+		case !nif.AdminUp.Value:
+			warn = append(warn, what+" is down")
+		case !nif.Carrier.OK():
+			warn = append(warn, fmt.Sprintf("%s: whether it has carrier was not read (%s)", what, nif.Carrier.Missing))
+		case !nif.Carrier.Value:
+			// IPoIB turns carrier on only once it joined the partition's broadcast
+			// group (drivers/infiniband/ulp/ipoib/ipoib_multicast.c).
+			warn = append(warn, what+" is up without carrier: it has not joined the partition's broadcast group ('ibkey pkeys' on that host says why)")
 		}
 	}
 	switch {

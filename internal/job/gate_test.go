@@ -6,6 +6,7 @@ import (
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/fabric"
+	"github.com/ibkey/ibkey/internal/ibverbs"
 	"github.com/ibkey/ibkey/internal/query"
 )
 
@@ -116,7 +117,7 @@ func TestGate(t *testing.T) {
 func TestEnvExports(t *testing.T) {
 	const key = check.PKey(0x0042)
 	a := ibPort("a", 0xffff, 0x8001, 0x8042)
-	a.Interfaces = []query.IPoIB{{Name: "ib0.8042", PKey: 0x8042, OperState: "up"}, {Name: "ib0", PKey: 0xffff, OperState: "up"}}
+	a.Interfaces = []query.IPoIB{ipoibUp("ib0.8042", 0x8042), ipoibUp("ib0", 0xffff)}
 	all := WantPartition(libsByID("nccl", "ucx", "nvshmem", "gasnet", "mvapich2", "openmpi"), Inputs{Env: Env{}}, key, []*Port{a})
 	ex := EnvExports(all, key, []*Port{a})
 	var lines []string
@@ -144,15 +145,36 @@ func TestEnvExports(t *testing.T) {
 	// The interface of the partition is down on a host: still the interface to
 	// use, said with a warning.
 	d := ibPort("d", 0xffff, 0x8001, 0x8042)
-	d.Interfaces = []query.IPoIB{{Name: "ib0.8042", PKey: 0x8042, OperState: "down"}}
+	d.Interfaces = []query.IPoIB{{Name: "ib0.8042", PKey: 0x8042, OperState: "down", AdminUp: ibverbs.Opt[bool]{Value: false}}}
 	ws = WantPartition(libsByID("ucx"), Inputs{Env: Env{}}, key, []*Port{a, d})
 	ex = EnvExports(ws, key, []*Port{a, d})
 	if len(ex.Vars) != 2 || ex.Vars[1].Value != "ib0.8042" || len(ex.Warnings) != 1 || ex.Warnings[0] != "d: IPoIB interface ib0.8042 of partition 0x0042 is down" {
 		t.Errorf("interface down: %+v", ex)
 	}
+	// Up without carrier (not joined to the broadcast group), and a state not read:
+	// each said, the interface still the one to use.
+	for _, tc := range []struct {
+		nif  query.IPoIB
+		want string
+	}{
+		{query.IPoIB{Name: "ib0.8042", PKey: 0x8042, OperState: "down", AdminUp: ibverbs.Opt[bool]{Value: true}},
+			"d: IPoIB interface ib0.8042 of partition 0x0042 is up without carrier: it has not joined the partition's broadcast group ('ibkey pkeys' on that host says why)"},
+		{query.IPoIB{Name: "ib0.8042", PKey: 0x8042, OperState: "unknown", AdminUp: ibverbs.Opt[bool]{Value: true}, Carrier: ibverbs.Opt[bool]{Value: true}}, ""},
+		{query.IPoIB{Name: "ib0.8042", PKey: 0x8042, AdminUp: ibverbs.Opt[bool]{Missing: "flags: permission denied"}},
+			"d: IPoIB interface ib0.8042 of partition 0x0042: whether it is up was not read (flags: permission denied)"},
+		{query.IPoIB{Name: "ib0.8042", PKey: 0x8042, AdminUp: ibverbs.Opt[bool]{Value: true}, Carrier: ibverbs.Opt[bool]{Missing: "carrier: I/O error"}},
+			"d: IPoIB interface ib0.8042 of partition 0x0042: whether it has carrier was not read (carrier: I/O error)"},
+	} {
+		d.Interfaces = []query.IPoIB{tc.nif}
+		ws = WantPartition(libsByID("ucx"), Inputs{Env: Env{}}, key, []*Port{a, d})
+		ex = EnvExports(ws, key, []*Port{a, d})
+		if len(ex.Vars) != 2 || ex.Vars[1].Value != "ib0.8042" || (tc.want == "") != (len(ex.Warnings) == 0) || (tc.want != "" && ex.Warnings[0] != tc.want) {
+			t.Errorf("%+v: %+v, want warning %q", tc.nif, ex, tc.want)
+		}
+	}
 	// Different interface names on two hosts: not set, said why.
 	c := ibPort("c", 0xffff, 0x8001, 0x8042)
-	c.Interfaces = []query.IPoIB{{Name: "ib1.8042", PKey: 0x8042, OperState: "up"}}
+	c.Interfaces = []query.IPoIB{ipoibUp("ib1.8042", 0x8042)}
 	ws = WantPartition(libsByID("ucx"), Inputs{Env: Env{}}, key, []*Port{a, c})
 	ex = EnvExports(ws, key, []*Port{a, c})
 	if len(ex.Vars) != 1 || len(ex.Warnings) != 1 || !strings.Contains(ex.Warnings[0], "different names (ib0.8042, ib1.8042)") {
@@ -209,4 +231,9 @@ func TestMatchHost(t *testing.T) {
 	if dev, ok := HostDevice("node02.cluster.local mlx5_0", "node02"); dev != "mlx5_0" || !ok {
 		t.Errorf("HostDevice: %q %v", dev, ok)
 	}
+}
+
+// ipoibUp is an IPoIB interface that is up with carrier.
+func ipoibUp(name string, key check.PKey) query.IPoIB {
+	return query.IPoIB{Name: name, PKey: key, OperState: "up", AdminUp: ibverbs.Opt[bool]{Value: true}, Carrier: ibverbs.Opt[bool]{Value: true}}
 }

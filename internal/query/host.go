@@ -330,6 +330,12 @@ type IPoIB struct {
 	PKey      check.PKey // from class/net/IF/pkey: always has the full bit
 	Parent    string     // "" for a parent interface
 	OperState string
+	// AdminUp is IFF_UP (the user's ip link set up/down); Carrier whether the kernel
+	// turned carrier on, Missing while the interface is down (it has none then).
+	// IPoIB turns carrier on only once it joined its partition's broadcast group
+	// (drivers/infiniband/ulp/ipoib/ipoib_multicast.c). Both come from flags and
+	// carrier, or else from operstate (see linkState); Missing says what was not read.
+	AdminUp, Carrier ibverbs.Opt[bool]
 	// Index is the table entry the kernel uses for the key (ib_find_pkey: 15-bit
 	// match, a full entry preferred), or -1 when the key is not in the table: the
 	// interface cannot come up. With Unknown set, it is the best entry among those
@@ -581,6 +587,7 @@ func attachInterfaces(views []*PortView, ifs []ibverbs.NetInterface) []Unread {
 			matched = true
 			ip := IPoIB{Name: nif.Name, PKey: check.PKey(nif.PKey.Value), Parent: nif.Parent.Value,
 				OperState: nif.OperState.Value, Index: -1}
+			ip.AdminUp, ip.Carrier = linkState(nif)
 			if v.Table != nil {
 				r := FindPKey(v, ip.PKey)
 				if r.Outcome == FindFound {
@@ -601,6 +608,48 @@ func attachInterfaces(views []*PortView, ifs []ibverbs.NetInterface) []Unread {
 		}
 	}
 	return unread
+}
+
+// linkState is an interface's administrative state and carrier, from flags and
+// carrier, else from operstate. The kernel shows operstate "down" for every interface
+// that is not running (net/core/net-sysfs.c operstate_show), so any other operstate
+// means admin up; "up" needs carrier, and "down" or "lowerlayerdown" on a running
+// interface means none (net/core/link_watch.c default_operstate: a child, whose
+// iflink is its parent (ipoib_main.c ipoib_get_iflink), without carrier is
+// "lowerlayerdown" when the parent has none either and "down" otherwise; kernels
+// before the 2024 change there show "lowerlayerdown" whenever the child has none).
+// operstate lags carrier by up to a second (linkwatch), and stays "unknown" on a
+// device that never had a carrier event. Seen on Linux 6.1 in the kernel lab (dummy
+// and vlan devices): flags 0x82 down, 0x83 up; carrier EINVAL while down; a vlan whose
+// parent has no carrier "lowerlayerdown"; an up dummy never given a carrier event
+// "unknown" with carrier 1.
+func linkState(nif ibverbs.NetInterface) (admin, carrier ibverbs.Opt[bool]) {
+	op := nif.OperState
+	switch {
+	case nif.Flags.OK():
+		admin.Value = nif.Flags.Value&ibverbs.IFFUp != 0
+	case op.OK() && op.Value != "down":
+		admin.Value = true
+	case op.OK():
+		admin.Missing = nif.Flags.Missing + "; operstate \"down\" fits both a down interface and one without carrier"
+	default:
+		admin.Missing = nif.Flags.Missing + "; " + op.Missing
+	}
+	switch {
+	case !admin.OK():
+		carrier.Missing = admin.Missing
+	case !admin.Value:
+		carrier.Missing = "the interface is down"
+	case nif.Carrier.OK():
+		carrier.Value = nif.Carrier.Value
+	case op.OK() && (op.Value == "up" || op.Value == "down" || op.Value == "lowerlayerdown"):
+		carrier.Value = op.Value == "up"
+	case op.OK():
+		carrier.Missing = nif.Carrier.Missing + "; operstate is " + strconv.Quote(op.Value)
+	default:
+		carrier.Missing = nif.Carrier.Missing + "; " + op.Missing
+	}
+	return admin, carrier
 }
 
 func portWarnings(v *PortView) []string {
@@ -631,7 +680,44 @@ func portWarnings(v *PortView) []string {
 			// limited, so the interface is a limited member (drivers/infiniband/ulp/ipoib:
 			// ipoib_pkey_dev_check_presence and ib_find_pkey).
 			w = append(w, fmt.Sprintf("%s shows P_Key %s, but the %s table holds only %s (limited) at index %d: it runs as a limited member and reaches only full members of partition %s", ip.Name, ip.PKey, ref, ip.PKey.WithMembership(check.Limited), ip.Index, ip.PKey.Partition().String()))
+		default:
+			if c := carrierWarning(v, ip); c != "" {
+				w = append(w, c)
+			}
 		}
 	}
 	return w
+}
+
+// carrierWarning says why an IPoIB interface whose key the table holds as a full
+// member has no carrier, or that whether it has is unknown; "" when it has carrier or
+// the user turned it off. IPoIB turns carrier on only after it joined its
+// partition's broadcast group, and it joins only on an ACTIVE port
+// (drivers/infiniband/ulp/ipoib/ipoib_multicast.c: ipoib_mcast_join_task,
+// ipoib_mcast_carrier_on_task). Its join of that group leaves out the Q_Key, MTU and
+// other components an SA needs to create a group (ipoib_mcast_join, IBA 15.2.5.17),
+// so the SM must have made it: OpenSM does for partitions.conf lines with the ipoib
+// flag, and refuses the join otherwise (its log: ERR 1B11).
+func carrierWarning(v *PortView, ip IPoIB) string {
+	ref := v.Ref().String()
+	switch {
+	case !ip.AdminUp.OK():
+		return fmt.Sprintf("%s: whether it is up and has carrier is unknown (not read: %s)", ip.Name, ip.AdminUp.Missing)
+	case !ip.AdminUp.Value:
+		return ""
+	case !ip.Carrier.OK():
+		return fmt.Sprintf("%s is up; whether it has carrier is unknown (not read: %s)", ip.Name, ip.Carrier.Missing)
+	case ip.Carrier.Value:
+		return ""
+	case v.Port.State.Num != ibverbs.StateActive:
+		return fmt.Sprintf("%s is up without carrier: %s is %s, and IPoIB joins its broadcast group, which turns carrier on, only on an ACTIVE port (kernel ipoib_multicast.c)", ip.Name, ref, v.Port.State.Name)
+	}
+	for _, p := range v.Interfaces {
+		// ipoib_main.c ipoib_open: "parent device %s is not up, so child device may be
+		// not functioning" (on some devices it works).
+		if ip.Parent != "" && p.Name == ip.Parent && p.AdminUp.OK() && !p.AdminUp.Value {
+			return fmt.Sprintf("%s is up without carrier, and its parent %s is down: on some devices a child does not work while its parent is down (kernel ipoib_main.c ipoib_open); bring %s up first", ip.Name, p.Name, p.Name)
+		}
+	}
+	return fmt.Sprintf("%s is up without carrier though the %s table holds P_Key %s (index %d): IPoIB gets carrier only once it joined the broadcast group ff12:401b:%04x::ffff:ffff, which the SM must have made (kernel ipoib_multicast.c); likely partitions.conf gives partition %s no ipoib flag (Default: Default=0x7fff, ipoib) or a scope= without 2, or the join is still under way: run 'ibkey partitions check FILE' and 'ibkey sm log' (ERR 1B11)", ip.Name, ref, ip.PKey, ip.Index, uint16(ip.PKey), ip.PKey.Partition().String())
 }

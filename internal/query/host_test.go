@@ -460,3 +460,121 @@ func TestUnreadWarningGrouped(t *testing.T) {
 		t.Errorf("warning:\n%s\nwant:\n%s", w, want)
 	}
 }
+
+// TestCarrier: an interface whose key the table holds as a full member and that is up
+// without carrier is a warning naming the broadcast group and what to run (on a port
+// that is not ACTIVE: that); one the user took down is not; flags, carrier and
+// operstate not read are named, never taken as up or down (operstate "down" alone
+// does not tell down from no carrier: net-sysfs.c operstate_show).
+func TestCarrier(t *testing.T) {
+	const g0, g1, g2 = 0x0002c90300c0ffe0, 0x0002c90300c0fff0, 0x0002c90300c0ff00
+	p0 := fakesysfs.Port{Num: 1, State: "4: ACTIVE", PhysState: "5: LinkUp", LID: "0x3", SMLID: "0x1", LMC: "0", SMSL: "0",
+		CapMask: "0x2651e848", Rate: "100 Gb/sec (4X EDR)", LinkLayer: "InfiniBand", GIDs: []string{fakesysfs.GID0(g0 + 1)},
+		PKeys: fakesysfs.Table(16, "0xffff", "0x8001", "0x0002", "0x8005", "0x8006", "0x8007", "0x8008", "0x8009", "0x800a")}
+	p1 := p0
+	p1.State, p1.GIDs, p1.PKeys = "2: INIT", []string{fakesysfs.GID0(g1 + 1)}, fakesysfs.Table(16, "0xffff", "0x8001")
+	p2 := p0
+	p2.GIDs = []string{fakesysfs.GID0(g2 + 1)}
+	nif := func(name string, guid uint64, pkey, flags, carrier, oper string, unreadable ...string) fakesysfs.NetIf {
+		parent, _, _ := strings.Cut(name, ".")
+		if parent == name {
+			parent = ""
+		}
+		return fakesysfs.NetIf{Name: name, Parent: parent, Device: "mlx5_0", Type: "32", Address: fakesysfs.IPoIBAddress(0x1049, guid), PKey: pkey,
+			DevPort: "0", Flags: flags, Carrier: carrier, OperState: oper, Unreadable: unreadable}
+	}
+	h := fakesysfs.Host{
+		Devices: []fakesysfs.Device{
+			{Name: "mlx5_0", NodeType: "1: CA", NodeGUID: fakesysfs.GUID(g0), NodeDesc: "a", Ports: []fakesysfs.Port{p0}},
+			{Name: "mlx5_1", NodeType: "1: CA", NodeGUID: fakesysfs.GUID(g1), NodeDesc: "b", Ports: []fakesysfs.Port{p1}},
+			{Name: "mlx5_2", NodeType: "1: CA", NodeGUID: fakesysfs.GUID(g2), NodeDesc: "c", Ports: []fakesysfs.Port{p2}},
+		},
+		Net: []fakesysfs.NetIf{
+			nif("ib0", g0+1, "0xffff", "0x1003", "1", "up"),
+			// A child without carrier whose parent has carrier: "down" (link_watch.c).
+			nif("ib0.8001", g0+1, "0x8001", "0x1003", "0", "down"),
+			// Limited: its own warning says so, not this one.
+			nif("ib0.8002", g0+1, "0x8002", "0x1003", "0", "lowerlayerdown"),
+			// Taken down by the user: carrier fails (EINVAL in the kernel).
+			nif("ib0.8005", g0+1, "0x8005", "0x1002", "", "down", "carrier"),
+			// Older kernels and trees without flags/carrier: operstate decides.
+			nif("ib0.8006", g0+1, "0x8006", "", "", "lowerlayerdown"),
+			nif("ib0.8007", g0+1, "0x8007", "", "", "down"),
+			nif("ib0.8008", g0+1, "0x8008", "", "", "", "flags"),
+			nif("ib0.8009", g0+1, "0x8009", "0x1003", "", "unknown", "carrier"),
+			nif("ib0.800a", g0+1, "0x800a", "0x1003", "yes", ""),
+			// Not in the table: "cannot come up" only.
+			nif("ib0.8004", g0+1, "0x8004", "0x1003", "0", "down"),
+			nif("ib1.8001", g1+1, "0x8001", "0x1003", "0", "lowerlayerdown"),
+			// A child without carrier whose parent the user took down.
+			nif("ib2", g2+1, "0xffff", "0x1002", "", "down", "carrier"),
+			nif("ib2.8001", g2+1, "0x8001", "0x1003", "0", "lowerlayerdown"),
+		},
+	}
+	dir := t.TempDir()
+	if err := fakesysfs.Write(dir, h); err != nil {
+		t.Fatal(err)
+	}
+	views, err := (&Host{Sys: ibverbs.Open(dir)}).Load(Selector{}, LoadOptions{Tables: true, Interfaces: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, warn := map[string]IPoIB{}, map[string][]string{}
+	for _, v := range views {
+		for _, ip := range v.Interfaces {
+			got[ip.Name] = ip
+		}
+		for _, w := range v.Warnings {
+			name, _, _ := strings.Cut(w, " ")
+			name = strings.TrimSuffix(name, ":")
+			warn[name] = append(warn[name], w)
+		}
+	}
+	const unknown = -1
+	for name, want := range map[string]struct {
+		admin, carrier int // 0, 1, or unknown
+		warning        []string
+	}{
+		"ib0":      {1, 1, nil},
+		"ib0.8001": {1, 0, []string{"ib0.8001 is up without carrier though the mlx5_0/1 table holds P_Key 0x8001 (index 1): IPoIB gets carrier only once it joined the broadcast group ff12:401b:8001::ffff:ffff", "partitions.conf gives partition 0x0001 no ipoib flag", "run 'ibkey partitions check FILE' and 'ibkey sm log' (ERR 1B11)"}},
+		"ib0.8002": {1, 0, []string{"runs as a limited member"}},
+		"ib0.8005": {0, unknown, nil},
+		"ib0.8006": {1, 0, []string{"ib0.8006 is up without carrier"}},
+		"ib0.8007": {unknown, unknown, []string{`ib0.8007: whether it is up and has carrier is unknown (not read: flags: does not exist; operstate "down" fits both a down interface and one without carrier)`}},
+		"ib0.8008": {unknown, unknown, []string{"ib0.8008: whether it is up and has carrier is unknown (not read: flags: ", "; operstate: does not exist)"}},
+		"ib0.8009": {1, unknown, []string{`ib0.8009 is up; whether it has carrier is unknown (not read: carrier: `, `; operstate is "unknown")`}},
+		"ib0.800a": {1, unknown, []string{"ib0.800a is up; whether it has carrier is unknown (not read: carrier: unparsable: not 0 or 1; operstate: does not exist)"}},
+		"ib0.8004": {1, 0, []string{"cannot come up"}},
+		"ib1.8001": {1, 0, []string{"ib1.8001 is up without carrier: mlx5_1/1 is INIT, and IPoIB joins its broadcast group, which turns carrier on, only on an ACTIVE port"}},
+		"ib2":      {0, unknown, nil},
+		"ib2.8001": {1, 0, []string{"ib2.8001 is up without carrier, and its parent ib2 is down: on some devices a child does not work while its parent is down (kernel ipoib_main.c ipoib_open); bring ib2 up first"}},
+	} {
+		ip, ok := got[name]
+		if !ok {
+			t.Errorf("%s not read", name)
+			continue
+		}
+		tri := func(o ibverbs.Opt[bool]) int {
+			switch {
+			case !o.OK():
+				return unknown
+			case o.Value:
+				return 1
+			}
+			return 0
+		}
+		if tri(ip.AdminUp) != want.admin || tri(ip.Carrier) != want.carrier {
+			t.Errorf("%s: admin %+v carrier %+v; want %d, %d", name, ip.AdminUp, ip.Carrier, want.admin, want.carrier)
+		}
+		ws := warn[name]
+		if len(want.warning) == 0 && len(ws) != 0 || len(want.warning) != 0 && len(ws) != 1 {
+			t.Errorf("%s: warnings %q; want one holding %q", name, ws, want.warning)
+			continue
+		}
+		for _, s := range want.warning {
+			if !strings.Contains(ws[0], s) {
+				t.Errorf("%s: warning %q lacks %q", name, ws[0], s)
+			}
+		}
+	}
+}

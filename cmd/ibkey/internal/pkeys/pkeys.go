@@ -45,7 +45,11 @@ in JSON), 15-bit key, notes (default partition, a key held both as full and limi
 duplicates) and the IPoIB interfaces using each entry.
 Empty (invalid) entries are hidden unless --all; holes below the last valid entry are
 counted. Warnings say when a table cannot be trusted (port not ARMED/ACTIVE, RoCE) and
-when an IPoIB child's key is missing from the table (it cannot come up).
+when an IPoIB child's key is missing from the table (it cannot come up), and when an
+interface whose key the table holds is up without carrier (IPoIB turns carrier on only
+once it joined its partition's broadcast group, which the SM must have made: see
+'ibkey partitions check' and 'ibkey sm log'). An interface the user took down is not
+a warning.
 
 A table that exists and was not read (a DOWN CA port over the fabric: no SMP
 arrives there; a saved tree without pkeys/) is named with the reason and the exit is
@@ -67,12 +71,15 @@ JSON (-o json; schemas/pkeys.schema.json): {"schema_version","demo"?,"via"?,
 "ports":[{"device","port","link_layer","state","table_size","valid_pkeys",
 "unreadable_pkeys"?,"pkeys_error"?,"entries":[{"index","pkey","key","membership",
 "valid","default","both_memberships"?,"duplicate_of"?,"hole"?,"unreadable"?,"ipoib"?}],
-"ipoib":[{"name","pkey","parent"?,"operstate"?,"index","membership"}],"warnings":[]}],
+"ipoib":[{"name","pkey","parent"?,"operstate"?,"admin_up","carrier","link_unread"?,
+"index","membership"}],"warnings":[]}],
 "incomplete"?:[{"kind","message"}]} (incomplete: the devices not read, exit 4).
 A table not read has "table_size", "valid_pkeys" and "entries" null and the reason in
 "pkeys_error"; an unreadable entry has "pkey" null and the reason in "unreadable"
 (valid_pkeys counts the entries read; unreadable_pkeys how many were not); an IPoIB
-interface whose key is not in the table has "index": null.
+interface whose key is not in the table has "index": null. admin_up is IFF_UP of its
+flags; carrier is null while it is down; either is null when not read (class/net/IF/
+flags, carrier, operstate), and link_unread says what was not read.
 With --find (schemas/pkeys-find.schema.json): {"schema_version","pkey","key","found",
 "ports":[{"device","port","found","outcome","index","entry","membership","reason"?}],
 "incomplete"?:[{"kind","message"}]} (incomplete: what was not read, exit 4);
@@ -148,6 +155,9 @@ type ipoibJSON struct {
 	PKey       string  `json:"pkey"`
 	Parent     string  `json:"parent,omitempty"`
 	OperState  string  `json:"operstate,omitempty"`
+	AdminUp    *bool   `json:"admin_up"`
+	Carrier    *bool   `json:"carrier"`
+	LinkUnread string  `json:"link_unread,omitempty"`
 	Index      *int    `json:"index"`
 	Membership *string `json:"membership"`
 }
@@ -385,6 +395,15 @@ func pkeyPortToJSON(v *query.PortView, all bool) pkeyPortJSON {
 	}
 	for _, ip := range v.Interfaces {
 		ij := ipoibJSON{Name: ip.Name, PKey: ip.PKey.String(), Parent: ip.Parent, OperState: ip.OperState}
+		// Carrier is Missing while the interface is down: null then, and not "not read".
+		if ip.AdminUp.OK() {
+			ij.AdminUp = &ip.AdminUp.Value
+		}
+		if ip.Carrier.OK() {
+			ij.Carrier = &ip.Carrier.Value
+		} else if !ip.AdminUp.OK() || ip.AdminUp.Value {
+			ij.LinkUnread = ip.Carrier.Missing
+		}
 		if ip.Index >= 0 && ip.Unknown == "" {
 			idx, m := ip.Index, ip.Membership.String()
 			ij.Index, ij.Membership = &idx, &m
