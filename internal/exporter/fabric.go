@@ -310,9 +310,9 @@ type portRecord struct {
 	tableSize int
 	pkeys     []check.PKey
 	tableErr  string
-	// PMA: where PortCounters go (0: no LID, noPMA says why).
+	// PMA: where PortCounters go, or why not (query.MADPort.NoPortCounters).
 	pmaLID uint16
-	noPMA  string
+	noPMA  query.Reading
 	// Counter readings, parallel to fabricCounters.
 	readings [4]query.Reading
 	pairs    []*dto.LabelPair // labels' pairs (portSeries)
@@ -421,11 +421,10 @@ func sweepRecords(f *fabric.Fabric, infos map[check.PortID]tappedPortInfo) []*po
 				tableSize: p.TableSize, pkeys: p.PKeys, tableErr: p.PKeysError,
 				pmaLID: lid,
 			}
+			r.noPMA = query.MADPort{PMALID: lid, FollowLID: n.Type != check.NodeSwitch, Down: p.State == check.StateDown,
+				Name: n.Description + "/" + r.labels[2], NoPMA: noLID}.NoPortCounters()
 			if p.GUID != 0 {
 				r.portGUID = p.GUID.String()
-			}
-			if lid == 0 {
-				r.noPMA = noLID
 			}
 			if r.pkeys == nil && r.tableErr == "" {
 				r.tableErr = "not read"
@@ -466,6 +465,7 @@ func (c *FabricCollector) readNodes(ctx context.Context, tap *portInfoTap) (*fab
 	}
 	infos := tap.portInfos()
 	recs := make([]*portRecord, len(views))
+	switchLIDs := map[string]uint16{}
 	for i, v := range views {
 		r := viewRecord(v)
 		if pi, ok := infos[r.id]; ok {
@@ -475,7 +475,12 @@ func (c *FabricCollector) readNodes(ctx context.Context, tap *portInfoTap) (*fab
 			r.readings[2] = query.Reading{Unavailable: noQKey}
 			r.readings[3] = r.readings[2]
 		}
-		r.pmaLID = r.viewPMALID(ctx, tap, v, infos)
+		if p, err := fab.MADPortOf(ctx, v, v.Ref(), switchLIDs); err != nil {
+			r.noPMA.Unavailable = fmt.Sprintf("the switch's LID (its port 0's PortInfo) was not read: %v", err)
+		} else {
+			p.NoPMA = noLID
+			r.pmaLID, r.noPMA = p.PMALID, p.NoPortCounters()
+		}
 		recs[i] = r
 	}
 	if c.opts.NoCounters {
@@ -486,35 +491,6 @@ func (c *FabricCollector) readNodes(ctx context.Context, tap *portInfoTap) (*fab
 	out := newSeriesSet()
 	portSeries(out, recs)
 	return &fabricSnapshot{series: out}, err
-}
-
-// viewPMALID is where the PortCounters of v's port go (0, and r.noPMA set: nowhere): a
-// CA port's own LID; a switch's LID, the one it was read at or its port 0's.
-func (r *portRecord) viewPMALID(ctx context.Context, tap *portInfoTap, v *query.PortView, infos map[check.PortID]tappedPortInfo) uint16 {
-	var lid uint16
-	switch {
-	case r.nodeType != string(check.NodeSwitch):
-		if v.Port.LID.OK() {
-			lid = v.Port.LID.Value
-		}
-	case !v.Fabric.Addr.Directed:
-		lid = v.Fabric.Addr.LID
-	default:
-		p0, ok := infos[check.PortID{Node: r.id.Node}]
-		if !ok { // port 0 was not selected: its PortInfo holds the switch's LID
-			pi, err := mad.GetPortInfo(ctx, tap, v.Fabric.Addr, 0)
-			if err != nil {
-				r.noPMA = fmt.Sprintf("the switch's LID (its port 0's PortInfo) was not read: %v", err)
-				return 0
-			}
-			p0.lid = pi.LID
-		}
-		lid = p0.lid
-	}
-	if lid == 0 {
-		r.noPMA = noLID
-	}
-	return lid
 }
 
 func viewRecord(v *query.PortView) *portRecord {
@@ -605,7 +581,11 @@ func portSeries(out *seriesSet, recs []*portRecord) {
 		for _, r := range recs {
 			port = r.pairs
 			why, sat := counterState(fc.counter, r.readings[k])
-			if why != "" {
+			switch {
+			case r.readings[k].Absent:
+				add(mFUnavailable, 1, fc.counter.Name, why)
+				continue
+			case why != "":
 				add(mFUnreadable, 1, fc.counter.Name, why)
 				continue
 			}

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/demo"
 	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/ibverbs"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
@@ -744,5 +745,80 @@ func TestFabricCountersByName(t *testing.T) {
 	slices.Sort(want)
 	if !slices.Equal(got, want) {
 		t.Errorf("fabricCountersByName gives %v, not every counter in name order %v", got, want)
+	}
+}
+
+// TestFabricDownPortCounters: where a port's PMA PortCounters are read is query's one
+// rule (query.MADPort.NoPortCounters), in a sweep and in --lid mode. A DOWN CA port's
+// (the demo's "demo-node HCA-2" port 2) cannot be reached over the fabric (a CA
+// answers PortCounters only for the port a MAD arrives on): not available, not
+// unreadable, and not "no subnet manager has assigned a LID"; a switch's DOWN port is
+// read at the switch's LID.
+func TestFabricDownPortCounters(t *testing.T) {
+	ctx := context.Background()
+	tr, err := demo.OpenTransport("mlx5_0", 1, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fab := &query.Fabric{T: tr, Via: demo.Via}
+	hca2 := []string{"node_name", "demo-node HCA-2", "port", "2"}
+	for _, sels := range [][]query.FabricSelector{nil, {
+		{Addr: mad.LIDAddress(9), AllPorts: true}, // demo-node HCA-2
+		{Addr: mad.LIDAddress(7), AllPorts: true}, // leaf02: ports 4 to 6 DOWN
+	}} {
+		c := NewFabricCollector(FabricOptions{Fabric: fab, Interval: time.Minute, Selectors: sels})
+		if err := c.Sweep(ctx); err != nil {
+			t.Fatal(err)
+		}
+		got := collect(t, c)
+		for _, name := range []string{query.RcvConstraintErrors, query.XmitConstraintErrors} {
+			expect(t, got, 1, "ibkey_fabric_port_unavailable", append(hca2, "counter", name, "reason^", "port DOWN (demo-node HCA-2/2 is DOWN and has no LID of its own; a CA answers PMA PortCounters only for the port the MAD arrives on")...)
+		}
+		if u := find(got, "ibkey_fabric_port_unreadable", hca2...); len(u) != 0 {
+			t.Errorf("selectors %v: HCA-2 port 2 unreadable: %v", sels, u)
+		}
+		if sels == nil {
+			continue
+		}
+		for _, port := range []string{"4", "5", "6"} {
+			leaf02 := []string{"node_name", "leaf02", "port", port, "lid", "7"}
+			expect(t, got, 1, "ibkey_fabric_port_state_id", leaf02...)
+			expect(t, got, 0, "ibkey_fabric_port_rcv_constraint_errors", leaf02...)
+		}
+	}
+}
+
+// TestSweepRecordsNoPortCounters: an ACTIVE CA port with LID 0 keeps its reason (no
+// SM has assigned one: not read, a gap); a DOWN CA port is n/a over the fabric
+// (Absent); a switch's DOWN port is read at the switch's LID.
+func TestSweepRecordsNoPortCounters(t *testing.T) {
+	f := loadFabric(t, "small.json")
+	var ca, sw *fabric.Port
+	for _, n := range f.Nodes {
+		switch {
+		case n.Description == "HcaB":
+			ca = n.Port(1)
+		case n.Description == "Switch1":
+			sw = n.Port(1)
+		}
+	}
+	ca.LID, sw.State = 0, check.StateDown
+	byName := func() map[string]*portRecord {
+		out := map[string]*portRecord{}
+		for _, r := range sweepRecords(f, nil) {
+			out[r.labels[1]+"/"+r.labels[2]] = r
+		}
+		return out
+	}
+	recs := byName()
+	if r := recs["HcaB/1"]; r.noPMA != (query.Reading{Unavailable: noLID}) {
+		t.Errorf("ACTIVE CA port, LID 0: %+v", r.noPMA)
+	}
+	if r := recs["Switch1/1"]; r.noPMA.Unavailable != "" || r.pmaLID == 0 {
+		t.Errorf("DOWN switch port: lid %d, %+v", r.pmaLID, r.noPMA)
+	}
+	ca.State = check.StateDown
+	if r := byName()["HcaB/1"]; !r.noPMA.Absent || !strings.HasPrefix(r.noPMA.Unavailable, "port DOWN (HcaB/1 is DOWN and has no LID") {
+		t.Errorf("DOWN CA port: %+v", r.noPMA)
 	}
 }

@@ -90,8 +90,8 @@ func (p *portInfoTap) Exchange(ctx context.Context, calls []mad.Call) error {
 
 // pmaPorts are where the PortCounters of the ports of infos go (sweepRecords' rule): a
 // CA's port to its own LID, every port of a switch to the switch's LID (port 0's).
-// Switch ports without a link are left out (not exported unless cabled); a port with
-// no LID is not read (no SM has assigned one).
+// Switch ports without a link are left out (not exported unless cabled), and DOWN CA
+// ports; a port with no LID is not read (no SM has assigned one).
 func (p *portInfoTap) pmaPorts(infos []tappedPortInfo) []query.PMAPort {
 	switchLID := map[tapAddr]uint16{}
 	for _, pi := range infos {
@@ -106,10 +106,10 @@ func (p *portInfoTap) pmaPorts(infos []tappedPortInfo) []query.PMAPort {
 			continue
 		}
 		lid := pi.lid
+		if pi.port > 0 && !pi.up {
+			continue // a switch port without a link; a DOWN CA port, n/a (query.MADPort.NoPortCounters)
+		}
 		if n.isSwitch {
-			if pi.port > 0 && !pi.up {
-				continue
-			}
 			lid = switchLID[pi.at]
 		}
 		if lid != 0 {
@@ -245,8 +245,8 @@ func readPortCounters(ctx context.Context, tap *portInfoTap, via string, recs []
 	keys := make([]query.PMAPort, 0, len(recs))
 	idx := make([]int, 0, len(recs))
 	for i, r := range recs {
-		if r.pmaLID == 0 {
-			r.readings[0] = query.Reading{Unavailable: r.noPMA}
+		if r.noPMA.Unavailable != "" {
+			r.readings[0] = r.noPMA
 			r.readings[1] = r.readings[0]
 			continue
 		}

@@ -164,6 +164,8 @@ var (
 		"1 when the counter is at its maximum and no longer counts.", "node_guid", "node_name", "port", "lid", "counter")
 	mFUnreadable = newMetric(ModeFabric, "ibkey_fabric_port_unreadable",
 		"The counter could not be read (value 1), with the reason; its value metric is absent (not 0).", "node_guid", "node_name", "port", "lid", "counter", "reason")
+	mFUnavailable = newMetric(ModeFabric, "ibkey_fabric_port_unavailable",
+		"The counter is not available over the fabric (value 1), with the reason: a DOWN CA or router port's PMA PortCounters (its PMA answers only for the port a MAD arrives on; its host's sysfs reads them). Nothing failed: this is not ibkey_fabric_port_unreadable.", "node_guid", "node_name", "port", "lid", "counter", "reason")
 	mFindings = newMetric(ModeFabric, "ibkey_fabric_findings",
 		"Audit findings of the sweep being served (ibkey fabric check; with --partitions also the partitions.conf comparison), by rule and severity.", "rule", "severity")
 	mFPortFinding = newMetric(ModeFabric, "ibkey_fabric_port_finding_info",
@@ -191,7 +193,7 @@ func Catalog() []*Metric {
 		mSaturated, mUnreadable,
 		mFabricUp, mSweepTime, mSweepAge, mSweepDuration, mSweeps, mLastFailure, mNodes, mUnreachable, mNotRead,
 		mFPortInfo, mFPortState, mFEntry, mFTableSize, mFTableValid, mFTableUnread,
-		mFRcvConstraint, mFXmitConstraint, mFPKeyViolations, mFQKeyViolations, mFSaturated, mFUnreadable,
+		mFRcvConstraint, mFXmitConstraint, mFPKeyViolations, mFQKeyViolations, mFSaturated, mFUnreadable, mFUnavailable,
 		mFindings, mFPortFinding,
 		mSMEvents, mSMLogLines,
 	}

@@ -81,7 +81,7 @@ func (m *MADCounters) port(ref PortRef) (MADPort, string) {
 	defer m.mu.Unlock()
 	p, ok := m.ports[ref]
 	if !ok {
-		return MADPort{}, "not read over MADs"
+		return MADPort{Unavailable: "not read over MADs"}, "not read over MADs"
 	}
 	return *p, p.Unavailable
 }
@@ -169,18 +169,9 @@ func (madPortCounters) Name() string { return SourcePortCounters }
 
 func (s madPortCounters) Read(ref PortRef, names []string, out []Reading) {
 	m := s.m
-	p, why := m.port(ref)
-	switch {
-	case why != "":
-		fill(out, Reading{Unavailable: why, Absent: p.Absent})
-		return
-	case p.FollowLID && p.Down:
-		// Nothing the fabric can give, not a gap: as fabric.NotRead leaves DOWN ports
-		// out. A switch's DOWN port is read (its PMA answers for every port).
-		fill(out, Reading{Unavailable: downPMA(p), Absent: true})
-		return
-	case p.PMALID == 0:
-		fill(out, Reading{Unavailable: p.NoPMA})
+	p, _ := m.port(ref)
+	if no := p.NoPortCounters(); no.Unavailable != "" {
+		fill(out, no)
 		return
 	}
 	r := ReadPortCounters(m.ctx, m.fab.T, []PMAPort{{LID: p.PMALID, Port: p.Num}})[0]
@@ -205,6 +196,23 @@ func (s madPortCounters) Read(ref PortRef, names []string, out []Reading) {
 		"VL15_dropped":                    {Value: uint64(pc.VL15Dropped)},
 		"port_xmit_wait":                  {Value: uint64(pc.PortXmitWait)},
 	})
+}
+
+// NoPortCounters is why p's PMA PortCounters cannot be read over the fabric (the zero
+// Reading when they can, at PMALID): Unavailable, p cannot be read over MADs at all;
+// a DOWN CA or router port, n/a (Absent: nothing the fabric can give, not a gap, as
+// fabric.NotRead leaves DOWN ports out; downPMA); no PMALID, NoPMA. A switch's DOWN
+// port is read (its PMA, at the switch's LID, answers for every port).
+func (p MADPort) NoPortCounters() Reading {
+	switch {
+	case p.Unavailable != "":
+		return Reading{Unavailable: p.Unavailable, Absent: p.Absent}
+	case p.FollowLID && p.Down:
+		return Reading{Unavailable: downPMA(p), Absent: true}
+	case p.PMALID == 0:
+		return Reading{Unavailable: p.NoPMA}
+	}
+	return Reading{}
 }
 
 // PMAPort is where a port's PMA PortCounters are read: the LID the Get goes to (PMA
@@ -322,7 +330,7 @@ func NewFabricSampler(ctx context.Context, fab *Fabric, views []*PortView, now f
 	}
 	ports := map[PortRef]*MADPort{}
 	s := &Sampler{Parallel: true, Now: now}
-	switchLIDs := map[string]uint16{} // a switch's LID (port 0's) by the address it was read at
+	switchLIDs := map[string]uint16{}
 	for _, v := range views {
 		if v.Fabric == nil {
 			return nil, fmt.Errorf("query: %s was not read over the fabric", v.Ref())
@@ -331,32 +339,9 @@ func NewFabricSampler(ctx context.Context, fab *Fabric, views []*PortView, now f
 		if len(nodes[ref.Device]) > 1 {
 			ref.Device = fmt.Sprintf("%s (%s)", ref.Device, v.Fabric.Address)
 		}
-		p := &MADPort{SMP: v.Fabric.Addr, Num: uint8(v.Port.Num), Name: ref.String()}
-		isSwitch := v.Device.NodeType.OK() && v.Device.NodeType.Value.Num == int(mad.NodeSwitch)
-		switch {
-		case !isSwitch:
-			p.FollowLID = true
-			if v.Port.LID.OK() {
-				p.PMALID = v.Port.LID.Value
-			}
-		case !v.Fabric.Addr.Directed:
-			// A switch's LID is its port 0's, which PortCounters of every port go to.
-			p.PMALID = v.Fabric.Addr.LID
-		default:
-			key := v.Fabric.Addr.String()
-			lid, ok := switchLIDs[key]
-			if !ok {
-				pi, err := mad.GetPortInfo(ctx, fab.T, v.Fabric.Addr, 0)
-				if err != nil {
-					return nil, fab.madError(v.Fabric.Addr, err)
-				}
-				lid, switchLIDs[key] = pi.LID, pi.LID
-			}
-			p.PMALID = lid
-		}
-		p.NoPMA = noLIDReason(ref.String(), v.Fabric.Address)
-		if isSwitch {
-			p.NoPMA = noLIDReason(ref.Device+"'s port 0", v.Fabric.Address)
+		p, err := fab.MADPortOf(ctx, v, ref, switchLIDs)
+		if err != nil {
+			return nil, err
 		}
 		ports[ref] = p
 		s.Ports = append(s.Ports, ref)
@@ -366,6 +351,39 @@ func NewFabricSampler(ctx context.Context, fab *Fabric, views []*PortView, now f
 	s.States = m
 	s.Sets = NewCounterSets(m.PortCounters(), m.PortInfo())
 	return s, nil
+}
+
+// MADPortOf is how the counters of v, a port read over the fabric (Fabric.LoadMany)
+// and named ref, are reached: PortInfo at v's address; PortCounters at its own LID on
+// a CA or router (followed as PortInfo reports it), at its switch's LID (port 0's) on
+// a switch, whose PMA answers for every port: the LID it was read at, or its port 0's
+// PortInfo, read once per address (switchLIDs, by the address it was read at).
+func (f *Fabric) MADPortOf(ctx context.Context, v *PortView, ref PortRef, switchLIDs map[string]uint16) (*MADPort, error) {
+	p := &MADPort{SMP: v.Fabric.Addr, Num: uint8(v.Port.Num), Name: ref.String(),
+		Down: v.Port.State.Num == int(mad.PortStateDown), NoPMA: noLIDReason(ref.String(), v.Fabric.Address)}
+	switch {
+	case !v.Device.NodeType.OK() || v.Device.NodeType.Value.Num != int(mad.NodeSwitch):
+		p.FollowLID = true
+		if v.Port.LID.OK() {
+			p.PMALID = v.Port.LID.Value
+		}
+		return p, nil
+	case !v.Fabric.Addr.Directed:
+		p.PMALID = v.Fabric.Addr.LID
+	default:
+		key := v.Fabric.Addr.String()
+		lid, ok := switchLIDs[key]
+		if !ok {
+			pi, err := mad.GetPortInfo(ctx, f.T, v.Fabric.Addr, 0)
+			if err != nil {
+				return nil, f.madError(v.Fabric.Addr, err)
+			}
+			lid, switchLIDs[key] = pi.LID, pi.LID
+		}
+		p.PMALID = lid
+	}
+	p.NoPMA = noLIDReason(ref.Device+"'s port 0", v.Fabric.Address)
+	return p, nil
 }
 
 // LocalPortInfo is a PortInfo source for local ports (views from Host.Load), read
