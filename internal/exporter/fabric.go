@@ -480,6 +480,9 @@ func (c *FabricCollector) readNodes(ctx context.Context, tap *portInfoTap) (*fab
 		} else {
 			p.NoPMA = noLID
 			r.pmaLID, r.noPMA = p.PMALID, p.NoPortCounters()
+			if !p.FollowLID { // a switch port's lid is the switch's, as a sweep's
+				r.labels[3] = strconv.Itoa(int(p.PMALID))
+			}
 		}
 		recs[i] = r
 	}
@@ -498,9 +501,6 @@ func viewRecord(v *query.PortView) *portRecord {
 	var lid uint16
 	if p.LID.OK() {
 		lid = p.LID.Value
-	}
-	if lid == 0 && !v.Fabric.Addr.Directed {
-		lid = v.Fabric.Addr.LID
 	}
 	r := &portRecord{
 		id:     check.PortID{Node: check.GUID(v.Fabric.NodeGUID), Port: p.Num},

@@ -763,8 +763,9 @@ func TestFabricDownPortCounters(t *testing.T) {
 	fab := &query.Fabric{T: tr, Via: demo.Via}
 	hca2 := []string{"node_name", "demo-node HCA-2", "port", "2"}
 	for _, sels := range [][]query.FabricSelector{nil, {
-		{Addr: mad.LIDAddress(9), AllPorts: true}, // demo-node HCA-2
-		{Addr: mad.LIDAddress(7), AllPorts: true}, // leaf02: ports 4 to 6 DOWN
+		{Addr: mad.LIDAddress(9), AllPorts: true},            // demo-node HCA-2
+		{Addr: mad.LIDAddress(7), AllPorts: true},            // leaf02: ports 4 to 6 DOWN
+		{Addr: mad.DirectedRoute(1), Port: 4, HasPort: true}, // leaf01
 	}} {
 		c := NewFabricCollector(FabricOptions{Fabric: fab, Interval: time.Minute, Selectors: sels})
 		if err := c.Sweep(ctx); err != nil {
@@ -780,6 +781,10 @@ func TestFabricDownPortCounters(t *testing.T) {
 		if sels == nil {
 			continue
 		}
+		// A port's lid label is its own LID (port 2 has none; 9 is port 1's), a switch
+		// port's the switch's, read at a LID or by directed route, as a sweep's.
+		expect(t, got, 1, "ibkey_fabric_port_info", append(hca2, "lid", "0")...)
+		expect(t, got, 1, "ibkey_fabric_port_info", "node_name", "leaf01", "port", "4", "lid", "2")
 		for _, port := range []string{"4", "5", "6"} {
 			leaf02 := []string{"node_name", "leaf02", "port", port, "lid", "7"}
 			expect(t, got, 1, "ibkey_fabric_port_state_id", leaf02...)
