@@ -276,6 +276,17 @@ func TestFabricLab(t *testing.T) {
 	expect(t, got, float64(valid), "ibkey_fabric_pkey_table_valid_entries", hcaB...)
 	expect(t, got, float64(table.Capacity), "ibkey_fabric_pkey_table_size", hcaB...)
 	expect(t, got, 0, "ibkey_fabric_port_rcv_constraint_errors", hcaB...)
+	// HcaB's port 2 is DOWN (not cabled): its PortCounters cannot be reached over the
+	// fabric, as ibsim's perfquery at HcaB's LID for port 2 shows (a CA's PMA answers
+	// only for the port a MAD arrives on): not available, not unreadable.
+	if out, err := l.Tool("perfquery", lidB, "2"); err == nil {
+		t.Errorf("perfquery %s 2 read a DOWN CA port's PortCounters: %s", lidB, out)
+	}
+	hcaB2 := []string{"node_name", "HcaB", "port", "2", "lid", "0"}
+	expect(t, got, 1, "ibkey_fabric_port_unavailable", with(hcaB2, "counter", query.XmitConstraintErrors, "reason^", "port DOWN (HcaB/2 is DOWN")...)
+	if u := find(got, "ibkey_fabric_port_unreadable", hcaB2...); len(u) != 0 {
+		t.Errorf("HcaB[2] (DOWN) unreadable: %v", u)
+	}
 	// Q_KeyViolations from the sweep's own PortInfo replies, as smpquery reads it;
 	// every port whose PortInfo was read has the value, none says it is missing.
 	pi := lab.ParseFields(l.MustTool("smpquery", "portinfo", lidB, "1"))
