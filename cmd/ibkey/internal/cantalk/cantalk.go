@@ -118,7 +118,8 @@ port (those that exist are listed), or no P_Key table (iWARP); 4 UNKNOWN: the an
 depends on what was not read (unreadable P_Key entries, a pinned entry, a port's
 table, a device, a switch port's table), listed on stderr, or the ports are on
 different subnets (GID prefixes) and only a router, which is not checked, could join
-them.
+them, or (--sa) the Subnet Manager does not confirm a yes (a no it does not confirm
+stays 1, and a warning says what it did not confirm).
 
 JSON (-o json; schemas/can-talk.schema.json): {"schema_version","can_talk","one_way",
 "verdict","not_checked"?,"reasons":[],"warnings":[],
@@ -372,8 +373,12 @@ func runCanTalk(o *CanTalkOptions) error {
 		j := verdictToJSON(v)
 		if sa != nil {
 			j.SA = saToJSON(sa)
-			if sa.Unknown && v.Kind.ExitCode() != cmdutil.ExitIncomplete {
+			switch {
+			case !sa.Unknown:
+			case v.Kind.ExitCode() == cmdutil.ExitOK: // a yes the SM did not confirm: exit 4
 				j.Incomplete = append(j.Incomplete, cmdutil.Incomplete{Kind: cmdutil.IncompleteNotChecked, Message: sa.Reason})
+			case v.Kind.ExitCode() == cmdutil.ExitNo: // a definite no stays one: said as a warning
+				j.Warnings = append(j.Warnings, "not checked: "+sa.Reason)
 			}
 		}
 		if err := cmdutil.WriteJSON(o.IO.Out, j); err != nil {
@@ -396,13 +401,19 @@ func runCanTalk(o *CanTalkOptions) error {
 			n.Warn("not checked: " + nc.Sentence)
 		}
 	}
+	code := v.Kind.ExitCode()
 	if sa != nil && sa.Unknown {
 		// The SM's answer and the tables read disagree, or the SM did not answer for
-		// these ends: the verdict is not confirmed.
+		// these ends: the verdict is not confirmed. That undoes a yes (exit 4), not a
+		// definite no: the tables read, the port states and the Q_Keys decide it
+		// whatever the SM believes (exit 1: "also in a partial read: what was found is
+		// definite", cmdutil.ExitCodes).
 		n.Warn("not checked: " + sa.Reason)
-		return cmdutil.Exit(cmdutil.ExitIncomplete)
+		if code == cmdutil.ExitOK {
+			code = cmdutil.ExitIncomplete
+		}
 	}
-	if code := v.Kind.ExitCode(); code != cmdutil.ExitOK {
+	if code != cmdutil.ExitOK {
 		return cmdutil.Exit(code)
 	}
 	return nil
