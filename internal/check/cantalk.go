@@ -351,6 +351,10 @@ const (
 	// NotCheckedTable: an end's P_Key table, which exists, was not read at all
 	// (Endpoint.TableNotRead).
 	NotCheckedTable
+	// NotCheckedSubnetManager: the tables read say yes and the Subnet Manager, asked
+	// for a path (can-talk --sa), does not confirm it: it refuses one, or could not
+	// be asked.
+	NotCheckedSubnetManager
 )
 
 // DependsOn makes v unknown: the answer depends on nc, which was not checked (the

@@ -118,7 +118,8 @@ port (those that exist are listed), or no P_Key table (iWARP); 4 UNKNOWN: the an
 depends on what was not read (unreadable P_Key entries, a pinned entry, a port's
 table, a device, a switch port's table), listed on stderr, or the ports are on
 different subnets (GID prefixes) and only a router, which is not checked, could join
-them.
+them, or (--sa) the Subnet Manager does not confirm the tables' yes (a no it does not confirm
+stays 1, and a warning says what it did not confirm).
 
 JSON (-o json; schemas/can-talk.schema.json): {"schema_version","can_talk","one_way",
 "verdict","not_checked"?,"reasons":[],"warnings":[],
@@ -350,11 +351,21 @@ func runCanTalk(o *CanTalkOptions) error {
 	v.Reasons = append(v.Reasons, qkeyRuleReasons(v)...)
 	// --sa: the Subnet Manager's own answer, compared (sa.go).
 	var sa *saAnswer
+	saUndidYes := false
 	if o.SA.Ask {
 		if sa, err = o.askSA(eps, v); err != nil {
 			return err
 		}
-		v.Reasons = append(v.Reasons, saText(sa)...)
+		lines := saText(sa)
+		if sa.Unknown && v.Kind == check.VerdictYes {
+			// A yes the SM does not confirm is not known (exit 4: "never a yes or
+			// no"); its reason is then the verdict's not-checked sentence, said once.
+			// A definite no stays one (exit 1): what the SM did not confirm is a
+			// warning.
+			v.DependsOn(check.NotChecked{Cause: check.NotCheckedSubnetManager, Sentence: sa.Reason})
+			lines, saUndidYes = lines[1:], true
+		}
+		v.Reasons = append(v.Reasons, lines...)
 	}
 	// Port warnings first (a stale or RoCE table undermines everything after it), once
 	// per port; they go in the JSON too.
@@ -372,8 +383,8 @@ func runCanTalk(o *CanTalkOptions) error {
 		j := verdictToJSON(v)
 		if sa != nil {
 			j.SA = saToJSON(sa)
-			if sa.Unknown && v.Kind.ExitCode() != cmdutil.ExitIncomplete {
-				j.Incomplete = append(j.Incomplete, cmdutil.Incomplete{Kind: cmdutil.IncompleteNotChecked, Message: sa.Reason})
+			if sa.Unknown && v.Kind.ExitCode() == cmdutil.ExitNo {
+				j.Warnings = append(j.Warnings, "not checked: "+sa.Reason)
 			}
 		}
 		if err := cmdutil.WriteJSON(o.IO.Out, j); err != nil {
@@ -396,11 +407,13 @@ func runCanTalk(o *CanTalkOptions) error {
 			n.Warn("not checked: " + nc.Sentence)
 		}
 	}
-	if sa != nil && sa.Unknown {
+	if sa != nil && sa.Unknown && !saUndidYes {
 		// The SM's answer and the tables read disagree, or the SM did not answer for
-		// these ends: the verdict is not confirmed.
+		// these ends (a yes it undid says so above): a definite no is not confirmed
+		// either, but the tables read, the port states and the Q_Keys decide it
+		// whatever the SM believes (exit 1: "also in a partial read: what was found
+		// is definite", cmdutil.ExitCodes).
 		n.Warn("not checked: " + sa.Reason)
-		return cmdutil.Exit(cmdutil.ExitIncomplete)
 	}
 	if code := v.Kind.ExitCode(); code != cmdutil.ExitOK {
 		return cmdutil.Exit(code)
@@ -446,6 +459,9 @@ func headline(v check.Verdict) string {
 	case check.VerdictUnknown:
 		if len(v.NotChecked) == 1 && v.NotChecked[0].Cause == check.NotCheckedQKeys {
 			return fmt.Sprintf("UNKNOWN: whether %s and %s can talk depends on their Q_Keys, which were not given", v.A.Label, v.B.Label)
+		}
+		if len(v.NotChecked) == 1 && v.NotChecked[0].Cause == check.NotCheckedSubnetManager {
+			return fmt.Sprintf("UNKNOWN: the tables read say %s and %s can talk; the Subnet Manager does not confirm it", v.A.Label, v.B.Label)
 		}
 		return fmt.Sprintf("UNKNOWN: whether %s and %s can talk depends on what was not read", v.A.Label, v.B.Label)
 	}

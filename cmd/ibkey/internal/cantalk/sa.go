@@ -49,7 +49,8 @@ type saAnswer struct {
 	Path   bool
 	Status string
 	// Agrees: the SM's answer is the verdict's P_Key rule; Unknown: its answer
-	// settles nothing (it did not answer for these ends, or could not be asked).
+	// settles nothing (it did not answer for these ends, or could not be asked): a
+	// yes then exits 4, a definite no still 1 (runCanTalk).
 	Agrees  bool
 	Unknown bool
 	Reason  string

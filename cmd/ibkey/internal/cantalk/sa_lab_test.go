@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/jsonschematest"
 	"github.com/ibkey/ibkey/internal/lab"
 )
 
@@ -98,8 +99,8 @@ func TestLabCanTalkSA(t *testing.T) {
 }
 
 // TestLabCanTalkSASilent: a requester that shares no partition with an end gets no
-// path and OpenSM logs nothing; can-talk says the refusal is about the requester and
-// exits 4 (the verdict from the tables stands, the SM did not confirm it).
+// path and OpenSM logs nothing; can-talk says the refusal is about the requester, and
+// the tables' yes, which the SM did not confirm, is UNKNOWN (exit 4).
 func TestLabCanTalkSASilent(t *testing.T) {
 	lab.Require(t)
 	if testing.Short() {
@@ -116,11 +117,119 @@ func TestLabCanTalkSASilent(t *testing.T) {
 	from := d.LogSize()
 	args := []string{"can-talk", "lid=4,pkey=0x0002", "lid=5,pkey=0x0002", "--sa", "--sm-log", d.Log, "--ibsim=" + l.SockName, "--sim-node", "HcaB"}
 	r := runIbkey(t, args...)
-	if r.Code != 4 || !strings.Contains(r.Stdout, "shares no partition (with a full member) with") || !strings.Contains(r.Stdout, "ask from a port that does") {
+	if r.Code != 4 || !strings.HasPrefix(r.Stdout, "UNKNOWN: the tables read say lid=4 and lid=5 can talk; the Subnet Manager does not confirm it\n") ||
+		!strings.Contains(r.Stdout, "shares no partition (with a full member) with") || !strings.Contains(r.Stdout, "ask from a port that does") {
 		t.Errorf("ibkey %s: exit %d\n%s%s", strings.Join(args, " "), r.Code, r.Stdout, r.Stderr)
 	}
 	time.Sleep(100 * time.Millisecond)
 	if b, _ := os.ReadFile(d.Log); strings.Contains(string(b[from:]), "ERR 1F1") {
 		t.Errorf("OpenSM logged a refusal: %s", b[from:])
+	}
+}
+
+// TestLabCanTalkSADefiniteNo: what the SM did not confirm undoes a yes (exit 4), never
+// a definite no (exit 1, the exit-code table: "also in a partial read: what was found
+// is definite"). HcaB asks, and shares no partition with a full member with the
+// others, so OpenSM refuses it silently; every pair and key is asked with RC QPs and
+// with UD QPs whose Q_Keys match and differ. Then, with OpenSM stopped, the SA cannot
+// be asked at all, about two ports that are both limited members.
+func TestLabCanTalkSADefiniteNo(t *testing.T) {
+	lab.Require(t)
+	if testing.Short() {
+		t.Skip("lab: -short")
+	}
+	l := lab.StartPartconf(t)
+	conf := "Default=0x7fff : ALL=limited, SELF=full;\np2=0x0002 : 0x0002c90300000221=full, 0x0002c90300000231;\n"
+	d := l.StartOpenSMDaemon(t, conf)
+	attach := []string{"--ibsim=" + l.SockName, "--sim-node", "HcaB"}
+	type doc struct {
+		saDoc
+		NotChecked []string `json:"not_checked"`
+		Warnings   []string `json:"warnings"`
+		Incomplete []struct {
+			Kind    string `json:"kind"`
+			Message string `json:"message"`
+		} `json:"incomplete"`
+	}
+	ask := func(args []string) (doc, bool) {
+		t.Helper()
+		args = append(append(args, "--sa", "-o", "json"), attach...)
+		r := runIbkey(t, args...)
+		var j doc
+		if err := json.Unmarshal([]byte(r.Stdout), &j); err != nil {
+			t.Fatalf("ibkey %s: exit %d: %v\n%s%s", strings.Join(args, " "), r.Code, err, r.Stdout, r.Stderr)
+		}
+		jsonschematest.Validate(t, "can-talk", []byte(r.Stdout))
+		if j.Unresolved != nil {
+			return j, false
+		}
+		incomplete := false
+		for _, in := range j.Incomplete {
+			incomplete = incomplete || in.Kind == "not-checked" && in.Message == j.SA.Reason
+		}
+		undone := false
+		for _, nc := range j.NotChecked {
+			undone = undone || nc == j.SA.Reason
+		}
+		warned := false
+		for _, w := range j.Warnings {
+			warned = warned || w == "not checked: "+j.SA.Reason
+		}
+		said := strings.Contains(r.Stderr, "not checked: "+j.SA.Reason)
+		switch {
+		case !j.SA.Unknown:
+			want := 1
+			switch j.Verdict {
+			case "yes":
+				want = 0
+			case "unknown", "different-subnets":
+				want = 4
+			}
+			if r.Code != want || warned || incomplete {
+				t.Errorf("ibkey %s: verdict %s, exit %d (want %d)\n%s%s", strings.Join(args, " "), j.Verdict, r.Code, want, r.Stdout, r.Stderr)
+			}
+		case j.Verdict == "yes":
+			t.Errorf("ibkey %s: a yes the SM did not confirm: exit %d (want unknown, exit 4)\n%s%s", strings.Join(args, " "), r.Code, r.Stdout, r.Stderr)
+		case undone: // the tables' yes
+			if j.Verdict != "unknown" || r.Code != 4 || !incomplete || warned || strings.Count(r.Stderr, "not checked: "+j.SA.Reason) != 1 {
+				t.Errorf("ibkey %s: a yes the SM did not confirm: verdict %s, exit %d (want unknown, 4), incomplete %v, warning %v\n%s%s", strings.Join(args, " "), j.Verdict, r.Code, incomplete, warned, r.Stdout, r.Stderr)
+			}
+			j.Verdict = "undone yes"
+		case j.Verdict == "no" || j.Verdict == "one-way" || j.Verdict == "not-active":
+			if r.Code != 1 || incomplete || !warned || !said {
+				t.Errorf("ibkey %s: a definite %s the SM did not confirm: exit %d (want 1), incomplete %v, warning %v, stderr %v\n%s%s", strings.Join(args, " "), j.Verdict, r.Code, incomplete, warned, said, r.Stdout, r.Stderr)
+			}
+		default:
+			if r.Code != 4 {
+				t.Errorf("ibkey %s: verdict %s, exit %d (want 4)", strings.Join(args, " "), j.Verdict, r.Code)
+			}
+		}
+		return j, true
+	}
+	qps := [][2]string{{"", ""}, {",qp=ud,qkey=0x11", ",qp=ud,qkey=0x11"}, {",qp=ud,qkey=0x11", ",qp=ud,qkey=0x12"}}
+	seen := map[string]int{}
+	for _, a := range []int{1, 3, 4, 5} {
+		for _, b := range []int{1, 3, 4, 5} {
+			for _, k := range []string{"0x0002", "0x7fff", "0xffff"} {
+				for _, q := range qps {
+					if a == b {
+						continue
+					}
+					j, ok := ask([]string{"can-talk", fmt.Sprintf("lid=%d,pkey=%s%s", a, k, q[0]), fmt.Sprintf("lid=%d,pkey=%s%s", b, k, q[1])})
+					if ok && j.SA.Unknown {
+						seen[j.Verdict]++
+					}
+				}
+			}
+		}
+	}
+	t.Logf("verdicts the SM did not confirm: %v", seen)
+	if seen["undone yes"] == 0 || seen["no"] == 0 {
+		t.Fatalf("verdicts the SM did not confirm: %v: the test needs a yes and a no", seen)
+	}
+	// No SM: HcaC and HcaD are both limited members of the default partition.
+	d.Stop()
+	if j, _ := ask([]string{"can-talk", "lid=4,pkey=0x7fff", "lid=5,pkey=0x7fff"}); j.Verdict != "no" || !j.SA.Unknown || !strings.Contains(j.SA.Reason, "could not be asked") {
+		t.Errorf("with OpenSM stopped: verdict %s, SA %+v", j.Verdict, j.SA)
 	}
 }
