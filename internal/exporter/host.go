@@ -31,8 +31,8 @@ type HostOptions struct {
 	// every scrape.
 	TableMaxAge time.Duration
 	// Violations reads pkey_violations and qkey_violations of a port (a verbs source,
-	// or SMP PortInfo over umad). nil: they are reported unreadable with
-	// ViolationsReason.
+	// or SMP PortInfo over umad). nil: an InfiniBand port's are reported unreadable
+	// with ViolationsReason, a RoCE or iWARP port's unavailable (noViolations).
 	Violations query.CounterSource
 	// Now is the clock (default time.Now).
 	Now func() time.Time
@@ -74,9 +74,6 @@ var hostCounters = [4]struct {
 func NewHostCollector(opts HostOptions) *HostCollector {
 	if opts.Now == nil {
 		opts.Now = time.Now
-	}
-	if opts.Violations == nil {
-		opts.Violations = query.UnavailableSource{Label: "none", Reason: ViolationsReason}
 	}
 	return &HostCollector{opts: opts}
 }
@@ -143,7 +140,11 @@ func (c *HostCollector) Collect(ch chan<- prometheus.Metric) {
 		for i, cn := range c.counters {
 			src := cn.Source.Name()
 			why, sat := counterState(cn, readings[i])
-			if why != "" {
+			switch {
+			case readings[i].Absent: // the port has no such counter: nothing failed
+				ch <- gauge(mUnavailable, 1, dev, port, cn.Name, why)
+				continue
+			case why != "":
 				ch <- gauge(mUnreadable, 1, dev, port, cn.Name, src, why)
 				continue
 			}
@@ -168,6 +169,20 @@ func counterState(cn query.Counter, r query.Reading) (why string, saturated floa
 	return "", 0
 }
 
+// noViolations is the violations source when none was given: a RoCE or iWARP port has
+// no PortInfo (no QP0), so none of these counters (absent, as query.LocalPortInfo and
+// watch counters say); an InfiniBand port's exist and are not read (ViolationsReason).
+type noViolations map[query.PortRef]string
+
+func (noViolations) Name() string { return "none" }
+
+func (s noViolations) Read(ref query.PortRef, _ []string, out []query.Reading) {
+	why, absent := s[ref]
+	for i := range out {
+		out[i] = query.Reading{Unavailable: cmp.Or(why, ViolationsReason), Absent: absent}
+	}
+}
+
 func stateErr(err error) string {
 	var pe *ibverbs.PathError
 	if errors.As(err, &pe) {
@@ -190,14 +205,18 @@ func (c *HostCollector) refresh(now time.Time) {
 	c.unread = unread
 	c.loadErr = ""
 	c.refs = make([]query.PortRef, len(views))
+	none := noViolations{}
 	for i, v := range views {
 		c.refs[i] = v.Ref()
+		if ll := v.LinkLayer(); ll != "" && ll != "InfiniBand" {
+			none[v.Ref()] = "no PortInfo on a " + ll + " port (link layer " + ll + "): SMPs and these counters are InfiniBand's"
+		}
 	}
 	sysfs := query.NewSysfsCounters(c.opts.Host.Sys, views)
 	for i, hc := range hostCounters {
 		c.counters[i] = query.Counter{Name: hc.name, Source: sysfs, Width: ibverbs.CounterWidths[hc.name]}
 		if i >= 2 {
-			c.counters[i] = query.Counter{Name: hc.name, Source: c.opts.Violations, Width: query.PortInfoViolationWidth}
+			c.counters[i] = query.Counter{Name: hc.name, Source: cmp.Or[query.CounterSource](c.opts.Violations, none), Width: query.PortInfoViolationWidth}
 		}
 	}
 	c.tables, c.tablesErr = buildHostTables(views).families()

@@ -2,6 +2,7 @@ package exporter
 
 import (
 	"bytes"
+	"cmp"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -172,7 +173,7 @@ func TestHostCountersUnreadableAndSaturated(t *testing.T) {
 	text := gatherText(t, c)
 	for _, want := range []string{
 		`ibkey_port_unreadable{counter="port_rcv_constraint_errors",device="mlx5_0",port="1",reason="read failed: `,
-		`ibkey_port_unreadable{counter="port_rcv_constraint_errors",device="mlx5_2",port="1",reason="no PMA counters (counters/: does not exist)",source="sysfs"} 1`,
+		`ibkey_port_unavailable{counter="port_rcv_constraint_errors",device="mlx5_2",port="1",reason="no PMA counters (counters/: does not exist)"} 1`,
 		`ibkey_port_saturated{counter="port_rcv_constraint_errors",device="mlx5_1",port="1"} 1`,
 		`ibkey_port_saturated{counter="port_xmit_constraint_errors",device="mlx5_1",port="1"} 0`,
 		`ibkey_port_pkey_violations{device="mlx5_0",port="1",source="verbs"} 65535`,
@@ -196,6 +197,73 @@ func TestHostCountersUnreadableAndSaturated(t *testing.T) {
 	}
 	if src.calls == 0 {
 		t.Error("the violations source was never read")
+	}
+}
+
+// TestHostAbsentCountersUnavailable: a counter the port does not have by nature (a
+// RoCE port's PortInfo violation counters: no QP0; a device without counters/) is
+// ibkey_port_unavailable, never ibkey_port_unreadable, whichever source says so; a
+// counter that exists and was not read (an InfiniBand port's violations without a
+// source, a counters/ file that fails) stays unreadable.
+func TestHostAbsentCountersUnavailable(t *testing.T) {
+	dir := writeHost(t, fakesysfs.MLX5())
+	p := counterPath(dir, "mlx5_0", "1", "port_xmit_constraint_errors")
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("port_xmit_constraint_errors", p); err != nil {
+		t.Fatal(err)
+	}
+	roce := query.PortRef{Device: "mlx5_2", Port: 1}
+	const why = "no PortInfo on a Ethernet port (link layer Ethernet): SMPs and these counters are InfiniBand's"
+	for _, tc := range []struct {
+		name string
+		src  query.CounterSource
+		ib   string // mlx5_0/1's pkey_violations
+	}{
+		{"no source", nil, `ibkey_port_unreadable{counter="pkey_violations",device="mlx5_0",port="1",reason="` + ViolationsReason + `",source="none"} 1`},
+		{"PortInfo source", absentSource{roce: why}, `ibkey_port_unreadable{counter="pkey_violations",device="mlx5_0",port="1",reason="not read",source="` + query.SourcePortInfo + `"} 1`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			text := gatherText(t, newHostCollector(dir, &fakeClock{time.Unix(1000, 0)}, tc.src))
+			for _, want := range []string{
+				tc.ib,
+				`ibkey_port_unavailable{counter="pkey_violations",device="mlx5_2",port="1",reason="` + why + `"} 1`,
+				`ibkey_port_unavailable{counter="qkey_violations",device="mlx5_2",port="1",reason="` + why + `"} 1`,
+				`ibkey_port_unavailable{counter="port_xmit_constraint_errors",device="mlx5_2",port="1",reason="no PMA counters (counters/: does not exist)"} 1`,
+				`ibkey_port_unreadable{counter="port_xmit_constraint_errors",device="mlx5_0",port="1",reason="read failed: `,
+				"# HELP ibkey_port_unavailable The port has no such counter by nature",
+			} {
+				if !strings.Contains(text, want) {
+					t.Errorf("missing %s in\n%s", want, text)
+				}
+			}
+			for _, never := range []string{
+				`ibkey_port_unreadable{counter="pkey_violations",device="mlx5_2"`,
+				`ibkey_port_unreadable{counter="qkey_violations",device="mlx5_2"`,
+				`ibkey_port_unreadable{counter="port_xmit_constraint_errors",device="mlx5_2"`,
+				`ibkey_port_unavailable{counter="pkey_violations",device="mlx5_0"`,
+				`ibkey_port_unavailable{counter="port_xmit_constraint_errors",device="mlx5_0"`,
+				`ibkey_port_pkey_violations{device="mlx5_2"`,
+				`ibkey_port_saturated{counter="pkey_violations",device="mlx5_2"`,
+			} {
+				if strings.Contains(text, never) {
+					t.Errorf("unexpected %s in\n%s", never, text)
+				}
+			}
+		})
+	}
+}
+
+// absentSource is a PortInfo source as query.LocalPortInfo is: the ports named have no
+// PortInfo (Absent, with the reason); the others' counters are not read.
+type absentSource map[query.PortRef]string
+
+func (absentSource) Name() string { return query.SourcePortInfo }
+func (s absentSource) Read(ref query.PortRef, _ []string, out []query.Reading) {
+	why, absent := s[ref]
+	for i := range out {
+		out[i] = query.Reading{Unavailable: cmp.Or(why, "not read"), Absent: absent}
 	}
 }
 

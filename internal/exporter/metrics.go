@@ -116,6 +116,8 @@ var (
 		"1 when the counter is at its maximum: it no longer counts, so an unchanged value does not mean no new drops.", "device", "port", "counter")
 	mUnreadable = newMetric(ModeHost, "ibkey_port_unreadable",
 		"The counter could not be read (value 1), with the source and the reason; its value metric is absent (not 0).", "device", "port", "counter", "source", "reason")
+	mUnavailable = newMetric(ModeHost, "ibkey_port_unavailable",
+		"The port has no such counter by nature (value 1), with the reason: a RoCE or iWARP port's PortInfo violation counters (no QP0, no SMPs), a device without the counters/ file or PMA. Nothing failed and nothing is unchecked: this is not ibkey_port_unreadable.", "device", "port", "counter", "reason")
 )
 
 // Fabric mode metrics.
@@ -190,7 +192,7 @@ func Catalog() []*Metric {
 		mDemo, mHostUp, mHostError, mDeviceUnreadable, mIPoIBUnreadable, mTablesAge, mDeviceInfo, mPortInfo, mPortState, mPortStateError,
 		mEntry, mTableSize, mTableValid, mTableUnreadable, mTableTrusted, mTableAbsent, mTableNotRead,
 		mIPoIB, mIPoIBKey, mRcvConstraint, mXmitConstraint, mPKeyViolations, mQKeyViolations,
-		mSaturated, mUnreadable,
+		mSaturated, mUnreadable, mUnavailable,
 		mFabricUp, mSweepTime, mSweepAge, mSweepDuration, mSweeps, mLastFailure, mNodes, mUnreachable, mNotRead,
 		mFPortInfo, mFPortState, mFEntry, mFTableSize, mFTableValid, mFTableUnread,
 		mFRcvConstraint, mFXmitConstraint, mFPKeyViolations, mFQKeyViolations, mFSaturated, mFUnreadable, mFUnavailable,

@@ -269,8 +269,9 @@ func TestPrometheusScrapesHost(t *testing.T) {
 	p.waitValue(`ibkey_ipoib_key_present{interface="ib0.8004"}`, 0)
 	p.waitValue(`ibkey_ipoib_interface_info{interface="ib0.8002",membership="limited"}`, 1)
 	p.waitValue(`ibkey_port_saturated{device="mlx5_1",port="1",counter="port_rcv_constraint_errors"}`, 1)
-	p.waitValue(`ibkey_port_unreadable{device="mlx5_2",port="1",counter="port_rcv_constraint_errors"}`, 1)
-	p.waitFor(`ibkey_port_rcv_constraint_errors{device="mlx5_2"}`, "no value for an unreadable counter", func(r []promResult) bool { return len(r) == 0 })
+	p.waitValue(`ibkey_port_unavailable{device="mlx5_2",port="1",counter="port_rcv_constraint_errors"}`, 1)
+	p.waitFor(`ibkey_port_rcv_constraint_errors{device="mlx5_2"}`, "no value for a counter the port does not have", func(r []promResult) bool { return len(r) == 0 })
+	p.waitFor(`ibkey_port_unreadable{device="mlx5_2"}`, "a counter the port does not have is not unreadable", func(r []promResult) bool { return len(r) == 0 })
 	p.waitFor(`ALERTS{alertname="IbkeyIPoIBChildWithoutKey",interface="ib0.8004"}`, "the IPoIB alert pending", func(r []promResult) bool { return len(r) == 1 })
 
 	// Partition drops while Prometheus watches.

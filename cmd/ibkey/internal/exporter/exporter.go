@@ -430,7 +430,8 @@ table size and valid count, IPoIB interfaces with the membership they really run
 table, port state, and the partition counters: PortRcv/XmitConstraintErrors as gauges
 with a saturated flag (8-bit counters stop at 255: never read them as _total), and the
 P_Key/Q_Key violation counters where a source exists (--portinfo reads them over MADs).
-A counter that cannot be read is ibkey_port_unreadable{reason}, never 0. The
+A counter that cannot be read is ibkey_port_unreadable{reason}, never 0; one the
+port does not have (RoCE's PortInfo counters: no QP0) is ibkey_port_unavailable. The
 tables are read again every --table-interval (each pkey file read is a device query);
 state and counters every scrape.
 
