@@ -119,7 +119,8 @@ depends on what was not read (unreadable P_Key entries, a pinned entry, a port's
 table, a device, a switch port's table), listed on stderr, or the ports are on
 different subnets (GID prefixes) and only a router, which is not checked, could join
 them, or (--sa) the Subnet Manager does not confirm the tables' yes (a no it does not confirm
-stays 1, and a warning says what it did not confirm).
+stays 1, and a warning says what it did not confirm; a ONE-WAY it does not confirm stays 1,
+and its working direction is said to be only what the tables read).
 
 JSON (-o json; schemas/can-talk.schema.json): {"schema_version","can_talk","one_way",
 "verdict","not_checked"?,"reasons":[],"warnings":[],
@@ -365,6 +366,9 @@ func runCanTalk(o *CanTalkOptions) error {
 			v.DependsOn(check.NotChecked{Cause: check.NotCheckedSubnetManager, Sentence: sa.Reason})
 			lines, saUndidYes = lines[1:], true
 		}
+		if sa.Unknown && v.Kind == check.VerdictOneWay {
+			unconfirmedOneWay(&v)
+		}
 		v.Reasons = append(v.Reasons, lines...)
 	}
 	// Port warnings first (a stale or RoCE table undermines everything after it), once
@@ -439,6 +443,25 @@ func qkeyRuleReasons(v check.Verdict) []string {
 	return []string{fmt.Sprintf(a, v.A.Label), fmt.Sprintf(b, v.B.Label)}
 }
 
+// unconfirmedOneWay: the Subnet Manager does not confirm a one-way verdict (--sa: it
+// refuses the path, or could not be asked). The failing direction stays a definite no
+// (exit 1); the working one is only what the tables read say, so it is not known to
+// work (ok false, unknown true, as check.Verdict.DependsOn marks an unconfirmed yes).
+func unconfirmedOneWay(v *check.Verdict) {
+	ok, bad := &v.AToB, &v.BToA
+	if !ok.OK {
+		ok, bad = bad, ok
+	}
+	sentence := fmt.Sprintf("the tables read say %s → %s works; the Subnet Manager does not confirm it", ok.From, ok.To)
+	ok.OK, ok.Unknown = false, true
+	ok.Reasons = append([]string{"not known: " + sentence}, ok.Reasons...)
+	for i, r := range v.Reasons {
+		if strings.HasPrefix(r, "one way only:") {
+			v.Reasons[i] = fmt.Sprintf("one way only: %s → %s is dropped; %s", bad.From, bad.To, sentence)
+		}
+	}
+}
+
 // headline is the verdict line: YES / NO / ONE-WAY first, so `| head -1` answers.
 func headline(v check.Verdict) string {
 	switch {
@@ -446,8 +469,11 @@ func headline(v check.Verdict) string {
 		return fmt.Sprintf("YES: %s and %s can talk", v.A.Label, v.B.Label)
 	case v.OneWay():
 		ok, bad := v.AToB, v.BToA
-		if !ok.OK {
+		if !ok.OK && !ok.Unknown { // unknown: unconfirmedOneWay
 			ok, bad = bad, ok
+		}
+		if ok.Unknown {
+			return fmt.Sprintf("ONE-WAY: %s → %s does not work; the tables read say %s → %s works, the Subnet Manager does not confirm it", bad.From, bad.To, ok.From, ok.To)
 		}
 		return fmt.Sprintf("ONE-WAY: %s → %s works, %s → %s does not", ok.From, ok.To, bad.From, bad.To)
 	}

@@ -36,6 +36,13 @@ type saDoc struct {
 	} `json:"sa"`
 }
 
+type saDir struct {
+	From    string `json:"from"`
+	To      string `json:"to"`
+	OK      bool   `json:"ok"`
+	Unknown bool   `json:"unknown"`
+}
+
 func TestLabCanTalkSA(t *testing.T) {
 	lab.Require(t)
 	if testing.Short() {
@@ -146,6 +153,8 @@ func TestLabCanTalkSADefiniteNo(t *testing.T) {
 		saDoc
 		NotChecked []string `json:"not_checked"`
 		Warnings   []string `json:"warnings"`
+		AToB       saDir    `json:"a_to_b"`
+		BToA       saDir    `json:"b_to_a"`
 		Incomplete []struct {
 			Kind    string `json:"kind"`
 			Message string `json:"message"`
@@ -199,6 +208,22 @@ func TestLabCanTalkSADefiniteNo(t *testing.T) {
 			if r.Code != 1 || incomplete || !warned || !said {
 				t.Errorf("ibkey %s: a definite %s the SM did not confirm: exit %d (want 1), incomplete %v, warning %v, stderr %v\n%s%s", strings.Join(args, " "), j.Verdict, r.Code, incomplete, warned, said, r.Stdout, r.Stderr)
 			}
+			if j.Verdict == "one-way" {
+				// The working direction is only what the tables read: not known in
+				// the JSON, and the headline says the SM does not confirm it.
+				ok, bad := j.AToB, j.BToA
+				if bad.Unknown {
+					ok, bad = bad, ok
+				}
+				if ok.OK || !ok.Unknown || bad.OK || bad.Unknown {
+					t.Errorf("ibkey %s: one-way the SM did not confirm: a_to_b %+v, b_to_a %+v (want the working direction unknown, not ok)", strings.Join(args, " "), j.AToB, j.BToA)
+				}
+				text := runIbkey(t, append(args[:len(args)-len(attach)-2:len(args)-len(attach)-2], attach...)...)
+				want := fmt.Sprintf("ONE-WAY: %s → %s does not work; the tables read say %s → %s works, the Subnet Manager does not confirm it\n", bad.From, bad.To, ok.From, ok.To)
+				if text.Code != 1 || !strings.HasPrefix(text.Stdout, want) {
+					t.Errorf("ibkey %s: exit %d, want 1 and headline %q\n%s%s", strings.Join(args, " "), text.Code, want, text.Stdout, text.Stderr)
+				}
+			}
 		default:
 			if r.Code != 4 {
 				t.Errorf("ibkey %s: verdict %s, exit %d (want 4)", strings.Join(args, " "), j.Verdict, r.Code)
@@ -206,7 +231,9 @@ func TestLabCanTalkSADefiniteNo(t *testing.T) {
 		}
 		return j, true
 	}
-	qps := [][2]string{{"", ""}, {",qp=ud,qkey=0x11", ",qp=ud,qkey=0x11"}, {",qp=ud,qkey=0x11", ",qp=ud,qkey=0x12"}}
+	// The last pair is one-way: A sends wr_qkey 0x12, B accepts only 0x11.
+	qps := [][2]string{{"", ""}, {",qp=ud,qkey=0x11", ",qp=ud,qkey=0x11"}, {",qp=ud,qkey=0x11", ",qp=ud,qkey=0x12"},
+		{",qp=ud,qkey=0x11,wr_qkey=0x12", ",qp=ud,qkey=0x11"}}
 	seen := map[string]int{}
 	for _, a := range []int{1, 3, 4, 5} {
 		for _, b := range []int{1, 3, 4, 5} {
@@ -224,12 +251,17 @@ func TestLabCanTalkSADefiniteNo(t *testing.T) {
 		}
 	}
 	t.Logf("verdicts the SM did not confirm: %v", seen)
-	if seen["undone yes"] == 0 || seen["no"] == 0 {
-		t.Fatalf("verdicts the SM did not confirm: %v: the test needs a yes and a no", seen)
+	if seen["undone yes"] == 0 || seen["no"] == 0 || seen["one-way"] == 0 {
+		t.Fatalf("verdicts the SM did not confirm: %v: the test needs a yes, a no and a one-way", seen)
 	}
 	// No SM: HcaC and HcaD are both limited members of the default partition.
 	d.Stop()
 	if j, _ := ask([]string{"can-talk", "lid=4,pkey=0x7fff", "lid=5,pkey=0x7fff"}); j.Verdict != "no" || !j.SA.Unknown || !strings.Contains(j.SA.Reason, "could not be asked") {
+		t.Errorf("with OpenSM stopped: verdict %s, SA %+v", j.Verdict, j.SA)
+	}
+	// And a one-way pair (HcaC full, HcaD limited in p2; HcaC sends Q_Key 0x12): the
+	// SM cannot confirm the working direction.
+	if j, _ := ask([]string{"can-talk", "lid=4,pkey=0x0002,qp=ud,qkey=0x11,wr_qkey=0x12", "lid=5,pkey=0x0002,qp=ud,qkey=0x11"}); j.Verdict != "one-way" || !j.SA.Unknown || !strings.Contains(j.SA.Reason, "could not be asked") {
 		t.Errorf("with OpenSM stopped: verdict %s, SA %+v", j.Verdict, j.SA)
 	}
 }
