@@ -209,7 +209,7 @@ func (c *HostCollector) refresh(now time.Time) {
 	for i, v := range views {
 		c.refs[i] = v.Ref()
 		if ll := v.LinkLayer(); ll != "" && ll != "InfiniBand" {
-			none[v.Ref()] = "no PortInfo on a " + ll + " port (link layer " + ll + "): SMPs and these counters are InfiniBand's"
+			none[v.Ref()] = query.NoPortInfo(ll)
 		}
 	}
 	sysfs := query.NewSysfsCounters(c.opts.Host.Sys, views)

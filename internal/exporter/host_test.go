@@ -215,7 +215,7 @@ func TestHostAbsentCountersUnavailable(t *testing.T) {
 		t.Fatal(err)
 	}
 	roce := query.PortRef{Device: "mlx5_2", Port: 1}
-	const why = "no PortInfo on a Ethernet port (link layer Ethernet): SMPs and these counters are InfiniBand's"
+	const why = "no PortInfo: the Ethernet link layer has no QP0 (SMPs and these counters are InfiniBand's)"
 	for _, tc := range []struct {
 		name string
 		src  query.CounterSource

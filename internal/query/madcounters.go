@@ -407,13 +407,20 @@ func LocalPortInfo(ctx context.Context, fab *Fabric, views []*PortView) CounterS
 		for _, v := range vs {
 			p := &MADPort{SMP: addr, Num: uint8(v.Port.Num), Unavailable: why}
 			if ll := v.LinkLayer(); ll != "InfiniBand" {
-				p.Unavailable = fmt.Sprintf("no PortInfo on a %s port (link layer %s): SMPs and these counters are InfiniBand's", ll, ll)
+				p.Unavailable = NoPortInfo(ll)
 				p.Absent = ll != "" // a link layer not read is not one without PortInfo
 			}
 			ports[v.Ref()] = p
 		}
 	}
 	return NewMADCounters(ctx, fab, ports).PortInfo()
+}
+
+// NoPortInfo is why a port of link layer ll (not InfiniBand) has no PortInfo and so
+// none of its counters: only InfiniBand ports have QP0, the SMP endpoint (IBA 14.2;
+// RoCE has no subnet management). Callers decide what a link layer not read means.
+func NoPortInfo(ll string) string {
+	return fmt.Sprintf("no PortInfo: the %s link layer has no QP0 (SMPs and these counters are InfiniBand's)", ll)
 }
 
 // reachLocal finds the address whose NodeInfo is the device of vs.

@@ -301,7 +301,7 @@ func noPortInfo(views []*query.PortView) *portInfoReasons {
 	s := &portInfoReasons{why: map[query.PortRef]string{}, absent: map[query.PortRef]bool{}}
 	for _, v := range views {
 		if ll := v.LinkLayer(); ll != "" && ll != "InfiniBand" {
-			s.why[v.Ref()] = fmt.Sprintf("no PortInfo: the %s link layer has no QP0 (SMPs and these counters are InfiniBand's)", ll)
+			s.why[v.Ref()] = query.NoPortInfo(ll)
 			s.absent[v.Ref()] = true
 		}
 	}
