@@ -32,7 +32,7 @@ type HostOptions struct {
 	TableMaxAge time.Duration
 	// Violations reads pkey_violations and qkey_violations of a port (a verbs source,
 	// or SMP PortInfo over umad). nil: an InfiniBand port's are reported unreadable
-	// with ViolationsReason, a RoCE or iWARP port's unavailable (noViolations).
+	// with ViolationsReason, a RoCE or iWARP port's unavailable (query.NoPortInfoSource).
 	Violations query.CounterSource
 	// Now is the clock (default time.Now).
 	Now func() time.Time
@@ -169,20 +169,6 @@ func counterState(cn query.Counter, r query.Reading) (why string, saturated floa
 	return "", 0
 }
 
-// noViolations is the violations source when none was given: a RoCE or iWARP port has
-// no PortInfo (no QP0), so none of these counters (absent, as query.LocalPortInfo and
-// watch counters say); an InfiniBand port's exist and are not read (ViolationsReason).
-type noViolations map[query.PortRef]string
-
-func (noViolations) Name() string { return "none" }
-
-func (s noViolations) Read(ref query.PortRef, _ []string, out []query.Reading) {
-	why, absent := s[ref]
-	for i := range out {
-		out[i] = query.Reading{Unavailable: cmp.Or(why, ViolationsReason), Absent: absent}
-	}
-}
-
 func stateErr(err error) string {
 	var pe *ibverbs.PathError
 	if errors.As(err, &pe) {
@@ -205,13 +191,10 @@ func (c *HostCollector) refresh(now time.Time) {
 	c.unread = unread
 	c.loadErr = ""
 	c.refs = make([]query.PortRef, len(views))
-	none := noViolations{}
 	for i, v := range views {
 		c.refs[i] = v.Ref()
-		if ll := v.LinkLayer(); ll != "" && ll != "InfiniBand" {
-			none[v.Ref()] = query.NoPortInfo(ll)
-		}
 	}
+	none := query.NewNoPortInfo("none", ViolationsReason, views)
 	sysfs := query.NewSysfsCounters(c.opts.Host.Sys, views)
 	for i, hc := range hostCounters {
 		c.counters[i] = query.Counter{Name: hc.name, Source: sysfs, Width: ibverbs.CounterWidths[hc.name]}

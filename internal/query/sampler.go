@@ -171,6 +171,40 @@ func (u UnavailableSource) Read(_ PortRef, _ []string, out []Reading) {
 	}
 }
 
+// NoPortInfoSource is a PortInfo counter source that sends no SMP: every counter n/a.
+// A port whose link layer is read and is not InfiniBand has none (Absent: NoPortInfo);
+// on the others the counters exist and are not read, for Reason. It is a pointer: the
+// sampler compares sources to group their counters.
+type NoPortInfoSource struct {
+	Label, Reason string
+	absent        map[PortRef]string // the ports without PortInfo, and why
+}
+
+// NewNoPortInfo is the NoPortInfoSource named label for views.
+func NewNoPortInfo(label, reason string, views []*PortView) *NoPortInfoSource {
+	s := &NoPortInfoSource{Label: label, Reason: reason, absent: map[PortRef]string{}}
+	for _, v := range views {
+		if ll := v.LinkLayer(); ll != "" && ll != "InfiniBand" {
+			s.absent[v.Ref()] = NoPortInfo(ll)
+		}
+	}
+	return s
+}
+
+// Name implements CounterSource.
+func (s *NoPortInfoSource) Name() string { return s.Label }
+
+// Read implements CounterSource.
+func (s *NoPortInfoSource) Read(ref PortRef, _ []string, out []Reading) {
+	why, absent := s.absent[ref]
+	if !absent {
+		why = s.Reason
+	}
+	for i := range out {
+		out[i] = Reading{Unavailable: why, Absent: absent}
+	}
+}
+
 // CounterSets: the partition counters (default) and every error counter.
 type CounterSets struct {
 	Violations []Counter

@@ -283,13 +283,7 @@ func (o *CountersOptions) watchWithoutUmad(host *query.Host, sampler *query.Samp
 		return err
 	}
 	o.Notices.Note(query.MADSupport(ca, errors.New(why.Msg)))
-	src := noPortInfo(views)
-	for _, v := range views {
-		if _, other := src.why[v.Ref()]; !other {
-			src.why[v.Ref()] = "no PortInfo: umad unavailable: " + why.Msg
-		}
-	}
-	sampler.UsePortInfo(src)
+	sampler.UsePortInfo(query.NewNoPortInfo(query.SourcePortInfo, "no PortInfo: umad unavailable: "+why.Msg, views))
 	prefer()
 	return watchCounters(o.Ctx, o, sampler, localWatch(host, ""))
 }
@@ -297,35 +291,8 @@ func (o *CountersOptions) watchWithoutUmad(host *query.Host, sampler *query.Samp
 // noPortInfo is the PortInfo source when no SMP is sent: every counter n/a, a RoCE
 // or iWARP port's because it has no PortInfo, an InfiniBand port's because SMPs need
 // fabric access (query.NeedsFabricAccess, with the MAD flags that give it).
-func noPortInfo(views []*query.PortView) *portInfoReasons {
-	s := &portInfoReasons{why: map[query.PortRef]string{}, absent: map[query.PortRef]bool{}}
-	for _, v := range views {
-		if ll := v.LinkLayer(); ll != "" && ll != "InfiniBand" {
-			s.why[v.Ref()] = query.NoPortInfo(ll)
-			s.absent[v.Ref()] = true
-		}
-	}
-	return s
-}
-
-// portInfoReasons is a pointer: the sampler compares sources to group their counters.
-// absent: the ports that have no PortInfo at all (their n/a is the whole answer); on
-// the others the counters exist and are not read.
-type portInfoReasons struct {
-	why    map[query.PortRef]string
-	absent map[query.PortRef]bool
-}
-
-func (*portInfoReasons) Name() string { return query.SourcePortInfo }
-
-func (s *portInfoReasons) Read(ref query.PortRef, _ []string, out []query.Reading) {
-	why, ok := s.why[ref]
-	if !ok {
-		why = query.NeedsFabricAccess(cmdutil.FabricAccessHow)
-	}
-	for i := range out {
-		out[i] = query.Reading{Unavailable: why, Absent: s.absent[ref]}
-	}
+func noPortInfo(views []*query.PortView) *query.NoPortInfoSource {
+	return query.NewNoPortInfo(query.SourcePortInfo, query.NeedsFabricAccess(cmdutil.FabricAccessHow), views)
 }
 
 // noSMPs says, when --ca names a local port that cannot send SMPs (a RoCE or iWARP
