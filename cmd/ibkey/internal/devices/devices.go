@@ -102,8 +102,8 @@ type devicePortJSON struct {
 
 func runDevices(o *DevicesOptions) error {
 	if o.Fabric != nil {
-		return cmdutil.RenderFabricPorts(o.Ctx, o.MAD, o.Notices, &o.Addr, o.Fabric, func(views []*query.PortView, src cmdutil.Source) error {
-			return renderDevices(o, views, src, nil, "")
+		return cmdutil.RenderFabricPorts(o.Ctx, o.MAD, o.Notices, &o.Addr, o.Fabric, func(views []*query.PortView, src cmdutil.Source, err error) error {
+			return renderDevices(o, views, src, err, "")
 		})
 	}
 	host := o.Host()

@@ -172,12 +172,14 @@ func runCounters(o *CountersOptions) error {
 			if len(views) == 0 {
 				return lerr
 			}
-			// Addresses that did not answer are named now, and the watch of the others
-			// ends with their exit code, as 'ibkey pkeys --lid' ends after its output.
-			var after error
-			if lerr != nil {
-				o.Notices.Warn(lerr.Error() + "; watching the others")
-				after = cmdutil.Exit(cmdutil.ExitCode(lerr))
+			// Addresses that did not answer (a *query.PartialError) are named now, one
+			// line each, and the watch of the others ends with exit 4, as the host's
+			// ports not read do; a port asked for that is not on its node ends it
+			// with exit 3, as 'ibkey pkeys --lid' does after its output.
+			_, after, err := cmdutil.HostNotRead(o.Notices, nil, lerr)
+			if err != nil {
+				o.Notices.Warn(err.Error() + "; watching the others")
+				after = cmdutil.Exit(cmdutil.ExitCode(err))
 			}
 			sampler, err := query.NewFabricSampler(ctx, fab, views, o.Now)
 			if err != nil {
