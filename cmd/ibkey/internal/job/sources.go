@@ -166,19 +166,7 @@ func (o *Options) sources(ctx context.Context) (*portSource, error) {
 		for i, l := range lids {
 			sels[i] = query.FabricSelector{Addr: mad.LIDAddress(l)}
 		}
-		remoteRead = func(ctx context.Context) ([]*job.Port, []job.Unread, error) {
-			return readPorts(ctx, counted, sels,
-				func(i int, v *query.PortView) bool {
-					// The LID, or another of the port's LIDs (LMC): one port, read once.
-					lid, p := sels[i].Addr.LID, v.Port
-					return v.Fabric.Address == sels[i].Addr.String() || p.LID.OK() && lid >= p.LID.Value && int(lid) < int(p.LID.Value)+1<<p.LMC.Value
-				},
-				func(_ int, v *query.PortView) *job.Port { return job.PortFromView(v.Device.Name, v) },
-				func(i int, err error) job.Unread {
-					// Which host answers at the LID is what was not read.
-					return job.Unread{Host: sels[i].String(), Port: -1, What: err.Error()}
-				})
-		}
+		remoteRead = func(ctx context.Context) ([]*job.Port, []job.Unread, error) { return readLIDs(ctx, counted, sels) }
 	}
 	src.read = func(ctx context.Context) ([]*job.Port, error) {
 		out, unread, err := readTrees()
@@ -244,6 +232,22 @@ func readPorts(ctx context.Context, fab *query.Fabric, sels []query.FabricSelect
 		}
 	}
 	return out, missed, nil
+}
+
+// readLIDs reads the port at each of sels, --lid's LIDs (readPorts); a LID that did
+// not answer is a port not read, named by its LID.
+func readLIDs(ctx context.Context, fab *query.Fabric, sels []query.FabricSelector) ([]*job.Port, []job.Unread, error) {
+	return readPorts(ctx, fab, sels,
+		func(i int, v *query.PortView) bool {
+			// The LID, or another of the port's LIDs (LMC): one port, read once.
+			lid, p := sels[i].Addr.LID, v.Port
+			return v.Fabric.Address == sels[i].Addr.String() || p.LID.OK() && lid >= p.LID.Value && int(lid) < int(p.LID.Value)+1<<p.LMC.Value
+		},
+		func(_ int, v *query.PortView) *job.Port { return job.PortFromView(v.Device.Name, v) },
+		func(i int, err error) job.Unread {
+			// Which host answers at the LID is what was not read.
+			return job.Unread{Host: sels[i].String(), Port: -1, What: err.Error()}
+		})
 }
 
 // expandNodes reads --node: Slurm's hostlist syntax (node[01-04,07], as

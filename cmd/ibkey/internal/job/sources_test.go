@@ -1,0 +1,57 @@
+package job
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ibkey/ibkey/internal/demo"
+	"github.com/ibkey/ibkey/internal/ibverbs/mad"
+	"github.com/ibkey/ibkey/internal/query"
+)
+
+// nodeInfosTo counts the NodeInfo SMPs sent to one LID.
+type nodeInfosTo struct {
+	mad.Transport
+	lid uint16
+	n   atomic.Int64
+}
+
+func (c *nodeInfosTo) Do(ctx context.Context, req mad.Request) (*mad.Packet, error) {
+	if !req.Addr.Directed && req.Addr.LID == c.lid && req.Attr == mad.AttrNodeInfo {
+		c.n.Add(1)
+	}
+	return c.Transport.Do(ctx, req)
+}
+
+// TestReadLIDsOnce: a --lid that does not answer is a port not read, named by its LID
+// with its own error, taken from the read of all the LIDs (query.PartialError): it is
+// asked once, never read a second time alone for its error. The others are read.
+func TestReadLIDsOnce(t *testing.T) {
+	tr, err := demo.OpenTransport("mlx5_0", 1, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := &nodeInfosTo{Transport: tr, lid: 99}
+	fab := &query.Fabric{T: dead, Via: demo.Via}
+	sels := []query.FabricSelector{{Addr: mad.LIDAddress(9)}, {Addr: mad.LIDAddress(99)}, {Addr: mad.LIDAddress(4)}}
+	ports, unread, err := readLIDs(context.Background(), fab, sels)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range ports {
+		got = append(got, p.Label())
+	}
+	if len(ports) != 2 || ports[0].Device != "demo-node HCA-2" || ports[1].Device != "node02" {
+		t.Errorf("ports %q, want demo-node HCA-2's and node02's", got)
+	}
+	if len(unread) != 1 || unread[0].Host != "lid 99" || unread[0].Port != -1 || !strings.HasPrefix(unread[0].What, "no answer from lid 99 via "+demo.Via) {
+		t.Errorf("unread %+v, want lid 99 with its no-answer error", unread)
+	}
+	if n := dead.n.Load(); n != 1 {
+		t.Errorf("%d NodeInfo SMPs sent to lid 99, want 1 (one read of every LID)", n)
+	}
+}
