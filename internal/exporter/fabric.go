@@ -467,7 +467,8 @@ func (c *FabricCollector) readNodes(ctx context.Context, tap *portInfoTap) (*fab
 	// a sweep: served with gaps, counted in ibkey_fabric_not_read{what="node"} and
 	// named in the log, never absent as if read.
 	var notRead []fabric.NotChecked
-	if partial := (*query.PartialError)(nil); errors.As(err, &partial) {
+	var partial *query.PartialError
+	if errors.As(err, &partial) {
 		for _, u := range partial.Unread {
 			notRead = append(notRead, fabric.NotChecked{Kind: fabric.UnreadNode, What: fabric.NotReadNode, Reason: u.What + ": " + u.Err.Error()})
 		}
