@@ -98,7 +98,10 @@ for any of its ports; a CA answers only for the port an SMP arrives at, so its o
 ports are read through their own LIDs. The device is named by the node description;
 JSON adds "node_desc" (device repeats it), "node_guid", "address" (what the port was
 read through) and, on switch ports, "partition_enforcement":{"inbound","outbound"};
-the top level adds "via".
+the top level adds "via". Of several addresses (--lid 1-40), one that does not
+answer is not read (a LID nobody holds looks the same): named on stderr and in
+incomplete (unread-node), the others shown, exit 4, and --find is then not "not
+found"; none answering is exit 3.
 The table length is what smpquery reports: SwitchInfo PartitionEnforcementCap for a
 switch's external ports, NodeInfo PartitionCap otherwise.`,
 		Example: `  ibkey pkeys

@@ -91,8 +91,8 @@ not read. A switch's PMA answers for each of its ports, DOWN ones too; a CA's on
 for the port a MAD arrives on, so a DOWN CA port's PortCounters are n/a over the
 fabric, with that reason, and not a gap (its host's sysfs reads them). A port that
 does not answer is reported on its row (NOREPLY) and sampling goes on; an address
-that does not answer at the start is named, the others are watched, and the exit is
-3 as for 'ibkey pkeys'. The transport stays open for the whole watch.
+that does not answer at the start is named (not read), the others are watched, and
+the exit is 4 as for 'ibkey pkeys' (3 when none answers). The transport stays open for the whole watch.
 
 A counter at its maximum is flagged saturated: later counts are lost, so deltas are
 lower bounds or unknown. A counter that goes down was reset (by perfquery -R or a
