@@ -218,10 +218,12 @@ func readPorts(ctx context.Context, fab *query.Fabric, sels []query.FabricSelect
 	var out []*job.Port
 	var missed []job.Unread
 	for i, s := range sels {
+		if err := failed[s.String()]; err != nil {
+			missed = append(missed, unread(i, err))
+			continue
+		}
 		j := slices.IndexFunc(views, func(v *query.PortView) bool { return v.Fabric.Address == s.Addr.String() })
 		switch {
-		case failed[s.String()] != nil:
-			missed = append(missed, unread(i, failed[s.String()]))
 		case j >= 0 && is(i, views[j]):
 			out = append(out, port(i, views[j]))
 		case j >= 0:
