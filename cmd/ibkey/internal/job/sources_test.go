@@ -9,6 +9,7 @@ import (
 
 	"github.com/ibkey/ibkey/internal/demo"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
+	"github.com/ibkey/ibkey/internal/job"
 	"github.com/ibkey/ibkey/internal/query"
 )
 
@@ -53,5 +54,31 @@ func TestReadLIDsOnce(t *testing.T) {
 	}
 	if n := dead.n.Load(); n != 1 {
 		t.Errorf("%d NodeInfo SMPs sent to lid 99, want 1 (one read of every LID)", n)
+	}
+}
+
+// TestReadPortsAnotherPort: a port found by a sweep whose address answers as another
+// port now (the fabric changed since) is not read, naming what answers; never that
+// other port taken for it.
+func TestReadPortsAnotherPort(t *testing.T) {
+	tr, err := demo.OpenTransport("mlx5_0", 1, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fab := &query.Fabric{T: tr, Via: demo.Via}
+	sels := []query.FabricSelector{{Addr: mad.LIDAddress(9)}, {Addr: mad.LIDAddress(4)}}
+	want := []string{"demo-node HCA-2", "node03"} // the sweep's: node03 is at LID 5
+	ports, unread, err := readPorts(context.Background(), fab, sels,
+		func(i int, v *query.PortView) bool { return v.Device.Name == want[i] },
+		func(_ int, v *query.PortView) *job.Port { return job.PortFromView(v.Device.Name, v) },
+		func(i int, err error) job.Unread { return job.Unread{Host: want[i], Port: -1, What: err.Error()} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ports) != 1 || ports[0].Device != "demo-node HCA-2" {
+		t.Errorf("ports %+v, want demo-node HCA-2's alone", ports)
+	}
+	if len(unread) != 1 || unread[0].Host != "node03" || !strings.HasPrefix(unread[0].What, "lid 4 answers as node02/1 (node 0x") {
+		t.Errorf("unread %+v, want node03 not read: lid 4 answers as node02/1", unread)
 	}
 }
