@@ -252,8 +252,11 @@ func buildHostTables(views []*query.PortView) *seriesSet {
 				}
 			}
 			add(mTableSize, float64(len(v.Table.Entries)), dev, port)
-			add(mTableValid, float64(v.Table.Valid), dev, port)
-			add(mTableUnreadable, float64(len(v.Table.Unread())), dev, port)
+			unread := len(v.Table.Unread())
+			if unread == 0 { // else a lower bound, 0 when no entry was read
+				add(mTableValid, float64(v.Table.Valid), dev, port)
+			}
+			add(mTableUnreadable, float64(unread), dev, port)
 			add(mTableTrusted, boolValue(v.TableTrusted()), dev, port)
 		}
 		for _, ip := range v.Interfaces {

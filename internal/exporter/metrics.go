@@ -89,9 +89,9 @@ var (
 	mTableSize = newMetric(ModeHost, "ibkey_pkey_table_size",
 		"P_Key table length (entries in ports/N/pkeys/).", "device", "port")
 	mTableValid = newMetric(ModeHost, "ibkey_pkey_table_valid_entries",
-		"Entries holding a valid P_Key (15-bit key not 0).", "device", "port")
+		"Entries holding a valid P_Key (15-bit key not 0), of a table whose every entry was read: absent when ibkey_pkey_table_unreadable_entries is above 0 (the entries read are ibkey_pkey_entry_info).", "device", "port")
 	mTableUnreadable = newMetric(ModeHost, "ibkey_pkey_table_unreadable_entries",
-		"Entries that could not be read: the valid count is then a lower bound.", "device", "port")
+		"Entries that could not be read (0: the table was read whole). What they hold is not known, so ibkey_pkey_table_valid_entries is then absent.", "device", "port")
 	mTableTrusted = newMetric(ModeHost, "ibkey_pkey_table_trusted",
 		"1 when the port is ARMED or ACTIVE, the only states where the table's contents are defined.", "device", "port")
 	mTableAbsent = newMetric(ModeHost, "ibkey_pkey_table_unavailable",
@@ -151,7 +151,7 @@ var (
 	mFTableSize = newMetric(ModeFabric, "ibkey_fabric_pkey_table_size",
 		"P_Key table length (NodeInfo PartitionCap, SwitchInfo PartitionEnforcementCap for switch external ports); absent when it was not read, never 0 for a size not known.", "node_guid", "node_name", "port", "lid")
 	mFTableValid = newMetric(ModeFabric, "ibkey_fabric_pkey_table_valid_entries",
-		"Entries holding a valid P_Key; absent when the table was not read.", "node_guid", "node_name", "port", "lid")
+		"Entries holding a valid P_Key; absent when the table was not read (a sweep reads a table whole or not at all).", "node_guid", "node_name", "port", "lid")
 	mFTableUnread = newMetric(ModeFabric, "ibkey_fabric_pkey_table_unread",
 		"The port's P_Key table was not read (value 1), with the reason.", "node_guid", "node_name", "port", "lid", "reason")
 	mFRcvConstraint = newMetric(ModeFabric, "ibkey_fabric_port_rcv_constraint_errors",
