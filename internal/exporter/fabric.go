@@ -409,20 +409,15 @@ func sweepRecords(f *fabric.Fabric, infos map[check.PortID]tappedPortInfo) []*po
 			if !n.Listed(p) {
 				continue // fabric.Node.Listed: the ports fabric pkeys shows
 			}
-			lid := p.LID
-			if n.Type == check.NodeSwitch {
-				// PortCounters of every switch port go to the switch's LID (port 0's).
-				lid = swLID
-			}
+			pma := sweepPMA(n.Type == check.NodeSwitch, p.LID, swLID, p.State == check.StateDown)
+			pma.Name = n.Description + "/" + strconv.Itoa(p.Num)
 			r := &portRecord{
 				id:       check.PortID{Node: n.GUID, Port: p.Num},
-				labels:   [4]string{nodeGUID, n.Description, strconv.Itoa(p.Num), strconv.Itoa(int(lid))},
+				labels:   [4]string{nodeGUID, n.Description, strconv.Itoa(p.Num), strconv.Itoa(int(pma.PMALID))},
 				nodeType: string(n.Type), state: p.State,
 				tableSize: p.TableSize, pkeys: p.PKeys, tableErr: p.PKeysError,
-				pmaLID: lid,
+				pmaLID: pma.PMALID, noPMA: pma.NoPortCounters(),
 			}
-			r.noPMA = query.MADPort{PMALID: lid, FollowLID: n.Type != check.NodeSwitch, Down: p.State == check.StateDown,
-				Name: n.Description + "/" + r.labels[2], NoPMA: noLID}.NoPortCounters()
 			if p.GUID != 0 {
 				r.portGUID = p.GUID.String()
 			}
@@ -449,6 +444,17 @@ func sweepRecords(f *fabric.Fabric, infos map[check.PortID]tappedPortInfo) []*po
 
 // noLID is why a port's PortCounters are not read.
 const noLID = "no LID (PMA PortCounters are LID-routed; no subnet manager has assigned one yet)"
+
+// sweepPMA is where a swept port's PMA PortCounters go: a CA or router port's to its
+// own LID, every port of a switch to the switch's (port 0's). Whether they are read is
+// its NoPortCounters, query's one rule; sweepRecords and the prefetch during the
+// sweep (portInfoTap.pmaPorts) both ask it.
+func sweepPMA(isSwitch bool, lid, switchLID uint16, down bool) query.MADPort {
+	if isSwitch {
+		lid = switchLID
+	}
+	return query.MADPort{PMALID: lid, FollowLID: !isSwitch, Down: down, NoPMA: noLID}
+}
 
 // readNodes reads the --lid nodes' ports (tables, PortInfo) through tap, and their
 // PortCounters as a sweep's are (readPortCounters): the violation counters are those

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,6 +18,7 @@ import (
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/demo"
 	"github.com/ibkey/ibkey/internal/fabric"
+	"github.com/ibkey/ibkey/internal/fabric/fabrictest"
 	"github.com/ibkey/ibkey/internal/ibverbs"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 	"github.com/ibkey/ibkey/internal/lab"
@@ -790,6 +792,10 @@ func TestFabricDownPortCounters(t *testing.T) {
 			t.Errorf("selectors %v: HCA-2 port 2 unreadable: %v", sels, u)
 		}
 		if sels == nil {
+			// The prefetch asked for every port the rule reads (TestPrefetchFollowsTheRule).
+			if late := c.snap.Load().lateCounters; late != 0 {
+				t.Errorf("sweep: %d PortCounters read after it, not prefetched", late)
+			}
 			continue
 		}
 		// A port's lid label is its own LID (port 2 has none; 9 is port 1's), a switch
@@ -837,4 +843,77 @@ func TestSweepRecordsNoPortCounters(t *testing.T) {
 	if r := byName()["HcaB/1"]; !r.noPMA.Absent || !strings.HasPrefix(r.noPMA.Unavailable, "port DOWN (HcaB/1 is DOWN and has no LID") {
 		t.Errorf("DOWN CA port: %+v", r.noPMA)
 	}
+}
+
+// TestPrefetchFollowsTheRule: the PortCounters prefetched during a sweep
+// (portInfoTap.pmaPorts) are those sweepRecords reads by query's one rule
+// (query.MADPort.NoPortCounters), at the same LIDs, on generated fabrics: CA, router and
+// switch ports in every PortState, with and without LIDs (a switch's port 0's too),
+// some PortInfo reads failed. The only ports the prefetch cannot ask for are those
+// whose PortInfo the tap never saw.
+func TestPrefetchFollowsTheRule(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 2))
+	states := []mad.PortState{mad.PortStateDown, mad.PortStateInit, mad.PortStateArmed, mad.PortStateActive}
+	for round := range 30 {
+		f := fabrictest.FatTree(3, 2, 3)
+		tap := newPortInfoTap(nil)
+		var infos []tappedPortInfo
+		noInfo := map[query.PMAPort]bool{}
+		for _, n := range f.Nodes {
+			at := tapAddr{path: n.GUID.String()}
+			isSwitch := n.Type == check.NodeSwitch
+			if !isSwitch && rng.IntN(4) == 0 {
+				n.Type = check.NodeRouter
+			}
+			tap.nodeAt[at] = tappedNode{guid: n.GUID, isSwitch: isSwitch}
+			for _, p := range n.Ports {
+				st := states[rng.IntN(len(states))]
+				if isSwitch && p.Num == 0 {
+					st = mad.PortStateActive
+				}
+				p.State, p.LID = stateName(st), uint16(rng.IntN(3))*uint16(1+rng.IntN(100))
+				if isSwitch && p.Num > 0 {
+					p.LID = 0 // PortInfo of a switch's external port: no LID of its own
+					if p.Peer == nil && st >= mad.PortStateInit {
+						p.Peer = &check.PortID{Node: 1, Port: 1} // a link: the sweep probed it
+					} else if st == mad.PortStateDown {
+						p.Peer = nil
+					}
+				}
+				if rng.IntN(10) == 0 { // PortInfo not read: the tap saw nothing
+					p.Error, p.State, p.LID = "PortInfo: timeout", "", 0
+					continue
+				}
+				infos = append(infos, tappedPortInfo{at: at, port: p.Num, lid: p.LID, state: st})
+			}
+		}
+		rule := map[query.PMAPort]bool{}
+		for _, r := range sweepRecords(f, nil) {
+			if r.noPMA.Unavailable == "" {
+				k := query.PMAPort{LID: r.pmaLID, Port: uint8(r.id.Port)}
+				rule[k] = true
+				if f.Node(r.id.Node).Port(r.id.Port).Error != "" {
+					noInfo[k] = true
+				}
+			}
+		}
+		got := map[query.PMAPort]bool{}
+		for _, k := range tap.pmaPorts(infos) {
+			got[k] = true
+			if !rule[k] {
+				t.Errorf("round %d: prefetch reads %+v, which the rule does not", round, k)
+			}
+		}
+		for k := range rule {
+			if !got[k] && !noInfo[k] {
+				t.Errorf("round %d: the rule reads %+v, the prefetch does not (its PortInfo was seen)", round, k)
+			}
+		}
+	}
+}
+
+// stateName is the sweep's name of a PortState (query's stateName).
+func stateName(s mad.PortState) string {
+	return map[mad.PortState]string{mad.PortStateDown: check.StateDown, mad.PortStateInit: check.StateInit,
+		mad.PortStateArmed: check.StateArmed, mad.PortStateActive: check.StateActive}[s]
 }
