@@ -266,6 +266,14 @@ func (c *FabricCollector) store(snap *fabricSnapshot) error {
 	return nil
 }
 
+// NotRead is what the served sweep did not read (fabric.NotRead), or nil.
+func (c *FabricCollector) NotRead() []fabric.NotChecked {
+	if s := c.snap.Load(); s != nil {
+		return s.notRead
+	}
+	return nil
+}
+
 // prebuiltFamilies are the served sweep's families, gathered when it completed (nil
 // before the first one).
 func (c *FabricCollector) prebuiltFamilies() ([]*dto.MetricFamily, error) {

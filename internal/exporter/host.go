@@ -205,6 +205,13 @@ func (c *HostCollector) refresh(now time.Time) {
 	c.tables, c.tablesErr = buildHostTables(views).families()
 }
 
+// NotRead is what the last read of the host did not read (query.NotRead), or nil.
+func (c *HostCollector) NotRead() []query.Unread {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.unread
+}
+
 // prebuiltFamilies are the tables' families as last read (NewRegistry gathers them
 // after Collect, which reads the tables again when they are due).
 func (c *HostCollector) prebuiltFamilies() ([]*dto.MetricFamily, error) {
