@@ -499,7 +499,7 @@ Sample alert rules (drops rising, a saturated counter, an IPoIB interface withou
 key, fabric findings, a stale sweep): contrib/prometheus/ibkey-rules.yml in the source,
 with promtool tests beside it.
 
-Exit codes: 0 stopped by SIGINT/SIGTERM or --once done; 2 bad usage; 3 environment (no
-devices with --once, no fabric access, cannot listen or write the textfile).`)
+`)
+	b.WriteString(cmdutil.ExitCodesText())
 	return b.String()
 }
