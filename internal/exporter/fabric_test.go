@@ -19,6 +19,7 @@ import (
 	"github.com/ibkey/ibkey/internal/demo"
 	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/fabric/fabrictest"
+	"github.com/ibkey/ibkey/internal/fakesysfs"
 	"github.com/ibkey/ibkey/internal/ibverbs"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 	"github.com/ibkey/ibkey/internal/lab"
@@ -101,8 +102,8 @@ func TestFabricMetricsFromSavedSweep(t *testing.T) {
 	expect(t, got, 5, "ibkey_fabric_findings", "rule", "enforcement-off", "severity", "warning")
 	expect(t, got, 0, "ibkey_fabric_findings", "rule", "hca-key-not-on-switch", "severity", "error")
 	expect(t, got, 0, "ibkey_fabric_findings", "rule", "partitions-missing-key", "severity", "error")
-	expect(t, got, 1, "ibkey_fabric_port_finding_info", with(sw1, "port", "1", "rule", "enforcement-off", "severity", "warning")...)
-	expect(t, got, 1, "ibkey_fabric_port_finding_info", with(hcaA, "rule", "enforcement-off", "severity", "warning")...)
+	expect(t, got, 1, "ibkey_fabric_port_findings", with(sw1, "port", "1", "rule", "enforcement-off", "severity", "warning")...)
+	expect(t, got, 1, "ibkey_fabric_port_findings", with(hcaA, "rule", "enforcement-off", "severity", "warning")...)
 	expect(t, got, 0, "ibkey_fabric_sweeps_total", "result", "complete")
 	// Switch1 port 4 has no cable: not exported.
 	if n := len(find(got, "ibkey_fabric_port_info", "node_name", "Switch1", "port", "4")); n != 0 {
@@ -334,7 +335,7 @@ func TestFabricLab(t *testing.T) {
 	}
 	got = collect(t, c2)
 	expect(t, got, 1, "ibkey_fabric_findings", "rule", "partitions-missing-key", "severity", "error")
-	expect(t, got, 1, "ibkey_fabric_port_finding_info", with(hcaB, "rule", "partitions-missing-key", "severity", "error")...)
+	expect(t, got, 1, "ibkey_fabric_port_findings", with(hcaB, "rule", "partitions-missing-key", "severity", "error")...)
 }
 
 // TestFabricLabOpenSMConf: the exporter audits a sweep as `ibkey fabric check
@@ -916,4 +917,38 @@ func TestPrefetchFollowsTheRule(t *testing.T) {
 func stateName(s mad.PortState) string {
 	return map[mad.PortState]string{mad.PortStateDown: check.StateDown, mad.PortStateInit: check.StateInit,
 		mad.PortStateArmed: check.StateArmed, mad.PortStateActive: check.StateActive}[s]
+}
+
+// TestInfoSeriesAreOne: a series named _info is metadata in its labels, value 1
+// (Prometheus naming: foobar_build_info; OpenMetrics info), so that joins on it
+// (* on (...) group_left) do not scale the other side. The findings of a port are
+// counts: a port missing two keys of the file has two partitions-missing-key findings,
+// as ibkey_fabric_port_findings 2 (it was ibkey_fabric_port_finding_info 2).
+func TestInfoSeriesAreOne(t *testing.T) {
+	f := loadFabric(t, "small.json")
+	var hcaB *fabric.Port
+	for _, n := range f.Nodes {
+		if n.Description == "HcaB" {
+			hcaB = n.Port(1)
+		}
+	}
+	for i, k := range hcaB.PKeys {
+		if k.Partition() != 0x7fff {
+			hcaB.PKeys[i] = 0 // HcaB keeps only the default: storage and compute missing
+		}
+	}
+	conf, err := os.ReadFile("testdata/partitions.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewFabricCollector(FabricOptions{NoCounters: true, Partitions: partconf.Parse("partitions.conf", conf), Now: func() time.Time { return f.SweptAt }})
+	serve(c, c.fromFabric(context.Background(), f, nil, nil))
+	got := collect(t, c)
+	expect(t, got, 2, "ibkey_fabric_port_findings", "node_name", "HcaB", "port", "1", "rule", "partitions-missing-key")
+	got = append(got, collect(t, newHostCollector(writeHost(t, fakesysfs.MLX5()), &fakeClock{time.Unix(0, 0)}, nil))...)
+	for _, s := range got {
+		if strings.HasSuffix(s.name, "_info") && s.value != 1 {
+			t.Errorf("%s%v = %v: an _info series is 1", s.name, s.labels, s.value)
+		}
+	}
 }

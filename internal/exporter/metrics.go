@@ -97,7 +97,7 @@ var (
 	mTableAbsent = newMetric(ModeHost, "ibkey_pkey_table_unavailable",
 		"The port has no P_Key table (value 1), with the reason: an iWARP device, for which the kernel writes no ports/N/pkeys/ (P_Keys do not apply). A table that exists and was not read is ibkey_pkey_table_unreadable, never this.", "device", "port", "reason")
 	mTableNotRead = newMetric(ModeHost, "ibkey_pkey_table_unreadable",
-		"The port's P_Key table exists and could not be read (value 1), with the reason. It is read from ports/N/pkeys/ in sysfs, one file per entry, each read a device query (a MAD or firmware command): the directory could not be read, or is missing or empty on a port that has a table. What it holds is not known: the port's table size, valid-entry and entry series are absent (never 0), and its IPoIB interfaces have membership unknown.", "device", "port", "reason")
+		"The port's P_Key table exists and could not be read (value 1), with the reason. It is read from ports/N/pkeys/ in sysfs, one file per entry, each read a device query (a MAD or firmware command): the directory could not be read, or is missing or empty on a port that has a table. What it holds is not known: the port's table size, valid-entry and entry series are absent (never 0), and its IPoIB interfaces have membership unknown. Fabric mode's is ibkey_fabric_pkey_table_unread.", "device", "port", "reason")
 	mIPoIB = newMetric(ModeHost, "ibkey_ipoib_interface_info",
 		"An IPoIB interface (value 1) on this port: its P_Key (pkey file, always full), the table index the kernel uses and the membership it really runs with (full, limited; none: every entry read and none holds the key; unknown: the table, or entries that may hold the key, could not be read).",
 		"interface", "parent", "device", "port", "pkey", "index", "membership")
@@ -153,7 +153,7 @@ var (
 	mFTableValid = newMetric(ModeFabric, "ibkey_fabric_pkey_table_valid_entries",
 		"Entries holding a valid P_Key; absent when the table was not read (a sweep reads a table whole or not at all).", "node_guid", "node_name", "port", "lid")
 	mFTableUnread = newMetric(ModeFabric, "ibkey_fabric_pkey_table_unread",
-		"The port's P_Key table was not read (value 1), with the reason.", "node_guid", "node_name", "port", "lid", "reason")
+		"The port's P_Key table was not read (value 1), with the reason: what host mode calls ibkey_pkey_table_unreadable.", "node_guid", "node_name", "port", "lid", "reason")
 	mFRcvConstraint = newMetric(ModeFabric, "ibkey_fabric_port_rcv_constraint_errors",
 		"PMA PortCounters PortRcvConstraintErrors (8-bit, saturates at 255; a gauge).", "node_guid", "node_name", "port", "lid")
 	mFXmitConstraint = newMetric(ModeFabric, "ibkey_fabric_port_xmit_constraint_errors",
@@ -170,8 +170,8 @@ var (
 		"The counter is not available over the fabric (value 1), with the reason: a DOWN CA or router port's PMA PortCounters (its PMA answers only for the port a MAD arrives on; its host's sysfs reads them). Nothing failed: this is not ibkey_fabric_port_unreadable.", "node_guid", "node_name", "port", "lid", "counter", "reason")
 	mFindings = newMetric(ModeFabric, "ibkey_fabric_findings",
 		"Audit findings of the sweep being served (ibkey fabric check; with --partitions also the partitions.conf comparison), by rule and severity.", "rule", "severity")
-	mFPortFinding = newMetric(ModeFabric, "ibkey_fabric_port_finding_info",
-		"Findings that name this port, by rule (value: how many).", "node_guid", "node_name", "port", "lid", "rule", "severity")
+	mFPortFinding = newMetric(ModeFabric, "ibkey_fabric_port_findings",
+		"Audit findings of the sweep being served that name this port, by rule and severity (value: how many; a port missing two keys has two).", "node_guid", "node_name", "port", "lid", "rule", "severity")
 )
 
 // mDemo marks demo data, in either mode (DemoCollector).

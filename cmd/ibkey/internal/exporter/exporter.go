@@ -451,7 +451,7 @@ its age. Every port's table and counters carry node_guid, node_name, port and li
 labels; P_Key and Q_Key violations come from the sweep's own PortInfo replies, the
 constraint errors from PMA PortCounters (one batch per sweep); with --sweep the audit of
 'ibkey fabric check' (and with --partitions FILE the partitions.conf comparison) is
-ibkey_fabric_findings{rule,severity} and per port ibkey_fabric_port_finding_info;
+ibkey_fabric_findings{rule,severity} and per port ibkey_fabric_port_findings;
 --opensm-conf FILE gives it OpenSM's options as fabric check takes them. A sweep
 that finished with gaps (what fabric check lists as not checked) is served but counted
 ibkey_fabric_sweeps_total{result="gaps"}, never complete, and
