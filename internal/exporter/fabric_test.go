@@ -846,6 +846,34 @@ func TestSweepRecordsNoPortCounters(t *testing.T) {
 	}
 }
 
+// TestSweepRecordsLIDNotRead: a LID that was not read (the port's PortInfo failed; a
+// switch's port 0's, whose LID is every port's) is not a LID no subnet manager
+// assigned: the PortCounters are unreadable with that reason (a gap, not Absent) and the
+// lid label is empty, never "0". Before, both read as "no subnet manager has assigned
+// one yet", lid "0".
+func TestSweepRecordsLIDNotRead(t *testing.T) {
+	f := loadFabric(t, "small.json")
+	for _, n := range f.Nodes {
+		num, ok := map[string]int{"HcaB": 1, "Switch1": 0}[n.Description]
+		if p := n.Port(num); ok && p != nil {
+			p.Error, p.LID, p.State = "PortInfo: timed out", 0, ""
+		}
+	}
+	recs := map[string]*portRecord{}
+	for _, r := range sweepRecords(f, nil) {
+		recs[r.labels[1]+"/"+r.labels[2]] = r
+	}
+	for _, name := range []string{"HcaB/1", "Switch1/0", "Switch1/1"} {
+		r := recs[name]
+		if r == nil || r.labels[3] != "" || r.noPMA.Absent || r.noPMA.Unavailable != "LID not read (PMA PortCounters are LID-routed): PortInfo: timed out" {
+			t.Errorf("%s: %+v", name, r)
+		}
+	}
+	if r := recs["HcaA/1"]; r == nil || r.labels[3] == "" || r.noPMA.Unavailable != "" {
+		t.Errorf("HcaA/1, its LID read: %+v", r)
+	}
+}
+
 // TestPrefetchFollowsTheRule: the PortCounters prefetched during a sweep
 // (portInfoTap.pmaPorts) are those sweepRecords reads by query's one rule
 // (query.MADPort.NoPortCounters), at the same LIDs, on generated fabrics: CA, router and

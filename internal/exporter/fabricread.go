@@ -88,10 +88,8 @@ func (p *portInfoTap) Exchange(ctx context.Context, calls []mad.Call) error {
 	return err
 }
 
-// pmaPorts are the ports of infos whose PortCounters sweepRecords reads, and where:
-// sweepPMA and query's one rule (query.MADPort.NoPortCounters) decide, as there. A
-// switch port without a link is left out too: it has no cable, so it is not exported
-// (fabric.Node.Listed).
+// pmaPorts are the ports of infos whose PortCounters sweepRecords reads, and where, by
+// sweepPMA as there; and not a switch port without a link (no cable: not exported).
 func (p *portInfoTap) pmaPorts(infos []tappedPortInfo) []query.PMAPort {
 	switchLID := map[tapAddr]uint16{}
 	for _, pi := range infos {

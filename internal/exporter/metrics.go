@@ -142,7 +142,7 @@ var (
 		"What the served sweep could not read, by what (the rule of ibkey fabric check's not-checked list: a link whose far end did not answer, an unprobed link past 63 hops, a node, PortInfo or P_Key table read that failed): nothing behind or in it was checked.",
 		"what")
 	mFPortInfo = newMetric(ModeFabric, "ibkey_fabric_port_info",
-		"A port the sweep read (value 1): end ports and cabled switch ports. lid is the port's LID, a switch's for its external ports.",
+		"A port the sweep read (value 1): end ports and cabled switch ports. lid is the port's LID, a switch's for its external ports; empty when not read (the PortInfo, a switch's port 0's, failed).",
 		"node_guid", "node_name", "port", "lid", "node_type", "port_guid")
 	mFPortState = newMetric(ModeFabric, "ibkey_fabric_port_state_id",
 		"PortInfo PortState: 1 DOWN, 2 INIT, 3 ARMED, 4 ACTIVE; absent when PortInfo was not read.", "node_guid", "node_name", "port", "lid")
