@@ -47,9 +47,9 @@ JSON (-o json), schema schemas/fabric-pkeys.schema.json: {"schema_version":1,"so
 are null for a table not read, table_size when its length is not known, lid and state
 when the port's PortInfo was not read: error says why; n/a in the table). With --key (schemas/fabric-pkeys-key.schema.json):
 {"schema_version":1,"key","members":[{"node_guid","port","node_desc","type","end_port",
-"membership","indexes"}],"incomplete"?:[{"kind","message"}]}. incomplete says why the
-command exits 4 (the sweep's gaps: kind partial-sweep, unread-node or unread-table),
-present exactly then.
+"membership","indexes"}],"incomplete"?:[{"kind","message"}]}. incomplete says what
+the sweep did not read (kind partial-sweep, unread-node or unread-table), present
+whenever it did not: then the exit is 4.
 
 Exit codes: 0; 1 (--key) no port holds the key; 2 bad usage or --fabric-file; 3 no
 fabric access; 4 a partial sweep, or a saved one without tables (--no-tables): printed
