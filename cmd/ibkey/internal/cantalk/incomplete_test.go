@@ -17,8 +17,8 @@ import (
 // TestJSONIncomplete: a verdict that depends on an entry not read is "unknown", exits
 // 4 and lists it in incomplete (kind unread-entries), for a port endpoint and for a
 // key= endpoint whose entry may be the unread one, or whose full entry may be (only a
-// limited one was read); a definite answer has none (the
-// runner checks "incomplete exactly on exit 4").
+// limited one was read); a yes has none (the runner checks the rule of incomplete on
+// every JSON run; a definite no beside an entry not read: TestPinnedEntryNotRead).
 func TestJSONIncomplete(t *testing.T) {
 	for _, tc := range []struct {
 		a, b    string

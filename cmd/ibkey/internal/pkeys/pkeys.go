@@ -75,7 +75,8 @@ JSON (-o json; schemas/pkeys.schema.json): {"schema_version","demo"?,"via"?,
 "valid","default","both_memberships"?,"duplicate_of"?,"hole"?,"unreadable"?,"ipoib"?}],
 "ipoib":[{"name","pkey","parent"?,"operstate"?,"admin_up","carrier","link_unread"?,
 "index","membership"}],"warnings":[]}],
-"incomplete"?:[{"kind","message"}]} (incomplete: the devices not read, exit 4).
+"incomplete"?:[{"kind","message"}]} (incomplete: the devices, tables and entries not
+read, exactly on exit 4).
 A table not read has "table_size", "valid_pkeys" and "entries" null and the reason in
 "pkeys_error"; an unreadable entry has "pkey" null and the reason in "unreadable"
 (valid_pkeys counts the entries read; unreadable_pkeys how many were not); an IPoIB
