@@ -119,7 +119,7 @@ func DialIbsim(ctx context.Context, opts IbsimOptions) (*Ibsim, error) {
 		c.close()
 		return nil, fmt.Errorf("ibsim: attaching: %w", context.Cause(ctx))
 	}
-	return &Ibsim{engine: newEngine(c, opts.Options, rand.Uint32()), Node: node, Slot: c.slot}, nil
+	return &Ibsim{engine: newEngine(c, ibsimWindow, opts.Options, rand.Uint32()), Node: node, Slot: c.slot}, nil
 }
 
 var (
