@@ -499,9 +499,12 @@ func findPKey(o *PKeysOptions, views []*query.PortView, key check.PKey, incomple
 		}
 		results = append(results, r)
 	}
-	// What was not read that the answer asked about: the devices (and ports) not read
-	// at all, then each port whose answer is unknown, with HostNotRead's words.
-	incomplete = slices.DeleteFunc(incomplete, func(i cmdutil.Incomplete) bool { return i.Kind != cmdutil.IncompleteUnreadDevice })
+	// What was not read that the answer asked about: the devices, ports and fabric
+	// addresses not read at all (unread-device, unread-node), then each port whose
+	// answer is unknown, with HostNotRead's words.
+	incomplete = slices.DeleteFunc(incomplete, func(i cmdutil.Incomplete) bool {
+		return i.Kind == cmdutil.IncompleteUnreadTable || i.Kind == cmdutil.IncompleteUnreadEntries
+	})
 	ports, _ := query.NotRead(views, nil)
 	for _, u := range ports {
 		if unknown[query.PortRef{Device: u.Device, Port: u.Port}] {
