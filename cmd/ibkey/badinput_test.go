@@ -1,0 +1,17 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
+)
+
+// TestBadInputFound: command lines TestBadInput's generator found breaking the rules,
+// each with what its fix prints (cmdtest.Errors: the exit code, the text, one error
+// line, nothing on stdout).
+func TestBadInputFound(t *testing.T) {
+	cmdtest.Errors(t, newRootCmd, []cmdtest.ErrorCase{
+		// A newline in a token is shown as \n: never a second line reading as ibkey's.
+		{Args: []string{"partitions", "check", "3\nibkey: fake"}, Code: 2, Stderr: `ibkey: partitions file: open 3\nibkey: fake: no such file or directory`},
+	})
+}
