@@ -13,5 +13,6 @@ func TestBadInputFound(t *testing.T) {
 	cmdtest.Errors(t, newRootCmd, []cmdtest.ErrorCase{
 		// A newline in a token is shown as \n: never a second line reading as ibkey's.
 		{Args: []string{"partitions", "check", "3\nibkey: fake"}, Code: 2, Stderr: `ibkey: partitions file: open 3\nibkey: fake: no such file or directory`},
+		{Args: []string{"--demo", "pkeys", "--lid=3", "--ca=3\nibkey: fake"}, Code: 3, Stderr: `ibkey: the demo host's 3\nibkey: fake is not cabled`},
 	})
 }

@@ -83,10 +83,11 @@ func Execute(ctx context.Context, root *cobra.Command, args []string, streams *I
 	if !Reported(err) {
 		// textsafe: an error can quote a file's bytes or a user's token; it is
 		// sanitised and capped (a 10 MB line is summarised) before a terminal sees it.
-		// Bad input is one line: a newline in a token (a file named "a\nibkey: ok")
-		// is shown as \n, never as a second line that reads as ibkey's own.
+		// Bad input, and a device, port or file not found, is one line: a newline in
+		// a token (a file named "a\nibkey: ok") is shown as \n, never as a second
+		// line that reads as ibkey's own.
 		msg := err.Error()
-		if code == ExitUsage {
+		if code == ExitUsage || code == ExitEnv {
 			msg = strings.ReplaceAll(msg, "\n", `\n`)
 		}
 		streams.errLine("ibkey: " + textsafe.Message(msg))
