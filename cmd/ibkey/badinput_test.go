@@ -14,5 +14,7 @@ func TestBadInputFound(t *testing.T) {
 		// A newline in a token is shown as \n: never a second line reading as ibkey's.
 		{Args: []string{"partitions", "check", "3\nibkey: fake"}, Code: 2, Stderr: `ibkey: partitions file: open 3\nibkey: fake: no such file or directory`},
 		{Args: []string{"--demo", "pkeys", "--lid=3", "--ca=3\nibkey: fake"}, Code: 3, Stderr: `ibkey: the demo host's 3\nibkey: fake is not cabled`},
+		// An empty file name is shown quoted.
+		{Args: []string{"partitions", "check", ""}, Code: 2, Stderr: `ibkey: partitions file: open "": no such file or directory`},
 	})
 }
