@@ -16,5 +16,6 @@ func TestBadInputFound(t *testing.T) {
 		{Args: []string{"--demo", "pkeys", "--lid=3", "--ca=3\nibkey: fake"}, Code: 3, Stderr: `ibkey: the demo host's 3\nibkey: fake is not cabled`},
 		// An empty file name is shown quoted.
 		{Args: []string{"partitions", "check", ""}, Code: 2, Stderr: `ibkey: partitions file: open "": no such file or directory`},
+		{Args: []string{"partitions", "show", "../../testdata/partitions/cluster.conf", "--previous="}, Code: 2, Stderr: "ibkey: --previous needs a value (given empty)"},
 	})
 }
