@@ -17,5 +17,7 @@ func TestBadInputFound(t *testing.T) {
 		// An empty file name is shown quoted.
 		{Args: []string{"partitions", "check", ""}, Code: 2, Stderr: `ibkey: partitions file: open "": no such file or directory`},
 		{Args: []string{"partitions", "show", "../../testdata/partitions/cluster.conf", "--previous="}, Code: 2, Stderr: "ibkey: --previous needs a value (given empty)"},
+		// A port number out of a byte's range is bad input, not a missing port (exit 3).
+		{Args: []string{"--demo", "pkeys", "--lid=3", "--ca=mlx5_0", "--ca-port=-1"}, Code: 2, Stderr: "ibkey: invalid --ca-port -1 (accepted: a port number 1-255 of --ca; 0 or unset for port 1)"},
 	})
 }

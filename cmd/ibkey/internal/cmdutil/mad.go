@@ -157,6 +157,11 @@ func (m *MADFlags) Options() (mad.Options, error) {
 	if m.MADTimeout <= 0 {
 		return mad.Options{}, Usagef("invalid --mad-timeout %v (accepted: a positive duration, e.g. 500ms)", m.MADTimeout)
 	}
+	// A port number is one byte (IBA 14.2.5.6 PortInfo:LocalPortNum); 0 is port 1
+	// (query.TransportOptions).
+	if m.CAPort < 0 || m.CAPort > 255 {
+		return mad.Options{}, Usagef("invalid --ca-port %d (accepted: a port number 1-255 of --ca; 0 or unset for port 1)", m.CAPort)
+	}
 	if m.MADRetries < 0 || m.MADRetries > 100 {
 		return mad.Options{}, Usagef("invalid --mad-retries %d (accepted: 0-100)", m.MADRetries)
 	}
