@@ -19,5 +19,7 @@ func TestBadInputFound(t *testing.T) {
 		{Args: []string{"partitions", "show", "../../testdata/partitions/cluster.conf", "--previous="}, Code: 2, Stderr: "ibkey: --previous needs a value (given empty)"},
 		// A port number out of a byte's range is bad input, not a missing port (exit 3).
 		{Args: []string{"--demo", "pkeys", "--lid=3", "--ca=mlx5_0", "--ca-port=-1"}, Code: 2, Stderr: "ibkey: invalid --ca-port -1 (accepted: a port number 1-255 of --ca; 0 or unset for port 1)"},
+		// The address flag given is named.
+		{Args: []string{"--demo", "pkeys", "mlx5_0", "1", "--guid=0x1"}, Code: 2, Stderr: `ibkey: unexpected "mlx5_0 1" with --guid: a port is given either as DEV PORT`},
 	})
 }
