@@ -21,5 +21,7 @@ func TestBadInputFound(t *testing.T) {
 		{Args: []string{"--demo", "pkeys", "--lid=3", "--ca=mlx5_0", "--ca-port=-1"}, Code: 2, Stderr: "ibkey: invalid --ca-port -1 (accepted: a port number 1-255 of --ca; 0 or unset for port 1)"},
 		// The address flag given is named.
 		{Args: []string{"--demo", "pkeys", "mlx5_0", "1", "--guid=0x1"}, Code: 2, Stderr: `ibkey: unexpected "mlx5_0 1" with --guid: a port is given either as DEV PORT`},
+		// A missing --sm-log is refused before the endpoints are resolved and named.
+		{Args: []string{"--demo", "can-talk", "node=storage01,pkey=0x8001", "lid=4,pkey=0x8001", "--sa", "--sm-log=/nonexistent/opensm.log"}, Code: 2, Stderr: "ibkey: --sm-log: stat /nonexistent/opensm.log: no such file or directory"},
 	})
 }
