@@ -27,5 +27,9 @@ func TestBadInputFound(t *testing.T) {
 		{Args: []string{"--demo", "exporter", "--once", "--sweep", "--partitions=-"}, Code: 2, Stderr: "ibkey: partitions file: - (standard input) cannot be read here: give the file's path"},
 		// A simulator socket name too long to bind is bad input, not a failed bind (exit 3).
 		{Args: []string{"--demo", "pkeys", "--lid=3", "--ibsim=" + strings.Repeat("s", 93)}, Code: 2, Stderr: "93 bytes, longer than the 92 an ibsim socket name holds"},
+		// A value of a flag's plain type says what the type accepts.
+		{Args: []string{"--demo", "pkeys", "--ca-port=x"}, Code: 2, Stderr: `strconv.ParseInt: parsing "x": invalid syntax (accepted: a whole number) (see 'ibkey pkeys --help')`},
+		{Args: []string{"--demo", "pkeys", "--lid=3", "--mad-timeout=x"}, Code: 2, Stderr: "(accepted: a duration such as 500ms, 5s or 1m30s, or a plain number of milliseconds)"},
+		{Args: []string{"--demo", "devices", "--no-color=x"}, Code: 2, Stderr: "(accepted: true or false; the flag alone is true)"},
 	})
 }
