@@ -32,4 +32,9 @@ func TestBadInputFound(t *testing.T) {
 		{Args: []string{"--demo", "pkeys", "--lid=3", "--mad-timeout=x"}, Code: 2, Stderr: "(accepted: a duration such as 500ms, 5s or 1m30s, or a plain number of milliseconds)"},
 		{Args: []string{"--demo", "devices", "--no-color=x"}, Code: 2, Stderr: "(accepted: true or false; the flag alone is true)"},
 	})
+	// A job setting's value is shown escaped on stdout, never raw to the terminal.
+	r := runIbkey(t, false, nil, "--demo", "job", "NCCL_IB_PKEY=\x1b[31m\u202e1")
+	if strings.ContainsAny(r.stdout, "\x1b\u202e") || !strings.Contains(r.stdout, `NCCL_IB_PKEY=\x1b[31m\u202e1`) {
+		t.Errorf("a setting's control characters reach stdout raw:\n%s", r.stdout)
+	}
 }
