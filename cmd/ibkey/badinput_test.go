@@ -31,6 +31,8 @@ func TestBadInputFound(t *testing.T) {
 		{Args: []string{"--demo", "pkeys", "--ca-port=x"}, Code: 2, Stderr: `strconv.ParseInt: parsing "x": invalid syntax (accepted: a whole number) (see 'ibkey pkeys --help')`},
 		{Args: []string{"--demo", "pkeys", "--lid=3", "--mad-timeout=x"}, Code: 2, Stderr: "(accepted: a duration such as 500ms, 5s or 1m30s, or a plain number of milliseconds)"},
 		{Args: []string{"--demo", "devices", "--no-color=x"}, Code: 2, Stderr: "(accepted: true or false; the flag alone is true)"},
+		// A --node of blanks and commas names no host: bad input, not "no port found" (exit 3).
+		{Args: []string{"--demo", "job", "--node= ,"}, Code: 2, Stderr: `ibkey: --node " ," names no host (accepted: names separated by commas`},
 	})
 	// A job setting's value is shown escaped on stdout, never raw to the terminal.
 	r := runIbkey(t, false, nil, "--demo", "job", "NCCL_IB_PKEY=\x1b[31m\u202e1")
