@@ -33,6 +33,8 @@ func TestBadInputFound(t *testing.T) {
 		{Args: []string{"--demo", "devices", "--no-color=x"}, Code: 2, Stderr: "(accepted: true or false; the flag alone is true)"},
 		// A --node of blanks and commas names no host: bad input, not "no port found" (exit 3).
 		{Args: []string{"--demo", "job", "--node= ,"}, Code: 2, Stderr: `ibkey: --node " ," names no host (accepted: names separated by commas`},
+		// A GUID not in the fabric lists the nodes' GUIDs.
+		{Args: []string{"--demo", "pkeys", "--guid=0x10000"}, Code: 3, Stderr: `node GUIDs: 0x0002c90200400100 "leaf01", 0x0002c90200400200 "leaf02"`},
 	})
 	// A job setting's value is shown escaped on stdout, never raw to the terminal.
 	r := runIbkey(t, false, nil, "--demo", "job", "NCCL_IB_PKEY=\x1b[31m\u202e1")
