@@ -56,6 +56,15 @@ func TestExitCodesInHelp(t *testing.T) {
 	}
 }
 
+// TestExporterHelpShowsTheTable: `ibkey exporter --help` shows the one table, not an
+// exit-code line of its own beside it.
+func TestExporterHelpShowsTheTable(t *testing.T) {
+	r := runIbkey(t, false, nil, "exporter", "--help")
+	if r.code != 0 || !strings.Contains(r.stdout, cmdutil.ExitCodesText()) || strings.Count(r.stdout, "Exit codes") != 1 {
+		t.Errorf("ibkey exporter --help (exit %d): not the exit-code table alone:\n%s", r.code, r.stdout)
+	}
+}
+
 // exitCodesMarkdown is the exit-code table as README.md shows it.
 func exitCodesMarkdown() string {
 	var b strings.Builder

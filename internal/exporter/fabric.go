@@ -266,6 +266,14 @@ func (c *FabricCollector) store(snap *fabricSnapshot) error {
 	return nil
 }
 
+// NotRead is what the served sweep did not read (fabric.NotRead), or nil.
+func (c *FabricCollector) NotRead() []fabric.NotChecked {
+	if s := c.snap.Load(); s != nil {
+		return s.notRead
+	}
+	return nil
+}
+
 // prebuiltFamilies are the served sweep's families, gathered when it completed (nil
 // before the first one).
 func (c *FabricCollector) prebuiltFamilies() ([]*dto.MetricFamily, error) {
@@ -399,30 +407,18 @@ func sweepRecords(f *fabric.Fabric, infos map[check.PortID]tappedPortInfo) []*po
 	var recs []*portRecord
 	for _, n := range f.Nodes {
 		nodeGUID := n.GUID.String()
-		var swLID uint16
-		if n.Type == check.NodeSwitch {
-			if p0 := n.Port(0); p0 != nil {
-				swLID = p0.LID
-			}
-		}
 		for _, p := range n.Ports {
 			if !n.Listed(p) {
 				continue // fabric.Node.Listed: the ports fabric pkeys shows
 			}
-			lid := p.LID
-			if n.Type == check.NodeSwitch {
-				// PortCounters of every switch port go to the switch's LID (port 0's).
-				lid = swLID
-			}
+			labels, pma := portLabels(n, p, nodeGUID)
 			r := &portRecord{
 				id:       check.PortID{Node: n.GUID, Port: p.Num},
-				labels:   [4]string{nodeGUID, n.Description, strconv.Itoa(p.Num), strconv.Itoa(int(lid))},
+				labels:   labels,
 				nodeType: string(n.Type), state: p.State,
 				tableSize: p.TableSize, pkeys: p.PKeys, tableErr: p.PKeysError,
-				pmaLID: lid,
+				pmaLID: pma.PMALID, noPMA: pma.NoPortCounters(),
 			}
-			r.noPMA = query.MADPort{PMALID: lid, FollowLID: n.Type != check.NodeSwitch, Down: p.State == check.StateDown,
-				Name: n.Description + "/" + r.labels[2], NoPMA: noLID}.NoPortCounters()
 			if p.GUID != 0 {
 				r.portGUID = p.GUID.String()
 			}
@@ -447,8 +443,36 @@ func sweepRecords(f *fabric.Fabric, infos map[check.PortID]tappedPortInfo) []*po
 	return recs
 }
 
+// portLabels are a swept port's labels (node_guid, node_name, port, lid: a switch's, of
+// port 0, for its ports) and where its PortCounters go (sweepPMA). A LID not read (its
+// PortInfo failed) is "" and says so, never "no subnet manager has assigned one".
+func portLabels(n *fabric.Node, p *fabric.Port, nodeGUID string) ([4]string, query.MADPort) {
+	var swLID uint16
+	lidErr := p.Error
+	if p0 := n.Port(0); n.Type == check.NodeSwitch && p0 != nil {
+		swLID, lidErr = p0.LID, p0.Error
+	}
+	pma := sweepPMA(n.Type == check.NodeSwitch, p.LID, swLID, p.State == check.StateDown)
+	pma.Name = n.Description + "/" + strconv.Itoa(p.Num)
+	lid := strconv.Itoa(int(pma.PMALID))
+	if lidErr != "" {
+		lid, pma.NoPMA = "", "LID not read (PMA PortCounters are LID-routed): "+lidErr
+	}
+	return [4]string{nodeGUID, n.Description, strconv.Itoa(p.Num), lid}, pma
+}
+
 // noLID is why a port's PortCounters are not read.
 const noLID = "no LID (PMA PortCounters are LID-routed; no subnet manager has assigned one yet)"
+
+// sweepPMA is where a swept port's PMA PortCounters go (a switch port's to the switch's
+// LID, port 0's), and its NoPortCounters, query's one rule, whether they are read: for
+// sweepRecords (portLabels) and the prefetch during the sweep (portInfoTap.pmaPorts).
+func sweepPMA(isSwitch bool, lid, switchLID uint16, down bool) query.MADPort {
+	if isSwitch {
+		lid = switchLID
+	}
+	return query.MADPort{PMALID: lid, FollowLID: !isSwitch, Down: down, NoPMA: noLID}
+}
 
 // readNodes reads the --lid nodes' ports (tables, PortInfo) through tap, and their
 // PortCounters as a sweep's are (readPortCounters): the violation counters are those
@@ -660,19 +684,9 @@ func findingSeries(out *seriesSet, f *fabric.Fabric, recs []*portRecord, res fab
 }
 
 // findingPortLabels labels a port a finding names that is not an exported port (a
-// switch port without a cable).
+// switch port without a cable), as portLabels does.
 func findingPortLabels(f *fabric.Fabric, id check.PortID) [4]string {
-	name, lid := "", uint16(0)
-	if n := f.Node(id.Node); n != nil {
-		name = n.Description
-		if p := n.Port(id.Port); p != nil {
-			lid = p.LID
-		}
-		if n.Type == check.NodeSwitch {
-			if p0 := n.Port(0); p0 != nil {
-				lid = p0.LID
-			}
-		}
-	}
-	return [4]string{id.Node.String(), name, strconv.Itoa(id.Port), strconv.Itoa(int(lid))}
+	n := cmp.Or(f.Node(id.Node), &fabric.Node{GUID: id.Node})
+	labels, _ := portLabels(n, cmp.Or(n.Port(id.Port), &fabric.Port{Num: id.Port}), id.Node.String())
+	return labels
 }

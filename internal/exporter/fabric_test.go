@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,6 +18,8 @@ import (
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/demo"
 	"github.com/ibkey/ibkey/internal/fabric"
+	"github.com/ibkey/ibkey/internal/fabric/fabrictest"
+	"github.com/ibkey/ibkey/internal/fakesysfs"
 	"github.com/ibkey/ibkey/internal/ibverbs"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 	"github.com/ibkey/ibkey/internal/lab"
@@ -99,8 +102,8 @@ func TestFabricMetricsFromSavedSweep(t *testing.T) {
 	expect(t, got, 5, "ibkey_fabric_findings", "rule", "enforcement-off", "severity", "warning")
 	expect(t, got, 0, "ibkey_fabric_findings", "rule", "hca-key-not-on-switch", "severity", "error")
 	expect(t, got, 0, "ibkey_fabric_findings", "rule", "partitions-missing-key", "severity", "error")
-	expect(t, got, 1, "ibkey_fabric_port_finding_info", with(sw1, "port", "1", "rule", "enforcement-off", "severity", "warning")...)
-	expect(t, got, 1, "ibkey_fabric_port_finding_info", with(hcaA, "rule", "enforcement-off", "severity", "warning")...)
+	expect(t, got, 1, "ibkey_fabric_port_findings", with(sw1, "port", "1", "rule", "enforcement-off", "severity", "warning")...)
+	expect(t, got, 1, "ibkey_fabric_port_findings", with(hcaA, "rule", "enforcement-off", "severity", "warning")...)
 	expect(t, got, 0, "ibkey_fabric_sweeps_total", "result", "complete")
 	// Switch1 port 4 has no cable: not exported.
 	if n := len(find(got, "ibkey_fabric_port_info", "node_name", "Switch1", "port", "4")); n != 0 {
@@ -332,7 +335,7 @@ func TestFabricLab(t *testing.T) {
 	}
 	got = collect(t, c2)
 	expect(t, got, 1, "ibkey_fabric_findings", "rule", "partitions-missing-key", "severity", "error")
-	expect(t, got, 1, "ibkey_fabric_port_finding_info", with(hcaB, "rule", "partitions-missing-key", "severity", "error")...)
+	expect(t, got, 1, "ibkey_fabric_port_findings", with(hcaB, "rule", "partitions-missing-key", "severity", "error")...)
 }
 
 // TestFabricLabOpenSMConf: the exporter audits a sweep as `ibkey fabric check
@@ -790,6 +793,10 @@ func TestFabricDownPortCounters(t *testing.T) {
 			t.Errorf("selectors %v: HCA-2 port 2 unreadable: %v", sels, u)
 		}
 		if sels == nil {
+			// The prefetch asked for every port the rule reads (TestPrefetchFollowsTheRule).
+			if late := c.snap.Load().lateCounters; late != 0 {
+				t.Errorf("sweep: %d PortCounters read after it, not prefetched", late)
+			}
 			continue
 		}
 		// A port's lid label is its own LID (port 2 has none; 9 is port 1's), a switch
@@ -836,5 +843,140 @@ func TestSweepRecordsNoPortCounters(t *testing.T) {
 	ca.State = check.StateDown
 	if r := byName()["HcaB/1"]; !r.noPMA.Absent || !strings.HasPrefix(r.noPMA.Unavailable, "port DOWN (HcaB/1 is DOWN and has no LID") {
 		t.Errorf("DOWN CA port: %+v", r.noPMA)
+	}
+}
+
+// TestSweepRecordsLIDNotRead: a LID that was not read (the port's PortInfo failed; a
+// switch's port 0's, whose LID is every port's) is not a LID no subnet manager
+// assigned: the PortCounters are unreadable with that reason (a gap, not Absent) and the
+// lid label is empty, never "0". Before, both read as "no subnet manager has assigned
+// one yet", lid "0".
+func TestSweepRecordsLIDNotRead(t *testing.T) {
+	f := loadFabric(t, "small.json")
+	for _, n := range f.Nodes {
+		num, ok := map[string]int{"HcaB": 1, "Switch1": 0}[n.Description]
+		if p := n.Port(num); ok && p != nil {
+			p.Error, p.LID, p.State = "PortInfo: timed out", 0, ""
+		}
+	}
+	recs := map[string]*portRecord{}
+	for _, r := range sweepRecords(f, nil) {
+		recs[r.labels[1]+"/"+r.labels[2]] = r
+	}
+	for _, name := range []string{"HcaB/1", "Switch1/0", "Switch1/1"} {
+		r := recs[name]
+		if r == nil || r.labels[3] != "" || r.noPMA.Absent || r.noPMA.Unavailable != "LID not read (PMA PortCounters are LID-routed): PortInfo: timed out" {
+			t.Errorf("%s: %+v", name, r)
+		}
+	}
+	if r := recs["HcaA/1"]; r == nil || r.labels[3] == "" || r.noPMA.Unavailable != "" {
+		t.Errorf("HcaA/1, its LID read: %+v", r)
+	}
+}
+
+// TestPrefetchFollowsTheRule: the PortCounters prefetched during a sweep
+// (portInfoTap.pmaPorts) are those sweepRecords reads by query's one rule
+// (query.MADPort.NoPortCounters), at the same LIDs, on generated fabrics: CA, router and
+// switch ports in every PortState, with and without LIDs (a switch's port 0's too),
+// some PortInfo reads failed. The only ports the prefetch cannot ask for are those
+// whose PortInfo the tap never saw.
+func TestPrefetchFollowsTheRule(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 2))
+	states := []mad.PortState{mad.PortStateDown, mad.PortStateInit, mad.PortStateArmed, mad.PortStateActive}
+	for round := range 30 {
+		f := fabrictest.FatTree(3, 2, 3)
+		tap := newPortInfoTap(nil)
+		var infos []tappedPortInfo
+		noInfo := map[query.PMAPort]bool{}
+		for _, n := range f.Nodes {
+			at := tapAddr{path: n.GUID.String()}
+			isSwitch := n.Type == check.NodeSwitch
+			if !isSwitch && rng.IntN(4) == 0 {
+				n.Type = check.NodeRouter
+			}
+			tap.nodeAt[at] = tappedNode{guid: n.GUID, isSwitch: isSwitch}
+			for _, p := range n.Ports {
+				st := states[rng.IntN(len(states))]
+				if isSwitch && p.Num == 0 {
+					st = mad.PortStateActive
+				}
+				p.State, p.LID = stateName(st), uint16(rng.IntN(3))*uint16(1+rng.IntN(100))
+				if isSwitch && p.Num > 0 {
+					p.LID = 0 // PortInfo of a switch's external port: no LID of its own
+					if p.Peer == nil && st >= mad.PortStateInit {
+						p.Peer = &check.PortID{Node: 1, Port: 1} // a link: the sweep probed it
+					} else if st == mad.PortStateDown {
+						p.Peer = nil
+					}
+				}
+				if rng.IntN(10) == 0 { // PortInfo not read: the tap saw nothing
+					p.Error, p.State, p.LID = "PortInfo: timeout", "", 0
+					continue
+				}
+				infos = append(infos, tappedPortInfo{at: at, port: p.Num, lid: p.LID, state: st})
+			}
+		}
+		rule := map[query.PMAPort]bool{}
+		for _, r := range sweepRecords(f, nil) {
+			if r.noPMA.Unavailable == "" {
+				k := query.PMAPort{LID: r.pmaLID, Port: uint8(r.id.Port)}
+				rule[k] = true
+				if f.Node(r.id.Node).Port(r.id.Port).Error != "" {
+					noInfo[k] = true
+				}
+			}
+		}
+		got := map[query.PMAPort]bool{}
+		for _, k := range tap.pmaPorts(infos) {
+			got[k] = true
+			if !rule[k] {
+				t.Errorf("round %d: prefetch reads %+v, which the rule does not", round, k)
+			}
+		}
+		for k := range rule {
+			if !got[k] && !noInfo[k] {
+				t.Errorf("round %d: the rule reads %+v, the prefetch does not (its PortInfo was seen)", round, k)
+			}
+		}
+	}
+}
+
+// stateName is the sweep's name of a PortState (query's stateName).
+func stateName(s mad.PortState) string {
+	return map[mad.PortState]string{mad.PortStateDown: check.StateDown, mad.PortStateInit: check.StateInit,
+		mad.PortStateArmed: check.StateArmed, mad.PortStateActive: check.StateActive}[s]
+}
+
+// TestInfoSeriesAreOne: a series named _info is metadata in its labels, value 1
+// (Prometheus naming: foobar_build_info; OpenMetrics info), so that joins on it
+// (* on (...) group_left) do not scale the other side. The findings of a port are
+// counts: a port missing two keys of the file has two partitions-missing-key findings,
+// as ibkey_fabric_port_findings 2 (it was ibkey_fabric_port_finding_info 2).
+func TestInfoSeriesAreOne(t *testing.T) {
+	f := loadFabric(t, "small.json")
+	var hcaB *fabric.Port
+	for _, n := range f.Nodes {
+		if n.Description == "HcaB" {
+			hcaB = n.Port(1)
+		}
+	}
+	for i, k := range hcaB.PKeys {
+		if k.Partition() != 0x7fff {
+			hcaB.PKeys[i] = 0 // HcaB keeps only the default: storage and compute missing
+		}
+	}
+	conf, err := os.ReadFile("testdata/partitions.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := NewFabricCollector(FabricOptions{NoCounters: true, Partitions: partconf.Parse("partitions.conf", conf), Now: func() time.Time { return f.SweptAt }})
+	serve(c, c.fromFabric(context.Background(), f, nil, nil))
+	got := collect(t, c)
+	expect(t, got, 2, "ibkey_fabric_port_findings", "node_name", "HcaB", "port", "1", "rule", "partitions-missing-key")
+	got = append(got, collect(t, newHostCollector(writeHost(t, fakesysfs.MLX5()), &fakeClock{time.Unix(0, 0)}, nil))...)
+	for _, s := range got {
+		if strings.HasSuffix(s.name, "_info") && s.value != 1 {
+			t.Errorf("%s%v = %v: an _info series is 1", s.name, s.labels, s.value)
+		}
 	}
 }

@@ -46,12 +46,12 @@ type tapAddr struct {
 }
 
 type tappedPortInfo struct {
-	at   tapAddr
-	port int
-	pkey uint16
-	qkey uint16
-	lid  uint16
-	up   bool // PortState INIT or above: a link
+	at    tapAddr
+	port  int
+	pkey  uint16
+	qkey  uint16
+	lid   uint16
+	state mad.PortState
 }
 
 func newPortInfoTap(t mad.Transport) *portInfoTap {
@@ -88,10 +88,8 @@ func (p *portInfoTap) Exchange(ctx context.Context, calls []mad.Call) error {
 	return err
 }
 
-// pmaPorts are where the PortCounters of the ports of infos go (sweepRecords' rule): a
-// CA's port to its own LID, every port of a switch to the switch's LID (port 0's).
-// Switch ports without a link are left out (not exported unless cabled), and DOWN CA
-// ports; a port with no LID is not read (no SM has assigned one).
+// pmaPorts are the ports of infos whose PortCounters sweepRecords reads, and where, by
+// sweepPMA as there; and not a switch port without a link (no cable: not exported).
 func (p *portInfoTap) pmaPorts(infos []tappedPortInfo) []query.PMAPort {
 	switchLID := map[tapAddr]uint16{}
 	for _, pi := range infos {
@@ -102,18 +100,11 @@ func (p *portInfoTap) pmaPorts(infos []tappedPortInfo) []query.PMAPort {
 	var out []query.PMAPort
 	for _, pi := range infos {
 		n, ok := p.nodeAt[pi.at]
-		if !ok || pi.port > 0xff {
+		if !ok || pi.port > 0xff || n.isSwitch && pi.port > 0 && pi.state < mad.PortStateInit {
 			continue
 		}
-		lid := pi.lid
-		if pi.port > 0 && !pi.up {
-			continue // a switch port without a link; a DOWN CA port, n/a (query.MADPort.NoPortCounters)
-		}
-		if n.isSwitch {
-			lid = switchLID[pi.at]
-		}
-		if lid != 0 {
-			out = append(out, query.PMAPort{LID: lid, Port: uint8(pi.port)})
+		if pma := sweepPMA(n.isSwitch, pi.lid, switchLID[pi.at], pi.state == mad.PortStateDown); pma.NoPortCounters().Unavailable == "" {
+			out = append(out, query.PMAPort{LID: pma.PMALID, Port: uint8(pi.port)})
 		}
 	}
 	return out
@@ -152,7 +143,7 @@ func (p *portInfoTap) observe(req mad.Request, data []byte) {
 	case mad.AttrPortInfo:
 		if pi, err := mad.ParsePortInfo(data); err == nil {
 			p.infos = append(p.infos, tappedPortInfo{at: at, port: int(req.Modifier), pkey: pi.PKeyViolations, qkey: pi.QKeyViolations,
-				lid: pi.LID, up: pi.PortState >= mad.PortStateInit})
+				lid: pi.LID, state: pi.PortState})
 		}
 	}
 }

@@ -205,6 +205,13 @@ func (c *HostCollector) refresh(now time.Time) {
 	c.tables, c.tablesErr = buildHostTables(views).families()
 }
 
+// NotRead is what the last read of the host did not read (query.NotRead), or nil.
+func (c *HostCollector) NotRead() []query.Unread {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.unread
+}
+
 // prebuiltFamilies are the tables' families as last read (NewRegistry gathers them
 // after Collect, which reads the tables again when they are due).
 func (c *HostCollector) prebuiltFamilies() ([]*dto.MetricFamily, error) {
@@ -252,8 +259,11 @@ func buildHostTables(views []*query.PortView) *seriesSet {
 				}
 			}
 			add(mTableSize, float64(len(v.Table.Entries)), dev, port)
-			add(mTableValid, float64(v.Table.Valid), dev, port)
-			add(mTableUnreadable, float64(len(v.Table.Unread())), dev, port)
+			unread := len(v.Table.Unread())
+			if unread == 0 { // else a lower bound, 0 when no entry was read
+				add(mTableValid, float64(v.Table.Valid), dev, port)
+			}
+			add(mTableUnreadable, float64(unread), dev, port)
 			add(mTableTrusted, boolValue(v.TableTrusted()), dev, port)
 		}
 		for _, ip := range v.Interfaces {

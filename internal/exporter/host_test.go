@@ -3,6 +3,8 @@ package exporter
 import (
 	"bytes"
 	"cmp"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -79,13 +81,12 @@ ibkey_ipoib_key_present{device="mlx5_1",interface="ib1",pkey="0xffff",port="1"} 
 ibkey_port_rcv_constraint_errors{device="mlx5_0",port="1",source="sysfs"} 17
 ibkey_port_rcv_constraint_errors{device="mlx5_1",port="1",source="sysfs"} 255
 ibkey_port_rcv_constraint_errors{device="mlx5_1",port="2",source="sysfs"} 0
-# HELP ibkey_pkey_table_valid_entries Entries holding a valid P_Key (15-bit key not 0).
+# HELP ibkey_pkey_table_valid_entries Entries holding a valid P_Key (15-bit key not 0), of a table whose every entry was read: absent when ibkey_pkey_table_unreadable_entries is above 0 (the entries read are ibkey_pkey_entry_info).
 # TYPE ibkey_pkey_table_valid_entries gauge
 ibkey_pkey_table_valid_entries{device="mlx5_0",port="1"} 6
-ibkey_pkey_table_valid_entries{device="mlx5_1",port="1"} 4
 ibkey_pkey_table_valid_entries{device="mlx5_1",port="2"} 2
 ibkey_pkey_table_valid_entries{device="mlx5_2",port="1"} 1
-# HELP ibkey_pkey_table_unreadable_entries Entries that could not be read: the valid count is then a lower bound.
+# HELP ibkey_pkey_table_unreadable_entries Entries that could not be read (0: the table was read whole). What they hold is not known, so ibkey_pkey_table_valid_entries is then absent.
 # TYPE ibkey_pkey_table_unreadable_entries gauge
 ibkey_pkey_table_unreadable_entries{device="mlx5_0",port="1"} 0
 ibkey_pkey_table_unreadable_entries{device="mlx5_1",port="1"} 1
@@ -622,5 +623,40 @@ func TestHostTableNotRead(t *testing.T) {
 				t.Errorf("%d table_unreadable series, want 1 (%s/%s)", n, tc.dev, tc.port)
 			}
 		})
+	}
+}
+
+// TestHostValidEntriesOnlyWhenReadWhole: no value is served that was not read (rule 1).
+// ibkey_pkey_table_valid_entries is the count of a table read whole, and equals its
+// entry_info series; with any entry not read it is absent (it was a lower bound, and 0
+// when no entry was read), and unreadable_entries says how many. Tables and unread
+// entries are generated, every entry unread among them.
+func TestHostValidEntriesOnlyWhenReadWhole(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 11))
+	for i := range 40 {
+		size := 1 + rng.IntN(40)
+		values := make([]string, size)
+		var unread []int
+		for j := range values {
+			values[j] = fmt.Sprintf("%#04x", []uint16{0, 0x8000, 0xffff, 0x8001, 0x0002, uint16(rng.Uint32())}[rng.IntN(6)])
+			if i%4 == 1 || i%4 == 2 && rng.IntN(3) == 0 {
+				unread = append(unread, j) // every entry, or about a third
+			}
+		}
+		h := fakesysfs.MLX5()
+		p := &h.Devices[0].Ports[0]
+		p.PKeys, p.Unreadable = values, unread
+		got := collect(t, newHostCollector(writeHost(t, h), &fakeClock{time.Unix(0, 0)}, nil))
+		port := []string{"device", "mlx5_0", "port", "1"}
+		expect(t, got, float64(len(unread)), "ibkey_pkey_table_unreadable_entries", port...)
+		expect(t, got, float64(size), "ibkey_pkey_table_size", port...)
+		entries := len(find(got, "ibkey_pkey_entry_info", port...))
+		valid := find(got, "ibkey_pkey_table_valid_entries", port...)
+		switch {
+		case len(unread) > 0 && len(valid) > 0:
+			t.Errorf("table %d (%v, entries %v not read): valid_entries %v served, a count of what was not read", i, values, unread, valid[0].value)
+		case len(unread) == 0 && (len(valid) != 1 || valid[0].value != float64(entries)):
+			t.Errorf("table %d (%v) read whole: valid_entries %v, want one series of %d (its entry_info series)", i, values, valid, entries)
+		}
 	}
 }

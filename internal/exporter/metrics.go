@@ -89,15 +89,15 @@ var (
 	mTableSize = newMetric(ModeHost, "ibkey_pkey_table_size",
 		"P_Key table length (entries in ports/N/pkeys/).", "device", "port")
 	mTableValid = newMetric(ModeHost, "ibkey_pkey_table_valid_entries",
-		"Entries holding a valid P_Key (15-bit key not 0).", "device", "port")
+		"Entries holding a valid P_Key (15-bit key not 0), of a table whose every entry was read: absent when ibkey_pkey_table_unreadable_entries is above 0 (the entries read are ibkey_pkey_entry_info).", "device", "port")
 	mTableUnreadable = newMetric(ModeHost, "ibkey_pkey_table_unreadable_entries",
-		"Entries that could not be read: the valid count is then a lower bound.", "device", "port")
+		"Entries that could not be read (0: the table was read whole). What they hold is not known, so ibkey_pkey_table_valid_entries is then absent.", "device", "port")
 	mTableTrusted = newMetric(ModeHost, "ibkey_pkey_table_trusted",
 		"1 when the port is ARMED or ACTIVE, the only states where the table's contents are defined.", "device", "port")
 	mTableAbsent = newMetric(ModeHost, "ibkey_pkey_table_unavailable",
 		"The port has no P_Key table (value 1), with the reason: an iWARP device, for which the kernel writes no ports/N/pkeys/ (P_Keys do not apply). A table that exists and was not read is ibkey_pkey_table_unreadable, never this.", "device", "port", "reason")
 	mTableNotRead = newMetric(ModeHost, "ibkey_pkey_table_unreadable",
-		"The port's P_Key table exists and could not be read (value 1), with the reason. It is read from ports/N/pkeys/ in sysfs, one file per entry, each read a device query (a MAD or firmware command): the directory could not be read, or is missing or empty on a port that has a table. What it holds is not known: the port's table size, valid-entry and entry series are absent (never 0), and its IPoIB interfaces have membership unknown.", "device", "port", "reason")
+		"The port's P_Key table exists and could not be read (value 1), with the reason. It is read from ports/N/pkeys/ in sysfs, one file per entry, each read a device query (a MAD or firmware command): the directory could not be read, or is missing or empty on a port that has a table. What it holds is not known: the port's table size, valid-entry and entry series are absent (never 0), and its IPoIB interfaces have membership unknown. Fabric mode's is ibkey_fabric_pkey_table_unread.", "device", "port", "reason")
 	mIPoIB = newMetric(ModeHost, "ibkey_ipoib_interface_info",
 		"An IPoIB interface (value 1) on this port: its P_Key (pkey file, always full), the table index the kernel uses and the membership it really runs with (full, limited; none: every entry read and none holds the key; unknown: the table, or entries that may hold the key, could not be read).",
 		"interface", "parent", "device", "port", "pkey", "index", "membership")
@@ -142,7 +142,7 @@ var (
 		"What the served sweep could not read, by what (the rule of ibkey fabric check's not-checked list: a link whose far end did not answer, an unprobed link past 63 hops, a node, PortInfo or P_Key table read that failed): nothing behind or in it was checked.",
 		"what")
 	mFPortInfo = newMetric(ModeFabric, "ibkey_fabric_port_info",
-		"A port the sweep read (value 1): end ports and cabled switch ports. lid is the port's LID, a switch's for its external ports.",
+		"A port the sweep read (value 1): end ports and cabled switch ports. lid is the port's LID, a switch's for its external ports; empty when not read (the PortInfo, a switch's port 0's, failed).",
 		"node_guid", "node_name", "port", "lid", "node_type", "port_guid")
 	mFPortState = newMetric(ModeFabric, "ibkey_fabric_port_state_id",
 		"PortInfo PortState: 1 DOWN, 2 INIT, 3 ARMED, 4 ACTIVE; absent when PortInfo was not read.", "node_guid", "node_name", "port", "lid")
@@ -151,9 +151,9 @@ var (
 	mFTableSize = newMetric(ModeFabric, "ibkey_fabric_pkey_table_size",
 		"P_Key table length (NodeInfo PartitionCap, SwitchInfo PartitionEnforcementCap for switch external ports); absent when it was not read, never 0 for a size not known.", "node_guid", "node_name", "port", "lid")
 	mFTableValid = newMetric(ModeFabric, "ibkey_fabric_pkey_table_valid_entries",
-		"Entries holding a valid P_Key; absent when the table was not read.", "node_guid", "node_name", "port", "lid")
+		"Entries holding a valid P_Key; absent when the table was not read (a sweep reads a table whole or not at all).", "node_guid", "node_name", "port", "lid")
 	mFTableUnread = newMetric(ModeFabric, "ibkey_fabric_pkey_table_unread",
-		"The port's P_Key table was not read (value 1), with the reason.", "node_guid", "node_name", "port", "lid", "reason")
+		"The port's P_Key table was not read (value 1), with the reason: what host mode calls ibkey_pkey_table_unreadable.", "node_guid", "node_name", "port", "lid", "reason")
 	mFRcvConstraint = newMetric(ModeFabric, "ibkey_fabric_port_rcv_constraint_errors",
 		"PMA PortCounters PortRcvConstraintErrors (8-bit, saturates at 255; a gauge).", "node_guid", "node_name", "port", "lid")
 	mFXmitConstraint = newMetric(ModeFabric, "ibkey_fabric_port_xmit_constraint_errors",
@@ -170,8 +170,8 @@ var (
 		"The counter is not available over the fabric (value 1), with the reason: a DOWN CA or router port's PMA PortCounters (its PMA answers only for the port a MAD arrives on; its host's sysfs reads them). Nothing failed: this is not ibkey_fabric_port_unreadable.", "node_guid", "node_name", "port", "lid", "counter", "reason")
 	mFindings = newMetric(ModeFabric, "ibkey_fabric_findings",
 		"Audit findings of the sweep being served (ibkey fabric check; with --partitions also the partitions.conf comparison), by rule and severity.", "rule", "severity")
-	mFPortFinding = newMetric(ModeFabric, "ibkey_fabric_port_finding_info",
-		"Findings that name this port, by rule (value: how many).", "node_guid", "node_name", "port", "lid", "rule", "severity")
+	mFPortFinding = newMetric(ModeFabric, "ibkey_fabric_port_findings",
+		"Audit findings of the sweep being served that name this port, by rule and severity (value: how many; a port missing two keys has two).", "node_guid", "node_name", "port", "lid", "rule", "severity")
 )
 
 // mDemo marks demo data, in either mode (DemoCollector).

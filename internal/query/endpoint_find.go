@@ -43,9 +43,9 @@ type FindResult struct {
 
 // FindPKey answers `pkeys --find KEY` for one port with the rule can-talk uses
 // (check.FindPKeyIndex), and never a definite "not in the table" when entries were not
-// read: an unread entry may hold the key (then FindUnknown). pkeys --find exits 0 when
-// any port has FindFound, else 4 when anything was not read (NotRead: the entries of a
-// FindUnknown port, the table of a FindNoTable one, a device), else 1.
+// read: an unread entry may hold the key (then FindUnknown). pkeys --find exits 4 when
+// any port's answer is not known (FindUnknown, FindNoTable, a found index an entry not
+// read may change, a device not read), else 0 when a port has FindFound, else 1.
 func FindPKey(v *PortView, key check.PKey) FindResult {
 	if v.Table == nil {
 		if v.TableAbsent {

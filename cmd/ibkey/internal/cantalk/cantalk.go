@@ -137,8 +137,11 @@ or not_applicable; qkey_rule is the Q_Key send rule applied to that endpoint: "i
 (a top-bit wr_qkey sends the QP's own Q_Key), "verbatim" (the device sends wr_qkey as
 given: Linux's rdma_rxe) or "iba-assumed" (the device is not known), with the reason;
 the reasons name it when Q_Keys were checked; "incomplete":[{"kind","message"}] is
-added when the command exits 4 (kind unread-entries, unread-table or
-different-subnets). When an endpoint's table lacks the P_Key or index it asks for (a
+added whenever something the answer asked about was not read or checked: on exit 4,
+and on exit 1 when the no was found beside it (an end's table or entries, a switch
+port facing an end, a link layer, with --sa an SM that could not be asked); never on
+a yes (kind
+unread-entries, unread-table, different-subnets or not-checked). When an endpoint's table lacks the P_Key or index it asks for (a
 definite no; an entry that was not read gives the verdict above):
 {"schema_version","can_talk":false,"one_way":false,"verdict":"no","reasons",
 "warnings","unresolved":{"endpoint":"a"|"b","spec","problem"}}.`,
@@ -393,12 +396,21 @@ func runCanTalk(o *CanTalkOptions) error {
 
 	if o.Format == cmdutil.FormatJSON {
 		j := verdictToJSON(v)
+		saReason := ""
 		if sa != nil {
 			j.SA = saToJSON(sa)
 			if sa.Unknown && v.Kind.ExitCode() == cmdutil.ExitNo {
 				j.Warnings = append(j.Warnings, "not checked: "+sa.Reason)
+				if sa.Unasked {
+					saReason = sa.Reason
+				}
 			}
 		}
+		ends := make([]check.Endpoint, len(eps))
+		for i, e := range eps {
+			ends[i] = e.Endpoint
+		}
+		j.Incomplete = append(j.Incomplete, noIncomplete(v, ends, saReason)...)
 		if err := cmdutil.WriteJSON(o.IO.Out, j); err != nil {
 			return err
 		}

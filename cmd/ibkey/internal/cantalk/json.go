@@ -2,9 +2,12 @@ package cantalk
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/query"
+	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // The JSON of `can-talk -o json` (schemas/can-talk.schema.json), built from the
@@ -33,8 +36,9 @@ type verdictJSON struct {
 	// SA is the Subnet Manager's answer (--sa, sa.go).
 	SA         *saJSON         `json:"sa,omitempty"`
 	Unresolved *unresolvedJSON `json:"unresolved,omitempty"`
-	// Incomplete is present exactly when the command exits 4 (verdict unknown or
-	// different-subnets).
+	// Incomplete is what the answer asked about and could not read or check: why the
+	// command exits 4 (verdict unknown or different-subnets), or what a definite no
+	// (exit 1) was found beside (noIncomplete); never on a yes.
 	Incomplete []cmdutil.Incomplete `json:"incomplete,omitempty"`
 }
 
@@ -146,6 +150,58 @@ func verdictIncomplete(v check.Verdict) []cmdutil.Incomplete {
 		return out
 	}
 	return nil
+}
+
+// noIncomplete is what a definite no (exit 1: no, one-way, not-active) was decided
+// beside: what of the ends was not read (check.CanTalk keeps NotChecked only for an
+// unknown, as a no does not depend on it), so a script reading the JSON sees that
+// pkey_ok and the shared partitions rest on a partial read. The ends' tables or
+// entries not read, the switch ports facing them not read, a link layer not read; with
+// --sa, the Subnet Manager's answer when it could not be asked (saReason: one it gave
+// that disagrees was read, and sa and warnings say so). Empty for any other verdict,
+// and for a no from a complete read.
+func noIncomplete(v check.Verdict, ends []check.Endpoint, saReason string) []cmdutil.Incomplete {
+	if v.Kind.ExitCode() != cmdutil.ExitNo {
+		return nil
+	}
+	var out []cmdutil.Incomplete
+	for _, e := range ends {
+		switch {
+		case e.TableNotRead != "" && e.Port:
+			out = append(out, cmdutil.Incomplete{Kind: cmdutil.IncompleteUnreadTable, Message: fmt.Sprintf("%s: %s", e.Label, e.TableNotRead)})
+		case e.TableNotRead != "": // the entry a QP uses
+			out = append(out, cmdutil.Incomplete{Kind: cmdutil.IncompleteUnreadEntries, Message: fmt.Sprintf("%s: %s", e.Label, e.TableNotRead)})
+		}
+		var unread []int
+		for _, t := range e.Entries {
+			if !t.Readable {
+				unread = append(unread, t.Index)
+			}
+		}
+		if len(unread) > 0 {
+			out = append(out, cmdutil.Incomplete{Kind: cmdutil.IncompleteUnreadEntries,
+				Message: fmt.Sprintf("%s: %s could not be read (index %s)", e.Label, textsafe.Plural(len(unread), "P_Key table entry", "P_Key table entries"),
+					strings.Join(textsafe.Capped(query.IndexRanges(unread), 8), ", "))})
+		}
+		if e.LinkLayerMissing != "" {
+			out = append(out, cmdutil.Incomplete{Kind: cmdutil.IncompleteNotChecked, Message: fmt.Sprintf("%s: link layer not read (%s)", e.Label, e.LinkLayerMissing)})
+		}
+	}
+	for _, h := range v.Hops {
+		if h.FromEnd != check.HopUnknown && h.ToEnd != check.HopUnknown {
+			continue
+		}
+		for _, e := range ends {
+			if e.Fabric != nil && e.At != nil && *e.At == h.End {
+				out = append(out, cmdutil.Incomplete{Kind: cmdutil.IncompleteUnreadTable, Message: h.Sentence(e.Fabric)})
+				break
+			}
+		}
+	}
+	if saReason != "" {
+		out = append(out, cmdutil.Incomplete{Kind: cmdutil.IncompleteNotChecked, Message: saReason})
+	}
+	return out
 }
 
 // incompleteKind is the kind of incomplete a cause of check's verdict is reported as.

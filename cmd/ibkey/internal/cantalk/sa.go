@@ -53,6 +53,9 @@ type saAnswer struct {
 	// yes then exits 4, a definite no still 1 (runCanTalk).
 	Agrees  bool
 	Unknown bool
+	// Unasked: the SM could not be asked (Unknown too): its answer was not read, so a
+	// definite no carries it in incomplete; one it gave that disagrees was read.
+	Unasked bool
 	Reason  string
 	LogLine string
 }
@@ -121,7 +124,7 @@ func (o *CanTalkOptions) askSA(eps []query.ResolvedEndpoint, v check.Verdict) (*
 		return nil
 	})
 	if err != nil {
-		ans.Unknown = true
+		ans.Unknown, ans.Unasked = true, true
 		ans.Reason = fmt.Sprintf("the Subnet Manager could not be asked: %v", err)
 		return ans, nil
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/jsonschematest"
 	"github.com/ibkey/ibkey/internal/lab"
 )
@@ -160,10 +161,16 @@ func TestLabCanTalkSADefiniteNo(t *testing.T) {
 			Message string `json:"message"`
 		} `json:"incomplete"`
 	}
-	ask := func(args []string) (doc, bool) {
+	// unasked: the SM cannot be asked (stopped): its answer is not read, so a definite
+	// no says so in incomplete (a partial read); one it gave that disagrees was read.
+	ask := func(args []string, unasked bool) (doc, bool) {
 		t.Helper()
 		args = append(append(args, "--sa", "-o", "json"), attach...)
-		r := runIbkey(t, args...)
+		run := cmdtest.Run
+		if unasked {
+			run = cmdtest.RunPartial
+		}
+		r := run(t, root, false, nil, args...)
 		var j doc
 		if err := json.Unmarshal([]byte(r.Stdout), &j); err != nil {
 			t.Fatalf("ibkey %s: exit %d: %v\n%s%s", strings.Join(args, " "), r.Code, err, r.Stdout, r.Stderr)
@@ -205,7 +212,7 @@ func TestLabCanTalkSADefiniteNo(t *testing.T) {
 			}
 			j.Verdict = "undone yes"
 		case j.Verdict == "no" || j.Verdict == "one-way" || j.Verdict == "not-active":
-			if r.Code != 1 || incomplete || !warned || !said {
+			if r.Code != 1 || incomplete != unasked || !warned || !said {
 				t.Errorf("ibkey %s: a definite %s the SM did not confirm: exit %d (want 1), incomplete %v, warning %v, stderr %v\n%s%s", strings.Join(args, " "), j.Verdict, r.Code, incomplete, warned, said, r.Stdout, r.Stderr)
 			}
 			if j.Verdict == "one-way" {
@@ -242,7 +249,7 @@ func TestLabCanTalkSADefiniteNo(t *testing.T) {
 					if a == b {
 						continue
 					}
-					j, ok := ask([]string{"can-talk", fmt.Sprintf("lid=%d,pkey=%s%s", a, k, q[0]), fmt.Sprintf("lid=%d,pkey=%s%s", b, k, q[1])})
+					j, ok := ask([]string{"can-talk", fmt.Sprintf("lid=%d,pkey=%s%s", a, k, q[0]), fmt.Sprintf("lid=%d,pkey=%s%s", b, k, q[1])}, false)
 					if ok && j.SA.Unknown {
 						seen[j.Verdict]++
 					}
@@ -256,12 +263,12 @@ func TestLabCanTalkSADefiniteNo(t *testing.T) {
 	}
 	// No SM: HcaC and HcaD are both limited members of the default partition.
 	d.Stop()
-	if j, _ := ask([]string{"can-talk", "lid=4,pkey=0x7fff", "lid=5,pkey=0x7fff"}); j.Verdict != "no" || !j.SA.Unknown || !strings.Contains(j.SA.Reason, "could not be asked") {
+	if j, _ := ask([]string{"can-talk", "lid=4,pkey=0x7fff", "lid=5,pkey=0x7fff"}, true); j.Verdict != "no" || !j.SA.Unknown || !strings.Contains(j.SA.Reason, "could not be asked") {
 		t.Errorf("with OpenSM stopped: verdict %s, SA %+v", j.Verdict, j.SA)
 	}
 	// And a one-way pair (HcaC full, HcaD limited in p2; HcaC sends Q_Key 0x12): the
 	// SM cannot confirm the working direction.
-	if j, _ := ask([]string{"can-talk", "lid=4,pkey=0x0002,qp=ud,qkey=0x11,wr_qkey=0x12", "lid=5,pkey=0x0002,qp=ud,qkey=0x11"}); j.Verdict != "one-way" || !j.SA.Unknown || !strings.Contains(j.SA.Reason, "could not be asked") {
+	if j, _ := ask([]string{"can-talk", "lid=4,pkey=0x0002,qp=ud,qkey=0x11,wr_qkey=0x12", "lid=5,pkey=0x0002,qp=ud,qkey=0x11"}, true); j.Verdict != "one-way" || !j.SA.Unknown || !strings.Contains(j.SA.Reason, "could not be asked") {
 		t.Errorf("with OpenSM stopped: verdict %s, SA %+v", j.Verdict, j.SA)
 	}
 }

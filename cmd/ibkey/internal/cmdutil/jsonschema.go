@@ -44,9 +44,11 @@ import "fmt"
 //     (fabric-pkeys.schema.json; a mode with another shape gets its own:
 //     fabric-pkeys-key.schema.json); its tests validate every JSON output through
 //     cmdutil/jsonschematest (Stdout in the test runner, Goldens over testdata).
-//   - A command that exits 4 (incomplete) says why in incomplete: a list of
-//     {"kind","message"} (Incomplete), present exactly when it exits 4 (devices,
-//     pkeys, can-talk, job, fabric pkeys, fabric check). The fabric file (fabric
+//   - A command whose answer asked about something it could not read or check says
+//     what in incomplete: a list of {"kind","message"} (Incomplete), present
+//     whenever something was not: always on exit 4, on exit 1 when the definite no
+//     was found in a partial read, never on exit 0 (devices, pkeys, can-talk, job,
+//     fabric pkeys, fabric check, fabric diff). The fabric file (fabric
 //     discover -o json) keeps its own "incomplete" string (why the sweep stopped) and
 //     records every gap where it is (errors, pkeys_error, unreachable).
 //   - File positions are "FILE:LINE:COLUMN" strings named at / defined_at, or file,
@@ -72,9 +74,11 @@ func (SchemaVersion) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// Incomplete is one reason a command's answer is incomplete (it exits 4): the members
-// of a document's "incomplete" list, present exactly when the command exits 4, so a
-// script tells a partial read from an unknown verdict without parsing stderr.
+// Incomplete is one thing a command's answer asked about and could not read or check:
+// the members of a document's "incomplete" list, present whenever there is one (on
+// exit 4, and on exit 1 beside a definite no; never on exit 0), so a script tells a
+// partial read from a complete one, and an entry not read from a verdict that needs a
+// router, without parsing stderr.
 type Incomplete struct {
 	// Kind is one of the Incomplete* kinds.
 	Kind string `json:"kind"`

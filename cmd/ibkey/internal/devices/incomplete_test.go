@@ -9,7 +9,7 @@ import (
 
 // TestJSONIncomplete: a device that cannot be read is named in the JSON's incomplete
 // list (kind unread-device) and the exit is 4; a host read whole has none (the runner
-// checks "incomplete exactly on exit 4" for every JSON run).
+// checks the rule of incomplete for every JSON run: devices exits only 0 or 4).
 func TestJSONIncomplete(t *testing.T) {
 	dir := unreadableDeviceTree(t)
 	r := cmdtest.Run(t, root, false, nil, "--sysfs", dir, "devices", "-o", "json")

@@ -22,6 +22,7 @@ import (
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 
 	"github.com/ibkey/ibkey/internal/exporter"
+	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/fsread"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 	"github.com/ibkey/ibkey/internal/partconf"
@@ -220,17 +221,11 @@ func Run(o *Options) error {
 func runHost(ctx context.Context, o *Options, logger *slog.Logger) error {
 	h := o.Host()
 	hopts := exporter.HostOptions{Host: h, TableMaxAge: o.TableInterval}
-	// A device that cannot be read is left out and named (ibkey_device_unreadable);
-	// --once then exits 4, as every host command does on a partial read.
-	var partial error
+	// A device that cannot be read is left out and named (ibkey_device_unreadable).
 	if _, err := h.Devices(""); err != nil {
 		var pe *query.PartialError
 		switch {
 		case errors.As(err, &pe):
-			for _, l := range pe.Lines() {
-				fmt.Fprintf(o.ErrOut, "ibkey: not read: %s\n", l)
-			}
-			partial = cmdutil.Exit(cmdutil.ExitIncomplete)
 		case o.Once:
 			return err
 		default:
@@ -253,11 +248,18 @@ func runHost(ctx context.Context, o *Options, logger *slog.Logger) error {
 		}
 		hopts.Violations = query.LocalPortInfo(ctx, fab, views)
 	}
-	if err := output(ctx, o, logger, exporter.NewHostCollector(hopts), nil); err != nil {
+	c := exporter.NewHostCollector(hopts)
+	if err := output(ctx, o, logger, c, nil); err != nil || !o.Once {
 		return err
 	}
-	if o.Once {
-		return partial
+	// What was not read (a device, port, table, entry or interface), as every host
+	// command names it: --once then exits 4.
+	pe := &query.PartialError{Unread: c.NotRead()}
+	for _, l := range pe.Lines() {
+		fmt.Fprintf(o.ErrOut, "ibkey: not read: %s\n", l)
+	}
+	if len(pe.Unread) > 0 {
+		return cmdutil.Exit(cmdutil.ExitIncomplete)
 	}
 	return nil
 }
@@ -318,7 +320,15 @@ func runFabric(ctx context.Context, o *Options, logger *slog.Logger) error {
 		if err := c.Sweep(ctx); err != nil {
 			return &query.EnvError{Msg: fmt.Sprintf("fabric via %s: %v", fab.Via, err)}
 		}
-		return output(ctx, o, logger, c, nil)
+		if err := output(ctx, o, logger, c, nil); err != nil {
+			return err
+		}
+		// A sweep with gaps, as fabric check says it: exit 4.
+		if gaps := fabric.NotCheckedSummary(c.NotRead()); gaps != "" {
+			fmt.Fprintf(o.ErrOut, "ibkey: partial sweep: %s\n", gaps)
+			return cmdutil.Exit(cmdutil.ExitIncomplete)
+		}
+		return nil
 	}
 	return output(ctx, o, logger, c, c.Run)
 }
@@ -441,7 +451,7 @@ its age. Every port's table and counters carry node_guid, node_name, port and li
 labels; P_Key and Q_Key violations come from the sweep's own PortInfo replies, the
 constraint errors from PMA PortCounters (one batch per sweep); with --sweep the audit of
 'ibkey fabric check' (and with --partitions FILE the partitions.conf comparison) is
-ibkey_fabric_findings{rule,severity} and per port ibkey_fabric_port_finding_info;
+ibkey_fabric_findings{rule,severity} and per port ibkey_fabric_port_findings;
 --opensm-conf FILE gives it OpenSM's options as fabric check takes them. A sweep
 that finished with gaps (what fabric check lists as not checked) is served but counted
 ibkey_fabric_sweeps_total{result="gaps"}, never complete, and
@@ -454,7 +464,10 @@ Output: HTTP /metrics on --listen (default 127.0.0.1:9893; TLS and basic auth wi
 --web.config.file, the Prometheus exporter-toolkit format), or --textfile DIR (writes
 DIR/ibkey.prom atomically for node_exporter's textfile collector; a failed write is
 logged and retried), or --once (print to stdout and exit). Labels follow
-node_exporter's infiniband collector (device, port).
+node_exporter's infiniband collector (device, port). An address it cannot listen on,
+or a first textfile write that fails, is exit 3; --once exits 4 when something was not
+read (a device, port, table, entry or interface; a sweep with gaps), which the series
+name.
 
 With --sm-log FILE, in either mode, the partition and key events of OpenSM's log
 (those 'ibkey sm log' explains) are counted by kind and partition key in
@@ -486,7 +499,7 @@ Sample alert rules (drops rising, a saturated counter, an IPoIB interface withou
 key, fabric findings, a stale sweep): contrib/prometheus/ibkey-rules.yml in the source,
 with promtool tests beside it.
 
-Exit codes: 0 stopped by SIGINT/SIGTERM or --once done; 2 bad usage; 3 environment (no
-devices with --once, no fabric access, cannot listen or write the textfile).`)
+`)
+	b.WriteString(cmdutil.ExitCodesText())
 	return b.String()
 }

@@ -107,7 +107,8 @@ such as the SM's.
 
 Exit codes: 0 no errors (warnings allowed unless --strict); 1 errors (or
 warnings with --strict) in what was read, also when something was not checked:
-what was found is definite, and stderr still names what was not checked; 2 bad
+what was found is definite, and stderr and the JSON's incomplete still name what
+was not checked; 2 bad
 usage, --fabric-file or --partitions file; 3 no fabric access; 4 no error found
 but something not checked: a partial sweep, a saved one without tables
 (--no-tables), SA records not answered, or a --partitions file whose outcome in
@@ -118,8 +119,9 @@ JSON (-o json), schema schemas/fabric-check.schema.json: {"schema_version":1,
 "source","partitions_file","findings":[{"severity","rule","ports":[{"node_guid",
 "port","node_desc"}],"pkeys":[],"message","action","at"?}],"errors","warnings",
 "incomplete"?:[{"kind","message"}]} (at: FILE:LINE:COLUMN of a --partitions
-line; incomplete: why the command exits 4, present exactly then; kind
-partial-sweep, unread-node, unread-table or not-checked).`,
+line; incomplete: what was not checked, present whenever something was: on exit
+4, and on exit 1 beside the errors found, never on exit 0; kind partial-sweep,
+unread-node, unread-table or not-checked).`,
 		Example: `  ibkey fabric check --ibsim
   ibkey fabric check --partitions /etc/opensm/partitions.conf --strict
   ibkey fabric check --fabric-file fabric.json -o json`,
@@ -232,18 +234,16 @@ func runCheck(o *CheckOptions) error {
 		check.SortFindings(findings)
 		// Load names a partial sweep's gaps (or a saved sweep's missing tables) on
 		// stderr; what else the audit could not check is named below. The document's
-		// incomplete says why the command exits 4, exactly then.
+		// incomplete says what was not checked whenever something was: why the
+		// command exits 4, or what a definite failure (exit 1) was found beside.
 		gaps := fabricIncomplete(fab)
 		partial := len(gaps) > 0
-		var why []cmdutil.Incomplete
-		if !definite {
-			why = gaps
-			if !partial {
-				why = auditIncomplete(res)
-			}
-			if uncertain != nil {
-				why = append(why, *uncertain)
-			}
+		why := gaps
+		if !partial {
+			why = auditIncomplete(res)
+		}
+		if uncertain != nil {
+			why = append(why, *uncertain)
 		}
 		if o.Format == cmdutil.FormatJSON {
 			var file *string

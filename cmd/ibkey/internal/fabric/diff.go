@@ -52,7 +52,11 @@ reported gone or new), so changes there are not seen.
 
 JSON (-o json), schema schemas/fabric-diff.schema.json: {"schema_version":1,"a","b","same",
 "changes":[{"kind","ports":[{"node_guid","port","node_desc"}],
-"field"?,"before"?,"after"?,"message"}]}.`,
+"field"?,"before"?,"after"?,"message"}],"incomplete"?:[{"kind","message"}]}
+(incomplete: what a partial side did not read, so was not compared, each message
+starting with that side's name; present whenever a side is partial: on exit 4, and
+on exit 1 beside the changes found; kind partial-sweep, unread-node or
+unread-table).`,
 		Example: `  ibkey fabric diff monday.json tuesday.json
   ibkey fabric diff fabric.json --ibsim
   ibkey fabric diff a.json b.json -o json`,
@@ -119,13 +123,25 @@ func runDiff(o *DiffOptions) error {
 			for i, c := range changes {
 				js[i] = changeJSON{Kind: c.Rule, Ports: c.Ports, Field: c.Field, Before: c.Before, After: c.After, Message: c.Message}
 			}
+			// Incomplete: what either side did not read, so was not compared (exit
+			// 4, or 1 beside a definite change), each named by its side.
+			var gaps []cmdutil.Incomplete
+			for _, side := range []struct {
+				f    *fabric.Fabric
+				name string
+			}{{a, o.A}, {b, bName}} {
+				for _, g := range fabricIncomplete(side.f) {
+					gaps = append(gaps, cmdutil.Incomplete{Kind: g.Kind, Message: side.name + ": " + g.Message})
+				}
+			}
 			if err := cmdutil.WriteJSON(o.IO.Out, struct {
-				Schema  cmdutil.SchemaVersion `json:"schema_version"`
-				A       string                `json:"a"`
-				B       string                `json:"b"`
-				Same    bool                  `json:"same"`
-				Changes []changeJSON          `json:"changes"`
-			}{cmdutil.SchemaVersion{}, o.A, bName, len(changes) == 0, js}); err != nil {
+				Schema     cmdutil.SchemaVersion `json:"schema_version"`
+				A          string                `json:"a"`
+				B          string                `json:"b"`
+				Same       bool                  `json:"same"`
+				Changes    []changeJSON          `json:"changes"`
+				Incomplete []cmdutil.Incomplete  `json:"incomplete,omitempty"`
+			}{cmdutil.SchemaVersion{}, o.A, bName, len(changes) == 0, js, gaps}); err != nil {
 				return err
 			}
 		} else {

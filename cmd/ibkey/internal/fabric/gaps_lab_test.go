@@ -197,3 +197,24 @@ func TestLabDiffPartialSweep(t *testing.T) {
 		t.Errorf("full vs full: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 }
+
+// TestLabCheckPartialSweepErrors: HcaC stops answering (a dead link: a partial sweep)
+// and the --partitions file gives every port a key no table holds (definite errors in
+// what was read). fabric check exits 1 and its JSON still names the partial sweep in
+// incomplete, as stderr does; until wave 11 the document had no incomplete on exit 1,
+// so a script reading only the JSON took the sweep for complete.
+func TestLabCheckPartialSweepErrors(t *testing.T) {
+	l := startFabricLab(t, "small.net")
+	if err := l.RunOpenSM(cliLabConf, false); err != nil {
+		t.Fatal(err)
+	}
+	l.MustConsole(`Error "HcaC"[1] 100`)
+	conf := writeTemp(t, "partitions.conf", cliLabConf+"extra=0x0009 : ALL=full ;\n")
+	args := append([]string{"fabric", "check", "--ibsim=" + l.SockName, "--sim-node", l.from, "--partitions", conf, "--ignore", "enforcement-off", "-o", "json"}, fastFail...)
+	r := runPartial(t, args...)
+	inc := incompleteOf(t, r)
+	if r.Code != 1 || !strings.Contains(r.Stdout, `"rule": "partitions-missing-key"`) || len(inc) == 0 || inc[0].Kind != cmdutil.IncompletePartialSweep ||
+		!strings.Contains(inc[0].Message, "1 link with no answer") || !strings.Contains(r.Stderr, "ibkey: partial sweep: 1 link with no answer") {
+		t.Errorf("fabric check on a partial sweep with errors: exit %d, incomplete %v; want 1, partitions-missing-key, and the link with no answer in incomplete and on stderr\n%s", r.Code, inc, r.Stderr)
+	}
+}

@@ -23,3 +23,10 @@ func runWith(t *testing.T, tty bool, env map[string]string, build func(*cmdutil.
 	t.Helper()
 	return cmdtest.Run(t, cmdtest.WithCommands(build), tty, env, args...)
 }
+
+// runPartial is runIbkey (stdout not a terminal, no environment) for a case whose
+// input leaves something the answer asks about unread (cmdtest.RunPartial).
+func runPartial(t *testing.T, args ...string) cmdtest.Result {
+	t.Helper()
+	return cmdtest.RunPartial(t, cmdtest.WithCommands(NewCmdFabric), false, nil, args...)
+}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/fabric"
 )
@@ -45,12 +46,14 @@ func onPort(desc string, edit func(p *fabric.Port)) func(f *fabric.Fabric) {
 	}
 }
 
-// TestFabricJSONIncomplete: fabric pkeys (both modes) and fabric check say in their
-// JSON why they exit 4, as "incomplete" {kind, message} items, exactly then (the test
-// runner checks "exactly" on every run; here each gap gives its kind): a partial
-// sweep's gaps (partial-sweep, unread-node, unread-table), what the audit could not
-// check, and a --partitions file OpenSM's handling of which cannot be predicted
-// (not-checked); a definite error wins (exit 1, no incomplete).
+// TestFabricJSONIncomplete: fabric pkeys (both modes), fabric check and fabric diff
+// say in their JSON what they did not check, as "incomplete" {kind, message} items,
+// whenever something was not (the test runner checks the rule on every run, from what
+// each case says of its input: partial or not; here each gap gives its kind): a
+// partial sweep's gaps (partial-sweep, unread-node, unread-table), what the audit
+// could not check, and a --partitions file OpenSM's handling of which cannot be
+// predicted (not-checked). A definite error wins the exit (1) and the document still
+// names what was not checked beside it (until wave 11 it had no incomplete on exit 1).
 func TestFabricJSONIncomplete(t *testing.T) {
 	noTables := editedFabric(t, "no-tables.json", smallFabric, func(f *fabric.Fabric) {
 		for _, n := range f.Nodes {
@@ -68,6 +71,11 @@ func TestFabricJSONIncomplete(t *testing.T) {
 		f.Nodes[0].Errors = append(f.Nodes[0].Errors, "NodeDescription: timed out")
 		onPort("HcaB", func(p *fabric.Port) { p.Error = "timed out" })(f)
 	})
+	// The same stopped sweep of a fabric whose tables read hold definite errors.
+	gapsWithErrors := editedFabric(t, "gaps-errors.json", enforcingFabric, func(f *fabric.Fabric) {
+		f.Incomplete = "--timeout 1s expired"
+		f.Unreachable = append(f.Unreachable, fabric.Unreachable{From: check.PortID{Node: f.Nodes[0].GUID, Port: 1}, Path: "0,1,9", Error: "timed out"})
+	})
 	// A table marked as one the sweep chose not to read, on a port a link of the sweep
 	// reaches (the sweep never writes that): not read, so not checked by any command.
 	auditGap := editedFabric(t, "audit-gap.json", smallFabric, onPort("HcaD", func(p *fabric.Port) {
@@ -76,35 +84,48 @@ func TestFabricJSONIncomplete(t *testing.T) {
 	uncertain := writeTemp(t, "uncertain.conf", "Default=0x7fff : ALL=full;\np=0x10 : 0x0002c90300000211=full, mgid=ff12::5;\n")
 
 	for _, tc := range []struct {
-		args  []string
-		Code  int
-		kinds string // the kinds of incomplete, in order
-		text  string // in a message
+		args    []string
+		Code    int
+		kinds   string // the kinds of incomplete, in order
+		text    string // in a message
+		partial bool   // the input leaves something unread or unpredictable
 	}{
-		{[]string{"fabric", "pkeys", "--fabric-file", smallFabric}, 0, "", ""},
-		{[]string{"fabric", "check", "--fabric-file", smallFabric, "--ignore", "enforcement-off"}, 0, "", ""},
-		{[]string{"fabric", "pkeys", "--fabric-file", noTables}, 4, "unread-table", "16 P_Key tables not in the sweep (made with --no-tables)"},
-		{[]string{"fabric", "pkeys", "--fabric-file", noTables, "--key", "0x0002"}, 4, "unread-table", "16 P_Key tables not in the sweep"},
-		{[]string{"fabric", "check", "--fabric-file", noTables}, 4, "unread-table", "16 P_Key tables not in the sweep"},
-		{[]string{"fabric", "pkeys", "--fabric-file", partialTable, "--key", "0x0002"}, 4, "unread-table", "1 P_Key table not read"},
-		{[]string{"fabric", "check", "--fabric-file", partialTable}, 4, "unread-table", "1 P_Key table not read"},
-		{[]string{"fabric", "check", "--fabric-file", partialTable, "--strict"}, 1, "", ""},
-		{[]string{"fabric", "check", "--fabric-file", partialWithErrors}, 1, "", ""},
-		{[]string{"fabric", "check", "--fabric-file", gaps}, 4, "partial-sweep partial-sweep unread-node unread-node", "behind "},
-		{[]string{"fabric", "pkeys", "--fabric-file", gaps}, 4, "partial-sweep partial-sweep unread-node unread-node", "the sweep stopped early (--timeout 1s expired)"},
-		{[]string{"fabric", "check", "--fabric-file", auditGap}, 4, "unread-table", `1 P_Key table not read: "HcaD"[1]: not read: skipped`},
-		{[]string{"fabric", "pkeys", "--fabric-file", auditGap}, 4, "unread-table", `1 P_Key table not read: "HcaD"[1]: not read: skipped`},
-		{[]string{"fabric", "check", "--fabric-file", smallFabric, "--partitions", uncertain, "--ignore", "enforcement-off"}, 4, "not-checked", "cannot be predicted"},
-		{[]string{"fabric", "check", "--fabric-file", partialTable, "--partitions", uncertain, "--ignore", "enforcement-off"}, 4, "unread-table not-checked", "cannot be predicted"},
+		{[]string{"fabric", "pkeys", "--fabric-file", smallFabric}, 0, "", "", false},
+		{[]string{"fabric", "check", "--fabric-file", smallFabric, "--ignore", "enforcement-off"}, 0, "", "", false},
+		{[]string{"fabric", "pkeys", "--fabric-file", noTables}, 4, "unread-table", "16 P_Key tables not in the sweep (made with --no-tables)", true},
+		{[]string{"fabric", "pkeys", "--fabric-file", noTables, "--key", "0x0002"}, 4, "unread-table", "16 P_Key tables not in the sweep", true},
+		{[]string{"fabric", "check", "--fabric-file", noTables}, 4, "unread-table", "16 P_Key tables not in the sweep", true},
+		{[]string{"fabric", "pkeys", "--fabric-file", partialTable, "--key", "0x0002"}, 4, "unread-table", "1 P_Key table not read", true},
+		{[]string{"fabric", "check", "--fabric-file", partialTable}, 4, "unread-table", "1 P_Key table not read", true},
+		{[]string{"fabric", "check", "--fabric-file", partialTable, "--strict"}, 1, "unread-table", "1 P_Key table not read", true},
+		{[]string{"fabric", "check", "--fabric-file", partialWithErrors}, 1, "unread-table", "1 P_Key table not read", true},
+		// A stopped sweep (a partial-sweep gap) whose tables read hold errors.
+		{[]string{"fabric", "check", "--fabric-file", gapsWithErrors}, 1, "partial-sweep partial-sweep", "the sweep stopped early (--timeout 1s expired)", true},
+		{[]string{"fabric", "pkeys", "--fabric-file", gapsWithErrors, "--key", "0x0002"}, 4, "partial-sweep partial-sweep", "the sweep stopped early", true},
+		{[]string{"fabric", "check", "--fabric-file", gaps}, 4, "partial-sweep partial-sweep unread-node unread-node", "behind ", true},
+		{[]string{"fabric", "pkeys", "--fabric-file", gaps}, 4, "partial-sweep partial-sweep unread-node unread-node", "the sweep stopped early (--timeout 1s expired)", true},
+		{[]string{"fabric", "check", "--fabric-file", auditGap}, 4, "unread-table", `1 P_Key table not read: "HcaD"[1]: not read: skipped`, true},
+		{[]string{"fabric", "pkeys", "--fabric-file", auditGap}, 4, "unread-table", `1 P_Key table not read: "HcaD"[1]: not read: skipped`, true},
+		{[]string{"fabric", "check", "--fabric-file", smallFabric, "--partitions", uncertain, "--ignore", "enforcement-off"}, 4, "not-checked", "cannot be predicted", true},
+		{[]string{"fabric", "check", "--fabric-file", partialTable, "--partitions", uncertain, "--ignore", "enforcement-off"}, 4, "unread-table not-checked", "cannot be predicted", true},
 		// A definite error wins over a file OpenSM's handling of which cannot be
-		// predicted, as over a partial sweep (it exited 4).
-		{[]string{"fabric", "check", "--fabric-file", enforcingFabric, "--partitions", uncertain, "--ignore", "enforcement-off"}, 1, "", ""},
-		{[]string{"fabric", "check", "--fabric-file", partialWithErrors, "--partitions", uncertain, "--ignore", "enforcement-off"}, 1, "", ""},
+		// predicted, as over a partial sweep (it exited 4); incomplete says the file's.
+		{[]string{"fabric", "check", "--fabric-file", enforcingFabric, "--partitions", uncertain, "--ignore", "enforcement-off"}, 1, "not-checked", "cannot be predicted", true},
+		{[]string{"fabric", "check", "--fabric-file", partialWithErrors, "--partitions", uncertain, "--ignore", "enforcement-off"}, 1, "unread-table not-checked", "cannot be predicted", true},
+		// fabric diff: a partial side, named; with a change (exit 1) or none (4).
+		{[]string{"fabric", "diff", smallFabric, partialTable}, 4, "unread-table", partialTable + ": 1 P_Key table not read", true},
+		{[]string{"fabric", "diff", enforcingFabric, partialTable}, 1, "unread-table", partialTable + ": 1 P_Key table not read", true},
+		{[]string{"fabric", "diff", gapsWithErrors, smallFabric}, 1, "partial-sweep partial-sweep", gapsWithErrors + ": the sweep stopped early", true},
+		{[]string{"fabric", "diff", smallFabric, enforcingFabric}, 1, "", "", false},
 		// --strict: a table not read (a not-read warning) is no definite failure.
-		{[]string{"fabric", "check", "--fabric-file", auditGap, "--strict", "--ignore", "enforcement-off"}, 4, "unread-table", `1 P_Key table not read: "HcaD"[1]: not read: skipped`},
+		{[]string{"fabric", "check", "--fabric-file", auditGap, "--strict", "--ignore", "enforcement-off"}, 4, "unread-table", `1 P_Key table not read: "HcaD"[1]: not read: skipped`, true},
 	} {
 		args := append(tc.args, "-o", "json")
-		r := runIbkey(t, false, nil, args...)
+		run := func(t *testing.T, args ...string) cmdtest.Result { return runIbkey(t, false, nil, args...) }
+		if tc.partial {
+			run = runPartial
+		}
+		r := run(t, args...)
 		var doc struct {
 			Incomplete []cmdutil.Incomplete `json:"incomplete"`
 		}

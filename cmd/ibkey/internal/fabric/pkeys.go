@@ -37,8 +37,10 @@ named on stderr.
 --key PKEY lists the ports whose table holds that partition (the 15-bit key: 0x0001
 and 0x8001 are the same partition) with their membership (full, limited, or both) and
 the indexes of the entries; END_PORT is no for a switch's external port, which only
-mirrors the port it faces. Exit 1 when no port holds it (exit 4 instead when the
-sweep is partial: a table not read might hold it).
+mirrors the port it faces. It answers for every port of the subnet, as pkeys --find
+does for the ports asked about: exit 4 when the sweep is partial (a table or node not
+read might hold it), the members read still listed; else 0 when a port holds it, 1
+when none does.
 
 JSON (-o json), schema schemas/fabric-pkeys.schema.json: {"schema_version":1,"source","swept_at","ports":[{"node_desc","node_guid","type","port",
 "port_guid","lid","state","end_port","peer":{"node_guid","port"}|null,"table_size",
@@ -47,9 +49,9 @@ JSON (-o json), schema schemas/fabric-pkeys.schema.json: {"schema_version":1,"so
 are null for a table not read, table_size when its length is not known, lid and state
 when the port's PortInfo was not read: error says why; n/a in the table). With --key (schemas/fabric-pkeys-key.schema.json):
 {"schema_version":1,"key","members":[{"node_guid","port","node_desc","type","end_port",
-"membership","indexes"}],"incomplete"?:[{"kind","message"}]}. incomplete says why the
-command exits 4 (the sweep's gaps: kind partial-sweep, unread-node or unread-table),
-present exactly then.
+"membership","indexes"}],"incomplete"?:[{"kind","message"}]}. incomplete says what
+the sweep did not read (kind partial-sweep, unread-node or unread-table), present
+whenever it did not: then the exit is 4.
 
 Exit codes: 0; 1 (--key) no port holds the key; 2 bad usage or --fabric-file; 3 no
 fabric access; 4 a partial sweep, or a saved one without tables (--no-tables): printed

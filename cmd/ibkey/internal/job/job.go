@@ -340,14 +340,18 @@ func Run(o *Options) error {
 		rep.addReach(src.fabric)
 	}
 	code := rep.exitCode()
-	if code == cmdutil.ExitIncomplete {
+	// incomplete says what the answer asked about and could not read or check,
+	// whatever the exit: why it is 4, or what a definite no (1) was found beside. An
+	// answer of 0 has nothing unchecked (job.Works).
+	if code != cmdutil.ExitOK {
 		for _, u := range rep.unchecked() {
 			rep.Incomplete = append(rep.Incomplete, cmdutil.Incomplete{Kind: cmdutil.IncompleteNotChecked, Message: u})
 		}
 	}
 	// A device of a host that could not be read may be one the job uses: an answer
-	// that is otherwise a yes is incomplete (a definite no stays one), unless no
-	// library checked could choose it with the job's settings (job.Choosers).
+	// that is otherwise a yes is incomplete (a definite no stays one, and says it in
+	// incomplete too), unless no library checked could choose it with the job's
+	// settings (job.Choosers).
 	matters, listed, mattersRest := 0, 0, 0
 	for i, u := range src.unread {
 		by := job.Choosers(libs, in, ports, u)
@@ -367,9 +371,7 @@ func Run(o *Options) error {
 		} else {
 			mattersRest++
 		}
-		if code == cmdutil.ExitOK || code == cmdutil.ExitIncomplete {
-			rep.Incomplete = append(rep.Incomplete, cmdutil.Incomplete{Kind: cmdutil.IncompleteUnreadDevice, Message: "not read: " + u.What})
-		}
+		rep.Incomplete = append(rep.Incomplete, cmdutil.Incomplete{Kind: cmdutil.IncompleteUnreadDevice, Message: "not read: " + u.What})
 	}
 	if rest := len(src.unread) - listed; rest > 0 {
 		switch mattersRest {

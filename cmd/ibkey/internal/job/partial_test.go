@@ -90,3 +90,44 @@ func TestHostTreeNotRead(t *testing.T) {
 		}
 	}
 }
+
+// A definite no (exit 1) found while a host of the job was not read says so in -o
+// json's incomplete, as a yes turned into exit 4 does; from a complete read it has
+// none. Until wave 11 incomplete was on exit 4 only, so a script reading the JSON of
+// an exit 1 could not tell that a host was not read.
+func TestDefiniteNoWithHostNotReadJSON(t *testing.T) {
+	partial := partialFabric(t)
+	good := writeHost(t, gateHost(0x100000, "0xffff", "0x8001"))
+	bad := writeHost(t, fakesysfs.Host{Dangling: []string{"mlx5_0"}})
+	type doc struct {
+		Incomplete []struct{ Kind, Message string }
+	}
+	for _, c := range []struct {
+		args    []string
+		partial bool
+		named   string // in an incomplete message; "" for none
+	}{
+		{[]string{"--fabric-file", partial, "--node", "HcaB,HcaE", "NCCL_IB_PKEY=1"}, true, `node "HcaE"`},
+		{[]string{"--host", "a=" + good, "--host", "b=" + bad, "NCCL_IB_PKEY=2"}, true, "b: no port was read"},
+		{[]string{"--fabric-file", labFabric, "--node", "HcaB", "NCCL_IB_PKEY=1"}, false, ""},
+	} {
+		args := append(c.args, "-o", "json")
+		run := run
+		if c.partial {
+			run = runPartial
+		}
+		r := run(t, t.Context(), nil, args...)
+		var d doc
+		if err := json.Unmarshal([]byte(r.stdout), &d); err != nil {
+			t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, r.stdout)
+		}
+		var msgs []string
+		for _, i := range d.Incomplete {
+			msgs = append(msgs, i.Kind+": "+i.Message)
+		}
+		all := strings.Join(msgs, "\n")
+		if r.code != 1 || (c.named == "") != (len(msgs) == 0) || !strings.Contains(all, c.named) {
+			t.Errorf("%s: exit %d, incomplete %q; want exit 1 and %q\n%s", strings.Join(args, " "), r.code, msgs, c.named, r.stderr)
+		}
+	}
+}

@@ -22,7 +22,8 @@ type report struct {
 	PeersChecked bool                  `json:"peers_checked"`
 	Libraries    []libReport           `json:"libraries"`
 	Reach        []reachEntry          `json:"reach,omitempty"`
-	// Incomplete: what was not checked, when the exit is 4.
+	// Incomplete: what was not read or checked, on exit 4 and beside a definite no
+	// (exit 1); never on exit 0.
 	Incomplete []cmdutil.Incomplete `json:"incomplete,omitempty"`
 }
 

@@ -24,8 +24,10 @@ func TestGolden(t *testing.T) {
 		{Name: "pkeys_iwarp_table", Args: []string{"--sysfs", cmdtest.MLX5, "pkeys", "irdma0", "-o", "table"}, Code: 0},
 		{Name: "pkeys_simulator_plain", Args: []string{"--sysfs", "../../../../testdata/sysfs/simulator", "pkeys"}, Code: 0},
 		{Name: "pkeys_find_plain", Args: []string{"--sysfs", cmdtest.MLX5, "pkeys", "mlx5_0", "1", "--find", "0x0005"}, Code: 0},
-		{Name: "pkeys_find_limited_table", Args: []string{"--sysfs", cmdtest.MLX5, "pkeys", "--find", "80:02", "-o", "table"}, Code: 0},
-		{Name: "pkeys_find_json", Args: []string{"--sysfs", cmdtest.MLX5, "pkeys", "--find", "0x8010", "-o", "json"}, Code: 0},
+		// mlx5_1/1's entry 3 was not read: it may hold a full 0x8002 (the index found
+		// is then not the one used) or 0x8010: the ports found are printed, exit 4.
+		{Name: "pkeys_find_limited_table", Args: []string{"--sysfs", cmdtest.MLX5, "pkeys", "--find", "80:02", "-o", "table"}, Code: 4, Partial: true},
+		{Name: "pkeys_find_json", Args: []string{"--sysfs", cmdtest.MLX5, "pkeys", "--find", "0x8010", "-o", "json"}, Code: 4, Partial: true},
 		{Name: "pkeys_find_missing", Args: []string{"--sysfs", cmdtest.MLX5, "pkeys", "mlx5_0", "1", "--find", "0x0009"}, Code: 1},
 		// IPoIB interface names (issue 12 item 8).
 		{Name: "pkeys_ipoib_child", Args: []string{"--sysfs", cmdtest.MLX5, "pkeys", "ib0.8001"}, Code: 0},

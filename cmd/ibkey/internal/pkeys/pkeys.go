@@ -16,6 +16,7 @@ import (
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/query"
+	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // PKeysOptions holds `ibkey pkeys`'s flags and dependencies.
@@ -60,12 +61,13 @@ dangling class/infiniband link) is named on stderr, the others shown (exit 4).
 kernel's ib_find_pkey picks it (drivers/infiniband/core/device.c; rdma_cm and IPoIB
 use it): the 15-bit key matches, the first full-member entry wins, else the first
 limited one. libibverbs' ibv_get_pkey_index is another lookup: the first entry equal
-to all 16 bits (rdma-core libibverbs/verbs.c). Exit 0 when a port holds
-it (a device not read is still named on stderr); 1 when every table was read and
-none does; 4 when none of the entries read holds it but some could not be read (or a
-port's table or a device was not read): it may be there.
-With -o plain and one port it prints just the index (for NCCL_IB_PKEY=$(...));
-over several ports a header line and one port per line.
+to all 16 bits (rdma-core libibverbs/verbs.c). It answers for every port asked
+about: exit 4 when a port's answer is not known (its table or a device was not
+read; an entry not read may hold the key, or a full entry ib_find_pkey would pick
+before the one found), the ports found still printed; else 0 when a port holds it, 1
+when none does (a port with no table, iWARP, does not).
+With -o plain and one port it prints just the index (for NCCL_IB_PKEY=$(...)), also
+on exit 4; over several ports a header line and one port per line.
 
 JSON (-o json; schemas/pkeys.schema.json): {"schema_version","demo"?,"via"?,
 "ports":[{"device","port","link_layer","state","table_size","valid_pkeys",
@@ -73,7 +75,8 @@ JSON (-o json; schemas/pkeys.schema.json): {"schema_version","demo"?,"via"?,
 "valid","default","both_memberships"?,"duplicate_of"?,"hole"?,"unreadable"?,"ipoib"?}],
 "ipoib":[{"name","pkey","parent"?,"operstate"?,"admin_up","carrier","link_unread"?,
 "index","membership"}],"warnings":[]}],
-"incomplete"?:[{"kind","message"}]} (incomplete: the devices not read, exit 4).
+"incomplete"?:[{"kind","message"}]} (incomplete: the devices, tables and entries not
+read, exactly on exit 4).
 A table not read has "table_size", "valid_pkeys" and "entries" null and the reason in
 "pkeys_error"; an unreadable entry has "pkey" null and the reason in "unreadable"
 (valid_pkeys counts the entries read; unreadable_pkeys how many were not); an IPoIB
@@ -82,7 +85,8 @@ flags; carrier is null while it is down; either is null when not read (class/net
 flags, carrier, operstate), and link_unread says what was not read.
 With --find (schemas/pkeys-find.schema.json): {"schema_version","pkey","key","found",
 "ports":[{"device","port","found","outcome","index","entry","membership","reason"?}],
-"incomplete"?:[{"kind","message"}]} (incomplete: what was not read, exit 4);
+"incomplete"?:[{"kind","message"}]} (incomplete: the ports whose answer is not known
+and the devices not read, exactly on exit 4);
 outcome is "found", "not-found", "unknown" (not in the entries read, some not read)
 or "no-table".
 
@@ -215,7 +219,7 @@ func runPKeys(o *PKeysOptions) error {
 // renderPKeys shows views, read with err (a partial read), and what was not read
 // (cmdutil.HostNotRead: the devices on stderr, then the labels; each table not read
 // with its port, its entries not read in the port's warning); exit 4 when anything was
-// not, except for --find when a port holds the key (findPKey).
+// not (--find: when a port's answer is not known, findPKey).
 func renderPKeys(o *PKeysOptions, views []*query.PortView, find check.PKey, src cmdutil.Source, err error, labels ...string) error {
 	n := o.Notices
 	var after error
@@ -445,13 +449,19 @@ type findJSON struct {
 	Reason  string `json:"reason,omitempty"`
 }
 
-// findPKey prints the index a QP should use for key's partition on each port.
-// incomplete lists what was not read (cmdutil.HostNotRead): exit 4 when the key was not
-// found, 0 when a port holds it.
+// findPKey prints the index a QP should use for key's partition on each port asked
+// about. The answer lists every one of them, so it is complete only when each port's
+// answer is known: a port whose entries or table were not read and that may hold the
+// key (or whose index an entry not read may change), or a device not read, makes it
+// incomplete (exit 4, those in incomplete), the ports found still printed. Else exit 0
+// when a port holds the key, 1 when none does. incomplete is what the read did not
+// read (cmdutil.HostNotRead): of it, only the devices and the ports whose answer is
+// unknown are kept, in that order.
 func findPKey(o *PKeysOptions, views []*query.PortView, key check.PKey, incomplete []cmdutil.Incomplete) error {
 	n := o.Notices
 	var results []findJSON
 	found := false
+	unknown := map[query.PortRef]bool{}
 	for _, v := range views {
 		r := findJSON{Device: v.Port.Device, Port: v.Port.Num}
 		if v.Fabric != nil {
@@ -473,28 +483,38 @@ func findPKey(o *PKeysOptions, views []*query.PortView, key check.PKey, incomple
 			idx, p, m := fr.Entry.Index, fr.Entry.PKey.String(), fr.Entry.PKey.Membership().String()
 			r.Found, r.Index, r.Entry, r.Membership = true, &idx, &p, &m
 			found = true
+			if why := indexUnsettled(fr); why != "" {
+				r.Reason, unknown[v.Ref()] = why, true
+			}
 		case query.FindNotFound:
 			if v.Table == nil {
-				break // no table at all: fr.Reason says so
+				break // no table at all (iWARP): fr.Reason says so; a definite no
 			}
 			r.Reason = fmt.Sprintf("partition %s is not in the %s table (valid keys: %s)", key.Partition().String(), v.Ref(), validKeys(v.Table))
+		default: // unknown, no-table: it may be in what was not read
+			unknown[v.Ref()] = true
 		}
 		results = append(results, r)
 	}
+	// What was not read that the answer asked about: the devices (and ports) not read
+	// at all, then each port whose answer is unknown, with HostNotRead's words.
+	incomplete = slices.DeleteFunc(incomplete, func(i cmdutil.Incomplete) bool { return i.Kind != cmdutil.IncompleteUnreadDevice })
+	ports, _ := query.NotRead(views, nil)
+	for _, u := range ports {
+		if unknown[query.PortRef{Device: u.Device, Port: u.Port}] {
+			kind := cmdutil.IncompleteUnreadEntries
+			if u.Table {
+				kind = cmdutil.IncompleteUnreadTable
+			}
+			incomplete = append(incomplete, cmdutil.Incomplete{Kind: kind, Message: u.Message()})
+		}
+	}
 	code := cmdutil.ExitNo
 	switch {
-	case found:
-		// The answer is complete: what was not read is named on stderr only (the
-		// JSON's incomplete says why an answer exits 4).
-		code, incomplete = cmdutil.ExitOK, nil
-	case !key.Valid():
-		// Key 0 matches no entry, read or not: only a device not read is left.
-		incomplete = slices.DeleteFunc(incomplete, func(i cmdutil.Incomplete) bool { return i.Kind != cmdutil.IncompleteUnreadDevice })
-	}
-	if code == cmdutil.ExitNo && len(incomplete) > 0 {
-		// Not in the tables read, but entries, a table or a device were not read
-		// (cmdutil.HostNotRead): it may be there.
+	case len(incomplete) > 0:
 		code = cmdutil.ExitIncomplete
+	case found:
+		code = cmdutil.ExitOK
 	}
 	switch o.Format {
 	case cmdutil.FormatJSON:
@@ -544,10 +564,35 @@ func findPKey(o *PKeysOptions, views []*query.PortView, key check.PKey, incomple
 			n.Note(fmt.Sprintf("%s/%d: only a limited entry holds partition %s: a QP there talks only to full members", r.Device, r.Port, key.Partition().String()))
 		}
 	}
-	if !found && code != cmdutil.ExitOK {
+	if code != cmdutil.ExitOK {
 		return cmdutil.Exit(code)
 	}
 	return nil
+}
+
+// indexUnsettled says why the index a port's find gave may not be the one
+// ib_find_pkey picks, "" when it is: the kernel takes the first full-member entry,
+// else the first limited one (drivers/infiniband/core/device.c), so an entry not read
+// before a full one, or any entry not read beside a limited one, may hold the entry
+// it would pick instead.
+func indexUnsettled(fr query.FindResult) string {
+	if fr.Outcome != query.FindFound || len(fr.Unread) == 0 {
+		return ""
+	}
+	if !fr.Entry.PKey.IsFull() {
+		return fr.Reason // FindPKey says it: a full entry may be among those not read
+	}
+	var before []int
+	for _, i := range fr.Unread {
+		if i < fr.Entry.Index {
+			before = append(before, i)
+		}
+	}
+	if len(before) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("entry %d holds it as a full member, but %s before it could not be read (index %s): a full entry there would be the one used",
+		fr.Entry.Index, textsafe.Plural(len(before), "entry", "entries"), strings.Join(textsafe.Capped(query.IndexRanges(before), 8), ", "))
 }
 
 // indexesDiffer warns when the partition sits at different indexes on the ports that

@@ -84,8 +84,10 @@ func TestIPoIBNames(t *testing.T) {
 		{Args: []string{"--sysfs", cmdtest.MLX5, "pkeys", "ib0.8001/1"}, Code: 2, Stderr: "ib0.8001 is an IPoIB interface, which runs on one port: give it without /PORT"},
 		{Args: []string{"--sysfs", cmdtest.MLX5, "pkeys", "eth0"}, Code: 3, Stderr: "no device or IPoIB interface eth0"},
 	})
+	// mlx5_1/1 holds 0x0001 at 1, a limited entry, and entry 3 was not read: the index
+	// is printed and the exit is 4 (a full entry there would be the one used).
 	r := cmdtest.Run(t, root, false, nil, "--sysfs", cmdtest.MLX5, "pkeys", "ib1", "--find", "0x8001", "-o", "plain")
-	if r.Code != 0 || r.Stdout != "1\n" || !strings.Contains(r.Stderr, "ib1: IPoIB interface on mlx5_1/") {
+	if r.Code != 4 || r.Stdout != "1\n" || !strings.Contains(r.Stderr, "ib1: IPoIB interface on mlx5_1/") {
 		t.Errorf("pkeys ib1 --find: %+v", r)
 	}
 }

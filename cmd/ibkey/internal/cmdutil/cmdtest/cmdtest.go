@@ -41,8 +41,23 @@ type Result struct {
 
 // Run runs one command line in-process with fake streams; tty makes stdout a terminal
 // (table output by default), env is the whole environment. What a command line asking
-// for JSON prints is validated against its schema (jsonschematest.Stdout).
+// for JSON prints is validated against its schema (jsonschematest.Stdout) and the rule
+// of "incomplete" for a read that has everything the answer asks about
+// (jsonschematest.Complete; RunPartial for one that does not).
 func Run(t testing.TB, root Root, tty bool, env map[string]string, args ...string) Result {
+	t.Helper()
+	return run(t, root, tty, env, jsonschematest.Complete, args)
+}
+
+// RunPartial is Run for a case whose input leaves something the answer asks about
+// unread (jsonschematest.Partial): it must not exit 0, and its JSON says what was not
+// read on exit 1 as on exit 4.
+func RunPartial(t testing.TB, root Root, tty bool, env map[string]string, args ...string) Result {
+	t.Helper()
+	return run(t, root, tty, env, jsonschematest.Partial, args)
+}
+
+func run(t testing.TB, root Root, tty bool, env map[string]string, read jsonschematest.Read, args []string) Result {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	streams := &cmdutil.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut, OutTTY: tty}
@@ -50,16 +65,17 @@ func Run(t testing.TB, root Root, tty bool, env map[string]string, args ...strin
 	code := cmdutil.Execute(context.Background(), root(f), args, streams)
 	// Every JSON output of every command's tests follows its committed schema.
 	jsonschematest.Stdout(t, args, out.String())
-	jsonschematest.Incomplete(t, args, out.String(), code)
+	jsonschematest.Incomplete(t, args, out.String(), code, read)
 	return Result{out.String(), errOut.String(), code}
 }
 
 // GoldenCase is a command line, its exit code and, in testdata/TEST/NAME.golden, its
-// output.
+// output. Partial: its input leaves something the answer asks about unread (RunPartial).
 type GoldenCase struct {
-	Name string
-	Args []string
-	Code int
+	Name    string
+	Args    []string
+	Code    int
+	Partial bool
 }
 
 // Golden runs each case as a subtest (stdout not a terminal, empty environment) and
@@ -70,7 +86,11 @@ func Golden(t *testing.T, root Root, cases []GoldenCase, check func(t *testing.T
 	t.Helper()
 	for _, tc := range cases {
 		t.Run(tc.Name, func(t *testing.T) {
-			r := Run(t, root, false, nil, tc.Args...)
+			read := jsonschematest.Complete
+			if tc.Partial {
+				read = jsonschematest.Partial
+			}
+			r := run(t, root, false, nil, read, tc.Args)
 			if r.Code != tc.Code {
 				t.Fatalf("exit %d, want %d; stdout:\n%s\nstderr:\n%s", r.Code, tc.Code, r.Stdout, r.Stderr)
 			}

@@ -225,14 +225,35 @@ func Stdout(t testing.TB, args []string, stdout string) {
 	Validate(t, name, []byte(stdout))
 }
 
-// withIncomplete are the schemas whose documents carry "incomplete" exactly when the
-// command exits 4 (cmdutil.Incomplete).
+// withIncomplete are the schemas whose documents carry "incomplete" whenever something
+// the answer asked about was not read (cmdutil.Incomplete).
 var withIncomplete = map[string]bool{"devices": true, "pkeys": true, "pkeys-find": true, "can-talk": true, "job": true,
-	"fabric-pkeys": true, "fabric-pkeys-key": true, "fabric-check": true}
+	"fabric-pkeys": true, "fabric-pkeys-key": true, "fabric-check": true, "fabric-diff": true}
 
-// Incomplete fails t when the JSON `ibkey ARGS` printed has an "incomplete" list and
-// the exit code is not 4, or exits 4 without one (for the commands that carry it).
-func Incomplete(t testing.TB, args []string, stdout string, code int) {
+// Read is what a test case knows of its input: whether something the command's answer
+// asks about cannot be read from it. The case says it, so the rule below is checked
+// against what the case set up, never against the output alone.
+type Read int
+
+const (
+	// Complete: the case's input has everything the answer asks about, or the case
+	// exits 4 (which by itself says something was not read).
+	Complete Read = iota
+	// Partial: something the answer asks about is not in the case's input (a device,
+	// a table or entries not read, a partial sweep, an unread host).
+	Partial
+	// Unsaid: a generated case that cannot say which (whether its answer reaches an
+	// entry not read depends on the rules under test). Exit 0 and 4 are checked as
+	// always; exit 1 is left to the test, which must check it against another field
+	// of the document (job's per-library unchecked: TestWantExitCode).
+	Unsaid
+)
+
+// Incomplete fails t when the JSON `ibkey ARGS` printed breaks the one rule of
+// "incomplete" (cmdutil.Incomplete), for the commands that carry it: never on exit 0
+// (and a Partial read never exits 0), always on exit 4, and on exit 1 exactly when the
+// case's read is Partial.
+func Incomplete(t testing.TB, args []string, stdout string, code int, read Read) {
 	t.Helper()
 	if !isJSON(args) || strings.TrimSpace(stdout) == "" || !withIncomplete[SchemaFor(args)] {
 		return
@@ -243,7 +264,27 @@ func Incomplete(t testing.TB, args []string, stdout string, code int) {
 	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
 		return // Stdout's validation says it
 	}
-	if has := len(doc.Incomplete) > 0; has != (code == 4) {
-		t.Errorf("`ibkey %s` exits %d with %d incomplete reasons: want them exactly on exit 4\n%s", strings.Join(args, " "), code, len(doc.Incomplete), stdout)
+	if msg := incompleteRule(code, len(doc.Incomplete) > 0, read); msg != "" {
+		t.Errorf("`ibkey %s` exits %d with %d incomplete reasons: %s\n%s", strings.Join(args, " "), code, len(doc.Incomplete), msg, stdout)
 	}
+}
+
+// incompleteRule is what is wrong with a document that exits code, has "incomplete" or
+// not, from a read the case says is complete or partial; "" when nothing is.
+func incompleteRule(code int, has bool, read Read) string {
+	switch {
+	case code == 0 && read == Partial:
+		return "exit 0 from a partial read: something asked about was not read, so it is no all-clear"
+	case code == 0 && has:
+		return "want none on exit 0"
+	case code == 4 && !has:
+		return "want them on exit 4"
+	case code == 1 && read == Unsaid:
+		return ""
+	case code == 1 && has && read != Partial:
+		return "want none on exit 1 from a complete read (the case reads everything)"
+	case code == 1 && !has && read == Partial:
+		return "want them on exit 1 from a partial read (the case leaves something unread)"
+	}
+	return ""
 }

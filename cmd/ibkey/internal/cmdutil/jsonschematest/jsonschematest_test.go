@@ -62,3 +62,24 @@ func TestSchemasCompile(t *testing.T) {
 		t.Errorf("SchemaFor(exporter) = %q", got)
 	}
 }
+
+// TestIncompleteRule: "incomplete" is never on exit 0 (and a partial read never exits
+// 0), always on exit 4, and on exit 1 exactly when the case says its read is partial
+// (Unsaid leaves exit 1 to the test).
+func TestIncompleteRule(t *testing.T) {
+	for _, tc := range []struct {
+		code int
+		has  bool
+		read Read
+		ok   bool
+	}{
+		{0, false, Complete, true}, {0, true, Complete, false}, {0, false, Partial, false}, {0, true, Unsaid, false},
+		{4, true, Complete, true}, {4, true, Partial, true}, {4, false, Partial, false}, {4, false, Complete, false},
+		{1, false, Complete, true}, {1, true, Complete, false}, {1, true, Partial, true}, {1, false, Partial, false},
+		{1, true, Unsaid, true}, {1, false, Unsaid, true},
+	} {
+		if got := incompleteRule(tc.code, tc.has, tc.read) == ""; got != tc.ok {
+			t.Errorf("exit %d, incomplete %v, read %d: ok %v, want %v", tc.code, tc.has, tc.read, got, tc.ok)
+		}
+	}
+}
