@@ -510,6 +510,9 @@ func TestBadInputFound(t *testing.T) {
 		{Args: []string{"--demo", "exporter", "--once", "--sweep", "--partitions=-"}, Code: 2, Stderr: "ibkey: partitions file: - (standard input) cannot be read here: give the file's path"},
 		// A simulator socket name too long to bind is bad input, not a failed bind (exit 3).
 		{Args: []string{"--demo", "pkeys", "--lid=3", "--ibsim=" + strings.Repeat("s", 93)}, Code: 2, Stderr: "93 bytes, longer than the 92 an ibsim socket name holds"},
+		// A bad MAD flag value is refused also where this run sends no MAD.
+		{Args: []string{"--demo", "devices", "--mad-retries=-1"}, Code: 2, Stderr: "ibkey: invalid --mad-retries -1 (accepted: 0-100)"},
+		{Args: []string{"--demo", "exporter", "--once", "--ca-port=300"}, Code: 2, Stderr: "ibkey: invalid --ca-port 300"},
 		// A value of a flag's plain type says what the type accepts.
 		{Args: []string{"--demo", "pkeys", "--ca-port=x"}, Code: 2, Stderr: `strconv.ParseInt: parsing "x": invalid syntax (accepted: a whole number) (see 'ibkey pkeys --help')`},
 		{Args: []string{"--demo", "pkeys", "--lid=3", "--mad-timeout=x"}, Code: 2, Stderr: "(accepted: a duration such as 500ms, 5s or 1m30s, or a plain number of milliseconds)"},

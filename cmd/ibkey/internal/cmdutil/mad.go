@@ -152,6 +152,19 @@ func (m *MADFlags) IbsimBase() string { return m.f.IbsimSocket(m.Ibsim) }
 // Explicit reports whether a transport was chosen (--ibsim or --ca).
 func (m *MADFlags) Explicit() bool { return m.IbsimBase() != "" || m.CA != "" }
 
+// checkMADValues refuses a bad MAD flag value of c (--ca-port 300, --mad-retries -1)
+// before c runs, also when this run sends no MAD: a bad value is a mistake either way
+// (as can-talk checks every flag, issue 28), never silently ignored.
+func (f *Factory) checkMADValues(c *cobra.Command) error {
+	for _, m := range f.madFlags {
+		if m.cmd == c {
+			_, err := m.Options()
+			return err
+		}
+	}
+	return nil
+}
+
 // Options are the transport options the flags select.
 func (m *MADFlags) Options() (mad.Options, error) {
 	if m.MADTimeout <= 0 {

@@ -41,6 +41,9 @@ func AddRootFlags(root *cobra.Command, f *Factory) {
 		if err := checkFlagValues(c); err != nil {
 			return err
 		}
+		if err := f.checkMADValues(c); err != nil {
+			return err
+		}
 		if err := f.checkTableTerminal(c); err != nil {
 			return err
 		}
