@@ -513,6 +513,7 @@ func TestBadInputFound(t *testing.T) {
 		// A bad MAD flag value is refused also where this run sends no MAD.
 		{Args: []string{"--demo", "devices", "--mad-retries=-1"}, Code: 2, Stderr: "ibkey: invalid --mad-retries -1 (accepted: 0-100)"},
 		{Args: []string{"--demo", "exporter", "--once", "--ca-port=300"}, Code: 2, Stderr: "ibkey: invalid --ca-port 300"},
+		{Args: []string{"--demo", "can-talk", "node=storage01", "node=node02", "--router=0xfg12"}, Code: 2, Stderr: `ibkey: invalid GUID "0xfg12": "g" is not a hex digit`},
 		// A value of a flag's plain type says what the type accepts.
 		{Args: []string{"--demo", "pkeys", "--ca-port=x"}, Code: 2, Stderr: `strconv.ParseInt: parsing "x": invalid syntax (accepted: a whole number) (see 'ibkey pkeys --help')`},
 		{Args: []string{"--demo", "pkeys", "--lid=3", "--mad-timeout=x"}, Code: 2, Stderr: "(accepted: a duration such as 500ms, 5s or 1m30s, or a plain number of milliseconds)"},

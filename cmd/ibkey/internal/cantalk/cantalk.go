@@ -282,6 +282,10 @@ func runCanTalk(o *CanTalkOptions) error {
 	if o.SA.SMLog != "" && !o.SA.Ask {
 		return cmdutil.Usagef("--sm-log quotes the Subnet Manager's refusal: it needs --sa")
 	}
+	// --router's GUIDs are checked whether or not this pair needs them.
+	if _, err := query.AddPortTypes(map[check.GUID]check.NodeType{}, o.Routers, nil); err != nil {
+		return err
+	}
 	// A --sm-log that is not there is bad input, refused before the endpoints are
 	// resolved and named on stderr (askSA reads its size later, when it asks).
 	if o.SA.SMLog != "" {
