@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -280,6 +281,17 @@ func (o *CanTalkOptions) resolve(src query.EndpointSources, specA, specB check.E
 func runCanTalk(o *CanTalkOptions) error {
 	if o.SA.SMLog != "" && !o.SA.Ask {
 		return cmdutil.Usagef("--sm-log quotes the Subnet Manager's refusal: it needs --sa")
+	}
+	// --router's GUIDs are checked whether or not this pair needs them.
+	if _, err := query.AddPortTypes(map[check.GUID]check.NodeType{}, o.Routers, nil); err != nil {
+		return err
+	}
+	// A --sm-log that is not there is bad input, refused before the endpoints are
+	// resolved and named on stderr (askSA reads its size later, when it asks).
+	if o.SA.SMLog != "" {
+		if _, err := os.Stat(o.SA.SMLog); err != nil {
+			return cmdutil.Usagef("--sm-log: %v", err)
+		}
 	}
 	// Every flag is checked, also one this pair of endpoints does not use: a bad
 	// value is a mistake either way (issue 28: --table-size 0; --timeout -1s is

@@ -41,6 +41,9 @@ func AddRootFlags(root *cobra.Command, f *Factory) {
 		if err := checkFlagValues(c); err != nil {
 			return err
 		}
+		if err := f.checkMADValues(c); err != nil {
+			return err
+		}
 		if err := f.checkTableTerminal(c); err != nil {
 			return err
 		}
@@ -79,12 +82,20 @@ func Execute(ctx context.Context, root *cobra.Command, args []string, streams *I
 		}
 		return SignalExitCode(cause)
 	}
+	code := ExitCode(err)
 	if !Reported(err) {
 		// textsafe: an error can quote a file's bytes or a user's token; it is
 		// sanitised and capped (a 10 MB line is summarised) before a terminal sees it.
-		streams.errLine("ibkey: " + textsafe.Error(err))
+		// Bad input, and a device, port or file not found, is one line: a newline in
+		// a token (a file named "a\nibkey: ok") is shown as \n, never as a second
+		// line that reads as ibkey's own.
+		msg := err.Error()
+		if code == ExitUsage || code == ExitEnv {
+			msg = strings.ReplaceAll(msg, "\n", `\n`)
+		}
+		streams.errLine("ibkey: " + textsafe.Message(msg))
 	}
-	return ExitCode(err)
+	return code
 }
 
 // HelpWidth is the width --help is written for: the 80 columns of most terminals.
