@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
 )
 
 // TestExitCodeTable: README.md's exit-code table is the one generated from
@@ -75,10 +76,11 @@ func exitCodesMarkdown() string {
 	return b.String()
 }
 
-// exitCodesTroff is the exit-code table as the man pages' EXIT STATUS section.
-func exitCodesTroff() string {
+// exitCodesTroff is an exit-code table (cmdutil.CommandExits) as a man page's EXIT
+// STATUS section: a .TP list, one code a paragraph, as man-pages(7) shows one.
+func exitCodesTroff(rows []cmdutil.ExitCodeDoc) string {
 	var b strings.Builder
-	for _, e := range cmdutil.ExitCodes {
+	for _, e := range rows {
 		m := strings.ToUpper(e.Meaning[:1]) + e.Meaning[1:] + "."
 		fmt.Fprintf(&b, ".TP\n\\fB%s\\fP\n%s\n", e.Code, strings.ReplaceAll(m, "-", "\\-"))
 	}
@@ -137,6 +139,109 @@ func TestGroupAloneIsUsage(t *testing.T) {
 		name := strings.Join(g, " ")
 		if r.code != 2 || !strings.Contains(r.stderr, name+" needs a subcommand") || strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
 			t.Errorf("ibkey %s: exit %d, stderr %q; want exit 2 and one line '%s needs a subcommand'", name, r.code, r.stderr, name)
+		}
+	}
+}
+
+// TestCommandExitCodes: each command's exit codes are said one way. A command that
+// declares its own (cmdutil.SetExits) declares only codes of the one table
+// (cmdutil.ExitCodes), bad input among them (any command can be given an unknown
+// flag), and its --help ends with them instead of the table; a command that declares
+// none shows the table. That every code a command test observes is declared is
+// checked where the tests run commands (cmdtest; TestUndeclaredExitFails).
+func TestCommandExitCodes(t *testing.T) {
+	table := map[string]bool{}
+	for _, e := range cmdutil.ExitCodes {
+		table[e.Code] = true
+	}
+	var own []string
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, s := range c.Commands() {
+			walk(s)
+		}
+		if c.Hidden {
+			return
+		}
+		rows, declared := cmdutil.CommandExits(c)
+		args := append(strings.Fields(c.CommandPath())[1:], "--help")
+		r := runIbkey(t, false, nil, args...)
+		if strings.Count(r.stdout, "Exit codes") != 1 {
+			t.Errorf("%s --help: %d exit-code lists, want one", c.CommandPath(), strings.Count(r.stdout, "Exit codes"))
+		}
+		if !declared {
+			if !strings.Contains(r.stdout, cmdutil.ExitCodesText()) {
+				t.Errorf("%s declares no exit codes, but its --help does not show the table:\n%s", c.CommandPath(), r.stdout)
+			}
+			return
+		}
+		own = append(own, c.CommandPath())
+		seen := map[string]bool{}
+		for _, e := range rows {
+			if !table[e.Code] {
+				t.Errorf("%s declares exit code %s, not in cmdutil.ExitCodes", c.CommandPath(), e.Code)
+			}
+			if seen[e.Code] {
+				t.Errorf("%s declares exit code %s twice", c.CommandPath(), e.Code)
+			}
+			seen[e.Code] = true
+			if e.Meaning == "" {
+				t.Errorf("%s declares exit code %s without its meaning", c.CommandPath(), e.Code)
+			}
+			if !strings.Contains(r.stdout, fmt.Sprintf("\n  %-6s %s", e.Code, strings.Fields(e.Meaning)[0])) {
+				t.Errorf("%s --help does not list its exit code %s:\n%s", c.CommandPath(), e.Code, r.stdout)
+			}
+		}
+		if !seen[fmt.Sprint(cmdutil.ExitUsage)] {
+			t.Errorf("%s does not declare exit code %d (bad input), which any command can return", c.CommandPath(), cmdutil.ExitUsage)
+		}
+		if strings.Contains(r.stdout, cmdutil.ExitCodesText()) {
+			t.Errorf("%s declares its exit codes but its --help shows the table too", c.CommandPath())
+		}
+	}
+	walk(newRootCmd(testFactory()))
+	if len(own) < 10 {
+		t.Errorf("only %d commands declare their exit codes: %v", len(own), own)
+	}
+}
+
+// recordingTB is a testing.TB whose Errorf is recorded instead of failing the test.
+type recordingTB struct {
+	testing.TB
+	errors []string
+}
+
+func (r *recordingTB) Errorf(format string, args ...any) {
+	r.errors = append(r.errors, fmt.Sprintf(format, args...))
+}
+
+// TestUndeclaredExitFails: cmdtest fails a command line whose exit code its command
+// does not declare (a command that can exit 4 but does not say so), and takes any
+// code of the table from a command that declares none; --help is no exit of its own.
+func TestUndeclaredExitFails(t *testing.T) {
+	cmd := func(declare bool) cmdtest.Root {
+		return cmdtest.WithCommands(func(*cmdutil.Factory) *cobra.Command {
+			c := &cobra.Command{Use: "probe", RunE: func(*cobra.Command, []string) error { return cmdutil.Exit(cmdutil.ExitIncomplete) }}
+			if declare {
+				cmdutil.SetExits(c, cmdutil.ExitMeaning{Code: cmdutil.ExitNo, Meaning: "no"}, cmdutil.ExitMeaning{Code: cmdutil.ExitUsage, Meaning: "bad input"})
+			}
+			return c
+		})
+	}
+	for _, tc := range []struct {
+		declare bool
+		args    []string
+		fails   bool
+	}{
+		{true, []string{"probe"}, true},
+		{true, []string{"probe", "--nope"}, false},
+		{true, []string{"probe", "--help"}, false},
+		{false, []string{"probe"}, false},
+	} {
+		rec := &recordingTB{TB: t}
+		r := cmdtest.Run(rec, cmd(tc.declare), false, nil, tc.args...)
+		if (len(rec.errors) > 0) != tc.fails {
+			t.Errorf("declared %v, ibkey %s (exit %d): cmdtest errors %q, want failing %v", tc.declare, strings.Join(tc.args, " "), r.Code, rec.errors, tc.fails)
 		}
 	}
 }

@@ -2,7 +2,10 @@ package cmdutil
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
+
+	"github.com/spf13/cobra"
 )
 
 // ExitCodeDoc is one row of the exit-code table.
@@ -27,12 +30,75 @@ var ExitCodes = []ExitCodeDoc{
 	{fmt.Sprintf("%d+N", ExitSignal), "ended by signal N (SIGINT 130, SIGTERM 143, SIGHUP 129, SIGQUIT 131), after restoring the terminal; not ibkey exporter once it serves: a daemon, it stops cleanly on any of these and exits 0, as Prometheus does (systemd counts an exit status of 143 a failure)"},
 }
 
+// ExitMeaning is one exit code a command can return and what it means for that command.
+type ExitMeaning struct {
+	Code    int // ExitOK ... ExitIncomplete, or ExitSignal for 128+N
+	Meaning string
+}
+
+// annotationExits is the cobra annotation SetExits keeps a command's codes in, one
+// "CODE\tMEANING" line each (annotations are strings, and cheap to set when the
+// command tree is built on every run).
+const annotationExits = "ibkey.exits"
+
+// signalExit is the 128+N row of a command that declares its codes but not this one:
+// any command can be ended by a signal (Execute, SignalExitCode).
+var signalExit = ExitMeaning{ExitSignal, "ended by signal N (SIGINT 130, SIGTERM 143)"}
+
+// SetExits declares the exit codes c can return, each with its meaning for c. c's
+// --help ends with them ("Exit codes:") and its man page's EXIT STATUS lists them, in
+// place of the table of every code (ExitCodes); 128+N is added when not declared. The
+// command tests (cmdtest) fail on an exit code a command returns but does not declare.
+func SetExits(c *cobra.Command, exits ...ExitMeaning) {
+	var b strings.Builder
+	for _, e := range exits {
+		fmt.Fprintf(&b, "%d\t%s\n", e.Code, e.Meaning)
+	}
+	if c.Annotations == nil {
+		c.Annotations = map[string]string{}
+	}
+	c.Annotations[annotationExits] = b.String()
+}
+
+// CommandExits is the exit-code table of c: the codes it declares (SetExits), or
+// ExitCodes when it declares none. Declared reports which.
+func CommandExits(c *cobra.Command) (rows []ExitCodeDoc, declared bool) {
+	s := c.Annotations[annotationExits]
+	if s == "" {
+		return ExitCodes, false
+	}
+	signal := false
+	for _, l := range strings.Split(strings.TrimSuffix(s, "\n"), "\n") {
+		code, meaning, _ := strings.Cut(l, "\t")
+		n, _ := strconv.Atoi(code)
+		signal = signal || n == ExitSignal
+		rows = append(rows, ExitCodeDoc{ExitCodeName(n), meaning})
+	}
+	if !signal {
+		rows = append(rows, ExitCodeDoc{ExitCodeName(signalExit.Code), signalExit.Meaning})
+	}
+	return rows, true
+}
+
+// ExitCodeName is code as the tables name it: "0" ... "4", "128+N" for any signal's.
+func ExitCodeName(code int) string {
+	if code >= ExitSignal {
+		return fmt.Sprintf("%d+N", ExitSignal)
+	}
+	return fmt.Sprint(code)
+}
+
 // ExitCodesText is the exit-code table as --help shows it: one code per entry, its
 // meaning filled to HelpWidth.
 func ExitCodesText() string {
+	return exitCodesText(ExitCodes)
+}
+
+// exitCodesText is rows as --help shows them, the one format of every command's.
+func exitCodesText(rows []ExitCodeDoc) string {
 	var b strings.Builder
 	b.WriteString("Exit codes:\n")
-	for _, e := range ExitCodes {
+	for _, e := range rows {
 		for _, l := range fill(fmt.Sprintf("  %-6s ", e.Code), "         ", e.Meaning, HelpWidth) {
 			b.WriteString(l + "\n")
 		}
