@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -15,33 +16,75 @@ import (
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
 )
 
-// TestExitCodeTable: README.md's exit-code table is the one generated from
-// cmdutil.ExitCodes (as `ibkey --help` and the man pages are); -update rewrites it.
+// TestExitCodeTable: the exit-code tables of README.md and docs/*.md are the ones
+// generated from the code, as --help and the man pages show them: a marker
+// "<!-- exit-codes: ... -->" is followed by cmdutil.ExitCodes, one naming a command
+// ("<!-- exit-codes: ibkey sm log ...") by that command's (cmdutil.CommandExits);
+// -update rewrites them.
 func TestExitCodeTable(t *testing.T) {
-	const readme = "../../README.md"
-	b, err := os.ReadFile(readme)
+	docs, err := filepath.Glob("../../docs/*.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	text := string(b)
-	const open, end = "<!-- exit-codes:", "<!-- /exit-codes -->"
-	i := strings.Index(text, open)
-	j := strings.Index(text, end)
-	if i < 0 || j < i {
-		t.Fatalf("README.md has no %s ... %s markers", open, end)
-	}
-	i += strings.Index(text[i:], "\n") + 1
-	want := exitCodesMarkdown()
-	if text[i:j] == want {
-		return
-	}
-	if f := flag.Lookup("update"); f != nil && f.Value.String() == "true" {
-		if err := os.WriteFile(readme, []byte(text[:i]+want+text[j:]), 0o644); err != nil {
+	root := newRootCmd(testFactory())
+	total := 0
+	for _, name := range append([]string{"../../README.md"}, docs...) {
+		b, err := os.ReadFile(name)
+		if err != nil {
 			t.Fatal(err)
 		}
-		return
+		text, n, err := fillExitCodes(string(b), root)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		total += n
+		if text == string(b) {
+			continue
+		}
+		if f := flag.Lookup("update"); f != nil && f.Value.String() == "true" {
+			if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		t.Errorf("%s: an exit-code table is stale: run go test ./cmd/ibkey -run TestExitCodeTable -update", name)
 	}
-	t.Errorf("README.md's exit-code table is stale: run go test ./cmd/ibkey -run TestExitCodeTable -update\nwant:\n%s", want)
+	if total < 4 {
+		t.Errorf("only %d exit-code tables in README.md and docs/ (the table, can-talk, fabric, sm log, ...)", total)
+	}
+}
+
+// fillExitCodes is text with every exit-code table after a marker regenerated, and
+// how many there are.
+func fillExitCodes(text string, root *cobra.Command) (string, int, error) {
+	const open, end = "<!-- exit-codes:", "<!-- /exit-codes -->"
+	var b strings.Builder
+	n := 0
+	for {
+		i := strings.Index(text, open)
+		if i < 0 {
+			b.WriteString(text)
+			return b.String(), n, nil
+		}
+		eol := strings.Index(text[i:], "\n")
+		j := strings.Index(text[i:], end)
+		if eol < 0 || j < eol {
+			return "", n, fmt.Errorf("%s without its %s", open, end)
+		}
+		rows := cmdutil.ExitCodes
+		if path, ok := strings.CutPrefix(text[i+len(open):i+eol], " ibkey "); ok {
+			path, _, _ = strings.Cut(path, " (")
+			c, rest, err := root.Find(strings.Fields(path))
+			if err != nil || len(rest) > 0 {
+				return "", n, fmt.Errorf("%s names no command: %q", open, path)
+			}
+			rows, _ = cmdutil.CommandExits(c)
+		}
+		b.WriteString(text[:i+eol+1] + exitCodesMarkdown(rows))
+		text = text[i+j:]
+		n++
+	}
 }
 
 // TestExitCodesInHelp: `ibkey --help` ends with the same table.
@@ -66,11 +109,11 @@ func TestExporterHelpShowsTheTable(t *testing.T) {
 	}
 }
 
-// exitCodesMarkdown is the exit-code table as README.md shows it.
-func exitCodesMarkdown() string {
+// exitCodesMarkdown is an exit-code table as README.md and docs/ show it.
+func exitCodesMarkdown(rows []cmdutil.ExitCodeDoc) string {
 	var b strings.Builder
 	b.WriteString("| code | meaning |\n|---|---|\n")
-	for _, e := range cmdutil.ExitCodes {
+	for _, e := range rows {
 		fmt.Fprintf(&b, "| %s | %s |\n", e.Code, e.Meaning)
 	}
 	return b.String()

@@ -135,7 +135,7 @@ unread-node, unread-table or not-checked).`,
 		cmdutil.ExitMeaning{Code: cmdutil.ExitNo, Meaning: "errors (or warnings with --strict) in what was read, also when something was not checked: what was found is definite, and stderr and the JSON's incomplete still name what was not checked"},
 		cmdutil.ExitMeaning{Code: cmdutil.ExitUsage, Meaning: "bad usage, --fabric-file or --partitions file"},
 		cmdutil.ExitMeaning{Code: cmdutil.ExitEnv, Meaning: "no fabric access"},
-		cmdutil.ExitMeaning{Code: cmdutil.ExitIncomplete, Meaning: "no error found but something not checked: a partial sweep, a saved one without tables (--no-tables), SA records not answered, or a --partitions file whose outcome in OpenSM cannot be predicted (its partitions-* findings are then no verdict and alone exit 4): findings printed first, what was not checked named on stderr"},
+		cmdutil.ExitMeaning{Code: cmdutil.ExitIncomplete, Meaning: "no error found but something not checked: a partial sweep, a saved one without tables (--no-tables), SA records not answered, or a --partitions file whose outcome in OpenSM cannot be predicted (its partitions-* findings, and --sa's comparisons with it, are then no verdict and alone exit 4): findings printed first, what was not checked named on stderr"},
 	)
 	return c
 }
