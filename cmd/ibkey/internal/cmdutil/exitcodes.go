@@ -88,14 +88,10 @@ func ExitCodeName(code int) string {
 	return fmt.Sprint(code)
 }
 
-// ExitCodesText is the exit-code table as --help shows it: one code per entry, its
+// ExitCodesText is an exit-code table (ExitCodes, or a command's: CommandExits) as
+// --help shows it, the one format of every command's: one code per entry, its
 // meaning filled to HelpWidth.
-func ExitCodesText() string {
-	return exitCodesText(ExitCodes)
-}
-
-// exitCodesText is rows as --help shows them, the one format of every command's.
-func exitCodesText(rows []ExitCodeDoc) string {
+func ExitCodesText(rows []ExitCodeDoc) string {
 	var b strings.Builder
 	b.WriteString("Exit codes:\n")
 	for _, e := range rows {

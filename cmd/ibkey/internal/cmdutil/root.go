@@ -124,9 +124,9 @@ func LongHelp(c *cobra.Command) string {
 	}
 	rows, _ := CommandExits(c)
 	if text == "" {
-		return exitCodesText(rows)
+		return ExitCodesText(rows)
 	}
-	return strings.TrimRight(text, "\n") + "\n\n" + exitCodesText(rows)
+	return strings.TrimRight(text, "\n") + "\n\n" + ExitCodesText(rows)
 }
 
 // help is cobra's help with the long text reflowed to HelpWidth (WrapHelp), and the
