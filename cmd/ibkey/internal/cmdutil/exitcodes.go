@@ -27,7 +27,7 @@ var ExitCodes = []ExitCodeDoc{
 	// as Prometheus does (cmd/prometheus/main.go: the termination handler returns nil,
 	// "See you next time!"); systemd counts an exit status of 143 a failure unless
 	// SuccessExitStatus= lists it (systemd.service(5)), a death by SIGTERM clean.
-	{fmt.Sprintf("%d+N", ExitSignal), "ended by signal N (SIGINT 130, SIGTERM 143, SIGHUP 129, SIGQUIT 131), after restoring the terminal; not ibkey exporter once it serves: a daemon, it stops cleanly on any of these and exits 0, as Prometheus does (systemd counts an exit status of 143 a failure)"},
+	{ExitCodeName(ExitSignal), "ended by signal N (SIGINT 130, SIGTERM 143, SIGHUP 129, SIGQUIT 131), after restoring the terminal; not ibkey exporter once it serves: a daemon, it stops cleanly on any of these and exits 0, as Prometheus does (systemd counts an exit status of 143 a failure)"},
 }
 
 // ExitMeaning is one exit code a command can return and what it means for that command.
@@ -45,14 +45,15 @@ const annotationExits = "ibkey.exits"
 // any command can be ended by a signal (Execute, SignalExitCode).
 var signalExit = ExitMeaning{ExitSignal, "ended by signal N (SIGINT 130, SIGTERM 143)"}
 
-// SetExits declares the exit codes c can return, each with its meaning for c. c's
+// SetExits declares the exit codes c can return, each with its meaning for c (one
+// line, no tab: the annotation's separators). c's
 // --help ends with them ("Exit codes:") and its man page's EXIT STATUS lists them, in
 // place of the table of every code (ExitCodes); 128+N is added when not declared. The
 // command tests (cmdtest) fail on an exit code a command returns but does not declare.
 func SetExits(c *cobra.Command, exits ...ExitMeaning) {
 	var b strings.Builder
 	for _, e := range exits {
-		fmt.Fprintf(&b, "%d\t%s\n", e.Code, e.Meaning)
+		b.WriteString(strconv.Itoa(e.Code) + "\t" + e.Meaning + "\n")
 	}
 	if c.Annotations == nil {
 		c.Annotations = map[string]string{}
