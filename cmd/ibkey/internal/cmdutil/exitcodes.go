@@ -2,6 +2,7 @@ package cmdutil
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -36,46 +37,62 @@ type ExitMeaning struct {
 	Meaning string
 }
 
-// annotationExits is the cobra annotation SetExits keeps a command's codes in, one
-// "CODE\tMEANING" line each (annotations are strings, and cheap to set when the
-// command tree is built on every run).
-const annotationExits = "ibkey.exits"
+// exitPrefix starts the cobra annotations SetExits keeps a command's codes in, one
+// per code: "ibkey.exit.4" holds what 4 means for the command. The keys and meanings
+// are constants, so declaring costs the command tree built on every run no copy
+// (issue 23's start-up budget).
+const exitPrefix = "ibkey.exit."
+
+// exitKeys are the annotation keys of the codes of the table.
+var exitKeys = [...]string{exitPrefix + "0", exitPrefix + "1", exitPrefix + "2", exitPrefix + "3", exitPrefix + "4"}
 
 // signalExit is the 128+N row of a command that declares its codes but not this one:
 // any command can be ended by a signal (Execute, SignalExitCode).
 var signalExit = ExitMeaning{ExitSignal, "ended by signal N (SIGINT 130, SIGTERM 143)"}
 
-// SetExits declares the exit codes c can return, each with its meaning for c (one
-// line, no tab: the annotation's separators). c's
+// SetExits declares the exit codes c can return, each with its meaning for c. c's
 // --help ends with them ("Exit codes:") and its man page's EXIT STATUS lists them, in
 // place of the table of every code (ExitCodes); 128+N is added when not declared. The
 // command tests (cmdtest) fail on an exit code a command returns but does not declare.
 func SetExits(c *cobra.Command, exits ...ExitMeaning) {
-	var b strings.Builder
-	for _, e := range exits {
-		b.WriteString(strconv.Itoa(e.Code) + "\t" + e.Meaning + "\n")
-	}
 	if c.Annotations == nil {
-		c.Annotations = map[string]string{}
+		c.Annotations = make(map[string]string, len(exits))
 	}
-	c.Annotations[annotationExits] = b.String()
+	for _, e := range exits {
+		var key string
+		switch {
+		case e.Code >= 0 && e.Code < len(exitKeys):
+			key = exitKeys[e.Code]
+		case e.Code == ExitSignal:
+			key = exitPrefix + "128+N"
+		default:
+			key = exitPrefix + ExitCodeName(e.Code) // not in the table: its test names it
+		}
+		c.Annotations[key] = e.Meaning
+	}
 }
 
-// CommandExits is the exit-code table of c: the codes it declares (SetExits), or
-// ExitCodes when it declares none. Declared reports which.
+// CommandExits is the exit-code table of c: the codes it declares (SetExits), in
+// order, or ExitCodes when it declares none. Declared reports which.
 func CommandExits(c *cobra.Command) (rows []ExitCodeDoc, declared bool) {
-	s := c.Annotations[annotationExits]
-	if s == "" {
+	var codes []int
+	for k := range c.Annotations {
+		if name, ok := strings.CutPrefix(k, exitPrefix); ok {
+			n, err := strconv.Atoi(name)
+			if err != nil { // 128+N
+				n = ExitSignal
+			}
+			codes = append(codes, n)
+		}
+	}
+	if len(codes) == 0 {
 		return ExitCodes, false
 	}
-	signal := false
-	for _, l := range strings.Split(strings.TrimSuffix(s, "\n"), "\n") {
-		code, meaning, _ := strings.Cut(l, "\t")
-		n, _ := strconv.Atoi(code)
-		signal = signal || n == ExitSignal
-		rows = append(rows, ExitCodeDoc{ExitCodeName(n), meaning})
+	slices.Sort(codes)
+	for _, n := range codes {
+		rows = append(rows, ExitCodeDoc{ExitCodeName(n), c.Annotations[exitPrefix+ExitCodeName(n)]})
 	}
-	if !signal {
+	if codes[len(codes)-1] != ExitSignal {
 		rows = append(rows, ExitCodeDoc{ExitCodeName(signalExit.Code), signalExit.Meaning})
 	}
 	return rows, true
