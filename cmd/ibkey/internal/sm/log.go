@@ -34,8 +34,10 @@ type LogOptions struct {
 	Ctx     context.Context
 	Now     func() time.Time
 
-	// File is the log ("-": standard input).
+	// File is the log ("-": standard input); Given: named on the command line, not
+	// DefaultLog.
 	File   string
+	Given  bool
 	Follow bool
 	// Since keeps the events of the last Since (0: all).
 	Since time.Duration
@@ -132,7 +134,10 @@ JSON (-o json; schemas/sm-log.schema.json): {"schema_version":1,"log","lines_rea
 			o.Ctx = cmdutil.Context(c)
 			o.File = DefaultLog
 			if len(args) == 1 {
-				o.File = args[0]
+				if args[0] == "" {
+					return cmdutil.Usagef(`FILE "": give an OpenSM log's path, or - for standard input`)
+				}
+				o.File, o.Given = args[0], true
 			} else if f.IsDemo() {
 				// The demo is not this machine: its own OpenSM log, named after the
 				// demo fabric's ports, would be neither.
@@ -156,8 +161,8 @@ JSON (-o json; schemas/sm-log.schema.json): {"schema_version":1,"log","lines_rea
 	cmdutil.SetExits(c,
 		cmdutil.ExitMeaning{Code: cmdutil.ExitOK, Meaning: "no partition or key error in the log (warnings allowed)"},
 		cmdutil.ExitMeaning{Code: cmdutil.ExitNo, Meaning: "errors found"},
-		cmdutil.ExitMeaning{Code: cmdutil.ExitUsage, Meaning: "bad usage"},
-		cmdutil.ExitMeaning{Code: cmdutil.ExitEnv, Meaning: "the log or the fabric cannot be read"},
+		cmdutil.ExitMeaning{Code: cmdutil.ExitUsage, Meaning: "bad usage, or a FILE given that cannot be read"},
+		cmdutil.ExitMeaning{Code: cmdutil.ExitEnv, Meaning: "no log at " + DefaultLog + " (no FILE given), or the fabric cannot be read"},
 		cmdutil.ExitMeaning{Code: cmdutil.ExitIncomplete, Meaning: "nothing found but the sweep naming the ports was partial"},
 		cmdutil.ExitMeaning{Code: cmdutil.ExitSignal, Meaning: "ended by signal N (with --follow, the way it ends)"},
 	)
@@ -261,9 +266,9 @@ func (o *LogOptions) openLog() (io.ReadCloser, time.Time, error) {
 	st, err := os.Stat(o.File)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, now, &query.EnvError{Msg: fmt.Sprintf("no OpenSM log %s: give its path (opensm -f, log_file in opensm.conf), or - for standard input", o.File)}
+			return nil, now, o.notOpened(fmt.Sprintf("no OpenSM log %s: give its path (opensm -f, log_file in opensm.conf), or - for standard input", o.File))
 		}
-		return nil, now, &query.EnvError{Msg: err.Error()}
+		return nil, now, o.notOpened(err.Error())
 	}
 	if !st.Mode().IsRegular() {
 		return nil, now, cmdutil.Usagef("%s is not a regular file: read a pipe or a device through standard input (ibkey sm log - < %s)", o.File, o.File)
@@ -273,9 +278,18 @@ func (o *LogOptions) openLog() (io.ReadCloser, time.Time, error) {
 	}
 	f, err := fsread.Open(o.File, 1<<62, "an OpenSM log")
 	if err != nil {
-		return nil, now, &query.EnvError{Msg: err.Error()}
+		return nil, now, o.notOpened(err.Error())
 	}
 	return f, st.ModTime(), nil
+}
+
+// notOpened is a log that cannot be opened: a FILE given is bad input (exit 2, as
+// every file given that cannot be read), DefaultLog is this machine's environment (3).
+func (o *LogOptions) notOpened(msg string) error {
+	if o.Given {
+		return cmdutil.Usagef("%s", msg)
+	}
+	return &query.EnvError{Msg: msg}
 }
 
 // read reads the log and prints what it finds; found says whether it holds an error.

@@ -48,7 +48,7 @@ func TestLogGolden(t *testing.T) {
 
 func TestLogErrors(t *testing.T) {
 	cmdtest.Errors(t, root, []cmdtest.ErrorCase{
-		{Args: []string{"sm", "log", "/nonexistent/opensm.log"}, Code: 3, Stderr: "no OpenSM log /nonexistent/opensm.log"},
+		{Args: []string{"sm", "log", "/nonexistent/opensm.log"}, Code: 2, Stderr: "no OpenSM log /nonexistent/opensm.log"},
 		// --demo is not this machine: its log is not read.
 		{Args: []string{"--demo", "sm", "log"}, Code: 3, Stderr: "no OpenSM log: the demo has none"},
 		{Args: []string{"sm", "log", labLog, "--kind", "bad-pkeys"}, Code: 2, Stderr: `invalid --kind "bad-pkeys" (accepted: bad-pkey,`},
