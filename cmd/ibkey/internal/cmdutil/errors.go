@@ -64,8 +64,11 @@ func ExitCode(err error) int {
 	case errors.As(err, &interrupted):
 		return SignalExitCode(interrupted.Cause)
 	}
-	// Anything else comes from cobra's own argument and flag parsing.
-	return ExitUsage
+	// Anything else is a failure no layer typed (an I/O error writing the answer, an
+	// encoder's error): not bad input (2: cobra's flag and argument errors are typed
+	// where they arise, FlagError, UsageArgs, checkCobraFlags) and not a device or
+	// file found missing (3), but an answer not given: 4, never a yes or no.
+	return ExitIncomplete
 }
 
 // Reported says whether err's message was already printed (a SilentError).
@@ -79,10 +82,15 @@ func Usagef(format string, a ...any) error {
 	return &query.UsageError{Msg: fmt.Sprintf(format, a...)}
 }
 
-// UsageArgs wraps a cobra argument validator so its errors exit 2.
+// UsageArgs wraps a cobra argument validator so its errors exit 2. An error already
+// typed (a validator that names the bad argument itself) is returned as it is.
 func UsageArgs(v cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(c *cobra.Command, args []string) error {
-		if err := v(c, args); err != nil {
+		err := v(c, args)
+		if err != nil && ExitCode(err) == ExitUsage {
+			return err
+		}
+		if err != nil {
 			return &query.UsageError{Msg: fmt.Sprintf("%s: %s (usage: %s)", commandName(c), err, c.UseLine())}
 		}
 		return nil

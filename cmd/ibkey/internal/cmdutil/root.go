@@ -38,6 +38,9 @@ func AddRootFlags(root *cobra.Command, f *Factory) {
 		if err := f.Decide(); err != nil {
 			return err
 		}
+		if err := checkCobraFlags(c); err != nil {
+			return err
+		}
 		if err := checkFlagValues(c); err != nil {
 			return err
 		}

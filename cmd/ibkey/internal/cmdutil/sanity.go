@@ -67,6 +67,20 @@ func checkFlagValues(c *cobra.Command) error {
 	return err
 }
 
+// checkCobraFlags runs cobra's checks of required flags and flag groups (--lid and
+// --dr given together) before c runs, so that their untyped errors exit 2 (cobra
+// runs them after the pre-run hooks, and then passes: they are the same checks).
+func checkCobraFlags(c *cobra.Command) error {
+	err := c.ValidateRequiredFlags()
+	if err == nil {
+		err = c.ValidateFlagGroups()
+	}
+	if err != nil {
+		return Usagef("%s: %s (see '%s --help')", commandName(c), err, c.CommandPath())
+	}
+	return nil
+}
+
 func fmtDuration(d time.Duration) string {
 	s := d.String()
 	s = strings.TrimSuffix(s, "0s")
@@ -81,6 +95,9 @@ func fmtDuration(d time.Duration) string {
 // (`watch counter --once`: the flag belongs to the subcommand meant, so "unknown
 // flag" would name the wrong mistake). `help TOPIC` refuses a topic that is no
 // command the same way.
+//
+// The same walk, before any flag is parsed, makes cobra's argument errors exit 2
+// (UsageArgs on every leaf's validator, cobra's own too).
 func RefuseUnknownSubcommands(root *cobra.Command) {
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
@@ -92,6 +109,11 @@ func RefuseUnknownSubcommands(root *cobra.Command) {
 	}
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
+		if c.Args != nil && !c.HasSubCommands() {
+			// cobra's own validators (the completion commands' NoArgs) return
+			// untyped errors: bad input, exit 2, in one line.
+			c.Args = UsageArgs(c.Args)
+		}
 		if c.HasSubCommands() {
 			// The root too: without Args, cobra refuses an unknown word there itself,
 			// over several lines.

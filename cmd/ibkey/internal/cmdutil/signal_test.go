@@ -45,7 +45,10 @@ func TestExitCodes(t *testing.T) {
 		{Usagef("bad"), ExitUsage},
 		{&query.UnknownError{Msg: "mlx5_0/1 entry 3"}, ExitIncomplete},
 		{fmt.Errorf("wrapped: %w", &query.UnknownError{}), ExitIncomplete},
-		{errors.New("unknown flag: --x"), ExitUsage},
+		// cobra's flag errors are typed where they arise (FlagError); an error no
+		// layer typed is an answer not given, not bad input.
+		{FlagError(&cobra.Command{Use: "x"}, errors.New("unknown flag: --x")), ExitUsage},
+		{errors.New("write /dev/stdout: broken pipe"), ExitIncomplete},
 	}
 	for _, tc := range cases {
 		if got := ExitCode(tc.err); got != tc.want {
