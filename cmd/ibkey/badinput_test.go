@@ -520,6 +520,10 @@ func TestBadInputFound(t *testing.T) {
 		{Args: []string{"--demo", "devices", "--no-color=x"}, Code: 2, Stderr: "(accepted: true or false; the flag alone is true)"},
 		// A --node of blanks and commas names no host: bad input, not "no port found" (exit 3).
 		{Args: []string{"--demo", "job", "--node= ,"}, Code: 2, Stderr: `ibkey: --node " ," names no host (accepted: names separated by commas`},
+		// A line break in a list flag's value is refused (pflag's encoding/csv reads
+		// one record and would drop what follows it), the token shown escaped.
+		{Args: []string{"fabric", "check", "--ignore", "enforcement-off\nnot-read"}, Code: 2, Stderr: `ibkey: invalid argument "enforcement-off\nnot-read" for "--ignore" flag: a line break in a list: give the values on one line, separated by commas`},
+		{Args: []string{"--demo", "sm", "log", "--kind", "bad-pkey\r\nbad-qkey"}, Code: 2, Stderr: `ibkey: invalid argument "bad-pkey\r\nbad-qkey" for "--kind" flag: a line break in a list`},
 		// A GUID not in the fabric lists the nodes' GUIDs.
 		{Args: []string{"--demo", "pkeys", "--guid=0x10000"}, Code: 3, Stderr: `node GUIDs: 0x0002c90200400100 "leaf01", 0x0002c90200400200 "leaf02"`},
 	})

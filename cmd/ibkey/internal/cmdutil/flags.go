@@ -126,3 +126,33 @@ func ibsimSpacedError(root *cobra.Command, args []string, err error) error {
 	}
 	return Usagef("--ibsim %s: give the simulator's socket name as --ibsim=%s (--ibsim alone means $IBSIM_SOCKNAME, else sim; %q was read as %s)", w, w, w, readAs)
 }
+
+// listValue is a list flag's value (pflag's StringSlice and the like).
+type listValue interface {
+	pflag.Value
+	pflag.SliceValue
+}
+
+// oneLineList refuses a line break in a list flag's value: pflag parses it with
+// encoding/csv, whose Reader reads one record, so `--ignore "a<newline>b"` would
+// keep a and silently drop b.
+type oneLineList struct{ listValue }
+
+func (l oneLineList) Set(s string) error {
+	if strings.ContainsAny(s, "\n\r") {
+		return errors.New("a line break in a list: give the values on one line, separated by commas")
+	}
+	return l.listValue.Set(s)
+}
+
+// oneLineLists makes every comma-separated list flag of c refuse a line break
+// (oneLineList): one mechanism, however many such flags the commands define.
+func oneLineLists(c *cobra.Command) {
+	wrap := func(fl *pflag.Flag) {
+		if v, ok := fl.Value.(listValue); ok && strings.HasSuffix(fl.Value.Type(), "Slice") {
+			fl.Value = oneLineList{v}
+		}
+	}
+	c.Flags().VisitAll(wrap)
+	c.PersistentFlags().VisitAll(wrap)
+}

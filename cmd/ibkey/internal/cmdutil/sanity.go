@@ -97,7 +97,8 @@ func fmtDuration(d time.Duration) string {
 // command the same way.
 //
 // The same walk, before any flag is parsed, makes cobra's argument errors exit 2
-// (UsageArgs on every leaf's validator, cobra's own too).
+// (UsageArgs on every leaf's validator, cobra's own too) and every list flag refuse
+// a line break (oneLineLists).
 func RefuseUnknownSubcommands(root *cobra.Command) {
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
@@ -109,6 +110,7 @@ func RefuseUnknownSubcommands(root *cobra.Command) {
 	}
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
+		oneLineLists(c)
 		if c.Args != nil && !c.HasSubCommands() {
 			// cobra's own validators (the completion commands' NoArgs) return
 			// untyped errors: bad input, exit 2, in one line.
