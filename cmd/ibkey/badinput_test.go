@@ -524,6 +524,9 @@ func TestBadInputFound(t *testing.T) {
 		// one record and would drop what follows it), the token shown escaped.
 		{Args: []string{"fabric", "check", "--ignore", "enforcement-off\nnot-read"}, Code: 2, Stderr: `ibkey: invalid argument "enforcement-off\nnot-read" for "--ignore" flag: a line break in a list: give the values on one line, separated by commas`},
 		{Args: []string{"--demo", "sm", "log", "--kind", "bad-pkey\r\nbad-qkey"}, Code: 2, Stderr: `ibkey: invalid argument "bad-pkey\r\nbad-qkey" for "--kind" flag: a line break in a list`},
+		// A 10k-byte token is capped inside the message: the line still ends with
+		// what is accepted.
+		{Args: []string{"fabric", "check", "--ignore", strings.Repeat("x", 10000)}, Code: 2, Stderr: `x" (accepted: hca-key-not-on-switch, switch-key-not-on-hca, `},
 		// A GUID not in the fabric lists the nodes' GUIDs.
 		{Args: []string{"--demo", "pkeys", "--guid=0x10000"}, Code: 3, Stderr: `node GUIDs: 0x0002c90200400100 "leaf01", 0x0002c90200400200 "leaf02"`},
 	})

@@ -110,9 +110,28 @@ func exitCode(ctx context.Context, root *cobra.Command, args []string, streams *
 		if code == ExitUsage || code == ExitEnv {
 			msg = strings.ReplaceAll(msg, "\n", `\n`)
 		}
-		streams.errLine("ibkey: " + textsafe.Message(msg))
+		streams.errLine("ibkey: " + textsafe.Message(capTokens(msg)))
 	}
 	return code
+}
+
+// maxToken is how much of one word of an error message (a user's token, a path) is
+// shown: a quarter of the message's cap (textsafe.MaxMessage), so a token quoted
+// twice still leaves room for what is accepted.
+const maxToken = textsafe.MaxMessage / 4
+
+// capTokens shortens each word of msg longer than maxToken (textsafe.Cap: its head
+// and tail, and the bytes omitted) instead of the whole line: a 10,000-byte token
+// does not cut off the "(accepted: ...)" that follows it.
+func capTokens(msg string) string {
+	if len(msg) <= textsafe.MaxMessage {
+		return msg
+	}
+	words := strings.Split(msg, " ")
+	for i, w := range words {
+		words[i] = textsafe.Cap(w, maxToken)
+	}
+	return strings.Join(words, " ")
 }
 
 // HelpWidth is the width --help is written for: the 80 columns of most terminals.
