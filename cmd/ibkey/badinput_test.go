@@ -527,6 +527,10 @@ func TestBadInputFound(t *testing.T) {
 		// A 10k-byte token is capped inside the message: the line still ends with
 		// what is accepted.
 		{Args: []string{"fabric", "check", "--ignore", strings.Repeat("x", 10000)}, Code: 2, Stderr: `x" (accepted: hca-key-not-on-switch, switch-key-not-on-hca, `},
+		// A flag of the HTTP server where none runs is refused, never silently unread.
+		{Args: []string{"--demo", "exporter", "--once", "--web.config.file", "/nonexistent/web.yml"}, Code: 2, Stderr: "ibkey: --web.config.file configures the HTTP server, and --once prints the metrics and serves none"},
+		{Args: []string{"--demo", "exporter", "--textfile", "/nonexistent", "--listen", ":9893"}, Code: 2, Stderr: "ibkey: --listen configures the HTTP server, and --textfile writes a file and serves none"},
+		{Args: []string{"--demo", "exporter", "--once", "--web.max-connections", "5"}, Code: 2, Stderr: "ibkey: --web.max-connections configures the HTTP server"},
 		// A GUID not in the fabric lists the nodes' GUIDs.
 		{Args: []string{"--demo", "pkeys", "--guid=0x10000"}, Code: 3, Stderr: `node GUIDs: 0x0002c90200400100 "leaf01", 0x0002c90200400200 "leaf02"`},
 	})

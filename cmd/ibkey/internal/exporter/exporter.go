@@ -92,6 +92,9 @@ func NewCmdExporter(deps Deps) *cobra.Command {
 			return nil
 		},
 		RunE: func(c *cobra.Command, args []string) error {
+			if err := serverFlags(c, o); err != nil {
+				return err
+			}
 			if err := o.validate(); err != nil {
 				return err
 			}
@@ -132,6 +135,27 @@ func NewCmdExporter(deps Deps) *cobra.Command {
 	_ = c.MarkFlagFilename("web.config.file", "yml", "yaml")
 	_ = c.MarkFlagDirname("textfile")
 	return c
+}
+
+// serverFlags refuses a flag of the HTTP server (--web.config.file, --listen,
+// --web.max-connections) with --once or --textfile: no server runs, so its value
+// would never be read (a missing --web.config.file exited 0).
+func serverFlags(c *cobra.Command, o *Options) error {
+	mode := ""
+	switch {
+	case o.Textfile != "":
+		mode = "--textfile writes a file"
+	case o.Once:
+		mode = "--once prints the metrics"
+	default:
+		return nil
+	}
+	for _, name := range []string{"web.config.file", "listen", "web.max-connections"} {
+		if c.Flags().Changed(name) {
+			return &query.UsageError{Msg: fmt.Sprintf("--%s configures the HTTP server, and %s and serves none (use --%s without --once and --textfile)", name, mode, name)}
+		}
+	}
+	return nil
 }
 
 func (o *Options) fabricMode() bool { return o.Sweep || o.LID != "" }
@@ -200,7 +224,7 @@ func Run(o *Options) error {
 		ctx = context.Background()
 	}
 	logger := slog.New(slog.NewTextHandler(o.ErrOut, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	if !o.Once && o.WebConfig != "" {
+	if o.WebConfig != "" {
 		// Its TLS files and users checked before serving. exporter-toolkit reads it
 		// by path, again for every request and TLS handshake so that it can change
 		// while serving, whole with os.ReadFile, which /dev/zero takes all memory
