@@ -531,6 +531,12 @@ func TestBadInputFound(t *testing.T) {
 		{Args: []string{"--demo", "exporter", "--once", "--web.config.file", "/nonexistent/web.yml"}, Code: 2, Stderr: "ibkey: --web.config.file configures the HTTP server, and --once prints the metrics and serves none"},
 		{Args: []string{"--demo", "exporter", "--textfile", "/nonexistent", "--listen", ":9893"}, Code: 2, Stderr: "ibkey: --listen configures the HTTP server, and --textfile writes a file and serves none"},
 		{Args: []string{"--demo", "exporter", "--once", "--web.max-connections", "5"}, Code: 2, Stderr: "ibkey: --web.max-connections configures the HTTP server"},
+		// MAD flags that contradict each other or the transport are refused also
+		// where this run sends no MAD.
+		{Args: []string{"--demo", "devices", "--sim-node=BAD"}, Code: 2, Stderr: "ibkey: --sim-node chooses where to attach to the simulator: it needs --ibsim"},
+		{Args: []string{"--demo", "devices", "--ca-port=2"}, Code: 2, Stderr: "ibkey: --ca-port needs --ca DEV"},
+		{Args: []string{"--demo", "exporter", "--once", "--sim-node=BAD"}, Code: 2, Stderr: "ibkey: --sim-node chooses where to attach to the simulator: it needs --ibsim"},
+		{Args: []string{"--demo", "job", "--ibsim=x", "--ca=mlx5_0"}, Code: 2, Stderr: "ibkey: --ca and --ca-port choose a local umad port; they do not apply with --ibsim"},
 		// A GUID not in the fabric lists the nodes' GUIDs.
 		{Args: []string{"--demo", "pkeys", "--guid=0x10000"}, Code: 3, Stderr: `node GUIDs: 0x0002c90200400100 "leaf01", 0x0002c90200400200 "leaf02"`},
 	})

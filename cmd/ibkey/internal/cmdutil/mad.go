@@ -152,15 +152,38 @@ func (m *MADFlags) IbsimBase() string { return m.f.IbsimSocket(m.Ibsim) }
 // Explicit reports whether a transport was chosen (--ibsim or --ca).
 func (m *MADFlags) Explicit() bool { return m.IbsimBase() != "" || m.CA != "" }
 
-// checkMADValues refuses a bad MAD flag value of c (--ca-port 300, --mad-retries -1)
-// before c runs, also when this run sends no MAD: a bad value is a mistake either way
-// (as can-talk checks every flag, issue 28), never silently ignored.
+// checkMADValues refuses a bad MAD flag value of c (--ca-port 300, --mad-retries -1,
+// --sim-node without --ibsim) before c runs, also when this run sends no MAD: a bad
+// value is a mistake either way (as can-talk checks every flag, issue 28), never
+// silently ignored; so are MAD flags that contradict each other or the transport
+// (--sim-node without --ibsim, --ca with it), which Open refuses too.
 func (f *Factory) checkMADValues(c *cobra.Command) error {
 	for _, m := range f.madFlags {
 		if m.cmd == c {
-			_, err := m.Options()
-			return err
+			if _, err := m.Options(); err != nil {
+				return err
+			}
+			return m.checkTransport()
 		}
+	}
+	return nil
+}
+
+// checkTransport refuses MAD flags that contradict each other or do not fit the
+// transport selected.
+func (m *MADFlags) checkTransport() error {
+	ibsim := m.IbsimBase()
+	switch {
+	case ibsim != "" && (m.CA != "" || m.CAPort != 0):
+		return Usagef("--ca and --ca-port choose a local umad port; they do not apply with --ibsim (use --sim-node NAME to choose where to attach)")
+	case len(ibsim) > mad.MaxIbsimSockNameLen:
+		return Usagef("invalid simulator socket name %q (--ibsim or IBSIM_SOCKNAME): %d bytes, longer than the %d an ibsim socket name holds", ibsim, len(ibsim), mad.MaxIbsimSockNameLen)
+	case ibsim != "" && len(m.SimNode) > mad.MaxSimNodeLen:
+		return Usagef("invalid --sim-node %q: %d bytes, longer than the %d a simulator node name holds", m.SimNode, len(m.SimNode), mad.MaxSimNodeLen)
+	case ibsim == "" && m.SimNode != "":
+		return Usagef("--sim-node chooses where to attach to the simulator: it needs --ibsim")
+	case ibsim == "" && m.CA == "" && m.CAPort != 0:
+		return Usagef("--ca-port needs --ca DEV")
 	}
 	return nil
 }
@@ -196,18 +219,10 @@ func (m *MADFlags) Open(ctx context.Context) (*query.Fabric, error) {
 	}
 	o := query.TransportOptions{Ibsim: m.IbsimBase(), SimNode: m.SimNode, CA: m.CA, CAPort: m.CAPort, MAD: opts,
 		Host: m.f.Host, DialIbsim: m.DialIbsim, OpenUmad: m.OpenUmad}
-	switch {
-	case o.Ibsim != "" && (m.CA != "" || m.CAPort != 0):
-		return nil, Usagef("--ca and --ca-port choose a local umad port; they do not apply with --ibsim (use --sim-node NAME to choose where to attach)")
-	case len(o.Ibsim) > mad.MaxIbsimSockNameLen:
-		return nil, Usagef("invalid simulator socket name %q (--ibsim or IBSIM_SOCKNAME): %d bytes, longer than the %d an ibsim socket name holds", o.Ibsim, len(o.Ibsim), mad.MaxIbsimSockNameLen)
-	case o.Ibsim != "" && len(m.SimNode) > mad.MaxSimNodeLen:
-		return nil, Usagef("invalid --sim-node %q: %d bytes, longer than the %d a simulator node name holds", m.SimNode, len(m.SimNode), mad.MaxSimNodeLen)
-	case o.Ibsim == "" && m.SimNode != "":
-		return nil, Usagef("--sim-node chooses where to attach to the simulator: it needs --ibsim")
-	case o.Ibsim == "" && m.CA == "" && m.CAPort != 0:
-		return nil, Usagef("--ca-port needs --ca DEV")
-	case o.Ibsim == "" && m.f.IsDemo():
+	if err := m.checkTransport(); err != nil {
+		return nil, err
+	}
+	if o.Ibsim == "" && m.f.IsDemo() {
 		return openDemo(m.CA, m.CAPort, m.f.Now)
 	}
 	fab, err := query.OpenFabric(ctx, o)
