@@ -19,16 +19,12 @@ type ExitCodeDoc struct {
 // the man pages' EXIT STATUS and the README's table are generated from it (tests keep
 // them fresh); ExitCode is the mapping from errors to these codes.
 var ExitCodes = []ExitCodeDoc{
-	{fmt.Sprint(ExitOK), "success; for a question (can-talk, pkeys --find, a check, a job's settings), yes; for ibkey exporter, also stopped by a signal once it serves (see 128+N)"},
+	{fmt.Sprint(ExitOK), "success; for a question (can-talk, pkeys --find, a check, a job's settings), yes"},
 	{fmt.Sprint(ExitNo), "a definite no: the endpoints cannot talk, no port read holds the key, a check found errors (also in a partial read: what was found is definite), fabric diff found changes, a job's library does not work or its wait timed out"},
 	{fmt.Sprint(ExitUsage), "bad input: an unknown command, flag, value or argument, or a file given that cannot be read or parsed; one line names it and what is accepted"},
 	{fmt.Sprint(ExitEnv), "environment: no such device, port or node (the message lists what exists), no RDMA devices or sysfs, a MAD transport (/dev/infiniband/umad*: also permission denied) or simulator that cannot be reached"},
-	{fmt.Sprint(ExitIncomplete), "incomplete: the answer depends on something that could not be read or checked (an entry, device, table or node, a sysfs file refused or broken, a partial sweep), listed on stderr; never a yes or no"},
-	// The exporter is a daemon: stopped by a signal, it has done its job and exits 0,
-	// as Prometheus does (cmd/prometheus/main.go: the termination handler returns nil,
-	// "See you next time!"); systemd counts an exit status of 143 a failure unless
-	// SuccessExitStatus= lists it (systemd.service(5)), a death by SIGTERM clean.
-	{ExitCodeName(ExitSignal), "ended by signal N (SIGINT 130, SIGTERM 143, SIGHUP 129, SIGQUIT 131), after restoring the terminal; not ibkey exporter once it serves: a daemon, it stops cleanly on any of these and exits 0, as Prometheus does (systemd counts an exit status of 143 a failure)"},
+	{fmt.Sprint(ExitIncomplete), "incomplete: the answer depends on something that could not be read or checked (an entry, device, table or node, a sysfs file refused or broken, a partial sweep), listed on stderr, or a failure ibkey did not foresee (named on stderr); never a yes or no"},
+	{ExitCodeName(ExitSignal), "ended by signal N (SIGINT 130, SIGTERM 143, SIGHUP 129, SIGQUIT 131), after restoring the terminal; a command whose exit codes say otherwise (ibkey exporter, a daemon) stops cleanly and exits 0"},
 }
 
 // ExitMeaning is one exit code a command can return and what it means for that command.

@@ -129,6 +129,17 @@ func NewCmdExporter(deps Deps) *cobra.Command {
 		}
 		c.Parent().HelpFunc()(c, args)
 	})
+	// A daemon: stopped by a signal once it serves, it has done its job and exits 0,
+	// as Prometheus does (cmd/prometheus/main.go: the termination handler returns nil,
+	// "See you next time!"); systemd counts an exit status of 143 a failure unless
+	// SuccessExitStatus= lists it (systemd.service(5)), a death by SIGTERM clean.
+	cmdutil.SetExits(c,
+		cmdutil.ExitMeaning{Code: cmdutil.ExitOK, Meaning: "--once: every metric read; serving: stopped by a signal (SIGINT, SIGTERM, SIGHUP, SIGQUIT) once it serves, cleanly, as Prometheus does (systemd counts an exit status of 143 a failure)"},
+		cmdutil.ExitMeaning{Code: cmdutil.ExitUsage, Meaning: "bad usage, or a file given (--partitions, --opensm-conf, --web.config.file) that cannot be read or parsed"},
+		cmdutil.ExitMeaning{Code: cmdutil.ExitEnv, Meaning: "no RDMA devices or sysfs, no fabric access, an address it cannot listen on, a --textfile directory or --sm-log it cannot use"},
+		cmdutil.ExitMeaning{Code: cmdutil.ExitIncomplete, Meaning: "--once: something was not read (listed on stderr; the metrics say which); or a failure ibkey did not foresee"},
+		cmdutil.ExitMeaning{Code: cmdutil.ExitSignal, Meaning: "ended by signal N before it serves (or during --once)"},
+	)
 	c.MarkFlagsMutuallyExclusive("sweep", "lid")
 	_ = c.MarkFlagFilename("partitions")
 	_ = c.MarkFlagFilename("opensm-conf")

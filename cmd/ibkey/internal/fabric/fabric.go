@@ -43,9 +43,7 @@ it too, with the simulator or umad port released.`,
 	}
 	c.AddCommand(NewCmdDiscover(f, nil), NewCmdPKeys(f, nil), NewCmdCheck(f, nil), NewCmdDiff(f, nil))
 	cmdutil.SetExits(c,
-		cmdutil.ExitMeaning{Code: cmdutil.ExitUsage, Meaning: "bad usage or an unusable --fabric-file (the problem is named), in every subcommand"},
-		cmdutil.ExitMeaning{Code: cmdutil.ExitEnv, Meaning: "no fabric access"},
-		cmdutil.ExitMeaning{Code: cmdutil.ExitIncomplete, Meaning: "a partial sweep (stopped at --timeout, reads that failed, or nodes behind a link that did not answer): what was read is printed first, then what was not, on stderr (fabric check exits 1 instead when it found errors in what was read)"},
+		cmdutil.ExitMeaning{Code: cmdutil.ExitUsage, Meaning: "no subcommand, or an unknown one (each subcommand's --help lists its own exit codes)"},
 	)
 	return c
 }
