@@ -13,8 +13,8 @@ import (
 type FindOutcome uint8
 
 const (
-	// FindFound: an entry holds the partition (Entry); with Unread entries a better
-	// (full) entry may be among them, which FindResult.Reason says.
+	// FindFound: a read entry holds the partition (Entry); FindResult.Known says
+	// whether it is the entry the kernel picks whatever the entries not read hold.
 	FindFound FindOutcome = iota
 	// FindNotFound: every entry was read and none holds the partition: a definite no.
 	FindNotFound
@@ -33,45 +33,69 @@ func (o FindOutcome) String() string {
 // FindResult is FindPKey's answer for one port.
 type FindResult struct {
 	Outcome FindOutcome
-	// Entry is the entry a QP should use (FindFound), nil otherwise.
+	// Entry is the best read entry for the partition (FindFound), nil otherwise.
 	Entry *Entry
+	// Known: the kernel picks Entry (FindFound), or no entry (FindNotFound), whatever
+	// the entries not read hold. False for FindUnknown and FindNoTable, and for a
+	// FindFound that an entry not read may change (FindPKey).
+	Known bool
 	// Unread are the indexes of the entries that could not be read.
 	Unread []int
-	// Reason says why it was not found, or what was not read; "" for a plain find.
+	// Reason says why it was not found, or why the entry found may not be the one
+	// used; "" for a plain find.
 	Reason string
 }
 
-// FindPKey answers `pkeys --find KEY` for one port with the rule can-talk uses
-// (check.FindPKeyIndex), and never a definite "not in the table" when entries were not
-// read: an unread entry may hold the key (then FindUnknown). pkeys --find exits 4 when
-// any port's answer is not known (FindUnknown, FindNoTable, a found index an entry not
-// read may change, a device not read), else 0 when a port has FindFound, else 1.
+// FindPKey answers "which entry does a QP on this port use for key's partition", the
+// one rule pkeys --find, can-talk's pkey= and the IPoIB interfaces follow. The kernel's
+// ib_find_pkey (drivers/infiniband/core/device.c) takes the first entry whose 15-bit
+// key matches and that is a full member, else the first limited one, else none. Entries
+// not read may hold anything, so the entry it picks is known only when none of them
+// could change it (Known): an entry not read before the first full match may be a
+// full one (it would win), and beside a limited-only match any entry not read may be
+// a full one. A key whose entries read hold no match, with entries not read, is
+// FindUnknown, never a definite "not in the table". Key 0 matches nothing (check.
+// FindPKeyIndex; the kernel would match an empty entry).
 func FindPKey(v *PortView, key check.PKey) FindResult {
 	if v.Table == nil {
 		if v.TableAbsent {
 			// No table at all (iWARP): the key is definitely not there.
-			return FindResult{Outcome: FindNotFound, Reason: v.TableMissing}
+			return FindResult{Outcome: FindNotFound, Known: true, Reason: v.TableMissing}
 		}
 		return FindResult{Outcome: FindNoTable, Reason: v.TableMissing}
 	}
 	r := FindResult{Unread: v.Table.Unread()}
 	unread := unreadEntries(r.Unread)
+	if !key.Valid() {
+		r.Outcome, r.Known, r.Reason = FindNotFound, true, fmt.Sprintf("%s has key 0, which is invalid: it never matches a table entry", key)
+		return r
+	}
+	e, ok := v.Table.FindIndex(key)
 	switch {
-	case !key.Valid():
-		r.Outcome, r.Reason = FindNotFound, fmt.Sprintf("%s has key 0, which is invalid: it never matches a table entry", key)
-	default:
-		if e, ok := v.Table.FindIndex(key); ok {
-			r.Outcome, r.Entry = FindFound, e
-			if !e.PKey.IsFull() && unread != "" {
-				r.Reason = fmt.Sprintf("only a limited entry was found; %s: a full entry may be among them", unread)
+	case ok && e.PKey.IsFull():
+		r.Outcome, r.Entry, r.Known = FindFound, e, true
+		var before []int
+		for _, i := range r.Unread {
+			if i < e.Index {
+				before = append(before, i)
 			}
-		} else if unread != "" {
-			r.Outcome = FindUnknown
-			r.Reason = fmt.Sprintf("partition %s is not in the entries that were read, but %s: it may be in one of them", key.Partition().String(), unread)
-		} else {
-			r.Outcome = FindNotFound
-			r.Reason = fmt.Sprintf("partition %s is not in the %s table", key.Partition().String(), v.Ref())
 		}
+		if len(before) > 0 {
+			r.Known = false
+			r.Reason = fmt.Sprintf("entry %d holds it as a full member, but %s before it could not be read (%s): a full entry there would be the one used",
+				e.Index, textsafe.Plural(len(before), "entry", "entries"), indexList(before))
+		}
+	case ok:
+		r.Outcome, r.Entry, r.Known = FindFound, e, unread == ""
+		if unread != "" {
+			r.Reason = fmt.Sprintf("only a limited entry was found; %s: a full entry may be among them", unread)
+		}
+	case unread != "":
+		r.Outcome = FindUnknown
+		r.Reason = fmt.Sprintf("partition %s is not in the entries that were read, but %s: it may be in one of them", key.Partition().String(), unread)
+	default:
+		r.Outcome, r.Known = FindNotFound, true
+		r.Reason = fmt.Sprintf("partition %s is not in the %s table", key.Partition().String(), v.Ref())
 	}
 	return r
 }

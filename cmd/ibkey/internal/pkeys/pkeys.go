@@ -16,7 +16,6 @@ import (
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/query"
-	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // PKeysOptions holds `ibkey pkeys`'s flags and dependencies.
@@ -483,9 +482,8 @@ func findPKey(o *PKeysOptions, views []*query.PortView, key check.PKey, incomple
 			idx, p, m := fr.Entry.Index, fr.Entry.PKey.String(), fr.Entry.PKey.Membership().String()
 			r.Found, r.Index, r.Entry, r.Membership = true, &idx, &p, &m
 			found = true
-			if why := indexUnsettled(fr); why != "" {
-				r.Reason, unknown[v.Ref()] = why, true
-			}
+			// Not Known: an entry not read may be the one the kernel picks instead.
+			unknown[v.Ref()] = !fr.Known
 		case query.FindNotFound:
 			if v.Table == nil {
 				break // no table at all (iWARP): fr.Reason says so; a definite no
@@ -560,7 +558,8 @@ func findPKey(o *PKeysOptions, views []*query.PortView, key check.PKey, incomple
 		} else if r.Reason != "" {
 			n.Note(fmt.Sprintf("%s/%d: %s", r.Device, r.Port, r.Reason))
 		}
-		if r.Found && *r.Membership == "limited" {
+		if r.Found && *r.Membership == "limited" && !unknown[query.PortRef{Device: r.Device, Port: r.Port}] {
+			// Only when known: an entry not read may hold a full one (the reason says so).
 			n.Note(fmt.Sprintf("%s/%d: only a limited entry holds partition %s: a QP there talks only to full members", r.Device, r.Port, key.Partition().String()))
 		}
 	}
@@ -568,31 +567,6 @@ func findPKey(o *PKeysOptions, views []*query.PortView, key check.PKey, incomple
 		return cmdutil.Exit(code)
 	}
 	return nil
-}
-
-// indexUnsettled says why the index a port's find gave may not be the one
-// ib_find_pkey picks, "" when it is: the kernel takes the first full-member entry,
-// else the first limited one (drivers/infiniband/core/device.c), so an entry not read
-// before a full one, or any entry not read beside a limited one, may hold the entry
-// it would pick instead.
-func indexUnsettled(fr query.FindResult) string {
-	if fr.Outcome != query.FindFound || len(fr.Unread) == 0 {
-		return ""
-	}
-	if !fr.Entry.PKey.IsFull() {
-		return fr.Reason // FindPKey says it: a full entry may be among those not read
-	}
-	var before []int
-	for _, i := range fr.Unread {
-		if i < fr.Entry.Index {
-			before = append(before, i)
-		}
-	}
-	if len(before) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("entry %d holds it as a full member, but %s before it could not be read (index %s): a full entry there would be the one used",
-		fr.Entry.Index, textsafe.Plural(len(before), "entry", "entries"), strings.Join(textsafe.Capped(query.IndexRanges(before), 8), ", "))
 }
 
 // indexesDiffer warns when the partition sits at different indexes on the ports that
