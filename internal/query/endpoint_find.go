@@ -135,3 +135,56 @@ func IndexRanges(idx []int) []string {
 	}
 	return out
 }
+
+// findEntry: pkey=K without index= on a port whose table was read uses the entry
+// FindPKey finds. When entries not read may change the entry the kernel picks (not
+// Known), r.Endpoint becomes the best entry it may be and r gets each other entry the
+// kernel may pick as an alternative, so CanTalk answers the verdict every one of them
+// gives, a definite one when they agree (a no where no entry of the partition could
+// make it work), else unknown naming them:
+//   - a full entry found with entries not read before it: the kernel picks a full
+//     entry of the key either way, the same P_Key; only the index is not known;
+//   - only a limited entry found: the entry read, or a full one not read;
+//   - none found: a full entry not read, a limited one, or none at all.
+func (r *ResolvedEndpoint) findEntry(v *PortView) {
+	s := r.Spec
+	if s.PKey == nil || s.Index != nil || v == nil || v.Table == nil || v.TableNotRead() != "" || r.Endpoint.Port {
+		return
+	}
+	fr := FindPKey(v, *s.PKey)
+	if fr.Known || (fr.Outcome != FindFound && fr.Outcome != FindUnknown) {
+		return
+	}
+	r.EntryNotKnown = fr.Reason
+	full := s.PKey.WithMembership(check.Full)
+	with := func(p check.PKey, none bool) check.Endpoint {
+		e := r.Endpoint
+		e.Notes, e.TableNotRead = nil, ""
+		e.Entries = []check.TableEntry{{Index: check.NoIndex, PKey: p, Readable: true}}
+		if none {
+			e.Entries = nil
+		}
+		return e
+	}
+	unread := indexList(fr.Unread)
+	switch {
+	case fr.Outcome == FindFound && fr.Entry.PKey.IsFull():
+		r.Endpoint.Entries[0].Index = check.NoIndex
+		r.Endpoint.Notes = append(r.Endpoint.Notes, fmt.Sprintf("%s: the index a QP there uses for partition %s is not known (%s); it uses %s either way",
+			r.Endpoint.Label, s.PKey.Partition().String(), fr.Reason, full))
+	case fr.Outcome == FindFound:
+		got := fr.Entry
+		r.Alternatives = append(r.Alternatives, Alternative{Endpoint: with(full, false),
+			If:     fmt.Sprintf("an entry of %s that could not be read (%s) holds %s", v.Ref(), unread, full),
+			Taking: fmt.Sprintf("the limited entry %s read at %s index %d for the one a QP there uses", got.PKey, v.Ref(), got.Index)})
+	default: // FindUnknown: no entry read holds it
+		limited := s.PKey.WithMembership(check.Limited)
+		taking := fmt.Sprintf("an entry of %s that could not be read (%s) holding %s for the one a QP there uses", v.Ref(), unread, full)
+		r.Endpoint = with(full, false)
+		r.Alternatives = append(r.Alternatives,
+			Alternative{Endpoint: with(limited, false), Taking: taking,
+				If: fmt.Sprintf("the entries of %s not read hold %s and no full one", v.Ref(), limited)},
+			Alternative{Endpoint: with(0, true), Taking: taking,
+				If: fmt.Sprintf("none of the entries of %s not read holds partition %s (no QP there can use it)", v.Ref(), s.PKey.Partition().String())})
+	}
+}

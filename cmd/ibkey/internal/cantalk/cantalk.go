@@ -398,11 +398,7 @@ func runCanTalk(o *CanTalkOptions) error {
 				}
 			}
 		}
-		ends := make([]check.Endpoint, len(eps))
-		for i, e := range eps {
-			ends[i] = e.Endpoint
-		}
-		j.Incomplete = append(j.Incomplete, noIncomplete(v, ends, saReason)...)
+		j.Incomplete = append(j.Incomplete, noIncomplete(v, eps, saReason)...)
 		if err := cmdutil.WriteJSON(o.IO.Out, j); err != nil {
 			return err
 		}

@@ -160,13 +160,18 @@ func verdictIncomplete(v check.Verdict) []cmdutil.Incomplete {
 // --sa, the Subnet Manager's answer when it could not be asked (saReason: one it gave
 // that disagrees was read, and sa and warnings say so). Empty for any other verdict,
 // and for a no from a complete read.
-func noIncomplete(v check.Verdict, ends []check.Endpoint, saReason string) []cmdutil.Incomplete {
+func noIncomplete(v check.Verdict, eps []query.ResolvedEndpoint, saReason string) []cmdutil.Incomplete {
 	if v.Kind.ExitCode() != cmdutil.ExitNo {
 		return nil
 	}
 	var out []cmdutil.Incomplete
-	for _, e := range ends {
+	ends := make([]check.Endpoint, len(eps))
+	for i, r := range eps {
+		e := r.Endpoint
+		ends[i] = e
 		switch {
+		case r.EntryNotKnown != "": // pkey='s entry, which entries not read may change
+			out = append(out, cmdutil.Incomplete{Kind: cmdutil.IncompleteUnreadEntries, Message: fmt.Sprintf("%s: %s", e.Label, r.EntryNotKnown)})
 		case e.TableNotRead != "" && e.Port:
 			out = append(out, cmdutil.Incomplete{Kind: cmdutil.IncompleteUnreadTable, Message: fmt.Sprintf("%s: %s", e.Label, e.TableNotRead)})
 		case e.TableNotRead != "": // the entry a QP uses
