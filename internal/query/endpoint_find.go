@@ -138,14 +138,14 @@ func IndexRanges(idx []int) []string {
 
 // findEntry: pkey=K without index= on a port whose table was read uses the entry
 // FindPKey finds. When entries not read may change the entry the kernel picks (not
-// Known), r.Endpoint becomes the best entry it may be and r gets each other entry the
-// kernel may pick as an alternative, so CanTalk answers the verdict every one of them
-// gives, a definite one when they agree (a no where no entry of the partition could
-// make it work), else unknown naming them:
+// Known), r.EntryNotKnown says why, the entry's index is not said (check.NoIndex: null
+// in JSON), and r gets each other entry the kernel may pick as an alternative, so
+// CanTalk answers the verdict every one of them gives, a definite one when they agree
+// (a no where no entry of the partition could make it work), else unknown naming them:
 //   - a full entry found with entries not read before it: the kernel picks a full
 //     entry of the key either way, the same P_Key; only the index is not known;
-//   - only a limited entry found: the entry read, or a full one not read;
-//   - none found: a full entry not read, a limited one, or none at all.
+//   - only a limited entry found: the entry read (taken), or a full one not read;
+//   - none found: a full entry not read (taken), a limited one, or none at all.
 func (r *ResolvedEndpoint) findEntry(v *PortView) {
 	s := r.Spec
 	if s.PKey == nil || s.Index != nil || v == nil || v.Table == nil || v.TableNotRead() != "" || r.Endpoint.Port {
@@ -174,6 +174,7 @@ func (r *ResolvedEndpoint) findEntry(v *PortView) {
 			r.Endpoint.Label, s.PKey.Partition().String(), fr.Reason, full))
 	case fr.Outcome == FindFound:
 		got := fr.Entry
+		r.Endpoint.Entries[0].Index = check.NoIndex // the limited entry read is only what is taken
 		r.Alternatives = append(r.Alternatives, Alternative{Endpoint: with(full, false),
 			If:     fmt.Sprintf("an entry of %s that could not be read (%s) holds %s", v.Ref(), unread, full),
 			Taking: fmt.Sprintf("the limited entry %s read at %s index %d for the one a QP there uses", got.PKey, v.Ref(), got.Index)})

@@ -92,3 +92,75 @@ func pow3(n int) int {
 	}
 	return p
 }
+
+// TestFindEntryVerdictCompletions: can-talk's pkey= on generated tables with entries
+// not read answers what every completion gives: the verdict check.CanTalk gives for
+// the entry ib_find_pkey picks on each completion (a QP with no entry: no), when all
+// agree, else unknown (query.CanTalk over findEntry's alternatives).
+func TestFindEntryVerdictCompletions(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 9))
+	const key = 0x8005
+	kinds := []uint16{0x8005, 0x0005, 0xffff, 0x0000, 0x8006}
+	others := []check.Endpoint{
+		check.QPEndpoint("B", 0x8005, check.QPAny), check.QPEndpoint("B", 0x0005, check.QPAny),
+		check.QPEndpoint("B", 0x8006, check.QPAny), check.QPEndpoint("B", 0xffff, check.QPAny),
+		{Label: "B", Port: true, Entries: []check.TableEntry{{Index: 0, PKey: 0x0005, Readable: true}, {Index: 1, PKey: 0xffff, Readable: true}}},
+	}
+	spec, err := check.ParseEndpoint("mlx5_0/1,pkey=0x8005")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := range 600 {
+		size := 1 + rng.IntN(5)
+		table := &Table{}
+		var unread []int
+		for i := range size {
+			if rng.IntN(3) == 0 {
+				table.Entries = append(table.Entries, Entry{Index: i, Unreadable: "EIO"})
+				unread = append(unread, i)
+				continue
+			}
+			table.Entries = append(table.Entries, Entry{Index: i, PKey: check.PKey(kinds[rng.IntN(len(kinds))])})
+		}
+		v := &PortView{Device: &ibverbs.Device{Name: "mlx5_0"}, Port: &ibverbs.Port{Device: "mlx5_0", Num: 1}, Table: table}
+		e, err := resolvePort(spec, "A", v)
+		if err != nil {
+			continue // no entry and none unread: a resolve error, as before
+		}
+		r := ResolvedEndpoint{Spec: spec, Endpoint: e, View: v}
+		r.findEntry(v)
+		if fr := FindPKey(v, key); (r.EntryNotKnown == "") != fr.Known ||
+			(!fr.Known && len(r.Endpoint.Entries) == 1 && r.Endpoint.Entries[0].Index != check.NoIndex) {
+			t.Fatalf("case %d %v: entry not known %q, FindPKey Known %v, endpoint %+v: an entry not known has no index", n, table.Entries, r.EntryNotKnown, fr.Known, r.Endpoint.Entries)
+		}
+		for _, b := range others {
+			kinds := map[check.VerdictKind]bool{}
+			fill := []uint16{0x8005, 0x0005, 0x8006}
+			for c := 0; c < pow3(len(unread)); c++ {
+				vals := make([]uint16, size)
+				for i, en := range table.Entries {
+					vals[i] = uint16(en.PKey)
+				}
+				x := c
+				for _, i := range unread {
+					vals[i] = fill[x%3]
+					x /= 3
+				}
+				a := check.Endpoint{Label: "A"}
+				if i := kernelFindPKey(vals, key); i >= 0 {
+					a = check.QPEndpoint("A", check.PKey(vals[i]), check.QPAny)
+				}
+				kinds[check.CanTalk(a, b).Kind] = true
+			}
+			want := check.VerdictUnknown
+			if len(kinds) == 1 {
+				for k := range kinds {
+					want = k
+				}
+			}
+			if got := CanTalk(r, ResolvedEndpoint{Endpoint: b}); got.Kind != want {
+				t.Fatalf("case %d %v against %v: %s, want %s (completions give %v)\n%v", n, table.Entries, b.Entries, got.Kind, want, kinds, got.Reasons)
+			}
+		}
+	}
+}
