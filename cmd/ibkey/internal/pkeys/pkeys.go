@@ -78,7 +78,8 @@ JSON (-o json; schemas/pkeys.schema.json): {"schema_version","demo"?,"via"?,
 read, exactly on exit 4).
 A table not read has "table_size", "valid_pkeys" and "entries" null and the reason in
 "pkeys_error"; an unreadable entry has "pkey" null and the reason in "unreadable"
-(valid_pkeys counts the entries read; unreadable_pkeys how many were not); an IPoIB
+(valid_pkeys counts the entries read, then a lower bound, which tables show as
+"4+ valid"; unreadable_pkeys how many were not); an IPoIB
 interface whose key is not in the table has "index": null. admin_up is IFF_UP of its
 flags; carrier is null while it is down; either is null when not read (class/net/IF/
 flags, carrier, operstate), and link_unread says what was not read.
@@ -335,7 +336,7 @@ func pkeysTable(w io.Writer, v *query.PortView, all bool) error {
 		fmt.Fprintf(w, "%s\n  %s\n", head, v.TableMissing)
 		return nil
 	}
-	fmt.Fprintf(w, "%s  %d entries, %d valid\n", head, len(v.Table.Entries), v.Table.Valid)
+	fmt.Fprintf(w, "%s  %s\n", head, v.Table.Sizes())
 	g := cmdutil.Grid{Header: []string{"INDEX", "PKEY", "MEMBERSHIP", "KEY", "NOTES", "IPOIB"}, Required: []string{"INDEX", "PKEY"}}
 	hidden, holes := 0, []int{}
 	for _, e := range v.Table.Entries {
