@@ -2,6 +2,7 @@ package query
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -188,4 +189,27 @@ func (r *ResolvedEndpoint) findEntry(v *PortView) {
 			Alternative{Endpoint: with(0, true), Taking: taking,
 				If: fmt.Sprintf("none of the entries of %s not read holds partition %s (no QP there can use it)", v.Ref(), s.PKey.Partition().String())})
 	}
+}
+
+// entryTaken: r's pkey= entry is one not read, taken for the verdict (findEntry: none
+// of the entries read holds the partition).
+func (r ResolvedEndpoint) entryTaken() bool {
+	if r.EntryNotKnown == "" || r.View == nil || r.View.Table == nil || r.Spec.PKey == nil {
+		return false
+	}
+	_, ok := r.View.Table.FindIndex(*r.Spec.PKey)
+	return !ok
+}
+
+// SharedMayBeShort reports whether a partition both ends share may be missing from a
+// verdict's Shared for want of what r's port did not read: a port's entries or table
+// not read, an entry pinned (index=) that was not read, or a pkey= entry that none of
+// those read holds. Shared is then a lower bound, even on a yes that the entries not
+// read could not change.
+func (r ResolvedEndpoint) SharedMayBeShort() bool {
+	e := r.Endpoint
+	if e.TableNotRead != "" || r.entryTaken() {
+		return true
+	}
+	return e.Port && slices.ContainsFunc(e.Entries, func(t check.TableEntry) bool { return !t.Readable })
 }

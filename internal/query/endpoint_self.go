@@ -124,6 +124,12 @@ func CanTalk(a, b ResolvedEndpoint) check.Verdict {
 			}
 		}
 	}
+	for _, r := range []ResolvedEndpoint{a, b} {
+		if r.entryTaken() {
+			// Shared lists what the entries read hold: none holds this end's key.
+			v.Shared = nil
+		}
+	}
 	if len(unread.ifs) == 0 {
 		// Entries not read may change the entry a pkey= end uses, but not the answer.
 		for _, r := range []ResolvedEndpoint{a, b} {

@@ -221,3 +221,51 @@ func TestFindEntryNotKnown(t *testing.T) {
 		}
 	}
 }
+
+// TestSharedPartitionsLowerBound (wave 11): a yes that the entry mlx5_1/1 did not
+// read could not change exits 0 with no incomplete, yet that entry may hold one more
+// partition both ends share: shared_partitions_complete is false and the text says
+// the list holds only what the entries read hold. From complete reads it is true and
+// the text says nothing more. A pkey= whose entry none of those read holds lists no
+// shared partition (nothing read holds it), and is not complete either.
+func TestSharedPartitionsLowerBound(t *testing.T) {
+	const short = "(only those in the entries read: entries not read may hold more)"
+	for _, tc := range []struct {
+		a, b     string
+		code     int
+		complete bool
+		shared   int
+	}{
+		{"mlx5_1/1", "mlx5_0/1", 0, false, 3},
+		{"mlx5_0/1", "mlx5_1/2", 1, true, 2},
+		{"mlx5_0/1", "mlx5_0/1,pkey=0x8001", 0, true, 1},
+		{"mlx5_1/1,pkey=0x8002", "mlx5_0/1", 4, true, 1}, // the partition set is known; its entry is not
+		{"mlx5_1/1,pkey=0x8009", "mlx5_0/1", 1, false, 0},
+	} {
+		run := cmdtest.Run // exit 0: the runner's rule is no incomplete
+		if tc.code != 0 && strings.HasPrefix(tc.a, "mlx5_1/1") {
+			run = cmdtest.RunPartial
+		}
+		j := run(t, root, false, nil, "--sysfs", cmdtest.MLX5, "can-talk", tc.a, tc.b, "-o", "json")
+		r := run(t, root, false, nil, "--sysfs", cmdtest.MLX5, "can-talk", tc.a, tc.b)
+		jsonschematest.Validate(t, "can-talk", []byte(j.Stdout))
+		var d struct {
+			Complete   *bool `json:"shared_partitions_complete"`
+			Shared     []any `json:"shared_partitions"`
+			Incomplete []any
+		}
+		if err := json.Unmarshal([]byte(j.Stdout), &d); err != nil {
+			t.Fatal(err)
+		}
+		name := tc.a + " " + tc.b
+		if j.Code != tc.code || d.Complete == nil || *d.Complete != tc.complete || len(d.Shared) != tc.shared {
+			t.Errorf("%s: exit %d, shared_partitions_complete %v, %d shared; want %d, %v, %d\n%s", name, j.Code, d.Complete, len(d.Shared), tc.code, tc.complete, tc.shared, j.Stdout)
+		}
+		if tc.code == 0 && len(d.Incomplete) > 0 {
+			t.Errorf("%s: a yes with incomplete %v", name, d.Incomplete)
+		}
+		if strings.Contains(r.Stdout, short) == tc.complete {
+			t.Errorf("%s: the text says %q: %v, want %v:\n%s", name, short, !tc.complete, !tc.complete, r.Stdout)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package cantalk
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
@@ -32,7 +33,12 @@ type verdictJSON struct {
 	AToB   directionJSON `json:"a_to_b,omitzero"`
 	BToA   directionJSON `json:"b_to_a,omitzero"`
 	Shared []sharedJSON  `json:"shared_partitions,omitzero"`
-	Hops   []hopJSON     `json:"hops,omitempty"`
+	// SharedComplete is false when entries or a table of an end were not read, so a
+	// partition both share may be missing from Shared (a lower bound), whatever the
+	// verdict: a yes that entries not read could not change has no incomplete
+	// (nothing it asked about was not read), and says it here. Absent with Shared.
+	SharedComplete *bool     `json:"shared_partitions_complete,omitempty"`
+	Hops           []hopJSON `json:"hops,omitempty"`
 	// SA is the Subnet Manager's answer (--sa, sa.go).
 	SA         *saJSON         `json:"sa,omitempty"`
 	Unresolved *unresolvedJSON `json:"unresolved,omitempty"`
@@ -106,7 +112,7 @@ type unresolvedJSON struct {
 	Problem  string `json:"problem"`
 }
 
-func verdictToJSON(v check.Verdict) verdictJSON {
+func verdictToJSON(v check.Verdict, eps []query.ResolvedEndpoint) verdictJSON {
 	var notChecked []string
 	for _, nc := range v.NotChecked {
 		notChecked = append(notChecked, nc.Sentence)
@@ -130,6 +136,8 @@ func verdictToJSON(v check.Verdict) verdictJSON {
 		j.Hops = append(j.Hops, hopJSON{End: h.End, Switch: h.Switch, Key: h.Key.String(), TableRead: h.TableRead, OnSwitch: h.OnSwitch,
 			Enforcement: h.Enforcement, FromEnd: h.FromEnd.String(), ToEnd: h.ToEnd.String()})
 	}
+	complete := !slices.ContainsFunc(eps, query.ResolvedEndpoint.SharedMayBeShort)
+	j.SharedComplete = &complete
 	j.Incomplete = verdictIncomplete(v)
 	return j
 }
