@@ -689,6 +689,9 @@ func portWarnings(v *PortView) []string {
 	for _, ip := range v.Interfaces {
 		switch {
 		case v.Table == nil:
+		case ip.Unknown != "" && ip.Index >= 0 && ip.Membership == check.Full:
+			// FindPKey: a full entry either way; an entry not read before it may be it.
+			w = append(w, fmt.Sprintf("%s uses P_Key %s: the %s table holds it as a full member, but which entry it runs with is unknown: %s", ip.Name, ip.PKey, ref, ip.Unknown))
 		case ip.Unknown != "" && ip.Index >= 0:
 			w = append(w, fmt.Sprintf("%s uses P_Key %s: the %s table holds it, but which entry it runs with (full or limited) is unknown: %s", ip.Name, ip.PKey, ref, ip.Unknown))
 		case ip.Unknown != "":
