@@ -73,7 +73,8 @@ func TestLabFabricErrors(t *testing.T) {
 		run(t, fmt.Sprintf("no answer from DR path %s", hcaB.Path), "devices", "--dr", hcaB.Path)
 	})
 	t.Run("partial-list", func(t *testing.T) {
-		// What answered is printed; the LIDs that did not are named; exit 3.
+		// What answered is printed; the LID that did not is named, not read: exit 4
+		// (before: exit 3, "1 of 2 addresses failed").
 		r := l.Run(t, append(append([]string{}, fastFail...), "pkeys", "-o", "json", "--lid", fmt.Sprintf("%d,999", hcaB.LID))...)
 		var doc struct {
 			Ports []json.RawMessage `json:"ports"`
@@ -81,8 +82,19 @@ func TestLabFabricErrors(t *testing.T) {
 		if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil || len(doc.Ports) != 1 {
 			t.Errorf("stdout %q: %v", r.Stdout, err)
 		}
-		if r.Code != 3 || !strings.Contains(r.Stderr, "1 of 2 addresses failed: no answer from lid 999") {
+		if r.Code != 4 || !strings.Contains(r.Stderr, "warning: not read: lid 999: no answer from lid 999") {
 			t.Errorf("exit %d, stderr %q", r.Code, r.Stderr)
+		}
+	})
+	t.Run("range-with-holes", func(t *testing.T) {
+		labLIDRangeWithHoles(t, l, targets, hcaB)
+	})
+	t.Run("range-none-answered", func(t *testing.T) {
+		// No address answered: nothing to show, and the fabric or the range is wrong
+		// (exit 3, each named).
+		r := l.Run(t, append(append([]string{}, fastFail...), "pkeys", "--lid", "900-902")...)
+		if r.Code != 3 || r.Stdout != "" || !strings.Contains(r.Stderr, "3 of 3 addresses failed: no answer from lid 900") {
+			t.Errorf("exit %d, stdout %q, stderr %q", r.Code, r.Stdout, r.Stderr)
 		}
 	})
 	t.Run("slots", func(t *testing.T) {
@@ -95,4 +107,98 @@ func TestLabFabricErrors(t *testing.T) {
 		l.Kill()
 		run(t, "no simulator listening on socket", "pkeys", "--lid", strconv.Itoa(hcaB.LID))
 	})
+}
+
+// labLIDRangeWithHoles: pkeys and devices --lid over a range where some LIDs answer and
+// some do not (LIDs past the fabric's, a node that stopped answering) show the ports
+// that answered, name each LID not read on stderr and in the JSON's incomplete (kind
+// unread-node, as a partial sweep's nodes; the documents validated against schemas/ by
+// cmdtest.Run), and exit 4: not read is not known, never absent (smpquery fails alike
+// on a LID nobody holds and a node that does not answer). pkeys --find of a key no port
+// read holds is not "not found" (exit 1): an unread LID may hold it.
+func labLIDRangeWithHoles(t *testing.T, l *cmdtest.Lab, targets []*cmdtest.Target, dropped *cmdtest.Target) {
+	top := 0
+	for _, tg := range targets {
+		top = max(top, tg.LID)
+	}
+	l.MustConsole(fmt.Sprintf(`Error "%s"[%d] 100`, dropped.Node, dropped.Port))
+	defer l.MustConsole(fmt.Sprintf(`Error "%s"[%d] 0`, dropped.Node, dropped.Port))
+	lids := fmt.Sprintf("1-%d", top+2)
+	unread := []int{dropped.LID, top + 1, top + 2} // in order: each at most the top LID
+	var answered []string
+	for _, tg := range targets {
+		if tg.LID != 0 && tg.Node != dropped.Node {
+			answered = append(answered, tg.Node)
+		}
+	}
+	run := func(args ...string) cmdtest.Result {
+		t.Helper()
+		r := l.Run(t, append(append([]string{}, fastFail...), args...)...)
+		for _, lid := range unread {
+			if !strings.Contains(r.Stderr, fmt.Sprintf("warning: not read: lid %d", lid)) {
+				t.Errorf("ibkey %s: lid %d not named on stderr:\n%s", strings.Join(args, " "), lid, r.Stderr)
+			}
+		}
+		if r.Code != 4 {
+			t.Errorf("ibkey %s: exit %d, want 4\n%s", strings.Join(args, " "), r.Code, r.Stderr)
+		}
+		return r
+	}
+	checkDoc := func(args []string, r cmdtest.Result) {
+		t.Helper()
+		var doc struct {
+			Ports []struct {
+				Device string `json:"device"`
+			} `json:"ports"`
+			Incomplete []struct{ Kind, Message string } `json:"incomplete"`
+		}
+		if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
+			t.Fatalf("ibkey %s: %v\n%s", strings.Join(args, " "), err, r.Stdout)
+		}
+		read := map[string]bool{}
+		for _, p := range doc.Ports {
+			read[p.Device] = true
+		}
+		for _, n := range answered {
+			if !read[n] {
+				t.Errorf("ibkey %s: %s answered and is not shown", strings.Join(args, " "), n)
+			}
+		}
+		if read[dropped.Node] {
+			t.Errorf("ibkey %s: %s shown, yet it does not answer", strings.Join(args, " "), dropped.Node)
+		}
+		var named []string
+		for _, in := range doc.Incomplete {
+			if in.Kind == "unread-node" {
+				named = append(named, in.Message)
+			}
+		}
+		if len(named) != len(unread) {
+			t.Errorf("ibkey %s: incomplete names %q, want lids %v", strings.Join(args, " "), named, unread)
+		}
+		for i, lid := range unread {
+			if i < len(named) && !strings.HasPrefix(named[i], fmt.Sprintf("not read: lid %d", lid)) {
+				t.Errorf("ibkey %s: incomplete[%d] = %q, want lid %d", strings.Join(args, " "), i, named[i], lid)
+			}
+		}
+	}
+	r := run("pkeys", "--lid", lids)
+	for _, n := range answered {
+		if !strings.Contains(r.Stdout, n+"/") {
+			t.Errorf("pkeys --lid %s: %s not shown:\n%s", lids, n, r.Stdout)
+		}
+	}
+	for _, args := range [][]string{{"pkeys", "-o", "json", "--lid", lids}, {"devices", "-o", "json", "--lid", lids}} {
+		checkDoc(args, run(args...))
+	}
+	// No port read holds 0x0042: it may be on an unread LID.
+	args := []string{"pkeys", "-o", "json", "--lid", lids, "--find", "0x0042"}
+	r = run(args...)
+	var found struct {
+		Found      bool              `json:"found"`
+		Incomplete []json.RawMessage `json:"incomplete"`
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &found); err != nil || found.Found || len(found.Incomplete) != len(unread) {
+		t.Errorf("pkeys --find: %v %+v\n%s", err, found, r.Stdout)
+	}
 }

@@ -487,6 +487,17 @@ func (c *FabricCollector) readNodes(ctx context.Context, tap *portInfoTap) (*fab
 		}
 		return nil, err
 	}
+	// Addresses that did not answer (a *query.PartialError) are nodes not read, as in
+	// a sweep: served with gaps, counted in ibkey_fabric_not_read{what="node"} and
+	// named in the log, never absent as if read.
+	var notRead []fabric.NotChecked
+	var partial *query.PartialError
+	if errors.As(err, &partial) {
+		for _, u := range partial.Unread {
+			notRead = append(notRead, fabric.NotChecked{Kind: fabric.UnreadNode, What: fabric.NotReadNode, Reason: u.What + ": " + u.Err.Error()})
+		}
+		err = nil
+	}
 	infos := tap.portInfos()
 	recs := make([]*portRecord, len(views))
 	switchLIDs := map[string]uint16{}
@@ -517,7 +528,8 @@ func (c *FabricCollector) readNodes(ctx context.Context, tap *portInfoTap) (*fab
 	}
 	out := newSeriesSet()
 	portSeries(out, recs)
-	return &fabricSnapshot{series: out}, err
+	out.add(mNotRead, float64(len(notRead)), fabric.NotReadNode)
+	return &fabricSnapshot{series: out, notRead: notRead}, err
 }
 
 func viewRecord(v *query.PortView) *portRecord {

@@ -12,6 +12,7 @@ import (
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/ibverbs"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
+	"github.com/ibkey/ibkey/internal/textsafe"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -84,8 +85,17 @@ const loadNodes = 16
 // LoadMany reads the ports of several nodes, several at once (loadNodes), each port
 // once in the order first named: selectors may name one port twice (--lid 6,7 --port
 // all, two LIDs of one node); it is kept, by node GUID and port number, at the first
-// address that reached it. When some nodes fail, it returns the views of the others
-// and an *EnvError listing the failures.
+// address that reached it.
+//
+// One selector fails with its own error. Of several, when some answered, it returns
+// their views and a *PartialError with one Unread per selector that failed (Address
+// set, in selector order): a read that did not answer is not read, never absent, as
+// in a sweep (a LID nobody holds and a node that does not answer look alike: smpquery
+// fails on both, "_do_madrpc failed; dport (Lid 50)"), so the answer is incomplete
+// (exit 4). When none answered, or a port asked for is not on a node that answered
+// (a *NotFoundError, listing the node's ports), it is an *EnvError naming each
+// failure (exit 3): with no port read there is nothing to show, and a port that is
+// not there is not there.
 func (f *Fabric) LoadMany(ctx context.Context, sels []FabricSelector, opt LoadOptions) ([]*PortView, error) {
 	views := make([][]*PortView, len(sels))
 	errs := make([]error, len(sels))
@@ -102,16 +112,30 @@ func (f *Fabric) LoadMany(ctx context.Context, sels []FabricSelector, opt LoadOp
 		return views[0], errs[0]
 	}
 	out := uniquePorts(slices.Concat(views...))
+	partial := &PartialError{}
 	var failed []string
-	for _, err := range errs {
-		if err != nil {
-			failed = append(failed, err.Error())
+	missing := false
+	for i, err := range errs {
+		if err == nil {
+			continue
 		}
+		s := sels[i]
+		port := -1
+		if s.HasPort {
+			port = s.Port
+		}
+		partial.Unread = append(partial.Unread, Unread{What: s.String(), Port: port, Address: &s, Err: err})
+		failed = append(failed, err.Error())
+		var nf *NotFoundError
+		missing = missing || errors.As(err, &nf)
 	}
-	if len(failed) > 0 {
-		return out, &EnvError{Msg: fmt.Sprintf("%d of %d addresses failed: %s", len(failed), len(sels), strings.Join(failed, "; "))}
+	switch {
+	case len(failed) == 0:
+		return out, nil
+	case len(out) == 0 || missing || ctx.Err() != nil:
+		return out, &EnvError{Msg: fmt.Sprintf("%d of %d addresses failed: %s", len(failed), len(sels), strings.Join(textsafe.Capped(failed, MaxListed), "; "))}
 	}
-	return out, nil
+	return out, partial
 }
 
 // nodeData is what is read once per node.

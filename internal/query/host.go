@@ -125,8 +125,9 @@ func (h *Host) Devices(name string) ([]*ibverbs.Device, error) {
 	return devs, nil
 }
 
-// Unread is one thing of the host that could not be read: a device, a port or an
-// IPoIB interface (in a *PartialError), or, in NotRead, a port's P_Key table or entries.
+// Unread is one thing that could not be read: a device, a port or an IPoIB interface
+// of the host, or a fabric address (in a *PartialError), or, in NotRead, a port's
+// P_Key table or entries.
 type Unread struct {
 	What string // "device mlx5_1", "port mlx5_0/2"; "mlx5_0/1" for a table or entries
 	// Device and Port name it as values (Port -1: the whole device; a switch's
@@ -136,7 +137,11 @@ type Unread struct {
 	// Interface names an IPoIB interface not read (Device "", Port -1: which port it
 	// runs on is what was not read).
 	Interface string
-	Err       error
+	// Address is a fabric address whose node or port did not answer
+	// (Fabric.LoadMany: What is the selector, "lid 9", "lid 4 port 2"; Device "");
+	// nil for a part of the host.
+	Address *FabricSelector
+	Err     error
 	// Table: a P_Key table that exists and was not read (PortView.TableNotRead);
 	// Entries: entries of a table read (Table.Unread). Neither: a device, a port or
 	// an interface.
@@ -183,9 +188,9 @@ func NotRead(views []*PortView, err error) (unread []Unread, fatal error) {
 	return unread, nil
 }
 
-// PartialError comes back with a result that is missing the devices or ports in Unread:
-// the result holds everything else and is worth showing, then the unread parts are
-// listed on stderr and the command exits 4 (incomplete). A command that does not
+// PartialError comes back with a result that is missing the devices, ports or fabric
+// addresses in Unread: the result holds everything else and is worth showing, then the
+// unread parts are listed on stderr and the command exits 4 (incomplete). A command that does not
 // handle it still exits 4: it unwraps to an *UnknownError.
 type PartialError struct {
 	Unread []Unread

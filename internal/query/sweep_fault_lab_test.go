@@ -126,7 +126,9 @@ func TestLabSweepIbsimKilled(t *testing.T) {
 // fails the test if a slot is left attached) and ibsim is alive.
 func TestLabSweepStalledIbsim(t *testing.T) {
 	l := fatTree332(t)
-	tr := l.Dial(t, "", mad.Options{Timeout: 100 * time.Millisecond, Retries: 1})
+	// Each MAD of the stalled batch waits 2 s in all, longer than the sweep's
+	// Timeout however many the transport keeps in flight at once.
+	tr := l.Dial(t, "", mad.Options{Timeout: time.Second, Retries: 1})
 	stopped := false
 	fa := &faultAt{Ibsim: tr, at: 5, fault: func() {
 		if err := l.Signal(syscall.SIGSTOP); err != nil {

@@ -87,7 +87,7 @@ func FuzzReply(f *testing.F) {
 		})
 		fe.inline = true
 		fe.drop = func(r []byte) bool { return len(r) > 0 && markers[&r[0]] }
-		e := newEngine(fe, Options{Timeout: time.Minute, Retries: -1}, 0)
+		e := newEngine(fe, umadWindow, Options{Timeout: time.Minute, Retries: -1}, 0)
 		defer e.Close()
 		addr := LIDAddress(1)
 		if directed {

@@ -119,7 +119,7 @@ func DialIbsim(ctx context.Context, opts IbsimOptions) (*Ibsim, error) {
 		c.close()
 		return nil, fmt.Errorf("ibsim: attaching: %w", context.Cause(ctx))
 	}
-	return &Ibsim{engine: newEngine(c, opts.Options, rand.Uint32()), Node: node, Slot: c.slot}, nil
+	return &Ibsim{engine: newEngine(c, ibsimWindow, opts.Options, rand.Uint32()), Node: node, Slot: c.slot}, nil
 }
 
 var (
@@ -253,7 +253,13 @@ func (c *ibsimClient) probe(ctx context.Context) error {
 		if !time.Now().Before(deadline) {
 			return fmt.Errorf("ibsim %q: %w: it did not read its control socket (is ibsim stopped?)", c.base, errIbsimNoAnswer)
 		}
-		time.Sleep(pause)
+		// Not time.Sleep: with nothing else to run, the runtime waits for a timer in
+		// epoll_pwait, whose timeout is in whole milliseconds (runtime/netpoll_epoll.go
+		// rounds a shorter delay up to 1 ms), so every attach took a millisecond more
+		// than ibsim needs to read the probe (tens of microseconds). nanosleep(2) waits
+		// for the pause asked for.
+		ts := unix.NsecToTimespec(pause.Nanoseconds())
+		unix.Nanosleep(&ts, nil)
 	}
 }
 

@@ -103,7 +103,7 @@ func BenchmarkLabFatTree512(b *testing.B) {
 }
 
 // BenchmarkLabExchange is the MAD loop alone: batches of P_KeyTable reads by
-// directed route (two hops) through one ibsim transport, 8 in flight. One op is one
+// directed route (two hops) through one ibsim transport (its window in flight). One op is one
 // MAD; with -benchmem, B/op and allocs/op are per MAD too (the Calls are reused).
 // It reports the CPU this process spends per MAD (the target is 8 µs; ibsim's own
 // cost is not in it).

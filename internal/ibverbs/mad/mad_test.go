@@ -358,7 +358,7 @@ func getNodeInfo(addr Address) Request {
 
 func TestEngineTimeout(t *testing.T) {
 	f := newFake(func([]byte) [][]byte { return nil }) // silence
-	e := newEngine(f, Options{Timeout: 20 * time.Millisecond, Retries: 2}, 0)
+	e := newEngine(f, umadWindow, Options{Timeout: 20 * time.Millisecond, Retries: 2}, 0)
 	defer e.Close()
 	start := time.Now()
 	_, err := e.Do(context.Background(), getNodeInfo(LIDAddress(5)))
@@ -383,7 +383,7 @@ func TestEngineDroppedThenAnswered(t *testing.T) {
 		return [][]byte{reply(m, []byte{1, 1, 1, 2})}
 	})
 	f.drop = func(m []byte) bool { return Method(m[offMethod]) == MethodGet }
-	e := newEngine(f, Options{Timeout: time.Second, Retries: 1}, 0)
+	e := newEngine(f, umadWindow, Options{Timeout: time.Second, Retries: 1}, 0)
 	defer e.Close()
 	start := time.Now()
 	p, err := e.Do(context.Background(), getNodeInfo(DirectedRoute()))
@@ -410,7 +410,7 @@ func TestEngineConcurrent(t *testing.T) {
 		// Echo the modifier in the data so each caller can check its reply.
 		return [][]byte{reply(m, m[offAttrModifier:offAttrModifier+4])}
 	})
-	e := newEngine(f, Options{Timeout: 5 * time.Second}, 0)
+	e := newEngine(f, umadWindow, Options{Timeout: 5 * time.Second}, 0)
 	defer e.Close()
 	var wg sync.WaitGroup
 	for i := range 200 {
@@ -430,8 +430,8 @@ func TestEngineConcurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if m := f.maxSeen.Load(); m > window {
-		t.Errorf("%d requests in flight, window %d", m, window)
+	if m := f.maxSeen.Load(); m > umadWindow {
+		t.Errorf("%d requests in flight, window %d", m, umadWindow)
 	}
 	if f.dupTID.Load() {
 		t.Error("a transaction ID was reused")
@@ -481,7 +481,7 @@ func TestEngineBadReplies(t *testing.T) {
 				junk[offTID+7] ^= 0xff
 				return append([][]byte{{1, 2, 3}, junk}, mutate(m)...)
 			})
-			e := newEngine(f, Options{Timeout: time.Second}, 0)
+			e := newEngine(f, umadWindow, Options{Timeout: time.Second}, 0)
 			var err error
 			if batch {
 				calls := []Call{{Req: getNodeInfo(DirectedRoute(1))}, {Req: getNodeInfo(DirectedRoute(1))}}
@@ -533,7 +533,7 @@ func TestEngineReplyHops(t *testing.T) {
 			r[offHopCount], r[offHopPointer] = c.hc, c.hp
 			return [][]byte{r}
 		})
-		e := newEngine(f, Options{Timeout: time.Second}, 0)
+		e := newEngine(f, umadWindow, Options{Timeout: time.Second}, 0)
 		calls := []Call{{Req: getNodeInfo(DirectedRoute(c.path...))}}
 		if err := e.Exchange(context.Background(), calls); err != nil {
 			t.Fatal(err)
@@ -565,7 +565,7 @@ func TestEngineReplyClassVersion(t *testing.T) {
 			r[offClassVersion] = c.version
 			return [][]byte{r}
 		})
-		e := newEngine(f, Options{Timeout: time.Second}, 0)
+		e := newEngine(f, umadWindow, Options{Timeout: time.Second}, 0)
 		calls := []Call{{Req: c.req}}
 		if err := e.Exchange(context.Background(), calls); err != nil {
 			t.Fatal(err)
@@ -579,7 +579,7 @@ func TestEngineReplyClassVersion(t *testing.T) {
 
 func TestEngineCancelAndClose(t *testing.T) {
 	f := newFake(func([]byte) [][]byte { return nil })
-	e := newEngine(f, Options{Timeout: time.Hour}, 0)
+	e := newEngine(f, umadWindow, Options{Timeout: time.Hour}, 0)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	if _, err := e.Do(ctx, getNodeInfo(LIDAddress(1))); !errors.Is(err, context.DeadlineExceeded) {
@@ -619,7 +619,7 @@ func TestGetPKeyTableBlocks(t *testing.T) {
 		}
 		return [][]byte{reply(m, encodePKeyBlock(blk))}
 	})
-	e := newEngine(f, Options{Timeout: time.Second}, 0)
+	e := newEngine(f, umadWindow, Options{Timeout: time.Second}, 0)
 	defer e.Close()
 	tbl, err := GetPKeyTable(context.Background(), e, DirectedRoute(), 1, 70)
 	if err != nil {

@@ -37,7 +37,7 @@ type Ibsim struct {
 
 // Transport sends MADs and waits for their replies. Implementations are safe
 // for concurrent use: each request gets its own transaction ID, and at most
-// window requests are in flight at once.
+// the transport's window of requests are in flight at once.
 type Transport interface {
 	// Do sends req and returns the matching reply. It retries after a
 	// per-attempt timeout and returns an error wrapping ErrTimeout when no
@@ -122,12 +122,29 @@ type Options struct {
 	Retries int
 }
 
-// window bounds the requests a transport has in flight at once. It is ibsim's
-// limit: ibsim writes a reply with a loop that spins while the write fails with
-// EAGAIN (sim_read_pkt), and a unix datagram socket queues only
-// net.unix.max_dgram_qlen (default 10) messages; 8 MADs in flight keep our
-// receive queue below that. The umad transport keeps the same bound.
-const window = 8
+// How many requests a transport keeps in flight at once.
+//
+// ibsimWindow: ibsim answers one request per pass of its loop (sim_run and
+// sim_read_pkt, ibsim/ibsim.c), so what is in flight waits in the two sockets'
+// queues. The client's data socket and ibsim's slot socket are connected to each
+// other, and the kernel holds a unix datagram to the receiver's
+// net.unix.max_dgram_qlen (10) only when the receiver is not connected back to the
+// sender (unix_dgram_sendmsg, net/unix/af_unix.c: unix_peer(other) != sk). What
+// bounds this pair is each sender's send buffer (net.core.wmem_default, 212,992
+// bytes: 167 datagrams of a MAD, charged 1,280 bytes each, on Linux 6.18). ibsim
+// writes a reply without waiting and drops one that does not fit ("write failed",
+// sim_read_pkt), so the window stays well below that. 64 rather than 8: with more
+// queued, ibsim and this transport each wake up once for several MADs instead of
+// about one in four, which is most of a sweep's CPU (scripts/bench-sweep).
+//
+// umadWindow stays 8, as before: a real fabric's SMPs travel on VL15, which has
+// no flow control, and nothing here measured more on one (OpenSM keeps at most
+// max_wire_smps, default 4, on the wire; ibnetdiscover 2, libibnetdisc's
+// DEFAULT_MAX_SMP_ON_WIRE).
+const (
+	ibsimWindow = 64
+	umadWindow  = 8
+)
 
 func (o Options) withDefaults() Options {
 	if o.Timeout <= 0 {
@@ -267,7 +284,9 @@ type engine struct {
 	seq    uint32
 }
 
-func newEngine(ep endpoint, opts Options, firstTID uint32) *engine {
+// newEngine starts the loop of a transport that keeps at most window requests in
+// flight.
+func newEngine(ep endpoint, window int, opts Options, firstTID uint32) *engine {
 	opts = opts.withDefaults()
 	e := &engine{ep: ep, opts: opts, epoch: time.Now(), dead: make(chan struct{}), kick: make(chan struct{}, 1), seq: firstTID}
 	e.slots = make([]slot, window)

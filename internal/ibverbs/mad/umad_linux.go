@@ -29,7 +29,7 @@ func OpenUmad(device string, port int, opts UmadOptions) (*Umad, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Umad{newEngine(ep, opts.Options, rand.Uint32())}, nil
+	return &Umad{newEngine(ep, umadWindow, opts.Options, rand.Uint32())}, nil
 }
 
 func ioctlPtr(fd int, req uint32, p unsafe.Pointer) error {

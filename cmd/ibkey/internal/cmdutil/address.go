@@ -2,6 +2,7 @@ package cmdutil
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -177,10 +178,12 @@ func ParseLIDFlag(s string) ([]uint16, error) {
 
 // RenderFabricPorts reads the ports the address flags a select (sels, from
 // a.Selectors) over MADs, attributes and P_Key tables, and renders the ports that
-// answered. With --guid it first sweeps the fabric (no tables) to find the GUID. When
-// some addresses failed, their error is returned after that output (so what did
-// answer is still shown); when none answered, it is returned alone.
-func RenderFabricPorts(ctx context.Context, m *MADFlags, n *Notices, a *AddressFlags, sels []query.FabricSelector, render func([]*query.PortView, Source) error) error {
+// answered. With --guid it first sweeps the fabric (no tables) to find the GUID.
+// render gets the read's *query.PartialError when some addresses did not answer (it
+// hands it to HostNotRead: each named on stderr and in the JSON's incomplete as
+// unread-node, exit 4). When none answered, or a port asked for is not on its node,
+// the error is exit 3: returned alone, or after the ports that answered.
+func RenderFabricPorts(ctx context.Context, m *MADFlags, n *Notices, a *AddressFlags, sels []query.FabricSelector, render func([]*query.PortView, Source, error) error) error {
 	return m.With(ctx, func(ctx context.Context, fab *query.Fabric) error {
 		label := ""
 		if a.GUID != "" {
@@ -195,14 +198,16 @@ func RenderFabricPorts(ctx context.Context, m *MADFlags, n *Notices, a *AddressF
 		if len(views) == 0 {
 			return err
 		}
+		var partial *query.PartialError
+		var after error
+		if err != nil && !errors.As(err, &partial) {
+			err, after = nil, err
+		}
 		if label == "" {
 			label = FabricLabel(sels, fab.Via)
 		}
 		n.Label(label)
-		if rerr := render(views, Source{Via: fab.Via}); rerr != nil {
-			return rerr
-		}
-		return err
+		return Then(render(views, Source{Via: fab.Via}, err), after)
 	})
 }
 

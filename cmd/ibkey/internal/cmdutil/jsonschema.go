@@ -109,7 +109,8 @@ const (
 	// missing).
 	IncompletePartialSweep = "partial-sweep"
 	// IncompleteUnreadNode: a swept node's attributes or a port's PortInfo could not
-	// be read; the rest of the sweep is shown.
+	// be read, or a fabric address (--lid, one of several) did not answer; the rest
+	// is shown.
 	IncompleteUnreadNode = "unread-node"
 )
 

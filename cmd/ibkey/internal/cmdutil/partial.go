@@ -5,12 +5,12 @@ import (
 )
 
 // HostNotRead reports what a read of the host's ports did not read, by the one rule
-// (query.NotRead): the devices, ports and interfaces not read are warned on n, one
-// line each ("not read: device mlx5_1: ..."; a few, then a count:
-// query.PartialError.Lines), the tables and entries the command shows with their
-// ports. Every one comes back as a document's incomplete and, when there is any, after
-// is exit 4, to return once the rest has been shown. Any other error comes back as
-// fatal, to return at once. views nil: only what err names.
+// (query.NotRead): the devices, ports, interfaces and fabric addresses (unread-node)
+// not read are warned on n, one line each ("not read: device mlx5_1: ..."; a few,
+// then a count: query.PartialError.Lines), the tables and entries the command shows
+// with their ports. Every one comes back as a document's incomplete and, when there
+// is any, after is exit 4, to return once the rest has been shown. Any other error
+// comes back as fatal, to return at once. views nil: only what err names.
 func HostNotRead(n *Notices, views []*query.PortView, err error) (incomplete []Incomplete, after, fatal error) {
 	unread, err := query.NotRead(views, err)
 	if err != nil {
@@ -19,6 +19,9 @@ func HostNotRead(n *Notices, views []*query.PortView, err error) (incomplete []I
 	var parts []query.Unread
 	for _, u := range unread {
 		kind := IncompleteUnreadDevice
+		if u.Address != nil {
+			kind = IncompleteUnreadNode // a node of the fabric, as in a sweep
+		}
 		switch {
 		case u.Table:
 			kind = IncompleteUnreadTable

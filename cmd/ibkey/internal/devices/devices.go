@@ -54,7 +54,9 @@ NodeDescription, PortInfo and the P_Key table length. The device is the node
 description. A switch's external ports have no LID, SM LID or GUID of their own
 (n/a); a CA's ports other than the one the address reaches are read through their
 own LIDs. JSON adds "node_desc", "node_guid" and "address" per port (device
-repeats node_desc) and "via" at the top level.`,
+repeats node_desc) and "via" at the top level. Of several addresses (--lid 1-40),
+one that does not answer is not read: named on stderr and in incomplete
+(unread-node), the others listed, exit 4; none answering is exit 3.`,
 		Example:           "  ibkey devices\n  ibkey --demo devices -o json\n  ibkey devices --lid 2\n  ibkey --ibsim devices --dr 0,1",
 		Args:              cmdutil.UsageArgs(cobra.NoArgs),
 		ValidArgsFunction: cobra.NoFileCompletions,
@@ -103,8 +105,8 @@ type devicePortJSON struct {
 
 func runDevices(o *DevicesOptions) error {
 	if o.Fabric != nil {
-		return cmdutil.RenderFabricPorts(o.Ctx, o.MAD, o.Notices, &o.Addr, o.Fabric, func(views []*query.PortView, src cmdutil.Source) error {
-			return renderDevices(o, views, src, nil, "")
+		return cmdutil.RenderFabricPorts(o.Ctx, o.MAD, o.Notices, &o.Addr, o.Fabric, func(views []*query.PortView, src cmdutil.Source, err error) error {
+			return renderDevices(o, views, src, err, "")
 		})
 	}
 	host := o.Host()

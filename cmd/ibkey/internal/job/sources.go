@@ -166,15 +166,7 @@ func (o *Options) sources(ctx context.Context) (*portSource, error) {
 		for i, l := range lids {
 			sels[i] = query.FabricSelector{Addr: mad.LIDAddress(l)}
 		}
-		remoteRead = func(ctx context.Context) ([]*job.Port, []job.Unread, error) {
-			return readPorts(ctx, counted, sels,
-				func(i int, v *query.PortView) bool { return v.Fabric.Address == sels[i].Addr.String() },
-				func(_ int, v *query.PortView) *job.Port { return job.PortFromView(v.Device.Name, v) },
-				func(i int, err error) job.Unread {
-					// Which host answers at the LID is what was not read.
-					return job.Unread{Host: sels[i].String(), Port: -1, What: err.Error()}
-				})
-		}
+		remoteRead = func(ctx context.Context) ([]*job.Port, []job.Unread, error) { return readLIDs(ctx, counted, sels) }
 	}
 	src.read = func(ctx context.Context) ([]*job.Port, error) {
 		out, unread, err := readTrees()
@@ -201,37 +193,63 @@ func (o *Options) sources(ctx context.Context) (*portSource, error) {
 	return src, nil
 }
 
-// readPorts reads one port at each of sels over MADs (query.Fabric.LoadMany, which
-// returns the ports that answered, in selector order, and an error naming the
-// others). The view of sels[i] is the next one that is (i, v); a selector without
-// one is read once more alone, for its own error, and is then a port not read
-// (unread(i, err)) rather than a failed read: the answer is judged on what was read,
-// names what was not, and is not checked where it depends on it. Only a read in
-// which no selector answered fails, with LoadMany's error.
+// readPorts reads one port at each of sels over MADs (query.Fabric.LoadMany: the
+// ports that answered, each once, and a *query.PartialError naming each selector that
+// did not, with its error). A selector that failed is a port not read (unread(i, err))
+// rather than a failed read: the answer is judged on what was read, names what was
+// not, and is not checked where it depends on it. The view read at sels[i]'s address
+// is its port when it is (i, v), else a port not read (the address answers as another
+// port now). A selector with no view at its address reached a port another selector
+// read first (LoadMany keeps each port once): it adds none when that port is (i, v),
+// and is not read otherwise. Only a read in which no selector answered fails, with
+// LoadMany's error.
 func readPorts(ctx context.Context, fab *query.Fabric, sels []query.FabricSelector, is func(i int, v *query.PortView) bool, port func(i int, v *query.PortView) *job.Port, unread func(i int, err error) job.Unread) ([]*job.Port, []job.Unread, error) {
-	opt := query.LoadOptions{Tables: true}
-	views, err := fab.LoadMany(ctx, sels, opt)
-	if err != nil && (len(views) == 0 || ctx.Err() != nil) {
+	views, err := fab.LoadMany(ctx, sels, query.LoadOptions{Tables: true})
+	var partial *query.PartialError
+	if err != nil && !errors.As(err, &partial) {
 		return nil, nil, err
+	}
+	failed := map[string]error{}
+	if partial != nil {
+		for _, u := range partial.Unread {
+			failed[u.Address.String()] = u.Err
+		}
 	}
 	var out []*job.Port
 	var missed []job.Unread
 	for i, s := range sels {
-		if len(views) > 0 && is(i, views[0]) {
-			out, views = append(out, port(i, views[0])), views[1:]
+		if err := failed[s.String()]; err != nil {
+			missed = append(missed, unread(i, err))
 			continue
 		}
-		v, err := fab.Load(ctx, s, opt)
-		if err == nil && len(v) == 1 {
-			out = append(out, port(i, v[0]))
-			continue
+		j := slices.IndexFunc(views, func(v *query.PortView) bool { return v.Fabric.Address == s.Addr.String() })
+		switch {
+		case j >= 0 && is(i, views[j]):
+			out = append(out, port(i, views[j]))
+		case j >= 0:
+			v := views[j]
+			missed = append(missed, unread(i, fmt.Errorf("%s answers as %s (node %s) now, not as this port", s, v.Ref(), v.Fabric.NodeGUID)))
+		case !slices.ContainsFunc(views, func(v *query.PortView) bool { return is(i, v) }):
+			missed = append(missed, unread(i, fmt.Errorf("%s answers as a port read at another address, not as this port", s)))
 		}
-		if err == nil {
-			err = fmt.Errorf("%s: %d ports read, want 1", s, len(v))
-		}
-		missed = append(missed, unread(i, err))
 	}
 	return out, missed, nil
+}
+
+// readLIDs reads the port at each of sels, --lid's LIDs (readPorts); a LID that did
+// not answer is a port not read, named by its LID.
+func readLIDs(ctx context.Context, fab *query.Fabric, sels []query.FabricSelector) ([]*job.Port, []job.Unread, error) {
+	return readPorts(ctx, fab, sels,
+		func(i int, v *query.PortView) bool {
+			// The LID, or another of the port's LIDs (LMC): one port, read once.
+			lid, p := sels[i].Addr.LID, v.Port
+			return v.Fabric.Address == sels[i].Addr.String() || p.LID.OK() && lid >= p.LID.Value && int(lid) < int(p.LID.Value)+1<<p.LMC.Value
+		},
+		func(_ int, v *query.PortView) *job.Port { return job.PortFromView(v.Device.Name, v) },
+		func(i int, err error) job.Unread {
+			// Which host answers at the LID is what was not read.
+			return job.Unread{Host: sels[i].String(), Port: -1, What: err.Error()}
+		})
 }
 
 // expandNodes reads --node: Slurm's hostlist syntax (node[01-04,07], as

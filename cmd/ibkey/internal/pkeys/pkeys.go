@@ -102,7 +102,10 @@ for any of its ports; a CA answers only for the port an SMP arrives at, so its o
 ports are read through their own LIDs. The device is named by the node description;
 JSON adds "node_desc" (device repeats it), "node_guid", "address" (what the port was
 read through) and, on switch ports, "partition_enforcement":{"inbound","outbound"};
-the top level adds "via".
+the top level adds "via". Of several addresses (--lid 1-40), one that does not
+answer is not read (a LID nobody holds looks the same): named on stderr and in
+incomplete (unread-node), the others shown, exit 4, and --find is then not "not
+found"; none answering is exit 3.
 The table length is what smpquery reports: SwitchInfo PartitionEnforcementCap for a
 switch's external ports, NodeInfo PartitionCap otherwise.`,
 		Example: `  ibkey pkeys
@@ -199,8 +202,8 @@ func runPKeys(o *PKeysOptions) error {
 		}
 	}
 	if o.Fabric != nil {
-		return cmdutil.RenderFabricPorts(o.Ctx, o.MAD, o.Notices, &o.Addr, o.Fabric, func(views []*query.PortView, src cmdutil.Source) error {
-			return renderPKeys(o, views, find, src, nil)
+		return cmdutil.RenderFabricPorts(o.Ctx, o.MAD, o.Notices, &o.Addr, o.Fabric, func(views []*query.PortView, src cmdutil.Source, err error) error {
+			return renderPKeys(o, views, find, src, err)
 		})
 	}
 	host := o.Host()
@@ -495,9 +498,12 @@ func findPKey(o *PKeysOptions, views []*query.PortView, key check.PKey, incomple
 		}
 		results = append(results, r)
 	}
-	// What was not read that the answer asked about: the devices (and ports) not read
-	// at all, then each port whose answer is unknown, with HostNotRead's words.
-	incomplete = slices.DeleteFunc(incomplete, func(i cmdutil.Incomplete) bool { return i.Kind != cmdutil.IncompleteUnreadDevice })
+	// What was not read that the answer asked about: the devices, ports and fabric
+	// addresses not read at all (unread-device, unread-node), then each port whose
+	// answer is unknown, with HostNotRead's words.
+	incomplete = slices.DeleteFunc(incomplete, func(i cmdutil.Incomplete) bool {
+		return i.Kind == cmdutil.IncompleteUnreadTable || i.Kind == cmdutil.IncompleteUnreadEntries
+	})
 	ports, _ := query.NotRead(views, nil)
 	for _, u := range ports {
 		if unknown[query.PortRef{Device: u.Device, Port: u.Port}] {

@@ -91,8 +91,8 @@ not read. A switch's PMA answers for each of its ports, DOWN ones too; a CA's on
 for the port a MAD arrives on, so a DOWN CA port's PortCounters are n/a over the
 fabric, with that reason, and not a gap (its host's sysfs reads them). A port that
 does not answer is reported on its row (NOREPLY) and sampling goes on; an address
-that does not answer at the start is named, the others are watched, and the exit is
-3 as for 'ibkey pkeys'. The transport stays open for the whole watch.
+that does not answer at the start is named (not read), the others are watched, and
+the exit is 4 as for 'ibkey pkeys' (3 when none answers). The transport stays open for the whole watch.
 
 A counter at its maximum is flagged saturated: later counts are lost, so deltas are
 lower bounds or unknown. A counter that goes down was reset (by perfquery -R or a
@@ -172,12 +172,14 @@ func runCounters(o *CountersOptions) error {
 			if len(views) == 0 {
 				return lerr
 			}
-			// Addresses that did not answer are named now, and the watch of the others
-			// ends with their exit code, as 'ibkey pkeys --lid' ends after its output.
-			var after error
-			if lerr != nil {
-				o.Notices.Warn(lerr.Error() + "; watching the others")
-				after = cmdutil.Exit(cmdutil.ExitCode(lerr))
+			// Addresses that did not answer (a *query.PartialError) are named now, one
+			// line each, and the watch of the others ends with exit 4, as the host's
+			// ports not read do; a port asked for that is not on its node ends it
+			// with exit 3, as 'ibkey pkeys --lid' does after its output.
+			_, after, err := cmdutil.HostNotRead(o.Notices, nil, lerr)
+			if err != nil {
+				o.Notices.Warn(err.Error() + "; watching the others")
+				after = cmdutil.Exit(cmdutil.ExitCode(err))
 			}
 			sampler, err := query.NewFabricSampler(ctx, fab, views, o.Now)
 			if err != nil {

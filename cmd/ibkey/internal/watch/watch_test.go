@@ -152,6 +152,12 @@ func TestWatchCountersPlain(t *testing.T) {
 	if r.Code != 0 || !strings.Contains(r.Stdout, "demo-node HCA-1/1 ACTIVE port_rcv_constraint_errors=12") || !strings.Contains(r.Stderr, "the demo fabric") {
 		t.Errorf("demo fabric: %+v", r)
 	}
+	// A LID that does not answer is not read (query.PartialError): named on stderr
+	// as pkeys --lid names it, the others watched, exit 4 (was 3).
+	r = runIbkey(t, "--demo", "watch", "counters", "--lid", "3,99", "--once")
+	if r.Code != 4 || !strings.Contains(r.Stdout, "demo-node HCA-1/1 ACTIVE") || !strings.Contains(r.Stderr, "warning: not read: lid 99: no answer from lid 99") {
+		t.Errorf("demo fabric, lid 99 silent: %+v", r)
+	}
 }
 
 func TestWatchErrors(t *testing.T) {

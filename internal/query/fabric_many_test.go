@@ -1,0 +1,130 @@
+package query
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ibkey/ibkey/internal/ibverbs/mad"
+)
+
+// caNet answers SMPs for one-port CAs, each at its LIDs (LMC 1: a CA at 4 also holds
+// LID 5); any other LID gets no reply, as a LID nobody holds (ibsim and smpquery:
+// "_do_madrpc failed; dport (Lid 50)").
+type caNet map[uint16]uint64 // base LID -> node GUID
+
+func (n caNet) Do(_ context.Context, req mad.Request) (*mad.Packet, error) {
+	base := req.Addr.LID &^ 1
+	guid, ok := n[base]
+	if req.Addr.Directed || !ok {
+		return nil, &mad.TimeoutError{Addr: req.Addr, Attr: req.Attr, Attempts: 1, Timeout: time.Millisecond}
+	}
+	d := make([]byte, 64)
+	be := binary.BigEndian
+	switch req.Attr {
+	case mad.AttrNodeInfo:
+		d[1], d[2], d[3] = 1, byte(mad.NodeCA), 1
+		be.PutUint64(d[12:], guid)
+		be.PutUint64(d[20:], guid+1)
+		be.PutUint16(d[28:], 32) // PartitionCap: one block
+		d[36] = 1                // LocalPortNum
+	case mad.AttrNodeDescription:
+		copy(d, "ca-"+string(rune('A'+base/2)))
+	case mad.AttrPortInfo:
+		be.PutUint16(d[16:], base)
+		d[32] = byte(mad.PortStateActive)
+		d[34] = 1 // LMC
+	case mad.AttrPKeyTable:
+		be.PutUint16(d, 0xffff)
+	default:
+		return nil, &mad.StatusError{Status: 0x000c}
+	}
+	return &mad.Packet{Class: req.Class, Attr: req.Attr, Modifier: req.Modifier, Data: d}, nil
+}
+
+func (caNet) Close() error { return nil }
+
+func lidSels(lids ...uint16) []FabricSelector {
+	out := make([]FabricSelector, len(lids))
+	for i, l := range lids {
+		out[i] = FabricSelector{Addr: mad.LIDAddress(l)}
+	}
+	return out
+}
+
+// TestLoadManyPartial: of several addresses, those that did not answer come back as a
+// *PartialError naming each (its selector, why), beside the ports of the others: not
+// read is incomplete (exit 4, an *UnknownError), never an environment error, and
+// NotRead lists them as it lists a host's unread devices.
+func TestLoadManyPartial(t *testing.T) {
+	f := &Fabric{T: caNet{2: 0x10, 6: 0x20}, Via: "fake"}
+	sels := lidSels(2, 3, 4, 6, 9)
+	views, err := f.LoadMany(context.Background(), sels, LoadOptions{Tables: true})
+	var got []string
+	for _, v := range views {
+		got = append(got, v.Fabric.Address)
+	}
+	// lid 3 is the CA at 2's second LID (LMC 1): its port once, at the first address.
+	if strings.Join(got, ",") != "lid 2,lid 6" {
+		t.Errorf("views at %q, want lid 2,lid 6", got)
+	}
+	var pe *PartialError
+	if !errors.As(err, &pe) {
+		t.Fatalf("err %T %v, want a *PartialError", err, err)
+	}
+	var env *EnvError
+	var unknown *UnknownError
+	if errors.As(err, &env) || !errors.As(err, &unknown) {
+		t.Errorf("%v: an *EnvError (exit 3) or no *UnknownError (exit 4)", err)
+	}
+	if len(pe.Unread) != 2 {
+		t.Fatalf("unread %+v, want lid 4 and lid 9", pe.Unread)
+	}
+	for i, want := range []uint16{4, 9} {
+		u := pe.Unread[i]
+		var na *NoAnswerError
+		if u.Address == nil || u.Address.Addr.LID != want || u.What != mad.LIDAddress(want).String() || u.Device != "" || u.Port != -1 || !errors.As(u.Err, &na) {
+			t.Errorf("unread[%d] = %+v (address %v), want lid %d with its *NoAnswerError", i, u, u.Address, want)
+		}
+	}
+	unread, fatal := NotRead(views, err)
+	if fatal != nil || len(unread) != 2 || unread[0].Address == nil || !strings.HasPrefix(unread[1].Message(), "not read: lid 9: no answer from lid 9 via fake") {
+		t.Errorf("NotRead = %+v, %v", unread, fatal)
+	}
+}
+
+// TestLoadManyNoneOrMissing: a single address fails with its own error, as before;
+// several of which none answered, or a port asked for that a node that answered does
+// not have, are an *EnvError (exit 3) naming each, never a *PartialError.
+func TestLoadManyNoneOrMissing(t *testing.T) {
+	f := &Fabric{T: caNet{2: 0x10}, Via: "fake"}
+	ctx := context.Background()
+	views, err := f.Load(ctx, lidSels(9)[0], LoadOptions{})
+	var na *NoAnswerError
+	if len(views) != 0 || !errors.As(err, &na) || na.Addr.LID != 9 {
+		t.Errorf("one address: %d views, %v", len(views), err)
+	}
+	views, err = f.LoadMany(ctx, lidSels(8, 9), LoadOptions{})
+	var pe *PartialError
+	var env *EnvError
+	if len(views) != 0 || errors.As(err, &pe) || !errors.As(err, &env) || !strings.HasPrefix(err.Error(), "2 of 2 addresses failed: no answer from lid 8") {
+		t.Errorf("none answered: %d views, %T %v", len(views), err, err)
+	}
+	sels := lidSels(2, 9)
+	sels[0].Port, sels[0].HasPort = 2, true
+	sels[1].Port, sels[1].HasPort = 2, true
+	_, err = f.LoadMany(ctx, sels, LoadOptions{})
+	if errors.As(err, &pe) || !errors.As(err, &env) || !strings.Contains(err.Error(), "no port 2 on the CA at lid 2 (ports: 1-1)") {
+		t.Errorf("missing port: %T %v", err, err)
+	}
+	f.T = caNet{2: 0x10, 4: 0x20}
+	sels[1].Addr = mad.LIDAddress(4)
+	sels[1].HasPort = false
+	views, err = f.LoadMany(ctx, sels, LoadOptions{})
+	if len(views) != 1 || errors.As(err, &pe) || !errors.As(err, &env) || !strings.HasPrefix(err.Error(), "1 of 2 addresses failed: no port 2") {
+		t.Errorf("missing port beside a port read: %d views, %T %v", len(views), err, err)
+	}
+}
