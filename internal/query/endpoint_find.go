@@ -170,9 +170,7 @@ func (r *ResolvedEndpoint) findEntry(v *PortView) {
 	unread := indexList(fr.Unread)
 	switch {
 	case fr.Outcome == FindFound && fr.Entry.PKey.IsFull():
-		r.Endpoint.Entries[0].Index = check.NoIndex
-		r.Endpoint.Notes = append(r.Endpoint.Notes, fmt.Sprintf("%s: the index a QP there uses for partition %s is not known (%s); it uses %s either way",
-			r.Endpoint.Label, s.PKey.Partition().String(), fr.Reason, full))
+		r.Endpoint.Entries[0].Index = check.NoIndex // CanTalk's reasons say why
 	case fr.Outcome == FindFound:
 		got := fr.Entry
 		r.Endpoint.Entries[0].Index = check.NoIndex // the limited entry read is only what is taken

@@ -269,3 +269,33 @@ func TestSharedPartitionsLowerBound(t *testing.T) {
 		}
 	}
 }
+
+// TestFindEntryIndexNotKnown (wave 11): pkey=0x8005 on mlx5_0/1, whose full 0x8005 is
+// at index 4 and whose entry 3 was not read: the kernel picks a full 0x8005 either
+// way, so the answer stands (yes against 0x0005, exit 0, no incomplete), but the
+// index is not known: null in shared_partitions, and a reason says why.
+func TestFindEntryIndexNotKnown(t *testing.T) {
+	h := fakesysfs.MLX5()
+	h.Devices[0].Ports[0].Unreadable = []int{3} // mlx5_0/1
+	if h.Devices[0].Name != "mlx5_0" {
+		t.Fatalf("fixture order: %s", h.Devices[0].Name)
+	}
+	dir := filepath.Join(t.TempDir(), "sys")
+	if err := fakesysfs.Write(dir, h); err != nil {
+		t.Fatal(err)
+	}
+	j := cmdtest.Run(t, root, false, nil, "--sysfs", dir, "can-talk", "mlx5_0/1,pkey=0x8005", "0x0005", "-o", "json")
+	jsonschematest.Validate(t, "can-talk", []byte(j.Stdout))
+	var d struct {
+		Verdict string
+		Reasons []string
+		Shared  []struct{ A struct{ Index *int } } `json:"shared_partitions"`
+	}
+	if err := json.Unmarshal([]byte(j.Stdout), &d); err != nil {
+		t.Fatal(err)
+	}
+	const why = "entry 4 holds it as a full member, but 1 entry before it could not be read (index 3)"
+	if j.Code != 0 || d.Verdict != "yes" || len(d.Shared) != 1 || d.Shared[0].A.Index != nil || !strings.Contains(strings.Join(d.Reasons, "\n"), why) {
+		t.Errorf("exit %d: want yes, exit 0, index null and a reason saying %q\n%s", j.Code, why, j.Stdout)
+	}
+}
