@@ -72,30 +72,30 @@ func FindPKey(v *PortView, key check.PKey) FindResult {
 		return r
 	}
 	e, ok := v.Table.FindIndex(key)
+	_, _, _, r.Known = findKnown(v.Table.checkEntries(), key)
 	switch {
 	case ok && e.PKey.IsFull():
-		r.Outcome, r.Entry, r.Known = FindFound, e, true
-		var before []int
-		for _, i := range r.Unread {
-			if i < e.Index {
-				before = append(before, i)
+		r.Outcome, r.Entry = FindFound, e
+		if !r.Known {
+			var before []int
+			for _, i := range r.Unread {
+				if i < e.Index {
+					before = append(before, i)
+				}
 			}
-		}
-		if len(before) > 0 {
-			r.Known = false
 			r.Reason = fmt.Sprintf("entry %d holds it as a full member, but %s before it could not be read (%s): a full entry there would be the one used",
 				e.Index, textsafe.Plural(len(before), "entry", "entries"), indexList(before))
 		}
 	case ok:
-		r.Outcome, r.Entry, r.Known = FindFound, e, unread == ""
-		if unread != "" {
+		r.Outcome, r.Entry = FindFound, e
+		if !r.Known {
 			r.Reason = fmt.Sprintf("only a limited entry was found; %s: a full entry may be among them", unread)
 		}
-	case unread != "":
+	case !r.Known:
 		r.Outcome = FindUnknown
 		r.Reason = fmt.Sprintf("partition %s is not in the entries that were read, but %s: it may be in one of them", key.Partition().String(), unread)
 	default:
-		r.Outcome, r.Known = FindNotFound, true
+		r.Outcome = FindNotFound
 		r.Reason = fmt.Sprintf("partition %s is not in the %s table", key.Partition().String(), v.Ref())
 	}
 	return r
@@ -135,6 +135,19 @@ func IndexRanges(idx []int) []string {
 		i = j + 1
 	}
 	return out
+}
+
+// findKnown is FindPKey's rule on entries: the entry check.FindPKeyIndex finds among
+// those read (ok), and known when ib_find_pkey picks it (or, !ok, none) whatever the
+// entries not read hold: the first full match wins, so an entry not read before a
+// full one may be one; a limited one is taken only when no full one exists, so beside
+// it, or beside no match at all, any entry not read may change the pick.
+func findKnown(entries []check.TableEntry, key check.PKey) (index int, p check.PKey, ok, known bool) {
+	index, p, ok = check.FindPKeyIndex(entries, key)
+	known = !slices.ContainsFunc(entries, func(t check.TableEntry) bool {
+		return !t.Readable && (!ok || !p.IsFull() || t.Index < index)
+	})
+	return index, p, ok, known
 }
 
 // findEntry: pkey=K without index= on a port whose table was read uses the entry
