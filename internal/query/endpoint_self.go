@@ -134,8 +134,12 @@ func CanTalk(a, b ResolvedEndpoint) check.Verdict {
 		// Entries not read may change the entry a pkey= end uses, but not the answer.
 		for _, r := range []ResolvedEndpoint{a, b} {
 			if r.EntryNotKnown != "" {
-				v.Reasons = append(v.Reasons, fmt.Sprintf("%s: the entry a QP there uses for partition %s is not known (%s); the answer is %s whichever the kernel picks (ib_find_pkey)",
-					r.Endpoint.Label, r.Spec.PKey.Partition().String(), r.EntryNotKnown, v.Kind))
+				same := fmt.Sprintf("the answer is %s whichever the kernel picks (ib_find_pkey)", v.Kind)
+				if v.Kind == check.VerdictUnknown { // for another cause, which says so
+					same = "whichever the kernel picks (ib_find_pkey), the answer stays unknown for what else was not read"
+				}
+				v.Reasons = append(v.Reasons, fmt.Sprintf("%s: the entry a QP there uses for partition %s is not known (%s); %s",
+					r.Endpoint.Label, r.Spec.PKey.Partition().String(), r.EntryNotKnown, same))
 			}
 		}
 	}
