@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/cobra/doc"
@@ -27,8 +28,6 @@ func generated(t *testing.T) map[string][]byte {
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
 	root.DisableAutoGenTag = true
-	// The pages show what --help does.
-	root.Long = cmdutil.LongHelp(root)
 	// A long help built when shown (exporter's) is in its man page too.
 	for _, c := range root.Commands() {
 		c.HelpFunc()(c, nil)
@@ -52,12 +51,27 @@ func generated(t *testing.T) map[string][]byte {
 	dir := t.TempDir()
 	header := &doc.GenManHeader{Title: "IBKEY", Section: "1", Date: &manDate, Source: "ibkey", Manual: "ibkey manual"}
 	must(doc.GenManTreeFromOpts(root, doc.GenManTreeOptions{Header: header, Path: dir, CommandSeparator: "-"}))
+	// Each page's EXIT STATUS is its command's exit codes, as its --help ends with them
+	// (cmdutil.CommandExits); its DESCRIPTION is the long help without them.
+	exits := map[string]string{}
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		rows, _ := cmdutil.CommandExits(c)
+		exits[strings.ReplaceAll(c.CommandPath(), " ", "-")+".1"] = exitCodesTroff(rows)
+		for _, s := range c.Commands() {
+			walk(s)
+		}
+	}
+	walk(root)
 	ents, err := os.ReadDir(dir)
 	must(err)
 	for _, e := range ents {
 		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
 		must(err)
-		files["man/"+e.Name()] = fixManPage(e.Name(), data, exitCodesTroff())
+		if exits[e.Name()] == "" {
+			t.Fatalf("%s: no command of that name", e.Name())
+		}
+		files["man/"+e.Name()] = fixManPage(e.Name(), data, exits[e.Name()])
 	}
 	return files
 }
@@ -172,9 +186,16 @@ func fixManPage(name string, page []byte, exitStatus string) []byte {
 	title := strings.ToUpper(strings.TrimSuffix(name, ".1"))
 	lines := strings.Split(string(page), "\n")
 	var out []string
-	sawSeeAlso := false
+	sawSeeAlso, example := false, false
 	for _, l := range lines {
 		switch {
+		case l == ".EX" || l == ".EE":
+			example = l == ".EX"
+		case example:
+			// --help indents examples by two spaces; man(1) indents the section
+			// already, and a line that fitted 80 columns there must fit here too.
+			out = append(out, fitExample(strings.TrimPrefix(l, "  "))...)
+			continue
 		case strings.HasPrefix(l, ".TH "):
 			// .TH "IBKEY" "1" ...: each page carries its own title; no justification
 			// (ragged right, as most section 1 pages render at 80 columns) and no hyphens
@@ -183,7 +204,9 @@ func fixManPage(name string, page []byte, exitStatus string) []byte {
 			out = append(out, l, ".ad l", ".nh") // .TH resets hyphenation: turn it off again
 			continue
 		case l == ".SH SEE ALSO":
-			out = append(out, ".SH EXIT STATUS", strings.TrimSuffix(exitStatus, "\n"),
+			// .nh again: the .TP paragraphs were hyphenated despite the .nh after .TH
+			// (groff 1.22.4, man -l at 80 columns).
+			out = append(out, ".SH EXIT STATUS", ".nh", strings.TrimSuffix(exitStatus, "\n"),
 				"", ".SH ENVIRONMENT", strings.TrimSuffix(manEnvironment, "\n"),
 				"", ".SH FILES", strings.TrimSuffix(manFiles, "\n"), "")
 			sawSeeAlso = true
@@ -199,6 +222,41 @@ func fixManPage(name string, page []byte, exitStatus string) []byte {
 		s = strings.TrimRight(s, "\n") + ", " + manSeeAlso + "\n"
 	}
 	return []byte(s)
+}
+
+// manExampleWidth is what an example line may take at 80 columns: man(1) indents a
+// section's text by 7.
+const manExampleWidth = 80 - 7
+
+// fitExample is an example's command line l as it fits manExampleWidth: a comment's
+// padding shrunk, then the line broken before a flag (else an argument) with a shell continuation
+// (\e is troff's backslash), the rest indented by 4, as a reader can paste it.
+func fitExample(l string) []string {
+	if len(l) <= manExampleWidth {
+		return []string{l}
+	}
+	if j := strings.Index(l, "  #"); j >= 0 {
+		hash := j + 2
+		l = strings.TrimRight(l[:hash], " ") + "  " + l[hash:]
+		if len(l) <= manExampleWidth {
+			return []string{l}
+		}
+	}
+	var out []string
+	indent := ""
+	for len(indent)+len(l) > manExampleWidth {
+		head := l[:manExampleWidth-len(indent)-2]
+		cut := strings.LastIndex(head, " -") // before a flag, its value kept with it
+		if cut <= 0 {
+			cut = strings.LastIndex(head, " ")
+		}
+		if cut <= 0 {
+			break
+		}
+		out = append(out, indent+l[:cut]+` \e`)
+		l, indent = l[cut+1:], "    "
+	}
+	return append(out, indent+l)
 }
 
 // breakable adds troff's zero-width break point (\:) after the commas and colons of
@@ -250,14 +308,23 @@ func TestRepositoryPagesRenderClean(t *testing.T) {
 		}
 		cmd := exec.Command("man", "--warnings", "-l", p)
 		cmd.Env = append(os.Environ(), "MANWIDTH=80", "MANPAGER=cat", "PAGER=cat", "LANG=C.UTF-8")
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		if err := cmd.Run(); err != nil {
 			t.Errorf("man -l %s: %v: %s", name, err, stderr.String())
 			continue
 		}
 		if stderr.Len() > 0 {
 			t.Errorf("man -l %s at 80 columns warns:\n%s", name, stderr.String())
+		}
+		for _, l := range strings.Split(stdout.String(), "\n") {
+			if utf8.RuneCountInString(l) > 80 {
+				t.Errorf("man -l %s: a line over 80 columns: %q", name, l)
+			}
+		}
+		// The exit codes are in EXIT STATUS, once: not in DESCRIPTION as --help's text.
+		if n := bytes.Count(data, []byte("Exit codes")); n > 0 {
+			t.Errorf("%s: --help's exit-code text is in the page (%d times); it belongs in EXIT STATUS only", name, n)
 		}
 	}
 }

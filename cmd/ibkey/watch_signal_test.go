@@ -77,7 +77,7 @@ func TestExporterSignalExit(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	if !strings.Contains(cmdutil.ExitCodesText(), "not ibkey exporter once it serves") {
+	if !strings.Contains(cmdutil.ExitCodesText(cmdutil.ExitCodes), "not ibkey exporter once it serves") {
 		t.Fatalf("the exit-code table no longer names the exporter's exception: change this test with it")
 	}
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT} {

@@ -361,11 +361,7 @@ func (c *FabricCollector) sweep(ctx context.Context, tap *portInfoTap) (*fabricS
 	if err == nil && f.Incomplete != "" {
 		err = fmt.Errorf("sweep incomplete: %s", f.Incomplete)
 	}
-	snap := c.fromFabric(ctx, f, tap, got)
-	if err == nil {
-		err = ctx.Err()
-	}
-	return snap, err
+	return c.fromFabric(ctx, f, tap, got), cmp.Or(err, ctx.Err())
 }
 
 // fromFabric reads the counters of a sweep's ports (unless NoCounters) through tap, runs
@@ -475,24 +471,18 @@ func sweepPMA(isSwitch bool, lid, switchLID uint16, down bool) query.MADPort {
 }
 
 // readNodes reads the --lid nodes' ports (tables, PortInfo) through tap, and their
-// PortCounters as a sweep's are (readPortCounters): the violation counters are those
-// of the PortInfo replies the reads got, and PortCounters go where a sweep sends them,
-// a CA port's to its LID, a switch port's to the switch's (port 0's).
+// counters as a sweep's are (readPortCounters): the violation counters from the PortInfo
+// replies, PortCounters from a CA port's LID or a switch port's switch (port 0's LID).
 func (c *FabricCollector) readNodes(ctx context.Context, tap *portInfoTap) (*fabricSnapshot, error) {
 	fab := &query.Fabric{T: tap, Via: c.fab.Via, DirectedRouteFlag: c.fab.DirectedRouteFlag}
 	views, err := fab.LoadMany(ctx, c.opts.Selectors, query.LoadOptions{Tables: true})
 	if len(views) == 0 {
-		if err == nil {
-			err = errors.New("no port read")
-		}
-		return nil, err
+		return nil, cmp.Or(err, errors.New("no port read"))
 	}
-	// Addresses that did not answer (a *query.PartialError) are nodes not read, as in
-	// a sweep: served with gaps, counted in ibkey_fabric_not_read{what="node"} and
-	// named in the log, never absent as if read.
+	// Addresses that did not answer (a *query.PartialError) are nodes not read, as in a
+	// sweep: served with gaps, in ibkey_fabric_not_read{what="node"} and the log.
 	var notRead []fabric.NotChecked
-	var partial *query.PartialError
-	if errors.As(err, &partial) {
+	if partial, ok := errors.AsType[*query.PartialError](err); ok {
 		for _, u := range partial.Unread {
 			notRead = append(notRead, fabric.NotChecked{Kind: fabric.UnreadNode, What: fabric.NotReadNode, Reason: u.What + ": " + u.Err.Error()})
 		}

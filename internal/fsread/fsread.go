@@ -137,6 +137,11 @@ type File struct {
 // fails with an *Error wrapping ErrTooLarge; what names the kind in that message
 // ("a partitions file"). A file whose size already exceeds limit is refused at once.
 func Open(name string, limit int64, what string) (*File, error) {
+	if name == "" {
+		// open(2) of "" fails with ENOENT; quoted, the message shows what was given
+		// (`open "": ...`, not `open : ...`).
+		return nil, &fs.PathError{Op: "open", Path: `""`, Err: syscall.ENOENT}
+	}
 	f, err := os.OpenFile(name, openFlags, 0)
 	if err != nil {
 		return nil, openErr(err, name, func() (fs.FileInfo, error) { return os.Lstat(name) })

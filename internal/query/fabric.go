@@ -79,7 +79,8 @@ func (f *Fabric) Load(ctx context.Context, sel FabricSelector, opt LoadOptions) 
 }
 
 // loadNodes is how many nodes LoadMany reads at once: enough to keep a transport's
-// window (8 MADs by default) full while some nodes wait for a reply that may not come.
+// window (umad 8 MADs, ibsim 64: mad.umadWindow, ibsimWindow) full while some nodes
+// wait for a reply that may not come.
 const loadNodes = 16
 
 // LoadMany reads the ports of several nodes, several at once (loadNodes), each port

@@ -3,10 +3,12 @@ package query
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
+	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // GUIDSelector finds GUID g (a port GUID, else a node GUID) in the swept fabric f and
@@ -45,7 +47,12 @@ func GUIDSelector(f *fabric.Fabric, g check.GUID, base FabricSelector) (FabricSe
 			return route(n)
 		}
 	}
-	return base, &EnvError{Msg: fmt.Sprintf("no port or node with GUID %s in the fabric (%s)", g, SweepSummary(f))}
+	// What exists: the nodes' GUIDs, with their descriptions (the first 12).
+	var guids []string
+	for _, n := range f.Nodes {
+		guids = append(guids, fmt.Sprintf("%s %q", n.GUID, n.Description))
+	}
+	return base, &EnvError{Msg: fmt.Sprintf("no port or node with GUID %s in the fabric (%s; node GUIDs: %s)", g, SweepSummary(f), strings.Join(textsafe.Capped(guids, 12), ", "))}
 }
 
 // FindGUID sweeps the fabric (no tables) and finds GUID g in it (GUIDSelector). A

@@ -68,7 +68,7 @@ func ReadPartitionsText(path string, stdin io.Reader) ([]byte, string, error) {
 func readPartitionsFile(path string, stdin io.Reader) ([]byte, string, error) {
 	if path == "-" {
 		if stdin == nil {
-			return nil, "", errors.New("- (standard input) cannot be read here")
+			return nil, "", errors.New("- (standard input) cannot be read here: give the file's path")
 		}
 		data, err := readStream(stdin, StdinName, partconf.MaxFileSize)
 		return data, StdinName, err

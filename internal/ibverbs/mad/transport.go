@@ -14,6 +14,12 @@ import (
 // sim_client_info's nodeid is 32 bytes, NUL-terminated (include/ibsim.h).
 const MaxSimNodeLen = 31
 
+// MaxIbsimSockNameLen is the longest socket base name (IBSIM_SOCKNAME) a client can
+// use: its sockets are abstract Unix sockets named BASE:ctlID and BASE:inID (ibsim's
+// make_name), which with their leading and trailing NUL and a 10-digit ID must fit
+// sun_path's 108 bytes (unix(7)); a longer name fails bind(2) with EINVAL.
+const MaxIbsimSockNameLen = 108 - 2 - len(":ctl2147483647")
+
 // IbsimOptions configure DialIbsim.
 type IbsimOptions struct {
 	// SockName is ibsim's socket base name (its IBSIM_SOCKNAME; "sim" when that

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -111,18 +112,6 @@ index and whether that partition works (? when a switch port facing an end was n
 read for it: the reasons name it). Warnings (a port not ARMED/ACTIVE, RoCE) and
 notes (a rule not checked, a Q_Key ignored) go to stderr.
 
-Exit codes: 0 they can talk; 1 they cannot (also ONE-WAY, and NOT ACTIVE: a port that
-is not ACTIVE passes no data now, whether or not its table was read), or an endpoint
-asks for a P_Key or index its port's table does not hold, or pins an empty entry: no
-QP there can use it, which is a definite no; 2 a bad endpoint; 3 no such device or
-port (those that exist are listed), or no P_Key table (iWARP); 4 UNKNOWN: the answer
-depends on what was not read (unreadable P_Key entries, a pinned entry, a port's
-table, a device, a switch port's table), listed on stderr, or the ports are on
-different subnets (GID prefixes) and only a router, which is not checked, could join
-them, or (--sa) the Subnet Manager does not confirm the tables' yes (a no it does not confirm
-stays 1, and a warning says what it did not confirm; a ONE-WAY it does not confirm stays 1,
-and its working direction is said to be only what the tables read).
-
 JSON (-o json; schemas/can-talk.schema.json): {"schema_version","can_talk","one_way",
 "verdict","not_checked"?,"reasons":[],"warnings":[],
 "a"/"b":{"label","is_port","qp_type","qkey","wr_qkey","qkey_rule","qkey_rule_reason"},
@@ -172,6 +161,13 @@ definite no; an entry that was not read gives the verdict above):
 	o.Sweep.AddFileFlags(c, "stop the sweep after this long and report what was read (exit 4 when an endpoint is not in what was read)")
 	addSAFlags(c, &o.SA)
 	_ = c.RegisterFlagCompletionFunc("timeout", cmdutil.CompleteDurations("30s", "1m", "5m", "10m"))
+	cmdutil.SetExits(c,
+		cmdutil.ExitMeaning{Code: cmdutil.ExitOK, Meaning: "they can talk"},
+		cmdutil.ExitMeaning{Code: cmdutil.ExitNo, Meaning: "they cannot (also ONE-WAY, and NOT ACTIVE: a port that is not ACTIVE passes no data now, whether or not its table was read), or an endpoint asks for a P_Key or index its port's table does not hold, or pins an empty entry: no QP there can use it, which is a definite no"},
+		cmdutil.ExitMeaning{Code: cmdutil.ExitUsage, Meaning: "bad input: an endpoint, flag or file (one line names it)"},
+		cmdutil.ExitMeaning{Code: cmdutil.ExitEnv, Meaning: "no such device or port (those that exist are listed), or no P_Key table (iWARP)"},
+		cmdutil.ExitMeaning{Code: cmdutil.ExitIncomplete, Meaning: "UNKNOWN: the answer depends on what was not read (unreadable P_Key entries, a pinned entry, a port's table, a device, a switch port's table), listed on stderr, or on what was not given (a port's type with --partitions, router or CA; UD QPs' Q_Keys), or the ports are on different subnets (GID prefixes) and only a router, which is not checked, could join them, or (--sa) the Subnet Manager does not confirm the tables' yes (a no it does not confirm stays 1, and a warning says what it did not confirm; a ONE-WAY it does not confirm stays 1, and its working direction is said to be only what the tables read)"},
+	)
 	return c
 }
 
@@ -285,6 +281,17 @@ func (o *CanTalkOptions) resolve(src query.EndpointSources, specA, specB check.E
 func runCanTalk(o *CanTalkOptions) error {
 	if o.SA.SMLog != "" && !o.SA.Ask {
 		return cmdutil.Usagef("--sm-log quotes the Subnet Manager's refusal: it needs --sa")
+	}
+	// --router's GUIDs are checked whether or not this pair needs them.
+	if _, err := query.AddPortTypes(map[check.GUID]check.NodeType{}, o.Routers, nil); err != nil {
+		return err
+	}
+	// A --sm-log that is not there is bad input, refused before the endpoints are
+	// resolved and named on stderr (askSA reads its size later, when it asks).
+	if o.SA.SMLog != "" {
+		if _, err := os.Stat(o.SA.SMLog); err != nil {
+			return cmdutil.Usagef("--sm-log: %v", err)
+		}
 	}
 	// Every flag is checked, also one this pair of endpoints does not use: a bad
 	// value is a mistake either way (issue 28: --table-size 0; --timeout -1s is

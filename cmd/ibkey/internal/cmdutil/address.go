@@ -88,6 +88,17 @@ func (v *addrValue) Type() string   { return "string" }
 // Set reports whether a fabric address was given.
 func (a *AddressFlags) Set() bool { return a.LID != "" || a.DR != "" || a.GUID != "" }
 
+// given names the address flags given ("--guid", "--lid and --dr").
+func (a *AddressFlags) given() string {
+	var names []string
+	for _, f := range []struct{ name, v string }{{"--lid", a.LID}, {"--dr", a.DR}, {"--guid", a.GUID}} {
+		if f.v != "" {
+			names = append(names, f.name)
+		}
+	}
+	return strings.Join(names, " and ")
+}
+
 // Selectors checks the flags against the command's positional args (DEV PORT
 // and an address are exclusive) and returns one selector per node.
 func (a *AddressFlags) Selectors(args []string) ([]query.FabricSelector, error) {
@@ -103,7 +114,7 @@ func (a *AddressFlags) Selectors(args []string) ([]query.FabricSelector, error) 
 		return nil, nil
 	}
 	if len(args) > 0 {
-		return nil, &query.UsageError{Msg: fmt.Sprintf("unexpected %q: a port is given either as DEV PORT (local) or with --lid/--dr (over the fabric), not both", strings.Join(args, " "))}
+		return nil, &query.UsageError{Msg: fmt.Sprintf("unexpected %q with %s: a port is given either as DEV PORT (local) or with --lid/--dr (over the fabric), not both", strings.Join(args, " "), a.given())}
 	}
 	base := query.FabricSelector{}
 	switch p := a.Port; {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/ibverbs"
@@ -114,7 +115,31 @@ func FlagError(c *cobra.Command, err error) error {
 			msg += " (" + hint + ")"
 		}
 	}
+	var invalid *pflag.InvalidValueError
+	if errors.As(err, &invalid) {
+		if a := acceptedValues(invalid.GetFlag()); a != "" {
+			msg += " (accepted: " + a + ")"
+		}
+	}
 	return &query.UsageError{Msg: fmt.Sprintf("%s (see '%s --help')", msg, c.CommandPath())}
+}
+
+// acceptedValues says what a flag of a plain type accepts, for pflag's "invalid
+// argument" errors (which name the value and the Go parser's complaint only).
+func acceptedValues(fl *pflag.Flag) string {
+	if d, ok := fl.Value.(*plainDuration); ok {
+		unit := map[string]string{"s": "seconds", "ms": "milliseconds"}[d.unit]
+		return "a duration such as 500ms, 5s or 1m30s, or a plain number of " + unit
+	}
+	switch fl.Value.Type() {
+	case "bool":
+		return "true or false; the flag alone is true"
+	case "int":
+		return "a whole number"
+	case "duration":
+		return "a duration such as 500ms, 5s or 1m30s"
+	}
+	return ""
 }
 
 // diagsFlags are infiniband-diags' short flags and ibkey's spelling of each.

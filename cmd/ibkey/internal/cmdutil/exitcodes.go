@@ -2,7 +2,11 @@ package cmdutil
 
 import (
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
+
+	"github.com/spf13/cobra"
 )
 
 // ExitCodeDoc is one row of the exit-code table.
@@ -24,15 +28,91 @@ var ExitCodes = []ExitCodeDoc{
 	// as Prometheus does (cmd/prometheus/main.go: the termination handler returns nil,
 	// "See you next time!"); systemd counts an exit status of 143 a failure unless
 	// SuccessExitStatus= lists it (systemd.service(5)), a death by SIGTERM clean.
-	{fmt.Sprintf("%d+N", ExitSignal), "ended by signal N (SIGINT 130, SIGTERM 143, SIGHUP 129, SIGQUIT 131), after restoring the terminal; not ibkey exporter once it serves: a daemon, it stops cleanly on any of these and exits 0, as Prometheus does (systemd counts an exit status of 143 a failure)"},
+	{ExitCodeName(ExitSignal), "ended by signal N (SIGINT 130, SIGTERM 143, SIGHUP 129, SIGQUIT 131), after restoring the terminal; not ibkey exporter once it serves: a daemon, it stops cleanly on any of these and exits 0, as Prometheus does (systemd counts an exit status of 143 a failure)"},
 }
 
-// ExitCodesText is the exit-code table as --help shows it: one code per entry, its
+// ExitMeaning is one exit code a command can return and what it means for that command.
+type ExitMeaning struct {
+	Code    int // ExitOK ... ExitIncomplete, or ExitSignal for 128+N
+	Meaning string
+}
+
+// exitPrefix starts the cobra annotations SetExits keeps a command's codes in, one
+// per code: "ibkey.exit.4" holds what 4 means for the command. The keys and meanings
+// are constants, so declaring costs the command tree built on every run no copy
+// (issue 23's start-up budget).
+const exitPrefix = "ibkey.exit."
+
+// exitKeys are the annotation keys of the codes of the table.
+var exitKeys = [...]string{exitPrefix + "0", exitPrefix + "1", exitPrefix + "2", exitPrefix + "3", exitPrefix + "4"}
+
+// signalExit is the 128+N row of a command that declares its codes but not this one:
+// any command can be ended by a signal (Execute, SignalExitCode).
+var signalExit = ExitMeaning{ExitSignal, "ended by signal N (SIGINT 130, SIGTERM 143)"}
+
+// SetExits declares the exit codes c can return, each with its meaning for c. c's
+// --help ends with them ("Exit codes:") and its man page's EXIT STATUS lists them, in
+// place of the table of every code (ExitCodes); 128+N is added when not declared. The
+// command tests (cmdtest) fail on an exit code a command returns but does not declare.
+func SetExits(c *cobra.Command, exits ...ExitMeaning) {
+	if c.Annotations == nil {
+		c.Annotations = make(map[string]string, len(exits))
+	}
+	for _, e := range exits {
+		var key string
+		switch {
+		case e.Code >= 0 && e.Code < len(exitKeys):
+			key = exitKeys[e.Code]
+		case e.Code == ExitSignal:
+			key = exitPrefix + "128+N"
+		default:
+			key = exitPrefix + ExitCodeName(e.Code) // not in the table: its test names it
+		}
+		c.Annotations[key] = e.Meaning
+	}
+}
+
+// CommandExits is the exit-code table of c: the codes it declares (SetExits), in
+// order, or ExitCodes when it declares none. Declared reports which.
+func CommandExits(c *cobra.Command) (rows []ExitCodeDoc, declared bool) {
+	var codes []int
+	for k := range c.Annotations {
+		if name, ok := strings.CutPrefix(k, exitPrefix); ok {
+			n, err := strconv.Atoi(name)
+			if err != nil { // 128+N
+				n = ExitSignal
+			}
+			codes = append(codes, n)
+		}
+	}
+	if len(codes) == 0 {
+		return ExitCodes, false
+	}
+	slices.Sort(codes)
+	for _, n := range codes {
+		rows = append(rows, ExitCodeDoc{ExitCodeName(n), c.Annotations[exitPrefix+ExitCodeName(n)]})
+	}
+	if codes[len(codes)-1] != ExitSignal {
+		rows = append(rows, ExitCodeDoc{ExitCodeName(signalExit.Code), signalExit.Meaning})
+	}
+	return rows, true
+}
+
+// ExitCodeName is code as the tables name it: "0" ... "4", "128+N" for any signal's.
+func ExitCodeName(code int) string {
+	if code >= ExitSignal {
+		return fmt.Sprintf("%d+N", ExitSignal)
+	}
+	return fmt.Sprint(code)
+}
+
+// ExitCodesText is an exit-code table (ExitCodes, or a command's: CommandExits) as
+// --help shows it, the one format of every command's: one code per entry, its
 // meaning filled to HelpWidth.
-func ExitCodesText() string {
+func ExitCodesText(rows []ExitCodeDoc) string {
 	var b strings.Builder
 	b.WriteString("Exit codes:\n")
-	for _, e := range ExitCodes {
+	for _, e := range rows {
 		for _, l := range fill(fmt.Sprintf("  %-6s ", e.Code), "         ", e.Meaning, HelpWidth) {
 			b.WriteString(l + "\n")
 		}

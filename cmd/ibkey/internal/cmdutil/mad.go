@@ -152,10 +152,28 @@ func (m *MADFlags) IbsimBase() string { return m.f.IbsimSocket(m.Ibsim) }
 // Explicit reports whether a transport was chosen (--ibsim or --ca).
 func (m *MADFlags) Explicit() bool { return m.IbsimBase() != "" || m.CA != "" }
 
+// checkMADValues refuses a bad MAD flag value of c (--ca-port 300, --mad-retries -1)
+// before c runs, also when this run sends no MAD: a bad value is a mistake either way
+// (as can-talk checks every flag, issue 28), never silently ignored.
+func (f *Factory) checkMADValues(c *cobra.Command) error {
+	for _, m := range f.madFlags {
+		if m.cmd == c {
+			_, err := m.Options()
+			return err
+		}
+	}
+	return nil
+}
+
 // Options are the transport options the flags select.
 func (m *MADFlags) Options() (mad.Options, error) {
 	if m.MADTimeout <= 0 {
 		return mad.Options{}, Usagef("invalid --mad-timeout %v (accepted: a positive duration, e.g. 500ms)", m.MADTimeout)
+	}
+	// A port number is a byte (IBA 14.2.5.6 PortInfo:LocalPortNum); 0 is port 1
+	// (query.TransportOptions).
+	if m.CAPort < 0 || m.CAPort > 255 {
+		return mad.Options{}, Usagef("invalid --ca-port %d (accepted: a port number 1-255 of --ca; 0 or unset for port 1)", m.CAPort)
 	}
 	if m.MADRetries < 0 || m.MADRetries > 100 {
 		return mad.Options{}, Usagef("invalid --mad-retries %d (accepted: 0-100)", m.MADRetries)
@@ -181,6 +199,8 @@ func (m *MADFlags) Open(ctx context.Context) (*query.Fabric, error) {
 	switch {
 	case o.Ibsim != "" && (m.CA != "" || m.CAPort != 0):
 		return nil, Usagef("--ca and --ca-port choose a local umad port; they do not apply with --ibsim (use --sim-node NAME to choose where to attach)")
+	case len(o.Ibsim) > mad.MaxIbsimSockNameLen:
+		return nil, Usagef("invalid simulator socket name %q (--ibsim or IBSIM_SOCKNAME): %d bytes, longer than the %d an ibsim socket name holds", o.Ibsim, len(o.Ibsim), mad.MaxIbsimSockNameLen)
 	case o.Ibsim != "" && len(m.SimNode) > mad.MaxSimNodeLen:
 		return nil, Usagef("invalid --sim-node %q: %d bytes, longer than the %d a simulator node name holds", m.SimNode, len(m.SimNode), mad.MaxSimNodeLen)
 	case o.Ibsim == "" && m.SimNode != "":

@@ -41,6 +41,9 @@ func AddRootFlags(root *cobra.Command, f *Factory) {
 		if err := checkFlagValues(c); err != nil {
 			return err
 		}
+		if err := f.checkMADValues(c); err != nil {
+			return err
+		}
 		if err := f.checkTableTerminal(c); err != nil {
 			return err
 		}
@@ -57,10 +60,24 @@ func AddRootFlags(root *cobra.Command, f *Factory) {
 // code; an error is printed on stderr as one "ibkey: ..." line unless the command
 // already reported it.
 func Execute(ctx context.Context, root *cobra.Command, args []string, streams *IOStreams) int {
+	code, _ := ExecuteC(ctx, root, args, streams)
+	return code
+}
+
+// ExecuteC is Execute that also returns the command the line ran, as cobra's
+// ExecuteC finds it (root for an unknown command): the command tests (cmdtest) check
+// the code is one that command declares (CommandExits).
+func ExecuteC(ctx context.Context, root *cobra.Command, args []string, streams *IOStreams) (int, *cobra.Command) {
 	RefuseUnknownSubcommands(root)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	c, err := root.ExecuteContextC(ctx)
 	streams.Finish()
+	return exitCode(ctx, root, args, streams, err), c
+}
+
+// exitCode is the exit code of a command line that returned err, with the error
+// printed on stderr unless the command already reported it.
+func exitCode(ctx context.Context, root *cobra.Command, args []string, streams *IOStreams, err error) int {
 	if err == nil {
 		return ExitOK
 	}
@@ -79,12 +96,20 @@ func Execute(ctx context.Context, root *cobra.Command, args []string, streams *I
 		}
 		return SignalExitCode(cause)
 	}
+	code := ExitCode(err)
 	if !Reported(err) {
 		// textsafe: an error can quote a file's bytes or a user's token; it is
 		// sanitised and capped (a 10 MB line is summarised) before a terminal sees it.
-		streams.errLine("ibkey: " + textsafe.Error(err))
+		// Bad input, and a device, port or file not found, is one line: a newline in
+		// a token (a file named "a\nibkey: ok") is shown as \n, never as a second
+		// line that reads as ibkey's own.
+		msg := err.Error()
+		if code == ExitUsage || code == ExitEnv {
+			msg = strings.ReplaceAll(msg, "\n", `\n`)
+		}
+		streams.errLine("ibkey: " + textsafe.Message(msg))
 	}
-	return ExitCode(err)
+	return code
 }
 
 // HelpWidth is the width --help is written for: the 80 columns of most terminals.
@@ -99,23 +124,26 @@ func usageTemplate() string {
 	).Replace((&cobra.Command{}).UsageTemplate())
 }
 
-// LongHelp is c's long help as --help and the man pages show it: the root's ends
-// with the exit-code table (ExitCodesText). It is made when asked for, not when the
-// command tree is built on every run (issue 23's start-up budget).
+// LongHelp is c's help text as --help shows it: its long help (or its short one),
+// then its exit codes (CommandExits: the ones it declares, or the table of every
+// code). It is made when asked for, not when the command tree is built on every run
+// (issue 23's start-up budget).
 func LongHelp(c *cobra.Command) string {
-	if c.HasParent() || c.Long == "" {
-		return c.Long
+	text := c.Long
+	if text == "" {
+		text = c.Short
 	}
-	return c.Long + "\n\n" + ExitCodesText()
+	rows, _ := CommandExits(c)
+	if text == "" {
+		return ExitCodesText(rows)
+	}
+	return strings.TrimRight(text, "\n") + "\n\n" + ExitCodesText(rows)
 }
 
 // help is cobra's help with the long text reflowed to HelpWidth (WrapHelp), and the
 // usage wrapped too (usageTemplate, set when help is asked for).
 func help(c *cobra.Command, _ []string) {
 	text := LongHelp(c)
-	if text == "" {
-		text = c.Short
-	}
 	w := c.OutOrStdout()
 	if text != "" {
 		fmt.Fprintf(w, "%s\n\n", strings.TrimRight(WrapHelp(text, HelpWidth), " \t\n"))

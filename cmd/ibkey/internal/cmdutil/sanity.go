@@ -36,6 +36,11 @@ func checkFlagValues(c *cobra.Command) error {
 			if fl.Value.String() == "" && fl.NoOptDefVal == "" {
 				err = Usagef("--%s needs a value (given empty)", fl.Name)
 			}
+		case "stringArray", "stringSlice":
+			// One of the values is empty (--previous=, --kind a,,b): the same.
+			if v, ok := fl.Value.(pflag.SliceValue); ok && slices.Contains(v.GetSlice(), "") {
+				err = Usagef("--%s needs a value (given empty)", fl.Name)
+			}
 		case "duration":
 			d, perr := time.ParseDuration(fl.Value.String())
 			if perr != nil {

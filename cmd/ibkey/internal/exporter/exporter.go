@@ -498,8 +498,6 @@ Metrics:
 Sample alert rules (drops rising, a saturated counter, an IPoIB interface without its
 key, fabric findings, a stale sweep): contrib/prometheus/ibkey-rules.yml in the source,
 with promtool tests beside it.
-
 `)
-	b.WriteString(cmdutil.ExitCodesText())
 	return b.String()
 }

@@ -105,16 +105,6 @@ The SA answers only for ports and groups of the asking port's partitions: what
 it did not answer is not checked (exit 4); ask from a port in every partition,
 such as the SM's.
 
-Exit codes: 0 no errors (warnings allowed unless --strict); 1 errors (or
-warnings with --strict) in what was read, also when something was not checked:
-what was found is definite, and stderr and the JSON's incomplete still name what
-was not checked; 2 bad
-usage, --fabric-file or --partitions file; 3 no fabric access; 4 no error found
-but something not checked: a partial sweep, a saved one without tables
-(--no-tables), SA records not answered, or a --partitions file whose outcome in
-OpenSM cannot be predicted (its partitions-* findings are then no verdict and
-alone exit 4): findings printed first, what was not checked named on stderr.
-
 JSON (-o json), schema schemas/fabric-check.schema.json: {"schema_version":1,
 "source","partitions_file","findings":[{"severity","rule","ports":[{"node_guid",
 "port","node_desc"}],"pkeys":[],"message","action","at"?}],"errors","warnings",
@@ -140,6 +130,13 @@ unread-node, unread-table or not-checked).`,
 		return checkRules(), cobra.ShellCompDirectiveNoFileComp
 	})
 	addSACheckFlags(c, &o.SA)
+	cmdutil.SetExits(c,
+		cmdutil.ExitMeaning{Code: cmdutil.ExitOK, Meaning: "no errors (warnings allowed unless --strict)"},
+		cmdutil.ExitMeaning{Code: cmdutil.ExitNo, Meaning: "errors (or warnings with --strict) in what was read, also when something was not checked: what was found is definite, and stderr and the JSON's incomplete still name what was not checked"},
+		cmdutil.ExitMeaning{Code: cmdutil.ExitUsage, Meaning: "bad usage, --fabric-file or --partitions file"},
+		cmdutil.ExitMeaning{Code: cmdutil.ExitEnv, Meaning: "no fabric access"},
+		cmdutil.ExitMeaning{Code: cmdutil.ExitIncomplete, Meaning: "no error found but something not checked: a partial sweep, a saved one without tables (--no-tables), SA records not answered, or a --partitions file whose outcome in OpenSM cannot be predicted (its partitions-* findings, and --sa's comparisons with it, are then no verdict and alone exit 4): findings printed first, what was not checked named on stderr"},
+	)
 	return c
 }
 

@@ -42,13 +42,8 @@ node-removed, node-changed, link-added, link-removed, port-changed, pkey-added,
 pkey-removed, pkey-moved, pkey-membership (a key replaced by its partition's other
 membership, full <-> limited: one change), table-readable, table-resized.
 
-Exit codes, as diff(1): 0 no differences; 1 differences, also when a side is a
-partial sweep: what was compared is definite (a table read on one side only,
-table-readable, is no difference); 2 bad usage or a file that is not a fabric file
-(named); 3 (B swept now) no fabric access; 4 a partial sweep on either side (a saved
-one, or B swept now) and no difference in what both read. A partial sweep is named
-on stderr: what it did not read is not compared (a node or link it lacks is not
-reported gone or new), so changes there are not seen.
+A partial sweep is named on stderr: what it did not read is not compared (a node or
+link it lacks is not reported gone or new), so changes there are not seen.
 
 JSON (-o json), schema schemas/fabric-diff.schema.json: {"schema_version":1,"a","b","same",
 "changes":[{"kind","ports":[{"node_guid","port","node_desc"}],
@@ -73,6 +68,13 @@ unread-table).`,
 	o.Source = &cmdutil.FabricSweep{MAD: cmdutil.AddMADFlags(c, f)}
 	o.Source.AddTimeoutFlag(c, "with one file: stop sweeping this long after the command started and compare what was read (a partial sweep, exit 4)")
 	cmdutil.AddNodeNameMapFlag(c, &o.Source.NodeNameMap)
+	cmdutil.SetExits(c,
+		cmdutil.ExitMeaning{Code: cmdutil.ExitOK, Meaning: "no differences (as diff(1))"},
+		cmdutil.ExitMeaning{Code: cmdutil.ExitNo, Meaning: "differences, also when a side is a partial sweep: what was compared is definite (a table read on one side only, table-readable, is no difference)"},
+		cmdutil.ExitMeaning{Code: cmdutil.ExitUsage, Meaning: "bad usage or a file that is not a fabric file (named)"},
+		cmdutil.ExitMeaning{Code: cmdutil.ExitEnv, Meaning: "(B swept now) no fabric access"},
+		cmdutil.ExitMeaning{Code: cmdutil.ExitIncomplete, Meaning: "a partial sweep on either side (a saved one, or B swept now) and no difference in what both read"},
+	)
 	return c
 }
 

@@ -48,10 +48,7 @@ still written in full, with what failed in it. The file is indented by two space
 every ibkey JSON document is.
 NodeDescriptions are kept as the nodes report them, with control and format characters
 written as escapes (\x1b, \u202e), as everywhere ibkey prints them; --node-name-map
-renames nodes in the table, and where the file is read back.
-
-Exit codes: 0; 2 bad usage or --fabric-file; 3 no fabric access; 4 a partial sweep
-(printed first; what was not read on stderr).`,
+renames nodes in the table, and where the file is read back.`,
 		Example: `  ibkey fabric discover --ibsim --sim-node HcaA
   ibkey fabric discover -o json > fabric.json
   ibkey fabric discover --fabric-file fabric.json -o table`,
@@ -61,6 +58,12 @@ Exit codes: 0; 2 bad usage or --fabric-file; 3 no fabric access; 4 a partial swe
 	o.Source = cmdutil.AddFabricSweepFlags(c, f)
 	c.Flags().BoolVar(&o.NoTables, "no-tables", false, "do not read the P_Key tables (discovery only; the file then has none)")
 	cmdutil.AddIndentFlag(c)
+	cmdutil.SetExits(c,
+		cmdutil.ExitMeaning{Code: cmdutil.ExitOK, Meaning: "success"},
+		cmdutil.ExitMeaning{Code: cmdutil.ExitUsage, Meaning: "bad usage or --fabric-file"},
+		cmdutil.ExitMeaning{Code: cmdutil.ExitEnv, Meaning: "no fabric access"},
+		cmdutil.ExitMeaning{Code: cmdutil.ExitIncomplete, Meaning: "a partial sweep (printed first; what was not read on stderr)"},
+	)
 	return c
 }
 

@@ -34,13 +34,7 @@ ACTIVE InfiniBand port; usually root or the rdma group) or the ibsim simulator
 with --fabric-file fabric.json to pkeys, check and can-talk: audits then run offline.
 
 --timeout bounds the whole command (attaching and the sweep); SIGINT and SIGTERM end
-it too, with the simulator or umad port released.
-
-Exit codes (all subcommands): 2 bad usage or an unusable --fabric-file (the problem is
-named); 3 no fabric access; 4 a partial sweep (stopped at --timeout, reads that
-failed, or nodes behind a link that did not answer): what was read is printed first,
-then what was not, on stderr (fabric check exits 1 instead when it found errors in
-what was read). A signal ends a command with 128+signo.`,
+it too, with the simulator or umad port released.`,
 		Example: `  ibkey fabric discover --ibsim
   ibkey fabric discover -o json > fabric.json
   ibkey fabric pkeys --fabric-file fabric.json --key 0x0002
@@ -48,6 +42,11 @@ what was read). A signal ends a command with 128+signo.`,
   ibkey fabric diff fabric.json`,
 	}
 	c.AddCommand(NewCmdDiscover(f, nil), NewCmdPKeys(f, nil), NewCmdCheck(f, nil), NewCmdDiff(f, nil))
+	cmdutil.SetExits(c,
+		cmdutil.ExitMeaning{Code: cmdutil.ExitUsage, Meaning: "bad usage or an unusable --fabric-file (the problem is named), in every subcommand"},
+		cmdutil.ExitMeaning{Code: cmdutil.ExitEnv, Meaning: "no fabric access"},
+		cmdutil.ExitMeaning{Code: cmdutil.ExitIncomplete, Meaning: "a partial sweep (stopped at --timeout, reads that failed, or nodes behind a link that did not answer): what was read is printed first, then what was not, on stderr (fabric check exits 1 instead when it found errors in what was read)"},
+	)
 	return c
 }
 

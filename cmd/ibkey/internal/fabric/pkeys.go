@@ -51,11 +51,7 @@ when the port's PortInfo was not read: error says why; n/a in the table). With -
 {"schema_version":1,"key","members":[{"node_guid","port","node_desc","type","end_port",
 "membership","indexes"}],"incomplete"?:[{"kind","message"}]}. incomplete says what
 the sweep did not read (kind partial-sweep, unread-node or unread-table), present
-whenever it did not: then the exit is 4.
-
-Exit codes: 0; 1 (--key) no port holds the key; 2 bad usage or --fabric-file; 3 no
-fabric access; 4 a partial sweep, or a saved one without tables (--no-tables): printed
-first, what was not read on stderr.`,
+whenever it did not: then the exit is 4.`,
 		Example: `  ibkey fabric pkeys --ibsim
   ibkey fabric pkeys --fabric-file fabric.json --key 0x0002
   ibkey fabric pkeys --key 80:01 -o json`,
@@ -64,6 +60,13 @@ first, what was not read on stderr.`,
 	}
 	o.Source = cmdutil.AddFabricSweepFlags(c, f)
 	c.Flags().StringVar(&o.Key, "key", "", "list the ports in partition `PKEY` (0x0001, 8001, 80:01) with their membership")
+	cmdutil.SetExits(c,
+		cmdutil.ExitMeaning{Code: cmdutil.ExitOK, Meaning: "success"},
+		cmdutil.ExitMeaning{Code: cmdutil.ExitNo, Meaning: "(--key) no port holds the key"},
+		cmdutil.ExitMeaning{Code: cmdutil.ExitUsage, Meaning: "bad usage or --fabric-file"},
+		cmdutil.ExitMeaning{Code: cmdutil.ExitEnv, Meaning: "no fabric access"},
+		cmdutil.ExitMeaning{Code: cmdutil.ExitIncomplete, Meaning: "a partial sweep, or a saved one without tables (--no-tables): printed first, what was not read on stderr"},
+	)
 	return c
 }
 

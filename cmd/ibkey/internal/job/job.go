@@ -101,14 +101,6 @@ GASNET_IBV_PKEY, MV2_DEFAULT_PKEY, OMPI_MCA_btl_openib_pkey, and
 IBKEY_IPOIB_INTERFACE, the partition's IPoIB interface for rdma_cm users); if
 a library has no such value it prints nothing and exits 1.
 
-Exit codes: 0 every library checked works; 1 one does not (an empty entry, a
-value not in the table, hosts in different partitions, limited members only,
-a library that aborts on a host, --wait timed out); 2 bad input; 3 no device,
-port or fabric access; 4 the answer depends on an entry or setting that could
-not be read or is not interpreted (listed on stderr; a device that could not
-be read counts only when a library could choose it), and no library fails;
-128+N a signal N.
-
 JSON (-o json; schemas/job.schema.json) is documented in docs/job.md.`,
 		Example: `  NCCL_IB_PKEY=1 ibkey job
   ibkey job NCCL_IB_PKEY=1 UCX_IB_PKEY=0x0002
@@ -140,6 +132,13 @@ JSON (-o json; schemas/job.schema.json) is documented in docs/job.md.`,
 	_ = c.RegisterFlagCompletionFunc("emit", cobra.FixedCompletions([]cobra.Completion{"env"}, cobra.ShellCompDirectiveNoFileComp))
 	_ = c.RegisterFlagCompletionFunc("wait", cmdutil.CompleteDurations("30s", "1m", "2m", "5m"))
 	o.MAD = cmdutil.AddMADFlags(c, f)
+	cmdutil.SetExits(c,
+		cmdutil.ExitMeaning{Code: cmdutil.ExitOK, Meaning: "every library checked works"},
+		cmdutil.ExitMeaning{Code: cmdutil.ExitNo, Meaning: "one does not (an empty entry, a value not in the table, hosts in different partitions, limited members only, a library that aborts on a host, --wait timed out)"},
+		cmdutil.ExitMeaning{Code: cmdutil.ExitUsage, Meaning: "bad input"},
+		cmdutil.ExitMeaning{Code: cmdutil.ExitEnv, Meaning: "no device, port or fabric access"},
+		cmdutil.ExitMeaning{Code: cmdutil.ExitIncomplete, Meaning: "the answer depends on an entry or setting that could not be read or is not interpreted (listed on stderr; a device that could not be read counts only when a library could choose it), and no library fails"},
+	)
 	return c
 }
 

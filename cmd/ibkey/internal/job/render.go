@@ -10,6 +10,7 @@ import (
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/job"
+	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // report is the JSON document and what the text renderers print.
@@ -260,17 +261,20 @@ func (r *report) writeVerdict(b *bytes.Buffer, l libReport) {
 	if r.Mode == "want" && l.Verdict != job.NotApplicable {
 		what = "for partition " + r.Partition + ": " + l.Setting
 	}
-	fmt.Fprintf(b, "%s: %s: %s\n", l.Name, word, what)
+	// A setting quotes the user's value as given (NCCL_IB_PKEY=<ESC>[31m...):
+	// textsafe shows its control and bidi characters escaped, never raw.
+	line := func(format string, a ...any) { b.WriteString(textsafe.Text(fmt.Sprintf(format, a...)) + "\n") }
+	line("%s: %s: %s", l.Name, word, what)
 	for _, s := range l.Findings {
-		fmt.Fprintf(b, "  problem: %s\n", s)
+		line("  problem: %s", s)
 	}
 	for _, s := range l.Fixes {
-		fmt.Fprintf(b, "  fix: %s\n", s)
+		line("  fix: %s", s)
 	}
 	for _, s := range l.Unchecked {
-		fmt.Fprintf(b, "  not checked: %s\n", s)
+		line("  not checked: %s", s)
 	}
 	for _, s := range l.Notes {
-		fmt.Fprintf(b, "  note: %s\n", s)
+		line("  note: %s", s)
 	}
 }

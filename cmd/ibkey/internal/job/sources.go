@@ -255,9 +255,13 @@ func readLIDs(ctx context.Context, fab *query.Fabric, sels []query.FabricSelecto
 // expandNodes reads --node: Slurm's hostlist syntax (node[01-04,07], as
 // $SLURM_JOB_NODELIST holds it), each name once, in order.
 func expandNodes(s string) ([]string, error) {
+	const accepted = "names separated by commas, Slurm's node[01-04,07] ranges, node GUIDs"
 	names, err := hostlist.Expand(s)
 	if err != nil {
-		return nil, cmdutil.Usagef("--node: %v (accepted: names separated by commas, Slurm's node[01-04,07] ranges, node GUIDs)", err)
+		return nil, cmdutil.Usagef("--node: %v (accepted: %s)", err, accepted)
+	}
+	if len(names) == 0 { // blanks and commas only: no host, not "none found"
+		return nil, cmdutil.Usagef("--node %q names no host (accepted: %s)", s, accepted)
 	}
 	var out []string
 	seen := map[string]bool{}

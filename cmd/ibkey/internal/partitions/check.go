@@ -48,10 +48,6 @@ When what OpenSM does with the file cannot be predicted (it reads bytes of its l
 buffer no line of the file wrote, or crashes), the first finding says so
 [opensm-uncertain], stderr says so, and the exit is 4.
 
-Exit codes: 0 no errors (warnings allowed unless --strict); 1 errors (or warnings with
---strict); 2 bad usage or a file that cannot be read; 4 OpenSM's outcome cannot be
-predicted.
-
 JSON (-o json), schema schemas/partitions-check.schema.json: {"schema_version":1,"file","rejected","uncertain"?,"findings":[{"severity","file","line",
 "column","rule","message","action"}],"errors","warnings"}.`,
 		Example: `  ibkey partitions check /etc/opensm/partitions.conf
@@ -66,6 +62,12 @@ JSON (-o json), schema schemas/partitions-check.schema.json: {"schema_version":1
 	}
 	o.OpenSM.AddFlags(c)
 	c.Flags().BoolVar(&o.Strict, "strict", false, "exit 1 on warnings too")
+	cmdutil.SetExits(c,
+		cmdutil.ExitMeaning{Code: cmdutil.ExitOK, Meaning: "no errors (warnings allowed unless --strict)"},
+		cmdutil.ExitMeaning{Code: cmdutil.ExitNo, Meaning: "errors (or warnings with --strict)"},
+		cmdutil.ExitMeaning{Code: cmdutil.ExitUsage, Meaning: "bad usage or a file that cannot be read"},
+		cmdutil.ExitMeaning{Code: cmdutil.ExitIncomplete, Meaning: "OpenSM's outcome cannot be predicted"},
+	)
 	return c
 }
 

@@ -48,9 +48,6 @@ the ones in which it reaches another port; the isolation groups (ports connected
 transitively), counting the default partition and without it; and the ports that
 reach nobody except through the default partition.
 
-Exit codes: 0; 2 bad usage or a file that cannot be read; 4 what OpenSM does with
-the file cannot be predicted (the matrix of the file as written is printed).
-
 Plain output (-o plain; the default when stdout is not a terminal): sections separated
 by one blank line; each starts with a title line (notes after it indented by two
 spaces), then a header line of column names and one record per line, fields separated
@@ -77,6 +74,11 @@ JSON (-o json), schema schemas/partitions-matrix.schema.json: {"schema_version":
 	o.OpenSM.AddFlags(c)
 	o.Types.add(c)
 	c.Flags().BoolVar(&o.Summary, "summary", false, "the summary even for "+strconv.Itoa(gridMax)+" ports or fewer")
+	cmdutil.SetExits(c,
+		cmdutil.ExitMeaning{Code: cmdutil.ExitOK, Meaning: "success"},
+		cmdutil.ExitMeaning{Code: cmdutil.ExitUsage, Meaning: "bad usage or a file that cannot be read"},
+		cmdutil.ExitMeaning{Code: cmdutil.ExitIncomplete, Meaning: "what OpenSM does with the file cannot be predicted (the matrix of the file as written is printed)"},
+	)
 	return c
 }
 

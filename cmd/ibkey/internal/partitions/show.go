@@ -71,9 +71,6 @@ A file OpenSM rejects is shown as the fallback OpenSM applies (Default=0x7fff :
 ALL=full), with a warning. When what OpenSM does with the file cannot be predicted,
 what it does with the file as written is shown, stderr says so, and the exit is 4.
 
-Exit codes: 0; 2 bad usage or a file that cannot be read; 4 OpenSM's outcome cannot be
-predicted.
-
 Plain output (-o plain; the default when stdout is not a terminal): sections separated
 by one blank line; each starts with a title line (notes after it indented by two
 spaces), then a header line of column names and one record per line, fields separated
@@ -107,6 +104,11 @@ schemas/partitions-show.schema.json: {"schema_version":1,"file","rejected","unce
 	_ = c.MarkFlagFilename("previous")
 	c.Flags().BoolVar(&o.Restarted, "restarted", false, "with --previous: OpenSM was restarted before applying each file (a new process forgets where removed keys were); default: one running OpenSM re-read its file (SIGHUP, heavy sweep)")
 	cmdutil.AddIndentFlag(c)
+	cmdutil.SetExits(c,
+		cmdutil.ExitMeaning{Code: cmdutil.ExitOK, Meaning: "success"},
+		cmdutil.ExitMeaning{Code: cmdutil.ExitUsage, Meaning: "bad usage or a file that cannot be read"},
+		cmdutil.ExitMeaning{Code: cmdutil.ExitIncomplete, Meaning: "OpenSM's outcome cannot be predicted"},
+	)
 	return c
 }
 

@@ -108,10 +108,6 @@ printed as they come.
 The log has no year: it is inferred from the file's last change (--year says it).
 OpenSM writes local time.
 
-Exit codes: 0 no partition or key error in the log (warnings allowed); 1 errors
-found; 2 bad usage; 3 the log or the fabric cannot be read; 4 nothing found but the
-sweep naming the ports was partial. With --follow, a signal ends it (128+signo).
-
 JSON (-o json; schemas/sm-log.schema.json): {"schema_version":1,"log","lines_read",
 "since_at","events":[EVENT],"summary":[GROUP],"errors","warnings"}; EVENT
 {"kind","severity","logged_at","line","level","trap","code","key_type","pkey","qkey",
@@ -157,6 +153,14 @@ JSON (-o json; schemas/sm-log.schema.json): {"schema_version":1,"log","lines_rea
 	o.OpenSM.AddFlags(c)
 	_ = c.RegisterFlagCompletionFunc("kind", cobra.FixedCompletions(kindNames(), cobra.ShellCompDirectiveNoFileComp))
 	_ = c.RegisterFlagCompletionFunc("since", cmdutil.CompleteDurations("10m", "1h", "24h", "168h"))
+	cmdutil.SetExits(c,
+		cmdutil.ExitMeaning{Code: cmdutil.ExitOK, Meaning: "no partition or key error in the log (warnings allowed)"},
+		cmdutil.ExitMeaning{Code: cmdutil.ExitNo, Meaning: "errors found"},
+		cmdutil.ExitMeaning{Code: cmdutil.ExitUsage, Meaning: "bad usage"},
+		cmdutil.ExitMeaning{Code: cmdutil.ExitEnv, Meaning: "the log or the fabric cannot be read"},
+		cmdutil.ExitMeaning{Code: cmdutil.ExitIncomplete, Meaning: "nothing found but the sweep naming the ports was partial"},
+		cmdutil.ExitMeaning{Code: cmdutil.ExitSignal, Meaning: "ended by signal N (with --follow, the way it ends)"},
+	)
 	return c
 }
 

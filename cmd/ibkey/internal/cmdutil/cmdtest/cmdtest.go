@@ -62,11 +62,34 @@ func run(t testing.TB, root Root, tty bool, env map[string]string, read jsonsche
 	var out, errOut bytes.Buffer
 	streams := &cmdutil.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut, OutTTY: tty}
 	f := cmdutil.NewFactory(streams, func(k string) string { return env[k] }, time.Now)
-	code := cmdutil.Execute(context.Background(), root(f), args, streams)
+	code, c := cmdutil.ExecuteC(context.Background(), root(f), args, streams)
+	declared(t, c, code)
 	// Every JSON output of every command's tests follows its committed schema.
 	jsonschematest.Stdout(t, args, out.String())
 	jsonschematest.Incomplete(t, args, out.String(), code, read)
 	return Result{out.String(), errOut.String(), code}
+}
+
+// declared fails t when c exited with a code its help does not list
+// (cmdutil.CommandExits: the codes c declares, or the table of every code): what
+// every command test observes is what --help and the man page say it can return.
+// --help exits 0 for every command, and says nothing of the command's own exit.
+func declared(t testing.TB, c *cobra.Command, code int) {
+	t.Helper()
+	if c == nil || c.Name() == "help" {
+		return
+	}
+	if h, _ := c.Flags().GetBool("help"); h {
+		return
+	}
+	rows, _ := cmdutil.CommandExits(c)
+	name := cmdutil.ExitCodeName(code)
+	for _, r := range rows {
+		if r.Code == name {
+			return
+		}
+	}
+	t.Errorf("%s exited %d, a code its --help does not list (cmdutil.SetExits)", c.CommandPath(), code)
 }
 
 // GoldenCase is a command line, its exit code and, in testdata/TEST/NAME.golden, its
