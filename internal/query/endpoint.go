@@ -28,6 +28,9 @@ type ResolvedEndpoint struct {
 	// Alternatives are the endpoint under assumptions that were not checked (a GUID
 	// of a partitions file that may be SELF, endpoint_self.go); CanTalk compares.
 	Alternatives []Alternative
+	// EntryNotKnown says why the entry a QP uses for pkey= is not known (findEntry:
+	// entries not read may change the one the kernel picks); "" when it is known.
+	EntryNotKnown string
 }
 
 // CheckResolvable returns a *UsageError wrapping an *EndpointSourceError for endpoint
@@ -179,9 +182,7 @@ func ResolveEndpointsFrom(src EndpointSources, specs ...check.EndpointSpec) ([]R
 			e.QKeyRule, e.QKeyRuleReason = check.QKeyRuleFor(check.QKeyDevice{Name: labels[i]})
 		}
 		r.Endpoint, r.View = e, v
-		if f == nil {
-			r.unreadAlternative(v)
-		}
+		r.findEntry(v)
 		out[i] = r
 	}
 	if unresolved != nil {

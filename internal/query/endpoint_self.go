@@ -29,7 +29,7 @@ type Alternative struct {
 	// settle it.
 	Why string
 	// Taking says what the verdict takes instead, for an alternative that stands for
-	// entries not read (unreadAlternative); "" for the SM and router assumptions,
+	// entries not read (findEntry); "" for the SM and router assumptions,
 	// whose words CanTalk has.
 	Taking string
 }
@@ -124,6 +124,25 @@ func CanTalk(a, b ResolvedEndpoint) check.Verdict {
 			}
 		}
 	}
+	for _, r := range []ResolvedEndpoint{a, b} {
+		if r.entryTaken() {
+			// Shared lists what the entries read hold: none holds this end's key.
+			v.Shared = nil
+		}
+	}
+	if len(unread.ifs) == 0 {
+		// Entries not read may change the entry a pkey= end uses, but not the answer.
+		for _, r := range []ResolvedEndpoint{a, b} {
+			if r.EntryNotKnown != "" {
+				same := fmt.Sprintf("the answer is %s whichever the kernel picks (ib_find_pkey)", v.Kind)
+				if v.Kind == check.VerdictUnknown { // for another cause, which says so
+					same = "whichever the kernel picks (ib_find_pkey), the answer stays unknown for what else was not read"
+				}
+				v.Reasons = append(v.Reasons, fmt.Sprintf("%s: the entry a QP there uses for partition %s is not known (%s); %s",
+					r.Endpoint.Label, r.Spec.PKey.Partition().String(), r.EntryNotKnown, same))
+			}
+		}
+	}
 	if sm {
 		assumed.taking = append(assumed.taking, "neither end for the port OpenSM runs on")
 	}
@@ -146,28 +165,4 @@ func CanTalk(a, b ResolvedEndpoint) check.Verdict {
 			Sentence: fmt.Sprintf("taking %s, the answer is %s; %s%s", strings.Join(g.taking, " and "), kind, strings.Join(g.ifs, "; "), why)})
 	}
 	return v
-}
-
-// unreadAlternative: pkey=K on a local port picks the entry the kernel's ib_find_pkey
-// would (drivers/infiniband/core/device.c: 15-bit match, the first full entry wins,
-// else the first limited one). When only a limited entry was read and some entries
-// were not, an unread one may be the full entry the kernel picks: r gets that as an
-// alternative, and CanTalk says the answer depends on it when it differs.
-func (r *ResolvedEndpoint) unreadAlternative(v *PortView) {
-	s := r.Spec
-	if s.PKey == nil || s.Index != nil || v.Table == nil || len(r.Endpoint.Entries) != 1 {
-		return
-	}
-	got := r.Endpoint.Entries[0]
-	unread := v.Table.Unread()
-	if got.PKey.IsFull() || len(unread) == 0 {
-		return
-	}
-	full := got.PKey.WithMembership(check.Full)
-	e := r.Endpoint
-	e.Notes = nil
-	e.Entries = []check.TableEntry{{Index: check.NoIndex, PKey: full, Readable: true}}
-	r.Alternatives = append(r.Alternatives, Alternative{Endpoint: e,
-		If:     fmt.Sprintf("an entry of %s that could not be read (%s) holds %s", v.Ref(), indexList(unread), full),
-		Taking: fmt.Sprintf("the limited entry %s read at %s index %d for the one a QP there uses", got.PKey, v.Ref(), got.Index)})
 }

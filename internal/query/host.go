@@ -286,6 +286,26 @@ func (t *Table) Unread() []int {
 	return out
 }
 
+// ValidCount is a table's count of valid entries as every view shows it: "4", or
+// "4+" when entries were not read: then it is a lower bound (one not read may be valid).
+func ValidCount(valid, unread int) string {
+	if unread > 0 {
+		return strconv.Itoa(valid) + "+"
+	}
+	return strconv.Itoa(valid)
+}
+
+// Sizes is "N entries, V valid" as pkeys and the TUI head a table, with ValidCount
+// and, when entries were not read, how many: "128 entries, 4+ valid, 1 unread".
+func (t *Table) Sizes() string {
+	n := len(t.Unread())
+	s := fmt.Sprintf("%d entries, %s valid", len(t.Entries), ValidCount(t.Valid, n))
+	if n > 0 {
+		s += fmt.Sprintf(", %d unread", n)
+	}
+	return s
+}
+
 // unreadByReason groups t's unread entries by reason, each as index ranges with the
 // reason: "3-127 (read failed: invalid argument)", at most MaxListed groups (then "and
 // N more"): a device that refuses every query, or a stray pkeys/65535, is one line.
@@ -674,6 +694,9 @@ func portWarnings(v *PortView) []string {
 	for _, ip := range v.Interfaces {
 		switch {
 		case v.Table == nil:
+		case ip.Unknown != "" && ip.Index >= 0 && ip.Membership == check.Full:
+			// FindPKey: a full entry either way; an entry not read before it may be it.
+			w = append(w, fmt.Sprintf("%s uses P_Key %s: the %s table holds it as a full member, but which entry it runs with is unknown: %s", ip.Name, ip.PKey, ref, ip.Unknown))
 		case ip.Unknown != "" && ip.Index >= 0:
 			w = append(w, fmt.Sprintf("%s uses P_Key %s: the %s table holds it, but which entry it runs with (full or limited) is unknown: %s", ip.Name, ip.PKey, ref, ip.Unknown))
 		case ip.Unknown != "":

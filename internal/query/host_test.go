@@ -178,7 +178,7 @@ func partialReadHost() fakesysfs.Host {
 	const g0, g1 = 0x0002c90300c0ffe0, 0x0002c90300c0fff0
 	p0 := fakesysfs.Port{Num: 1, State: "4: ACTIVE", PhysState: "5: LinkUp", LID: "0x3", SMLID: "0x1", LMC: "0", SMSL: "0",
 		CapMask: "0x2651e848", Rate: "100 Gb/sec (4X EDR)", LinkLayer: "InfiniBand", GIDs: []string{fakesysfs.GID0(g0 + 1)},
-		PKeys: fakesysfs.Table(16, "0xffff", "0x0002", "0x8001", "0x8005"), Counters: fakesysfs.IBCounters(nil)}
+		PKeys: fakesysfs.Table(16, "0xffff", "0x0002", "0x8001", "0x8005", "0x8006"), Counters: fakesysfs.IBCounters(nil)}
 	p0.Unreadable = []int{3}
 	p1 := p0
 	p1.GIDs, p1.Unreadable = []string{fakesysfs.GID0(g1 + 1)}, nil
@@ -195,6 +195,7 @@ func partialReadHost() fakesysfs.Host {
 			ipoib("ib0", "mlx5_0", g0+1, "0xffff", ""),
 			ipoib("ib0.8002", "mlx5_0", g0+1, "0x8002", "ib0"),
 			ipoib("ib0.8009", "mlx5_0", g0+1, "0x8009", "ib0"),
+			ipoib("ib0.8006", "mlx5_0", g0+1, "0x8006", "ib0"),
 			ipoib("ib1.8009", "mlx5_1", g1+1, "0x8009", ""),
 		},
 	}
@@ -228,6 +229,9 @@ func TestInterfacesOnPartialTable(t *testing.T) {
 		"ib0":      {0, check.Full, ""},
 		"ib0.8002": {1, check.Limited, "a full entry may be among them"},
 		"ib0.8009": {-1, 0, "it may be in one of them"},
+		// Full at index 4, entry 3 not read: a full entry there would be the one
+		// the kernel uses (FindPKey, wave 11): the membership is known, the index not.
+		"ib0.8006": {4, check.Full, "a full entry there would be the one used"},
 		"ib1.8009": {-1, 0, ""},
 	} {
 		ip := got[name]
@@ -238,6 +242,7 @@ func TestInterfacesOnPartialTable(t *testing.T) {
 	}
 	for _, w := range []string{
 		"ib0.8002 uses P_Key 0x8002: the mlx5_0/1 table holds it, but which entry it runs with (full or limited) is unknown",
+		"ib0.8006 uses P_Key 0x8006: the mlx5_0/1 table holds it as a full member, but which entry it runs with is unknown",
 		"ib0.8009 uses P_Key 0x8009: whether the mlx5_0/1 table holds it, and so whether it can come up, is unknown",
 		"ib1.8009 uses P_Key 0x8009 (partition 0x0009), which is not in the mlx5_1/1 table: the interface cannot come up",
 	} {

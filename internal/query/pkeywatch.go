@@ -154,8 +154,12 @@ func IPoIBEffects(ifcs []IPoIB, old, cur *TableRead, c TableChange) []string {
 		if !ok || i != c.Index {
 			continue
 		}
-		j, p, ok := check.FindPKeyIndex(cur.entries(), ifc.PKey)
+		j, p, ok, known := findKnown(cur.entries(), ifc.PKey) // FindPKey's rule
 		switch {
+		case ok && !known:
+			// An entry not read may be the one the kernel now picks (endpoint_find.go).
+			out = append(out, fmt.Sprintf("IPoIB %s used this entry; its key %s is at index %d (%s) among the entries read, but %d could not be read and may hold the entry it now uses: not checked",
+				ifc.Name, ifc.PKey, j, p.Membership(), cur.unread()))
 		case !ok && cur.unread() > 0:
 			// Not read is not absent: the key may sit in an entry that could not be read.
 			out = append(out, fmt.Sprintf("IPoIB %s used this entry; its key %s is not among the entries read, but %d could not be read: not checked", ifc.Name, ifc.PKey, cur.unread()))

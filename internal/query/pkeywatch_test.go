@@ -78,6 +78,10 @@ func TestIPoIBEffects(t *testing.T) {
 		{"now limited", tab(e(0xffff), e(0x8002)), tab(e(0xffff), e(0x0002)), "IPoIB ib0.8002 now runs as a limited member of partition 0x0002"},
 		{"another entry changed", tab(e(0xffff), e(0x8001), e(0x8003)), tab(e(0xffff), e(0x8001), e(0)), ""},
 		{"not the entry the kernel uses", tab(e(0x0001), e(0x8001)), tab(e(0), e(0x8001)), ""},
+		// Wave 11: the entry the kernel now picks is not known (FindPKey's rule).
+		{"limited elsewhere, an entry unread", tab(e(0xffff), e(0x8001), e(0x0001)), tab(e(0xffff), e(0), e(0x0001), Entry{Unreadable: "EIO"}), "IPoIB ib0.8001 used this entry; its key 0x8001 is at index 2 (limited) among the entries read, but 1 could not be read"},
+		{"full elsewhere, an entry unread before it", tab(e(0xffff), e(0x8001), e(0), e(0x8001)), tab(e(0xffff), e(0), Entry{Unreadable: "EIO"}, e(0x8001)), "IPoIB ib0.8001 used this entry; its key 0x8001 is at index 3 (full) among the entries read"},
+		{"full elsewhere, unread after it", tab(e(0xffff), e(0x8001), e(0x8001), e(0)), tab(e(0xffff), e(0), e(0x8001), Entry{Unreadable: "EIO"}), "IPoIB ib0.8001 used this entry; its key 0x8001 is still at index 2 (full)"},
 		{"key gone, but an entry unread", tab(e(0xffff), e(0x8001), e(0)), tab(e(0xffff), e(0), Entry{Unreadable: "EIO"}), "IPoIB ib0.8001 used this entry; its key 0x8001 is not among the entries read, but 1 could not be read: not checked"},
 	}
 	for _, c := range cases {

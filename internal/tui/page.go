@@ -348,7 +348,7 @@ func (m Model) pkeyTable(pg *page) {
 		pg.para("  ", "the port is "+v.Port.State.Name+": the table's contents are not defined until it is ARMED or ACTIVE", &m.st.warn)
 	}
 	t := v.Table
-	pg.para("  ", fmt.Sprintf("%d entries, %d valid", len(t.Entries), t.Valid), nil)
+	pg.para("  ", t.Sizes(), nil)
 	pg.line(m.st.title.Render("  INDEX  P_KEY   KEY     MEMBER   NOTES"))
 	for _, e := range t.Entries {
 		if e.Unreadable == "" && !e.PKey.Valid() && !e.Hole {
@@ -383,8 +383,8 @@ func (m Model) pkeyTable(pg *page) {
 		}
 		pg.para(lead, strings.Join(notes, ", "), nil)
 	}
-	if len(t.Entries) > t.Valid {
-		pg.para("  ", fmt.Sprintf("(%d invalid entries not listed, except holes)", len(t.Entries)-t.Valid), &m.st.dim)
+	if n := len(t.Entries) - t.Valid - len(t.Unread()); n > 0 { // those not read are listed
+		pg.para("  ", fmt.Sprintf("(%d invalid entries not listed, except holes)", n), &m.st.dim)
 	}
 }
 

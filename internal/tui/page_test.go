@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/ibkey/ibkey/internal/ibverbs"
 	"github.com/ibkey/ibkey/internal/query"
 )
 
@@ -270,6 +272,31 @@ func TestStatusLineCutsAtWords(t *testing.T) {
 			}
 		} else if body != full {
 			t.Errorf("%d columns: %q is not %q", width, body, full)
+		}
+	}
+}
+
+// TestDetailValidCountLowerBound (wave 11): with an entry not read the drill-down's
+// count of valid entries is a lower bound, said as pkeys and devices say it ("3+
+// valid, 1 unread"), and the entry not read is not counted among the invalid ones not
+// listed (it is listed, as unreadable).
+func TestDetailValidCountLowerBound(t *testing.T) {
+	load := func(query.PortRef, string) (*query.PortView, error) {
+		raw := []ibverbs.PKeyEntry{{Index: 0, Value: 0xffff}, {Index: 1, Value: 0}, {Index: 2, Value: 0x8001}, {Index: 3, Value: 0x0001},
+			{Index: 4, Err: errors.New("read failed: EIO")}}
+		return &query.PortView{Port: &ibverbs.Port{State: ibverbs.Enum{Num: ibverbs.StateActive, Name: "ACTIVE"}},
+			Table: query.DecodeTable(raw)}, nil
+	}
+	m := sized(New(Options{Interval: time.Second, Label: "fabric", LoadPort: load}), 120, 40)
+	for i := range 3 {
+		m, _ = step(t, m, sampleMsg{sample: fabricSample(i)})
+	}
+	m, cmd := step(t, m, keyMsg("enter"))
+	m, _ = step(t, m, cmd())
+	d := ansi.Strip(m.detail())
+	for _, want := range []string{"5 entries, 3+ valid, 1 unread", "(1 invalid entries not listed, except holes)"} {
+		if !containsRun(words(d), strings.Fields(want)) {
+			t.Errorf("the drill-down does not say %q:\n%s", want, d)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -117,7 +118,11 @@ JSON (-o json; schemas/can-talk.schema.json): {"schema_version","can_talk","one_
 "a_to_b"/"b_to_a":{"from","to","ok","link_ok","qp_type_ok","pkey_ok","qkey_check",
 "wire_qkey","accepted_qkey","switch_ok"?,"unknown"?,"reasons"},
 "shared_partitions":[{"key","default","works",
-"a"/"b":{"pkey","membership","index","both_memberships","other_index"}}],"hops"?}.
+"a"/"b":{"pkey","membership","index","both_memberships","other_index"}}],
+"shared_partitions_complete","hops"?} (shared_partitions_complete false: entries of
+an end were not read, and shared_partitions, what those read share, may miss one,
+even on a yes; index null: not known, e.g. an entry not read may be the one
+ib_find_pkey picks for pkey=).
 verdict is yes, no, one-way, not-active, different-subnets or unknown (exit 4; then
 not_checked lists what was not read); is_port says the endpoint is a port (every
 valid entry of its table), not one P_Key; works is null where WORKS is ?. qkey_check is match, mismatch, not_checked
@@ -394,7 +399,7 @@ func runCanTalk(o *CanTalkOptions) error {
 	v.Warnings = append(warnings, v.Warnings...)
 
 	if o.Format == cmdutil.FormatJSON {
-		j := verdictToJSON(v)
+		j := verdictToJSON(v, eps)
 		saReason := ""
 		if sa != nil {
 			j.SA = saToJSON(sa)
@@ -405,11 +410,7 @@ func runCanTalk(o *CanTalkOptions) error {
 				}
 			}
 		}
-		ends := make([]check.Endpoint, len(eps))
-		for i, e := range eps {
-			ends[i] = e.Endpoint
-		}
-		j.Incomplete = append(j.Incomplete, noIncomplete(v, ends, saReason)...)
+		j.Incomplete = append(j.Incomplete, noIncomplete(v, eps, saReason)...)
 		if err := cmdutil.WriteJSON(o.IO.Out, j); err != nil {
 			return err
 		}
@@ -529,8 +530,16 @@ func canTalkText(o *CanTalkOptions, v check.Verdict, eps []query.ResolvedEndpoin
 	}
 	fmt.Fprintln(w)
 	legend := fmt.Sprintf("Shared partitions (A = %s, B = %s):", eps[0].Spec, eps[1].Spec)
+	// A lower bound, even on a yes: an entry not read may hold one more.
+	short := ""
+	if slices.ContainsFunc(eps, query.ResolvedEndpoint.SharedMayBeShort) {
+		short = "(only those in the entries read: entries not read may hold more)"
+	}
 	if len(v.Shared) == 0 {
 		fmt.Fprintln(w, legend, "none")
+		if short != "" {
+			fmt.Fprintln(w, short)
+		}
 		return nil
 	}
 	fmt.Fprintln(w, legend)
@@ -564,7 +573,13 @@ func canTalkText(o *CanTalkOptions, v check.Verdict, eps []query.ResolvedEndpoin
 		g.Add(sp.Key.String(), sp.A.PKey.String(), indexCell(sp.A.Index), sp.B.PKey.String(), indexCell(sp.B.Index),
 			sp.A.PKey.Membership().String()+"/"+sp.B.PKey.Membership().String(), works, strings.Join(notes, ","))
 	}
-	return g.Render(w, o.Format)
+	if err := g.Render(w, o.Format); err != nil {
+		return err
+	}
+	if short != "" {
+		fmt.Fprintln(w, short)
+	}
+	return nil
 }
 
 func indexCell(i int) string {

@@ -27,6 +27,8 @@ func TestJSONIncomplete(t *testing.T) {
 	}{
 		{"mlx5_1/1", "0x8009", "unknown", 4},
 		{"mlx5_1/1,pkey=0x8009", "0x8009", "unknown", 4},
+		// Against 0x8001: a definite no (TestFindEntryNotKnown).
+		{"mlx5_1/1,pkey=0x8009", "0x0009", "unknown", 4},
 		{"mlx5_1/1", "0x8002", "yes", 0},
 		// Only a limited entry was read for pkey=, and entry 3 was not: if it holds
 		// 0x8003, ib_find_pkey picks it and the answer is yes (red-team finding 1).
@@ -152,7 +154,6 @@ func TestPinnedEntryNotRead(t *testing.T) {
 		table, _, tdoc := run("mlx5_0/1", b.spec)
 		for _, a := range []struct{ spec, named string }{
 			{"mlx5_1/1,index=3", "mlx5_1/1: P_Key table entry 3 could not be read (read failed: "},
-			{"mlx5_1/1,pkey=0x8009", "mlx5_1/1: no readable P_Key table entry for partition 0x0009; 1 entry could not be read and may hold it"},
 		} {
 			r, j, d := run(a.spec, b.spec)
 			name := a.spec + " " + b.spec
@@ -178,5 +179,123 @@ func TestPinnedEntryNotRead(t *testing.T) {
 				t.Errorf("%s: incomplete %+v, stderr %q; want one unread-entries naming %q, and stderr saying so", name, d.Incomplete, r.Stderr, a.named)
 			}
 		}
+	}
+}
+
+// TestFindEntryNotKnown (wave 11): pkey=0x8009 on mlx5_1/1, where no entry read holds
+// partition 9 and entry 3 was not read: the entry the kernel picks may be a full
+// 0x8009, a limited 0x0009 or none (ib_find_pkey, query.FindPKey). Against an end with
+// no entry of partition 9 every one of them gives the same answer, a definite one
+// (until wave 11: unknown against 0x8001), the reasons say the entry is not known and
+// why, and incomplete names it; against 0x8009 they differ: unknown, exit 4.
+func TestFindEntryNotKnown(t *testing.T) {
+	named := "mlx5_1/1: partition 0x0009 is not in the entries that were read, but 1 P_Key table entry could not be read (index 3): it may be in one of them"
+	for _, tc := range []struct {
+		b, head string
+		code    int
+	}{{"0x8001", "NO: ", 1}, {"mlx5_1/2", "NO (NOT ACTIVE): ", 1}, {"mlx5_2/1", "NO: ", 1}, {"0x8009", "UNKNOWN: ", 4}} {
+		r := cmdtest.RunPartial(t, root, false, nil, "--sysfs", cmdtest.MLX5, "can-talk", "mlx5_1/1,pkey=0x8009", tc.b, "-o", "plain")
+		j := cmdtest.RunPartial(t, root, false, nil, "--sysfs", cmdtest.MLX5, "can-talk", "mlx5_1/1,pkey=0x8009", tc.b, "-o", "json")
+		jsonschematest.Validate(t, "can-talk", []byte(j.Stdout))
+		var d struct {
+			Incomplete []struct{ Kind, Message string }
+		}
+		if err := json.Unmarshal([]byte(j.Stdout), &d); err != nil {
+			t.Fatal(err)
+		}
+		if r.Code != tc.code || j.Code != tc.code || !strings.HasPrefix(r.Stdout, tc.head) {
+			t.Errorf("%s: exit %d (json %d), want %d and %q:\n%s", tc.b, r.Code, j.Code, tc.code, tc.head, r.Stdout)
+		}
+		if tc.code == 1 && !strings.Contains(r.Stdout, "the entry a QP there uses for partition 0x0009 is not known") {
+			t.Errorf("%s: the reasons do not say the entry is not known:\n%s", tc.b, r.Stdout)
+		}
+		if tc.code == 4 && !strings.Contains(r.Stdout, "if none of the entries of mlx5_1/1 not read holds partition 0x0009") {
+			t.Errorf("%s: the reasons do not name the entries the kernel may pick:\n%s", tc.b, r.Stdout)
+		}
+		found := false
+		for _, i := range d.Incomplete {
+			found = found || i.Kind == "unread-entries" && i.Message == named
+		}
+		if tc.code == 1 && !found {
+			t.Errorf("%s: incomplete %+v, want unread-entries %q", tc.b, d.Incomplete, named)
+		}
+	}
+}
+
+// TestSharedPartitionsLowerBound (wave 11): a yes that the entry mlx5_1/1 did not
+// read could not change exits 0 with no incomplete, yet that entry may hold one more
+// partition both ends share: shared_partitions_complete is false and the text says
+// the list holds only what the entries read hold. From complete reads it is true and
+// the text says nothing more. A pkey= whose entry none of those read holds lists no
+// shared partition (nothing read holds it), and is not complete either.
+func TestSharedPartitionsLowerBound(t *testing.T) {
+	const short = "(only those in the entries read: entries not read may hold more)"
+	for _, tc := range []struct {
+		a, b     string
+		code     int
+		complete bool
+		shared   int
+	}{
+		{"mlx5_1/1", "mlx5_0/1", 0, false, 3},
+		{"mlx5_0/1", "mlx5_1/2", 1, true, 2},
+		{"mlx5_0/1", "mlx5_0/1,pkey=0x8001", 0, true, 1},
+		{"mlx5_1/1,pkey=0x8002", "mlx5_0/1", 4, true, 1}, // the partition set is known; its entry is not
+		{"mlx5_1/1,pkey=0x8009", "mlx5_0/1", 1, false, 0},
+	} {
+		run := cmdtest.Run // exit 0: the runner's rule is no incomplete
+		if tc.code != 0 && strings.HasPrefix(tc.a, "mlx5_1/1") {
+			run = cmdtest.RunPartial
+		}
+		j := run(t, root, false, nil, "--sysfs", cmdtest.MLX5, "can-talk", tc.a, tc.b, "-o", "json")
+		r := run(t, root, false, nil, "--sysfs", cmdtest.MLX5, "can-talk", tc.a, tc.b)
+		jsonschematest.Validate(t, "can-talk", []byte(j.Stdout))
+		var d struct {
+			Complete   *bool `json:"shared_partitions_complete"`
+			Shared     []any `json:"shared_partitions"`
+			Incomplete []any
+		}
+		if err := json.Unmarshal([]byte(j.Stdout), &d); err != nil {
+			t.Fatal(err)
+		}
+		name := tc.a + " " + tc.b
+		if j.Code != tc.code || d.Complete == nil || *d.Complete != tc.complete || len(d.Shared) != tc.shared {
+			t.Errorf("%s: exit %d, shared_partitions_complete %v, %d shared; want %d, %v, %d\n%s", name, j.Code, d.Complete, len(d.Shared), tc.code, tc.complete, tc.shared, j.Stdout)
+		}
+		if tc.code == 0 && len(d.Incomplete) > 0 {
+			t.Errorf("%s: a yes with incomplete %v", name, d.Incomplete)
+		}
+		if strings.Contains(r.Stdout, short) == tc.complete {
+			t.Errorf("%s: the text says %q: %v, want %v:\n%s", name, short, !tc.complete, !tc.complete, r.Stdout)
+		}
+	}
+}
+
+// TestFindEntryIndexNotKnown (wave 11): pkey=0x8005 on mlx5_0/1, whose full 0x8005 is
+// at index 4 and whose entry 3 was not read: the kernel picks a full 0x8005 either
+// way, so the answer stands (yes against 0x0005, exit 0, no incomplete), but the
+// index is not known: null in shared_partitions, and a reason says why.
+func TestFindEntryIndexNotKnown(t *testing.T) {
+	h := fakesysfs.MLX5()
+	h.Devices[0].Ports[0].Unreadable = []int{3} // mlx5_0/1
+	if h.Devices[0].Name != "mlx5_0" {
+		t.Fatalf("fixture order: %s", h.Devices[0].Name)
+	}
+	dir := filepath.Join(t.TempDir(), "sys")
+	if err := fakesysfs.Write(dir, h); err != nil {
+		t.Fatal(err)
+	}
+	j := cmdtest.Run(t, root, false, nil, "--sysfs", dir, "can-talk", "mlx5_0/1,pkey=0x8005", "0x0005", "-o", "json")
+	jsonschematest.Validate(t, "can-talk", []byte(j.Stdout))
+	var d struct {
+		Verdict string
+		Reasons []string
+		Shared  []struct{ A struct{ Index *int } } `json:"shared_partitions"`
+	}
+	if err := json.Unmarshal([]byte(j.Stdout), &d); err != nil {
+		t.Fatal(err)
+	}
+	const why = "entry 4 holds it as a full member, but 1 entry before it could not be read (index 3)"
+	if j.Code != 0 || d.Verdict != "yes" || len(d.Shared) != 1 || d.Shared[0].A.Index != nil || !strings.Contains(strings.Join(d.Reasons, "\n"), why) {
+		t.Errorf("exit %d: want yes, exit 0, index null and a reason saying %q\n%s", j.Code, why, j.Stdout)
 	}
 }

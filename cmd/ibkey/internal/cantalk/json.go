@@ -2,6 +2,7 @@ package cantalk
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
@@ -32,7 +33,12 @@ type verdictJSON struct {
 	AToB   directionJSON `json:"a_to_b,omitzero"`
 	BToA   directionJSON `json:"b_to_a,omitzero"`
 	Shared []sharedJSON  `json:"shared_partitions,omitzero"`
-	Hops   []hopJSON     `json:"hops,omitempty"`
+	// SharedComplete is false when entries or a table of an end were not read, so a
+	// partition both share may be missing from Shared (a lower bound), whatever the
+	// verdict: a yes that entries not read could not change has no incomplete
+	// (nothing it asked about was not read), and says it here. Absent with Shared.
+	SharedComplete *bool     `json:"shared_partitions_complete,omitempty"`
+	Hops           []hopJSON `json:"hops,omitempty"`
 	// SA is the Subnet Manager's answer (--sa, sa.go).
 	SA         *saJSON         `json:"sa,omitempty"`
 	Unresolved *unresolvedJSON `json:"unresolved,omitempty"`
@@ -106,7 +112,7 @@ type unresolvedJSON struct {
 	Problem  string `json:"problem"`
 }
 
-func verdictToJSON(v check.Verdict) verdictJSON {
+func verdictToJSON(v check.Verdict, eps []query.ResolvedEndpoint) verdictJSON {
 	var notChecked []string
 	for _, nc := range v.NotChecked {
 		notChecked = append(notChecked, nc.Sentence)
@@ -130,6 +136,8 @@ func verdictToJSON(v check.Verdict) verdictJSON {
 		j.Hops = append(j.Hops, hopJSON{End: h.End, Switch: h.Switch, Key: h.Key.String(), TableRead: h.TableRead, OnSwitch: h.OnSwitch,
 			Enforcement: h.Enforcement, FromEnd: h.FromEnd.String(), ToEnd: h.ToEnd.String()})
 	}
+	complete := !slices.ContainsFunc(eps, query.ResolvedEndpoint.SharedMayBeShort)
+	j.SharedComplete = &complete
 	j.Incomplete = verdictIncomplete(v)
 	return j
 }
@@ -160,13 +168,18 @@ func verdictIncomplete(v check.Verdict) []cmdutil.Incomplete {
 // --sa, the Subnet Manager's answer when it could not be asked (saReason: one it gave
 // that disagrees was read, and sa and warnings say so). Empty for any other verdict,
 // and for a no from a complete read.
-func noIncomplete(v check.Verdict, ends []check.Endpoint, saReason string) []cmdutil.Incomplete {
+func noIncomplete(v check.Verdict, eps []query.ResolvedEndpoint, saReason string) []cmdutil.Incomplete {
 	if v.Kind.ExitCode() != cmdutil.ExitNo {
 		return nil
 	}
 	var out []cmdutil.Incomplete
-	for _, e := range ends {
+	ends := make([]check.Endpoint, len(eps))
+	for i, r := range eps {
+		e := r.Endpoint
+		ends[i] = e
 		switch {
+		case r.EntryNotKnown != "": // pkey='s entry, which entries not read may change
+			out = append(out, cmdutil.Incomplete{Kind: cmdutil.IncompleteUnreadEntries, Message: fmt.Sprintf("%s: %s", e.Label, r.EntryNotKnown)})
 		case e.TableNotRead != "" && e.Port:
 			out = append(out, cmdutil.Incomplete{Kind: cmdutil.IncompleteUnreadTable, Message: fmt.Sprintf("%s: %s", e.Label, e.TableNotRead)})
 		case e.TableNotRead != "": // the entry a QP uses

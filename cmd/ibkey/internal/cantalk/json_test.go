@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/query"
 )
 
 // TestVerdictToJSON: the can-talk document carries each part of the verdict under the
@@ -27,7 +28,7 @@ func TestVerdictToJSON(t *testing.T) {
 	a.QKeyRule, a.QKeyRuleReason = check.QKeyRuleVerbatim, "rxe0 is a software RoCE device"
 	b := check.QPEndpoint("B", 0x0001, check.QPUD)
 	b.QKey, b.WRQKey = qk(0x22), qk(0x11)
-	data, err := json.Marshal(verdictToJSON(check.CanTalk(a, b)))
+	data, err := json.Marshal(verdictToJSON(check.CanTalk(a, b), []query.ResolvedEndpoint{{Endpoint: a}, {Endpoint: b}}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,6 +45,7 @@ func TestVerdictToJSON(t *testing.T) {
 			"qkey_rule": "verbatim", "qkey_rule_reason": "rxe0 is a software RoCE device"},
 		"b": map[string]any{"label": "B", "is_port": false, "qp_type": "ud", "qkey": "0x00000022", "wr_qkey": "0x00000011",
 			"qkey_rule": "iba-assumed", "qkey_rule_reason": assumed},
+		"shared_partitions_complete": true,
 		"shared_partitions": []any{map[string]any{
 			"key": "0x0001", "default": false, "works": true,
 			"a": map[string]any{"pkey": "0x8001", "membership": "full", "index": 2.0, "both_memberships": true, "other_index": 1.0},
@@ -69,7 +71,7 @@ func TestVerdictToJSON(t *testing.T) {
 		}
 	}
 	// Empty lists are [] rather than null.
-	empty, _ := json.Marshal(verdictToJSON(check.Verdict{}))
+	empty, _ := json.Marshal(verdictToJSON(check.Verdict{}, nil))
 	for _, k := range []string{`"reasons":[]`, `"warnings":[]`, `"shared_partitions":[]`} {
 		if !strings.Contains(string(empty), k) {
 			t.Errorf("zero verdict JSON %s lacks %s", empty, k)

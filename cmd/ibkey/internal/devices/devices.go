@@ -35,7 +35,8 @@ provide is shown as n/a (in JSON: null, with the reason under "missing"). PKEYS 
 "none" for a port that has no P_Key table (iWARP) and n/a, with the reason on
 stderr, for a table that exists and was not read (a DOWN CA port over the fabric, a
 saved tree without pkeys/, a pkeys/ that cannot be read; exit 4, as pkeys)
-and for entries that could not be read ("4/128 (1 unread)"). A device that cannot be read (a dangling
+and for entries that could not be read the count is a lower bound, "4+/128"
+(a warning says how many were not read). A device that cannot be read (a dangling
 class/infiniband link) is named on stderr; the others are listed (exit 4).
 
 JSON (-o json; schemas/devices.schema.json): {"schema_version","demo"?,"via"?,
@@ -160,11 +161,9 @@ func writeDevices(o *DevicesOptions, rows []devicePortJSON, views []*query.PortV
 			pkeys = "none" // no table at all (iWARP)
 		}
 		if r.TableSize != nil {
-			pkeys = fmt.Sprintf("%d/%d", *r.ValidPKeys, *r.TableSize)
-			if r.UnreadPKeys > 0 {
-				// Not read is not absent: the count may be short by as many.
-				pkeys += fmt.Sprintf(" (%d unread)", r.UnreadPKeys)
-			}
+			// Not read is not absent: with entries not read the count is a lower
+			// bound ("4+/128", query.ValidCount; a warning says how many).
+			pkeys = fmt.Sprintf("%s/%d", query.ValidCount(*r.ValidPKeys, r.UnreadPKeys), *r.TableSize)
 		}
 		g.Add(r.Device, strconv.Itoa(r.Port), str(r.LinkLayer), r.State, str(r.PhysState),
 			num(r.LID), num(r.SMLID), str(r.Rate), pkeys, str(r.PortGUID))

@@ -16,7 +16,6 @@ import (
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/query"
-	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // PKeysOptions holds `ibkey pkeys`'s flags and dependencies.
@@ -79,7 +78,8 @@ JSON (-o json; schemas/pkeys.schema.json): {"schema_version","demo"?,"via"?,
 read, exactly on exit 4).
 A table not read has "table_size", "valid_pkeys" and "entries" null and the reason in
 "pkeys_error"; an unreadable entry has "pkey" null and the reason in "unreadable"
-(valid_pkeys counts the entries read; unreadable_pkeys how many were not); an IPoIB
+(valid_pkeys counts the entries read, then a lower bound, which tables show as
+"4+ valid"; unreadable_pkeys how many were not); an IPoIB
 interface whose key is not in the table has "index": null. admin_up is IFF_UP of its
 flags; carrier is null while it is down; either is null when not read (class/net/IF/
 flags, carrier, operstate), and link_unread says what was not read.
@@ -339,7 +339,7 @@ func pkeysTable(w io.Writer, v *query.PortView, all bool) error {
 		fmt.Fprintf(w, "%s\n  %s\n", head, v.TableMissing)
 		return nil
 	}
-	fmt.Fprintf(w, "%s  %d entries, %d valid\n", head, len(v.Table.Entries), v.Table.Valid)
+	fmt.Fprintf(w, "%s  %s\n", head, v.Table.Sizes())
 	g := cmdutil.Grid{Header: []string{"INDEX", "PKEY", "MEMBERSHIP", "KEY", "NOTES", "IPOIB"}, Required: []string{"INDEX", "PKEY"}}
 	hidden, holes := 0, []int{}
 	for _, e := range v.Table.Entries {
@@ -486,9 +486,8 @@ func findPKey(o *PKeysOptions, views []*query.PortView, key check.PKey, incomple
 			idx, p, m := fr.Entry.Index, fr.Entry.PKey.String(), fr.Entry.PKey.Membership().String()
 			r.Found, r.Index, r.Entry, r.Membership = true, &idx, &p, &m
 			found = true
-			if why := indexUnsettled(fr); why != "" {
-				r.Reason, unknown[v.Ref()] = why, true
-			}
+			// Not Known: an entry not read may be the one the kernel picks instead.
+			unknown[v.Ref()] = !fr.Known
 		case query.FindNotFound:
 			if v.Table == nil {
 				break // no table at all (iWARP): fr.Reason says so; a definite no
@@ -566,7 +565,8 @@ func findPKey(o *PKeysOptions, views []*query.PortView, key check.PKey, incomple
 		} else if r.Reason != "" {
 			n.Note(fmt.Sprintf("%s/%d: %s", r.Device, r.Port, r.Reason))
 		}
-		if r.Found && *r.Membership == "limited" {
+		if r.Found && *r.Membership == "limited" && !unknown[query.PortRef{Device: r.Device, Port: r.Port}] {
+			// Only when known: an entry not read may hold a full one (the reason says so).
 			n.Note(fmt.Sprintf("%s/%d: only a limited entry holds partition %s: a QP there talks only to full members", r.Device, r.Port, key.Partition().String()))
 		}
 	}
@@ -574,31 +574,6 @@ func findPKey(o *PKeysOptions, views []*query.PortView, key check.PKey, incomple
 		return cmdutil.Exit(code)
 	}
 	return nil
-}
-
-// indexUnsettled says why the index a port's find gave may not be the one
-// ib_find_pkey picks, "" when it is: the kernel takes the first full-member entry,
-// else the first limited one (drivers/infiniband/core/device.c), so an entry not read
-// before a full one, or any entry not read beside a limited one, may hold the entry
-// it would pick instead.
-func indexUnsettled(fr query.FindResult) string {
-	if fr.Outcome != query.FindFound || len(fr.Unread) == 0 {
-		return ""
-	}
-	if !fr.Entry.PKey.IsFull() {
-		return fr.Reason // FindPKey says it: a full entry may be among those not read
-	}
-	var before []int
-	for _, i := range fr.Unread {
-		if i < fr.Entry.Index {
-			before = append(before, i)
-		}
-	}
-	if len(before) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("entry %d holds it as a full member, but %s before it could not be read (index %s): a full entry there would be the one used",
-		fr.Entry.Index, textsafe.Plural(len(before), "entry", "entries"), strings.Join(textsafe.Capped(query.IndexRanges(before), 8), ", "))
 }
 
 // indexesDiffer warns when the partition sits at different indexes on the ports that
