@@ -537,6 +537,11 @@ func TestBadInputFound(t *testing.T) {
 		{Args: []string{"--demo", "devices", "--ca-port=2"}, Code: 2, Stderr: "ibkey: --ca-port needs --ca DEV"},
 		{Args: []string{"--demo", "exporter", "--once", "--sim-node=BAD"}, Code: 2, Stderr: "ibkey: --sim-node chooses where to attach to the simulator: it needs --ibsim"},
 		{Args: []string{"--demo", "job", "--ibsim=x", "--ca=mlx5_0"}, Code: 2, Stderr: "ibkey: --ca and --ca-port choose a local umad port; they do not apply with --ibsim"},
+		// --ca (and --ca-port) is looked up where MADs would be sent from, also where
+		// this run sends no MAD (it reads sysfs only).
+		{Args: []string{"--demo", "devices", "--ca=BAD"}, Code: 3, Stderr: "ibkey: the demo host's BAD is not cabled to the demo fabric (its InfiniBand ports: mlx5_0/1, mlx5_1/1)"},
+		{Args: []string{"--sysfs", "../../testdata/sysfs/mlx5", "devices", "--ca=BAD"}, Code: 3, Stderr: "ibkey: no device BAD (devices: irdma0, mlx5_0, mlx5_1, mlx5_2)"},
+		{Args: []string{"--sysfs", "../../testdata/sysfs/mlx5", "exporter", "--once", "--ca=mlx5_0", "--ca-port=3"}, Code: 3, Stderr: "ibkey: no port 3 on mlx5_0 (ports: 1)"},
 		// A GUID not in the fabric lists the nodes' GUIDs.
 		{Args: []string{"--demo", "pkeys", "--guid=0x10000"}, Code: 3, Stderr: `node GUIDs: 0x0002c90200400100 "leaf01", 0x0002c90200400200 "leaf02"`},
 	})

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -163,7 +164,10 @@ func (f *Factory) checkMADValues(c *cobra.Command) error {
 			if _, err := m.Options(); err != nil {
 				return err
 			}
-			return m.checkTransport()
+			if err := m.checkTransport(); err != nil {
+				return err
+			}
+			return m.checkCA()
 		}
 	}
 	return nil
@@ -184,6 +188,46 @@ func (m *MADFlags) checkTransport() error {
 		return Usagef("--sim-node chooses where to attach to the simulator: it needs --ibsim")
 	case ibsim == "" && m.CA == "" && m.CAPort != 0:
 		return Usagef("--ca-port needs --ca DEV")
+	}
+	return nil
+}
+
+// checkCA looks --ca DEV (and --ca-port N) up where umad would send MADs from (the
+// device's ports in the host's sysfs, where umad finds its umad device too; the
+// demo host's cabled ports), so that a run that reads sysfs only does not accept a
+// device or port that does not exist (exit 3, naming those that exist). When the
+// host's devices cannot be listed, the check is left to what the run reads: its
+// sysfs reads, or umad, then fail and say why.
+func (m *MADFlags) checkCA() error {
+	if m.CA == "" || m.IbsimBase() != "" {
+		return nil
+	}
+	if m.f.IsDemo() {
+		fab, err := openDemo(m.CA, m.CAPort, m.f.Now)
+		if err != nil {
+			return err
+		}
+		return fab.T.Close()
+	}
+	devs, err := m.f.Host().Devices(m.CA)
+	var (
+		usage    *query.UsageError
+		notFound *query.NotFoundError
+	)
+	switch {
+	case errors.As(err, &usage):
+		return Usagef("invalid --ca %q: a device name is one path component, without / or .. (accepted: a local device, as 'ibkey devices' lists them)", m.CA)
+	case errors.As(err, &notFound):
+		return err
+	case err != nil || len(devs) != 1 || len(devs[0].Ports) == 0 || m.CAPort == 0:
+		return nil
+	}
+	if !slices.Contains(devs[0].Ports, m.CAPort) {
+		ports := make([]string, len(devs[0].Ports))
+		for i, p := range devs[0].Ports {
+			ports[i] = fmt.Sprint(p)
+		}
+		return &query.NotFoundError{What: "port", Name: fmt.Sprintf("%d on %s", m.CAPort, m.CA), Available: ports}
 	}
 	return nil
 }
