@@ -527,10 +527,9 @@ func TestBadInputFound(t *testing.T) {
 		// A 10k-byte token is capped inside the message: the line still ends with
 		// what is accepted.
 		{Args: []string{"fabric", "check", "--ignore", strings.Repeat("x", 10000)}, Code: 2, Stderr: `x" (accepted: hca-key-not-on-switch, switch-key-not-on-hca, `},
-		// A flag of the HTTP server where none runs is refused, never silently unread.
-		{Args: []string{"--demo", "exporter", "--once", "--web.config.file", "/nonexistent/web.yml"}, Code: 2, Stderr: "ibkey: --web.config.file configures the HTTP server, and --once prints the metrics and serves none"},
-		{Args: []string{"--demo", "exporter", "--textfile", "/nonexistent", "--listen", ":9893"}, Code: 2, Stderr: "ibkey: --listen configures the HTTP server, and --textfile writes a file and serves none"},
-		{Args: []string{"--demo", "exporter", "--once", "--web.max-connections", "5"}, Code: 2, Stderr: "ibkey: --web.max-connections configures the HTTP server"},
+		// --web.config.file is checked also where no server runs (--once, --textfile).
+		{Args: []string{"--demo", "exporter", "--once", "--web.config.file", "/nonexistent/web.yml"}, Code: 2, Stderr: "ibkey: --web.config.file: open /nonexistent/web.yml: no such file or directory"},
+		{Args: []string{"--demo", "exporter", "--once", "--textfile", "/nonexistent", "--web.config.file", "../../testdata/partitions/cluster.conf"}, Code: 2, Stderr: "ibkey: --web.config.file ../../testdata/partitions/cluster.conf: "},
 		// MAD flags that contradict each other or the transport are refused also
 		// where this run sends no MAD.
 		{Args: []string{"--demo", "devices", "--sim-node=BAD"}, Code: 2, Stderr: "ibkey: --sim-node chooses where to attach to the simulator: it needs --ibsim"},

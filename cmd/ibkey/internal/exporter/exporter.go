@@ -92,9 +92,6 @@ func NewCmdExporter(deps Deps) *cobra.Command {
 			return nil
 		},
 		RunE: func(c *cobra.Command, args []string) error {
-			if err := serverFlags(c, o); err != nil {
-				return err
-			}
 			if err := o.validate(); err != nil {
 				return err
 			}
@@ -146,27 +143,6 @@ func NewCmdExporter(deps Deps) *cobra.Command {
 	_ = c.MarkFlagFilename("web.config.file", "yml", "yaml")
 	_ = c.MarkFlagDirname("textfile")
 	return c
-}
-
-// serverFlags refuses a flag of the HTTP server (--web.config.file, --listen,
-// --web.max-connections) with --once or --textfile: no server runs, so its value
-// would never be read (a missing --web.config.file exited 0).
-func serverFlags(c *cobra.Command, o *Options) error {
-	mode := ""
-	switch {
-	case o.Textfile != "":
-		mode = "--textfile writes a file"
-	case o.Once:
-		mode = "--once prints the metrics"
-	default:
-		return nil
-	}
-	for _, name := range []string{"web.config.file", "listen", "web.max-connections"} {
-		if c.Flags().Changed(name) {
-			return &query.UsageError{Msg: fmt.Sprintf("--%s configures the HTTP server, and %s and serves none (use --%s without --once and --textfile)", name, mode, name)}
-		}
-	}
-	return nil
 }
 
 func (o *Options) fabricMode() bool { return o.Sweep || o.LID != "" }
@@ -236,7 +212,9 @@ func Run(o *Options) error {
 	}
 	logger := slog.New(slog.NewTextHandler(o.ErrOut, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	if o.WebConfig != "" {
-		// Its TLS files and users checked before serving. exporter-toolkit reads it
+		// Its TLS files and users checked before serving; with --once or --textfile
+		// too, where no server runs: the flags of a deployment are checked by adding
+		// --once (contrib/kubernetes), and a file that does not work then says so. exporter-toolkit reads it
 		// by path, again for every request and TLS handshake so that it can change
 		// while serving, whole with os.ReadFile, which /dev/zero takes all memory
 		// from and a FIFO blocks: through the bounded reader first.
@@ -244,7 +222,7 @@ func Run(o *Options) error {
 			return &query.UsageError{Msg: fmt.Sprintf("--web.config.file: %v", err)}
 		}
 		if err := web.Validate(o.WebConfig); err != nil {
-			return &query.UsageError{Msg: fmt.Sprintf("--web.config.file %s: %v", o.WebConfig, oneLine(err))}
+			return &query.UsageError{Msg: fmt.Sprintf("--web.config.file %s: %v (accepted: an exporter-toolkit web configuration, docs/web-configuration.md in github.com/prometheus/exporter-toolkit)", o.WebConfig, oneLine(err))}
 		}
 	}
 	if o.fabricMode() {
