@@ -24,7 +24,7 @@ func TestFlagParsing(t *testing.T) {
 		t.Error("no context")
 	}
 	// The diags' spellings: -C -P -t (ms) -L -D -G.
-	r, got = cmdtest.Options(t, NewCmdPKeys, "pkeys", "-C", "mlx5_1", "-P", "2", "-t", "100", "-L", "4")
+	r, got = cmdtest.Options(t, NewCmdPKeys, "--sysfs", "../../../../testdata/sysfs/mlx5", "pkeys", "-C", "mlx5_1", "-P", "2", "-t", "100", "-L", "4")
 	if r.Code != 0 || got == nil || got.MAD.CA != "mlx5_1" || got.MAD.CAPort != 2 || got.MAD.MADTimeout != 100*time.Millisecond || len(got.Fabric) != 1 || got.Fabric[0].Addr.String() != "lid 4" {
 		t.Fatalf("-C -P -t -L: %+v, options %+v", r, got)
 	}
