@@ -145,7 +145,7 @@ definite no; an entry that was not read gives the verdict above):
   ibkey can-talk --partitions p.conf 0x0002c90300000201 0x0002c90300000204
   ibkey can-talk --ibsim lid=3 lid=7,qp=ud,qkey=0x11
   ibkey can-talk --fabric-file fabric.json node=HcaB node=HcaD,port=2`,
-		Args:              cmdutil.UsageArgs(cobra.ExactArgs(2)),
+		Args:              cobra.ExactArgs(2),
 		ValidArgsFunction: completeEndpoints(f, o),
 		RunE: cmdutil.RunE(f, o, &o.Deps, func(_ *cobra.Command, args []string) error {
 			o.A, o.B = args[0], args[1]

@@ -82,8 +82,9 @@ func Usagef(format string, a ...any) error {
 	return &query.UsageError{Msg: fmt.Sprintf(format, a...)}
 }
 
-// UsageArgs wraps a cobra argument validator so its errors exit 2. An error already
-// typed (a validator that names the bad argument itself) is returned as it is.
+// UsageArgs wraps a cobra argument validator so its errors exit 2; the walk of
+// RefuseUnknownSubcommands puts it on every leaf command's validator. An error
+// already typed (a validator that names the bad argument itself) is returned as it is.
 func UsageArgs(v cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(c *cobra.Command, args []string) error {
 		err := v(c, args)

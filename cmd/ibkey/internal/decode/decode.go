@@ -32,7 +32,7 @@ func NewCmdDecode(f *cmdutil.Factory) *cobra.Command {
 // runF (tests) or run.
 func newValuesCmd(f *cmdutil.Factory, c *cobra.Command, runF, run func(*DecodeOptions) error) *cobra.Command {
 	o := &DecodeOptions{}
-	c.Args = cmdutil.UsageArgs(cobra.MinimumNArgs(1))
+	c.Args = cobra.MinimumNArgs(1)
 	c.ValidArgsFunction = cobra.NoFileCompletions
 	c.RunE = cmdutil.RunE(f, o, &o.Deps, func(_ *cobra.Command, args []string) error {
 		o.Values = args

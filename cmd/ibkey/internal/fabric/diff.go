@@ -55,7 +55,7 @@ unread-table).`,
 		Example: `  ibkey fabric diff monday.json tuesday.json
   ibkey fabric diff fabric.json --ibsim
   ibkey fabric diff a.json b.json -o json`,
-		Args:              cmdutil.UsageArgs(cobra.RangeArgs(1, 2)),
+		Args:              cobra.RangeArgs(1, 2),
 		ValidArgsFunction: cobra.FixedCompletions([]string{"json"}, cobra.ShellCompDirectiveFilterFileExt),
 		RunE: cmdutil.RunE(f, o, &o.Deps, func(_ *cobra.Command, args []string) error {
 			o.A, o.B = args[0], ""

@@ -53,7 +53,7 @@ JSON (-o json), schema schemas/partitions-check.schema.json: {"schema_version":1
 		Example: `  ibkey partitions check /etc/opensm/partitions.conf
   ibkey partitions check partitions.conf --allow-both --table-size 64 --strict
   ibkey partitions check partitions.conf -o json`,
-		Args:              cmdutil.UsageArgs(cobra.ExactArgs(1)),
+		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completePartitionsFile,
 		RunE: cmdutil.RunE(f, o, &o.Deps, func(_ *cobra.Command, args []string) error {
 			o.File = args[0]

@@ -64,7 +64,7 @@ JSON (-o json), schema schemas/partitions-matrix.schema.json: {"schema_version":
 		Example: `  ibkey partitions matrix partitions.conf
   ibkey partitions matrix partitions.conf --summary
   ibkey partitions matrix partitions.conf -o json | jq '.summary.only_default'`,
-		Args:              cmdutil.UsageArgs(cobra.ExactArgs(1)),
+		Args:              cobra.ExactArgs(1),
 		ValidArgsFunction: completePartitionsFile,
 		RunE: cmdutil.RunE(f, o, &o.Deps, func(_ *cobra.Command, args []string) error {
 			o.File = args[0]

@@ -118,7 +118,7 @@ switch's external ports, NodeInfo PartitionCap otherwise.`,
   ibkey pkeys --lid 1-40 --find 0x8002
   ibkey pkeys --ibsim -G 0x0002c90300000204
   ibkey pkeys ib0.8001`,
-		Args:              cmdutil.UsageArgs(cobra.MaximumNArgs(2)),
+		Args:              cobra.MaximumNArgs(2),
 		ValidArgsFunction: completeDevPort(f),
 		RunE: cmdutil.RunE(f, o, &o.Deps, func(_ *cobra.Command, args []string) error {
 			fab, err := o.Addr.Selectors(args)

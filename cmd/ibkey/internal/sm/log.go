@@ -124,7 +124,7 @@ JSON (-o json; schemas/sm-log.schema.json): {"schema_version":1,"log","lines_rea
   journalctl -u opensm -o cat | ibkey sm log -
   ibkey sm log --follow --since 10m --ibsim
   ibkey sm log --each --kind bad-pkey,path-refused -o json`,
-		Args: cmdutil.UsageArgs(cobra.MaximumNArgs(1)),
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			var err error
 			if o.Format, err = f.Format(); err != nil {

@@ -136,7 +136,7 @@ DOWN CA port's PortCounters over the fabric) is the whole answer: exit 0.`,
   ibkey watch counters --ca mlx5_0
   ibkey watch counters --lid 4,9 --count 3 -o json
   ibkey watch counters --ibsim --dr 0,1 --port all --all-counters`,
-		Args:              cmdutil.UsageArgs(cobra.ArbitraryArgs),
+		Args:              cobra.ArbitraryArgs,
 		ValidArgsFunction: completePortArgs(f),
 		// The screen needs a terminal: -o table on a pipe is refused, not ignored.
 		Annotations: map[string]string{cmdutil.AnnotationTableNeedsTerminal: "yes"},

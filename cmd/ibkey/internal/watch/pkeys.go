@@ -44,7 +44,7 @@ port_error or port_back event.`,
 		Example: `  ibkey watch pkeys
   ibkey watch pkeys mlx5_0/1 --interval 200ms
   ibkey watch pkeys -o json --count 60`,
-		Args:              cmdutil.UsageArgs(cobra.ArbitraryArgs),
+		Args:              cobra.ArbitraryArgs,
 		ValidArgsFunction: completePortArgs(f),
 		RunE:              cmdutil.RunE(f, o, &o.Deps, o.check, runF, runPKeys),
 	}
