@@ -106,3 +106,10 @@ func FormatGIDPrefix(g GUID) string {
 	v := uint64(g)
 	return fmt.Sprintf("%04x:%04x:%04x:%04x", v>>48, v>>32&0xffff, v>>16&0xffff, v&0xffff)
 }
+
+// LIDRangeHolds reports whether lid is one of a port's LIDs: a port with base LID
+// base and LID Mask Control lmc answers the 2^lmc LIDs from base (IBA 14.2.5.6
+// PortInfo:LID and LMC); base 0 is no LID (none assigned yet).
+func LIDRangeHolds(base uint16, lmc uint8, lid uint16) bool {
+	return base != 0 && lid >= base && int(lid) < int(base)+1<<lmc
+}

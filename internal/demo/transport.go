@@ -82,7 +82,7 @@ func (t *Transport) route(a mad.Address) (*fabric.Node, int, bool) {
 		// switch); LID routing needs the SM's routes, which ACTIVE ports have.
 		for _, n := range t.f.Nodes {
 			for _, p := range n.Ports {
-				if n.IsEndPort(p) && p.LID != 0 && a.LID >= p.LID && int(a.LID) < int(p.LID)+1<<p.LMC && p.State == check.StateActive {
+				if n.IsEndPort(p) && check.LIDRangeHolds(p.LID, p.LMC, a.LID) && p.State == check.StateActive {
 					return n, p.Num, true
 				}
 			}

@@ -150,10 +150,10 @@ func findSwept(f *fabric.Fabric, err error, s check.EndpointSpec) (*fabric.Fabri
 func FindLID(f *fabric.Fabric, lid uint16) (*fabric.Node, *fabric.Port) {
 	for _, n := range f.Nodes {
 		for _, p := range n.Ports {
-			if !n.IsEndPort(p) || p.LID == 0 || !f.InSubnet(check.PortID{Node: n.GUID, Port: p.Num}) {
+			if !n.IsEndPort(p) || !f.InSubnet(check.PortID{Node: n.GUID, Port: p.Num}) {
 				continue
 			}
-			if lid >= p.LID && int(lid) < int(p.LID)+1<<p.LMC {
+			if check.LIDRangeHolds(p.LID, p.LMC, lid) {
 				return n, p
 			}
 		}
