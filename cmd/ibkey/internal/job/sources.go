@@ -215,6 +215,12 @@ func readPorts(ctx context.Context, fab *query.Fabric, sels []query.FabricSelect
 			failed[u.Address.String()] = u.Err
 		}
 	}
+	at := make(map[string]*query.PortView, len(views)) // by the address read through
+	for _, v := range views {
+		if at[v.Fabric.Address] == nil {
+			at[v.Fabric.Address] = v
+		}
+	}
 	var out []*job.Port
 	var missed []job.Unread
 	for i, s := range sels {
@@ -222,12 +228,10 @@ func readPorts(ctx context.Context, fab *query.Fabric, sels []query.FabricSelect
 			missed = append(missed, unread(i, err))
 			continue
 		}
-		j := slices.IndexFunc(views, func(v *query.PortView) bool { return v.Fabric.Address == s.Addr.String() })
-		switch {
-		case j >= 0 && is(i, views[j]):
-			out = append(out, port(i, views[j]))
-		case j >= 0:
-			v := views[j]
+		switch v := at[s.Addr.String()]; {
+		case v != nil && is(i, v):
+			out = append(out, port(i, v))
+		case v != nil:
 			missed = append(missed, unread(i, fmt.Errorf("%s answers as %s (node %s) now, not as this port", s, v.Ref(), v.Fabric.NodeGUID)))
 		case !slices.ContainsFunc(views, func(v *query.PortView) bool { return is(i, v) }):
 			missed = append(missed, unread(i, fmt.Errorf("%s answers as a port read at another address, not as this port", s)))
@@ -242,8 +246,8 @@ func readLIDs(ctx context.Context, fab *query.Fabric, sels []query.FabricSelecto
 	return readPorts(ctx, fab, sels,
 		func(i int, v *query.PortView) bool {
 			// The LID, or another of the port's LIDs (LMC): one port, read once.
-			lid, p := sels[i].Addr.LID, v.Port
-			return v.Fabric.Address == sels[i].Addr.String() || p.LID.OK() && lid >= p.LID.Value && int(lid) < int(p.LID.Value)+1<<p.LMC.Value
+			p := v.Port
+			return v.Fabric.Address == sels[i].Addr.String() || p.LID.OK() && check.LIDRangeHolds(p.LID.Value, p.LMC.Value, sels[i].Addr.LID)
 		},
 		func(_ int, v *query.PortView) *job.Port { return job.PortFromView(v.Device.Name, v) },
 		func(i int, err error) job.Unread {
