@@ -340,11 +340,15 @@ func pickFirst(p *Port, key check.PartitionKey, unset int, who string, miss Pick
 // want is the setting that puts the library's QPs on p in partition key, checked
 // by running the library's own lookup with it (in Pick.Setting), whatever else the
 // job sets. Set by index, it is the entry check.FindPKeyIndex finds (a full member
-// preferred, then the lowest index); set by value, the 15-bit key.
+// preferred, then the lowest index); set by value, the 15-bit key. A setting that
+// does not decide the partition (perftest -R: s.unknown) is not checked, whatever
+// the table holds.
 func (s *setup) want(key check.PKey, p *Port) Pick {
 	l := s.Library
 	name, part := l.Vars[0], key.Partition()
 	switch {
+	case s.unknown != "":
+		return Pick{Outcome: NotChecked, Index: -1, Problem: s.unknown}
 	case part < l.wantMin:
 		return noSetting(fmt.Sprintf("%s refuses partition %s: %s must be %s-0x7fff", strings.Fields(l.Name)[0], part, name, l.wantMin), NoGap)
 	case l.Kind == ByValue && p.Ethernet():
