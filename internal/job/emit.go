@@ -54,13 +54,17 @@ type Exports struct {
 	// Warnings are what the environment cannot do (no IPoIB interface for rdma_cm
 	// users; a library that is not applicable).
 	Warnings []string
+	// Unchecked are libraries whose one value for every host depends on what was
+	// not read: nothing may be exported, and the answer is not a "no" either.
+	Unchecked []string
 }
 
 // EnvExports turns the WantPartition results into one environment, right on every
 // host of the job: each library's setting when it is the same for every port it uses
 // (a value, or an index every host has the key at); a library that does not work,
 // whose setting differs between hosts, or that is set on its command line (perftest)
-// is a problem or a warning instead. ports are the job's ports, for the IPoIB
+// is a problem or a warning instead, and one whose answer depends on what was not
+// read is not checked (Unchecked). ports are the job's ports, for the IPoIB
 // interface of the partition.
 func EnvExports(ws []*Result, key check.PKey, ports []*Port) Exports {
 	var ex Exports
@@ -72,9 +76,15 @@ func EnvExports(ws []*Result, key check.PKey, ports []*Port) Exports {
 		case w.Library.ID == Perftest.ID:
 			ex.Warnings = append(ex.Warnings, fmt.Sprintf("perftest takes its index on its command line (%s): not exported", w.Summary()))
 			continue
+		case w.Verdict == Incomplete:
+			ex.Unchecked = append(ex.Unchecked, fmt.Sprintf("%s: whether a setting puts it in partition %s is not known: %s", w.Library.Name, key.Partition().String(), strings.Join(w.Unchecked, "; ")))
+			continue
 		case w.Verdict != Works:
 			why := append(append([]string{}, w.Findings...), w.Unchecked...)
 			ex.Problems = append(ex.Problems, fmt.Sprintf("%s: no setting puts it in partition %s: %s", w.Library.Name, key.Partition().String(), strings.Join(why, "; ")))
+			continue
+		case w.Same == "" && w.sameUnknown != "":
+			ex.Unchecked = append(ex.Unchecked, fmt.Sprintf("%s: one value for every host of the job is not known: %s (%s)", w.Library.Name, w.Summary(), w.sameUnknown))
 			continue
 		case w.Same == "":
 			ex.Problems = append(ex.Problems, fmt.Sprintf("%s needs one value on every host of the job and there is none: %s (set it per host, as the Slurm TaskProlog does, or have the Subnet Manager put the key at one index)", w.Library.Name, w.Summary()))

@@ -141,7 +141,13 @@ func Gate(ws []*Result, key check.PKey, oneIndex bool) []Pending {
 					continue
 				}
 				for _, p := range idx[i] {
-					add(p, PendingIndex, fmt.Sprintf("holds partition %s at index %d, the job's other hosts at index %d (%s): %s takes one index for every host", part, i, common, labels(idx[common]), w.Library.Name))
+					why := fmt.Sprintf("holds partition %s at index %d, the job's other hosts at index %d (%s): %s takes one index for every host", part, i, common, labels(idx[common]), w.Library.Name)
+					if w.sameUnknown != "" {
+						// An entry not read may give every host one index: not a "no".
+						add(p, PendingUnread, why+"; not read: "+w.sameUnknown)
+						continue
+					}
+					add(p, PendingIndex, why)
 				}
 			}
 		}

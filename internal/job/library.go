@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/query"
+	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // Kind says how a library is told its partition.
@@ -339,11 +341,13 @@ func pickFirst(p *Port, key check.PartitionKey, unset int, who string, miss Pick
 
 // want is the setting that puts the library's QPs on p in partition key, checked
 // by running the library's own lookup with it (in Pick.Setting), whatever else the
-// job sets. Set by index, it is the entry check.FindPKeyIndex finds (a full member
-// preferred, then the lowest index); set by value, the 15-bit key. A setting that
-// does not decide the partition (perftest -R: s.unknown) is not checked, whatever
-// the table holds.
-func (s *setup) want(key check.PKey, p *Port) Pick {
+// job sets. Set by index, it names one of p's best entries (bestEntries: a full
+// member read, else a limited one when every entry was read), common when that is
+// one of them (wantOn: one index for every port), else the lowest; set by value, it
+// is the 15-bit key, and the library's own lookup says which entry it takes. A
+// setting that does not decide the partition (perftest -R: s.unknown) is not
+// checked, whatever the table holds.
+func (s *setup) want(key check.PKey, p *Port, common int) Pick {
 	l := s.Library
 	name, part := l.Vars[0], key.Partition()
 	switch {
@@ -364,8 +368,8 @@ func (s *setup) want(key check.PKey, p *Port) Pick {
 		pk.Setting, pk.Notes = name+"=0", append(pk.Notes, "RoCE port: P_Keys do not apply, but the index must exist: its table has the one entry 0 (exclude the port from the library's devices to use another index elsewhere)")
 		return pk
 	}
-	idx, _, ok := check.FindPKeyIndex(p.Table, key)
-	if !ok && (l.Kind == ByIndex || !hasUnreadable(p)) {
+	best, known := bestEntries(p, key)
+	if len(best) == 0 && (l.Kind == ByIndex || !hasUnreadable(p)) {
 		pk := noSetting(missingKey(key, p), missingGap(p))
 		// Set anyway, the value stops UCX's and GASNet's process on the host
 		// (their lookup's AbortHost): it uses none of the host's other ports.
@@ -380,12 +384,58 @@ func (s *setup) want(key check.PKey, p *Port) Pick {
 		}
 		return pk
 	}
+	if !known {
+		e := p.Table[best[0]]
+		return noSetting(fmt.Sprintf("the index to set is not known: index %d holds %s (limited), and %s: a full entry there would be the one to set", e.Index, e.PKey, unreadEntries(p)), GapUnread)
+	}
+	idx := best[0]
+	if slices.Contains(best, common) {
+		idx = common
+	}
 	pk := s.lookup(idx, p)
 	pk.Setting = name + "=" + strconv.Itoa(idx)
 	if l.wantNote != "" && idx != 0 {
 		pk.Notes = append(pk.Notes, l.wantNote)
 	}
 	return pk
+}
+
+// bestEntries are the indexes, ascending, of the entries of p an index setting
+// (NCCL_IB_PKEY, NVSHMEM_IB_PKEY_INDEX, --pkey_index) may name for partition key:
+// the full members of it read, else the limited ones. A library that takes the
+// index it is given runs no lookup, so any full entry is as good as another and an
+// entry not read beside one changes nothing; beside only limited entries (or none),
+// an entry not read may be a full one (query.FindPKey's rule: a limited match is
+// the answer only when no full one can exist), so the best entry is known only
+// when every entry was read (known). Key 0 matches nothing (check.FindPKeyIndex).
+func bestEntries(p *Port, key check.PKey) (idx []int, known bool) {
+	var full, limited []int
+	for _, e := range p.Table {
+		if !e.Readable || !e.PKey.Valid() || e.PKey.Partition() != key.Partition() {
+			continue
+		}
+		if e.PKey.IsFull() {
+			full = append(full, e.Index)
+		} else {
+			limited = append(limited, e.Index)
+		}
+	}
+	if len(full) > 0 {
+		return full, true
+	}
+	return limited, !hasUnreadable(p)
+}
+
+// unreadEntries names the entries of p not read: "2 entries could not be read
+// (index 3, 9)".
+func unreadEntries(p *Port) string {
+	var idx []int
+	for _, e := range p.Table {
+		if !e.Readable {
+			idx = append(idx, e.Index)
+		}
+	}
+	return fmt.Sprintf("%s could not be read (index %s)", textsafe.Plural(len(idx), "entry", "entries"), strings.Join(textsafe.Capped(query.IndexRanges(idx), 8), ", "))
 }
 
 // noSetting is a port where no setting works, for problem: the library fails there,

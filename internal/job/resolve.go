@@ -77,6 +77,10 @@ type Result struct {
 	// Same is the one setting that works on every port, "" when they differ
 	// (WantPartition).
 	Same string
+	// sameUnknown says, when Same is "" for an index setting, why one index for
+	// every port may still exist: an entry not read may hold the partition where
+	// the other ports do (commonIndex).
+	sameUnknown string
 	// Idle are the InfiniBand ports, not ACTIVE, of hosts where the library uses no
 	// port, that it would use once up: a gate waits for them (WantPartition).
 	Idle []*Port
@@ -473,9 +477,13 @@ func fixes(s *setup, r *Result) []string {
 	// The partitions most ports use now first.
 	keys := candidateKeys(ib)
 	slices.SortStableFunc(keys, func(a, b check.PartitionKey) int { return current[b] - current[a] })
-	var out []string
+	var out, maybe []string
+	unsure := slices.ContainsFunc(ib, hasUnreadable) // a key may be in what was not read
 	for _, k := range keys {
 		w := wantOn(s, check.PKey(k), used)
+		if w.Verdict == Incomplete && len(maybe) < maxFixes {
+			maybe = append(maybe, fmt.Sprintf("for partition %s, maybe: %s", k, w.Unchecked[0]))
+		}
 		if w.Verdict != Works {
 			continue
 		}
@@ -484,7 +492,16 @@ func fixes(s *setup, r *Result) []string {
 			break
 		}
 	}
-	if len(out) == 0 && r.Peers {
+	switch {
+	case len(out) > 0:
+	case len(maybe) > 0:
+		// Settings that may work, and what was not read that decides it.
+		out = maybe
+	case !r.Peers:
+	case unsure:
+		// What was not read may hold the partition, or its full member, that works.
+		out = append(out, "no setting is known to make this work: entries of the P_Key tables could not be read, and a partition held by every host with a full member may be among them")
+	default:
 		out = append(out, "no partition is held by every host with a full member among them: no setting can make this work; the Subnet Manager's partitions.conf must change")
 	}
 	return out

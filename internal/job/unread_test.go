@@ -1,15 +1,301 @@
 package job
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/ibkey/ibkey/internal/check"
 )
+
+// Tables with entries not read, generated: whatever an answer states as known (a
+// port's pick, a library's verdict, one setting for the job, what a gate waits for)
+// must be what every completion of the entries not read gives (each entry not read
+// replaced by a full or limited entry of the key, another key or an empty entry); an
+// answer that depends on them says it is not checked, and a gate waits for it.
+
+// unreadKey is the partition the generated tables are asked about.
+const unreadKey = check.PKey(0x8002)
+
+// completionValues are what an entry not read may hold, as far as the libraries'
+// lookups can tell apart: the key full or limited, another key, an empty entry.
+var completionValues = []check.PKey{0x8002, 0x0002, 0x8003, 0x0000}
+
+// randomTable is a table of 1-5 entries, some not read.
+func randomTable(r *rand.Rand) []int {
+	vals := []int{0xffff, 0x7fff, 0x8002, 0x0002, 0x8003, 0x0000, unread, unread}
+	t := make([]int, 1+r.IntN(5))
+	for i := range t {
+		t[i] = vals[r.IntN(len(vals))]
+	}
+	return t
+}
+
+// completions calls f with every completion of the ports' entries not read.
+func completions(ports []*Port, f func([]*Port)) {
+	type slot struct{ port, entry int }
+	var holes []slot
+	for i, p := range ports {
+		for j, e := range p.Table {
+			if !e.Readable {
+				holes = append(holes, slot{i, j})
+			}
+		}
+	}
+	n := 1
+	for range holes {
+		n *= len(completionValues)
+	}
+	for c := range n {
+		out := make([]*Port, len(ports))
+		for i, p := range ports {
+			q := *p
+			q.Table = append([]check.TableEntry(nil), p.Table...)
+			out[i] = &q
+		}
+		for _, h := range holes {
+			out[h.port].Table[h.entry] = check.TableEntry{Index: h.entry, PKey: completionValues[c%len(completionValues)], Readable: true}
+			c /= len(completionValues)
+		}
+		f(out)
+	}
+}
+
+func tableString(ps []*Port) string {
+	var s []string
+	for _, p := range ps {
+		var t []string
+		for _, e := range p.Table {
+			if e.Readable {
+				t = append(t, e.PKey.String())
+			} else {
+				t = append(t, "?")
+			}
+		}
+		s = append(s, p.Host+"["+strings.Join(t, " ")+"]")
+	}
+	return strings.Join(s, " ")
+}
+
+// libraryInputs are the inputs each library is checked with: perftest needs its
+// command line.
+func libraryInputs(l *Library, e Env) Inputs {
+	in := Inputs{Env: e}
+	if l.ID == Perftest.ID {
+		a := ParsePerftestArgs("ib_send_bw -d mlx5_0")
+		if v, ok := e["--pkey_index"]; ok {
+			a = ParsePerftestArgs("ib_send_bw -d mlx5_0 --pkey_index=" + v)
+		}
+		in.Perftest = &a
+	}
+	return in
+}
+
+// pickKnown is what a pick states as known on a port: its outcome, and for a port
+// it uses, the P_Key and (when said) the index.
+func pickKnown(pk Pick) string {
+	if pk.Outcome != Uses {
+		return pk.Outcome.String()
+	}
+	if pk.Index < 0 {
+		return fmt.Sprintf("uses %s", pk.PKey)
+	}
+	return fmt.Sprintf("uses %s at %d", pk.PKey, pk.Index)
+}
+
+func TestWantUnreadGenerated(t *testing.T) {
+	r := rand.New(rand.NewPCG(12, 2026))
+	for n := 0; n < 400; n++ {
+		var ports []*Port
+		for h := range 1 + r.IntN(2) {
+			ports = append(ports, port(fmt.Sprintf("h%d", h), "mlx5_0", 1, randomTable(r)...))
+		}
+		checkWantUnread(t, ports)
+	}
+	// Short tables on two or three hosts, mostly the key: where one index for every
+	// host does or may exist.
+	vals := []int{0x8002, 0x8002, 0x0002, 0xffff, unread}
+	for n := 0; n < 300; n++ {
+		var ports []*Port
+		for h := range 2 + r.IntN(2) {
+			t := make([]int, 1+r.IntN(3))
+			for i := range t {
+				t[i] = vals[r.IntN(len(vals))]
+			}
+			ports = append(ports, port(fmt.Sprintf("h%d", h), "mlx5_0", 1, t...))
+		}
+		checkWantUnread(t, ports)
+	}
+}
+
+// checkWantUnread checks WantPartition, Gate and EnvExports on ports against every
+// completion of their entries not read, and on each completion (every entry read) that
+// an index setting is one value for the job whenever one index holds a best entry on
+// every port.
+func checkWantUnread(t *testing.T, ports []*Port) {
+	t.Helper()
+	for _, l := range Libraries() {
+		in := libraryInputs(l, Env{})
+		w := WantPartition([]*Library{l}, in, unreadKey, ports)[0]
+		pending := Gate([]*Result{w}, unreadKey, true)
+		ex := EnvExports([]*Result{w}, unreadKey, ports)
+		name := l.ID + " " + tableString(ports)
+		if w.Verdict == Incomplete && len(pending) == 0 {
+			t.Errorf("%s: not checked (%q), and the gate has nothing to wait for", name, w.Unchecked)
+		}
+		if len(pending) == 0 && w.Verdict != Works {
+			t.Errorf("%s: the gate passes with verdict %s", name, w.Verdict)
+		}
+		completions(ports, func(full []*Port) {
+			c := WantPartition([]*Library{l}, in, unreadKey, full)[0]
+			cname := name + " completed as " + tableString(full)
+			if w.Verdict != Incomplete && c.Verdict != w.Verdict {
+				t.Errorf("%s: verdict %s, but %s (%q %q)", cname, w.Verdict, c.Verdict, c.Findings, w.Unchecked)
+			}
+			for i, pw := range w.Ports {
+				cw := c.Ports[i]
+				switch {
+				case pw.Outcome == NotChecked:
+				case l.Kind == ByIndex && pw.Outcome == Uses && cw.PKey != pw.PKey:
+					// An index setting names the best entry: a full one when one exists.
+					t.Errorf("%s: %s suggests %s (%s), the best entry is %s (%s)", cname, pw.Port.Label(), pw.Setting, pw.PKey, cw.Setting, cw.PKey)
+				case l.Kind == ByValue && pickKnown(pw.Pick) != pickKnown(cw.Pick) && !(pw.Index < 0 && cw.Outcome == Uses && cw.PKey == pw.PKey):
+					t.Errorf("%s: %s: %s with %s, but the library's lookup gives %s", cname, pw.Port.Label(), pickKnown(pw.Pick), pw.Setting, pickKnown(cw.Pick))
+				}
+			}
+			if w.Verdict == Works && w.Same == "" && w.sameUnknown == "" && c.Same != "" {
+				t.Errorf("%s: no single value (%s), but %s", cname, w.Summary(), c.Same)
+			}
+			if w.Verdict == Works && w.Same != "" && c.Same == "" {
+				t.Errorf("%s: %s everywhere, but no single value on the completion (%s)", cname, w.Same, c.Summary())
+			}
+			if l.Kind == ByIndex && c.Verdict == Works && c.Same == "" {
+				if i := oneBestIndex(full); i >= 0 {
+					t.Errorf("%s: no single value (%s), but index %d holds a best entry on every port", cname, c.Summary(), i)
+				}
+			}
+			cex := EnvExports([]*Result{c}, unreadKey, full)
+			if len(ex.Problems) > 0 && len(cex.Problems) == 0 {
+				t.Errorf("%s: export problems %q, but none on the completion", cname, ex.Problems)
+			}
+			for _, p := range pending {
+				if p.Definite() && len(Gate([]*Result{c}, unreadKey, true)) == 0 {
+					t.Errorf("%s: the gate waits for %s, but the completion is ready", cname, p)
+				}
+			}
+		})
+	}
+}
+
+// oneBestIndex is, by brute force over tables read whole, an index holding on every
+// port the key with the best membership that port has; -1 when there is none.
+func oneBestIndex(ports []*Port) int {
+	for i := 0; ; i++ {
+		all, any := true, false
+		for _, p := range ports {
+			best := check.Limited
+			for _, e := range p.Table {
+				if e.PKey.Valid() && e.PKey.Partition() == unreadKey.Partition() && e.PKey.IsFull() {
+					best = check.Full
+				}
+			}
+			if i < len(p.Table) {
+				any = true
+			}
+			e := check.PKey(0)
+			if i < len(p.Table) {
+				e = p.Table[i].PKey
+			}
+			all = all && e.Valid() && e.Partition() == unreadKey.Partition() && e.IsFull() == (best == check.Full)
+		}
+		if all {
+			return i
+		}
+		if !any {
+			return -1
+		}
+	}
+}
+
+// Resolve with each library's setting naming partition 0x0002 (or index 1): what it
+// states as known holds on every completion.
+func TestResolveUnreadGenerated(t *testing.T) {
+	settings := map[string]Env{
+		"nccl": {"NCCL_IB_PKEY": "1"}, "nvshmem": {"NVSHMEM_IB_PKEY_INDEX": "1"}, "perftest": {"--pkey_index": "1"},
+		"ucx": {"UCX_IB_PKEY": "0x2"}, "gasnet": {"GASNET_IBV_PKEY": "0x2"}, "mvapich2": {"MV2_DEFAULT_PKEY": "0x2"},
+		"openmpi": {"OMPI_MCA_btl_openib_pkey": "0x2"},
+	}
+	r := rand.New(rand.NewPCG(4, 2026))
+	for n := 0; n < 400; n++ {
+		var ports []*Port
+		for h := range 1 + r.IntN(2) {
+			ports = append(ports, port(fmt.Sprintf("h%d", h), "mlx5_0", 1, randomTable(r)...))
+		}
+		for _, l := range Libraries() {
+			for _, e := range []Env{{}, settings[l.ID], {"UCX_IB_PKEY": "auto"}} {
+				in := libraryInputs(l, e)
+				w := Resolve([]*Library{l}, in, ports)[0]
+				completions(ports, func(full []*Port) {
+					c := Resolve([]*Library{l}, in, full)[0]
+					cname := fmt.Sprintf("%s %v %s completed as %s", l.ID, e, tableString(ports), tableString(full))
+					if w.Verdict != Incomplete && c.Verdict != w.Verdict {
+						t.Errorf("%s: verdict %s, but %s (%q)", cname, w.Verdict, c.Verdict, c.Findings)
+					}
+					for i, pw := range w.Ports {
+						cw := c.Ports[i]
+						if pw.Used && pw.Outcome != NotChecked && pickKnown(pw.Pick) != pickKnown(cw.Pick) && !(pw.Index < 0 && cw.Outcome == Uses && cw.PKey == pw.PKey) {
+							t.Errorf("%s: %s: %s, but %s", cname, pw.Port.Label(), pickKnown(pw.Pick), pickKnown(cw.Pick))
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+// One index for every host: read whole, the index every host holds a full entry at
+// (not each host's lowest); where an entry not read may give one, not a "no" (the
+// gate waits, --emit env exits 4), and the index a host holds the key at elsewhere
+// is still named.
+func TestWantOneIndexUnread(t *testing.T) {
+	a, b := port("a", "mlx5_0", 1, 0x8002, 0x8002), port("b", "mlx5_0", 1, 0xffff, 0x8002)
+	w := WantPartition([]*Library{&NCCL}, env(), unreadKey, []*Port{a, b})[0]
+	if w.Verdict != Works || w.Same != "NCCL_IB_PKEY=1" {
+		t.Errorf("duplicate full entries: %s, %q", w.Verdict, w.Summary())
+	}
+	a = port("a", "mlx5_0", 1, 0x8002, unread)
+	for _, l := range []*Library{&NCCL, &NVSHMEM} {
+		ws := WantPartition([]*Library{l}, env(), unreadKey, []*Port{a, b})
+		w = ws[0]
+		if w.Verdict != Works || w.Same != "" || !strings.Contains(w.sameUnknown, "index 1 may hold partition 0x0002 on every port") {
+			t.Errorf("%s, entry 1 of a not read: %s, %q, %q", l.Name, w.Verdict, w.Summary(), w.sameUnknown)
+		}
+		ps := Gate(ws, unreadKey, true)
+		if len(ps) != 1 || ps[0].Kind != PendingUnread || ps[0].Host != "b" && ps[0].Host != "a" {
+			t.Errorf("%s: pending %v", l.Name, ps)
+		}
+		ex := EnvExports(ws, unreadKey, []*Port{a, b})
+		if len(ex.Problems) != 0 || len(ex.Unchecked) != 1 || !strings.Contains(ex.Unchecked[0], "one value for every host of the job is not known") {
+			t.Errorf("%s: exports %+v", l.Name, ex)
+		}
+	}
+	// Read whole, no index is common: a definite "no" for one environment.
+	a = port("a", "mlx5_0", 1, 0x8002, 0xffff)
+	ws := WantPartition([]*Library{&NCCL}, env(), unreadKey, []*Port{a, b})
+	if ps := Gate(ws, unreadKey, true); len(ps) != 1 || ps[0].Kind != PendingIndex {
+		t.Errorf("no common index: pending %v", ps)
+	}
+	if ex := EnvExports(ws, unreadKey, []*Port{a, b}); len(ex.Problems) != 1 || len(ex.Unchecked) != 0 {
+		t.Errorf("no common index: exports %+v", ex)
+	}
+}
 
 // perftest -R: rdma_cm takes the P_Key from the route, not --pkey_index: no index
 // setting is suggested as if it decided the partition.
 func TestWantPerftestRDMACM(t *testing.T) {
 	a := ParsePerftestArgs("ib_send_bw -d mlx5_0 -R")
-	w := WantPartition([]*Library{&Perftest}, Inputs{Env: Env{}, Perftest: &a}, 0x8002, []*Port{port("", "mlx5_0", 1, 0xffff, 0x8002)})[0]
+	w := WantPartition([]*Library{&Perftest}, Inputs{Env: Env{}, Perftest: &a}, unreadKey, []*Port{port("", "mlx5_0", 1, 0xffff, 0x8002)})[0]
 	if w.Verdict != Incomplete || w.Ports[0].Setting != "" || len(w.Unchecked) != 1 || !strings.Contains(w.Unchecked[0], "perftest -R") {
 		t.Errorf("perftest -R: %s %q %q", w.Verdict, w.Summary(), w.Unchecked)
 	}

@@ -98,8 +98,12 @@ func wantOn(s *setup, key check.PKey, ports []*Port) *Result {
 	w := &Result{Library: l}
 	same, first := "", true
 	var ib []PortResult // the InfiniBand ports where the setting works
+	common, maybe := -1, ""
+	if l.Kind == ByIndex {
+		common, maybe = commonIndex(key, ports)
+	}
 	for _, p := range ports {
-		w.Ports = append(w.Ports, PortResult{Port: p, Used: true, Pick: s.want(key, p)})
+		w.Ports = append(w.Ports, PortResult{Port: p, Used: true, Pick: s.want(key, p, common)})
 	}
 	s.settle(w.Ports)
 	for _, pw := range w.Ports {
@@ -132,6 +136,9 @@ func wantOn(s *setup, key check.PKey, ports []*Port) *Result {
 		}
 	}
 	w.Same = same
+	if same == "" && !first {
+		w.sameUnknown = maybe
+	}
 	if w.limited, w.limitedHosts = limitedApart(ib); w.limitedHosts > 1 {
 		var ls []string
 		for _, u := range w.limited {
@@ -144,4 +151,59 @@ func wantOn(s *setup, key check.PKey, ports []*Port) *Result {
 	}
 	w.Verdict = verdict(w.Findings, w.Unchecked)
 	return w
+}
+
+// commonIndex is the lowest index that holds one of the best entries (bestEntries)
+// of every port given whose best entry is known (a RoCE port's is index 0), so that an index
+// setting can be one value for the whole job; -1 when there is none. Then maybe
+// says where an entry not read may still be one (an index every port holds a best
+// entry at or did not read): "" when none may.
+func commonIndex(key check.PKey, ports []*Port) (common int, maybe string) {
+	var sure, may map[int]bool // indexes every port so far holds (may: or did not read)
+	var unreadOn []string
+	for _, p := range ports {
+		best, known := bestEntries(p, key)
+		switch {
+		case p.Ethernet():
+			best, known = []int{0}, true // RoCE: index 0, the one entry (want)
+		case p.Table == nil || !known || len(best) == 0:
+			continue // not a setting at all (a finding, or not checked)
+		}
+		s, m := map[int]bool{}, map[int]bool{}
+		for _, i := range best {
+			s[i], m[i] = true, true
+		}
+		for _, e := range p.Table {
+			m[e.Index] = m[e.Index] || !e.Readable && !p.Ethernet()
+		}
+		if hasUnreadable(p) && !p.Ethernet() {
+			unreadOn = append(unreadOn, p.Label())
+		}
+		if sure == nil {
+			sure, may = s, m
+			continue
+		}
+		for i := range sure {
+			sure[i] = sure[i] && s[i]
+		}
+		for i := range may {
+			may[i] = may[i] && m[i]
+		}
+	}
+	lowest := func(set map[int]bool) int {
+		low := -1
+		for i, ok := range set {
+			if ok && (low < 0 || i < low) {
+				low = i
+			}
+		}
+		return low
+	}
+	if c := lowest(sure); c >= 0 {
+		return c, ""
+	}
+	if c := lowest(may); c >= 0 {
+		return -1, fmt.Sprintf("index %d may hold partition %s on every port: entries of %s could not be read", c, key.Partition().String(), strings.Join(unreadOn, ", "))
+	}
+	return -1, ""
 }

@@ -415,18 +415,30 @@ func exit(code int) error {
 
 // emitEnv prints the settings as shell export lines, only when the answer is a yes
 // (code 0: a device that could not be read makes it 4) and every library checked has
-// one value right on every host; otherwise nothing on stdout and why on stderr.
+// one value right on every host; otherwise nothing on stdout and why on stderr,
+// exiting 1, or 4 when only what was not read keeps one value from being known.
 func (o *Options) emitEnv(n *cmdutil.Notices, code int, ws []*job.Result, want check.PKey, ports []*job.Port) error {
 	ex := job.EnvExports(ws, want, ports)
 	for _, w := range ex.Warnings {
 		n.Warn(w)
 	}
-	if len(ex.Problems) > 0 || code != 0 {
+	if len(ex.Problems) > 0 || len(ex.Unchecked) > 0 || code != 0 {
 		for _, p := range ex.Problems {
 			fmt.Fprintln(o.IO.ErrOut, "ibkey: "+p)
 		}
-		if code == 0 {
+		for _, u := range ex.Unchecked {
+			fmt.Fprintln(o.IO.ErrOut, "ibkey: not checked: "+u)
+		}
+		switch {
+		case code != 0:
+		case len(ex.Problems) > 0:
 			code = cmdutil.ExitNo
+		default:
+			code = cmdutil.ExitIncomplete
+		}
+		if code == cmdutil.ExitIncomplete {
+			fmt.Fprintf(o.IO.ErrOut, "ibkey: nothing exported: whether the job can be put in partition %s with these settings is not known\n", want.Partition().String())
+			return exit(code)
 		}
 		fmt.Fprintf(o.IO.ErrOut, "ibkey: nothing exported: the job cannot be put in partition %s with these settings\n", want.Partition().String())
 		return exit(code)

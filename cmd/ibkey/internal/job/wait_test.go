@@ -292,3 +292,73 @@ func TestHelpFits80(t *testing.T) {
 		}
 	}
 }
+
+// unreadPKey makes entry i of DEV/1's table unreadable in a saved tree (a symlink
+// loop, as the mlx5 fixture's mlx5_1/1 entry 3), or readable again holding v.
+func unreadPKey(t *testing.T, root, dev string, i int) {
+	t.Helper()
+	f := filepath.Join(root, "class/infiniband", dev, "ports/1/pkeys", strconv.Itoa(i))
+	if err := os.Remove(f); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Base(f), f); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Only a limited entry read and an entry not read beside it: the index to set is not
+// known (a full entry may be the one not read), so the gate waits; once the entry
+// reads as the full member, it is the index exported.
+func TestWaitLimitedBesideUnread(t *testing.T) {
+	dir := writeHost(t, gateHost(0x0002c90300000100, "0xffff", "0x0042", "0x8042"))
+	unreadPKey(t, dir, "mlx5_0", 2)
+	r := runOn(t, context.Background(), dir, nil, "--want", "0x0042", "--lib", "nccl")
+	if r.code != 4 || !strings.Contains(r.stdout, "the index to set is not known: index 1 holds 0x0042 (limited), and 1 entry could not be read (index 2)") {
+		t.Errorf("--want: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	go func() {
+		time.Sleep(700 * time.Millisecond)
+		if err := os.Remove(filepath.Join(dir, "class/infiniband/mlx5_0/ports/1/pkeys/2")); err != nil {
+			t.Error(err)
+		}
+		setPKey(t, dir, "mlx5_0", 2, "0x8042")
+	}()
+	r = runOn(t, context.Background(), dir, nil, "--want", "0x0042", "--wait", "20s", "--lib", "nccl", "--emit", "env")
+	if r.code != 0 || r.stdout != "export NCCL_IB_PKEY=2\nexport IBKEY_IPOIB_INTERFACE=ib0.8042\n" || !strings.Contains(r.stderr, "not read: the index to set is not known") {
+		t.Errorf("--wait: exit %d\nstdout %q\n%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// The key at index 1 on one host and at 2 on the other, whose entry 1 was not read:
+// one index for every host may exist, so "none" is not a "no": --emit env exits 4
+// and the gate waits for the entry, not for another index.
+func TestEmitIndexMayBeCommon(t *testing.T) {
+	a := writeHost(t, gateHost(0x0002c90300000100, "0xffff", "0x8042"))
+	b := writeHost(t, gateHost(0x0002c90300000200, "0xffff", "0x8001", "0x8042"))
+	unreadPKey(t, b, "mlx5_0", 1)
+	hosts := []string{"--host", "node01=" + a, "--host", "node02=" + b, "--want", "0x0042", "--lib", "nccl", "--emit", "env"}
+	r := runOn(t, context.Background(), a, nil, hosts...)
+	if r.code != 4 || r.stdout != "" || !strings.Contains(r.stderr, "not checked: NCCL: one value for every host of the job is not known") ||
+		!strings.Contains(r.stderr, "index 1 may hold partition 0x0042 on every port") || !strings.Contains(r.stderr, "is not known\n") {
+		t.Errorf("exit %d stdout %q\n%s", r.code, r.stdout, r.stderr)
+	}
+	r = runOn(t, context.Background(), a, nil, append(hosts, "--wait", "700ms")...)
+	if r.code != 4 || !strings.Contains(r.stderr, "not read: index 1 may hold") {
+		t.Errorf("--wait: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// The key arrives, but a setting ibkey does not interpret (a per-transport UCX
+// override) is left: the gate stops waiting without calling the partition ready, and
+// the answer is not checked (exit 4).
+func TestWaitReadyButNotChecked(t *testing.T) {
+	dir := writeHost(t, gateHost(0x0002c90300000100, "0xffff", "0x8001"))
+	go func() {
+		time.Sleep(700 * time.Millisecond)
+		setPKey(t, dir, "mlx5_0", 2, "0x8042")
+	}()
+	r := runOn(t, context.Background(), dir, nil, "--want", "0x0042", "--wait", "20s", "--lib", "ucx", "UCX_RC_IB_PKEY=0x5")
+	if r.code != 4 || strings.Contains(r.stderr, "ready after") || !strings.Contains(r.stderr, "nothing left to wait for after") {
+		t.Errorf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
