@@ -200,7 +200,12 @@ func TestUCXPKey(t *testing.T) {
 		{"value not in table", env("UCX_IB_PKEY=0x5"), []int{0xffff, 0x8002}, Fails, -1, 0, "unable to find specified pkey"},
 		{"no 0x is rejected", env("UCX_IB_PKEY=8002"), []int{0xffff, 0x8002}, Fails, -1, 0, "UCX rejects"},
 		{"full bit is rejected", env("UCX_IB_PKEY=0x8002"), []int{0xffff, 0x8002}, Fails, -1, 0, "UCX_IB_PKEY=0x0002"},
-		{"unreadable before the full match", env("UCX_IB_PKEY=0x2"), []int{0xffff, unread, 0x8002}, NotChecked, -1, 0, "could not be read"},
+		// Before a full match of the key, an entry not read can only be another
+		// full match (the same P_Key): the index is not known, the P_Key is.
+		{"unreadable before the full match", env("UCX_IB_PKEY=0x2"), []int{0xffff, unread, 0x8002}, Uses, -1, 0x8002, "or an entry before it that could not be read (from 1)"},
+		{"auto, unreadable before the full match", env(), []int{unread, 0x8002}, NotChecked, -1, 0, "could not be read"},
+		{"unreadable before a limited match", env("UCX_IB_PKEY=0x2"), []int{0xffff, unread, 0x0002}, NotChecked, -1, 0, "could not be read"},
+		{"key 0, unreadable before 0x8000", env("UCX_IB_PKEY=0x0"), []int{0xffff, unread, 0x8000}, NotChecked, -1, 0, "could not be read"},
 		{"unreadable after the full match", env("UCX_IB_PKEY=0x2"), []int{0x8002, unread}, Uses, 0, 0x8002, ""},
 		{"no valid pkey", env(), []int{0, 0}, Fails, -1, 0, "no valid pkey"},
 		// sscanf("%x") after the 0x, as glibc reads it (TestLibcNumbers).

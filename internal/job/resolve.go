@@ -318,7 +318,11 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Result {
 			for _, k := range keys {
 				var ps []string
 				for _, u := range byKey[k] {
-					ps = append(ps, fmt.Sprintf("%s index %d", u.Port.Label(), u.Pick.Index))
+					idx := "index " + strconv.Itoa(u.Pick.Index)
+					if u.Pick.Index < 0 {
+						idx = "index not known" // UCX: a full match not read before the one read
+					}
+					ps = append(ps, u.Port.Label()+" "+idx)
 				}
 				parts = append(parts, fmt.Sprintf("partition %s on %s", k, strings.Join(ps, ", ")))
 			}

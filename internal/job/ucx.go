@@ -25,6 +25,10 @@ import (
 //     gives up at the first that fails, since UCX 1.8.0 (then a plain return; from
 //     1.12.0 err_close_ifaces). A device UCX_NET_DEVICES names that the host lacks
 //     is only warned about (ucp_report_unavailable, ucp_context.c).
+//   - An entry ibkey could not read may hold anything (UCX may read it, or skip it
+//     as one it cannot query): before the entry UCX would take it leaves the pick
+//     not checked, except that before a full match of a key given it can only be
+//     taken if it is the same full P_Key (ucxPick: the index is then not known).
 //   - Peers: uct_ib_iface_is_reachable (ib_iface.c) declares a peer unreachable unless
 //     the 15-bit keys are equal and one side is full, so UCX reports an unreachable
 //     peer rather than hanging.
@@ -141,8 +145,13 @@ func ucxPick(key int, p *Port) Pick {
 			continue
 		}
 		if e.PKey.IsFull() {
-			if unreadable >= 0 {
+			if unreadable >= 0 && (key == ucxAuto || !e.PKey.Valid()) {
 				return Pick{Outcome: NotChecked, Index: -1, Problem: fmt.Sprintf("entry %d of %s could not be read; UCX would take it if it holds a full match before index %d", unreadable, p.Label(), e.Index)}
+			}
+			if unreadable >= 0 {
+				// A full match of the key not read before it is the same P_Key: the
+				// entry UCX takes holds e.PKey either way; only its index is not known.
+				return Pick{Outcome: Uses, Index: -1, PKey: e.PKey, Notes: []string{fmt.Sprintf("UCX takes the first full-member entry of partition 0x%04x, %s: index %d, or an entry before it that could not be read (from %d) if it holds %s too", key, e.PKey, e.Index, unreadable, e.PKey)}}
 			}
 			pk := usesIndex(p, e.Index, "UCX_IB_PKEY resolves to")
 			if pk.Outcome == EmptyEntry {

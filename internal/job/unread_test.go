@@ -300,3 +300,38 @@ func TestWantPerftestRDMACM(t *testing.T) {
 		t.Errorf("perftest -R: %s %q %q", w.Verdict, w.Summary(), w.Unchecked)
 	}
 }
+
+// Not checked only where the entries not read could change the answer: on one
+// host, a port a library's pick leaves not checked has two completions on which it
+// picks differently (an outcome or a P_Key; an index alone is said as not known).
+func TestUnreadNotCheckedOnlyWhereItMatters(t *testing.T) {
+	values := Env{"UCX_IB_PKEY": "0x2", "GASNET_IBV_PKEY": "0x2", "MV2_DEFAULT_PKEY": "0x2", "OMPI_MCA_btl_openib_pkey": "0x2", "NCCL_IB_PKEY": "1", "NVSHMEM_IB_PKEY_INDEX": "1", "--pkey_index": "1"}
+	r := rand.New(rand.NewPCG(5, 2026))
+	for n := 0; n < 600; n++ {
+		ports := []*Port{port("h0", "mlx5_0", 1, randomTable(r)...)}
+		for _, l := range Libraries() {
+			for _, e := range []Env{{}, values} {
+				in := libraryInputs(l, e)
+				for _, want := range []bool{false, true} {
+					answer := func(ps []*Port) Pick {
+						if want {
+							return WantPartition([]*Library{l}, in, unreadKey, ps)[0].Ports[0].Pick
+						}
+						return Resolve([]*Library{l}, in, ps)[0].Ports[0].Pick
+					}
+					if answer(ports).Outcome != NotChecked {
+						continue
+					}
+					picks := map[string]bool{}
+					completions(ports, func(full []*Port) {
+						pk := answer(full)
+						picks[pk.Outcome.String()+" "+pk.PKey.String()] = true
+					})
+					if len(picks) < 2 {
+						t.Errorf("%s %v (want %v) %s: not checked, but every completion gives %v", l.ID, e, want, tableString(ports), picks)
+					}
+				}
+			}
+		}
+	}
+}
