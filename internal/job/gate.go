@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/ibkey/ibkey/internal/check"
@@ -150,6 +151,35 @@ func Gate(ws []*Result, key check.PKey, oneIndex bool) []Pending {
 					add(p, PendingIndex, why)
 				}
 			}
+		}
+	}
+	return out
+}
+
+// UnreadPending lists the devices and ports of the job's hosts that could not be
+// read and that a library checked could choose with the job's settings (Choosers):
+// the answer depends on them as on a table not read, so a gate waits for them
+// (PendingUnread) rather than call the partition ready. A host of which no port was
+// read is Gate's (its libraries' unsure results say so).
+func UnreadPending(libs []*Library, in Inputs, ports []*Port) []Pending {
+	read := map[string]bool{}
+	for _, p := range ports {
+		read[p.Host] = true
+	}
+	var out []Pending
+	for _, u := range in.Unread {
+		if !read[u.Host] {
+			continue
+		}
+		if by := Choosers(libs, in, ports, u); len(by) > 0 {
+			label := u.Device
+			switch {
+			case label == "":
+				label = HostName(u.Host)
+			case u.Port >= 0:
+				label += "/" + strconv.Itoa(u.Port)
+			}
+			out = append(out, Pending{Host: u.Host, Port: label, Kind: PendingUnread, Why: fmt.Sprintf("not read: %s (%s could use it)", u.What, strings.Join(by, ", "))})
 		}
 	}
 	return out

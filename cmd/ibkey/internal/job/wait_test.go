@@ -362,3 +362,18 @@ func TestWaitReadyButNotChecked(t *testing.T) {
 		t.Errorf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// A device of the host that could not be read, which a library could use: the gate
+// waits for it (exit 4 at the timeout, nothing exported) rather than call the
+// partition ready; a device the settings leave out does not hold it.
+func TestWaitUnreadDevice(t *testing.T) {
+	const dangling = "../../../../testdata/sysfs/dangling"
+	r := runOn(t, context.Background(), dangling, nil, "--want", "0xffff", "--wait", "700ms", "--lib", "nccl", "--emit", "env")
+	if r.code != 4 || r.stdout != "" || !strings.Contains(r.stderr, "timed out after") || !strings.Contains(r.stderr, "this host: scif0: not read: device scif0") {
+		t.Errorf("exit %d stdout %q\n%s", r.code, r.stdout, r.stderr)
+	}
+	r = runOn(t, context.Background(), dangling, nil, "--want", "0xffff", "--wait", "20s", "--lib", "nccl", "--emit", "env", "NCCL_IB_HCA=mlx4_0")
+	if r.code != 0 || r.stdout != "export NCCL_IB_PKEY=0\nexport IBKEY_IPOIB_INTERFACE=ib0\n" {
+		t.Errorf("NCCL_IB_HCA=mlx4_0: exit %d stdout %q\n%s", r.code, r.stdout, r.stderr)
+	}
+}
