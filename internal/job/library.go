@@ -213,15 +213,54 @@ func (s *setup) usesOnceUp(host []*Port, p *Port) bool {
 // a host with ports host: whether its device and port settings allow u's device at
 // any port number it may have (unreadPortNums), as they would an ACTIVE InfiniBand
 // device (the one-device libraries' first device counts u among the host's); a
-// device whose name is not known, at any name. A library the settings make inactive
-// chooses nothing.
+// device whose name is not known, at any name (unreadNames). A library the settings
+// make inactive chooses nothing.
 func (s *setup) chooses(in Inputs, host []*Port, u Unread) bool {
-	if s.Inactive != "" || u.Device == "" {
-		return s.Inactive == ""
+	if s.Inactive != "" {
+		return false
+	}
+	names := []string{u.Device}
+	if u.Device == "" {
+		if names = unreadNames(in, host); names == nil {
+			return true
+		}
 	}
 	return slices.ContainsFunc(unreadPortNums(in, u), func(n int) bool {
-		ok, _ := s.allows(host, u.Device, n)
-		return ok
+		return slices.ContainsFunc(names, func(d string) bool {
+			ok, _ := s.allows(host, d, n)
+			return ok
+		})
+	})
+}
+
+// unreadNames are the names to try for a device of host whose name is not known (an
+// adapter a sweep that missed links may not have reached), or nil when any name must
+// be taken as chosen: the host has no port read, or one whose device name is not
+// known. A device's name is unique on its host (the kernel's ib_device names), so
+// it is none of host's devices; the libraries' device settings are lists of names
+// and prefixes (NCCL_IB_HCA matches by prefix: mlx5_1 takes mlx5_10), so every
+// name they admit that is not one of host's is among: a name no setting mentions,
+// and each word a setting mentions, alone and extended.
+func unreadNames(in Inputs, host []*Port) []string {
+	if len(host) == 0 || slices.ContainsFunc(host, func(p *Port) bool { return p.Fabric && !p.DeviceKnown }) {
+		return nil
+	}
+	words := []string{"\x00not-named"} // sorts first, as perftest's first device would
+	add := func(v string) {
+		for _, w := range strings.FieldsFunc(v, func(r rune) bool {
+			return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("_.-", r))
+		}) {
+			words = append(words, w, w+"\x01")
+		}
+	}
+	for _, v := range in.Env {
+		add(v)
+	}
+	if in.Perftest != nil {
+		add(in.Perftest.Device)
+	}
+	return slices.DeleteFunc(words, func(w string) bool {
+		return slices.ContainsFunc(host, func(p *Port) bool { return p.Device == w })
 	})
 }
 

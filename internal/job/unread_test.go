@@ -335,3 +335,60 @@ func TestUnreadNotCheckedOnlyWhereItMatters(t *testing.T) {
 		}
 	}
 }
+
+// Another adapter of a host, behind a link a sweep did not read (its device name not
+// known): a library chooses it unless its device settings admit none of the names
+// it could have, which are not those of the host's adapters read.
+func TestChoosesAdapterNotNamed(t *testing.T) {
+	fab := func(dev string) *Port {
+		p := port("node01", dev, 1, 0xffff, 0x8002)
+		p.Fabric, p.DeviceKnown = true, true
+		return p
+	}
+	host := []*Port{fab("mlx5_0"), fab("mlx5_1")}
+	other := Unread{Host: "node01", Port: -1, What: "another adapter of node01 may be in what the sweep did not read"}
+	for _, c := range []struct {
+		lib  *Library
+		env  []string
+		pt   string // perftest command line
+		want bool
+	}{
+		{&NCCL, nil, "", true},
+		{&NCCL, []string{"NCCL_IB_HCA==mlx5_0,mlx5_1"}, "", false},
+		{&NCCL, []string{"NCCL_IB_HCA=mlx5_0"}, "", true}, // a prefix: mlx5_0x is admitted
+		{&NCCL, []string{"NCCL_IB_HCA=^=mlx5_0"}, "", true},
+		{&UCX, []string{"UCX_NET_DEVICES=mlx5_0:1,mlx5_1:1"}, "", false},
+		{&UCX, []string{"UCX_NET_DEVICES=mlx5_0:1,mlx5_7:1"}, "", true},
+		{&MVAPICH2, []string{"MV2_IBA_HCA=mlx5_0"}, "", false},
+		{&MVAPICH2, []string{"MV2_IBA_HCA=mlx5_0:mlx5_5"}, "", true},
+		{&MVAPICH2, nil, "", true},
+		{&OpenMPI, []string{"OMPI_MCA_btl_openib_if_include=mlx5_1"}, "", false},
+		{&Perftest, nil, "ib_send_bw -d mlx5_1", false},
+		{&Perftest, nil, "ib_send_bw", true}, // the first device by name may be the one not read
+	} {
+		in := env(c.env...)
+		if c.pt != "" || c.lib == &Perftest {
+			a := ParsePerftestArgs(c.pt)
+			in.Perftest = &a
+		}
+		if got := c.lib.setup(in).chooses(in, host, other); got != c.want {
+			t.Errorf("%s %v %q: chooses %v, want %v", c.lib.ID, c.env, c.pt, got, c.want)
+		}
+	}
+	// What the command asks (Run: exit 4 only when a library checked could use it).
+	for _, c := range []struct {
+		env  string
+		want string
+	}{{"UCX_NET_DEVICES=mlx5_0:1,mlx5_1:1", "NCCL"}, {"UCX_NET_DEVICES=all", "UCX,NCCL"}} {
+		in := env(c.env)
+		if got := strings.Join(Choosers([]*Library{&UCX, &NCCL}, in, host, other), ","); got != c.want {
+			t.Errorf("%s: choosers %q", c.env, got)
+		}
+	}
+	// Device names not known (a description without rdma-ndd's "HOST DEVICE"): any.
+	host[1].DeviceKnown = false
+	in := env("NCCL_IB_HCA==mlx5_0,mlx5_1")
+	if !NCCL.setup(in).chooses(in, host, other) {
+		t.Error("a host whose device names are not known: not chosen")
+	}
+}

@@ -70,6 +70,48 @@ func TestPartialFabricFile(t *testing.T) {
 	}
 }
 
+// A sweep that missed a link, hosts named as rdma-ndd writes them ("HcaB mlx5_0"):
+// another adapter of HcaB may be behind the link, and it is none of the host's
+// adapters read, so settings that name only those leave it out (a definite yes),
+// while a prefix (NCCL_IB_HCA=mlx5_0 takes mlx5_0x) or no filter may use it (4).
+func TestPartialFabricNamedAdapters(t *testing.T) {
+	b, err := os.ReadFile(partialFabric(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range doc["nodes"].([]any) {
+		if n := n.(map[string]any); n["description"] == "HcaB" || n["description"] == "HcaC" {
+			n["description"] = n["description"].(string) + " mlx5_0"
+		}
+	}
+	if b, err = json.Marshal(doc); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "named.json")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args   []string
+		code   int
+		stderr string
+	}{
+		{[]string{"NCCL_IB_PKEY=2", "NCCL_IB_HCA==mlx5_0"}, 0, "it does not change the answer: with these settings no library checked would use it"},
+		{[]string{"NCCL_IB_PKEY=2", "NCCL_IB_HCA=mlx5_0"}, 4, "(NCCL could use it)"},
+		{[]string{"NCCL_IB_PKEY=2"}, 4, "(NCCL could use it)"},
+	} {
+		args := append([]string{"--fabric-file", path, "--node", "HcaB,HcaC", "-o", "plain"}, c.args...)
+		r := run(t, t.Context(), nil, args...)
+		if r.code != c.code || !strings.Contains(r.stdout, "NCCL: works: NCCL_IB_PKEY=2") || !strings.Contains(r.stderr, "not read: another adapter of HcaB") || !strings.Contains(r.stderr, c.stderr) {
+			t.Errorf("%s: exit %d, want %d\n%s%s", strings.Join(c.args, " "), r.code, c.code, r.stdout, r.stderr)
+		}
+	}
+}
+
 // A --host tree of which nothing could be read (its one device a dangling link) is a
 // host not read: the other hosts are judged, a definite no stands (exit 1), and a yes
 // is not checked (exit 4). Before, the whole read failed (exit 4 for both).
