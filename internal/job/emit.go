@@ -164,6 +164,12 @@ func ipoibInterface(ws []*Result, key check.PKey, ports []*Port) (string, []stri
 			// group (drivers/infiniband/ulp/ipoib/ipoib_multicast.c).
 			warn = append(warn, what+" is up without carrier: it has not joined the partition's broadcast group ('ibkey pkeys' on that host says why)")
 		}
+		// The entry the kernel runs it with (ib_find_pkey, query.FindPKey) is not
+		// known when entries of the table were not read: full or limited, unless a
+		// full one was read.
+		if nif.Unknown != "" && !(nif.Index >= 0 && nif.Membership == check.Full) {
+			warn = append(warn, fmt.Sprintf("%s: whether it runs as a full or a limited member is not known: %s", what, nif.Unknown))
+		}
 	}
 	switch {
 	case len(names) > 1:

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/query"
 )
 
 // Tables with entries not read, generated: whatever an answer states as known (a
@@ -390,5 +391,27 @@ func TestChoosesAdapterNotNamed(t *testing.T) {
 	in := env("NCCL_IB_HCA==mlx5_0,mlx5_1")
 	if !NCCL.setup(in).chooses(in, host, other) {
 		t.Error("a host whose device names are not known: not chosen")
+	}
+}
+
+// The IPoIB interface --emit env names: still named when the entry the kernel runs
+// it with is not known (entries not read), said in a warning.
+func TestEnvExportsInterfaceEntry(t *testing.T) {
+	for _, c := range []struct {
+		nif  query.IPoIB
+		want string
+	}{
+		{query.IPoIB{Index: 1, Membership: check.Full}, ""},
+		{query.IPoIB{Index: 1, Membership: check.Full, Unknown: "entry 1 holds it as a full member, but 1 entry before it could not be read (index 0)"}, ""},
+		{query.IPoIB{Index: 1, Membership: check.Limited, Unknown: "only a limited entry was found; 1 P_Key table entry could not be read (index 3)"}, "whether it runs as a full or a limited member is not known: only a limited entry"},
+	} {
+		nif := ipoibUp("ib0.8002", 0x8002)
+		nif.Index, nif.Membership, nif.Unknown = c.nif.Index, c.nif.Membership, c.nif.Unknown
+		a := ibPort("a", 0xffff, 0x8002)
+		a.Interfaces = []query.IPoIB{nif}
+		ex := EnvExports(WantPartition([]*Library{&UCX}, Inputs{Env: Env{}}, unreadKey, []*Port{a}), unreadKey, []*Port{a})
+		if len(ex.Vars) != 2 || ex.Vars[1].Value != "ib0.8002" || (c.want == "") != (len(ex.Warnings) == 0) || c.want != "" && !strings.Contains(ex.Warnings[0], c.want) {
+			t.Errorf("%+v: %+v, want warning %q", c.nif, ex, c.want)
+		}
 	}
 }
