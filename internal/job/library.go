@@ -187,6 +187,9 @@ func (s *setup) selectPorts(host []*Port) []PortResult {
 			r.Why = "no P_Key table (" + p.NoTable + "): P_Keys do not apply"
 		case p.Ethernet() && !s.roce:
 			r.Why = "RoCE port: not used"
+		case linkLayerUnread(p):
+			// InfiniBand or RoCE: the library may use it (pick: not checked).
+			r.Used, r.Why = ok, why+", link layer not read"
 		case p.LinkLayer != "InfiniBand" && !p.Ethernet():
 			r.Why = "link layer " + strconv.Quote(p.LinkLayer) + ": not used"
 		default:
@@ -266,10 +269,25 @@ func unreadNames(in Inputs, host []*Port) []string {
 
 // pick is the library's lookup on p with the job's setting.
 func (s *setup) pick(p *Port) Pick {
-	if s.unknown != "" {
+	switch {
+	case s.unknown != "":
 		return Pick{Outcome: NotChecked, Index: -1, Problem: s.unknown}
+	case s.scope == everyPort && linkLayerUnread(p):
+		return s.linkLayerNotRead(p)
 	}
 	return s.lookup(s.value, p)
+}
+
+// linkLayerUnread reports a port read from sysfs, with a P_Key table, whose link
+// layer was not read: the kernel writes link_layer for every port (drivers/
+// infiniband/core/sysfs.c), so it is InfiniBand or RoCE, not neither.
+func linkLayerUnread(p *Port) bool { return p.LinkLayer == "" && !p.Fabric && !noPKeys(p) }
+
+// linkLayerNotRead is the pick of a library that selects ports by link layer
+// (everyPort: RoCE ports are used, or not, and looked up differently) on a port
+// whose link layer was not read: not checked.
+func (s *setup) linkLayerNotRead(p *Port) Pick {
+	return Pick{Outcome: NotChecked, Index: -1, Gap: GapUnread, Problem: fmt.Sprintf("the link layer of %s was not read: InfiniBand or RoCE, whether %s uses it, and with which entry, is not known", p.Label(), s.Library.Name)}
 }
 
 // lookup is Library.lookup as this setup runs it: a lookup that aborts stops every
@@ -392,6 +410,8 @@ func (s *setup) want(key check.PKey, p *Port, common int) Pick {
 	switch {
 	case s.unknown != "":
 		return Pick{Outcome: NotChecked, Index: -1, Problem: s.unknown}
+	case s.scope == everyPort && linkLayerUnread(p):
+		return s.linkLayerNotRead(p)
 	case part < l.wantMin:
 		return noSetting(fmt.Sprintf("%s refuses partition %s: %s must be %s-0x7fff", strings.Fields(l.Name)[0], part, name, l.wantMin), NoGap)
 	case l.Kind == ByValue && p.Ethernet():

@@ -415,3 +415,22 @@ func TestEnvExportsInterfaceEntry(t *testing.T) {
 		}
 	}
 }
+
+// A port whose link layer was not read (InfiniBand or RoCE): a library that selects
+// ports by link layer may use it, so it is not checked, never "uses none of its
+// ports"; a gate waits for it.
+func TestLinkLayerNotRead(t *testing.T) {
+	p := port("", "mlx5_0", 1, 0xffff, 0x8002)
+	p.LinkLayer = ""
+	for _, l := range []*Library{&NCCL, &UCX, &NVSHMEM, &MVAPICH2, &OpenMPI} {
+		in := libraryInputs(l, Env{})
+		r := Resolve([]*Library{l}, in, []*Port{p})[0]
+		ws := WantPartition([]*Library{l}, in, unreadKey, []*Port{p})
+		if r.Verdict != Incomplete || len(r.Findings) != 0 || ws[0].Verdict != Incomplete || len(ws[0].Findings) != 0 || !strings.Contains(r.Unchecked[0], "the link layer of mlx5_0/1 was not read") {
+			t.Errorf("%s: resolve %s %q %q, want %s %q", l.ID, r.Verdict, r.Findings, r.Unchecked, ws[0].Verdict, ws[0].Findings)
+		}
+		if ps := Gate(ws, unreadKey, false); len(ps) != 1 || ps[0].Kind != PendingUnread {
+			t.Errorf("%s: pending %v", l.ID, ps)
+		}
+	}
+}

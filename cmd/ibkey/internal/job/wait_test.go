@@ -377,3 +377,15 @@ func TestWaitUnreadDevice(t *testing.T) {
 		t.Errorf("NCCL_IB_HCA=mlx4_0: exit %d stdout %q\n%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// A host whose port has no link_layer file (not read): not checked (exit 4), never
+// "uses none of its ports" (exit 1).
+func TestLinkLayerFileMissing(t *testing.T) {
+	h := gateHost(0x0002c90300000100, "0xffff", "0x8042")
+	h.Devices[0].Ports[0].LinkLayer = ""
+	dir := writeHost(t, h)
+	r := runOn(t, context.Background(), dir, nil, "--lib", "ucx", "UCX_IB_PKEY=0x42")
+	if r.code != 4 || !strings.Contains(r.stdout, "the link layer of mlx5_0/1 was not read") || strings.Contains(r.stdout, "uses none of its ports") {
+		t.Errorf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
