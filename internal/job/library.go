@@ -173,7 +173,7 @@ func (s *setup) selectPorts(host []*Port) []PortResult {
 			r.Used, r.Why = true, why
 		case s.scope == firstOfOneHCA:
 			switch {
-			case p.LID == 0:
+			case p.LID == 0 && p.LIDMissing == "":
 				r.Why = "LID is 0"
 			case hca != "" && hca != p.Device:
 				r.Why = "GASNet opens one HCA (default build): " + hca + " comes first"
@@ -274,8 +274,17 @@ func (s *setup) pick(p *Port) Pick {
 		return Pick{Outcome: NotChecked, Index: -1, Problem: s.unknown}
 	case s.scope == everyPort && linkLayerUnread(p):
 		return s.linkLayerNotRead(p)
+	case s.scope == firstOfOneHCA && p.LIDMissing != "":
+		return lidNotRead(p)
 	}
 	return s.lookup(s.value, p)
+}
+
+// lidNotRead is GASNet's pick on a port whose LID was not read: it opens the first
+// ACTIVE port with a LID, so whether it uses this one (selectPorts takes it as the
+// HCA's port) is not known.
+func lidNotRead(p *Port) Pick {
+	return Pick{Outcome: NotChecked, Index: -1, Gap: GapUnread, Problem: fmt.Sprintf("the LID of %s was not read (%s): GASNet uses a port only with a LID, so whether it uses this one is not known", p.Label(), p.LIDMissing)}
 }
 
 // linkLayerUnread reports a port read from sysfs, with a P_Key table, whose link
@@ -412,6 +421,8 @@ func (s *setup) want(key check.PKey, p *Port, common int) Pick {
 		return Pick{Outcome: NotChecked, Index: -1, Problem: s.unknown}
 	case s.scope == everyPort && linkLayerUnread(p):
 		return s.linkLayerNotRead(p)
+	case s.scope == firstOfOneHCA && p.LIDMissing != "":
+		return lidNotRead(p)
 	case part < l.wantMin:
 		return noSetting(fmt.Sprintf("%s refuses partition %s: %s must be %s-0x7fff", strings.Fields(l.Name)[0], part, name, l.wantMin), NoGap)
 	case l.Kind == ByValue && p.Ethernet():

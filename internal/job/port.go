@@ -27,6 +27,9 @@ type Port struct {
 	// State is the port state name (ACTIVE, DOWN, ...).
 	State string
 	LID   uint16
+	// LIDMissing says why the LID (of a port read from sysfs) was not read: LID 0
+	// is then not known to be "no LID". "" when read.
+	LIDMissing string
 	// Table is the whole P_Key table in index order, unreadable entries included
 	// (Readable false); nil when the port has none (NoTable says why).
 	Table   []check.TableEntry

@@ -20,6 +20,8 @@ func PortFromView(host string, v *query.PortView) *Port {
 	}
 	if v.Port.LID.OK() {
 		p.LID = v.Port.LID.Value
+	} else {
+		p.LIDMissing = "lid not read: " + v.Port.LID.Missing
 	}
 	switch {
 	case v.Table != nil:

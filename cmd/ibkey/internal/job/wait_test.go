@@ -389,3 +389,15 @@ func TestLinkLayerFileMissing(t *testing.T) {
 		t.Errorf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// A port whose lid file is missing (not read): GASNet, which opens a port only with
+// a LID, is not checked there (exit 4), never "no ACTIVE port with a LID" (exit 1).
+func TestLIDFileMissing(t *testing.T) {
+	h := gateHost(0x0002c90300000100, "0xffff", "0x8042")
+	h.Devices[0].Ports[0].LID = ""
+	dir := writeHost(t, h)
+	r := runOn(t, context.Background(), dir, nil, "--lib", "gasnet", "GASNET_IBV_PKEY=0x42")
+	if r.code != 4 || !strings.Contains(r.stdout, "the LID of mlx5_0/1 was not read") || strings.Contains(r.stdout, "no ACTIVE port with a LID") {
+		t.Errorf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
