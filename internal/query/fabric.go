@@ -88,15 +88,15 @@ const loadNodes = 16
 // all, two LIDs of one node); it is kept, by node GUID and port number, at the first
 // address that reached it.
 //
-// One selector fails with its own error. Of several, when some answered, it returns
+// One selector fails with its own error. Of several, when some were read, it returns
 // their views and a *PartialError with one Unread per selector that failed (Address
 // set, in selector order): a read that did not answer is not read, never absent, as
 // in a sweep (a LID nobody holds and a node that does not answer look alike: smpquery
-// fails on both, "_do_madrpc failed; dport (Lid 50)"), so the answer is incomplete
-// (exit 4). When none answered, or a port asked for is not on a node that answered
-// (a *NotFoundError, listing the node's ports), it is an *EnvError naming each
-// failure (exit 3): with no port read there is nothing to show, and a port that is
-// not there is not there.
+// fails on both, "_do_madrpc failed; dport (Lid 50)"), and a port asked for that is
+// not on its node (a *NotFoundError listing the node's ports) is not read there
+// either, so the answer is incomplete (exit 4). When none was read (or ctx ended),
+// it is an *EnvError naming each failure (exit 3): there is nothing to show, and the
+// fabric or the addresses are wrong.
 func (f *Fabric) LoadMany(ctx context.Context, sels []FabricSelector, opt LoadOptions) ([]*PortView, error) {
 	views := make([][]*PortView, len(sels))
 	errs := make([]error, len(sels))
@@ -115,7 +115,6 @@ func (f *Fabric) LoadMany(ctx context.Context, sels []FabricSelector, opt LoadOp
 	out := uniquePorts(slices.Concat(views...))
 	partial := &PartialError{}
 	var failed []string
-	missing := false
 	for i, err := range errs {
 		if err == nil {
 			continue
@@ -127,13 +126,11 @@ func (f *Fabric) LoadMany(ctx context.Context, sels []FabricSelector, opt LoadOp
 		}
 		partial.Unread = append(partial.Unread, Unread{What: s.String(), Port: port, Address: &s, Err: err})
 		failed = append(failed, err.Error())
-		var nf *NotFoundError
-		missing = missing || errors.As(err, &nf)
 	}
 	switch {
 	case len(failed) == 0:
 		return out, nil
-	case len(out) == 0 || missing || ctx.Err() != nil:
+	case len(out) == 0 || ctx.Err() != nil:
 		return out, &EnvError{Msg: fmt.Sprintf("%d of %d addresses failed: %s", len(failed), len(sels), strings.Join(textsafe.Capped(failed, MaxListed), "; "))}
 	}
 	return out, partial

@@ -120,11 +120,42 @@ func TestLoadManyNoneOrMissing(t *testing.T) {
 	if errors.As(err, &pe) || !errors.As(err, &env) || !strings.Contains(err.Error(), "no port 2 on the CA at lid 2 (ports: 1-1)") {
 		t.Errorf("missing port: %T %v", err, err)
 	}
-	f.T = caNet{2: 0x10, 4: 0x20}
-	sels[1].Addr = mad.LIDAddress(4)
-	sels[1].HasPort = false
-	views, err = f.LoadMany(ctx, sels, LoadOptions{})
-	if len(views) != 1 || errors.As(err, &pe) || !errors.As(err, &env) || !strings.HasPrefix(err.Error(), "1 of 2 addresses failed: no port 2") {
-		t.Errorf("missing port beside a port read: %d views, %T %v", len(views), err, err)
+}
+
+// TestLoadManyMissingPort: a port asked for that some nodes do not have, beside ports
+// read, is not read there: the ports read come back with a *PartialError naming each
+// address whose node lacks the port (its *NotFoundError, with the node's ports), exit
+// 4 and never an *EnvError (before: exit 3 after the output, and the addresses not in
+// the JSON's incomplete). Only when no port at all was read is it exit 3.
+func TestLoadManyMissingPort(t *testing.T) {
+	f := &Fabric{T: caNet{2: 0x10, 4: 0x20, 6: 0x30}, Via: "fake"}
+	sels := lidSels(2, 4, 6)
+	sels[0].Port, sels[0].HasPort = 2, true // the CA at 2 has one port
+	sels[2].Port, sels[2].HasPort = 2, true
+	views, err := f.LoadMany(context.Background(), sels, LoadOptions{Tables: true})
+	if len(views) != 1 || views[0].Fabric.Address != "lid 4" {
+		t.Fatalf("views %v, want lid 4's port", views)
+	}
+	var (
+		pe      *PartialError
+		env     *EnvError
+		unknown *UnknownError
+	)
+	if !errors.As(err, &pe) || errors.As(err, &env) || !errors.As(err, &unknown) {
+		t.Fatalf("%T %v: want a *PartialError (exit 4), never an *EnvError (exit 3)", err, err)
+	}
+	if len(pe.Unread) != 2 {
+		t.Fatalf("unread %+v, want lid 2 port 2 and lid 6 port 2", pe.Unread)
+	}
+	for i, want := range []string{"lid 2 port 2", "lid 6 port 2"} {
+		u := pe.Unread[i]
+		var nf *NotFoundError
+		if u.What != want || u.Address == nil || u.Port != 2 || !errors.As(u.Err, &nf) || !strings.Contains(u.Err.Error(), "(ports: 1-1)") {
+			t.Errorf("unread[%d] = %+v, want %s with its *NotFoundError naming the ports there", i, u, want)
+		}
+	}
+	unread, fatal := NotRead(views, err)
+	if fatal != nil || len(unread) != 2 {
+		t.Errorf("NotRead = %+v, %v", unread, fatal)
 	}
 }
