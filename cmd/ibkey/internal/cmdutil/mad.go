@@ -281,8 +281,9 @@ func (m *MADFlags) Open(ctx context.Context) (*query.Fabric, error) {
 	case err != nil:
 		return nil, err
 	}
-	// A LID that gets no answer suggests --dr (query.NoAnswerError).
-	fab.DirectedRouteFlag = "--dr"
+	// A LID that gets no answer suggests --dr, or the LIDs there are
+	// (query.NoAnswerError).
+	fab.DirectedRouteFlag, fab.ListLIDs = "--dr", listLIDs
 	return fab, nil
 }
 
@@ -300,8 +301,12 @@ func openDemo(dev string, port int, now func() time.Time) (*query.Fabric, error)
 	if err != nil {
 		return nil, &query.EnvError{Msg: err.Error(), Err: err}
 	}
-	return &query.Fabric{T: t, Via: fmt.Sprintf("%s at %s/%d", demo.Via, dev, port), DirectedRouteFlag: "--dr"}, nil
+	return &query.Fabric{T: t, Via: fmt.Sprintf("%s at %s/%d", demo.Via, dev, port), DirectedRouteFlag: "--dr", ListLIDs: listLIDs}, nil
 }
+
+// listLIDs is how a user lists the LIDs a subnet manager assigned
+// (query.Fabric.ListLIDs): the sweep lists every node's.
+const listLIDs = "'ibkey fabric discover'"
 
 // FabricAccessHow says how the MAD flags give a command fabric access, for what
 // cannot be read without it (query.NeedsFabricAccess).
