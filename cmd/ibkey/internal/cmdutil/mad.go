@@ -235,7 +235,14 @@ func (m *MADFlags) checkCA() error {
 // Options are the transport options the flags select.
 func (m *MADFlags) Options() (mad.Options, error) {
 	if m.MADTimeout <= 0 {
-		return mad.Options{}, Usagef("invalid --mad-timeout %v (accepted: a positive duration, e.g. 500ms)", m.MADTimeout)
+		// The diags refuse it too (ibdiag_common.c, -t: "Timeout requires a positive
+		// integer value"); only libibmad's API reads 0 as its default (rpc.c,
+		// mad_get_timeout). The token as typed: "0", not "0s".
+		text := m.MADTimeout.String()
+		if m.cmd != nil {
+			text = FlagText(m.cmd, "mad-timeout")
+		}
+		return mad.Options{}, Usagef("invalid --mad-timeout %s (accepted: a positive duration such as 500ms, or a plain number of milliseconds above 0, as the diags' -t)", text)
 	}
 	// A port number is a byte (IBA 14.2.5.6 PortInfo:LocalPortNum); 0 is port 1
 	// (query.TransportOptions).
