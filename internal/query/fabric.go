@@ -310,11 +310,14 @@ func (f *Fabric) loadPort(ctx context.Context, n *nodeData, num int, tables bool
 			addr = mad.LIDAddress(pi.LID)
 			v.Fabric.Address, v.Fabric.Addr = addr.String(), addr
 			other, err := mad.GetNodeInfo(ctx, f.T, addr)
-			if err == nil && (other.NodeGUID != n.info.NodeGUID || int(other.LocalPortNum) != num) {
-				err = fmt.Errorf("%s answers as port %d of node %s, not port %d of %s", addr, other.LocalPortNum, check.GUID(other.NodeGUID), num, check.GUID(n.info.NodeGUID))
+			switch {
+			case err != nil:
+				err = bareAt(f.madError(ctx, addr, err), addr) // the LID is named here
+			case other.NodeGUID != n.info.NodeGUID || int(other.LocalPortNum) != num:
+				err = fmt.Errorf("it answers as port %d of node %s, not port %d of %s", other.LocalPortNum, check.GUID(other.NodeGUID), num, check.GUID(n.info.NodeGUID))
 			}
 			if err != nil {
-				why = fmt.Sprintf("port %d's own LID %d did not answer: %v", num, pi.LID, err)
+				why = fmt.Sprintf("port %d's own LID %d: %v", num, pi.LID, err)
 			} else {
 				portGUID.Value = other.PortGUID
 				if tables && tableLen > 0 {

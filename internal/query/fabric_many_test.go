@@ -161,3 +161,56 @@ func TestLoadManyMissingPort(t *testing.T) {
 		t.Errorf("NotRead = %+v, %v", unread, fatal)
 	}
 }
+
+// twoPortCA is a CA at LID 2 whose port 2 has LID 8: at 8 answers what other says
+// (nil: nothing, as a LID not routed).
+type twoPortCA struct{ other mad.Transport }
+
+func (c twoPortCA) Do(ctx context.Context, req mad.Request) (*mad.Packet, error) {
+	if !req.Addr.Directed && req.Addr.LID == 8 && c.other != nil {
+		return c.other.Do(ctx, mad.Request{Addr: mad.LIDAddress(4), Class: req.Class, Method: req.Method, Attr: req.Attr, Modifier: req.Modifier})
+	}
+	if req.Addr.Directed || req.Addr.LID != 2 {
+		return nil, &mad.TimeoutError{Addr: req.Addr, Attr: req.Attr, Attempts: 1, Timeout: time.Millisecond}
+	}
+	d := make([]byte, 64)
+	be := binary.BigEndian
+	switch req.Attr {
+	case mad.AttrNodeInfo:
+		d[1], d[2], d[3] = 1, byte(mad.NodeCA), 2
+		be.PutUint64(d[12:], 0x10)
+		be.PutUint16(d[28:], 32)
+		d[36] = 1
+	case mad.AttrPortInfo:
+		be.PutUint16(d[16:], uint16(2+6*(req.Modifier-1))) // port 1: LID 2, port 2: LID 8
+		d[32] = byte(mad.PortStateActive)
+	case mad.AttrNodeDescription:
+	default:
+		return nil, &mad.StatusError{Status: 0x000c}
+	}
+	return &mad.Packet{Class: req.Class, Attr: req.Attr, Modifier: req.Modifier, Data: d}, nil
+}
+
+func (twoPortCA) Close() error { return nil }
+
+// TestOtherPortOwnLID: a CA's other port is read through its own LID; when that LID
+// does not answer, or answers as another port, the port's table is not read, and why
+// names the LID once (before: "port 2's own LID 8 did not answer: mad: lid 8: ...").
+func TestOtherPortOwnLID(t *testing.T) {
+	sel := FabricSelector{Addr: mad.LIDAddress(2), Port: 2, HasPort: true}
+	for _, tc := range []struct {
+		t    mad.Transport
+		want string
+	}{
+		{twoPortCA{}, "port 2's own LID 8: no answer via fake: no reply after 1 attempt(s) of 1ms: is the LID assigned and routed?"},
+		{twoPortCA{caNet{4: 0x20}}, "port 2's own LID 8: it answers as port 1 of node 0x0000000000000020, not port 2 of 0x0000000000000010"},
+	} {
+		views, err := (&Fabric{T: tc.t, Via: "fake"}).Load(context.Background(), sel, LoadOptions{Tables: true})
+		if err != nil || len(views) != 1 {
+			t.Fatalf("%v, %v", views, err)
+		}
+		if v := views[0]; !strings.HasPrefix(v.TableMissing, tc.want) || strings.Count(v.TableMissing, "8") != 1 || v.TableNotRead() == "" {
+			t.Errorf("table missing: %q\nwant %s...", v.TableMissing, tc.want)
+		}
+	}
+}
