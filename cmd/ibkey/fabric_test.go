@@ -77,7 +77,7 @@ func TestLabFabricErrors(t *testing.T) {
 	t.Run("unassigned-lid", func(t *testing.T) {
 		// OpenSM has run: HcaA's port is ACTIVE with its SM LID, so the LID is not
 		// assigned or not routed, and the hint says where the assigned ones are.
-		runAll(t, []string{"no answer from lid 999", "a subnet manager has run (SM LID ", "so the LID is not assigned or not routed ('ibkey fabric discover' lists the assigned LIDs)"},
+		runAll(t, []string{"no answer from lid 999", "a subnet manager has run (SM LID ", "the LID is not assigned or not routed, or its node does not answer ('ibkey fabric discover' lists the assigned LIDs)"},
 			"pkeys", "--lid", "999")
 	})
 	t.Run("dropped", func(t *testing.T) {

@@ -207,7 +207,9 @@ func (e *NoAnswerError) hint() string {
 	if e.ListLIDs != "" {
 		list = " (" + e.ListLIDs + " lists the assigned LIDs)"
 	}
-	return fmt.Sprintf("a subnet manager has run (SM LID %d), so the LID is not assigned or not routed%s", l.MasterSMLID, list)
+	// The LID may be assigned and routed and its node or agent silent (a PMA that
+	// does not answer): not said as the only cause.
+	return fmt.Sprintf("a subnet manager has run (SM LID %d): the LID is not assigned or not routed, or its node does not answer%s", l.MasterSMLID, list)
 }
 
 // Unwrap returns Err.

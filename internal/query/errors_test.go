@@ -88,7 +88,7 @@ func TestNoAnswerError(t *testing.T) {
 		{mad.PortInfo{PortState: mad.PortStateInit}, "no subnet manager has brought the local port up (INIT, LID 0, SM LID 0): until one has, only directed routes (--dr) reach other nodes"},
 		{mad.PortInfo{PortState: mad.PortStateArmed, LID: 5, MasterSMLID: 1}, "no subnet manager has brought the local port up (ARMED, LID 5, SM LID 1): until one has, only directed routes (--dr) reach other nodes"},
 		{mad.PortInfo{PortState: mad.PortStateDown}, "the local port is DOWN: nothing beyond it answers (is it cabled?)"},
-		{mad.PortInfo{PortState: mad.PortStateActive, LID: 5, MasterSMLID: 1}, "a subnet manager has run (SM LID 1), so the LID is not assigned or not routed ('ibkey fabric discover' lists the assigned LIDs)"},
+		{mad.PortInfo{PortState: mad.PortStateActive, LID: 5, MasterSMLID: 1}, "a subnet manager has run (SM LID 1): the LID is not assigned or not routed, or its node does not answer ('ibkey fabric discover' lists the assigned LIDs)"},
 	} {
 		fab := &Fabric{T: localPort{silentFabric{silent}, tt.local}, Via: "x", DirectedRouteFlag: "--dr", ListLIDs: "'ibkey fabric discover'"}
 		_, err := fab.Load(context.Background(), FabricSelector{Addr: mad.LIDAddress(9)}, LoadOptions{})
