@@ -1,9 +1,11 @@
 package cmdutil
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -222,11 +224,14 @@ func RenderFabricPorts(ctx context.Context, m *MADFlags, n *Notices, a *AddressF
 	})
 }
 
-// FabricLabel says, for stderr, which addresses were read over the fabric and how.
+// FabricLabel says, for stderr, which addresses were read over the fabric and how:
+// several LIDs by the lowest and highest (--lid 8-10,3: "4 LIDs (lid 3 .. lid 10)",
+// not "lid 8 .. lid 3").
 func FabricLabel(sels []query.FabricSelector, via string) string {
 	what := sels[0].String()
 	if len(sels) > 1 {
-		what = fmt.Sprintf("%d LIDs (%s .. %s)", len(sels), sels[0].Addr, sels[len(sels)-1].Addr)
+		cmpLID := func(a, b query.FabricSelector) int { return cmp.Compare(a.Addr.LID, b.Addr.LID) }
+		what = fmt.Sprintf("%d LIDs (%s .. %s)", len(sels), slices.MinFunc(sels, cmpLID).Addr, slices.MaxFunc(sels, cmpLID).Addr)
 	}
 	return fmt.Sprintf("fabric: %s via %s", what, via)
 }
