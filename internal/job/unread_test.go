@@ -434,3 +434,17 @@ func TestLinkLayerNotRead(t *testing.T) {
 		}
 	}
 }
+
+// The one value of a library some of whose ports are not checked is said for the
+// ports checked, not "everywhere".
+func TestSummaryPortsNotChecked(t *testing.T) {
+	ports := []*Port{port("a", "mlx5_0", 1, 0xffff, 0x8002), port("b", "mlx5_0", 1, 0xffff, 0x0002, unread)}
+	w := WantPartition([]*Library{&NCCL}, env(), unreadKey, ports)[0]
+	if w.Verdict != Incomplete || w.Summary() != "NCCL_IB_PKEY=1 on every port checked" {
+		t.Errorf("%s %q", w.Verdict, w.Summary())
+	}
+	ports[1] = port("b", "mlx5_0", 1, 0xffff, 0x8002)
+	if w = WantPartition([]*Library{&NCCL}, env(), unreadKey, ports)[0]; w.Summary() != "NCCL_IB_PKEY=1 everywhere" {
+		t.Errorf("%s %q", w.Verdict, w.Summary())
+	}
+}

@@ -2,6 +2,7 @@ package job
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ibkey/ibkey/internal/check"
@@ -10,6 +11,10 @@ import (
 // Summary says what to set: the one setting, or the setting per port.
 func (w *Result) Summary() string {
 	if w.Same != "" {
+		// A port not checked has no setting: the one value is for the others.
+		if slices.ContainsFunc(w.Ports, func(pw PortResult) bool { return pw.Used && pw.Outcome == NotChecked }) {
+			return w.Same + " on every port checked"
+		}
 		return w.Same + " everywhere"
 	}
 	var parts []string
