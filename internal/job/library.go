@@ -269,35 +269,38 @@ func unreadNames(in Inputs, host []*Port) []string {
 
 // pick is the library's lookup on p with the job's setting.
 func (s *setup) pick(p *Port) Pick {
-	switch {
-	case s.unknown != "":
-		return Pick{Outcome: NotChecked, Index: -1, Problem: s.unknown}
-	case s.scope == everyPort && linkLayerUnread(p):
-		return s.linkLayerNotRead(p)
-	case s.scope == firstOfOneHCA && p.LIDMissing != "":
-		return lidNotRead(p)
+	if pk, ok := s.undecided(p); ok {
+		return pk
 	}
 	return s.lookup(s.value, p)
 }
 
-// lidNotRead is GASNet's pick on a port whose LID was not read: it opens the first
-// ACTIVE port with a LID, so whether it uses this one (selectPorts takes it as the
-// HCA's port) is not known.
-func lidNotRead(p *Port) Pick {
-	return Pick{Outcome: NotChecked, Index: -1, Gap: GapUnread, Problem: fmt.Sprintf("the LID of %s was not read (%s): GASNet uses a port only with a LID, so whether it uses this one is not known", p.Label(), p.LIDMissing)}
+// undecided is the pick on p, not checked, when the settings or what was not read
+// of p leave it open whatever the table holds (pick, want): a setting that does not
+// decide the partition (perftest -R: s.unknown); a port whose link layer was not
+// read, for a library that selects ports by it (everyPort: RoCE ports are used, or
+// not, and looked up differently), the kernel writing link_layer for every port
+// (drivers/infiniband/core/sysfs.c), so InfiniBand or RoCE, not neither; a port
+// whose LID was not read, for GASNet, which opens only a port with a LID
+// (selectPorts takes it as the HCA's port).
+func (s *setup) undecided(p *Port) (Pick, bool) {
+	why := ""
+	switch {
+	case s.unknown != "":
+		return Pick{Outcome: NotChecked, Index: -1, Problem: s.unknown}, true
+	case s.scope == everyPort && linkLayerUnread(p):
+		why = fmt.Sprintf("the link layer of %s was not read: InfiniBand or RoCE, whether %s uses it, and with which entry, is not known", p.Label(), s.Library.Name)
+	case s.scope == firstOfOneHCA && p.LIDMissing != "":
+		why = fmt.Sprintf("the LID of %s was not read (%s): GASNet uses a port only with a LID, so whether it uses this one is not known", p.Label(), p.LIDMissing)
+	default:
+		return Pick{}, false
+	}
+	return Pick{Outcome: NotChecked, Index: -1, Gap: GapUnread, Problem: why}, true
 }
 
 // linkLayerUnread reports a port read from sysfs, with a P_Key table, whose link
-// layer was not read: the kernel writes link_layer for every port (drivers/
-// infiniband/core/sysfs.c), so it is InfiniBand or RoCE, not neither.
+// layer was not read (undecided).
 func linkLayerUnread(p *Port) bool { return p.LinkLayer == "" && !p.Fabric && !noPKeys(p) }
-
-// linkLayerNotRead is the pick of a library that selects ports by link layer
-// (everyPort: RoCE ports are used, or not, and looked up differently) on a port
-// whose link layer was not read: not checked.
-func (s *setup) linkLayerNotRead(p *Port) Pick {
-	return Pick{Outcome: NotChecked, Index: -1, Gap: GapUnread, Problem: fmt.Sprintf("the link layer of %s was not read: InfiniBand or RoCE, whether %s uses it, and with which entry, is not known", p.Label(), s.Library.Name)}
-}
 
 // lookup is Library.lookup as this setup runs it: a lookup that aborts stops every
 // process of the host when each opens every port (allPorts).
@@ -410,19 +413,15 @@ func pickFirst(p *Port, key check.PartitionKey, unset int, who string, miss Pick
 // job sets. Set by index, it names one of p's best entries (bestEntries: a full
 // member read, else a limited one when every entry was read), common when that is
 // one of them (wantOn: one index for every port), else the lowest; set by value, it
-// is the 15-bit key, and the library's own lookup says which entry it takes. A
-// setting that does not decide the partition (perftest -R: s.unknown) is not
-// checked, whatever the table holds.
+// is the 15-bit key, and the library's own lookup says which entry it takes. Where
+// the settings or what was not read leave it open (undecided), it is not checked.
 func (s *setup) want(key check.PKey, p *Port, common int) Pick {
 	l := s.Library
 	name, part := l.Vars[0], key.Partition()
+	if pk, ok := s.undecided(p); ok {
+		return pk
+	}
 	switch {
-	case s.unknown != "":
-		return Pick{Outcome: NotChecked, Index: -1, Problem: s.unknown}
-	case s.scope == everyPort && linkLayerUnread(p):
-		return s.linkLayerNotRead(p)
-	case s.scope == firstOfOneHCA && p.LIDMissing != "":
-		return lidNotRead(p)
 	case part < l.wantMin:
 		return noSetting(fmt.Sprintf("%s refuses partition %s: %s must be %s-0x7fff", strings.Fields(l.Name)[0], part, name, l.wantMin), NoGap)
 	case l.Kind == ByValue && p.Ethernet():

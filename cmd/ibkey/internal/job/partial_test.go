@@ -11,8 +11,8 @@ import (
 )
 
 // partialFabric is labFabric as a sweep that missed a link: the node behind
-// Switch1[5] did not answer.
-func partialFabric(t *testing.T) string {
+// Switch1[5] did not answer. edit, when given, changes the document further.
+func partialFabric(t *testing.T, edit ...func(doc map[string]any)) string {
 	t.Helper()
 	b, err := os.ReadFile(labFabric)
 	if err != nil {
@@ -23,6 +23,9 @@ func partialFabric(t *testing.T) string {
 		t.Fatal(err)
 	}
 	doc["unreachable"] = []any{map[string]any{"from": map[string]any{"node_guid": "0x0000000000200000", "port": 5}, "dr_path": "0,1,5", "error": "timed out"}}
+	for _, e := range edit {
+		e(doc)
+	}
 	if b, err = json.Marshal(doc); err != nil {
 		t.Fatal(err)
 	}
@@ -75,26 +78,13 @@ func TestPartialFabricFile(t *testing.T) {
 // adapters read, so settings that name only those leave it out (a definite yes),
 // while a prefix (NCCL_IB_HCA=mlx5_0 takes mlx5_0x) or no filter may use it (4).
 func TestPartialFabricNamedAdapters(t *testing.T) {
-	b, err := os.ReadFile(partialFabric(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc map[string]any
-	if err := json.Unmarshal(b, &doc); err != nil {
-		t.Fatal(err)
-	}
-	for _, n := range doc["nodes"].([]any) {
-		if n := n.(map[string]any); n["description"] == "HcaB" || n["description"] == "HcaC" {
-			n["description"] = n["description"].(string) + " mlx5_0"
+	path := partialFabric(t, func(doc map[string]any) {
+		for _, n := range doc["nodes"].([]any) {
+			if n := n.(map[string]any); n["description"] == "HcaB" || n["description"] == "HcaC" {
+				n["description"] = n["description"].(string) + " mlx5_0"
+			}
 		}
-	}
-	if b, err = json.Marshal(doc); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "named.json")
-	if err := os.WriteFile(path, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	})
 	for _, c := range []struct {
 		args   []string
 		code   int

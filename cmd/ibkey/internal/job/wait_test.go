@@ -378,26 +378,27 @@ func TestWaitUnreadDevice(t *testing.T) {
 	}
 }
 
-// A host whose port has no link_layer file (not read): not checked (exit 4), never
-// "uses none of its ports" (exit 1).
-func TestLinkLayerFileMissing(t *testing.T) {
-	h := gateHost(0x0002c90300000100, "0xffff", "0x8042")
-	h.Devices[0].Ports[0].LinkLayer = ""
-	dir := writeHost(t, h)
-	r := runOn(t, context.Background(), dir, nil, "--lib", "ucx", "UCX_IB_PKEY=0x42")
-	if r.code != 4 || !strings.Contains(r.stdout, "the link layer of mlx5_0/1 was not read") || strings.Contains(r.stdout, "uses none of its ports") {
-		t.Errorf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
-	}
-}
-
-// A port whose lid file is missing (not read): GASNet, which opens a port only with
-// a LID, is not checked there (exit 4), never "no ACTIVE port with a LID" (exit 1).
-func TestLIDFileMissing(t *testing.T) {
-	h := gateHost(0x0002c90300000100, "0xffff", "0x8042")
-	h.Devices[0].Ports[0].LID = ""
-	dir := writeHost(t, h)
-	r := runOn(t, context.Background(), dir, nil, "--lib", "gasnet", "GASNET_IBV_PKEY=0x42")
-	if r.code != 4 || !strings.Contains(r.stdout, "the LID of mlx5_0/1 was not read") || strings.Contains(r.stdout, "no ACTIVE port with a LID") {
-		t.Errorf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+// A port whose link_layer or lid file is missing (not read): the libraries that
+// select ports by it are not checked there (exit 4), never "uses none of its ports"
+// or GASNet's "no ACTIVE port with a LID" (exit 1).
+func TestPortFileMissing(t *testing.T) {
+	for _, c := range []struct {
+		file       string
+		args       []string
+		want, fail string
+	}{
+		{"link_layer", []string{"--lib", "ucx", "UCX_IB_PKEY=0x42"}, "the link layer of mlx5_0/1 was not read", "uses none of its ports"},
+		{"lid", []string{"--lib", "gasnet", "GASNET_IBV_PKEY=0x42"}, "the LID of mlx5_0/1 was not read", "no ACTIVE port with a LID"},
+	} {
+		h := gateHost(0x0002c90300000100, "0xffff", "0x8042")
+		if c.file == "lid" {
+			h.Devices[0].Ports[0].LID = ""
+		} else {
+			h.Devices[0].Ports[0].LinkLayer = ""
+		}
+		r := runOn(t, context.Background(), writeHost(t, h), nil, c.args...)
+		if r.code != 4 || !strings.Contains(r.stdout, c.want) || strings.Contains(r.stdout, c.fail) {
+			t.Errorf("no %s: exit %d\n%s%s", c.file, r.code, r.stdout, r.stderr)
+		}
 	}
 }
