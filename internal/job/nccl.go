@@ -30,9 +30,12 @@ import (
 //     alone). From NCCL 2.22.3 ncclIbGetGidIndex (connect.cc) ignores it on InfiniBand
 //     ports (GID 0, or the routable FLID GID); before, it was the source GID index
 //     there too (an index beyond the GID table fails the connection: not checked).
+//   - NCCL_IB_PKEY_VALUE is read by newer NCCL (listed among NCCL 2.31.2's
+//     variables; not in the master ibkey follows): a P_Key value, whose lookup and
+//     precedence over NCCL_IB_PKEY are not modelled here, so it is not checked.
 var NCCL = Library{
 	ID: "nccl", Name: "NCCL", Kind: ByIndex,
-	Vars:   []string{"NCCL_IB_PKEY", "NCCL_IB_HCA", "NCCL_IB_GID_INDEX"},
+	Vars:   []string{"NCCL_IB_PKEY", "NCCL_IB_HCA", "NCCL_IB_GID_INDEX", "NCCL_IB_PKEY_VALUE"},
 	Source: "NVIDIA/nccl src/transport/net_ib/connect.cc (NCCL_PARAM IbPkey, ncclIbQpInit), src/misc/param.cc ncclLoadParam, src/transport/net_ib/init.cc ncclIbInitDevices, src/misc/utils.cc parseStringList/matchIfList",
 	configure: func(in Inputs, s *setup) {
 		env := in.Env
@@ -48,6 +51,9 @@ var NCCL = Library{
 		}
 		if g, ok := env["NCCL_IB_GID_INDEX"]; ok {
 			s.Notes = append(s.Notes, fmt.Sprintf("NCCL_IB_GID_INDEX=%s does not change the partition: from NCCL 2.22.3 InfiniBand ports use GID 0 (or the routable FLID GID) whatever it says (before, it was their source GID index: not checked); it selects the GID on RoCE ports, whose one P_Key is 0xffff", g))
+		}
+		if v, ok := env["NCCL_IB_PKEY_VALUE"]; ok {
+			s.Unchecked = append(s.Unchecked, fmt.Sprintf("NCCL_IB_PKEY_VALUE=%s is a P_Key value newer NCCL reads (2.31), which ibkey does not interpret: the entry NCCL uses may come from it rather than from NCCL_IB_PKEY", v))
 		}
 		s.Assumptions = append(s.Assumptions, "NCCL: only the environment (and --env) is read; NCCL_CONF_FILE, ~/.nccl.conf and /etc/nccl.conf can also set NCCL_IB_PKEY when the environment does not")
 		s.roce = true

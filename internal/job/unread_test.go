@@ -448,3 +448,19 @@ func TestSummaryPortsNotChecked(t *testing.T) {
 		t.Errorf("%s %q", w.Verdict, w.Summary())
 	}
 }
+
+// NCCL_IB_PKEY_VALUE, which newer NCCL reads (2.31.2's variables), is not taken for
+// a look-alike nor left out: NCCL's answer is not checked.
+func TestNCCLPKeyValueNotInterpreted(t *testing.T) {
+	in := env("NCCL_IB_PKEY_VALUE=0x8002")
+	if la := LookAlikes(in.Env); len(la) != 0 {
+		t.Errorf("look-alikes %q", la)
+	}
+	if !NCCL.Mentioned(in) {
+		t.Error("NCCL_IB_PKEY_VALUE does not make NCCL a library of the job")
+	}
+	r := Resolve([]*Library{&NCCL}, in, []*Port{port("", "mlx5_0", 1, 0xffff, 0x8002)})[0]
+	if r.Verdict != Incomplete || len(r.Unchecked) != 1 || !strings.Contains(r.Unchecked[0], "NCCL_IB_PKEY_VALUE=0x8002") {
+		t.Errorf("%s %q", r.Verdict, r.Unchecked)
+	}
+}
