@@ -115,8 +115,11 @@ func (e *ResolveError) Error() string { return fmt.Sprintf("endpoint %s: %s", e.
 // the caller passes that port's table (for a GUID: its partitions.conf memberships, with
 // Index NoIndex); then index= pins that entry and pkey= picks the entry a QP on the port
 // would use for that key (FindPKeyIndex). A label of "" becomes the spec's String().
-// The error is a *ResolveError when index= or pkey= is not in the table; pkey= whose
-// entry may be among entries not read is an endpoint with TableNotRead.
+// The error is a *ResolveError when index= or pkey= is not in the table; pkey= of a
+// valid key whose entry may be among entries not read is an endpoint with
+// TableNotRead, an unknown verdict, never a definite no. query's resolvePort, the one
+// caller with entries not read, then replaces it by the entries ib_find_pkey may pick
+// (query's findEntry); a caller that does not still gets an unknown.
 func (s EndpointSpec) Endpoint(label string, table []TableEntry) (Endpoint, error) {
 	if label == "" {
 		label = s.String()
@@ -148,7 +151,9 @@ func (s EndpointSpec) Endpoint(label string, table []TableEntry) (Endpoint, erro
 	case s.PKey != nil:
 		idx, p, ok := FindPKeyIndex(table, *s.PKey)
 		if !ok {
-			if n := unreadEntries(Endpoint{Entries: table}); n > 0 {
+			// Key 0 (0x0000, 0x8000) is the invalid P_Key of an empty entry (IBA
+			// 10.9): it matches nothing, so an entry not read cannot make it usable.
+			if n := unreadEntries(Endpoint{Entries: table}); n > 0 && s.PKey.Valid() {
 				e.TableNotRead = fmt.Sprintf("no readable P_Key table entry for partition %s; %s could not be read and may hold it", s.PKey.Partition().String(), textsafe.Plural(n, "entry", "entries"))
 				return e, nil
 			}

@@ -254,6 +254,18 @@ func TestResolvePKeyWithUnreadEntries(t *testing.T) {
 	if v := CanTalk(e, QPEndpoint("B", 0x8005, QPAny)); v.Kind != VerdictUnknown || len(v.NotChecked) != 1 || v.NotChecked[0].Cause != NotCheckedEntries {
 		t.Errorf("unread entry: verdict %s, not checked %+v; want unknown on entries", v.Kind, v.NotChecked)
 	}
+	// Key 0 matches no entry (IBA 10.9), read or not: a definite no (wave 12; it was
+	// an unknown).
+	for _, k := range []string{"0x0000", "0x8000"} {
+		zero, err := ParseEndpoint("mlx5_0/1,pkey=" + k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var re *ResolveError
+		if e, err := zero.Endpoint("", table); !errors.As(err, &re) || e.TableNotRead != "" {
+			t.Errorf("pkey=%s, unread entry: %+v, %v; want a definite ResolveError", k, e, err)
+		}
+	}
 	table[1] = TableEntry{Index: 1, PKey: 0x8001, Readable: true}
 	var re *ResolveError
 	if _, err = spec.Endpoint("", table); !errors.As(err, &re) {
