@@ -82,6 +82,13 @@ type Endpoint struct {
 	// VerdictNotActive; different link layers or QP types): not read is never "no
 	// P_Key".
 	TableNotRead string
+	// NoEntry says, in a sentence naming the end, why no QP on it can use what it
+	// asks for (pkey= that its predicted table lacks: no entry, so no QP there): a no
+	// whatever the other end holds or did not read. Entries is empty. "" otherwise.
+	// A caller compares it with the endpoint under assumptions that were not checked
+	// (query's alternatives); where none could give the key, the caller reports a
+	// *ResolveError instead.
+	NoEntry string
 	// State is the port's PortInfo PortState (StateDown, StateInit, StateArmed,
 	// StateActive), "" when not known (a P_Key value, a partitions.conf GUID). A port
 	// that is not ACTIVE passes no data packets now (IBA 7.2, only SMPs in INIT/ARMED).
@@ -486,8 +493,9 @@ func CanTalk(a, b Endpoint) Verdict {
 	v.AToB.SwitchOK, v.BToA.SwitchOK = true, true
 	if pkeyOK {
 		v.applyHops(a, b, hops)
-	} else {
-		// The partition that would work may be in an entry or a table that was not read.
+	} else if a.NoEntry == "" && b.NoEntry == "" {
+		// The partition that would work may be in an entry or a table that was not read
+		// (not for an end no QP can use: nothing of the other end gives it a key).
 		for _, e := range []Endpoint{a, b} {
 			switch {
 			case e.TableNotRead != "" && e.Port:
@@ -881,6 +889,8 @@ func (v *Verdict) checkPKeys(a, b Endpoint) (bool, []string, []partHops) {
 			continue
 		}
 		switch {
+		case x.e.NoEntry != "":
+			reasons = append(reasons, x.e.NoEntry)
 		case !x.e.Port && len(x.e.Entries) == 1 && !x.e.Entries[0].Readable:
 			reasons = append(reasons, fmt.Sprintf("%s's P_Key could not be read", x.e.Label))
 		case !x.e.Port && len(x.e.Entries) == 1:

@@ -59,12 +59,7 @@ func selfAlternatives(parts *Partitions, out []ResolvedEndpoint, labels []string
 // addAlternative adds r's GUID endpoint as m predicts its port, under the assumption
 // alt says.
 func (r *ResolvedEndpoint) addAlternative(label string, m *partconf.Model, alt Alternative) {
-	e, err := resolveGUID(r.Spec, label, m)
-	if err != nil {
-		// So the port would not have the pinned key: that is a different answer too,
-		// one the verdict cannot express as such; say so with an empty endpoint.
-		e = check.Endpoint{Label: label}
-	}
+	e := resolveGUID(r.Spec, label, m) // NoEntry: the port would not have pkey='s key
 	e.QKeyRule, e.QKeyRuleReason = r.Endpoint.QKeyRule, r.Endpoint.QKeyRuleReason
 	alt.Endpoint = e
 	r.Alternatives = append(r.Alternatives, alt)

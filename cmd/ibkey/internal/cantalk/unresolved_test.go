@@ -2,6 +2,8 @@ package cantalk
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -41,6 +43,74 @@ func TestCannotResolveIsDefinite(t *testing.T) {
 		}
 		if !strings.HasPrefix(r.Stdout, "NO: ") {
 			t.Errorf("%s: text %q, want NO", name, r.Stdout)
+		}
+	}
+}
+
+// TestCannotResolveUnderAssumption (wave 12): a GUID of a partitions file whose
+// predicted table lacks pkey='s partition was a definite no (exit 1), predicted
+// without the assumptions that were not checked: which port OpenSM runs on (SELF) and
+// which ports are router ports (ALL_ROUTERS). Where one of them gives the port the key
+// and the answer then differs, it is unknown (exit 4, incomplete not-checked); where
+// it is given (--sm-guid, --router) or changes nothing, the no stays the unresolved
+// document of TestCannotResolveIsDefinite.
+func TestCannotResolveUnderAssumption(t *testing.T) {
+	const a, b, c = "0x0002c90300000201", "0x0002c90300000204", "0x0002c90300000205"
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		f := filepath.Join(dir, name)
+		if err := os.WriteFile(f, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return f
+	}
+	self := write("self.conf", "Default=0x7fff : ALL=full ;\nP1=0x8001 : SELF=full, "+b+"=limited ;\n")
+	router := write("router.conf", "Default=0x7fff : ALL=full ;\nP1=0x8001 : ALL_ROUTERS=full, "+b+"=limited ;\n")
+	for _, tc := range []struct {
+		args    []string
+		code    int
+		verdict string
+		ifs     string // in not_checked, for an unknown
+	}{
+		{[]string{"--partitions", self, a + ",pkey=0x8001", b}, 4, "unknown", "if " + a + " is the port OpenSM runs on"},
+		{[]string{"--partitions", router, a + ",pkey=0x8001", b}, 4, "unknown", "if " + a + " is a router port"},
+		{[]string{"--partitions", self, "--sm-guid", a, a + ",pkey=0x8001", b}, 0, "yes", ""},
+		{[]string{"--partitions", router, "--router", a, a + ",pkey=0x8001", b}, 0, "yes", ""},
+		// Given, or the same no either way (c has no entry of partition 0x0001).
+		{[]string{"--partitions", self, "--sm-guid", b, a + ",pkey=0x8001", b}, 1, "no", ""},
+		{[]string{"--partitions", router, "--router", "none", a + ",pkey=0x8001", b}, 1, "no", ""},
+		{[]string{"--partitions", self, a + ",pkey=0x8001", c}, 1, "no", ""},
+		// As router ports, a and c are full members of 0x0001 (ALL_ROUTERS=full).
+		{[]string{"--partitions", router, a + ",pkey=0x8001", c}, 4, "unknown", "if " + a + " is a router port and " + c + " is a router port"},
+	} {
+		args := append([]string{"can-talk", "-o", "json"}, tc.args...)
+		run := cmdtest.Run
+		if tc.code == 4 {
+			run = cmdtest.RunPartial
+		}
+		j := run(t, root, false, nil, args...)
+		var d struct {
+			Verdict    string
+			NotChecked []string `json:"not_checked"`
+			Unresolved *struct{ Endpoint string }
+			Incomplete []struct{ Kind string }
+		}
+		if err := json.Unmarshal([]byte(j.Stdout), &d); err != nil {
+			t.Fatalf("%v: %v\n%s", tc.args, err, j.Stdout)
+		}
+		name := strings.Join(tc.args, " ")
+		if j.Code != tc.code || d.Verdict != tc.verdict {
+			t.Errorf("%s: exit %d, verdict %q; want %d, %q\n%s", name, j.Code, d.Verdict, tc.code, tc.verdict, j.Stdout)
+		}
+		switch tc.code {
+		case 4:
+			if len(d.NotChecked) != 1 || !strings.Contains(d.NotChecked[0], tc.ifs) || !strings.HasSuffix(d.NotChecked[0], "the answer is yes") && !strings.Contains(d.NotChecked[0], "the answer is yes (") || len(d.Incomplete) != 1 || d.Incomplete[0].Kind != "not-checked" {
+				t.Errorf("%s: not_checked %q, incomplete %+v; want one naming %q", name, d.NotChecked, d.Incomplete, tc.ifs)
+			}
+		case 1:
+			if d.Unresolved == nil || d.Unresolved.Endpoint != "a" {
+				t.Errorf("%s: unresolved %+v, want endpoint a", name, d.Unresolved)
+			}
 		}
 	}
 }
