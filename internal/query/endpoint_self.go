@@ -133,8 +133,15 @@ func CanTalk(a, b ResolvedEndpoint) check.Verdict {
 				if v.Kind == check.VerdictUnknown { // for another cause, which says so
 					same = "whichever the kernel picks (ib_find_pkey), the answer stays unknown for what else was not read"
 				}
-				v.Reasons = append(v.Reasons, fmt.Sprintf("%s: the entry a QP there uses for partition %s is not known (%s); %s",
-					r.Endpoint.Label, r.Spec.PKey.Partition().String(), r.EntryNotKnown, same))
+				why := fmt.Sprintf("%s: the entry a QP there uses for partition %s is not known (%s); %s",
+					r.Endpoint.Label, r.Spec.PKey.Partition().String(), r.EntryNotKnown, same)
+				if i := slices.IndexFunc(r.Alternatives, func(a Alternative) bool { return a.Taking != "" }); i >= 0 && r.entryTaken() {
+					// The reasons are the taken entry's (they share it, a switch port
+					// drops it): said first, so that none reads as what was read.
+					v.Reasons = append([]string{why + "; the reasons below take " + r.Alternatives[i].Taking}, v.Reasons...)
+					continue
+				}
+				v.Reasons = append(v.Reasons, why)
 			}
 		}
 	}
