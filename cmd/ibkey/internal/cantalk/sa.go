@@ -149,7 +149,12 @@ func (o *CanTalkOptions) judgeSA(ans *saAnswer, f *fabric.Fabric, eps []query.Re
 	a, b := eps[0].Endpoint.Label, eps[1].Endpoint.Label
 	key := ans.PKey.Partition()
 	pkeyOK := v.AToB.PKeyOK && v.BToA.PKeyOK
-	asked := fmt.Sprintf("SubnAdmGet PathRecord from LID %d to LID %d with P_Key %s, to the SA at LID %d", ans.SLID, ans.DLID, ans.PKey, ans.SMLID)
+	lids := fmt.Sprintf("from LID %d to LID %d", ans.SLID, ans.DLID)
+	if o.Sweep.File != "" {
+		lids += " (the LIDs in " + o.Sweep.File + ")"
+	}
+	asked := fmt.Sprintf("SubnAdmGet PathRecord %s with P_Key %s, to the SA at LID %d", lids, ans.PKey, ans.SMLID)
+	tables, stale := o.tablesOf(f)
 	var pkeyReasons []string
 	for _, r := range v.Reasons {
 		if !strings.HasPrefix(r, "Q_Key") && !strings.Contains(r, "Q_Key send rule") {
@@ -165,16 +170,31 @@ func (o *CanTalkOptions) judgeSA(ans *saAnswer, f *fabric.Fabric, eps []query.Re
 		ans.Reason = fmt.Sprintf("the Subnet Manager refuses a path in partition %s too (%s: %s): %s", key, asked, ans.Status, strings.Join(pkeyReasons, "; "))
 	case ans.Path:
 		ans.Unknown = true
-		ans.Reason = fmt.Sprintf("the Subnet Manager gives a path in partition %s (%s), but the tables read say no: its view of the tables is not what the ports hold (it has not swept since they changed, or it does not manage them)", key, asked)
+		ans.Reason = fmt.Sprintf("the Subnet Manager gives a path in partition %s (%s), but %s say no: %sits view of the tables is not what the ports hold (it has not swept since they changed, or it does not manage them)", key, asked, tables, stale)
 	default:
 		ans.Unknown = true
-		ans.Reason = fmt.Sprintf("the Subnet Manager refuses a path in partition %s (%s: %s) that the tables read allow", key, asked, ans.Status)
+		ans.Reason = fmt.Sprintf("the Subnet Manager refuses a path in partition %s (%s: %s) that %s allow", key, asked, ans.Status, tables)
 		if why := o.silentRefusal(f, eps); why != "" {
 			ans.Reason += ": " + why + "; its refusal says nothing of " + a + " and " + b
 		} else {
-			ans.Reason += ": its view of the tables is not what the ports hold (it has not swept since they changed, or it does not manage them)"
+			ans.Reason += ": " + stale + "its view of the tables is not what the ports hold (it has not swept since they changed, or it does not manage them)"
 		}
 	}
+}
+
+// tablesOf names what the verdict read the ends' tables from, for the comparison with
+// the SM: the tables read now, or with --fabric-file those of that saved sweep f, and
+// then stale says it may be older than the fabric the SM answers about now (the SA
+// is asked by its LIDs, too).
+func (o *CanTalkOptions) tablesOf(f *fabric.Fabric) (tables, stale string) {
+	if o.Sweep.File == "" {
+		return "the tables read", ""
+	}
+	tables = "the tables in " + o.Sweep.File
+	if !f.SweptAt.IsZero() {
+		tables += " (swept " + f.SweptAt.UTC().Format(time.RFC3339) + ")"
+	}
+	return tables, o.Sweep.File + " may be older than the fabric the Subnet Manager answers about now (sweep again), or "
 }
 
 // silentRefusal says why OpenSM refused without looking at the partition, when it
