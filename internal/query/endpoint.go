@@ -73,7 +73,7 @@ func endpointSourceError(token string, spec check.EndpointSpec, need error) erro
 //   - *EnvError for a port with no P_Key table (iWARP); a table that exists and was
 //     not read (PortView.TableNotRead), local or swept, is no error, nor is an entry
 //     index= pins that was not read, or one pkey= asks for that may be among those
-//     not read: the endpoint carries it (check.Endpoint.TableNotRead) and
+//     not read: the endpoint carries it (check.Endpoint.TableNotRead, EntryNotRead) and
 //     check.CanTalk decides from it;
 //   - *check.ResolveError when index= or pkey= is not in the port's table, or index=
 //     pins an empty (invalid) entry: no QP can use that entry to talk (a definite "no").
@@ -249,17 +249,16 @@ func someOf(items []string, most int) string {
 }
 
 func resolvePort(s check.EndpointSpec, label string, v *PortView) (check.Endpoint, error) {
-	// What the endpoint stands for exists and was not read (the table; a pinned
-	// entry, port false): check.CanTalk decides from it, as from entries not read:
+	// What the endpoint stands for exists and was not read (the table, for a port or
+	// a QP on it; a pinned entry): check.CanTalk decides from it, as from entries not read:
 	// unknown (exit 4), unless a decided rule fails (a port not ACTIVE:
 	// VerdictNotActive, known whatever its table holds; a CA's DOWN port is where a
 	// sweep reads no table). One verdict in every format, never an error without a
 	// document.
-	notRead := func(port bool, why string) check.Endpoint {
-		return check.Endpoint{Label: label, Port: port, QPType: s.QPType, QKey: s.QKey, WRQKey: s.WRQKey, LinkLayer: v.LinkLayer(), TableNotRead: why}
-	}
+	notRead := check.Endpoint{Label: label, Port: s.Index == nil && s.PKey == nil, QPType: s.QPType, QKey: s.QKey, WRQKey: s.WRQKey, LinkLayer: v.LinkLayer()}
 	if why := v.TableNotRead(); why != "" {
-		return notRead(true, why), nil
+		notRead.TableNotRead = why
+		return notRead, nil
 	}
 	if v.Table == nil {
 		return check.Endpoint{}, &EnvError{Msg: fmt.Sprintf("%s: %s", v.Ref(), v.TableMissing)}
@@ -273,7 +272,8 @@ func resolvePort(s check.EndpointSpec, label string, v *PortView) (check.Endpoin
 			}
 			switch {
 			case e.Unreadable != "":
-				return notRead(false, fmt.Sprintf("P_Key table entry %d could not be read (%s)", e.Index, e.Unreadable)), nil
+				notRead.EntryNotRead = fmt.Sprintf("P_Key table entry %d could not be read (%s)", e.Index, e.Unreadable)
+				return notRead, nil
 			case !e.Valid():
 				what := "an empty entry"
 				if e.Hole {

@@ -180,10 +180,10 @@ func noIncomplete(v check.Verdict, eps []query.ResolvedEndpoint, saReason string
 		switch {
 		case r.EntryNotKnown != "": // pkey='s entry, which entries not read may change
 			out = append(out, cmdutil.Incomplete{Kind: cmdutil.IncompleteUnreadEntries, Message: fmt.Sprintf("%s: %s", e.Label, r.EntryNotKnown)})
-		case e.TableNotRead != "" && e.Port:
+		case e.TableNotRead != "":
 			out = append(out, cmdutil.Incomplete{Kind: cmdutil.IncompleteUnreadTable, Message: fmt.Sprintf("%s: %s", e.Label, e.TableNotRead)})
-		case e.TableNotRead != "": // the entry a QP uses
-			out = append(out, cmdutil.Incomplete{Kind: cmdutil.IncompleteUnreadEntries, Message: fmt.Sprintf("%s: %s", e.Label, e.TableNotRead)})
+		case e.EntryNotRead != "": // the entry a QP uses
+			out = append(out, cmdutil.Incomplete{Kind: cmdutil.IncompleteUnreadEntries, Message: fmt.Sprintf("%s: %s", e.Label, e.EntryNotRead)})
 		}
 		var unread []int
 		for _, t := range e.Entries {

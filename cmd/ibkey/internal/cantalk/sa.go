@@ -63,8 +63,8 @@ type saAnswer struct {
 // saEnd is an endpoint as --sa needs it: a port of a known fabric, one P_Key.
 func saEnd(e query.ResolvedEndpoint) (*fabric.Fabric, *fabric.Port, check.PKey, error) {
 	f, _ := e.Endpoint.Fabric.(*fabric.Fabric)
-	// A port whose table was not read is asked about with pkey=.
-	inPartition := !e.Endpoint.Port && len(e.Endpoint.Entries) == 1 || e.Endpoint.TableNotRead != "" && e.Spec.PKey != nil
+	// A QP whose table or entry was not read is asked about with its pkey=.
+	inPartition := !e.Endpoint.Port && (len(e.Endpoint.Entries) == 1 || e.Spec.PKey != nil)
 	if f == nil || e.Endpoint.At == nil || !inPartition {
 		return nil, nil, 0, cmdutil.Usagef("--sa asks the Subnet Manager for a path between two ports of the fabric in one partition: %s is not a fabric port with pkey= (write lid=N,pkey=K, node=NAME,pkey=K or GUID,pkey=K)", e.Spec)
 	}
