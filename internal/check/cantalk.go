@@ -334,7 +334,10 @@ type Verdict struct {
 // unknown (DependsOn), never a yes.
 func (v Verdict) CanTalk() bool { return v.Kind == VerdictYes }
 
-// OneWay: exactly one direction works, and that is known (Kind is one-way).
+// OneWay: Kind is one-way: one direction is dropped, definitely, and the other works
+// by every rule checked. A caller that learns the other is not confirmed (can-talk
+// --sa: the Subnet Manager does not confirm it) keeps the kind, which can-talk's JSON
+// schema ties to one_way, and marks that direction not OK and Unknown.
 func (v Verdict) OneWay() bool { return v.Kind == VerdictOneWay }
 
 // NotCheckedCause is what a verdict could not read, as a value: a command reports
