@@ -516,6 +516,10 @@ func headline(v check.Verdict) string {
 		if len(v.NotChecked) == 1 && v.NotChecked[0].Cause == check.NotCheckedQKeys {
 			return fmt.Sprintf("UNKNOWN: whether %s and %s can talk depends on their Q_Keys, which were not given", v.A.Label, v.B.Label)
 		}
+		if len(v.NotChecked) > 0 && !slices.ContainsFunc(v.NotChecked, func(nc check.NotChecked) bool { return nc.Cause != check.NotCheckedAssumption }) {
+			// Only assumptions about a partitions file's ports (query's alternatives).
+			return fmt.Sprintf("UNKNOWN: whether %s and %s can talk depends on what was not given (--sm-guid, --router)", v.A.Label, v.B.Label)
+		}
 		if len(v.NotChecked) == 1 && v.NotChecked[0].Cause == check.NotCheckedSubnetManager {
 			return fmt.Sprintf("UNKNOWN: the tables read say %s and %s can talk; the Subnet Manager does not confirm it", v.A.Label, v.B.Label)
 		}

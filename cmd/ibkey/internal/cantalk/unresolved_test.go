@@ -102,8 +102,12 @@ func TestCannotResolveUnderAssumption(t *testing.T) {
 		if j.Code != tc.code || d.Verdict != tc.verdict {
 			t.Errorf("%s: exit %d, verdict %q; want %d, %q\n%s", name, j.Code, d.Verdict, tc.code, tc.verdict, j.Stdout)
 		}
+		r := run(t, root, false, nil, append([]string{"can-talk"}, tc.args...)...)
 		switch tc.code {
 		case 4:
+			if head := "UNKNOWN: whether " + a + " and " + strings.Fields(tc.args[len(tc.args)-1])[0] + " can talk depends on what was not given (--sm-guid, --router)\n"; !strings.HasPrefix(r.Stdout, head) {
+				t.Errorf("%s: text %q, want %q", name, r.Stdout, head)
+			}
 			if len(d.NotChecked) != 1 || !strings.Contains(d.NotChecked[0], tc.ifs) || !strings.HasSuffix(d.NotChecked[0], "the answer is yes") && !strings.Contains(d.NotChecked[0], "the answer is yes (") || len(d.Incomplete) != 1 || d.Incomplete[0].Kind != "not-checked" {
 				t.Errorf("%s: not_checked %q, incomplete %+v; want one naming %q", name, d.NotChecked, d.Incomplete, tc.ifs)
 			}
