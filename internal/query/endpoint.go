@@ -76,7 +76,9 @@ func endpointSourceError(token string, spec check.EndpointSpec, need error) erro
 //     not read: the endpoint carries it (check.Endpoint.TableNotRead, EntryNotRead) and
 //     check.CanTalk decides from it;
 //   - *check.ResolveError when index= or pkey= is not in the port's table, or index=
-//     pins an empty (invalid) entry: no QP can use that entry to talk (a definite "no").
+//     pins an empty (invalid) entry: no QP can use that entry to talk (a definite "no");
+//     for a GUID's predicted table only when no assumption not checked (SELF, a
+//     router port) gives it the key, else the endpoint carries check.Endpoint.NoEntry.
 //
 // Each endpoint is labelled as endpointLabels says.
 func ResolveEndpointsFrom(src EndpointSources, specs ...check.EndpointSpec) ([]ResolvedEndpoint, error) {
