@@ -517,6 +517,11 @@ func TestBadInputFound(t *testing.T) {
 		// A value of a flag's plain type says what the type accepts.
 		{Args: []string{"--demo", "pkeys", "--ca-port=x"}, Code: 2, Stderr: `strconv.ParseInt: parsing "x": invalid syntax (accepted: a whole number) (see 'ibkey pkeys --help')`},
 		{Args: []string{"--demo", "pkeys", "--lid=3", "--mad-timeout=x"}, Code: 2, Stderr: "(accepted: a duration such as 500ms, 5s or 1m30s, or a plain number of milliseconds)"},
+		// 0 is refused as the diags' -t 0 is (smpquery: Invalid timeout "0"), named as
+		// typed (was "0s"), also where this run sends no MAD.
+		{Args: []string{"--demo", "pkeys", "--lid=3", "--mad-timeout=0"}, Code: 2, Stderr: "ibkey: invalid --mad-timeout 0 (accepted: a positive duration"},
+		{Args: []string{"--demo", "devices", "-t", "0ms"}, Code: 2, Stderr: "ibkey: invalid --mad-timeout 0ms (accepted: "},
+		{Args: []string{"--demo", "watch", "counters", "--once", "--mad-timeout=-5ms"}, Code: 2, Stderr: "ibkey: invalid --mad-timeout -5ms (accepted: "},
 		{Args: []string{"--demo", "devices", "--no-color=x"}, Code: 2, Stderr: "(accepted: true or false; the flag alone is true)"},
 		// A --node of blanks and commas names no host: bad input, not "no port found" (exit 3).
 		{Args: []string{"--demo", "job", "--node= ,"}, Code: 2, Stderr: `ibkey: --node " ," names no host (accepted: names separated by commas`},

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -47,5 +48,48 @@ func TestDemoCoversEveryCommand(t *testing.T) {
 	}
 	if r := runIbkey(t, false, nil, "--demo", "pkeys", "--lid", "3", "--ca", "mlx5_2"); r.code != 3 || !strings.Contains(r.stderr, "mlx5_0/1, mlx5_1/1") {
 		t.Errorf("--ca mlx5_2 (RoCE): exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// TestDemoMissingPort: a port asked for that some nodes of --lid do not have (--port 2
+// on the demo's one-port CAs at LIDs 1 and 3, beside the switch at 2) is not read
+// there: every command that reads several addresses shows what it read, names each
+// address not read on stderr and in -o json's incomplete (unread-node), and exits 4
+// (before: exit 3 after the output, the addresses missing from incomplete). When no
+// port at all was read it is exit 3, with the ports there are.
+func TestDemoMissingPort(t *testing.T) {
+	for _, cmd := range [][]string{{"pkeys"}, {"devices"}} {
+		r := runIbkey(t, false, nil, append(append([]string{"--demo"}, cmd...), "--lid", "1-3", "--port", "2", "-o", "json")...)
+		var doc struct {
+			Ports      []struct{ Address string }
+			Incomplete []struct{ Kind, Message string }
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil || r.code != 4 {
+			t.Fatalf("%s: exit %d (want 4), %v\n%s%s", cmd, r.code, err, r.stdout, r.stderr)
+		}
+		if len(doc.Ports) != 1 || doc.Ports[0].Address != "lid 2" || len(doc.Incomplete) != 2 {
+			t.Errorf("%s: ports %+v, incomplete %+v: want lid 2's port, and lid 1 and lid 3 not read", cmd, doc.Ports, doc.Incomplete)
+		}
+		for i, lid := range []string{"lid 1", "lid 3"} {
+			if i < len(doc.Incomplete) {
+				in := doc.Incomplete[i]
+				if in.Kind != "unread-node" || !strings.HasPrefix(in.Message, "not read: "+lid+" port 2: ") || !strings.HasSuffix(in.Message, "(ports: 1-1)") {
+					t.Errorf("%s: incomplete[%d] = %+v, want %s port 2 not read, with the CA's ports", cmd, i, in, lid)
+				}
+			}
+			if !strings.Contains(r.stderr, "warning: not read: "+lid+" port 2: ") {
+				t.Errorf("%s: stderr does not name %s port 2:\n%s", cmd, lid, r.stderr)
+			}
+		}
+	}
+	r := runIbkey(t, false, nil, "--demo", "watch", "counters", "--once", "--lid", "1-3", "--port", "2", "-o", "json")
+	if r.code != 4 || !strings.Contains(r.stdout, `"leaf01"`) || !strings.Contains(r.stderr, "warning: not read: lid 1 port 2: ") || !strings.Contains(r.stderr, "warning: not read: lid 3 port 2: ") {
+		t.Errorf("watch counters: exit %d (want 4)\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, cmd := range []string{"pkeys", "devices"} {
+		r := runIbkey(t, false, nil, "--demo", cmd, "--lid", "3,4", "--port", "2")
+		if r.code != 3 || r.stdout != "" || !strings.Contains(r.stderr, "2 of 2 addresses failed") || !strings.Contains(r.stderr, "(ports: 1-1)") {
+			t.Errorf("%s, none read: exit %d (want 3)\n%s%s", cmd, r.code, r.stdout, r.stderr)
+		}
 	}
 }

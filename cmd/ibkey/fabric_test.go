@@ -3,12 +3,14 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	stdslices "slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
+	"github.com/ibkey/ibkey/internal/lab"
 )
 
 // The lab tests of more than one command: pkeys and devices failing over MADs, here;
@@ -26,7 +28,7 @@ var fastFail = []string{"--mad-timeout", "200ms", "--mad-retries", "1"}
 func TestLabFabricErrors(t *testing.T) {
 	l := cmdtest.StartLab(t, "small.net", newRootCmd)
 	targets := l.Targets(t)
-	run := func(t *testing.T, stderr string, args ...string) {
+	runAll := func(t *testing.T, stderr []string, args ...string) {
 		t.Helper()
 		start := time.Now()
 		r := l.Run(t, append(append([]string{}, fastFail...), args...)...)
@@ -34,12 +36,18 @@ func TestLabFabricErrors(t *testing.T) {
 		if d := time.Since(start); d > 3*time.Second {
 			t.Errorf("ibkey %s took %v", strings.Join(args, " "), d)
 		}
-		if r.Code != 3 || !strings.Contains(r.Stderr, stderr) || r.Stdout != "" {
-			t.Errorf("ibkey %s: exit %d, stdout %q, stderr %q; want exit 3 and %q", strings.Join(args, " "), r.Code, r.Stdout, r.Stderr, stderr)
+		for _, want := range stderr {
+			if r.Code != 3 || !strings.Contains(r.Stderr, want) || r.Stdout != "" {
+				t.Errorf("ibkey %s: exit %d, stdout %q, stderr %q; want exit 3 and %q", strings.Join(args, " "), r.Code, r.Stdout, r.Stderr, want)
+			}
 		}
 		if strings.Count(strings.TrimSpace(r.Stderr), "\n") > 0 {
 			t.Errorf("ibkey %s: error spans several lines: %q", strings.Join(args, " "), r.Stderr)
 		}
+	}
+	run := func(t *testing.T, stderr string, args ...string) {
+		t.Helper()
+		runAll(t, []string{stderr}, args...)
 	}
 	var hcaB *cmdtest.Target
 	for _, tg := range targets {
@@ -49,7 +57,10 @@ func TestLabFabricErrors(t *testing.T) {
 	}
 
 	t.Run("lid-before-sm", func(t *testing.T) {
-		run(t, "no answer from lid 1", "pkeys", "--lid", "1")
+		// Before OpenSM, HcaA's port is INIT with no LID and no SM LID (its PortInfo,
+		// read when the reply did not come): the hint says so, not that an SM ran.
+		runAll(t, []string{"no answer from lid 1 via", "no subnet manager has brought the local port up (INIT, LID 0, SM LID 0): until one has, only directed routes (--dr) reach other nodes"},
+			"pkeys", "--lid", "1")
 	})
 	t.Run("dr-dead-end", func(t *testing.T) {
 		// Out of HcaA's unconnected port 2.
@@ -64,7 +75,10 @@ func TestLabFabricErrors(t *testing.T) {
 	}
 	l.ResolveLIDs(t, targets)
 	t.Run("unassigned-lid", func(t *testing.T) {
-		run(t, "no answer from lid 999", "pkeys", "--lid", "999")
+		// OpenSM has run: HcaA's port is ACTIVE with its SM LID, so the LID is not
+		// assigned or not routed, and the hint says where the assigned ones are.
+		runAll(t, []string{"no answer from lid 999", "a subnet manager has run (SM LID ", "the LID is not assigned or not routed, or its node does not answer ('ibkey fabric discover' lists the assigned LIDs)"},
+			"pkeys", "--lid", "999")
 	})
 	t.Run("dropped", func(t *testing.T) {
 		l.MustConsole(fmt.Sprintf(`Error "HcaB"[%d] 100`, hcaB.Port))
@@ -82,8 +96,36 @@ func TestLabFabricErrors(t *testing.T) {
 		if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil || len(doc.Ports) != 1 {
 			t.Errorf("stdout %q: %v", r.Stdout, err)
 		}
-		if r.Code != 4 || !strings.Contains(r.Stderr, "warning: not read: lid 999: no answer from lid 999") {
+		if r.Code != 4 || !strings.Contains(r.Stderr, "warning: not read: lid 999: no answer via ") || strings.Count(r.Stderr, "999") != 2 { // the label's "lid 4 .. lid 999", and the line's
 			t.Errorf("exit %d, stderr %q", r.Code, r.Stderr)
+		}
+	})
+	t.Run("port-missing-on-some", func(t *testing.T) {
+		// --port 5 over every LID: the switches have it, the two-port CAs do not. The
+		// switches' ports are shown; each CA's LID is named, with its ports, on stderr
+		// and in incomplete, exit 4 (before: exit 3 after the output).
+		var lids []string
+		cas := 0
+		for _, tg := range targets {
+			if tg.LID != 0 && (tg.Type != lab.Switch || tg.Port == 0) && !stdslices.Contains(lids, strconv.Itoa(tg.LID)) {
+				lids = append(lids, strconv.Itoa(tg.LID))
+				if tg.Type != lab.Switch {
+					cas++
+				}
+			}
+		}
+		r := l.Run(t, append(append([]string{}, fastFail...), "pkeys", "-o", "json", "--port", "5", "--lid", strings.Join(lids, ","))...)
+		var doc struct {
+			Ports      []struct{ Device string }
+			Incomplete []struct{ Kind, Message string }
+		}
+		if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil || r.Code != 4 || len(doc.Ports) != 2 || len(doc.Incomplete) != cas {
+			t.Fatalf("exit %d (want 4), %v: %d ports (want the 2 switches'), incomplete %+v (want %d CAs)\n%s", r.Code, err, len(doc.Ports), doc.Incomplete, cas, r.Stderr)
+		}
+		for _, in := range doc.Incomplete {
+			if in.Kind != "unread-node" || !strings.HasSuffix(in.Message, " port 5: the CA has no such port (ports: 1-2)") {
+				t.Errorf("incomplete %+v", in)
+			}
 		}
 	})
 	t.Run("range-with-holes", func(t *testing.T) {

@@ -474,7 +474,7 @@ func sweepPMA(isSwitch bool, lid, switchLID uint16, down bool) query.MADPort {
 // counters as a sweep's are (readPortCounters): the violation counters from the PortInfo
 // replies, PortCounters from a CA port's LID or a switch port's switch (port 0's LID).
 func (c *FabricCollector) readNodes(ctx context.Context, tap *portInfoTap) (*fabricSnapshot, error) {
-	fab := &query.Fabric{T: tap, Via: c.fab.Via, DirectedRouteFlag: c.fab.DirectedRouteFlag}
+	fab := &query.Fabric{T: tap, Via: c.fab.Via, DirectedRouteFlag: c.fab.DirectedRouteFlag, ListLIDs: c.fab.ListLIDs}
 	views, err := fab.LoadMany(ctx, c.opts.Selectors, query.LoadOptions{Tables: true})
 	if len(views) == 0 {
 		return nil, cmp.Or(err, errors.New("no port read"))

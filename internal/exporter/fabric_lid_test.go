@@ -35,7 +35,7 @@ func TestFabricLIDNotAnswering(t *testing.T) {
 	expect(t, got, 1, "ibkey_fabric_port_info", "node_name", "demo-node HCA-2", "port", "1")
 	expect(t, got, 1, "ibkey_fabric_not_read", "what", fabric.NotReadNode)
 	expect(t, got, 1, "ibkey_fabric_sweeps_total", "result", ResultGaps)
-	if len(logged) != 1 || !strings.Contains(logged[0], "not checked: lid 99: no answer from lid 99") {
+	if len(logged) != 1 || !strings.Contains(logged[0], "not checked: lid 99: no answer via ") || strings.Count(logged[0], "99") != 1 {
 		t.Errorf("logged %q, want lid 99 named", logged)
 	}
 	c = NewFabricCollector(FabricOptions{Fabric: fab, Interval: time.Minute, Selectors: sels[:1], NoCounters: true})

@@ -139,9 +139,11 @@ func (e *UnknownError) Error() string { return e.Msg }
 
 // NoAnswerError is a query over the fabric that got no reply (Err wraps the
 // *mad.TimeoutError): the destination is not there, or nothing routes to it. A LID may
-// not be assigned or routed yet: the subnet manager assigns LIDs and programs the
+// not be assigned or routed: the subnet manager assigns LIDs and programs the
 // switches' forwarding tables (OpenSM osm_lid_mgr.c, osm_ucast_mgr.c), so before one
-// has run only directed routes reach other nodes.
+// has run only directed routes reach other nodes. Whether one has is in the local
+// port's PortInfo (Local): its MasterSMLID and LID are set and it is ACTIVE once an
+// SM has brought it up (IBA 14.2.5.6; OpenSM osm_link_mgr.c).
 type NoAnswerError struct {
 	Addr mad.Address
 	// Via is the transport (Fabric.Via); "" when not known.
@@ -149,10 +151,23 @@ type NoAnswerError struct {
 	// DirectedRouteFlag is how the user asks for a directed route (Fabric's), named in
 	// the hint of a LID; "" names none.
 	DirectedRouteFlag string
-	Err               error
+	// ListLIDs is how the user lists the assigned LIDs (Fabric's), named in the hint
+	// of a LID once an SM has run; "" names none.
+	ListLIDs string
+	// Local is the PortInfo of the port MADs leave from, read when the reply did not
+	// come (Fabric.madError); nil when not read: then whether an SM has run is not
+	// known, and the hint says both.
+	Local *mad.PortInfo
+	Err   error
 }
 
-func (e *NoAnswerError) Error() string {
+func (e *NoAnswerError) Error() string { return e.text(" from " + e.Addr.String()) }
+
+// bare is Error without the address, for a line that names it already (Unread.What:
+// "not read: lid 9: no answer via ...").
+func (e *NoAnswerError) bare() string { return e.text("") }
+
+func (e *NoAnswerError) text(from string) string {
 	via := ""
 	if e.Via != "" {
 		via = " via " + e.Via
@@ -165,15 +180,36 @@ func (e *NoAnswerError) Error() string {
 			how = fmt.Sprintf("dropped or no route (%d attempt(s))", te.Attempts)
 		}
 	}
-	hint := "is the destination there and routed?"
-	if !e.Addr.Directed {
-		routes := "directed routes"
-		if e.DirectedRouteFlag != "" {
-			routes += " (" + e.DirectedRouteFlag + ")"
-		}
-		hint = fmt.Sprintf("is LID %d assigned and routed? before a subnet manager has run, only %s reach other nodes", e.Addr.LID, routes)
+	return fmt.Sprintf("no answer%s%s: %s: %s", from, via, how, e.hint())
+}
+
+// hint says what can keep a reply from coming, from what Local says of the subnet
+// manager: only what can be true.
+func (e *NoAnswerError) hint() string {
+	if e.Addr.Directed {
+		return "is the destination there and routed?"
 	}
-	return fmt.Sprintf("no answer from %s%s: %s: %s", e.Addr, via, how, hint)
+	routes := "directed routes"
+	if e.DirectedRouteFlag != "" {
+		routes += " (" + e.DirectedRouteFlag + ")"
+	}
+	l := e.Local
+	switch {
+	case l == nil:
+		return "is the LID assigned and routed? before a subnet manager has run, only " + routes + " reach other nodes"
+	case l.PortState == mad.PortStateDown:
+		return "the local port is DOWN: nothing beyond it answers (is it cabled?)"
+	case l.PortState != mad.PortStateActive || l.MasterSMLID == 0 || l.LID == 0:
+		return fmt.Sprintf("no subnet manager has brought the local port up (%s, LID %d, SM LID %d): until one has, only %s reach other nodes",
+			portStateEnum(l.PortState).Name, l.LID, l.MasterSMLID, routes)
+	}
+	list := ""
+	if e.ListLIDs != "" {
+		list = " (" + e.ListLIDs + " lists the assigned LIDs)"
+	}
+	// The LID may be assigned and routed and its node or agent silent (a PMA that
+	// does not answer): not said as the only cause.
+	return fmt.Sprintf("a subnet manager has run (SM LID %d): the LID is not assigned or not routed, or its node does not answer%s", l.MasterSMLID, list)
 }
 
 // Unwrap returns Err.

@@ -2,6 +2,7 @@ package query
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -19,6 +20,24 @@ type silentFabric struct{ err *mad.TimeoutError }
 func (s silentFabric) Do(context.Context, mad.Request) (*mad.Packet, error) { return nil, s.err }
 func (silentFabric) Close() error                                           { return nil }
 
+// localPort answers the local port's PortInfo (an empty directed route) with pi,
+// and leaves every other MAD to T.
+type localPort struct {
+	mad.Transport
+	pi mad.PortInfo
+}
+
+func (l localPort) Do(ctx context.Context, req mad.Request) (*mad.Packet, error) {
+	if !req.Addr.Directed || len(req.Addr.Path) != 0 || req.Attr != mad.AttrPortInfo {
+		return l.Transport.Do(ctx, req)
+	}
+	d := make([]byte, 64)
+	binary.BigEndian.PutUint16(d[16:], l.pi.LID)
+	binary.BigEndian.PutUint16(d[18:], l.pi.MasterSMLID)
+	d[32] = byte(l.pi.PortState)
+	return &mad.Packet{Class: req.Class, Attr: req.Attr, Data: d}, nil
+}
+
 // TestNoAnswerError: a MAD that got no reply is an *EnvError wrapping a *NoAnswerError
 // (and the transport's *mad.TimeoutError). Its hint for a LID names the directed-route
 // flag only when the caller gave one (Fabric.DirectedRouteFlag): this package names no
@@ -32,9 +51,9 @@ func TestNoAnswerError(t *testing.T) {
 		flag string
 		want string
 	}{
-		{mad.LIDAddress(4), dropped, "", `no answer from lid 4 via ibsim "sim" at HcaA: dropped or no route (4 attempt(s)): is LID 4 assigned and routed? before a subnet manager has run, only directed routes reach other nodes`},
-		{mad.LIDAddress(4), dropped, "--dr", `no answer from lid 4 via ibsim "sim" at HcaA: dropped or no route (4 attempt(s)): is LID 4 assigned and routed? before a subnet manager has run, only directed routes (--dr) reach other nodes`},
-		{mad.LIDAddress(9), silent, "", `no answer from lid 9 via ibsim "sim" at HcaA: no reply after 2 attempt(s) of 100ms: is LID 9 assigned and routed? before a subnet manager has run, only directed routes reach other nodes`},
+		{mad.LIDAddress(4), dropped, "", `no answer from lid 4 via ibsim "sim" at HcaA: dropped or no route (4 attempt(s)): is the LID assigned and routed? before a subnet manager has run, only directed routes reach other nodes`},
+		{mad.LIDAddress(4), dropped, "--dr", `no answer from lid 4 via ibsim "sim" at HcaA: dropped or no route (4 attempt(s)): is the LID assigned and routed? before a subnet manager has run, only directed routes (--dr) reach other nodes`},
+		{mad.LIDAddress(9), silent, "", `no answer from lid 9 via ibsim "sim" at HcaA: no reply after 2 attempt(s) of 100ms: is the LID assigned and routed? before a subnet manager has run, only directed routes reach other nodes`},
 		{mad.DirectedRoute(1, 3), silent, "--dr", `no answer from DR path 0,1,3 via ibsim "sim" at HcaA: no reply after 2 attempt(s) of 100ms: is the destination there and routed?`},
 	}
 	for _, tt := range tests {
@@ -57,6 +76,28 @@ func TestNoAnswerError(t *testing.T) {
 		}
 		if na.Addr.String() != tt.addr.String() || na.Via != fab.Via {
 			t.Errorf("%s: NoAnswerError %+v", tt.addr, na)
+		}
+	}
+	// The hint of a LID says only what the local port's PortInfo allows: the first
+	// three before any subnet manager ran (ibsim before OpenSM: INIT, LID 0), the last
+	// once one has.
+	for _, tt := range []struct {
+		local mad.PortInfo
+		want  string
+	}{
+		{mad.PortInfo{PortState: mad.PortStateInit}, "no subnet manager has brought the local port up (INIT, LID 0, SM LID 0): until one has, only directed routes (--dr) reach other nodes"},
+		{mad.PortInfo{PortState: mad.PortStateArmed, LID: 5, MasterSMLID: 1}, "no subnet manager has brought the local port up (ARMED, LID 5, SM LID 1): until one has, only directed routes (--dr) reach other nodes"},
+		{mad.PortInfo{PortState: mad.PortStateDown}, "the local port is DOWN: nothing beyond it answers (is it cabled?)"},
+		{mad.PortInfo{PortState: mad.PortStateActive, LID: 5, MasterSMLID: 1}, "a subnet manager has run (SM LID 1): the LID is not assigned or not routed, or its node does not answer ('ibkey fabric discover' lists the assigned LIDs)"},
+	} {
+		fab := &Fabric{T: localPort{silentFabric{silent}, tt.local}, Via: "x", DirectedRouteFlag: "--dr", ListLIDs: "'ibkey fabric discover'"}
+		_, err := fab.Load(context.Background(), FabricSelector{Addr: mad.LIDAddress(9)}, LoadOptions{})
+		var na *NoAnswerError
+		if want := "no answer from lid 9 via x: no reply after 2 attempt(s) of 100ms: " + tt.want; !errors.As(err, &na) || err.Error() != want || na.Local == nil || *na.Local != tt.local {
+			t.Errorf("local port %+v:\n got %v\nwant %s", tt.local, err, want)
+		}
+		if strings.Contains(err.Error(), "before a subnet manager") {
+			t.Errorf("local port %+v: %v: says an SM may not have run", tt.local, err)
 		}
 	}
 	// Other errors are not NoAnswerErrors.

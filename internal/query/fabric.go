@@ -27,6 +27,9 @@ type Fabric struct {
 	// for the hint of a LID that got no answer (NoAnswerError). The command sets it:
 	// this package names no flag. "" leaves it out of the hint.
 	DirectedRouteFlag string
+	// ListLIDs is how the caller's user lists the assigned LIDs ("'ibkey fabric
+	// discover'"), for the same hint once a subnet manager has run; "" leaves it out.
+	ListLIDs string
 }
 
 // FabricSelector picks ports of the node at Addr.
@@ -88,15 +91,15 @@ const loadNodes = 16
 // all, two LIDs of one node); it is kept, by node GUID and port number, at the first
 // address that reached it.
 //
-// One selector fails with its own error. Of several, when some answered, it returns
+// One selector fails with its own error. Of several, when some were read, it returns
 // their views and a *PartialError with one Unread per selector that failed (Address
 // set, in selector order): a read that did not answer is not read, never absent, as
 // in a sweep (a LID nobody holds and a node that does not answer look alike: smpquery
-// fails on both, "_do_madrpc failed; dport (Lid 50)"), so the answer is incomplete
-// (exit 4). When none answered, or a port asked for is not on a node that answered
-// (a *NotFoundError, listing the node's ports), it is an *EnvError naming each
-// failure (exit 3): with no port read there is nothing to show, and a port that is
-// not there is not there.
+// fails on both, "_do_madrpc failed; dport (Lid 50)"), and a port asked for that is
+// not on its node (a *NotFoundError listing the node's ports) is not read there
+// either, so the answer is incomplete (exit 4). When none was read (or ctx ended),
+// it is an *EnvError naming each failure (exit 3): there is nothing to show, and the
+// fabric or the addresses are wrong.
 func (f *Fabric) LoadMany(ctx context.Context, sels []FabricSelector, opt LoadOptions) ([]*PortView, error) {
 	views := make([][]*PortView, len(sels))
 	errs := make([]error, len(sels))
@@ -115,7 +118,6 @@ func (f *Fabric) LoadMany(ctx context.Context, sels []FabricSelector, opt LoadOp
 	out := uniquePorts(slices.Concat(views...))
 	partial := &PartialError{}
 	var failed []string
-	missing := false
 	for i, err := range errs {
 		if err == nil {
 			continue
@@ -125,15 +127,14 @@ func (f *Fabric) LoadMany(ctx context.Context, sels []FabricSelector, opt LoadOp
 		if s.HasPort {
 			port = s.Port
 		}
-		partial.Unread = append(partial.Unread, Unread{What: s.String(), Port: port, Address: &s, Err: err})
+		// What names the address: Err says the rest (bareAt).
+		partial.Unread = append(partial.Unread, Unread{What: s.String(), Port: port, Address: &s, Err: bareAt(err, s.Addr)})
 		failed = append(failed, err.Error())
-		var nf *NotFoundError
-		missing = missing || errors.As(err, &nf)
 	}
 	switch {
 	case len(failed) == 0:
 		return out, nil
-	case len(out) == 0 || missing || ctx.Err() != nil:
+	case len(out) == 0 || ctx.Err() != nil:
 		return out, &EnvError{Msg: fmt.Sprintf("%d of %d addresses failed: %s", len(failed), len(sels), strings.Join(textsafe.Capped(failed, MaxListed), "; "))}
 	}
 	return out, partial
@@ -151,7 +152,7 @@ type nodeData struct {
 func (f *Fabric) loadNode(ctx context.Context, sel FabricSelector, opt LoadOptions) ([]*PortView, error) {
 	ni, err := mad.GetNodeInfo(ctx, f.T, sel.Addr)
 	if err != nil {
-		return nil, f.madError(sel.Addr, err)
+		return nil, f.madError(ctx, sel.Addr, err)
 	}
 	n := &nodeData{addr: sel.Addr, info: ni}
 	ports, err := selectFabricPorts(sel, ni)
@@ -168,7 +169,7 @@ func (f *Fabric) loadNode(ctx context.Context, sel FabricSelector, opt LoadOptio
 		}
 	}
 	if err := errors.Join(descErr, swErr); err != nil {
-		return nil, f.madError(sel.Addr, err)
+		return nil, f.madError(ctx, sel.Addr, err)
 	}
 	n.dev = fabricDevice(n)
 
@@ -199,8 +200,9 @@ func selectFabricPorts(sel FabricSelector, ni mad.NodeInfo) ([]int, error) {
 		return ports, nil
 	case sel.HasPort:
 		if sel.Port < first || sel.Port > int(ni.NumPorts) {
-			return nil, &NotFoundError{What: "port", Name: fmt.Sprintf("%d on the %s at %s", sel.Port, nodeTypeWord(ni.NodeType), sel.Addr),
-				Available: []string{fmt.Sprintf("%d-%d", first, ni.NumPorts)}}
+			what, ports := nodeTypeWord(ni.NodeType), fmt.Sprintf("%d-%d", first, ni.NumPorts)
+			return nil, &addrError{addr: sel.Addr, bare: fmt.Sprintf("the %s has no such port (ports: %s)", what, ports),
+				err: &NotFoundError{What: "port", Name: fmt.Sprintf("%d on the %s at %s", sel.Port, what, sel.Addr), Available: []string{ports}}}
 		}
 		return []int{sel.Port}, nil
 	case ni.NodeType == mad.NodeSwitch:
@@ -258,7 +260,7 @@ func (f *Fabric) loadPort(ctx context.Context, n *nodeData, num int, tables bool
 	}
 	pi, extSpeed, err := getPortInfo(ctx, f.T, addr, uint8(num))
 	if err != nil {
-		return nil, f.madError(addr, err)
+		return nil, f.madError(ctx, addr, err)
 	}
 	// The table of a switch port or of the port the SMP arrives at is read through
 	// addr; another port of a CA needs its LID from PortInfo first.
@@ -308,11 +310,14 @@ func (f *Fabric) loadPort(ctx context.Context, n *nodeData, num int, tables bool
 			addr = mad.LIDAddress(pi.LID)
 			v.Fabric.Address, v.Fabric.Addr = addr.String(), addr
 			other, err := mad.GetNodeInfo(ctx, f.T, addr)
-			if err == nil && (other.NodeGUID != n.info.NodeGUID || int(other.LocalPortNum) != num) {
-				err = fmt.Errorf("%s answers as port %d of node %s, not port %d of %s", addr, other.LocalPortNum, check.GUID(other.NodeGUID), num, check.GUID(n.info.NodeGUID))
+			switch {
+			case err != nil:
+				err = bareAt(f.madError(ctx, addr, err), addr) // the LID is named here
+			case other.NodeGUID != n.info.NodeGUID || int(other.LocalPortNum) != num:
+				err = fmt.Errorf("it answers as port %d of node %s, not port %d of %s", other.LocalPortNum, check.GUID(other.NodeGUID), num, check.GUID(n.info.NodeGUID))
 			}
 			if err != nil {
-				why = fmt.Sprintf("port %d's own LID %d did not answer: %v", num, pi.LID, err)
+				why = fmt.Sprintf("port %d's own LID %d: %v", num, pi.LID, err)
 			} else {
 				portGUID.Value = other.PortGUID
 				if tables && tableLen > 0 {
@@ -341,7 +346,7 @@ func (f *Fabric) loadPort(ctx context.Context, n *nodeData, num int, tables bool
 	case tableLen == 0:
 		v.TableMissing, v.TableAbsent = "no P_Key table: the node reports a table length of 0", true
 	case tableErr != nil:
-		return nil, f.madError(addr, tableErr)
+		return nil, f.madError(ctx, addr, tableErr)
 	default:
 		v.Table = tableOf(table)
 	}
@@ -417,9 +422,14 @@ func portRate(pi mad.PortInfo, ext uint8) ibverbs.Opt[ibverbs.Rate] {
 	return ibverbs.Opt[ibverbs.Rate]{Value: ibverbs.Rate{Text: text, Gbps: g, Width: width, Speed: sp.name}}
 }
 
-// madError turns a transport error into an error a user can act on (exit 3): an
-// *EnvError, wrapping a *NoAnswerError when no reply came.
-func (f *Fabric) madError(a mad.Address, err error) error {
+// madError turns a transport error at a into an error a user can act on (exit 3): an
+// *EnvError, wrapping a *NoAnswerError when no reply came, and an *addrError that says
+// it without a too. When a LID did not answer, the local port's PortInfo says whether
+// a subnet manager has run (NoAnswerError.Local): the port an SMP on an empty directed
+// route arrives at, which port 0 names on a CA (IBA 14.2.5.6; ibsim sim_mad.c
+// do_portinfo does so), and a switch's port 0. It is read again each time: the SM
+// may come or go during a watch.
+func (f *Fabric) madError(ctx context.Context, a mad.Address, err error) error {
 	var (
 		te *mad.TimeoutError
 		se *mad.StatusError
@@ -430,12 +440,53 @@ func (f *Fabric) madError(a mad.Address, err error) error {
 	}
 	switch {
 	case errors.As(err, &te):
-		na := &NoAnswerError{Addr: a, Via: f.Via, DirectedRouteFlag: f.DirectedRouteFlag, Err: err}
-		return &EnvError{Msg: na.Error(), Err: na}
+		na := &NoAnswerError{Addr: a, Via: f.Via, DirectedRouteFlag: f.DirectedRouteFlag, ListLIDs: f.ListLIDs, Err: err}
+		if !a.Directed {
+			if pi, lerr := mad.GetPortInfo(ctx, f.T, mad.DirectedRoute(), 0); lerr == nil {
+				na.Local = &pi
+			}
+		}
+		return &EnvError{Msg: na.Error(), Err: &addrError{addr: a, bare: na.bare(), err: na}}
 	case errors.As(err, &se):
-		return &EnvError{Msg: fmt.Sprintf("%s%s refused the query: %v", a, via, err)}
+		return &EnvError{Msg: fmt.Sprintf("%s%s refused the query: %v", a, via, err), Err: &addrError{addr: a, bare: fmt.Sprintf("refused the query%s: %v", via, err)}}
 	}
-	return &EnvError{Msg: fmt.Sprintf("%s%s: %v", a, via, err)}
+	bare := err.Error()
+	if f.Via != "" {
+		bare = "via " + f.Via + ": " + bare
+	}
+	return &EnvError{Msg: fmt.Sprintf("%s%s: %v", a, via, err), Err: &addrError{addr: a, bare: bare}}
+}
+
+// addrError is an error about the node or port at addr, told two ways: err (or the
+// *EnvError that wraps it) names addr, for a message alone (pkeys --lid 9); bare does
+// not, for a line that names addr already (LoadMany's Unread.What: "not read: lid 9:
+// no answer via ..."). told selects bare (bareAt).
+type addrError struct {
+	addr mad.Address
+	bare string
+	err  error // nil when the *EnvError that wraps it says everything
+	told bool
+}
+
+func (e *addrError) Error() string {
+	if e.told || e.err == nil {
+		return e.bare
+	}
+	return e.err.Error()
+}
+
+// Unwrap returns err.
+func (e *addrError) Unwrap() error { return e.err }
+
+// bareAt is err told without a when err is about a (an *addrError at a), for a line
+// that names a already; err itself otherwise (a port's own LID, not a, did not
+// answer). errors.As finds what err wraps either way.
+func bareAt(err error, a mad.Address) error {
+	var ae *addrError
+	if !errors.As(err, &ae) || ae.addr.String() != a.String() {
+		return err
+	}
+	return &addrError{addr: a, bare: ae.bare, err: err, told: true}
 }
 
 // enforcementOf is PortInfo's partition enforcement and raw packet filter bits.

@@ -1,6 +1,7 @@
 package query
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
@@ -62,7 +63,7 @@ func TestSelectFabricPorts(t *testing.T) {
 	for _, tc := range cases {
 		got, err := selectFabricPorts(tc.sel, tc.ni)
 		if tc.want == nil {
-			if _, ok := err.(*NotFoundError); !ok {
+			if nf := (*NotFoundError)(nil); !errors.As(err, &nf) {
 				t.Errorf("%+v on %v: %v, %v; want a NotFoundError", tc.sel, tc.ni.NodeType, got, err)
 			}
 			continue

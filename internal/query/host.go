@@ -2,14 +2,17 @@ package query
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/ibverbs"
@@ -88,6 +91,17 @@ func (h *Host) Devices(name string) ([]*ibverbs.Device, error) {
 				hint = " " + h.NoDevicesHint
 			}
 			return nil, &EnvError{Msg: fmt.Sprintf("%v: %s/%s does not exist (is the ib_core module loaded?%s)", ErrNoDevices, strings.TrimSuffix(h.Sys.Root, "/"), ibverbs.ClassInfiniBand, hint), Err: ErrNoDevices}
+		}
+		if fi, serr := os.Stat(h.Sys.Root); errors.Is(err, syscall.ENOTDIR) || serr == nil && !fi.IsDir() {
+			// A file given where the tree goes (the root, class or class/infiniband):
+			// not a tree shaped like /sys at all. os.OpenRoot says "not a directory"
+			// of a root that is a file without the errno: Stat tells.
+			what := fmt.Sprintf("is not a directory shaped like /sys (%v)", err)
+			if serr == nil && !fi.IsDir() {
+				what = "is a file, not a directory shaped like /sys"
+			}
+			return nil, &EnvError{Msg: fmt.Sprintf("%v: %s %s: expected one holding %s/DEV, as /sys, a saved tree or a test fixture does; %s",
+				ErrNoDevices, h.Sys.Root, what, ibverbs.ClassInfiniBand, cmp.Or(h.NoDevicesHint, "give the tree's directory")), Err: ErrNoDevices}
 		}
 		return nil, &EnvError{Msg: err.Error()}
 	}

@@ -170,6 +170,33 @@ func TestNoDevicesTyped(t *testing.T) {
 	}
 }
 
+// TestSysfsNotADirectory: a file where the tree or a directory of it goes (--sysfs
+// FILE) says what was expected, a directory shaped like /sys, in one line (before: "X:
+// not a directory", no hint); exit 3 as a tree without devices.
+func TestSysfsNotADirectory(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "file")
+	classFile := filepath.Join(dir, "tree")
+	for _, f := range []string{file, filepath.Join(classFile, "class")} {
+		if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(f, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for root, want := range map[string]string{
+		file:      "no RDMA devices: " + file + " is a file, not a directory shaped like /sys: expected one holding class/infiniband/DEV, as /sys, a saved tree or a test fixture does; try --demo",
+		classFile: "no RDMA devices: " + classFile + " is not a directory shaped like /sys (" + classFile + "/class/infiniband: not a directory): expected one holding class/infiniband/DEV",
+	} {
+		_, err := (&Host{Sys: ibverbs.Open(root), NoDevicesHint: "try --demo"}).Devices("")
+		var env *EnvError
+		if !errors.As(err, &env) || !errors.Is(err, ErrNoDevices) || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v (%T)\nwant %s", root, err, err, want)
+		}
+	}
+}
+
 // partialReadHost is one port whose table has an unreadable entry (index 3) and IPoIB
 // interfaces whose keys are: full in the table (ib0), only limited among the entries
 // read (ib0.8002), in no entry read (ib0.8009); on a second port whose every entry was

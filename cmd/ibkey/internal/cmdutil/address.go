@@ -1,9 +1,11 @@
 package cmdutil
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -190,10 +192,10 @@ func ParseLIDFlag(s string) ([]uint16, error) {
 // RenderFabricPorts reads the ports the address flags a select (sels, from
 // a.Selectors) over MADs, attributes and P_Key tables, and renders the ports that
 // answered. With --guid it first sweeps the fabric (no tables) to find the GUID.
-// render gets the read's *query.PartialError when some addresses did not answer (it
-// hands it to HostNotRead: each named on stderr and in the JSON's incomplete as
-// unread-node, exit 4). When none answered, or a port asked for is not on its node,
-// the error is exit 3: returned alone, or after the ports that answered.
+// render gets the read's *query.PartialError when some addresses were not read (no
+// answer, or the port asked for is not on that node): it hands it to HostNotRead,
+// each named on stderr and in the JSON's incomplete as unread-node, exit 4. When none
+// was read, the error is exit 3, returned alone; when ctx ended, after the ports read.
 func RenderFabricPorts(ctx context.Context, m *MADFlags, n *Notices, a *AddressFlags, sels []query.FabricSelector, render func([]*query.PortView, Source, error) error) error {
 	return m.With(ctx, func(ctx context.Context, fab *query.Fabric) error {
 		label := ""
@@ -222,11 +224,14 @@ func RenderFabricPorts(ctx context.Context, m *MADFlags, n *Notices, a *AddressF
 	})
 }
 
-// FabricLabel says, for stderr, which addresses were read over the fabric and how.
+// FabricLabel says, for stderr, which addresses were read over the fabric and how:
+// several LIDs by the lowest and highest (--lid 8-10,3: "4 LIDs (lid 3 .. lid 10)",
+// not "lid 8 .. lid 3").
 func FabricLabel(sels []query.FabricSelector, via string) string {
 	what := sels[0].String()
 	if len(sels) > 1 {
-		what = fmt.Sprintf("%d LIDs (%s .. %s)", len(sels), sels[0].Addr, sels[len(sels)-1].Addr)
+		cmpLID := func(a, b query.FabricSelector) int { return cmp.Compare(a.Addr.LID, b.Addr.LID) }
+		what = fmt.Sprintf("%d LIDs (%s .. %s)", len(sels), slices.MinFunc(sels, cmpLID).Addr, slices.MaxFunc(sels, cmpLID).Addr)
 	}
 	return fmt.Sprintf("fabric: %s via %s", what, via)
 }

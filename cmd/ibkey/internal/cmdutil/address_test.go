@@ -90,3 +90,22 @@ func TestAddressFlagRepeated(t *testing.T) {
 		}
 	}
 }
+
+// TestFabricLabel: several LIDs are labelled by the lowest and highest, whatever the
+// order given (before: --lid 8-10,3 said "lid 8 .. lid 3").
+func TestFabricLabel(t *testing.T) {
+	for lids, want := range map[string]string{
+		"9":      "fabric: lid 9 via x",
+		"3-5":    "fabric: 3 LIDs (lid 3 .. lid 5) via x",
+		"8-10,3": "fabric: 4 LIDs (lid 3 .. lid 10) via x",
+	} {
+		a := &AddressFlags{LID: lids}
+		sels, err := a.Selectors(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := FabricLabel(sels, "x"); got != want {
+			t.Errorf("--lid %s: %q, want %q", lids, got, want)
+		}
+	}
+}

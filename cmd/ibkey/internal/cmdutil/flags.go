@@ -149,10 +149,19 @@ func (l oneLineList) Set(s string) error {
 // (oneLineList): one mechanism, however many such flags the commands define.
 func oneLineLists(c *cobra.Command) {
 	wrap := func(fl *pflag.Flag) {
-		if v, ok := fl.Value.(listValue); ok && strings.HasSuffix(fl.Value.Type(), "Slice") {
+		if !strings.HasSuffix(fl.Value.Type(), "Slice") {
+			return
+		}
+		if v, ok := fl.Value.(listValue); ok {
 			fl.Value = oneLineList{v}
 		}
 	}
-	c.Flags().VisitAll(wrap)
-	c.PersistentFlags().VisitAll(wrap)
+	for _, fs := range []*pflag.FlagSet{c.Flags(), c.PersistentFlags()} {
+		// In the order defined: VisitAll would first sort the set (SortFlags, for
+		// help), which this walk over every command on every run does not need.
+		sorted := fs.SortFlags
+		fs.SortFlags = false
+		fs.VisitAll(wrap)
+		fs.SortFlags = sorted
+	}
 }

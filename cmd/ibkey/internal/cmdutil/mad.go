@@ -235,7 +235,14 @@ func (m *MADFlags) checkCA() error {
 // Options are the transport options the flags select.
 func (m *MADFlags) Options() (mad.Options, error) {
 	if m.MADTimeout <= 0 {
-		return mad.Options{}, Usagef("invalid --mad-timeout %v (accepted: a positive duration, e.g. 500ms)", m.MADTimeout)
+		// The diags refuse it too (ibdiag_common.c, -t: "Timeout requires a positive
+		// integer value"); only libibmad's API reads 0 as its default (rpc.c,
+		// mad_get_timeout). The token as typed: "0", not "0s".
+		text := m.MADTimeout.String()
+		if m.cmd != nil {
+			text = FlagText(m.cmd, "mad-timeout")
+		}
+		return mad.Options{}, Usagef("invalid --mad-timeout %s (accepted: a positive duration such as 500ms, or a plain number of milliseconds above 0, as the diags' -t)", text)
 	}
 	// A port number is a byte (IBA 14.2.5.6 PortInfo:LocalPortNum); 0 is port 1
 	// (query.TransportOptions).
@@ -281,8 +288,9 @@ func (m *MADFlags) Open(ctx context.Context) (*query.Fabric, error) {
 	case err != nil:
 		return nil, err
 	}
-	// A LID that gets no answer suggests --dr (query.NoAnswerError).
-	fab.DirectedRouteFlag = "--dr"
+	// A LID that gets no answer suggests --dr, or the LIDs there are
+	// (query.NoAnswerError).
+	fab.DirectedRouteFlag, fab.ListLIDs = "--dr", listLIDs
 	return fab, nil
 }
 
@@ -300,8 +308,12 @@ func openDemo(dev string, port int, now func() time.Time) (*query.Fabric, error)
 	if err != nil {
 		return nil, &query.EnvError{Msg: err.Error(), Err: err}
 	}
-	return &query.Fabric{T: t, Via: fmt.Sprintf("%s at %s/%d", demo.Via, dev, port), DirectedRouteFlag: "--dr"}, nil
+	return &query.Fabric{T: t, Via: fmt.Sprintf("%s at %s/%d", demo.Via, dev, port), DirectedRouteFlag: "--dr", ListLIDs: listLIDs}, nil
 }
+
+// listLIDs is how a user lists the LIDs a subnet manager assigned
+// (query.Fabric.ListLIDs): the sweep lists every node's.
+const listLIDs = "'ibkey fabric discover'"
 
 // FabricAccessHow says how the MAD flags give a command fabric access, for what
 // cannot be read without it (query.NeedsFabricAccess).

@@ -160,7 +160,7 @@ func TestFabricNoAnswerHint(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = fab.Load(context.Background(), query.FabricSelector{Addr: mad.LIDAddress(4)}, query.LoadOptions{})
-	const want = "no answer from lid 4 via mlx5_0/1: dropped or no route (4 attempt(s)): is LID 4 assigned and routed? before a subnet manager has run, only directed routes (--dr) reach other nodes"
+	const want = "no answer from lid 4 via mlx5_0/1: dropped or no route (4 attempt(s)): is the LID assigned and routed? before a subnet manager has run, only directed routes (--dr) reach other nodes"
 	var na *query.NoAnswerError
 	if err == nil || err.Error() != want || !errors.As(err, &na) || ExitCode(err) != ExitEnv {
 		t.Errorf("no answer: %v (exit %d)\nwant %s (exit %d)", err, ExitCode(err), want, ExitEnv)

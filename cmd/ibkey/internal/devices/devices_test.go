@@ -16,6 +16,7 @@ func TestFlagParsing(t *testing.T) {
 		{Args: []string{"devices", "extra"}, Code: 2, Stderr: `unknown command "extra"`},
 		{Args: []string{"devices", "--port", "1"}, Code: 2, Stderr: "--port needs --lid or --dr"},
 		{Args: []string{"--sysfs", "/nonexistent", "devices"}, Code: 3, Stderr: "no RDMA devices: /nonexistent/class/infiniband does not exist"},
+		{Args: []string{"--sysfs", "devices_test.go", "devices"}, Code: 3, Stderr: "no RDMA devices: devices_test.go is a file, not a directory shaped like /sys: expected one holding class/infiniband/DEV, as /sys, a saved tree or a test fixture does; point --sysfs at a saved tree, or try --demo"},
 		{Args: []string{"-o", "yaml", "devices"}, Code: 2, Stderr: `invalid output format "yaml" (accepted: table, plain, json)`},
 	})
 }

@@ -24,7 +24,7 @@ func TestOnceLIDNotAnswering(t *testing.T) {
 	o := onceOptions(&stdout, &stderr, nil, open)
 	o.LID = "9,99"
 	err := Run(o)
-	if code := cmdutil.ExitCode(err); code != 4 || !strings.Contains(stderr.String(), "ibkey: partial sweep: node not checked: lid 99 (all ports): no answer from lid 99") ||
+	if code := cmdutil.ExitCode(err); code != 4 || !strings.Contains(stderr.String(), "ibkey: partial sweep: node not checked: lid 99 (all ports): no answer via ") ||
 		!strings.Contains(stdout.String(), `node_name="demo-node HCA-2"`) {
 		t.Errorf("exit %d (%v), want 4 naming lid 99\n%s", code, err, stderr.String())
 	}

@@ -152,7 +152,7 @@ func (o *Options) sources(ctx context.Context) (*portSource, error) {
 		src.close = func() { fab.T.Close() }
 		src.mads = &atomic.Int64{}
 		t := countingTransport{Transport: fab.T, n: src.mads}
-		counted := &query.Fabric{T: t, Via: fab.Via, DirectedRouteFlag: fab.DirectedRouteFlag}
+		counted := &query.Fabric{T: t, Via: fab.Via, DirectedRouteFlag: fab.DirectedRouteFlag, ListLIDs: fab.ListLIDs}
 		src.labels = append(src.labels, "fabric via "+fab.Via)
 		if len(nodes) > 0 {
 			remoteRead, err = sweepNodes(ctx, src, counted, lids, nodes)
@@ -225,7 +225,8 @@ func readPorts(ctx context.Context, fab *query.Fabric, sels []query.FabricSelect
 	var missed []job.Unread
 	for i, s := range sels {
 		if err := failed[s.String()]; err != nil {
-			missed = append(missed, unread(i, err))
+			// LoadMany's Unread.Err does not name the address: say it once.
+			missed = append(missed, unread(i, fmt.Errorf("%s: %w", s, err)))
 			continue
 		}
 		switch v := at[s.Addr.String()]; {

@@ -49,7 +49,7 @@ func TestReadLIDsOnce(t *testing.T) {
 	if len(ports) != 2 || ports[0].Device != "demo-node HCA-2" || ports[1].Device != "node02" {
 		t.Errorf("ports %q, want demo-node HCA-2's and node02's", got)
 	}
-	if len(unread) != 1 || unread[0].Host != "lid 99" || unread[0].Port != -1 || !strings.HasPrefix(unread[0].What, "no answer from lid 99 via "+demo.Via) {
+	if len(unread) != 1 || unread[0].Host != "lid 99" || unread[0].Port != -1 || !strings.HasPrefix(unread[0].What, "lid 99: no answer via "+demo.Via) {
 		t.Errorf("unread %+v, want lid 99 with its no-answer error", unread)
 	}
 	if n := dead.n.Load(); n != 1 {

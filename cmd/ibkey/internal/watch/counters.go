@@ -172,10 +172,10 @@ func runCounters(o *CountersOptions) error {
 			if len(views) == 0 {
 				return lerr
 			}
-			// Addresses that did not answer (a *query.PartialError) are named now, one
-			// line each, and the watch of the others ends with exit 4, as the host's
-			// ports not read do; a port asked for that is not on its node ends it
-			// with exit 3, as 'ibkey pkeys --lid' does after its output.
+			// Addresses not read (a *query.PartialError: no answer, or the port asked
+			// for is not on that node) are named now, one line each, and the watch of
+			// the others ends with exit 4, as the host's ports not read do and as
+			// 'ibkey pkeys --lid' does after its output.
 			_, after, err := cmdutil.HostNotRead(o.Notices, nil, lerr)
 			if err != nil {
 				o.Notices.Warn(err.Error() + "; watching the others")
