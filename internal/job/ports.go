@@ -73,6 +73,11 @@ type Unread struct {
 	Port   int
 	// What says what and why: "device scif0: ... (a dangling link)".
 	What string
+	// Kind is what it is as a part of a fabric, named as the fabric commands name it:
+	// fabric.UnreadNode for a fabric address or a swept port that did not answer
+	// (its PortInfo not read), fabric.PartialSweep for what a sweep that missed links
+	// may hide; "" for a device or port of a host (unread-device).
+	Kind fabric.NotCheckedKind
 }
 
 // maxUnreadPort bounds the ports an unread device is taken to have: a port number is

@@ -370,7 +370,15 @@ func Run(o *Options) error {
 		} else {
 			mattersRest++
 		}
-		rep.Incomplete = append(rep.Incomplete, cmdutil.Incomplete{Kind: cmdutil.IncompleteUnreadDevice, Message: "not read: " + u.What})
+		// The kind the other commands give the same fact: a host's device or port
+		// (unread-device), a fabric address or swept port that did not answer
+		// (unread-node, cmdutil.HostNotRead), what a sweep's missed links may hide
+		// (partial-sweep, as the fabric commands).
+		kind := cmdutil.IncompleteUnreadDevice
+		if u.Kind != "" {
+			kind = string(u.Kind)
+		}
+		rep.Incomplete = append(rep.Incomplete, cmdutil.Incomplete{Kind: kind, Message: "not read: " + u.What})
 	}
 	if rest := len(src.unread) - listed; rest > 0 {
 		switch mattersRest {

@@ -163,3 +163,45 @@ func TestDefiniteNoWithHostNotReadJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestUnreadKinds: -o json's incomplete names what was not read with the kind the
+// other commands give the same fact (cmdutil.HostNotRead, the fabric commands): a
+// --lid that did not answer is unread-node (as in pkeys, devices, can-talk), a host
+// a sweep that missed links may hide is partial-sweep (as in fabric), a host's
+// device is unread-device. Until wave 12 every one was unread-device.
+func TestUnreadKinds(t *testing.T) {
+	bad := writeHost(t, fakesysfs.Host{Dangling: []string{"mlx5_0"}})
+	good := writeHost(t, gateHost(0x100000, "0xffff", "0x8001"))
+	for _, c := range []struct {
+		env  map[string]string
+		args []string
+		kind string // of the incomplete naming named
+		name string
+	}{
+		{map[string]string{"IBKEY_DEMO": "1"}, []string{"--lid", "4,9,99"}, "unread-node", "not read: lid 99: no answer"},
+		{nil, []string{"--fabric-file", partialFabric(t), "--node", "HcaB,HcaE"}, "partial-sweep", `not read: node "HcaE": not in the sweep`},
+		{nil, []string{"--fabric-file", partialFabric(t), "--node", "HcaB"}, "partial-sweep", "not read: another adapter of HcaB may be"},
+		{nil, []string{"--host", "a=" + good, "--host", "b=" + bad}, "unread-device", "not read: --host b: "},
+	} {
+		args := append(c.args, "-o", "json", "NCCL_IB_PKEY=0")
+		r := runPartial(t, t.Context(), c.env, args...)
+		var d struct {
+			Incomplete []struct{ Kind, Message string }
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &d); err != nil {
+			t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, r.stdout)
+		}
+		found := false
+		for _, i := range d.Incomplete {
+			if strings.HasPrefix(i.Message, "not read: ") {
+				found = found || strings.HasPrefix(i.Message, c.name)
+				if i.Kind != c.kind {
+					t.Errorf("%s: incomplete %q is %s, want %s", strings.Join(args, " "), i.Message, i.Kind, c.kind)
+				}
+			}
+		}
+		if r.code != 4 || !found {
+			t.Errorf("%s: exit %d, incomplete %+v; want exit 4 and %s %q", strings.Join(args, " "), r.code, d.Incomplete, c.kind, c.name)
+		}
+	}
+}

@@ -253,7 +253,7 @@ func readLIDs(ctx context.Context, fab *query.Fabric, sels []query.FabricSelecto
 		func(_ int, v *query.PortView) *job.Port { return job.PortFromView(v.Device.Name, v) },
 		func(i int, err error) job.Unread {
 			// Which host answers at the LID is what was not read.
-			return job.Unread{Host: sels[i].String(), Port: -1, What: err.Error()}
+			return job.Unread{Host: sels[i].String(), Port: -1, What: err.Error(), Kind: fabric.UnreadNode}
 		})
 }
 
@@ -352,9 +352,9 @@ func sweepNodes(ctx context.Context, src *portSource, fab *query.Fabric, lids []
 }
 
 // portNotRead is a port of the job (found in a sweep) that could not be read, and
-// why.
+// why: in the sweep (its PortInfo) or at its address since (unread-node).
 func portNotRead(p *job.Port, why string) job.Unread {
-	u := job.Unread{Host: p.Host, Port: p.Num, What: p.Label() + ": " + why}
+	u := job.Unread{Host: p.Host, Port: p.Num, What: p.Label() + ": " + why, Kind: fabric.UnreadNode}
 	if !p.Fabric || p.DeviceKnown {
 		u.Device = p.Device
 	}
@@ -380,7 +380,7 @@ func fabricPorts(f *fabric.Fabric, lids []uint16, nodes []string) ([]*job.Port, 
 		if n == nil {
 			if partial != "" {
 				host := "lid " + strconv.Itoa(int(l))
-				unread = append(unread, job.Unread{Host: host, Port: -1, What: host + ": not in the sweep, and " + partial})
+				unread = append(unread, job.Unread{Host: host, Port: -1, What: host + ": not in the sweep, and " + partial, Kind: fabric.PartialSweep})
 				continue
 			}
 			return nil, nil, &query.NotFoundError{What: "LID", Name: strconv.Itoa(int(l)) + " in the sweep", Available: []string{"the LIDs of 'ibkey fabric discover'"}}
@@ -394,7 +394,7 @@ func fabricPorts(f *fabric.Fabric, lids []uint16, nodes []string) ([]*job.Port, 
 		}
 		if len(ns) == 0 {
 			if partial != "" {
-				unread = append(unread, job.Unread{Host: name, Port: -1, What: "node " + strconv.Quote(name) + ": not in the sweep, and " + partial})
+				unread = append(unread, job.Unread{Host: name, Port: -1, What: "node " + strconv.Quote(name) + ": not in the sweep, and " + partial, Kind: fabric.PartialSweep})
 				continue
 			}
 			var names []string
@@ -421,7 +421,7 @@ func fabricPorts(f *fabric.Fabric, lids []uint16, nodes []string) ([]*job.Port, 
 			}
 		}
 		if partial != "" {
-			unread = append(unread, job.Unread{Host: name, Port: -1, What: "another adapter of " + name + " may be in what the sweep did not read: " + partial})
+			unread = append(unread, job.Unread{Host: name, Port: -1, What: "another adapter of " + name + " may be in what the sweep did not read: " + partial, Kind: fabric.PartialSweep})
 		} else if added == 0 {
 			return nil, nil, &query.EnvError{Msg: fmt.Sprintf("node %q has no cabled end port in the sweep", name)}
 		}
@@ -441,7 +441,7 @@ func fabricPorts(f *fabric.Fabric, lids []uint16, nodes []string) ([]*job.Port, 
 			}
 		}
 		if partial != "" {
-			unread = append(unread, job.Unread{Host: notSwept, Port: -1, What: "CA ports not in the sweep: " + partial})
+			unread = append(unread, job.Unread{Host: notSwept, Port: -1, What: "CA ports not in the sweep: " + partial, Kind: fabric.PartialSweep})
 		}
 	}
 	return out, unread, nil
