@@ -157,21 +157,22 @@ func Gate(ws []*Result, key check.PKey, oneIndex bool) []Pending {
 }
 
 // UnreadPending lists the devices and ports of the job's hosts that could not be
-// read and that a library checked could choose with the job's settings (Choosers):
-// the answer depends on them as on a table not read, so a gate waits for them
-// (PendingUnread) rather than call the partition ready. A host of which no port was
-// read is Gate's (its libraries' unsure results say so).
-func UnreadPending(libs []*Library, in Inputs, ports []*Port) []Pending {
+// read (unread, the Inputs.Unread of ws) and that a library checked could choose
+// with the job's settings (Choosers(ws)): the answer depends on them as on a table
+// not read, so a gate waits for them (PendingUnread) rather than call the
+// partition ready. A host of which no port was read is Gate's (its libraries'
+// unsure results say so).
+func UnreadPending(ws []*Result, unread []Unread, ports []*Port) []Pending {
 	read := map[string]bool{}
 	for _, p := range ports {
 		read[p.Host] = true
 	}
 	var out []Pending
-	for _, u := range in.Unread {
+	for _, u := range unread {
 		if !read[u.Host] {
 			continue
 		}
-		if by := Choosers(libs, in, ports, u); len(by) > 0 {
+		if by := Choosers(ws, u); len(by) > 0 {
 			label := u.Device
 			switch {
 			case label == "":

@@ -749,8 +749,8 @@ func TestAbortsUnread(t *testing.T) {
 			}
 			continue
 		}
-		if r.Verdict != DoesNotWork || w.Verdict != DoesNotWork || len(Choosers([]*Library{l}, c.in, host, unread[0])) > 0 {
-			t.Errorf("%v: %s / %s, choosers %v", c.in.Env, r.Verdict, w.Verdict, Choosers([]*Library{l}, c.in, host, unread[0]))
+		if r.Verdict != DoesNotWork || w.Verdict != DoesNotWork || len(Choosers([]*Result{r, w}, unread[0])) > 0 {
+			t.Errorf("%v: %s / %s, choosers %v", c.in.Env, r.Verdict, w.Verdict, Choosers([]*Result{r, w}, unread[0]))
 		}
 	}
 }

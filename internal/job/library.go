@@ -76,7 +76,8 @@ type setup struct {
 
 	// The library's one description of which devices and ports it would select and
 	// what stops it, read by selectPorts (Resolve, WantPartition), by chooses
-	// (Choosers, --emit env, unsure aborts) and by usesOnceUp (a gate's idle ports).
+	// (onHost: the results' chosen, read by Choosers, UnreadPending and the host
+	// states) and by usesOnceUp (a gate's idle ports).
 
 	// allows says whether the device and port settings let the library use port num
 	// of device dev on a host with ports host, and why (not).
@@ -122,15 +123,16 @@ type Abort struct {
 	Waits bool
 }
 
-// unreadChosen names a device or port of host h that could not be read and that the
-// library could choose (chooses), "" when none.
-func (s *setup) unreadChosen(in Inputs, h hostPorts) string {
+// unreadChosen lists the devices and ports of host h that could not be read and
+// that the library could choose (chooses).
+func (s *setup) unreadChosen(in Inputs, h hostPorts) []Unread {
+	var out []Unread
 	for _, u := range in.Unread {
 		if u.Host == h.name && s.chooses(in, h.ports, u) {
-			return u.What
+			out = append(out, u)
 		}
 	}
-	return ""
+	return out
 }
 
 // scope is how many of the ports its settings allow a library takes on a host.

@@ -45,7 +45,7 @@ func PortFromView(host string, v *query.PortView) *Port {
 // ports of the others and what was not read (query.NotRead, the host side's one
 // rule). A table or entries not read are the port's own (PortFromView: NoTable,
 // TableEntry.Readable), which each library's pick judges on that port: they are not
-// repeated here, where an Unread is a device or port that could be chosen (Choosers).
+// repeated here, where an Unread is a device or port that could be chosen (onHost).
 func HostPorts(h *query.Host, label string) (ports []*Port, unread []Unread, err error) {
 	views, err := h.Load(query.Selector{}, query.LoadOptions{Tables: true, Interfaces: true})
 	all, err := query.NotRead(views, err)
@@ -111,23 +111,18 @@ func unreadPortNums(in Inputs, u Unread) []int {
 	return nums
 }
 
-// Choosers lists the libraries (by Name) whose device and port settings
-// (NCCL_IB_HCA, UCX_NET_DEVICES, NVSHMEM_HCA_LIST, MV2_IBA_HCA, GASNET_IBV_PORTS,
+// Choosers lists the libraries (by Name) whose results ws (Resolve, WantPartition,
+// from Inputs.Unread holding u) say their device and port settings (NCCL_IB_HCA,
+// UCX_NET_DEVICES, NVSHMEM_HCA_LIST, MV2_IBA_HCA, GASNET_IBV_PORTS,
 // btl_openib_if_include/exclude, perftest -d/-i) could choose the unread device or
-// port u of its host (setup.chooses; ports are the job's, of every host). An empty
+// port u of its host (setup.chooses, decided once per host by onHost). An empty
 // list: no library checked can use what was not read, so the answer does not
 // depend on it.
-func Choosers(libs []*Library, in Inputs, ports []*Port, u Unread) []string {
-	var host []*Port
-	for _, p := range ports {
-		if p.Host == u.Host {
-			host = append(host, p)
-		}
-	}
+func Choosers(ws []*Result, u Unread) []string {
 	var out []string
-	for _, l := range libs {
-		if l.setup(in).chooses(in, host, u) {
-			out = append(out, l.Name)
+	for _, w := range ws {
+		if slices.Contains(w.chosen, u) {
+			out = append(out, w.Library.Name)
 		}
 	}
 	return out

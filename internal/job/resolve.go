@@ -91,6 +91,10 @@ type Result struct {
 	// unsure are aborts that may not happen (a device or port of the host that could
 	// not be read may be what the library asks for): a gate waits on them.
 	unsure []Abort
+	// chosen are the devices and ports of the job's hosts, not read, that the
+	// library could choose (onHost): whether one matters is decided there, once, and
+	// read by the host states, Choosers (the command) and UnreadPending (a gate).
+	chosen []Unread
 	// limited are the ports using a limited entry when they are on limitedHosts > 1
 	// hosts (limitedApart; WantPartition).
 	limited      []PortResult
@@ -176,8 +180,10 @@ type hostUse struct {
 	sel []PortResult
 	// aborts are the host-wide aborts (Host set), for hostAborts and hostMayAbort.
 	aborts []Abort
-	// unread names what could not be read that the library could choose
-	// (unreadChosen), for hostMayAbort and hostMayUseUnread.
+	// chosen are the host's devices and ports not read that the library could
+	// choose (unreadChosen); unread names the first, for hostMayAbort and
+	// hostMayUseUnread.
+	chosen []Unread
 	unread string
 }
 
@@ -188,14 +194,17 @@ type hostUse struct {
 // not checked when the library could choose a device or port of the host that
 // could not be read (unreadChosen): what it asks for, or uses, may be that one.
 func (s *setup) onHost(in Inputs, h hostPorts, judgeAborts bool) hostUse {
-	u := hostUse{hostPorts: h, sel: s.selectPorts(h.ports)}
+	u := hostUse{hostPorts: h, sel: s.selectPorts(h.ports), chosen: s.unreadChosen(in, h)}
+	if len(u.chosen) > 0 {
+		u.unread = u.chosen[0].What
+	}
 	var ab []Abort
 	if judgeAborts && s.aborts != nil && !slices.ContainsFunc(h.ports, func(p *Port) bool { return p.Fabric && !p.DeviceKnown }) {
 		ab = s.aborts(h.ports, u.sel)
 	}
 	switch {
 	case len(ab) > 0:
-		u.state, u.unread = hostAborts, s.unreadChosen(in, h)
+		u.state = hostAborts
 		why := s.Library.Name + " aborts on this host before it uses a port"
 		if u.unread != "" {
 			u.state, why = hostMayAbort, s.Library.Name+" may abort on this host (not checked)"
@@ -209,7 +218,7 @@ func (s *setup) onHost(in Inputs, h hostPorts, judgeAborts bool) hostUse {
 		}
 	case !slices.ContainsFunc(u.sel, func(pr PortResult) bool { return pr.Used }):
 		u.state = hostUsesNone
-		if u.unread = s.unreadChosen(in, h); u.unread != "" {
+		if u.unread != "" {
 			u.state = hostMayUseUnread
 		}
 	}
@@ -230,6 +239,7 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Result {
 	var usable []PortResult // used, a valid entry, InfiniBand
 	for _, h := range hosts {
 		u := s.onHost(in, h, s.Reject == "")
+		r.chosen = append(r.chosen, u.chosen...)
 		if u.state == hostAborts || u.state == hostMayAbort {
 			r.abort(u)
 			r.Ports = append(r.Ports, u.sel...)

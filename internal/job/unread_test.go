@@ -382,7 +382,8 @@ func TestChoosesAdapterNotNamed(t *testing.T) {
 		want string
 	}{{"UCX_NET_DEVICES=mlx5_0:1,mlx5_1:1", "NCCL"}, {"UCX_NET_DEVICES=all", "UCX,NCCL"}} {
 		in := env(c.env)
-		if got := strings.Join(Choosers([]*Library{&UCX, &NCCL}, in, host, other), ","); got != c.want {
+		in.Unread = []Unread{other}
+		if got := strings.Join(Choosers(Resolve([]*Library{&UCX, &NCCL}, in, host), other), ","); got != c.want {
 			t.Errorf("%s: choosers %q", c.env, got)
 		}
 	}

@@ -353,7 +353,7 @@ func Run(o *Options) error {
 	// settings (job.Choosers).
 	matters, listed, mattersRest := 0, 0, 0
 	for i, u := range src.unread {
-		by := job.Choosers(libs, in, ports, u)
+		by := job.Choosers(ws, u)
 		// A screenful: the first query.MaxListed, then one line counting the rest.
 		say := i < query.MaxListed || len(src.unread) == query.MaxListed+1
 		if len(by) == 0 {

@@ -85,7 +85,7 @@ func (g *gate) run(ctx context.Context, first []*job.Port) ([]*job.Result, []*jo
 		var ws []*job.Result
 		if lastErr == nil {
 			ws = job.WantPartition(g.libs, g.in, g.key, ports)
-			pending = append(job.Gate(ws, g.key, g.oneIndex), job.UnreadPending(g.libs, g.in, ports)...)
+			pending = append(job.Gate(ws, g.key, g.oneIndex), job.UnreadPending(ws, g.in.Unread, ports)...)
 			if len(pending) == 0 {
 				// Nothing a re-read can change is left; a setting ibkey does not
 				// interpret (not checked, exit 4) is not "ready".
