@@ -135,9 +135,10 @@ or n/a for a counter the port has). --once reads one sample, without deltas. A
 counter that could not be read, or a port (GONE, NOREPLY), is named once on stderr,
 and the exit is 4 (after --once, --count or an interrupt). So is a counter the port
 has that the sources used cannot read (n/a: sysfs has no PortInfo counters,
-PortCounters need a LID): one warning at the end names them and what reads them. n/a for a counter the port does not have (a
-RoCE port's PortInfo, a device without PMA counters) or that nothing can reach (a
-DOWN CA port's PortCounters over the fabric) is the whole answer: exit 0.`,
+PortCounters need a LID): one warning at the end names them and what reads them.
+n/a for a counter the port does not have (a RoCE port's PortInfo, a device without
+PMA counters) or that nothing can reach (a DOWN CA port's PortCounters over the
+fabric) is the whole answer: exit 0.`,
 		Example: `  ibkey watch counters
   ibkey --demo watch counters
   ibkey watch counters mlx5_0/1 --interval 5s --all-counters
@@ -485,6 +486,10 @@ func watchCounters(ctx context.Context, o *CountersOptions, sampler *query.Sampl
 	return err // nil, or the signal that stopped the watch
 }
 
+// naNotRead: r is n/a for a counter the port has (Unavailable, not Absent), so it was
+// not read; n/a because the port has no such counter is the whole answer.
+func naNotRead(r query.Reading) bool { return r.Unavailable != "" && !r.Absent }
+
 // notRead collects the counters a watch was asked for that a port has and that were
 // not read (Unavailable, not Absent): which, in the order shown, and on which ports.
 type notRead struct {
@@ -495,7 +500,7 @@ type notRead struct {
 func (u *notRead) add(s *query.Sample) {
 	for _, p := range s.Ports {
 		for j, r := range p.Readings {
-			if r.Unavailable == "" || r.Absent {
+			if !naNotRead(r) {
 				continue
 			}
 			if u.ports == nil {
@@ -532,11 +537,16 @@ func warnFailed(n *cmdutil.Notices, snap *query.Snapshot, done map[string]bool) 
 // portNotRead says that a port of a sample was not read, and why: "not read: port
 // mlx5_0/1: ..." (a local port), "not read: port HcaB/1 (lid 4): ..." (a fabric one).
 func portNotRead(ref query.PortRef, address, why string) string {
-	what := "port " + ref.String()
+	return "not read: port " + portName(ref, address) + ": " + why
+}
+
+// portName names a port in a message: mlx5_0/1 locally, HcaB/1 (lid 4) over the
+// fabric, where the address says which node of that name.
+func portName(ref query.PortRef, address string) string {
 	if address != "" {
-		what += " (" + address + ")"
+		return ref.String() + " (" + address + ")"
 	}
-	return "not read: " + what + ": " + why
+	return ref.String()
 }
 
 // sampleNotRead is what of one sample was not read, for its JSON's incomplete: each
@@ -555,10 +565,7 @@ func sampleNotRead(s *query.Sample) []cmdutil.Incomplete {
 			out = append(out, cmdutil.Incomplete{Kind: kind, Message: portNotRead(p.Ref, p.Address, p.Err)})
 			continue
 		}
-		name := p.Ref.String()
-		if p.Address != "" {
-			name += " (" + p.Address + ")"
-		}
+		name := portName(p.Ref, p.Address)
 		var whys []string
 		na := map[string][]string{}
 		for j, r := range p.Readings {
@@ -566,7 +573,7 @@ func sampleNotRead(s *query.Sample) []cmdutil.Incomplete {
 			switch {
 			case r.Err != "":
 				out = append(out, cmdutil.Incomplete{Kind: cmdutil.IncompleteUnreadCounter, Message: name + ": " + counter + " not read: " + r.Err})
-			case r.Unavailable != "" && !r.Absent:
+			case naNotRead(r):
 				if na[r.Unavailable] == nil {
 					whys = append(whys, r.Unavailable)
 				}
