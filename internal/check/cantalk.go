@@ -74,14 +74,22 @@ type Endpoint struct {
 	// kernel writes link_layer for every port (drivers/infiniband/core/sysfs.c), so it
 	// is not known, never "the same as the other end's". "" when read or not a port.
 	LinkLayerMissing string
-	// TableNotRead says why what the endpoint stands for, which exists, was not read
-	// (Entries empty): a port's P_Key table (Port), or the entry a QP on it uses (a
-	// pinned index= entry, or pkey= whose entry may be among those not read). "" when
-	// read. The verdict depends on it (VerdictUnknown; NotCheckedTable, for an entry
+	// TableNotRead says why the endpoint's port's P_Key table, which exists, was not
+	// read (Entries empty): for a port (Port) every entry, for a QP on it (index=,
+	// pkey=) the one it uses. EntryNotRead says why only the entry a QP uses was not
+	// read (a pinned index= entry, or pkey= whose entry may be among those not read).
+	// "" when read. The verdict depends on them (VerdictUnknown; NotCheckedTable,
 	// NotCheckedEntries) unless a decided rule fails (a port not ACTIVE:
 	// VerdictNotActive; different link layers or QP types): not read is never "no
 	// P_Key".
-	TableNotRead string
+	TableNotRead, EntryNotRead string
+	// NoEntry says, in a sentence naming the end, why no QP on it can use what it
+	// asks for (pkey= that its predicted table lacks: no entry, so no QP there): a no
+	// whatever the other end holds or did not read. Entries is empty. "" otherwise.
+	// A caller compares it with the endpoint under assumptions that were not checked
+	// (query's alternatives); where none could give the key, the caller reports a
+	// *ResolveError instead.
+	NoEntry string
 	// State is the port's PortInfo PortState (StateDown, StateInit, StateArmed,
 	// StateActive), "" when not known (a P_Key value, a partitions.conf GUID). A port
 	// that is not ACTIVE passes no data packets now (IBA 7.2, only SMPs in INIT/ARMED).
@@ -115,8 +123,11 @@ func (e *ResolveError) Error() string { return fmt.Sprintf("endpoint %s: %s", e.
 // the caller passes that port's table (for a GUID: its partitions.conf memberships, with
 // Index NoIndex); then index= pins that entry and pkey= picks the entry a QP on the port
 // would use for that key (FindPKeyIndex). A label of "" becomes the spec's String().
-// The error is a *ResolveError when index= or pkey= is not in the table; pkey= whose
-// entry may be among entries not read is an endpoint with TableNotRead.
+// The error is a *ResolveError when index= or pkey= is not in the table; pkey= of a
+// valid key whose entry may be among entries not read is an endpoint with
+// EntryNotRead, an unknown verdict, never a definite no. query's resolvePort, the one
+// caller with entries not read, then replaces it by the entries ib_find_pkey may pick
+// (query's findEntry); a caller that does not still gets an unknown.
 func (s EndpointSpec) Endpoint(label string, table []TableEntry) (Endpoint, error) {
 	if label == "" {
 		label = s.String()
@@ -148,8 +159,10 @@ func (s EndpointSpec) Endpoint(label string, table []TableEntry) (Endpoint, erro
 	case s.PKey != nil:
 		idx, p, ok := FindPKeyIndex(table, *s.PKey)
 		if !ok {
-			if n := unreadEntries(Endpoint{Entries: table}); n > 0 {
-				e.TableNotRead = fmt.Sprintf("no readable P_Key table entry for partition %s; %s could not be read and may hold it", s.PKey.Partition().String(), textsafe.Plural(n, "entry", "entries"))
+			// Key 0 (0x0000, 0x8000) is the invalid P_Key of an empty entry (IBA
+			// 10.9): it matches nothing, so an entry not read cannot make it usable.
+			if n := unreadEntries(Endpoint{Entries: table}); n > 0 && s.PKey.Valid() {
+				e.EntryNotRead = fmt.Sprintf("no readable P_Key table entry for partition %s; %s could not be read and may hold it", s.PKey.Partition().String(), textsafe.Plural(n, "entry", "entries"))
 				return e, nil
 			}
 			return e, &ResolveError{Endpoint: s.String(), Problem: fmt.Sprintf("no valid P_Key table entry for partition %s, so no QP there can use it", s.PKey.Partition().String())}
@@ -321,7 +334,10 @@ type Verdict struct {
 // unknown (DependsOn), never a yes.
 func (v Verdict) CanTalk() bool { return v.Kind == VerdictYes }
 
-// OneWay: exactly one direction works, and that is known (Kind is one-way).
+// OneWay: Kind is one-way: one direction is dropped, definitely, and the other works
+// by every rule checked. A caller that learns the other is not confirmed (can-talk
+// --sa: the Subnet Manager does not confirm it) keeps the kind, which can-talk's JSON
+// schema ties to one_way, and marks that direction not OK and Unknown.
 func (v Verdict) OneWay() bool { return v.Kind == VerdictOneWay }
 
 // NotCheckedCause is what a verdict could not read, as a value: a command reports
@@ -481,16 +497,20 @@ func CanTalk(a, b Endpoint) Verdict {
 	v.AToB.SwitchOK, v.BToA.SwitchOK = true, true
 	if pkeyOK {
 		v.applyHops(a, b, hops)
-	} else {
-		// The partition that would work may be in an entry or a table that was not read.
+	} else if a.NoEntry == "" && b.NoEntry == "" {
+		// The partition that would work may be in an entry or a table that was not read
+		// (not for an end no QP can use: nothing of the other end gives it a key).
 		for _, e := range []Endpoint{a, b} {
 			switch {
 			case e.TableNotRead != "" && e.Port:
 				v.NotChecked = append(v.NotChecked, NotChecked{Cause: NotCheckedTable,
 					Sentence: fmt.Sprintf("%s: %s: a partition they share may be there", e.Label, e.TableNotRead)})
-			case e.TableNotRead != "": // the entry a QP uses
-				v.NotChecked = append(v.NotChecked, NotChecked{Cause: NotCheckedEntries,
+			case e.TableNotRead != "": // the table holding the entry a QP uses
+				v.NotChecked = append(v.NotChecked, NotChecked{Cause: NotCheckedTable,
 					Sentence: fmt.Sprintf("%s: %s: the answer depends on it", e.Label, e.TableNotRead)})
+			case e.EntryNotRead != "":
+				v.NotChecked = append(v.NotChecked, NotChecked{Cause: NotCheckedEntries,
+					Sentence: fmt.Sprintf("%s: %s: the answer depends on it", e.Label, e.EntryNotRead)})
 			}
 		}
 		if unread := unreadEntries(a) + unreadEntries(b); unread > 0 {
@@ -876,12 +896,14 @@ func (v *Verdict) checkPKeys(a, b Endpoint) (bool, []string, []partHops) {
 			continue
 		}
 		switch {
+		case x.e.NoEntry != "":
+			reasons = append(reasons, x.e.NoEntry)
 		case !x.e.Port && len(x.e.Entries) == 1 && !x.e.Entries[0].Readable:
 			reasons = append(reasons, fmt.Sprintf("%s's P_Key could not be read", x.e.Label))
 		case !x.e.Port && len(x.e.Entries) == 1:
 			reasons = append(reasons, fmt.Sprintf("%s uses P_Key %s: key 0 is invalid (0x0000 and 0x8000 mark an empty table entry) and matches nothing", x.e.Label, x.e.Entries[0].PKey))
-		case x.e.TableNotRead != "":
-			reasons = append(reasons, fmt.Sprintf("%s: %s", x.e.Label, x.e.TableNotRead))
+		case x.e.TableNotRead != "" || x.e.EntryNotRead != "":
+			reasons = append(reasons, fmt.Sprintf("%s: %s", x.e.Label, cmp.Or(x.e.TableNotRead, x.e.EntryNotRead)))
 		case len(x.e.Entries) == 0:
 			reasons = append(reasons, fmt.Sprintf("%s has no P_Key (no table entries)", x.e.Label))
 		default:

@@ -3,6 +3,7 @@ package check
 import (
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -633,6 +634,21 @@ func TestZeroVerdictIsUnknown(t *testing.T) {
 	} {
 		if k.String() != want.name || k.ExitCode() != want.exit {
 			t.Errorf("%d: %s exit %d, want %s exit %d", k, k, k.ExitCode(), want.name, want.exit)
+		}
+	}
+}
+
+// TestCanTalkNoEntry: an end no QP can use (NoEntry) is a no whatever the other end
+// did not read: its reason is the sentence, and nothing is left not checked.
+func TestCanTalkNoEntry(t *testing.T) {
+	a := Endpoint{Label: "G", NoEntry: "G gets no entry for partition 0x0001 from p.conf (it gets 0xffff), so no QP there can use it"}
+	unread := port("mlx5_1/1", 0xffff)
+	unread.Entries = append(unread.Entries, TableEntry{Index: 1})
+	notRead := Endpoint{Label: "mlx5_0/1", Port: true, TableNotRead: "P_Key table not read: permission denied"}
+	for _, b := range []Endpoint{unread, notRead, QPEndpoint("B", 0x8001, QPAny)} {
+		v := CanTalk(a, b)
+		if v.Kind != VerdictNo || len(v.NotChecked) != 0 || !slices.Contains(v.Reasons, a.NoEntry) || v.AToB.Unknown || v.BToA.Unknown {
+			t.Errorf("against %s: %s, not checked %+v, reasons %q; want a no naming the missing entry", b.Label, v.Kind, v.NotChecked, v.Reasons)
 		}
 	}
 }

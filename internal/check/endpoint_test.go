@@ -238,7 +238,7 @@ func FuzzParseEndpoint(f *testing.F) {
 }
 
 // TestResolvePKeyWithUnreadEntries: pkey= whose key is in no entry read, with entries
-// not read, is an endpoint whose entry was not read (TableNotRead: an unknown verdict),
+// not read, is an endpoint whose entry was not read (EntryNotRead: an unknown verdict),
 // never a definite ResolveError; with every entry read it is one (moved from
 // internal/fabric in wave 10, where it asserted ResolveError.Unknown).
 func TestResolvePKeyWithUnreadEntries(t *testing.T) {
@@ -248,11 +248,23 @@ func TestResolvePKeyWithUnreadEntries(t *testing.T) {
 	}
 	table := []TableEntry{{Index: 0, PKey: 0xffff, Readable: true}, {Index: 1}}
 	e, err := spec.Endpoint("", table)
-	if err != nil || e.Port || len(e.Entries) != 0 || !strings.Contains(e.TableNotRead, "partition 0x0005; 1 entry could not be read") {
+	if err != nil || e.Port || len(e.Entries) != 0 || !strings.Contains(e.EntryNotRead, "partition 0x0005; 1 entry could not be read") {
 		t.Errorf("unread entry: %+v, %v; want an endpoint whose entry was not read", e, err)
 	}
 	if v := CanTalk(e, QPEndpoint("B", 0x8005, QPAny)); v.Kind != VerdictUnknown || len(v.NotChecked) != 1 || v.NotChecked[0].Cause != NotCheckedEntries {
 		t.Errorf("unread entry: verdict %s, not checked %+v; want unknown on entries", v.Kind, v.NotChecked)
+	}
+	// Key 0 matches no entry (IBA 10.9), read or not: a definite no (wave 12; it was
+	// an unknown).
+	for _, k := range []string{"0x0000", "0x8000"} {
+		zero, err := ParseEndpoint("mlx5_0/1,pkey=" + k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var re *ResolveError
+		if e, err := zero.Endpoint("", table); !errors.As(err, &re) || e.EntryNotRead != "" {
+			t.Errorf("pkey=%s, unread entry: %+v, %v; want a definite ResolveError", k, e, err)
+		}
 	}
 	table[1] = TableEntry{Index: 1, PKey: 0x8001, Readable: true}
 	var re *ResolveError

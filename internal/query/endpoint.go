@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -72,10 +73,12 @@ func endpointSourceError(token string, spec check.EndpointSpec, need error) erro
 //   - *EnvError for a port with no P_Key table (iWARP); a table that exists and was
 //     not read (PortView.TableNotRead), local or swept, is no error, nor is an entry
 //     index= pins that was not read, or one pkey= asks for that may be among those
-//     not read: the endpoint carries it (check.Endpoint.TableNotRead) and
+//     not read: the endpoint carries it (check.Endpoint.TableNotRead, EntryNotRead) and
 //     check.CanTalk decides from it;
 //   - *check.ResolveError when index= or pkey= is not in the port's table, or index=
-//     pins an empty (invalid) entry: no QP can use that entry to talk (a definite "no").
+//     pins an empty (invalid) entry: no QP can use that entry to talk (a definite "no");
+//     for a GUID's predicted table only when no assumption not checked (SELF, a
+//     router port) gives it the key, else the endpoint carries check.Endpoint.NoEntry.
 //
 // Each endpoint is labelled as endpointLabels says.
 func ResolveEndpointsFrom(src EndpointSources, specs ...check.EndpointSpec) ([]ResolvedEndpoint, error) {
@@ -106,15 +109,13 @@ func ResolveEndpointsFrom(src EndpointSources, specs ...check.EndpointSpec) ([]R
 	local := map[PortRef]*PortView{}
 	out := make([]ResolvedEndpoint, len(specs))
 	// A missing device on B is worth more than "not in the table" on A: resolution
-	// errors wait until every port has been read.
-	var unresolved error
+	// errors wait until every port has been read, and each end's until its
+	// alternatives are known.
+	unresolved := make([]error, len(specs))
 	for i, s := range specs {
 		r := ResolvedEndpoint{Spec: s}
 		if s.Kind == check.EndpointGUID && parts != nil {
-			e, err := resolveGUID(s, labels[i], model)
-			if err := deferResolveError(err, &unresolved); err != nil {
-				return nil, err
-			}
+			e := resolveGUID(s, labels[i], model)
 			// A port of the partitions file: its device is not known from here.
 			e.QKeyRule, e.QKeyRuleReason = check.QKeyRuleFor(check.QKeyDevice{Name: labels[i]})
 			r.Endpoint, r.Model = e, model
@@ -166,7 +167,7 @@ func ResolveEndpointsFrom(src EndpointSources, specs ...check.EndpointSpec) ([]R
 			r.Resolved = describeSwept(f, s, n, p, where)
 		}
 		e, err := resolvePort(s, labels[i], v)
-		if err := deferResolveError(err, &unresolved); err != nil {
+		if err := deferResolveError(err, &unresolved[i]); err != nil {
 			return nil, err
 		}
 		if f != nil {
@@ -185,26 +186,37 @@ func ResolveEndpointsFrom(src EndpointSources, specs ...check.EndpointSpec) ([]R
 		r.findEntry(v)
 		out[i] = r
 	}
-	if unresolved != nil {
-		return nil, unresolved
-	}
 	selfAlternatives(parts, out, labels)
 	routerAlternatives(parts, out, labels)
+	for i, r := range out {
+		if err := unresolved[i]; err != nil {
+			return nil, err
+		}
+		// A GUID its predicted table gives no entry of pkey='s partition is a definite
+		// no only when no assumption that was not checked (the SM's port, a router
+		// port) would give it one: else CanTalk compares (a SELF=full entry made it
+		// a no where OpenSM's own port could talk, until wave 12).
+		if r.Endpoint.NoEntry != "" && !slices.ContainsFunc(r.Alternatives, func(a Alternative) bool { return a.Endpoint.NoEntry == "" }) {
+			return nil, &check.ResolveError{Endpoint: r.Spec.String(), Problem: r.Endpoint.NoEntry}
+		}
+	}
 	return out, nil
 }
 
 // resolveGUID is a GUID endpoint: the port's predicted table, or with pkey= the entry a
-// QP there would use for that partition (a full one preferred, as for a local port).
-func resolveGUID(s check.EndpointSpec, label string, m *partconf.Model) (check.Endpoint, error) {
+// QP there would use for that partition (a full one preferred, as for a local port),
+// or none (NoEntry: ResolveEndpointsFrom makes it a *check.ResolveError unless an
+// assumption not checked would give the port the key). index= was refused before.
+func resolveGUID(s check.EndpointSpec, label string, m *partconf.Model) check.Endpoint {
 	table := guidTable(m, s.GUID)
 	if s.PKey == nil {
-		e, err := s.Endpoint(label, table)
-		e.LinkLayer = "InfiniBand" // OpenSM manages InfiniBand ports
-		return e, err
+		e, _ := s.Endpoint(label, table) // a port: every entry, no error
+		e.LinkLayer = "InfiniBand"       // OpenSM manages InfiniBand ports
+		return e
 	}
 	_, p, ok := check.FindPKeyIndex(table, *s.PKey)
 	if !ok {
-		return check.Endpoint{}, &check.ResolveError{Endpoint: s.String(), Problem: fmt.Sprintf(
+		return check.Endpoint{Label: label, QPType: s.QPType, QKey: s.QKey, WRQKey: s.WRQKey, LinkLayer: "InfiniBand", NoEntry: fmt.Sprintf(
 			"%s gets no entry for partition %s from %s (it gets %s), so no QP there can use it",
 			s.GUID.String(), s.PKey.Partition().String(), m.Source.File, pkeyList(table))}
 	}
@@ -214,7 +226,7 @@ func resolveGUID(s check.EndpointSpec, label string, m *partconf.Model) (check.E
 		e.Notes = append(e.Notes, fmt.Sprintf("%s: asked for %s; %s gives it %s (%s member), the entry a QP there uses",
 			label, *s.PKey, m.Source.File, p, p.Membership()))
 	}
-	return e, nil
+	return e
 }
 
 // pkeyList lists a predicted table's P_Keys, at most 8.
@@ -239,17 +251,16 @@ func someOf(items []string, most int) string {
 }
 
 func resolvePort(s check.EndpointSpec, label string, v *PortView) (check.Endpoint, error) {
-	// What the endpoint stands for exists and was not read (the table; a pinned
-	// entry, port false): check.CanTalk decides from it, as from entries not read:
+	// What the endpoint stands for exists and was not read (the table, for a port or
+	// a QP on it; a pinned entry): check.CanTalk decides from it, as from entries not read:
 	// unknown (exit 4), unless a decided rule fails (a port not ACTIVE:
 	// VerdictNotActive, known whatever its table holds; a CA's DOWN port is where a
 	// sweep reads no table). One verdict in every format, never an error without a
 	// document.
-	notRead := func(port bool, why string) check.Endpoint {
-		return check.Endpoint{Label: label, Port: port, QPType: s.QPType, QKey: s.QKey, WRQKey: s.WRQKey, LinkLayer: v.LinkLayer(), TableNotRead: why}
-	}
+	notRead := check.Endpoint{Label: label, Port: s.Index == nil && s.PKey == nil, QPType: s.QPType, QKey: s.QKey, WRQKey: s.WRQKey, LinkLayer: v.LinkLayer()}
 	if why := v.TableNotRead(); why != "" {
-		return notRead(true, why), nil
+		notRead.TableNotRead = why
+		return notRead, nil
 	}
 	if v.Table == nil {
 		return check.Endpoint{}, &EnvError{Msg: fmt.Sprintf("%s: %s", v.Ref(), v.TableMissing)}
@@ -263,7 +274,8 @@ func resolvePort(s check.EndpointSpec, label string, v *PortView) (check.Endpoin
 			}
 			switch {
 			case e.Unreadable != "":
-				return notRead(false, fmt.Sprintf("P_Key table entry %d could not be read (%s)", e.Index, e.Unreadable)), nil
+				notRead.EntryNotRead = fmt.Sprintf("P_Key table entry %d could not be read (%s)", e.Index, e.Unreadable)
+				return notRead, nil
 			case !e.Valid():
 				what := "an empty entry"
 				if e.Hole {
@@ -370,15 +382,13 @@ func endpointLabels(specs ...check.EndpointSpec) []string {
 	return labels
 }
 
-// deferResolveError keeps the first *check.ResolveError in *first, to be reported
-// after every port has been read (a missing device on B is worth more than "not in
-// the table" on A), and returns any other error for the caller to return at once.
-func deferResolveError(err error, first *error) error {
+// deferResolveError keeps a *check.ResolveError in *slot, to be reported after every
+// port has been read (a missing device on B is worth more than "not in the table" on
+// A), and returns any other error for the caller to return at once.
+func deferResolveError(err error, slot *error) error {
 	var rerr *check.ResolveError
 	if errors.As(err, &rerr) {
-		if *first == nil {
-			*first = err
-		}
+		*slot = err
 		return nil
 	}
 	return err

@@ -173,7 +173,7 @@ func (r *ResolvedEndpoint) findEntry(v *PortView) {
 	full := s.PKey.WithMembership(check.Full)
 	with := func(p check.PKey, none bool) check.Endpoint {
 		e := r.Endpoint
-		e.Notes, e.TableNotRead = nil, ""
+		e.Notes, e.EntryNotRead = nil, ""
 		e.Entries = []check.TableEntry{{Index: check.NoIndex, PKey: p, Readable: true}}
 		if none {
 			e.Entries = nil
@@ -219,7 +219,7 @@ func (r ResolvedEndpoint) entryTaken() bool {
 // read could not change.
 func (r ResolvedEndpoint) SharedMayBeShort() bool {
 	e := r.Endpoint
-	if e.TableNotRead != "" || r.entryTaken() {
+	if e.TableNotRead != "" || e.EntryNotRead != "" || r.entryTaken() {
 		return true
 	}
 	return e.Port && slices.ContainsFunc(e.Entries, func(t check.TableEntry) bool { return !t.Readable })

@@ -59,12 +59,7 @@ func selfAlternatives(parts *Partitions, out []ResolvedEndpoint, labels []string
 // addAlternative adds r's GUID endpoint as m predicts its port, under the assumption
 // alt says.
 func (r *ResolvedEndpoint) addAlternative(label string, m *partconf.Model, alt Alternative) {
-	e, err := resolveGUID(r.Spec, label, m)
-	if err != nil {
-		// So the port would not have the pinned key: that is a different answer too,
-		// one the verdict cannot express as such; say so with an empty endpoint.
-		e = check.Endpoint{Label: label}
-	}
+	e := resolveGUID(r.Spec, label, m) // NoEntry: the port would not have pkey='s key
 	e.QKeyRule, e.QKeyRuleReason = r.Endpoint.QKeyRule, r.Endpoint.QKeyRuleReason
 	alt.Endpoint = e
 	r.Alternatives = append(r.Alternatives, alt)
@@ -138,8 +133,15 @@ func CanTalk(a, b ResolvedEndpoint) check.Verdict {
 				if v.Kind == check.VerdictUnknown { // for another cause, which says so
 					same = "whichever the kernel picks (ib_find_pkey), the answer stays unknown for what else was not read"
 				}
-				v.Reasons = append(v.Reasons, fmt.Sprintf("%s: the entry a QP there uses for partition %s is not known (%s); %s",
-					r.Endpoint.Label, r.Spec.PKey.Partition().String(), r.EntryNotKnown, same))
+				why := fmt.Sprintf("%s: the entry a QP there uses for partition %s is not known (%s); %s",
+					r.Endpoint.Label, r.Spec.PKey.Partition().String(), r.EntryNotKnown, same)
+				if i := slices.IndexFunc(r.Alternatives, func(a Alternative) bool { return a.Taking != "" }); i >= 0 && r.entryTaken() {
+					// The reasons are the taken entry's (they share it, a switch port
+					// drops it): said first, so that none reads as what was read.
+					v.Reasons = append([]string{why + "; the reasons below take " + r.Alternatives[i].Taking}, v.Reasons...)
+					continue
+				}
+				v.Reasons = append(v.Reasons, why)
 			}
 		}
 	}

@@ -464,7 +464,7 @@ func TestNotReadIsUnknown(t *testing.T) {
 	// verdict is unknown (as for a table not read).
 	eps, err := ResolveEndpointsFrom(EndpointSources{Host: func() *Host { return h }},
 		check.EndpointSpec{Kind: check.EndpointPort, Device: "mlx5_1", Port: 1, Index: &idx}, check.EndpointSpec{Kind: check.EndpointPKey})
-	if err != nil || !strings.Contains(eps[0].Endpoint.TableNotRead, "entry 3 could not be read") || CanTalk(eps[0], eps[1]).Kind != check.VerdictUnknown {
+	if err != nil || !strings.Contains(eps[0].Endpoint.EntryNotRead, "entry 3 could not be read") || CanTalk(eps[0], eps[1]).Kind != check.VerdictUnknown {
 		t.Errorf("index= of an entry not read: %T %v", err, err)
 	}
 }

@@ -135,7 +135,9 @@ and on exit 1 when the no was found beside it (an end's table or entries, a swit
 port facing an end, a link layer, with --sa an SM that could not be asked); never on
 a yes (kind
 unread-entries, unread-table, different-subnets or not-checked). When an endpoint's table lacks the P_Key or index it asks for (a
-definite no; an entry that was not read gives the verdict above):
+definite no, with no incomplete: nothing in it rests on what was not read; an entry
+that was not read, or with --partitions a port type or SELF not given that would give
+the port the key and change the answer, gives the verdict above):
 {"schema_version","can_talk":false,"one_way":false,"verdict":"no","reasons",
 "warnings","unresolved":{"endpoint":"a"|"b","spec","problem"}}.`,
 		Example: `  ibkey can-talk 0x8001 0x0001
@@ -361,6 +363,14 @@ func runCanTalk(o *CanTalkOptions) error {
 	}
 
 	v := query.CanTalk(eps[0], eps[1])
+	for _, e := range eps {
+		// A GUID end its predicted table gives no entry of pkey='s partition, which
+		// an assumption not checked would give one (query.ResolveEndpointsFrom): a
+		// no that does not depend on the assumption is said as any other such no.
+		if e.Endpoint.NoEntry != "" && v.Kind != check.VerdictUnknown {
+			return cannotResolve(o, specA, specB, &check.ResolveError{Endpoint: e.Spec.String(), Problem: e.Endpoint.NoEntry})
+		}
+	}
 	if parts != nil {
 		v.Reasons = append(v.Reasons, partitionReasons(parts, v, eps)...)
 	}
@@ -506,6 +516,10 @@ func headline(v check.Verdict) string {
 		if len(v.NotChecked) == 1 && v.NotChecked[0].Cause == check.NotCheckedQKeys {
 			return fmt.Sprintf("UNKNOWN: whether %s and %s can talk depends on their Q_Keys, which were not given", v.A.Label, v.B.Label)
 		}
+		if len(v.NotChecked) > 0 && !slices.ContainsFunc(v.NotChecked, func(nc check.NotChecked) bool { return nc.Cause != check.NotCheckedAssumption }) {
+			// Only assumptions about a partitions file's ports (query's alternatives).
+			return fmt.Sprintf("UNKNOWN: whether %s and %s can talk depends on what was not given (--sm-guid, --router)", v.A.Label, v.B.Label)
+		}
 		if len(v.NotChecked) == 1 && v.NotChecked[0].Cause == check.NotCheckedSubnetManager {
 			return fmt.Sprintf("UNKNOWN: the tables read say %s and %s can talk; the Subnet Manager does not confirm it", v.A.Label, v.B.Label)
 		}
@@ -591,6 +605,16 @@ func indexCell(i int) string {
 
 // cannotResolve reports an endpoint whose table lacks the key or index it asks for: no
 // QP there can exist, so the answer is a definite no (exit 1), said like any other no.
+// It is definite whatever was not read, and so has no incomplete: a QP sends the P_Key
+// at its own P_Key index (IBA 10.9), so index= depends on that one entry alone, read
+// (holding another partition, or empty) or beyond the table's length (the kernel's
+// ib_get_cached_pkey refuses it, drivers/infiniband/core/cache.c); pkey= is refused
+// only when every entry was read (ib_find_pkey searches them all; with entries not
+// read query's findEntry decides) or for key 0, which matches nothing; a swept table
+// is read whole or not at all; a GUID's predicted table only when no assumption not
+// checked gives it the key (query.ResolveEndpointsFrom). The other end cannot change
+// it: there is no QP on this one to talk to, and nothing in this document rests on
+// what was not read (TestCannotResolveIsDefinite).
 func cannotResolve(o *CanTalkOptions, specA, specB check.EndpointSpec, rerr *check.ResolveError) error {
 	side := "b"
 	if rerr.Endpoint == specA.String() {

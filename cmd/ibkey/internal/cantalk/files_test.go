@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -222,5 +223,66 @@ func TestCanTalkSwitchNotChecked(t *testing.T) {
 				t.Errorf("-o json works (-want +got)\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestHopsOfTakenEntry (wave 12): mlx5_1/1,pkey=0x8009, whose entries read hold no
+// entry of partition 0x0009 and whose entry 3 was not read, against HcaB holding
+// 0x8009 behind a switch port that lacks 0x0009 and enforces. The verdict takes the
+// entry not read (a full 0x8009) and compares the others ib_find_pkey may pick: NO
+// either way (the switch drops 0x0009; with no entry no QP exists). The hop is a
+// fact about the switch port, checked for the partition a QP there would use, and
+// stays in hops and the reasons though shared_partitions, what the entries read
+// share, is empty. What rested on the taken entry and read as what was read ("they
+// share partition 0x0009: mlx5_1/1 with 0x8009 (full)") now comes after the reason
+// that says the entry is not known and which one the reasons take.
+func TestHopsOfTakenEntry(t *testing.T) {
+	b, err := os.ReadFile(smallFabric)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := fabric.DecodeFabric(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hcaB := f.Port(check.PortID{Node: 0x100003, Port: 1})
+	facingB := f.Port(check.PortID{Node: 0x200000, Port: 2})
+	if hcaB == nil || facingB == nil || facingB.Enforcement == nil {
+		t.Fatal("fixture: HcaB[1] and Switch1[2] expected")
+	}
+	hcaB.PKeys[3] = 0x8009
+	facingB.Enforcement.Inbound, facingB.Enforcement.Outbound = true, true
+	var buf bytes.Buffer
+	if err := fabric.EncodeFabric(&buf, f); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "fabric.json")
+	if err := os.WriteFile(file, buf.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"--sysfs", cmdtest.MLX5, "can-talk", "--fabric-file", file, "mlx5_1/1,pkey=0x8009", "node=HcaB", "-o", "json"}
+	r := cmdtest.RunPartial(t, root, false, nil, args...)
+	jsonschematest.Validate(t, "can-talk", []byte(r.Stdout))
+	var d struct {
+		Verdict string
+		Reasons []string
+		Shared  []any `json:"shared_partitions"`
+		Hops    []struct {
+			Key     string
+			FromEnd string `json:"from_end"`
+		} `json:"hops"`
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &d); err != nil {
+		t.Fatal(err)
+	}
+	const drops = `"Switch1"[2], the switch port facing "HcaB"[1], lacks partition 0x0009 and enforces partitions`
+	if r.Code != 1 || d.Verdict != "no" || len(d.Shared) != 0 || len(d.Hops) != 1 || d.Hops[0].Key != "0x0009" || d.Hops[0].FromEnd != "drops" ||
+		!slices.ContainsFunc(d.Reasons, func(s string) bool { return strings.HasPrefix(s, drops) }) {
+		t.Fatalf("exit %d: want NO, no shared partition, the hop dropping 0x0009 and its reason\n%s", r.Code, r.Stdout)
+	}
+	const first = "mlx5_1/1: the entry a QP there uses for partition 0x0009 is not known"
+	const takes = "the reasons below take an entry of mlx5_1/1 that could not be read (index 3) holding 0x8009"
+	if !strings.HasPrefix(d.Reasons[0], first) || !strings.Contains(d.Reasons[0], takes) {
+		t.Errorf("first reason %q, want %q ... %q", d.Reasons[0], first, takes)
 	}
 }

@@ -299,3 +299,44 @@ func TestFindEntryIndexNotKnown(t *testing.T) {
 		t.Errorf("exit %d: want yes, exit 0, index null and a reason saying %q\n%s", j.Code, why, j.Stdout)
 	}
 }
+
+// TestQPOnTableNotRead (wave 12): a QP on a port whose P_Key table was not read
+// (DEV/PORT,pkey= or ,index=) is one P_Key, not the port: is_port false, the table
+// named as not read (unread-table) and the answer said to depend on it. Until wave 12
+// it was taken for the port (is_port true, "a partition they share may be there"):
+// check.Endpoint's TableNotRead stood for a table or a pinned entry by Port.
+func TestQPOnTableNotRead(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "sys")
+	if err := fakesysfs.Write(dir, fakesysfs.MLX5()); err != nil {
+		t.Fatal(err)
+	}
+	if err := fakesysfs.LoopPKeys(dir, "mlx5_0", 1); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		a    string
+		port bool
+		tail string
+	}{
+		{"mlx5_0/1", true, ": a partition they share may be there"},
+		{"mlx5_0/1,pkey=0x8001", false, ": the answer depends on it"},
+		{"mlx5_0/1,index=2", false, ": the answer depends on it"},
+	} {
+		r := cmdtest.RunPartial(t, root, false, nil, "--sysfs", dir, "can-talk", tc.a, "0x0001", "-o", "json")
+		jsonschematest.Validate(t, "can-talk", []byte(r.Stdout))
+		var d struct {
+			A struct {
+				IsPort bool `json:"is_port"`
+			}
+			NotChecked []string `json:"not_checked"`
+			Incomplete []struct{ Kind string }
+		}
+		if err := json.Unmarshal([]byte(r.Stdout), &d); err != nil {
+			t.Fatal(err)
+		}
+		if r.Code != 4 || d.A.IsPort != tc.port || len(d.NotChecked) != 1 || !strings.HasPrefix(d.NotChecked[0], "mlx5_0/1: P_Key table not read: ") ||
+			!strings.HasSuffix(d.NotChecked[0], tc.tail) || len(d.Incomplete) != 1 || d.Incomplete[0].Kind != "unread-table" {
+			t.Errorf("%s: exit %d, is_port %v, not_checked %q, incomplete %+v; want 4, %v, the table not read%s, unread-table", tc.a, r.Code, d.A.IsPort, d.NotChecked, d.Incomplete, tc.port, tc.tail)
+		}
+	}
+}

@@ -3,12 +3,10 @@ package cantalk
 import (
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/query"
-	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // The JSON of `can-talk -o json` (schemas/can-talk.schema.json), built from the
@@ -164,7 +162,8 @@ func verdictIncomplete(v check.Verdict) []cmdutil.Incomplete {
 // beside: what of the ends was not read (check.CanTalk keeps NotChecked only for an
 // unknown, as a no does not depend on it), so a script reading the JSON sees that
 // pkey_ok and the shared partitions rest on a partial read. The ends' tables or
-// entries not read, the switch ports facing them not read, a link layer not read; with
+// entries not read (a port's by query.NotRead, the rule of every view; for a QP the
+// one entry it uses), the switch ports facing them not read, a link layer not read; with
 // --sa, the Subnet Manager's answer when it could not be asked (saReason: one it gave
 // that disagrees was read, and sa and warnings say so). Empty for any other verdict,
 // and for a no from a complete read.
@@ -177,24 +176,27 @@ func noIncomplete(v check.Verdict, eps []query.ResolvedEndpoint, saReason string
 	for i, r := range eps {
 		e := r.Endpoint
 		ends[i] = e
+		// The port's table, or its entries, not read: the rule of every view
+		// (query.NotRead), named by the endpoint. A QP uses one entry of them, which
+		// EntryNotKnown or EntryNotRead names.
+		if r.View != nil {
+			unread, _ := query.NotRead([]*query.PortView{r.View}, nil)
+			for _, u := range unread {
+				if u.Entries && !e.Port {
+					continue
+				}
+				kind := cmdutil.IncompleteUnreadEntries
+				if u.Table {
+					kind = cmdutil.IncompleteUnreadTable
+				}
+				out = append(out, cmdutil.Incomplete{Kind: kind, Message: e.Label + ": " + u.Err.Error()})
+			}
+		}
 		switch {
 		case r.EntryNotKnown != "": // pkey='s entry, which entries not read may change
 			out = append(out, cmdutil.Incomplete{Kind: cmdutil.IncompleteUnreadEntries, Message: fmt.Sprintf("%s: %s", e.Label, r.EntryNotKnown)})
-		case e.TableNotRead != "" && e.Port:
-			out = append(out, cmdutil.Incomplete{Kind: cmdutil.IncompleteUnreadTable, Message: fmt.Sprintf("%s: %s", e.Label, e.TableNotRead)})
-		case e.TableNotRead != "": // the entry a QP uses
-			out = append(out, cmdutil.Incomplete{Kind: cmdutil.IncompleteUnreadEntries, Message: fmt.Sprintf("%s: %s", e.Label, e.TableNotRead)})
-		}
-		var unread []int
-		for _, t := range e.Entries {
-			if !t.Readable {
-				unread = append(unread, t.Index)
-			}
-		}
-		if len(unread) > 0 {
-			out = append(out, cmdutil.Incomplete{Kind: cmdutil.IncompleteUnreadEntries,
-				Message: fmt.Sprintf("%s: %s could not be read (index %s)", e.Label, textsafe.Plural(len(unread), "P_Key table entry", "P_Key table entries"),
-					strings.Join(textsafe.Capped(query.IndexRanges(unread), 8), ", "))})
+		case e.EntryNotRead != "": // the entry a QP uses
+			out = append(out, cmdutil.Incomplete{Kind: cmdutil.IncompleteUnreadEntries, Message: fmt.Sprintf("%s: %s", e.Label, e.EntryNotRead)})
 		}
 		if e.LinkLayerMissing != "" {
 			out = append(out, cmdutil.Incomplete{Kind: cmdutil.IncompleteNotChecked, Message: fmt.Sprintf("%s: link layer not read (%s)", e.Label, e.LinkLayerMissing)})

@@ -2,6 +2,8 @@ package cantalk
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -84,4 +86,35 @@ func TestLabCanTalkPartitions(t *testing.T) {
 			checkCanTalk(t, conf, false, l.ProgramFile(t, conf, false))
 		}
 	})
+}
+
+// TestLabCanTalkPKeyUnderSelf (wave 12): "P1=0x8001 : SELF=full, HcaB=limited": OpenSM,
+// running at HcaA, gives HcaA a full 0x8001, so a QP on HcaA using 0x8001 talks to
+// HcaB (the P_Key rule on the tables it programmed). Without --sm-guid, can-talk
+// --partitions predicted HcaA as an ordinary port, with no entry of 0x0001, and said
+// a definite NO (exit 1); the answer depends on which port OpenSM runs on: UNKNOWN
+// (exit 4). With --sm-guid it is the programmed tables' answer.
+func TestLabCanTalkPKeyUnderSelf(t *testing.T) {
+	lab.Require(t)
+	if testing.Short() {
+		t.Skip("lab: -short")
+	}
+	hcaA, hcaB := check.GUID(lab.PartconfHCAs[0].GUID), check.GUID(lab.PartconfHCAs[1].GUID)
+	conf := filepath.Join(t.TempDir(), "partitions.conf")
+	if err := os.WriteFile(conf, []byte("Default=0x7fff : ALL=full ;\nP1=0x8001 : SELF=full, "+hcaB.String()+"=limited ;\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l := lab.StartPartconf(t)
+	real := l.ProgramFile(t, conf, false)
+	if !keyRule(real[uint64(hcaA)], real[uint64(hcaB)], 0x0001) {
+		t.Fatalf("OpenSM at HcaA programmed %v / %v: the lab no longer gives SELF partition 0x0001", real[uint64(hcaA)], real[uint64(hcaB)])
+	}
+	args := []string{"can-talk", "--partitions", conf, "--router", "none", hcaA.String() + ",pkey=0x8001", hcaB.String()}
+	if r := cmdtest.RunPartial(t, root, false, nil, args...); r.Code != 4 || !strings.Contains(r.Stdout, "if "+hcaA.String()+" is the port OpenSM runs on") {
+		t.Errorf("ibkey %s: exit %d, want 4 naming the SM's port\n%s%s", strings.Join(args, " "), r.Code, r.Stdout, r.Stderr)
+	}
+	args = append(args, "--sm-guid", hcaA.String())
+	if r := runIbkey(t, args...); r.Code != 0 {
+		t.Errorf("ibkey %s: exit %d, want 0 as the programmed tables say\n%s%s", strings.Join(args, " "), r.Code, r.Stdout, r.Stderr)
+	}
 }

@@ -63,8 +63,8 @@ type saAnswer struct {
 // saEnd is an endpoint as --sa needs it: a port of a known fabric, one P_Key.
 func saEnd(e query.ResolvedEndpoint) (*fabric.Fabric, *fabric.Port, check.PKey, error) {
 	f, _ := e.Endpoint.Fabric.(*fabric.Fabric)
-	// A port whose table was not read is asked about with pkey=.
-	inPartition := !e.Endpoint.Port && len(e.Endpoint.Entries) == 1 || e.Endpoint.TableNotRead != "" && e.Spec.PKey != nil
+	// A QP whose table or entry was not read is asked about with its pkey=.
+	inPartition := !e.Endpoint.Port && (len(e.Endpoint.Entries) == 1 || e.Spec.PKey != nil)
 	if f == nil || e.Endpoint.At == nil || !inPartition {
 		return nil, nil, 0, cmdutil.Usagef("--sa asks the Subnet Manager for a path between two ports of the fabric in one partition: %s is not a fabric port with pkey= (write lid=N,pkey=K, node=NAME,pkey=K or GUID,pkey=K)", e.Spec)
 	}
@@ -149,7 +149,12 @@ func (o *CanTalkOptions) judgeSA(ans *saAnswer, f *fabric.Fabric, eps []query.Re
 	a, b := eps[0].Endpoint.Label, eps[1].Endpoint.Label
 	key := ans.PKey.Partition()
 	pkeyOK := v.AToB.PKeyOK && v.BToA.PKeyOK
-	asked := fmt.Sprintf("SubnAdmGet PathRecord from LID %d to LID %d with P_Key %s, to the SA at LID %d", ans.SLID, ans.DLID, ans.PKey, ans.SMLID)
+	lids := fmt.Sprintf("from LID %d to LID %d", ans.SLID, ans.DLID)
+	if o.Sweep.File != "" {
+		lids += " (the LIDs in " + o.Sweep.File + ")"
+	}
+	asked := fmt.Sprintf("SubnAdmGet PathRecord %s with P_Key %s, to the SA at LID %d", lids, ans.PKey, ans.SMLID)
+	tables, stale := o.tablesOf(f)
 	var pkeyReasons []string
 	for _, r := range v.Reasons {
 		if !strings.HasPrefix(r, "Q_Key") && !strings.Contains(r, "Q_Key send rule") {
@@ -165,16 +170,31 @@ func (o *CanTalkOptions) judgeSA(ans *saAnswer, f *fabric.Fabric, eps []query.Re
 		ans.Reason = fmt.Sprintf("the Subnet Manager refuses a path in partition %s too (%s: %s): %s", key, asked, ans.Status, strings.Join(pkeyReasons, "; "))
 	case ans.Path:
 		ans.Unknown = true
-		ans.Reason = fmt.Sprintf("the Subnet Manager gives a path in partition %s (%s), but the tables read say no: its view of the tables is not what the ports hold (it has not swept since they changed, or it does not manage them)", key, asked)
+		ans.Reason = fmt.Sprintf("the Subnet Manager gives a path in partition %s (%s), but %s say no: %sits view of the tables is not what the ports hold (it has not swept since they changed, or it does not manage them)", key, asked, tables, stale)
 	default:
 		ans.Unknown = true
-		ans.Reason = fmt.Sprintf("the Subnet Manager refuses a path in partition %s (%s: %s) that the tables read allow", key, asked, ans.Status)
+		ans.Reason = fmt.Sprintf("the Subnet Manager refuses a path in partition %s (%s: %s) that %s allow", key, asked, ans.Status, tables)
 		if why := o.silentRefusal(f, eps); why != "" {
 			ans.Reason += ": " + why + "; its refusal says nothing of " + a + " and " + b
 		} else {
-			ans.Reason += ": its view of the tables is not what the ports hold (it has not swept since they changed, or it does not manage them)"
+			ans.Reason += ": " + stale + "its view of the tables is not what the ports hold (it has not swept since they changed, or it does not manage them)"
 		}
 	}
+}
+
+// tablesOf names what the verdict read the ends' tables from, for the comparison with
+// the SM: the tables read now, or with --fabric-file those of that saved sweep f, and
+// then stale says it may be older than the fabric the SM answers about now (the SA
+// is asked by its LIDs, too).
+func (o *CanTalkOptions) tablesOf(f *fabric.Fabric) (tables, stale string) {
+	if o.Sweep.File == "" {
+		return "the tables read", ""
+	}
+	tables = "the tables in " + o.Sweep.File
+	if !f.SweptAt.IsZero() {
+		tables += " (swept " + f.SweptAt.UTC().Format(time.RFC3339) + ")"
+	}
+	return tables, o.Sweep.File + " may be older than the fabric the Subnet Manager answers about now (sweep again), or "
 }
 
 // silentRefusal says why OpenSM refused without looking at the partition, when it

@@ -1,9 +1,12 @@
 package cantalk
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -11,7 +14,10 @@ import (
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/jsonschematest"
+	"github.com/ibkey/ibkey/internal/fabric"
+	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 	"github.com/ibkey/ibkey/internal/lab"
+	"github.com/ibkey/ibkey/internal/query"
 )
 
 // can-talk --sa in the lab: the partitions lab net with OpenSM running saLabConf as a
@@ -270,5 +276,68 @@ func TestLabCanTalkSADefiniteNo(t *testing.T) {
 	// SM cannot confirm the working direction.
 	if j, _ := ask([]string{"can-talk", "lid=4,pkey=0x0002,qp=ud,qkey=0x11,wr_qkey=0x12", "lid=5,pkey=0x0002,qp=ud,qkey=0x11"}, true); j.Verdict != "one-way" || !j.SA.Unknown || !strings.Contains(j.SA.Reason, "could not be asked") {
 		t.Errorf("with OpenSM stopped: verdict %s, SA %+v", j.Verdict, j.SA)
+	}
+}
+
+// TestLabCanTalkSAFabricFile (wave 12): with --fabric-file the ends' tables are a
+// saved sweep's, and the SA is asked now by that sweep's LIDs. Where they disagree
+// the reason names the file and when it was swept, and says it may be older than the
+// fabric the SM answers about (it said "the tables read" and blamed only the SM's
+// view). The file here gives HcaC (LID 4) partition 0x0003, which saLabConf does not.
+func TestLabCanTalkSAFabricFile(t *testing.T) {
+	lab.Require(t)
+	if testing.Short() {
+		t.Skip("lab: -short")
+	}
+	l := lab.StartPartconf(t)
+	l.StartOpenSMDaemon(t, saLabConf)
+	tr, err := mad.DialIbsim(context.Background(), mad.IbsimOptions{SockName: l.SockName, Node: "HcaA"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	swept, err := query.Sweep(context.Background(), tr, query.SweepOptions{})
+	tr.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hcaC *fabric.Port
+	for _, n := range swept.Nodes {
+		for _, p := range n.Ports {
+			if n.Description == "HcaC" && p.LID == 4 && p.PKeys != nil {
+				hcaC = p
+			}
+		}
+	}
+	if hcaC == nil {
+		t.Fatal("no HcaC with LID 4 and its table in the sweep")
+	}
+	i := slices.Index(hcaC.PKeys, 0)
+	if i < 0 {
+		t.Fatal("HcaC's table has no empty entry")
+	}
+	hcaC.PKeys[i] = 0x0003
+	var b strings.Builder
+	if err := fabric.EncodeFabric(&b, swept); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "older.json")
+	if err := os.WriteFile(file, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := runIbkey(t, "can-talk", "--fabric-file", file, "lid=3,pkey=0x8003", "lid=4,pkey=0x0003", "--sa", "-o", "json", "--ibsim="+l.SockName, "--sim-node", "HcaA")
+	var doc saDoc
+	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
+		t.Fatalf("exit %d: %v\n%s%s", r.Code, err, r.Stdout, r.Stderr)
+	}
+	want := []string{"the Subnet Manager refuses a path in partition 0x0003", "from LID 3 to LID 4 (the LIDs in " + file + ")",
+		"that the tables in " + file + " (swept " + swept.SweptAt.UTC().Format(time.RFC3339) + ") allow",
+		file + " may be older than the fabric the Subnet Manager answers about now (sweep again), or its view"}
+	for _, w := range want {
+		if !strings.Contains(doc.SA.Reason, w) {
+			t.Errorf("sa reason %q lacks %q", doc.SA.Reason, w)
+		}
+	}
+	if r.Code != 4 || doc.Verdict != "unknown" || doc.SA.Path || !doc.SA.Unknown {
+		t.Errorf("exit %d, verdict %s, SA %+v: want UNKNOWN (exit 4), the SM refusing the file's yes", r.Code, doc.Verdict, doc.SA)
 	}
 }
