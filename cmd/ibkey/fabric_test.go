@@ -25,7 +25,8 @@ var fastFail = []string{"--mad-timeout", "200ms", "--mad-retries", "1"}
 
 // fastFailGiveUp is how an unanswered MAD fails under fastFail: the transport's
 // timeout (mad.TimeoutError, as query.NoAnswerError words it) after 1 + --mad-retries
-// attempts of --mad-timeout each, or at once when the simulator reports the drop.
+// attempts, each reported dropped by the simulator (ibsim answers a MAD it cannot
+// deliver with status 110: every case here) or unanswered for --mad-timeout.
 var fastFailGiveUp = regexp.MustCompile(`: (dropped or no route \(2 attempt\(s\)\)|no reply after 2 attempt\(s\) of 200ms): `)
 
 // TestLabFabricErrors: what cannot be answered fails with exit 3 and one clear line,
