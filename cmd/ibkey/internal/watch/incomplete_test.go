@@ -89,8 +89,8 @@ func TestCountersIncomplete(t *testing.T) {
 		// A port asked for that some nodes lack: those nodes are not read.
 		r = partial(t, "--demo", "watch", "counters", "--lid", "1-3", "--port", "2", "--once", "-o", "json")
 		inc := incompleteOf(t, r.Stdout)
-		if got := kinds(inc[0]); r.Code != 4 || got != "unread-node: not read: lid 1 port 2: the CA has no such port (ports: 1-1)\n"+
-			"unread-node: not read: lid 3 port 2: the CA has no such port (ports: 1-1)\n" {
+		if got := kinds(inc[0]); r.Code != 4 || got != "unread-node: not read: lid 1 port 2: the CA has no such port (ports: 1)\n"+
+			"unread-node: not read: lid 3 port 2: the CA has no such port (ports: 1)\n" {
 			t.Errorf("--lid 1-3 --port 2: exit %d, incomplete\n%s", r.Code, got)
 		}
 	})
