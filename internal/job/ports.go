@@ -121,7 +121,7 @@ func unreadPortNums(in Inputs, u Unread) []int {
 func Choosers(ws []*Result, u Unread) []string {
 	var out []string
 	for _, w := range ws {
-		if slices.Contains(w.chosen, u) {
+		if w.chosen[u] {
 			out = append(out, w.Library.Name)
 		}
 	}

@@ -93,12 +93,23 @@ type Result struct {
 	unsure []Abort
 	// chosen are the devices and ports of the job's hosts, not read, that the
 	// library could choose (onHost): whether one matters is decided there, once, and
-	// read by the host states, Choosers (the command) and UnreadPending (a gate).
-	chosen []Unread
+	// read by the host states, Choosers (the command) and UnreadPending (a gate). A
+	// set: the command asks it of every device not read, and there may be 20,000.
+	chosen map[Unread]bool
 	// limited are the ports using a limited entry when they are on limitedHosts > 1
 	// hosts (limitedApart; WantPartition).
 	limited      []PortResult
 	limitedHosts int
+}
+
+// mayChoose adds us to r.chosen.
+func (r *Result) mayChoose(us []Unread) {
+	for _, u := range us {
+		if r.chosen == nil {
+			r.chosen = map[Unread]bool{}
+		}
+		r.chosen[u] = true
+	}
 }
 
 // Resolve resolves each library's settings against the ports (all hosts' ports, in
@@ -239,7 +250,7 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Result {
 	var usable []PortResult // used, a valid entry, InfiniBand
 	for _, h := range hosts {
 		u := s.onHost(in, h, s.Reject == "")
-		r.chosen = append(r.chosen, u.chosen...)
+		r.mayChoose(u.chosen)
 		if u.state == hostAborts || u.state == hostMayAbort {
 			r.abort(u)
 			r.Ports = append(r.Ports, u.sel...)

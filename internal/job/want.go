@@ -42,11 +42,10 @@ func WantPartition(libs []*Library, in Inputs, key check.PKey, ports []*Port) []
 		}
 		var used, idle []*Port
 		var none []string
-		var chosen []Unread
 		aborted := &Result{Library: l}
 		for _, h := range hosts {
 			u := s.onHost(in, h, true)
-			chosen = append(chosen, u.chosen...)
+			aborted.mayChoose(u.chosen)
 			switch u.state {
 			case hostUses:
 				for _, pr := range u.sel {
@@ -82,7 +81,7 @@ func WantPartition(libs []*Library, in Inputs, key check.PKey, ports []*Port) []
 				w.Setting = "not checked: " + l.Name + " uses no port that was read"
 			}
 		}
-		w.Idle, w.chosen = idle, chosen
+		w.Idle, w.chosen = idle, aborted.chosen
 		w.Aborts, w.unsure = aborted.Aborts, aborted.unsure
 		w.Findings = append(w.Findings, aborted.Findings...)
 		w.Unchecked = append(w.Unchecked, aborted.Unchecked...)
