@@ -43,7 +43,9 @@ JSON (-o json; schemas/watch-pkeys.schema.json), one object per event per line:
 port_error or port_back event. When a device, port or table asked for could not be
 read at the start (named on stderr; the exit is then 4), the first line says so
 in-band, since a watch may run until interrupted: {"schema_version","seen_at",
-"incomplete":[{"kind","message"}]}, as 'ibkey pkeys' names them.`,
+"incomplete":[{"kind","message"}]}, as 'ibkey pkeys' names them. A table or
+entry that cannot be read during the watch (a port_error or unreadable event) also
+makes the exit 4 when the watch ends: a change there was not seen.`,
 		Example: `  ibkey watch pkeys
   ibkey watch pkeys mlx5_0/1 --interval 200ms
   ibkey watch pkeys -o json --count 60`,
@@ -129,12 +131,17 @@ func runPKeys(o *PKeysOptions) error {
 		}
 	}
 	prev := make([]*query.TableRead, len(refs))
-	return cmdutil.Then(o.loop(o.Ctx, o.Count, func(int) error {
+	// lost: a table or an entry could not be read during the watch (a port_error or
+	// unreadable event): a change there in that time was not seen, so the watch ends
+	// with exit 4, as watch counters does for a port lost mid-watch (rule 1).
+	lost := false
+	err = o.loop(o.Ctx, o.Count, func(int) error {
 		now := o.Now()
 		for i, r := range refs {
 			cur := query.ReadTable(host, r)
 			if prev[i] != nil {
 				for _, ev := range tableEvents(r, prev[i], cur, ifcs[i]) {
+					lost = lost || ev.Change == query.ChangePortError || ev.Change == query.ChangeUnreadable
 					ev.Time = now.Format(time.RFC3339Nano)
 					if err := printPKeyEvent(o.IO.Out, f, now, ev); err != nil {
 						return err
@@ -144,7 +151,12 @@ func runPKeys(o *PKeysOptions) error {
 			prev[i] = cur
 		}
 		return nil
-	}), partial)
+	})
+	if err == nil && lost {
+		n.Warn("a table or entry could not be read during the watch (the events say which): a change there in that time was not seen")
+		return cmdutil.Exit(cmdutil.ExitIncomplete)
+	}
+	return cmdutil.Then(err, partial)
 }
 
 // tableEvents are query.TableChanges as watch pkeys prints them, with the IPoIB
