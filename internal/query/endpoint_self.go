@@ -85,6 +85,16 @@ func CanTalk(a, b ResolvedEndpoint) check.Verdict {
 	sm, router := false, false
 	try := func(ea, eb check.Endpoint, alts ...Alternative) {
 		w := check.CanTalk(ea, eb)
+		// A rule the alternative decides otherwise was taken, not checked: not known
+		// in the verdict, whatever its kind (a definite no from another rule keeps
+		// the P_Key rule of an entry not read, or of a SELF port, not known).
+		for _, d := range [][2]*check.Direction{{&v.AToB, &w.AToB}, {&v.BToA, &w.BToA}} {
+			for _, r := range [][2]*check.Rule{{&d[0].PKeyOK, &d[1].PKeyOK}, {&d[0].LinkOK, &d[1].LinkOK}, {&d[0].SwitchOK, &d[1].SwitchOK}} {
+				if *r[0] != *r[1] {
+					*r[0] = check.RuleNotKnown
+				}
+			}
+		}
 		if w.Kind == v.Kind {
 			return
 		}

@@ -124,7 +124,9 @@ an end were not read, and shared_partitions, what those read share, may miss one
 even on a yes; index null: not known, e.g. an entry not read may be the one
 ib_find_pkey picks for pkey=).
 verdict is yes, no, one-way, not-active, different-subnets or unknown (exit 4; then
-not_checked lists what was not read); is_port says the endpoint is a port (every
+not_checked lists what was not read); a direction's ok, link_ok, pkey_ok and
+switch_ok are null when not known (not read, or an entry or assumption taken that
+would change them), never a true or false not checked; is_port says the endpoint is a port (every
 valid entry of its table), not one P_Key; works is null where WORKS is ?. qkey_check is match, mismatch, not_checked
 or not_applicable; qkey_rule is the Q_Key send rule applied to that endpoint: "iba"
 (a top-bit wr_qkey sends the QP's own Q_Key), "verbatim" (the device sends wr_qkey as

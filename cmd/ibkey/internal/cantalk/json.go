@@ -1,6 +1,7 @@
 package cantalk
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -75,19 +76,21 @@ type sharedJSON struct {
 	B     sideJSON `json:"b"`
 }
 
+// A direction's booleans are null when not known (check.RuleNotKnown; ok when the
+// direction is unknown): never a true or false that was not checked.
 type directionJSON struct {
-	From         string   `json:"from"`
-	To           string   `json:"to"`
-	OK           bool     `json:"ok"`
-	LinkOK       bool     `json:"link_ok"`
-	QPTypeOK     bool     `json:"qp_type_ok"`
-	PKeyOK       bool     `json:"pkey_ok"`
-	QKey         string   `json:"qkey_check"`
-	WireQKey     *string  `json:"wire_qkey"`
-	AcceptedQKey *string  `json:"accepted_qkey"`
-	SwitchOK     *bool    `json:"switch_ok,omitempty"` // written only when a switch port drops
-	Unknown      bool     `json:"unknown,omitempty"`
-	Reasons      []string `json:"reasons"`
+	From         string    `json:"from"`
+	To           string    `json:"to"`
+	OK           *bool     `json:"ok"`
+	LinkOK       *bool     `json:"link_ok"`
+	QPTypeOK     bool      `json:"qp_type_ok"`
+	PKeyOK       *bool     `json:"pkey_ok"`
+	QKey         string    `json:"qkey_check"`
+	WireQKey     *string   `json:"wire_qkey"`
+	AcceptedQKey *string   `json:"accepted_qkey"`
+	SwitchOK     *ruleJSON `json:"switch_ok,omitempty"` // written only when it does not pass: false, or null
+	Unknown      bool      `json:"unknown,omitempty"`
+	Reasons      []string  `json:"reasons"`
 }
 
 // hopJSON is a switch port at an end that lacks a working partition's key, or was
@@ -247,14 +250,30 @@ func sideToJSON(s check.PartitionSide) sideJSON {
 }
 
 func directionToJSON(d check.Direction) directionJSON {
-	j := directionJSON{From: d.From, To: d.To, OK: d.OK, LinkOK: d.LinkOK, QPTypeOK: d.QPTypeOK, PKeyOK: d.PKeyOK, QKey: string(d.QKey),
+	j := directionJSON{From: d.From, To: d.To, LinkOK: ruleJSON(d.LinkOK).ptr(), QPTypeOK: d.QPTypeOK, PKeyOK: ruleJSON(d.PKeyOK).ptr(), QKey: string(d.QKey),
 		WireQKey: qkeyString(d.WireQKey), AcceptedQKey: qkeyString(d.AcceptedQKey), Unknown: d.Unknown, Reasons: cmdutil.List(d.Reasons)}
-	if !d.SwitchOK {
-		f := false
-		j.SwitchOK = &f
+	if !d.Unknown {
+		j.OK = &d.OK
+	}
+	if d.SwitchOK != check.RulePasses {
+		r := ruleJSON(d.SwitchOK)
+		j.SwitchOK = &r
 	}
 	return j
 }
+
+// ruleJSON is a rule's result in JSON: true, false, or null when not known.
+type ruleJSON check.Rule
+
+func (r ruleJSON) ptr() *bool {
+	if check.Rule(r) == check.RuleNotKnown {
+		return nil
+	}
+	ok := check.Rule(r) == check.RulePasses
+	return &ok
+}
+
+func (r ruleJSON) MarshalJSON() ([]byte, error) { return json.Marshal(r.ptr()) }
 
 func qkeyString(q *check.QKey) *string {
 	if q == nil {
