@@ -812,7 +812,7 @@ func partitionReasons(p *query.Partitions, v check.Verdict, eps []query.Resolved
 			case check.NodeSwitch:
 				kw = "ALL / ALL_SWITCHES give every switch's port 0"
 			}
-			out = append(out, fmt.Sprintf("%s is not named in %s: it gets only what %s", label, c.File, kw))
+			out = append(out, notNamed(label, c.File, kw, g, p.Options.SMGUID))
 		}
 		var items []string
 		more := 0
@@ -840,6 +840,21 @@ func partitionReasons(p *query.Partitions, v check.Verdict, eps []query.Resolved
 		}
 	}
 	return out
+}
+
+// notNamed says that port g is not named in file by its GUID, and what it gets then.
+// SELF (written, or the SELF=full OpenSM adds to the default partition, osm_prtn_config.c)
+// names the port OpenSM runs on, whose entries its GUID need not give (lab:
+// TestLabCanTalkPKeyUnderSelf): "only what ALL gives" is true only when g is not that
+// port, which without --sm-guid (sm 0) is the assumption the verdict takes.
+func notNamed(label, file, kw string, g, sm check.GUID) string {
+	switch {
+	case sm == 0:
+		return fmt.Sprintf("%s is not named in %s by its GUID: taking it for a port OpenSM does not run on (SELF; --sm-guid not given), it gets only what %s", label, file, kw)
+	case sm == g:
+		return fmt.Sprintf("%s is not named in %s by its GUID: it is the port OpenSM runs on (--sm-guid), so it gets what SELF gives it and what %s", label, file, kw)
+	}
+	return fmt.Sprintf("%s is not named in %s: it gets only what %s", label, file, kw)
 }
 
 // maxFileItems bounds the file lines named per endpoint.

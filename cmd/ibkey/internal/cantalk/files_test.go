@@ -34,6 +34,10 @@ func TestCanTalkPartitions(t *testing.T) {
 		{Name: "cantalk_guids_limited_no", Args: []string{"can-talk", "--partitions", clusterConf, "0x0002c90300001021,pkey=0x0010", "guid=0x0002c90300001022,pkey=0x0010"}, Code: 1},
 		{Name: "cantalk_guids_only_default", Args: []string{"can-talk", "--partitions", clusterConf, "0x0002c90300001002", "0x0002c90300001011", "--sm-guid", headNode}, Code: 0},
 		{Name: "cantalk_guid_not_in_file", Args: []string{"can-talk", "--partitions", clusterConf, "0x0002c90300009999", "0x0002c90300001011,pkey=0x0010"}, Code: 1},
+		// The same port as the SM's: SELF gives it 0x8030 too, which its GUID does not
+		// ("not named" said "it gets only what ALL / ALL_CAS give"); and as another.
+		{Name: "cantalk_guid_not_in_file_is_sm", Args: []string{"can-talk", "--partitions", clusterConf, "--sm-guid", "0x0002c90300009999", "0x0002c90300009999", "0x0002c90300001011,pkey=0x0010"}, Code: 1},
+		{Name: "cantalk_guid_not_in_file_not_sm", Args: []string{"can-talk", "--partitions", clusterConf, "--sm-guid", "0x0002c90300001011", "0x0002c90300009999", "0x0002c90300001011,pkey=0x0010"}, Code: 1},
 		{Name: "cantalk_guid_ud_json", Args: []string{"can-talk", "--partitions", clusterConf, "0x0002c90300001011,qp=ud,qkey=0x11", "0x0002c90300001022,qp=ud,qkey=0x11", "-o", "json"}, Code: 0},
 		{Name: "cantalk_guid_vs_pkey", Args: []string{"can-talk", "--partitions", clusterConf, "0x0002c90300001002", "0x8030"}, Code: 0},
 		{Name: "cantalk_guids_rejected", Args: []string{"can-talk", "--partitions", rejectedConf, "0x0002c90300001011", "0x0002c90300001022"}, Code: 0},
