@@ -362,8 +362,9 @@ func (v Verdict) CanTalk() bool { return v.Kind == VerdictYes }
 
 // OneWay: Kind is one-way: one direction is dropped, definitely, and the other works
 // by every rule checked. A caller that learns the other is not confirmed (can-talk
-// --sa: the Subnet Manager does not confirm it) keeps the kind, which can-talk's JSON
-// schema ties to one_way, and marks that direction not OK and Unknown.
+// --sa: the Subnet Manager does not confirm it) keeps the kind (one direction is
+// definitely dropped: exit 1) and marks that direction not OK and Unknown; can-talk's
+// JSON then says one_way null, not true.
 func (v Verdict) OneWay() bool { return v.Kind == VerdictOneWay }
 
 // NotCheckedCause is what a verdict could not read, as a value: a command reports

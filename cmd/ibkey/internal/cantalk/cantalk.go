@@ -126,7 +126,8 @@ ib_find_pkey picks for pkey=).
 verdict is yes, no, one-way, not-active, different-subnets or unknown (exit 4; then
 not_checked lists what was not read); a direction's ok, link_ok, pkey_ok and
 switch_ok are null when not known (not read, or an entry or assumption taken that
-would change them), never a true or false not checked; is_port says the endpoint is a port (every
+would change them), never a true or false not checked, and one_way is null on a
+one-way whose working direction the Subnet Manager does not confirm (--sa); is_port says the endpoint is a port (every
 valid entry of its table), not one P_Key; works is null where WORKS is ?. qkey_check is match, mismatch, not_checked
 or not_applicable; qkey_rule is the Q_Key send rule applied to that endpoint: "iba"
 (a top-bit wr_qkey sends the QP's own Q_Key), "verbatim" (the device sends wr_qkey as
@@ -628,7 +629,7 @@ func cannotResolve(o *CanTalkOptions, specA, specB check.EndpointSpec, rerr *che
 		reason += "; the Subnet Manager was not asked (--sa): its answer would be about a QP that cannot exist"
 	}
 	if o.Format == cmdutil.FormatJSON {
-		if err := cmdutil.WriteJSON(o.IO.Out, verdictJSON{Verdict: check.VerdictNo.String(), Reasons: []string{reason}, Warnings: []string{},
+		if err := cmdutil.WriteJSON(o.IO.Out, verdictJSON{OneWay: new(bool), Verdict: check.VerdictNo.String(), Reasons: []string{reason}, Warnings: []string{},
 			Unresolved: &unresolvedJSON{side, rerr.Endpoint, rerr.Problem}}); err != nil {
 			return err
 		}

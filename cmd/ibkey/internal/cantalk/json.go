@@ -18,7 +18,11 @@ import (
 type verdictJSON struct {
 	Schema  cmdutil.SchemaVersion `json:"schema_version"`
 	CanTalk bool                  `json:"can_talk"`
-	OneWay  bool                  `json:"one_way"`
+	// OneWay: the verdict is one-way; null when its working direction is not
+	// confirmed (can-talk --sa: the Subnet Manager does not confirm it,
+	// unconfirmedOneWay): a direction is dropped, the other is only what the tables
+	// read, not known to work.
+	OneWay *bool `json:"one_way"`
 	// Verdict is yes, no, one-way, not-active, different-subnets or unknown (exit 4:
 	// NotChecked says what was not read).
 	Verdict    string   `json:"verdict"`
@@ -118,7 +122,8 @@ func verdictToJSON(v check.Verdict, eps []query.ResolvedEndpoint) verdictJSON {
 	for _, nc := range v.NotChecked {
 		notChecked = append(notChecked, nc.Sentence)
 	}
-	j := verdictJSON{CanTalk: v.CanTalk(), OneWay: v.OneWay(), Verdict: v.Kind.String(), NotChecked: notChecked,
+	oneWay := v.OneWay()
+	j := verdictJSON{CanTalk: v.CanTalk(), OneWay: &oneWay, Verdict: v.Kind.String(), NotChecked: notChecked,
 		Reasons: cmdutil.List(v.Reasons), Warnings: cmdutil.List(v.Warnings), A: endpointToJSON(v.A), B: endpointToJSON(v.B),
 		AToB: directionToJSON(v.AToB), BToA: directionToJSON(v.BToA), Shared: []sharedJSON{}}
 	for _, p := range v.Shared {
@@ -136,6 +141,9 @@ func verdictToJSON(v check.Verdict, eps []query.ResolvedEndpoint) verdictJSON {
 		}
 		j.Hops = append(j.Hops, hopJSON{End: h.End, Switch: h.Switch, Key: h.Key.String(), TableRead: h.TableRead, OnSwitch: h.OnSwitch,
 			Enforcement: h.Enforcement, FromEnd: h.FromEnd.String(), ToEnd: h.ToEnd.String()})
+	}
+	if oneWay && (v.AToB.Unknown || v.BToA.Unknown) {
+		j.OneWay = nil
 	}
 	complete := !slices.ContainsFunc(eps, query.ResolvedEndpoint.SharedMayBeShort)
 	j.SharedComplete = &complete

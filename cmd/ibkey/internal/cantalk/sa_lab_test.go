@@ -158,6 +158,7 @@ func TestLabCanTalkSADefiniteNo(t *testing.T) {
 	attach := []string{"--ibsim=" + l.SockName, "--sim-node", "HcaB"}
 	type doc struct {
 		saDoc
+		OneWay     *bool    `json:"one_way"`
 		NotChecked []string `json:"not_checked"`
 		Warnings   []string `json:"warnings"`
 		AToB       saDir    `json:"a_to_b"`
@@ -275,7 +276,7 @@ func TestLabCanTalkSADefiniteNo(t *testing.T) {
 	}
 	// And a one-way pair (HcaC full, HcaD limited in p2; HcaC sends Q_Key 0x12): the
 	// SM cannot confirm the working direction.
-	if j, _ := ask([]string{"can-talk", "lid=4,pkey=0x0002,qp=ud,qkey=0x11,wr_qkey=0x12", "lid=5,pkey=0x0002,qp=ud,qkey=0x11"}, true); j.Verdict != "one-way" || !j.SA.Unknown || !strings.Contains(j.SA.Reason, "could not be asked") {
+	if j, _ := ask([]string{"can-talk", "lid=4,pkey=0x0002,qp=ud,qkey=0x11,wr_qkey=0x12", "lid=5,pkey=0x0002,qp=ud,qkey=0x11"}, true); j.Verdict != "one-way" || j.OneWay != nil || !j.SA.Unknown || !strings.Contains(j.SA.Reason, "could not be asked") {
 		t.Errorf("with OpenSM stopped: verdict %s, SA %+v", j.Verdict, j.SA)
 	}
 }
