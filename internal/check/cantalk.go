@@ -221,7 +221,15 @@ type SharedPartition struct {
 	// (a switch port's table or enforcement bits not read). HopPasses when the fabric
 	// is not known or the partition does not work.
 	Switch HopResult
+	// WorksNotKnown: whether it works is only what the verdict takes: an
+	// assumption not checked or an entry not read (query.CanTalk's alternatives)
+	// would decide it otherwise. Works and Switch are then what was taken.
+	WorksNotKnown bool
 }
+
+// WorksHere: the partition works between the ends and the switch ports facing them
+// pass it, as taken (WorksNotKnown says when that was not checked).
+func (sp SharedPartition) WorksHere() bool { return sp.Works && sp.Switch == HopPasses }
 
 // Rule is a direction's result for one rule. RuleNotKnown: what the rule needs was
 // not read (entries or a table, a link layer, a switch port's table), or the verdict

@@ -95,13 +95,28 @@ func CanTalk(a, b ResolvedEndpoint) check.Verdict {
 				}
 			}
 		}
+		var conds []string
+		for _, alt := range alts {
+			conds = append(conds, alt.If)
+		}
+		// A partition listed whose working the alternative decides otherwise (a
+		// partition it lacks does not work there).
+		for i := range v.Shared {
+			sp := &v.Shared[i]
+			j := slices.IndexFunc(w.Shared, func(o check.SharedPartition) bool { return o.Key == sp.Key })
+			if j >= 0 && w.Shared[j].WorksHere() == sp.WorksHere() || j < 0 && !sp.WorksHere() {
+				continue
+			}
+			sp.WorksNotKnown = true
+			does := map[bool]string{true: "works", false: "does not work"}
+			v.Warnings = append(v.Warnings, fmt.Sprintf("whether partition %s works for them is not known: as the verdict takes the ends it %s; if %s, it %s",
+				sp.Key.String(), does[sp.WorksHere()], strings.Join(conds, " and "), does[!sp.WorksHere()]))
+		}
 		if w.Kind == v.Kind {
 			return
 		}
 		g := &assumed
-		var conds []string
 		for _, alt := range alts {
-			conds = append(conds, alt.If)
 			if alt.Taking != "" {
 				g = &unread
 				if !slices.Contains(g.taking, alt.Taking) {

@@ -128,7 +128,8 @@ not_checked lists what was not read); a direction's ok, link_ok, pkey_ok and
 switch_ok are null when not known (not read, or an entry or assumption taken that
 would change them), never a true or false not checked, and one_way is null on a
 one-way whose working direction the Subnet Manager does not confirm (--sa); is_port says the endpoint is a port (every
-valid entry of its table), not one P_Key; works is null where WORKS is ?. qkey_check is match, mismatch, not_checked
+valid entry of its table), not one P_Key; works is null where WORKS is ? (a switch port not read, or an
+assumption not given or an entry not read would decide it otherwise). qkey_check is match, mismatch, not_checked
 or not_applicable; qkey_rule is the Q_Key send rule applied to that endpoint: "iba"
 (a top-bit wr_qkey sends the QP's own Q_Key), "verbatim" (the device sends wr_qkey as
 given: Linux's rdma_rxe) or "iba-assumed" (the device is not known), with the reason;
@@ -577,6 +578,10 @@ func canTalkText(o *CanTalkOptions, v check.Verdict, eps []query.ResolvedEndpoin
 		case check.HopUnknown:
 			works = "?" // the reasons name the switch port not read
 			notes = append(notes, "switch not read")
+		}
+		if sp.WorksNotKnown {
+			works = "?" // a warning says on what
+			notes = append(notes, "not known")
 		}
 		for _, s := range []struct {
 			name string

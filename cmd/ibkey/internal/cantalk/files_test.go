@@ -290,3 +290,40 @@ func TestHopsOfTakenEntry(t *testing.T) {
 		t.Errorf("first reason %q, want %q ... %q", d.Reasons[0], first, takes)
 	}
 }
+
+// TestSharedWorksNotKnown: without --sm-guid, a file without a Default line makes
+// both ends limited members of 0x7fff unless one is the SM's port (SELF=full): works
+// is null, not the false of the ends as taken, and a note says on what; with
+// --sm-guid naming neither it is false.
+func TestSharedWorksNotKnown(t *testing.T) {
+	works := func(args ...string) any {
+		t.Helper()
+		r := cmdtest.Run(t, root, false, nil, append([]string{"can-talk", "--partitions", mistakesConf, "0x0002c90300001021", "0x0002c90300001022", "-o", "json"}, args...)...)
+		jsonschematest.Validate(t, "can-talk", []byte(r.Stdout))
+		var doc struct {
+			Shared []struct {
+				Key   string
+				Works any
+			} `json:"shared_partitions"`
+		}
+		if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range doc.Shared {
+			if s.Key == "0x7fff" {
+				if len(args) == 0 && !strings.Contains(r.Stderr, "whether partition 0x7fff works for them is not known") {
+					t.Errorf("no note on 0x7fff:\n%s", r.Stderr)
+				}
+				return s.Works
+			}
+		}
+		t.Fatalf("0x7fff not shared:\n%s", r.Stdout)
+		return nil
+	}
+	if w := works(); w != nil {
+		t.Errorf("SM's port not given: works %v, want null", w)
+	}
+	if w := works("--sm-guid", "0x0002c90300009999"); w != false {
+		t.Errorf("SM's port another: works %v, want false", w)
+	}
+}

@@ -74,7 +74,9 @@ type sharedJSON struct {
 	Key     string `json:"key"`
 	Default bool   `json:"default"`
 	// Works is null when a switch port cabled to an end was not checked for the
-	// partition (hops says which; the reasons say what was not read).
+	// partition (hops says which; the reasons say what was not read), or an
+	// assumption not checked or an entry not read would decide it otherwise (a
+	// warning says which).
 	Works *bool    `json:"works"`
 	A     sideJSON `json:"a"`
 	B     sideJSON `json:"b"`
@@ -128,8 +130,8 @@ func verdictToJSON(v check.Verdict, eps []query.ResolvedEndpoint) verdictJSON {
 		AToB: directionToJSON(v.AToB), BToA: directionToJSON(v.BToA), Shared: []sharedJSON{}}
 	for _, p := range v.Shared {
 		var works *bool
-		if p.Switch != check.HopUnknown {
-			w := p.Works && p.Switch == check.HopPasses
+		if p.Switch != check.HopUnknown && !p.WorksNotKnown {
+			w := p.WorksHere()
 			works = &w
 		}
 		j.Shared = append(j.Shared, sharedJSON{Key: p.Key.String(), Default: p.Key == check.DefaultPartition, Works: works,
