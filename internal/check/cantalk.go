@@ -351,6 +351,10 @@ type Verdict struct {
 	AToB, BToA Direction
 	// Shared lists every partition both have a valid entry for, in key order.
 	Shared []SharedPartition
+	// SharedAssumed: an assumption not checked (query.CanTalk's alternatives: SELF,
+	// a port type) would give both ends a partition Shared lacks: Shared is what the
+	// ends as taken share, and may miss one.
+	SharedAssumed bool
 	// Reasons are the rules that decided the verdict, in words a user can act on.
 	Reasons []string
 	// Warnings are worth knowing but decide nothing.

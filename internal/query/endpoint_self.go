@@ -112,6 +112,13 @@ func CanTalk(a, b ResolvedEndpoint) check.Verdict {
 			v.Warnings = append(v.Warnings, fmt.Sprintf("whether partition %s works for them is not known: as the verdict takes the ends it %s; if %s, it %s",
 				sp.Key.String(), does[sp.WorksHere()], strings.Join(conds, " and "), does[!sp.WorksHere()]))
 		}
+		for _, o := range w.Shared {
+			if !slices.ContainsFunc(v.Shared, func(sp check.SharedPartition) bool { return sp.Key == o.Key }) && !v.SharedAssumed && !slices.ContainsFunc(alts, func(a Alternative) bool { return a.Taking != "" }) {
+				v.SharedAssumed = true
+				v.Warnings = append(v.Warnings, fmt.Sprintf("the shared partitions listed are those of the ends as the verdict takes them: if %s, they share partition %s too",
+					strings.Join(conds, " and "), o.Key.String()))
+			}
+		}
 		if w.Kind == v.Kind {
 			return
 		}

@@ -4,6 +4,7 @@
 package cantalk
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -552,6 +553,9 @@ func canTalkText(o *CanTalkOptions, v check.Verdict, eps []query.ResolvedEndpoin
 	short := ""
 	if slices.ContainsFunc(eps, query.ResolvedEndpoint.SharedMayBeShort) {
 		short = "(only those in the entries read: entries not read may hold more)"
+	}
+	if v.SharedAssumed {
+		short = cmp.Or(short, "(only those of the ends as taken: an assumption not given adds more; see notes)")
 	}
 	if len(v.Shared) == 0 {
 		fmt.Fprintln(w, legend, "none")

@@ -34,6 +34,9 @@ func TestCanTalkPartitions(t *testing.T) {
 		{Name: "cantalk_guids_limited_no", Args: []string{"can-talk", "--partitions", clusterConf, "0x0002c90300001021,pkey=0x0010", "guid=0x0002c90300001022,pkey=0x0010"}, Code: 1},
 		{Name: "cantalk_guids_only_default", Args: []string{"can-talk", "--partitions", clusterConf, "0x0002c90300001002", "0x0002c90300001011", "--sm-guid", headNode}, Code: 0},
 		{Name: "cantalk_guid_not_in_file", Args: []string{"can-talk", "--partitions", clusterConf, "0x0002c90300009999", "0x0002c90300001011,pkey=0x0010"}, Code: 1},
+		// Were it the SM's port, SELF=full would give it 0x8030, which 0x...1002 holds:
+		// the list is what the ends as taken share, and says so.
+		{Name: "cantalk_guid_maybe_sm_shares_more", Args: []string{"can-talk", "--partitions", clusterConf, "0x0002c90300009999", "0x0002c90300001002"}, Code: 0},
 		// The same port as the SM's: SELF gives it 0x8030 too, which its GUID does not
 		// ("not named" said "it gets only what ALL / ALL_CAS give"); and as another.
 		{Name: "cantalk_guid_not_in_file_is_sm", Args: []string{"can-talk", "--partitions", clusterConf, "--sm-guid", "0x0002c90300009999", "0x0002c90300009999", "0x0002c90300001011,pkey=0x0010"}, Code: 1},
@@ -325,5 +328,26 @@ func TestSharedWorksNotKnown(t *testing.T) {
 	}
 	if w := works("--sm-guid", "0x0002c90300009999"); w != false {
 		t.Errorf("SM's port another: works %v, want false", w)
+	}
+}
+
+// TestSharedAssumedIncomplete: shared_partitions_complete is false when SELF not
+// given would give both ends a partition more (it read true: the list is what the
+// ends as taken share), and true with --sm-guid naming another port.
+func TestSharedAssumedIncomplete(t *testing.T) {
+	for _, tc := range []struct {
+		args     []string
+		complete bool
+	}{{nil, false}, {[]string{"--sm-guid", "0x0002c90300001011"}, true}} {
+		r := cmdtest.Run(t, root, false, nil, append([]string{"can-talk", "--partitions", clusterConf, "0x0002c90300009999", "0x0002c90300001002", "-o", "json"}, tc.args...)...)
+		var doc struct {
+			Complete bool `json:"shared_partitions_complete"`
+		}
+		if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
+			t.Fatal(err)
+		}
+		if doc.Complete != tc.complete {
+			t.Errorf("%v: shared_partitions_complete %v, want %v\n%s", tc.args, doc.Complete, tc.complete, r.Stdout)
+		}
 	}
 }

@@ -39,7 +39,9 @@ type verdictJSON struct {
 	// SharedComplete is false when entries or a table of an end were not read, so a
 	// partition both share may be missing from Shared (a lower bound), whatever the
 	// verdict: a yes that entries not read could not change has no incomplete
-	// (nothing it asked about was not read), and says it here. Absent with Shared.
+	// (nothing it asked about was not read), and says it here. False too when an
+	// assumption not checked would give both ends one more (Verdict.SharedAssumed).
+	// Absent with Shared.
 	SharedComplete *bool     `json:"shared_partitions_complete,omitempty"`
 	Hops           []hopJSON `json:"hops,omitempty"`
 	// SA is the Subnet Manager's answer (--sa, sa.go).
@@ -147,7 +149,7 @@ func verdictToJSON(v check.Verdict, eps []query.ResolvedEndpoint) verdictJSON {
 	if oneWay && (v.AToB.Unknown || v.BToA.Unknown) {
 		j.OneWay = nil
 	}
-	complete := !slices.ContainsFunc(eps, query.ResolvedEndpoint.SharedMayBeShort)
+	complete := !slices.ContainsFunc(eps, query.ResolvedEndpoint.SharedMayBeShort) && !v.SharedAssumed
 	j.SharedComplete = &complete
 	j.Incomplete = verdictIncomplete(v)
 	return j
