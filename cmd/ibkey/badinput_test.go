@@ -522,6 +522,8 @@ func TestBadInputFound(t *testing.T) {
 		{Args: []string{"--demo", "pkeys", "--lid=3", "--mad-timeout=0"}, Code: 2, Stderr: "ibkey: invalid --mad-timeout 0 (accepted: a positive duration"},
 		{Args: []string{"--demo", "devices", "-t", "0ms"}, Code: 2, Stderr: "ibkey: invalid --mad-timeout 0ms (accepted: "},
 		{Args: []string{"--demo", "watch", "counters", "--once", "--mad-timeout=-5ms"}, Code: 2, Stderr: "ibkey: invalid --mad-timeout -5ms (accepted: "},
+		// --timeout likewise: the token as typed (was "0s").
+		{Args: []string{"--demo", "fabric", "check", "--timeout=0"}, Code: 2, Stderr: "ibkey: invalid --timeout 0 (accepted: a positive duration, e.g. 30s)"},
 		{Args: []string{"--demo", "devices", "--no-color=x"}, Code: 2, Stderr: "(accepted: true or false; the flag alone is true)"},
 		// A --node of blanks and commas names no host: bad input, not "no port found" (exit 3).
 		{Args: []string{"--demo", "job", "--node= ,"}, Code: 2, Stderr: `ibkey: --node " ," names no host (accepted: names separated by commas`},

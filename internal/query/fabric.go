@@ -201,6 +201,9 @@ func selectFabricPorts(sel FabricSelector, ni mad.NodeInfo) ([]int, error) {
 	case sel.HasPort:
 		if sel.Port < first || sel.Port > int(ni.NumPorts) {
 			what, ports := nodeTypeWord(ni.NodeType), fmt.Sprintf("%d-%d", first, ni.NumPorts)
+			if first == int(ni.NumPorts) {
+				ports = fmt.Sprint(first) // a one-port CA: "ports: 1", not "1-1"
+			}
 			return nil, &addrError{addr: sel.Addr, bare: fmt.Sprintf("the %s has no such port (ports: %s)", what, ports),
 				err: &NotFoundError{What: "port", Name: fmt.Sprintf("%d on the %s at %s", sel.Port, what, sel.Addr), Available: []string{ports}}}
 		}

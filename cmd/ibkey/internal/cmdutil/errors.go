@@ -136,7 +136,7 @@ func FlagError(c *cobra.Command, err error) error {
 // acceptedValues says what a flag of a plain type accepts, for pflag's "invalid
 // argument" errors (which name the value and the Go parser's complaint only).
 func acceptedValues(fl *pflag.Flag) string {
-	if d, ok := fl.Value.(*plainDuration); ok {
+	if d, ok := fl.Value.(*plainDuration); ok && d.unit != "" {
 		unit := map[string]string{"s": "seconds", "ms": "milliseconds"}[d.unit]
 		return "a duration such as 500ms, 5s or 1m30s, or a plain number of " + unit
 	}

@@ -70,9 +70,10 @@ func ReadFabricFileAs(path, what string) (*fabric.Fabric, error) {
 	return f, err
 }
 
-// AddTimeoutFlag adds --timeout alone (fabric diff: its files are given as arguments).
+// AddTimeoutFlag adds --timeout alone (fabric diff: its files are given as arguments):
+// a duration with a unit, kept as typed for its messages ("0", not "0s").
 func (s *FabricSweep) AddTimeoutFlag(c *cobra.Command, usage string) {
-	c.Flags().DurationVar(&s.Timeout, "timeout", 5*time.Minute, usage)
+	plainDurationVarP(c.Flags(), &s.Timeout, "timeout", "", 5*time.Minute, usage, "")
 }
 
 // Load gives fn the fabric: the saved file, or a sweep run now (see Sweep).

@@ -55,7 +55,7 @@ func TestInputSanity(t *testing.T) {
 		sub.Flags().String("find", "", "")
 		IntervalVar(sub, new(time.Duration), "interval", time.Second, "")
 		plainDurationVarP(sub.Flags(), new(time.Duration), "mad-timeout", "", time.Second, "", "ms")
-		sub.Flags().Duration("timeout", time.Minute, "")
+		(&FabricSweep{}).AddTimeoutFlag(sub, "")
 		g.AddCommand(sub)
 		return g
 	}
@@ -81,7 +81,12 @@ func TestInputSanity(t *testing.T) {
 		// --timeout bounds a whole command: not positive is bad input whatever the
 		// command does with it (sm log accepted --timeout -1s).
 		{[]string{"grp", "sub", "--timeout", "-1s"}, 2, "invalid --timeout -1s (accepted: a positive duration, e.g. 30s)"},
-		{[]string{"grp", "sub", "--timeout", "0"}, 2, "invalid --timeout 0s (accepted: a positive duration, e.g. 30s)"},
+		// Named as typed ("0", not "0s"), as --mad-timeout is; a plain number other
+		// than 0 still needs its unit.
+		{[]string{"grp", "sub", "--timeout", "0"}, 2, "invalid --timeout 0 (accepted: a positive duration, e.g. 30s)"},
+		{[]string{"grp", "sub", "--timeout=0ms"}, 2, "invalid --timeout 0ms (accepted: a positive duration, e.g. 30s)"},
+		{[]string{"grp", "sub", "--timeout", "30"}, 2, `invalid argument "30" for "--timeout" flag: time: missing unit in duration "30" (accepted: a duration such as 500ms, 5s or 1m30s)`},
+		{[]string{"grp", "sub", "--timeout", "10m", "--timeout", "0"}, 2, "invalid --timeout 0 (accepted"},
 		{[]string{"grp", "sub", "--timeout", "1s"}, 0, ""},
 		{[]string{"grp", "sub", "--interval", "5", "--find", "x"}, 0, ""},
 		{[]string{"grp"}, 2, "grp needs a subcommand (commands: sub;"}, // a group alone is a usage mistake (issue 28)

@@ -13,16 +13,18 @@ import (
 // watch(1) -n and the infiniband-diags do (`--interval 5` is 5 s); --mad-timeout also
 // takes plain milliseconds, as the diags' -t/--timeout do.
 
-// plainDuration wraps a duration flag's value so a plain number is read in unit.
+// plainDuration wraps a duration flag's value so a plain number is read in unit, and
+// keeps the token as typed for messages (FlagText). With unit "" it only keeps the
+// token: a plain number is refused as pflag refuses it (--timeout).
 type plainDuration struct {
 	pflag.Value
-	unit  string // "s" or "ms"
+	unit  string // "s", "ms", or "" (no plain numbers)
 	typed string // what the user wrote, for messages
 }
 
 func (d *plainDuration) Set(s string) error {
 	d.typed = s
-	if s != "" && strings.Trim(s, "0123456789.") == "" {
+	if d.unit != "" && s != "" && strings.Trim(s, "0123456789.") == "" {
 		s += d.unit
 	}
 	return d.Value.Set(s)

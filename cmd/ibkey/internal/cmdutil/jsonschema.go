@@ -48,7 +48,10 @@ import "fmt"
 //     what in incomplete: a list of {"kind","message"} (Incomplete), present
 //     whenever something was not: always on exit 4, on exit 1 when the definite no
 //     was found in a partial read, never on exit 0 (devices, pkeys, can-talk, job,
-//     fabric pkeys, fabric check, fabric diff). The fabric file (fabric
+//     fabric pkeys, fabric check, fabric diff). A stream (watch -o json, a document
+//     a line) says it in-band, since its exit comes only when it ends: each watch
+//     counters sample names what of it was not read, and watch pkeys starts with one
+//     line naming what it does not watch. The fabric file (fabric
 //     discover -o json) keeps its own "incomplete" string (why the sweep stopped) and
 //     records every gap where it is (errors, pkeys_error, unreachable).
 //   - File positions are "FILE:LINE:COLUMN" strings named at / defined_at, or file,
@@ -112,6 +115,11 @@ const (
 	// be read, or a fabric address (--lid, one of several) did not answer; the rest
 	// is shown.
 	IncompleteUnreadNode = "unread-node"
+	// IncompleteUnreadCounter: a counter a watch was asked for could not be read in
+	// that sample (a read error), or the port has it and the sources used cannot read
+	// it (n/a: sysfs has no PortInfo counters, PortCounters need a LID); the others
+	// are shown.
+	IncompleteUnreadCounter = "unread-counter"
 )
 
 // List is s for a JSON list member: [] when s is nil, never null (an empty list means

@@ -47,7 +47,8 @@ func checkFlagValues(c *cobra.Command) error {
 				return
 			}
 			if fl.Name == "timeout" && d <= 0 {
-				err = Usagef("invalid --timeout %v (accepted: a positive duration, e.g. 30s)", d)
+				// The token as typed ("0", not "0s"), as --mad-timeout's.
+				err = Usagef("invalid --timeout %s (accepted: a positive duration, e.g. 30s)", FlagText(c, "timeout"))
 				return
 			}
 			limit := time.Duration(0)

@@ -41,6 +41,10 @@ type CountersOptions struct {
 	// Verbs is the verbs source of the local ports' P_Key/Q_Key violation counters,
 	// nil when verbs do not apply to the host (see localVerbs); replaced in tests.
 	Verbs func(h *query.Host) *query.VerbsCounters
+
+	// notWatched is what runCounters could not read at the start (devices, ports,
+	// fabric addresses): every sample's incomplete names it.
+	notWatched []cmdutil.Incomplete
 }
 
 // localVerbs opens libibverbs for the host's ports. Verbs read the running kernel's
@@ -116,18 +120,25 @@ usual one because the preferred one could not read it), or with -o json
 one object per sample per line (schemas/watch-counters.schema.json):
   {"schema_version","sampled_at","interval_s","demo"?,"via"?,"ports":[{"device","port",
   "node_desc"?,"node_guid"?,"address"?,"state","error"?,"counters":{NAME:
-  {"value","delta","rate","source" (sysfs, verbs, "smp portinfo", "pma portcounters"),"saturated"?,"reset"?,"error"?,"unavailable"?}}}]}
+  {"value","delta","rate","source" (sysfs, verbs, "smp portinfo", "pma portcounters"),"saturated"?,"reset"?,"error"?,"unavailable"?}}}],
+  "incomplete"?:[{"kind","message"}]}
 A port read over the fabric (--lid, --dr) also has "node_desc" and "node_guid", its
 node's NodeDescription and NodeGUID; a local port has neither (device names it).
 "value" is null when the counter could not be read ("error") or is not available
 ("unavailable"); "delta" and "rate" are null on the first sample and while a
-counter stays saturated. --once reads one sample, without deltas. A counter that
-could not be read is named once on stderr, and the exit is 4 (after --once, --count
-or an interrupt). So is a counter the port has that the sources used cannot read
-(n/a: sysfs has no PortInfo counters, PortCounters need a LID): one warning at the
-end names them and what reads them. n/a for a counter the port does not have (a
-RoCE port's PortInfo, a device without PMA counters) or that nothing can reach (a
-DOWN CA port's PortCounters over the fabric) is the whole answer: exit 0.`,
+counter stays saturated. A watch may run until interrupted, so each sample says
+in-band what of it was not read, as 'ibkey pkeys' does ("incomplete", absent when
+everything asked for was read or does not exist): the devices and fabric addresses
+not watched (unread-device, unread-node), a port that went away or did not answer
+this time (the same kinds), and the counters not read (unread-counter: a read error,
+or n/a for a counter the port has). --once reads one sample, without deltas. A
+counter that could not be read, or a port (GONE, NOREPLY), is named once on stderr,
+and the exit is 4 (after --once, --count or an interrupt). So is a counter the port
+has that the sources used cannot read (n/a: sysfs has no PortInfo counters,
+PortCounters need a LID): one warning at the end names them and what reads them.
+n/a for a counter the port does not have (a RoCE port's PortInfo, a device without
+PMA counters) or that nothing can reach (a DOWN CA port's PortCounters over the
+fabric) is the whole answer: exit 0.`,
 		Example: `  ibkey watch counters
   ibkey --demo watch counters
   ibkey watch counters mlx5_0/1 --interval 5s --all-counters
@@ -176,11 +187,13 @@ func runCounters(o *CountersOptions) error {
 			// for is not on that node) are named now, one line each, and the watch of
 			// the others ends with exit 4, as the host's ports not read do and as
 			// 'ibkey pkeys --lid' does after its output.
-			_, after, err := cmdutil.HostNotRead(o.Notices, nil, lerr)
+			inc, after, err := cmdutil.HostNotRead(o.Notices, nil, lerr)
 			if err != nil {
 				o.Notices.Warn(err.Error() + "; watching the others")
+				inc = append(inc, cmdutil.Incomplete{Kind: cmdutil.IncompleteUnreadNode, Message: err.Error()})
 				after = cmdutil.Exit(cmdutil.ExitCode(err))
 			}
+			o.notWatched = inc
 			sampler, err := query.NewFabricSampler(ctx, fab, views, o.Now)
 			if err != nil {
 				return err
@@ -193,10 +206,11 @@ func runCounters(o *CountersOptions) error {
 	sampler, err := query.NewSampler(host, o.Selectors, o.Now)
 	// A device or port that cannot be read does not stop the watch of the others: it
 	// is named, and the watch ends with exit 4.
-	_, partial, err := cmdutil.HostNotRead(o.Notices, nil, err)
+	inc, partial, err := cmdutil.HostNotRead(o.Notices, nil, err)
 	if err != nil {
 		return err
 	}
+	o.notWatched = inc
 	return cmdutil.Then(o.watchHost(host, sampler), partial)
 }
 
@@ -434,7 +448,11 @@ func watchCounters(ctx context.Context, o *CountersOptions, sampler *query.Sampl
 		explainUnavailable(n, snap, explained)
 		warnFailed(n, snap, failed)
 		if f == cmdutil.FormatJSON {
-			return cmdutil.WriteJSONLine(o.IO.Out, countersToJSON(snap, demo, w.via, w.nodes))
+			// A stream ends (and exits) only when stopped: each sample says in-band
+			// what of it was not read, by the rules that make the exit 4 below.
+			doc := countersToJSON(snap, demo, w.via, w.nodes)
+			doc.Incomplete = append(slices.Clip(o.notWatched), sampleNotRead(sample)...)
+			return cmdutil.WriteJSONLine(o.IO.Out, doc)
 		}
 		if f == cmdutil.FormatTable {
 			return countersTable(o.IO.Out, snap, o.Once)
@@ -449,7 +467,8 @@ func watchCounters(ctx context.Context, o *CountersOptions, sampler *query.Sampl
 	case err != nil && !stopped:
 		return err
 	case len(failed) > 0:
-		// Shown as error(...) in the lines: a counter not read is not checked.
+		// Shown as error(...) (a counter) or GONE/NOREPLY (a port) in the lines: a
+		// counter not read is not checked.
 		return cmdutil.Exit(cmdutil.ExitIncomplete)
 	case len(unread.ports) > 0:
 		// Shown as n/a: a listing with its reasons, but counters the watch was asked
@@ -467,6 +486,10 @@ func watchCounters(ctx context.Context, o *CountersOptions, sampler *query.Sampl
 	return err // nil, or the signal that stopped the watch
 }
 
+// naNotRead: r is n/a for a counter the port has (Unavailable, not Absent), so it was
+// not read; n/a because the port has no such counter is the whole answer.
+func naNotRead(r query.Reading) bool { return r.Unavailable != "" && !r.Absent }
+
 // notRead collects the counters a watch was asked for that a port has and that were
 // not read (Unavailable, not Absent): which, in the order shown, and on which ports.
 type notRead struct {
@@ -477,7 +500,7 @@ type notRead struct {
 func (u *notRead) add(s *query.Sample) {
 	for _, p := range s.Ports {
 		for j, r := range p.Readings {
-			if r.Unavailable == "" || r.Absent {
+			if !naNotRead(r) {
 				continue
 			}
 			if u.ports == nil {
@@ -491,11 +514,15 @@ func (u *notRead) add(s *query.Sample) {
 	}
 }
 
-// warnFailed warns once, on stderr, about each counter that could not be read (a
-// read error, a value that does not fit the counter): the sample shows error(...),
-// and the command exits 4.
+// warnFailed warns once, on stderr, about each port (it went away, it did not answer)
+// and each counter (a read error, a value that does not fit the counter) that could
+// not be read: the sample shows GONE/NOREPLY or error(...), and the command exits 4.
 func warnFailed(n *cmdutil.Notices, snap *query.Snapshot, done map[string]bool) {
 	for _, p := range snap.Ports {
+		if key := "port " + p.Ref.String() + " " + p.Err; p.Err != "" && !done[key] {
+			done[key] = true
+			n.Warn(portNotRead(p.Ref, p.Address, p.Err))
+		}
 		for _, c := range p.Counters {
 			key := p.Ref.String() + " " + c.Name + " " + c.Err
 			if c.Err == "" || done[key] {
@@ -505,6 +532,60 @@ func warnFailed(n *cmdutil.Notices, snap *query.Snapshot, done map[string]bool) 
 			n.Warn(fmt.Sprintf("%s: %s not read: %s", p.Ref, c.Name, c.Err))
 		}
 	}
+}
+
+// portNotRead says that a port of a sample was not read, and why: "not read: port
+// mlx5_0/1: ..." (a local port), "not read: port HcaB/1 (lid 4): ..." (a fabric one).
+func portNotRead(ref query.PortRef, address, why string) string {
+	return "not read: port " + portName(ref, address) + ": " + why
+}
+
+// portName names a port in a message: mlx5_0/1 locally, HcaB/1 (lid 4) over the
+// fabric, where the address says which node of that name.
+func portName(ref query.PortRef, address string) string {
+	if address != "" {
+		return ref.String() + " (" + address + ")"
+	}
+	return ref.String()
+}
+
+// sampleNotRead is what of one sample was not read, for its JSON's incomplete: each
+// port not read this time (it went away, it did not answer), each counter whose read
+// failed, and a port's counters that it has and the sources used cannot read (n/a,
+// not Absent: grouped by reason). They are what makes the watch exit 4 (warnFailed,
+// notRead), so a sample with none is all read.
+func sampleNotRead(s *query.Sample) []cmdutil.Incomplete {
+	var out []cmdutil.Incomplete
+	for _, p := range s.Ports {
+		if p.Err != "" {
+			kind := cmdutil.IncompleteUnreadDevice
+			if p.Address != "" {
+				kind = cmdutil.IncompleteUnreadNode
+			}
+			out = append(out, cmdutil.Incomplete{Kind: kind, Message: portNotRead(p.Ref, p.Address, p.Err)})
+			continue
+		}
+		name := portName(p.Ref, p.Address)
+		var whys []string
+		na := map[string][]string{}
+		for j, r := range p.Readings {
+			counter := s.Counters[j].Name
+			switch {
+			case r.Err != "":
+				out = append(out, cmdutil.Incomplete{Kind: cmdutil.IncompleteUnreadCounter, Message: name + ": " + counter + " not read: " + r.Err})
+			case naNotRead(r):
+				if na[r.Unavailable] == nil {
+					whys = append(whys, r.Unavailable)
+				}
+				na[r.Unavailable] = append(na[r.Unavailable], counter)
+			}
+		}
+		for _, why := range whys {
+			out = append(out, cmdutil.Incomplete{Kind: cmdutil.IncompleteUnreadCounter,
+				Message: name + ": " + strings.Join(na[why], ", ") + " not read (n/a: " + why + ")"})
+		}
+	}
+	return out
 }
 
 // explainUnavailable notes once, on stderr, why a counter is n/a.
@@ -651,6 +732,10 @@ type countersSampleJSON struct {
 	Demo     bool                  `json:"demo,omitempty"`
 	Via      string                `json:"via,omitempty"`
 	Ports    []counterPortJSON     `json:"ports"`
+	// Incomplete: what of this sample was not read (sampleNotRead), and the devices,
+	// ports or addresses not watched at all; absent when every counter asked for was
+	// read or does not exist.
+	Incomplete []cmdutil.Incomplete `json:"incomplete,omitempty"`
 }
 
 func countersToJSON(snap *query.Snapshot, demo bool, via string, nodes map[string]fabricNode) countersSampleJSON {

@@ -40,7 +40,12 @@ membership, replaced, unreadable, readable, port_error or port_back).
 JSON (-o json; schemas/watch-pkeys.schema.json), one object per event per line:
 {"schema_version","seen_at","device","port","index","old","new","change",
 "description"}; old/new are null when absent or unreadable, index is null for a
-port_error or port_back event.`,
+port_error or port_back event. When a device, port or table asked for could not be
+read at the start (named on stderr; the exit is then 4), the first line says so
+in-band, since a watch may run until interrupted: {"schema_version","seen_at",
+"incomplete":[{"kind","message"}]}, as 'ibkey pkeys' names them. A table or
+entry that cannot be read during the watch (a port_error or unreadable event) also
+makes the exit 4 when the watch ends: a change there was not seen.`,
 		Example: `  ibkey watch pkeys
   ibkey watch pkeys mlx5_0/1 --interval 200ms
   ibkey watch pkeys -o json --count 60`,
@@ -66,6 +71,15 @@ type pkeyEventJSON struct {
 	Description string                `json:"description"`
 }
 
+// pkeyNotWatchedJSON is the first line of a watch that could not read something it
+// was asked for at the start: a stream's exit comes only when it ends, so it says
+// in-band what no event will cover (the kinds and messages of 'ibkey pkeys').
+type pkeyNotWatchedJSON struct {
+	Schema     cmdutil.SchemaVersion `json:"schema_version"`
+	Time       string                `json:"seen_at"`
+	Incomplete []cmdutil.Incomplete  `json:"incomplete"`
+}
+
 func runPKeys(o *PKeysOptions) error {
 	f := o.Format
 	host := o.Host()
@@ -80,7 +94,7 @@ func runPKeys(o *PKeysOptions) error {
 	}
 	// A device, port or table that cannot be read does not stop the watch of the
 	// others: it is named, and the watch ends with exit 4 (cmdutil.HostNotRead).
-	_, partial, err := cmdutil.HostNotRead(n, views, err)
+	inc, partial, err := cmdutil.HostNotRead(n, views, err)
 	if err != nil {
 		return err
 	}
@@ -104,6 +118,11 @@ func runPKeys(o *PKeysOptions) error {
 		names[i] = r.String()
 	}
 	n.Note(fmt.Sprintf("watching the P_Key tables of %s every %s", strings.Join(names, ", "), o.Interval))
+	if f == cmdutil.FormatJSON && len(inc) > 0 {
+		if err := cmdutil.WriteJSONLine(o.IO.Out, pkeyNotWatchedJSON{Time: o.Now().Format(time.RFC3339Nano), Incomplete: inc}); err != nil {
+			return err
+		}
+	}
 	// The IPoIB interfaces of each port, to name those a change hits.
 	ifcs := make([][]query.IPoIB, len(refs))
 	for i, r := range refs {
@@ -112,12 +131,17 @@ func runPKeys(o *PKeysOptions) error {
 		}
 	}
 	prev := make([]*query.TableRead, len(refs))
-	return cmdutil.Then(o.loop(o.Ctx, o.Count, func(int) error {
+	// lost: a table or an entry could not be read during the watch (a port_error or
+	// unreadable event): a change there in that time was not seen, so the watch ends
+	// with exit 4, as watch counters does for a port lost mid-watch (rule 1).
+	lost := false
+	err = o.loop(o.Ctx, o.Count, func(int) error {
 		now := o.Now()
 		for i, r := range refs {
 			cur := query.ReadTable(host, r)
 			if prev[i] != nil {
 				for _, ev := range tableEvents(r, prev[i], cur, ifcs[i]) {
+					lost = lost || ev.Change == query.ChangePortError || ev.Change == query.ChangeUnreadable
 					ev.Time = now.Format(time.RFC3339Nano)
 					if err := printPKeyEvent(o.IO.Out, f, now, ev); err != nil {
 						return err
@@ -127,7 +151,12 @@ func runPKeys(o *PKeysOptions) error {
 			prev[i] = cur
 		}
 		return nil
-	}), partial)
+	})
+	if err == nil && lost {
+		n.Warn("a table or entry could not be read during the watch (the events say which): a change there in that time was not seen")
+		return cmdutil.Exit(cmdutil.ExitIncomplete)
+	}
+	return cmdutil.Then(err, partial)
 }
 
 // tableEvents are query.TableChanges as watch pkeys prints them, with the IPoIB

@@ -343,3 +343,32 @@ func TestWatchInTmux(t *testing.T) {
 		t.Errorf("the alternate screen was not left:\n%s", after)
 	}
 }
+
+// TestWatchPKeysLostEntry: an entry that cannot be read any more during the watch is
+// an unreadable event, and the watch ends with exit 4 (a change there was not seen),
+// as watch counters does for a port lost mid-watch.
+func TestWatchPKeysLostEntry(t *testing.T) {
+	dir := watchTree(t)
+	lines, stderr, code := runStreaming(t, "--sysfs", dir, "watch", "pkeys", "mlx5_0/1", "--count", "4", "--interval", "200ms")
+	if note, err := stderr.ReadString('\n'); err != nil || !strings.Contains(note, "watching the P_Key tables of mlx5_0/1") {
+		t.Fatalf("stderr: %q %v", note, err)
+	}
+	var rest strings.Builder
+	done := make(chan struct{})
+	go func() { _, _ = io.Copy(&rest, stderr); close(done) }()
+	// Polls at 0, 200, 400, 600 ms: the entry goes between the second and third.
+	time.Sleep(300 * time.Millisecond)
+	if err := os.Remove(filepath.Join(dir, "class/infiniband/mlx5_0/ports/1/pkeys/1")); err != nil {
+		t.Fatal(err)
+	}
+	if ev := next(t, lines); !strings.Contains(ev, "mlx5_0/1 index=1 old=0x8001 new=unreadable unreadable:") {
+		t.Errorf("event: %s", ev)
+	}
+	if c := <-code; c != 4 {
+		t.Errorf("exit %d, want 4", c)
+	}
+	<-done
+	if !strings.Contains(rest.String(), "warning: a table or entry could not be read during the watch") {
+		t.Errorf("stderr: %s", rest.String())
+	}
+}

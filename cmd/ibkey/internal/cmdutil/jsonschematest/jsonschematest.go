@@ -228,7 +228,8 @@ func Stdout(t testing.TB, args []string, stdout string) {
 // withIncomplete are the schemas whose documents carry "incomplete" whenever something
 // the answer asked about was not read (cmdutil.Incomplete).
 var withIncomplete = map[string]bool{"devices": true, "pkeys": true, "pkeys-find": true, "can-talk": true, "job": true,
-	"fabric-pkeys": true, "fabric-pkeys-key": true, "fabric-check": true, "fabric-diff": true}
+	"fabric-pkeys": true, "fabric-pkeys-key": true, "fabric-check": true, "fabric-diff": true,
+	"watch-counters": true, "watch-pkeys": true}
 
 // Read is what a test case knows of its input: whether something the command's answer
 // asks about cannot be read from it. The case says it, so the rule below is checked
@@ -252,20 +253,30 @@ const (
 // Incomplete fails t when the JSON `ibkey ARGS` printed breaks the one rule of
 // "incomplete" (cmdutil.Incomplete), for the commands that carry it: never on exit 0
 // (and a Partial read never exits 0), always on exit 4, and on exit 1 exactly when the
-// case's read is Partial.
+// case's read is Partial. A stream (watch -o json) says it in-band, a line at a time:
+// no line has it on exit 0, and some line has it on exit 4.
 func Incomplete(t testing.TB, args []string, stdout string, code int, read Read) {
 	t.Helper()
-	if !isJSON(args) || strings.TrimSpace(stdout) == "" || !withIncomplete[SchemaFor(args)] {
+	name := SchemaFor(args)
+	if !isJSON(args) || strings.TrimSpace(stdout) == "" || !withIncomplete[name] {
 		return
 	}
-	var doc struct {
-		Incomplete []json.RawMessage `json:"incomplete"`
+	docs := []string{stdout}
+	if streams[name] {
+		docs = strings.Split(strings.TrimSpace(stdout), "\n")
 	}
-	if err := json.Unmarshal([]byte(stdout), &doc); err != nil {
-		return // Stdout's validation says it
+	n := 0
+	for _, d := range docs {
+		var doc struct {
+			Incomplete []json.RawMessage `json:"incomplete"`
+		}
+		if err := json.Unmarshal([]byte(d), &doc); err != nil {
+			return // Stdout's validation says it
+		}
+		n += len(doc.Incomplete)
 	}
-	if msg := incompleteRule(code, len(doc.Incomplete) > 0, read); msg != "" {
-		t.Errorf("`ibkey %s` exits %d with %d incomplete reasons: %s\n%s", strings.Join(args, " "), code, len(doc.Incomplete), msg, stdout)
+	if msg := incompleteRule(code, n > 0, read); msg != "" {
+		t.Errorf("`ibkey %s` exits %d with %d incomplete reasons: %s\n%s", strings.Join(args, " "), code, n, msg, stdout)
 	}
 }
 
