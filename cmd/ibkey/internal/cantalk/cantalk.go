@@ -125,7 +125,8 @@ an end were not read, and shared_partitions, what those read share, may miss one
 even on a yes; index null: not known, e.g. an entry not read may be the one
 ib_find_pkey picks for pkey=).
 verdict is yes, no, one-way, not-active, different-subnets or unknown (exit 4; then
-not_checked lists what was not read); a direction's ok, link_ok, pkey_ok and
+not_checked lists what was not read; can_talk and one_way are then null, as for
+different-subnets); a direction's ok, link_ok, pkey_ok and
 switch_ok are null when not known (not read, or an entry or assumption taken that
 would change them), never a true or false not checked, and one_way is null on a
 one-way whose working direction the Subnet Manager does not confirm (--sa); is_port says the endpoint is a port (every
@@ -638,7 +639,7 @@ func cannotResolve(o *CanTalkOptions, specA, specB check.EndpointSpec, rerr *che
 		reason += "; the Subnet Manager was not asked (--sa): its answer would be about a QP that cannot exist"
 	}
 	if o.Format == cmdutil.FormatJSON {
-		if err := cmdutil.WriteJSON(o.IO.Out, verdictJSON{OneWay: new(bool), Verdict: check.VerdictNo.String(), Reasons: []string{reason}, Warnings: []string{},
+		if err := cmdutil.WriteJSON(o.IO.Out, verdictJSON{CanTalk: new(bool), OneWay: new(bool), Verdict: check.VerdictNo.String(), Reasons: []string{reason}, Warnings: []string{},
 			Unresolved: &unresolvedJSON{side, rerr.Endpoint, rerr.Problem}}); err != nil {
 			return err
 		}

@@ -16,12 +16,14 @@ import (
 // look like.
 
 type verdictJSON struct {
-	Schema  cmdutil.SchemaVersion `json:"schema_version"`
-	CanTalk bool                  `json:"can_talk"`
-	// OneWay: the verdict is one-way; null when its working direction is not
-	// confirmed (can-talk --sa: the Subnet Manager does not confirm it,
-	// unconfirmedOneWay): a direction is dropped, the other is only what the tables
-	// read, not known to work.
+	Schema cmdutil.SchemaVersion `json:"schema_version"`
+	// CanTalk: the verdict is yes; null when it is not known (unknown,
+	// different-subnets: exit 4), never a false that was not checked.
+	CanTalk *bool `json:"can_talk"`
+	// OneWay: the verdict is one-way; null when it is not known (exit 4, as
+	// CanTalk), or its working direction is not confirmed (can-talk --sa: the Subnet
+	// Manager does not confirm it, unconfirmedOneWay): a direction is dropped, the
+	// other is only what the tables read, not known to work.
 	OneWay *bool `json:"one_way"`
 	// Verdict is yes, no, one-way, not-active, different-subnets or unknown (exit 4:
 	// NotChecked says what was not read).
@@ -126,8 +128,8 @@ func verdictToJSON(v check.Verdict, eps []query.ResolvedEndpoint) verdictJSON {
 	for _, nc := range v.NotChecked {
 		notChecked = append(notChecked, nc.Sentence)
 	}
-	oneWay := v.OneWay()
-	j := verdictJSON{CanTalk: v.CanTalk(), OneWay: &oneWay, Verdict: v.Kind.String(), NotChecked: notChecked,
+	canTalk, oneWay := v.CanTalk(), v.OneWay()
+	j := verdictJSON{CanTalk: &canTalk, OneWay: &oneWay, Verdict: v.Kind.String(), NotChecked: notChecked,
 		Reasons: cmdutil.List(v.Reasons), Warnings: cmdutil.List(v.Warnings), A: endpointToJSON(v.A), B: endpointToJSON(v.B),
 		AToB: directionToJSON(v.AToB), BToA: directionToJSON(v.BToA), Shared: []sharedJSON{}}
 	for _, p := range v.Shared {
@@ -148,6 +150,9 @@ func verdictToJSON(v check.Verdict, eps []query.ResolvedEndpoint) verdictJSON {
 	}
 	if oneWay && (v.AToB.Unknown || v.BToA.Unknown) {
 		j.OneWay = nil
+	}
+	if v.Kind.ExitCode() == cmdutil.ExitIncomplete {
+		j.CanTalk, j.OneWay = nil, nil
 	}
 	complete := !slices.ContainsFunc(eps, query.ResolvedEndpoint.SharedMayBeShort) && !v.SharedAssumed
 	j.SharedComplete = &complete
