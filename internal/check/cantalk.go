@@ -794,10 +794,11 @@ func (v *Verdict) applyHops(a, b Endpoint, results []partHops) {
 	for _, x := range []struct {
 		d    *Direction
 		pass []PartitionKey
-	}{{&v.AToB, ab}, {&v.BToA, ba}} {
+		way  func(partHops) HopResult
+	}{{&v.AToB, ab, func(r partHops) HopResult { return r.ab }}, {&v.BToA, ba, func(r partHops) HopResult { return r.ba }}} {
 		x.d.SwitchOK = ruleOf(len(x.pass) > 0)
-		if len(x.pass) == 0 && unknown {
-			x.d.SwitchOK = RuleNotKnown // a partition not checked there may pass
+		if len(x.pass) == 0 && slices.ContainsFunc(results, func(r partHops) bool { return x.way(r) == HopUnknown }) {
+			x.d.SwitchOK = RuleNotKnown // a partition not checked that way may pass
 		}
 		if len(x.pass) == 0 {
 			x.d.OK = false
