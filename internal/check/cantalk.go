@@ -221,22 +221,56 @@ type SharedPartition struct {
 	// (a switch port's table or enforcement bits not read). HopPasses when the fabric
 	// is not known or the partition does not work.
 	Switch HopResult
+	// WorksNotKnown: whether it works is only what the verdict takes: an
+	// assumption not checked or an entry not read (query.CanTalk's alternatives)
+	// would decide it otherwise. Works and Switch are then what was taken.
+	WorksNotKnown bool
+}
+
+// WorksHere: the partition works between the ends and the switch ports facing them
+// pass it, as taken (WorksNotKnown says when that was not checked).
+func (sp SharedPartition) WorksHere() bool { return sp.Works && sp.Switch == HopPasses }
+
+// Rule is a direction's result for one rule. RuleNotKnown: what the rule needs was
+// not read (entries or a table, a link layer, a switch port's table), or the verdict
+// takes something for it that an assumption or an entry not read would change
+// (query.CanTalk's alternatives). It is the zero value, so a rule nobody decided never
+// reads as passed or failed.
+type Rule uint8
+
+const (
+	RuleNotKnown Rule = iota
+	RulePasses
+	RuleFails
+)
+
+func ruleOf(ok bool) Rule {
+	if ok {
+		return RulePasses
+	}
+	return RuleFails
 }
 
 // Direction is the verdict for packets from one endpoint to the other.
 type Direction struct {
 	From, To string // labels
 	OK       bool   // every rule that could be checked passed
-	LinkOK   bool   // both on the same link layer (or not known)
+	// LinkOK: both on the same link layer, or one end's is not a port's (a bare
+	// P_Key); not known when a port's link layer was not read (LinkLayerMissing).
+	LinkOK   Rule
 	QPTypeOK bool
-	PKeyOK   bool
+	// PKeyOK: the P_Key rule (checkPKeys); not known when the entry or table it needs
+	// was not read, or (query.CanTalk) entries not read or an assumption not given
+	// would change it.
+	PKeyOK   Rule
 	QKey     QKeyCheck
 	WireQKey *QKey // the Q_Key From puts on the wire, when known (UD)
 	// AcceptedQKey is the only Q_Key To accepts, when known (UD).
 	AcceptedQKey *QKey
-	// SwitchOK: no switch port at the ends drops every working partition (always true
-	// when the fabric is not known).
-	SwitchOK bool
+	// SwitchOK: no switch port at the ends drops every working partition (passes
+	// when the fabric is not known); not known when none passes and a switch port
+	// facing an end was not read for one.
+	SwitchOK Rule
 	// Unknown: the direction fails only for want of something not read.
 	Unknown bool
 	Reasons []string
@@ -317,6 +351,10 @@ type Verdict struct {
 	AToB, BToA Direction
 	// Shared lists every partition both have a valid entry for, in key order.
 	Shared []SharedPartition
+	// SharedAssumed: an assumption not checked (query.CanTalk's alternatives: SELF,
+	// a port type) would give both ends a partition Shared lacks: Shared is what the
+	// ends as taken share, and may miss one.
+	SharedAssumed bool
 	// Reasons are the rules that decided the verdict, in words a user can act on.
 	Reasons []string
 	// Warnings are worth knowing but decide nothing.
@@ -336,8 +374,9 @@ func (v Verdict) CanTalk() bool { return v.Kind == VerdictYes }
 
 // OneWay: Kind is one-way: one direction is dropped, definitely, and the other works
 // by every rule checked. A caller that learns the other is not confirmed (can-talk
-// --sa: the Subnet Manager does not confirm it) keeps the kind, which can-talk's JSON
-// schema ties to one_way, and marks that direction not OK and Unknown.
+// --sa: the Subnet Manager does not confirm it) keeps the kind (one direction is
+// definitely dropped: exit 1) and marks that direction not OK and Unknown; can-talk's
+// JSON then says one_way null, not true.
 func (v Verdict) OneWay() bool { return v.Kind == VerdictOneWay }
 
 // NotCheckedCause is what a verdict could not read, as a value: a command reports
@@ -457,6 +496,10 @@ func CanTalk(a, b Endpoint) Verdict {
 	// whatever their tables say (the P_Key travels in the InfiniBand BTH, IBA §9.2,
 	// and a RoCE port sits on an Ethernet network, not on an InfiniBand subnet).
 	linkOK := a.LinkLayer == "" || b.LinkLayer == "" || a.LinkLayer == b.LinkLayer
+	link := ruleOf(linkOK)
+	if linkOK && linkNotRead(a, b) {
+		link = RuleNotKnown
+	}
 	if !linkOK {
 		pre = append(pre, fmt.Sprintf("%s is on %s and %s on %s: different link layers share no fabric, so no packet can pass between them (the P_Key tables do not matter)",
 			a.Label, a.LinkLayer, b.Label, b.LinkLayer))
@@ -484,7 +527,7 @@ func CanTalk(a, b Endpoint) Verdict {
 		d *Direction
 		q string
 	}{{&v.AToB, qa}, {&v.BToA, qb}} {
-		x.d.LinkOK = linkOK
+		x.d.LinkOK = link
 		x.d.OK = x.d.OK && linkOK
 		x.d.Reasons = append(x.d.Reasons, pre...)
 		x.d.Reasons = append(x.d.Reasons, pkeyReasons...)
@@ -494,7 +537,7 @@ func CanTalk(a, b Endpoint) Verdict {
 		}
 	}
 
-	v.AToB.SwitchOK, v.BToA.SwitchOK = true, true
+	v.AToB.SwitchOK, v.BToA.SwitchOK = RulePasses, RulePasses
 	if pkeyOK {
 		v.applyHops(a, b, hops)
 	} else if a.NoEntry == "" && b.NoEntry == "" {
@@ -519,11 +562,14 @@ func CanTalk(a, b Endpoint) Verdict {
 		}
 		for _, d := range []*Direction{&v.AToB, &v.BToA} {
 			d.Unknown = len(v.NotChecked) > 0
+			if d.Unknown { // the P_Key rule was not decided: never "fails"
+				d.PKeyOK = RuleNotKnown
+			}
 		}
 	}
 	for _, d := range []*Direction{&v.AToB, &v.BToA} {
 		// A direction that fails on a rule that was decided is a definite no.
-		if d.Unknown && (!d.LinkOK || !d.QPTypeOK || d.QKey == QKeyMismatch) {
+		if d.Unknown && (d.LinkOK == RuleFails || !d.QPTypeOK || d.QKey == QKeyMismatch) {
 			d.Unknown = false
 		}
 	}
@@ -580,7 +626,7 @@ func (v *Verdict) linkLayerNotRead(a, b Endpoint) {
 	}
 	for _, x := range [][2]Endpoint{{a, b}, {b, a}} {
 		e, o := x[0], x[1]
-		if e.LinkLayerMissing == "" || o.LinkLayer == "" && o.LinkLayerMissing == "" {
+		if !linkNotRead(e, o) {
 			continue
 		}
 		other := o.Label + "'s is not read either"
@@ -591,6 +637,12 @@ func (v *Verdict) linkLayerNotRead(a, b Endpoint) {
 			"link layer of %s not read (%s), and %s: ports on different link layers share no fabric", e.Label, e.LinkLayerMissing, other)})
 		return
 	}
+}
+
+// linkNotRead: e's link layer was not read and o is a port (its link layer read or
+// not): they may be on different fabrics.
+func linkNotRead(e, o Endpoint) bool {
+	return e.LinkLayerMissing != "" && (o.LinkLayer != "" || o.LinkLayerMissing != "")
 }
 
 func unreadEntries(e Endpoint) int {
@@ -742,9 +794,13 @@ func (v *Verdict) applyHops(a, b Endpoint, results []partHops) {
 	for _, x := range []struct {
 		d    *Direction
 		pass []PartitionKey
-	}{{&v.AToB, ab}, {&v.BToA, ba}} {
-		x.d.SwitchOK = len(x.pass) > 0
-		if !x.d.SwitchOK {
+		way  func(partHops) HopResult
+	}{{&v.AToB, ab, func(r partHops) HopResult { return r.ab }}, {&v.BToA, ba, func(r partHops) HopResult { return r.ba }}} {
+		x.d.SwitchOK = ruleOf(len(x.pass) > 0)
+		if len(x.pass) == 0 && slices.ContainsFunc(results, func(r partHops) bool { return x.way(r) == HopUnknown }) {
+			x.d.SwitchOK = RuleNotKnown // a partition not checked that way may pass
+		}
+		if len(x.pass) == 0 {
 			x.d.OK = false
 			for _, r := range results {
 				x.d.Reasons = append(x.d.Reasons, dropSentences(r)...)
@@ -755,7 +811,10 @@ func (v *Verdict) applyHops(a, b Endpoint, results []partHops) {
 	if len(ab) > 0 && len(ba) > 0 {
 		// Each direction in another partition: no QP pair can use one for both.
 		v.AToB.OK, v.BToA.OK = false, false
-		v.AToB.SwitchOK, v.BToA.SwitchOK = false, false
+		v.AToB.SwitchOK, v.BToA.SwitchOK = RuleFails, RuleFails
+		if unknown {
+			v.AToB.SwitchOK, v.BToA.SwitchOK = RuleNotKnown, RuleNotKnown
+		}
 		v.Reasons = append(v.Reasons, fmt.Sprintf("no partition passes the switch ports both ways: %s → %s only in %s, %s → %s only in %s; a QP pair uses one partition for both directions",
 			a.Label, b.Label, keyList(ab), b.Label, a.Label, keyList(ba)))
 	}
@@ -833,7 +892,7 @@ func (v *Verdict) qkeyScope(a, b Endpoint) bool {
 // direction applies the per-direction rules for packets from s to r. It returns the
 // Q_Key sentence separately ("" when the Q_Key rule does not apply).
 func direction(s, r Endpoint, typeOK, pkeyOK, ud bool) (Direction, string) {
-	d := Direction{From: s.Label, To: r.Label, QPTypeOK: typeOK, PKeyOK: pkeyOK, QKey: QKeyNotApplicable, Reasons: []string{}}
+	d := Direction{From: s.Label, To: r.Label, QPTypeOK: typeOK, PKeyOK: ruleOf(pkeyOK), QKey: QKeyNotApplicable, Reasons: []string{}}
 	var sentence string
 	if ud {
 		d.QKey = QKeyNotChecked

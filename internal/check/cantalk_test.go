@@ -584,7 +584,7 @@ func TestCanTalkLinkLayers(t *testing.T) {
 	roce := Endpoint{Label: "mlx5_2/1", Port: true, LinkLayer: "Ethernet",
 		Entries: []TableEntry{{Index: 0, PKey: 0xffff, Readable: true}}}
 	v := CanTalk(ib, roce)
-	if v.CanTalk() || v.AToB.OK || v.BToA.OK || v.AToB.LinkOK || v.OneWay() {
+	if v.CanTalk() || v.AToB.OK || v.BToA.OK || v.AToB.LinkOK != RuleFails || v.OneWay() {
 		t.Fatalf("InfiniBand and Ethernet ports cannot talk, whatever their tables: %+v", v)
 	}
 	if !strings.Contains(strings.Join(v.Reasons, "\n"), "different link layers") {
@@ -650,5 +650,25 @@ func TestCanTalkNoEntry(t *testing.T) {
 		if v.Kind != VerdictNo || len(v.NotChecked) != 0 || !slices.Contains(v.Reasons, a.NoEntry) || v.AToB.Unknown || v.BToA.Unknown {
 			t.Errorf("against %s: %s, not checked %+v, reasons %q; want a no naming the missing entry", b.Label, v.Kind, v.NotChecked, v.Reasons)
 		}
+	}
+}
+
+// TestRulesNotKnown: a rule whose input was not read is RuleNotKnown, never passes or
+// fails, even when another rule decides a definite no: the P_Key rule beside an entry
+// not read, the link layer of a port not read.
+func TestRulesNotKnown(t *testing.T) {
+	pinned := Endpoint{Label: "mlx5_1/1,index=3", Entries: []TableEntry{{Index: 3}}, QPType: QPRC, EntryNotRead: "entry 3 could not be read"}
+	v := CanTalk(pinned, QPEndpoint("0x8009", 0x8009, QPUD))
+	if v.Kind != VerdictNo || v.AToB.PKeyOK != RuleNotKnown || v.BToA.PKeyOK != RuleNotKnown {
+		t.Errorf("QP types differ, entry not read: kind %s, pkey %d/%d; want no, not known", v.Kind, v.AToB.PKeyOK, v.BToA.PKeyOK)
+	}
+	port := func(ll, missing string) Endpoint {
+		return Endpoint{Label: "p", Port: true, LinkLayer: ll, LinkLayerMissing: missing, Entries: []TableEntry{{Index: 0, PKey: 0xffff, Readable: true}}}
+	}
+	if v := CanTalk(port("", "link_layer: no such file"), port("InfiniBand", "")); v.AToB.LinkOK != RuleNotKnown || v.Kind != VerdictUnknown {
+		t.Errorf("link layer not read: link %d, kind %s; want not known, unknown", v.AToB.LinkOK, v.Kind)
+	}
+	if v := CanTalk(port("InfiniBand", ""), QPEndpoint("0x8001", 0xffff, QPAny)); v.AToB.LinkOK != RulePasses {
+		t.Errorf("a bare P_Key has no link layer to differ: link %d, want passes", v.AToB.LinkOK)
 	}
 }

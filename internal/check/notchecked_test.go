@@ -113,3 +113,24 @@ func TestDroppedDefaultIsNotSaidToWork(t *testing.T) {
 		}
 	}
 }
+
+// TestSwitchOKNotKnown: a direction no working partition passes is a switch that
+// drops only where one does that way; where a switch port facing an end was not read
+// that way, SwitchOK is not known (it read fails), per direction.
+func TestSwitchOKNotKnown(t *testing.T) {
+	at := func(e Endpoint, node GUID, f HopFabric) Endpoint {
+		e.Fabric, e.At = f, &PortID{Node: node, Port: 1}
+		return e
+	}
+	// Neither switch port read: not known both ways.
+	v := CanTalk(at(port("a", 0x8001), 1, hopFabric{}), port("b", 0x8001))
+	if v.AToB.SwitchOK != RuleNotKnown || v.BToA.SwitchOK != RuleNotKnown {
+		t.Errorf("switch not read: %d, %d; want not known both ways", v.AToB.SwitchOK, v.BToA.SwitchOK)
+	}
+	// a's switch port enforces inbound only and lacks the key: a → b drops there; b's
+	// was not read, so b → a is not known.
+	v = CanTalk(at(port("a", 0x8001), 1, hopFabric{table: []PKey{0xffff}, enf: &Enforcement{Inbound: true}}), at(port("b", 0x8001), 2, hopFabric{}))
+	if v.AToB.SwitchOK != RuleFails || v.BToA.SwitchOK != RuleNotKnown {
+		t.Errorf("a's switch drops a → b, b's not read: %d, %d; want fails, not known", v.AToB.SwitchOK, v.BToA.SwitchOK)
+	}
+}

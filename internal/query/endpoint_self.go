@@ -85,13 +85,45 @@ func CanTalk(a, b ResolvedEndpoint) check.Verdict {
 	sm, router := false, false
 	try := func(ea, eb check.Endpoint, alts ...Alternative) {
 		w := check.CanTalk(ea, eb)
+		// A rule the alternative decides otherwise was taken, not checked: not known
+		// in the verdict, whatever its kind (a definite no from another rule keeps
+		// the P_Key rule of an entry not read, or of a SELF port, not known).
+		for _, d := range [][2]*check.Direction{{&v.AToB, &w.AToB}, {&v.BToA, &w.BToA}} {
+			for _, r := range [][2]*check.Rule{{&d[0].PKeyOK, &d[1].PKeyOK}, {&d[0].LinkOK, &d[1].LinkOK}, {&d[0].SwitchOK, &d[1].SwitchOK}} {
+				if *r[0] != *r[1] {
+					*r[0] = check.RuleNotKnown
+				}
+			}
+		}
+		var conds []string
+		for _, alt := range alts {
+			conds = append(conds, alt.If)
+		}
+		// A partition listed whose working the alternative decides otherwise (a
+		// partition it lacks does not work there).
+		for i := range v.Shared {
+			sp := &v.Shared[i]
+			j := slices.IndexFunc(w.Shared, func(o check.SharedPartition) bool { return o.Key == sp.Key })
+			if j >= 0 && w.Shared[j].WorksHere() == sp.WorksHere() || j < 0 && !sp.WorksHere() {
+				continue
+			}
+			sp.WorksNotKnown = true
+			does := map[bool]string{true: "works", false: "does not work"}
+			v.Warnings = append(v.Warnings, fmt.Sprintf("whether partition %s works for them is not known: as the verdict takes the ends it %s; if %s, it %s",
+				sp.Key.String(), does[sp.WorksHere()], strings.Join(conds, " and "), does[!sp.WorksHere()]))
+		}
+		for _, o := range w.Shared {
+			if !slices.ContainsFunc(v.Shared, func(sp check.SharedPartition) bool { return sp.Key == o.Key }) && !v.SharedAssumed && !slices.ContainsFunc(alts, func(a Alternative) bool { return a.Taking != "" }) {
+				v.SharedAssumed = true
+				v.Warnings = append(v.Warnings, fmt.Sprintf("the shared partitions listed are those of the ends as the verdict takes them: if %s, they share partition %s too",
+					strings.Join(conds, " and "), o.Key.String()))
+			}
+		}
 		if w.Kind == v.Kind {
 			return
 		}
 		g := &assumed
-		var conds []string
 		for _, alt := range alts {
-			conds = append(conds, alt.If)
 			if alt.Taking != "" {
 				g = &unread
 				if !slices.Contains(g.taking, alt.Taking) {

@@ -4,6 +4,7 @@
 package cantalk
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -124,8 +125,13 @@ an end were not read, and shared_partitions, what those read share, may miss one
 even on a yes; index null: not known, e.g. an entry not read may be the one
 ib_find_pkey picks for pkey=).
 verdict is yes, no, one-way, not-active, different-subnets or unknown (exit 4; then
-not_checked lists what was not read); is_port says the endpoint is a port (every
-valid entry of its table), not one P_Key; works is null where WORKS is ?. qkey_check is match, mismatch, not_checked
+not_checked lists what was not read; can_talk and one_way are then null, as for
+different-subnets); a direction's ok, link_ok, pkey_ok and
+switch_ok are null when not known (not read, or an entry or assumption taken that
+would change them), never a true or false not checked, and one_way is null on a
+one-way whose working direction the Subnet Manager does not confirm (--sa); is_port says the endpoint is a port (every
+valid entry of its table), not one P_Key; works is null where WORKS is ? (a switch port not read, or an
+assumption not given or an entry not read would decide it otherwise). qkey_check is match, mismatch, not_checked
 or not_applicable; qkey_rule is the Q_Key send rule applied to that endpoint: "iba"
 (a top-bit wr_qkey sends the QP's own Q_Key), "verbatim" (the device sends wr_qkey as
 given: Linux's rdma_rxe) or "iba-assumed" (the device is not known), with the reason;
@@ -549,6 +555,9 @@ func canTalkText(o *CanTalkOptions, v check.Verdict, eps []query.ResolvedEndpoin
 	if slices.ContainsFunc(eps, query.ResolvedEndpoint.SharedMayBeShort) {
 		short = "(only those in the entries read: entries not read may hold more)"
 	}
+	if v.SharedAssumed {
+		short = cmp.Or(short, "(only those of the ends as taken: an assumption not given adds more; see notes)")
+	}
 	if len(v.Shared) == 0 {
 		fmt.Fprintln(w, legend, "none")
 		if short != "" {
@@ -574,6 +583,10 @@ func canTalkText(o *CanTalkOptions, v check.Verdict, eps []query.ResolvedEndpoin
 		case check.HopUnknown:
 			works = "?" // the reasons name the switch port not read
 			notes = append(notes, "switch not read")
+		}
+		if sp.WorksNotKnown {
+			works = "?" // a warning says on what
+			notes = append(notes, "not known")
 		}
 		for _, s := range []struct {
 			name string
@@ -626,7 +639,7 @@ func cannotResolve(o *CanTalkOptions, specA, specB check.EndpointSpec, rerr *che
 		reason += "; the Subnet Manager was not asked (--sa): its answer would be about a QP that cannot exist"
 	}
 	if o.Format == cmdutil.FormatJSON {
-		if err := cmdutil.WriteJSON(o.IO.Out, verdictJSON{Verdict: check.VerdictNo.String(), Reasons: []string{reason}, Warnings: []string{},
+		if err := cmdutil.WriteJSON(o.IO.Out, verdictJSON{CanTalk: new(bool), OneWay: new(bool), Verdict: check.VerdictNo.String(), Reasons: []string{reason}, Warnings: []string{},
 			Unresolved: &unresolvedJSON{side, rerr.Endpoint, rerr.Problem}}); err != nil {
 			return err
 		}
@@ -810,7 +823,7 @@ func partitionReasons(p *query.Partitions, v check.Verdict, eps []query.Resolved
 			case check.NodeSwitch:
 				kw = "ALL / ALL_SWITCHES give every switch's port 0"
 			}
-			out = append(out, fmt.Sprintf("%s is not named in %s: it gets only what %s", label, c.File, kw))
+			out = append(out, notNamed(label, c.File, kw, g, p.Options.SMGUID))
 		}
 		var items []string
 		more := 0
@@ -838,6 +851,21 @@ func partitionReasons(p *query.Partitions, v check.Verdict, eps []query.Resolved
 		}
 	}
 	return out
+}
+
+// notNamed says that port g is not named in file by its GUID, and what it gets then.
+// SELF (written, or the SELF=full OpenSM adds to the default partition, osm_prtn_config.c)
+// names the port OpenSM runs on, whose entries its GUID need not give (lab:
+// TestLabCanTalkPKeyUnderSelf): "only what ALL gives" is true only when g is not that
+// port, which without --sm-guid (sm 0) is the assumption the verdict takes.
+func notNamed(label, file, kw string, g, sm check.GUID) string {
+	switch {
+	case sm == 0:
+		return fmt.Sprintf("%s is not named in %s by its GUID: taking it for a port OpenSM does not run on (SELF; --sm-guid not given), it gets only what %s", label, file, kw)
+	case sm == g:
+		return fmt.Sprintf("%s is not named in %s by its GUID: it is the port OpenSM runs on (--sm-guid), so it gets what SELF gives it and what %s", label, file, kw)
+	}
+	return fmt.Sprintf("%s is not named in %s: it gets only what %s", label, file, kw)
 }
 
 // maxFileItems bounds the file lines named per endpoint.

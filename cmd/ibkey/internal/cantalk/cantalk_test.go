@@ -73,7 +73,8 @@ func TestCanTalk(t *testing.T) {
 			if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
 				t.Fatalf("not one JSON document: %v\n%s", err, r.Stdout)
 			}
-			if doc["can_talk"] != (tc.Code == 0) {
+			// can_talk: true on exit 0, false on 1, null (not known) on 4.
+			if want := map[int]any{0: true, 1: false, 4: nil}[tc.Code]; doc["can_talk"] != want {
 				t.Errorf("can_talk = %v with exit %d", doc["can_talk"], tc.Code)
 			}
 			if _, ok := doc["reasons"].([]any); !ok {

@@ -34,6 +34,13 @@ func TestCanTalkPartitions(t *testing.T) {
 		{Name: "cantalk_guids_limited_no", Args: []string{"can-talk", "--partitions", clusterConf, "0x0002c90300001021,pkey=0x0010", "guid=0x0002c90300001022,pkey=0x0010"}, Code: 1},
 		{Name: "cantalk_guids_only_default", Args: []string{"can-talk", "--partitions", clusterConf, "0x0002c90300001002", "0x0002c90300001011", "--sm-guid", headNode}, Code: 0},
 		{Name: "cantalk_guid_not_in_file", Args: []string{"can-talk", "--partitions", clusterConf, "0x0002c90300009999", "0x0002c90300001011,pkey=0x0010"}, Code: 1},
+		// Were it the SM's port, SELF=full would give it 0x8030, which 0x...1002 holds:
+		// the list is what the ends as taken share, and says so.
+		{Name: "cantalk_guid_maybe_sm_shares_more", Args: []string{"can-talk", "--partitions", clusterConf, "0x0002c90300009999", "0x0002c90300001002"}, Code: 0},
+		// The same port as the SM's: SELF gives it 0x8030 too, which its GUID does not
+		// ("not named" said "it gets only what ALL / ALL_CAS give"); and as another.
+		{Name: "cantalk_guid_not_in_file_is_sm", Args: []string{"can-talk", "--partitions", clusterConf, "--sm-guid", "0x0002c90300009999", "0x0002c90300009999", "0x0002c90300001011,pkey=0x0010"}, Code: 1},
+		{Name: "cantalk_guid_not_in_file_not_sm", Args: []string{"can-talk", "--partitions", clusterConf, "--sm-guid", "0x0002c90300001011", "0x0002c90300009999", "0x0002c90300001011,pkey=0x0010"}, Code: 1},
 		{Name: "cantalk_guid_ud_json", Args: []string{"can-talk", "--partitions", clusterConf, "0x0002c90300001011,qp=ud,qkey=0x11", "0x0002c90300001022,qp=ud,qkey=0x11", "-o", "json"}, Code: 0},
 		{Name: "cantalk_guid_vs_pkey", Args: []string{"can-talk", "--partitions", clusterConf, "0x0002c90300001002", "0x8030"}, Code: 0},
 		{Name: "cantalk_guids_rejected", Args: []string{"can-talk", "--partitions", rejectedConf, "0x0002c90300001011", "0x0002c90300001022"}, Code: 0},
@@ -284,5 +291,63 @@ func TestHopsOfTakenEntry(t *testing.T) {
 	const takes = "the reasons below take an entry of mlx5_1/1 that could not be read (index 3) holding 0x8009"
 	if !strings.HasPrefix(d.Reasons[0], first) || !strings.Contains(d.Reasons[0], takes) {
 		t.Errorf("first reason %q, want %q ... %q", d.Reasons[0], first, takes)
+	}
+}
+
+// TestSharedWorksNotKnown: without --sm-guid, a file without a Default line makes
+// both ends limited members of 0x7fff unless one is the SM's port (SELF=full): works
+// is null, not the false of the ends as taken, and a note says on what; with
+// --sm-guid naming neither it is false.
+func TestSharedWorksNotKnown(t *testing.T) {
+	works := func(args ...string) any {
+		t.Helper()
+		r := cmdtest.Run(t, root, false, nil, append([]string{"can-talk", "--partitions", mistakesConf, "0x0002c90300001021", "0x0002c90300001022", "-o", "json"}, args...)...)
+		jsonschematest.Validate(t, "can-talk", []byte(r.Stdout))
+		var doc struct {
+			Shared []struct {
+				Key   string
+				Works any
+			} `json:"shared_partitions"`
+		}
+		if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range doc.Shared {
+			if s.Key == "0x7fff" {
+				if len(args) == 0 && !strings.Contains(r.Stderr, "whether partition 0x7fff works for them is not known") {
+					t.Errorf("no note on 0x7fff:\n%s", r.Stderr)
+				}
+				return s.Works
+			}
+		}
+		t.Fatalf("0x7fff not shared:\n%s", r.Stdout)
+		return nil
+	}
+	if w := works(); w != nil {
+		t.Errorf("SM's port not given: works %v, want null", w)
+	}
+	if w := works("--sm-guid", "0x0002c90300009999"); w != false {
+		t.Errorf("SM's port another: works %v, want false", w)
+	}
+}
+
+// TestSharedAssumedIncomplete: shared_partitions_complete is false when SELF not
+// given would give both ends a partition more (it read true: the list is what the
+// ends as taken share), and true with --sm-guid naming another port.
+func TestSharedAssumedIncomplete(t *testing.T) {
+	for _, tc := range []struct {
+		args     []string
+		complete bool
+	}{{nil, false}, {[]string{"--sm-guid", "0x0002c90300001011"}, true}} {
+		r := cmdtest.Run(t, root, false, nil, append([]string{"can-talk", "--partitions", clusterConf, "0x0002c90300009999", "0x0002c90300001002", "-o", "json"}, tc.args...)...)
+		var doc struct {
+			Complete bool `json:"shared_partitions_complete"`
+		}
+		if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
+			t.Fatal(err)
+		}
+		if doc.Complete != tc.complete {
+			t.Errorf("%v: shared_partitions_complete %v, want %v\n%s", tc.args, doc.Complete, tc.complete, r.Stdout)
+		}
 	}
 }

@@ -340,3 +340,31 @@ func TestQPOnTableNotRead(t *testing.T) {
 		}
 	}
 }
+
+// TestRuleNotKnownIsNull: a definite no from another rule (QP types) beside an entry
+// not read keeps the P_Key rule not known: pkey_ok null, never the true of the entry
+// the reasons take (pkey=, findEntry) nor the false of an entry not read (index=).
+func TestRuleNotKnownIsNull(t *testing.T) {
+	for _, a := range []string{"mlx5_1/1,pkey=0x8009,qp=rc", "mlx5_1/1,index=3,qp=rc"} {
+		r := cmdtest.RunPartial(t, root, false, nil, "--sysfs", cmdtest.MLX5, "can-talk", a, "0x8009,qp=ud", "-o", "json")
+		var doc struct {
+			Verdict string
+			AToB    map[string]any `json:"a_to_b"`
+			BToA    map[string]any `json:"b_to_a"`
+		}
+		if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
+			t.Fatalf("%s: %v\n%s", a, err, r.Stdout)
+		}
+		if r.Code != 1 || doc.Verdict != "no" {
+			t.Errorf("%s: exit %d, verdict %q; want 1, no", a, r.Code, doc.Verdict)
+		}
+		for _, d := range []map[string]any{doc.AToB, doc.BToA} {
+			if v, ok := d["pkey_ok"]; !ok || v != nil {
+				t.Errorf("%s: pkey_ok %v (present %v), want null\n%s", a, v, ok, r.Stdout)
+			}
+			if d["qp_type_ok"] != false || d["ok"] != false {
+				t.Errorf("%s: qp_type_ok %v, ok %v; want false, false", a, d["qp_type_ok"], d["ok"])
+			}
+		}
+	}
+}

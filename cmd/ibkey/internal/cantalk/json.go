@@ -1,6 +1,7 @@
 package cantalk
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -15,9 +16,15 @@ import (
 // look like.
 
 type verdictJSON struct {
-	Schema  cmdutil.SchemaVersion `json:"schema_version"`
-	CanTalk bool                  `json:"can_talk"`
-	OneWay  bool                  `json:"one_way"`
+	Schema cmdutil.SchemaVersion `json:"schema_version"`
+	// CanTalk: the verdict is yes; null when it is not known (unknown,
+	// different-subnets: exit 4), never a false that was not checked.
+	CanTalk *bool `json:"can_talk"`
+	// OneWay: the verdict is one-way; null when it is not known (exit 4, as
+	// CanTalk), or its working direction is not confirmed (can-talk --sa: the Subnet
+	// Manager does not confirm it, unconfirmedOneWay): a direction is dropped, the
+	// other is only what the tables read, not known to work.
+	OneWay *bool `json:"one_way"`
 	// Verdict is yes, no, one-way, not-active, different-subnets or unknown (exit 4:
 	// NotChecked says what was not read).
 	Verdict    string   `json:"verdict"`
@@ -34,7 +41,9 @@ type verdictJSON struct {
 	// SharedComplete is false when entries or a table of an end were not read, so a
 	// partition both share may be missing from Shared (a lower bound), whatever the
 	// verdict: a yes that entries not read could not change has no incomplete
-	// (nothing it asked about was not read), and says it here. Absent with Shared.
+	// (nothing it asked about was not read), and says it here. False too when an
+	// assumption not checked would give both ends one more (Verdict.SharedAssumed).
+	// Absent with Shared.
 	SharedComplete *bool     `json:"shared_partitions_complete,omitempty"`
 	Hops           []hopJSON `json:"hops,omitempty"`
 	// SA is the Subnet Manager's answer (--sa, sa.go).
@@ -69,25 +78,29 @@ type sharedJSON struct {
 	Key     string `json:"key"`
 	Default bool   `json:"default"`
 	// Works is null when a switch port cabled to an end was not checked for the
-	// partition (hops says which; the reasons say what was not read).
+	// partition (hops says which; the reasons say what was not read), or an
+	// assumption not checked or an entry not read would decide it otherwise (a
+	// warning says which).
 	Works *bool    `json:"works"`
 	A     sideJSON `json:"a"`
 	B     sideJSON `json:"b"`
 }
 
+// A direction's booleans are null when not known (check.RuleNotKnown; ok when the
+// direction is unknown): never a true or false that was not checked.
 type directionJSON struct {
-	From         string   `json:"from"`
-	To           string   `json:"to"`
-	OK           bool     `json:"ok"`
-	LinkOK       bool     `json:"link_ok"`
-	QPTypeOK     bool     `json:"qp_type_ok"`
-	PKeyOK       bool     `json:"pkey_ok"`
-	QKey         string   `json:"qkey_check"`
-	WireQKey     *string  `json:"wire_qkey"`
-	AcceptedQKey *string  `json:"accepted_qkey"`
-	SwitchOK     *bool    `json:"switch_ok,omitempty"` // written only when a switch port drops
-	Unknown      bool     `json:"unknown,omitempty"`
-	Reasons      []string `json:"reasons"`
+	From         string    `json:"from"`
+	To           string    `json:"to"`
+	OK           *bool     `json:"ok"`
+	LinkOK       *bool     `json:"link_ok"`
+	QPTypeOK     bool      `json:"qp_type_ok"`
+	PKeyOK       *bool     `json:"pkey_ok"`
+	QKey         string    `json:"qkey_check"`
+	WireQKey     *string   `json:"wire_qkey"`
+	AcceptedQKey *string   `json:"accepted_qkey"`
+	SwitchOK     *ruleJSON `json:"switch_ok,omitempty"` // written only when it does not pass: false, or null
+	Unknown      bool      `json:"unknown,omitempty"`
+	Reasons      []string  `json:"reasons"`
 }
 
 // hopJSON is a switch port at an end that lacks a working partition's key, or was
@@ -115,13 +128,14 @@ func verdictToJSON(v check.Verdict, eps []query.ResolvedEndpoint) verdictJSON {
 	for _, nc := range v.NotChecked {
 		notChecked = append(notChecked, nc.Sentence)
 	}
-	j := verdictJSON{CanTalk: v.CanTalk(), OneWay: v.OneWay(), Verdict: v.Kind.String(), NotChecked: notChecked,
+	canTalk, oneWay := v.CanTalk(), v.OneWay()
+	j := verdictJSON{CanTalk: &canTalk, OneWay: &oneWay, Verdict: v.Kind.String(), NotChecked: notChecked,
 		Reasons: cmdutil.List(v.Reasons), Warnings: cmdutil.List(v.Warnings), A: endpointToJSON(v.A), B: endpointToJSON(v.B),
 		AToB: directionToJSON(v.AToB), BToA: directionToJSON(v.BToA), Shared: []sharedJSON{}}
 	for _, p := range v.Shared {
 		var works *bool
-		if p.Switch != check.HopUnknown {
-			w := p.Works && p.Switch == check.HopPasses
+		if p.Switch != check.HopUnknown && !p.WorksNotKnown {
+			w := p.WorksHere()
 			works = &w
 		}
 		j.Shared = append(j.Shared, sharedJSON{Key: p.Key.String(), Default: p.Key == check.DefaultPartition, Works: works,
@@ -134,7 +148,13 @@ func verdictToJSON(v check.Verdict, eps []query.ResolvedEndpoint) verdictJSON {
 		j.Hops = append(j.Hops, hopJSON{End: h.End, Switch: h.Switch, Key: h.Key.String(), TableRead: h.TableRead, OnSwitch: h.OnSwitch,
 			Enforcement: h.Enforcement, FromEnd: h.FromEnd.String(), ToEnd: h.ToEnd.String()})
 	}
-	complete := !slices.ContainsFunc(eps, query.ResolvedEndpoint.SharedMayBeShort)
+	if oneWay && (v.AToB.Unknown || v.BToA.Unknown) {
+		j.OneWay = nil
+	}
+	if v.Kind.ExitCode() == cmdutil.ExitIncomplete {
+		j.CanTalk, j.OneWay = nil, nil
+	}
+	complete := !slices.ContainsFunc(eps, query.ResolvedEndpoint.SharedMayBeShort) && !v.SharedAssumed
 	j.SharedComplete = &complete
 	j.Incomplete = verdictIncomplete(v)
 	return j
@@ -247,14 +267,30 @@ func sideToJSON(s check.PartitionSide) sideJSON {
 }
 
 func directionToJSON(d check.Direction) directionJSON {
-	j := directionJSON{From: d.From, To: d.To, OK: d.OK, LinkOK: d.LinkOK, QPTypeOK: d.QPTypeOK, PKeyOK: d.PKeyOK, QKey: string(d.QKey),
+	j := directionJSON{From: d.From, To: d.To, LinkOK: ruleJSON(d.LinkOK).ptr(), QPTypeOK: d.QPTypeOK, PKeyOK: ruleJSON(d.PKeyOK).ptr(), QKey: string(d.QKey),
 		WireQKey: qkeyString(d.WireQKey), AcceptedQKey: qkeyString(d.AcceptedQKey), Unknown: d.Unknown, Reasons: cmdutil.List(d.Reasons)}
-	if !d.SwitchOK {
-		f := false
-		j.SwitchOK = &f
+	if !d.Unknown {
+		j.OK = &d.OK
+	}
+	if d.SwitchOK != check.RulePasses {
+		r := ruleJSON(d.SwitchOK)
+		j.SwitchOK = &r
 	}
 	return j
 }
+
+// ruleJSON is a rule's result in JSON: true, false, or null when not known.
+type ruleJSON check.Rule
+
+func (r ruleJSON) ptr() *bool {
+	if check.Rule(r) == check.RuleNotKnown {
+		return nil
+	}
+	ok := check.Rule(r) == check.RulePasses
+	return &ok
+}
+
+func (r ruleJSON) MarshalJSON() ([]byte, error) { return json.Marshal(r.ptr()) }
 
 func qkeyString(q *check.QKey) *string {
 	if q == nil {

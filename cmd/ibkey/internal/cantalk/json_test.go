@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/jsonschematest"
+
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/query"
 )
@@ -77,4 +79,34 @@ func TestVerdictToJSON(t *testing.T) {
 			t.Errorf("zero verdict JSON %s lacks %s", empty, k)
 		}
 	}
+}
+
+// TestOneWayUnconfirmedIsNull: a ONE-WAY whose working direction the Subnet Manager
+// does not confirm (--sa, unconfirmedOneWay) keeps its verdict, and one_way is null:
+// that one direction works was not confirmed (it read true); the working direction's
+// ok is null too, and a confirmed one-way keeps one_way true.
+func TestOneWayUnconfirmedIsNull(t *testing.T) {
+	qk := func(q check.QKey) *check.QKey { return &q }
+	a := check.QPEndpoint("A", 0x8001, check.QPUD)
+	a.QKey, a.WRQKey = qk(0x11), qk(0x12)
+	b := check.QPEndpoint("B", 0x8001, check.QPUD)
+	b.QKey = qk(0x11)
+	v := check.CanTalk(a, b)
+	if v.Kind != check.VerdictOneWay {
+		t.Fatalf("kind %s, want one-way", v.Kind)
+	}
+	eps := []query.ResolvedEndpoint{{Endpoint: a}, {Endpoint: b}}
+	if j := verdictToJSON(v, eps); j.OneWay == nil || !*j.OneWay {
+		t.Errorf("confirmed one-way: one_way %v, want true", j.OneWay)
+	}
+	unconfirmedOneWay(&v)
+	j := verdictToJSON(v, eps)
+	if j.Verdict != "one-way" || j.OneWay != nil {
+		t.Errorf("unconfirmed one-way: verdict %s, one_way %v; want one-way, null", j.Verdict, j.OneWay)
+	}
+	if j.BToA.OK != nil || !j.BToA.Unknown || j.AToB.OK == nil || *j.AToB.OK {
+		t.Errorf("unconfirmed one-way: B → A ok %v unknown %v, A → B ok %v; want null, true, false", j.BToA.OK, j.BToA.Unknown, j.AToB.OK)
+	}
+	data, _ := json.Marshal(j)
+	jsonschematest.Validate(t, "can-talk", data)
 }

@@ -51,8 +51,12 @@ type saAnswer struct {
 	// Agrees: the SM's answer is the verdict's P_Key rule; Unknown: its answer
 	// settles nothing (it did not answer for these ends, or could not be asked): a
 	// yes then exits 4, a definite no still 1 (runCanTalk).
-	Agrees  bool
-	Unknown bool
+	// NotCompared: whether they agree is not known (Agrees means nothing): the SM
+	// could not be asked, or the tables' P_Key rule was not decided (an entry or table
+	// it needs not read).
+	Agrees      bool
+	NotCompared bool
+	Unknown     bool
 	// Unasked: the SM could not be asked (Unknown too): its answer was not read, so a
 	// definite no carries it in incomplete; one it gave that disagrees was read.
 	Unasked bool
@@ -90,7 +94,7 @@ func (o *CanTalkOptions) askSA(eps []query.ResolvedEndpoint, v check.Verdict) (*
 	}
 	ans := &saAnswer{PKey: ka, SLID: pa.LID, DLID: pb.LID}
 	if ka.Partition() != kb.Partition() {
-		ans.Agrees = !v.AToB.PKeyOK
+		ans.Agrees, ans.NotCompared = v.AToB.PKeyOK == check.RuleFails, v.AToB.PKeyOK == check.RuleNotKnown
 		ans.Reason = fmt.Sprintf("not asked: %s and %s name different partitions (%s, %s), and the SA gives a path in one", eps[0].Endpoint.Label, eps[1].Endpoint.Label, ka.Partition(), kb.Partition())
 		return ans, nil
 	}
@@ -124,7 +128,7 @@ func (o *CanTalkOptions) askSA(eps []query.ResolvedEndpoint, v check.Verdict) (*
 		return nil
 	})
 	if err != nil {
-		ans.Unknown, ans.Unasked = true, true
+		ans.Unknown, ans.Unasked, ans.NotCompared = true, true, true
 		ans.Reason = fmt.Sprintf("the Subnet Manager could not be asked: %v", err)
 		return ans, nil
 	}
@@ -148,7 +152,8 @@ func requesterLabel(f *fabric.Fabric, g check.GUID, via string) string {
 func (o *CanTalkOptions) judgeSA(ans *saAnswer, f *fabric.Fabric, eps []query.ResolvedEndpoint, v check.Verdict) {
 	a, b := eps[0].Endpoint.Label, eps[1].Endpoint.Label
 	key := ans.PKey.Partition()
-	pkeyOK := v.AToB.PKeyOK && v.BToA.PKeyOK
+	pkeyOK := v.AToB.PKeyOK == check.RulePasses && v.BToA.PKeyOK == check.RulePasses
+	notKnown := v.AToB.PKeyOK == check.RuleNotKnown || v.BToA.PKeyOK == check.RuleNotKnown
 	lids := fmt.Sprintf("from LID %d to LID %d", ans.SLID, ans.DLID)
 	if o.Sweep.File != "" {
 		lids += " (the LIDs in " + o.Sweep.File + ")"
@@ -162,6 +167,13 @@ func (o *CanTalkOptions) judgeSA(ans *saAnswer, f *fabric.Fabric, eps []query.Re
 		}
 	}
 	switch {
+	case notKnown:
+		ans.Unknown, ans.NotCompared = true, true
+		gives := "gives a path"
+		if !ans.Path {
+			gives = "refuses a path (" + ans.Status + ")"
+		}
+		ans.Reason = fmt.Sprintf("the Subnet Manager %s in partition %s (%s); whether %s allow it is not known (what the P_Key rule needs was not read), so its answer confirms nothing", gives, key, asked, tables)
 	case ans.Path && pkeyOK:
 		ans.Agrees = true
 		ans.Reason = fmt.Sprintf("the Subnet Manager gives a path in partition %s (%s): it agrees", key, asked)
@@ -216,7 +228,8 @@ func (o *CanTalkOptions) silentRefusal(f *fabric.Fabric, eps []query.ResolvedEnd
 		}
 		ends[i] = w
 	}
-	share := func(x, y check.Endpoint) bool { return check.CanTalk(x, y).AToB.PKeyOK }
+	// Not known (entries not read) may share: never said to share none.
+	share := func(x, y check.Endpoint) bool { return check.CanTalk(x, y).AToB.PKeyOK != check.RuleFails }
 	if !share(ends[0], ends[1]) {
 		return fmt.Sprintf("%s and %s share no partition in which one is a full member, and OpenSM refuses any path between such ports before it looks at the partition asked for, without logging it", ends[0].Label, ends[1].Label)
 	}
@@ -295,14 +308,17 @@ type saJSON struct {
 	DLID      uint16  `json:"dlid"`
 	Path      bool    `json:"path"`
 	Status    *string `json:"status"`
-	Agrees    bool    `json:"agrees"`
+	Agrees    *bool   `json:"agrees"` // null: not compared
 	Unknown   bool    `json:"unknown"`
 	Reason    string  `json:"reason"`
 	LogLine   *string `json:"log_line"`
 }
 
 func saToJSON(ans *saAnswer) *saJSON {
-	j := &saJSON{PKey: ans.PKey.String(), SLID: ans.SLID, DLID: ans.DLID, Path: ans.Path, Agrees: ans.Agrees, Unknown: ans.Unknown, Reason: ans.Reason}
+	j := &saJSON{PKey: ans.PKey.String(), SLID: ans.SLID, DLID: ans.DLID, Path: ans.Path, Unknown: ans.Unknown, Reason: ans.Reason}
+	if !ans.NotCompared {
+		j.Agrees = &ans.Agrees
+	}
 	if ans.SMLID != 0 {
 		j.SMLID = &ans.SMLID
 	}

@@ -36,7 +36,7 @@ type saDoc struct {
 	Unresolved json.RawMessage `json:"unresolved"`
 	SA         struct {
 		Path    bool   `json:"path"`
-		Agrees  bool   `json:"agrees"`
+		Agrees  *bool  `json:"agrees"` // null: not compared
 		Unknown bool   `json:"unknown"`
 		Reason  string `json:"reason"`
 		LogLine string `json:"log_line"`
@@ -89,8 +89,8 @@ func TestLabCanTalkSA(t *testing.T) {
 					continue
 				}
 				asked++
-				if doc.SA.Path != path || !doc.SA.Agrees || doc.SA.Unknown {
-					t.Errorf("ibkey %s: SA path %v (saquery: %v), agrees %v, unknown %v: %s", strings.Join(args, " "), doc.SA.Path, path, doc.SA.Agrees, doc.SA.Unknown, doc.SA.Reason)
+				if doc.SA.Path != path || doc.SA.Agrees == nil || !*doc.SA.Agrees || doc.SA.Unknown {
+					t.Errorf("ibkey %s: SA path %v (saquery: %v), agrees %v, unknown %v: %s", strings.Join(args, " "), doc.SA.Path, path, agreesText(doc.SA.Agrees), doc.SA.Unknown, doc.SA.Reason)
 				}
 				if (r.Code == 0) != path || (r.Code != 0 && r.Code != 1) {
 					t.Errorf("ibkey %s: exit %d, saquery path %v\n%s", strings.Join(args, " "), r.Code, path, r.Stdout)
@@ -158,6 +158,7 @@ func TestLabCanTalkSADefiniteNo(t *testing.T) {
 	attach := []string{"--ibsim=" + l.SockName, "--sim-node", "HcaB"}
 	type doc struct {
 		saDoc
+		OneWay     *bool    `json:"one_way"`
 		NotChecked []string `json:"not_checked"`
 		Warnings   []string `json:"warnings"`
 		AToB       saDir    `json:"a_to_b"`
@@ -269,12 +270,13 @@ func TestLabCanTalkSADefiniteNo(t *testing.T) {
 	}
 	// No SM: HcaC and HcaD are both limited members of the default partition.
 	d.Stop()
-	if j, _ := ask([]string{"can-talk", "lid=4,pkey=0x7fff", "lid=5,pkey=0x7fff"}, true); j.Verdict != "no" || !j.SA.Unknown || !strings.Contains(j.SA.Reason, "could not be asked") {
+	// Nothing was compared: agrees is null, never the false of before.
+	if j, _ := ask([]string{"can-talk", "lid=4,pkey=0x7fff", "lid=5,pkey=0x7fff"}, true); j.Verdict != "no" || !j.SA.Unknown || j.SA.Agrees != nil || !strings.Contains(j.SA.Reason, "could not be asked") {
 		t.Errorf("with OpenSM stopped: verdict %s, SA %+v", j.Verdict, j.SA)
 	}
 	// And a one-way pair (HcaC full, HcaD limited in p2; HcaC sends Q_Key 0x12): the
 	// SM cannot confirm the working direction.
-	if j, _ := ask([]string{"can-talk", "lid=4,pkey=0x0002,qp=ud,qkey=0x11,wr_qkey=0x12", "lid=5,pkey=0x0002,qp=ud,qkey=0x11"}, true); j.Verdict != "one-way" || !j.SA.Unknown || !strings.Contains(j.SA.Reason, "could not be asked") {
+	if j, _ := ask([]string{"can-talk", "lid=4,pkey=0x0002,qp=ud,qkey=0x11,wr_qkey=0x12", "lid=5,pkey=0x0002,qp=ud,qkey=0x11"}, true); j.Verdict != "one-way" || j.OneWay != nil || !j.SA.Unknown || !strings.Contains(j.SA.Reason, "could not be asked") {
 		t.Errorf("with OpenSM stopped: verdict %s, SA %+v", j.Verdict, j.SA)
 	}
 }
@@ -340,4 +342,12 @@ func TestLabCanTalkSAFabricFile(t *testing.T) {
 	if r.Code != 4 || doc.Verdict != "unknown" || doc.SA.Path || !doc.SA.Unknown {
 		t.Errorf("exit %d, verdict %s, SA %+v: want UNKNOWN (exit 4), the SM refusing the file's yes", r.Code, doc.Verdict, doc.SA)
 	}
+}
+
+// agreesText prints sa.agrees, null included.
+func agreesText(a *bool) string {
+	if a == nil {
+		return "null"
+	}
+	return strconv.FormatBool(*a)
 }
