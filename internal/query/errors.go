@@ -133,7 +133,13 @@ func (e *EnvError) Unwrap() error { return e.Err }
 
 // UnknownError is an answer that depends on what could not be read (exit code 4): a
 // port looked for in a partial sweep may be in the part not read. Never a definite no.
-type UnknownError struct{ Msg string }
+type UnknownError struct {
+	Msg string
+	// partial is set on a read of which nothing was read (PartialError.Unwrap): what
+	// it did not read, for a read of several selectors (Host.LoadMany), where the
+	// others may have been read.
+	partial *PartialError
+}
 
 func (e *UnknownError) Error() string { return e.Msg }
 

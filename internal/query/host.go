@@ -235,7 +235,7 @@ func (e *PartialError) Lines() []string {
 // Unwrap gives errors.As an *UnknownError (exit 4) for callers that do not handle a
 // partial read, and is the error of a read in which nothing was read: what exists and
 // was not read is not known, never missing (exit 3 is for what does not exist).
-func (e *PartialError) Unwrap() error { return &UnknownError{Msg: e.Error()} }
+func (e *PartialError) Unwrap() error { return &UnknownError{Msg: e.Error(), partial: e} }
 
 // PortView is one port with what it means.
 type PortView struct {

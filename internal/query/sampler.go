@@ -325,7 +325,10 @@ func NewSampler(h *Host, sel []Selector, now func() time.Time) (*Sampler, error)
 
 // LoadMany loads the union of several selectors (no selector: every port), each port
 // once, in device then port order. Devices and ports that cannot be read are left out
-// and named in a *PartialError returned with the others.
+// and named in a *PartialError returned with the others, whether a selector named
+// them or not: a selector of which nothing was read (a device named that cannot be
+// read) does not hide the others. Nothing read at all is not known (exit 4), as for
+// Load; a device or port that does not exist is Load's *NotFoundError (exit 3).
 func (h *Host) LoadMany(sels []Selector) ([]*PortView, error) {
 	if len(sels) == 0 {
 		sels = []Selector{{}}
@@ -334,10 +337,21 @@ func (h *Host) LoadMany(sels []Selector) ([]*PortView, error) {
 	unread := map[string]bool{}
 	var out []*PortView
 	var partial *PartialError
+	noneRead := false
 	for _, s := range sels {
 		views, err := h.Load(s, LoadOptions{})
 		var pe *PartialError
-		if errors.As(err, &pe) {
+		var none *UnknownError
+		switch {
+		case errors.As(err, &pe):
+		case errors.As(err, &none) && none.partial != nil:
+			// Nothing of s was read: its parts not read, as for a selector of which
+			// some was.
+			pe, noneRead = none.partial, true
+		case err != nil:
+			return nil, err
+		}
+		if pe != nil {
 			if partial == nil {
 				partial = &PartialError{}
 			}
@@ -347,8 +361,6 @@ func (h *Host) LoadMany(sels []Selector) ([]*PortView, error) {
 					partial.Unread = append(partial.Unread, u)
 				}
 			}
-		} else if err != nil {
-			return nil, err
 		}
 		for _, v := range views {
 			if !seen[v.Ref()] {
@@ -360,6 +372,9 @@ func (h *Host) LoadMany(sels []Selector) ([]*PortView, error) {
 	slices.SortStableFunc(out, func(a, b *PortView) int {
 		return cmp.Or(strings.Compare(a.Port.Device, b.Port.Device), a.Port.Num-b.Port.Num)
 	})
+	if noneRead && len(out) == 0 {
+		return nil, partial.Unwrap()
+	}
 	if partial != nil {
 		return out, partial
 	}

@@ -175,3 +175,58 @@ func TestPKeysNotWatched(t *testing.T) {
 		t.Errorf("plain: exit %d, stdout %q, stderr %q", r.Code, r.Stdout, r.Stderr)
 	}
 }
+
+// TestNamedUnreadable: a device named on the command line that cannot be read is
+// treated as it is when no device is named (query.Host.LoadMany): named on stderr and
+// in every sample's incomplete, the other named devices watched, exit 4 at the end.
+// It exited 4 at once and watched nothing. A named device that does not exist is
+// still exit 3 with the devices that do.
+func TestNamedUnreadable(t *testing.T) {
+	dir := t.TempDir()
+	if err := fakesysfs.Write(dir, fakesysfs.MLX5()); err != nil {
+		t.Fatal(err)
+	}
+	cmdtest.UnreadableDevice(t, dir, "mlx5_1")
+	t.Run("counters", func(t *testing.T) {
+		r := cmdtest.RunPartial(t, root, false, nil, "--sysfs", dir, "watch", "counters", "mlx5_1", "mlx5_2", "--count", "2", "--interval", "10ms", "-o", "json")
+		inc := incompleteOf(t, r.Stdout)
+		if r.Code != 4 || len(inc) != 2 || strings.Count(r.Stderr, "warning: not read: device mlx5_1: ") != 1 {
+			t.Fatalf("exit %d, %d samples\n%s%s", r.Code, len(inc), r.Stdout, r.Stderr)
+		}
+		for i, s := range inc {
+			if len(s) != 1 || s[0].Kind != cmdutil.IncompleteUnreadDevice || !strings.HasPrefix(s[0].Message, "not read: device mlx5_1: ") {
+				t.Errorf("sample %d: incomplete\n%s", i, kinds(s))
+			}
+		}
+		if !strings.Contains(r.Stdout, `"device":"mlx5_2"`) || strings.Contains(r.Stdout, `"device":"mlx5_1"`) {
+			t.Errorf("not mlx5_2 alone watched\n%s", r.Stdout)
+		}
+		// A port of it, named: the same.
+		r = cmdtest.RunPartial(t, root, false, nil, "--sysfs", dir, "watch", "counters", "mlx5_1/1", "mlx5_2/1", "--once")
+		if r.Code != 4 || !strings.Contains(r.Stdout, " mlx5_2/1 ") || !strings.Contains(r.Stderr, "warning: not read: device mlx5_1: ") {
+			t.Errorf("mlx5_1/1 mlx5_2/1: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+		}
+		// Only the unreadable one named: nothing to watch, exit 4 (not known), never 3.
+		r = cmdtest.RunPartial(t, root, false, nil, "--sysfs", dir, "watch", "counters", "mlx5_1", "--once")
+		if r.Code != 4 || r.Stdout != "" || !strings.Contains(r.Stderr, "not read: device mlx5_1: ") {
+			t.Errorf("mlx5_1 alone: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+		}
+		// A typo: exit 3 with what exists.
+		r = cmdtest.RunPartial(t, root, false, nil, "--sysfs", dir, "watch", "counters", "mlx5_9", "mlx5_2", "--once")
+		if r.Code != 3 || r.Stdout != "" || !strings.Contains(r.Stderr, "no device mlx5_9 (devices: irdma0, mlx5_0, mlx5_1, mlx5_2)") {
+			t.Errorf("mlx5_9 mlx5_2: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+		}
+	})
+	t.Run("pkeys", func(t *testing.T) {
+		r := cmdtest.RunPartial(t, root, false, nil, "--sysfs", dir, "watch", "pkeys", "mlx5_1", "mlx5_0", "--count", "1", "-o", "json")
+		inc := incompleteOf(t, r.Stdout)
+		if r.Code != 4 || len(inc) != 1 || len(inc[0]) != 1 || inc[0][0].Kind != cmdutil.IncompleteUnreadDevice || !strings.HasPrefix(inc[0][0].Message, "not read: device mlx5_1: ") ||
+			!strings.Contains(r.Stderr, "watching the P_Key tables of mlx5_0/1") {
+			t.Errorf("exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+		}
+		r = cmdtest.RunPartial(t, root, false, nil, "--sysfs", dir, "watch", "pkeys", "mlx5_9", "mlx5_0", "--count", "1")
+		if r.Code != 3 || !strings.Contains(r.Stderr, "no device mlx5_9 (devices: ") {
+			t.Errorf("mlx5_9 mlx5_0: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+		}
+	})
+}
