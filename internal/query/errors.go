@@ -6,10 +6,12 @@ package query
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
+	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // UsageError is bad input from the user (exit code 2): it names the bad token and what
@@ -220,6 +222,46 @@ func (e *NoAnswerError) hint() string {
 
 // Unwrap returns Err.
 func (e *NoAnswerError) Unwrap() error { return e.Err }
+
+// addressesFailed is the failures of a read of several fabric addresses of which none
+// was read, or that was interrupted (Fabric.LoadMany's errors, in selector order), in
+// one line: the addresses that got no answer for the same reason together, the
+// transport, the attempts and the hint said once ("no answer from lid 8, lid 9 via
+// ...: dropped or no route (1 attempt(s)): HINT"); any other failure as it is. A few,
+// then a count (MaxListed), of the failures and of the addresses of each.
+func addressesFailed(errs []error) string {
+	type group struct {
+		na    *NoAnswerError // nil: text is the failure
+		text  string
+		addrs []string
+	}
+	var groups []*group
+	byWhy := map[string]*group{}
+	for _, err := range errs {
+		var na *NoAnswerError
+		if !errors.As(err, &na) {
+			groups = append(groups, &group{text: err.Error()})
+			continue
+		}
+		g := byWhy[na.bare()]
+		if g == nil {
+			g = &group{na: na}
+			byWhy[na.bare()] = g
+			groups = append(groups, g)
+		}
+		if a := na.Addr.String(); !slices.Contains(g.addrs, a) {
+			g.addrs = append(g.addrs, a)
+		}
+	}
+	out := make([]string, len(groups))
+	for i, g := range groups {
+		out[i] = g.text
+		if g.na != nil {
+			out[i] = g.na.text(" from " + strings.Join(textsafe.Capped(g.addrs, MaxListed), ", "))
+		}
+	}
+	return strings.Join(textsafe.Capped(out, MaxListed), "; ")
+}
 
 // InterruptedError is what a screen (internal/tui.Run) returns when its context
 // ended it (in ibkey: a signal, through main's signal context) rather than the user.

@@ -12,7 +12,6 @@ import (
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/ibverbs"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
-	"github.com/ibkey/ibkey/internal/textsafe"
 	"golang.org/x/sync/errgroup"
 )
 
@@ -117,7 +116,7 @@ func (f *Fabric) LoadMany(ctx context.Context, sels []FabricSelector, opt LoadOp
 	}
 	out := uniquePorts(slices.Concat(views...))
 	partial := &PartialError{}
-	var failed []string
+	var failed []error
 	for i, err := range errs {
 		if err == nil {
 			continue
@@ -129,13 +128,13 @@ func (f *Fabric) LoadMany(ctx context.Context, sels []FabricSelector, opt LoadOp
 		}
 		// What names the address: Err says the rest (bareAt).
 		partial.Unread = append(partial.Unread, Unread{What: s.String(), Port: port, Address: &s, Err: bareAt(err, s.Addr)})
-		failed = append(failed, err.Error())
+		failed = append(failed, err)
 	}
 	switch {
 	case len(failed) == 0:
 		return out, nil
 	case len(out) == 0 || ctx.Err() != nil:
-		return out, &EnvError{Msg: fmt.Sprintf("%d of %d addresses failed: %s", len(failed), len(sels), strings.Join(textsafe.Capped(failed, MaxListed), "; "))}
+		return out, &EnvError{Msg: fmt.Sprintf("%d of %d addresses failed: %s", len(failed), len(sels), addressesFailed(failed))}
 	}
 	return out, partial
 }

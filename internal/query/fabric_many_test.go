@@ -124,6 +124,35 @@ func TestLoadManyNoneOrMissing(t *testing.T) {
 	}
 }
 
+// TestLoadManyNoneAnswered: several addresses of which none answered are named
+// together, the transport, the attempts and the hint said once (each was said per
+// address, a screen of one sentence for --lid 1-3); a few, then a count; a failure
+// of another kind as before.
+func TestLoadManyNoneAnswered(t *testing.T) {
+	f := &Fabric{T: caNet{2: 0x10}, Via: "fake"}
+	ctx := context.Background()
+	_, err := f.LoadMany(ctx, lidSels(7, 8, 9), LoadOptions{})
+	want := "3 of 3 addresses failed: no answer from lid 7, lid 8, lid 9 via fake: no reply after 1 attempt(s) of 1ms: " +
+		"is the LID assigned and routed? before a subnet manager has run, only directed routes reach other nodes"
+	if err.Error() != want {
+		t.Errorf("got\n%v\nwant\n%s", err, want)
+	}
+	_, err = f.LoadMany(ctx, lidSels(10, 11, 12, 13, 14, 15, 16), LoadOptions{})
+	if want := "7 of 7 addresses failed: no answer from lid 10, lid 11, lid 12, lid 13, lid 14, and 2 more via fake: "; !strings.HasPrefix(err.Error(), want) ||
+		strings.Count(err.Error(), "via fake") != 1 {
+		t.Errorf("got\n%v\nwant %q...", err, want)
+	}
+	// A missing port, then no answer: each reason, its addresses.
+	sels := lidSels(2, 8, 9)
+	for i := range sels {
+		sels[i].Port, sels[i].HasPort = 2, true
+	}
+	_, err = f.LoadMany(ctx, sels, LoadOptions{})
+	if want := "3 of 3 addresses failed: no port 2 on the CA at lid 2 (ports: 1); no answer from lid 8, lid 9 via fake: "; !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("got\n%v\nwant %q...", err, want)
+	}
+}
+
 // TestLoadManyMissingPort: a port asked for that some nodes do not have, beside ports
 // read, is not read there: the ports read come back with a *PartialError naming each
 // address whose node lacks the port (its *NotFoundError, with the node's ports), exit
