@@ -246,19 +246,52 @@ func (x *matrix) selfTaken() string {
 	if p.Options.SMGUID != 0 || !hasSelf(p.Config) {
 		return ""
 	}
+	// Modelling each port as the SM's costs a pass over the file a port: only the
+	// ports that lack an entry SELF gives a port of their type beyond what every such
+	// port gets (a GUID the file does not name, as the SM's port and not) are
+	// modelled, and only until a fourth differs.
+	phantom := check.GUID(1<<64 - 2)
+	for p.InFile(phantom) {
+		phantom--
+	}
+	selfGives := map[check.NodeType][]check.PKey{}
 	var differ []string
 	for _, port := range x.m.Ports {
+		gives, ok := selfGives[port.Type]
+		if !ok {
+			one := []partconf.Port{{GUID: phantom, Type: port.Type}}
+			asSM := p.Options
+			asSM.SMGUID = phantom
+			plain := partconf.NewModel(p.Config, one, p.Options).PKeys(phantom)
+			for _, k := range partconf.NewModel(p.Config, one, asSM).PKeys(phantom) {
+				if !slices.Contains(plain, k) {
+					gives = append(gives, k)
+				}
+			}
+			selfGives[port.Type] = gives
+		}
+		has := x.m.PKeys(port.GUID)
+		if !slices.ContainsFunc(gives, func(k check.PKey) bool { return !slices.Contains(has, k) }) {
+			continue
+		}
 		asSM := *p
 		asSM.Options.SMGUID = port.GUID
-		if !slices.Equal(asSM.ModelOf(port.GUID).PKeys(port.GUID), x.m.PKeys(port.GUID)) {
+		if !slices.Equal(asSM.ModelOf(port.GUID).PKeys(port.GUID), has) {
 			differ = append(differ, port.GUID.String())
+			if len(differ) > 3 {
+				break
+			}
 		}
 	}
 	if len(differ) == 0 {
 		return ""
 	}
+	list := strings.Join(differ[:min(len(differ), 3)], ", ")
+	if len(differ) > 3 {
+		list += " and others"
+	}
 	return fmt.Sprintf("the matrix takes none of its ports for the port OpenSM runs on: as that port, %s would get other entries (SELF in %s): give --sm-guid",
-		strings.Join(textsafe.Capped(differ, 3), ", "), p.Config.File)
+		list, p.Config.File)
 }
 
 // hasSelf reports whether c, or the configuration OpenSM applies from it, has a SELF

@@ -3,8 +3,13 @@ package partitions
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/partconf"
+	"github.com/ibkey/ibkey/internal/query"
 )
 
 // TestMatrixNotKnown: a pair's can_talk is null (exit 4, incomplete) exactly where an
@@ -93,4 +98,57 @@ func TestMatrixNotKnown(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSelfTakenExact: selfTaken models as the SM's port only the ports that lack an
+// entry SELF gives; on generated files (SELF full or limited, in the Default line or
+// another, beside ALL, ALL_CAS, ALL_ROUTERS and GUID items of either membership, CA
+// and router ports, with and without allow_both) it names exactly the ports whose
+// table differs as the SM's port, modelled one by one.
+func TestSelfTakenExact(t *testing.T) {
+	const g1, g2, g3 = "0x0002c90300000001", "0x0002c90300000002", "0x0002c90300000003"
+	n := 0
+	for _, def := range []string{"", "Default=0x7fff : ALL=full ;\n", "Default=0x7fff : ALL=limited ;\n", "Default=0x7fff : ALL=limited, SELF=full ;\n", "Default=0x7fff : ALL_CAS=full, SELF=limited ;\n"} {
+		for _, self := range []string{"", "SELF=full", "SELF=limited", "SELF"} {
+			for _, others := range []string{"ALL=limited", "ALL_CAS=full", "ALL_ROUTERS=full", g1 + "=full, " + g2, g2 + "=limited, " + g3 + "=full"} {
+				members := others
+				if self != "" {
+					members = self + ", " + others
+				}
+				conf := def + "p=0x0010 : " + members + " ;\nq=0x0020 : " + g1 + ", " + g2 + "=full, " + g3 + " ;\n"
+				for _, flags := range [][]string{{"--router", "none"}, {"--router", g2}, {"--router", "none", "--allow-both"}} {
+					n++
+					p, err := query.ReadPartitions("-", strings.NewReader(conf), partconf.Options{AllowBoth: len(flags) == 3})
+					if err != nil {
+						t.Fatal(err)
+					}
+					types := map[check.GUID]check.NodeType{}
+					if flags[1] == g2 {
+						types[0x0002c90300000002] = check.NodeRouter
+					}
+					p.Types, p.TypesComplete = types, true
+					x := matrix{p: p, m: partconf.NewModel(p.Config, p.TypedPorts(types), p.Options)}
+					var want []string
+					for _, port := range x.m.Ports {
+						asSM := *p
+						asSM.Options.SMGUID = port.GUID
+						if !slices.Equal(asSM.ModelOf(port.GUID).PKeys(port.GUID), x.m.PKeys(port.GUID)) {
+							want = append(want, port.GUID.String())
+						}
+					}
+					got := x.selfTaken()
+					for _, port := range x.m.Ports {
+						if strings.Contains(got, port.GUID.String()) != slices.Contains(want, port.GUID.String()) {
+							t.Errorf("%s %v: selfTaken %q, want the ports %v", conf, flags, got, want)
+							break
+						}
+					}
+					if (got == "") != (len(want) == 0) {
+						t.Errorf("%s %v: selfTaken %q, want the ports %v", conf, flags, got, want)
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d files", n)
 }
