@@ -2,7 +2,6 @@ package query
 
 import (
 	"slices"
-	"sort"
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/partconf"
@@ -81,34 +80,55 @@ func sameKey(a, b check.PKey, allowBoth bool) bool {
 
 // Pair is one cell of the who-can-talk grid.
 type Pair struct {
-	A, B    check.GUID
-	CanTalk bool
+	A, B check.GUID
+	// Kind is can-talk's answer for the two ports (CanTalk): yes, no, or unknown
+	// where an assumption not given (SELF without --sm-guid, a port type without
+	// --router) decides it otherwise; NotChecked then says on what.
+	Kind       check.VerdictKind
+	NotChecked []check.NotChecked
 	// Partitions are the keys in which they can talk, LimitedOnly those they share
-	// where both are limited members; ascending.
+	// where both are limited members; ascending, as the ends are taken.
 	Partitions, LimitedOnly []check.PKey
+	// NotKnown are the keys of either list whose working an assumption not given
+	// decides otherwise (check.SharedPartition.WorksNotKnown).
+	NotKnown []check.PKey
+	// SharedAssumed: an assumption not given would give both one more partition
+	// (check.Verdict.SharedAssumed).
+	SharedAssumed bool
 }
 
-// Pairs applies the P_Key rule to every unordered pair of m's ports, in port order
-// (a before b).
-func Pairs(m *partconf.Model) []Pair {
+// Pairs is can-talk's answer (ResolveEndpointsFrom and CanTalk, with their
+// alternatives) for every unordered pair of ports, in port order (a before b): the
+// same rule, and the same assumptions not given, as ibkey can-talk --partitions.
+func (p *Partitions) Pairs(ports []partconf.Port) ([]Pair, error) {
+	specs := make([]check.EndpointSpec, len(ports))
+	for i, port := range ports {
+		specs[i] = check.EndpointSpec{Kind: check.EndpointGUID, GUID: port.GUID}
+	}
+	eps, err := ResolveEndpointsFrom(EndpointSources{Partitions: p}, specs...)
+	if err != nil {
+		return nil, err
+	}
 	var out []Pair
-	for i, a := range m.Ports {
-		for _, b := range m.Ports[i+1:] {
-			v := m.CanTalk(a.GUID, b.GUID)
-			pr := Pair{A: a.GUID, B: b.GUID, CanTalk: v.CanTalk}
-			sh := append([]partconf.Shared(nil), v.Shared...)
-			sort.Slice(sh, func(i, j int) bool { return sh[i].Key < sh[j].Key })
-			for _, s := range sh {
-				if s.CanTalk {
-					pr.Partitions = append(pr.Partitions, check.PKey(s.Key))
+	for i, a := range eps {
+		for _, b := range eps[i+1:] {
+			v := CanTalk(a, b)
+			pr := Pair{A: a.Spec.GUID, B: b.Spec.GUID, Kind: v.Kind, NotChecked: v.NotChecked, SharedAssumed: v.SharedAssumed}
+			for _, s := range v.Shared { // in key order
+				k := check.PKey(s.Key)
+				if s.WorksHere() {
+					pr.Partitions = append(pr.Partitions, k)
 				} else {
-					pr.LimitedOnly = append(pr.LimitedOnly, check.PKey(s.Key))
+					pr.LimitedOnly = append(pr.LimitedOnly, k)
+				}
+				if s.WorksNotKnown {
+					pr.NotKnown = append(pr.NotKnown, k)
 				}
 			}
 			out = append(out, pr)
 		}
 	}
-	return out
+	return out, nil
 }
 
 // Working are the partitions a pair talks in, for people: the default partition only

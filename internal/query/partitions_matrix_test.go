@@ -98,10 +98,16 @@ func TestPortTables(t *testing.T) {
 func TestPairs(t *testing.T) {
 	conf := "Default=0x7fff : ALL=full;\na=0x10 : 0x1=full, 0x2;\nb=0x20 : 0x2, 0x3;\nc=0x30 : 0x1=full, 0x3=full;\n"
 	p := NewPartitions(partconf.Parse("t.conf", []byte(conf)), partconf.Options{})
-	m := partconf.NewModel(p.Config, p.TypedPorts(nil), p.Options)
+	pairs, err := p.Pairs(p.TypedPorts(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
 	var got []string
-	for _, pr := range Pairs(m) {
-		got = append(got, fmt.Sprintf("%x-%x %v talk=%v working=%v limited=%v", uint64(pr.A), uint64(pr.B), pr.CanTalk, pr.Partitions, pr.Working(), pr.LimitedOnly))
+	for _, pr := range pairs {
+		if pr.NotKnown != nil || pr.SharedAssumed || pr.NotChecked != nil {
+			t.Errorf("%x-%x: not known %v, shared assumed %v, %v: nothing is assumed here", uint64(pr.A), uint64(pr.B), pr.NotKnown, pr.SharedAssumed, pr.NotChecked)
+		}
+		got = append(got, fmt.Sprintf("%x-%x %v talk=%v working=%v limited=%v", uint64(pr.A), uint64(pr.B), pr.Kind == check.VerdictYes, pr.Partitions, pr.Working(), pr.LimitedOnly))
 	}
 	want := []string{
 		"1-2 true talk=[0x0010 0x7fff] working=[0x0010] limited=[]",

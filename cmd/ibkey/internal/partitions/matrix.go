@@ -3,6 +3,8 @@ package partitions
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -38,7 +40,11 @@ func NewCmdMatrix(f *cmdutil.Factory, runF func(*MatrixOptions) error) *cobra.Co
 shared key and at least one full member), for the port GUIDs the file names.
 
 Up to ` + strconv.Itoa(gridMax) + ` ports: a grid. Y: they can talk, with the partitions that work for them;
-N: they cannot, with the partitions they share where both are limited members. A table
+N: they cannot, with the partitions they share where both are limited members. Each
+cell is can-talk --partitions for the two GUIDs: where SELF without --sm-guid, or a
+port type without --router, would change it, ?Y or ?N (the answer is not known; as
+taken after the ?), K? (whether K works is not known) or +? (they may share one more
+partition), and the exit is 4; a file OpenSM reads unpredictably makes every pair ?. A table
 grid wider than the terminal (about 7 ports at 80 columns) is replaced by the summary,
 saying so; -o plain and -o json keep the grid.
 
@@ -57,7 +63,8 @@ indented text (the JSON lists them whole). For one document to parse, use
 
 JSON (-o json), schema schemas/partitions-matrix.schema.json: {"schema_version":1,"file","rejected","uncertain"?,"mode":"grid"|"summary","ports":[GUID],
 "node_descs"?:{GUID:NAME} (--fabric-file),
-"pairs"?:[{"a","b","can_talk","partitions","limited_only"}] (grid only),
+"pairs"?:[{"a","b","can_talk" (null: not known),"partitions","limited_only","not_known",
+"partitions_complete","why"?}] (grid only), "incomplete"?:[{"kind","message"}] (exit 4),
 "summary":{"partitions":[{"key","name","full","limited","pairs"}],
 "ports":[{"port_guid","member_of","reaches"}],"groups":[[GUID]],"groups_without_default":[[GUID]],
 "only_default":[GUID]}}. Groups of one port are left out.`,
@@ -77,7 +84,7 @@ JSON (-o json), schema schemas/partitions-matrix.schema.json: {"schema_version":
 	cmdutil.SetExits(c,
 		cmdutil.ExitMeaning{Code: cmdutil.ExitOK, Meaning: "success"},
 		cmdutil.ExitMeaning{Code: cmdutil.ExitUsage, Meaning: "bad usage or a file that cannot be read"},
-		cmdutil.ExitMeaning{Code: cmdutil.ExitIncomplete, Meaning: "what OpenSM does with the file cannot be predicted (the matrix of the file as written is printed)"},
+		cmdutil.ExitMeaning{Code: cmdutil.ExitIncomplete, Meaning: "what OpenSM does with the file cannot be predicted (the matrix of the file as written is printed), or it depends on what was not given (--sm-guid, --router): the cells it changes are marked ?"},
 	)
 	return c
 }
@@ -85,9 +92,16 @@ JSON (-o json), schema schemas/partitions-matrix.schema.json: {"schema_version":
 type pairJSON struct {
 	A           string   `json:"a"`
 	B           string   `json:"b"`
-	CanTalk     bool     `json:"can_talk"`
+	CanTalk     *bool    `json:"can_talk"` // null: not known (NotKnown says on what)
 	Partitions  []string `json:"partitions"`
 	LimitedOnly []string `json:"limited_only"`
+	// PartitionsNotKnown: of partitions and limited_only, those whose working an
+	// assumption not given decides otherwise.
+	PartitionsNotKnown []string `json:"not_known"`
+	// PartitionsComplete: false when an assumption not given would give both one
+	// more shared partition.
+	PartitionsComplete bool   `json:"partitions_complete"`
+	Why                string `json:"why,omitempty"` // can_talk null: on what it depends
 }
 
 type partitionReachJSON struct {
@@ -122,6 +136,9 @@ type matrixJSON struct {
 	NodeDescs map[string]string     `json:"node_descs,omitempty"` // --fabric-file: port GUID to its node's name
 	Pairs     []pairJSON            `json:"pairs,omitempty"`
 	Summary   summaryJSON           `json:"summary"`
+	// Incomplete: what the matrix takes that was not given or cannot be predicted
+	// (exit 4).
+	Incomplete []cmdutil.Incomplete `json:"incomplete,omitempty"`
 }
 
 // matrix is what `partitions matrix` prints, as values.
@@ -132,6 +149,12 @@ type matrix struct {
 	pairs   []query.Pair // grid mode only
 	grid    bool
 	names   map[check.GUID]string // --fabric-file: port GUID to its node's name
+	// notKnown are the pairs whose answer, partitions or shared list an assumption not
+	// given decides (grid mode), or every pair of a file OpenSM reads unpredictably;
+	// incomplete says what the matrix takes (exit 4).
+	notKnown   int
+	self       string // selfTaken
+	incomplete []cmdutil.Incomplete
 }
 
 func runMatrix(o *MatrixOptions) error {
@@ -152,8 +175,11 @@ func runMatrix(o *MatrixOptions) error {
 	sort.SliceStable(x.summary.Partitions, func(i, j int) bool { return keyLess(x.summary.Partitions[i].Key, x.summary.Partitions[j].Key) })
 	if len(m.Ports) <= gridMax && !o.Summary {
 		x.grid = true
-		x.pairs = query.Pairs(m)
+		if x.pairs, err = p.Pairs(m.Ports); err != nil {
+			return err
+		}
 	}
+	x.assumptions()
 	switch {
 	case o.Format == cmdutil.FormatJSON:
 		err = cmdutil.WriteJSON(o.IO.Out, x.json())
@@ -165,10 +191,122 @@ func runMatrix(o *MatrixOptions) error {
 	if err != nil {
 		return err
 	}
-	if err := cmdutil.Uncertain(o.IO.ErrOut, p.Config, "the matrix above is"); err != nil {
+	if x.notKnown > 0 {
+		fmt.Fprintf(o.IO.ErrOut, "ibkey: for %d of the %s, %s\n",
+			x.notKnown, textsafe.Plural(len(x.pairs), "pair", "pairs"), pairsNotKnown)
+	}
+	if x.self != "" {
+		fmt.Fprintln(o.IO.ErrOut, "ibkey: "+x.self)
+	}
+	err = cmdutil.Uncertain(o.IO.ErrOut, p.Config, "the matrix above is")
+	if err := typeUnknown(o.IO.ErrOut, p, p.UnknownType(p.FileGUIDs...), "the matrix above is"); err != nil {
 		return err
 	}
-	return typeUnknown(o.IO.ErrOut, p, p.UnknownType(p.FileGUIDs...), "the matrix above is")
+	if err == nil && len(x.incomplete) > 0 {
+		return cmdutil.Exit(cmdutil.ExitIncomplete)
+	}
+	return err
+}
+
+// pairsNotKnown is what a pair not known depends on, as can-talk says it.
+const pairsNotKnown = "whether they can talk (?Y, ?N), which partitions work for them (K?) or whether they share one more (+?) depends on what was not given (--sm-guid, --router) or cannot be predicted; 'ibkey can-talk --partitions FILE GUID GUID' says on what"
+
+// assumptions sets the pairs not known and the matrix's incomplete items: a file
+// OpenSM reads unpredictably (every pair), SELF without --sm-guid and port types
+// without --router where they change a port's table (query.CanTalk's alternatives).
+func (x *matrix) assumptions() {
+	if u := cmdutil.UncertainIncomplete(x.p.Config); u != nil {
+		x.incomplete = append(x.incomplete, *u)
+		x.notKnown = len(x.pairs)
+		for i := range x.pairs {
+			x.pairs[i].Kind = check.VerdictUnknown
+		}
+	} else {
+		for _, pr := range x.pairs {
+			if pr.Kind == check.VerdictUnknown || len(pr.NotKnown) > 0 || pr.SharedAssumed {
+				x.notKnown++
+			}
+		}
+	}
+	if x.self = x.selfTaken(); x.self != "" {
+		x.incomplete = append(x.incomplete, cmdutil.Incomplete{Kind: cmdutil.IncompleteNotChecked, Message: x.self})
+	}
+	if u := x.p.UnknownType(x.p.FileGUIDs...); len(u) > 0 {
+		x.incomplete = append(x.incomplete, cmdutil.Incomplete{Kind: cmdutil.IncompleteNotChecked,
+			Message: fmt.Sprintf("the matrix is for CA ports: %s would get other entries as router ports (%s has ALL_CAS or ALL_ROUTERS items, which OpenSM applies by node type): name the router ports with --router (--router none if there are none)",
+				strings.Join(textsafe.Capped(stringsOf(slices.Sorted(maps.Keys(u))), 3), ", "), x.p.Config.File)})
+	}
+}
+
+// selfTaken says, without --sm-guid, which of the ports SELF in the file would give
+// other entries as the port OpenSM runs on (the matrix takes none of them for it), as
+// can-talk's alternatives compare them; "" when none would.
+func (x *matrix) selfTaken() string {
+	p := x.p
+	if p.Options.SMGUID != 0 || !hasSelf(p.Config) {
+		return ""
+	}
+	// Modelling each port as the SM's costs a pass over the file a port: only the
+	// ports that lack an entry SELF gives a port of their type beyond what every such
+	// port gets (a GUID the file does not name, as the SM's port and not) are
+	// modelled, and only until a fourth differs.
+	phantom := check.GUID(1<<64 - 2)
+	for p.InFile(phantom) {
+		phantom--
+	}
+	selfGives := map[check.NodeType][]check.PKey{}
+	var differ []string
+	for _, port := range x.m.Ports {
+		gives, ok := selfGives[port.Type]
+		if !ok {
+			one := []partconf.Port{{GUID: phantom, Type: port.Type}}
+			asSM := p.Options
+			asSM.SMGUID = phantom
+			plain := partconf.NewModel(p.Config, one, p.Options).PKeys(phantom)
+			for _, k := range partconf.NewModel(p.Config, one, asSM).PKeys(phantom) {
+				if !slices.Contains(plain, k) {
+					gives = append(gives, k)
+				}
+			}
+			selfGives[port.Type] = gives
+		}
+		has := x.m.PKeys(port.GUID)
+		if !slices.ContainsFunc(gives, func(k check.PKey) bool { return !slices.Contains(has, k) }) {
+			continue
+		}
+		asSM := *p
+		asSM.Options.SMGUID = port.GUID
+		if !slices.Equal(asSM.ModelOf(port.GUID).PKeys(port.GUID), has) {
+			differ = append(differ, port.GUID.String())
+			if len(differ) > 3 {
+				break
+			}
+		}
+	}
+	if len(differ) == 0 {
+		return ""
+	}
+	list := strings.Join(differ[:min(len(differ), 3)], ", ")
+	if len(differ) > 3 {
+		list += " and others"
+	}
+	return fmt.Sprintf("the matrix takes none of its ports for the port OpenSM runs on: as that port, %s would get other entries (SELF in %s): give --sm-guid",
+		list, p.Config.File)
+}
+
+// hasSelf reports whether c, or the configuration OpenSM applies from it, has a SELF
+// item (written, or implied by a missing Default line).
+func hasSelf(c *partconf.Config) bool {
+	for _, c := range []*partconf.Config{c.Applied(), c} {
+		for _, d := range c.Definitions {
+			for _, m := range d.Members {
+				if m.Kind == partconf.KindSelf {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // partitionsOf is each P_Key's 15-bit partition key, as text.
@@ -209,10 +347,25 @@ func (x matrix) json() matrixJSON {
 		out.Mode = "grid"
 		out.Pairs = []pairJSON{}
 		for _, pr := range x.pairs {
-			out.Pairs = append(out.Pairs, pairJSON{A: pr.A.String(), B: pr.B.String(), CanTalk: pr.CanTalk,
-				Partitions: partitionsOf(pr.Partitions), LimitedOnly: partitionsOf(pr.LimitedOnly)})
+			j := pairJSON{A: pr.A.String(), B: pr.B.String(), Partitions: partitionsOf(pr.Partitions), LimitedOnly: partitionsOf(pr.LimitedOnly),
+				PartitionsNotKnown: partitionsOf(pr.NotKnown), PartitionsComplete: !pr.SharedAssumed}
+			switch pr.Kind {
+			case check.VerdictYes, check.VerdictNo:
+				j.CanTalk = new(pr.Kind == check.VerdictYes)
+			default:
+				var why []string
+				for _, nc := range pr.NotChecked {
+					why = append(why, nc.Sentence)
+				}
+				if u := cmdutil.UncertainIncomplete(x.p.Config); u != nil {
+					why = append(why, u.Message)
+				}
+				j.Why = strings.Join(why, "; ")
+			}
+			out.Pairs = append(out.Pairs, j)
 		}
 	}
+	out.Incomplete = x.incomplete
 	return out
 }
 
@@ -276,19 +429,41 @@ func (x matrix) gridText(w io.Writer, f cmdutil.Format) error {
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Who can talk: Y yes, in these partitions (the default partition 0x7fff only when no other works),")
-	fmt.Fprintln(w, "  N no; (limited K) partitions they share where both are limited members:")
+	if x.notKnown > 0 {
+		fmt.Fprintln(w, "  N no; (limited K) partitions they share where both are limited members; not known:")
+		fmt.Fprintln(w, "  ?Y, ?N the answer as taken, K? whether K works, +? whether they share one more:")
+	} else {
+		fmt.Fprintln(w, "  N no; (limited K) partitions they share where both are limited members:")
+	}
 	return mg.Render(w, f)
 }
 
 // pairCell is one grid cell: Y and the partitions that work (Pair.Working), or N;
-// then the shared partitions where both are limited.
+// then the shared partitions where both are limited. Not known: ? before the answer
+// as taken, ? after a partition whose working is not known, +? when they may share
+// one more.
 func pairCell(pr query.Pair) string {
+	keys := func(ks []check.PKey) string {
+		out := partitionsOf(ks)
+		for i, k := range ks {
+			if slices.Contains(pr.NotKnown, k) {
+				out[i] += "?"
+			}
+		}
+		return strings.Join(out, ",")
+	}
 	c := "N"
-	if pr.CanTalk {
-		c = "Y " + strings.Join(partitionsOf(pr.Working()), ",")
+	if len(pr.Partitions) > 0 {
+		c = "Y " + keys(pr.Working())
 	}
 	if len(pr.LimitedOnly) > 0 {
-		c += " (limited " + strings.Join(partitionsOf(pr.LimitedOnly), ",") + ")"
+		c += " (limited " + keys(pr.LimitedOnly) + ")"
+	}
+	if pr.SharedAssumed {
+		c += " +?"
+	}
+	if pr.Kind != check.VerdictYes && pr.Kind != check.VerdictNo {
+		c = "?" + c
 	}
 	return c
 }

@@ -72,7 +72,7 @@ func TestPartitionsNodeNames(t *testing.T) {
 	}
 
 	for _, args := range [][]string{{"--summary"}, {}} {
-		args = append([]string{"partitions", "matrix", clusterConf, "--fabric-file", fabric, "--node-name-map", names}, args...)
+		args = append([]string{"partitions", "matrix", clusterConf, "--sm-guid", headNode, "--fabric-file", fabric, "--node-name-map", names}, args...)
 		r = runIbkey(t, false, nil, args...)
 		if r.Code != 0 || !strings.Contains(r.Stdout, "compute-02") || !strings.Contains(r.Stdout, " NODE ") {
 			t.Errorf("%v: exit %d, no NODE column with compute-02:\n%s%s", args, r.Code, r.Stdout, r.Stderr)

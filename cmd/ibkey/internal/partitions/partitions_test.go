@@ -24,6 +24,7 @@ const (
 	headNode     = "0x0002c90300001001"
 	mgidConf     = "../../../../internal/partconf/testdata/lab/mgid.conf"
 	routerConf   = "testdata/router.conf"
+	selfConf     = "testdata/self.conf"
 	// OpenSM's documented constructs (partconf's TestLabOpenSMLogs checks them against
 	// OpenSM's log): a partition split over definitions of one name and key, a key
 	// reused under another name, comments after mgid= values.
@@ -64,10 +65,10 @@ func TestPartitions(t *testing.T) {
 		{"show_previous_running", []string{"partitions", "show", reconfBConf, "--previous", reconfAConf}, 0},
 		{"show_previous_chain", []string{"partitions", "show", reconfAConf, "--previous", reconfAConf, "--previous", reconfBConf}, 0},
 		{"matrix_grid_table", []string{"partitions", "matrix", clusterConf, "--sm-guid", headNode, "-o", "table"}, 0},
-		{"matrix_grid_plain", []string{"partitions", "matrix", mistakesConf}, 0},
-		{"matrix_grid_json", []string{"partitions", "matrix", clusterConf, "-o", "json"}, 0},
+		{"matrix_grid_plain", []string{"partitions", "matrix", mistakesConf}, 4},
+		{"matrix_grid_json", []string{"partitions", "matrix", clusterConf, "-o", "json"}, 4},
 		{"matrix_summary", []string{"partitions", "matrix", clusterConf, "--sm-guid", headNode, "--summary"}, 0},
-		{"matrix_summary_nodefault", []string{"partitions", "matrix", mistakesConf, "--summary"}, 0},
+		{"matrix_summary_nodefault", []string{"partitions", "matrix", mistakesConf, "--summary"}, 4},
 		{"matrix_rejected", []string{"partitions", "matrix", rejectedConf}, 0},
 		{"show_groups", []string{"partitions", "show", mgidConf}, 0},
 		{"show_groups_json", []string{"partitions", "show", mgidConf, "-o", "json", "--indent"}, 0},
@@ -86,6 +87,20 @@ func TestPartitions(t *testing.T) {
 		{"check_uncertain_json", []string{"partitions", "check", uncertainConf, "-o", "json"}, 4},
 		{"show_uncertain", []string{"partitions", "show", uncertainConf}, 4},
 		{"matrix_uncertain", []string{"partitions", "matrix", uncertainConf}, 4},
+		{"matrix_uncertain_json", []string{"partitions", "matrix", "testdata/uncertain2.conf", "-o", "json"}, 4},
+		// SELF (here the implicit Default line's) without --sm-guid: a pair whose answer
+		// differs when one of them is OpenSM's port is not known (can-talk's rule).
+		{"matrix_self", []string{"partitions", "matrix", selfConf}, 4},
+		{"matrix_self_json", []string{"partitions", "matrix", selfConf, "-o", "json"}, 4},
+		{"matrix_self_sm_guid", []string{"partitions", "matrix", selfConf, "--sm-guid", "0x0002c90300000001"}, 0},
+		{"matrix_self_sm_elsewhere", []string{"partitions", "matrix", selfConf, "--sm-guid", "0x0002c90300000009"}, 0},
+		{"matrix_self_summary", []string{"partitions", "matrix", selfConf, "--summary"}, 4},
+		// ALL_CAS / ALL_ROUTERS without --router: a partition whose working depends on a
+		// port's type is marked, and can_talk is null where the answer does.
+		{"matrix_no_router", []string{"partitions", "matrix", routerConf}, 4},
+		{"matrix_no_router_json", []string{"partitions", "matrix", routerConf, "-o", "json"}, 4},
+		{"matrix_router_none", []string{"partitions", "matrix", routerConf, "--router", "none"}, 0},
+		{"matrix_allow_both", []string{"partitions", "matrix", mistakesConf, "--allow-both", "--sm-guid", "0x0002c90300001011"}, 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

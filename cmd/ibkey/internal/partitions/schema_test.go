@@ -11,8 +11,8 @@ import (
 func TestJSONSchemas(t *testing.T) {
 	jsonschematest.Goldens(t, "testdata")
 	for _, args := range [][]string{
-		{"partitions", "matrix", clusterConf, "--summary", "-o", "json"},
-		{"partitions", "matrix", clusterConf, "-o", "json"},
+		{"partitions", "matrix", clusterConf, "--sm-guid", headNode, "--summary", "-o", "json"},
+		{"partitions", "matrix", clusterConf, "--sm-guid", headNode, "-o", "json"},
 	} {
 		r := runIbkey(t, false, nil, args...)
 		if r.Code != 0 {
