@@ -228,7 +228,7 @@ func (x *matrix) assumptions() {
 			}
 		}
 	}
-	if x.self = x.selfTaken(); x.self != "" {
+	if x.self = selfTaken(x.p, x.m, "the matrix takes none of its ports"); x.self != "" {
 		x.incomplete = append(x.incomplete, cmdutil.Incomplete{Kind: cmdutil.IncompleteNotChecked, Message: x.self})
 	}
 	if u := x.p.UnknownType(x.p.FileGUIDs...); len(u) > 0 {
@@ -238,11 +238,11 @@ func (x *matrix) assumptions() {
 	}
 }
 
-// selfTaken says, without --sm-guid, which of the ports SELF in the file would give
-// other entries as the port OpenSM runs on (the matrix takes none of them for it), as
-// can-talk's alternatives compare them; "" when none would.
-func (x *matrix) selfTaken() string {
-	p := x.p
+// selfTaken says, without --sm-guid, which of m's ports SELF in the file would give
+// other entries as the port OpenSM runs on (taken says what takes none of them for
+// it: the matrix, the tables shown), as can-talk's alternatives compare them; "" when
+// none would.
+func selfTaken(p *query.Partitions, m *partconf.Model, taken string) string {
 	if p.Options.SMGUID != 0 || !hasSelf(p.Config) {
 		return ""
 	}
@@ -256,7 +256,7 @@ func (x *matrix) selfTaken() string {
 	}
 	selfGives := map[check.NodeType][]check.PKey{}
 	var differ []string
-	for _, port := range x.m.Ports {
+	for _, port := range m.Ports {
 		gives, ok := selfGives[port.Type]
 		if !ok {
 			one := []partconf.Port{{GUID: phantom, Type: port.Type}}
@@ -270,7 +270,7 @@ func (x *matrix) selfTaken() string {
 			}
 			selfGives[port.Type] = gives
 		}
-		has := x.m.PKeys(port.GUID)
+		has := m.PKeys(port.GUID)
 		if !slices.ContainsFunc(gives, func(k check.PKey) bool { return !slices.Contains(has, k) }) {
 			continue
 		}
@@ -290,8 +290,8 @@ func (x *matrix) selfTaken() string {
 	if len(differ) > 3 {
 		list += " and others"
 	}
-	return fmt.Sprintf("the matrix takes none of its ports for the port OpenSM runs on: as that port, %s would get other entries (SELF in %s): give --sm-guid",
-		list, p.Config.File)
+	return fmt.Sprintf("%s for the port OpenSM runs on: as that port, %s would get other entries (SELF in %s): give --sm-guid",
+		taken, list, p.Config.File)
 }
 
 // hasSelf reports whether c, or the configuration OpenSM applies from it, has a SELF

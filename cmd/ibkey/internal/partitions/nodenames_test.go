@@ -38,7 +38,7 @@ func TestPartitionsNodeNames(t *testing.T) {
 	}
 	want := map[string]string{"0x0002c90300001011": "c01 mlx5_0", "0x0002c90300001012": "c01 mlx5_0", "0x0002c90300001021": "compute-02"}
 
-	r := runIbkey(t, false, nil, "partitions", "show", clusterConf, "--fabric-file", fabric, "--node-name-map", names, "-o", "json")
+	r := runIbkey(t, false, nil, "partitions", "show", clusterConf, "--sm-guid", headNode, "--fabric-file", fabric, "--node-name-map", names, "-o", "json")
 	if r.Code != 0 {
 		t.Fatalf("show: exit %d: %s", r.Code, r.Stderr)
 	}

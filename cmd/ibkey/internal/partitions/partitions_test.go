@@ -55,9 +55,9 @@ func TestPartitions(t *testing.T) {
 		{"check_rejected_json", []string{"partitions", "check", rejectedConf, "-o", "json"}, 1},
 		{"check_table_overflow", []string{"partitions", "check", clusterConf, "--table-size", "2"}, 0},
 		{"show_table", []string{"partitions", "show", clusterConf, "--sm-guid", headNode, "-o", "table"}, 0},
-		{"show_plain_extra_guid", []string{"partitions", "show", clusterConf, "0x0002c90300009999"}, 0},
+		{"show_plain_extra_guid", []string{"partitions", "show", clusterConf, "0x0002c90300009999"}, 4}, // SELF without --sm-guid
 		{"show_json", []string{"partitions", "show", clusterConf, "--sm-guid", headNode, "-o", "json"}, 0},
-		{"show_mistakes_both", []string{"partitions", "show", mistakesConf, "--allow-both"}, 0},
+		{"show_mistakes_both", []string{"partitions", "show", mistakesConf, "--allow-both"}, 4}, // SELF (no Default line) without --sm-guid
 		{"show_rejected", []string{"partitions", "show", rejectedConf}, 0},
 		{"show_dropped", []string{"partitions", "show", clusterConf, "--table-size", "2"}, 0},
 		{"show_previous", []string{"partitions", "show", reconfBConf, "--previous", reconfAConf, "--restarted"}, 0},
@@ -168,8 +168,9 @@ func TestUncertainSaysSo(t *testing.T) {
 			t.Errorf("partitions %s: an all-clear for a file whose outcome is unknown:\n%s", sub, r.Stdout)
 		}
 	}
-	// A predictable file exits 0 and says nothing of the kind.
-	r := runIbkey(t, false, nil, "partitions", "show", clusterConf)
+	// A predictable file exits 0 and says nothing of the kind (with --sm-guid: SELF
+	// in it would otherwise leave the SM's port's table not known, exit 4).
+	r := runIbkey(t, false, nil, "partitions", "show", clusterConf, "--sm-guid", "0x0002c90300000009")
 	if r.Code != 0 || strings.Contains(r.Stderr, "cannot be predicted") {
 		t.Errorf("cluster.conf: exit %d, stderr %q", r.Code, r.Stderr)
 	}

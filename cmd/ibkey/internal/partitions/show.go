@@ -70,6 +70,9 @@ indx0 moving, the default partition's line moving, -W: lab-checked (make truth).
 A file OpenSM rejects is shown as the fallback OpenSM applies (Default=0x7fff :
 ALL=full), with a warning. When what OpenSM does with the file cannot be predicted,
 what it does with the file as written is shown, stderr says so, and the exit is 4.
+The exit is 4 too when a port shown would get other entries as a router port
+(ALL_CAS, ALL_ROUTERS: give --router) or as the port OpenSM runs on (SELF, written or
+implied by a missing Default line: give --sm-guid); stderr names the ports.
 
 Plain output (-o plain; the default when stdout is not a terminal): sections separated
 by one blank line; each starts with a title line (notes after it indented by two
@@ -107,7 +110,7 @@ schemas/partitions-show.schema.json: {"schema_version":1,"file","rejected","unce
 	cmdutil.SetExits(c,
 		cmdutil.ExitMeaning{Code: cmdutil.ExitOK, Meaning: "success"},
 		cmdutil.ExitMeaning{Code: cmdutil.ExitUsage, Meaning: "bad usage or a file that cannot be read"},
-		cmdutil.ExitMeaning{Code: cmdutil.ExitIncomplete, Meaning: "OpenSM's outcome cannot be predicted"},
+		cmdutil.ExitMeaning{Code: cmdutil.ExitIncomplete, Meaning: "OpenSM's outcome cannot be predicted, or a port's table depends on --router or --sm-guid not given"},
 	)
 	return c
 }
@@ -144,7 +147,19 @@ func runShow(o *ShowOptions) error {
 	if err := cmdutil.Uncertain(o.IO.ErrOut, s.p.Config, "what is shown above is"); err != nil {
 		return err
 	}
-	return typeUnknown(o.IO.ErrOut, s.p, s.unknownType, "the tables above are")
+	// SELF without --sm-guid: a port shown, as the port OpenSM runs on, would get other
+	// entries (the tables above take none for it), as the matrix says. The model of
+	// FILE alone: leftovers of --previous are not SELF's.
+	m := s.model
+	if s.prevModel != nil {
+		m = partconf.NewModel(s.p.Config, m.Ports, s.p.Options)
+	}
+	var self error
+	if msg := selfTaken(s.p, m, "the tables above take none of the ports"); msg != "" {
+		o.Notices.Warn(msg) // wrapped to a terminal's width
+		self = cmdutil.Exit(cmdutil.ExitIncomplete)
+	}
+	return cmdutil.Then(typeUnknown(o.IO.ErrOut, s.p, s.unknownType, "the tables above are"), self)
 }
 
 // loadShow reads the files and predicts the tables; warnings go to o.Notices.
