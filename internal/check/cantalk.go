@@ -410,6 +410,10 @@ const (
 	// for a path (can-talk --sa), does not confirm it: it refuses one, or could not
 	// be asked.
 	NotCheckedSubnetManager
+	// NotCheckedFile: an end's table was predicted from a partitions file whose
+	// outcome in OpenSM cannot be predicted (partconf.Config.Uncertain): the table
+	// taken is that of the file as written.
+	NotCheckedFile
 )
 
 // DependsOn makes v unknown: the answer depends on nc, which was not checked (the

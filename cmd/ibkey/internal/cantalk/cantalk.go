@@ -106,6 +106,8 @@ CA ports. Without them, when the answer depends on whether a port is a router po
 it is UNKNOWN (exit 4) and says what each type gives. --sm-guid says which port SELF is, --allow-both mirrors
 OpenSM's -W, --table-size drops the entries a table cannot hold, as for
 'ibkey partitions show'. A file OpenSM rejects is applied as Default=0x7fff : ALL=full.
+When what OpenSM does with the file cannot be predicted, an end taken from it is
+the file as written and the answer is UNKNOWN (exit 4).
 
 Output: the verdict first (YES, NO, or ONE-WAY when only one direction works), the
 rules that decided it, then for a port the shared partitions: each side's entry and
@@ -174,7 +176,7 @@ the port the key and change the answer, gives the verdict above):
 		cmdutil.ExitMeaning{Code: cmdutil.ExitNo, Meaning: "they cannot (also ONE-WAY, and NOT ACTIVE: a port that is not ACTIVE passes no data now, whether or not its table was read), or an endpoint asks for a P_Key or index its port's table does not hold, or pins an empty entry: no QP there can use it, which is a definite no"},
 		cmdutil.ExitMeaning{Code: cmdutil.ExitUsage, Meaning: "bad input: an endpoint, flag or file (one line names it)"},
 		cmdutil.ExitMeaning{Code: cmdutil.ExitEnv, Meaning: "no such device or port (those that exist are listed), or no P_Key table (iWARP)"},
-		cmdutil.ExitMeaning{Code: cmdutil.ExitIncomplete, Meaning: "UNKNOWN: the answer depends on what was not read (unreadable P_Key entries, a pinned entry, a port's table, a device, a switch port's table), listed on stderr, or on what was not given (a port's type with --partitions, router or CA; UD QPs' Q_Keys), or the ports are on different subnets (GID prefixes) and only a router, which is not checked, could join them, or (--sa) the Subnet Manager does not confirm the tables' yes (a no it does not confirm stays 1, and a warning says what it did not confirm; a ONE-WAY it does not confirm stays 1, and its working direction is said to be only what the tables read)"},
+		cmdutil.ExitMeaning{Code: cmdutil.ExitIncomplete, Meaning: "UNKNOWN: the answer depends on what was not read (unreadable P_Key entries, a pinned entry, a port's table, a device, a switch port's table), listed on stderr, or on what was not given (a port's type with --partitions, router or CA; UD QPs' Q_Keys) or cannot be predicted (what OpenSM does with the --partitions file), or the ports are on different subnets (GID prefixes) and only a router, which is not checked, could join them, or (--sa) the Subnet Manager does not confirm the tables' yes (a no it does not confirm stays 1, and a warning says what it did not confirm; a ONE-WAY it does not confirm stays 1, and its working direction is said to be only what the tables read)"},
 	)
 	return c
 }
@@ -378,6 +380,7 @@ func runCanTalk(o *CanTalkOptions) error {
 		}
 	}
 	if parts != nil {
+		uncertainFile(&v, parts, eps)
 		v.Reasons = append(v.Reasons, partitionReasons(parts, v, eps)...)
 	}
 	v.Reasons = append(v.Reasons, qkeyRuleReasons(v)...)
@@ -461,6 +464,26 @@ func runCanTalk(o *CanTalkOptions) error {
 	return nil
 }
 
+// uncertainFile: when OpenSM's outcome for the partitions file cannot be predicted
+// (partconf.Config.Uncertain: it reads uninitialised bytes of its line buffer,
+// opensm/osm_prtn_config.c) and an end's table came from it, the verdict is that of
+// the file as written, not known (exit 4), as partitions show, check and matrix say:
+// the P_Key rule and each shared partition's works are not known either.
+func uncertainFile(v *check.Verdict, parts *query.Partitions, eps []query.ResolvedEndpoint) {
+	u := cmdutil.UncertainIncomplete(parts.Config)
+	if u == nil || !slices.ContainsFunc(eps, func(e query.ResolvedEndpoint) bool { return e.Model != nil }) {
+		return
+	}
+	v.DependsOn(check.NotChecked{Cause: check.NotCheckedFile,
+		Sentence: u.Message + "; the tables taken are those of the file as written"})
+	for _, d := range []*check.Direction{&v.AToB, &v.BToA} {
+		d.PKeyOK = check.RuleNotKnown
+	}
+	for i := range v.Shared {
+		v.Shared[i].WorksNotKnown = true
+	}
+}
+
 // qkeyRuleReasons names the Q_Key send rule applied to each sender when Q_Keys were
 // checked (UD): it decides what a top-bit wr_qkey puts on the wire, and it is the
 // device's (check.QKeyRuleFor), or assumed.
@@ -521,6 +544,9 @@ func headline(v check.Verdict) string {
 	case check.VerdictUnknown:
 		if len(v.NotChecked) == 1 && v.NotChecked[0].Cause == check.NotCheckedQKeys {
 			return fmt.Sprintf("UNKNOWN: whether %s and %s can talk depends on their Q_Keys, which were not given", v.A.Label, v.B.Label)
+		}
+		if slices.ContainsFunc(v.NotChecked, func(nc check.NotChecked) bool { return nc.Cause == check.NotCheckedFile }) {
+			return fmt.Sprintf("UNKNOWN: whether %s and %s can talk depends on what OpenSM does with the partitions file, which cannot be predicted", v.A.Label, v.B.Label)
 		}
 		if len(v.NotChecked) > 0 && !slices.ContainsFunc(v.NotChecked, func(nc check.NotChecked) bool { return nc.Cause != check.NotCheckedAssumption }) {
 			// Only assumptions about a partitions file's ports (query's alternatives).
