@@ -147,7 +147,9 @@ definite no, with no incomplete: nothing in it rests on what was not read; an en
 that was not read, or with --partitions a port type or SELF not given that would give
 the port the key and change the answer, gives the verdict above):
 {"schema_version","can_talk":false,"one_way":false,"verdict":"no","reasons",
-"warnings","unresolved":{"endpoint":"a"|"b","spec","problem"}}.`,
+"warnings","unresolved":{"endpoint":"a"|"b","spec","problem"}}; from a --partitions
+file whose outcome in OpenSM cannot be predicted, can_talk and one_way are null,
+verdict "unknown", and "incomplete" says why (exit 4).`,
 		Example: `  ibkey can-talk 0x8001 0x0001
   ibkey can-talk mlx5_0/1 mlx5_1/1
   ibkey can-talk mlx5_0/1,index=2 0x0002
@@ -364,7 +366,7 @@ func runCanTalk(o *CanTalkOptions) error {
 	}
 	var rerr *check.ResolveError
 	if errors.As(err, &rerr) {
-		return cannotResolve(o, specA, specB, rerr)
+		return cannotResolve(o, parts, specA, specB, rerr)
 	}
 	if err != nil {
 		return err
@@ -376,7 +378,7 @@ func runCanTalk(o *CanTalkOptions) error {
 		// an assumption not checked would give one (query.ResolveEndpointsFrom): a
 		// no that does not depend on the assumption is said as any other such no.
 		if e.Endpoint.NoEntry != "" && v.Kind != check.VerdictUnknown {
-			return cannotResolve(o, specA, specB, &check.ResolveError{Endpoint: e.Spec.String(), Problem: e.Endpoint.NoEntry})
+			return cannotResolve(o, parts, specA, specB, &check.ResolveError{Endpoint: e.Spec.String(), Problem: e.Endpoint.NoEntry})
 		}
 	}
 	if parts != nil {
@@ -654,25 +656,39 @@ func indexCell(i int) string {
 // checked gives it the key (query.ResolveEndpointsFrom). The other end cannot change
 // it: there is no QP on this one to talk to, and nothing in this document rests on
 // what was not read (TestCannotResolveIsDefinite).
-func cannotResolve(o *CanTalkOptions, specA, specB check.EndpointSpec, rerr *check.ResolveError) error {
-	side := "b"
+func cannotResolve(o *CanTalkOptions, parts *query.Partitions, specA, specB check.EndpointSpec, rerr *check.ResolveError) error {
+	side, spec := "b", specB
 	if rerr.Endpoint == specA.String() {
-		side = "a"
+		side, spec = "a", specA
 	}
 	reason := fmt.Sprintf("%s: %s", rerr.Endpoint, rerr.Problem)
 	if o.SA.Ask {
 		// No QP there can use the key: there is no pair for the SM to answer about.
 		reason += "; the Subnet Manager was not asked (--sa): its answer would be about a QP that cannot exist"
 	}
+	// A table predicted from a file whose outcome in OpenSM cannot be predicted is the
+	// file as written: the no is not known (uncertainFile).
+	var uncertain *cmdutil.Incomplete
+	if parts != nil && spec.Kind == check.EndpointGUID {
+		uncertain = cmdutil.UncertainIncomplete(parts.Config)
+	}
+	doc := verdictJSON{CanTalk: new(bool), OneWay: new(bool), Verdict: check.VerdictNo.String(), Reasons: []string{reason}, Warnings: []string{},
+		Unresolved: &unresolvedJSON{side, rerr.Endpoint, rerr.Problem}}
+	headline, code := fmt.Sprintf("NO: %s and %s cannot talk", specA, specB), cmdutil.ExitNo
+	if uncertain != nil {
+		doc.CanTalk, doc.OneWay, doc.Verdict = nil, nil, check.VerdictUnknown.String()
+		doc.Reasons = []string{"not known: " + uncertain.Message + "; as written: " + reason}
+		doc.Incomplete = []cmdutil.Incomplete{*uncertain}
+		headline, code = fmt.Sprintf("UNKNOWN: whether %s and %s can talk depends on what OpenSM does with the partitions file, which cannot be predicted", specA, specB), cmdutil.ExitIncomplete
+	}
 	if o.Format == cmdutil.FormatJSON {
-		if err := cmdutil.WriteJSON(o.IO.Out, verdictJSON{CanTalk: new(bool), OneWay: new(bool), Verdict: check.VerdictNo.String(), Reasons: []string{reason}, Warnings: []string{},
-			Unresolved: &unresolvedJSON{side, rerr.Endpoint, rerr.Problem}}); err != nil {
+		if err := cmdutil.WriteJSON(o.IO.Out, doc); err != nil {
 			return err
 		}
 	} else {
-		fmt.Fprintf(o.IO.Out, "NO: %s and %s cannot talk\n  %s\n", specA, specB, reason)
+		fmt.Fprintf(o.IO.Out, "%s\n  %s\n", headline, doc.Reasons[0])
 	}
-	return cmdutil.Exit(cmdutil.ExitNo)
+	return cmdutil.Exit(code)
 }
 
 // completeEndpoints offers, for A and B, the port GUIDs of --partitions FILE when given

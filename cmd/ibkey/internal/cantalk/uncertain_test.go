@@ -44,3 +44,31 @@ func TestUncertainFileUnknown(t *testing.T) {
 		t.Errorf("P_Key values beside an unpredictable file: exit %d: %s", r.Code, r.Stdout)
 	}
 }
+
+// TestUncertainFileUnresolved: the no of a pinned key the predicted table lacks is the
+// file as written too: UNKNOWN (exit 4), can_talk null, the unresolved document with
+// its incomplete; the same no from a predictable file stays a definite NO (exit 1).
+func TestUncertainFileUnresolved(t *testing.T) {
+	const file = "../partitions/testdata/uncertain.conf"
+	text := runIbkey(t, "can-talk", "--partitions", file, "0x0002c90300000211,pkey=0x8005", "0x0002c90300000212")
+	if text.Code != 4 || !strings.HasPrefix(text.Stdout, "UNKNOWN: ") || !strings.Contains(text.Stdout, "as written: ") {
+		t.Errorf("exit %d:\n%s", text.Code, text.Stdout)
+	}
+	r := cmdtest.RunPartial(t, root, false, nil, "can-talk", "--partitions", file, "0x0002c90300000211,pkey=0x8005", "0x0002c90300000212", "-o", "json")
+	jsonschematest.Validate(t, "can-talk", []byte(r.Stdout))
+	var d struct {
+		CanTalk    *bool  `json:"can_talk"`
+		Verdict    string `json:"verdict"`
+		Unresolved *struct{ Endpoint string }
+		Incomplete []struct{ Kind, Message string }
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &d); err != nil {
+		t.Fatal(err)
+	}
+	if r.Code != 4 || d.CanTalk != nil || d.Verdict != "unknown" || d.Unresolved == nil || d.Unresolved.Endpoint != "a" || len(d.Incomplete) != 1 {
+		t.Errorf("exit %d: %s", r.Code, r.Stdout)
+	}
+	if r := runIbkey(t, "can-talk", "--partitions", "../../../../testdata/partitions/cluster.conf", "0x0002c90300001011,pkey=0x8005", "0x0002c90300001012"); r.Code != 1 || !strings.HasPrefix(r.Stdout, "NO: ") {
+		t.Errorf("predictable file: exit %d: %s", r.Code, r.Stdout)
+	}
+}
