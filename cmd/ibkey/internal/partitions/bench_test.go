@@ -84,7 +84,7 @@ func BenchmarkShowJSON20k(b *testing.B) {
 		}
 		b.ReportAllocs()
 		for b.Loop() {
-			if err := s.writeJSON(io.Discard); err != nil {
+			if err := s.writeJSON(io.Discard, nil); err != nil {
 				b.Fatal(err)
 			}
 		}

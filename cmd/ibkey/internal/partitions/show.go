@@ -3,6 +3,8 @@ package partitions
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,6 +15,7 @@ import (
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/partconf"
 	"github.com/ibkey/ibkey/internal/query"
+	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // ShowOptions are `ibkey partitions show`'s inputs.
@@ -87,7 +90,8 @@ schemas/partitions-show.schema.json: {"schema_version":1,"file","rejected","unce
 "groups":[{"mgid","qkey","mtu","rate","sl","scope","broadcast","at"}]}],
 "ports":[{"port_guid","node_desc"? (--fabric-file),"type" (ca|router),"in_file","sm","table_size","as_router"?,"entries":[{"index","pkey","key",
 "membership","valid","partition","decided_by","at","hole"?,"before"?,"kept"?}],
-"dropped":[{"pkey","membership","partition","decided_by","at"}]}]}.`,
+"dropped":[{"pkey","membership","partition","decided_by","at"}]}],
+"incomplete"? (exit 4: [{"kind","message"}], what the tables shown take unchecked)}.`,
 		Example: `  ibkey partitions show partitions.conf
   ibkey partitions show p.conf 0x0002c90300000299 --sm-guid 0x0002c90300000201
   ibkey partitions show partitions.conf --router 0x0002c90300000301
@@ -136,8 +140,16 @@ func runShow(o *ShowOptions) error {
 	if err != nil {
 		return err
 	}
+	// SELF without --sm-guid: a port shown, as the port OpenSM runs on, would get other
+	// entries (the tables shown take none for it), as the matrix says. The model of
+	// FILE alone: leftovers of --previous are not SELF's.
+	m := s.model
+	if s.prevModel != nil {
+		m = partconf.NewModel(s.p.Config, m.Ports, s.p.Options)
+	}
+	self := selfTaken(s.p, m, "the tables shown take none of the ports")
 	if o.Format == cmdutil.FormatJSON {
-		err = s.writeJSON(o.IO.Out)
+		err = s.writeJSON(o.IO.Out, s.incomplete(self))
 	} else {
 		err = s.text(o.IO.Out, o.Format)
 	}
@@ -147,19 +159,32 @@ func runShow(o *ShowOptions) error {
 	if err := cmdutil.Uncertain(o.IO.ErrOut, s.p.Config, "what is shown above is"); err != nil {
 		return err
 	}
-	// SELF without --sm-guid: a port shown, as the port OpenSM runs on, would get other
-	// entries (the tables above take none for it), as the matrix says. The model of
-	// FILE alone: leftovers of --previous are not SELF's.
-	m := s.model
-	if s.prevModel != nil {
-		m = partconf.NewModel(s.p.Config, m.Ports, s.p.Options)
+	var selfErr error
+	if self != "" {
+		o.Notices.Warn(self) // wrapped to a terminal's width
+		selfErr = cmdutil.Exit(cmdutil.ExitIncomplete)
 	}
-	var self error
-	if msg := selfTaken(s.p, m, "the tables above take none of the ports"); msg != "" {
-		o.Notices.Warn(msg) // wrapped to a terminal's width
-		self = cmdutil.Exit(cmdutil.ExitIncomplete)
+	return cmdutil.Then(typeUnknown(o.IO.ErrOut, s.p, s.unknownType, "the tables above are"), selfErr)
+}
+
+// incomplete is what the JSON says of each exit-4 cause of show (the stderr lines'):
+// an outcome that cannot be predicted, ports whose table differs as router ports
+// (--router not given), and self (selfTaken), all kind not-checked.
+func (s *show) incomplete(self string) []cmdutil.Incomplete {
+	var out []cmdutil.Incomplete
+	if u := cmdutil.UncertainIncomplete(s.p.Config); u != nil {
+		out = append(out, *u)
 	}
-	return cmdutil.Then(typeUnknown(o.IO.ErrOut, s.p, s.unknownType, "the tables above are"), self)
+	if len(s.unknownType) > 0 {
+		list := textsafe.Capped(stringsOf(slices.Sorted(maps.Keys(s.unknownType))), 3)
+		out = append(out, cmdutil.Incomplete{Kind: cmdutil.IncompleteNotChecked, Message: fmt.Sprintf(
+			"the tables shown are for CA ports: %s would get other entries as router ports (ALL_CAS or ALL_ROUTERS items in %s): give --router",
+			strings.Join(list, ", "), s.p.Config.File)})
+	}
+	if self != "" {
+		out = append(out, cmdutil.Incomplete{Kind: cmdutil.IncompleteNotChecked, Message: self})
+	}
+	return out
 }
 
 // loadShow reads the files and predicts the tables; warnings go to o.Notices.

@@ -87,7 +87,7 @@ type portTableJSON struct {
 // writeJSON writes the document. The ports are encoded one at a time, each table built
 // as it is written (jsondoc): 100,000 ports of 11 entries are about 400 MB of JSON,
 // which encoding/json would hold whole, twice.
-func (s *show) writeJSON(out io.Writer) error {
+func (s *show) writeJSON(out io.Writer, incomplete []cmdutil.Incomplete) error {
 	p := s.p
 	d := jsondoc.New(out)
 	d.Field("schema_version", cmdutil.SchemaVersion{})
@@ -119,6 +119,9 @@ func (s *show) writeJSON(out io.Writer) error {
 		t := p.PortTable(s.model, s.prevModel, s.model.Ports[i])
 		return s.portJSON(&t)
 	})
+	if len(incomplete) > 0 {
+		d.Field("incomplete", incomplete) // what the exit 4 rests on (stderr says it too)
+	}
 	return d.Close()
 }
 

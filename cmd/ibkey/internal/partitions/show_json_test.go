@@ -102,7 +102,7 @@ func TestShowJSONShapes(t *testing.T) {
 					if v == 1 {
 						s.names = names
 					}
-					return s.writeJSON(&out)
+					return s.writeJSON(&out, nil)
 				})
 			}
 			r := cmdtest.Run(t, cmdtest.WithCommands(root), false, nil, args...)
