@@ -3,7 +3,6 @@ package partitions
 import (
 	"fmt"
 	"io"
-	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -152,9 +151,12 @@ type matrix struct {
 	// notKnown are the pairs whose answer, partitions or shared list an assumption not
 	// given decides (grid mode), or every pair of a file OpenSM reads unpredictably;
 	// incomplete says what the matrix takes (exit 4).
-	notKnown   int
-	self       string // selfTaken
-	incomplete []cmdutil.Incomplete
+	notKnown int
+	self     string // selfTaken
+	// unknownType: ports taken for CA ports whose table differs as router ports
+	// (query.Partitions.UnknownType), said on stderr and in incomplete.
+	unknownType map[check.GUID][]check.PKey
+	incomplete  []cmdutil.Incomplete
 }
 
 func runMatrix(o *MatrixOptions) error {
@@ -199,7 +201,7 @@ func runMatrix(o *MatrixOptions) error {
 		fmt.Fprintln(o.IO.ErrOut, "ibkey: "+x.self)
 	}
 	err = cmdutil.Uncertain(o.IO.ErrOut, p.Config, "the matrix above is")
-	if err := typeUnknown(o.IO.ErrOut, p, p.UnknownType(p.FileGUIDs...), "the matrix above is"); err != nil {
+	if err := typeUnknown(o.IO.ErrOut, p, x.unknownType, "the matrix above is"); err != nil {
 		return err
 	}
 	if err == nil && len(x.incomplete) > 0 {
@@ -231,10 +233,9 @@ func (x *matrix) assumptions() {
 	if x.self = selfTaken(x.p, x.m, "the matrix takes none of its ports"); x.self != "" {
 		x.incomplete = append(x.incomplete, cmdutil.Incomplete{Kind: cmdutil.IncompleteNotChecked, Message: x.self})
 	}
-	if u := x.p.UnknownType(x.p.FileGUIDs...); len(u) > 0 {
-		x.incomplete = append(x.incomplete, cmdutil.Incomplete{Kind: cmdutil.IncompleteNotChecked,
-			Message: fmt.Sprintf("the matrix is for CA ports: %s would get other entries as router ports (%s has ALL_CAS or ALL_ROUTERS items, which OpenSM applies by node type): name the router ports with --router (--router none if there are none)",
-				strings.Join(textsafe.Capped(stringsOf(slices.Sorted(maps.Keys(u))), 3), ", "), x.p.Config.File)})
+	x.unknownType = x.p.UnknownType(x.p.FileGUIDs...)
+	if t := typeUnknownText(x.p, x.unknownType, "the matrix is"); t != "" {
+		x.incomplete = append(x.incomplete, cmdutil.Incomplete{Kind: cmdutil.IncompleteNotChecked, Message: t})
 	}
 }
 

@@ -75,16 +75,25 @@ func stringsOf[T fmt.Stringer](xs []T) []string {
 
 // typeUnknown is exit 4 when the tables printed depend on whether ports are router
 // ports, which was not given (unknown: query.Partitions.UnknownType): it says which
-// and how to say it.
+// and how to say it (typeUnknownText).
 func typeUnknown(w io.Writer, p *query.Partitions, unknown map[check.GUID][]check.PKey, printed string) error {
 	if len(unknown) == 0 {
 		return nil
 	}
-	guids := slices.Sorted(maps.Keys(unknown))
-	list := textsafe.Capped(stringsOf(guids), 3)
-	fmt.Fprintf(w, "ibkey: %s for CA ports: %s would get other entries as router ports (%s has ALL_CAS or ALL_ROUTERS items, which OpenSM applies by node type): name the router ports with --router (--router none if there are none), or give --fabric-file with a saved sweep\n",
-		printed, strings.Join(list, ", "), p.Config.File)
+	fmt.Fprintln(w, "ibkey: "+typeUnknownText(p, unknown, printed))
 	return cmdutil.Exit(cmdutil.ExitIncomplete)
+}
+
+// typeUnknownText is typeUnknown's sentence, also the JSON's incomplete message:
+// printed ("the tables above are") holds for CA ports, and which of unknown's ports
+// would get other entries as router ports; "" when none would.
+func typeUnknownText(p *query.Partitions, unknown map[check.GUID][]check.PKey, printed string) string {
+	if len(unknown) == 0 {
+		return ""
+	}
+	list := textsafe.Capped(stringsOf(slices.Sorted(maps.Keys(unknown))), 3)
+	return fmt.Sprintf("%s for CA ports: %s would get other entries as router ports (%s has ALL_CAS or ALL_ROUTERS items, which OpenSM applies by node type): name the router ports with --router (--router none if there are none), or give --fabric-file with a saved sweep",
+		printed, strings.Join(list, ", "), p.Config.File)
 }
 
 // PortTypes are --router and --fabric-file: which port GUIDs are router ports (a file

@@ -3,8 +3,6 @@ package partitions
 import (
 	"fmt"
 	"io"
-	"maps"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -15,7 +13,6 @@ import (
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/partconf"
 	"github.com/ibkey/ibkey/internal/query"
-	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // ShowOptions are `ibkey partitions show`'s inputs.
@@ -175,11 +172,8 @@ func (s *show) incomplete(self string) []cmdutil.Incomplete {
 	if u := cmdutil.UncertainIncomplete(s.p.Config); u != nil {
 		out = append(out, *u)
 	}
-	if len(s.unknownType) > 0 {
-		list := textsafe.Capped(stringsOf(slices.Sorted(maps.Keys(s.unknownType))), 3)
-		out = append(out, cmdutil.Incomplete{Kind: cmdutil.IncompleteNotChecked, Message: fmt.Sprintf(
-			"the tables shown are for CA ports: %s would get other entries as router ports (ALL_CAS or ALL_ROUTERS items in %s): give --router",
-			strings.Join(list, ", "), s.p.Config.File)})
+	if t := typeUnknownText(s.p, s.unknownType, "the tables shown are"); t != "" {
+		out = append(out, cmdutil.Incomplete{Kind: cmdutil.IncompleteNotChecked, Message: t})
 	}
 	if self != "" {
 		out = append(out, cmdutil.Incomplete{Kind: cmdutil.IncompleteNotChecked, Message: self})
