@@ -198,7 +198,7 @@ func runMatrix(o *MatrixOptions) error {
 			x.notKnown, textsafe.Plural(len(x.pairs), "pair", "pairs"), pairsNotKnown)
 	}
 	if x.self != "" {
-		fmt.Fprintln(o.IO.ErrOut, "ibkey: "+x.self)
+		o.Notices.Warn(x.self) // wrapped to a terminal's width, as partitions show's
 	}
 	err = cmdutil.Uncertain(o.IO.ErrOut, p.Config, "the matrix above is")
 	if err := typeUnknown(o.IO.ErrOut, p, x.unknownType, "the matrix above is"); err != nil {
