@@ -11,8 +11,15 @@ ibkey_load_config
 
 state=$(ibkey_state)
 if [ -r "$state.env" ]; then
-	# Only export lines of shell-safe names (ibkey writes nothing else).
-	grep -E '^export [A-Za-z_][A-Za-z0-9_]*=' "$state.env"
+	# ibkey quotes a value for a shell where it must ('ib-job#1'), but Slurm sets
+	# the text after "=" as it is (slurmstepd's task.c, _proc_stdout): the shell
+	# unquotes the export lines (of shell-safe names: ibkey writes nothing else)
+	# and they are printed again unquoted.
+	lines=$(grep -E '^export [A-Za-z_][A-Za-z0-9_]*=' "$state.env")
+	eval "$lines" || exit 1
+	for n in $(printf '%s\n' "$lines" | sed 's/^export \([A-Za-z0-9_]*\)=.*/\1/'); do
+		printf 'export %s=%s\n' "$n" "${!n}"
+	done
 	exit 0
 fi
 for f in "$state.fail" "$state.warn"; do
