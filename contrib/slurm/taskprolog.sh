@@ -1,8 +1,12 @@
 #!/bin/bash
 # Slurm TaskProlog (slurm.conf: TaskProlog=/etc/slurm/ibkey/taskprolog.sh). Runs as
-# the job's user before each task; what it prints as "export NAME=value" is set in
-# the task's environment, "print ..." goes to the task's output, and a non-zero exit
-# cancels the task (prolog_epilog.html). It prints what the Prolog left for the job.
+# the job's user before each task (the batch script's too), in the job's
+# environment (the user's PATH, no SLURM_JOB_COMMENT); what it prints as
+# "export NAME=value" is set in the task's environment, "print ..." goes to the
+# task's output, other lines nowhere (stderr is read with stdout: run_command.c,
+# task.c _proc_stdout), and a non-zero exit fails the job before the
+# task runs (slurmstepd adds "error: TaskProlog failed status=1" to the output; the
+# node stays in service). It prints what the Prolog left for the job.
 set -u
 here=$(dirname "$0")
 # shellcheck source=ibkey-slurm.sh
