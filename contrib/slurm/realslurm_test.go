@@ -45,7 +45,7 @@ func requireSlurm(t *testing.T) map[string]string {
 	t.Helper()
 	bin := map[string]string{}
 	var missing []string
-	for _, p := range []string{"munged", "mungekey", "slurmctld", "slurmd", "sbatch", "scontrol", "scancel", "squeue", "sinfo"} {
+	for _, p := range []string{"munged", "mungekey", "slurmctld", "slurmd", "sbatch", "scontrol", "scancel", "squeue", "sinfo", "srun"} {
 		path, err := exec.LookPath(p)
 		if err != nil {
 			if st, e := os.Stat("/usr/sbin/" + p); e == nil && st.Mode()&0o111 != 0 {
@@ -333,14 +333,19 @@ func tail(s string, n int) string {
 	return s
 }
 
-// node is the node's state and reason (sinfo).
+// node is the node's state and reason (sinfo) once its jobs have completed.
 func (s *realSlurm) node(t *testing.T, name string) string {
 	t.Helper()
-	out, err := s.cmd("", "sinfo", "-h", "-N", "-n", name, "-o", "%t %E").CombinedOutput()
-	if err != nil {
-		t.Fatalf("sinfo: %v\n%s", err, out)
-	}
-	return strings.TrimSpace(string(out))
+	var st string
+	s.waitFor(t, name+" to complete its jobs", 30*time.Second, func() bool {
+		out, err := s.cmd("", "sinfo", "-h", "-N", "-n", name, "-o", "%t %E").CombinedOutput()
+		if err != nil {
+			t.Fatalf("sinfo: %v\n%s", err, out)
+		}
+		st = strings.TrimSpace(string(out))
+		return !strings.HasPrefix(st, "comp") && !strings.HasPrefix(st, "drng")
+	})
+	return st
 }
 
 // SetPrologSlurmctld adds PrologSlurmctld= and restarts slurmctld: `scontrol
@@ -374,9 +379,10 @@ func settings(out string) map[string]string {
 // jobs submitted as nobody with the partition in --comment (22.05 has no --extra):
 // the Prolog holds the job until OpenSM programs 0x0042 and the job's tasks (the
 // batch step and an srun step) get the settings the TaskProlog printed, which
-// smpquery confirms; a job asking for no partition gets none; on a node that never
-// gets the key the TaskProlog fails the job (the task never runs, the reason is in
-// its output, the node stays in service); with IBKEY_ON_TIMEOUT=drain the Prolog
+// smpquery confirms, as does an interactive srun; a job asking for no partition gets
+// none; on a node that never gets the key the TaskProlog fails the job (the task
+// never runs, the reason is in its output or on srun's terminal, the node stays in
+// service); with IBKEY_ON_TIMEOUT=drain the Prolog
 // fails, and Slurm drains the node and holds the job; with PrologSlurmctld a job on
 // two nodes is requeued while one lacks the key, then runs on both once it has it.
 func TestRealSlurm(t *testing.T) {
@@ -434,6 +440,15 @@ func TestRealSlurm(t *testing.T) {
 		return len(ents) == 0
 	})
 
+	// An interactive job (srun alone) gets them too.
+	srun := func(node string) (string, error) {
+		out, err := s.cmd("nobody", "srun", "-w", node, "--comment", "pkey=0x0042", "sh", "-c", "echo task ran UCX_IB_PKEY=${UCX_IB_PKEY-unset}").CombinedOutput()
+		return string(out), err
+	}
+	if out, err := srun("node02"); err != nil || !strings.Contains(out, "task ran UCX_IB_PKEY=0x0042") {
+		t.Errorf("srun on node02: %v\n%s", err, out)
+	}
+
 	// No partition asked for: not gated, no settings.
 	n := s.submit(t, "-w", "node02", "--wrap", script)
 	s.waitState(t, n, "COMPLETED")
@@ -450,6 +465,10 @@ func TestRealSlurm(t *testing.T) {
 		!strings.Contains(out, "ibkey: ibkey job --want 0x0042 on node03 exited 1:") ||
 		!strings.Contains(out, "no entry for partition 0x0042") || !strings.Contains(out, "TaskProlog failed status=1") {
 		t.Errorf("job %s on node03 without the key: %s %s\n%s", b, f["JobState"], f["Reason"], out)
+	}
+	// srun prints the reason on the user's terminal and exits 1.
+	if out, err := srun("node03"); err == nil || strings.Contains(out, "task ran") || !strings.Contains(out, "no entry for partition 0x0042") {
+		t.Errorf("srun on node03 without the key: %v\n%s", err, out)
 	}
 	if st := s.node(t, "node03"); !strings.HasPrefix(st, "idle") {
 		t.Errorf("fail-tasks: node03 is %q, not idle", st)
@@ -469,7 +488,7 @@ func TestRealSlurm(t *testing.T) {
 	if f := s.job(t, h); f["JobState"] != "PENDING" || f["Priority"] != "0" {
 		t.Errorf("drain: job %s is %s with priority %s, not held", h, f["JobState"], f["Priority"])
 	}
-	if st := s.node(t, "node03"); !strings.HasPrefix(st, "dr") || !strings.Contains(st, "Prolog error") {
+	if st := s.node(t, "node03"); !strings.HasPrefix(st, "drain") || !strings.Contains(st, "Prolog error") {
 		t.Errorf("drain: node03 is %q", st)
 	}
 	if l := s.log("slurmd.node03"); !strings.Contains(l, "prolog failed: rc:1 output:ibkey job --want 0x0042 on node03 exited 1:") {
