@@ -9,6 +9,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -104,7 +105,7 @@ func startSlurm(t *testing.T, bin map[string]string, nodes ...string) *realSlurm
 	s.nobody = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
 	// The job's user (nobody) reaches the MUNGE socket, the ibkey configuration, the
 	// scripts' state and its own output directory.
-	for _, d := range []string{"", "munge-key", "munge", "spool", "state", "log", "bin", "jobs"} {
+	for _, d := range []string{"", "munge-key", "munge", "spool", "state", "log", "bin", "jobs", "env"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -112,6 +113,7 @@ func startSlurm(t *testing.T, bin map[string]string, nodes ...string) *realSlurm
 	os.Chmod(dir, 0o755)
 	os.Chmod(filepath.Join(dir, "munge-key"), 0o700)
 	os.Chown(filepath.Join(dir, "jobs"), uid, gid)
+	os.Chown(filepath.Join(dir, "env"), uid, gid)
 	key := filepath.Join(dir, "munge-key", "munge.key")
 	if out, err := exec.Command(bin["mungekey"], "-c", "-k", key).CombinedOutput(); err != nil {
 		t.Fatalf("mungekey: %v\n%s", err, out)
@@ -129,11 +131,14 @@ func startSlurm(t *testing.T, bin map[string]string, nodes ...string) *realSlurm
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Each wrapper keeps the environment Slurm gave the script, for the test to
+		// compare with what the other tests give it (env/SCRIPT.JOBID.NODE.STEP).
 		// slurmctld discards what PrologSlurmctld prints (slurmscriptd.c,
-		// _run_script): the wrapper keeps it for the test's messages.
-		w := fmt.Sprintf("#!/bin/sh\nIBKEY_SLURM_CONF=%s exec /bin/bash %s\n", s.ibkeyConf, src)
+		// _run_script): its wrapper keeps that for the test's messages.
+		keep := fmt.Sprintf("/usr/bin/env >%s/env/%s.$SLURM_JOB_ID.${SLURMD_NODENAME:-}.${SLURM_STEP_ID:-}\n", dir, script)
+		w := fmt.Sprintf("#!/bin/sh\n%sIBKEY_SLURM_CONF=%s exec /bin/bash %s\n", keep, s.ibkeyConf, src)
 		if script == "prolog_slurmctld" {
-			w = fmt.Sprintf("#!/bin/sh\nIBKEY_SLURM_CONF=%s exec /bin/bash %s 2>>%s/log/prolog_slurmctld.log\n", s.ibkeyConf, src, dir)
+			w = fmt.Sprintf("#!/bin/sh\n%sIBKEY_SLURM_CONF=%s exec /bin/bash %s 2>>%s/log/prolog_slurmctld.log\n", keep, s.ibkeyConf, src, dir)
 		}
 		if err := os.WriteFile(filepath.Join(dir, "bin", script), []byte(w), 0o755); err != nil {
 			t.Fatal(err)
@@ -363,6 +368,40 @@ func (s *realSlurm) SetPrologSlurmctld(t *testing.T) {
 	s.waitIdle(t)
 }
 
+// envOf is the environment a wrapper kept (env/SCRIPT.JOBID.NODE.STEP).
+func (s *realSlurm) envOf(t *testing.T, name string) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(s.dir, "env", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.Split(strings.TrimSpace(string(b)), "\n")
+}
+
+// slurmNames are the names of Slurm's variables and PATH in env, sorted, one a line.
+func slurmNames(env []string) string {
+	var names []string
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "SLURM") || k == "PATH" {
+			names = append(names, k)
+		}
+	}
+	slices.Sort(names)
+	return strings.Join(names, "\n")
+}
+
+// containsAll reports whether env has every name of want.
+func containsAll(env, want []string) bool {
+	for _, kv := range want {
+		k, _, _ := strings.Cut(kv, "=")
+		if !slices.ContainsFunc(env, func(e string) bool { return strings.HasPrefix(e, k+"=") }) {
+			return false
+		}
+	}
+	return true
+}
+
 // settingRE is a line of `env` setting one of ibkey's variables.
 var settingRE = regexp.MustCompile(`(?m)^(NCCL_IB_PKEY|UCX_IB_PKEY|NVSHMEM_IB_PKEY_INDEX|GASNET_IBV_PKEY|MV2_DEFAULT_PKEY|OMPI_MCA_btl_openib_pkey|IBKEY_IPOIB_INTERFACE)=(.*)$`)
 
@@ -439,6 +478,18 @@ func TestRealSlurm(t *testing.T) {
 		ents, _ := os.ReadDir(filepath.Join(s.dir, "run", "node02"))
 		return len(ents) == 0
 	})
+	// What slurmd gave the scripts is what the other tests give them.
+	if got, want := slurmNames(s.envOf(t, "prolog."+a+".node02.")), slurmNames(prologEnv("node02", "pkey=0x0042")); got != want {
+		t.Errorf("slurmd gave the Prolog\n%s\nthe tests give it\n%s", got, want)
+	}
+	if got := s.envOf(t, "epilog."+a+".node02."); !containsAll(got, prologEnv("node02", "pkey=0x0042")) {
+		t.Errorf("slurmd gave the Epilog %s", slurmNames(got))
+	}
+	if got := s.envOf(t, "taskprolog."+a+".node02."); !containsAll(got, taskEnv("node02")) || slices.ContainsFunc(got, func(kv string) bool {
+		return strings.HasPrefix(kv, "SLURM_JOB_COMMENT=")
+	}) || !slices.Contains(got, "PATH=/usr/local/bin:/usr/bin:/bin") {
+		t.Errorf("slurmstepd gave the TaskProlog %s", slurmNames(got))
+	}
 
 	// An interactive job (srun alone) gets them too.
 	srun := func(node string) (string, error) {
@@ -516,6 +567,9 @@ func TestRealSlurm(t *testing.T) {
 	}
 	if l := s.log("slurmctld"); !strings.Contains(l, "PrologSlurmctld exit status 1:0") {
 		t.Errorf("slurmctld's log does not show the PrologSlurmctld failing:\n%s", tail(l, 3000))
+	}
+	if got, want := slurmNames(s.envOf(t, "prolog_slurmctld."+d+"..")), slurmNames(ctldEnv("pkey=0x0042")); got != want {
+		t.Errorf("slurmctld gave PrologSlurmctld\n%s\nthe tests give it\n%s", got, want)
 	}
 	if _, _, err := c.sm.Reprogram(ctx, c.partition("node02", "node03")); err != nil {
 		t.Fatal(err)

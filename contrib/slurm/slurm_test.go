@@ -120,7 +120,8 @@ func (c *cluster) run(t *testing.T, script string, env ...string) (stdout, stder
 // (prep_script_slurmd.c, _build_env; the same names under TestRealSlurm): no PATH,
 // the job's nodes in SLURM_NODELIST (SLURM_JOB_NODELIST too only from 23.11), and
 // SLURM_JOB_COMMENT, from the job's credential, only when the job has a --comment.
-// 22.05 has no --extra; SLURM_JOB_EXTRA comes with it in 23.02.
+// 22.05 has no --extra; SLURM_JOB_EXTRA comes with it in 23.02. TestRealSlurm checks
+// these names against slurmd's (ctldEnv's against slurmctld's).
 func prologEnv(node, comment string) []string {
 	env := []string{"SLURMD_NODENAME=" + node, "SLURM_CLUSTER_NAME=lab", "SLURM_CONF=/etc/slurm/slurm.conf",
 		"SLURM_JOBID=4242", "SLURM_JOB_ID=4242", "SLURM_JOB_CPUS_PER_NODE=1", "SLURM_JOB_GID=1000",
@@ -133,14 +134,14 @@ func prologEnv(node, comment string) []string {
 	return env
 }
 
-// taskEnv is what slurmstepd gives the TaskProlog: the job's environment (the one
-// sbatch or srun sent: the user's, with their PATH) and the step's SLURM_ variables
-// (task.c: SLURM_SCRIPT_CONTEXT=prolog_task), but not SLURM_JOB_COMMENT.
+// taskEnv is what slurmstepd gives the TaskProlog of a batch script: the job's
+// environment (the one sbatch sent: the user's, with their PATH) and the step's
+// SLURM_ variables (task.c: SLURM_SCRIPT_CONTEXT=prolog_task), but not
+// SLURM_JOB_COMMENT. TestRealSlurm checks these names against slurmstepd's.
 func taskEnv(node string) []string {
 	return []string{"SLURM_JOB_ID=4242", "SLURM_JOBID=4242", "SLURMD_NODENAME=" + node, "SLURM_SCRIPT_CONTEXT=prolog_task",
-		"SLURM_STEP_ID=0", "SLURM_PROCID=0", "SLURM_LOCALID=0", "SLURM_NODEID=0", "SLURM_NNODES=2", "SLURM_NTASKS=2",
-		"SLURM_JOB_NODELIST=node[02-03]", "SLURM_NODELIST=node[02-03]", "ENVIRONMENT=BATCH",
-		"HOME=/home/alice", "USER=alice", "PATH=/usr/bin:/bin"}
+		"SLURM_PROCID=0", "SLURM_LOCALID=0", "SLURM_NODEID=0", "SLURM_NNODES=2", "SLURM_JOB_NODELIST=node[02-03]",
+		"SLURM_NODELIST=node[02-03]", "ENVIRONMENT=BATCH", "HOME=/home/alice", "PATH=/usr/bin:/bin"}
 }
 
 // ctldEnv is what slurmctld 22.05 gives PrologSlurmctld (job_mgr.c,
