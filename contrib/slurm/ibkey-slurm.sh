@@ -28,8 +28,8 @@ ibkey_load_config() {
 
 # ibkey_job_pkey prints the job's partition: a "pkey=0xNNNN" word in the job's
 # --extra (SLURM_JOB_EXTRA, Slurm 23.02 on) or --comment (SLURM_JOB_COMMENT), else
-# IBKEY_PKEY. It fails when the job asks for none: the job is not gated. The
-# Prolog, Epilog and PrologSlurmctld have both variables (the TaskProlog neither);
+# IBKEY_PKEY. It fails when the job asks for none: the job is not gated. Slurm
+# gives them to the Prolog, Epilog and PrologSlurmctld (the TaskProlog neither);
 # Slurm 22.05 has no --extra (`sbatch --extra=pkey=0x0042` is taken there as an
 # abbreviation of --extra-node-info and refused).
 ibkey_job_pkey() {

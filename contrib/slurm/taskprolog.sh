@@ -20,7 +20,10 @@ if [ -r "$state.env" ]; then
 	# unquotes the export lines (of shell-safe names: ibkey writes nothing else)
 	# and they are printed again unquoted.
 	lines=$(grep -E '^export [A-Za-z_][A-Za-z0-9_]*=' "$state.env")
-	eval "$lines" || exit 1
+	eval "$lines" || {
+		echo "print ibkey: $state.env: not shell export lines"
+		exit 1
+	}
 	for n in $(printf '%s\n' "$lines" | sed 's/^export \([A-Za-z0-9_]*\)=.*/\1/'); do
 		printf 'export %s=%s\n' "$n" "${!n}"
 	done
