@@ -422,7 +422,8 @@ func settings(out string) map[string]string {
 // none; on a node that never gets the key the TaskProlog fails the job (the task
 // never runs, the reason is in its output or on srun's terminal, the node stays in
 // service); with IBKEY_ON_TIMEOUT=drain the Prolog
-// fails, and Slurm drains the node and holds the job; with PrologSlurmctld a job on
+// fails, and Slurm drains the node and holds the job; without fabric access the job
+// runs without the settings, its output saying why; with PrologSlurmctld a job on
 // two nodes is requeued while one lacks the key, then runs on both once it has it.
 func TestRealSlurm(t *testing.T) {
 	bin := requireSlurm(t)
@@ -551,6 +552,16 @@ func TestRealSlurm(t *testing.T) {
 	s.cmd("", "scancel", h).Run()
 	if out, err := s.cmd("", "scontrol", "update", "nodename=node03", "state=resume").CombinedOutput(); err != nil {
 		t.Fatalf("resume node03: %v\n%s", err, out)
+	}
+
+	// No fabric access: not checked, so the job runs without the settings and its
+	// output says why (IBKEY_STRICT=0).
+	c.writeConf(t, "IBKEY_ARGS=(--ibsim=nobody-serves-this --mad-timeout 100ms)\nIBKEY_WAIT=2s\n")
+	u := s.submit(t, "-w", "node02", "--comment", "pkey=0x0042", "--wrap", script)
+	f = s.waitState(t, u, "COMPLETED", "FAILED", "CANCELLED")
+	if out := s.output(u); f["JobState"] != "COMPLETED" || len(settings(out)) > 0 || !strings.Contains(out, "task ran") ||
+		!regexp.MustCompile(`(?m)^ibkey: ibkey job --want 0x0042 on node02 exited [234]:$`).MatchString(out) {
+		t.Errorf("job %s without fabric access: %s\n%s", u, f["JobState"], out)
 	}
 
 	// PrologSlurmctld: a job on both nodes is requeued while node03 lacks the key
