@@ -27,10 +27,10 @@ const slurmInstall = "apt-get install -y slurmctld slurmd slurm-client munge"
 // and socket, slurmctld, and one slurmd per node name (slurmd -N NAME, each on its
 // own port), all in the foreground, with every file under dir. It runs the scripts
 // of contrib/slurm as slurm.conf's Prolog, TaskProlog, Epilog and (SetPrologSlurmctld)
-// PrologSlurmctld, through one-line wrappers that only name the ibkey configuration
-// (slurmd builds the Prolog's environment from nothing but the job:
-// prep_script_slurmd.c, _build_env; so /etc/ibkey/slurm.conf cannot be replaced
-// by an environment variable there).
+// PrologSlurmctld, through wrappers that keep the environment Slurm gave the script
+// and name the ibkey configuration (slurmd builds the Prolog's environment from
+// nothing but the job: prep_script_slurmd.c, _build_env; so /etc/ibkey/slurm.conf
+// cannot be replaced by an environment variable there).
 type realSlurm struct {
 	// conf is slurm.conf; ibkeyConf the scripts' configuration (the test writes it).
 	dir, conf, ibkeyConf, confText string
