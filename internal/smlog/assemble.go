@@ -387,6 +387,18 @@ func (a *Assembler) message(r *record) {
 		}
 		a.emit(ev)
 	case has(msg, "Duplicated partition definition"):
+		// osm_prtn.c osm_prtn_make_new: a definition of a key OpenSM already has a
+		// partition for. OpenSM keeps its partitions from one sweep to the next
+		// (osm_prtn_make_partitions clears only their members), so every sweep logs
+		// this for the implicit Default made before the file is read and for every
+		// partition the last sweep kept, with the same name: routine (the lab logs it
+		// for each partition at each SIGHUP). A same-name definition written twice in
+		// the file reads the same, and means the same: OpenSM adds its members.
+		var name, prev string
+		var key uint64
+		if scanf(msg, dupFormat, &name, &key, &prev) && name == prev {
+			return
+		}
 		ev := a.newEvent(KindConfigWarning, r)
 		ev.Detail = strings.TrimSpace(string(msg))
 		a.emit(ev)
@@ -428,6 +440,9 @@ func (a *Assembler) message(r *record) {
 		a.prefix = append(append([]byte(nil), r.fn...), ':', ' ')
 	}
 }
+
+// dupFormat is osm_prtn.c osm_prtn_make_new's message for a key already defined.
+const dupFormat = "Duplicated partition definition: '%s' (0x%x) prev name '%s'.  Will use it"
 
 // errCode handles "ERR XXXX: ..." lines. A repeat of a recent one-line event (an
 // application asking the SA the same refused path in a loop) is the template's

@@ -556,7 +556,18 @@ func (x *Explainer) configWarning(ev *Event, ex *Explanation) {
 	case ev.MGID != "":
 		ex.Rule = fmt.Sprintf("an IP multicast group of a partition must use the partition's P_Key, rate and MTU: OpenSM did not create %s (%s)", ev.MGID, ev.Detail)
 	case strings.HasPrefix(ev.Detail, "Duplicated partition"):
-		ex.Rule = "two definitions name one key: OpenSM merges them into the first (its name wins): " + ev.Detail
+		var name, prev string
+		var key uint64
+		if !scanf([]byte(ev.Detail), dupFormat, &name, &key, &prev) {
+			ex.Rule = "a definition of a key OpenSM already has a partition for: it adds the members to that partition (osm_prtn.c): " + ev.Detail
+			break
+		}
+		// The lab: a second definition in the file, and a file that renamed a
+		// partition since the last sweep, both log this, and both leave the members
+		// in the partition under its first name.
+		ex.Rule = fmt.Sprintf("OpenSM already had partition 0x%04x as %q when it read the definition %q: the file defines the key twice, or renamed the partition since an earlier sweep (OpenSM keeps its partitions between sweeps, osm_prtn.c osm_prtn_make_new); either way it adds the members of %q to %q and keeps the name %q", key, prev, name, name, prev, prev)
+		ex.Fix = fmt.Sprintf("define key 0x%04x once (ibkey partitions check names both definitions); a renamed partition keeps its old name until a sweep leaves it without members, or OpenSM restarts", key)
+		return
 	default:
 		ex.Rule = fmt.Sprintf("OpenSM read %s differently from what it says: %s", where, ev.Detail)
 	}
