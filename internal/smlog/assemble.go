@@ -22,6 +22,11 @@ type Assembler struct {
 	// NoLines leaves Event.Lines empty: a caller that prints no log lines saves
 	// copying them.
 	NoLines bool
+	// Unexplained, when set, receives each line about partitions or keys that is not
+	// part of an event (about): a message of another OpenSM version, or one the
+	// catalogue does not explain. A caller that says "no problems" without them
+	// would say it of lines it never understood.
+	Unexplained func(*Unexplained)
 
 	free []*Event // events given back (Recycle), reused by newEvent
 
@@ -42,6 +47,7 @@ type Assembler struct {
 	records   int64  // lines in OpenSM's format (Records)
 
 	line   int64
+	used   bool   // the line being handled went into an event, or is known to be routine
 	thread string // the thread of the last event held (hold)
 	// dumping is the trap whose verbose notice dump is being read: the continuation
 	// lines after its "Generic Notice dump" line, up to the next record.
@@ -99,9 +105,69 @@ func (a *Assembler) Line(line []byte) {
 	}
 	r.function()
 	a.other(&r)
+	a.used = false
 	if len(r.msg) >= 8 {
 		a.message(&r)
 	}
+	if !a.used && a.Unexplained != nil && a.about(&r) {
+		u := &Unexplained{Line: a.line, Time: a.stamp(r.line[:stampLen]), Level: r.level, Function: string(r.fn), Message: string(r.msg)}
+		if has(r.msg, "ERR ") && len(r.msg) >= 8 {
+			u.Code = string(r.msg[4:8])
+		}
+		a.Unexplained(u)
+	}
+}
+
+// Unexplained is a line about partitions or keys that no event holds.
+type Unexplained struct {
+	Line  int64
+	Time  time.Time
+	Level Level
+	// Code is the message's ERR code ("0F12"), "" when it has none.
+	Code string
+	// Function is the C function that logged it, "" on sys lines; Message the rest,
+	// as logged.
+	Function, Message string
+}
+
+// catalogueCodes are the ERR codes errEvent reads: one of them that does not read as
+// its format is another version's message, not explained.
+var catalogueCodes = map[string]bool{
+	"1F1A": true, "1F1B": true, "1F1C": true, "1F1D": true, "1F1E": true, "4518": true, "4519": true, "451A": true,
+	"451C": true, "451D": true, "1B11": true, "1B14": true, "1B1A": true, "1B1C": true, "1B30": true, "1B31": true,
+	"1B32": true, "4608": true, "430B": true, "1A04": true, "2F18": true, "0502": true, "0503": true, "0505": true,
+	"0506": true, "0507": true, "0508": true, "0509": true, "0510": true, "0511": true, "0512": true,
+}
+
+// keyWords are the words that make an error line one about partitions or keys
+// (lower case): OpenSM's own spellings (osm_pkey_mgr.c "pkey", osm_trap_rcv.c
+// "P_Key", osm_sa_mcmember_record.c "PKey", osm_sa_mad_ctrl.c "SM_Key"). M_Key is
+// not one: OpenSM's M_Key messages other than trap 256 are its own bookkeeping
+// (docs/sm.md).
+var keyWords = []string{"pkey", "p_key", "partition", "prtn", "qkey", "q_key", "sm_key"}
+
+// about reports whether r, which no event holds, is about partitions or keys: an
+// error line that names them (in its message or its function's name), one of the
+// catalogue's ERR codes, or a line that starts as one of the catalogue's messages
+// (doc.go) and did not read as it.
+func (a *Assembler) about(r *record) bool {
+	msg := r.msg
+	if has(msg, "Reporting Security Notice ") || has(msg, "Partition configuration ") || has(msg, "PARSE ") {
+		return true
+	}
+	if r.level&LevelError == 0 {
+		return false
+	}
+	if has(msg, "Received Generic Notice ") || has(msg, "ERR ") && len(msg) >= 8 && catalogueCodes[string(msg[4:8])] {
+		return true
+	}
+	text := bytes.ToLower(r.text)
+	for _, w := range keyWords {
+		if bytes.Contains(text, []byte(w)) {
+			return true
+		}
+	}
+	return false
 }
 
 // candidate is the fast look at a record: whether it may be one of the catalogue's
@@ -291,6 +357,7 @@ func (a *Assembler) newEvent(k Kind, r *record) *Event {
 	} else {
 		ev = &Event{}
 	}
+	a.used = true
 	ev.Kind, ev.Time, ev.Line, ev.SL, ev.SwitchPort, ev.Level = k, a.stamp(r.line[:stampLen]), a.line, -1, -1, r.level
 	ev.From, ev.To, ev.Reporter = unknownPort(), unknownPort(), unknownPort()
 	if !a.NoLines {
@@ -309,6 +376,7 @@ func (a *Assembler) Recycle(ev *Event) {
 }
 
 func (a *Assembler) add(p *pending, r *record) {
+	a.used = true
 	if !a.NoLines {
 		p.ev.Lines = append(p.ev.Lines, string(r.line))
 	}
@@ -397,6 +465,7 @@ func (a *Assembler) message(r *record) {
 		var name, prev string
 		var key uint64
 		if scanf(msg, dupFormat, &name, &key, &prev) && name == prev {
+			a.used = true
 			return
 		}
 		ev := a.newEvent(KindConfigWarning, r)
@@ -434,6 +503,7 @@ func (a *Assembler) message(r *record) {
 		a.emit(ev)
 	case r.level == LevelSys && has(msg, "Found remote SM ("):
 		// The sys copy of ERR 2F18 (osm_sminfo_rcv.c): the error line is the event.
+		a.used = true
 	case len(a.prefix) == 0 && r.fn != nil && has(msg, "OpenSM ") && msg[7] >= '0' && msg[7] <= '9':
 		// "PREFIX: OpenSM 3.3.23", the first line of a run (osm_opensm_init logs
 		// it without a function): the log has log_prefix set.
@@ -542,6 +612,7 @@ func (a *Assembler) errEvent(r *record) *Event {
 		}
 		k, _, broadcast, _ := ipoibMGID(mgid)
 		if !broadcast {
+			a.used = true // an application's join without the components to create its group (docs/sm.md)
 			return nil
 		}
 		e := ev(KindJoinRefused)
@@ -625,6 +696,7 @@ func (a *Assembler) errEvent(r *record) *Event {
 		return e
 	case "0507":
 		if !bytes.Contains(r.fn, []byte("pkey_mgr")) {
+			a.used = true
 			return nil // libvendor's osm_vendor_mlx_sa.c has an ERR 0507 too
 		}
 		var cap, last, node, port uint64
@@ -638,6 +710,7 @@ func (a *Assembler) errEvent(r *record) *Event {
 		return e
 	case "0502", "0503", "0505", "0506", "0508", "0509", "0510", "0511":
 		if !bytes.Contains(r.fn, []byte("pkey_mgr")) {
+			a.used = true
 			return nil // the same codes in libvendor's osm_vendor_mlx_sa.c (not the ibumad build)
 		}
 		e := ev(KindProgramFailed)
@@ -701,6 +774,7 @@ func (a *Assembler) trapHeader(r *record) {
 	case 259:
 		k, kt = KindBadSwitchPKey, KeyPKey
 	default:
+		a.used = true // another trap (a link, a GID, a port's capabilities): not a key's
 		return
 	}
 	if p := a.findPending(r.thread, waitReport); p != nil {
@@ -930,6 +1004,9 @@ func (a *Assembler) partitionConfig(r *record) {
 		p.ev.Fallback = true
 		a.release(p)
 	case has(msg, "Partition configuration was not fully processed"):
+		// osm_prtn.c logs it (verbose) before "in error; retrying", which makes the
+		// event when no parse error came first (a file with no definition).
+		a.used = true
 		if p != nil {
 			a.add(p, r)
 		}
