@@ -253,12 +253,16 @@ func (x *Explainer) badSwitchPKey(ev *Event, ex *Explanation) {
 func (x *Explainer) pathRefused(ev *Event, ex *Explanation) {
 	a, b := labelOr(ex.From, "the source"), labelOr(ex.To, "the destination")
 	if ev.QoSLevel != "" {
-		what := "the P_Keys it lists"
 		if ev.KeyType == KeyPKey {
-			what = fmt.Sprintf("P_Key %s is not among the P_Keys it lists", check.PKey(ev.Key))
+			ex.Rule = fmt.Sprintf("the SA gives a path only in a partition the path's QoS level allows (qos-policy.conf): the level %q applies to %s and %s, and P_Key %s is not among the P_Keys it lists", ev.QoSLevel, a, b, check.PKey(ev.Key))
+			ex.Fix = fmt.Sprintf("add the partition to QoS level %q's pkey list in qos-policy.conf, or ask for a path in a partition it lists", ev.QoSLevel)
+			return
 		}
-		ex.Rule = fmt.Sprintf("the SA gives a path only in a partition the path's QoS level allows (qos-policy.conf): the level %q applies to %s and %s, and %s", ev.QoSLevel, a, b, what)
-		ex.Fix = fmt.Sprintf("add the partition to QoS level %q's pkey list in qos-policy.conf, or ask for a path in a partition it lists", ev.QoSLevel)
+		// ERR 1F1E, 451D: no P_Key asked; the SA looks for one of the level's P_Keys
+		// the two share, one of them as a full member (osm_qos_policy.c
+		// osm_qos_level_get_shared_pkey, osm_physp_share_this_pkey).
+		ex.Rule = fmt.Sprintf("the SA gives a path only in a partition the path's QoS level allows (qos-policy.conf): the level %q applies to %s and %s, and they share none of the partitions it lists (both members, one of them full)", ev.QoSLevel, a, b)
+		ex.Fix = fmt.Sprintf("add to QoS level %q's pkey list a partition both are in, or make them members of one it lists (one of them a full member)", ev.QoSLevel)
 		return
 	}
 	if ev.KeyType != KeyPKey {

@@ -32,12 +32,12 @@ var handWritten = []struct {
 		func(e *Event) bool {
 			return e.Kind == KindPathNoPartition && e.Key == 0x0555 && e.SL == 0 && e.From.NodeDesc == "HcaB" && e.To.Num == 1
 		}},
-	{"1F1D", "osm_sa_path_record.c; needs a QoS policy (qos TRUE, qos_policy_file) with P_Key ranges, not set up in the lab",
+	{"1F1D", "osm_sa_path_record.c; kept with its 'storage' level beside the lab's (lab_qos_test.go TestLabQoSPathRefusals)",
 		`Nov 28 10:00:00 000004 [AB12] 0x01 -> pr_rcv_get_path_parms: ERR 1F1D: QoS level "storage" doesn't define specified PKey 0x8002 for ports 0x0002c90300000211 (HcaB port 1) and 0x0002c90300000221 (HcaC port 1)`,
 		func(e *Event) bool {
 			return e.Kind == KindPathRefused && e.QoSLevel == "storage" && e.Key == 0x8002 && e.To.GUID == 0x0002c90300000221
 		}},
-	{"1F1E", "osm_sa_path_record.c; a QoS policy, as 1F1D",
+	{"1F1E", "osm_sa_path_record.c; as 1F1D",
 		`Nov 28 10:00:00 000005 [AB12] 0x01 -> pr_rcv_get_path_parms: ERR 1F1E: Ports 0x0002c90300000211 (HcaB) and 0x0002c90300000221 (HcaC) do not share PKeys defined by QoS level "storage"`,
 		func(e *Event) bool {
 			return e.Kind == KindPathRefused && e.QoSLevel == "storage" && e.From.NodeDesc == "HcaB" && e.From.Num == -1

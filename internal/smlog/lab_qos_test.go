@@ -113,7 +113,7 @@ func TestLabQoSPathRefusals(t *testing.T) {
 			}
 		case "1F1E":
 			e1 = true
-			if e.QoSLevel != "QC" || e.KeyType != "" || e.From.GUID != guidC || e.To.GUID != guidD || !strings.Contains(rule, `the level "QC"`) {
+			if e.QoSLevel != "QC" || e.KeyType != "" || e.From.GUID != guidC || e.To.GUID != guidD || !strings.Contains(rule, `the level "QC" applies to "HcaC" and "HcaD"[1], and they share none of the partitions it lists`) {
 				t.Errorf("1F1E: %+v\n%s", e, rule)
 			}
 		}
