@@ -135,7 +135,7 @@ type Unexplained struct {
 var catalogueCodes = map[string]bool{
 	"1F1A": true, "1F1B": true, "1F1C": true, "1F1D": true, "1F1E": true, "4518": true, "4519": true, "451A": true,
 	"451C": true, "451D": true, "1B11": true, "1B14": true, "1B1A": true, "1B1C": true, "1B30": true, "1B31": true,
-	"1B32": true, "4608": true, "430B": true, "1A04": true, "2F18": true, "0502": true, "0503": true, "0505": true,
+	"1B32": true, "1B1B": true, "4608": true, "430B": true, "1A04": true, "2F18": true, "0502": true, "0503": true, "0505": true,
 	"0506": true, "0507": true, "0508": true, "0509": true, "0510": true, "0511": true, "0512": true,
 }
 
@@ -618,6 +618,23 @@ func (a *Assembler) errEvent(r *record) *Event {
 		e := ev(KindJoinRefused)
 		e.From = Port{GUID: check.GUID(g1), NodeDesc: d1, Num: -1}
 		a.Names.learn(e.From)
+		e.MGID, e.Key, e.KeyType = mgid, uint64(k), KeyPKey
+		return e
+	case "1B1B":
+		// A join that would create an IPoIB multicast group (an IPv4 or IPv6 group of
+		// a partition) whose partition has no broadcast group in that scope: OpenSM
+		// copies the new group's parameters from it (osm_sa_mcmember_record.c
+		// mcmr_rcv_create_new_mgrp, ipoib_mcgroup_creation_validation, on by
+		// default). The line names neither the port nor the group asked for.
+		var mgid string
+		if !scanf(body, "Broadcast group %s not found, sending IB_SA_MAD_STATUS_REQ_INVALID", &mgid) {
+			return nil
+		}
+		k, _, broadcast, _ := ipoibMGID(mgid)
+		if !broadcast {
+			return nil
+		}
+		e := ev(KindJoinRefused)
 		e.MGID, e.Key, e.KeyType = mgid, uint64(k), KeyPKey
 		return e
 	case "1B31", "1B32":

@@ -17,7 +17,7 @@
 //	                       "Cannot find port corresponding to lid:%u", ERR 3802, 3809
 //	osm_sa_path_record.c   ERR 1F1A 1F1B 1F1C 1F1D 1F1E
 //	osm_sa_multipath_record.c ERR 4518 4519 451A 451C 451D
-//	osm_sa_mcmember_record.c ERR 1B14 1B30 1B31 1B32 (1B1A/1B1C merged), 1B11 (IPoIB broadcast groups), verbose
+//	osm_sa_mcmember_record.c ERR 1B14 1B30 1B31 1B32 (1B1A/1B1C merged), 1B11 1B1B (IPoIB broadcast groups), verbose
 //	                       "Port and requester don't share PKey", "Invalid PKey supplied in request"
 //	osm_sa_pkey_record.c   ERR 4608;  osm_sa_informinfo.c ERR 430B
 //	osm_sa_mad_ctrl.c      ERR 1A04;  osm_sminfo_rcv.c ERR 2F18

@@ -322,7 +322,7 @@ func keyOnly(e check.Endpoint, key check.PartitionKey) check.Endpoint {
 
 func (x *Explainer) joinRefused(ev *Event, ex *Explanation) {
 	port := labelOr(ex.From, "the port")
-	if ev.Code == "1B11" {
+	if ev.Code == "1B11" || ev.Code == "1B1B" {
 		x.ipoibBroadcastMissing(ev, ex, port)
 		return
 	}
@@ -368,6 +368,10 @@ func (x *Explainer) ipoibBroadcastMissing(ev *Event, ex *Explanation, port strin
 	k, scope, _, _ := ipoibMGID(ev.MGID)
 	key := k.Partition()
 	ex.Rule = fmt.Sprintf("an IPoIB interface comes up (gets carrier) only once it has joined its partition's broadcast group, which its join cannot create (ipoib_multicast.c gives it no Q_Key or MTU): the SM creates it for a partition with the ipoib flag; group %s (partition %s, scope %d) does not exist, so %s's IPoIB interface on P_Key %s stays down", ev.MGID, key, scope, port, k)
+	if ev.Code == "1B1B" {
+		// The lab: TestLabIPoIBGroupWithoutBroadcast.
+		ex.Rule = fmt.Sprintf("OpenSM creates an IPoIB multicast group (an IPv4 or IPv6 group: MGID ff1S:401b or ff1S:601b with the P_Key) only when its partition's broadcast group in that scope exists, whose Q_Key, MTU and rate it copies (osm_sa_mcmember_record.c mcmr_rcv_create_new_mgrp; opensm.conf ipoib_mcgroup_creation_validation); group %s (partition %s, scope %d) does not exist, so a join that would create a group of partition %s was refused (the log names neither the port nor the group)", ev.MGID, key, scope, key)
+	}
 	addMGID := fmt.Sprintf("`mgid=ff1%x:401b::ffff:ffff,sl=0` on its own line after the definition's ':' (members after it)", scope)
 	// The default partition's group (ib0's on every host): OpenSM makes it itself
 	// only when it reads no partitions file (osm_prtn.c prtn_make_default, `if
@@ -380,7 +384,11 @@ func (x *Explainer) ipoibBroadcastMissing(ev *Event, ex *Explanation, port strin
 	}
 	switch {
 	case scope != 2:
-		ex.Rule += fmt.Sprintf("; OpenSM creates IPoIB broadcast groups in link-local scope (2) only, whatever scope= says, and this interface uses scope %d (its broadcast address 00:ff:ff:ff:ff:1%x:40:1b:...)", scope, scope)
+		who := fmt.Sprintf("this interface uses scope %d (its broadcast address 00:ff:ff:ff:ff:1%x:40:1b:...)", scope, scope)
+		if ev.Code == "1B1B" {
+			who = fmt.Sprintf("the group asked for is in scope %d, as an interface with broadcast address 00:ff:ff:ff:ff:1%x:40:1b:... joins", scope, scope)
+		}
+		ex.Rule += "; OpenSM creates IPoIB broadcast groups in link-local scope (2) only, whatever scope= says, and " + who
 		ex.Fix = fmt.Sprintf("set the interface's broadcast address back to scope 2 (the kernel's default, 00:ff:ff:ff:ff:12:40:1b:...), or create the group in partitions.conf: %s in partition %s", addMGID, key)
 	case deflt:
 		ex.Fix = "likely cause: partitions.conf's Default line has no ipoib flag (or there is no Default line); make it " + defaultLine + " (keep its members), then SIGHUP OpenSM; with --partitions FILE the line is named"

@@ -74,7 +74,7 @@ Events (OpenSM 3.3.23; docs/sm.md lists every message and where it comes from):
                        1F1D, 1F1E; MultiPathRecord 4518, 4519, 451C, 451D)
   path-no-partition    a path in a P_Key OpenSM has no partition for (ERR 1F1C, 451A)
   join-refused         the SA refused a multicast join (ERR 1B14, 1B30, 1B31, 1B32;
-                       1B11: an IPoIB broadcast group that does not exist)
+                       1B11, 1B1B: an IPoIB broadcast group that does not exist)
   untrusted-request    a request that needs the SM_Key came without it (ERR 4608, 430B)
   bad-sm-key           an SA request with a wrong SM_Key, dropped unanswered (ERR 1A04)
   sm-key-mismatch      another SM with another SM_Key (ERR 2F18)
