@@ -66,7 +66,7 @@ func (x *Explainer) Explain(ev *Event) Explanation {
 		}
 	}
 	for _, e := range []*End{ex.From, ex.To, ex.Reporter} {
-		if e != nil && e.From == "" && e.LID != 0 {
+		if e != nil && e.From == "" && e.LID != 0 && !multicastLID(e.LID) {
 			if n := fmt.Sprintf("LID %d is not resolved: the log does not name it; give --fabric-file, or a fabric transport (--ibsim, --ca) to sweep now", e.LID); !slices.Contains(ex.Notes, n) {
 				ex.Notes = append(ex.Notes, n)
 			}
@@ -161,13 +161,40 @@ func pkeyReasons(a, b check.Endpoint) (check.Verdict, string) {
 	return v, strings.Join(out, "; ")
 }
 
+// multicastLID reports whether lid is a multicast LID (IBA 4.1.3: 0xC000-0xFFFE;
+// 0xFFFF, the permissive LID, goes with them: no port holds it).
+func multicastLID(lid uint16) bool { return lid >= 0xc000 }
+
+// dropper is the port that dropped a trap 257 or 258's packet: the trap's reporter
+// (IBA 14.3.1: the port that detected the bad key sends it). That is LID2's port for
+// a unicast packet; for a packet to a multicast LID (the lab sends one: LID2 0xc001,
+// QP2 0xffffff) it is the reporter alone, LID2 being the group's.
+func dropper(ev *Event, ex *Explanation) *End {
+	if ex.Reporter == nil || ex.To == nil {
+		return ex.To
+	}
+	if multicastLID(ev.To.LID) || ev.To.LID != ev.Reporter.LID && (ex.To.GUID == 0 || ex.To.GUID != ex.Reporter.GUID) {
+		return ex.Reporter
+	}
+	return ex.To
+}
+
+// toGroup is the note for a packet to a multicast LID.
+func toGroup(ev *Event, recv *End) string {
+	return fmt.Sprintf("LID2 %d (0x%04x) is a multicast LID: the packet went to a multicast group, and %s, the trap's reporter, is the member port that dropped it (the log does not say which group)", ev.To.LID, ev.To.LID, labelOr(recv, "the reporter"))
+}
+
 func (x *Explainer) badPKey(ev *Event, ex *Explanation) {
 	k := check.PKey(ev.Key)
-	from, to := labelOr(ex.From, "the sender"), labelOr(ex.To, "the receiver")
+	recvEnd := dropper(ev, ex)
+	from, to := labelOr(ex.From, "the sender"), labelOr(recvEnd, "the receiver")
+	if multicastLID(ev.To.LID) {
+		ex.Notes = append(ex.Notes, toGroup(ev, recvEnd))
+	}
 	base := fmt.Sprintf("a port accepts a packet only when its P_Key table holds the packet's partition and one of the two P_Keys is a full member (IBA 10.9.3): %s dropped a packet from %s with P_Key %s (partition %s, %s member)", to, from, k, k.Partition(), k.Membership())
 	ex.Rule = base
-	if ex.To != nil {
-		if recv, ok := portEndpoint(ex.To); ok {
+	if recvEnd != nil {
+		if recv, ok := portEndpoint(recvEnd); ok {
 			v, why := pkeyReasons(check.QPEndpoint(from, k, check.QPAny), recv)
 			if !v.CanTalk() {
 				ex.Rule = fmt.Sprintf("%s dropped a packet from %s with P_Key %s: %s", to, from, k, why)
@@ -176,18 +203,25 @@ func (x *Explainer) badPKey(ev *Event, ex *Explanation) {
 			}
 		}
 	}
-	x.fixPair(k.Partition(), []*End{ex.To, ex.From}, !k.IsFull(), ex,
+	x.fixPair(k.Partition(), []*End{recvEnd, ex.From}, !k.IsFull(), ex,
 		fmt.Sprintf("if they must not talk, %s's application uses the wrong P_Key (a QP holds a P_Key table index: check the index it was given)", from))
 }
 
 func (x *Explainer) badQKey(ev *Event, ex *Explanation) {
-	from, to := labelOr(ex.From, "the sender"), labelOr(ex.To, "the receiver")
+	recvEnd := dropper(ev, ex)
+	from, to := labelOr(ex.From, "the sender"), labelOr(recvEnd, "the receiver")
 	qk := check.QKey(ev.Key)
 	fromQP, toQP := "", ""
 	if ex.From != nil && ex.From.QPKnown {
 		fromQP = fmt.Sprintf(" QP 0x%06x", ex.From.QP)
 	}
-	if ex.To != nil && ex.To.QPKnown {
+	switch {
+	case multicastLID(ev.To.LID):
+		// QP2 is the packet's destination QP: 0xFFFFFF for multicast (IBA 10.5.2.2),
+		// not the QP of the member that dropped it.
+		ex.Notes = append(ex.Notes, toGroup(ev, recvEnd))
+		toQP = "'s QP attached to the group"
+	case ex.To != nil && ex.To.QPKnown:
 		toQP = fmt.Sprintf(" QP 0x%06x", ex.To.QP)
 	}
 	ex.Rule = fmt.Sprintf("a UD QP accepts only datagrams that carry its own Q_Key (IBA 10.2.4; can-talk's Q_Key rule): %s%s sent Q_Key %s but %s%s accepts only its own qkey: the packets are dropped", from, fromQP, qk, to, toQP)
