@@ -1,6 +1,7 @@
 package smlog
 
 import (
+	"cmp"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -67,7 +68,11 @@ func (x *Explainer) Explain(ev *Event) Explanation {
 	}
 	for _, e := range []*End{ex.From, ex.To, ex.Reporter} {
 		if e != nil && e.From == "" && e.LID != 0 && !multicastLID(e.LID) {
-			if n := fmt.Sprintf("LID %d is not resolved: the log does not name it; give --fabric-file, or a fabric transport (--ibsim, --ca) to sweep now", e.LID); !slices.Contains(ex.Notes, n) {
+			n := fmt.Sprintf("LID %d is not resolved: the log does not name it; give --fabric-file, or a fabric transport (--ibsim, --ca) to sweep now", e.LID)
+			if f := x.R.Fabric; f != nil {
+				n = fmt.Sprintf("LID %d is not resolved: neither the log nor the fabric read (swept through %s) has it: LIDs were reassigned since, or that port is gone", e.LID, cmp.Or(f.Source, "an unnamed transport"))
+			}
+			if !slices.Contains(ex.Notes, n) {
 				ex.Notes = append(ex.Notes, n)
 			}
 		}
