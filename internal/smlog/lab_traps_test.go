@@ -2,6 +2,7 @@ package smlog
 
 import (
 	"context"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -59,6 +60,95 @@ func TestLabTrapMulticast(t *testing.T) {
 				strings.Contains(ex.Rule, "0xffffff") || !strings.Contains(all, "is a multicast LID") || ex.To.Label() != "multicast LID 0xc001" {
 				t.Errorf("%s (fabric %v): want %q in\nrule %s\nfix %s\nnotes %q", e.Kind, x.R.Fabric != nil, want, ex.Rule, ex.Fix, ex.Notes)
 			}
+		}
+	}
+}
+
+// TestLabTrapStormGenerated sends a generated sequence of traps 257, 258 and 259 from
+// three reporters without waiting between them (OpenSM's dispatcher threads then
+// log them interleaved), and checks that every trap sent is one event with its own
+// key, LIDs, QPs and reporter: none lost, merged or crossed. Each trap is distinct
+// (its QP1), so OpenSM's noisy-trap filter does not apply.
+func TestLabTrapStormGenerated(t *testing.T) {
+	if testing.Short() {
+		t.Skip("lab: -short")
+	}
+	lab.Require(t)
+	l := lab.StartPartconf(t)
+	d := l.StartOpenSMDaemon(t, labConf)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	type sent struct {
+		kind     Kind
+		reporter uint16
+		key      uint64
+		lid1     uint16
+		qp1      uint32
+	}
+	rng := rand.New(rand.NewPCG(14, 23))
+	nodes := map[uint16]string{lidB: "HcaB", lidC: "HcaC", lidD: "HcaD"}
+	lids := []uint16{lidB, lidC, lidD}
+	var want []sent
+	var zero mad.GID
+	from := d.LogSize()
+	for i := range 60 {
+		rep := lids[rng.IntN(len(lids))]
+		lid1 := lids[rng.IntN(len(lids))]
+		qp1 := uint32(0x100000 + i)
+		var tp lab.Trap
+		var s sent
+		switch rng.IntN(3) {
+		case 0:
+			key := uint16(rng.IntN(4)) | uint16(rng.IntN(2))<<15
+			tp = lab.BadKeyTrap(true, rep, lid1, rep, uint32(key), uint8(rng.IntN(16)), qp1, 0x10, zero, zero)
+			s = sent{KindBadPKey, rep, uint64(key), lid1, qp1}
+		case 1:
+			key := rng.Uint32()
+			tp = lab.BadKeyTrap(false, rep, lid1, rep, key, 0, qp1, 0x10, zero, zero)
+			s = sent{KindBadQKey, rep, uint64(key), lid1, qp1}
+		default:
+			key := uint16(rng.IntN(4)) | 0x8000
+			tp = badSwitchPKeyTrap(lidSw, 0x003f, lid1, rep, key, 0, qp1, 0x10, lidSw, 2)
+			s = sent{KindBadSwitchPKey, lidSw, uint64(key), lid1, qp1}
+		}
+		node := nodes[rep]
+		if s.kind == KindBadSwitchPKey {
+			node = "Sw1"
+		}
+		if err := l.SendTrap(ctx, node, lidA, tp); err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, s)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for strings.Count(d.LogText()[from:], "Reporting Security Notice") < len(want) && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	threads := map[string]bool{}
+	for _, line := range strings.Split(d.LogText()[from:], "\n") {
+		if strings.Contains(line, "log_trap_info") {
+			threads[line[stampLen+2:stampLen+10]] = true
+		}
+	}
+	t.Logf("%d traps logged by %d threads", len(want), len(threads))
+	got := map[uint32]*Event{}
+	for _, e := range readAll(t, d.LogText()[from:]) {
+		if got[e.From.QP] != nil {
+			t.Errorf("QP1 0x%x twice", e.From.QP)
+		}
+		got[e.From.QP] = e
+	}
+	if len(got) != len(want) {
+		t.Errorf("%d events for %d traps", len(got), len(want))
+	}
+	for _, s := range want {
+		e := got[s.qp1]
+		if e == nil {
+			t.Errorf("trap with QP1 0x%x: no event", s.qp1)
+			continue
+		}
+		if e.Kind != s.kind || e.Reporter.LID != s.reporter || e.Key != s.key || e.From.LID != s.lid1 || e.From.QPLow12 || e.To.QP != 0x10 {
+			t.Errorf("sent %+v, read %s reporter %d key 0x%x LID1 %d QP1 0x%x cut %v QP2 0x%x", s, e.Kind, e.Reporter.LID, e.Key, e.From.LID, e.From.QP, e.From.QPLow12, e.To.QP)
 		}
 	}
 }
