@@ -511,6 +511,10 @@ func (a *Assembler) message(r *record) {
 	}
 }
 
+// broadcastComparedWith names, in a join refusal's Detail, the group a new IPoIB
+// group's fields were compared with (ERR 1B1C).
+const broadcastComparedWith = "its partition's IPoIB broadcast group's"
+
 // dupFormat is osm_prtn.c osm_prtn_make_new's message for a key already defined.
 const dupFormat = "Duplicated partition definition: '%s' (0x%x) prev name '%s'.  Will use it"
 
@@ -663,7 +667,12 @@ func (a *Assembler) errEvent(r *record) *Event {
 		if scanf(body, "validate_other_comp_fields failed for MGID: %s port 0x%x (%s), sending IB_SA_MAD_STATUS_REQ_INVALID", &mgid, &g1, &d1) {
 			p.ev.MGID, p.ev.From = mgid, Port{GUID: check.GUID(g1), NodeDesc: d1, Num: -1}
 		} else if scanf(body, "validate_other_comp_fields failed for MGID: %s, sending IB_SA_MAD_STATUS_REQ_INVALID", &mgid) {
+			// mcmr_rcv_create_new_mgrp: the join would create an IPoIB group, and
+			// its fields were checked against the partition's broadcast group,
+			// whose Q_Key and P_Key the new group copies (the lab: the group named
+			// does not exist, the one compared with is the broadcast group).
 			p.ev.MGID = mgid
+			p.ev.Detail = strings.Replace(p.ev.Detail, ", the group's ", ", "+broadcastComparedWith+" ", 1)
 		}
 		a.release(p)
 	case "4608", "430B":

@@ -376,6 +376,16 @@ func (x *Explainer) joinRefused(ev *Event, ex *Explanation) {
 			ex.Rule = "a join must name the group's own Q_Key: " + ev.Detail
 		}
 		ex.Fix = "ask with the group's own P_Key and Q_Key (saquery MCMR lists them)"
+		if strings.Contains(ev.Detail, broadcastComparedWith) {
+			// ERR 1B1C after the field's error (osm_sa_mcmember_record.c
+			// mcmr_rcv_create_new_mgrp): the group asked for does not exist yet.
+			bc := "its partition's broadcast group"
+			if k, scope, _, ok := ipoibMGID(ev.MGID); ok {
+				bc = fmt.Sprintf("broadcast group ff1%x:401b:%04x::ffff:ffff", scope, uint16(k))
+			}
+			ex.Rule = fmt.Sprintf("a join that creates an IPoIB group must carry the Q_Key and P_Key of its partition's broadcast group, which the new group copies (osm_sa_mcmember_record.c mcmr_rcv_create_new_mgrp): the join would create group %s; %s", ev.MGID, ev.Detail)
+			ex.Fix = fmt.Sprintf("ask with the Q_Key and P_Key of %s (saquery MCMR lists it)", bc)
+		}
 		if strings.HasPrefix(ev.Detail, "Port and requester") {
 			ex.Rule = "a port may join another port to a group (a proxy join) only when the two share a partition (osm_sa_mcmember_record.c): they do not"
 			ex.Fix = "join from the port itself, or from a port that shares a partition with it"

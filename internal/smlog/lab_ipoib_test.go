@@ -239,3 +239,48 @@ func TestLabIPoIBGroupWithoutBroadcast(t *testing.T) {
 		t.Errorf("1B1B events for %v, want %v\n%s", got, refused, tail(d.LogText(), 2000))
 	}
 }
+
+// TestLabIPoIBGroupCreateMismatch creates IPoIB groups of p1 with another Q_Key, and
+// another partition's P_Key, than p1's broadcast group: OpenSM checks a new IPoIB
+// group's fields against the broadcast group (ERR 1B30 or 1B32, then 1B1C without a
+// port), so "the group's" Q_Key is the broadcast group's, and the group asked for
+// does not exist for saquery to list; a limited P_Key of p1 is created.
+func TestLabIPoIBGroupCreateMismatch(t *testing.T) {
+	lab.Require(t)
+	l := lab.StartPartconf(t)
+	d := l.StartOpenSMDaemon(t, ipoibConf)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	from := d.LogSize()
+	for _, c := range []struct {
+		mgid   string
+		pkey   uint16
+		qkey   uint32
+		status uint16
+	}{
+		{"ff12:401b:8001::e000:2", 0x8001, 0x1234, 0x0200},
+		{"ff12:401b:8001::e000:3", 0x8002, 0x0b1b, 0x0200},
+		{"ff12:401b:8001::e000:4", 0x0001, 0x0b1b, 0},
+	} {
+		g := mad.GID(netip.MustParseAddr(c.mgid).As16())
+		st, err := join(ctx, l, "HcaB", lidA, joinRequest{MGID: g, PortGID: portGID(guidB), PKey: c.pkey, QKey: c.qkey, Create: true})
+		if err != nil || st != c.status {
+			t.Errorf("join %s: status 0x%04x %v, want 0x%04x", c.mgid, st, err, c.status)
+		}
+	}
+	if _, err := d.WaitLog("ff12:401b:8001::e000:3", from, 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	var codes []string
+	for _, ev := range readAll(t, d.LogText()[from:]) {
+		codes = append(codes, ev.Code)
+		ex := (&Explainer{R: NewResolver(nil, NewNames())}).Explain(ev)
+		if ev.Kind != KindJoinRefused || !strings.Contains(ex.Rule, "the join would create group "+ev.MGID+"; ") || !strings.Contains(ex.Rule, "broadcast group's 0x") ||
+			!strings.Contains(ex.Fix, "broadcast group ff12:401b:8001::ffff:ffff") {
+			t.Errorf("event %+v\nrule %s\nfix %s", *ev, ex.Rule, ex.Fix)
+		}
+	}
+	if strings.Join(codes, " ") != "1B30 1B32" {
+		t.Errorf("events %v, want 1B30 1B32", codes)
+	}
+}
