@@ -2,7 +2,9 @@ package smlog
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -46,9 +48,19 @@ type Assembler struct {
 	prefix    []byte // log_prefix, "PREFIX: ", when a run's first line shows one
 	records   int64  // lines in OpenSM's format (Records)
 
-	line   int64
-	used   bool   // the line being handled went into an event, or is known to be routine
-	thread string // the thread of the last event held (hold)
+	line int64
+	used bool // the line being handled went into an event, or is known to be routine
+	// Sweeps: OpenSM reads partitions.conf in every heavy sweep (osm_state_mgr.c
+	// do_sweep calls osm_pkey_mgr_process, which calls osm_prtn_make_partitions)
+	// and logs "SUBNET UP" at the end of each (state_mgr_up_msg; a light sweep or
+	// a reroute logs none). fileErrSinceUp: a partitions file event came since the
+	// last one; clean: the SUBNET UPs whose sweep logged none (heavy sweeps are
+	// few: at start, on a change or a SIGHUP); verbose: the log has verbose lines
+	// (a missing file is logged only at that level).
+	fileErrSinceUp bool
+	clean          []Sweep
+	verbose        bool
+	thread         string // the thread of the last event held (hold)
 	// dumping is the trap whose verbose notice dump is being read: the continuation
 	// lines after its "Generic Notice dump" line, up to the next record.
 	dumping *pending
@@ -100,6 +112,15 @@ func (a *Assembler) Line(line []byte) {
 	}
 	a.records++
 	a.dumping = nil
+	if r.level&LevelVerbose != 0 {
+		a.verbose = true
+	}
+	if string(r.text) == "SUBNET UP" {
+		if !a.fileErrSinceUp {
+			a.clean = append(a.clean, Sweep{Line: a.line, Time: a.stamp(r.line[:stampLen])})
+		}
+		a.fileErrSinceUp = false
+	}
 	if !a.candidate(&r) && a.findPending(r.thread, 0) == nil {
 		return
 	}
@@ -358,6 +379,9 @@ func (a *Assembler) newEvent(k Kind, r *record) *Event {
 		ev = &Event{}
 	}
 	a.used = true
+	if k == KindConfigRejected || k == KindConfigMissing {
+		a.fileErrSinceUp = true
+	}
 	ev.Kind, ev.Time, ev.Line, ev.SL, ev.SwitchPort, ev.Level = k, a.stamp(r.line[:stampLen]), a.line, -1, -1, r.level
 	ev.From, ev.To, ev.Reporter = unknownPort(), unknownPort(), unknownPort()
 	if !a.NoLines {
@@ -1045,6 +1069,29 @@ func (a *Assembler) partitionConfig(r *record) {
 			a.emit(ev)
 		}
 	}
+}
+
+// Sweep is a heavy sweep's end in the log: its "SUBNET UP" line.
+type Sweep struct {
+	Line int64
+	Time time.Time
+}
+
+// SweptSince is what the log says of partitions.conf after a partitions-rejected or
+// partitions-missing group whose last event is at line last: "" when no heavy sweep
+// ended after it without such an event, else a note naming the first that did (at
+// the verbose level, where a missing file shows, that it read a file it could parse).
+func (a *Assembler) SweptSince(last int64) string {
+	i, _ := slices.BinarySearchFunc(a.clean, last+1, func(s Sweep, line int64) int { return cmp.Compare(s.Line, line) })
+	if i == len(a.clean) {
+		return ""
+	}
+	c := a.clean[i]
+	at := fmt.Sprintf("SUBNET UP at line %d, %s", c.Line, c.Time.Format("Jan _2 15:04:05"))
+	if a.verbose {
+		return fmt.Sprintf("OpenSM swept again after this and read a partitions file it could parse (%s): the fallback ended then; the tables follow that file since", at)
+	}
+	return fmt.Sprintf("OpenSM swept again after this and logged no partitions file error (%s): it read a file it could parse then, or found none (this log is not verbose: a missing file logs nothing at its level)", at)
 }
 
 // Lines is how many lines the assembler has read.

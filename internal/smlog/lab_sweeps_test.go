@@ -175,3 +175,99 @@ func TestLabRejectedAndFullTables(t *testing.T) {
 		t.Errorf("HcaD: %d keys in the table and %d named by ERR 0512; the file gives it %d", len(tbl), len(g.Keys), 4+70)
 	}
 }
+
+// TestLabPartitionsFileHistory sweeps a verbose OpenSM through a generated sequence of
+// partitions files (good, one it rejects, an empty one, none at all) and checks
+// what sm log adds to each partitions-rejected and partitions-missing problem: the
+// first later sweep that read a good file, by its SUBNET UP line, or nothing when
+// none came.
+func TestLabPartitionsFileHistory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("lab: -short")
+	}
+	lab.Require(t)
+	l := lab.StartPartconf(t)
+	d := l.StartOpenSMDaemon(t, labConf, "log_flags 0x07")
+	files := map[string]string{"good": labConf, "bad": labConf + "oops\n", "empty": "# no definition\n"}
+	kinds := []string{"good", "bad", "empty", "missing"}
+	rng := rand.New(rand.NewPCG(7, 3))
+	type sweep struct {
+		kind string
+		up   int // the line of its SUBNET UP
+	}
+	var sweeps []sweep
+	lineCount := func() int { return strings.Count(d.LogText(), "\n") }
+	// A rejected file is rejected at one of three lines (each its own problem); the
+	// sixth sweep finds no file; the last reads a good one, so every problem has a
+	// later good sweep.
+	for i := range 12 {
+		k := kinds[rng.IntN(len(kinds))]
+		switch i {
+		case 5:
+			k = "missing"
+		case 11:
+			k = "good"
+		}
+		files["bad"] = labConf + strings.Repeat("# comment\n", rng.IntN(3)) + "oops\n"
+		if k == "missing" {
+			if err := os.Remove(d.Conf); err != nil && !os.IsNotExist(err) {
+				t.Fatal(err)
+			}
+		} else if err := os.WriteFile(d.Conf, []byte(files[k]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := d.Resweep(20 * time.Second); err != nil {
+			t.Fatal(err)
+		}
+		// The SUBNET UP just logged is the last line with it.
+		lines := strings.Split(d.LogText(), "\n")
+		up := 0
+		for i := lineCount() - 1; i >= 0; i-- {
+			if strings.HasSuffix(lines[i], "-> SUBNET UP") {
+				up = i + 1
+				break
+			}
+		}
+		sweeps = append(sweeps, sweep{k, up})
+	}
+	var kindsSeen []string
+	for _, s := range sweeps {
+		kindsSeen = append(kindsSeen, s.kind)
+	}
+	t.Logf("sweeps: %v", kindsSeen)
+	s := NewSummary()
+	a := NewAssembler(time.Now(), time.Local, func(e *Event) { s.Add(e) })
+	for _, line := range strings.Split(strings.TrimSuffix(d.LogText(), "\n"), "\n") {
+		a.Line([]byte(line))
+	}
+	a.Flush()
+	groups, notes := 0, map[string]bool{}
+	for _, g := range s.Groups {
+		if g.First.Kind != KindConfigRejected && g.First.Kind != KindConfigMissing {
+			continue
+		}
+		groups++
+		// The sweep of the group's last event, then the first good one after it.
+		want := ""
+		for i, sw := range sweeps {
+			if int64(sw.up) < g.LastLine {
+				continue
+			}
+			for _, later := range sweeps[i+1:] {
+				if later.kind == "good" {
+					want = fmt.Sprintf("(SUBNET UP at line %d,", later.up)
+					break
+				}
+			}
+			break
+		}
+		got := a.SweptSince(g.LastLine)
+		notes[got] = true
+		if want == "" && got != "" || want != "" && (!strings.Contains(got, want) || !strings.Contains(got, "read a partitions file it could parse")) {
+			t.Errorf("%s ending at line %d: note %q, want %q", g.First.Kind, g.LastLine, got, want)
+		}
+	}
+	if groups < 3 || len(notes) < 2 {
+		t.Errorf("%d partitions file problems with %d different notes in %v: the case is too weak", groups, len(notes), kindsSeen)
+	}
+}

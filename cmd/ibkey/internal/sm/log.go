@@ -365,6 +365,11 @@ func (o *LogOptions) read(in io.Reader, ref time.Time, f *fabric.Fabric, x *smlo
 	found := false
 	for _, g := range sum.Groups {
 		ex := x.ExplainGroup(g)
+		if k := g.First.Kind; k == smlog.KindConfigRejected || k == smlog.KindConfigMissing {
+			if n := a.SweptSince(g.LastLine); n != "" {
+				ex.Notes = append(ex.Notes, n)
+			}
+		}
 		g.Explanation = &ex
 		found = found || smlog.SeverityOf(g.First.Kind) == check.SeverityError
 	}
