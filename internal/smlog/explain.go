@@ -85,7 +85,9 @@ func (x *Explainer) Explain(ev *Event) Explanation {
 	case KindBadSwitchPKey:
 		x.badSwitchPKey(ev, &ex)
 	case KindBadMKey:
-		ex.Rule = fmt.Sprintf("a port accepts a Set, and with protection levels above 0 a Get, only with its own M_Key (IBA 14.2.4): %s refused M_Key 0x%016x (%s)", labelOr(ex.Reporter, "the port"), ev.Key, ev.Detail)
+		// opensm(8) "MKey Protection Levels" (IBA 14.2.4.1): a Get is refused only
+		// at levels 2 and 3; an M_Key of 0 disables the check.
+		ex.Rule = fmt.Sprintf("a port with a non-zero M_Key accepts a Set, and at protection level 2 or 3 a Get, only with that M_Key (IBA 14.2.4.1): %s refused M_Key 0x%016x (%s)", labelOr(ex.Reporter, "the port"), ev.Key, ev.Detail)
 		ex.Fix = "give the SM the ports' M_Key (opensm.conf m_key), or find who sends SMPs with a wrong M_Key"
 	case KindPathRefused:
 		x.pathRefused(ev, &ex)

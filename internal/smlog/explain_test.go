@@ -191,3 +191,14 @@ func TestExplainLIDNotInFabric(t *testing.T) {
 		}
 	}
 }
+
+// TestExplainBadMKeyLevels: a Get is refused for its M_Key only at protection levels
+// 2 and 3 (opensm(8), IBA 14.2.4.1); the rule said "above 0".
+func TestExplainBadMKeyLevels(t *testing.T) {
+	ev := &Event{Kind: KindBadMKey, Trap: 256, Key: 0x42, KeyType: KeyMKey, SL: -1, SwitchPort: -1, From: unknownPort(), To: unknownPort(),
+		Reporter: Port{LID: lidD, Num: -1}, Detail: "method 0x1, attribute 0x15, modifier 0x1"}
+	rule := (&Explainer{R: NewResolver(nil, NewNames())}).Explain(ev).Rule
+	if !strings.Contains(rule, "at protection level 2 or 3 a Get") || strings.Contains(rule, "above 0") {
+		t.Errorf("rule: %s", rule)
+	}
+}
