@@ -228,6 +228,8 @@ func (a *Assembler) candidate(r *record) bool {
 			return bytes.HasPrefix(msg, []byte("mcmr_rcv_join_mgrp"))
 		case 't':
 			return bytes.HasPrefix(msg, []byte("trap_rcv_process_request"))
+		case 'i':
+			return bytes.HasPrefix(msg, []byte("is_access_permitted: Pkey mismatch"))
 		case 'G':
 			return bytes.HasPrefix(msg, []byte("Generic Notice dump"))
 		}
@@ -512,6 +514,13 @@ func (a *Assembler) message(r *record) {
 			ev.MGID, ev.To = mgid, Port{GUID: check.GUID(guid), Num: -1}
 		}
 		a.emit(ev)
+	case has(msg, "Pkey mismatch on lid_range_begin != 0xFFFF"):
+		// osm_inform.c is_access_permitted (verbose): a subscription to a LID range
+		// whose notice's source no longer shares a partition with the subscriber
+		// is deleted (o13-17.1.2). The line names neither.
+		ev := a.newEvent(KindNoticeNotForwarded, r)
+		ev.Detail = subscriptionRemoved
+		a.emit(ev)
 	case has(msg, "Port and requester don't share PKey"), has(msg, "Invalid PKey supplied in request"):
 		ev := a.newEvent(KindJoinRefused, r)
 		ev.Detail = string(msg)
@@ -538,6 +547,10 @@ func (a *Assembler) message(r *record) {
 // broadcastComparedWith names, in a join refusal's Detail, the group a new IPoIB
 // group's fields were compared with (ERR 1B1C).
 const broadcastComparedWith = "its partition's IPoIB broadcast group's"
+
+// subscriptionRemoved is the Detail of a notice-not-forwarded event whose
+// subscription OpenSM deleted.
+const subscriptionRemoved = "subscription removed"
 
 // dupFormat is osm_prtn.c osm_prtn_make_new's message for a key already defined.
 const dupFormat = "Duplicated partition definition: '%s' (0x%x) prev name '%s'.  Will use it"

@@ -28,7 +28,8 @@
 //	                       "Partition configuration was not fully processed", "Failed to create MC group",
 //	                       "Unable to create partition", "realloc error to create MC group"
 //	osm_pkey_mgr.c         ERR 0502 0503 0505 0506 0507 0508 0509 0510 0511 0512, "Max number of blocks reduced"
-//	osm_inform.c           "MGID ... and port ... do not share same pkey" (verbose)
+//	osm_inform.c           "MGID ... and port ... do not share same pkey" (info), "Pkey mismatch on
+//	                       lid_range_begin != 0xFFFF. Need to remove this informInfo from db" (verbose)
 //
 // docs/sm.md has the whole table: what each means, how ibkey explains it, and the
 // messages left out, with why.

@@ -128,6 +128,12 @@ func (x *Explainer) Explain(ev *Event) Explanation {
 		ex.Rule = fmt.Sprintf("the P_Key table of %s is smaller than OpenSM planned (%s): partitions past the end do not fit", labelOr(ex.From, "a port"), ev.Detail)
 		ex.Fix = "put the port in fewer partitions if ERR 0512 follows"
 	case KindNoticeNotForwarded:
+		if ev.Detail == subscriptionRemoved {
+			// The lab: TestLabSubscriptionRemoved.
+			ex.Rule = "OpenSM forwards a notice only to a subscriber that shares a partition (one of them a full member) with the notice's source (IBA o13-17.1.1), and deletes a subscription to a range of LIDs when a notice comes from a port of the range that it no longer shares one with (o13-17.1.2; osm_inform.c is_access_permitted): a subscriber lost its subscription, and gets no more of these notices (the line names neither the subscriber nor the source; the partitions changed since it subscribed)"
+			ex.Fix = "if the subscriber must see those ports' notices, make it share a partition with them (one of the two a full member), then subscribe again: OpenSM refuses the subscription until they share one"
+			break
+		}
 		ex.Rule = fmt.Sprintf("OpenSM forwards a multicast group's notices only to subscribers in the group's partition (IBA o13-17.1.1): %s does not share the partition of group %s", labelOr(ex.To, "a subscriber"), ev.MGID)
 		ex.Fix = "nothing, unless the subscriber must see the group: then make it a member of the group's partition"
 	}

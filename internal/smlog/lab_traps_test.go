@@ -152,3 +152,54 @@ func TestLabTrapStormGenerated(t *testing.T) {
 		}
 	}
 }
+
+// TestLabSubscriptionRemoved: HcaB subscribes to HcaC's trap 257 while they share a
+// partition (labConf), the file changes so that they share none (verboseConf: only
+// the default partition, both limited), and HcaC's next trap makes OpenSM delete the
+// subscription (osm_inform.c, o13-17.1.2; logged at the verbose level only, once: the
+// next trap finds no subscription). A subscription made while they share none is
+// refused (status 0x0200).
+func TestLabSubscriptionRemoved(t *testing.T) {
+	if testing.Short() {
+		t.Skip("lab: -short")
+	}
+	lab.Require(t)
+	l := lab.StartPartconf(t)
+	d := l.StartOpenSMDaemon(t, labConf, "log_flags 0x07")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if st, err := subscribeTrapLIDs(ctx, l, "HcaB", lidA, 257, 1, lidC, lidC); err != nil || st != 0 {
+		t.Fatalf("subscribe: status 0x%04x %v", st, err)
+	}
+	if _, _, err := d.Reprogram(ctx, verboseConf); err != nil {
+		t.Fatal(err)
+	}
+	from := d.LogSize()
+	var zero mad.GID
+	for range 2 {
+		at := d.LogSize()
+		if err := l.SendTrap(ctx, "HcaC", lidA, lab.BadKeyTrap(true, lidC, lidB, lidC, 0x0010, 0, 0x0fedcb, 0x000007, zero, zero)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := d.WaitLog("Reporting Security Notice", at, 10*time.Second); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st, err := subscribeTrapLIDs(ctx, l, "HcaB", lidA, 257, 1, lidC, lidC); err != nil || st != 0x0200 {
+		t.Errorf("subscribe again: status 0x%04x %v, want 0x0200", st, err)
+	}
+	var removed int
+	for _, e := range readAll(t, d.LogText()[from:]) {
+		if e.Kind != KindNoticeNotForwarded {
+			continue
+		}
+		removed++
+		ex := (&Explainer{R: NewResolver(nil, NewNames())}).Explain(e)
+		if e.Detail != subscriptionRemoved || !strings.Contains(ex.Rule, "lost its subscription") {
+			t.Errorf("%+v\n%s", e, ex.Rule)
+		}
+	}
+	if removed != 1 {
+		t.Errorf("%d subscriptions removed, want 1:\n%s", removed, tail(d.LogText()[from:], 3000))
+	}
+}

@@ -88,7 +88,8 @@ Events (OpenSM 3.3.23; docs/sm.md lists every message and where it comes from):
                        switched its enforcement off (ERR 0507)
   pkey-program-failed  OpenSM could not program a table or enforcement bits
   pkey-table-shrunk    a table smaller than OpenSM planned
-  notice-not-forwarded a subscriber outside a group's partition
+  notice-not-forwarded a subscriber outside a group's partition, or a subscription
+                       deleted for a partition no longer shared
 
 The lines of one event are one event: a trap's error-level lines and its info-level
 report (which alone has the QP numbers whole: the error line keeps only QP1's low 12
