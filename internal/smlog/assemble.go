@@ -54,13 +54,14 @@ type Assembler struct {
 	// do_sweep calls osm_pkey_mgr_process, which calls osm_prtn_make_partitions)
 	// and logs "SUBNET UP" at the end of each (state_mgr_up_msg; a light sweep or
 	// a reroute logs none). fileErrSinceUp: a partitions file event came since the
-	// last one; clean: the SUBNET UPs whose sweep logged none (heavy sweeps are
-	// few: at start, on a change or a SIGHUP); verbose: the log has verbose lines
+	// last one; clean: the SUBNET UPs whose sweep logged none and that are the
+	// first such after a file event (all SweptSince needs: a log, or an exporter's
+	// follow, without file events keeps none); verbose: the log has verbose lines
 	// (a missing file is logged only at that level).
-	fileErrSinceUp bool
-	clean          []Sweep
-	verbose        bool
-	thread         string // the thread of the last event held (hold)
+	fileErrSinceUp, fileErrSinceClean bool
+	clean                             []Sweep
+	verbose                           bool
+	thread                            string // the thread of the last event held (hold)
 	// dumping is the trap whose verbose notice dump is being read: the continuation
 	// lines after its "Generic Notice dump" line, up to the next record.
 	dumping *pending
@@ -116,8 +117,9 @@ func (a *Assembler) Line(line []byte) {
 		a.verbose = true
 	}
 	if string(r.text) == "SUBNET UP" {
-		if !a.fileErrSinceUp {
+		if !a.fileErrSinceUp && a.fileErrSinceClean {
 			a.clean = append(a.clean, Sweep{Line: a.line, Time: a.stamp(r.line[:stampLen])})
+			a.fileErrSinceClean = false
 		}
 		a.fileErrSinceUp = false
 	}
@@ -382,7 +384,7 @@ func (a *Assembler) newEvent(k Kind, r *record) *Event {
 	}
 	a.used = true
 	if k == KindConfigRejected || k == KindConfigMissing {
-		a.fileErrSinceUp = true
+		a.fileErrSinceUp, a.fileErrSinceClean = true, true
 	}
 	ev.Kind, ev.Time, ev.Line, ev.SL, ev.SwitchPort, ev.Level = k, a.stamp(r.line[:stampLen]), a.line, -1, -1, r.level
 	ev.From, ev.To, ev.Reporter = unknownPort(), unknownPort(), unknownPort()
