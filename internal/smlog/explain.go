@@ -384,6 +384,19 @@ func (x *Explainer) joinRefused(ev *Event, ex *Explanation) {
 			ex.Rule = "a join must name the group's own Q_Key: " + ev.Detail
 		}
 		ex.Fix = "ask with the group's own P_Key and Q_Key (saquery MCMR lists them)"
+		if ev.Code == "1B31" {
+			// The group's P_Key is limited: a join that created it named a limited
+			// P_Key (the lab: TestLabJoinLimitedGroup), and asking with it again is
+			// refused again.
+			k := check.PKey(ev.Key)
+			full := check.PKey(uint16(k) | 0x8000)
+			group := "the group"
+			if ev.MGID != "" {
+				group = "group " + ev.MGID
+			}
+			ex.Rule = fmt.Sprintf("OpenSM refuses a join whose P_Key and the group's are both limited (osm_sa_mcmember_record.c validate_other_comp_fields): %s has the limited P_Key %s, given by the join that created it, so only full members of partition %s receive its packets; %s", group, k, k.Partition(), ev.Detail)
+			ex.Fix = fmt.Sprintf("join with the full P_Key %s from a port that is a full member of partition %s; for a group every member can use, have it created with %s (by a full member's join, or by an mgid= line in partitions.conf)", full, k.Partition(), full)
+		}
 		if strings.Contains(ev.Detail, broadcastComparedWith) {
 			// ERR 1B1C after the field's error (osm_sa_mcmember_record.c
 			// mcmr_rcv_create_new_mgrp): the group asked for does not exist yet.

@@ -57,7 +57,7 @@ var handWritten = []struct {
 	{"451D", "osm_sa_multipath_record.c; as 4518 and 1F1E",
 		`Nov 28 10:00:00 000010 [AB12] 0x01 -> mpr_rcv_get_path_parms: ERR 451D: Ports src 0x0002c90300000211 (HcaB port 1) and dst 0x0002c90300000221 (HcaC port 1) do not share a PKey as defined by QoS level "storage"`,
 		func(e *Event) bool { return e.Kind == KindPathRefused && e.Code == "451D" && e.KeyType == "" }},
-	{"1B31", "osm_sa_mcmember_record.c; OpenSM gives every group the full P_Key of its partition (osm_prtn.c osm_prtn_add_mcgroup), so the group side is never limited",
+	{"1B31", "osm_sa_mcmember_record.c; kept beside the lab's (lab_join_test.go TestLabJoinLimitedGroup: a group created by a join with a limited P_Key keeps it)",
 		"Nov 28 10:00:00 000011 [AB12] 0x01 -> validate_other_comp_fields: ERR 1B31: Both limited P_Keys: query 0x0001 group 0x0001",
 		func(e *Event) bool { return e.Kind == KindJoinRefused && e.Code == "1B31" && e.Key == 0x0001 }},
 	{"2F18", "osm_sminfo_rcv.c; needs a second SM with another sm_key on the subnet",
