@@ -100,9 +100,17 @@ func CanTalk(a, b ResolvedEndpoint) check.Verdict {
 			conds = append(conds, alt.If)
 		}
 		// A partition listed whose working the alternative decides otherwise (a
-		// partition it lacks does not work there).
+		// partition it lacks does not work there), or an end's entry for it.
 		for i := range v.Shared {
 			sp := &v.Shared[i]
+			for _, x := range []struct {
+				side *check.PartitionSide
+				e    check.Endpoint
+			}{{&sp.A, ea}, {&sp.B, eb}} {
+				if o, ok := x.e.SideOf(sp.Key); !ok || o.PKey != x.side.PKey || o.Both != x.side.Both {
+					x.side.NotKnown = true
+				}
+			}
 			j := slices.IndexFunc(w.Shared, func(o check.SharedPartition) bool { return o.Key == sp.Key })
 			if j >= 0 && w.Shared[j].WorksHere() == sp.WorksHere() || j < 0 && !sp.WorksHere() {
 				continue

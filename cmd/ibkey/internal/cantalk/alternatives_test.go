@@ -96,8 +96,16 @@ type altDoc struct {
 }
 
 type altShared struct {
-	Key   string `json:"key"`
-	Works *bool  `json:"works"`
+	Key   string  `json:"key"`
+	Works *bool   `json:"works"`
+	A     altSide `json:"a"`
+	B     altSide `json:"b"`
+}
+
+// altSide is an end's entry for a shared partition (null: not known).
+type altSide struct {
+	PKey *string `json:"pkey"`
+	Both *bool   `json:"both_memberships"`
 }
 
 type altDir struct {
@@ -110,7 +118,8 @@ type altDir struct {
 
 // altFields are a document's fields by name, as the comparison sees them: "null" for
 // not known, a shared partition not listed as not working ("false"), or not known
-// when the list may miss one (shared_partitions_complete false).
+// when the list may miss one (shared_partitions_complete false); each listed
+// partition's entry of each end ("entry a KEY": its P_Key and both_memberships).
 func altFields(d altDoc, keys []string) map[string]string {
 	b := func(p *bool) string {
 		if p == nil {
@@ -143,13 +152,25 @@ func altFields(d altDoc, keys []string) map[string]string {
 			b(x.d.OK), b(x.d.LinkOK), b(x.d.PKeyOK), sw, x.d.QKey
 	}
 	for _, k := range keys {
+		// Not listed: not shared (an end's entry, if it has one, is not in the
+		// document, so not compared).
 		f["works "+k] = "false"
 		if d.Complete != nil && !*d.Complete {
-			f["works "+k] = "null" // the list may miss it
+			f["works "+k], f["entry a "+k], f["entry b "+k] = "null", "null", "null" // the list may miss it
 		}
 	}
 	for _, s := range d.Shared {
 		f["works "+s.Key] = b(s.Works)
+		for _, x := range []struct {
+			end  string
+			side altSide
+		}{{"a", s.A}, {"b", s.B}} {
+			if x.side.PKey == nil {
+				f["entry "+x.end+" "+s.Key] = "null"
+				continue
+			}
+			f["entry "+x.end+" "+s.Key] = fmt.Sprintf("%s both %v", *x.side.PKey, *x.side.Both)
+		}
 	}
 	return f
 }

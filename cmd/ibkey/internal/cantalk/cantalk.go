@@ -133,7 +133,9 @@ switch_ok are null when not known (not read, or an entry or assumption taken tha
 would change them), never a true or false not checked, and one_way is null on a
 one-way whose working direction the Subnet Manager does not confirm (--sa); is_port says the endpoint is a port (every
 valid entry of its table), not one P_Key; works is null where WORKS is ? (a switch port not read, or an
-assumption not given or an entry not read would decide it otherwise). qkey_check is match, mismatch, not_checked
+assumption not given or an entry not read would decide it otherwise), and a side
+("a"/"b") has every field null where its entry is ? (an assumption not given would
+give that end another entry, or none). qkey_check is match, mismatch, not_checked
 or not_applicable; qkey_rule is the Q_Key send rule applied to that endpoint: "iba"
 (a top-bit wr_qkey sends the QP's own Q_Key), "verbatim" (the device sends wr_qkey as
 given: Linux's rdma_rxe) or "iba-assumed" (the device is not known), with the reason;
@@ -601,7 +603,7 @@ func canTalkText(o *CanTalkOptions, v check.Verdict, eps []query.ResolvedEndpoin
 		if sp.Key == check.DefaultPartition {
 			notes = append(notes, "default")
 		}
-		if !sp.Works {
+		if !sp.Works && !sp.A.NotKnown && !sp.B.NotKnown {
 			notes = append(notes, "both limited")
 		}
 		works := cmdutil.YesNo(sp.Works && sp.Switch == check.HopPasses)
@@ -620,13 +622,21 @@ func canTalkText(o *CanTalkOptions, v check.Verdict, eps []query.ResolvedEndpoin
 			name string
 			side check.PartitionSide
 		}{{"A", sp.A}, {"B", sp.B}} {
-			if s.side.Both {
+			if s.side.Both && !s.side.NotKnown {
 				other := s.side.PKey ^ check.MembershipBit // the same key, the other membership
 				notes = append(notes, fmt.Sprintf("%s also %s at %d", s.name, other, s.side.OtherIndex))
 			}
 		}
-		g.Add(sp.Key.String(), sp.A.PKey.String(), indexCell(sp.A.Index), sp.B.PKey.String(), indexCell(sp.B.Index),
-			sp.A.PKey.Membership().String()+"/"+sp.B.PKey.Membership().String(), works, strings.Join(notes, ","))
+		// An entry not known (an assumption not given decides it) is "?".
+		entry := func(s check.PartitionSide) (string, string) {
+			if s.NotKnown {
+				return "?", "?"
+			}
+			return s.PKey.String(), s.PKey.Membership().String()
+		}
+		aEntry, aMember := entry(sp.A)
+		bEntry, bMember := entry(sp.B)
+		g.Add(sp.Key.String(), aEntry, indexCell(sp.A.Index), bEntry, indexCell(sp.B.Index), aMember+"/"+bMember, works, strings.Join(notes, ","))
 	}
 	if err := g.Render(w, o.Format); err != nil {
 		return err
