@@ -92,6 +92,7 @@ type altDoc struct {
 	BToA       altDir          `json:"b_to_a"`
 	Shared     []altShared     `json:"shared_partitions"`
 	Complete   *bool           `json:"shared_partitions_complete"`
+	Reasons    []string        `json:"reasons"`
 	Unresolved json.RawMessage `json:"unresolved"`
 }
 
@@ -109,6 +110,7 @@ type altSide struct {
 }
 
 type altDir struct {
+	Reasons  []string        `json:"reasons"`
 	OK       *bool           `json:"ok"`
 	LinkOK   *bool           `json:"link_ok"`
 	PKeyOK   *bool           `json:"pkey_ok"`
@@ -203,13 +205,7 @@ func TestAlternativesGenerated(t *testing.T) {
 		}
 		ga, gb := guidOf(a), guidOf(b)
 		run := func(flags ...string) (altDoc, int, string) {
-			args := append([]string{"can-talk", "--partitions", file, "-o", "json"}, flags...)
-			r := runIbkey(t, append(args, a, b)...)
-			var d altDoc
-			if err := json.Unmarshal([]byte(r.Stdout), &d); err != nil {
-				t.Fatalf("%s\n%s: %v\n%s%s", text, strings.Join(append(args, a, b), " "), err, r.Stdout, r.Stderr)
-			}
-			return d, r.Code, r.Stdout
+			return altRun(t, text, file, a, b, flags...)
 		}
 		got, code, out := run()
 		// Every way of giving what was not given.
@@ -217,6 +213,10 @@ func TestAlternativesGenerated(t *testing.T) {
 			name string
 			doc  altDoc
 			code int
+			// gets: what the file gives each GUID end, item by item ("KEY (NAME)
+			// from ITEM at POS"), read from the reasons of a run of the end with
+			// itself, which list all of it.
+			gets map[string][]string
 		}
 		var alts []alt
 		ends := []string{}
@@ -241,7 +241,16 @@ func TestAlternativesGenerated(t *testing.T) {
 					r = strings.Join(routers, ",")
 				}
 				d, c, _ := run("--sm-guid", sm, "--router", r)
-				alts = append(alts, alt{fmt.Sprintf("--sm-guid %s --router %s", sm, r), d, c})
+				gets := map[string][]string{}
+				for _, g := range ends {
+					self, _, _ := altRun(t, text, file, g, g, "--sm-guid", sm, "--router", r)
+					for _, reason := range self.Reasons {
+						if label, items, ok := altGets(reason); ok && label == "A ("+g+")" {
+							gets[g] = items
+						}
+					}
+				}
+				alts = append(alts, alt{fmt.Sprintf("--sm-guid %s --router %s", sm, r), d, c, gets})
 			}
 		}
 		var keys []string
@@ -284,6 +293,36 @@ func TestAlternativesGenerated(t *testing.T) {
 			stats["unknown though every alternative agrees"]++
 			problems = append(problems, fmt.Sprintf("every alternative says %s (exit %d); without them: %s (exit %d)", alts[0].doc.Verdict, alts[0].code, got.Verdict, code))
 		}
+		// A reason is a fact, said by every alternative, unless it says what it
+		// takes ("taking ...") or that the answer is not known.
+		for _, x := range alts {
+			for _, l := range []struct {
+				name        string
+				mine, yours []string
+			}{{"reasons", got.Reasons, x.doc.Reasons}, {"a_to_b.reasons", got.AToB.Reasons, x.doc.AToB.Reasons}, {"b_to_a.reasons", got.BToA.Reasons, x.doc.BToA.Reasons}} {
+				if x.doc.Unresolved != nil && l.name != "reasons" {
+					continue
+				}
+				for _, r := range l.mine {
+					if strings.Contains(r, "taking ") || strings.Contains(r, "as taken") || strings.HasPrefix(r, "not known: ") || slices.Contains(l.yours, r) ||
+						x.doc.Unresolved != nil && strings.Contains(r, "Q_Key") { // an unresolved no says only its end's table
+						continue
+					}
+					// What the file gives an end: each item is what it gives the
+					// end under this alternative too (the items listed follow the
+					// partitions shared, which differ).
+					if label, items, ok := altGets(r); ok {
+						for _, it := range items {
+							if !slices.Contains(x.gets[strings.SplitN(label, " ", 2)[0]], it) {
+								problems = append(problems, fmt.Sprintf("%s says %s gets %q; with %s it does not (it gets %q)", l.name, label, it, x.name, x.gets[label]))
+							}
+						}
+						continue
+					}
+					problems = append(problems, fmt.Sprintf("%s says %q; with %s it does not", l.name, r, x.name))
+				}
+			}
+		}
 		// shared_partitions_complete: every partition an alternative lists is listed.
 		if got.Complete != nil && *got.Complete {
 			for _, x := range alts {
@@ -305,4 +344,37 @@ func TestAlternativesGenerated(t *testing.T) {
 		}
 	}
 	t.Logf("%d cases: %v", n, stats)
+}
+
+// altRun runs can-talk --partitions file -o json with flags for a and b.
+func altRun(t *testing.T, text, file, a, b string, flags ...string) (altDoc, int, string) {
+	t.Helper()
+	args := append([]string{"can-talk", "--partitions", file, "-o", "json"}, flags...)
+	r := runIbkey(t, append(args, a, b)...)
+	var d altDoc
+	if err := json.Unmarshal([]byte(r.Stdout), &d); err != nil {
+		t.Fatalf("%s\n%s: %v\n%s%s", text, strings.Join(append(args, a, b), " "), err, r.Stdout, r.Stderr)
+	}
+	return d, r.Code, r.Stdout
+}
+
+// altGets reads a reason "LABEL gets ITEM; ITEM (taking ...)": the label and each
+// item's entry, "KEY (NAME)" ("and N more" left out).
+func altGets(reason string) (string, []string, bool) {
+	label, rest, ok := strings.Cut(reason, " gets ")
+	if !ok || strings.Contains(rest, "gets no entry") || strings.HasPrefix(rest, "no entry") {
+		return "", nil, false
+	}
+	rest, _, _ = strings.Cut(rest, " (taking ")
+	var items []string
+	for _, it := range strings.Split(rest, "; ") {
+		if !strings.HasPrefix(it, "and ") {
+			// The key and partition: which of several items that give the same
+			// entry the model names may change with the port (SELF=full beside
+			// ALL=full), and both are true.
+			key, _, _ := strings.Cut(it, " from ")
+			items = append(items, key)
+		}
+	}
+	return label, items, true
 }

@@ -380,7 +380,7 @@ func runCanTalk(o *CanTalkOptions) error {
 		// an assumption not checked would give one (query.ResolveEndpointsFrom): a
 		// no that does not depend on the assumption is said as any other such no.
 		if e.Endpoint.NoEntry != "" && v.Kind != check.VerdictUnknown {
-			return cannotResolve(o, parts, specA, specB, &check.ResolveError{Endpoint: e.Spec.String(), Problem: e.Endpoint.NoEntry})
+			return cannotResolve(o, parts, specA, specB, &check.ResolveError{Endpoint: e.Spec.String(), Problem: e.Endpoint.NoEntry + noEntryAsTaken(e)})
 		}
 	}
 	if parts != nil {
@@ -877,8 +877,9 @@ func partitionReasons(p *query.Partitions, v check.Verdict, eps []query.Resolved
 			}
 			out = append(out, notNamed(label, c.File, kw, g, p.Options.SMGUID))
 		}
-		var items []string
-		more := 0
+		var items, all []string
+		var keys []check.PKey
+		listed := map[check.PartitionKey]bool{}
 		for _, t := range e.Model.Table(g) {
 			if len(shared) > 0 && !shared[t.PKey.Partition()] {
 				continue
@@ -886,23 +887,78 @@ func partitionReasons(p *query.Partitions, v check.Verdict, eps []query.Resolved
 			if !e.Endpoint.Port && len(e.Endpoint.Entries) == 1 && e.Endpoint.Entries[0].PKey != t.PKey {
 				continue // pkey=: the entry its QP uses
 			}
-			if len(items) == maxFileItems {
-				more++
-				continue
-			}
-			items = append(items, fmt.Sprintf("%s (%s) from %s at %s", t.PKey, t.Partition.Name, t.DecidedBy.Text(), c.PosText(t.DecidedBy.Pos())))
+			listed[t.PKey.Partition()] = true
+			keys = append(keys, t.PKey)
+			all = append(all, fmt.Sprintf("%s (%s) from %s at %s", t.PKey, t.Partition.Name, t.DecidedBy.Text(), c.PosText(t.DecidedBy.Pos())))
 		}
-		if more > 0 {
+		items = all[:min(len(all), maxFileItems)]
+		if more := len(all) - len(items); more > 0 {
 			items = append(items, fmt.Sprintf("and %d more", more))
 		}
 		if len(items) > 0 {
-			out = append(out, fmt.Sprintf("%s gets %s", label, strings.Join(items, "; ")))
+			out = append(out, fmt.Sprintf("%s gets %s%s", label, strings.Join(items, "; "), takenFor(e, listed, keys)))
 		}
 		if n := e.Model.Dropped(g); n > 0 {
 			out = append(out, fmt.Sprintf("%s: %d more entries do not fit its table of %d: OpenSM drops them (ERR 0512)", label, n, p.Options.TableSize))
 		}
 	}
 	return out
+}
+
+// noEntryAsTaken says, after an end's "gets no entry" that an assumption not given
+// would give one (query's alternatives) while the answer stays no, that it is the end
+// as taken; "" when no assumption would give it one.
+func noEntryAsTaken(e query.ResolvedEndpoint) string {
+	var as []string
+	for _, alt := range e.Alternatives {
+		if alt.Taking != "" || alt.Endpoint.NoEntry != "" {
+			continue
+		}
+		t := "a router port"
+		if alt.SM {
+			t = "the port OpenSM runs on"
+		}
+		if !slices.Contains(as, t) {
+			as = append(as, t)
+		}
+	}
+	if len(as) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (as taken: as %s it gets one, and they cannot talk all the same)", strings.Join(as, " or as "))
+}
+
+// takenFor says, after what an end gets from the file (keys: its entries of the
+// partitions listed), what the end was taken for when an assumption not given (SELF's
+// port, a router port: query's alternatives) would give it other entries of them; ""
+// when none would.
+func takenFor(e query.ResolvedEndpoint, listed map[check.PartitionKey]bool, keys []check.PKey) string {
+	var taking []string
+	for _, alt := range e.Alternatives {
+		if alt.Model == nil {
+			continue
+		}
+		var theirs []check.PKey
+		for _, t := range alt.Model.Table(e.Spec.GUID) {
+			if listed[t.PKey.Partition()] {
+				theirs = append(theirs, t.PKey)
+			}
+		}
+		if slices.Equal(theirs, keys) {
+			continue
+		}
+		t := "a CA port"
+		if alt.SM {
+			t = "a port OpenSM does not run on"
+		}
+		if !slices.Contains(taking, t) {
+			taking = append(taking, t)
+		}
+	}
+	if len(taking) == 0 {
+		return ""
+	}
+	return " (taking it for " + strings.Join(taking, " and ") + ")"
 }
 
 // notNamed says that port g is not named in file by its GUID, and what it gets then.
