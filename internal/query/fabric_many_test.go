@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -241,5 +242,45 @@ func TestOtherPortOwnLID(t *testing.T) {
 		if v := views[0]; !strings.HasPrefix(v.TableMissing, tc.want) || strings.Count(v.TableMissing, "8") != 1 || v.TableNotRead() == "" {
 			t.Errorf("table missing: %q\nwant %s...", v.TableMissing, tc.want)
 		}
+	}
+}
+
+// countLocal counts the local port's PortInfo Gets (a directed route of no hops) and
+// answers them with *pi, the rest through Transport.
+type countLocal struct {
+	mad.Transport
+	pi    *mad.PortInfo
+	reads *atomic.Int32
+}
+
+func (c countLocal) Do(ctx context.Context, req mad.Request) (*mad.Packet, error) {
+	if req.Addr.Directed && len(req.Addr.Path) == 0 && req.Attr == mad.AttrPortInfo {
+		c.reads.Add(1)
+		return localPort{c.Transport, *c.pi}.Do(ctx, req)
+	}
+	return c.Transport.Do(ctx, req)
+}
+
+// TestLoadManyLocalOnce: the hint of the LIDs of one read that got no answer comes
+// from one read of the local port's PortInfo, whatever number of LIDs failed (it was
+// read once per LID); the next read reads it again, so that a subnet manager that
+// came or went during a watch is seen.
+func TestLoadManyLocalOnce(t *testing.T) {
+	pi := mad.PortInfo{PortState: mad.PortStateInit}
+	var reads atomic.Int32
+	f := &Fabric{T: countLocal{caNet{2: 0x10}, &pi, &reads}, Via: "fake"}
+	ctx := context.Background()
+	_, err := f.LoadMany(ctx, lidSels(2, 7, 8, 9, 10, 11), LoadOptions{Tables: true})
+	var pe *PartialError
+	if !errors.As(err, &pe) || len(pe.Unread) != 5 || !strings.Contains(pe.Unread[0].Err.Error(), "(INIT, LID 0, SM LID 0)") {
+		t.Fatalf("%v, want 5 unread with the local port's state", err)
+	}
+	if n := reads.Load(); n != 1 {
+		t.Errorf("local PortInfo read %d times for 5 silent LIDs, want 1", n)
+	}
+	pi = mad.PortInfo{PortState: mad.PortStateActive, LID: 1, MasterSMLID: 1}
+	_, err = f.LoadMany(ctx, lidSels(7, 8, 9), LoadOptions{})
+	if n := reads.Load(); n != 2 || !strings.Contains(err.Error(), "a subnet manager has run (SM LID 1)") {
+		t.Errorf("second read: local PortInfo read %d times in all (want 2): %v", n, err)
 	}
 }
