@@ -98,8 +98,8 @@ const loadNodes = 16
 // fails on both, "_do_madrpc failed; dport (Lid 50)"), and a port asked for that is
 // not on its node (a *NotFoundError listing the node's ports) is not read there
 // either, so the answer is incomplete (exit 4). When none was read (or ctx ended),
-// it is an *EnvError naming each failure (exit 3): there is nothing to show, and the
-// fabric or the addresses are wrong.
+// it is an *EnvError naming each failure (exit 3) and wrapping them all (errors.Join):
+// there is nothing to show, and the fabric or the addresses are wrong.
 func (f *Fabric) LoadMany(ctx context.Context, sels []FabricSelector, opt LoadOptions) ([]*PortView, error) {
 	views := make([][]*PortView, len(sels))
 	errs := make([]error, len(sels))
@@ -136,7 +136,9 @@ func (f *Fabric) LoadMany(ctx context.Context, sels []FabricSelector, opt LoadOp
 	case len(failed) == 0:
 		return out, nil
 	case len(out) == 0 || ctx.Err() != nil:
-		return out, &EnvError{Msg: fmt.Sprintf("%d of %d addresses failed: %s", len(failed), len(sels), addressesFailed(failed))}
+		// Err holds each failure, so that errors.As finds what they wrap (each
+		// address's *NoAnswerError, a missing port's *NotFoundError).
+		return out, &EnvError{Msg: fmt.Sprintf("%d of %d addresses failed: %s", len(failed), len(sels), addressesFailed(failed)), Err: errors.Join(failed...)}
 	}
 	return out, partial
 }

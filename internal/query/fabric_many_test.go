@@ -116,12 +116,27 @@ func TestLoadManyNoneOrMissing(t *testing.T) {
 	if len(views) != 0 || errors.As(err, &pe) || !errors.As(err, &env) || !strings.HasPrefix(err.Error(), "2 of 2 addresses failed: no answer from lid 8") {
 		t.Errorf("none answered: %d views, %T %v", len(views), err, err)
 	}
+	// Each address's *NoAnswerError is in it, for errors.As (an exporter or watch
+	// telling no answer from another failure).
+	var joined interface{ Unwrap() []error }
+	if !errors.As(err, &na) || na.Addr.LID != 8 || !errors.As(err, &joined) || len(joined.Unwrap()) != 2 {
+		t.Fatalf("none answered: %v does not wrap each address's *NoAnswerError", err)
+	}
+	for i, e := range joined.Unwrap() {
+		if !errors.As(e, &na) || na.Addr.LID != uint16(8+i) {
+			t.Errorf("none answered: failure %d is %v, want lid %d's *NoAnswerError", i, e, 8+i)
+		}
+	}
 	sels := lidSels(2, 9)
 	sels[0].Port, sels[0].HasPort = 2, true
 	sels[1].Port, sels[1].HasPort = 2, true
 	_, err = f.LoadMany(ctx, sels, LoadOptions{})
 	if errors.As(err, &pe) || !errors.As(err, &env) || !strings.Contains(err.Error(), "no port 2 on the CA at lid 2 (ports: 1)") {
 		t.Errorf("missing port: %T %v", err, err)
+	}
+	var nf *NotFoundError
+	if !errors.As(err, &nf) || !errors.As(err, &na) || na.Addr.LID != 9 {
+		t.Errorf("missing port and no answer: %v does not wrap the *NotFoundError and the *NoAnswerError", err)
 	}
 }
 
