@@ -154,6 +154,15 @@ func TestLabFabricErrors(t *testing.T) {
 			t.Errorf("exit %d, stdout %q, stderr %q", r.Code, r.Stdout, r.Stderr)
 		}
 	})
+	t.Run("sim-node-unknown", func(t *testing.T) {
+		// A --sim-node the simulator does not have is bad input (exit 2) naming the
+		// node ibsim attaches to by default; ibsim refuses it as it refuses a client
+		// when its slots are full (exit 3), so ibkey tells them apart.
+		r := cmdtest.Run(t, newRootCmd, false, nil, "--ibsim="+l.SockName, "--sim-node", "NoSuchHca", "pkeys", "--dr", "0")
+		if want := `ibkey: invalid --sim-node "NoSuchHca": ibsim "` + l.SockName + `" has no such node (accepted: a node's name or description in its topology, such as "HcaA" where it attaches by default; `; r.Code != 2 || !strings.HasPrefix(r.Stderr, want) || strings.Count(r.Stderr, "\n") != 1 {
+			t.Errorf("exit %d, stderr %q; want 2 and %q...", r.Code, r.Stderr, want)
+		}
+	})
 	t.Run("slots", func(t *testing.T) {
 		clients, err := l.Attached()
 		if err != nil || len(clients) != 0 {
