@@ -180,6 +180,13 @@ func TestHelpAndFlagErrors(t *testing.T) {
 		{Args: []string{"--sysfs", mlx5, "pkeys", "--ibsim", "/tmp/sock"}, Code: 2, Stderr: `give the simulator's socket name as --ibsim=/tmp/sock`},
 		{Args: []string{"--demo", "watch", "counters", "-o", "table", "--once"}, Code: 2, Stderr: "ibkey: -o table: 'ibkey watch counters' draws its table on a terminal and stdout is not a terminal (accepted here: -o plain, -o json)"},
 		{Args: []string{"--demo", "watch", "counters", "--interval", "x"}, Code: 2, Stderr: `invalid argument "x" for "--interval"`},
+		// A command that takes no arguments says so, in one wording (cobra's said
+		// `unknown command "mlx5_0" for "ibkey devices"`).
+		{Args: []string{"--demo", "devices", "mlx5_0"}, Code: 2, Stderr: "ibkey: devices takes no arguments, got \"mlx5_0\" (usage: ibkey devices [flags])\n"},
+		{Args: []string{"--demo", "fabric", "discover", "x", "y"}, Code: 2, Stderr: "ibkey: fabric discover takes no arguments, got \"x y\" (usage: ibkey fabric discover [flags])\n"},
+		{Args: []string{"--demo", "fabric", "check", "x"}, Code: 2, Stderr: "ibkey: fabric check takes no arguments, got \"x\""},
+		{Args: []string{"--demo", "fabric", "pkeys", "x"}, Code: 2, Stderr: "ibkey: fabric pkeys takes no arguments, got \"x\""},
+		{Args: []string{"--demo", "exporter", "x"}, Code: 2, Stderr: "ibkey: exporter takes no arguments, got \"x\" (usage: ibkey exporter [flags])\n"},
 	})
 	// --ibsim before a command name, and an endpoint after it, are not a socket name.
 	if r := runIbkey(t, false, nil, "--ibsim=/nonexistent/sock", "--demo", "can-talk", "--ibsim", "lid=3", "0x8001", "--mad-retries", "0"); strings.Contains(r.stderr, "give the simulator's socket name") {
