@@ -1,10 +1,12 @@
 package main
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
@@ -218,5 +220,35 @@ func TestDiagsHabits(t *testing.T) {
 	})
 	if r := runIbkey(t, false, nil, "--version"); r.code != 0 || !strings.HasPrefix(r.stdout, "ibkey version") {
 		t.Errorf("--version: %+v", r)
+	}
+}
+
+// TestFlagHelpNamesOwnFlags: a flag's help names only flags of ibkey's that its command
+// has (--port said "with --lid/--dr/--guid" on devices and watch counters, which have
+// no --guid). Other tools' flags in it (perftest's --pkey_index) are not ibkey's.
+func TestFlagHelpNamesOwnFlags(t *testing.T) {
+	root := newRootCmd(cmdutil.NewFactory(&cmdutil.IOStreams{}, func(string) string { return "" }, nil))
+	var all []*cobra.Command
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		all = append(all, c)
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+	ours := map[string]bool{}
+	for _, c := range all {
+		c.Flags().VisitAll(func(f *pflag.Flag) { ours[f.Name] = true })
+	}
+	named := regexp.MustCompile(`--([a-z][a-z0-9_.-]*[a-z0-9])`)
+	for _, c := range all {
+		c.Flags().VisitAll(func(f *pflag.Flag) {
+			for _, m := range named.FindAllStringSubmatch(f.Usage, -1) {
+				if ours[m[1]] && c.Flags().Lookup(m[1]) == nil && c.InheritedFlags().Lookup(m[1]) == nil {
+					t.Errorf("%s --%s: its help names --%s, which the command does not have: %q", c.CommandPath(), f.Name, m[1], f.Usage)
+				}
+			}
+		})
 	}
 }
