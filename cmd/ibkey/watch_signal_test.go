@@ -165,3 +165,43 @@ func TestWatchScreenQuitExit(t *testing.T) {
 		s.Close()
 	}
 }
+
+// TestWatchDumbTerminal: on a terminal that cannot move its cursor (TERM=dumb: Emacs'
+// shell, serial consoles) watch counters prints its samples as tables, one after the
+// other, instead of drawing a screen; a signal ends it with 128+signo.
+func TestWatchDumbTerminal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "ibkey")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, "--demo", "watch", "counters", "--interval", "100ms")
+	cmd.Env = []string{"TERM=dumb", "PATH=/usr/bin:/bin"}
+	s, err := ptytest.Start(cmd, 80, 24)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// Two samples: the second table's header follows the first's rows.
+	if err := s.WaitFor(0, "port_xmit_constraint_errors", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WaitFor(strings.LastIndex(string(s.Output()), "port_xmit_constraint_errors")+1, "│ PORT ", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Wait(time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	out := string(s.Output())
+	if strings.Contains(out, "\x1b[?1049h") || strings.Contains(out, "q quit") {
+		t.Errorf("TERM=dumb: a screen was drawn:\n%q", out)
+	}
+	if code := s.ExitCode(); code != 130 {
+		t.Errorf("TERM=dumb: exit %d after SIGINT, want 130", code)
+	}
+}

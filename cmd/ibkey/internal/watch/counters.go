@@ -105,18 +105,21 @@ driver restart); the delta restarts from the new value and the reset is reported
 port that goes away or a file that cannot be read is reported on its row and the
 watch goes on. ibkey never resets hardware counters.
 
-On a terminal (stdin and stdout) a live screen: one row per port, rows that moved in
-the last interval highlighted, a trend per counter; keys: p pause, + / - interval,
-s sort by activity, a all error counters, b reset the on-screen baseline, / filter,
-enter one port (every counter, its history and its P_Key table, read as 'ibkey
-pkeys' reads it: from sysfs, or over MADs for --lid/--dr), ? help, q quit (then what
-was not read is named on stderr and the exit is as below). ctrl+z or a SIGTSTP gives
-the terminal back and stops the screen; fg resumes it.
+On a terminal (stdin and stdout; not TERM=dumb) a live screen: one row per port,
+rows that moved in the last interval highlighted, a trend per counter; keys: p
+pause, + / - interval, s sort by activity, a all error counters, b reset the
+on-screen baseline, / filter, enter one port (every counter, its history and its
+P_Key table, read as 'ibkey pkeys' reads it: from sysfs, or over MADs for
+--lid/--dr), ? help, q quit (then what was not read is named on stderr and the exit
+is as below). ctrl+z or a SIGTSTP gives the terminal back and stops the screen; fg
+resumes it.
 
-Otherwise (a pipe, --once, --count N, -o plain/json) one line per port per sample:
+Otherwise (a pipe, TERM=dumb, --once, --count N, -o plain/json) one line per port
+per sample:
   TIME DEV/PORT STATE NAME=VALUE(+DELTA,RATE/s[,saturated][,reset][,SOURCE]) ...
-(on a terminal, --once and --count print each sample's time and a table of the same
-fields, a row a counter, that fits the terminal as every table does; SOURCE is
+(on a terminal, --once, --count and TERM=dumb, which cannot redraw a screen, print
+each sample's time and a table of the same fields, a row a counter, that fits the
+terminal as every table does; SOURCE is
 named for counters read through verbs, or by another source than the counter's
 usual one because the preferred one could not read it), or with -o json
 one object per sample per line (schemas/watch-counters.schema.json):
@@ -430,7 +433,10 @@ func watchCounters(ctx context.Context, o *CountersOptions, sampler *query.Sampl
 	if w.via == "" && w.nodes == nil { // local ports, no MADs sent
 		how += "; --lid LID with --ca or --ibsim reads a port over the fabric"
 	}
-	if o.IO.InTTY && o.IO.OutTTY && !o.Once && o.Count == 0 && f == cmdutil.FormatTable {
+	// A dumb terminal (TERM=dumb: Emacs' shell, some serial consoles) cannot move the
+	// cursor, so it gets the lines, each sample a table, as --count draws them.
+	screen := o.Getenv == nil || o.Getenv("TERM") != "dumb"
+	if o.IO.InTTY && o.IO.OutTTY && screen && !o.Once && o.Count == 0 && f == cmdutil.FormatTable {
 		// The screen owns the terminal: what its samples leave to say waits for its end
 		// (the screen shows the same n/a and NOREPLY cells meanwhile), and then decides
 		// the exit as the lines' does: quitting a watch that did not read a counter is
