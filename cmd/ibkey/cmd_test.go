@@ -1,10 +1,12 @@
 package main
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
@@ -217,6 +219,13 @@ func TestHelpAndFlagErrors(t *testing.T) {
 		{Args: []string{"--sysfs", mlx5, "pkeys", "--ibsim", "/tmp/sock"}, Code: 2, Stderr: `give the simulator's socket name as --ibsim=/tmp/sock`},
 		{Args: []string{"--demo", "watch", "counters", "-o", "table", "--once"}, Code: 2, Stderr: "ibkey: -o table: 'ibkey watch counters' draws its table on a terminal and stdout is not a terminal (accepted here: -o plain, -o json)"},
 		{Args: []string{"--demo", "watch", "counters", "--interval", "x"}, Code: 2, Stderr: `invalid argument "x" for "--interval"`},
+		// A command that takes no arguments says so, in one wording (cobra's said
+		// `unknown command "mlx5_0" for "ibkey devices"`).
+		{Args: []string{"--demo", "devices", "mlx5_0"}, Code: 2, Stderr: "ibkey: devices takes no arguments, got \"mlx5_0\" (usage: ibkey devices [flags])\n"},
+		{Args: []string{"--demo", "fabric", "discover", "x", "y"}, Code: 2, Stderr: "ibkey: fabric discover takes no arguments, got \"x y\" (usage: ibkey fabric discover [flags])\n"},
+		{Args: []string{"--demo", "fabric", "check", "x"}, Code: 2, Stderr: "ibkey: fabric check takes no arguments, got \"x\""},
+		{Args: []string{"--demo", "fabric", "pkeys", "x"}, Code: 2, Stderr: "ibkey: fabric pkeys takes no arguments, got \"x\""},
+		{Args: []string{"--demo", "exporter", "x"}, Code: 2, Stderr: "ibkey: exporter takes no arguments, got \"x\" (usage: ibkey exporter [flags])\n"},
 	})
 	// --ibsim before a command name, and an endpoint after it, are not a socket name.
 	if r := runIbkey(t, false, nil, "--ibsim=/nonexistent/sock", "--demo", "can-talk", "--ibsim", "lid=3", "0x8001", "--mad-retries", "0"); strings.Contains(r.stderr, "give the simulator's socket name") {
@@ -248,5 +257,35 @@ func TestDiagsHabits(t *testing.T) {
 	})
 	if r := runIbkey(t, false, nil, "--version"); r.code != 0 || !strings.HasPrefix(r.stdout, "ibkey version") {
 		t.Errorf("--version: %+v", r)
+	}
+}
+
+// TestFlagHelpNamesOwnFlags: a flag's help names only flags of ibkey's that its command
+// has (--port said "with --lid/--dr/--guid" on devices and watch counters, which have
+// no --guid). Other tools' flags in it (perftest's --pkey_index) are not ibkey's.
+func TestFlagHelpNamesOwnFlags(t *testing.T) {
+	root := newRootCmd(cmdutil.NewFactory(&cmdutil.IOStreams{}, func(string) string { return "" }, nil))
+	var all []*cobra.Command
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		all = append(all, c)
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+	ours := map[string]bool{}
+	for _, c := range all {
+		c.Flags().VisitAll(func(f *pflag.Flag) { ours[f.Name] = true })
+	}
+	named := regexp.MustCompile(`--([a-z][a-z0-9_.-]*[a-z0-9])`)
+	for _, c := range all {
+		c.Flags().VisitAll(func(f *pflag.Flag) {
+			for _, m := range named.FindAllStringSubmatch(f.Usage, -1) {
+				if ours[m[1]] && c.Flags().Lookup(m[1]) == nil && c.InheritedFlags().Lookup(m[1]) == nil {
+					t.Errorf("%s --%s: its help names --%s, which the command does not have: %q", c.CommandPath(), f.Name, m[1], f.Usage)
+				}
+			}
+		})
 	}
 }

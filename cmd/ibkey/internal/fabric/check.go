@@ -115,7 +115,7 @@ unread-node, unread-table or not-checked).`,
 		Example: `  ibkey fabric check --ibsim
   ibkey fabric check --partitions /etc/opensm/partitions.conf --strict
   ibkey fabric check --fabric-file fabric.json -o json`,
-		Args: cobra.NoArgs,
+		Args: cmdutil.NoArgs,
 		RunE: cmdutil.RunE(f, o, &o.Deps, nil, runF, runCheck),
 	}
 	o.Source = cmdutil.AddFabricSweepFlags(c, f)
