@@ -180,7 +180,7 @@ func UnreadPending(ws []*Result, unread []Unread, ports []*Port) []Pending {
 			case u.Port >= 0:
 				label += "/" + strconv.Itoa(u.Port)
 			}
-			out = append(out, Pending{Host: u.Host, Port: label, Kind: PendingUnread, Why: fmt.Sprintf("not read: %s (%s could use it)", u.What, strings.Join(by, ", "))})
+			out = append(out, Pending{Host: u.Host, Port: label, Kind: PendingUnread, Why: fmt.Sprintf("not read: %s (%s could use it)", u.What(), strings.Join(by, ", "))})
 		}
 	}
 	return out

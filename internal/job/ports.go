@@ -54,7 +54,7 @@ func HostPorts(h *query.Host, label string) (ports []*Port, unread []Unread, err
 	}
 	for _, u := range all {
 		if !u.Table && !u.Entries {
-			unread = append(unread, Unread{Host: label, Device: u.Device, Port: u.Port, Name: u.What, What: u.What + ": " + u.Err.Error()})
+			unread = append(unread, Unread{Host: label, Device: u.Device, Port: u.Port, Name: u.What, Why: u.Err.Error()})
 		}
 	}
 	for _, v := range views {
@@ -74,15 +74,21 @@ type Unread struct {
 	// Name names it, as a sentence about a library names it: "device scif0", "lid 9",
 	// "--host node01".
 	Name string
-	// What says what and why, for the warning and the JSON's incomplete: Name, then
-	// the reason ("device scif0: ... (a dangling link)").
-	What string
+	// Why it was not read: "... (a dangling link)", "no answer via ...".
+	Why string
+	// Address is the fabric address read, for a --lid that did not answer: the
+	// addresses not read for one reason are named together (query.SelectorList).
+	Address *query.FabricSelector
 	// Kind is what it is as a part of a fabric, named as the fabric commands name it:
 	// fabric.UnreadNode for a fabric address or a swept port that did not answer
 	// (its PortInfo not read), fabric.PartialSweep for what a sweep that missed links
 	// may hide; "" for a device or port of a host (unread-device).
 	Kind fabric.NotCheckedKind
 }
+
+// What says what and why, for the warning and the JSON's incomplete: "device scif0:
+// ... (a dangling link)".
+func (u Unread) What() string { return u.Name + ": " + u.Why }
 
 // maxUnreadPort bounds the ports an unread device is taken to have: a port number is
 // one byte (IBA 14.2.5.3, sysfs ports/N).

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/query"
+	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // Verdict is a library's answer for the job.
@@ -183,10 +185,39 @@ const (
 // could not be read (hostMayUseUnread). The reason it was not read is in the
 // warning and the JSON's incomplete: here it is only named.
 func (u hostUse) noneRead(l string) string {
-	if u.unread == HostName(u.name) {
+	if u.silent() {
 		return "not read: " + l + " may use its ports"
 	}
 	return fmt.Sprintf("no port was read: %s may use what could not be read (%s)", l, u.unread)
+}
+
+// silent: nothing of the host was read, and the host is what was not read (a --lid
+// that did not answer, a node not in a sweep): silentHosts names such hosts together.
+func (u hostUse) silent() bool {
+	return u.state == hostMayUseUnread && len(u.ports) == 0 && u.unread == HostName(u.name)
+}
+
+// silentHosts is the one line saying that library l may use the ports of the hosts
+// of which nothing was read (hostUse.silent), us their first unread parts: a --lid
+// range that did not answer is one line ("lid 10-40: not read: NCCL may use their
+// ports"), not one a LID.
+func silentHosts(l string, us []Unread) string {
+	names := make([]string, len(us))
+	var addrs []query.FabricSelector
+	for i, u := range us {
+		names[i] = u.Name
+		if u.Address != nil {
+			addrs = append(addrs, *u.Address)
+		}
+	}
+	if len(us) == 1 {
+		return names[0] + ": not read: " + l + " may use its ports"
+	}
+	list := strings.Join(textsafe.Capped(names, query.MaxListed), ", ")
+	if len(addrs) == len(us) {
+		list = query.SelectorList(addrs)
+	}
+	return list + ": not read: " + l + " may use their ports"
 }
 
 // hostUse is one library on one host before any P_Key lookup: the one evaluation of
@@ -262,6 +293,7 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Result {
 		r.Findings = append(r.Findings, s.Reject)
 	}
 	var usable []PortResult // used, a valid entry, InfiniBand
+	var silent []Unread     // hostUse.silent: one line (silentHosts)
 	for _, h := range hosts {
 		u := s.onHost(in, h, s.Reject == "")
 		r.mayChoose(u.chosen)
@@ -289,6 +321,8 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Result {
 		}
 		none := fmt.Sprintf("%s: %s uses none of its ports (%s)", HostName(h.name), l.Name, strings.Join(why, "; "))
 		switch {
+		case u.silent():
+			silent = append(silent, u.chosen[0])
 		case u.state == hostMayUseUnread && len(h.ports) == 0:
 			r.Unchecked = append(r.Unchecked, HostName(h.name)+": "+u.noneRead(l.Name))
 		case u.state == hostMayUseUnread:
@@ -296,6 +330,9 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Result {
 		case u.state == hostUsesNone:
 			r.Findings = append(r.Findings, none)
 		}
+	}
+	if len(silent) > 0 {
+		r.Unchecked = append(r.Unchecked, silentHosts(l.Name, silent))
 	}
 	skipsOnly := map[string]int{}
 	usedOn := map[string]int{}

@@ -348,7 +348,7 @@ func TestChoosesAdapterNotNamed(t *testing.T) {
 		return p
 	}
 	host := []*Port{fab("mlx5_0"), fab("mlx5_1")}
-	other := Unread{Host: "node01", Port: -1, Name: "another adapter of node01", What: "another adapter of node01 may be in what the sweep did not read"}
+	other := Unread{Host: "node01", Port: -1, Name: "another adapter of node01", Why: "the sweep did not read every link"}
 	for _, c := range []struct {
 		lib  *Library
 		env  []string
@@ -473,7 +473,7 @@ func TestNCCLPKeyValueNotInterpreted(t *testing.T) {
 // says once that it may use the host's ports, in Resolve and in WantPartition.
 func TestNoneReadNotJudgedForAborts(t *testing.T) {
 	read := port("node01", "mlx5_0", 1, 0xffff, 0x8002)
-	silent := Unread{Host: "lid 5", Port: -1, Name: "lid 5", What: "lid 5: no answer", Kind: fabric.UnreadNode}
+	silent := Unread{Host: "lid 5", Port: -1, Name: "lid 5", Why: "no answer", Kind: fabric.UnreadNode}
 	in := env()
 	in.Unread = []Unread{silent}
 	libs := []*Library{&GASNet, &MVAPICH2, &NCCL}

@@ -42,6 +42,7 @@ func WantPartition(libs []*Library, in Inputs, key check.PKey, ports []*Port) []
 		}
 		var used, idle []*Port
 		var none []string
+		var silent []Unread // hostUse.silent: one line (silentHosts)
 		aborted := &Result{Library: l}
 		for _, h := range hosts {
 			u := s.onHost(in, h, true)
@@ -62,7 +63,11 @@ func WantPartition(libs []*Library, in Inputs, key check.PKey, ports []*Port) []
 				if len(h.ports) == 0 {
 					why = u.noneRead(l.Name)
 				}
-				aborted.Unchecked = append(aborted.Unchecked, HostName(h.name)+": "+why)
+				if u.silent() {
+					silent = append(silent, u.chosen[0])
+				} else {
+					aborted.Unchecked = append(aborted.Unchecked, HostName(h.name)+": "+why)
+				}
 				aborted.unsure = append(aborted.unsure, Abort{Host: h.name, Reason: why})
 			case hostUsesNone:
 				none = append(none, HostName(h.name))
@@ -72,6 +77,9 @@ func WantPartition(libs []*Library, in Inputs, key check.PKey, ports []*Port) []
 					idle = append(idle, p)
 				}
 			}
+		}
+		if len(silent) > 0 {
+			aborted.Unchecked = append(aborted.Unchecked, silentHosts(l.Name, silent))
 		}
 		w := wantOn(s, key, used)
 		if len(used) == 0 && len(aborted.Aborts)+len(aborted.unsure) > 0 {

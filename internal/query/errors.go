@@ -226,7 +226,7 @@ func (e *NoAnswerError) Unwrap() error { return e.Err }
 // addressesFailed is the failures of a read of several fabric addresses of which none
 // was read, or that was interrupted (Fabric.LoadMany's errors, in selector order), in
 // one line: the addresses that got no answer for the same reason together
-// (selectorList), the transport, the attempts and the hint said once ("no answer from
+// (SelectorList), the transport, the attempts and the hint said once ("no answer from
 // lid 8, lid 9 via ...: dropped or no route (1 attempt(s)): HINT"); any other failure
 // as it is. A few, then a count (MaxListed), of the failures.
 func addressesFailed(errs []error) string {
@@ -257,16 +257,16 @@ func addressesFailed(errs []error) string {
 	for i, g := range groups {
 		out[i] = g.text
 		if g.na != nil {
-			out[i] = g.na.text(" from " + selectorList(g.addrs))
+			out[i] = g.na.text(" from " + SelectorList(g.addrs))
 		}
 	}
 	return strings.Join(textsafe.Capped(out, MaxListed), "; ")
 }
 
-// selectorList names fabric addresses in a sentence, in order: a run of three or more
+// SelectorList names fabric addresses in a sentence, in order: a run of three or more
 // consecutive LIDs with the same port choice as one range, as --lid takes it ("lid
 // 10-40", "lid 10-12 port 2"); a few, then a count (MaxListed).
-func selectorList(sels []FabricSelector) string {
+func SelectorList(sels []FabricSelector) string {
 	var out []string
 	for i := 0; i < len(sels); {
 		first := sels[i]

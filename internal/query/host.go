@@ -257,7 +257,7 @@ func (e *PartialError) Lines() []string {
 		}
 		what := l.what
 		if l.sels != nil {
-			what = selectorList(l.sels)
+			what = SelectorList(l.sels)
 		}
 		out = append(out, what+": "+l.why)
 	}

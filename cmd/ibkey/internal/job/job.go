@@ -16,6 +16,7 @@ import (
 	"github.com/ibkey/ibkey/internal/fsread"
 	"github.com/ibkey/ibkey/internal/job"
 	"github.com/ibkey/ibkey/internal/query"
+	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // Options are `ibkey job`'s dependencies, flags and arguments.
@@ -351,25 +352,36 @@ func Run(o *Options) error {
 	// that is otherwise a yes is incomplete (a definite no stays one, and says it in
 	// incomplete too), unless no library checked could choose it with the job's
 	// settings (job.Choosers).
-	matters, listed, mattersRest := 0, 0, 0
-	for i, u := range src.unread {
+	// What was not read for the same reason, and could be used by the same libraries,
+	// is one warning line naming each (as query.PartialError.Lines: a silent --lid
+	// range is one line, its transport and hint said once); the first query.MaxListed
+	// lines, then one counting the rest. JSON's incomplete has one item each.
+	type group struct {
+		names []string
+		addrs []query.FabricSelector // when every one is an address
+		why   string
+		by    []string
+	}
+	var groups []*group
+	byKey := map[string]*group{}
+	matters := 0
+	for _, u := range src.unread {
 		by := job.Choosers(ws, u)
-		// A screenful: the first query.MaxListed, then one line counting the rest.
-		say := i < query.MaxListed || len(src.unread) == query.MaxListed+1
+		key := u.Why + "\x00" + strings.Join(by, ",")
+		g := byKey[key]
+		if g == nil {
+			g = &group{why: u.Why, by: by}
+			byKey[key] = g
+			groups = append(groups, g)
+		}
+		if u.Address != nil && len(g.addrs) == len(g.names) {
+			g.addrs = append(g.addrs, *u.Address)
+		}
+		g.names = append(g.names, u.Name)
 		if len(by) == 0 {
-			if say {
-				n.Warn("not read: " + u.What + "; it does not change the answer: with these settings no library checked would use it (their device selection leaves it out)")
-				listed++
-			}
 			continue
 		}
 		matters++
-		if say {
-			n.Warn("not read: " + u.What + " (" + strings.Join(by, ", ") + " could use it)")
-			listed++
-		} else {
-			mattersRest++
-		}
 		// The kind the other commands give the same fact: a host's device or port
 		// (unread-device), a fabric address or swept port that did not answer
 		// (unread-node, cmdutil.HostNotRead), what a sweep's missed links may hide
@@ -378,9 +390,29 @@ func Run(o *Options) error {
 		if u.Kind != "" {
 			kind = string(u.Kind)
 		}
-		rep.Incomplete = append(rep.Incomplete, cmdutil.Incomplete{Kind: kind, Message: "not read: " + u.What})
+		rep.Incomplete = append(rep.Incomplete, cmdutil.Incomplete{Kind: kind, Message: "not read: " + u.What()})
 	}
-	if rest := len(src.unread) - listed; rest > 0 {
+	rest, mattersRest := 0, 0
+	for i, g := range groups {
+		if i >= query.MaxListed && len(groups) > query.MaxListed+1 {
+			rest += len(g.names)
+			if len(g.by) > 0 {
+				mattersRest += len(g.names)
+			}
+			continue
+		}
+		names := strings.Join(textsafe.Capped(g.names, query.MaxListed), ", ")
+		if len(g.addrs) == len(g.names) {
+			names = query.SelectorList(g.addrs)
+		}
+		what := "not read: " + names + ": " + g.why
+		if len(g.by) == 0 {
+			n.Warn(what + "; it does not change the answer: with these settings no library checked would use it (their device selection leaves it out)")
+		} else {
+			n.Warn(what + " (" + strings.Join(g.by, ", ") + " could use it)")
+		}
+	}
+	if rest > 0 {
 		switch mattersRest {
 		case rest:
 			n.Warn(fmt.Sprintf("not read: and %d more (every one is in -o json's incomplete)", rest))

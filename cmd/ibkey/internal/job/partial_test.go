@@ -51,7 +51,7 @@ func TestPartialFabricFile(t *testing.T) {
 		out    string
 	}{
 		{labFabric, []string{"--node", "HcaB,HcaC", "NCCL_IB_PKEY=2"}, 0, nil, "NCCL: works: NCCL_IB_PKEY=2"},
-		{partial, []string{"--node", "HcaB,HcaC", "NCCL_IB_PKEY=2"}, 4, []string{"not read: another adapter of HcaB may be in what the sweep did not read: the sweep did not read every link: 1 link with no answer from the far end", "(NCCL could use it)"}, "NCCL: works: NCCL_IB_PKEY=2"},
+		{partial, []string{"--node", "HcaB,HcaC", "NCCL_IB_PKEY=2"}, 4, []string{"not read: another adapter of HcaB, another adapter of HcaC: the sweep did not read every link: 1 link with no answer from the far end", "(NCCL could use it)"}, "NCCL: works: NCCL_IB_PKEY=2"},
 		{partial, []string{"--node", "HcaB,HcaE", "NCCL_IB_PKEY=2"}, 4, []string{`not read: node "HcaE": not in the sweep, and the sweep did not read every link`}, "HcaE: no port was read: NCCL may use what could not be read"},
 		{partial, []string{"--node", "HcaB,HcaE", "NCCL_IB_PKEY=1"}, 1, []string{`not read: node "HcaE"`}, "HcaB/1: NCCL_IB_PKEY index 1 holds 0x0000, an empty entry"},
 		{partial, []string{"--lid", "4,99", "NCCL_IB_PKEY=2"}, 4, []string{"not read: lid 99: not in the sweep"}, "lid 99: not read: NCCL may use its ports"},
@@ -180,7 +180,7 @@ func TestUnreadKinds(t *testing.T) {
 	}{
 		{map[string]string{"IBKEY_DEMO": "1"}, []string{"--lid", "4,9,99"}, "unread-node", "not read: lid 99: no answer"},
 		{nil, []string{"--fabric-file", partialFabric(t), "--node", "HcaB,HcaE"}, "partial-sweep", `not read: node "HcaE": not in the sweep`},
-		{nil, []string{"--fabric-file", partialFabric(t), "--node", "HcaB"}, "partial-sweep", "not read: another adapter of HcaB may be"},
+		{nil, []string{"--fabric-file", partialFabric(t), "--node", "HcaB"}, "partial-sweep", "not read: another adapter of HcaB: the sweep did not read every link"},
 		{nil, []string{"--host", "a=" + good, "--host", "b=" + bad}, "unread-device", "not read: --host b: "},
 	} {
 		args := append(c.args, "-o", "json", "NCCL_IB_PKEY=0")
@@ -203,5 +203,39 @@ func TestUnreadKinds(t *testing.T) {
 		if r.code != 4 || !found {
 			t.Errorf("%s: exit %d, incomplete %+v; want exit 4 and %s %q", strings.Join(args, " "), r.code, d.Incomplete, c.kind, c.name)
 		}
+	}
+}
+
+// LIDs not read for one reason are one warning line, the range named as --lid
+// takes it and the transport and hint said once (as query.PartialError.Lines), and
+// each library says once that it may use their ports; JSON's incomplete keeps one
+// item per LID. On the demo fabric LIDs 10-40 do not answer.
+func TestSilentLIDsOneLine(t *testing.T) {
+	demo := map[string]string{"IBKEY_DEMO": "1"}
+	r := run(t, t.Context(), demo, "--lid", "1-3,10-40,60", "-o", "plain")
+	if r.code != 4 {
+		t.Fatalf("exit %d, want 4\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if n := strings.Count(r.stderr, "warning: not read: "); n != 1 || !strings.Contains(r.stderr, "warning: not read: lid 10-40, lid 60: no answer via ") || strings.Count(r.stderr, "subnet manager") != 1 {
+		t.Errorf("want one warning naming lid 10-40, lid 60, the hint once; %d:\n%s", n, r.stderr)
+	}
+	if n := strings.Count(r.stdout, "not read: NCCL may use"); n != 1 || !strings.Contains(r.stdout, "lid 10-40, lid 60: not read: NCCL may use their ports") {
+		t.Errorf("want NCCL to name the LIDs once; %d:\n%s", n, r.stdout)
+	}
+	var doc struct {
+		Incomplete []struct{ Kind, Message string } `json:"incomplete"`
+	}
+	r = run(t, t.Context(), demo, "--lid", "1-3,10-40,60", "-o", "json")
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatal(err, r.stdout)
+	}
+	n := 0
+	for _, it := range doc.Incomplete {
+		if it.Kind == "unread-node" {
+			n++
+		}
+	}
+	if n != 32 {
+		t.Errorf("JSON: %d unread-node items, want 32 (one per LID)", n)
 	}
 }

@@ -103,13 +103,13 @@ func (o *Options) sources(ctx context.Context) (*portSource, error) {
 			case errors.As(err, &unknown):
 				// Nothing of the host was read (query.PartialError): not read, and the
 				// other hosts are judged.
-				unread = append(unread, job.Unread{Host: t.name, Port: -1, Name: "--host " + t.name, What: "--host " + t.name + ": " + err.Error()})
+				unread = append(unread, job.Unread{Host: t.name, Port: -1, Name: "--host " + t.name, Why: err.Error()})
 				continue
 			case err != nil:
 				return nil, nil, fmt.Errorf("--host %s: %w", t.name, err)
 			}
 			for _, l := range u {
-				l.What = "--host " + t.name + ": " + l.What
+				l.Name = "--host " + t.name + ": " + l.Name
 				unread = append(unread, l)
 			}
 			out = append(out, ps...)
@@ -183,7 +183,7 @@ func (o *Options) sources(ctx context.Context) (*portSource, error) {
 		switch {
 		case len(out) == 0 && len(unread) > 0:
 			// Not read, never missing (query.PartialError's rule).
-			return nil, &query.UnknownError{Msg: "no port of the job was read: " + unread[0].What}
+			return nil, &query.UnknownError{Msg: "no port of the job was read: " + unread[0].What()}
 		case len(out) == 0:
 			return nil, &query.EnvError{Msg: "no port of the job was found"}
 		}
@@ -195,9 +195,9 @@ func (o *Options) sources(ctx context.Context) (*portSource, error) {
 
 // readPorts reads one port at each of sels over MADs (query.Fabric.LoadMany: the
 // ports that answered, each once, and a *query.PartialError naming each selector that
-// did not, with its error). A selector that failed is a port not read (unread(i, err))
-// rather than a failed read: the answer is judged on what was read, names what was
-// not, and is not checked where it depends on it. The view read at sels[i]'s address
+// did not, with its error). A selector that failed is a port not read (unread(i,
+// err), err not naming the address) rather than a failed read: the answer is judged
+// on what was read, names what was not, and is not checked where it depends on it. The view read at sels[i]'s address
 // is its port when it is (i, v), else a port not read (the address answers as another
 // port now). A selector with no view at its address reached a port another selector
 // read first (LoadMany keeps each port once): it adds none when that port is (i, v),
@@ -225,17 +225,17 @@ func readPorts(ctx context.Context, fab *query.Fabric, sels []query.FabricSelect
 	var missed []job.Unread
 	for i, s := range sels {
 		if err := failed[s.String()]; err != nil {
-			// LoadMany's Unread.Err does not name the address: say it once.
-			missed = append(missed, unread(i, fmt.Errorf("%s: %w", s, err)))
+			// LoadMany's Unread.Err does not name the address: unread does.
+			missed = append(missed, unread(i, err))
 			continue
 		}
 		switch v := at[s.Addr.String()]; {
 		case v != nil && is(i, v):
 			out = append(out, port(i, v))
 		case v != nil:
-			missed = append(missed, unread(i, fmt.Errorf("%s answers as %s (node %s) now, not as this port", s, v.Ref(), v.Fabric.NodeGUID)))
+			missed = append(missed, unread(i, fmt.Errorf("answers as %s (node %s) now, not as this port", v.Ref(), v.Fabric.NodeGUID)))
 		case !slices.ContainsFunc(views, func(v *query.PortView) bool { return is(i, v) }):
-			missed = append(missed, unread(i, fmt.Errorf("%s answers as a port read at another address, not as this port", s)))
+			missed = append(missed, unread(i, errors.New("answers as a port read at another address, not as this port")))
 		}
 	}
 	return out, missed, nil
@@ -253,7 +253,7 @@ func readLIDs(ctx context.Context, fab *query.Fabric, sels []query.FabricSelecto
 		func(_ int, v *query.PortView) *job.Port { return job.PortFromView(v.Device.Name, v) },
 		func(i int, err error) job.Unread {
 			// Which host answers at the LID is what was not read.
-			return job.Unread{Host: sels[i].String(), Port: -1, Name: sels[i].String(), What: err.Error(), Kind: fabric.UnreadNode}
+			return job.Unread{Host: sels[i].String(), Port: -1, Name: sels[i].String(), Why: err.Error(), Address: &sels[i], Kind: fabric.UnreadNode}
 		})
 }
 
@@ -346,7 +346,7 @@ func sweepNodes(ctx context.Context, src *portSource, fab *query.Fabric, lids []
 				p.Device, p.DeviceKnown = first[i].Device, first[i].DeviceKnown
 				return p
 			},
-			func(i int, err error) job.Unread { return portNotRead(first[i], err.Error()) })
+			func(i int, err error) job.Unread { return portNotRead(first[i], sels[i].String()+": "+err.Error()) })
 		return ps, append(slices.Clip(swept), missed...), err
 	}, nil
 }
@@ -354,7 +354,7 @@ func sweepNodes(ctx context.Context, src *portSource, fab *query.Fabric, lids []
 // portNotRead is a port of the job (found in a sweep) that could not be read, and
 // why: in the sweep (its PortInfo) or at its address since (unread-node).
 func portNotRead(p *job.Port, why string) job.Unread {
-	u := job.Unread{Host: p.Host, Port: p.Num, Name: p.Label(), What: p.Label() + ": " + why, Kind: fabric.UnreadNode}
+	u := job.Unread{Host: p.Host, Port: p.Num, Name: p.Label(), Why: why, Kind: fabric.UnreadNode}
 	if !p.Fabric || p.DeviceKnown {
 		u.Device = p.Device
 	}
@@ -380,7 +380,7 @@ func fabricPorts(f *fabric.Fabric, lids []uint16, nodes []string) ([]*job.Port, 
 		if n == nil {
 			if partial != "" {
 				host := "lid " + strconv.Itoa(int(l))
-				unread = append(unread, job.Unread{Host: host, Port: -1, Name: host, What: host + ": not in the sweep, and " + partial, Kind: fabric.PartialSweep})
+				unread = append(unread, job.Unread{Host: host, Port: -1, Name: host, Why: "not in the sweep, and " + partial, Kind: fabric.PartialSweep})
 				continue
 			}
 			return nil, nil, &query.NotFoundError{What: "LID", Name: strconv.Itoa(int(l)) + " in the sweep", Available: []string{"the LIDs of 'ibkey fabric discover'"}}
@@ -394,7 +394,7 @@ func fabricPorts(f *fabric.Fabric, lids []uint16, nodes []string) ([]*job.Port, 
 		}
 		if len(ns) == 0 {
 			if partial != "" {
-				unread = append(unread, job.Unread{Host: name, Port: -1, Name: "node " + strconv.Quote(name), What: "node " + strconv.Quote(name) + ": not in the sweep, and " + partial, Kind: fabric.PartialSweep})
+				unread = append(unread, job.Unread{Host: name, Port: -1, Name: "node " + strconv.Quote(name), Why: "not in the sweep, and " + partial, Kind: fabric.PartialSweep})
 				continue
 			}
 			var names []string
@@ -421,7 +421,7 @@ func fabricPorts(f *fabric.Fabric, lids []uint16, nodes []string) ([]*job.Port, 
 			}
 		}
 		if partial != "" {
-			unread = append(unread, job.Unread{Host: name, Port: -1, Name: "another adapter of " + name, What: "another adapter of " + name + " may be in what the sweep did not read: " + partial, Kind: fabric.PartialSweep})
+			unread = append(unread, job.Unread{Host: name, Port: -1, Name: "another adapter of " + name, Why: partial, Kind: fabric.PartialSweep})
 		} else if added == 0 {
 			return nil, nil, &query.EnvError{Msg: fmt.Sprintf("node %q has no cabled end port in the sweep", name)}
 		}
@@ -441,7 +441,7 @@ func fabricPorts(f *fabric.Fabric, lids []uint16, nodes []string) ([]*job.Port, 
 			}
 		}
 		if partial != "" {
-			unread = append(unread, job.Unread{Host: notSwept, Port: -1, Name: "CA ports not in the sweep", What: "CA ports not in the sweep: " + partial, Kind: fabric.PartialSweep})
+			unread = append(unread, job.Unread{Host: notSwept, Port: -1, Name: "CA ports not in the sweep", Why: partial, Kind: fabric.PartialSweep})
 		}
 	}
 	return out, unread, nil

@@ -49,7 +49,7 @@ func TestReadLIDsOnce(t *testing.T) {
 	if len(ports) != 2 || ports[0].Device != "demo-node HCA-2" || ports[1].Device != "node02" {
 		t.Errorf("ports %q, want demo-node HCA-2's and node02's", got)
 	}
-	if len(unread) != 1 || unread[0].Host != "lid 99" || unread[0].Port != -1 || !strings.HasPrefix(unread[0].What, "lid 99: no answer via "+demo.Via) {
+	if len(unread) != 1 || unread[0].Host != "lid 99" || unread[0].Port != -1 || !strings.HasPrefix(unread[0].What(), "lid 99: no answer via "+demo.Via) {
 		t.Errorf("unread %+v, want lid 99 with its no-answer error", unread)
 	}
 	if n := dead.n.Load(); n != 1 {
@@ -71,14 +71,16 @@ func TestReadPortsAnotherPort(t *testing.T) {
 	ports, unread, err := readPorts(context.Background(), fab, sels,
 		func(i int, v *query.PortView) bool { return v.Device.Name == want[i] },
 		func(_ int, v *query.PortView) *job.Port { return job.PortFromView(v.Device.Name, v) },
-		func(i int, err error) job.Unread { return job.Unread{Host: want[i], Port: -1, What: err.Error()} })
+		func(i int, err error) job.Unread {
+			return job.Unread{Host: want[i], Port: -1, Name: sels[i].String(), Why: err.Error()}
+		})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(ports) != 1 || ports[0].Device != "demo-node HCA-2" {
 		t.Errorf("ports %+v, want demo-node HCA-2's alone", ports)
 	}
-	if len(unread) != 1 || unread[0].Host != "node03" || !strings.HasPrefix(unread[0].What, "lid 4 answers as node02/1 (node 0x") {
-		t.Errorf("unread %+v, want node03 not read: lid 4 answers as node02/1", unread)
+	if len(unread) != 1 || unread[0].Host != "node03" || !strings.HasPrefix(unread[0].What(), "lid 4: answers as node02/1 (node 0x") {
+		t.Errorf("unread %+v, want node03 not read: lid 4: answers as node02/1", unread)
 	}
 }
