@@ -3,7 +3,6 @@
 package pkeys
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"slices"
@@ -252,16 +251,16 @@ func renderPKeys(o *PKeysOptions, views []*query.PortView, find check.PKey, src 
 	case cmdutil.FormatPlain:
 		err = writePlain(o.IO.Out, views, o.All, n.Note)
 	default:
-		var b bytes.Buffer
+		// Straight to the output stream: its width (the terminal's) is the one the
+		// tables must fit (a buffer would lay them out for 80 columns).
 		for i, v := range views {
 			if i > 0 {
-				fmt.Fprintln(&b)
+				fmt.Fprintln(o.IO.Out)
 			}
-			if err := pkeysTable(&b, v, o.All); err != nil {
-				return err
+			if err = pkeysTable(o.IO.Out, v, o.All); err != nil {
+				break
 			}
 		}
-		_, err = o.IO.Out.Write(b.Bytes())
 	}
 	if err != nil {
 		return err
