@@ -15,6 +15,7 @@ import (
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/query"
+	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // PKeysOptions holds `ibkey pkeys`'s flags and dependencies.
@@ -363,7 +364,7 @@ func pkeysTable(w io.Writer, v *query.PortView, all bool) error {
 	}
 	var sum []string
 	if hidden > 0 {
-		sum = append(sum, fmt.Sprintf("%d empty entries hidden (--all shows them)", hidden))
+		sum = append(sum, textsafe.Plural(hidden, "empty entry", "empty entries")+" hidden (--all shows them)")
 	}
 	if len(holes) > 0 {
 		sum = append(sum, "holes at "+strings.Join(query.IndexRanges(holes), ", "))
