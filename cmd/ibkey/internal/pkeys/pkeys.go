@@ -83,12 +83,12 @@ A table not read has "table_size", "valid_pkeys" and "entries" null and the reas
 interface whose key is not in the table has "index": null. admin_up is IFF_UP of its
 flags; carrier is null while it is down; either is null when not read (class/net/IF/
 flags, carrier, operstate), and link_unread says what was not read.
-With --find (schemas/pkeys-find.schema.json): {"schema_version","pkey","key","found",
+With --find (schemas/pkeys-find.schema.json):
+{"schema_version","demo"?,"via"?,"pkey","key","found",
 "ports":[{"device","port","found","outcome","index","entry","membership","reason"?}],
 "incomplete"?:[{"kind","message"}]} (incomplete: the ports whose answer is not known
-and the devices not read, exactly on exit 4);
-outcome is "found", "not-found", "unknown" (not in the entries read, some not read)
-or "no-table".
+and the devices not read, exactly on exit 4); outcome is "found", "not-found",
+"unknown" (not in the entries read, some not read) or "no-table".
 
 Over the fabric (any node, by SMPs; needs umad access or --ibsim): --lid LIDS reads
 the port each LID belongs to (a CA's port, or a switch's port 0), --dr PATH the node
@@ -234,7 +234,7 @@ func renderPKeys(o *PKeysOptions, views []*query.PortView, find check.PKey, src 
 		n.Label(l)
 	}
 	if o.Find != "" {
-		return findPKey(o, views, find, src.Incomplete)
+		return findPKey(o, views, find, src)
 	}
 	switch o.Format {
 	case cmdutil.FormatJSON:
@@ -464,8 +464,10 @@ type findJSON struct {
 // incomplete (exit 4, those in incomplete), the ports found still printed. Else exit 0
 // when a port holds the key, 1 when none does. incomplete is what the read did not
 // read (cmdutil.HostNotRead): of it, only the devices and the ports whose answer is
-// unknown are kept, in that order.
-func findPKey(o *PKeysOptions, views []*query.PortView, key check.PKey, incomplete []cmdutil.Incomplete) error {
+// unknown are kept, in that order. Its JSON names the source (demo, via) as the
+// tables' does.
+func findPKey(o *PKeysOptions, views []*query.PortView, key check.PKey, src cmdutil.Source) error {
+	incomplete := src.Incomplete
 	n := o.Notices
 	var results []findJSON
 	found := false
@@ -530,12 +532,14 @@ func findPKey(o *PKeysOptions, views []*query.PortView, key check.PKey, incomple
 	case cmdutil.FormatJSON:
 		if err := cmdutil.WriteJSON(o.IO.Out, struct {
 			Schema     cmdutil.SchemaVersion `json:"schema_version"`
+			Demo       bool                  `json:"demo,omitempty"`
+			Via        string                `json:"via,omitempty"`
 			PKey       string                `json:"pkey"`
 			Key        string                `json:"key"`
 			Found      bool                  `json:"found"`
 			Ports      []findJSON            `json:"ports"`
 			Incomplete []cmdutil.Incomplete  `json:"incomplete,omitempty"`
-		}{cmdutil.SchemaVersion{}, key.String(), key.Partition().String(), found, results, incomplete}); err != nil {
+		}{cmdutil.SchemaVersion{}, src.Demo, src.Via, key.String(), key.Partition().String(), found, results, incomplete}); err != nil {
 			return err
 		}
 	case cmdutil.FormatPlain:
