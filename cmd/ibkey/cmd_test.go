@@ -165,6 +165,43 @@ func TestMADFlagsOnlyWhereSent(t *testing.T) {
 	})
 }
 
+// TestMADFlagsOnRunWithoutMADs: MAD flags given on the command line of a run that
+// sends no MAD (a local port, a saved sweep, the exporter's host mode) are refused,
+// named as typed, with what would send MADs (they were accepted and ignored: `pkeys
+// --sysfs DIR --ibsim /nonexistent` read DIR, exit 0). A run that sends MADs takes
+// them, and IBKEY_IBSIM (set for a whole shell) is not refused.
+func TestMADFlagsOnRunWithoutMADs(t *testing.T) {
+	const sysfs, file = "../../testdata/sysfs/mlx5", "testdata/fabric/small.json"
+	cmdtest.Errors(t, newRootCmd, []cmdtest.ErrorCase{
+		{Args: []string{"--sysfs", sysfs, "pkeys", "--ibsim=/nonexistent"}, Code: 2, Stderr: `ibkey: --ibsim "/nonexistent": this run sends no MADs: 'ibkey pkeys' sends them only to read --lid, --dr or --guid (give one, or leave out the MAD flags to read this host)`},
+		{Args: []string{"--demo", "pkeys", "mlx5_0", "1", "--ibsim", "--sim-node", "HcaZ"}, Code: 2, Stderr: `ibkey: --ibsim --sim-node "HcaZ": this run sends no MADs: 'ibkey pkeys' sends them only`},
+		{Args: []string{"--demo", "devices", "-t", "200", "--mad-retries=1"}, Code: 2, Stderr: `ibkey: --mad-timeout "200" --mad-retries "1": this run sends no MADs: 'ibkey devices' sends them only to read --lid or --dr (give one`},
+		{Args: []string{"--sysfs", sysfs, "devices", "--ca=mlx5_0"}, Code: 2, Stderr: `ibkey: --ca "mlx5_0": this run sends no MADs`},
+		{Args: []string{"--demo", "watch", "counters", "--once", "--mad-timeout=2s"}, Code: 2, Stderr: `ibkey: --mad-timeout "2s": this run sends no MADs: 'ibkey watch counters' sends them only to read --lid or --dr, or the local ports' PortInfo counters through --ca or --ibsim`},
+		{Args: []string{"--demo", "fabric", "pkeys", "--fabric-file", file, "--ibsim=x"}, Code: 2, Stderr: `ibkey: --ibsim "x": this run sends no MADs: with --fabric-file, 'ibkey fabric pkeys' reads the saved sweep`},
+		{Args: []string{"--demo", "fabric", "check", "--fabric-file", file, "--mad-retries=0"}, Code: 2, Stderr: `with --fabric-file, 'ibkey fabric check' reads the saved sweep`},
+		{Args: []string{"--demo", "fabric", "discover", "--fabric-file", file, "--mad-retries=0"}, Code: 2, Stderr: `with --fabric-file, 'ibkey fabric discover' reads the saved sweep`},
+		{Args: []string{"--demo", "fabric", "diff", file, file, "--ibsim=x"}, Code: 2, Stderr: `ibkey: --ibsim "x": this run sends no MADs: 'ibkey fabric diff A B' compares two saved sweeps`},
+		{Args: []string{"--demo", "exporter", "--once", "--mad-timeout=1s"}, Code: 2, Stderr: `ibkey: --mad-timeout "1s": this run sends no MADs: 'ibkey exporter' sends them only in fabric mode (--sweep, --lid) or for --portinfo`},
+	})
+	// Runs that send MADs take them.
+	for _, args := range [][]string{
+		{"--demo", "pkeys", "--lid", "1", "--mad-timeout", "2s"},
+		{"--demo", "devices", "--dr", "0", "-t", "200", "--ca", "mlx5_0"},
+		{"--demo", "watch", "counters", "--once", "--ca", "mlx5_0", "--mad-retries", "1", "-o", "json"},
+		{"--demo", "fabric", "pkeys", "--mad-retries", "1"},
+		{"--demo", "fabric", "diff", file, "--mad-retries", "1"},
+		{"--demo", "exporter", "--once", "--lid", "1", "--mad-retries", "1"},
+	} {
+		if r := runIbkey(t, false, nil, args...); r.code == 2 {
+			t.Errorf("ibkey %s: exit 2: %s", strings.Join(args, " "), r.stderr)
+		}
+	}
+	if r := runIbkey(t, false, map[string]string{"IBKEY_IBSIM": "x"}, "--demo", "pkeys"); r.code != 0 {
+		t.Errorf("IBKEY_IBSIM=x --demo pkeys: exit %d: %s", r.code, r.stderr)
+	}
+}
+
 // TestHelpAndFlagErrors (issue 12 item 5): flag errors name the command path's help;
 // --ibsim BASE with a space is explained; interval flags take plain seconds;
 // -o table on a pipe is refused by the counters screen, not ignored.

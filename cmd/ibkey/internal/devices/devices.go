@@ -75,6 +75,7 @@ one that does not answer is not read: named on stderr and in incomplete
 		}, runF, runDevices),
 	}
 	o.MAD = cmdutil.AddMADFlags(c, f)
+	o.MAD.NeedsAddress(&o.Addr)
 	o.Addr.Register(c)
 	return c
 }

@@ -135,6 +135,7 @@ switch's external ports, NodeInfo PartitionCap otherwise.`,
 		}, runF, runPKeys),
 	}
 	o.MAD = cmdutil.AddMADFlags(c, f)
+	o.MAD.NeedsAddress(&o.Addr)
 	o.Addr.RegisterFor(c, f)
 	c.Flags().BoolVar(&o.All, "all", false, "also show empty (invalid) entries")
 	c.Flags().StringVar(&o.Find, "find", "", "print the index to use for `PKEY`'s partition (a full-member entry preferred)")

@@ -176,6 +176,12 @@ fabric) is the whole answer: exit 0.`,
 	}
 	o.bind(c)
 	o.MAD = cmdutil.AddMADFlags(c, f)
+	o.MAD.NoMADs = func() string {
+		if o.Addr.Set() || o.MAD.Explicit() {
+			return ""
+		}
+		return "'ibkey watch counters' sends them only to read --lid or --dr, or the local ports' PortInfo counters through --ca or --ibsim (give one, or leave out the MAD flags to read sysfs and verbs)"
+	}
 	o.Addr.Register(c)
 	c.Flags().BoolVar(&o.Once, "once", false, "read one sample (values, no deltas) and exit")
 	c.Flags().BoolVar(&o.All, "all-counters", false, "every PortCounters error counter, not only the partition counters")
