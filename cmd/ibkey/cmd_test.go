@@ -226,6 +226,9 @@ func TestHelpAndFlagErrors(t *testing.T) {
 		{Args: []string{"--demo", "fabric", "check", "x"}, Code: 2, Stderr: "ibkey: fabric check takes no arguments, got \"x\""},
 		{Args: []string{"--demo", "fabric", "pkeys", "x"}, Code: 2, Stderr: "ibkey: fabric pkeys takes no arguments, got \"x\""},
 		{Args: []string{"--demo", "exporter", "x"}, Code: 2, Stderr: "ibkey: exporter takes no arguments, got \"x\" (usage: ibkey exporter [flags])\n"},
+		// A flag's name typed as a command: the flag is suggested.
+		{Args: []string{"version"}, Code: 2, Stderr: `ibkey: unknown command "version" for "ibkey"; did you mean --version? (commands: `},
+		{Args: []string{"demo", "pkeys"}, Code: 2, Stderr: `ibkey: unknown command "demo" for "ibkey"; did you mean --demo? (commands: `},
 	})
 	// --ibsim before a command name, and an endpoint after it, are not a socket name.
 	if r := runIbkey(t, false, nil, "--ibsim=/nonexistent/sock", "--demo", "can-talk", "--ibsim", "lid=3", "0x8001", "--mad-retries", "0"); strings.Contains(r.stderr, "give the simulator's socket name") {

@@ -86,6 +86,16 @@ func TestTerminalWidth(t *testing.T) {
 			}
 		}
 	})
+	// pkeys laid its tables out for 80 columns whatever the terminal (it rendered
+	// into a buffer), and a narrower one broke their rows: they fit it now, leaving
+	// columns out as every table does.
+	t.Run("pkeys fits 60 columns", func(t *testing.T) {
+		lines := run(t, 60, 24, "--demo", "pkeys")
+		out := strings.Join(lines, "\n")
+		if w, l := widest(lines); w > 60 || !strings.Contains(out, "left out to fit 60 columns") {
+			t.Errorf("60x24: widest line %d columns (%s):\n%s", w, l, out)
+		}
+	})
 	// job's rows did not fit 80 columns whole and came out as plain records wrapped
 	// as prose, two lines a row: a table leaves columns out instead.
 	t.Run("job is a table at 80", func(t *testing.T) {

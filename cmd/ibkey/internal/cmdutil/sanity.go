@@ -162,6 +162,9 @@ func unknownCommand(prefix string, group *cobra.Command, word string) error {
 			quoted[i] = strconv.Quote(n)
 		}
 		msg += "; did you mean " + strings.Join(quoted, " or ") + "?"
+	} else if group.Flags().Lookup(word) != nil || group.PersistentFlags().Lookup(word) != nil {
+		// `ibkey version`, `ibkey demo pkeys`: the flag of that name.
+		msg += "; did you mean --" + word + "?"
 	}
 	return Usagef("%s (commands: %s)", msg, strings.Join(subNames(group), ", "))
 }

@@ -3,7 +3,6 @@
 package pkeys
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"slices"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/query"
+	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // PKeysOptions holds `ibkey pkeys`'s flags and dependencies.
@@ -83,12 +83,12 @@ A table not read has "table_size", "valid_pkeys" and "entries" null and the reas
 interface whose key is not in the table has "index": null. admin_up is IFF_UP of its
 flags; carrier is null while it is down; either is null when not read (class/net/IF/
 flags, carrier, operstate), and link_unread says what was not read.
-With --find (schemas/pkeys-find.schema.json): {"schema_version","pkey","key","found",
+With --find (schemas/pkeys-find.schema.json):
+{"schema_version","demo"?,"via"?,"pkey","key","found",
 "ports":[{"device","port","found","outcome","index","entry","membership","reason"?}],
 "incomplete"?:[{"kind","message"}]} (incomplete: the ports whose answer is not known
-and the devices not read, exactly on exit 4);
-outcome is "found", "not-found", "unknown" (not in the entries read, some not read)
-or "no-table".
+and the devices not read, exactly on exit 4); outcome is "found", "not-found",
+"unknown" (not in the entries read, some not read) or "no-table".
 
 Over the fabric (any node, by SMPs; needs umad access or --ibsim): --lid LIDS reads
 the port each LID belongs to (a CA's port, or a switch's port 0), --dr PATH the node
@@ -235,7 +235,7 @@ func renderPKeys(o *PKeysOptions, views []*query.PortView, find check.PKey, src 
 		n.Label(l)
 	}
 	if o.Find != "" {
-		return findPKey(o, views, find, src.Incomplete)
+		return findPKey(o, views, find, src)
 	}
 	switch o.Format {
 	case cmdutil.FormatJSON:
@@ -253,16 +253,16 @@ func renderPKeys(o *PKeysOptions, views []*query.PortView, find check.PKey, src 
 	case cmdutil.FormatPlain:
 		err = writePlain(o.IO.Out, views, o.All, n.Note)
 	default:
-		var b bytes.Buffer
+		// Straight to the output stream: its width (the terminal's) is the one the
+		// tables must fit (a buffer would lay them out for 80 columns).
 		for i, v := range views {
 			if i > 0 {
-				fmt.Fprintln(&b)
+				fmt.Fprintln(o.IO.Out)
 			}
-			if err := pkeysTable(&b, v, o.All); err != nil {
-				return err
+			if err = pkeysTable(o.IO.Out, v, o.All); err != nil {
+				break
 			}
 		}
-		_, err = o.IO.Out.Write(b.Bytes())
 	}
 	if err != nil {
 		return err
@@ -365,7 +365,7 @@ func pkeysTable(w io.Writer, v *query.PortView, all bool) error {
 	}
 	var sum []string
 	if hidden > 0 {
-		sum = append(sum, fmt.Sprintf("%d empty entries hidden (--all shows them)", hidden))
+		sum = append(sum, textsafe.Plural(hidden, "empty entry", "empty entries")+" hidden (--all shows them)")
 	}
 	if len(holes) > 0 {
 		sum = append(sum, "holes at "+strings.Join(query.IndexRanges(holes), ", "))
@@ -465,8 +465,10 @@ type findJSON struct {
 // incomplete (exit 4, those in incomplete), the ports found still printed. Else exit 0
 // when a port holds the key, 1 when none does. incomplete is what the read did not
 // read (cmdutil.HostNotRead): of it, only the devices and the ports whose answer is
-// unknown are kept, in that order.
-func findPKey(o *PKeysOptions, views []*query.PortView, key check.PKey, incomplete []cmdutil.Incomplete) error {
+// unknown are kept, in that order. Its JSON names the source (demo, via) as the
+// tables' does.
+func findPKey(o *PKeysOptions, views []*query.PortView, key check.PKey, src cmdutil.Source) error {
+	incomplete := src.Incomplete
 	n := o.Notices
 	var results []findJSON
 	found := false
@@ -531,12 +533,14 @@ func findPKey(o *PKeysOptions, views []*query.PortView, key check.PKey, incomple
 	case cmdutil.FormatJSON:
 		if err := cmdutil.WriteJSON(o.IO.Out, struct {
 			Schema     cmdutil.SchemaVersion `json:"schema_version"`
+			Demo       bool                  `json:"demo,omitempty"`
+			Via        string                `json:"via,omitempty"`
 			PKey       string                `json:"pkey"`
 			Key        string                `json:"key"`
 			Found      bool                  `json:"found"`
 			Ports      []findJSON            `json:"ports"`
 			Incomplete []cmdutil.Incomplete  `json:"incomplete,omitempty"`
-		}{cmdutil.SchemaVersion{}, key.String(), key.Partition().String(), found, results, incomplete}); err != nil {
+		}{cmdutil.SchemaVersion{}, src.Demo, src.Via, key.String(), key.Partition().String(), found, results, incomplete}); err != nil {
 			return err
 		}
 	case cmdutil.FormatPlain:

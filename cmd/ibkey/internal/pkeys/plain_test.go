@@ -94,3 +94,22 @@ func TestWritePlainFields(t *testing.T) {
 		}
 	}
 }
+
+// TestHiddenCount: the summary under a table counts the empty entries it hides in
+// English: "1 empty entry hidden", "2 empty entries hidden".
+func TestHiddenCount(t *testing.T) {
+	for hidden, want := range map[int]string{1: "  1 empty entry hidden (--all shows them)\n", 2: "  2 empty entries hidden (--all shows them)\n"} {
+		v := &query.PortView{Port: &ibverbs.Port{Device: "mlx5_0", Num: 1}, Table: &query.Table{}}
+		v.Table.Entries = append(v.Table.Entries, query.Entry{Index: 0, PKey: 0xffff, DuplicateOf: -1})
+		for i := range hidden {
+			v.Table.Entries = append(v.Table.Entries, query.Entry{Index: 1 + i, DuplicateOf: -1})
+		}
+		var b bytes.Buffer
+		if err := pkeysTable(&b, v, false); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasSuffix(b.String(), want) {
+			t.Errorf("%d hidden: want the last line %q:\n%s", hidden, want, b.String())
+		}
+	}
+}

@@ -46,6 +46,8 @@ type CountersOptions struct {
 	// notWatched is what runCounters could not read at the start (devices, ports,
 	// fabric addresses): every sample's incomplete names it.
 	notWatched []cmdutil.Incomplete
+	// ifcLabels say on which port each IPoIB interface named runs (after the host's).
+	ifcLabels []string
 }
 
 // localVerbs opens libibverbs for the host's ports. Verbs read the running kernel's
@@ -67,7 +69,8 @@ func NewCmdCounters(f *cmdutil.Factory, runF func(*CountersOptions) error) *cobr
 	c := &cobra.Command{
 		Use:   "counters [DEV[/PORT]...]",
 		Short: "Watch partition enforcement drops and P_Key/Q_Key violations",
-		Long: `Sample each port's counters every --interval and show the value, the change in the
+		Long: `Sample each port's counters (of DEV or DEV/PORT, or of the port an IPoIB interface
+such as ib0.8001 runs on) every --interval and show the value, the change in the
 last interval and the rate. By default the partition counters: sysfs
 port_rcv_constraint_errors and port_xmit_constraint_errors (packets dropped by
 partition enforcement; 8-bit, they saturate at 255) and the P_Key/Q_Key violation
@@ -214,6 +217,10 @@ func runCounters(o *CountersOptions) error {
 		})
 	}
 	host := o.Host()
+	var err error
+	if o.ifcLabels, err = o.resolveInterfaces(host, o.Notices); err != nil {
+		return err
+	}
 	sampler, err := query.NewSampler(host, o.Selectors, o.Now)
 	// A device or port that cannot be read does not stop the watch of the others: it
 	// is named, and the watch ends with exit 4.
@@ -457,7 +464,9 @@ func watchCounters(ctx context.Context, o *CountersOptions, sampler *query.Sampl
 		var stop *query.InterruptedError
 		return end.exit(n, how, err, errors.As(err, &stop))
 	}
-	n.Label(w.label)
+	for _, l := range append([]string{w.label}, o.ifcLabels...) {
+		n.Label(l)
+	}
 	if f == cmdutil.FormatTable {
 		// Lines on a terminal: its width, as every other command's table.
 		o.IO.WrapOut()

@@ -214,7 +214,7 @@ func TestNamedUnreadable(t *testing.T) {
 		}
 		// A typo: exit 3 with what exists.
 		r = cmdtest.RunPartial(t, root, false, nil, "--sysfs", dir, "watch", "counters", "mlx5_9", "mlx5_2", "--once")
-		if r.Code != 3 || r.Stdout != "" || !strings.Contains(r.Stderr, "no device mlx5_9 (devices: irdma0, mlx5_0, mlx5_1, mlx5_2)") {
+		if r.Code != 3 || r.Stdout != "" || !strings.Contains(r.Stderr, "no device or IPoIB interface mlx5_9 (devices: irdma0, mlx5_0, mlx5_1, mlx5_2; IPoIB interfaces: ") {
 			t.Errorf("mlx5_9 mlx5_2: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 		}
 	})
@@ -226,7 +226,7 @@ func TestNamedUnreadable(t *testing.T) {
 			t.Errorf("exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 		}
 		r = cmdtest.RunPartial(t, root, false, nil, "--sysfs", dir, "watch", "pkeys", "mlx5_9", "mlx5_0", "--count", "1")
-		if r.Code != 3 || !strings.Contains(r.Stderr, "no device mlx5_9 (devices: ") {
+		if r.Code != 3 || !strings.Contains(r.Stderr, "no device or IPoIB interface mlx5_9 (devices: ") {
 			t.Errorf("mlx5_9 mlx5_0: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 		}
 	})

@@ -32,7 +32,8 @@ func NewCmdPKeys(f *cmdutil.Factory, runF func(*PKeysOptions) error) *cobra.Comm
 		Long: `Poll the P_Key tables every --interval and print one event per changed entry
 (index, old value, new value, what changed), as a program sees IBV_EVENT_PKEY_CHANGE
 when the Subnet Manager reprograms a table. Each pkeys/ file is read once per poll.
-The first poll is the baseline and prints nothing on stdout.
+The first poll is the baseline and prints nothing on stdout. DEV may also be an IPoIB
+interface (ib0.8001): its port is watched.
 
 Lines: TIME DEV/PORT index=I old=OLD new=NEW CHANGE: DESCRIPTION
 (OLD and NEW are 0x%04x, "unreadable" or "absent"; CHANGE is added, removed,
@@ -84,6 +85,10 @@ func runPKeys(o *PKeysOptions) error {
 	f := o.Format
 	host := o.Host()
 	n := o.Notices
+	ifcLabels, err := o.resolveInterfaces(host, n)
+	if err != nil {
+		return err
+	}
 	views, err := host.LoadMany(o.Selectors)
 	// The ports without pkeys/ are not watched: an iWARP port has no table, any
 	// other port's table was not read (query.NoTableDir).
@@ -98,7 +103,9 @@ func runPKeys(o *PKeysOptions) error {
 	if err != nil {
 		return err
 	}
-	n.Label(host.Label)
+	for _, l := range append([]string{host.Label}, ifcLabels...) {
+		n.Label(l)
+	}
 	var refs []query.PortRef
 	for _, v := range views {
 		switch {

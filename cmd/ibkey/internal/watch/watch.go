@@ -69,6 +69,24 @@ func (o *Sampling) check(c *cobra.Command, args []string) error {
 	return nil
 }
 
+// resolveInterfaces turns each selector that names an IPoIB interface of host (ib0.8001)
+// into its port's, as 'ibkey pkeys ib0.8001' does, and returns the labels that say
+// which port each runs on (after the host's); a name that is neither a device nor an
+// interface is exit 3 listing both.
+func (o *Sampling) resolveInterfaces(host *query.Host, n *cmdutil.Notices) (labels []string, err error) {
+	for i, s := range o.Selectors {
+		sel, ifc, err := host.ResolveDeviceOrInterface(s, n.Warn)
+		if err != nil {
+			return nil, err
+		}
+		if ifc != nil {
+			labels = append(labels, ifc.Describe())
+		}
+		o.Selectors[i] = sel
+	}
+	return labels, nil
+}
+
 // loop calls step every interval (the first at once) until count steps ran, ctx ends
 // or step fails. Ended by ctx (a signal: main's context), it returns the cause, so the
 // command exits 128+signo as the exit-code table says, as a watch that also found

@@ -169,7 +169,8 @@ func TestWatchErrors(t *testing.T) {
 		{Args: []string{"--sysfs", mlx5, "watch", "counters", "--count", "-1"}, Code: 2, Stderr: "invalid --count -1"},
 		{Args: []string{"--sysfs", mlx5, "watch", "counters", "--once", "--count", "3"}, Code: 2, Stderr: "--once takes one sample"},
 		{Args: []string{"--sysfs", mlx5, "watch", "counters", "mlx5_0/x"}, Code: 2, Stderr: `invalid port "x"`},
-		{Args: []string{"--sysfs", mlx5, "watch", "counters", "mlx5_9", "--once"}, Code: 3, Stderr: "no device mlx5_9"},
+		{Args: []string{"--sysfs", mlx5, "watch", "counters", "mlx5_9", "--once"}, Code: 3, Stderr: "no device or IPoIB interface mlx5_9 (devices: irdma0, mlx5_0, mlx5_1, mlx5_2; IPoIB interfaces: ib0, ib0.8001, ib0.8002, ib0.8004, ib1)"},
+		{Args: []string{"--sysfs", mlx5, "watch", "pkeys", "ib0/1", "--count", "1"}, Code: 2, Stderr: "ib0 is an IPoIB interface, which runs on one port: give it without /PORT"},
 		{Args: []string{"--sysfs", mlx5, "watch", "pkeys", "mlx5_0/3"}, Code: 3, Stderr: "no port 3 on mlx5_0 (ports: 1)"},
 		{Args: []string{"--sysfs", mlx5, "watch", "pkeys", "irdma0"}, Code: 3, Stderr: "no port with a P_Key table"},
 		{Args: []string{"--sysfs", "/nonexistent", "watch", "counters"}, Code: 3, Stderr: "no RDMA devices"},
@@ -374,5 +375,20 @@ func TestWatchPKeysLostEntry(t *testing.T) {
 	<-done
 	if !strings.Contains(rest.String(), "warning: a table or entry could not be read during the watch") {
 		t.Errorf("stderr: %s", rest.String())
+	}
+}
+
+// TestWatchIPoIB: an IPoIB interface names its port, as in ibkey pkeys: watch counters
+// ib0.8001 and watch pkeys ib0.8001 watch mlx5_0/1 and say so (it was exit 3, "no
+// device ib0.8001").
+func TestWatchIPoIB(t *testing.T) {
+	const label = "ibkey: ib0.8001: IPoIB interface on mlx5_0/1, P_Key 0x8001 (index 1, full)"
+	r := cmdtest.RunPartial(t, root, false, nil, "--sysfs", mlx5, "watch", "counters", "ib0.8001", "--once")
+	if r.Code != 4 || !strings.Contains(r.Stderr, label) || !strings.Contains(r.Stdout, " mlx5_0/1 ") || strings.Contains(r.Stdout, "mlx5_1/") {
+		t.Errorf("watch counters ib0.8001: exit %d (want 4: the violation counters are n/a)\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	r = cmdtest.RunPartial(t, root, false, nil, "--sysfs", mlx5, "watch", "pkeys", "ib0.8001", "--count", "1")
+	if r.Code != 0 || !strings.Contains(r.Stderr, label) || !strings.Contains(r.Stderr, "watching the P_Key tables of mlx5_0/1 every") {
+		t.Errorf("watch pkeys ib0.8001: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 }
