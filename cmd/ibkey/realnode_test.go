@@ -204,8 +204,14 @@ func TestGarbagePKeyFile(t *testing.T) {
 // TestDemoExporterMarked (issue 25 item 10): --demo exporter says its metrics are demo
 // data; a real (or saved) host's do not.
 func TestDemoExporterMarked(t *testing.T) {
-	if r := runIbkey(t, false, nil, "--demo", "exporter", "--once"); r.code != 0 || !strings.Contains(r.stdout, "\nibkey_demo_info 1\n") {
-		t.Errorf("--demo exporter --once: exit %d, no ibkey_demo_info 1:\n%s", r.code, r.stdout)
+	// --portinfo reads the violation counters (over the demo fabric): everything read,
+	// exit 0. Without it they are not read (not in sysfs): exit 4, named on stderr.
+	if r := runIbkey(t, false, nil, "--demo", "exporter", "--once", "--portinfo"); r.code != 0 || !strings.Contains(r.stdout, "\nibkey_demo_info 1\n") {
+		t.Errorf("--demo exporter --once --portinfo: exit %d, no ibkey_demo_info 1:\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := runIbkey(t, false, nil, "--demo", "exporter", "--once"); r.code != 4 || !strings.Contains(r.stdout, "\nibkey_demo_info 1\n") ||
+		r.stderr != "ibkey: pkey_violations, qkey_violations not read on 3 ports: not in sysfs: needs a verbs or MAD source (PortInfo P_KeyViolations/Q_KeyViolations)\n" {
+		t.Errorf("--demo exporter --once: exit %d, want 4, ibkey_demo_info 1 and the counters not read named:\n%s%s", r.code, r.stdout, r.stderr)
 	}
 	if r := runIbkey(t, false, nil, "--demo", "exporter", "--lid", "1-3", "--once"); r.code != 0 || !strings.Contains(r.stdout, "\nibkey_demo_info 1\n") {
 		t.Errorf("--demo exporter --lid --once (the demo fabric): exit %d, no ibkey_demo_info 1:\n%s", r.code, r.stdout)

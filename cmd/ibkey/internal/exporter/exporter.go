@@ -10,12 +10,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/exporter-toolkit/web"
 	"github.com/spf13/cobra"
 
@@ -257,16 +259,22 @@ func runHost(ctx context.Context, o *Options, logger *slog.Logger) error {
 		hopts.Violations = query.LocalPortInfo(ctx, fab, views)
 	}
 	c := exporter.NewHostCollector(hopts)
-	if err := output(ctx, o, logger, c, nil); err != nil || !o.Once {
+	mfs, err := output(ctx, o, logger, c, nil)
+	if err != nil || !o.Once {
 		return err
 	}
 	// What was not read (a device, port, table, entry or interface), as every host
-	// command names it: --once then exits 4.
+	// command names it, and the counters the metrics printed say were not read:
+	// --once then exits 4.
 	pe := &query.PartialError{Unread: c.NotRead()}
 	for _, l := range pe.Lines() {
 		fmt.Fprintf(o.ErrOut, "ibkey: not read: %s\n", l)
 	}
-	if len(pe.Unread) > 0 {
+	counters := countersNotRead(mfs)
+	for _, l := range counters {
+		fmt.Fprintf(o.ErrOut, "ibkey: %s\n", l)
+	}
+	if len(pe.Unread)+len(counters) > 0 {
 		return cmdutil.Exit(cmdutil.ExitIncomplete)
 	}
 	return nil
@@ -328,22 +336,79 @@ func runFabric(ctx context.Context, o *Options, logger *slog.Logger) error {
 		if err := c.Sweep(ctx); err != nil {
 			return &query.EnvError{Msg: fmt.Sprintf("fabric via %s: %v", fab.Via, err)}
 		}
-		if err := output(ctx, o, logger, c, nil); err != nil {
+		mfs, err := output(ctx, o, logger, c, nil)
+		if err != nil {
 			return err
 		}
-		// A sweep with gaps, as fabric check says it: exit 4.
+		// A sweep with gaps, as fabric check says it, or counters the metrics
+		// printed say were not read: exit 4.
+		code := cmdutil.ExitOK
 		if gaps := fabric.NotCheckedSummary(c.NotRead()); gaps != "" {
 			fmt.Fprintf(o.ErrOut, "ibkey: partial sweep: %s\n", gaps)
-			return cmdutil.Exit(cmdutil.ExitIncomplete)
+			code = cmdutil.ExitIncomplete
+		}
+		for _, l := range countersNotRead(mfs) {
+			fmt.Fprintf(o.ErrOut, "ibkey: %s\n", l)
+			code = cmdutil.ExitIncomplete
+		}
+		if code != cmdutil.ExitOK {
+			return cmdutil.Exit(code)
 		}
 		return nil
 	}
-	return output(ctx, o, logger, c, c.Run)
+	_, err = output(ctx, o, logger, c, c.Run)
+	return err
+}
+
+// countersNotRead says which counters the metrics printed name as not read
+// (ibkey_port_unreadable, ibkey_fabric_port_unreadable: their value series absent),
+// one line per reason, as watch counters says it: "pkey_violations, qkey_violations
+// not read on 3 ports: not in sysfs: ...". A counter a port has not by nature
+// (_unavailable) is not among them.
+func countersNotRead(mfs []*dto.MetricFamily) []string {
+	var whys []string
+	counters, ports := map[string][]string{}, map[string]map[string]bool{}
+	for _, mf := range mfs {
+		if n := mf.GetName(); n != "ibkey_port_unreadable" && n != "ibkey_fabric_port_unreadable" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			var counter, why, port string
+			for _, l := range m.GetLabel() {
+				switch l.GetName() {
+				case "counter":
+					counter = l.GetValue()
+				case "reason":
+					why = l.GetValue()
+				case "device", "node_guid", "port":
+					port += l.GetValue() + "/"
+				}
+			}
+			if ports[why] == nil {
+				whys = append(whys, why)
+				ports[why] = map[string]bool{}
+			}
+			if !slices.Contains(counters[why], counter) {
+				counters[why] = append(counters[why], counter)
+			}
+			ports[why][port] = true
+		}
+	}
+	out := make([]string, len(whys))
+	for i, why := range whys {
+		n := "1 port"
+		if len(ports[why]) > 1 {
+			n = strconv.Itoa(len(ports[why])) + " ports"
+		}
+		out[i] = fmt.Sprintf("%s not read on %s: %s", strings.Join(counters[why], ", "), n, why)
+	}
+	return out
 }
 
 // output serves, writes or prints the collector's metrics. background, when set, runs
-// beside it until ctx ends (the fabric sweeps).
-func output(ctx context.Context, o *Options, logger *slog.Logger, c prometheus.Collector, background func(context.Context)) error {
+// beside it until ctx ends (the fabric sweeps). With --once it returns the families
+// it wrote, for the command to say what they name as not read.
+func output(ctx context.Context, o *Options, logger *slog.Logger, c prometheus.Collector, background func(context.Context)) ([]*dto.MetricFamily, error) {
 	collectors := []prometheus.Collector{c}
 	if o.Demo != nil && o.Demo() {
 		collectors = append(collectors, exporter.DemoCollector())
@@ -352,14 +417,15 @@ func output(ctx context.Context, o *Options, logger *slog.Logger, c prometheus.C
 	if o.SMLog != "" {
 		smc, run, err := o.smLogCollector(ctx, logger)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		collectors, runs = append(collectors, smc), append(runs, run)
 	}
 	reg, err := exporter.NewRegistry(collectors...)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	once := &gathered{Gatherer: reg}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
@@ -371,27 +437,42 @@ func output(ctx context.Context, o *Options, logger *slog.Logger, c prometheus.C
 	defer func() { cancel(); wg.Wait() }()
 	switch {
 	case o.Textfile != "":
-		return writeTextfiles(ctx, o, logger, reg)
+		if o.Once {
+			return once.mfs, writeTextfiles(ctx, o, logger, once)
+		}
+		return nil, writeTextfiles(ctx, o, logger, reg)
 	case o.Once:
 		// One buffer for the whole exposition (8.4 MB at 2,000 nodes): handed a plain
 		// writer, expfmt's MetricFamilyToText wraps it in a 4 KB bufio.Writer of its
 		// own and flushes it after every family, 2,100 writes; a *bufio.Writer it
 		// writes into directly (its enhancedWriter), 130 writes of 64 KB.
 		w := bufio.NewWriterSize(o.Out, 64<<10)
-		if err := exporter.WriteText(w, reg); err != nil {
-			return err
+		if err := exporter.WriteText(w, once); err != nil {
+			return nil, err
 		}
-		return w.Flush()
+		return once.mfs, w.Flush()
 	}
 	h, err := exporter.Handler(reg, logger)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	sopts := exporter.ServeOptions{WebConfig: o.WebConfig, MaxConnections: o.MaxConnections, Logger: logger}
 	if err := exporter.Serve(ctx, o.Listen, h, sopts); err != nil {
-		return &query.EnvError{Msg: fmt.Sprintf("serving on %s: %v", strings.Join(o.Listen, ","), err)}
+		return nil, &query.EnvError{Msg: fmt.Sprintf("serving on %s: %v", strings.Join(o.Listen, ","), err)}
 	}
-	return nil
+	return nil, nil
+}
+
+// gathered keeps the families of its last Gather: what --once wrote.
+type gathered struct {
+	prometheus.Gatherer
+	mfs []*dto.MetricFamily
+}
+
+func (g *gathered) Gather() ([]*dto.MetricFamily, error) {
+	mfs, err := g.Gatherer.Gather()
+	g.mfs = mfs
+	return mfs, err
 }
 
 // maxWebConfig bounds --web.config.file: users, TLS settings and an inline certificate
@@ -474,8 +555,9 @@ DIR/ibkey.prom atomically for node_exporter's textfile collector; a failed write
 logged and retried), or --once (print to stdout and exit). Labels follow
 node_exporter's infiniband collector (device, port). An address it cannot listen on,
 or a first textfile write that fails, is exit 3; --once exits 4 when something was not
-read (a device, port, table, entry or interface; a sweep with gaps), which the series
-name.
+read (a device, port, table, entry or interface; a sweep with gaps; a counter, as the
+_unreadable series say: in host mode without --portinfo an InfiniBand port's violation
+counters), which the series name.
 
 With --sm-log FILE, in either mode, the partition and key events of OpenSM's log
 (those 'ibkey sm log' explains) are counted by kind and partition key in
