@@ -266,6 +266,7 @@ func TestUnexplained(t *testing.T) {
 		{"Nov 28 10:00:00 000001 [AB12] 0x02 -> log_notice: Reporting Security Notice \"Bad P_Key\" from LID 4", true},                             // another wording
 		{"Nov 28 10:00:00 000001 [AB12] 0x01 -> mcmr_rcv_join_mgrp: ERR 1B10: Failed to create multicast group because Join State != FullMember | SendOnlyFullMember - required for create, MGID: ff12:a01b::1 from port 0x0002c90300000211 (HcaB)", false},
 		{"Nov 28 10:00:00 000001 [AB12] 0x01 -> sm_mad_ctrl_send_err_cb: ERR 3120: Timeout while getting attribute 0x15 (PortInfo); Possible mis-set mkey?", false},
+		{"Nov 28 10:00:00 000001 [AB12] 0x01 -> nue_do_ucast_routing: ERR NUE20: metis partitioning failed (ret=-2)", false}, // osm_ucast_nue.c
 		{"Nov 28 10:00:00 000001 [AB12] 0x01 -> log_trap_info: Received Generic Notice type:1 num:128 (Link state change) Producer:2 (Switch) from LID:2 TID:0x0000000000000001", false},
 		{"Nov 28 10:00:00 000001 [AB12] 0x02 -> pkey_mgr_update_port: Reusing PKeyTable block index 0 pkey index 3 for pkey 0x8005 on 0x0002c90300000230 port 1 (HcaD)", false},
 		{"Nov 28 10:00:00 000001 [AB12] 0x04 -> osm_prtn_make_new: Duplicated partition definition: 'p1' (0x0001) prev name 'p1'.  Will use it", false},
