@@ -60,7 +60,7 @@ var handWritten = []struct {
 	{"1B31", "osm_sa_mcmember_record.c; kept beside the lab's (lab_join_test.go TestLabJoinLimitedGroup: a group created by a join with a limited P_Key keeps it)",
 		"Nov 28 10:00:00 000011 [AB12] 0x01 -> validate_other_comp_fields: ERR 1B31: Both limited P_Keys: query 0x0001 group 0x0001",
 		func(e *Event) bool { return e.Kind == KindJoinRefused && e.Code == "1B31" && e.Key == 0x0001 }},
-	{"2F18", "osm_sminfo_rcv.c; needs a second SM with another sm_key on the subnet",
+	{"2F18", "osm_sminfo_rcv.c; the LID form, beside the lab's directed-route one (lab_sm_test.go TestLabSMKeyMismatch)",
 		"Nov 28 10:00:00 000012 [AB12] 0x01 -> osm_sminfo_rcv_process: ERR 2F18: Got SM (LID 7) with sm_key 0x0000000000000002 that doesn't match our local sm_key. Ignoring SMInfo",
 		func(e *Event) bool { return e.Kind == KindSMKeyMismatch && e.Key == 2 && e.From.LID == 7 }},
 	{"0502", "osm_pkey_mgr.c; an allocation failure",
