@@ -208,6 +208,21 @@ type PartitionSide struct {
 	// (the lowest such index).
 	Both       bool
 	OtherIndex int
+	// NotKnown: the entry is only what the verdict takes: an assumption not checked
+	// (query.CanTalk's alternatives: SELF, a port type) would give this end another
+	// entry for the partition, or none. The fields above are then what was taken.
+	NotKnown bool
+}
+
+// SideOf is e's entry for partition k, as a shared partition lists it (the best
+// entry, groupByKey); false when e holds no valid entry of k.
+func (e Endpoint) SideOf(k PartitionKey) (PartitionSide, bool) {
+	groups, _, _ := groupByKey(e.Entries)
+	i := slices.IndexFunc(groups, func(s PartitionSide) bool { return s.PKey.Partition() == k })
+	if i < 0 {
+		return PartitionSide{}, false
+	}
+	return groups[i], true
 }
 
 // SharedPartition is a partition (15-bit key) both endpoints have a valid entry for.

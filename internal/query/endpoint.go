@@ -197,7 +197,16 @@ func ResolveEndpointsFrom(src EndpointSources, specs ...check.EndpointSpec) ([]R
 		// port) would give it one: else CanTalk compares (a SELF=full entry made it
 		// a no where OpenSM's own port could talk, until wave 12).
 		if r.Endpoint.NoEntry != "" && !slices.ContainsFunc(r.Alternatives, func(a Alternative) bool { return a.Endpoint.NoEntry == "" }) {
-			return nil, &check.ResolveError{Endpoint: r.Spec.String(), Problem: r.Endpoint.NoEntry}
+			// What it gets is the port as taken when an assumption would give it
+			// other entries (every alternative's table differs).
+			var taking []string
+			for _, a := range r.Alternatives {
+				t := map[bool]string{true: "a port OpenSM does not run on", false: "a CA port"}[a.SM]
+				if a.Model != nil && !slices.Contains(taking, t) {
+					taking = append(taking, t)
+				}
+			}
+			return nil, &check.ResolveError{Endpoint: r.Spec.String(), Problem: noEntry(r.Spec, r.Model, strings.Join(taking, " and "))}
 		}
 	}
 	return out, nil
@@ -216,9 +225,7 @@ func resolveGUID(s check.EndpointSpec, label string, m *partconf.Model) check.En
 	}
 	_, p, ok := check.FindPKeyIndex(table, *s.PKey)
 	if !ok {
-		return check.Endpoint{Label: label, QPType: s.QPType, QKey: s.QKey, WRQKey: s.WRQKey, LinkLayer: "InfiniBand", NoEntry: fmt.Sprintf(
-			"%s gets no entry for partition %s from %s (it gets %s), so no QP there can use it",
-			s.GUID.String(), s.PKey.Partition().String(), m.Source.File, pkeyList(table))}
+		return check.Endpoint{Label: label, QPType: s.QPType, QKey: s.QKey, WRQKey: s.WRQKey, LinkLayer: "InfiniBand", NoEntry: noEntry(s, m, "")}
 	}
 	e := check.QPEndpoint(label, p, s.QPType)
 	e.QKey, e.WRQKey, e.LinkLayer = s.QKey, s.WRQKey, "InfiniBand"
@@ -227,6 +234,17 @@ func resolveGUID(s check.EndpointSpec, label string, m *partconf.Model) check.En
 			label, *s.PKey, m.Source.File, p, p.Membership()))
 	}
 	return e
+}
+
+// noEntry says that the port of s gets no entry of pkey='s partition from m, and what
+// it gets, taking it for what taking says ("" when nothing is taken).
+func noEntry(s check.EndpointSpec, m *partconf.Model, taking string) string {
+	gets := pkeyList(guidTable(m, s.GUID))
+	if taking != "" {
+		gets += ", taking it for " + taking
+	}
+	return fmt.Sprintf("%s gets no entry for partition %s from %s (it gets %s), so no QP there can use it",
+		s.GUID.String(), s.PKey.Partition().String(), m.Source.File, gets)
 }
 
 // pkeyList lists a predicted table's P_Keys, at most 8.

@@ -21,6 +21,9 @@ import (
 // Alternative is an endpoint as it would be under an assumption that was not checked.
 type Alternative struct {
 	Endpoint check.Endpoint
+	// Model predicts the endpoint's port under the assumption (SM, router); nil for
+	// entries not read.
+	Model *partconf.Model
 	// If says the assumption: "0x0002c90300000201 is the port OpenSM runs on".
 	If string
 	// SM: the assumption is that this port is the SM's; two such cannot hold at once.
@@ -61,7 +64,7 @@ func selfAlternatives(parts *Partitions, out []ResolvedEndpoint, labels []string
 func (r *ResolvedEndpoint) addAlternative(label string, m *partconf.Model, alt Alternative) {
 	e := resolveGUID(r.Spec, label, m) // NoEntry: the port would not have pkey='s key
 	e.QKeyRule, e.QKeyRuleReason = r.Endpoint.QKeyRule, r.Endpoint.QKeyRuleReason
-	alt.Endpoint = e
+	alt.Endpoint, alt.Model = e, m
 	r.Alternatives = append(r.Alternatives, alt)
 }
 
@@ -83,8 +86,27 @@ func CanTalk(a, b ResolvedEndpoint) check.Verdict {
 	type group struct{ ifs, whys, taking []string }
 	var assumed, unread group
 	sm, router := false, false
+	// asTaken: the reasons (of the verdict or a direction) an assumption not given
+	// would not give: they describe the ends as taken, and say so (qualifyReasons).
+	asTaken := map[string]*[2]bool{} // by reason: SM, router
 	try := func(ea, eb check.Endpoint, alts ...Alternative) {
 		w := check.CanTalk(ea, eb)
+		if !slices.ContainsFunc(alts, func(a Alternative) bool { return a.Taking != "" }) {
+			for _, x := range [][2][]string{{v.Reasons, w.Reasons}, {v.AToB.Reasons, w.AToB.Reasons}, {v.BToA.Reasons, w.BToA.Reasons}} {
+				for _, r := range x[0] {
+					if slices.Contains(x[1], r) {
+						continue
+					}
+					if asTaken[r] == nil {
+						asTaken[r] = &[2]bool{}
+					}
+					for _, alt := range alts {
+						asTaken[r][0] = asTaken[r][0] || alt.SM
+						asTaken[r][1] = asTaken[r][1] || !alt.SM
+					}
+				}
+			}
+		}
 		// A rule the alternative decides otherwise was taken, not checked: not known
 		// in the verdict, whatever its kind (a definite no from another rule keeps
 		// the P_Key rule of an entry not read, or of a SELF port, not known).
@@ -100,9 +122,17 @@ func CanTalk(a, b ResolvedEndpoint) check.Verdict {
 			conds = append(conds, alt.If)
 		}
 		// A partition listed whose working the alternative decides otherwise (a
-		// partition it lacks does not work there).
+		// partition it lacks does not work there), or an end's entry for it.
 		for i := range v.Shared {
 			sp := &v.Shared[i]
+			for _, x := range []struct {
+				side *check.PartitionSide
+				e    check.Endpoint
+			}{{&sp.A, ea}, {&sp.B, eb}} {
+				if o, ok := x.e.SideOf(sp.Key); !ok || o.PKey != x.side.PKey || o.Both != x.side.Both {
+					x.side.NotKnown = true
+				}
+			}
 			j := slices.IndexFunc(w.Shared, func(o check.SharedPartition) bool { return o.Key == sp.Key })
 			if j >= 0 && w.Shared[j].WorksHere() == sp.WorksHere() || j < 0 && !sp.WorksHere() {
 				continue
@@ -151,6 +181,7 @@ func CanTalk(a, b ResolvedEndpoint) check.Verdict {
 			}
 		}
 	}
+	qualifyReasons(&v, asTaken)
 	for _, r := range []ResolvedEndpoint{a, b} {
 		if r.entryTaken() {
 			// Shared lists what the entries read hold: none holds this end's key.
@@ -199,4 +230,26 @@ func CanTalk(a, b ResolvedEndpoint) check.Verdict {
 			Sentence: fmt.Sprintf("taking %s, the answer is %s; %s%s", strings.Join(g.taking, " and "), kind, strings.Join(g.ifs, "; "), why)})
 	}
 	return v
+}
+
+// qualifyReasons says, after each reason of v that an assumption not given would not
+// give (asTaken: under the SM's, a router port's), that it describes the ends as the
+// verdict takes them: a sentence true of one choice only is not a fact.
+func qualifyReasons(v *check.Verdict, asTaken map[string]*[2]bool) {
+	for _, list := range [][]string{v.Reasons, v.AToB.Reasons, v.BToA.Reasons} {
+		for i, r := range list {
+			q := asTaken[r]
+			if q == nil {
+				continue
+			}
+			var taking []string
+			if q[0] {
+				taking = append(taking, "neither end for the port OpenSM runs on")
+			}
+			if q[1] {
+				taking = append(taking, "both ends for CA ports")
+			}
+			list[i] = r + " (taking " + strings.Join(taking, " and ") + ")"
+		}
+	}
 }

@@ -133,7 +133,9 @@ switch_ok are null when not known (not read, or an entry or assumption taken tha
 would change them), never a true or false not checked, and one_way is null on a
 one-way whose working direction the Subnet Manager does not confirm (--sa); is_port says the endpoint is a port (every
 valid entry of its table), not one P_Key; works is null where WORKS is ? (a switch port not read, or an
-assumption not given or an entry not read would decide it otherwise). qkey_check is match, mismatch, not_checked
+assumption not given or an entry not read would decide it otherwise), and a side
+("a"/"b") has every field null where its entry is ? (an assumption not given would
+give that end another entry, or none). qkey_check is match, mismatch, not_checked
 or not_applicable; qkey_rule is the Q_Key send rule applied to that endpoint: "iba"
 (a top-bit wr_qkey sends the QP's own Q_Key), "verbatim" (the device sends wr_qkey as
 given: Linux's rdma_rxe) or "iba-assumed" (the device is not known), with the reason;
@@ -378,7 +380,7 @@ func runCanTalk(o *CanTalkOptions) error {
 		// an assumption not checked would give one (query.ResolveEndpointsFrom): a
 		// no that does not depend on the assumption is said as any other such no.
 		if e.Endpoint.NoEntry != "" && v.Kind != check.VerdictUnknown {
-			return cannotResolve(o, parts, specA, specB, &check.ResolveError{Endpoint: e.Spec.String(), Problem: e.Endpoint.NoEntry})
+			return cannotResolve(o, parts, specA, specB, &check.ResolveError{Endpoint: e.Spec.String(), Problem: e.Endpoint.NoEntry + noEntryAsTaken(e)})
 		}
 	}
 	if parts != nil {
@@ -601,7 +603,7 @@ func canTalkText(o *CanTalkOptions, v check.Verdict, eps []query.ResolvedEndpoin
 		if sp.Key == check.DefaultPartition {
 			notes = append(notes, "default")
 		}
-		if !sp.Works {
+		if !sp.Works && !sp.A.NotKnown && !sp.B.NotKnown {
 			notes = append(notes, "both limited")
 		}
 		works := cmdutil.YesNo(sp.Works && sp.Switch == check.HopPasses)
@@ -620,13 +622,21 @@ func canTalkText(o *CanTalkOptions, v check.Verdict, eps []query.ResolvedEndpoin
 			name string
 			side check.PartitionSide
 		}{{"A", sp.A}, {"B", sp.B}} {
-			if s.side.Both {
+			if s.side.Both && !s.side.NotKnown {
 				other := s.side.PKey ^ check.MembershipBit // the same key, the other membership
 				notes = append(notes, fmt.Sprintf("%s also %s at %d", s.name, other, s.side.OtherIndex))
 			}
 		}
-		g.Add(sp.Key.String(), sp.A.PKey.String(), indexCell(sp.A.Index), sp.B.PKey.String(), indexCell(sp.B.Index),
-			sp.A.PKey.Membership().String()+"/"+sp.B.PKey.Membership().String(), works, strings.Join(notes, ","))
+		// An entry not known (an assumption not given decides it) is "?".
+		entry := func(s check.PartitionSide) (string, string) {
+			if s.NotKnown {
+				return "?", "?"
+			}
+			return s.PKey.String(), s.PKey.Membership().String()
+		}
+		aEntry, aMember := entry(sp.A)
+		bEntry, bMember := entry(sp.B)
+		g.Add(sp.Key.String(), aEntry, indexCell(sp.A.Index), bEntry, indexCell(sp.B.Index), aMember+"/"+bMember, works, strings.Join(notes, ","))
 	}
 	if err := g.Render(w, o.Format); err != nil {
 		return err
@@ -867,8 +877,9 @@ func partitionReasons(p *query.Partitions, v check.Verdict, eps []query.Resolved
 			}
 			out = append(out, notNamed(label, c.File, kw, g, p.Options.SMGUID))
 		}
-		var items []string
-		more := 0
+		var items, all []string
+		var keys []check.PKey
+		listed := map[check.PartitionKey]bool{}
 		for _, t := range e.Model.Table(g) {
 			if len(shared) > 0 && !shared[t.PKey.Partition()] {
 				continue
@@ -876,23 +887,78 @@ func partitionReasons(p *query.Partitions, v check.Verdict, eps []query.Resolved
 			if !e.Endpoint.Port && len(e.Endpoint.Entries) == 1 && e.Endpoint.Entries[0].PKey != t.PKey {
 				continue // pkey=: the entry its QP uses
 			}
-			if len(items) == maxFileItems {
-				more++
-				continue
-			}
-			items = append(items, fmt.Sprintf("%s (%s) from %s at %s", t.PKey, t.Partition.Name, t.DecidedBy.Text(), c.PosText(t.DecidedBy.Pos())))
+			listed[t.PKey.Partition()] = true
+			keys = append(keys, t.PKey)
+			all = append(all, fmt.Sprintf("%s (%s) from %s at %s", t.PKey, t.Partition.Name, t.DecidedBy.Text(), c.PosText(t.DecidedBy.Pos())))
 		}
-		if more > 0 {
+		items = all[:min(len(all), maxFileItems)]
+		if more := len(all) - len(items); more > 0 {
 			items = append(items, fmt.Sprintf("and %d more", more))
 		}
 		if len(items) > 0 {
-			out = append(out, fmt.Sprintf("%s gets %s", label, strings.Join(items, "; ")))
+			out = append(out, fmt.Sprintf("%s gets %s%s", label, strings.Join(items, "; "), takenFor(e, listed, keys)))
 		}
 		if n := e.Model.Dropped(g); n > 0 {
 			out = append(out, fmt.Sprintf("%s: %d more entries do not fit its table of %d: OpenSM drops them (ERR 0512)", label, n, p.Options.TableSize))
 		}
 	}
 	return out
+}
+
+// noEntryAsTaken says, after an end's "gets no entry" that an assumption not given
+// would give one (query's alternatives) while the answer stays no, that it is the end
+// as taken; "" when no assumption would give it one.
+func noEntryAsTaken(e query.ResolvedEndpoint) string {
+	var as []string
+	for _, alt := range e.Alternatives {
+		if alt.Taking != "" || alt.Endpoint.NoEntry != "" {
+			continue
+		}
+		t := "a router port"
+		if alt.SM {
+			t = "the port OpenSM runs on"
+		}
+		if !slices.Contains(as, t) {
+			as = append(as, t)
+		}
+	}
+	if len(as) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (as taken: as %s it gets one, and they cannot talk all the same)", strings.Join(as, " or as "))
+}
+
+// takenFor says, after what an end gets from the file (keys: its entries of the
+// partitions listed), what the end was taken for when an assumption not given (SELF's
+// port, a router port: query's alternatives) would give it other entries of them; ""
+// when none would.
+func takenFor(e query.ResolvedEndpoint, listed map[check.PartitionKey]bool, keys []check.PKey) string {
+	var taking []string
+	for _, alt := range e.Alternatives {
+		if alt.Model == nil {
+			continue
+		}
+		var theirs []check.PKey
+		for _, t := range alt.Model.Table(e.Spec.GUID) {
+			if listed[t.PKey.Partition()] {
+				theirs = append(theirs, t.PKey)
+			}
+		}
+		if slices.Equal(theirs, keys) {
+			continue
+		}
+		t := "a CA port"
+		if alt.SM {
+			t = "a port OpenSM does not run on"
+		}
+		if !slices.Contains(taking, t) {
+			taking = append(taking, t)
+		}
+	}
+	if len(taking) == 0 {
+		return ""
+	}
+	return " (taking it for " + strings.Join(taking, " and ") + ")"
 }
 
 // notNamed says that port g is not named in file by its GUID, and what it gets then.

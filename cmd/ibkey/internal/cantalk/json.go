@@ -66,12 +66,15 @@ type endpointJSON struct {
 	QKeyRuleReason string  `json:"qkey_rule_reason"`
 }
 
+// sideJSON is an end's entry for a shared partition; every field is null when the
+// entry is not known (check.PartitionSide.NotKnown: an assumption not given would give
+// the end another entry, or none).
 type sideJSON struct {
-	PKey       string `json:"pkey"`
-	Membership string `json:"membership"`
-	Index      *int   `json:"index"`
-	Both       bool   `json:"both_memberships"`
-	OtherIndex *int   `json:"other_index"`
+	PKey       *string `json:"pkey"`
+	Membership *string `json:"membership"`
+	Index      *int    `json:"index"`
+	Both       *bool   `json:"both_memberships"`
+	OtherIndex *int    `json:"other_index"`
 }
 
 type sharedJSON struct {
@@ -262,7 +265,11 @@ func endpointToJSON(s check.EndpointSummary) endpointJSON {
 }
 
 func sideToJSON(s check.PartitionSide) sideJSON {
-	return sideJSON{PKey: s.PKey.String(), Membership: s.PKey.Membership().String(), Index: indexOrNull(s.Index), Both: s.Both,
+	if s.NotKnown {
+		return sideJSON{}
+	}
+	pkey, membership := s.PKey.String(), s.PKey.Membership().String()
+	return sideJSON{PKey: &pkey, Membership: &membership, Index: indexOrNull(s.Index), Both: &s.Both,
 		OtherIndex: indexOrNull(s.OtherIndex)}
 }
 
