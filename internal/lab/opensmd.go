@@ -56,6 +56,15 @@ func (l *Lab) OpenSMDaemon(t testing.TB, partitionsConf string, conf ...string) 
 	if err != nil {
 		return nil, err
 	}
+	return l.OpenSMDaemonAt(t, node, "SUBNET UP", partitionsConf, conf...)
+}
+
+// OpenSMDaemonAt is OpenSMDaemon attached at node, ready once its log has ready (a
+// second SM on the fabric, left standby by a lower "sm_priority", never logs SUBNET
+// UP: "Entering STANDBY state").
+func (l *Lab) OpenSMDaemonAt(t testing.TB, node, ready, partitionsConf string, conf ...string) (*OpenSMDaemon, error) {
+	t.Helper()
+	var err error
 	dir := filepath.Join(l.Dir, fmt.Sprintf("opensmd%d", smdSeq.Add(1)))
 	d := &OpenSMDaemon{Conf: filepath.Join(dir, "partitions.conf"), Log: filepath.Join(dir, "opensm.log"), exited: make(chan struct{}), lab: l}
 	osmConf := filepath.Join(dir, "opensm.conf")
@@ -74,7 +83,7 @@ func (l *Lab) OpenSMDaemon(t testing.TB, partitionsConf string, conf ...string) 
 		close(d.exited)
 	}()
 	t.Cleanup(d.Stop)
-	if _, err := d.WaitLog("SUBNET UP", 0, 60*time.Second); err != nil {
+	if _, err := d.WaitLog(ready, 0, 60*time.Second); err != nil {
 		return nil, fmt.Errorf("lab: opensm daemon in %s: %v\noutput:\n%s\nlog:\n%s", dir, err, tail(d.out.String(), 2000), tail(d.LogText(), 4000))
 	}
 	return d, nil

@@ -184,6 +184,9 @@ func (a *Assembler) about(r *record) bool {
 	if has(msg, "Received Generic Notice ") || has(msg, "ERR ") && len(msg) >= 8 && catalogueCodes[string(msg[4:8])] {
 		return true
 	}
+	if has(msg, "ERR NUE") {
+		return false // osm_ucast_nue.c: "partitioning" is the routing engine's graph's (METIS)
+	}
 	text := bytes.ToLower(r.text)
 	for _, w := range keyWords {
 		if bytes.Contains(text, []byte(w)) {

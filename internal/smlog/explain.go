@@ -109,7 +109,16 @@ func (x *Explainer) Explain(ev *Event) Explanation {
 		ex.Rule = fmt.Sprintf("OpenSM drops, unanswered, every SA request whose SM_Key is neither 0 nor its sa_key (osm_sa_mad_ctrl.c): a %s request with SM_Key 0x%016x got no answer at all, which the asker saw as a timeout", ev.Detail, ev.Key)
 		ex.Fix = "ask with SM_Key 0 (untrusted) or with the SM's sa_key (opensm.conf)"
 	case KindSMKeyMismatch:
-		ex.Rule = fmt.Sprintf("an SM trusts another SM only when their SM_Keys match: OpenSM ignored the SMInfo of the SM at %s, whose sm_key is 0x%016x (osm_sminfo_rcv.c), so they cannot agree which is the master", ev.Detail, ev.Key)
+		at := ev.Detail
+		if !strings.HasPrefix(at, "LID ") {
+			// osm_sminfo_rcv.c prints a directed route's ports ("0,1,2": from this
+			// SM's port out of port 1, then out of the switch's port 2) when it
+			// asked by directed route.
+			at = "directed route " + at + " (from this SM's port)"
+		}
+		// The lab (TestLabSMKeyMismatch): each SM ignores the other's SMInfo, and
+		// the second one enters MASTER state as well.
+		ex.Rule = fmt.Sprintf("an SM takes part in electing the master only with SMs whose sm_key matches its own: OpenSM ignored the SMInfo of the SM at %s, whose sm_key is 0x%016x (osm_sminfo_rcv.c), so neither defers to the other and both may run as master, each programming the subnet (the lab: the second SM entered MASTER state, and the first's next heavy sweep did not finish)", at, ev.Key)
 		ex.Fix = "give every SM of the subnet the same sm_key (opensm.conf)"
 	case KindConfigRejected, KindConfigMissing:
 		x.configRejected(ev, &ex)

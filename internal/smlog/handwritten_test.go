@@ -60,7 +60,7 @@ var handWritten = []struct {
 	{"1B31", "osm_sa_mcmember_record.c; kept beside the lab's (lab_join_test.go TestLabJoinLimitedGroup: a group created by a join with a limited P_Key keeps it)",
 		"Nov 28 10:00:00 000011 [AB12] 0x01 -> validate_other_comp_fields: ERR 1B31: Both limited P_Keys: query 0x0001 group 0x0001",
 		func(e *Event) bool { return e.Kind == KindJoinRefused && e.Code == "1B31" && e.Key == 0x0001 }},
-	{"2F18", "osm_sminfo_rcv.c; needs a second SM with another sm_key on the subnet",
+	{"2F18", "osm_sminfo_rcv.c; the LID form, beside the lab's directed-route one (lab_sm_test.go TestLabSMKeyMismatch)",
 		"Nov 28 10:00:00 000012 [AB12] 0x01 -> osm_sminfo_rcv_process: ERR 2F18: Got SM (LID 7) with sm_key 0x0000000000000002 that doesn't match our local sm_key. Ignoring SMInfo",
 		func(e *Event) bool { return e.Kind == KindSMKeyMismatch && e.Key == 2 && e.From.LID == 7 }},
 	{"0502", "osm_pkey_mgr.c; an allocation failure",
@@ -266,6 +266,7 @@ func TestUnexplained(t *testing.T) {
 		{"Nov 28 10:00:00 000001 [AB12] 0x02 -> log_notice: Reporting Security Notice \"Bad P_Key\" from LID 4", true},                             // another wording
 		{"Nov 28 10:00:00 000001 [AB12] 0x01 -> mcmr_rcv_join_mgrp: ERR 1B10: Failed to create multicast group because Join State != FullMember | SendOnlyFullMember - required for create, MGID: ff12:a01b::1 from port 0x0002c90300000211 (HcaB)", false},
 		{"Nov 28 10:00:00 000001 [AB12] 0x01 -> sm_mad_ctrl_send_err_cb: ERR 3120: Timeout while getting attribute 0x15 (PortInfo); Possible mis-set mkey?", false},
+		{"Nov 28 10:00:00 000001 [AB12] 0x01 -> nue_do_ucast_routing: ERR NUE20: metis partitioning failed (ret=-2)", false}, // osm_ucast_nue.c
 		{"Nov 28 10:00:00 000001 [AB12] 0x01 -> log_trap_info: Received Generic Notice type:1 num:128 (Link state change) Producer:2 (Switch) from LID:2 TID:0x0000000000000001", false},
 		{"Nov 28 10:00:00 000001 [AB12] 0x02 -> pkey_mgr_update_port: Reusing PKeyTable block index 0 pkey index 3 for pkey 0x8005 on 0x0002c90300000230 port 1 (HcaD)", false},
 		{"Nov 28 10:00:00 000001 [AB12] 0x04 -> osm_prtn_make_new: Duplicated partition definition: 'p1' (0x0001) prev name 'p1'.  Will use it", false},
