@@ -345,7 +345,11 @@ func ValidCount(valid, unread int) string {
 // and, when entries were not read, how many: "128 entries, 4+ valid, 1 unread".
 func (t *Table) Sizes() string {
 	n := len(t.Unread())
-	s := fmt.Sprintf("%d entries, %s valid", len(t.Entries), ValidCount(t.Valid, n))
+	entries := "entries"
+	if len(t.Entries) == 1 {
+		entries = "entry"
+	}
+	s := fmt.Sprintf("%d %s, %s valid", len(t.Entries), entries, ValidCount(t.Valid, n))
 	if n > 0 {
 		s += fmt.Sprintf(", %d unread", n)
 	}
