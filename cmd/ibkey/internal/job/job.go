@@ -334,6 +334,7 @@ func Run(o *Options) error {
 	}
 	rep := newReport(ws, want)
 	rep.Hosts = countHosts(ports, in.Unread)
+	rep.Demo, rep.Via = src.demo, src.via
 	rep.PeersChecked = rep.Hosts > 1
 	if src.fabric != nil && o.Wait == 0 {
 		// After a wait the sweep is older than the tables answered from.

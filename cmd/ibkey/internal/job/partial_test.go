@@ -239,3 +239,29 @@ func TestSilentLIDsOneLine(t *testing.T) {
 		t.Errorf("JSON: %d unread-node items, want 32 (one per LID)", n)
 	}
 }
+
+// The JSON says where its ports came from, as pkeys -o json does: "demo" for the
+// embedded demo host, "via" for the transport of --lid; neither for a real host.
+func TestJSONNamesSource(t *testing.T) {
+	demo := map[string]string{"IBKEY_DEMO": "1"}
+	for _, c := range []struct {
+		args []string
+		demo bool
+		via  string
+	}{
+		{[]string{"-o", "json"}, true, ""},
+		{[]string{"--lid", "1-3", "-o", "json"}, false, "the demo fabric (embedded sample data, not a real fabric) at mlx5_0/1"},
+	} {
+		var doc struct {
+			Demo bool   `json:"demo"`
+			Via  string `json:"via"`
+		}
+		r := run(t, t.Context(), demo, c.args...)
+		if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+			t.Fatal(err, r.stdout)
+		}
+		if doc.Demo != c.demo || doc.Via != c.via {
+			t.Errorf("%v: demo %v via %q, want %v %q", c.args, doc.Demo, doc.Via, c.demo, c.via)
+		}
+	}
+}

@@ -16,6 +16,8 @@ import (
 // report is the JSON document and what the text renderers print.
 type report struct {
 	Schema       cmdutil.SchemaVersion `json:"schema_version"`
+	Demo         bool                  `json:"demo,omitempty"`
+	Via          string                `json:"via,omitempty"`
 	Mode         string                `json:"mode"`
 	Partition    string                `json:"partition,omitempty"`
 	Hosts        int                   `json:"hosts"`

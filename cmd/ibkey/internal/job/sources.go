@@ -25,6 +25,10 @@ import (
 // again (--wait).
 type portSource struct {
 	labels []string
+	// demo: the local host read is the embedded demo host; via: the MAD transport
+	// the ports were read through (--lid, --node): the JSON says them, as pkeys does.
+	demo bool
+	via  string
 	// fabric is the sweep the ports were found in (--fabric-file, --node); nil
 	// otherwise. After a re-read it is older than the ports.
 	fabric *fabric.Fabric
@@ -75,7 +79,7 @@ func (o *Options) sources(ctx context.Context) (*portSource, error) {
 	if !remote {
 		h := o.Host()
 		if h.Label != "" {
-			src.labels = append(src.labels, h.Label)
+			src.labels, src.demo = append(src.labels, h.Label), true
 		}
 		src.read = func(context.Context) ([]*job.Port, error) {
 			ps, unread, err := job.HostPorts(h, "")
@@ -153,7 +157,7 @@ func (o *Options) sources(ctx context.Context) (*portSource, error) {
 		src.mads = &atomic.Int64{}
 		t := countingTransport{Transport: fab.T, n: src.mads}
 		counted := &query.Fabric{T: t, Via: fab.Via, DirectedRouteFlag: fab.DirectedRouteFlag, ListLIDs: fab.ListLIDs}
-		src.labels = append(src.labels, "fabric via "+fab.Via)
+		src.labels, src.via = append(src.labels, "fabric via "+fab.Via), fab.Via
 		if len(nodes) > 0 {
 			remoteRead, err = sweepNodes(ctx, src, counted, lids, nodes)
 			if err != nil {
