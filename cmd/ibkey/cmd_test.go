@@ -160,7 +160,7 @@ func TestMADFlagsOnlyWhereSent(t *testing.T) {
 		{Args: []string{"--ibsim=x", "partitions", "check", "p.conf"}, Code: 2, Stderr: "'ibkey partitions check' sends no MADs"},
 		{Args: []string{"decode", "pkey", "--mad-timeout", "1s", "0x8001"}, Code: 2, Stderr: "unknown flag: --mad-timeout"},
 		// The root's --ibsim and --sim-node before the command are the command's.
-		{Args: []string{"--ibsim=/nonexistent/sock", "--sim-node", "x", "--demo", "pkeys", "--lid", "1", "--mad-retries", "0"}, Code: 3, Stderr: "/nonexistent/sock"},
+		{Args: []string{"--ibsim=/nonexistent/sock", "--sim-node", "x", "pkeys", "--lid", "1", "--mad-retries", "0"}, Code: 3, Stderr: "/nonexistent/sock"},
 		{Args: []string{"--sim-node", "x", "--demo", "pkeys", "--lid", "1"}, Code: 2, Stderr: "--sim-node chooses where to attach to the simulator: it needs --ibsim"},
 	})
 }
@@ -183,6 +183,10 @@ func TestMADFlagsOnRunWithoutMADs(t *testing.T) {
 		{Args: []string{"--demo", "fabric", "discover", "--fabric-file", file, "--mad-retries=0"}, Code: 2, Stderr: `with --fabric-file, 'ibkey fabric discover' reads the saved sweep`},
 		{Args: []string{"--demo", "fabric", "diff", file, file, "--ibsim=x"}, Code: 2, Stderr: `ibkey: --ibsim "x": this run sends no MADs: 'ibkey fabric diff A B' compares two saved sweeps`},
 		{Args: []string{"--demo", "exporter", "--once", "--mad-timeout=1s"}, Code: 2, Stderr: `ibkey: --mad-timeout "1s": this run sends no MADs: 'ibkey exporter' sends them only in fabric mode (--sweep, --lid) or for --portinfo`},
+		// --demo and --ibsim both choose the fabric, as --demo and --sysfs both choose
+		// the host: refused, never one of them silently.
+		{Args: []string{"--demo", "fabric", "discover", "--ibsim=x"}, Code: 2, Stderr: "ibkey: --demo and --ibsim both choose the fabric to read: give one\n"},
+		{Args: []string{"--demo", "pkeys", "--lid", "1", "--ibsim"}, Code: 2, Stderr: "ibkey: --demo and --ibsim both choose the fabric to read: give one\n"},
 	})
 	// Runs that send MADs take them.
 	for _, args := range [][]string{

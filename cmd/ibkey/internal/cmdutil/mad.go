@@ -324,6 +324,11 @@ func (m *MADFlags) Open(ctx context.Context) (*query.Fabric, error) {
 	if err := m.checkTransport(); err != nil {
 		return nil, err
 	}
+	if m.f.Demo && m.Ibsim != "" {
+		// Two fabrics chosen at once (as --demo with --sysfs): refused, never one of
+		// them silently. The flags only: IBKEY_IBSIM and IBKEY_DEMO are a shell's.
+		return nil, Usagef("--demo and --ibsim both choose the fabric to read: give one")
+	}
 	if o.Ibsim == "" && m.f.IsDemo() {
 		return openDemo(m.CA, m.CAPort, m.f.Now)
 	}
