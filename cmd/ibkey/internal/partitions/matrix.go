@@ -247,37 +247,44 @@ func selfTaken(p *query.Partitions, m *partconf.Model, taken string) string {
 	if p.Options.SMGUID != 0 || !hasSelf(p.Config) {
 		return ""
 	}
-	// Modelling each port as the SM's costs a pass over the file a port: only the
-	// ports that lack an entry SELF gives a port of their type beyond what every such
-	// port gets (a GUID the file does not name, as the SM's port and not) are
-	// modelled, and only until a fourth differs.
+	// Modelling each port as the SM's costs a pass over the file a port. SELF
+	// changes only the partitions it is written in (selfPartitions), where a port
+	// the file does not name there by its GUID gets what any port of its type gets (a
+	// GUID the file does not name): it may differ as the SM's port only when that one
+	// does. Only those and the ports named there are modelled, until a fourth
+	// differs. (A port that holds the entry SELF gives may still differ: an item for
+	// it after SELF's wins.)
+	named := map[check.GUID]bool{}
+	selfParts := selfPartitions(p.Config)
+	for _, d := range p.Config.Applied().Definitions {
+		for _, mb := range d.Members {
+			if _, ok := selfParts[d.Key]; ok && mb.Kind == partconf.KindGUID {
+				named[mb.GUID] = true
+			}
+		}
+	}
 	phantom := check.GUID(1<<64 - 2)
 	for p.InFile(phantom) {
 		phantom--
 	}
-	selfGives := map[check.NodeType][]check.PKey{}
+	typeDiffers := map[check.NodeType]bool{}
 	var differ []string
 	for _, port := range m.Ports {
-		gives, ok := selfGives[port.Type]
+		d, ok := typeDiffers[port.Type]
 		if !ok {
 			one := []partconf.Port{{GUID: phantom, Type: port.Type}}
 			asSM := p.Options
 			asSM.SMGUID = phantom
-			plain := partconf.NewModel(p.Config, one, p.Options).PKeys(phantom)
-			for _, k := range partconf.NewModel(p.Config, one, asSM).PKeys(phantom) {
-				if !slices.Contains(plain, k) {
-					gives = append(gives, k)
-				}
-			}
-			selfGives[port.Type] = gives
+			d = !slices.Equal(partconf.NewModel(p.Config, one, p.Options).PKeys(phantom), partconf.NewModel(p.Config, one, asSM).PKeys(phantom))
+			typeDiffers[port.Type] = d
 		}
-		has := m.PKeys(port.GUID)
-		if !slices.ContainsFunc(gives, func(k check.PKey) bool { return !slices.Contains(has, k) }) {
+		if !d && !named[port.GUID] {
 			continue
 		}
+		// Modelled: a full table may drop what SELF adds (ERR 0512).
 		asSM := *p
 		asSM.Options.SMGUID = port.GUID
-		if !slices.Equal(asSM.ModelOf(port.GUID).PKeys(port.GUID), has) {
+		if !slices.Equal(asSM.ModelOf(port.GUID).PKeys(port.GUID), m.PKeys(port.GUID)) {
 			differ = append(differ, port.GUID.String())
 			if len(differ) > 3 {
 				break
@@ -293,6 +300,24 @@ func selfTaken(p *query.Partitions, m *partconf.Model, taken string) string {
 	}
 	return fmt.Sprintf("%s for the port OpenSM runs on: as that port, %s would get other entries (SELF in %s): give --sm-guid",
 		taken, list, p.Config.File)
+}
+
+// selfPartitions are the partitions with a SELF item in the configuration OpenSM
+// applies from c (written, or implied by a missing Default line), each true when every
+// SELF item there is full (or both): SELF then only raises the SM's port's membership
+// there (an item for the port after it wins either way, as it does for every port).
+func selfPartitions(c *partconf.Config) map[check.PartitionKey]bool {
+	out := map[check.PartitionKey]bool{}
+	for _, d := range c.Applied().Definitions {
+		for _, m := range d.Members {
+			if m.Kind != partconf.KindSelf {
+				continue
+			}
+			raises, seen := out[d.Key]
+			out[d.Key] = (raises || !seen) && m.Membership != partconf.FlagLimited
+		}
+	}
+	return out
 }
 
 // hasSelf reports whether c, or the configuration OpenSM applies from it, has a SELF
