@@ -248,43 +248,42 @@ func selfTaken(p *query.Partitions, m *partconf.Model, taken string) string {
 		return ""
 	}
 	// Modelling each port as the SM's costs a pass over the file a port. SELF
-	// changes only the partitions it is written in (selfPartitions), where a port
-	// the file does not name there by its GUID gets what any port of its type gets (a
-	// GUID the file does not name): it may differ as the SM's port only when that one
-	// does. Only those and the ports named there are modelled, until a fourth
-	// differs. (A port that holds the entry SELF gives may still differ: an item for
-	// it after SELF's wins.)
-	named := map[check.GUID]bool{}
+	// changes only the partitions it is written in (selfPartitions), where a port's
+	// entries come from the items that name it there (its GUID's, and the keywords of
+	// its type): ports of one type, with the same table and named there by items of
+	// the same memberships in the same places relative to SELF's, differ alike, and
+	// one of them is modelled (until a fourth port differs).
+	// (A port that holds the entry SELF gives may still differ: an item for it after
+	// SELF's wins.)
 	selfParts := selfPartitions(p.Config)
-	for _, d := range p.Config.Applied().Definitions {
+	named := map[check.GUID][]string{}
+	for di, d := range p.Config.Applied().Definitions {
+		if _, ok := selfParts[d.Key]; !ok {
+			continue
+		}
+		selfBefore := 0 // an item's place relative to the SELF items, not its own
 		for _, mb := range d.Members {
-			if _, ok := selfParts[d.Key]; ok && mb.Kind == partconf.KindGUID {
-				named[mb.GUID] = true
+			switch mb.Kind {
+			case partconf.KindSelf:
+				selfBefore++
+			case partconf.KindGUID:
+				named[mb.GUID] = append(named[mb.GUID], fmt.Sprint(di, mb.Membership, selfBefore))
 			}
 		}
 	}
-	phantom := check.GUID(1<<64 - 2)
-	for p.InFile(phantom) {
-		phantom--
-	}
-	typeDiffers := map[check.NodeType]bool{}
+	differs := map[string]bool{}
 	var differ []string
 	for _, port := range m.Ports {
-		d, ok := typeDiffers[port.Type]
+		has := m.PKeys(port.GUID)
+		class := fmt.Sprint(port.Type, has, named[port.GUID])
+		d, ok := differs[class]
 		if !ok {
-			one := []partconf.Port{{GUID: phantom, Type: port.Type}}
-			asSM := p.Options
-			asSM.SMGUID = phantom
-			d = !slices.Equal(partconf.NewModel(p.Config, one, p.Options).PKeys(phantom), partconf.NewModel(p.Config, one, asSM).PKeys(phantom))
-			typeDiffers[port.Type] = d
+			asSM := *p
+			asSM.Options.SMGUID = port.GUID
+			d = !slices.Equal(asSM.ModelOf(port.GUID).PKeys(port.GUID), has)
+			differs[class] = d
 		}
-		if !d && !named[port.GUID] {
-			continue
-		}
-		// Modelled: a full table may drop what SELF adds (ERR 0512).
-		asSM := *p
-		asSM.Options.SMGUID = port.GUID
-		if !slices.Equal(asSM.ModelOf(port.GUID).PKeys(port.GUID), m.PKeys(port.GUID)) {
+		if d {
 			differ = append(differ, port.GUID.String())
 			if len(differ) > 3 {
 				break
