@@ -31,8 +31,8 @@ const altOther = "0x0002c903000009ff"
 
 // altFile draws a partitions file: maybe a Default line (ALL or ALL_CAS limited or
 // full, maybe SELF), one to four partitions of ALL, ALL_CAS, ALL_SWITCHES,
-// ALL_ROUTERS, SELF and GUIDs with every membership.
-func altFile(rng *rand.Rand) string {
+// ALL_ROUTERS, SELF and the GUIDs but the last, with every membership.
+func altFile(rng *rand.Rand, guids []string) string {
 	mship := func() string {
 		return []string{"", "=full", "=limited", "=both", "=limited", "=full"}[rng.IntN(6)]
 	}
@@ -40,7 +40,7 @@ func altFile(rng *rand.Rand) string {
 		if rng.IntN(5) < 2 {
 			return []string{"ALL", "ALL_CAS", "ALL_SWITCHES", "ALL_ROUTERS", "SELF", "SELF", "ALL_ROUTERS"}[rng.IntN(7)] + mship()
 		}
-		return altGUIDs[rng.IntN(len(altGUIDs)-1)] + mship()
+		return guids[rng.IntN(len(guids)-1)] + mship()
 	}
 	var b strings.Builder
 	switch rng.IntN(4) {
@@ -189,7 +189,7 @@ func TestAlternativesGenerated(t *testing.T) {
 	rng := rand.New(rand.NewPCG(14, 0))
 	stats := map[string]int{}
 	for c := range n {
-		text := altFile(rng)
+		text := altFile(rng, altGUIDs)
 		file := filepath.Join(dir, fmt.Sprintf("f%d.conf", c))
 		if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
