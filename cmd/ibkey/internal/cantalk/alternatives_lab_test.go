@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -18,8 +19,9 @@ import (
 // HCAs; OpenSM runs at HcaA, so HcaA is the SM's port, and there are no router ports:
 // one of the alternatives can-talk weighs is the truth. For every pair of HCAs, as
 // ports and with pkey= for every key of either table, a definite answer (exit 0 or 1)
-// must be the P_Key rule on the tables OpenSM programmed (read back with smpquery);
-// UNKNOWN (exit 4) is counted. IBKEY_ALTERNATIVES_LAB=N runs N files (default 4).
+// must be the P_Key rule on the tables OpenSM programmed (read back with smpquery),
+// and so must each shared partition's works and each end's entry where the JSON
+// states them; UNKNOWN (exit 4) is counted. IBKEY_ALTERNATIVES_LAB=N runs N files (default 4).
 func TestLabAlternativesGenerated(t *testing.T) {
 	lab.Require(t)
 	if testing.Short() {
@@ -72,6 +74,33 @@ func TestLabAlternativesGenerated(t *testing.T) {
 					}
 					if r.Code != 0 && r.Code != 1 && r.Code != 4 {
 						t.Errorf("can-talk --partitions F %s %s: exit %d\n%s%s", p[0], p[1], r.Code, r.Stdout, r.Stderr)
+					}
+					// What the JSON states of each shared partition: its works, and each
+					// end's entry, as OpenSM programmed them.
+					d, _, out := altRun(t, text, file, p[0], p[1], "--table-size", "64")
+					for _, sp := range d.Shared {
+						k, err := check.ParsePKey(sp.Key)
+						if err != nil {
+							t.Fatal(err)
+						}
+						if sp.Works != nil && *sp.Works != keyRule(ta, tb, k.Partition()) {
+							t.Errorf("can-talk --partitions F %s %s: partition %s works %v; on the programmed tables %v / %v it does not\nF:\n%s%s", p[0], p[1], sp.Key, *sp.Works, ta, tb, text, out)
+						}
+						for _, x := range []struct {
+							side  altSide
+							table []check.PKey
+						}{{sp.A, ta}, {sp.B, tb}} {
+							if x.side.PKey == nil {
+								continue
+							}
+							v, err := check.ParsePKey(*x.side.PKey)
+							if err != nil {
+								t.Fatal(err)
+							}
+							if !slices.Contains(x.table, v) {
+								t.Errorf("can-talk --partitions F %s %s: partition %s: an end's entry is %s; OpenSM programmed %v\nF:\n%s%s", p[0], p[1], sp.Key, v, x.table, text, out)
+							}
+						}
 					}
 				}
 			}
