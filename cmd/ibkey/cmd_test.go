@@ -1,10 +1,12 @@
 package main
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
@@ -163,6 +165,43 @@ func TestMADFlagsOnlyWhereSent(t *testing.T) {
 	})
 }
 
+// TestMADFlagsOnRunWithoutMADs: MAD flags given on the command line of a run that
+// sends no MAD (a local port, a saved sweep, the exporter's host mode) are refused,
+// named as typed, with what would send MADs (they were accepted and ignored: `pkeys
+// --sysfs DIR --ibsim /nonexistent` read DIR, exit 0). A run that sends MADs takes
+// them, and IBKEY_IBSIM (set for a whole shell) is not refused.
+func TestMADFlagsOnRunWithoutMADs(t *testing.T) {
+	const sysfs, file = "../../testdata/sysfs/mlx5", "testdata/fabric/small.json"
+	cmdtest.Errors(t, newRootCmd, []cmdtest.ErrorCase{
+		{Args: []string{"--sysfs", sysfs, "pkeys", "--ibsim=/nonexistent"}, Code: 2, Stderr: `ibkey: --ibsim "/nonexistent": this run sends no MADs: 'ibkey pkeys' sends them only to read --lid, --dr or --guid (give one, or leave out the MAD flags to read this host)`},
+		{Args: []string{"--demo", "pkeys", "mlx5_0", "1", "--ibsim", "--sim-node", "HcaZ"}, Code: 2, Stderr: `ibkey: --ibsim --sim-node "HcaZ": this run sends no MADs: 'ibkey pkeys' sends them only`},
+		{Args: []string{"--demo", "devices", "-t", "200", "--mad-retries=1"}, Code: 2, Stderr: `ibkey: --mad-timeout "200" --mad-retries "1": this run sends no MADs: 'ibkey devices' sends them only to read --lid or --dr (give one`},
+		{Args: []string{"--sysfs", sysfs, "devices", "--ca=mlx5_0"}, Code: 2, Stderr: `ibkey: --ca "mlx5_0": this run sends no MADs`},
+		{Args: []string{"--demo", "watch", "counters", "--once", "--mad-timeout=2s"}, Code: 2, Stderr: `ibkey: --mad-timeout "2s": this run sends no MADs: 'ibkey watch counters' sends them only to read --lid or --dr, or the local ports' PortInfo counters through --ca or --ibsim`},
+		{Args: []string{"--demo", "fabric", "pkeys", "--fabric-file", file, "--ibsim=x"}, Code: 2, Stderr: `ibkey: --ibsim "x": this run sends no MADs: with --fabric-file, 'ibkey fabric pkeys' reads the saved sweep`},
+		{Args: []string{"--demo", "fabric", "check", "--fabric-file", file, "--mad-retries=0"}, Code: 2, Stderr: `with --fabric-file, 'ibkey fabric check' reads the saved sweep`},
+		{Args: []string{"--demo", "fabric", "discover", "--fabric-file", file, "--mad-retries=0"}, Code: 2, Stderr: `with --fabric-file, 'ibkey fabric discover' reads the saved sweep`},
+		{Args: []string{"--demo", "fabric", "diff", file, file, "--ibsim=x"}, Code: 2, Stderr: `ibkey: --ibsim "x": this run sends no MADs: 'ibkey fabric diff A B' compares two saved sweeps`},
+		{Args: []string{"--demo", "exporter", "--once", "--mad-timeout=1s"}, Code: 2, Stderr: `ibkey: --mad-timeout "1s": this run sends no MADs: 'ibkey exporter' sends them only in fabric mode (--sweep, --lid) or for --portinfo`},
+	})
+	// Runs that send MADs take them.
+	for _, args := range [][]string{
+		{"--demo", "pkeys", "--lid", "1", "--mad-timeout", "2s"},
+		{"--demo", "devices", "--dr", "0", "-t", "200", "--ca", "mlx5_0"},
+		{"--demo", "watch", "counters", "--once", "--ca", "mlx5_0", "--mad-retries", "1", "-o", "json"},
+		{"--demo", "fabric", "pkeys", "--mad-retries", "1"},
+		{"--demo", "fabric", "diff", file, "--mad-retries", "1"},
+		{"--demo", "exporter", "--once", "--lid", "1", "--mad-retries", "1"},
+	} {
+		if r := runIbkey(t, false, nil, args...); r.code == 2 {
+			t.Errorf("ibkey %s: exit 2: %s", strings.Join(args, " "), r.stderr)
+		}
+	}
+	if r := runIbkey(t, false, map[string]string{"IBKEY_IBSIM": "x"}, "--demo", "pkeys"); r.code != 0 {
+		t.Errorf("IBKEY_IBSIM=x --demo pkeys: exit %d: %s", r.code, r.stderr)
+	}
+}
+
 // TestHelpAndFlagErrors (issue 12 item 5): flag errors name the command path's help;
 // --ibsim BASE with a space is explained; interval flags take plain seconds;
 // -o table on a pipe is refused by the counters screen, not ignored.
@@ -180,6 +219,13 @@ func TestHelpAndFlagErrors(t *testing.T) {
 		{Args: []string{"--sysfs", mlx5, "pkeys", "--ibsim", "/tmp/sock"}, Code: 2, Stderr: `give the simulator's socket name as --ibsim=/tmp/sock`},
 		{Args: []string{"--demo", "watch", "counters", "-o", "table", "--once"}, Code: 2, Stderr: "ibkey: -o table: 'ibkey watch counters' draws its table on a terminal and stdout is not a terminal (accepted here: -o plain, -o json)"},
 		{Args: []string{"--demo", "watch", "counters", "--interval", "x"}, Code: 2, Stderr: `invalid argument "x" for "--interval"`},
+		// A command that takes no arguments says so, in one wording (cobra's said
+		// `unknown command "mlx5_0" for "ibkey devices"`).
+		{Args: []string{"--demo", "devices", "mlx5_0"}, Code: 2, Stderr: "ibkey: devices takes no arguments, got \"mlx5_0\" (usage: ibkey devices [flags])\n"},
+		{Args: []string{"--demo", "fabric", "discover", "x", "y"}, Code: 2, Stderr: "ibkey: fabric discover takes no arguments, got \"x y\" (usage: ibkey fabric discover [flags])\n"},
+		{Args: []string{"--demo", "fabric", "check", "x"}, Code: 2, Stderr: "ibkey: fabric check takes no arguments, got \"x\""},
+		{Args: []string{"--demo", "fabric", "pkeys", "x"}, Code: 2, Stderr: "ibkey: fabric pkeys takes no arguments, got \"x\""},
+		{Args: []string{"--demo", "exporter", "x"}, Code: 2, Stderr: "ibkey: exporter takes no arguments, got \"x\" (usage: ibkey exporter [flags])\n"},
 	})
 	// --ibsim before a command name, and an endpoint after it, are not a socket name.
 	if r := runIbkey(t, false, nil, "--ibsim=/nonexistent/sock", "--demo", "can-talk", "--ibsim", "lid=3", "0x8001", "--mad-retries", "0"); strings.Contains(r.stderr, "give the simulator's socket name") {
@@ -211,5 +257,35 @@ func TestDiagsHabits(t *testing.T) {
 	})
 	if r := runIbkey(t, false, nil, "--version"); r.code != 0 || !strings.HasPrefix(r.stdout, "ibkey version") {
 		t.Errorf("--version: %+v", r)
+	}
+}
+
+// TestFlagHelpNamesOwnFlags: a flag's help names only flags of ibkey's that its command
+// has (--port said "with --lid/--dr/--guid" on devices and watch counters, which have
+// no --guid). Other tools' flags in it (perftest's --pkey_index) are not ibkey's.
+func TestFlagHelpNamesOwnFlags(t *testing.T) {
+	root := newRootCmd(cmdutil.NewFactory(&cmdutil.IOStreams{}, func(string) string { return "" }, nil))
+	var all []*cobra.Command
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		all = append(all, c)
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+	ours := map[string]bool{}
+	for _, c := range all {
+		c.Flags().VisitAll(func(f *pflag.Flag) { ours[f.Name] = true })
+	}
+	named := regexp.MustCompile(`--([a-z][a-z0-9_.-]*[a-z0-9])`)
+	for _, c := range all {
+		c.Flags().VisitAll(func(f *pflag.Flag) {
+			for _, m := range named.FindAllStringSubmatch(f.Usage, -1) {
+				if ours[m[1]] && c.Flags().Lookup(m[1]) == nil && c.InheritedFlags().Lookup(m[1]) == nil {
+					t.Errorf("%s --%s: its help names --%s, which the command does not have: %q", c.CommandPath(), f.Name, m[1], f.Usage)
+				}
+			}
+		})
 	}
 }

@@ -151,6 +151,9 @@ The simulator's socket base name when --ibsim is given without one (default sim)
 .TP
 \fBNO_COLOR\fP
 Any value turns colour off (as --no-color; see \%https://no\-color.org).
+.TP
+\fBTERM\fP
+\fBdumb\fP turns colour off, and \fBibkey watch counters\fP prints a table per sample instead of its live screen.
 `
 
 // manFiles is the FILES section shared by every page.

@@ -66,5 +66,13 @@ func newExporterCmd(f *cmdutil.Factory) *cobra.Command {
 		OpenFabric: func(ctx context.Context) (*query.Fabric, error) { return m.Open(ctx) },
 	})
 	m = cmdutil.AddMADFlags(c, f)
+	m.NoMADs = func() string {
+		for _, name := range []string{"sweep", "lid", "portinfo"} {
+			if v := c.Flags().Lookup(name).Value.String(); v != "" && v != "false" {
+				return ""
+			}
+		}
+		return "'ibkey exporter' sends them only in fabric mode (--sweep, --lid) or for --portinfo (give one, or leave out the MAD flags to export this host)"
+	}
 	return c
 }

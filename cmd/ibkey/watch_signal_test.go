@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
+	"github.com/ibkey/ibkey/internal/ptytest"
 )
 
 // TestWatchSignalExit: a watch stopped by a signal exits 128+signo, as the exit-code
@@ -120,5 +121,87 @@ func TestExporterSignalExit(t *testing.T) {
 			}
 			_ = os.Remove(filepath.Join(dir, "ibkey.prom"))
 		}
+	}
+}
+
+// TestWatchScreenQuitExit: quitting the live screen (q, or Ctrl-C, a key there) ends
+// the watch as the lines end it: the counters it showed n/a but did not read are named
+// once the terminal is back, and the exit is 4, not 0 (rule 1: exit 0 says every
+// counter asked for was read). The terminal is left cooked.
+func TestWatchScreenQuitExit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "ibkey")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	for _, key := range []string{"q", "\x03"} {
+		cmd := exec.Command(bin, "--demo", "watch", "counters", "--interval", "100ms")
+		cmd.Env = []string{"TERM=xterm-256color", "NO_COLOR=1", "PATH=/usr/bin:/bin"}
+		s, err := ptytest.Start(cmd, 80, 24)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.WaitFor(0, "mlx5_2/1", time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		mark := s.Len()
+		if err := s.Write(key); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Wait(time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		after := strings.ReplaceAll(string(s.Output()[mark:]), "\r\n", "\n")
+		if code := s.ExitCode(); code != 4 || !strings.Contains(after, "qkey_violations not read on 3 ports") {
+			t.Errorf("key %q: exit %d, want 4 and the counters not read named after the screen; after the key:\n%s", key, code, after)
+		}
+		if stty, err := s.Stty(); err != nil {
+			t.Error(err)
+		} else if cooked, off := ptytest.Cooked(stty); !cooked {
+			t.Errorf("key %q: the terminal was left with %s", key, off)
+		}
+		s.Close()
+	}
+}
+
+// TestWatchDumbTerminal: on a terminal that cannot move its cursor (TERM=dumb: Emacs'
+// shell, serial consoles) watch counters prints its samples as tables, one after the
+// other, instead of drawing a screen; a signal ends it with 128+signo.
+func TestWatchDumbTerminal(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	bin := filepath.Join(t.TempDir(), "ibkey")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	cmd := exec.Command(bin, "--demo", "watch", "counters", "--interval", "100ms")
+	cmd.Env = []string{"TERM=dumb", "PATH=/usr/bin:/bin"}
+	s, err := ptytest.Start(cmd, 80, 24)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	// Two samples: the second table's header follows the first's rows.
+	if err := s.WaitFor(0, "port_xmit_constraint_errors", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WaitFor(strings.LastIndex(string(s.Output()), "port_xmit_constraint_errors")+1, "│ PORT ", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Wait(time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	out := string(s.Output())
+	if strings.Contains(out, "\x1b[?1049h") || strings.Contains(out, "q quit") {
+		t.Errorf("TERM=dumb: a screen was drawn:\n%q", out)
+	}
+	if code := s.ExitCode(); code != 130 {
+		t.Errorf("TERM=dumb: exit %d after SIGINT, want 130", code)
 	}
 }

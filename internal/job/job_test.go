@@ -725,7 +725,7 @@ func TestMVAPICH2HCANames32(t *testing.T) {
 // gate waits on it as on an unread table.
 func TestAbortsUnread(t *testing.T) {
 	host := []*Port{port("", "mlx5_0", 1, 0xffff)}
-	unread := []Unread{{Device: "mlx5_9", Port: -1, What: "device mlx5_9: permission denied"}}
+	unread := []Unread{{Device: "mlx5_9", Port: -1, Name: "device mlx5_9", What: "device mlx5_9: permission denied"}}
 	for _, c := range []struct {
 		in     Inputs
 		unsure bool

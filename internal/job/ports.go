@@ -54,7 +54,7 @@ func HostPorts(h *query.Host, label string) (ports []*Port, unread []Unread, err
 	}
 	for _, u := range all {
 		if !u.Table && !u.Entries {
-			unread = append(unread, Unread{Host: label, Device: u.Device, Port: u.Port, What: u.What + ": " + u.Err.Error()})
+			unread = append(unread, Unread{Host: label, Device: u.Device, Port: u.Port, Name: u.What, What: u.What + ": " + u.Err.Error()})
 		}
 	}
 	for _, v := range views {
@@ -71,7 +71,11 @@ type Unread struct {
 	Host   string // "" for the local host
 	Device string
 	Port   int
-	// What says what and why: "device scif0: ... (a dangling link)".
+	// Name names it, as a sentence about a library names it: "device scif0", "lid 9",
+	// "--host node01".
+	Name string
+	// What says what and why, for the warning and the JSON's incomplete: Name, then
+	// the reason ("device scif0: ... (a dangling link)").
 	What string
 	// Kind is what it is as a part of a fabric, named as the fabric commands name it:
 	// fabric.UnreadNode for a fabric address or a swept port that did not answer

@@ -179,6 +179,16 @@ const (
 	hostMayUseUnread
 )
 
+// noneRead says that library l may use what of a host of which no port was read
+// could not be read (hostMayUseUnread). The reason it was not read is in the
+// warning and the JSON's incomplete: here it is only named.
+func (u hostUse) noneRead(l string) string {
+	if u.unread == HostName(u.name) {
+		return "not read: " + l + " may use its ports"
+	}
+	return fmt.Sprintf("no port was read: %s may use what could not be read (%s)", l, u.unread)
+}
+
 // hostUse is one library on one host before any P_Key lookup: the one evaluation of
 // a host that Resolve and WantPartition both read, so that what makes a host abort
 // or use none of its ports, and when what was not read leaves that open, is decided
@@ -201,16 +211,20 @@ type hostUse struct {
 // onHost evaluates the library on host h. judgeAborts false leaves the host-wide
 // aborts out (Resolve, when the library rejects its settings on every port); so
 // does a host read over the fabric whose device names are not known (the abort
-// checks are about device names and port numbers). An abort, or no port used, is
+// checks are about device names and port numbers), and a host of which no port was
+// read while the library could choose what was not. An abort, or no port used, is
 // not checked when the library could choose a device or port of the host that
 // could not be read (unreadChosen): what it asks for, or uses, may be that one.
 func (s *setup) onHost(in Inputs, h hostPorts, judgeAborts bool) hostUse {
 	u := hostUse{hostPorts: h, sel: s.selectPorts(h.ports), chosen: s.unreadChosen(in, h)}
 	if len(u.chosen) > 0 {
-		u.unread = u.chosen[0].What
+		u.unread = u.chosen[0].Name
 	}
 	var ab []Abort
-	if judgeAborts && s.aborts != nil && !slices.ContainsFunc(h.ports, func(p *Port) bool { return p.Fabric && !p.DeviceKnown }) {
+	// A host of which no port was read, with something the library could choose not
+	// read, is not judged for aborts: each would rest only on what was not read.
+	noneRead := len(h.ports) == 0 && u.unread != ""
+	if judgeAborts && !noneRead && s.aborts != nil && !slices.ContainsFunc(h.ports, func(p *Port) bool { return p.Fabric && !p.DeviceKnown }) {
 		ab = s.aborts(h.ports, u.sel)
 	}
 	switch {
@@ -276,7 +290,7 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Result {
 		none := fmt.Sprintf("%s: %s uses none of its ports (%s)", HostName(h.name), l.Name, strings.Join(why, "; "))
 		switch {
 		case u.state == hostMayUseUnread && len(h.ports) == 0:
-			r.Unchecked = append(r.Unchecked, fmt.Sprintf("%s: no port was read: %s may use what could not be read (%s)", HostName(h.name), l.Name, u.unread))
+			r.Unchecked = append(r.Unchecked, HostName(h.name)+": "+u.noneRead(l.Name))
 		case u.state == hostMayUseUnread:
 			r.Unchecked = append(r.Unchecked, none+", but it may use what could not be read ("+u.unread+")")
 		case u.state == hostUsesNone:

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/query"
 )
 
@@ -347,7 +348,7 @@ func TestChoosesAdapterNotNamed(t *testing.T) {
 		return p
 	}
 	host := []*Port{fab("mlx5_0"), fab("mlx5_1")}
-	other := Unread{Host: "node01", Port: -1, What: "another adapter of node01 may be in what the sweep did not read"}
+	other := Unread{Host: "node01", Port: -1, Name: "another adapter of node01", What: "another adapter of node01 may be in what the sweep did not read"}
 	for _, c := range []struct {
 		lib  *Library
 		env  []string
@@ -463,5 +464,43 @@ func TestNCCLPKeyValueNotInterpreted(t *testing.T) {
 	r := Resolve([]*Library{&NCCL}, in, []*Port{port("", "mlx5_0", 1, 0xffff, 0x8002)})[0]
 	if r.Verdict != Incomplete || len(r.Unchecked) != 1 || !strings.Contains(r.Unchecked[0], "NCCL_IB_PKEY_VALUE=0x8002") {
 		t.Errorf("%s %q", r.Verdict, r.Unchecked)
+	}
+}
+
+// A host of which no port was read (a LID that did not answer) is not judged for
+// the aborts that look at a host's ports: GASNet's "unable to open any HCA ports" and
+// MVAPICH2's "No IB device found" would rest only on what was not read. Each library
+// says once that it may use the host's ports, in Resolve and in WantPartition.
+func TestNoneReadNotJudgedForAborts(t *testing.T) {
+	read := port("node01", "mlx5_0", 1, 0xffff, 0x8002)
+	silent := Unread{Host: "lid 5", Port: -1, Name: "lid 5", What: "lid 5: no answer", Kind: fabric.UnreadNode}
+	in := env()
+	in.Unread = []Unread{silent}
+	libs := []*Library{&GASNet, &MVAPICH2, &NCCL}
+	check1 := func(what string, lib *Library, unchecked []string) {
+		t.Helper()
+		want := "lid 5: not read: " + lib.Name + " may use its ports"
+		n := 0
+		for _, u := range unchecked {
+			if strings.HasPrefix(u, "lid 5:") {
+				n++
+				if u != want {
+					t.Errorf("%s %s: %q, want %q", what, lib.ID, u, want)
+				}
+			}
+		}
+		if n != 1 {
+			t.Errorf("%s %s: %d lines about lid 5 in %q, want 1", what, lib.ID, n, unchecked)
+		}
+	}
+	for i, r := range Resolve(libs, in, []*Port{read}) {
+		check1("Resolve", libs[i], r.Unchecked)
+		if r.Verdict != Incomplete {
+			t.Errorf("Resolve %s: verdict %v, want incomplete", libs[i].ID, r.Verdict)
+		}
+	}
+	key, _ := check.ParsePKey("0x8002")
+	for i, r := range WantPartition(libs, in, key, []*Port{read}) {
+		check1("WantPartition", libs[i], r.Unchecked)
 	}
 }

@@ -60,7 +60,7 @@ func WantPartition(libs []*Library, in Inputs, key check.PKey, ports []*Port) []
 				// What was not read may be the port it uses: not a finding.
 				why := fmt.Sprintf("%s uses none of the ports that were read, but it may use what could not be read (%s)", l.Name, u.unread)
 				if len(h.ports) == 0 {
-					why = fmt.Sprintf("no port was read: %s may use what could not be read (%s)", l.Name, u.unread)
+					why = u.noneRead(l.Name)
 				}
 				aborted.Unchecked = append(aborted.Unchecked, HostName(h.name)+": "+why)
 				aborted.unsure = append(aborted.unsure, Abort{Host: h.name, Reason: why})

@@ -225,15 +225,15 @@ func (e *NoAnswerError) Unwrap() error { return e.Err }
 
 // addressesFailed is the failures of a read of several fabric addresses of which none
 // was read, or that was interrupted (Fabric.LoadMany's errors, in selector order), in
-// one line: the addresses that got no answer for the same reason together, the
-// transport, the attempts and the hint said once ("no answer from lid 8, lid 9 via
-// ...: dropped or no route (1 attempt(s)): HINT"); any other failure as it is. A few,
-// then a count (MaxListed), of the failures and of the addresses of each.
+// one line: the addresses that got no answer for the same reason together
+// (selectorList), the transport, the attempts and the hint said once ("no answer from
+// lid 8, lid 9 via ...: dropped or no route (1 attempt(s)): HINT"); any other failure
+// as it is. A few, then a count (MaxListed), of the failures.
 func addressesFailed(errs []error) string {
 	type group struct {
 		na    *NoAnswerError // nil: text is the failure
 		text  string
-		addrs []string
+		addrs []FabricSelector
 	}
 	var groups []*group
 	byWhy := map[string]*group{}
@@ -249,18 +249,43 @@ func addressesFailed(errs []error) string {
 			byWhy[na.bare()] = g
 			groups = append(groups, g)
 		}
-		if a := na.Addr.String(); !slices.Contains(g.addrs, a) {
-			g.addrs = append(g.addrs, a)
+		if !slices.ContainsFunc(g.addrs, func(s FabricSelector) bool { return s.Addr.String() == na.Addr.String() }) {
+			g.addrs = append(g.addrs, FabricSelector{Addr: na.Addr})
 		}
 	}
 	out := make([]string, len(groups))
 	for i, g := range groups {
 		out[i] = g.text
 		if g.na != nil {
-			out[i] = g.na.text(" from " + strings.Join(textsafe.Capped(g.addrs, MaxListed), ", "))
+			out[i] = g.na.text(" from " + selectorList(g.addrs))
 		}
 	}
 	return strings.Join(textsafe.Capped(out, MaxListed), "; ")
+}
+
+// selectorList names fabric addresses in a sentence, in order: a run of three or more
+// consecutive LIDs with the same port choice as one range, as --lid takes it ("lid
+// 10-40", "lid 10-12 port 2"); a few, then a count (MaxListed).
+func selectorList(sels []FabricSelector) string {
+	var out []string
+	for i := 0; i < len(sels); {
+		first := sels[i]
+		j := i + 1
+		for j < len(sels) && !first.Addr.Directed && !sels[j].Addr.Directed && sels[j].Addr.LID == sels[j-1].Addr.LID+1 &&
+			sels[j].Port == first.Port && sels[j].HasPort == first.HasPort && sels[j].AllPorts == first.AllPorts {
+			j++
+		}
+		if j-i < 3 {
+			for _, s := range sels[i:j] {
+				out = append(out, s.String())
+			}
+		} else {
+			choice := strings.TrimPrefix(first.String(), first.Addr.String()) // " port 2", " (all ports)"
+			out = append(out, fmt.Sprintf("lid %d-%d%s", first.Addr.LID, sels[j-1].Addr.LID, choice))
+		}
+		i = j
+	}
+	return strings.Join(textsafe.Capped(out, MaxListed), ", ")
 }
 
 // InterruptedError is what a screen (internal/tui.Run) returns when its context

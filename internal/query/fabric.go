@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/ibverbs"
@@ -97,16 +98,17 @@ const loadNodes = 16
 // fails on both, "_do_madrpc failed; dport (Lid 50)"), and a port asked for that is
 // not on its node (a *NotFoundError listing the node's ports) is not read there
 // either, so the answer is incomplete (exit 4). When none was read (or ctx ended),
-// it is an *EnvError naming each failure (exit 3): there is nothing to show, and the
-// fabric or the addresses are wrong.
+// it is an *EnvError naming each failure (exit 3) and wrapping them all (errors.Join):
+// there is nothing to show, and the fabric or the addresses are wrong.
 func (f *Fabric) LoadMany(ctx context.Context, sels []FabricSelector, opt LoadOptions) ([]*PortView, error) {
 	views := make([][]*PortView, len(sels))
 	errs := make([]error, len(sels))
+	local := &localPortInfo{}
 	var g errgroup.Group
 	g.SetLimit(loadNodes)
 	for i, s := range sels {
 		g.Go(func() error {
-			views[i], errs[i] = f.loadNode(ctx, s, opt)
+			views[i], errs[i] = f.loadNode(ctx, local, s, opt)
 			return nil
 		})
 	}
@@ -134,26 +136,29 @@ func (f *Fabric) LoadMany(ctx context.Context, sels []FabricSelector, opt LoadOp
 	case len(failed) == 0:
 		return out, nil
 	case len(out) == 0 || ctx.Err() != nil:
-		return out, &EnvError{Msg: fmt.Sprintf("%d of %d addresses failed: %s", len(failed), len(sels), addressesFailed(failed))}
+		// Err holds each failure, so that errors.As finds what they wrap (each
+		// address's *NoAnswerError, a missing port's *NotFoundError).
+		return out, &EnvError{Msg: fmt.Sprintf("%d of %d addresses failed: %s", len(failed), len(sels), addressesFailed(failed)), Err: errors.Join(failed...)}
 	}
 	return out, partial
 }
 
 // nodeData is what is read once per node.
 type nodeData struct {
-	addr mad.Address
-	info mad.NodeInfo
-	desc string
-	sw   *mad.SwitchInfo
-	dev  *ibverbs.Device
+	local *localPortInfo // the load's (LoadMany), for madError
+	addr  mad.Address
+	info  mad.NodeInfo
+	desc  string
+	sw    *mad.SwitchInfo
+	dev   *ibverbs.Device
 }
 
-func (f *Fabric) loadNode(ctx context.Context, sel FabricSelector, opt LoadOptions) ([]*PortView, error) {
+func (f *Fabric) loadNode(ctx context.Context, local *localPortInfo, sel FabricSelector, opt LoadOptions) ([]*PortView, error) {
 	ni, err := mad.GetNodeInfo(ctx, f.T, sel.Addr)
 	if err != nil {
-		return nil, f.madError(ctx, sel.Addr, err)
+		return nil, f.madError(ctx, local, sel.Addr, err)
 	}
-	n := &nodeData{addr: sel.Addr, info: ni}
+	n := &nodeData{local: local, addr: sel.Addr, info: ni}
 	ports, err := selectFabricPorts(sel, ni)
 	if err != nil {
 		return nil, err
@@ -168,7 +173,7 @@ func (f *Fabric) loadNode(ctx context.Context, sel FabricSelector, opt LoadOptio
 		}
 	}
 	if err := errors.Join(descErr, swErr); err != nil {
-		return nil, f.madError(ctx, sel.Addr, err)
+		return nil, f.madError(ctx, local, sel.Addr, err)
 	}
 	n.dev = fabricDevice(n)
 
@@ -262,7 +267,7 @@ func (f *Fabric) loadPort(ctx context.Context, n *nodeData, num int, tables bool
 	}
 	pi, extSpeed, err := getPortInfo(ctx, f.T, addr, uint8(num))
 	if err != nil {
-		return nil, f.madError(ctx, addr, err)
+		return nil, f.madError(ctx, n.local, addr, err)
 	}
 	// The table of a switch port or of the port the SMP arrives at is read through
 	// addr; another port of a CA needs its LID from PortInfo first.
@@ -314,7 +319,7 @@ func (f *Fabric) loadPort(ctx context.Context, n *nodeData, num int, tables bool
 			other, err := mad.GetNodeInfo(ctx, f.T, addr)
 			switch {
 			case err != nil:
-				err = bareAt(f.madError(ctx, addr, err), addr) // the LID is named here
+				err = bareAt(f.madError(ctx, n.local, addr, err), addr) // the LID is named here
 			case other.NodeGUID != n.info.NodeGUID || int(other.LocalPortNum) != num:
 				err = fmt.Errorf("it answers as port %d of node %s, not port %d of %s", other.LocalPortNum, check.GUID(other.NodeGUID), num, check.GUID(n.info.NodeGUID))
 			}
@@ -348,7 +353,7 @@ func (f *Fabric) loadPort(ctx context.Context, n *nodeData, num int, tables bool
 	case tableLen == 0:
 		v.TableMissing, v.TableAbsent = "no P_Key table: the node reports a table length of 0", true
 	case tableErr != nil:
-		return nil, f.madError(ctx, addr, tableErr)
+		return nil, f.madError(ctx, n.local, addr, tableErr)
 	default:
 		v.Table = tableOf(table)
 	}
@@ -429,9 +434,10 @@ func portRate(pi mad.PortInfo, ext uint8) ibverbs.Opt[ibverbs.Rate] {
 // it without a too. When a LID did not answer, the local port's PortInfo says whether
 // a subnet manager has run (NoAnswerError.Local): the port an SMP on an empty directed
 // route arrives at, which port 0 names on a CA (IBA 14.2.5.6; ibsim sim_mad.c
-// do_portinfo does so), and a switch's port 0. It is read again each time: the SM
-// may come or go during a watch.
-func (f *Fabric) madError(ctx context.Context, a mad.Address, err error) error {
+// do_portinfo does so), and a switch's port 0. It is read once per local (one
+// LoadMany, whatever number of LIDs failed) and again by the next: the SM may come or
+// go during a watch. A nil local reads it for this error alone.
+func (f *Fabric) madError(ctx context.Context, local *localPortInfo, a mad.Address, err error) error {
 	var (
 		te *mad.TimeoutError
 		se *mad.StatusError
@@ -444,9 +450,10 @@ func (f *Fabric) madError(ctx context.Context, a mad.Address, err error) error {
 	case errors.As(err, &te):
 		na := &NoAnswerError{Addr: a, Via: f.Via, DirectedRouteFlag: f.DirectedRouteFlag, ListLIDs: f.ListLIDs, Err: err}
 		if !a.Directed {
-			if pi, lerr := mad.GetPortInfo(ctx, f.T, mad.DirectedRoute(), 0); lerr == nil {
-				na.Local = &pi
+			if local == nil {
+				local = &localPortInfo{}
 			}
+			na.Local = local.read(ctx, f.T)
 		}
 		return &EnvError{Msg: na.Error(), Err: &addrError{addr: a, bare: na.bare(), err: na}}
 	case errors.As(err, &se):
@@ -457,6 +464,22 @@ func (f *Fabric) madError(ctx context.Context, a mad.Address, err error) error {
 		bare = "via " + f.Via + ": " + bare
 	}
 	return &EnvError{Msg: fmt.Sprintf("%s%s: %v", a, via, err), Err: &addrError{addr: a, bare: bare}}
+}
+
+// localPortInfo is the local port's PortInfo as one load read it for the hint of a LID
+// that got no answer (madError): read by the first such LID, nil when that read failed.
+type localPortInfo struct {
+	once sync.Once
+	pi   *mad.PortInfo
+}
+
+func (l *localPortInfo) read(ctx context.Context, t mad.Transport) *mad.PortInfo {
+	l.once.Do(func() {
+		if pi, err := mad.GetPortInfo(ctx, t, mad.DirectedRoute(), 0); err == nil {
+			l.pi = &pi
+		}
+	})
+	return l.pi
 }
 
 // addrError is an error about the node or port at addr, told two ways: err (or the

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -115,12 +117,27 @@ func TestLoadManyNoneOrMissing(t *testing.T) {
 	if len(views) != 0 || errors.As(err, &pe) || !errors.As(err, &env) || !strings.HasPrefix(err.Error(), "2 of 2 addresses failed: no answer from lid 8") {
 		t.Errorf("none answered: %d views, %T %v", len(views), err, err)
 	}
+	// Each address's *NoAnswerError is in it, for errors.As (an exporter or watch
+	// telling no answer from another failure).
+	var joined interface{ Unwrap() []error }
+	if !errors.As(err, &na) || na.Addr.LID != 8 || !errors.As(err, &joined) || len(joined.Unwrap()) != 2 {
+		t.Fatalf("none answered: %v does not wrap each address's *NoAnswerError", err)
+	}
+	for i, e := range joined.Unwrap() {
+		if !errors.As(e, &na) || na.Addr.LID != uint16(8+i) {
+			t.Errorf("none answered: failure %d is %v, want lid %d's *NoAnswerError", i, e, 8+i)
+		}
+	}
 	sels := lidSels(2, 9)
 	sels[0].Port, sels[0].HasPort = 2, true
 	sels[1].Port, sels[1].HasPort = 2, true
 	_, err = f.LoadMany(ctx, sels, LoadOptions{})
 	if errors.As(err, &pe) || !errors.As(err, &env) || !strings.Contains(err.Error(), "no port 2 on the CA at lid 2 (ports: 1)") {
 		t.Errorf("missing port: %T %v", err, err)
+	}
+	var nf *NotFoundError
+	if !errors.As(err, &nf) || !errors.As(err, &na) || na.Addr.LID != 9 {
+		t.Errorf("missing port and no answer: %v does not wrap the *NotFoundError and the *NoAnswerError", err)
 	}
 }
 
@@ -132,13 +149,14 @@ func TestLoadManyNoneAnswered(t *testing.T) {
 	f := &Fabric{T: caNet{2: 0x10}, Via: "fake"}
 	ctx := context.Background()
 	_, err := f.LoadMany(ctx, lidSels(7, 8, 9), LoadOptions{})
-	want := "3 of 3 addresses failed: no answer from lid 7, lid 8, lid 9 via fake: no reply after 1 attempt(s) of 1ms: " +
+	// Consecutive LIDs are one range, as --lid takes them.
+	want := "3 of 3 addresses failed: no answer from lid 7-9 via fake: no reply after 1 attempt(s) of 1ms: " +
 		"is the LID assigned and routed? before a subnet manager has run, only directed routes reach other nodes"
 	if err.Error() != want {
 		t.Errorf("got\n%v\nwant\n%s", err, want)
 	}
-	_, err = f.LoadMany(ctx, lidSels(10, 11, 12, 13, 14, 15, 16), LoadOptions{})
-	if want := "7 of 7 addresses failed: no answer from lid 10, lid 11, lid 12, lid 13, lid 14, and 2 more via fake: "; !strings.HasPrefix(err.Error(), want) ||
+	_, err = f.LoadMany(ctx, lidSels(10, 12, 14, 16, 18, 20, 22), LoadOptions{})
+	if want := "7 of 7 addresses failed: no answer from lid 10, lid 12, lid 14, lid 16, lid 18, and 2 more via fake: "; !strings.HasPrefix(err.Error(), want) ||
 		strings.Count(err.Error(), "via fake") != 1 {
 		t.Errorf("got\n%v\nwant %q...", err, want)
 	}
@@ -241,5 +259,88 @@ func TestOtherPortOwnLID(t *testing.T) {
 		if v := views[0]; !strings.HasPrefix(v.TableMissing, tc.want) || strings.Count(v.TableMissing, "8") != 1 || v.TableNotRead() == "" {
 			t.Errorf("table missing: %q\nwant %s...", v.TableMissing, tc.want)
 		}
+	}
+}
+
+// countLocal counts the local port's PortInfo Gets (a directed route of no hops) and
+// answers them with *pi, the rest through Transport.
+type countLocal struct {
+	mad.Transport
+	pi    *mad.PortInfo
+	reads *atomic.Int32
+}
+
+func (c countLocal) Do(ctx context.Context, req mad.Request) (*mad.Packet, error) {
+	if req.Addr.Directed && len(req.Addr.Path) == 0 && req.Attr == mad.AttrPortInfo {
+		c.reads.Add(1)
+		return localPort{c.Transport, *c.pi}.Do(ctx, req)
+	}
+	return c.Transport.Do(ctx, req)
+}
+
+// TestLoadManyLocalOnce: the hint of the LIDs of one read that got no answer comes
+// from one read of the local port's PortInfo, whatever number of LIDs failed (it was
+// read once per LID); the next read reads it again, so that a subnet manager that
+// came or went during a watch is seen.
+func TestLoadManyLocalOnce(t *testing.T) {
+	pi := mad.PortInfo{PortState: mad.PortStateInit}
+	var reads atomic.Int32
+	f := &Fabric{T: countLocal{caNet{2: 0x10}, &pi, &reads}, Via: "fake"}
+	ctx := context.Background()
+	_, err := f.LoadMany(ctx, lidSels(2, 7, 8, 9, 10, 11), LoadOptions{Tables: true})
+	var pe *PartialError
+	if !errors.As(err, &pe) || len(pe.Unread) != 5 || !strings.Contains(pe.Unread[0].Err.Error(), "(INIT, LID 0, SM LID 0)") {
+		t.Fatalf("%v, want 5 unread with the local port's state", err)
+	}
+	if n := reads.Load(); n != 1 {
+		t.Errorf("local PortInfo read %d times for 5 silent LIDs, want 1", n)
+	}
+	pi = mad.PortInfo{PortState: mad.PortStateActive, LID: 1, MasterSMLID: 1}
+	_, err = f.LoadMany(ctx, lidSels(7, 8, 9), LoadOptions{})
+	if n := reads.Load(); n != 2 || !strings.Contains(err.Error(), "a subnet manager has run (SM LID 1)") {
+		t.Errorf("second read: local PortInfo read %d times in all (want 2): %v", n, err)
+	}
+}
+
+// TestPartialLines: of a read that read some addresses, those not read for the same
+// reason are one line, the reason said once (each was a line repeating the transport
+// and hint), a run of consecutive LIDs with the same port choice a range as --lid
+// takes it; a part of the host is a line of its own, as before; past MaxListed lines,
+// a count of the parts not named.
+func TestPartialLines(t *testing.T) {
+	noAnswer := errors.New("no answer via fake: dropped or no route (1 attempt(s)): HINT")
+	noPort := errors.New("the CA has no such port (ports: 1)")
+	at := func(lid uint16, port int, err error) Unread {
+		s := FabricSelector{Addr: mad.LIDAddress(lid)}
+		if port > 0 {
+			s.Port, s.HasPort = port, true
+		}
+		return Unread{What: s.String(), Port: -1, Address: &s, Err: err}
+	}
+	var un []Unread
+	for _, l := range []uint16{1, 3, 4, 5, 6, 8, 20, 21} {
+		un = append(un, at(l, 2, noPort))
+	}
+	for l := uint16(10); l <= 40; l++ {
+		un = append(un, at(l, 0, noAnswer))
+	}
+	un = append(un, at(41, 2, noAnswer), at(42, 2, noAnswer), at(43, 0, noAnswer), Unread{What: "device mlx5_1", Port: -1, Err: noPort})
+	got := strings.Join((&PartialError{Unread: un}).Lines(), "\n")
+	want := "lid 1 port 2, lid 3-6 port 2, lid 8 port 2, lid 20 port 2, lid 21 port 2: the CA has no such port (ports: 1)\n" +
+		"lid 10-40, lid 41 port 2, lid 42 port 2, lid 43: " + noAnswer.Error() + "\n" +
+		"device mlx5_1: the CA has no such port (ports: 1)"
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+	// Seven reasons: five lines, then the addresses of the other two counted.
+	un = nil
+	for i := range 7 {
+		for l := range uint16(3) {
+			un = append(un, at(uint16(10*i)+l, 0, fmt.Errorf("reason %d", i)))
+		}
+	}
+	lines := (&PartialError{Unread: un}).Lines()
+	if len(lines) != MaxListed+1 || lines[0] != "lid 0-2: reason 0" || lines[MaxListed] != "and 6 more (every one is in -o json's incomplete)" {
+		t.Errorf("seven reasons: %q", lines)
 	}
 }

@@ -218,16 +218,48 @@ func (e *PartialError) Error() string {
 // rest: a tree with 20,000 broken device entries is one screen, not 20,000 lines.
 const MaxListed = 5
 
-// Lines names the unread parts, one a line ("device scif0: ..."): the first MaxListed,
-// then one line counting the others.
+// Lines names the unread parts, one a line ("device mlx5_1: ..."): fabric addresses
+// not read for the same reason together, that reason said once ("lid 10, lid 11,
+// lid 12: no answer via ...: HINT", as a read of which none answered says them:
+// addressesFailed), a few and then a count of the addresses; the first MaxListed
+// lines, then one line counting the parts not named.
 func (e *PartialError) Lines() []string {
+	type line struct {
+		what string
+		sels []FabricSelector // the addresses, when the line names addresses
+		why  string
+	}
+	var lines []*line
+	byWhy := map[string]*line{}
+	for _, u := range e.Unread {
+		why := u.Err.Error()
+		if u.Address == nil {
+			lines = append(lines, &line{what: u.What, why: why})
+			continue
+		}
+		l := byWhy[why]
+		if l == nil {
+			l = &line{why: why}
+			byWhy[why] = l
+			lines = append(lines, l)
+		}
+		l.sels = append(l.sels, *u.Address)
+	}
 	var out []string
-	for i, u := range e.Unread {
-		if i == MaxListed && len(e.Unread) > MaxListed+1 {
-			out = append(out, fmt.Sprintf("and %d more (every one is in -o json's incomplete)", len(e.Unread)-MaxListed))
+	for i, l := range lines {
+		if i == MaxListed && len(lines) > MaxListed+1 {
+			rest := 0
+			for _, l := range lines[i:] {
+				rest += max(1, len(l.sels))
+			}
+			out = append(out, fmt.Sprintf("and %d more (every one is in -o json's incomplete)", rest))
 			break
 		}
-		out = append(out, u.What+": "+u.Err.Error())
+		what := l.what
+		if l.sels != nil {
+			what = selectorList(l.sels)
+		}
+		out = append(out, what+": "+l.why)
 	}
 	return out
 }

@@ -89,7 +89,7 @@ func (m *MADCounters) port(ref PortRef) (MADPort, string) {
 func (m *MADCounters) getPortInfo(ref PortRef, p MADPort) (mad.PortInfo, error) {
 	pi, err := mad.GetPortInfo(m.ctx, m.fab.T, p.SMP, p.Num)
 	if err != nil {
-		return pi, m.fab.madError(m.ctx, p.SMP, fmt.Errorf("PortInfo of port %d: %w", p.Num, err))
+		return pi, m.fab.madError(m.ctx, nil, p.SMP, fmt.Errorf("PortInfo of port %d: %w", p.Num, err))
 	}
 	m.mu.Lock()
 	q := m.ports[ref]
@@ -176,7 +176,7 @@ func (s madPortCounters) Read(ref PortRef, names []string, out []Reading) {
 	}
 	r := ReadPortCounters(m.ctx, m.fab.T, []PMAPort{{LID: p.PMALID, Port: p.Num}})[0]
 	if r.Err != nil {
-		fill(out, Reading{Err: m.fab.madError(m.ctx, mad.LIDAddress(p.PMALID), fmt.Errorf("PortCounters of port %d: %w", p.Num, r.Err)).Error()})
+		fill(out, Reading{Err: m.fab.madError(m.ctx, nil, mad.LIDAddress(p.PMALID), fmt.Errorf("PortCounters of port %d: %w", p.Num, r.Err)).Error()})
 		return
 	}
 	pc := r.Counters
@@ -376,7 +376,7 @@ func (f *Fabric) MADPortOf(ctx context.Context, v *PortView, ref PortRef, switch
 		if !ok {
 			pi, err := mad.GetPortInfo(ctx, f.T, v.Fabric.Addr, 0)
 			if err != nil {
-				return nil, f.madError(ctx, v.Fabric.Addr, err)
+				return nil, f.madError(ctx, nil, v.Fabric.Addr, err)
 			}
 			lid, switchLIDs[key] = pi.LID, pi.LID
 		}

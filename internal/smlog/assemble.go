@@ -2,7 +2,9 @@ package smlog
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -22,6 +24,11 @@ type Assembler struct {
 	// NoLines leaves Event.Lines empty: a caller that prints no log lines saves
 	// copying them.
 	NoLines bool
+	// Unexplained, when set, receives each line about partitions or keys that is not
+	// part of an event (about): a message of another OpenSM version, or one the
+	// catalogue does not explain. A caller that says "no problems" without them
+	// would say it of lines it never understood.
+	Unexplained func(*Unexplained)
 
 	free []*Event // events given back (Recycle), reused by newEvent
 
@@ -41,8 +48,20 @@ type Assembler struct {
 	prefix    []byte // log_prefix, "PREFIX: ", when a run's first line shows one
 	records   int64  // lines in OpenSM's format (Records)
 
-	line   int64
-	thread string // the thread of the last event held (hold)
+	line int64
+	used bool // the line being handled went into an event, or is known to be routine
+	// Sweeps: OpenSM reads partitions.conf in every heavy sweep (osm_state_mgr.c
+	// do_sweep calls osm_pkey_mgr_process, which calls osm_prtn_make_partitions)
+	// and logs "SUBNET UP" at the end of each (state_mgr_up_msg; a light sweep or
+	// a reroute logs none). fileErrSinceUp: a partitions file event came since the
+	// last one; clean: the SUBNET UPs whose sweep logged none and that are the
+	// first such after a file event (all SweptSince needs: a log, or an exporter's
+	// follow, without file events keeps none); verbose: the log has verbose lines
+	// (a missing file is logged only at that level).
+	fileErrSinceUp, fileErrSinceClean bool
+	clean                             []Sweep
+	verbose                           bool
+	thread                            string // the thread of the last event held (hold)
 	// dumping is the trap whose verbose notice dump is being read: the continuation
 	// lines after its "Generic Notice dump" line, up to the next record.
 	dumping *pending
@@ -94,14 +113,84 @@ func (a *Assembler) Line(line []byte) {
 	}
 	a.records++
 	a.dumping = nil
+	if r.level&LevelVerbose != 0 {
+		a.verbose = true
+	}
+	if string(r.text) == "SUBNET UP" {
+		if !a.fileErrSinceUp && a.fileErrSinceClean {
+			a.clean = append(a.clean, Sweep{Line: a.line, Time: a.stamp(r.line[:stampLen])})
+			a.fileErrSinceClean = false
+		}
+		a.fileErrSinceUp = false
+	}
 	if !a.candidate(&r) && a.findPending(r.thread, 0) == nil {
 		return
 	}
 	r.function()
 	a.other(&r)
+	a.used = false
 	if len(r.msg) >= 8 {
 		a.message(&r)
 	}
+	if !a.used && a.Unexplained != nil && a.about(&r) {
+		u := &Unexplained{Line: a.line, Time: a.stamp(r.line[:stampLen]), Level: r.level, Function: string(r.fn), Message: string(r.msg)}
+		if has(r.msg, "ERR ") && len(r.msg) >= 8 {
+			u.Code = string(r.msg[4:8])
+		}
+		a.Unexplained(u)
+	}
+}
+
+// Unexplained is a line about partitions or keys that no event holds.
+type Unexplained struct {
+	Line  int64
+	Time  time.Time
+	Level Level
+	// Code is the message's ERR code ("0F12"), "" when it has none.
+	Code string
+	// Function is the C function that logged it, "" on sys lines; Message the rest,
+	// as logged.
+	Function, Message string
+}
+
+// catalogueCodes are the ERR codes errEvent reads: one of them that does not read as
+// its format is another version's message, not explained.
+var catalogueCodes = map[string]bool{
+	"1F1A": true, "1F1B": true, "1F1C": true, "1F1D": true, "1F1E": true, "4518": true, "4519": true, "451A": true,
+	"451C": true, "451D": true, "1B11": true, "1B14": true, "1B1A": true, "1B1C": true, "1B30": true, "1B31": true,
+	"1B32": true, "1B1B": true, "4608": true, "430B": true, "1A04": true, "2F18": true, "0502": true, "0503": true, "0505": true,
+	"0506": true, "0507": true, "0508": true, "0509": true, "0510": true, "0511": true, "0512": true,
+}
+
+// keyWords are the words that make an error line one about partitions or keys
+// (lower case): OpenSM's own spellings (osm_pkey_mgr.c "pkey", osm_trap_rcv.c
+// "P_Key", osm_sa_mcmember_record.c "PKey", osm_sa_mad_ctrl.c "SM_Key"). M_Key is
+// not one: OpenSM's M_Key messages other than trap 256 are its own bookkeeping
+// (docs/sm.md).
+var keyWords = []string{"pkey", "p_key", "partition", "prtn", "qkey", "q_key", "sm_key"}
+
+// about reports whether r, which no event holds, is about partitions or keys: an
+// error line that names them (in its message or its function's name), one of the
+// catalogue's ERR codes, or a line that starts as one of the catalogue's messages
+// (doc.go) and did not read as it.
+func (a *Assembler) about(r *record) bool {
+	msg := r.msg
+	if has(msg, "Reporting Security Notice ") || has(msg, "Partition configuration ") || has(msg, "PARSE ") {
+		return true
+	}
+	if r.level&LevelError == 0 {
+		return false
+	}
+	if has(msg, "Received Generic Notice ") || has(msg, "ERR ") && len(msg) >= 8 && catalogueCodes[string(msg[4:8])] {
+		return true
+	}
+	text := bytes.ToLower(r.text)
+	for _, w := range keyWords {
+		if bytes.Contains(text, []byte(w)) {
+			return true
+		}
+	}
+	return false
 }
 
 // candidate is the fast look at a record: whether it may be one of the catalogue's
@@ -141,6 +230,8 @@ func (a *Assembler) candidate(r *record) bool {
 			return bytes.HasPrefix(msg, []byte("mcmr_rcv_join_mgrp"))
 		case 't':
 			return bytes.HasPrefix(msg, []byte("trap_rcv_process_request"))
+		case 'i':
+			return bytes.HasPrefix(msg, []byte("is_access_permitted: Pkey mismatch"))
 		case 'G':
 			return bytes.HasPrefix(msg, []byte("Generic Notice dump"))
 		}
@@ -291,6 +382,10 @@ func (a *Assembler) newEvent(k Kind, r *record) *Event {
 	} else {
 		ev = &Event{}
 	}
+	a.used = true
+	if k == KindConfigRejected || k == KindConfigMissing {
+		a.fileErrSinceUp, a.fileErrSinceClean = true, true
+	}
 	ev.Kind, ev.Time, ev.Line, ev.SL, ev.SwitchPort, ev.Level = k, a.stamp(r.line[:stampLen]), a.line, -1, -1, r.level
 	ev.From, ev.To, ev.Reporter = unknownPort(), unknownPort(), unknownPort()
 	if !a.NoLines {
@@ -309,6 +404,7 @@ func (a *Assembler) Recycle(ev *Event) {
 }
 
 func (a *Assembler) add(p *pending, r *record) {
+	a.used = true
 	if !a.NoLines {
 		p.ev.Lines = append(p.ev.Lines, string(r.line))
 	}
@@ -387,6 +483,19 @@ func (a *Assembler) message(r *record) {
 		}
 		a.emit(ev)
 	case has(msg, "Duplicated partition definition"):
+		// osm_prtn.c osm_prtn_make_new: a definition of a key OpenSM already has a
+		// partition for. OpenSM keeps its partitions from one sweep to the next
+		// (osm_prtn_make_partitions clears only their members), so every sweep logs
+		// this for the implicit Default made before the file is read and for every
+		// partition the last sweep kept, with the same name: routine (the lab logs it
+		// for each partition at each SIGHUP). A same-name definition written twice in
+		// the file reads the same, and means the same: OpenSM adds its members.
+		var name, prev string
+		var key uint64
+		if scanf(msg, dupFormat, &name, &key, &prev) && name == prev {
+			a.used = true
+			return
+		}
 		ev := a.newEvent(KindConfigWarning, r)
 		ev.Detail = strings.TrimSpace(string(msg))
 		a.emit(ev)
@@ -407,6 +516,13 @@ func (a *Assembler) message(r *record) {
 			ev.MGID, ev.To = mgid, Port{GUID: check.GUID(guid), Num: -1}
 		}
 		a.emit(ev)
+	case has(msg, "Pkey mismatch on lid_range_begin != 0xFFFF"):
+		// osm_inform.c is_access_permitted (verbose): a subscription to a LID range
+		// whose notice's source no longer shares a partition with the subscriber
+		// is deleted (o13-17.1.2). The line names neither.
+		ev := a.newEvent(KindNoticeNotForwarded, r)
+		ev.Detail = subscriptionRemoved
+		a.emit(ev)
 	case has(msg, "Port and requester don't share PKey"), has(msg, "Invalid PKey supplied in request"):
 		ev := a.newEvent(KindJoinRefused, r)
 		ev.Detail = string(msg)
@@ -422,12 +538,24 @@ func (a *Assembler) message(r *record) {
 		a.emit(ev)
 	case r.level == LevelSys && has(msg, "Found remote SM ("):
 		// The sys copy of ERR 2F18 (osm_sminfo_rcv.c): the error line is the event.
+		a.used = true
 	case len(a.prefix) == 0 && r.fn != nil && has(msg, "OpenSM ") && msg[7] >= '0' && msg[7] <= '9':
 		// "PREFIX: OpenSM 3.3.23", the first line of a run (osm_opensm_init logs
 		// it without a function): the log has log_prefix set.
 		a.prefix = append(append([]byte(nil), r.fn...), ':', ' ')
 	}
 }
+
+// broadcastComparedWith names, in a join refusal's Detail, the group a new IPoIB
+// group's fields were compared with (ERR 1B1C).
+const broadcastComparedWith = "its partition's IPoIB broadcast group's"
+
+// subscriptionRemoved is the Detail of a notice-not-forwarded event whose
+// subscription OpenSM deleted.
+const subscriptionRemoved = "subscription removed"
+
+// dupFormat is osm_prtn.c osm_prtn_make_new's message for a key already defined.
+const dupFormat = "Duplicated partition definition: '%s' (0x%x) prev name '%s'.  Will use it"
 
 // errCode handles "ERR XXXX: ..." lines. A repeat of a recent one-line event (an
 // application asking the SA the same refused path in a loop) is the template's
@@ -527,11 +655,29 @@ func (a *Assembler) errEvent(r *record) *Event {
 		}
 		k, _, broadcast, _ := ipoibMGID(mgid)
 		if !broadcast {
+			a.used = true // an application's join without the components to create its group (docs/sm.md)
 			return nil
 		}
 		e := ev(KindJoinRefused)
 		e.From = Port{GUID: check.GUID(g1), NodeDesc: d1, Num: -1}
 		a.Names.learn(e.From)
+		e.MGID, e.Key, e.KeyType = mgid, uint64(k), KeyPKey
+		return e
+	case "1B1B":
+		// A join that would create an IPoIB multicast group (an IPv4 or IPv6 group of
+		// a partition) whose partition has no broadcast group in that scope: OpenSM
+		// copies the new group's parameters from it (osm_sa_mcmember_record.c
+		// mcmr_rcv_create_new_mgrp, ipoib_mcgroup_creation_validation, on by
+		// default). The line names neither the port nor the group asked for.
+		var mgid string
+		if !scanf(body, "Broadcast group %s not found, sending IB_SA_MAD_STATUS_REQ_INVALID", &mgid) {
+			return nil
+		}
+		k, _, broadcast, _ := ipoibMGID(mgid)
+		if !broadcast {
+			return nil
+		}
+		e := ev(KindJoinRefused)
 		e.MGID, e.Key, e.KeyType = mgid, uint64(k), KeyPKey
 		return e
 	case "1B31", "1B32":
@@ -560,7 +706,12 @@ func (a *Assembler) errEvent(r *record) *Event {
 		if scanf(body, "validate_other_comp_fields failed for MGID: %s port 0x%x (%s), sending IB_SA_MAD_STATUS_REQ_INVALID", &mgid, &g1, &d1) {
 			p.ev.MGID, p.ev.From = mgid, Port{GUID: check.GUID(g1), NodeDesc: d1, Num: -1}
 		} else if scanf(body, "validate_other_comp_fields failed for MGID: %s, sending IB_SA_MAD_STATUS_REQ_INVALID", &mgid) {
+			// mcmr_rcv_create_new_mgrp: the join would create an IPoIB group, and
+			// its fields were checked against the partition's broadcast group,
+			// whose Q_Key and P_Key the new group copies (the lab: the group named
+			// does not exist, the one compared with is the broadcast group).
 			p.ev.MGID = mgid
+			p.ev.Detail = strings.Replace(p.ev.Detail, ", the group's ", ", "+broadcastComparedWith+" ", 1)
 		}
 		a.release(p)
 	case "4608", "430B":
@@ -610,6 +761,7 @@ func (a *Assembler) errEvent(r *record) *Event {
 		return e
 	case "0507":
 		if !bytes.Contains(r.fn, []byte("pkey_mgr")) {
+			a.used = true
 			return nil // libvendor's osm_vendor_mlx_sa.c has an ERR 0507 too
 		}
 		var cap, last, node, port uint64
@@ -623,6 +775,7 @@ func (a *Assembler) errEvent(r *record) *Event {
 		return e
 	case "0502", "0503", "0505", "0506", "0508", "0509", "0510", "0511":
 		if !bytes.Contains(r.fn, []byte("pkey_mgr")) {
+			a.used = true
 			return nil // the same codes in libvendor's osm_vendor_mlx_sa.c (not the ibumad build)
 		}
 		e := ev(KindProgramFailed)
@@ -686,6 +839,7 @@ func (a *Assembler) trapHeader(r *record) {
 	case 259:
 		k, kt = KindBadSwitchPKey, KeyPKey
 	default:
+		a.used = true // another trap (a link, a GID, a port's capabilities): not a key's
 		return
 	}
 	if p := a.findPending(r.thread, waitReport); p != nil {
@@ -915,6 +1069,9 @@ func (a *Assembler) partitionConfig(r *record) {
 		p.ev.Fallback = true
 		a.release(p)
 	case has(msg, "Partition configuration was not fully processed"):
+		// osm_prtn.c logs it (verbose) before "in error; retrying", which makes the
+		// event when no parse error came first (a file with no definition).
+		a.used = true
 		if p != nil {
 			a.add(p, r)
 		}
@@ -927,6 +1084,29 @@ func (a *Assembler) partitionConfig(r *record) {
 			a.emit(ev)
 		}
 	}
+}
+
+// Sweep is a heavy sweep's end in the log: its "SUBNET UP" line.
+type Sweep struct {
+	Line int64
+	Time time.Time
+}
+
+// SweptSince is what the log says of partitions.conf after a partitions-rejected or
+// partitions-missing group whose last event is at line last: "" when no heavy sweep
+// ended after it without such an event, else a note naming the first that did (at
+// the verbose level, where a missing file shows, that it read a file it could parse).
+func (a *Assembler) SweptSince(last int64) string {
+	i, _ := slices.BinarySearchFunc(a.clean, last+1, func(s Sweep, line int64) int { return cmp.Compare(s.Line, line) })
+	if i == len(a.clean) {
+		return ""
+	}
+	c := a.clean[i]
+	at := fmt.Sprintf("SUBNET UP at line %d, %s", c.Line, c.Time.Format("Jan _2 15:04:05"))
+	if a.verbose {
+		return fmt.Sprintf("OpenSM swept again after this and read a partitions file it could parse (%s): the fallback ended then; the tables follow that file since", at)
+	}
+	return fmt.Sprintf("OpenSM swept again after this and logged no partitions file error (%s): it read a file it could parse then, or found none (this log is not verbose: a missing file logs nothing at its level)", at)
 }
 
 // Lines is how many lines the assembler has read.

@@ -17,7 +17,7 @@
 //	                       "Cannot find port corresponding to lid:%u", ERR 3802, 3809
 //	osm_sa_path_record.c   ERR 1F1A 1F1B 1F1C 1F1D 1F1E
 //	osm_sa_multipath_record.c ERR 4518 4519 451A 451C 451D
-//	osm_sa_mcmember_record.c ERR 1B14 1B30 1B31 1B32 (1B1A/1B1C merged), 1B11 (IPoIB broadcast groups), verbose
+//	osm_sa_mcmember_record.c ERR 1B14 1B30 1B31 1B32 (1B1A/1B1C merged), 1B11 1B1B (IPoIB broadcast groups), verbose
 //	                       "Port and requester don't share PKey", "Invalid PKey supplied in request"
 //	osm_sa_pkey_record.c   ERR 4608;  osm_sa_informinfo.c ERR 430B
 //	osm_sa_mad_ctrl.c      ERR 1A04;  osm_sminfo_rcv.c ERR 2F18
@@ -28,7 +28,8 @@
 //	                       "Partition configuration was not fully processed", "Failed to create MC group",
 //	                       "Unable to create partition", "realloc error to create MC group"
 //	osm_pkey_mgr.c         ERR 0502 0503 0505 0506 0507 0508 0509 0510 0511 0512, "Max number of blocks reduced"
-//	osm_inform.c           "MGID ... and port ... do not share same pkey" (verbose)
+//	osm_inform.c           "MGID ... and port ... do not share same pkey" (info), "Pkey mismatch on
+//	                       lid_range_begin != 0xFFFF. Need to remove this informInfo from db" (verbose)
 //
 // docs/sm.md has the whole table: what each means, how ibkey explains it, and the
 // messages left out, with why.

@@ -67,7 +67,8 @@ const (
 	// ("Max number of blocks reduced").
 	KindTableShrunk Kind = "pkey-table-shrunk"
 	// KindNoticeNotForwarded: OpenSM did not forward a notice to a subscriber outside
-	// the notice's partition ("do not share same pkey").
+	// the notice's partition ("do not share same pkey"), or deleted a subscription
+	// for it ("Need to remove this informInfo").
 	KindNoticeNotForwarded Kind = "notice-not-forwarded"
 )
 

@@ -1,6 +1,7 @@
 package smlog
 
 import (
+	"cmp"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -66,8 +67,12 @@ func (x *Explainer) Explain(ev *Event) Explanation {
 		}
 	}
 	for _, e := range []*End{ex.From, ex.To, ex.Reporter} {
-		if e != nil && e.From == "" && e.LID != 0 {
-			if n := fmt.Sprintf("LID %d is not resolved: the log does not name it; give --fabric-file, or a fabric transport (--ibsim, --ca) to sweep now", e.LID); !slices.Contains(ex.Notes, n) {
+		if e != nil && e.From == "" && e.LID != 0 && !multicastLID(e.LID) {
+			n := fmt.Sprintf("LID %d is not resolved: the log does not name it; give --fabric-file, or a fabric transport (--ibsim, --ca) to sweep now", e.LID)
+			if f := x.R.Fabric; f != nil {
+				n = fmt.Sprintf("LID %d is not resolved: neither the log nor the fabric read (swept through %s) has it: LIDs were reassigned since, or that port is gone", e.LID, cmp.Or(f.Source, "an unnamed transport"))
+			}
+			if !slices.Contains(ex.Notes, n) {
 				ex.Notes = append(ex.Notes, n)
 			}
 		}
@@ -80,7 +85,9 @@ func (x *Explainer) Explain(ev *Event) Explanation {
 	case KindBadSwitchPKey:
 		x.badSwitchPKey(ev, &ex)
 	case KindBadMKey:
-		ex.Rule = fmt.Sprintf("a port accepts a Set, and with protection levels above 0 a Get, only with its own M_Key (IBA 14.2.4): %s refused M_Key 0x%016x (%s)", labelOr(ex.Reporter, "the port"), ev.Key, ev.Detail)
+		// opensm(8) "MKey Protection Levels" (IBA 14.2.4.1): a Get is refused only
+		// at levels 2 and 3; an M_Key of 0 disables the check.
+		ex.Rule = fmt.Sprintf("a port with a non-zero M_Key accepts a Set, and at protection level 2 or 3 a Get, only with that M_Key (IBA 14.2.4.1): %s refused M_Key 0x%016x (%s)", labelOr(ex.Reporter, "the port"), ev.Key, ev.Detail)
 		ex.Fix = "give the SM the ports' M_Key (opensm.conf m_key), or find who sends SMPs with a wrong M_Key"
 	case KindPathRefused:
 		x.pathRefused(ev, &ex)
@@ -121,6 +128,12 @@ func (x *Explainer) Explain(ev *Event) Explanation {
 		ex.Rule = fmt.Sprintf("the P_Key table of %s is smaller than OpenSM planned (%s): partitions past the end do not fit", labelOr(ex.From, "a port"), ev.Detail)
 		ex.Fix = "put the port in fewer partitions if ERR 0512 follows"
 	case KindNoticeNotForwarded:
+		if ev.Detail == subscriptionRemoved {
+			// The lab: TestLabSubscriptionRemoved.
+			ex.Rule = "OpenSM forwards a notice only to a subscriber that shares a partition (one of them a full member) with the notice's source (IBA o13-17.1.1), and deletes a subscription to a range of LIDs when a notice comes from a port of the range that it no longer shares one with (o13-17.1.2; osm_inform.c is_access_permitted): a subscriber lost its subscription, and gets no more of these notices (the line names neither the subscriber nor the source; the partitions changed since it subscribed)"
+			ex.Fix = "if the subscriber must see those ports' notices, make it share a partition with them (one of the two a full member), then subscribe again: OpenSM refuses the subscription until they share one"
+			break
+		}
 		ex.Rule = fmt.Sprintf("OpenSM forwards a multicast group's notices only to subscribers in the group's partition (IBA o13-17.1.1): %s does not share the partition of group %s", labelOr(ex.To, "a subscriber"), ev.MGID)
 		ex.Fix = "nothing, unless the subscriber must see the group: then make it a member of the group's partition"
 	}
@@ -161,13 +174,40 @@ func pkeyReasons(a, b check.Endpoint) (check.Verdict, string) {
 	return v, strings.Join(out, "; ")
 }
 
+// multicastLID reports whether lid is a multicast LID (IBA 4.1.3: 0xC000-0xFFFE;
+// 0xFFFF, the permissive LID, goes with them: no port holds it).
+func multicastLID(lid uint16) bool { return lid >= 0xc000 }
+
+// dropper is the port that dropped a trap 257 or 258's packet: the trap's reporter
+// (IBA 14.3.1: the port that detected the bad key sends it). That is LID2's port for
+// a unicast packet; for a packet to a multicast LID (the lab sends one: LID2 0xc001,
+// QP2 0xffffff) it is the reporter alone, LID2 being the group's.
+func dropper(ev *Event, ex *Explanation) *End {
+	if ex.Reporter == nil || ex.To == nil {
+		return ex.To
+	}
+	if multicastLID(ev.To.LID) || ev.To.LID != ev.Reporter.LID && (ex.To.GUID == 0 || ex.To.GUID != ex.Reporter.GUID) {
+		return ex.Reporter
+	}
+	return ex.To
+}
+
+// toGroup is the note for a packet to a multicast LID.
+func toGroup(ev *Event, recv *End) string {
+	return fmt.Sprintf("LID2 %d (0x%04x) is a multicast LID: the packet went to a multicast group, and %s, the trap's reporter, is the member port that dropped it (the log does not say which group)", ev.To.LID, ev.To.LID, labelOr(recv, "the reporter"))
+}
+
 func (x *Explainer) badPKey(ev *Event, ex *Explanation) {
 	k := check.PKey(ev.Key)
-	from, to := labelOr(ex.From, "the sender"), labelOr(ex.To, "the receiver")
+	recvEnd := dropper(ev, ex)
+	from, to := labelOr(ex.From, "the sender"), labelOr(recvEnd, "the receiver")
+	if multicastLID(ev.To.LID) {
+		ex.Notes = append(ex.Notes, toGroup(ev, recvEnd))
+	}
 	base := fmt.Sprintf("a port accepts a packet only when its P_Key table holds the packet's partition and one of the two P_Keys is a full member (IBA 10.9.3): %s dropped a packet from %s with P_Key %s (partition %s, %s member)", to, from, k, k.Partition(), k.Membership())
 	ex.Rule = base
-	if ex.To != nil {
-		if recv, ok := portEndpoint(ex.To); ok {
+	if recvEnd != nil {
+		if recv, ok := portEndpoint(recvEnd); ok {
 			v, why := pkeyReasons(check.QPEndpoint(from, k, check.QPAny), recv)
 			if !v.CanTalk() {
 				ex.Rule = fmt.Sprintf("%s dropped a packet from %s with P_Key %s: %s", to, from, k, why)
@@ -176,18 +216,25 @@ func (x *Explainer) badPKey(ev *Event, ex *Explanation) {
 			}
 		}
 	}
-	x.fixPair(k.Partition(), []*End{ex.To, ex.From}, !k.IsFull(), ex,
+	x.fixPair(k.Partition(), []*End{recvEnd, ex.From}, !k.IsFull(), ex,
 		fmt.Sprintf("if they must not talk, %s's application uses the wrong P_Key (a QP holds a P_Key table index: check the index it was given)", from))
 }
 
 func (x *Explainer) badQKey(ev *Event, ex *Explanation) {
-	from, to := labelOr(ex.From, "the sender"), labelOr(ex.To, "the receiver")
+	recvEnd := dropper(ev, ex)
+	from, to := labelOr(ex.From, "the sender"), labelOr(recvEnd, "the receiver")
 	qk := check.QKey(ev.Key)
 	fromQP, toQP := "", ""
 	if ex.From != nil && ex.From.QPKnown {
 		fromQP = fmt.Sprintf(" QP 0x%06x", ex.From.QP)
 	}
-	if ex.To != nil && ex.To.QPKnown {
+	switch {
+	case multicastLID(ev.To.LID):
+		// QP2 is the packet's destination QP: 0xFFFFFF for multicast (IBA 10.5.2.2),
+		// not the QP of the member that dropped it.
+		ex.Notes = append(ex.Notes, toGroup(ev, recvEnd))
+		toQP = "'s QP attached to the group"
+	case ex.To != nil && ex.To.QPKnown:
 		toQP = fmt.Sprintf(" QP 0x%06x", ex.To.QP)
 	}
 	ex.Rule = fmt.Sprintf("a UD QP accepts only datagrams that carry its own Q_Key (IBA 10.2.4; can-talk's Q_Key rule): %s%s sent Q_Key %s but %s%s accepts only its own qkey: the packets are dropped", from, fromQP, qk, to, toQP)
@@ -253,12 +300,16 @@ func (x *Explainer) badSwitchPKey(ev *Event, ex *Explanation) {
 func (x *Explainer) pathRefused(ev *Event, ex *Explanation) {
 	a, b := labelOr(ex.From, "the source"), labelOr(ex.To, "the destination")
 	if ev.QoSLevel != "" {
-		what := "the P_Keys it lists"
 		if ev.KeyType == KeyPKey {
-			what = fmt.Sprintf("P_Key %s is not among the P_Keys it lists", check.PKey(ev.Key))
+			ex.Rule = fmt.Sprintf("the SA gives a path only in a partition the path's QoS level allows (qos-policy.conf): the level %q applies to %s and %s, and P_Key %s is not among the P_Keys it lists", ev.QoSLevel, a, b, check.PKey(ev.Key))
+			ex.Fix = fmt.Sprintf("add the partition to QoS level %q's pkey list in qos-policy.conf, or ask for a path in a partition it lists", ev.QoSLevel)
+			return
 		}
-		ex.Rule = fmt.Sprintf("the SA gives a path only in a partition the path's QoS level allows (qos-policy.conf): the level %q applies to %s and %s, and %s", ev.QoSLevel, a, b, what)
-		ex.Fix = fmt.Sprintf("add the partition to QoS level %q's pkey list in qos-policy.conf, or ask for a path in a partition it lists", ev.QoSLevel)
+		// ERR 1F1E, 451D: no P_Key asked; the SA looks for one of the level's P_Keys
+		// the two share, one of them as a full member (osm_qos_policy.c
+		// osm_qos_level_get_shared_pkey, osm_physp_share_this_pkey).
+		ex.Rule = fmt.Sprintf("the SA gives a path only in a partition the path's QoS level allows (qos-policy.conf): the level %q applies to %s and %s, and they share none of the partitions it lists (both members, one of them full)", ev.QoSLevel, a, b)
+		ex.Fix = fmt.Sprintf("add to QoS level %q's pkey list a partition both are in, or make them members of one it lists (one of them a full member)", ev.QoSLevel)
 		return
 	}
 	if ev.KeyType != KeyPKey {
@@ -318,7 +369,7 @@ func keyOnly(e check.Endpoint, key check.PartitionKey) check.Endpoint {
 
 func (x *Explainer) joinRefused(ev *Event, ex *Explanation) {
 	port := labelOr(ex.From, "the port")
-	if ev.Code == "1B11" {
+	if ev.Code == "1B11" || ev.Code == "1B1B" {
 		x.ipoibBroadcastMissing(ev, ex, port)
 		return
 	}
@@ -333,6 +384,29 @@ func (x *Explainer) joinRefused(ev *Event, ex *Explanation) {
 			ex.Rule = "a join must name the group's own Q_Key: " + ev.Detail
 		}
 		ex.Fix = "ask with the group's own P_Key and Q_Key (saquery MCMR lists them)"
+		if ev.Code == "1B31" {
+			// The group's P_Key is limited: a join that created it named a limited
+			// P_Key (the lab: TestLabJoinLimitedGroup), and asking with it again is
+			// refused again.
+			k := check.PKey(ev.Key)
+			full := check.PKey(uint16(k) | 0x8000)
+			group := "the group"
+			if ev.MGID != "" {
+				group = "group " + ev.MGID
+			}
+			ex.Rule = fmt.Sprintf("OpenSM refuses a join whose P_Key and the group's are both limited (osm_sa_mcmember_record.c validate_other_comp_fields): %s has the limited P_Key %s, given by the join that created it, so only full members of partition %s receive its packets; %s", group, k, k.Partition(), ev.Detail)
+			ex.Fix = fmt.Sprintf("join with the full P_Key %s from a port that is a full member of partition %s; for a group every member can use, have it created with %s (by a full member's join, or by an mgid= line in partitions.conf)", full, k.Partition(), full)
+		}
+		if strings.Contains(ev.Detail, broadcastComparedWith) {
+			// ERR 1B1C after the field's error (osm_sa_mcmember_record.c
+			// mcmr_rcv_create_new_mgrp): the group asked for does not exist yet.
+			bc := "its partition's broadcast group"
+			if k, scope, _, ok := ipoibMGID(ev.MGID); ok {
+				bc = fmt.Sprintf("broadcast group ff1%x:401b:%04x::ffff:ffff", scope, uint16(k))
+			}
+			ex.Rule = fmt.Sprintf("a join that creates an IPoIB group must carry the Q_Key and P_Key of its partition's broadcast group, which the new group copies (osm_sa_mcmember_record.c mcmr_rcv_create_new_mgrp): the join would create group %s; %s", ev.MGID, ev.Detail)
+			ex.Fix = fmt.Sprintf("ask with the Q_Key and P_Key of %s (saquery MCMR lists it)", bc)
+		}
 		if strings.HasPrefix(ev.Detail, "Port and requester") {
 			ex.Rule = "a port may join another port to a group (a proxy join) only when the two share a partition (osm_sa_mcmember_record.c): they do not"
 			ex.Fix = "join from the port itself, or from a port that shares a partition with it"
@@ -364,6 +438,10 @@ func (x *Explainer) ipoibBroadcastMissing(ev *Event, ex *Explanation, port strin
 	k, scope, _, _ := ipoibMGID(ev.MGID)
 	key := k.Partition()
 	ex.Rule = fmt.Sprintf("an IPoIB interface comes up (gets carrier) only once it has joined its partition's broadcast group, which its join cannot create (ipoib_multicast.c gives it no Q_Key or MTU): the SM creates it for a partition with the ipoib flag; group %s (partition %s, scope %d) does not exist, so %s's IPoIB interface on P_Key %s stays down", ev.MGID, key, scope, port, k)
+	if ev.Code == "1B1B" {
+		// The lab: TestLabIPoIBGroupWithoutBroadcast.
+		ex.Rule = fmt.Sprintf("OpenSM creates an IPoIB multicast group (an IPv4 or IPv6 group: MGID ff1S:401b or ff1S:601b with the P_Key) only when its partition's broadcast group in that scope exists, whose Q_Key, MTU and rate it copies (osm_sa_mcmember_record.c mcmr_rcv_create_new_mgrp; opensm.conf ipoib_mcgroup_creation_validation); group %s (partition %s, scope %d) does not exist, so a join that would create a group of partition %s was refused (the log names neither the port nor the group)", ev.MGID, key, scope, key)
+	}
 	addMGID := fmt.Sprintf("`mgid=ff1%x:401b::ffff:ffff,sl=0` on its own line after the definition's ':' (members after it)", scope)
 	// The default partition's group (ib0's on every host): OpenSM makes it itself
 	// only when it reads no partitions file (osm_prtn.c prtn_make_default, `if
@@ -376,7 +454,11 @@ func (x *Explainer) ipoibBroadcastMissing(ev *Event, ex *Explanation, port strin
 	}
 	switch {
 	case scope != 2:
-		ex.Rule += fmt.Sprintf("; OpenSM creates IPoIB broadcast groups in link-local scope (2) only, whatever scope= says, and this interface uses scope %d (its broadcast address 00:ff:ff:ff:ff:1%x:40:1b:...)", scope, scope)
+		who := fmt.Sprintf("this interface uses scope %d (its broadcast address 00:ff:ff:ff:ff:1%x:40:1b:...)", scope, scope)
+		if ev.Code == "1B1B" {
+			who = fmt.Sprintf("the group asked for is in scope %d, as an interface with broadcast address 00:ff:ff:ff:ff:1%x:40:1b:... joins", scope, scope)
+		}
+		ex.Rule += "; OpenSM creates IPoIB broadcast groups in link-local scope (2) only, whatever scope= says, and " + who
 		ex.Fix = fmt.Sprintf("set the interface's broadcast address back to scope 2 (the kernel's default, 00:ff:ff:ff:ff:12:40:1b:...), or create the group in partitions.conf: %s in partition %s", addMGID, key)
 	case deflt:
 		ex.Fix = "likely cause: partitions.conf's Default line has no ipoib flag (or there is no Default line); make it " + defaultLine + " (keep its members), then SIGHUP OpenSM; with --partitions FILE the line is named"
@@ -556,7 +638,18 @@ func (x *Explainer) configWarning(ev *Event, ex *Explanation) {
 	case ev.MGID != "":
 		ex.Rule = fmt.Sprintf("an IP multicast group of a partition must use the partition's P_Key, rate and MTU: OpenSM did not create %s (%s)", ev.MGID, ev.Detail)
 	case strings.HasPrefix(ev.Detail, "Duplicated partition"):
-		ex.Rule = "two definitions name one key: OpenSM merges them into the first (its name wins): " + ev.Detail
+		var name, prev string
+		var key uint64
+		if !scanf([]byte(ev.Detail), dupFormat, &name, &key, &prev) {
+			ex.Rule = "a definition of a key OpenSM already has a partition for: it adds the members to that partition (osm_prtn.c): " + ev.Detail
+			break
+		}
+		// The lab: a second definition in the file, and a file that renamed a
+		// partition since the last sweep, both log this, and both leave the members
+		// in the partition under its first name.
+		ex.Rule = fmt.Sprintf("OpenSM already had partition 0x%04x as %q when it read the definition %q: the file defines the key twice, or renamed the partition since an earlier sweep (OpenSM keeps its partitions between sweeps, osm_prtn.c osm_prtn_make_new); either way it adds the members of %q to %q and keeps the name %q", key, prev, name, name, prev, prev)
+		ex.Fix = fmt.Sprintf("define key 0x%04x once (ibkey partitions check names both definitions); a renamed partition keeps its old name until a sweep leaves it without members, or OpenSM restarts", key)
+		return
 	default:
 		ex.Rule = fmt.Sprintf("OpenSM read %s differently from what it says: %s", where, ev.Detail)
 	}

@@ -171,3 +171,34 @@ func TestExplainDefaultBroadcast(t *testing.T) {
 		}
 	}
 }
+
+// TestExplainLIDNotInFabric: a LID that the fabric given does not hold is not "give
+// --fabric-file" (it was given): the note says the fabric lacks it.
+func TestExplainLIDNotInFabric(t *testing.T) {
+	ev := &Event{Kind: KindBadPKey, Trap: 257, Key: 0x0001, KeyType: KeyPKey, SL: -1, SwitchPort: -1,
+		From: Port{LID: 9, Num: -1}, To: Port{LID: lidC, Num: -1}, Reporter: Port{LID: lidC, Num: -1}}
+	for _, c := range []struct {
+		fab  bool
+		want string
+	}{{false, "LID 9 is not resolved: the log does not name it; give --fabric-file"}, {true, "LID 9 is not resolved: neither the log nor the fabric read (swept through "}} {
+		var fab *fabric.Fabric
+		if c.fab {
+			fab = labFabric(t)
+		}
+		ex := (&Explainer{R: NewResolver(fab, NewNames())}).Explain(ev)
+		if n := strings.Join(ex.Notes, "\n"); !strings.Contains(n, c.want) {
+			t.Errorf("fabric %v: notes %q, want %q", c.fab, n, c.want)
+		}
+	}
+}
+
+// TestExplainBadMKeyLevels: a Get is refused for its M_Key only at protection levels
+// 2 and 3 (opensm(8), IBA 14.2.4.1); the rule said "above 0".
+func TestExplainBadMKeyLevels(t *testing.T) {
+	ev := &Event{Kind: KindBadMKey, Trap: 256, Key: 0x42, KeyType: KeyMKey, SL: -1, SwitchPort: -1, From: unknownPort(), To: unknownPort(),
+		Reporter: Port{LID: lidD, Num: -1}, Detail: "method 0x1, attribute 0x15, modifier 0x1"}
+	rule := (&Explainer{R: NewResolver(nil, NewNames())}).Explain(ev).Rule
+	if !strings.Contains(rule, "at protection level 2 or 3 a Get") || strings.Contains(rule, "above 0") {
+		t.Errorf("rule: %s", rule)
+	}
+}

@@ -189,3 +189,98 @@ func TestLabIPoIBDefaultBroadcast(t *testing.T) {
 		t.Errorf("no file: model's default groups %v, want the broadcast group", nf)
 	}
 }
+
+// TestLabIPoIBGroupWithoutBroadcast creates IPoIB multicast groups (an IPv4 group,
+// an IPv6 one) with a join that has every component OpenSM needs to create a group,
+// in partitions with and without a broadcast group: OpenSM creates them only where
+// the broadcast group of that scope exists (ERR 1B1B otherwise), and sm log says so.
+func TestLabIPoIBGroupWithoutBroadcast(t *testing.T) {
+	lab.Require(t)
+	l := lab.StartPartconf(t)
+	d := l.StartOpenSMDaemon(t, ipoibConf)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	const reqInvalid = 0x0200 // IB_SA_MAD_STATUS_REQ_INVALID
+	from := d.LogSize()
+	var refused []string
+	for _, c := range []struct {
+		mgid, bcast string
+		status      uint16
+	}{
+		{"ff12:401b:8001::e000:1", "", 0},                                   // p1 has its link-local broadcast group
+		{"ff12:401b:8003::e000:1", "ff12:401b:8003::ffff:ffff", reqInvalid}, // p3 has none
+		{"ff12:601b:8003::1", "ff12:401b:8003::ffff:ffff", reqInvalid},      // an IPv6 group of p3
+		{"ff15:401b:8001::e000:1", "ff15:401b:8001::ffff:ffff", reqInvalid}, // p1 in scope 5: none
+	} {
+		g := mad.GID(netip.MustParseAddr(c.mgid).As16())
+		k := uint16(g[4])<<8 | uint16(g[5])
+		st, err := join(ctx, l, "HcaB", lidA, joinRequest{MGID: g, PortGID: portGID(guidB), PKey: k, QKey: 0x0b1b, Create: true})
+		if err != nil || st != c.status {
+			t.Errorf("join %s: status 0x%04x %v, want 0x%04x", c.mgid, st, err, c.status)
+		}
+		if c.bcast != "" {
+			refused = append(refused, c.bcast)
+		}
+	}
+	if _, err := d.WaitLog("ERR 1B1B", from, 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, ev := range readAll(t, d.LogText()[from:]) {
+		ex := (&Explainer{R: NewResolver(nil, NewNames())}).Explain(ev)
+		got = append(got, ev.MGID)
+		k, _, _, _ := ipoibMGID(ev.MGID)
+		if ev.Kind != KindJoinRefused || ev.Code != "1B1B" || ev.Key != uint64(k) || !strings.Contains(ex.Rule, "group "+ev.MGID+" (partition") ||
+			!strings.Contains(ex.Rule, "names neither the port nor the group") {
+			t.Errorf("event %+v\nrule %s\nfix %s", *ev, ex.Rule, ex.Fix)
+		}
+	}
+	if strings.Join(got, " ") != strings.Join(refused, " ") {
+		t.Errorf("1B1B events for %v, want %v\n%s", got, refused, tail(d.LogText(), 2000))
+	}
+}
+
+// TestLabIPoIBGroupCreateMismatch creates IPoIB groups of p1 with another Q_Key, and
+// another partition's P_Key, than p1's broadcast group: OpenSM checks a new IPoIB
+// group's fields against the broadcast group (ERR 1B30 or 1B32, then 1B1C without a
+// port), so "the group's" Q_Key is the broadcast group's, and the group asked for
+// does not exist for saquery to list; a limited P_Key of p1 is created.
+func TestLabIPoIBGroupCreateMismatch(t *testing.T) {
+	lab.Require(t)
+	l := lab.StartPartconf(t)
+	d := l.StartOpenSMDaemon(t, ipoibConf)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	from := d.LogSize()
+	for _, c := range []struct {
+		mgid   string
+		pkey   uint16
+		qkey   uint32
+		status uint16
+	}{
+		{"ff12:401b:8001::e000:2", 0x8001, 0x1234, 0x0200},
+		{"ff12:401b:8001::e000:3", 0x8002, 0x0b1b, 0x0200},
+		{"ff12:401b:8001::e000:4", 0x0001, 0x0b1b, 0},
+	} {
+		g := mad.GID(netip.MustParseAddr(c.mgid).As16())
+		st, err := join(ctx, l, "HcaB", lidA, joinRequest{MGID: g, PortGID: portGID(guidB), PKey: c.pkey, QKey: c.qkey, Create: true})
+		if err != nil || st != c.status {
+			t.Errorf("join %s: status 0x%04x %v, want 0x%04x", c.mgid, st, err, c.status)
+		}
+	}
+	if _, err := d.WaitLog("ff12:401b:8001::e000:3", from, 20*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	var codes []string
+	for _, ev := range readAll(t, d.LogText()[from:]) {
+		codes = append(codes, ev.Code)
+		ex := (&Explainer{R: NewResolver(nil, NewNames())}).Explain(ev)
+		if ev.Kind != KindJoinRefused || !strings.Contains(ex.Rule, "the join would create group "+ev.MGID+"; ") || !strings.Contains(ex.Rule, "broadcast group's 0x") ||
+			!strings.Contains(ex.Fix, "broadcast group ff12:401b:8001::ffff:ffff") {
+			t.Errorf("event %+v\nrule %s\nfix %s", *ev, ex.Rule, ex.Fix)
+		}
+	}
+	if strings.Join(codes, " ") != "1B30 1B32" {
+		t.Errorf("events %v, want 1B30 1B32", codes)
+	}
+}

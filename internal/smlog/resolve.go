@@ -35,6 +35,8 @@ func (e End) Label() string {
 		return fmt.Sprintf("%s[%d]", e.NodeGUID, e.Num)
 	case e.NodeGUID != 0:
 		return e.NodeGUID.String()
+	case multicastLID(e.LID):
+		return fmt.Sprintf("multicast LID 0x%04x", e.LID)
 	case e.LID != 0:
 		return fmt.Sprintf("LID %d", e.LID)
 	}
@@ -45,7 +47,7 @@ func (e End) Label() string {
 func (e End) LongLabel() string {
 	l := e.Label()
 	var extra []string
-	if e.LID != 0 && l != fmt.Sprintf("LID %d", e.LID) {
+	if e.LID != 0 && l != fmt.Sprintf("LID %d", e.LID) && !multicastLID(e.LID) {
 		extra = append(extra, fmt.Sprintf("LID %d", e.LID))
 	}
 	if e.GUID != 0 && l != e.GUID.String() {

@@ -83,8 +83,15 @@ func join(ctx context.Context, l *lab.Lab, node string, smLID uint16, j joinRequ
 // (InformInfo, IBA 13.4.8.3) with SM_Key smKey. OpenSM takes subscriptions to the
 // security traps 256-259 only with its SM_Key (osm_sa_informinfo.c, ERR 430B).
 func subscribeTrap(ctx context.Context, l *lab.Lab, node string, smLID uint16, trap uint16, smKey uint64) (uint16, error) {
+	return subscribeTrapLIDs(ctx, l, node, smLID, trap, smKey, 0xffff, 0)
+}
+
+// subscribeTrapLIDs is subscribeTrap for the traps of LIDs begin to end (begin 0xffff:
+// every LID).
+func subscribeTrapLIDs(ctx context.Context, l *lab.Lab, node string, smLID uint16, trap uint16, smKey uint64, begin, end uint16) (uint16, error) {
 	rec := make([]byte, 36)
-	binary.BigEndian.PutUint16(rec[16:], 0xffff) // LIDRangeBegin: every LID
+	binary.BigEndian.PutUint16(rec[16:], begin)  // LIDRangeBegin
+	binary.BigEndian.PutUint16(rec[18:], end)    // LIDRangeEnd
 	rec[22] = 1                                  // IsGeneric
 	rec[23] = 1                                  // Subscribe
 	binary.BigEndian.PutUint16(rec[24:], 0xffff) // Type: any

@@ -244,12 +244,30 @@ func TestLabErrors(t *testing.T) {
 		if len(held) != 9 { // the test's own transport holds one slot
 			t.Errorf("got %d more slots, want 9", len(held))
 		}
+		// With every slot taken, an unknown node cannot be told from full slots
+		// (ibsim refuses both alike): the refusal says both, never "no such node".
+		_, err = mad.DialIbsim(ctx, mad.IbsimOptions{SockName: l.SockName, Node: "NoSuchHca", Options: labOpts})
+		var nn *mad.NoSimNodeError
+		if errors.As(err, &nn) || err == nil || !strings.Contains(err.Error(), "the node does not exist or all 10 client slots are taken") {
+			t.Errorf("unknown node, slots full: err = %v, want the refusal naming both causes", err)
+		}
 	})
 
 	t.Run("unknown node", func(t *testing.T) {
+		// A slot is free: the node is what ibsim refused, and the default node is
+		// named; the slot taken to find out is given back.
+		before, aerr := l.Attached()
+		if aerr != nil {
+			t.Fatal(aerr)
+		}
 		_, err := mad.DialIbsim(ctx, mad.IbsimOptions{SockName: l.SockName, Node: "NoSuchHca", Options: labOpts})
-		if err == nil || !strings.Contains(err.Error(), `"NoSuchHca"`) {
-			t.Fatalf("err = %v", err)
+		var nn *mad.NoSimNodeError
+		if !errors.As(err, &nn) || nn.Node != "NoSuchHca" || nn.Default != "HcaA" || !strings.Contains(err.Error(), `"NoSuchHca"`) {
+			t.Fatalf("err = %v, want a *NoSimNodeError naming NoSuchHca and the default node HcaA", err)
+		}
+		after, aerr := l.Attached()
+		if aerr != nil || len(after) != len(before) {
+			t.Errorf("clients attached before %q, after %q (%v): a slot leaked", before, after, aerr)
 		}
 	})
 

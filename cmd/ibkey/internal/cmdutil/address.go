@@ -44,7 +44,7 @@ func (a *AddressFlags) Register(c *cobra.Command) {
 	// adds to its list (--lid 6 --lid 7 is --lid 6,7), the others refuse a second value.
 	fl.VarP(&addrValue{p: &a.LID, list: true}, "lid", "L", "read over MADs the node at `LIDS`: a LID, a list or a range (3, 3,5,9, 3-40)")
 	fl.VarP(&addrValue{p: &a.DR}, "dr", "D", "read over MADs the node at directed route `PATH` (0,1,3: out of local port 1, then port 3)")
-	fl.Var(&addrValue{p: &a.Port}, "port", "with --lid/--dr/--guid: port `P` of that node, or all (default: the port the address reaches)")
+	fl.Var(&addrValue{p: &a.Port}, "port", "with --lid/--dr: port `P` of that node, or all (default: the port the address reaches)")
 	c.MarkFlagsMutuallyExclusive("lid", "dr")
 }
 
@@ -55,6 +55,7 @@ func (a *AddressFlags) Register(c *cobra.Command) {
 // It also adds --guid (-G): RenderFabricPorts then finds the GUID by a sweep.
 func (a *AddressFlags) RegisterFor(c *cobra.Command, f *Factory) {
 	a.Register(c)
+	c.Flags().Lookup("port").Usage = "with --lid/--dr/--guid: port `P` of that node, or all (default: the port the address reaches)"
 	c.Flags().VarP(&addrValue{p: &a.GUID}, "guid", "G", "read over MADs the port (port GUID) or node (node GUID) `GUID`, found by a sweep of the fabric (the diags' -G asks the SA)")
 	c.MarkFlagsMutuallyExclusive("lid", "dr", "guid")
 	_ = c.RegisterFlagCompletionFunc("guid", cobra.NoFileCompletions)

@@ -98,6 +98,16 @@ func UsageArgs(v cobra.PositionalArgs) cobra.PositionalArgs {
 	}
 }
 
+// NoArgs is the validator of a command that takes no arguments: exit 2 saying so
+// (cobra.NoArgs says `unknown command "mlx5_0"`, as if the word were a misspelt
+// subcommand).
+func NoArgs(c *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return Usagef("%s takes no arguments, got %q (usage: %s)", commandName(c), strings.Join(args, " "), c.UseLine())
+	}
+	return nil
+}
+
 // commandName is c's path without the root's name ("watch counters"): messages are
 // printed after "ibkey: " already.
 func commandName(c *cobra.Command) string {

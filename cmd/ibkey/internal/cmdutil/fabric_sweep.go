@@ -36,7 +36,16 @@ func AddFabricSweepFlags(c *cobra.Command, f *Factory) *FabricSweep {
 	s := &FabricSweep{MAD: AddMADFlags(c, f)}
 	s.AddFileFlags(c, timeoutUsage)
 	AddNodeNameMapFlag(c, &s.NodeNameMap)
+	s.MAD.NoMADs = s.noMADs
 	return s
+}
+
+// noMADs is why a run given --fabric-file sends no MADs (MADFlags.NoMADs).
+func (s *FabricSweep) noMADs() string {
+	if s.File == "" {
+		return ""
+	}
+	return fmt.Sprintf("with --fabric-file, '%s' reads the saved sweep (leave out --fabric-file to sweep the fabric, or the MAD flags)", s.MAD.cmd.CommandPath())
 }
 
 // AddFileFlags adds --fabric-file and --timeout alone, to a command that adds the MAD

@@ -185,9 +185,10 @@ func (f *Factory) Decide() error {
 	if _, err := f.envDemo(); err != nil {
 		return err
 	}
-	// --no-color and NO_COLOR (https://no-color.org) turn colour off; a stream that is
-	// not a terminal is never coloured.
-	allowed := !f.NoColor && f.Getenv("NO_COLOR") == ""
+	// --no-color and NO_COLOR (https://no-color.org) turn colour off, and so does
+	// TERM=dumb (a terminal that says it has no capabilities: terminfo's "dumb" entry
+	// has no setaf); a stream that is not a terminal is never coloured.
+	allowed := !f.NoColor && f.Getenv("NO_COLOR") == "" && f.Getenv("TERM") != "dumb"
 	f.colorOut = allowed && f.IOStreams.OutTTY
 	f.colorErr = allowed && f.IOStreams.ErrTTY
 	f.decided = true

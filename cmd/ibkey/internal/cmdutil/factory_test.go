@@ -10,7 +10,7 @@ import (
 )
 
 // TestDecide: -o wins, else table on a terminal; colour needs a terminal and neither
-// --no-color nor NO_COLOR; a bad -o is a usage error naming the accepted values.
+// --no-color, NO_COLOR nor TERM=dumb; a bad -o is a usage error naming the accepted values.
 func TestDecide(t *testing.T) {
 	cases := []struct {
 		output           string
@@ -26,6 +26,8 @@ func TestDecide(t *testing.T) {
 		{"json", true, true, false, nil, FormatJSON, true, true},
 		{"plain", true, true, true, nil, FormatPlain, false, false},
 		{"table", false, true, false, map[string]string{"NO_COLOR": "1"}, FormatTable, false, false},
+		{"", true, true, false, map[string]string{"TERM": "dumb"}, FormatTable, false, false},
+		{"", true, true, false, map[string]string{"TERM": "xterm-256color"}, FormatTable, true, true},
 	}
 	for _, tc := range cases {
 		f := NewFactory(&IOStreams{OutTTY: tc.outTTY, ErrTTY: tc.errTTY}, func(k string) string { return tc.env[k] }, time.Now)

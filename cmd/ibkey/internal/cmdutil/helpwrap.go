@@ -39,10 +39,13 @@ func WrapHelp(s string, width int) string {
 }
 
 // joinLine joins a continuation line to text: with a space, but where a JSON shape
-// was broken after a comma or bracket ("...,\n\"ports\":[...") the break was no
-// space.
+// was broken after a comma, a bracket or a key's colon ("...,\n\"ports\":[...",
+// "{NAME:\n{...") the break was no space. A sentence's colon before a shape ("one
+// object per line:\n{...": no quote or bracket in its last word) keeps its space.
 func joinLine(text, next string) string {
-	if strings.HasSuffix(text, ",") || strings.HasSuffix(text, "[") || strings.HasSuffix(text, "{") || strings.HasSuffix(text, ":") {
+	last := text[strings.LastIndexByte(text, ' ')+1:]
+	keyColon := strings.HasSuffix(last, ":") && strings.ContainsAny(last, `"{[`)
+	if strings.HasSuffix(text, ",") || strings.HasSuffix(text, "[") || strings.HasSuffix(text, "{") || keyColon {
 		if strings.HasPrefix(next, `"`) || strings.HasPrefix(next, "{") || strings.HasPrefix(next, "[") {
 			return text + next
 		}

@@ -27,6 +27,13 @@ type MADFlags struct {
 	// (only one command runs).
 	*MADSettings
 
+	// NoMADs, set by a command whose runs do not all send MADs, says why this run
+	// sends none ("" when it may), from the command's other flags and arguments
+	// (c.Flags().Args(): it runs before RunE): the MAD flags given on its command
+	// line are then refused (exit 2), never silently ignored. nil: every run may send MADs. The environment (IBKEY_IBSIM)
+	// is not refused: it is set for a whole shell, not for this run.
+	NoMADs func() string
+
 	// Dependencies, replaced in tests.
 	DialIbsim func(ctx context.Context, o mad.IbsimOptions) (mad.Transport, string, error)
 	OpenUmad  func(dev string, port int, o mad.UmadOptions) (mad.Transport, error)
@@ -130,21 +137,24 @@ func CheckRootIbsim(c *cobra.Command) error {
 // it has: "with --ibsim, 'ibkey pkeys' reads the simulated fabric only through --lid,
 // --dr or --guid, and this host's sysfs otherwise".
 func (m *MADFlags) addressHint() string {
+	return fmt.Sprintf("with --ibsim, '%s' reads the simulated fabric only through %s, and this host's sysfs otherwise", m.cmd.CommandPath(), m.addressFlags())
+}
+
+// addressFlags names the address flags of the command ("--lid, --dr or --guid").
+func (m *MADFlags) addressFlags() string {
 	var flags []string
 	for _, name := range []string{"lid", "dr", "guid", "node"} {
 		if m.cmd.Flags().Lookup(name) != nil {
 			flags = append(flags, "--"+name)
 		}
 	}
-	how := "an endpoint of the fabric (lid=N, node=NAME, a port GUID)"
 	switch len(flags) {
 	case 0:
+		return "an endpoint of the fabric (lid=N, node=NAME, a port GUID)"
 	case 1:
-		how = flags[0]
-	default:
-		how = strings.Join(flags[:len(flags)-1], ", ") + " or " + flags[len(flags)-1]
+		return flags[0]
 	}
-	return fmt.Sprintf("with --ibsim, '%s' reads the simulated fabric only through %s, and this host's sysfs otherwise", m.cmd.CommandPath(), how)
+	return strings.Join(flags[:len(flags)-1], ", ") + " or " + flags[len(flags)-1]
 }
 
 // IbsimBase returns the simulator's socket base name, or "" when umad is selected.
@@ -171,6 +181,47 @@ func (f *Factory) checkMADValues(c *cobra.Command) error {
 		}
 	}
 	return nil
+}
+
+// checkMADUse refuses the MAD flags given on c's command line when this run sends no
+// MAD (MADFlags.NoMADs), naming them as typed and why the run sends none.
+func (f *Factory) checkMADUse(c *cobra.Command) error {
+	for _, m := range f.madFlags {
+		if m.cmd != c || m.NoMADs == nil {
+			continue
+		}
+		var given []string
+		for _, fl := range f.mad.flags {
+			switch {
+			case !c.Flags().Changed(fl.Name):
+			case fl.NoOptDefVal != "" && fl.Value.String() == fl.NoOptDefVal:
+				given = append(given, "--"+fl.Name) // --ibsim alone
+			default:
+				given = append(given, fmt.Sprintf("--%s %q", fl.Name, FlagText(c, fl.Name)))
+			}
+		}
+		if len(given) == 0 {
+			return nil
+		}
+		if why := m.NoMADs(); why != "" {
+			return Usagef("%s: this run sends no MADs: %s", strings.Join(given, " "), why)
+		}
+	}
+	return nil
+}
+
+// NeedsAddress makes the MAD flags apply only to a run given a fabric address (a, of
+// a command that reads a port either locally or over the fabric): without one it
+// reads this host, and sends no MADs (NoMADs).
+func (m *MADFlags) NeedsAddress(a *AddressFlags) {
+	m.NoMADs = func() string {
+		// An address typed where a local device goes ('ibkey --ibsim pkeys 4', the
+		// diags' habit) is refused by Selectors with the flag to use.
+		if args := m.cmd.Flags().Args(); a.Set() || len(args) > 0 && addressHint(args[0]) != "" {
+			return ""
+		}
+		return fmt.Sprintf("'%s' sends them only to read %s (give one, or leave out the MAD flags to read this host)", m.cmd.CommandPath(), m.addressFlags())
+	}
 }
 
 // checkTransport refuses MAD flags that contradict each other or do not fit the
@@ -277,8 +328,14 @@ func (m *MADFlags) Open(ctx context.Context) (*query.Fabric, error) {
 		return openDemo(m.CA, m.CAPort, m.f.Now)
 	}
 	fab, err := query.OpenFabric(ctx, o)
-	var np *query.NoLocalPortError
+	var (
+		np    *query.NoLocalPortError
+		nnode *mad.NoSimNodeError
+	)
 	switch {
+	case errors.As(err, &nnode):
+		return nil, &query.UsageError{Err: err, Msg: fmt.Sprintf("invalid --sim-node %q: ibsim %q has no such node (accepted: a node's name or description in its topology, such as %q where it attaches by default; 'ibkey fabric discover --ibsim=%s' lists them)",
+			nnode.Node, nnode.SockName, nnode.Default, nnode.SockName)}
 	case errors.As(err, &np) && np.Err != nil:
 		return nil, &query.EnvError{Msg: np.Error() + "; to query a simulated fabric use --ibsim", Err: err}
 	case errors.As(err, &np):

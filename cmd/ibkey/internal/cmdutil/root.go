@@ -47,6 +47,9 @@ func AddRootFlags(root *cobra.Command, f *Factory) {
 		if err := f.checkMADValues(c); err != nil {
 			return err
 		}
+		if err := f.checkMADUse(c); err != nil {
+			return err
+		}
 		if err := f.checkTableTerminal(c); err != nil {
 			return err
 		}

@@ -58,7 +58,7 @@ repeats node_desc) and "via" at the top level. Of several addresses (--lid 1-40)
 one that does not answer is not read: named on stderr and in incomplete
 (unread-node), the others listed, exit 4; none answering is exit 3.`,
 		Example:           "  ibkey devices\n  ibkey --demo devices -o json\n  ibkey devices --lid 2\n  ibkey --ibsim devices --dr 0,1",
-		Args:              cobra.NoArgs,
+		Args:              cmdutil.NoArgs,
 		ValidArgsFunction: cobra.NoFileCompletions,
 		RunE: cmdutil.RunE(f, o, &o.Deps, func(_ *cobra.Command, args []string) error {
 			fab, err := o.Addr.Selectors(args)
@@ -75,6 +75,7 @@ one that does not answer is not read: named on stderr and in incomplete
 		}, runF, runDevices),
 	}
 	o.MAD = cmdutil.AddMADFlags(c, f)
+	o.MAD.NeedsAddress(&o.Addr)
 	o.Addr.Register(c)
 	return c
 }

@@ -13,7 +13,7 @@ func TestFlagParsing(t *testing.T) {
 		t.Fatalf("%+v, options %+v", r, got)
 	}
 	cmdtest.Errors(t, root, []cmdtest.ErrorCase{
-		{Args: []string{"devices", "extra"}, Code: 2, Stderr: `unknown command "extra"`},
+		{Args: []string{"devices", "extra"}, Code: 2, Stderr: `devices takes no arguments, got "extra"`},
 		{Args: []string{"devices", "--port", "1"}, Code: 2, Stderr: "--port needs --lid or --dr"},
 		{Args: []string{"--sysfs", "/nonexistent", "devices"}, Code: 3, Stderr: "no RDMA devices: /nonexistent/class/infiniband does not exist"},
 		{Args: []string{"--sysfs", "devices_test.go", "devices"}, Code: 3, Stderr: "no RDMA devices: devices_test.go is a file, not a directory shaped like /sys: expected one holding class/infiniband/DEV, as /sys, a saved tree or a test fixture does; point --sysfs at a saved tree, or try --demo"},

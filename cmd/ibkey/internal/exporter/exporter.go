@@ -85,12 +85,7 @@ func NewCmdExporter(deps Deps) *cobra.Command {
   ibkey exporter --once
   ibkey exporter --sweep --ibsim --partitions /etc/opensm/partitions.conf
   ibkey exporter --lid 1-40 --sweep-interval 30s`,
-		Args: func(c *cobra.Command, args []string) error {
-			if len(args) > 0 {
-				return &query.UsageError{Msg: fmt.Sprintf("ibkey exporter takes no arguments, got %q (usage: %s)", strings.Join(args, " "), c.UseLine())}
-			}
-			return nil
-		},
+		Args: cmdutil.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			if err := o.validate(); err != nil {
 				return err

@@ -115,7 +115,7 @@ unread-node, unread-table or not-checked).`,
 		Example: `  ibkey fabric check --ibsim
   ibkey fabric check --partitions /etc/opensm/partitions.conf --strict
   ibkey fabric check --fabric-file fabric.json -o json`,
-		Args: cobra.NoArgs,
+		Args: cmdutil.NoArgs,
 		RunE: cmdutil.RunE(f, o, &o.Deps, nil, runF, runCheck),
 	}
 	o.Source = cmdutil.AddFabricSweepFlags(c, f)
@@ -130,6 +130,13 @@ unread-node, unread-table or not-checked).`,
 		return checkRules(), cobra.ShellCompDirectiveNoFileComp
 	})
 	addSACheckFlags(c, &o.SA)
+	fileOnly := o.Source.MAD.NoMADs
+	o.Source.MAD.NoMADs = func() string { // --sa asks the SA also of a saved sweep
+		if o.SA.Ask {
+			return ""
+		}
+		return fileOnly()
+	}
 	cmdutil.SetExits(c,
 		cmdutil.ExitMeaning{Code: cmdutil.ExitOK, Meaning: "no errors (warnings allowed unless --strict)"},
 		cmdutil.ExitMeaning{Code: cmdutil.ExitNo, Meaning: "errors (or warnings with --strict) in what was read, also when something was not checked: what was found is definite, and stderr and the JSON's incomplete still name what was not checked"},

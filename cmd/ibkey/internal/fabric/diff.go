@@ -66,6 +66,12 @@ unread-table).`,
 		}, runF, runDiff),
 	}
 	o.Source = &cmdutil.FabricSweep{MAD: cmdutil.AddMADFlags(c, f)}
+	o.Source.MAD.NoMADs = func() string { // checked before RunE reads the arguments
+		if len(c.Flags().Args()) < 2 {
+			return ""
+		}
+		return "'ibkey fabric diff A B' compares two saved sweeps (give A alone to sweep B now)"
+	}
 	o.Source.AddTimeoutFlag(c, "with one file: stop sweeping this long after the command started and compare what was read (a partial sweep, exit 4)")
 	cmdutil.AddNodeNameMapFlag(c, &o.Source.NodeNameMap)
 	cmdutil.SetExits(c,

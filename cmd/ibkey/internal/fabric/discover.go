@@ -52,7 +52,7 @@ renames nodes in the table, and where the file is read back.`,
 		Example: `  ibkey fabric discover --ibsim --sim-node HcaA
   ibkey fabric discover -o json > fabric.json
   ibkey fabric discover --fabric-file fabric.json -o table`,
-		Args: cobra.NoArgs,
+		Args: cmdutil.NoArgs,
 		RunE: cmdutil.RunE(f, o, &o.Deps, nil, runF, runDiscover),
 	}
 	o.Source = cmdutil.AddFabricSweepFlags(c, f)

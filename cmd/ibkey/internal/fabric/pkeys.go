@@ -55,7 +55,7 @@ whenever it did not: then the exit is 4.`,
 		Example: `  ibkey fabric pkeys --ibsim
   ibkey fabric pkeys --fabric-file fabric.json --key 0x0002
   ibkey fabric pkeys --key 80:01 -o json`,
-		Args: cobra.NoArgs,
+		Args: cmdutil.NoArgs,
 		RunE: cmdutil.RunE(f, o, &o.Deps, nil, runF, runPKeys),
 	}
 	o.Source = cmdutil.AddFabricSweepFlags(c, f)

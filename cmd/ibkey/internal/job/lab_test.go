@@ -242,7 +242,7 @@ func TestLabPartialRead(t *testing.T) {
 	}{
 		// HcaB: 0xffff 0x8002 0x0000 ...; NCCL_IB_PKEY=1 is compute there, 2 an
 		// empty entry.
-		{[]string{"--lid", lids, "NCCL_IB_PKEY=1"}, 4, fmt.Sprintf("not read: lid %d: no answer via ", lidC), fmt.Sprintf("lid %d: no port was read: NCCL may use what could not be read", lidC)},
+		{[]string{"--lid", lids, "NCCL_IB_PKEY=1"}, 4, fmt.Sprintf("not read: lid %d: no answer via ", lidC), fmt.Sprintf("lid %d: not read: NCCL may use its ports", lidC)},
 		{[]string{"--lid", lids, "NCCL_IB_PKEY=2"}, 1, fmt.Sprintf("not read: lid %d: no answer via ", lidC), "HcaB/1: NCCL_IB_PKEY index 2 holds 0x0000, an empty entry"},
 		{[]string{"--node", "HcaB,HcaC", "NCCL_IB_PKEY=1"}, 4, `not read: node "HcaC": not in the sweep, and the sweep did not read every link`, "HcaC: no port was read: NCCL may use what could not be read"},
 		{[]string{"--node", "HcaB,HcaC", "NCCL_IB_PKEY=2"}, 1, `not read: node "HcaC"`, "HcaB/1: NCCL_IB_PKEY index 2 holds 0x0000, an empty entry"},

@@ -54,7 +54,7 @@ func TestPartialFabricFile(t *testing.T) {
 		{partial, []string{"--node", "HcaB,HcaC", "NCCL_IB_PKEY=2"}, 4, []string{"not read: another adapter of HcaB may be in what the sweep did not read: the sweep did not read every link: 1 link with no answer from the far end", "(NCCL could use it)"}, "NCCL: works: NCCL_IB_PKEY=2"},
 		{partial, []string{"--node", "HcaB,HcaE", "NCCL_IB_PKEY=2"}, 4, []string{`not read: node "HcaE": not in the sweep, and the sweep did not read every link`}, "HcaE: no port was read: NCCL may use what could not be read"},
 		{partial, []string{"--node", "HcaB,HcaE", "NCCL_IB_PKEY=1"}, 1, []string{`not read: node "HcaE"`}, "HcaB/1: NCCL_IB_PKEY index 1 holds 0x0000, an empty entry"},
-		{partial, []string{"--lid", "4,99", "NCCL_IB_PKEY=2"}, 4, []string{"not read: lid 99: not in the sweep"}, "lid 99: no port was read: NCCL may use what could not be read"},
+		{partial, []string{"--lid", "4,99", "NCCL_IB_PKEY=2"}, 4, []string{"not read: lid 99: not in the sweep"}, "lid 99: not read: NCCL may use its ports"},
 		{partial, []string{"NCCL_IB_PKEY=0"}, 4, []string{"not read: CA ports not in the sweep: the sweep did not read every link"}, "NCCL: NOT CHECKED"},
 		{partial, []string{"--node", "HcaE", "NCCL_IB_PKEY=2"}, 4, []string{`no port of the job was read: node "HcaE": not in the sweep`}, ""},
 		{labFabric, []string{"--node", "HcaB,HcaE", "NCCL_IB_PKEY=2"}, 3, []string{`no node "HcaE" in the sweep`}, ""},
@@ -113,7 +113,7 @@ func TestHostTreeNotRead(t *testing.T) {
 		code    int
 		out     string
 	}{
-		{"NCCL_IB_PKEY=1", 4, "b: no port was read: NCCL may use what could not be read (--host b: "},
+		{"NCCL_IB_PKEY=1", 4, "b: no port was read: NCCL may use what could not be read (--host b)"},
 		{"NCCL_IB_PKEY=2", 1, "a:mlx5_0/1: NCCL_IB_PKEY index 2 holds 0x0000, an empty entry"},
 	} {
 		r := run(t, t.Context(), nil, "--host", "a="+good, "--host", "b="+bad, "-o", "plain", c.setting)

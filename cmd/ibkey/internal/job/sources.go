@@ -103,7 +103,7 @@ func (o *Options) sources(ctx context.Context) (*portSource, error) {
 			case errors.As(err, &unknown):
 				// Nothing of the host was read (query.PartialError): not read, and the
 				// other hosts are judged.
-				unread = append(unread, job.Unread{Host: t.name, Port: -1, What: "--host " + t.name + ": " + err.Error()})
+				unread = append(unread, job.Unread{Host: t.name, Port: -1, Name: "--host " + t.name, What: "--host " + t.name + ": " + err.Error()})
 				continue
 			case err != nil:
 				return nil, nil, fmt.Errorf("--host %s: %w", t.name, err)
@@ -253,7 +253,7 @@ func readLIDs(ctx context.Context, fab *query.Fabric, sels []query.FabricSelecto
 		func(_ int, v *query.PortView) *job.Port { return job.PortFromView(v.Device.Name, v) },
 		func(i int, err error) job.Unread {
 			// Which host answers at the LID is what was not read.
-			return job.Unread{Host: sels[i].String(), Port: -1, What: err.Error(), Kind: fabric.UnreadNode}
+			return job.Unread{Host: sels[i].String(), Port: -1, Name: sels[i].String(), What: err.Error(), Kind: fabric.UnreadNode}
 		})
 }
 
@@ -354,7 +354,7 @@ func sweepNodes(ctx context.Context, src *portSource, fab *query.Fabric, lids []
 // portNotRead is a port of the job (found in a sweep) that could not be read, and
 // why: in the sweep (its PortInfo) or at its address since (unread-node).
 func portNotRead(p *job.Port, why string) job.Unread {
-	u := job.Unread{Host: p.Host, Port: p.Num, What: p.Label() + ": " + why, Kind: fabric.UnreadNode}
+	u := job.Unread{Host: p.Host, Port: p.Num, Name: p.Label(), What: p.Label() + ": " + why, Kind: fabric.UnreadNode}
 	if !p.Fabric || p.DeviceKnown {
 		u.Device = p.Device
 	}
@@ -380,7 +380,7 @@ func fabricPorts(f *fabric.Fabric, lids []uint16, nodes []string) ([]*job.Port, 
 		if n == nil {
 			if partial != "" {
 				host := "lid " + strconv.Itoa(int(l))
-				unread = append(unread, job.Unread{Host: host, Port: -1, What: host + ": not in the sweep, and " + partial, Kind: fabric.PartialSweep})
+				unread = append(unread, job.Unread{Host: host, Port: -1, Name: host, What: host + ": not in the sweep, and " + partial, Kind: fabric.PartialSweep})
 				continue
 			}
 			return nil, nil, &query.NotFoundError{What: "LID", Name: strconv.Itoa(int(l)) + " in the sweep", Available: []string{"the LIDs of 'ibkey fabric discover'"}}
@@ -394,7 +394,7 @@ func fabricPorts(f *fabric.Fabric, lids []uint16, nodes []string) ([]*job.Port, 
 		}
 		if len(ns) == 0 {
 			if partial != "" {
-				unread = append(unread, job.Unread{Host: name, Port: -1, What: "node " + strconv.Quote(name) + ": not in the sweep, and " + partial, Kind: fabric.PartialSweep})
+				unread = append(unread, job.Unread{Host: name, Port: -1, Name: "node " + strconv.Quote(name), What: "node " + strconv.Quote(name) + ": not in the sweep, and " + partial, Kind: fabric.PartialSweep})
 				continue
 			}
 			var names []string
@@ -421,7 +421,7 @@ func fabricPorts(f *fabric.Fabric, lids []uint16, nodes []string) ([]*job.Port, 
 			}
 		}
 		if partial != "" {
-			unread = append(unread, job.Unread{Host: name, Port: -1, What: "another adapter of " + name + " may be in what the sweep did not read: " + partial, Kind: fabric.PartialSweep})
+			unread = append(unread, job.Unread{Host: name, Port: -1, Name: "another adapter of " + name, What: "another adapter of " + name + " may be in what the sweep did not read: " + partial, Kind: fabric.PartialSweep})
 		} else if added == 0 {
 			return nil, nil, &query.EnvError{Msg: fmt.Sprintf("node %q has no cabled end port in the sweep", name)}
 		}
@@ -441,7 +441,7 @@ func fabricPorts(f *fabric.Fabric, lids []uint16, nodes []string) ([]*job.Port, 
 			}
 		}
 		if partial != "" {
-			unread = append(unread, job.Unread{Host: notSwept, Port: -1, What: "CA ports not in the sweep: " + partial, Kind: fabric.PartialSweep})
+			unread = append(unread, job.Unread{Host: notSwept, Port: -1, Name: "CA ports not in the sweep", What: "CA ports not in the sweep: " + partial, Kind: fabric.PartialSweep})
 		}
 	}
 	return out, unread, nil

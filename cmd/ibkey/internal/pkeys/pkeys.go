@@ -135,6 +135,7 @@ switch's external ports, NodeInfo PartitionCap otherwise.`,
 		}, runF, runPKeys),
 	}
 	o.MAD = cmdutil.AddMADFlags(c, f)
+	o.MAD.NeedsAddress(&o.Addr)
 	o.Addr.RegisterFor(c, f)
 	c.Flags().BoolVar(&o.All, "all", false, "also show empty (invalid) entries")
 	c.Flags().StringVar(&o.Find, "find", "", "print the index to use for `PKEY`'s partition (a full-member entry preferred)")
@@ -266,10 +267,15 @@ func renderPKeys(o *PKeysOptions, views []*query.PortView, find check.PKey, src 
 	if err != nil {
 		return err
 	}
-	// The ports' warnings, after the tables (many alike are summarised: Notices).
+	// The ports' warnings, after the tables (many alike are summarised: Notices), and
+	// each table that exists and was not read: the exit 4 is listed on stderr, as the
+	// exit-code table says, in every format (the table also shows it with its port).
 	for _, v := range views {
 		for _, w := range v.Warnings {
 			n.Warn(w)
+		}
+		if why := v.TableNotRead(); why != "" {
+			n.Warn(v.Ref().String() + ": " + why)
 		}
 	}
 	return after

@@ -111,3 +111,17 @@ func TestErrors(t *testing.T) {
 		{Args: []string{"pkeys", "--bogus"}, Code: 2, Stderr: "unknown flag: --bogus"},
 	})
 }
+
+// TestTableNotReadWarned: a P_Key table that exists and was not read (a DOWN CA port
+// over the fabric) makes the exit 4 and is named on stderr as a warning in every
+// format, as the exit-code table says and as ibkey devices warns about the same port
+// (it was only on stdout in a table, and a "note:" in plain).
+func TestTableNotReadWarned(t *testing.T) {
+	const want = "warning: demo-node HCA-2/2: port 2 is DOWN: no SMP can arrive there"
+	for _, format := range []string{"table", "plain", "json"} {
+		r := cmdtest.Run(t, root, false, nil, "--demo", "pkeys", "--lid", "9", "--port", "2", "-o", format)
+		if r.Code != 4 || !strings.Contains(r.Stderr, want) || strings.Contains(r.Stderr, "note:") {
+			t.Errorf("-o %s: exit %d, stderr:\n%s\nwant exit 4 and %q", format, r.Code, r.Stderr, want)
+		}
+	}
+}

@@ -11,12 +11,15 @@ import (
 var plainHeader = []string{"PORT", "INDEX", "PKEY", "MEMBERSHIP", "KEY", "NOTES", "IPOIB"}
 
 // writePlain writes the entries of views that show selects as `-o plain` columns, one
-// line per entry; ports without a table are noted through note.
+// line per entry; ports that have no table (iWARP) are noted through note (a table
+// not read is warned about after the output, in every format).
 func writePlain(w io.Writer, views []*query.PortView, all bool, note func(string)) error {
 	g := cmdutil.Grid{Header: plainHeader}
 	for _, v := range views {
 		if v.Table == nil {
-			note(v.Ref().String() + ": " + v.TableMissing)
+			if v.TableNotRead() == "" {
+				note(v.Ref().String() + ": " + v.TableMissing)
+			}
 			continue
 		}
 		ref := v.Ref().String()

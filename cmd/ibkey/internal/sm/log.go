@@ -74,7 +74,7 @@ Events (OpenSM 3.3.23; docs/sm.md lists every message and where it comes from):
                        1F1D, 1F1E; MultiPathRecord 4518, 4519, 451C, 451D)
   path-no-partition    a path in a P_Key OpenSM has no partition for (ERR 1F1C, 451A)
   join-refused         the SA refused a multicast join (ERR 1B14, 1B30, 1B31, 1B32;
-                       1B11: an IPoIB broadcast group that does not exist)
+                       1B11, 1B1B: an IPoIB broadcast group that does not exist)
   untrusted-request    a request that needs the SM_Key came without it (ERR 4608, 430B)
   bad-sm-key           an SA request with a wrong SM_Key, dropped unanswered (ERR 1A04)
   sm-key-mismatch      another SM with another SM_Key (ERR 2F18)
@@ -88,12 +88,18 @@ Events (OpenSM 3.3.23; docs/sm.md lists every message and where it comes from):
                        switched its enforcement off (ERR 0507)
   pkey-program-failed  OpenSM could not program a table or enforcement bits
   pkey-table-shrunk    a table smaller than OpenSM planned
-  notice-not-forwarded a subscriber outside a group's partition
+  notice-not-forwarded a subscriber outside a group's partition, or a subscription
+                       deleted for a partition no longer shared
 
 The lines of one event are one event: a trap's error-level lines and its info-level
 report (which alone has the QP numbers whole: the error line keeps only QP1's low 12
 bits, and OpenSM stops reporting a trap repeated 10 times within its aging window),
 a parse error and the fallback after it.
+
+A line about partitions or keys that is none of these (another OpenSM version's
+wording, or a message ibkey does not explain, such as the QoS policy's ERR AC14) is
+shown as "not explained", whatever --kind asks: with such lines and no error the exit
+is 4, not 0.
 
 Ports are named from, in this order: a saved sweep (--fabric-file FILE), a sweep now
 (only when a fabric transport is chosen: --ibsim, --ca), and the log's own lines (a
@@ -111,14 +117,17 @@ The log has no year: it is inferred from the file's last change (--year says it)
 OpenSM writes local time.
 
 JSON (-o json; schemas/sm-log.schema.json): {"schema_version":1,"log","lines_read",
-"since_at","events":[EVENT],"summary":[GROUP],"errors","warnings"}; EVENT
+"since_at","events":[EVENT],"summary":[GROUP],"not_explained":[LINE],"errors",
+"warnings","incomplete"} (incomplete on exit 4: what was not checked); LINE {"code",
+"function","level","count","first_at","last_at","first_line","last_line","message"};
+EVENT
 {"kind","severity","logged_at","line","level","trap","code","key_type","pkey","qkey",
 "mkey","sm_key","key","membership","sl","from","to","reporter","switch","mgid",
 "qos_level","conf_line","fallback","detail","rule","fix","fix_at","notes",
 "log_lines"}, ends {"lid","port_guid","node_guid","node_desc","port","qp","qp_bits",
 "gid","names_from"}; GROUP the same without log_lines, with "count","first_at",
 "last_at","first_line","last_line","keys". With --follow, one EVENT per line
-(schemas/sm-log-event.schema.json).`,
+(schemas/sm-log-event.schema.json), and each line not explained on stderr.`,
 		Example: `  ibkey sm log /var/log/opensm.log
   ibkey sm log --fabric-file fabric.json --partitions partitions.conf
   journalctl -u opensm -o cat | ibkey sm log -
@@ -163,7 +172,7 @@ JSON (-o json; schemas/sm-log.schema.json): {"schema_version":1,"log","lines_rea
 		cmdutil.ExitMeaning{Code: cmdutil.ExitNo, Meaning: "errors found"},
 		cmdutil.ExitMeaning{Code: cmdutil.ExitUsage, Meaning: "bad usage, or a FILE given that cannot be read"},
 		cmdutil.ExitMeaning{Code: cmdutil.ExitEnv, Meaning: "no log at " + DefaultLog + " (no FILE given), or the fabric cannot be read"},
-		cmdutil.ExitMeaning{Code: cmdutil.ExitIncomplete, Meaning: "nothing found but the sweep naming the ports was partial"},
+		cmdutil.ExitMeaning{Code: cmdutil.ExitIncomplete, Meaning: "no error found, but lines about partitions or keys that ibkey does not explain, nothing checked (an empty log, or not OpenSM's), or a partial sweep naming the ports"},
 		cmdutil.ExitMeaning{Code: cmdutil.ExitSignal, Meaning: "ended by signal N (with --follow, the way it ends)"},
 	)
 	return c
@@ -323,6 +332,19 @@ func (o *LogOptions) read(in io.Reader, ref time.Time, f *fabric.Fabric, x *smlo
 	})
 	// The log lines go only into JSON events.
 	a.NoLines = o.Format != cmdutil.FormatJSON
+	// Lines about partitions or keys that no event holds are shown whatever --kind
+	// asks (one may be an event of that kind ibkey did not read); --follow names
+	// each on stderr as it comes (its stdout is events only).
+	unx := &unexplained{}
+	a.Unexplained = func(l *smlog.Unexplained) {
+		if l.Time.Before(out.since) {
+			return
+		}
+		if o.Follow {
+			o.Notices.Warn(fmt.Sprintf("line %d not explained: %s", l.Line, textsafe.String(l.Function+": "+l.Message)))
+		}
+		unx.add(l)
+	}
 	x.R = smlog.NewResolver(f, a.Names)
 	out.begin()
 	var err error
@@ -344,13 +366,40 @@ func (o *LogOptions) read(in io.Reader, ref time.Time, f *fabric.Fabric, x *smlo
 	found := false
 	for _, g := range sum.Groups {
 		ex := x.ExplainGroup(g)
+		if k := g.First.Kind; k == smlog.KindConfigRejected || k == smlog.KindConfigMissing {
+			if n := a.SweptSince(g.LastLine); n != "" {
+				ex.Notes = append(ex.Notes, n)
+			}
+		}
 		g.Explanation = &ex
 		found = found || smlog.SeverityOf(g.First.Kind) == check.SeverityError
 	}
-	if err := out.end(sum, a.Lines(), a.Records()); err != nil {
+	var incomplete []cmdutil.Incomplete
+	if _, what := unchecked(a.Lines(), a.Records()); what != "" {
+		incomplete = append(incomplete, cmdutil.Incomplete{Kind: cmdutil.IncompleteNotChecked, Message: fmt.Sprintf("%s: %s, so nothing was checked", o.File, what)})
+	}
+	if i := unx.incomplete(o.File); i != nil {
+		incomplete = append(incomplete, *i)
+	}
+	if f != nil {
+		if msg := query.PartialSummary(f, false); msg != "" {
+			incomplete = append(incomplete, cmdutil.Incomplete{Kind: cmdutil.IncompletePartialSweep, Message: "the sweep naming the ports is partial: " + msg})
+		}
+	}
+	if err := out.end(sum, a.Lines(), a.Records(), unx, incomplete); err != nil {
 		return found, err
 	}
-	return found, o.nothingChecked(a.Lines(), a.Records())
+	if err := o.nothingChecked(a.Lines(), a.Records()); err != nil {
+		return found, err
+	}
+	if len(unx.groups) > 0 {
+		// Exit 1 when errors were found: they are definite whatever was not explained.
+		fmt.Fprintf(o.IO.ErrOut, "ibkey: %s\n", unx.summary(o.File))
+		if !found {
+			return false, cmdutil.Exit(cmdutil.ExitIncomplete)
+		}
+	}
+	return found, nil
 }
 
 // unchecked is why a read of the log checked nothing, "" and "" when it checked

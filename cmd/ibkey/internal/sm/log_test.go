@@ -17,6 +17,7 @@ import (
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/jsonschematest"
+	"github.com/ibkey/ibkey/internal/fabric"
 )
 
 // The log internal/smlog's TestLabLog recorded from the lab's OpenSM daemon, with the
@@ -304,6 +305,9 @@ func TestLogNothingChecked(t *testing.T) {
 			if format == "table" && !strings.Contains(out, c.table) {
 				t.Errorf("%s -o table: %q, want %q", c.file, out, c.table)
 			}
+			if format == "json" && !strings.Contains(out, `"incomplete": [`) {
+				t.Errorf("%s -o json: exit 4 without incomplete: %s", c.file, out)
+			}
 		}
 	}
 	// --follow is no exception: it reads the file from its start, and a follow that
@@ -327,5 +331,108 @@ func TestLogNothingChecked(t *testing.T) {
 	}
 	if out, errOut, code := run(t, context.Background(), nil, "sm", "log", mixed, "-o", "table"); code != 0 || errOut != "" || !strings.Contains(out, "no partition or key event; 4 lines read") {
 		t.Errorf("mixed log: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// TestLogNotExplained: lines about partitions or keys that no event holds (a message
+// of another OpenSM version, an ERR code ibkey does not explain) are shown and make a
+// log with no error exit 4, with the JSON's incomplete saying why; beside an error
+// they are shown and the exit stays 1. The AC14 line is the lab's OpenSM's
+// (internal/smlog TestLabQoSPathRefusals); the 0512 line is 3.3.23's with its words
+// changed, as another version could write it.
+func TestLogNotExplained(t *testing.T) {
+	dir := t.TempDir()
+	b, err := os.ReadFile(labLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _, _ := strings.Cut(string(b), "\n")
+	lines := first + "\n" +
+		"Nov 28 08:41:52 848998 [54B5A6C0] 0x01 -> osm_qos_policy_validate: ERR AC14: pkey 0x0009 in match rule - partition doesn't exist\n" +
+		"Nov 28 08:41:53 848998 [54B5A6C0] 0x01 -> osm_qos_policy_validate: ERR AC14: pkey 0x000a in match rule - partition doesn't exist\n" +
+		"Nov 28 08:41:54 121204 [5735F6C0] 0x01 -> pkey_mgr_update_port: ERR 0512: Failed to add PKey 0x0005: the Pkey table is full for node 0x0002c90300000230 port 1 (HcaD)\n" +
+		"Nov 28 08:41:55 121204 [5735F6C0] 0x01 -> osm_ucast_mgr_process: ERR 3A45: routing failed\n"
+	path := filepath.Join(dir, "opensm.log")
+	if err := os.WriteFile(path, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := run(t, context.Background(), nil, "sm", "log", path, "-o", "table")
+	if code != 4 || !strings.Contains(errOut, "3 lines about partitions or keys not explained (ERR AC14 x2 from line 2, ERR 0512 at line 4)") {
+		t.Errorf("exit %d, stderr %q", code, errOut)
+	}
+	for _, want := range []string{"not explained (ERR AC14) x2  Nov 28 08:41:52 to Nov 28 08:41:53  line 2", "not explained (ERR 0512)  Nov 28 08:41:54  line 4",
+		"no partition or key event; 3 lines not explained; 5 lines read"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "3A45") {
+		t.Errorf("a routing error is not about partitions or keys:\n%s", out)
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if len(l) > 80 {
+			t.Errorf("wider than 80 columns: %q", l)
+		}
+	}
+	out, _, code = run(t, context.Background(), nil, "sm", "log", path, "-o", "json")
+	var doc struct {
+		NotExplained []struct {
+			Code  string
+			Count int
+		} `json:"not_explained"`
+		Incomplete []cmdutil.Incomplete
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if code != 4 || len(doc.NotExplained) != 2 || doc.NotExplained[0].Count != 2 || len(doc.Incomplete) != 1 || doc.Incomplete[0].Kind != cmdutil.IncompleteNotChecked {
+		t.Errorf("json: exit %d, %+v", code, doc)
+	}
+	// Beside an error: shown, exit 1.
+	if err := os.WriteFile(path, append(b, lines[len(first)+1:]...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code = run(t, context.Background(), nil, "sm", "log", path, "-o", "plain")
+	if code != 1 || !strings.Contains(out, "not-explained") || !strings.Contains(errOut, "not explained") {
+		t.Errorf("with errors: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestLogPartialSweepJSON: a partial sweep naming the ports makes a log with no error
+// exit 4, and the JSON's incomplete says so (it was only on stderr).
+func TestLogPartialSweepJSON(t *testing.T) {
+	f, err := cmdutil.ReadFabricFile(labFabric)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range f.Nodes {
+		if n.Description == "HcaD" {
+			for _, p := range n.Ports {
+				p.PKeys, p.PKeysError = nil, "timed out"
+			}
+		}
+	}
+	dir := t.TempDir()
+	var b strings.Builder
+	if err := fabric.EncodeFabric(&b, f); err != nil {
+		t.Fatal(err)
+	}
+	fab := filepath.Join(dir, "fabric.json")
+	log, err := os.ReadFile(labLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _, _ := strings.Cut(string(log), "\n")
+	path := filepath.Join(dir, "opensm.log")
+	if os.WriteFile(fab, []byte(b.String()), 0o644) != nil || os.WriteFile(path, []byte(first+"\n"), 0o644) != nil {
+		t.Fatal("write")
+	}
+	out, errOut, code := run(t, context.Background(), nil, "sm", "log", path, "--fabric-file", fab, "-o", "json")
+	var doc struct{ Incomplete []cmdutil.Incomplete }
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if code != 4 || len(doc.Incomplete) != 1 || doc.Incomplete[0].Kind != cmdutil.IncompletePartialSweep || !strings.Contains(errOut, "partial sweep") {
+		t.Errorf("exit %d, incomplete %+v, stderr %q", code, doc.Incomplete, errOut)
 	}
 }

@@ -77,7 +77,7 @@ func (p *printer) event(ev *smlog.Event, ex *smlog.Explanation) error {
 
 // end writes the summary and the totals; records is how many of the lines are in
 // OpenSM's format (unchecked: whether anything was checked, which the summary says).
-func (p *printer) end(s *smlog.Summary, lines, records int64) error {
+func (p *printer) end(s *smlog.Summary, lines, records int64, unx *unexplained, incomplete []cmdutil.Incomplete) error {
 	errs, warns := 0, 0
 	for _, g := range s.Groups {
 		if smlog.SeverityOf(g.First.Kind) == check.SeverityError {
@@ -93,9 +93,13 @@ func (p *printer) end(s *smlog.Summary, lines, records int64) error {
 		}
 		p.events.CloseArray()
 		p.doc.Array("summary", len(s.Groups), func(i int) any { return groupJSON(s.Groups[i]) })
+		p.doc.Array("not_explained", len(unx.groups), func(i int) any { return unexplainedJSON(unx.groups[i]) })
 		p.doc.Field("lines_read", lines)
 		p.doc.Field("errors", errs)
 		p.doc.Field("warnings", warns)
+		if len(incomplete) > 0 {
+			p.doc.Field("incomplete", incomplete)
+		}
 		if err := p.doc.Close(); err != nil {
 			return err
 		}
@@ -105,6 +109,9 @@ func (p *printer) end(s *smlog.Summary, lines, records int64) error {
 				for _, g := range s.Groups {
 					p.plainLine(g.First, g.Explanation, g.Count, g.LastAt)
 				}
+			}
+			for _, g := range unx.groups {
+				p.grid.Add(g.LastAt.Format(time.RFC3339), fmt.Sprint(g.Count), "not-explained", strings.ReplaceAll(g.what(), " ", "_"), "", "", "", g.text())
 			}
 			if err := p.grid.Render(p.w, cmdutil.FormatPlain); err != nil {
 				return err
@@ -116,6 +123,11 @@ func (p *printer) end(s *smlog.Summary, lines, records int64) error {
 				p.block(g.First, g.Explanation, g.Count, g.FirstAt, g.LastAt)
 			}
 		}
+		if !p.o.Follow {
+			for _, g := range unx.groups {
+				p.unexplainedBlock(g)
+			}
+		}
 		what := "no partition or key event"
 		switch none, _ := unchecked(lines, records); {
 		case none != "":
@@ -123,6 +135,9 @@ func (p *printer) end(s *smlog.Summary, lines, records int64) error {
 		case s.Events > 0:
 			what = fmt.Sprintf("%s (%s, %s) in %s", textsafe.Plural(s.Events, "event", "events"),
 				textsafe.Plural(errs, "error", "errors"), textsafe.Plural(warns, "warning", "warnings"), textsafe.Plural(len(s.Groups), "problem", "problems"))
+		}
+		if n := unx.lines(); n > 0 {
+			what += fmt.Sprintf("; %s not explained", textsafe.Plural(n, "line", "lines"))
 		}
 		if !p.since.IsZero() {
 			what += " since " + p.since.Format(stampLayout)
@@ -246,6 +261,22 @@ func (p *printer) block(ev *smlog.Event, ex *smlog.Explanation, count int, first
 	for _, n := range ex.Notes {
 		line("note", n)
 	}
+	fmt.Fprintln(p.w)
+}
+
+// unexplainedBlock writes a group of lines not explained as a block like an event's.
+func (p *printer) unexplainedBlock(g *unexplainedGroup) {
+	head := "not explained (" + g.what() + ")"
+	when := g.First.Time.Format(stampLayout)
+	if g.Count > 1 {
+		head += fmt.Sprintf(" x%d", g.Count)
+		if l := g.LastAt.Format(stampLayout); l != when {
+			when += " to " + l
+		}
+	}
+	fmt.Fprintf(p.w, "%s  %s  line %d\n", head, when, g.First.Line)
+	wrap(p.w, "  log   ", "        ", textsafe.String(g.text()), p.o.IO.Width())
+	wrap(p.w, "  note  ", "        ", unexplainedNote, p.o.IO.Width())
 	fmt.Fprintln(p.w)
 }
 

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -104,17 +105,21 @@ driver restart); the delta restarts from the new value and the reset is reported
 port that goes away or a file that cannot be read is reported on its row and the
 watch goes on. ibkey never resets hardware counters.
 
-On a terminal (stdin and stdout) a live screen: one row per port, rows that moved in
-the last interval highlighted, a trend per counter; keys: p pause, + / - interval,
-s sort by activity, a all error counters, b reset the on-screen baseline, / filter,
-enter one port (every counter, its history and its P_Key table, read as 'ibkey
-pkeys' reads it: from sysfs, or over MADs for --lid/--dr), ? help, q quit. ctrl+z or
-a SIGTSTP gives the terminal back and stops the screen; fg resumes it.
+On a terminal (stdin and stdout; not TERM=dumb) a live screen: one row per port,
+rows that moved in the last interval highlighted, a trend per counter; keys: p
+pause, + / - interval, s sort by activity, a all error counters, b reset the
+on-screen baseline, / filter, enter one port (every counter, its history and its
+P_Key table, read as 'ibkey pkeys' reads it: from sysfs, or over MADs for
+--lid/--dr), ? help, q quit (then what was not read is named on stderr and the exit
+is as below). ctrl+z or a SIGTSTP gives the terminal back and stops the screen; fg
+resumes it.
 
-Otherwise (a pipe, --once, --count N, -o plain/json) one line per port per sample:
+Otherwise (a pipe, TERM=dumb, --once, --count N, -o plain/json) one line per port
+per sample:
   TIME DEV/PORT STATE NAME=VALUE(+DELTA,RATE/s[,saturated][,reset][,SOURCE]) ...
-(on a terminal, --once and --count print each sample's time and a table of the same
-fields, a row a counter, that fits the terminal as every table does; SOURCE is
+(on a terminal, --once, --count and TERM=dumb, which cannot redraw a screen, print
+each sample's time and a table of the same fields, a row a counter, that fits the
+terminal as every table does; SOURCE is
 named for counters read through verbs, or by another source than the counter's
 usual one because the preferred one could not read it), or with -o json
 one object per sample per line (schemas/watch-counters.schema.json):
@@ -168,6 +173,12 @@ fabric) is the whole answer: exit 0.`,
 	}
 	o.bind(c)
 	o.MAD = cmdutil.AddMADFlags(c, f)
+	o.MAD.NoMADs = func() string {
+		if o.Addr.Set() || o.MAD.Explicit() {
+			return ""
+		}
+		return "'ibkey watch counters' sends them only to read --lid or --dr, or the local ports' PortInfo counters through --ca or --ibsim (give one, or leave out the MAD flags to read sysfs and verbs)"
+	}
 	o.Addr.Register(c)
 	c.Flags().BoolVar(&o.Once, "once", false, "read one sample (values, no deltas) and exit")
 	c.Flags().BoolVar(&o.All, "all-counters", false, "every PortCounters error counter, not only the partition counters")
@@ -421,12 +432,30 @@ func fabricTables(ctx context.Context, fab *query.Fabric, views []*query.PortVie
 }
 
 // watchCounters runs the screen, or prints samples until ctx ends or --count is
-// reached.
+// reached. Either way its samples go through one watchEnd, which decides the exit.
 func watchCounters(ctx context.Context, o *CountersOptions, sampler *query.Sampler, w watched) error {
 	n, f := o.Notices, o.Format
-	if o.IO.InTTY && o.IO.OutTTY && !o.Once && o.Count == 0 && f == cmdutil.FormatTable {
-		return tui.Run(ctx, tui.Options{Sampler: sampler, Interval: o.Interval, All: o.All,
+	how := "the notes above say why and what reads them"
+	if w.via == "" && w.nodes == nil { // local ports, no MADs sent
+		how += "; --lid LID with --ca or --ibsim reads a port over the fabric"
+	}
+	// A dumb terminal (TERM=dumb: Emacs' shell, some serial consoles) cannot move the
+	// cursor, so it gets the lines, each sample a table, as --count draws them.
+	screen := o.Getenv == nil || o.Getenv("TERM") != "dumb"
+	if o.IO.InTTY && o.IO.OutTTY && screen && !o.Once && o.Count == 0 && f == cmdutil.FormatTable {
+		// The screen owns the terminal: what its samples leave to say waits for its end
+		// (the screen shows the same n/a and NOREPLY cells meanwhile), and then decides
+		// the exit as the lines' does: quitting a watch that did not read a counter is
+		// not an exit 0.
+		held := &heldNotices{}
+		end := newWatchEnd(held)
+		err := tui.Run(ctx, tui.Options{Sampler: &screenSampler{s: sampler, end: end}, Interval: o.Interval, All: o.All,
 			Label: w.label, Color: o.ColorOut, Getenv: o.Getenv, LoadPort: w.load}, o.IO.In, o.IO.Out)
+		end.mu.Lock()
+		defer end.mu.Unlock()
+		held.replay(n)
+		var stop *query.InterruptedError
+		return end.exit(n, how, err, errors.As(err, &stop))
 	}
 	n.Label(w.label)
 	if f == cmdutil.FormatTable {
@@ -438,15 +467,10 @@ func watchCounters(ctx context.Context, o *CountersOptions, sampler *query.Sampl
 		count = 1
 	}
 	demo := w.label != "" && o.Fabric == nil && w.via == ""
-	tracker := query.NewTracker()
-	explained, failed := map[string]bool{}, map[string]bool{}
-	var unread notRead
+	end := newWatchEnd(n)
 	err := o.loop(ctx, count, func(int) error {
 		sample := sampler.Take(o.All)
-		unread.add(sample)
-		snap := tracker.Add(sample)
-		explainUnavailable(n, snap, explained)
-		warnFailed(n, snap, failed)
+		snap := end.add(sample)
 		if f == cmdutil.FormatJSON {
 			// A stream ends (and exits) only when stopped: each sample says in-band
 			// what of it was not read, by the rules that make the exit 4 below.
@@ -462,28 +486,98 @@ func watchCounters(ctx context.Context, o *CountersOptions, sampler *query.Sampl
 	})
 	// A signal ends the loop with its cause: what was not read is still named below,
 	// then the cause is returned (exit 128+signo, ahead of 4).
-	stopped := err != nil && ctx.Err() != nil && errors.Is(err, context.Cause(ctx))
+	return end.exit(n, how, err, err != nil && ctx.Err() != nil && errors.Is(err, context.Cause(ctx)))
+}
+
+// watchEnd is what a watch's samples leave for its end: why counters are n/a (noted
+// once each), the counters and ports not read (warned once each) and the counters
+// the ports have that were n/a. Its notices go to n as the samples come.
+type watchEnd struct {
+	mu                sync.Mutex // the screen takes samples in its own goroutines
+	n                 notices
+	tracker           *query.Tracker
+	explained, failed map[string]bool
+	unread            notRead
+}
+
+// notices are where a watch's notes and warnings go: cmdutil.Notices, or heldNotices
+// while the screen owns the terminal.
+type notices interface {
+	Warn(string)
+	Note(string)
+}
+
+func newWatchEnd(n notices) *watchEnd {
+	return &watchEnd{n: n, tracker: query.NewTracker(), explained: map[string]bool{}, failed: map[string]bool{}}
+}
+
+// add accounts for one sample and returns what it means given the ones before.
+func (e *watchEnd) add(s *query.Sample) *query.Snapshot {
+	e.unread.add(s)
+	snap := e.tracker.Add(s)
+	explainUnavailable(e.n, snap, e.explained)
+	warnFailed(e.n, snap, e.failed)
+	return snap
+}
+
+// exit is the watch's exit once its loop or screen ended with err (stopped: by a
+// signal, whose cause err is): exit 4 when something was not read, named on n (how:
+// what reads the n/a counters), then the signal's 128+signo ahead of it.
+func (e *watchEnd) exit(n *cmdutil.Notices, how string, err error, stopped bool) error {
 	switch {
 	case err != nil && !stopped:
 		return err
-	case len(failed) > 0:
+	case len(e.failed) > 0:
 		// Shown as error(...) (a counter) or GONE/NOREPLY (a port) in the lines: a
 		// counter not read is not checked.
-		return cmdutil.Exit(cmdutil.ExitIncomplete)
-	case len(unread.ports) > 0:
+		return cmdutil.Then(err, cmdutil.Exit(cmdutil.ExitIncomplete))
+	case len(e.unread.ports) > 0:
 		// Shown as n/a: a listing with its reasons, but counters the watch was asked
 		// for that the port has and the sources chosen could not read (sysfs has no
 		// PortInfo counters). Rule 1: show what was read, name what was not, exit 4.
 		// n/a because the port has no such counter (Reading.Absent) is not a gap.
-		how := "the notes above say why and what reads them"
-		if w.via == "" && w.nodes == nil { // local ports, no MADs sent
-			how += "; --lid LID with --ca or --ibsim reads a port over the fabric"
-		}
-		n.Warn(fmt.Sprintf("%s not read on %s (n/a: %s)", strings.Join(unread.names, ", "),
-			textsafe.Plural(len(unread.ports), "port", "ports"), how))
-		return cmdutil.Exit(cmdutil.ExitIncomplete)
+		n.Warn(fmt.Sprintf("%s not read on %s (n/a: %s)", strings.Join(e.unread.names, ", "),
+			textsafe.Plural(len(e.unread.ports), "port", "ports"), how))
+		return cmdutil.Then(err, cmdutil.Exit(cmdutil.ExitIncomplete))
 	}
 	return err // nil, or the signal that stopped the watch
+}
+
+// screenSampler is the screen's sampler: each sample it takes also goes to the
+// watch's end.
+type screenSampler struct {
+	s   *query.Sampler
+	end *watchEnd
+}
+
+func (s *screenSampler) Take(all bool) *query.Sample {
+	sample := s.s.Take(all)
+	s.end.mu.Lock()
+	defer s.end.mu.Unlock()
+	s.end.add(sample)
+	return sample
+}
+
+// heldNotices keeps a screen's notes and warnings, in order, for after it.
+type heldNotices struct{ held []heldNotice }
+
+type heldNotice struct {
+	warn bool
+	msg  string
+}
+
+func (h *heldNotices) Warn(msg string) { h.held = append(h.held, heldNotice{true, msg}) }
+func (h *heldNotices) Note(msg string) { h.held = append(h.held, heldNotice{false, msg}) }
+
+// replay prints the held notices on n.
+func (h *heldNotices) replay(n *cmdutil.Notices) {
+	for _, x := range h.held {
+		if x.warn {
+			n.Warn(x.msg)
+		} else {
+			n.Note(x.msg)
+		}
+	}
 }
 
 // naNotRead: r is n/a for a counter the port has (Unavailable, not Absent), so it was
@@ -517,7 +611,7 @@ func (u *notRead) add(s *query.Sample) {
 // warnFailed warns once, on stderr, about each port (it went away, it did not answer)
 // and each counter (a read error, a value that does not fit the counter) that could
 // not be read: the sample shows GONE/NOREPLY or error(...), and the command exits 4.
-func warnFailed(n *cmdutil.Notices, snap *query.Snapshot, done map[string]bool) {
+func warnFailed(n notices, snap *query.Snapshot, done map[string]bool) {
 	for _, p := range snap.Ports {
 		if key := "port " + p.Ref.String() + " " + p.Err; p.Err != "" && !done[key] {
 			done[key] = true
@@ -589,7 +683,7 @@ func sampleNotRead(s *query.Sample) []cmdutil.Incomplete {
 }
 
 // explainUnavailable notes once, on stderr, why a counter is n/a.
-func explainUnavailable(n *cmdutil.Notices, snap *query.Snapshot, done map[string]bool) {
+func explainUnavailable(n notices, snap *query.Snapshot, done map[string]bool) {
 	for _, p := range snap.Ports {
 		for _, c := range p.Counters {
 			if c.Unavailable == "" || done[c.Name+c.Unavailable] {

@@ -118,11 +118,6 @@ func runPKeys(o *PKeysOptions) error {
 		names[i] = r.String()
 	}
 	n.Note(fmt.Sprintf("watching the P_Key tables of %s every %s", strings.Join(names, ", "), o.Interval))
-	if f == cmdutil.FormatJSON && len(inc) > 0 {
-		if err := cmdutil.WriteJSONLine(o.IO.Out, pkeyNotWatchedJSON{Time: o.Now().Format(time.RFC3339Nano), Incomplete: inc}); err != nil {
-			return err
-		}
-	}
 	// The IPoIB interfaces of each port, to name those a change hits.
 	ifcs := make([][]query.IPoIB, len(refs))
 	for i, r := range refs {
@@ -137,8 +132,20 @@ func runPKeys(o *PKeysOptions) error {
 	lost := false
 	err = o.loop(o.Ctx, o.Count, func(int) error {
 		now := o.Now()
+		first := prev[0] == nil
 		for i, r := range refs {
 			cur := query.ReadTable(host, r)
+			if u := cur.NotRead(r); first && u != nil {
+				// Not read at the start (a dangling entry, a table that fails): a
+				// change there is not seen until it can be read, so the watch ends
+				// with exit 4 (it ended with 0).
+				n.Warn(u.Message() + ": a change there is not seen while it cannot be read")
+				inc = append(inc, cmdutil.Incomplete{Kind: cmdutil.IncompleteUnreadEntries, Message: u.Message()})
+				if u.Table {
+					inc[len(inc)-1].Kind = cmdutil.IncompleteUnreadTable
+				}
+				partial = cmdutil.Exit(cmdutil.ExitIncomplete)
+			}
 			if prev[i] != nil {
 				for _, ev := range tableEvents(r, prev[i], cur, ifcs[i]) {
 					lost = lost || ev.Change == query.ChangePortError || ev.Change == query.ChangeUnreadable
@@ -149,6 +156,10 @@ func runPKeys(o *PKeysOptions) error {
 				}
 			}
 			prev[i] = cur
+		}
+		// The first line of a JSON stream says what no event will cover.
+		if first && f == cmdutil.FormatJSON && len(inc) > 0 {
+			return cmdutil.WriteJSONLine(o.IO.Out, pkeyNotWatchedJSON{Time: now.Format(time.RFC3339Nano), Incomplete: inc})
 		}
 		return nil
 	})

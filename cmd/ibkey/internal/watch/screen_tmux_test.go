@@ -165,7 +165,8 @@ var rawDuration = regexp.MustCompile(`\d\.\d{3,}s`)
 // `q quit`; the drill-down (enter) shows the port's P_Key table, as `ibkey pkeys`
 // reads it, and names no SMP source for counters nothing was asked for (no MAD
 // transport was given); its HISTORY reads `1.0s`; the help page wraps its
-// explanations at spaces (the sentences appear whole).
+// explanations at spaces (the sentences appear whole); q ends it with exit 4, naming
+// the counters it showed n/a and did not read.
 func TestWatchScreenTerminal(t *testing.T) {
 	tm := newTmux(t)
 	bin := ibkeyBinary(t)
@@ -221,8 +222,12 @@ func TestWatchScreenTerminal(t *testing.T) {
 						t.Errorf("the help cuts %q:\n%s", want, help)
 					}
 				}
+				// Quitting names what the screen showed n/a and did not read (the
+				// violation counters: no verbs, no MAD transport), exit 4 as the lines'.
 				tm.keys(name, "q")
-				tm.waitText(name, "exit status 0")
+				if after := tm.waitText(name, "exit status 4"); !strings.Contains(after, "qkey_violations not read on") {
+					t.Errorf("the counters not read are not named after the screen:\n%s", after)
+				}
 				tm.run("kill-session", "-t", name)
 			})
 		}

@@ -47,7 +47,13 @@ func (o *Sampling) bind(c *cobra.Command) {
 
 func (o *Sampling) check(c *cobra.Command, args []string) error {
 	o.Selectors = nil
-	for _, a := range args { // DEV or DEV/PORT
+	for i, a := range args { // DEV or DEV/PORT
+		if i > 0 && a != "" && strings.Trim(a, "0123456789") == "" && !strings.ContainsAny(args[i-1], "/:") {
+			// `watch counters mlx5_0 1`, as `ibkey pkeys mlx5_0 1` takes a port: here
+			// every argument is a device or DEV/PORT, so "1" would be "no device 1".
+			dev := args[i-1]
+			return cmdutil.Usagef("%q after %s is not a device: give a port as DEV/PORT (%s/%s); every argument here is DEV or DEV/PORT", a, dev, dev, a)
+		}
 		s, err := query.ParseSelector(a)
 		if err != nil {
 			return err
