@@ -43,7 +43,8 @@ N: they cannot, with the partitions they share where both are limited members. E
 cell is can-talk --partitions for the two GUIDs: where SELF without --sm-guid, or a
 port type without --router, would change it, ?Y or ?N (the answer is not known; as
 taken after the ?), K? (whether K works is not known) or +? (they may share one more
-partition), and the exit is 4; a file OpenSM reads unpredictably makes every pair ?. A table
+partition), and the exit is 4; a file OpenSM reads unpredictably makes every pair ?
+(and every figure of the summary). A table
 grid wider than the terminal (about 7 ports at 80 columns) is replaced by the summary,
 saying so; -o plain and -o json keep the grid.
 
@@ -304,6 +305,20 @@ func (x *matrix) summaryUnknown() summaryNotKnown {
 			}
 			u.groups = true // a port that loses an entry may leave a group
 			u.groupsWithoutDefault = u.groupsWithoutDefault || k != check.DefaultPartition
+		}
+	}
+	if cmdutil.UncertainIncomplete(x.p.Config) != nil {
+		// OpenSM reads the file unpredictably: the summary is the file as written,
+		// and no figure of it is known (as no pair of the grid is).
+		u.groups, u.groupsWithoutDefault, u.onlyDefault = true, true, true
+		for _, part := range x.p.Config.Partitions {
+			u.partitions[part.Key] = true
+		}
+		for _, port := range x.m.Ports {
+			u.memberOf[port.GUID] = true
+			for k := range members {
+				mayReach(port.GUID, k)
+			}
 		}
 	}
 	only := map[check.GUID]bool{}
