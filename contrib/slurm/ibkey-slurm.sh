@@ -27,8 +27,11 @@ ibkey_load_config() {
 }
 
 # ibkey_job_pkey prints the job's partition: a "pkey=0xNNNN" word in the job's
-# --extra (SLURM_JOB_EXTRA) or --comment (SLURM_JOB_COMMENT), else IBKEY_PKEY. It
-# fails when the job asks for none: the job is not gated.
+# --extra (SLURM_JOB_EXTRA, Slurm 23.02 on) or --comment (SLURM_JOB_COMMENT), else
+# IBKEY_PKEY. It fails when the job asks for none: the job is not gated. Slurm
+# gives them to the Prolog, Epilog and PrologSlurmctld (the TaskProlog neither);
+# Slurm 22.05 has no --extra (`sbatch --extra=pkey=0x0042` is taken there as an
+# abbreviation of --extra-node-info and refused).
 ibkey_job_pkey() {
 	local w
 	for w in ${SLURM_JOB_EXTRA:-} ${SLURM_JOB_COMMENT:-}; do

@@ -3,8 +3,10 @@
 # runs it when the job is allocated rather than at its first step). Runs as root on
 # each of the job's nodes: waits until this node's ports hold the job's partition
 # (ibkey job --want --wait) and leaves the settings that put the job in it for the
-# TaskProlog. Environment from slurmd: SLURM_JOB_ID, SLURMD_NODENAME,
-# SLURM_JOB_EXTRA, SLURM_JOB_COMMENT, ... (prolog_epilog.html).
+# TaskProlog. Environment from slurmd (prep_script_slurmd.c, _build_env): no PATH;
+# SLURM_JOB_ID, SLURMD_NODENAME, SLURM_JOB_COMMENT (when the job has a comment),
+# SLURM_JOB_EXTRA (23.02 on), ... What it prints (stdout and stderr together) is in
+# slurmd's log when it fails, and otherwise only at SlurmdDebug=debug2.
 set -u
 here=$(dirname "$0")
 # shellcheck source=ibkey-slurm.sh
@@ -28,12 +30,13 @@ rc=$?
 if [ "$rc" -eq 0 ]; then
 	chmod 0644 "$tmp" && mv "$tmp" "$state.env"
 	# What ibkey warned about (a device it could not read that no library of the
-	# job would use, an IPoIB interface missing) goes to slurmd's log.
+	# job would use, an IPoIB interface missing) goes to slurmd's log (debug2).
 	grep '^warning: ' "$tmp.err" >&2
 	rm -f "$tmp.err"
 	exit 0
 fi
-# The reason goes to slurmd's log (the Prolog's stderr) and to the TaskProlog.
+# The reason goes to slurmd's log (the Prolog's stderr: at error level when the
+# Prolog fails, at debug2 when it succeeds) and to the TaskProlog.
 {
 	echo "ibkey job --want $key on $SLURMD_NODENAME exited $rc:"
 	grep -v '^note: ' "$tmp.err"

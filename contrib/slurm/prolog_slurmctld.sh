@@ -3,8 +3,13 @@
 # prolog_slurmctld.sh). Runs once per job on the controller, at allocation: waits
 # until every node of the job (SLURM_JOB_NODELIST, a Slurm hostlist) holds the job's
 # partition, checked over MADs from the controller (it needs umad access: root, or
-# the rdma group for SlurmctldUser). A failure requeues a batch job and cancels an
-# interactive one (prolog_epilog.html); the settings themselves are the TaskProlog's.
+# the rdma group for SlurmctldUser). A failure requeues a batch job, which is tried
+# again after AuthInfo's cred_expire (120 s by default) at the next scheduling pass,
+# and cancels an interactive one (prolog_epilog.html); the settings themselves are
+# the TaskProlog's. Slurm 22.05 runs a PrologSlurmctld added to slurm.conf only
+# after slurmctld restarts (`scontrol reconfigure` is not enough: prep_script.c
+# decides at start), and discards what it prints (slurmscriptd.c, _run_script):
+# slurmctld's log says only "PrologSlurmctld exit status 1:0".
 set -u
 here=$(dirname "$0")
 # shellcheck source=ibkey-slurm.sh
@@ -18,7 +23,7 @@ mapfile -t libs < <(ibkey_lib_args)
 rc=$?
 case $rc in
 0) exit 0 ;;
-1) exit 1 ;; # not ready (named on stderr): requeue
+1) exit 1 ;; # not ready (named on stderr, which slurmctld discards): requeue
 *)
 	echo "ibkey: job $SLURM_JOB_ID: could not check partition $key (ibkey exited $rc)" >&2
 	[ "$IBKEY_STRICT" = 1 ] && exit 1

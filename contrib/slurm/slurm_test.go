@@ -116,26 +116,91 @@ func (c *cluster) run(t *testing.T, script string, env ...string) (stdout, stder
 	return out.String(), errOut.String(), code
 }
 
-// prologEnv is what slurmd gives the Prolog on node (prolog_epilog.html: the
-// variables "available in Prolog").
-func prologEnv(node, extra string) []string {
-	return []string{"SLURM_JOB_ID=4242", "SLURM_JOBID=4242", "SLURM_JOB_NODELIST=node[02-03]", "SLURMD_NODENAME=" + node,
-		"SLURM_SCRIPT_CONTEXT=prolog_slurmd", "SLURM_JOB_USER=alice", "SLURM_JOB_UID=1000", "SLURM_JOB_GID=1000",
-		"SLURM_CLUSTER_NAME=lab", "SLURM_JOB_PARTITION=gpu", "SLURM_JOB_ACCOUNT=lab", "SLURM_CONF=/etc/slurm/slurm.conf",
-		"SLURM_JOB_EXTRA=" + extra, "SLURM_JOB_COMMENT="}
+// prologEnv is what slurmd 22.05 gives the Prolog and the Epilog on node
+// (prep_script_slurmd.c, _build_env; the same names under TestRealSlurm): no PATH,
+// the job's nodes in SLURM_NODELIST (SLURM_JOB_NODELIST too only from 23.11), and
+// SLURM_JOB_COMMENT, from the job's credential, only when the job has a --comment.
+// 22.05 has no --extra; SLURM_JOB_EXTRA comes with it in 23.02. TestRealSlurm checks
+// these names against slurmd's (ctldEnv's against slurmctld's).
+func prologEnv(node, comment string) []string {
+	env := []string{"SLURMD_NODENAME=" + node, "SLURM_CLUSTER_NAME=lab", "SLURM_CONF=/etc/slurm/slurm.conf",
+		"SLURM_JOBID=4242", "SLURM_JOB_ID=4242", "SLURM_JOB_CPUS_PER_NODE=1", "SLURM_JOB_GID=1000",
+		"SLURM_JOB_NUM_NODES=2", "SLURM_JOB_PARTITION=gpu", "SLURM_JOB_RESTART_COUNT=0", "SLURM_JOB_STDIN=/dev/null",
+		"SLURM_JOB_STDOUT=/home/alice/slurm-%j.out", "SLURM_JOB_UID=1000", "SLURM_JOB_USER=alice",
+		"SLURM_JOB_WORK_DIR=/home/alice", "SLURM_NODELIST=node[02-03]", "SLURM_SCRIPT_CONTEXT=prolog_slurmd", "SLURM_UID=1000"}
+	if comment != "" {
+		env = append(env, "SLURM_JOB_COMMENT="+comment)
+	}
+	return env
 }
 
-// taskEnv is what slurmstepd gives the TaskProlog: the task's environment, which
-// has the user's PATH.
+// taskEnv is what slurmstepd gives the TaskProlog of a batch script: the job's
+// environment (the one sbatch sent: the user's, with their PATH) and the step's
+// SLURM_ variables (task.c: SLURM_SCRIPT_CONTEXT=prolog_task), but not
+// SLURM_JOB_COMMENT. TestRealSlurm checks these names against slurmstepd's.
 func taskEnv(node string) []string {
 	return []string{"SLURM_JOB_ID=4242", "SLURM_JOBID=4242", "SLURMD_NODENAME=" + node, "SLURM_SCRIPT_CONTEXT=prolog_task",
-		"SLURM_STEP_ID=0", "SLURM_PROCID=0", "SLURM_LOCALID=0", "SLURM_NODEID=0", "SLURM_NNODES=2", "SLURM_NTASKS=2",
-		"HOME=/home/alice", "USER=alice", "PATH=/usr/bin:/bin"}
+		"SLURM_PROCID=0", "SLURM_LOCALID=0", "SLURM_NODEID=0", "SLURM_NNODES=2", "SLURM_JOB_NODELIST=node[02-03]",
+		"SLURM_NODELIST=node[02-03]", "ENVIRONMENT=BATCH", "HOME=/home/alice", "PATH=/usr/bin:/bin"}
+}
+
+// ctldEnv is what slurmctld 22.05 gives PrologSlurmctld (job_mgr.c,
+// job_common_env_vars, run by slurmscriptd; the same names under TestRealSlurm): no
+// PATH and no SLURM_CONF; SLURM_JOB_ACCOUNT is "(null)" for a job without one.
+func ctldEnv(comment string) []string {
+	return []string{"SLURM_CLUSTER_NAME=lab", "SLURM_JOBID=4242", "SLURM_JOB_ID=4242", "SLURM_JOB_ACCOUNT=(null)",
+		"SLURM_JOB_COMMENT=" + comment, "SLURM_JOB_CPUS_PER_NODE=1(x2)", "SLURM_JOB_GID=1000", "SLURM_JOB_GROUP=lab",
+		"SLURM_JOB_NAME=train", "SLURM_JOB_NODELIST=node[02-03]", "SLURM_JOB_NUM_NODES=2", "SLURM_JOB_PARTITION=gpu",
+		"SLURM_JOB_RESTART_COUNT=0", "SLURM_JOB_STDIN=/dev/null", "SLURM_JOB_STDOUT=/home/alice/slurm-%j.out",
+		"SLURM_JOB_UID=1000", "SLURM_JOB_USER=alice", "SLURM_JOB_WORK_DIR=/home/alice", "SLURM_SCRIPT_CONTEXT=prolog_slurmctld"}
+}
+
+// The job's partition: a pkey= word of --comment (22.05's only field for it:
+// `sbatch --extra=...` there is taken as --extra-node-info and refused) or of --extra
+// (SLURM_JOB_EXTRA, 23.02 on), else IBKEY_PKEY; none: the job is not gated.
+func TestJobPKey(t *testing.T) {
+	for _, c := range []struct {
+		env  []string
+		conf string
+		want string // "" : exit 1
+	}{
+		{prologEnv("node02", "pkey=0x0042"), "", "0x0042"},
+		{prologEnv("node02", "train run pkey=0x8042 x"), "", "0x8042"},
+		{prologEnv("node02", ""), "", ""},
+		{prologEnv("node02", "no key here"), "IBKEY_PKEY=0x0007\n", "0x0007"},
+		{append(prologEnv("node02", "pkey=0x0042"), "SLURM_JOB_EXTRA=pkey=0x0043"), "", "0x0043"},
+		{ctldEnv("pkey=0x0042"), "", "0x0042"},
+	} {
+		conf := filepath.Join(t.TempDir(), "slurm.conf")
+		os.WriteFile(conf, []byte(c.conf), 0o644)
+		cmd := exec.Command("/bin/bash", "-uc", ". ./ibkey-slurm.sh; ibkey_load_config; ibkey_job_pkey")
+		cmd.Env = append([]string{"IBKEY_SLURM_CONF=" + conf}, c.env...)
+		out, err := cmd.Output()
+		if got := strings.TrimSpace(string(out)); got != c.want || (err != nil) != (c.want == "") {
+			t.Errorf("%v %q: %q, %v; want %q", c.env[len(c.env)-1], c.conf, got, err, c.want)
+		}
+	}
+}
+
+// Slurm sets the text after "export NAME=" as it is (task.c, _proc_stdout): the
+// TaskProlog prints a value ibkey quoted for a shell without its quotes.
+func TestTaskPrologUnquotes(t *testing.T) {
+	dir := t.TempDir()
+	c := &cluster{state: filepath.Join(dir, "run"), conf: filepath.Join(dir, "slurm.conf")}
+	os.WriteFile(c.conf, []byte("IBKEY_STATE_DIR="+c.state+"\n"), 0o644)
+	os.MkdirAll(c.state, 0o755)
+	env := "export NCCL_IB_PKEY=1\nexport IBKEY_IPOIB_INTERFACE='ib-job#1'\nexport X='it'\\''s'\n"
+	os.WriteFile(filepath.Join(c.state, "job-4242.env"), []byte(env), 0o644)
+	out, errOut, code := c.run(t, "taskprolog.sh", taskEnv("node02")...)
+	if want := "export NCCL_IB_PKEY=1\nexport IBKEY_IPOIB_INTERFACE=ib-job#1\nexport X=it's\n"; code != 0 || out != want {
+		t.Errorf("exit %d\n%s\nwant\n%s\n%s", code, out, want, errOut)
+	}
 }
 
 // The pair on one node: the Prolog waits while OpenSM programs 0x0042 (SIGHUP after
 // it started), leaves the settings, the TaskProlog prints them as export lines
-// (checked against smpquery), the Epilog removes them.
+// (checked against smpquery), the Epilog removes them. TestRealSlurm runs the same
+// under slurmd.
 func TestPrologTaskPrologPair(t *testing.T) {
 	c := startCluster(t, "")
 	done := make(chan struct{})
@@ -231,9 +296,7 @@ func TestPrologSlurmctld(t *testing.T) {
 	if _, _, err := c.sm.Reprogram(ctx, c.partition("node02")); err != nil {
 		t.Fatal(err)
 	}
-	env := []string{"SLURM_JOB_ID=4242", "SLURM_JOB_NODELIST=node[02-03]", "SLURM_SCRIPT_CONTEXT=prolog_slurmctld",
-		"SLURM_JOB_USER=alice", "SLURM_JOB_UID=1000", "SLURM_JOB_GROUP=lab", "SLURM_JOB_NAME=train",
-		"SLURM_CLUSTER_NAME=lab", "SLURM_JOB_PARTITION=gpu", "SLURM_JOB_COMMENT=pkey=0x0042"}
+	env := ctldEnv("pkey=0x0042")
 	_, errOut, code := c.run(t, "prolog_slurmctld.sh", env...)
 	if code != 1 || !strings.Contains(errOut, "node03: node03:mlx5_0/1: no entry for partition 0x0042") || strings.Contains(errOut, "node02: node02") {
 		t.Fatalf("exit %d\n%s", code, errOut)
