@@ -1069,8 +1069,8 @@ func (v *Verdict) checkPKeys(a, b Endpoint) (bool, []string, []partHops) {
 			reasons = append(reasons, fmt.Sprintf("they share partition %s: %s", ch.Key.String(), pairWords(a, b, ch)))
 			break
 		}
-		reasons = append(reasons, fmt.Sprintf("they share partition %s: %s; other shared partitions that work: %s",
-			ch.Key.String(), pairWords(a, b, ch), keyListMore(others, extra)))
+		reasons = append(reasons, fmt.Sprintf("they share partition %s: %s%s%s",
+			ch.Key.String(), pairWords(a, b, ch), OthersWork, keyListMore(others, extra)))
 	}
 	if len(limited) > 0 {
 		reasons = append(reasons, limitedReason(limited, true))
@@ -1094,6 +1094,11 @@ func (v *Verdict) checkPKeys(a, b Endpoint) (bool, []string, []partHops) {
 	}
 	return true, reasons, hops
 }
+
+// OthersWork ends the reason that names the partition they share with the others that
+// work: a reason without it, for the same partition, still holds when more work
+// (query.CanTalk's alternatives compare them).
+const OthersWork = "; other shared partitions that work: "
 
 // pairWords says which entry each side uses for a working shared partition.
 func pairWords(a, b Endpoint, sp SharedPartition) string {

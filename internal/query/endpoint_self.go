@@ -94,7 +94,9 @@ func CanTalk(a, b ResolvedEndpoint) check.Verdict {
 		if !slices.ContainsFunc(alts, func(a Alternative) bool { return a.Taking != "" }) {
 			for _, x := range [][2][]string{{v.Reasons, w.Reasons}, {v.AToB.Reasons, w.AToB.Reasons}, {v.BToA.Reasons, w.BToA.Reasons}} {
 				for _, r := range x[0] {
-					if slices.Contains(x[1], r) {
+					// The same, or the same partition shared with more that work,
+					// which the notes name: it holds there too.
+					if slices.ContainsFunc(x[1], func(o string) bool { return o == r || strings.HasPrefix(o, r+check.OthersWork) }) {
 						continue
 					}
 					if asTaken[r] == nil {

@@ -874,6 +874,10 @@ func partitionReasons(p *query.Partitions, v check.Verdict, eps []query.Resolved
 				kw = "ALL / ALL_ROUTERS give every router port"
 			case check.NodeSwitch:
 				kw = "ALL / ALL_SWITCHES give every switch's port 0"
+			default:
+				if slices.ContainsFunc(e.Alternatives, func(a query.Alternative) bool { return a.Model != nil && !a.SM }) {
+					kw = "ALL / ALL_CAS give every CA port (taking it for one: --router not given; a router port gets ALL_ROUTERS')"
+				}
 			}
 			out = append(out, notNamed(label, c.File, kw, g, p.Options.SMGUID))
 		}

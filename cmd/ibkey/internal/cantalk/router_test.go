@@ -29,6 +29,10 @@ func TestCanTalkPartitionsRouterPorts(t *testing.T) {
 	if r.Code != 4 || !strings.Contains(r.Stdout, "UNKNOWN") || !strings.Contains(r.Stderr, "is a router port") && strings.Contains(r.Stderr, "--router none") {
 		t.Errorf("types not given: exit %d, want 4\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
+	// What a port the file does not name gets is what it gets as a CA port: said so.
+	if !strings.Contains(r.Stdout, "it gets only what ALL / ALL_CAS give every CA port (taking it for one: --router not given") {
+		t.Errorf("types not given: 'not named' does not say the port is taken for a CA port\n%s", r.Stdout)
+	}
 	r = cmdtest.Run(t, root, false, nil, "can-talk", a, b, "--partitions", conf, "--router", a)
 	if r.Code != 1 {
 		t.Errorf("a router port is not in ALL_CAS: exit %d, want 1\n%s%s", r.Code, r.Stdout, r.Stderr)

@@ -43,7 +43,8 @@ N: they cannot, with the partitions they share where both are limited members. E
 cell is can-talk --partitions for the two GUIDs: where SELF without --sm-guid, or a
 port type without --router, would change it, ?Y or ?N (the answer is not known; as
 taken after the ?), K? (whether K works is not known) or +? (they may share one more
-partition), and the exit is 4; a file OpenSM reads unpredictably makes every pair ?. A table
+partition), and the exit is 4; a file OpenSM reads unpredictably makes every pair ?
+(and every figure of the summary). A table
 grid wider than the terminal (about 7 ports at 80 columns) is replaced by the summary,
 saying so; -o plain and -o json keep the grid.
 
@@ -51,7 +52,9 @@ More ports (or --summary): per partition, its full and limited members and how m
 pairs of ports can talk in it; per port, how many partitions it is a member of and
 the ones in which it reaches another port; the isolation groups (ports connected through partitions where they can talk,
 transitively), counting the default partition and without it; and the ports that
-reach nobody except through the default partition.
+reach nobody except through the default partition. A figure that SELF without
+--sm-guid, or a port type without --router, would change is ? (K? for a partition
+in which whether the port reaches another is not known), and the exit is 4.
 
 Plain output (-o plain; the default when stdout is not a terminal): sections separated
 by one blank line; each starts with a title line (notes after it indented by two
@@ -65,8 +68,8 @@ JSON (-o json), schema schemas/partitions-matrix.schema.json: {"schema_version":
 "pairs"?:[{"a","b","can_talk" (null: not known),"partitions","limited_only","not_known",
 "partitions_complete","why"?}] (grid only), "incomplete"?:[{"kind","message"}] (exit 4),
 "summary":{"partitions":[{"key","name","full","limited","pairs"}],
-"ports":[{"port_guid","member_of","reaches"}],"groups":[[GUID]],"groups_without_default":[[GUID]],
-"only_default":[GUID]}}. Groups of one port are left out.`,
+"ports":[{"port_guid","member_of","reaches","reaches_not_known"?}],"groups":[[GUID]],"groups_without_default":[[GUID]],
+"only_default":[GUID]}} (a figure that is ? in the text is null). Groups of one port are left out.`,
 		Example: `  ibkey partitions matrix partitions.conf
   ibkey partitions matrix partitions.conf --summary
   ibkey partitions matrix partitions.conf -o json | jq '.summary.only_default'`,
@@ -103,18 +106,23 @@ type pairJSON struct {
 	Why                string `json:"why,omitempty"` // can_talk null: on what it depends
 }
 
+// A figure of the summary is null when an assumption not given would change it
+// (summaryNotKnown).
 type partitionReachJSON struct {
 	Key     string `json:"key"`
 	Name    string `json:"name"`
-	Full    int    `json:"full"`
-	Limited int    `json:"limited"`
-	Pairs   int64  `json:"pairs"`
+	Full    *int   `json:"full"`
+	Limited *int   `json:"limited"`
+	Pairs   *int64 `json:"pairs"`
 }
 
 type portReachJSON struct {
 	PortGUID string   `json:"port_guid"`
-	MemberOf int      `json:"member_of"`
+	MemberOf *int     `json:"member_of"`
 	Reaches  []string `json:"reaches"`
+	// ReachesNotKnown are the partitions in which whether the port reaches another
+	// is not known (not in reaches).
+	ReachesNotKnown []string `json:"reaches_not_known,omitempty"`
 }
 
 type summaryJSON struct {
@@ -156,7 +164,189 @@ type matrix struct {
 	// unknownType: ports taken for CA ports whose table differs as router ports
 	// (query.Partitions.UnknownType), said on stderr and in incomplete.
 	unknownType map[check.GUID][]check.PKey
-	incomplete  []cmdutil.Incomplete
+	// unsure are the summary's figures an assumption not given would change.
+	unsure     summaryNotKnown
+	incomplete []cmdutil.Incomplete
+}
+
+// summaryNotKnown are the figures of the summary that an assumption not given (SELF
+// without --sm-guid, a port type without --router) would change: ? in the text, null
+// in the JSON. The figures are those of the ports as taken (none the SM's, CA ports
+// unless --router says otherwise).
+type summaryNotKnown struct {
+	partitions map[check.PartitionKey]bool // a partition's FULL, LIMITED and PAIRS
+	memberOf   map[check.GUID]bool
+	// reaches are, by port, the partitions in which whether it reaches another port
+	// is not known (they are not in its REACHES).
+	reaches                                   map[check.GUID][]check.PartitionKey
+	groups, groupsWithoutDefault, onlyDefault bool
+}
+
+// any reports whether some figure is not known.
+func (u summaryNotKnown) any() bool {
+	return len(u.partitions) > 0 || len(u.memberOf) > 0 || len(u.reaches) > 0 || u.groups || u.groupsWithoutDefault || u.onlyDefault
+}
+
+// summaryUnknown works out summaryNotKnown: every figure of a partition in which a
+// port's table may differ (as the SM's port, SELF's partitions; as a router port,
+// those where ALL_ROUTERS and ALL_CAS give it other entries), whether its members
+// reach another there, a port's count of partitions where it may join one, and the
+// groups (an entry gained or lost may join or split them).
+func (x *matrix) summaryUnknown() summaryNotKnown {
+	u := summaryNotKnown{partitions: map[check.PartitionKey]bool{}, memberOf: map[check.GUID]bool{}, reaches: map[check.GUID][]check.PartitionKey{}}
+	// Each partition's members as taken, full or not, and in port order.
+	members := map[check.PartitionKey]map[check.GUID]bool{}
+	inOrder := map[check.PartitionKey][]check.GUID{}
+	isMember := func(g check.GUID, k check.PartitionKey) bool {
+		_, ok := members[k][g]
+		return ok
+	}
+	for _, port := range x.m.Ports {
+		for _, p := range x.m.PKeys(port.GUID) {
+			k := p.Partition()
+			if members[k] == nil {
+				members[k] = map[check.GUID]bool{}
+			}
+			if !isMember(port.GUID, k) {
+				inOrder[k] = append(inOrder[k], port.GUID)
+			}
+			members[k][port.GUID] = members[k][port.GUID] || p.IsFull()
+		}
+	}
+	groupOf := func(groups [][]check.GUID) map[check.GUID]int {
+		out := map[check.GUID]int{}
+		for i, grp := range groups {
+			for _, g := range grp {
+				out[g] = i + 1
+			}
+		}
+		return out
+	}
+	all, noDef := groupOf(x.summary.Groups), groupOf(x.summary.GroupsWithoutDefault)
+	// joins: ports a and b would be linked through partition k.
+	joins := func(a, b check.GUID, k check.PartitionKey) {
+		if a == b {
+			return
+		}
+		if all[a] == 0 || all[a] != all[b] {
+			u.groups = true
+		}
+		if k != check.DefaultPartition && (noDef[a] == 0 || noDef[a] != noDef[b]) {
+			u.groupsWithoutDefault = true
+		}
+	}
+	reached := map[check.GUID][]check.PartitionKey{}
+	for _, pr := range x.summary.Ports {
+		reached[pr.GUID] = pr.Reaches
+	}
+	mayReach := func(g check.GUID, k check.PartitionKey) {
+		if !slices.Contains(u.reaches[g], k) {
+			u.reaches[g] = append(u.reaches[g], k)
+		}
+	}
+	// SELF: any port may be the SM's, and SELF may give it an entry or change its
+	// membership in each partition with a SELF item (selfPartitions). Where SELF only
+	// raises it, what is reached stays reached and groups only merge: the SM's port,
+	// a full member, would join every member of the partition; else (the model,
+	// checked against OpenSM by make truth, lowers a full member for a limited SELF
+	// after it) nothing of the partition's members is known.
+	if x.self != "" {
+		for k, raises := range selfPartitions(x.p.Config) {
+			if raises && !slices.ContainsFunc(x.m.Ports, func(p partconf.Port) bool { return !members[k][p.GUID] }) {
+				continue // every port a full member already: SELF changes nothing there
+			}
+			u.partitions[k] = true
+			var first check.GUID // a member: every other port may be linked to it
+			if len(inOrder[k]) > 0 {
+				first = inOrder[k][0]
+			}
+			for _, port := range x.m.Ports {
+				if !isMember(port.GUID, k) {
+					u.memberOf[port.GUID] = true
+				}
+				if first == 0 {
+					continue // the SM's port alone in it: it reaches nobody there
+				}
+				if !raises || !slices.Contains(reached[port.GUID], k) && len(x.m.Ports) > 1 {
+					mayReach(port.GUID, k)
+				}
+				if !raises {
+					u.groups = true // a port may leave a group
+					u.groupsWithoutDefault = u.groupsWithoutDefault || k != check.DefaultPartition
+				}
+				joins(first, port.GUID, k)
+			}
+		}
+	}
+	for g, asRouter := range x.unknownType {
+		asCA := x.m.PKeys(g)
+		of := func(keys []check.PKey, k check.PartitionKey) []check.PKey {
+			var out []check.PKey
+			for _, p := range keys {
+				if p.Partition() == k {
+					out = append(out, p)
+				}
+			}
+			return out
+		}
+		for _, p := range slices.Concat(asCA, asRouter) {
+			k := p.Partition()
+			if slices.Equal(of(asCA, k), of(asRouter, k)) {
+				continue
+			}
+			u.partitions[k] = true
+			if (len(of(asCA, k)) == 0) != (len(of(asRouter, k)) == 0) {
+				u.memberOf[g] = true
+			}
+			mayReach(g, k)
+			for _, o := range inOrder[k] {
+				mayReach(o, k)
+				joins(g, o, k)
+			}
+			u.groups = true // a port that loses an entry may leave a group
+			u.groupsWithoutDefault = u.groupsWithoutDefault || k != check.DefaultPartition
+		}
+	}
+	if cmdutil.UncertainIncomplete(x.p.Config) != nil {
+		// OpenSM reads the file unpredictably: the summary is the file as written,
+		// and no figure of it is known (as no pair of the grid is).
+		u.groups, u.groupsWithoutDefault, u.onlyDefault = true, true, true
+		for _, part := range x.p.Config.Partitions {
+			u.partitions[part.Key] = true
+		}
+		for _, port := range x.m.Ports {
+			u.memberOf[port.GUID] = true
+			for k := range members {
+				mayReach(port.GUID, k)
+			}
+		}
+	}
+	only := map[check.GUID]bool{}
+	for _, g := range x.summary.OnlyDefault {
+		only[g] = true
+	}
+	for g, ks := range u.reaches {
+		slices.Sort(ks)
+		u.reaches[g] = ks
+		// A port that reaches nobody outside the default partition may reach one
+		// there; one that does may no longer.
+		if slices.ContainsFunc(ks, func(k check.PartitionKey) bool {
+			return k != check.DefaultPartition && (only[g] || slices.Contains(reached[g], k))
+		}) {
+			u.onlyDefault = true
+		}
+	}
+	// A partition without members as taken is not in the summary; one a port may
+	// join is, with its figures not known.
+	for k := range u.partitions {
+		if !slices.ContainsFunc(x.summary.Partitions, func(pr partconf.PartitionReach) bool { return pr.Key == k }) {
+			if part := x.p.Config.Partition(k); part != nil {
+				x.summary.Partitions = append(x.summary.Partitions, partconf.PartitionReach{Key: k, Name: part.Name})
+			}
+		}
+	}
+	sort.SliceStable(x.summary.Partitions, func(i, j int) bool { return keyLess(x.summary.Partitions[i].Key, x.summary.Partitions[j].Key) })
+	return u
 }
 
 func runMatrix(o *MatrixOptions) error {
@@ -237,6 +427,7 @@ func (x *matrix) assumptions() {
 	if t := typeUnknownText(x.p, x.unknownType, "the matrix is"); t != "" {
 		x.incomplete = append(x.incomplete, cmdutil.Incomplete{Kind: cmdutil.IncompleteNotChecked, Message: t})
 	}
+	x.unsure = x.summaryUnknown()
 }
 
 // selfTaken says, without --sm-guid, which of m's ports SELF in the file would give
@@ -247,37 +438,43 @@ func selfTaken(p *query.Partitions, m *partconf.Model, taken string) string {
 	if p.Options.SMGUID != 0 || !hasSelf(p.Config) {
 		return ""
 	}
-	// Modelling each port as the SM's costs a pass over the file a port: only the
-	// ports that lack an entry SELF gives a port of their type beyond what every such
-	// port gets (a GUID the file does not name, as the SM's port and not) are
-	// modelled, and only until a fourth differs.
-	phantom := check.GUID(1<<64 - 2)
-	for p.InFile(phantom) {
-		phantom--
-	}
-	selfGives := map[check.NodeType][]check.PKey{}
-	var differ []string
-	for _, port := range m.Ports {
-		gives, ok := selfGives[port.Type]
-		if !ok {
-			one := []partconf.Port{{GUID: phantom, Type: port.Type}}
-			asSM := p.Options
-			asSM.SMGUID = phantom
-			plain := partconf.NewModel(p.Config, one, p.Options).PKeys(phantom)
-			for _, k := range partconf.NewModel(p.Config, one, asSM).PKeys(phantom) {
-				if !slices.Contains(plain, k) {
-					gives = append(gives, k)
-				}
-			}
-			selfGives[port.Type] = gives
-		}
-		has := m.PKeys(port.GUID)
-		if !slices.ContainsFunc(gives, func(k check.PKey) bool { return !slices.Contains(has, k) }) {
+	// Modelling each port as the SM's costs a pass over the file a port. SELF
+	// changes only the partitions it is written in (selfPartitions), where a port's
+	// entries come from the items that name it there (its GUID's, and the keywords of
+	// its type): ports of one type, with the same table and named there by items of
+	// the same memberships in the same places relative to SELF's, differ alike, and
+	// one of them is modelled (until a fourth port differs).
+	// (A port that holds the entry SELF gives may still differ: an item for it after
+	// SELF's wins.)
+	selfParts := selfPartitions(p.Config)
+	named := map[check.GUID][]string{}
+	for di, d := range p.Config.Applied().Definitions {
+		if _, ok := selfParts[d.Key]; !ok {
 			continue
 		}
-		asSM := *p
-		asSM.Options.SMGUID = port.GUID
-		if !slices.Equal(asSM.ModelOf(port.GUID).PKeys(port.GUID), has) {
+		selfBefore := 0 // an item's place relative to the SELF items, not its own
+		for _, mb := range d.Members {
+			switch mb.Kind {
+			case partconf.KindSelf:
+				selfBefore++
+			case partconf.KindGUID:
+				named[mb.GUID] = append(named[mb.GUID], fmt.Sprint(di, mb.Membership, selfBefore))
+			}
+		}
+	}
+	differs := map[string]bool{}
+	var differ []string
+	for _, port := range m.Ports {
+		has := m.PKeys(port.GUID)
+		class := fmt.Sprint(port.Type, has, named[port.GUID])
+		d, ok := differs[class]
+		if !ok {
+			asSM := *p
+			asSM.Options.SMGUID = port.GUID
+			d = !slices.Equal(asSM.ModelOf(port.GUID).PKeys(port.GUID), has)
+			differs[class] = d
+		}
+		if d {
 			differ = append(differ, port.GUID.String())
 			if len(differ) > 3 {
 				break
@@ -293,6 +490,24 @@ func selfTaken(p *query.Partitions, m *partconf.Model, taken string) string {
 	}
 	return fmt.Sprintf("%s for the port OpenSM runs on: as that port, %s would get other entries (SELF in %s): give --sm-guid",
 		taken, list, p.Config.File)
+}
+
+// selfPartitions are the partitions with a SELF item in the configuration OpenSM
+// applies from c (written, or implied by a missing Default line), each true when every
+// SELF item there is full (or both): SELF then only raises the SM's port's membership
+// there (an item for the port after it wins either way, as it does for every port).
+func selfPartitions(c *partconf.Config) map[check.PartitionKey]bool {
+	out := map[check.PartitionKey]bool{}
+	for _, d := range c.Applied().Definitions {
+		for _, m := range d.Members {
+			if m.Kind != partconf.KindSelf {
+				continue
+			}
+			raises, seen := out[d.Key]
+			out[d.Key] = (raises || !seen) && m.Membership != partconf.FlagLimited
+		}
+	}
+	return out
 }
 
 // hasSelf reports whether c, or the configuration OpenSM applies from it, has a SELF
@@ -330,19 +545,41 @@ func (x matrix) json() matrixJSON {
 			out.NodeDescs[out.Ports[i]] = name
 		}
 	}
-	s := x.summary
-	out.Summary = summaryJSON{Partitions: []partitionReachJSON{}, Ports: []portReachJSON{}, Groups: [][]string{}, GroupsWithoutDefault: [][]string{}, OnlyDefault: stringsOf(s.OnlyDefault)}
+	s, u := x.summary, x.unsure
+	out.Summary = summaryJSON{Partitions: []partitionReachJSON{}, Ports: []portReachJSON{}}
+	if !u.onlyDefault {
+		out.Summary.OnlyDefault = stringsOf(s.OnlyDefault)
+	}
 	for _, pr := range s.Partitions {
-		out.Summary.Partitions = append(out.Summary.Partitions, partitionReachJSON{pr.Key.String(), pr.Name, pr.Full, pr.Limited, pr.Pairs})
+		j := partitionReachJSON{Key: pr.Key.String(), Name: pr.Name}
+		if !u.partitions[pr.Key] {
+			j.Full, j.Limited, j.Pairs = new(pr.Full), new(pr.Limited), new(pr.Pairs)
+		}
+		out.Summary.Partitions = append(out.Summary.Partitions, j)
 	}
 	for _, pr := range s.Ports {
-		out.Summary.Ports = append(out.Summary.Ports, portReachJSON{pr.GUID.String(), pr.MemberOf, stringsOf(pr.Reaches)})
+		known, notKnown := reachesOf(pr, u)
+		j := portReachJSON{PortGUID: pr.GUID.String(), Reaches: stringsOf(known)}
+		if len(notKnown) > 0 {
+			j.ReachesNotKnown = stringsOf(notKnown)
+		}
+		if !u.memberOf[pr.GUID] {
+			j.MemberOf = new(pr.MemberOf)
+		}
+		out.Summary.Ports = append(out.Summary.Ports, j)
 	}
-	for _, g := range s.Groups {
-		out.Summary.Groups = append(out.Summary.Groups, stringsOf(g))
-	}
-	for _, g := range s.GroupsWithoutDefault {
-		out.Summary.GroupsWithoutDefault = append(out.Summary.GroupsWithoutDefault, stringsOf(g))
+	for _, x := range []struct {
+		groups  [][]check.GUID
+		unknown bool
+		out     *[][]string
+	}{{s.Groups, u.groups, &out.Summary.Groups}, {s.GroupsWithoutDefault, u.groupsWithoutDefault, &out.Summary.GroupsWithoutDefault}} {
+		if x.unknown {
+			continue // null
+		}
+		*x.out = [][]string{}
+		for _, g := range x.groups {
+			*x.out = append(*x.out, stringsOf(g))
+		}
 	}
 	if x.grid {
 		out.Mode = "grid"
@@ -368,6 +605,18 @@ func (x matrix) json() matrixJSON {
 	}
 	out.Incomplete = x.incomplete
 	return out
+}
+
+// reachesOf are the partitions in which a port reaches another port, and those in
+// which that is not known (u).
+func reachesOf(pr partconf.PortReach, u summaryNotKnown) (known, notKnown []check.PartitionKey) {
+	notKnown = u.reaches[pr.GUID]
+	for _, k := range pr.Reaches {
+		if !slices.Contains(notKnown, k) {
+			known = append(known, k)
+		}
+	}
+	return known, notKnown
 }
 
 // portLetter names grid rows and columns: A..Z, then AA...
@@ -489,9 +738,18 @@ func guidList(gs []check.GUID, f cmdutil.Format) string {
 func (x matrix) summaryText(w io.Writer, f cmdutil.Format) error {
 	s := x.summary
 	fmt.Fprintf(w, "%s: %s, %s\n\n", x.p.Config.File, textsafe.Plural(len(x.m.Ports), "port", "ports"), textsafe.Plural(len(s.Partitions), "partition", "partitions"))
+	u := x.unsure
 	fmt.Fprintln(w, "Partitions (PAIRS: pairs of ports that can talk in it):")
+	if u.any() {
+		fmt.Fprintln(w, "  ?: not known (here and below): it depends on which port is the SM's or a")
+		fmt.Fprintln(w, "  router port, not given (--sm-guid, --router); the rest holds either way")
+	}
 	pg := cmdutil.Grid{Header: []string{"KEY", "NAME", "FULL", "LIMITED", "PAIRS"}, Required: []string{"KEY", "PAIRS"}}
 	for _, pr := range s.Partitions {
+		if u.partitions[pr.Key] {
+			pg.Add(pr.Key.String(), pr.Name, "?", "?", "?")
+			continue
+		}
 		pg.Add(pr.Key.String(), pr.Name, strconv.Itoa(pr.Full), strconv.Itoa(pr.Limited), strconv.FormatInt(pr.Pairs, 10))
 	}
 	if err := pg.Render(w, f); err != nil {
@@ -502,11 +760,21 @@ func (x matrix) summaryText(w io.Writer, f cmdutil.Format) error {
 	rg := cmdutil.Grid{Header: []string{"PORT", "PARTITIONS", "REACHES"}, Required: []string{"PORT", "REACHES"}}
 	add := nodeColumn(&rg, 1, x.names)
 	for _, pr := range s.Ports {
-		reaches := "nobody"
-		if len(pr.Reaches) > 0 {
-			reaches = strings.Join(stringsOf(pr.Reaches), ",")
+		known, notKnown := reachesOf(pr, u)
+		keys := stringsOf(known)
+		for _, k := range notKnown {
+			keys = append(keys, k.String()+"?")
 		}
-		add(pr.GUID, pr.GUID.String(), strconv.Itoa(pr.MemberOf), reaches)
+		slices.SortFunc(keys, func(a, b string) int { return strings.Compare(strings.TrimSuffix(a, "?"), strings.TrimSuffix(b, "?")) })
+		reaches := "nobody"
+		if len(keys) > 0 {
+			reaches = strings.Join(keys, ",")
+		}
+		memberOf := strconv.Itoa(pr.MemberOf)
+		if u.memberOf[pr.GUID] {
+			memberOf = "?"
+		}
+		add(pr.GUID, pr.GUID.String(), memberOf, reaches)
 	}
 	if err := rg.Render(w, f); err != nil {
 		return err
@@ -514,9 +782,14 @@ func (x matrix) summaryText(w io.Writer, f cmdutil.Format) error {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Isolation groups (ports connected through partitions where they can talk, transitively):")
 	for _, g := range []struct {
-		what   string
-		groups [][]check.GUID
-	}{{"counting the default partition", s.Groups}, {"without the default partition", s.GroupsWithoutDefault}} {
+		what    string
+		groups  [][]check.GUID
+		unknown bool
+	}{{"counting the default partition", s.Groups, u.groups}, {"without the default partition", s.GroupsWithoutDefault, u.groupsWithoutDefault}} {
+		if g.unknown {
+			fmt.Fprintf(w, "  %s: not known (?)\n", g.what)
+			continue
+		}
 		in := 0
 		for _, grp := range g.groups {
 			in += len(grp)
@@ -531,6 +804,10 @@ func (x matrix) summaryText(w io.Writer, f cmdutil.Format) error {
 		}
 	}
 	fmt.Fprintln(w)
+	if u.onlyDefault {
+		fmt.Fprintln(w, "Which ports reach nobody except through the default partition: not known (?).")
+		return nil
+	}
 	if len(s.OnlyDefault) == 0 {
 		fmt.Fprintln(w, "Every port reaches another port outside the default partition.")
 		return nil

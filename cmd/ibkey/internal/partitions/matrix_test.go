@@ -100,19 +100,25 @@ func TestMatrixNotKnown(t *testing.T) {
 	}
 }
 
-// TestSelfTakenExact: selfTaken models as the SM's port only the ports that lack an
-// entry SELF gives; on generated files (SELF full or limited, in the Default line or
-// another, beside ALL, ALL_CAS, ALL_ROUTERS and GUID items of either membership, CA
-// and router ports, with and without allow_both) it names exactly the ports whose
+// TestSelfTakenExact: selfTaken models as the SM's port only some ports (those named
+// in a partition with SELF, or of a type SELF gives other entries); on generated files
+// (SELF full, limited or both, before or after the other items, in the Default line
+// or another, beside ALL, ALL_CAS, ALL_ROUTERS and GUID items of either membership,
+// CA and router ports, with and without allow_both) it names exactly the ports whose
 // table differs as the SM's port, modelled one by one.
 func TestSelfTakenExact(t *testing.T) {
 	const g1, g2, g3 = "0x0002c90300000001", "0x0002c90300000002", "0x0002c90300000003"
 	n := 0
 	for _, def := range []string{"", "Default=0x7fff : ALL=full ;\n", "Default=0x7fff : ALL=limited ;\n", "Default=0x7fff : ALL=limited, SELF=full ;\n", "Default=0x7fff : ALL_CAS=full, SELF=limited ;\n"} {
-		for _, self := range []string{"", "SELF=full", "SELF=limited", "SELF"} {
-			for _, others := range []string{"ALL=limited", "ALL_CAS=full", "ALL_ROUTERS=full", g1 + "=full, " + g2, g2 + "=limited, " + g3 + "=full"} {
+		for _, self := range []string{"", "SELF=full", "SELF=limited", "SELF", "SELF=both", "SELF last", "SELF=both last", "SELF=full last"} {
+			for _, others := range []string{"ALL=limited", "ALL_CAS=full", "ALL_ROUTERS=full", g1 + "=full, " + g2, g2 + "=limited, " + g3 + "=full", "ALL=full, " + g3} {
 				members := others
-				if self != "" {
+				// SELF after the others: an item for the SM's port after another wins
+				// (a port that holds the entry SELF gives may differ as the SM's).
+				switch item, last := strings.CutSuffix(self, " last"); {
+				case last:
+					members = others + ", " + item
+				case self != "":
 					members = self + ", " + others
 				}
 				conf := def + "p=0x0010 : " + members + " ;\nq=0x0020 : " + g1 + ", " + g2 + "=full, " + g3 + " ;\n"
