@@ -115,7 +115,7 @@ index and whether that partition works (? when a switch port facing an end was n
 read for it: the reasons name it). Warnings (a port not ARMED/ACTIVE, RoCE) and
 notes (a rule not checked, a Q_Key ignored) go to stderr.
 
-JSON (-o json; schemas/can-talk.schema.json): {"schema_version","can_talk","one_way",
+JSON (-o json; schemas/can-talk.schema.json): {"schema_version","demo"?,"can_talk","one_way",
 "verdict","not_checked"?,"reasons":[],"warnings":[],
 "a"/"b":{"label","is_port","qp_type","qkey","wr_qkey","qkey_rule","qkey_rule_reason"},
 "a_to_b"/"b_to_a":{"from","to","ok","link_ok","qp_type_ok","pkey_ok","qkey_check",
@@ -355,6 +355,9 @@ func runCanTalk(o *CanTalkOptions) error {
 	eps, err := o.resolve(src, specA, specB)
 	err = withSourceFlags(err)
 	n := o.Notices
+	// demo: an endpoint read from the demo host, or from the demo fabric (--demo
+	// with no transport of its own).
+	demo := host != nil && host.Label != ""
 	if host != nil {
 		n.Label(host.Label)
 	}
@@ -364,11 +367,12 @@ func runCanTalk(o *CanTalkOptions) error {
 	for _, e := range eps {
 		if e.Resolved != "" {
 			n.Label(e.Resolved)
+			demo = demo || o.Demo() && !o.MAD.Explicit()
 		}
 	}
 	var rerr *check.ResolveError
 	if errors.As(err, &rerr) {
-		return cannotResolve(o, parts, specA, specB, rerr)
+		return cannotResolve(o, parts, specA, specB, rerr, demo)
 	}
 	if err != nil {
 		return err
@@ -380,7 +384,7 @@ func runCanTalk(o *CanTalkOptions) error {
 		// an assumption not checked would give one (query.ResolveEndpointsFrom): a
 		// no that does not depend on the assumption is said as any other such no.
 		if e.Endpoint.NoEntry != "" && v.Kind != check.VerdictUnknown {
-			return cannotResolve(o, parts, specA, specB, &check.ResolveError{Endpoint: e.Spec.String(), Problem: e.Endpoint.NoEntry + noEntryAsTaken(e)})
+			return cannotResolve(o, parts, specA, specB, &check.ResolveError{Endpoint: e.Spec.String(), Problem: e.Endpoint.NoEntry + noEntryAsTaken(e)}, demo)
 		}
 	}
 	if parts != nil {
@@ -423,6 +427,7 @@ func runCanTalk(o *CanTalkOptions) error {
 
 	if o.Format == cmdutil.FormatJSON {
 		j := verdictToJSON(v, eps)
+		j.Demo = demo
 		saReason := ""
 		if sa != nil {
 			j.SA = saToJSON(sa)
@@ -666,7 +671,7 @@ func indexCell(i int) string {
 // checked gives it the key (query.ResolveEndpointsFrom). The other end cannot change
 // it: there is no QP on this one to talk to, and nothing in this document rests on
 // what was not read (TestCannotResolveIsDefinite).
-func cannotResolve(o *CanTalkOptions, parts *query.Partitions, specA, specB check.EndpointSpec, rerr *check.ResolveError) error {
+func cannotResolve(o *CanTalkOptions, parts *query.Partitions, specA, specB check.EndpointSpec, rerr *check.ResolveError, demo bool) error {
 	side, spec := "b", specB
 	if rerr.Endpoint == specA.String() {
 		side, spec = "a", specA
@@ -683,7 +688,7 @@ func cannotResolve(o *CanTalkOptions, parts *query.Partitions, specA, specB chec
 		uncertain = cmdutil.UncertainIncomplete(parts.Config)
 	}
 	doc := verdictJSON{CanTalk: new(bool), OneWay: new(bool), Verdict: check.VerdictNo.String(), Reasons: []string{reason}, Warnings: []string{},
-		Unresolved: &unresolvedJSON{side, rerr.Endpoint, rerr.Problem}}
+		Unresolved: &unresolvedJSON{side, rerr.Endpoint, rerr.Problem}, Demo: demo}
 	headline, code := fmt.Sprintf("NO: %s and %s cannot talk", specA, specB), cmdutil.ExitNo
 	if uncertain != nil {
 		doc.CanTalk, doc.OneWay, doc.Verdict = nil, nil, check.VerdictUnknown.String()

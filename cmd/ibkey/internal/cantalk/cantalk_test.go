@@ -203,3 +203,24 @@ func TestFlagParsing(t *testing.T) {
 		t.Fatalf("%+v, options %+v", r, got)
 	}
 }
+
+// The JSON says when an endpoint was read from the demo host or its fabric
+// ("demo": true), as pkeys -o json does; a file's GUIDs read nothing of it.
+func TestJSONSaysDemo(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		demo bool
+	}{
+		{[]string{"--demo", "can-talk", "mlx5_0/1", "mlx5_1/1", "-o", "json"}, true},
+		{[]string{"--demo", "can-talk", "lid=3", "lid=4", "-o", "json"}, true},
+		{[]string{"can-talk", "--partitions", "../../../../testdata/partitions/cluster.conf", "--sm-guid", "0x0002c90300001001", "0x0002c90300001002", "0x0002c90300001011", "-o", "json"}, false},
+	} {
+		r := runIbkey(t, c.args...)
+		var doc struct {
+			Demo bool `json:"demo"`
+		}
+		if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil || doc.Demo != c.demo {
+			t.Errorf("%v: demo %v (%v), want %v\n%s", c.args, doc.Demo, err, c.demo, r.Stdout)
+		}
+	}
+}

@@ -17,6 +17,9 @@ import (
 
 type verdictJSON struct {
 	Schema cmdutil.SchemaVersion `json:"schema_version"`
+	// Demo: an endpoint was read from the embedded demo host or its fabric, as
+	// pkeys -o json says it.
+	Demo bool `json:"demo,omitempty"`
 	// CanTalk: the verdict is yes; null when it is not known (unknown,
 	// different-subnets: exit 4), never a false that was not checked.
 	CanTalk *bool `json:"can_talk"`
