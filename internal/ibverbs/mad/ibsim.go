@@ -127,22 +127,6 @@ func DialIbsim(ctx context.Context, opts IbsimOptions) (*Ibsim, error) {
 	return &Ibsim{engine: newEngine(c, ibsimWindow, opts.Options, rand.Uint32()), Node: node, Slot: c.slot}, nil
 }
 
-// NoSimNodeError is a node to attach at (IbsimOptions.Node) that the simulator does
-// not have. ibsim refuses a CONNECT alike when the node is unknown and when its
-// client slots are all taken (ibsim/ibsim.c sim_ctl_new_client: SIM_CTL_ERROR for
-// both, after "can't open new connection" or "attempt to attach to unknown host"),
-// so DialIbsim tells them apart by attaching at the default node: when that is
-// accepted, a slot was free, and the node is what was refused.
-type NoSimNodeError struct {
-	SockName string
-	Node     string // as asked for
-	Default  string // the node ibsim attaches a client to when none is named
-}
-
-func (e *NoSimNodeError) Error() string {
-	return fmt.Sprintf("ibsim %q has no node %q (its default node is %q)", e.SockName, e.Node, e.Default)
-}
-
 // noSimNode is a *NoSimNodeError when ibsim, having refused to attach at opts.Node,
 // attaches a client at its default node (given back at once); nil when it refuses
 // that too (its slots are taken, or it is gone).

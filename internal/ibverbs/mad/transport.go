@@ -177,6 +177,22 @@ var (
 	ErrTransportDown = errors.New("mad transport down")
 )
 
+// NoSimNodeError is a node to attach at (IbsimOptions.Node) that the simulator does
+// not have. ibsim refuses a CONNECT alike when the node is unknown and when its
+// client slots are all taken (ibsim/ibsim.c sim_ctl_new_client: SIM_CTL_ERROR for
+// both, after "can't open new connection" or "attempt to attach to unknown host"),
+// so DialIbsim tells them apart by attaching at the default node: when that is
+// accepted, a slot was free, and the node is what was refused.
+type NoSimNodeError struct {
+	SockName string
+	Node     string // as asked for
+	Default  string // the node ibsim attaches a client to when none is named
+}
+
+func (e *NoSimNodeError) Error() string {
+	return fmt.Sprintf("ibsim %q has no node %q (its default node is %q)", e.SockName, e.Node, e.Default)
+}
+
 // downError marks an endpoint error as ErrTransportDown, its text unchanged.
 type downError struct{ error }
 
