@@ -53,23 +53,26 @@ func version() string {
 }
 
 func main() {
-	streams := cmdutil.SystemIOStreams()
-	f := cmdutil.NewFactory(streams, os.Getenv, time.Now)
-	f.Environ = os.Environ
-	args := os.Args[1:]
-	root := newRootCmd(f)
-	// The one signal handler of the process: SIGINT, SIGTERM, SIGHUP and SIGQUIT cancel
-	// ctx, which every command receives through cobra; a command cleans up and returns
-	// (the screen restores the terminal, a fabric transport gives its slot back).
-	// A command that does not stop within cmdutil.SignalGrace after a signal, or a
-	// second signal, ends the process anyway (Watchdog). The process exits right after
-	// the command returns, so the signals are not unregistered (signal.Stop would cost
-	// a round trip to the runtime's signal thread per signal).
+	// The one signal handler of the process, installed first so that no signal finds
+	// main.main without it (a SIGQUIT would get the runtime's goroutine dump: make
+	// faults caught one during the command tree's build). SIGINT, SIGTERM, SIGHUP and
+	// SIGQUIT cancel ctx, which every command receives through cobra; a command cleans
+	// up and returns (the screen restores the terminal, a fabric transport gives its
+	// slot back), and a signal that came before it ran is its exit code all the same
+	// (cmdutil.Execute). A command that does not stop within cmdutil.SignalGrace after
+	// a signal, or a second signal, ends the process anyway (Watchdog). The process
+	// exits right after the command returns, so the signals are not unregistered
+	// (signal.Stop would cost a round trip to the runtime's signal thread per signal).
 	ctx, stop := cmdutil.SignalContext(context.Background())
 	done := make(chan struct{})
 	// The watchdog's goroutine starts only once ctx is done (a command that ends
 	// without a signal never needs it).
 	context.AfterFunc(ctx, func() { cmdutil.Watchdog(ctx, stop, done, os.Stderr, cmdutil.SignalGrace) })
+	streams := cmdutil.SystemIOStreams()
+	f := cmdutil.NewFactory(streams, os.Getenv, time.Now)
+	f.Environ = os.Environ
+	args := os.Args[1:]
+	root := newRootCmd(f)
 	code := cmdutil.Execute(ctx, root, args, streams)
 	close(done)
 	os.Exit(code)
