@@ -9,6 +9,7 @@ import (
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/query"
+	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // PortFromView turns a port read from sysfs (or over MADs) into a job port of host.
@@ -89,6 +90,24 @@ type Unread struct {
 // What says what and why, for the warning and the JSON's incomplete: "device scif0:
 // ... (a dangling link)".
 func (u Unread) What() string { return u.Name + ": " + u.Why }
+
+// Names names us in a sentence: as --lid takes them when every one is a fabric
+// address (query.SelectorList: "lid 10-40, lid 60"), else by Name; a few, then a count
+// (query.MaxListed).
+func Names(us []Unread) string {
+	names := make([]string, len(us))
+	addrs := make([]query.FabricSelector, 0, len(us))
+	for i, u := range us {
+		names[i] = u.Name
+		if u.Address != nil {
+			addrs = append(addrs, *u.Address)
+		}
+	}
+	if len(addrs) == len(us) {
+		return query.SelectorList(addrs)
+	}
+	return strings.Join(textsafe.Capped(names, query.MaxListed), ", ")
+}
 
 // maxUnreadPort bounds the ports an unread device is taken to have: a port number is
 // one byte (IBA 14.2.5.3, sysfs ports/N).

@@ -8,8 +8,6 @@ import (
 	"strings"
 
 	"github.com/ibkey/ibkey/internal/check"
-	"github.com/ibkey/ibkey/internal/query"
-	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // Verdict is a library's answer for the job.
@@ -202,22 +200,10 @@ func (u hostUse) silent() bool {
 // range that did not answer is one line ("lid 10-40: not read: NCCL may use their
 // ports"), not one a LID.
 func silentHosts(l string, us []Unread) string {
-	names := make([]string, len(us))
-	var addrs []query.FabricSelector
-	for i, u := range us {
-		names[i] = u.Name
-		if u.Address != nil {
-			addrs = append(addrs, *u.Address)
-		}
-	}
 	if len(us) == 1 {
-		return names[0] + ": not read: " + l + " may use its ports"
+		return Names(us) + ": not read: " + l + " may use its ports"
 	}
-	list := strings.Join(textsafe.Capped(names, query.MaxListed), ", ")
-	if len(addrs) == len(us) {
-		list = query.SelectorList(addrs)
-	}
-	return list + ": not read: " + l + " may use their ports"
+	return Names(us) + ": not read: " + l + " may use their ports"
 }
 
 // hostUse is one library on one host before any P_Key lookup: the one evaluation of

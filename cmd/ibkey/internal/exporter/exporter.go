@@ -29,6 +29,7 @@ import (
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 	"github.com/ibkey/ibkey/internal/partconf"
 	"github.com/ibkey/ibkey/internal/query"
+	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // Deps are what the command needs from the program around it. Building the command
@@ -396,11 +397,7 @@ func countersNotRead(mfs []*dto.MetricFamily) []string {
 	}
 	out := make([]string, len(whys))
 	for i, why := range whys {
-		n := "1 port"
-		if len(ports[why]) > 1 {
-			n = strconv.Itoa(len(ports[why])) + " ports"
-		}
-		out[i] = fmt.Sprintf("%s not read on %s: %s", strings.Join(counters[why], ", "), n, why)
+		out[i] = fmt.Sprintf("%s not read on %s: %s", strings.Join(counters[why], ", "), textsafe.Plural(len(ports[why]), "port", "ports"), why)
 	}
 	return out
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/ibkey/ibkey/internal/fsread"
 	"github.com/ibkey/ibkey/internal/job"
 	"github.com/ibkey/ibkey/internal/query"
-	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // Options are `ibkey job`'s dependencies, flags and arguments.
@@ -352,16 +351,15 @@ func Run(o *Options) error {
 	// A device of a host that could not be read may be one the job uses: an answer
 	// that is otherwise a yes is incomplete (a definite no stays one, and says it in
 	// incomplete too), unless no library checked could choose it with the job's
-	// settings (job.Choosers).
-	// What was not read for the same reason, and could be used by the same libraries,
-	// is one warning line naming each (as query.PartialError.Lines: a silent --lid
-	// range is one line, its transport and hint said once); the first query.MaxListed
-	// lines, then one counting the rest. JSON's incomplete has one item each.
+	// settings (job.Choosers). What was not read for the same reason, and could be
+	// used by the same libraries, is one warning line naming each (job.Names, as
+	// query.PartialError.Lines: a silent --lid range is one line, its transport and
+	// hint said once); the first query.MaxListed lines, then one counting the rest.
+	// JSON's incomplete has one item each.
 	type group struct {
-		names []string
-		addrs []query.FabricSelector // when every one is an address
-		why   string
-		by    []string
+		us  []job.Unread
+		why string
+		by  []string
 	}
 	var groups []*group
 	byKey := map[string]*group{}
@@ -375,10 +373,7 @@ func Run(o *Options) error {
 			byKey[key] = g
 			groups = append(groups, g)
 		}
-		if u.Address != nil && len(g.addrs) == len(g.names) {
-			g.addrs = append(g.addrs, *u.Address)
-		}
-		g.names = append(g.names, u.Name)
+		g.us = append(g.us, u)
 		if len(by) == 0 {
 			continue
 		}
@@ -396,17 +391,13 @@ func Run(o *Options) error {
 	rest, mattersRest := 0, 0
 	for i, g := range groups {
 		if i >= query.MaxListed && len(groups) > query.MaxListed+1 {
-			rest += len(g.names)
+			rest += len(g.us)
 			if len(g.by) > 0 {
-				mattersRest += len(g.names)
+				mattersRest += len(g.us)
 			}
 			continue
 		}
-		names := strings.Join(textsafe.Capped(g.names, query.MaxListed), ", ")
-		if len(g.addrs) == len(g.names) {
-			names = query.SelectorList(g.addrs)
-		}
-		what := "not read: " + names + ": " + g.why
+		what := "not read: " + job.Names(g.us) + ": " + g.why
 		if len(g.by) == 0 {
 			n.Warn(what + "; it does not change the answer: with these settings no library checked would use it (their device selection leaves it out)")
 		} else {
