@@ -122,7 +122,7 @@ JSON (-o json; schemas/job.schema.json) is documented in docs/job.md.`,
 	fl.StringVar(&o.Want, "want", "", "print the settings that put each library in `PARTITION` (0x0002)")
 	fl.DurationVar(&o.Wait, "wait", 0, "with --want: re-read the tables until the partition is ready, at most `DURATION`")
 	fl.StringVar(&o.Emit, "emit", "", "with --want: print the settings as `env` (shell export lines)")
-	fl.StringVar(&o.LIDs, "lid", "", "the job's ports by `LIDS` (3,5,9 or 3-40)")
+	fl.StringVarP(&o.LIDs, "lid", "L", "", "the job's ports by `LIDS` (3,5,9 or 3-40)")
 	fl.StringVar(&o.Nodes, "node", "", "the job's hosts, `NAMES` (node[01-04,07], descriptions, GUIDs)")
 	fl.StringVar(&o.FabricFile, "fabric-file", "", "a saved sweep `FILE` holding the job's hosts")
 	fl.StringArrayVar(&o.Hosts, "host", nil, "a host as a saved sysfs tree, `NAME=DIR` (repeatable)")

@@ -180,6 +180,11 @@ func TestBuildTouchesNothing(t *testing.T) {
 	if r.Code != 0 || got == nil || got.Want != "0x2" || len(got.Assign) != 1 {
 		t.Fatalf("runF got %+v, exit %d %s", got, r.Code, r.Stderr)
 	}
+	// -L is --lid, as on the other commands that read LIDs (pkeys, fabric).
+	r, got = cmdtest.Options(t, NewCmdJob, "job", "-L", "3,5")
+	if r.Code != 0 || got == nil || got.LIDs != "3,5" {
+		t.Fatalf("-L: runF got %+v, exit %d %s", got, r.Code, r.Stderr)
+	}
 }
 
 // TestWantExitCode: --want answers "can each library be put in this partition": for
