@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/bits"
 	"strings"
+
+	"github.com/ibkey/ibkey/internal/check"
 )
 
 // The libraries read their settings with C's number parsers; these reproduce what each
@@ -54,8 +56,8 @@ func parseC(s string, base int) cNumber {
 	}
 	i := 0
 	for ; i < len(t); i++ {
-		d, ok := digitVal(t[i])
-		if !ok || d >= n.Base {
+		d, ok := check.HexDigit(t[i])
+		if !ok || int(d) >= n.Base {
 			break
 		}
 		hi, lo := bits.Mul64(n.mag, uint64(n.Base))
@@ -101,16 +103,4 @@ func scanHex(s string) (uint32, bool) {
 	return uint32(n.Unsigned()), n.Digits
 }
 
-func isHex(c byte) bool { _, ok := digitVal(c); return ok }
-
-func digitVal(c byte) (int, bool) {
-	switch {
-	case c >= '0' && c <= '9':
-		return int(c - '0'), true
-	case c >= 'a' && c <= 'f':
-		return int(c-'a') + 10, true
-	case c >= 'A' && c <= 'F':
-		return int(c-'A') + 10, true
-	}
-	return 0, false
-}
+func isHex(c byte) bool { _, ok := check.HexDigit(c); return ok }

@@ -67,7 +67,14 @@ var GASNet = Library{
 			s.unknown = "GASNET_IBV_PKEY is " + unknown
 		}
 	},
-	lookup:  func(v int, p *Port) Pick { return gasnetPick(check.PartitionKey(v), p) },
+	lookup: func(v int, p *Port) Pick {
+		key := check.PartitionKey(v)
+		pk := pickFirst(p, key, "GASNet's default", Pick{Outcome: Fails, Index: -1, Abort: true, AbortHost: true, Problem: fmt.Sprintf("GASNet: \"Failed to locate index of requested pkey %s\" on %s", key, p.Label())})
+		if key != 0 && p.Table != nil && pk.Outcome == NotChecked { // an entry before the match was not read
+			pk.Problem += " (GASNet stops with a fatal error when it cannot query an entry)"
+		}
+		return pk
+	},
 	wantMin: 2,
 }
 
@@ -92,12 +99,12 @@ func gasnetParseInt(s string) (v int64, fatal, undefined bool) {
 	frac, i := false, 0
 digits:
 	for ; i < len(s) && i < 80; i++ {
-		switch d, ok := digitVal(s[i]); {
+		switch d, ok := check.HexDigit(s[i]); {
 		case s[i] == '.' && base == 16:
 			return 0, true, false
 		case s[i] == '.':
 			frac = true
-		case ok && d < base:
+		case ok && int(d) < base:
 			val = val*uint64(base) + uint64(d)
 		default:
 			break digits
@@ -133,23 +140,15 @@ func gasnetEnv(env Env, name string) (string, bool) {
 	var b strings.Builder
 	for i := 0; i < len(v); i++ {
 		if v[i] == '%' && i+3 < len(v) && v[i+1] == '0' && isHex(v[i+2]) && isHex(v[i+3]) {
-			hi, _ := digitVal(v[i+2])
-			lo, _ := digitVal(v[i+3])
-			b.WriteByte(byte(hi<<4 | lo))
+			hi, _ := check.HexDigit(v[i+2])
+			lo, _ := check.HexDigit(v[i+3])
+			b.WriteByte(hi<<4 | lo)
 			i += 3
 			continue
 		}
 		b.WriteByte(v[i])
 	}
 	return b.String(), ok
-}
-
-func gasnetPick(key check.PartitionKey, p *Port) Pick {
-	pk := pickFirst(p, key, 0, "GASNet's default", Pick{Outcome: Fails, Index: -1, Abort: true, AbortHost: true, Problem: fmt.Sprintf("GASNet: \"Failed to locate index of requested pkey %s\" on %s", key, p.Label())})
-	if key != 0 && p.Table != nil && pk.Outcome == NotChecked { // an entry before the match was not read
-		pk.Problem += " (GASNet stops with a fatal error when it cannot query an entry)"
-	}
-	return pk
 }
 
 type gasnetPortSpec struct {

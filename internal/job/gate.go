@@ -1,6 +1,7 @@
 package job
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -8,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // PendingKind is why a port is not (yet) ready for the wanted partition: the things
@@ -198,20 +200,12 @@ func Hopeless(pending []Pending) []Pending {
 	return out
 }
 
-func stateWord(s string) string {
-	if s == "" {
-		return "in an unknown state"
-	}
-	return s
-}
+func stateWord(s string) string { return cmp.Or(s, "in an unknown state") }
 
 func labels(ps []*Port) string {
 	var out []string
 	for _, p := range ps {
 		out = append(out, p.Label())
 	}
-	if len(out) > 4 {
-		out = append(out[:4], fmt.Sprintf("and %d more", len(out)-4))
-	}
-	return strings.Join(out, ", ")
+	return strings.Join(textsafe.Capped(out, 4), ", ")
 }

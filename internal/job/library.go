@@ -112,15 +112,17 @@ type setup struct {
 // used, whatever any table holds; on a port's P_Key lookup (Pick.Abort), that port's
 // outcome is fails. Device names what it stopped on ("" when it is no one device).
 type Abort struct {
-	Host, Device string
-	// Port is the port whose pick aborts (Pick.Abort), 0 for a host-wide abort.
-	Port int
+	Host   string `json:"host,omitempty"`
+	Device string `json:"device,omitempty"`
+	// Port is the port whose pick aborts (Pick.Abort; its row says fails), 0 for a
+	// host-wide abort.
+	Port int `json:"port,omitempty"`
 	// Reason is the library's own message and why this host triggers it.
-	Reason string
+	Reason string `json:"reason"`
 	// Waits: a port of the host that is not ACTIVE would remove the abort by coming
 	// up (the device or port asked for is there, down); otherwise nothing the Subnet
 	// Manager does changes it.
-	Waits bool
+	Waits bool `json:"-"`
 }
 
 // unreadChosen lists the devices and ports of host h that could not be read and
@@ -367,12 +369,10 @@ func (l *Library) Mentioned(in Inputs) bool {
 	if l.ID == Perftest.ID {
 		return in.Perftest != nil
 	}
-	for _, v := range l.Vars {
-		if _, ok := in.Env[v]; ok {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(l.Vars, func(v string) bool {
+		_, ok := in.Env[v]
+		return ok
+	})
 }
 
 // noPKeys reports a port without a P_Key table on a non-InfiniBand link (iWARP):
@@ -380,15 +380,15 @@ func (l *Library) Mentioned(in Inputs) bool {
 func noPKeys(p *Port) bool { return p.Table == nil && !p.Fabric && p.LinkLayer != "InfiniBand" }
 
 // pickFirst is the lookup GASNet, MVAPICH2 and Open MPI's openib BTL share: key 0
-// (unset) uses index unset (who names it); otherwise the first index, in table
-// order, whose 15-bit key equals key, whatever its membership (an unreadable entry
-// before the match leaves the answer open), and without one, miss.
-func pickFirst(p *Port, key check.PartitionKey, unset int, who string, miss Pick) Pick {
+// (unset) uses index 0 (who names it); otherwise the first index, in table order,
+// whose 15-bit key equals key, whatever its membership (an unreadable entry before
+// the match leaves the answer open), and without one, miss.
+func pickFirst(p *Port, key check.PartitionKey, who string, miss Pick) Pick {
 	if p.Table == nil {
 		return Pick{Outcome: NotChecked, Index: -1, Problem: p.NoTable}
 	}
 	if key == 0 {
-		return usesIndex(p, unset, who)
+		return usesIndex(p, 0, who)
 	}
 	for _, e := range p.Table {
 		if !e.Readable {
@@ -441,7 +441,7 @@ func (s *setup) want(key check.PKey, p *Port, common int) Pick {
 	}
 	best, known := bestEntries(p, key)
 	if len(best) == 0 && (l.Kind == ByIndex || !hasUnreadable(p)) {
-		pk := noSetting(missingKey(key, p), missingGap(p))
+		pk := missing(key, p)
 		// Set anyway, the value stops UCX's and GASNet's process on the host
 		// (their lookup's AbortHost): it uses none of the host's other ports.
 		pk.AbortHost = l.Kind == ByValue && s.lookup(int(part), p).AbortHost
@@ -525,25 +525,15 @@ func unreadGap(p *Port) Gap {
 	return NoGap
 }
 
-func missingGap(p *Port) Gap {
-	if hasUnreadable(p) {
-		return GapUnread
-	}
-	return GapMissing
-}
-
 func hasUnreadable(p *Port) bool {
-	for _, e := range p.Table {
-		if !e.Readable {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(p.Table, func(e check.TableEntry) bool { return !e.Readable })
 }
 
-func missingKey(key check.PKey, p *Port) string {
+// missing is the pick on p when no entry of key was read there: the port is not
+// in the partition (a finding), or not checked when some entries were not read.
+func missing(key check.PKey, p *Port) Pick {
 	if hasUnreadable(p) {
-		return fmt.Sprintf("partition %s is not in the entries that could be read (some could not)", key.Partition().String())
+		return noSetting(fmt.Sprintf("partition %s is not in the entries that could be read (some could not)", key.Partition().String()), GapUnread)
 	}
-	return fmt.Sprintf("no entry for partition %s in its table: no setting makes it a member (the Subnet Manager must add the port to the partition)", key.Partition().String())
+	return noSetting(fmt.Sprintf("no entry for partition %s in its table: no setting makes it a member (the Subnet Manager must add the port to the partition)", key.Partition().String()), GapMissing)
 }

@@ -137,7 +137,10 @@ var MVAPICH2 = Library{
 		s.aborts = func(host []*Port, _ []PortResult) []Abort { return mv2Aborts(host, names, fixed, portNum) }
 		s.value = int(key)
 	},
-	lookup: func(v int, p *Port) Pick { return mv2Pick(check.PartitionKey(v), p) },
+	lookup: func(v int, p *Port) Pick {
+		// set_pkey_index: ibv_error_abort(GEN_EXIT_ERR, "Can't find PKEY INDEX ...").
+		return pickFirst(p, check.PartitionKey(v), "MVAPICH2's", Pick{Outcome: Fails, Index: -1, Abort: true, Problem: fmt.Sprintf("MVAPICH2 aborts: \"Can't find PKEY INDEX according to given PKEY\" (partition %s is not in the %s table)", check.PartitionKey(v), p.Label())})
+	},
 }
 
 // MVAPICH2's limits (ibv_param.h): RDMA_DEFAULT_MAX_PORTS, the ports 1..2 it looks
@@ -276,11 +279,6 @@ func mv2Aborts(host []*Port, names []string, fixed bool, portNum int) []Abort {
 	return bad
 }
 
-func mv2Pick(key check.PartitionKey, p *Port) Pick {
-	// set_pkey_index: ibv_error_abort(GEN_EXIT_ERR, "Can't find PKEY INDEX ...").
-	return pickFirst(p, key, 0, "MVAPICH2's", Pick{Outcome: Fails, Index: -1, Abort: true, Problem: fmt.Sprintf("MVAPICH2 aborts: \"Can't find PKEY INDEX according to given PKEY\" (partition %s is not in the %s table)", key, p.Label())})
-}
-
 // Open MPI's openib BTL (open-mpi/ompi v4.x; removed in v5.0.0 by commit 8de786f5):
 //
 //   - btl_openib_pkey (synonym ib_pkey_val; environment OMPI_MCA_btl_openib_pkey) is a
@@ -354,7 +352,9 @@ var OpenMPI = Library{
 		}
 		s.value = int(key)
 	},
-	lookup: func(v int, p *Port) Pick { return ompiPick(check.PartitionKey(v), p) },
+	lookup: func(v int, p *Port) Pick {
+		return pickFirst(p, check.PartitionKey(v), "Open MPI's", Pick{Outcome: Skips, Index: -1, Problem: fmt.Sprintf("partition %s is not in the %s table: Open MPI's openib BTL silently does not use this port", check.PartitionKey(v), p.Label())})
+	},
 }
 
 // ompiUint is how Open MPI 4.x sets an MCA variable of type unsigned int from a
@@ -376,8 +376,4 @@ func ompiUint(s string) (v uint32, valid bool) {
 		}
 	}
 	return uint32(u), u <= math.MaxUint32
-}
-
-func ompiPick(key check.PartitionKey, p *Port) Pick {
-	return pickFirst(p, key, 0, "Open MPI's", Pick{Outcome: Skips, Index: -1, Problem: fmt.Sprintf("partition %s is not in the %s table: Open MPI's openib BTL silently does not use this port", key, p.Label())})
 }

@@ -1,6 +1,7 @@
 package job
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -162,16 +163,9 @@ func Choosers(ws []*Result, u Unread) []string {
 // is host:DEVICE/N and the libraries' device filters apply to it. With host "", the
 // host is the node's description (or GUID) and device filters do not apply.
 func PortFromFabric(f *fabric.Fabric, n *fabric.Node, cp *fabric.Port, host string) *Port {
-	if host == "" {
-		host = n.Description
-	}
-	if host == "" {
-		host = n.GUID.String()
-	}
+	host = cmp.Or(host, n.Description, n.GUID.String())
 	dev, known := HostDevice(n.Description, host)
-	if dev == "" {
-		dev = n.GUID.String()
-	}
+	dev = cmp.Or(dev, n.GUID.String())
 	p := &Port{Host: host, Device: dev, Num: cp.Num, Fabric: true, DeviceKnown: known, Node: n.GUID,
 		LinkLayer: "InfiniBand", State: cp.State, LID: cp.LID}
 	switch {

@@ -1,6 +1,7 @@
 package job
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
@@ -154,12 +155,7 @@ func groupHosts(ports []*Port, unread []Unread) []hostPorts {
 }
 
 // HostName names a port's host: "this host" for the local one ("").
-func HostName(h string) string {
-	if h == "" {
-		return "this host"
-	}
-	return h
-}
+func HostName(h string) string { return cmp.Or(h, "this host") }
 
 // hostState is what a library does on one host before any P_Key lookup.
 type hostState uint8

@@ -2,6 +2,7 @@ package job
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
 	"io"
 	"strconv"
@@ -39,13 +40,13 @@ type libReport struct {
 	Same     string       `json:"same,omitempty"`
 	Ports    []portReport `json:"ports"`
 	// Aborts are the hosts where the library stops the process at start-up.
-	Aborts      []abortReport `json:"aborts,omitempty"`
-	Findings    []string      `json:"findings"`
-	Fixes       []string      `json:"fixes"`
-	Unchecked   []string      `json:"unchecked"`
-	Notes       []string      `json:"notes"`
-	Assumptions []string      `json:"assumptions"`
-	Source      string        `json:"source"`
+	Aborts      []job.Abort `json:"aborts,omitempty"`
+	Findings    []string    `json:"findings"`
+	Fixes       []string    `json:"fixes"`
+	Unchecked   []string    `json:"unchecked"`
+	Notes       []string    `json:"notes"`
+	Assumptions []string    `json:"assumptions"`
+	Source      string      `json:"source"`
 }
 
 type portReport struct {
@@ -68,15 +69,6 @@ type portReport struct {
 	key check.PKey
 }
 
-// abortReport is a host where the library aborts (job.Abort).
-type abortReport struct {
-	Host   string `json:"host,omitempty"`
-	Device string `json:"device,omitempty"`
-	// Port is the port whose entry lookup aborts (its row says fails); 0: none.
-	Port   int    `json:"port,omitempty"`
-	Reason string `json:"reason"`
-}
-
 type reachEntry struct {
 	Partition string `json:"partition"`
 	Full      int    `json:"full"`
@@ -93,10 +85,7 @@ func newReport(rs []*job.Result, key check.PKey) report {
 		lr := libReport{Library: r.Library.ID, Name: r.Library.Name, Kind: r.Library.Kind.String(), Setting: r.Setting,
 			Verdict: r.Verdict, Inactive: r.Inactive, Same: r.Same, Findings: cmdutil.List(r.Findings), Fixes: cmdutil.List(r.Fixes),
 			Unchecked: cmdutil.List(r.Unchecked), Notes: cmdutil.List(r.Notes), Assumptions: cmdutil.List(r.Assumptions), Source: r.Library.Source,
-			Ports: []portReport{}}
-		for _, a := range r.Aborts {
-			lr.Aborts = append(lr.Aborts, abortReport{Host: a.Host, Device: a.Device, Port: a.Port, Reason: a.Reason})
-		}
+			Aborts: r.Aborts, Ports: []portReport{}}
 		for _, pr := range r.Ports {
 			p := portReport{Host: pr.Port.Host, Device: pr.Port.Device, Port: pr.Port.Num, Name: pr.Port.Device + "/" + strconv.Itoa(pr.Port.Num),
 				Used: pr.Used, Why: pr.Why, Setting: pr.Setting}
@@ -192,10 +181,7 @@ func (r *report) render(w io.Writer, f cmdutil.Format) error {
 			continue
 		}
 		for _, p := range l.Ports {
-			host := p.Host
-			if host == "" {
-				host = "local"
-			}
+			host := cmp.Or(p.Host, "local")
 			idx := ""
 			if p.Index != nil {
 				idx = strconv.Itoa(*p.Index)
@@ -216,13 +202,7 @@ func (r *report) render(w io.Writer, f cmdutil.Format) error {
 			if a.Port != 0 {
 				continue
 			}
-			host, dev := a.Host, a.Device
-			if host == "" {
-				host = "local"
-			}
-			if dev == "" {
-				dev = "-"
-			}
+			host, dev := cmp.Or(a.Host, "local"), cmp.Or(a.Device, "-")
 			local = local && a.Host == ""
 			g.Add(l.Library, host, dev, "-", "", "", "", "aborts")
 		}
@@ -267,16 +247,12 @@ func (r *report) writeVerdict(b *bytes.Buffer, l libReport) {
 	// textsafe shows its control and bidi characters escaped, never raw.
 	line := func(format string, a ...any) { b.WriteString(textsafe.Text(fmt.Sprintf(format, a...)) + "\n") }
 	line("%s: %s: %s", l.Name, word, what)
-	for _, s := range l.Findings {
-		line("  problem: %s", s)
-	}
-	for _, s := range l.Fixes {
-		line("  fix: %s", s)
-	}
-	for _, s := range l.Unchecked {
-		line("  not checked: %s", s)
-	}
-	for _, s := range l.Notes {
-		line("  note: %s", s)
+	for _, part := range []struct {
+		label string
+		lines []string
+	}{{"problem", l.Findings}, {"fix", l.Fixes}, {"not checked", l.Unchecked}, {"note", l.Notes}} {
+		for _, s := range part.lines {
+			line("  %s: %s", part.label, s)
+		}
 	}
 }

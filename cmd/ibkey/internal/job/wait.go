@@ -10,6 +10,7 @@ import (
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/job"
+	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // The gate's pace. A sysfs pkey file read is a device query (a MAD or firmware
@@ -204,14 +205,10 @@ func since(t time.Time) string { return time.Since(t).Round(100 * time.Milliseco
 // summary names the pending ports, at most five.
 func summary(ps []job.Pending) string {
 	var out []string
-	for i, p := range ps {
-		if i == 5 {
-			out = append(out, fmt.Sprintf("and %d more", len(ps)-5))
-			break
-		}
+	for _, p := range ps {
 		out = append(out, p.String())
 	}
-	return strings.Join(out, "; ")
+	return strings.Join(textsafe.Capped(out, 5), "; ")
 }
 
 // describePorts says what the gate waits on, the ports some library uses (or waits
@@ -226,10 +223,7 @@ func describePorts(ws []*job.Result) string {
 			ports[p], hosts[p.Host] = true, true
 		}
 	}
-	s := fmt.Sprintf("%d ports", len(ports))
-	if len(ports) == 1 {
-		s = "1 port"
-	}
+	s := textsafe.Plural(len(ports), "port", "ports")
 	if len(hosts) > 1 {
 		s += fmt.Sprintf(" of %d hosts", len(hosts))
 	}
