@@ -118,8 +118,9 @@ func ncclPick(idx int, p *Port) Pick {
 	return pk
 }
 
-// ncclHCAFilter is NCCL_IB_HCA parsed as parseStringList and the '^'/'=' prefixes do.
-type ncclHCAFilter struct {
+// hcaFilter is a device list: NCCL_IB_HCA parsed as parseStringList and the '^'/'='
+// prefixes do, or NVSHMEM's (parseNVSHMEMHCAs).
+type hcaFilter struct {
 	not, exact bool
 	entries    []hcaEntry
 }
@@ -134,8 +135,8 @@ type hcaEntry struct {
 // maxNCCLDevs is MAX_IB_DEVS: parseStringList keeps at most this many entries.
 const maxNCCLDevs = 32
 
-func parseNCCLHCA(s string) ncclHCAFilter {
-	var f ncclHCAFilter
+func parseNCCLHCA(s string) hcaFilter {
+	var f hcaFilter
 	if strings.HasPrefix(s, "^") {
 		f.not, s = true, s[1:]
 	}
@@ -162,9 +163,9 @@ func parseNCCLHCA(s string) ncclHCAFilter {
 
 // none reports whether the filter excludes everything ("^" with an empty list:
 // matchIfList's empty list matches, and '^' inverts it).
-func (f ncclHCAFilter) none() bool { return f.not && len(f.entries) == 0 }
+func (f hcaFilter) none() bool { return f.not && len(f.entries) == 0 }
 
-func (f ncclHCAFilter) match(dev string, port int) bool {
+func (f hcaFilter) match(dev string, port int) bool {
 	m := len(f.entries) == 0
 	for _, e := range f.entries {
 		name := dev == e.name

@@ -2,7 +2,6 @@ package job
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 )
 
@@ -70,18 +69,18 @@ var NVSHMEM = Library{
 			s.Assumptions = append(s.Assumptions, "NVSHMEM: NVSHMEM_IB_PKEY_INDEX is honoured (NVSHMEM 3.7.0 or later); older NVSHMEM always uses index 0")
 		}
 		s.Assumptions = append(s.Assumptions, "NVSHMEM: only the environment (and --env) is read; NVSHMEM releases that read /etc/nvshmem.conf, ~/.nvshmem.conf or NVSHMEM_CONF_FILE let those override it")
-		list, exclude := parseNVSHMEMHCAs(env["NVSHMEM_HCA_LIST"]), strings.HasPrefix(env["NVSHMEM_HCA_LIST"], "^")
-		name := "NVSHMEM_HCA_LIST=" + env["NVSHMEM_HCA_LIST"]
-		if len(list) == 0 {
-			list, exclude, name = parseNVSHMEMHCAs(env["NVSHMEM_HCA_PE_MAPPING"]), false, "NVSHMEM_HCA_PE_MAPPING="+env["NVSHMEM_HCA_PE_MAPPING"]
+		filter, name := parseNVSHMEMHCAs(env["NVSHMEM_HCA_LIST"]), "NVSHMEM_HCA_LIST="+env["NVSHMEM_HCA_LIST"]
+		if len(filter.entries) == 0 {
+			filter, name = parseNVSHMEMHCAs(env["NVSHMEM_HCA_PE_MAPPING"]), "NVSHMEM_HCA_PE_MAPPING="+env["NVSHMEM_HCA_PE_MAPPING"]
+			filter.not = false
 		}
 		s.Assumptions = append(s.Assumptions, "NVSHMEM: each PE uses the NIC closest to its GPU, which ibkey cannot see; every ACTIVE port is checked")
 		s.roce = true
 		s.allows = func(_ []*Port, dev string, num int) (bool, string) {
-			if len(list) == 0 {
+			if len(filter.entries) == 0 {
 				return true, "ACTIVE"
 			}
-			if slices.ContainsFunc(list, func(e hcaEntry) bool { return e.name == dev && (e.port == -1 || e.port == num) }) != exclude {
+			if filter.match(dev, num) {
 				return true, "ACTIVE, allowed by " + name
 			}
 			return false, "not allowed by " + name
@@ -106,9 +105,9 @@ func nvshmemPick(idx int, p *Port) Pick {
 // transport_common.cpp, NVSHMEM 3.4.5): after an optional '^', a name runs to ':', ','
 // or the end; ':' after a name gives its port (atoi, default -1) and a second ':' its
 // count; whatever else follows a number up to the next ':' or ',' is skipped; empty
-// names are dropped; at most MAX_NUM_HCAS (48) entries.
-func parseNVSHMEMHCAs(s string) []hcaEntry {
-	s = strings.TrimPrefix(s, "^")
+// names are dropped; at most MAX_NUM_HCAS (48) entries. Names match exactly.
+func parseNVSHMEMHCAs(s string) hcaFilter {
+	s, not := strings.CutPrefix(s, "^")
 	var out []hcaEntry
 	name, afterPort := "", false
 	for i := 0; i <= len(s) && len(out) < 48; i++ {
@@ -137,5 +136,5 @@ func parseNVSHMEMHCAs(s string) []hcaEntry {
 			name += string(c)
 		}
 	}
-	return out
+	return hcaFilter{not: not, exact: true, entries: out}
 }
