@@ -133,12 +133,7 @@ func Gate(ws []*Result, key check.PKey, oneIndex bool) []Pending {
 			// The index most ports have (the lowest on a tie) is the one the others
 			// are measured against.
 			indexes := slices.Sorted(maps.Keys(idx))
-			common := indexes[0]
-			for _, i := range indexes {
-				if len(idx[i]) > len(idx[common]) {
-					common = i
-				}
-			}
+			common := slices.MaxFunc(indexes, func(a, b int) int { return cmp.Compare(len(idx[a]), len(idx[b])) })
 			for _, i := range indexes {
 				if i == common {
 					continue

@@ -277,8 +277,7 @@ func (o *Options) checkFlags(format cmdutil.Format) error {
 
 // Run is the command.
 func Run(o *Options) error {
-	format := o.Format
-	if err := o.checkFlags(format); err != nil {
+	if err := o.checkFlags(o.Format); err != nil {
 		return err
 	}
 	in, from, lookalikes, err := o.inputs()
@@ -298,8 +297,7 @@ func Run(o *Options) error {
 			return cmdutil.Usagef("invalid --want %q: key 0 is an empty entry, not a partition (accepted: %s)", o.Want, check.PKeyForms)
 		}
 	}
-	ctx := o.Ctx
-	src, err := o.sources(ctx)
+	src, err := o.sources(o.Ctx)
 	if err != nil {
 		return err
 	}
@@ -312,7 +310,7 @@ func Run(o *Options) error {
 	for _, l := range src.labels {
 		n.Label(l)
 	}
-	ports, err := src.read(ctx)
+	ports, err := src.read(o.Ctx)
 	if err != nil {
 		return err
 	}
@@ -320,8 +318,8 @@ func Run(o *Options) error {
 	var ws []*job.Result
 	if o.Want != "" {
 		if o.Wait > 0 {
-			g := &gate{o: o, n: n, src: src, libs: libs, in: in, key: want, oneIndex: o.Emit == "env"}
-			ws, ports, err = g.run(ctx, ports)
+			g := &gate{o: o, n: n, src: src, libs: libs, in: in, key: want}
+			ws, ports, err = g.run(o.Ctx, ports)
 			if err != nil {
 				return err
 			}
@@ -420,7 +418,7 @@ func Run(o *Options) error {
 	if o.Emit == "env" {
 		return o.emitEnv(n, code, ws, want, ports)
 	}
-	if err := rep.render(o.IO.Out, format); err != nil {
+	if err := rep.render(o.IO.Out, o.Format); err != nil {
 		return err
 	}
 	for _, a := range rep.assumptions() {

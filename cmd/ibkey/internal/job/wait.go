@@ -30,13 +30,12 @@ const (
 // gate waits until the job's ports hold the wanted partition (job.Gate finds
 // nothing pending), reading them again with back-off.
 type gate struct {
-	o        *Options
-	n        *cmdutil.Notices
-	src      *portSource
-	libs     []*job.Library
-	in       job.Inputs
-	key      check.PKey
-	oneIndex bool
+	o    *Options
+	n    *cmdutil.Notices
+	src  *portSource
+	libs []*job.Library
+	in   job.Inputs
+	key  check.PKey
 
 	reads     int
 	entries   int   // pkey entries read from sysfs, all reads
@@ -60,15 +59,14 @@ func sysfsEntries(ports []*job.Port) int {
 	return n
 }
 
-// run evaluates first (the ports already read) and then reads again until nothing is
+// run evaluates ports (those already read) and then reads again until nothing is
 // pending, the wait ends (exit 1, or 4 when only unread tables are pending; nothing
 // is printed on stdout), or ctx ends (a signal: the error says what was still
 // pending).
-func (g *gate) run(ctx context.Context, first []*job.Port) ([]*job.Result, []*job.Port, error) {
+func (g *gate) run(ctx context.Context, ports []*job.Port) ([]*job.Result, []*job.Port, error) {
 	start := time.Now()
 	deadline := start.Add(g.o.Wait)
-	ports := first
-	g.reads, g.entries = 1, sysfsEntries(first)
+	g.reads, g.entries = 1, sysfsEntries(ports)
 	if g.src.mads != nil {
 		g.firstMADs = g.src.mads.Load()
 	}
@@ -86,7 +84,7 @@ func (g *gate) run(ctx context.Context, first []*job.Port) ([]*job.Result, []*jo
 		var ws []*job.Result
 		if lastErr == nil {
 			ws = job.WantPartition(g.libs, g.in, g.key, ports)
-			pending = append(job.Gate(ws, g.key, g.oneIndex), job.UnreadPending(ws, g.in.Unread, ports)...)
+			pending = append(job.Gate(ws, g.key, g.o.Emit == "env"), job.UnreadPending(ws, g.in.Unread, ports)...)
 			if len(pending) == 0 {
 				// Nothing a re-read can change is left; a setting ibkey does not
 				// interpret (not checked, exit 4) is not "ready".
