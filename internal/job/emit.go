@@ -72,26 +72,20 @@ func EnvExports(ws []*Result, key check.PKey, ports []*Port) Exports {
 		switch {
 		case w.Verdict == NotApplicable:
 			ex.Warnings = append(ex.Warnings, fmt.Sprintf("%s: nothing to export: %s", w.Library.Name, w.Inactive))
-			continue
 		case w.Library.ID == Perftest.ID:
 			ex.Warnings = append(ex.Warnings, fmt.Sprintf("perftest takes its index on its command line (%s): not exported", w.Summary()))
-			continue
 		case w.Verdict == Incomplete:
 			ex.Unchecked = append(ex.Unchecked, fmt.Sprintf("%s: whether a setting puts it in partition %s is not known: %s", w.Library.Name, key.Partition().String(), strings.Join(w.Unchecked, "; ")))
-			continue
 		case w.Verdict != Works:
-			why := append(append([]string{}, w.Findings...), w.Unchecked...)
-			ex.Problems = append(ex.Problems, fmt.Sprintf("%s: no setting puts it in partition %s: %s", w.Library.Name, key.Partition().String(), strings.Join(why, "; ")))
-			continue
+			ex.Problems = append(ex.Problems, fmt.Sprintf("%s: no setting puts it in partition %s: %s", w.Library.Name, key.Partition().String(), strings.Join(slices.Concat(w.Findings, w.Unchecked), "; ")))
 		case w.Same == "" && w.sameUnknown != "":
 			ex.Unchecked = append(ex.Unchecked, fmt.Sprintf("%s: one value for every host of the job is not known: %s (%s)", w.Library.Name, w.Summary(), w.sameUnknown))
-			continue
 		case w.Same == "":
 			ex.Problems = append(ex.Problems, fmt.Sprintf("%s needs one value on every host of the job and there is none: %s (set it per host, as the Slurm TaskProlog does, or have the Subnet Manager put the key at one index)", w.Library.Name, w.Summary()))
-			continue
+		default:
+			name, value, _ := strings.Cut(w.Same, "=")
+			ex.Vars = append(ex.Vars, Export{Name: name, Value: value})
 		}
-		name, value, _ := strings.Cut(w.Same, "=")
-		ex.Vars = append(ex.Vars, Export{Name: name, Value: value})
 	}
 	ipoib, warn := ipoibInterface(ws, key, ports)
 	ex.Warnings = append(ex.Warnings, warn...)

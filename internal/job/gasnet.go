@@ -212,12 +212,9 @@ func gasnetAborts(host []*Port, sel []PortResult, ports, perr string) []Abort {
 	if slices.ContainsFunc(sel, func(pr PortResult) bool { return pr.Used }) {
 		return nil
 	}
-	msg := "unable to open any HCA ports"
+	msg, why := "unable to open any HCA ports", "no ACTIVE port with a LID"
 	if ports != "" {
 		msg += " given in GASNET_IBV_PORTS"
-	}
-	why := "no ACTIVE port with a LID"
-	if ports != "" {
 		why += " among GASNET_IBV_PORTS=" + ports
 	}
 	if perr != "" {

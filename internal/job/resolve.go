@@ -318,8 +318,7 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Result {
 	}
 	skipsOnly := map[string]int{}
 	usedOn := map[string]int{}
-	for i := range r.Ports {
-		pr := &r.Ports[i]
+	for _, pr := range r.Ports {
 		if !pr.Used {
 			continue
 		}
@@ -331,7 +330,7 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Result {
 		switch pk.Outcome {
 		case Uses:
 			if !pr.Port.Ethernet() { // RoCE ports share no partition with InfiniBand ones
-				usable = append(usable, *pr)
+				usable = append(usable, pr)
 			}
 			if !r.Peers && !pk.PKey.IsFull() {
 				r.Notes = append(r.Notes, fmt.Sprintf("%s: index %d holds %s, a limited member of partition %s: it reaches only full members (%s) of it", pr.Port.Label(), pk.Index, pk.PKey, pk.PKey.Partition().String(), pk.PKey.WithMembership(check.Full)))
@@ -434,36 +433,25 @@ func (s *setup) someDevices(prs []PortResult) {
 		return
 	}
 	type dev struct{ host, name string }
-	var devs []dev
-	bad := map[dev]bool{}
+	bad := map[dev]bool{} // the devices used, and whether a lookup fails on one
 	for _, pr := range prs {
-		d := dev{pr.Port.Host, pr.Port.Device}
-		if !pr.Used || pr.Port.Fabric && !pr.Port.DeviceKnown {
-			continue
+		if pr.Used && !(pr.Port.Fabric && !pr.Port.DeviceKnown) {
+			d := dev{pr.Port.Host, pr.Port.Device}
+			bad[d] = bad[d] || pr.Outcome == Fails || pr.Outcome == EmptyEntry
 		}
-		if !slices.Contains(devs, d) {
-			devs = append(devs, d)
-		}
-		bad[d] = bad[d] || pr.Outcome == Fails || pr.Outcome == EmptyEntry
 	}
-	for _, h := range devs {
-		all, good := 0, 0
-		for _, d := range devs {
-			if d.host == h.host {
-				all++
-				if !bad[d] {
-					good++
-				}
-			}
+	all, good := map[string]int{}, map[string]int{} // devices per host
+	for d, b := range bad {
+		all[d.host]++
+		if !b {
+			good[d.host]++
 		}
-		if all <= s.opens || good < s.opens {
-			continue
-		}
-		for i, pr := range prs {
-			if d := (dev{pr.Port.Host, pr.Port.Device}); d == h && bad[d] && pr.Used {
-				prs[i].Pick = Pick{Outcome: NotChecked, Index: -1, Gap: GapUnread, Notes: pr.Notes,
-					Problem: fmt.Sprintf("%s, if %s opens it: %s of this host's %d HCAs it selects, %s", pr.Problem, s.Library.Name, strconv.Itoa(s.opens), all, s.opensWhy)}
-			}
+	}
+	for i, pr := range prs {
+		d := dev{pr.Port.Host, pr.Port.Device}
+		if pr.Used && bad[d] && all[d.host] > s.opens && good[d.host] >= s.opens {
+			prs[i].Pick = Pick{Outcome: NotChecked, Index: -1, Gap: GapUnread, Notes: pr.Notes,
+				Problem: fmt.Sprintf("%s, if %s opens it: %s of this host's %d HCAs it selects, %s", pr.Problem, s.Library.Name, strconv.Itoa(s.opens), all[d.host], s.opensWhy)}
 		}
 	}
 }

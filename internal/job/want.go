@@ -2,6 +2,7 @@ package job
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -188,7 +189,9 @@ func commonIndex(key check.PKey, ports []*Port) (common int, maybe string) {
 			s[i], m[i] = true, true
 		}
 		for _, e := range p.Table {
-			m[e.Index] = m[e.Index] || !e.Readable && !p.Ethernet()
+			if !e.Readable && !p.Ethernet() {
+				m[e.Index] = true
+			}
 		}
 		if hasUnreadable(p) && !p.Ethernet() {
 			unreadOn = append(unreadOn, p.Label())
@@ -197,27 +200,14 @@ func commonIndex(key check.PKey, ports []*Port) (common int, maybe string) {
 			sure, may = s, m
 			continue
 		}
-		for i := range sure {
-			sure[i] = sure[i] && s[i]
-		}
-		for i := range may {
-			may[i] = may[i] && m[i]
-		}
+		maps.DeleteFunc(sure, func(i int, _ bool) bool { return !s[i] })
+		maps.DeleteFunc(may, func(i int, _ bool) bool { return !m[i] })
 	}
-	lowest := func(set map[int]bool) int {
-		low := -1
-		for i, ok := range set {
-			if ok && (low < 0 || i < low) {
-				low = i
-			}
-		}
-		return low
+	if len(sure) > 0 {
+		return slices.Min(slices.Collect(maps.Keys(sure))), ""
 	}
-	if c := lowest(sure); c >= 0 {
-		return c, ""
-	}
-	if c := lowest(may); c >= 0 {
-		return -1, fmt.Sprintf("index %d may hold partition %s on every port: entries of %s could not be read", c, key.Partition().String(), strings.Join(unreadOn, ", "))
+	if len(may) > 0 {
+		return -1, fmt.Sprintf("index %d may hold partition %s on every port: entries of %s could not be read", slices.Min(slices.Collect(maps.Keys(may))), key.Partition().String(), strings.Join(unreadOn, ", "))
 	}
 	return -1, ""
 }

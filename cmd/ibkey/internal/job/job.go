@@ -316,17 +316,15 @@ func Run(o *Options) error {
 	}
 	in.Unread = src.unread
 	var ws []*job.Result
-	if o.Want != "" {
-		if o.Wait > 0 {
-			g := &gate{o: o, n: n, src: src, libs: libs, in: in, key: want}
-			ws, ports, err = g.run(o.Ctx, ports)
-			if err != nil {
-				return err
-			}
-		} else {
-			ws = job.WantPartition(libs, in, want, ports)
+	switch {
+	case o.Wait > 0: // with --want (checkFlags)
+		g := &gate{o: o, n: n, src: src, libs: libs, in: in, key: want}
+		if ws, ports, err = g.run(o.Ctx, ports); err != nil {
+			return err
 		}
-	} else {
+	case o.Want != "":
+		ws = job.WantPartition(libs, in, want, ports)
+	default:
 		ws = job.Resolve(libs, in, ports)
 	}
 	rep := newReport(ws, want)

@@ -34,8 +34,8 @@ type portSource struct {
 	fabric *fabric.Fabric
 	// read reads every port of the job again, and sets unread.
 	read func(ctx context.Context) ([]*job.Port, error)
-	// mads counts the MADs asked of the transport (nil without one).
-	mads *atomic.Int64
+	// mads counts the MADs asked of the transport (via set; 0 without one).
+	mads atomic.Int64
 	// close gives the transport back (nil without one).
 	close func()
 	// unread are the devices and ports of the last read that could not be read: of a
@@ -154,8 +154,7 @@ func (o *Options) sources(ctx context.Context) (*portSource, error) {
 			return nil, err
 		}
 		src.close = func() { fab.T.Close() }
-		src.mads = &atomic.Int64{}
-		t := countingTransport{Transport: fab.T, n: src.mads}
+		t := countingTransport{Transport: fab.T, n: &src.mads}
 		counted := &query.Fabric{T: t, Via: fab.Via, DirectedRouteFlag: fab.DirectedRouteFlag, ListLIDs: fab.ListLIDs}
 		src.labels, src.via = append(src.labels, "fabric via "+fab.Via), fab.Via
 		if len(nodes) > 0 {

@@ -66,12 +66,8 @@ func sysfsEntries(ports []*job.Port) int {
 func (g *gate) run(ctx context.Context, ports []*job.Port) ([]*job.Result, []*job.Port, error) {
 	start := time.Now()
 	deadline := start.Add(g.o.Wait)
-	g.reads, g.entries = 1, sysfsEntries(ports)
-	if g.src.mads != nil {
-		g.firstMADs = g.src.mads.Load()
-	}
+	g.reads, g.entries, g.firstMADs = 1, sysfsEntries(ports), g.src.mads.Load()
 	interval := firstInterval
-	var lastMADs int64
 	var last, said []job.Pending
 	var lastErr error
 	lastSaid := time.Time{}
@@ -120,10 +116,7 @@ func (g *gate) run(ctx context.Context, ports []*job.Port) ([]*job.Result, []*jo
 			return nil, nil, stopped()
 		case <-time.After(min(interval, deadline.Sub(now))):
 		}
-		before := int64(0)
-		if g.src.mads != nil {
-			before = g.src.mads.Load()
-		}
+		before := g.src.mads.Load()
 		next, err := g.src.read(ctx)
 		g.reads++
 		if ctx.Err() != nil {
@@ -134,12 +127,9 @@ func (g *gate) run(ctx context.Context, ports []*job.Port) ([]*job.Result, []*jo
 			ports, g.in.Unread = next, g.src.unread
 			g.entries += sysfsEntries(next)
 		}
-		if g.src.mads != nil {
-			lastMADs = g.src.mads.Load() - before
-		}
 		// What one read costs: MADs when the ports come over the fabric, else pkey
 		// entries read from sysfs.
-		interval = nextInterval(interval, max(int(lastMADs), sysfsEntries(ports)))
+		interval = nextInterval(interval, max(int(g.src.mads.Load()-before), sysfsEntries(ports)))
 	}
 }
 
@@ -148,7 +138,7 @@ func (g *gate) cost() string {
 	if g.entries > 0 {
 		s += fmt.Sprintf(", %d pkey entries from sysfs", g.entries)
 	}
-	if g.src.mads != nil {
+	if g.src.via != "" {
 		total := g.src.mads.Load()
 		s += fmt.Sprintf(", %d MADs", total)
 		if g.reads > 1 {
