@@ -37,15 +37,11 @@ func LookAlikes(env Env) []string {
 		if !strings.Contains(upper, "PKEY") && !strings.Contains(upper, "P_KEY") {
 			continue
 		}
-		prefix := ""
-		for _, p := range libraryPrefixes {
-			if strings.HasPrefix(upper, p) {
-				prefix = p
-			}
-		}
-		if prefix == "" {
+		i := slices.IndexFunc(libraryPrefixes, func(p string) bool { return strings.HasPrefix(upper, p) })
+		if i < 0 {
 			continue
 		}
+		prefix := libraryPrefixes[i]
 		best, bestD := "", -1
 		for _, k := range pkeyNames {
 			if !strings.HasPrefix(strings.ToUpper(k), prefix) {

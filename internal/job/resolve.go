@@ -130,6 +130,10 @@ type hostPorts struct {
 	ports []*Port
 }
 
+// Hosts counts the job's hosts, those of the ports read and those of which nothing
+// was read, as Resolve and WantPartition group them.
+func Hosts(ports []*Port, unread []Unread) int { return len(groupHosts(ports, unread)) }
+
 // groupHosts groups the ports by host, in order, then adds the hosts of unread that
 // have no port read (their libraries may use what was not read).
 func groupHosts(ports []*Port, unread []Unread) []hostPorts {

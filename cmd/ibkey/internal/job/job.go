@@ -328,7 +328,7 @@ func Run(o *Options) error {
 		ws = job.Resolve(libs, in, ports)
 	}
 	rep := newReport(ws, want)
-	rep.Hosts = countHosts(ports, in.Unread)
+	rep.Hosts = job.Hosts(ports, in.Unread)
 	rep.Demo, rep.Via = src.demo, src.via
 	rep.PeersChecked = rep.Hosts > 1
 	if src.fabric != nil && o.Wait == 0 {
@@ -479,17 +479,4 @@ func (o *Options) emitEnv(n *cmdutil.Notices, code int, ws []*job.Result, want c
 	// Shell lines: never wrapped, whatever the terminal's width.
 	_, err := io.WriteString(cmdutil.Unwrapped(o.IO.Out), b.String())
 	return err
-}
-
-// countHosts counts the job's hosts: those of the ports read, and those of which
-// nothing was read.
-func countHosts(ports []*job.Port, unread []job.Unread) int {
-	seen := map[string]bool{}
-	for _, p := range ports {
-		seen[p.Host] = true
-	}
-	for _, u := range unread {
-		seen[u.Host] = true
-	}
-	return len(seen)
 }
