@@ -385,16 +385,12 @@ func resolveOne(l *Library, in Inputs, hosts []hostPorts) *Result {
 			}
 			r.Findings = append(r.Findings, "the hosts land in different partitions, which cannot talk to each other: "+strings.Join(parts, "; "))
 		} else {
-			limited, n := limitedApart(usable)
-			var names []string // the first limited port of each host
-			seen := map[string]bool{}
-			for _, u := range limited {
-				if !seen[u.Port.Host] {
-					seen[u.Port.Host] = true
-					names = append(names, fmt.Sprintf("%s (index %d, %s)", u.Port.Label(), u.Pick.Index, u.Pick.PKey))
-				}
+			_, first := limitedApart(usable)
+			var names []string
+			for _, u := range first {
+				names = append(names, fmt.Sprintf("%s (index %d, %s)", u.Port.Label(), u.Pick.Index, u.Pick.PKey))
 			}
-			if n > 1 {
+			if n := len(first); n > 1 {
 				r.Findings = append(r.Findings, fmt.Sprintf("limited members of partition %s cannot talk to each other: %s", keys[0], strings.Join(names, ", ")))
 			} else if n == 1 {
 				r.Notes = append(r.Notes, fmt.Sprintf("%s is a limited member: it talks only to the full members, which every other host here is", names[0]))
@@ -482,12 +478,13 @@ func stopsAt(l *Library, prs []PortResult) {
 }
 
 // limitedApart returns, of ports that use entries of one partition (InfiniBand ports
-// whose pick is Uses), those whose entry is limited, and on how many hosts they are.
+// whose pick is Uses), those whose entry is limited, and the first of them on each
+// host (len(first): on how many hosts they are).
 // Limited members cannot talk to each other (IBA 10.9.3, check.CanTalk): limited ports
 // on two or more hosts leave pairs of ranks on different hosts that cannot talk; the
 // limited ports of one host reach the full members on every other. Resolve, WantPartition
 // and Gate all judge limited members by this one rule.
-func limitedApart(used []PortResult) (limited []PortResult, hosts int) {
+func limitedApart(used []PortResult) (limited, first []PortResult) {
 	seen := map[string]bool{}
 	for _, u := range used {
 		if u.Pick.PKey.IsFull() {
@@ -496,10 +493,10 @@ func limitedApart(used []PortResult) (limited []PortResult, hosts int) {
 		limited = append(limited, u)
 		if !seen[u.Port.Host] {
 			seen[u.Port.Host] = true
-			hosts++
+			first = append(first, u)
 		}
 	}
-	return limited, hosts
+	return limited, first
 }
 
 // maxFixes bounds the partitions a fix lists.

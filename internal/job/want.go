@@ -154,7 +154,8 @@ func wantOn(s *setup, key check.PKey, ports []*Port) *Result {
 	if same == "" && !first {
 		w.sameUnknown = maybe
 	}
-	if w.limited, w.limitedHosts = limitedApart(ib); w.limitedHosts > 1 {
+	limited, firsts := limitedApart(ib)
+	if w.limited, w.limitedHosts = limited, len(firsts); w.limitedHosts > 1 {
 		var ls []string
 		for _, u := range w.limited {
 			ls = append(ls, fmt.Sprintf("%s (index %d, %s)", u.Port.Label(), u.Pick.Index, u.Pick.PKey))
