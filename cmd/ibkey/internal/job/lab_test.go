@@ -130,6 +130,10 @@ func TestLabGateOpenSMDaemon(t *testing.T) {
 	t.Logf("SIGHUP at %.3fs, OpenSM's SUBNET UP at %.3fs, ibkey answered at %.3fs: %v after the SM's change, %v after the SIGHUP",
 		hup.Sub(start).Seconds(), up.Sub(start).Seconds(), a.done.Sub(start).Seconds(), a.done.Sub(up).Round(time.Millisecond), a.done.Sub(hup).Round(time.Millisecond))
 	t.Logf("stderr:\n%s", a.r.stderr)
+	// The closing line counts what the wait cost: the MADs of its transport.
+	if !strings.Contains(a.r.stderr, " MADs: ") || !strings.Contains(a.r.stderr, " in the first read, ") {
+		t.Errorf("the closing line does not count the MADs:\n%s", a.r.stderr)
+	}
 	if a.done.Before(up) {
 		t.Errorf("ibkey answered before OpenSM's sweep ended")
 	}

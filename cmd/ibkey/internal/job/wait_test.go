@@ -84,10 +84,13 @@ export IBKEY_IPOIB_INTERFACE=ib0.8042
 	if r.stdout != want {
 		t.Errorf("stdout:\n%s\nwant:\n%s", r.stdout, want)
 	}
-	for _, s := range []string{"waiting up to 20s for partition 0x0042 on 1 port", "mlx5_0/1: no entry for partition 0x0042", "partition 0x0042 ready after"} {
+	for _, s := range []string{"waiting up to 20s for partition 0x0042 on 1 port", "mlx5_0/1: no entry for partition 0x0042", "partition 0x0042 ready after", " pkey entries from sysfs)"} {
 		if !strings.Contains(r.stderr, s) {
 			t.Errorf("stderr lacks %q:\n%s", s, r.stderr)
 		}
+	}
+	if strings.Contains(r.stderr, "MADs") { // no transport: nothing sent
+		t.Errorf("stderr counts MADs of a wait on sysfs:\n%s", r.stderr)
 	}
 	t.Logf("answered %v after the start (key written at 0.7s)\n%s", time.Since(start).Round(time.Millisecond), r.stderr)
 }
