@@ -176,27 +176,33 @@ func (o *Options) inputs() (in job.Inputs, from string, lookalikes []string, err
 		}
 		lookalikes = job.LookAlikes(in.Env)
 	} else {
+		// A variable set to the empty string is set, as in --env and KEY= arguments:
+		// each library reads it as its source does (GASNet refuses GASNET_IBV_PKEY='',
+		// UCX_NET_DEVICES= selects no device, UCX refuses UCX_IB_PKEY=: ucs/config/
+		// parser.c parses every variable getenv finds). Only an unset one is a default.
+		all := job.Env{}
+		if o.Environ != nil {
+			for _, kv := range o.Environ() {
+				if k, v, ok := strings.Cut(kv, "="); ok {
+					all[k] = v
+				}
+			}
+		}
 		for _, l := range job.Libraries() {
 			for _, name := range slices.Concat(l.Vars, l.Modifiers) {
 				if strings.HasPrefix(name, "-") {
 					continue
 				}
-				if v := o.Getenv(name); v != "" {
+				if v, set := all[name]; set {
+					in.Env[name] = v
+				} else if v := o.Getenv(name); v != "" { // no Environ: only Getenv
 					in.Env[name] = v
 				}
 			}
 		}
-		all := job.Env{}
-		if o.Environ != nil {
-			for _, kv := range o.Environ() {
-				k, v, ok := strings.Cut(kv, "=")
-				if !ok {
-					continue
-				}
-				all[k] = v
-				if job.UCXPKeyVar(k) {
-					in.Env[k] = v
-				}
+		for k, v := range all {
+			if job.UCXPKeyVar(k) {
+				in.Env[k] = v
 			}
 		}
 		lookalikes = job.LookAlikes(all)

@@ -16,6 +16,7 @@ import (
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/jsonschematest"
+	"github.com/ibkey/ibkey/internal/job"
 )
 
 const (
@@ -327,5 +328,29 @@ func TestGateAbortsAtOnce(t *testing.T) {
 	}
 	if time.Since(start) > 15*time.Second {
 		t.Errorf("the gate waited for its timeout (%s)", time.Since(start))
+	}
+}
+
+// A variable set to the empty string in the environment is read as the same
+// KEY= argument is, for every setting of every library: each library's rule decides
+// what an empty value means (GASNet refuses an empty GASNET_IBV_PKEY; UCX_NET_DEVICES=
+// selects no device), never the environment path by dropping it as unset.
+func TestEmptyEnvironmentVariableIsSet(t *testing.T) {
+	for _, l := range job.Libraries() {
+		for _, name := range slices.Concat(l.Vars, l.Modifiers) {
+			if strings.HasPrefix(name, "-") {
+				continue // perftest's options
+			}
+			t.Run(l.ID+"/"+name, func(t *testing.T) {
+				env := runJob(t, map[string]string{name: ""}, "--lib", l.ID, "-o", "json")
+				arg := runJob(t, nil, "--lib", l.ID, "-o", "json", name+"=")
+				if env.code != arg.code || env.stdout != arg.stdout {
+					t.Errorf("%s= in the environment: exit %d\n%s\nas an argument: exit %d\n%s", name, env.code, env.stdout, arg.code, arg.stdout)
+				}
+				if !strings.Contains(env.stderr, "the environment ("+name+")") {
+					t.Errorf("stderr does not name %s as read from the environment:\n%s", name, env.stderr)
+				}
+			})
+		}
 	}
 }
