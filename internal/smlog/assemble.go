@@ -763,7 +763,7 @@ func (a *Assembler) errEvent(r *record) *Event {
 		e.From = Port{NodeGUID: check.GUID(node), Num: int(port), NodeDesc: desc}
 		return e
 	case "0507":
-		if !bytes.Contains(r.fn, []byte("pkey_mgr")) {
+		if vendorMLX(r.fn) {
 			a.used = true
 			return nil // libvendor's osm_vendor_mlx_sa.c has an ERR 0507 too
 		}
@@ -777,7 +777,7 @@ func (a *Assembler) errEvent(r *record) *Event {
 		e.Detail = fmt.Sprintf("the switch port holds %d entries; the CA behind it uses index %d", cap, last)
 		return e
 	case "0502", "0503", "0505", "0506", "0508", "0509", "0510", "0511":
-		if !bytes.Contains(r.fn, []byte("pkey_mgr")) {
+		if vendorMLX(r.fn) {
 			a.used = true
 			return nil // the same codes in libvendor's osm_vendor_mlx_sa.c (not the ibumad build)
 		}
@@ -808,6 +808,11 @@ func (a *Assembler) errEvent(r *record) *Event {
 	}
 	return nil
 }
+
+// vendorMLX reports whether fn is a function of libvendor's osm_vendor_mlx_sa.c,
+// whose codes 0501-0511 are osm_pkey_mgr.c's too: its functions are osmv_* and
+// __osmv_*. osm_pkey_mgr.c's are not all pkey_mgr_* (update_peer_block logs ERR 0509).
+func vendorMLX(fn []byte) bool { return bytes.Contains(fn, []byte("osmv")) }
 
 // trapHeader: "Received Generic Notice type:%u num:%u (%s) Producer:%u (%s) from
 // LID:%u%s TID:0x%016" (osm_trap_rcv.c log_trap_info, error level).

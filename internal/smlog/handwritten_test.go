@@ -79,6 +79,11 @@ var handWritten = []struct {
 	{"0511", "osm_pkey_mgr.c; as 0506",
 		"Nov 28 10:00:00 000016 [AB12] 0x01 -> pkey_mgr_enforce_partition: ERR 0511: Failed to set PortInfo for node 0x0000000000200000 port 2 (Sw1)",
 		func(e *Event) bool { return e.Kind == KindProgramFailed && e.From.NodeDesc == "Sw1" && e.From.Num == 2 }},
+	{"0509", "osm_pkey_mgr.c update_peer_block (a switch port's table: the function's name has no pkey_mgr); as 0506",
+		"Nov 28 10:00:00 000020 [AB12] 0x01 -> update_peer_block: ERR 0509: pkey_mgr_update_pkey_entry() failed to update pkey table block 0 for node 0x0000000000200000 port 2 (Sw1)",
+		func(e *Event) bool {
+			return e.Kind == KindProgramFailed && e.Code == "0509" && e.From.NodeDesc == "Sw1" && e.From.Num == 2
+		}},
 	{"blocks", "osm_pkey_mgr.c; needs a port whose PartitionCap shrinks between sweeps",
 		"Nov 28 10:00:00 000017 [AB12] 0x02 -> pkey_mgr_update_port: Max number of blocks reduced from 4 to 2 for node 0x0002c90300000210 port 1 (HcaB)",
 		func(e *Event) bool {
