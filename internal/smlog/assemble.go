@@ -153,35 +153,72 @@ type Unexplained struct {
 	Function, Message string
 }
 
-// catalogueCodes are the ERR codes errEvent reads: one of them that does not read as
-// its format is another version's message, not explained.
-var catalogueCodes = map[string]bool{
-	"1F1A": true, "1F1B": true, "1F1C": true, "1F1D": true, "1F1E": true, "4518": true, "4519": true, "451A": true,
-	"451C": true, "451D": true, "1B11": true, "1B14": true, "1B1A": true, "1B1C": true, "1B30": true, "1B31": true,
-	"1B32": true, "1B1B": true, "4608": true, "430B": true, "1A04": true, "2F18": true, "0502": true, "0503": true, "0505": true,
-	"0506": true, "0507": true, "0508": true, "0509": true, "0510": true, "0511": true, "0512": true,
+// keySources are OpenSM's source files about partitions, P_Keys, Q_Keys, M_Keys,
+// SM_Keys and traps, by their messages' codes: OpenSM numbers a file's messages
+// "ERR XXnn" with one XX per file (osm_pkey_mgr.c 05nn, osm_sa_path_record.c 1Fnn).
+// Every line with one of these codes (or codes, for the M_Key messages of files about
+// other things) is an event or is not explained: one of another version, or a
+// message no event reads, is never passed over. The files, and why each, are in
+// docs/sm.md; testdata/opensm-3.3.23-errors.tsv is every message of the source
+// (TestOpenSMErrorTable). The Partition Manager's own files (osm_prtn.c,
+// osm_prtn_config.c) log without codes: their lines are found by their words.
+var (
+	keySources = map[string]bool{
+		"05": true, // osm_pkey_mgr.c (and libvendor's osm_vendor_mlx_sa.c, not in the Linux build)
+		"48": true, // osm_pkey_rcv.c
+		"1F": true, // osm_sa_path_record.c
+		"45": true, // osm_sa_multipath_record.c
+		"1B": true, // osm_sa_mcmember_record.c
+		"46": true, // osm_sa_pkey_record.c
+		"43": true, // osm_sa_informinfo.c
+		"28": true, // osm_sa_sminfo_record.c
+		"1A": true, // osm_sa_mad_ctrl.c
+		"38": true, // osm_trap_rcv.c
+		"02": true, // osm_inform.c
+		"2F": true, // osm_sminfo_rcv.c
+		"AC": true, // osm_qos_policy.c, osm_qos_parser_y.y
+	}
+	keyCodes = map[string]bool{
+		// osm_subnet.c's M_Key database (guid2mkey), osm_sm_mad_ctrl.c's timeout
+		// "Possible mis-set mkey?".
+		"7506": true, "7507": true, "7508": true, "7509": true, "7510": true, "7511": true, "3120": true,
+	}
+)
+
+// msgCode is the code a message starts with ("ERR 1F1A: ...", "WRN AD34: ...").
+func msgCode(msg []byte) (string, bool) {
+	if len(msg) < 8 || !has(msg, "ERR ") && !has(msg, "WRN ") {
+		return "", false
+	}
+	for _, c := range msg[4:8] {
+		if _, ok := check.HexDigit(c); !ok {
+			return "", false
+		}
+	}
+	return string(msg[4:8]), true
 }
 
 // keyWords are the words that make an error line one about partitions or keys
 // (lower case): OpenSM's own spellings (osm_pkey_mgr.c "pkey", osm_trap_rcv.c
-// "P_Key", osm_sa_mcmember_record.c "PKey", osm_sa_mad_ctrl.c "SM_Key"). M_Key is
-// not one: OpenSM's M_Key messages other than trap 256 are its own bookkeeping
-// (docs/sm.md).
+// "P_Key", osm_sa_mcmember_record.c "PKey", osm_sa_mad_ctrl.c "SM_Key").
 var keyWords = []string{"pkey", "p_key", "partition", "prtn", "qkey", "q_key", "sm_key"}
 
-// about reports whether r, which no event holds, is about partitions or keys: an
-// error line that names them (in its message or its function's name), one of the
-// catalogue's ERR codes, or a line that starts as one of the catalogue's messages
-// (doc.go) and did not read as it.
+// about reports whether r, which no event holds, is about partitions or keys: a line
+// with a code of a source file about them (keySources), an error line that names
+// them (in its message or its function's name), or a line that starts as one of the
+// catalogue's messages (doc.go) and did not read as it.
 func (a *Assembler) about(r *record) bool {
 	msg := r.msg
 	if has(msg, "Reporting Security Notice ") || has(msg, "Partition configuration ") || has(msg, "PARSE ") {
 		return true
 	}
+	if code, ok := msgCode(msg); ok && r.level&(LevelError|LevelInfo|LevelVerbose) != 0 && (keySources[strings.ToUpper(code[:2])] || keyCodes[code]) {
+		return true
+	}
 	if r.level&LevelError == 0 {
 		return false
 	}
-	if has(msg, "Received Generic Notice ") || has(msg, "ERR ") && len(msg) >= 8 && catalogueCodes[string(msg[4:8])] {
+	if has(msg, "Received Generic Notice ") {
 		return true
 	}
 	if has(msg, "ERR NUE") {
@@ -207,6 +244,8 @@ func (a *Assembler) candidate(r *record) bool {
 	switch {
 	case lv&LevelError != 0:
 		return true // every error line: they are few, and most are events
+	case lv&(LevelInfo|LevelVerbose) != 0 && coded(msg):
+		return true
 	case lv == LevelInfo:
 		// osm_inform.c log_notice, osm_pkey_mgr.c pkey_mgr_update_port and
 		// osm_inform.c is_access_permitted are the info-level messages of the
@@ -243,6 +282,13 @@ func (a *Assembler) candidate(r *record) bool {
 		return len(a.prefix) == 0
 	}
 	return false // debug, function, frame and routing levels
+}
+
+// coded reports whether a line's text ("FUNCTION: MESSAGE") has an ERR or WRN code
+// after its function: OpenSM logs a few below the error level (osm_sa_multipath_record.c
+// ERR 451B verbose, osm_ucast_dfsssp.c WRN AD34 info), which about may name.
+func coded(text []byte) bool {
+	return bytes.Contains(text, []byte(": ERR ")) || bytes.Contains(text, []byte(": WRN "))
 }
 
 // other closes the thread's pending events that r shows are over: OpenSM logs a trap's
@@ -658,8 +704,7 @@ func (a *Assembler) errEvent(r *record) *Event {
 		}
 		k, _, broadcast, _ := ipoibMGID(mgid)
 		if !broadcast {
-			a.used = true // an application's join without the components to create its group (docs/sm.md)
-			return nil
+			return nil // an application's join without the components to create its group: not explained (docs/sm.md)
 		}
 		e := ev(KindJoinRefused)
 		e.From = Port{GUID: check.GUID(g1), NodeDesc: d1, Num: -1}
@@ -799,6 +844,12 @@ func (a *Assembler) errEvent(r *record) *Event {
 			e.Key, e.KeyType = key, KeyPKey
 		}
 		return e
+	case "3809":
+		// "Failed to find source physical port for trap": the trap is still
+		// answered and reported (osm_trap_rcv.c trap_rcv_process_request).
+		if p := a.findPending(r.thread, waitReport); p != nil {
+			a.add(p, r)
+		}
 	case "3802":
 		// "Error sending response": the trap is not reported (osm_trap_rcv.c).
 		if p := a.findPending(r.thread, waitReport); p != nil {
