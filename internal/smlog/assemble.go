@@ -24,6 +24,10 @@ type Assembler struct {
 	// NoLines leaves Event.Lines empty: a caller that prints no log lines saves
 	// copying them.
 	NoLines bool
+	// Swept, when set, is told of each heavy sweep that ended without a partitions
+	// file event after one that had such events (SweptNote says what it means): an
+	// output that prints events as they come says it then.
+	Swept func(Sweep)
 	// Unexplained, when set, receives each line about partitions or keys that is not
 	// part of an event (about): a message of another OpenSM version, or one the
 	// catalogue does not explain. A caller that says "no problems" without them
@@ -120,6 +124,9 @@ func (a *Assembler) Line(line []byte) {
 		if !a.fileErrSinceUp && a.fileErrSinceClean {
 			a.clean = append(a.clean, Sweep{Line: a.line, Time: a.stamp(r.line[:stampLen])})
 			a.fileErrSinceClean = false
+			if a.Swept != nil {
+				a.Swept(a.clean[len(a.clean)-1])
+			}
 		}
 		a.fileErrSinceUp = false
 	}
@@ -1160,7 +1167,13 @@ func (a *Assembler) SweptSince(last int64) string {
 	if i == len(a.clean) {
 		return ""
 	}
-	c := a.clean[i]
+	return a.SweptNote(a.clean[i])
+}
+
+// SweptNote is what sweep c, the first after partitions file events to log none,
+// says of them (at the verbose level, where a missing file shows, that it read a
+// file it could parse): the one wording of every output.
+func (a *Assembler) SweptNote(c Sweep) string {
 	at := fmt.Sprintf("SUBNET UP at line %d, %s", c.Line, c.Time.Format("Jan _2 15:04:05"))
 	if a.verbose {
 		return fmt.Sprintf("OpenSM swept again after this and read a partitions file it could parse (%s): the fallback ended then; the tables follow that file since", at)

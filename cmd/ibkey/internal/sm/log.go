@@ -316,15 +316,28 @@ func (o *LogOptions) read(in io.Reader, ref time.Time, f *fabric.Fabric, x *smlo
 	sum := smlog.NewSummary()
 	var a *smlog.Assembler
 	var werr error
+	// fileErrs are the partitions file events printed as they came (kind and line)
+	// since the last sweep that logged none: when the next such sweep comes, the
+	// outputs that print events as they come say for each what the summary's note
+	// says (smlog.Assembler.SweptNote).
+	streaming := o.Each || o.Follow || o.Format == cmdutil.FormatJSON
+	type fileErr struct {
+		kind smlog.Kind
+		line int64
+	}
+	var fileErrs []fileErr
 	a = smlog.NewAssembler(ref, loc, func(ev *smlog.Event) {
 		// Without --since, out.since is the zero time: no event is before it.
 		if werr != nil || ev.Time.Before(out.since) || len(o.Kinds) > 0 && !slices.Contains(o.Kinds, string(ev.Kind)) {
 			return
 		}
 		g := sum.Add(ev)
-		if o.Each || o.Follow || o.Format == cmdutil.FormatJSON {
+		if streaming {
 			ex := x.Explain(ev) // the ends' QP numbers and times are the event's own
 			werr = out.event(ev, &ex)
+			if ev.Kind == smlog.KindConfigRejected || ev.Kind == smlog.KindConfigMissing {
+				fileErrs = append(fileErrs, fileErr{ev.Kind, ev.Line})
+			}
 		}
 		if g.First != ev {
 			a.Recycle(ev) // printed and counted: only a group's first event is kept
@@ -344,6 +357,12 @@ func (o *LogOptions) read(in io.Reader, ref time.Time, f *fabric.Fabric, x *smlo
 			o.Notices.Warn(fmt.Sprintf("line %d not explained: %s", l.Line, textsafe.String(l.Function+": "+l.Message)))
 		}
 		unx.add(l)
+	}
+	a.Swept = func(s smlog.Sweep) {
+		for _, e := range fileErrs {
+			o.Notices.Note(fmt.Sprintf("%s at line %d: %s", e.kind, e.line, a.SweptNote(s)))
+		}
+		fileErrs = fileErrs[:0]
 	}
 	x.R = smlog.NewResolver(f, a.Names)
 	out.begin()

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -434,5 +435,71 @@ func TestLogPartialSweepJSON(t *testing.T) {
 	}
 	if code != 4 || len(doc.Incomplete) != 1 || doc.Incomplete[0].Kind != cmdutil.IncompletePartialSweep || !strings.Contains(errOut, "partial sweep") {
 		t.Errorf("exit %d, incomplete %+v, stderr %q", code, doc.Incomplete, errOut)
+	}
+}
+
+// TestLogSweptNoteEveryOutput: the note that a later sweep logged no partitions file
+// error, which the summary gives each partitions-rejected problem, is said by every
+// output that prints events as they come (--each, JSON's events, --follow), for each
+// such event, in the same words, when that sweep comes.
+func TestLogSweptNoteEveryOutput(t *testing.T) {
+	out, _, _ := run(t, context.Background(), nil, "sm", "log", labLog, "--year", "2026", "-o", "json")
+	var doc struct {
+		Events []struct {
+			Kind string `json:"kind"`
+			Line int64  `json:"line"`
+		} `json:"events"`
+		Summary []struct {
+			Kind     string   `json:"kind"`
+			LastLine int64    `json:"last_line"`
+			Notes    []string `json:"notes"`
+		} `json:"summary"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	notes := map[string]bool{}
+	for _, g := range doc.Summary {
+		for _, n := range g.Notes {
+			if strings.HasPrefix(n, "OpenSM swept again") {
+				notes[n] = true
+			}
+		}
+	}
+	var want []string
+	for _, e := range doc.Events {
+		if e.Kind == "partitions-rejected" {
+			want = append(want, "note: partitions-rejected at line "+strconv.FormatInt(e.Line, 10)+": ")
+		}
+	}
+	if len(notes) == 0 || len(want) == 0 {
+		t.Fatalf("the lab's log has %d sweep notes, %d partitions-rejected events", len(notes), len(want))
+	}
+	dir := t.TempDir()
+	followed := filepath.Join(dir, "opensm.log")
+	b, err := os.ReadFile(labLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(followed, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{labLog, "--each"}, {labLog, "--each", "-o", "table"}, {labLog, "-o", "json"}, {followed, "--follow", "-o", "json"}, {followed, "--follow"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+		_, errOut, _ := run(t, ctx, nil, append([]string{"sm", "log", "--year", "2026"}, args...)...)
+		cancel()
+		for _, w := range want {
+			i := strings.Index(errOut, w)
+			if i < 0 {
+				t.Errorf("%v: no %q on stderr:\n%s", args, w, errOut)
+				continue
+			}
+			line, _, _ := strings.Cut(errOut[i+len(w):], "\n")
+			if !notes[line] {
+				t.Errorf("%v: %q is not the summary's note (%v)", args, line, notes)
+			}
+		}
 	}
 }
