@@ -10,7 +10,7 @@ import (
 const ModeSMLog Mode = "sm-log"
 
 var mSMEvents = newMetric(ModeSMLog, "ibkey_sm_events_total",
-	"Partition and key events in OpenSM's log (--sm-log, followed across rotation), by kind (those of ibkey sm log) and partition key (empty for an event without one; \"other\" past 256 keys of one kind).",
+	"Partition and key events in OpenSM's log (--sm-log, followed across rotation), by kind (those of ibkey sm log, and not-explained: lines about partitions or keys it does not explain) and partition key (empty for an event without one; \"other\" past 256 keys of one kind).",
 	"kind", "key")
 
 // mSMLogLines says whether the log is OpenSM's at all: a file none of whose lines is

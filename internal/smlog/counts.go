@@ -62,6 +62,24 @@ func (c *Counts) Add(ev *Event) {
 	c.m[k]++
 }
 
+// NotExplained is the kind Counts counts the lines about partitions or keys that no
+// event holds under (Assembler.Unexplained), as sm log names them: a log of only
+// such lines is not a quiet one. It is no event's kind.
+const NotExplained Kind = "not-explained"
+
+// NewAssembler returns an assembler for a log last written at ref, in loc, that
+// counts into c every event and every line not explained it reads.
+func (c *Counts) NewAssembler(ref time.Time, loc *time.Location) *Assembler {
+	var a *Assembler
+	a = NewAssembler(ref, loc, func(ev *Event) {
+		c.Add(ev)
+		a.Recycle(ev)
+	})
+	a.NoLines = true
+	a.Unexplained = func(*Unexplained) { c.Add(&Event{Kind: NotExplained}) }
+	return a
+}
+
 // SetLines records how many lines were read and how many are OpenSM's (the
 // assembler's Lines and Records).
 func (c *Counts) SetLines(lines, records int64) {
@@ -96,12 +114,7 @@ func (c *Counts) Each(fn func(k CountKey, n uint64)) {
 // counts only grow, as a Prometheus counter's must.
 func FollowCounts(ctx context.Context, path string, c *Counts, o FollowOptions) error {
 	o.Wait = true
-	var a *Assembler
-	a = NewAssembler(time.Now(), time.Local, func(ev *Event) {
-		c.Add(ev)
-		a.Recycle(ev)
-	})
-	a.NoLines = true
+	a := c.NewAssembler(time.Now(), time.Local)
 	// Counted on from what an earlier follow counted (the exporter follows again
 	// after a read error): the counts only grow.
 	lines, records := c.Lines()

@@ -16,7 +16,7 @@ func countsOf(t *testing.T, logs ...[]byte) map[CountKey]uint64 {
 	t.Helper()
 	c := NewCounts()
 	for _, log := range logs {
-		a := NewAssembler(time.Now(), time.Local, c.Add)
+		a := c.NewAssembler(time.Now(), time.Local)
 		if err := Read(context.Background(), bytes.NewReader(log), a); err != nil {
 			t.Fatal(err)
 		}
@@ -120,5 +120,34 @@ func TestCountsCapKeys(t *testing.T) {
 	c.Each(func(k CountKey, n uint64) { order = append(order, string(k.Kind)+"/"+k.Key) })
 	if !strings.HasPrefix(order[0], "bad-pkey/0x0000") || order[len(order)-1] != "bad-qkey/" {
 		t.Errorf("order: %v ... %v", order[:2], order[len(order)-1])
+	}
+}
+
+// TestCountsNotExplained: a followed log's lines about partitions or keys that no
+// event holds are counted (kind not-explained), as sm log shows them: a log of only
+// such lines is not a quiet one.
+func TestCountsNotExplained(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "opensm.log")
+	log := "Nov 28 10:00:00 000001 [AB12] 0x01 -> mcmr_rcv_join_mgrp: ERR 1B10: Failed to create multicast group because Join State != FullMember | SendOnlyFullMember - required for create, MGID: ff12:a01b::1 from port 0x0002c90300000211 (HcaB)\n" +
+		"Nov 28 10:00:01 000001 [AB12] 0x01 -> osm_pkey_rec_rcv_process: ERR 4608: Ignoring PKeyRecord request from non-trusted requester with SM_Key 0x0000000000000000\n" +
+		"Nov 28 10:00:02 000001 [AB12] 0x04 -> mpr_rcv_get_gids: ERR 451B: DGID 0xfe80000000000000 is multicast or non local subnet prefix\n"
+	if err := os.WriteFile(path, []byte(log), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := NewCounts()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- FollowCounts(ctx, path, c, FollowOptions{Poll: 50 * time.Millisecond, Quiet: 20 * time.Millisecond, Notice: func(string) {}})
+	}()
+	want := fmt.Sprint(map[CountKey]uint64{{Kind: "not-explained"}: 2, {Kind: KindUntrusted}: 1})
+	deadline := time.Now().Add(10 * time.Second)
+	for fmt.Sprint(snapshot(c)) != want && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	if got := fmt.Sprint(snapshot(c)); got != want {
+		t.Errorf("counts %s, want %s", got, want)
 	}
 }

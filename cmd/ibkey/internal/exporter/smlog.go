@@ -40,8 +40,7 @@ func (o *Options) smLogCollector(ctx context.Context, logger *slog.Logger) (prom
 		if st, err := f.Stat(); err == nil {
 			ref = st.ModTime()
 		}
-		a := smlog.NewAssembler(ref, time.Local, counts.Add)
-		a.NoLines = true
+		a := counts.NewAssembler(ref, time.Local)
 		if err := smlog.Read(ctx, f, a); err != nil {
 			return nil, nil, &query.EnvError{Msg: fmt.Sprintf("--sm-log %s: %v", o.SMLog, err)}
 		}

@@ -111,7 +111,7 @@ func (p *printer) end(s *smlog.Summary, lines, records int64, unx *unexplained, 
 				}
 			}
 			for _, g := range unx.groups {
-				p.grid.Add(g.LastAt.Format(time.RFC3339), fmt.Sprint(g.Count), "not-explained", strings.ReplaceAll(g.what(), " ", "_"), "", "", "", g.text())
+				p.grid.Add(g.LastAt.Format(time.RFC3339), fmt.Sprint(g.Count), string(smlog.NotExplained), strings.ReplaceAll(g.what(), " ", "_"), "", "", "", g.text())
 			}
 			if err := p.grid.Render(p.w, cmdutil.FormatPlain); err != nil {
 				return err
