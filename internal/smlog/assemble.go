@@ -166,7 +166,7 @@ type Unexplained struct {
 // Every line with one of these codes (or codes, for the M_Key messages of files about
 // other things) is an event or is not explained: one of another version, or a
 // message no event reads, is never passed over. The files, and why each, are in
-// docs/sm.md; testdata/opensm-3.3.23-errors.tsv is every message of the source
+// docs/sm.md; testdata/opensm-3.3.23-messages.tsv is every message of the source
 // (TestOpenSMErrorTable). The Partition Manager's own files (osm_prtn.c,
 // osm_prtn_config.c) log without codes: their lines are found by their words.
 var (
