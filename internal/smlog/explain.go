@@ -133,6 +133,13 @@ func (x *Explainer) Explain(ev *Event) Explanation {
 	case KindProgramFailed:
 		ex.Rule = fmt.Sprintf("OpenSM could not program %s: %s; the table or enforcement bits there may still be the previous ones", labelOr(ex.From, "a port"), ev.Detail)
 		ex.Fix = "read the port's table now (ibkey fabric check, ibkey fabric pkeys); a heavy sweep (SIGHUP to OpenSM) tries again"
+		if ev.Code == "0510" {
+			// osm_pkey_mgr.c osm_pkey_mgr_process returns before programming any
+			// port when osm_prtn_make_partitions fails (osm_prtn.c: the Default
+			// partition could not be made, an allocation failure).
+			ex.Rule = "OpenSM could not build its partitions (osm_prtn_make_partitions failed): it programmed no P_Key table and no enforcement bit in this sweep, so every port keeps the tables of the last sweep that succeeded"
+			ex.Fix = "read the tables now (ibkey fabric check, ibkey fabric pkeys); look at OpenSM's memory (the failure is an allocation's); a heavy sweep (SIGHUP to OpenSM) tries again"
+		}
 	case KindTableShrunk:
 		ex.Rule = fmt.Sprintf("the P_Key table of %s is smaller than OpenSM planned (%s): partitions past the end do not fit", labelOr(ex.From, "a port"), ev.Detail)
 		ex.Fix = "put the port in fewer partitions if ERR 0512 follows"

@@ -84,6 +84,12 @@ var handWritten = []struct {
 		func(e *Event) bool {
 			return e.Kind == KindProgramFailed && e.Code == "0509" && e.From.NodeDesc == "Sw1" && e.From.Num == 2
 		}},
+	{"0510", "osm_pkey_mgr.c osm_pkey_mgr_process; an allocation failure (osm_prtn.c prtn_make_default): no port is programmed in that sweep",
+		"Nov 28 10:00:00 000021 [AB12] 0x01 -> osm_pkey_mgr_process: ERR 0510: osm_prtn_make_partitions() failed",
+		func(e *Event) bool {
+			ex := (&Explainer{R: NewResolver(nil, NewNames())}).Explain(e)
+			return e.Kind == KindProgramFailed && e.Code == "0510" && strings.Contains(ex.Rule, "programmed no P_Key table")
+		}},
 	{"blocks", "osm_pkey_mgr.c; needs a port whose PartitionCap shrinks between sweeps",
 		"Nov 28 10:00:00 000017 [AB12] 0x02 -> pkey_mgr_update_port: Max number of blocks reduced from 4 to 2 for node 0x0002c90300000210 port 1 (HcaB)",
 		func(e *Event) bool {
