@@ -291,11 +291,16 @@ func (a *Assembler) candidate(r *record) bool {
 	return false // debug, function, frame and routing levels
 }
 
-// coded reports whether a line's text ("FUNCTION: MESSAGE") has an ERR or WRN code
-// after its function: OpenSM logs a few below the error level (osm_sa_multipath_record.c
+// coded reports whether a line's text ("FUNCTION: MESSAGE") starts its message with
+// an ERR or WRN code (as about reads it): OpenSM logs a few below the error level (osm_sa_multipath_record.c
 // ERR 451B verbose, osm_ucast_dfsssp.c WRN AD34 info), which about may name.
 func coded(text []byte) bool {
-	return bytes.Contains(text, []byte(": ERR ")) || bytes.Contains(text, []byte(": WRN "))
+	i := bytes.IndexByte(text, ':')
+	if i < 0 || len(text) < i+6 || text[i+1] != ' ' {
+		return false
+	}
+	_, ok := msgCode(text[i+2:])
+	return ok
 }
 
 // other closes the thread's pending events that r shows are over: OpenSM logs a trap's
