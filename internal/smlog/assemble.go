@@ -809,6 +809,17 @@ func (a *Assembler) errEvent(r *record) *Event {
 			}
 		}
 		return e
+	case "3120":
+		// osm_sm_mad_ctrl.c sm_mad_ctrl_send_err_cb, after its ERR 3113 for the same
+		// MAD: the line names the attribute, not the port.
+		var attr uint64
+		var name string
+		if !scanf(body, "Timeout while getting attribute 0x%x (%s); Possible mis-set mkey?", &attr, &name) {
+			return nil
+		}
+		e := ev(KindGetTimeout)
+		e.Detail = fmt.Sprintf("%s (attribute 0x%04X)", name, attr)
+		return e
 	case "0512":
 		var node, port uint64
 		var desc string

@@ -70,12 +70,15 @@ const (
 	// the notice's partition ("do not share same pkey"), or deleted a subscription
 	// for it ("Need to remove this informInfo").
 	KindNoticeNotForwarded Kind = "notice-not-forwarded"
+	// KindGetTimeout: a Get OpenSM sent got no answer (ERR 3120, osm_sm_mad_ctrl.c
+	// sm_mad_ctrl_send_err_cb), which OpenSM says may be a wrong M_Key.
+	KindGetTimeout Kind = "get-timeout"
 )
 
 // Kinds lists every kind, for documentation, completion and the exporter.
 var Kinds = []Kind{KindBadPKey, KindBadQKey, KindBadSwitchPKey, KindBadMKey, KindPathRefused, KindPathNoPartition,
 	KindJoinRefused, KindUntrusted, KindBadSMKey, KindSMKeyMismatch, KindConfigRejected, KindConfigMissing,
-	KindConfigWarning, KindTableFull, KindEnforcementOff, KindProgramFailed, KindTableShrunk, KindNoticeNotForwarded}
+	KindConfigWarning, KindTableFull, KindEnforcementOff, KindProgramFailed, KindTableShrunk, KindNoticeNotForwarded, KindGetTimeout}
 
 // KeyType says what Event.Key is.
 type KeyType string

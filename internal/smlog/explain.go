@@ -120,6 +120,14 @@ func (x *Explainer) Explain(ev *Event) Explanation {
 		// the second one enters MASTER state as well.
 		ex.Rule = fmt.Sprintf("an SM takes part in electing the master only with SMs whose sm_key matches its own: OpenSM ignored the SMInfo of the SM at %s, whose sm_key is 0x%016x (osm_sminfo_rcv.c), so neither defers to the other and both may run as master, each programming the subnet (the lab: the second SM entered MASTER state, and the first's next heavy sweep did not finish)", at, ev.Key)
 		ex.Fix = "give every SM of the subnet the same sm_key (opensm.conf)"
+	case KindGetTimeout:
+		// osm_sm_mad_ctrl.c logs ERR 3120 for any SubnGet the vendor layer gave up on
+		// after opensm.conf's transaction_retries; opensm(8) "MKey Protection
+		// Levels" (IBA 14.2.4.1): at levels 2 and 3 a Get with the wrong M_Key is
+		// dropped unanswered. The MAD's directed route is logged only at the verbose
+		// level (osm_dump_dr_smp_v2).
+		ex.Rule = fmt.Sprintf("OpenSM's Get of %s got no answer after its retries; OpenSM suggests a wrong M_Key, since a port at M_Key protection level 2 or 3 drops a Get with the wrong M_Key unanswered (IBA 14.2.4.1) and then sends trap 256 (a bad-mkey event), but a port that does not answer at all (a node rebooting, a link going down during the sweep, a lost MAD) times out the same; the line does not name the port", ev.Detail)
+		ex.Fix = "look for bad-mkey events (trap 256) in the same log, which name the port and the M_Key it refused; without them, check that the ports answer now (ibkey fabric check, smpquery portinfo); OpenSM's verbose log (-V) names the directed route of each Get that timed out"
 	case KindConfigRejected, KindConfigMissing:
 		x.configRejected(ev, &ex)
 	case KindConfigWarning:

@@ -274,7 +274,7 @@ var unexplainedCases = []struct {
 	{"Nov 28 10:00:00 000001 [AB12] 0x01 -> log_trap_info: Received Generic Notice type:2 num:257 from LID 4", true, "another wording"},                                                                                                                             // another wording
 	{"Nov 28 10:00:00 000001 [AB12] 0x02 -> log_notice: Reporting Security Notice \"Bad P_Key\" from LID 4", true, "another wording"},                                                                                                                               // another wording
 	{"Nov 28 10:00:00 000001 [AB12] 0x01 -> mcmr_rcv_join_mgrp: ERR 1B10: Failed to create multicast group because Join State != FullMember | SendOnlyFullMember - required for create, MGID: ff12:a01b::1 from port 0x0002c90300000211 (HcaB)", true, ""},          // osm_sa_mcmember_record.c
-	{"Nov 28 10:00:00 000001 [AB12] 0x01 -> sm_mad_ctrl_send_err_cb: ERR 3120: Timeout while getting attribute 0x15 (PortInfo); Possible mis-set mkey?", true, ""},                                                                                                  // osm_sm_mad_ctrl.c: may be a wrong M_Key
+	{"Nov 28 10:00:00 000001 [AB12] 0x01 -> sm_mad_ctrl_send_err_cb: ERR 3120: Timeout while getting attribute 0x15 (PortInfo); Possible mis-set mkey?", false, ""},                                                                                                 // osm_sm_mad_ctrl.c: a get-timeout event (TestLabGetTimeout)
 	{"Nov 28 10:00:00 000001 [AB12] 0x04 -> mpr_rcv_get_gids: ERR 451B: DGID 0xfe80000000000000 is multicast or non local subnet prefix", true, ""},                                                                                                                 // osm_sa_multipath_record.c, verbose
 	{"Nov 28 10:00:00 000001 [AB12] 0x01 -> mcmr_rcv_join_mgrp: ERR 1B11: Port 0x0002c90300000211 (HcaB) failed to join non-existing multicast group with MGID ff12:a01c::42, insufficient components specified for implicit create (comp_mask 0x10083)", true, ""}, // not a partition's group
 	{"Nov 28 10:00:00 000001 [AB12] 0x01 -> mcast_mgr_set_mft_block: ERR 0A02: Sending multicast fwd. tbl. block 0x0 to Sw1 failed (IB_TIMEOUT)", false, ""},                                                                                                        // osm_mcast_mgr.c
@@ -286,7 +286,7 @@ var unexplainedCases = []struct {
 
 // TestUnexplained: which lines no event holds are named as not explained: lines with
 // a code of a source file about partitions or keys (keySources, whatever their
-// words: 1B10, 3120, the verbose 451B), error lines about P_Keys, Q_Keys, SM_Keys and
+// words: 1B10, the verbose 451B), error lines about P_Keys, Q_Keys, SM_Keys and
 // partitions (by their words or their function's name), catalogue messages that do
 // not read as their 3.3.23 format; not other files' errors, other traps or routine
 // lines. The formats are OpenSM 3.3.23's (the source file is named), filled in by

@@ -54,3 +54,39 @@ func TestLabSMKeyMismatch(t *testing.T) {
 		t.Errorf("no sm-key-mismatch event in either log:\n%s\n%s", tail(d.LogText(), 1500), tail(d2.LogText(), 1500))
 	}
 }
+
+// TestLabGetTimeout makes ibsim drop every PortInfo Get to HcaB's port 1 (its
+// console's Error command, limited to one attribute): OpenSM's next heavy sweep logs
+// ERR 3113 and ERR 3120 for it, and sm log reads ERR 3120 as a get-timeout that names
+// the attribute and says the line names no port.
+func TestLabGetTimeout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("lab: -short")
+	}
+	lab.Require(t)
+	l := lab.StartPartconf(t)
+	d := l.StartOpenSMDaemon(t, labConf)
+	if out, err := l.Console(`Error "HcaB"[1] 100 0x15`); err != nil {
+		t.Fatalf("ibsim Error: %v (%s)", err, out)
+	}
+	_ = d.Resweep(10 * time.Second) // the sweep may not come up with a port silent
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(d.LogText(), "ERR 3120") && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	var n int
+	for _, e := range readAll(t, d.LogText()) {
+		if e.Kind != KindGetTimeout {
+			continue
+		}
+		n++
+		ex := (&Explainer{R: NewResolver(nil, NewNames())}).Explain(e)
+		if e.Code != "3120" || e.Detail != "PortInfo (attribute 0x0015)" || !strings.Contains(ex.Rule, "the line does not name the port") ||
+			!strings.Contains(ex.Fix, "bad-mkey events") {
+			t.Errorf("%+v\n%s\n%s", e, ex.Rule, ex.Fix)
+		}
+	}
+	if n == 0 {
+		t.Errorf("no get-timeout event in the log:\n%s", tail(d.LogText(), 3000))
+	}
+}

@@ -90,6 +90,8 @@ Events (OpenSM 3.3.23; docs/sm.md lists every message and where it comes from):
   pkey-table-shrunk    a table smaller than OpenSM planned
   notice-not-forwarded a subscriber outside a group's partition, or a subscription
                        deleted for a partition no longer shared
+  get-timeout          a Get OpenSM sent got no answer, which OpenSM says may be
+                       a wrong M_Key (ERR 3120; the line names no port)
 
 The lines of one event are one event: a trap's error-level lines and its info-level
 report (which alone has the QP numbers whole: the error line keeps only QP1's low 12
