@@ -159,7 +159,7 @@ func ResolveEndpointsFrom(src EndpointSources, specs ...check.EndpointSpec) ([]R
 			if f, n, p, err = findSwept(f, err, s); err != nil {
 				return nil, err
 			}
-			v = sweptPortView(f, n, p) // no read: the sweep holds it
+			v = sweptPortView(n, p) // no read: the sweep holds it
 			where := "found in the sweep"
 			if src.SweepName != "" {
 				where = "found in " + src.SweepName

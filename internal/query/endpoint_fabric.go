@@ -184,23 +184,10 @@ func lidRanges(f *fabric.Fabric) []string {
 		}
 	}
 	sort.Ints(lids)
-	var out []string
-	for i := 0; i < len(lids); {
-		j := i
-		for j+1 < len(lids) && lids[j+1] == lids[j]+1 {
-			j++
-		}
-		if i == j {
-			out = append(out, strconv.Itoa(lids[i]))
-		} else {
-			out = append(out, fmt.Sprintf("%d-%d", lids[i], lids[j]))
-		}
-		i = j + 1
-	}
-	if len(out) == 0 {
+	if len(lids) == 0 {
 		return []string{"none: no LIDs are assigned (has a Subnet Manager run?)"}
 	}
-	return textsafe.Capped(out, maxListed)
+	return textsafe.Capped(IndexRanges(lids), maxListed)
 }
 
 func nodeName(n *fabric.Node) string {
@@ -221,7 +208,7 @@ func portNums(n *fabric.Node) []string {
 // sweptPortView is a port of a sweep as the PortView the can-talk rules and renderers
 // take: named NODE/PORT by its node description, its table decoded, with the warnings
 // a port read from sysfs would get.
-func sweptPortView(f *fabric.Fabric, n *fabric.Node, p *fabric.Port) *PortView {
+func sweptPortView(n *fabric.Node, p *fabric.Port) *PortView {
 	d := &ibverbs.Device{
 		Name:     nodeName(n),
 		NodeGUID: ibverbs.Opt[ibverbs.GUID]{Value: ibverbs.GUID(n.GUID)},

@@ -188,18 +188,29 @@ func NotRead(views []*PortView, err error) (unread []Unread, fatal error) {
 		unread = append(unread, pe.Unread...)
 	}
 	for _, v := range views {
-		ref := v.Ref()
-		if why := v.TableNotRead(); why != "" {
-			unread = append(unread, Unread{What: ref.String(), Device: ref.Device, Port: ref.Port, Err: errors.New(why), Table: true})
-		}
-		if v.Table == nil {
-			continue
-		}
-		if why := unreadEntries(v.Table.Unread()); why != "" {
-			unread = append(unread, Unread{What: ref.String(), Device: ref.Device, Port: ref.Port, Err: errors.New(why), Entries: true})
+		if u := tableUnread(v.Ref(), v.TableNotRead(), v.Table); u != nil {
+			unread = append(unread, *u)
 		}
 	}
 	return unread, nil
+}
+
+// tableUnread is what of port ref's table was not read: the table (why, when it
+// exists and was not read) or entries of t, as NotRead names them; nil for neither.
+func tableUnread(ref PortRef, why string, t *Table) *Unread {
+	u := &Unread{What: ref.String(), Device: ref.Device, Port: ref.Port}
+	if why != "" {
+		u.Err, u.Table = errors.New(why), true
+		return u
+	}
+	if t == nil {
+		return nil
+	}
+	if why := unreadEntries(t.Unread()); why != "" {
+		u.Err, u.Entries = errors.New(why), true
+		return u
+	}
+	return nil
 }
 
 // PartialError comes back with a result that is missing the devices, ports or fabric
@@ -663,17 +674,14 @@ func attachInterfaces(views []*PortView, ifs []ibverbs.NetInterface) []Unread {
 			ip := IPoIB{Name: nif.Name, PKey: check.PKey(nif.PKey.Value), Parent: nif.Parent.Value,
 				OperState: nif.OperState.Value, Index: -1}
 			ip.AdminUp, ip.Carrier = linkState(nif)
-			if v.Table != nil {
-				r := FindPKey(v, ip.PKey)
-				if r.Outcome == FindFound {
-					ip.Index, ip.Membership = r.Entry.Index, r.Entry.PKey.Membership()
-				}
-				if r.Outcome == FindFound && r.Reason == "" {
+			switch r := FindPKey(v, ip.PKey); r.Outcome {
+			case FindFound:
+				ip.Index, ip.Membership, ip.Unknown = r.Entry.Index, r.Entry.PKey.Membership(), r.Reason
+				if r.Reason == "" {
 					r.Entry.Interfaces = append(r.Entry.Interfaces, nif.Name)
 				}
-				if r.Outcome == FindFound || r.Outcome == FindUnknown {
-					ip.Unknown = r.Reason
-				}
+			case FindUnknown:
+				ip.Unknown = r.Reason
 			}
 			v.Interfaces = append(v.Interfaces, ip)
 		}
@@ -727,23 +735,24 @@ func linkState(nif ibverbs.NetInterface) (admin, carrier ibverbs.Opt[bool]) {
 	return admin, carrier
 }
 
+// portWarnings are v's warnings; a port whose table was not read has none.
 func portWarnings(v *PortView) []string {
+	if v.Table == nil {
+		return nil
+	}
 	var w []string
 	ref := v.Ref().String()
-	if v.Table != nil && !v.TableTrusted() {
+	if !v.TableTrusted() {
 		w = append(w, fmt.Sprintf("%s is %s: a P_Key table is valid only while the port is ARMED or ACTIVE; these entries may be stale", ref, v.Port.State.Name))
 	}
-	if v.LinkLayer() == "Ethernet" && v.Table != nil {
+	if v.LinkLayer() == "Ethernet" {
 		w = append(w, fmt.Sprintf("%s is RoCE (link layer Ethernet): P_Keys are an InfiniBand feature; only the default P_Key 0xffff is used", ref))
 	}
-	if v.Table != nil {
-		if unread := v.Table.Unread(); len(unread) > 0 {
-			w = append(w, fmt.Sprintf("%s: %s could not be read: %s", ref, textsafe.Plural(len(unread), "P_Key entry", "P_Key entries"), strings.Join(unreadByReason(v.Table), ", ")))
-		}
+	if unread := v.Table.Unread(); len(unread) > 0 {
+		w = append(w, fmt.Sprintf("%s: %s could not be read: %s", ref, textsafe.Plural(len(unread), "P_Key entry", "P_Key entries"), strings.Join(unreadByReason(v.Table), ", ")))
 	}
 	for _, ip := range v.Interfaces {
 		switch {
-		case v.Table == nil:
 		case ip.Unknown != "" && ip.Index >= 0 && ip.Membership == check.Full:
 			// FindPKey: a full entry either way; an entry not read before it may be it.
 			w = append(w, fmt.Sprintf("%s uses P_Key %s: the %s table holds it as a full member, but which entry it runs with is unknown: %s", ip.Name, ip.PKey, ref, ip.Unknown))

@@ -130,9 +130,7 @@ func (s *SysfsCounters) Name() string { return "sysfs" }
 // Read implements CounterSource.
 func (s *SysfsCounters) Read(port PortRef, names []string, out []Reading) {
 	if why, ok := s.missing[port]; ok {
-		for i := range out {
-			out[i] = Reading{Unavailable: why, Absent: true}
-		}
+		fill(out, Reading{Unavailable: why, Absent: true})
 		return
 	}
 	have, known := s.present[port]
@@ -154,27 +152,11 @@ func (s *SysfsCounters) Read(port PortRef, names []string, out []Reading) {
 	}
 }
 
-// UnavailableSource stands for a source ibkey cannot read here (no MAD transport):
-// every counter is Unavailable with Reason.
-type UnavailableSource struct {
-	Label  string
-	Reason string
-}
-
-// Name implements CounterSource.
-func (u UnavailableSource) Name() string { return u.Label }
-
-// Read implements CounterSource.
-func (u UnavailableSource) Read(_ PortRef, _ []string, out []Reading) {
-	for i := range out {
-		out[i] = Reading{Unavailable: u.Reason}
-	}
-}
-
-// NoPortInfoSource is a PortInfo counter source that sends no SMP: every counter n/a.
-// A port whose link layer is read and is not InfiniBand has none (Absent: NoPortInfo);
-// on the others the counters exist and are not read, for Reason. It is a pointer: the
-// sampler compares sources to group their counters.
+// NoPortInfoSource is a source ibkey cannot read here (a PortInfo counter source that
+// sends no SMP, no MAD transport): every counter n/a. A port whose link layer is read
+// and is not InfiniBand has none (Absent: NoPortInfo, NewNoPortInfo); on the others
+// the counters exist and are not read, for Reason. It is a pointer: the sampler
+// compares sources to group their counters.
 type NoPortInfoSource struct {
 	Label, Reason string
 	absent        map[PortRef]string // the ports without PortInfo, and why
@@ -200,9 +182,7 @@ func (s *NoPortInfoSource) Read(ref PortRef, _ []string, out []Reading) {
 	if !absent {
 		why = s.Reason
 	}
-	for i := range out {
-		out[i] = Reading{Unavailable: why, Absent: absent}
-	}
+	fill(out, Reading{Unavailable: why, Absent: absent})
 }
 
 // CounterSets: the partition counters (default) and every error counter.
@@ -215,7 +195,7 @@ type CounterSets struct {
 // violation counters n/a (no MAD transport, NeedsFabricAccess; a command says how to
 // get access with UsePortInfo).
 func DefaultCounterSets(sysfs CounterSource) CounterSets {
-	return NewCounterSets(sysfs, UnavailableSource{Label: SourcePortInfo, Reason: NeedsFabricAccess("")})
+	return NewCounterSets(sysfs, &NoPortInfoSource{Label: SourcePortInfo, Reason: NeedsFabricAccess("")})
 }
 
 // NewCounterSets builds the two sets: the PortCounters counters from portCounters
