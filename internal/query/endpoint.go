@@ -1,6 +1,7 @@
 package query
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -160,14 +161,12 @@ func ResolveEndpointsFrom(src EndpointSources, specs ...check.EndpointSpec) ([]R
 				return nil, err
 			}
 			v = sweptPortView(n, p) // no read: the sweep holds it
-			where := "found in the sweep"
-			if src.SweepName != "" {
-				where = "found in " + src.SweepName
-			}
-			r.Resolved = describeSwept(f, s, n, p, where)
+			r.Resolved = describeSwept(f, s, n, p, "found in "+cmp.Or(src.SweepName, "the sweep"))
 		}
 		e, err := resolvePort(s, labels[i], v)
-		if err := deferResolveError(err, &unresolved[i]); err != nil {
+		if _, ok := errors.AsType[*check.ResolveError](err); ok {
+			unresolved[i] = err
+		} else if err != nil {
 			return nil, err
 		}
 		if f != nil {
@@ -398,16 +397,4 @@ func endpointLabels(specs ...check.EndpointSpec) []string {
 		}
 	}
 	return labels
-}
-
-// deferResolveError keeps a *check.ResolveError in *slot, to be reported after every
-// port has been read (a missing device on B is worth more than "not in the table" on
-// A), and returns any other error for the caller to return at once.
-func deferResolveError(err error, slot *error) error {
-	var rerr *check.ResolveError
-	if errors.As(err, &rerr) {
-		*slot = err
-		return nil
-	}
-	return err
 }

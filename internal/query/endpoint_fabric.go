@@ -1,6 +1,7 @@
 package query
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
 	"strconv"
@@ -190,12 +191,7 @@ func lidRanges(f *fabric.Fabric) []string {
 	return textsafe.Capped(IndexRanges(lids), maxListed)
 }
 
-func nodeName(n *fabric.Node) string {
-	if n.Description == "" {
-		return n.GUID.String()
-	}
-	return n.Description
-}
+func nodeName(n *fabric.Node) string { return cmp.Or(n.Description, n.GUID.String()) }
 
 func portNums(n *fabric.Node) []string {
 	var out []string

@@ -181,8 +181,7 @@ func (e *NoAnswerError) text(from string) string {
 		via = " via " + e.Via
 	}
 	how := e.Err.Error()
-	var te *mad.TimeoutError
-	if errors.As(e.Err, &te) {
+	if te, ok := errors.AsType[*mad.TimeoutError](e.Err); ok {
 		how = fmt.Sprintf("no reply after %d attempt(s) of %v", te.Attempts, te.Timeout)
 		if te.Dropped {
 			how = fmt.Sprintf("dropped or no route (%d attempt(s))", te.Attempts)
@@ -238,8 +237,8 @@ func addressesFailed(errs []error) string {
 	var groups []*group
 	byWhy := map[string]*group{}
 	for _, err := range errs {
-		var na *NoAnswerError
-		if !errors.As(err, &na) {
+		na, ok := errors.AsType[*NoAnswerError](err)
+		if !ok {
 			groups = append(groups, &group{text: err.Error()})
 			continue
 		}

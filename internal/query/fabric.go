@@ -1,6 +1,7 @@
 package query
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -228,10 +229,7 @@ func nodeTypeWord(t mad.NodeType) string {
 // fabricDevice is the node as a Device, named by its NodeDescription (or its
 // address when the description is empty).
 func fabricDevice(n *nodeData) *ibverbs.Device {
-	name := strings.TrimSpace(n.desc)
-	if name == "" {
-		name = n.addr.String()
-	}
+	name := cmp.Or(strings.TrimSpace(n.desc), n.addr.String())
 	typ := ibverbs.Enum{Num: int(n.info.NodeType), Name: nodeTypeWord(n.info.NodeType)}
 	d := &ibverbs.Device{
 		Name:     name,
@@ -438,16 +436,11 @@ func portRate(pi mad.PortInfo, ext uint8) ibverbs.Opt[ibverbs.Rate] {
 // LoadMany, whatever number of LIDs failed) and again by the next: the SM may come or
 // go during a watch. A nil local reads it for this error alone.
 func (f *Fabric) madError(ctx context.Context, local *localPortInfo, a mad.Address, err error) error {
-	var (
-		te *mad.TimeoutError
-		se *mad.StatusError
-	)
 	via := ""
 	if f.Via != "" {
 		via = " via " + f.Via
 	}
-	switch {
-	case errors.As(err, &te):
+	if _, ok := errors.AsType[*mad.TimeoutError](err); ok {
 		na := &NoAnswerError{Addr: a, Via: f.Via, DirectedRouteFlag: f.DirectedRouteFlag, ListLIDs: f.ListLIDs, Err: err}
 		if !a.Directed {
 			if local == nil {
@@ -456,7 +449,8 @@ func (f *Fabric) madError(ctx context.Context, local *localPortInfo, a mad.Addre
 			na.Local = local.read(ctx, f.T)
 		}
 		return &EnvError{Msg: na.Error(), Err: &addrError{addr: a, bare: na.bare(), err: na}}
-	case errors.As(err, &se):
+	}
+	if _, ok := errors.AsType[*mad.StatusError](err); ok {
 		return &EnvError{Msg: fmt.Sprintf("%s%s refused the query: %v", a, via, err), Err: &addrError{addr: a, bare: fmt.Sprintf("refused the query%s: %v", via, err)}}
 	}
 	bare := err.Error()
@@ -507,8 +501,8 @@ func (e *addrError) Unwrap() error { return e.err }
 // that names a already; err itself otherwise (a port's own LID, not a, did not
 // answer). errors.As finds what err wraps either way.
 func bareAt(err error, a mad.Address) error {
-	var ae *addrError
-	if !errors.As(err, &ae) || ae.addr.String() != a.String() {
+	ae, ok := errors.AsType[*addrError](err)
+	if !ok || ae.addr.String() != a.String() {
 		return err
 	}
 	return &addrError{addr: a, bare: ae.bare, err: err, told: true}

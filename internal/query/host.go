@@ -180,11 +180,11 @@ func (u Unread) Message() string {
 // document's incomplete and its exit 4; empty exactly when the answer rests on nothing
 // unread. Any other error comes back as fatal, for the caller to return at once.
 func NotRead(views []*PortView, err error) (unread []Unread, fatal error) {
-	var pe *PartialError
-	if err != nil && !errors.As(err, &pe) {
+	pe, ok := errors.AsType[*PartialError](err)
+	if err != nil && !ok {
 		return nil, err
 	}
-	if pe != nil {
+	if ok {
 		unread = append(unread, pe.Unread...)
 	}
 	for _, v := range views {
@@ -553,11 +553,7 @@ func NoTableDir(v *PortView) (why string, absent bool) {
 	if d := v.Device; d.NodeType.OK() && d.NodeType.Value.Num == nodeTypeRNIC {
 		return "no P_Key table: the port has no pkeys/ directory (iWARP devices have none: P_Keys do not apply)", true
 	}
-	ll := v.LinkLayer()
-	if ll == "" {
-		ll = "this"
-	}
-	return "P_Key table not read: pkeys/ does not exist, and the kernel writes it for every " + ll + " port (only iWARP devices have no table)", false
+	return "P_Key table not read: pkeys/ does not exist, and the kernel writes it for every " + cmp.Or(v.LinkLayer(), "this") + " port (only iWARP devices have no table)", false
 }
 
 // DecodeTable gives raw entries their meaning: validity, holes, keys held both ways,
@@ -617,22 +613,6 @@ func (t *Table) checkEntries() []check.TableEntry {
 		out[i] = check.TableEntry{Index: e.Index, PKey: e.PKey, Readable: e.Unreadable == ""}
 	}
 	return out
-}
-
-// FindIndex returns the entry a QP should use for key's partition, by the one rule
-// shared with can-talk (check.FindPKeyIndex: 15-bit match, a full entry preferred,
-// as the kernel's ib_find_pkey does; among equals the lowest index).
-func (t *Table) FindIndex(key check.PKey) (*Entry, bool) {
-	idx, _, ok := check.FindPKeyIndex(t.checkEntries(), key)
-	if !ok {
-		return nil, false
-	}
-	for i := range t.Entries {
-		if t.Entries[i].Index == idx {
-			return &t.Entries[i], true
-		}
-	}
-	return nil, false
 }
 
 // attachInterfaces maps IPoIB interfaces to the views by GID 0. It returns the

@@ -292,8 +292,7 @@ func (s *Sampler) setViolations(to func(CounterSource) CounterSource) {
 // *PartialError that names them (LoadMany).
 func NewSampler(h *Host, sel []Selector, now func() time.Time) (*Sampler, error) {
 	views, err := h.LoadMany(sel)
-	var partial *PartialError
-	if err != nil && !errors.As(err, &partial) {
+	if _, ok := errors.AsType[*PartialError](err); err != nil && !ok {
 		return nil, err
 	}
 	refs := make([]PortRef, len(views))
@@ -426,8 +425,7 @@ func portErr(err error) string {
 	if errors.Is(err, fs.ErrNotExist) {
 		return "port went away (state file does not exist)"
 	}
-	var pe *ibverbs.PathError
-	if errors.As(err, &pe) {
+	if pe, ok := errors.AsType[*ibverbs.PathError](err); ok {
 		return "port unreadable: state: " + ibverbs.Describe(pe.Err)
 	}
 	return fmt.Sprintf("port unreadable: %v", err)

@@ -451,8 +451,7 @@ func (s *sweeper) merge(probes []probe) ([]*sweepNode, []caPortVisit) {
 		from := pr.from.node.Port(pr.port)
 		if pr.err != nil {
 			msg := pr.err.Error()
-			var te *mad.TimeoutError
-			if errors.As(pr.err, &te) {
+			if te, ok := errors.AsType[*mad.TimeoutError](pr.err); ok {
 				msg = fmt.Sprintf("no reply to NodeInfo after %d attempt(s)", te.Attempts)
 			}
 			from.PeerError = msg
