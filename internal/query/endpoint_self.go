@@ -210,12 +210,7 @@ func CanTalk(a, b ResolvedEndpoint) check.Verdict {
 			}
 		}
 	}
-	if sm {
-		assumed.taking = append(assumed.taking, "neither end for the port OpenSM runs on")
-	}
-	if router {
-		assumed.taking = append(assumed.taking, "both ends for CA ports")
-	}
+	assumed.taking = append(assumed.taking, takingEnds(sm, router)...)
 	kind := v.Kind
 	for _, g := range []struct {
 		group
@@ -244,14 +239,20 @@ func qualifyReasons(v *check.Verdict, asTaken map[string]*[2]bool) {
 			if q == nil {
 				continue
 			}
-			var taking []string
-			if q[0] {
-				taking = append(taking, "neither end for the port OpenSM runs on")
-			}
-			if q[1] {
-				taking = append(taking, "both ends for CA ports")
-			}
-			list[i] = r + " (taking " + strings.Join(taking, " and ") + ")"
+			list[i] = r + " (taking " + strings.Join(takingEnds(q[0], q[1]), " and ") + ")"
 		}
 	}
+}
+
+// takingEnds says how the verdict takes the ends when an assumption not given (the
+// SM's port, a router port) would change it.
+func takingEnds(sm, router bool) []string {
+	var taking []string
+	if sm {
+		taking = append(taking, "neither end for the port OpenSM runs on")
+	}
+	if router {
+		taking = append(taking, "both ends for CA ports")
+	}
+	return taking
 }

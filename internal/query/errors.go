@@ -24,7 +24,6 @@ type UsageError struct {
 
 func (e *UsageError) Error() string { return e.Msg }
 
-// Unwrap returns Err.
 func (e *UsageError) Unwrap() error { return e.Err }
 
 // FabricFileError is a saved sweep (a fabric file) that could not be read or is not a
@@ -44,7 +43,6 @@ func (e *FabricFileError) Error() string {
 	return e.Path + ": " + e.Err.Error()
 }
 
-// Unwrap returns Err.
 func (e *FabricFileError) Unwrap() error { return e.Err }
 
 // What an endpoint needs to be resolved, for EndpointSourceError.Need (errors.Is).
@@ -101,7 +99,6 @@ func (e *EndpointSourceError) Error() string {
 	return fmt.Sprintf("endpoint %q: %v", e.Token, e.Need)
 }
 
-// Unwrap returns Need.
 func (e *EndpointSourceError) Unwrap() error { return e.Need }
 
 // NotFoundError is a device or port that does not exist (exit code 3), with what does.
@@ -130,7 +127,6 @@ type EnvError struct {
 
 func (e *EnvError) Error() string { return e.Msg }
 
-// Unwrap returns Err.
 func (e *EnvError) Unwrap() error { return e.Err }
 
 // UnknownError is an answer that depends on what could not be read (exit code 4): a
@@ -219,7 +215,6 @@ func (e *NoAnswerError) hint() string {
 	return fmt.Sprintf("a subnet manager has run (SM LID %d): the LID is not assigned or not routed, or its node does not answer%s", l.MasterSMLID, list)
 }
 
-// Unwrap returns Err.
 func (e *NoAnswerError) Unwrap() error { return e.Err }
 
 // addressesFailed is the failures of a read of several fabric addresses of which none
@@ -295,5 +290,4 @@ type InterruptedError struct{ Cause error }
 
 func (e *InterruptedError) Error() string { return "interrupted: " + e.Cause.Error() }
 
-// Unwrap returns Cause.
 func (e *InterruptedError) Unwrap() error { return e.Cause }

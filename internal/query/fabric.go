@@ -494,7 +494,6 @@ func (e *addrError) Error() string {
 	return e.err.Error()
 }
 
-// Unwrap returns err.
 func (e *addrError) Unwrap() error { return e.err }
 
 // bareAt is err told without a when err is about a (an *addrError at a), for a line

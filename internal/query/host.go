@@ -312,7 +312,6 @@ func (v *PortView) TableNotRead() string {
 	return v.TableMissing
 }
 
-// Ref names the port.
 func (v *PortView) Ref() PortRef { return PortRef{v.Port.Device, v.Port.Num} }
 
 // LinkLayer returns the link layer, or "" when the file is absent.
@@ -356,11 +355,7 @@ func ValidCount(valid, unread int) string {
 // and, when entries were not read, how many: "128 entries, 4+ valid, 1 unread".
 func (t *Table) Sizes() string {
 	n := len(t.Unread())
-	entries := "entries"
-	if len(t.Entries) == 1 {
-		entries = "entry"
-	}
-	s := fmt.Sprintf("%d %s, %s valid", len(t.Entries), entries, ValidCount(t.Valid, n))
+	s := textsafe.Plural(len(t.Entries), "entry", "entries") + ", " + ValidCount(t.Valid, n) + " valid"
 	if n > 0 {
 		s += fmt.Sprintf(", %d unread", n)
 	}

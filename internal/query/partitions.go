@@ -222,10 +222,7 @@ func routerAlternatives(parts *Partitions, out []ResolvedEndpoint, labels []stri
 	if len(unknown) == 0 {
 		return
 	}
-	var routers []check.GUID
-	for g := range unknown {
-		routers = append(routers, g)
-	}
+	routers := slices.Collect(maps.Keys(unknown))
 	m := parts.modelOf(withTypes(parts.Types, routers, check.NodeRouter), routers...)
 	for i := range out {
 		r := &out[i]

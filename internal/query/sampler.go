@@ -124,10 +124,8 @@ func NewSysfsCounters(sys *ibverbs.Sysfs, views []*PortView) *SysfsCounters {
 	return s
 }
 
-// Name implements CounterSource.
 func (s *SysfsCounters) Name() string { return "sysfs" }
 
-// Read implements CounterSource.
 func (s *SysfsCounters) Read(port PortRef, names []string, out []Reading) {
 	if why, ok := s.missing[port]; ok {
 		fill(out, Reading{Unavailable: why, Absent: true})
@@ -173,10 +171,8 @@ func NewNoPortInfo(label, reason string, views []*PortView) *NoPortInfoSource {
 	return s
 }
 
-// Name implements CounterSource.
 func (s *NoPortInfoSource) Name() string { return s.Label }
 
-// Read implements CounterSource.
 func (s *NoPortInfoSource) Read(ref PortRef, _ []string, out []Reading) {
 	why, absent := s.absent[ref]
 	if !absent {

@@ -329,7 +329,7 @@ func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, visits [
 				continue
 			}
 			if !linkUp(*pi) {
-				p.PKeysError = notRead + "the port is " + p.State + " (a table is meaningful only on a port with a link)"
+				p.PKeysError = fabric.NotReadPrefix + "the port is " + p.State + " (a table is meaningful only on a port with a link)"
 				p.TableSize = extCap
 				continue
 			}
@@ -338,7 +338,7 @@ func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, visits [
 			if !slices.Contains(n.caReached, p.Num) {
 				p.TableSize = size
 				if !linkUp(*pi) {
-					p.PKeysError = notRead + "the port is " + p.State + ", so no directed route arrives on it (a CA answers P_KeyTable only for the port an SMP arrives on)"
+					p.PKeysError = fabric.NotReadPrefix + "the port is " + p.State + ", so no directed route arrives on it (a CA answers P_KeyTable only for the port an SMP arrives on)"
 				} else {
 					p.PKeysError = notReachedYet
 				}
@@ -391,7 +391,7 @@ func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, visits [
 			onlyPort = int(n.info.LocalPortNum)
 		}
 		if len(n.path) >= mad.MaxHops {
-			n.node.Errors = append(n.node.Errors, fmt.Sprintf("%s: the route to this node already has %d hops, the most a directed route holds", notProbed, len(n.path)))
+			n.node.Errors = append(n.node.Errors, fmt.Sprintf("%s: the route to this node already has %d hops, the most a directed route holds", fabric.NotProbedPrefix, len(n.path)))
 			continue
 		}
 		for i, p := range n.node.Ports {
@@ -418,14 +418,6 @@ func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, visits [
 }
 
 func errText(what string, err error) string { return what + ": " + err.Error() }
-
-// notProbed begins the node error of a node whose neighbours the sweep could not probe
-// (its route already has mad.MaxHops hops).
-const notProbed = fabric.NotProbedPrefix
-
-// notRead starts a PKeysError for a table deliberately not read (a port without a
-// link): not a failure, so Gaps does not count it.
-const notRead = fabric.NotReadPrefix
 
 func fillPort(p *fabric.Port, pi mad.PortInfo, isSwitch bool) {
 	p.LID, p.LMC, p.SMLID = pi.LID, pi.LMC, pi.MasterSMLID
