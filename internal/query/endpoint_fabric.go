@@ -67,7 +67,7 @@ func findSwept(f *fabric.Fabric, err error, s check.EndpointSpec) (*fabric.Fabri
 		if err != nil {
 			why = err.Error()
 		} else {
-			why = PartialSummary(f, false) // a saved sweep that was partial
+			why = fabric.NotCheckedSummary(f.NotRead(false)) // a saved sweep that was partial
 		}
 		if why != "" {
 			return &UnknownError{Msg: fmt.Sprintf("%v; the sweep is partial (%s), the port may be in the part not read", e, why)}
