@@ -63,11 +63,9 @@ func findSwept(f *fabric.Fabric, err error, s check.EndpointSpec) (*fabric.Fabri
 	// A partial sweep: a port not in it may be in the part not read, so its absence
 	// is unknown (exit 4), not a missing port (exit 3).
 	partial := func(e error) error {
-		why := ""
+		why := fabric.NotCheckedSummary(f.NotRead(false)) // a saved sweep that was partial
 		if err != nil {
 			why = err.Error()
-		} else {
-			why = fabric.NotCheckedSummary(f.NotRead(false)) // a saved sweep that was partial
 		}
 		if why != "" {
 			return &UnknownError{Msg: fmt.Sprintf("%v; the sweep is partial (%s), the port may be in the part not read", e, why)}
@@ -112,7 +110,7 @@ func findSwept(f *fabric.Fabric, err error, s check.EndpointSpec) (*fabric.Fabri
 	if s.PortNum != nil {
 		p := n.Port(*s.PortNum)
 		if p == nil {
-			return nil, nil, nil, &NotFoundError{What: "port", Name: fmt.Sprintf("%d on %s", *s.PortNum, nodeName(n)), Available: portNums(n)}
+			return nil, nil, nil, &NotFoundError{What: "port", Name: fmt.Sprintf("%d on %s", *s.PortNum, nodeName(n)), Available: portNums(n.Ports)}
 		}
 		return f, n, p, nil
 	}
@@ -135,12 +133,9 @@ func findSwept(f *fabric.Fabric, err error, s check.EndpointSpec) (*fabric.Fabri
 	case len(n.Ports) == 1:
 		return f, n, n.Ports[0], nil
 	}
-	var nums []string
-	for _, p := range linked {
-		nums = append(nums, strconv.Itoa(p.Num))
-	}
+	nums := portNums(linked)
 	if len(nums) == 0 {
-		nums = portNums(n)
+		nums = portNums(n.Ports)
 	}
 	return nil, nil, nil, &UsageError{Msg: fmt.Sprintf("endpoint %q: %s has ports %s: add ,port=P", s, nodeName(n), strings.Join(nums, ", "))}
 }
@@ -193,9 +188,9 @@ func lidRanges(f *fabric.Fabric) []string {
 
 func nodeName(n *fabric.Node) string { return cmp.Or(n.Description, n.GUID.String()) }
 
-func portNums(n *fabric.Node) []string {
+func portNums(ports []*fabric.Port) []string {
 	var out []string
-	for _, p := range n.Ports {
+	for _, p := range ports {
 		out = append(out, strconv.Itoa(p.Num))
 	}
 	return out

@@ -248,11 +248,6 @@ func (f *Fabric) loadPort(ctx context.Context, n *nodeData, num int, tables bool
 	isSwitch := n.info.NodeType == mad.NodeSwitch
 	arrival := !isSwitch && num == int(n.info.LocalPortNum)
 	addr := n.addr
-
-	var (
-		table    []uint16
-		tableErr error
-	)
 	tableLen := int(n.info.PartitionCap)
 	if isSwitch && num != 0 {
 		tableLen = 0 // SwitchInfo is read only with tables
@@ -260,17 +255,9 @@ func (f *Fabric) loadPort(ctx context.Context, n *nodeData, num int, tables bool
 			tableLen = int(n.sw.PartitionEnforcementCap)
 		}
 	}
-	readTable := func(a mad.Address) {
-		table, tableErr = mad.GetPKeyTable(ctx, f.T, a, uint8(num), tableLen)
-	}
 	pi, extSpeed, err := getPortInfo(ctx, f.T, addr, uint8(num))
 	if err != nil {
 		return nil, f.madError(ctx, n.local, addr, err)
-	}
-	// The table of a switch port or of the port the SMP arrives at is read through
-	// addr; another port of a CA needs its LID from PortInfo first.
-	if tables && (isSwitch || arrival) && tableLen > 0 {
-		readTable(addr)
 	}
 
 	d := n.dev
@@ -325,9 +312,6 @@ func (f *Fabric) loadPort(ctx context.Context, n *nodeData, num int, tables bool
 				why = fmt.Sprintf("port %d's own LID %d: %v", num, pi.LID, err)
 			} else {
 				portGUID.Value = other.PortGUID
-				if tables && tableLen > 0 {
-					readTable(addr)
-				}
 			}
 		}
 		if why != "" {
@@ -346,13 +330,17 @@ func (f *Fabric) loadPort(ctx context.Context, n *nodeData, num int, tables bool
 		p.GID0.Missing = portGUID.Missing
 	}
 
+	// The table of a switch port or of the port the SMP arrives at is read through
+	// n.addr; another port of a CA through its own LID, read from PortInfo above.
 	switch {
 	case !tables || v.TableMissing != "":
 	case tableLen == 0:
 		v.TableMissing, v.TableAbsent = "no P_Key table: the node reports a table length of 0", true
-	case tableErr != nil:
-		return nil, f.madError(ctx, n.local, addr, tableErr)
 	default:
+		table, err := mad.GetPKeyTable(ctx, f.T, addr, uint8(num), tableLen)
+		if err != nil {
+			return nil, f.madError(ctx, n.local, addr, err)
+		}
 		v.Table = tableOf(table)
 	}
 	return v, nil

@@ -74,8 +74,8 @@ func (h *Host) ResolveDeviceOrInterface(sel Selector, warn func(string)) (Select
 		return sel, nil, &UsageError{Msg: fmt.Sprintf("%s/%d: %s is an IPoIB interface, which runs on one port: give it without /PORT", sel.Device, sel.Port, sel.Device)}
 	}
 	views, err := h.Load(Selector{}, LoadOptions{Tables: true, Interfaces: true})
-	var partial *PartialError
-	if err != nil && !errors.As(err, &partial) {
+	partial, ok := errors.AsType[*PartialError](err)
+	if err != nil && !ok {
 		return sel, nil, err
 	}
 	if partial != nil {

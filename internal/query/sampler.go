@@ -311,7 +311,7 @@ func (h *Host) LoadMany(sels []Selector) ([]*PortView, error) {
 	seen := map[PortRef]bool{}
 	unread := map[string]bool{}
 	var out []*PortView
-	var partial *PartialError
+	partial := &PartialError{}
 	noneRead := false
 	for _, s := range sels {
 		views, err := h.Load(s, LoadOptions{})
@@ -327,9 +327,6 @@ func (h *Host) LoadMany(sels []Selector) ([]*PortView, error) {
 			return nil, err
 		}
 		if pe != nil {
-			if partial == nil {
-				partial = &PartialError{}
-			}
 			for _, u := range pe.Unread {
 				if !unread[u.What] {
 					unread[u.What] = true
@@ -350,7 +347,7 @@ func (h *Host) LoadMany(sels []Selector) ([]*PortView, error) {
 	if noneRead && len(out) == 0 {
 		return nil, partial.Unwrap()
 	}
-	if partial != nil {
+	if len(partial.Unread) > 0 {
 		return out, partial
 	}
 	return out, nil
@@ -403,15 +400,13 @@ func (s *Sampler) Take(all bool) *Sample {
 			}
 		}
 	}
-	if !s.Parallel {
-		for i, ref := range s.Ports {
-			read(i, ref)
-		}
-		return smp
-	}
 	var wg sync.WaitGroup
 	for i, ref := range s.Ports {
-		wg.Go(func() { read(i, ref) })
+		if s.Parallel {
+			wg.Go(func() { read(i, ref) })
+		} else {
+			read(i, ref)
+		}
 	}
 	wg.Wait()
 	return smp
