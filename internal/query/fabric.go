@@ -255,7 +255,7 @@ func (f *Fabric) loadPort(ctx context.Context, n *nodeData, num int, tables bool
 			tableLen = int(n.sw.PartitionEnforcementCap)
 		}
 	}
-	pi, extSpeed, err := getPortInfo(ctx, f.T, addr, uint8(num))
+	pi, err := mad.GetPortInfo(ctx, f.T, addr, uint8(num))
 	if err != nil {
 		return nil, f.madError(ctx, n.local, addr, err)
 	}
@@ -268,7 +268,7 @@ func (f *Fabric) loadPort(ctx context.Context, n *nodeData, num int, tables bool
 		State:     portStateEnum(pi.PortState),
 		PhysState: ibverbs.Opt[ibverbs.Enum]{Value: physStateEnum(pi.PhysState)},
 		CapMask:   ibverbs.Opt[uint32]{Value: pi.CapabilityMask},
-		Rate:      portRate(pi, extSpeed),
+		Rate:      portRate(pi),
 		LinkLayer: ibverbs.Opt[string]{Value: "InfiniBand"},
 		HasPKeys:  tableLen > 0,
 	}
@@ -346,24 +346,6 @@ func (f *Fabric) loadPort(ctx context.Context, n *nodeData, num int, tables bool
 	return v, nil
 }
 
-// getPortInfo reads PortInfo and LinkSpeedExtActive (byte 62, high 4 bits), which
-// mad.PortInfo does not decode.
-func getPortInfo(ctx context.Context, t mad.Transport, a mad.Address, port uint8) (mad.PortInfo, uint8, error) {
-	p, err := t.Do(ctx, mad.Request{Addr: a, Class: mad.ClassSubnLID, Method: mad.MethodGet, Attr: mad.AttrPortInfo, Modifier: uint32(port)})
-	if err != nil {
-		return mad.PortInfo{}, 0, err
-	}
-	pi, err := mad.ParsePortInfo(p.Data)
-	if err != nil {
-		return pi, 0, err
-	}
-	var ext uint8
-	if len(p.Data) > 62 {
-		ext = p.Data[62] >> 4
-	}
-	return pi, ext, nil
-}
-
 // portStateEnum names PortInfo's PortState as the kernel's ports/N/state does.
 func portStateEnum(s mad.PortState) ibverbs.Enum {
 	names := map[mad.PortState]string{0: "NOP", 1: "DOWN", 2: "INIT", 3: "ARMED", 4: "ACTIVE", 5: "ACTIVE_DEFER"}
@@ -388,7 +370,7 @@ func physStateEnum(s mad.PhysState) ibverbs.Enum {
 // portRate is the kernel's rate text, "10 Gb/sec (4X SDR)", from LinkWidthActive
 // and LinkSpeedActive, or LinkSpeedExtActive when the port supports extended
 // speeds and one is active (IBA 14.2.5.6; infiniband-diags decodes them alike).
-func portRate(pi mad.PortInfo, ext uint8) ibverbs.Opt[ibverbs.Rate] {
+func portRate(pi mad.PortInfo) ibverbs.Opt[ibverbs.Rate] {
 	widths := map[uint8]int{1: 1, 2: 4, 4: 8, 8: 12, 16: 2}
 	type speed struct {
 		name string
@@ -401,10 +383,10 @@ func portRate(pi mad.PortInfo, ext uint8) ibverbs.Opt[ibverbs.Rate] {
 		return ibverbs.Opt[ibverbs.Rate]{Missing: fmt.Sprintf("LinkWidthActive %d is not a known width", pi.LinkWidthActive)}
 	}
 	sp, ok := speeds[pi.LinkSpeedActive]
-	if pi.CapabilityMask&mad.CapExtendedSpeeds != 0 && ext != 0 {
-		sp, ok = extSpeeds[ext]
+	if pi.CapabilityMask&mad.CapExtendedSpeeds != 0 && pi.LinkSpeedExtActive != 0 {
+		sp, ok = extSpeeds[pi.LinkSpeedExtActive]
 		if !ok {
-			return ibverbs.Opt[ibverbs.Rate]{Missing: fmt.Sprintf("LinkSpeedExtActive %d is not a known speed", ext)}
+			return ibverbs.Opt[ibverbs.Rate]{Missing: fmt.Sprintf("LinkSpeedExtActive %d is not a known speed", pi.LinkSpeedExtActive)}
 		}
 	} else if !ok {
 		return ibverbs.Opt[ibverbs.Rate]{Missing: fmt.Sprintf("LinkSpeedActive %d is not a known speed", pi.LinkSpeedActive)}
