@@ -171,15 +171,12 @@ func ResolveEndpointsFrom(src EndpointSources, specs ...check.EndpointSpec) ([]R
 		}
 		if f != nil {
 			placeSwept(&e, f, n, p)
-		} else {
-			setPortRules(&e, v)
-		}
-		if s.Kind == check.EndpointPort {
-			// A local port: its device's Q_Key send rule (verbscounters.go, QKeyRuleOf).
-			e.QKeyRule, e.QKeyRuleReason = QKeyRuleOf(h.Sys, v)
-		} else {
 			// A port of the fabric: its device is not known from here.
 			e.QKeyRule, e.QKeyRuleReason = check.QKeyRuleFor(check.QKeyDevice{Name: labels[i]})
+		} else {
+			setPortRules(&e, v)
+			// A local port: its device's Q_Key send rule (verbscounters.go, QKeyRuleOf).
+			e.QKeyRule, e.QKeyRuleReason = QKeyRuleOf(h.Sys, v)
 		}
 		r.Endpoint, r.View = e, v
 		r.findEntry(v)

@@ -255,10 +255,7 @@ func (k PMAPort) Request() mad.Request {
 // Reply decodes c, an exchanged k.Request(): the counters, or the call's error, or
 // that the reply answers for another port than the one asked (its PortSelect).
 func (k PMAPort) Reply(c *mad.Call) (mad.PortCounters, error) {
-	if c.Err != nil {
-		return mad.PortCounters{}, c.Err
-	}
-	pc, err := mad.ParsePortCounters(c.Data())
+	pc, err := callResult(c, mad.ParsePortCounters)
 	if err != nil {
 		return mad.PortCounters{}, err
 	}

@@ -265,17 +265,13 @@ func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, visits [
 	for k := range nodes {
 		ln := &nodes[k]
 		node := ln.n.node
-		if c := &calls[ln.desc]; c.Err != nil {
-			node.Errors = append(node.Errors, errText("NodeDescription", c.Err))
-		} else if desc, err := mad.ParseNodeDescription(c.Data()); err != nil {
+		if desc, err := callResult(&calls[ln.desc], mad.ParseNodeDescription); err != nil {
 			node.Errors = append(node.Errors, errText("NodeDescription", err))
 		} else {
 			node.Description = desc
 		}
 		if ln.swInfo >= 0 {
-			if c := &calls[ln.swInfo]; c.Err != nil {
-				node.Errors = append(node.Errors, errText("SwitchInfo", c.Err))
-			} else if si, err := mad.ParseSwitchInfo(c.Data()); err != nil {
+			if si, err := callResult(&calls[ln.swInfo], mad.ParseSwitchInfo); err != nil {
 				node.Errors = append(node.Errors, errText("SwitchInfo", err))
 			} else {
 				ln.extCap = int(si.PartitionEnforcementCap)
@@ -294,12 +290,8 @@ func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, visits [
 	for _, r := range reads {
 		n, p := r.n, r.n.node.Ports[r.i]
 		isSwitch := n.info.NodeType == mad.NodeSwitch
-		c := &calls[r.call]
-		pi := new(mad.PortInfo)
-		err := c.Err
-		if err == nil {
-			*pi, err = mad.ParsePortInfo(c.Data())
-		}
+		info, err := callResult(&calls[r.call], mad.ParsePortInfo)
+		pi := &info
 		if err != nil {
 			p.Error = errText("PortInfo", err)
 			// The route arrives on this port (a CA's, or a switch's port 0): its
@@ -408,16 +400,21 @@ func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, visits [
 	s.calls = pcalls
 	s.exchange(ctx, pcalls)
 	for i := range probes {
-		if err := pcalls[i].Err; err != nil {
-			probes[i].err = err
-			continue
-		}
-		probes[i].info, probes[i].err = mad.ParseNodeInfo(pcalls[i].Data())
+		probes[i].info, probes[i].err = callResult(&pcalls[i], mad.ParseNodeInfo)
 	}
 	return probes
 }
 
 func errText(what string, err error) string { return what + ": " + err.Error() }
+
+// callResult is an exchanged call's reply decoded by parse, or the call's error.
+func callResult[T any](c *mad.Call, parse func([]byte) (T, error)) (T, error) {
+	if c.Err != nil {
+		var zero T
+		return zero, c.Err
+	}
+	return parse(c.Data())
+}
 
 func fillPort(p *fabric.Port, pi mad.PortInfo, isSwitch bool) {
 	p.LID, p.LMC, p.SMLID = pi.LID, pi.LMC, pi.MasterSMLID
