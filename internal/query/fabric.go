@@ -348,23 +348,21 @@ func (f *Fabric) loadPort(ctx context.Context, n *nodeData, num int, tables bool
 
 // portStateEnum names PortInfo's PortState as the kernel's ports/N/state does.
 func portStateEnum(s mad.PortState) ibverbs.Enum {
-	names := map[mad.PortState]string{0: "NOP", 1: "DOWN", 2: "INIT", 3: "ARMED", 4: "ACTIVE", 5: "ACTIVE_DEFER"}
-	name, ok := names[s]
-	if !ok {
-		name = "UNKNOWN"
-	}
-	return ibverbs.Enum{Num: int(s), Name: name}
+	return namedEnum(int(s), "UNKNOWN", "NOP", "DOWN", "INIT", "ARMED", "ACTIVE", "ACTIVE_DEFER")
 }
 
 // physStateEnum names PortPhysicalState as the kernel's ports/N/phys_state does.
 func physStateEnum(s mad.PhysState) ibverbs.Enum {
-	names := map[mad.PhysState]string{0: "NOP", 1: "Sleep", 2: "Polling", 3: "Disabled",
-		4: "PortConfigurationTraining", 5: "LinkUp", 6: "LinkErrorRecovery", 7: "Phy Test"}
-	name, ok := names[s]
-	if !ok {
-		name = "<unknown>"
+	return namedEnum(int(s), "<unknown>", "NOP", "Sleep", "Polling", "Disabled",
+		"PortConfigurationTraining", "LinkUp", "LinkErrorRecovery", "Phy Test")
+}
+
+// namedEnum is n named by names[n], or unknown past them.
+func namedEnum(n int, unknown string, names ...string) ibverbs.Enum {
+	if n < len(names) {
+		unknown = names[n]
 	}
-	return ibverbs.Enum{Num: int(s), Name: name}
+	return ibverbs.Enum{Num: n, Name: unknown}
 }
 
 // portRate is the kernel's rate text, "10 Gb/sec (4X SDR)", from LinkWidthActive

@@ -126,15 +126,7 @@ func describeChange(a, b *Entry) (kind, desc string) {
 }
 
 // unread counts the entries that could not be read.
-func (t *TableRead) unread() int {
-	n := 0
-	for _, e := range t.Entries {
-		if !e.readable() {
-			n++
-		}
-	}
-	return n
-}
+func (t *TableRead) unread() int { return len((&Table{Entries: t.Entries}).Unread()) }
 
 // entries turns a read into can-talk's table form.
 func (t *TableRead) entries() []check.TableEntry {
