@@ -101,25 +101,16 @@ func NeedsFabricAccess(how string) string {
 // (no PMA) and counters a device does not provide are Unavailable, with the reason.
 type SysfsCounters struct {
 	Sys *ibverbs.Sysfs
-	// missing: per port, why counters/ is absent; present: the names it holds.
-	missing map[PortRef]string
-	present map[PortRef]map[string]bool
+	// counters: per port, the names counters/ holds, or why it is absent.
+	counters map[PortRef]ibverbs.Opt[[]string]
 }
 
 // NewSysfsCounters returns a sysfs source that knows, from views, which counters each
 // port has.
 func NewSysfsCounters(sys *ibverbs.Sysfs, views []*PortView) *SysfsCounters {
-	s := &SysfsCounters{Sys: sys, missing: map[PortRef]string{}, present: map[PortRef]map[string]bool{}}
+	s := &SysfsCounters{Sys: sys, counters: map[PortRef]ibverbs.Opt[[]string]{}}
 	for _, v := range views {
-		if !v.Port.Counters.OK() {
-			s.missing[v.Ref()] = "no PMA counters (" + v.Port.Counters.Missing + ")"
-			continue
-		}
-		names := map[string]bool{}
-		for _, n := range v.Port.Counters.Value {
-			names[n] = true
-		}
-		s.present[v.Ref()] = names
+		s.counters[v.Ref()] = v.Port.Counters
 	}
 	return s
 }
@@ -127,13 +118,13 @@ func NewSysfsCounters(sys *ibverbs.Sysfs, views []*PortView) *SysfsCounters {
 func (s *SysfsCounters) Name() string { return "sysfs" }
 
 func (s *SysfsCounters) Read(port PortRef, names []string, out []Reading) {
-	if why, ok := s.missing[port]; ok {
-		fill(out, Reading{Unavailable: why, Absent: true})
+	have, known := s.counters[port]
+	if known && !have.OK() {
+		fill(out, Reading{Unavailable: "no PMA counters (" + have.Missing + ")", Absent: true})
 		return
 	}
-	have, known := s.present[port]
 	for i, n := range names {
-		if known && !have[n] {
+		if known && !slices.Contains(have.Value, n) {
 			out[i] = Reading{Unavailable: "not provided by this device (no counters/" + n + ")", Absent: true}
 			continue
 		}
