@@ -113,8 +113,7 @@ func (e *NotFoundError) Error() string {
 	if len(e.Available) > 0 {
 		avail = strings.Join(e.Available, ", ")
 	}
-	plural := e.What + "s"
-	return fmt.Sprintf("no %s %s (%s: %s)", e.What, e.Name, plural, avail)
+	return fmt.Sprintf("no %s %s (%ss: %s)", e.What, e.Name, e.What, avail)
 }
 
 // EnvError is an environment problem (exit code 3): no sysfs, no RDMA devices,
