@@ -109,11 +109,15 @@ type NotFoundError struct {
 }
 
 func (e *NotFoundError) Error() string {
-	avail := "none"
-	if len(e.Available) > 0 {
-		avail = strings.Join(e.Available, ", ")
+	return fmt.Sprintf("no %s %s (%ss: %s)", e.What, e.Name, e.What, joinOrNone(e.Available))
+}
+
+// joinOrNone lists what exists, or says there is none.
+func joinOrNone(items []string) string {
+	if len(items) == 0 {
+		return "none"
 	}
-	return fmt.Sprintf("no %s %s (%ss: %s)", e.What, e.Name, e.What, avail)
+	return strings.Join(items, ", ")
 }
 
 // EnvError is an environment problem (exit code 3): no sysfs, no RDMA devices,
