@@ -250,8 +250,14 @@ type sysfsStates struct{ sys *ibverbs.Sysfs }
 
 func (s sysfsStates) PortState(ref PortRef) (string, error) {
 	st, err := s.sys.PortState(ref.Device, ref.Port)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", errors.New("port went away (state file does not exist)")
+	}
+	if pe, ok := errors.AsType[*ibverbs.PathError](err); ok {
+		return "", errors.New("port unreadable: state: " + ibverbs.Describe(pe.Err))
+	}
 	if err != nil {
-		return "", errors.New(portErr(err))
+		return "", fmt.Errorf("port unreadable: %v", err)
 	}
 	return st.Name, nil
 }
@@ -401,14 +407,4 @@ func (s *Sampler) Take(all bool) *Sample {
 	}
 	wg.Wait()
 	return smp
-}
-
-func portErr(err error) string {
-	if errors.Is(err, fs.ErrNotExist) {
-		return "port went away (state file does not exist)"
-	}
-	if pe, ok := errors.AsType[*ibverbs.PathError](err); ok {
-		return "port unreadable: state: " + ibverbs.Describe(pe.Err)
-	}
-	return fmt.Sprintf("port unreadable: %v", err)
 }
