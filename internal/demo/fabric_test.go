@@ -31,7 +31,7 @@ func TestDemoFabricSweep(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", dev, err)
 		}
-		if s := query.PartialSummary(f, false); s != "" {
+		if s := fabric.NotCheckedSummary(f.NotRead(false)); s != "" {
 			t.Errorf("%s: partial: %s", dev, s)
 		}
 		if len(f.Nodes) != len(want.Nodes) || fmt.Sprint(f.Links()) != fmt.Sprint(want.Links()) {

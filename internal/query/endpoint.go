@@ -1,6 +1,7 @@
 package query
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -159,28 +160,23 @@ func ResolveEndpointsFrom(src EndpointSources, specs ...check.EndpointSpec) ([]R
 			if f, n, p, err = findSwept(f, err, s); err != nil {
 				return nil, err
 			}
-			v = sweptPortView(f, n, p) // no read: the sweep holds it
-			where := "found in the sweep"
-			if src.SweepName != "" {
-				where = "found in " + src.SweepName
-			}
-			r.Resolved = describeSwept(f, s, n, p, where)
+			v = sweptPortView(n, p) // no read: the sweep holds it
+			r.Resolved = describeSwept(f, s, n, p, "found in "+cmp.Or(src.SweepName, "the sweep"))
 		}
 		e, err := resolvePort(s, labels[i], v)
-		if err := deferResolveError(err, &unresolved[i]); err != nil {
+		if _, ok := errors.AsType[*check.ResolveError](err); ok {
+			unresolved[i] = err
+		} else if err != nil {
 			return nil, err
 		}
 		if f != nil {
 			placeSwept(&e, f, n, p)
-		} else {
-			setPortRules(&e, v)
-		}
-		if s.Kind == check.EndpointPort {
-			// A local port: its device's Q_Key send rule (verbscounters.go, QKeyRuleOf).
-			e.QKeyRule, e.QKeyRuleReason = QKeyRuleOf(h.Sys, v)
-		} else {
 			// A port of the fabric: its device is not known from here.
 			e.QKeyRule, e.QKeyRuleReason = check.QKeyRuleFor(check.QKeyDevice{Name: labels[i]})
+		} else {
+			setPortRules(&e, v)
+			// A local port: its device's Q_Key send rule (verbscounters.go, QKeyRuleOf).
+			e.QKeyRule, e.QKeyRuleReason = QKeyRuleOf(h.Sys, v)
 		}
 		r.Endpoint, r.View = e, v
 		r.findEntry(v)
@@ -398,16 +394,4 @@ func endpointLabels(specs ...check.EndpointSpec) []string {
 		}
 	}
 	return labels
-}
-
-// deferResolveError keeps a *check.ResolveError in *slot, to be reported after every
-// port has been read (a missing device on B is worth more than "not in the table" on
-// A), and returns any other error for the caller to return at once.
-func deferResolveError(err error, slot *error) error {
-	var rerr *check.ResolveError
-	if errors.As(err, &rerr) {
-		*slot = err
-		return nil
-	}
-	return err
 }

@@ -1,6 +1,7 @@
 package query
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
 	"strconv"
@@ -62,11 +63,9 @@ func findSwept(f *fabric.Fabric, err error, s check.EndpointSpec) (*fabric.Fabri
 	// A partial sweep: a port not in it may be in the part not read, so its absence
 	// is unknown (exit 4), not a missing port (exit 3).
 	partial := func(e error) error {
-		why := ""
+		why := fabric.NotCheckedSummary(f.NotRead(false)) // a saved sweep that was partial
 		if err != nil {
 			why = err.Error()
-		} else {
-			why = PartialSummary(f, false) // a saved sweep that was partial
 		}
 		if why != "" {
 			return &UnknownError{Msg: fmt.Sprintf("%v; the sweep is partial (%s), the port may be in the part not read", e, why)}
@@ -111,7 +110,7 @@ func findSwept(f *fabric.Fabric, err error, s check.EndpointSpec) (*fabric.Fabri
 	if s.PortNum != nil {
 		p := n.Port(*s.PortNum)
 		if p == nil {
-			return nil, nil, nil, &NotFoundError{What: "port", Name: fmt.Sprintf("%d on %s", *s.PortNum, nodeName(n)), Available: portNums(n)}
+			return nil, nil, nil, &NotFoundError{What: "port", Name: fmt.Sprintf("%d on %s", *s.PortNum, nodeName(n)), Available: portNums(n.Ports)}
 		}
 		return f, n, p, nil
 	}
@@ -134,12 +133,9 @@ func findSwept(f *fabric.Fabric, err error, s check.EndpointSpec) (*fabric.Fabri
 	case len(n.Ports) == 1:
 		return f, n, n.Ports[0], nil
 	}
-	var nums []string
-	for _, p := range linked {
-		nums = append(nums, strconv.Itoa(p.Num))
-	}
+	nums := portNums(linked)
 	if len(nums) == 0 {
-		nums = portNums(n)
+		nums = portNums(n.Ports)
 	}
 	return nil, nil, nil, &UsageError{Msg: fmt.Sprintf("endpoint %q: %s has ports %s: add ,port=P", s, nodeName(n), strings.Join(nums, ", "))}
 }
@@ -184,35 +180,17 @@ func lidRanges(f *fabric.Fabric) []string {
 		}
 	}
 	sort.Ints(lids)
-	var out []string
-	for i := 0; i < len(lids); {
-		j := i
-		for j+1 < len(lids) && lids[j+1] == lids[j]+1 {
-			j++
-		}
-		if i == j {
-			out = append(out, strconv.Itoa(lids[i]))
-		} else {
-			out = append(out, fmt.Sprintf("%d-%d", lids[i], lids[j]))
-		}
-		i = j + 1
-	}
-	if len(out) == 0 {
+	if len(lids) == 0 {
 		return []string{"none: no LIDs are assigned (has a Subnet Manager run?)"}
 	}
-	return textsafe.Capped(out, maxListed)
+	return textsafe.Capped(IndexRanges(lids), maxListed)
 }
 
-func nodeName(n *fabric.Node) string {
-	if n.Description == "" {
-		return n.GUID.String()
-	}
-	return n.Description
-}
+func nodeName(n *fabric.Node) string { return cmp.Or(n.Description, n.GUID.String()) }
 
-func portNums(n *fabric.Node) []string {
+func portNums(ports []*fabric.Port) []string {
 	var out []string
-	for _, p := range n.Ports {
+	for _, p := range ports {
 		out = append(out, strconv.Itoa(p.Num))
 	}
 	return out
@@ -221,7 +199,7 @@ func portNums(n *fabric.Node) []string {
 // sweptPortView is a port of a sweep as the PortView the can-talk rules and renderers
 // take: named NODE/PORT by its node description, its table decoded, with the warnings
 // a port read from sysfs would get.
-func sweptPortView(f *fabric.Fabric, n *fabric.Node, p *fabric.Port) *PortView {
+func sweptPortView(n *fabric.Node, p *fabric.Port) *PortView {
 	d := &ibverbs.Device{
 		Name:     nodeName(n),
 		NodeGUID: ibverbs.Opt[ibverbs.GUID]{Value: ibverbs.GUID(n.GUID)},

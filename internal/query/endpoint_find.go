@@ -71,8 +71,15 @@ func FindPKey(v *PortView, key check.PKey) FindResult {
 		r.Outcome, r.Known, r.Reason = FindNotFound, true, fmt.Sprintf("%s has key 0, which is invalid: it never matches a table entry", key)
 		return r
 	}
-	e, ok := v.Table.FindIndex(key)
-	_, _, _, r.Known = findKnown(v.Table.checkEntries(), key)
+	// The entry a QP uses for key's partition, by the one rule shared with can-talk
+	// (check.FindPKeyIndex: 15-bit match, a full entry preferred, as the kernel's
+	// ib_find_pkey does; among equals the lowest index).
+	idx, _, ok, known := findKnown(v.Table.checkEntries(), key)
+	var e *Entry
+	if ok {
+		e = &v.Table.Entries[slices.IndexFunc(v.Table.Entries, func(e Entry) bool { return e.Index == idx })]
+	}
+	r.Known = known
 	switch {
 	case ok && e.PKey.IsFull():
 		r.Outcome, r.Entry = FindFound, e
@@ -208,7 +215,7 @@ func (r ResolvedEndpoint) entryTaken() bool {
 	if r.EntryNotKnown == "" || r.View == nil || r.View.Table == nil || r.Spec.PKey == nil {
 		return false
 	}
-	_, ok := r.View.Table.FindIndex(*r.Spec.PKey)
+	_, _, ok := check.FindPKeyIndex(r.View.Table.checkEntries(), *r.Spec.PKey)
 	return !ok
 }
 

@@ -88,10 +88,11 @@ func CanTalk(a, b ResolvedEndpoint) check.Verdict {
 	sm, router := false, false
 	// asTaken: the reasons (of the verdict or a direction) an assumption not given
 	// would not give: they describe the ends as taken, and say so (qualifyReasons).
-	asTaken := map[string]*[2]bool{} // by reason: SM, router
+	asTaken := map[string][2]bool{} // by reason: SM, router
 	try := func(ea, eb check.Endpoint, alts ...Alternative) {
 		w := check.CanTalk(ea, eb)
-		if !slices.ContainsFunc(alts, func(a Alternative) bool { return a.Taking != "" }) {
+		unreadAlt := slices.ContainsFunc(alts, func(a Alternative) bool { return a.Taking != "" })
+		if !unreadAlt {
 			for _, x := range [][2][]string{{v.Reasons, w.Reasons}, {v.AToB.Reasons, w.AToB.Reasons}, {v.BToA.Reasons, w.BToA.Reasons}} {
 				for _, r := range x[0] {
 					// The same, or the same partition shared with more that work,
@@ -99,13 +100,12 @@ func CanTalk(a, b ResolvedEndpoint) check.Verdict {
 					if slices.ContainsFunc(x[1], func(o string) bool { return o == r || strings.HasPrefix(o, r+check.OthersWork) }) {
 						continue
 					}
-					if asTaken[r] == nil {
-						asTaken[r] = &[2]bool{}
-					}
+					t := asTaken[r]
 					for _, alt := range alts {
-						asTaken[r][0] = asTaken[r][0] || alt.SM
-						asTaken[r][1] = asTaken[r][1] || !alt.SM
+						t[0] = t[0] || alt.SM
+						t[1] = t[1] || !alt.SM
 					}
+					asTaken[r] = t
 				}
 			}
 		}
@@ -145,7 +145,7 @@ func CanTalk(a, b ResolvedEndpoint) check.Verdict {
 				sp.Key.String(), does[sp.WorksHere()], strings.Join(conds, " and "), does[!sp.WorksHere()]))
 		}
 		for _, o := range w.Shared {
-			if !slices.ContainsFunc(v.Shared, func(sp check.SharedPartition) bool { return sp.Key == o.Key }) && !v.SharedAssumed && !slices.ContainsFunc(alts, func(a Alternative) bool { return a.Taking != "" }) {
+			if !slices.ContainsFunc(v.Shared, func(sp check.SharedPartition) bool { return sp.Key == o.Key }) && !v.SharedAssumed && !unreadAlt {
 				v.SharedAssumed = true
 				v.Warnings = append(v.Warnings, fmt.Sprintf("the shared partitions listed are those of the ends as the verdict takes them: if %s, they share partition %s too",
 					strings.Join(conds, " and "), o.Key.String()))
@@ -210,12 +210,7 @@ func CanTalk(a, b ResolvedEndpoint) check.Verdict {
 			}
 		}
 	}
-	if sm {
-		assumed.taking = append(assumed.taking, "neither end for the port OpenSM runs on")
-	}
-	if router {
-		assumed.taking = append(assumed.taking, "both ends for CA ports")
-	}
+	assumed.taking = append(assumed.taking, takingEnds(sm, router)...)
 	kind := v.Kind
 	for _, g := range []struct {
 		group
@@ -237,21 +232,27 @@ func CanTalk(a, b ResolvedEndpoint) check.Verdict {
 // qualifyReasons says, after each reason of v that an assumption not given would not
 // give (asTaken: under the SM's, a router port's), that it describes the ends as the
 // verdict takes them: a sentence true of one choice only is not a fact.
-func qualifyReasons(v *check.Verdict, asTaken map[string]*[2]bool) {
+func qualifyReasons(v *check.Verdict, asTaken map[string][2]bool) {
 	for _, list := range [][]string{v.Reasons, v.AToB.Reasons, v.BToA.Reasons} {
 		for i, r := range list {
-			q := asTaken[r]
-			if q == nil {
+			q, ok := asTaken[r]
+			if !ok {
 				continue
 			}
-			var taking []string
-			if q[0] {
-				taking = append(taking, "neither end for the port OpenSM runs on")
-			}
-			if q[1] {
-				taking = append(taking, "both ends for CA ports")
-			}
-			list[i] = r + " (taking " + strings.Join(taking, " and ") + ")"
+			list[i] = r + " (taking " + strings.Join(takingEnds(q[0], q[1]), " and ") + ")"
 		}
 	}
+}
+
+// takingEnds says how the verdict takes the ends when an assumption not given (the
+// SM's port, a router port) would change it.
+func takingEnds(sm, router bool) []string {
+	var taking []string
+	if sm {
+		taking = append(taking, "neither end for the port OpenSM runs on")
+	}
+	if router {
+		taking = append(taking, "both ends for CA ports")
+	}
+	return taking
 }

@@ -24,7 +24,6 @@ type UsageError struct {
 
 func (e *UsageError) Error() string { return e.Msg }
 
-// Unwrap returns Err.
 func (e *UsageError) Unwrap() error { return e.Err }
 
 // FabricFileError is a saved sweep (a fabric file) that could not be read or is not a
@@ -44,7 +43,6 @@ func (e *FabricFileError) Error() string {
 	return e.Path + ": " + e.Err.Error()
 }
 
-// Unwrap returns Err.
 func (e *FabricFileError) Unwrap() error { return e.Err }
 
 // What an endpoint needs to be resolved, for EndpointSourceError.Need (errors.Is).
@@ -101,7 +99,6 @@ func (e *EndpointSourceError) Error() string {
 	return fmt.Sprintf("endpoint %q: %v", e.Token, e.Need)
 }
 
-// Unwrap returns Need.
 func (e *EndpointSourceError) Unwrap() error { return e.Need }
 
 // NotFoundError is a device or port that does not exist (exit code 3), with what does.
@@ -112,12 +109,15 @@ type NotFoundError struct {
 }
 
 func (e *NotFoundError) Error() string {
-	avail := "none"
-	if len(e.Available) > 0 {
-		avail = strings.Join(e.Available, ", ")
+	return fmt.Sprintf("no %s %s (%ss: %s)", e.What, e.Name, e.What, joinOrNone(e.Available))
+}
+
+// joinOrNone lists what exists, or says there is none.
+func joinOrNone(items []string) string {
+	if len(items) == 0 {
+		return "none"
 	}
-	plural := e.What + "s"
-	return fmt.Sprintf("no %s %s (%s: %s)", e.What, e.Name, plural, avail)
+	return strings.Join(items, ", ")
 }
 
 // EnvError is an environment problem (exit code 3): no sysfs, no RDMA devices,
@@ -130,7 +130,6 @@ type EnvError struct {
 
 func (e *EnvError) Error() string { return e.Msg }
 
-// Unwrap returns Err.
 func (e *EnvError) Unwrap() error { return e.Err }
 
 // UnknownError is an answer that depends on what could not be read (exit code 4): a
@@ -181,8 +180,7 @@ func (e *NoAnswerError) text(from string) string {
 		via = " via " + e.Via
 	}
 	how := e.Err.Error()
-	var te *mad.TimeoutError
-	if errors.As(e.Err, &te) {
+	if te, ok := errors.AsType[*mad.TimeoutError](e.Err); ok {
 		how = fmt.Sprintf("no reply after %d attempt(s) of %v", te.Attempts, te.Timeout)
 		if te.Dropped {
 			how = fmt.Sprintf("dropped or no route (%d attempt(s))", te.Attempts)
@@ -220,7 +218,6 @@ func (e *NoAnswerError) hint() string {
 	return fmt.Sprintf("a subnet manager has run (SM LID %d): the LID is not assigned or not routed, or its node does not answer%s", l.MasterSMLID, list)
 }
 
-// Unwrap returns Err.
 func (e *NoAnswerError) Unwrap() error { return e.Err }
 
 // addressesFailed is the failures of a read of several fabric addresses of which none
@@ -238,8 +235,8 @@ func addressesFailed(errs []error) string {
 	var groups []*group
 	byWhy := map[string]*group{}
 	for _, err := range errs {
-		var na *NoAnswerError
-		if !errors.As(err, &na) {
+		na, ok := errors.AsType[*NoAnswerError](err)
+		if !ok {
 			groups = append(groups, &group{text: err.Error()})
 			continue
 		}
@@ -296,5 +293,4 @@ type InterruptedError struct{ Cause error }
 
 func (e *InterruptedError) Error() string { return "interrupted: " + e.Cause.Error() }
 
-// Unwrap returns Cause.
 func (e *InterruptedError) Unwrap() error { return e.Cause }

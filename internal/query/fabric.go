@@ -1,6 +1,7 @@
 package query
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -228,10 +229,7 @@ func nodeTypeWord(t mad.NodeType) string {
 // fabricDevice is the node as a Device, named by its NodeDescription (or its
 // address when the description is empty).
 func fabricDevice(n *nodeData) *ibverbs.Device {
-	name := strings.TrimSpace(n.desc)
-	if name == "" {
-		name = n.addr.String()
-	}
+	name := cmp.Or(strings.TrimSpace(n.desc), n.addr.String())
 	typ := ibverbs.Enum{Num: int(n.info.NodeType), Name: nodeTypeWord(n.info.NodeType)}
 	d := &ibverbs.Device{
 		Name:     name,
@@ -250,11 +248,6 @@ func (f *Fabric) loadPort(ctx context.Context, n *nodeData, num int, tables bool
 	isSwitch := n.info.NodeType == mad.NodeSwitch
 	arrival := !isSwitch && num == int(n.info.LocalPortNum)
 	addr := n.addr
-
-	var (
-		table    []uint16
-		tableErr error
-	)
 	tableLen := int(n.info.PartitionCap)
 	if isSwitch && num != 0 {
 		tableLen = 0 // SwitchInfo is read only with tables
@@ -262,17 +255,9 @@ func (f *Fabric) loadPort(ctx context.Context, n *nodeData, num int, tables bool
 			tableLen = int(n.sw.PartitionEnforcementCap)
 		}
 	}
-	readTable := func(a mad.Address) {
-		table, tableErr = mad.GetPKeyTable(ctx, f.T, a, uint8(num), tableLen)
-	}
-	pi, extSpeed, err := getPortInfo(ctx, f.T, addr, uint8(num))
+	pi, err := mad.GetPortInfo(ctx, f.T, addr, uint8(num))
 	if err != nil {
 		return nil, f.madError(ctx, n.local, addr, err)
-	}
-	// The table of a switch port or of the port the SMP arrives at is read through
-	// addr; another port of a CA needs its LID from PortInfo first.
-	if tables && (isSwitch || arrival) && tableLen > 0 {
-		readTable(addr)
 	}
 
 	d := n.dev
@@ -283,7 +268,7 @@ func (f *Fabric) loadPort(ctx context.Context, n *nodeData, num int, tables bool
 		State:     portStateEnum(pi.PortState),
 		PhysState: ibverbs.Opt[ibverbs.Enum]{Value: physStateEnum(pi.PhysState)},
 		CapMask:   ibverbs.Opt[uint32]{Value: pi.CapabilityMask},
-		Rate:      portRate(pi, extSpeed),
+		Rate:      portRate(pi),
 		LinkLayer: ibverbs.Opt[string]{Value: "InfiniBand"},
 		HasPKeys:  tableLen > 0,
 	}
@@ -327,9 +312,6 @@ func (f *Fabric) loadPort(ctx context.Context, n *nodeData, num int, tables bool
 				why = fmt.Sprintf("port %d's own LID %d: %v", num, pi.LID, err)
 			} else {
 				portGUID.Value = other.PortGUID
-				if tables && tableLen > 0 {
-					readTable(addr)
-				}
 			}
 		}
 		if why != "" {
@@ -348,61 +330,45 @@ func (f *Fabric) loadPort(ctx context.Context, n *nodeData, num int, tables bool
 		p.GID0.Missing = portGUID.Missing
 	}
 
+	// The table of a switch port or of the port the SMP arrives at is read through
+	// n.addr; another port of a CA through its own LID, read from PortInfo above.
 	switch {
 	case !tables || v.TableMissing != "":
 	case tableLen == 0:
 		v.TableMissing, v.TableAbsent = "no P_Key table: the node reports a table length of 0", true
-	case tableErr != nil:
-		return nil, f.madError(ctx, n.local, addr, tableErr)
 	default:
+		table, err := mad.GetPKeyTable(ctx, f.T, addr, uint8(num), tableLen)
+		if err != nil {
+			return nil, f.madError(ctx, n.local, addr, err)
+		}
 		v.Table = tableOf(table)
 	}
 	return v, nil
 }
 
-// getPortInfo reads PortInfo and LinkSpeedExtActive (byte 62, high 4 bits), which
-// mad.PortInfo does not decode.
-func getPortInfo(ctx context.Context, t mad.Transport, a mad.Address, port uint8) (mad.PortInfo, uint8, error) {
-	p, err := t.Do(ctx, mad.Request{Addr: a, Class: mad.ClassSubnLID, Method: mad.MethodGet, Attr: mad.AttrPortInfo, Modifier: uint32(port)})
-	if err != nil {
-		return mad.PortInfo{}, 0, err
-	}
-	pi, err := mad.ParsePortInfo(p.Data)
-	if err != nil {
-		return pi, 0, err
-	}
-	var ext uint8
-	if len(p.Data) > 62 {
-		ext = p.Data[62] >> 4
-	}
-	return pi, ext, nil
-}
-
 // portStateEnum names PortInfo's PortState as the kernel's ports/N/state does.
 func portStateEnum(s mad.PortState) ibverbs.Enum {
-	names := map[mad.PortState]string{0: "NOP", 1: "DOWN", 2: "INIT", 3: "ARMED", 4: "ACTIVE", 5: "ACTIVE_DEFER"}
-	name, ok := names[s]
-	if !ok {
-		name = "UNKNOWN"
-	}
-	return ibverbs.Enum{Num: int(s), Name: name}
+	return namedEnum(int(s), "UNKNOWN", "NOP", "DOWN", "INIT", "ARMED", "ACTIVE", "ACTIVE_DEFER")
 }
 
 // physStateEnum names PortPhysicalState as the kernel's ports/N/phys_state does.
 func physStateEnum(s mad.PhysState) ibverbs.Enum {
-	names := map[mad.PhysState]string{0: "NOP", 1: "Sleep", 2: "Polling", 3: "Disabled",
-		4: "PortConfigurationTraining", 5: "LinkUp", 6: "LinkErrorRecovery", 7: "Phy Test"}
-	name, ok := names[s]
-	if !ok {
-		name = "<unknown>"
+	return namedEnum(int(s), "<unknown>", "NOP", "Sleep", "Polling", "Disabled",
+		"PortConfigurationTraining", "LinkUp", "LinkErrorRecovery", "Phy Test")
+}
+
+// namedEnum is n named by names[n], or unknown past them.
+func namedEnum(n int, unknown string, names ...string) ibverbs.Enum {
+	if n < len(names) {
+		unknown = names[n]
 	}
-	return ibverbs.Enum{Num: int(s), Name: name}
+	return ibverbs.Enum{Num: n, Name: unknown}
 }
 
 // portRate is the kernel's rate text, "10 Gb/sec (4X SDR)", from LinkWidthActive
 // and LinkSpeedActive, or LinkSpeedExtActive when the port supports extended
 // speeds and one is active (IBA 14.2.5.6; infiniband-diags decodes them alike).
-func portRate(pi mad.PortInfo, ext uint8) ibverbs.Opt[ibverbs.Rate] {
+func portRate(pi mad.PortInfo) ibverbs.Opt[ibverbs.Rate] {
 	widths := map[uint8]int{1: 1, 2: 4, 4: 8, 8: 12, 16: 2}
 	type speed struct {
 		name string
@@ -415,10 +381,10 @@ func portRate(pi mad.PortInfo, ext uint8) ibverbs.Opt[ibverbs.Rate] {
 		return ibverbs.Opt[ibverbs.Rate]{Missing: fmt.Sprintf("LinkWidthActive %d is not a known width", pi.LinkWidthActive)}
 	}
 	sp, ok := speeds[pi.LinkSpeedActive]
-	if pi.CapabilityMask&mad.CapExtendedSpeeds != 0 && ext != 0 {
-		sp, ok = extSpeeds[ext]
+	if pi.CapabilityMask&mad.CapExtendedSpeeds != 0 && pi.LinkSpeedExtActive != 0 {
+		sp, ok = extSpeeds[pi.LinkSpeedExtActive]
 		if !ok {
-			return ibverbs.Opt[ibverbs.Rate]{Missing: fmt.Sprintf("LinkSpeedExtActive %d is not a known speed", ext)}
+			return ibverbs.Opt[ibverbs.Rate]{Missing: fmt.Sprintf("LinkSpeedExtActive %d is not a known speed", pi.LinkSpeedExtActive)}
 		}
 	} else if !ok {
 		return ibverbs.Opt[ibverbs.Rate]{Missing: fmt.Sprintf("LinkSpeedActive %d is not a known speed", pi.LinkSpeedActive)}
@@ -438,16 +404,11 @@ func portRate(pi mad.PortInfo, ext uint8) ibverbs.Opt[ibverbs.Rate] {
 // LoadMany, whatever number of LIDs failed) and again by the next: the SM may come or
 // go during a watch. A nil local reads it for this error alone.
 func (f *Fabric) madError(ctx context.Context, local *localPortInfo, a mad.Address, err error) error {
-	var (
-		te *mad.TimeoutError
-		se *mad.StatusError
-	)
 	via := ""
 	if f.Via != "" {
 		via = " via " + f.Via
 	}
-	switch {
-	case errors.As(err, &te):
+	if _, ok := errors.AsType[*mad.TimeoutError](err); ok {
 		na := &NoAnswerError{Addr: a, Via: f.Via, DirectedRouteFlag: f.DirectedRouteFlag, ListLIDs: f.ListLIDs, Err: err}
 		if !a.Directed {
 			if local == nil {
@@ -456,7 +417,8 @@ func (f *Fabric) madError(ctx context.Context, local *localPortInfo, a mad.Addre
 			na.Local = local.read(ctx, f.T)
 		}
 		return &EnvError{Msg: na.Error(), Err: &addrError{addr: a, bare: na.bare(), err: na}}
-	case errors.As(err, &se):
+	}
+	if _, ok := errors.AsType[*mad.StatusError](err); ok {
 		return &EnvError{Msg: fmt.Sprintf("%s%s refused the query: %v", a, via, err), Err: &addrError{addr: a, bare: fmt.Sprintf("refused the query%s: %v", via, err)}}
 	}
 	bare := err.Error()
@@ -500,15 +462,14 @@ func (e *addrError) Error() string {
 	return e.err.Error()
 }
 
-// Unwrap returns err.
 func (e *addrError) Unwrap() error { return e.err }
 
 // bareAt is err told without a when err is about a (an *addrError at a), for a line
 // that names a already; err itself otherwise (a port's own LID, not a, did not
 // answer). errors.As finds what err wraps either way.
 func bareAt(err error, a mad.Address) error {
-	var ae *addrError
-	if !errors.As(err, &ae) || ae.addr.String() != a.String() {
+	ae, ok := errors.AsType[*addrError](err)
+	if !ok || ae.addr.String() != a.String() {
 		return err
 	}
 	return &addrError{addr: a, bare: ae.bare, err: err, told: true}

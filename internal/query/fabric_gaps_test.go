@@ -4,7 +4,7 @@ import "github.com/ibkey/ibkey/internal/fabric"
 
 // Gaps counts what a sweep did not read (fabric.NotRead, tables that failed but not
 // tables a sweep made without them), for the tests; a command says it with
-// PartialSummary and FabricGapList.
+// fabric.NotCheckedSummary and fabric.NotCheckedLines.
 type Gaps struct {
 	// NodeReads: NodeDescription and SwitchInfo reads that failed.
 	NodeReads int

@@ -27,11 +27,11 @@ func TestPortRate(t *testing.T) {
 		{2, 1, 3, true, ""},
 	}
 	for _, tc := range cases {
-		pi := mad.PortInfo{LinkWidthActive: tc.width, LinkSpeedActive: tc.speed}
+		pi := mad.PortInfo{LinkWidthActive: tc.width, LinkSpeedActive: tc.speed, LinkSpeedExtActive: tc.ext}
 		if tc.extCap {
 			pi.CapabilityMask = mad.CapExtendedSpeeds
 		}
-		r := portRate(pi, tc.ext)
+		r := portRate(pi)
 		if tc.want == "" {
 			if r.OK() {
 				t.Errorf("%+v: rate %q, want n/a", tc, r.Value.Text)

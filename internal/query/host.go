@@ -180,26 +180,37 @@ func (u Unread) Message() string {
 // document's incomplete and its exit 4; empty exactly when the answer rests on nothing
 // unread. Any other error comes back as fatal, for the caller to return at once.
 func NotRead(views []*PortView, err error) (unread []Unread, fatal error) {
-	var pe *PartialError
-	if err != nil && !errors.As(err, &pe) {
+	pe, ok := errors.AsType[*PartialError](err)
+	if err != nil && !ok {
 		return nil, err
 	}
-	if pe != nil {
+	if ok {
 		unread = append(unread, pe.Unread...)
 	}
 	for _, v := range views {
-		ref := v.Ref()
-		if why := v.TableNotRead(); why != "" {
-			unread = append(unread, Unread{What: ref.String(), Device: ref.Device, Port: ref.Port, Err: errors.New(why), Table: true})
-		}
-		if v.Table == nil {
-			continue
-		}
-		if why := unreadEntries(v.Table.Unread()); why != "" {
-			unread = append(unread, Unread{What: ref.String(), Device: ref.Device, Port: ref.Port, Err: errors.New(why), Entries: true})
+		if u := tableUnread(v.Ref(), v.TableNotRead(), v.Table); u != nil {
+			unread = append(unread, *u)
 		}
 	}
 	return unread, nil
+}
+
+// tableUnread is what of port ref's table was not read: the table (why, when it
+// exists and was not read) or entries of t, as NotRead names them; nil for neither.
+func tableUnread(ref PortRef, why string, t *Table) *Unread {
+	u := &Unread{What: ref.String(), Device: ref.Device, Port: ref.Port}
+	if why != "" {
+		u.Err, u.Table = errors.New(why), true
+		return u
+	}
+	if t == nil {
+		return nil
+	}
+	if why := unreadEntries(t.Unread()); why != "" {
+		u.Err, u.Entries = errors.New(why), true
+		return u
+	}
+	return nil
 }
 
 // PartialError comes back with a result that is missing the devices, ports or fabric
@@ -301,7 +312,6 @@ func (v *PortView) TableNotRead() string {
 	return v.TableMissing
 }
 
-// Ref names the port.
 func (v *PortView) Ref() PortRef { return PortRef{v.Port.Device, v.Port.Num} }
 
 // LinkLayer returns the link layer, or "" when the file is absent.
@@ -345,11 +355,7 @@ func ValidCount(valid, unread int) string {
 // and, when entries were not read, how many: "128 entries, 4+ valid, 1 unread".
 func (t *Table) Sizes() string {
 	n := len(t.Unread())
-	entries := "entries"
-	if len(t.Entries) == 1 {
-		entries = "entry"
-	}
-	s := fmt.Sprintf("%d %s, %s valid", len(t.Entries), entries, ValidCount(t.Valid, n))
+	s := textsafe.Plural(len(t.Entries), "entry", "entries") + ", " + ValidCount(t.Valid, n) + " valid"
 	if n > 0 {
 		s += fmt.Sprintf(", %d unread", n)
 	}
@@ -542,11 +548,7 @@ func NoTableDir(v *PortView) (why string, absent bool) {
 	if d := v.Device; d.NodeType.OK() && d.NodeType.Value.Num == nodeTypeRNIC {
 		return "no P_Key table: the port has no pkeys/ directory (iWARP devices have none: P_Keys do not apply)", true
 	}
-	ll := v.LinkLayer()
-	if ll == "" {
-		ll = "this"
-	}
-	return "P_Key table not read: pkeys/ does not exist, and the kernel writes it for every " + ll + " port (only iWARP devices have no table)", false
+	return "P_Key table not read: pkeys/ does not exist, and the kernel writes it for every " + cmp.Or(v.LinkLayer(), "this") + " port (only iWARP devices have no table)", false
 }
 
 // DecodeTable gives raw entries their meaning: validity, holes, keys held both ways,
@@ -608,22 +610,6 @@ func (t *Table) checkEntries() []check.TableEntry {
 	return out
 }
 
-// FindIndex returns the entry a QP should use for key's partition, by the one rule
-// shared with can-talk (check.FindPKeyIndex: 15-bit match, a full entry preferred,
-// as the kernel's ib_find_pkey does; among equals the lowest index).
-func (t *Table) FindIndex(key check.PKey) (*Entry, bool) {
-	idx, _, ok := check.FindPKeyIndex(t.checkEntries(), key)
-	if !ok {
-		return nil, false
-	}
-	for i := range t.Entries {
-		if t.Entries[i].Index == idx {
-			return &t.Entries[i], true
-		}
-	}
-	return nil, false
-}
-
 // attachInterfaces maps IPoIB interfaces to the views by GID 0. It returns the
 // interfaces that could not be mapped for want of a read: an address or pkey file not
 // read, or an address that names no port while some port's GID 0 was not read (the
@@ -663,17 +649,14 @@ func attachInterfaces(views []*PortView, ifs []ibverbs.NetInterface) []Unread {
 			ip := IPoIB{Name: nif.Name, PKey: check.PKey(nif.PKey.Value), Parent: nif.Parent.Value,
 				OperState: nif.OperState.Value, Index: -1}
 			ip.AdminUp, ip.Carrier = linkState(nif)
-			if v.Table != nil {
-				r := FindPKey(v, ip.PKey)
-				if r.Outcome == FindFound {
-					ip.Index, ip.Membership = r.Entry.Index, r.Entry.PKey.Membership()
-				}
-				if r.Outcome == FindFound && r.Reason == "" {
+			switch r := FindPKey(v, ip.PKey); r.Outcome {
+			case FindFound:
+				ip.Index, ip.Membership, ip.Unknown = r.Entry.Index, r.Entry.PKey.Membership(), r.Reason
+				if r.Reason == "" {
 					r.Entry.Interfaces = append(r.Entry.Interfaces, nif.Name)
 				}
-				if r.Outcome == FindFound || r.Outcome == FindUnknown {
-					ip.Unknown = r.Reason
-				}
+			case FindUnknown:
+				ip.Unknown = r.Reason
 			}
 			v.Interfaces = append(v.Interfaces, ip)
 		}
@@ -727,23 +710,24 @@ func linkState(nif ibverbs.NetInterface) (admin, carrier ibverbs.Opt[bool]) {
 	return admin, carrier
 }
 
+// portWarnings are v's warnings; a port whose table was not read has none.
 func portWarnings(v *PortView) []string {
+	if v.Table == nil {
+		return nil
+	}
 	var w []string
 	ref := v.Ref().String()
-	if v.Table != nil && !v.TableTrusted() {
+	if !v.TableTrusted() {
 		w = append(w, fmt.Sprintf("%s is %s: a P_Key table is valid only while the port is ARMED or ACTIVE; these entries may be stale", ref, v.Port.State.Name))
 	}
-	if v.LinkLayer() == "Ethernet" && v.Table != nil {
+	if v.LinkLayer() == "Ethernet" {
 		w = append(w, fmt.Sprintf("%s is RoCE (link layer Ethernet): P_Keys are an InfiniBand feature; only the default P_Key 0xffff is used", ref))
 	}
-	if v.Table != nil {
-		if unread := v.Table.Unread(); len(unread) > 0 {
-			w = append(w, fmt.Sprintf("%s: %s could not be read: %s", ref, textsafe.Plural(len(unread), "P_Key entry", "P_Key entries"), strings.Join(unreadByReason(v.Table), ", ")))
-		}
+	if unread := v.Table.Unread(); len(unread) > 0 {
+		w = append(w, fmt.Sprintf("%s: %s could not be read: %s", ref, textsafe.Plural(len(unread), "P_Key entry", "P_Key entries"), strings.Join(unreadByReason(v.Table), ", ")))
 	}
 	for _, ip := range v.Interfaces {
 		switch {
-		case v.Table == nil:
 		case ip.Unknown != "" && ip.Index >= 0 && ip.Membership == check.Full:
 			// FindPKey: a full entry either way; an entry not read before it may be it.
 			w = append(w, fmt.Sprintf("%s uses P_Key %s: the %s table holds it as a full member, but which entry it runs with is unknown: %s", ip.Name, ip.PKey, ref, ip.Unknown))

@@ -61,10 +61,12 @@ func TestFindIndex(t *testing.T) {
 		{0x0000, 0, false}, {0x8000, 0, false}, // key 0 never matches, not even the 0x8000 entry
 		{0x8009, 0, false},
 	}
+	v := &PortView{Port: &ibverbs.Port{Device: "mlx5_0", Num: 1}, Table: tab}
 	for _, tc := range tests {
-		e, ok := tab.FindIndex(tc.key)
+		r := FindPKey(v, tc.key)
+		e, ok := r.Entry, r.Outcome == FindFound
 		if ok != tc.ok || (ok && e.Index != tc.index) {
-			t.Errorf("FindIndex(%v) = %+v, %v; want %d, %v", tc.key, e, ok, tc.index, tc.ok)
+			t.Errorf("FindPKey(%v) = %+v, %v; want %d, %v", tc.key, e, ok, tc.index, tc.ok)
 		}
 	}
 }

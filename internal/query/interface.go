@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 )
 
 // IPoIB interface names where a device is expected: `ibkey pkeys ib0.8020` and
@@ -54,14 +53,7 @@ func (h *Host) ResolveDeviceOrInterface(sel Selector, warn func(string)) (Select
 		ifNames = append(ifNames, nif.Name)
 	}
 	notFound := func(why string) error {
-		devs, ipoib := "none", "none"
-		if len(names) > 0 {
-			devs = strings.Join(names, ", ")
-		}
-		if len(ifNames) > 0 {
-			ipoib = strings.Join(ifNames, ", ")
-		}
-		return &EnvError{Msg: fmt.Sprintf("%s (devices: %s; IPoIB interfaces: %s)", why, devs, ipoib)}
+		return &EnvError{Msg: fmt.Sprintf("%s (devices: %s; IPoIB interfaces: %s)", why, joinOrNone(names), joinOrNone(ifNames))}
 	}
 	if !slices.Contains(ifNames, sel.Device) {
 		if err := h.Sys.NetEntryError(sel.Device); err != nil {
@@ -74,8 +66,8 @@ func (h *Host) ResolveDeviceOrInterface(sel Selector, warn func(string)) (Select
 		return sel, nil, &UsageError{Msg: fmt.Sprintf("%s/%d: %s is an IPoIB interface, which runs on one port: give it without /PORT", sel.Device, sel.Port, sel.Device)}
 	}
 	views, err := h.Load(Selector{}, LoadOptions{Tables: true, Interfaces: true})
-	var partial *PartialError
-	if err != nil && !errors.As(err, &partial) {
+	partial, ok := errors.AsType[*PartialError](err)
+	if err != nil && !ok {
 		return sel, nil, err
 	}
 	if partial != nil {

@@ -75,15 +75,15 @@ func NewMADCounters(ctx context.Context, fab *Fabric, ports map[PortRef]*MADPort
 	return &MADCounters{fab: fab, ctx: ctx, ports: ports, read: map[PortRef]mad.PortInfo{}}
 }
 
-// port is ref's MADPort, and why it cannot be read over MADs ("" when it can).
-func (m *MADCounters) port(ref PortRef) (MADPort, string) {
+// port is ref's MADPort; its Unavailable says why it cannot be read over MADs.
+func (m *MADCounters) port(ref PortRef) MADPort {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	p, ok := m.ports[ref]
 	if !ok {
-		return MADPort{Unavailable: "not read over MADs"}, "not read over MADs"
+		return MADPort{Unavailable: "not read over MADs"}
 	}
-	return *p, p.Unavailable
+	return *p
 }
 
 func (m *MADCounters) getPortInfo(ref PortRef, p MADPort) (mad.PortInfo, error) {
@@ -103,9 +103,9 @@ func (m *MADCounters) getPortInfo(ref PortRef, p MADPort) (mad.PortInfo, error) 
 
 // PortState implements StateReader: one Get PortInfo, kept for the PortInfo counters.
 func (m *MADCounters) PortState(ref PortRef) (string, error) {
-	p, why := m.port(ref)
-	if why != "" {
-		return "", errors.New(why)
+	p := m.port(ref)
+	if p.Unavailable != "" {
+		return "", errors.New(p.Unavailable)
 	}
 	pi, err := m.getPortInfo(ref, p)
 	if err != nil {
@@ -130,9 +130,9 @@ func (madPortInfo) Name() string { return SourcePortInfo }
 
 func (s madPortInfo) Read(ref PortRef, names []string, out []Reading) {
 	m := s.m
-	p, why := m.port(ref)
-	if why != "" {
-		fill(out, Reading{Unavailable: why, Absent: p.Absent})
+	p := m.port(ref)
+	if p.Unavailable != "" {
+		fill(out, Reading{Unavailable: p.Unavailable, Absent: p.Absent})
 		return
 	}
 	m.mu.Lock()
@@ -169,7 +169,7 @@ func (madPortCounters) Name() string { return SourcePortCounters }
 
 func (s madPortCounters) Read(ref PortRef, names []string, out []Reading) {
 	m := s.m
-	p, _ := m.port(ref)
+	p := m.port(ref)
 	if no := p.NoPortCounters(); no.Unavailable != "" {
 		fill(out, no)
 		return
@@ -255,10 +255,7 @@ func (k PMAPort) Request() mad.Request {
 // Reply decodes c, an exchanged k.Request(): the counters, or the call's error, or
 // that the reply answers for another port than the one asked (its PortSelect).
 func (k PMAPort) Reply(c *mad.Call) (mad.PortCounters, error) {
-	if c.Err != nil {
-		return mad.PortCounters{}, c.Err
-	}
-	pc, err := mad.ParsePortCounters(c.Data())
+	pc, err := callResult(c, mad.ParsePortCounters)
 	if err != nil {
 		return mad.PortCounters{}, err
 	}

@@ -268,8 +268,8 @@ func TestFabricSamplerUniquePorts(t *testing.T) {
 
 // TestUsePortInfo: the local sampler's PortInfo counters move to another source.
 func TestUsePortInfo(t *testing.T) {
-	s := &Sampler{Sets: DefaultCounterSets(UnavailableSource{Label: "sysfs"})}
-	src := UnavailableSource{Label: "x"}
+	s := &Sampler{Sets: DefaultCounterSets(&NoPortInfoSource{Label: "sysfs"})}
+	src := &NoPortInfoSource{Label: "x"}
 	s.UsePortInfo(src)
 	for _, set := range [][]Counter{s.Sets.Violations, s.Sets.All} {
 		for _, c := range set {

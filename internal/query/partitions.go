@@ -167,14 +167,11 @@ func (p *Partitions) UnknownType(guids ...check.GUID) map[check.GUID][]check.PKe
 	if p.TypesComplete || !p.typeMatters() {
 		return nil
 	}
-	var unknown []check.GUID
-	seen := map[check.GUID]bool{}
-	for _, g := range guids {
-		if _, known := p.Types[g]; !known && !seen[g] {
-			seen[g] = true
-			unknown = append(unknown, g)
-		}
-	}
+	// A GUID named twice is modelled once (typedPorts).
+	unknown := slices.DeleteFunc(slices.Clone(guids), func(g check.GUID) bool {
+		_, known := p.Types[g]
+		return known
+	})
 	if len(unknown) == 0 {
 		return nil
 	}
@@ -222,10 +219,7 @@ func routerAlternatives(parts *Partitions, out []ResolvedEndpoint, labels []stri
 	if len(unknown) == 0 {
 		return
 	}
-	var routers []check.GUID
-	for g := range unknown {
-		routers = append(routers, g)
-	}
+	routers := slices.Collect(maps.Keys(unknown))
 	m := parts.modelOf(withTypes(parts.Types, routers, check.NodeRouter), routers...)
 	for i := range out {
 		r := &out[i]

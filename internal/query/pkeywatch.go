@@ -1,7 +1,6 @@
 package query
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/ibkey/ibkey/internal/check"
@@ -29,16 +28,7 @@ func ReadTable(h *Host, r PortRef) *TableRead {
 // NotRead is what of port r's table t did not read, as NotRead names it for a view
 // (its Table or Entries set), or nil when t read everything.
 func (t *TableRead) NotRead(r PortRef) *Unread {
-	u := &Unread{What: r.String(), Device: r.Device, Port: r.Port}
-	if t.Err != "" {
-		u.Err, u.Table = errors.New(t.Err), true
-		return u
-	}
-	if why := unreadEntries((&Table{Entries: t.Entries}).Unread()); why != "" {
-		u.Err, u.Entries = errors.New(why), true
-		return u
-	}
-	return nil
+	return tableUnread(r, t.Err, &Table{Entries: t.Entries})
 }
 
 // Table change kinds.
@@ -136,15 +126,7 @@ func describeChange(a, b *Entry) (kind, desc string) {
 }
 
 // unread counts the entries that could not be read.
-func (t *TableRead) unread() int {
-	n := 0
-	for _, e := range t.Entries {
-		if !e.readable() {
-			n++
-		}
-	}
-	return n
-}
+func (t *TableRead) unread() int { return len((&Table{Entries: t.Entries}).Unread()) }
 
 // entries turns a read into can-talk's table form.
 func (t *TableRead) entries() []check.TableEntry {

@@ -101,43 +101,30 @@ func NeedsFabricAccess(how string) string {
 // (no PMA) and counters a device does not provide are Unavailable, with the reason.
 type SysfsCounters struct {
 	Sys *ibverbs.Sysfs
-	// missing: per port, why counters/ is absent; present: the names it holds.
-	missing map[PortRef]string
-	present map[PortRef]map[string]bool
+	// counters: per port, the names counters/ holds, or why it is absent.
+	counters map[PortRef]ibverbs.Opt[[]string]
 }
 
 // NewSysfsCounters returns a sysfs source that knows, from views, which counters each
 // port has.
 func NewSysfsCounters(sys *ibverbs.Sysfs, views []*PortView) *SysfsCounters {
-	s := &SysfsCounters{Sys: sys, missing: map[PortRef]string{}, present: map[PortRef]map[string]bool{}}
+	s := &SysfsCounters{Sys: sys, counters: map[PortRef]ibverbs.Opt[[]string]{}}
 	for _, v := range views {
-		if !v.Port.Counters.OK() {
-			s.missing[v.Ref()] = "no PMA counters (" + v.Port.Counters.Missing + ")"
-			continue
-		}
-		names := map[string]bool{}
-		for _, n := range v.Port.Counters.Value {
-			names[n] = true
-		}
-		s.present[v.Ref()] = names
+		s.counters[v.Ref()] = v.Port.Counters
 	}
 	return s
 }
 
-// Name implements CounterSource.
 func (s *SysfsCounters) Name() string { return "sysfs" }
 
-// Read implements CounterSource.
 func (s *SysfsCounters) Read(port PortRef, names []string, out []Reading) {
-	if why, ok := s.missing[port]; ok {
-		for i := range out {
-			out[i] = Reading{Unavailable: why, Absent: true}
-		}
+	have, known := s.counters[port]
+	if known && !have.OK() {
+		fill(out, Reading{Unavailable: "no PMA counters (" + have.Missing + ")", Absent: true})
 		return
 	}
-	have, known := s.present[port]
 	for i, n := range names {
-		if known && !have[n] {
+		if known && !slices.Contains(have.Value, n) {
 			out[i] = Reading{Unavailable: "not provided by this device (no counters/" + n + ")", Absent: true}
 			continue
 		}
@@ -154,27 +141,11 @@ func (s *SysfsCounters) Read(port PortRef, names []string, out []Reading) {
 	}
 }
 
-// UnavailableSource stands for a source ibkey cannot read here (no MAD transport):
-// every counter is Unavailable with Reason.
-type UnavailableSource struct {
-	Label  string
-	Reason string
-}
-
-// Name implements CounterSource.
-func (u UnavailableSource) Name() string { return u.Label }
-
-// Read implements CounterSource.
-func (u UnavailableSource) Read(_ PortRef, _ []string, out []Reading) {
-	for i := range out {
-		out[i] = Reading{Unavailable: u.Reason}
-	}
-}
-
-// NoPortInfoSource is a PortInfo counter source that sends no SMP: every counter n/a.
-// A port whose link layer is read and is not InfiniBand has none (Absent: NoPortInfo);
-// on the others the counters exist and are not read, for Reason. It is a pointer: the
-// sampler compares sources to group their counters.
+// NoPortInfoSource is a source ibkey cannot read here (a PortInfo counter source that
+// sends no SMP, no MAD transport): every counter n/a. A port whose link layer is read
+// and is not InfiniBand has none (Absent: NoPortInfo, NewNoPortInfo); on the others
+// the counters exist and are not read, for Reason. It is a pointer: the sampler
+// compares sources to group their counters.
 type NoPortInfoSource struct {
 	Label, Reason string
 	absent        map[PortRef]string // the ports without PortInfo, and why
@@ -191,18 +162,14 @@ func NewNoPortInfo(label, reason string, views []*PortView) *NoPortInfoSource {
 	return s
 }
 
-// Name implements CounterSource.
 func (s *NoPortInfoSource) Name() string { return s.Label }
 
-// Read implements CounterSource.
 func (s *NoPortInfoSource) Read(ref PortRef, _ []string, out []Reading) {
 	why, absent := s.absent[ref]
 	if !absent {
 		why = s.Reason
 	}
-	for i := range out {
-		out[i] = Reading{Unavailable: why, Absent: absent}
-	}
+	fill(out, Reading{Unavailable: why, Absent: absent})
 }
 
 // CounterSets: the partition counters (default) and every error counter.
@@ -215,7 +182,7 @@ type CounterSets struct {
 // violation counters n/a (no MAD transport, NeedsFabricAccess; a command says how to
 // get access with UsePortInfo).
 func DefaultCounterSets(sysfs CounterSource) CounterSets {
-	return NewCounterSets(sysfs, UnavailableSource{Label: SourcePortInfo, Reason: NeedsFabricAccess("")})
+	return NewCounterSets(sysfs, &NoPortInfoSource{Label: SourcePortInfo, Reason: NeedsFabricAccess("")})
 }
 
 // NewCounterSets builds the two sets: the PortCounters counters from portCounters
@@ -283,8 +250,14 @@ type sysfsStates struct{ sys *ibverbs.Sysfs }
 
 func (s sysfsStates) PortState(ref PortRef) (string, error) {
 	st, err := s.sys.PortState(ref.Device, ref.Port)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", errors.New("port went away (state file does not exist)")
+	}
+	if pe, ok := errors.AsType[*ibverbs.PathError](err); ok {
+		return "", errors.New("port unreadable: state: " + ibverbs.Describe(pe.Err))
+	}
 	if err != nil {
-		return "", errors.New(portErr(err))
+		return "", fmt.Errorf("port unreadable: %v", err)
 	}
 	return st.Name, nil
 }
@@ -312,8 +285,7 @@ func (s *Sampler) setViolations(to func(CounterSource) CounterSource) {
 // *PartialError that names them (LoadMany).
 func NewSampler(h *Host, sel []Selector, now func() time.Time) (*Sampler, error) {
 	views, err := h.LoadMany(sel)
-	var partial *PartialError
-	if err != nil && !errors.As(err, &partial) {
+	if _, ok := errors.AsType[*PartialError](err); err != nil && !ok {
 		return nil, err
 	}
 	refs := make([]PortRef, len(views))
@@ -336,7 +308,7 @@ func (h *Host) LoadMany(sels []Selector) ([]*PortView, error) {
 	seen := map[PortRef]bool{}
 	unread := map[string]bool{}
 	var out []*PortView
-	var partial *PartialError
+	partial := &PartialError{}
 	noneRead := false
 	for _, s := range sels {
 		views, err := h.Load(s, LoadOptions{})
@@ -352,9 +324,6 @@ func (h *Host) LoadMany(sels []Selector) ([]*PortView, error) {
 			return nil, err
 		}
 		if pe != nil {
-			if partial == nil {
-				partial = &PartialError{}
-			}
 			for _, u := range pe.Unread {
 				if !unread[u.What] {
 					unread[u.What] = true
@@ -375,7 +344,7 @@ func (h *Host) LoadMany(sels []Selector) ([]*PortView, error) {
 	if noneRead && len(out) == 0 {
 		return nil, partial.Unwrap()
 	}
-	if partial != nil {
+	if len(partial.Unread) > 0 {
 		return out, partial
 	}
 	return out, nil
@@ -428,27 +397,14 @@ func (s *Sampler) Take(all bool) *Sample {
 			}
 		}
 	}
-	if !s.Parallel {
-		for i, ref := range s.Ports {
-			read(i, ref)
-		}
-		return smp
-	}
 	var wg sync.WaitGroup
 	for i, ref := range s.Ports {
-		wg.Go(func() { read(i, ref) })
+		if s.Parallel {
+			wg.Go(func() { read(i, ref) })
+		} else {
+			read(i, ref)
+		}
 	}
 	wg.Wait()
 	return smp
-}
-
-func portErr(err error) string {
-	if errors.Is(err, fs.ErrNotExist) {
-		return "port went away (state file does not exist)"
-	}
-	var pe *ibverbs.PathError
-	if errors.As(err, &pe) {
-		return "port unreadable: state: " + ibverbs.Describe(pe.Err)
-	}
-	return fmt.Sprintf("port unreadable: %v", err)
 }

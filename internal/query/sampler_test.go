@@ -315,7 +315,7 @@ func TestResetBaseline(t *testing.T) {
 
 // synthetic is a sample of ports ports without I/O, for memory tests and benchmarks.
 func synthetic(ports int, at time.Time, v uint64) *Sample {
-	cs := DefaultCounterSets(UnavailableSource{Label: "sysfs"})
+	cs := DefaultCounterSets(&NoPortInfoSource{Label: "sysfs"})
 	s := &Sample{Time: at, Counters: cs.Violations, Ports: make([]PortSample, ports)}
 	for i := range s.Ports {
 		s.Ports[i] = PortSample{Ref: PortRef{"mlx5_" + strconv.Itoa(i), 1}, State: "ACTIVE",

@@ -265,17 +265,13 @@ func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, visits [
 	for k := range nodes {
 		ln := &nodes[k]
 		node := ln.n.node
-		if c := &calls[ln.desc]; c.Err != nil {
-			node.Errors = append(node.Errors, errText("NodeDescription", c.Err))
-		} else if desc, err := mad.ParseNodeDescription(c.Data()); err != nil {
+		if desc, err := callResult(&calls[ln.desc], mad.ParseNodeDescription); err != nil {
 			node.Errors = append(node.Errors, errText("NodeDescription", err))
 		} else {
 			node.Description = desc
 		}
 		if ln.swInfo >= 0 {
-			if c := &calls[ln.swInfo]; c.Err != nil {
-				node.Errors = append(node.Errors, errText("SwitchInfo", c.Err))
-			} else if si, err := mad.ParseSwitchInfo(c.Data()); err != nil {
+			if si, err := callResult(&calls[ln.swInfo], mad.ParseSwitchInfo); err != nil {
 				node.Errors = append(node.Errors, errText("SwitchInfo", err))
 			} else {
 				ln.extCap = int(si.PartitionEnforcementCap)
@@ -294,12 +290,8 @@ func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, visits [
 	for _, r := range reads {
 		n, p := r.n, r.n.node.Ports[r.i]
 		isSwitch := n.info.NodeType == mad.NodeSwitch
-		c := &calls[r.call]
-		pi := new(mad.PortInfo)
-		err := c.Err
-		if err == nil {
-			*pi, err = mad.ParsePortInfo(c.Data())
-		}
+		info, err := callResult(&calls[r.call], mad.ParsePortInfo)
+		pi := &info
 		if err != nil {
 			p.Error = errText("PortInfo", err)
 			// The route arrives on this port (a CA's, or a switch's port 0): its
@@ -329,7 +321,7 @@ func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, visits [
 				continue
 			}
 			if !linkUp(*pi) {
-				p.PKeysError = notRead + "the port is " + p.State + " (a table is meaningful only on a port with a link)"
+				p.PKeysError = fabric.NotReadPrefix + "the port is " + p.State + " (a table is meaningful only on a port with a link)"
 				p.TableSize = extCap
 				continue
 			}
@@ -338,7 +330,7 @@ func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, visits [
 			if !slices.Contains(n.caReached, p.Num) {
 				p.TableSize = size
 				if !linkUp(*pi) {
-					p.PKeysError = notRead + "the port is " + p.State + ", so no directed route arrives on it (a CA answers P_KeyTable only for the port an SMP arrives on)"
+					p.PKeysError = fabric.NotReadPrefix + "the port is " + p.State + ", so no directed route arrives on it (a CA answers P_KeyTable only for the port an SMP arrives on)"
 				} else {
 					p.PKeysError = notReachedYet
 				}
@@ -391,7 +383,7 @@ func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, visits [
 			onlyPort = int(n.info.LocalPortNum)
 		}
 		if len(n.path) >= mad.MaxHops {
-			n.node.Errors = append(n.node.Errors, fmt.Sprintf("%s: the route to this node already has %d hops, the most a directed route holds", notProbed, len(n.path)))
+			n.node.Errors = append(n.node.Errors, fmt.Sprintf("%s: the route to this node already has %d hops, the most a directed route holds", fabric.NotProbedPrefix, len(n.path)))
 			continue
 		}
 		for i, p := range n.node.Ports {
@@ -408,24 +400,21 @@ func (s *sweeper) readLevel(ctx context.Context, frontier []*sweepNode, visits [
 	s.calls = pcalls
 	s.exchange(ctx, pcalls)
 	for i := range probes {
-		if err := pcalls[i].Err; err != nil {
-			probes[i].err = err
-			continue
-		}
-		probes[i].info, probes[i].err = mad.ParseNodeInfo(pcalls[i].Data())
+		probes[i].info, probes[i].err = callResult(&pcalls[i], mad.ParseNodeInfo)
 	}
 	return probes
 }
 
 func errText(what string, err error) string { return what + ": " + err.Error() }
 
-// notProbed begins the node error of a node whose neighbours the sweep could not probe
-// (its route already has mad.MaxHops hops).
-const notProbed = fabric.NotProbedPrefix
-
-// notRead starts a PKeysError for a table deliberately not read (a port without a
-// link): not a failure, so Gaps does not count it.
-const notRead = fabric.NotReadPrefix
+// callResult is an exchanged call's reply decoded by parse, or the call's error.
+func callResult[T any](c *mad.Call, parse func([]byte) (T, error)) (T, error) {
+	if c.Err != nil {
+		var zero T
+		return zero, c.Err
+	}
+	return parse(c.Data())
+}
 
 func fillPort(p *fabric.Port, pi mad.PortInfo, isSwitch bool) {
 	p.LID, p.LMC, p.SMLID = pi.LID, pi.LMC, pi.MasterSMLID
@@ -451,8 +440,7 @@ func (s *sweeper) merge(probes []probe) ([]*sweepNode, []caPortVisit) {
 		from := pr.from.node.Port(pr.port)
 		if pr.err != nil {
 			msg := pr.err.Error()
-			var te *mad.TimeoutError
-			if errors.As(pr.err, &te) {
+			if te, ok := errors.AsType[*mad.TimeoutError](pr.err); ok {
 				msg = fmt.Sprintf("no reply to NodeInfo after %d attempt(s)", te.Attempts)
 			}
 			from.PeerError = msg

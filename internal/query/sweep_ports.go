@@ -1,5 +1,7 @@
 package query
 
+import "github.com/ibkey/ibkey/internal/fabric"
+
 // The ports of a CA that no route arrives on.
 //
 // A CA answers P_KeyTable (and reports its port GUID in NodeInfo) only for the port a
@@ -22,7 +24,7 @@ package query
 const notReachedYet = "not read yet: no directed route arrived on this port"
 
 // notReached says why the table of a CA port outside the swept subnet was not read.
-const notReached = notRead + "no directed route from the swept subnet arrives on this port (a CA does not forward SMPs between its ports, IBA C14-9): its link leads out of the subnet"
+const notReached = fabric.NotReadPrefix + "no directed route from the swept subnet arrives on this port (a CA does not forward SMPs between its ports, IBA C14-9): its link leads out of the subnet"
 
 // markNotReached marks the CA ports still not reached after a whole sweep.
 func (s *sweeper) markNotReached() {

@@ -29,7 +29,6 @@ type counterState struct {
 	totalLow  bool   // total is a lower bound (counts lost to saturation)
 }
 
-// NewTracker returns an empty tracker.
 func NewTracker() *Tracker { return &Tracker{state: map[trackKey]*counterState{}} }
 
 // Snapshot is what a sample means given the ones before it.
@@ -81,7 +80,6 @@ type CounterDelta struct {
 	TotalLowerBound bool
 }
 
-// OK reports whether the counter has a value.
 func (c *CounterDelta) OK() bool { return c.Err == "" && c.Unavailable == "" }
 
 // Add folds in the next sample.

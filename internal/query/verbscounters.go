@@ -82,7 +82,6 @@ func NewVerbsCounters(lib VerbsLib, openErr error) *VerbsCounters {
 	return v
 }
 
-// Name implements CounterSource.
 func (*VerbsCounters) Name() string { return SourceVerbs }
 
 func (v *VerbsCounters) device(name string) (VerbsDevice, string) {
@@ -153,10 +152,8 @@ type Preferred struct {
 	First, Then CounterSource
 }
 
-// Name implements CounterSource.
 func (p Preferred) Name() string { return p.First.Name() }
 
-// Read implements CounterSource.
 func (p Preferred) Read(ref PortRef, names []string, out []Reading) {
 	p.First.Read(ref, names, out)
 	var idx []int

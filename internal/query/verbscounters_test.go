@@ -128,7 +128,7 @@ func TestVerbsSourceDeltas(t *testing.T) {
 // TestPreferredFallsBack: what the first source cannot read comes from the second,
 // labelled with the second's name.
 func TestPreferredFallsBack(t *testing.T) {
-	p := Preferred{First: UnavailableSource{Label: "verbs", Reason: "no library"}, Then: constSource{"smp portinfo", 42}}
+	p := Preferred{First: &NoPortInfoSource{Label: "verbs", Reason: "no library"}, Then: constSource{"smp portinfo", 42}}
 	out := make([]Reading, 2)
 	p.Read(PortRef{"x", 1}, []string{PKeyViolations, QKeyViolations}, out)
 	for _, r := range out {

@@ -130,6 +130,7 @@ type PortInfo struct {
 	MKeyViolations               uint16 // bytes 44-45
 	PKeyViolations               uint16 // bytes 46-47
 	QKeyViolations               uint16 // bytes 48-49
+	LinkSpeedExtActive           uint8  // byte 62, high 4 bits; 0 when the data area ends before it
 }
 
 // ParsePortInfo decodes PortInfo from an SMP data area.
@@ -138,7 +139,7 @@ func ParsePortInfo(d []byte) (PortInfo, error) {
 		return PortInfo{}, err
 	}
 	be := binary.BigEndian
-	return PortInfo{
+	pi := PortInfo{
 		GIDPrefix:                    be.Uint64(d[8:]),
 		LID:                          be.Uint16(d[16:]),
 		MasterSMLID:                  be.Uint16(d[18:]),
@@ -156,7 +157,11 @@ func ParsePortInfo(d []byte) (PortInfo, error) {
 		MKeyViolations:               be.Uint16(d[44:]),
 		PKeyViolations:               be.Uint16(d[46:]),
 		QKeyViolations:               be.Uint16(d[48:]),
-	}, nil
+	}
+	if len(d) > 62 {
+		pi.LinkSpeedExtActive = d[62] >> 4
+	}
+	return pi, nil
 }
 
 // PKeysPerBlock is the number of P_Key entries in one P_KeyTable block.

@@ -157,16 +157,16 @@ func (s *FabricSweep) Sweep(ctx context.Context, n *Notices, noTables bool, fn f
 	return fn(f)
 }
 
-// PartialResult is err after fn printed f, unless f is partial (query.FabricGapList
+// PartialResult is err after fn printed f, unless f is partial (fabric.NotCheckedLines
 // is not empty): then what it lacks goes to n's stream in one line
-// (query.PartialSummary) and the result is exit 4. With needTables, tables the sweep
+// (fabric.NotCheckedSummary) and the result is exit 4. With needTables, tables the sweep
 // did not read (--no-tables) are gaps. An error other than an exit code (a write
 // error) wins.
 func PartialResult(n *Notices, f *fabric.Fabric, needTables bool, err error) error {
 	if err != nil && !Reported(err) {
 		return err
 	}
-	msg := query.PartialSummary(f, needTables)
+	msg := fabric.NotCheckedSummary(f.NotRead(needTables))
 	if msg == "" {
 		return err
 	}

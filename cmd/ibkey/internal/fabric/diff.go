@@ -10,7 +10,6 @@ import (
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/fabric"
-	"github.com/ibkey/ibkey/internal/query"
 	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
@@ -98,7 +97,7 @@ func runDiff(o *DiffOptions) error {
 	// them) is named on stderr and the result is exit 4: what it did not read is not
 	// compared. A sweep run now is named by PartialResult.
 	partial := func(f *fabric.Fabric, name string) bool {
-		gaps := query.PartialSummary(f, true)
+		gaps := fabric.NotCheckedSummary(f.NotRead(true))
 		if gaps != "" {
 			o.Notices.Warn(fmt.Sprintf("%s is a partial sweep (%s): what it did not read is not compared, so changes there are not seen", name, gaps))
 		}

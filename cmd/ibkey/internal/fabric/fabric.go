@@ -9,7 +9,6 @@ import (
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/internal/fabric"
-	"github.com/ibkey/ibkey/internal/query"
 )
 
 // NewCmdFabric is `ibkey fabric` and its subcommands.
@@ -69,11 +68,11 @@ func lidState(n *fabric.Node, p *fabric.Port) (lid, state string) {
 }
 
 // fabricIncomplete is what a swept or saved fabric lacks for a command that answers
-// from its P_Key tables (query.FabricGapList), as a document's "incomplete": empty
+// from its P_Key tables (fabric.NotCheckedLines), as a document's "incomplete": empty
 // exactly when cmdutil.PartialResult (needTables) does not make the command exit 4. Kinds:
 // partial-sweep, unread-node, unread-table (fabric.NotCheckedKind).
 func fabricIncomplete(f *fabric.Fabric) []cmdutil.Incomplete {
-	gaps := query.FabricGapList(f, true)
+	gaps := fabric.NotCheckedLines(f.NotRead(true))
 	out := make([]cmdutil.Incomplete, len(gaps))
 	for i, g := range gaps {
 		out[i] = cmdutil.Incomplete{Kind: string(g.Kind), Message: g.Text}

@@ -376,7 +376,7 @@ func fabricPorts(f *fabric.Fabric, lids []uint16, nodes []string) ([]*job.Port, 
 	var unread []job.Unread
 	partial := ""
 	if f.MissedLinks() {
-		partial = "the sweep did not read every link: " + query.PartialSummary(f, false)
+		partial = "the sweep did not read every link: " + fabric.NotCheckedSummary(f.NotRead(false))
 	}
 	for _, l := range lids {
 		n, p := query.FindLID(f, l)

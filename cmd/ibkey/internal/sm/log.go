@@ -403,7 +403,7 @@ func (o *LogOptions) read(in io.Reader, ref time.Time, f *fabric.Fabric, x *smlo
 		incomplete = append(incomplete, *i)
 	}
 	if f != nil {
-		if msg := query.PartialSummary(f, false); msg != "" {
+		if msg := fabric.NotCheckedSummary(f.NotRead(false)); msg != "" {
 			incomplete = append(incomplete, cmdutil.Incomplete{Kind: cmdutil.IncompletePartialSweep, Message: "the sweep naming the ports is partial: " + msg})
 		}
 	}
