@@ -7,52 +7,6 @@ import (
 	"github.com/ibkey/ibkey/internal/check"
 )
 
-// Shared is one partition two ports both belong to.
-type Shared struct {
-	Key     check.PartitionKey
-	CanTalk bool // at least one of the two is a full member
-}
-
-// Verdict answers "can these two ports talk?" under the P_Key rule.
-type Verdict struct {
-	CanTalk bool
-	Shared  []Shared // in the order of the first port's table
-}
-
-// CanTalk applies the P_Key rule (same 15-bit key, at least one side full) to the two
-// ports' predicted tables. A port the model does not have shares no partition.
-func (m *Model) CanTalk(a, b check.GUID) Verdict {
-	var v Verdict
-	ia, okA := m.index[a]
-	ib, okB := m.index[b]
-	if !okA || !okB {
-		return v
-	}
-	// full: the port's keys, and whether it holds a full entry of each
-	full := func(t []Entry) map[check.PartitionKey]bool {
-		r := make(map[check.PartitionKey]bool, len(t))
-		for _, e := range t {
-			if e.PKey.Valid() {
-				r[e.PKey.Partition()] = r[e.PKey.Partition()] || e.PKey.IsFull()
-			}
-		}
-		return r
-	}
-	fa, fb := full(m.tables[ia].slots), full(m.tables[ib].slots)
-	for _, e := range m.tables[ia].slots {
-		k := e.PKey.Partition()
-		fullA, inA := fa[k]
-		fullB, inB := fb[k]
-		if !e.PKey.Valid() || !inA || !inB {
-			continue
-		}
-		delete(fa, k) // each key once
-		v.Shared = append(v.Shared, Shared{Key: k, CanTalk: fullA || fullB})
-		v.CanTalk = v.CanTalk || fullA || fullB
-	}
-	return v
-}
-
 // PartitionReach is one partition's reachability in Summary.
 type PartitionReach struct {
 	Key     check.PartitionKey
