@@ -192,8 +192,7 @@ func (e *emu) finding(sev Severity, at int, rule, msg, hint string) {
 // abort is a PARSE ERROR that makes osm_prtn_config_parse_file return 1: OpenSM drops
 // the file and programs its fallback.
 func (e *emu) abort(at int, osmMsg, msg, hint string) {
-	full := msg
-	e.finding(Error, at, "opensm-rejects", full, hint)
+	e.finding(Error, at, "opensm-rejects", msg, hint)
 	if !e.dead && !e.c.Rejected {
 		e.c.Rejected = true
 		e.c.RejectedAt = e.c.Findings[len(e.c.Findings)-1].Pos
@@ -264,9 +263,7 @@ func parse(file string, data string, kept []keptPartition) *Config {
 		}
 		part := &Partition{Key: k.key, Name: k.name, kept: true}
 		c.byKey[k.key] = part
-		if o, ok := e.names[k.name]; !ok || orderKey(uint16(k.key)) < orderKey(uint16(o.Key)) {
-			e.names[k.name] = part
-		}
+		e.name(part)
 	}
 	parsed := 0 // is_parse_success
 	for off := 0; off < len(data); {
@@ -330,6 +327,14 @@ func parse(file string, data string, kept []keptPartition) *Config {
 	return c
 }
 
+// name records p under its stored name: osm_prtn_find_by_name finds the first
+// partition of a name in map order (orderKey).
+func (e *emu) name(p *Partition) {
+	if o, ok := e.names[p.Name]; !ok || orderKey(uint16(p.Key)) < orderKey(uint16(o.Key)) {
+		e.names[p.Name] = p
+	}
+}
+
 // refusedGroup is an IPoIB group refused for want of its broadcast group (ERR 1B1B):
 // the finding at index at, for MGID mg.
 type refusedGroup struct {
@@ -343,7 +348,7 @@ type refusedGroup struct {
 // 1B1B at the first read, the group there after a SIGHUP).
 func (e *emu) laterBroadcast() {
 	for _, r := range e.refused {
-		bc := [16]byte{0xff, 0x10 | r.mg[1]&0x0f, 0x40, 0x1b, r.mg[4], r.mg[5], 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff}
+		bc := broadcastOf(r.mg)
 		g, ok := e.c.groupByMGID[bc]
 		if !ok {
 			continue
@@ -697,9 +702,7 @@ func (e *emu) partitionCreate(defAt, nameAt, idAt int, flags []Flag) bool {
 		part = &Partition{Key: key, Name: stored}
 		c.byKey[key] = part
 		c.Partitions = append(c.Partitions, part)
-		if o, ok := e.names[stored]; !ok || orderKey(uint16(part.Key)) < orderKey(uint16(o.Key)) {
-			e.names[stored] = part
-		}
+		e.name(part)
 	}
 	if e.dead {
 		e.conf.def = d
@@ -740,10 +743,13 @@ func (e *emu) partitionCreate(defAt, nameAt, idAt int, flags []Flag) bool {
 
 // broadcastMGID is osm_ipoib_broadcast_mgid with the full P_Key at bytes 4-5.
 func broadcastMGID(key check.PartitionKey) [16]byte {
-	gid := [16]byte{0xff, 0x12, 0x40, 0x1b, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff}
 	k := key.PKey(check.Full)
-	gid[4], gid[5] = byte(k>>8), byte(k)
-	return gid
+	return broadcastOf([16]byte{1: 0x12, 4: byte(k >> 8), 5: byte(k)})
+}
+
+// broadcastOf is the IPoIB broadcast group of IP MGID mg: its scope and P_Key.
+func broadcastOf(mg [16]byte) [16]byte {
+	return [16]byte{0xff, 0x10 | mg[1]&0x0f, 0x40, 0x1b, mg[4], mg[5], 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff}
 }
 
 // addPort is partition_add_port; false is "bad PortGUID".
@@ -918,11 +924,8 @@ func (e *emu) commentFlag(fAt, vAt int, flag string) {
 // link-local scope (ERR 1B24).
 func (c *Config) refuseGroup(mg [16]byte) string {
 	if isIPMGID(mg) {
-		bc := [16]byte{0xff, 0x10 | mg[1]&0x0f, 0x40, 0x1b, mg[4], mg[5], 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff}
-		if bc == mg {
-			return ""
-		}
-		if _, ok := c.groupByMGID[bc]; !ok {
+		bc := broadcastOf(mg)
+		if _, ok := c.groupByMGID[bc]; !ok && bc != mg {
 			return fmt.Sprintf("its IPoIB broadcast group %s does not exist (ERR 1B1B)", netip.AddrFrom16(bc))
 		}
 		return ""

@@ -297,7 +297,7 @@ var memberKeywords = []struct {
 // bytes were consumed (0 if no digits).
 func strtoull(s string) (uint64, int) {
 	i := 0
-	for i < len(s) && (s[i] == ' ' || (s[i] >= '\t' && s[i] <= '\r')) {
+	for i < len(s) && isCSpace(s[i]) {
 		i++
 	}
 	neg := false
