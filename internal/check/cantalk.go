@@ -857,10 +857,8 @@ func (h HopCheck) fabric(s, r Endpoint) HopFabric {
 }
 
 func appendNew[T comparable](list []T, s T) []T {
-	for _, x := range list {
-		if x == s {
-			return list
-		}
+	if slices.Contains(list, s) {
+		return list
 	}
 	return append(list, s)
 }
