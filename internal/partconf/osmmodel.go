@@ -297,6 +297,9 @@ func (m *Model) tableSize(p Port) int {
 
 var freshTable = []check.PKey{check.DefaultFull}
 
+// perBlock is how many P_Keys one block of a P_KeyTable holds.
+const perBlock = 32
+
 // program builds port p's pending list (pkey_mgr_process_partition_table: partitions
 // in map order, the limited table before the full one), runs pkeyMgrUpdatePort and
 // updates the switch port facing it.
@@ -469,7 +472,6 @@ func pkeyMgrUpdatePort(before []check.PKey, list []Entry, maxPKeys int, allowBot
 	}
 	slices.Reverse(head)
 	queue := append(head, tail...)
-	const perBlock = 32
 	maxBlocks := (maxPKeys + perBlock - 1) / perBlock
 	findFree := func() (int, bool) { // osm_pkey_find_next_free_entry from block 0 index 1
 		for idx := 1; idx < maxBlocks*perBlock; idx++ {
@@ -602,7 +604,6 @@ func updatePeerPort(slots []Entry, sp SwitchPort, prev []check.PKey, enforceOff 
 		}
 		packed = append(packed, e.PKey)
 	}
-	const perBlock = 32
 	maxBlocks := (sp.EnforceCap + perBlock - 1) / perBlock
 	if len(packed) > maxBlocks*perBlock {
 		// The loop stops at the capacity (and OpenSM turns enforcement off).
