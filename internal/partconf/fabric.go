@@ -172,7 +172,8 @@ func CompareFabric(f *fabric.Fabric, m *Model) []check.Finding {
 			// difference is not an error (the model assumes part_enforce on unless
 			// --opensm-conf says otherwise).
 			off := p.Enforcement != nil && !p.Enforcement.Inbound && !p.Enforcement.Outbound
-			if !off && peer.PKeys != nil && sameMemberships(p.PKeys, peer.PKeys) && sameEntries(want, m.Table(peer.GUID)) {
+			if !off && peer.PKeys != nil && sameMemberships(p.PKeys, peer.PKeys) &&
+				slices.EqualFunc(want, m.Table(peer.GUID), func(x, y Entry) bool { return x.PKey == y.PKey }) {
 				// The switch port mirrors the CA port exactly, as OpenSM programs it:
 				// it shares the CA port's findings rather than repeating them.
 				for _, i := range byPort[*p.Peer] {
@@ -211,10 +212,6 @@ func entryFor(m *Model, guid check.GUID, k check.PKey) Entry {
 		}
 	}
 	return Entry{PKey: k, Partition: m.Config.Partition(k.Partition())}
-}
-
-func sameEntries(a, b []Entry) bool {
-	return slices.EqualFunc(a, b, func(x, y Entry) bool { return x.PKey == y.PKey })
 }
 
 func compareTable(f *fabric.Fabric, m *Model, id check.PortID, p *fabric.Port, modelPort check.PortID, table []Entry, dropped int, mirror string) []check.Finding {

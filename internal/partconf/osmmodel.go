@@ -145,7 +145,7 @@ func NewModel(c *Config, ports []Port, opt Options) *Model {
 	}
 	for i, p := range ports {
 		at := m.index[p.GUID] // a GUID listed twice: its items are under its first place
-		st := newPortState()
+		st := &portState{full: map[int]*Member{}, limited: map[int]*Member{}}
 		if c.Rejected {
 			// osm_prtn_make_partitions: the file's items ran before the error, then
 			// "retrying with default config" clears the memberships but not the
@@ -248,10 +248,6 @@ func (x *itemIndex) replay(at int, p Port, opt Options, st *portState, base int)
 type portState struct {
 	full, limited map[int]*Member
 	indx0         uint16 // osm_pkey_tbl_t.indx0_pkey
-}
-
-func newPortState() *portState {
-	return &portState{full: map[int]*Member{}, limited: map[int]*Member{}}
 }
 
 // add is osm_prtn_add_port for one port: the indx0 bookkeeping, then the port moves
