@@ -661,13 +661,9 @@ func (m *Model) PKeys(guid check.GUID) []check.PKey {
 // TableValues is the port's table index by index through its last valid entry, 0x0000
 // for empty entries (what smpquery pkeys reads), or nil.
 func (m *Model) TableValues(guid check.GUID) []check.PKey {
-	i, ok := m.index[guid]
-	if !ok {
-		return nil
-	}
-	out := make([]check.PKey, len(m.tables[i].slots))
-	for j, e := range m.tables[i].slots {
-		out[j] = e.PKey
+	var out []check.PKey
+	for _, e := range m.Slots(guid) {
+		out = append(out, e.PKey)
 	}
 	return out
 }
