@@ -49,10 +49,6 @@ type Summary struct {
 func (m *Model) Summary() *Summary {
 	s := &Summary{Ports: make([]PortReach, len(m.Ports))}
 	parts := m.Config.Partitions
-	pidx := make(map[check.PartitionKey]int, len(parts))
-	for i, p := range parts {
-		pidx[p.Key] = i
-	}
 	// per partition: its member ports in port order, and whether each is full (a full
 	// and a limited entry of one key, with -W, make it a full member)
 	type member struct {
@@ -63,10 +59,10 @@ func (m *Model) Summary() *Summary {
 	for i, p := range m.Ports {
 		s.Ports[i].GUID = p.GUID
 		for _, e := range m.tables[i].slots {
-			pi, ok := pidx[e.PKey.Partition()]
-			if !e.PKey.Valid() || !ok {
+			if !e.PKey.Valid() {
 				continue
 			}
+			pi := e.Partition.index // an entry of m.Config's (Model.program)
 			if ms := members[pi]; len(ms) > 0 && ms[len(ms)-1].port == i {
 				// The port's second entry of the key (-W)
 				ms[len(ms)-1].full = ms[len(ms)-1].full || e.PKey.IsFull()

@@ -683,12 +683,8 @@ func (m *Model) Peer(guid check.GUID) *PeerTable { return m.table(guid).peer }
 // whose members is in the fabric (osm_prtn_make_partitions), and its multicast
 // groups with it.
 func (m *Model) Exists(p *Partition) bool {
-	for i, q := range m.Config.Partitions {
-		if q == p {
-			return m.members[i] > 0
-		}
-	}
-	return false
+	parts := m.Config.Partitions
+	return p.index < len(parts) && parts[p.index] == p && m.members[p.index] > 0
 }
 
 // Reconfigure predicts what OpenSM programs when it applies c to a fabric whose ports
