@@ -136,33 +136,24 @@ func (u *unionFind) find(i int) int {
 	return i
 }
 
+// union joins the components of a and b; the root of the result is its first port.
 func (u *unionFind) union(a, b int) {
 	ra, rb := u.find(a), u.find(b)
-	if ra != rb {
-		if ra < rb {
-			u.parent[rb] = ra
-		} else {
-			u.parent[ra] = rb
-		}
-	}
+	u.parent[max(ra, rb)] = min(ra, rb)
 }
 
 // groups lists components with more than one port, largest first, each in port order,
 // groups of one size in the order of their first port; singletons are left out (they
 // are isolated; see OnlyDefault and PortReach).
 func (u *unionFind) groups(ports []Port) [][]check.GUID {
-	byRoot := map[int][]check.GUID{}
-	var roots []int
+	byRoot := make([][]check.GUID, len(ports)) // in root order, the order of first ports
 	for i, p := range ports {
 		r := u.find(i)
-		if _, ok := byRoot[r]; !ok {
-			roots = append(roots, r)
-		}
 		byRoot[r] = append(byRoot[r], p.GUID)
 	}
 	var out [][]check.GUID
-	for _, r := range roots {
-		if g := byRoot[r]; len(g) > 1 {
+	for _, g := range byRoot {
+		if len(g) > 1 {
 			out = append(out, g)
 		}
 	}
