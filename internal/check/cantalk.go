@@ -450,15 +450,6 @@ type NotChecked struct {
 	Sentence string
 }
 
-// notCheckedSentences are the sentences of ncs, in order.
-func notCheckedSentences(ncs []NotChecked) []string {
-	out := make([]string, len(ncs))
-	for i, nc := range ncs {
-		out[i] = nc.Sentence
-	}
-	return out
-}
-
 // groupByKey sorts the valid entries by key (full first, then by index) and keeps one
 // side per key, its best entry (FindPKeyIndex's choice); it counts the entries not
 // read and the invalid ones.
@@ -616,7 +607,11 @@ func CanTalk(a, b Endpoint) Verdict {
 	}
 	v.applyPortRules(a, b)
 	if v.Kind == VerdictUnknown { // a port not ACTIVE or on another subnet decides first
-		v.Reasons = append(v.Reasons, "not known: the answer depends on what could not be read ("+strings.Join(notCheckedSentences(v.NotChecked), "; ")+")")
+		var why []string
+		for _, nc := range v.NotChecked {
+			why = append(why, nc.Sentence)
+		}
+		v.Reasons = append(v.Reasons, "not known: the answer depends on what could not be read ("+strings.Join(why, "; ")+")")
 	}
 	v.qkeysNotGiven()
 	v.linkLayerNotRead(a, b)
@@ -857,10 +852,8 @@ func (h HopCheck) fabric(s, r Endpoint) HopFabric {
 }
 
 func appendNew[T comparable](list []T, s T) []T {
-	for _, x := range list {
-		if x == s {
-			return list
-		}
+	if slices.Contains(list, s) {
+		return list
 	}
 	return append(list, s)
 }

@@ -36,15 +36,7 @@ const (
 )
 
 func (t QPType) String() string {
-	switch t {
-	case QPRC:
-		return "rc"
-	case QPUC:
-		return "uc"
-	case QPUD:
-		return "ud"
-	}
-	return "any"
+	return [...]string{QPAny: "any", QPRC: "rc", QPUC: "uc", QPUD: "ud"}[t]
 }
 
 // EndpointForms is what ParseEndpoint accepts, for error messages.
@@ -198,16 +190,11 @@ func (spec *EndpointSpec) setOption(tok, key, value string) error {
 		}
 		spec.Index = &n
 	case "qp":
-		switch strings.ToLower(value) {
-		case "rc":
-			spec.QPType = QPRC
-		case "uc":
-			spec.QPType = QPUC
-		case "ud":
-			spec.QPType = QPUD
-		default:
+		t, ok := map[string]QPType{"rc": QPRC, "uc": QPUC, "ud": QPUD}[strings.ToLower(value)]
+		if !ok {
 			return optionErr(tok, fmt.Sprintf("QP type %q is not rc, uc or ud", value))
 		}
+		spec.QPType = t
 	case "qkey", "wr_qkey":
 		q, err := ParseQKey(value)
 		if err != nil {

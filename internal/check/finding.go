@@ -9,8 +9,9 @@ import (
 )
 
 // FilePos is a place in a configuration file (a partitions.conf line and column).
-// Line and Col are 1-based; Line 0 means the finding is about something implicit in
-// the file (OpenSM's own Default line).
+// Line and Col are 1-based physical lines and byte columns (OpenSM's own "line N"
+// counts 4094-byte pieces of longer lines); Line 0 means the finding is about
+// something implicit in the file (OpenSM's own Default line).
 type FilePos struct {
 	File string `json:"file"`
 	Line int    `json:"line"`
@@ -29,8 +30,8 @@ func (p FilePos) IsZero() bool { return p == FilePos{} }
 
 // Severity says how bad a finding is. Errors make `ibkey fabric check` and `ibkey
 // partitions check` exit 1; warnings are policy and exit 0 unless --strict. It is the
-// one severity of every finding: the audit's, the partitions.conf lint's
-// (partconf.Severity is this type) and the comparison with a file's. Higher is worse.
+// one severity of every finding: the audit's, the partitions.conf lint's and the
+// comparison with a file's. Higher is worse.
 type Severity uint8
 
 const (
@@ -56,8 +57,8 @@ type FindingPort struct {
 
 // Finding is one result of a rule: what is wrong, where, and what to do. It is the one
 // finding type of the fabric audit, the comparison with a partitions.conf, the
-// partitions.conf lint (partconf.Finding is this type) and the fabric diff (one finding
-// per change): a finding about the fabric names Ports, one about a file its Pos.
+// partitions.conf lint and the fabric diff (one finding per change): a finding about
+// the fabric names Ports, one about a file its Pos.
 type Finding struct {
 	Severity Severity `json:"severity"`
 	// Pos is where in a configuration file the finding is; zero for the fabric's.

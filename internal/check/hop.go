@@ -1,6 +1,9 @@
 package check
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+)
 
 // The switch-port rule, shared by the audit (internal/fabric AuditFabric:
 // hca-key-not-on-switch) and
@@ -28,13 +31,7 @@ const (
 )
 
 func (r HopResult) String() string {
-	switch r {
-	case HopPasses:
-		return "passes"
-	case HopDrops:
-		return "drops"
-	}
-	return "unknown"
+	return [...]string{HopPasses: "passes", HopUnknown: "unknown", HopDrops: "drops"}[r]
 }
 
 // HopCheck is the rule applied at the switch port cabled to an end port, for one key.
@@ -62,15 +59,8 @@ type HopFabric interface {
 // is the switch port's P_Key table as read (nil when not read), enf its enforcement
 // bits (nil when not read).
 func JudgeHop(end, sw PortID, key PartitionKey, table []PKey, enf *Enforcement) HopCheck {
-	h := HopCheck{End: end, Switch: sw, Key: key, Enforcement: enf, TableRead: table != nil}
-	if h.TableRead {
-		for _, k := range table {
-			if k.Valid() && k.Partition() == key {
-				h.OnSwitch = true
-				break
-			}
-		}
-	}
+	h := HopCheck{End: end, Switch: sw, Key: key, Enforcement: enf, TableRead: table != nil,
+		OnSwitch: slices.ContainsFunc(table, func(k PKey) bool { return k.Valid() && k.Partition() == key })}
 	judge := func(enforced func(*Enforcement) bool) HopResult {
 		switch {
 		case h.TableRead && h.OnSwitch:

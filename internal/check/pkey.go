@@ -9,6 +9,7 @@
 package check
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -117,11 +118,8 @@ func ParsePKey(s string) (PKey, error) {
 		}
 		h, err1 := parseHexByte(hi)
 		l, err2 := parseHexByte(lo)
-		if err1 != "" {
-			return bad(err1)
-		}
-		if err2 != "" {
-			return bad(err2)
+		if problem := cmp.Or(err1, err2); problem != "" {
+			return bad(problem)
 		}
 		return PKey(h)<<8 | PKey(l), nil
 	}

@@ -1,6 +1,7 @@
 package check
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 )
@@ -79,10 +80,7 @@ type PortID struct {
 
 // LessPortID orders ports by node GUID, then port number.
 func LessPortID(a, b PortID) bool {
-	if a.Node != b.Node {
-		return a.Node < b.Node
-	}
-	return a.Port < b.Port
+	return cmp.Or(cmp.Compare(a.Node, b.Node), cmp.Compare(a.Port, b.Port)) < 0
 }
 
 // Enforcement is PortInfo's partition enforcement and raw packet filter bits

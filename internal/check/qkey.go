@@ -100,9 +100,10 @@ func DecodeQKey(q QKey) QKeyDecoding {
 		// The send rule is the device's (QKeyRuleFor): IBA 10.2.5 says the top bit
 		// selects the QP context's Q_Key; rdma_rxe (rxe_req.c) sends the value as is.
 		d.Notes = append(d.Notes, "in a send request (wr_qkey) the top bit's effect depends on the device: under the IBA rule (IBA 10.2.5) the channel adapter puts the QP context's own Q_Key on the wire instead of this value; Linux's software RoCE driver rdma_rxe sends this value verbatim, so the receiver must hold exactly it ('ibkey can-talk' with a local port says which rule its device follows)")
-		// Measured in the kernel lab (internal/kernellab, TestControlledQKeyPrivilege):
-		// uverbs' modify_qp refuses a controlled qkey without CAP_NET_RAW
-		// (drivers/infiniband/core/uverbs_cmd.c); a work request's Q_Key is not checked.
+		// Measured in the kernel lab (internal/kernellab, TestControlledQKeyPrivilege;
+		// Linux 6.1, Debian 6.1.0-56, rdma_rxe, as uid 65534): uverbs' modify_qp refuses
+		// a controlled qkey without CAP_NET_RAW (drivers/infiniband/core/uverbs_cmd.c);
+		// a work request's Q_Key is not checked.
 		d.Notes = append(d.Notes, "privilege on Linux: an unprivileged process cannot put this Q_Key in a QP context (ibv_modify_qp fails with EPERM without CAP_NET_RAW; newer kernels allow it after `rdma system set privileged-qkey on`), but a send request may carry it unchecked: on a device that sends it verbatim (rdma_rxe) an unprivileged process reaches QP1 with the GSI Q_Key 0x80010000")
 	}
 	d.Notes = append(d.Notes, "Q_Keys are checked by UD QPs only; RC and UC ignore them")
@@ -129,27 +130,15 @@ const (
 	QKeyRuleVerbatim
 )
 
+// qkeyRuleNames are each rule's name in reasons and in JSON.
+var qkeyRuleNames = [...][2]string{QKeyRuleAssumedIBA: {"IBA rule (assumed)", "iba-assumed"},
+	QKeyRuleIBA: {"IBA rule", "iba"}, QKeyRuleVerbatim: {"verbatim rule", "verbatim"}}
+
 // String names the rule as reasons print it.
-func (r QKeyRule) String() string {
-	switch r {
-	case QKeyRuleIBA:
-		return "IBA rule"
-	case QKeyRuleVerbatim:
-		return "verbatim rule"
-	}
-	return "IBA rule (assumed)"
-}
+func (r QKeyRule) String() string { return qkeyRuleNames[r][0] }
 
 // MarshalText: "iba", "verbatim" or "iba-assumed" in JSON.
-func (r QKeyRule) MarshalText() ([]byte, error) {
-	switch r {
-	case QKeyRuleIBA:
-		return []byte("iba"), nil
-	case QKeyRuleVerbatim:
-		return []byte("verbatim"), nil
-	}
-	return []byte("iba-assumed"), nil
-}
+func (r QKeyRule) MarshalText() ([]byte, error) { return []byte(qkeyRuleNames[r][1]), nil }
 
 // QKeyDevice is what decides a device's Q_Key rule, read from sysfs
 // (/sys/class/infiniband/NAME).
@@ -213,9 +202,3 @@ func (r QKeyRule) WireQKey(ctx, wr *QKey) (*QKey, string) {
 	}
 	return nil, ""
 }
-
-// Privilege of controlled Q_Keys, measured on Linux 6.1 (Debian 6.1.0-56, rdma_rxe) as
-// uid 65534 in the kernel lab: modify_qp with a controlled qkey fails with EPERM, an
-// uncontrolled one works; a send request may still carry a controlled Q_Key, which
-// rdma_rxe puts on the wire verbatim (so an unprivileged process there can send with
-// the GSI Q_Key 0x80010000). See the kernel-lab test for the current measurement.

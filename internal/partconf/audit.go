@@ -17,11 +17,7 @@ import (
 // default-not-at-index-0, goes for the ports the file models. The result's Findings
 // are all of them, unsorted; model is the one compared with (nil without conf).
 func AuditFabric(f *fabric.Fabric, conf *Config, osm *OpenSMConf, allowBoth bool) (res fabric.AuditResult, model *Model) {
-	var opts fabric.AuditOptions
-	if osm != nil {
-		opts = osm.AuditOptions()
-	}
-	res = fabric.AuditFabric(f, opts)
+	res = fabric.AuditFabric(f, fabric.AuditOptions{EnforceOff: osm != nil && osm.EnforceOff})
 	if conf == nil {
 		return res, nil
 	}

@@ -1,7 +1,8 @@
 // Package partconf reads OpenSM's partitions.conf the way OpenSM 3.3.23 reads it
 // (osm_prtn_config.c), models the P_Key tables its Partition Manager programs from it,
-// answers who can talk to whom, and lints the file. It does no I/O beyond reading an
-// io.Reader, and imports only internal/check of ibkey.
+// answers who can talk to whom, and lints the file. It does no I/O (it is given the
+// file's bytes, and a swept fabric to compare), and imports only internal/check and
+// internal/fabric of ibkey.
 //
 // Sources: OpenSM's osm_prtn_config.c (the parser), osm_prtn.c and osm_pkey_mgr.c (the
 // tables), doc/partition-config.txt, opensm(8) PARTITION CONFIGURATION, and

@@ -172,7 +172,8 @@ func CompareFabric(f *fabric.Fabric, m *Model) []check.Finding {
 			// difference is not an error (the model assumes part_enforce on unless
 			// --opensm-conf says otherwise).
 			off := p.Enforcement != nil && !p.Enforcement.Inbound && !p.Enforcement.Outbound
-			if !off && peer.PKeys != nil && sameMemberships(p.PKeys, peer.PKeys) && sameEntries(want, m.Table(peer.GUID)) {
+			if !off && peer.PKeys != nil && sameMemberships(p.PKeys, peer.PKeys) &&
+				slices.EqualFunc(want, m.Table(peer.GUID), func(x, y Entry) bool { return x.PKey == y.PKey }) {
 				// The switch port mirrors the CA port exactly, as OpenSM programs it:
 				// it shares the CA port's findings rather than repeating them.
 				for _, i := range byPort[*p.Peer] {
@@ -203,11 +204,6 @@ func CompareFabric(f *fabric.Fabric, m *Model) []check.Finding {
 // undone by a restart).
 const applyHow = "OpenSM: kill -HUP after editing it; a table changed behind its back only a restart of OpenSM, or a reset of the port, makes it rewrite"
 
-type wantKey struct {
-	full, limited bool
-	entry         Entry
-}
-
 // entryFor finds the model entry of the end port behind a switch port value.
 func entryFor(m *Model, guid check.GUID, k check.PKey) Entry {
 	for _, e := range m.Table(guid) {
@@ -218,10 +214,6 @@ func entryFor(m *Model, guid check.GUID, k check.PKey) Entry {
 	return Entry{PKey: k, Partition: m.Config.Partition(k.Partition())}
 }
 
-func sameEntries(a, b []Entry) bool {
-	return slices.EqualFunc(a, b, func(x, y Entry) bool { return x.PKey == y.PKey })
-}
-
 func compareTable(f *fabric.Fabric, m *Model, id check.PortID, p *fabric.Port, modelPort check.PortID, table []Entry, dropped int, mirror string) []check.Finding {
 	var out []check.Finding
 	ports := []check.FindingPort{f.FindingPort(id)}
@@ -229,37 +221,22 @@ func compareTable(f *fabric.Fabric, m *Model, id check.PortID, p *fabric.Port, m
 		ports = append(ports, f.FindingPort(modelPort))
 	}
 	name := f.Label(id)
-	want := map[check.PartitionKey]*wantKey{}
+	want, have := map[check.PartitionKey][2]bool{}, map[check.PartitionKey][2]bool{} // full, limited
+	first := map[check.PartitionKey]Entry{}                                          // the model's first entry of a key
 	for _, e := range table {
-		w := want[e.PKey.Partition()]
-		if w == nil {
-			w = &wantKey{entry: e}
-			want[e.PKey.Partition()] = w
+		if _, ok := first[e.PKey.Partition()]; !ok {
+			first[e.PKey.Partition()] = e
 		}
-		if e.PKey.IsFull() {
-			w.full = true
-		} else {
-			w.limited = true
-		}
+		hold(want, e.PKey)
 	}
-	have := map[check.PartitionKey][2]bool{} // full, limited
 	for _, k := range p.PKeys {
 		if k.Valid() {
-			h := have[k.Partition()]
-			if k.IsFull() {
-				h[0] = true
-			} else {
-				h[1] = true
-			}
-			have[k.Partition()] = h
+			hold(have, k)
 		}
 	}
-	keys := make([]check.PartitionKey, 0, len(want)+len(have))
-	for k := range want {
-		keys = append(keys, k)
-	}
+	keys := slices.Sorted(maps.Keys(want))
 	for k := range have {
-		if want[k] == nil {
+		if _, ok := want[k]; !ok {
 			keys = append(keys, k)
 		}
 	}
@@ -274,10 +251,10 @@ func compareTable(f *fabric.Fabric, m *Model, id check.PortID, p *fabric.Port, m
 		return "limited"
 	}
 	for _, k := range keys {
-		w, h := want[k], have[k]
+		w, h, e := want[k], have[k], first[k]
 		pk := check.PKey(k)
 		switch {
-		case w == nil:
+		case !w[0] && !w[1]:
 			if h[0] {
 				pk |= check.MembershipBit
 			}
@@ -285,18 +262,18 @@ func compareTable(f *fabric.Fabric, m *Model, id check.PortID, p *fabric.Port, m
 				Message: fmt.Sprintf("%s holds %s (%s member of %s), which %s does not give it%s", name, pk, ms(h[0], h[1]), pk.Partition().String(), m.Source.File, mirror),
 				Action:  "if the partition is wanted, add the port to it in the file; if not, make the SM apply the file (" + applyHow + ") and check that this is the file the SM reads"})
 		case !h[0] && !h[1]:
-			if w.full {
+			if w[0] {
 				pk |= check.MembershipBit
 			}
 			out = append(out, check.Finding{Severity: check.SeverityError, Rule: RuleMissingKey, Ports: ports, PKeys: []check.PKey{pk},
-				Message: fmt.Sprintf("%s lacks %s: %s makes it a %s member of partition %s (%s, %s)%s", name, pk, m.Source.File, ms(w.full, w.limited), w.entry.Partition.Name, pk.Partition().String(), decided(w.entry), mirror),
+				Message: fmt.Sprintf("%s lacks %s: %s makes it a %s member of partition %s (%s, %s)%s", name, pk, m.Source.File, ms(w[0], w[1]), e.Partition.Name, pk.Partition().String(), decided(e), mirror),
 				Action:  "make the SM apply the file (" + applyHow + "; check its log for \"Pkey table is full\" and parse errors), or correct the file if the fabric is right"})
-		case h[0] != w.full || h[1] != w.limited:
+		case h != w:
 			if h[0] {
 				pk |= check.MembershipBit
 			}
 			out = append(out, check.Finding{Severity: check.SeverityError, Rule: RuleWrongMembership, Ports: ports, PKeys: []check.PKey{pk},
-				Message: fmt.Sprintf("%s is a %s member of partition %s (%s) but %s makes it %s (%s)%s", name, ms(h[0], h[1]), w.entry.Partition.Name, pk.Partition().String(), m.Source.File, ms(w.full, w.limited), decided(w.entry), mirror),
+				Message: fmt.Sprintf("%s is a %s member of partition %s (%s) but %s makes it %s (%s)%s", name, ms(h[0], h[1]), e.Partition.Name, pk.Partition().String(), m.Source.File, ms(w[0], w[1]), decided(e), mirror),
 				Action:  "make the SM apply the file (" + applyHow + "), or correct the membership in the file (=full / =limited) if the fabric is right"})
 		}
 	}
@@ -332,14 +309,25 @@ func decided(e Entry) string {
 }
 
 func sameMemberships(a, b []check.PKey) bool {
-	set := func(t []check.PKey) map[check.PKey]bool {
-		m := map[check.PKey]bool{}
+	set := func(t []check.PKey) map[check.PartitionKey][2]bool {
+		m := map[check.PartitionKey][2]bool{}
 		for _, k := range t {
 			if k.Valid() {
-				m[k] = true
+				hold(m, k)
 			}
 		}
 		return m
 	}
 	return maps.Equal(set(a), set(b))
+}
+
+// hold marks in m that a table holds k: its partition's full entry, or its limited one.
+func hold(m map[check.PartitionKey][2]bool, k check.PKey) {
+	h := m[k.Partition()]
+	if k.IsFull() {
+		h[0] = true
+	} else {
+		h[1] = true
+	}
+	m[k.Partition()] = h
 }

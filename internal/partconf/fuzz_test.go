@@ -35,9 +35,9 @@ func FuzzParse(f *testing.F) {
 		Lint(c, LintOptions{AllowBoth: len(data)%2 == 0, TableSize: 4})
 		m := NewModel(c, ports, Options{AllowBoth: len(data)%2 == 1, SMGUID: 1, TableSize: 8})
 		m.Summary()
-		v := m.CanTalk(1, 2)
-		if v.CanTalk != pkeyRule(m.PKeys(1), m.PKeys(2)) {
-			t.Fatalf("CanTalk %v disagrees with the P_Key rule on %v %v", v.CanTalk, m.PKeys(1), m.PKeys(2))
+		v := canTalk(m, 1, 2)
+		if v.CanTalk() != pkeyRule(m.PKeys(1), m.PKeys(2)) {
+			t.Fatalf("CanTalk %v disagrees with the P_Key rule on %v %v", v.CanTalk(), m.PKeys(1), m.PKeys(2))
 		}
 	})
 }

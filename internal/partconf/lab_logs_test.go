@@ -60,7 +60,7 @@ func TestLabOpenSMLogs(t *testing.T) {
 				dups++
 				key, _ := strconv.ParseUint(m[2], 0, 16)
 				k := check.PartitionKey(key)
-				warned := slices.ContainsFunc(fs, func(f Finding) bool {
+				warned := slices.ContainsFunc(fs, func(f check.Finding) bool {
 					return f.Rule == "duplicate-key" && strings.Contains(f.Message, "key "+k.String()+" ")
 				})
 				if again := m[1] == m[3]; again == warned {
@@ -90,7 +90,7 @@ func TestLabOpenSMLogs(t *testing.T) {
 			}
 			for _, m := range ipRE.FindAllStringSubmatch(log, -1) {
 				logged++
-				found := slices.ContainsFunc(fs, func(f Finding) bool {
+				found := slices.ContainsFunc(fs, func(f check.Finding) bool {
 					return f.Rule == "mgid-mtu" && strings.Contains(f.Message, m[1]+" has mtu "+m[2])
 				})
 				if !found {

@@ -214,7 +214,7 @@ func TestLabOpenSM(t *testing.T) {
 						continue
 					}
 					want := pkeyRule(ta, tb)
-					if got := m.CanTalk(a, b); got.CanTalk != want {
+					if got := canTalk(m, a, b); got.CanTalk() != want {
 						t.Errorf("can-talk %s %s: model %+v, P_Key rule on programmed tables %v", a, b, got, want)
 					}
 				}

@@ -28,9 +28,9 @@ type LintOptions struct {
 type Findings struct {
 	c        *Config
 	opt      LintOptions
-	head     []Finding // the rejection or uncertainty headline
-	recs     []lintRec // the others, in file order
-	made     []Finding // findings made at once (the parser's, rare rules): kindMade's a
+	head     []check.Finding // the rejection or uncertainty headline
+	recs     []lintRec       // the others, in file order
+	made     []check.Finding // findings made at once (the parser's, rare rules): kindMade's a
 	errs     int
 	warnings int
 }
@@ -58,7 +58,7 @@ const (
 type lintRec struct {
 	line, col int32
 	kind      lintKind
-	sev       Severity
+	sev       check.Severity
 	a, b, c   int32
 }
 
@@ -70,7 +70,7 @@ func (f *Findings) Errors() int   { return f.errs }
 func (f *Findings) Warnings() int { return f.warnings }
 
 // At is finding i, made now.
-func (f *Findings) At(i int) Finding {
+func (f *Findings) At(i int) check.Finding {
 	if i < len(f.head) {
 		return f.head[i]
 	}
@@ -78,8 +78,8 @@ func (f *Findings) At(i int) Finding {
 }
 
 // All yields every finding in order, each made as it is yielded.
-func (f *Findings) All() iter.Seq[Finding] {
-	return func(yield func(Finding) bool) {
+func (f *Findings) All() iter.Seq[check.Finding] {
+	return func(yield func(check.Finding) bool) {
 		for _, h := range f.head {
 			if !yield(h) {
 				return
@@ -109,7 +109,7 @@ func LintFindings(c *Config, opt LintOptions) *Findings {
 		// A rejected file is replaced by the fallback, whose Default is ALL=full: the
 		// missing Default line then adds nothing.
 		if !c.HasDefault && !c.Rejected {
-			f.warn(Pos{File: c.File, Line: 1, Col: 1}, "no-default",
+			f.warn(check.FilePos{File: c.File, Line: 1, Col: 1}, "no-default",
 				"no Default partition line: OpenSM adds Default=0x7fff : ALL=limited, SELF=full, so every port except the SM's is a limited member of the default partition and they cannot talk to each other in it (0x7fff), and it makes no IPoIB broadcast group for it, so every host's ib0 stays without carrier",
 				"add `Default=0x7fff, ipoib : ALL=full ;` (or ALL=limited on purpose, with SELF=full)")
 		}
@@ -132,12 +132,12 @@ func LintFindings(c *Config, opt LintOptions) *Findings {
 		if c.crash {
 			what, fix = ": after a crash it programs no table (the subnet keeps what it had, or no SM runs)", "fix the mgid-crash finding"
 		}
-		f.head = append(f.head, Finding{Severity: Error, Pos: c.UncertainAt, Rule: "opensm-uncertain",
+		f.head = append(f.head, check.Finding{Severity: check.SeverityError, Pos: c.UncertainAt, Rule: "opensm-uncertain",
 			Message: "WHAT OPENSM DOES WITH THIS FILE CANNOT BE PREDICTED: " + c.Uncertain + what, Action: fix})
 		f.errs++
 	}
 	if c.Rejected {
-		f.head = append([]Finding{{Severity: Error, Pos: c.RejectedAt, Rule: "file-rejected",
+		f.head = append([]check.Finding{{Severity: check.SeverityError, Pos: c.RejectedAt, Rule: "file-rejected",
 			Message: "OpenSM REJECTS THIS FILE (" + c.RejectedWhy("this line") + ") and applies Default=0x7fff : ALL=full instead: every port becomes a full member of the default partition, no other partition exists, ALL ISOLATION IS LOST",
 			Action:  "fix the errors below; `opensm` logs \"Partition configuration in error; retrying with default config\""}}, f.head...)
 		f.errs++
@@ -167,38 +167,38 @@ func (f *Findings) lintDefaultIPoIB(p *Partition) {
 		"`Default=0x7fff, ipoib : ALL=full;` (add `, ipoib` to this line), then SIGHUP OpenSM")
 }
 
-func (f *Findings) count(sev Severity) {
-	if sev == Error {
+func (f *Findings) count(sev check.Severity) {
+	if sev == check.SeverityError {
 		f.errs++
 	} else {
 		f.warnings++
 	}
 }
 
-func (f *Findings) addMade(fd Finding) {
+func (f *Findings) addMade(fd check.Finding) {
 	f.count(fd.Severity)
 	f.recs = append(f.recs, lintRec{line: int32(fd.Pos.Line), col: int32(fd.Pos.Col), kind: kindMade, sev: fd.Severity, a: int32(len(f.made))})
 	f.made = append(f.made, fd)
 }
 
 // warn adds a warning made at once (a rare rule's).
-func (f *Findings) warn(pos Pos, rule, msg, hint string) {
-	f.addMade(Finding{Severity: Warning, Pos: pos, Rule: rule, Message: msg, Action: hint})
+func (f *Findings) warn(pos check.FilePos, rule, msg, hint string) {
+	f.addMade(check.Finding{Severity: check.SeverityWarning, Pos: pos, Rule: rule, Message: msg, Action: hint})
 }
 
-func (f *Findings) add(sev Severity, pos Pos, kind lintKind, a, b, c int32) {
+func (f *Findings) add(sev check.Severity, pos check.FilePos, kind lintKind, a, b, c int32) {
 	f.count(sev)
 	f.recs = append(f.recs, lintRec{line: int32(pos.Line), col: int32(pos.Col), kind: kind, sev: sev, a: a, b: b, c: c})
 }
 
 // make is the Finding of r, in the words Lint always used.
-func (f *Findings) make(r *lintRec) Finding {
+func (f *Findings) make(r *lintRec) check.Finding {
 	if r.kind == kindMade {
 		return f.made[r.a]
 	}
 	c := f.c
-	pos := Pos{File: c.File, Line: int(r.line), Col: int(r.col)}
-	fd := Finding{Severity: r.sev, Pos: pos}
+	pos := check.FilePos{File: c.File, Line: int(r.line), Col: int(r.col)}
+	fd := check.Finding{Severity: r.sev, Pos: pos}
 	var p *Partition
 	if r.kind != kindPortOverflow {
 		p = c.Partitions[r.a]
@@ -303,7 +303,7 @@ func (f *Findings) lintNames() {
 }
 
 // posOrImplicit is where a definition is written, or what OpenSM made without one.
-func posOrImplicit(p Pos) string {
+func posOrImplicit(p check.FilePos) string {
 	if p.Line == 0 {
 		return "OpenSM's own Default=0x7fff"
 	}
@@ -332,16 +332,16 @@ func (f *Findings) lintPartition(pi int32, p *Partition, byGUID map[check.GUID]s
 			// split partition configuration in more than one definition, but then PKey
 			// should be explicitly specified"): OpenSM merges it (osm_prtn_make_new logs
 			// "Duplicated partition definition ... Will use it") as meant.
-			f.add(Warning, d.Pos, kindDuplicateKey, pi, int32(di), first)
+			f.add(check.SeverityWarning, d.Pos, kindDuplicateKey, pi, int32(di), first)
 		}
 		if first != int32(di) && d.Name != "" && d.Name != p.Name {
-			f.add(Warning, d.Pos, kindTwoNames, pi, int32(di), first)
+			f.add(check.SeverityWarning, d.Pos, kindTwoNames, pi, int32(di), first)
 		}
 		if d.Generated {
-			f.add(Warning, d.Pos, kindGeneratedKey, pi, int32(di), 0)
+			f.add(check.SeverityWarning, d.Pos, kindGeneratedKey, pi, int32(di), 0)
 		}
 		if d.DefMember == FlagBoth && !opt.AllowBoth {
-			f.add(Warning, d.Pos, kindBothDef, pi, int32(di), 0)
+			f.add(check.SeverityWarning, d.Pos, kindBothDef, pi, int32(di), 0)
 		}
 	}
 	full := false
@@ -349,14 +349,14 @@ func (f *Findings) lintPartition(pi int32, p *Partition, byGUID map[check.GUID]s
 		m := &p.Members[mi]
 		eff := f.effective(m.Membership)
 		if m.Membership == FlagBoth && !opt.AllowBoth && m.Explicit() {
-			f.add(Warning, m.Pos(), kindBothItem, pi, int32(mi), 0)
+			f.add(check.SeverityWarning, m.Pos(), kindBothItem, pi, int32(mi), 0)
 		}
 		if eff != FlagLimited {
 			full = true
 		}
 		if m.Kind == KindGUID && !m.Def.Implicit {
 			if s, ok := byGUID[m.GUID]; ok && s.m != eff {
-				f.add(Warning, m.Pos(), kindConflicting, pi, int32(mi), s.at)
+				f.add(check.SeverityWarning, m.Pos(), kindConflicting, pi, int32(mi), s.at)
 			}
 			byGUID[m.GUID] = seenMember{eff, int32(mi)}
 		}
@@ -366,7 +366,7 @@ func (f *Findings) lintPartition(pi int32, p *Partition, byGUID map[check.GUID]s
 		if first >= 0 {
 			pos = p.Defs[first].Pos
 		}
-		f.add(Warning, pos, kindNoFull, pi, 0, 0)
+		f.add(check.SeverityWarning, pos, kindNoFull, pi, 0, 0)
 	}
 	if p.IsDefault() {
 		// The SM's port is a CA: the last item naming SELF, ALL or ALL_CAS decides it.
@@ -378,7 +378,7 @@ func (f *Findings) lintPartition(pi int32, p *Partition, byGUID map[check.GUID]s
 			}
 		}
 		if last >= 0 && p.Members[last].Membership == FlagLimited && !p.Members[last].Def.Implicit {
-			f.add(Warning, p.Members[last].Pos(), kindSMLimited, pi, int32(last), 0)
+			f.add(check.SeverityWarning, p.Members[last].Pos(), kindSMLimited, pi, int32(last), 0)
 		}
 	}
 }
@@ -429,7 +429,7 @@ func (f *Findings) lintTables() {
 		}
 	}
 	if everyone > opt.TableSize {
-		f.warn(Pos{File: c.File, Line: 1, Col: 1}, "table-overflow",
+		f.warn(check.FilePos{File: c.File, Line: 1, Col: 1}, "table-overflow",
 			fmt.Sprintf("every port needs %d P_Key entries (ALL/ALL_CAS members), more than a table of %d holds: OpenSM cannot program the rest", everyone, opt.TableSize),
 			"use fewer partitions per port, or check PartitionCap (`smpquery nodeinfo`)")
 		return
@@ -444,7 +444,7 @@ func (f *Findings) lintTables() {
 	for _, i := range order {
 		a := accs[i]
 		if n := int(a.n) + everyone; n > opt.TableSize {
-			f.add(Warning, c.Partitions[a.pi].Members[a.mi].Pos(), kindPortOverflow, i, int32(n), 0)
+			f.add(check.SeverityWarning, c.Partitions[a.pi].Members[a.mi].Pos(), kindPortOverflow, i, int32(n), 0)
 		}
 	}
 }

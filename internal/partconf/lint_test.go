@@ -8,50 +8,52 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/ibkey/ibkey/internal/check"
 )
 
 func TestLintRules(t *testing.T) {
 	const def = "Default=0x7fff, ipoib : ALL=full;\n"
 	tests := []struct {
 		rule string
-		sev  Severity
+		sev  check.Severity
 		in   string
 		opt  LintOptions
 		at   string // line:col of the finding
 	}{
-		{"file-rejected", Error, def + "p=0x10 : ALL_CAs;\n", LintOptions{}, "2:10"},
-		{"opensm-rejects", Error, def + "p=0x10\n: ALL;\n", LintOptions{}, "2:1"},
-		{"opensm-rejects", Error, def + "p=0x10 : ALL\n;\n", LintOptions{}, "3:1"},
-		{"bad-member", Error, def + "p=0x10 : host17=full;\n", LintOptions{}, "2:10"},
-		{"key-zero", Error, def + "p=0x8000 : ALL;\n", LintOptions{}, "2:3"},
-		{"key-too-large", Error, def + "p=0x18002 : ALL;\n", LintOptions{}, "2:3"},
-		{"key-top-bit", Warning, def + "p=0x8002 : ALL;\n", LintOptions{}, "2:3"},
-		{"duplicate-key", Warning, def + "a=0x10 : 0x1;\nb=0x8010 : 0x2;\n", LintOptions{}, "3:1"},
-		{"two-names", Warning, def + "a=0x10 : 0x1;\nb=0x10 : 0x2;\n", LintOptions{}, "3:1"},
-		{"no-full-member", Warning, def + "a=0x10 : 0x1, 0x2=limited;\n", LintOptions{}, "2:1"},
-		{"conflicting-membership", Warning, def + "a=0x10 : 0x1=full,\n 0x2, 0x1=limited;\n", LintOptions{}, "3:7"},
-		{"table-overflow", Warning, def + overflowing(3, 0x5), LintOptions{TableSize: 3}, "4:13"},
-		{"table-overflow", Warning, def + "a=0x10 : ALL;\nb=0x20 : ALL_CAS;\n", LintOptions{TableSize: 2}, "1:1"},
-		{"both-without-W", Warning, def + "a=0x10 : 0x1=both;\n", LintOptions{}, "2:10"},
-		{"both-without-W", Warning, def + "a=0x10, defmember=both : 0x1;\n", LintOptions{}, "2:1"},
-		{"no-default", Warning, "a=0x10 : 0x1=full;\n", LintOptions{}, "1:1"},
-		{"sm-limited", Warning, "Default=0x7fff : ALL=limited;\n", LintOptions{}, "1:18"},
-		{"generated-key", Warning, def + "a : 0x1=full;\n", LintOptions{}, "2:1"},
-		{"ambiguous-name", Warning, def + "a=0x150 : 0x1;\na=0x106 : 0x2;\na : 0x3=full;\n", LintOptions{}, "4:1"},
-		{"ambiguous-name", Warning, def + "Default=0x2 : 0x1;\nDefault : 0x3=full;\n", LintOptions{}, "3:1"},
-		{"unknown-flag", Warning, def + "a=0x10, indx : 0x1=full;\n", LintOptions{}, "2:9"},
-		{"unknown-membership", Warning, def + "a=0x10 : 0x1=Full;\n", LintOptions{}, "2:14"},
-		{"bad-flag", Warning, def + "a=0x10, defmember=yes : 0x1=full;\n", LintOptions{}, "2:9"},
-		{"missing-semicolon", Warning, def + "a=0x10 : 0x1=full", LintOptions{}, "2:1"},
-		{"mgid-swallows", Warning, def + "a=0x10 : mgid=ff12::1, 0x1=full\n, 0x2=full;", LintOptions{}, "2:24"},
-		{"mgid-comment", Warning, def + "a=0x10 :\n mgid=ff12::1 # IGMP\n , 0x1=full;", LintOptions{}, "3:17"},
-		{"mgid-comment", Warning, def + "a=0x10, ipoib :\n mgid=ff12:401b::1 # mtu=2\n , 0x1=full;", LintOptions{}, "3:22"},
-		{"mgid-comment", Warning, def + "a=0x10 :\n mgid=ff12::1 #\n , 0x1=full;", LintOptions{}, "3:17"},
-		{"mgid-not-multicast", Warning, def + "a=0x10 : mgid=zzz\n, 0x1=full;", LintOptions{}, "2:15"},
-		{"ipoib-scope", Warning, def + "a=0x10, ipoib, scope=5 : 0x1=full;\n", LintOptions{}, "2:1"},
-		{"ipoib-scope", Warning, def + "a=0x10, ipoib, scope=2, scope=8 : 0x1=full;\n", LintOptions{}, "2:1"},
-		{"mgid-refused", Warning, def + "a=0x10, ipoib, scope=5 :\n mgid=ff12:401b::1,sl=0\n 0x1=full;\n", LintOptions{}, "3:2"},
-		{"long-line", Warning, def + "a=0x10 :" + strings.Repeat(" ", 5000) + "0x1;\n", LintOptions{}, "2:1"},
+		{"file-rejected", check.SeverityError, def + "p=0x10 : ALL_CAs;\n", LintOptions{}, "2:10"},
+		{"opensm-rejects", check.SeverityError, def + "p=0x10\n: ALL;\n", LintOptions{}, "2:1"},
+		{"opensm-rejects", check.SeverityError, def + "p=0x10 : ALL\n;\n", LintOptions{}, "3:1"},
+		{"bad-member", check.SeverityError, def + "p=0x10 : host17=full;\n", LintOptions{}, "2:10"},
+		{"key-zero", check.SeverityError, def + "p=0x8000 : ALL;\n", LintOptions{}, "2:3"},
+		{"key-too-large", check.SeverityError, def + "p=0x18002 : ALL;\n", LintOptions{}, "2:3"},
+		{"key-top-bit", check.SeverityWarning, def + "p=0x8002 : ALL;\n", LintOptions{}, "2:3"},
+		{"duplicate-key", check.SeverityWarning, def + "a=0x10 : 0x1;\nb=0x8010 : 0x2;\n", LintOptions{}, "3:1"},
+		{"two-names", check.SeverityWarning, def + "a=0x10 : 0x1;\nb=0x10 : 0x2;\n", LintOptions{}, "3:1"},
+		{"no-full-member", check.SeverityWarning, def + "a=0x10 : 0x1, 0x2=limited;\n", LintOptions{}, "2:1"},
+		{"conflicting-membership", check.SeverityWarning, def + "a=0x10 : 0x1=full,\n 0x2, 0x1=limited;\n", LintOptions{}, "3:7"},
+		{"table-overflow", check.SeverityWarning, def + overflowing(3, 0x5), LintOptions{TableSize: 3}, "4:13"},
+		{"table-overflow", check.SeverityWarning, def + "a=0x10 : ALL;\nb=0x20 : ALL_CAS;\n", LintOptions{TableSize: 2}, "1:1"},
+		{"both-without-W", check.SeverityWarning, def + "a=0x10 : 0x1=both;\n", LintOptions{}, "2:10"},
+		{"both-without-W", check.SeverityWarning, def + "a=0x10, defmember=both : 0x1;\n", LintOptions{}, "2:1"},
+		{"no-default", check.SeverityWarning, "a=0x10 : 0x1=full;\n", LintOptions{}, "1:1"},
+		{"sm-limited", check.SeverityWarning, "Default=0x7fff : ALL=limited;\n", LintOptions{}, "1:18"},
+		{"generated-key", check.SeverityWarning, def + "a : 0x1=full;\n", LintOptions{}, "2:1"},
+		{"ambiguous-name", check.SeverityWarning, def + "a=0x150 : 0x1;\na=0x106 : 0x2;\na : 0x3=full;\n", LintOptions{}, "4:1"},
+		{"ambiguous-name", check.SeverityWarning, def + "Default=0x2 : 0x1;\nDefault : 0x3=full;\n", LintOptions{}, "3:1"},
+		{"unknown-flag", check.SeverityWarning, def + "a=0x10, indx : 0x1=full;\n", LintOptions{}, "2:9"},
+		{"unknown-membership", check.SeverityWarning, def + "a=0x10 : 0x1=Full;\n", LintOptions{}, "2:14"},
+		{"bad-flag", check.SeverityWarning, def + "a=0x10, defmember=yes : 0x1=full;\n", LintOptions{}, "2:9"},
+		{"missing-semicolon", check.SeverityWarning, def + "a=0x10 : 0x1=full", LintOptions{}, "2:1"},
+		{"mgid-swallows", check.SeverityWarning, def + "a=0x10 : mgid=ff12::1, 0x1=full\n, 0x2=full;", LintOptions{}, "2:24"},
+		{"mgid-comment", check.SeverityWarning, def + "a=0x10 :\n mgid=ff12::1 # IGMP\n , 0x1=full;", LintOptions{}, "3:17"},
+		{"mgid-comment", check.SeverityWarning, def + "a=0x10, ipoib :\n mgid=ff12:401b::1 # mtu=2\n , 0x1=full;", LintOptions{}, "3:22"},
+		{"mgid-comment", check.SeverityWarning, def + "a=0x10 :\n mgid=ff12::1 #\n , 0x1=full;", LintOptions{}, "3:17"},
+		{"mgid-not-multicast", check.SeverityWarning, def + "a=0x10 : mgid=zzz\n, 0x1=full;", LintOptions{}, "2:15"},
+		{"ipoib-scope", check.SeverityWarning, def + "a=0x10, ipoib, scope=5 : 0x1=full;\n", LintOptions{}, "2:1"},
+		{"ipoib-scope", check.SeverityWarning, def + "a=0x10, ipoib, scope=2, scope=8 : 0x1=full;\n", LintOptions{}, "2:1"},
+		{"mgid-refused", check.SeverityWarning, def + "a=0x10, ipoib, scope=5 :\n mgid=ff12:401b::1,sl=0\n 0x1=full;\n", LintOptions{}, "3:2"},
+		{"long-line", check.SeverityWarning, def + "a=0x10 :" + strings.Repeat(" ", 5000) + "0x1;\n", LintOptions{}, "2:1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.rule, func(t *testing.T) {
@@ -88,7 +90,7 @@ func TestLintRejectedHeadline(t *testing.T) {
 	}
 	errs := 0
 	for _, f := range fs[1:] {
-		if f.Severity == Error {
+		if f.Severity == check.SeverityError {
 			errs++
 		}
 	}
@@ -119,7 +121,7 @@ func TestLintRejectedFallback(t *testing.T) {
 	}
 	// Accepted without a Default line: OpenSM adds one, ALL=limited (the warning stays).
 	fs := Lint(Parse("p.conf", []byte("p=0x10 : ALL=full;\n")), LintOptions{})
-	if !slices.ContainsFunc(fs, func(f Finding) bool { return f.Rule == "no-default" }) {
+	if !slices.ContainsFunc(fs, func(f check.Finding) bool { return f.Rule == "no-default" }) {
 		t.Errorf("accepted file without Default: %v, want no-default", fs)
 	}
 }
@@ -226,7 +228,7 @@ func TestLintDefaultIPoIB(t *testing.T) {
 	}
 	fs := Lint(Parse("p.conf", []byte("Default=0x7fff : ALL=full;\n")), LintOptions{})
 	for _, want := range []string{"ff12:401b:ffff:0000:0000:0000:ffff:ffff, status -22", "osm_prtn.c", "osm_prtn_config.c", "ipoib_multicast.c", "ERR 1B11"} {
-		if len(fs) != 1 || fs[0].Severity != Warning || !strings.Contains(fs[0].Message, want) || !strings.Contains(fs[0].Action, "`Default=0x7fff, ipoib : ALL=full;`") {
+		if len(fs) != 1 || fs[0].Severity != check.SeverityWarning || !strings.Contains(fs[0].Message, want) || !strings.Contains(fs[0].Action, "`Default=0x7fff, ipoib : ALL=full;`") {
 			t.Errorf("finding %v lacks %q or the fix", fs, want)
 		}
 	}

@@ -3,6 +3,8 @@ package partconf
 import (
 	"strings"
 	"testing"
+
+	"github.com/ibkey/ibkey/internal/check"
 )
 
 // TestFindingTexts pins the words of the findings that print keys, P_Keys and GUIDs
@@ -28,7 +30,7 @@ func TestFindingTexts(t *testing.T) {
 		t.Run(tt.rule, func(t *testing.T) {
 			c := Parse("p.conf", []byte(tt.in))
 			var got []string
-			for _, f := range append(append([]Finding(nil), c.Findings...), Lint(c, LintOptions{})...) {
+			for _, f := range append(append([]check.Finding(nil), c.Findings...), Lint(c, LintOptions{})...) {
 				text := f.Message + " | " + f.Action
 				if f.Rule == tt.rule && strings.HasPrefix(text, tt.want) {
 					return

@@ -54,9 +54,9 @@ func (f *Findings) lintValues() {
 			}
 			switch {
 			case m.Octal():
-				f.add(Warning, m.Pos(), kindOctal, int32(pi), int32(mi), 0)
+				f.add(check.SeverityWarning, m.Pos(), kindOctal, int32(pi), int32(mi), 0)
 			case m.Decimal():
-				f.add(Warning, m.Pos(), kindDecimal, int32(pi), int32(mi), 0)
+				f.add(check.SeverityWarning, m.Pos(), kindDecimal, int32(pi), int32(mi), 0)
 			}
 		}
 		for _, g := range p.Groups {
@@ -122,7 +122,7 @@ const RuleGUIDNotInFabric = "guid-not-in-fabric"
 // fabric (`fabric check --partitions`): a typo, a replaced card, or a port of another
 // subnet. OpenSM skips them silently (osm_prtn_config.c: the port is looked up when
 // the partition is built). Sorted by GUID, each with where the file names it first.
-func UnknownGUIDs(c *Config, f *fabric.Fabric) []Finding {
+func UnknownGUIDs(c *Config, f *fabric.Fabric) []check.Finding {
 	known := map[check.GUID]bool{}
 	for _, n := range f.Nodes {
 		for _, p := range n.Ports {
@@ -147,7 +147,7 @@ func UnknownGUIDs(c *Config, f *fabric.Fabric) []Finding {
 		a, b := first[x].Pos(), first[y].Pos()
 		return cmp.Or(cmp.Compare(a.Line, b.Line), cmp.Compare(a.Col, b.Col), cmp.Compare(x, y))
 	})
-	out := make([]Finding, 0, len(guids))
+	out := make([]check.Finding, 0, len(guids))
 	missed := f.MissedLinks() // the sweep may lack nodes (fabric.NotRead)
 	for _, g := range guids {
 		m := first[g]
@@ -158,7 +158,7 @@ func UnknownGUIDs(c *Config, f *fabric.Fabric) []Finding {
 		if missed {
 			what += " (as far as the sweep saw: it is partial, the port may be in the part not read)"
 		}
-		out = append(out, Finding{Severity: Warning, Pos: m.Pos(), Rule: RuleGUIDNotInFabric,
+		out = append(out, check.Finding{Severity: check.SeverityWarning, Pos: m.Pos(), Rule: RuleGUIDNotInFabric,
 			Message: what + ": OpenSM skips it, so the partition has one member fewer than the file says",
 			Action:  "check the GUID (ibstat, ibnetdiscover list port GUIDs), or remove the line if the card is gone"})
 	}

@@ -21,13 +21,13 @@ func TestLintValues(t *testing.T) {
 		{"Default=0x7fff, ipoib, rate=258 : ALL=full;\n", "rate-code", "OpenSM stores 2 "},
 		{"Default=0x7fff, ipoib, mtu=0 : ALL=full;\n", "mtu-code", "IB MTU code"},
 	} {
-		var got []Finding
+		var got []check.Finding
 		for _, fd := range Lint(Parse("p.conf", []byte(tc.in)), LintOptions{}) {
 			if fd.Rule == tc.rule {
 				got = append(got, fd)
 			}
 		}
-		if len(got) != 1 || !strings.Contains(got[0].Message+" "+got[0].Action, tc.text) || got[0].Severity != Warning {
+		if len(got) != 1 || !strings.Contains(got[0].Message+" "+got[0].Action, tc.text) || got[0].Severity != check.SeverityWarning {
 			t.Errorf("%q: %s findings %v, want one with %q", tc.in, tc.rule, got, tc.text)
 		}
 	}
@@ -57,12 +57,13 @@ func TestUnknownGUIDs(t *testing.T) {
 // TestOneSeverityOneFinding: lint, audit and the comparison with a file share one
 // Severity (errors sort first everywhere) and one Finding.
 func TestOneSeverityOneFinding(t *testing.T) {
-	if Error != check.SeverityError || Warning != check.SeverityWarning || !(Error > Warning) {
-		t.Fatalf("severities: Error %d Warning %d", Error, Warning)
+	// partconf names check's severities (its aliases went); errors rank above warnings.
+	if !(check.SeverityError > check.SeverityWarning) {
+		t.Fatalf("severities: Error %d Warning %d", check.SeverityError, check.SeverityWarning)
 	}
 	fs := Lint(Parse("p.conf", []byte("a=0x10 : 0x1=full, 0x1=limited;\nb=0x20 : ALL_CAs;\n")), LintOptions{})
 	check.SortFindings(fs)
-	if len(fs) < 2 || fs[0].Severity != Error || fs[len(fs)-1].Severity != Warning {
+	if len(fs) < 2 || fs[0].Severity != check.SeverityError || fs[len(fs)-1].Severity != check.SeverityWarning {
 		t.Errorf("sorted lint findings: %v", fs)
 	}
 	var f check.Finding = fs[0] // the same type

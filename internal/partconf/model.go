@@ -7,52 +7,6 @@ import (
 	"github.com/ibkey/ibkey/internal/check"
 )
 
-// Shared is one partition two ports both belong to.
-type Shared struct {
-	Key     check.PartitionKey
-	CanTalk bool // at least one of the two is a full member
-}
-
-// Verdict answers "can these two ports talk?" under the P_Key rule.
-type Verdict struct {
-	CanTalk bool
-	Shared  []Shared // in the order of the first port's table
-}
-
-// CanTalk applies the P_Key rule (same 15-bit key, at least one side full) to the two
-// ports' predicted tables. A port the model does not have shares no partition.
-func (m *Model) CanTalk(a, b check.GUID) Verdict {
-	var v Verdict
-	ia, okA := m.index[a]
-	ib, okB := m.index[b]
-	if !okA || !okB {
-		return v
-	}
-	// full: the port's keys, and whether it holds a full entry of each
-	full := func(t []Entry) map[check.PartitionKey]bool {
-		r := make(map[check.PartitionKey]bool, len(t))
-		for _, e := range t {
-			if e.PKey.Valid() {
-				r[e.PKey.Partition()] = r[e.PKey.Partition()] || e.PKey.IsFull()
-			}
-		}
-		return r
-	}
-	fa, fb := full(m.tables[ia].slots), full(m.tables[ib].slots)
-	for _, e := range m.tables[ia].slots {
-		k := e.PKey.Partition()
-		fullA, inA := fa[k]
-		fullB, inB := fb[k]
-		if !e.PKey.Valid() || !inA || !inB {
-			continue
-		}
-		delete(fa, k) // each key once
-		v.Shared = append(v.Shared, Shared{Key: k, CanTalk: fullA || fullB})
-		v.CanTalk = v.CanTalk || fullA || fullB
-	}
-	return v
-}
-
 // PartitionReach is one partition's reachability in Summary.
 type PartitionReach struct {
 	Key     check.PartitionKey
@@ -95,10 +49,6 @@ type Summary struct {
 func (m *Model) Summary() *Summary {
 	s := &Summary{Ports: make([]PortReach, len(m.Ports))}
 	parts := m.Config.Partitions
-	pidx := make(map[check.PartitionKey]int, len(parts))
-	for i, p := range parts {
-		pidx[p.Key] = i
-	}
 	// per partition: its member ports in port order, and whether each is full (a full
 	// and a limited entry of one key, with -W, make it a full member)
 	type member struct {
@@ -109,10 +59,10 @@ func (m *Model) Summary() *Summary {
 	for i, p := range m.Ports {
 		s.Ports[i].GUID = p.GUID
 		for _, e := range m.tables[i].slots {
-			pi, ok := pidx[e.PKey.Partition()]
-			if !e.PKey.Valid() || !ok {
+			if !e.PKey.Valid() {
 				continue
 			}
+			pi := e.Partition.index // an entry of m.Config's (Model.program)
 			if ms := members[pi]; len(ms) > 0 && ms[len(ms)-1].port == i {
 				// The port's second entry of the key (-W)
 				ms[len(ms)-1].full = ms[len(ms)-1].full || e.PKey.IsFull()
@@ -186,33 +136,24 @@ func (u *unionFind) find(i int) int {
 	return i
 }
 
+// union joins the components of a and b; the root of the result is its first port.
 func (u *unionFind) union(a, b int) {
 	ra, rb := u.find(a), u.find(b)
-	if ra != rb {
-		if ra < rb {
-			u.parent[rb] = ra
-		} else {
-			u.parent[ra] = rb
-		}
-	}
+	u.parent[max(ra, rb)] = min(ra, rb)
 }
 
 // groups lists components with more than one port, largest first, each in port order,
 // groups of one size in the order of their first port; singletons are left out (they
 // are isolated; see OnlyDefault and PortReach).
 func (u *unionFind) groups(ports []Port) [][]check.GUID {
-	byRoot := map[int][]check.GUID{}
-	var roots []int
+	byRoot := make([][]check.GUID, len(ports)) // in root order, the order of first ports
 	for i, p := range ports {
 		r := u.find(i)
-		if _, ok := byRoot[r]; !ok {
-			roots = append(roots, r)
-		}
 		byRoot[r] = append(byRoot[r], p.GUID)
 	}
 	var out [][]check.GUID
-	for _, r := range roots {
-		if g := byRoot[r]; len(g) > 1 {
+	for _, g := range byRoot {
+		if len(g) > 1 {
 			out = append(out, g)
 		}
 	}

@@ -42,11 +42,6 @@ type OpenSMConf struct {
 	Warnings []string
 }
 
-// AuditOptions returns what the fabric audit assumes about the SM.
-func (c *OpenSMConf) AuditOptions() fabric.AuditOptions {
-	return fabric.AuditOptions{EnforceOff: c.EnforceOff}
-}
-
 // FabricModel is NewFabricModel with the file's options, which win over hand-given
 // flags where they overlap (AllowBoth, EnforceOff): with keep_pkey_indexes FALSE
 // OpenSM does not keep keys at their old index, so the model starts from fresh tables

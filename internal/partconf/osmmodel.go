@@ -145,7 +145,7 @@ func NewModel(c *Config, ports []Port, opt Options) *Model {
 	}
 	for i, p := range ports {
 		at := m.index[p.GUID] // a GUID listed twice: its items are under its first place
-		st := newPortState()
+		st := &portState{full: map[int]*Member{}, limited: map[int]*Member{}}
 		if c.Rejected {
 			// osm_prtn_make_partitions: the file's items ran before the error, then
 			// "retrying with default config" clears the memberships but not the
@@ -250,10 +250,6 @@ type portState struct {
 	indx0         uint16 // osm_pkey_tbl_t.indx0_pkey
 }
 
-func newPortState() *portState {
-	return &portState{full: map[int]*Member{}, limited: map[int]*Member{}}
-}
-
 // add is osm_prtn_add_port for one port: the indx0 bookkeeping, then the port moves
 // to the full or limited table (without -W out of the other one).
 func (s *portState) add(pi int, m *Member, full, allowBoth bool) {
@@ -296,6 +292,9 @@ func (m *Model) tableSize(p Port) int {
 }
 
 var freshTable = []check.PKey{check.DefaultFull}
+
+// perBlock is how many P_Keys one block of a P_KeyTable holds.
+const perBlock = 32
 
 // program builds port p's pending list (pkey_mgr_process_partition_table: partitions
 // in map order, the limited table before the full one), runs pkeyMgrUpdatePort and
@@ -469,7 +468,6 @@ func pkeyMgrUpdatePort(before []check.PKey, list []Entry, maxPKeys int, allowBot
 	}
 	slices.Reverse(head)
 	queue := append(head, tail...)
-	const perBlock = 32
 	maxBlocks := (maxPKeys + perBlock - 1) / perBlock
 	findFree := func() (int, bool) { // osm_pkey_find_next_free_entry from block 0 index 1
 		for idx := 1; idx < maxBlocks*perBlock; idx++ {
@@ -602,7 +600,6 @@ func updatePeerPort(slots []Entry, sp SwitchPort, prev []check.PKey, enforceOff 
 		}
 		packed = append(packed, e.PKey)
 	}
-	const perBlock = 32
 	maxBlocks := (sp.EnforceCap + perBlock - 1) / perBlock
 	if len(packed) > maxBlocks*perBlock {
 		// The loop stops at the capacity (and OpenSM turns enforcement off).
@@ -664,13 +661,9 @@ func (m *Model) PKeys(guid check.GUID) []check.PKey {
 // TableValues is the port's table index by index through its last valid entry, 0x0000
 // for empty entries (what smpquery pkeys reads), or nil.
 func (m *Model) TableValues(guid check.GUID) []check.PKey {
-	i, ok := m.index[guid]
-	if !ok {
-		return nil
-	}
-	out := make([]check.PKey, len(m.tables[i].slots))
-	for j, e := range m.tables[i].slots {
-		out[j] = e.PKey
+	var out []check.PKey
+	for _, e := range m.Slots(guid) {
+		out = append(out, e.PKey)
 	}
 	return out
 }
@@ -690,12 +683,8 @@ func (m *Model) Peer(guid check.GUID) *PeerTable { return m.table(guid).peer }
 // whose members is in the fabric (osm_prtn_make_partitions), and its multicast
 // groups with it.
 func (m *Model) Exists(p *Partition) bool {
-	for i, q := range m.Config.Partitions {
-		if q == p {
-			return m.members[i] > 0
-		}
-	}
-	return false
+	parts := m.Config.Partitions
+	return p.index < len(parts) && parts[p.index] == p && m.members[p.index] > 0
 }
 
 // Reconfigure predicts what OpenSM programs when it applies c to a fabric whose ports

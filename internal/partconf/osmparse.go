@@ -173,27 +173,26 @@ func (e *emu) joined(nameAt int, name string, flagAt int, flag string) string {
 
 // pos maps a buffer index to the file: inside the current piece it is a line and
 // column; past it the byte is a leftover of an earlier, longer line (Col 0).
-func (e *emu) pos(i int) Pos {
+func (e *emu) pos(i int) check.FilePos {
 	if i >= 0 && i <= e.pieceLen { // the piece's own terminator is just past its end
-		return Pos{File: e.c.File, Line: e.line, Col: e.col0 + i + 1}
+		return check.FilePos{File: e.c.File, Line: e.line, Col: e.col0 + i + 1}
 	}
-	return Pos{File: e.c.File, Line: e.line}
+	return check.FilePos{File: e.c.File, Line: e.line}
 }
 
-func (e *emu) finding(sev Severity, at int, rule, msg, hint string) {
+func (e *emu) finding(sev check.Severity, at int, rule, msg, hint string) {
 	p := e.pos(at)
 	if p.Col == 0 {
 		msg += " (OpenSM read this from what an earlier, longer line left in its 4096-byte line buffer)"
 		p.Col = 1
 	}
-	e.c.Findings = append(e.c.Findings, Finding{Severity: sev, Pos: p, Rule: rule, Message: msg, Action: hint})
+	e.c.Findings = append(e.c.Findings, check.Finding{Severity: sev, Pos: p, Rule: rule, Message: msg, Action: hint})
 }
 
 // abort is a PARSE ERROR that makes osm_prtn_config_parse_file return 1: OpenSM drops
 // the file and programs its fallback.
 func (e *emu) abort(at int, osmMsg, msg, hint string) {
-	full := msg
-	e.finding(Error, at, "opensm-rejects", full, hint)
+	e.finding(check.SeverityError, at, "opensm-rejects", msg, hint)
 	if !e.dead && !e.c.Rejected {
 		e.c.Rejected = true
 		e.c.RejectedAt = e.c.Findings[len(e.c.Findings)-1].Pos
@@ -264,9 +263,7 @@ func parse(file string, data string, kept []keptPartition) *Config {
 		}
 		part := &Partition{Key: k.key, Name: k.name, kept: true}
 		c.byKey[k.key] = part
-		if o, ok := e.names[k.name]; !ok || orderKey(uint16(k.key)) < orderKey(uint16(o.Key)) {
-			e.names[k.name] = part
-		}
+		e.name(part)
 	}
 	parsed := 0 // is_parse_success
 	for off := 0; off < len(data); {
@@ -281,7 +278,7 @@ func parse(file string, data string, kept []keptPartition) *Config {
 		piece := data[off:end]
 		if e.col0 == 0 && len(piece) == lineSize-2 && piece[len(piece)-1] != '\n' {
 			e.pieceLen = len(piece)
-			e.finding(Warning, 0, "long-line",
+			e.finding(check.SeverityWarning, 0, "long-line",
 				"line longer than 4094 bytes: OpenSM reads it in 4094-byte pieces, each counted as a line, so a name, key or GUID at a piece boundary is cut in two",
 				"break the member list over several lines after a comma")
 		}
@@ -299,7 +296,7 @@ func parse(file string, data string, kept []keptPartition) *Config {
 		}
 		if e.buf.unknownAt >= 0 && c.Uncertain == "" && !e.dead {
 			c.Uncertain = fmt.Sprintf("line %d: OpenSM reads past the end of the line into bytes of its line buffer that no line of this file wrote (uninitialised memory): what it does with this file cannot be predicted", e.line)
-			c.UncertainAt = Pos{File: file, Line: e.line, Col: 1}
+			c.UncertainAt = check.FilePos{File: file, Line: e.line, Col: 1}
 		}
 		if piece[len(piece)-1] == '\n' {
 			e.line++
@@ -311,7 +308,7 @@ func parse(file string, data string, kept []keptPartition) *Config {
 		e.off = off
 	}
 	if e.conf != nil && e.conf.def != nil && !e.dead {
-		e.finding(Warning, -1, "missing-semicolon",
+		e.finding(check.SeverityWarning, -1, "missing-semicolon",
 			"the last definition has no ';': OpenSM applies it anyway at end of file", "end the member list with ';'")
 		c.Findings[len(c.Findings)-1].Pos = e.conf.def.Pos
 	}
@@ -319,15 +316,23 @@ func parse(file string, data string, kept []keptPartition) *Config {
 		// osm_prtn_config_parse_file returns 1 when nothing was parsed: OpenSM logs
 		// "Partition configuration in error; retrying with default config".
 		c.Rejected = true
-		c.RejectedAt = Pos{File: file, Line: 1, Col: 1}
+		c.RejectedAt = check.FilePos{File: file, Line: 1, Col: 1}
 		c.RejectReason = "the file holds no definition (empty, blank or only comments): OpenSM treats that as a configuration error"
-		c.Findings = append(c.Findings, Finding{Severity: Error, Pos: c.RejectedAt, Rule: "opensm-rejects",
+		c.Findings = append(c.Findings, check.Finding{Severity: check.SeverityError, Pos: c.RejectedAt, Rule: "opensm-rejects",
 			Message: c.RejectReason + " and programs its fallback Default=0x7fff : ALL=full",
 			Action:  "add at least `Default=0x7fff, ipoib : ALL=full;`, or remove the file (OpenSM then uses the same fallback without an error)"})
 	}
 	e.laterBroadcast()
 	c.finish()
 	return c
+}
+
+// name records p under its stored name: osm_prtn_find_by_name finds the first
+// partition of a name in map order (orderKey).
+func (e *emu) name(p *Partition) {
+	if o, ok := e.names[p.Name]; !ok || orderKey(uint16(p.Key)) < orderKey(uint16(o.Key)) {
+		e.names[p.Name] = p
+	}
 }
 
 // refusedGroup is an IPoIB group refused for want of its broadcast group (ERR 1B1B):
@@ -343,7 +348,7 @@ type refusedGroup struct {
 // 1B1B at the first read, the group there after a SIGHUP).
 func (e *emu) laterBroadcast() {
 	for _, r := range e.refused {
-		bc := [16]byte{0xff, 0x10 | r.mg[1]&0x0f, 0x40, 0x1b, r.mg[4], r.mg[5], 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff}
+		bc := broadcastOf(r.mg)
 		g, ok := e.c.groupByMGID[bc]
 		if !ok {
 			continue
@@ -538,7 +543,7 @@ func (e *emu) partitionFlag(fAt, vAt int) Flag {
 		f.Name = "defmember"
 		ms, ok := membershipWord(val) // partition_add_flag matches as partition_add_port does
 		if vAt < 0 || !ok {
-			e.finding(Warning, fAt, "bad-flag", fmt.Sprintf("defmember needs full, limited or both, not %q: OpenSM ignores it (members default to limited)", val),
+			e.finding(check.SeverityWarning, fAt, "bad-flag", fmt.Sprintf("defmember needs full, limited or both, not %q: OpenSM ignores it (members default to limited)", val),
 				"write defmember=full or defmember=limited")
 			break
 		}
@@ -547,7 +552,7 @@ func (e *emu) partitionFlag(fAt, vAt int) Flag {
 		f.Name = "indx0"
 		e.conf.indx0 = true
 	default:
-		e.finding(Warning, fAt, "unknown-flag", fmt.Sprintf("unknown partition flag %q: OpenSM ignores it", f.Text),
+		e.finding(check.SeverityWarning, fAt, "unknown-flag", fmt.Sprintf("unknown partition flag %q: OpenSM ignores it", f.Text),
 			"flags: ipoib, indx0, defmember=, mtu=, rate=, sl=, scope=, Q_Key=, TClass=, FlowLabel=")
 	}
 	return f
@@ -563,7 +568,7 @@ func (e *emu) groupFlag(g *groupFlags, fAt, vAt int) string {
 		return v
 	}
 	warn := func(flag string) {
-		e.finding(Warning, fAt, "bad-group-flag", fmt.Sprintf("%s needs a valid value, not %q: OpenSM logs \"flag '%s' requires valid value\"", flag, val, flag),
+		e.finding(check.SeverityWarning, fAt, "bad-group-flag", fmt.Sprintf("%s needs a valid value, not %q: OpenSM logs \"flag '%s' requires valid value\"", flag, val, flag),
 			"write a number, e.g. "+flag+"=4")
 	}
 	code := func(flag string, dst *uint32) string { // mtu= and rate=: a non-zero number
@@ -625,7 +630,7 @@ func (e *emu) partitionCreate(defAt, nameAt, idAt int, flags []Flag) bool {
 	name := b.str(nameAt)
 	hasName := true
 	d := &Definition{Pos: e.pos(defAt), Name: name, Flags: flags, IPoIB: e.conf.isIPoIB, Scopes: uint16(e.conf.flags.ScopeMask), Indx0: e.conf.indx0, DefMember: e.conf.membership}
-	id, idPos := "", Pos{}
+	id, idPos := "", check.FilePos{}
 	hasID := idAt >= 0
 	if hasID {
 		id, idPos = b.str(idAt), e.pos(idAt)
@@ -647,14 +652,14 @@ func (e *emu) partitionCreate(defAt, nameAt, idAt int, flags []Flag) bool {
 		key = check.PartitionKey(uint16(v) & 0x7fff) // cl_hton16((uint16_t)strtoul(id)), then & ~0x8000
 		switch {
 		case key == 0:
-			e.c.Findings = append(e.c.Findings, Finding{Severity: Error, Pos: idPos, Rule: "key-zero",
+			e.c.Findings = append(e.c.Findings, check.Finding{Severity: check.SeverityError, Pos: idPos, Rule: "key-zero",
 				Message: fmt.Sprintf("key %s is 0 after OpenSM truncates it to 16 bits and drops the top bit: OpenSM silently generates a key instead", id),
 				Action:  "choose a key between 0x0001 and 0x7ffe"})
 		case v > 0xffff:
-			e.c.Findings = append(e.c.Findings, Finding{Severity: Error, Pos: idPos, Rule: "key-too-large",
+			e.c.Findings = append(e.c.Findings, check.Finding{Severity: check.SeverityError, Pos: idPos, Rule: "key-too-large",
 				Message: fmt.Sprintf("key %s is wider than 16 bits: OpenSM truncates it to %s", id, key), Action: "write the 15-bit key, at most 0x7fff"})
 		case v&0x8000 != 0:
-			e.c.Findings = append(e.c.Findings, Finding{Severity: Warning, Pos: idPos, Rule: "key-top-bit",
+			e.c.Findings = append(e.c.Findings, check.Finding{Severity: check.SeverityWarning, Pos: idPos, Rule: "key-top-bit",
 				Message: fmt.Sprintf("key %s has the membership bit set: OpenSM ignores it, the key is %s", id, key),
 				Action:  fmt.Sprintf("write =%s; membership is set per member with =full/=limited", key)})
 		}
@@ -697,9 +702,7 @@ func (e *emu) partitionCreate(defAt, nameAt, idAt int, flags []Flag) bool {
 		part = &Partition{Key: key, Name: stored}
 		c.byKey[key] = part
 		c.Partitions = append(c.Partitions, part)
-		if o, ok := e.names[stored]; !ok || orderKey(uint16(part.Key)) < orderKey(uint16(o.Key)) {
-			e.names[stored] = part
-		}
+		e.name(part)
 	}
 	if e.dead {
 		e.conf.def = d
@@ -740,10 +743,13 @@ func (e *emu) partitionCreate(defAt, nameAt, idAt int, flags []Flag) bool {
 
 // broadcastMGID is osm_ipoib_broadcast_mgid with the full P_Key at bytes 4-5.
 func broadcastMGID(key check.PartitionKey) [16]byte {
-	gid := [16]byte{0xff, 0x12, 0x40, 0x1b, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff}
 	k := key.PKey(check.Full)
-	gid[4], gid[5] = byte(k>>8), byte(k)
-	return gid
+	return broadcastOf([16]byte{1: 0x12, 4: byte(k >> 8), 5: byte(k)})
+}
+
+// broadcastOf is the IPoIB broadcast group of IP MGID mg: its scope and P_Key.
+func broadcastOf(mg [16]byte) [16]byte {
+	return [16]byte{0xff, 0x10 | mg[1]&0x0f, 0x40, 0x1b, mg[4], mg[5], 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff}
 }
 
 // addPort is partition_add_port; false is "bad PortGUID".
@@ -763,7 +769,7 @@ func (e *emu) addPort(nameAt, flagAt int) bool {
 		m.explicit = true
 		mf, ok := membershipWord(flag)
 		if !ok {
-			e.finding(Warning, flagAt, "unknown-membership", fmt.Sprintf("membership %q is not full, limited or both: OpenSM makes the port limited", flag),
+			e.finding(check.SeverityWarning, flagAt, "unknown-membership", fmt.Sprintf("membership %q is not full, limited or both: OpenSM makes the port limited", flag),
 				"write =full, =limited or =both (lower case)")
 		}
 		m.Membership = mf
@@ -804,7 +810,7 @@ func (e *emu) mgroupCreate(p, nameAt, valAt int) int {
 	d := e.conf.def
 	if valAt < 0 {
 		// inet_pton(AF_INET6, NULL, ...): OpenSM dereferences a NULL pointer.
-		e.finding(Error, nameAt, "mgid-crash", "`mgid` without '=GID': OpenSM 3.3.23 passes a NULL pointer to inet_pton and crashes (segmentation fault)",
+		e.finding(check.SeverityError, nameAt, "mgid-crash", "`mgid` without '=GID': OpenSM 3.3.23 passes a NULL pointer to inet_pton and crashes (segmentation fault)",
 			"write mgid=GID, e.g. mgid=ff12:401b::1")
 		e.crashes("OpenSM crashes on `mgid` without a value", e.pos(nameAt))
 		return 0
@@ -814,7 +820,7 @@ func (e *emu) mgroupCreate(p, nameAt, valAt int) int {
 	if err != nil || !addr.Is6() || addr.Zone() != "" || addr.As16()[0] != 0xff {
 		// Logged as a PARSE ERROR but mgroup_create returns 0: the file is kept,
 		// only this group is not created.
-		e.finding(Warning, valAt, "mgid-not-multicast",
+		e.finding(check.SeverityWarning, valAt, "mgid-not-multicast",
 			fmt.Sprintf("mgid %q is not a multicast GID: OpenSM logs \"PARSE ERROR ... gid is not multicast\" and creates no group, but keeps the file", short(text)),
 			"write an IPv6-style multicast GID starting with ff, e.g. ff12:401b::1")
 		return 0
@@ -851,7 +857,7 @@ func (e *emu) mgroupCreate(p, nameAt, valAt int) int {
 			name = e.groupFlag(&g, fAt, vAt)
 		}
 		if name == "" && text != "" && !inComment {
-			e.finding(Warning, fAt, "mgid-swallows", fmt.Sprintf("%q after mgid= is read as a group flag, not a member: OpenSM ignores it", short(text)),
+			e.finding(check.SeverityWarning, fAt, "mgid-swallows", fmt.Sprintf("%q after mgid= is read as a group flag, not a member: OpenSM ignores it", short(text)),
 				"put members on their own line after the mgid line")
 		}
 		p += r
@@ -869,15 +875,15 @@ func (e *emu) mgroupCreate(p, nameAt, valAt int) int {
 		full := d.Partition.Key.PKey(check.Full)
 		switch {
 		case gid != broadcastMGID(d.Partition.Key) && pk != 0 && pk != full:
-			e.finding(Warning, nameAt, "mgid-pkey", fmt.Sprintf("IP multicast group %s carries P_Key %s but partition %s is %s: OpenSM logs an error and does not create it", addr, pk, d.Partition.Name, full),
+			e.finding(check.SeverityWarning, nameAt, "mgid-pkey", fmt.Sprintf("IP multicast group %s carries P_Key %s but partition %s is %s: OpenSM logs an error and does not create it", addr, pk, d.Partition.Name, full),
 				fmt.Sprintf("write %s or 0000 in bytes 4-5 of the MGID (OpenSM fills in the partition's key for 0000)", full))
 			return n
 		case g.Rate != e.conf.flags.Rate:
-			e.finding(Warning, nameAt, "mgid-rate", fmt.Sprintf("IP multicast group %s has rate %d but the partition's broadcast group has %d: OpenSM logs an error and does not create it", addr, g.Rate, e.conf.flags.Rate),
+			e.finding(check.SeverityWarning, nameAt, "mgid-rate", fmt.Sprintf("IP multicast group %s has rate %d but the partition's broadcast group has %d: OpenSM logs an error and does not create it", addr, g.Rate, e.conf.flags.Rate),
 				"give IP groups the partition's rate (set rate= on the partition, not the mgid line)")
 			return n
 		case g.MTU != e.conf.flags.MTU:
-			e.finding(Warning, nameAt, "mgid-mtu", fmt.Sprintf("IP multicast group %s has mtu %d but the partition's broadcast group has %d: OpenSM logs an error and does not create it", addr, g.MTU, e.conf.flags.MTU),
+			e.finding(check.SeverityWarning, nameAt, "mgid-mtu", fmt.Sprintf("IP multicast group %s has mtu %d but the partition's broadcast group has %d: OpenSM logs an error and does not create it", addr, g.MTU, e.conf.flags.MTU),
 				"give IP groups the partition's mtu (set mtu= on the partition, not the mgid line)")
 			return n
 		}
@@ -902,11 +908,11 @@ func (e *emu) commentFlag(fAt, vAt int, flag string) {
 	const fix = "move the comment to a line of its own, or end the mgid with one of its flags before the '#' (mgid=GID,sl=0 # ...): OpenSM stops there"
 	switch {
 	case name == "":
-		e.finding(Warning, fAt, "mgid-comment", how+": an empty one here, which it takes for mtu without a value (it logs \"flag 'mtu' requires valid value - skipped\"); the group is not changed", fix)
+		e.finding(check.SeverityWarning, fAt, "mgid-comment", how+": an empty one here, which it takes for mtu without a value (it logs \"flag 'mtu' requires valid value - skipped\"); the group is not changed", fix)
 	case flag == "":
-		e.finding(Warning, fAt, "mgid-comment", fmt.Sprintf("%s: %q is not a flag, it logs \"unrecognized mgroup flag '%s' - ignored\"", how, short(text), short(name)), fix)
+		e.finding(check.SeverityWarning, fAt, "mgid-comment", fmt.Sprintf("%s: %q is not a flag, it logs \"unrecognized mgroup flag '%s' - ignored\"", how, short(text), short(name)), fix)
 	default:
-		e.finding(Warning, fAt, "mgid-comment", fmt.Sprintf("%s: %q sets the group's %s, and it is not ignored", how, short(text), flag), fix)
+		e.finding(check.SeverityWarning, fAt, "mgid-comment", fmt.Sprintf("%s: %q sets the group's %s, and it is not ignored", how, short(text), flag), fix)
 	}
 }
 
@@ -918,11 +924,8 @@ func (e *emu) commentFlag(fAt, vAt int, flag string) {
 // link-local scope (ERR 1B24).
 func (c *Config) refuseGroup(mg [16]byte) string {
 	if isIPMGID(mg) {
-		bc := [16]byte{0xff, 0x10 | mg[1]&0x0f, 0x40, 0x1b, mg[4], mg[5], 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff}
-		if bc == mg {
-			return ""
-		}
-		if _, ok := c.groupByMGID[bc]; !ok {
+		bc := broadcastOf(mg)
+		if _, ok := c.groupByMGID[bc]; !ok && bc != mg {
 			return fmt.Sprintf("its IPoIB broadcast group %s does not exist (ERR 1B1B)", netip.AddrFrom16(bc))
 		}
 		return ""
@@ -946,7 +949,7 @@ func isIPMGID(gid [16]byte) bool {
 // mask (the default scope, link-local, when none), its scope written into the MGID.
 // A group whose MGID already exists is not created again (osm_get_mgrp_by_mgid in
 // mgroup_create, find-or-create for the broadcast group): the first one wins.
-func (e *emu) createGroups(p *Partition, d *Definition, gid [16]byte, g groupFlags, pos Pos, broadcast bool) {
+func (e *emu) createGroups(p *Partition, d *Definition, gid [16]byte, g groupFlags, pos check.FilePos, broadcast bool) {
 	if !broadcast {
 		if _, dup := e.c.groupByMGID[gid]; dup {
 			return
@@ -976,7 +979,7 @@ func (e *emu) createGroups(p *Partition, d *Definition, gid [16]byte, g groupFla
 			if !broadcast && old.Partition != p {
 				msg := fmt.Sprintf("multicast group %s (mgid=%s with scope %d) is already partition %s's (line %d): OpenSM 3.3.23 puts one group in two partitions and may crash (segmentation fault; in the lab every run with -o, some daemons)",
 					netip.AddrFrom16(mg), netip.AddrFrom16(gid), s, old.Partition.Name, old.Pos.Line)
-				e.c.Findings = append(e.c.Findings, Finding{Severity: Error, Pos: pos, Rule: "mgid-crash", Message: msg,
+				e.c.Findings = append(e.c.Findings, check.Finding{Severity: check.SeverityError, Pos: pos, Rule: "mgid-crash", Message: msg,
 					Action: "give each partition its own MGID"})
 				e.crashes(fmt.Sprintf("OpenSM may crash on multicast group %s in two partitions", netip.AddrFrom16(mg)), pos)
 			}
@@ -991,7 +994,7 @@ func (e *emu) createGroups(p *Partition, d *Definition, gid [16]byte, g groupFla
 			if isIPMGID(mg) {
 				e.refused = append(e.refused, refusedGroup{len(e.c.Findings), mg})
 			}
-			e.c.Findings = append(e.c.Findings, Finding{Severity: Warning, Pos: pos, Rule: "mgid-refused",
+			e.c.Findings = append(e.c.Findings, check.Finding{Severity: check.SeverityWarning, Pos: pos, Rule: "mgid-refused",
 				Message: fmt.Sprintf("OpenSM's SA refuses to create multicast group %s: %s", netip.AddrFrom16(mg), why),
 				Action:  fix})
 			continue
@@ -1006,7 +1009,7 @@ func (e *emu) createGroups(p *Partition, d *Definition, gid [16]byte, g groupFla
 // crashes records that OpenSM crashes (or may crash) on the file, the first cause:
 // what it programs cannot be predicted (after a crash nothing; the tables stay as
 // they were).
-func (e *emu) crashes(why string, at Pos) {
+func (e *emu) crashes(why string, at check.FilePos) {
 	if e.c.Uncertain == "" {
 		e.c.Uncertain, e.c.UncertainAt, e.c.crash = why, at, true
 	}
@@ -1025,7 +1028,7 @@ type MGroup struct {
 	Scope     uint8
 	Broadcast bool // the IPoIB broadcast group of an ipoib partition
 	Partition *Partition
-	Pos       Pos
+	Pos       check.FilePos
 	// RawMTU and RawRate are the values as written (before the 8-bit truncation).
 	RawMTU, RawRate uint32
 }

@@ -8,24 +8,6 @@ import (
 	"github.com/ibkey/ibkey/internal/check"
 )
 
-// Severity is check.Severity, the one severity of lint, audit and comparison findings.
-type Severity = check.Severity
-
-// The two severities, as check names them.
-const (
-	Error   = check.SeverityError
-	Warning = check.SeverityWarning
-)
-
-// Pos is a place in a partitions.conf file (check.FilePos). Line and Col are 1-based
-// physical lines and byte columns (OpenSM's own "line N" counts 4094-byte pieces of
-// longer lines).
-type Pos = check.FilePos
-
-// Finding is check.Finding: a parse or lint finding has a Pos and no Ports, and its
-// Action says how to fix the line.
-type Finding = check.Finding
-
 // MemberFlag is the membership a member item asks for.
 type MemberFlag uint8
 
@@ -94,7 +76,9 @@ func (m *Member) Decimal() bool {
 
 // Pos is where the item is written: line and column in its definition's file (Line 0
 // for OpenSM's own items, the implicit Default and the fallback).
-func (m *Member) Pos() Pos { return Pos{File: m.Def.Pos.File, Line: int(m.line), Col: int(m.col)} }
+func (m *Member) Pos() check.FilePos {
+	return check.FilePos{File: m.Def.Pos.File, Line: int(m.line), Col: int(m.col)}
+}
 
 // Flag is a name[=value] item of a definition line, with the name OpenSM matched.
 type Flag struct {
@@ -105,7 +89,7 @@ type Flag struct {
 
 // Definition is one `[Name][=PKey][,flag]* : members ;` as written.
 type Definition struct {
-	Pos       Pos
+	Pos       check.FilePos
 	Name      string
 	KeyText   string             // the key as written, "" when omitted
 	Key       check.PartitionKey // the 15-bit key OpenSM uses (generated or merged when KeyText gives 0)
@@ -154,11 +138,11 @@ type Config struct {
 	// Partitions in OpenSM's map order (see orderKey).
 	Partitions []*Partition
 	// Findings from parsing (errors are what OpenSM rejects).
-	Findings []Finding
+	Findings []check.Finding
 	// Rejected: OpenSM stops at the first error, logs "PARSE ERROR: line N", and applies
 	// its fallback Default=0x7fff : ALL=full (lab: "retrying with default config").
 	Rejected   bool
-	RejectedAt Pos
+	RejectedAt check.FilePos
 	// HasDefault: the file has a definition of the default partition (key 0x7fff or,
 	// without a key, the name "Default").
 	HasDefault bool
@@ -168,7 +152,7 @@ type Config struct {
 	// file does not determine (uninitialised memory, a crash): then neither the
 	// tables nor Rejected can be predicted.
 	Uncertain   string
-	UncertainAt Pos
+	UncertainAt check.FilePos
 	// crash: Uncertain is because OpenSM crashes, or may crash, on the file.
 	crash bool
 	// GUIDs are the port GUIDs the definitions' items name, once each, in the order
@@ -256,7 +240,7 @@ func newConfig(file string) *Config {
 // SELF=full. Later definitions of the default partition are applied after these items,
 // so `Default=0x7fff : ALL=limited;` makes even the SM's port limited (lab).
 func (c *Config) implicitDefault(all MemberFlag) {
-	d := &Definition{Pos: Pos{File: c.File}, Name: "Default", Key: check.DefaultPartition, Implicit: true}
+	d := &Definition{Pos: check.FilePos{File: c.File}, Name: "Default", Key: check.DefaultPartition, Implicit: true}
 	d.Members = []Member{ // at d.Pos: line 0
 		{Kind: KindAll, Membership: all, explicit: true, Def: d, text: "ALL=" + all.String()},
 		{Kind: KindSelf, Membership: FlagFull, explicit: true, Def: d, text: "SELF=full"}}
@@ -297,7 +281,7 @@ var memberKeywords = []struct {
 // bytes were consumed (0 if no digits).
 func strtoull(s string) (uint64, int) {
 	i := 0
-	for i < len(s) && (s[i] == ' ' || (s[i] >= '\t' && s[i] <= '\r')) {
+	for i < len(s) && isCSpace(s[i]) {
 		i++
 	}
 	neg := false

@@ -122,7 +122,7 @@ func TestParseReportsAllErrors(t *testing.T) {
 	c := Parse("p.conf", []byte("a=xyz : ALL;\nb=0x10 : foo;\nc=0x20 : 0x1;\nbroken\n"))
 	var lines []int
 	for _, f := range c.Findings {
-		if f.Severity == Error {
+		if f.Severity == check.SeverityError {
 			lines = append(lines, f.Pos.Line)
 		}
 	}
@@ -214,7 +214,7 @@ func TestReadConfig(t *testing.T) {
 	}
 }
 
-func hasRule(fs []Finding, rule string) bool {
+func hasRule(fs []check.Finding, rule string) bool {
 	for _, f := range fs {
 		if f.Rule == rule {
 			return true

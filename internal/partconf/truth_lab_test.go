@@ -405,7 +405,7 @@ func runTruthSequence(t *testing.T, l *ibsimlab.Lab, rng *rand.Rand, seed uint64
 					continue
 				}
 				want := pkeyRule(tables[pa.port.GUID], tables[pb.port.GUID])
-				got := m.CanTalk(pa.port.GUID, pb.port.GUID).CanTalk
+				got := canTalk(m, pa.port.GUID, pb.port.GUID).CanTalk()
 				st.check("can-talk", got == want, func() string {
 					return fmt.Sprintf("%s: can-talk %s/%d %s/%d: model %v, real tables %v\n%s", where(), pa.gen.Node.Name, pa.gen.Num, pb.gen.Node.Name, pb.gen.Num, got, want, files())
 				})

@@ -1,11 +1,15 @@
 package partconf
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/ibkey/ibkey/internal/check"
+)
 
 // PosText is where an item of c is written. Items without a line are OpenSM's: the
 // implicit Default items it applies before the file (ALL=limited, SELF=full), or its
 // fallback for a rejected file (ALL=full).
-func (c *Config) PosText(p Pos) string {
+func (c *Config) PosText(p check.FilePos) string {
 	switch {
 	case p.Line == 0 && c.Rejected:
 		return c.File + ":(fallback)"

@@ -3,6 +3,8 @@ package partconf
 import (
 	"strings"
 	"testing"
+
+	"github.com/ibkey/ibkey/internal/check"
 )
 
 // TestPosText: an item with a line is FILE:LINE:COL; OpenSM's own items (no line) are
@@ -15,12 +17,12 @@ func TestPosText(t *testing.T) {
 	}
 	for _, c := range []struct {
 		c    *Config
-		p    Pos
+		p    check.FilePos
 		want string
 	}{
-		{ok, Pos{File: "p.conf", Line: 1, Col: 18}, "p.conf:1:18"},
-		{ok, Pos{File: "p.conf"}, "p.conf:(implicit)"},
-		{bad, Pos{File: "p.conf"}, "p.conf:(fallback)"},
+		{ok, check.FilePos{File: "p.conf", Line: 1, Col: 18}, "p.conf:1:18"},
+		{ok, check.FilePos{File: "p.conf"}, "p.conf:(implicit)"},
+		{bad, check.FilePos{File: "p.conf"}, "p.conf:(fallback)"},
 	} {
 		if got := c.c.PosText(c.p); got != c.want {
 			t.Errorf("PosText(%v) = %q, want %q", c.p, got, c.want)

@@ -383,7 +383,7 @@ func TestLabOpenSMConfEnforceOff(t *testing.T) {
 	if !assumed {
 		t.Errorf("the audit assuming enforcement should report the switch ports")
 	}
-	for _, fd := range fabric.AuditFabric(f, osm.AuditOptions()).Findings {
+	for _, fd := range fabric.AuditFabric(f, fabric.AuditOptions{EnforceOff: osm.EnforceOff}).Findings {
 		if fd.Severity == check.SeverityError || fd.Rule == fabric.RuleEnforcementOff {
 			t.Errorf("part_enforce off: %s", fd)
 		}

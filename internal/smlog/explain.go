@@ -508,7 +508,7 @@ func (x *Explainer) ipoibBroadcastMissing(ev *Event, ex *Explanation, port strin
 		ex.Fix = fmt.Sprintf("OpenSM rejects %s (first error at %s): none of its partitions exists; fix that line first", path, c.RejectedAt)
 		ex.FixAt = c.RejectedAt.String()
 	case def == nil && key == check.DefaultPartition:
-		ex.FixAt = partconf.Pos{File: path, Line: 1, Col: 1}.String()
+		ex.FixAt = check.FilePos{File: path, Line: 1, Col: 1}.String()
 		ex.Fix = fmt.Sprintf("%s has no Default line: OpenSM adds Default=0x7fff : ALL=limited, SELF=full, with no broadcast group; add %s, then SIGHUP OpenSM", path, defaultLine)
 		if !deflt {
 			ex.Fix = fmt.Sprintf("%s has no Default line: OpenSM adds Default=0x7fff : ALL=limited, SELF=full, with no broadcast group; set the interface's broadcast address back to scope 2 and add %s, or add a Default line with %s", path, defaultLine, addMGID)
