@@ -47,6 +47,10 @@ type Grid struct {
 	// Optional are groups of columns (by header) a table leaves out first, the least
 	// useful first; the columns neither names follow, the last column first.
 	Optional [][]string
+	// NoWrap are columns (by header) whose cells are never wrapped: a short phrase such
+	// as a rate ("100G 4X EDR") reads wrongly on two lines, so its column is left out
+	// (or, when Required, cut) rather than wrapped.
+	NoWrap []string
 }
 
 // MaxCell is the most bytes of one cell a table or plain output shows (MaxFreeCell for
@@ -154,6 +158,9 @@ func (g *Grid) fit(rows [][]string, width int) (c columns, ok bool) {
 		}
 	}
 	for i, h := range g.Header {
+		if slices.Contains(g.NoWrap, h) {
+			least[i] = natural[i]
+		}
 		floor[i] = min(least[i], max(ansi.StringWidth(h), minCut))
 	}
 	order := g.dropOrder()
@@ -289,7 +296,10 @@ func (g *Grid) renderTable(w io.Writer, width int) error {
 				cell = r[i]
 			}
 			if ansi.StringWidth(cell) > c.width[k] {
-				lines := WrapWords(cell, c.width[k])
+				lines := []string{cell}
+				if !slices.Contains(g.NoWrap, g.Header[i]) {
+					lines = WrapWords(cell, c.width[k])
+				}
 				for j, l := range lines {
 					lines[j] = cutMiddle(l, c.width[k])
 				}

@@ -371,3 +371,18 @@ func TestUnwrapped(t *testing.T) {
 		t.Errorf("%T: %q", s.Out, b.String())
 	}
 }
+
+// TestGridNoWrap: a NoWrap column is left out rather than wrapped ("100G 4X EDR" on
+// two lines at 100 columns, where the table had room for every row on one line
+// without its least useful column).
+func TestGridNoWrap(t *testing.T) {
+	g := Grid{Header: []string{"DEVICE", "PHYS", "RATE", "GUID"}, Optional: [][]string{{"PHYS"}}, NoWrap: []string{"RATE"}}
+	g.Add("mlx5_0", "LinkUp", "100G 4X EDR", "0x248a0703005e1a21")
+	var b bytes.Buffer
+	if err := g.Render(NewLineWrapper(&b, 50), FormatTable); err != nil {
+		t.Fatal(err)
+	}
+	if out := b.String(); !strings.Contains(out, "│ 100G 4X EDR │") || strings.Contains(out, "LinkUp") {
+		t.Errorf("want RATE whole and PHYS left out:\n%s", out)
+	}
+}

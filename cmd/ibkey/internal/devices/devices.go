@@ -4,11 +4,13 @@ package devices
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 
+	"github.com/ibkey/ibkey/internal/ibverbs"
 	"github.com/ibkey/ibkey/internal/query"
 	"github.com/ibkey/ibkey/internal/textsafe"
 )
@@ -30,8 +32,10 @@ func NewCmdDevices(f *cmdutil.Factory, runF func(*DevicesOptions) error) *cobra.
 		Use:   "devices",
 		Short: "List RDMA ports: link layer, state, LID, rate, P_Key table use",
 		Long: `List every port of every RDMA device: link layer, state, physical state, LID,
-SM LID, rate, valid P_Keys / table size and port GUID. A value the kernel does not
-provide is shown as n/a (in JSON: null, with the reason under "missing"). PKEYS is
+SM LID, rate, valid P_Keys / table size and port GUID (a table shows the rate as
+"100G 4X EDR"; plain and JSON as the kernel prints it, "100 Gb/sec (4X EDR)"). A
+value the kernel does not provide is shown as n/a (in JSON: null, with the reason
+under "missing"). PKEYS is
 "none" for a port that has no P_Key table (iWARP) and n/a, with the reason on
 stderr, for a table that exists and was not read (a DOWN CA port over the fabric, a
 saved tree without pkeys/, a pkeys/ that cannot be read; exit 4, as pkeys)
@@ -155,7 +159,8 @@ func writeDevices(o *DevicesOptions, rows []devicePortJSON, views []*query.PortV
 	g := cmdutil.Grid{Header: []string{"DEVICE", "PORT", "LINK", "STATE", "PHYS", "LID", "SM_LID", "RATE", "PKEYS", "PORT_GUID"},
 		// PORT_GUID last: over the fabric DEVICE is a node description, and a switch's
 		// ("MF0;ib-leaf-r12-u40:MQM8790/U1") is one word that cannot wrap.
-		Required: []string{"DEVICE", "PORT", "STATE"}, Optional: [][]string{{"PHYS"}, {"SM_LID"}, {"LINK"}, {"PORT_GUID"}}}
+		Required: []string{"DEVICE", "PORT", "STATE"}, Optional: [][]string{{"PHYS"}, {"SM_LID"}, {"LINK"}, {"PORT_GUID"}},
+		NoWrap: []string{"RATE"}}
 	for i, r := range rows {
 		pkeys := "n/a" // a table not read
 		if views[i].TableAbsent {
@@ -166,10 +171,22 @@ func writeDevices(o *DevicesOptions, rows []devicePortJSON, views []*query.PortV
 			// bound ("4+/128", query.ValidCount; a warning says how many).
 			pkeys = fmt.Sprintf("%s/%d", query.ValidCount(*r.ValidPKeys, r.UnreadPKeys), *r.TableSize)
 		}
+		rate := str(r.Rate) // plain keeps the kernel's text (scripts read it)
+		if p := views[i].Port; o.Format == cmdutil.FormatTable && p != nil && p.Rate.OK() {
+			rate = shortRate(p.Rate.Value)
+		}
 		g.Add(r.Device, strconv.Itoa(r.Port), str(r.LinkLayer), r.State, str(r.PhysState),
-			num(r.LID), num(r.SMLID), str(r.Rate), pkeys, str(r.PortGUID))
+			num(r.LID), num(r.SMLID), rate, pkeys, str(r.PortGUID))
 	}
 	return g.Render(o.IO.Out, o.Format)
+}
+
+// shortRate is a rate as the table shows it, "100G 4X EDR" for the kernel's "100
+// Gb/sec (4X EDR)" (drivers/infiniband/core/sysfs.c rate_show): the same facts in 11
+// columns rather than 19, so that a row fits 80 columns on one line. Plain and JSON
+// keep the kernel's text.
+func shortRate(r ibverbs.Rate) string {
+	return strings.TrimSpace(strconv.FormatFloat(r.Gbps, 'f', -1, 64) + "G " + r.Width + " " + r.Speed)
 }
 
 // nodeTypeNames are the JSON names of RDMA node type numbers: the kernel's enum

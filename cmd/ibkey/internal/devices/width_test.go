@@ -81,3 +81,35 @@ func TestDemoRatesAgree(t *testing.T) {
 		t.Errorf("%d ports in both readings, want the demo host's ports: sysfs %v, fabric %v", n, host, fabric)
 	}
 }
+
+// TestDemoOneRowPerPort80: the demo host's table at 80 columns is one line per port.
+// RATE held the kernel's "100 Gb/sec (4X EDR)", which wrapped onto a second line in
+// every row; the table now shows it as "100G 4X EDR", and never wraps it (a wider
+// terminal left PHYS in and wrapped RATE instead).
+func TestDemoOneRowPerPort80(t *testing.T) {
+	r := cmdtest.Run(t, root, true, nil, "--demo", "devices")
+	if r.Code != 0 {
+		t.Fatalf("exit %d\n%s", r.Code, r.Stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(r.Stdout), "\n")
+	rows := 0
+	for _, l := range lines {
+		if w := ansi.StringWidth(l); w > 80 {
+			t.Errorf("a line of %d columns: %q", w, l)
+		}
+		if strings.HasPrefix(l, "│") && !strings.HasPrefix(l, "│ DEVICE") {
+			rows++
+			if !strings.HasPrefix(l, "│ mlx5_") {
+				t.Errorf("a row on two lines: %q", l)
+			}
+		}
+	}
+	if rows != 4 || !strings.Contains(r.Stdout, "│ 100G 4X EDR │") {
+		t.Errorf("want 4 rows, RATE 100G 4X EDR:\n%s", r.Stdout)
+	}
+	for _, args := range [][]string{{"-o", "plain"}, {"-o", "json"}} {
+		if r := cmdtest.Run(t, root, true, nil, append([]string{"--demo", "devices"}, args...)...); !strings.Contains(r.Stdout, "100") || strings.Contains(r.Stdout, "100G") {
+			t.Errorf("%v: the kernel's rate text changed:\n%s", args, r.Stdout)
+		}
+	}
+}
