@@ -275,7 +275,7 @@ func (g *Grid) renderTable(w io.Writer, width int) error {
 	c, ok := g.fit(rows, width)
 	if !ok {
 		note := fmt.Sprintf("(the table does not fit %d columns: its rows as plain records)", width)
-		fmt.Fprintln(w, strings.Join(WrapWords(note, width), "\n"))
+		fmt.Fprintln(w, wrapLine(note, width))
 		return g.renderPlain(w)
 	}
 	t := tablewriter.NewTable(w,
@@ -315,7 +315,7 @@ func (g *Grid) renderTable(w io.Writer, width int) error {
 		return err
 	}
 	if note := c.note(width); note != "" {
-		_, err := fmt.Fprintln(w, strings.Join(WrapWords(note, width), "\n"))
+		_, err := fmt.Fprintln(w, wrapLine(note, width))
 		return err
 	}
 	return nil

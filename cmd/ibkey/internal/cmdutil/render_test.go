@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -160,7 +161,7 @@ func TestGridFits(t *testing.T) {
 		if got := strings.Contains(out, "left out to fit"); got != (tc.dropped != "") {
 			t.Errorf("width %d: dropped note %v:\n%s", tc.width, got, out)
 		}
-		if tc.dropped != "" && !strings.Contains(strings.ReplaceAll(out, "\n", " "), "("+tc.dropped+" left out to fit "+fmt.Sprint(tc.width)+" columns") {
+		if tc.dropped != "" && !strings.Contains(strings.Join(strings.Fields(out), " "), "("+tc.dropped+" left out to fit "+fmt.Sprint(tc.width)+" columns") {
 			t.Errorf("width %d: want %s left out:\n%s", tc.width, tc.dropped, out)
 		}
 		if got := strings.Contains(out, "│ (4X"); got != tc.wrapped {
@@ -226,7 +227,7 @@ func TestGridRule(t *testing.T) {
 				t.Fatalf("required %s left out:\n%s", h, out)
 			}
 		}
-		if strings.Contains(out, "…") != strings.Contains(strings.ReplaceAll(out, "\n", " "), "cut at …") {
+		if strings.Contains(out, "…") != strings.Contains(strings.Join(strings.Fields(out), " "), "cut at …") {
 			t.Fatalf("a cut not named:\n%s", out)
 		}
 	}
@@ -239,8 +240,8 @@ func TestGridRule(t *testing.T) {
 	}{
 		{80, []string{"│ MF0;ib-leaf-r12-u40:MQM8790/U1 │ 1    │ MF0;ib-spine-r1-u38:MQM9790/U1 │", "(TYPE left out to fit 80 columns; -o plain shows every column)"}},
 		{40, []string{"│ MF0;ib-l…8790/U1 │ MF0;ib-s…M9790/U1 │\n│                  │ and more words    │\n│ gpu-node-r12u07  │ -                 │\n│ HCA-1  ",
-			"(TYPE, PORT left out and long words in\nNODE, PEER cut at … to fit 40 columns;\n-o plain shows every column whole)\n"}},
-		{20, []string{"(the table does not\nfit 20 columns: its\nrows as plain\nrecords)\nNODE                            PORT"}},
+			"(TYPE, PORT left out and long words in\n  NODE, PEER cut at … to fit 40 columns;\n  -o plain shows every column whole)\n"}},
+		{20, []string{"(the table does not\n  fit 20 columns:\n  its rows as plain\n  records)\nNODE                            PORT"}},
 	} {
 		var b bytes.Buffer
 		if err := g.Render(NewLineWrapper(&b, tc.width), FormatTable); err != nil {
@@ -384,5 +385,27 @@ func TestGridNoWrap(t *testing.T) {
 	}
 	if out := b.String(); !strings.Contains(out, "│ 100G 4X EDR │") || strings.Contains(out, "LinkUp") {
 		t.Errorf("want RATE whole and PHYS left out:\n%s", out)
+	}
+}
+
+// TestGridNoteIndent: the line under a table that names what was left out is wrapped
+// as every other long line of the output is (LineWrapper: the lines after the first
+// two spaces in), not flush left under the table's corner.
+func TestGridNoteIndent(t *testing.T) {
+	g := Grid{Header: []string{"DEVICE", "PORT", "STATE", "LINK_LAYER_NAME", "PHYSICAL_STATE"}}
+	g.Add("mlx5_0", "1", "ACTIVE", "InfiniBand", "LinkUp")
+	var b bytes.Buffer
+	if err := g.Render(NewLineWrapper(&b, 40), FormatTable); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	i := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "(") })
+	if i < 0 || i == len(lines)-1 {
+		t.Fatalf("no wrapped note:\n%s", b.String())
+	}
+	for _, l := range lines[i+1:] {
+		if !strings.HasPrefix(l, "  ") {
+			t.Errorf("a note line not indented: %q\n%s", l, b.String())
+		}
 	}
 }
