@@ -56,9 +56,10 @@ Over the fabric (by SMPs; needs umad access or --ibsim): --lid LIDS or --dr PATH
 lists every port of the node at that address (--port P: one port), from NodeInfo,
 NodeDescription, PortInfo and the P_Key table length. The device is the node
 description. A switch's external ports have no LID, SM LID or GUID of their own
-(n/a); a CA's ports other than the one the address reaches are read through their
-own LIDs. JSON adds "node_desc", "node_guid" and "address" per port (device
-repeats node_desc) and "via" at the top level. Of several addresses (--lid 1-40),
+(they are port 0's, the switch's): empty ("-" in plain, null in JSON with the
+reason), as in the fabric tables; a CA's ports other than the one the address
+reaches are read through their own LIDs. JSON adds "node_desc", "node_guid" and
+"address" per port (device repeats node_desc) and "via" at the top level. Of several addresses (--lid 1-40),
 one that does not answer is not read: named on stderr and in incomplete
 (unread-node), the others listed, exit 4; none answering is exit 3.`,
 		Example:           "  ibkey devices\n  ibkey --demo devices -o json\n  ibkey devices --lid 2\n  ibkey --ibsim devices --dr 0,1",
@@ -175,8 +176,15 @@ func writeDevices(o *DevicesOptions, rows []devicePortJSON, views []*query.PortV
 		if p := views[i].Port; o.Format == cmdutil.FormatTable && p != nil && p.Rate.OK() {
 			rate = shortRate(p.Rate.Value)
 		}
+		lid, smLID, guid := num(r.LID), num(r.SMLID), str(r.PortGUID)
+		if r.Type != nil && *r.Type == "switch" && r.Port != 0 {
+			// IBA 14.2.5.6: a switch's LID, SM LID and port GUID are port 0's (the
+			// kernel's sysfs of a switch has only ports/0); its external ports have
+			// none: empty, as in the fabric tables, not n/a (not read).
+			lid, smLID, guid = "", "", ""
+		}
 		g.Add(r.Device, strconv.Itoa(r.Port), str(r.LinkLayer), r.State, str(r.PhysState),
-			num(r.LID), num(r.SMLID), rate, pkeys, str(r.PortGUID))
+			lid, smLID, rate, pkeys, guid)
 	}
 	return g.Render(o.IO.Out, o.Format)
 }

@@ -113,3 +113,31 @@ func TestDemoOneRowPerPort80(t *testing.T) {
 		}
 	}
 }
+
+// TestSwitchPortHasNoLID: a switch's external ports have no LID, SM LID or port GUID
+// of their own (IBA 14.2.5.6: they are port 0's; a switch's sysfs has only ports/0).
+// devices showed n/a there, which says "not read", where the fabric tables leave the
+// cells empty: both now say there is none. JSON keeps null with the reason.
+func TestSwitchPortHasNoLID(t *testing.T) {
+	r := cmdtest.Run(t, root, false, nil, "--demo", "devices", "--lid", "2", "-o", "plain")
+	if r.Code != 0 {
+		t.Fatalf("exit %d\n%s", r.Code, r.Stderr)
+	}
+	rows := map[string][]string{}
+	for _, l := range strings.Split(r.Stdout, "\n") {
+		if f := strings.Fields(l); len(f) == 10 {
+			rows[f[1]] = f
+		}
+	}
+	// DEVICE PORT LINK STATE PHYS LID SM_LID RATE PKEYS PORT_GUID
+	if p0 := rows["0"]; p0 == nil || p0[5] != "2" || p0[9] != "0x0002c90200400100" {
+		t.Errorf("port 0: %v\n%s", p0, r.Stdout)
+	}
+	if p1 := rows["1"]; p1 == nil || p1[5] != "-" || p1[6] != "-" || p1[9] != "-" {
+		t.Errorf("port 1: want -, -, - for LID, SM_LID, PORT_GUID: %v\n%s", p1, r.Stdout)
+	}
+	j := cmdtest.Run(t, root, false, nil, "--demo", "devices", "--lid", "2", "--port", "1", "-o", "json")
+	if !strings.Contains(j.Stdout, `"lid": null`) || !strings.Contains(j.Stdout, `"lid": "a switch's external port has none`) {
+		t.Errorf("JSON changed:\n%s", j.Stdout)
+	}
+}
