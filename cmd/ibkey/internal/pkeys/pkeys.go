@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 
@@ -56,10 +57,10 @@ arrives there; a saved tree without pkeys/) is named with the reason and the exi
 4; a port with no table at all (iWARP) is not. A device that cannot be read (a
 dangling class/infiniband link) is named on stderr, the others shown (exit 4).
 
---find PKEY prints the index a QP should use for that key's partition, as the
-kernel's ib_find_pkey picks it (drivers/infiniband/core/device.c; rdma_cm and IPoIB
-use it): the 15-bit key matches, the first full-member entry wins, else the first
-limited one. libibverbs' ibv_get_pkey_index is another lookup: the first entry equal
+--find PKEY (or --key PKEY, as 'ibkey fabric pkeys' spells it) prints the index a
+QP should use for that key's partition, as the kernel's ib_find_pkey picks it
+(drivers/infiniband/core/device.c; rdma_cm and IPoIB use it): the 15-bit key
+matches, the first full-member entry wins, else the first limited one. libibverbs' ibv_get_pkey_index is another lookup: the first entry equal
 to all 16 bits (rdma-core libibverbs/verbs.c). It answers for every port asked
 about: exit 4 when a port's answer is not known (its table or a device was not
 read; an entry not read may hold the key, or a full entry ib_find_pkey would pick
@@ -140,6 +141,13 @@ switch's external ports, NodeInfo PartitionCap otherwise.`,
 	c.Flags().BoolVar(&o.All, "all", false, "also show empty (invalid) entries")
 	c.Flags().StringVar(&o.Find, "find", "", "print the index to use for `PKEY`'s partition (a full-member entry preferred)")
 	_ = c.RegisterFlagCompletionFunc("find", completePKeys(o))
+	// --key is --find: the spelling 'ibkey fabric pkeys' uses for the same lookup.
+	c.Flags().SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+		if name == "key" {
+			name = "find"
+		}
+		return pflag.NormalizedName(name)
+	})
 	return c
 }
 
