@@ -37,8 +37,9 @@ SM LID, rate, valid P_Keys / table size and port GUID (a table shows the rate as
 value the kernel does not provide is shown as n/a (in JSON: null, with the reason
 under "missing"). PKEYS is
 "none" for a port that has no P_Key table (iWARP) and n/a, with the reason on
-stderr, for a table that exists and was not read (a DOWN CA port over the fabric, a
-saved tree without pkeys/, a pkeys/ that cannot be read; exit 4, as pkeys)
+stderr, for a table that exists and was not read (a saved tree without pkeys/, a
+pkeys/ that cannot be read; exit 4, as pkeys; a DOWN CA port's over the fabric,
+which no SMP reaches, is n/a with a note and no gap, as in pkeys and fabric pkeys)
 and for entries that could not be read the count is a lower bound, "4+/128"
 (a warning says how many were not read). A device that cannot be read (a dangling
 class/infiniband link) is named on stderr; the others are listed (exit 4).
@@ -139,7 +140,10 @@ func renderDevices(o *DevicesOptions, views []*query.PortView, src cmdutil.Sourc
 			o.Notices.Warn(fmt.Sprintf("%s: %s could not be read: its count of valid P_Keys may be short by as many (ibkey pkeys %s shows which)",
 				v.Ref(), textsafe.Plural(n, "P_Key table entry", "P_Key table entries"), v.Ref()))
 		}
-		if why := v.TableNotRead(); why != "" {
+		if why := v.TableNotRead(); why != "" && cmdutil.DownTableNotRead(v) {
+			// No gap (cmdutil.DownTableNotRead): a note, no exit 4.
+			o.Notices.Note(fmt.Sprintf("%s: PKEYS n/a: %s; a DOWN port's table is defined only once it is ARMED or ACTIVE, and its host's sysfs shows what the device holds", v.Ref(), why))
+		} else if why != "" {
 			o.Notices.Warn(fmt.Sprintf("%s: PKEYS n/a: %s", v.Ref(), why)) // many alike are summarised (Notices)
 		}
 	}

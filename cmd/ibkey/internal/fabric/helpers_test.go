@@ -2,6 +2,7 @@ package fabric
 
 import (
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
@@ -45,5 +46,15 @@ func TestFindIsKey(t *testing.T) {
 		if norm(got.Stdout) != norm(want.Stdout) || norm(got.Stderr) != norm(want.Stderr) || got.Code != want.Code || want.Code != 0 {
 			t.Errorf("%v: exit %d\n%s%s\nwant (--key) exit %d\n%s%s", find, got.Code, got.Stdout, got.Stderr, want.Code, want.Stdout, want.Stderr)
 		}
+	}
+}
+
+// TestKeyNamesDownPorts: fabric pkeys --key names the DOWN ports whose tables were
+// not read, as the listing does, instead of leaving them out of the members silently;
+// no gap, exit 0 (as pkeys --find for the same port: cmdutil.DownTableNotRead).
+func TestKeyNamesDownPorts(t *testing.T) {
+	r := runIbkey(t, false, nil, "--demo", "fabric", "pkeys", "--key", "0x7fff")
+	if r.Code != 0 || !strings.Contains(r.Stderr, `note: P_Key tables n/a on DOWN ports ("demo-node HCA-2"[2])`) {
+		t.Errorf("exit %d, want 0 naming the DOWN port\n%s", r.Code, r.Stderr)
 	}
 }

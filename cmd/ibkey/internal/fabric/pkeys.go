@@ -321,12 +321,21 @@ func members(o *PKeysOptions, fab *fabric.Fabric, key check.PKey) error {
 	if len(fab.NotRead(true)) > 0 {
 		read, more = " read", "; what was not read may hold more"
 	}
+	// The tables n/a that are no gap (DOWN ports, ports outside the subnet) are named
+	// as the listing names them: left out of the members, not silently.
+	notes := naNotes(fab, tablePorts(fab))
 	if len(members) == 0 {
 		n.Note(fmt.Sprintf("no port%s holds partition %s%s", read, key.Partition().String(), more))
+		for _, note := range notes {
+			n.Note(note)
+		}
 		return cmdutil.Exit(cmdutil.ExitNo)
 	}
 	n.Note(fmt.Sprintf("partition %s: %s%s (%d full, %d limited), %s mirroring them%s", key.Partition().String(),
 		textsafe.Plural(ends, "end port", "end ports"), read, full, limited, textsafe.Plural(len(members)-ends, "switch port", "switch ports"), more))
+	for _, note := range notes {
+		n.Note(note)
+	}
 	if full == 0 && ends > 0 {
 		n.Warn(fmt.Sprintf("every end port%s of partition %s is a limited member: limited members cannot talk to each other%s", read, key.Partition().String(),
 			strings.Replace(more, "more", "a full member", 1)))

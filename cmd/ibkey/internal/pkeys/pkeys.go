@@ -52,9 +52,12 @@ once it joined its partition's broadcast group, which the SM must have made: see
 'ibkey partitions check' and 'ibkey sm log'). An interface the user took down is not
 a warning.
 
-A table that exists and was not read (a DOWN CA port over the fabric: no SMP
-arrives there; a saved tree without pkeys/) is named with the reason and the exit is
-4; a port with no table at all (iWARP) is not. A device that cannot be read (a
+A table that exists and was not read (a saved tree without pkeys/, a pkeys/ that
+cannot be read) is named with the reason and the exit is 4; a port with no table at
+all (iWARP) is not. A DOWN CA port's over the fabric (no SMP arrives there) is n/a
+with the reason in a note and no gap, as fabric pkeys treats it: while DOWN its
+table is not defined and passes no packet (its host's sysfs shows what it holds);
+--find counts it as not holding the key. A device that cannot be read (a
 dangling class/infiniband link) is named on stderr, the others shown (exit 4).
 
 --find PKEY (or --key PKEY, as 'ibkey fabric pkeys' spells it) prints the index a
@@ -282,12 +285,18 @@ func renderPKeys(o *PKeysOptions, views []*query.PortView, find check.PKey, src 
 		for _, w := range v.Warnings {
 			n.Warn(w)
 		}
-		if why := v.TableNotRead(); why != "" {
+		if why := v.TableNotRead(); why != "" && cmdutil.DownTableNotRead(v) {
+			n.Note(v.Ref().String() + ": P_Key table n/a: " + why + "; " + downTableNote)
+		} else if why != "" {
 			n.Warn(v.Ref().String() + ": " + why)
 		}
 	}
 	return after
 }
+
+// downTableNote says why a DOWN port's table not read over the fabric is no gap
+// (cmdutil.DownTableNotRead).
+const downTableNote = "a DOWN port's table is defined only once it is ARMED or ACTIVE, and its host's sysfs shows what the device holds"
 
 func show(e query.Entry, all bool) bool { return all || e.Valid() || e.Unreadable != "" }
 
@@ -490,6 +499,13 @@ func findPKey(o *PKeysOptions, views []*query.PortView, key check.PKey, src cmdu
 		if !key.Valid() {
 			r.Outcome = query.FindNotFound.String()
 			r.Reason = fmt.Sprintf("%s has key 0, which is invalid: it never matches a table entry", key)
+			results = append(results, r)
+			continue
+		}
+		if why := v.TableNotRead(); why != "" && cmdutil.DownTableNotRead(v) {
+			// No gap, as fabric pkeys --key leaves DOWN ports out: the port holds no
+			// key of the subnet's partitions while DOWN (cmdutil.DownTableNotRead).
+			r.Outcome, r.Reason = query.FindNotFound.String(), "P_Key table n/a: "+why+"; "+downTableNote
 			results = append(results, r)
 			continue
 		}
