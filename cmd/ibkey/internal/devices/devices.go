@@ -53,8 +53,9 @@ type is "ca", "switch", "router" (or "rnic", ...); lid, sm_lid, table_size and
 valid_pkeys are numbers, port_guid a "0x%016x" string; a value not read is null
 with the reason under "missing".
 
-Over the fabric (by SMPs; needs umad access or --ibsim): --lid LIDS or --dr PATH
-lists every port of the node at that address (--port P: one port), from NodeInfo,
+Over the fabric (by SMPs; needs umad access or --ibsim): --lid LIDS, --dr PATH or
+--guid GUID (a port or node GUID, found by a sweep, as in pkeys) lists every port
+of the node at that address (--port P: one port), from NodeInfo,
 NodeDescription, PortInfo and the P_Key table length. The device is the node
 description. A switch's external ports have no LID, SM LID or GUID of their own
 (they are port 0's, the switch's): empty ("-" in plain, null in JSON with the
@@ -82,7 +83,7 @@ one that does not answer is not read: named on stderr and in incomplete
 	}
 	o.MAD = cmdutil.AddMADFlags(c, f)
 	o.MAD.NeedsAddress(&o.Addr)
-	o.Addr.Register(c)
+	o.Addr.RegisterFor(c, f)
 	return c
 }
 
