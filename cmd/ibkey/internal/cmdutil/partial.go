@@ -59,9 +59,9 @@ func HostNotRead(n *Notices, views []*query.PortView, err error) (incomplete []I
 // table before the port becomes ACTIVE again. So it is shown n/a with the reason in a
 // note, not a gap (no exit 4), as a sweep leaves DOWN ports out of what it did not
 // read (fabric.Fabric.NotRead: fabric pkeys, fabric check, the exporter) and watch
-// counters their PortCounters over the fabric. A question about what it holds (pkeys
-// --find for that port) has no answer all the same: exit 4 there. Its host's sysfs
-// shows what the device holds.
+// counters their PortCounters over the fabric; pkeys --find counts the port as not
+// holding the key, as fabric pkeys --key leaves it out of the members. Its host's
+// sysfs shows what the device holds.
 func DownTableNotRead(v *query.PortView) bool {
 	return v.Fabric != nil && v.Port != nil && v.Port.State.Num == ibverbs.StateDown && v.TableNotRead() != ""
 }

@@ -63,12 +63,13 @@ dangling class/infiniband link) is named on stderr, the others shown (exit 4).
 --find PKEY (or --key PKEY, as 'ibkey fabric pkeys' spells it) prints the index a
 QP should use for that key's partition, as the kernel's ib_find_pkey picks it
 (drivers/infiniband/core/device.c; rdma_cm and IPoIB use it): the 15-bit key
-matches, the first full-member entry wins, else the first limited one. libibverbs' ibv_get_pkey_index is another lookup: the first entry equal
-to all 16 bits (rdma-core libibverbs/verbs.c). It answers for every port asked
-about: exit 4 when a port's answer is not known (its table or a device was not
-read; an entry not read may hold the key, or a full entry ib_find_pkey would pick
-before the one found), the ports found still printed; else 0 when a port holds it, 1
-when none does (a port with no table, iWARP, does not).
+matches, the first full-member entry wins, else the first limited one. libibverbs'
+ibv_get_pkey_index is another lookup: the first entry equal to all 16 bits
+(rdma-core libibverbs/verbs.c). It answers for every port asked about: exit 4
+when a port's answer is not known (its table or a device was not read; an entry not
+read may hold the key, or a full entry ib_find_pkey would pick before the one
+found), the ports found still printed; else 0 when a port holds it, 1 when none
+does (a port with no table, iWARP, does not).
 With -o plain and one port it prints just the index (for NCCL_IB_PKEY=$(...)), also
 on exit 4; over several ports a header line and one port per line.
 
