@@ -226,16 +226,19 @@ func (c *columns) narrow(over int, limit []int) int {
 
 // balance is the narrowest width, down to least, at which column i's cells take no more
 // lines than at width: "100 Gb/sec (4X EDR)" in 16 columns is two lines, and so it is in
-// 10, which splits it where a reader would.
+// 10, which splits it where a reader would. The lines are counted over every cell, not
+// only the longest: one long reason in a column of short ones must not narrow the
+// column until the short ones wrap too (watch counters' VALUE wrapped every
+// "n/a(needs fabric access)" at 80 columns for one three-line cell).
 func balance(rows [][]string, i, width, least int) int {
 	lines := func(w int) int {
-		most := 1
+		n := 0
 		for _, r := range rows {
 			if i < len(r) {
-				most = max(most, len(WrapWords(r[i], w)))
+				n += len(WrapWords(r[i], w))
 			}
 		}
-		return most
+		return n
 	}
 	target := lines(width)
 	lo, hi := least, width // lines(hi) == target; find the smallest such width

@@ -409,3 +409,22 @@ func TestGridNoteIndent(t *testing.T) {
 		}
 	}
 }
+
+// TestGridBalanceShortCells: a column narrowed to what its longest cell needs does not
+// wrap its short cells too: watch counters' VALUE, with one three-line reason, wrapped
+// every "n/a(needs fabric access)" at 80 columns although the table had room for it.
+func TestGridBalanceShortCells(t *testing.T) {
+	g := Grid{Header: []string{"PORT", "STATE", "COUNTER", "VALUE"}}
+	for _, port := range []string{"mlx5_0/1", "mlx5_1/1", "mlx5_2/1"} {
+		g.Add(port, "ACTIVE", "port_xmit_constraint_errors", "0")
+		g.Add("", "", "pkey_violations", "n/a(needs fabric access)")
+	}
+	g.Add("mlx5_2/1", "ACTIVE", "qkey_violations", "n/a(no PortInfo: the Ethernet link layer has no QP0)")
+	var b bytes.Buffer
+	if err := g.Render(NewLineWrapper(&b, 80), FormatTable); err != nil {
+		t.Fatal(err)
+	}
+	if out := b.String(); strings.Count(out, "n/a(needs fabric access)") != 3 || maxWidth(out) > 80 {
+		t.Errorf("short cells wrapped:\n%s", out)
+	}
+}
