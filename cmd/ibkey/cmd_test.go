@@ -175,7 +175,7 @@ func TestMADFlagsOnRunWithoutMADs(t *testing.T) {
 	cmdtest.Errors(t, newRootCmd, []cmdtest.ErrorCase{
 		{Args: []string{"--sysfs", sysfs, "pkeys", "--ibsim=/nonexistent"}, Code: 2, Stderr: `ibkey: --ibsim "/nonexistent": this run sends no MADs: 'ibkey pkeys' sends them only to read --lid, --dr or --guid (give one, or leave out the MAD flags to read this host)`},
 		{Args: []string{"--demo", "pkeys", "mlx5_0", "1", "--ibsim", "--sim-node", "HcaZ"}, Code: 2, Stderr: `ibkey: --ibsim --sim-node "HcaZ": this run sends no MADs: 'ibkey pkeys' sends them only`},
-		{Args: []string{"--demo", "devices", "-t", "200", "--mad-retries=1"}, Code: 2, Stderr: `ibkey: --mad-timeout "200" --mad-retries "1": this run sends no MADs: 'ibkey devices' sends them only to read --lid or --dr (give one`},
+		{Args: []string{"--demo", "devices", "-t", "200", "--mad-retries=1"}, Code: 2, Stderr: `ibkey: --mad-timeout "200" --mad-retries "1": this run sends no MADs: 'ibkey devices' sends them only to read --lid, --dr or --guid (give one`},
 		{Args: []string{"--sysfs", sysfs, "devices", "--ca=mlx5_0"}, Code: 2, Stderr: `ibkey: --ca "mlx5_0": this run sends no MADs`},
 		{Args: []string{"--demo", "watch", "counters", "--once", "--mad-timeout=2s"}, Code: 2, Stderr: `ibkey: --mad-timeout "2s": this run sends no MADs: 'ibkey watch counters' sends them only to read --lid or --dr, or the local ports' PortInfo counters through --ca or --ibsim`},
 		{Args: []string{"--demo", "fabric", "pkeys", "--fabric-file", file, "--ibsim=x"}, Code: 2, Stderr: `ibkey: --ibsim "x": this run sends no MADs: with --fabric-file, 'ibkey fabric pkeys' reads the saved sweep`},

@@ -3,6 +3,8 @@ package cantalk
 import (
 	"strings"
 	"testing"
+
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
 )
 
 // TestDemoResolvesGUIDs: --demo is a host and the fabric its ports are cabled to
@@ -24,5 +26,15 @@ func TestDemoResolvesGUIDs(t *testing.T) {
 	r := runIbkey(t, "--sysfs", cantalkFixture, "can-talk", "0x0002c90300a00041", "0x8001")
 	if r.Code != 2 {
 		t.Errorf("GUID without a source: exit %d, want 2\n%s", r.Code, r.Stderr)
+	}
+}
+
+// TestDownPortTableNoGap: a DOWN CA port's table over the fabric is no gap
+// (cmdutil.DownTableNotRead), as in pkeys, devices and fabric pkeys: the NOT ACTIVE
+// verdict does not depend on it, and its JSON listed it in incomplete.
+func TestDownPortTableNoGap(t *testing.T) {
+	r := cmdtest.Run(t, root, false, nil, "--demo", "can-talk", "lid=9,port=2", "lid=3", "-o", "json")
+	if r.Code != 1 || !strings.Contains(r.Stdout, `"verdict": "not-active"`) || strings.Contains(r.Stdout, `"incomplete"`) {
+		t.Errorf("exit %d, want 1, not-active, no incomplete\n%s", r.Code, r.Stdout)
 	}
 }

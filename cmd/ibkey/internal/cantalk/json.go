@@ -205,7 +205,9 @@ func noIncomplete(v check.Verdict, eps []query.ResolvedEndpoint, saReason string
 		// The port's table, or its entries, not read: the rule of every view
 		// (query.NotRead), named by the endpoint. A QP uses one entry of them, which
 		// EntryNotKnown or EntryNotRead names.
-		if r.View != nil {
+		// A DOWN port's table over the fabric is no gap (cmdutil.DownTableNotRead):
+		// the verdict is NOT ACTIVE whatever it holds.
+		if r.View != nil && !cmdutil.DownTableNotRead(r.View) {
 			unread, _ := query.NotRead([]*query.PortView{r.View}, nil)
 			for _, u := range unread {
 				if u.Entries && !e.Port {

@@ -191,8 +191,28 @@ func (f *Factory) Decide() error {
 	allowed := !f.NoColor && f.Getenv("NO_COLOR") == "" && f.Getenv("TERM") != "dumb"
 	f.colorOut = allowed && f.IOStreams.OutTTY
 	f.colorErr = allowed && f.IOStreams.ErrTTY
+	f.columns()
 	f.decided = true
 	return nil
+}
+
+// columns applies COLUMNS, when it is a positive number, to the widths the output
+// fits: POSIX (XBD 8.3) makes it "the user's preferred width in column positions for
+// the terminal screen or window", and, as ls(1) does, it wins over the window's size
+// and holds on a pipe too (COLUMNS=200 ibkey ... -o table | less -S). stderr is
+// wrapped only on a terminal, to COLUMNS there: on a pipe or in a file its lines are
+// records for logs. Any other value is ignored, as ls(1) ignores it (with a warning
+// there); the live screen of watch follows its window, which it is told of as it
+// changes.
+func (f *Factory) columns() {
+	n, err := strconv.Atoi(f.Getenv("COLUMNS"))
+	if err != nil || n <= 0 {
+		return
+	}
+	f.IOStreams.OutWidth = n
+	if f.IOStreams.ErrTTY {
+		f.IOStreams.ErrWidth = n
+	}
 }
 
 // ColorOut reports whether stdout may be coloured (a terminal, colour allowed).

@@ -2,6 +2,7 @@ package cmdutil
 
 import (
 	"context"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -103,6 +104,43 @@ func TestInputSanity(t *testing.T) {
 		code := Execute(context.Background(), root, c.args, streams)
 		if code != c.code || !strings.Contains(errOut.String(), c.msg) || strings.Count(errOut.String(), "\n") > 1 {
 			t.Errorf("%v: exit %d, stderr %q; want exit %d and %q", c.args, code, errOut.String(), c.code, c.msg)
+		}
+	}
+}
+
+// TestColumns: COLUMNS, a positive number, is the width the output fits, on a pipe
+// (-o table | less) as on a terminal, where it wins over the window's size; stderr is
+// wrapped to it only on a terminal. It was ignored: a table on a pipe always fit 80.
+func TestColumns(t *testing.T) {
+	for _, tc := range []struct {
+		columns          string
+		outTTY, errTTY   bool
+		window           int
+		wantOut, wantErr int
+	}{
+		{"", false, false, 0, 80, 0},
+		{"200", false, false, 0, 200, 0},
+		{"200", false, true, 0, 200, 200},
+		{"60", true, true, 100, 60, 60},
+		{"", true, true, 100, 100, 100},
+		{"x", false, false, 0, 80, 0},
+		{"0", true, false, 100, 100, 0},
+		{"-5", false, false, 0, 80, 0},
+	} {
+		s := &IOStreams{Out: io.Discard, ErrOut: io.Discard, OutTTY: tc.outTTY, ErrTTY: tc.errTTY}
+		if tc.outTTY {
+			s.OutWidth = tc.window
+		}
+		if tc.errTTY && tc.window > 0 {
+			s.ErrWidth = tc.window
+		}
+		f := NewFactory(s, func(k string) string { return map[string]string{"COLUMNS": tc.columns}[k] }, time.Now)
+		f.Output = "table"
+		if err := f.Decide(); err != nil {
+			t.Fatal(err)
+		}
+		if s.Width() != tc.wantOut || s.ErrWidth != tc.wantErr {
+			t.Errorf("COLUMNS=%q tty %v/%v window %d: widths %d/%d, want %d/%d", tc.columns, tc.outTTY, tc.errTTY, tc.window, s.Width(), s.ErrWidth, tc.wantOut, tc.wantErr)
 		}
 	}
 }

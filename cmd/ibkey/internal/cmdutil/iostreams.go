@@ -19,8 +19,9 @@ type IOStreams struct {
 	InTTY  bool
 	OutTTY bool
 	ErrTTY bool
-	// OutWidth and ErrWidth are the terminals' widths in columns; 0 when not known
-	// (not a terminal): tables then fit DefaultWidth.
+	// OutWidth and ErrWidth are the widths in columns the output fits: the terminals',
+	// or COLUMNS (Factory.Decide); 0 when not known (not a terminal, no COLUMNS):
+	// tables then fit DefaultWidth and stderr is not wrapped.
 	OutWidth, ErrWidth int
 
 	wrapped *LineWrapper // Out, when it wraps long lines (WrapOut)

@@ -47,6 +47,10 @@ type Grid struct {
 	// Optional are groups of columns (by header) a table leaves out first, the least
 	// useful first; the columns neither names follow, the last column first.
 	Optional [][]string
+	// NoWrap are columns (by header) whose cells are never wrapped: a short phrase such
+	// as a rate ("100G 4X EDR") reads wrongly on two lines, so its column is left out
+	// (or, when Required, cut) rather than wrapped.
+	NoWrap []string
 }
 
 // MaxCell is the most bytes of one cell a table or plain output shows (MaxFreeCell for
@@ -154,6 +158,9 @@ func (g *Grid) fit(rows [][]string, width int) (c columns, ok bool) {
 		}
 	}
 	for i, h := range g.Header {
+		if slices.Contains(g.NoWrap, h) {
+			least[i] = natural[i]
+		}
 		floor[i] = min(least[i], max(ansi.StringWidth(h), minCut))
 	}
 	order := g.dropOrder()
@@ -219,16 +226,19 @@ func (c *columns) narrow(over int, limit []int) int {
 
 // balance is the narrowest width, down to least, at which column i's cells take no more
 // lines than at width: "100 Gb/sec (4X EDR)" in 16 columns is two lines, and so it is in
-// 10, which splits it where a reader would.
+// 10, which splits it where a reader would. The lines are counted over every cell, not
+// only the longest: one long reason in a column of short ones must not narrow the
+// column until the short ones wrap too (watch counters' VALUE wrapped every
+// "n/a(needs fabric access)" at 80 columns for one three-line cell).
 func balance(rows [][]string, i, width, least int) int {
 	lines := func(w int) int {
-		most := 1
+		n := 0
 		for _, r := range rows {
 			if i < len(r) {
-				most = max(most, len(WrapWords(r[i], w)))
+				n += len(WrapWords(r[i], w))
 			}
 		}
-		return most
+		return n
 	}
 	target := lines(width)
 	lo, hi := least, width // lines(hi) == target; find the smallest such width
@@ -268,7 +278,7 @@ func (g *Grid) renderTable(w io.Writer, width int) error {
 	c, ok := g.fit(rows, width)
 	if !ok {
 		note := fmt.Sprintf("(the table does not fit %d columns: its rows as plain records)", width)
-		fmt.Fprintln(w, strings.Join(WrapWords(note, width), "\n"))
+		fmt.Fprintln(w, wrapLine(note, width))
 		return g.renderPlain(w)
 	}
 	t := tablewriter.NewTable(w,
@@ -289,7 +299,10 @@ func (g *Grid) renderTable(w io.Writer, width int) error {
 				cell = r[i]
 			}
 			if ansi.StringWidth(cell) > c.width[k] {
-				lines := WrapWords(cell, c.width[k])
+				lines := []string{cell}
+				if !slices.Contains(g.NoWrap, g.Header[i]) {
+					lines = WrapWords(cell, c.width[k])
+				}
 				for j, l := range lines {
 					lines[j] = cutMiddle(l, c.width[k])
 				}
@@ -305,7 +318,7 @@ func (g *Grid) renderTable(w io.Writer, width int) error {
 		return err
 	}
 	if note := c.note(width); note != "" {
-		_, err := fmt.Fprintln(w, strings.Join(WrapWords(note, width), "\n"))
+		_, err := fmt.Fprintln(w, wrapLine(note, width))
 		return err
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -160,7 +161,7 @@ func TestGridFits(t *testing.T) {
 		if got := strings.Contains(out, "left out to fit"); got != (tc.dropped != "") {
 			t.Errorf("width %d: dropped note %v:\n%s", tc.width, got, out)
 		}
-		if tc.dropped != "" && !strings.Contains(strings.ReplaceAll(out, "\n", " "), "("+tc.dropped+" left out to fit "+fmt.Sprint(tc.width)+" columns") {
+		if tc.dropped != "" && !strings.Contains(strings.Join(strings.Fields(out), " "), "("+tc.dropped+" left out to fit "+fmt.Sprint(tc.width)+" columns") {
 			t.Errorf("width %d: want %s left out:\n%s", tc.width, tc.dropped, out)
 		}
 		if got := strings.Contains(out, "│ (4X"); got != tc.wrapped {
@@ -226,7 +227,7 @@ func TestGridRule(t *testing.T) {
 				t.Fatalf("required %s left out:\n%s", h, out)
 			}
 		}
-		if strings.Contains(out, "…") != strings.Contains(strings.ReplaceAll(out, "\n", " "), "cut at …") {
+		if strings.Contains(out, "…") != strings.Contains(strings.Join(strings.Fields(out), " "), "cut at …") {
 			t.Fatalf("a cut not named:\n%s", out)
 		}
 	}
@@ -239,8 +240,8 @@ func TestGridRule(t *testing.T) {
 	}{
 		{80, []string{"│ MF0;ib-leaf-r12-u40:MQM8790/U1 │ 1    │ MF0;ib-spine-r1-u38:MQM9790/U1 │", "(TYPE left out to fit 80 columns; -o plain shows every column)"}},
 		{40, []string{"│ MF0;ib-l…8790/U1 │ MF0;ib-s…M9790/U1 │\n│                  │ and more words    │\n│ gpu-node-r12u07  │ -                 │\n│ HCA-1  ",
-			"(TYPE, PORT left out and long words in\nNODE, PEER cut at … to fit 40 columns;\n-o plain shows every column whole)\n"}},
-		{20, []string{"(the table does not\nfit 20 columns: its\nrows as plain\nrecords)\nNODE                            PORT"}},
+			"(TYPE, PORT left out and long words in\n  NODE, PEER cut at … to fit 40 columns;\n  -o plain shows every column whole)\n"}},
+		{20, []string{"(the table does not\n  fit 20 columns:\n  its rows as plain\n  records)\nNODE                            PORT"}},
 	} {
 		var b bytes.Buffer
 		if err := g.Render(NewLineWrapper(&b, tc.width), FormatTable); err != nil {
@@ -369,5 +370,61 @@ func TestUnwrapped(t *testing.T) {
 	}
 	if b.String() != long {
 		t.Errorf("%T: %q", s.Out, b.String())
+	}
+}
+
+// TestGridNoWrap: a NoWrap column is left out rather than wrapped ("100G 4X EDR" on
+// two lines at 100 columns, where the table had room for every row on one line
+// without its least useful column).
+func TestGridNoWrap(t *testing.T) {
+	g := Grid{Header: []string{"DEVICE", "PHYS", "RATE", "GUID"}, Optional: [][]string{{"PHYS"}}, NoWrap: []string{"RATE"}}
+	g.Add("mlx5_0", "LinkUp", "100G 4X EDR", "0x248a0703005e1a21")
+	var b bytes.Buffer
+	if err := g.Render(NewLineWrapper(&b, 50), FormatTable); err != nil {
+		t.Fatal(err)
+	}
+	if out := b.String(); !strings.Contains(out, "│ 100G 4X EDR │") || strings.Contains(out, "LinkUp") {
+		t.Errorf("want RATE whole and PHYS left out:\n%s", out)
+	}
+}
+
+// TestGridNoteIndent: the line under a table that names what was left out is wrapped
+// as every other long line of the output is (LineWrapper: the lines after the first
+// two spaces in), not flush left under the table's corner.
+func TestGridNoteIndent(t *testing.T) {
+	g := Grid{Header: []string{"DEVICE", "PORT", "STATE", "LINK_LAYER_NAME", "PHYSICAL_STATE"}}
+	g.Add("mlx5_0", "1", "ACTIVE", "InfiniBand", "LinkUp")
+	var b bytes.Buffer
+	if err := g.Render(NewLineWrapper(&b, 40), FormatTable); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	i := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "(") })
+	if i < 0 || i == len(lines)-1 {
+		t.Fatalf("no wrapped note:\n%s", b.String())
+	}
+	for _, l := range lines[i+1:] {
+		if !strings.HasPrefix(l, "  ") {
+			t.Errorf("a note line not indented: %q\n%s", l, b.String())
+		}
+	}
+}
+
+// TestGridBalanceShortCells: a column narrowed to what its longest cell needs does not
+// wrap its short cells too: watch counters' VALUE, with one three-line reason, wrapped
+// every "n/a(needs fabric access)" at 80 columns although the table had room for it.
+func TestGridBalanceShortCells(t *testing.T) {
+	g := Grid{Header: []string{"PORT", "STATE", "COUNTER", "VALUE"}}
+	for _, port := range []string{"mlx5_0/1", "mlx5_1/1", "mlx5_2/1"} {
+		g.Add(port, "ACTIVE", "port_xmit_constraint_errors", "0")
+		g.Add("", "", "pkey_violations", "n/a(needs fabric access)")
+	}
+	g.Add("mlx5_2/1", "ACTIVE", "qkey_violations", "n/a(no PortInfo: the Ethernet link layer has no QP0)")
+	var b bytes.Buffer
+	if err := g.Render(NewLineWrapper(&b, 80), FormatTable); err != nil {
+		t.Fatal(err)
+	}
+	if out := b.String(); strings.Count(out, "n/a(needs fabric access)") != 3 || maxWidth(out) > 80 {
+		t.Errorf("short cells wrapped:\n%s", out)
 	}
 }

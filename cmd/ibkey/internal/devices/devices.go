@@ -4,11 +4,13 @@ package devices
 import (
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 
+	"github.com/ibkey/ibkey/internal/ibverbs"
 	"github.com/ibkey/ibkey/internal/query"
 	"github.com/ibkey/ibkey/internal/textsafe"
 )
@@ -30,11 +32,14 @@ func NewCmdDevices(f *cmdutil.Factory, runF func(*DevicesOptions) error) *cobra.
 		Use:   "devices",
 		Short: "List RDMA ports: link layer, state, LID, rate, P_Key table use",
 		Long: `List every port of every RDMA device: link layer, state, physical state, LID,
-SM LID, rate, valid P_Keys / table size and port GUID. A value the kernel does not
-provide is shown as n/a (in JSON: null, with the reason under "missing"). PKEYS is
+SM LID, rate, valid P_Keys / table size and port GUID (a table shows the rate as
+"100G 4X EDR"; plain and JSON as the kernel prints it, "100 Gb/sec (4X EDR)"). A
+value the kernel does not provide is shown as n/a (in JSON: null, with the reason
+under "missing"). PKEYS is
 "none" for a port that has no P_Key table (iWARP) and n/a, with the reason on
-stderr, for a table that exists and was not read (a DOWN CA port over the fabric, a
-saved tree without pkeys/, a pkeys/ that cannot be read; exit 4, as pkeys)
+stderr, for a table that exists and was not read (a saved tree without pkeys/, a
+pkeys/ that cannot be read; exit 4, as pkeys; a DOWN CA port's over the fabric,
+which no SMP reaches, is n/a with a note and no gap, as in pkeys and fabric pkeys)
 and for entries that could not be read the count is a lower bound, "4+/128"
 (a warning says how many were not read). A device that cannot be read (a dangling
 class/infiniband link) is named on stderr; the others are listed (exit 4).
@@ -48,13 +53,15 @@ type is "ca", "switch", "router" (or "rnic", ...); lid, sm_lid, table_size and
 valid_pkeys are numbers, port_guid a "0x%016x" string; a value not read is null
 with the reason under "missing".
 
-Over the fabric (by SMPs; needs umad access or --ibsim): --lid LIDS or --dr PATH
-lists every port of the node at that address (--port P: one port), from NodeInfo,
+Over the fabric (by SMPs; needs umad access or --ibsim): --lid LIDS, --dr PATH or
+--guid GUID (a port or node GUID, found by a sweep, as in pkeys) lists every port
+of the node at that address (--port P: one port), from NodeInfo,
 NodeDescription, PortInfo and the P_Key table length. The device is the node
 description. A switch's external ports have no LID, SM LID or GUID of their own
-(n/a); a CA's ports other than the one the address reaches are read through their
-own LIDs. JSON adds "node_desc", "node_guid" and "address" per port (device
-repeats node_desc) and "via" at the top level. Of several addresses (--lid 1-40),
+(they are port 0's, the switch's): empty ("-" in plain, null in JSON with the
+reason), as in the fabric tables; a CA's ports other than the one the address
+reaches are read through their own LIDs. JSON adds "node_desc", "node_guid" and
+"address" per port (device repeats node_desc) and "via" at the top level. Of several addresses (--lid 1-40),
 one that does not answer is not read: named on stderr and in incomplete
 (unread-node), the others listed, exit 4; none answering is exit 3.`,
 		Example:           "  ibkey devices\n  ibkey --demo devices -o json\n  ibkey devices --lid 2\n  ibkey --ibsim devices --dr 0,1",
@@ -76,7 +83,7 @@ one that does not answer is not read: named on stderr and in incomplete
 	}
 	o.MAD = cmdutil.AddMADFlags(c, f)
 	o.MAD.NeedsAddress(&o.Addr)
-	o.Addr.Register(c)
+	o.Addr.RegisterFor(c, f)
 	return c
 }
 
@@ -134,7 +141,10 @@ func renderDevices(o *DevicesOptions, views []*query.PortView, src cmdutil.Sourc
 			o.Notices.Warn(fmt.Sprintf("%s: %s could not be read: its count of valid P_Keys may be short by as many (ibkey pkeys %s shows which)",
 				v.Ref(), textsafe.Plural(n, "P_Key table entry", "P_Key table entries"), v.Ref()))
 		}
-		if why := v.TableNotRead(); why != "" {
+		if why := v.TableNotRead(); why != "" && cmdutil.DownTableNotRead(v) {
+			// No gap (cmdutil.DownTableNotRead): a note, no exit 4.
+			o.Notices.Note(fmt.Sprintf("%s: PKEYS n/a: %s; a DOWN port's table is defined only once it is ARMED or ACTIVE, and its host's sysfs shows what the device holds", v.Ref(), why))
+		} else if why != "" {
 			o.Notices.Warn(fmt.Sprintf("%s: PKEYS n/a: %s", v.Ref(), why)) // many alike are summarised (Notices)
 		}
 	}
@@ -155,7 +165,8 @@ func writeDevices(o *DevicesOptions, rows []devicePortJSON, views []*query.PortV
 	g := cmdutil.Grid{Header: []string{"DEVICE", "PORT", "LINK", "STATE", "PHYS", "LID", "SM_LID", "RATE", "PKEYS", "PORT_GUID"},
 		// PORT_GUID last: over the fabric DEVICE is a node description, and a switch's
 		// ("MF0;ib-leaf-r12-u40:MQM8790/U1") is one word that cannot wrap.
-		Required: []string{"DEVICE", "PORT", "STATE"}, Optional: [][]string{{"PHYS"}, {"SM_LID"}, {"LINK"}, {"PORT_GUID"}}}
+		Required: []string{"DEVICE", "PORT", "STATE"}, Optional: [][]string{{"PHYS"}, {"SM_LID"}, {"LINK"}, {"PORT_GUID"}},
+		NoWrap: []string{"RATE"}}
 	for i, r := range rows {
 		pkeys := "n/a" // a table not read
 		if views[i].TableAbsent {
@@ -166,10 +177,29 @@ func writeDevices(o *DevicesOptions, rows []devicePortJSON, views []*query.PortV
 			// bound ("4+/128", query.ValidCount; a warning says how many).
 			pkeys = fmt.Sprintf("%s/%d", query.ValidCount(*r.ValidPKeys, r.UnreadPKeys), *r.TableSize)
 		}
+		rate := str(r.Rate) // plain keeps the kernel's text (scripts read it)
+		if p := views[i].Port; o.Format == cmdutil.FormatTable && p != nil && p.Rate.OK() {
+			rate = shortRate(p.Rate.Value)
+		}
+		lid, smLID, guid := num(r.LID), num(r.SMLID), str(r.PortGUID)
+		if r.Type != nil && *r.Type == "switch" && r.Port != 0 {
+			// IBA 14.2.5.6: a switch's LID, SM LID and port GUID are port 0's (the
+			// kernel's sysfs of a switch has only ports/0); its external ports have
+			// none: empty, as in the fabric tables, not n/a (not read).
+			lid, smLID, guid = "", "", ""
+		}
 		g.Add(r.Device, strconv.Itoa(r.Port), str(r.LinkLayer), r.State, str(r.PhysState),
-			num(r.LID), num(r.SMLID), str(r.Rate), pkeys, str(r.PortGUID))
+			lid, smLID, rate, pkeys, guid)
 	}
 	return g.Render(o.IO.Out, o.Format)
+}
+
+// shortRate is a rate as the table shows it, "100G 4X EDR" for the kernel's "100
+// Gb/sec (4X EDR)" (drivers/infiniband/core/sysfs.c rate_show): the same facts in 11
+// columns rather than 19, so that a row fits 80 columns on one line. Plain and JSON
+// keep the kernel's text.
+func shortRate(r ibverbs.Rate) string {
+	return strings.TrimSpace(strconv.FormatFloat(r.Gbps, 'f', -1, 64) + "G " + r.Width + " " + r.Speed)
 }
 
 // nodeTypeNames are the JSON names of RDMA node type numbers: the kernel's enum

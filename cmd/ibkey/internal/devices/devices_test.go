@@ -1,6 +1,7 @@
 package devices
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
@@ -19,4 +20,18 @@ func TestFlagParsing(t *testing.T) {
 		{Args: []string{"--sysfs", "devices_test.go", "devices"}, Code: 3, Stderr: "no RDMA devices: devices_test.go is a file, not a directory shaped like /sys: expected one holding class/infiniband/DEV, as /sys, a saved tree or a test fixture does; point --sysfs at a saved tree, or try --demo"},
 		{Args: []string{"-o", "yaml", "devices"}, Code: 2, Stderr: `invalid output format "yaml" (accepted: table, plain, json)`},
 	})
+}
+
+// TestGUIDFlag: devices takes --guid (-G) as pkeys does, the node found by a sweep;
+// it had only --lid and --dr.
+func TestGUIDFlag(t *testing.T) {
+	for _, flag := range []string{"--guid", "-G"} {
+		r := cmdtest.Run(t, root, false, nil, "--demo", "devices", flag, "0x0002c90300a00041", "-o", "plain")
+		if r.Code != 0 || !strings.Contains(r.Stdout, "storage01  1") || !strings.Contains(r.Stderr, "GUID 0x0002c90300a00041 is lid 6") {
+			t.Errorf("%s: exit %d\n%s%s", flag, r.Code, r.Stdout, r.Stderr)
+		}
+	}
+	if r := cmdtest.Run(t, root, false, nil, "--demo", "devices", "--guid", "0x1234"); r.Code != 3 || !strings.Contains(r.Stderr, "no port or node with GUID 0x0000000000001234") {
+		t.Errorf("unknown GUID: exit %d\n%s", r.Code, r.Stderr)
+	}
 }

@@ -81,3 +81,63 @@ func TestDemoRatesAgree(t *testing.T) {
 		t.Errorf("%d ports in both readings, want the demo host's ports: sysfs %v, fabric %v", n, host, fabric)
 	}
 }
+
+// TestDemoOneRowPerPort80: the demo host's table at 80 columns is one line per port.
+// RATE held the kernel's "100 Gb/sec (4X EDR)", which wrapped onto a second line in
+// every row; the table now shows it as "100G 4X EDR", and never wraps it (a wider
+// terminal left PHYS in and wrapped RATE instead).
+func TestDemoOneRowPerPort80(t *testing.T) {
+	r := cmdtest.Run(t, root, true, nil, "--demo", "devices")
+	if r.Code != 0 {
+		t.Fatalf("exit %d\n%s", r.Code, r.Stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(r.Stdout), "\n")
+	rows := 0
+	for _, l := range lines {
+		if w := ansi.StringWidth(l); w > 80 {
+			t.Errorf("a line of %d columns: %q", w, l)
+		}
+		if strings.HasPrefix(l, "│") && !strings.HasPrefix(l, "│ DEVICE") {
+			rows++
+			if !strings.HasPrefix(l, "│ mlx5_") {
+				t.Errorf("a row on two lines: %q", l)
+			}
+		}
+	}
+	if rows != 4 || !strings.Contains(r.Stdout, "│ 100G 4X EDR │") {
+		t.Errorf("want 4 rows, RATE 100G 4X EDR:\n%s", r.Stdout)
+	}
+	for _, args := range [][]string{{"-o", "plain"}, {"-o", "json"}} {
+		if r := cmdtest.Run(t, root, true, nil, append([]string{"--demo", "devices"}, args...)...); !strings.Contains(r.Stdout, "100") || strings.Contains(r.Stdout, "100G") {
+			t.Errorf("%v: the kernel's rate text changed:\n%s", args, r.Stdout)
+		}
+	}
+}
+
+// TestSwitchPortHasNoLID: a switch's external ports have no LID, SM LID or port GUID
+// of their own (IBA 14.2.5.6: they are port 0's; a switch's sysfs has only ports/0).
+// devices showed n/a there, which says "not read", where the fabric tables leave the
+// cells empty: both now say there is none. JSON keeps null with the reason.
+func TestSwitchPortHasNoLID(t *testing.T) {
+	r := cmdtest.Run(t, root, false, nil, "--demo", "devices", "--lid", "2", "-o", "plain")
+	if r.Code != 0 {
+		t.Fatalf("exit %d\n%s", r.Code, r.Stderr)
+	}
+	rows := map[string][]string{}
+	for _, l := range strings.Split(r.Stdout, "\n") {
+		if f := strings.Fields(l); len(f) == 10 {
+			rows[f[1]] = f
+		}
+	}
+	// DEVICE PORT LINK STATE PHYS LID SM_LID RATE PKEYS PORT_GUID
+	if p0 := rows["0"]; p0 == nil || p0[5] != "2" || p0[9] != "0x0002c90200400100" {
+		t.Errorf("port 0: %v\n%s", p0, r.Stdout)
+	}
+	if p1 := rows["1"]; p1 == nil || p1[5] != "-" || p1[6] != "-" || p1[9] != "-" {
+		t.Errorf("port 1: want -, -, - for LID, SM_LID, PORT_GUID: %v\n%s", p1, r.Stdout)
+	}
+	j := cmdtest.Run(t, root, false, nil, "--demo", "devices", "--lid", "2", "--port", "1", "-o", "json")
+	if !strings.Contains(j.Stdout, `"lid": null`) || !strings.Contains(j.Stdout, `"lid": "a switch's external port has none`) {
+		t.Errorf("JSON changed:\n%s", j.Stdout)
+	}
+}

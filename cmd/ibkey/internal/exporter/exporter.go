@@ -109,7 +109,7 @@ func NewCmdExporter(deps Deps) *cobra.Command {
 	cmdutil.IntervalVar(c, &o.TableInterval, "table-interval", time.Minute, "host mode: read the P_Key tables and IPoIB interfaces again after this long (state and counters: every scrape)")
 	fl.BoolVar(&o.PortInfo, "portinfo", false, "host mode: read the P_Key/Q_Key violation counters of the local ports over MADs (SMP PortInfo through --ca or --ibsim; needs umad access)")
 	fl.BoolVar(&o.Sweep, "sweep", false, "fabric mode: sweep the whole subnet every --sweep-interval (through --ca or --ibsim)")
-	fl.StringVar(&o.LID, "lid", "", "fabric mode: read every port of the nodes at `LIDS` (3, 3,5,9, 3-40) every --sweep-interval")
+	fl.StringVarP(&o.LID, "lid", "L", "", "fabric mode: read every port of the nodes at `LIDS` (3, 3,5,9, 3-40) every --sweep-interval")
 	cmdutil.IntervalVar(c, &o.SweepInterval, "sweep-interval", time.Minute, "fabric mode: time between the starts of two sweeps; scrapes answer from the last finished one")
 	fl.DurationVar(&o.SweepTimeout, "sweep-timeout", 0, "fabric mode: give up a sweep after this long (default: --sweep-interval)")
 	fl.StringVar(&o.Partitions, "partitions", "", "fabric mode (--sweep): also compare the tables with what OpenSM programs from this partitions.conf (`FILE`)")

@@ -123,3 +123,15 @@ func TestPartitionsUncertainRefused(t *testing.T) {
 		t.Errorf("missing --partitions: %v, want fabric check's bad usage", err)
 	}
 }
+
+// TestLIDShorthand: --lid is -L, as in every other command that reads nodes by LID
+// (pkeys, devices, watch, fabric's address flags); the exporter's lacked it.
+func TestLIDShorthand(t *testing.T) {
+	c := NewCmdExporter(Deps{Out: io.Discard, ErrOut: io.Discard})
+	if err := c.ParseFlags([]string{"-L", "1-40"}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := c.Flags().GetString("lid"); got != "1-40" {
+		t.Errorf("-L 1-40: --lid is %q", got)
+	}
+}

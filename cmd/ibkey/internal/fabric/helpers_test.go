@@ -1,6 +1,8 @@
 package fabric
 
 import (
+	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
@@ -29,4 +31,30 @@ func runWith(t *testing.T, tty bool, env map[string]string, build func(*cmdutil.
 func runPartial(t *testing.T, args ...string) cmdtest.Result {
 	t.Helper()
 	return cmdtest.RunPartial(t, cmdtest.WithCommands(NewCmdFabric), false, nil, args...)
+}
+
+// TestFindIsKey: fabric pkeys' --find is --key, the spelling 'ibkey pkeys' uses for
+// the same lookup (a user who typed one in the other command got "unknown flag").
+func TestFindIsKey(t *testing.T) {
+	for _, args := range [][]string{{"--key", "0x8001"}, {"--key", "0x0002", "-o", "json"}} {
+		want := runIbkey(t, false, nil, append([]string{"--demo", "fabric", "pkeys"}, args...)...)
+		find := append([]string{"--find"}, args[1:]...)
+		got := runIbkey(t, false, nil, append([]string{"--demo", "fabric", "pkeys"}, find...)...)
+		// The sweep's time is in both documents: compare them without it.
+		at := regexp.MustCompile(`20\d\d-\d\d-\d\dT[0-9:.]+Z`)
+		norm := func(s string) string { return at.ReplaceAllString(s, "TIME") }
+		if norm(got.Stdout) != norm(want.Stdout) || norm(got.Stderr) != norm(want.Stderr) || got.Code != want.Code || want.Code != 0 {
+			t.Errorf("%v: exit %d\n%s%s\nwant (--key) exit %d\n%s%s", find, got.Code, got.Stdout, got.Stderr, want.Code, want.Stdout, want.Stderr)
+		}
+	}
+}
+
+// TestKeyNamesDownPorts: fabric pkeys --key names the DOWN ports whose tables were
+// not read, as the listing does, instead of leaving them out of the members silently;
+// no gap, exit 0 (as pkeys --find for the same port: cmdutil.DownTableNotRead).
+func TestKeyNamesDownPorts(t *testing.T) {
+	r := runIbkey(t, false, nil, "--demo", "fabric", "pkeys", "--key", "0x7fff")
+	if r.Code != 0 || !strings.Contains(r.Stderr, `note: P_Key tables n/a on DOWN ports ("demo-node HCA-2"[2])`) {
+		t.Errorf("exit %d, want 0 naming the DOWN port\n%s", r.Code, r.Stderr)
+	}
 }

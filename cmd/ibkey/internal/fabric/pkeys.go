@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/internal/check"
@@ -40,7 +41,7 @@ the indexes of the entries; END_PORT is no for a switch's external port, which o
 mirrors the port it faces. It answers for every port of the subnet, as pkeys --find
 does for the ports asked about: exit 4 when the sweep is partial (a table or node not
 read might hold it), the members read still listed; else 0 when a port holds it, 1
-when none does.
+when none does. --find PKEY is the same flag, as 'ibkey pkeys' spells it.
 
 JSON (-o json), schema schemas/fabric-pkeys.schema.json: {"schema_version":1,"source","swept_at","ports":[{"node_desc","node_guid","type","port",
 "port_guid","lid","state","end_port","peer":{"node_guid","port"}|null,"table_size",
@@ -60,6 +61,13 @@ whenever it did not: then the exit is 4.`,
 	}
 	o.Source = cmdutil.AddFabricSweepFlags(c, f)
 	c.Flags().StringVar(&o.Key, "key", "", "list the ports in partition `PKEY` (0x0001, 8001, 80:01) with their membership")
+	// --find is --key: the spelling 'ibkey pkeys' uses for the same lookup.
+	c.Flags().SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+		if name == "find" {
+			name = "key"
+		}
+		return pflag.NormalizedName(name)
+	})
 	cmdutil.SetExits(c,
 		cmdutil.ExitMeaning{Code: cmdutil.ExitOK, Meaning: "success"},
 		cmdutil.ExitMeaning{Code: cmdutil.ExitNo, Meaning: "(--key) no port holds the key"},
@@ -313,12 +321,21 @@ func members(o *PKeysOptions, fab *fabric.Fabric, key check.PKey) error {
 	if len(fab.NotRead(true)) > 0 {
 		read, more = " read", "; what was not read may hold more"
 	}
+	// The tables n/a that are no gap (DOWN ports, ports outside the subnet) are named
+	// as the listing names them: left out of the members, not silently.
+	notes := naNotes(fab, tablePorts(fab))
 	if len(members) == 0 {
 		n.Note(fmt.Sprintf("no port%s holds partition %s%s", read, key.Partition().String(), more))
+		for _, note := range notes {
+			n.Note(note)
+		}
 		return cmdutil.Exit(cmdutil.ExitNo)
 	}
 	n.Note(fmt.Sprintf("partition %s: %s%s (%d full, %d limited), %s mirroring them%s", key.Partition().String(),
 		textsafe.Plural(ends, "end port", "end ports"), read, full, limited, textsafe.Plural(len(members)-ends, "switch port", "switch ports"), more))
+	for _, note := range notes {
+		n.Note(note)
+	}
 	if full == 0 && ends > 0 {
 		n.Warn(fmt.Sprintf("every end port%s of partition %s is a limited member: limited members cannot talk to each other%s", read, key.Partition().String(),
 			strings.Replace(more, "more", "a full member", 1)))

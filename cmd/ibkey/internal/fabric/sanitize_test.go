@@ -61,7 +61,7 @@ func TestHostileNodeDescription(t *testing.T) {
 		// A table of 80 columns cuts the name's middle at … (cmdutil.Grid): both its
 		// escaped ends show.
 		if strings.Contains(strings.Join(args, " "), "-o table") {
-			shown = strings.ReplaceAll(shown, "\n", " ")
+			shown = strings.Join(strings.Fields(shown), " ")
 			if !strings.Contains(shown, `│ \x1b[31mHcaB\x1b…;pwned\x07\u202e │`) || !strings.Contains(shown, "NODE, PEER cut at …") {
 				t.Errorf("%v: the node is not shown escaped and cut:\n%s", args, all)
 			}

@@ -1,10 +1,12 @@
 package pkeys
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
 )
 
 // TestHelpNamesTheLookupItDoes: --find picks the entry the kernel's ib_find_pkey picks
@@ -19,5 +21,19 @@ func TestHelpNamesTheLookupItDoes(t *testing.T) {
 	}
 	if !strings.Contains(c.Long, "ib_find_pkey") || !strings.Contains(c.Long, "all 16 bits") {
 		t.Errorf("pkeys --help does not name ib_find_pkey for --find, or ibv_get_pkey_index's 16-bit match:\n%s", c.Long)
+	}
+}
+
+// TestKeyIsFind: --key is --find, the spelling 'ibkey fabric pkeys' uses for the same
+// lookup (a user who typed one in the other command got "unknown flag").
+func TestKeyIsFind(t *testing.T) {
+	for _, args := range [][]string{{"--find", "0x8001"}, {"--find", "0x8001", "-o", "json"}, {"mlx5_0/1", "--find", "2", "-o", "plain"}} {
+		want := cmdtest.Run(t, root, false, nil, append([]string{"--demo", "pkeys"}, args...)...)
+		key := slices.Clone(args)
+		key[slices.Index(key, "--find")] = "--key"
+		got := cmdtest.Run(t, root, false, nil, append([]string{"--demo", "pkeys"}, key...)...)
+		if got != want || want.Code != 0 {
+			t.Errorf("%v: exit %d\n%s%s\nwant (--find) exit %d\n%s%s", key, got.Code, got.Stdout, got.Stderr, want.Code, want.Stdout, want.Stderr)
+		}
 	}
 }

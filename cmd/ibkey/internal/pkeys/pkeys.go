@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 
@@ -51,20 +52,24 @@ once it joined its partition's broadcast group, which the SM must have made: see
 'ibkey partitions check' and 'ibkey sm log'). An interface the user took down is not
 a warning.
 
-A table that exists and was not read (a DOWN CA port over the fabric: no SMP
-arrives there; a saved tree without pkeys/) is named with the reason and the exit is
-4; a port with no table at all (iWARP) is not. A device that cannot be read (a
+A table that exists and was not read (a saved tree without pkeys/, a pkeys/ that
+cannot be read) is named with the reason and the exit is 4; a port with no table at
+all (iWARP) is not. A DOWN CA port's over the fabric (no SMP arrives there) is n/a
+with the reason in a note and no gap, as fabric pkeys treats it: while DOWN its
+table is not defined and passes no packet (its host's sysfs shows what it holds);
+--find counts it as not holding the key. A device that cannot be read (a
 dangling class/infiniband link) is named on stderr, the others shown (exit 4).
 
---find PKEY prints the index a QP should use for that key's partition, as the
-kernel's ib_find_pkey picks it (drivers/infiniband/core/device.c; rdma_cm and IPoIB
-use it): the 15-bit key matches, the first full-member entry wins, else the first
-limited one. libibverbs' ibv_get_pkey_index is another lookup: the first entry equal
-to all 16 bits (rdma-core libibverbs/verbs.c). It answers for every port asked
-about: exit 4 when a port's answer is not known (its table or a device was not
-read; an entry not read may hold the key, or a full entry ib_find_pkey would pick
-before the one found), the ports found still printed; else 0 when a port holds it, 1
-when none does (a port with no table, iWARP, does not).
+--find PKEY (or --key PKEY, as 'ibkey fabric pkeys' spells it) prints the index a
+QP should use for that key's partition, as the kernel's ib_find_pkey picks it
+(drivers/infiniband/core/device.c; rdma_cm and IPoIB use it): the 15-bit key
+matches, the first full-member entry wins, else the first limited one. libibverbs'
+ibv_get_pkey_index is another lookup: the first entry equal to all 16 bits
+(rdma-core libibverbs/verbs.c). It answers for every port asked about: exit 4
+when a port's answer is not known (its table or a device was not read; an entry not
+read may hold the key, or a full entry ib_find_pkey would pick before the one
+found), the ports found still printed; else 0 when a port holds it, 1 when none
+does (a port with no table, iWARP, does not).
 With -o plain and one port it prints just the index (for NCCL_IB_PKEY=$(...)), also
 on exit 4; over several ports a header line and one port per line.
 
@@ -140,6 +145,13 @@ switch's external ports, NodeInfo PartitionCap otherwise.`,
 	c.Flags().BoolVar(&o.All, "all", false, "also show empty (invalid) entries")
 	c.Flags().StringVar(&o.Find, "find", "", "print the index to use for `PKEY`'s partition (a full-member entry preferred)")
 	_ = c.RegisterFlagCompletionFunc("find", completePKeys(o))
+	// --key is --find: the spelling 'ibkey fabric pkeys' uses for the same lookup.
+	c.Flags().SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
+		if name == "key" {
+			name = "find"
+		}
+		return pflag.NormalizedName(name)
+	})
 	return c
 }
 
@@ -274,12 +286,18 @@ func renderPKeys(o *PKeysOptions, views []*query.PortView, find check.PKey, src 
 		for _, w := range v.Warnings {
 			n.Warn(w)
 		}
-		if why := v.TableNotRead(); why != "" {
+		if why := v.TableNotRead(); why != "" && cmdutil.DownTableNotRead(v) {
+			n.Note(v.Ref().String() + ": P_Key table n/a: " + why + "; " + downTableNote)
+		} else if why != "" {
 			n.Warn(v.Ref().String() + ": " + why)
 		}
 	}
 	return after
 }
+
+// downTableNote says why a DOWN port's table not read over the fabric is no gap
+// (cmdutil.DownTableNotRead).
+const downTableNote = "a DOWN port's table is defined only once it is ARMED or ACTIVE, and its host's sysfs shows what the device holds"
 
 func show(e query.Entry, all bool) bool { return all || e.Valid() || e.Unreadable != "" }
 
@@ -482,6 +500,13 @@ func findPKey(o *PKeysOptions, views []*query.PortView, key check.PKey, src cmdu
 		if !key.Valid() {
 			r.Outcome = query.FindNotFound.String()
 			r.Reason = fmt.Sprintf("%s has key 0, which is invalid: it never matches a table entry", key)
+			results = append(results, r)
+			continue
+		}
+		if why := v.TableNotRead(); why != "" && cmdutil.DownTableNotRead(v) {
+			// No gap, as fabric pkeys --key leaves DOWN ports out: the port holds no
+			// key of the subnet's partitions while DOWN (cmdutil.DownTableNotRead).
+			r.Outcome, r.Reason = query.FindNotFound.String(), "P_Key table n/a: "+why+"; "+downTableNote
 			results = append(results, r)
 			continue
 		}

@@ -184,7 +184,7 @@ func SchemaFor(args []string) string {
 		switch {
 		case a == "devices" || a == "job" || a == "can-talk":
 			return a
-		case a == "pkeys" && has(args, "--find"):
+		case a == "pkeys" && (has(args, "--find") || has(args, "--key")): // one flag, two spellings
 			return "pkeys-find"
 		case a == "pkeys":
 			return "pkeys"
@@ -194,7 +194,7 @@ func SchemaFor(args []string) string {
 			return "sm-log"
 		case a == "fabric" && next == "discover":
 			return "fabric-file"
-		case a == "fabric" && next == "pkeys" && has(args, "--key"):
+		case a == "fabric" && next == "pkeys" && (has(args, "--key") || has(args, "--find")):
 			return "fabric-pkeys-key"
 		case slices.Contains(subSchemas[a], next):
 			return a + "-" + next
