@@ -180,6 +180,8 @@ func (m *Model) newItemIndex(c *Config) *itemIndex {
 				x.keywords = append(x.keywords, len(x.items))
 			} else if p, ok := m.index[it.GUID]; ok {
 				x.byPort[p] = append(x.byPort[p], len(x.items))
+			} else {
+				continue // it names no port modelled here: never replayed
 			}
 			x.items = append(x.items, it)
 		}
