@@ -710,6 +710,15 @@ func linkState(nif ibverbs.NetInterface) (admin, carrier ibverbs.Opt[bool]) {
 	return admin, carrier
 }
 
+// StaleTable is the warning for a table read from a port that is not ARMED or ACTIVE,
+// "" for a table that is trusted or was not read.
+func StaleTable(v *PortView) string {
+	if v.Table == nil || v.TableTrusted() {
+		return ""
+	}
+	return fmt.Sprintf("%s is %s: a P_Key table is valid only while the port is ARMED or ACTIVE; these entries may be stale", v.Ref(), v.Port.State.Name)
+}
+
 // portWarnings are v's warnings; a port whose table was not read has none.
 func portWarnings(v *PortView) []string {
 	if v.Table == nil {
@@ -717,8 +726,8 @@ func portWarnings(v *PortView) []string {
 	}
 	var w []string
 	ref := v.Ref().String()
-	if !v.TableTrusted() {
-		w = append(w, fmt.Sprintf("%s is %s: a P_Key table is valid only while the port is ARMED or ACTIVE; these entries may be stale", ref, v.Port.State.Name))
+	if s := StaleTable(v); s != "" {
+		w = append(w, s)
 	}
 	if v.LinkLayer() == "Ethernet" {
 		w = append(w, fmt.Sprintf("%s is RoCE (link layer Ethernet): P_Keys are an InfiniBand feature; only the default P_Key 0xffff is used", ref))

@@ -37,3 +37,20 @@ func TestKeyIsFind(t *testing.T) {
 		}
 	}
 }
+
+// TestFindWarnsStaleTable: --find answers from a DOWN port's table with the warning
+// the table's own view gives (the demo host's mlx5_1/2: a table is valid only while the
+// port is ARMED or ACTIVE); it answered "index 0" with no word of it. The exit code is
+// the table view's: 0.
+func TestFindWarnsStaleTable(t *testing.T) {
+	const stale = "warning: mlx5_1/2 is DOWN: a P_Key table is valid only while the port is ARMED or ACTIVE; these entries may be stale"
+	for _, args := range [][]string{{"--find", "0xffff"}, {"--find", "0x8001", "-o", "json"}, {"mlx5_1/2", "--find", "0xffff", "-o", "plain"}} {
+		r := cmdtest.Run(t, root, false, nil, append([]string{"--demo", "pkeys"}, args...)...)
+		if r.Code != 0 || strings.Count(r.Stderr, stale) != 1 {
+			t.Errorf("%v: exit %d, want 0 and the stale-table warning once:\n%s%s", args, r.Code, r.Stdout, r.Stderr)
+		}
+	}
+	if r := cmdtest.Run(t, root, false, nil, "--demo", "pkeys", "mlx5_0/1", "--find", "0xffff"); strings.Contains(r.Stderr, "may be stale") {
+		t.Errorf("an ACTIVE port's answer warns of a stale table:\n%s", r.Stderr)
+	}
+}

@@ -529,6 +529,9 @@ func findPKey(o *PKeysOptions, views []*query.PortView, key check.PKey, src cmdu
 		default: // unknown, no-table: it may be in what was not read
 			unknown[v.Ref()] = true
 		}
+		if stale := query.StaleTable(v); stale != "" {
+			n.Warn(stale) // as the table's own view warns: the answer is from that table
+		}
 		results = append(results, r)
 	}
 	// What was not read that the answer asked about: the devices, ports and fabric
