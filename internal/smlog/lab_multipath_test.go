@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -65,10 +63,7 @@ func TestLabMultiPathRefusals(t *testing.T) {
 	}
 	lab.Require(t)
 	l := lab.StartPartconf(t)
-	policy := filepath.Join(t.TempDir(), "qos-policy.conf")
-	if err := os.WriteFile(policy, []byte(qosPolicy), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	policy := writeQoSPolicy(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	var log string

@@ -56,6 +56,16 @@ qos-match-rules
 end-qos-match-rules
 `
 
+// writeQoSPolicy writes qosPolicy to a file of the test's for OpenSM's qos_policy_file.
+func writeQoSPolicy(t *testing.T) string {
+	t.Helper()
+	policy := filepath.Join(t.TempDir(), "qos-policy.conf")
+	if err := os.WriteFile(policy, []byte(qosPolicy), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return policy
+}
+
 // TestLabQoSPathRefusals makes OpenSM refuse paths for its QoS policy's P_Keys (ERR
 // 1F1D: a P_Key the level does not list; 1F1E: no P_Key of the level shared) and log
 // a match rule of a partition that does not exist (ERR AC14, which ibkey does not
@@ -66,10 +76,7 @@ func TestLabQoSPathRefusals(t *testing.T) {
 	}
 	lab.Require(t)
 	l := lab.StartPartconf(t)
-	policy := filepath.Join(t.TempDir(), "qos-policy.conf")
-	if err := os.WriteFile(policy, []byte(qosPolicy), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	policy := writeQoSPolicy(t)
 	d := l.StartOpenSMDaemon(t, labConf, "qos TRUE", "qos_policy_file "+policy)
 	for _, c := range []struct {
 		args []string
