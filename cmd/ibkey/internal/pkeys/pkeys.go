@@ -57,7 +57,8 @@ cannot be read) is named with the reason and the exit is 4; a port with no table
 all (iWARP) is not. A DOWN CA port's over the fabric (no SMP arrives there) is n/a
 with the reason in a note and no gap, as fabric pkeys treats it: while DOWN its
 table is not defined and passes no packet (its host's sysfs shows what it holds);
---find counts it as not holding the key. A device that cannot be read (a
+--find, which asks what it holds, answers unknown for it (exit 4). A device that
+cannot be read (a
 dangling class/infiniband link) is named on stderr, the others shown (exit 4).
 
 --find PKEY (or --key PKEY, as 'ibkey fabric pkeys' spells it) prints the index a
@@ -504,9 +505,11 @@ func findPKey(o *PKeysOptions, views []*query.PortView, key check.PKey, src cmdu
 			continue
 		}
 		if why := v.TableNotRead(); why != "" && cmdutil.DownTableNotRead(v) {
-			// No gap, as fabric pkeys --key leaves DOWN ports out: the port holds no
-			// key of the subnet's partitions while DOWN (cmdutil.DownTableNotRead).
-			r.Outcome, r.Reason = query.FindNotFound.String(), "P_Key table n/a: "+why+"; "+downTableNote
+			// The table view notes it as no gap, but --find asks what it holds: the
+			// device may hold the key (its host's sysfs shows), so this port's answer
+			// is unknown, never a definite no.
+			r.Outcome, r.Reason = query.FindUnknown.String(), "P_Key table n/a: "+why+"; "+downTableNote
+			unknown[v.Ref()] = true
 			results = append(results, r)
 			continue
 		}

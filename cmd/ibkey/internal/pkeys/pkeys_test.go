@@ -127,14 +127,19 @@ func TestTableNotReadWarned(t *testing.T) {
 			t.Errorf("-o %s: exit %d, stderr:\n%s\nwant exit 0 and %q", format, r.Code, r.Stderr, want)
 		}
 	}
-	// --find, as fabric pkeys --key (the same flag), counts it as holding no key of the
-	// subnet's partitions, with the reason: exit 1 when no other port holds the key.
+	// --find asks what the table holds, and the device may hold the key (the demo
+	// host's sysfs shows 0xffff on that port): unknown, exit 4, never "not found" (a
+	// definite no here said exit 1 while the device held the key).
 	r := cmdtest.Run(t, root, false, nil, "--demo", "pkeys", "--lid", "9", "--port", "2", "--find", "0xffff")
-	if r.Code != 1 || !strings.Contains(r.Stderr, "note: demo-node HCA-2/2: P_Key table n/a: port 2 is DOWN") {
-		t.Errorf("--find on the DOWN port: exit %d, want 1\n%s", r.Code, r.Stderr)
+	if r.Code != 4 || !strings.Contains(r.Stderr, "note: demo-node HCA-2/2: P_Key table n/a: port 2 is DOWN") {
+		t.Errorf("--find on the DOWN port: exit %d, want 4\n%s", r.Code, r.Stderr)
+	}
+	r = cmdtest.Run(t, root, false, nil, "--demo", "pkeys", "--lid", "9", "--port", "2", "--find", "0xffff", "-o", "json")
+	if r.Code != 4 || !strings.Contains(r.Stdout, `"outcome": "unknown"`) || !strings.Contains(r.Stdout, `"incomplete"`) {
+		t.Errorf("--find on the DOWN port, JSON: exit %d, want 4, outcome unknown and incomplete\n%s", r.Code, r.Stdout)
 	}
 	r = cmdtest.Run(t, root, false, nil, "--demo", "pkeys", "--lid", "9", "--port", "all", "--find", "0x8001", "-o", "plain")
-	if r.Code != 0 || !strings.Contains(r.Stdout, "demo-node_HCA-2/1  1      0x0001  limited") {
-		t.Errorf("--find over both ports: exit %d, want 0 (port 1 holds it)\n%s%s", r.Code, r.Stdout, r.Stderr)
+	if r.Code != 4 || !strings.Contains(r.Stdout, "demo-node_HCA-2/1  1      0x0001  limited") {
+		t.Errorf("--find over both ports: exit %d, want 4 (port 1 holds it, port 2 unknown)\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 }
