@@ -334,7 +334,7 @@ func Run(o *Options) error {
 		ws = job.Resolve(libs, in, ports)
 	}
 	rep := newReport(ws, want)
-	rep.Hosts = job.Hosts(ports, in.Unread)
+	rep.Hosts = job.Hosts(ports, src.unread) // both from the last read (after --wait too)
 	rep.Demo, rep.Via = src.demo, src.via
 	rep.PeersChecked = rep.Hosts > 1
 	if src.fabric != nil && o.Wait == 0 {
