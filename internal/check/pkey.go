@@ -130,6 +130,19 @@ func ParsePKey(s string) (PKey, error) {
 	return PKey(v), nil
 }
 
+// ParsePartitionKey is ParsePKey for a flag that names a partition (pkeys --find,
+// fabric pkeys --key, job --want): key 0 (0x0000, 0x8000) is an empty table entry,
+// never a partition (IBA 10.9.1.2), so asking for its members or its index is bad
+// input, not a question with an answer.
+func ParsePartitionKey(s string) (PKey, error) {
+	p, err := ParsePKey(s)
+	if err == nil && !p.Valid() {
+		return 0, &ParseError{What: "P_Key", Input: s, Problem: "key 0 is an empty table entry, not a partition",
+			Accepted: "a P_Key whose low 15 bits are not all 0, e.g. 0x8001"}
+	}
+	return p, err
+}
+
 func parseHexByte(s string) (uint8, string) {
 	if s == "" {
 		return 0, "empty byte in colon form"

@@ -89,7 +89,7 @@ func TestFabricErrors(t *testing.T) {
 		{[]string{"fabric", "diff", "--timeout", "-1s", smallFabric, smallFabric}, 2, "ibkey: invalid --timeout -1s"},
 		{[]string{"fabric", "check", "--fabric-file", empty}, 2, "no nodes"},
 		{[]string{"fabric", "diff"}, 2, "accepts between 1 and 2 arg(s)"},
-		{[]string{"fabric", "pkeys", "--fabric-file", smallFabric, "--key", "0x8000"}, 2, "key 0 is not a partition"},
+		{[]string{"fabric", "pkeys", "--fabric-file", smallFabric, "--key", "0x8000"}, 2, "key 0 is an empty table entry, not a partition"},
 		{[]string{"fabric", "pkeys", "--fabric-file", smallFabric, "--key", "zz"}, 2, `invalid P_Key "zz"`},
 		{[]string{"fabric", "check", "--fabric-file", smallFabric, "--ignore", "nope"}, 2, `invalid --ignore "nope" (accepted: hca-key-not-on-switch`},
 		{[]string{"fabric", "check", "--fabric-file", smallFabric, "--partitions", "nonexistent.conf"}, 2, "partitions file: open nonexistent.conf"},

@@ -208,11 +208,8 @@ func runPKeys(o *PKeysOptions) error {
 	var key check.PKey
 	if o.Key != "" {
 		var err error
-		if key, err = check.ParsePKey(o.Key); err != nil {
+		if key, err = check.ParsePartitionKey(o.Key); err != nil {
 			return err
-		}
-		if !key.Valid() {
-			return cmdutil.Usagef("invalid --key %q: key 0 is not a partition (accepted: a P_Key whose low 15 bits are not 0, e.g. 0x0001)", o.Key)
 		}
 	}
 	return o.Source.Load(o.Ctx, o.Notices, false, true, func(fab *fabric.Fabric) error {

@@ -296,11 +296,8 @@ func Run(o *Options) error {
 	}
 	var want check.PKey
 	if o.Want != "" {
-		if want, err = check.ParsePKey(o.Want); err != nil {
+		if want, err = check.ParsePartitionKey(o.Want); err != nil {
 			return err
-		}
-		if !want.Valid() {
-			return cmdutil.Usagef("invalid --want %q: key 0 is an empty entry, not a partition (accepted: %s)", o.Want, check.PKeyForms)
 		}
 	}
 	src, err := o.sources(o.Ctx)

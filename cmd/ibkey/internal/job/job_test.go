@@ -151,7 +151,7 @@ func TestBadInput(t *testing.T) {
 	}{
 		{[]string{"NCCL_IB_PKEY"}, 2, `argument 1: invalid setting "NCCL_IB_PKEY": no '='`},
 		{[]string{"1X=2"}, 2, "is not a variable name"},
-		{[]string{"--want", "0x8000"}, 2, "key 0 is an empty entry"},
+		{[]string{"--want", "0x8000"}, 2, "key 0 is an empty table entry, not a partition"},
 		{[]string{"--want", "zz"}, 2, "invalid P_Key"},
 		{[]string{"--lib", "nccl,mpich"}, 2, `invalid --lib "mpich"`},
 		{[]string{"--host", "node01"}, 2, "invalid --host"},

@@ -28,8 +28,6 @@ func TestJSONIncomplete(t *testing.T) {
 		{[]string{"--sysfs", cmdtest.MLX5, "pkeys", "mlx5_1/1", "--find", "0x0002", "-o", "json"}, 4, "unread-entries"},
 		{[]string{"--sysfs", cmdtest.MLX5, "pkeys", "mlx5_0/1", "--find", "0x0002", "-o", "json"}, 0, ""},
 		{[]string{"--sysfs", cmdtest.MLX5, "pkeys", "mlx5_0/1", "--find", "0x0009", "-o", "json"}, 1, ""},
-		// Key 0 matches no entry, read or not: a definite no beside unread entries.
-		{[]string{"--sysfs", cmdtest.MLX5, "pkeys", "mlx5_1/1", "--find", "0x0000", "-o", "json"}, 1, ""},
 		{[]string{"--sysfs", cmdtest.MLX5, "pkeys", "--find", "0x7fff", "-o", "json"}, 4, "unread-entries"},
 		{[]string{"--sysfs", cmdtest.MLX5, "pkeys", "mlx5_0", "--find", "0x7fff", "-o", "json"}, 0, ""},
 		// iWARP has no table at all (issue 24, item 10: "none" is its real lack of
@@ -138,8 +136,6 @@ func TestFindEveryPortAnswered(t *testing.T) {
 		{[]string{"--find", "0x0005"}, 4, "PORT INDEX ENTRY MEMBERSHIP\nmlx5_0/1 4 0x8005 full\nmlx5_1/1 4 0x8005 full\n", "unread-entries"},
 		{[]string{"--find", "0x0010"}, 4, "PORT INDEX ENTRY MEMBERSHIP\nmlx5_0/1 8 0x8010 full\n", "unread-entries"},
 		{[]string{"irdma0", "--find", "0x0005"}, 1, "", ""},
-		// Key 0 matches no entry, read or not.
-		{[]string{"mlx5_1/1", "--find", "0x0000"}, 1, "", ""},
 	} {
 		args := append([]string{"--sysfs", dir, "pkeys"}, tc.args...)
 		// Every case but the iWARP port's reads mlx5_1/1, whose entry 3 is not read.
@@ -169,6 +165,19 @@ func TestFindEveryPortAnswered(t *testing.T) {
 		}
 		if p.Code != tc.code || j.Code != tc.code || regexp.MustCompile(` +`).ReplaceAllString(p.Stdout, " ") != tc.plain || strings.Join(kinds, " ") != tc.kinds {
 			t.Errorf("%v: exit %d (json %d), stdout %q, incomplete %q; want %d, %q, %q\n%s", args, p.Code, j.Code, p.Stdout, kinds, tc.code, tc.plain, tc.kinds, p.Stderr)
+		}
+	}
+}
+
+// TestFindKeyZeroIsBadInput: key 0 (0x0000, 0x8000) marks an empty entry and is no
+// partition, so --find for it is bad input (exit 2, the token named), as fabric
+// pkeys --key and job --want answer (check.ParsePartitionKey). It was a definite
+// not-found (exit 1), while the same flag of fabric pkeys exited 2.
+func TestFindKeyZeroIsBadInput(t *testing.T) {
+	for _, key := range []string{"0x0000", "0x8000", "80:00", "0"} {
+		r := cmdtest.Run(t, root, false, nil, "--sysfs", cmdtest.MLX5, "pkeys", "--find", key)
+		if r.Code != 2 || r.Stdout != "" || r.Stderr != `ibkey: invalid P_Key "`+key+`": key 0 is an empty table entry, not a partition (accepted: a P_Key whose low 15 bits are not all 0, e.g. 0x8001)`+"\n" {
+			t.Errorf("--find %s: exit %d\n%s%s", key, r.Code, r.Stdout, r.Stderr)
 		}
 	}
 }

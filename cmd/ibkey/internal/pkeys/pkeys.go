@@ -211,7 +211,7 @@ func runPKeys(o *PKeysOptions) error {
 	var find check.PKey
 	if o.Find != "" {
 		var err error
-		if find, err = check.ParsePKey(o.Find); err != nil {
+		if find, err = check.ParsePartitionKey(o.Find); err != nil {
 			return err
 		}
 	}
@@ -497,12 +497,6 @@ func findPKey(o *PKeysOptions, views []*query.PortView, key check.PKey, src cmdu
 		if v.Fabric != nil {
 			desc := v.Device.NodeDesc.Value
 			r.NodeDesc, r.NodeGUID = &desc, v.Fabric.NodeGUID.String()
-		}
-		if !key.Valid() {
-			r.Outcome = query.FindNotFound.String()
-			r.Reason = fmt.Sprintf("%s has key 0, which is invalid: it never matches a table entry", key)
-			results = append(results, r)
-			continue
 		}
 		if why := v.TableNotRead(); why != "" && cmdutil.DownTableNotRead(v) {
 			// The table view notes it as no gap, but --find asks what it holds: the
