@@ -312,6 +312,21 @@ func (v *PortView) TableNotRead() string {
 	return v.TableMissing
 }
 
+// DownTableNotRead reports whether v is a DOWN port read over the fabric whose P_Key
+// table was not read. Nothing can read it: no SMP arrives on a DOWN port, and a CA
+// answers P_KeyTable only for the port an SMP arrives on (IBA 14.2.5.7). And it is part
+// of no answer about the fabric: its contents are defined only while the port is
+// ARMED or ACTIVE (IBA 10.9.2; ibv_query_pkey(3)), no packet passes a DOWN port, and
+// the SM programs the table before the port becomes ACTIVE again. So a table view
+// shows it n/a with the reason in a note, not a gap (no exit 4), as a sweep leaves DOWN
+// ports out of what it did not read (fabric.Fabric.NotRead: fabric pkeys, fabric
+// check, the exporter) and watch counters their PortCounters over the fabric.
+// pkeys --find, which asks what the table holds, answers unknown for it: its host's
+// sysfs shows what the device holds, which may be the key.
+func (v *PortView) DownTableNotRead() bool {
+	return v.Fabric != nil && v.Port != nil && v.Port.State.Num == ibverbs.StateDown && v.TableNotRead() != ""
+}
+
 func (v *PortView) Ref() PortRef { return PortRef{v.Port.Device, v.Port.Num} }
 
 // LinkLayer returns the link layer, or "" when the file is absent.

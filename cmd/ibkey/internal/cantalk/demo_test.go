@@ -30,7 +30,7 @@ func TestDemoResolvesGUIDs(t *testing.T) {
 }
 
 // TestDownPortTableNoGap: a DOWN CA port's table over the fabric is no gap
-// (cmdutil.DownTableNotRead), as in pkeys, devices and fabric pkeys: the NOT ACTIVE
+// (query.PortView.DownTableNotRead), as in pkeys, devices and fabric pkeys: the NOT ACTIVE
 // verdict does not depend on it, and its JSON listed it in incomplete.
 func TestDownPortTableNoGap(t *testing.T) {
 	r := cmdtest.Run(t, root, false, nil, "--demo", "can-talk", "lid=9,port=2", "lid=3", "-o", "json")

@@ -205,9 +205,9 @@ func noIncomplete(v check.Verdict, eps []query.ResolvedEndpoint, saReason string
 		// The port's table, or its entries, not read: the rule of every view
 		// (query.NotRead), named by the endpoint. A QP uses one entry of them, which
 		// EntryNotKnown or EntryNotRead names.
-		// A DOWN port's table over the fabric is no gap (cmdutil.DownTableNotRead):
+		// A DOWN port's table over the fabric is no gap (query.PortView.DownTableNotRead):
 		// the verdict is NOT ACTIVE whatever it holds.
-		if r.View != nil && !cmdutil.DownTableNotRead(r.View) {
+		if r.View != nil && !r.View.DownTableNotRead() {
 			unread, _ := query.NotRead([]*query.PortView{r.View}, nil)
 			for _, u := range unread {
 				if u.Entries && !e.Port {

@@ -1,7 +1,6 @@
 package cmdutil
 
 import (
-	"github.com/ibkey/ibkey/internal/ibverbs"
 	"github.com/ibkey/ibkey/internal/query"
 )
 
@@ -19,14 +18,14 @@ func HostNotRead(n *Notices, views []*query.PortView, err error) (incomplete []I
 	}
 	down := map[query.PortRef]bool{}
 	for _, v := range views {
-		if DownTableNotRead(v) {
+		if v.DownTableNotRead() {
 			down[v.Ref()] = true
 		}
 	}
 	var parts []query.Unread
 	for _, u := range unread {
 		if u.Table && down[query.PortRef{Device: u.Device, Port: u.Port}] {
-			continue // part of no answer (DownTableNotRead): the command notes it
+			continue // part of no answer (query.PortView.DownTableNotRead): the command notes it
 		}
 		kind := IncompleteUnreadDevice
 		if u.Address != nil {
@@ -49,21 +48,6 @@ func HostNotRead(n *Notices, views []*query.PortView, err error) (incomplete []I
 		after = Exit(ExitIncomplete)
 	}
 	return incomplete, after, nil
-}
-
-// DownTableNotRead reports whether v is a DOWN port read over the fabric whose P_Key
-// table was not read. Nothing can read it: no SMP arrives on a DOWN port, and a CA
-// answers P_KeyTable only for the port an SMP arrives on (IBA 14.2.5.7). And it is part
-// of no answer: its contents are defined only while the port is ARMED or ACTIVE (IBA
-// 10.9.2; ibv_query_pkey(3)), no packet passes a DOWN port, and the SM programs the
-// table before the port becomes ACTIVE again. So it is shown n/a with the reason in a
-// note, not a gap (no exit 4), as a sweep leaves DOWN ports out of what it did not
-// read (fabric.Fabric.NotRead: fabric pkeys, fabric check, the exporter) and watch
-// counters their PortCounters over the fabric; pkeys --find counts the port as not
-// holding the key, as fabric pkeys --key leaves it out of the members. Its host's
-// sysfs shows what the device holds.
-func DownTableNotRead(v *query.PortView) bool {
-	return v.Fabric != nil && v.Port != nil && v.Port.State.Num == ibverbs.StateDown && v.TableNotRead() != ""
 }
 
 // Then is err, or after when err is nil: a partial read's exit 4 after the output.

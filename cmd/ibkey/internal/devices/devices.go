@@ -141,8 +141,8 @@ func renderDevices(o *DevicesOptions, views []*query.PortView, src cmdutil.Sourc
 			o.Notices.Warn(fmt.Sprintf("%s: %s could not be read: its count of valid P_Keys may be short by as many (ibkey pkeys %s shows which)",
 				v.Ref(), textsafe.Plural(n, "P_Key table entry", "P_Key table entries"), v.Ref()))
 		}
-		if why := v.TableNotRead(); why != "" && cmdutil.DownTableNotRead(v) {
-			// No gap (cmdutil.DownTableNotRead): a note, no exit 4.
+		if why := v.TableNotRead(); why != "" && v.DownTableNotRead() {
+			// No gap (query.PortView.DownTableNotRead): a note, no exit 4.
 			o.Notices.Note(fmt.Sprintf("%s: PKEYS n/a: %s; a DOWN port's table is defined only once it is ARMED or ACTIVE, and its host's sysfs shows what the device holds", v.Ref(), why))
 		} else if why != "" {
 			o.Notices.Warn(fmt.Sprintf("%s: PKEYS n/a: %s", v.Ref(), why)) // many alike are summarised (Notices)

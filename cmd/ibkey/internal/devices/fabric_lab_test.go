@@ -81,7 +81,7 @@ func TestLabFabricDevices(t *testing.T) {
 					t.Fatalf("devices --lid %s: %v\n%s%s", lid, err, r.Stdout, r.Stderr)
 				}
 				// Exit 4 exactly when a table was not read, each named in
-				// incomplete; a CA's DOWN port's is no gap (cmdutil.DownTableNotRead:
+				// incomplete; a CA's DOWN port's is no gap (query.PortView.DownTableNotRead:
 				// n/a, a note, exit 0).
 				var unread []string
 				for _, p := range doc.Ports {
@@ -191,7 +191,7 @@ func derefInt[T int | uint16](p *T) any {
 // TestLabDownPortNA (issue 25 item 9): a CA's DOWN port, whose table no SMP can read
 // (none arrives there), shows PKEYS n/a with the reason, not "none" (which is an iWARP
 // port's real lack of a table), with the reason in a note. It is no gap
-// (cmdutil.DownTableNotRead: nothing can read it and it is part of no answer): exit 0,
+// (query.PortView.DownTableNotRead: nothing can read it and it is part of no answer): exit 0,
 // no incomplete, as pkeys, fabric pkeys and fabric check treat it (waves 8-14 exited 4
 // here and in pkeys alone).
 func TestLabDownPortNA(t *testing.T) {

@@ -51,7 +51,10 @@ func TestFindIsKey(t *testing.T) {
 
 // TestKeyNamesDownPorts: fabric pkeys --key names the DOWN ports whose tables were
 // not read, as the listing does, instead of leaving them out of the members silently;
-// no gap, exit 0 (as pkeys --find for the same port: cmdutil.DownTableNotRead).
+// no gap, exit 0 (query.PortView.DownTableNotRead). The SA answers the same: its
+// PKeyTableRecords of a CA are those of the ports in port_guid_tbl, and no port is
+// discovered through a DOWN one (osm_sa_pkey_record.c, sa_pkey_by_comp_mask). pkeys
+// --find, which names the port, answers unknown for it.
 func TestKeyNamesDownPorts(t *testing.T) {
 	r := runIbkey(t, false, nil, "--demo", "fabric", "pkeys", "--key", "0x7fff")
 	if r.Code != 0 || !strings.Contains(r.Stderr, `note: P_Key tables n/a on DOWN ports ("demo-node HCA-2"[2])`) {

@@ -206,8 +206,9 @@ func TestLabGUID(t *testing.T) {
 // TestLabDownPort (issue 25 item 9): HcaA's port 2 has no cable (DOWN). A CA answers
 // P_KeyTable only for the port an SMP arrives on, and none arrives at a DOWN port, so
 // its table cannot be read: `pkeys --lid A --port 2` says why (it printed an empty
-// table and said nothing); it is part of no answer (cmdutil.DownTableNotRead): exit 0,
-// no incomplete, as fabric pkeys and fabric check treat it. smpquery pkeys A 2, the oracle, answers with the
+// table and said nothing); it is part of no answer (query.PortView.DownTableNotRead):
+// exit 0, no incomplete, as fabric pkeys and fabric check treat it. smpquery pkeys A 2,
+// the oracle, answers with the
 // table of port 1 (the arrival port) and exits 0: a CA ignores the port of the request.
 func TestLabDownPort(t *testing.T) {
 	l := cmdtest.StartLab(t, "small.net", root)

@@ -287,7 +287,7 @@ func renderPKeys(o *PKeysOptions, views []*query.PortView, find check.PKey, src 
 		for _, w := range v.Warnings {
 			n.Warn(w)
 		}
-		if why := v.TableNotRead(); why != "" && cmdutil.DownTableNotRead(v) {
+		if why := v.TableNotRead(); why != "" && v.DownTableNotRead() {
 			n.Note(v.Ref().String() + ": P_Key table n/a: " + why + "; " + downTableNote)
 		} else if why != "" {
 			n.Warn(v.Ref().String() + ": " + why)
@@ -297,7 +297,7 @@ func renderPKeys(o *PKeysOptions, views []*query.PortView, find check.PKey, src 
 }
 
 // downTableNote says why a DOWN port's table not read over the fabric is no gap
-// (cmdutil.DownTableNotRead).
+// (query.PortView.DownTableNotRead).
 const downTableNote = "a DOWN port's table is defined only once it is ARMED or ACTIVE, and its host's sysfs shows what the device holds"
 
 func show(e query.Entry, all bool) bool { return all || e.Valid() || e.Unreadable != "" }
@@ -498,7 +498,7 @@ func findPKey(o *PKeysOptions, views []*query.PortView, key check.PKey, src cmdu
 			desc := v.Device.NodeDesc.Value
 			r.NodeDesc, r.NodeGUID = &desc, v.Fabric.NodeGUID.String()
 		}
-		if why := v.TableNotRead(); why != "" && cmdutil.DownTableNotRead(v) {
+		if why := v.TableNotRead(); why != "" && v.DownTableNotRead() {
 			// The table view notes it as no gap, but --find asks what it holds: the
 			// device may hold the key (its host's sysfs shows), so this port's answer
 			// is unknown, never a definite no.

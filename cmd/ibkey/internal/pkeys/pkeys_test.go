@@ -114,7 +114,7 @@ func TestErrors(t *testing.T) {
 
 // TestTableNotReadWarned: a P_Key table that exists and was not read is named on
 // stderr in every format, as ibkey devices names the same port (it was only on stdout
-// in a table). A DOWN CA port's over the fabric is no gap (cmdutil.DownTableNotRead:
+// in a table). A DOWN CA port's over the fabric is no gap (query.PortView.DownTableNotRead:
 // nothing can read it, and it is part of no answer), as fabric pkeys, fabric check and
 // watch treat it: a note, exit 0; it was a warning and exit 4 here and in devices
 // alone. A table not read for another reason (a saved tree without pkeys/) is still a
