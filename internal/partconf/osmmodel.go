@@ -105,7 +105,7 @@ type Model struct {
 
 	index   map[check.GUID]int // a port's place in Ports: the first, should Ports list it twice
 	tables  []portTable        // by place in Ports
-	members []int              // per partition (Config.Partitions order): ports with an entry
+	members []uint64           // a bit per partition (Config.Partitions order): some port has an entry
 	memory  *Memory            // Options.Remember: what OpenSM remembers after this run
 }
 
@@ -127,7 +127,7 @@ type portTable struct {
 func NewModel(c *Config, ports []Port, opt Options) *Model {
 	applied := c.Applied()
 	m := &Model{Config: applied, Source: c, Ports: ports, Options: opt, index: make(map[check.GUID]int, len(ports)),
-		tables: make([]portTable, len(ports)), members: make([]int, len(applied.Partitions))}
+		tables: make([]portTable, len(ports)), members: make([]uint64, (len(applied.Partitions)+63)/64)}
 	for i, p := range ports {
 		if _, ok := m.index[p.GUID]; !ok {
 			m.index[p.GUID] = i
@@ -138,24 +138,18 @@ func NewModel(c *Config, ports []Port, opt Options) *Model {
 	}
 	// Partition order: OpenSM's prtn_pkey_tbl (map order), which is the Config's
 	// (Partition.index); the items of a rejected file count after the applied ones.
-	file := m.newItemIndex(c)
-	var fallback *itemIndex
-	if c.Rejected {
-		fallback = m.newItemIndex(applied)
-	}
 	for i, p := range ports {
-		at := m.index[p.GUID] // a GUID listed twice: its items are under its first place
 		st := &portState{full: map[int]*Member{}, limited: map[int]*Member{}}
 		if c.Rejected {
 			// osm_prtn_make_partitions: the file's items ran before the error, then
 			// "retrying with default config" clears the memberships but not the
 			// port's indx0_pkey.
-			file.replay(at, p, opt, st, len(applied.Partitions))
+			c.replay(p, opt, st, len(applied.Partitions))
 			clear(st.full)
 			clear(st.limited)
-			fallback.replay(at, p, opt, st, 0)
+			applied.replay(p, opt, st, 0)
 		} else {
-			file.replay(at, p, opt, st, 0)
+			c.replay(p, opt, st, 0)
 		}
 		m.tables[i] = m.program(p, st)
 	}
@@ -163,25 +157,26 @@ func NewModel(c *Config, ports []Port, opt Options) *Model {
 }
 
 // itemIndex finds the member items that name a port, in file order: those naming it
-// by its GUID, and the keywords (ALL, ALL_CAS, ALL_SWITCHES, ALL_ROUTERS, SELF).
+// by its GUID, and the keywords (ALL, ALL_CAS, ALL_SWITCHES, ALL_ROUTERS, SELF). One
+// is built per Config, for all its models: a model of a few ports of a large file
+// then replays their items only, not the file's.
 type itemIndex struct {
 	items    []*Member
-	byPort   [][]int // by the port's place in Ports: indexes in items
-	keywords []int
+	byGUID   [][]int32 // by the GUID's place in Config.GUIDs: indexes in items
+	keywords []int32
 }
 
-// newItemIndex indexes c's items (its definitions' items, in file order) for m's ports.
-func (m *Model) newItemIndex(c *Config) *itemIndex {
-	x := &itemIndex{byPort: make([][]int, len(m.Ports))}
+// indexItems indexes c's items (its definitions' items, in file order).
+func (c *Config) indexItems() *itemIndex {
+	x := &itemIndex{byGUID: make([][]int32, len(c.GUIDs))}
 	for _, d := range c.Definitions {
 		for i := range d.Members {
 			it := &d.Members[i]
-			if it.Kind != KindGUID {
-				x.keywords = append(x.keywords, len(x.items))
-			} else if p, ok := m.index[it.GUID]; ok {
-				x.byPort[p] = append(x.byPort[p], len(x.items))
+			if it.Kind == KindGUID {
+				g := c.guidIndex[it.GUID]
+				x.byGUID[g] = append(x.byGUID[g], int32(len(x.items)))
 			} else {
-				continue // it names no port modelled here: never replayed
+				x.keywords = append(x.keywords, int32(len(x.items)))
 			}
 			x.items = append(x.items, it)
 		}
@@ -207,14 +202,19 @@ func names(m *Member, p Port, sm check.GUID) bool {
 	return false
 }
 
-// replay applies, in file order, the items that name port p (at its place at in
-// Ports): partition_add_port and partition_add_all (osm_prtn_config.c) with
-// manage_membership_change, then osm_prtn_add_port (osm_prtn.c). An item's partition
-// is base plus its index in its Config's Partitions.
-func (x *itemIndex) replay(at int, p Port, opt Options, st *portState, base int) {
-	g, k := x.byPort[at], x.keywords
+// replay applies, in file order, c's items that name port p: partition_add_port and
+// partition_add_all (osm_prtn_config.c) with manage_membership_change, then
+// osm_prtn_add_port (osm_prtn.c). An item's partition is base plus its index in c's
+// Partitions.
+func (c *Config) replay(p Port, opt Options, st *portState, base int) {
+	x := c.items()
+	var g []int32
+	if at, ok := c.guidIndex[p.GUID]; ok {
+		g = x.byGUID[at]
+	}
+	k := x.keywords
 	for len(g) > 0 || len(k) > 0 {
-		var i int
+		var i int32
 		if len(k) == 0 || (len(g) > 0 && g[0] < k[0]) {
 			i, g = g[0], g[1:]
 		} else {
@@ -328,7 +328,7 @@ func (m *Model) program(p Port, st *portState) portTable {
 			list = append(list, Entry{PKey: k | check.MembershipBit, Partition: part, DecidedBy: full})
 		}
 		if lim != nil || full != nil {
-			m.members[pi]++
+			m.members[pi/64] |= 1 << (pi % 64)
 		}
 	}
 	before := freshTable
@@ -686,8 +686,12 @@ func (m *Model) Peer(guid check.GUID) *PeerTable { return m.table(guid).peer }
 // groups with it.
 func (m *Model) Exists(p *Partition) bool {
 	parts := m.Config.Partitions
-	return p.index < len(parts) && parts[p.index] == p && m.members[p.index] > 0
+	return p.index < len(parts) && parts[p.index] == p && m.hasMember(p.index)
 }
+
+// hasMember reports whether some port modelled has an entry of partition i (its place
+// in Config.Partitions).
+func (m *Model) hasMember(i int) bool { return m.members[i/64]&(1<<(i%64)) != 0 }
 
 // Reconfigure predicts what OpenSM programs when it applies c to a fabric whose ports
 // hold what prev predicted: keys kept keep their index, removed ones leave holes, and

@@ -232,7 +232,7 @@ func Parse(file string, data []byte) *Config {
 func (c *Config) reparseRunning(prev *Model) *Config {
 	var kept []keptPartition
 	for i, p := range prev.Config.Partitions {
-		if prev.members[i] > 0 {
+		if prev.hasMember(i) {
 			kept = append(kept, keptPartition{p.Key, p.Name})
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"net/netip"
 	"slices"
+	"sync"
 
 	"github.com/ibkey/ibkey/internal/check"
 )
@@ -159,6 +160,9 @@ type Config struct {
 	// they first appear.
 	GUIDs     []check.GUID
 	guidIndex map[check.GUID]int // a GUID's place in GUIDs
+	// items is the index of the definitions' items every model of this Config
+	// replays (itemIndex), built by the first.
+	items func() *itemIndex
 
 	// text is the file as read: a running OpenSM reads it again (reparseRunning).
 	text string
@@ -206,6 +210,7 @@ func (c *Config) finish() {
 	for i, p := range c.Partitions {
 		p.index = i
 	}
+	c.items = sync.OnceValue(c.indexItems)
 }
 
 // Partition returns the partition with this 15-bit key, or nil.

@@ -438,12 +438,13 @@ func selfTaken(p *query.Partitions, m *partconf.Model, taken string) string {
 	if p.Options.SMGUID != 0 || !hasSelf(p.Config) {
 		return ""
 	}
-	// Modelling each port as the SM's costs a pass over the file a port. SELF
-	// changes only the partitions it is written in (selfPartitions), where a port's
-	// entries come from the items that name it there (its GUID's, and the keywords of
-	// its type): ports of one type, with the same table and named there by items of
-	// the same memberships in the same places relative to SELF's, differ alike, and
-	// one of them is modelled (until a fourth port differs).
+	// Modelling each port as the SM's costs a model a port (of its items only:
+	// partconf.Config.replay). SELF changes only the partitions it is written in
+	// (selfPartitions), where a port's entries come from the items that name it
+	// there (its GUID's, and the keywords of its type): ports of one type, with the
+	// same table and named there by items of the same memberships in the same places
+	// relative to SELF's, differ alike, and one of them is modelled (until a fourth
+	// port differs).
 	// (A port that holds the entry SELF gives may still differ: an item for it after
 	// SELF's wins.)
 	selfParts := selfPartitions(p.Config)
