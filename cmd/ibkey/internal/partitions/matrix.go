@@ -438,44 +438,13 @@ func selfTaken(p *query.Partitions, m *partconf.Model, taken string) string {
 	if p.Options.SMGUID != 0 || !hasSelf(p.Config) {
 		return ""
 	}
-	// Modelling each port as the SM's costs a model a port (of its items only:
-	// partconf.Config.replay). SELF changes only the partitions it is written in
-	// (selfPartitions), where a port's entries come from the items that name it
-	// there (its GUID's, and the keywords of its type): ports of one type, with the
-	// same table and named there by items of the same memberships in the same places
-	// relative to SELF's, differ alike, and one of them is modelled (until a fourth
-	// port differs).
-	// (A port that holds the entry SELF gives may still differ: an item for it after
-	// SELF's wins.)
-	selfParts := selfPartitions(p.Config)
-	named := map[check.GUID][]string{}
-	for di, d := range p.Config.Applied().Definitions {
-		if _, ok := selfParts[d.Key]; !ok {
-			continue
-		}
-		selfBefore := 0 // an item's place relative to the SELF items, not its own
-		for _, mb := range d.Members {
-			switch mb.Kind {
-			case partconf.KindSelf:
-				selfBefore++
-			case partconf.KindGUID:
-				named[mb.GUID] = append(named[mb.GUID], fmt.Sprint(di, mb.Membership, selfBefore))
-			}
-		}
-	}
-	differs := map[string]bool{}
+	// Each port is modelled as the SM's: a model of one port replays only its items
+	// (partconf.Config.replay), so this is linear in the file.
 	var differ []string
 	for _, port := range m.Ports {
-		has := m.PKeys(port.GUID)
-		class := fmt.Sprint(port.Type, has, named[port.GUID])
-		d, ok := differs[class]
-		if !ok {
-			asSM := *p
-			asSM.Options.SMGUID = port.GUID
-			d = !slices.Equal(asSM.ModelOf(port.GUID).PKeys(port.GUID), has)
-			differs[class] = d
-		}
-		if d {
+		asSM := *p
+		asSM.Options.SMGUID = port.GUID
+		if !slices.Equal(asSM.ModelOf(port.GUID).PKeys(port.GUID), m.PKeys(port.GUID)) {
 			differ = append(differ, port.GUID.String())
 			if len(differ) > 3 {
 				break
