@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -58,21 +59,27 @@ func OpenVerbs() (VerbsLib, error) {
 }
 
 // VerbsCounters reads the violation counters of local ports through verbs. Devices are
-// opened on first use and kept open until Close; a device that cannot be opened is n/a
-// with the reason for as long as the source lives.
+// opened on first use and kept open until Close. A device that cannot be opened is n/a
+// with the reason, and opened again at its next read (a driver loaded later, or a
+// device plugin that gives the container its uverbs device later); one whose query
+// fails as a removed device's does (EIO, ENODEV: rdma-core returns them once the
+// kernel disassociated the context, as a driver reload or a reset does) is closed and
+// opened again at its next read, so a long-running exporter follows the device.
 type VerbsCounters struct {
 	lib VerbsLib
 	// why is set when lib is nil: why verbs cannot be used at all.
-	why    string
+	why string
+	// Driver names a device's driver and whether it is an RNIC (iWARP), for
+	// verbsCounts; nil: not known.
+	Driver func(dev string) (driver string, rnic bool)
 	mu     sync.Mutex
 	devs   map[string]VerbsDevice
-	failed map[string]string
 }
 
 // NewVerbsCounters reads through lib; with a nil lib every counter is n/a with
 // openErr's reason (the error OpenVerbs returned).
 func NewVerbsCounters(lib VerbsLib, openErr error) *VerbsCounters {
-	v := &VerbsCounters{lib: lib, devs: map[string]VerbsDevice{}, failed: map[string]string{}}
+	v := &VerbsCounters{lib: lib, devs: map[string]VerbsDevice{}}
 	if lib == nil {
 		v.why = "verbs unavailable"
 		if openErr != nil {
@@ -80,6 +87,61 @@ func NewVerbsCounters(lib VerbsLib, openErr error) *VerbsCounters {
 		}
 	}
 	return v
+}
+
+// LocalVerbs opens libibverbs for the host's ports. Verbs read the running kernel's
+// devices, so they apply only to the real /sys, not to a saved tree, a fixture or the
+// demo host (nil then). When the library cannot be loaded the source is still
+// returned: its counters are n/a with the reason, and the sources after it answer.
+func LocalVerbs(h *Host) *VerbsCounters {
+	if h.Label != "" || filepath.Clean(h.Sys.Root) != "/sys" {
+		return nil
+	}
+	lib, err := OpenVerbs()
+	v := NewVerbsCounters(lib, err)
+	v.Driver = func(dev string) (string, bool) { return driverOf(h.Sys, dev) }
+	return v
+}
+
+// driverOf names the driver of device dev: rdma_rxe for a software RoCE device (as
+// check.QKeyRuleFor tells it: a virtual CA on a parent netdev), else device/driver's
+// basename (mlx5_core), "" when not known; and whether its node type is RNIC (iWARP).
+func driverOf(sys *ibverbs.Sysfs, dev string) (driver string, rnic bool) {
+	o := sys.Origin(dev)
+	d, err := sys.Device(dev)
+	if err != nil || !d.NodeType.OK() {
+		return o.Driver.Value, false
+	}
+	if o.Virtual && o.Parent.Value != "" && d.NodeType.Value.Num == 1 {
+		return "rdma_rxe", false
+	}
+	return o.Driver.Value, d.NodeType.Value.Num == 4
+}
+
+// verbsCounts says whether ibv_query_port's counter name (PKeyViolations or
+// QKeyViolations) counts anything on a port of link layer ll (verbs.PortAttr) of a
+// device with this driver (rnic: iWARP): "" when it does, else why its value is no
+// count, and whether the port has no such counter at all (absent) rather than one
+// not known. On InfiniBand every driver fills both from PortInfo or the HCA's vport
+// context (mlx5 mlx5_query_hca_port, mlx4 ib_link_query_port). On an Ethernet link
+// layer rdma_rxe counts both (rxe_recv.c check_keys); mlx5 fills only qkey_viol_cntr,
+// from the NIC vport (mlx5_query_port_roce), and leaves bad_pkey_cntr 0; iWARP has
+// neither key; any other RoCE driver is not known to count them. ibv_query_port
+// reports 0 where nothing counts: that 0 is never shown as a count.
+func verbsCounts(name string, ll uint8, driver string, rnic bool) (why string, absent bool) {
+	switch {
+	case ll != 2: // InfiniBand, or unspecified (drivers from before RoCE)
+		return "", false
+	case rnic:
+		return "iWARP has no P_Keys or Q_Keys: ibv_query_port reports 0", true
+	case driver == "rdma_rxe", driver == "mlx5_core" && name == QKeyViolations:
+		return "", false
+	case driver == "mlx5_core":
+		return "mlx5 does not count P_Key violations on an Ethernet (RoCE) port: ibv_query_port reports 0 (mlx5_query_port_roce)", true
+	case driver == "":
+		return "on an Ethernet link layer only some drivers count it (rdma_rxe; mlx5 Q_Key violations) and this device's driver is not known: ibv_query_port reports 0 either way", false
+	}
+	return fmt.Sprintf("on an Ethernet link layer only some drivers count it (rdma_rxe; mlx5 Q_Key violations), not known for %s: ibv_query_port reports 0 either way", driver), false
 }
 
 func (*VerbsCounters) Name() string { return SourceVerbs }
@@ -93,20 +155,26 @@ func (v *VerbsCounters) device(name string) (VerbsDevice, string) {
 	if d, ok := v.devs[name]; ok {
 		return d, ""
 	}
-	if why, ok := v.failed[name]; ok {
-		return nil, why
-	}
 	d, err := v.lib.OpenDevice(name)
 	if err != nil {
-		why := err.Error()
 		if errors.Is(err, verbs.ErrNoDevice) {
-			why = fmt.Sprintf("%s is not a verbs device here (%v)", name, err)
+			return nil, fmt.Sprintf("%s is not a verbs device here (%v)", name, err)
 		}
-		v.failed[name] = why
-		return nil, why
+		return nil, err.Error()
 	}
 	v.devs[name] = d
 	return d, ""
+}
+
+// forget closes d, the device name was opened as, after a query failed as a removed
+// device's does: the next read opens the device again.
+func (v *VerbsCounters) forget(name string, d VerbsDevice) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.devs[name] == d {
+		delete(v.devs, name)
+		d.Close()
+	}
 }
 
 // Read implements CounterSource: one ibv_query_port per port per sample.
@@ -118,12 +186,25 @@ func (v *VerbsCounters) Read(ref PortRef, names []string, out []Reading) {
 	}
 	a, err := d.QueryPort(ref.Port)
 	if err != nil {
+		if errors.Is(err, syscall.EIO) || errors.Is(err, syscall.ENODEV) {
+			v.forget(ref.Device, d)
+		}
 		fill(out, Reading{Err: err.Error()})
 		return
 	}
+	driver, rnic := "", false
+	if a.LinkLayer == 2 && v.Driver != nil {
+		driver, rnic = v.Driver(ref.Device)
+	}
+	count := func(name string, n uint32) Reading {
+		if why, absent := verbsCounts(name, a.LinkLayer, driver, rnic); why != "" {
+			return Reading{Unavailable: why, Absent: absent}
+		}
+		return Reading{Value: uint64(n)}
+	}
 	pick(names, out, "not a verbs counter", map[string]Reading{
-		PKeyViolations: {Value: uint64(a.BadPKeyCntr)},
-		QKeyViolations: {Value: uint64(a.QKeyViolCntr)},
+		PKeyViolations: count(PKeyViolations, a.BadPKeyCntr),
+		QKeyViolations: count(QKeyViolations, a.QKeyViolCntr),
 		MKeyViolations: {Unavailable: "not in ibv_query_port (M_KeyViolations is a PortInfo field: SMPs only)"},
 	})
 }

@@ -2,9 +2,12 @@ package query
 
 import (
 	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -19,6 +22,7 @@ type fakeVerbs struct {
 	attrs  map[PortRef]verbs.PortAttr
 	opened map[string]int
 	fail   map[string]error
+	query  map[string]error // ibv_query_port's error on a device (EIO once it is removed)
 }
 
 func (f *fakeVerbs) OpenDevice(name string) (VerbsDevice, error) {
@@ -47,6 +51,9 @@ type fakeVerbsDev struct {
 func (d fakeVerbsDev) QueryPort(port int) (verbs.PortAttr, error) {
 	d.f.mu.Lock()
 	defer d.f.mu.Unlock()
+	if err := d.f.query[d.name]; err != nil {
+		return verbs.PortAttr{}, err
+	}
 	a, ok := d.f.attrs[PortRef{d.name, port}]
 	if !ok {
 		return a, errors.New("ibv_query_port: invalid argument")
@@ -57,7 +64,7 @@ func (d fakeVerbsDev) QueryPort(port int) (verbs.PortAttr, error) {
 func (fakeVerbsDev) Close() error { return nil }
 
 func newFakeVerbs() *fakeVerbs {
-	return &fakeVerbs{attrs: map[PortRef]verbs.PortAttr{}, opened: map[string]int{}, fail: map[string]error{}}
+	return &fakeVerbs{attrs: map[PortRef]verbs.PortAttr{}, opened: map[string]int{}, fail: map[string]error{}, query: map[string]error{}}
 }
 
 // TestVerbsSourceDeltas: the verbs source feeds the sampler's violation counters, the
@@ -210,5 +217,132 @@ func TestRxeFixture(t *testing.T) {
 	vd := check.CanTalk(res[0].Endpoint, res[1].Endpoint)
 	if vd.AToB.OK || !strings.Contains(strings.Join(vd.AToB.Reasons, " "), "verbatim rule") || !vd.BToA.OK {
 		t.Errorf("can-talk on rxe with wr_qkey 0x80000011: A→B %+v B→A ok=%v; want A→B dropped under the verbatim rule (measured), B→A fine", vd.AToB, vd.BToA.OK)
+	}
+}
+
+// TestLocalVerbs: verbs read the running kernel, so only the real /sys gets them.
+func TestLocalVerbs(t *testing.T) {
+	for _, h := range []*Host{
+		{Sys: ibverbs.Open(mlx5Fixture)},
+		{Sys: ibverbs.Open("/sys"), Label: "demo host"},
+	} {
+		if v := LocalVerbs(h); v != nil {
+			t.Errorf("%s (label %q): a verbs source for a host that is not this kernel", h.Sys.Root, h.Label)
+		}
+	}
+	v := LocalVerbs(&Host{Sys: ibverbs.Open("/sys/")})
+	if v == nil {
+		t.Fatal("no verbs source for /sys")
+	}
+	defer v.Close()
+	// Here there may be no libibverbs or no RDMA stack: then a reason, never a value.
+	out := make([]Reading, 1)
+	v.Read(PortRef{Device: "nosuchdev0", Port: 1}, []string{QKeyViolations}, out)
+	if out[0].Unavailable == "" && out[0].Err == "" {
+		t.Errorf("a device that does not exist read as %+v", out[0])
+	}
+}
+
+// TestVerbsFollowsDevice: a long-running reader (the exporter) follows a device that
+// comes later or is removed and comes back: a device that could not be opened is opened
+// at the next read, and one whose query fails as a removed device's (EIO: rdma-core's
+// disassociated context) is closed and opened again; any other query error keeps it.
+func TestVerbsFollowsDevice(t *testing.T) {
+	fv := newFakeVerbs()
+	fv.set("mlx5_0", 1, 3, 5)
+	fv.fail["mlx5_0"] = errors.New("verbs: open mlx5_0: permission denied")
+	v := NewVerbsCounters(fv, nil)
+	read := func() Reading {
+		out := make([]Reading, 1)
+		v.Read(PortRef{Device: "mlx5_0", Port: 1}, []string{PKeyViolations}, out)
+		return out[0]
+	}
+	if r := read(); !strings.Contains(r.Unavailable, "permission denied") {
+		t.Fatalf("device not opened: %+v", r)
+	}
+	delete(fv.fail, "mlx5_0") // the device plugin gives the container its device
+	if r := read(); r.Value != 3 || r.Unavailable != "" || r.Err != "" || fv.opened["mlx5_0"] != 1 {
+		t.Fatalf("device opened later: %+v, opened %d", r, fv.opened["mlx5_0"])
+	}
+	fv.query["mlx5_0"] = &verbs.CallError{Call: "ibv_query_port mlx5_0/1", Errno: syscall.EINVAL}
+	if r := read(); r.Err == "" || read().Err == "" || fv.opened["mlx5_0"] != 1 {
+		t.Fatalf("EINVAL: %+v, opened %d (want the device kept)", r, fv.opened["mlx5_0"])
+	}
+	fv.query["mlx5_0"] = &verbs.CallError{Call: "ibv_query_port mlx5_0/1", Errno: syscall.EIO}
+	if r := read(); !strings.Contains(r.Err, "input/output error") {
+		t.Fatalf("removed device: %+v", r)
+	}
+	delete(fv.query, "mlx5_0") // the driver is back
+	fv.set("mlx5_0", 1, 0, 0)  // with counters from 0
+	if r := read(); r.Value != 0 || r.Err != "" || fv.opened["mlx5_0"] != 2 {
+		t.Fatalf("after the device came back: %+v, opened %d (want opened again)", r, fv.opened["mlx5_0"])
+	}
+}
+
+// TestVerbsCountsByDriver: on an Ethernet link layer ibv_query_port reports 0 for a
+// counter nothing counts, so only the drivers known to count one give a value:
+// rdma_rxe both (rxe_recv.c check_keys), mlx5 the Q_Key violations
+// (mlx5_query_port_roce); mlx5's P_Key violations and iWARP's are absent, another
+// driver's are not known (not read, never 0). On InfiniBand every driver counts both.
+func TestVerbsCountsByDriver(t *testing.T) {
+	fv := newFakeVerbs()
+	for _, dev := range []string{"rxe0", "mlx5_2", "irdma0", "bnxt_re0", "mlx5_0"} {
+		fv.set(dev, 1, 4, 6)
+		if dev != "mlx5_0" {
+			a := fv.attrs[PortRef{dev, 1}]
+			a.LinkLayer = 2
+			fv.attrs[PortRef{dev, 1}] = a
+		}
+	}
+	v := NewVerbsCounters(fv, nil)
+	v.Driver = func(dev string) (string, bool) {
+		return map[string]string{"rxe0": "rdma_rxe", "mlx5_2": "mlx5_core", "irdma0": "irdma", "bnxt_re0": "bnxt_en"}[dev], dev == "irdma0"
+	}
+	type want struct {
+		pkey, qkey string // the value, "absent" or "unknown"
+	}
+	for dev, w := range map[string]want{
+		"rxe0": {"4", "6"}, "mlx5_2": {"absent", "6"}, "irdma0": {"absent", "absent"}, "bnxt_re0": {"unknown", "unknown"}, "mlx5_0": {"4", "6"},
+	} {
+		out := make([]Reading, 2)
+		v.Read(PortRef{dev, 1}, []string{PKeyViolations, QKeyViolations}, out)
+		for i, w := range []string{w.pkey, w.qkey} {
+			got := fmt.Sprint(out[i].Value)
+			switch {
+			case out[i].Unavailable != "" && out[i].Absent:
+				got = "absent"
+			case out[i].Unavailable != "":
+				got = "unknown"
+			}
+			if got != w {
+				t.Errorf("%s %d: %s (%+v), want %s", dev, i, got, out[i], w)
+			}
+		}
+	}
+	// A PCI device's driver, as the kernel links it: device/driver.
+	pci := t.TempDir()
+	if err := os.CopyFS(pci, os.DirFS(mlx5Fixture)); err != nil {
+		t.Fatal(err)
+	}
+	dev := filepath.Join(pci, "devices/pci0000:00/0000:03:00.0")
+	if err := os.MkdirAll(filepath.Join(pci, "bus/pci/drivers/mlx5_core"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../../../0000:03:00.0", filepath.Join(dev, "infiniband/mlx5_0/device")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../../../bus/pci/drivers/mlx5_core", filepath.Join(dev, "driver")); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ root, dev, driver string }{
+		{"../../testdata/sysfs/rxe", "rxe0", "rdma_rxe"},
+		{pci, "mlx5_0", "mlx5_core"},
+	} {
+		if d, rnic := driverOf(ibverbs.Open(c.root), c.dev); d != c.driver || rnic {
+			t.Errorf("%s: driver %q (rnic %v), want %s", c.dev, d, rnic, c.driver)
+		}
+	}
+	if _, rnic := driverOf(ibverbs.Open(mlx5Fixture), "irdma0"); !rnic {
+		t.Error("irdma0 (node type 4: RNIC) is not iWARP")
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -40,7 +39,7 @@ type CountersOptions struct {
 	Addr   cmdutil.AddressFlags
 	Fabric []query.FabricSelector
 	// Verbs is the verbs source of the local ports' P_Key/Q_Key violation counters,
-	// nil when verbs do not apply to the host (see localVerbs); replaced in tests.
+	// nil when verbs do not apply to the host (see query.LocalVerbs); replaced in tests.
 	Verbs func(h *query.Host) *query.VerbsCounters
 
 	// notWatched is what runCounters could not read at the start (devices, ports,
@@ -50,22 +49,10 @@ type CountersOptions struct {
 	ifcLabels []string
 }
 
-// localVerbs opens libibverbs for the host's ports. Verbs read the running kernel's
-// devices, so they apply only to the real /sys, not to a saved tree, a fixture or the
-// demo host (nil then). When the library cannot be loaded the source is still
-// returned: its counters are n/a with the reason, and the sources after it answer.
-func localVerbs(h *query.Host) *query.VerbsCounters {
-	if h.Label != "" || filepath.Clean(h.Sys.Root) != "/sys" {
-		return nil
-	}
-	lib, err := query.OpenVerbs()
-	return query.NewVerbsCounters(lib, err)
-}
-
 // NewCmdCounters builds `ibkey watch counters`; runF, when not nil, runs instead of
 // runCounters (tests of flag parsing).
 func NewCmdCounters(f *cmdutil.Factory, runF func(*CountersOptions) error) *cobra.Command {
-	o := &CountersOptions{Host: f.Host, Getenv: f.Getenv, Sampling: Sampling{Now: f.Now}, Verbs: localVerbs}
+	o := &CountersOptions{Host: f.Host, Getenv: f.Getenv, Sampling: Sampling{Now: f.Now}, Verbs: query.LocalVerbs}
 	c := &cobra.Command{
 		Use:   "counters [DEV[/PORT]...]",
 		Short: "Watch partition enforcement drops and P_Key/Q_Key violations",

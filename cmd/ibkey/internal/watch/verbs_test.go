@@ -14,7 +14,6 @@ import (
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil"
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
-	"github.com/ibkey/ibkey/internal/ibverbs"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 	"github.com/ibkey/ibkey/internal/ibverbs/verbs"
 	"github.com/ibkey/ibkey/internal/query"
@@ -198,29 +197,6 @@ func TestWatchCountersCaRoCE(t *testing.T) {
 	}
 	if c := s.Ports[0].Counters["port_rcv_constraint_errors"]; c.Value != nil || !strings.Contains(c.Unavailable, "no PMA counters") {
 		t.Errorf("port_rcv_constraint_errors: %+v", c)
-	}
-}
-
-// TestLocalVerbs: verbs read the running kernel, so only the real /sys gets them.
-func TestLocalVerbs(t *testing.T) {
-	for _, h := range []*query.Host{
-		{Sys: ibverbs.Open(mlx5)},
-		{Sys: ibverbs.Open("/sys"), Label: "demo host"},
-	} {
-		if v := localVerbs(h); v != nil {
-			t.Errorf("%s (label %q): a verbs source for a host that is not this kernel", h.Sys.Root, h.Label)
-		}
-	}
-	v := localVerbs(&query.Host{Sys: ibverbs.Open("/sys/")})
-	if v == nil {
-		t.Fatal("no verbs source for /sys")
-	}
-	defer v.Close()
-	// Here there may be no libibverbs or no RDMA stack: then a reason, never a value.
-	out := make([]query.Reading, 1)
-	v.Read(query.PortRef{Device: "nosuchdev0", Port: 1}, []string{query.QKeyViolations}, out)
-	if out[0].Unavailable == "" && out[0].Err == "" {
-		t.Errorf("a device that does not exist read as %+v", out[0])
 	}
 }
 
