@@ -62,7 +62,7 @@ func newExporterCmd(f *cmdutil.Factory) *cobra.Command {
 	var m *cmdutil.MADFlags
 	c := exporter.NewCmdExporter(exporter.Deps{
 		Out: f.IOStreams.Out, ErrOut: f.IOStreams.ErrOut,
-		Host: f.Host, Demo: f.IsDemo,
+		Host: f.Host, Demo: f.IsDemo, Verbs: query.LocalVerbs,
 		OpenFabric: func(ctx context.Context) (*query.Fabric, error) { return m.Open(ctx) },
 	})
 	m = cmdutil.AddMADFlags(c, f)

@@ -45,6 +45,9 @@ type Deps struct {
 	// Demo reports whether --demo selected the embedded demo host and fabric: the
 	// metrics then say so (ibkey_demo_info).
 	Demo func() bool
+	// Verbs is the verbs source of the host's P_Key/Q_Key violation counters
+	// (query.LocalVerbs: nil for a host that is not this kernel's /sys); nil: none.
+	Verbs func(h *query.Host) *query.VerbsCounters
 	// Ctx is cancelled to stop serving (main's signal context); nil: the command's
 	// (cobra's ExecuteContext).
 	Ctx context.Context
@@ -243,6 +246,17 @@ func runHost(ctx context.Context, o *Options, logger *slog.Logger) error {
 			logger.Warn("no RDMA devices yet; serving ibkey_host_up 0 until there are", "err", err)
 		}
 	}
+	// The violation counters sysfs does not have: through verbs (any user who may open
+	// /dev/infiniband/uverbsN), as watch counters reads them, and with --portinfo from
+	// SMPs for what verbs cannot read.
+	var verbs *query.VerbsCounters
+	if o.Verbs != nil {
+		verbs = o.Verbs(h)
+	}
+	if verbs != nil {
+		defer verbs.Close()
+		hopts.Violations = verbs
+	}
 	if o.PortInfo {
 		if o.OpenFabric == nil {
 			return &query.UsageError{Msg: "--portinfo needs a MAD transport, which this build of the command was not given"}
@@ -258,6 +272,9 @@ func runHost(ctx context.Context, o *Options, logger *slog.Logger) error {
 			return err
 		}
 		hopts.Violations = query.LocalPortInfo(ctx, fab, views)
+		if verbs != nil {
+			hopts.Violations = query.Preferred{First: verbs, Then: hopts.Violations}
+		}
 	}
 	c := exporter.NewHostCollector(hopts)
 	mfs, err := output(ctx, o, logger, c, nil)
@@ -525,9 +542,13 @@ table size and valid count, IPoIB interfaces with the membership they really run
 (the table entry the kernel finds, not the pkey file) and whether their key is in the
 table, port state, and the partition counters: PortRcv/XmitConstraintErrors as gauges
 with a saturated flag (8-bit counters stop at 255: never read them as _total), and the
-P_Key/Q_Key violation counters where a source exists (--portinfo reads them over MADs).
-A counter that cannot be read is ibkey_port_unreadable{reason}, never 0; one the
-port does not have (RoCE's PortInfo counters: no QP0) is ibkey_port_unavailable. The
+P_Key/Q_Key violation counters, which sysfs does not have: through verbs, as 'ibkey
+watch counters' reads them (ibv_query_port, from the system's libibverbs: any user who
+may open /dev/infiniband/uverbsN, no root, no MADs), and with --portinfo over MADs for
+what verbs cannot read (the static build, a saved tree). A counter that cannot be read
+is ibkey_port_unreadable{reason}, never 0; one the port does not have is
+ibkey_port_unavailable (on Ethernet: iWARP has no keys, mlx5 counts no P_Key
+violations on RoCE, and a driver's 0 there counts nothing unless it is known to count). The
 tables are read again every --table-interval (each pkey file read is a device query);
 state and counters every scrape.
 
@@ -553,8 +574,8 @@ logged and retried), or --once (print to stdout and exit). Labels follow
 node_exporter's infiniband collector (device, port). An address it cannot listen on,
 or a first textfile write that fails, is exit 3; --once exits 4 when something was not
 read (a device, port, table, entry or interface; a sweep with gaps; a counter, as the
-_unreadable series say: in host mode without --portinfo an InfiniBand port's violation
-counters), which the series name.
+_unreadable series say: in host mode the violation counters neither verbs nor
+--portinfo read), which the series name.
 
 With --sm-log FILE, in either mode, the partition and key events of OpenSM's log
 (those 'ibkey sm log' explains) are counted by kind and partition key in
