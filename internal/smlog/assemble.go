@@ -205,6 +205,17 @@ func msgCode(msg []byte) (string, bool) {
 	return string(msg[4:8]), true
 }
 
+// isNotKey reports whether r, whose message has code, is the OpenSM 3.3.23 message
+// notKeys has for that code: from its function, in its words.
+func isNotKey(code string, r *record) bool {
+	nk, ok := notKeys[code]
+	if !ok || string(r.fn) != nk.Function {
+		return false
+	}
+	body := bytes.TrimPrefix(bytes.TrimPrefix(r.msg[8:], []byte(":")), []byte(" "))
+	return scanf(body, nk.Format)
+}
+
 // keyWords are the words that make an error line one about partitions or keys
 // (lower case): OpenSM's own spellings (osm_pkey_mgr.c "pkey", osm_trap_rcv.c
 // "P_Key", osm_sa_mcmember_record.c "PKey", osm_sa_mad_ctrl.c "SM_Key").
@@ -220,7 +231,9 @@ func (a *Assembler) about(r *record) bool {
 		return true
 	}
 	if code, ok := msgCode(msg); ok && r.level&(LevelError|LevelInfo|LevelVerbose) != 0 && (keySources[strings.ToUpper(code[:2])] || keyCodes[code]) {
-		return true
+		// A message of those files that is not about keys (notKeys) is neither,
+		// whatever names it holds (a node's description may say "pkey").
+		return !isNotKey(code, r)
 	}
 	if r.level&LevelError == 0 {
 		return false

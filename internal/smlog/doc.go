@@ -32,5 +32,6 @@
 //	                       lid_range_begin != 0xFFFF. Need to remove this informInfo from db" (verbose)
 //
 // docs/sm.md has the whole table: what each means, how ibkey explains it, and the
-// messages left out, with why.
+// messages left out, with why; notKeys (notkeys.go) the messages of those files that
+// are not about partitions or keys.
 package smlog

@@ -101,7 +101,10 @@ a parse error and the fallback after it.
 A line about partitions or keys that is none of these (another OpenSM version's
 wording, or a message ibkey does not explain, such as the QoS policy's ERR AC14) is
 shown as "not explained", whatever --kind asks: with such lines and no error the exit
-is 4, not 0.
+is 4, not 0. The messages of OpenSM 3.3.23's files about partitions, keys and traps
+that its source shows are about something else (an SA method it does not serve, an
+SM handover, a requester not swept yet) are passed over, each by its code, function
+and words; docs/sm.md lists them.
 
 Ports are named from, in this order: a saved sweep (--fabric-file FILE), a sweep now
 (only when a fabric transport is chosen: --ibsim, --ca), and the log's own lines (a
