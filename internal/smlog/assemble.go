@@ -699,6 +699,16 @@ func (a *Assembler) errEvent(r *record) *Event {
 		}
 		e.QoSLevel = qos
 		return e
+	case "1F02", "1F03", "1F05", "1F06", "1F07", "1F25", "4514", "4515", "4505", "4503", "4516", "4520":
+		from, to, ok := pathNoRoute(code, body)
+		if !ok {
+			return nil
+		}
+		e := ev(KindPathNoRoute)
+		e.From, e.To, e.Detail = from, to, string(body)
+		a.Names.learn(e.From)
+		a.Names.learn(e.To)
+		return e
 	case "1F1C", "451A":
 		var sl uint64
 		if !scanf(body, "No partition found for PKey 0x%x - using default SL %d [%s port %d <-> %s port %d]", &key, &sl, &d1, &p1, &d2, &p2) {
@@ -894,6 +904,45 @@ func (a *Assembler) errEvent(r *record) *Event {
 		}
 	}
 	return nil
+}
+
+// pathNoRoute reads the SA's routing refusals (osm_sa_path_record.c and
+// osm_sa_multipath_record.c pr_rcv_get_path_parms, mpr_rcv_get_path_parms: the route
+// along the forwarding tables OpenSM computed, walked before any partition check):
+// the ends they name (1F02-1F05, 1F07 by LID, 1F25 by port GUID, 1F06 by node GUID
+// and port; the multipath ones alike).
+func pathNoRoute(code string, body []byte) (from, to Port, ok bool) {
+	from, to = unknownPort(), unknownPort()
+	var l1, l2, g1, g2, p1, p2 uint64
+	var d1, d2 string
+	switch code {
+	case "1F02":
+		ok = scanf(body, "Cannot find routing from LID %u to LID %u on switch %*s (GUID: 0x%*x)", &l1, &l2)
+	case "1F03":
+		ok = scanf(body, "Can't find routing from LID %u to LID %u on switch %*s (GUID: 0x%*x)", &l1, &l2)
+	case "4514", "4515":
+		ok = scanf(body, "Can't find routing from LID %u to LID %u on switch %*s (GUID 0x%*x)", &l1, &l2)
+	case "1F05":
+		ok = scanf(body, "Can't find remote phys port of %*s (GUID: 0x%*x) port %*d while routing from LID %u to LID %u", &l1, &l2)
+	case "4505":
+		ok = scanf(body, "Can't find remote phys port of %*s (GUID 0x%*x) port %*d while routing from LID %u to LID %u", &l1, &l2)
+	case "1F07", "4516":
+		ok = scanf(body, "Dead end path on switch %*s (GUID: 0x%*x) to LID %u", &l2)
+	case "1F25":
+		ok = scanf(body, "Path from GUID 0x%x (%s port %d) to lid %u GUID 0x%x (%s port %d) needs more than %*d hops, max %*d hops allowed", &g1, &d1, &p1, &l2, &g2, &d2, &p2)
+		from, to = Port{GUID: check.GUID(g1), NodeDesc: d1, Num: int(p1)}, Port{GUID: check.GUID(g2), NodeDesc: d2, Num: int(p2)}
+	case "4520":
+		ok = scanf(body, "Path from GUID 0x%x (%s) to lid %u GUID 0x%x (%s) needs more than %*d hops, max %*d hops allowed", &g1, &d1, &l2, &g2, &d2)
+		from, to = Port{GUID: check.GUID(g1), NodeDesc: d1, Num: -1}, Port{GUID: check.GUID(g2), NodeDesc: d2, Num: -1}
+	case "1F06":
+		ok = scanf(body, "Internal error, bad path while routing %s (GUID: 0x%x) port %d to %s (GUID: 0x%x) port %d; ended at %*s port %*d", &d1, &g1, &p1, &d2, &g2, &p2)
+		from, to = Port{NodeGUID: check.GUID(g1), NodeDesc: d1, Num: int(p1)}, Port{NodeGUID: check.GUID(g2), NodeDesc: d2, Num: int(p2)}
+	case "4503":
+		ok = scanf(body, "Internal error, bad path while routing from %s (GUID: 0x%x) port %d to %s (GUID: 0x%x) port %d; ended at %*s port %*d", &d1, &g1, &p1, &d2, &g2, &p2)
+		from, to = Port{NodeGUID: check.GUID(g1), NodeDesc: d1, Num: int(p1)}, Port{NodeGUID: check.GUID(g2), NodeDesc: d2, Num: int(p2)}
+	}
+	from.LID, to.LID = uint16(l1), uint16(l2)
+	return from, to, ok
 }
 
 // vendorMLX reports whether fn is a function of libvendor's osm_vendor_mlx_sa.c,

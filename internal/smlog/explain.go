@@ -95,6 +95,22 @@ func (x *Explainer) Explain(ev *Event) Explanation {
 		k := check.PKey(ev.Key)
 		ex.Rule = fmt.Sprintf("both ports hold P_Key %s, but OpenSM's configuration has no partition %s: the tables hold a key the partitions file no longer defines (left from an earlier configuration, or not set by this SM); the SA answered with the default SL %d", k, k.Partition(), ev.SL)
 		ex.Fix, ex.FixAt = x.fixDefine(k.Partition(), "define partition "+k.Partition().String()+" in the partitions file if the ports are to use it; else a heavy sweep (SIGHUP to OpenSM) reprograms the tables without it")
+	case KindPathNoRoute:
+		// osm_sa_path_record.c, osm_sa_multipath_record.c pr_rcv_get_path_parms,
+		// mpr_rcv_get_path_parms walk the route along the forwarding tables OpenSM
+		// computed (osm_switch_get_route_by_lid) before any partition check, and
+		// refuse the path where it breaks.
+		why := "a switch's forwarding table has no port for the destination LID"
+		switch ev.Code {
+		case "1F05", "4505":
+			why = "the route leaves a switch by a port with no link"
+		case "1F06", "4503":
+			why = "the route ends at another port than the destination"
+		case "1F25", "4520":
+			why = "the route is longer than 64 hops: the forwarding tables loop"
+		}
+		ex.Rule = fmt.Sprintf("the SA gives a path only along the route OpenSM's forwarding tables make, and checks partitions only after: from %s to %s %s (%s), so the path was refused for routing, not for a partition or a key", labelOr(ex.From, "the source"), labelOr(ex.To, "the destination"), why, ev.Detail)
+		ex.Fix = "check the links on the way and the switches' forwarding tables (ibtracert FROM_LID TO_LID; ibroute on the switch OpenSM names); OpenSM routes again at its next heavy sweep (a link change, or SIGHUP to OpenSM), and the SA answers from those routes"
 	case KindJoinRefused:
 		x.joinRefused(ev, &ex)
 	case KindUntrusted:

@@ -66,13 +66,7 @@ var notKeys = map[string]notKey{
 	"1B18": {"osm_mcmr_rcv_process", "component mask = 0x%*x, expected comp mask = 0x%*x, MGID: %*s for PortGID: %*s", "osm_mcmr_rcv_process: a join without the components a join needs"},
 	"1B20": {"osm_mcmr_rcv_process", "component mask = 0x%*x, expected comp mask = 0x%*x", "osm_mcmr_rcv_process: a leave without the components a leave needs"},
 	"1B21": {"osm_mcmr_rcv_process", "Unsupported Method (%*s) for MCMemberRecord request", "osm_mcmr_rcv_process: a method OpenSM does not serve"},
-	// osm_sa_multipath_record.c: before the partition checks, the route.
-	"4514": {"mpr_rcv_get_path_parms", "Can't find routing from LID %*u to LID %*u on switch %*s (GUID 0x%*x)", "mpr_rcv_get_path_parms: routing, a switch's forwarding table has no port for the LID"},
-	"4515": {"mpr_rcv_get_path_parms", "Can't find routing from LID %*u to LID %*u on switch %*s (GUID 0x%*x)", "mpr_rcv_get_path_parms: routing, a switch's forwarding table has no port for the LID"},
-	"4505": {"mpr_rcv_get_path_parms", "Can't find remote phys port of %*s (GUID 0x%*x) port %*d while routing from LID %*u to LID %*u", "mpr_rcv_get_path_parms: routing, the route leaves by a port with no link"},
-	"4520": {"mpr_rcv_get_path_parms", "Path from GUID 0x%*x (%*s) to lid %*u GUID 0x%*x (%*s) needs more than %*d hops, max %*d hops allowed", "mpr_rcv_get_path_parms: routing, the route is longer than 64 hops (a loop)"},
-	"4503": {"mpr_rcv_get_path_parms", "Internal error, bad path while routing from %*s (GUID: 0x%*x) port %*d to %*s (GUID: 0x%*x) port %*d; ended at %*s port %*d", "mpr_rcv_get_path_parms: routing, the route ends at another port"},
-	"4516": {"mpr_rcv_get_path_parms", "Dead end path on switch %*s (GUID: 0x%*x) to LID %*u", "mpr_rcv_get_path_parms: routing, a switch on the way has no port for the LID"},
+	// osm_sa_multipath_record.c; its routing refusals are events (path-no-route).
 	"4501": {"mpr_rcv_get_lid_pair_path", "Unable to allocate path record", "mpr_rcv_get_lid_pair_path: an allocation failed"},
 	"451B": {"mpr_rcv_get_gids", "%*sGID 0x%*x is multicast or non local subnet prefix", "mpr_rcv_get_gids: the request names a GID of another subnet, or a multicast source"},
 	"4506": {"mpr_rcv_get_gids", "No port with GUID 0x%*x", "mpr_rcv_get_gids: the request names a GUID OpenSM does not know"},
@@ -80,13 +74,7 @@ var notKeys = map[string]notKey{
 	"4513": {"osm_mpr_rcv_process", "Unsupported Method (%*s) for MultiPathRecord request", "osm_mpr_rcv_process: a method OpenSM does not serve"},
 	"4517": {"osm_mpr_rcv_process", "Cannot find requester physical port", "osm_mpr_rcv_process: the requester's port is not in OpenSM's view (not swept yet, or gone)"},
 	"4512": {"osm_mpr_rcv_process", "mpr_rcv_get_end_points failed, # GIDs found; src %*d; dest %*d)", "osm_mpr_rcv_process: the request names no source or no destination GID"},
-	// osm_sa_path_record.c: before the partition checks, the route.
-	"1F02": {"pr_rcv_get_path_parms", "Cannot find routing from LID %*u to LID %*u on switch %*s (GUID: 0x%*x)", "pr_rcv_get_path_parms: routing, a switch's forwarding table has no port for the LID"},
-	"1F03": {"pr_rcv_get_path_parms", "Can't find routing from LID %*u to LID %*u on switch %*s (GUID: 0x%*x)", "pr_rcv_get_path_parms: routing, a switch's forwarding table has no port for the LID"},
-	"1F05": {"pr_rcv_get_path_parms", "Can't find remote phys port of %*s (GUID: 0x%*x) port %*d while routing from LID %*u to LID %*u", "pr_rcv_get_path_parms: routing, the route leaves by a port with no link"},
-	"1F06": {"pr_rcv_get_path_parms", "Internal error, bad path while routing %*s (GUID: 0x%*x) port %*d to %*s (GUID: 0x%*x) port %*d; ended at %*s port %*d", "pr_rcv_get_path_parms: routing, the route ends at another port"},
-	"1F07": {"pr_rcv_get_path_parms", "Dead end path on switch %*s (GUID: 0x%*x) to LID %*u", "pr_rcv_get_path_parms: routing, a switch on the way has no port for the LID"},
-	"1F25": {"pr_rcv_get_path_parms", "Path from GUID 0x%*x (%*s port %*d) to lid %*u GUID 0x%*x (%*s port %*d) needs more than %*d hops, max %*d hops allowed", "pr_rcv_get_path_parms: routing, the route is longer than 64 hops (a loop)"},
+	// osm_sa_path_record.c; its routing refusals are events (path-no-route).
 	"1F2A": {"pr_rcv_get_path_parms", "Requested SL (%*u) doesn't match SL calculatedby routing engine (%*u) [%*s port %*d <-> %*s port %*d]", "pr_rcv_get_path_parms: the request's SL is not the one the routing engine gives (path_sl)"},
 	"1F01": {"pr_rcv_get_lid_pair_path", "Unable to allocate path record", "pr_rcv_get_lid_pair_path: an allocation failed"},
 	"1F18": {"pr_process_multicast", "Unable to allocate path record for MC group", "pr_process_multicast: an allocation failed"},

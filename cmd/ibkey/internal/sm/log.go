@@ -73,6 +73,10 @@ Events (OpenSM 3.3.23; docs/sm.md lists every message and where it comes from):
   path-refused         the SA refused a PathRecord for a partition (ERR 1F1A, 1F1B,
                        1F1D, 1F1E; MultiPathRecord 4518, 4519, 451C, 451D)
   path-no-partition    a path in a P_Key OpenSM has no partition for (ERR 1F1C, 451A)
+  path-no-route        the SA refused a path for routing, not for a partition: no
+                       route in the forwarding tables (ERR 1F02, 1F03, 1F05, 1F06,
+                       1F07, 1F25; MultiPathRecord 4514, 4515, 4505, 4503, 4516,
+                       4520)
   join-refused         the SA refused a multicast join (ERR 1B14, 1B30, 1B31, 1B32;
                        1B11, 1B1B: an IPoIB broadcast group that does not exist)
   untrusted-request    a request that needs the SM_Key came without it (ERR 4608, 430B)
