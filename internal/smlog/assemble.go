@@ -709,6 +709,18 @@ func (a *Assembler) errEvent(r *record) *Event {
 		a.Names.learn(e.From)
 		a.Names.learn(e.To)
 		return e
+	case "1A06":
+		// osm_sa_mad_ctrl.c sa_mad_ctrl_send_err_callback: a MAD the SA sent that
+		// wanted an answer got none. The SA sends only one such: a notice forwarded
+		// to a subscriber (osm_inform.c send_report); other MADs stay not explained.
+		var status string
+		var lid uint64
+		if !scanf(body, "MAD completed in error (%s): SubnAdmReport(Notice), attr_mod 0x%*x, LID %u, TID 0x%*x", &status, &lid) {
+			return nil
+		}
+		e := ev(KindNoticeNotForwarded)
+		e.To, e.Detail = Port{LID: uint16(lid), Num: -1}, status
+		return e
 	case "1F1C", "451A":
 		var sl uint64
 		if !scanf(body, "No partition found for PKey 0x%x - using default SL %d [%s port %d <-> %s port %d]", &key, &sl, &d1, &p1, &d2, &p2) {

@@ -20,7 +20,7 @@
 //	osm_sa_mcmember_record.c ERR 1B14 1B30 1B31 1B32 (1B1A/1B1C merged), 1B11 1B1B (IPoIB broadcast groups), verbose
 //	                       "Port and requester don't share PKey", "Invalid PKey supplied in request"
 //	osm_sa_pkey_record.c   ERR 4608;  osm_sa_informinfo.c ERR 430B
-//	osm_sa_mad_ctrl.c      ERR 1A04;  osm_sminfo_rcv.c ERR 2F18
+//	osm_sa_mad_ctrl.c      ERR 1A04, 1A06 (a Report(Notice));  osm_sminfo_rcv.c ERR 2F18
 //	osm_prtn_config.c      "PARSE ERROR: line %d: ...", "PARSE WARN: line %d: ...",
 //	                       "Partition configuration %s is not accessible (%s)", "Duplicated partition
 //	                       definition: %s (0x%04x) vs %s (0x%04x)", "IP MC group (...) invalid pkey/rate/mtu"

@@ -74,7 +74,9 @@ const (
 	KindTableShrunk Kind = "pkey-table-shrunk"
 	// KindNoticeNotForwarded: OpenSM did not forward a notice to a subscriber outside
 	// the notice's partition ("do not share same pkey"), or deleted a subscription
-	// for it ("Need to remove this informInfo").
+	// for it ("Need to remove this informInfo"), or a subscriber did not answer a
+	// notice forwarded to it (ERR 1A06: gone, or its port no longer holds the P_Key
+	// it subscribed with).
 	KindNoticeNotForwarded Kind = "notice-not-forwarded"
 	// KindGetTimeout: a Get OpenSM sent got no answer (ERR 3120, osm_sm_mad_ctrl.c
 	// sm_mad_ctrl_send_err_cb), which OpenSM says may be a wrong M_Key.

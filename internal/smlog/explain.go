@@ -168,6 +168,16 @@ func (x *Explainer) Explain(ev *Event) Explanation {
 		ex.Rule = fmt.Sprintf("the P_Key table of %s is smaller than OpenSM planned (%s): partitions past the end do not fit", labelOr(ex.From, "a port"), ev.Detail)
 		ex.Fix = "put the port in fewer partitions if ERR 0512 follows"
 	case KindNoticeNotForwarded:
+		if ev.Code == "1A06" {
+			// osm_sa_informinfo.c keeps the subscription request's address
+			// (report_addr), P_Key index included, and osm_inform.c send_report
+			// sends the notice there waiting for a ReportResp; osm_drop_mgr.c drops a
+			// gone port's subscriptions only with drop_event_subscriptions (default
+			// off, osm_subnet.c).
+			ex.Rule = fmt.Sprintf("OpenSM forwards a notice to each subscriber as a SubnAdmReport and waits for its answer: %s did not answer (%s). The subscriber is gone (its host or process: OpenSM keeps a gone port's subscriptions unless drop_event_subscriptions is set), or its port dropped the report, which goes with the P_Key the subscription request came with, because it no longer holds that P_Key", labelOr(ex.To, "the subscriber"), ev.Detail)
+			ex.Fix = "if the subscriber's host and process are up, check that its port still holds the P_Key it subscribed with (ibkey pkeys on that host) and subscribe again; if it is gone, nothing (drop_event_subscriptions in opensm.conf drops a gone port's subscriptions)"
+			break
+		}
 		if ev.Detail == subscriptionRemoved {
 			// The lab: TestLabSubscriptionRemoved.
 			ex.Rule = "OpenSM forwards a notice only to a subscriber that shares a partition (one of them a full member) with the notice's source (IBA o13-17.1.1), and deletes a subscription to a range of LIDs when a notice comes from a port of the range that it no longer shares one with (o13-17.1.2; osm_inform.c is_access_permitted): a subscriber lost its subscription, and gets no more of these notices (the line names neither the subscriber nor the source; the partitions changed since it subscribed)"

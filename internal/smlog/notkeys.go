@@ -22,8 +22,7 @@ type notKey struct {
 // 1F19, 1B10), checks that compare P_Keys at the debug level (1B13, 1B25, 4305,
 // 2805), M_Key checks (2F1A, 2F1B), P_Key records and tables (4605, 4806, 4807),
 // and the trap and notice messages (38nn but 3804, 3805, 3811, which only traps
-// 129-131 reach; 0203; 1A06, a Report(Notice) to a subscriber, which its port
-// drops when it no longer holds the P_Key it subscribed with).
+// 129-131 reach; 0203; 1A06 but for a Report(Notice), an event).
 var notKeys = map[string]notKey{
 	// osm_sa_mad_ctrl.c: the SA's MAD layer.
 	"1A01": {"sa_mad_ctrl_process", "Unsupported attribute 0x%*x (%*s)", "sa_mad_ctrl_process: a request for an SA attribute OpenSM does not serve"},

@@ -92,8 +92,9 @@ Events (OpenSM 3.3.23; docs/sm.md lists every message and where it comes from):
                        switched its enforcement off (ERR 0507)
   pkey-program-failed  OpenSM could not program a table or enforcement bits
   pkey-table-shrunk    a table smaller than OpenSM planned
-  notice-not-forwarded a subscriber outside a group's partition, or a subscription
-                       deleted for a partition no longer shared
+  notice-not-forwarded a subscriber outside a group's partition, a subscription
+                       deleted for a partition no longer shared, or a subscriber
+                       that did not answer a notice (ERR 1A06)
   get-timeout          a Get OpenSM sent got no answer, which OpenSM says may be
                        a wrong M_Key (ERR 3120; the line names no port)
 
