@@ -75,6 +75,10 @@ type Assembler struct {
 	queue []pending
 }
 
+// otherTrap is the kind of a held trap that is not about a key: never handed over
+// (deliver drops it), it holds that trap's lines.
+const otherTrap Kind = "other-trap"
+
 // pending is an event in the queue: still collecting lines, or whole (done) and
 // waiting for the events before it. A pointer to one is good until the queue
 // changes.
@@ -353,7 +357,8 @@ func continues(p *pending, msg []byte) bool {
 		case 'F':
 			return bytes.HasPrefix(msg, []byte("Forcing heavy sweep"))
 		case 'E':
-			return bytes.HasPrefix(msg, []byte("ERR 3809")) || bytes.HasPrefix(msg, []byte("ERR 3802"))
+			return bytes.HasPrefix(msg, []byte("ERR 3809")) || bytes.HasPrefix(msg, []byte("ERR 3802")) ||
+				bytes.HasPrefix(msg, []byte("ERR 3812")) || bytes.HasPrefix(msg, []byte("ERR 3813")) || bytes.HasPrefix(msg, []byte("ERR 3803"))
 		case 'I':
 			return bytes.HasPrefix(msg, []byte("Ignoring noisy traps"))
 		case 'C':
@@ -404,6 +409,10 @@ func (a *Assembler) drain() {
 }
 
 func (a *Assembler) deliver(ev *Event) {
+	if ev.Kind == otherTrap {
+		a.Recycle(ev)
+		return
+	}
 	// A trap names its issuer by LID and port GUID (the SM's own lookup of the trap's
 	// source LID, osm_trap_rcv.c); only traps have a reporter.
 	if r := ev.Reporter; r.LID != 0 && r.GUID != 0 {
@@ -914,6 +923,15 @@ func (a *Assembler) errEvent(r *record) *Event {
 			a.add(p, r)
 			a.release(p)
 		}
+	case "3812", "3813", "3803":
+		// osm_trap_rcv.c trap_rcv_process_request after the trap's first lines: no
+		// port for trap 144 or 145 (a description or system image GUID update), the
+		// reports not sent. The trap held on the thread takes them: a key trap is
+		// handed over at its report, which osm_inform.c osm_report_notice logs before
+		// it sends (so 3803 after it is not explained), unless the info level is off.
+		if p := a.findPending(r.thread, waitReport); p != nil {
+			a.add(p, r)
+		}
 	}
 	return nil
 }
@@ -995,7 +1013,14 @@ func (a *Assembler) trapHeader(r *record) {
 	case 259:
 		k, kt = KindBadSwitchPKey, KeyPKey
 	default:
-		a.used = true // another trap (a link, a GID, a port's capabilities): not a key's
+		// Another trap (a link, a GID, a port's capabilities): not a key's. It is
+		// held as otherTrap, so that its own error lines after (ERR 3809 for a
+		// source port not found, 3802, 3812, 3813, 3803) are known as its, not
+		// shown as not explained, and dropped with it.
+		if p := a.findPending(r.thread, waitReport); p != nil {
+			a.release(p)
+		}
+		a.hold(a.newEvent(otherTrap, r), r.thread, waitReport)
 		return
 	}
 	if p := a.findPending(r.thread, waitReport); p != nil {
@@ -1051,6 +1076,10 @@ func (a *Assembler) trapDetail(r *record) {
 		a.details.put(r.msg, v)
 	}
 	p := a.findPending(r.thread, waitReport)
+	if p != nil && p.ev.Kind == otherTrap {
+		a.release(p) // OpenSM writes this line only after a 257 or 258 header
+		p = nil
+	}
 	if p == nil {
 		// The header line was not in the log read (it starts mid-event).
 		k, trap, kt := KindBadPKey, 257, KeyPKey

@@ -343,3 +343,36 @@ func TestUnexplained(t *testing.T) {
 		}
 	}
 }
+
+// TestOtherTrapLines: the error lines osm_trap_rcv.c writes after a trap that is not
+// a key's (128, 144: ERR 3809 for a source port it cannot find, 3802, 3812) are that
+// trap's: neither an event nor not explained. The same 3809 after another line of
+// its thread (a GSI trap logs no header) is not explained, and a key trap after is
+// its event with its own 3809.
+func TestOtherTrapLines(t *testing.T) {
+	log := `Nov 28 10:00:00 000001 [A] 0x01 -> log_trap_info: Received Generic Notice type:1 num:128 (Link state change) Producer:2 (Switch) from LID:2 TID:0x0000000000000001
+Nov 28 10:00:00 000002 [A] 0x01 -> trap_rcv_process_request: ERR 3809: Failed to find source physical port for trap
+Nov 28 10:00:00 000003 [A] 0x01 -> trap_rcv_process_request: ERR 3802: Error sending response (IB_ERROR)
+Nov 28 10:00:00 000004 [B] 0x01 -> log_trap_info: Received Generic Notice type:4 num:144 (Local Changes) Producer:1 (Channel Adapter) from LID:9 TID:0x0000000000000002
+Nov 28 10:00:00 000005 [B] 0x01 -> trap_rcv_process_request: ERR 3809: Failed to find source physical port for trap
+Nov 28 10:00:00 000006 [B] 0x01 -> trap_rcv_process_request: ERR 3812: No physical port found for trap 144: "node description update"
+Nov 28 10:00:00 000007 [B] 0x01 -> mcast_mgr_set_mft_block: ERR 0A02: Sending multicast fwd. tbl. block 0x0 to Sw1 failed (IB_TIMEOUT)
+Nov 28 10:00:00 000008 [B] 0x01 -> trap_rcv_process_request: ERR 3809: Failed to find source physical port for trap
+Nov 28 10:00:00 000009 [A] 0x01 -> log_trap_info: Received Generic Notice type:2 num:257 (Bad P_Key) Producer:1 (Channel Adapter) from LID:4 TID:0x0000000000000003
+Nov 28 10:00:00 000010 [A] 0x01 -> log_trap_info: Bad P_Key:0x8001 on SL:0 from LID1:3 QP1:0x1 to LID2:4 QP2:0x1
+Nov 28 10:00:00 000011 [A] 0x01 -> trap_rcv_process_request: ERR 3809: Failed to find source physical port for trap
+`
+	var evs []*Event
+	var unx []*Unexplained
+	a := NewAssembler(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), time.UTC, func(e *Event) { evs = append(evs, e) })
+	a.Unexplained = func(u *Unexplained) { unx = append(unx, u) }
+	if err := Read(context.Background(), strings.NewReader(log), a); err != nil {
+		t.Fatal(err)
+	}
+	if len(unx) != 1 || unx[0].Line != 8 || unx[0].Code != "3809" {
+		t.Errorf("%d not explained (want line 8's 3809 only): %+v", len(unx), unx)
+	}
+	if len(evs) != 1 || evs[0].Kind != KindBadPKey || len(evs[0].Lines) != 3 {
+		t.Errorf("%d events, want trap 257 with its 3809", len(evs))
+	}
+}
