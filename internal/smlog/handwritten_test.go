@@ -118,7 +118,7 @@ var handWritten = []struct {
 		func(e *Event) bool {
 			return e.Kind == KindPathNoRoute && e.Code == "4505" && e.From.LID == 3 && e.To.LID == 5
 		}},
-	{"1A06", "osm_sa_mad_ctrl.c; not made in the lab yet: it needs a subscriber that subscribes and then stops answering (its process gone, or its port's P_Key removed) before OpenSM forwards it a notice",
+	{"1A06", "osm_sa_mad_ctrl.c; kept beside the lab's (lab_traps_test.go TestLabReportUnanswered: a subscriber gone before OpenSM forwards it a notice), with another LID",
 		"Nov 28 10:00:00 000024 [AB12] 0x01 -> sa_mad_ctrl_send_err_callback: ERR 1A06: MAD completed in error (IB_TIMEOUT): SubnAdmReport(Notice), attr_mod 0x0, LID 5, TID 0x2dab001",
 		func(e *Event) bool {
 			return e.Kind == KindNoticeNotForwarded && e.Code == "1A06" && e.To.LID == 5 && e.Detail == "IB_TIMEOUT"
