@@ -75,6 +75,10 @@ type Assembler struct {
 	queue []pending
 }
 
+// otherTrap is the kind of a held trap that is not about a key: never handed over
+// (deliver drops it), it holds that trap's lines.
+const otherTrap Kind = "other-trap"
+
 // pending is an event in the queue: still collecting lines, or whole (done) and
 // waiting for the events before it. A pointer to one is good until the queue
 // changes.
@@ -205,6 +209,17 @@ func msgCode(msg []byte) (string, bool) {
 	return string(msg[4:8]), true
 }
 
+// isNotKey reports whether r, whose message has code, is the OpenSM 3.3.23 message
+// notKeys has for that code: from its function, in its words.
+func isNotKey(code string, r *record) bool {
+	nk, ok := notKeys[code]
+	if !ok || string(r.fn) != nk.Function {
+		return false
+	}
+	body := bytes.TrimPrefix(bytes.TrimPrefix(r.msg[8:], []byte(":")), []byte(" "))
+	return scanf(body, nk.Format)
+}
+
 // keyWords are the words that make an error line one about partitions or keys
 // (lower case): OpenSM's own spellings (osm_pkey_mgr.c "pkey", osm_trap_rcv.c
 // "P_Key", osm_sa_mcmember_record.c "PKey", osm_sa_mad_ctrl.c "SM_Key").
@@ -220,7 +235,9 @@ func (a *Assembler) about(r *record) bool {
 		return true
 	}
 	if code, ok := msgCode(msg); ok && r.level&(LevelError|LevelInfo|LevelVerbose) != 0 && (keySources[strings.ToUpper(code[:2])] || keyCodes[code]) {
-		return true
+		// A message of those files that is not about keys (notKeys) is neither,
+		// whatever names it holds (a node's description may say "pkey").
+		return !isNotKey(code, r)
 	}
 	if r.level&LevelError == 0 {
 		return false
@@ -340,7 +357,8 @@ func continues(p *pending, msg []byte) bool {
 		case 'F':
 			return bytes.HasPrefix(msg, []byte("Forcing heavy sweep"))
 		case 'E':
-			return bytes.HasPrefix(msg, []byte("ERR 3809")) || bytes.HasPrefix(msg, []byte("ERR 3802"))
+			return bytes.HasPrefix(msg, []byte("ERR 3809")) || bytes.HasPrefix(msg, []byte("ERR 3802")) ||
+				bytes.HasPrefix(msg, []byte("ERR 3812")) || bytes.HasPrefix(msg, []byte("ERR 3813")) || bytes.HasPrefix(msg, []byte("ERR 3803"))
 		case 'I':
 			return bytes.HasPrefix(msg, []byte("Ignoring noisy traps"))
 		case 'C':
@@ -391,6 +409,10 @@ func (a *Assembler) drain() {
 }
 
 func (a *Assembler) deliver(ev *Event) {
+	if ev.Kind == otherTrap {
+		a.Recycle(ev)
+		return
+	}
 	// A trap names its issuer by LID and port GUID (the SM's own lookup of the trap's
 	// source LID, osm_trap_rcv.c); only traps have a reporter.
 	if r := ev.Reporter; r.LID != 0 && r.GUID != 0 {
@@ -686,6 +708,28 @@ func (a *Assembler) errEvent(r *record) *Event {
 		}
 		e.QoSLevel = qos
 		return e
+	case "1F02", "1F03", "1F05", "1F06", "1F07", "1F25", "4514", "4515", "4505", "4503", "4516", "4520":
+		from, to, ok := pathNoRoute(code, body)
+		if !ok {
+			return nil
+		}
+		e := ev(KindPathNoRoute)
+		e.From, e.To, e.Detail = from, to, string(body)
+		a.Names.learn(e.From)
+		a.Names.learn(e.To)
+		return e
+	case "1A06":
+		// osm_sa_mad_ctrl.c sa_mad_ctrl_send_err_callback: a MAD the SA sent that
+		// wanted an answer got none. The SA sends only one such: a notice forwarded
+		// to a subscriber (osm_inform.c send_report); other MADs stay not explained.
+		var status string
+		var lid uint64
+		if !scanf(body, "MAD completed in error (%s): SubnAdmReport(Notice), attr_mod 0x%*x, LID %u, TID 0x%*x", &status, &lid) {
+			return nil
+		}
+		e := ev(KindNoticeNotForwarded)
+		e.To, e.Detail = Port{LID: uint16(lid), Num: -1}, status
+		return e
 	case "1F1C", "451A":
 		var sl uint64
 		if !scanf(body, "No partition found for PKey 0x%x - using default SL %d [%s port %d <-> %s port %d]", &key, &sl, &d1, &p1, &d2, &p2) {
@@ -879,8 +923,56 @@ func (a *Assembler) errEvent(r *record) *Event {
 			a.add(p, r)
 			a.release(p)
 		}
+	case "3812", "3813", "3803":
+		// osm_trap_rcv.c trap_rcv_process_request after the trap's first lines: no
+		// port for trap 144 or 145 (a description or system image GUID update), the
+		// reports not sent. The trap held on the thread takes them: a key trap is
+		// handed over at its report, which osm_inform.c osm_report_notice logs before
+		// it sends (so 3803 after it is not explained), unless the info level is off.
+		if p := a.findPending(r.thread, waitReport); p != nil {
+			a.add(p, r)
+		}
 	}
 	return nil
+}
+
+// pathNoRoute reads the SA's routing refusals (osm_sa_path_record.c and
+// osm_sa_multipath_record.c pr_rcv_get_path_parms, mpr_rcv_get_path_parms: the route
+// along the forwarding tables OpenSM computed, walked before any partition check):
+// the ends they name (1F02-1F05, 1F07 by LID, 1F25 by port GUID, 1F06 by node GUID
+// and port; the multipath ones alike).
+func pathNoRoute(code string, body []byte) (from, to Port, ok bool) {
+	from, to = unknownPort(), unknownPort()
+	var l1, l2, g1, g2, p1, p2 uint64
+	var d1, d2 string
+	switch code {
+	case "1F02":
+		ok = scanf(body, "Cannot find routing from LID %u to LID %u on switch %*s (GUID: 0x%*x)", &l1, &l2)
+	case "1F03":
+		ok = scanf(body, "Can't find routing from LID %u to LID %u on switch %*s (GUID: 0x%*x)", &l1, &l2)
+	case "4514", "4515":
+		ok = scanf(body, "Can't find routing from LID %u to LID %u on switch %*s (GUID 0x%*x)", &l1, &l2)
+	case "1F05":
+		ok = scanf(body, "Can't find remote phys port of %*s (GUID: 0x%*x) port %*d while routing from LID %u to LID %u", &l1, &l2)
+	case "4505":
+		ok = scanf(body, "Can't find remote phys port of %*s (GUID 0x%*x) port %*d while routing from LID %u to LID %u", &l1, &l2)
+	case "1F07", "4516":
+		ok = scanf(body, "Dead end path on switch %*s (GUID: 0x%*x) to LID %u", &l2)
+	case "1F25":
+		ok = scanf(body, "Path from GUID 0x%x (%s port %d) to lid %u GUID 0x%x (%s port %d) needs more than %*d hops, max %*d hops allowed", &g1, &d1, &p1, &l2, &g2, &d2, &p2)
+		from, to = Port{GUID: check.GUID(g1), NodeDesc: d1, Num: int(p1)}, Port{GUID: check.GUID(g2), NodeDesc: d2, Num: int(p2)}
+	case "4520":
+		ok = scanf(body, "Path from GUID 0x%x (%s) to lid %u GUID 0x%x (%s) needs more than %*d hops, max %*d hops allowed", &g1, &d1, &l2, &g2, &d2)
+		from, to = Port{GUID: check.GUID(g1), NodeDesc: d1, Num: -1}, Port{GUID: check.GUID(g2), NodeDesc: d2, Num: -1}
+	case "1F06":
+		ok = scanf(body, "Internal error, bad path while routing %s (GUID: 0x%x) port %d to %s (GUID: 0x%x) port %d; ended at %*s port %*d", &d1, &g1, &p1, &d2, &g2, &p2)
+		from, to = Port{NodeGUID: check.GUID(g1), NodeDesc: d1, Num: int(p1)}, Port{NodeGUID: check.GUID(g2), NodeDesc: d2, Num: int(p2)}
+	case "4503":
+		ok = scanf(body, "Internal error, bad path while routing from %s (GUID: 0x%x) port %d to %s (GUID: 0x%x) port %d; ended at %*s port %*d", &d1, &g1, &p1, &d2, &g2, &p2)
+		from, to = Port{NodeGUID: check.GUID(g1), NodeDesc: d1, Num: int(p1)}, Port{NodeGUID: check.GUID(g2), NodeDesc: d2, Num: int(p2)}
+	}
+	from.LID, to.LID = uint16(l1), uint16(l2)
+	return from, to, ok
 }
 
 // vendorMLX reports whether fn is a function of libvendor's osm_vendor_mlx_sa.c,
@@ -921,7 +1013,14 @@ func (a *Assembler) trapHeader(r *record) {
 	case 259:
 		k, kt = KindBadSwitchPKey, KeyPKey
 	default:
-		a.used = true // another trap (a link, a GID, a port's capabilities): not a key's
+		// Another trap (a link, a GID, a port's capabilities): not a key's. It is
+		// held as otherTrap, so that its own error lines after (ERR 3809 for a
+		// source port not found, 3802, 3812, 3813, 3803) are known as its, not
+		// shown as not explained, and dropped with it.
+		if p := a.findPending(r.thread, waitReport); p != nil {
+			a.release(p)
+		}
+		a.hold(a.newEvent(otherTrap, r), r.thread, waitReport)
 		return
 	}
 	if p := a.findPending(r.thread, waitReport); p != nil {
@@ -977,6 +1076,10 @@ func (a *Assembler) trapDetail(r *record) {
 		a.details.put(r.msg, v)
 	}
 	p := a.findPending(r.thread, waitReport)
+	if p != nil && p.ev.Kind == otherTrap {
+		a.release(p) // OpenSM writes this line only after a 257 or 258 header
+		p = nil
+	}
 	if p == nil {
 		// The header line was not in the log read (it starts mid-event).
 		k, trap, kt := KindBadPKey, 257, KeyPKey

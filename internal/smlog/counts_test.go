@@ -125,12 +125,14 @@ func TestCountsCapKeys(t *testing.T) {
 
 // TestCountsNotExplained: a followed log's lines about partitions or keys that no
 // event holds are counted (kind not-explained), as sm log shows them: a log of only
-// such lines is not a quiet one.
+// such lines is not a quiet one. A message of those files that is not about keys
+// (451B, notKeys) is not counted.
 func TestCountsNotExplained(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "opensm.log")
 	log := "Nov 28 10:00:00 000001 [AB12] 0x01 -> mcmr_rcv_join_mgrp: ERR 1B10: Failed to create multicast group because Join State != FullMember | SendOnlyFullMember - required for create, MGID: ff12:a01b::1 from port 0x0002c90300000211 (HcaB)\n" +
 		"Nov 28 10:00:01 000001 [AB12] 0x01 -> osm_pkey_rec_rcv_process: ERR 4608: Ignoring PKeyRecord request from non-trusted requester with SM_Key 0x0000000000000000\n" +
-		"Nov 28 10:00:02 000001 [AB12] 0x04 -> mpr_rcv_get_gids: ERR 451B: DGID 0xfe80000000000000 is multicast or non local subnet prefix\n"
+		"Nov 28 10:00:02 000001 [AB12] 0x04 -> mpr_rcv_get_gids: ERR 451B: DGID 0xfe80000000000000 is multicast or non local subnet prefix\n" +
+		"Nov 28 10:00:03 000001 [AB12] 0x01 -> osm_sminfo_rcv_process: ERR 2F1B: SMInfo(SET) sender (LID 7) authentication failure.Ignoring SMInfo\n"
 	if err := os.WriteFile(path, []byte(log), 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -28,6 +28,12 @@ const (
 	// KindPathNoPartition: the SA answered a path with a P_Key for which OpenSM has no
 	// partition (ERR 1F1C, 451A): the tables hold a key the configuration lacks.
 	KindPathNoPartition Kind = "path-no-partition"
+	// KindPathNoRoute: the SA refused a PathRecord (or MultiPathRecord) for want of
+	// a route, not for a partition: a switch's forwarding table has no port for the
+	// destination, the route leaves by a port with no link, ends at another port or
+	// loops (ERR 1F02, 1F03, 1F05, 1F06, 1F07, 1F25; 4514, 4515, 4505, 4503, 4516,
+	// 4520).
+	KindPathNoRoute Kind = "path-no-route"
 	// KindJoinRefused: the SA refused a multicast join for a partition reason: ERR
 	// 1B14 (the port is not in the group's partition), 1B31, 1B32 (the request's
 	// P_Key), 1B30 (its Q_Key), 1B11 for an IPoIB broadcast group (it does not exist,
@@ -68,7 +74,9 @@ const (
 	KindTableShrunk Kind = "pkey-table-shrunk"
 	// KindNoticeNotForwarded: OpenSM did not forward a notice to a subscriber outside
 	// the notice's partition ("do not share same pkey"), or deleted a subscription
-	// for it ("Need to remove this informInfo").
+	// for it ("Need to remove this informInfo"), or a subscriber did not answer a
+	// notice forwarded to it (ERR 1A06: gone, or its port no longer holds the P_Key
+	// it subscribed with).
 	KindNoticeNotForwarded Kind = "notice-not-forwarded"
 	// KindGetTimeout: a Get OpenSM sent got no answer (ERR 3120, osm_sm_mad_ctrl.c
 	// sm_mad_ctrl_send_err_cb), which OpenSM says may be a wrong M_Key.
@@ -77,7 +85,7 @@ const (
 
 // Kinds lists every kind, for documentation, completion and the exporter.
 var Kinds = []Kind{KindBadPKey, KindBadQKey, KindBadSwitchPKey, KindBadMKey, KindPathRefused, KindPathNoPartition,
-	KindJoinRefused, KindUntrusted, KindBadSMKey, KindSMKeyMismatch, KindConfigRejected, KindConfigMissing,
+	KindPathNoRoute, KindJoinRefused, KindUntrusted, KindBadSMKey, KindSMKeyMismatch, KindConfigRejected, KindConfigMissing,
 	KindConfigWarning, KindTableFull, KindEnforcementOff, KindProgramFailed, KindTableShrunk, KindNoticeNotForwarded, KindGetTimeout}
 
 // KeyType says what Event.Key is.

@@ -95,6 +95,22 @@ func (x *Explainer) Explain(ev *Event) Explanation {
 		k := check.PKey(ev.Key)
 		ex.Rule = fmt.Sprintf("both ports hold P_Key %s, but OpenSM's configuration has no partition %s: the tables hold a key the partitions file no longer defines (left from an earlier configuration, or not set by this SM); the SA answered with the default SL %d", k, k.Partition(), ev.SL)
 		ex.Fix, ex.FixAt = x.fixDefine(k.Partition(), "define partition "+k.Partition().String()+" in the partitions file if the ports are to use it; else a heavy sweep (SIGHUP to OpenSM) reprograms the tables without it")
+	case KindPathNoRoute:
+		// osm_sa_path_record.c, osm_sa_multipath_record.c pr_rcv_get_path_parms,
+		// mpr_rcv_get_path_parms walk the route along the forwarding tables OpenSM
+		// computed (osm_switch_get_route_by_lid) before any partition check, and
+		// refuse the path where it breaks.
+		why := "a switch's forwarding table has no port for the destination LID"
+		switch ev.Code {
+		case "1F05", "4505":
+			why = "the route leaves a switch by a port with no link"
+		case "1F06", "4503":
+			why = "the route ends at another port than the destination"
+		case "1F25", "4520":
+			why = "the route is longer than 64 hops: the forwarding tables loop"
+		}
+		ex.Rule = fmt.Sprintf("the SA gives a path only along the route OpenSM's forwarding tables make, and checks partitions only after: from %s to %s %s (%s), so the path was refused for routing, not for a partition or a key", labelOr(ex.From, "the source"), labelOr(ex.To, "the destination"), why, ev.Detail)
+		ex.Fix = "check the links on the way and the switches' forwarding tables (ibtracert FROM_LID TO_LID; ibroute on the switch OpenSM names); OpenSM routes again at its next heavy sweep (a link change, or SIGHUP to OpenSM), and the SA answers from those routes"
 	case KindJoinRefused:
 		x.joinRefused(ev, &ex)
 	case KindUntrusted:
@@ -152,6 +168,16 @@ func (x *Explainer) Explain(ev *Event) Explanation {
 		ex.Rule = fmt.Sprintf("the P_Key table of %s is smaller than OpenSM planned (%s): partitions past the end do not fit", labelOr(ex.From, "a port"), ev.Detail)
 		ex.Fix = "put the port in fewer partitions if ERR 0512 follows"
 	case KindNoticeNotForwarded:
+		if ev.Code == "1A06" {
+			// osm_sa_informinfo.c keeps the subscription request's address
+			// (report_addr), P_Key index included, and osm_inform.c send_report
+			// sends the notice there waiting for a ReportResp; osm_drop_mgr.c drops a
+			// gone port's subscriptions only with drop_event_subscriptions (default
+			// off, osm_subnet.c).
+			ex.Rule = fmt.Sprintf("OpenSM forwards a notice to each subscriber as a SubnAdmReport and waits for its answer: %s did not answer (%s). The subscriber is gone (its host or process: OpenSM keeps a gone port's subscriptions unless drop_event_subscriptions is set), or its port dropped the report, which goes with the P_Key the subscription request came with, because it no longer holds that P_Key", labelOr(ex.To, "the subscriber"), ev.Detail)
+			ex.Fix = "if the subscriber's host and process are up, check that its port still holds the P_Key it subscribed with (ibkey pkeys on that host) and subscribe again; if it is gone, nothing (drop_event_subscriptions in opensm.conf drops a gone port's subscriptions)"
+			break
+		}
 		if ev.Detail == subscriptionRemoved {
 			// The lab: TestLabSubscriptionRemoved.
 			ex.Rule = "OpenSM forwards a notice only to a subscriber that shares a partition (one of them a full member) with the notice's source (IBA o13-17.1.1), and deletes a subscription to a range of LIDs when a notice comes from a port of the range that it no longer shares one with (o13-17.1.2; osm_inform.c is_access_permitted): a subscriber lost its subscription, and gets no more of these notices (the line names neither the subscriber nor the source; the partitions changed since it subscribed)"

@@ -100,6 +100,29 @@ var handWritten = []struct {
 		func(e *Event) bool {
 			return e.Kind == KindProgramFailed && e.MGID == "ff12:401b:8001::ffff:ffff" && e.Key == 0x8001
 		}},
+	{"1F02", "osm_sa_path_record.c; needs a switch whose forwarding table, as OpenSM computed it, has no port for a LID it assigned when the SA is asked: OpenSM routes every LID at each heavy sweep, and a link change starts one (the lab's one switch routes every port)",
+		"Nov 28 10:00:00 000020 [AB12] 0x01 -> pr_rcv_get_path_parms: ERR 1F02: Cannot find routing from LID 1 to LID 5 on switch Sw1 (GUID: 0x0000000000200000)",
+		func(e *Event) bool {
+			return e.Kind == KindPathNoRoute && e.From.LID == 1 && e.To.LID == 5 && strings.Contains(e.Detail, "switch Sw1")
+		}},
+	{"1F07", "osm_sa_path_record.c; as 1F02, on a switch along the route",
+		"Nov 28 10:00:00 000021 [AB12] 0x01 -> pr_rcv_get_path_parms: ERR 1F07: Dead end path on switch Sw1 (GUID: 0x0000000000200000) to LID 5",
+		func(e *Event) bool { return e.Kind == KindPathNoRoute && e.From.LID == 0 && e.To.LID == 5 }},
+	{"1F25", "osm_sa_path_record.c; needs forwarding tables that loop, which OpenSM's routing engines do not compute",
+		"Nov 28 10:00:00 000022 [AB12] 0x01 -> pr_rcv_get_path_parms: ERR 1F25: Path from GUID 0x0002c90300000211 (HcaB port 1) to lid 5 GUID 0x0002c90300000231 (HcaD port 1) needs more than 64 hops, max 64 hops allowed",
+		func(e *Event) bool {
+			return e.Kind == KindPathNoRoute && e.From.GUID == 0x0002c90300000211 && e.To.LID == 5 && e.To.NodeDesc == "HcaD" && e.To.Num == 1
+		}},
+	{"4505", "osm_sa_multipath_record.c; needs a route along a port whose link OpenSM no longer has, between the link's loss and the sweep that reroutes",
+		"Nov 28 10:00:00 000023 [AB12] 0x01 -> mpr_rcv_get_path_parms: ERR 4505: Can't find remote phys port of Sw1 (GUID 0x0000000000200000) port 4 while routing from LID 3 to LID 5",
+		func(e *Event) bool {
+			return e.Kind == KindPathNoRoute && e.Code == "4505" && e.From.LID == 3 && e.To.LID == 5
+		}},
+	{"1A06", "osm_sa_mad_ctrl.c; kept beside the lab's (lab_traps_test.go TestLabReportUnanswered: a subscriber gone before OpenSM forwards it a notice), with another LID",
+		"Nov 28 10:00:00 000024 [AB12] 0x01 -> sa_mad_ctrl_send_err_callback: ERR 1A06: MAD completed in error (IB_TIMEOUT): SubnAdmReport(Notice), attr_mod 0x0, LID 5, TID 0x2dab001",
+		func(e *Event) bool {
+			return e.Kind == KindNoticeNotForwarded && e.Code == "1A06" && e.To.LID == 5 && e.Detail == "IB_TIMEOUT"
+		}},
 	{"partition", "osm_prtn.c; an allocation failure",
 		"Nov 28 10:00:00 000019 [AB12] 0x01 -> osm_prtn_make_new: Unable to create partition 'storage' (0x0002)",
 		func(e *Event) bool { return e.Kind == KindProgramFailed && strings.Contains(e.Detail, "storage") }},
@@ -275,18 +298,35 @@ var unexplainedCases = []struct {
 	{"Nov 28 10:00:00 000001 [AB12] 0x02 -> log_notice: Reporting Security Notice \"Bad P_Key\" from LID 4", true, "another wording"},                                                                                                                               // another wording
 	{"Nov 28 10:00:00 000001 [AB12] 0x01 -> mcmr_rcv_join_mgrp: ERR 1B10: Failed to create multicast group because Join State != FullMember | SendOnlyFullMember - required for create, MGID: ff12:a01b::1 from port 0x0002c90300000211 (HcaB)", true, ""},          // osm_sa_mcmember_record.c
 	{"Nov 28 10:00:00 000001 [AB12] 0x01 -> sm_mad_ctrl_send_err_cb: ERR 3120: Timeout while getting attribute 0x15 (PortInfo); Possible mis-set mkey?", false, ""},                                                                                                 // osm_sm_mad_ctrl.c: a get-timeout event (TestLabGetTimeout)
-	{"Nov 28 10:00:00 000001 [AB12] 0x04 -> mpr_rcv_get_gids: ERR 451B: DGID 0xfe80000000000000 is multicast or non local subnet prefix", true, ""},                                                                                                                 // osm_sa_multipath_record.c, verbose
+	{"Nov 28 10:00:00 000001 [AB12] 0x04 -> mpr_rcv_get_gids: ERR 451B: DGID 0xfe80000000000000 is multicast or non local subnet prefix", false, ""},                                                                                                                // osm_sa_multipath_record.c, verbose
 	{"Nov 28 10:00:00 000001 [AB12] 0x01 -> mcmr_rcv_join_mgrp: ERR 1B11: Port 0x0002c90300000211 (HcaB) failed to join non-existing multicast group with MGID ff12:a01c::42, insufficient components specified for implicit create (comp_mask 0x10083)", true, ""}, // not a partition's group
 	{"Nov 28 10:00:00 000001 [AB12] 0x01 -> mcast_mgr_set_mft_block: ERR 0A02: Sending multicast fwd. tbl. block 0x0 to Sw1 failed (IB_TIMEOUT)", false, ""},                                                                                                        // osm_mcast_mgr.c
 	{"Nov 28 10:00:00 000001 [AB12] 0x01 -> distribute_lids_with_metis: ERR NUE20: metis partitioning failed (ret=-2)", false, ""},                                                                                                                                  // osm_ucast_nue.c
 	{"Nov 28 10:00:00 000001 [AB12] 0x01 -> log_trap_info: Received Generic Notice type:1 num:128 (Link state change) Producer:2 (Switch) from LID:2 TID:0x0000000000000001", false, ""},
 	{"Nov 28 10:00:00 000001 [AB12] 0x02 -> pkey_mgr_update_port: Reusing PKeyTable block index 0 pkey index 3 for pkey 0x8005 on 0x0002c90300000230 port 1 (HcaD)", false, ""},
 	{"Nov 28 10:00:00 000001 [AB12] 0x04 -> osm_prtn_make_new: Duplicated partition definition: 'p1' (0x0001) prev name 'p1'.  Will use it", false, ""},
+	// Messages of the key files that are not about keys (notKeys): neither, even
+	// where a node's description says "pkey".
+	{"Nov 28 10:00:00 000001 [AB12] 0x01 -> sa_mad_ctrl_process: ERR 1A01: Unsupported attribute 0xFF30 (UNKNOWN)", false, ""},
+	{"Nov 28 10:00:00 000001 [AB12] 0x01 -> smi_rcv_process_set_request: ERR 2F04: Check legality failed. AttributeModifier:0x2 RemoteState:SM_STATE_STANDBY", false, ""},
+	{"Nov 28 10:00:00 000001 [AB12] 0x01 -> smi_rcv_process_set_request: ERR 2F10: Error in SM state transition (IB_ERROR)", false, ""},
+	{"Nov 28 10:00:00 000001 [AB12] 0x01 -> disable_port: ERR 3804: Port 0x2c90300000211 not found, port set failed", false, ""},
+	{"Nov 28 10:00:00 000001 [AB12] 0x01 -> osm_pr_rcv_process: ERR 1F16: Cannot find requester physical port", false, ""},
+	{"Nov 28 10:00:00 000001 [AB12] 0x01 -> pr_rcv_get_path_parms: ERR 1F2A: Requested SL (3) doesn't match SL calculatedby routing engine (1) [pkey-host1 port 1 <-> HcaC port 1]", false, ""},
+	// And those that stay not explained: a MAD other than a Report(Notice) that got
+	// no answer (the SA sends no other that wants one), a trap's
+	// source not found (the trap line names the number), a join's SL against its
+	// group's (partitions.conf sl=), M_Key authentication.
+	{"Nov 28 10:00:00 000001 [AB12] 0x01 -> sa_mad_ctrl_send_err_callback: ERR 1A06: MAD completed in error (IB_TIMEOUT): SubnAdmGet(PathRecord), attr_mod 0x0, LID 5, TID 0x2dab001", true, ""},
+	{"Nov 28 10:00:00 000001 [AB12] 0x01 -> trap_rcv_process_request: ERR 3809: Failed to find source physical port for trap", true, ""},
+	{"Nov 28 10:00:00 000001 [AB12] 0x01 -> validate_other_comp_fields: ERR 1B34: SL mismatch: query 1 group 0", true, ""},
+	{"Nov 28 10:00:00 000001 [AB12] 0x01 -> osm_sminfo_rcv_process: ERR 2F1B: SMInfo(SET) sender (LID 7) authentication failure.Ignoring SMInfo", true, ""},
 }
 
 // TestUnexplained: which lines no event holds are named as not explained: lines with
 // a code of a source file about partitions or keys (keySources, whatever their
-// words: 1B10, the verbose 451B), error lines about P_Keys, Q_Keys, SM_Keys and
+// words: 1B10, 1A06) but for the messages of those files notKeys passes over (the
+// verbose 451B, 1A01, 2F10), error lines about P_Keys, Q_Keys, SM_Keys and
 // partitions (by their words or their function's name), catalogue messages that do
 // not read as their 3.3.23 format; not other files' errors, other traps or routine
 // lines. The formats are OpenSM 3.3.23's (the source file is named), filled in by
@@ -301,5 +341,38 @@ func TestUnexplained(t *testing.T) {
 		if (len(got) == 1) != c.named || len(got) > 1 {
 			t.Errorf("%s: %d named not explained, want %v", c.line, len(got), c.named)
 		}
+	}
+}
+
+// TestOtherTrapLines: the error lines osm_trap_rcv.c writes after a trap that is not
+// a key's (128, 144: ERR 3809 for a source port it cannot find, 3802, 3812) are that
+// trap's: neither an event nor not explained. The same 3809 after another line of
+// its thread (a GSI trap logs no header) is not explained, and a key trap after is
+// its event with its own 3809.
+func TestOtherTrapLines(t *testing.T) {
+	log := `Nov 28 10:00:00 000001 [A] 0x01 -> log_trap_info: Received Generic Notice type:1 num:128 (Link state change) Producer:2 (Switch) from LID:2 TID:0x0000000000000001
+Nov 28 10:00:00 000002 [A] 0x01 -> trap_rcv_process_request: ERR 3809: Failed to find source physical port for trap
+Nov 28 10:00:00 000003 [A] 0x01 -> trap_rcv_process_request: ERR 3802: Error sending response (IB_ERROR)
+Nov 28 10:00:00 000004 [B] 0x01 -> log_trap_info: Received Generic Notice type:4 num:144 (Local Changes) Producer:1 (Channel Adapter) from LID:9 TID:0x0000000000000002
+Nov 28 10:00:00 000005 [B] 0x01 -> trap_rcv_process_request: ERR 3809: Failed to find source physical port for trap
+Nov 28 10:00:00 000006 [B] 0x01 -> trap_rcv_process_request: ERR 3812: No physical port found for trap 144: "node description update"
+Nov 28 10:00:00 000007 [B] 0x01 -> mcast_mgr_set_mft_block: ERR 0A02: Sending multicast fwd. tbl. block 0x0 to Sw1 failed (IB_TIMEOUT)
+Nov 28 10:00:00 000008 [B] 0x01 -> trap_rcv_process_request: ERR 3809: Failed to find source physical port for trap
+Nov 28 10:00:00 000009 [A] 0x01 -> log_trap_info: Received Generic Notice type:2 num:257 (Bad P_Key) Producer:1 (Channel Adapter) from LID:4 TID:0x0000000000000003
+Nov 28 10:00:00 000010 [A] 0x01 -> log_trap_info: Bad P_Key:0x8001 on SL:0 from LID1:3 QP1:0x1 to LID2:4 QP2:0x1
+Nov 28 10:00:00 000011 [A] 0x01 -> trap_rcv_process_request: ERR 3809: Failed to find source physical port for trap
+`
+	var evs []*Event
+	var unx []*Unexplained
+	a := NewAssembler(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), time.UTC, func(e *Event) { evs = append(evs, e) })
+	a.Unexplained = func(u *Unexplained) { unx = append(unx, u) }
+	if err := Read(context.Background(), strings.NewReader(log), a); err != nil {
+		t.Fatal(err)
+	}
+	if len(unx) != 1 || unx[0].Line != 8 || unx[0].Code != "3809" {
+		t.Errorf("%d not explained (want line 8's 3809 only): %+v", len(unx), unx)
+	}
+	if len(evs) != 1 || evs[0].Kind != KindBadPKey || len(evs[0].Lines) != 3 {
+		t.Errorf("%d events, want trap 257 with its 3809", len(evs))
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 	"github.com/ibkey/ibkey/internal/lab"
 	"github.com/ibkey/ibkey/internal/query"
@@ -201,5 +202,52 @@ func TestLabSubscriptionRemoved(t *testing.T) {
 	}
 	if removed != 1 {
 		t.Errorf("%d subscriptions removed, want 1:\n%s", removed, tail(d.LogText()[from:], 3000))
+	}
+}
+
+// TestLabReportUnanswered: a subscriber that is gone when OpenSM forwards it a notice
+// (the test's client subscribed HcaB to trap 257 and closed) does not answer the
+// SubnAdmReport, and OpenSM logs ERR 1A06 for it (osm_sa_mad_ctrl.c
+// sa_mad_ctrl_send_err_callback, after its vendor layer's ERR 5410 and before an SA
+// MAD dump): a notice-not-forwarded warning naming HcaB's LID.
+func TestLabReportUnanswered(t *testing.T) {
+	if testing.Short() {
+		t.Skip("lab: -short")
+	}
+	lab.Require(t)
+	l := lab.StartPartconf(t)
+	d := l.StartOpenSMDaemon(t, labConf)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if st, err := subscribeTrapLIDs(ctx, l, "HcaB", lidA, 257, 1, lidC, lidC); err != nil || st != 0 {
+		t.Fatalf("subscribe: status 0x%04x %v", st, err)
+	}
+	from := d.LogSize()
+	var zero mad.GID
+	if err := l.SendTrap(ctx, "HcaC", lidA, lab.BadKeyTrap(true, lidC, lidB, lidC, 0x0010, 0, 0x0fedcb, 0x000007, zero, zero)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.WaitLog("ERR 1A06", from, 20*time.Second); err != nil {
+		t.Fatalf("%v\n%s", err, tail(d.LogText()[from:], 3000))
+	}
+	var got []*Event
+	for _, e := range readAll(t, d.LogText()[from:]) {
+		if e.Kind == KindNoticeNotForwarded && e.Code == "1A06" {
+			got = append(got, e)
+		}
+	}
+	if len(got) == 0 || got[0].To.LID != lidB {
+		t.Fatalf("%d 1A06 events (want the report to HcaB, LID %d):\n%s", len(got), lidB, tail(d.LogText()[from:], 3000))
+	}
+	ex := (&Explainer{R: NewResolver(nil, NewNames())}).Explain(got[0])
+	if !strings.Contains(ex.Rule, "did not answer") || SeverityOf(got[0].Kind) != check.SeverityWarning {
+		t.Errorf("%s", ex.Rule)
+	}
+	// Nothing around it is left not explained: libvendor's ERR 5410 before, the SA
+	// MAD dump after.
+	a := NewAssembler(time.Now(), time.Local, func(*Event) {})
+	a.Unexplained = func(u *Unexplained) { t.Errorf("not explained: line %d %s: %s", u.Line, u.Function, u.Message) }
+	if err := Read(ctx, strings.NewReader(d.LogText()[from:]), a); err != nil {
+		t.Fatal(err)
 	}
 }

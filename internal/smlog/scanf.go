@@ -10,8 +10,9 @@ import (
 // scanf reads msg as OpenSM printed it with format, a printf format of its source
 // written with the conversions scanf knows: %u and %d (decimal; %d may be negative),
 // %x (hex digits; the format writes any "0x" itself), %s (text up to where the rest
-// of the format's literal text next matches, or to the end), %*s (the same, skipped:
-// no argument, nothing copied). Width and flags are not written (%016x is %x).
+// of the format's literal text next matches, or to the end); a '*' after the '%'
+// (%*s, %*u, %*x) reads the same and skips it: no argument, nothing stored. Width
+// and flags are not written (%016x is %x).
 // Arguments are *uint64 for %u %d %x and *string for %s. It reports whether the
 // whole message matched.
 func scanf(msg []byte, format string, args ...any) bool {
@@ -27,6 +28,12 @@ func scanf(msg []byte, format string, args ...any) bool {
 		}
 		if f++; f == len(format) {
 			return false
+		}
+		skip := format[f] == '*'
+		if skip {
+			if f++; f == len(format) {
+				return false
+			}
 		}
 		switch conv := format[f]; conv {
 		case 'u', 'd', 'x':
@@ -48,7 +55,13 @@ func scanf(msg []byte, format string, args ...any) bool {
 				v = v*base + uint64(d)
 				i++
 			}
-			if i == start || a >= len(args) {
+			if i == start {
+				return false
+			}
+			if skip {
+				continue
+			}
+			if a >= len(args) {
 				return false
 			}
 			if neg {
@@ -60,13 +73,7 @@ func scanf(msg []byte, format string, args ...any) bool {
 			}
 			*p = v
 			a++
-		case 's', '*':
-			skip := conv == '*'
-			if skip {
-				if f++; f == len(format) || format[f] != 's' {
-					return false
-				}
-			}
+		case 's':
 			// Up to the next literal text of the format, or to the end.
 			end := len(msg)
 			if lit := format[f+1:]; lit != "" {

@@ -73,6 +73,10 @@ Events (OpenSM 3.3.23; docs/sm.md lists every message and where it comes from):
   path-refused         the SA refused a PathRecord for a partition (ERR 1F1A, 1F1B,
                        1F1D, 1F1E; MultiPathRecord 4518, 4519, 451C, 451D)
   path-no-partition    a path in a P_Key OpenSM has no partition for (ERR 1F1C, 451A)
+  path-no-route        the SA refused a path for routing, not for a partition: no
+                       route in the forwarding tables (ERR 1F02, 1F03, 1F05, 1F06,
+                       1F07, 1F25; MultiPathRecord 4514, 4515, 4505, 4503, 4516,
+                       4520)
   join-refused         the SA refused a multicast join (ERR 1B14, 1B30, 1B31, 1B32;
                        1B11, 1B1B: an IPoIB broadcast group that does not exist)
   untrusted-request    a request that needs the SM_Key came without it (ERR 4608, 430B)
@@ -88,8 +92,9 @@ Events (OpenSM 3.3.23; docs/sm.md lists every message and where it comes from):
                        switched its enforcement off (ERR 0507)
   pkey-program-failed  OpenSM could not program a table or enforcement bits
   pkey-table-shrunk    a table smaller than OpenSM planned
-  notice-not-forwarded a subscriber outside a group's partition, or a subscription
-                       deleted for a partition no longer shared
+  notice-not-forwarded a subscriber outside a group's partition, a subscription
+                       deleted for a partition no longer shared, or a subscriber
+                       that did not answer a notice (ERR 1A06)
   get-timeout          a Get OpenSM sent got no answer, which OpenSM says may be
                        a wrong M_Key (ERR 3120; the line names no port)
 
@@ -101,7 +106,10 @@ a parse error and the fallback after it.
 A line about partitions or keys that is none of these (another OpenSM version's
 wording, or a message ibkey does not explain, such as the QoS policy's ERR AC14) is
 shown as "not explained", whatever --kind asks: with such lines and no error the exit
-is 4, not 0.
+is 4, not 0. The messages of OpenSM 3.3.23's files about partitions, keys and traps
+that its source shows are about something else (an SA method it does not serve, an
+SM handover, a requester not swept yet) are passed over, each by its code, function
+and words; docs/sm.md lists them.
 
 Ports are named from, in this order: a saved sweep (--fabric-file FILE), a sweep now
 (only when a fabric transport is chosen: --ibsim, --ca), and the log's own lines (a

@@ -399,6 +399,66 @@ func TestLogNotExplained(t *testing.T) {
 	}
 }
 
+// TestLogNotAboutKeys: the messages of the key source files that are not about keys
+// (internal/smlog notKeys: an SA attribute OpenSM does not serve, an SM handover, a
+// noisy link-error port it could not disable, a requester not swept yet, a GID of
+// another subnet) make no not-explained line and no exit 4, in every output and with
+// --follow; beside them, one such file's message no event holds (ERR 2F1B, an M_Key
+// check) is shown and exits 4 as before, and a routing refusal (ERR 1F07) is a
+// path-no-route error, exit 1.
+func TestLogNotAboutKeys(t *testing.T) {
+	b, err := os.ReadFile(labLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _, _ := strings.Cut(string(b), "\n")
+	notKeys := first + "\n" +
+		"Nov 28 08:41:52 848998 [54B5A6C0] 0x01 -> sa_mad_ctrl_process: ERR 1A01: Unsupported attribute 0xFF30 (UNKNOWN)\n" +
+		"Nov 28 08:41:53 848998 [54B5A6C0] 0x01 -> smi_rcv_process_set_request: ERR 2F10: Error in SM state transition (IB_ERROR)\n" +
+		"Nov 28 08:41:54 848998 [54B5A6C0] 0x01 -> disable_port: ERR 3804: Port 0x2c90300000211 not found, port set failed\n" +
+		"Nov 28 08:41:55 848998 [54B5A6C0] 0x01 -> osm_pr_rcv_process: ERR 1F16: Cannot find requester physical port\n" +
+		"Nov 28 08:41:56 848998 [54B5A6C0] 0x04 -> mpr_rcv_get_gids: ERR 451B: DGID 0xfe80000000000000 is multicast or non local subnet prefix\n"
+	dir := t.TempDir()
+	path := filepath.Join(dir, "opensm.log")
+	write := func(text string) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(notKeys)
+	for _, format := range []string{"plain", "table", "json"} {
+		out, errOut, code := run(t, context.Background(), nil, "sm", "log", path, "-o", format)
+		if code != 0 || errOut != "" || strings.Contains(out, "not explained") || strings.Contains(out, "not-explained") || format == "json" && !strings.Contains(out, `"not_explained": []`) {
+			t.Errorf("-o %s: exit %d, stderr %q, stdout:\n%s", format, code, errOut, out)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	if out, errOut, code := run(t, ctx, nil, "sm", "log", "--follow", path); code != 0 || strings.Contains(errOut, "not explained") {
+		t.Errorf("--follow: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+
+	mkey := "Nov 28 08:41:57 848998 [54B5A6C0] 0x01 -> osm_sminfo_rcv_process: ERR 2F1B: SMInfo(SET) sender (LID 7) authentication failure.Ignoring SMInfo\n"
+	write(notKeys + mkey)
+	if out, errOut, code := run(t, context.Background(), nil, "sm", "log", path, "-o", "table"); code != 4 || !strings.Contains(errOut, "1 line about partitions or keys not explained (ERR 2F1B at line 7)") || !strings.Contains(out, "not explained (ERR 2F1B)") || strings.Contains(out, "1A01") {
+		t.Errorf("with 2F1B: exit %d, stderr %q, stdout:\n%s", code, errOut, out)
+	}
+	ctx, cancel = context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	if _, errOut, _ := run(t, ctx, nil, "sm", "log", "--follow", path); !strings.Contains(errOut, "2F1B") || strings.Contains(errOut, "2F10") {
+		t.Errorf("--follow with 2F1B: stderr %q", errOut)
+	}
+
+	noRoute := "Nov 28 08:41:58 848998 [54B5A6C0] 0x01 -> pr_rcv_get_path_parms: ERR 1F07: Dead end path on switch Sw1 (GUID: 0x0000000000200000) to LID 5\n"
+	write(notKeys + noRoute)
+	for _, format := range []string{"plain", "json"} {
+		if out, errOut, code := run(t, context.Background(), nil, "sm", "log", path, "-o", format); code != 1 || errOut != "" || !strings.Contains(out, "path-no-route") || strings.Contains(out, "not-explained") {
+			t.Errorf("with 1F07, -o %s: exit %d, stderr %q, stdout:\n%s", format, code, errOut, out)
+		}
+	}
+}
+
 // TestLogPartialSweepJSON: a partial sweep naming the ports makes a log with no error
 // exit 4, and the JSON's incomplete says so (it was only on stderr).
 func TestLogPartialSweepJSON(t *testing.T) {
