@@ -160,12 +160,15 @@ type Event struct {
 	Lines []string
 }
 
-// SeverityOf says how bad an event of kind k is: an error breaks or refuses
-// communication, or leaves the fabric unlike its configuration; a warning is worth
-// knowing (a group skipped, a notice not forwarded, a table smaller than planned).
+// SeverityOf says how bad an event of kind k is: an error is a partition or key
+// problem that breaks or refuses communication, or leaves the fabric unlike its
+// configuration; a warning is worth knowing (a group skipped, a notice not forwarded,
+// a table smaller than planned, a path refused for routing, not for a partition: the
+// command's exit 1 says the log has partition or key errors, and a reconverging
+// fabric logs routing refusals until its next sweep).
 func SeverityOf(k Kind) check.Severity {
 	switch k {
-	case KindConfigWarning, KindTableShrunk, KindNoticeNotForwarded, KindPathNoPartition:
+	case KindConfigWarning, KindTableShrunk, KindNoticeNotForwarded, KindPathNoPartition, KindPathNoRoute:
 		return check.SeverityWarning
 	}
 	return check.SeverityError
