@@ -130,8 +130,7 @@ func runWatch(dev string, port int, traffic []string) watchResult {
 		r.Error = err.Error()
 		return r
 	}
-	lib, oerr := query.OpenVerbs()
-	vc := query.NewVerbsCounters(lib, oerr)
+	vc := query.LocalVerbs(h) // as ibkey builds it: with the devices' drivers
 	defer vc.Close()
 	s.PreferVerbs(vc)
 	tr := query.NewTracker()

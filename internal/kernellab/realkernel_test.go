@@ -154,6 +154,8 @@ func plan(bin string) []Command {
 		{Name: "devinfo_after_table", Script: "ibv_devinfo -v -d " + dev},
 		{Name: "ibkey_watch_nobody_after_table", Script: ibkey + " watch counters --once -o json", Nobody: true},
 		{Name: "ibkey_watch_plain_nobody", Script: ibkey + " watch counters --once -o plain", Nobody: true},
+		// The exporter's host mode reads the same counters through verbs.
+		{Name: "ibkey_exporter_once_nobody", Script: ibkey + " exporter --once", Nobody: true},
 		{Name: "probe_verbs_after_table", Script: probe + " verbs " + dev + " " + port, Nobody: true},
 		// Privilege of controlled Q_Keys.
 		{Name: "priv_nobody_create_controlled", Script: traffic + " --create 80000011", Nobody: true},

@@ -2,6 +2,7 @@ package kernellab_test
 
 import (
 	"bufio"
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -204,4 +205,24 @@ func TestIbkeyQKeyRuleOnKernel(t *testing.T) {
 		}
 	}
 	t.Logf("can-talk on rxe0 as uid 65534 (exit %d):\n%s", plain.Exit, plain.Stdout)
+}
+
+// TestIbkeyExporterVerbsOnKernel: the exporter's host mode, as uid 65534, exports the
+// P_Key/Q_Key violation counters of rxe0 through verbs with the values ibv_devinfo
+// shows (no traffic runs between the two), and --once exits 0: nothing is left unread
+// (rdma_rxe counts both keys' violations on its Ethernet link layer).
+func TestIbkeyExporterVerbsOnKernel(t *testing.T) {
+	r := result(t, "ibkey_exporter_once_nobody")
+	dv := devinfoPort(t, "devinfo_after_table")
+	for _, want := range []string{
+		fmt.Sprintf("\nibkey_port_qkey_violations{device=%q,port=%q,source=\"verbs\"} %d\n", dev, port, dv["qkey_viol_cntr"]),
+		fmt.Sprintf("\nibkey_port_pkey_violations{device=%q,port=%q,source=\"verbs\"} %d\n", dev, port, dv["bad_pkey_cntr"]),
+	} {
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("exporter --once lacks %q (exit %d)\n%s", strings.TrimSpace(want), r.Exit, r.Stderr)
+		}
+	}
+	if r.Exit != 0 {
+		t.Errorf("exporter --once: exit %d\n%s", r.Exit, r.Stderr)
+	}
 }
