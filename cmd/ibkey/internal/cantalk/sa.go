@@ -134,7 +134,7 @@ func (o *CanTalkOptions) askSA(eps []query.ResolvedEndpoint, v check.Verdict) (*
 	}
 	o.judgeSA(ans, f, eps, v)
 	if logFrom >= 0 && !ans.Path {
-		ans.LogLine = findRefusal(o.SA.SMLog, logFrom, pa.GUID, pb.GUID, ka)
+		ans.LogLine = findRefusal(o.SA.SMLog, logFrom, refusalEnds{pa.GUID, pb.GUID, pa.LID, pb.LID}, ka)
 	}
 	return ans, nil
 }
@@ -253,20 +253,28 @@ func (o *CanTalkOptions) silentRefusal(f *fabric.Fabric, eps []query.ResolvedEnd
 	return ""
 }
 
+// refusalEnds are the two ends of the path asked for, by port GUID and LID.
+type refusalEnds struct {
+	ga, gb check.GUID
+	la, lb uint16
+}
+
 // findRefusal waits (up to 2 s) for the SM's log line refusing the path between the
-// two port GUIDs in key's partition, written after offset from, and returns it; "" when
-// none comes.
-func findRefusal(path string, from int64, ga, gb check.GUID, key check.PKey) string {
+// two ends, written after offset from, and returns it; "" when none comes. The line is
+// a refusal in key's partition (path-refused) or for routing (path-no-route: OpenSM
+// walks the route before any partition check, and names the ends by LID, or only the
+// destination for a dead end).
+func findRefusal(path string, from int64, ends refusalEnds, key check.PKey) string {
 	deadline := time.Now().Add(2 * time.Second)
 	for {
-		if line := scanRefusal(path, from, ga, gb, key); line != "" || time.Now().After(deadline) {
+		if line := scanRefusal(path, from, ends, key); line != "" || time.Now().After(deadline) {
 			return line
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 }
 
-func scanRefusal(path string, from int64, ga, gb check.GUID, key check.PKey) string {
+func scanRefusal(path string, from int64, e refusalEnds, key check.PKey) string {
 	f, err := os.Open(path)
 	if err != nil {
 		return ""
@@ -277,12 +285,24 @@ func scanRefusal(path string, from int64, ga, gb check.GUID, key check.PKey) str
 	}
 	var found string
 	a := smlog.NewAssembler(time.Now(), time.Local, func(ev *smlog.Event) {
-		if ev.Kind != smlog.KindPathRefused || len(ev.Lines) == 0 {
+		if len(ev.Lines) == 0 {
 			return
 		}
-		ends := (ev.From.GUID == ga && ev.To.GUID == gb) || (ev.From.GUID == gb && ev.To.GUID == ga)
-		if ends && (ev.KeyType == "" || check.PKey(ev.Key).Partition() == key.Partition()) {
-			found = ev.Lines[0]
+		switch ev.Kind {
+		case smlog.KindPathRefused:
+			ends := (ev.From.GUID == e.ga && ev.To.GUID == e.gb) || (ev.From.GUID == e.gb && ev.To.GUID == e.ga)
+			if ends && (ev.KeyType == "" || check.PKey(ev.Key).Partition() == key.Partition()) {
+				found = ev.Lines[0]
+			}
+		case smlog.KindPathNoRoute:
+			// The route from the source LID to the destination's, the direction the
+			// PathRecord asked (GetPathRecord): the ends by LID (ERR 1F07 names only
+			// the destination) or by port GUID (1F25).
+			byLID := ev.To.LID != 0 && ev.To.LID == e.lb && (ev.From.LID == 0 || ev.From.LID == e.la)
+			byGUID := ev.From.GUID != 0 && ev.From.GUID == e.ga && ev.To.GUID == e.gb
+			if byLID || byGUID {
+				found = ev.Lines[0]
+			}
 		}
 	})
 	// A read error ends the scan: the refusal found before it, if any, is the answer.
