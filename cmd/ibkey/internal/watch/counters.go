@@ -68,7 +68,9 @@ M_Key violations. Each counter names its source: sysfs, verbs, "smp portinfo" or
 The P_Key/Q_Key violation counters are not in sysfs. For local ports they are read
 through verbs (ibv_query_port's bad_pkey_cntr and qkey_viol_cntr, from the system's
 libibverbs loaded at run time): any user who may open /dev/infiniband/uverbsN, no
-root, no MADs. Where verbs cannot read them (no libibverbs, the static build, a saved
+root, no MADs. On an Ethernet link layer ibv_query_port reports 0 for what no driver
+counts: rdma_rxe counts both, mlx5 only Q_Key violations (RoCE), iWARP neither; the
+others are n/a, never 0. Where verbs cannot read them (no libibverbs, the static build, a saved
 tree or the demo host) they come from an SMP Get PortInfo when a MAD transport is
 chosen (--ca DEV, which needs root or the rdma group, or --ibsim; the SMP goes to the
 local port, directed route 0 or its LID, checked by NodeGUID), else they show as n/a
