@@ -148,6 +148,10 @@ type emu struct {
 	// hashAt is where the current piece's '#' was (OpenSM writes a NUL there), -1
 	// when it has none: what OpenSM reads past it is the comment's text.
 	hashAt int
+	// items holds the current definition's items while they are read; at its end
+	// they are copied to an array of their size (Definition.Members) and items is
+	// reused for the next, so a large file's item lists leave no garbage behind.
+	items []Member
 }
 
 // str is the C string at buffer index at: the part of the file's text that holds it
@@ -396,7 +400,9 @@ func (e *emu) parseLine() int {
 		if d := e.conf.def; d != nil {
 			// The definition's items end here: they are kept in an array of their
 			// size, not in what appending left (most of a large file's memory).
-			d.Members = slices.Clip(slices.Clone(d.Members))
+			read := d.Members
+			d.Members = slices.Clip(slices.Clone(read))
+			e.items = read[:0]
 		}
 		e.conf = nil // flush_part_conf
 		if p >= lineSize {
@@ -798,6 +804,9 @@ func (e *emu) addPort(nameAt, flagAt int) bool {
 	}
 	if e.dead {
 		return true
+	}
+	if len(d.Members) == 0 {
+		d.Members = e.items[:0]
 	}
 	d.Members = append(d.Members, *m)
 	return true
