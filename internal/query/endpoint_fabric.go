@@ -205,6 +205,14 @@ func sweptPortView(n *fabric.Node, p *fabric.Port) *PortView {
 		NodeGUID: ibverbs.Opt[ibverbs.GUID]{Value: ibverbs.GUID(n.GUID)},
 		NodeDesc: ibverbs.Opt[string]{Value: n.Description},
 	}
+	// The node type as a device read over MADs has it (fabricDevice); an unset Opt
+	// would read as a present type 0.
+	d.NodeType.Missing = "node type not in the sweep"
+	for num := uint8(1); num <= 3; num++ {
+		if t, _ := check.NodeTypeOf(num); t == n.Type {
+			d.NodeType = ibverbs.Opt[ibverbs.Enum]{Value: ibverbs.Enum{Num: int(num), Name: t.Word()}}
+		}
+	}
 	state := map[string]int{check.StateDown: ibverbs.StateDown, check.StateInit: ibverbs.StateInit,
 		check.StateArmed: ibverbs.StateArmed, check.StateActive: ibverbs.StateActive}
 	port := &ibverbs.Port{

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/fakesysfs"
 	"github.com/ibkey/ibkey/internal/ibverbs"
 	"github.com/ibkey/ibkey/internal/partconf"
@@ -225,5 +226,23 @@ func TestEndpointSourceErrors(t *testing.T) {
 	}
 	if err := CheckResolvable("node=X", specs(t, "node=X")[0]); !errors.Is(err, ErrNodeNeedsSweep) {
 		t.Errorf("CheckResolvable(node=X) = %v", err)
+	}
+}
+
+// TestSweptPortViewNodeType: a swept port's device carries its node's type, as a
+// device read over MADs does; a type the sweep does not have is missing, never a
+// present type 0 (which an unset ibverbs.Opt would read as).
+func TestSweptPortViewNodeType(t *testing.T) {
+	for _, c := range []struct {
+		typ  check.NodeType
+		num  int
+		name string
+	}{{check.NodeCA, 1, "CA"}, {check.NodeSwitch, 2, "switch"}, {check.NodeRouter, 3, "router"}, {"", 0, ""}} {
+		n := &fabric.Node{GUID: 0xa, Type: c.typ, Description: "n"}
+		v := sweptPortView(n, &fabric.Port{Num: 1, State: check.StateActive})
+		nt := v.Device.NodeType
+		if c.num == 0 && nt.OK() || c.num != 0 && (!nt.OK() || nt.Value.Num != c.num || nt.Value.Name != c.name) {
+			t.Errorf("type %q: %+v", c.typ, nt)
+		}
 	}
 }
