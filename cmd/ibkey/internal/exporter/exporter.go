@@ -547,8 +547,8 @@ watch counters' reads them (ibv_query_port, from the system's libibverbs: any us
 may open /dev/infiniband/uverbsN, no root, no MADs), and with --portinfo over MADs for
 what verbs cannot read (the static build, a saved tree). A counter that cannot be read
 is ibkey_port_unreadable{reason}, never 0; one the port does not have is
-ibkey_port_unavailable (on Ethernet: iWARP has no keys, mlx5 counts no P_Key
-violations on RoCE, and a driver's 0 there counts nothing unless it is known to count). The
+ibkey_port_unavailable (on Ethernet: iWARP has no keys, and mlx5 counts no P_Key
+violations on RoCE; another RoCE driver's, not known to count, are unreadable). The
 tables are read again every --table-interval (each pkey file read is a device query);
 state and counters every scrape.
 
