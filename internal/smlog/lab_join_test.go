@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
-	"github.com/ibkey/ibkey/internal/lab"
 )
 
 // TestLabJoinLimitedGroup: HcaC, a limited member of p1, creates a group with the
@@ -17,11 +16,7 @@ import (
 // member's join with 0x8001 is not. OpenSM keeps the creator's limited P_Key as the
 // group's: a group's side can be limited.
 func TestLabJoinLimitedGroup(t *testing.T) {
-	if testing.Short() {
-		t.Skip("lab: -short")
-	}
-	lab.Require(t)
-	l := lab.StartPartconf(t)
+	l := startLab(t)
 	d := l.StartOpenSMDaemon(t, labConf)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

@@ -58,11 +58,7 @@ func multiPath(ctx context.Context, l *lab.Lab, node string, smLID uint16, src, 
 // QoS level does not list) and 451D (no P_Key of the level shared), and checks what sm
 // log makes of them: the events of the hand-written lines, in OpenSM's own words.
 func TestLabMultiPathRefusals(t *testing.T) {
-	if testing.Short() {
-		t.Skip("lab: -short")
-	}
-	lab.Require(t)
-	l := lab.StartPartconf(t)
+	l := startLab(t)
 	policy := writeQoSPolicy(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/ibkey/ibkey/internal/lab"
 )
 
 // qosPolicy: paths from HcaB get QoS level QB, which allows P_Key 0x0001 only; paths
@@ -71,11 +69,7 @@ func writeQoSPolicy(t *testing.T) string {
 // a match rule of a partition that does not exist (ERR AC14, which ibkey does not
 // explain: it must be named, never dropped), and checks what sm log makes of them.
 func TestLabQoSPathRefusals(t *testing.T) {
-	if testing.Short() {
-		t.Skip("lab: -short")
-	}
-	lab.Require(t)
-	l := lab.StartPartconf(t)
+	l := startLab(t)
 	policy := writeQoSPolicy(t)
 	d := l.StartOpenSMDaemon(t, labConf, "qos TRUE", "qos_policy_file "+policy)
 	for _, c := range []struct {

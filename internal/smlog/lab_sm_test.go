@@ -13,11 +13,7 @@ import (
 // it asked by, and the second enters MASTER state too (it ignores the first). sm
 // log's rule names the route as one and says both may be master.
 func TestLabSMKeyMismatch(t *testing.T) {
-	if testing.Short() {
-		t.Skip("lab: -short")
-	}
-	lab.Require(t)
-	l := lab.StartPartconf(t)
+	l := startLab(t)
 	d := l.StartOpenSMDaemon(t, labConf, "sm_key 0x0000000000000001", "sm_priority 15")
 	d2, err := l.OpenSMDaemonAt(t, "HcaB", "Entering MASTER state", labConf, "sm_key 0x0000000000000002", "sm_priority 0")
 	if err != nil {
@@ -60,11 +56,7 @@ func TestLabSMKeyMismatch(t *testing.T) {
 // ERR 3113 and ERR 3120 for it, and sm log reads ERR 3120 as a get-timeout that names
 // the attribute and says the line names no port.
 func TestLabGetTimeout(t *testing.T) {
-	if testing.Short() {
-		t.Skip("lab: -short")
-	}
-	lab.Require(t)
-	l := lab.StartPartconf(t)
+	l := startLab(t)
 	d := l.StartOpenSMDaemon(t, labConf)
 	if out, err := l.Console(`Error "HcaB"[1] 100 0x15`); err != nil {
 		t.Fatalf("ibsim Error: %v (%s)", err, out)

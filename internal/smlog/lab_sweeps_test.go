@@ -21,11 +21,7 @@ import (
 // the file defines the key twice or renamed it since an earlier sweep (a warning,
 // whose explanation names both). A partition left without members is deleted.
 func TestLabSweepDuplicates(t *testing.T) {
-	if testing.Short() {
-		t.Skip("lab: -short")
-	}
-	lab.Require(t)
-	l := lab.StartPartconf(t)
+	l := startLab(t)
 	d := l.StartOpenSMDaemon(t, "Default=0x7fff : ALL=full;\n", "log_flags 0x07")
 	hcas := []string{"0x0002c90300000211", "0x0002c90300000221", "0x0002c90300000231"}
 	names := []string{"pA", "pB", "pC"}
@@ -101,11 +97,7 @@ func TestLabSweepDuplicates(t *testing.T) {
 // as a full member; after ERR 0512 the port's table is full and holds none of the
 // partitions the log names.
 func TestLabRejectedAndFullTables(t *testing.T) {
-	if testing.Short() {
-		t.Skip("lab: -short")
-	}
-	lab.Require(t)
-	l := lab.StartPartconf(t)
+	l := startLab(t)
 	d := l.StartOpenSMDaemon(t, labConf)
 	tables := func() map[int][]uint16 {
 		m := map[int][]uint16{}
@@ -182,11 +174,7 @@ func TestLabRejectedAndFullTables(t *testing.T) {
 // first later sweep that read a good file, by its SUBNET UP line, or nothing when
 // none came.
 func TestLabPartitionsFileHistory(t *testing.T) {
-	if testing.Short() {
-		t.Skip("lab: -short")
-	}
-	lab.Require(t)
-	l := lab.StartPartconf(t)
+	l := startLab(t)
 	d := l.StartOpenSMDaemon(t, labConf, "log_flags 0x07")
 	files := map[string]string{"good": labConf, "bad": labConf + "oops\n", "empty": "# no definition\n"}
 	kinds := []string{"good", "bad", "empty", "missing"}

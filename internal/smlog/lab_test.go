@@ -274,6 +274,17 @@ func recording() bool {
 	return err != nil
 }
 
+// startLab starts the partitions lab net for a test of the real daemon (skipped with
+// -short; without the lab installed, skipped, or failed under CI).
+func startLab(t *testing.T) *lab.Lab {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("lab: -short")
+	}
+	lab.Require(t)
+	return lab.StartPartconf(t)
+}
+
 // TestLabLog runs the lab and checks that every event OpenSM logged is read as it
 // happened; recording() says when it saves the log for the other tests.
 func TestLabLog(t *testing.T) {

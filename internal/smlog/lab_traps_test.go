@@ -18,11 +18,7 @@ import (
 // (IBA 14.3.1, 10.5.2.2). The port that dropped it is the trap's reporter, not "LID
 // 49153", which no port holds; with the sweep and with the log alone.
 func TestLabTrapMulticast(t *testing.T) {
-	if testing.Short() {
-		t.Skip("lab: -short")
-	}
-	lab.Require(t)
-	l := lab.StartPartconf(t)
+	l := startLab(t)
 	d := l.StartOpenSMDaemon(t, labConf)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -71,11 +67,7 @@ func TestLabTrapMulticast(t *testing.T) {
 // key, LIDs, QPs and reporter: none lost, merged or crossed. Each trap is distinct
 // (its QP1), so OpenSM's noisy-trap filter does not apply.
 func TestLabTrapStormGenerated(t *testing.T) {
-	if testing.Short() {
-		t.Skip("lab: -short")
-	}
-	lab.Require(t)
-	l := lab.StartPartconf(t)
+	l := startLab(t)
 	d := l.StartOpenSMDaemon(t, labConf)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -161,11 +153,7 @@ func TestLabTrapStormGenerated(t *testing.T) {
 // next trap finds no subscription). A subscription made while they share none is
 // refused (status 0x0200).
 func TestLabSubscriptionRemoved(t *testing.T) {
-	if testing.Short() {
-		t.Skip("lab: -short")
-	}
-	lab.Require(t)
-	l := lab.StartPartconf(t)
+	l := startLab(t)
 	d := l.StartOpenSMDaemon(t, labConf, "log_flags 0x07")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -211,11 +199,7 @@ func TestLabSubscriptionRemoved(t *testing.T) {
 // sa_mad_ctrl_send_err_callback, after its vendor layer's ERR 5410 and before an SA
 // MAD dump): a notice-not-forwarded warning naming HcaB's LID.
 func TestLabReportUnanswered(t *testing.T) {
-	if testing.Short() {
-		t.Skip("lab: -short")
-	}
-	lab.Require(t)
-	l := lab.StartPartconf(t)
+	l := startLab(t)
 	d := l.StartOpenSMDaemon(t, labConf)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
