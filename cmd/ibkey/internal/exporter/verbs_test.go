@@ -3,6 +3,7 @@ package exporter
 import (
 	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -23,9 +24,9 @@ type fakeVerbsDev struct{ linkLayer uint8 }
 
 func (f fakeVerbs) OpenDevice(name string) (query.VerbsDevice, error) {
 	switch {
-	case contains(f.noAccess, name):
+	case slices.Contains(f.noAccess, name):
 		return nil, &verbs.CallError{Call: "ibv_open_device " + name, Errno: syscall.EACCES}
-	case !contains(f.devs, name):
+	case !slices.Contains(f.devs, name):
 		return nil, fmt.Errorf("verbs: %s: %w", name, verbs.ErrNoDevice)
 	}
 	if name == "mlx5_2" || name == "irdma0" {
@@ -41,15 +42,6 @@ func (d fakeVerbsDev) QueryPort(port int) (verbs.PortAttr, error) {
 }
 
 func (fakeVerbsDev) Close() error { return nil }
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
 
 // TestHostVerbsViolations: in host mode the P_Key/Q_Key violation counters come from
 // verbs, as 'ibkey watch counters' reads them (any user who may open the uverbs
