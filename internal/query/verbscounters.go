@@ -74,12 +74,20 @@ type VerbsCounters struct {
 	Driver func(dev string) (driver string, rnic bool)
 	mu     sync.Mutex
 	devs   map[string]VerbsDevice
+	// drivers are Driver's answers for the devices open (it reads sysfs): asked
+	// once per device, again after forget.
+	drivers map[string]deviceDriver
+}
+
+type deviceDriver struct {
+	name string
+	rnic bool
 }
 
 // NewVerbsCounters reads through lib; with a nil lib every counter is n/a with
 // openErr's reason (the error OpenVerbs returned).
 func NewVerbsCounters(lib VerbsLib, openErr error) *VerbsCounters {
-	v := &VerbsCounters{lib: lib, devs: map[string]VerbsDevice{}}
+	v := &VerbsCounters{lib: lib, devs: map[string]VerbsDevice{}, drivers: map[string]deviceDriver{}}
 	if lib == nil {
 		v.why = "verbs unavailable"
 		if openErr != nil {
@@ -173,8 +181,21 @@ func (v *VerbsCounters) forget(name string, d VerbsDevice) {
 	defer v.mu.Unlock()
 	if v.devs[name] == d {
 		delete(v.devs, name)
+		delete(v.drivers, name)
 		d.Close()
 	}
+}
+
+// driver is Driver's answer for device name, read once while the device is open.
+func (v *VerbsCounters) driver(name string) (string, bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	d, ok := v.drivers[name]
+	if !ok {
+		d.name, d.rnic = v.Driver(name)
+		v.drivers[name] = d
+	}
+	return d.name, d.rnic
 }
 
 // Read implements CounterSource: one ibv_query_port per port per sample.
@@ -194,7 +215,7 @@ func (v *VerbsCounters) Read(ref PortRef, names []string, out []Reading) {
 	}
 	driver, rnic := "", false
 	if a.LinkLayer == 2 && v.Driver != nil {
-		driver, rnic = v.Driver(ref.Device)
+		driver, rnic = v.driver(ref.Device)
 	}
 	count := func(name string, n uint32) Reading {
 		if why, absent := verbsCounts(name, a.LinkLayer, driver, rnic); why != "" {
@@ -218,6 +239,7 @@ func (v *VerbsCounters) Close() error {
 		errs = append(errs, d.Close())
 		delete(v.devs, n)
 	}
+	clear(v.drivers)
 	if v.lib != nil {
 		errs = append(errs, v.lib.Close())
 		v.lib = nil

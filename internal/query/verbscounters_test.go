@@ -295,7 +295,9 @@ func TestVerbsCountsByDriver(t *testing.T) {
 		}
 	}
 	v := NewVerbsCounters(fv, nil)
+	asked := map[string]int{}
 	v.Driver = func(dev string) (string, bool) {
+		asked[dev]++
 		return map[string]string{"rxe0": "rdma_rxe", "mlx5_2": "mlx5_core", "irdma0": "irdma", "bnxt_re0": "bnxt_en"}[dev], dev == "irdma0"
 	}
 	type want struct {
@@ -318,6 +320,18 @@ func TestVerbsCountsByDriver(t *testing.T) {
 				t.Errorf("%s %d: %s (%+v), want %s", dev, i, got, out[i], w)
 			}
 		}
+	}
+	// Driver reads sysfs: asked once per open device (the loop read each device once
+	// per counter set), never for an InfiniBand port; again once a removed device is
+	// opened anew.
+	out := make([]Reading, 2)
+	v.Read(PortRef{"mlx5_2", 1}, []string{PKeyViolations, QKeyViolations}, out)
+	fv.query["mlx5_2"] = &verbs.CallError{Call: "ibv_query_port mlx5_2/1", Errno: syscall.EIO}
+	v.Read(PortRef{"mlx5_2", 1}, []string{PKeyViolations, QKeyViolations}, out)
+	delete(fv.query, "mlx5_2")
+	v.Read(PortRef{"mlx5_2", 1}, []string{PKeyViolations, QKeyViolations}, out)
+	if fmt.Sprint(asked) != "map[bnxt_re0:1 irdma0:1 mlx5_2:2 rxe0:1]" {
+		t.Errorf("Driver asked %v", asked)
 	}
 	// A PCI device's driver, as the kernel links it: device/driver.
 	pci := t.TempDir()
