@@ -159,6 +159,12 @@ type QKeyDevice struct {
 	LinkLayer string
 }
 
+// SoftRoCE reports whether d is rdma_rxe, Linux's software RoCE: a virtual CA (siw, the
+// software iWARP device, is an RNIC) on a parent netdev, on an Ethernet link layer.
+func (d QKeyDevice) SoftRoCE() bool {
+	return d.Virtual && d.Parent != "" && d.NodeType == 1 && d.LinkLayer == "Ethernet"
+}
+
 // QKeyRuleFor chooses the Q_Key send rule of a device and says why.
 //
 // A virtual CA on an Ethernet link layer with a parent netdev is the kernel's software
@@ -169,7 +175,7 @@ type QKeyDevice struct {
 // was not measured here.
 func QKeyRuleFor(d QKeyDevice) (QKeyRule, string) {
 	switch {
-	case d.Virtual && d.Parent != "" && d.NodeType == 1 && d.LinkLayer == "Ethernet":
+	case d.SoftRoCE():
 		return QKeyRuleVerbatim, fmt.Sprintf("%s is a software RoCE device (rdma_rxe on %s), which sends a send request's Q_Key verbatim, top bit or not", d.Name, d.Parent)
 	case d.Driver != "":
 		return QKeyRuleIBA, fmt.Sprintf("%s (driver %s) is assumed to follow the IBA rule: a send request Q_Key with the top bit set sends the QP's own Q_Key", d.Name, d.Driver)

@@ -111,16 +111,17 @@ func LocalVerbs(h *Host) *VerbsCounters {
 	return v
 }
 
-// driverOf names the driver of device dev: rdma_rxe for a software RoCE device (as
-// check.QKeyRuleFor tells it: a virtual CA on a parent netdev), else device/driver's
-// basename (mlx5_core), "" when not known; and whether its node type is RNIC (iWARP).
+// driverOf names the driver of device dev, whose port is on an Ethernet link layer:
+// rdma_rxe for a software RoCE device (check.QKeyDevice.SoftRoCE, the rule can-talk's
+// Q_Key rule uses), else device/driver's basename (mlx5_core), "" when not known; and
+// whether its node type is RNIC (iWARP).
 func driverOf(sys *ibverbs.Sysfs, dev string) (driver string, rnic bool) {
 	o := sys.Origin(dev)
 	d, err := sys.Device(dev)
 	if err != nil || !d.NodeType.OK() {
 		return o.Driver.Value, false
 	}
-	if o.Virtual && o.Parent.Value != "" && d.NodeType.Value.Num == 1 {
+	if (check.QKeyDevice{Virtual: o.Virtual, Parent: o.Parent.Value, NodeType: d.NodeType.Value.Num, LinkLayer: "Ethernet"}).SoftRoCE() {
 		return "rdma_rxe", false
 	}
 	return o.Driver.Value, d.NodeType.Value.Num == 4
