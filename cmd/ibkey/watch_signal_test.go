@@ -35,7 +35,7 @@ func TestWatchSignalExit(t *testing.T) {
 		{syscall.SIGINT, []string{"pkeys"}, "note: watching", "ibkey: stopped by a signal ("},
 		{syscall.SIGTERM, []string{"pkeys"}, "note: watching", "ibkey: stopped by a signal ("},
 		// What the watch did not read is still named when a signal stops it.
-		{syscall.SIGINT, []string{"counters"}, "note: qkey_violations", "warning: pkey_violations, qkey_violations not read on 3 ports"},
+		{syscall.SIGINT, []string{"counters"}, "note: qkey_violations", "warning: pkey_violations, qkey_violations not read on 4 ports"},
 	} {
 		sig := c.sig
 		cmd := exec.Command(bin, append(append([]string{"--demo", "watch"}, c.args...), "-o", "plain", "--interval", "100ms")...)
@@ -154,7 +154,7 @@ func TestWatchScreenQuitExit(t *testing.T) {
 			t.Fatal(err)
 		}
 		after := strings.ReplaceAll(string(s.Output()[mark:]), "\r\n", "\n")
-		if code := s.ExitCode(); code != 4 || !strings.Contains(after, "qkey_violations not read on 3 ports") {
+		if code := s.ExitCode(); code != 4 || !strings.Contains(after, "qkey_violations not read on 4 ports") {
 			t.Errorf("key %q: exit %d, want 4 and the counters not read named after the screen; after the key:\n%s", key, code, after)
 		}
 		if stty, err := s.Stty(); err != nil {

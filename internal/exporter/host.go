@@ -194,7 +194,7 @@ func (c *HostCollector) refresh(now time.Time) {
 	for i, v := range views {
 		c.refs[i] = v.Ref()
 	}
-	none := query.NewNoPortInfo("none", ViolationsReason, views)
+	none := query.NewNoPortInfo("none", ViolationsReason, c.opts.Host, views)
 	sysfs := query.NewSysfsCounters(c.opts.Host.Sys, views)
 	for i, hc := range hostCounters {
 		c.counters[i] = query.Counter{Name: hc.name, Source: sysfs, Width: ibverbs.CounterWidths[hc.name]}

@@ -202,10 +202,11 @@ func TestHostCountersUnreadableAndSaturated(t *testing.T) {
 }
 
 // TestHostAbsentCountersUnavailable: a counter the port does not have by nature (a
-// RoCE port's PortInfo violation counters: no QP0; a device without counters/) is
-// ibkey_port_unavailable, never ibkey_port_unreadable, whichever source says so; a
-// counter that exists and was not read (an InfiniBand port's violations without a
-// source, a counters/ file that fails) stays unreadable.
+// port without PortInfo, as a source says; an iWARP port's P_Key and Q_Key
+// violations; a device without counters/) is ibkey_port_unavailable, never
+// ibkey_port_unreadable, whichever source says so; a counter that exists and was not
+// read (an InfiniBand port's violations without a source, a RoCE port's that only
+// verbs read, a counters/ file that fails) stays unreadable.
 func TestHostAbsentCountersUnavailable(t *testing.T) {
 	dir := writeHost(t, fakesysfs.MLX5())
 	p := counterPath(dir, "mlx5_0", "1", "port_xmit_constraint_errors")
@@ -216,40 +217,54 @@ func TestHostAbsentCountersUnavailable(t *testing.T) {
 		t.Fatal(err)
 	}
 	roce := query.PortRef{Device: "mlx5_2", Port: 1}
-	const why = "no PortInfo: the Ethernet link layer has no QP0 (SMPs and these counters are InfiniBand's)"
+	const why = "no PortInfo: the Ethernet link layer has no QP0 (no SMPs)"
+	const iwarp = "iWARP has no P_Keys or Q_Keys: ibv_query_port reports 0"
 	for _, tc := range []struct {
 		name string
 		src  query.CounterSource
 		ib   string // mlx5_0/1's pkey_violations
+		// dev's P_Key and Q_Key violations are unavailable for why; roce's are
+		// unreadable for unread ("": unavailable too)
+		dev, why, unread string
 	}{
-		{"no source", nil, `ibkey_port_unreadable{counter="pkey_violations",device="mlx5_0",port="1",reason="` + ViolationsReason + `",source="none"} 1`},
-		{"PortInfo source", absentSource{roce: why}, `ibkey_port_unreadable{counter="pkey_violations",device="mlx5_0",port="1",reason="not read",source="` + query.SourcePortInfo + `"} 1`},
+		// No source: the iWARP device has neither counter; the RoCE port's exist where
+		// its driver counts them (verbs reads them), and the fixture does not say it.
+		{"no source", nil, `ibkey_port_unreadable{counter="pkey_violations",device="mlx5_0",port="1",reason="` + ViolationsReason + `",source="none"} 1`,
+			"irdma0", iwarp, why + "; verbs may read it on the host itself (ibv_query_port): the device's driver is not known"},
+		{"PortInfo source", absentSource{roce: why}, `ibkey_port_unreadable{counter="pkey_violations",device="mlx5_0",port="1",reason="not read",source="` + query.SourcePortInfo + `"} 1`,
+			"mlx5_2", why, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			text := gatherText(t, newHostCollector(dir, &fakeClock{time.Unix(1000, 0)}, tc.src))
-			for _, want := range []string{
+			want := []string{
 				tc.ib,
-				`ibkey_port_unavailable{counter="pkey_violations",device="mlx5_2",port="1",reason="` + why + `"} 1`,
-				`ibkey_port_unavailable{counter="qkey_violations",device="mlx5_2",port="1",reason="` + why + `"} 1`,
+				`ibkey_port_unavailable{counter="pkey_violations",device="` + tc.dev + `",port="1",reason="` + tc.why + `"} 1`,
+				`ibkey_port_unavailable{counter="qkey_violations",device="` + tc.dev + `",port="1",reason="` + tc.why + `"} 1`,
 				`ibkey_port_unavailable{counter="port_xmit_constraint_errors",device="mlx5_2",port="1",reason="no PMA counters (counters/: does not exist)"} 1`,
 				`ibkey_port_unreadable{counter="port_xmit_constraint_errors",device="mlx5_0",port="1",reason="read failed: `,
 				"# HELP ibkey_port_unavailable The port has no such counter by nature",
-			} {
-				if !strings.Contains(text, want) {
-					t.Errorf("missing %s in\n%s", want, text)
-				}
 			}
-			for _, never := range []string{
-				`ibkey_port_unreadable{counter="pkey_violations",device="mlx5_2"`,
-				`ibkey_port_unreadable{counter="qkey_violations",device="mlx5_2"`,
+			never := []string{
+				`ibkey_port_unreadable{counter="pkey_violations",device="` + tc.dev + `"`,
+				`ibkey_port_unreadable{counter="qkey_violations",device="` + tc.dev + `"`,
 				`ibkey_port_unreadable{counter="port_xmit_constraint_errors",device="mlx5_2"`,
 				`ibkey_port_unavailable{counter="pkey_violations",device="mlx5_0"`,
 				`ibkey_port_unavailable{counter="port_xmit_constraint_errors",device="mlx5_0"`,
 				`ibkey_port_pkey_violations{device="mlx5_2"`,
 				`ibkey_port_saturated{counter="pkey_violations",device="mlx5_2"`,
-			} {
-				if strings.Contains(text, never) {
-					t.Errorf("unexpected %s in\n%s", never, text)
+			}
+			if tc.unread != "" {
+				want = append(want, `ibkey_port_unreadable{counter="qkey_violations",device="mlx5_2",port="1",reason="`+tc.unread+`",source="none"} 1`)
+				never = append(never, `ibkey_port_unavailable{counter="qkey_violations",device="mlx5_2"`)
+			}
+			for _, w := range want {
+				if !strings.Contains(text, w) {
+					t.Errorf("missing %s in\n%s", w, text)
+				}
+			}
+			for _, n := range never {
+				if strings.Contains(text, n) {
+					t.Errorf("unexpected %s in\n%s", n, text)
 				}
 			}
 		})

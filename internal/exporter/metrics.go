@@ -117,7 +117,7 @@ var (
 	mUnreadable = newMetric(ModeHost, "ibkey_port_unreadable",
 		"The counter could not be read (value 1), with the source and the reason; its value metric is absent (not 0).", "device", "port", "counter", "source", "reason")
 	mUnavailable = newMetric(ModeHost, "ibkey_port_unavailable",
-		"The port has no such counter by nature (value 1), with the reason: a RoCE or iWARP port's PortInfo violation counters (no QP0, no SMPs), a device without the counters/ file or PMA. Nothing failed and nothing is unchecked: this is not ibkey_port_unreadable.", "device", "port", "counter", "reason")
+		"The port has no such counter by nature (value 1), with the reason: a violation counter its driver does not fill on an Ethernet link layer (iWARP: both; mlx5: P_Key violations, and Q_Key violations on a port without a GID table), a device without the counters/ file or PMA. Nothing failed and nothing is unchecked: this is not ibkey_port_unreadable.", "device", "port", "counter", "reason")
 )
 
 // Fabric mode metrics.

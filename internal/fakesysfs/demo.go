@@ -19,12 +19,13 @@ func Demo() Host {
 	roce.PKeys, roce.Counters = []string{"0xffff"}, IBCounters(nil)
 	mlx50 := ca("mlx5_0", "0000:17:00.0", g0, "demo-node HCA-1", "20.39.1002", "MT4123", p0)
 	mlx50.BoardID, mlx50.HWRev = "MT_0000000222", "0x0"
+	mlx51 := ca("mlx5_1", "0000:31:00.0", g1, "demo-node HCA-2", "28.39.1002", "MT4129", p1, p2)
+	mlx52 := ca("mlx5_2", "0000:4b:00.0", g2, "demo-node RoCE", "22.39.1002", "MT4125", roce)
+	mlx50.Driver, mlx51.Driver, mlx52.Driver = "mlx5_core", "mlx5_core", "mlx5_core"
 	return Host{
 		NoSymlinks: true,
 		Devices: []Device{
-			mlx50,
-			ca("mlx5_1", "0000:31:00.0", g1, "demo-node HCA-2", "28.39.1002", "MT4129", p1, p2),
-			ca("mlx5_2", "0000:4b:00.0", g2, "demo-node RoCE", "22.39.1002", "MT4125", roce),
+			mlx50, mlx51, mlx52,
 		},
 		Net: []NetIf{
 			ipoib("ib0", "mlx5_0", 0x00001049, g0+1, "0xffff", "", "up"),

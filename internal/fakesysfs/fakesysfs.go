@@ -44,7 +44,10 @@ type Device struct {
 	HCAType      string `sysfs:"hca_type"`
 	BoardID      string `sysfs:"board_id"`
 	HWRev        string `sysfs:"hw_rev"`
-	Ports        []Port
+	// Driver, when set, is the PCI device's driver: its uevent's DRIVER line and,
+	// with symlinks, device/driver (drivers/base/core.c dev_uevent, driver_sysfs_add).
+	Driver string
+	Ports  []Port
 }
 
 // Port is one port, its files as Device's. A nil PKeys writes no pkeys/ directory; a nil
@@ -104,6 +107,9 @@ func Write(dir string, h Host) error {
 			w.link(filepath.Join(dir, "class", "infiniband", d.Name),
 				filepath.Join("..", "..", "devices", "pci0000:00", d.PCI, "infiniband", d.Name))
 		}
+		if d.Driver != "" {
+			w.driver(dir, real, d, h.NoSymlinks)
+		}
 	}
 	for _, name := range h.Dangling {
 		w.link(filepath.Join(dir, "class", "infiniband", name),
@@ -127,6 +133,21 @@ func Write(dir string, h Host) error {
 		}
 	}
 	return w.err
+}
+
+// driver writes the PCI device of d (whose directory is real) bound to d.Driver:
+// its uevent, and the device and driver links; without symlinks device/ is a
+// directory holding the uevent.
+func (w *writer) driver(dir, real string, d Device, noSymlinks bool) {
+	pci := filepath.Join(dir, "devices", "pci0000:00", d.PCI)
+	if noSymlinks {
+		pci = filepath.Join(real, "device")
+	}
+	w.file(pci, "uevent", "DRIVER="+d.Driver+"\nPCI_SLOT_NAME="+d.PCI)
+	if !noSymlinks {
+		w.link(filepath.Join(real, "device"), filepath.Join("..", "..", "..", d.PCI))
+		w.link(filepath.Join(pci, "driver"), filepath.Join("..", "..", "..", "bus", "pci", "drivers", d.Driver))
+	}
 }
 
 type writer struct {

@@ -15,7 +15,9 @@ type Origin struct {
 	Virtual bool
 	// Parent is the netdev a software device runs on (the `parent` file of rxe and siw).
 	Parent Opt[string]
-	// Driver is the basename of device/driver (mlx5_core), absent for software devices.
+	// Driver is the basename of device/driver (mlx5_core), or where that is no link (a
+	// tree copied without links, the demo host) device/uevent's DRIVER; absent for
+	// software devices.
 	Driver Opt[string]
 }
 
@@ -33,8 +35,25 @@ func (s *Sysfs) Origin(name string) Origin {
 	o.Parent = optional(s, s.devPath(name), "parent", asString)
 	if l, err := fs.ReadLink(s.fsys, s.devPath(name, "device", "driver")); err == nil {
 		o.Driver.Value = path.Base(l)
+	} else if d := ueventDriver(s, name); d != "" {
+		o.Driver.Value = d
 	} else {
 		o.Driver.Missing = "device/driver: " + Describe(err)
 	}
 	return o
+}
+
+// ueventDriver is the DRIVER line of the device's uevent file, which the kernel writes
+// for a device bound to a driver (drivers/base/core.c dev_uevent); "" without one.
+func ueventDriver(s *Sysfs, name string) string {
+	b, err := s.readRaw(s.devPath(name, "device", "uevent"))
+	if err != nil {
+		return ""
+	}
+	for l := range strings.Lines(string(b)) {
+		if d, ok := strings.CutPrefix(l, "DRIVER="); ok {
+			return trimValue([]byte(d))
+		}
+	}
+	return ""
 }

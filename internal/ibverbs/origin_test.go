@@ -33,6 +33,8 @@ func TestOrigin(t *testing.T) {
 	ln("../../devices/pci0000:00/0000:00:01.0/infiniband/mlx5_0", "class/infiniband/mlx5_0")
 	ln("../../../bus/pci/drivers/mlx5_core", "devices/pci0000:00/0000:00:01.0/infiniband/mlx5_0/device/driver")
 	mk("class/infiniband/copied/parent", "eth0\n")
+	mk("class/infiniband/mlx5_9/device/uevent", "PCI_CLASS=20700\nDRIVER=mlx5_core\nPCI_SLOT_NAME=0000:4b:00.0\n")
+	mk("class/infiniband/unbound/device/uevent", "PCI_CLASS=20700\n")
 	s := Open(dir)
 
 	rxe := s.Origin("rxe0")
@@ -46,6 +48,12 @@ func TestOrigin(t *testing.T) {
 	cp := s.Origin("copied")
 	if cp.Virtual || cp.Parent.Value != "eth0" {
 		t.Errorf("copied: %+v, want no link (a copied tree), parent eth0", cp)
+	}
+	if c := s.Origin("mlx5_9"); c.Driver.Value != "mlx5_core" {
+		t.Errorf("mlx5_9: %+v, want driver mlx5_core from device/uevent (a tree copied without links)", c)
+	}
+	if u := s.Origin("unbound"); u.Driver.OK() || u.Driver.Missing == "" {
+		t.Errorf("unbound: %+v, want no driver, with why (a uevent without DRIVER)", u)
 	}
 	if bad := s.Origin("../x"); bad.Virtual || bad.Parent.OK() {
 		t.Errorf("../x: %+v, want nothing read", bad)

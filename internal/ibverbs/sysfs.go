@@ -425,14 +425,16 @@ func readFS(fsys fs.FS, p string) ([]byte, error) {
 // readSmall reads a small file and returns its trimmed content. Reads are bounded
 // by fsread.AttrMax: the kernel's attribute show functions write at most a page.
 func (s *Sysfs) readSmall(name string) (string, error) {
-	var b []byte
-	var err error
-	if s.root != nil {
-		b, err = s.root.ReadFile(name)
-	} else {
-		b, err = readFS(s.fsys, name)
-	}
+	b, err := s.readRaw(name)
 	return trimValue(b), err
+}
+
+// readRaw reads a small file as it is, bounded as readSmall.
+func (s *Sysfs) readRaw(name string) ([]byte, error) {
+	if s.root != nil {
+		return s.root.ReadFile(name)
+	}
+	return readFS(s.fsys, name)
 }
 
 // readDir lists a directory of the tree, sorted by name.

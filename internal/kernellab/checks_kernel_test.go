@@ -25,7 +25,7 @@ func TestVerbsMatchesDevinfo(t *testing.T) {
 			t.Errorf("%s: devices %v lack %s", who, p.Devices, dev)
 		}
 		got := map[string]uint64{"bad_pkey_cntr": uint64(p.Port.BadPKeyCntr), "qkey_viol_cntr": uint64(p.Port.QKeyViolCntr),
-			"pkey_tbl_len": uint64(p.Port.PKeyTblLen), "port_lid": uint64(p.Port.LID), "state": uint64(p.Port.State), "phys_state": uint64(p.Port.PhysState)}
+			"pkey_tbl_len": uint64(p.Port.PKeyTblLen), "gid_tbl_len": uint64(p.Port.GIDTblLen), "port_lid": uint64(p.Port.LID), "state": uint64(p.Port.State), "phys_state": uint64(p.Port.PhysState)}
 		for k, v := range got {
 			if dv[k] != v {
 				t.Errorf("%s: %s: verbs %d, ibv_devinfo -v %d", who, k, v, dv[k])

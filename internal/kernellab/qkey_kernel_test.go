@@ -272,7 +272,7 @@ func devinfoPort(t *testing.T, name string) map[string]uint64 {
 		}
 		k := strings.TrimSuffix(f[0], ":")
 		switch k {
-		case "bad_pkey_cntr", "qkey_viol_cntr", "pkey_tbl_len", "port_lid":
+		case "bad_pkey_cntr", "qkey_viol_cntr", "pkey_tbl_len", "gid_tbl_len", "port_lid":
 			v, err := strconv.ParseUint(f[1], 0, 32)
 			if err != nil {
 				t.Fatalf("%s: %s: %v", name, l, err)

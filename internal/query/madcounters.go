@@ -49,10 +49,8 @@ type MADPort struct {
 	// the PortState of its last PortInfo.
 	Name string
 	Down bool
-	// Unavailable: the port cannot be read over MADs at all, and why; Absent: because
-	// it has no such counters (a link layer without PortInfo), not for want of a route.
+	// Unavailable: the port cannot be read over MADs at all, and why.
 	Unavailable string
-	Absent      bool
 }
 
 // MADCounters reads counters over one MAD transport, which the caller keeps open for
@@ -132,7 +130,7 @@ func (s madPortInfo) Read(ref PortRef, names []string, out []Reading) {
 	m := s.m
 	p := m.port(ref)
 	if p.Unavailable != "" {
-		fill(out, Reading{Unavailable: p.Unavailable, Absent: p.Absent})
+		fill(out, Reading{Unavailable: p.Unavailable})
 		return
 	}
 	m.mu.Lock()
@@ -206,7 +204,7 @@ func (s madPortCounters) Read(ref PortRef, names []string, out []Reading) {
 func (p MADPort) NoPortCounters() Reading {
 	switch {
 	case p.Unavailable != "":
-		return Reading{Unavailable: p.Unavailable, Absent: p.Absent}
+		return Reading{Unavailable: p.Unavailable}
 	case p.FollowLID && p.Down:
 		return Reading{Unavailable: downPMA(p), Absent: true}
 	case p.PMALID == 0:
@@ -383,12 +381,13 @@ func (f *Fabric) MADPortOf(ctx context.Context, v *PortView, ref PortRef, switch
 	return p, nil
 }
 
-// LocalPortInfo is a PortInfo source for local ports (views from Host.Load), read
+// LocalPortInfo is a PortInfo source for local ports (views from h.Load), read
 // through fab: the ports of the device the transport sends from by directed route 0
 // (no SM needed), another device's through a LID from sysfs. Every address is checked
 // by its NodeInfo NodeGUID against the device's node_guid, so a counter never comes
-// from another node; a device no address reaches is n/a with what was tried.
-func LocalPortInfo(ctx context.Context, fab *Fabric, views []*PortView) CounterSource {
+// from another node; a device no address reaches is n/a with what was tried. A port
+// not on InfiniBand has no PortInfo: ethernetPorts says which counters it has.
+func LocalPortInfo(ctx context.Context, fab *Fabric, h *Host, views []*PortView) CounterSource {
 	ports := map[PortRef]*MADPort{}
 	byDev := map[string][]*PortView{}
 	var devs []string
@@ -402,22 +401,30 @@ func LocalPortInfo(ctx context.Context, fab *Fabric, views []*PortView) CounterS
 		vs := byDev[dev]
 		addr, why := reachLocal(ctx, fab, vs)
 		for _, v := range vs {
-			p := &MADPort{SMP: addr, Num: uint8(v.Port.Num), Unavailable: why}
-			if ll := v.LinkLayer(); ll != "InfiniBand" {
-				p.Unavailable = NoPortInfo(ll)
-				p.Absent = ll != "" // a link layer not read is not one without PortInfo
-			}
-			ports[v.Ref()] = p
+			ports[v.Ref()] = &MADPort{SMP: addr, Num: uint8(v.Port.Num), Unavailable: why}
 		}
 	}
-	return NewMADCounters(ctx, fab, ports).PortInfo()
+	return &ethernetOr{NewMADCounters(ctx, fab, ports).PortInfo(), newEthernetPorts(h, views)}
 }
 
-// NoPortInfo is why a port of link layer ll (not InfiniBand) has no PortInfo and so
-// none of its counters: only InfiniBand ports have QP0, the SMP endpoint (IBA 14.2;
-// RoCE has no subnet management). Callers decide what a link layer not read means.
+// ethernetOr reads the Ethernet ports as eth says, the others from CounterSource. It
+// is a pointer, as the sampler compares sources.
+type ethernetOr struct {
+	CounterSource
+	eth ethernetPorts
+}
+
+func (s *ethernetOr) Read(ref PortRef, names []string, out []Reading) {
+	if !s.eth.read(ref, names, out) {
+		s.CounterSource.Read(ref, names, out)
+	}
+}
+
+// NoPortInfo is why a port of link layer ll (not InfiniBand) has no PortInfo: only
+// InfiniBand ports have QP0, the SMP endpoint (IBA 14.2; RoCE has no subnet
+// management). Callers decide what a link layer not read means.
 func NoPortInfo(ll string) string {
-	return fmt.Sprintf("no PortInfo: the %s link layer has no QP0 (SMPs and these counters are InfiniBand's)", ll)
+	return fmt.Sprintf("no PortInfo: the %s link layer has no QP0 (no SMPs)", ll)
 }
 
 // reachLocal finds the address whose NodeInfo is the device of vs.

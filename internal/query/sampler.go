@@ -142,34 +142,76 @@ func (s *SysfsCounters) Read(port PortRef, names []string, out []Reading) {
 }
 
 // NoPortInfoSource is a source ibkey cannot read here (a PortInfo counter source that
-// sends no SMP, no MAD transport): every counter n/a. A port whose link layer is read
-// and is not InfiniBand has none (Absent: NoPortInfo, NewNoPortInfo); on the others
-// the counters exist and are not read, for Reason. It is a pointer: the sampler
-// compares sources to group their counters.
+// sends no SMP, no MAD transport): every counter n/a, on an InfiniBand port for
+// Reason (the counters exist and are not read), on a port whose link layer is read
+// and is not InfiniBand as ethernetPorts.read says. It is a pointer: the sampler compares
+// sources to group their counters.
 type NoPortInfoSource struct {
 	Label, Reason string
-	absent        map[PortRef]string // the ports without PortInfo, and why
+	eth           ethernetPorts
 }
 
-// NewNoPortInfo is the NoPortInfoSource named label for views.
-func NewNoPortInfo(label, reason string, views []*PortView) *NoPortInfoSource {
-	s := &NoPortInfoSource{Label: label, Reason: reason, absent: map[PortRef]string{}}
-	for _, v := range views {
-		if ll := v.LinkLayer(); ll != "" && ll != "InfiniBand" {
-			s.absent[v.Ref()] = NoPortInfo(ll)
-		}
-	}
-	return s
+// NewNoPortInfo is the NoPortInfoSource named label for views, local ports of h.
+func NewNoPortInfo(label, reason string, h *Host, views []*PortView) *NoPortInfoSource {
+	return &NoPortInfoSource{Label: label, Reason: reason, eth: newEthernetPorts(h, views)}
 }
 
 func (s *NoPortInfoSource) Name() string { return s.Label }
 
-func (s *NoPortInfoSource) Read(ref PortRef, _ []string, out []Reading) {
-	why, absent := s.absent[ref]
-	if !absent {
-		why = s.Reason
+func (s *NoPortInfoSource) Read(ref PortRef, names []string, out []Reading) {
+	if !s.eth.read(ref, names, out) {
+		fill(out, Reading{Unavailable: s.Reason})
 	}
-	fill(out, Reading{Unavailable: why, Absent: absent})
+}
+
+// ethernetPort is a local port whose link layer was read and is not InfiniBand, with
+// its device's driver (driverOf).
+type ethernetPort struct {
+	ll, driver string
+	rnic       bool
+}
+
+// ethernetPorts are the ports of views that are ethernetPorts.
+type ethernetPorts map[PortRef]ethernetPort
+
+func newEthernetPorts(h *Host, views []*PortView) ethernetPorts {
+	e := ethernetPorts{}
+	for _, v := range views {
+		if ll := v.LinkLayer(); ll != "" && ll != "InfiniBand" {
+			p := ethernetPort{ll: ll}
+			p.driver, p.rnic = driverOf(h.Sys, v.Port.Device)
+			e[v.Ref()] = p
+		}
+	}
+	return e
+}
+
+// read fills out for ref when it is an Ethernet port, and reports whether it was. Such
+// a port has no PortInfo (NoPortInfo), so M_KeyViolations, which only SMPs read, is
+// absent; P_Key and Q_Key violations are absent where the driver counts nothing
+// (ethernetCounts), else they exist and only verbs read them: not read here.
+func (e ethernetPorts) read(ref PortRef, names []string, out []Reading) bool {
+	p, ok := e[ref]
+	if !ok {
+		return false
+	}
+	for i, n := range names {
+		why, absent := "", true
+		if n != MKeyViolations {
+			why, absent = ethernetCounts(n, p.driver, p.rnic)
+		}
+		switch {
+		case absent:
+			out[i] = Reading{Unavailable: cmp.Or(why, NoPortInfo(p.ll)), Absent: true}
+		case why == "":
+			out[i] = Reading{Unavailable: NoPortInfo(p.ll) + "; only verbs read it (ibv_query_port, on the host itself)"}
+		case p.driver == "":
+			out[i] = Reading{Unavailable: NoPortInfo(p.ll) + "; verbs may read it on the host itself (ibv_query_port): the device's driver is not known"}
+		default:
+			out[i] = Reading{Unavailable: NoPortInfo(p.ll) + "; verbs may read it on the host itself (ibv_query_port): not known whether " + p.driver + " counts it"}
+		}
+	}
+	return true
 }
 
 // CounterSets: the partition counters (default) and every error counter.

@@ -128,19 +128,34 @@ func driverOf(sys *ibverbs.Sysfs, dev string) (driver string, rnic bool) {
 }
 
 // verbsCounts says whether ibv_query_port's counter name (PKeyViolations or
-// QKeyViolations) counts anything on a port of link layer ll (verbs.PortAttr) of a
-// device with this driver (rnic: iWARP): "" when it does, else why its value is no
-// count, and whether the port has no such counter at all (absent) rather than one
-// not known. On InfiniBand every driver fills both from PortInfo or the HCA's vport
-// context (mlx5 mlx5_query_hca_port, mlx4 ib_link_query_port). On an Ethernet link
-// layer rdma_rxe counts both (rxe_recv.c check_keys); mlx5 fills only qkey_viol_cntr,
-// from the NIC vport (mlx5_query_port_roce), and leaves bad_pkey_cntr 0; iWARP has
-// neither key; any other RoCE driver is not known to count them. ibv_query_port
-// reports 0 where nothing counts: that 0 is never shown as a count.
-func verbsCounts(name string, ll uint8, driver string, rnic bool) (why string, absent bool) {
+// QKeyViolations) counts anything on port a of a device with this driver (rnic:
+// iWARP): "" when it does, else why its value is no count, and whether the port has
+// no such counter at all (absent) rather than one not known. On InfiniBand every
+// driver fills both from PortInfo or the HCA's vport context (mlx5
+// mlx5_query_hca_port, mlx4 ib_link_query_port); on an Ethernet link layer see
+// ethernetCounts, and mlx5 fills qkey_viol_cntr only where it also reports a GID
+// table: not on a representor port nor with RoCE disabled (mlx5_query_port_roce,
+// since Linux 5.12's "IB/mlx5: Improve query port for representor port"; a
+// representor had no GID table before that either). ibv_query_port reports 0 where
+// nothing counts: that 0 is never shown as a count.
+func verbsCounts(name string, a verbs.PortAttr, driver string, rnic bool) (why string, absent bool) {
 	switch {
-	case ll != 2: // InfiniBand, or unspecified (drivers from before RoCE)
+	case a.LinkLayer != 2: // InfiniBand, or unspecified (drivers from before RoCE)
 		return "", false
+	case driver == "mlx5_core" && name == QKeyViolations && a.GIDTblLen == 0:
+		return "mlx5 counts Q_Key violations only on a RoCE port, and this one has no GID table (a representor, or RoCE disabled): ibv_query_port reports 0 (mlx5_query_port_roce)", true
+	}
+	return ethernetCounts(name, driver, rnic)
+}
+
+// ethernetCounts says whether counter name (PKeyViolations or QKeyViolations) counts
+// anything on an Ethernet link layer port of a device with this driver (rnic:
+// iWARP), as verbsCounts does: rdma_rxe counts both (rxe_recv.c check_keys); mlx5
+// fills only qkey_viol_cntr, from the NIC vport (mlx5_query_port_roce), and leaves
+// bad_pkey_cntr 0; iWARP has neither key; any other RoCE driver is not known to
+// count them.
+func ethernetCounts(name, driver string, rnic bool) (why string, absent bool) {
+	switch {
 	case rnic:
 		return "iWARP has no P_Keys or Q_Keys: ibv_query_port reports 0", true
 	case driver == "rdma_rxe", driver == "mlx5_core" && name == QKeyViolations:
@@ -219,7 +234,7 @@ func (v *VerbsCounters) Read(ref PortRef, names []string, out []Reading) {
 		driver, rnic = v.driver(ref.Device)
 	}
 	count := func(name string, n uint32) Reading {
-		if why, absent := verbsCounts(name, a.LinkLayer, driver, rnic); why != "" {
+		if why, absent := verbsCounts(name, a, driver, rnic); why != "" {
 			return Reading{Unavailable: why, Absent: absent}
 		}
 		return Reading{Value: uint64(n)}
@@ -251,7 +266,9 @@ func (v *VerbsCounters) Close() error {
 
 // Preferred reads from First and, for every counter First cannot provide (Unavailable),
 // from Then; such readings carry Then's label in Reading.Source, and when neither can
-// provide a counter the reason names both. Name is First's.
+// provide a counter the reason names both, and the counter is absent when either
+// source says the port has none: each says so only from what it knows of the port
+// (verbsCounts from the device's answer, ethernetPorts from sysfs). Name is First's.
 type Preferred struct {
 	First, Then CounterSource
 }
@@ -276,7 +293,7 @@ func (p Preferred) Read(ref PortRef, names []string, out []Reading) {
 		r := second[k]
 		if r.Unavailable != "" {
 			r.Unavailable = fmt.Sprintf("%s: %s; %s: %s", p.First.Name(), out[i].Unavailable, p.Then.Name(), r.Unavailable)
-			r.Absent = r.Absent && out[i].Absent // absent only when neither source has it
+			r.Absent = r.Absent || out[i].Absent
 		}
 		r.Source = cmp.Or(r.Source, p.Then.Name())
 		out[i] = r

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ibkey/ibkey/internal/check"
+	"github.com/ibkey/ibkey/internal/fakesysfs"
 	"github.com/ibkey/ibkey/internal/ibverbs"
 	"github.com/ibkey/ibkey/internal/ibverbs/verbs"
 )
@@ -282,15 +283,20 @@ func TestVerbsFollowsDevice(t *testing.T) {
 // TestVerbsCountsByDriver: on an Ethernet link layer ibv_query_port reports 0 for a
 // counter nothing counts, so only the drivers known to count one give a value:
 // rdma_rxe both (rxe_recv.c check_keys), mlx5 the Q_Key violations
-// (mlx5_query_port_roce); mlx5's P_Key violations and iWARP's are absent, another
-// driver's are not known (not read, never 0). On InfiniBand every driver counts both.
+// (mlx5_query_port_roce) where the port has a GID table; mlx5's P_Key violations, its
+// Q_Key violations on a port without a GID table (a representor, RoCE disabled) and
+// iWARP's are absent, another driver's are not known (not read, never 0). On
+// InfiniBand every driver counts both.
 func TestVerbsCountsByDriver(t *testing.T) {
 	fv := newFakeVerbs()
-	for _, dev := range []string{"rxe0", "mlx5_2", "irdma0", "bnxt_re0", "mlx5_0"} {
+	for _, dev := range []string{"rxe0", "mlx5_2", "mlx5_3", "irdma0", "bnxt_re0", "mlx5_0"} {
 		fv.set(dev, 1, 4, 6)
 		if dev != "mlx5_0" {
 			a := fv.attrs[PortRef{dev, 1}]
 			a.LinkLayer = 2
+			if dev != "mlx5_3" { // mlx5_3: a representor, or RoCE disabled: no GID table
+				a.GIDTblLen = 256
+			}
 			fv.attrs[PortRef{dev, 1}] = a
 		}
 	}
@@ -298,13 +304,13 @@ func TestVerbsCountsByDriver(t *testing.T) {
 	asked := map[string]int{}
 	v.Driver = func(dev string) (string, bool) {
 		asked[dev]++
-		return map[string]string{"rxe0": "rdma_rxe", "mlx5_2": "mlx5_core", "irdma0": "irdma", "bnxt_re0": "bnxt_en"}[dev], dev == "irdma0"
+		return map[string]string{"rxe0": "rdma_rxe", "mlx5_2": "mlx5_core", "mlx5_3": "mlx5_core", "irdma0": "irdma", "bnxt_re0": "bnxt_en"}[dev], dev == "irdma0"
 	}
 	type want struct {
 		pkey, qkey string // the value, "absent" or "unknown"
 	}
 	for dev, w := range map[string]want{
-		"rxe0": {"4", "6"}, "mlx5_2": {"absent", "6"}, "irdma0": {"absent", "absent"}, "bnxt_re0": {"unknown", "unknown"}, "mlx5_0": {"4", "6"},
+		"rxe0": {"4", "6"}, "mlx5_2": {"absent", "6"}, "mlx5_3": {"absent", "absent"}, "irdma0": {"absent", "absent"}, "bnxt_re0": {"unknown", "unknown"}, "mlx5_0": {"4", "6"},
 	} {
 		out := make([]Reading, 2)
 		v.Read(PortRef{dev, 1}, []string{PKeyViolations, QKeyViolations}, out)
@@ -330,7 +336,7 @@ func TestVerbsCountsByDriver(t *testing.T) {
 	v.Read(PortRef{"mlx5_2", 1}, []string{PKeyViolations, QKeyViolations}, out)
 	delete(fv.query, "mlx5_2")
 	v.Read(PortRef{"mlx5_2", 1}, []string{PKeyViolations, QKeyViolations}, out)
-	if fmt.Sprint(asked) != "map[bnxt_re0:1 irdma0:1 mlx5_2:2 rxe0:1]" {
+	if fmt.Sprint(asked) != "map[bnxt_re0:1 irdma0:1 mlx5_2:2 mlx5_3:1 rxe0:1]" {
 		t.Errorf("Driver asked %v", asked)
 	}
 	// A PCI device's driver, as the kernel links it: device/driver.
@@ -358,5 +364,87 @@ func TestVerbsCountsByDriver(t *testing.T) {
 	}
 	if _, rnic := driverOf(ibverbs.Open(mlx5Fixture), "irdma0"); !rnic {
 		t.Error("irdma0 (node type 4: RNIC) is not iWARP")
+	}
+}
+
+// TestEthernetWithoutVerbs: where verbs do not read (a saved tree, the demo host, a
+// --portinfo source), an Ethernet port has no PortInfo, but only the counters its
+// driver does not fill are absent (ethernetCounts): mlx5's P_Key violations, iWARP's
+// both, and M_KeyViolations (PortInfo's alone) everywhere; mlx5's Q_Key violations
+// and rdma_rxe's both exist and are not read, another driver's are not known. They
+// were all absent ("no such counter"), so a watch of a RoCE port exited 0 without
+// its Q_Key violations. An InfiniBand port's are not read for the source's reason.
+func TestEthernetWithoutVerbs(t *testing.T) {
+	dir := t.TempDir()
+	eth := func(name, pci, nodeType, driver string) fakesysfs.Device {
+		return fakesysfs.Device{Name: name, PCI: pci, NodeType: nodeType, Driver: driver,
+			Ports: []fakesysfs.Port{{Num: 1, State: "4: ACTIVE", PhysState: "5: LinkUp", LinkLayer: "Ethernet"}}}
+	}
+	h := fakesysfs.Host{Devices: []fakesysfs.Device{
+		eth("mlx5_2", "0000:4b:00.0", "1: CA", "mlx5_core"),
+		eth("irdma0", "0000:5e:00.0", "4: RNIC", "irdma"),
+		eth("bnxt_re0", "0000:6a:00.0", "1: CA", "bnxt_en"),
+		eth("roce9", "0000:6b:00.0", "1: CA", ""),
+		{Name: "mlx5_0", PCI: "0000:17:00.0", NodeType: "1: CA", Driver: "mlx5_core",
+			Ports: []fakesysfs.Port{{Num: 1, State: "4: ACTIVE", PhysState: "5: LinkUp", LinkLayer: "InfiniBand"}}},
+	}}
+	if err := fakesysfs.Write(dir, h); err != nil {
+		t.Fatal(err)
+	}
+	host := &Host{Sys: ibverbs.Open(dir)}
+	views, err := host.Load(Selector{}, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := NewNoPortInfo(SourcePortInfo, "needs fabric access", host, views)
+	names := []string{PKeyViolations, QKeyViolations, MKeyViolations}
+	for dev, want := range map[string][3]string{ // "absent", "unread: WORDS"
+		"mlx5_2":   {"absent", "unread: only verbs read it", "absent"},
+		"irdma0":   {"absent", "absent", "absent"},
+		"bnxt_re0": {"unread: not known whether bnxt_en counts it", "unread: not known whether bnxt_en counts it", "absent"},
+		"roce9":    {"unread: the device's driver is not known", "unread: the device's driver is not known", "absent"},
+		"mlx5_0":   {"unread: needs fabric access", "unread: needs fabric access", "unread: needs fabric access"},
+	} {
+		out := make([]Reading, len(names))
+		src.Read(PortRef{dev, 1}, names, out)
+		for i, r := range out {
+			got := "absent"
+			if !r.Absent {
+				got = "unread: " + r.Unavailable
+			}
+			if r.Unavailable == "" || (want[i] == "absent") != r.Absent || !strings.Contains(got, strings.TrimPrefix(want[i], "unread: ")) {
+				t.Errorf("%s %s: %+v, want %s", dev, names[i], r, want[i])
+			}
+		}
+	}
+	// Verbs first: a counter is absent when either source knows the port has none.
+	// The device answered that its mlx5 RoCE port has no GID table (no Q_Key
+	// violations counted), though sysfs alone cannot tell; verbs could not open the
+	// iWARP device, whose counters sysfs says it has not.
+	fv := newFakeVerbs()
+	for _, dev := range []string{"mlx5_2", "roce9", "mlx5_0"} {
+		fv.set(dev, 1, 0, 0)
+		if dev != "mlx5_0" {
+			a := fv.attrs[PortRef{dev, 1}]
+			a.LinkLayer = 2
+			fv.attrs[PortRef{dev, 1}] = a
+		}
+	}
+	fv.fail["irdma0"] = errors.New("permission denied")
+	v := NewVerbsCounters(fv, nil)
+	v.Driver = func(dev string) (string, bool) { return driverOf(host.Sys, dev) }
+	p := Preferred{First: v, Then: src}
+	for _, c := range []struct {
+		dev, name string
+		absent    bool
+	}{
+		{"mlx5_2", QKeyViolations, true}, {"mlx5_2", PKeyViolations, true}, {"irdma0", QKeyViolations, true},
+		{"roce9", QKeyViolations, false}, {"mlx5_0", MKeyViolations, false},
+	} {
+		out := make([]Reading, 1)
+		p.Read(PortRef{c.dev, 1}, []string{c.name}, out)
+		if out[0].Unavailable == "" || out[0].Absent != c.absent {
+			t.Errorf("verbs then PortInfo: %s %s: %+v, want absent %v", c.dev, c.name, out[0], c.absent)
+		}
 	}
 }

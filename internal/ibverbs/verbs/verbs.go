@@ -39,6 +39,7 @@ const Library = "libibverbs.so.1"
 // everywhere.
 type PortAttr struct {
 	State        uint8  // offset 0 (enum ibv_port_state, 4 bytes): 1 DOWN .. 4 ACTIVE, 5 ACTIVE_DEFER
+	GIDTblLen    int32  // offset 12 (int): 0 on an mlx5 port without RoCE (a representor)
 	BadPKeyCntr  uint32 // offset 24
 	QKeyViolCntr uint32 // offset 28
 	PKeyTblLen   uint16 // offset 32
@@ -51,6 +52,7 @@ type PortAttr struct {
 // offsetof against the installed header in the kernel lab).
 const (
 	offState        = 0
+	offGIDTblLen    = 12
 	offBadPKeyCntr  = 24
 	offQKeyViolCntr = 28
 	offPKeyTblLen   = 32
@@ -70,6 +72,7 @@ func decodePortAttr(b []byte) (PortAttr, error) {
 	}
 	return PortAttr{
 		State:        uint8(ne.Uint32(b[offState:])),
+		GIDTblLen:    int32(ne.Uint32(b[offGIDTblLen:])),
 		BadPKeyCntr:  ne.Uint32(b[offBadPKeyCntr:]),
 		QKeyViolCntr: ne.Uint32(b[offQKeyViolCntr:]),
 		PKeyTblLen:   ne.Uint16(b[offPKeyTblLen:]),

@@ -10,6 +10,7 @@ func TestDecodePortAttr(t *testing.T) {
 	b := make([]byte, compatPortAttrSize)
 	ne := binary.NativeEndian
 	ne.PutUint32(b[offState:], 4)
+	ne.PutUint32(b[offGIDTblLen:], 1024)
 	ne.PutUint32(b[offBadPKeyCntr:], 0xffff)
 	ne.PutUint32(b[offQKeyViolCntr:], 7)
 	ne.PutUint16(b[offPKeyTblLen:], 1)
@@ -19,7 +20,7 @@ func TestDecodePortAttr(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := PortAttr{State: 4, BadPKeyCntr: 0xffff, QKeyViolCntr: 7, PKeyTblLen: 1, LID: 0x1a, PhysState: 5, LinkLayer: 2}
+	want := PortAttr{State: 4, GIDTblLen: 1024, BadPKeyCntr: 0xffff, QKeyViolCntr: 7, PKeyTblLen: 1, LID: 0x1a, PhysState: 5, LinkLayer: 2}
 	if got != want {
 		t.Fatalf("decodePortAttr = %+v, want %+v", got, want)
 	}

@@ -271,7 +271,7 @@ func runHost(ctx context.Context, o *Options, logger *slog.Logger) error {
 		if err != nil && !errors.As(err, &pe) {
 			return err
 		}
-		hopts.Violations = query.LocalPortInfo(ctx, fab, views)
+		hopts.Violations = query.LocalPortInfo(ctx, fab, h, views)
 		if verbs != nil {
 			hopts.Violations = query.Preferred{First: verbs, Then: hopts.Violations}
 		}

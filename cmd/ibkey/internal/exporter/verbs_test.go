@@ -38,7 +38,7 @@ func (f fakeVerbs) OpenDevice(name string) (query.VerbsDevice, error) {
 func (fakeVerbs) Close() error { return nil }
 
 func (d fakeVerbsDev) QueryPort(port int) (verbs.PortAttr, error) {
-	return verbs.PortAttr{State: 4, BadPKeyCntr: uint32(10*port + 1), QKeyViolCntr: uint32(10*port + 2), LinkLayer: d.linkLayer}, nil
+	return verbs.PortAttr{State: 4, GIDTblLen: 256, BadPKeyCntr: uint32(10*port + 1), QKeyViolCntr: uint32(10*port + 2), LinkLayer: d.linkLayer}, nil
 }
 
 func (fakeVerbsDev) Close() error { return nil }

@@ -256,7 +256,7 @@ func (o *CountersOptions) watchHost(host *query.Host, sampler *query.Sampler) er
 		if err != nil {
 			return err
 		}
-		sampler.UsePortInfo(noPortInfo(views))
+		sampler.UsePortInfo(noPortInfo(host, views))
 	}
 	if why != "" {
 		// A RoCE port has no QP0: SMPs cannot read anything there. Say what the
@@ -275,7 +275,7 @@ func (o *CountersOptions) watchHost(host *query.Host, sampler *query.Sampler) er
 			if err != nil {
 				return err
 			}
-			sampler.UsePortInfo(query.LocalPortInfo(ctx, fab, views))
+			sampler.UsePortInfo(query.LocalPortInfo(ctx, fab, host, views))
 			prefer()
 			return watchCounters(ctx, o, sampler, localWatch(host, fab.Via))
 		})
@@ -306,7 +306,7 @@ func (o *CountersOptions) watchWithoutUmad(host *query.Host, sampler *query.Samp
 		return err
 	}
 	o.Notices.Note(query.MADSupport(ca, errors.New(why.Msg)))
-	sampler.UsePortInfo(query.NewNoPortInfo(query.SourcePortInfo, "no PortInfo: umad unavailable: "+why.Msg, views))
+	sampler.UsePortInfo(query.NewNoPortInfo(query.SourcePortInfo, "no PortInfo: umad unavailable: "+why.Msg, host, views))
 	prefer()
 	return watchCounters(o.Ctx, o, sampler, localWatch(host, ""))
 }
@@ -314,8 +314,8 @@ func (o *CountersOptions) watchWithoutUmad(host *query.Host, sampler *query.Samp
 // noPortInfo is the PortInfo source when no SMP is sent: every counter n/a, a RoCE
 // or iWARP port's because it has no PortInfo, an InfiniBand port's because SMPs need
 // fabric access (query.NeedsFabricAccess, with the MAD flags that give it).
-func noPortInfo(views []*query.PortView) *query.NoPortInfoSource {
-	return query.NewNoPortInfo(query.SourcePortInfo, query.NeedsFabricAccess(cmdutil.FabricAccessHow), views)
+func noPortInfo(host *query.Host, views []*query.PortView) *query.NoPortInfoSource {
+	return query.NewNoPortInfo(query.SourcePortInfo, query.NeedsFabricAccess(cmdutil.FabricAccessHow), host, views)
 }
 
 // noSMPs says, when --ca names a local port that cannot send SMPs (a RoCE or iWARP

@@ -46,8 +46,8 @@ func kinds(inc []cmdutil.Incomplete) string {
 // interrupt's 130 hides the 4), in the vocabulary of pkeys and devices: devices and
 // fabric addresses not watched (unread-device, unread-node, each one of those stderr
 // names together for one reason), counters whose read failed and counters the port has that the
-// sources used cannot read (unread-counter); nothing on exit 0 (a RoCE port's n/a
-// PortInfo counters are the whole answer). cmdtest.Run and RunPartial check the
+// sources used cannot read (unread-counter); nothing on exit 0 (an iWARP port's n/a
+// P_Key and Q_Key counters are the whole answer). cmdtest.Run and RunPartial check the
 // rule of incomplete against the exit code for every line.
 func TestCountersIncomplete(t *testing.T) {
 	partial := func(t *testing.T, args ...string) cmdtest.Result {
@@ -66,9 +66,12 @@ func TestCountersIncomplete(t *testing.T) {
 			t.Fatalf("exit %d, %d samples\n%s%s", r.Code, len(inc), r.Stdout, r.Stderr)
 		}
 		for i, s := range inc {
-			// Then mlx5_0/1's PortInfo counters (n/a: no fabric access).
-			if len(s) != 2 || s[0].Kind != cmdutil.IncompleteUnreadDevice || !strings.HasPrefix(s[0].Message, "not read: device mlx5_1: ") ||
-				s[1].Kind != cmdutil.IncompleteUnreadCounter || !strings.HasPrefix(s[1].Message, "mlx5_0/1: pkey_violations, qkey_violations not read (n/a: ") {
+			// Then mlx5_0/1's PortInfo counters (n/a: no fabric access), and the RoCE
+			// port's, which only verbs read where the driver counts them, and the
+			// fixture does not say its driver (irdma0, iWARP, has none by nature).
+			if len(s) != 3 || s[0].Kind != cmdutil.IncompleteUnreadDevice || !strings.HasPrefix(s[0].Message, "not read: device mlx5_1: ") ||
+				s[1].Kind != cmdutil.IncompleteUnreadCounter || !strings.HasPrefix(s[1].Message, "mlx5_0/1: pkey_violations, qkey_violations not read (n/a: ") ||
+				s[2].Message != "mlx5_2/1: pkey_violations, qkey_violations not read (n/a: no PortInfo: the Ethernet link layer has no QP0 (no SMPs); verbs may read it on the host itself (ibv_query_port): the device's driver is not known)" {
 				t.Errorf("sample %d: incomplete\n%s", i, kinds(s))
 			}
 		}
@@ -111,8 +114,9 @@ func TestCountersIncomplete(t *testing.T) {
 	})
 	t.Run("complete", func(t *testing.T) {
 		// n/a because the port has no such counter is no gap: exit 0, no incomplete
-		// (cmdtest.Run fails a line that has one on exit 0).
-		r := runIbkey(t, "--sysfs", mlx5, "watch", "counters", "mlx5_2/1", "--count", "2", "--interval", "10ms", "-o", "json")
+		// (cmdtest.Run fails a line that has one on exit 0). An iWARP port has no P_Key
+		// or Q_Key counters (and the fixture no counters/).
+		r := runIbkey(t, "--sysfs", mlx5, "watch", "counters", "irdma0/1", "--count", "2", "--interval", "10ms", "-o", "json")
 		if r.Code != 0 || strings.Contains(r.Stdout, "incomplete") {
 			t.Errorf("exit %d\n%s", r.Code, r.Stdout)
 		}
@@ -120,11 +124,11 @@ func TestCountersIncomplete(t *testing.T) {
 }
 
 // TestPortGoneExit4: a port that goes away during the watch (GONE on its row) is a
-// port not read: named once on stderr, in that sample's incomplete, and the exit is
+// port not read (an iWARP port: the first sample reads everything it has): named once on stderr, in that sample's incomplete, and the exit is
 // 4, as for a counter not read (it exited 0, every other counter of the watch read).
 func TestPortGoneExit4(t *testing.T) {
 	dir := t.TempDir()
-	err := fakesysfs.Write(dir, fakesysfs.Host{Devices: []fakesysfs.Device{{Name: "mlx5_0", PCI: "0000:03:00.0", NodeType: "1: CA",
+	err := fakesysfs.Write(dir, fakesysfs.Host{Devices: []fakesysfs.Device{{Name: "irdma0", PCI: "0000:03:00.0", NodeType: "4: RNIC",
 		Ports: []fakesysfs.Port{{Num: 1, State: "4: ACTIVE", PhysState: "5: LinkUp", LinkLayer: "Ethernet", Counters: fakesysfs.IBCounters(nil)}}}}})
 	if err != nil {
 		t.Fatal(err)
@@ -134,7 +138,7 @@ func TestPortGoneExit4(t *testing.T) {
 	go func() { b, _ := io.ReadAll(stderr); errs <- string(b) }()
 	first := next(t, lines)
 	// Renamed away at once: a sample never sees a port half removed.
-	ports := filepath.Join(dir, "class/infiniband/mlx5_0/ports")
+	ports := filepath.Join(dir, "class/infiniband/irdma0/ports")
 	if err := os.Rename(ports, ports+".gone"); err != nil {
 		t.Fatal(err)
 	}
@@ -144,10 +148,10 @@ func TestPortGoneExit4(t *testing.T) {
 	if len(inc[0]) != 0 {
 		t.Errorf("the first sample read everything: incomplete\n%s", kinds(inc[0]))
 	}
-	if got := kinds(inc[1]); len(inc[1]) != 1 || !strings.HasPrefix(got, "unread-device: not read: port mlx5_0/1: ") {
+	if got := kinds(inc[1]); len(inc[1]) != 1 || !strings.HasPrefix(got, "unread-device: not read: port irdma0/1: ") {
 		t.Errorf("the port gone: incomplete\n%s%s", got, second)
 	}
-	if c != 4 || strings.Count(stderrText, "warning: not read: port mlx5_0/1: ") != 1 {
+	if c != 4 || strings.Count(stderrText, "warning: not read: port irdma0/1: ") != 1 {
 		t.Errorf("exit %d, stderr %q; want 4 and the port named once", c, stderrText)
 	}
 }
@@ -189,7 +193,7 @@ func TestNamedUnreadable(t *testing.T) {
 	}
 	cmdtest.UnreadableDevice(t, dir, "mlx5_1")
 	t.Run("counters", func(t *testing.T) {
-		r := cmdtest.RunPartial(t, root, false, nil, "--sysfs", dir, "watch", "counters", "mlx5_1", "mlx5_2", "--count", "2", "--interval", "10ms", "-o", "json")
+		r := cmdtest.RunPartial(t, root, false, nil, "--sysfs", dir, "watch", "counters", "mlx5_1", "irdma0", "--count", "2", "--interval", "10ms", "-o", "json")
 		inc := incompleteOf(t, r.Stdout)
 		if r.Code != 4 || len(inc) != 2 || strings.Count(r.Stderr, "warning: not read: device mlx5_1: ") != 1 {
 			t.Fatalf("exit %d, %d samples\n%s%s", r.Code, len(inc), r.Stdout, r.Stderr)
@@ -199,8 +203,8 @@ func TestNamedUnreadable(t *testing.T) {
 				t.Errorf("sample %d: incomplete\n%s", i, kinds(s))
 			}
 		}
-		if !strings.Contains(r.Stdout, `"device":"mlx5_2"`) || strings.Contains(r.Stdout, `"device":"mlx5_1"`) {
-			t.Errorf("not mlx5_2 alone watched\n%s", r.Stdout)
+		if !strings.Contains(r.Stdout, `"device":"irdma0"`) || strings.Contains(r.Stdout, `"device":"mlx5_1"`) {
+			t.Errorf("not irdma0 alone watched\n%s", r.Stdout)
 		}
 		// A port of it, named: the same.
 		r = cmdtest.RunPartial(t, root, false, nil, "--sysfs", dir, "watch", "counters", "mlx5_1/1", "mlx5_2/1", "--once")

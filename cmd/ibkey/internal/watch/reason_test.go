@@ -55,7 +55,7 @@ func TestCounterErrorsExit4(t *testing.T) {
 // the port has that the sources could not read (an InfiniBand port's PortInfo
 // counters from sysfs alone) is n/a with its reason and makes the exit 4, with one
 // warning naming the counters, how many ports, and what reads them; a counter the
-// port does not have (a RoCE port's PortInfo counters, a device without PMA
+// port does not have (an iWARP port's P_Key and Q_Key counters, a device without PMA
 // counters/) is n/a too, but that is the whole answer: exit 0.
 func TestNotReadExit4(t *testing.T) {
 	dir := watchTree(t)
@@ -64,9 +64,17 @@ func TestNotReadExit4(t *testing.T) {
 	if r.Code != 4 || !strings.HasSuffix(r.Stderr, want) {
 		t.Errorf("IB ports from sysfs: exit %d, stderr %q; want 4 ending with %q", r.Code, r.Stderr, want)
 	}
-	r = runIbkey(t, "--sysfs", mlx5, "watch", "counters", "mlx5_2/1", "--once")
-	if r.Code != 0 || strings.Contains(r.Stderr, "not read") || !strings.Contains(r.Stdout, "pkey_violations=n/a(no_PortInfo:_the_Ethernet_link_layer_has_no_QP0)") ||
+	r = runIbkey(t, "--sysfs", mlx5, "watch", "counters", "irdma0/1", "--once")
+	if r.Code != 0 || strings.Contains(r.Stderr, "not read") || !strings.Contains(r.Stdout, "pkey_violations=n/a(iWARP_has_no_P_Keys_or_Q_Keys:_ibv_query_port_reports_0)") ||
 		!strings.Contains(r.Stdout, "port_rcv_constraint_errors=n/a(no_PMA_counters)") {
-		t.Errorf("a RoCE port without PMA counters: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+		t.Errorf("an iWARP port without PMA counters: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
+	}
+	// A RoCE port has no PortInfo, but its P_Key and Q_Key violations exist where the
+	// driver counts them, and only verbs read them: from a tree that does not say the
+	// driver they are not read (exit 4), never "none by nature".
+	r = runIbkey(t, "--sysfs", mlx5, "watch", "counters", "mlx5_2/1", "--once")
+	if r.Code != 4 || !strings.Contains(r.Stderr, "note: qkey_violations: n/a: no PortInfo: the Ethernet link layer has no QP0 (no SMPs); verbs may read it on the host itself (ibv_query_port): the device's driver is not known") ||
+		!strings.Contains(r.Stderr, "warning: pkey_violations, qkey_violations not read on 1 port") {
+		t.Errorf("a RoCE port of a driver not known: exit %d\n%s%s", r.Code, r.Stdout, r.Stderr)
 	}
 }
