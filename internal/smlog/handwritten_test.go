@@ -221,6 +221,22 @@ Jan 01 00:00:01 000002 [A] 0x01 -> osm_pkey_rec_rcv_process: ERR 4608: Ignoring 
 			t.Fatalf("%d events", len(evs))
 		}
 	})
+	t.Run("glued", func(t *testing.T) {
+		// ERR 4505's format has no newline (osm_sa_multipath_record.c): the next
+		// record follows on the same line, and both are read, at that line; text
+		// with an arrow that is not a record's start stays in the message.
+		log := "Nov 27 09:00:00 000001 [A] 0x01 -> mpr_rcv_get_path_parms: ERR 4505: Can't find remote phys port of Sw1 (GUID 0x0000000000200000) port 4 while routing from LID 3 to LID 5" +
+			"Nov 27 09:00:00 000002 [B] 0x01 -> pr_rcv_get_path_parms: ERR 1F1A: Ports 0x0000000000000011 (X port 1) and 0x0000000000000012 (Y [1] 0x01 -> port 1) do not share specified PKey 0x0002\n" +
+			"Nov 27 09:00:01 000003 [A] 0x01 -> pr_rcv_get_path_parms: ERR 1F07: Dead end path on switch Sw1 (GUID: 0x0000000000200000) to LID 5\n"
+		evs := read(t, log, ref)
+		if len(evs) != 3 || evs[0].Code != "4505" || evs[0].To.LID != 5 || evs[0].Line != 1 || !strings.HasSuffix(evs[0].Lines[0], "to LID 5") ||
+			evs[1].Code != "1F1A" || evs[1].Line != 1 || evs[1].To.NodeDesc != "Y [1] 0x01 ->" || evs[1].Key != 2 || evs[2].Code != "1F07" || evs[2].Line != 2 {
+			for _, e := range evs {
+				t.Errorf("%+v", e)
+			}
+			t.Fatalf("%d events, want 4505 and 1F1A at line 1, 1F07 at line 2", len(evs))
+		}
+	})
 	t.Run("group", func(t *testing.T) {
 		// ERR 0512 for several keys of one port: one problem, every key listed.
 		var b strings.Builder
@@ -271,6 +287,8 @@ func FuzzLine(f *testing.F) {
 	}
 	f.Add("Nov 27 09:00:00 000001 [A] 0x01 -> log_trap_info: Bad P_Key:0x8001 on SL:1 from LID1:3 QP1:0x345 to LID2:4 QP2:0x6")
 	f.Add("Nov 27 09:00:00 000001 [A] 0x02 -> log_notice: Reporting Security Notice \"x\" from switch LID 2, GUID 0x1 port 3 : data_valid 0x0001, LID1 3, LID2 5, PKey 0x0002, SL 1, QP1 0x1, QP2 0x2, GID1 ::, GID2 ::")
+	// Two records on one line (ERR 4505's format has no newline).
+	f.Add("Nov 27 09:00:00 000001 [A] 0x01 -> mpr_rcv_get_path_parms: ERR 4505: Can't find remote phys port of Sw1 (GUID 0x1) port 4 while routing from LID 3 to LID 5Nov 27 09:00:00 000002 [A] 0x01 -> umad_receiver: ERR 5407: invalid mad agent 7 - dropping")
 	f.Fuzz(func(t *testing.T, s string) {
 		x := &Explainer{R: NewResolver(nil, NewNames())}
 		a := NewAssembler(time.Now(), time.UTC, func(e *Event) { x.Explain(e) })
