@@ -100,11 +100,6 @@ var handWritten = []struct {
 		func(e *Event) bool {
 			return e.Kind == KindProgramFailed && e.MGID == "ff12:401b:8001::ffff:ffff" && e.Key == 0x8001
 		}},
-	{"1F25", "osm_sa_path_record.c; needs forwarding tables that loop, which OpenSM's routing engines do not compute",
-		"Nov 28 10:00:00 000022 [AB12] 0x01 -> pr_rcv_get_path_parms: ERR 1F25: Path from GUID 0x0002c90300000211 (HcaB port 1) to lid 5 GUID 0x0002c90300000231 (HcaD port 1) needs more than 64 hops, max 64 hops allowed",
-		func(e *Event) bool {
-			return e.Kind == KindPathNoRoute && e.From.GUID == 0x0002c90300000211 && e.To.LID == 5 && e.To.NodeDesc == "HcaD" && e.To.Num == 1
-		}},
 	{"1A06", "osm_sa_mad_ctrl.c; kept beside the lab's (lab_traps_test.go TestLabReportUnanswered: a subscriber gone before OpenSM forwards it a notice), with another LID",
 		"Nov 28 10:00:00 000024 [AB12] 0x01 -> sa_mad_ctrl_send_err_callback: ERR 1A06: MAD completed in error (IB_TIMEOUT): SubnAdmReport(Notice), attr_mod 0x0, LID 5, TID 0x2dab001",
 		func(e *Event) bool {

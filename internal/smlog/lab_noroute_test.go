@@ -12,6 +12,7 @@ import (
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
+	"github.com/ibkey/ibkey/internal/lab"
 	"github.com/ibkey/ibkey/internal/query"
 )
 
@@ -26,22 +27,30 @@ import (
 // another fabric.
 
 // lftRoute is a line of an LFT dump: LID lid leaves the switch by port port, toward
-// the port with GUID guid (remap_lid moves the line to the LID OpenSM gave that port).
+// the port with GUID guid, of node desc, a switch or not (remap_lid moves the line to
+// the LID OpenSM gave that port).
 type lftRoute struct {
-	lid  uint16
-	port int
-	guid uint64
+	lid      uint16
+	port     int
+	guid     uint64
+	desc     string
+	toSwitch bool
 }
 
 // lftsFile is the dump osm_ucast_file.c reads, in the format of OpenSM's own
-// opensm-lfts.dump (osm_ucast_mgr.c ucast_mgr_dump_lfts): switch sw's routes.
-func lftsFile(sw uint64, routes []lftRoute) string {
+// (osm_dump.c dump_ucast_lfts): the routes of switch sw, at LID lid (which the reader
+// passes over: it finds the switch by its GUID).
+func lftsFile(sw uint64, lid uint16, desc string, routes []lftRoute) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Unicast lids [0x0-0x%x] of switch Lid %d guid 0x%016x ('Sw1'):\n", lidD, lidSw, sw)
+	fmt.Fprintf(&b, "Unicast lids [0-%d] of switch Lid %d guid 0x%016x ('%s'):\n", len(routes), lid, sw, desc)
 	for _, r := range routes {
-		fmt.Fprintf(&b, "0x%04x %03d : (portguid 0x%016x: '')\n", r.lid, r.port, r.guid)
+		typ := "Channel Adapter"
+		if r.toSwitch {
+			typ = "Switch"
+		}
+		fmt.Fprintf(&b, "0x%04x %03d # %s portguid 0x%016x: '%s'\n", r.lid, r.port, typ, r.guid, r.desc)
 	}
-	fmt.Fprintf(&b, "%d lids valid on switch\n", len(routes))
+	fmt.Fprintf(&b, "%d lids dumped\n", len(routes))
 	return b.String()
 }
 
@@ -78,11 +87,13 @@ func TestLabPathNoRoute(t *testing.T) {
 	lfts := filepath.Join(l.Dir, "lfts.dump")
 	write := func(routes []lftRoute) {
 		t.Helper()
-		if err := os.WriteFile(lfts, []byte(lftsFile(swGUID, routes)), 0o644); err != nil {
+		if err := os.WriteFile(lfts, []byte(lftsFile(swGUID, lidSw, "Sw1", routes)), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	write([]lftRoute{{lidA, 1, guidA}, {lidSw, 0, swGUID}, {lidB, 2, guidB}, {lidD, 4, guidD}})
+	rA, rSw, rB := lftRoute{lidA, 1, guidA, "HcaA", false}, lftRoute{lidSw, 0, swGUID, "Sw1", true}, lftRoute{lidB, 2, guidB, "HcaB", false}
+	rC, rD := lftRoute{lidC, 3, guidC, "HcaC", false}, lftRoute{lidD, 4, guidD, "HcaD", false}
+	write([]lftRoute{rA, rSw, rB, rD})
 	d := l.StartOpenSMDaemon(t, labConf, "routing_engine file", "lfts_file "+lfts)
 	if !strings.Contains(d.LogText(), "file tables configured on all switches") {
 		t.Fatalf("OpenSM did not route from the file:\n%s", tail(d.LogText(), 3000))
@@ -129,7 +140,8 @@ func TestLabPathNoRoute(t *testing.T) {
 	multi(guidB, guidC, "4516")
 	multi(swGUID, guidC, "4514")
 
-	write([]lftRoute{{lidA, 1, guidA}, {lidB, 2, guidB}, {lidC, 7, guidC}, {lidD, 3, guidD}})
+	rC.port, rD.port = 7, 3
+	write([]lftRoute{rA, rB, rC, rD})
 	if err := d.Resweep(20 * time.Second); err != nil {
 		t.Fatal(err)
 	}
@@ -196,5 +208,104 @@ func TestLabPathNoRoute(t *testing.T) {
 		if got[code] == 0 {
 			t.Errorf("no path-no-route event for ERR %s (events: %v)", code, got)
 		}
+	}
+}
+
+// TestLabPathLoop: forwarding tables that loop. On internal/lab's small.net (two
+// switches joined by ports 7 and 8), each switch sends HcaC's LID out its port 7 to the
+// other, and the SA's walk from HcaB gives up after 64 hops (MAX_HOPS): ERR 1F25 names
+// both ends by port GUID, description and port, and 4520 (MultiPathRecord) without the
+// ports ("needs more than 65 hops, max 64 hops allowed"). Each is a path-no-route
+// warning whose cause is the loop.
+func TestLabPathLoop(t *testing.T) {
+	if testing.Short() {
+		t.Skip("lab: -short")
+	}
+	l := lab.Start(t, filepath.Join("..", "lab", "testdata", "small.net"), nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	tr := l.Dial(t, "HcaA", mad.Options{})
+	f, err := query.Sweep(ctx, tr, query.SweepOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	guid := map[string]uint64{} // switches by node GUID, HCAs by port 1's GUID
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			if p.Num == 0 || p.Num == 1 && n.Type == check.NodeCA {
+				guid[n.Description] = uint64(p.GUID)
+			}
+		}
+	}
+	if guid["Switch1"] == 0 || guid["Switch2"] == 0 || guid["HcaB"] == 0 || guid["HcaC"] == 0 {
+		t.Fatalf("small.net's nodes: %v", guid)
+	}
+	// Each route names the port GUID it leads to; remap_lid moves it to that port's
+	// LID, whatever LID the line says.
+	var dump strings.Builder
+	rA := lftRoute{1, 1, guid["HcaA"], "HcaA", false}
+	rB := lftRoute{1, 2, guid["HcaB"], "HcaB", false}
+	rC := lftRoute{1, 7, guid["HcaC"], "HcaC", false}
+	rSw1, rSw2 := lftRoute{1, 0, guid["Switch1"], "Switch1", true}, lftRoute{1, 0, guid["Switch2"], "Switch2", true}
+	dump.WriteString(lftsFile(guid["Switch1"], 0, "Switch1", []lftRoute{rA, rB, rSw1, rC}))
+	rA.port = 7
+	dump.WriteString(lftsFile(guid["Switch2"], 0, "Switch2", []lftRoute{rA, rSw2, rC}))
+	lfts := filepath.Join(l.Dir, "lfts.dump")
+	if err := os.WriteFile(lfts, []byte(dump.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d := l.StartOpenSMDaemon(t, "Default=0x7fff : ALL=full;\n", "routing_engine file", "lfts_file "+lfts)
+	if f, err = query.Sweep(ctx, tr, query.SweepOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	lid := map[uint64]uint16{}
+	for _, n := range f.Nodes {
+		for _, p := range n.Ports {
+			lid[uint64(p.GUID)] = p.LID
+		}
+	}
+	lidA, lidB, lidC := lid[guid["HcaA"]], lid[guid["HcaB"]], lid[guid["HcaC"]]
+	from := d.LogSize()
+	args := []string{"PR", "--slid", itoa(int(lidB)), "--dlid", itoa(int(lidC))}
+	if out, err := l.ToolAt("HcaA", "saquery", args...); err != nil || strings.TrimSpace(out) != "" {
+		t.Fatalf("saquery %v: %q %v (want no path)", args, out, err)
+	}
+	if _, err := d.WaitLog("ERR 1F25", from, 10*time.Second); err != nil {
+		t.Fatalf("%v\n%s", err, tail(d.LogText(), 3000))
+	}
+	from = d.LogSize()
+	if err := multiPath(ctx, l, "HcaA", lidA, guid["HcaB"], guid["HcaC"], 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.WaitLog("ERR 4520", from, 10*time.Second); err != nil {
+		t.Fatalf("%v\n%s", err, tail(d.LogText(), 3000))
+	}
+
+	var evs []*Event
+	a := NewAssembler(time.Now(), time.Local, func(e *Event) { evs = append(evs, e) })
+	a.Unexplained = func(u *Unexplained) { t.Errorf("not explained: line %d: %s", u.Line, u.Message) }
+	if err := Read(context.Background(), strings.NewReader(d.LogText()), a); err != nil {
+		t.Fatal(err)
+	}
+	x := &Explainer{R: NewResolver(f, nil)}
+	got := map[string]bool{}
+	for _, e := range evs {
+		if e.Kind != KindPathNoRoute {
+			continue
+		}
+		got[e.Code] = true
+		num := 1
+		if e.Code == "4520" {
+			num = -1 // the MultiPathRecord's line names no port
+		}
+		rule := x.Explain(e).Rule
+		if SeverityOf(e.Kind) != check.SeverityWarning || e.From.GUID != check.GUID(guid["HcaB"]) || e.From.NodeDesc != "HcaB" || e.From.Num != num ||
+			e.To.LID != lidC || e.To.GUID != check.GUID(guid["HcaC"]) || e.To.NodeDesc != "HcaC" || e.To.Num != num ||
+			!strings.Contains(rule, "the route is longer than 64 hops: the forwarding tables loop") {
+			t.Errorf("%s: %+v\n%s", e.Code, e, rule)
+		}
+	}
+	if !got["1F25"] || !got["4520"] {
+		t.Errorf("events %v in\n%s", got, tail(d.LogText(), 3000))
 	}
 }
