@@ -43,20 +43,29 @@ func TestLabCanTalkSARouting(t *testing.T) {
 			sw = n.GUID
 		}
 	}
-	// Sw1's routes (the format of OpenSM's opensm-lfts.dump; each line moved to the
-	// LID OpenSM gave the port GUID it names): HcaA, Sw1, HcaB, HcaD, not HcaC.
-	lfts := fmt.Sprintf("Unicast lids [0x0-0x5] of switch Lid 2 guid 0x%016x ('Sw1'):\n", uint64(sw))
+	// Sw1's routes, in the format of OpenSM's own dump (osm_dump.c dump_ucast_lfts),
+	// each line moved to the LID OpenSM gave the port GUID it names (osm_ucast_file.c
+	// remap_lid): HcaA, Sw1, HcaB, HcaD, not HcaC.
+	lfts := fmt.Sprintf("Unicast lids [0-5] of switch Lid 0 guid 0x%016x ('Sw1'):\n", uint64(sw))
 	for _, r := range []struct {
-		port int
-		guid uint64
-	}{{1, 0x0002c90300000201}, {0, uint64(sw)}, {2, 0x0002c90300000211}, {4, 0x0002c90300000231}} {
-		lfts += fmt.Sprintf("0x0001 %03d : (portguid 0x%016x: '')\n", r.port, r.guid)
+		port      int
+		typ, desc string
+		guid      uint64
+	}{
+		{1, "Channel Adapter", "HcaA", 0x0002c90300000201}, {0, "Switch", "Sw1", uint64(sw)},
+		{2, "Channel Adapter", "HcaB", 0x0002c90300000211}, {4, "Channel Adapter", "HcaD", 0x0002c90300000231},
+	} {
+		lfts += fmt.Sprintf("0x0001 %03d # %s portguid 0x%016x: '%s'\n", r.port, r.typ, r.guid, r.desc)
 	}
 	file := filepath.Join(l.Dir, "lfts.dump")
 	if err := os.WriteFile(file, []byte(lfts), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	d := l.StartOpenSMDaemon(t, saLabConf, "routing_engine file", "lfts_file "+file)
+	// The routes the file gives hold: HcaB to HcaD has a path.
+	if out, err := l.ToolAt("HcaA", "saquery", "PR", "--slid", "3", "--dlid", "5"); err != nil || !strings.Contains(out, "PathRecord dump") {
+		t.Fatalf("saquery PR from LID 3 to 5: %q %v (want a path)", out, err)
+	}
 	attach := []string{"--ibsim=" + l.SockName, "--sim-node", "HcaA"}
 	deadEnd := fmt.Sprintf("ERR 1F07: Dead end path on switch Sw1 (GUID: 0x%016x) to LID 4", uint64(sw))
 	for _, c := range []struct {
