@@ -93,17 +93,16 @@ func (r *record) split(line []byte, prefix []byte) bool {
 // the lab's log has it, TestLabPathNoRoute), ERR AC02 (osm_qos_parser_y.y) and the
 // unpath and repath notices (osm_inform.c log_notice, whose format ends in "n").
 func glued(line []byte) int {
-	arrow := []byte(" -> ")
+	// A header is "... UUUUUU [THREAD] 0xLL -> ": look at each ']' (rare in messages;
+	// a search for the arrow would stop at every space).
 	for from := 0; ; {
-		i := bytes.Index(line[from:], arrow)
+		i := bytes.IndexByte(line[from:], ']')
 		if i < 0 {
 			return -1
 		}
-		i += from
-		from = i + len(arrow)
-		// "... UUUUUU [THREAD] 0xLL -> ": the thread's ']' is 6 bytes before the arrow.
-		end := i - 6
-		if end < 1 || line[end] != ']' {
+		end := from + i
+		from = end + 1
+		if len(line) < end+10 || string(line[end+1:end+4]) != " 0x" || string(line[end+6:end+10]) != " -> " {
 			continue
 		}
 		start := bytes.LastIndexByte(line[:end], '[') - 1 - stampLen
