@@ -109,11 +109,15 @@ func NewAssembler(ref time.Time, loc *time.Location, emit func(*Event)) *Assembl
 // glued: a message without a newline runs into the next record).
 func (a *Assembler) Line(line []byte) {
 	a.line++
+	records := a.records
 	for g := glued(line); g > 0; g = glued(line) {
 		a.record(line[:g])
 		line = line[g:]
 	}
 	a.record(line)
+	// Records counts lines: one that holds two records is one line in OpenSM's format
+	// (the exporter's count of the other lines is Lines less Records).
+	a.records = min(a.records, records+1)
 }
 
 // record handles one record of the line being read, or text that is not one.

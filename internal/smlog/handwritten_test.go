@@ -210,7 +210,14 @@ Jan 01 00:00:01 000002 [A] 0x01 -> osm_pkey_rec_rcv_process: ERR 4608: Ignoring 
 		log := "Nov 27 09:00:00 000001 [A] 0x01 -> mpr_rcv_get_path_parms: ERR 4505: Can't find remote phys port of Sw1 (GUID 0x0000000000200000) port 4 while routing from LID 3 to LID 5" +
 			"Nov 27 09:00:00 000002 [B] 0x01 -> pr_rcv_get_path_parms: ERR 1F1A: Ports 0x0000000000000011 (X port 1) and 0x0000000000000012 (Y [1] 0x01 -> port 1) do not share specified PKey 0x0002\n" +
 			"Nov 27 09:00:01 000003 [A] 0x01 -> pr_rcv_get_path_parms: ERR 1F07: Dead end path on switch Sw1 (GUID: 0x0000000000200000) to LID 5\n"
-		evs := read(t, log, ref)
+		var evs []*Event
+		a := NewAssembler(ref, time.UTC, func(e *Event) { evs = append(evs, e) })
+		if err := Read(context.Background(), strings.NewReader(log), a); err != nil {
+			t.Fatal(err)
+		}
+		if a.Lines() != 2 || a.Records() != 2 {
+			t.Errorf("%d lines, %d in OpenSM's format; want 2 and 2 (a line of two records is one)", a.Lines(), a.Records())
+		}
 		if len(evs) != 3 || evs[0].Code != "4505" || evs[0].To.LID != 5 || evs[0].Line != 1 || !strings.HasSuffix(evs[0].Lines[0], "to LID 5") ||
 			evs[1].Code != "1F1A" || evs[1].Line != 1 || evs[1].To.NodeDesc != "Y [1] 0x01 ->" || evs[1].Key != 2 || evs[2].Code != "1F07" || evs[2].Line != 2 {
 			for _, e := range evs {
