@@ -105,9 +105,23 @@ func NewAssembler(ref time.Time, loc *time.Location, emit func(*Event)) *Assembl
 	return &Assembler{Emit: emit, Names: NewNames(), loc: loc, ref: ref.In(loc)}
 }
 
-// Line handles one line of the log, without its newline.
+// Line handles one line of the log, without its newline: each record on it (see
+// glued: a message without a newline runs into the next record).
 func (a *Assembler) Line(line []byte) {
 	a.line++
+	records := a.records
+	for g := glued(line); g > 0; g = glued(line) {
+		a.record(line[:g])
+		line = line[g:]
+	}
+	a.record(line)
+	// Records counts lines: one that holds two records is one line in OpenSM's format
+	// (the exporter's count of the other lines is Lines less Records).
+	a.records = min(a.records, records+1)
+}
+
+// record handles one record of the line being read, or text that is not one.
+func (a *Assembler) record(line []byte) {
 	// A line that is not of the catalogue matters only as the next line of a
 	// verbose notice dump, or as a line of a pending event's thread (which ends
 	// it). Events wait for lines that may be far away (a trap's report that never

@@ -257,12 +257,12 @@ func hex4(n int) string {
 	return string([]byte{digits[n>>12&0xf], digits[n>>8&0xf], digits[n>>4&0xf], digits[n&0xf]})
 }
 
-// recording says whether to save what the lab wrote in testdata: with -update (the
-// golden package's flag) when the file is not there yet, or when IBKEY_SMLOG_RECORD=1
+// recording says whether to save what the lab wrote in testdata/name (and the files
+// recorded with it): with -update (the golden package's flag) when it is not there yet, or when IBKEY_SMLOG_RECORD=1
 // asks for a new recording. A new recording changes every time stamp and thread
 // number, and with them the goldens made from it, so `go test ./... -update` alone
 // does not make one.
-func recording() bool {
+func recording(name string) bool {
 	f := flag.Lookup("update")
 	if f == nil || f.Value.String() != "true" {
 		return false
@@ -270,7 +270,7 @@ func recording() bool {
 	if os.Getenv("IBKEY_SMLOG_RECORD") == "1" {
 		return true
 	}
-	_, err := os.Stat(filepath.Join("testdata", "lab.log"))
+	_, err := os.Stat(filepath.Join("testdata", name))
 	return err != nil
 }
 
@@ -286,7 +286,7 @@ func startLab(t *testing.T) *lab.Lab {
 }
 
 // TestLabLog runs the lab and checks that every event OpenSM logged is read as it
-// happened; recording() says when it saves the log for the other tests.
+// happened; recording says when it saves the log for the other tests.
 func TestLabLog(t *testing.T) {
 	if testing.Short() {
 		t.Skip("lab: -short")
@@ -294,7 +294,7 @@ func TestLabLog(t *testing.T) {
 	rec := recordLab(t)
 	evs := readAll(t, rec.log)
 	checkLabEvents(t, evs)
-	if recording() {
+	if recording("lab.log") {
 		dir := filepath.Join("testdata")
 		if err := os.WriteFile(filepath.Join(dir, "lab.log"), []byte(rec.log), 0o644); err != nil {
 			t.Fatal(err)

@@ -131,7 +131,7 @@ func TestLabLogVerbose(t *testing.T) {
 	}
 	log := recordVerbose(t)
 	checkVerboseEvents(t, readAll(t, log))
-	if recording() {
+	if recording("lab-verbose.log") {
 		if err := os.WriteFile(filepath.Join("testdata", "lab-verbose.log"), []byte(log), 0o644); err != nil {
 			t.Fatal(err)
 		}

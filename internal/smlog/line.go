@@ -85,6 +85,37 @@ func (r *record) split(line []byte, prefix []byte) bool {
 	return true
 }
 
+// glued returns where a second record starts inside line, or -1. OpenSM writes a
+// record's header and its message with one fprintf and leaves the newline to the
+// message's format (libopensm/osm_log.c osm_log_v2), so a message whose format has
+// none runs into the next record on the same line. OpenSM 3.3.23 has such messages in
+// the files about keys: ERR 4505 (osm_sa_multipath_record.c mpr_rcv_get_path_parms;
+// the lab's log has it, TestLabPathNoRoute), ERR AC02 (osm_qos_parser_y.y) and the
+// unpath and repath notices (osm_inform.c log_notice, whose format ends in "n").
+func glued(line []byte) int {
+	// A header is "... UUUUUU [THREAD] 0xLL -> ": look at each ']' (rare in messages;
+	// a search for the arrow would stop at every space).
+	for from := 0; ; {
+		i := bytes.IndexByte(line[from:], ']')
+		if i < 0 {
+			return -1
+		}
+		end := from + i
+		from = end + 1
+		if len(line) < end+10 || string(line[end+1:end+4]) != " 0x" || string(line[end+6:end+10]) != " -> " {
+			continue
+		}
+		start := bytes.LastIndexByte(line[:end], '[') - 1 - stampLen
+		if start <= 0 || line[start+9] != ':' || line[start+12] != ':' {
+			continue // the line's own record (start 0), or not a time stamp
+		}
+		var r record
+		if r.split(line[start:], nil) {
+			return start
+		}
+	}
+}
+
 // function splits r's text into the function's name and the message (split leaves
 // them to the records that may matter).
 func (r *record) function() {

@@ -132,10 +132,11 @@ func (o *CanTalkOptions) askSA(eps []query.ResolvedEndpoint, v check.Verdict) (*
 		ans.Reason = fmt.Sprintf("the Subnet Manager could not be asked: %v", err)
 		return ans, nil
 	}
-	o.judgeSA(ans, f, eps, v)
+	routing := false
 	if logFrom >= 0 && !ans.Path {
-		ans.LogLine = findRefusal(o.SA.SMLog, logFrom, refusalEnds{pa.GUID, pb.GUID, pa.LID, pb.LID}, ka)
+		ans.LogLine, routing = findRefusal(o.SA.SMLog, logFrom, refusalEnds{pa.GUID, pb.GUID, pa.LID, pb.LID}, ka)
 	}
+	o.judgeSA(ans, f, eps, v, routing)
 	return ans, nil
 }
 
@@ -148,8 +149,8 @@ func requesterLabel(f *fabric.Fabric, g check.GUID, via string) string {
 }
 
 // judgeSA compares the SA's answer with the verdict's P_Key rule for the partition,
-// and says why the SA refused.
-func (o *CanTalkOptions) judgeSA(ans *saAnswer, f *fabric.Fabric, eps []query.ResolvedEndpoint, v check.Verdict) {
+// and says why the SA refused; routing: the SM's log says it refused for routing.
+func (o *CanTalkOptions) judgeSA(ans *saAnswer, f *fabric.Fabric, eps []query.ResolvedEndpoint, v check.Verdict, routing bool) {
 	a, b := eps[0].Endpoint.Label, eps[1].Endpoint.Label
 	key := ans.PKey.Partition()
 	pkeyOK := v.AToB.PKeyOK == check.RulePasses && v.BToA.PKeyOK == check.RulePasses
@@ -167,6 +168,11 @@ func (o *CanTalkOptions) judgeSA(ans *saAnswer, f *fabric.Fabric, eps []query.Re
 		}
 	}
 	switch {
+	case routing:
+		// OpenSM walks the route before it looks at the partition (osm_sa_path_record.c
+		// pr_rcv_get_path_parms): such a refusal says nothing of the partition, yes or no.
+		ans.Unknown, ans.NotCompared = true, true
+		ans.Reason = fmt.Sprintf("the Subnet Manager refuses a path in partition %s (%s: %s) for routing, not for a partition: its log says the route between the ends breaks, and it stops there before it checks partitions, so its answer neither confirms nor contradicts %s", key, asked, ans.Status, tables)
 	case notKnown:
 		ans.Unknown, ans.NotCompared = true, true
 		gives := "gives a path"
@@ -261,29 +267,28 @@ type refusalEnds struct {
 
 // findRefusal waits (up to 2 s) for the SM's log line refusing the path between the
 // two ends, written after offset from, and returns it; "" when none comes. The line is
-// a refusal in key's partition (path-refused) or for routing (path-no-route: OpenSM
-// walks the route before any partition check, and names the ends by LID, or only the
-// destination for a dead end).
-func findRefusal(path string, from int64, ends refusalEnds, key check.PKey) string {
+// a refusal in key's partition (path-refused) or for routing (path-no-route, and then
+// routing: OpenSM walks the route before any partition check, and names the ends by
+// LID, or only the destination for a dead end).
+func findRefusal(path string, from int64, ends refusalEnds, key check.PKey) (line string, routing bool) {
 	deadline := time.Now().Add(2 * time.Second)
 	for {
-		if line := scanRefusal(path, from, ends, key); line != "" || time.Now().After(deadline) {
-			return line
+		if line, routing = scanRefusal(path, from, ends, key); line != "" || time.Now().After(deadline) {
+			return line, routing
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 }
 
-func scanRefusal(path string, from int64, e refusalEnds, key check.PKey) string {
+func scanRefusal(path string, from int64, e refusalEnds, key check.PKey) (found string, routing bool) {
 	f, err := os.Open(path)
 	if err != nil {
-		return ""
+		return "", false
 	}
 	defer f.Close()
 	if _, err := f.Seek(from, 0); err != nil {
-		return ""
+		return "", false
 	}
-	var found string
 	a := smlog.NewAssembler(time.Now(), time.Local, func(ev *smlog.Event) {
 		if len(ev.Lines) == 0 {
 			return
@@ -292,7 +297,7 @@ func scanRefusal(path string, from int64, e refusalEnds, key check.PKey) string 
 		case smlog.KindPathRefused:
 			ends := (ev.From.GUID == e.ga && ev.To.GUID == e.gb) || (ev.From.GUID == e.gb && ev.To.GUID == e.ga)
 			if ends && (ev.KeyType == "" || check.PKey(ev.Key).Partition() == key.Partition()) {
-				found = ev.Lines[0]
+				found, routing = ev.Lines[0], false
 			}
 		case smlog.KindPathNoRoute:
 			// The route from the source LID to the destination's, the direction the
@@ -301,13 +306,13 @@ func scanRefusal(path string, from int64, e refusalEnds, key check.PKey) string 
 			byLID := ev.To.LID != 0 && ev.To.LID == e.lb && (ev.From.LID == 0 || ev.From.LID == e.la)
 			byGUID := ev.From.GUID != 0 && ev.From.GUID == e.ga && ev.To.GUID == e.gb
 			if byLID || byGUID {
-				found = ev.Lines[0]
+				found, routing = ev.Lines[0], true
 			}
 		}
 	})
 	// A read error ends the scan: the refusal found before it, if any, is the answer.
 	_ = smlog.Read(context.Background(), f, a)
-	return found
+	return found, routing
 }
 
 // saText is the SM's answer for the text output.

@@ -28,6 +28,10 @@ const (
 	labLog    = labdata + "/lab.log"
 	labFabric = labdata + "/lab-fabric.json"
 	labConf   = labdata + "/lab-partitions.conf"
+	// labNoRouteLog is the log internal/smlog's TestLabPathNoRoute recorded: the SA
+	// refusing paths for routing, OpenSM routing Sw1 from an LFT file that breaks
+	// routes (same net, LIDs and GUIDs as labFabric's).
+	labNoRouteLog = labdata + "/lab-noroute.log"
 )
 
 var root = cmdtest.WithCommands(func(f *cmdutil.Factory) *cobra.Command { return NewCmdSM(f) })
@@ -456,6 +460,62 @@ func TestLogNotAboutKeys(t *testing.T) {
 		if out, errOut, code := run(t, context.Background(), nil, "sm", "log", path, "-o", format); code != 0 || errOut != "" || !strings.Contains(out, "path-no-route") || strings.Contains(out, "not-explained") {
 			t.Errorf("with 1F07, -o %s: exit %d, stderr %q, stdout:\n%s", format, code, errOut, out)
 		}
+	}
+}
+
+// TestLogNoRouteLab: the real daemon's routing refusals (ERR 1F02, 1F03, 1F05, 1F06,
+// 1F07 and the MultiPathRecord's 4514, 4515, 4505, 4503, 4516; 4505 runs into the next
+// record on one line) are path-no-route warnings, their ends named by the lab's sweep
+// where the line gives only a LID (1F07 names only the destination), none not
+// explained: exit 0 in every output, exit 1 being for partition and key errors.
+func TestLogNoRouteLab(t *testing.T) {
+	args := []string{"sm", "log", labNoRouteLog, "--year", "2026", "--fabric-file", labFabric}
+	// The ten problems (1F05 twice is one); the table wraps the rule.
+	for _, format := range []string{"plain", "table"} {
+		out, errOut, code := run(t, context.Background(), nil, append(args, "-o", format)...)
+		if code != 0 || strings.Contains(out, "not explained") || strings.Contains(out, "not-explained") || strings.Contains(errOut, "not explained") ||
+			strings.Count(out, "path-no-route") != 10 || !strings.Contains(strings.Join(strings.Fields(out), " "), `from "HcaB"[1] to "HcaC"[1] the route leaves a switch by a port with no link`) {
+			t.Errorf("-o %s: exit %d, stderr %q, stdout:\n%s", format, code, errOut, out)
+		}
+	}
+	out, errOut, code := run(t, context.Background(), nil, append(args, "-o", "json")...)
+	var doc struct {
+		Events []struct {
+			Kind, Severity, Code string
+			From, To             *struct {
+				LID      int    `json:"lid"`
+				NodeDesc string `json:"node_desc"`
+			}
+		}
+		NotExplained []json.RawMessage `json:"not_explained"`
+		Errors       int
+		Warnings     int
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != 0 {
+		t.Fatalf("-o json: exit %d, %v, stderr %q", code, err, errOut)
+	}
+	end := func(p *struct {
+		LID      int    `json:"lid"`
+		NodeDesc string `json:"node_desc"`
+	}) string {
+		if p == nil {
+			return "-"
+		}
+		return p.NodeDesc + "/" + strconv.Itoa(p.LID)
+	}
+	want := map[string]string{
+		"1F07": "- HcaC/4", "4516": "- HcaC/4", "1F02": "Sw1/2 HcaC/4", "4514": "Sw1/2 HcaC/4", "1F03": "HcaB/3 Sw1/2", "4515": "HcaB/3 Sw1/2",
+		"1F05": "HcaB/3 HcaC/4", "4505": "HcaB/3 HcaC/4", "1F06": "HcaB/3 HcaD/5", "4503": "HcaB/3 HcaD/5",
+	}
+	seen := map[string]bool{}
+	for _, e := range doc.Events {
+		if got := end(e.From) + " " + end(e.To); e.Kind != "path-no-route" || e.Severity != "warning" || got != want[e.Code] {
+			t.Errorf("%s %s %s: %s, want %q", e.Kind, e.Severity, e.Code, got, want[e.Code])
+		}
+		seen[e.Code] = true
+	}
+	if len(seen) != len(want) || len(doc.NotExplained) != 0 || doc.Errors != 0 || doc.Warnings != 11 {
+		t.Errorf("codes %v, want %d; %d not explained, %d errors, %d warnings (want 11)", seen, len(want), len(doc.NotExplained), doc.Errors, doc.Warnings)
 	}
 }
 
