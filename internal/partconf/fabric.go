@@ -221,26 +221,17 @@ func compareTable(f *fabric.Fabric, m *Model, id check.PortID, p *fabric.Port, m
 		ports = append(ports, f.FindingPort(modelPort))
 	}
 	name := f.Label(id)
-	want, have := map[check.PartitionKey][2]bool{}, map[check.PartitionKey][2]bool{} // full, limited
-	first := map[check.PartitionKey]Entry{}                                          // the model's first entry of a key
+	want, have := map[check.PartitionKey][2]bool{}, holds(p.PKeys) // full, limited
+	first := map[check.PartitionKey]Entry{}                        // the model's first entry of a key
 	for _, e := range table {
 		if _, ok := first[e.PKey.Partition()]; !ok {
 			first[e.PKey.Partition()] = e
 		}
 		hold(want, e.PKey)
 	}
-	for _, k := range p.PKeys {
-		if k.Valid() {
-			hold(have, k)
-		}
-	}
-	keys := slices.Sorted(maps.Keys(want))
-	for k := range have {
-		if _, ok := want[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
+	both := maps.Clone(have) // the keys of either (only the keys are read)
+	maps.Copy(both, want)
+	keys := slices.Sorted(maps.Keys(both))
 	ms := func(full, limited bool) string {
 		switch {
 		case full && limited:
@@ -308,17 +299,17 @@ func decided(e Entry) string {
 	return s
 }
 
-func sameMemberships(a, b []check.PKey) bool {
-	set := func(t []check.PKey) map[check.PartitionKey][2]bool {
-		m := map[check.PartitionKey][2]bool{}
-		for _, k := range t {
-			if k.Valid() {
-				hold(m, k)
-			}
+func sameMemberships(a, b []check.PKey) bool { return maps.Equal(holds(a), holds(b)) }
+
+// holds is what table t holds, by partition: its full entry, its limited one.
+func holds(t []check.PKey) map[check.PartitionKey][2]bool {
+	m := map[check.PartitionKey][2]bool{}
+	for _, k := range t {
+		if k.Valid() {
+			hold(m, k)
 		}
-		return m
 	}
-	return maps.Equal(set(a), set(b))
+	return m
 }
 
 // hold marks in m that a table holds k: its partition's full entry, or its limited one.
