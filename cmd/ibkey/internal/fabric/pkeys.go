@@ -179,14 +179,12 @@ func (t tablePort) json() portJSON {
 	pj := portJSON{NodeDesc: n.Description, NodeGUID: n.GUID, Type: n.Type, Port: p.Num,
 		EndPort: t.end, Peer: p.Peer, PKeysError: p.PKeysError, Error: p.Error}
 	if t.end && p.GUID != 0 {
-		g := p.GUID
-		pj.PortGUID = &g
+		pj.PortGUID = new(p.GUID)
 	}
 	if p.Error == "" { // PortInfo read
-		state, lid := p.State, p.LID
-		pj.State = &state
+		pj.State = new(p.State)
 		if t.end {
-			pj.LID = &lid
+			pj.LID = new(p.LID)
 		}
 	}
 	if size, ok := t.size(); ok {
@@ -199,8 +197,7 @@ func (t tablePort) json() portJSON {
 	for _, e := range t.entries {
 		pj.Entries = append(pj.Entries, entryJSON{e.Index, e.PKey.String(), e.PKey.Partition().String(), e.PKey.Membership().String()})
 	}
-	valid := len(pj.Entries)
-	pj.Valid = &valid
+	pj.Valid = new(len(pj.Entries))
 	return pj
 }
 

@@ -211,8 +211,7 @@ func (o *Options) inputs() (in job.Inputs, from string, lookalikes []string, err
 		}
 	}
 	if o.Perftest != "" {
-		a := job.ParsePerftestArgs(o.Perftest)
-		in.Perftest = &a
+		in.Perftest = new(job.ParsePerftestArgs(o.Perftest))
 		sources = append(sources, "--perftest")
 	}
 	switch len(sources) {

@@ -92,8 +92,7 @@ func newReport(rs []*job.Result, key check.PKey) report {
 			if pr.Used { // what the library does there
 				p.Outcome, p.Problem = pr.Outcome, pr.Problem
 				if pr.Index >= 0 {
-					i := pr.Index
-					p.Index = &i
+					p.Index = new(pr.Index)
 				}
 				if pr.Outcome == job.Uses || pr.Outcome == job.EmptyEntry {
 					p.PKey, p.key = pr.PKey.String(), pr.PKey
