@@ -363,8 +363,7 @@ func runMatrix(o *MatrixOptions) error {
 		o.Notices.Warn(rejectedWarning(p.Config))
 	}
 	m := partconf.NewModel(p.Config, p.TypedPorts(types), p.Options)
-	x := matrix{p: p, m: m, summary: m.Summary(), names: names}
-	sort.SliceStable(x.summary.Partitions, func(i, j int) bool { return keyLess(x.summary.Partitions[i].Key, x.summary.Partitions[j].Key) })
+	x := matrix{p: p, m: m, summary: m.Summary(), names: names} // assumptions sorts its partitions
 	if len(m.Ports) <= gridMax && !o.Summary {
 		x.grid = true
 		if x.pairs, err = p.Pairs(m.Ports); err != nil {
