@@ -74,7 +74,7 @@ JSON (-o json), schema schemas/partitions-matrix.schema.json: {"schema_version":
   ibkey partitions matrix partitions.conf --summary
   ibkey partitions matrix partitions.conf -o json | jq '.summary.only_default'`,
 		Args:              cobra.ExactArgs(1),
-		ValidArgsFunction: completePartitionsFile,
+		ValidArgsFunction: completePartitionsFile(false),
 		RunE: cmdutil.RunE(f, o, &o.Deps, func(_ *cobra.Command, args []string) error {
 			o.File = args[0]
 			return nil

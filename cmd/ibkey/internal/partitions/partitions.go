@@ -173,18 +173,16 @@ func keyLess(a, b check.PartitionKey) bool {
 	return a < b
 }
 
-// completePartitionsFile completes FILE with file names.
-func completePartitionsFile(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	if len(args) == 0 {
-		return nil, cobra.ShellCompDirectiveDefault
+// completePartitionsFile completes FILE with file names, then with guids the port
+// GUIDs it names.
+func completePartitionsFile(guids bool) cobra.CompletionFunc {
+	return func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		switch {
+		case len(args) == 0:
+			return nil, cobra.ShellCompDirectiveDefault
+		case guids:
+			return cmdutil.FileGUIDCompletions(args[0]), cobra.ShellCompDirectiveNoFileComp
+		}
+		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	return nil, cobra.ShellCompDirectiveNoFileComp
-}
-
-// completePartitionsFileThenGUIDs completes FILE, then the port GUIDs it names.
-func completePartitionsFileThenGUIDs(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	if len(args) == 0 {
-		return nil, cobra.ShellCompDirectiveDefault
-	}
-	return cmdutil.FileGUIDCompletions(args[0]), cobra.ShellCompDirectiveNoFileComp
 }
