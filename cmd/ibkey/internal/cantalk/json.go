@@ -1,6 +1,7 @@
 package cantalk
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -217,11 +218,9 @@ func noIncomplete(v check.Verdict, eps []query.ResolvedEndpoint, saReason string
 				out = append(out, cmdutil.Incomplete{Kind: kind, Message: e.Label + ": " + u.Err.Error()})
 			}
 		}
-		switch {
-		case r.EntryNotKnown != "": // pkey='s entry, which entries not read may change
-			out = append(out, cmdutil.Incomplete{Kind: cmdutil.IncompleteUnreadEntries, Message: fmt.Sprintf("%s: %s", e.Label, r.EntryNotKnown)})
-		case e.EntryNotRead != "": // the entry a QP uses
-			out = append(out, cmdutil.Incomplete{Kind: cmdutil.IncompleteUnreadEntries, Message: fmt.Sprintf("%s: %s", e.Label, e.EntryNotRead)})
+		// pkey='s entry, which entries not read may change, else the entry a QP uses.
+		if why := cmp.Or(r.EntryNotKnown, e.EntryNotRead); why != "" {
+			out = append(out, cmdutil.Incomplete{Kind: cmdutil.IncompleteUnreadEntries, Message: fmt.Sprintf("%s: %s", e.Label, why)})
 		}
 		if e.LinkLayerMissing != "" {
 			out = append(out, cmdutil.Incomplete{Kind: cmdutil.IncompleteNotChecked, Message: fmt.Sprintf("%s: link layer not read (%s)", e.Label, e.LinkLayerMissing)})
