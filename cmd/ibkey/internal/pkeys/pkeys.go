@@ -588,9 +588,7 @@ func findPKey(o *PKeysOptions, views []*query.PortView, key check.PKey, src cmdu
 		n.Warn(w)
 	}
 	for _, r := range results {
-		if !r.Found {
-			n.Note(fmt.Sprintf("%s/%d: %s", r.Device, r.Port, r.Reason))
-		} else if r.Reason != "" {
+		if !r.Found || r.Reason != "" {
 			n.Note(fmt.Sprintf("%s/%d: %s", r.Device, r.Port, r.Reason))
 		}
 		if r.Found && *r.Membership == "limited" && !unknown[query.PortRef{Device: r.Device, Port: r.Port}] {
