@@ -1,6 +1,7 @@
 package cmdutil
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -360,12 +361,7 @@ func (m *MADFlags) Open(ctx context.Context) (*query.Fabric, error) {
 // InfiniBand ports are cabled to) at dev/port, mlx5_0/1 unless --ca says otherwise,
 // as umad would take the host's first ACTIVE InfiniBand port.
 func openDemo(dev string, port int, now func() time.Time) (*query.Fabric, error) {
-	if dev == "" {
-		dev = "mlx5_0"
-	}
-	if port == 0 {
-		port = 1
-	}
+	dev, port = cmp.Or(dev, "mlx5_0"), cmp.Or(port, 1)
 	t, err := demo.OpenTransport(dev, port, now)
 	if err != nil {
 		return nil, &query.EnvError{Msg: err.Error(), Err: err}

@@ -4,6 +4,7 @@
 package partitions
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"maps"
@@ -155,11 +156,7 @@ func nodeColumn(g *cmdutil.Grid, at int, names map[check.GUID]string) func(guid 
 	}
 	return func(guid check.GUID, cells ...string) {
 		if names != nil {
-			name := names[guid]
-			if name == "" {
-				name = "-"
-			}
-			cells = slices.Insert(cells, at, name)
+			cells = slices.Insert(cells, at, cmp.Or(names[guid], "-"))
 		}
 		g.Add(cells...)
 	}

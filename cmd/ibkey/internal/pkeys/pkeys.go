@@ -3,6 +3,7 @@
 package pkeys
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"slices"
@@ -344,10 +345,7 @@ func entryNotes(e query.Entry) []string {
 
 // pkeysTable prints one port as a heading, a table and a summary line.
 func pkeysTable(w io.Writer, v *query.PortView, all bool) error {
-	ll := v.LinkLayer()
-	if ll == "" {
-		ll = "link layer n/a"
-	}
+	ll := cmp.Or(v.LinkLayer(), "link layer n/a")
 	head := fmt.Sprintf("%s  %s  %s", v.Ref(), ll, v.Port.State.Name)
 	if v.Port.LID.OK() && ll == "InfiniBand" {
 		head += fmt.Sprintf("  LID %d", v.Port.LID.Value)
