@@ -1,6 +1,7 @@
 package partconf
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -38,11 +39,7 @@ func FabricPorts(f *fabric.Fabric) (ports []Port, smGUID check.GUID) {
 			if !n.IsEndPort(p) || p.GUID == 0 || !f.InSubnet(check.PortID{Node: n.GUID, Port: p.Num}) {
 				continue // another subnet's port, or one no SM manages: not OpenSM's here
 			}
-			size := p.TableSize
-			if size == 0 {
-				size = n.PartitionCap
-			}
-			port := Port{GUID: p.GUID, Type: typ, TableSize: size}
+			port := Port{GUID: p.GUID, Type: typ, TableSize: cmp.Or(p.TableSize, n.PartitionCap)}
 			if typ != check.NodeSwitch && p.Peer != nil {
 				if sw := f.Node(p.Peer.Node); sw != nil && sw.Type == check.NodeSwitch {
 					capy := sw.PartitionEnforcementCap
@@ -79,9 +76,7 @@ func FabricPorts(f *fabric.Fabric) (ports []Port, smGUID check.GUID) {
 // is full, ERR 0512), where a model of fresh ports would call kept keys extra.
 func NewFabricModel(c *Config, f *fabric.Fabric, opt Options) *Model {
 	ports, sm := FabricPorts(f)
-	if opt.SMGUID == 0 {
-		opt.SMGUID = sm
-	}
+	opt.SMGUID = cmp.Or(opt.SMGUID, sm)
 	if opt.Before == nil {
 		opt.Before, opt.PeerBefore = map[check.GUID][]check.PKey{}, map[check.GUID][]check.PKey{}
 		for _, n := range f.Nodes {
