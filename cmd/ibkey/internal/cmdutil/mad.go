@@ -304,11 +304,8 @@ func (m *MADFlags) Options() (mad.Options, error) {
 	if m.MADRetries < 0 || m.MADRetries > 100 {
 		return mad.Options{}, Usagef("invalid --mad-retries %d (accepted: 0-100)", m.MADRetries)
 	}
-	retries := m.MADRetries
-	if retries == 0 {
-		retries = -1 // mad.Options: 0 means the default, negative means none
-	}
-	return mad.Options{Timeout: m.MADTimeout, Retries: retries}, nil
+	// mad.Options: 0 means the default, negative means none.
+	return mad.Options{Timeout: m.MADTimeout, Retries: cmp.Or(m.MADRetries, -1)}, nil
 }
 
 // Open opens the transport the flags select (query.OpenFabric) after checking the
