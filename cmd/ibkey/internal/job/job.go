@@ -3,6 +3,7 @@
 package job
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"slices"
@@ -380,11 +381,7 @@ func Run(o *Options) error {
 		// (unread-device), a fabric address or swept port that did not answer
 		// (unread-node, cmdutil.HostNotRead), what a sweep's missed links may hide
 		// (partial-sweep, as the fabric commands).
-		kind := cmdutil.IncompleteUnreadDevice
-		if u.Kind != "" {
-			kind = string(u.Kind)
-		}
-		rep.Incomplete = append(rep.Incomplete, cmdutil.Incomplete{Kind: kind, Message: "not read: " + u.What()})
+		rep.Incomplete = append(rep.Incomplete, cmdutil.Incomplete{Kind: cmp.Or(string(u.Kind), cmdutil.IncompleteUnreadDevice), Message: "not read: " + u.What()})
 	}
 	rest, mattersRest := 0, 0
 	for i, g := range groups {

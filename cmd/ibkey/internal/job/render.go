@@ -235,10 +235,7 @@ func (r *report) writeVerdict(b *bytes.Buffer, l libReport) {
 	if l.Verdict == job.Works && r.Mode == "want" && l.Same == "" {
 		word = "works with a value per port"
 	}
-	what := l.Setting
-	if l.Inactive != "" {
-		what = l.Inactive
-	}
+	what := cmp.Or(l.Inactive, l.Setting)
 	if r.Mode == "want" && l.Verdict != job.NotApplicable {
 		what = "for partition " + r.Partition + ": " + l.Setting
 	}
