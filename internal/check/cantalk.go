@@ -129,9 +129,7 @@ func (e *ResolveError) Error() string { return fmt.Sprintf("endpoint %s: %s", e.
 // caller with entries not read, then replaces it by the entries ib_find_pkey may pick
 // (query's findEntry); a caller that does not still gets an unknown.
 func (s EndpointSpec) Endpoint(label string, table []TableEntry) (Endpoint, error) {
-	if label == "" {
-		label = s.String()
-	}
+	label = cmp.Or(label, s.String())
 	e := Endpoint{Label: label, QPType: s.QPType, QKey: s.QKey, WRQKey: s.WRQKey}
 	if s.Kind == EndpointPKey || s.Kind == EndpointOptions {
 		idx := NoIndex
@@ -485,12 +483,7 @@ func groupByKey(entries []TableEntry) (groups []PartitionSide, unreadable, inval
 
 // CanTalk applies the rules to two endpoints.
 func CanTalk(a, b Endpoint) Verdict {
-	if a.Label == "" {
-		a.Label = "A"
-	}
-	if b.Label == "" {
-		b.Label = "B"
-	}
+	a.Label, b.Label = cmp.Or(a.Label, "A"), cmp.Or(b.Label, "B")
 	v := Verdict{
 		A:        summary(a),
 		B:        summary(b),

@@ -121,12 +121,7 @@ func (f Finding) String() string {
 // HasErrors reports whether a check with these findings fails: any error, or with
 // strict any finding at all.
 func HasErrors(findings []Finding, strict bool) bool {
-	for _, f := range findings {
-		if f.Severity == SeverityError || strict {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(findings, func(f Finding) bool { return f.Severity == SeverityError || strict })
 }
 
 // SortFindings orders findings: errors first, then by rule, then by the first port.

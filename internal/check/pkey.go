@@ -203,14 +203,7 @@ func parseHex(s string, max uint64) (uint64, string) {
 }
 
 // isDecimal says whether s is all decimal digits.
-func isDecimal(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return s != ""
-}
+func isDecimal(s string) bool { return s != "" && strings.Trim(s, "0123456789") == "" }
 
 // HexDigit is the value of one hex digit, either case, for the hex parsers here (P_Keys,
 // Q_Keys, endpoints) and OpenSM log lines (internal/smlog).

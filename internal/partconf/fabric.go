@@ -1,6 +1,7 @@
 package partconf
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -38,11 +39,7 @@ func FabricPorts(f *fabric.Fabric) (ports []Port, smGUID check.GUID) {
 			if !n.IsEndPort(p) || p.GUID == 0 || !f.InSubnet(check.PortID{Node: n.GUID, Port: p.Num}) {
 				continue // another subnet's port, or one no SM manages: not OpenSM's here
 			}
-			size := p.TableSize
-			if size == 0 {
-				size = n.PartitionCap
-			}
-			port := Port{GUID: p.GUID, Type: typ, TableSize: size}
+			port := Port{GUID: p.GUID, Type: typ, TableSize: cmp.Or(p.TableSize, n.PartitionCap)}
 			if typ != check.NodeSwitch && p.Peer != nil {
 				if sw := f.Node(p.Peer.Node); sw != nil && sw.Type == check.NodeSwitch {
 					capy := sw.PartitionEnforcementCap
@@ -79,9 +76,7 @@ func FabricPorts(f *fabric.Fabric) (ports []Port, smGUID check.GUID) {
 // is full, ERR 0512), where a model of fresh ports would call kept keys extra.
 func NewFabricModel(c *Config, f *fabric.Fabric, opt Options) *Model {
 	ports, sm := FabricPorts(f)
-	if opt.SMGUID == 0 {
-		opt.SMGUID = sm
-	}
+	opt.SMGUID = cmp.Or(opt.SMGUID, sm)
 	if opt.Before == nil {
 		opt.Before, opt.PeerBefore = map[check.GUID][]check.PKey{}, map[check.GUID][]check.PKey{}
 		for _, n := range f.Nodes {
@@ -221,26 +216,17 @@ func compareTable(f *fabric.Fabric, m *Model, id check.PortID, p *fabric.Port, m
 		ports = append(ports, f.FindingPort(modelPort))
 	}
 	name := f.Label(id)
-	want, have := map[check.PartitionKey][2]bool{}, map[check.PartitionKey][2]bool{} // full, limited
-	first := map[check.PartitionKey]Entry{}                                          // the model's first entry of a key
+	want, have := map[check.PartitionKey][2]bool{}, holds(p.PKeys) // full, limited
+	first := map[check.PartitionKey]Entry{}                        // the model's first entry of a key
 	for _, e := range table {
 		if _, ok := first[e.PKey.Partition()]; !ok {
 			first[e.PKey.Partition()] = e
 		}
 		hold(want, e.PKey)
 	}
-	for _, k := range p.PKeys {
-		if k.Valid() {
-			hold(have, k)
-		}
-	}
-	keys := slices.Sorted(maps.Keys(want))
-	for k := range have {
-		if _, ok := want[k]; !ok {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
+	both := maps.Clone(have) // the keys of either (only the keys are read)
+	maps.Copy(both, want)
+	keys := slices.Sorted(maps.Keys(both))
 	ms := func(full, limited bool) string {
 		switch {
 		case full && limited:
@@ -308,17 +294,17 @@ func decided(e Entry) string {
 	return s
 }
 
-func sameMemberships(a, b []check.PKey) bool {
-	set := func(t []check.PKey) map[check.PartitionKey][2]bool {
-		m := map[check.PartitionKey][2]bool{}
-		for _, k := range t {
-			if k.Valid() {
-				hold(m, k)
-			}
+func sameMemberships(a, b []check.PKey) bool { return maps.Equal(holds(a), holds(b)) }
+
+// holds is what table t holds, by partition: its full entry, its limited one.
+func holds(t []check.PKey) map[check.PartitionKey][2]bool {
+	m := map[check.PartitionKey][2]bool{}
+	for _, k := range t {
+		if k.Valid() {
+			hold(m, k)
 		}
-		return m
 	}
-	return maps.Equal(set(a), set(b))
+	return m
 }
 
 // hold marks in m that a table holds k: its partition's full entry, or its limited one.

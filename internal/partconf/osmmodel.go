@@ -1,9 +1,9 @@
 package partconf
 
 import (
+	"cmp"
 	"maps"
 	"slices"
-	"sort"
 
 	"github.com/ibkey/ibkey/internal/check"
 )
@@ -303,16 +303,10 @@ const perBlock = 32
 // updates the switch port facing it.
 func (m *Model) program(p Port, st *portState) portTable {
 	parts := m.Config.Partitions
-	var touched []int // the partitions the port is in, in map order
-	for pi := range st.full {
-		touched = append(touched, pi)
-	}
-	for pi := range st.limited {
-		if st.full[pi] == nil {
-			touched = append(touched, pi)
-		}
-	}
+	// The partitions the port is in, in map order.
+	touched := slices.AppendSeq(slices.Collect(maps.Keys(st.full)), maps.Keys(st.limited))
 	slices.Sort(touched)
+	touched = slices.Compact(touched)
 	var list []Entry
 	for _, pi := range touched {
 		if pi >= len(parts) {
@@ -413,8 +407,7 @@ func pkeyMgrUpdatePort(before []check.PKey, list []Entry, maxPKeys int, allowBot
 		if len(hit) == 0 {
 			return
 		}
-		sort.Slice(hit, func(a, b int) bool { return orderKey(hit[a]) < orderKey(hit[b]) })
-		delete(accum, hit[0])
+		delete(accum, slices.MinFunc(hit, func(a, b uint16) int { return cmp.Compare(orderKey(a), orderKey(b)) }))
 		if last == idx+1 {
 			last = 0
 			for _, v := range accum {

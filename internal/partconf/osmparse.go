@@ -1,6 +1,7 @@
 package partconf
 
 import (
+	"cmp"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -738,9 +739,7 @@ func (e *emu) partitionCreate(defAt, nameAt, idAt int, flags []Flag) bool {
 		// (broadcast_mgroup.flags is zeroed and scope_mask not copied).
 		g := e.conf.flags
 		g.ScopeMask = 0
-		if g.QKey == 0 {
-			g.QKey = ipoibQKey
-		}
+		g.QKey = cmp.Or(g.QKey, ipoibQKey)
 		gid := broadcastMGID(part.Key)
 		e.createGroups(part, d, gid, g, d.Pos, true)
 	}
@@ -897,9 +896,7 @@ func (e *emu) mgroupCreate(p, nameAt, valAt int) int {
 			return n
 		}
 		gid[4], gid[5] = byte(full>>8), byte(full)
-		if g.QKey == 0 {
-			g.QKey = ipoibQKey
-		}
+		g.QKey = cmp.Or(g.QKey, ipoibQKey)
 	}
 	e.createGroups(d.Partition, d, gid, g, e.pos(nameAt), false)
 	return n

@@ -21,6 +21,7 @@ import (
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/query"
+	"github.com/ibkey/ibkey/internal/textsafe"
 )
 
 // CanTalkOptions holds `ibkey can-talk`'s arguments and dependencies.
@@ -886,7 +887,7 @@ func partitionReasons(p *query.Partitions, v check.Verdict, eps []query.Resolved
 			}
 			out = append(out, notNamed(label, c.File, kw, g, p.Options.SMGUID))
 		}
-		var items, all []string
+		var all []string
 		var keys []check.PKey
 		listed := map[check.PartitionKey]bool{}
 		for _, t := range e.Model.Table(g) {
@@ -900,11 +901,7 @@ func partitionReasons(p *query.Partitions, v check.Verdict, eps []query.Resolved
 			keys = append(keys, t.PKey)
 			all = append(all, fmt.Sprintf("%s (%s) from %s at %s", t.PKey, t.Partition.Name, t.DecidedBy.Text(), c.PosText(t.DecidedBy.Pos())))
 		}
-		items = all[:min(len(all), maxFileItems)]
-		if more := len(all) - len(items); more > 0 {
-			items = append(items, fmt.Sprintf("and %d more", more))
-		}
-		if len(items) > 0 {
+		if items := textsafe.Capped(all, maxFileItems); len(items) > 0 {
 			out = append(out, fmt.Sprintf("%s gets %s%s", label, strings.Join(items, "; "), takenFor(e, listed, keys)))
 		}
 		if n := e.Model.Dropped(g); n > 0 {

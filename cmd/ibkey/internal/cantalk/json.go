@@ -1,6 +1,7 @@
 package cantalk
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -134,15 +135,13 @@ func verdictToJSON(v check.Verdict, eps []query.ResolvedEndpoint) verdictJSON {
 	for _, nc := range v.NotChecked {
 		notChecked = append(notChecked, nc.Sentence)
 	}
-	canTalk, oneWay := v.CanTalk(), v.OneWay()
-	j := verdictJSON{CanTalk: &canTalk, OneWay: &oneWay, Verdict: v.Kind.String(), NotChecked: notChecked,
+	j := verdictJSON{CanTalk: new(v.CanTalk()), OneWay: new(v.OneWay()), Verdict: v.Kind.String(), NotChecked: notChecked,
 		Reasons: cmdutil.List(v.Reasons), Warnings: cmdutil.List(v.Warnings), A: endpointToJSON(v.A), B: endpointToJSON(v.B),
 		AToB: directionToJSON(v.AToB), BToA: directionToJSON(v.BToA), Shared: []sharedJSON{}}
 	for _, p := range v.Shared {
 		var works *bool
 		if p.Switch != check.HopUnknown && !p.WorksNotKnown {
-			w := p.WorksHere()
-			works = &w
+			works = new(p.WorksHere())
 		}
 		j.Shared = append(j.Shared, sharedJSON{Key: p.Key.String(), Default: p.Key == check.DefaultPartition, Works: works,
 			A: sideToJSON(p.A), B: sideToJSON(p.B)})
@@ -154,14 +153,13 @@ func verdictToJSON(v check.Verdict, eps []query.ResolvedEndpoint) verdictJSON {
 		j.Hops = append(j.Hops, hopJSON{End: h.End, Switch: h.Switch, Key: h.Key.String(), TableRead: h.TableRead, OnSwitch: h.OnSwitch,
 			Enforcement: h.Enforcement, FromEnd: h.FromEnd.String(), ToEnd: h.ToEnd.String()})
 	}
-	if oneWay && (v.AToB.Unknown || v.BToA.Unknown) {
+	if v.OneWay() && (v.AToB.Unknown || v.BToA.Unknown) {
 		j.OneWay = nil
 	}
 	if v.Kind.ExitCode() == cmdutil.ExitIncomplete {
 		j.CanTalk, j.OneWay = nil, nil
 	}
-	complete := !slices.ContainsFunc(eps, query.ResolvedEndpoint.SharedMayBeShort) && !v.SharedAssumed
-	j.SharedComplete = &complete
+	j.SharedComplete = new(!slices.ContainsFunc(eps, query.ResolvedEndpoint.SharedMayBeShort) && !v.SharedAssumed)
 	j.Incomplete = verdictIncomplete(v)
 	return j
 }
@@ -220,11 +218,9 @@ func noIncomplete(v check.Verdict, eps []query.ResolvedEndpoint, saReason string
 				out = append(out, cmdutil.Incomplete{Kind: kind, Message: e.Label + ": " + u.Err.Error()})
 			}
 		}
-		switch {
-		case r.EntryNotKnown != "": // pkey='s entry, which entries not read may change
-			out = append(out, cmdutil.Incomplete{Kind: cmdutil.IncompleteUnreadEntries, Message: fmt.Sprintf("%s: %s", e.Label, r.EntryNotKnown)})
-		case e.EntryNotRead != "": // the entry a QP uses
-			out = append(out, cmdutil.Incomplete{Kind: cmdutil.IncompleteUnreadEntries, Message: fmt.Sprintf("%s: %s", e.Label, e.EntryNotRead)})
+		// pkey='s entry, which entries not read may change, else the entry a QP uses.
+		if why := cmp.Or(r.EntryNotKnown, e.EntryNotRead); why != "" {
+			out = append(out, cmdutil.Incomplete{Kind: cmdutil.IncompleteUnreadEntries, Message: fmt.Sprintf("%s: %s", e.Label, why)})
 		}
 		if e.LinkLayerMissing != "" {
 			out = append(out, cmdutil.Incomplete{Kind: cmdutil.IncompleteNotChecked, Message: fmt.Sprintf("%s: link layer not read (%s)", e.Label, e.LinkLayerMissing)})
@@ -273,8 +269,7 @@ func sideToJSON(s check.PartitionSide) sideJSON {
 	if s.NotKnown {
 		return sideJSON{}
 	}
-	pkey, membership := s.PKey.String(), s.PKey.Membership().String()
-	return sideJSON{PKey: &pkey, Membership: &membership, Index: indexOrNull(s.Index), Both: &s.Both,
+	return sideJSON{PKey: new(s.PKey.String()), Membership: new(s.PKey.Membership().String()), Index: indexOrNull(s.Index), Both: &s.Both,
 		OtherIndex: indexOrNull(s.OtherIndex)}
 }
 
@@ -285,8 +280,7 @@ func directionToJSON(d check.Direction) directionJSON {
 		j.OK = &d.OK
 	}
 	if d.SwitchOK != check.RulePasses {
-		r := ruleJSON(d.SwitchOK)
-		j.SwitchOK = &r
+		j.SwitchOK = new(ruleJSON(d.SwitchOK))
 	}
 	return j
 }
@@ -298,8 +292,7 @@ func (r ruleJSON) ptr() *bool {
 	if check.Rule(r) == check.RuleNotKnown {
 		return nil
 	}
-	ok := check.Rule(r) == check.RulePasses
-	return &ok
+	return new(check.Rule(r) == check.RulePasses)
 }
 
 func (r ruleJSON) MarshalJSON() ([]byte, error) { return json.Marshal(r.ptr()) }
@@ -308,8 +301,7 @@ func qkeyString(q *check.QKey) *string {
 	if q == nil {
 		return nil
 	}
-	s := q.String()
-	return &s
+	return new(q.String())
 }
 
 func indexOrNull(i int) *int {

@@ -245,11 +245,10 @@ func (o *CanTalkOptions) silentRefusal(f *fabric.Fabric, eps []query.ResolvedEnd
 	// Every port with the requester's GUID: on a fabric with duplicate port GUIDs any
 	// of them may be the one that asked.
 	for _, id := range f.EndPorts(o.requester) {
-		p := f.Port(id)
-		if p.PKeys == nil {
+		req, ok := whole(id, f.Label(id))
+		if !ok {
 			continue
 		}
-		req := check.Endpoint{Label: f.Label(id), Port: true, Entries: p.Entries()}
 		for _, e := range ends {
 			if !share(req, e) {
 				return fmt.Sprintf("the port that asked, %s, shares no partition (with a full member) with %s, and OpenSM answers a PathRecord only to a requester that shares one with both ends, without logging why: ask from a port that does", req.Label, e.Label)

@@ -217,10 +217,7 @@ func RenderFabricPorts(ctx context.Context, m *MADFlags, n *Notices, a *AddressF
 		if err != nil && !errors.As(err, &partial) {
 			err, after = nil, err
 		}
-		if label == "" {
-			label = FabricLabel(sels, fab.Via)
-		}
-		n.Label(label)
+		n.Label(cmp.Or(label, FabricLabel(sels, fab.Via)))
 		return Then(render(views, Source{Via: fab.Via}, err), after)
 	})
 }

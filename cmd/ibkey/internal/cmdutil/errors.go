@@ -88,13 +88,10 @@ func Usagef(format string, a ...any) error {
 func UsageArgs(v cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(c *cobra.Command, args []string) error {
 		err := v(c, args)
-		if err != nil && ExitCode(err) == ExitUsage {
+		if err == nil || ExitCode(err) == ExitUsage {
 			return err
 		}
-		if err != nil {
-			return &query.UsageError{Msg: fmt.Sprintf("%s: %s (usage: %s)", commandName(c), err, c.UseLine())}
-		}
-		return nil
+		return Usagef("%s: %s (usage: %s)", commandName(c), err, c.UseLine())
 	}
 }
 

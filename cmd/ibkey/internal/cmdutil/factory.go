@@ -1,6 +1,7 @@
 package cmdutil
 
 import (
+	"cmp"
 	"context"
 	"strconv"
 	"strings"
@@ -92,14 +93,7 @@ func (f *Factory) Host() *query.Host {
 		// The demo's counters move with the time elapsed since now (demo.LiveSysfs).
 		return &query.Host{Sys: demo.LiveSysfs(f.Now), Label: demo.Label}
 	}
-	dir := f.SysfsDir
-	if dir == "" {
-		dir = f.Getenv("IBKEY_SYSFS")
-	}
-	if dir == "" {
-		dir = "/sys"
-	}
-	return &query.Host{Sys: ibverbs.Open(dir), NoDevicesHint: f.noDevicesHint()}
+	return &query.Host{Sys: ibverbs.Open(cmp.Or(f.SysfsDir, f.Getenv("IBKEY_SYSFS"), "/sys")), NoDevicesHint: f.noDevicesHint()}
 }
 
 // noDevicesHint is NoDevicesHint, or, when the running command was given --ibsim but

@@ -1,6 +1,7 @@
 package cmdutil
 
 import (
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -104,12 +105,7 @@ func continues(l, indent string) bool {
 }
 
 func fits(lines []string, width int) bool {
-	for _, l := range lines {
-		if utf8.RuneCountInString(l) > width {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(lines, func(l string) bool { return utf8.RuneCountInString(l) > width })
 }
 
 // fill writes text's words after prefix, then after indent, in lines of at most

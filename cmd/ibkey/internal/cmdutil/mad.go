@@ -1,6 +1,7 @@
 package cmdutil
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -303,11 +304,8 @@ func (m *MADFlags) Options() (mad.Options, error) {
 	if m.MADRetries < 0 || m.MADRetries > 100 {
 		return mad.Options{}, Usagef("invalid --mad-retries %d (accepted: 0-100)", m.MADRetries)
 	}
-	retries := m.MADRetries
-	if retries == 0 {
-		retries = -1 // mad.Options: 0 means the default, negative means none
-	}
-	return mad.Options{Timeout: m.MADTimeout, Retries: retries}, nil
+	// mad.Options: 0 means the default, negative means none.
+	return mad.Options{Timeout: m.MADTimeout, Retries: cmp.Or(m.MADRetries, -1)}, nil
 }
 
 // Open opens the transport the flags select (query.OpenFabric) after checking the
@@ -360,12 +358,7 @@ func (m *MADFlags) Open(ctx context.Context) (*query.Fabric, error) {
 // InfiniBand ports are cabled to) at dev/port, mlx5_0/1 unless --ca says otherwise,
 // as umad would take the host's first ACTIVE InfiniBand port.
 func openDemo(dev string, port int, now func() time.Time) (*query.Fabric, error) {
-	if dev == "" {
-		dev = "mlx5_0"
-	}
-	if port == 0 {
-		port = 1
-	}
+	dev, port = cmp.Or(dev, "mlx5_0"), cmp.Or(port, 1)
 	t, err := demo.OpenTransport(dev, port, now)
 	if err != nil {
 		return nil, &query.EnvError{Msg: err.Error(), Err: err}

@@ -92,14 +92,6 @@ func TableWidth(w io.Writer) int {
 	return DefaultWidth
 }
 
-// capCell is c shortened to limit bytes.
-func capCell(c string, limit int) string {
-	if len(c) <= limit {
-		return c
-	}
-	return textsafe.Cap(c, limit)
-}
-
 // columns is a table's layout: which columns are shown and how wide.
 type columns struct {
 	keep    []int    // indexes of the columns shown
@@ -267,7 +259,7 @@ func (g *Grid) cappedRows() [][]string {
 	for i, r := range g.Rows {
 		rows[i] = make([]string, len(r))
 		for j, c := range r {
-			rows[i][j] = capCell(c, MaxCell)
+			rows[i][j] = textsafe.Cap(c, MaxCell)
 		}
 	}
 	return rows
@@ -362,10 +354,10 @@ func (g *Grid) renderPlain(w io.Writer) error {
 		cells := make([]string, len(r))
 		for i, c := range r {
 			if g.FreeLast && i == len(r)-1 && c != "" {
-				cells[i] = freeTextCell.Replace(capCell(c, MaxFreeCell))
+				cells[i] = freeTextCell.Replace(textsafe.Cap(c, MaxFreeCell))
 				continue
 			}
-			cells[i] = PlainCell(capCell(c, MaxCell))
+			cells[i] = PlainCell(textsafe.Cap(c, MaxCell))
 		}
 		fmt.Fprintln(tw, strings.Join(cells, "\t"))
 	}

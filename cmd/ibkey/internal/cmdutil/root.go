@@ -1,6 +1,7 @@
 package cmdutil
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -154,10 +155,7 @@ func usageTemplate() string {
 // code). It is made when asked for, not when the command tree is built on every run
 // (issue 23's start-up budget).
 func LongHelp(c *cobra.Command) string {
-	text := c.Long
-	if text == "" {
-		text = c.Short
-	}
+	text := cmp.Or(c.Long, c.Short)
 	rows, _ := CommandExits(c)
 	if text == "" {
 		return ExitCodesText(rows)

@@ -1,6 +1,7 @@
 package cmdutil
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -72,11 +73,7 @@ func checkFlagValues(c *cobra.Command) error {
 // --dr given together) before c runs, so that their untyped errors exit 2 (cobra
 // runs them after the pre-run hooks, and then passes: they are the same checks).
 func checkCobraFlags(c *cobra.Command) error {
-	err := c.ValidateRequiredFlags()
-	if err == nil {
-		err = c.ValidateFlagGroups()
-	}
-	if err != nil {
+	if err := cmp.Or(c.ValidateRequiredFlags(), c.ValidateFlagGroups()); err != nil {
 		return Usagef("%s: %s (see '%s --help')", commandName(c), err, c.CommandPath())
 	}
 	return nil

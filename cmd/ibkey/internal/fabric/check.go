@@ -316,14 +316,10 @@ func auditIncomplete(res fabric.AuditResult) []cmdutil.Incomplete {
 // outsideList names up to four ports outside the subnet, with why.
 func outsideList(fab *fabric.Fabric, out []fabric.OutsidePort) string {
 	var parts []string
-	for i, p := range out {
-		if i == 4 {
-			parts = append(parts, fmt.Sprintf("and %d more", len(out)-4))
-			break
-		}
+	for _, p := range out {
 		parts = append(parts, fmt.Sprintf("%s (%s)", fab.Label(p.PortID), p.Reason))
 	}
-	return strings.Join(parts, ", ")
+	return strings.Join(textsafe.Capped(parts, 4), ", ")
 }
 
 func writeFindings(w io.Writer, fab *fabric.Fabric, findings []check.Finding) {

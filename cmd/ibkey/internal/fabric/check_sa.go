@@ -239,12 +239,7 @@ func compareViewModel(fab *fabric.Fabric, sp saPort, view []check.PKey, model *p
 // the SA, with the file's Q_Key, MTU and rate.
 func groupFindings(ctx context.Context, t mad.Transport, sm uint16, conf *partconf.Config, model *partconf.Model, requester string, reqTable []check.PKey) ([]check.Finding, []fabric.NotChecked, int) {
 	member := func(key check.PartitionKey) bool {
-		for _, k := range reqTable {
-			if k.Valid() && k.Partition() == key {
-				return true
-			}
-		}
-		return false
+		return slices.ContainsFunc(reqTable, func(k check.PKey) bool { return k.Valid() && k.Partition() == key })
 	}
 	var out []check.Finding
 	var nc []fabric.NotChecked

@@ -3,6 +3,7 @@
 package fabric
 
 import (
+	"cmp"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -49,10 +50,7 @@ it too, with the simulator or umad port released.`,
 
 // nodeName is a node's description, or its GUID when it has none.
 func nodeName(n *fabric.Node) string {
-	if n.Description == "" {
-		return n.GUID.String()
-	}
-	return n.Description
+	return cmp.Or(n.Description, n.GUID.String())
 }
 
 // lidState are a listed port's LID and state cells: no LID on a switch's external

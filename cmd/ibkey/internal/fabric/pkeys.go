@@ -1,6 +1,7 @@
 package fabric
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -143,9 +144,7 @@ func naNotes(fab *fabric.Fabric, ports []tablePort) []string {
 		case p.PKeys != nil || gap[id]:
 		case p.State == check.StateDown:
 			down = append(down, fab.Label(id))
-			if downWhy == "" {
-				downWhy = p.PKeysError
-			}
+			downWhy = cmp.Or(downWhy, p.PKeysError)
 		default:
 			why := p.PKeysError
 			if s, scope := fab.PortScope(id); s == fabric.ScopeUnmanaged || s == fabric.ScopeOtherSubnet {
@@ -156,10 +155,7 @@ func naNotes(fab *fabric.Fabric, ports []tablePort) []string {
 	}
 	var notes []string
 	if len(down) > 0 {
-		if downWhy == "" {
-			downWhy = "not read"
-		}
-		notes = append(notes, fmt.Sprintf("P_Key tables n/a on DOWN ports (%s): %s", strings.Join(textsafe.Capped(down, 5), ", "), downWhy))
+		notes = append(notes, fmt.Sprintf("P_Key tables n/a on DOWN ports (%s): %s", strings.Join(textsafe.Capped(down, 5), ", "), cmp.Or(downWhy, "not read")))
 	}
 	if len(outside) > 0 {
 		notes = append(notes, "P_Key tables n/a, not part of the swept subnet: "+strings.Join(textsafe.Capped(outside, 5), "; "))
@@ -179,14 +175,12 @@ func (t tablePort) json() portJSON {
 	pj := portJSON{NodeDesc: n.Description, NodeGUID: n.GUID, Type: n.Type, Port: p.Num,
 		EndPort: t.end, Peer: p.Peer, PKeysError: p.PKeysError, Error: p.Error}
 	if t.end && p.GUID != 0 {
-		g := p.GUID
-		pj.PortGUID = &g
+		pj.PortGUID = new(p.GUID)
 	}
 	if p.Error == "" { // PortInfo read
-		state, lid := p.State, p.LID
-		pj.State = &state
+		pj.State = new(p.State)
 		if t.end {
-			pj.LID = &lid
+			pj.LID = new(p.LID)
 		}
 	}
 	if size, ok := t.size(); ok {
@@ -199,8 +193,7 @@ func (t tablePort) json() portJSON {
 	for _, e := range t.entries {
 		pj.Entries = append(pj.Entries, entryJSON{e.Index, e.PKey.String(), e.PKey.Partition().String(), e.PKey.Membership().String()})
 	}
-	valid := len(pj.Entries)
-	pj.Valid = &valid
+	pj.Valid = new(len(pj.Entries))
 	return pj
 }
 
@@ -285,10 +278,7 @@ func members(o *PKeysOptions, fab *fabric.Fabric, key check.PKey) error {
 		g := cmdutil.Grid{Header: []string{"NODE", "PORT", "TYPE", "NODE_GUID", "END_PORT", "MEMBERSHIP", "INDEXES"},
 			Required: []string{"NODE", "PORT", "MEMBERSHIP"}, Optional: [][]string{{"NODE_GUID"}, {"TYPE"}}}
 		for _, m := range members {
-			name := m.Description
-			if name == "" {
-				name = m.Node.String()
-			}
+			name := cmp.Or(m.Description, m.Node.String())
 			idx := make([]string, len(m.Indexes))
 			for i, x := range m.Indexes {
 				idx[i] = strconv.Itoa(x)

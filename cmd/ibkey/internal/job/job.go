@@ -3,6 +3,7 @@
 package job
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"slices"
@@ -211,8 +212,7 @@ func (o *Options) inputs() (in job.Inputs, from string, lookalikes []string, err
 		}
 	}
 	if o.Perftest != "" {
-		a := job.ParsePerftestArgs(o.Perftest)
-		in.Perftest = &a
+		in.Perftest = new(job.ParsePerftestArgs(o.Perftest))
 		sources = append(sources, "--perftest")
 	}
 	switch len(sources) {
@@ -381,11 +381,7 @@ func Run(o *Options) error {
 		// (unread-device), a fabric address or swept port that did not answer
 		// (unread-node, cmdutil.HostNotRead), what a sweep's missed links may hide
 		// (partial-sweep, as the fabric commands).
-		kind := cmdutil.IncompleteUnreadDevice
-		if u.Kind != "" {
-			kind = string(u.Kind)
-		}
-		rep.Incomplete = append(rep.Incomplete, cmdutil.Incomplete{Kind: kind, Message: "not read: " + u.What()})
+		rep.Incomplete = append(rep.Incomplete, cmdutil.Incomplete{Kind: cmp.Or(string(u.Kind), cmdutil.IncompleteUnreadDevice), Message: "not read: " + u.What()})
 	}
 	rest, mattersRest := 0, 0
 	for i, g := range groups {

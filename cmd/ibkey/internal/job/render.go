@@ -92,8 +92,7 @@ func newReport(rs []*job.Result, key check.PKey) report {
 			if pr.Used { // what the library does there
 				p.Outcome, p.Problem = pr.Outcome, pr.Problem
 				if pr.Index >= 0 {
-					i := pr.Index
-					p.Index = &i
+					p.Index = new(pr.Index)
 				}
 				if pr.Outcome == job.Uses || pr.Outcome == job.EmptyEntry {
 					p.PKey, p.key = pr.PKey.String(), pr.PKey
@@ -236,10 +235,7 @@ func (r *report) writeVerdict(b *bytes.Buffer, l libReport) {
 	if l.Verdict == job.Works && r.Mode == "want" && l.Same == "" {
 		word = "works with a value per port"
 	}
-	what := l.Setting
-	if l.Inactive != "" {
-		what = l.Inactive
-	}
+	what := cmp.Or(l.Inactive, l.Setting)
 	if r.Mode == "want" && l.Verdict != job.NotApplicable {
 		what = "for partition " + r.Partition + ": " + l.Setting
 	}

@@ -54,7 +54,7 @@ JSON (-o json), schema schemas/partitions-check.schema.json: {"schema_version":1
   ibkey partitions check partitions.conf --allow-both --table-size 64 --strict
   ibkey partitions check partitions.conf -o json`,
 		Args:              cobra.ExactArgs(1),
-		ValidArgsFunction: completePartitionsFile,
+		ValidArgsFunction: completePartitionsFile(false),
 		RunE: cmdutil.RunE(f, o, &o.Deps, func(_ *cobra.Command, args []string) error {
 			o.File = args[0]
 			return nil

@@ -74,7 +74,7 @@ JSON (-o json), schema schemas/partitions-matrix.schema.json: {"schema_version":
   ibkey partitions matrix partitions.conf --summary
   ibkey partitions matrix partitions.conf -o json | jq '.summary.only_default'`,
 		Args:              cobra.ExactArgs(1),
-		ValidArgsFunction: completePartitionsFile,
+		ValidArgsFunction: completePartitionsFile(false),
 		RunE: cmdutil.RunE(f, o, &o.Deps, func(_ *cobra.Command, args []string) error {
 			o.File = args[0]
 			return nil
@@ -363,8 +363,7 @@ func runMatrix(o *MatrixOptions) error {
 		o.Notices.Warn(rejectedWarning(p.Config))
 	}
 	m := partconf.NewModel(p.Config, p.TypedPorts(types), p.Options)
-	x := matrix{p: p, m: m, summary: m.Summary(), names: names}
-	sort.SliceStable(x.summary.Partitions, func(i, j int) bool { return keyLess(x.summary.Partitions[i].Key, x.summary.Partitions[j].Key) })
+	x := matrix{p: p, m: m, summary: m.Summary(), names: names} // assumptions sorts its partitions
 	if len(m.Ports) <= gridMax && !o.Summary {
 		x.grid = true
 		if x.pairs, err = p.Pairs(m.Ports); err != nil {

@@ -4,6 +4,7 @@
 package partitions
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"maps"
@@ -155,11 +156,7 @@ func nodeColumn(g *cmdutil.Grid, at int, names map[check.GUID]string) func(guid 
 	}
 	return func(guid check.GUID, cells ...string) {
 		if names != nil {
-			name := names[guid]
-			if name == "" {
-				name = "-"
-			}
-			cells = slices.Insert(cells, at, name)
+			cells = slices.Insert(cells, at, cmp.Or(names[guid], "-"))
 		}
 		g.Add(cells...)
 	}
@@ -173,18 +170,16 @@ func keyLess(a, b check.PartitionKey) bool {
 	return a < b
 }
 
-// completePartitionsFile completes FILE with file names.
-func completePartitionsFile(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	if len(args) == 0 {
-		return nil, cobra.ShellCompDirectiveDefault
+// completePartitionsFile completes FILE with file names, then with guids the port
+// GUIDs it names.
+func completePartitionsFile(guids bool) cobra.CompletionFunc {
+	return func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		switch {
+		case len(args) == 0:
+			return nil, cobra.ShellCompDirectiveDefault
+		case guids:
+			return cmdutil.FileGUIDCompletions(args[0]), cobra.ShellCompDirectiveNoFileComp
+		}
+		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	return nil, cobra.ShellCompDirectiveNoFileComp
-}
-
-// completePartitionsFileThenGUIDs completes FILE, then the port GUIDs it names.
-func completePartitionsFileThenGUIDs(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-	if len(args) == 0 {
-		return nil, cobra.ShellCompDirectiveDefault
-	}
-	return cmdutil.FileGUIDCompletions(args[0]), cobra.ShellCompDirectiveNoFileComp
 }

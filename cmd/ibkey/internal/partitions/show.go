@@ -96,7 +96,7 @@ schemas/partitions-show.schema.json: {"schema_version":1,"file","rejected","unce
   ibkey partitions show new.conf --previous old.conf -o json
   ibkey partitions show c.conf --previous a.conf --previous b.conf --restarted`,
 		Args:              cobra.MinimumNArgs(1),
-		ValidArgsFunction: completePartitionsFileThenGUIDs,
+		ValidArgsFunction: completePartitionsFile(true),
 		RunE: cmdutil.RunE(f, o, &o.Deps, func(_ *cobra.Command, args []string) error {
 			o.File, o.GUIDs = args[0], args[1:]
 			return nil

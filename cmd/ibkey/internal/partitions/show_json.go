@@ -161,14 +161,11 @@ func (s *show) portJSON(t *query.PortTable) portTableJSON {
 	for _, sl := range t.Slots {
 		ej := tableEntryJSON{Index: sl.Index, PKey: "0x0000", Key: "0x0000"}
 		if e := sl.Entry; e != nil {
-			ms := e.PKey.Membership().String()
-			ej = tableEntryJSON{Index: sl.Index, PKey: e.PKey.String(), Key: e.PKey.Partition().String(), Membership: &ms, Valid: true,
-				Partition: &e.Partition.Name, DecidedBy: strp(e.DecidedBy.Text()), At: strp(p.Config.PosText(e.DecidedBy.Pos()))}
+			ej = tableEntryJSON{Index: sl.Index, PKey: e.PKey.String(), Key: e.PKey.Partition().String(), Membership: new(e.PKey.Membership().String()), Valid: true,
+				Partition: &e.Partition.Name, DecidedBy: new(e.DecidedBy.Text()), At: new(p.Config.PosText(e.DecidedBy.Pos()))}
 		}
 		if sl.Before.Valid() {
-			ej.Before = strp(sl.Before.String())
-			kept := sl.Kept
-			ej.Kept = &kept
+			ej.Before, ej.Kept = new(sl.Before.String()), new(sl.Kept)
 		}
 		ej.Hole = sl.Hole()
 		pj.Entries = append(pj.Entries, ej)
@@ -178,5 +175,3 @@ func (s *show) portJSON(t *query.PortTable) portTableJSON {
 	}
 	return pj
 }
-
-func strp(s string) *string { return &s }

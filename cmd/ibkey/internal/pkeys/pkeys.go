@@ -3,6 +3,7 @@
 package pkeys
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"slices"
@@ -344,10 +345,7 @@ func entryNotes(e query.Entry) []string {
 
 // pkeysTable prints one port as a heading, a table and a summary line.
 func pkeysTable(w io.Writer, v *query.PortView, all bool) error {
-	ll := v.LinkLayer()
-	if ll == "" {
-		ll = "link layer n/a"
-	}
+	ll := cmp.Or(v.LinkLayer(), "link layer n/a")
 	head := fmt.Sprintf("%s  %s  %s", v.Ref(), ll, v.Port.State.Name)
 	if v.Port.LID.OK() && ll == "InfiniBand" {
 		head += fmt.Sprintf("  LID %d", v.Port.LID.Value)
@@ -406,8 +404,7 @@ func pkeyPortToJSON(v *query.PortView, all bool) pkeyPortJSON {
 	j := pkeyPortJSON{Device: v.Port.Device, Port: v.Port.Num, State: v.Port.State.Name,
 		TableMissing: v.TableMissing, Warnings: cmdutil.List(v.Warnings), IPoIB: []ipoibJSON{}}
 	if v.Fabric != nil {
-		desc := v.Device.NodeDesc.Value
-		j.NodeDesc, j.NodeGUID, j.Address = &desc, v.Fabric.NodeGUID.String(), v.Fabric.Address
+		j.NodeDesc, j.NodeGUID, j.Address = new(v.Device.NodeDesc.Value), v.Fabric.NodeGUID.String(), v.Fabric.Address
 		if e := v.Fabric.Enforcement; e != nil {
 			j.Enforcement = &enforcementJSON{Inbound: e.Inbound, Outbound: e.Outbound}
 		}
@@ -416,8 +413,7 @@ func pkeyPortToJSON(v *query.PortView, all bool) pkeyPortJSON {
 		j.LinkLayer = &v.Port.LinkLayer.Value
 	}
 	if v.Table != nil {
-		size, valid := len(v.Table.Entries), v.Table.Valid
-		j.TableSize, j.ValidPKeys, j.UnreadPKeys = &size, &valid, len(v.Table.Unread())
+		j.TableSize, j.ValidPKeys, j.UnreadPKeys = new(len(v.Table.Entries)), new(v.Table.Valid), len(v.Table.Unread())
 		j.Entries = []pkeyEntryJSON{}
 		for _, e := range v.Table.Entries {
 			if show(e, all) {
@@ -437,8 +433,7 @@ func pkeyPortToJSON(v *query.PortView, all bool) pkeyPortJSON {
 			ij.LinkUnread = ip.Carrier.Missing
 		}
 		if ip.Index >= 0 && ip.Unknown == "" {
-			idx, m := ip.Index, ip.Membership.String()
-			ij.Index, ij.Membership = &idx, &m
+			ij.Index, ij.Membership = new(ip.Index), new(ip.Membership.String())
 		}
 		j.IPoIB = append(j.IPoIB, ij)
 	}
@@ -449,16 +444,14 @@ func entryToJSON(e query.Entry) pkeyEntryJSON {
 	j := pkeyEntryJSON{Index: e.Index, Valid: e.Valid(), Hole: e.Hole, Both: e.Both,
 		Unreadable: e.Unreadable, IPoIB: e.Interfaces}
 	if e.Unreadable == "" {
-		p, k := e.PKey.String(), e.PKey.Partition().String()
-		j.PKey, j.Key = &p, &k
+		j.PKey, j.Key = new(e.PKey.String()), new(e.PKey.Partition().String())
 		if m := membership(e.PKey); m != "" {
 			j.Membership = &m // null for an empty entry: it has no membership
 		}
 		j.Default = e.Valid() && e.PKey.IsDefault()
 	}
 	if e.DuplicateOf >= 0 {
-		d := e.DuplicateOf
-		j.Duplicate = &d
+		j.Duplicate = new(e.DuplicateOf)
 	}
 	return j
 }
@@ -495,8 +488,7 @@ func findPKey(o *PKeysOptions, views []*query.PortView, key check.PKey, src cmdu
 	for _, v := range views {
 		r := findJSON{Device: v.Port.Device, Port: v.Port.Num}
 		if v.Fabric != nil {
-			desc := v.Device.NodeDesc.Value
-			r.NodeDesc, r.NodeGUID = &desc, v.Fabric.NodeGUID.String()
+			r.NodeDesc, r.NodeGUID = new(v.Device.NodeDesc.Value), v.Fabric.NodeGUID.String()
 		}
 		if why := v.TableNotRead(); why != "" && v.DownTableNotRead() {
 			// The table view notes it as no gap, but --find asks what it holds: the
@@ -513,8 +505,7 @@ func findPKey(o *PKeysOptions, views []*query.PortView, key check.PKey, src cmdu
 		r.Outcome, r.Reason = fr.Outcome.String(), fr.Reason
 		switch fr.Outcome {
 		case query.FindFound:
-			idx, p, m := fr.Entry.Index, fr.Entry.PKey.String(), fr.Entry.PKey.Membership().String()
-			r.Found, r.Index, r.Entry, r.Membership = true, &idx, &p, &m
+			r.Found, r.Index, r.Entry, r.Membership = true, new(fr.Entry.Index), new(fr.Entry.PKey.String()), new(fr.Entry.PKey.Membership().String())
 			found = true
 			// Not Known: an entry not read may be the one the kernel picks instead.
 			unknown[v.Ref()] = !fr.Known
@@ -595,9 +586,7 @@ func findPKey(o *PKeysOptions, views []*query.PortView, key check.PKey, src cmdu
 		n.Warn(w)
 	}
 	for _, r := range results {
-		if !r.Found {
-			n.Note(fmt.Sprintf("%s/%d: %s", r.Device, r.Port, r.Reason))
-		} else if r.Reason != "" {
+		if !r.Found || r.Reason != "" {
 			n.Note(fmt.Sprintf("%s/%d: %s", r.Device, r.Port, r.Reason))
 		}
 		if r.Found && *r.Membership == "limited" && !unknown[query.PortRef{Device: r.Device, Port: r.Port}] {
