@@ -147,12 +147,7 @@ func (f *Fabric) NotRead(tables bool) []NotChecked {
 // link did not answer or was not probed (NotRead lists them). A node or link not in
 // such a sweep is not read, not gone.
 func (f *Fabric) MissedLinks() bool {
-	for _, nc := range f.NotRead(false) {
-		if nc.hides {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(f.NotRead(false), func(nc NotChecked) bool { return nc.hides })
 }
 
 // notReadLine is how NotCheckedLines starts the line of k of NotRead's items of one

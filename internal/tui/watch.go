@@ -456,12 +456,7 @@ func (m Model) rows() []*query.PortDelta {
 }
 
 func rowOf(rows []*query.PortDelta, ref query.PortRef) int {
-	for i, p := range rows {
-		if p.Ref == ref {
-			return i
-		}
-	}
-	return -1
+	return slices.IndexFunc(rows, func(p *query.PortDelta) bool { return p.Ref == ref })
 }
 
 // Run shows the screen on the terminal in/out until the user quits (q, Ctrl-C:
