@@ -244,12 +244,7 @@ func (m Model) layout() Model {
 		if m.all {
 			n = max(len(rows[i].Counters), 1)
 		}
-		if i < m.offset {
-			m.offset = i
-		}
-		if i+n > m.offset+body {
-			m.offset = i + n - body
-		}
+		m.offset = max(min(m.offset, i), i+n-body)
 	}
 	m.offset = max(min(m.offset, len(rows)-body), 0)
 	m.vp.SetWidth(m.width)
