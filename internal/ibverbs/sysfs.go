@@ -96,16 +96,13 @@ func (e *PathError) Unwrap() error { return e.Err }
 // Describe turns a read error into a short reason without the path ("does not exist",
 // "permission denied", "read failed: ... (EINVAL ...)").
 func Describe(err error) string {
-	var fe *fsread.Error
-	if errors.As(err, &fe) {
+	if fe, ok := errors.AsType[*fsread.Error](err); ok {
 		return fe.Problem
 	}
-	var de *DanglingError
-	if errors.As(err, &de) {
+	if de, ok := errors.AsType[*DanglingError](err); ok {
 		return de.Error()
 	}
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
+	if pe, ok := errors.AsType[*fs.PathError](err); ok {
 		err = pe.Err
 	}
 	switch {
@@ -179,8 +176,7 @@ func optional[T any](s *Sysfs, dir, name string, parse func(string) (T, error)) 
 // parsed is the optional value of a file read as v, or not read with err.
 func parsed[T any](v string, err error, name string, parse func(string) (T, error)) Opt[T] {
 	if err != nil {
-		var pe *PathError
-		if errors.As(err, &pe) {
+		if pe, ok := errors.AsType[*PathError](err); ok {
 			return Opt[T]{Missing: textsafe.Text(name + ": " + Describe(pe.Err))}
 		}
 		return Opt[T]{Missing: textsafe.Text(err.Error())}

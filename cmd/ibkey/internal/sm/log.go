@@ -268,8 +268,7 @@ func runLog(o *LogOptions) error {
 	err = o.Source.Load(o.Ctx, o.Notices, false, false, run)
 	// Errors found in the log are definite, whatever the sweep that names the ports
 	// could not read (it is named on stderr).
-	var se *cmdutil.SilentError
-	if found && errors.As(err, &se) && se.Code == cmdutil.ExitIncomplete {
+	if se, ok := errors.AsType[*cmdutil.SilentError](err); found && ok && se.Code == cmdutil.ExitIncomplete {
 		return cmdutil.Exit(cmdutil.ExitNo)
 	}
 	return err

@@ -225,8 +225,7 @@ func runCounters(o *CountersOptions) error {
 // warned about already (NewSampler reads the same ports).
 func (o *CountersOptions) loadMany(host *query.Host) ([]*query.PortView, error) {
 	views, err := host.LoadMany(o.Selectors)
-	var partial *query.PartialError
-	if errors.As(err, &partial) {
+	if _, ok := errors.AsType[*query.PartialError](err); ok {
 		err = nil
 	}
 	return views, err
