@@ -324,9 +324,7 @@ func auditSwitchPort(f *Fabric, sw *Node, p *Port, caNode *Node, ca *Port) []che
 	if p.PKeys == nil || ca.PKeys == nil {
 		return out
 	}
-	if enforcing == "" {
-		enforcing = "once enforcement is on, the switch will drop them"
-	}
+	enforcing = cmp.Or(enforcing, "once enforcement is on, the switch will drop them")
 	caKeys, swKeys := memberships(ca.PKeys), memberships(p.PKeys)
 	// The CA's keys the switch port lacks, judged by the switch-port rule can-talk
 	// applies too (hop.go, CheckHop): an error where the switch drops them (it enforces

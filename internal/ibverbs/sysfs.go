@@ -4,6 +4,7 @@
 package ibverbs
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -506,11 +507,7 @@ func (s *Sysfs) ReadCounter(dev string, num int, name string) Counter {
 		c.Unavailable = "no PMA on this device (counters/" + name + " holds \"" + NoPMA + "\")"
 		return c
 	}
-	bits := CounterWidths[name]
-	if bits == 0 {
-		bits = 64
-	}
-	x, err := ParseDec(v, bits)
+	x, err := ParseDec(v, cmp.Or(CounterWidths[name], 64))
 	if err != nil {
 		c.Err = err
 		return c

@@ -1,6 +1,7 @@
 package query
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -91,11 +92,7 @@ func dialIbsim(ctx context.Context, o mad.IbsimOptions) (mad.Transport, string, 
 // umadPort is o's CA and port, or the host's first ACTIVE InfiniBand port.
 func umadPort(o TransportOptions) (string, int, error) {
 	if o.CA != "" {
-		port := o.CAPort
-		if port == 0 {
-			port = 1
-		}
-		return o.CA, port, nil
+		return o.CA, cmp.Or(o.CAPort, 1), nil
 	}
 	views, err := o.Host().Load(Selector{}, LoadOptions{})
 	if err != nil {

@@ -761,10 +761,7 @@ func (x *Explainer) fixPair(key check.PartitionKey, ends []*End, needFull bool, 
 			names = append(names, e.Label())
 		}
 	}
-	who := strings.Join(names, " and ")
-	if who == "" {
-		who = "the ports"
-	}
+	who := cmp.Or(strings.Join(names, " and "), "the ports")
 	tail := ""
 	if alt != "" {
 		tail = "; " + alt

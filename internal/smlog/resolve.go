@@ -139,9 +139,7 @@ func (r *Resolver) Resolve(p Port, notes *[]string) End {
 			if n.Description != "" {
 				e.NodeDesc = n.Description
 			}
-			if e.LID == 0 {
-				e.LID = fp.LID
-			}
+			e.LID = cmp.Or(e.LID, fp.LID)
 			e.table = fp.PKeys
 			e.From = "fabric"
 			return e
@@ -149,9 +147,7 @@ func (r *Resolver) Resolve(p Port, notes *[]string) End {
 	}
 	if r.Names != nil && e.GUID != 0 {
 		if lp, ok := r.Names.byGUID[e.GUID]; ok {
-			if e.NodeDesc == "" {
-				e.NodeDesc = lp.NodeDesc
-			}
+			e.NodeDesc = cmp.Or(e.NodeDesc, lp.NodeDesc)
 			if e.Num < 0 {
 				e.Num = lp.Num
 			}

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"strconv"
@@ -302,10 +303,7 @@ func (m Model) portTable(rows []*query.PortDelta) (head, body []string) {
 		gw := cols.width()
 		ti := title(c.Name)
 		if cols.total {
-			long := longTitles[c.Name]
-			if long == "" {
-				long = ti
-			}
+			long := cmp.Or(longTitles[c.Name], ti)
 			if full := long + " (" + c.Source.Name() + ")"; ansi.StringWidth(full) <= gw {
 				ti = full
 			} else if ansi.StringWidth(long) <= gw {

@@ -116,10 +116,7 @@ func (u *umadFile) encodeHdr(h []byte, req *Request, class Class, timeout time.D
 	if class == ClassSubnDirected {
 		dlid = permissiveLID
 	}
-	ms := uint32(timeout / time.Millisecond)
-	if ms == 0 {
-		ms = 1
-	}
+	ms := max(uint32(timeout/time.Millisecond), 1)
 	agent, ok := u.agents[class]
 	if !ok {
 		return fmt.Errorf("no %s agent: the port has no QP0 (not InfiniBand), so it sends no SMPs: %w", class, unix.EPROTONOSUPPORT)

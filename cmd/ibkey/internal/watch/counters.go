@@ -1,6 +1,7 @@
 package watch
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -336,11 +337,7 @@ func (o *CountersOptions) caPort(host *query.Host) *query.PortView {
 	if o.MAD.CA == "" || o.MAD.IbsimBase() != "" {
 		return nil
 	}
-	port := o.MAD.CAPort
-	if port == 0 {
-		port = 1
-	}
-	views, err := host.Load(query.Selector{Device: o.MAD.CA, Port: port, HasPort: true}, query.LoadOptions{})
+	views, err := host.Load(query.Selector{Device: o.MAD.CA, Port: cmp.Or(o.MAD.CAPort, 1), HasPort: true}, query.LoadOptions{})
 	if err != nil || len(views) != 1 {
 		return nil
 	}
