@@ -1,7 +1,9 @@
 package fabric
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -209,20 +211,14 @@ func diffPort(a, b *Fabric, n *Node, pa, pb *Port) []check.Finding {
 		return m
 	}
 	ia, ib := idx(pa.PKeys), idx(pb.PKeys)
-	var values []check.PKey
-	for k := range ia {
-		values = append(values, k)
-	}
+	values := slices.Collect(maps.Keys(ia))
 	for k := range ib {
 		if _, ok := ia[k]; !ok {
 			values = append(values, k)
 		}
 	}
-	sort.Slice(values, func(i, j int) bool {
-		if values[i].Partition() != values[j].Partition() {
-			return values[i].Partition() < values[j].Partition()
-		}
-		return values[i] < values[j]
+	slices.SortFunc(values, func(a, b check.PKey) int {
+		return cmp.Or(cmp.Compare(a.Partition(), b.Partition()), cmp.Compare(a, b))
 	})
 	// A key gone and the same partition's other membership new is one change: the
 	// port's membership changed (full <-> limited), not a partition left and another
