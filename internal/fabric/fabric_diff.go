@@ -131,12 +131,10 @@ func linkGone(f *Fabric, l Link, missed bool) bool {
 	if !missed {
 		return true
 	}
-	for _, id := range []check.PortID{l.A, l.B} {
-		if p := f.Port(id); p != nil && (p.State == check.StateDown || p.Peer != nil) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc([]check.PortID{l.A, l.B}, func(id check.PortID) bool {
+		p := f.Port(id)
+		return p != nil && (p.State == check.StateDown || p.Peer != nil)
+	})
 }
 
 func diffPort(a, b *Fabric, n *Node, pa, pb *Port) []check.Finding {

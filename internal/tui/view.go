@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -182,12 +183,7 @@ func (m Model) header() string {
 // compact reports whether counter j is unavailable on every port: it gets a narrow
 // n/a column instead of a group.
 func (m Model) compact(j int) bool {
-	for _, p := range m.snap.Ports {
-		if p.Err == "" && p.Counters[j].Unavailable == "" {
-			return false
-		}
-	}
-	return true
+	return !slices.ContainsFunc(m.snap.Ports, func(p query.PortDelta) bool { return p.Err == "" && p.Counters[j].Unavailable == "" })
 }
 
 func pad(s string, w int, right bool) string {
