@@ -328,8 +328,7 @@ func setPortRules(e *check.Endpoint, v *PortView) {
 // switch-port rule (the switch port cabled to it), with its state and subnet as swept
 // (setPortRules).
 func placeSwept(e *check.Endpoint, f *fabric.Fabric, n *fabric.Node, p *fabric.Port) {
-	id := check.PortID{Node: n.GUID, Port: p.Num}
-	e.Fabric, e.At = f, &id
+	e.Fabric, e.At = f, new(check.PortID{Node: n.GUID, Port: p.Num})
 	e.State = p.State
 	if p.GIDPrefix != 0 {
 		e.Subnet = &check.SubnetID{SMLID: p.SMLID, GIDPrefix: p.GIDPrefix}

@@ -87,8 +87,7 @@ func entryValue(e *Entry) *check.PKey {
 	if e == nil || !e.readable() {
 		return nil
 	}
-	v := e.PKey
-	return &v
+	return new(e.PKey)
 }
 
 func (e *Entry) readable() bool { return e.Unreadable == "" }

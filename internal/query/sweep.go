@@ -470,8 +470,7 @@ func (s *sweeper) merge(probes []probe) ([]*sweepNode, []caPortVisit) {
 		}
 		from.Peer = &to
 		if tp := n.node.Port(to.Port); tp != nil {
-			back := check.PortID{Node: pr.from.node.GUID, Port: pr.port}
-			tp.Peer = &back
+			tp.Peer = new(check.PortID{Node: pr.from.node.GUID, Port: pr.port})
 		}
 	}
 	return next, ports

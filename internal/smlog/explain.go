@@ -57,8 +57,7 @@ func (x *Explainer) Explain(ev *Event) Explanation {
 		if p.LID == 0 && p.GUID == 0 && p.NodeGUID == 0 && p.NodeDesc == "" && !p.QPKnown {
 			return nil
 		}
-		e := x.R.Resolve(p, &ex.Notes)
-		return &e
+		return new(x.R.Resolve(p, &ex.Notes))
 	}
 	ex.From, ex.To, ex.Reporter = res(ev.From), res(ev.To), res(ev.Reporter)
 	for _, e := range []*End{ex.From, ex.To} {
@@ -318,8 +317,7 @@ func (x *Explainer) badSwitchPKey(ev *Event, ex *Explanation) {
 	var ca *End
 	if f := x.R.Fabric; f != nil && ex.Switch != nil && ex.Switch.ID != nil {
 		if p := f.Port(check.PortID{Node: ex.Switch.ID.Node, Port: ev.SwitchPort}); p != nil && p.Peer != nil {
-			e := x.R.Resolve(Port{NodeGUID: p.Peer.Node, Num: p.Peer.Port}, &ex.Notes)
-			ca = &e
+			ca = new(x.R.Resolve(Port{NodeGUID: p.Peer.Node, Num: p.Peer.Port}, &ex.Notes))
 			dir := "the packet entered the switch from it (inbound enforcement)"
 			switch {
 			case ex.To != nil && ex.To.ID != nil && *ex.To.ID == *p.Peer:

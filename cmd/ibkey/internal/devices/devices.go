@@ -236,12 +236,10 @@ func devicePortRow(v *query.PortView) devicePortJSON {
 	case p.LinkLayer.Value != "InfiniBand":
 		r.Missing["port_guid"] = "not an InfiniBand port (GID 0 does not hold a port GUID)"
 	default:
-		s := p.GID0.Value.PortGUID().String()
-		r.PortGUID = &s
+		r.PortGUID = new(p.GID0.Value.PortGUID().String())
 	}
 	if v.Table != nil {
-		size, valid := len(v.Table.Entries), v.Table.Valid
-		r.TableSize, r.ValidPKeys, r.UnreadPKeys = &size, &valid, len(v.Table.Unread())
+		r.TableSize, r.ValidPKeys, r.UnreadPKeys = new(len(v.Table.Entries)), new(v.Table.Valid), len(v.Table.Unread())
 	} else {
 		r.Missing["table_size"] = v.TableMissing
 	}
@@ -249,8 +247,7 @@ func devicePortRow(v *query.PortView) devicePortJSON {
 		r.Missing = nil
 	}
 	if v.Fabric != nil {
-		desc := v.Device.NodeDesc.Value
-		r.NodeDesc, r.NodeGUID, r.Address = &desc, v.Fabric.NodeGUID.String(), v.Fabric.Address
+		r.NodeDesc, r.NodeGUID, r.Address = new(v.Device.NodeDesc.Value), v.Fabric.NodeGUID.String(), v.Fabric.Address
 	}
 	return r
 }

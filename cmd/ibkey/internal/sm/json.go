@@ -87,12 +87,10 @@ func fields(ev *smlog.Event, ex *smlog.Explanation) eventFields {
 		f.Notes = []string{}
 	}
 	if ev.SL >= 0 {
-		sl := ev.SL
-		f.SL = &sl
+		f.SL = new(ev.SL)
 	}
 	if ev.ConfLine > 0 {
-		l := ev.ConfLine
-		f.ConfLine = &l
+		f.ConfLine = new(ev.ConfLine)
 	}
 	key := nonZero(keyCell(ev))
 	switch ev.KeyType {

@@ -35,8 +35,7 @@ func (p *printer) begin() {
 		p.doc.Field("log", p.o.File)
 		var since *string
 		if !p.since.IsZero() {
-			s := p.since.Format(time.RFC3339)
-			since = &s
+			since = new(p.since.Format(time.RFC3339))
 		}
 		p.doc.Field("since_at", since)
 		p.events = p.doc.OpenArray("events")

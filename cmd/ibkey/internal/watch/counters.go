@@ -829,24 +829,20 @@ type countersSampleJSON struct {
 func countersToJSON(snap *query.Snapshot, demo bool, via string, nodes map[string]fabricNode) countersSampleJSON {
 	out := countersSampleJSON{Time: snap.Time.Format(time.RFC3339Nano), Demo: demo, Via: via, Ports: make([]counterPortJSON, len(snap.Ports))}
 	if snap.Interval > 0 {
-		s := snap.Interval.Seconds()
-		out.Interval = &s
+		out.Interval = new(snap.Interval.Seconds())
 	}
 	for i, p := range snap.Ports {
 		pj := counterPortJSON{Device: p.Ref.Device, Port: p.Ref.Port, Address: p.Address, State: p.State, Error: p.Err, Counters: map[string]counterJSON{}}
 		if n, ok := nodes[p.Address]; ok && p.Address != "" {
-			desc := n.desc
-			pj.NodeDesc, pj.NodeGUID = &desc, n.guid.String()
+			pj.NodeDesc, pj.NodeGUID = new(n.desc), n.guid.String()
 		}
 		for _, c := range p.Counters {
 			cj := counterJSON{Source: c.Source, Saturated: c.Saturated, Reset: c.Reset, Error: c.Err, Unavailable: c.Unavailable}
 			if c.OK() {
-				v := c.Value
-				cj.Value = &v
+				cj.Value = new(c.Value)
 			}
 			if c.HasDelta {
-				d, r := c.Delta, c.Rate
-				cj.Delta, cj.Rate = &d, &r
+				cj.Delta, cj.Rate = new(c.Delta), new(c.Rate)
 			}
 			pj.Counters[c.Name] = cj
 		}

@@ -188,8 +188,7 @@ func tableEvents(r query.PortRef, old, cur *query.TableRead, ifcs []query.IPoIB)
 			ev.Description += "; " + strings.Join(fx, "; ")
 		}
 		if c.Index >= 0 {
-			idx := c.Index
-			ev.Index, ev.Old, ev.New = &idx, pkeyString(c.Old), pkeyString(c.New)
+			ev.Index, ev.Old, ev.New = new(c.Index), pkeyString(c.Old), pkeyString(c.New)
 		}
 		out[i] = ev
 	}
@@ -200,8 +199,7 @@ func pkeyString(p *check.PKey) *string {
 	if p == nil {
 		return nil
 	}
-	s := p.String()
-	return &s
+	return new(p.String())
 }
 
 func printPKeyEvent(w io.Writer, f cmdutil.Format, now time.Time, ev pkeyEventJSON) error {
