@@ -630,16 +630,11 @@ func (x *Explainer) configRejected(ev *Event, ex *Explanation) {
 	default:
 		ex.FixAt = c.RejectedAt.String()
 		line := lineText(x.PartsText, c.RejectedAt.Line)
-		action := ""
-		for _, f := range c.Findings {
-			if f.Severity == check.SeverityError && f.Pos.Line == c.RejectedAt.Line {
-				action = f.Action
-				break
-			}
-		}
 		ex.Fix = fmt.Sprintf("fix %s `%s`", ex.FixAt, line)
-		if action != "" {
-			ex.Fix += ": " + action
+		if i := slices.IndexFunc(c.Findings, func(f check.Finding) bool {
+			return f.Severity == check.SeverityError && f.Pos.Line == c.RejectedAt.Line
+		}); i >= 0 && c.Findings[i].Action != "" {
+			ex.Fix += ": " + c.Findings[i].Action
 		}
 		ex.Fix += "; then SIGHUP OpenSM (ibkey partitions check shows every problem)"
 	}
@@ -720,12 +715,10 @@ func (x *Explainer) tableFull(ev *Event, ex *Explanation) {
 	}
 	var items []string
 	for _, p := range x.Parts.Config.Partitions {
-		for mi := range p.Members {
-			m := &p.Members[mi]
-			if m.Kind == partconf.KindGUID && m.GUID == ex.From.GUID {
-				items = append(items, fmt.Sprintf("%s (%s)", m.Pos(), p.Name))
-				break
-			}
+		if i := slices.IndexFunc(p.Members, func(m partconf.Member) bool {
+			return m.Kind == partconf.KindGUID && m.GUID == ex.From.GUID
+		}); i >= 0 {
+			items = append(items, fmt.Sprintf("%s (%s)", p.Members[i].Pos(), p.Name))
 		}
 	}
 	if len(items) > 0 {
