@@ -231,3 +231,33 @@ func (d *OpenSMDaemon) WaitLog(text string, from int64, timeout time.Duration) (
 // ReopenLog asks OpenSM to close and reopen its log file (SIGUSR1, opensm(8)), as
 // logrotate's postrotate does after moving the file away.
 func (d *OpenSMDaemon) ReopenLog() error { return d.cmd.Process.Signal(syscall.SIGUSR1) }
+
+// LFTRoute is a line of an LFT dump: LID LID leaves the switch by Port, toward the
+// port with GUID GUID, of node Desc, a switch or not (osm_ucast_file.c remap_lid moves
+// the line to the LID OpenSM gave that port, whatever LID it says).
+type LFTRoute struct {
+	LID      uint16
+	Port     int
+	GUID     uint64
+	Desc     string
+	ToSwitch bool
+}
+
+// LFTDump is the routes of switch sw, at LID lid, in the format of OpenSM's own dump
+// (osm_dump.c dump_ucast_lfts), which routing_engine file reads from lfts_file
+// (osm_ucast_file.c do_ucast_file_load: it finds the switch by its GUID and passes
+// over the LID; the switch starts with no port for any LID, then gets one per line).
+// Dumps of several switches are joined one after another.
+func LFTDump(sw uint64, lid uint16, desc string, routes []LFTRoute) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Unicast lids [0-%d] of switch Lid %d guid 0x%016x ('%s'):\n", len(routes), lid, sw, desc)
+	for _, r := range routes {
+		typ := "Channel Adapter"
+		if r.ToSwitch {
+			typ = "Switch"
+		}
+		fmt.Fprintf(&b, "0x%04x %03d # %s portguid 0x%016x: '%s'\n", r.LID, r.Port, typ, r.GUID, r.Desc)
+	}
+	fmt.Fprintf(&b, "%d lids dumped\n", len(routes))
+	return b.String()
+}

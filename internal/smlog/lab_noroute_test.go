@@ -2,7 +2,6 @@ package smlog
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,34 +24,6 @@ import (
 // do_ucast_file_load: a switch the file names starts with no port for any LID, then
 // gets one per line), a table an administrator dumped and edited, or one left from
 // another fabric.
-
-// lftRoute is a line of an LFT dump: LID lid leaves the switch by port port, toward
-// the port with GUID guid, of node desc, a switch or not (remap_lid moves the line to
-// the LID OpenSM gave that port).
-type lftRoute struct {
-	lid      uint16
-	port     int
-	guid     uint64
-	desc     string
-	toSwitch bool
-}
-
-// lftsFile is the dump osm_ucast_file.c reads, in the format of OpenSM's own
-// (osm_dump.c dump_ucast_lfts): the routes of switch sw, at LID lid (which the reader
-// passes over: it finds the switch by its GUID).
-func lftsFile(sw uint64, lid uint16, desc string, routes []lftRoute) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "Unicast lids [0-%d] of switch Lid %d guid 0x%016x ('%s'):\n", len(routes), lid, sw, desc)
-	for _, r := range routes {
-		typ := "Channel Adapter"
-		if r.toSwitch {
-			typ = "Switch"
-		}
-		fmt.Fprintf(&b, "0x%04x %03d # %s portguid 0x%016x: '%s'\n", r.lid, r.port, typ, r.guid, r.desc)
-	}
-	fmt.Fprintf(&b, "%d lids dumped\n", len(routes))
-	return b.String()
-}
 
 // TestLabPathNoRoute makes the real daemon refuse paths for routing, each way
 // pr_rcv_get_path_parms and mpr_rcv_get_path_parms can: Sw1's table first leaves out
@@ -85,15 +56,18 @@ func TestLabPathNoRoute(t *testing.T) {
 	}
 	swGUID := uint64(sw.GUID)
 	lfts := filepath.Join(l.Dir, "lfts.dump")
-	write := func(routes []lftRoute) {
+	write := func(routes []lab.LFTRoute) {
 		t.Helper()
-		if err := os.WriteFile(lfts, []byte(lftsFile(swGUID, lidSw, "Sw1", routes)), 0o644); err != nil {
+		if err := os.WriteFile(lfts, []byte(lab.LFTDump(swGUID, lidSw, "Sw1", routes)), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
-	rA, rSw, rB := lftRoute{lidA, 1, guidA, "HcaA", false}, lftRoute{lidSw, 0, swGUID, "Sw1", true}, lftRoute{lidB, 2, guidB, "HcaB", false}
-	rC, rD := lftRoute{lidC, 3, guidC, "HcaC", false}, lftRoute{lidD, 4, guidD, "HcaD", false}
-	write([]lftRoute{rA, rSw, rB, rD})
+	rA := lab.LFTRoute{LID: lidA, Port: 1, GUID: guidA, Desc: "HcaA"}
+	rSw := lab.LFTRoute{LID: lidSw, Port: 0, GUID: swGUID, Desc: "Sw1", ToSwitch: true}
+	rB := lab.LFTRoute{LID: lidB, Port: 2, GUID: guidB, Desc: "HcaB"}
+	rC := lab.LFTRoute{LID: lidC, Port: 3, GUID: guidC, Desc: "HcaC"}
+	rD := lab.LFTRoute{LID: lidD, Port: 4, GUID: guidD, Desc: "HcaD"}
+	write([]lab.LFTRoute{rA, rSw, rB, rD})
 	d := l.StartOpenSMDaemon(t, labConf, "routing_engine file", "lfts_file "+lfts)
 	if !strings.Contains(d.LogText(), "file tables configured on all switches") {
 		t.Fatalf("OpenSM did not route from the file:\n%s", tail(d.LogText(), 3000))
@@ -140,8 +114,8 @@ func TestLabPathNoRoute(t *testing.T) {
 	multi(guidB, guidC, "4516")
 	multi(swGUID, guidC, "4514")
 
-	rC.port, rD.port = 7, 3
-	write([]lftRoute{rA, rB, rC, rD})
+	rC.Port, rD.Port = 7, 3
+	write([]lab.LFTRoute{rA, rB, rC, rD})
 	if err := d.Resweep(20 * time.Second); err != nil {
 		t.Fatal(err)
 	}
@@ -243,13 +217,14 @@ func TestLabPathLoop(t *testing.T) {
 	// Each route names the port GUID it leads to; remap_lid moves it to that port's
 	// LID, whatever LID the line says.
 	var dump strings.Builder
-	rA := lftRoute{1, 1, guid["HcaA"], "HcaA", false}
-	rB := lftRoute{1, 2, guid["HcaB"], "HcaB", false}
-	rC := lftRoute{1, 7, guid["HcaC"], "HcaC", false}
-	rSw1, rSw2 := lftRoute{1, 0, guid["Switch1"], "Switch1", true}, lftRoute{1, 0, guid["Switch2"], "Switch2", true}
-	dump.WriteString(lftsFile(guid["Switch1"], 0, "Switch1", []lftRoute{rA, rB, rSw1, rC}))
-	rA.port = 7
-	dump.WriteString(lftsFile(guid["Switch2"], 0, "Switch2", []lftRoute{rA, rSw2, rC}))
+	rA := lab.LFTRoute{LID: 1, Port: 1, GUID: guid["HcaA"], Desc: "HcaA"}
+	rB := lab.LFTRoute{LID: 1, Port: 2, GUID: guid["HcaB"], Desc: "HcaB"}
+	rC := lab.LFTRoute{LID: 1, Port: 7, GUID: guid["HcaC"], Desc: "HcaC"}
+	rSw1 := lab.LFTRoute{LID: 1, Port: 0, GUID: guid["Switch1"], Desc: "Switch1", ToSwitch: true}
+	rSw2 := lab.LFTRoute{LID: 1, Port: 0, GUID: guid["Switch2"], Desc: "Switch2", ToSwitch: true}
+	dump.WriteString(lab.LFTDump(guid["Switch1"], 0, "Switch1", []lab.LFTRoute{rA, rB, rSw1, rC}))
+	rA.Port = 7
+	dump.WriteString(lab.LFTDump(guid["Switch2"], 0, "Switch2", []lab.LFTRoute{rA, rSw2, rC}))
 	lfts := filepath.Join(l.Dir, "lfts.dump")
 	if err := os.WriteFile(lfts, []byte(dump.String()), 0o644); err != nil {
 		t.Fatal(err)

@@ -46,17 +46,10 @@ func TestLabCanTalkSARouting(t *testing.T) {
 	// Sw1's routes, in the format of OpenSM's own dump (osm_dump.c dump_ucast_lfts),
 	// each line moved to the LID OpenSM gave the port GUID it names (osm_ucast_file.c
 	// remap_lid): HcaA, Sw1, HcaB, HcaD, not HcaC.
-	lfts := fmt.Sprintf("Unicast lids [0-5] of switch Lid 0 guid 0x%016x ('Sw1'):\n", uint64(sw))
-	for _, r := range []struct {
-		port      int
-		typ, desc string
-		guid      uint64
-	}{
-		{1, "Channel Adapter", "HcaA", 0x0002c90300000201}, {0, "Switch", "Sw1", uint64(sw)},
-		{2, "Channel Adapter", "HcaB", 0x0002c90300000211}, {4, "Channel Adapter", "HcaD", 0x0002c90300000231},
-	} {
-		lfts += fmt.Sprintf("0x0001 %03d # %s portguid 0x%016x: '%s'\n", r.port, r.typ, r.guid, r.desc)
-	}
+	lfts := lab.LFTDump(uint64(sw), 0, "Sw1", []lab.LFTRoute{
+		{LID: 1, Port: 1, GUID: 0x0002c90300000201, Desc: "HcaA"}, {LID: 1, Port: 0, GUID: uint64(sw), Desc: "Sw1", ToSwitch: true},
+		{LID: 1, Port: 2, GUID: 0x0002c90300000211, Desc: "HcaB"}, {LID: 1, Port: 4, GUID: 0x0002c90300000231, Desc: "HcaD"},
+	})
 	file := filepath.Join(l.Dir, "lfts.dump")
 	if err := os.WriteFile(file, []byte(lfts), 0o644); err != nil {
 		t.Fatal(err)
