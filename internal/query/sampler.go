@@ -165,7 +165,7 @@ func (s *NoPortInfoSource) Read(ref PortRef, names []string, out []Reading) {
 }
 
 // ethernetPort is a local port whose link layer was read and is not InfiniBand, with
-// its device's driver (driverOf).
+// its device's driver (driverFrom).
 type ethernetPort struct {
 	ll, driver string
 	rnic       bool
@@ -174,14 +174,27 @@ type ethernetPort struct {
 // ethernetPorts are the ports of views that are ethernetPorts.
 type ethernetPorts map[PortRef]ethernetPort
 
+// newEthernetPorts reads each device's origin once; its node type is the view's.
 func newEthernetPorts(h *Host, views []*PortView) ethernetPorts {
 	e := ethernetPorts{}
+	origins := map[string]ibverbs.Origin{}
 	for _, v := range views {
-		if ll := v.LinkLayer(); ll != "" && ll != "InfiniBand" {
-			p := ethernetPort{ll: ll}
-			p.driver, p.rnic = driverOf(h.Sys, v.Port.Device)
-			e[v.Ref()] = p
+		ll := v.LinkLayer()
+		if ll == "" || ll == "InfiniBand" {
+			continue
 		}
+		o, ok := origins[v.Port.Device]
+		if !ok {
+			o = h.Sys.Origin(v.Port.Device)
+			origins[v.Port.Device] = o
+		}
+		var nt ibverbs.Opt[ibverbs.Enum]
+		if v.Device != nil {
+			nt = v.Device.NodeType
+		}
+		p := ethernetPort{ll: ll}
+		p.driver, p.rnic = driverFrom(o, nt)
+		e[v.Ref()] = p
 	}
 	return e
 }

@@ -111,20 +111,28 @@ func LocalVerbs(h *Host) *VerbsCounters {
 	return v
 }
 
-// driverOf names the driver of device dev, whose port is on an Ethernet link layer:
-// rdma_rxe for a software RoCE device (check.QKeyDevice.SoftRoCE, the rule can-talk's
-// Q_Key rule uses), else device/driver's basename (mlx5_core), "" when not known; and
-// whether its node type is RNIC (iWARP).
+// driverOf names the driver of device dev, whose port is on an Ethernet link layer,
+// and whether its node type is RNIC (iWARP), as driverFrom says from what sysfs holds.
 func driverOf(sys *ibverbs.Sysfs, dev string) (driver string, rnic bool) {
-	o := sys.Origin(dev)
-	d, err := sys.Device(dev)
-	if err != nil || !d.NodeType.OK() {
+	var nt ibverbs.Opt[ibverbs.Enum]
+	if d, err := sys.Device(dev); err == nil {
+		nt = d.NodeType
+	}
+	return driverFrom(sys.Origin(dev), nt)
+}
+
+// driverFrom names the driver of a device of origin o and node type nt: rdma_rxe for a
+// software RoCE device (check.QKeyDevice.SoftRoCE, the rule can-talk's Q_Key rule
+// uses), else device/driver's basename (mlx5_core), "" when not known; and whether it
+// is an RNIC (iWARP).
+func driverFrom(o ibverbs.Origin, nt ibverbs.Opt[ibverbs.Enum]) (driver string, rnic bool) {
+	if !nt.OK() {
 		return o.Driver.Value, false
 	}
-	if (check.QKeyDevice{Virtual: o.Virtual, Parent: o.Parent.Value, NodeType: d.NodeType.Value.Num, LinkLayer: "Ethernet"}).SoftRoCE() {
+	if (check.QKeyDevice{Virtual: o.Virtual, Parent: o.Parent.Value, NodeType: nt.Value.Num, LinkLayer: "Ethernet"}).SoftRoCE() {
 		return "rdma_rxe", false
 	}
-	return o.Driver.Value, d.NodeType.Value.Num == 4
+	return o.Driver.Value, nt.Value.Num == 4
 }
 
 // verbsCounts says whether ibv_query_port's counter name (PKeyViolations or
