@@ -169,7 +169,7 @@ func ethernetCounts(name, driver string, rnic bool) (why string, absent bool) {
 	case driver == "rdma_rxe", driver == "mlx5_core" && name == QKeyViolations:
 		return "", false
 	case driver == "mlx5_core":
-		return "mlx5 does not count P_Key violations on an Ethernet (RoCE) port: ibv_query_port reports 0 (mlx5_query_port_roce)", true
+		return "mlx5 does not count P_Key violations on RoCE: ibv_query_port reports 0 (mlx5_query_port_roce)", true
 	case driver == "":
 		return "on an Ethernet link layer only some drivers count it (rdma_rxe; mlx5 Q_Key violations) and this device's driver is not known: ibv_query_port reports 0 either way", false
 	}

@@ -69,7 +69,7 @@ func TestHostVerbsViolations(t *testing.T) {
 			`ibkey_port_pkey_violations{device="mlx5_0",port="1",source="verbs"} 11`,
 			`ibkey_port_qkey_violations{device="mlx5_1",port="2",source="verbs"} 22`,
 			`ibkey_port_qkey_violations{device="mlx5_2",port="1",source="verbs"} 12`,
-			`ibkey_port_unavailable{counter="pkey_violations",device="mlx5_2",port="1",reason="mlx5 does not count P_Key violations on an Ethernet (RoCE) port: ibv_query_port reports 0 (mlx5_query_port_roce)"} 1`,
+			`ibkey_port_unavailable{counter="pkey_violations",device="mlx5_2",port="1",reason="mlx5 does not count P_Key violations on RoCE: ibv_query_port reports 0 (mlx5_query_port_roce)"} 1`,
 			`ibkey_port_unavailable{counter="qkey_violations",device="irdma0",port="1",reason="iWARP has no P_Keys or Q_Keys: ibv_query_port reports 0"} 1`,
 		}, ""},
 		{"a device it may not open", fakeVerbs{devs: []string{"mlx5_0", "mlx5_1", "mlx5_2", "irdma0"}, noAccess: []string{"mlx5_1"}}, 4, []string{

@@ -146,7 +146,7 @@ func TestWatchCountersPlain(t *testing.T) {
 	// Q_Key violations only verbs read, on the host itself: not read (exit 4).
 	r = runIbkey(t, "--demo", "watch", "counters", "--once", "mlx5_2")
 	if r.Code != 4 || !strings.Contains(r.Stdout, "mlx5_2/1 ACTIVE") || !strings.Contains(r.Stderr, "demo host") ||
-		!strings.Contains(r.Stdout, "pkey_violations=n/a(mlx5_does_not_count_P_Key_violations_on_an_Ethernet)") ||
+		!strings.Contains(r.Stdout, "pkey_violations=n/a(mlx5_does_not_count_P_Key_violations_on_RoCE:_ibv_query_port_reports_0)") ||
 		!strings.Contains(r.Stderr, "warning: qkey_violations not read on 1 port") {
 		t.Errorf("demo: %+v", r)
 	}
