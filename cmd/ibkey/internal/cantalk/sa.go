@@ -288,6 +288,16 @@ func scanRefusal(path string, from int64, e refusalEnds, key check.PKey) (found 
 	if _, err := f.Seek(from, 0); err != nil {
 		return "", false
 	}
+	// A line that names both ends beats one that names only the destination: ERR
+	// 1F07 (and 4516) names the dead end's switch and the destination LID alone, so
+	// another requester's path to the same LID, refused in the same moments, reads
+	// the same. Among equals the last line read wins.
+	best := 0
+	take := func(ev *smlog.Event, rank int, isRouting bool) {
+		if rank >= best {
+			best, found, routing = rank, ev.Lines[0], isRouting
+		}
+	}
 	a := smlog.NewAssembler(time.Now(), time.Local, func(ev *smlog.Event) {
 		if len(ev.Lines) == 0 {
 			return
@@ -296,16 +306,19 @@ func scanRefusal(path string, from int64, e refusalEnds, key check.PKey) (found 
 		case smlog.KindPathRefused:
 			ends := (ev.From.GUID == e.ga && ev.To.GUID == e.gb) || (ev.From.GUID == e.gb && ev.To.GUID == e.ga)
 			if ends && (ev.KeyType == "" || check.PKey(ev.Key).Partition() == key.Partition()) {
-				found, routing = ev.Lines[0], false
+				take(ev, 3, false)
 			}
 		case smlog.KindPathNoRoute:
 			// The route from the source LID to the destination's, the direction the
 			// PathRecord asked (GetPathRecord): the ends by LID (ERR 1F07 names only
 			// the destination) or by port GUID (1F25).
-			byLID := ev.To.LID != 0 && ev.To.LID == e.lb && (ev.From.LID == 0 || ev.From.LID == e.la)
-			byGUID := ev.From.GUID != 0 && ev.From.GUID == e.ga && ev.To.GUID == e.gb
-			if byLID || byGUID {
-				found, routing = ev.Lines[0], true
+			switch {
+			case ev.From.GUID != 0 && ev.From.GUID == e.ga && ev.To.GUID == e.gb:
+				take(ev, 3, true)
+			case ev.To.LID != 0 && ev.To.LID == e.lb && ev.From.LID == e.la:
+				take(ev, 2, true)
+			case ev.To.LID != 0 && ev.To.LID == e.lb && ev.From.LID == 0:
+				take(ev, 1, true)
 			}
 		}
 	})
