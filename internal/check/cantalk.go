@@ -416,6 +416,10 @@ const (
 	// NotCheckedQKeys: UD QPs whose Q_Keys were not given: the P_Keys allow the
 	// direction, the Q_Key rule was not checked.
 	NotCheckedQKeys
+	// NotCheckedQKeySendRule: a sender's wr_qkey has the top bit set, its device's
+	// Q_Key send rule is not known (QKeyRuleAssumedIBA), and the two rules a device
+	// may follow give different answers (QKeyRuleDecides).
+	NotCheckedQKeySendRule
 	// NotCheckedTable: an end's P_Key table, which exists, was not read at all
 	// (Endpoint.TableNotRead).
 	NotCheckedTable
@@ -616,6 +620,13 @@ func CanTalk(a, b Endpoint) Verdict {
 func (v *Verdict) qkeysNotGiven() {
 	if v.Kind != VerdictYes && v.Kind != VerdictOneWay {
 		return
+	}
+	for _, x := range [][2]EndpointSummary{{v.A, v.B}, {v.B, v.A}} {
+		s, r := x[0], x[1]
+		if QKeyRuleDecides(s.QKeyRule, s.QKey, s.WRQKey, r.QKey) {
+			v.DependsOn(NotChecked{Cause: NotCheckedQKeySendRule, Sentence: qkeyRuleSentence(s.Label, r.Label, s.Port, *s.QKey, *s.WRQKey, *r.QKey)})
+			return
+		}
 	}
 	for _, d := range []Direction{v.AToB, v.BToA} {
 		if d.OK && d.QKey == QKeyNotChecked {
@@ -903,6 +914,9 @@ func direction(s, r Endpoint, typeOK, pkeyOK, ud bool) (Direction, string) {
 		d.QKey = QKeyNotChecked
 		d.WireQKey, _ = s.QKeyRule.WireQKey(s.QKey, s.WRQKey)
 		d.AcceptedQKey = r.QKey
+		if QKeyRuleDecides(s.QKeyRule, s.QKey, s.WRQKey, r.QKey) {
+			d.WireQKey = nil // which Q_Key goes on the wire is what is not known
+		}
 		if d.WireQKey != nil && d.AcceptedQKey != nil {
 			d.QKey = QKeyMismatch
 			if *d.WireQKey == *d.AcceptedQKey {
@@ -923,6 +937,9 @@ func qkeySentence(s, r Endpoint, d Direction) string {
 		return fmt.Sprintf("%s%s sends Q_Key %s (%s) and %s accepts %s", arrow, s.Label, *d.WireQKey, how, r.Label, *d.AcceptedQKey)
 	case QKeyMismatch:
 		return fmt.Sprintf("%s%s sends Q_Key %s (%s) but %s accepts only its own qkey %s: the packets are dropped; use the same Q_Key on both", arrow, s.Label, *d.WireQKey, how, r.Label, *d.AcceptedQKey)
+	}
+	if QKeyRuleDecides(s.QKeyRule, s.QKey, s.WRQKey, r.QKey) {
+		return arrow + "Q_Key not known: " + qkeyRuleSentence(s.Label, r.Label, s.Port, *s.QKey, *s.WRQKey, *r.QKey)
 	}
 	var missing []string
 	if d.WireQKey == nil {

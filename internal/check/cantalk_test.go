@@ -23,6 +23,12 @@ func port(label string, ps ...PKey) Endpoint {
 	return Endpoint{Label: label, Port: true, Entries: table(ps...)}
 }
 
+// ibaRule gives e a device known to follow the IBA Q_Key send rule.
+func ibaRule(e Endpoint) Endpoint {
+	e.QKeyRule = QKeyRuleIBA
+	return e
+}
+
 func ud(label string, p PKey, qkey, wr *QKey) Endpoint {
 	e := QPEndpoint(label, p, QPUD)
 	e.QKey, e.WRQKey = qkey, wr
@@ -178,9 +184,16 @@ func TestCanTalkQKey(t *testing.T) {
 		{"mismatching qkeys", ud("A", 0x8001, qk(0x11), nil), ud("B", 0x8001, qk(0x22), nil),
 			want{false, false, QKeyMismatch, QKeyMismatch, qk(0x11)},
 			[]string{"A → B: A sends Q_Key 0x00000011", "but B accepts only its own qkey 0x00000022", "B → A: B sends Q_Key 0x00000022"}, nil},
-		{"wr_qkey with top bit: sender uses its own context qkey", ud("A", 0x8001, qk(0x11), qk(0x80000000)), ud("B", 0x8001, qk(0x11), nil),
+		{"wr_qkey with top bit: sender uses its own context qkey", ibaRule(ud("A", 0x8001, qk(0x11), qk(0x80000000))), ud("B", 0x8001, qk(0x11), nil),
 			want{true, false, QKeyMatch, QKeyMatch, qk(0x11)},
-			[]string{"A sends Q_Key 0x00000011 (its QP-context qkey, because wr_qkey 0x80000000 has the top bit set)"}, nil},
+			[]string{"A sends Q_Key 0x00000011 (its QP-context qkey, because wr_qkey 0x80000000 has the top bit set (IBA rule))"}, nil},
+		// The sender's device is not known: the IBA rule delivers, a device that sends
+		// the wr_qkey verbatim (rdma_rxe) does not. Never a yes (facts/keys.md).
+		{"wr_qkey with top bit, send rule not known: not checked", ud("A", 0x8001, qk(0x11), qk(0x80000000)), ud("B", 0x8001, qk(0x11), nil),
+			want{false, false, QKeyNotChecked, QKeyMatch, nil},
+			[]string{"A → B: Q_Key not known: A's wr_qkey 0x80000000 has the top bit set and its device's Q_Key send rule is not known (no device given): under the IBA rule it sends its QP-context qkey 0x00000011, which B accepts; a device that sends the wr_qkey verbatim (Linux's rdma_rxe) sends 0x80000000, which B drops (it holds 0x00000011)"}, nil},
+		{"wr_qkey with top bit, send rule not known, both rules deliver: checked", ud("A", 0x8001, qk(0x80000011), qk(0x80000011)), ud("B", 0x8001, qk(0x80000011), nil),
+			want{true, false, QKeyMatch, QKeyMatch, qk(0x80000011)}, nil, nil},
 		{"wr_qkey with top bit and other bits: still the context qkey", ud("A", 0x8001, qk(0x22), qk(0x80000011)), ud("B", 0x8001, qk(0x11), nil),
 			want{false, false, QKeyMismatch, QKeyMismatch, qk(0x22)}, []string{"A sends Q_Key 0x00000022"}, nil},
 		{"wr_qkey without top bit overrides the context qkey", ud("A", 0x8001, qk(0x11), qk(0x22)), ud("B", 0x8001, qk(0x11), nil),
@@ -231,7 +244,12 @@ func TestCanTalkQKey(t *testing.T) {
 		got := want{v.CanTalk(), v.OneWay(), v.AToB.QKey, v.BToA.QKey, v.AToB.WireQKey}
 		// UD with a Q_Key not given: the P_Keys allow it, so the answer depends on
 		// the Q_Keys (red-team finding 6), never a yes.
-		if v.AToB.QKey == QKeyNotChecked && (v.Kind != VerdictUnknown || len(v.NotChecked) != 1 || v.NotChecked[0].Cause != NotCheckedQKeys ||
+		// A wr_qkey whose fate depends on a send rule not known: the same, for that.
+		if tt.a.WRQKey != nil && QKeyRuleDecides(tt.a.QKeyRule, tt.a.QKey, tt.a.WRQKey, tt.b.QKey) {
+			if v.Kind != VerdictUnknown || len(v.NotChecked) != 1 || v.NotChecked[0].Cause != NotCheckedQKeySendRule {
+				t.Errorf("%s: %s %+v, want unknown depending on the send rule", tt.name, v.Kind, v.NotChecked)
+			}
+		} else if v.AToB.QKey == QKeyNotChecked && (v.Kind != VerdictUnknown || len(v.NotChecked) != 1 || v.NotChecked[0].Cause != NotCheckedQKeys ||
 			!strings.HasPrefix(v.NotChecked[0].Sentence, "the P_Keys allow it; the Q_Keys were not given")) {
 			t.Errorf("%s: %s %+v, want unknown depending on the Q_Keys", tt.name, v.Kind, v.NotChecked)
 		}

@@ -185,6 +185,33 @@ func QKeyRuleFor(d QKeyDevice) (QKeyRule, string) {
 	return QKeyRuleAssumedIBA, "no device given: the IBA rule is assumed (a send request Q_Key with the top bit set sends the QP's own Q_Key; Linux's rdma_rxe instead sends it verbatim)"
 }
 
+// QKeyRuleDecides reports whether delivery from a UD QP with context Q_Key ctx and
+// send request Q_Key wr to a QP holding acc depends on the sending device's Q_Key
+// send rule, which is not known (QKeyRuleAssumedIBA): wr has the top bit set, so the
+// IBA rule sends ctx (IBA 10.2.5, C10-15) and a device that sends it verbatim (Linux's
+// rdma_rxe, kernel lab) sends wr, and acc accepts one of them only. A verdict about a
+// real port must use what its device does (facts/keys.md): this one cannot say.
+func QKeyRuleDecides(rule QKeyRule, ctx, wr, acc *QKey) bool {
+	return rule == QKeyRuleAssumedIBA && wr != nil && wr.Controlled() && ctx != nil && acc != nil &&
+		(*ctx == *acc) != (*wr == *acc)
+}
+
+// qkeyRuleSentence says why delivery from s to r is not known (QKeyRuleDecides); port:
+// s is a port (its device's driver is not known), not a bare key.
+func qkeyRuleSentence(s, r string, port bool, ctx, wr, acc QKey) string {
+	fate := func(q QKey) string {
+		if q == acc {
+			return r + " accepts"
+		}
+		return r + " drops (it holds " + acc.String() + ")"
+	}
+	why := "no device given"
+	if port {
+		why = "the driver of its device is not known"
+	}
+	return fmt.Sprintf("%s's wr_qkey %s has the top bit set and its device's Q_Key send rule is not known (%s): under the IBA rule it sends its QP-context qkey %s, which %s; a device that sends the wr_qkey verbatim (Linux's rdma_rxe) sends %s, which %s", s, wr, why, ctx, fate(ctx), wr, fate(wr))
+}
+
 // WireQKey is the Q_Key a UD QP with context Q_Key ctx (nil: not known) puts on the wire
 // for a send request with Q_Key wr (nil: not given, the context's is meant), and how it
 // came about, in words. nil when it depends on a Q_Key not given.

@@ -555,6 +555,9 @@ func headline(v check.Verdict) string {
 		if len(v.NotChecked) == 1 && v.NotChecked[0].Cause == check.NotCheckedQKeys {
 			return fmt.Sprintf("UNKNOWN: whether %s and %s can talk depends on their Q_Keys, which were not given", v.A.Label, v.B.Label)
 		}
+		if len(v.NotChecked) == 1 && v.NotChecked[0].Cause == check.NotCheckedQKeySendRule {
+			return fmt.Sprintf("UNKNOWN: whether %s and %s can talk depends on the Q_Key send rule of a device that is not known", v.A.Label, v.B.Label)
+		}
 		if slices.ContainsFunc(v.NotChecked, func(nc check.NotChecked) bool { return nc.Cause == check.NotCheckedFile }) {
 			return fmt.Sprintf("UNKNOWN: whether %s and %s can talk depends on what OpenSM does with the partitions file, which cannot be predicted", v.A.Label, v.B.Label)
 		}

@@ -57,7 +57,11 @@ func TestCanTalk(t *testing.T) {
 		// Q_Keys.
 		{Name: "qkey_mismatch", Args: []string{"can-talk", "pkey=0x8001,qp=ud,qkey=0x11", "pkey=0x0001,qp=ud,qkey=0x12"}, Code: 1},
 		{Name: "qkey_mismatch_json", Args: []string{"can-talk", "pkey=0x8001,qp=ud,qkey=0x11", "pkey=0x0001,qp=ud,qkey=0x12", "-o", "json"}, Code: 1},
-		{Name: "wr_qkey_top_bit_uses_context", Args: []string{"can-talk", "pkey=0x8001,qp=ud,qkey=0x11,wr_qkey=0x80000000", "pkey=0x0001,qp=ud,qkey=0x11"}, Code: 0},
+		// A device whose driver is known (the demo's mlx5_core) follows the IBA rule:
+		// the context's Q_Key goes out. Bare keys name no device: the answer depends
+		// on the send rule (rdma_rxe sends the wr_qkey verbatim).
+		{Name: "wr_qkey_top_bit_uses_context", Args: []string{"--demo", "can-talk", "mlx5_0/1,pkey=0x8001,qp=ud,qkey=0x11,wr_qkey=0x80000000", "mlx5_1/1,pkey=0x0001,qp=ud,qkey=0x11"}, Code: 0},
+		{Name: "wr_qkey_top_bit_rule_not_known", Args: []string{"can-talk", "pkey=0x8001,qp=ud,qkey=0x11,wr_qkey=0x80000000", "pkey=0x0001,qp=ud,qkey=0x11"}, Code: 4},
 		{Name: "wr_qkey_one_way", Args: []string{"can-talk", "pkey=0x8001,qp=ud,qkey=0x11,wr_qkey=0x12", "pkey=0x0001,qp=ud,qkey=0x11"}, Code: 1},
 		{Name: "wr_qkey_one_way_json", Args: []string{"can-talk", "pkey=0x8001,qp=ud,qkey=0x11,wr_qkey=0x12", "pkey=0x0001,qp=ud,qkey=0x11", "-o", "json"}, Code: 1},
 		{Name: "qkey_not_checked", Args: []string{"can-talk", "0x8001,qp=ud", "0x0001,qp=ud,qkey=0x11"}, Code: 4},
