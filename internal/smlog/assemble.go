@@ -93,9 +93,10 @@ type pending struct {
 type wait uint8
 
 const (
-	waitReport   wait = iota + 1 // a trap's "Reporting Security Notice" line
-	waitJoin                     // a join's own error after the field's (ERR 1B1A, 1B1C)
-	waitFallback                 // the fallback after a partitions.conf parse error
+	waitReport     wait = iota + 1 // a trap's "Reporting Security Notice" line
+	waitJoin                       // a join's own error after the field's (ERR 1B1A, 1B1C)
+	waitFallback                   // the fallback after a partitions.conf parse error
+	waitQoSDropped                 // ERR AC03 or AC04 after a QoS policy file's error
 )
 
 // NewAssembler makes an assembler for a log last written at ref (the log has no year:
@@ -385,6 +386,10 @@ func continues(p *pending, msg []byte) bool {
 	case waitFallback:
 		// osm_prtn.c osm_prtn_make_partitions after the parse error.
 		return bytes.HasPrefix(msg, []byte("Partition configuration")) || bytes.HasPrefix(msg, []byte("PARSE "))
+	case waitQoSDropped:
+		// osm_qos_parser_y.y osm_qos_parse_policy_file after yyparse or
+		// osm_qos_policy_validate failed.
+		return bytes.HasPrefix(msg, []byte("ERR AC03")) || bytes.HasPrefix(msg, []byte("ERR AC04"))
 	}
 	return false
 }
@@ -925,6 +930,8 @@ func (a *Assembler) errEvent(r *record) *Event {
 			e.Key, e.KeyType = key, KeyPKey
 		}
 		return e
+	case "AC05", "AC10", "AC11", "AC12", "AC13", "AC03", "AC04", "AC01":
+		a.qosPolicy(r, code, body)
 	case "3809":
 		// "Failed to find source physical port for trap": the trap is still
 		// answered and reported (osm_trap_rcv.c trap_rcv_process_request).
@@ -948,6 +955,63 @@ func (a *Assembler) errEvent(r *record) *Event {
 		}
 	}
 	return nil
+}
+
+// qosPolicy reads the lines of a QoS policy file OpenSM could not use
+// (osm_qos_parser_y.y osm_qos_parse_policy_file, at every heavy sweep with qos on:
+// osm_qos.c osm_qos_setup): the error (yyerror's ERR AC05 while parsing, or
+// osm_qos_policy.c osm_qos_policy_validate's AC10 to AC13), then AC03 or AC04 naming
+// the file, after which OpenSM has no policy; or AC01, the file not opened. OpenSM
+// 3.3.23 logs AC03 after every AC05 (each yyerror ends the parse) and AC04 after each
+// of AC10 to AC13 (validation stops at the first): the error waits for it. The
+// event's Detail is "FILE: WHAT" once the file is known (Fallback: OpenSM dropped
+// the policy), WHAT alone before.
+func (a *Assembler) qosPolicy(r *record, code string, body []byte) {
+	var n, col uint64
+	var s, file string
+	switch code {
+	case "AC03", "AC04":
+		if !scanf(body, "Failed parsing QoS policy file (%s)", &file) && !scanf(body, "Error(s) in QoS policy file (%s)", &file) {
+			return
+		}
+		p := a.findPending(r.thread, waitQoSDropped)
+		if p == nil {
+			// No error line before it (cut off): the event is this line. Emitted,
+			// not returned, so errCode does not take it for the template of the
+			// next sweep's AC03, which closes an error held.
+			ev := a.newEvent(KindQoSRejected, r)
+			ev.Code, ev.Detail, ev.Fallback = code, file, true
+			a.emit(ev)
+			return
+		}
+		a.add(p, r)
+		p.ev.Detail, p.ev.Fallback = file+": "+p.ev.Detail, true
+		a.release(p)
+	case "AC01":
+		var why string
+		if !scanf(body, "Failed opening QoS policy file %s - %s", &file, &why) {
+			return
+		}
+		ev := a.newEvent(KindQoSRejected, r)
+		ev.Code, ev.Detail, ev.Fallback = code, file+": cannot be opened ("+why+")", true
+		a.emit(ev)
+	default:
+		switch {
+		case code == "AC05" && scanf(body, "Syntax error (line %d:%d): %s", &n, &col, &s):
+			s = fmt.Sprintf("%s (line %d, column %d)", s, n, col)
+		case code == "AC10" && scanf(body, "Default qos-level (%s) not defined.", &s):
+			s = "the default qos-level (" + s + ") is not defined"
+		case code == "AC11" && scanf(body, "qos-match-rule num %u: qos-level '%s' not found", &n, &s),
+			code == "AC12" && scanf(body, "qos-match-rule num %u: source port-group '%s' not found", &n, &s),
+			code == "AC13" && scanf(body, "qos-match-rule num %u: destination port-group '%s' not found", &n, &s):
+			s, n = string(body), 0 // n is the rule's number, not a line
+		default:
+			return
+		}
+		ev := a.newEvent(KindQoSRejected, r)
+		ev.Code, ev.ConfLine, ev.Detail = code, int(n), s
+		a.hold(ev, r.thread, waitQoSDropped)
+	}
 }
 
 // pathNoRoute reads the SA's routing refusals (osm_sa_path_record.c and

@@ -87,6 +87,9 @@ Events (OpenSM 3.3.23; docs/sm.md lists every message and where it comes from):
   partitions-missing   no partitions.conf: the same fallback (verbose log level)
   partitions-warning   a line OpenSM skipped or read differently (mgid, IP groups,
                        verbose PARSE WARN, duplicated definitions)
+  qos-policy-rejected  OpenSM could not use its QoS policy file (ERR AC05 or AC10-
+                       AC13, then AC03 or AC04; AC01): it runs without one, and the
+                       P_Keys its qos-levels list no longer limit the SA's paths
   pkey-table-full      a port in more partitions than its table holds (ERR 0512)
   enforcement-off      a switch port that cannot hold its CA's partitions: OpenSM
                        switched its enforcement off (ERR 0507)
