@@ -137,6 +137,11 @@ func checkQoSRejected(t *testing.T, log, policy string) {
 		{"AC05", policy + ": IPoIB partition, pkey 0x0009 - partition doesn't exist (line 28, column 23)", policy + ":28"},
 		{"AC01", policy + ": cannot be opened (No such file or directory)", ""},
 	}
+	// The sweep that read the good policy again logged no QoS policy error: each
+	// rejection's note names its SUBNET UP, the last of the log (traps 68 and 69 make
+	// light sweeps, which log none).
+	up := strings.LastIndex(log, "-> SUBNET UP")
+	upLine := strings.Count(log[:up], "\n") + 1
 	var got []want
 	var glued []*Event
 	for _, e := range evs {
@@ -144,6 +149,10 @@ func checkQoSRejected(t *testing.T, log, policy string) {
 		case KindQoSRejected:
 			ex := x.Explain(e)
 			got = append(got, want{e.Code, e.Detail, ex.FixAt})
+			if n := a.SweptSince(e.Kind, e.Line); !strings.Contains(n, "logged no QoS policy error (SUBNET UP at line "+itoa(upLine)+",") ||
+				a.SweptSince(KindConfigRejected, e.Line) != "" {
+				t.Errorf("%s at line %d: note %q, want SUBNET UP at line %d (and none for partitions.conf)", e.Code, e.Line, n, upLine)
+			}
 			if !e.Fallback || SeverityOf(e.Kind).String() != "error" || !strings.Contains(ex.Rule, "no longer limit which paths the SA gives in which partition (paths they refused, ERR 1F1D, 1F1E, 451C, 451D, are given)") ||
 				!strings.Contains(ex.Fix, "SIGHUP OpenSM") || len(ex.Notes) != 0 || e.Code != "AC01" && len(e.Lines) != 2 {
 				t.Errorf("%s at line %d: %+v\n%+v", e.Code, e.Line, e, ex)

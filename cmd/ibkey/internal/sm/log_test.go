@@ -567,6 +567,11 @@ func TestLogQoSRejectedLab(t *testing.T) {
 	if len(doc.NotExplained) != 1 || doc.NotExplained[0].Code != "AC14" {
 		t.Errorf("not explained: %+v", doc.NotExplained)
 	}
+	// The sweep that read the good policy again (its SUBNET UP, line 45) logged no
+	// QoS policy error: each event printed as it came gets its note then.
+	if !strings.Contains(errOut, "note: qos-policy-rejected at line 17: OpenSM swept again after this and logged no QoS policy error (SUBNET UP at line 45,") {
+		t.Errorf("stderr:\n%s", errOut)
+	}
 }
 
 // TestLogPartialSweepJSON: a partial sweep naming the ports makes a log with no error
