@@ -55,17 +55,17 @@ type Assembler struct {
 	line int64
 	used bool // the line being handled went into an event, or is known to be routine
 	// Sweeps: OpenSM reads partitions.conf in every heavy sweep (osm_state_mgr.c
-	// do_sweep calls osm_pkey_mgr_process, which calls osm_prtn_make_partitions)
-	// and logs "SUBNET UP" at the end of each (state_mgr_up_msg; a light sweep or
-	// a reroute logs none). fileErrSinceUp: a partitions file event came since the
-	// last one; clean: the SUBNET UPs whose sweep logged none and that are the
-	// first such after a file event (all SweptSince needs: a log, or an exporter's
-	// follow, without file events keeps none); verbose: the log has verbose lines
-	// (a missing file is logged only at that level).
-	fileErrSinceUp, fileErrSinceClean bool
-	clean                             []Sweep
-	verbose                           bool
-	thread                            string // the thread of the last event held (hold)
+	// do_sweep calls osm_pkey_mgr_process, which calls osm_prtn_make_partitions),
+	// and the QoS policy file with qos on (osm_qos_setup), and logs "SUBNET UP" at
+	// the end of each (state_mgr_up_msg; a light sweep or a reroute logs none).
+	// files: for partitions.conf [0] and the QoS policy [1], errSinceUp: an event
+	// about the file came since the last one; clean: the SUBNET UPs whose sweep
+	// logged none and that are the first such after one (all SweptSince needs: a
+	// log, or an exporter's follow, without file events keeps none); verbose: the
+	// log has verbose lines (a missing partitions file is logged only at that level).
+	files   [2]fileSweeps
+	verbose bool
+	thread  string // the thread of the last event held (hold)
 	// dumping is the trap whose verbose notice dump is being read: the continuation
 	// lines after its "Generic Notice dump" line, up to the next record.
 	dumping *pending
@@ -93,9 +93,10 @@ type pending struct {
 type wait uint8
 
 const (
-	waitReport   wait = iota + 1 // a trap's "Reporting Security Notice" line
-	waitJoin                     // a join's own error after the field's (ERR 1B1A, 1B1C)
-	waitFallback                 // the fallback after a partitions.conf parse error
+	waitReport     wait = iota + 1 // a trap's "Reporting Security Notice" line
+	waitJoin                       // a join's own error after the field's (ERR 1B1A, 1B1C)
+	waitFallback                   // the fallback after a partitions.conf parse error
+	waitQoSDropped                 // ERR AC03 or AC04 after a QoS policy file's error
 )
 
 // NewAssembler makes an assembler for a log last written at ref (the log has no year:
@@ -139,14 +140,17 @@ func (a *Assembler) record(line []byte) {
 		a.verbose = true
 	}
 	if string(r.text) == "SUBNET UP" {
-		if !a.fileErrSinceUp && a.fileErrSinceClean {
-			a.clean = append(a.clean, Sweep{Line: a.line, Time: a.stamp(r.line[:stampLen])})
-			a.fileErrSinceClean = false
-			if a.Swept != nil {
-				a.Swept(a.clean[len(a.clean)-1])
+		for i := range a.files {
+			f := &a.files[i]
+			if !f.errSinceUp && f.errSinceClean {
+				f.clean = append(f.clean, Sweep{Line: a.line, Time: a.stamp(r.line[:stampLen]), QoS: i == 1})
+				f.errSinceClean = false
+				if a.Swept != nil {
+					a.Swept(f.clean[len(f.clean)-1])
+				}
 			}
+			f.errSinceUp = false
 		}
-		a.fileErrSinceUp = false
 	}
 	if !a.candidate(&r) && a.findPending(r.thread, 0) == nil {
 		return
@@ -385,6 +389,10 @@ func continues(p *pending, msg []byte) bool {
 	case waitFallback:
 		// osm_prtn.c osm_prtn_make_partitions after the parse error.
 		return bytes.HasPrefix(msg, []byte("Partition configuration")) || bytes.HasPrefix(msg, []byte("PARSE "))
+	case waitQoSDropped:
+		// osm_qos_parser_y.y osm_qos_parse_policy_file after yyparse or
+		// osm_qos_policy_validate failed.
+		return bytes.HasPrefix(msg, []byte("ERR AC03")) || bytes.HasPrefix(msg, []byte("ERR AC04"))
 	}
 	return false
 }
@@ -480,8 +488,11 @@ func (a *Assembler) newEvent(k Kind, r *record) *Event {
 		ev = &Event{}
 	}
 	a.used = true
-	if k == KindConfigRejected || k == KindConfigMissing {
-		a.fileErrSinceUp, a.fileErrSinceClean = true, true
+	switch k {
+	case KindConfigRejected, KindConfigMissing:
+		a.files[0].errSinceUp, a.files[0].errSinceClean = true, true
+	case KindQoSRejected:
+		a.files[1].errSinceUp, a.files[1].errSinceClean = true, true
 	}
 	ev.Kind, ev.Time, ev.Line, ev.SL, ev.SwitchPort, ev.Level = k, a.stamp(r.line[:stampLen]), a.line, -1, -1, r.level
 	ev.From, ev.To, ev.Reporter = unknownPort(), unknownPort(), unknownPort()
@@ -925,6 +936,8 @@ func (a *Assembler) errEvent(r *record) *Event {
 			e.Key, e.KeyType = key, KeyPKey
 		}
 		return e
+	case "AC05", "AC10", "AC11", "AC12", "AC13", "AC03", "AC04", "AC01":
+		a.qosPolicy(r, code, body)
 	case "3809":
 		// "Failed to find source physical port for trap": the trap is still
 		// answered and reported (osm_trap_rcv.c trap_rcv_process_request).
@@ -948,6 +961,63 @@ func (a *Assembler) errEvent(r *record) *Event {
 		}
 	}
 	return nil
+}
+
+// qosPolicy reads the lines of a QoS policy file OpenSM could not use
+// (osm_qos_parser_y.y osm_qos_parse_policy_file, at every heavy sweep with qos on:
+// osm_qos.c osm_qos_setup): the error (yyerror's ERR AC05 while parsing, or
+// osm_qos_policy.c osm_qos_policy_validate's AC10 to AC13), then AC03 or AC04 naming
+// the file, after which OpenSM has no policy; or AC01, the file not opened. OpenSM
+// 3.3.23 logs AC03 after every AC05 (each yyerror ends the parse) and AC04 after each
+// of AC10 to AC13 (validation stops at the first): the error waits for it. The
+// event's Detail is "FILE: WHAT" once the file is known (Fallback: OpenSM dropped
+// the policy), WHAT alone before.
+func (a *Assembler) qosPolicy(r *record, code string, body []byte) {
+	var n, col uint64
+	var s, file string
+	switch code {
+	case "AC03", "AC04":
+		if !scanf(body, "Failed parsing QoS policy file (%s)", &file) && !scanf(body, "Error(s) in QoS policy file (%s)", &file) {
+			return
+		}
+		p := a.findPending(r.thread, waitQoSDropped)
+		if p == nil {
+			// No error line before it (cut off): the event is this line. Emitted,
+			// not returned, so errCode does not take it for the template of the
+			// next sweep's AC03, which closes an error held.
+			ev := a.newEvent(KindQoSRejected, r)
+			ev.Code, ev.Detail, ev.Fallback = code, file, true
+			a.emit(ev)
+			return
+		}
+		a.add(p, r)
+		p.ev.Detail, p.ev.Fallback = file+": "+p.ev.Detail, true
+		a.release(p)
+	case "AC01":
+		var why string
+		if !scanf(body, "Failed opening QoS policy file %s - %s", &file, &why) {
+			return
+		}
+		ev := a.newEvent(KindQoSRejected, r)
+		ev.Code, ev.Detail, ev.Fallback = code, file+": cannot be opened ("+why+")", true
+		a.emit(ev)
+	default:
+		switch {
+		case code == "AC05" && scanf(body, "Syntax error (line %d:%d): %s", &n, &col, &s):
+			s = fmt.Sprintf("%s (line %d, column %d)", s, n, col)
+		case code == "AC10" && scanf(body, "Default qos-level (%s) not defined.", &s):
+			s = "the default qos-level (" + s + ") is not defined"
+		case code == "AC11" && scanf(body, "qos-match-rule num %u: qos-level '%s' not found", &n, &s),
+			code == "AC12" && scanf(body, "qos-match-rule num %u: source port-group '%s' not found", &n, &s),
+			code == "AC13" && scanf(body, "qos-match-rule num %u: destination port-group '%s' not found", &n, &s):
+			s, n = string(body), 0 // n is the rule's number, not a line
+		default:
+			return
+		}
+		ev := a.newEvent(KindQoSRejected, r)
+		ev.Code, ev.ConfLine, ev.Detail = code, int(n), s
+		a.hold(ev, r.thread, waitQoSDropped)
+	}
 }
 
 // pathNoRoute reads the SA's routing refusals (osm_sa_path_record.c and
@@ -1285,29 +1355,47 @@ func (a *Assembler) partitionConfig(r *record) {
 	}
 }
 
-// Sweep is a heavy sweep's end in the log: its "SUBNET UP" line.
+// Sweep is a heavy sweep's end in the log: its "SUBNET UP" line. QoS says it is the
+// first to log no QoS policy error after some (else no partitions file error).
 type Sweep struct {
 	Line int64
 	Time time.Time
+	QoS  bool
 }
 
-// SweptSince is what the log says of partitions.conf after a partitions-rejected or
-// partitions-missing group whose last event is at line last: "" when no heavy sweep
-// ended after it without such an event, else a note naming the first that did (at
-// the verbose level, where a missing file shows, that it read a file it could parse).
-func (a *Assembler) SweptSince(last int64) string {
-	i, _ := slices.BinarySearchFunc(a.clean, last+1, func(s Sweep, line int64) int { return cmp.Compare(s.Line, line) })
-	if i == len(a.clean) {
+// fileSweeps is what the sweeps said of one file (Assembler.files).
+type fileSweeps struct {
+	errSinceUp, errSinceClean bool
+	clean                     []Sweep
+}
+
+// SweptSince is what the log says of the file after a group of kind k
+// (partitions-rejected, partitions-missing, qos-policy-rejected) whose last event is
+// at line last: "" when no heavy sweep ended after it without such an event, else a
+// note naming the first that did (SweptNote).
+func (a *Assembler) SweptSince(k Kind, last int64) string {
+	clean := a.files[0].clean
+	if k == KindQoSRejected {
+		clean = a.files[1].clean
+	}
+	i, _ := slices.BinarySearchFunc(clean, last+1, func(s Sweep, line int64) int { return cmp.Compare(s.Line, line) })
+	if i == len(clean) {
 		return ""
 	}
-	return a.SweptNote(a.clean[i])
+	return a.SweptNote(clean[i])
 }
 
-// SweptNote is what sweep c, the first after partitions file events to log none,
-// says of them (at the verbose level, where a missing file shows, that it read a
-// file it could parse): the one wording of every output.
+// SweptNote is what sweep c, the first after a file's events to log none, says of
+// them (for partitions.conf at the verbose level, where a missing file shows, that it
+// read a file it could parse): the one wording of every output.
 func (a *Assembler) SweptNote(c Sweep) string {
 	at := fmt.Sprintf("SUBNET UP at line %d, %s", c.Line, c.Time.Format("Jan _2 15:04:05"))
+	if c.QoS {
+		// OpenSM logs "Loading QoS policy file" only at its first load
+		// (osm_qos_parse_policy_file's first_time): a good file read again logs
+		// nothing, nor does a sweep with qos off (osm_qos_setup returns first).
+		return fmt.Sprintf("OpenSM swept again after this and logged no QoS policy error (%s): it read a policy file it accepts then (it logs nothing when it does), or QoS was turned off", at)
+	}
 	if a.verbose {
 		return fmt.Sprintf("OpenSM swept again after this and read a partitions file it could parse (%s): the fallback ended then; the tables follow that file since", at)
 	}

@@ -2,7 +2,8 @@
 // keys: the security traps OpenSM receives (256-259), the SA's refusals for a
 // partition or a key (PathRecord, MultiPathRecord, MCMemberRecord, P_KeyTableRecord,
 // InformInfo), what it says of partitions.conf, and what its Partition Manager says
-// of the tables it programs. Each event is one Event however many lines OpenSM
+// of the tables it programs, and a QoS policy file it could not use (whose
+// qos-levels limit paths to their P_Keys). Each event is one Event however many lines OpenSM
 // wrote for it (a trap's error-level lines and its info-level report, a parse error
 // and the fallback after it), with its ports named (Names: a sweep, then the log's
 // own GUID lines) and explained (Explain: the rule in can-talk's words, the fix, the
@@ -31,6 +32,7 @@
 //	osm_pkey_mgr.c         ERR 0502 0503 0505 0506 0507 0508 0509 0510 0511 0512, "Max number of blocks reduced"
 //	osm_inform.c           "MGID ... and port ... do not share same pkey" (info), "Pkey mismatch on
 //	                       lid_range_begin != 0xFFFF. Need to remove this informInfo from db" (verbose)
+//	osm_qos_parser_y.y     ERR AC05 (yyerror) then AC03, AC01; osm_qos_policy.c ERR AC10-AC13 then AC04
 //
 // docs/sm.md has the whole table: what each means, how ibkey explains it, and the
 // messages left out, with why; notKeys (notkeys.go) the messages of those files that

@@ -59,6 +59,11 @@ const (
 	// written: verbose PARSE WARN, a duplicated partition, an mgid that is not
 	// multicast, an IP group whose P_Key, rate or MTU does not match its partition.
 	KindConfigWarning Kind = "partitions-warning"
+	// KindQoSRejected: OpenSM could not use its QoS policy file (ERR AC05 or AC10 to
+	// AC13, then AC03 or AC04; AC01, the file not opened): it runs without a policy,
+	// so no qos-level limits a path to its P_Keys (osm_qos_parser_y.y
+	// osm_qos_parse_policy_file, osm_sa_path_record.c pr_rcv_get_path_parms).
+	KindQoSRejected Kind = "qos-policy-rejected"
 	// KindTableFull: a port is in more partitions than its P_Key table holds (ERR
 	// 0512): OpenSM leaves the rest out.
 	KindTableFull Kind = "pkey-table-full"
@@ -86,7 +91,7 @@ const (
 // Kinds lists every kind, for documentation, completion and the exporter.
 var Kinds = []Kind{KindBadPKey, KindBadQKey, KindBadSwitchPKey, KindBadMKey, KindPathRefused, KindPathNoPartition,
 	KindPathNoRoute, KindJoinRefused, KindUntrusted, KindBadSMKey, KindSMKeyMismatch, KindConfigRejected, KindConfigMissing,
-	KindConfigWarning, KindTableFull, KindEnforcementOff, KindProgramFailed, KindTableShrunk, KindNoticeNotForwarded, KindGetTimeout}
+	KindConfigWarning, KindQoSRejected, KindTableFull, KindEnforcementOff, KindProgramFailed, KindTableShrunk, KindNoticeNotForwarded, KindGetTimeout}
 
 // KeyType says what Event.Key is.
 type KeyType string

@@ -147,6 +147,8 @@ func (x *Explainer) Explain(ev *Event) Explanation {
 		x.configRejected(ev, &ex)
 	case KindConfigWarning:
 		x.configWarning(ev, &ex)
+	case KindQoSRejected:
+		qosRejected(ev, &ex)
 	case KindTableFull:
 		x.tableFull(ev, &ex)
 	case KindEnforcementOff:
@@ -637,6 +639,42 @@ func (x *Explainer) configRejected(ev *Event, ex *Explanation) {
 			ex.Fix += ": " + c.Findings[i].Action
 		}
 		ex.Fix += "; then SIGHUP OpenSM (ibkey partitions check shows every problem)"
+	}
+}
+
+// qosRejected explains a QoS policy file OpenSM could not use. Without a policy
+// (osm_qos_parser_y.y osm_qos_parse_policy_file leaves p_qos_policy NULL) the SA looks
+// up no qos-level for a path (osm_sa_path_record.c pr_rcv_get_path_parms,
+// osm_sa_multipath_record.c mpr_rcv_get_path_parms), so none of the policy's limits
+// apply: its P_Keys, and its SL, MTU, rate and packet life. The lab
+// (TestLabQoSPolicyRejected): the paths its qos-levels refused (ERR 1F1D, 1F1E) are
+// given after the error, and refused again once a heavy sweep reads a good file.
+func qosRejected(ev *Event, ex *Explanation) {
+	file, what := "", ev.Detail
+	if ev.Fallback {
+		file, what, _ = strings.Cut(ev.Detail, ": ")
+	}
+	if what == "" {
+		what = "the line with the error is not in the log"
+	}
+	named := cmp.Or(file, "its QoS policy file")
+	ex.Rule = fmt.Sprintf("OpenSM could not use %s: %s; it runs without a QoS policy until a heavy sweep reads a file it accepts: no qos-level applies to a path, so the P_Keys the levels list no longer limit which paths the SA gives in which partition (paths they refused, ERR 1F1D, 1F1E, 451C, 451D, are given), nor do their SL, MTU, rate and packet life apply", named, what)
+	if !ev.Fallback {
+		ex.Notes = append(ex.Notes, "the log does not show OpenSM's ERR AC03 or AC04 after the error (it may be cut off); OpenSM 3.3.23 logs it after every such error, and has no policy then")
+	}
+	again := "then SIGHUP OpenSM: it reads the QoS policy file again at every heavy sweep (osm_qos.c osm_qos_setup)"
+	switch {
+	case ev.Code == "AC01":
+		ex.Fix = fmt.Sprintf("put the QoS policy file at %s, readable by OpenSM (qos_policy_file in opensm.conf names it), %s", file, again)
+	case ev.ConfLine > 0:
+		if file != "" {
+			ex.FixAt = fmt.Sprintf("%s:%d", file, ev.ConfLine)
+		}
+		ex.Fix = fmt.Sprintf("fix line %d of %s, %s", ev.ConfLine, named, again)
+	case ev.Code == "AC03" || ev.Code == "AC04":
+		ex.Fix = fmt.Sprintf("find the error in %s (OpenSM prints it on its standard error too) and fix it, %s", named, again)
+	default:
+		ex.Fix = fmt.Sprintf("fix %s as the error says, %s", named, again)
 	}
 }
 

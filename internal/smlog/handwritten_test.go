@@ -226,6 +226,62 @@ Jan 01 00:00:01 000002 [A] 0x01 -> osm_pkey_rec_rcv_process: ERR 4608: Ignoring 
 			t.Fatalf("%d events, want 4505 and 1F1A at line 1, 1F07 at line 2", len(evs))
 		}
 	})
+	t.Run("glued AC02", func(t *testing.T) {
+		// ERR AC02 (osm_qos_parser_y.y __validate_pkeys) has no newline either. OpenSM
+		// 3.3.23 cannot log it: its only callers pass is_ipoib TRUE, so the branch is
+		// dead, and Debian's 3.3.23 binary does not hold the string. Written by hand:
+		// it is named as not explained (a P_Key, of another version), and the record
+		// after it is read.
+		log := "Nov 27 09:00:00 000001 [A] 0x01 -> __validate_pkeys: ERR AC02: pkey 0x0009 - partition doesn't exist" +
+			"Nov 27 09:00:00 000002 [A] 0x01 -> pr_rcv_get_path_parms: ERR 1F1A: Ports 0x0000000000000011 (X port 1) and 0x0000000000000012 (Y port 1) do not share specified PKey 0x0002\n"
+		var evs []*Event
+		var unx []*Unexplained
+		a := NewAssembler(ref, time.UTC, func(e *Event) { evs = append(evs, e) })
+		a.Unexplained = func(u *Unexplained) { unx = append(unx, u) }
+		if err := Read(context.Background(), strings.NewReader(log), a); err != nil {
+			t.Fatal(err)
+		}
+		if len(unx) != 1 || unx[0].Code != "AC02" || unx[0].Line != 1 || unx[0].Message != "ERR AC02: pkey 0x0009 - partition doesn't exist" {
+			t.Errorf("not explained: %+v", unx)
+		}
+		if len(evs) != 1 || evs[0].Code != "1F1A" || evs[0].Line != 1 || evs[0].Key != 2 {
+			t.Errorf("events: %+v", evs)
+		}
+	})
+	t.Run("qos policy cut off", func(t *testing.T) {
+		// A QoS policy error whose ERR AC03 is not in the log, and an AC03 whose
+		// error is not: each is a qos-policy-rejected event that says what it lacks.
+		// The next sweep's AC03 closes its own error (it is no repeat of the first).
+		log := "Nov 27 09:00:00 000001 [A] 0x01 -> yyerror: ERR AC05: Syntax error (line 3:1): syntax error\n" +
+			"Nov 27 09:00:01 000002 [A] 0x01 -> osm_qos_parse_policy_file: ERR AC03: Failed parsing QoS policy file (/etc/opensm/qos-policy.conf)\n" +
+			"Nov 27 09:00:02 000003 [A] 0x01 -> yyerror: ERR AC05: Syntax error (line 7:2): syntax error\n" +
+			"Nov 27 09:00:02 000004 [A] 0x01 -> osm_qos_parse_policy_file: ERR AC03: Failed parsing QoS policy file (/etc/opensm/qos-policy.conf)\n"
+		// The first AC05 is cut off from its AC03 by another line of its thread.
+		log = strings.Replace(log, "\nNov 27 09:00:01", "\nNov 27 09:00:00 000009 [A] 0x02 -> osm_state_mgr_process: other\nNov 27 09:00:01", 1)
+		var evs []*Event
+		a := NewAssembler(ref, time.UTC, func(e *Event) { evs = append(evs, e) })
+		a.Unexplained = func(u *Unexplained) { t.Errorf("not explained: %+v", u) }
+		if err := Read(context.Background(), strings.NewReader(log), a); err != nil {
+			t.Fatal(err)
+		}
+		x := &Explainer{R: NewResolver(nil, a.Names)}
+		if len(evs) != 3 {
+			t.Fatalf("%d events: %+v", len(evs), evs)
+		}
+		ex := []Explanation{x.Explain(evs[0]), x.Explain(evs[1]), x.Explain(evs[2])}
+		if e := evs[0]; e.Kind != KindQoSRejected || e.Fallback || e.ConfLine != 3 || e.Detail != "syntax error (line 3, column 1)" ||
+			len(ex[0].Notes) != 1 || !strings.Contains(ex[0].Rule, "could not use its QoS policy file: syntax error") || ex[0].FixAt != "" ||
+			!strings.HasPrefix(ex[0].Fix, "fix line 3 of its QoS policy file, then SIGHUP OpenSM") {
+			t.Errorf("AC05 alone: %+v\n%+v", e, ex[0])
+		}
+		if e := evs[1]; e.Kind != KindQoSRejected || !e.Fallback || e.Code != "AC03" || e.Detail != "/etc/opensm/qos-policy.conf" ||
+			!strings.Contains(ex[1].Rule, "could not use /etc/opensm/qos-policy.conf: the line with the error is not in the log") || len(ex[1].Notes) != 0 {
+			t.Errorf("AC03 alone: %+v\n%+v", e, ex[1])
+		}
+		if e := evs[2]; e.Code != "AC05" || !e.Fallback || e.Line != 4 || len(e.Lines) != 2 || ex[2].FixAt != "/etc/opensm/qos-policy.conf:7" {
+			t.Errorf("AC05 and AC03: %+v\n%+v", e, ex[2])
+		}
+	})
 	t.Run("group", func(t *testing.T) {
 		// ERR 0512 for several keys of one port: one problem, every key listed.
 		var b strings.Builder
@@ -278,6 +334,10 @@ func FuzzLine(f *testing.F) {
 	f.Add("Nov 27 09:00:00 000001 [A] 0x02 -> log_notice: Reporting Security Notice \"x\" from switch LID 2, GUID 0x1 port 3 : data_valid 0x0001, LID1 3, LID2 5, PKey 0x0002, SL 1, QP1 0x1, QP2 0x2, GID1 ::, GID2 ::")
 	// Two records on one line (ERR 4505's format has no newline).
 	f.Add("Nov 27 09:00:00 000001 [A] 0x01 -> mpr_rcv_get_path_parms: ERR 4505: Can't find remote phys port of Sw1 (GUID 0x1) port 4 while routing from LID 3 to LID 5Nov 27 09:00:00 000002 [A] 0x01 -> umad_receiver: ERR 5407: invalid mad agent 7 - dropping")
+	// The unpath notice's too (osm_inform.c log_notice; the lab's log), and a QoS
+	// policy error with the line that closes it.
+	f.Add("Nov 28 18:01:26 441798 [BA7A36C0] 0x02 -> log_notice: Reporting Informational Notice \"UnPath, Path no longer valid\"nNov 28 18:01:26 468870 [BA7A36C0] 0x01 -> pr_rcv_get_path_parms: ERR 1F1E: Ports 0x0002c90300000221 (HcaC) and 0x0002c90300000231 (HcaD) do not share PKeys defined by QoS level \"QC\"")
+	f.Add("Nov 28 18:01:25 892648 [B879F6C0] 0x01 -> yyerror: ERR AC05: Syntax error (line 24:6): syntax error\nNov 28 18:01:25 892679 [B879F6C0] 0x01 -> osm_qos_parse_policy_file: ERR AC03: Failed parsing QoS policy file (/etc/opensm/qos-policy.conf)")
 	f.Fuzz(func(t *testing.T, s string) {
 		x := &Explainer{R: NewResolver(nil, NewNames())}
 		a := NewAssembler(time.Now(), time.UTC, func(e *Event) { x.Explain(e) })

@@ -249,7 +249,7 @@ func TestLabPartitionsFileHistory(t *testing.T) {
 			}
 			break
 		}
-		got := a.SweptSince(g.LastLine)
+		got := a.SweptSince(g.First.Kind, g.LastLine)
 		notes[got] = true
 		if want == "" && got != "" || want != "" && (!strings.Contains(got, want) || !strings.Contains(got, "read a partitions file it could parse")) {
 			t.Errorf("%s ending at line %d: note %q, want %q", g.First.Kind, g.LastLine, got, want)

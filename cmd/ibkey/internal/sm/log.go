@@ -87,6 +87,9 @@ Events (OpenSM 3.3.23; docs/sm.md lists every message and where it comes from):
   partitions-missing   no partitions.conf: the same fallback (verbose log level)
   partitions-warning   a line OpenSM skipped or read differently (mgid, IP groups,
                        verbose PARSE WARN, duplicated definitions)
+  qos-policy-rejected  OpenSM could not use its QoS policy file (ERR AC05 or AC10-
+                       AC13, then AC03 or AC04; AC01): it runs without one, and the
+                       P_Keys its qos-levels list no longer limit the SA's paths
   pkey-table-full      a port in more partitions than its table holds (ERR 0512)
   enforcement-off      a switch port that cannot hold its CA's partitions: OpenSM
                        switched its enforcement off (ERR 0507)
@@ -325,10 +328,10 @@ func (o *LogOptions) read(in io.Reader, ref time.Time, f *fabric.Fabric, x *smlo
 	sum := smlog.NewSummary()
 	var a *smlog.Assembler
 	var werr error
-	// fileErrs are the partitions file events printed as they came (kind and line)
-	// since the last sweep that logged none: when the next such sweep comes, the
-	// outputs that print events as they come say for each what the summary's note
-	// says (smlog.Assembler.SweptNote).
+	// fileErrs are the partitions and QoS policy file events printed as they came
+	// (kind and line) since the last sweep that logged none about their file: when
+	// the next such sweep comes, the outputs that print events as they come say for
+	// each what the summary's note says (smlog.Assembler.SweptNote).
 	streaming := o.Each || o.Follow || o.Format == cmdutil.FormatJSON
 	type fileErr struct {
 		kind smlog.Kind
@@ -344,7 +347,7 @@ func (o *LogOptions) read(in io.Reader, ref time.Time, f *fabric.Fabric, x *smlo
 		if streaming {
 			ex := x.Explain(ev) // the ends' QP numbers and times are the event's own
 			werr = out.event(ev, &ex)
-			if ev.Kind == smlog.KindConfigRejected || ev.Kind == smlog.KindConfigMissing {
+			if ev.Kind == smlog.KindConfigRejected || ev.Kind == smlog.KindConfigMissing || ev.Kind == smlog.KindQoSRejected {
 				fileErrs = append(fileErrs, fileErr{ev.Kind, ev.Line})
 			}
 		}
@@ -368,10 +371,13 @@ func (o *LogOptions) read(in io.Reader, ref time.Time, f *fabric.Fabric, x *smlo
 		unx.add(l)
 	}
 	a.Swept = func(s smlog.Sweep) {
-		for _, e := range fileErrs {
+		fileErrs = slices.DeleteFunc(fileErrs, func(e fileErr) bool {
+			if (e.kind == smlog.KindQoSRejected) != s.QoS {
+				return false // the other file's
+			}
 			o.Notices.Note(fmt.Sprintf("%s at line %d: %s", e.kind, e.line, a.SweptNote(s)))
-		}
-		fileErrs = fileErrs[:0]
+			return true
+		})
 	}
 	x.R = smlog.NewResolver(f, a.Names)
 	out.begin()
@@ -394,8 +400,8 @@ func (o *LogOptions) read(in io.Reader, ref time.Time, f *fabric.Fabric, x *smlo
 	found := false
 	for _, g := range sum.Groups {
 		ex := x.ExplainGroup(g)
-		if k := g.First.Kind; k == smlog.KindConfigRejected || k == smlog.KindConfigMissing {
-			if n := a.SweptSince(g.LastLine); n != "" {
+		if k := g.First.Kind; k == smlog.KindConfigRejected || k == smlog.KindConfigMissing || k == smlog.KindQoSRejected {
+			if n := a.SweptSince(k, g.LastLine); n != "" {
 				ex.Notes = append(ex.Notes, n)
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -32,6 +33,7 @@ const (
 	// refusing paths for routing, OpenSM routing Sw1 from an LFT file that breaks
 	// routes (same net, LIDs and GUIDs as labFabric's).
 	labNoRouteLog = labdata + "/lab-noroute.log"
+	labQoSLog     = labdata + "/lab-qos-rejected.log"
 )
 
 var root = cmdtest.WithCommands(func(f *cmdutil.Factory) *cobra.Command { return NewCmdSM(f) })
@@ -516,6 +518,59 @@ func TestLogNoRouteLab(t *testing.T) {
 	}
 	if len(seen) != len(want) || len(doc.NotExplained) != 0 || doc.Errors != 0 || doc.Warnings != 11 {
 		t.Errorf("codes %v, want %d; %d not explained, %d errors, %d warnings (want 11)", seen, len(want), len(doc.NotExplained), doc.Errors, doc.Warnings)
+	}
+}
+
+// TestLogQoSRejectedLab: the real daemon's QoS policy files it could not use (ERR
+// AC05 then AC03; AC10, AC11, AC12, AC13 then AC04; AC01) are qos-policy-rejected errors, each one
+// event with its file; the refusals logged on the line of an unpath or repath notice
+// (whose format has no newline) are read; the good policy's ERR AC14 stays not
+// explained. The JSON is checked against its schema (run).
+func TestLogQoSRejectedLab(t *testing.T) {
+	out, errOut, code := run(t, context.Background(), nil, "sm", "log", labQoSLog, "--year", "2026", "--each", "-o", "json")
+	var doc struct {
+		Events []struct {
+			Kind, Severity, Code, Detail string
+			Line                         int
+			ConfLine                     *int     `json:"conf_line"`
+			FixAt                        *string  `json:"fix_at"`
+			LogLines                     []string `json:"log_lines"`
+		}
+		NotExplained []struct{ Code string } `json:"not_explained"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != 1 {
+		t.Fatalf("exit %d, %v, stderr %q", code, err, errOut)
+	}
+	var got []string
+	for _, e := range doc.Events {
+		switch e.Kind {
+		case "qos-policy-rejected":
+			at := "-"
+			if e.FixAt != nil {
+				at = (*e.FixAt)[strings.LastIndexByte(*e.FixAt, ':'):]
+			}
+			if e.Severity != "error" || !strings.HasSuffix(e.LogLines[len(e.LogLines)-1], "qos-policy.conf)") && e.Code != "AC01" {
+				t.Errorf("%+v", e)
+			}
+			got = append(got, fmt.Sprintf("%s line %d at %s", e.Code, e.Line, at))
+		case "path-refused":
+			got = append(got, fmt.Sprintf("%s line %d", e.Code, e.Line))
+		default:
+			t.Errorf("%+v", e)
+		}
+	}
+	want := []string{"1F1D line 15", "AC05 line 17 at :24", "AC11 line 21 at -", "AC10 line 25 at -", "AC12 line 29 at -", "AC13 line 33 at -",
+		"AC05 line 37 at :28", "AC01 line 41 at -", "1F1D line 46", "1F1E line 48", "1F1E line 50"}
+	if strings.Join(got, ", ") != strings.Join(want, ", ") {
+		t.Errorf("events:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if len(doc.NotExplained) != 1 || doc.NotExplained[0].Code != "AC14" {
+		t.Errorf("not explained: %+v", doc.NotExplained)
+	}
+	// The sweep that read the good policy again (its SUBNET UP, line 45) logged no
+	// QoS policy error: each event printed as it came gets its note then.
+	if !strings.Contains(errOut, "note: qos-policy-rejected at line 17: OpenSM swept again after this and logged no QoS policy error (SUBNET UP at line 45,") {
+		t.Errorf("stderr:\n%s", errOut)
 	}
 }
 
