@@ -110,8 +110,9 @@ OpenSM's -W, --table-size drops the entries a table cannot hold, as for
 When what OpenSM does with the file cannot be predicted, an end taken from it is
 the file as written and the answer is UNKNOWN (exit 4).
 
-Output: the verdict first (YES, NO, or ONE-WAY when only one direction works), the
-rules that decided it, then for a port the shared partitions: each side's entry and
+Output: the verdict first (YES, NO, or ONE-WAY when only one direction works; NO
+(NOT ACTIVE) for a port not ACTIVE; UNKNOWN, exit 4, as below), the rules that
+decided it, then for a port the shared partitions: each side's entry and
 index and whether that partition works (? when a switch port facing an end was not
 read for it: the reasons name it). Warnings (a port not ARMED/ACTIVE, RoCE) and
 notes (a rule not checked, a Q_Key ignored) go to stderr.
