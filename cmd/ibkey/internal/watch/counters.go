@@ -134,8 +134,8 @@ this time (the same kinds), and the counters not read (unread-counter: a read er
 or n/a for a counter the port has). --once reads one sample, without deltas. A
 counter that could not be read, or a port (GONE, NOREPLY), is named once on stderr,
 and the exit is 4 (after --once, --count or an interrupt). So is a counter the port
-has that the sources used cannot read (n/a: sysfs has no PortInfo counters, a RoCE
-port's its driver counts need verbs, PortCounters need a LID): one warning at the
+has that the sources used cannot read (n/a: sysfs has no PortInfo counters, those a
+RoCE port's driver counts need verbs, PortCounters need a LID): one warning at the
 end names them and what reads them. n/a for a counter the port does not have (a RoCE
 port's M_Key violations, a key's violations its driver does not count on Ethernet, a
 device without PMA counters) or that nothing can reach (a DOWN CA port's
