@@ -27,7 +27,8 @@ build:
 ## build-static: the same ibkey without the run-time libibverbs loader (build tag
 ## ibkey_static) and without cgo (with a C compiler present, Go would otherwise link
 ## libc dynamically for net and os/user): fully static, for hosts without glibc; the
-## verbs counters then say they are absent.
+## violation counters a port has are then not read through verbs (n/a naming the static
+## build, exit 4, unless PortInfo over MADs reads them).
 build-static:
 	CGO_ENABLED=0 $(GO) build -trimpath -tags ibkey_static -ldflags '$(LDFLAGS)' -o bin/ibkey ./cmd/ibkey
 

@@ -32,7 +32,8 @@ counters that show dropped packets, checks an OpenSM partitions.conf and
 audits a whole fabric. It only reads: it never writes sysfs and sends only Get
 MADs.
 
-Without hardware, --demo shows every command on an embedded demo host.`,
+Without hardware, --demo shows every command on an embedded demo host and the
+fabric it is cabled to (sm log still needs an OpenSM log: the demo has none).`,
 		Version: version(),
 	}
 	cmdutil.AddRootFlags(root, f)

@@ -401,7 +401,7 @@ var helpColumns = []struct{ term, text string }{
 	{"Δ", "the change over the last interval; ↺ the counter was reset (the delta counts from 0); ? saturated: unknown, not 0."},
 	{"/s", "the rate over the time since the previous reading."},
 	{"TREND", "one cell per sample taken at the current interval, newest on the right (samples at another interval, before + or - or a pause, are left out): · nothing counted; a bar per decade of the rate: ▁ under 1/s, ▂ 1-10/s, ▃ 10-100/s, ▄ 100-1k/s, ▅ 1k-10k/s, ▆ 10k-100k/s, ▇ 100k-1M/s, █ more; ↺ reset; ! saturated (counts lost); blank: not known."},
-	{"n/a", "not readable from this source; the reasons are below. n/a is never 0."},
+	{"n/a", "not read from this source, or a counter the port does not have; the reasons are below. n/a is never 0."},
 }
 
 // columnsHelp is the ? page.

@@ -110,8 +110,9 @@ OpenSM's -W, --table-size drops the entries a table cannot hold, as for
 When what OpenSM does with the file cannot be predicted, an end taken from it is
 the file as written and the answer is UNKNOWN (exit 4).
 
-Output: the verdict first (YES, NO, or ONE-WAY when only one direction works), the
-rules that decided it, then for a port the shared partitions: each side's entry and
+Output: the verdict first (YES, NO, or ONE-WAY when only one direction works; NO
+(NOT ACTIVE) for a port not ACTIVE; UNKNOWN, exit 4, as below), the rules that
+decided it, then for a port the shared partitions: each side's entry and
 index and whether that partition works (? when a switch port facing an end was not
 read for it: the reasons name it). Warnings (a port not ARMED/ACTIVE, RoCE) and
 notes (a rule not checked, a Q_Key ignored) go to stderr.
@@ -138,8 +139,9 @@ assumption not given or an entry not read would decide it otherwise), and a side
 ("a"/"b") has every field null where its entry is ? (an assumption not given would
 give that end another entry, or none). qkey_check is match, mismatch, not_checked
 or not_applicable; qkey_rule is the Q_Key send rule applied to that endpoint: "iba"
-(a top-bit wr_qkey sends the QP's own Q_Key), "verbatim" (the device sends wr_qkey as
-given: Linux's rdma_rxe) or "iba-assumed" (the device is not known), with the reason;
+(a top-bit wr_qkey sends the QP's own Q_Key: a device whose driver is known, taken
+to follow the IBA), "verbatim" (the device sends wr_qkey as given: Linux's rdma_rxe)
+or "iba-assumed" (no device, or its driver is not known), with the reason;
 the reasons name it when Q_Keys were checked; "incomplete":[{"kind","message"}] is
 added whenever something the answer asked about was not read or checked: on exit 4,
 and on exit 1 when the no was found beside it (an end's table or entries, a switch

@@ -34,7 +34,7 @@ type saOptions struct {
 
 func addSAFlags(c *cobra.Command, o *saOptions) {
 	c.Flags().BoolVar(&o.Ask, "sa", false, "also ask the Subnet Manager (SubnAdmGet PathRecord in the ends' partition) and compare its answer; the ends are fabric ports (lid=, node=, a GUID) with pkey=")
-	c.Flags().StringVar(&o.SMLog, "sm-log", "", "with --sa: OpenSM's log (`FILE`), to quote the line where it says why it refused")
+	c.Flags().StringVar(&o.SMLog, "sm-log", "", "with --sa: OpenSM's log (`FILE`), to quote the line where it says why it refused (a refusal it says is for routing is not compared: it says nothing of the partition)")
 	_ = c.MarkFlagFilename("sm-log")
 }
 

@@ -110,7 +110,7 @@ func NewCmdExporter(deps Deps) *cobra.Command {
 	fl.BoolVar(&o.Once, "once", false, "collect once and print the metrics to stdout (with --textfile: write the file once)")
 	cmdutil.IntervalVar(c, &o.Interval, "interval", time.Minute, "with --textfile: time between writes")
 	cmdutil.IntervalVar(c, &o.TableInterval, "table-interval", time.Minute, "host mode: read the P_Key tables and IPoIB interfaces again after this long (state and counters: every scrape)")
-	fl.BoolVar(&o.PortInfo, "portinfo", false, "host mode: read over MADs the local ports' P_Key/Q_Key violation counters that verbs cannot read (SMP PortInfo through --ca or --ibsim; needs umad access)")
+	fl.BoolVar(&o.PortInfo, "portinfo", false, "host mode: read over MADs the local ports' P_Key/Q_Key violation counters that verbs cannot read (SMP PortInfo through --ca, which needs umad access, or --ibsim)")
 	fl.BoolVar(&o.Sweep, "sweep", false, "fabric mode: sweep the whole subnet every --sweep-interval (through --ca or --ibsim)")
 	fl.StringVarP(&o.LID, "lid", "L", "", "fabric mode: read every port of the nodes at `LIDS` (3, 3,5,9, 3-40) every --sweep-interval")
 	cmdutil.IntervalVar(c, &o.SweepInterval, "sweep-interval", time.Minute, "fabric mode: time between the starts of two sweeps; scrapes answer from the last finished one")

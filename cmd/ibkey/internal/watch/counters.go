@@ -69,13 +69,15 @@ M_Key violations. Each counter names its source: sysfs, verbs, "smp portinfo" or
 The P_Key/Q_Key violation counters are not in sysfs. For local ports they are read
 through verbs (ibv_query_port's bad_pkey_cntr and qkey_viol_cntr, from the system's
 libibverbs loaded at run time): any user who may open /dev/infiniband/uverbsN, no
-root, no MADs. On an Ethernet link layer ibv_query_port reports 0 for what no driver
-counts: rdma_rxe counts both, mlx5 only Q_Key violations (RoCE), iWARP neither; the
-others are n/a, never 0. Where verbs cannot read them (no libibverbs, the static build, a saved
-tree or the demo host) they come from an SMP Get PortInfo when a MAD transport is
-chosen (--ca DEV, which needs root or the rdma group, or --ibsim; the SMP goes to the
-local port, directed route 0 or its LID, checked by NodeGUID), else they show as n/a
-with the reasons, never as 0. M_Key violations are PortInfo's only. A RoCE port (--ca
+root, no MADs. On an Ethernet link layer ibv_query_port reports 0 for what the
+driver does not count: rdma_rxe counts both, mlx5 only Q_Key violations and only on
+a port with a GID table (not a representor, nor with RoCE disabled), iWARP neither;
+those are n/a, never 0, and another driver's are n/a, not read. Where verbs cannot
+read them (no libibverbs, the static build, a saved tree or the demo host) they come
+from an SMP Get PortInfo when a MAD transport is chosen (--ca DEV, which needs root
+or the rdma group, or --ibsim; the SMP goes to the local port, directed route 0 or
+its LID, checked by NodeGUID), else they show as n/a with the reasons, never as 0;
+on a RoCE port only verbs read them. M_Key violations are PortInfo's only. A RoCE port (--ca
 on an Ethernet link layer) has no QP0 and answers no SMPs: ibkey says so and watches
 with verbs and sysfs; so it does on an InfiniBand --ca port whose umad device cannot be
 opened (no root or rdma group), M_Key violations then n/a with umad's error.
@@ -132,11 +134,12 @@ this time (the same kinds), and the counters not read (unread-counter: a read er
 or n/a for a counter the port has). --once reads one sample, without deltas. A
 counter that could not be read, or a port (GONE, NOREPLY), is named once on stderr,
 and the exit is 4 (after --once, --count or an interrupt). So is a counter the port
-has that the sources used cannot read (n/a: sysfs has no PortInfo counters,
-PortCounters need a LID): one warning at the end names them and what reads them.
-n/a for a counter the port does not have (a RoCE port's PortInfo, a device without
-PMA counters) or that nothing can reach (a DOWN CA port's PortCounters over the
-fabric) is the whole answer: exit 0.`,
+has that the sources used cannot read (n/a: sysfs has no PortInfo counters, those a
+RoCE port's driver counts need verbs, PortCounters need a LID): one warning at the
+end names them and what reads them. n/a for a counter the port does not have (a RoCE
+port's M_Key violations, a key's violations its driver does not count on Ethernet, a
+device without PMA counters) or that nothing can reach (a DOWN CA port's
+PortCounters over the fabric) is the whole answer: exit 0.`,
 		Example: `  ibkey watch counters
   ibkey --demo watch counters
   ibkey watch counters mlx5_0/1 --interval 5s --all-counters
