@@ -62,7 +62,9 @@ func NewCmdCanTalk(f *cmdutil.Factory, runF func(*CanTalkOptions) error) *cobra.
 		Long: `Say whether endpoints A and B can talk, in both directions, and why: the P_Key rule
 (same 15-bit key, at least one full member), the QP types, and for UD QPs the Q_Key
 rule (the sender's wr_qkey, or its QP-context qkey when wr_qkey has the top bit set
-or is not given, must equal the receiver's qkey).
+or is not given, must equal the receiver's qkey). The top-bit case is the IBA's;
+Linux's rdma_rxe sends wr_qkey verbatim, so where the sender's device, or its
+driver, is not known and the two give different answers, the answer is UNKNOWN.
 
 An endpoint is a base and options, ENDPOINT := BASE {,KEY=VALUE}:
   0x8001                       a QP using that P_Key (also 8001, 80:01)
@@ -141,7 +143,8 @@ give that end another entry, or none). qkey_check is match, mismatch, not_checke
 or not_applicable; qkey_rule is the Q_Key send rule applied to that endpoint: "iba"
 (a top-bit wr_qkey sends the QP's own Q_Key: a device whose driver is known, taken
 to follow the IBA), "verbatim" (the device sends wr_qkey as given: Linux's rdma_rxe)
-or "iba-assumed" (no device, or its driver is not known), with the reason;
+or "iba-assumed" (no device, or its driver is not known; where it decides, the
+direction is not_checked and the answer UNKNOWN), with the reason;
 the reasons name it when Q_Keys were checked; "incomplete":[{"kind","message"}] is
 added whenever something the answer asked about was not read or checked: on exit 4,
 and on exit 1 when the no was found beside it (an end's table or entries, a switch
@@ -183,7 +186,7 @@ verdict "unknown", and "incomplete" says why (exit 4).`,
 		cmdutil.ExitMeaning{Code: cmdutil.ExitNo, Meaning: "they cannot (also ONE-WAY, and NOT ACTIVE: a port that is not ACTIVE passes no data now, whether or not its table was read), or an endpoint asks for a P_Key or index its port's table does not hold, or pins an empty entry: no QP there can use it, which is a definite no"},
 		cmdutil.ExitMeaning{Code: cmdutil.ExitUsage, Meaning: "bad input: an endpoint, flag or file (one line names it)"},
 		cmdutil.ExitMeaning{Code: cmdutil.ExitEnv, Meaning: "no such device or port (those that exist are listed), or no P_Key table (iWARP)"},
-		cmdutil.ExitMeaning{Code: cmdutil.ExitIncomplete, Meaning: "UNKNOWN: the answer depends on what was not read (unreadable P_Key entries, a pinned entry, a port's table, a device, a switch port's table), listed on stderr, or on what was not given (a port's type with --partitions, router or CA; UD QPs' Q_Keys) or cannot be predicted (what OpenSM does with the --partitions file), or the ports are on different subnets (GID prefixes) and only a router, which is not checked, could join them, or (--sa) the Subnet Manager does not confirm the tables' yes (a no it does not confirm stays 1, and a warning says what it did not confirm; a ONE-WAY it does not confirm stays 1, and its working direction is said to be only what the tables read)"},
+		cmdutil.ExitMeaning{Code: cmdutil.ExitIncomplete, Meaning: "UNKNOWN: the answer depends on what was not read (unreadable P_Key entries, a pinned entry, a port's table, a device, a switch port's table), listed on stderr, or on what was not given (a port's type with --partitions, router or CA; UD QPs' Q_Keys; the Q_Key send rule of a device not known, where a top-bit wr_qkey makes it decide) or cannot be predicted (what OpenSM does with the --partitions file), or the ports are on different subnets (GID prefixes) and only a router, which is not checked, could join them, or (--sa) the Subnet Manager does not confirm the tables' yes (a no it does not confirm stays 1, and a warning says what it did not confirm; a ONE-WAY it does not confirm stays 1, and its working direction is said to be only what the tables read)"},
 	)
 	return c
 }
