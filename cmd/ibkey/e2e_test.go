@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -107,6 +108,33 @@ func TestSaveSysfsRoundTrip(t *testing.T) {
 		b := runIbkey(t, false, nil, append([]string{"--sysfs", saved}, args...)...)
 		if a.stdout != b.stdout || a.code != b.code || a.code != tc.code {
 			t.Errorf("ibkey %v differs on the saved tree:\n%s\n---\n%s", args, a.stdout, b.stdout)
+		}
+	}
+	// What names a device's driver survives the copy: rdma_rxe's class link into
+	// devices/virtual and its parent (the verbatim Q_Key rule: a top-bit wr_qkey is
+	// dropped, ONE-WAY), and an mlx5 device's device/uevent (the demo host's: mlx5
+	// counts no P_Key violations on RoCE, so that counter is none by nature).
+	for _, tc := range []struct {
+		tree string
+		args []string
+		code int
+		want string
+	}{
+		{"../../testdata/sysfs/rxe", []string{"can-talk", "rxe0/1,qp=ud,qkey=0x11,wr_qkey=0x80000011", "rxe0/1,qp=ud,qkey=0x11"}, 1, "(verbatim): rxe0 is a software RoCE device"},
+		{"../../internal/demo/host", []string{"watch", "counters", "mlx5_2", "--once", "-o", "plain"}, 4, "pkey_violations=n/a(mlx5_does_not_count_P_Key_violations_on_RoCE"},
+	} {
+		tree, _ := filepath.Abs(tc.tree)
+		saved := filepath.Join(t.TempDir(), "saved")
+		cmd := exec.Command("../../scripts/save-sysfs", saved)
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "SYSFS=" + tree}
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("save-sysfs %s: %v\n%s", tc.tree, err, out)
+		}
+		a := runIbkey(t, false, nil, append([]string{"--sysfs", tree}, tc.args...)...)
+		b := runIbkey(t, false, nil, append([]string{"--sysfs", saved}, tc.args...)...)
+		sample := regexp.MustCompile(`(?m)^\S+Z `) // watch's sample times
+		if a.code != tc.code || !strings.Contains(a.stdout, tc.want) || b.code != a.code || sample.ReplaceAllString(b.stdout, "") != sample.ReplaceAllString(a.stdout, "") {
+			t.Errorf("ibkey %v on %s (exit %d) and its saved copy (exit %d), want exit %d and %q:\n%s\n---\n%s", tc.args, tc.tree, a.code, b.code, tc.code, tc.want, a.stdout, b.stdout)
 		}
 	}
 }
