@@ -453,13 +453,9 @@ const maxListed = 8
 
 // labels names the ports, at most maxListed of them, then "and N more".
 func (f *Fabric) labels(ids []check.PortID) string {
-	var names []string
+	names := make([]string, len(ids))
 	for i, id := range ids {
-		if i == maxListed {
-			names = append(names, fmt.Sprintf("and %d more", len(ids)-maxListed))
-			break
-		}
-		names = append(names, f.Label(id))
+		names[i] = f.Label(id)
 	}
-	return strings.Join(names, ", ")
+	return strings.Join(textsafe.Capped(names, maxListed), ", ")
 }
