@@ -117,9 +117,6 @@ type NotCheckedLine struct {
 	Text string
 }
 
-// NotCheckedLines says what the audit could not check (NotCheckedLines).
-func (r AuditResult) NotCheckedLines() []NotCheckedLine { return NotCheckedLines(r.NotChecked) }
-
 // NotCheckedSummary says in one line what the audit could not check ("" when it
 // checked everything), for stderr.
 func (r AuditResult) NotCheckedSummary() string { return NotCheckedSummary(r.NotChecked) }
