@@ -3,7 +3,6 @@
 package fabric
 
 import (
-	"cmp"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -46,11 +45,6 @@ it too, with the simulator or umad port released.`,
 		cmdutil.ExitMeaning{Code: cmdutil.ExitUsage, Meaning: "no subcommand, or an unknown one (each subcommand's --help lists its own exit codes)"},
 	)
 	return c
-}
-
-// nodeName is a node's description, or its GUID when it has none.
-func nodeName(n *fabric.Node) string {
-	return cmp.Or(n.Description, n.GUID.String())
 }
 
 // lidState are a listed port's LID and state cells: no LID on a switch's external

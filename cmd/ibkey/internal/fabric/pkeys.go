@@ -246,7 +246,7 @@ func runPKeys(o *PKeysOptions) error {
 					// partial sweep line for a gap, naNotes for the rest).
 					valid, pkeys = "n/a", "n/a"
 				}
-				g.Add(nodeName(n), strconv.Itoa(p.Num), string(n.Type), n.GUID.String(), lid, state, size, valid, pkeys)
+				g.Add(n.Name(), strconv.Itoa(p.Num), string(n.Type), n.GUID.String(), lid, state, size, valid, pkeys)
 			}
 			if err := g.Render(o.IO.Out, o.Format); err != nil {
 				return err
