@@ -410,14 +410,8 @@ func parseDecimal(s string, max int) (int, bool) {
 	return int(n), err == nil && n <= uint64(max)
 }
 
-func allHex(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if _, ok := HexDigit(s[i]); !ok {
-			return false
-		}
-	}
-	return true
-}
+// allHex says whether every byte of s is a hex digit, either case.
+func allHex(s string) bool { return strings.Trim(s, "0123456789abcdefABCDEF") == "" }
 
 // String prints the canonical form of the endpoint; ParseEndpoint reads it back to the
 // same spec. Options come in a fixed order: port, pkey, index, qp, qkey, wr_qkey.

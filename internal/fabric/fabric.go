@@ -1,6 +1,7 @@
 package fabric
 
 import (
+	"cmp"
 	"fmt"
 	"sort"
 	"time"
@@ -189,6 +190,9 @@ func (f *Fabric) FindNodes(s string) []*Node {
 	}
 	return out
 }
+
+// Name names the node for people: its description, or its GUID when it has none.
+func (n *Node) Name() string { return cmp.Or(n.Description, n.GUID.String()) }
 
 // IsEndPort reports whether the port is an end port: a CA or router port, or a
 // switch's port 0. End ports are what a Subnet Manager's partition configuration

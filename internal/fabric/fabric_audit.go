@@ -117,9 +117,6 @@ type NotCheckedLine struct {
 	Text string
 }
 
-// NotCheckedLines says what the audit could not check (NotCheckedLines).
-func (r AuditResult) NotCheckedLines() []NotCheckedLine { return NotCheckedLines(r.NotChecked) }
-
 // NotCheckedSummary says in one line what the audit could not check ("" when it
 // checked everything), for stderr.
 func (r AuditResult) NotCheckedSummary() string { return NotCheckedSummary(r.NotChecked) }
@@ -453,13 +450,9 @@ const maxListed = 8
 
 // labels names the ports, at most maxListed of them, then "and N more".
 func (f *Fabric) labels(ids []check.PortID) string {
-	var names []string
+	names := make([]string, len(ids))
 	for i, id := range ids {
-		if i == maxListed {
-			names = append(names, fmt.Sprintf("and %d more", len(ids)-maxListed))
-			break
-		}
-		names = append(names, f.Label(id))
+		names[i] = f.Label(id)
 	}
-	return strings.Join(names, ", ")
+	return strings.Join(textsafe.Capped(names, maxListed), ", ")
 }

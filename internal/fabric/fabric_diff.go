@@ -87,7 +87,7 @@ func Diff(a, b *Fabric) []check.Finding {
 			if pb == nil {
 				continue
 			}
-			out = append(out, diffPort(a, b, na, pa, pb)...)
+			out = append(out, diffPort(b, na, pa, pb)...)
 		}
 	}
 	for _, nb := range b.Nodes {
@@ -137,7 +137,7 @@ func linkGone(f *Fabric, l Link, missed bool) bool {
 	})
 }
 
-func diffPort(a, b *Fabric, n *Node, pa, pb *Port) []check.Finding {
+func diffPort(b *Fabric, n *Node, pa, pb *Port) []check.Finding {
 	var out []check.Finding
 	id := check.PortID{Node: n.GUID, Port: pa.Num}
 	fp := b.FindingPort(id)

@@ -59,3 +59,19 @@ func TestAuditMessagesAgreeInNumber(t *testing.T) {
 		}
 	}
 }
+
+// A finding names at most maxListed ports, then counts the others.
+func TestLabelsCapped(t *testing.T) {
+	f := testFabric()
+	var ids []check.PortID
+	for i := range maxListed + 2 {
+		ids = append(ids, check.PortID{Node: 0xa0, Port: i})
+	}
+	got := f.labels(ids)
+	if want := `"HcaA"[7], and 2 more`; !strings.HasSuffix(got, want) || strings.Count(got, ", ") != maxListed {
+		t.Errorf("labels of %d ports = %q, want %d names then %q", len(ids), got, maxListed, want)
+	}
+	if got, want := f.labels(ids[:1]), `"HcaA"[0]`; got != want {
+		t.Errorf("labels of one port = %q, want %q", got, want)
+	}
+}

@@ -176,7 +176,7 @@ func TestAuditNoTablesIsIncomplete(t *testing.T) {
 	}
 	// One line for the eight: its kind, its count, why, and the first three ports.
 	want := []NotCheckedLine{{Kind: UnreadTable, Text: `8 P_Key tables not in the sweep (made with --no-tables): "S"[0], "S"[1], "S"[2], and 5 more`}}
-	if got := res.NotCheckedLines(); len(got) != 1 || got[0] != want[0] || res.NotCheckedSummary() != want[0].Text {
+	if got := NotCheckedLines(res.NotChecked); len(got) != 1 || got[0] != want[0] || res.NotCheckedSummary() != want[0].Text {
 		t.Errorf("lines %q, summary %q, want %q", got, res.NotCheckedSummary(), want)
 	}
 	found := false

@@ -61,7 +61,7 @@ var GASNet = Library{
 		filter, perr := parseGASNetPorts(ports)
 		s.scope = firstOfOneHCA
 		s.allows = func(_ []*Port, dev string, num int) (bool, string) { return gasnetAllows(filter, hasPorts, dev, num) }
-		s.aborts = func(host []*Port, sel []PortResult) []Abort { return gasnetAborts(host, sel, ports, perr) }
+		s.aborts = func(_ []*Port, sel []PortResult) []Abort { return gasnetAborts(sel, ports, perr) }
 		s.value = int(key)
 		if unknown != "" {
 			s.unknown = "GASNET_IBV_PKEY is " + unknown
@@ -208,7 +208,7 @@ func gasnetAllows(filter []gasnetPortSpec, hasFilter bool, dev string, num int) 
 // GASNET_IBV_PORTS" when it is set), and the client stops. A GASNET_IBV_PORTS that
 // gasnetc_parse_ports refuses leaves no port on any host. A listed port that is not
 // ACTIVE, or has no LID yet, may still come up (Waits).
-func gasnetAborts(host []*Port, sel []PortResult, ports, perr string) []Abort {
+func gasnetAborts(sel []PortResult, ports, perr string) []Abort {
 	if slices.ContainsFunc(sel, func(pr PortResult) bool { return pr.Used }) {
 		return nil
 	}

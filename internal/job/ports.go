@@ -163,7 +163,7 @@ func Choosers(ws []*Result, u Unread) []string {
 // is host:DEVICE/N and the libraries' device filters apply to it. With host "", the
 // host is the node's description (or GUID) and device filters do not apply.
 func PortFromFabric(f *fabric.Fabric, n *fabric.Node, cp *fabric.Port, host string) *Port {
-	host = cmp.Or(host, n.Description, n.GUID.String())
+	host = cmp.Or(host, n.Name())
 	dev, known := HostDevice(n.Description, host)
 	dev = cmp.Or(dev, n.GUID.String())
 	p := &Port{Host: host, Device: dev, Num: cp.Num, Fabric: true, DeviceKnown: known, Node: n.GUID,

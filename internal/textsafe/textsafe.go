@@ -189,14 +189,8 @@ func unitLen(s string) int {
 	return n
 }
 
-func allHex(s string) bool {
-	for i := range len(s) {
-		if c := s[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-			return false
-		}
-	}
-	return true
-}
+// allHex says whether every byte of s is a hex digit, either case.
+func allHex(s string) bool { return strings.Trim(s, "0123456789abcdefABCDEF") == "" }
 
 // Plural is n and the noun that agrees with it: "1 node", "3 nodes", "0 nodes" (one
 // when n is 1, else many; n in plain digits, not grouped).

@@ -230,7 +230,7 @@ func (m Model) history(pg *page, p *query.PortDelta) {
 		if m.all && !slices.ContainsFunc(ps, func(pt point) bool { return pt.delta > 0 || pt.kind == pointSaturated || pt.kind == pointReset }) {
 			continue
 		}
-		cl := col{title: clip(title(c.Name), 14)}
+		cl := col{title: ansi.Truncate(title(c.Name), 14, "…")}
 		cl.width = ansi.StringWidth(cl.title)
 		for _, pt := range ps {
 			s := historyCell(pt)

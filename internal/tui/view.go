@@ -131,7 +131,7 @@ func (m Model) bodyHeight() int {
 func (m Model) fit(s string) string {
 	lines := strings.Split(s, "\n")
 	for i, l := range lines {
-		lines[i] = clip(l, m.width)
+		lines[i] = ansi.Truncate(l, m.width, "…")
 	}
 	return strings.Join(lines, "\n")
 }
@@ -210,14 +210,6 @@ func cell(text string, w int, right bool, st *lipgloss.Style) string {
 	return st.Render(text) + fill
 }
 
-// clip shortens s to w columns with an ellipsis.
-func clip(s string, w int) string {
-	if ansi.StringWidth(s) <= w {
-		return s
-	}
-	return ansi.Truncate(s, w, "…")
-}
-
 // portState is the state column: the port's state, or why it has none.
 func portState(p *query.PortDelta) string {
 	switch {
@@ -251,10 +243,10 @@ func (m Model) lead(p *query.PortDelta, pw int) string {
 	if p.Ref == m.selected {
 		sel = ">"
 	}
-	name := cell(clip(p.Ref.String(), pw), pw, false, nil)
+	name := cell(ansi.Truncate(p.Ref.String(), pw, "…"), pw, false, nil)
 	if p.Moved {
 		moved = m.st.movedRow.Render("▶")
-		name = cell(clip(p.Ref.String(), pw), pw, false, &m.st.movedRow)
+		name = cell(ansi.Truncate(p.Ref.String(), pw, "…"), pw, false, &m.st.movedRow)
 	}
 	if p.Ref == m.selected {
 		name = m.st.selected.Render(ansi.Strip(name))

@@ -218,18 +218,10 @@ func devicePortRow(v *query.PortView) devicePortJSON {
 		r.Missing["type"] = fmt.Sprintf("node type %d (%s) is not one the kernel defines", v.Device.NodeType.Value.Num, v.Device.NodeType.Value.Name)
 	}
 	r.LinkLayer = optPtr(p.LinkLayer.Value, p.LinkLayer.Missing, "link_layer", r.Missing)
-	if p.PhysState.OK() {
-		r.PhysState = &p.PhysState.Value.Name
-	} else {
-		r.Missing["phys_state"] = p.PhysState.Missing
-	}
+	r.PhysState = optPtr(p.PhysState.Value.Name, p.PhysState.Missing, "phys_state", r.Missing)
 	r.LID = optPtr(p.LID.Value, p.LID.Missing, "lid", r.Missing)
 	r.SMLID = optPtr(p.SMLID.Value, p.SMLID.Missing, "sm_lid", r.Missing)
-	if p.Rate.OK() {
-		r.Rate = &p.Rate.Value.Text
-	} else {
-		r.Missing["rate"] = p.Rate.Missing
-	}
+	r.Rate = optPtr(p.Rate.Value.Text, p.Rate.Missing, "rate", r.Missing)
 	switch {
 	case !p.GID0.OK():
 		r.Missing["port_guid"] = p.GID0.Missing
@@ -252,6 +244,8 @@ func devicePortRow(v *query.PortView) devicePortJSON {
 	return r
 }
 
+// optPtr is v, or nil with missing recorded under name when it is absent (an
+// ibverbs.Opt's Value and Missing).
 func optPtr[T any](v T, missing, name string, into map[string]string) *T {
 	if missing != "" {
 		into[name] = missing

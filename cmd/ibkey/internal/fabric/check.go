@@ -240,11 +240,11 @@ func runCheck(o *CheckOptions) error {
 		// stderr; what else the audit could not check is named below. The document's
 		// incomplete says what was not checked whenever something was: why the
 		// command exits 4, or what a definite failure (exit 1) was found beside.
-		gaps := fabricIncomplete(fab)
+		gaps := incompleteItems(fab.NotRead(true))
 		partial := len(gaps) > 0
 		why := gaps
 		if !partial {
-			why = auditIncomplete(res)
+			why = incompleteItems(res.NotChecked)
 		}
 		if uncertain != nil {
 			why = append(why, *uncertain)
@@ -300,17 +300,6 @@ func fileRules() map[string]bool {
 		m[r.Rule] = true
 	}
 	return m
-}
-
-// auditIncomplete is what the audit could not check, as a document's incomplete: one
-// item per kind of thing not read, as the stderr line (AuditResult.NotCheckedSummary)
-// groups them.
-func auditIncomplete(res fabric.AuditResult) []cmdutil.Incomplete {
-	var out []cmdutil.Incomplete
-	for _, l := range res.NotCheckedLines() {
-		out = append(out, cmdutil.Incomplete{Kind: string(l.Kind), Message: l.Text})
-	}
-	return out
 }
 
 // outsideList names up to four ports outside the subnet, with why.

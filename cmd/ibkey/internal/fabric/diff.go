@@ -137,7 +137,7 @@ func runDiff(o *DiffOptions) error {
 				f    *fabric.Fabric
 				name string
 			}{{a, o.A}, {b, bName}} {
-				for _, g := range fabricIncomplete(side.f) {
+				for _, g := range incompleteItems(side.f.NotRead(true)) {
 					gaps = append(gaps, cmdutil.Incomplete{Kind: g.Kind, Message: side.name + ": " + g.Message})
 				}
 			}

@@ -100,7 +100,7 @@ func runDiscover(o *DiscoverOptions) error {
 				if p.GUID != 0 { // none on a switch's external port
 					guid = p.GUID.String()
 				}
-				g.Add(nodeName(n), string(n.Type), n.GUID.String(), strconv.Itoa(p.Num), guid, lid, state, peer)
+				g.Add(n.Name(), string(n.Type), n.GUID.String(), strconv.Itoa(p.Num), guid, lid, state, peer)
 			}
 		}
 		return g.Render(o.IO.Out, o.Format)

@@ -3,7 +3,6 @@
 package fabric
 
 import (
-	"cmp"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -48,11 +47,6 @@ it too, with the simulator or umad port released.`,
 	return c
 }
 
-// nodeName is a node's description, or its GUID when it has none.
-func nodeName(n *fabric.Node) string {
-	return cmp.Or(n.Description, n.GUID.String())
-}
-
 // lidState are a listed port's LID and state cells: no LID on a switch's external
 // port, n/a for both when its PortInfo was not read (stderr names it: partial sweep).
 func lidState(n *fabric.Node, p *fabric.Port) (lid, state string) {
@@ -65,15 +59,16 @@ func lidState(n *fabric.Node, p *fabric.Port) (lid, state string) {
 	return lid, p.State
 }
 
-// fabricIncomplete is what a swept or saved fabric lacks for a command that answers
-// from its P_Key tables (fabric.NotCheckedLines), as a document's "incomplete": empty
-// exactly when cmdutil.PartialResult (needTables) does not make the command exit 4. Kinds:
-// partial-sweep, unread-node, unread-table (fabric.NotCheckedKind).
-func fabricIncomplete(f *fabric.Fabric) []cmdutil.Incomplete {
-	gaps := fabric.NotCheckedLines(f.NotRead(true))
-	out := make([]cmdutil.Incomplete, len(gaps))
-	for i, g := range gaps {
-		out[i] = cmdutil.Incomplete{Kind: string(g.Kind), Message: g.Text}
+// incompleteItems is what was not read or not checked (fabric.NotCheckedLines: one item
+// per kind), as a document's "incomplete". Of a fabric's NotRead(true), what a command
+// that answers from its P_Key tables lacks: empty exactly when cmdutil.PartialResult
+// (needTables) does not make the command exit 4. Kinds: partial-sweep, unread-node,
+// unread-table (fabric.NotCheckedKind).
+func incompleteItems(items []fabric.NotChecked) []cmdutil.Incomplete {
+	lines := fabric.NotCheckedLines(items)
+	out := make([]cmdutil.Incomplete, len(lines))
+	for i, l := range lines {
+		out[i] = cmdutil.Incomplete{Kind: string(l.Kind), Message: l.Text}
 	}
 	return out
 }

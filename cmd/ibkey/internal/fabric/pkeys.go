@@ -222,7 +222,7 @@ func runPKeys(o *PKeysOptions) error {
 				Ports   []portJSON            `json:"ports"`
 				// Incomplete: the sweep's gaps, exactly when Load exits 4 for them.
 				Incomplete []cmdutil.Incomplete `json:"incomplete,omitempty"`
-			}{cmdutil.SchemaVersion{}, fab.Source, fab.SweptAt, out, fabricIncomplete(fab)}); err != nil {
+			}{cmdutil.SchemaVersion{}, fab.Source, fab.SweptAt, out, incompleteItems(fab.NotRead(true))}); err != nil {
 				return err
 			}
 		} else {
@@ -246,7 +246,7 @@ func runPKeys(o *PKeysOptions) error {
 					// partial sweep line for a gap, naNotes for the rest).
 					valid, pkeys = "n/a", "n/a"
 				}
-				g.Add(nodeName(n), strconv.Itoa(p.Num), string(n.Type), n.GUID.String(), lid, state, size, valid, pkeys)
+				g.Add(n.Name(), strconv.Itoa(p.Num), string(n.Type), n.GUID.String(), lid, state, size, valid, pkeys)
 			}
 			if err := g.Render(o.IO.Out, o.Format); err != nil {
 				return err
@@ -271,7 +271,7 @@ func members(o *PKeysOptions, fab *fabric.Fabric, key check.PKey) error {
 			// Incomplete: the sweep's gaps, exactly when Load exits 4 for them (a
 			// partition found nowhere in a partial sweep is not a definite no).
 			Incomplete []cmdutil.Incomplete `json:"incomplete,omitempty"`
-		}{cmdutil.SchemaVersion{}, key.Partition().String(), cmdutil.List(members), fabricIncomplete(fab)}); err != nil {
+		}{cmdutil.SchemaVersion{}, key.Partition().String(), cmdutil.List(members), incompleteItems(fab.NotRead(true))}); err != nil {
 			return err
 		}
 	} else if len(members) > 0 {

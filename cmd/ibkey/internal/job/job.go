@@ -26,9 +26,8 @@ type Options struct {
 	// (AddMADFlags).
 	Host func() *query.Host
 	MAD  *cmdutil.MADFlags
-	// Getenv reads the environment the job would run with; Environ lists it
-	// (KEY=VALUE), to find per-transport overrides and look-alikes (nil: none).
-	Getenv  func(string) string
+	// Environ lists the environment the job would run with (KEY=VALUE): the
+	// libraries' settings, per-transport overrides and look-alikes (nil: none).
 	Environ func() []string
 
 	Assign     []string // KEY=VALUE arguments
@@ -49,7 +48,7 @@ const maxWait = 24 * time.Hour
 
 // NewCmdJob builds the command; runF replaces the run function in tests.
 func NewCmdJob(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
-	o := &Options{Host: f.Host, Getenv: f.Getenv, Environ: f.Environ}
+	o := &Options{Host: f.Host, Environ: f.Environ}
 	c := &cobra.Command{
 		Use:   "job [KEY=VALUE...]",
 		Short: "Which partition a job's libraries use, and can its hosts talk",
@@ -195,8 +194,6 @@ func (o *Options) inputs() (in job.Inputs, from string, lookalikes []string, err
 					continue
 				}
 				if v, set := all[name]; set {
-					in.Env[name] = v
-				} else if v := o.Getenv(name); v != "" { // no Environ: only Getenv
 					in.Env[name] = v
 				}
 			}

@@ -434,7 +434,7 @@ func (x *matrix) assumptions() {
 // it: the matrix, the tables shown), as can-talk's alternatives compare them; "" when
 // none would.
 func selfTaken(p *query.Partitions, m *partconf.Model, taken string) string {
-	if p.Options.SMGUID != 0 || !hasSelf(p.Config) {
+	if p.Options.SMGUID != 0 || len(selfPartitions(p.Config)) == 0 {
 		return ""
 	}
 	// Each port is modelled as the SM's: a model of one port replays only its items
@@ -477,21 +477,6 @@ func selfPartitions(c *partconf.Config) map[check.PartitionKey]bool {
 		}
 	}
 	return out
-}
-
-// hasSelf reports whether c, or the configuration OpenSM applies from it, has a SELF
-// item (written, or implied by a missing Default line).
-func hasSelf(c *partconf.Config) bool {
-	for _, c := range []*partconf.Config{c.Applied(), c} {
-		for _, d := range c.Definitions {
-			for _, m := range d.Members {
-				if m.Kind == partconf.KindSelf {
-					return true
-				}
-			}
-		}
-	}
-	return false
 }
 
 // partitionsOf is each P_Key's 15-bit partition key, as text.
