@@ -133,7 +133,7 @@ func ParseEndpoint(s string) (EndpointSpec, error) {
 			}
 			spec.Kind, spec.GUID = EndpointGUID, g
 		case "lid":
-			lid, err := parseLID(value)
+			lid, err := ParseLID(value)
 			if err != nil {
 				return spec, err
 			}
@@ -375,18 +375,26 @@ func ParseGUID(s string) (GUID, error) {
 	return GUID(v), nil
 }
 
-func parseLID(s string) (uint16, error) {
+// ParseLID reads a unicast LID, 1-49151: decimal, or hex after 0x. The one LID parser
+// (--lid lists through query.ParseLIDList, an endpoint's lid=). A decimal with a
+// leading 0 is refused: infiniband-diags reads it as octal (strtoul base 0, so
+// smpquery's 010 is LID 8) and a reader as decimal, and no LID is worth the guess.
+func ParseLID(s string) (uint16, error) {
 	bad := &ParseError{What: "LID", Input: s, Problem: "not a unicast LID",
 		Accepted: fmt.Sprintf("decimal 1-%d or hex 0x1-0x%x", MaxUnicastLID, MaxUnicastLID)}
 	var n uint64
-	if strings.HasPrefix(s, "0x") || strings.HasPrefix(s, "0X") {
+	switch {
+	case strings.HasPrefix(s, "0x") || strings.HasPrefix(s, "0X"):
 		v, problem := parseHex(s, 0xffff)
 		if problem != "" {
 			bad.Problem = problem
 			return 0, bad
 		}
 		n = v
-	} else {
+	case len(s) > 1 && s[0] == '0' && strings.Trim(s, "0123456789") == "":
+		bad.Problem = "a leading 0 is octal to infiniband-diags (010 is 8) and decimal to a reader: write the LID without it"
+		return 0, bad
+	default:
 		v, ok := parseDecimal(s, 0xffff)
 		if !ok {
 			bad.Problem = "not a decimal or 0x-hex number"

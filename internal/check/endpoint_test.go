@@ -135,6 +135,8 @@ func TestParseEndpointErrors(t *testing.T) {
 		{"lid=0", `"0"`, "unicast"},
 		{"lid=0xc000", `"0xc000"`, "unicast"},
 		{"lid=-3", `"-3"`, "decimal"},
+		{"lid=010", `"010"`, "octal to infiniband-diags (010 is 8)"},
+		{"lid=1_0", `"1_0"`, "decimal"},
 		{"lid=3,port=256", `"port=256"`, "0-255"},
 		{"mlx5_0/1,port=1", `"port=1"`, "lid="},
 		{"0x8001,port=1", `"port=1"`, "lid="},

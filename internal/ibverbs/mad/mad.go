@@ -164,16 +164,6 @@ func ParseDRPath(s string) (Address, error) {
 	return a, nil
 }
 
-// ParseLID parses a LID in decimal or 0x hex, as infiniband-diags accepts it.
-// 0 and the permissive LID 0xffff are not unicast destinations.
-func ParseLID(s string) (uint16, error) {
-	n, err := strconv.ParseUint(strings.TrimSpace(s), 0, 16)
-	if err != nil || n == 0 || n >= 0xc000 {
-		return 0, fmt.Errorf("bad LID %q: want a unicast LID 1-49151 (0x1-0xbfff)", s)
-	}
-	return uint16(n), nil
-}
-
 // String prints the address as infiniband-diags does: "lid 3" or "DR path 0,1,3".
 func (a Address) String() string {
 	if !a.Directed {

@@ -169,7 +169,7 @@ func addressHint(arg string) string {
 	case strings.Trim(arg, "0123456789,") == "" && strings.HasPrefix(arg, "0,"):
 		return fmt.Sprintf("to read the node at directed route %s use --dr %s (-D %s)", arg, arg, arg)
 	case strings.HasPrefix(arg, "0x") || strings.Count(arg, ":") == 3:
-		if _, err := mad.ParseLID(arg); err == nil && len(arg) <= 6 {
+		if _, err := check.ParseLID(arg); err == nil && len(arg) <= 6 {
 			return fmt.Sprintf("to read the port with LID %s over MADs use --lid %s (-L %s)", arg, arg, arg)
 		}
 		if spec, err := check.ParseEndpoint("guid=" + arg); err == nil && spec.Kind == check.EndpointGUID {
