@@ -18,6 +18,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -109,6 +110,9 @@ type Lab struct {
 	waitErr error
 	console sync.Mutex
 	killed  atomic.Bool
+	// crashed: "pid N " of reference tools that died of a signal (ToolAt), whose
+	// ibsim slots stay attached: they are not ibkey's leaks.
+	crashed sync.Map
 }
 
 var labSeq atomic.Uint64
@@ -312,7 +316,7 @@ func (l *Lab) stop() {
 		// slots and never frees a dead client's.
 		if clients, err := l.Attached(); err != nil {
 			l.t.Errorf("lab: checking ibsim slots: %v", err)
-		} else if len(clients) > 0 {
+		} else if clients = slices.DeleteFunc(clients, l.crashedTool); len(clients) > 0 {
 			l.t.Errorf("lab: ibsim client slots still attached at the end of the test (a client did not disconnect):\n%s", strings.Join(clients, "\n"))
 		}
 		l.console.Lock()
@@ -405,15 +409,25 @@ func (l *Lab) Tool(name string, args ...string) (string, error) {
 // MAD timed out is run again, up to three times in all: on a loaded machine ibsim can
 // answer later than the tool's one-second default, and a reference answer that is
 // only late is still the reference (the queries are Gets: running one again changes
-// nothing). The last failure is returned as it was.
+// nothing). So is one that died of a segmentation fault: saquery under libumad2sim
+// did once in CI (PR --slid 3 --dlid 4, an answer of no records, with several labs
+// running), and passed 40 runs alone. The last failure is returned as it was.
 func (l *Lab) ToolAt(node, name string, args ...string) (string, error) {
 	for attempt := 1; ; attempt++ {
 		out, err := l.toolAt(node, name, args...)
-		if err == nil || attempt == 3 || !retriableTool[name] ||
-			!strings.Contains(err.Error(), "recv failed: Connection timed out") {
+		if err == nil || attempt == 3 || !retriableTool[name] {
 			return out, err
 		}
-		l.t.Logf("lab: %s %s timed out (attempt %d of 3), running it again", name, strings.Join(args, " "), attempt)
+		why := ""
+		switch msg := err.Error(); {
+		case strings.Contains(msg, "recv failed: Connection timed out"):
+			why = "timed out"
+		case strings.Contains(msg, "signal: segmentation fault"):
+			why = "died of a segmentation fault"
+		default:
+			return out, err
+		}
+		l.t.Logf("lab: %s %s %s (attempt %d of 3), running it again", name, strings.Join(args, " "), why, attempt)
 	}
 }
 
@@ -438,9 +452,26 @@ func (l *Lab) toolAt(node, name string, args ...string) (string, error) {
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
+		if ee, ok := errors.AsType[*exec.ExitError](err); ok && ee.ProcessState.ExitCode() == -1 {
+			l.crashed.Store(fmt.Sprintf("pid %d ", ee.Pid()), true) // killed by a signal
+		}
 		return stdout.String(), fmt.Errorf("lab: %s %s: %v: %s", name, strings.Join(args, " "), err, strings.TrimSpace(stderr.String()))
 	}
 	return stdout.String(), nil
+}
+
+// crashedTool reports whether an ibsim client line (Attached) is a reference tool's
+// that died of a signal, and logs it.
+func (l *Lab) crashedTool(client string) bool {
+	crashed := false
+	l.crashed.Range(func(pid, _ any) bool {
+		crashed = strings.Contains(client, pid.(string))
+		return !crashed
+	})
+	if crashed {
+		l.t.Logf("lab: ibsim slot of a reference tool that died of a signal, left attached: %s", client)
+	}
+	return crashed
 }
 
 // MustTool is Tool failing the test on error.

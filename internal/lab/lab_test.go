@@ -213,3 +213,25 @@ Ca	2 "H-0000000000100006"		# "HcaC"
 		t.Error("no nodes: want an error")
 	}
 }
+
+// TestToolCrashRunAgain: a query tool that dies of a segmentation fault is run again
+// (saquery under libumad2sim did once in CI), and the second run's answer is the
+// tool's. A stand-in saquery on PATH crashes on its first run only.
+func TestToolCrashRunAgain(t *testing.T) {
+	l := Start(t, "testdata/small.net", nil)
+	bin := t.TempDir()
+	script := "#!/bin/sh\nif [ ! -e \"$0.ran\" ]; then : > \"$0.ran\"; kill -SEGV $$; fi\necho answer\n"
+	if err := os.WriteFile(bin+"/saquery", []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
+	out, err := l.ToolAt("HcaA", "saquery", "PR")
+	if err != nil || out != "answer\n" {
+		t.Fatalf("saquery after a crash: %q %v", out, err)
+	}
+	n := 0
+	l.crashed.Range(func(_, _ any) bool { n++; return true })
+	if n != 1 {
+		t.Errorf("%d crashed tools recorded, want 1", n)
+	}
+}
