@@ -621,9 +621,12 @@ func (v *Verdict) qkeysNotGiven() {
 	if v.Kind != VerdictYes && v.Kind != VerdictOneWay {
 		return
 	}
-	for _, x := range [][2]EndpointSummary{{v.A, v.B}, {v.B, v.A}} {
-		s, r := x[0], x[1]
-		if QKeyRuleDecides(s.QKeyRule, s.QKey, s.WRQKey, r.QKey) {
+	for _, x := range []struct {
+		d    Direction
+		s, r EndpointSummary
+	}{{v.AToB, v.A, v.B}, {v.BToA, v.B, v.A}} {
+		s, r := x.s, x.r
+		if x.d.OK && x.d.QKey == QKeyNotChecked && QKeyRuleDecides(s.QKeyRule, s.QKey, s.WRQKey, r.QKey) {
 			v.DependsOn(NotChecked{Cause: NotCheckedQKeySendRule, Sentence: qkeyRuleSentence(s.Label, r.Label, s.Port, *s.QKey, *s.WRQKey, *r.QKey)})
 			return
 		}

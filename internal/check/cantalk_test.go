@@ -194,6 +194,9 @@ func TestCanTalkQKey(t *testing.T) {
 			[]string{"A → B: Q_Key not known: A's wr_qkey 0x80000000 has the top bit set and its device's Q_Key send rule is not known (no device given): under the IBA rule it sends its QP-context qkey 0x00000011, which B accepts; a device that sends the wr_qkey verbatim (Linux's rdma_rxe) sends 0x80000000, which B drops (it holds 0x00000011)"}, nil},
 		{"wr_qkey with top bit, send rule not known, both rules deliver: checked", ud("A", 0x8001, qk(0x80000011), qk(0x80000011)), ud("B", 0x8001, qk(0x80000011), nil),
 			want{true, false, QKeyMatch, QKeyMatch, qk(0x80000011)}, nil, nil},
+		{"RC with a top-bit wr_qkey, send rule not known: Q_Keys do not apply",
+			Endpoint{Label: "A", Entries: table(0x8001), QPType: QPRC, QKey: qk(0x11), WRQKey: qk(0x80000000)}, Endpoint{Label: "B", Entries: table(0x8001), QPType: QPRC, QKey: qk(0x11)},
+			want{true, false, QKeyNotApplicable, QKeyNotApplicable, nil}, nil, nil},
 		{"wr_qkey with top bit and other bits: still the context qkey", ud("A", 0x8001, qk(0x22), qk(0x80000011)), ud("B", 0x8001, qk(0x11), nil),
 			want{false, false, QKeyMismatch, QKeyMismatch, qk(0x22)}, []string{"A sends Q_Key 0x00000022"}, nil},
 		{"wr_qkey without top bit overrides the context qkey", ud("A", 0x8001, qk(0x11), qk(0x22)), ud("B", 0x8001, qk(0x11), nil),
@@ -245,7 +248,7 @@ func TestCanTalkQKey(t *testing.T) {
 		// UD with a Q_Key not given: the P_Keys allow it, so the answer depends on
 		// the Q_Keys (red-team finding 6), never a yes.
 		// A wr_qkey whose fate depends on a send rule not known: the same, for that.
-		if tt.a.WRQKey != nil && QKeyRuleDecides(tt.a.QKeyRule, tt.a.QKey, tt.a.WRQKey, tt.b.QKey) {
+		if v.AToB.QKey == QKeyNotChecked && QKeyRuleDecides(tt.a.QKeyRule, tt.a.QKey, tt.a.WRQKey, tt.b.QKey) {
 			if v.Kind != VerdictUnknown || len(v.NotChecked) != 1 || v.NotChecked[0].Cause != NotCheckedQKeySendRule {
 				t.Errorf("%s: %s %+v, want unknown depending on the send rule", tt.name, v.Kind, v.NotChecked)
 			}
