@@ -200,6 +200,8 @@ func TestUCXPKey(t *testing.T) {
 		{"value not in table", env("UCX_IB_PKEY=0x5"), []int{0xffff, 0x8002}, Fails, -1, 0, "unable to find specified pkey"},
 		{"no 0x is rejected", env("UCX_IB_PKEY=8002"), []int{0xffff, 0x8002}, Fails, -1, 0, "UCX rejects"},
 		{"full bit is rejected", env("UCX_IB_PKEY=0x8002"), []int{0xffff, 0x8002}, Fails, -1, 0, "UCX_IB_PKEY=0x0002"},
+		// ucs_config_sscanf_allow_list_impl: "all" must be the only name.
+		{"all and a name is refused", env("UCX_NET_DEVICES=all,mlx5_0"), []int{0xffff}, Fails, -1, 0, "Invalid value for NET_DEVICES"},
 		// Before a full match of the key, an entry not read can only be another
 		// full match (the same P_Key): the index is not known, the P_Key is.
 		{"unreadable before the full match", env("UCX_IB_PKEY=0x2"), []int{0xffff, unread, 0x8002}, Uses, -1, 0x8002, "or an entry before it that could not be read (from 1)"},
@@ -256,6 +258,12 @@ func TestUCXNetDevices(t *testing.T) {
 		{"^mlx5_0:1", true, "mlx5_0/2 mlx5_1/1"},
 		{"mlx5", true, ""}, // exact names, no prefix match
 		{"", true, ""},
+		// ucs_config_array_expand_ranges drops empty names: "all," is all.
+		{"all,", true, "mlx5_0/1 mlx5_0/2 mlx5_1/1"},
+		{",all", true, "mlx5_0/1 mlx5_0/2 mlx5_1/1"},
+		{"mlx5_1,,", true, "mlx5_1/1"},
+		{"^", true, "mlx5_0/1 mlx5_0/2 mlx5_1/1"},
+		{"^all", true, "mlx5_0/1 mlx5_0/2 mlx5_1/1"},
 	} {
 		d := parseUCXDevices(c.v, c.set)
 		var got []string

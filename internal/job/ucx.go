@@ -66,6 +66,9 @@ var UCX = Library{
 		if hasDevs {
 			s.Setting += ", UCX_NET_DEVICES=" + devs
 		}
+		if filter.invalid && s.Reject == "" {
+			s.Reject = fmt.Sprintf("UCX rejects UCX_NET_DEVICES=%s: \"Invalid value for NET_DEVICES\" (\"all\" must be the only name)", devs)
+		}
 		for _, name := range env.Names() {
 			if name != "UCX_IB_PKEY" && UCXPKeyVar(name) {
 				s.Unchecked = append(s.Unchecked, fmt.Sprintf("%s=%s may override UCX_IB_PKEY for one UCX transport; ibkey does not interpret it", name, env[name]))
@@ -181,12 +184,19 @@ func ucxPick(key int, p *Port) Pick {
 	return Pick{Outcome: Fails, Index: -1, Abort: true, AbortHost: true, Problem: "UCX: " + why + "; ucp_worker_create fails (it opens an interface on every port UCX selects), so UCX uses no port of this host"}
 }
 
-// ucxDevices is UCX_NET_DEVICES as an allow list.
+// ucxDevices is UCX_NET_DEVICES as an allow list. invalid is set when UCX refuses
+// the value ("all" followed by more names).
 type ucxDevices struct {
-	all, negate, ranges bool
-	names               map[string]bool
+	all, negate, ranges, invalid bool
+	names                        map[string]bool
 }
 
+// parseUCXDevices is ucs_config_sscanf_allow_list_impl (src/ucs/config/parser.c) for
+// NET_DEVICES, a UCS_CONFIG_TYPE_ALLOW_LIST_WITH_RANGES: a leading '^' negates, and
+// ucs_config_array_expand_ranges skips leading, repeated and trailing commas, so
+// empty names never reach the list ("all," is all). A first name "all" allows every
+// device (also after '^'), and fails the parse if more names follow ("Invalid value
+// for NET_DEVICES", ucs_config_parser_parse_field): UCX does not start.
 func parseUCXDevices(s string, set bool) ucxDevices {
 	d := ucxDevices{names: map[string]bool{}}
 	if !set {
@@ -196,9 +206,14 @@ func parseUCXDevices(s string, set bool) ucxDevices {
 	if strings.HasPrefix(s, "^") {
 		d.negate, s = true, s[1:]
 	}
-	parts := strings.Split(s, ",")
-	if len(parts) == 1 && parts[0] == "all" {
-		d.all = true
+	var parts []string
+	for _, n := range strings.Split(s, ",") {
+		if n != "" {
+			parts = append(parts, n)
+		}
+	}
+	if len(parts) > 0 && parts[0] == "all" {
+		d.all, d.invalid = true, len(parts) > 1
 		return d
 	}
 	for _, n := range parts {
