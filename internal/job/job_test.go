@@ -515,6 +515,34 @@ func TestPerftest(t *testing.T) {
 	if r := Resolve([]*Library{&Perftest}, pf("ib_send_bw -aR"), []*Port{port("", "mlx5_0", 1, 0xffff)})[0]; r.Verdict != Incomplete {
 		t.Errorf("perftest -R: %s, want incomplete", r.Verdict)
 	}
+	// -O/--dualport (perftest_parameters.c): ib_port = 1, ib_port2 = 2, and half the
+	// QPs take ib_port2 with the same pkey_index (ctx_modify_qp_to_init); a later -i
+	// changes ib_port only. The index on port 2 matters too.
+	for _, c := range []struct {
+		line string
+		used string
+	}{
+		{"ib_send_bw -O --pkey_index=1", "mlx5_0/1 mlx5_0/2"},
+		{"ib_send_bw --dua --pkey_index=1", "mlx5_0/1 mlx5_0/2"},
+		{"ib_send_bw -i 2 -O --pkey_index=1", "mlx5_0/1 mlx5_0/2"},
+		{"ib_send_bw -O -i 3 --pkey_index=1", "mlx5_0/2 mlx5_0/3"},
+		{"ib_send_bw --pkey_index=1", "mlx5_0/1"},
+	} {
+		ports := []*Port{port("", "mlx5_0", 1, 0xffff, 0x8001), port("", "mlx5_0", 2, 0xffff, 0), port("", "mlx5_0", 3, 0xffff, 0x8001)}
+		r := Resolve([]*Library{&Perftest}, pf(c.line), ports)[0]
+		var used []string
+		for _, pr := range r.Ports {
+			if pr.Used {
+				used = append(used, pr.Port.Label())
+			}
+		}
+		if strings.Join(used, " ") != c.used {
+			t.Errorf("%s: uses %q, want %q", c.line, strings.Join(used, " "), c.used)
+		}
+		if strings.Contains(c.used, "/2") && r.Verdict != DoesNotWork {
+			t.Errorf("%s: index 1 of port 2 is empty: verdict %s, want does-not-work", c.line, r.Verdict)
+		}
+	}
 }
 
 func TestParseC(t *testing.T) {

@@ -43,6 +43,9 @@ type PerftestArgs struct {
 	Given    bool   // --pkey_index was given
 	BadValue string // an option value perftest rejects ("" when all parse)
 	RDMACM   bool   // -R/--rdma_cm: rdma_cm connects the QPs, --pkey_index is not used
+	// Port2 is -O/--dualport's second port (DEF_IB_PORT2, 2), 0 without -O: half
+	// the QPs use it, with the same --pkey_index (ctx_modify_qp_to_init).
+	Port2 int
 }
 
 // ParsePerftestArgs reads the options ibkey needs from a perftest command line
@@ -95,6 +98,8 @@ func ParsePerftestArgs(line string) PerftestArgs {
 				port(val(&i, "--ib-port", inline, eq))
 			case len(name) >= 2 && strings.HasPrefix("rdma_cm", name):
 				a.RDMACM = true
+			case len(name) >= 3 && strings.HasPrefix("dualport", name):
+				a.Port, a.Port2 = 1, 2
 			}
 		case strings.HasPrefix(arg, "-") && len(arg) > 1:
 			// A cluster of short options ("-ai1"): each letter until one that takes a
@@ -106,6 +111,11 @@ func ParsePerftestArgs(line string) PerftestArgs {
 				}
 				if k+1 == len(perftestShort) || perftestShort[k+1] != ':' {
 					a.RDMACM = a.RDMACM || arg[j] == 'R'
+					if arg[j] == 'O' {
+						// -O sets ib_port to DEF_IB_PORT and ib_port2 to DEF_IB_PORT2; a
+						// later -i changes ib_port only.
+						a.Port, a.Port2 = 1, 2
+					}
 					continue
 				}
 				v := arg[j+1:]
@@ -141,12 +151,20 @@ func configurePerftest(in Inputs, s *setup) {
 	if a.Device == "" {
 		s.Assumptions = append(s.Assumptions, "perftest: without -d, the first device in name order (ibv_get_device_list order is not guaranteed)")
 	}
+	if a.Port2 != 0 {
+		s.Setting += fmt.Sprintf("; -O/--dualport: ports %d and %d", a.Port, a.Port2)
+	}
 	s.scope = namedPort
 	s.allows = func(host []*Port, dev string, num int) (bool, string) {
 		switch want := a.device(host, dev); {
 		case dev != want:
 			return false, "not the -d device " + want
-		case num != a.Port:
+		case num == a.Port:
+		case num == a.Port2:
+			return true, "the -O/--dualport second port"
+		case a.Port2 != 0:
+			return false, fmt.Sprintf("not the -i port %d nor the -O port %d", a.Port, a.Port2)
+		default:
 			return false, fmt.Sprintf("not the -i port %d", a.Port)
 		}
 		return true, "the -d/-i port"
@@ -154,7 +172,13 @@ func configurePerftest(in Inputs, s *setup) {
 	s.notActive = func(p *Port) (bool, string) {
 		return true, "the -d/-i port, but not ACTIVE (" + p.State + "): perftest will not connect"
 	}
-	s.aborts = func(host []*Port, _ []PortResult) []Abort { return perftestAborts(host, a.device(host), a.Port) }
+	s.aborts = func(host []*Port, _ []PortResult) []Abort {
+		if ab := perftestAborts(host, a.device(host), a.Port); ab != nil || a.Port2 == 0 {
+			return ab
+		}
+		// set_link_layer checks ib_port2 the same way after ib_port.
+		return perftestAborts(host, a.device(host), a.Port2)
+	}
 	if a.RDMACM {
 		s.Setting += "; -R/--rdma_cm: rdma_cm connects the QPs and --pkey_index is not used"
 		s.unknown = "perftest -R: the QPs take the P_Key of the route rdma_cm resolves to the peer (the partition of the IPoIB interface holding the address), which is not read here"
