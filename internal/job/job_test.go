@@ -448,6 +448,12 @@ func TestOpenMPIPKey(t *testing.T) {
 	if r.Verdict != NotApplicable {
 		t.Errorf("pml ucx: %s", r.Verdict)
 	}
+	// btl_openib_component_init: if_include with if_exclude is "specified include and
+	// exclude", and the openib BTL makes no BTL at all.
+	r = Resolve([]*Library{&OpenMPI}, env("OMPI_MCA_btl_openib_if_include=mlx5_0", "OMPI_MCA_btl_openib_if_exclude=mlx5_1"), []*Port{port("", "mlx5_0", 1, 0xffff)})[0]
+	if r.Verdict != NotApplicable {
+		t.Errorf("if_include and if_exclude: %s, want not-applicable", r.Verdict)
+	}
 }
 
 // perftest: --pkey_index, default 0; beyond the table it becomes 0

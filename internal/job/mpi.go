@@ -337,6 +337,12 @@ var OpenMPI = Library{
 		s.Assumptions = append(s.Assumptions, "Open MPI: applies to the openib BTL of Open MPI 4.x (pml ob1); MCA parameters from mpirun --mca or mca-params.conf are not read")
 		inc, hasInc := env["OMPI_MCA_btl_openib_if_include"]
 		exc, hasExc := env["OMPI_MCA_btl_openib_if_exclude"]
+		if hasInc && hasExc && s.Inactive == "" {
+			// btl_openib_component_init (v4.1.x): more than one of if_include,
+			// if_exclude, ipaddr_include, ipaddr_exclude shows "specified include
+			// and exclude" and goes to no_btls.
+			s.Inactive = "btl_openib_if_include and btl_openib_if_exclude are both set: Open MPI refuses them (\"specified include and exclude\") and makes no openib BTL"
+		}
 		s.allows = func(_ []*Port, dev string, num int) (bool, string) {
 			spec := func(list string) bool {
 				fields := strings.Split(list, ",")
