@@ -17,7 +17,10 @@ import (
 //     overflow (errno) keeps the default; anything after the digits is ignored. The
 //     field is an int (struct ncclIbQpInitAttr), stored in the 16-bit pkey_index.
 //   - NCCL also reads NCCL_CONF_FILE, ~/.nccl.conf and /etc/nccl.conf (initEnvFunc,
-//     setEnvFile); the environment wins (setenv with overwrite 0).
+//     setEnvFile); the environment wins (setenv with overwrite 0). From NCCL 2.28.7
+//     ncclGetEnv asks an env plugin (src/plugin/env.cc: NCCL_ENV_PLUGIN, else
+//     libnccl-env.so if it loads; the built-in one is getenv), which may answer
+//     anything.
 //   - Ports: ncclIbInitDevices (src/transport/net_ib/init.cc) uses every ACTIVE port
 //     with link layer InfiniBand or Ethernet that NCCL_IB_HCA selects: a leading '^'
 //     excludes, then a leading '=' asks for exact names, then a comma list of
@@ -55,7 +58,7 @@ var NCCL = Library{
 		if v, ok := env["NCCL_IB_PKEY_VALUE"]; ok {
 			s.Unchecked = append(s.Unchecked, fmt.Sprintf("NCCL_IB_PKEY_VALUE=%s is a P_Key value newer NCCL reads (2.31), which ibkey does not interpret: the entry NCCL uses may come from it rather than from NCCL_IB_PKEY", v))
 		}
-		s.Assumptions = append(s.Assumptions, "NCCL: only the environment (and --env) is read; NCCL_CONF_FILE, ~/.nccl.conf and /etc/nccl.conf can also set NCCL_IB_PKEY when the environment does not")
+		s.Assumptions = append(s.Assumptions, "NCCL: only the environment (and --env) is read; NCCL_CONF_FILE, ~/.nccl.conf and /etc/nccl.conf can also set NCCL_IB_PKEY when the environment does not, and an env plugin (NCCL 2.28 and later: NCCL_ENV_PLUGIN, libnccl-env.so) can give any value")
 		s.roce = true
 		s.allows = func(_ []*Port, dev string, num int) (bool, string) {
 			switch {
