@@ -118,7 +118,7 @@ func TestEnvExports(t *testing.T) {
 	const key = check.PKey(0x0042)
 	a := ibPort("a", 0xffff, 0x8001, 0x8042)
 	a.Interfaces = []query.IPoIB{ipoibUp("ib0.8042", 0x8042), ipoibUp("ib0", 0xffff)}
-	all := WantPartition(libsByID("nccl", "ucx", "nvshmem", "gasnet", "mvapich2", "openmpi"), Inputs{Env: Env{}}, key, []*Port{a})
+	all := WantPartition(libsByID("nccl", "ucx", "nvshmem", "gasnet", "mvapich2", "openmpi"), Inputs{Env: Env{"OMPI_MCA_btl_openib_allow_ib": "1"}}, key, []*Port{a})
 	ex := EnvExports(all, key, []*Port{a})
 	var lines []string
 	for _, v := range ex.Vars {

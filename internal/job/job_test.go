@@ -427,22 +427,24 @@ func TestMVAPICH2PKey(t *testing.T) {
 // is left out (btl_openib_component.c init_one_device).
 func TestOpenMPIPKey(t *testing.T) {
 	tbl := []int{0xffff, 0x0002, 0x8002}
+	// Open MPI 4.x's openib BTL uses InfiniBand ports only with allow_ib (init_one_port).
+	ompi := func(kv ...string) Inputs { return env(append(kv, "OMPI_MCA_btl_openib_allow_ib=1")...) }
 	runPicks(t, &OpenMPI, []pickCase{
-		{"unset is index 0", env(), tbl, Uses, 0, 0xffff, ""},
-		{"first entry", env("OMPI_MCA_btl_openib_pkey=0x8002"), tbl, Uses, 1, 0x0002, "whatever its membership"},
-		{"synonym", env("OMPI_MCA_btl_openib_ib_pkey_val=2"), tbl, Uses, 1, 0x0002, ""},
-		{"port left out", env("OMPI_MCA_btl_openib_pkey=7"), tbl, Skips, -1, 0, "leaves every port out"},
+		{"unset is index 0", ompi(), tbl, Uses, 0, 0xffff, ""},
+		{"first entry", ompi("OMPI_MCA_btl_openib_pkey=0x8002"), tbl, Uses, 1, 0x0002, "whatever its membership"},
+		{"synonym", ompi("OMPI_MCA_btl_openib_ib_pkey_val=2"), tbl, Uses, 1, 0x0002, ""},
+		{"port left out", ompi("OMPI_MCA_btl_openib_pkey=7"), tbl, Skips, -1, 0, "leaves every port out"},
 		// int_from_string: strtoull(s, &end, 0), no error for text after the number.
-		{"not a number reads 0", env("OMPI_MCA_btl_openib_pkey=x"), tbl, Uses, 0, 0xffff, "reads as key 0"},
-		{"octal", env("OMPI_MCA_btl_openib_pkey=010"), []int{0xffff, 0x800a, 0x8008}, Uses, 2, 0x8008, ""},
-		{"k multiplies by 1024", env("OMPI_MCA_btl_openib_pkey=1k"), []int{0xffff, 0x8400}, Uses, 1, 0x8400, "partition 0x0400"},
-		{"text after the number", env("OMPI_MCA_btl_openib_pkey= 2z"), tbl, Uses, 1, 0x0002, ""},
-		{"-1 is refused, 0 kept", env("OMPI_MCA_btl_openib_pkey=-1"), tbl, Uses, 0, 0xffff, "Open MPI refuses"},
-		{"past 32 bits is refused, not cut", env("OMPI_MCA_btl_openib_pkey=0x100000002"), tbl, Uses, 0, 0xffff, "Open MPI refuses"},
-		{"the synonym is read last", env("OMPI_MCA_btl_openib_pkey=3", "OMPI_MCA_btl_openib_ib_pkey_val=2"), tbl, Uses, 1, 0x0002, "ib_pkey_val=2"},
-		{"a refused synonym keeps the value", env("OMPI_MCA_btl_openib_pkey=2", "OMPI_MCA_btl_openib_ib_pkey_val=-1"), tbl, Uses, 1, 0x0002, "keeps the value it had (key 0x0002)"},
-		{"a refused pkey stops the synonym", env("OMPI_MCA_btl_openib_pkey=-1", "OMPI_MCA_btl_openib_ib_pkey_val=2"), tbl, Uses, 0, 0xffff, "refuses"},
-		{"the long name first", env("OMPI_MCA_opal_btl_openib_pkey=2", "OMPI_MCA_btl_openib_pkey=3"), tbl, Uses, 1, 0x0002, ""},
+		{"not a number reads 0", ompi("OMPI_MCA_btl_openib_pkey=x"), tbl, Uses, 0, 0xffff, "reads as key 0"},
+		{"octal", ompi("OMPI_MCA_btl_openib_pkey=010"), []int{0xffff, 0x800a, 0x8008}, Uses, 2, 0x8008, ""},
+		{"k multiplies by 1024", ompi("OMPI_MCA_btl_openib_pkey=1k"), []int{0xffff, 0x8400}, Uses, 1, 0x8400, "partition 0x0400"},
+		{"text after the number", ompi("OMPI_MCA_btl_openib_pkey= 2z"), tbl, Uses, 1, 0x0002, ""},
+		{"-1 is refused, 0 kept", ompi("OMPI_MCA_btl_openib_pkey=-1"), tbl, Uses, 0, 0xffff, "Open MPI refuses"},
+		{"past 32 bits is refused, not cut", ompi("OMPI_MCA_btl_openib_pkey=0x100000002"), tbl, Uses, 0, 0xffff, "Open MPI refuses"},
+		{"the synonym is read last", ompi("OMPI_MCA_btl_openib_pkey=3", "OMPI_MCA_btl_openib_ib_pkey_val=2"), tbl, Uses, 1, 0x0002, "ib_pkey_val=2"},
+		{"a refused synonym keeps the value", ompi("OMPI_MCA_btl_openib_pkey=2", "OMPI_MCA_btl_openib_ib_pkey_val=-1"), tbl, Uses, 1, 0x0002, "keeps the value it had (key 0x0002)"},
+		{"a refused pkey stops the synonym", ompi("OMPI_MCA_btl_openib_pkey=-1", "OMPI_MCA_btl_openib_ib_pkey_val=2"), tbl, Uses, 0, 0xffff, "refuses"},
+		{"the long name first", ompi("OMPI_MCA_opal_btl_openib_pkey=2", "OMPI_MCA_btl_openib_pkey=3"), tbl, Uses, 1, 0x0002, ""},
 	})
 	r := Resolve([]*Library{&OpenMPI}, env("OMPI_MCA_pml=ucx"), []*Port{port("", "mlx5_0", 1, 0xffff)})[0]
 	if r.Verdict != NotApplicable {
@@ -450,9 +452,25 @@ func TestOpenMPIPKey(t *testing.T) {
 	}
 	// btl_openib_component_init: if_include with if_exclude is "specified include and
 	// exclude", and the openib BTL makes no BTL at all.
-	r = Resolve([]*Library{&OpenMPI}, env("OMPI_MCA_btl_openib_if_include=mlx5_0", "OMPI_MCA_btl_openib_if_exclude=mlx5_1"), []*Port{port("", "mlx5_0", 1, 0xffff)})[0]
+	r = Resolve([]*Library{&OpenMPI}, ompi("OMPI_MCA_btl_openib_if_include=mlx5_0", "OMPI_MCA_btl_openib_if_exclude=mlx5_1"), []*Port{port("", "mlx5_0", 1, 0xffff)})[0]
 	if r.Verdict != NotApplicable {
 		t.Errorf("if_include and if_exclude: %s, want not-applicable", r.Verdict)
+	}
+	// btl_openib_allow_ib, a bool (mca_base_var_enum_bool_vfs): strtol base 10 with
+	// nothing after it, or true/t/enabled/yes/y; anything else is refused (false stays).
+	for v, allowed := range map[string]bool{"": false, "1": true, " 2": true, "0": false, "yes": true, "y": true, "enabled": true, "TRUE": false, "0x1": false, "no": false} {
+		e := env("OMPI_MCA_btl_openib_allow_ib=" + v)
+		if v == "" {
+			e = env() // unset: false
+		}
+		r = Resolve([]*Library{&OpenMPI}, e, []*Port{port("", "mlx5_0", 1, 0xffff)})[0]
+		if got := r.Verdict != NotApplicable; got != allowed {
+			t.Errorf("btl_openib_allow_ib=%q: verdict %s, want InfiniBand ports used: %v", v, r.Verdict, allowed)
+		}
+	}
+	r = Resolve([]*Library{&OpenMPI}, env("OMPI_MCA_opal_btl_openib_allow_ib=0", "OMPI_MCA_btl_openib_allow_ib=1"), []*Port{port("", "mlx5_0", 1, 0xffff)})[0]
+	if r.Verdict != NotApplicable || !strings.Contains(r.Setting+r.Inactive, "uses no InfiniBand port") {
+		t.Errorf("the long name first: %s %q", r.Verdict, r.Inactive)
 	}
 }
 
@@ -880,7 +898,7 @@ func TestSkipsOnlyHostOrder(t *testing.T) {
 		want = append(want, h+": Open MPI (openib) leaves every port out (the partition is in none of their tables)")
 	}
 	for range 20 {
-		r := Resolve([]*Library{&OpenMPI}, env("OMPI_MCA_btl_openib_pkey=0x0005"), ports)[0]
+		r := Resolve([]*Library{&OpenMPI}, env("OMPI_MCA_btl_openib_pkey=0x0005", "OMPI_MCA_btl_openib_allow_ib=1"), ports)[0]
 		if got := strings.Join(r.Findings, "\n"); got != strings.Join(want, "\n") {
 			t.Fatalf("findings:\n%s\nwant:\n%s", got, strings.Join(want, "\n"))
 		}

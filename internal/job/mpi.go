@@ -290,14 +290,22 @@ func mv2Aborts(host []*Port, names []string, fixed bool, portNum int) []Abort {
 //   - btl_openib_if_include / btl_openib_if_exclude choose devices (dev or dev:port).
 //   - With pml ucx (Open MPI 4.0 and later on InfiniBand, and the only way in 5.x) the
 //     openib BTL is not used and UCX_IB_PKEY applies.
+//   - From Open MPI 4.0.0 init_one_port (btl_openib_component.c) refuses an
+//     InfiniBand port unless btl_openib_allow_ib (a bool, default false;
+//     btl_openib_mca.c) is true: without it the openib BTL uses no InfiniBand port.
 var OpenMPI = Library{
 	ID: "openmpi", Name: "Open MPI (openib)", Kind: ByValue,
-	Vars:   []string{"OMPI_MCA_btl_openib_pkey", "OMPI_MCA_btl_openib_ib_pkey_val", "OMPI_MCA_btl_openib_if_include", "OMPI_MCA_btl_openib_if_exclude", "OMPI_MCA_pml", "OMPI_MCA_opal_btl_openib_pkey", "OMPI_MCA_ompi_btl_openib_ib_pkey_val"},
-	Source: "open-mpi/ompi v4.1 opal/mca/btl/openib/btl_openib_mca.c (pkey, masked 0x7fff) and btl_openib_component.c init_one_device; removed in v5.0.0",
+	Vars: []string{"OMPI_MCA_btl_openib_pkey", "OMPI_MCA_btl_openib_ib_pkey_val", "OMPI_MCA_btl_openib_if_include", "OMPI_MCA_btl_openib_if_exclude", "OMPI_MCA_pml", "OMPI_MCA_opal_btl_openib_pkey", "OMPI_MCA_ompi_btl_openib_ib_pkey_val"},
+	// btl_openib_allow_ib only says whether openib uses InfiniBand ports at all.
+	Modifiers: []string{"OMPI_MCA_btl_openib_allow_ib", "OMPI_MCA_opal_btl_openib_allow_ib"},
+	Source:    "open-mpi/ompi v4.1 opal/mca/btl/openib/btl_openib_mca.c (pkey, masked 0x7fff) and btl_openib_component.c init_one_device; removed in v5.0.0",
 	configure: func(in Inputs, s *setup) {
 		env := in.Env
 		if pml, ok := env["OMPI_MCA_pml"]; ok && pml != "ob1" {
 			s.Inactive = fmt.Sprintf("OMPI_MCA_pml=%s: the openib BTL is not used (with pml ucx, UCX_IB_PKEY applies: see UCX)", pml)
+		}
+		if allow, why := ompiAllowIB(env); !allow && s.Inactive == "" {
+			s.Inactive = why + ": Open MPI 4.x's openib BTL uses no InfiniBand port (init_one_port; set OMPI_MCA_btl_openib_allow_ib=1 to use it, or pml ucx, where UCX_IB_PKEY applies)"
 		}
 		// btl_openib_pkey is registered (and read) before its synonym ib_pkey_val, which
 		// therefore wins when both are set; each is looked up under its long name
@@ -361,6 +369,34 @@ var OpenMPI = Library{
 	lookup: func(v int, p *Port) Pick {
 		return pickFirst(p, check.PartitionKey(v), "Open MPI's", Pick{Outcome: Skips, Index: -1, Problem: fmt.Sprintf("partition %s is not in the %s table: Open MPI's openib BTL silently does not use this port", check.PartitionKey(v), p.Label())})
 	},
+}
+
+// ompiAllowIB reads btl_openib_allow_ib (long name first) as Open MPI 4.x sets a
+// bool MCA variable (mca_base_var_enum_bool_vfs, mca_base_var_enum.c): white space
+// skipped, then strtol base 10 with nothing after it (non-zero is true; empty is 0),
+// or exactly true/t/enabled/yes/y or false/f/disabled/no/n; anything else is refused
+// and the default, false, stays. why says how it reads when false.
+func ompiAllowIB(env Env) (allow bool, why string) {
+	n := "OMPI_MCA_opal_btl_openib_allow_ib"
+	v, ok := env[n]
+	if !ok {
+		n = "OMPI_MCA_btl_openib_allow_ib"
+		v, ok = env[n]
+	}
+	if !ok {
+		return false, "btl_openib_allow_ib unset (false)"
+	}
+	t := strings.TrimLeft(v, " \t\n\v\f\r")
+	if c := parseC(t, 10); c.Digits && c.Rest == "" { // strtol saturates: still non-zero
+		return c.Value != 0, fmt.Sprintf("%s=%s reads false", n, v)
+	}
+	switch t {
+	case "true", "t", "enabled", "yes", "y":
+		return true, ""
+	case "", "false", "f", "disabled", "no", "n":
+		return false, fmt.Sprintf("%s=%s reads false", n, v)
+	}
+	return false, fmt.Sprintf("%s=%s is refused (not a bool), so it stays false", n, v)
 }
 
 // ompiUint is how Open MPI 4.x sets an MCA variable of type unsigned int from a

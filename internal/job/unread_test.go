@@ -2,6 +2,7 @@ package job
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -84,6 +85,14 @@ func tableString(ps []*Port) string {
 // command line.
 func libraryInputs(l *Library, e Env) Inputs {
 	in := Inputs{Env: e}
+	if l.ID == OpenMPI.ID {
+		// Open MPI 4.x's openib BTL uses InfiniBand ports only with allow_ib.
+		in.Env = maps.Clone(e)
+		if in.Env == nil {
+			in.Env = Env{}
+		}
+		in.Env["OMPI_MCA_btl_openib_allow_ib"] = "1"
+	}
 	if l.ID == Perftest.ID {
 		a := ParsePerftestArgs("ib_send_bw -d mlx5_0")
 		if v, ok := e["--pkey_index"]; ok {
@@ -364,7 +373,7 @@ func TestChoosesAdapterNotNamed(t *testing.T) {
 		{&MVAPICH2, []string{"MV2_IBA_HCA=mlx5_0"}, "", false},
 		{&MVAPICH2, []string{"MV2_IBA_HCA=mlx5_0:mlx5_5"}, "", true},
 		{&MVAPICH2, nil, "", true},
-		{&OpenMPI, []string{"OMPI_MCA_btl_openib_if_include=mlx5_1"}, "", false},
+		{&OpenMPI, []string{"OMPI_MCA_btl_openib_if_include=mlx5_1", "OMPI_MCA_btl_openib_allow_ib=1"}, "", false},
 		{&Perftest, nil, "ib_send_bw -d mlx5_1", false},
 		{&Perftest, nil, "ib_send_bw", true}, // the first device by name may be the one not read
 	} {

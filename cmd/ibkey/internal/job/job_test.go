@@ -298,7 +298,7 @@ func TestEmitUnreadDeviceFilters(t *testing.T) {
 		{"gasnet", []string{"GASNET_IBV_PORTS=mlx4_0"}, []string{"GASNET_IBV_PORTS=mlx4_0+scif0"}, "GASNET_IBV_PKEY=0x7fff", ""},
 		{"mvapich2", []string{"MV2_IBA_HCA=mlx4_0"}, []string{"MV2_IBA_HCA=scif0"}, "MV2_DEFAULT_PKEY=0x7fff", ""},
 		{"mvapich2", []string{"MV2_IBA_HCA=mlx4_0"}, []string{"MV2_IBA_HCA=mlx4_0:scif0"}, "MV2_DEFAULT_PKEY=0x7fff", ""},
-		{"openmpi", []string{"OMPI_MCA_btl_openib_if_exclude=scif0"}, []string{"OMPI_MCA_btl_openib_if_include=scif0:1,mlx4_0"}, "OMPI_MCA_btl_openib_pkey=0x7fff", ""},
+		{"openmpi", []string{"OMPI_MCA_btl_openib_if_exclude=scif0", "OMPI_MCA_btl_openib_allow_ib=1"}, []string{"OMPI_MCA_btl_openib_if_include=scif0:1,mlx4_0", "OMPI_MCA_btl_openib_allow_ib=1"}, "OMPI_MCA_btl_openib_pkey=0x7fff", ""},
 		{"perftest", []string{"--perftest", "ib_send_bw -d mlx4_0"}, []string{"--perftest", "ib_send_bw -d scif0"}, "", ""},
 	} {
 		base := []string{"--sysfs", "../../../../testdata/sysfs/dangling", "--want", "0xffff", "--lib", c.lib}

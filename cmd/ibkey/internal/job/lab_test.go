@@ -115,7 +115,7 @@ func TestLabGateOpenSMDaemon(t *testing.T) {
 	ch := make(chan answer, 1)
 	start := time.Now()
 	go func() {
-		r, done := labJob(t, ctx, l, "plain", "--node", "HcaB,HcaC", "--want", "0x0042", "--wait", "25s", "--emit", "env")
+		r, done := labJob(t, ctx, l, "plain", "--node", "HcaB,HcaC", "--want", "0x0042", "--wait", "25s", "--emit", "env", "OMPI_MCA_btl_openib_allow_ib=1")
 		ch <- answer{r, done}
 	}()
 	time.Sleep(3 * time.Second) // the gate is waiting, backed off
@@ -172,7 +172,7 @@ func TestLabGateOpenSMDaemon(t *testing.T) {
 	}
 
 	// Every index and value the report prints, against smpquery on each port.
-	r, _ := labJob(t, ctx, l, "json", "--node", "HcaB,HcaC", "--want", "0x0042")
+	r, _ := labJob(t, ctx, l, "json", "--node", "HcaB,HcaC", "--want", "0x0042", "OMPI_MCA_btl_openib_allow_ib=1")
 	var doc struct {
 		Libraries []struct {
 			Library string `json:"library"`
