@@ -72,9 +72,12 @@ What each library does (from its own source; see docs/job.md):
   MV2_DEFAULT_PKEY       a VALUE (first entry of the key); unset: index 0
                          (MV2_DEFAULT_PKEY_IX is not read since MVAPICH2 1.2)
   OMPI_MCA_btl_openib_pkey  a VALUE (openib BTL, Open MPI 4.x); ports without
-                         it are skipped; with pml ucx, UCX_IB_PKEY applies
+                         it are skipped; InfiniBand ports only with
+                         OMPI_MCA_btl_openib_allow_ib=1; with pml ucx,
+                         UCX_IB_PKEY applies
   perftest --pkey_index  an INDEX, default 0; beyond the table perftest uses 0;
-                         with -R (rdma_cm) not used: not checked
+                         -O/--dualport: ports 1 and 2; with -R (rdma_cm) not
+                         used: not checked
 Libraries checked: --lib, else those whose settings are given, else all but
 perftest.
 
