@@ -315,12 +315,7 @@ var OpenMPI = Library{
 		// then not registered nor read.
 		key, name, v := uint32(0), "", ""
 		for _, names := range [][]string{{"OMPI_MCA_opal_btl_openib_pkey", "OMPI_MCA_btl_openib_pkey"}, {"OMPI_MCA_ompi_btl_openib_ib_pkey_val", "OMPI_MCA_btl_openib_ib_pkey_val"}} {
-			n := names[0]
-			x, ok := env[n]
-			if !ok {
-				n = names[1]
-				x, ok = env[n]
-			}
+			n, x, ok := ompiVar(env, names[0], names[1])
 			if !ok {
 				continue
 			}
@@ -377,12 +372,7 @@ var OpenMPI = Library{
 // or exactly true/t/enabled/yes/y or false/f/disabled/no/n; anything else is refused
 // and the default, false, stays. why says how it reads when false.
 func ompiAllowIB(env Env) (allow bool, why string) {
-	n := "OMPI_MCA_opal_btl_openib_allow_ib"
-	v, ok := env[n]
-	if !ok {
-		n = "OMPI_MCA_btl_openib_allow_ib"
-		v, ok = env[n]
-	}
+	n, v, ok := ompiVar(env, "OMPI_MCA_opal_btl_openib_allow_ib", "OMPI_MCA_btl_openib_allow_ib")
 	if !ok {
 		return false, "btl_openib_allow_ib unset (false)"
 	}
@@ -397,6 +387,17 @@ func ompiAllowIB(env Env) (allow bool, why string) {
 		return false, fmt.Sprintf("%s=%s reads false", n, v)
 	}
 	return false, fmt.Sprintf("%s=%s is refused (not a bool), so it stays false", n, v)
+}
+
+// ompiVar is an MCA variable from the environment under its long name
+// (project_framework_component_name) if set, else its short one, as Open MPI 4.x
+// looks it up (mca_base_var.c var_set_from_env): the name found and its value.
+func ompiVar(env Env, long, short string) (name, value string, ok bool) {
+	if v, ok := env[long]; ok {
+		return long, v, true
+	}
+	v, ok := env[short]
+	return short, v, ok
 }
 
 // ompiUint is how Open MPI 4.x sets an MCA variable of type unsigned int from a
