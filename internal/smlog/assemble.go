@@ -488,11 +488,8 @@ func (a *Assembler) newEvent(k Kind, r *record) *Event {
 		ev = &Event{}
 	}
 	a.used = true
-	switch k {
-	case KindConfigRejected, KindConfigMissing:
-		a.files[0].errSinceUp, a.files[0].errSinceClean = true, true
-	case KindQoSRejected:
-		a.files[1].errSinceUp, a.files[1].errSinceClean = true, true
+	if f := a.fileOf(k); f != nil {
+		f.errSinceUp, f.errSinceClean = true, true
 	}
 	ev.Kind, ev.Time, ev.Line, ev.SL, ev.SwitchPort, ev.Level = k, a.stamp(r.line[:stampLen]), a.line, -1, -1, r.level
 	ev.From, ev.To, ev.Reporter = unknownPort(), unknownPort(), unknownPort()
@@ -1363,6 +1360,19 @@ type Sweep struct {
 	QoS  bool
 }
 
+// fileOf is the file whose sweeps an event of kind k is about: partitions.conf's
+// (files[0]) for partitions-rejected and partitions-missing, the QoS policy's
+// (files[1], Sweep.QoS) for qos-policy-rejected; nil for any other kind.
+func (a *Assembler) fileOf(k Kind) *fileSweeps {
+	switch k {
+	case KindConfigRejected, KindConfigMissing:
+		return &a.files[0]
+	case KindQoSRejected:
+		return &a.files[1]
+	}
+	return nil
+}
+
 // fileSweeps is what the sweeps said of one file (Assembler.files).
 type fileSweeps struct {
 	errSinceUp, errSinceClean bool
@@ -1374,10 +1384,11 @@ type fileSweeps struct {
 // at line last: "" when no heavy sweep ended after it without such an event, else a
 // note naming the first that did (SweptNote).
 func (a *Assembler) SweptSince(k Kind, last int64) string {
-	clean := a.files[0].clean
-	if k == KindQoSRejected {
-		clean = a.files[1].clean
+	f := a.fileOf(k)
+	if f == nil {
+		return ""
 	}
+	clean := f.clean
 	i, _ := slices.BinarySearchFunc(clean, last+1, func(s Sweep, line int64) int { return cmp.Compare(s.Line, line) })
 	if i == len(clean) {
 		return ""
