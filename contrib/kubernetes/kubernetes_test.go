@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -63,6 +64,57 @@ type container struct {
 		Name      string `yaml:"name"`
 		MountPath string `yaml:"mountPath"`
 	} `yaml:"volumeMounts"`
+	Resources struct {
+		Limits map[string]string `yaml:"limits"`
+	} `yaml:"resources"`
+	SecurityContext *struct {
+		RunAsNonRoot             bool  `yaml:"runAsNonRoot"`
+		RunAsUser                int   `yaml:"runAsUser"`
+		ReadOnlyRootFilesystem   bool  `yaml:"readOnlyRootFilesystem"`
+		AllowPrivilegeEscalation *bool `yaml:"allowPrivilegeEscalation"`
+		Privileged               bool  `yaml:"privileged"`
+		Capabilities             struct {
+			Add  []string `yaml:"add"`
+			Drop []string `yaml:"drop"`
+		} `yaml:"capabilities"`
+	} `yaml:"securityContext"`
+}
+
+// readOnly reports what in c's securityContext gives ibkey more than reading: ibkey
+// is read-only by construction (sysfs, Get MADs), and its containers run as a
+// non-root user with no capability and no way to gain one, on a read-only root.
+// The device plugin's character devices (umad, issm: 0600 root on the node) stay
+// closed to that user.
+func readOnly(c container) []string {
+	sc := c.SecurityContext
+	if sc == nil {
+		return []string{"no securityContext"}
+	}
+	var bad []string
+	if !sc.RunAsNonRoot || sc.RunAsUser == 0 {
+		bad = append(bad, "not runAsNonRoot with a non-zero runAsUser")
+	}
+	if !sc.ReadOnlyRootFilesystem {
+		bad = append(bad, "root file system writable")
+	}
+	if sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation || sc.Privileged {
+		bad = append(bad, "privilege escalation not refused")
+	}
+	if len(sc.Capabilities.Add) > 0 || len(sc.Capabilities.Drop) != 1 || sc.Capabilities.Drop[0] != "ALL" {
+		bad = append(bad, fmt.Sprintf("capabilities add %v drop %v, want drop [ALL]", sc.Capabilities.Add, sc.Capabilities.Drop))
+	}
+	return bad
+}
+
+// rdmaResources are the extended resources of c (a device plugin's, "vendor/name").
+func rdmaResources(c container) map[string]string {
+	out := map[string]string{}
+	for k, v := range c.Resources.Limits {
+		if strings.Contains(k, "/") {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 type podSpec struct {
@@ -137,6 +189,15 @@ func TestInitContainer(t *testing.T) {
 		t.Fatalf("want one init container and one container")
 	}
 	ic, main := spec.InitContainers[0], spec.Containers[0]
+	// The gate judges the devices whose uverbs device is in its own container
+	// (libibverbs's list): the same RDMA resource as the main container's, whose
+	// devices the kubelet reuses for it.
+	if a, b := rdmaResources(ic), rdmaResources(main); len(a) == 0 || !maps.Equal(a, b) {
+		t.Errorf("init container's RDMA resources %v, main container's %v: want the same", a, b)
+	}
+	if bad := readOnly(ic); bad != nil {
+		t.Errorf("init container: %v", bad)
+	}
 	// The partition comes from the pod's own annotation.
 	var env []string
 	for _, e := range ic.Env {
@@ -246,6 +307,9 @@ func TestExporterDaemonSet(t *testing.T) {
 		t.Errorf("without hostNetwork the exporter sees none of the node's IPoIB interfaces")
 	}
 	c := dsSpec.Template.Spec.Containers[0]
+	if bad := readOnly(c); bad != nil {
+		t.Errorf("exporter: %v", bad)
+	}
 	if len(c.Args) == 0 || c.Args[0] != "exporter" {
 		t.Fatalf("args %q: want ibkey exporter ...", c.Args)
 	}
