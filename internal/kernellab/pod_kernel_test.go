@@ -79,13 +79,14 @@ func TestPodViewOnKernel(t *testing.T) {
 	if !strings.Contains(ex, "netns exclusive") || !strings.Contains(ex, "set_netns_exit=") {
 		t.Fatalf("exclusive mode not set: %s\n%s", ex, result(t, "pod_exclusive").Stderr)
 	}
-	if !strings.Contains(ex, "set_netns_exit=0") {
-		t.Logf("rdma dev set %s netns: %s (rxe has no disassociate_ucontext)", dev, strings.TrimSpace(result(t, "pod_exclusive").Stderr))
+	t.Logf("rdma dev set %s netns pod: %s", dev, strings.TrimSpace(result(t, "pod_exclusive").Stderr))
+	if strings.Contains(ex, "set_netns_exit=0") {
+		t.Skipf("%s moved into the namespace: this kernel's rxe supports it; the checks below are for one that does not", dev)
 	}
-	if out := strings.TrimSpace(mustSucceed(t, "pod_exclusive_class")); out != "" && strings.Contains(ex, "set_netns_exit=1") {
+	if out := strings.TrimSpace(mustSucceed(t, "pod_exclusive_class")); out != "" {
 		t.Errorf("exclusive mode, %s not moved: the pod's sysfs lists %q, want nothing", dev, out)
 	}
-	if got := ibvDevices(mustSucceed(t, "pod_exclusive_ibv")); len(got) != 0 && strings.Contains(ex, "set_netns_exit=1") {
+	if got := ibvDevices(mustSucceed(t, "pod_exclusive_ibv")); len(got) != 0 {
 		t.Errorf("exclusive mode: ibv_devices in the pod lists %q, want none", got)
 	}
 	if r := result(t, "pod_exclusive_job"); r.Exit != 3 || !strings.Contains(r.Stderr, "no RDMA devices in /sys/class/infiniband") {
