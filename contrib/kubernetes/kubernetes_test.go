@@ -375,3 +375,62 @@ func subset(sel, labels map[string]string) bool {
 	}
 	return true
 }
+
+// An SR-IOV pod as ib-sriov-cni (rdmaIsolation: the kernel's exclusive RDMA
+// namespace mode) and ib-kubernetes leave it before the init container runs: its
+// sysfs holds only its VF (mlx5_4), whose IPoIB interface the CNI renamed net1, with
+// the GUID ib-kubernetes chose. Until the SM brings the VF's port up, the gate waits
+// and writes nothing; once the SM has programmed the VF's own table with the
+// partition at index 0 (UFM plugin: "index0": true, full member), the main
+// container gets index 0, the key, and net1.
+func TestInitContainerSRIOVVF(t *testing.T) {
+	pod := load(t, "job-init-container.yaml")[0]
+	var spec podSpec
+	decodeSpec(t, pod.Spec, &spec)
+	ic, main := spec.InitContainers[0], spec.Containers[0]
+	dir := ic.VolumeMounts[0].MountPath
+	shared := t.TempDir()
+	script := strings.ReplaceAll(ic.Command[2], dir+"/", shared+"/")
+	mainScript := strings.ReplaceAll(main.Command[2], dir+"/", shared+"/")
+	mainScript = strings.Replace(mainScript, "exec python3 train.py", `echo "$NCCL_IB_PKEY $UCX_IB_PKEY $IBKEY_IPOIB_INTERFACE"`, 1)
+	const vfGUID = 0x0200000000000017 // from ib-kubernetes's pool (GUID_POOL_RANGE_START 02:00:...)
+	vf := func(state string, table ...string) fakesysfs.Host {
+		p := fakesysfs.Port{Num: 1, State: state, PhysState: "5: LinkUp", LID: "0x2a", SMLID: "0x1", LMC: "0",
+			Rate: "200 Gb/sec (4X HDR)", LinkLayer: "InfiniBand", GIDs: []string{fakesysfs.GID0(vfGUID)},
+			PKeys: fakesysfs.Table(64, table...)}
+		return fakesysfs.Host{
+			Devices: []fakesysfs.Device{{Name: "mlx5_4", PCI: "0000:03:00.5", NodeType: "1: CA", NodeGUID: fakesysfs.GUID(vfGUID),
+				Driver: "mlx5_core", Ports: []fakesysfs.Port{p}}},
+			Net: []fakesysfs.NetIf{{Name: "net1", Device: "mlx5_4", Type: "32", Address: fakesysfs.IPoIBAddress(0x1044, vfGUID),
+				PKey: "0x8042", DevPort: "0", OperState: "up"}},
+		}
+	}
+	run := func(h fakesysfs.Host, script string, env ...string) (string, error) {
+		t.Helper()
+		sys := filepath.Join(t.TempDir(), "sys")
+		if err := fakesysfs.Write(sys, h); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command("/bin/sh", "-c", script)
+		cmd.Env = append([]string{"PATH=" + filepath.Dir(ibkeyBin) + ":/usr/bin:/bin", "IBKEY_SYSFS=" + sys}, env...)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		err := cmd.Run()
+		return out.String(), err
+	}
+	short := strings.Replace(script, "--wait 120s", "--wait 1s", 1)
+	out, err := run(vf("2: INIT"), short, "IBKEY_PKEY=0x0042")
+	if err == nil || !strings.Contains(out, "\n  this host: mlx5_4/1: port is INIT, not ACTIVE") || strings.Contains(out, "this host: this host") {
+		t.Errorf("VF port INIT: %v\n%s", err, out)
+	}
+	t.Logf("VF port INIT:\n%s", out)
+	if ents, _ := os.ReadDir(shared); len(ents) != 0 {
+		t.Errorf("a failed init container left %v", ents)
+	}
+	if out, err = run(vf("4: ACTIVE", "0x8042"), script, "IBKEY_PKEY=0x0042"); err != nil {
+		t.Fatalf("init container: %v\n%s", err, out)
+	}
+	if out, err = run(vf("4: ACTIVE", "0x8042"), mainScript); err != nil || out != "0 0x0042 net1\n" {
+		t.Errorf("main container sees %q (%v), want NCCL_IB_PKEY=0, UCX_IB_PKEY=0x0042, IBKEY_IPOIB_INTERFACE=net1", out, err)
+	}
+}
