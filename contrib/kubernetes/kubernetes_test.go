@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -63,6 +64,57 @@ type container struct {
 		Name      string `yaml:"name"`
 		MountPath string `yaml:"mountPath"`
 	} `yaml:"volumeMounts"`
+	Resources struct {
+		Limits map[string]string `yaml:"limits"`
+	} `yaml:"resources"`
+	SecurityContext *struct {
+		RunAsNonRoot             bool  `yaml:"runAsNonRoot"`
+		RunAsUser                int   `yaml:"runAsUser"`
+		ReadOnlyRootFilesystem   bool  `yaml:"readOnlyRootFilesystem"`
+		AllowPrivilegeEscalation *bool `yaml:"allowPrivilegeEscalation"`
+		Privileged               bool  `yaml:"privileged"`
+		Capabilities             struct {
+			Add  []string `yaml:"add"`
+			Drop []string `yaml:"drop"`
+		} `yaml:"capabilities"`
+	} `yaml:"securityContext"`
+}
+
+// readOnly reports what in c's securityContext gives ibkey more than reading: ibkey
+// is read-only by construction (sysfs, Get MADs), and its containers run as a
+// non-root user with no capability and no way to gain one, on a read-only root.
+// The device plugin's character devices (umad, issm: 0600 root on the node) stay
+// closed to that user.
+func readOnly(c container) []string {
+	sc := c.SecurityContext
+	if sc == nil {
+		return []string{"no securityContext"}
+	}
+	var bad []string
+	if !sc.RunAsNonRoot || sc.RunAsUser == 0 {
+		bad = append(bad, "not runAsNonRoot with a non-zero runAsUser")
+	}
+	if !sc.ReadOnlyRootFilesystem {
+		bad = append(bad, "root file system writable")
+	}
+	if sc.AllowPrivilegeEscalation == nil || *sc.AllowPrivilegeEscalation || sc.Privileged {
+		bad = append(bad, "privilege escalation not refused")
+	}
+	if len(sc.Capabilities.Add) > 0 || len(sc.Capabilities.Drop) != 1 || sc.Capabilities.Drop[0] != "ALL" {
+		bad = append(bad, fmt.Sprintf("capabilities add %v drop %v, want drop [ALL]", sc.Capabilities.Add, sc.Capabilities.Drop))
+	}
+	return bad
+}
+
+// rdmaResources are the extended resources of c (a device plugin's, "vendor/name").
+func rdmaResources(c container) map[string]string {
+	out := map[string]string{}
+	for k, v := range c.Resources.Limits {
+		if strings.Contains(k, "/") {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 type podSpec struct {
@@ -137,6 +189,15 @@ func TestInitContainer(t *testing.T) {
 		t.Fatalf("want one init container and one container")
 	}
 	ic, main := spec.InitContainers[0], spec.Containers[0]
+	// The gate judges the devices whose uverbs device is in its own container
+	// (libibverbs's list): the same RDMA resource as the main container's, whose
+	// devices the kubelet reuses for it.
+	if a, b := rdmaResources(ic), rdmaResources(main); len(a) == 0 || !maps.Equal(a, b) {
+		t.Errorf("init container's RDMA resources %v, main container's %v: want the same", a, b)
+	}
+	if bad := readOnly(ic); bad != nil {
+		t.Errorf("init container: %v", bad)
+	}
 	// The partition comes from the pod's own annotation.
 	var env []string
 	for _, e := range ic.Env {
@@ -246,6 +307,9 @@ func TestExporterDaemonSet(t *testing.T) {
 		t.Errorf("without hostNetwork the exporter sees none of the node's IPoIB interfaces")
 	}
 	c := dsSpec.Template.Spec.Containers[0]
+	if bad := readOnly(c); bad != nil {
+		t.Errorf("exporter: %v", bad)
+	}
 	if len(c.Args) == 0 || c.Args[0] != "exporter" {
 		t.Fatalf("args %q: want ibkey exporter ...", c.Args)
 	}
@@ -310,4 +374,63 @@ func subset(sel, labels map[string]string) bool {
 		}
 	}
 	return true
+}
+
+// An SR-IOV pod as ib-sriov-cni (rdmaIsolation: the kernel's exclusive RDMA
+// namespace mode) and ib-kubernetes leave it before the init container runs: its
+// sysfs holds only its VF (mlx5_4), whose IPoIB interface the CNI renamed net1, with
+// the GUID ib-kubernetes chose. Until the SM brings the VF's port up, the gate waits
+// and writes nothing; once the SM has programmed the VF's own table with the
+// partition at index 0 (UFM plugin: "index0": true, full member), the main
+// container gets index 0, the key, and net1.
+func TestInitContainerSRIOVVF(t *testing.T) {
+	pod := load(t, "job-init-container.yaml")[0]
+	var spec podSpec
+	decodeSpec(t, pod.Spec, &spec)
+	ic, main := spec.InitContainers[0], spec.Containers[0]
+	dir := ic.VolumeMounts[0].MountPath
+	shared := t.TempDir()
+	script := strings.ReplaceAll(ic.Command[2], dir+"/", shared+"/")
+	mainScript := strings.ReplaceAll(main.Command[2], dir+"/", shared+"/")
+	mainScript = strings.Replace(mainScript, "exec python3 train.py", `echo "$NCCL_IB_PKEY $UCX_IB_PKEY $IBKEY_IPOIB_INTERFACE"`, 1)
+	const vfGUID = 0x0200000000000017 // from ib-kubernetes's pool (GUID_POOL_RANGE_START 02:00:...)
+	vf := func(state string, table ...string) fakesysfs.Host {
+		p := fakesysfs.Port{Num: 1, State: state, PhysState: "5: LinkUp", LID: "0x2a", SMLID: "0x1", LMC: "0",
+			Rate: "200 Gb/sec (4X HDR)", LinkLayer: "InfiniBand", GIDs: []string{fakesysfs.GID0(vfGUID)},
+			PKeys: fakesysfs.Table(64, table...)}
+		return fakesysfs.Host{
+			Devices: []fakesysfs.Device{{Name: "mlx5_4", PCI: "0000:03:00.5", NodeType: "1: CA", NodeGUID: fakesysfs.GUID(vfGUID),
+				Driver: "mlx5_core", Ports: []fakesysfs.Port{p}}},
+			Net: []fakesysfs.NetIf{{Name: "net1", Device: "mlx5_4", Type: "32", Address: fakesysfs.IPoIBAddress(0x1044, vfGUID),
+				PKey: "0x8042", DevPort: "0", OperState: "up"}},
+		}
+	}
+	run := func(h fakesysfs.Host, script string, env ...string) (string, error) {
+		t.Helper()
+		sys := filepath.Join(t.TempDir(), "sys")
+		if err := fakesysfs.Write(sys, h); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command("/bin/sh", "-c", script)
+		cmd.Env = append([]string{"PATH=" + filepath.Dir(ibkeyBin) + ":/usr/bin:/bin", "IBKEY_SYSFS=" + sys}, env...)
+		var out bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		err := cmd.Run()
+		return out.String(), err
+	}
+	short := strings.Replace(script, "--wait 120s", "--wait 1s", 1)
+	out, err := run(vf("2: INIT"), short, "IBKEY_PKEY=0x0042")
+	if err == nil || !strings.Contains(out, "\n  this host: mlx5_4/1: port is INIT, not ACTIVE") || strings.Contains(out, "this host: this host") {
+		t.Errorf("VF port INIT: %v\n%s", err, out)
+	}
+	t.Logf("VF port INIT:\n%s", out)
+	if ents, _ := os.ReadDir(shared); len(ents) != 0 {
+		t.Errorf("a failed init container left %v", ents)
+	}
+	if out, err = run(vf("4: ACTIVE", "0x8042"), script, "IBKEY_PKEY=0x0042"); err != nil {
+		t.Fatalf("init container: %v\n%s", err, out)
+	}
+	if out, err = run(vf("4: ACTIVE", "0x8042"), mainScript); err != nil || out != "0 0x0042 net1\n" {
+		t.Errorf("main container sees %q (%v), want NCCL_IB_PKEY=0, UCX_IB_PKEY=0x0042, IBKEY_IPOIB_INTERFACE=net1", out, err)
+	}
 }

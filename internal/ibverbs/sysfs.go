@@ -24,6 +24,9 @@ import (
 const (
 	ClassInfiniBand = "class/infiniband"
 	ClassNet        = "class/net"
+	// ClassVerbs holds one uverbsN per device that user space can open
+	// (drivers/infiniband/core/uverbs_main.c); uverbsN/ibdev names the device.
+	ClassVerbs = "class/infiniband_verbs"
 )
 
 // Sysfs is a sysfs tree: the real /sys, a saved copy, a test fixture or the embedded
@@ -206,6 +209,28 @@ func (s *Sysfs) DeviceNames() ([]string, error) {
 	}
 	sort.Strings(names)
 	return names, nil
+}
+
+// VerbsDevices maps each device to the name of its uverbs character device ("rxe0"
+// to "uverbs0"), from class/infiniband_verbs/uverbsN/ibdev, as libibverbs finds them
+// (rdma-core libibverbs/init.c, setup_sysfs_dev). An entry whose ibdev cannot be read
+// is left out, as libibverbs leaves it out. The class is not tagged by network
+// namespace: every uverbsN of the machine is listed wherever sysfs is mounted.
+func (s *Sysfs) VerbsDevices() (map[string]string, error) {
+	ents, err := s.readDir(ClassVerbs)
+	if err != nil {
+		return nil, &PathError{Root: s.Root, Path: ClassVerbs, Err: err}
+	}
+	out := map[string]string{}
+	for _, e := range ents {
+		if !strings.HasPrefix(e.Name(), "uverbs") || CheckDeviceName(e.Name()) != nil {
+			continue // abi_version
+		}
+		if dev, err := s.readSmall(path.Join(ClassVerbs, e.Name(), "ibdev")); err == nil && CheckDeviceName(dev) == nil {
+			out[dev] = e.Name()
+		}
+	}
+	return out, nil
 }
 
 // Device is one RDMA device, from class/infiniband/DEV/.

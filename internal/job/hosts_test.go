@@ -1,7 +1,10 @@
 package job_test
 
 import (
+	"errors"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -24,9 +27,9 @@ func fixtureHost(t *testing.T, name string, guid uint64, table []string, unreada
 	if err := fakesysfs.Write(dir, h); err != nil {
 		t.Fatal(err)
 	}
-	ports, unread, err := job.HostPorts(&query.Host{Sys: ibverbs.Open(dir)}, name)
-	if err != nil || unread != nil {
-		t.Fatal(err, unread)
+	ports, unread, closed, err := job.HostPorts(&query.Host{Sys: ibverbs.Open(dir)}, name)
+	if err != nil || unread != nil || closed != nil {
+		t.Fatal(err, unread, closed)
 	}
 	return ports
 }
@@ -145,9 +148,9 @@ func TestHostsUnreadable(t *testing.T) {
 // The committed mlx5 fixture: NCCL uses every ACTIVE port (IB and RoCE); index 3 is a
 // hole on mlx5_0/1 and unreadable on mlx5_1/1: the hole decides (a definite no).
 func TestMLX5Fixture(t *testing.T) {
-	ports, unread, err := job.HostPorts(&query.Host{Sys: ibverbs.Open("../../testdata/sysfs/mlx5")}, "")
-	if err != nil || unread != nil {
-		t.Fatal(err, unread)
+	ports, unread, closed, err := job.HostPorts(&query.Host{Sys: ibverbs.Open("../../testdata/sysfs/mlx5")}, "")
+	if err != nil || unread != nil || closed != nil {
+		t.Fatal(err, unread, closed)
 	}
 	r := job.Resolve([]*job.Library{lib(t, "nccl")}, inputs("NCCL_IB_PKEY=3"), ports)[0]
 	if r.Verdict != job.DoesNotWork {
@@ -177,5 +180,85 @@ func TestMLX5Fixture(t *testing.T) {
 		if pr.Used && (pr.Port.Label() != "mlx5_0/1" || pr.Pick.PKey != check.PKey(0xffff) || pr.Pick.Index != 0) {
 			t.Errorf("UCX on %s: %+v", pr.Port.Label(), pr.Pick)
 		}
+	}
+}
+
+// In a pod, sysfs (the kernel's shared RDMA namespace mode) lists every device of the
+// node, but libibverbs lists only those whose uverbs device exists in /dev/infiniband
+// (rdma-core libibverbs/init.c, try_access_device), which the device plugin chose:
+// the other devices' ports are not the job's, and are named as left out. The kernel
+// lab shows the rule (TestPodViewOnKernel: ibv_devices lists nothing without the
+// uverbs device).
+func TestHostPortsLeavesOutUnopenable(t *testing.T) {
+	dir := t.TempDir()
+	sys := filepath.Join(dir, "sys")
+	h := fakesysfs.MLX5() // mlx5_0 (IB), mlx5_1 (IB), mlx5_2 (RoCE), irdma0 (iWARP: no uverbs entry here)
+	if err := fakesysfs.Write(sys, h); err != nil {
+		t.Fatal(err)
+	}
+	devs := filepath.Join(dir, "dev")
+	for i, d := range []string{"mlx5_0", "mlx5_1", "mlx5_2"} {
+		uv := filepath.Join(sys, "class/infiniband_verbs", "uverbs"+strconv.Itoa(i))
+		if err := os.MkdirAll(uv, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(uv, "ibdev"), []byte(d+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(devs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mount := func(names ...string) {
+		t.Helper()
+		ents, _ := os.ReadDir(devs)
+		for _, e := range ents {
+			os.Remove(filepath.Join(devs, e.Name()))
+		}
+		for _, n := range names {
+			if err := os.WriteFile(filepath.Join(devs, n), nil, 0o666); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	host := &query.Host{Sys: ibverbs.Open(sys), CharDevs: devs}
+	// The device plugin mounted mlx5_1's uverbs1 only.
+	mount("uverbs1", "umad1", "rdma_cm")
+	ports, _, closed, err := job.HostPorts(host, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var labels []string
+	for _, p := range ports {
+		labels = append(labels, p.Label())
+	}
+	if got := strings.Join(labels, " "); got != "mlx5_1/1 mlx5_1/2" {
+		t.Errorf("ports %q, want mlx5_1's only", got)
+	}
+	if len(closed) != 3 || closed[0] != "irdma0: libibverbs does not list it here: no uverbs device names it in "+sys+"/class/infiniband_verbs" ||
+		!strings.HasPrefix(closed[1], "mlx5_0: libibverbs does not list it here: "+devs+"/uverbs0: does not exist") ||
+		!strings.HasPrefix(closed[2], "mlx5_2: ") {
+		t.Errorf("closed %q", closed)
+	}
+	// None mounted: nothing here a library can use, said as such (exit 3).
+	mount()
+	_, _, _, err = job.HostPorts(host, "")
+	var env *query.EnvError
+	if !errors.As(err, &env) || !strings.Contains(err.Error(), "no RDMA device here can be opened by a library: irdma0: ") || !strings.Contains(err.Error(), "; mlx5_1: ") {
+		t.Errorf("no uverbs device: %v", err)
+	}
+	// Without the uverbs class (ib_uverbs not loaded), libibverbs lists nothing.
+	if err := os.RemoveAll(filepath.Join(sys, "class/infiniband_verbs")); err != nil {
+		t.Fatal(err)
+	}
+	mount("uverbs0")
+	if _, _, _, err = job.HostPorts(host, ""); !errors.As(err, &env) || !strings.Contains(err.Error(), "ib_uverbs not loaded") {
+		t.Errorf("no uverbs class: %v", err)
+	}
+	// Another machine's tree (CharDevs ""): what a library could open is not known,
+	// and every port is the job's, as before.
+	ports, _, closed, err = job.HostPorts(&query.Host{Sys: ibverbs.Open(sys)}, "")
+	if err != nil || len(ports) == 0 || closed != nil {
+		t.Errorf("saved tree: %d ports, closed %q, %v", len(ports), closed, err)
 	}
 }

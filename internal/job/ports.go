@@ -3,6 +3,7 @@ package job
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -48,21 +49,43 @@ func PortFromView(host string, v *query.PortView) *Port {
 // rule). A table or entries not read are the port's own (PortFromView: NoTable,
 // TableEntry.Readable), which each library's pick judges on that port: they are not
 // repeated here, where an Unread is a device or port that could be chosen (onHost).
-func HostPorts(h *query.Host, label string) (ports []*Port, unread []Unread, err error) {
+//
+// The devices no library on this machine can open (query.Host.Unopenable: in a
+// container, those whose uverbs device the device plugin did not mount) are not the
+// job's: their ports are left out, and closed says each with why. When that leaves
+// no port, the error says so (a *query.EnvError: nothing here a library can use).
+func HostPorts(h *query.Host, label string) (ports []*Port, unread []Unread, closed []string, err error) {
 	views, err := h.Load(query.Selector{}, query.LoadOptions{Tables: true, Interfaces: true})
 	all, err := query.NotRead(views, err)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
+	}
+	var devs []string
+	for _, v := range views {
+		devs = append(devs, v.Port.Device)
 	}
 	for _, u := range all {
-		if !u.Table && !u.Entries {
+		devs = append(devs, u.Device)
+	}
+	devs = slices.Compact(slices.Sorted(slices.Values(devs)))
+	shut := h.Unopenable(slices.DeleteFunc(devs, func(d string) bool { return d == "" }))
+	for _, d := range slices.Sorted(maps.Keys(shut)) {
+		closed = append(closed, d+": "+shut[d])
+	}
+	for _, u := range all {
+		if _, ok := shut[u.Device]; !ok && !u.Table && !u.Entries {
 			unread = append(unread, Unread{Host: label, Device: u.Device, Port: u.Port, Name: u.What, Why: u.Err.Error()})
 		}
 	}
 	for _, v := range views {
-		ports = append(ports, PortFromView(label, v))
+		if _, ok := shut[v.Port.Device]; !ok {
+			ports = append(ports, PortFromView(label, v))
+		}
 	}
-	return ports, unread, nil
+	if len(ports) == 0 && len(unread) == 0 && len(closed) > 0 {
+		return nil, nil, closed, &query.EnvError{Msg: "no RDMA device here can be opened by a library: " + strings.Join(closed, "; ")}
+	}
+	return ports, unread, closed, nil
 }
 
 // Unread is a device (Port -1) or a port of a host that could not be read. Device ""

@@ -177,7 +177,8 @@ func plan(bin string) []Command {
 		{Name: "umad_root", Script: probe + " umad " + dev + " " + port, Timeout: 120 * time.Second},
 		{Name: "umad_nobody", Script: probe + " umad " + dev + " " + port, Nobody: true},
 	}
-	return cmds
+	// A pod's view (pod_kernel_test.go), last: the exclusive mode stays set.
+	return append(cmds, podPlan(ibkey)...)
 }
 
 // watchStreamScript runs `ibkey watch counters -o json` in the background, waits for

@@ -28,6 +28,42 @@ type Host struct {
 	// NoDevicesHint is the command's advice when there is no RDMA device class at all
 	// (which flag reads another tree): query names no flags, the command does.
 	NoDevicesHint string
+	// CharDevs is the directory of this machine's RDMA character devices
+	// ("/dev/infiniband") when Sys is its own /sys; "" for another machine's tree (a
+	// saved copy, a fixture, the demo host), where what a library could open is not
+	// known (Unopenable).
+	CharDevs string
+}
+
+// Unopenable says, for each of devs that no library on this machine can open, why:
+// libibverbs lists a device only when its uverbs character device exists in
+// /dev/infiniband (rdma-core libibverbs/init.c: setup_sysfs_dev and
+// find_sysfs_devs_nl drop a device whose try_access_device stat fails), and every
+// library finds its devices through ibv_get_device_list. In a container, which
+// uverbsN exist is the device plugin's choice (k8s-rdma-shared-dev-plugin,
+// sriov-network-device-plugin: rdmamap.GetRdmaCharDevices), while sysfs in the
+// kernel's shared RDMA namespace mode lists every device of the node. Nil when
+// CharDevs is "".
+func (h *Host) Unopenable(devs []string) map[string]string {
+	if h.CharDevs == "" || len(devs) == 0 {
+		return nil
+	}
+	out := map[string]string{}
+	uverbs, err := h.Sys.VerbsDevices()
+	for _, d := range devs {
+		name, ok := uverbs[d]
+		switch {
+		case err != nil:
+			out[d] = "libibverbs lists no device here: " + err.Error() + " (ib_uverbs not loaded?)"
+		case !ok:
+			out[d] = "libibverbs does not list it here: no uverbs device names it in " + path.Join(h.Sys.Root, ibverbs.ClassVerbs)
+		default:
+			if _, serr := os.Stat(path.Join(h.CharDevs, name)); serr != nil {
+				out[d] = fmt.Sprintf("libibverbs does not list it here: %s: %s (in a container, the device plugin mounts the uverbs devices it may use)", path.Join(h.CharDevs, name), ibverbs.Describe(serr))
+			}
+		}
+	}
+	return out
 }
 
 // ErrNoDevices: the sysfs tree has no RDMA device class (no ib_core, or not a sysfs

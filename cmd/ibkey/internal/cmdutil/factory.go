@@ -93,7 +93,12 @@ func (f *Factory) Host() *query.Host {
 		// The demo's counters move with the time elapsed since now (demo.LiveSysfs).
 		return &query.Host{Sys: demo.LiveSysfs(f.Now), Label: demo.Label}
 	}
-	return &query.Host{Sys: ibverbs.Open(cmp.Or(f.SysfsDir, f.Getenv("IBKEY_SYSFS"), "/sys")), NoDevicesHint: f.noDevicesHint()}
+	dir := cmp.Or(f.SysfsDir, f.Getenv("IBKEY_SYSFS"), "/sys")
+	h := &query.Host{Sys: ibverbs.Open(dir), NoDevicesHint: f.noDevicesHint()}
+	if dir == "/sys" {
+		h.CharDevs = "/dev/infiniband" // this machine's own devices (query.Host.Unopenable)
+	}
+	return h
 }
 
 // noDevicesHint is NoDevicesHint, or, when the running command was given --ibsim but

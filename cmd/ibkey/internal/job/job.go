@@ -317,6 +317,9 @@ func Run(o *Options) error {
 	if err != nil {
 		return err
 	}
+	for _, c := range src.closed {
+		n.Warn("left out: " + c)
+	}
 	in.Unread = src.unread
 	var ws []*job.Result
 	switch {

@@ -44,6 +44,9 @@ type portSource struct {
 	// read are the job's; the others are named, and matter when a library could
 	// choose them (job.Choosers).
 	unread []job.Unread
+	// closed are the local host's devices no library here can open (job.HostPorts),
+	// each with why: not the job's.
+	closed []string
 }
 
 func (s *portSource) Close() {
@@ -82,8 +85,8 @@ func (o *Options) sources(ctx context.Context) (*portSource, error) {
 			src.labels, src.demo = append(src.labels, h.Label), true
 		}
 		src.read = func(context.Context) ([]*job.Port, error) {
-			ps, unread, err := job.HostPorts(h, "")
-			src.unread = unread
+			ps, unread, closed, err := job.HostPorts(h, "")
+			src.unread, src.closed = unread, closed
 			return ps, err
 		}
 		return src, nil
@@ -101,7 +104,7 @@ func (o *Options) sources(ctx context.Context) (*portSource, error) {
 		var out []*job.Port
 		var unread []job.Unread
 		for _, t := range trees {
-			ps, u, err := job.HostPorts(&query.Host{Sys: ibverbs.Open(t.dir)}, t.name)
+			ps, u, _, err := job.HostPorts(&query.Host{Sys: ibverbs.Open(t.dir)}, t.name) // another machine's tree: nothing closed
 			var unknown *query.UnknownError
 			switch {
 			case errors.As(err, &unknown):

@@ -156,7 +156,11 @@ func (g *gate) timedOut(pending []job.Pending, lastErr error, start time.Time) e
 	definite := false
 	var hosts []string
 	for _, p := range pending {
-		fmt.Fprintf(g.o.IO.ErrOut, "  %s: %s\n", job.HostName(p.Host), p)
+		line := p.String()
+		if p.Port != job.HostName(p.Host) { // a host's own line (an abort) names it already
+			line = job.HostName(p.Host) + ": " + line
+		}
+		fmt.Fprintf(g.o.IO.ErrOut, "  %s\n", line)
 		definite = definite || p.Definite()
 		if !slices.Contains(hosts, job.HostName(p.Host)) {
 			hosts = append(hosts, job.HostName(p.Host))
