@@ -199,6 +199,11 @@ func TestSamplerReset(t *testing.T) {
 	if !c.Reset || !c.HasDelta || c.Delta != 7 || c.Rate != 14 || c.Total != 7 || !snap.Ports[1].Moved {
 		t.Errorf("reset 100 -> 7: %+v", c)
 	}
+	// What was counted between the first reading and the reset is lost: the total
+	// of 7 is at least what happened, not all of it.
+	if !c.TotalLowerBound {
+		t.Errorf("reset 100 -> 7: total %d given as exact: %+v", c.Total, c)
+	}
 	f.now = f.now.Add(time.Second)
 	snap = tr.Add(s.Take(false))
 	if c := counter(t, snap, p02, XmitConstraintErrors); c.Reset || c.Delta != 0 || snap.Ports[1].Moved {
