@@ -169,6 +169,42 @@ func TestLabFabricWatchCounters(t *testing.T) {
 		}
 	})
 
+	t.Run("reset", func(t *testing.T) {
+		// perfquery -R (a Set of PortCounters, the reference tool's reset) between two
+		// samples, then 4 new drops: the counter went down, so the delta is the new
+		// value and says reset; what was counted before the reset is lost.
+		perfSet("PortRcvConstraintErrors", 20)
+		lines, stderr, code := cmdtest.Start(t, newRootCmd, append(base, "watch", "counters", "--lid", lid, "--count", "4", "--interval", "400ms", "-o", "json")...)
+		go func() { _, _ = io.Copy(io.Discard, stderr) }()
+		var samples []cmdtest.CountersSample
+		for i := range 4 {
+			samples = append(samples, cmdtest.DecodeCounters(t, cmdtest.Next(t, lines))...)
+			if i == 0 {
+				l.Diag(t, "perfquery", "-R", lid, "1")
+				if pq := lab.ParseFields(l.Diag(t, "perfquery", lid, "1")); pq["PortRcvConstraintErrors"] != "0" {
+					t.Fatalf("perfquery -R did not reset: %v", pq)
+				}
+				perfSet("PortRcvConstraintErrors", 4)
+			}
+		}
+		if c := <-code; c != 0 {
+			t.Fatalf("exit %d", c)
+		}
+		// The first sample that is not 20 any more (the tools may outlast an
+		// interval) is the one after the reset.
+		for i, smp := range samples[1:] {
+			c := smp.Ports[0].Counters["port_rcv_constraint_errors"]
+			if c.Value != nil && *c.Value == 20 && !c.Reset {
+				continue
+			}
+			if c.Value == nil || *c.Value != 4 || !c.Reset || c.Delta == nil || *c.Delta != 4 || c.Saturated {
+				t.Errorf("sample %d, after perfquery -R and 4 drops: %+v, want 4, reset, delta 4", i+1, c)
+			}
+			return
+		}
+		t.Errorf("no sample after the reset: %+v", samples)
+	})
+
 	t.Run("saturated", func(t *testing.T) {
 		perfSet("PortXmitConstraintErrors", 300) // ibsim clamps to 255, as the 8-bit counter saturates
 		s := watch(t, "--lid", lid, "--count", "2", "--interval", "50ms")

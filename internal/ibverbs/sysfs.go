@@ -481,15 +481,20 @@ type Counter struct {
 	// Err is set when the file could not be read or parsed (EINVAL/EIO on some
 	// devices). Value is then meaningless.
 	Err error
-	// Unavailable says why the device cannot give this counter at all (its counter
-	// files hold `N/A (no PMA)`); Value is then meaningless and Err nil.
+	// Unavailable is set when the file holds `N/A (no PMA)` (NoPMA says what that
+	// means); Value is then meaningless and Err nil.
 	Unavailable string
 }
 
-// NoPMA is what older kernels write in every counters/ file of a device without a
-// performance management agent (drivers/infiniband/core/sysfs.c show_pma_counter:
-// `if (!p->ibdev->process_mad) return sprintf(buf, "N/A (no PMA)\n")`; iWARP devices);
-// prometheus/procfs reads it as "not available" too (node_exporter issue 966).
+// NoPMA is what older kernels write in a counters/ file instead of a number
+// (drivers/infiniband/core/sysfs.c show_pma_counter): first only for a device without
+// a performance management agent (`if (!p->ibdev->process_mad) return sprintf(buf,
+// "N/A (no PMA)\n")`; iWARP devices), then, from Linux 4.5 (commit 35c4cbb17811
+// added get_perf_mad) until a fix of 2018, whenever get_perf_mad failed (`if (ret < 0) return
+// sprintf(buf, "N/A (no PMA)\n")`): also when the device's PMA did not answer, as on
+// the ConnectX-3 virtual function of node_exporter issue 966. Newer kernels return the
+// error (EINVAL) and create counters/ only for a device with process_mad.
+// prometheus/procfs reads it as "not available".
 const NoPMA = "N/A (no PMA)"
 
 // CounterWidths are the widths of the PortCounters-backed files (IBA 16.1.3.5, the
@@ -529,7 +534,7 @@ func (s *Sysfs) ReadCounter(dev string, num int, name string) Counter {
 		return c
 	}
 	if v == NoPMA {
-		c.Unavailable = "no PMA on this device (counters/" + name + " holds \"" + NoPMA + "\")"
+		c.Unavailable = "counters/" + name + " holds \"" + NoPMA + "\""
 		return c
 	}
 	x, err := ParseDec(v, cmp.Or(CounterWidths[name], 64))

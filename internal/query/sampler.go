@@ -103,24 +103,47 @@ type SysfsCounters struct {
 	Sys *ibverbs.Sysfs
 	// counters: per port, the names counters/ holds, or why it is absent.
 	counters map[PortRef]ibverbs.Opt[[]string]
+	// otherLL: the ports whose link layer was read and is not InfiniBand (noPMA).
+	otherLL map[PortRef]bool
 }
 
 // NewSysfsCounters returns a sysfs source that knows, from views, which counters each
 // port has.
 func NewSysfsCounters(sys *ibverbs.Sysfs, views []*PortView) *SysfsCounters {
-	s := &SysfsCounters{Sys: sys, counters: map[PortRef]ibverbs.Opt[[]string]{}}
+	s := &SysfsCounters{Sys: sys, counters: map[PortRef]ibverbs.Opt[[]string]{}, otherLL: map[PortRef]bool{}}
 	for _, v := range views {
 		s.counters[v.Ref()] = v.Port.Counters
+		s.otherLL[v.Ref()] = v.LinkLayer() != "" && v.LinkLayer() != "InfiniBand"
 	}
 	return s
 }
 
 func (s *SysfsCounters) Name() string { return "sysfs" }
 
+// noPMA is a counter of port for which sysfs shows no PMA counter: counters/ is
+// missing, or its file holds "N/A (no PMA)"; why says which. On a port whose link
+// layer was read and is not InfiniBand that is the whole answer, absent (Absent: iWARP and
+// RoCE devices without process_mad have no PMA). An InfiniBand port has a PMA (every
+// InfiniBand HCA driver implements process_mad, which answers PortCounters), so there
+// it is a counter that exists and was not read here: the kernel writes counters/ only
+// for a device with process_mad in its initial network namespace, not for the copy a
+// network namespace of its own sees (drivers/infiniband/core/sysfs.c setup_port,
+// is_full_dev: a container without the host's network, in the shared RDMA namespace
+// mode), and Linux 4.5 to 2018 wrote "N/A (no PMA)" whenever the PMA's MAD failed
+// (ibverbs.NoPMA), not only without process_mad.
+func (s *SysfsCounters) noPMA(port PortRef, absent, why string) Reading {
+	if s.otherLL[port] {
+		return Reading{Unavailable: absent + " (" + why + ")", Absent: true}
+	}
+	return Reading{Unavailable: "no PMA counters here (" + why + "; an InfiniBand port has a PMA: " +
+		"the kernel gives counters/ only to the device in its initial network namespace, not to the copy a " +
+		"container's own network namespace sees, and older kernels wrote \"" + ibverbs.NoPMA + "\" also when the PMA did not answer)"}
+}
+
 func (s *SysfsCounters) Read(port PortRef, names []string, out []Reading) {
 	have, known := s.counters[port]
 	if known && !have.OK() {
-		fill(out, Reading{Unavailable: "no PMA counters (" + have.Missing + ")", Absent: true})
+		fill(out, s.noPMA(port, "no PMA counters", have.Missing))
 		return
 	}
 	for i, n := range names {
@@ -129,8 +152,8 @@ func (s *SysfsCounters) Read(port PortRef, names []string, out []Reading) {
 			continue
 		}
 		c := s.Sys.ReadCounter(port.Device, port.Port, n)
-		if c.Unavailable != "" { // the file says N/A: the device has no PMA
-			out[i] = Reading{Unavailable: c.Unavailable, Absent: true}
+		if c.Unavailable != "" { // the file says N/A (no PMA)
+			out[i] = s.noPMA(port, "no PMA on this device", c.Unavailable)
 			continue
 		}
 		if c.Err != nil {

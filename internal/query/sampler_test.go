@@ -199,6 +199,11 @@ func TestSamplerReset(t *testing.T) {
 	if !c.Reset || !c.HasDelta || c.Delta != 7 || c.Rate != 14 || c.Total != 7 || !snap.Ports[1].Moved {
 		t.Errorf("reset 100 -> 7: %+v", c)
 	}
+	// What was counted between the first reading and the reset is lost: the total
+	// of 7 is at least what happened, not all of it.
+	if !c.TotalLowerBound {
+		t.Errorf("reset 100 -> 7: total %d given as exact: %+v", c.Total, c)
+	}
 	f.now = f.now.Add(time.Second)
 	snap = tr.Add(s.Take(false))
 	if c := counter(t, snap, p02, XmitConstraintErrors); c.Reset || c.Delta != 0 || snap.Ports[1].Moved {
@@ -408,5 +413,59 @@ func TestSamplerMemoryFlat(t *testing.T) {
 	t.Logf("sampler+tracker, 1 port read from files: heap %d bytes before, %d after 100,000 samples", before, after)
 	if after > before+256<<10 {
 		t.Errorf("heap grew from %d to %d bytes over 100,000 samples", before, after)
+	}
+}
+
+// TestSysfsNoPMAByLinkLayer: sysfs shows no PMA counter (no counters/, or a file
+// holding "N/A (no PMA)"). On a port whose link layer is not InfiniBand that is the
+// answer: the device has no PMA (absent). An InfiniBand port has a PMA, and the kernel
+// leaves counters/ out of the device a container's own network namespace sees
+// (drivers/infiniband/core/sysfs.c setup_port, is_full_dev) and wrote "N/A (no PMA)"
+// for a PMA that did not answer (Linux 4.5 to 2018): there the counter exists and was
+// not read, never absent.
+func TestSysfsNoPMAByLinkLayer(t *testing.T) {
+	port := func(ll string, counters map[string]string) fakesysfs.Port {
+		return fakesysfs.Port{Num: 1, State: "4: ACTIVE", PhysState: "5: LinkUp", LinkLayer: ll,
+			PKeys: fakesysfs.Table(1, "0xffff"), Counters: counters}
+	}
+	na := fakesysfs.IBCounters(map[string]string{RcvConstraintErrors: ibverbs.NoPMA})
+	h := fakesysfs.Host{Devices: []fakesysfs.Device{
+		{Name: "ibnodir", PCI: "0000:01:00.0", NodeType: "1: CA", Ports: []fakesysfs.Port{port("InfiniBand", nil)}},
+		{Name: "ibna", PCI: "0000:02:00.0", NodeType: "1: CA", Ports: []fakesysfs.Port{port("InfiniBand", na)}},
+		{Name: "ethnodir", PCI: "0000:03:00.0", NodeType: "1: CA", Ports: []fakesysfs.Port{port("Ethernet", nil)}},
+		{Name: "ethna", PCI: "0000:04:00.0", NodeType: "4: RNIC", Ports: []fakesysfs.Port{port("Ethernet", na)}},
+	}}
+	dir := t.TempDir()
+	if err := fakesysfs.Write(dir, h); err != nil {
+		t.Fatal(err)
+	}
+	s, err := NewSampler(&Host{Sys: ibverbs.FromFS(os.DirFS(dir), dir)}, nil, time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sample := s.Take(false)
+	snap := NewTracker().Add(sample)
+	for _, tc := range []struct {
+		dev    string
+		absent bool
+		want   string
+	}{
+		{"ibnodir", false, "no PMA counters here (counters/: does not exist; an InfiniBand port has a PMA"},
+		{"ibna", false, `no PMA counters here (counters/port_rcv_constraint_errors holds "N/A (no PMA)"; an InfiniBand port has a PMA`},
+		{"ethnodir", true, "no PMA counters (counters/: does not exist)"},
+		{"ethna", true, `no PMA on this device (counters/port_rcv_constraint_errors holds "N/A (no PMA)")`},
+	} {
+		var r Reading
+		for _, p := range sample.Ports {
+			if p.Ref.Device == tc.dev {
+				r = p.Readings[0]
+			}
+		}
+		if r.Absent != tc.absent || !strings.HasPrefix(r.Unavailable, tc.want) {
+			t.Errorf("%s: %+v, want absent %v and %q", tc.dev, r, tc.absent, tc.want)
+		}
+		if c := counter(t, snap, PortRef{tc.dev, 1}, RcvConstraintErrors); c.OK() {
+			t.Errorf("%s: read as %d", tc.dev, c.Value)
+		}
 	}
 }

@@ -72,10 +72,13 @@ type CounterDelta struct {
 	// fields stop at their maximum value): from now on counts are lost, and a Delta
 	// reported with it is a lower bound.
 	Saturated bool
-	// Reset: the value went down, so someone reset the counter; Delta counts from 0.
+	// Reset: the value went down, so someone reset the counter; Delta counts from 0,
+	// and it is a lower bound: what was counted between the previous reading and the
+	// reset is lost (a read does not clear PortCounters, IBA 16.1.3.5; only a Set
+	// does, as perfquery -R sends).
 	Reset bool
 	// Total is the sum of deltas since the on-screen baseline; TotalLowerBound when
-	// counts were lost to saturation.
+	// counts were lost to saturation or to a reset.
 	Total           uint64
 	TotalLowerBound bool
 }
@@ -133,8 +136,10 @@ func (t *Tracker) observe(port PortRef, c Counter, r Reading, now time.Time) Cou
 		// First reading: a baseline, no delta.
 	case v < st.value:
 		// Error counters only go down when reset (perfquery -R, a driver restart);
-		// the counts since then are the new value.
+		// the counts since then are the new value, and the ones between the
+		// previous reading and the reset are not known: the total is a lower bound.
 		cd.Reset, cd.HasDelta, cd.Delta = true, true, v
+		st.totalLow = true
 	case atMax && st.saturated:
 		// Still saturated: whatever happened is not counted.
 	default:

@@ -96,7 +96,8 @@ the exit is 4 as for 'ibkey pkeys' (3 when none answers). The transport stays op
 
 A counter at its maximum is flagged saturated: later counts are lost, so deltas are
 lower bounds or unknown. A counter that goes down was reset (by perfquery -R or a
-driver restart); the delta restarts from the new value and the reset is reported. A
+driver restart); the delta restarts from the new value, a lower bound (what was
+counted before the reset is lost), and the reset is reported. A
 port that goes away or a file that cannot be read is reported on its row and the
 watch goes on. ibkey never resets hardware counters.
 
