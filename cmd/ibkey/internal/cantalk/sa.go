@@ -132,11 +132,12 @@ func (o *CanTalkOptions) askSA(eps []query.ResolvedEndpoint, v check.Verdict) (*
 		ans.Reason = fmt.Sprintf("the Subnet Manager could not be asked: %v", err)
 		return ans, nil
 	}
-	routing := false
+	var why refusal
 	if logFrom >= 0 && !ans.Path {
-		ans.LogLine, routing = findRefusal(o.SA.SMLog, logFrom, refusalEnds{pa.GUID, pb.GUID, pa.LID, pb.LID}, ka)
+		why = findRefusal(o.SA.SMLog, logFrom, refusalEnds{pa.GUID, pb.GUID, pa.LID, pb.LID}, ka)
+		ans.LogLine = why.Line
 	}
-	o.judgeSA(ans, f, eps, v, routing)
+	o.judgeSA(ans, f, eps, v, why, logFrom >= 0)
 	return ans, nil
 }
 
@@ -149,8 +150,9 @@ func requesterLabel(f *fabric.Fabric, g check.GUID, via string) string {
 }
 
 // judgeSA compares the SA's answer with the verdict's P_Key rule for the partition,
-// and says why the SA refused; routing: the SM's log says it refused for routing.
-func (o *CanTalkOptions) judgeSA(ans *saAnswer, f *fabric.Fabric, eps []query.ResolvedEndpoint, v check.Verdict, routing bool) {
+// and says why the SA refused: why is the SM's log line about it, if one was found;
+// logRead: its log was read (--sm-log).
+func (o *CanTalkOptions) judgeSA(ans *saAnswer, f *fabric.Fabric, eps []query.ResolvedEndpoint, v check.Verdict, why refusal, logRead bool) {
 	a, b := eps[0].Endpoint.Label, eps[1].Endpoint.Label
 	key := ans.PKey.Partition()
 	pkeyOK := v.AToB.PKeyOK == check.RulePasses && v.BToA.PKeyOK == check.RulePasses
@@ -168,11 +170,18 @@ func (o *CanTalkOptions) judgeSA(ans *saAnswer, f *fabric.Fabric, eps []query.Re
 		}
 	}
 	switch {
-	case routing:
+	case why.Routing:
 		// OpenSM walks the route before it looks at the partition (osm_sa_path_record.c
 		// pr_rcv_get_path_parms): such a refusal says nothing of the partition, yes or no.
 		ans.Unknown, ans.NotCompared = true, true
 		ans.Reason = fmt.Sprintf("the Subnet Manager refuses a path in partition %s (%s: %s) for routing, not for a partition: its log says the route between the ends breaks, and it stops there before it checks partitions, so its answer neither confirms nor contradicts %s", key, asked, ans.Status, tables)
+	case why.QoSLevel != "":
+		// ERR 1F1D: the QoS level that matches the path does not list the P_Key asked
+		// (1F1E: none it lists is shared). OpenSM looks at the level after its own
+		// view of the tables passed the partition's rule (osm_sa_path_record.c
+		// pr_rcv_get_path_parms), so a QoS refusal says nothing of the tables read.
+		ans.Unknown, ans.NotCompared = true, true
+		ans.Reason = fmt.Sprintf("the Subnet Manager refuses a path in partition %s (%s: %s) for its QoS policy, not for the partition: its log says QoS level %q does not allow P_Key %s between these ports, a rule of its QoS policy file that it applies after the partition's, so its answer neither confirms nor contradicts %s", key, asked, ans.Status, why.QoSLevel, ans.PKey, tables)
 	case notKnown:
 		ans.Unknown, ans.NotCompared = true, true
 		gives := "gives a path"
@@ -192,10 +201,23 @@ func (o *CanTalkOptions) judgeSA(ans *saAnswer, f *fabric.Fabric, eps []query.Re
 	default:
 		ans.Unknown = true
 		ans.Reason = fmt.Sprintf("the Subnet Manager refuses a path in partition %s (%s: %s) that %s allow", key, asked, ans.Status, tables)
-		if why := o.silentRefusal(f, eps); why != "" {
-			ans.Reason += ": " + why + "; its refusal says nothing of " + a + " and " + b
-		} else {
+		switch silent := o.silentRefusal(f, eps); {
+		case silent != "":
+			ans.Reason += ": " + silent + "; its refusal says nothing of " + a + " and " + b
+		case why.Line != "" || !logRead:
+			// The line found is the SM's own partition refusal (ERR 1F1A), or no log
+			// was read: a route that breaks and a QoS level are the other refusals
+			// OpenSM logs (pr_rcv_get_path_parms).
 			ans.Reason += ": " + stale + "its view of the tables is not what the ports hold (it has not swept since they changed, or it does not manage them)"
+			if why.Line == "" {
+				ans.Reason += ", or it refuses for a broken route or its QoS policy, which OpenSM logs (--sm-log quotes the line)"
+			}
+		default:
+			// Its log says nothing: besides a stale view, the refusals OpenSM does
+			// not log at its default level are a QoS SL that its SL-to-VL tables
+			// drop ("All the SLs lead to VL15", debug) and an end's LID it does not
+			// know ("No source port with LID", verbose; osm_pr_get_end_points).
+			ans.Reason += ": " + stale + "its view of the tables is not what the ports hold (it has not swept since they changed, or it does not manage them, or it does not know an end's LID), or its QoS policy gives the path an SL that its SL-to-VL tables drop: it logged no reason"
 		}
 	}
 }
@@ -249,13 +271,28 @@ func (o *CanTalkOptions) silentRefusal(f *fabric.Fabric, eps []query.ResolvedEnd
 		if !ok {
 			continue
 		}
-		for _, e := range ends {
+		for i, e := range ends {
+			// A port shares a partition with itself (osm_pkey.c
+			// osm_physp_share_pkey: the same port is TRUE before any table).
+			if id == *eps[i].Endpoint.At {
+				continue
+			}
 			if !share(req, e) {
 				return fmt.Sprintf("the port that asked, %s, shares no partition (with a full member) with %s, and OpenSM answers a PathRecord only to a requester that shares one with both ends, without logging why: ask from a port that does", req.Label, e.Label)
 			}
 		}
 	}
 	return ""
+}
+
+// refusal is the SM's log line refusing the path asked for and what it refused for:
+// Routing, a route that breaks (path-no-route); QoSLevel, the level of its QoS
+// policy that refused it (path-refused naming one: ERR 1F1D, 1F1E); neither, the
+// partition (ERR 1F1A).
+type refusal struct {
+	Line     string
+	Routing  bool
+	QoSLevel string
 }
 
 // refusalEnds are the two ends of the path asked for, by port GUID and LID.
@@ -265,28 +302,28 @@ type refusalEnds struct {
 }
 
 // findRefusal waits (up to 2 s) for the SM's log line refusing the path between the
-// two ends, written after offset from, and returns it; "" when none comes. The line is
-// a refusal in key's partition (path-refused) or for routing (path-no-route, and then
-// routing: OpenSM walks the route before any partition check, and names the ends by
-// LID, or only the destination for a dead end).
-func findRefusal(path string, from int64, ends refusalEnds, key check.PKey) (line string, routing bool) {
+// two ends, written after offset from, and returns it; Line "" when none comes. The
+// line is a refusal in key's partition (path-refused: for the partition, or for a QoS
+// level) or for routing (path-no-route: OpenSM walks the route before any partition
+// check, and names the ends by LID, or only the destination for a dead end).
+func findRefusal(path string, from int64, ends refusalEnds, key check.PKey) refusal {
 	deadline := time.Now().Add(2 * time.Second)
 	for {
-		if line, routing = scanRefusal(path, from, ends, key); line != "" || time.Now().After(deadline) {
-			return line, routing
+		if r := scanRefusal(path, from, ends, key); r.Line != "" || time.Now().After(deadline) {
+			return r
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 }
 
-func scanRefusal(path string, from int64, e refusalEnds, key check.PKey) (found string, routing bool) {
+func scanRefusal(path string, from int64, e refusalEnds, key check.PKey) (found refusal) {
 	f, err := os.Open(path)
 	if err != nil {
-		return "", false
+		return refusal{}
 	}
 	defer f.Close()
 	if _, err := f.Seek(from, 0); err != nil {
-		return "", false
+		return refusal{}
 	}
 	// A line that names both ends beats one that names only the destination: ERR
 	// 1F07 (and 4516) names the dead end's switch and the destination LID alone, so
@@ -295,7 +332,8 @@ func scanRefusal(path string, from int64, e refusalEnds, key check.PKey) (found 
 	best := 0
 	take := func(ev *smlog.Event, rank int, isRouting bool) {
 		if rank >= best {
-			best, found, routing = rank, ev.Lines[0], isRouting
+			best = rank
+			found = refusal{Line: ev.Lines[0], Routing: isRouting, QoSLevel: ev.QoSLevel}
 		}
 	}
 	a := smlog.NewAssembler(time.Now(), time.Local, func(ev *smlog.Event) {
@@ -324,7 +362,7 @@ func scanRefusal(path string, from int64, e refusalEnds, key check.PKey) (found 
 	})
 	// A read error ends the scan: the refusal found before it, if any, is the answer.
 	_ = smlog.Read(context.Background(), f, a)
-	return found, routing
+	return found
 }
 
 // saText is the SM's answer for the text output.
