@@ -192,6 +192,11 @@ func (o *CanTalkOptions) judgeSA(ans *saAnswer, f *fabric.Fabric, eps []query.Re
 	case ans.Path && pkeyOK:
 		ans.Agrees = true
 		ans.Reason = fmt.Sprintf("the Subnet Manager gives a path in partition %s (%s): it agrees", key, asked)
+	case !ans.Path && !pkeyOK && why.Line == "" && o.requesterSharesNone(f, eps) != "":
+		// OpenSM refused the asker before it looked at the ends
+		// (pr_rcv_get_port_pair_paths): no answer about them, yes or no.
+		ans.Unknown, ans.NotCompared = true, true
+		ans.Reason = fmt.Sprintf("the Subnet Manager refuses a path in partition %s (%s: %s), but %s, so its refusal neither confirms nor contradicts %s", key, asked, ans.Status, o.requesterSharesNone(f, eps), tables)
 	case !ans.Path && !pkeyOK:
 		ans.Agrees = true
 		ans.Reason = fmt.Sprintf("the Subnet Manager refuses a path in partition %s too (%s: %s): %s", key, asked, ans.Status, strings.Join(pkeyReasons, "; "))
@@ -201,7 +206,11 @@ func (o *CanTalkOptions) judgeSA(ans *saAnswer, f *fabric.Fabric, eps []query.Re
 	default:
 		ans.Unknown = true
 		ans.Reason = fmt.Sprintf("the Subnet Manager refuses a path in partition %s (%s: %s) that %s allow", key, asked, ans.Status, tables)
-		switch silent := o.silentRefusal(f, eps); {
+		silent := endsShareNone(f, eps)
+		if silent == "" {
+			silent = o.requesterSharesNone(f, eps)
+		}
+		switch {
 		case silent != "":
 			ans.Reason += ": " + silent + "; its refusal says nothing of " + a + " and " + b
 		case why.Line != "" || !logRead:
@@ -237,37 +246,60 @@ func (o *CanTalkOptions) tablesOf(f *fabric.Fabric) (tables, stale string) {
 	return tables, o.Sweep.File + " may be older than the fabric the Subnet Manager answers about now (sweep again), or "
 }
 
-// silentRefusal says why OpenSM refused without looking at the partition, when it
-// did: the requester shares no partition (with a full member) with an end, or the
-// ends share none at all (osm_sa_path_record.c pr_rcv_get_port_pair_paths).
-func (o *CanTalkOptions) silentRefusal(f *fabric.Fabric, eps []query.ResolvedEndpoint) string {
-	whole := func(id check.PortID, label string) (check.Endpoint, bool) {
-		p := f.Port(id)
-		if p == nil || p.PKeys == nil {
-			return check.Endpoint{}, false
-		}
-		return check.Endpoint{Label: label, Port: true, Entries: p.Entries()}, true
+// OpenSM refuses a PathRecord without looking at the partition asked for, and
+// without logging why, when the requester shares no partition (with a full member)
+// with an end, or the ends share none at all (osm_sa_path_record.c
+// pr_rcv_get_port_pair_paths, osm_port_share_pkey). endsShareNone and
+// requesterSharesNone say so, or "" when the tables read do not show it.
+
+// wholePort is the port id of f with its whole table, as an endpoint; false when
+// its table was not read.
+func wholePort(f *fabric.Fabric, id check.PortID, label string) (check.Endpoint, bool) {
+	p := f.Port(id)
+	if p == nil || p.PKeys == nil {
+		return check.Endpoint{}, false
 	}
+	return check.Endpoint{Label: label, Port: true, Entries: p.Entries()}, true
+}
+
+// sharePartition: x and y share a partition, one of them a full member. Not known
+// (entries not read) may share: never said to share none.
+func sharePartition(x, y check.Endpoint) bool {
+	return check.CanTalk(x, y).AToB.PKeyOK != check.RuleFails
+}
+
+// wholeEnds are the two ends with their whole tables; false when one was not read.
+func wholeEnds(f *fabric.Fabric, eps []query.ResolvedEndpoint) ([]check.Endpoint, bool) {
 	ends := make([]check.Endpoint, 2)
 	for i, e := range eps {
-		w, ok := whole(*e.Endpoint.At, e.Endpoint.Label)
+		w, ok := wholePort(f, *e.Endpoint.At, e.Endpoint.Label)
 		if !ok {
-			return ""
+			return nil, false
 		}
 		ends[i] = w
 	}
-	// Not known (entries not read) may share: never said to share none.
-	share := func(x, y check.Endpoint) bool { return check.CanTalk(x, y).AToB.PKeyOK != check.RuleFails }
-	if !share(ends[0], ends[1]) {
-		return fmt.Sprintf("%s and %s share no partition in which one is a full member, and OpenSM refuses any path between such ports before it looks at the partition asked for, without logging it", ends[0].Label, ends[1].Label)
+	return ends, true
+}
+
+// endsShareNone: the ends share no partition at all.
+func endsShareNone(f *fabric.Fabric, eps []query.ResolvedEndpoint) string {
+	ends, ok := wholeEnds(f, eps)
+	if !ok || sharePartition(ends[0], ends[1]) {
+		return ""
 	}
-	if o.requester == 0 {
+	return fmt.Sprintf("%s and %s share no partition in which one is a full member, and OpenSM refuses any path between such ports before it looks at the partition asked for, without logging it", ends[0].Label, ends[1].Label)
+}
+
+// requesterSharesNone: the port that asked shares no partition with an end.
+func (o *CanTalkOptions) requesterSharesNone(f *fabric.Fabric, eps []query.ResolvedEndpoint) string {
+	ends, ok := wholeEnds(f, eps)
+	if !ok || o.requester == 0 {
 		return ""
 	}
 	// Every port with the requester's GUID: on a fabric with duplicate port GUIDs any
 	// of them may be the one that asked.
 	for _, id := range f.EndPorts(o.requester) {
-		req, ok := whole(id, f.Label(id))
+		req, ok := wholePort(f, id, f.Label(id))
 		if !ok {
 			continue
 		}
@@ -277,7 +309,7 @@ func (o *CanTalkOptions) silentRefusal(f *fabric.Fabric, eps []query.ResolvedEnd
 			if id == *eps[i].Endpoint.At {
 				continue
 			}
-			if !share(req, e) {
+			if !sharePartition(req, e) {
 				return fmt.Sprintf("the port that asked, %s, shares no partition (with a full member) with %s, and OpenSM answers a PathRecord only to a requester that shares one with both ends, without logging why: ask from a port that does", req.Label, e.Label)
 			}
 		}

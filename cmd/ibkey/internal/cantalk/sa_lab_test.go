@@ -135,6 +135,17 @@ func TestLabCanTalkSASilent(t *testing.T) {
 		!strings.Contains(r.Stdout, "shares no partition (with a full member) with") || !strings.Contains(r.Stdout, "ask from a port that does") {
 		t.Errorf("ibkey %s: exit %d\n%s%s", strings.Join(args, " "), r.Code, r.Stdout, r.Stderr)
 	}
+	// The tables' no (HcaC and HcaD both limited members of the default partition):
+	// OpenSM refuses HcaB before it looks at the ends, so its refusal is no answer
+	// about them (it said "refuses a path too: both ends are limited members", agrees
+	// true). The no stays definite (exit 1); the SM's answer is not compared.
+	args = []string{"can-talk", "lid=4,pkey=0x7fff", "lid=5,pkey=0x7fff", "--sa", "-o", "json", "--ibsim=" + l.SockName, "--sim-node", "HcaB"}
+	r = runIbkey(t, args...)
+	var doc saDoc
+	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil || r.Code != 1 || doc.Verdict != "no" || doc.SA.Path || doc.SA.Agrees != nil || !doc.SA.Unknown ||
+		!strings.Contains(doc.SA.Reason, `the port that asked, "HcaB"[1], shares no partition (with a full member) with lid=4`) || strings.Contains(doc.SA.Reason, " too ") {
+		t.Errorf("ibkey %s: exit %d, %v, SA %+v", strings.Join(args, " "), r.Code, err, doc.SA)
+	}
 	time.Sleep(100 * time.Millisecond)
 	if b, _ := os.ReadFile(d.Log); strings.Contains(string(b[from:]), "ERR 1F1") {
 		t.Errorf("OpenSM logged a refusal: %s", b[from:])
