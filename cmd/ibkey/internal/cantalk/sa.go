@@ -212,6 +212,7 @@ func (o *CanTalkOptions) judgeSA(ans *saAnswer, f *fabric.Fabric, eps []query.Re
 		}
 		switch {
 		case silent != "":
+			ans.NotCompared = true
 			ans.Reason += ": " + silent + "; its refusal says nothing of " + a + " and " + b
 		case why.Line != "" || !logRead:
 			// The line found is the SM's own partition refusal (ERR 1F1A), or no log

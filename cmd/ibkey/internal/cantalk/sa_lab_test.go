@@ -135,6 +135,13 @@ func TestLabCanTalkSASilent(t *testing.T) {
 		!strings.Contains(r.Stdout, "shares no partition (with a full member) with") || !strings.Contains(r.Stdout, "ask from a port that does") {
 		t.Errorf("ibkey %s: exit %d\n%s%s", strings.Join(args, " "), r.Code, r.Stdout, r.Stderr)
 	}
+	// In the JSON the SM's answer is not compared (agrees null): it said nothing of
+	// the ends (it was agrees false, a disagreement).
+	r = runIbkey(t, append(args, "-o", "json")...)
+	var yes saDoc
+	if err := json.Unmarshal([]byte(r.Stdout), &yes); err != nil || r.Code != 4 || yes.SA.Agrees != nil || !yes.SA.Unknown {
+		t.Errorf("ibkey %s -o json: exit %d, %v, SA %+v (want agrees null)", strings.Join(args, " "), r.Code, err, yes.SA)
+	}
 	// The tables' no (HcaC and HcaD both limited members of the default partition):
 	// OpenSM refuses HcaB before it looks at the ends, so its refusal is no answer
 	// about them (it said "refuses a path too: both ends are limited members", agrees
