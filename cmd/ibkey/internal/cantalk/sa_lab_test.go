@@ -369,3 +369,59 @@ func agreesText(a *bool) string {
 	}
 	return strconv.FormatBool(*a)
 }
+
+// TestLabCanTalkSARequesters (wave 19): every HCA but the SM's asks about every pair
+// with keys the ends hold as full, limited or not at all, under a file where every
+// port but the SM's is a limited member of the default partition. The SM's answer in
+// can-talk is saquery's from the same node, and an answer OpenSM gave without looking
+// at the ends (the asker shares no partition with one) is never compared.
+func TestLabCanTalkSARequesters(t *testing.T) {
+	lab.Require(t)
+	if testing.Short() {
+		t.Skip("lab: -short")
+	}
+	l := lab.StartPartconf(t)
+	l.StartOpenSMDaemon(t, "Default=0x7fff : ALL=limited, SELF=full;\np1=0x8001 : 0x0002c90300000211=full, 0x0002c90300000221;\np3=0x0003 : 0x0002c90300000221=full, 0x0002c90300000231;\n")
+	nodes := map[int]string{1: "HcaA", 3: "HcaB", 4: "HcaC", 5: "HcaD"}
+	compared, notCompared := 0, 0
+	for _, req := range []int{3, 4, 5} {
+		for _, a := range []int{1, 3, 4, 5} {
+			for _, b := range []int{1, 3, 4, 5} {
+				for _, k := range []string{"0x8001", "0x0003", "0x7fff"} {
+					if a == b {
+						continue
+					}
+					out, err := l.ToolAt(nodes[req], "saquery", "PR", "--slid", strconv.Itoa(a), "--dlid", strconv.Itoa(b), "--pkey", k)
+					if err != nil {
+						t.Fatal(err)
+					}
+					path := strings.Contains(out, "PathRecord dump")
+					args := []string{"can-talk", fmt.Sprintf("lid=%d,pkey=%s", a, k), fmt.Sprintf("lid=%d,pkey=%s", b, k), "--sa", "-o", "json", "--ibsim=" + l.SockName, "--sim-node", nodes[req]}
+					r := runIbkey(t, args...)
+					var doc saDoc
+					if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
+						t.Fatalf("ibkey %s: exit %d: %v\n%s%s", strings.Join(args, " "), r.Code, err, r.Stdout, r.Stderr)
+					}
+					if doc.Unresolved != nil {
+						if path {
+							t.Errorf("ibkey %s: a port lacks the key, but saquery finds a path", strings.Join(args, " "))
+						}
+						continue
+					}
+					asker := strings.Contains(doc.SA.Reason, "the port that asked")
+					if doc.SA.Path != path || asker && (doc.SA.Agrees != nil || !doc.SA.Unknown) || !asker && doc.SA.Agrees == nil {
+						t.Errorf("ibkey %s: SA path %v (saquery: %v), agrees %s, unknown %v: %s", strings.Join(args, " "), doc.SA.Path, path, agreesText(doc.SA.Agrees), doc.SA.Unknown, doc.SA.Reason)
+					}
+					if asker {
+						notCompared++
+					} else {
+						compared++
+					}
+				}
+			}
+		}
+	}
+	if compared == 0 || notCompared == 0 {
+		t.Fatalf("%d answers compared, %d refusals of the asker: the test needs both", compared, notCompared)
+	}
+}
