@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/ibkey/ibkey/internal/ibverbs/mad"
 )
 
 // TestRefusalForRouting: --sa --sm-log quotes the SM's line for a path it refused for
@@ -84,5 +87,30 @@ func TestRefusalForQoS(t *testing.T) {
 	}
 	if r := scanRefusal(path, 0, ends, 0x8002); r.Line != "" {
 		t.Errorf("P_Key 0x8002: got %+v, want no line (the refusal is of 0x0003)", r)
+	}
+}
+
+// TestUnaskedReason: an SA error status is an answer, neither a path nor a refusal
+// (it said "could not be asked"); a timeout of the PathRecord query names what
+// OpenSM does not answer; one before it (finding the SM) does not.
+func TestUnaskedReason(t *testing.T) {
+	sa := &mad.StatusError{Addr: mad.LIDAddress(1), Attr: mad.AttrPathRecord, Status: 0x0200, Class: mad.ClassSubnAdm}
+	timeout := &mad.TimeoutError{Addr: mad.LIDAddress(1), Timeout: time.Second}
+	for _, c := range []struct {
+		err       error
+		sent      bool
+		want, not string
+	}{
+		{sa, true, "the Subnet Manager answered an error, neither a path nor a refusal: mad: lid 1: attribute 0x0035: status 0x0200 (ERR_REQ_INVALID)", "could not be asked"},
+		{timeout, true, "could not be asked", ""},
+		{timeout, false, "could not be asked", "OpenSM answers nothing"},
+	} {
+		got := unaskedReason(c.err, c.sent)
+		if !strings.Contains(got, c.want) || c.not != "" && strings.Contains(got, c.not) {
+			t.Errorf("%v (sent %v): %q, want %q without %q", c.err, c.sent, got, c.want, c.not)
+		}
+		if c.sent && c.err == timeout && !strings.Contains(got, "ERR 1F16") {
+			t.Errorf("timeout of the query: %q names no cause", got)
+		}
 	}
 }

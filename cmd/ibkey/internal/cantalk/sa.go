@@ -2,6 +2,7 @@ package cantalk
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -106,6 +107,7 @@ func (o *CanTalkOptions) askSA(eps []query.ResolvedEndpoint, v check.Verdict) (*
 		}
 		logFrom = st.Size()
 	}
+	sent := false // the PathRecord query was sent: a timeout is the SA's silence
 	err = o.MAD.With(o.Ctx, func(ctx context.Context, fab *query.Fabric) error {
 		sm, err := mad.FindSA(ctx, fab.T)
 		if err != nil {
@@ -116,6 +118,7 @@ func (o *CanTalkOptions) askSA(eps []query.ResolvedEndpoint, v check.Verdict) (*
 			ans.Requester = requesterLabel(f, check.GUID(ni.PortGUID), fab.Via)
 			o.requester = check.GUID(ni.PortGUID)
 		}
+		sent = true
 		err = mad.GetPathRecord(ctx, fab.T, sm, pa.LID, pb.LID, uint16(ka))
 		switch st, ok := mad.SAStatus(err); {
 		case err == nil:
@@ -129,7 +132,7 @@ func (o *CanTalkOptions) askSA(eps []query.ResolvedEndpoint, v check.Verdict) (*
 	})
 	if err != nil {
 		ans.Unknown, ans.Unasked, ans.NotCompared = true, true, true
-		ans.Reason = fmt.Sprintf("the Subnet Manager could not be asked: %v", err)
+		ans.Reason = unaskedReason(err, sent)
 		return ans, nil
 	}
 	var why refusal
@@ -139,6 +142,24 @@ func (o *CanTalkOptions) askSA(eps []query.ResolvedEndpoint, v check.Verdict) (*
 	}
 	o.judgeSA(ans, f, eps, v, why, logFrom >= 0)
 	return ans, nil
+}
+
+// unaskedReason says why the SM's answer about the path was not had: err ended the
+// exchange, after the PathRecord query was sent or before.
+func unaskedReason(err error, sent bool) string {
+	var se *mad.StatusError
+	switch {
+	case errors.As(err, &se) && se.Class == mad.ClassSubnAdm:
+		// OpenSM sends other statuses for a query it cannot take (osm_sa.c
+		// osm_sa_send_error): none is an answer about the path.
+		return fmt.Sprintf("the Subnet Manager answered an error, neither a path nor a refusal: %v", err)
+	case sent && errors.Is(err, mad.ErrTimeout):
+		// OpenSM drops an SA request unanswered while it is not master or has not
+		// finished its first sweep (osm_sa_mad_ctrl.c sa_mad_ctrl_rcv_callback), and
+		// one from a port it does not know (osm_sa_path_record.c, ERR 1F16).
+		return fmt.Sprintf("the Subnet Manager could not be asked: %v (OpenSM answers nothing while it is not the master SM or has not finished its first sweep, and nothing to a port it does not know: ERR 1F16 in its log)", err)
+	}
+	return fmt.Sprintf("the Subnet Manager could not be asked: %v", err)
 }
 
 // requesterLabel names the port the SA request came from.

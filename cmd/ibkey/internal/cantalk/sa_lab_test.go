@@ -289,7 +289,8 @@ func TestLabCanTalkSADefiniteNo(t *testing.T) {
 	// No SM: HcaC and HcaD are both limited members of the default partition.
 	d.Stop()
 	// Nothing was compared: agrees is null, never the false of before.
-	if j, _ := ask([]string{"can-talk", "lid=4,pkey=0x7fff", "lid=5,pkey=0x7fff"}, true); j.Verdict != "no" || !j.SA.Unknown || j.SA.Agrees != nil || !strings.Contains(j.SA.Reason, "could not be asked") {
+	if j, _ := ask([]string{"can-talk", "lid=4,pkey=0x7fff", "lid=5,pkey=0x7fff"}, true); j.Verdict != "no" || !j.SA.Unknown || j.SA.Agrees != nil || !strings.Contains(j.SA.Reason, "could not be asked") ||
+		!strings.Contains(j.SA.Reason, "OpenSM answers nothing while it is not the master SM") {
 		t.Errorf("with OpenSM stopped: verdict %s, SA %+v", j.Verdict, j.SA)
 	}
 	// And a one-way pair (HcaC full, HcaD limited in p2; HcaC sends Q_Key 0x12): the
