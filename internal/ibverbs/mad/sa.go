@@ -43,15 +43,15 @@ const (
 )
 
 // SA status codes: the class-specific bits 8-15 of the MAD status (IBA 15.2.1.2,
-// table 185; OpenSM IB_SA_MAD_STATUS_*). The ones ibkey acts on are named; all are
-// in SAStatusText.
+// table 185; OpenSM IB_SA_MAD_STATUS_*, infiniband-diags ibdiag_sa.c
+// ib_sa_error_str). The ones ibkey acts on are named; all are in SAStatusText.
 const (
 	SAStatusReqInvalid = 2
 	SAStatusNoRecords  = 3
 )
 
 // SAStatusText describes an SA reply's status: the common bits as StatusText, and
-// the SA's class-specific code (1-7) by name.
+// the SA's class-specific code (1-8) by name.
 func SAStatusText(s uint16) string {
 	names := [...]string{
 		1:                  "ERR_NO_RESOURCES",
@@ -61,6 +61,7 @@ func SAStatusText(s uint16) string {
 		5:                  "ERR_REQ_INVALID_GID",
 		6:                  "ERR_REQ_INSUFFICIENT_COMPONENTS",
 		7:                  "ERR_REQ_DENIED",
+		8:                  "ERR_STATUS_PRIO_SUGGESTED",
 	}
 	var parts []string
 	if common := StatusText(s & 0xff); common != "success" {
