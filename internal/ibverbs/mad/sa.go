@@ -17,7 +17,10 @@ import (
 // A SubnAdmGetTable answer longer than one MAD travels in RMPP segments (§13.6).
 // ibkey does not reassemble them: its umad agent is registered without RMPP and ibsim
 // has none, so such an answer arrives cut to its first segment. Packet.Cut says
-// so, and nothing here takes a cut answer as the whole one.
+// so, and nothing here takes a cut answer as the whole one. OpenSM marks every
+// GetTable answer RMPP Active and leaves First and Last to the kernel (osm_sa.c
+// osm_sa_respond), so under ibsim even one that fits reads as cut; saquery there
+// prints what the first MAD holds as the whole answer (TestLabSAGetTableCut).
 
 // SA header offsets (IBA 15.2.1.1, table 184).
 const (
