@@ -116,3 +116,45 @@ func TestLabCanTalkSAQoS(t *testing.T) {
 		t.Errorf("p2: exit %d, %v, SA %+v", r.Code, err, doc.SA)
 	}
 }
+
+// TestLabCanTalkSAQoSSL (wave 19): the QoS level of paths from HcaD gives them SL 1,
+// which every SL-to-VL table maps to VL15 (qos_*_sl2vl in opensm.conf); OpenSM refuses
+// such a path without a line at its default log level (osm_sa_path_record.c
+// pr_rcv_get_path_parms: "All the SLs lead to VL15", debug). can-talk --sa --sm-log,
+// finding no line, names that cause beside a stale view; it said only the stale view.
+func TestLabCanTalkSAQoSSL(t *testing.T) {
+	lab.Require(t)
+	if testing.Short() {
+		t.Skip("lab: -short")
+	}
+	l := lab.StartPartconf(t)
+	policy := filepath.Join(t.TempDir(), "qos-policy.conf")
+	if err := os.WriteFile(policy, []byte(strings.Replace(saQoSPolicy, "    pkey: 0x0002\n", "", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sl2vl := "0,15,0,0,0,0,0,0,0,0,0,0,0,0,0,0"
+	d := l.StartOpenSMDaemon(t, saQoSConf, "qos TRUE", "qos_policy_file "+policy, "qos_ca_sl2vl "+sl2vl, "qos_swe_sl2vl "+sl2vl, "qos_sw0_sl2vl "+sl2vl)
+	// The reference: no path from HcaD (SL 1), one from HcaC (SL 0), whoever asks.
+	for _, c := range []struct {
+		slid, dlid string
+		want       bool
+	}{{"5", "4", false}, {"4", "5", true}} {
+		out, err := l.ToolAt("HcaD", "saquery", "PR", "--slid", c.slid, "--dlid", c.dlid, "--pkey", "0x0003")
+		if err != nil || strings.Contains(out, "PathRecord dump") != c.want {
+			t.Fatalf("saquery PR %s to %s: %q %v (want a path: %v)", c.slid, c.dlid, out, err, c.want)
+		}
+	}
+	from := d.LogSize()
+	r := runIbkey(t, "can-talk", "lid=5,pkey=0x0003", "lid=4,pkey=0x8003", "--sa", "--sm-log", d.Log, "-o", "json", "--ibsim="+l.SockName, "--sim-node", "HcaD")
+	var doc saDoc
+	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
+		t.Fatalf("exit %d: %v\n%s%s", r.Code, err, r.Stdout, r.Stderr)
+	}
+	if r.Code != 4 || doc.Verdict != "unknown" || doc.SA.Path || !doc.SA.Unknown || doc.SA.LogLine != "" ||
+		!strings.Contains(doc.SA.Reason, "or its QoS policy gives the path an SL that its SL-to-VL tables drop: it logged no reason") {
+		t.Errorf("exit %d, verdict %s, SA %+v", r.Code, doc.Verdict, doc.SA)
+	}
+	if log := d.LogText()[from:]; strings.Contains(log, "ERR 1F") {
+		t.Errorf("OpenSM logged the refusal: %s", log)
+	}
+}
