@@ -213,6 +213,12 @@ func (o *CanTalkOptions) judgeSA(ans *saAnswer, f *fabric.Fabric, eps []query.Re
 	case ans.Path && pkeyOK:
 		ans.Agrees = true
 		ans.Reason = fmt.Sprintf("the Subnet Manager gives a path in partition %s (%s): it agrees", key, asked)
+		if v.Kind != check.VerdictYes {
+			// OpenSM looks only at the two ends' tables (osm_sa_path_record.c
+			// pr_rcv_get_path_parms, osm_physp_share_this_pkey): what else the
+			// verdict rests on is not its to confirm.
+			ans.Reason += " on the ends' P_Key tables, all a PathRecord looks at (not the switch ports' tables, not Q_Keys): its path does not undo the verdict"
+		}
 	case !ans.Path && !pkeyOK && why.Line == "" && o.requesterSharesNone(f, eps) != "":
 		// OpenSM refused the asker before it looked at the ends
 		// (pr_rcv_get_port_pair_paths): no answer about them, yes or no.
