@@ -17,7 +17,10 @@ import (
 // A SubnAdmGetTable answer longer than one MAD travels in RMPP segments (§13.6).
 // ibkey does not reassemble them: its umad agent is registered without RMPP and ibsim
 // has none, so such an answer arrives cut to its first segment. Packet.Cut says
-// so, and nothing here takes a cut answer as the whole one.
+// so, and nothing here takes a cut answer as the whole one. OpenSM marks every
+// GetTable answer RMPP Active and leaves First and Last to the kernel (osm_sa.c
+// osm_sa_respond), so under ibsim even one that fits reads as cut; saquery there
+// prints what the first MAD holds as the whole answer (TestLabSAGetTableCut).
 
 // SA header offsets (IBA 15.2.1.1, table 184).
 const (
@@ -43,15 +46,15 @@ const (
 )
 
 // SA status codes: the class-specific bits 8-15 of the MAD status (IBA 15.2.1.2,
-// table 185; OpenSM IB_SA_MAD_STATUS_*). The ones ibkey acts on are named; all are
-// in SAStatusText.
+// table 185; OpenSM IB_SA_MAD_STATUS_*, infiniband-diags ibdiag_sa.c
+// ib_sa_error_str). The ones ibkey acts on are named; all are in SAStatusText.
 const (
 	SAStatusReqInvalid = 2
 	SAStatusNoRecords  = 3
 )
 
 // SAStatusText describes an SA reply's status: the common bits as StatusText, and
-// the SA's class-specific code (1-7) by name.
+// the SA's class-specific code (1-8) by name.
 func SAStatusText(s uint16) string {
 	names := [...]string{
 		1:                  "ERR_NO_RESOURCES",
@@ -61,6 +64,7 @@ func SAStatusText(s uint16) string {
 		5:                  "ERR_REQ_INVALID_GID",
 		6:                  "ERR_REQ_INSUFFICIENT_COMPONENTS",
 		7:                  "ERR_REQ_DENIED",
+		8:                  "ERR_STATUS_PRIO_SUGGESTED",
 	}
 	var parts []string
 	if common := StatusText(s & 0xff); common != "success" {

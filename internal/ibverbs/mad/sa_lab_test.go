@@ -229,3 +229,37 @@ func parseGID(t *testing.T, s string) []byte {
 	b := a.As16()
 	return b[:]
 }
+
+// TestLabSAGetTableCut (wave 19): OpenSM marks every SubnAdmGetTable answer as RMPP
+// Active and leaves its segments and their First and Last flags to the kernel's RMPP
+// (osm_sa.c osm_sa_respond, VENDOR_RMPP_SUPPORT); the simulator has none, so only the
+// answer's first 256 bytes arrive, with neither flag: Packet.Cut is set even for an
+// answer that fits, and saquery, which does not look at the flags, prints what fits
+// (2 P_KeyTableRecords of 72 bytes in 200) as the whole answer. ibkey sends only
+// SubnAdmGet, whose answer is one record without RMPP.
+func TestLabSAGetTableCut(t *testing.T) {
+	l := lab.StartPartconf(t)
+	l.StartOpenSMDaemon(t, saConf)
+	tr := l.Dial(t, "HcaA", labOpts)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	// Every port's table (4 HCAs, 2 blocks each; 5 switch ports): far more than 2.
+	p, err := tr.Do(ctx, mad.Request{Addr: mad.LIDAddress(1), Class: mad.ClassSubnAdm, Method: mad.MethodGetTable, Attr: mad.AttrPKeyTableRecord, SMKey: mad.OpenSMDefaultSMKey})
+	if err != nil || !p.Cut {
+		t.Fatalf("GetTable P_KeyTableRecord: %+v %v, want an answer cut to its first MAD", p, err)
+	}
+	out, err := l.ToolAt("HcaA", "saquery", "--smkey", "1", "PKTR")
+	if err != nil || strings.Count(out, "PKeyTableRecord dump") != 2 {
+		t.Errorf("saquery PKTR: %v, %d records, want the 2 of the first MAD\n%s", err, strings.Count(out, "PKeyTableRecord dump"), out)
+	}
+	// One record, which fits: still no Last flag.
+	p, err = tr.Do(ctx, mad.Request{Addr: mad.LIDAddress(1), Class: mad.ClassSubnAdm, Method: mad.MethodGetTable, Attr: mad.AttrPKeyTableRecord, SMKey: mad.OpenSMDefaultSMKey,
+		CompMask: mad.PKTRCompLID | mad.PKTRCompPort | mad.PKTRCompBlock, Data: []byte{0, 3, 0, 0, 1}})
+	if err != nil || !p.Cut {
+		t.Errorf("GetTable of one P_KeyTableRecord: %+v %v, want the RMPP flags Active without Last", p, err)
+	}
+	// The Get ibkey sends: one record, not cut.
+	if _, err := mad.GetPKeyTableRecord(ctx, tr, 1, mad.OpenSMDefaultSMKey, 3, 1, 0); err != nil {
+		t.Errorf("Get P_KeyTableRecord: %v", err)
+	}
+}

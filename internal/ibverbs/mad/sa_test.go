@@ -113,6 +113,7 @@ func TestSAStatusText(t *testing.T) {
 		0x0300: "ERR_NO_RECORDS",
 		0x0400: "ERR_TOO_MANY_RECORDS",
 		0x0700: "ERR_REQ_DENIED",
+		0x0800: "ERR_STATUS_PRIO_SUGGESTED",
 		0x0900: "SA status 9",
 		0x000c: "method/attribute combination not supported",
 		0x020c: "method/attribute combination not supported, ERR_REQ_INVALID",

@@ -2,6 +2,7 @@ package cantalk
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -106,6 +107,7 @@ func (o *CanTalkOptions) askSA(eps []query.ResolvedEndpoint, v check.Verdict) (*
 		}
 		logFrom = st.Size()
 	}
+	sent := false // the PathRecord query was sent: a timeout is the SA's silence
 	err = o.MAD.With(o.Ctx, func(ctx context.Context, fab *query.Fabric) error {
 		sm, err := mad.FindSA(ctx, fab.T)
 		if err != nil {
@@ -116,6 +118,7 @@ func (o *CanTalkOptions) askSA(eps []query.ResolvedEndpoint, v check.Verdict) (*
 			ans.Requester = requesterLabel(f, check.GUID(ni.PortGUID), fab.Via)
 			o.requester = check.GUID(ni.PortGUID)
 		}
+		sent = true
 		err = mad.GetPathRecord(ctx, fab.T, sm, pa.LID, pb.LID, uint16(ka))
 		switch st, ok := mad.SAStatus(err); {
 		case err == nil:
@@ -129,15 +132,34 @@ func (o *CanTalkOptions) askSA(eps []query.ResolvedEndpoint, v check.Verdict) (*
 	})
 	if err != nil {
 		ans.Unknown, ans.Unasked, ans.NotCompared = true, true, true
-		ans.Reason = fmt.Sprintf("the Subnet Manager could not be asked: %v", err)
+		ans.Reason = unaskedReason(err, sent)
 		return ans, nil
 	}
-	routing := false
+	var why refusal
 	if logFrom >= 0 && !ans.Path {
-		ans.LogLine, routing = findRefusal(o.SA.SMLog, logFrom, refusalEnds{pa.GUID, pb.GUID, pa.LID, pb.LID}, ka)
+		why = findRefusal(o.SA.SMLog, logFrom, refusalEnds{pa.GUID, pb.GUID, pa.LID, pb.LID}, ka)
+		ans.LogLine = why.Line
 	}
-	o.judgeSA(ans, f, eps, v, routing)
+	o.judgeSA(ans, f, eps, v, why, logFrom >= 0)
 	return ans, nil
+}
+
+// unaskedReason says why the SM's answer about the path was not had: err ended the
+// exchange, after the PathRecord query was sent or before.
+func unaskedReason(err error, sent bool) string {
+	var se *mad.StatusError
+	switch {
+	case errors.As(err, &se) && se.Class == mad.ClassSubnAdm:
+		// OpenSM sends other statuses for a query it cannot take (osm_sa.c
+		// osm_sa_send_error): none is an answer about the path.
+		return fmt.Sprintf("the Subnet Manager answered an error, neither a path nor a refusal: %v", err)
+	case sent && errors.Is(err, mad.ErrTimeout):
+		// OpenSM drops an SA request unanswered while it is not master or has not
+		// finished its first sweep (osm_sa_mad_ctrl.c sa_mad_ctrl_rcv_callback), and
+		// one from a port it does not know (osm_sa_path_record.c, ERR 1F16).
+		return fmt.Sprintf("the Subnet Manager could not be asked: %v (OpenSM answers nothing while it is not the master SM or has not finished its first sweep, and nothing to a port it does not know: ERR 1F16 in its log)", err)
+	}
+	return fmt.Sprintf("the Subnet Manager could not be asked: %v", err)
 }
 
 // requesterLabel names the port the SA request came from.
@@ -149,8 +171,9 @@ func requesterLabel(f *fabric.Fabric, g check.GUID, via string) string {
 }
 
 // judgeSA compares the SA's answer with the verdict's P_Key rule for the partition,
-// and says why the SA refused; routing: the SM's log says it refused for routing.
-func (o *CanTalkOptions) judgeSA(ans *saAnswer, f *fabric.Fabric, eps []query.ResolvedEndpoint, v check.Verdict, routing bool) {
+// and says why the SA refused: why is the SM's log line about it, if one was found;
+// logRead: its log was read (--sm-log).
+func (o *CanTalkOptions) judgeSA(ans *saAnswer, f *fabric.Fabric, eps []query.ResolvedEndpoint, v check.Verdict, why refusal, logRead bool) {
 	a, b := eps[0].Endpoint.Label, eps[1].Endpoint.Label
 	key := ans.PKey.Partition()
 	pkeyOK := v.AToB.PKeyOK == check.RulePasses && v.BToA.PKeyOK == check.RulePasses
@@ -168,11 +191,18 @@ func (o *CanTalkOptions) judgeSA(ans *saAnswer, f *fabric.Fabric, eps []query.Re
 		}
 	}
 	switch {
-	case routing:
+	case why.Routing:
 		// OpenSM walks the route before it looks at the partition (osm_sa_path_record.c
 		// pr_rcv_get_path_parms): such a refusal says nothing of the partition, yes or no.
 		ans.Unknown, ans.NotCompared = true, true
 		ans.Reason = fmt.Sprintf("the Subnet Manager refuses a path in partition %s (%s: %s) for routing, not for a partition: its log says the route between the ends breaks, and it stops there before it checks partitions, so its answer neither confirms nor contradicts %s", key, asked, ans.Status, tables)
+	case why.QoSLevel != "":
+		// ERR 1F1D: the QoS level that matches the path does not list the P_Key asked
+		// (1F1E: none it lists is shared). OpenSM looks at the level after its own
+		// view of the tables passed the partition's rule (osm_sa_path_record.c
+		// pr_rcv_get_path_parms), so a QoS refusal says nothing of the tables read.
+		ans.Unknown, ans.NotCompared = true, true
+		ans.Reason = fmt.Sprintf("the Subnet Manager refuses a path in partition %s (%s: %s) for its QoS policy, not for the partition: its log says QoS level %q does not allow P_Key %s between these ports, a rule of its QoS policy file that it applies after the partition's, so its answer neither confirms nor contradicts %s", key, asked, ans.Status, why.QoSLevel, ans.PKey, tables)
 	case notKnown:
 		ans.Unknown, ans.NotCompared = true, true
 		gives := "gives a path"
@@ -183,6 +213,17 @@ func (o *CanTalkOptions) judgeSA(ans *saAnswer, f *fabric.Fabric, eps []query.Re
 	case ans.Path && pkeyOK:
 		ans.Agrees = true
 		ans.Reason = fmt.Sprintf("the Subnet Manager gives a path in partition %s (%s): it agrees", key, asked)
+		if v.Kind != check.VerdictYes {
+			// OpenSM looks only at the two ends' tables (osm_sa_path_record.c
+			// pr_rcv_get_path_parms, osm_physp_share_this_pkey): what else the
+			// verdict rests on is not its to confirm.
+			ans.Reason += " on the ends' P_Key tables, all a PathRecord looks at (not the switch ports' tables, not Q_Keys): its path does not undo the verdict"
+		}
+	case !ans.Path && !pkeyOK && why.Line == "" && o.requesterSharesNone(f, eps) != "":
+		// OpenSM refused the asker before it looked at the ends
+		// (pr_rcv_get_port_pair_paths): no answer about them, yes or no.
+		ans.Unknown, ans.NotCompared = true, true
+		ans.Reason = fmt.Sprintf("the Subnet Manager refuses a path in partition %s (%s: %s), but %s, so its refusal neither confirms nor contradicts %s", key, asked, ans.Status, o.requesterSharesNone(f, eps), tables)
 	case !ans.Path && !pkeyOK:
 		ans.Agrees = true
 		ans.Reason = fmt.Sprintf("the Subnet Manager refuses a path in partition %s too (%s: %s): %s", key, asked, ans.Status, strings.Join(pkeyReasons, "; "))
@@ -192,10 +233,28 @@ func (o *CanTalkOptions) judgeSA(ans *saAnswer, f *fabric.Fabric, eps []query.Re
 	default:
 		ans.Unknown = true
 		ans.Reason = fmt.Sprintf("the Subnet Manager refuses a path in partition %s (%s: %s) that %s allow", key, asked, ans.Status, tables)
-		if why := o.silentRefusal(f, eps); why != "" {
-			ans.Reason += ": " + why + "; its refusal says nothing of " + a + " and " + b
-		} else {
+		silent := endsShareNone(f, eps)
+		if silent == "" {
+			silent = o.requesterSharesNone(f, eps)
+		}
+		switch {
+		case silent != "":
+			ans.NotCompared = true
+			ans.Reason += ": " + silent + "; its refusal says nothing of " + a + " and " + b
+		case why.Line != "" || !logRead:
+			// The line found is the SM's own partition refusal (ERR 1F1A), or no log
+			// was read: a route that breaks and a QoS level are the other refusals
+			// OpenSM logs (pr_rcv_get_path_parms).
 			ans.Reason += ": " + stale + "its view of the tables is not what the ports hold (it has not swept since they changed, or it does not manage them)"
+			if why.Line == "" {
+				ans.Reason += ", or it refuses for a broken route or its QoS policy, which OpenSM logs (--sm-log quotes the line)"
+			}
+		default:
+			// Its log says nothing: besides a stale view, the refusals OpenSM does
+			// not log at its default level are a QoS SL that its SL-to-VL tables
+			// drop ("All the SLs lead to VL15", debug) and an end's LID it does not
+			// know ("No source port with LID", verbose; osm_pr_get_end_points).
+			ans.Reason += ": " + stale + "its view of the tables is not what the ports hold (it has not swept since they changed, or it does not manage them, or it does not know an end's LID), or its QoS policy gives the path an SL that its SL-to-VL tables drop: it logged no reason"
 		}
 	}
 }
@@ -215,47 +274,85 @@ func (o *CanTalkOptions) tablesOf(f *fabric.Fabric) (tables, stale string) {
 	return tables, o.Sweep.File + " may be older than the fabric the Subnet Manager answers about now (sweep again), or "
 }
 
-// silentRefusal says why OpenSM refused without looking at the partition, when it
-// did: the requester shares no partition (with a full member) with an end, or the
-// ends share none at all (osm_sa_path_record.c pr_rcv_get_port_pair_paths).
-func (o *CanTalkOptions) silentRefusal(f *fabric.Fabric, eps []query.ResolvedEndpoint) string {
-	whole := func(id check.PortID, label string) (check.Endpoint, bool) {
-		p := f.Port(id)
-		if p == nil || p.PKeys == nil {
-			return check.Endpoint{}, false
-		}
-		return check.Endpoint{Label: label, Port: true, Entries: p.Entries()}, true
+// OpenSM refuses a PathRecord without looking at the partition asked for, and
+// without logging why, when the requester shares no partition (with a full member)
+// with an end, or the ends share none at all (osm_sa_path_record.c
+// pr_rcv_get_port_pair_paths, osm_port_share_pkey). endsShareNone and
+// requesterSharesNone say so, or "" when the tables read do not show it.
+
+// wholePort is the port id of f with its whole table, as an endpoint; false when
+// its table was not read.
+func wholePort(f *fabric.Fabric, id check.PortID, label string) (check.Endpoint, bool) {
+	p := f.Port(id)
+	if p == nil || p.PKeys == nil {
+		return check.Endpoint{}, false
 	}
+	return check.Endpoint{Label: label, Port: true, Entries: p.Entries()}, true
+}
+
+// sharePartition: x and y share a partition, one of them a full member. Not known
+// (entries not read) may share: never said to share none.
+func sharePartition(x, y check.Endpoint) bool {
+	return check.CanTalk(x, y).AToB.PKeyOK != check.RuleFails
+}
+
+// wholeEnds are the two ends with their whole tables; false when one was not read.
+func wholeEnds(f *fabric.Fabric, eps []query.ResolvedEndpoint) ([]check.Endpoint, bool) {
 	ends := make([]check.Endpoint, 2)
 	for i, e := range eps {
-		w, ok := whole(*e.Endpoint.At, e.Endpoint.Label)
+		w, ok := wholePort(f, *e.Endpoint.At, e.Endpoint.Label)
 		if !ok {
-			return ""
+			return nil, false
 		}
 		ends[i] = w
 	}
-	// Not known (entries not read) may share: never said to share none.
-	share := func(x, y check.Endpoint) bool { return check.CanTalk(x, y).AToB.PKeyOK != check.RuleFails }
-	if !share(ends[0], ends[1]) {
-		return fmt.Sprintf("%s and %s share no partition in which one is a full member, and OpenSM refuses any path between such ports before it looks at the partition asked for, without logging it", ends[0].Label, ends[1].Label)
+	return ends, true
+}
+
+// endsShareNone: the ends share no partition at all.
+func endsShareNone(f *fabric.Fabric, eps []query.ResolvedEndpoint) string {
+	ends, ok := wholeEnds(f, eps)
+	if !ok || sharePartition(ends[0], ends[1]) {
+		return ""
 	}
-	if o.requester == 0 {
+	return fmt.Sprintf("%s and %s share no partition in which one is a full member, and OpenSM refuses any path between such ports before it looks at the partition asked for, without logging it", ends[0].Label, ends[1].Label)
+}
+
+// requesterSharesNone: the port that asked shares no partition with an end.
+func (o *CanTalkOptions) requesterSharesNone(f *fabric.Fabric, eps []query.ResolvedEndpoint) string {
+	ends, ok := wholeEnds(f, eps)
+	if !ok || o.requester == 0 {
 		return ""
 	}
 	// Every port with the requester's GUID: on a fabric with duplicate port GUIDs any
 	// of them may be the one that asked.
 	for _, id := range f.EndPorts(o.requester) {
-		req, ok := whole(id, f.Label(id))
+		req, ok := wholePort(f, id, f.Label(id))
 		if !ok {
 			continue
 		}
-		for _, e := range ends {
-			if !share(req, e) {
+		for i, e := range ends {
+			// A port shares a partition with itself (osm_pkey.c
+			// osm_physp_share_pkey: the same port is TRUE before any table).
+			if id == *eps[i].Endpoint.At {
+				continue
+			}
+			if !sharePartition(req, e) {
 				return fmt.Sprintf("the port that asked, %s, shares no partition (with a full member) with %s, and OpenSM answers a PathRecord only to a requester that shares one with both ends, without logging why: ask from a port that does", req.Label, e.Label)
 			}
 		}
 	}
 	return ""
+}
+
+// refusal is the SM's log line refusing the path asked for and what it refused for:
+// Routing, a route that breaks (path-no-route); QoSLevel, the level of its QoS
+// policy that refused it (path-refused naming one: ERR 1F1D, 1F1E); neither, the
+// partition (ERR 1F1A).
+type refusal struct {
+	Line     string
+	Routing  bool
+	QoSLevel string
 }
 
 // refusalEnds are the two ends of the path asked for, by port GUID and LID.
@@ -265,28 +362,28 @@ type refusalEnds struct {
 }
 
 // findRefusal waits (up to 2 s) for the SM's log line refusing the path between the
-// two ends, written after offset from, and returns it; "" when none comes. The line is
-// a refusal in key's partition (path-refused) or for routing (path-no-route, and then
-// routing: OpenSM walks the route before any partition check, and names the ends by
-// LID, or only the destination for a dead end).
-func findRefusal(path string, from int64, ends refusalEnds, key check.PKey) (line string, routing bool) {
+// two ends, written after offset from, and returns it; Line "" when none comes. The
+// line is a refusal in key's partition (path-refused: for the partition, or for a QoS
+// level) or for routing (path-no-route: OpenSM walks the route before any partition
+// check, and names the ends by LID, or only the destination for a dead end).
+func findRefusal(path string, from int64, ends refusalEnds, key check.PKey) refusal {
 	deadline := time.Now().Add(2 * time.Second)
 	for {
-		if line, routing = scanRefusal(path, from, ends, key); line != "" || time.Now().After(deadline) {
-			return line, routing
+		if r := scanRefusal(path, from, ends, key); r.Line != "" || time.Now().After(deadline) {
+			return r
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
 }
 
-func scanRefusal(path string, from int64, e refusalEnds, key check.PKey) (found string, routing bool) {
+func scanRefusal(path string, from int64, e refusalEnds, key check.PKey) (found refusal) {
 	f, err := os.Open(path)
 	if err != nil {
-		return "", false
+		return refusal{}
 	}
 	defer f.Close()
 	if _, err := f.Seek(from, 0); err != nil {
-		return "", false
+		return refusal{}
 	}
 	// A line that names both ends beats one that names only the destination: ERR
 	// 1F07 (and 4516) names the dead end's switch and the destination LID alone, so
@@ -295,7 +392,8 @@ func scanRefusal(path string, from int64, e refusalEnds, key check.PKey) (found 
 	best := 0
 	take := func(ev *smlog.Event, rank int, isRouting bool) {
 		if rank >= best {
-			best, found, routing = rank, ev.Lines[0], isRouting
+			best = rank
+			found = refusal{Line: ev.Lines[0], Routing: isRouting, QoSLevel: ev.QoSLevel}
 		}
 	}
 	a := smlog.NewAssembler(time.Now(), time.Local, func(ev *smlog.Event) {
@@ -324,7 +422,7 @@ func scanRefusal(path string, from int64, e refusalEnds, key check.PKey) (found 
 	})
 	// A read error ends the scan: the refusal found before it, if any, is the answer.
 	_ = smlog.Read(context.Background(), f, a)
-	return found, routing
+	return found
 }
 
 // saText is the SM's answer for the text output.

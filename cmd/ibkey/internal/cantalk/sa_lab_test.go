@@ -135,6 +135,24 @@ func TestLabCanTalkSASilent(t *testing.T) {
 		!strings.Contains(r.Stdout, "shares no partition (with a full member) with") || !strings.Contains(r.Stdout, "ask from a port that does") {
 		t.Errorf("ibkey %s: exit %d\n%s%s", strings.Join(args, " "), r.Code, r.Stdout, r.Stderr)
 	}
+	// In the JSON the SM's answer is not compared (agrees null): it said nothing of
+	// the ends (it was agrees false, a disagreement).
+	r = runIbkey(t, append(args, "-o", "json")...)
+	var yes saDoc
+	if err := json.Unmarshal([]byte(r.Stdout), &yes); err != nil || r.Code != 4 || yes.SA.Agrees != nil || !yes.SA.Unknown {
+		t.Errorf("ibkey %s -o json: exit %d, %v, SA %+v (want agrees null)", strings.Join(args, " "), r.Code, err, yes.SA)
+	}
+	// The tables' no (HcaC and HcaD both limited members of the default partition):
+	// OpenSM refuses HcaB before it looks at the ends, so its refusal is no answer
+	// about them (it said "refuses a path too: both ends are limited members", agrees
+	// true). The no stays definite (exit 1); the SM's answer is not compared.
+	args = []string{"can-talk", "lid=4,pkey=0x7fff", "lid=5,pkey=0x7fff", "--sa", "-o", "json", "--ibsim=" + l.SockName, "--sim-node", "HcaB"}
+	r = runIbkey(t, args...)
+	var doc saDoc
+	if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil || r.Code != 1 || doc.Verdict != "no" || doc.SA.Path || doc.SA.Agrees != nil || !doc.SA.Unknown ||
+		!strings.Contains(doc.SA.Reason, `the port that asked, "HcaB"[1], shares no partition (with a full member) with lid=4`) || strings.Contains(doc.SA.Reason, " too ") {
+		t.Errorf("ibkey %s: exit %d, %v, SA %+v", strings.Join(args, " "), r.Code, err, doc.SA)
+	}
 	time.Sleep(100 * time.Millisecond)
 	if b, _ := os.ReadFile(d.Log); strings.Contains(string(b[from:]), "ERR 1F1") {
 		t.Errorf("OpenSM logged a refusal: %s", b[from:])
@@ -271,7 +289,8 @@ func TestLabCanTalkSADefiniteNo(t *testing.T) {
 	// No SM: HcaC and HcaD are both limited members of the default partition.
 	d.Stop()
 	// Nothing was compared: agrees is null, never the false of before.
-	if j, _ := ask([]string{"can-talk", "lid=4,pkey=0x7fff", "lid=5,pkey=0x7fff"}, true); j.Verdict != "no" || !j.SA.Unknown || j.SA.Agrees != nil || !strings.Contains(j.SA.Reason, "could not be asked") {
+	if j, _ := ask([]string{"can-talk", "lid=4,pkey=0x7fff", "lid=5,pkey=0x7fff"}, true); j.Verdict != "no" || !j.SA.Unknown || j.SA.Agrees != nil || !strings.Contains(j.SA.Reason, "could not be asked") ||
+		!strings.Contains(j.SA.Reason, "OpenSM answers nothing while it is not the master SM") {
 		t.Errorf("with OpenSM stopped: verdict %s, SA %+v", j.Verdict, j.SA)
 	}
 	// And a one-way pair (HcaC full, HcaD limited in p2; HcaC sends Q_Key 0x12): the
@@ -350,4 +369,60 @@ func agreesText(a *bool) string {
 		return "null"
 	}
 	return strconv.FormatBool(*a)
+}
+
+// TestLabCanTalkSARequesters (wave 19): every HCA but the SM's asks about every pair
+// with keys the ends hold as full, limited or not at all, under a file where every
+// port but the SM's is a limited member of the default partition. The SM's answer in
+// can-talk is saquery's from the same node, and an answer OpenSM gave without looking
+// at the ends (the asker shares no partition with one) is never compared.
+func TestLabCanTalkSARequesters(t *testing.T) {
+	lab.Require(t)
+	if testing.Short() {
+		t.Skip("lab: -short")
+	}
+	l := lab.StartPartconf(t)
+	l.StartOpenSMDaemon(t, "Default=0x7fff : ALL=limited, SELF=full;\np1=0x8001 : 0x0002c90300000211=full, 0x0002c90300000221;\np3=0x0003 : 0x0002c90300000221=full, 0x0002c90300000231;\n")
+	nodes := map[int]string{1: "HcaA", 3: "HcaB", 4: "HcaC", 5: "HcaD"}
+	compared, notCompared := 0, 0
+	for _, req := range []int{3, 4, 5} {
+		for _, a := range []int{1, 3, 4, 5} {
+			for _, b := range []int{1, 3, 4, 5} {
+				for _, k := range []string{"0x8001", "0x0003", "0x7fff"} {
+					if a == b {
+						continue
+					}
+					out, err := l.ToolAt(nodes[req], "saquery", "PR", "--slid", strconv.Itoa(a), "--dlid", strconv.Itoa(b), "--pkey", k)
+					if err != nil {
+						t.Fatal(err)
+					}
+					path := strings.Contains(out, "PathRecord dump")
+					args := []string{"can-talk", fmt.Sprintf("lid=%d,pkey=%s", a, k), fmt.Sprintf("lid=%d,pkey=%s", b, k), "--sa", "-o", "json", "--ibsim=" + l.SockName, "--sim-node", nodes[req]}
+					r := runIbkey(t, args...)
+					var doc saDoc
+					if err := json.Unmarshal([]byte(r.Stdout), &doc); err != nil {
+						t.Fatalf("ibkey %s: exit %d: %v\n%s%s", strings.Join(args, " "), r.Code, err, r.Stdout, r.Stderr)
+					}
+					if doc.Unresolved != nil {
+						if path {
+							t.Errorf("ibkey %s: a port lacks the key, but saquery finds a path", strings.Join(args, " "))
+						}
+						continue
+					}
+					asker := strings.Contains(doc.SA.Reason, "the port that asked")
+					if doc.SA.Path != path || asker && (doc.SA.Agrees != nil || !doc.SA.Unknown) || !asker && doc.SA.Agrees == nil {
+						t.Errorf("ibkey %s: SA path %v (saquery: %v), agrees %s, unknown %v: %s", strings.Join(args, " "), doc.SA.Path, path, agreesText(doc.SA.Agrees), doc.SA.Unknown, doc.SA.Reason)
+					}
+					if asker {
+						notCompared++
+					} else {
+						compared++
+					}
+				}
+			}
+		}
+	}
+	if compared == 0 || notCompared == 0 {
+		t.Fatalf("%d answers compared, %d refusals of the asker: the test needs both", compared, notCompared)
+	}
 }

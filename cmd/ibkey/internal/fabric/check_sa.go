@@ -22,8 +22,10 @@ import (
 // fabric check --sa: the Subnet Manager's own view, asked of its SA. OpenSM answers a
 // P_KeyTableRecord with the table as it believes it to be (the blocks it last read or
 // set, osm_sa_pkey_record.c), only to a trusted requester (its SM_Key) and only for
-// ports that share a partition with the requester; it answers an MCMemberRecord by
-// MGID only to a port in the group's partition (osm_sa_mcmember_record.c).
+// ports that share a partition with the requester, one of the two a full member
+// (osm_physp_share_pkey); it answers an MCMemberRecord by MGID only to a port in the
+// group's partition, as a full or a limited member (osm_sa_mcmember_record.c
+// mcmr_by_comp_mask, osm_physp_has_pkey).
 
 // The rules of the SA comparison.
 const (
@@ -124,7 +126,7 @@ func (o *CheckOptions) saFindings(fab *fabric.Fabric, conf *partconf.Config, mod
 				r, err := mad.GetPKeyTableRecord(ctx, qf.T, sm, o.SA.SMKey, sp.lid, sp.port, uint16(b))
 				if st, ok := mad.SAStatus(err); ok && st == mad.SAStatusNoRecords {
 					notChecked = append(notChecked, fabric.NotChecked{Port: fab.FindingPort(sp.id), Kind: fabric.OtherNotChecked, What: "SA P_KeyTableRecord",
-						Reason: fmt.Sprintf("the SA answered no record: it answers only for ports that share a partition with %s (osm_sa_pkey_record.c); ask from a port in every partition, such as the SM's", requester)})
+						Reason: fmt.Sprintf("the SA answered no record: OpenSM answers only for a port that shares a partition with %s, one of the two a full member, as it believes their tables (osm_sa_pkey_record.c, osm_pkey.c osm_physp_share_pkey), and for none whose LID it does not know (ERR 460B in its log); ask from a full member of a partition every port holds, such as the SM's port in the default partition", requester)})
 					complete = false
 					break
 				}

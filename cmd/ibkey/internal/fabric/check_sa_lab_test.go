@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -101,5 +102,63 @@ func TestLabFabricCheckSA(t *testing.T) {
 	r = runIbkey(t, false, nil, "fabric", "check", "--ibsim="+l.SockName, "--sim-node", "HcaB", "--sa", "--sm-key", "0")
 	if r.Code != 3 || !strings.Contains(r.Stderr, "give its sa_key with --sm-key") {
 		t.Errorf("--sm-key 0: exit %d\n%s", r.Code, r.Stderr)
+	}
+}
+
+// TestLabFabricCheckSALimited (wave 19): OpenSM answers a P_KeyTableRecord only for a
+// port that shares a partition with the asker, one of the two a full member
+// (osm_sa_pkey_record.c, osm_pkey.c osm_physp_share_pkey). Under a file where every
+// port but the SM's is a limited member of the default partition, the ports fabric
+// check --sa lists as not checked are those saquery PKTR from the same node gets no
+// record for (the switch's ports included: OpenSM gives an external port its peer's
+// keys, port 0 the default partition's), and the reason says a full member is needed
+// (it said "ports that share a partition", which HcaD and the switch port facing it,
+// both limited members of the default partition and p3, do).
+func TestLabFabricCheckSALimited(t *testing.T) {
+	lab.Require(t)
+	if testing.Short() {
+		t.Skip("lab: -short")
+	}
+	l := lab.StartPartconf(t)
+	l.StartOpenSMDaemon(t, "Default=0x7fff : ALL=limited, SELF=full;\np1=0x8001 : 0x0002c90300000211=full, 0x0002c90300000221;\np3=0x0003 : 0x0002c90300000221=full, 0x0002c90300000231;\n")
+	// Sw1 is LID 2 (ports 0-4), HcaA..HcaD are LIDs 1, 3, 4, 5.
+	ports := []string{"2/0/0", "2/1/0", "2/2/0", "2/3/0", "2/4/0", "1", "3", "4", "5"}
+	for _, node := range []string{"HcaA", "HcaB", "HcaD"} {
+		none := 0
+		for _, p := range ports {
+			out, err := l.ToolAt(node, "saquery", "--smkey", "1", "PKTR", p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(out, "PKeyTableRecord dump") {
+				none++
+			}
+		}
+		args := []string{"fabric", "check", "--ibsim=" + l.SockName, "--sim-node", node, "--sa", "--ignore", "enforcement-off", "-o", "json"}
+		r := runIbkey(t, false, nil, args...)
+		var d saCheckDoc
+		if err := json.Unmarshal([]byte(r.Stdout), &d); err != nil {
+			t.Fatalf("ibkey %s: exit %d: %v\n%s%s", strings.Join(args, " "), r.Code, err, r.Stdout, r.Stderr)
+		}
+		got := 0
+		for _, in := range d.Incomplete {
+			if in.Kind != "not-checked" || !strings.Contains(in.Message, "SA P_KeyTableRecord") {
+				continue
+			}
+			if !strings.Contains(in.Message, "one of the two a full member") {
+				t.Errorf("from %s: %s", node, in.Message)
+			}
+			if n, _, ok := strings.Cut(in.Message, " × "); ok {
+				got, _ = strconv.Atoi(n)
+			} else {
+				got = 1
+			}
+		}
+		if got != none || (none == 0) != (r.Code == 0) {
+			t.Errorf("from %s: ibkey lists %d tables not checked (exit %d), saquery gets no record for %d\n%s", node, got, r.Code, none, r.Stderr)
+		}
+		if node != "HcaA" && none == 0 {
+			t.Errorf("from %s: saquery got every record: the test needs a refusal", node)
+		}
 	}
 }
