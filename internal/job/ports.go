@@ -54,7 +54,7 @@ func PortFromView(host string, v *query.PortView) *Port {
 // container, those whose uverbs device the device plugin did not mount) are not the
 // job's: their ports are left out, and closed says each with why. When that leaves
 // no port, the error says so (a *query.EnvError: nothing here a library can use).
-func HostPorts(h *query.Host, label string) (ports []*Port, unread []Unread, closed []string, err error) {
+func HostPorts(h *query.Host, label string) (ports []*Port, unread []Unread, closed []LeftOut, err error) {
 	views, err := h.Load(query.Selector{}, query.LoadOptions{Tables: true, Interfaces: true})
 	all, err := query.NotRead(views, err)
 	if err != nil {
@@ -69,8 +69,10 @@ func HostPorts(h *query.Host, label string) (ports []*Port, unread []Unread, clo
 	}
 	devs = slices.Compact(slices.Sorted(slices.Values(devs)))
 	shut := h.Unopenable(slices.DeleteFunc(devs, func(d string) bool { return d == "" }))
+	var says []string
 	for _, d := range slices.Sorted(maps.Keys(shut)) {
-		closed = append(closed, d+": "+shut[d])
+		closed = append(closed, LeftOut{Device: d, Why: shut[d]})
+		says = append(says, d+": "+shut[d])
 	}
 	for _, u := range all {
 		if _, ok := shut[u.Device]; !ok && !u.Table && !u.Entries {
@@ -83,9 +85,16 @@ func HostPorts(h *query.Host, label string) (ports []*Port, unread []Unread, clo
 		}
 	}
 	if len(ports) == 0 && len(unread) == 0 && len(closed) > 0 {
-		return nil, nil, closed, &query.EnvError{Msg: "no RDMA device here can be opened by a library: " + strings.Join(closed, "; ")}
+		return nil, nil, closed, &query.EnvError{Msg: "no RDMA device here can be opened by a library: " + strings.Join(says, "; ")}
 	}
 	return ports, unread, closed, nil
+}
+
+// LeftOut is a device of this machine that no library here can open, with why
+// (query.Host.Unopenable): HostPorts leaves its ports out of the job.
+type LeftOut struct {
+	Device string `json:"device"`
+	Why    string `json:"why"`
 }
 
 // Unread is a device (Port -1) or a port of a host that could not be read. Device ""

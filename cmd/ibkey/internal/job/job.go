@@ -318,7 +318,7 @@ func Run(o *Options) error {
 		return err
 	}
 	for _, c := range src.closed {
-		n.Warn("left out: " + c)
+		n.Warn("left out: " + c.Device + ": " + c.Why)
 	}
 	in.Unread = src.unread
 	var ws []*job.Result
@@ -335,7 +335,7 @@ func Run(o *Options) error {
 	}
 	rep := newReport(ws, want)
 	rep.Hosts = job.Hosts(ports, src.unread) // both from the last read (after --wait too)
-	rep.Demo, rep.Via = src.demo, src.via
+	rep.Demo, rep.Via, rep.LeftOut = src.demo, src.via, src.closed
 	rep.PeersChecked = rep.Hosts > 1
 	if src.fabric != nil && o.Wait == 0 {
 		// After a wait the sweep is older than the tables answered from.

@@ -25,6 +25,8 @@ type report struct {
 	PeersChecked bool                  `json:"peers_checked"`
 	Libraries    []libReport           `json:"libraries"`
 	Reach        []reachEntry          `json:"reach,omitempty"`
+	// LeftOut: this machine's devices no library here can open (job.HostPorts).
+	LeftOut []job.LeftOut `json:"left_out,omitempty"`
 	// Incomplete: what was not read or checked, on exit 4 and beside a definite no
 	// (exit 1); never on exit 0.
 	Incomplete []cmdutil.Incomplete `json:"incomplete,omitempty"`

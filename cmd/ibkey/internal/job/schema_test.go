@@ -1,9 +1,12 @@
 package job
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/jsonschematest"
+	"github.com/ibkey/ibkey/internal/job"
 )
 
 // TestJSONSchema: the JSON goldens follow schemas/job.schema.json, and so do generated
@@ -29,5 +32,25 @@ func TestJSONSchema(t *testing.T) {
 	}
 	if codes[0] == 0 || codes[1] == 0 || codes[4] == 0 {
 		t.Errorf("exit codes %v: the runs should include works, does-not-work and not-checked", codes)
+	}
+}
+
+// TestJSONLeftOut: the local host's devices no library can open (job.HostPorts) are
+// in the document as left_out, each with why, and follow the schema; none, no member.
+func TestJSONLeftOut(t *testing.T) {
+	rep := newReport(nil, 0)
+	rep.Libraries = []libReport{}
+	rep.LeftOut = []job.LeftOut{{Device: "mlx5_0", Why: "libibverbs does not list it here: /dev/infiniband/uverbs0: does not exist"}}
+	doc, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jsonschematest.Validate(t, "job", doc)
+	if !strings.Contains(string(doc), `"left_out":[{"device":"mlx5_0","why":"libibverbs does not list it here: /dev/infiniband/uverbs0: does not exist"}]`) {
+		t.Errorf("left_out missing or changed: %s", doc)
+	}
+	rep.LeftOut = nil
+	if doc, _ = json.Marshal(rep); strings.Contains(string(doc), "left_out") {
+		t.Errorf("no device left out, yet: %s", doc)
 	}
 }

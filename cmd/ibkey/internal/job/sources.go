@@ -46,7 +46,7 @@ type portSource struct {
 	unread []job.Unread
 	// closed are the local host's devices no library here can open (job.HostPorts),
 	// each with why: not the job's.
-	closed []string
+	closed []job.LeftOut
 }
 
 func (s *portSource) Close() {
