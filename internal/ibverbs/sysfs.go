@@ -307,7 +307,6 @@ type Port struct {
 	GID0      Opt[GID]      // gids/0
 	HasPKeys  bool          // pkeys exists, read or not (absent when the table length is 0, e.g. iWARP)
 	Counters  Opt[[]string] // names in counters/ (absent without a PMA)
-	HWCounter Opt[[]string] // names in hw_counters/
 }
 
 func parseU16Hex(s string) (uint16, error) { v, err := ParseHex(s, 16); return uint16(v), err }
@@ -342,7 +341,6 @@ func (s *Sysfs) Port(dev string, num int) (*Port, error) {
 	_, err = s.stat(pk)
 	p.HasPKeys = err == nil || !errors.Is(err, fsread.ErrOutsideRoot) && !errors.Is(s.dangling(pk, err), fs.ErrNotExist)
 	p.Counters = s.listDir(path.Join(pdir, "counters"))
-	p.HWCounter = s.listDir(path.Join(pdir, "hw_counters"))
 	return p, nil
 }
 

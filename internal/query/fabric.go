@@ -273,7 +273,6 @@ func (f *Fabric) loadPort(ctx context.Context, n *nodeData, num int, tables bool
 		HasPKeys:  tableLen > 0,
 	}
 	p.Counters.Missing = "counters are read with PMA PortCounters, not shown here"
-	p.HWCounter.Missing = "not available over MADs"
 	v.Port = p
 	portGUID := ibverbs.Opt[uint64]{Value: n.info.PortGUID}
 

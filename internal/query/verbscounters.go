@@ -343,6 +343,6 @@ func MADSupport(v *PortView, err error) string {
 	default:
 		fmt.Fprintf(&b, "MADs unavailable (%v)", err)
 	}
-	b.WriteString("; P_Key/Q_Key violation counters: from verbs (ibv_query_port, no root needed); state, P_Key table and hw_counters: from sysfs")
+	b.WriteString("; P_Key/Q_Key violation counters: from verbs (ibv_query_port, no root needed); state and P_Key table: from sysfs")
 	return b.String()
 }
