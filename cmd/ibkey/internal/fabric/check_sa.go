@@ -289,9 +289,16 @@ func groupFindings(ctx context.Context, t mad.Transport, sm uint16, conf *partco
 				diffs = append(diffs, fmt.Sprintf("rate code %d, the file %d", r.RateCode(), g.Rate&0x3f))
 			}
 			if len(diffs) > 0 {
+				// While the partition stays in the file, a running OpenSM finds the group
+				// it made and keeps it as it is (osm_prtn.c osm_prtn_add_mcgroup,
+				// osm_mcmr_rcv_find_or_create_new_mgrp), and such a group is "well
+				// known" (track_mgrp_w_partition), which osm_mgrp_cleanup keeps when no
+				// member is left (osm_multicast.c). Seen with OpenSM 3.3.23: a group
+				// nobody joined kept its Q_Key and MTU through kill -HUP; a restart made
+				// it anew.
 				out = append(out, check.Finding{Severity: check.SeverityError, Rule: RuleIPoIBGroupDiffers, Pos: pos,
 					Message: fmt.Sprintf("the IPoIB broadcast group of %s (%s), %s, has %s: OpenSM keeps a group it created before with its old values, and IPoIB interfaces join it as it is", p.Name, p.Key, g.MGID, strings.Join(diffs, "; ")),
-					Action:  "the group is re-created with the file's values when every member has left it (or OpenSM restarts)"})
+					Action:  "restart OpenSM, which creates the group with the file's values; a running one keeps it as it is, also after kill -HUP and with no member left"})
 			}
 		}
 	}
