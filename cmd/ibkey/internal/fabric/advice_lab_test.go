@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ibkey/ibkey/cmd/ibkey/internal/cmdutil/cmdtest"
 	"github.com/ibkey/ibkey/internal/check"
 	"github.com/ibkey/ibkey/internal/fabric"
 	"github.com/ibkey/ibkey/internal/ibverbs/mad"
@@ -172,5 +173,78 @@ func TestLabAdviceGroupKept(t *testing.T) {
 	l.StartOpenSMDaemon(t, edited)
 	if d, code := check(); code != 0 || len(d.Findings) != 0 {
 		t.Errorf("after OpenSM restarted: exit %d, %v, want none", code, d.ruleCount())
+	}
+}
+
+// TestLabAdviceSAViewNotFile: sa-view-not-file (the SM's view of a table is not what
+// the file gives the port) followed on the running OpenSM 3.3.23. A file edited since
+// OpenSM read it: kill -HUP, and the finding is gone. A file
+// OpenSM rejected: kill -HUP changes nothing until the file is fixed, so the action
+// has to say to fix it first (it said to read the log, then kill -HUP).
+func TestLabAdviceSAViewNotFile(t *testing.T) {
+	lab.Require(t)
+	if testing.Short() {
+		t.Skip("lab: -short")
+	}
+	l := lab.StartPartconf(t)
+	osm := l.StartOpenSMDaemon(t, saCheckConf)
+	partial := false // HcaB outside p1 reads no group: not checked
+	run := func(conf string) (saCheckDoc, int) {
+		t.Helper()
+		file := writeTemp(t, "partitions.conf", conf)
+		args := []string{"fabric", "check", "--ibsim=" + l.SockName, "--sim-node", "HcaB", "--sa", "--partitions", file,
+			"--ignore", "enforcement-off", "-o", "json"}
+		run := runIbkey
+		if partial {
+			run = func(t *testing.T, _ bool, _ map[string]string, args ...string) cmdtest.Result {
+				return runPartial(t, args...)
+			}
+		}
+		r := run(t, false, nil, args...)
+		var d saCheckDoc
+		if err := json.Unmarshal([]byte(r.Stdout), &d); err != nil {
+			t.Fatalf("fabric check --sa: exit %d: %v\n%s%s", r.Code, err, r.Stdout, r.Stderr)
+		}
+		return d, r.Code
+	}
+	hup := func(conf string) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		if _, _, err := osm.Reprogram(ctx, conf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	edited := saCheckConf + "p3=0x0003 : 0x0002c90300000221=full;\n"
+	d, code := run(edited)
+	if code != 1 || d.ruleCount()[RuleSAViewNotFile] != 1 {
+		t.Fatalf("a file edited since OpenSM read it: exit %d, %v, want one %s", code, d.ruleCount(), RuleSAViewNotFile)
+	}
+	for _, f := range d.Findings {
+		if f.Rule == RuleSAViewNotFile && !strings.Contains(f.Action, "fix the file") {
+			t.Errorf("%s: action %q", f.Rule, f.Action)
+		}
+	}
+	hup(edited)
+	if d, code := run(edited); code != 0 || len(d.Findings) != 0 {
+		t.Errorf("after kill -HUP: exit %d, %v, want none", code, d.ruleCount())
+	}
+
+	// OpenSM reads a file it rejects (a member that is no GUID): its fallback is the
+	// SM's view; kill -HUP alone keeps it, the fixed file and kill -HUP settle it.
+	hup(edited + "bad=0x0004 : nonsense;\n")
+	partial = true
+	for _, when := range []string{"OpenSM rejected its file", "kill -HUP with the file still rejected"} {
+		if d, code := run(edited); code != 1 || d.ruleCount()[RuleSAViewNotFile] == 0 {
+			t.Errorf("%s: exit %d, %v, want %s", when, code, d.ruleCount(), RuleSAViewNotFile)
+		}
+		if err := osm.Resweep(time.Minute); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hup(edited)
+	partial = false
+	if d, code := run(edited); code != 0 || len(d.Findings) != 0 {
+		t.Errorf("the file fixed, kill -HUP: exit %d, %v, want none", code, d.ruleCount())
 	}
 }

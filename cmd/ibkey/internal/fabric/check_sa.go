@@ -194,6 +194,8 @@ func compareView(fab *fabric.Fabric, sp saPort, view []check.PKey, port check.Fi
 }
 
 // compareViewModel: the SM's view against what the partitions file gives the port.
+// kill -HUP alone settles it only when OpenSM read an older version of the file: a
+// file it rejects it rejects again (seen with OpenSM 3.3.23, TestLabAdviceSAViewNotFile).
 func compareViewModel(fab *fabric.Fabric, sp saPort, view []check.PKey, model *partconf.Model, port check.FindingPort) []check.Finding {
 	p := fab.Port(sp.id)
 	if p == nil || p.GUID == 0 {
@@ -234,7 +236,7 @@ func compareViewModel(fab *fabric.Fabric, sp saPort, view []check.PKey, model *p
 	}
 	return []check.Finding{{Severity: check.SeverityError, Rule: RuleSAViewNotFile, Ports: []check.FindingPort{port},
 		Message: fmt.Sprintf("the Subnet Manager's own view of %s's table %s what %s gives it: the SM did not apply the file there (a table too small, ERR 0512; a parse error; another file)", fab.Label(sp.id), strings.Join(parts, " and "), model.Source.File),
-		Action:  "read OpenSM's log about it: ibkey sm log; then make the SM apply the file (kill -HUP)"}}
+		Action:  "read OpenSM's log about it (ibkey sm log): fix the file if OpenSM rejected it, or point OpenSM at this file if it reads another (opensm -P, partition_config_file); then kill -HUP OpenSM"}}
 }
 
 // groupFindings: every ipoib partition OpenSM keeps has its IPoIB broadcast group in
