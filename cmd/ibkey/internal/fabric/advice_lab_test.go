@@ -106,16 +106,22 @@ func TestLabAdviceLinkReset(t *testing.T) {
 // TestLabAdviceEnforcementOn: with OpenSM's part_enforce off, the switch ports facing
 // CAs keep the default table (hca-key-not-on-switch, a warning). Its action says a
 // Subnet Manager that turns enforcement on copies the CA port's keys there, and
-// enforcement-off's says to set part_enforce and re-sweep. What OpenSM 3.3.23 did:
+// enforcement-off's says to set part_enforce and kill -HUP OpenSM (it said re-sweep,
+// and a light sweep does not re-read opensm.conf). What OpenSM 3.3.23 did:
 // part_enforce is re-read from opensm.conf on kill -HUP (osm_subnet.c opt_tbl marks
 // it can_update; osm_subn_rescan_conf_files), and that sweep wrote HcaB[1]'s keys to
 // Switch1[2].
 func TestLabAdviceEnforcementOn(t *testing.T) {
 	l := startFabricLab(t, "small.net")
 	osm := l.StartOpenSMDaemon(t, cliLabConf, "part_enforce off")
-	d := l.checkJSON(t, 0, "--ignore", "enforcement-off")
-	if !d.has(fabric.RuleHCAKeyNotOnSwitch, "HcaB", 1, "0x0001") {
-		t.Fatalf("part_enforce off: %v, want %s on HcaB[1]", d.rules(), fabric.RuleHCAKeyNotOnSwitch)
+	d := l.checkJSON(t, 0)
+	if !d.has(fabric.RuleHCAKeyNotOnSwitch, "HcaB", 1, "0x0001") || !d.has(fabric.RuleEnforcementOff, "Switch1", 2, "") {
+		t.Fatalf("part_enforce off: %v, want %s on HcaB[1] and %s", d.rules(), fabric.RuleHCAKeyNotOnSwitch, fabric.RuleEnforcementOff)
+	}
+	for _, f := range d.Findings {
+		if f.Rule == fabric.RuleEnforcementOff && !strings.Contains(f.Action, "then kill -HUP it") {
+			t.Errorf("%s: action %q", f.Rule, f.Action)
+		}
 	}
 	osmConf := filepath.Join(filepath.Dir(osm.Conf), "opensm.conf")
 	if err := os.WriteFile(osmConf, []byte("force_log_flush TRUE\npart_enforce both\n"), 0o644); err != nil {
