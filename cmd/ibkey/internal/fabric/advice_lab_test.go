@@ -36,8 +36,9 @@ func bounce(t *testing.T, l *fabricLab, osm *lab.OpenSMDaemon, node string, port
 
 // TestLabAdviceLinkReset: a table set behind the SM's back (a CA port's, then the
 // switch port facing it). fabric check says to restart OpenSM or reset the port's link,
-// as kill -HUP does not make it rewrite the table. What OpenSM 3.3.23 did: after kill
-// -HUP the table stayed as set; after a link bounce (ibsim Unlink + ReLink of the CA
+// as kill -HUP does not make it rewrite the table (--sa: nor read it into its view).
+// What OpenSM 3.3.23 did: after kill -HUP the table stayed as set, and the SA's view
+// (P_KeyTableRecord) without the key; after a link bounce (ibsim Unlink + ReLink of the CA
 // port, trap 128 from the switch, a heavy sweep) it rewrote both ends of the link, and
 // the next fabric check found nothing.
 func TestLabAdviceLinkReset(t *testing.T) {
@@ -65,7 +66,7 @@ func TestLabAdviceLinkReset(t *testing.T) {
 	}
 	clean := func(when string) {
 		t.Helper()
-		if d := l.checkJSON(t, 0, "--partitions", parts, "--ignore", "enforcement-off"); len(d.Findings) != 0 {
+		if d := l.checkJSON(t, 0, "--sa", "--partitions", parts, "--ignore", "enforcement-off"); len(d.Findings) != 0 {
 			t.Errorf("%s: findings %v, want none", when, d.rules())
 		}
 	}
@@ -73,9 +74,9 @@ func TestLabAdviceLinkReset(t *testing.T) {
 
 	// HcaB[1] given 0x8005 behind the SM's back.
 	set(mad.LIDAddress(lid), 0, 0xffff, 0x0001, 0x8002, 0x8005)
-	d := l.checkJSON(t, 1, "--partitions", parts, "--ignore", "enforcement-off")
-	if !d.has(partconf.RuleExtraKey, "HcaB", 1, "0x0005") {
-		t.Fatalf("after the Set: %v, want %s on HcaB[1]", d.rules(), partconf.RuleExtraKey)
+	d := l.checkJSON(t, 1, "--sa", "--partitions", parts, "--ignore", "enforcement-off")
+	if !d.has(partconf.RuleExtraKey, "HcaB", 1, "0x0005") || !d.has(RuleSATableDiffers, "HcaB", 1, "") {
+		t.Fatalf("after the Set: %v, want %s and %s on HcaB[1]", d.rules(), partconf.RuleExtraKey, RuleSATableDiffers)
 	}
 	for _, f := range d.Findings {
 		if f.Rule == partconf.RuleExtraKey && !strings.Contains(f.Action, "a table changed behind its back only a restart of OpenSM, or a reset of the port, makes it rewrite") {
@@ -83,7 +84,7 @@ func TestLabAdviceLinkReset(t *testing.T) {
 		}
 	}
 	hup()
-	if d := l.checkJSON(t, 1, "--partitions", parts, "--ignore", "enforcement-off"); !d.has(partconf.RuleExtraKey, "HcaB", 1, "0x0005") {
+	if d := l.checkJSON(t, 1, "--sa", "--partitions", parts, "--ignore", "enforcement-off"); !d.has(partconf.RuleExtraKey, "HcaB", 1, "0x0005") || !d.has(RuleSATableDiffers, "HcaB", 1, "") {
 		t.Errorf("after kill -HUP: %v; OpenSM left the table as set before, as the advice says", d.rules())
 	}
 	bounce(t, l, osm, "HcaB", 1)
@@ -91,12 +92,12 @@ func TestLabAdviceLinkReset(t *testing.T) {
 
 	// Switch1[2], facing HcaB[1], set behind the SM's back: the audit's actionResweep.
 	set(mad.DirectedRoute(1), 2, 0xffff, 0x8007)
-	d = l.checkJSON(t, 0, "--partitions", parts, "--ignore", "enforcement-off")
-	if !d.has(fabric.RuleSwitchKeyNotOnHCA, "Switch1", 2, "0x0007") || !d.has(fabric.RuleHCAKeyNotOnSwitch, "HcaB", 1, "0x0001") {
-		t.Fatalf("after the switch Set: %v, want %s and %s", d.rules(), fabric.RuleSwitchKeyNotOnHCA, fabric.RuleHCAKeyNotOnSwitch)
+	d = l.checkJSON(t, 1, "--sa", "--partitions", parts, "--ignore", "enforcement-off")
+	if !d.has(fabric.RuleSwitchKeyNotOnHCA, "Switch1", 2, "0x0007") || !d.has(fabric.RuleHCAKeyNotOnSwitch, "HcaB", 1, "0x0001") || !d.has(RuleSATableDiffers, "Switch1", 2, "") {
+		t.Fatalf("after the switch Set: %v, want %s, %s and %s", d.rules(), fabric.RuleSwitchKeyNotOnHCA, fabric.RuleHCAKeyNotOnSwitch, RuleSATableDiffers)
 	}
 	hup()
-	if d := l.checkJSON(t, 0, "--partitions", parts, "--ignore", "enforcement-off"); !d.has(fabric.RuleSwitchKeyNotOnHCA, "Switch1", 2, "0x0007") {
+	if d := l.checkJSON(t, 1, "--sa", "--partitions", parts, "--ignore", "enforcement-off"); !d.has(fabric.RuleSwitchKeyNotOnHCA, "Switch1", 2, "0x0007") || !d.has(RuleSATableDiffers, "Switch1", 2, "") {
 		t.Errorf("after kill -HUP: %v; OpenSM left the switch port as set before", d.rules())
 	}
 	bounce(t, l, osm, "HcaB", 1)
