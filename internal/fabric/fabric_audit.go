@@ -307,10 +307,14 @@ func auditSwitchPort(f *Fabric, sw *Node, p *Port, caNode *Node, ca *Port) []che
 		}
 		switch {
 		case len(off) > 0:
+			// OpenSM re-reads opensm.conf's part_enforce and no_partition_enforcement
+			// (can_update in osm_subnet.c opt_tbl) in a heavy sweep only
+			// (osm_state_mgr.c do_sweep, osm_subn_rescan_conf_files); kill -HUP runs one
+			// (seen with OpenSM 3.3.23: it then wrote the CA's keys to the switch port).
 			out = append(out, check.Finding{Severity: check.SeverityWarning, Rule: RuleEnforcementOff, Ports: ports,
 				Message: fmt.Sprintf("partition enforcement is off (%s) on %s, which faces %s: packets of any partition pass the switch there, so isolation rests on the end ports alone",
 					strings.Join(off, ", "), f.Label(swID), f.Label(caID)),
-				Action: "turn switch enforcement on in the Subnet Manager (OpenSM: part_enforce both, no_partition_enforcement FALSE in opensm.conf) and re-sweep"})
+				Action: "turn switch enforcement on in the Subnet Manager (OpenSM: part_enforce both, no_partition_enforcement FALSE in opensm.conf), then kill -HUP it: a heavy sweep re-reads them, a light one does not"})
 			if e.Inbound || e.Outbound {
 				enforcing = "with " + strings.Join(off, " ") + " enforcement off the switch still drops them in the other direction"
 			}

@@ -82,3 +82,49 @@ func TestLabNextPass(t *testing.T) {
 		}
 	}
 }
+
+// TestLabNextPassHUP follows partitions-next-pass's action on a running OpenSM: after
+// its first pass (the daemon started with allow_both_pkeys, which kill -HUP does not
+// re-read: osm_subnet.c opt_tbl) the finding is there on 4 ports; one kill -HUP, and
+// fabric check finds nothing. OpenSM 3.3.23's second heavy sweep added 0x7fff, as a
+// second run does.
+func TestLabNextPassHUP(t *testing.T) {
+	if testing.Short() {
+		t.Skip("lab: -short")
+	}
+	net, err := filepath.Abs(filepath.Join("testdata", "lab", "net"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := lab.Start(t, net, &lab.Options{ToolNode: "HcaA"})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	tr := l.Dial(t, "HcaA", mad.Options{})
+	const both = "Default=0x7fff, defmember=both : ALL, SELF=full ;\n"
+	if err := l.RunOpenSM("Default=0x7fff : ALL, SELF=full ;\n", false); err != nil {
+		t.Fatal(err)
+	}
+	conf := partconf.Parse("p.conf", []byte(both))
+	findings := func() map[string]int {
+		t.Helper()
+		f, err := query.Sweep(ctx, tr, query.SweepOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rules := map[string]int{}
+		for _, fd := range partconf.CompareFabric(f, partconf.NewFabricModel(conf, f, partconf.Options{AllowBoth: true})) {
+			rules[fd.Rule]++
+		}
+		return rules
+	}
+	osm := l.StartOpenSMDaemon(t, both, "allow_both_pkeys TRUE")
+	if got := findings(); len(got) != 1 || got[partconf.RuleNextPass] != 4 {
+		t.Fatalf("after the daemon's first pass: %v, want %s on 4 ports", got, partconf.RuleNextPass)
+	}
+	if err := osm.Resweep(time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if got := findings(); len(got) != 0 {
+		t.Errorf("after kill -HUP: %v, want none", got)
+	}
+}

@@ -190,6 +190,33 @@ func TestLabIPoIBDefaultBroadcast(t *testing.T) {
 	}
 }
 
+// TestLabDefaultIPoIBAfterHUP follows default-no-ipoib's action on a running OpenSM:
+// `, ipoib` added to the Default line, then SIGHUP. OpenSM 3.3.23 made the broadcast
+// group in that sweep (osm_prtn.c osm_prtn_add_mcgroup creates a group it lacks), and
+// the kernel's broadcast join it refused before succeeded.
+func TestLabDefaultIPoIBAfterHUP(t *testing.T) {
+	lab.Require(t)
+	l := lab.StartPartconf(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	bcast := mad.GID(netip.MustParseAddr("ff12:401b:ffff::ffff:ffff").As16())
+	d := l.StartOpenSMDaemon(t, "Default=0x7fff : ALL=full;\n")
+	for _, c := range []struct {
+		what string
+		want uint16
+	}{{"no ipoib", 0x0600}, {"ipoib added, SIGHUP", 0}} {
+		if c.want == 0 {
+			if _, _, err := d.Reprogram(ctx, "Default=0x7fff, ipoib : ALL=full;\n"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		st, err := join(ctx, l, "HcaB", lidA, joinRequest{MGID: bcast, PortGID: portGID(guidB), PKey: 0xffff})
+		if err != nil || st != c.want {
+			t.Errorf("%s: broadcast join status 0x%04x %v, want 0x%04x", c.what, st, err, c.want)
+		}
+	}
+}
+
 // TestLabIPoIBGroupWithoutBroadcast creates IPoIB multicast groups (an IPv4 group,
 // an IPv6 one) with a join that has every component OpenSM needs to create a group,
 // in partitions with and without a broadcast group: OpenSM creates them only where

@@ -194,6 +194,8 @@ func compareView(fab *fabric.Fabric, sp saPort, view []check.PKey, port check.Fi
 }
 
 // compareViewModel: the SM's view against what the partitions file gives the port.
+// kill -HUP alone settles it only when OpenSM read an older version of the file: a
+// file it rejects it rejects again (seen with OpenSM 3.3.23, TestLabAdviceSAViewNotFile).
 func compareViewModel(fab *fabric.Fabric, sp saPort, view []check.PKey, model *partconf.Model, port check.FindingPort) []check.Finding {
 	p := fab.Port(sp.id)
 	if p == nil || p.GUID == 0 {
@@ -234,7 +236,7 @@ func compareViewModel(fab *fabric.Fabric, sp saPort, view []check.PKey, model *p
 	}
 	return []check.Finding{{Severity: check.SeverityError, Rule: RuleSAViewNotFile, Ports: []check.FindingPort{port},
 		Message: fmt.Sprintf("the Subnet Manager's own view of %s's table %s what %s gives it: the SM did not apply the file there (a table too small, ERR 0512; a parse error; another file)", fab.Label(sp.id), strings.Join(parts, " and "), model.Source.File),
-		Action:  "read OpenSM's log about it: ibkey sm log; then make the SM apply the file (kill -HUP)"}}
+		Action:  "read OpenSM's log about it (ibkey sm log): fix the file if OpenSM rejected it, or point OpenSM at this file if it reads another (opensm -P, partition_config_file); then kill -HUP OpenSM"}}
 }
 
 // groupFindings: every ipoib partition OpenSM keeps has its IPoIB broadcast group in
@@ -289,9 +291,16 @@ func groupFindings(ctx context.Context, t mad.Transport, sm uint16, conf *partco
 				diffs = append(diffs, fmt.Sprintf("rate code %d, the file %d", r.RateCode(), g.Rate&0x3f))
 			}
 			if len(diffs) > 0 {
+				// While the partition stays in the file, a running OpenSM finds the group
+				// it made and keeps it as it is (osm_prtn.c osm_prtn_add_mcgroup,
+				// osm_mcmr_rcv_find_or_create_new_mgrp), and such a group is "well
+				// known" (track_mgrp_w_partition), which osm_mgrp_cleanup keeps when no
+				// member is left (osm_multicast.c). Seen with OpenSM 3.3.23: a group
+				// nobody joined kept its Q_Key and MTU through kill -HUP; a restart made
+				// it anew.
 				out = append(out, check.Finding{Severity: check.SeverityError, Rule: RuleIPoIBGroupDiffers, Pos: pos,
 					Message: fmt.Sprintf("the IPoIB broadcast group of %s (%s), %s, has %s: OpenSM keeps a group it created before with its old values, and IPoIB interfaces join it as it is", p.Name, p.Key, g.MGID, strings.Join(diffs, "; ")),
-					Action:  "the group is re-created with the file's values when every member has left it (or OpenSM restarts)"})
+					Action:  "restart OpenSM, which creates the group with the file's values; a running one keeps it as it is, also after kill -HUP and with no member left"})
 			}
 		}
 	}

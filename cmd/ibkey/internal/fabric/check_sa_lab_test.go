@@ -29,6 +29,7 @@ type saCheckDoc struct {
 	Findings []struct {
 		Rule    string `json:"rule"`
 		Message string `json:"message"`
+		Action  string `json:"action"`
 	} `json:"findings"`
 	Incomplete []struct {
 		Kind    string `json:"kind"`

@@ -112,3 +112,35 @@ func fmtKeys(ks []check.PKey) string {
 	}
 	return strings.Join(s, " ")
 }
+
+// TestLabReorderedTableLinkReset: index-moved's action says the indexes change when
+// OpenSM re-reads the table, when it restarts or the port resets. What OpenSM 3.3.23
+// did after a link reset of HcaB[1] (ibsim Unlink and ReLink): the same as a restart
+// (TestLabReorderedTable): 0xffff back at index 0, 0x8001 after the last index used,
+// and fabric check found nothing.
+func TestLabReorderedTableLinkReset(t *testing.T) {
+	l := startFabricLab(t, "small.net")
+	const conf = "Default=0x7fff : ALL=full ;\na=0x0001 : ALL=full ;\nb=0x0002 : ALL=full ;\nc=0x0003 : ALL=limited, SELF=full ;\nd=0x0004 : ALL=full ;\n"
+	osm := l.StartOpenSMDaemon(t, conf)
+	parts := writeTemp(t, "partitions.conf", conf)
+	hcaB := check.PortID{Node: 0x100003, Port: 1}
+	f, _ := l.discoverFile(t)
+	var blk [mad.PKeysPerBlock]uint16
+	copy(blk[:], []uint16{0x8001, 0xffff, 0x8002, 0x0003, 0x8004})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := l.SetPKeyBlock(ctx, l.from, mad.LIDAddress(f.Port(hcaB).LID), 0, 0, blk); err != nil {
+		t.Fatal(err)
+	}
+	if d := l.checkJSON(t, 0, "--partitions", parts, "--ignore", "enforcement-off"); !d.has(partconf.RuleIndexMoved, "HcaB", 1, "0x0001") {
+		t.Fatalf("reordered through index 0: %v, want %s", d.rules(), partconf.RuleIndexMoved)
+	}
+	bounce(t, l, osm, "HcaB", 1)
+	f, _ = l.discoverFile(t)
+	if got := fmtKeys(f.Port(hcaB).PKeys[:6]); got != "0xffff 0x0000 0x8002 0x0003 0x8004 0x8001" {
+		t.Errorf("after HcaB[1]'s link was reset: %s, want what a restarted OpenSM programs", got)
+	}
+	if d := l.checkJSON(t, 0, "--partitions", parts, "--ignore", "enforcement-off"); len(d.Findings) != 0 {
+		t.Errorf("after HcaB[1]'s link was reset: %v, want none", d.rules())
+	}
+}
