@@ -118,7 +118,7 @@ func CompareFabric(f *fabric.Fabric, m *Model) []check.Finding {
 	var out []check.Finding
 	if m.Source.Rejected {
 		out = append(out, check.Finding{Severity: check.SeverityError, Rule: RuleFileRejected,
-			Message: fmt.Sprintf("OpenSM rejects %s (%s) and programs Default=0x7fff : ALL=full instead; the fabric is compared with that fallback", m.Source.File, m.Source.RejectedWhy(m.Source.RejectedAt.String())),
+			Message: fmt.Sprintf("OpenSM rejects %s (%s) and programs Default=0x7fff, ipoib : ALL=full instead; the fabric is compared with that fallback", m.Source.File, m.Source.RejectedWhy(m.Source.RejectedAt.String())),
 			Action:  "fix the file (ibkey partitions check " + m.Source.File + ")"})
 	}
 	byPort := map[check.PortID][]int{} // an end port's findings, by index in out

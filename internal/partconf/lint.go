@@ -127,7 +127,7 @@ func LintFindings(c *Config, opt LintOptions) *Findings {
 	}
 	sortByPos(f.recs)
 	if c.Uncertain != "" {
-		what := "; in the lab OpenSM usually rejected such files (fallback Default=0x7fff : ALL=full)"
+		what := "; in the lab OpenSM usually rejected such files (fallback Default=0x7fff, ipoib : ALL=full)"
 		fix := "end the mgid line with a group flag before ';' (mgid=GID,sl=0;) or put ';' on a line of its own after a member"
 		if c.crash {
 			what, fix = ": after a crash it programs no table (the subnet keeps what it had, or no SM runs)", "fix the mgid-crash finding"
@@ -138,7 +138,7 @@ func LintFindings(c *Config, opt LintOptions) *Findings {
 	}
 	if c.Rejected {
 		f.head = append([]check.Finding{{Severity: check.SeverityError, Pos: c.RejectedAt, Rule: "file-rejected",
-			Message: "OpenSM REJECTS THIS FILE (" + c.RejectedWhy("this line") + ") and applies Default=0x7fff : ALL=full instead: every port becomes a full member of the default partition, no other partition exists, ALL ISOLATION IS LOST",
+			Message: "OpenSM REJECTS THIS FILE (" + c.RejectedWhy("this line") + ") and applies Default=0x7fff, ipoib : ALL=full instead: every port becomes a full member of the default partition, no other partition exists, ALL ISOLATION IS LOST",
 			Action:  "fix the errors below; `opensm` logs \"Partition configuration in error; retrying with default config\""}}, f.head...)
 		f.errs++
 	}

@@ -85,7 +85,7 @@ func overflowing(n int, guid uint64) string {
 func TestLintRejectedHeadline(t *testing.T) {
 	fs := Lint(Parse("p.conf", []byte("Default=0x7fff : ALL=limited, SELF=full;\np=0x10 : 0x1=full;\nbroken\nq=0x20 : nope;\n")), LintOptions{})
 	if len(fs) < 3 || fs[0].Rule != "file-rejected" || fs[0].Pos.Line != 3 || !strings.Contains(fs[0].Message, "ALL ISOLATION IS LOST") ||
-		!strings.Contains(fs[0].Message, "Default=0x7fff : ALL=full") {
+		!strings.Contains(fs[0].Message, "Default=0x7fff, ipoib : ALL=full") {
 		t.Fatalf("headline: %v", fs)
 	}
 	errs := 0
@@ -99,7 +99,7 @@ func TestLintRejectedHeadline(t *testing.T) {
 	}
 }
 
-// A rejected file is replaced by OpenSM's fallback (Default=0x7fff : ALL=full): no
+// A rejected file is replaced by OpenSM's fallback (Default=0x7fff, ipoib : ALL=full): no
 // no-default warning (which says OpenSM adds ALL=limited), and the headline says why as
 // OpenSM does: PARSE ERROR for a line it could not parse, none for a file with nothing
 // to parse (the lab's OpenSM logs only "Partition configuration in error").

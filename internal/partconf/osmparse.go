@@ -324,7 +324,7 @@ func parse(file string, data string, kept []keptPartition) *Config {
 		c.RejectedAt = check.FilePos{File: file, Line: 1, Col: 1}
 		c.RejectReason = "the file holds no definition (empty, blank or only comments): OpenSM treats that as a configuration error"
 		c.Findings = append(c.Findings, check.Finding{Severity: check.SeverityError, Pos: c.RejectedAt, Rule: "opensm-rejects",
-			Message: c.RejectReason + " and programs its fallback Default=0x7fff : ALL=full",
+			Message: c.RejectReason + " and programs its fallback Default=0x7fff, ipoib : ALL=full",
 			Action:  "add at least `Default=0x7fff, ipoib : ALL=full;`, or remove the file (OpenSM then uses the same fallback without an error)"})
 	}
 	e.laterBroadcast()

@@ -132,7 +132,7 @@ func (p *Partition) IsDefault() bool { return p.Key == check.DefaultPartition }
 // Config is a parsed partitions.conf.
 type Config struct {
 	File string
-	// Exists is false for NoFile: OpenSM found no file and uses Default=0x7fff : ALL=full.
+	// Exists is false for NoFile: OpenSM found no file and uses Default=0x7fff, ipoib : ALL=full.
 	Exists bool
 	// Definitions as written, in file order (the implicit Default first).
 	Definitions []*Definition
@@ -141,7 +141,7 @@ type Config struct {
 	// Findings from parsing (errors are what OpenSM rejects).
 	Findings []check.Finding
 	// Rejected: OpenSM stops at the first error, logs "PARSE ERROR: line N", and applies
-	// its fallback Default=0x7fff : ALL=full (lab: "retrying with default config").
+	// its fallback Default=0x7fff, ipoib : ALL=full (lab: "retrying with default config").
 	Rejected   bool
 	RejectedAt check.FilePos
 	// HasDefault: the file has a definition of the default partition (key 0x7fff or,
@@ -219,7 +219,7 @@ func (c *Config) Partition(key check.PartitionKey) *Partition {
 }
 
 // Applied is what OpenSM programs: the file's partitions, or only the fallback default
-// partition (Default=0x7fff : ALL=full) when it rejected the file.
+// partition (Default=0x7fff, ipoib : ALL=full) when it rejected the file.
 func (c *Config) Applied() *Config {
 	if c.Rejected {
 		f := NoFile()
@@ -229,7 +229,7 @@ func (c *Config) Applied() *Config {
 	return c
 }
 
-// NoFile is OpenSM without a partitions.conf: Default=0x7fff : ALL=full.
+// NoFile is OpenSM without a partitions.conf: Default=0x7fff, ipoib : ALL=full.
 func NoFile() *Config {
 	c := newConfig("(no file)")
 	c.implicitDefault(FlagFull)

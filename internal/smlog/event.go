@@ -50,7 +50,7 @@ const (
 	KindSMKeyMismatch Kind = "sm-key-mismatch"
 	// KindConfigRejected: partitions.conf could not be parsed ("PARSE ERROR", then
 	// "Partition configuration in error; retrying with default config"): OpenSM
-	// applies Default=0x7fff : ALL=full, and every partition of the file is gone.
+	// applies Default=0x7fff, ipoib : ALL=full, and every partition of the file is gone.
 	KindConfigRejected Kind = "partitions-rejected"
 	// KindConfigMissing: partitions.conf is not there (verbose "is not accessible"):
 	// OpenSM applies the same default.

@@ -529,7 +529,7 @@ func (x *Explainer) ipoibBroadcastMissing(ev *Event, ex *Explanation, port strin
 	switch {
 	case c.Rejected && deflt:
 		ex.FixAt = c.RejectedAt.String()
-		ex.Fix = fmt.Sprintf("OpenSM rejects %s (first error at %s) and its fallback, Default=0x7fff : ALL=full, makes this group: OpenSM ran with another file, or has not swept since (SIGHUP it); fix that line, and keep ipoib on the Default line: %s", path, c.RejectedAt, defaultLine)
+		ex.Fix = fmt.Sprintf("OpenSM rejects %s (first error at %s) and its fallback, Default=0x7fff, ipoib : ALL=full, makes this group: OpenSM ran with another file, or has not swept since (SIGHUP it); fix that line, and keep ipoib on the Default line: %s", path, c.RejectedAt, defaultLine)
 	case c.Rejected:
 		ex.Fix = fmt.Sprintf("OpenSM rejects %s (first error at %s): none of its partitions exists; fix that line first", path, c.RejectedAt)
 		ex.FixAt = c.RejectedAt.String()
@@ -586,14 +586,14 @@ var parseErrorWords = map[string]string{
 }
 
 func (x *Explainer) configRejected(ev *Event, ex *Explanation) {
-	fallback := "OpenSM then applies Default=0x7fff : ALL=full (osm_prtn.c): every port is a full member of the default partition only, every partition of the file is gone, and so is isolation"
+	fallback := "OpenSM then applies Default=0x7fff, ipoib : ALL=full (osm_prtn.c): every port is a full member of the default partition only, every partition of the file is gone, and so is isolation"
 	// "not accessible" is stat() failing on the path OpenSM reads (osm_prtn.c
 	// osm_prtn_make_partitions; opensm -P, partition_config_file): it read no file,
 	// so no partition of any file exists, and those of an earlier read are removed.
 	file, why := missingFile(ev)
 	switch {
 	case ev.Kind == KindConfigMissing:
-		ex.Rule = fmt.Sprintf("OpenSM cannot read its partitions file %s (%s), so it reads none: it applies Default=0x7fff : ALL=full (osm_prtn.c): every port is a full member of the default partition only, no other partition exists (those of an earlier read are deleted): the ports are not isolated", file, why)
+		ex.Rule = fmt.Sprintf("OpenSM cannot read its partitions file %s (%s), so it reads none: it applies Default=0x7fff, ipoib : ALL=full (osm_prtn.c): every port is a full member of the default partition only, no other partition exists (those of an earlier read are deleted): the ports are not isolated", file, why)
 	case ev.ConfLine > 0:
 		why := ev.Detail
 		if w, ok := parseErrorWords[ev.Detail]; ok {

@@ -108,7 +108,8 @@ ALL_ROUTERS by node type, which a file does not say: --router names the router p
 CA ports. Without them, when the answer depends on whether a port is a router port,
 it is UNKNOWN (exit 4) and says what each type gives. --sm-guid says which port SELF is, --allow-both mirrors
 OpenSM's -W, --table-size drops the entries a table cannot hold, as for
-'ibkey partitions show'. A file OpenSM rejects is applied as Default=0x7fff : ALL=full.
+'ibkey partitions show'. A file OpenSM rejects is applied as Default=0x7fff,
+ipoib : ALL=full.
 When what OpenSM does with the file cannot be predicted, an end taken from it is
 the file as written and the answer is UNKNOWN (exit 4).
 
@@ -870,7 +871,7 @@ func partitionReasons(p *query.Partitions, v check.Verdict, eps []query.Resolved
 	var out []string
 	c := p.Config
 	if c.Rejected {
-		out = append(out, fmt.Sprintf("OpenSM rejects %s (first error at %s) and applies Default=0x7fff : ALL=full instead: every port is a full member of the default partition and the file's partitions do not exist (see 'ibkey partitions check %s')", c.File, c.RejectedAt, c.File))
+		out = append(out, fmt.Sprintf("OpenSM rejects %s (first error at %s) and applies Default=0x7fff, ipoib : ALL=full instead: every port is a full member of the default partition and the file's partitions do not exist (see 'ibkey partitions check %s')", c.File, c.RejectedAt, c.File))
 	}
 	shared := map[check.PartitionKey]bool{}
 	for _, s := range v.Shared {

@@ -33,7 +33,8 @@ func NewCmdCheck(f *cmdutil.Factory, runF func(*CheckOptions) error) *cobra.Comm
 FILE:LINE:COL: SEVERITY: MESSAGE [RULE], then the fix.
 
 Errors are what OpenSM rejects. Any error makes OpenSM drop the WHOLE file and apply
-Default=0x7fff : ALL=full instead (all isolation lost): the first finding then says so.
+Default=0x7fff, ipoib : ALL=full instead (all isolation lost): the first finding
+then says so.
 Warnings are what OpenSM accepts but probably not as meant: a key reused under
 another name (merged; one partition split over definitions with the same name and
 key, as OpenSM's partition-config.txt shows, is fine), two names for one key, a
@@ -160,7 +161,7 @@ func checkSummary(p *query.Partitions, errs, warns int) string {
 	case c.Uncertain != "":
 		return fmt.Sprintf("%s: %s, %s: WHAT OPENSM DOES WITH THIS FILE CANNOT BE PREDICTED", c.File, textsafe.Plural(errs, "error", "errors"), textsafe.Plural(warns, "warning", "warnings"))
 	case c.Rejected:
-		return fmt.Sprintf("%s: %s, %s: OPENSM REJECTS THIS FILE and applies Default=0x7fff : ALL=full", c.File, textsafe.Plural(errs, "error", "errors"), textsafe.Plural(warns, "warning", "warnings"))
+		return fmt.Sprintf("%s: %s, %s: OPENSM REJECTS THIS FILE and applies Default=0x7fff, ipoib : ALL=full", c.File, textsafe.Plural(errs, "error", "errors"), textsafe.Plural(warns, "warning", "warnings"))
 	case errs+warns == 0:
 		return fmt.Sprintf("%s: no problems found (%s)", c.File, size)
 	}

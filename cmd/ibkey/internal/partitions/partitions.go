@@ -34,8 +34,8 @@ OpenSM 3.3.23 on the ibsim simulator) and answer three questions without a fabri
   matrix FILE           who can talk to whom: a grid for a few ports, a summary for many
 
 A file OpenSM rejects is not applied at all: OpenSM falls back to
-Default=0x7fff : ALL=full, every port becomes a full member of the default partition
-and all isolation is lost. check says so first; show and matrix show that fallback.
+Default=0x7fff, ipoib : ALL=full, every port becomes a full member of the default
+partition and all isolation is lost. check says so first; show and matrix show that fallback.
 When what OpenSM does with a file cannot be predicted (it reads memory the file does
 not determine, or crashes), every subcommand says so on stderr and exits 4.
 
@@ -61,7 +61,7 @@ port, its table says so, and the exit is 4.`,
 
 // rejectedWarning is the loud line show and matrix print when OpenSM would drop the file.
 func rejectedWarning(c *partconf.Config) string {
-	return fmt.Sprintf("OpenSM REJECTS %s (first error at %s) and applies Default=0x7fff : ALL=full instead: every port is a full member of the default partition, ALL ISOLATION IS LOST; what follows is that fallback (see 'ibkey partitions check %s')",
+	return fmt.Sprintf("OpenSM REJECTS %s (first error at %s) and applies Default=0x7fff, ipoib : ALL=full instead: every port is a full member of the default partition, ALL ISOLATION IS LOST; what follows is that fallback (see 'ibkey partitions check %s')",
 		c.File, c.RejectedAt, c.File)
 }
 

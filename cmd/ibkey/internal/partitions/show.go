@@ -224,7 +224,7 @@ func loadShow(o *ShowOptions) (*show, error) {
 		}
 		history = append(history, pp.Config.File)
 		if pp.Config.Rejected {
-			o.Notices.Warn(fmt.Sprintf("the previous configuration %s is one OpenSM rejects: it was applied as Default=0x7fff : ALL=full", pp.Config.File))
+			o.Notices.Warn(fmt.Sprintf("the previous configuration %s is one OpenSM rejects: it was applied as Default=0x7fff, ipoib : ALL=full", pp.Config.File))
 		}
 		if prev == nil {
 			opt := p.Options

@@ -83,7 +83,7 @@ Events (OpenSM 3.3.23; docs/sm.md lists every message and where it comes from):
   bad-sm-key           an SA request with a wrong SM_Key, dropped unanswered (ERR 1A04)
   sm-key-mismatch      another SM with another SM_Key (ERR 2F18)
   partitions-rejected  partitions.conf could not be parsed: OpenSM fell back to
-                       Default=0x7fff : ALL=full, and isolation is gone
+                       Default=0x7fff, ipoib : ALL=full, and isolation is gone
   partitions-missing   no partitions.conf: the same fallback (verbose log level)
   partitions-warning   a line OpenSM skipped or read differently (mgid, IP groups,
                        verbose PARSE WARN, duplicated definitions)
@@ -246,7 +246,7 @@ func runLog(o *LogOptions) error {
 		p := query.NewPartitions(partconf.Parse(name, text), opt)
 		x.Parts, x.PartsText = p, string(text)
 		if p.Config.Rejected {
-			o.Notices.Note(fmt.Sprintf("OpenSM rejects %s (first error at %s): it runs with Default=0x7fff : ALL=full", o.Partitions, p.Config.RejectedAt))
+			o.Notices.Note(fmt.Sprintf("OpenSM rejects %s (first error at %s): it runs with Default=0x7fff, ipoib : ALL=full", o.Partitions, p.Config.RejectedAt))
 		}
 	}
 	// The log is opened before a sweep: a missing file is reported at once.
