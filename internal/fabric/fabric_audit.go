@@ -314,7 +314,7 @@ func auditSwitchPort(f *Fabric, sw *Node, p *Port, caNode *Node, ca *Port) []che
 			out = append(out, check.Finding{Severity: check.SeverityWarning, Rule: RuleEnforcementOff, Ports: ports,
 				Message: fmt.Sprintf("partition enforcement is off (%s) on %s, which faces %s: packets of any partition pass the switch there, so isolation rests on the end ports alone",
 					strings.Join(off, ", "), f.Label(swID), f.Label(caID)),
-				Action: "turn switch enforcement on in the Subnet Manager (OpenSM: part_enforce both, no_partition_enforcement FALSE in opensm.conf), then kill -HUP it: a heavy sweep re-reads them, a light one does not"})
+				Action: "turn switch enforcement on in the Subnet Manager (OpenSM: part_enforce both, no_partition_enforcement FALSE in opensm.conf), then kill -HUP it: a heavy sweep re-reads them, a light one does not; if it was started with -Z off or -N, restart it without them (a heavy sweep applies a value only when the file's changes: osm_subnet.c osm_subn_rescan_conf_files)"})
 			if e.Inbound || e.Outbound {
 				enforcing = "with " + strings.Join(off, " ") + " enforcement off the switch still drops them in the other direction"
 			}
