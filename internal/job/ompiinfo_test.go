@@ -188,3 +188,47 @@ func TestOpenMPIPKeyAgainstOmpiInfo(t *testing.T) {
 		}
 	}
 }
+
+// TestUCXPKeyAgainstUcxInfo compares ucxParsePKey with the real UCX's parser
+// (Debian's ucx-utils, UCX 1.13.1): ucx_info -c shows UCX_IB_PKEY as each IB
+// transport parsed it (auto, or 0x and the 32-bit value), or an error. The range
+// check (above 0x7fff) is uct_ib_iface_init_pkey's, on a device, so not seen here.
+func TestUCXPKeyAgainstUcxInfo(t *testing.T) {
+	bin, err := exec.LookPath("ucx_info")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("ucx_info not found (CI is set, so this fails instead of skipping); install with: apt-get install -y ucx-utils")
+		}
+		t.Skip("ucx_info not found; install with: apt-get install -y ucx-utils")
+	}
+	inputs := []string{"auto", "AUTO", "Auto", "", "0x", "0X5", "x5", "8001", " 0x1", "0x 1", "0x-1", "0x0x5", "0xfffe", "0x1fffe", "0x10000fffe", "autox"}
+	for i, s := range libcInputs() {
+		if !strings.Contains(s, "\n") && i%4 == 0 {
+			inputs = append(inputs, s, "0x"+strings.TrimLeft(s, " \t"))
+		}
+	}
+	for _, in := range inputs {
+		cmd := exec.Command(bin, "-c")
+		cmd.Env = []string{"HOME=" + t.TempDir(), "UCX_IB_PKEY=" + in}
+		out, _ := cmd.CombinedOutput()
+		got := "error"
+		for _, line := range strings.Split(string(out), "\n") {
+			if v, ok := strings.CutPrefix(line, "UCX_RC_VERBS_PKEY="); ok {
+				got = v
+			}
+		}
+		key, reject, _ := ucxParsePKey(in, true)
+		want := fmt.Sprintf("0x%x", key)
+		switch {
+		// ucs_config_sprintf_hex shows "auto" when the low 16 bits are 0xfffe, but
+		// uct_ib_iface_init_pkey compares all 32 (0x1fffe is out of range there).
+		case key == ucxAuto || key&0xffff == 0xfffe:
+			want = "auto"
+		case reject != "" && key <= 0x7fff:
+			want = "error"
+		}
+		if got != want {
+			t.Errorf("UCX_IB_PKEY=%q: UCX shows %s, ibkey reads %s", in, got, want)
+		}
+	}
+}
