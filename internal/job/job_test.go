@@ -475,6 +475,35 @@ func TestOpenMPIPKey(t *testing.T) {
 	if r.Verdict != NotApplicable {
 		t.Errorf("pml ucx: %s", r.Verdict)
 	}
+	// OMPI_MCA_btl and OMPI_MCA_pml are component lists
+	// (mca_base_component_parse_requested), checked with a real Open MPI 4.1.4:
+	// btl_base_verbose shows openib opened or not, pml_base_verbose that pml ^ucx
+	// took cm there (by priority), and '^' past the start fails MPI_Init.
+	for _, c := range []struct {
+		kv      []string
+		verdict Verdict
+		text    string
+	}{
+		{[]string{"OMPI_MCA_btl=self,tcp"}, NotApplicable, "not opened"},
+		{[]string{"OMPI_MCA_btl=^openib"}, NotApplicable, "not opened"},
+		{[]string{"OMPI_MCA_btl= openib,self"}, NotApplicable, "not opened"},
+		{[]string{"OMPI_MCA_opal_btl=self,openib", "OMPI_MCA_btl=tcp"}, Works, ""},
+		{[]string{"OMPI_MCA_btl=self,,openib"}, Works, ""},
+		{[]string{"OMPI_MCA_btl=^^tcp"}, Works, ""},
+		{[]string{"OMPI_MCA_btl=^tcp,^self"}, DoesNotWork, "'^' may only start the list"},
+		{[]string{"OMPI_MCA_pml=ob1"}, Works, ""},
+		{[]string{"OMPI_MCA_pml=^ob1"}, NotApplicable, "pml ob1 is not selected"},
+		{[]string{"OMPI_MCA_ompi_pml=ucx", "OMPI_MCA_pml=ob1"}, NotApplicable, "pml ob1 is not selected"},
+		{[]string{"OMPI_MCA_pml=^ucx"}, Incomplete, "choose among several PMLs"},
+		{[]string{"OMPI_MCA_pml=cm,ob1"}, Incomplete, "choose among several PMLs"},
+		{[]string{"OMPI_MCA_pml="}, Incomplete, "choose among several PMLs"},
+	} {
+		r := Resolve([]*Library{&OpenMPI}, ompi(c.kv...), []*Port{port("", "mlx5_0", 1, 0xffff)})[0]
+		all := strings.Join(append([]string{r.Inactive, r.Setting}, r.Unchecked...), "\n")
+		if r.Verdict != c.verdict || !strings.Contains(all, c.text) {
+			t.Errorf("%q: %s (%s), want %s with %q", c.kv, r.Verdict, all, c.verdict, c.text)
+		}
+	}
 	// btl_openib_component_init: if_include with if_exclude is "specified include and
 	// exclude", and the openib BTL makes no BTL at all.
 	r = Resolve([]*Library{&OpenMPI}, ompi("OMPI_MCA_btl_openib_if_include=mlx5_0", "OMPI_MCA_btl_openib_if_exclude=mlx5_1"), []*Port{port("", "mlx5_0", 1, 0xffff)})[0]
