@@ -358,7 +358,13 @@ var OpenMPI = Library{
 		} else {
 			s.Setting = fmt.Sprintf("%s=%s: the first entry of partition %s, whatever its membership; ports without it are not used", name, v, check.PartitionKey(key))
 		}
-		s.Assumptions = append(s.Assumptions, "Open MPI: applies to the openib BTL of Open MPI 4.x (pml ob1); MCA parameters from mpirun --mca or mca-params.conf are not read")
+		// Open MPI 4.1 also reads ~/.openmpi/mca-params.conf and
+		// <sysconfdir>/openmpi-mca-params.conf (a file beats nothing but the
+		// default, yet a synonym set there beats its primary from the environment),
+		// and <sysconfdir>/openmpi-mca-params-override.conf beats the environment
+		// (mca_base_var.c var_set_initial; checked with ompi_info 4.1.4). Debian's
+		// /etc/openmpi/openmpi-mca-params.conf sets btl = ^uct,openib,ofi.
+		s.Assumptions = append(s.Assumptions, "Open MPI: applies to the openib BTL of Open MPI 4.x (pml ob1); only the environment is read: MCA parameter files (~/.openmpi/mca-params.conf, openmpi-mca-params.conf, which in Debian's package excludes openib, and openmpi-mca-params-override.conf, which beats the environment) and mpirun --mca are not read")
 		inc, hasInc := env["OMPI_MCA_btl_openib_if_include"]
 		exc, hasExc := env["OMPI_MCA_btl_openib_if_exclude"]
 		if hasInc && hasExc && s.Inactive == "" {
