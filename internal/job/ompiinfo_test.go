@@ -26,12 +26,15 @@ func ompiInfo(t *testing.T) string {
 }
 
 // ompiVars runs ompi_info --parsable --all --level 9 with env added to a clean
-// environment (HOME a fresh directory, so no user's mca-params.conf is read) and
-// returns each variable's value and type by full name.
+// environment that reads no MCA parameter file (ibkey reads none): no parameter
+// files ("none"), and sysconfdir an empty directory (OPAL_SYSCONFDIR,
+// opal/mca/installdirs/env), so no override file either. It returns each
+// variable's value and type by full name.
 func ompiVars(t *testing.T, bin string, env ...string) (value, typ map[string]string) {
 	t.Helper()
 	cmd := exec.Command(bin, "--parsable", "--all", "--level", "9")
-	cmd.Env = append([]string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"), "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"}, env...)
+	cmd.Env = append([]string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"), "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
+		"OMPI_MCA_mca_base_param_files=none", "OPAL_SYSCONFDIR=" + t.TempDir()}, env...)
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("ompi_info: %v", err)
