@@ -200,8 +200,6 @@ func TestUCXPKey(t *testing.T) {
 		{"value not in table", env("UCX_IB_PKEY=0x5"), []int{0xffff, 0x8002}, Fails, -1, 0, "unable to find specified pkey"},
 		{"no 0x is rejected", env("UCX_IB_PKEY=8002"), []int{0xffff, 0x8002}, Fails, -1, 0, "UCX rejects"},
 		{"full bit is rejected", env("UCX_IB_PKEY=0x8002"), []int{0xffff, 0x8002}, Fails, -1, 0, "UCX_IB_PKEY=0x0002"},
-		// ucs_config_sscanf_allow_list_impl: "all" must be the only name.
-		{"all and a name is refused", env("UCX_NET_DEVICES=all,mlx5_0"), []int{0xffff}, Fails, -1, 0, "Invalid value for NET_DEVICES"},
 		// Before a full match of the key, an entry not read can only be another
 		// full match (the same P_Key): the index is not known, the P_Key is.
 		{"unreadable before the full match", env("UCX_IB_PKEY=0x2"), []int{0xffff, unread, 0x8002}, Uses, -1, 0x8002, "or an entry before it that could not be read (from 1)"},
@@ -242,6 +240,33 @@ func TestUCXPKey(t *testing.T) {
 	r = Resolve([]*Library{&UCX}, env("UCX_rc_PKEY=0x3"), []*Port{port("", "mlx5_0", 1, 0xffff)})[0]
 	if l := LookAlikes(Env{"UCX_rc_PKEY": "0x3"}); r.Verdict != Works || len(l) != 1 {
 		t.Errorf("UCX_rc_PKEY: verdict %s, look-alikes %q; want works and one look-alike", r.Verdict, l)
+	}
+}
+
+// UCX_NET_DEVICES values that UCX 1.21 and later read differently from UCX before
+// 1.21 (Debian 12's 1.13.1 takes "all,mlx5_0" and "^mlx5_0" as they are, ucx_info
+// -c) leave the answer not checked, naming both readings, rather than failing or
+// working as the newer UCX alone would.
+func TestUCXNetDevicesVersions(t *testing.T) {
+	p := port("", "mlx5_0", 1, 0xffff)
+	for _, c := range []struct{ v, newer, older string }{
+		// ucs_config_sscanf_allow_list_impl (1.21+): "all" must be the only name.
+		{"all,mlx5_0", "Invalid value for NET_DEVICES", "uses every device"},
+		{"mlx5_0,all", "use the ports named", "uses every device"},
+		{"^mlx5_1:1", "every port not named", "has no '^'"},
+		{"^all", "use every device", "uses every device"},
+		{"mlx5_0", "every port of the device", "selects no port"},
+	} {
+		r := Resolve([]*Library{&UCX}, env("UCX_NET_DEVICES="+c.v), []*Port{p})[0]
+		all := strings.Join(r.Unchecked, "\n")
+		if r.Verdict != Incomplete || !strings.Contains(all, c.newer) || !strings.Contains(all, c.older) {
+			t.Errorf("UCX_NET_DEVICES=%s: verdict %s, unchecked %q; want not checked naming %q and %q", c.v, r.Verdict, r.Unchecked, c.newer, c.older)
+		}
+	}
+	for _, v := range []string{"all", "all,", "mlx5_0:1", ",mlx5_0:1,,mlx5_1:1"} {
+		if r := Resolve([]*Library{&UCX}, env("UCX_NET_DEVICES="+v), []*Port{p})[0]; r.Verdict != Works || len(r.Unchecked) > 0 {
+			t.Errorf("UCX_NET_DEVICES=%s: verdict %s, unchecked %q; every UCX reads it alike", v, r.Verdict, r.Unchecked)
+		}
 	}
 }
 
@@ -449,6 +474,35 @@ func TestOpenMPIPKey(t *testing.T) {
 	r := Resolve([]*Library{&OpenMPI}, env("OMPI_MCA_pml=ucx"), []*Port{port("", "mlx5_0", 1, 0xffff)})[0]
 	if r.Verdict != NotApplicable {
 		t.Errorf("pml ucx: %s", r.Verdict)
+	}
+	// OMPI_MCA_btl and OMPI_MCA_pml are component lists
+	// (mca_base_component_parse_requested), checked with a real Open MPI 4.1.4:
+	// btl_base_verbose shows openib opened or not, pml_base_verbose that pml ^ucx
+	// took cm there (by priority), and '^' past the start fails MPI_Init.
+	for _, c := range []struct {
+		kv      []string
+		verdict Verdict
+		text    string
+	}{
+		{[]string{"OMPI_MCA_btl=self,tcp"}, NotApplicable, "not opened"},
+		{[]string{"OMPI_MCA_btl=^openib"}, NotApplicable, "not opened"},
+		{[]string{"OMPI_MCA_btl= openib,self"}, NotApplicable, "not opened"},
+		{[]string{"OMPI_MCA_opal_btl=self,openib", "OMPI_MCA_btl=tcp"}, Works, ""},
+		{[]string{"OMPI_MCA_btl=self,,openib"}, Works, ""},
+		{[]string{"OMPI_MCA_btl=^^tcp"}, Works, ""},
+		{[]string{"OMPI_MCA_btl=^tcp,^self"}, DoesNotWork, "'^' may only start the list"},
+		{[]string{"OMPI_MCA_pml=ob1"}, Works, ""},
+		{[]string{"OMPI_MCA_pml=^ob1"}, NotApplicable, "pml ob1 is not selected"},
+		{[]string{"OMPI_MCA_ompi_pml=ucx", "OMPI_MCA_pml=ob1"}, NotApplicable, "pml ob1 is not selected"},
+		{[]string{"OMPI_MCA_pml=^ucx"}, Incomplete, "choose among several PMLs"},
+		{[]string{"OMPI_MCA_pml=cm,ob1"}, Incomplete, "choose among several PMLs"},
+		{[]string{"OMPI_MCA_pml="}, Incomplete, "choose among several PMLs"},
+	} {
+		r := Resolve([]*Library{&OpenMPI}, ompi(c.kv...), []*Port{port("", "mlx5_0", 1, 0xffff)})[0]
+		all := strings.Join(append([]string{r.Inactive, r.Setting}, r.Unchecked...), "\n")
+		if r.Verdict != c.verdict || !strings.Contains(all, c.text) {
+			t.Errorf("%q: %s (%s), want %s with %q", c.kv, r.Verdict, all, c.verdict, c.text)
+		}
 	}
 	// btl_openib_component_init: if_include with if_exclude is "specified include and
 	// exclude", and the openib BTL makes no BTL at all.

@@ -289,20 +289,41 @@ func mv2Aborts(host []*Port, names []string, fixed bool, portNum int) []Abort {
 //     port without the key gets no BTL: Open MPI silently does not use it.
 //   - btl_openib_if_include / btl_openib_if_exclude choose devices (dev or dev:port).
 //   - With pml ucx (Open MPI 4.0 and later on InfiniBand, and the only way in 5.x) the
-//     openib BTL is not used and UCX_IB_PKEY applies.
+//     openib BTL is not used and UCX_IB_PKEY applies. OMPI_MCA_pml and OMPI_MCA_btl
+//     are component lists (ompiSelects): a BTL list without openib (or with ^openib)
+//     does not open it, as Debian's /etc/openmpi/openmpi-mca-params.conf does
+//     (btl = ^uct,openib,ofi; a real Open MPI 4.1.4 with btl_base_verbose shows it).
 //   - From Open MPI 4.0.0 init_one_port (btl_openib_component.c) refuses an
 //     InfiniBand port unless btl_openib_allow_ib (a bool, default false;
 //     btl_openib_mca.c) is true: without it the openib BTL uses no InfiniBand port.
 var OpenMPI = Library{
 	ID: "openmpi", Name: "Open MPI (openib)", Kind: ByValue,
-	Vars: []string{"OMPI_MCA_btl_openib_pkey", "OMPI_MCA_btl_openib_ib_pkey_val", "OMPI_MCA_btl_openib_if_include", "OMPI_MCA_btl_openib_if_exclude", "OMPI_MCA_pml", "OMPI_MCA_opal_btl_openib_pkey", "OMPI_MCA_ompi_btl_openib_ib_pkey_val"},
-	// btl_openib_allow_ib only says whether openib uses InfiniBand ports at all.
-	Modifiers: []string{"OMPI_MCA_btl_openib_allow_ib", "OMPI_MCA_opal_btl_openib_allow_ib"},
+	Vars: []string{"OMPI_MCA_btl_openib_pkey", "OMPI_MCA_btl_openib_ib_pkey_val", "OMPI_MCA_btl_openib_if_include", "OMPI_MCA_btl_openib_if_exclude", "OMPI_MCA_pml", "OMPI_MCA_opal_btl_openib_pkey", "OMPI_MCA_ompi_btl_openib_ib_pkey_val", "OMPI_MCA_ompi_pml"},
+	// btl_openib_allow_ib only says whether openib uses InfiniBand ports at all, btl
+	// (long name opal_btl) whether the openib BTL is opened.
+	Modifiers: []string{"OMPI_MCA_btl_openib_allow_ib", "OMPI_MCA_opal_btl_openib_allow_ib", "OMPI_MCA_btl", "OMPI_MCA_opal_btl"},
 	Source:    "open-mpi/ompi v4.1 opal/mca/btl/openib/btl_openib_mca.c (pkey, masked 0x7fff) and btl_openib_component.c init_one_device; removed in v5.0.0",
 	configure: func(in Inputs, s *setup) {
 		env := in.Env
-		if pml, ok := env["OMPI_MCA_pml"]; ok && pml != "ob1" {
-			s.Inactive = fmt.Sprintf("OMPI_MCA_pml=%s: the openib BTL is not used (with pml ucx, UCX_IB_PKEY applies: see UCX)", pml)
+		if n, pml, ok := ompiVar(env, "OMPI_MCA_ompi_pml", "OMPI_MCA_pml"); ok {
+			switch picks, sure := ompiSelects(pml, "ob1"); {
+			case !picks:
+				s.Inactive = fmt.Sprintf("%s=%s: the openib BTL is not used (pml ob1 is not selected; with pml ucx, UCX_IB_PKEY applies: see UCX)", n, pml)
+			case !sure:
+				// ompi_pml_base_select takes the highest priority among the PMLs that
+				// open (a real Open MPI 4.1.4 with pml ^ucx took cm, over libfabric).
+				s.Unchecked = append(s.Unchecked, fmt.Sprintf("%s=%s lets Open MPI choose among several PMLs by priority (cm, ucx or ob1, by what the host has), which ibkey does not read: the openib BTL is used only under ob1", n, pml))
+			}
+		}
+		if n, btl, ok := ompiVar(env, "OMPI_MCA_opal_btl", "OMPI_MCA_btl"); ok && s.Inactive == "" {
+			picks, _ := ompiSelects(btl, "openib")
+			switch {
+			case strings.Contains(strings.TrimLeft(btl, "^"), "^"):
+				// mca_base_component_parse_requested: "framework-param:too-many-negates".
+				s.Reject = fmt.Sprintf("Open MPI refuses %s=%s: '^' may only start the list (MPI_Init fails)", n, btl)
+			case !picks:
+				s.Inactive = fmt.Sprintf("%s=%s: the openib BTL is not opened (Open MPI selects BTLs by this list)", n, btl)
+			}
 		}
 		if allow, why := ompiAllowIB(env); !allow && s.Inactive == "" {
 			s.Inactive = why + ": Open MPI 4.x's openib BTL uses no InfiniBand port (init_one_port; set OMPI_MCA_btl_openib_allow_ib=1 to use it, or pml ucx, where UCX_IB_PKEY applies)"
@@ -337,7 +358,13 @@ var OpenMPI = Library{
 		} else {
 			s.Setting = fmt.Sprintf("%s=%s: the first entry of partition %s, whatever its membership; ports without it are not used", name, v, check.PartitionKey(key))
 		}
-		s.Assumptions = append(s.Assumptions, "Open MPI: applies to the openib BTL of Open MPI 4.x (pml ob1); MCA parameters from mpirun --mca or mca-params.conf are not read")
+		// Open MPI 4.1 also reads ~/.openmpi/mca-params.conf and
+		// <sysconfdir>/openmpi-mca-params.conf (a file beats nothing but the
+		// default, yet a synonym set there beats its primary from the environment),
+		// and <sysconfdir>/openmpi-mca-params-override.conf beats the environment
+		// (mca_base_var.c var_set_initial; checked with ompi_info 4.1.4). Debian's
+		// /etc/openmpi/openmpi-mca-params.conf sets btl = ^uct,openib,ofi.
+		s.Assumptions = append(s.Assumptions, "Open MPI: applies to the openib BTL of Open MPI 4.x (pml ob1); only the environment is read: MCA parameter files (~/.openmpi/mca-params.conf, openmpi-mca-params.conf, which in Debian's package excludes openib, and openmpi-mca-params-override.conf, which beats the environment) and mpirun --mca are not read")
 		inc, hasInc := env["OMPI_MCA_btl_openib_if_include"]
 		exc, hasExc := env["OMPI_MCA_btl_openib_if_exclude"]
 		if hasInc && hasExc && s.Inactive == "" {
@@ -364,6 +391,27 @@ var OpenMPI = Library{
 	lookup: func(v int, p *Port) Pick {
 		return pickFirst(p, check.PartitionKey(v), "Open MPI's", Pick{Outcome: Skips, Index: -1, Problem: fmt.Sprintf("partition %s is not in the %s table: Open MPI's openib BTL silently does not use this port", check.PartitionKey(v), p.Label())})
 	},
+}
+
+// ompiSelects says whether a framework's component list (OMPI_MCA_btl, _pml) lets
+// Open MPI open the component name, as mca_base_component_parse_requested
+// (opal/mca/base/mca_base_component_find.c, v4.1.x) reads it: empty is every
+// component; leading '^'s exclude the names, else only the names are included;
+// names are split on ',' with empty ones dropped (opal_argv_split), not trimmed.
+// sure is false when other components may be chosen too (an exclude list, or more
+// than one name), where the framework's own selection decides.
+func ompiSelects(list, name string) (picks, sure bool) {
+	if list == "" {
+		return true, false
+	}
+	exclude := list[0] == '^'
+	names := strings.Split(strings.TrimLeft(list, "^"), ",")
+	in := slices.Contains(names, name)
+	if exclude {
+		return !in, in
+	}
+	names = slices.DeleteFunc(names, func(n string) bool { return n == "" })
+	return in, !in || len(names) == 1
 }
 
 // ompiAllowIB reads btl_openib_allow_ib (long name first) as Open MPI 4.x sets a

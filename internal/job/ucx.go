@@ -2,6 +2,7 @@ package job
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ibkey/ibkey/internal/check"
@@ -66,8 +67,9 @@ var UCX = Library{
 		if hasDevs {
 			s.Setting += ", UCX_NET_DEVICES=" + devs
 		}
-		if filter.invalid && s.Reject == "" {
-			s.Reject = fmt.Sprintf("UCX rejects UCX_NET_DEVICES=%s: \"Invalid value for NET_DEVICES\" (\"all\" must be the only name)", devs)
+		if filter.legacy != "" {
+			// Debian 12's UCX 1.13.1 (ucx_info -c) takes "all,x" and "^x" as they are.
+			s.Unchecked = append(s.Unchecked, fmt.Sprintf("UCX_NET_DEVICES=%s: UCX 1.21 and later %s, but UCX before 1.21 %s; ibkey does not know the job's UCX version", devs, filter.reading(), filter.legacy))
 		}
 		for _, name := range env.Names() {
 			if name != "UCX_IB_PKEY" && UCXPKeyVar(name) {
@@ -184,19 +186,30 @@ func ucxPick(key int, p *Port) Pick {
 	return Pick{Outcome: Fails, Index: -1, Abort: true, AbortHost: true, Problem: "UCX: " + why + "; ucp_worker_create fails (it opens an interface on every port UCX selects), so UCX uses no port of this host"}
 }
 
-// ucxDevices is UCX_NET_DEVICES as an allow list. invalid is set when UCX refuses
-// the value ("all" followed by more names).
+// ucxDevices is UCX_NET_DEVICES as an allow list (UCX 1.21 and later). invalid is
+// set when UCX 1.21 and later refuse the value ("all" followed by more names);
+// legacy says how UCX before 1.21 reads it when that differs, else it is empty.
 type ucxDevices struct {
 	all, negate, ranges, invalid bool
 	names                        map[string]bool
+	legacy                       string
 }
 
 // parseUCXDevices is ucs_config_sscanf_allow_list_impl (src/ucs/config/parser.c) for
-// NET_DEVICES, a UCS_CONFIG_TYPE_ALLOW_LIST_WITH_RANGES: a leading '^' negates, and
-// ucs_config_array_expand_ranges skips leading, repeated and trailing commas, so
-// empty names never reach the list ("all," is all). A first name "all" allows every
-// device (also after '^'), and fails the parse if more names follow ("Invalid value
-// for NET_DEVICES", ucs_config_parser_parse_field): UCX does not start.
+// NET_DEVICES, a UCS_CONFIG_TYPE_ALLOW_LIST_WITH_RANGES from UCX 1.22 (an
+// ALLOW_LIST in 1.21): a leading '^' negates, and ucs_config_sscanf_array_impl
+// skips leading, repeated and trailing commas, so empty names never reach the
+// list ("all," is all). A first name "all" allows every device (also after '^'),
+// and fails the parse if more names follow ("Invalid value for NET_DEVICES",
+// ucs_config_parser_parse_field): UCX does not start. A name without a port
+// selects every port of the device (ucp_is_resource_in_device_list, ucp_context.c,
+// ucx f3a1ae1a18).
+//
+// Before 1.21 (ucx v1.13.1 to v1.20.0) NET_DEVICES is a UCS_CONFIG_TYPE_STRING_ARRAY
+// (ucp_context.c), with empty names skipped too: ucp_is_resource_in_device_list
+// compares each name with the resource's dev:port name exactly (strcmp), and takes
+// every device when any name is "all"; '^' is no negation (d7723f277b, 1.21), just
+// part of a name. legacy says so where that reads the value differently.
 func parseUCXDevices(s string, set bool) ucxDevices {
 	d := ucxDevices{names: map[string]bool{}}
 	if !set {
@@ -212,6 +225,15 @@ func parseUCXDevices(s string, set bool) ucxDevices {
 			parts = append(parts, n)
 		}
 	}
+	bare := slices.ContainsFunc(parts, func(n string) bool { return n != "all" && !strings.Contains(n, ":") })
+	switch {
+	case slices.Contains(parts, "all") && (d.negate || len(parts) > 1):
+		d.legacy = "uses every device (\"all\" is among the names)"
+	case d.negate:
+		d.legacy = "has no '^' and matches no device named ^" + strings.Join(parts[:min(1, len(parts))], "")
+	case bare:
+		d.legacy = "matches only exact dev:port names, so a name without :port selects no port"
+	}
 	if len(parts) > 0 && parts[0] == "all" {
 		d.all, d.invalid = true, len(parts) > 1
 		return d
@@ -221,6 +243,19 @@ func parseUCXDevices(s string, set bool) ucxDevices {
 		d.names[n] = true
 	}
 	return d
+}
+
+// reading is how UCX 1.21 and later read the value.
+func (d ucxDevices) reading() string {
+	switch {
+	case d.invalid:
+		return "refuse it (\"Invalid value for NET_DEVICES\": \"all\" must be the only name)"
+	case d.all:
+		return "use every device"
+	case d.negate:
+		return "use every port not named"
+	}
+	return "use the ports named (a name without :port: every port of the device)"
 }
 
 func (d ucxDevices) match(dev string, port int) bool {
