@@ -26,7 +26,8 @@ func ompiInfo(t *testing.T) string {
 }
 
 // ompiVars runs ompi_info --parsable --all --level 9 with env added to a clean
-// environment that reads no MCA parameter file (ibkey reads none): no parameter
+// environment that reads no MCA parameter file, so that a parser is compared on the
+// environment alone (TestMCAFilesAgainstOmpiInfo compares the files): no parameter
 // files ("none"), and sysconfdir an empty directory (OPAL_SYSCONFDIR,
 // opal/mca/installdirs/env), so no override file either. It returns each
 // variable's value and type by full name.

@@ -62,6 +62,10 @@ value, membership), and whether the job's ranks can talk in that partition.
 
 Settings come from the environment, or from --env FILE (KEY=VALUE lines, the
 format of nccl.conf) and KEY=VALUE arguments, which replace the environment.
+With the environment, Open MPI's MCA parameter files are read too, as Open MPI
+4.1 does: $OMPI_MCA_mca_base_param_files, else ~/.openmpi/mca-params.conf and
+openmpi-mca-params.conf, and openmpi-mca-params-override.conf, in
+$OPAL_SYSCONFDIR or /etc/openmpi.
 perftest's options come from --perftest 'ib_send_bw -d mlx5_0 --pkey_index=1'.
 A variable that looks like a setting but is read by no library is warned about.
 
