@@ -378,7 +378,9 @@ func (l *Library) Mentioned(in Inputs) bool {
 	}
 	return slices.ContainsFunc(l.Vars, func(v string) bool {
 		_, ok := in.Env[v]
-		return ok || l.ID == OpenMPI.ID && in.MCA != nil && in.MCA.sets(v)
+		// A key set in Open MPI's MCA parameter files is the job's too; their other
+		// settings are the install's (Debian's file sets btl and pml).
+		return ok || l.ID == OpenMPI.ID && strings.Contains(v, "pkey") && in.MCA != nil && in.MCA.sets(v)
 	})
 }
 

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path/filepath"
 	"strings"
 )
 
@@ -70,7 +69,9 @@ const debianSysconfdir = "/etc/openmpi"
 // environment all (the whole environment), with fsys.
 func ReadMCAFiles(all Env, fsys MCAFS) *MCAFiles {
 	m := &MCAFiles{}
-	sysconf, hasSysconf := all["OPAL_SYSCONFDIR"]
+	// An empty OPAL_SYSCONFDIR is unset (opal_installdirs_env.c SET_FIELD).
+	sysconf := all["OPAL_SYSCONFDIR"]
+	hasSysconf := sysconf != ""
 	if !hasSysconf && fsys.IsDir(debianSysconfdir) {
 		sysconf, hasSysconf = debianSysconfdir, true
 	}
@@ -85,13 +86,15 @@ func ReadMCAFiles(all Env, fsys MCAFS) *MCAFiles {
 	if set {
 		files = strings.Split(list, ",")
 	} else {
+		// asprintf("%s/.openmpi/mca-params.conf", opal_home_directory()), which is
+		// getenv("HOME").
 		if home, ok := all["HOME"]; ok {
-			files = append(files, filepath.Join(home, ".openmpi", "mca-params.conf"))
+			files = append(files, home+"/.openmpi/mca-params.conf")
 		} else {
 			m.NotLocated = append(m.NotLocated, "$HOME/.openmpi/mca-params.conf (HOME is not set)")
 		}
 		if hasSysconf {
-			files = append(files, filepath.Join(sysconf, "openmpi-mca-params.conf"))
+			files = append(files, sysconf+"/openmpi-mca-params.conf")
 		} else {
 			m.NotLocated = append(m.NotLocated, "openmpi-mca-params.conf in "+noSysconf)
 		}
@@ -101,7 +104,7 @@ func ReadMCAFiles(all Env, fsys MCAFS) *MCAFiles {
 		m.Later = m.readFiles(fsys, strings.Split(synList, ","))
 	}
 	if hasSysconf {
-		m.Override = m.readFile(fsys, filepath.Join(sysconf, "openmpi-mca-params-override.conf"), nil, true)
+		m.Override = m.readFile(fsys, sysconf+"/openmpi-mca-params-override.conf", nil, true)
 	} else {
 		m.NotLocated = append(m.NotLocated, "openmpi-mca-params-override.conf in "+noSysconf)
 	}

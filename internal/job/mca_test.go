@@ -76,6 +76,8 @@ func TestReadMCAFiles(t *testing.T) {
 		{[]string{"HOME=/h"}, "/etc/openmpi/openmpi-mca-params.conf /h/.openmpi/mca-params.conf /etc/openmpi/openmpi-mca-params-override.conf", "", "2", "/h/.openmpi/mca-params.conf", ""},
 		{nil, "/etc/openmpi/openmpi-mca-params.conf /etc/openmpi/openmpi-mca-params-override.conf", "$HOME/.openmpi/mca-params.conf (HOME is not set)", "3", "/etc/openmpi/openmpi-mca-params.conf", ""},
 		{[]string{"HOME=/h", "OPAL_SYSCONFDIR=/s"}, "/s/openmpi-mca-params.conf /h/.openmpi/mca-params.conf /s/openmpi-mca-params-override.conf", "", "2", "/h/.openmpi/mca-params.conf", ""},
+		// An empty OPAL_SYSCONFDIR is unset.
+		{[]string{"HOME=/h", "OPAL_SYSCONFDIR="}, "/etc/openmpi/openmpi-mca-params.conf /h/.openmpi/mca-params.conf /etc/openmpi/openmpi-mca-params-override.conf", "", "2", "/h/.openmpi/mca-params.conf", ""},
 		{[]string{"OPAL_SYSCONFDIR=/x"}, "", "$HOME/.openmpi/mca-params.conf (HOME is not set)", "", "", ""},
 		// The leftmost file wins; within a file, the last line.
 		{[]string{"HOME=/h", "OMPI_MCA_mca_base_param_files=/l/b.conf,/l/a.conf"}, "/l/a.conf /l/b.conf /etc/openmpi/openmpi-mca-params-override.conf", "", "7", "/l/b.conf", ""},
@@ -142,12 +144,12 @@ func TestOpenMPIFromMCAFiles(t *testing.T) {
 	}
 	// Debian's file does not open openib: not applicable, from that line.
 	in := env("OMPI_MCA_btl_openib_allow_ib=1")
-	in.MCA = ReadMCAFiles(Env{}, mapMCA{files: map[string]string{"/etc/openmpi/openmpi-mca-params.conf": "btl = ^uct,openib,ofi\n"}, dirs: []string{"/etc/openmpi"}})
+	in.MCA = ReadMCAFiles(Env{}, mapMCA{files: map[string]string{"/etc/openmpi/openmpi-mca-params.conf": "btl = ^uct,openib,ofi\npml = ^ucx\n"}, dirs: []string{"/etc/openmpi"}})
 	if r := Resolve([]*Library{&OpenMPI}, in, host)[0]; r.Verdict != NotApplicable || !strings.Contains(r.Inactive, "btl=^uct,openib,ofi (/etc/openmpi/openmpi-mca-params.conf line 1)") {
 		t.Errorf("Debian's file: %s %q", r.Verdict, r.Inactive)
 	}
 	if OpenMPI.Mentioned(in) {
-		t.Error("btl alone makes Open MPI mentioned")
+		t.Error("btl and pml in Debian's file make Open MPI mentioned")
 	}
 }
 
