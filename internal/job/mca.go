@@ -82,6 +82,13 @@ func ReadMCAFiles(all Env, fsys MCAFS) *MCAFiles {
 	if synSet && synList == "none" || !synSet && list == "none" {
 		return m
 	}
+	// Aggregate parameter sets (mca_base_var_cache_files: resolve_relative_paths
+	// over mca_base_param_file_path, the amca-param-sets directory) are not read.
+	for _, n := range [][2]string{{"OMPI_MCA_opal_mca_base_param_file_prefix", "OMPI_MCA_mca_base_param_file_prefix"}, {"OMPI_MCA_opal_mca_base_envar_file_prefix", "OMPI_MCA_mca_base_envar_file_prefix"}} {
+		if name, v, ok := ompiVar(all, n[0], n[1]); ok {
+			m.Unread = append(m.Unread, fmt.Sprintf("%s=%s names aggregate parameter files (amca-param-sets), which ibkey does not read", name, v))
+		}
+	}
 	var files []string
 	if set {
 		files = strings.Split(list, ",")

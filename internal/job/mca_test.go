@@ -204,6 +204,11 @@ func TestOpenMPIUnreadMCAFile(t *testing.T) {
 	if r := read([]string{"OMPI_MCA_pml=ucx"}, mapMCA{deny: []string{"/s/openmpi-mca-params-override.conf"}}); r.Verdict != Incomplete {
 		t.Errorf("unreadable override file, pml ucx: %s", r.Verdict)
 	}
+	in := env("OMPI_MCA_btl_openib_allow_ib=1")
+	in.MCA = ReadMCAFiles(Env{"OMPI_MCA_mca_base_param_file_prefix": "ompi-sets"}, mapMCA{})
+	if r := Resolve([]*Library{&OpenMPI}, in, host)[0]; r.Verdict != Incomplete || !strings.Contains(strings.Join(r.Unchecked, " "), "aggregate parameter files") {
+		t.Errorf("an aggregate parameter set: %s %q", r.Verdict, r.Unchecked)
+	}
 	odd := mapMCA{files: map[string]string{"/h/.openmpi/mca-params.conf": "/* btl_openib_pkey = 3 */\n"}}
 	if r := read([]string{"OMPI_MCA_btl_openib_allow_ib=1"}, odd); r.Verdict != Incomplete || !strings.Contains(strings.Join(r.Unchecked, " "), "line 1") {
 		t.Errorf("a line not interpreted: %s %q", r.Verdict, r.Unchecked)
