@@ -59,6 +59,9 @@ type Inputs struct {
 	// library that would abort on a host is not judged to when what it asks for may
 	// be among them (unsure).
 	Unread []Unread
+	// MCA are Open MPI's MCA parameter files as read on this host (nil: not read,
+	// the settings not coming from the environment).
+	MCA *MCAFiles
 }
 
 // setup is a library configured by one job environment.
@@ -105,6 +108,10 @@ type setup struct {
 	// MV2_IBA_HCA or MV2_DEFAULT_PORT, GASNet without a port, perftest's -d or -i);
 	// nil or none: it starts. sel is selectPorts' answer for host.
 	aborts func(host []*Port, sel []PortResult) []Abort
+	// beatsExport, when set, says why exporting Vars[0] would not put the library
+	// in partition part ("": it would): another setting beats it (Open MPI's
+	// override file or a synonym).
+	beatsExport func(part check.PartitionKey) string
 }
 
 // Abort is a library stopping the process on one host at start-up. Host-wide (Port
@@ -371,7 +378,9 @@ func (l *Library) Mentioned(in Inputs) bool {
 	}
 	return slices.ContainsFunc(l.Vars, func(v string) bool {
 		_, ok := in.Env[v]
-		return ok
+		// A key set in Open MPI's MCA parameter files is the job's too; their other
+		// settings are the install's (Debian's file sets btl and pml).
+		return ok || l.ID == OpenMPI.ID && strings.Contains(v, "pkey") && in.MCA != nil && in.MCA.sets(v)
 	})
 }
 

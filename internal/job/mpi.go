@@ -2,6 +2,7 @@ package job
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -298,35 +299,37 @@ func mv2Aborts(host []*Port, names []string, fixed bool, portNum int) []Abort {
 //     btl_openib_mca.c) is true: without it the openib BTL uses no InfiniBand port.
 var OpenMPI = Library{
 	ID: "openmpi", Name: "Open MPI (openib)", Kind: ByValue,
-	Vars: []string{"OMPI_MCA_btl_openib_pkey", "OMPI_MCA_btl_openib_ib_pkey_val", "OMPI_MCA_btl_openib_if_include", "OMPI_MCA_btl_openib_if_exclude", "OMPI_MCA_pml", "OMPI_MCA_opal_btl_openib_pkey", "OMPI_MCA_ompi_btl_openib_ib_pkey_val", "OMPI_MCA_ompi_pml"},
+	Vars: []string{"OMPI_MCA_btl_openib_pkey", "OMPI_MCA_btl_openib_ib_pkey_val", "OMPI_MCA_btl_openib_if_include", "OMPI_MCA_btl_openib_if_exclude", "OMPI_MCA_pml", "OMPI_MCA_opal_btl_openib_pkey", "OMPI_MCA_ompi_btl_openib_ib_pkey_val", "OMPI_MCA_ompi_pml", "OMPI_MCA_opal_btl_openib_if_include", "OMPI_MCA_opal_btl_openib_if_exclude"},
 	// btl_openib_allow_ib only says whether openib uses InfiniBand ports at all, btl
 	// (long name opal_btl) whether the openib BTL is opened.
 	Modifiers: []string{"OMPI_MCA_btl_openib_allow_ib", "OMPI_MCA_opal_btl_openib_allow_ib", "OMPI_MCA_btl", "OMPI_MCA_opal_btl"},
 	Source:    "open-mpi/ompi v4.1 opal/mca/btl/openib/btl_openib_mca.c (pkey, masked 0x7fff) and btl_openib_component.c init_one_device; removed in v5.0.0",
 	configure: func(in Inputs, s *setup) {
-		env := in.Env
-		if n, pml, ok := ompiVar(env, "OMPI_MCA_ompi_pml", "OMPI_MCA_pml"); ok {
-			switch picks, sure := ompiSelects(pml, "ob1"); {
+		// fixed: Inactive or Reject comes from a value no MCA parameter file can
+		// change (the environment, or the override file).
+		fixed := false
+		if pml, ok := ompiGet(in, "OMPI_MCA_ompi_pml", "OMPI_MCA_pml"); ok {
+			switch picks, sure := ompiSelects(pml.Value, "ob1"); {
 			case !picks:
-				s.Inactive = fmt.Sprintf("%s=%s: the openib BTL is not used (pml ob1 is not selected; with pml ucx, UCX_IB_PKEY applies: see UCX)", n, pml)
+				s.Inactive, fixed = fmt.Sprintf("%s: the openib BTL is not used (pml ob1 is not selected; with pml ucx, UCX_IB_PKEY applies: see UCX)", pml), pml.fixed(in)
 			case !sure:
 				// ompi_pml_base_select takes the highest priority among the PMLs that
 				// open (a real Open MPI 4.1.4 with pml ^ucx took cm, over libfabric).
-				s.Unchecked = append(s.Unchecked, fmt.Sprintf("%s=%s lets Open MPI choose among several PMLs by priority (cm, ucx or ob1, by what the host has), which ibkey does not read: the openib BTL is used only under ob1", n, pml))
+				s.Unchecked = append(s.Unchecked, fmt.Sprintf("%s lets Open MPI choose among several PMLs by priority (cm, ucx or ob1, by what the host has), which ibkey does not read: the openib BTL is used only under ob1", pml))
 			}
 		}
-		if n, btl, ok := ompiVar(env, "OMPI_MCA_opal_btl", "OMPI_MCA_btl"); ok && s.Inactive == "" {
-			picks, _ := ompiSelects(btl, "openib")
+		if btl, ok := ompiGet(in, "OMPI_MCA_opal_btl", "OMPI_MCA_btl"); ok && s.Inactive == "" {
+			picks, _ := ompiSelects(btl.Value, "openib")
 			switch {
-			case strings.Contains(strings.TrimLeft(btl, "^"), "^"):
+			case strings.Contains(strings.TrimLeft(btl.Value, "^"), "^"):
 				// mca_base_component_parse_requested: "framework-param:too-many-negates".
-				s.Reject = fmt.Sprintf("Open MPI refuses %s=%s: '^' may only start the list (MPI_Init fails)", n, btl)
+				s.Reject, fixed = fmt.Sprintf("Open MPI refuses %s: '^' may only start the list (MPI_Init fails)", btl), btl.fixed(in)
 			case !picks:
-				s.Inactive = fmt.Sprintf("%s=%s: the openib BTL is not opened (Open MPI selects BTLs by this list)", n, btl)
+				s.Inactive, fixed = fmt.Sprintf("%s: the openib BTL is not opened (Open MPI selects BTLs by this list)", btl), btl.fixed(in)
 			}
 		}
-		if allow, why := ompiAllowIB(env); !allow && s.Inactive == "" {
-			s.Inactive = why + ": Open MPI 4.x's openib BTL uses no InfiniBand port (init_one_port; set OMPI_MCA_btl_openib_allow_ib=1 to use it, or pml ucx, where UCX_IB_PKEY applies)"
+		if allow, why, from := ompiAllowIB(in); !allow && s.Inactive == "" {
+			s.Inactive, fixed = why+": Open MPI 4.x's openib BTL uses no InfiniBand port (init_one_port; set OMPI_MCA_btl_openib_allow_ib=1 to use it, or pml ucx, where UCX_IB_PKEY applies)", from.fixed(in)
 		}
 		// btl_openib_pkey is registered (and read) before its synonym ib_pkey_val, which
 		// therefore wins when both are set; each is looked up under its long name
@@ -334,39 +337,53 @@ var OpenMPI = Library{
 		// var_set_initial, var_set_from_env). A refused value leaves the variable as it
 		// was, and a refused btl_openib_pkey fails its registration, so the synonym is
 		// then not registered nor read.
-		key, name, v := uint32(0), "", ""
-		for _, names := range [][]string{{"OMPI_MCA_opal_btl_openib_pkey", "OMPI_MCA_btl_openib_pkey"}, {"OMPI_MCA_ompi_btl_openib_ib_pkey_val", "OMPI_MCA_btl_openib_ib_pkey_val"}} {
-			n, x, ok := ompiVar(env, names[0], names[1])
-			if !ok {
-				continue
-			}
-			u, valid := ompiUint(x)
-			if !valid {
-				s.Notes = append(s.Notes, fmt.Sprintf("Open MPI refuses %s=%s (\"An invalid value was supplied for an MCA variable\": more than 32 bits) and keeps the value it had (key %s)", n, x, check.PartitionKey(key)))
-				if names[1] == "OMPI_MCA_btl_openib_pkey" {
-					break
+		key, from := uint32(0), ompiSet{}
+		pkeyVars := [][2]string{{"OMPI_MCA_opal_btl_openib_pkey", "OMPI_MCA_btl_openib_pkey"}, {"OMPI_MCA_ompi_btl_openib_ib_pkey_val", "OMPI_MCA_btl_openib_ib_pkey_val"}}
+		s.beatsExport = func(part check.PartitionKey) string {
+			// The job's environment with the export added: whatever Open MPI then
+			// takes instead of it beats it (the override file, the long name, or
+			// the synonym from anywhere).
+			want := Inputs{Env: Env{"OMPI_MCA_btl_openib_pkey": part.String()}, MCA: in.MCA}
+			maps.Copy(want.Env, in.Env)
+			want.Env["OMPI_MCA_btl_openib_pkey"] = part.String()
+			var won ompiSet
+			ompiResolve(want, pkeyVars, func(o ompiSet) bool {
+				u, valid := ompiUint(o.Value)
+				if valid {
+					won = o
+					if check.PartitionKey(u&0x7fff) == part {
+						won = ompiSet{} // it puts the library in part too
+					}
 				}
-				continue
+				return valid
+			})
+			if won.Name == "" || won.File == "" && won.Name == "OMPI_MCA_btl_openib_pkey" {
+				return ""
 			}
-			key, name, v = u&0x7fff, n, x
+			return fmt.Sprintf("exporting OMPI_MCA_btl_openib_pkey does not apply: Open MPI takes %s instead (mca_base_var.c var_set_initial); set partition %s there", won, part)
 		}
+		ompiResolve(in, pkeyVars, func(o ompiSet) bool {
+			u, valid := ompiUint(o.Value)
+			if !valid {
+				s.Notes = append(s.Notes, fmt.Sprintf("Open MPI refuses %s (\"An invalid value was supplied for an MCA variable\": more than 32 bits) and keeps the value it had (key %s)", o, check.PartitionKey(key)))
+				return false
+			}
+			key, from = u&0x7fff, o
+			return true
+		})
 		if key == 0 {
 			s.Setting = "btl_openib_pkey unset (0): index 0"
-			if name != "" {
-				s.Setting = fmt.Sprintf("%s=%s reads as key 0 (unset): index 0", name, v)
+			if from.Name != "" {
+				s.Setting = fmt.Sprintf("%s reads as key 0 (unset): index 0", from)
 			}
 		} else {
-			s.Setting = fmt.Sprintf("%s=%s: the first entry of partition %s, whatever its membership; ports without it are not used", name, v, check.PartitionKey(key))
+			s.Setting = fmt.Sprintf("%s: the first entry of partition %s, whatever its membership; ports without it are not used", from, check.PartitionKey(key))
 		}
-		// Open MPI 4.1 also reads ~/.openmpi/mca-params.conf and
-		// <sysconfdir>/openmpi-mca-params.conf (a file beats nothing but the
-		// default, yet a synonym set there beats its primary from the environment),
-		// and <sysconfdir>/openmpi-mca-params-override.conf beats the environment
-		// (mca_base_var.c var_set_initial; checked with ompi_info 4.1.4). Debian's
-		// /etc/openmpi/openmpi-mca-params.conf sets btl = ^uct,openib,ofi.
-		s.Assumptions = append(s.Assumptions, "Open MPI: applies to the openib BTL of Open MPI 4.x (pml ob1); only the environment is read: MCA parameter files (~/.openmpi/mca-params.conf, openmpi-mca-params.conf, which in Debian's package excludes openib, and openmpi-mca-params-override.conf, which beats the environment) and mpirun --mca are not read")
-		inc, hasInc := env["OMPI_MCA_btl_openib_if_include"]
-		exc, hasExc := env["OMPI_MCA_btl_openib_if_exclude"]
+		// Debian's /etc/openmpi/openmpi-mca-params.conf sets btl = ^uct,openib,ofi.
+		s.Assumptions = append(s.Assumptions, ompiFilesNote(in.MCA))
+		incSet, hasInc := ompiGet(in, "OMPI_MCA_opal_btl_openib_if_include", "OMPI_MCA_btl_openib_if_include")
+		excSet, hasExc := ompiGet(in, "OMPI_MCA_opal_btl_openib_if_exclude", "OMPI_MCA_btl_openib_if_exclude")
+		inc, exc := incSet.Value, excSet.Value
 		if hasInc && hasExc && s.Inactive == "" {
 			// btl_openib_component_init (v4.1.x): more than one of if_include,
 			// if_exclude, ipaddr_include, ipaddr_exclude shows "specified include
@@ -387,6 +404,19 @@ var OpenMPI = Library{
 			return true, "ACTIVE"
 		}
 		s.value = int(key)
+		if m := in.MCA; m != nil && len(m.Unread) > 0 {
+			// What could not be read may set any of these (a synonym in a file beats
+			// its primary from the environment; the override file beats both).
+			what := "Open MPI's MCA parameter files may set btl_openib_pkey, btl_openib_allow_ib, btl or pml in what could not be read (" + strings.Join(m.Unread, "; ") + ")"
+			switch {
+			case (s.Inactive != "" || s.Reject != "") && fixed && !m.OverrideUnread:
+				s.Notes = append(s.Notes, what+", which cannot change that")
+			default:
+				s.Inactive, s.Reject = "", ""
+				s.Unchecked = append(s.Unchecked, what)
+				s.unknown = "Open MPI's settings are not known (an MCA parameter file could not be read)"
+			}
+		}
 	},
 	lookup: func(v int, p *Port) Pick {
 		return pickFirst(p, check.PartitionKey(v), "Open MPI's", Pick{Outcome: Skips, Index: -1, Problem: fmt.Sprintf("partition %s is not in the %s table: Open MPI's openib BTL silently does not use this port", check.PartitionKey(v), p.Label())})
@@ -414,27 +444,161 @@ func ompiSelects(list, name string) (picks, sure bool) {
 	return in, !in || len(names) == 1
 }
 
-// ompiAllowIB reads btl_openib_allow_ib (long name first) as Open MPI 4.x sets a
-// bool MCA variable (mca_base_var_enum_bool_vfs, mca_base_var_enum.c): white space
-// skipped, then strtol base 10 with nothing after it (non-zero is true; empty is 0),
-// or exactly true/t/enabled/yes/y or false/f/disabled/no/n; anything else is refused
-// and the default, false, stays. why says how it reads when false.
-func ompiAllowIB(env Env) (allow bool, why string) {
-	n, v, ok := ompiVar(env, "OMPI_MCA_opal_btl_openib_allow_ib", "OMPI_MCA_btl_openib_allow_ib")
-	if !ok {
-		return false, "btl_openib_allow_ib unset (false)"
+// ompiAllowIB reads btl_openib_allow_ib (ompiGet) as Open MPI 4.x sets a bool MCA
+// variable (ompiBool); a refused value leaves the default, false. why says how it
+// reads when false, from where it was set (unset: Name "").
+func ompiAllowIB(in Inputs) (allow bool, why string, from ompiSet) {
+	var refused []ompiSet
+	from, ok := ompiResolveOne(in, "OMPI_MCA_opal_btl_openib_allow_ib", "OMPI_MCA_btl_openib_allow_ib", func(o ompiSet) bool {
+		if _, valid := ompiBool(o.Value); !valid {
+			refused = append(refused, o)
+			return false
+		}
+		return true
+	})
+	switch {
+	case ok:
+		allow, _ = ompiBool(from.Value)
+		return allow, fmt.Sprintf("%s reads false", from), from
+	case len(refused) > 0:
+		r := refused[len(refused)-1]
+		return false, fmt.Sprintf("%s is refused (not a bool), so it stays false", r), r
 	}
+	return false, "btl_openib_allow_ib unset (false)", ompiSet{}
+}
+
+// ompiBool is how Open MPI 4.x sets a bool MCA variable (mca_base_var_enum_bool_vfs,
+// mca_base_var_enum.c): white space skipped, then strtol base 10 with nothing after
+// it (non-zero is true; empty is 0), or exactly true/t/enabled/yes/y or
+// false/f/disabled/no/n; anything else is refused (valid false).
+func ompiBool(v string) (value, valid bool) {
 	t := strings.TrimLeft(v, " \t\n\v\f\r")
 	if c := parseC(t, 10); c.Digits && c.Rest == "" { // strtol saturates: still non-zero
-		return c.Value != 0, fmt.Sprintf("%s=%s reads false", n, v)
+		return c.Value != 0, true
 	}
 	switch t {
 	case "true", "t", "enabled", "yes", "y":
-		return true, ""
+		return true, true
 	case "", "false", "f", "disabled", "no", "n":
-		return false, fmt.Sprintf("%s=%s reads false", n, v)
+		return false, true
 	}
-	return false, fmt.Sprintf("%s=%s is refused (not a bool), so it stays false", n, v)
+	return false, false
+}
+
+// ompiSet is an MCA variable's value and where it was set: the environment (File
+// ""; Name the environment variable) or a parameter file (Name as written there).
+type ompiSet struct {
+	Name, Value string
+	File        string
+	Line        int
+	Override    bool // from the override file
+}
+
+func (o ompiSet) String() string {
+	if o.File == "" {
+		return o.Name + "=" + o.Value
+	}
+	return fmt.Sprintf("%s=%s (%s line %d)", o.Name, o.Value, o.File, o.Line)
+}
+
+// fixed says whether no MCA parameter file that could not be read can change the
+// value: it came from the environment or the override file (a variable without
+// synonyms: its value from the environment beats every file but the override one).
+func (o ompiSet) fixed(in Inputs) bool {
+	return o.Name != "" && (o.File == "" || o.Override)
+}
+
+// ompiGet is the value Open MPI 4.1 gives a string MCA variable without synonyms,
+// by its environment names (long, short): ompiResolveOne accepting every value.
+func ompiGet(in Inputs, long, short string) (ompiSet, bool) {
+	return ompiResolveOne(in, long, short, func(ompiSet) bool { return true })
+}
+
+// ompiResolveOne is ompiResolve for a variable without synonyms: the value it was
+// given, if any.
+func ompiResolveOne(in Inputs, long, short string, valid func(ompiSet) bool) (got ompiSet, ok bool) {
+	ompiResolve(in, [][2]string{{long, short}}, func(o ompiSet) bool {
+		if !valid(o) {
+			return false
+		}
+		got, ok = o, true
+		return true
+	})
+	return got, ok
+}
+
+// ompiResolve gives an MCA variable and its synonyms (vars: each one's environment
+// names, long and short; the variable first) their values as Open MPI 4.1 does
+// (mca_base_var.c var_set_initial, run for the variable when registered and then
+// for each synonym): from the override file, where a value the variable takes
+// makes the environment and the files ignored for it and its synonyms
+// ("overridden-param-set"); else from the environment (long name first, then the
+// short one); else from the parameter files (the first of either name in their
+// list). Each value found is given to set, which says whether Open MPI accepts it
+// (var_set_from_string): a later one found replaces an earlier one, so a synonym
+// set anywhere beats the variable from the environment. A refused value leaves the
+// one before; refused in the environment or a file, it stops that variable's
+// lookup, and for the variable itself its registration, so the synonyms are not
+// read.
+func ompiResolve(in Inputs, vars [][2]string, set func(ompiSet) bool) {
+	override := false
+	for i, names := range vars {
+		long, short := strings.TrimPrefix(names[0], "OMPI_MCA_"), strings.TrimPrefix(names[1], "OMPI_MCA_")
+		if in.MCA != nil && !override {
+			if v, ok := mcaFind(in.MCA.Override, long, short); ok {
+				v.Override = true
+				override = set(v) && i == 0
+			}
+		}
+		if n, v, ok := ompiVar(in.Env, names[0], names[1]); ok {
+			if !override && !set(ompiSet{Name: n, Value: v}) && i == 0 {
+				return
+			}
+			continue
+		}
+		if in.MCA != nil && !override {
+			v, ok := mcaFind(in.MCA.Values, long, short)
+			if !ok {
+				v, ok = mcaFind(in.MCA.Later, long, short)
+			}
+			if ok && !set(v) && i == 0 {
+				return
+			}
+		}
+	}
+}
+
+// mcaFind is var_set_from_file's lookup: the first value in list named either name.
+func mcaFind(list []MCAValue, long, short string) (ompiSet, bool) {
+	for _, v := range list {
+		if v.Name == long || v.Name == short {
+			return ompiSet{Name: v.Name, Value: v.Value, File: v.File, Line: v.Line}, true
+		}
+	}
+	return ompiSet{}, false
+}
+
+// ompiFilesNote is Open MPI's assumption note: what was read (m nil: the MCA
+// parameter files were not read, the settings not coming from the environment).
+func ompiFilesNote(m *MCAFiles) string {
+	const head = "Open MPI: applies to the openib BTL of Open MPI 4.x (pml ob1); "
+	if m == nil {
+		return head + "only the settings given are read: MCA parameter files (~/.openmpi/mca-params.conf, openmpi-mca-params.conf, which in Debian's package excludes openib, and openmpi-mca-params-override.conf, which beats the environment) are read only with settings from the environment; mpirun --mca is not read"
+	}
+	var parts []string
+	if len(m.Read) > 0 {
+		parts = append(parts, "MCA parameter files read on this host: "+strings.Join(m.Read, ", "))
+	}
+	if len(m.Missing) > 0 {
+		parts = append(parts, "not present (Open MPI skips them too): "+strings.Join(m.Missing, ", "))
+	}
+	if len(m.NotLocated) > 0 {
+		parts = append(parts, "not located, so not read: "+strings.Join(m.NotLocated, ", "))
+	}
+	if len(parts) == 0 {
+		parts = append(parts, "no MCA parameter file (mca_base_param_files=none)")
+	}
+	return head + "the environment and " + strings.Join(parts, "; ") + "; mpirun --mca is not read"
 }
 
 // ompiVar is an MCA variable from the environment under its long name

@@ -26,20 +26,31 @@ func ompiInfo(t *testing.T) string {
 }
 
 // ompiVars runs ompi_info --parsable --all --level 9 with env added to a clean
-// environment that reads no MCA parameter file (ibkey reads none): no parameter
+// environment that reads no MCA parameter file, so that a parser is compared on the
+// environment alone (TestMCAFilesAgainstOmpiInfo compares the files): no parameter
 // files ("none"), and sysconfdir an empty directory (OPAL_SYSCONFDIR,
 // opal/mca/installdirs/env), so no override file either. It returns each
 // variable's value and type by full name.
 func ompiVars(t *testing.T, bin string, env ...string) (value, typ map[string]string) {
 	t.Helper()
+	env = append([]string{"HOME=" + t.TempDir(), "OMPI_MCA_mca_base_param_files=none", "OPAL_SYSCONFDIR=" + t.TempDir()}, env...)
+	value, typ, _, err := ompiRun(bin, env)
+	if err != nil {
+		t.Fatalf("ompi_info with %v: %v", env, err)
+	}
+	return value, typ
+}
+
+// ompiRun runs ompi_info --parsable --all --level 9 with env (and PATH) as its
+// whole environment: each variable's value, type and source by full name.
+func ompiRun(bin string, env []string) (value, typ, source map[string]string, err error) {
 	cmd := exec.Command(bin, "--parsable", "--all", "--level", "9")
-	cmd.Env = append([]string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"), "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
-		"OMPI_MCA_mca_base_param_files=none", "OPAL_SYSCONFDIR=" + t.TempDir()}, env...)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"}, env...)
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("ompi_info: %v", err)
+		return nil, nil, nil, err
 	}
-	value, typ = map[string]string{}, map[string]string{}
+	value, typ, source = map[string]string{}, map[string]string{}, map[string]string{}
 	for _, line := range strings.Split(string(out), "\n") {
 		// mca:FRAMEWORK:COMPONENT:param:NAME:value:VALUE
 		f := strings.SplitN(line, ":", 7)
@@ -51,9 +62,11 @@ func ompiVars(t *testing.T, bin string, env ...string) (value, typ map[string]st
 			value[f[4]] = f[6]
 		case "type":
 			typ[f[4]] = f[6]
+		case "source":
+			source[f[4]] = f[6]
 		}
 	}
-	return value, typ
+	return value, typ, source, nil
 }
 
 // ompiEchoing are the variables of type typ, named with prefix, whose shown value is what the
@@ -148,7 +161,7 @@ func TestOMPIBoolAgainstOmpiInfo(t *testing.T) {
 		}
 	}
 	compareBatches(t, bin, names, inputs, func(in, def string) string {
-		allow, why := ompiAllowIB(Env{"OMPI_MCA_btl_openib_allow_ib": in})
+		allow, why, _ := ompiAllowIB(Inputs{Env: Env{"OMPI_MCA_btl_openib_allow_ib": in}})
 		if strings.Contains(why, "refused") {
 			return def
 		}

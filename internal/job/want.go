@@ -98,6 +98,11 @@ func WantPartition(libs []*Library, in Inputs, key check.PKey, ports []*Port) []
 			w.Findings = append(w.Findings, fmt.Sprintf("%s: %s uses none of its ports with these settings", h, l.Name))
 		}
 		w.Unchecked = append(w.Unchecked, s.Unchecked...)
+		if s.beatsExport != nil {
+			if why := s.beatsExport(key.Partition()); why != "" {
+				w.Findings = append(w.Findings, why)
+			}
+		}
 		w.Verdict = verdict(w.Findings, w.Unchecked)
 		if len(w.Ports) > 0 {
 			w.Setting = w.Summary()

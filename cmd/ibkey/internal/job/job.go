@@ -6,6 +6,7 @@ import (
 	"cmp"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -29,6 +30,9 @@ type Options struct {
 	// Environ lists the environment the job would run with (KEY=VALUE): the
 	// libraries' settings, per-transport overrides and look-alikes (nil: none).
 	Environ func() []string
+	// MCAFS reads Open MPI's MCA parameter files, with settings from the
+	// environment (this host's files; tests inject theirs).
+	MCAFS job.MCAFS
 
 	Assign     []string // KEY=VALUE arguments
 	EnvFile    string
@@ -48,7 +52,7 @@ const maxWait = 24 * time.Hour
 
 // NewCmdJob builds the command; runF replaces the run function in tests.
 func NewCmdJob(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
-	o := &Options{Host: f.Host, Environ: f.Environ}
+	o := &Options{Host: f.Host, Environ: f.Environ, MCAFS: osMCAFS{}}
 	c := &cobra.Command{
 		Use:   "job [KEY=VALUE...]",
 		Short: "Which partition a job's libraries use, and can its hosts talk",
@@ -58,6 +62,10 @@ value, membership), and whether the job's ranks can talk in that partition.
 
 Settings come from the environment, or from --env FILE (KEY=VALUE lines, the
 format of nccl.conf) and KEY=VALUE arguments, which replace the environment.
+With the environment, Open MPI's MCA parameter files are read too, as Open MPI
+4.1 does: $OMPI_MCA_mca_base_param_files, else ~/.openmpi/mca-params.conf and
+openmpi-mca-params.conf, and openmpi-mca-params-override.conf, in
+$OPAL_SYSCONFDIR or /etc/openmpi.
 perftest's options come from --perftest 'ib_send_bw -d mlx5_0 --pkey_index=1'.
 A variable that looks like a setting but is read by no library is warned about.
 
@@ -207,8 +215,18 @@ func (o *Options) inputs() (in job.Inputs, from string, lookalikes []string, err
 			}
 		}
 		lookalikes = job.LookAlikes(all)
+		// Open MPI's MCA parameter files are read with the environment only: --env
+		// FILE and KEY=VALUE arguments replace the environment, describing the job's
+		// settings whole, so this host's $HOME and $HOME-relative files are not
+		// theirs. Without an environment (Environ nil) none is read either.
+		if o.Environ != nil && o.MCAFS != nil {
+			in.MCA = job.ReadMCAFiles(all, o.MCAFS)
+		}
 		if len(in.Env) > 0 {
 			sources = append(sources, "the environment ("+strings.Join(in.Env.Names(), ", ")+")")
+		}
+		if in.MCA != nil && len(in.MCA.Read) > 0 {
+			sources = append(sources, "Open MPI's MCA parameter files ("+strings.Join(in.MCA.Read, ", ")+")")
 		}
 	}
 	if o.Perftest != "" {
@@ -481,4 +499,17 @@ func (o *Options) emitEnv(n *cmdutil.Notices, code int, ws []*job.Result, want c
 	// Shell lines: never wrapped, whatever the terminal's width.
 	_, err := io.WriteString(cmdutil.Unwrapped(o.IO.Out), b.String())
 	return err
+}
+
+// osMCAFS reads this host's MCA parameter files (a few KB; 16 MiB bounds a mistake,
+// and a FIFO is refused rather than waited on).
+type osMCAFS struct{}
+
+func (osMCAFS) ReadFile(name string) ([]byte, error) {
+	return fsread.ReadFile(name, 16<<20, "an Open MPI MCA parameter file")
+}
+
+func (osMCAFS) IsDir(name string) bool {
+	st, err := os.Stat(name)
+	return err == nil && st.IsDir()
 }

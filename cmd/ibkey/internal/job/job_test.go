@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -51,6 +53,12 @@ func runPartial(t testing.TB, ctx context.Context, env map[string]string, args .
 
 func runRead(t testing.TB, ctx context.Context, env map[string]string, read jsonschematest.Read, args ...string) result {
 	t.Helper()
+	return runWith(t, ctx, env, read, jobCmd, args...)
+}
+
+// runWith is runRead building the command with cmd.
+func runWith(t testing.TB, ctx context.Context, env map[string]string, read jsonschematest.Read, cmd func(*cmdutil.Factory) *cobra.Command, args ...string) result {
+	t.Helper()
 	var out, errOut bytes.Buffer
 	streams := &cmdutil.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &errOut}
 	f := cmdutil.NewFactory(streams, func(k string) string { return env[k] }, time.Now)
@@ -60,13 +68,39 @@ func runRead(t testing.TB, ctx context.Context, env map[string]string, read json
 	}
 	f.Environ = func() []string { return environ }
 	args = append([]string{"job"}, args...)
-	code := cmdutil.Execute(ctx, cmdtest.WithCommands(jobCmd)(f), args, streams)
+	code := cmdutil.Execute(ctx, cmdtest.WithCommands(cmd)(f), args, streams)
 	jsonschematest.Stdout(t, args, out.String())
 	jsonschematest.Incomplete(t, args, out.String(), code, read)
 	return result{out.String(), errOut.String(), code}
 }
 
-func jobCmd(f *cmdutil.Factory) *cobra.Command { return NewCmdJob(f, nil) }
+// jobCmd is `ibkey job` reading MCA parameter files with testMCAFS: the answers do
+// not depend on this machine's /etc/openmpi.
+func jobCmd(f *cmdutil.Factory) *cobra.Command { return jobCmdFS(testMCAFS{})(f) }
+
+// jobCmdFS is `ibkey job` reading MCA parameter files with fsys.
+func jobCmdFS(fsys job.MCAFS) func(*cmdutil.Factory) *cobra.Command {
+	return func(f *cmdutil.Factory) *cobra.Command {
+		return NewCmdJob(f, func(o *Options) error {
+			o.MCAFS = fsys
+			return Run(o)
+		})
+	}
+}
+
+// testMCAFS reads files as the OS does, from the temporary directories a test
+// names in HOME and OPAL_SYSCONFDIR, but says that no /etc/openmpi exists; deny
+// are files it cannot read (permission).
+type testMCAFS struct{ deny []string }
+
+func (m testMCAFS) ReadFile(name string) ([]byte, error) {
+	if slices.Contains(m.deny, name) {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrPermission}
+	}
+	return os.ReadFile(name)
+}
+
+func (testMCAFS) IsDir(string) bool { return false }
 
 // runJob runs `ibkey job ARGS` on the mlx5 fixture host with env as the environment.
 func runJob(t *testing.T, env map[string]string, args ...string) result {
@@ -344,6 +378,12 @@ func TestEmptyEnvironmentVariableIsSet(t *testing.T) {
 			t.Run(l.ID+"/"+name, func(t *testing.T) {
 				env := runJob(t, map[string]string{name: ""}, "--lib", l.ID, "-o", "json")
 				arg := runJob(t, nil, "--lib", l.ID, "-o", "json", name+"=")
+				if l.ID == job.OpenMPI.ID {
+					// Open MPI's MCA parameter files are looked for with the environment
+					// only (here none can be located): its note says so, and only it differs.
+					env.stdout = sameMCANote(t, env.stdout, "the environment and not located, so not read: $HOME/.openmpi/mca-params.conf")
+					arg.stdout = sameMCANote(t, arg.stdout, "only the settings given are read")
+				}
 				if env.code != arg.code || env.stdout != arg.stdout {
 					t.Errorf("%s= in the environment: exit %d\n%s\nas an argument: exit %d\n%s", name, env.code, env.stdout, arg.code, arg.stdout)
 				}
@@ -352,5 +392,84 @@ func TestEmptyEnvironmentVariableIsSet(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// sameMCANote replaces Open MPI's assumption note in a JSON answer, which must say
+// want, by a placeholder.
+func sameMCANote(t *testing.T, stdout, want string) string {
+	t.Helper()
+	var out []string
+	for _, line := range strings.Split(stdout, "\n") {
+		if strings.Contains(line, `"Open MPI: applies to the openib BTL`) {
+			if !strings.Contains(line, want) {
+				t.Errorf("Open MPI's note does not say %q:\n%s", want, line)
+			}
+			line = "OPEN MPI NOTE"
+		}
+		out = append(out, line)
+	}
+	return strings.Join(out, "\n")
+}
+
+// mcaHome is a $HOME and an OPAL_SYSCONFDIR (empty) for Open MPI's MCA parameter
+// files, with ~/.openmpi/mca-params.conf holding lines; env adds them.
+func mcaHome(t *testing.T, lines string, env map[string]string) (file string, out map[string]string) {
+	t.Helper()
+	home := t.TempDir()
+	file = home + "/.openmpi/mca-params.conf"
+	if err := os.MkdirAll(home+"/.openmpi", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out = map[string]string{"HOME": home, "OPAL_SYSCONFDIR": t.TempDir()}
+	for k, v := range env {
+		out[k] = v
+	}
+	return file, out
+}
+
+// With settings from the environment, Open MPI's MCA parameter files are read: the
+// setting names the file and line, the note what was read; with arguments they are
+// not read, and the note says so.
+func TestOpenMPIMCAFiles(t *testing.T) {
+	file, env := mcaHome(t, "btl_openib_allow_ib = 1\nbtl_openib_pkey = 0xffff\n", nil)
+	r := runJob(t, env, "--lib", "openmpi", "-o", "json")
+	if r.code != 0 || !strings.Contains(r.stdout, "btl_openib_pkey=0xffff ("+file+" line 2)") || !strings.Contains(r.stdout, "MCA parameter files read on this host: "+file) {
+		t.Errorf("from the home file: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// Without --lib, a key set in a file makes Open MPI one the job uses.
+	if r := runJob(t, env, "-o", "json"); !strings.Contains(r.stdout, `"library": "openmpi"`) || strings.Contains(r.stdout, `"library": "nccl"`) {
+		t.Errorf("libraries: exit %d\n%s", r.code, r.stdout)
+	}
+	r = runJob(t, nil, "--lib", "openmpi", "-o", "json", "OMPI_MCA_btl_openib_allow_ib=1")
+	if !strings.Contains(r.stdout, "read only with settings from the environment") {
+		t.Errorf("from arguments: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	// A file that cannot be read: not checked (exit 4), naming it.
+	r = runWith(t, context.Background(), env, jsonschematest.Complete, jobCmdFS(testMCAFS{deny: []string{file}}), "--sysfs", mlx5, "--lib", "openmpi", "OMPI_MCA_btl_openib_allow_ib=1")
+	if r.code != 0 {
+		t.Errorf("arguments read no file, yet: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = runWith(t, context.Background(), env, jsonschematest.Partial, jobCmdFS(testMCAFS{deny: []string{file}}), "--sysfs", mlx5, "--lib", "openmpi")
+	if r.code != cmdutil.ExitIncomplete || !strings.Contains(r.stderr, file) {
+		t.Errorf("unreadable home file: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// --want --emit env: the export is refused when an MCA parameter file sets the
+// synonym, which would beat it, and given otherwise.
+func TestOpenMPIMCAFilesEmit(t *testing.T) {
+	file, env := mcaHome(t, "btl_openib_ib_pkey_val = 3\n", map[string]string{"OMPI_MCA_btl_openib_allow_ib": "1"})
+	r := runJob(t, env, "--lib", "openmpi", "--want", "0xffff", "--emit", "env")
+	if r.code != cmdutil.ExitNo || r.stdout != "" || !strings.Contains(r.stderr, "Open MPI takes btl_openib_ib_pkey_val=3 ("+file+" line 1) instead") {
+		t.Errorf("synonym in the home file: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	_, env = mcaHome(t, "# btl_openib_ib_pkey_val = 3\n", map[string]string{"OMPI_MCA_btl_openib_allow_ib": "1"})
+	r = runJob(t, env, "--lib", "openmpi", "--want", "0xffff", "--emit", "env")
+	if r.code != 0 || !strings.Contains(r.stdout, "export OMPI_MCA_btl_openib_pkey=") {
+		t.Errorf("a comment: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }

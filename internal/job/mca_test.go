@@ -1,0 +1,216 @@
+package job
+
+import (
+	"io/fs"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ibkey/ibkey/internal/check"
+)
+
+// mapMCA is a host's files in memory: name to content; deny are files that cannot
+// be read (permission); dirs the directories that exist.
+type mapMCA struct {
+	files map[string]string
+	deny  []string
+	dirs  []string
+}
+
+func (m mapMCA) ReadFile(name string) ([]byte, error) {
+	if slices.Contains(m.deny, name) {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrPermission}
+	}
+	s, ok := m.files[name]
+	if !ok {
+		return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrNotExist}
+	}
+	return []byte(s), nil
+}
+
+func (m mapMCA) IsDir(name string) bool { return slices.Contains(m.dirs, name) }
+
+// The keyval lexer's lines (keyval_lex.l): what ibkey reads, and the lines it
+// does not interpret, which make what the file says not read.
+func TestParseMCALine(t *testing.T) {
+	for _, c := range []struct{ line, name, value string }{
+		{"btl = self", "btl", "self"},
+		{" \t\fbtl\v=\t ^openib \t", "btl", "^openib"},
+		{`btl_openib_pkey = "0x8002"`, "btl_openib_pkey", `"0x8002"`},
+		{"pml = ob1 # not a comment", "pml", "ob1 # not a comment"},
+		{"pml =", "pml", ""},
+		{"x.y-z=1", "x.y-z", "1"},
+		{"# btl = tcp", "", ""},
+		{"  // btl = tcp", "", ""},
+		{" \t", "", ""},
+	} {
+		n, v, ok := parseMCALine(c.line)
+		if !ok || n != c.name || v != c.value {
+			t.Errorf("%q: %q = %q (%v), want %q = %q", c.line, n, v, ok, c.name, c.value)
+		}
+	}
+	for _, line := range []string{"btl", "btl tcp", "/* btl = tcp */", "--mca btl tcp", "-x FOO=1", "a:b = 1", "= 1"} {
+		if n, v, ok := parseMCALine(line); ok {
+			t.Errorf("%q read as %q = %q, want not interpreted", line, n, v)
+		}
+	}
+}
+
+// Which files are read: the default ones ($HOME, sysconfdir from OPAL_SYSCONFDIR
+// or /etc/openmpi when it exists), the env list, its synonym, "none".
+func TestReadMCAFiles(t *testing.T) {
+	fsys := mapMCA{files: map[string]string{
+		"/h/.openmpi/mca-params.conf":                   "btl_openib_pkey = 2\n",
+		"/etc/openmpi/openmpi-mca-params.conf":          "btl = ^uct,openib,ofi\nbtl_openib_pkey = 3\n",
+		"/s/openmpi-mca-params.conf":                    "btl_openib_pkey = 4\n",
+		"/s/openmpi-mca-params-override.conf":           "pml = ob1\n",
+		"/l/a.conf":                                     "btl_openib_pkey = 5\n",
+		"/l/b.conf":                                     "btl_openib_pkey = 6\nbtl_openib_pkey = 7\n",
+		"/etc/openmpi/openmpi-mca-params-override.conf": "",
+	}, dirs: []string{"/etc/openmpi"}}
+	for _, c := range []struct {
+		env                   []string
+		read, notLocated      string
+		pkey, pkeyFrom, later string
+	}{
+		{[]string{"HOME=/h"}, "/etc/openmpi/openmpi-mca-params.conf /h/.openmpi/mca-params.conf /etc/openmpi/openmpi-mca-params-override.conf", "", "2", "/h/.openmpi/mca-params.conf", ""},
+		{nil, "/etc/openmpi/openmpi-mca-params.conf /etc/openmpi/openmpi-mca-params-override.conf", "$HOME/.openmpi/mca-params.conf (HOME is not set)", "3", "/etc/openmpi/openmpi-mca-params.conf", ""},
+		{[]string{"HOME=/h", "OPAL_SYSCONFDIR=/s"}, "/s/openmpi-mca-params.conf /h/.openmpi/mca-params.conf /s/openmpi-mca-params-override.conf", "", "2", "/h/.openmpi/mca-params.conf", ""},
+		// An empty OPAL_SYSCONFDIR is unset.
+		{[]string{"HOME=/h", "OPAL_SYSCONFDIR="}, "/etc/openmpi/openmpi-mca-params.conf /h/.openmpi/mca-params.conf /etc/openmpi/openmpi-mca-params-override.conf", "", "2", "/h/.openmpi/mca-params.conf", ""},
+		{[]string{"OPAL_SYSCONFDIR=/x"}, "", "$HOME/.openmpi/mca-params.conf (HOME is not set)", "", "", ""},
+		// The leftmost file wins; within a file, the last line.
+		{[]string{"HOME=/h", "OMPI_MCA_mca_base_param_files=/l/b.conf,/l/a.conf"}, "/l/a.conf /l/b.conf /etc/openmpi/openmpi-mca-params-override.conf", "", "7", "/l/b.conf", ""},
+		{[]string{"HOME=/h", "OMPI_MCA_opal_mca_base_param_files=/l/a.conf", "OMPI_MCA_mca_base_param_files=/l/b.conf"}, "/l/a.conf /etc/openmpi/openmpi-mca-params-override.conf", "", "5", "/l/a.conf", ""},
+		{[]string{"HOME=/h", "OMPI_MCA_mca_base_param_files=none"}, "", "", "", "", ""},
+		// The synonym's files come after the default ones.
+		{[]string{"HOME=/h", "OMPI_MCA_mca_param_files=/l/a.conf"}, "/etc/openmpi/openmpi-mca-params.conf /h/.openmpi/mca-params.conf /l/a.conf /etc/openmpi/openmpi-mca-params-override.conf", "", "2", "/h/.openmpi/mca-params.conf", "5"},
+		{[]string{"HOME=/h", "OMPI_MCA_mca_param_files=none"}, "", "", "", "", ""},
+	} {
+		all := env(c.env...).Env
+		m := ReadMCAFiles(all, fsys)
+		if got := strings.Join(m.Read, " "); got != c.read {
+			t.Errorf("%v: read %q, want %q", c.env, got, c.read)
+		}
+		if got := strings.Join(m.NotLocated, " "); c.notLocated != "" && !strings.Contains(got, c.notLocated) {
+			t.Errorf("%v: not located %q, want %q", c.env, got, c.notLocated)
+		}
+		v, ok := mcaFind(m.Values, "opal_btl_openib_pkey", "btl_openib_pkey")
+		if ok != (c.pkey != "") || v.Value != c.pkey || v.File != c.pkeyFrom {
+			t.Errorf("%v: btl_openib_pkey %+v, want %s from %s", c.env, v, c.pkey, c.pkeyFrom)
+		}
+		if v, _ := mcaFind(m.Later, "opal_btl_openib_pkey", "btl_openib_pkey"); v.Value != c.later {
+			t.Errorf("%v: the synonym's files give %q, want %q", c.env, v.Value, c.later)
+		}
+	}
+}
+
+// Open MPI with MCA parameter files: the setting names its file and line, the
+// override file beats the environment, a synonym in a file beats its primary from
+// the environment, and the library is one the job uses when a file sets its key.
+func TestOpenMPIFromMCAFiles(t *testing.T) {
+	host := []*Port{port("", "mlx5_0", 1, 0xffff, 0x8002, 0x8003)}
+	files := func(home, override string) *MCAFiles {
+		return ReadMCAFiles(Env{"HOME": "/h", "OPAL_SYSCONFDIR": "/s"}, mapMCA{files: map[string]string{
+			"/h/.openmpi/mca-params.conf":         home,
+			"/s/openmpi-mca-params-override.conf": override,
+		}})
+	}
+	for _, c := range []struct {
+		name     string
+		env      []string
+		home     string
+		override string
+		index    int
+		setting  string
+	}{
+		{"from the home file", nil, "btl_openib_allow_ib = 1\nbtl_openib_pkey = 0x8002\n", "", 1, "btl_openib_pkey=0x8002 (/h/.openmpi/mca-params.conf line 2)"},
+		{"the environment beats a file", []string{"OMPI_MCA_btl_openib_pkey=3"}, "btl_openib_allow_ib = 1\nbtl_openib_pkey = 0x8002\n", "", 2, "OMPI_MCA_btl_openib_pkey=3: "},
+		{"a synonym in a file beats the environment", []string{"OMPI_MCA_btl_openib_pkey=3"}, "btl_openib_allow_ib = 1\nbtl_openib_ib_pkey_val = 2\n", "", 1, "btl_openib_ib_pkey_val=2 (/h/.openmpi/mca-params.conf line 2)"},
+		{"the override file beats the environment", []string{"OMPI_MCA_btl_openib_pkey=3", "OMPI_MCA_btl_openib_allow_ib=1"}, "", "opal_btl_openib_pkey = 2\n", 1, "opal_btl_openib_pkey=2 (/s/openmpi-mca-params-override.conf line 1)"},
+	} {
+		in := env(c.env...)
+		in.MCA = files(c.home, c.override)
+		if !OpenMPI.Mentioned(in) {
+			t.Errorf("%s: Open MPI not mentioned", c.name)
+		}
+		r := Resolve([]*Library{&OpenMPI}, in, host)[0]
+		if r.Verdict != Works || len(r.Ports) != 1 || r.Ports[0].Index != c.index || !strings.HasPrefix(r.Setting, c.setting) {
+			t.Errorf("%s: %s, %q, %+v; want index %d, %q", c.name, r.Verdict, r.Setting, r.Ports, c.index, c.setting)
+		}
+		if !strings.Contains(strings.Join(r.Assumptions, " "), "MCA parameter files read on this host: /h/.openmpi/mca-params.conf") {
+			t.Errorf("%s: assumptions %q", c.name, r.Assumptions)
+		}
+	}
+	// Debian's file does not open openib: not applicable, from that line.
+	in := env("OMPI_MCA_btl_openib_allow_ib=1")
+	in.MCA = ReadMCAFiles(Env{}, mapMCA{files: map[string]string{"/etc/openmpi/openmpi-mca-params.conf": "btl = ^uct,openib,ofi\npml = ^ucx\n"}, dirs: []string{"/etc/openmpi"}})
+	if r := Resolve([]*Library{&OpenMPI}, in, host)[0]; r.Verdict != NotApplicable || !strings.Contains(r.Inactive, "btl=^uct,openib,ofi (/etc/openmpi/openmpi-mca-params.conf line 1)") {
+		t.Errorf("Debian's file: %s %q", r.Verdict, r.Inactive)
+	}
+	if OpenMPI.Mentioned(in) {
+		t.Error("btl and pml in Debian's file make Open MPI mentioned")
+	}
+}
+
+// --want: exporting OMPI_MCA_btl_openib_pkey does not help when a file sets the
+// synonym or the override file sets the key to another partition.
+func TestOpenMPIWantBeatenByMCAFiles(t *testing.T) {
+	host := []*Port{port("", "mlx5_0", 1, 0xffff, 0x8002, 0x8003)}
+	for _, c := range []struct {
+		home, override string
+		finding        string
+	}{
+		{"btl_openib_ib_pkey_val = 3\n", "", "Open MPI takes btl_openib_ib_pkey_val=3 (/h/.openmpi/mca-params.conf line 1) instead"},
+		{"", "btl_openib_pkey = 3\n", "Open MPI takes btl_openib_pkey=3 (/s/openmpi-mca-params-override.conf line 1) instead"},
+		{"", "btl_openib_pkey = 2\n", ""}, // the override file already says partition 0x0002
+		{"btl_openib_pkey = 3\n", "", ""}, // the environment beats it
+	} {
+		in := env("OMPI_MCA_btl_openib_allow_ib=1")
+		in.MCA = ReadMCAFiles(Env{"HOME": "/h", "OPAL_SYSCONFDIR": "/s"}, mapMCA{files: map[string]string{
+			"/h/.openmpi/mca-params.conf":         c.home,
+			"/s/openmpi-mca-params-override.conf": c.override,
+		}})
+		w := WantPartition([]*Library{&OpenMPI}, in, check.PKey(0x8002), host)[0]
+		got := strings.Join(w.Findings, "; ")
+		if c.finding == "" && (w.Verdict != Works || got != "") || c.finding != "" && (w.Verdict != DoesNotWork || !strings.Contains(got, c.finding)) {
+			t.Errorf("%q %q: %s %q, want %q", c.home, c.override, w.Verdict, got, c.finding)
+		}
+	}
+}
+
+// A file that cannot be read, or a line ibkey does not interpret: Open MPI's
+// answer is not checked, unless the environment fixes what makes it not used.
+func TestOpenMPIUnreadMCAFile(t *testing.T) {
+	host := []*Port{port("", "mlx5_0", 1, 0xffff, 0x8002)}
+	read := func(kv []string, fsys mapMCA) *Result {
+		in := env(kv...)
+		in.MCA = ReadMCAFiles(Env{"HOME": "/h", "OPAL_SYSCONFDIR": "/s"}, fsys)
+		return Resolve([]*Library{&OpenMPI}, in, host)[0]
+	}
+	deny := mapMCA{deny: []string{"/h/.openmpi/mca-params.conf"}}
+	r := read([]string{"OMPI_MCA_btl_openib_allow_ib=1", "OMPI_MCA_btl_openib_pkey=2"}, deny)
+	if r.Verdict != Incomplete || !strings.Contains(strings.Join(r.Unchecked, " "), "/h/.openmpi/mca-params.conf") {
+		t.Errorf("unreadable home file: %s %q", r.Verdict, r.Unchecked)
+	}
+	// Unset allow_ib: the file may set it; inactive is not said.
+	if r := read(nil, deny); r.Verdict != Incomplete || r.Inactive != "" {
+		t.Errorf("unreadable home file, allow_ib unset: %s %q", r.Verdict, r.Inactive)
+	}
+	// pml ucx from the environment: no file but the override one can change it.
+	if r := read([]string{"OMPI_MCA_pml=ucx"}, deny); r.Verdict != NotApplicable || !strings.Contains(strings.Join(r.Notes, " "), "cannot change that") {
+		t.Errorf("unreadable home file, pml ucx: %s %q", r.Verdict, r.Notes)
+	}
+	if r := read([]string{"OMPI_MCA_pml=ucx"}, mapMCA{deny: []string{"/s/openmpi-mca-params-override.conf"}}); r.Verdict != Incomplete {
+		t.Errorf("unreadable override file, pml ucx: %s", r.Verdict)
+	}
+	in := env("OMPI_MCA_btl_openib_allow_ib=1")
+	in.MCA = ReadMCAFiles(Env{"OMPI_MCA_mca_base_param_file_prefix": "ompi-sets"}, mapMCA{})
+	if r := Resolve([]*Library{&OpenMPI}, in, host)[0]; r.Verdict != Incomplete || !strings.Contains(strings.Join(r.Unchecked, " "), "aggregate parameter files") {
+		t.Errorf("an aggregate parameter set: %s %q", r.Verdict, r.Unchecked)
+	}
+	odd := mapMCA{files: map[string]string{"/h/.openmpi/mca-params.conf": "/* btl_openib_pkey = 3 */\n"}}
+	if r := read([]string{"OMPI_MCA_btl_openib_allow_ib=1"}, odd); r.Verdict != Incomplete || !strings.Contains(strings.Join(r.Unchecked, " "), "line 1") {
+		t.Errorf("a line not interpreted: %s %q", r.Verdict, r.Unchecked)
+	}
+}
