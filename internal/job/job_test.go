@@ -497,11 +497,17 @@ func TestOpenMPIPKey(t *testing.T) {
 		{[]string{"OMPI_MCA_pml=^ucx"}, Incomplete, "choose among several PMLs"},
 		{[]string{"OMPI_MCA_pml=cm,ob1"}, Incomplete, "choose among several PMLs"},
 		{[]string{"OMPI_MCA_pml="}, Incomplete, "choose among several PMLs"},
+		// A PML choice decides nothing when openib is not opened anyway (Debian's
+		// openmpi-mca-params.conf sets both lines).
+		{[]string{"OMPI_MCA_pml=^ucx", "OMPI_MCA_btl=^uct,openib,ofi"}, NotApplicable, "not opened"},
 	} {
 		r := Resolve([]*Library{&OpenMPI}, ompi(c.kv...), []*Port{port("", "mlx5_0", 1, 0xffff)})[0]
 		all := strings.Join(append([]string{r.Inactive, r.Setting}, r.Unchecked...), "\n")
 		if r.Verdict != c.verdict || !strings.Contains(all, c.text) {
 			t.Errorf("%q: %s (%s), want %s with %q", c.kv, r.Verdict, all, c.verdict, c.text)
+		}
+		if c.verdict == NotApplicable && len(r.Unchecked) > 0 {
+			t.Errorf("%q: not applicable, yet not checked: %q", c.kv, r.Unchecked)
 		}
 	}
 	// btl_openib_component_init: if_include with if_exclude is "specified include and

@@ -145,8 +145,8 @@ func TestOpenMPIFromMCAFiles(t *testing.T) {
 	// Debian's file does not open openib: not applicable, from that line.
 	in := env("OMPI_MCA_btl_openib_allow_ib=1")
 	in.MCA = ReadMCAFiles(Env{}, mapMCA{files: map[string]string{"/etc/openmpi/openmpi-mca-params.conf": "btl = ^uct,openib,ofi\npml = ^ucx\n"}, dirs: []string{"/etc/openmpi"}})
-	if r := Resolve([]*Library{&OpenMPI}, in, host)[0]; r.Verdict != NotApplicable || !strings.Contains(r.Inactive, "btl=^uct,openib,ofi (/etc/openmpi/openmpi-mca-params.conf line 1)") {
-		t.Errorf("Debian's file: %s %q", r.Verdict, r.Inactive)
+	if r := Resolve([]*Library{&OpenMPI}, in, host)[0]; r.Verdict != NotApplicable || !strings.Contains(r.Inactive, "btl=^uct,openib,ofi (/etc/openmpi/openmpi-mca-params.conf line 1)") || len(r.Unchecked) > 0 {
+		t.Errorf("Debian's file: %s %q, not checked %q", r.Verdict, r.Inactive, r.Unchecked)
 	}
 	if OpenMPI.Mentioned(in) {
 		t.Error("btl and pml in Debian's file make Open MPI mentioned")

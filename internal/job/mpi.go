@@ -308,6 +308,7 @@ var OpenMPI = Library{
 		// fixed: Inactive or Reject comes from a value no MCA parameter file can
 		// change (the environment, or the override file).
 		fixed := false
+		pmlChoice := "" // a PML list that leaves Open MPI a choice: said if openib would be used
 		if pml, ok := ompiGet(in, "OMPI_MCA_ompi_pml", "OMPI_MCA_pml"); ok {
 			switch picks, sure := ompiSelects(pml.Value, "ob1"); {
 			case !picks:
@@ -315,7 +316,7 @@ var OpenMPI = Library{
 			case !sure:
 				// ompi_pml_base_select takes the highest priority among the PMLs that
 				// open (a real Open MPI 4.1.4 with pml ^ucx took cm, over libfabric).
-				s.Unchecked = append(s.Unchecked, fmt.Sprintf("%s lets Open MPI choose among several PMLs by priority (cm, ucx or ob1, by what the host has), which ibkey does not read: the openib BTL is used only under ob1", pml))
+				pmlChoice = fmt.Sprintf("%s lets Open MPI choose among several PMLs by priority (cm, ucx or ob1, by what the host has), which ibkey does not read: the openib BTL is used only under ob1", pml)
 			}
 		}
 		if btl, ok := ompiGet(in, "OMPI_MCA_opal_btl", "OMPI_MCA_btl"); ok && s.Inactive == "" {
@@ -330,6 +331,11 @@ var OpenMPI = Library{
 		}
 		if allow, why, from := ompiAllowIB(in); !allow && s.Inactive == "" {
 			s.Inactive, fixed = why+": Open MPI 4.x's openib BTL uses no InfiniBand port (init_one_port; set OMPI_MCA_btl_openib_allow_ib=1 to use it, or pml ucx, where UCX_IB_PKEY applies)", from.fixed(in)
+		}
+		if pmlChoice != "" && s.Inactive == "" && s.Reject == "" {
+			// Only where openib would otherwise be used does the PML choice decide
+			// (Debian's own file sets pml = ^ucx beside btl = ^uct,openib,ofi).
+			s.Unchecked = append(s.Unchecked, pmlChoice)
 		}
 		// btl_openib_pkey is registered (and read) before its synonym ib_pkey_val, which
 		// therefore wins when both are set; each is looked up under its long name
