@@ -1,6 +1,7 @@
 package cantalk
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -190,6 +191,9 @@ func (o *CanTalkOptions) judgeSA(ans *saAnswer, f *fabric.Fabric, eps []query.Re
 			pkeyReasons = append(pkeyReasons, r)
 		}
 	}
+	// OpenSM refuses an asker that shares no partition with an end silently, before
+	// it looks at the ends (pr_rcv_get_port_pair_paths).
+	asker := o.requesterSharesNone(f, eps)
 	switch {
 	case why.Routing:
 		// OpenSM walks the route before it looks at the partition (osm_sa_path_record.c
@@ -219,11 +223,11 @@ func (o *CanTalkOptions) judgeSA(ans *saAnswer, f *fabric.Fabric, eps []query.Re
 			// verdict rests on is not its to confirm.
 			ans.Reason += " on the ends' P_Key tables, all a PathRecord looks at (not the switch ports' tables, not Q_Keys): its path does not undo the verdict"
 		}
-	case !ans.Path && !pkeyOK && why.Line == "" && o.requesterSharesNone(f, eps) != "":
+	case !ans.Path && !pkeyOK && why.Line == "" && asker != "":
 		// OpenSM refused the asker before it looked at the ends
 		// (pr_rcv_get_port_pair_paths): no answer about them, yes or no.
 		ans.Unknown, ans.NotCompared = true, true
-		ans.Reason = fmt.Sprintf("the Subnet Manager refuses a path in partition %s (%s: %s), but %s, so its refusal neither confirms nor contradicts %s", key, asked, ans.Status, o.requesterSharesNone(f, eps), tables)
+		ans.Reason = fmt.Sprintf("the Subnet Manager refuses a path in partition %s (%s: %s), but %s, so its refusal neither confirms nor contradicts %s", key, asked, ans.Status, asker, tables)
 	case !ans.Path && !pkeyOK:
 		ans.Agrees = true
 		ans.Reason = fmt.Sprintf("the Subnet Manager refuses a path in partition %s too (%s: %s): %s", key, asked, ans.Status, strings.Join(pkeyReasons, "; "))
@@ -233,10 +237,7 @@ func (o *CanTalkOptions) judgeSA(ans *saAnswer, f *fabric.Fabric, eps []query.Re
 	default:
 		ans.Unknown = true
 		ans.Reason = fmt.Sprintf("the Subnet Manager refuses a path in partition %s (%s: %s) that %s allow", key, asked, ans.Status, tables)
-		silent := endsShareNone(f, eps)
-		if silent == "" {
-			silent = o.requesterSharesNone(f, eps)
-		}
+		silent := cmp.Or(endsShareNone(f, eps), asker)
 		switch {
 		case silent != "":
 			ans.NotCompared = true
