@@ -349,7 +349,7 @@ var OpenMPI = Library{
 			// The job's environment with the export added: whatever Open MPI then
 			// takes instead of it beats it (the override file, the long name, or
 			// the synonym from anywhere).
-			want := Inputs{Env: Env{"OMPI_MCA_btl_openib_pkey": part.String()}, MCA: in.MCA}
+			want := Inputs{Env: Env{}, MCA: in.MCA}
 			maps.Copy(want.Env, in.Env)
 			want.Env["OMPI_MCA_btl_openib_pkey"] = part.String()
 			var won ompiSet
