@@ -212,25 +212,35 @@ func (s *Sysfs) DeviceNames() ([]string, error) {
 }
 
 // VerbsDevices maps each device to the name of its uverbs character device ("rxe0"
-// to "uverbs0"), from class/infiniband_verbs/uverbsN/ibdev, as libibverbs finds them
-// (rdma-core libibverbs/init.c, setup_sysfs_dev). An entry whose ibdev cannot be read
-// is left out, as libibverbs leaves it out. The class is not tagged by network
-// namespace: every uverbsN of the machine is listed wherever sysfs is mounted.
-func (s *Sysfs) VerbsDevices() (map[string]string, error) {
+// to "uverbs0"), from class/infiniband_verbs/uverbsN/ibdev. The class is not tagged by
+// network namespace: every uverbsN of the machine is listed wherever sysfs is mounted.
+// unread are the entries whose ibdev could not be read, or does not hold a device
+// name: which device each one is, is not known. libibverbs does not need that file:
+// it asks the kernel for each device's uverbs device over netlink
+// (RDMA_NLDEV_CMD_GET_CHARDEV, rdma-core libibverbs/ibdev_nl.c find_uverbs_nl) and
+// reads sysfs only when that fails (find_uverbs_sysfs).
+func (s *Sysfs) VerbsDevices() (devs map[string]string, unread []error, err error) {
 	ents, err := s.readDir(ClassVerbs)
 	if err != nil {
-		return nil, &PathError{Root: s.Root, Path: ClassVerbs, Err: err}
+		return nil, nil, &PathError{Root: s.Root, Path: ClassVerbs, Err: err}
 	}
-	out := map[string]string{}
+	devs = map[string]string{}
 	for _, e := range ents {
 		if !strings.HasPrefix(e.Name(), "uverbs") || CheckDeviceName(e.Name()) != nil {
 			continue // abi_version
 		}
-		if dev, err := s.readSmall(path.Join(ClassVerbs, e.Name(), "ibdev")); err == nil && CheckDeviceName(dev) == nil {
-			out[dev] = e.Name()
+		name := path.Join(ClassVerbs, e.Name(), "ibdev")
+		dev, err := s.readSmall(name)
+		if err == nil {
+			err = CheckDeviceName(dev)
 		}
+		if err != nil {
+			unread = append(unread, &PathError{Root: s.Root, Path: name, Err: err})
+			continue
+		}
+		devs[dev] = e.Name()
 	}
-	return out, nil
+	return devs, unread, nil
 }
 
 // Device is one RDMA device, from class/infiniband/DEV/.

@@ -247,6 +247,59 @@ func TestHostPortsLeavesOutUnopenable(t *testing.T) {
 	if !errors.As(err, &env) || !strings.Contains(err.Error(), "no RDMA device here can be opened by a library: irdma0: ") || !strings.Contains(err.Error(), "; mlx5_1: ") {
 		t.Errorf("no uverbs device: %v", err)
 	}
+	// An entry whose ibdev cannot be read (here a directory): which device it is, is
+	// not known, and libibverbs finds it over netlink all the same. The devices no
+	// readable entry names are not checked, never left out; the others are judged.
+	ibdev1 := filepath.Join(sys, "class/infiniband_verbs/uverbs1/ibdev")
+	if err := os.Remove(ibdev1); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(ibdev1, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mount("uverbs0")
+	ports, unread, closed, err := job.HostPorts(host, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	for _, p := range ports {
+		kept = append(kept, p.Label())
+	}
+	if got := strings.Join(kept, " "); got != "irdma0/1 mlx5_0/1 mlx5_1/1 mlx5_1/2" {
+		t.Errorf("unreadable ibdev: ports %q, want all but mlx5_2's (irdma0 may be uverbs1's too)", got)
+	}
+	if len(unread) != 2 || unread[0].Device != "irdma0" || unread[1].Device != "mlx5_1" || unread[1].Port != -1 ||
+		!strings.HasPrefix(unread[1].Why, "whether libibverbs lists it here was not checked: "+ibdev1+": ") {
+		t.Errorf("unreadable ibdev: unread %+v", unread)
+	}
+	if len(closed) != 1 || closed[0].Device != "mlx5_2" {
+		t.Errorf("unreadable ibdev: closed %q, want mlx5_2 (its uverbs2 not mounted)", closed)
+	}
+	// A library that could choose the device not checked is not checked (exit 4);
+	// one kept off it by its settings is judged on the others.
+	for _, c := range []struct {
+		env  job.Env
+		want string
+	}{{job.Env{}, "UCX"}, {job.Env{"UCX_NET_DEVICES": "mlx5_0:1"}, ""}} {
+		ws := job.Resolve([]*job.Library{&job.UCX}, job.Inputs{Env: c.env, Unread: unread}, ports)
+		if got := strings.Join(job.Choosers(ws, unread[1]), ","); got != c.want {
+			t.Errorf("unreadable ibdev, %v: %q could choose mlx5_1, want %q", c.env, got, c.want)
+		}
+	}
+	// The class itself unreadable for another reason than its absence (a file here:
+	// ENOTDIR): no device is left out, each is not checked.
+	verbs := filepath.Join(sys, "class/infiniband_verbs")
+	if err := os.RemoveAll(verbs); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(verbs, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ports, unread, closed, err = job.HostPorts(host, "")
+	if err != nil || len(closed) != 0 || len(unread) != 4 || len(ports) != 5 {
+		t.Errorf("unreadable class: %d ports, unread %+v, closed %q, %v", len(ports), unread, closed, err)
+	}
 	// Without the uverbs class (ib_uverbs not loaded), libibverbs lists nothing.
 	if err := os.RemoveAll(filepath.Join(sys, "class/infiniband_verbs")); err != nil {
 		t.Fatal(err)

@@ -53,7 +53,9 @@ func PortFromView(host string, v *query.PortView) *Port {
 // The devices no library on this machine can open (query.Host.Unopenable: in a
 // container, those whose uverbs device the device plugin did not mount) are not the
 // job's: their ports are left out, and closed says each with why. When that leaves
-// no port, the error says so (a *query.EnvError: nothing here a library can use).
+// no port, the error says so (a *query.EnvError: nothing here a library can use). A
+// device for which that could not be checked keeps its ports and is also unread: a
+// library that could choose it is not checked (UnreadPending).
 func HostPorts(h *query.Host, label string) (ports []*Port, unread []Unread, closed []LeftOut, err error) {
 	views, err := h.Load(query.Selector{}, query.LoadOptions{Tables: true, Interfaces: true})
 	all, err := query.NotRead(views, err)
@@ -68,7 +70,10 @@ func HostPorts(h *query.Host, label string) (ports []*Port, unread []Unread, clo
 		devs = append(devs, u.Device)
 	}
 	devs = slices.Compact(slices.Sorted(slices.Values(devs)))
-	shut := h.Unopenable(slices.DeleteFunc(devs, func(d string) bool { return d == "" }))
+	shut, unknown := h.Unopenable(slices.DeleteFunc(devs, func(d string) bool { return d == "" }))
+	for _, d := range slices.Sorted(maps.Keys(unknown)) {
+		unread = append(unread, Unread{Host: label, Device: d, Port: -1, Name: "device " + d, Why: unknown[d]})
+	}
 	var says []string
 	for _, d := range slices.Sorted(maps.Keys(shut)) {
 		closed = append(closed, LeftOut{Device: d, Why: shut[d]})

@@ -35,35 +35,52 @@ type Host struct {
 	CharDevs string
 }
 
-// Unopenable says, for each of devs that no library on this machine can open, why:
-// libibverbs lists a device only when its uverbs character device exists in
+// Unopenable says, for each of devs that no library on this machine can open, why
+// (shut): libibverbs lists a device only when its uverbs character device exists in
 // /dev/infiniband (rdma-core libibverbs/init.c: setup_sysfs_dev and
 // find_sysfs_devs_nl drop a device whose try_access_device stat fails), and every
 // library finds its devices through ibv_get_device_list. In a container, which
 // uverbsN exist is the device plugin's choice (k8s-rdma-shared-dev-plugin,
 // sriov-network-device-plugin: rdmamap.GetRdmaCharDevices), while sysfs in the
-// kernel's shared RDMA namespace mode lists every device of the node. Nil when
-// CharDevs is "".
-func (h *Host) Unopenable(devs []string) map[string]string {
+// kernel's shared RDMA namespace mode lists every device of the node.
+//
+// unknown says, for each device whose uverbs device could not be told, why that was
+// not checked: class/infiniband_verbs, or an entry's ibdev, could not be read for
+// another reason than its absence (a security policy, a broken tree), and libibverbs,
+// which asks the kernel over netlink (Sysfs.VerbsDevices), may list it all the same.
+// Both are nil when CharDevs is "".
+func (h *Host) Unopenable(devs []string) (shut, unknown map[string]string) {
 	if h.CharDevs == "" || len(devs) == 0 {
-		return nil
+		return nil, nil
 	}
-	out := map[string]string{}
-	uverbs, err := h.Sys.VerbsDevices()
+	shut, unknown = map[string]string{}, map[string]string{}
+	uverbs, unread, err := h.Sys.VerbsDevices()
+	var notChecked string
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		for _, d := range devs {
+			shut[d] = "libibverbs lists no device here: " + err.Error() + " (ib_uverbs not loaded?)"
+		}
+		return shut, unknown
+	case err != nil:
+		notChecked = err.Error()
+	case len(unread) > 0:
+		notChecked = errors.Join(unread...).Error()
+	}
 	for _, d := range devs {
 		name, ok := uverbs[d]
 		switch {
-		case err != nil:
-			out[d] = "libibverbs lists no device here: " + err.Error() + " (ib_uverbs not loaded?)"
+		case !ok && notChecked != "":
+			unknown[d] = "whether libibverbs lists it here was not checked: " + strings.ReplaceAll(notChecked, "\n", "; ")
 		case !ok:
-			out[d] = "libibverbs does not list it here: no uverbs device names it in " + path.Join(h.Sys.Root, ibverbs.ClassVerbs)
+			shut[d] = "libibverbs does not list it here: no uverbs device names it in " + path.Join(h.Sys.Root, ibverbs.ClassVerbs)
 		default:
 			if _, serr := os.Stat(path.Join(h.CharDevs, name)); serr != nil {
-				out[d] = fmt.Sprintf("libibverbs does not list it here: %s: %s (in a container, the device plugin mounts the uverbs devices it may use)", path.Join(h.CharDevs, name), ibverbs.Describe(serr))
+				shut[d] = fmt.Sprintf("libibverbs does not list it here: %s: %s (in a container, the device plugin mounts the uverbs devices it may use)", path.Join(h.CharDevs, name), ibverbs.Describe(serr))
 			}
 		}
 	}
-	return out
+	return shut, unknown
 }
 
 // ErrNoDevices: the sysfs tree has no RDMA device class (no ib_core, or not a sysfs
