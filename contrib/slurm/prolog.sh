@@ -23,6 +23,14 @@ if [ "$IBKEY_SOURCE" = fabric ]; then
 	select=(--node "$SLURMD_NODENAME")
 fi
 mapfile -t libs < <(ibkey_lib_args)
+# The job's Open MPI reads its user's ~/.openmpi/mca-params.conf (opal_home_directory:
+# $HOME), and slurmd gives the Prolog no HOME: ibkey reads the file that user's
+# processes will read. Unknown here: HOME stays unset, and ibkey names the file it
+# could not locate.
+home=$(getent passwd "${SLURM_JOB_USER:-}" | cut -d: -f6)
+if [ -n "$home" ]; then
+	export HOME=$home
+fi
 tmp=$(mktemp "$state.XXXXXX") || exit 1
 "$IBKEY" "${IBKEY_ARGS[@]}" job "${select[@]}" "${libs[@]}" --want "$key" \
 	--wait "$IBKEY_WAIT" --emit env >"$tmp" 2>"$tmp.err"

@@ -366,3 +366,26 @@ func TestPrologUnreadDevice(t *testing.T) {
 		}
 	}
 }
+
+// slurmd gives the Prolog no HOME (prep_script_slurmd.c, _build_env), but the job's
+// Open MPI reads its user's ~/.openmpi/mca-params.conf: the Prolog runs ibkey with
+// SLURM_JOB_USER's home from the passwd database, and without HOME for a user it
+// cannot look up.
+func TestPrologJobUserHome(t *testing.T) {
+	dir := t.TempDir()
+	fake := filepath.Join(dir, "ibkey")
+	if err := os.WriteFile(fake, []byte("#!/bin/sh\necho \"warning: HOME=${HOME-unset}\" >&2\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cl := &cluster{state: filepath.Join(dir, "run-ibkey"), conf: filepath.Join(dir, "slurm.conf")}
+	if err := os.WriteFile(cl.conf, []byte("IBKEY="+fake+"\nIBKEY_STATE_DIR="+cl.state+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ user, want string }{{"root", "HOME=/root"}, {"no-such-user-ibkey", "HOME=unset"}} {
+		env := append(prologEnv("node02", "pkey=0x7fff"), "SLURM_JOB_USER="+c.user) // the later one wins
+		_, errOut, code := cl.run(t, "prolog.sh", env...)
+		if code != 0 || !strings.Contains(errOut, "warning: "+c.want+"\n") {
+			t.Errorf("SLURM_JOB_USER=%s: exit %d, stderr %q; want %s", c.user, code, errOut, c.want)
+		}
+	}
+}
