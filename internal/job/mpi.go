@@ -311,6 +311,8 @@ var OpenMPI = Library{
 		pmlChoice := "" // a PML list that leaves Open MPI a choice: said if openib would be used
 		if pml, ok := ompiGet(in, "OMPI_MCA_ompi_pml", "OMPI_MCA_pml"); ok {
 			switch picks, sure := ompiSelects(pml.Value, "ob1"); {
+			case ompiNoSuchComponent(pml.Value) != "":
+				s.Reject, fixed = fmt.Sprintf("Open MPI refuses %s: no PML is named %q (\"A requested component was not found\": MPI_Init fails)", pml, ompiNoSuchComponent(pml.Value)), pml.fixed(in)
 			case !picks:
 				s.Inactive, fixed = fmt.Sprintf("%s: the openib BTL is not used (pml ob1 is not selected; with pml ucx, UCX_IB_PKEY applies: see UCX)", pml), pml.fixed(in)
 			case !sure:
@@ -325,6 +327,8 @@ var OpenMPI = Library{
 			case strings.Contains(strings.TrimLeft(btl.Value, "^"), "^"):
 				// mca_base_component_parse_requested: "framework-param:too-many-negates".
 				s.Reject, fixed = fmt.Sprintf("Open MPI refuses %s: '^' may only start the list (MPI_Init fails)", btl), btl.fixed(in)
+			case ompiNoSuchComponent(btl.Value) != "":
+				s.Reject, fixed = fmt.Sprintf("Open MPI refuses %s: no BTL is named %q (\"A requested component was not found\": MPI_Init fails)", btl, ompiNoSuchComponent(btl.Value)), btl.fixed(in)
 			case !picks:
 				s.Inactive, fixed = fmt.Sprintf("%s: the openib BTL is not opened (Open MPI selects BTLs by this list)", btl), btl.fixed(in)
 			}
@@ -448,6 +452,29 @@ func ompiSelects(list, name string) (picks, sure bool) {
 	}
 	names = slices.DeleteFunc(names, func(n string) bool { return n == "" })
 	return in, !in || len(names) == 1
+}
+
+// ompiNoSuchComponent is the first name of an include list (not starting with '^')
+// that no component can have, "" when there is none. Names are not trimmed
+// (ompiSelects), so a space after a comma, or the CR a file saved with CRLF line ends
+// leaves at the end of its value, is part of the name; a component's name is the C
+// identifier in its symbol (mca_btl_openib_component), and a name that is not one is
+// never found. Open MPI then stops at MPI_Init ("A requested component was not
+// found", mca_base_component_find.c component_find_check; a real Open MPI 4.1.4 with
+// btl "self, vader", "self,vader\r" or pml " ob1"). An excluded name that is not one
+// excludes nothing (btl "^vader\r" opens vader), as ompiSelects reads it.
+func ompiNoSuchComponent(list string) string {
+	if list == "" || list[0] == '^' {
+		return ""
+	}
+	for n := range strings.SplitSeq(list, ",") {
+		if strings.ContainsFunc(n, func(r rune) bool {
+			return !(r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z')
+		}) {
+			return n
+		}
+	}
+	return ""
 }
 
 // ompiAllowIB reads btl_openib_allow_ib (ompiGet) as Open MPI 4.x sets a bool MCA
