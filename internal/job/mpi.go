@@ -628,6 +628,18 @@ func ompiFilesNote(m *MCAFiles) string {
 	if len(m.NotLocated) > 0 {
 		parts = append(parts, "not located, so not read: "+strings.Join(m.NotLocated, ", "))
 	}
+	// read_files opens a relative name as it is (mca_base_var.c: only aggregate
+	// parameter sets are looked up along mca_base_param_file_path), so in each MPI
+	// process's working directory; here, in ibkey's.
+	var rel []string
+	for _, f := range slices.Concat(m.Read, m.Missing) {
+		if !strings.HasPrefix(f, "/") {
+			rel = append(rel, f)
+		}
+	}
+	if len(rel) > 0 {
+		parts = append(parts, fmt.Sprintf("%s looked up in ibkey's working directory: Open MPI opens a relative name in each process's", strings.Join(rel, ", ")))
+	}
 	if len(parts) == 0 {
 		parts = append(parts, "no MCA parameter file (mca_base_param_files=none)")
 	}
