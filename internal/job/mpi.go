@@ -321,19 +321,27 @@ var OpenMPI = Library{
 				pmlChoice = fmt.Sprintf("%s lets Open MPI choose among several PMLs by priority (cm, ucx or ob1, by what the host has), which ibkey does not read: the openib BTL is used only under ob1", pml)
 			}
 		}
-		if btl, ok := ompiGet(in, "OMPI_MCA_opal_btl", "OMPI_MCA_btl"); ok && s.Inactive == "" {
+		// Every MPI_Init opens the BTL framework, whatever the PML, and before the PML
+		// framework (ompi_mpi_init.c: mca_bml_base_open, then the pml): a BTL list Open
+		// MPI refuses stops it under pml cm or ucx too, and is what it says first (a
+		// real Open MPI 4.1.4).
+		btl, hasBTL := ompiGet(in, "OMPI_MCA_opal_btl", "OMPI_MCA_btl")
+		btlRefused := false
+		if hasBTL {
 			picks, _ := ompiSelects(btl.Value, "openib")
 			switch {
 			case strings.Contains(strings.TrimLeft(btl.Value, "^"), "^"):
 				// mca_base_component_parse_requested: "framework-param:too-many-negates".
-				s.Reject, fixed = fmt.Sprintf("Open MPI refuses %s: '^' may only start the list (MPI_Init fails)", btl), btl.fixed(in)
+				s.Inactive, s.Reject, fixed, btlRefused = "", fmt.Sprintf("Open MPI refuses %s: '^' may only start the list (MPI_Init fails)", btl), btl.fixed(in), true
 			case ompiNoSuchComponent(btl.Value) != "":
-				s.Reject, fixed = fmt.Sprintf("Open MPI refuses %s: no BTL is named %q (\"A requested component was not found\": MPI_Init fails)", btl, ompiNoSuchComponent(btl.Value)), btl.fixed(in)
-			case !picks:
+				s.Inactive, s.Reject, fixed, btlRefused = "", fmt.Sprintf("Open MPI refuses %s: no BTL is named %q (\"A requested component was not found\": MPI_Init fails)", btl, ompiNoSuchComponent(btl.Value)), btl.fixed(in), true
+			case !picks && s.Inactive == "" && s.Reject == "":
 				s.Inactive, fixed = fmt.Sprintf("%s: the openib BTL is not opened (Open MPI selects BTLs by this list)", btl), btl.fixed(in)
 			}
 		}
-		if allow, why, from := ompiAllowIB(in); !allow && s.Inactive == "" {
+		// A refused list stops MPI_Init whatever openib would do (resolveOne judges an
+		// Inactive library not applicable before it looks at Reject).
+		if allow, why, from := ompiAllowIB(in); !allow && s.Inactive == "" && s.Reject == "" {
 			s.Inactive, fixed = why+": Open MPI 4.x's openib BTL uses no InfiniBand port (init_one_port; set OMPI_MCA_btl_openib_allow_ib=1 to use it, or pml ucx, where UCX_IB_PKEY applies)", from.fixed(in)
 		}
 		if pmlChoice != "" && s.Inactive == "" && s.Reject == "" {
@@ -394,11 +402,20 @@ var OpenMPI = Library{
 		incSet, hasInc := ompiGet(in, "OMPI_MCA_opal_btl_openib_if_include", "OMPI_MCA_btl_openib_if_include")
 		excSet, hasExc := ompiGet(in, "OMPI_MCA_opal_btl_openib_if_exclude", "OMPI_MCA_btl_openib_if_exclude")
 		inc, exc := incSet.Value, excSet.Value
-		if hasInc && hasExc && s.Inactive == "" {
-			// btl_openib_component_init (v4.1.x): more than one of if_include,
-			// if_exclude, ipaddr_include, ipaddr_exclude shows "specified include
-			// and exclude" and goes to no_btls.
-			s.Inactive = "btl_openib_if_include and btl_openib_if_exclude are both set: Open MPI refuses them (\"specified include and exclude\") and makes no openib BTL"
+		if hasInc && hasExc && !btlRefused {
+			// btl_openib_component_open (v4.1.x) refuses to open the component when both
+			// are set (mca_base_var_check_exclusive: "Two mutually-exclusive MCA
+			// variables were specified"), before any device is looked at. A BTL list
+			// that names openib then stops MPI_Init ("A requested component was not
+			// found, or was unable to be opened"); any other leaves openib out (a real
+			// Open MPI 4.1.4).
+			const both = "btl_openib_if_include and btl_openib_if_exclude are both set: the openib BTL does not open (\"Two mutually-exclusive MCA variables were specified\")"
+			switch named := hasBTL && btl.Value != "" && btl.Value[0] != '^' && slices.Contains(strings.Split(btl.Value, ","), "openib"); {
+			case named: // in the BTL framework's open, before the PML's
+				s.Inactive, s.Reject = "", fmt.Sprintf("Open MPI refuses %s: %s, and %s names it (\"A requested component was not found, or was unable to be opened\": MPI_Init fails)", "its openib settings", both, btl)
+			case s.Inactive == "" && s.Reject == "":
+				s.Inactive = both
+			}
 		}
 		s.allows = func(_ []*Port, dev string, num int) (bool, string) {
 			spec := func(list string) bool {

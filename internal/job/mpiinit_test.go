@@ -60,8 +60,8 @@ func TestComponentListsAgainstMPIInit(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := rand.New(rand.NewPCG(4, 2026))
-	btlNames := []string{"self", "vader", "tcp", " vader", "tcp ", "vader\r", "self\r", ""}
-	pmlNames := []string{"ob1", " ob1", "ob1\r"}
+	btlNames := []string{"self", "vader", "tcp", "openib", " vader", "tcp ", "vader\r", "self\r", ""}
+	pmlNames := []string{"ob1", "cm", " ob1", "ob1\r"}
 	list := func(pool []string, n int) string {
 		var names []string
 		for range n {
@@ -73,31 +73,44 @@ func TestComponentListsAgainstMPIInit(t *testing.T) {
 		}
 		return s
 	}
-	cases := [][2]string{{"self,vader", ""}, {"self,vader\r", ""}, {"", " ob1"}, {"^vader\r", ""}}
+	type listCase struct {
+		btl, pml string
+		both     bool // btl_openib_if_include and _if_exclude both set
+		allow    bool // btl_openib_allow_ib=1
+	}
+	cases := []listCase{{btl: "self,vader", allow: true}, {btl: "self,vader\r", allow: true}, {pml: " ob1", allow: true},
+		{btl: "^vader\r", allow: true}, {btl: "self, vader", pml: "cm"}, {btl: "self,vader,openib", both: true},
+		{btl: "self,vader", both: true, allow: true}}
 	for range 10 {
-		c := [2]string{"self," + list(btlNames, 1+r.IntN(2)), ""}
+		c := listCase{btl: "self," + list(btlNames, 1+r.IntN(2)), both: r.IntN(4) == 0, allow: r.IntN(3) > 0}
 		if r.IntN(3) == 0 {
-			c[0] = list(btlNames, 1+r.IntN(3))
+			c.btl = list(btlNames, 1+r.IntN(3))
 		}
-		if r.IntN(4) == 0 {
-			c[1] = list(pmlNames, 1)
+		if r.IntN(3) == 0 {
+			c.pml = list(pmlNames, 1)
 		}
 		cases = append(cases, c)
 	}
 	base := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(), "IBKEY_TEST_MPI_INIT=1",
 		"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1",
 		"OMPI_MCA_mca_base_param_files=none", "OPAL_SYSCONFDIR=" + t.TempDir()}
-	refused := 0 // by a component not found
+	refused := 0 // by a component not found or not opened
 	for _, c := range cases {
-		env := Env{"OMPI_MCA_btl_openib_allow_ib": "1"}
-		if c[0] != "" {
-			env["OMPI_MCA_btl"] = c[0]
+		env := Env{}
+		for k, v := range map[string]string{"OMPI_MCA_btl": c.btl, "OMPI_MCA_pml": c.pml} {
+			if v != "" {
+				env[k] = v
+			}
 		}
-		if c[1] != "" {
-			env["OMPI_MCA_pml"] = c[1]
+		if c.both {
+			env["OMPI_MCA_btl_openib_if_include"], env["OMPI_MCA_btl_openib_if_exclude"] = "mlx5_0", "mlx5_1"
+		}
+		if c.allow {
+			env["OMPI_MCA_btl_openib_allow_ib"] = "1"
 		}
 		var s setup
 		OpenMPI.configure(Inputs{Env: env}, &s)
+		says := strings.Contains(s.Reject, "is named") || strings.Contains(s.Reject, "unable to be opened")
 
 		// Open MPI's diagnostics do not always reach mpirun (show_help.c: "ORTE_ERROR_LOG:
 		// Data unpack would read past end of buffer" in their place): run again then.
@@ -116,8 +129,8 @@ func TestComponentListsAgainstMPIInit(t *testing.T) {
 				break
 			}
 		}
-		if fails != (s.Reject != "") || notFound != strings.Contains(s.Reject, "is named") {
-			t.Errorf("btl %q pml %q: ibkey refuses: %q; the real MPI_Init fails: %v, a component not found: %v\n%s", c[0], c[1], s.Reject, fails, notFound, out)
+		if fails != (s.Reject != "") || notFound != says {
+			t.Errorf("%+v: ibkey refuses: %q; the real MPI_Init fails: %v, a component not found or opened: %v\n%s", c, s.Reject, fails, notFound, out)
 		}
 		if notFound {
 			refused++
