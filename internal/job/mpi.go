@@ -412,7 +412,7 @@ var OpenMPI = Library{
 			const both = "btl_openib_if_include and btl_openib_if_exclude are both set: the openib BTL does not open (\"Two mutually-exclusive MCA variables were specified\")"
 			switch named := hasBTL && btl.Value != "" && btl.Value[0] != '^' && slices.Contains(strings.Split(btl.Value, ","), "openib"); {
 			case named: // in the BTL framework's open, before the PML's
-				s.Inactive, s.Reject = "", fmt.Sprintf("Open MPI refuses %s: %s, and %s names it (\"A requested component was not found, or was unable to be opened\": MPI_Init fails)", "its openib settings", both, btl)
+				s.Inactive, s.Reject = "", fmt.Sprintf("Open MPI refuses its openib settings: %s, and %s names it (\"A requested component was not found, or was unable to be opened\": MPI_Init fails)", both, btl)
 			case s.Inactive == "" && s.Reject == "":
 				s.Inactive = both
 			}
