@@ -34,8 +34,9 @@ import (
 //     nodes, links, port GUIDs and LIDs ibkey says changed are exactly those that
 //     changed there, and every port `ibnetdiscover --load-cache B --diff A` flags
 //     (its default checks, then lid and nodedesc) is named by one of ibkey's changes;
-//   - P_Keys and GID prefixes: every change ibkey names agrees with what smpquery
-//     reads on both sides, and every port where smpquery saw one has one;
+//   - P_Keys and PortInfo (state, physical state, LID, LMC, GID prefix): every
+//     change ibkey names agrees with what smpquery reads on both sides, and every
+//     port where smpquery saw one has one;
 //   - the exit code is 1 with changes and 0 without (the help's table).
 //
 // ibnetdiscover --diff is blind where ibkey is not: cabling that moves between ports of
@@ -97,8 +98,9 @@ type diffSnap struct {
 	net    lab.Net
 	lids   map[check.PortID]string // "LID/LMC" of CA and router ports, LID of switch port 0
 	tables map[check.PortID][]uint16
-	// prefixes are the GID prefixes smpquery reads (end ports, switch port 0).
-	prefixes map[check.PortID]uint64
+	// portInfo is what smpquery portinfo reads of each port ibkey read, by ibkey's
+	// field names and in its spelling.
+	portInfo map[check.PortID]map[string]string
 }
 
 func (l *fabricLab) diffSnap(t *testing.T, dir string) *diffSnap {
@@ -123,14 +125,11 @@ func (l *fabricLab) diffSnap(t *testing.T, dir string) *diffSnap {
 		t.Fatal(err)
 	}
 	s.net, s.lids = net, parseNetLIDs(listing)
-	s.tables, s.prefixes = map[check.PortID][]uint16{}, map[check.PortID]uint64{}
+	s.tables, s.portInfo = map[check.PortID][]uint16{}, map[check.PortID]map[string]string{}
 	for _, n := range f.Nodes {
 		for _, p := range n.Ports {
-			if id := (check.PortID{Node: n.GUID, Port: p.Num}); p.Error == "" && (n.Type != check.NodeSwitch || p.Num == 0) {
-				pi := lab.ParseFields(l.tool(t, "smpquery", "-D", "portinfo", pathTo(f, id), fmt.Sprint(p.Num)))
-				if s.prefixes[id], err = pi.Uint("GidPrefix"); err != nil {
-					t.Fatal(err)
-				}
+			if id := (check.PortID{Node: n.GUID, Port: p.Num}); p.Error == "" {
+				s.portInfo[id] = smpPortInfo(t, l.tool(t, "smpquery", "-D", "portinfo", pathTo(f, id), fmt.Sprint(p.Num)))
 			}
 			if p.PKeys == nil || (p.LID == 0 && n.Type != check.NodeSwitch) {
 				continue
@@ -157,6 +156,33 @@ var (
 	netNodeRE   = regexp.MustCompile(`^(?:[<>] )?(?:Switch|Ca|Rt)\s+\d+\s+"[SHR]-([0-9a-f]{16})"`)
 	netDiffRE   = regexp.MustCompile(`^([<>]) \[(\d+)\]`)
 )
+
+// smpPortInfo is smpquery portinfo's state, physical state, LID, LMC and GID prefix,
+// named and spelt as fabric diff's port-changed fields (a GID prefix 0 is none).
+func smpPortInfo(t *testing.T, out string) map[string]string {
+	f := lab.ParseFields(out)
+	m := map[string]string{
+		"state":      map[string]string{"Down": check.StateDown, "Initialize": check.StateInit, "Armed": check.StateArmed, "Active": check.StateActive}[f["LinkState"]],
+		"phys_state": f["PhysLinkState"],
+	}
+	for _, x := range []struct{ field, name string }{{"lid", "Lid"}, {"lmc", "LMC"}, {"gid_prefix", "GidPrefix"}} {
+		v, err := f.Uint(x.name)
+		if err != nil {
+			t.Fatalf("smpquery portinfo: %v\n%s", err, out)
+		}
+		m[x.field] = fmt.Sprint(v)
+		if x.field == "gid_prefix" {
+			m[x.field] = ""
+			if v != 0 {
+				m[x.field] = check.FormatGIDPrefix(check.GUID(v))
+			}
+		}
+	}
+	if m["state"] == "" || m["phys_state"] == "" {
+		t.Fatalf("smpquery portinfo: state %q, physical state %q unknown\n%s", f["LinkState"], f["PhysLinkState"], out)
+	}
+	return m
+}
 
 // pathTo is the directed route to port id's node in f, by which the port can be
 // asked for: a CA's or router's port is reached through its own link, so the route
@@ -574,7 +600,7 @@ func compareDiff(t *testing.T, l *fabricLab, a, b *diffSnap) {
 	}
 	netEnd := func(p check.FindingPort) string { return lab.NetEnd(uint64(p.Node), p.Port) }
 	named := map[check.PortID]bool{} // ports (and nodes, port 0) ibkey named in a topology change
-	namedPrefix := map[check.PortID]bool{}
+	namedField := map[string]bool{}  // "FIELD 0xGUID[port]" of ibkey's port-changed
 	for _, c := range doc.Changes {
 		switch c.Kind {
 		case fabric.ChangeNodeRemoved, fabric.ChangeNodeAdded:
@@ -608,12 +634,16 @@ func compareDiff(t *testing.T, l *fabricLab, a, b *diffSnap) {
 					t.Errorf("ibkey: %s port_guid %s -> %s; ibnetdiscover lists %s -> %s", netEnd(p), c.Before, c.After, check.GUID(before), check.GUID(after))
 				}
 				named[p.PortID] = true
-			case "gid_prefix":
-				x, y := a.prefixes[p.PortID], b.prefixes[p.PortID]
-				if check.FormatGIDPrefix(check.GUID(x)) != c.Before || check.FormatGIDPrefix(check.GUID(y)) != c.After {
-					t.Errorf("ibkey: %s gid_prefix %s -> %s; smpquery reads %#x -> %#x", netEnd(p), c.Before, c.After, x, y)
+			}
+			switch c.Field {
+			case "state", "phys_state", "lid", "lmc", "gid_prefix":
+				x, y := a.portInfo[p.PortID][c.Field], b.portInfo[p.PortID][c.Field]
+				if x != c.Before || y != c.After {
+					t.Errorf("ibkey: %s %s %s -> %s; smpquery portinfo reads %q -> %q", netEnd(p), c.Field, c.Before, c.After, x, y)
 				}
-				namedPrefix[p.PortID] = true
+				namedField[c.Field+" "+netEnd(p)] = true
+			}
+			switch c.Field {
 			case "lid", "lmc":
 				id := p.PortID
 				x, y := a.lids[id], b.lids[id]
@@ -656,9 +686,13 @@ func compareDiff(t *testing.T, l *fabricLab, a, b *diffSnap) {
 	for k := range linksNew {
 		t.Errorf("ibnetdiscover: link %s new; ibkey does not say so", k)
 	}
-	for id, x := range a.prefixes {
-		if y, ok := b.prefixes[id]; ok && x != y && !namedPrefix[id] {
-			t.Errorf("smpquery: %s's GID prefix %#x -> %#x; ibkey does not say so", netEnd(check.FindingPort{PortID: id}), x, y)
+	for id, x := range a.portInfo {
+		y, ok := b.portInfo[id]
+		for field, v := range x {
+			// A GID prefix of 0 is none (a switch's external port), not compared.
+			if ok && v != y[field] && v != "" && y[field] != "" && !namedField[field+" "+netEnd(check.FindingPort{PortID: id})] {
+				t.Errorf("smpquery portinfo: %s's %s %s -> %s; ibkey does not say so", netEnd(check.FindingPort{PortID: id}), field, v, y[field])
+			}
 		}
 	}
 	for id, x := range a.lids {
