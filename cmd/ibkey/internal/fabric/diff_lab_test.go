@@ -574,6 +574,10 @@ func compareDiff(t *testing.T, l *fabricLab, a, b *diffSnap) {
 	}
 	text := runIbkey(t, false, nil, "fabric", "diff", a.file, b.file)
 	t.Logf("ibkey fabric diff (exit %d):\n%s", text.Code, text.Stdout)
+	// A with the sweep run now (the fabric is still as b) is the same comparison.
+	if now := l.run(t, "fabric", "diff", a.file); now.Code != text.Code || now.Stdout != text.Stdout {
+		t.Errorf("fabric diff A (B swept now): exit %d\n%s\nwith the saved B: exit %d\n%s", now.Code, now.Stdout, text.Code, text.Stdout)
+	}
 
 	// Topology: what changed in ibnetdiscover's own listings of its two caches.
 	nodesGone, nodesNew := map[check.GUID]bool{}, map[check.GUID]bool{}
