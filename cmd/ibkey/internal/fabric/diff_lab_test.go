@@ -574,6 +574,12 @@ func compareDiff(t *testing.T, l *fabricLab, a, b *diffSnap) {
 	}
 	text := runIbkey(t, false, nil, "fabric", "diff", a.file, b.file)
 	t.Logf("ibkey fabric diff (exit %d):\n%s", text.Code, text.Stdout)
+	// The help: "in node GUID and port order" (of each change's first port).
+	for i := 1; i < len(doc.Changes); i++ {
+		if x, y := doc.Changes[i-1].Ports[0].PortID, doc.Changes[i].Ports[0].PortID; check.LessPortID(y, x) {
+			t.Errorf("change %d (%s[%d]) comes after change %d (%s[%d]): not in node GUID and port order", i, y.Node, y.Port, i-1, x.Node, x.Port)
+		}
+	}
 	// A with the sweep run now (the fabric is still as b) is the same comparison.
 	if now := l.run(t, "fabric", "diff", a.file); now.Code != text.Code || now.Stdout != text.Stdout {
 		t.Errorf("fabric diff A (B swept now): exit %d\n%s\nwith the saved B: exit %d\n%s", now.Code, now.Stdout, text.Code, text.Stdout)
