@@ -57,7 +57,7 @@ FAULT_SKIP ?=
 faults:
 	IBKEY_FAULTS=1 CI=true $(GO) test -count=1 -timeout 120m -v -skip '$(FAULT_SKIP)' ./internal/faults -args -rounds=$(FAULT_ROUNDS)
 
-## truth: soak the partitions model against OpenSM on random topologies and files
+## truth: soak the partitions model (OpenSM) and fabric diff (ibnetdiscover) on generated cases
 ## and sequences of files, by an OpenSM daemon and by new processes (N=200 topologies by
 ## default), then through the fabric sweep and fabric check; prints the counts and the
 ## disagreements.

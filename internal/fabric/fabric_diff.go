@@ -18,7 +18,7 @@ const (
 	ChangeNode        = "node-changed" // type, description, port count
 	ChangeLinkAdded   = "link-added"
 	ChangeLinkRemoved = "link-removed"
-	ChangePort        = "port-changed" // state, LID, port GUID, enforcement
+	ChangePort        = "port-changed" // state, physical state, LID, LMC, port GUID, GID prefix, enforcement
 	ChangePKeyAdded   = "pkey-added"
 	ChangePKeyRemoved = "pkey-removed"
 	ChangePKeyMoved   = "pkey-moved" // same value, other index
@@ -169,6 +169,15 @@ func diffPort(b *Fabric, n *Node, pa, pb *Port) []check.Finding {
 		}
 		return g.String()
 	}
+	// The GID prefix (0: not read, or a file from before it was kept) is the top half
+	// of each of the port's GIDs (IBA 4.1.1, 14.2.5.6 PortInfo:GIDPrefix): the SM
+	// changing it (OpenSM's subnet_prefix) readdresses every GID-routed peer.
+	prefix := func(g check.GUID) string {
+		if g == 0 {
+			return ""
+		}
+		return check.FormatGIDPrefix(g)
+	}
 	// A PortInfo not read (NotRead names it) is not LID 0 or a state: its fields are
 	// not compared.
 	portInfo := pa.Error == "" && pb.Error == ""
@@ -178,6 +187,7 @@ func diffPort(b *Fabric, n *Node, pa, pb *Port) []check.Finding {
 		{"lid", fmt.Sprint(pa.LID), fmt.Sprint(pb.LID)},
 		{"lmc", fmt.Sprint(pa.LMC), fmt.Sprint(pb.LMC)},
 		{"port_guid", guid(pa.GUID), guid(pb.GUID)},
+		{"gid_prefix", prefix(pa.GIDPrefix), prefix(pb.GIDPrefix)},
 		{"enforcement", enf(pa.Enforcement), enf(pb.Enforcement)},
 	} {
 		if c.before != c.after && c.before != "" && c.after != "" && (portInfo || c.field == "port_guid") {

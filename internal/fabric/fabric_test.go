@@ -310,6 +310,25 @@ func TestDiffMembership(t *testing.T) {
 	}
 }
 
+// TestDiffGIDPrefix: OpenSM restarted with another subnet_prefix changes every end
+// port's PortInfo GIDPrefix and so every GID (seen on ibsim: fabric diff said "no
+// differences"); a prefix not read on a side (0) is not compared.
+func TestDiffGIDPrefix(t *testing.T) {
+	a, b := testFabric(), testFabric()
+	ha := check.PortID{Node: 0xa0, Port: 1}
+	a.Port(ha).GIDPrefix = 0xfe80000000000000
+	b.Port(ha).GIDPrefix = 0xfe80000000000042
+	b.Port(check.PortID{Node: 0xb0, Port: 1}).GIDPrefix = 0xfe80000000000042
+	var got []string
+	for _, c := range Diff(a, b) {
+		got = append(got, c.Rule+" "+c.Message+" ["+c.Field+" "+c.Before+" -> "+c.After+"]")
+	}
+	want := []string{`port-changed "HcaA"[1]: gid_prefix fe80:0000:0000:0000 -> fe80:0000:0000:0042 [gid_prefix fe80:0000:0000:0000 -> fe80:0000:0000:0042]`}
+	if !cmp.Equal(got, want) {
+		t.Errorf("diff:\n got %s\nwant %s", strings.Join(got, "\n     "), strings.Join(want, "\n     "))
+	}
+}
+
 func TestFabricJSONRoundTrip(t *testing.T) {
 	f := testFabric()
 	f.Unreachable = []Unreachable{{From: check.PortID{Node: 0x50, Port: 4}, Path: "0,1,4", Error: "no reply"}}

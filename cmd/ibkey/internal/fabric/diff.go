@@ -29,12 +29,12 @@ func NewCmdDiff(f *cmdutil.Factory, runF func(*DiffOptions) error) *cobra.Comman
 		Short: "What changed between two sweeps: nodes, links, ports, P_Keys",
 		Long: `Compare two saved sweeps (ibkey fabric discover -o json), or a saved sweep with one run
 now when B is not given: nodes added or gone, links added or gone, port changes (state,
-LID, port GUID, enforcement), P_Key entries added, removed or moved to another index
-(a QP holding the old index then uses another entry), tables resized or no longer
-readable, memberships changed. Nodes are matched by node GUID, ports by number; P_Key violation counters,
-the SM's LID and the sweeps' own times are not compared. With --node-name-map, both
-sides are named from the map, so the NodeDescription of a node the map names is not
-compared.
+physical state, LID, LMC, port GUID, GID prefix, enforcement), P_Key entries added,
+removed or moved to another index (a QP holding the old index then uses another entry),
+tables resized or no longer readable, memberships changed. Nodes are matched by node
+GUID, ports by number; P_Key violation counters, the SM's LID and the sweeps' own times
+are not compared. With --node-name-map, both sides are named from the map, so the
+NodeDescription of a node the map names is not compared.
 
 One line per change: KIND: MESSAGE, in node GUID and port order; kinds: node-added,
 node-removed, node-changed, link-added, link-removed, port-changed, pkey-added,
